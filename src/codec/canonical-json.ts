@@ -1,0 +1,134 @@
+import { CheckpointError } from '../model/errors.js';
+
+/** A value JSON can carry without loss. */
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+/** A JSON object. */
+export type JsonObject = { [key: string]: JsonValue };
+
+/** Keys that would let a decoded document reach `Object.prototype` through a later merge. */
+const FORBIDDEN_KEYS = new Set(['__proto__']);
+
+function pathOf(path: readonly (string | number)[]): string {
+  let out = '$';
+  for (const part of path) {
+    out += typeof part === 'number' ? `[${part}]` : /^[A-Za-z_$][\w$]*$/.test(part) ? `.${part}` : `[${JSON.stringify(part)}]`;
+  }
+  return out;
+}
+
+function invalid(path: readonly (string | number)[], what: string): CheckpointError {
+  const at = pathOf(path);
+  return new CheckpointError('checkpoint_schema_invalid', `${what} at ${at} cannot be stored as JSON`, { details: { path: at } });
+}
+
+function isPlainObject(value: object): boolean {
+  const proto = Object.getPrototypeOf(value) as unknown;
+  return proto === Object.prototype || proto === null;
+}
+
+/**
+ * Serializes `value` as canonical JSON: object keys sorted by UTF-16 code units (as
+ * RFC 8785 does), no insignificant whitespace, numbers as ECMAScript prints them.
+ * The same data always yields the same string, so checksums do not depend on key order.
+ *
+ * Rejects, with `checkpoint_schema_invalid` and the JSON path of the bad value, what
+ * JSON cannot carry faithfully: `undefined` in arrays or at the top, functions,
+ * symbols, BigInt, NaN, ±Infinity, cycles, class instances other than those with
+ * `toJSON` (Date), and `__proto__` keys. An object property whose value is `undefined`
+ * is omitted, as `JSON.stringify` does, because that is how optional fields look in TypeScript.
+ */
+export function canonicalJson(value: unknown): string {
+  const parts: string[] = [];
+  const stack = new Set<object>();
+  const path: (string | number)[] = [];
+
+  const write = (input: unknown): void => {
+    let v = input;
+    if (v !== null && typeof v === 'object' && typeof (v as { toJSON?: unknown }).toJSON === 'function') {
+      v = (v as { toJSON: () => unknown }).toJSON();
+    }
+    switch (typeof v) {
+      case 'string':
+        parts.push(JSON.stringify(v));
+        return;
+      case 'boolean':
+        parts.push(v ? 'true' : 'false');
+        return;
+      case 'number':
+        if (!Number.isFinite(v)) throw invalid(path, `the number ${String(v)}`);
+        parts.push(JSON.stringify(v));
+        return;
+      case 'bigint':
+        throw invalid(path, 'a BigInt');
+      case 'function':
+        throw invalid(path, 'a function');
+      case 'symbol':
+        throw invalid(path, 'a symbol');
+      case 'undefined':
+        throw invalid(path, 'undefined');
+      default:
+        break;
+    }
+    if (v === null) {
+      parts.push('null');
+      return;
+    }
+    const obj = v as object;
+    if (stack.has(obj)) throw invalid(path, 'a cycle');
+    stack.add(obj);
+    if (Array.isArray(obj)) {
+      parts.push('[');
+      for (let i = 0; i < obj.length; i++) {
+        if (i > 0) parts.push(',');
+        path.push(i);
+        write(obj[i]);
+        path.pop();
+      }
+      parts.push(']');
+    } else {
+      if (!isPlainObject(obj)) throw invalid(path, `an instance of ${obj.constructor?.name ?? 'a class'}`);
+      const record = obj as Record<string, unknown>;
+      const keys = Object.keys(record).sort();
+      parts.push('{');
+      let first = true;
+      for (const key of keys) {
+        if (FORBIDDEN_KEYS.has(key)) throw invalid([...path, key], 'the key "__proto__"');
+        const item = record[key];
+        if (item === undefined) continue;
+        if (!first) parts.push(',');
+        first = false;
+        parts.push(JSON.stringify(key), ':');
+        path.push(key);
+        write(item);
+        path.pop();
+      }
+      parts.push('}');
+    }
+    stack.delete(obj);
+  };
+
+  write(value);
+  return parts.join('');
+}
+
+/**
+ * Parses JSON text safely: a `__proto__` key anywhere is refused with
+ * `checkpoint_schema_invalid` (it is never legitimate in a checkpoint, and a later
+ * merge of such an object could pollute `Object.prototype`). `constructor` and
+ * `prototype` stay ordinary own data properties, which cannot pollute anything.
+ */
+export function parseJson(text: string, where = 'document'): JsonValue {
+  let result: unknown;
+  try {
+    result = JSON.parse(text, function reviver(key, val: unknown) {
+      if (FORBIDDEN_KEYS.has(key)) {
+        throw new CheckpointError('checkpoint_schema_invalid', `${where} contains a forbidden "__proto__" key`, { details: { key } });
+      }
+      return val;
+    });
+  } catch (err) {
+    if (err instanceof CheckpointError) throw err;
+    throw new CheckpointError('checkpoint_schema_invalid', `${where} is not valid JSON`, { cause: err });
+  }
+  return result as JsonValue;
+}

@@ -1,0 +1,42 @@
+/** Opaque handle returned by {@link Clock.setTimeout}. */
+export type TimerHandle = unknown;
+
+/**
+ * Time as savepoint sees it. Everything time-dependent (timestamps, coalescing windows,
+ * heartbeats, rate-limit waits, retention ages) goes through a Clock, so tests can use
+ * a fake one and run hours of schedule in milliseconds.
+ */
+export interface Clock {
+  /** Milliseconds since the Unix epoch. */
+  now(): number;
+  setTimeout(callback: () => void, ms: number): TimerHandle;
+  clearTimeout(handle: TimerHandle): void;
+}
+
+/** The real clock: `Date.now` and the platform timers (unref'd in Node so a timer never keeps a process alive). */
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  setTimeout(callback, ms) {
+    const handle = globalThis.setTimeout(callback, ms) as unknown as { unref?: () => void };
+    handle.unref?.();
+    return handle;
+  },
+  clearTimeout(handle) {
+    globalThis.clearTimeout(handle as Parameters<typeof globalThis.clearTimeout>[0]);
+  },
+};
+
+/** RFC 3339 UTC timestamp with millisecond precision, e.g. `2025-12-14T15:30:00.000Z`. */
+export function toRfc3339(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+/** Milliseconds since the epoch of an RFC 3339 timestamp, or NaN. */
+export function parseRfc3339(value: string): number {
+  return Date.parse(value);
+}
+
+/** Resolves after `ms` on `clock`. */
+export function sleep(clock: Clock, ms: number): Promise<void> {
+  return new Promise((resolve) => clock.setTimeout(resolve, Math.max(0, ms)));
+}

@@ -1,0 +1,50 @@
+import { customAlphabet } from 'nanoid';
+import { CheckpointError } from './errors.js';
+
+const suffix = customAlphabet('0123456789abcdefghijklmnopqrstuvwxyz', 10);
+
+/** Matches a snapshot-lifecycle.md snapshot id: `cp_<timestamp>_<suffix>`. */
+export const SNAPSHOT_ID_PATTERN = /^cp_(\d{8}T\d{9}Z)_([0-9a-z]{4,32})$/;
+
+/**
+ * A new snapshot id in snapshot-lifecycle.md's `cp_<timestamp>_<suffix>` form: the
+ * timestamp is compact UTC with milliseconds (`20251214T153000123Z`) so ids sort by
+ * creation time and are safe as file names on every platform; the suffix is a
+ * 10-character nanoid over `[0-9a-z]` (case-insensitive file systems cannot collide them).
+ */
+export function newSnapshotId(createdAtMs: number): string {
+  const iso = new Date(createdAtMs).toISOString(); // 2025-12-14T15:30:00.123Z
+  const compact = iso.replace(/[-:]/g, '').replace('.', '');
+  return `cp_${compact}_${suffix()}`;
+}
+
+const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+/** A random UUID v4 (phased-workflow-github.md's id format), from WebCrypto. */
+export function newUuidV4(): string {
+  return globalThis.crypto.randomUUID();
+}
+
+/** True when `value` is a lower-case UUID v4. */
+export function isUuidV4(value: string): boolean {
+  return UUID_V4.test(value);
+}
+
+/** Run ids become one path segment, so they are restricted to a portable file-name alphabet. */
+export const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+/**
+ * Throws `checkpoint_key_invalid` unless `runId` is safe as a single path segment:
+ * 1–128 characters of `[A-Za-z0-9._-]`, starting with a letter or digit (so never
+ * `.`, `..` or a hidden file). The message does not echo the value, which may come
+ * from untrusted input.
+ */
+export function assertRunId(runId: unknown): asserts runId is string {
+  if (typeof runId !== 'string' || !RUN_ID_PATTERN.test(runId)) {
+    throw new CheckpointError(
+      'checkpoint_key_invalid',
+      'run id must be 1-128 characters of [A-Za-z0-9._-] starting with a letter or digit',
+      { details: { length: typeof runId === 'string' ? runId.length : -1 } },
+    );
+  }
+}

@@ -1,0 +1,84 @@
+import { z } from 'zod';
+
+/** Priorities phased-workflow-github.md gives its triggers. */
+export const PRIORITIES = ['critical', 'high', 'medium', 'low'] as const;
+/** A trigger priority. */
+export type Priority = (typeof PRIORITIES)[number];
+
+/** RFC 3339 UTC timestamp (`Z` offset), as every spec asks for. */
+export const Rfc3339Schema = z.iso.datetime({ offset: false, precision: undefined });
+
+/**
+ * One trigger that fired. The first trigger of a snapshot is its `source`; triggers
+ * coalesced into it later (snapshot-lifecycle.md: "append trigger source to
+ * source_details") are appended, so no trigger is ever dropped unrecorded.
+ */
+export const TriggerRecordSchema = z
+  .object({
+    source: z.string().min(1),
+    at: Rfc3339Schema,
+    priority: z.enum(PRIORITIES).optional(),
+  })
+  .strict();
+export type TriggerRecord = z.infer<typeof TriggerRecordSchema>;
+
+/** Integrity metadata as stored in a document's `integrity` object. */
+export const IntegritySchema = z
+  .object({
+    format_version: z.string().min(1),
+    algorithm: z.literal('sha256'),
+    checksum: z.string().regex(/^[0-9a-f]{64}$/),
+  })
+  .strict();
+export type Integrity = z.infer<typeof IntegritySchema>;
+
+/** The format version savepoint writes into `integrity.format_version`. */
+export const FORMAT_VERSION = '1.0';
+
+/**
+ * The one internal snapshot model every profile maps to and from its own document.
+ * `payload` is the profile's business (its zod schema); everything else is common.
+ */
+export interface Snapshot<P = unknown> {
+  /** Snapshot id in the profile's format (`cp_<timestamp>_<suffix>`, a UUID v4, `chk-003`, …). */
+  id: string;
+  /** The run (session, plan, workflow execution) this snapshot belongs to. */
+  runId: string;
+  /** 1, 2, 3… within the run; never reused. */
+  sequence: number;
+  /** RFC 3339 UTC creation time. */
+  createdAt: string;
+  /** The trigger that created the snapshot. */
+  source: string;
+  /** Triggers coalesced into this snapshot after `source`, in firing order. */
+  sourceDetails: TriggerRecord[];
+  /** The trigger's priority, where the profile's spec gives one. */
+  priority?: Priority;
+  /** Execution status (`in_progress`, `completed`, …: the profile's set). */
+  status: string;
+  /** The profile's payload. */
+  payload: P;
+  /** Format version and checksum of the stored document. */
+  integrity: Integrity;
+}
+
+/** A snapshot before it is sealed: everything but the integrity block. */
+export type SnapshotDraft<P = unknown> = Omit<Snapshot<P>, 'integrity'>;
+
+/** zod schema of the common part of {@link Snapshot}, with `payload` typed by `payload`. */
+export function snapshotSchema<S extends z.ZodType>(payload: S) {
+  return z
+    .object({
+      id: z.string().min(1),
+      runId: z.string().min(1),
+      sequence: z.number().int().min(1),
+      createdAt: Rfc3339Schema,
+      source: z.string().min(1),
+      sourceDetails: z.array(TriggerRecordSchema),
+      priority: z.enum(PRIORITIES).optional(),
+      status: z.string().min(1),
+      payload,
+      integrity: IntegritySchema,
+    })
+    .strict();
+}

@@ -1,0 +1,82 @@
+import { z } from 'zod';
+import type { JsonValue } from '../codec/canonical-json.js';
+import { jsonDocumentFormat } from '../codec/json-document.js';
+import { SNAPSHOT_ID_PATTERN } from '../model/ids.js';
+import { IntegritySchema, PRIORITIES, Rfc3339Schema, TriggerRecordSchema } from '../model/snapshot.js';
+import { defineProfile, type Profile } from './define-profile.js';
+import { historyBySnapshotId, standardLayout } from './layout.js';
+
+/** Any JSON value: the generic profile stores the agent's state as given. */
+export const JsonValueSchema: z.ZodType<JsonValue> = z.lazy(() =>
+  z.union([z.null(), z.boolean(), z.number(), z.string(), z.array(JsonValueSchema), z.record(z.string(), JsonValueSchema)]),
+);
+
+/** Statuses of snapshot-lifecycle.md, shared by the default profile. */
+export const LIFECYCLE_STATUSES = ['in_progress', 'failed', 'completed', 'paused'] as const;
+
+/**
+ * The default profile's stored document: snapshot-lifecycle.md's common top-level
+ * fields (`snapshot_id`, `created_at`, `run_id`, `source`, `source_details`, `status`,
+ * `integrity`) with the agent's state under `state`. `sequence` and `priority` are
+ * savepoint's additions (the spec has no field for them; readers ignore unknown fields).
+ */
+export const DefaultDocumentSchema = z
+  .object({
+    snapshot_id: z.string().regex(SNAPSHOT_ID_PATTERN),
+    run_id: z.string().min(1),
+    sequence: z.number().int().min(1),
+    created_at: Rfc3339Schema,
+    source: z.string().min(1),
+    source_details: z.array(TriggerRecordSchema),
+    priority: z.enum(PRIORITIES).optional(),
+    status: z.enum(LIFECYCLE_STATUSES),
+    state: JsonValueSchema,
+    integrity: IntegritySchema,
+  })
+  .strict();
+export type DefaultDocument = z.infer<typeof DefaultDocumentSchema>;
+
+/**
+ * The embedded default profile: any JSON state, snapshot-lifecycle.md's triggers
+ * (`step_boundary`, `error_boundary`, `timer`, `manual`), statuses and layout
+ * (`checkpoints/<run_id>/latest.json`, `history/<snapshot_id>.json`), plus an
+ * `index.json` per run for fast listing and resume fallback.
+ */
+export const defaultProfile: Profile<JsonValue> = defineProfile<JsonValue>({
+  name: 'default',
+  description: 'Any JSON state, in the snapshot-lifecycle layout',
+  payload: JsonValueSchema,
+  triggers: {
+    step_boundary: { description: 'a step entered in_progress or reached done/failed/skipped' },
+    error_boundary: { description: 'a recoverable error was classified, or a forced stop is imminent' },
+    timer: { description: 'heartbeat while the run is in_progress' },
+    manual: { description: 'an explicit checkpoint request' },
+  },
+  statuses: { all: LIFECYCLE_STATUSES, terminal: ['failed', 'completed'], active: 'in_progress' },
+  layout: standardLayout({ root: 'checkpoints', history: historyBySnapshotId() }),
+  document: jsonDocumentFormat<JsonValue, DefaultDocument>({
+    schema: DefaultDocumentSchema,
+    toDocument: (s) => ({
+      snapshot_id: s.id,
+      run_id: s.runId,
+      sequence: s.sequence,
+      created_at: s.createdAt,
+      source: s.source,
+      source_details: s.sourceDetails,
+      ...(s.priority ? { priority: s.priority } : {}),
+      status: s.status as DefaultDocument['status'],
+      state: s.payload,
+    }),
+    fromDocument: (d) => ({
+      id: d.snapshot_id,
+      runId: d.run_id,
+      sequence: d.sequence,
+      createdAt: d.created_at,
+      source: d.source,
+      sourceDetails: d.source_details,
+      ...(d.priority ? { priority: d.priority } : {}),
+      status: d.status,
+      payload: d.state,
+    }),
+  }),
+});

@@ -1,0 +1,164 @@
+import type { z } from 'zod';
+import type { DocumentFormat } from '../codec/json-document.js';
+import { CheckpointError } from '../model/errors.js';
+import { assertRunId, newSnapshotId } from '../model/ids.js';
+import type { Priority } from '../model/snapshot.js';
+import type { ResumeRule } from '../resume/types.js';
+import type { RetentionPolicy } from '../retention/policy.js';
+import type { ProfileLayout } from './layout.js';
+
+/** A trigger a profile accepts as a snapshot `source`. */
+export interface TriggerSpec {
+  /** Priority from the spec (phased-workflow-github.md: critical / high / medium). */
+  readonly priority?: Priority;
+  /** What fires it, in the spec's words. */
+  readonly description?: string;
+}
+
+/** The statuses a profile's documents may carry. */
+export interface StatusSpec {
+  /** Every valid status. */
+  readonly all: readonly [string, ...string[]];
+  /** Statuses that end a run (heartbeat stops; retention may preserve the latest of each). */
+  readonly terminal: readonly string[];
+  /** The status during which the heartbeat runs (snapshot-lifecycle.md: "while a plan is in_progress"). */
+  readonly active: string;
+}
+
+/** Input of {@link ProfileDefinition.newSnapshotId}. */
+export interface SnapshotIdContext {
+  readonly runId: string;
+  readonly sequence: number;
+  readonly source: string;
+  readonly createdAtMs: number;
+}
+
+/** Everything that makes savepoint speak one checkpoint system. See {@link defineProfile}. */
+export interface ProfileDefinition<P> {
+  /** Stable name (`snapshotLifecycle`, `phasedWorkflow`, …), used by the CLI's `--profile`. */
+  readonly name: string;
+  /** One line for docs and `--help`. */
+  readonly description?: string;
+  /** zod schema of the payload the agent passes to `checkpoint()`. */
+  readonly payload: z.ZodType<P>;
+  /** Valid triggers: an unknown `source` is `checkpoint_schema_invalid`. */
+  readonly triggers: Readonly<Record<string, TriggerSpec>>;
+  readonly statuses: StatusSpec;
+  /** How a snapshot becomes bytes and back. */
+  readonly document: DocumentFormat<P>;
+  /** Where things are kept. */
+  readonly layout: ProfileLayout;
+  /** New snapshot id. @default `cp_<timestamp>_<suffix>` (snapshot-lifecycle.md) */
+  readonly newSnapshotId?: (context: SnapshotIdContext) => string;
+  /** Checks a run id, throwing `checkpoint_key_invalid`. @default a single portable path segment */
+  readonly assertRunId?: (runId: string) => void;
+  /**
+   * The heartbeat trigger and its period, or `false` for none.
+   * @default { source: 'timer', intervalMs: 120_000 } when the profile has a `timer` trigger
+   */
+  readonly heartbeat?: { readonly source: string; readonly intervalMs: number } | false;
+  /** Coalescing window (snapshot-lifecycle.md: 3 s). @default 3000 */
+  readonly coalesceWindowMs?: number;
+  /**
+   * The part of a payload that counts as material state for coalescing. Volatile fields
+   * (timestamps, heartbeat counters) are left out here. @default the whole payload
+   */
+  readonly materialView?: (payload: P) => unknown;
+  /** Largest stored document in bytes (phased-workflow-github.md: 10 MB). @default 10 * 1024 * 1024 */
+  readonly maxSnapshotBytes?: number;
+  /** Over the size limit: split large fields into part files, or reject with `checkpoint_too_large`. @default 'split' */
+  readonly onOversize?: 'split' | 'reject';
+  /** History entries may be gzipped by retention (never `latest`). @default true */
+  readonly compressHistory?: boolean;
+  /** The profile's default retention policy. */
+  readonly retention?: RetentionPolicy;
+  /** Where to resume from a restored snapshot. */
+  readonly resume?: ResumeRule<P>;
+}
+
+/** A validated, frozen profile with every default filled in. */
+export interface Profile<P = unknown> extends Required<Omit<ProfileDefinition<P>, 'description' | 'retention' | 'resume' | 'heartbeat'>> {
+  readonly description: string;
+  readonly heartbeat: { readonly source: string; readonly intervalMs: number } | false;
+  readonly retention?: RetentionPolicy;
+  readonly resume?: ResumeRule<P>;
+  /** True when `status` ends a run. */
+  isTerminal(status: string): boolean;
+  /** The trigger spec of `source`; throws `checkpoint_schema_invalid` for a source the profile does not declare. */
+  trigger(source: string): TriggerSpec;
+}
+
+/** The payload type of a profile. */
+export type PayloadOf<T> = T extends Profile<infer P> ? P : never;
+
+function configError(name: string, why: string): CheckpointError {
+  return new CheckpointError('checkpoint_config_invalid', `profile "${name}": ${why}`, { details: { profile: name } });
+}
+
+/**
+ * Describes a checkpoint system so savepoint can write, retain and resume it. The
+ * built-in profiles are made with it; use it for your own system too.
+ *
+ * @example
+ * ```ts
+ * const myProfile = defineProfile({
+ *   name: 'myAgent',
+ *   payload: z.object({ step: z.number() }),
+ *   triggers: { step_done: {}, manual: {} },
+ *   statuses: { all: ['running', 'done'], terminal: ['done'], active: 'running' },
+ *   layout: standardLayout({ root: 'runs', history: historyBySnapshotId() }),
+ *   document: myDocumentFormat,
+ * });
+ * ```
+ */
+export function defineProfile<P>(definition: ProfileDefinition<P>): Profile<P> {
+  const { name } = definition;
+  if (!/^[A-Za-z][A-Za-z0-9_-]*$/.test(name ?? '')) throw configError(String(name), 'name must be an identifier');
+  const triggers = definition.triggers;
+  if (Object.keys(triggers).length === 0) throw configError(name, 'declares no triggers');
+  const { all, terminal, active } = definition.statuses;
+  const statusSet = new Set(all);
+  for (const s of [...terminal, active]) if (!statusSet.has(s)) throw configError(name, `status "${s}" is not in statuses.all`);
+  if (terminal.includes(active)) throw configError(name, 'the active status cannot be terminal');
+
+  const heartbeat =
+    definition.heartbeat === undefined ? (Object.hasOwn(triggers, 'timer') ? { source: 'timer', intervalMs: 120_000 } : false) : definition.heartbeat;
+  if (heartbeat && !Object.hasOwn(triggers, heartbeat.source)) throw configError(name, `heartbeat source "${heartbeat.source}" is not a trigger`);
+  if (heartbeat && !(heartbeat.intervalMs > 0)) throw configError(name, 'heartbeat interval must be positive');
+  const coalesceWindowMs = definition.coalesceWindowMs ?? 3000;
+  if (!(coalesceWindowMs >= 0)) throw configError(name, 'coalesceWindowMs must be >= 0');
+  const maxSnapshotBytes = definition.maxSnapshotBytes ?? 10 * 1024 * 1024;
+  if (!(maxSnapshotBytes > 0)) throw configError(name, 'maxSnapshotBytes must be positive');
+  const terminalSet = new Set(terminal);
+
+  const profile: Profile<P> = {
+    name,
+    description: definition.description ?? '',
+    payload: definition.payload,
+    triggers,
+    statuses: definition.statuses,
+    document: definition.document,
+    layout: definition.layout,
+    newSnapshotId: definition.newSnapshotId ?? ((ctx) => newSnapshotId(ctx.createdAtMs)),
+    assertRunId: definition.assertRunId ?? assertRunId,
+    heartbeat,
+    coalesceWindowMs,
+    materialView: definition.materialView ?? ((payload) => payload),
+    maxSnapshotBytes,
+    onOversize: definition.onOversize ?? 'split',
+    compressHistory: definition.compressHistory ?? true,
+    ...(definition.retention ? { retention: definition.retention } : {}),
+    ...(definition.resume ? { resume: definition.resume } : {}),
+    isTerminal: (status) => terminalSet.has(status),
+    trigger(source) {
+      const spec = Object.hasOwn(triggers, source) ? triggers[source] : undefined;
+      if (!spec) {
+        throw new CheckpointError('checkpoint_schema_invalid', `profile "${name}" has no trigger "${source}"; valid: ${Object.keys(triggers).join(', ')}`, {
+          details: { profile: name, source },
+        });
+      }
+      return spec;
+    },
+  };
+  return Object.freeze(profile);
+}

@@ -1,0 +1,30 @@
+import { parseJson, canonicalJson } from '../codec/canonical-json.js';
+import { gunzip, isGzip } from '../codec/gzip.js';
+import { PART_MARKER, PARTS_MARKER, resolveParts } from '../codec/parts.js';
+import { utf8Decode, utf8Encode } from '../codec/utf8.js';
+import type { Snapshot } from '../model/snapshot.js';
+import type { StorageAdapter } from '../storage/adapter.js';
+import type { Profile } from './define-profile.js';
+
+/**
+ * Decodes the stored bytes of a snapshot document: gunzips `.gz` content, resolves part
+ * references of oversized snapshots (loading and checksum-checking each part), then
+ * validates and verifies through the profile's document format. This is the one read
+ * path every component (resume, retention, CLI) uses, so every read is validated.
+ */
+export async function decodeStoredSnapshot<P>(storage: StorageAdapter, profile: Profile<P>, key: string, stored: Uint8Array): Promise<Snapshot<P>> {
+  const bytes = isGzip(stored) ? gunzip(stored, key) : stored;
+  const text = utf8Decode(bytes, key);
+  if (!text.includes(`"${PART_MARKER}"`) && !text.includes(`"${PARTS_MARKER}"`)) return profile.document.decode(bytes, key);
+  const resolved = await resolveParts(parseJson(text, key), async (partKey) => {
+    const part = await storage.get(partKey);
+    return part ? parseJson(utf8Decode(part.bytes, partKey), partKey) : undefined;
+  });
+  return profile.document.decode(utf8Encode(canonicalJson(resolved)), key);
+}
+
+/** Reads and decodes the snapshot stored under `key`; `undefined` when there is no such key. */
+export async function readSnapshot<P>(storage: StorageAdapter, profile: Profile<P>, key: string): Promise<Snapshot<P> | undefined> {
+  const stored = await storage.get(key);
+  return stored ? decodeStoredSnapshot(storage, profile, key, stored.bytes) : undefined;
+}

@@ -1,0 +1,99 @@
+/**
+ * The StorageAdapter contract: a small key → bytes store with conditional writes.
+ *
+ * Keys are slash-separated relative paths (`checkpoints/run-1/latest.json`), checked by
+ * {@link assertKey}. Versions are opaque strings that change on every write of a key;
+ * they make "replace only if nobody wrote since I read" possible.
+ *
+ * Every adapter must pass `runStorageConformance` from `savepoint/testing`.
+ */
+
+/** What an adapter can do beyond the required operations. Declared, never guessed. */
+export interface StorageCapabilities {
+  /** `batch()` exists and commits all its operations or none of them. */
+  readonly atomicBatch: boolean;
+  /**
+   * Conditional writes (`ifAbsent`, `ifVersion`) hold between processes, not just
+   * within one adapter instance (fs: O_EXCL/link and lock files; github: blob shas).
+   */
+  readonly crossProcessConditional: boolean;
+  /** Largest value the backend accepts, in bytes, if it has a limit. */
+  readonly maxValueBytes?: number;
+}
+
+/** A stored value and its version. */
+export interface StoredObject {
+  readonly bytes: Uint8Array;
+  readonly version: string;
+}
+
+/** One key seen by `list()`. */
+export interface StorageEntry {
+  readonly key: string;
+  readonly version: string;
+  /** Size in bytes of the stored value. */
+  readonly size: number;
+}
+
+/** Conditions of a `put`. With neither, the put creates or replaces unconditionally. */
+export interface PutOptions {
+  /** Create only: fail with `checkpoint_conflict` if the key exists. */
+  readonly ifAbsent?: boolean;
+  /** Replace only if the stored version is still this one; fail with `checkpoint_conflict` otherwise (also when the key is gone). */
+  readonly ifVersion?: string;
+}
+
+/** Conditions of a `delete`. */
+export interface DeleteOptions {
+  /** Delete only if the stored version is still this one; `checkpoint_conflict` otherwise. */
+  readonly ifVersion?: string;
+}
+
+/** The result of a successful put. */
+export interface PutResult {
+  /** The version now stored under the key. */
+  readonly version: string;
+}
+
+/** One operation of an atomic {@link StorageAdapter.batch}. */
+export type BatchOperation =
+  | ({ readonly type: 'put'; readonly key: string; readonly bytes: Uint8Array } & PutOptions)
+  | ({ readonly type: 'delete'; readonly key: string } & DeleteOptions);
+
+/** Per-operation outcome of a batch, in the order given. */
+export type BatchOutcome = { readonly type: 'put'; readonly key: string; readonly version: string } | { readonly type: 'delete'; readonly key: string; readonly existed: boolean };
+
+/**
+ * A key → bytes store. All methods reject with a `CheckpointError`:
+ * `checkpoint_key_invalid` for a bad key, `checkpoint_conflict` when a condition fails,
+ * `checkpoint_atomic_write_failed` when a write could not be made durable,
+ * `checkpoint_storage_unavailable` / `checkpoint_rate_limited` for backend trouble,
+ * `checkpoint_closed` after `close()`.
+ */
+export interface StorageAdapter {
+  /** Short adapter name for messages and reports (`memory`, `fs`, `github`). */
+  readonly name: string;
+  readonly capabilities: StorageCapabilities;
+  /** The value under `key` (a private copy), or `undefined` when there is none. */
+  get(key: string): Promise<StoredObject | undefined>;
+  /** Stores `bytes` under `key`; resolves once the write is durable. */
+  put(key: string, bytes: Uint8Array, options?: PutOptions): Promise<PutResult>;
+  /** Removes `key`; resolves `true` if it existed. A missing key is not an error unless `ifVersion` is given. */
+  delete(key: string, options?: DeleteOptions): Promise<boolean>;
+  /**
+   * Every key that starts with `prefix` (`''` for all), in ascending code-unit order.
+   * Keys written or deleted while listing may or may not appear.
+   */
+  list(prefix: string): AsyncIterable<StorageEntry>;
+  /** All operations or none; conditions are checked before anything is applied. Present only when `capabilities.atomicBatch`. */
+  batch?(operations: readonly BatchOperation[]): Promise<BatchOutcome[]>;
+  /** Releases resources; later calls reject with `checkpoint_closed`. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Collects `adapter.list(prefix)` into an array. */
+export async function listAll(adapter: Pick<StorageAdapter, 'list'>, prefix: string): Promise<StorageEntry[]> {
+  const out: StorageEntry[] = [];
+  for await (const entry of adapter.list(prefix)) out.push(entry);
+  return out;
+}

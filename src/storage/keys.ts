@@ -1,0 +1,55 @@
+import { CheckpointError } from '../model/errors.js';
+
+/** Longest key accepted, in UTF-16 code units. */
+export const MAX_KEY_LENGTH = 1024;
+/** Longest single path segment accepted (most file systems cap names at 255 bytes). */
+export const MAX_SEGMENT_BYTES = 255;
+
+const encoder = new TextEncoder();
+
+function reject(why: string, key: unknown): never {
+  // The key itself is not echoed: it may come from untrusted input or hold a secret.
+  throw new CheckpointError('checkpoint_key_invalid', `invalid storage key: ${why}`, {
+    details: { length: typeof key === 'string' ? key.length : -1 },
+  });
+}
+
+/**
+ * The single place keys are checked. A valid key is a relative, slash-separated path
+ * that cannot escape an adapter's root on any platform: non-empty; at most
+ * {@link MAX_KEY_LENGTH} characters; no leading `/`, no drive letter, no empty, `.` or
+ * `..` segment; no backslash, NUL or other control character; each segment at most
+ * {@link MAX_SEGMENT_BYTES} UTF-8 bytes. Throws `checkpoint_key_invalid`.
+ */
+export function assertKey(key: unknown): asserts key is string {
+  if (typeof key !== 'string') reject('not a string', key);
+  if (key.length === 0) reject('empty', key);
+  if (key.length > MAX_KEY_LENGTH) reject(`longer than ${MAX_KEY_LENGTH} characters`, key);
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(key)) reject('contains a control character', key);
+  if (key.includes('\\')) reject('contains a backslash', key);
+  if (key.startsWith('/')) reject('is absolute', key);
+  if (/^[A-Za-z]:/.test(key)) reject('starts with a drive letter', key);
+  for (const segment of key.split('/')) {
+    if (segment === '') reject('has an empty segment', key);
+    if (segment === '.' || segment === '..') reject('has a "." or ".." segment', key);
+    if (encoder.encode(segment).length > MAX_SEGMENT_BYTES) reject(`has a segment longer than ${MAX_SEGMENT_BYTES} bytes`, key);
+  }
+}
+
+/**
+ * Checks a list prefix: `''` (everything) or a string that is a valid key or a valid
+ * key followed by `/`. Throws `checkpoint_key_invalid`.
+ */
+export function assertPrefix(prefix: unknown): asserts prefix is string {
+  if (prefix === '') return;
+  if (typeof prefix !== 'string') reject('prefix is not a string', prefix);
+  assertKey(prefix.endsWith('/') ? prefix.slice(0, -1) : prefix);
+}
+
+/** Joins key segments with `/`, then validates the result. */
+export function joinKey(...segments: string[]): string {
+  const key = segments.filter((s) => s !== '').join('/');
+  assertKey(key);
+  return key;
+}

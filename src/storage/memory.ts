@@ -1,0 +1,114 @@
+import { CheckpointError } from '../model/errors.js';
+import type { BatchOperation, BatchOutcome, DeleteOptions, PutOptions, PutResult, StorageAdapter, StorageEntry, StoredObject } from './adapter.js';
+import { assertKey, assertPrefix } from './keys.js';
+
+/** Options of {@link memoryStorage}. */
+export interface MemoryStorageOptions {
+  /**
+   * Largest value accepted, in bytes; larger puts fail with `checkpoint_too_large`.
+   * @default undefined (no limit)
+   */
+  maxValueBytes?: number;
+}
+
+interface Cell {
+  bytes: Uint8Array;
+  version: string;
+}
+
+/**
+ * An in-process store: the embedded default and the test double. Values are copied on
+ * the way in and out, so callers cannot change stored bytes by mutating a buffer.
+ * Batches are atomic. Nothing survives the process.
+ *
+ * @example
+ * ```ts
+ * const storage = memoryStorage();
+ * await storage.put('a/b.json', new TextEncoder().encode('{}'), { ifAbsent: true });
+ * ```
+ */
+export function memoryStorage(options: MemoryStorageOptions = {}): StorageAdapter {
+  const cells = new Map<string, Cell>();
+  let counter = 0;
+  let closed = false;
+
+  const open = (): void => {
+    if (closed) throw new CheckpointError('checkpoint_closed', 'memory storage is closed');
+  };
+  const conflict = (key: string, why: string): CheckpointError =>
+    new CheckpointError('checkpoint_conflict', `conditional write of ${key} failed: ${why}`, { details: { key } });
+
+  const check = (key: string, cond: PutOptions & DeleteOptions): void => {
+    const cell = cells.get(key);
+    if (cond.ifAbsent && cell) throw conflict(key, 'key exists');
+    if (cond.ifVersion !== undefined && cell?.version !== cond.ifVersion) throw conflict(key, cell ? 'version changed' : 'key is gone');
+  };
+  const checkSize = (key: string, bytes: Uint8Array): void => {
+    if (options.maxValueBytes !== undefined && bytes.length > options.maxValueBytes) {
+      throw new CheckpointError('checkpoint_too_large', `value of ${key} is ${bytes.length} bytes, over the ${options.maxValueBytes}-byte limit`, {
+        details: { key, size: bytes.length, limit: options.maxValueBytes },
+      });
+    }
+  };
+  const store = (key: string, bytes: Uint8Array): string => {
+    const version = String(++counter);
+    cells.set(key, { bytes: bytes.slice(), version });
+    return version;
+  };
+
+  return {
+    name: 'memory',
+    capabilities: { atomicBatch: true, crossProcessConditional: false, ...(options.maxValueBytes !== undefined ? { maxValueBytes: options.maxValueBytes } : {}) },
+
+    async get(key: string): Promise<StoredObject | undefined> {
+      open();
+      assertKey(key);
+      const cell = cells.get(key);
+      return cell ? { bytes: cell.bytes.slice(), version: cell.version } : undefined;
+    },
+
+    async put(key: string, bytes: Uint8Array, opts: PutOptions = {}): Promise<PutResult> {
+      open();
+      assertKey(key);
+      checkSize(key, bytes);
+      check(key, opts);
+      return { version: store(key, bytes) };
+    },
+
+    async delete(key: string, opts: DeleteOptions = {}): Promise<boolean> {
+      open();
+      assertKey(key);
+      check(key, opts);
+      return cells.delete(key);
+    },
+
+    async *list(prefix: string): AsyncIterable<StorageEntry> {
+      open();
+      assertPrefix(prefix);
+      const keys = [...cells.keys()].filter((k) => k.startsWith(prefix)).sort();
+      for (const key of keys) {
+        const cell = cells.get(key);
+        if (cell) yield { key, version: cell.version, size: cell.bytes.length };
+      }
+    },
+
+    async batch(operations: readonly BatchOperation[]): Promise<BatchOutcome[]> {
+      open();
+      const seen = new Set<string>();
+      for (const op of operations) {
+        assertKey(op.key);
+        if (seen.has(op.key)) throw new CheckpointError('checkpoint_conflict', `batch names ${op.key} twice`, { details: { key: op.key } });
+        seen.add(op.key);
+        if (op.type === 'put') checkSize(op.key, op.bytes);
+        check(op.key, op);
+      }
+      return operations.map((op) =>
+        op.type === 'put' ? { type: 'put', key: op.key, version: store(op.key, op.bytes) } : { type: 'delete', key: op.key, existed: cells.delete(op.key) },
+      );
+    },
+
+    async close(): Promise<void> {
+      closed = true;
+    },
+  };
+}

@@ -1,0 +1,112 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { canonicalJson, isCheckpointError, parseJson, sha256Hex } from 'savepoint';
+
+const shuffleKeys = (v: unknown, seed: number): unknown => {
+  if (Array.isArray(v)) return v.map((x) => shuffleKeys(x, seed));
+  if (v && typeof v === 'object') {
+    const entries = Object.entries(v);
+    entries.sort((a, b) => ((a[0].length * 31 + seed) % 7) - ((b[0].length * 31 + seed) % 7) || (seed % 2 ? a[0] < b[0] ? 1 : -1 : 0));
+    return Object.fromEntries(entries.map(([k, x]) => [k, shuffleKeys(x, seed)]));
+  }
+  return v;
+};
+
+const json = fc.jsonValue().filter((v) => !JSON.stringify(v).includes('__proto__'));
+
+describe('canonicalJson', () => {
+  it('sorts keys and drops whitespace', () => {
+    expect(canonicalJson({ b: 1, a: [true, null, 'x'], c: { z: 1, y: 2 } })).toBe('{"a":[true,null,"x"],"b":1,"c":{"y":2,"z":1}}');
+  });
+
+  it('is independent of key order (property)', () => {
+    fc.assert(fc.property(json, fc.nat(), (value, seed) => canonicalJson(shuffleKeys(value, seed)) === canonicalJson(value)));
+  });
+
+  it('round-trips through parseJson unchanged (property)', () => {
+    fc.assert(
+      fc.property(json, (value) => {
+        const text = canonicalJson(value);
+        return canonicalJson(parseJson(text)) === text;
+      }),
+    );
+  });
+
+  it('agrees with JSON.parse on what it means (property)', () => {
+    fc.assert(
+      fc.property(json, (value) => {
+        expect(JSON.parse(canonicalJson(value))).toEqual(JSON.parse(JSON.stringify(value)));
+      }),
+    );
+  });
+
+  it('omits undefined object properties, as JSON.stringify does', () => {
+    expect(canonicalJson({ a: undefined, b: 1 })).toBe('{"b":1}');
+  });
+
+  it('serializes Date through toJSON', () => {
+    expect(canonicalJson({ at: new Date(0) })).toBe('{"at":"1970-01-01T00:00:00.000Z"}');
+  });
+
+  const bad: [string, unknown, string][] = [
+    ['undefined in an array', { a: [1, undefined] }, '$.a[1]'],
+    ['undefined at the top', undefined, '$'],
+    ['a function', { f: () => 1 }, '$.f'],
+    ['a symbol', { s: Symbol('x') }, '$.s'],
+    ['a BigInt', { n: { deep: 10n } }, '$.n.deep'],
+    ['NaN', [NaN], '$[0]'],
+    ['Infinity', { x: Infinity }, '$.x'],
+    ['-Infinity', { 'odd key': -Infinity }, '$["odd key"]'],
+    ['a Map', { m: new Map() }, '$.m'],
+  ];
+  it.each(bad)('rejects %s with checkpoint_schema_invalid and its path', (_name, value, path) => {
+    try {
+      canonicalJson(value);
+      expect.unreachable();
+    } catch (err) {
+      expect(isCheckpointError(err, 'checkpoint_schema_invalid')).toBe(true);
+      expect((err as { details: { path: string } }).details.path).toBe(path);
+    }
+  });
+
+  it('rejects cycles', () => {
+    const a: Record<string, unknown> = {};
+    a.self = { back: a };
+    expect(() => canonicalJson(a)).toThrow(/cycle at \$\.self\.back/);
+  });
+
+  it('accepts a shared (non-cyclic) reference twice', () => {
+    const shared = { x: 1 };
+    expect(canonicalJson({ a: shared, b: shared })).toBe('{"a":{"x":1},"b":{"x":1}}');
+  });
+
+  it('rejects an own __proto__ key', () => {
+    const o = JSON.parse('{"__proto__": {"x": 1}}') as object;
+    expect(() => canonicalJson(o)).toThrow(/__proto__/);
+  });
+});
+
+describe('parseJson', () => {
+  it('refuses __proto__ keys anywhere and never pollutes Object.prototype', () => {
+    expect(() => parseJson('{"a":{"__proto__":{"polluted":true}}}')).toThrow(/__proto__/);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('keeps constructor/prototype as plain own data without pollution', () => {
+    const v = parseJson('{"constructor":{"prototype":{"polluted":true}}}') as Record<string, unknown>;
+    expect(Object.getPrototypeOf(v)).toBe(Object.prototype);
+    expect(Object.hasOwn(v, 'constructor')).toBe(true);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(Object.prototype).not.toHaveProperty('polluted');
+  });
+
+  it('reports invalid JSON as checkpoint_schema_invalid', () => {
+    expect(() => parseJson('{"a":', 'latest.json')).toThrow(/checkpoint_schema_invalid: latest.json is not valid JSON/);
+  });
+});
+
+describe('sha256Hex', () => {
+  it('matches the FIPS 180-2 test vector', async () => {
+    expect(await sha256Hex('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+  });
+});

@@ -1,0 +1,92 @@
+import path from 'node:path';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { assertKey, gunzip, gzip, isCheckpointError, isGzip, utf8Decode, utf8Encode } from 'savepoint';
+
+describe('gzip', () => {
+  it('round-trips any bytes and is deterministic (property)', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 4096 }), (bytes) => {
+        const z = gzip(bytes);
+        expect(isGzip(z)).toBe(true);
+        expect(gzip(bytes)).toEqual(z);
+        expect(gunzip(z)).toEqual(bytes);
+      }),
+    );
+  });
+
+  it('rejects every truncation with checkpoint_integrity_mismatch', () => {
+    const z = gzip(utf8Encode('{"hello":"world"}'.repeat(50)));
+    for (let n = 0; n < z.length; n++) {
+      expect(() => gunzip(z.subarray(0, n)), `truncated to ${n}`).toThrow(/checkpoint_integrity_mismatch/);
+    }
+  });
+
+  it('never returns altered data for a flipped bit: it throws or (for an unused padding bit) yields the original', () => {
+    const original = utf8Encode(JSON.stringify({ text: 'checkpoint '.repeat(40), n: [1, 2, 3] }));
+    const z = gzip(original);
+    let caught = 0;
+    for (let i = 0; i < z.length; i++) {
+      for (let bit = 0; bit < 8; bit++) {
+        const bad = z.slice();
+        bad[i] = bad[i]! ^ (1 << bit);
+        try {
+          expect(gunzip(bad)).toEqual(original);
+        } catch (err) {
+          expect(isCheckpointError(err, 'checkpoint_integrity_mismatch')).toBe(true);
+          caught++;
+        }
+      }
+    }
+    expect(caught).toBeGreaterThan(z.length * 6);
+  });
+});
+
+describe('utf8Decode', () => {
+  it('refuses malformed UTF-8', () => {
+    expect(() => utf8Decode(new Uint8Array([0xff, 0xfe]))).toThrow(/checkpoint_schema_invalid/);
+  });
+});
+
+describe('assertKey', () => {
+  const bad = ['', '/abs', 'a//b', 'a/', './a', 'a/../b', '..', 'a\\b', 'C:/x', 'c:', 'a\u0000b', 'a\nb', 'x'.repeat(1025), `${'y'.repeat(256)}/z`];
+  it.each(bad.map((k) => [JSON.stringify(k).slice(0, 40), k]))('rejects %s', (_label, key) => {
+    expect(() => assertKey(key)).toThrow(/checkpoint_key_invalid/);
+  });
+
+  it('never echoes the key in the error message', () => {
+    try {
+      assertKey('../secret-token-ghp_123/x');
+    } catch (err) {
+      expect(String((err as Error).message)).not.toContain('ghp_123');
+    }
+  });
+
+  it('accepts ordinary keys', () => {
+    for (const k of ['a', 'checkpoints/run-1/latest.json', 'x/.hidden', 'a/b c/ü.json', '...', 'a..b']) expect(() => assertKey(k)).not.toThrow();
+  });
+
+  it('no accepted key resolves outside the root, on POSIX or Windows rules (property)', () => {
+    const segment = fc.oneof(fc.constantFrom('..', '.', '', 'a', '..a', 'C:', '%2e%2e', '~'), fc.string({ maxLength: 8 }));
+    fc.assert(
+      fc.property(fc.array(segment, { minLength: 1, maxLength: 6 }), fc.boolean(), (segments, lead) => {
+        const key = (lead ? '/' : '') + segments.join('/');
+        let ok = true;
+        try {
+          assertKey(key);
+        } catch {
+          ok = false;
+        }
+        if (!ok) return;
+        for (const impl of [path.posix, path.win32]) {
+          const root = impl === path.posix ? '/root/store' : 'C:\\root\\store';
+          const resolved = impl.resolve(root, key);
+          const rel = impl.relative(root, resolved);
+          const escapes = rel === '..' || rel.startsWith(`..${impl.sep}`) || impl.isAbsolute(rel) || rel === '';
+          expect(escapes).toBe(false);
+        }
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});
