@@ -4,7 +4,10 @@ import { defineConfig, type Options } from 'tsup';
 export const entry: Record<string, string> = {
   index: 'src/index.ts',
   fs: 'src/entries/fs.ts',
+  github: 'src/entries/github.ts',
   testing: 'src/entries/testing.ts',
+  'handoff-markdown': 'src/entries/handoff-markdown.ts',
+  'progress-protocol': 'src/entries/progress-protocol.ts',
 };
 
 const common: Options = {

@@ -64,6 +64,7 @@ export {
   type DeleteOptions,
   type BatchOperation,
   type BatchOutcome,
+  type RateBudget,
 } from './storage/adapter.js';
 export { assertKey, assertPrefix, joinKey, MAX_KEY_LENGTH, MAX_SEGMENT_BYTES } from './storage/keys.js';
 export { memoryStorage, type MemoryStorageOptions } from './storage/memory.js';
@@ -93,3 +94,10 @@ export { readSnapshot, decodeStoredSnapshot } from './profiles/read-snapshot.js'
 
 export type { ResumePoint, ResumeRule, ResumeRuleContext } from './resume/types.js';
 export type { RetentionPolicy } from './retention/policy.js';
+export { BatchFileSchema, batchFileJsonSchema, encodeBatchFile, decodeBatchFile, type BatchFile, type BatchMember } from './profiles/batch-file.js';
+
+// Components, each behind its own barrel.
+export * from './writer/index.js';
+export * from './retention/index.js';
+export * from './resume/index.js';
+export * from './profiles/json-profiles.js';

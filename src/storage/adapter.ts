@@ -53,6 +53,24 @@ export interface DeleteOptions {
 export interface PutResult {
   /** The version now stored under the key. */
   readonly version: string;
+  /**
+   * True when the adapter accepted the write into its local durable-later queue instead
+   * of the backend (phased-workflow-github.md `emergency_fallback`: rate limit exhausted).
+   * Reads through the same adapter already see it; `flush()` pushes it to the backend.
+   */
+  readonly pending?: boolean;
+}
+
+/** A backend's request budget (GitHub's `x-ratelimit-*` headers), for callers that can batch. */
+export interface RateBudget {
+  /** Requests left in the current window, as last reported by the backend. */
+  readonly remaining: number;
+  /** Size of the window's budget. */
+  readonly limit: number;
+  /** When the window resets, in epoch milliseconds. */
+  readonly resetAtMs: number;
+  /** True below the adapter's low-water mark (spec: 100): writers should batch. */
+  readonly low: boolean;
 }
 
 /** One operation of an atomic {@link StorageAdapter.batch}. */
@@ -87,7 +105,11 @@ export interface StorageAdapter {
   list(prefix: string): AsyncIterable<StorageEntry>;
   /** All operations or none; conditions are checked before anything is applied. Present only when `capabilities.atomicBatch`. */
   batch?(operations: readonly BatchOperation[]): Promise<BatchOutcome[]>;
-  /** Releases resources; later calls reject with `checkpoint_closed`. Idempotent. */
+  /** The backend's request budget, for adapters of rate-limited backends. Writers batch when it is `low`. */
+  rateBudget?(): RateBudget;
+  /** Pushes writes held in a local queue (see {@link PutResult.pending}) to the backend. */
+  flush?(): Promise<void>;
+  /** Releases resources (after flushing any local queue); later calls reject with `checkpoint_closed`. Idempotent. */
   close(): Promise<void>;
 }
 

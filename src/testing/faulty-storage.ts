@@ -159,6 +159,12 @@ export function faultyStorage(inner: StorageAdapter, plan: FaultPlan = {}): Faul
       // Closing a wrapper must not close the inner store: tests reopen it as a "new process".
     },
   };
+  // Optional capabilities pass straight through: they describe the backend, not an operation to fault.
+  if (inner.rateBudget) adapter.rateBudget = inner.rateBudget.bind(inner);
+  if (inner.flush) {
+    const flush = inner.flush.bind(inner);
+    adapter.flush = () => run('put', [], flush);
+  }
   if (inner.batch) {
     const batch = inner.batch.bind(inner);
     adapter.batch = (operations: readonly BatchOperation[]): Promise<BatchOutcome[]> =>

@@ -5,3 +5,5 @@
  * @packageDocumentation
  */
 export { faultyStorage, type FaultyStorage, type FaultPlan, type FaultAction, type OperationInfo, type OperationRecord, type StorageOperation } from './faulty-storage.js';
+export * from './conformance/index.js';
+export * from './github-emulator/index.js';

@@ -1,0 +1,30 @@
+/**
+ * `npm run bench`: runs every bench/*.bench.ts (or those named on the command line,
+ * e.g. `npm run bench -- storage writer`) and prints one table.
+ */
+import { readdirSync } from 'node:fs';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { BenchRow } from './harness.js';
+
+const dir = fileURLToPath(new URL('.', import.meta.url));
+const only = process.argv.slice(2);
+const files = readdirSync(dir)
+  .filter((f) => f.endsWith('.bench.ts'))
+  .filter((f) => only.length === 0 || only.some((o) => f.startsWith(o)))
+  .sort();
+
+const rows: BenchRow[] = [];
+for (const file of files) {
+  const mod = (await import(pathToFileURL(`${dir}${file}`).href)) as { bench: () => Promise<BenchRow[]> };
+  process.stderr.write(`running ${file}…\n`);
+  rows.push(...(await mod.bench()));
+}
+
+const header = ['area', 'measure', 'savepoint', 'baseline', 'ratio', 'target', 'met'];
+const table = [header, ...rows.map((r) => [r.area, r.name, r.savepoint, r.baseline, r.ratio, r.target, r.met ? 'yes' : 'NO'])];
+const widths = header.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
+const line = (row: string[]): string => `| ${row.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
+console.log(line(header));
+console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
+for (const row of table.slice(1)) console.log(line(row));
+console.log(`\nnode ${process.version}, ${process.platform}/${process.arch}; medians of interleaved runs; ratios compare runs made in this same process.`);

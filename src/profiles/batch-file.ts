@@ -1,0 +1,71 @@
+import { z } from 'zod';
+import { canonicalJson, parseJson, type JsonObject } from '../codec/canonical-json.js';
+import { gunzip, isGzip } from '../codec/gzip.js';
+import { utf8Decode, utf8Encode } from '../codec/utf8.js';
+import { CheckpointError, isCheckpointError } from '../model/errors.js';
+import type { Snapshot } from '../model/snapshot.js';
+import { assertValid, compileValidator, type DocumentValidator, type JsonSchema } from '../model/validate.js';
+import type { StorageAdapter } from '../storage/adapter.js';
+import type { Profile } from './define-profile.js';
+import { decodeStoredSnapshot } from './read-snapshot.js';
+
+/**
+ * phased-workflow-github.md `batching_strategy`: when the rate-limit budget is low,
+ * several checkpoints go into one `batch_{first}_{last}.json` holding their documents
+ * and a `batch_metadata` block. Every member keeps its own integrity block, so a
+ * member is validated exactly like a stand-alone history entry.
+ */
+export const BatchFileSchema = z
+  .object({
+    checkpoints: z.array(z.record(z.string(), z.unknown())).min(1),
+    batch_metadata: z
+      .object({
+        first_sequence: z.number().int().min(1),
+        last_sequence: z.number().int().min(1),
+        checkpoint_count: z.number().int().min(1),
+      })
+      .strict(),
+  })
+  .strict();
+export type BatchFile = z.infer<typeof BatchFileSchema>;
+
+/** JSON Schema of a batch file's envelope (members are checked against the profile's document schema). */
+export const batchFileJsonSchema = z.toJSONSchema(BatchFileSchema, { io: 'output' }) as JsonSchema;
+
+let validator: DocumentValidator | undefined;
+
+/** Builds a batch file from encoded member documents (canonical JSON bytes from a profile's `encode`) and their sequences, in order. */
+export function encodeBatchFile(members: readonly { sequence: number; bytes: Uint8Array }[]): Uint8Array {
+  if (members.length === 0) throw new CheckpointError('checkpoint_schema_invalid', 'a batch file needs at least one checkpoint');
+  const sorted = [...members].sort((a, b) => a.sequence - b.sequence);
+  const batch: BatchFile = {
+    checkpoints: sorted.map((m) => parseJson(utf8Decode(m.bytes)) as JsonObject),
+    batch_metadata: { first_sequence: sorted[0]!.sequence, last_sequence: sorted[sorted.length - 1]!.sequence, checkpoint_count: sorted.length },
+  };
+  return utf8Encode(canonicalJson(batch));
+}
+
+/** One member of a batch file: its snapshot, or the reason it failed validation. */
+export type BatchMember<P> = { readonly ok: true; readonly snapshot: Snapshot<P> } | { readonly ok: false; readonly position: number; readonly error: CheckpointError };
+
+/**
+ * Decodes a batch file. The envelope must be valid (`checkpoint_schema_invalid`
+ * otherwise); each member is decoded on its own through the profile, so one corrupt
+ * member does not hide the others.
+ */
+export async function decodeBatchFile<P>(storage: StorageAdapter, profile: Profile<P>, key: string, stored: Uint8Array): Promise<BatchMember<P>[]> {
+  const bytes = isGzip(stored) ? gunzip(stored, key) : stored;
+  const envelope = parseJson(utf8Decode(bytes, key), key);
+  assertValid((validator ??= compileValidator(batchFileJsonSchema))(envelope), key);
+  const batch = envelope as BatchFile;
+  const out: BatchMember<P>[] = [];
+  for (const [position, member] of batch.checkpoints.entries()) {
+    try {
+      out.push({ ok: true, snapshot: await decodeStoredSnapshot(storage, profile, `${key}#${position}`, utf8Encode(canonicalJson(member))) });
+    } catch (err) {
+      if (!isCheckpointError(err)) throw err;
+      out.push({ ok: false, position, error: err });
+    }
+  }
+  return out;
+}

@@ -1,0 +1,2 @@
+// Placeholder barrel: filled in by the module that owns this folder.
+export {};
