@@ -1,2 +1,5 @@
-// Placeholder barrel: filled in by the module that owns this folder.
-export {};
+/**
+ * The built-in JSON profiles: snapshotLifecycle (snapshot-lifecycle.md), phasedWorkflow
+ * (phased-workflow-github.md) and planExecutor (plan-executor.md).
+ */
+export * from './snapshot-lifecycle/index.js';

@@ -1,0 +1,119 @@
+import type { z } from 'zod';
+import { parseJson, type JsonObject } from '../../codec/canonical-json.js';
+import { INTEGRITY_FIELD, verifyDocument, type EncodedSnapshot } from '../../codec/json-document.js';
+import { gunzip, isGzip } from '../../codec/gzip.js';
+import { utf8Decode } from '../../codec/utf8.js';
+import { CheckpointError } from '../../model/errors.js';
+import { newSnapshotId } from '../../model/ids.js';
+import type { SnapshotDraft } from '../../model/snapshot.js';
+import { sha256Hex } from '../../codec/sha256.js';
+import type { Profile } from '../define-profile.js';
+import { snapshotLifecycleDocumentSchema, type LifecycleSource, type SnapshotLifecyclePayload } from './schema.js';
+import { snapshotLifecycle, type SnapshotLifecycleProfile } from './profile.js';
+
+/** Options common to the `import…Document` helpers of the JSON profiles. */
+export interface JsonProfileImportOptions {
+  /**
+   * Replace an `integrity` block that does not verify (a document edited by hand, or
+   * sealed by another tool) instead of refusing it with `checkpoint_integrity_mismatch`.
+   * Only set this for content you trust: it vouches for whatever the document says.
+   * @default false
+   */
+  readonly reseal?: boolean;
+  /** Where the document came from, for error messages. @default 'imported document' */
+  readonly where?: string;
+}
+
+/** Parses `input` (an object, JSON text, or JSON / gzipped JSON bytes) into a JSON object. */
+export function toJsonObject(input: unknown, where: string): JsonObject {
+  let value: unknown = input;
+  if (value instanceof Uint8Array) value = utf8Decode(isGzip(value) ? gunzip(value, where) : value, where);
+  if (typeof value === 'string') value = parseJson(value, where);
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new CheckpointError('checkpoint_schema_invalid', `${where} is not a JSON object`, { details: { where } });
+  }
+  return value as JsonObject;
+}
+
+/** `schema.parse` with zod's issues turned into `checkpoint_schema_invalid` (paths only, never values). */
+export function parseDocumentWith<T>(schema: z.ZodType<T>, value: unknown, where: string): T {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const paths = parsed.error.issues.map((i) => (i.path.length === 0 ? '/' : `/${i.path.map(String).join('/')}`));
+  const shown = parsed.error.issues.slice(0, 5).map((i, n) => `${paths[n]} ${i.message}`);
+  throw new CheckpointError('checkpoint_schema_invalid', `${where} does not match its schema: ${shown.join('; ')}`, { details: { paths: paths.slice(0, 20) } });
+}
+
+/**
+ * Shared import path of the JSON profiles: checks an existing integrity block (unless
+ * `reseal`), maps the spec-shaped rest to a draft with `toDraft`, and seals it through
+ * the profile's own document format, so the result is exactly what the profile writes.
+ */
+export async function importSpecDocument<P>(
+  profile: Profile<P>,
+  input: unknown,
+  options: JsonProfileImportOptions,
+  toDraft: (document: JsonObject, where: string) => Promise<SnapshotDraft<P>> | SnapshotDraft<P>,
+): Promise<EncodedSnapshot<P>> {
+  const where = options.where ?? 'imported document';
+  const document = toJsonObject(input, where);
+  if (Object.hasOwn(document, INTEGRITY_FIELD) && !options.reseal) await verifyDocument(document, where);
+  const { [INTEGRITY_FIELD]: _integrity, ...rest } = document;
+  return profile.document.encode(await toDraft(rest, where));
+}
+
+/**
+ * A deterministic `cp_<timestamp>_<suffix>` id for an imported document that has none:
+ * the timestamp is the document's own time, the suffix comes from the SHA-256 of its
+ * canonical content, so importing the same document twice gives the same id.
+ */
+export async function importedSnapshotId(createdAt: string, contentCanonical: string): Promise<string> {
+  const base = newSnapshotId(Date.parse(createdAt));
+  const digest = await sha256Hex(contentCanonical);
+  return `${base.slice(0, base.lastIndexOf('_'))}_${digest.slice(0, 10)}`;
+}
+
+/** Options of {@link importSnapshotLifecycleDocument}. */
+export interface ImportSnapshotLifecycleOptions extends JsonProfileImportOptions {
+  /** The profile to seal with (its `command_outcomes` bound applies). @default snapshotLifecycle */
+  readonly profile?: SnapshotLifecycleProfile;
+  /** `sequence` of a document that has none (the spec has no such field). @default 1 */
+  readonly sequence?: number;
+}
+
+/**
+ * Imports a snapshot-lifecycle.md document written by hand or by another tool: the
+ * spec's fields, with or without savepoint's `sequence`, `source_details` and
+ * `integrity`. Returns the sealed bytes savepoint would have written and the snapshot.
+ * An existing `integrity` block must verify (`checkpoint_integrity_mismatch`
+ * otherwise, unless `reseal`); a missing one is computed. The spec fields come out
+ * unchanged, so stripping savepoint's additions from the result gives back the input.
+ *
+ * @example
+ * ```ts
+ * const { bytes, snapshot } = await importSnapshotLifecycleDocument(JSON.parse(text), { sequence: 7 });
+ * await storage.put(snapshotLifecycle.layout.latestKey(snapshot.runId), bytes);
+ * ```
+ */
+export async function importSnapshotLifecycleDocument(
+  input: unknown,
+  options: ImportSnapshotLifecycleOptions = {},
+): Promise<EncodedSnapshot<SnapshotLifecyclePayload>> {
+  const profile = options.profile ?? snapshotLifecycle;
+  const sealed = snapshotLifecycleDocumentSchema(Number.MAX_SAFE_INTEGER);
+  const specShape = sealed.omit({ integrity: true }).partial({ sequence: true, source_details: true });
+  return importSpecDocument(profile, input, options, (rest, where) => {
+    const d = parseDocumentWith(specShape, rest, where);
+    return {
+      id: d.snapshot_id,
+      runId: d.run_id,
+      sequence: d.sequence ?? options.sequence ?? 1,
+      createdAt: d.created_at,
+      source: d.source as LifecycleSource,
+      sourceDetails: d.source_details ?? [],
+      ...(d.priority ? { priority: d.priority } : {}),
+      status: d.status,
+      payload: { step_state: d.step_state, context_digest: d.context_digest, command_outcomes: d.command_outcomes },
+    };
+  });
+}

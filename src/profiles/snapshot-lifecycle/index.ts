@@ -1,0 +1,5 @@
+export * from './schema.js';
+export * from './profile.js';
+export * from './outcomes.js';
+export * from './triggers.js';
+export { importSnapshotLifecycleDocument, type ImportSnapshotLifecycleOptions, type JsonProfileImportOptions } from './import.js';

@@ -1,0 +1,147 @@
+import { CheckpointError, isCheckpointError } from '../../model/errors.js';
+import { LifecycleCommandOutcomeSchema, DEFAULT_MAX_COMMAND_OUTCOMES, type LifecycleCommandOutcome } from './schema.js';
+
+/** Options of {@link createCommandOutcomeRecorder}. */
+export interface CommandOutcomeRecorderOptions {
+  /**
+   * Most outcomes kept between two drains; older ones are discarded first (the newest
+   * outcomes say most about where the agent is). Use the profile's `maxCommandOutcomes`.
+   * @default 20
+   */
+  readonly limit?: number;
+  /**
+   * Longest `summary` kept, in characters; longer summaries are cut and end with `…`.
+   * @default 500
+   */
+  readonly maxSummaryLength?: number;
+  /** Milliseconds clock used by {@link CommandOutcomeRecorder.track} to measure `duration_ms`. @default Date.now */
+  readonly now?: () => number;
+}
+
+/** What {@link CommandOutcomeRecorder.track} records about a command. */
+export interface CommandTrackOptions<T> {
+  /** Summary of a successful result. @default 'ok' */
+  readonly summary?: (result: T) => string;
+  /** `WARN` instead of `PASS` for a result that succeeded with warnings. */
+  readonly warn?: (result: T) => boolean;
+  /**
+   * Summary of a failure. The default records only the error's name (and reason code
+   * for a `CheckpointError`), never its message, which may hold a secret.
+   */
+  readonly failureSummary?: (error: unknown) => string;
+}
+
+/**
+ * Collects `command_outcomes` between two snapshots (snapshot-lifecycle.md: "recent
+ * command/tool outcomes since the previous snapshot").
+ *
+ * The agent calls {@link record} (or {@link track}) after each shell command, slash
+ * command or tool use; the function that builds the snapshot payload calls
+ * {@link drain}, which returns the outcomes since the previous drain (the newest
+ * `limit` of them) and starts a new interval. The snapshotLifecycle profile counts
+ * `command_outcomes` as material state, so a snapshot carrying drained outcomes is not
+ * coalesced away; if a write is refused or fails, {@link restore} puts the outcomes
+ * back so the next snapshot carries them.
+ */
+export interface CommandOutcomeRecorder {
+  /** Adds one outcome (validated: `checkpoint_schema_invalid` for a malformed one). */
+  record(outcome: LifecycleCommandOutcome): void;
+  /** Runs `fn`, measures it and records `PASS` / `WARN`, or `FAIL` when it throws (then rethrows). */
+  track<T>(kind: LifecycleCommandOutcome['kind'], name: string, fn: () => T | Promise<T>, options?: CommandTrackOptions<T>): Promise<T>;
+  /** The outcomes since the last drain, oldest first, without starting a new interval. */
+  pending(): LifecycleCommandOutcome[];
+  /** The outcomes since the last drain, oldest first; the recorder starts empty again. */
+  drain(): LifecycleCommandOutcome[];
+  /** Puts drained outcomes back before the pending ones (the bound still applies). */
+  restore(outcomes: readonly LifecycleCommandOutcome[]): void;
+  /** Outcomes discarded by the bound since the last drain. */
+  readonly discarded: number;
+}
+
+/**
+ * Makes a {@link CommandOutcomeRecorder}.
+ *
+ * @example
+ * ```ts
+ * const outcomes = createCommandOutcomeRecorder({ limit: snapshotLifecycleOptions.maxCommandOutcomes });
+ * await outcomes.track('shell', 'npm test', () => runTests());
+ * const payload = { step_state, context_digest, command_outcomes: outcomes.drain() };
+ * ```
+ */
+export function createCommandOutcomeRecorder(options: CommandOutcomeRecorderOptions = {}): CommandOutcomeRecorder {
+  const limit = options.limit ?? DEFAULT_MAX_COMMAND_OUTCOMES;
+  const maxSummaryLength = options.maxSummaryLength ?? 500;
+  const now = options.now ?? (() => Date.now());
+  if (!Number.isInteger(limit) || limit < 1) throw new CheckpointError('checkpoint_config_invalid', 'command outcome recorder: limit must be a positive integer');
+  if (!Number.isInteger(maxSummaryLength) || maxSummaryLength < 1) {
+    throw new CheckpointError('checkpoint_config_invalid', 'command outcome recorder: maxSummaryLength must be a positive integer');
+  }
+  let entries: LifecycleCommandOutcome[] = [];
+  let discarded = 0;
+
+  const trim = (): void => {
+    if (entries.length > limit) {
+      discarded += entries.length - limit;
+      entries = entries.slice(entries.length - limit);
+    }
+  };
+  const cut = (summary: string): string => (summary.length > maxSummaryLength ? `${summary.slice(0, maxSummaryLength - 1)}…` : summary);
+
+  const recorder: CommandOutcomeRecorder = {
+    record(outcome) {
+      const entry: LifecycleCommandOutcome = { ...outcome, summary: typeof outcome.summary === 'string' ? cut(outcome.summary) : outcome.summary };
+      if (entry.reason_code === undefined) delete entry.reason_code;
+      const parsed = LifecycleCommandOutcomeSchema.safeParse(entry);
+      if (!parsed.success) {
+        const paths = parsed.error.issues.map((i) => `/${i.path.join('/')}`);
+        throw new CheckpointError('checkpoint_schema_invalid', `command outcome does not match its schema at ${paths.join(', ')}`, { details: { paths } });
+      }
+      entries.push(entry);
+      trim();
+    },
+    async track(kind, name, fn, trackOptions = {}) {
+      const started = now();
+      try {
+        const result = await fn();
+        const duration_ms = Math.max(0, Math.round(now() - started));
+        recorder.record({
+          kind,
+          name,
+          result: trackOptions.warn?.(result) ? 'WARN' : 'PASS',
+          duration_ms,
+          summary: trackOptions.summary ? trackOptions.summary(result) : 'ok',
+        });
+        return result;
+      } catch (err) {
+        const duration_ms = Math.max(0, Math.round(now() - started));
+        const summary = trackOptions.failureSummary
+          ? trackOptions.failureSummary(err)
+          : `failed: ${err instanceof Error ? err.name : typeof err}`;
+        recorder.record({
+          kind,
+          name,
+          result: 'FAIL',
+          duration_ms,
+          ...(isCheckpointError(err) ? { reason_code: err.reasonCode } : {}),
+          summary,
+        });
+        throw err;
+      }
+    },
+    pending: () => entries.map((e) => ({ ...e })),
+    drain() {
+      const out = entries;
+      entries = [];
+      discarded = 0;
+      return out;
+    },
+    restore(outcomes) {
+      entries = [...outcomes.map((e) => ({ ...e })), ...entries];
+      trim();
+    },
+    get discarded() {
+      return discarded;
+    },
+  };
+  return recorder;
+}

@@ -1,0 +1,143 @@
+import { jsonDocumentFormat } from '../../codec/json-document.js';
+import { CheckpointError } from '../../model/errors.js';
+import type { ResumeRule } from '../../resume/types.js';
+import type { RetentionPolicy } from '../../retention/policy.js';
+import { defineProfile, type Profile } from '../define-profile.js';
+import { historyBySnapshotId, standardLayout } from '../layout.js';
+import {
+  DEFAULT_MAX_COMMAND_OUTCOMES,
+  LIFECYCLE_RUN_STATUSES,
+  snapshotLifecycleDocumentSchema,
+  snapshotLifecyclePayloadSchema,
+  type LifecycleSource,
+  type LifecycleStatus,
+  type SnapshotLifecycleDocument,
+  type SnapshotLifecyclePayload,
+} from './schema.js';
+
+/** Options of {@link createSnapshotLifecycleProfile}. */
+export interface SnapshotLifecycleProfileOptions {
+  /**
+   * Most `command_outcomes` entries one snapshot holds (the spec: "bounded entries").
+   * A payload with more is refused with `checkpoint_schema_invalid`;
+   * {@link createCommandOutcomeRecorder} keeps the newest ones within the bound.
+   * @default 20
+   */
+  readonly maxCommandOutcomes?: number;
+  /**
+   * Folder holding one sub-folder per run (`<root>/<run_id>/latest.json`).
+   * @default 'checkpoints'
+   */
+  readonly root?: string;
+  /**
+   * Keep a `<root>/<run_id>/index.json` run index beside `latest.json` (savepoint's
+   * addition: faster listing, and a resume fallback when `latest.json` is unreadable).
+   * @default true
+   */
+  readonly index?: boolean;
+  /**
+   * Heartbeat period while the run is `in_progress` (spec: every 120 seconds), or `false` for none.
+   * @default 120_000
+   */
+  readonly heartbeatIntervalMs?: number | false;
+  /**
+   * Coalescing window (spec: "two triggers within 3 seconds with no material state change").
+   * @default 3000
+   */
+  readonly coalesceWindowMs?: number;
+  /** Retention policy; the spec's (50 per run, terminal snapshots kept, 14 days, gzip after 24 h) when omitted. @default snapshotLifecycleRetention */
+  readonly retention?: RetentionPolicy;
+  /** Resume rule. @default snapshotLifecycleResumeRule */
+  readonly resume?: ResumeRule<SnapshotLifecyclePayload>;
+}
+
+/** The snapshotLifecycle profile type. */
+export type SnapshotLifecycleProfile = Profile<SnapshotLifecyclePayload>;
+
+/** What each trigger source means, in the spec's words. */
+const TRIGGERS: Record<LifecycleSource, { description: string }> = {
+  step_boundary: { description: 'a step entered in_progress, or reached done / failed / skipped' },
+  error_boundary: { description: 'a recoverable error was classified, or a forced stop for an unrecoverable error is imminent' },
+  timer: { description: 'heartbeat every 120 seconds while the plan is in_progress' },
+  manual: { description: 'an explicit /checkpoint request' },
+};
+
+/**
+ * The material state of a payload for coalescing: everything but the time of the last
+ * todo-compliance check, which changes on every re-check without changing the state.
+ * `command_outcomes` counts: a snapshot that carries new outcomes is never coalesced away.
+ */
+function materialView(payload: SnapshotLifecyclePayload): unknown {
+  const { checked_at: _volatile, ...compliance } = payload.step_state.todo_compliance;
+  return { ...payload, step_state: { ...payload.step_state, todo_compliance: compliance } };
+}
+
+/**
+ * Makes a profile for snapshot-lifecycle.md: one JSON document per snapshot with the
+ * spec's top-level fields (`snapshot_id` as `cp_<timestamp>_<suffix>`, `created_at`,
+ * `run_id`, `source`, `source_details`, `status`, `step_state`, `context_digest`,
+ * `command_outcomes`, `integrity`) plus `sequence`; files
+ * `<root>/<run_id>/latest.json` and `<root>/<run_id>/history/<snapshot_id>.json`
+ * (`.json.gz` once retention compresses it); triggers `step_boundary`,
+ * `error_boundary`, `timer` (heartbeat) and `manual`; statuses `in_progress`, `paused`
+ * and the terminal `failed`, `completed`.
+ *
+ * @example
+ * ```ts
+ * const profile = createSnapshotLifecycleProfile({ maxCommandOutcomes: 50 });
+ * ```
+ */
+export function createSnapshotLifecycleProfile(options: SnapshotLifecycleProfileOptions = {}): SnapshotLifecycleProfile {
+  const maxCommandOutcomes = options.maxCommandOutcomes ?? DEFAULT_MAX_COMMAND_OUTCOMES;
+  if (!Number.isInteger(maxCommandOutcomes) || maxCommandOutcomes < 1) {
+    throw new CheckpointError('checkpoint_config_invalid', 'snapshotLifecycle: maxCommandOutcomes must be a positive integer', {
+      details: { maxCommandOutcomes: Number.isFinite(maxCommandOutcomes) ? maxCommandOutcomes : -1 },
+    });
+  }
+  const schema = snapshotLifecycleDocumentSchema(maxCommandOutcomes);
+  const heartbeatIntervalMs = options.heartbeatIntervalMs ?? 120_000;
+  return defineProfile<SnapshotLifecyclePayload>({
+    name: 'snapshotLifecycle',
+    description: 'snapshot-lifecycle.md: latest.json + immutable history per run, step/error/timer/manual triggers',
+    payload: snapshotLifecyclePayloadSchema(maxCommandOutcomes),
+    triggers: TRIGGERS,
+    statuses: { all: LIFECYCLE_RUN_STATUSES, terminal: ['failed', 'completed'], active: 'in_progress' },
+    layout: standardLayout({ root: options.root ?? 'checkpoints', history: historyBySnapshotId(), indexName: options.index === false ? false : 'index.json' }),
+    heartbeat: heartbeatIntervalMs === false ? false : { source: 'timer', intervalMs: heartbeatIntervalMs },
+    coalesceWindowMs: options.coalesceWindowMs ?? 3000,
+    materialView,
+    compressHistory: true,
+    document: jsonDocumentFormat<SnapshotLifecyclePayload, SnapshotLifecycleDocument>({
+      schema,
+      toDocument: (s) => ({
+        snapshot_id: s.id,
+        created_at: s.createdAt,
+        run_id: s.runId,
+        sequence: s.sequence,
+        source: s.source as LifecycleSource,
+        source_details: s.sourceDetails,
+        ...(s.priority ? { priority: s.priority } : {}),
+        status: s.status as LifecycleStatus,
+        step_state: s.payload.step_state,
+        context_digest: s.payload.context_digest,
+        command_outcomes: s.payload.command_outcomes,
+      }),
+      fromDocument: (d) => ({
+        id: d.snapshot_id,
+        runId: d.run_id,
+        sequence: d.sequence,
+        createdAt: d.created_at,
+        source: d.source,
+        sourceDetails: d.source_details,
+        ...(d.priority ? { priority: d.priority } : {}),
+        status: d.status,
+        payload: { step_state: d.step_state, context_digest: d.context_digest, command_outcomes: d.command_outcomes },
+      }),
+    }),
+    ...(options.retention ? { retention: options.retention } : {}),
+    ...(options.resume ? { resume: options.resume } : {}),
+  });
+}
+
+/** The snapshotLifecycle profile with the spec's defaults. See {@link createSnapshotLifecycleProfile}. */
+export const snapshotLifecycle: SnapshotLifecycleProfile = createSnapshotLifecycleProfile();

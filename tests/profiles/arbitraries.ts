@@ -1,0 +1,33 @@
+import fc from 'fast-check';
+import Ajv2020Module from 'ajv/dist/2020.js';
+import type { JsonValue } from 'savepoint';
+
+// A fresh ajv, independent of savepoint's own validator: what a non-TypeScript tool would use.
+const Ajv2020 = ((Ajv2020Module as unknown as { default?: unknown }).default ?? Ajv2020Module) as typeof Ajv2020Module.default;
+export function externalValidator(schema: object): (doc: unknown) => string[] {
+  const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
+  const validate = ajv.compile(schema);
+  return (doc) => (validate(doc) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message ?? ''}`));
+}
+
+export const rfc3339 = fc
+  .integer({ min: Date.UTC(2000, 0, 1), max: Date.UTC(2099, 11, 31) })
+  .map((ms) => new Date(ms).toISOString());
+
+const safeKey = fc.string({ minLength: 1, maxLength: 8 }).filter((k) => k !== '__proto__' && !k.startsWith('$'));
+
+/** JSON values without `__proto__` keys and without part-reference markers. */
+export const jsonValue: fc.Arbitrary<JsonValue> = fc.jsonValue({ maxDepth: 3 }).filter((v) => {
+  const s = JSON.stringify(v);
+  return !s.includes('__proto__') && !s.includes('"$savepoint_part');
+}) as fc.Arbitrary<JsonValue>;
+
+export const jsonObject: fc.Arbitrary<Record<string, JsonValue>> = fc.dictionary(safeKey, jsonValue, { maxKeys: 4 });
+
+export const text = fc.string({ maxLength: 30 });
+export const nonEmpty = fc.string({ minLength: 1, maxLength: 20 });
+
+export const triggerRecords = (sources: readonly string[]) =>
+  fc.array(fc.record({ source: fc.constantFrom(...sources), at: rfc3339 }), { maxLength: 3 });
+
+export const runIdArb = fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9._-]{0,30}$/);

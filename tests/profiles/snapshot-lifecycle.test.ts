@@ -1,0 +1,280 @@
+import { readFileSync } from 'node:fs';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  canonicalJson,
+  createCommandOutcomeRecorder,
+  createSnapshotLifecycleProfile,
+  CheckpointError,
+  importSnapshotLifecycleDocument,
+  isCheckpointError,
+  lifecycleTriggers,
+  newSnapshotId,
+  parseJson,
+  snapshotLifecycle,
+  SnapshotLifecycleDocumentSchema,
+  utf8Decode,
+  utf8Encode,
+  gzip,
+  type JsonObject,
+  type LifecycleCommandOutcome,
+  type SnapshotDraft,
+  type SnapshotLifecyclePayload,
+} from 'savepoint';
+import { externalValidator, nonEmpty, rfc3339, runIdArb, text, triggerRecords } from './arbitraries.js';
+
+const fixture = (name: string): string => readFileSync(new URL(`../fixtures/profiles/${name}`, import.meta.url), 'utf8');
+
+const outcomeArb: fc.Arbitrary<LifecycleCommandOutcome> = fc.record(
+  {
+    kind: fc.constantFrom('shell', 'slash_command', 'tool_use'),
+    name: nonEmpty,
+    result: fc.constantFrom('PASS', 'FAIL', 'WARN'),
+    duration_ms: fc.nat(),
+    reason_code: nonEmpty,
+    summary: text,
+  },
+  { requiredKeys: ['kind', 'name', 'result', 'duration_ms', 'summary'] },
+);
+
+export const lifecyclePayloadArb: fc.Arbitrary<SnapshotLifecyclePayload> = fc.record({
+  step_state: fc.record({
+    plan_path: nonEmpty,
+    step_id: nonEmpty,
+    step_ordinal: fc.nat(1000),
+    step_status: fc.constantFrom('pending', 'in_progress', 'done', 'failed', 'skipped'),
+    todo_compliance: fc.record({ result: nonEmpty, violations: fc.array(text, { maxLength: 3 }), checked_at: fc.option(rfc3339, { nil: null }) }),
+    resume_hints: fc.record({ eligible: fc.boolean(), reason_code: nonEmpty, next_actions: fc.array(text, { maxLength: 3 }) }),
+  }),
+  context_digest: fc.record({
+    window_pressure: fc.constantFrom('low', 'medium', 'high'),
+    protected_artifacts: fc.array(nonEmpty, { maxLength: 3 }),
+    dropped_items: fc.nat(),
+    policy_profile: nonEmpty,
+  }),
+  command_outcomes: fc.array(outcomeArb, { maxLength: 20 }),
+});
+
+const draftArb: fc.Arbitrary<SnapshotDraft<SnapshotLifecyclePayload>> = fc
+  .record({
+    ms: fc.integer({ min: Date.UTC(2000, 0, 1), max: Date.UTC(2099, 0, 1) }),
+    runId: runIdArb,
+    sequence: fc.integer({ min: 1, max: 1e6 }),
+    source: fc.constantFrom('step_boundary', 'error_boundary', 'timer', 'manual'),
+    sourceDetails: triggerRecords(['step_boundary', 'error_boundary', 'timer', 'manual']),
+    priority: fc.option(fc.constantFrom('critical', 'high', 'medium', 'low' as const), { nil: undefined }),
+    status: fc.constantFrom('in_progress', 'failed', 'completed', 'paused'),
+    payload: lifecyclePayloadArb,
+  })
+  .map((a) => ({
+    id: newSnapshotId(a.ms),
+    runId: a.runId,
+    sequence: a.sequence,
+    createdAt: new Date(a.ms).toISOString(),
+    source: a.source,
+    sourceDetails: a.sourceDetails,
+    ...(a.priority ? { priority: a.priority } : {}),
+    status: a.status,
+    payload: a.payload,
+  }));
+
+describe('snapshotLifecycle document', () => {
+  it('snapshot → document → snapshot is the identity; every document validates against the exported JSON Schema (property)', async () => {
+    const validate = externalValidator(snapshotLifecycle.document.jsonSchema);
+    await fc.assert(
+      fc.asyncProperty(draftArb, async (draft) => {
+        const { bytes, snapshot } = await snapshotLifecycle.document.encode(draft);
+        const doc = JSON.parse(utf8Decode(bytes)) as unknown;
+        expect(validate(doc)).toEqual([]);
+        const { integrity: _i, ...rest } = snapshot;
+        expect(rest).toEqual(draft);
+        const back = await snapshotLifecycle.document.decode(bytes, 'latest.json');
+        expect(back).toEqual(snapshot);
+        // and document → snapshot → document is byte-for-byte the identity
+        expect((await snapshotLifecycle.document.encode(back)).bytes).toEqual(bytes);
+        expect(await snapshotLifecycle.document.decode(gzip(bytes), 'h.json.gz')).toEqual(snapshot);
+      }),
+      { numRuns: 80 },
+    );
+  });
+
+  it("writes exactly the spec's top-level fields plus sequence", async () => {
+    const [draft] = fc.sample(draftArb, { numRuns: 1, seed: 7 });
+    const { bytes } = await snapshotLifecycle.document.encode({ ...draft!, sourceDetails: [] });
+    const doc = JSON.parse(utf8Decode(bytes)) as Record<string, unknown>;
+    expect(Object.keys(doc).sort()).toEqual(
+      ['command_outcomes', 'context_digest', 'created_at', 'integrity', 'run_id', 'sequence', 'snapshot_id', 'source', 'source_details', 'status', 'step_state'].sort(),
+    );
+    expect(doc.snapshot_id).toMatch(/^cp_\d{8}T\d{9}Z_[0-9a-z]{10}$/);
+    expect(Object.keys(doc.integrity as object).sort()).toEqual(['algorithm', 'checksum', 'format_version']);
+    expect(SnapshotLifecycleDocumentSchema.safeParse(doc).success).toBe(true);
+  });
+
+  it('refuses unknown sources and statuses, and payloads over the command_outcomes bound', async () => {
+    const [draft] = fc.sample(draftArb, { numRuns: 1, seed: 3 });
+    const outcome: LifecycleCommandOutcome = { kind: 'shell', name: 'ls', result: 'PASS', duration_ms: 1, summary: '' };
+    const tooMany = { ...draft!, payload: { ...draft!.payload, command_outcomes: Array.from({ length: 21 }, () => outcome) } };
+    await expect(snapshotLifecycle.document.encode(tooMany)).rejects.toMatchObject({ reasonCode: 'checkpoint_schema_invalid' });
+    expect(snapshotLifecycle.payload.safeParse(tooMany.payload).success).toBe(false);
+    const roomy = createSnapshotLifecycleProfile({ maxCommandOutcomes: 21 });
+    await expect(roomy.document.encode(tooMany)).resolves.toBeDefined();
+    expect(roomy.payload.safeParse(tooMany.payload).success).toBe(true);
+    await expect(snapshotLifecycle.document.encode({ ...draft!, source: 'gate_decision' })).rejects.toMatchObject({ reasonCode: 'checkpoint_schema_invalid' });
+    await expect(snapshotLifecycle.document.encode({ ...draft!, status: 'timeout' })).rejects.toMatchObject({ reasonCode: 'checkpoint_schema_invalid' });
+    expect(() => snapshotLifecycle.trigger('gate_decision')).toThrow(CheckpointError);
+    expect(() => createSnapshotLifecycleProfile({ maxCommandOutcomes: 0 })).toThrow(/checkpoint_config_invalid/);
+  });
+});
+
+describe('snapshotLifecycle profile rules', () => {
+  it('has the spec triggers, statuses, heartbeat, coalescing window and layout', () => {
+    expect(Object.keys(snapshotLifecycle.triggers).sort()).toEqual(['error_boundary', 'manual', 'step_boundary', 'timer']);
+    expect(snapshotLifecycle.statuses.all).toEqual(['in_progress', 'failed', 'completed', 'paused']);
+    expect(['failed', 'completed'].every((s) => snapshotLifecycle.isTerminal(s))).toBe(true);
+    expect(['in_progress', 'paused'].some((s) => snapshotLifecycle.isTerminal(s))).toBe(false);
+    expect(snapshotLifecycle.heartbeat).toEqual({ source: 'timer', intervalMs: 120_000 });
+    expect(snapshotLifecycle.coalesceWindowMs).toBe(3000);
+    expect(createSnapshotLifecycleProfile({ heartbeatIntervalMs: false }).heartbeat).toBe(false);
+
+    const { layout } = snapshotLifecycle;
+    const id = newSnapshotId(Date.UTC(2026, 0, 15));
+    expect(layout.latestKey('run-1')).toBe('checkpoints/run-1/latest.json');
+    const history = layout.historyKey!({ runId: 'run-1', id, sequence: 4, source: 'timer' });
+    expect(history).toBe(`checkpoints/run-1/history/${id}.json`);
+    expect(layout.classify(history)).toEqual({ kind: 'history', runId: 'run-1', snapshotId: id, compressed: false });
+    expect(layout.classify(`${history}.gz`)).toEqual({ kind: 'history', runId: 'run-1', snapshotId: id, compressed: true });
+    expect(layout.classify('checkpoints/run-1/latest.json')).toEqual({ kind: 'latest', runId: 'run-1', compressed: false });
+    expect(snapshotLifecycle.compressHistory).toBe(true);
+    expect(createSnapshotLifecycleProfile({ index: false }).layout.indexKey).toBeUndefined();
+    expect(createSnapshotLifecycleProfile({ root: 'state/cp' }).layout.latestKey('r')).toBe('state/cp/r/latest.json');
+  });
+
+  it('coalescing ignores only the todo-compliance check time; new command outcomes are material', () => {
+    const [p] = fc.sample(lifecyclePayloadArb, { numRuns: 1, seed: 11 });
+    const view = (x: SnapshotLifecyclePayload): string => canonicalJson(snapshotLifecycle.materialView(x));
+    const rechecked = { ...p!, step_state: { ...p!.step_state, todo_compliance: { ...p!.step_state.todo_compliance, checked_at: '2030-01-01T00:00:00.000Z' } } };
+    expect(view(rechecked)).toBe(view(p!));
+    const more = { ...p!, command_outcomes: [...p!.command_outcomes.slice(0, 19), { kind: 'shell' as const, name: 'x', result: 'PASS' as const, duration_ms: 0, summary: 'new' }] };
+    expect(view(more)).not.toBe(view(p!));
+    const moved = { ...p!, step_state: { ...p!.step_state, step_ordinal: p!.step_state.step_ordinal + 1 } };
+    expect(view(moved)).not.toBe(view(p!));
+  });
+});
+
+describe('trigger helpers', () => {
+  const [base] = fc.sample(lifecyclePayloadArb, { numRuns: 1, seed: 5 });
+  it('map each spec boundary to its source, status and step state', () => {
+    const entered = lifecycleTriggers.stepEntered(base!, { step_id: '3.1', step_ordinal: 7 });
+    expect(entered).toMatchObject({ source: 'step_boundary', status: 'in_progress' });
+    expect(entered.payload.step_state).toMatchObject({ step_id: '3.1', step_ordinal: 7, step_status: 'in_progress', plan_path: base!.step_state.plan_path });
+    for (const s of ['done', 'failed', 'skipped'] as const) {
+      const finished = lifecycleTriggers.stepFinished(entered.payload, s);
+      expect(finished).toMatchObject({ source: 'step_boundary', status: 'in_progress' });
+      expect(finished.payload.step_state.step_status).toBe(s);
+    }
+    expect(lifecycleTriggers.stepFinished(entered.payload, 'done', 'completed').status).toBe('completed');
+    const recoverable = lifecycleTriggers.recoverableError(entered.payload, { reason_code: 'tool_timeout', next_actions: ['retry'] });
+    expect(recoverable).toMatchObject({ source: 'error_boundary', status: 'in_progress' });
+    expect(recoverable.payload.step_state.resume_hints).toEqual({ eligible: true, reason_code: 'tool_timeout', next_actions: ['retry'] });
+    const stop = lifecycleTriggers.forcedStop(entered.payload, { reason_code: 'disk_full' });
+    expect(stop).toMatchObject({ source: 'error_boundary', status: 'failed' });
+    expect(stop.payload.step_state.resume_hints).toEqual({ eligible: false, reason_code: 'disk_full', next_actions: [] });
+    expect(lifecycleTriggers.manual(base!, 'paused')).toEqual({ source: 'manual', status: 'paused', payload: base });
+    // each request is valid for the profile
+    for (const r of [entered, recoverable, stop]) {
+      expect(snapshotLifecycle.payload.safeParse(r.payload).success).toBe(true);
+      expect(() => snapshotLifecycle.trigger(r.source)).not.toThrow();
+    }
+  });
+});
+
+describe('command outcome recorder', () => {
+  const o = (name: string): LifecycleCommandOutcome => ({ kind: 'shell', name, result: 'PASS', duration_ms: 1, summary: name });
+
+  it('keeps the newest entries within the bound between drains, and counts the discarded ones', () => {
+    const rec = createCommandOutcomeRecorder({ limit: 3 });
+    for (const n of ['a', 'b', 'c', 'd', 'e']) rec.record(o(n));
+    expect(rec.pending().map((x) => x.name)).toEqual(['c', 'd', 'e']);
+    expect(rec.discarded).toBe(2);
+    expect(rec.drain().map((x) => x.name)).toEqual(['c', 'd', 'e']);
+    expect(rec.drain()).toEqual([]);
+    expect(rec.discarded).toBe(0);
+    rec.record(o('f'));
+    rec.restore([o('c'), o('d'), o('e')]);
+    expect(rec.pending().map((x) => x.name)).toEqual(['d', 'e', 'f']);
+  });
+
+  it('validates outcomes and cuts long summaries', () => {
+    const rec = createCommandOutcomeRecorder({ maxSummaryLength: 10 });
+    rec.record({ ...o('x'), summary: 'y'.repeat(50) });
+    expect(rec.pending()[0]!.summary).toBe(`${'y'.repeat(9)}…`);
+    expect(() => rec.record({ ...o('x'), kind: 'bash' as never })).toThrow(/checkpoint_schema_invalid/);
+    expect(() => rec.record({ ...o('x'), duration_ms: -1 })).toThrow(/checkpoint_schema_invalid/);
+    expect(() => createCommandOutcomeRecorder({ limit: 0 })).toThrow(/checkpoint_config_invalid/);
+  });
+
+  it('track measures duration with the injected clock and records PASS, WARN and FAIL without error messages', async () => {
+    let now = 1000;
+    const rec = createCommandOutcomeRecorder({ now: () => now });
+    await rec.track('shell', 'npm test', async () => {
+      now += 250;
+      return 40;
+    }, { summary: (n) => `${n} tests passed` });
+    await rec.track('tool_use', 'lint', () => 'warnings', { warn: () => true });
+    await expect(
+      rec.track('shell', 'deploy', () => {
+        now += 5;
+        throw new CheckpointError('checkpoint_rate_limited', 'token ghp_secret was refused');
+      }),
+    ).rejects.toThrow(CheckpointError);
+    const [a, b, c] = rec.drain();
+    expect(a).toEqual({ kind: 'shell', name: 'npm test', result: 'PASS', duration_ms: 250, summary: '40 tests passed' });
+    expect(b).toMatchObject({ result: 'WARN', summary: 'ok' });
+    expect(c).toEqual({ kind: 'shell', name: 'deploy', result: 'FAIL', duration_ms: 5, reason_code: 'checkpoint_rate_limited', summary: 'failed: CheckpointError' });
+    expect(JSON.stringify(c)).not.toContain('ghp_secret');
+  });
+
+  it('drained outcomes fit the profile payload', () => {
+    const rec = createCommandOutcomeRecorder();
+    for (let i = 0; i < 50; i++) rec.record(o(`c${i}`));
+    const [p] = fc.sample(lifecyclePayloadArb, { numRuns: 1 });
+    expect(snapshotLifecycle.payload.safeParse({ ...p!, command_outcomes: rec.drain() }).success).toBe(true);
+  });
+});
+
+describe('snapshot-lifecycle fixtures', () => {
+  const specText = fixture('snapshot-lifecycle.spec.json');
+  const spec = parseJson(specText) as JsonObject;
+
+  it('a hand-built spec document parses, is sealed on import, and keeps every spec field byte for byte', async () => {
+    const { bytes, snapshot } = await importSnapshotLifecycleDocument(specText, { sequence: 12 });
+    const sealed = parseJson(utf8Decode(bytes)) as JsonObject;
+    const { integrity, sequence, ...specFields } = sealed;
+    expect(sequence).toBe(12);
+    expect(integrity).toMatchObject({ format_version: '1.0', algorithm: 'sha256' });
+    expect(canonicalJson(specFields)).toBe(canonicalJson(spec));
+    expect(externalValidator(snapshotLifecycle.document.jsonSchema)(sealed)).toEqual([]);
+    expect(snapshot).toMatchObject({ id: spec.snapshot_id, runId: 'session-2026-01-15-a', sequence: 12, source: 'step_boundary', status: 'in_progress' });
+    // the sealed fixture is exactly these bytes, and decoding + re-encoding it is the identity
+    const sealedFixture = utf8Encode(fixture('snapshot-lifecycle.sealed.json').trimEnd());
+    expect(utf8Decode(bytes)).toBe(utf8Decode(sealedFixture));
+    const decoded = await snapshotLifecycle.document.decode(sealedFixture, 'snapshot-lifecycle.sealed.json');
+    expect(decoded).toEqual(snapshot);
+    expect((await snapshotLifecycle.document.encode(decoded)).bytes).toEqual(sealedFixture);
+    // importing is deterministic, and importing the sealed document gives it back unchanged
+    expect((await importSnapshotLifecycleDocument(spec, { sequence: 12 })).bytes).toEqual(bytes);
+    expect((await importSnapshotLifecycleDocument(sealedFixture)).bytes).toEqual(bytes);
+  });
+
+  it('an integrity block that does not verify is refused unless resealed; the raw spec document alone does not decode', async () => {
+    const sealed = parseJson(fixture('snapshot-lifecycle.sealed.json')) as JsonObject;
+    const edited = { ...sealed, status: 'paused' };
+    await expect(importSnapshotLifecycleDocument(edited)).rejects.toMatchObject({ reasonCode: 'checkpoint_integrity_mismatch' });
+    const resealed = await importSnapshotLifecycleDocument(edited, { reseal: true });
+    expect(resealed.snapshot.status).toBe('paused');
+    await expect(snapshotLifecycle.document.decode(utf8Encode(JSON.stringify(edited)), 'x')).rejects.toMatchObject({ reasonCode: 'checkpoint_integrity_mismatch' });
+    await expect(snapshotLifecycle.document.decode(utf8Encode(JSON.stringify(spec)), 'x')).rejects.toMatchObject({ reasonCode: 'checkpoint_schema_invalid' });
+    await expect(importSnapshotLifecycleDocument({ ...spec, window: 1 })).rejects.toSatisfy((e) => isCheckpointError(e, 'checkpoint_schema_invalid'));
+    await expect(importSnapshotLifecycleDocument('not json')).rejects.toSatisfy((e) => isCheckpointError(e, 'checkpoint_schema_invalid'));
+  });
+});
