@@ -1,2 +1,6 @@
-// Placeholder barrel: filled in by the module that owns this folder.
-export {};
+/**
+ * ResumePlanner: finds the newest valid snapshot of a run, restores it, and says where
+ * to resume and why.
+ */
+export type { ResumePoint, ResumeRule, ResumeRuleContext, ResumeWarning } from './types.js';
+export * from './rules/index.js';

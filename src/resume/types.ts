@@ -1,4 +1,18 @@
+import type { CheckpointErrorDetails } from '../model/errors.js';
 import type { Snapshot } from '../model/snapshot.js';
+
+/**
+ * A warning attached to a resume plan. `code` is stable (see `RESUME_WARNING_CODES`);
+ * rules may add their own codes, prefixed with their profile's area.
+ */
+export interface ResumeWarning {
+  /** Stable machine-readable code, e.g. `resume_snapshot_stale`. */
+  readonly code: string;
+  /** One human-readable sentence. Never holds payload contents or secrets. */
+  readonly message: string;
+  /** Machine-readable context (counts, keys, ages); never payload contents. */
+  readonly details?: CheckpointErrorDetails;
+}
 
 /**
  * Where and why a run resumes, as a profile's resume rule decides from the snapshot
@@ -23,12 +37,30 @@ export interface ResumePoint {
   readonly message?: string;
   /** State the profile restores for the caller (phase outputs, breaker state, cost…). */
   readonly restored?: Readonly<Record<string, unknown>>;
+  /**
+   * The lessons active when the snapshot was taken (phased-workflow-github.md
+   * `active_lessons`), so the planner can warn when the caller's current lessons differ.
+   * Absent when the profile has no notion of lessons.
+   */
+  readonly activeLessons?: readonly unknown[];
+  /**
+   * How many references to state outside the checkpoint the snapshot carries (files
+   * modified, commits, a plan file…), by kind, for the "external state not captured"
+   * warning. Counts only: the references themselves stay in `restored`.
+   */
+  readonly externalRefs?: Readonly<Record<string, number>>;
+  /** Warnings the rule raises about this snapshot (a failed todo check, a missing field…). */
+  readonly warnings?: readonly ResumeWarning[];
 }
 
 /** What a resume rule may consult besides the snapshot. */
 export interface ResumeRuleContext {
   /** Milliseconds since the epoch, from the planner's clock. */
   readonly now: number;
+  /** True when `status` ends a run in the profile (the planner passes `profile.isTerminal`). */
+  readonly isTerminal?: (status: string) => boolean;
+  /** The name of the profile the snapshot was read with. */
+  readonly profileName?: string;
 }
 
 /** A profile's resume rule: a pure function of the restored snapshot. */

@@ -1,0 +1,174 @@
+import type { Snapshot } from '../../model/snapshot.js';
+import type { ResumePoint, ResumeRule } from '../types.js';
+import { objectOf } from './shared.js';
+
+/**
+ * The part of a phased-workflow-github.md payload the resume rule reads: the checkpoint's
+ * `phase` (`phase_{number}_{name}`) and the `state_snapshot` fields step_3_restore_state
+ * names. The trigger is the snapshot's `source`. Fields are loose so the rule accepts
+ * any payload type that carries them.
+ */
+export interface PhasedWorkflowResumeFields {
+  readonly phase: string;
+  readonly state_snapshot: {
+    /** `phase_0`, `phase_0_5`, `phase_1` … `phase_8`: the phase's output, or null while it has none. */
+    readonly phase_outputs: Readonly<Record<string, unknown>>;
+    readonly circuit_breaker_state?: unknown;
+    readonly cost_accumulated?: number;
+    readonly active_lessons?: readonly unknown[];
+  };
+}
+
+/** The phase keys of phased-workflow-github.md's `phase_outputs`, in workflow order. */
+export const PHASED_WORKFLOW_PHASE_KEYS = ['phase_0', 'phase_0_5', 'phase_1', 'phase_2', 'phase_3', 'phase_4', 'phase_5', 'phase_6', 'phase_7', 'phase_8'] as const;
+
+/** Options of {@link createPhasedWorkflowResumeRule}. */
+export interface PhasedWorkflowResumeOptions {
+  /**
+   * The workflow's full phase names in order (`['phase_0_intake', 'phase_0_5_research',
+   * 'phase_1_plan', …]`). With it, "the next phase" of `phase_complete` and the
+   * completed/remaining lists use these names. Without it, phases are named by their
+   * number key (`phase_1`), because a checkpoint only records the current phase's full
+   * name and `phase_outputs` is keyed by number.
+   * @default undefined (number keys)
+   */
+  readonly phases?: readonly string[];
+  /**
+   * What `at` is when the last phase completed and there is no next phase.
+   * @default 'workflow_complete'
+   */
+  readonly completeAt?: string;
+}
+
+const KEY_PATTERN = /^phase_(\d+)(?:_(\d+))?$/;
+
+function keyRank(key: string): [number, number] {
+  const m = KEY_PATTERN.exec(key);
+  return m ? [Number(m[1]), m[2] === undefined ? -1 : Number(m[2])] : [Number.MAX_SAFE_INTEGER, 0];
+}
+
+function byRank(a: string, b: string): number {
+  const [a1, a2] = keyRank(a);
+  const [b1, b2] = keyRank(b);
+  return a1 - b1 || a2 - b2 || (a < b ? -1 : a > b ? 1 : 0);
+}
+
+/**
+ * The number key (`phase_0_5`) of a phase name (`phase_0_5_research`). A `_<digits>`
+ * after the major number counts as a minor number only when that key is one the
+ * workflow knows (`phase_0_5`), so `phase_2_5_checks` stays `phase_2` unless a
+ * `phase_2_5` exists.
+ */
+function phaseKeyOf(phase: string, known: ReadonlySet<string>): string | undefined {
+  const m = /^phase_(\d+)(?:_(\d+)(?=_|$))?(?=_|$)/.exec(phase);
+  if (!m) return undefined;
+  const minor = m[2] === undefined ? undefined : `phase_${m[1]}_${m[2]}`;
+  if (minor !== undefined && known.has(minor)) return minor;
+  return `phase_${m[1]}`;
+}
+
+/**
+ * Builds the phasedWorkflow resume rule (phased-workflow-github.md `resume_capability`):
+ *
+ * - `phase_complete` → the next phase (`at` is its name from `options.phases`, else its
+ *   number key); after the last phase, `workflow_complete` and `eligible: false`;
+ * - `gate_decision` → `<phase>_gate` (the gate may need re-evaluation);
+ * - `circuit_breaker` → `human_review`, `eligible: false` (a human decides);
+ * - any other trigger → the start of the checkpoint's phase.
+ *
+ * It restores what step_3_restore_state lists (`phase_outputs`, `circuit_breaker_state`,
+ * `cost_accumulated`, `active_lessons`, and `current_phase` set to the checkpoint's
+ * phase) and emits step_5_notify's `RESUME:` message. Completed phases are those with a
+ * non-null output; remaining ones are the phases from the current one on whose output is
+ * still null (earlier null phases were skipped by the workflow).
+ */
+export function createPhasedWorkflowResumeRule(options: PhasedWorkflowResumeOptions = {}): ResumeRule<PhasedWorkflowResumeFields> {
+  const completeAt = options.completeAt ?? 'workflow_complete';
+  return (snapshot: Snapshot<PhasedWorkflowResumeFields>): ResumePoint => {
+    const { phase, state_snapshot: state } = snapshot.payload;
+    const outputs = objectOf(state.phase_outputs) ?? {};
+    const known = new Set<string>([...PHASED_WORKFLOW_PHASE_KEYS, ...Object.keys(outputs).filter((k) => KEY_PATTERN.test(k))]);
+    const currentKey = phaseKeyOf(phase, known);
+
+    // The workflow's order: the caller's names when given, else the number keys.
+    const names = options.phases && options.phases.length > 0 ? [...options.phases] : [...known].sort(byRank);
+    const keyOfName = (name: string): string | undefined => (KEY_PATTERN.test(name) ? name : phaseKeyOf(name, known));
+    let index = names.indexOf(phase);
+    if (index < 0 && currentKey !== undefined) index = names.findIndex((n) => keyOfName(n) === currentKey);
+
+    const hasOutput = (name: string): boolean => {
+      const key = keyOfName(name);
+      return key !== undefined && outputs[key] !== null && outputs[key] !== undefined;
+    };
+    const completed = names.filter(hasOutput);
+    const trigger = snapshot.source;
+
+    let at: string;
+    let reason: string;
+    let explanation: string;
+    let eligible = true;
+    let remainingFrom = index < 0 ? 0 : index;
+    if (trigger === 'phase_complete') {
+      const next = index >= 0 ? names[index + 1] : undefined;
+      remainingFrom = index < 0 ? 0 : index + 1;
+      if (next !== undefined) {
+        at = next;
+        reason = 'phase_complete_next_phase';
+        explanation = `${phase} completed at checkpoint ${snapshot.sequence}; resume at the next phase, ${next}`;
+      } else if (index >= 0) {
+        at = completeAt;
+        reason = 'phase_complete_workflow_done';
+        eligible = false;
+        explanation = `${phase} is the workflow's last phase and it completed; there is nothing left to resume`;
+      } else {
+        at = phase;
+        reason = 'phase_complete_unknown_phase';
+        eligible = false;
+        explanation = `${phase} completed but is not a phase of this workflow, so the next phase is unknown; a human decides`;
+      }
+    } else if (trigger === 'gate_decision') {
+      at = `${phase}_gate`;
+      reason = 'gate_decision_reevaluate_gate';
+      explanation = `checkpoint ${snapshot.sequence} followed a gate decision on ${phase}; resume at its gate, which may need re-evaluation`;
+    } else if (trigger === 'circuit_breaker') {
+      at = 'human_review';
+      reason = 'circuit_breaker_human_review';
+      eligible = false;
+      explanation = `a circuit breaker tripped during ${phase}; resuming requires a human decision`;
+    } else {
+      at = phase;
+      reason = 'restart_current_phase';
+      explanation = `checkpoint ${snapshot.sequence} (${trigger}) was taken inside ${phase}; resume at the start of that phase`;
+    }
+    const remaining = names.slice(remainingFrom).filter((n) => !hasOutput(n));
+    const cost = typeof state.cost_accumulated === 'number' ? state.cost_accumulated : 0;
+    const activeLessons = Array.isArray(state.active_lessons) ? state.active_lessons : [];
+    const message =
+      `RESUME: Continuing run ${snapshot.runId} from checkpoint ${snapshot.id}\n` +
+      `Resume point: ${at}\n` +
+      `Phases completed: ${completed.length > 0 ? completed.join(', ') : 'none'}\n` +
+      `Cost so far: $${cost.toFixed(2)}`;
+
+    return {
+      at,
+      reason,
+      explanation,
+      eligible,
+      completed,
+      remaining,
+      message,
+      restored: {
+        current_phase: phase,
+        ...(currentKey !== undefined ? { current_phase_key: currentKey } : {}),
+        phase_outputs: outputs,
+        circuit_breaker_state: state.circuit_breaker_state,
+        cost_accumulated: cost,
+        active_lessons: activeLessons,
+      },
+      activeLessons,
+    };
+  };
+}
+
+/** The phasedWorkflow resume rule with phases named by their number keys; see {@link createPhasedWorkflowResumeRule}. */
+export const phasedWorkflowResumeRule: ResumeRule<PhasedWorkflowResumeFields> = createPhasedWorkflowResumeRule();
