@@ -3,3 +3,4 @@
  * (phased-workflow-github.md) and planExecutor (plan-executor.md).
  */
 export * from './snapshot-lifecycle/index.js';
+export * from './phased-workflow/index.js';

@@ -16,11 +16,21 @@ export const rfc3339 = fc
 
 const safeKey = fc.string({ minLength: 1, maxLength: 8 }).filter((k) => k !== '__proto__' && !k.startsWith('$'));
 
-/** JSON values without `__proto__` keys and without part-reference markers. */
-export const jsonValue: fc.Arbitrary<JsonValue> = fc.jsonValue({ maxDepth: 3 }).filter((v) => {
-  const s = JSON.stringify(v);
-  return !s.includes('__proto__') && !s.includes('"$savepoint_part');
-}) as fc.Arbitrary<JsonValue>;
+/**
+ * JSON values without `__proto__` keys and without part-reference markers, normalized
+ * through JSON (JSON has no -0: it reads back as 0).
+ */
+export const jsonValue: fc.Arbitrary<JsonValue> = fc
+  .jsonValue({ maxDepth: 3 })
+  .filter((v) => {
+    const s = JSON.stringify(v);
+    return !s.includes('__proto__') && !s.includes('"$savepoint_part');
+  })
+  .map((v) => JSON.parse(JSON.stringify(v)) as JsonValue);
+
+/** Finite doubles as JSON carries them (no -0). */
+export const jsonDouble = (constraints: fc.DoubleConstraints = {}) =>
+  fc.double({ noNaN: true, noDefaultInfinity: true, ...constraints }).map((x) => (Object.is(x, -0) ? 0 : x));
 
 export const jsonObject: fc.Arbitrary<Record<string, JsonValue>> = fc.dictionary(safeKey, jsonValue, { maxKeys: 4 });
 

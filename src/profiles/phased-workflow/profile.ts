@@ -1,0 +1,179 @@
+import { jsonDocumentFormat } from '../../codec/json-document.js';
+import { CheckpointError } from '../../model/errors.js';
+import { assertRunId, newUuidV4 } from '../../model/ids.js';
+import type { ResumeRule } from '../../resume/types.js';
+import type { RetentionPolicy } from '../../retention/policy.js';
+import { defineProfile, type Profile } from '../define-profile.js';
+import { standardLayout, type HistoryNaming } from '../layout.js';
+import {
+  PHASED_STATUSES,
+  PHASED_TRIGGER_PRIORITIES,
+  PHASED_TRIGGERS,
+  PHASED_UUID_V4_PATTERN,
+  phasedWorkflowDocumentSchema,
+  phasedWorkflowPayloadSchema,
+  type PhaseKey,
+  type PhasedStatus,
+  type PhasedTrigger,
+  type PhasedWorkflowDocument,
+  type PhasedWorkflowPayload,
+} from './schema.js';
+
+/** Options of {@link createPhasedWorkflowProfile}. */
+export interface PhasedWorkflowProfileOptions {
+  /**
+   * Names of the workflow's phases, by `phase_outputs` key (`{ phase_0: 'intake', phase_3: 'build' }`).
+   * When given, `phase` must be one of `phase_{number}_{name}` for these pairs; otherwise any
+   * `phase_{number}_{name}` with a name starting with a letter is accepted.
+   * @default undefined (any name)
+   */
+  readonly phaseNames?: Partial<Record<PhaseKey, string>>;
+  /**
+   * Folder holding one sub-folder per run (spec `base_path: /checkpoints`).
+   * @default 'checkpoints'
+   */
+  readonly root?: string;
+  /**
+   * Require run ids to be UUID v4, as the spec's `run_id` format says. Set `false` to
+   * accept any portable run id (for runs named by another system).
+   * @default true
+   */
+  readonly uuidRunIds?: boolean;
+  /**
+   * Largest stored checkpoint, in bytes (spec `max_checkpoint_size_mb: 10`).
+   * @default 10 * 1024 * 1024
+   */
+  readonly maxSnapshotBytes?: number;
+  /**
+   * Over the limit: `split` large `phase_outputs` entries into referenced part files
+   * (spec `on_oversized`; see {@link splitPhasedWorkflowDocument}), or `reject` with `checkpoint_too_large`.
+   * @default 'split'
+   */
+  readonly onOversize?: 'split' | 'reject';
+  /**
+   * Coalescing window. The spec has no coalescing rule; savepoint's 3-second default
+   * (from snapshot-lifecycle.md) applies, and the writer never coalesces away a trigger
+   * without recording it in `source_details`.
+   * @default 3000
+   */
+  readonly coalesceWindowMs?: number;
+  /** Retention policy; the spec's tiers (10 runs full, 11–50 latest only, older summarized, preserved runs kept) when omitted. @default phasedWorkflowRetention */
+  readonly retention?: RetentionPolicy;
+  /** Resume rule (the spec's `step_4_determine_resume_point`). @default phasedWorkflowResumeRule */
+  readonly resume?: ResumeRule<PhasedWorkflowPayload>;
+}
+
+/** The phasedWorkflow profile type. */
+export type PhasedWorkflowProfile = Profile<PhasedWorkflowPayload>;
+
+const TRIGGER_DESCRIPTIONS: Record<PhasedTrigger, string> = {
+  phase_complete: 'phase completion, before gate evaluation (primary recovery point)',
+  gate_decision: 'gate evaluation complete',
+  circuit_breaker: 'any circuit breaker trips',
+  escalation: 'escalation to a human',
+  iteration: 'before an iteration attempt',
+  cost_threshold: 'cost reaches 80% of the budget',
+  expensive_op: 'after an expensive operation (Devin task, long API call)',
+  destructive_op: 'before a destructive operation (file deletion, schema migration)',
+  manual: 'explicit checkpoint request',
+};
+
+/**
+ * History file names of the spec's `file_naming`: `cp_{sequence:03d}_{trigger}.json`
+ * in the run folder itself.
+ */
+export const phasedHistoryNaming: HistoryNaming = {
+  dir: '',
+  name: (ref) => `cp_${String(ref.sequence).padStart(3, '0')}_${ref.source}.json`,
+  parse: (fileName) => {
+    const m = /^cp_(\d{3,})_([a-z][a-z_]*)\.json$/.exec(fileName);
+    return m ? { sequence: Number(m[1]), source: m[2]! } : undefined;
+  },
+};
+
+/** `api_metrics` change on every API call; they are context for debugging, not state worth a new checkpoint. */
+function materialView(payload: PhasedWorkflowPayload): unknown {
+  const { api_metrics: _volatile, ...context } = payload.context_fields;
+  return { ...payload, context_fields: context };
+}
+
+/**
+ * Makes a profile for phased-workflow-github.md: checkpoints with the spec's
+ * `checkpoint_contents` (UUID v4 `checkpoint_id` and `run_id`, `timestamp`, one of nine
+ * `trigger`s, `phase`, `sequence_number`, `state_snapshot`, `context_fields`) plus
+ * `status`, `source_details`, `priority` and `integrity`; files
+ * `checkpoints/{run_id}/cp_{sequence:03d}_{trigger}.json`, `latest.json`, `index.json`,
+ * batch files `batch_{first}_{last}.json`, `summary.json` for archived runs, and the
+ * store-wide `checkpoints/preserved_runs.json` and `checkpoints/retention_log.json`.
+ *
+ * @example
+ * ```ts
+ * const profile = createPhasedWorkflowProfile({ phaseNames: { phase_0: 'intake', phase_1: 'plan', phase_2: 'build' } });
+ * ```
+ */
+export function createPhasedWorkflowProfile(options: PhasedWorkflowProfileOptions = {}): PhasedWorkflowProfile {
+  const uuidRunIds = options.uuidRunIds ?? true;
+  const schema = phasedWorkflowDocumentSchema({ ...(options.phaseNames ? { phaseNames: options.phaseNames } : {}), uuidRunIds });
+  for (const [key, name] of Object.entries(options.phaseNames ?? {})) {
+    if (!/^[A-Za-z][A-Za-z0-9_-]*$/.test(String(name))) {
+      throw new CheckpointError('checkpoint_config_invalid', `phasedWorkflow: the name of ${key} must start with a letter and hold only letters, digits, _ and -`, {
+        details: { phase: key },
+      });
+    }
+  }
+  return defineProfile<PhasedWorkflowPayload>({
+    name: 'phasedWorkflow',
+    description: 'phased-workflow-github.md: cp_NNN_trigger.json + latest.json + index.json per run, nine prioritized triggers',
+    payload: phasedWorkflowPayloadSchema(options.phaseNames),
+    triggers: Object.fromEntries(PHASED_TRIGGERS.map((t) => [t, { priority: PHASED_TRIGGER_PRIORITIES[t], description: TRIGGER_DESCRIPTIONS[t] }])),
+    statuses: { all: PHASED_STATUSES, terminal: ['completed', 'failed'], active: 'in_progress' },
+    layout: standardLayout({ root: options.root ?? 'checkpoints', history: phasedHistoryNaming, indexName: 'index.json', summaryName: 'summary.json' }),
+    newSnapshotId: () => newUuidV4(),
+    assertRunId(runId) {
+      assertRunId(runId);
+      if (uuidRunIds && !PHASED_UUID_V4_PATTERN.test(runId)) {
+        throw new CheckpointError('checkpoint_key_invalid', 'phasedWorkflow run ids must be UUID v4 (set uuidRunIds: false to accept others)', {
+          details: { length: runId.length },
+        });
+      }
+    },
+    heartbeat: false,
+    coalesceWindowMs: options.coalesceWindowMs ?? 3000,
+    materialView,
+    maxSnapshotBytes: options.maxSnapshotBytes ?? 10 * 1024 * 1024,
+    onOversize: options.onOversize ?? 'split',
+    compressHistory: true,
+    document: jsonDocumentFormat<PhasedWorkflowPayload, PhasedWorkflowDocument>({
+      schema,
+      toDocument: (s) => ({
+        checkpoint_id: s.id,
+        run_id: s.runId,
+        timestamp: s.createdAt,
+        trigger: s.source as PhasedTrigger,
+        phase: s.payload.phase,
+        sequence_number: s.sequence,
+        state_snapshot: s.payload.state_snapshot,
+        context_fields: s.payload.context_fields,
+        status: s.status as PhasedStatus,
+        source_details: s.sourceDetails,
+        ...(s.priority ? { priority: s.priority } : {}),
+      }),
+      fromDocument: (d) => ({
+        id: d.checkpoint_id,
+        runId: d.run_id,
+        sequence: d.sequence_number,
+        createdAt: d.timestamp,
+        source: d.trigger,
+        sourceDetails: d.source_details,
+        ...(d.priority ? { priority: d.priority } : {}),
+        status: d.status,
+        payload: { phase: d.phase, state_snapshot: d.state_snapshot, context_fields: d.context_fields },
+      }),
+    }),
+    ...(options.retention ? { retention: options.retention } : {}),
+    ...(options.resume ? { resume: options.resume } : {}),
+  });
+}
+
+/** The phasedWorkflow profile with the spec's defaults. See {@link createPhasedWorkflowProfile}. */
+export const phasedWorkflow: PhasedWorkflowProfile = createPhasedWorkflowProfile();
