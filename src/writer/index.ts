@@ -1,2 +1,20 @@
-// Placeholder barrel: filled in by the module that owns this folder.
-export {};
+/**
+ * The CheckpointWriter: triggers → coalescing → numbering → crash-safe ordered writes.
+ * See docs/writing.md.
+ */
+export { createWriter } from './create-writer.js';
+export type {
+  CheckpointInput,
+  CheckpointOutcome,
+  CheckpointSuccess,
+  CheckpointFailure,
+  CheckpointResult,
+  CheckpointWriter,
+  WriterOptions,
+  WriterLockIdentity,
+  WriterEventMap,
+  WriterEventName,
+} from './types.js';
+export { materialText as writerMaterialText } from './triggers.js';
+export { recoverRun as recoverWriterRun, type RecoveredRun, type RecoveredHead, type HeadLocation as WriterHeadLocation } from './sequence-recovery.js';
+export { type RunLockDocument } from './run-lock.js';

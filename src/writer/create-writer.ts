@@ -1,0 +1,543 @@
+import { parseRfc3339, systemClock, toRfc3339 } from '../model/clock.js';
+import { CheckpointError, toCheckpointError } from '../model/errors.js';
+import { newUuidV4 } from '../model/ids.js';
+import type { RunIndexEntry } from '../model/run-index.js';
+import type { Snapshot, SnapshotDraft, TriggerRecord } from '../model/snapshot.js';
+import { encodeBatchFile } from '../profiles/batch-file.js';
+import type { HistoryRef } from '../profiles/layout.js';
+import { materialDigest, shouldCoalesce, type CoalesceBase } from './coalescing.js';
+import { createWriterEmitter } from './events.js';
+import { createHeartbeat } from './heartbeat.js';
+import { executeWrite, type CreateOp, type IndexState, type ReplaceOp, type WritePlan } from './ordered-write.js';
+import { withRetry } from './retry.js';
+import { createRunLock, defaultIsProcessAlive, defaultLockIdentity, type RunLock } from './run-lock.js';
+import { recoverRun, type HeadLocation } from './sequence-recovery.js';
+import { encodeForStorage, type SizePolicy, type StorableSnapshot } from './size-limit.js';
+import { materialText, validateTrigger, type ValidatedTrigger } from './triggers.js';
+import type { CheckpointFailure, CheckpointInput, CheckpointResult, CheckpointSuccess, CheckpointWriter, WriterEventMap, WriterOptions } from './types.js';
+
+/** A checkpoint call waiting in the queue. */
+interface Job<P> {
+  readonly trigger: ValidatedTrigger<P>;
+  readonly resolve: (result: CheckpointResult<P>) => void;
+  /**
+   * Later calls with the same material state, queued right behind this one. They can only
+   * coalesce (or, past the window, repeat the state), so a burst of identical triggers takes
+   * one queue slot instead of exhausting the bound.
+   */
+  readonly riders: Job<P>[];
+}
+
+/** The newest durable snapshot: the coalescing base, and what a coalesced trigger rewrites. */
+interface Head<P> {
+  readonly snapshot: Snapshot<P>;
+  readonly digest: string;
+  readonly createdAtMs: number;
+  readonly location: HeadLocation;
+  /** Main document bytes as stored (batch-file members are re-encoded from these). */
+  readonly bytes?: Uint8Array;
+}
+
+/** A new snapshot planned in the current group. */
+interface Planned<P> {
+  readonly draft: SnapshotDraft<P>;
+  readonly digest: string;
+  readonly createdAtMs: number;
+  readonly creator: Job<P>;
+  readonly coalesced: Job<P>[];
+  readonly details: TriggerRecord[];
+  stored: StorableSnapshot<P>;
+  /** Where the document goes (history entry, batch file, or latest). */
+  key: string;
+}
+
+function configError(why: string): CheckpointError {
+  return new CheckpointError('checkpoint_config_invalid', `createWriter: ${why}`);
+}
+
+const positive = (name: string, value: number | undefined): void => {
+  if (value !== undefined && !(Number.isFinite(value) && value > 0)) throw configError(`${name} must be a positive number`);
+};
+
+/**
+ * Creates the {@link CheckpointWriter} of one run: the object an agent runtime calls at
+ * every boundary. It validates triggers against the profile, coalesces triggers that
+ * carry no material change, runs the heartbeat, numbers snapshots (recovering the
+ * numbering from storage when the run exists), and stores each group of checkpoints in
+ * an order no crash can corrupt. By default it never throws into the agent.
+ *
+ * @example
+ * ```ts
+ * const writer = createWriter({ storage: memoryStorage(), profile: defaultProfile, runId: 'run-1' });
+ * const r = await writer.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { step: 1 } });
+ * if (r.ok) console.log(r.outcome, r.sequence); else console.warn(r.reasonCode);
+ * await writer.close();
+ * ```
+ */
+export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> {
+  const { storage, profile, runId } = options;
+  if (!storage || typeof storage.put !== 'function') throw configError('storage must be a StorageAdapter');
+  if (!profile || typeof profile.trigger !== 'function') throw configError('profile must come from defineProfile');
+  profile.assertRunId(runId);
+  const clock = options.clock ?? systemClock;
+  const failMode = options.failMode ?? 'result';
+  if (failMode !== 'result' && failMode !== 'throw') throw configError("failMode must be 'result' or 'throw'");
+  const windowMs = options.coalesceWindowMs ?? profile.coalesceWindowMs;
+  if (!(windowMs >= 0)) throw configError('coalesceWindowMs must be >= 0');
+  const heartbeatMs = options.heartbeatIntervalMs ?? (profile.heartbeat ? profile.heartbeat.intervalMs : false);
+  if (heartbeatMs !== false) positive('heartbeatIntervalMs', heartbeatMs);
+  const heartbeatSource = profile.heartbeat ? profile.heartbeat.source : Object.hasOwn(profile.triggers, 'timer') ? 'timer' : undefined;
+  if (heartbeatMs !== false && heartbeatSource === undefined) throw configError(`profile "${profile.name}" has no heartbeat trigger`);
+  const maxQueue = options.maxQueue ?? 256;
+  positive('maxQueue', maxQueue);
+  const maxAttempts = options.maxAttempts ?? 3;
+  if (!(Number.isInteger(maxAttempts) && maxAttempts >= 1)) throw configError('maxAttempts must be an integer >= 1');
+  const retryBaseMs = options.retryBaseMs ?? 200;
+  const retryMaxMs = options.retryMaxMs ?? 5000;
+  if (!(retryBaseMs >= 0) || !(retryMaxMs >= 0)) throw configError('retry delays must be >= 0');
+  const maxBytes = Math.min(options.maxSnapshotBytes ?? profile.maxSnapshotBytes, storage.capabilities.maxValueBytes ?? Number.POSITIVE_INFINITY);
+  positive('maxSnapshotBytes', maxBytes);
+  const onOversize = options.onOversize ?? profile.onOversize;
+  const lockEnabled = options.lock === undefined || options.lock === 'auto' ? storage.capabilities.crossProcessConditional : options.lock;
+  const leaseMs = options.lockLeaseMs ?? 300_000;
+  positive('lockLeaseMs', leaseMs);
+  const batchWhenLow = options.batchWhenBudgetLow ?? true;
+  const useAtomicBatch = storage.capabilities.atomicBatch && typeof storage.batch === 'function';
+
+  const layout = profile.layout;
+  const latestKey = layout.latestKey(runId);
+  const indexKey = layout.indexKey?.(runId);
+  const activeStatus = profile.statuses.active;
+  const emitter = createWriterEmitter();
+  const owner = newUuidV4();
+  const lock: RunLock | undefined = lockEnabled
+    ? createRunLock({
+        storage,
+        key: layout.lockKey(runId),
+        runId,
+        owner,
+        identity: options.lockIdentity ?? defaultLockIdentity(),
+        leaseMs,
+        clock,
+        isProcessAlive: options.isProcessAlive ?? defaultIsProcessAlive,
+      })
+    : undefined;
+
+  let closing = false;
+  let closed = false;
+  let opened = false;
+  let needsRecovery = false;
+  let lastSequence = 0;
+  let nextSequence = 1;
+  let head: Head<P> | undefined;
+  const index: IndexState = {};
+  let unindexed: readonly RunIndexEntry[] = [];
+  let lastInput: { status: string; payload: P } | undefined;
+  const queue: Job<P>[] = [];
+  let scheduled = false;
+  let tail: Promise<unknown> = Promise.resolve();
+
+  const now = (): string => toRfc3339(clock.now());
+  const retryOptions = {
+    clock,
+    attempts: maxAttempts,
+    baseMs: retryBaseMs,
+    maxMs: retryMaxMs,
+    onRetry: (attempt: number, delayMs: number, error: CheckpointError) => emitter.emit('retry', { runId, attempt, delayMs, reasonCode: error.reasonCode }),
+  };
+
+  const failure = (error: CheckpointError, during: WriterEventMap['error']['during']): CheckpointFailure => {
+    emitter.emit('error', { runId, reasonCode: error.reasonCode, error, during });
+    return { ok: false, reasonCode: error.reasonCode, error };
+  };
+
+  /** Runs `fn` after everything queued before it: one group commit or open at a time, in call order. */
+  const exclusive = <T>(fn: () => Promise<T>): Promise<T> => {
+    const run = tail.then(fn);
+    tail = run.catch(() => undefined);
+    return run;
+  };
+
+  const sizePolicy = (ref: HistoryRef, revision: number): SizePolicy => ({
+    maxBytes,
+    onOversize,
+    ...(layout.partKey ? { partKey: (n: number) => layout.partKey!(ref, revision === 0 ? `${n}.json` : `${n}.r${revision}.json`) } : {}),
+  });
+
+  const refOf = (d: SnapshotDraft<P>): HistoryRef => ({ runId, id: d.id, sequence: d.sequence, source: d.source });
+
+  const ensureOpen = async (): Promise<void> => {
+    if (opened && !needsRecovery) return;
+    let tookOver = false;
+    if (!opened && lock && !lock.held) tookOver = (await lock.acquire()).tookOver;
+    const recovered = await recoverRun(storage, profile, runId);
+    lastSequence = recovered.lastSequence;
+    nextSequence = lastSequence + 1;
+    index.doc = recovered.index.doc;
+    index.version = recovered.index.version;
+    unindexed = recovered.unindexed;
+    const s = recovered.head?.snapshot;
+    head =
+      s && recovered.head
+        ? {
+            snapshot: s,
+            digest: await materialDigest(materialText(profile, s.status, s.payload)),
+            createdAtMs: parseRfc3339(s.createdAt),
+            location: recovered.head.location,
+          }
+        : undefined;
+    const first = !opened;
+    opened = true;
+    needsRecovery = false;
+    if (first) emitter.emit('opened', { runId, lastSequence, locked: lock?.held ?? false, tookOver });
+  };
+
+  const openWithRetry = (): Promise<void> => withRetry(() => ensureOpen(), retryOptions);
+
+  /** Commits one group: every job queued while the previous group was in flight. */
+  const commitGroup = async (jobs: Job<P>[]): Promise<void> => {
+    try {
+      await openWithRetry();
+    } catch (raw) {
+      const error = toCheckpointError(raw, 'checkpoint_storage_unavailable', 'could not open the run');
+      const result = failure(error, 'open');
+      for (const job of jobs) job.resolve(result);
+      return;
+    }
+
+    // Plan: decide, in call order, which jobs make a new snapshot and which coalesce.
+    const firstSequence = nextSequence;
+    const planned: Planned<P>[] = [];
+    const intoHead: { job: Job<P>; record: TriggerRecord }[] = [];
+    for (const job of jobs.flatMap((j) => [j, ...j.riders])) {
+      const t = job.trigger;
+      const digest = await materialDigest(t.material);
+      const last = planned.at(-1);
+      const base: CoalesceBase | undefined = last
+        ? { digest: last.digest, createdAtMs: last.createdAtMs, open: true }
+        : head
+          ? { digest: head.digest, createdAtMs: head.createdAtMs, open: head.location.kind !== 'fixed' }
+          : undefined;
+      if (shouldCoalesce(base, digest, t.at, windowMs)) {
+        const record: TriggerRecord = { source: t.source, at: toRfc3339(t.at), ...(t.priority ? { priority: t.priority } : {}) };
+        if (last) {
+          last.details.push(record);
+          last.coalesced.push(job);
+        } else intoHead.push({ job, record });
+        continue;
+      }
+      const sequence = nextSequence;
+      const draft: SnapshotDraft<P> = {
+        id: profile.newSnapshotId({ runId, sequence, source: t.source, createdAtMs: t.at }),
+        runId,
+        sequence,
+        createdAt: toRfc3339(t.at),
+        source: t.source,
+        sourceDetails: [],
+        ...(t.priority ? { priority: t.priority } : {}),
+        status: t.status,
+        payload: t.payload,
+      };
+      let stored: StorableSnapshot<P>;
+      try {
+        stored = await encodeForStorage(profile, draft, sizePolicy(refOf(draft), 0));
+      } catch (raw) {
+        // Not storable (schema, size): this checkpoint fails alone and uses no number.
+        job.resolve(failure(toCheckpointError(raw, 'checkpoint_schema_invalid', 'snapshot cannot be encoded'), 'validate'));
+        continue;
+      }
+      nextSequence++;
+      planned.push({ draft, digest, createdAtMs: t.at, creator: job, coalesced: [], details: [], stored, key: latestKey });
+      heartbeat.reset(t.status === activeStatus);
+    }
+    if (planned.length === 0 && intoHead.length === 0) return;
+
+    try {
+      // Snapshots that took coalesced triggers are encoded again with their source_details.
+      for (const p of planned) {
+        if (p.details.length === 0) continue;
+        const draft = { ...p.draft, sourceDetails: [...p.details] };
+        p.stored = await encodeForStorage(profile, draft, sizePolicy(refOf(draft), 0));
+      }
+      let headRewrite: { stored: StorableSnapshot<P>; location: HeadLocation } | undefined;
+      if (intoHead.length > 0 && head) {
+        const { integrity: _integrity, ...rest } = head.snapshot;
+        const details = [...rest.sourceDetails, ...intoHead.map((x) => x.record)];
+        const draft: SnapshotDraft<P> = { ...rest, sourceDetails: details };
+        headRewrite = { stored: await encodeForStorage(profile, draft, sizePolicy(refOf(draft), details.length)), location: head.location };
+      }
+
+      // Build the write plan.
+      const creates: CreateOp[] = [];
+      const replaces: ReplaceOp[] = [];
+      const newest = planned.at(-1);
+      const hasHistory = typeof layout.historyKey === 'function';
+      const budgetLow = batchWhenLow && storage.rateBudget?.().low === true;
+      let batchFile: { key: string; bytes: Uint8Array; members: { sequence: number; bytes: Uint8Array }[] } | undefined;
+      if (hasHistory && budgetLow && planned.length >= 2 && layout.batchKey) {
+        const members = planned.map((p) => ({ sequence: p.draft.sequence, bytes: p.stored.bytes }));
+        const bytes = encodeBatchFile(members);
+        if (bytes.length <= maxBytes) batchFile = { key: layout.batchKey(runId, planned[0]!.draft.sequence, newest!.draft.sequence), bytes, members };
+      }
+      if (headRewrite) {
+        for (const part of headRewrite.stored.parts) creates.push({ key: part.key, bytes: part.data });
+        const loc = headRewrite.location;
+        if (loc.kind === 'history') replaces.push({ key: loc.key, bytes: headRewrite.stored.bytes, ifVersion: loc.version });
+        if (loc.kind === 'batch') {
+          const members = loc.members.map((m) => (m.sequence === head!.snapshot.sequence ? { sequence: m.sequence, bytes: headRewrite!.stored.bytes } : m));
+          replaces.push({ key: loc.key, bytes: encodeBatchFile(members), ifVersion: loc.version });
+        }
+      }
+      for (const p of planned) {
+        if (!hasHistory && p !== newest) continue; // latest-only profiles store the newest state alone
+        for (const part of p.stored.parts) creates.push({ key: part.key, bytes: part.data });
+      }
+      if (hasHistory) {
+        if (batchFile) {
+          creates.push({ key: batchFile.key, bytes: batchFile.bytes });
+          for (const p of planned) p.key = batchFile.key;
+        } else {
+          for (const p of planned) {
+            p.key = layout.historyKey!(refOf(p.draft));
+            creates.push({ key: p.key, bytes: p.stored.bytes });
+          }
+        }
+      }
+      const latestBytes = newest?.stored.bytes ?? headRewrite?.stored.bytes;
+      const entries: RunIndexEntry[] = [
+        ...unindexed,
+        ...(hasHistory
+          ? planned.map((p) => ({ sequence: p.draft.sequence, checkpoint_id: p.draft.id, trigger: p.draft.source, timestamp: p.draft.createdAt, file_path: p.key, status: p.draft.status }))
+          : newest
+            ? [{ sequence: newest.draft.sequence, checkpoint_id: newest.draft.id, trigger: newest.draft.source, timestamp: newest.draft.createdAt, file_path: latestKey, status: newest.draft.status }]
+            : []),
+      ];
+      const plan: WritePlan = {
+        creates,
+        replaces,
+        ...(latestBytes ? { latest: { key: latestKey, bytes: latestBytes } } : {}),
+        ...(indexKey && entries.length > 0 ? { index: { key: indexKey, entries } } : {}),
+      };
+
+      const report = await withRetry(async () => {
+        await lock?.ensure();
+        return executeWrite(storage, runId, plan, index, now, useAtomicBatch);
+      }, retryOptions);
+
+      // Durable: acknowledge in call order and move the head.
+      const outcome = report.pending ? 'queued' : 'written';
+      const mode = batchFile ? 'batch-file' : report.mode;
+      unindexed = [];
+      if (headRewrite && head) {
+        const loc = head.location;
+        const location: HeadLocation =
+          loc.kind === 'history'
+            ? { kind: 'history', key: loc.key, version: report.versions.get(loc.key) ?? loc.version }
+            : loc.kind === 'batch'
+              ? {
+                  kind: 'batch',
+                  key: loc.key,
+                  version: report.versions.get(loc.key) ?? loc.version,
+                  members: loc.members.map((m) => (m.sequence === head!.snapshot.sequence ? { sequence: m.sequence, bytes: headRewrite!.stored.bytes } : m)),
+                }
+              : loc;
+        head = { ...head, snapshot: headRewrite.stored.snapshot, location };
+        const key = loc.kind === 'history' || loc.kind === 'batch' ? loc.key : latestKey;
+        const s = headRewrite.stored.snapshot;
+        for (const { job } of intoHead) {
+          const result: CheckpointSuccess<P> = {
+            ok: true,
+            outcome: 'coalesced',
+            snapshotId: s.id,
+            sequence: s.sequence,
+            key,
+            snapshot: s,
+            ...(newest && !hasHistory ? { supersededBy: newest.draft.sequence } : {}),
+          };
+          emitter.emit('coalesced', { runId, snapshotId: s.id, sequence: s.sequence, source: job.trigger.source, status: s.status, recorded: s.sourceDetails.length });
+          job.resolve(result);
+        }
+      }
+      for (const p of planned) {
+        const s = p.stored.snapshot;
+        const superseded = !hasHistory && p !== newest ? { supersededBy: newest!.draft.sequence } : {};
+        emitter.emit('written', {
+          runId,
+          snapshotId: s.id,
+          sequence: s.sequence,
+          source: s.source,
+          status: s.status,
+          key: p.key,
+          bytes: p.stored.bytes.length,
+          outcome,
+          groupSize: planned.length,
+          mode,
+        });
+        p.creator.resolve({ ok: true, outcome, snapshotId: s.id, sequence: s.sequence, key: p.key, snapshot: s, ...superseded });
+        for (const job of p.coalesced) {
+          emitter.emit('coalesced', { runId, snapshotId: s.id, sequence: s.sequence, source: job.trigger.source, status: s.status, recorded: s.sourceDetails.length });
+          job.resolve({ ok: true, outcome: 'coalesced', snapshotId: s.id, sequence: s.sequence, key: p.key, snapshot: s, ...superseded });
+        }
+      }
+      if (newest) {
+        lastSequence = newest.draft.sequence;
+        const s = newest.stored.snapshot;
+        let location: HeadLocation;
+        if (!hasHistory) location = { kind: 'latest' };
+        else if (batchFile) location = { kind: 'batch', key: batchFile.key, version: report.versions.get(batchFile.key) ?? '', members: batchFile.members };
+        else location = { kind: 'history', key: newest.key, version: report.versions.get(newest.key) ?? '' };
+        if ((location.kind === 'history' || location.kind === 'batch') && location.version === '') location = { kind: 'fixed' };
+        head = { snapshot: s, digest: newest.digest, createdAtMs: newest.createdAtMs, location };
+      }
+    } catch (raw) {
+      // Nothing of this group is acknowledged. Numbers go back to the pool, but storage is
+      // read again before the next group: whatever did land (an ambiguous failure) keeps its number.
+      const error = toCheckpointError(raw, 'checkpoint_atomic_write_failed', 'checkpoint write failed');
+      nextSequence = firstSequence;
+      needsRecovery = true;
+      if (error.reasonCode === 'checkpoint_run_locked') opened = false;
+      const result = failure(error, 'write');
+      for (const p of planned) {
+        p.creator.resolve(result);
+        for (const job of p.coalesced) job.resolve(result);
+      }
+      for (const { job } of intoHead) job.resolve(result);
+    }
+  };
+
+  const schedule = (): void => {
+    if (scheduled) return;
+    scheduled = true;
+    void exclusive(async () => {
+      scheduled = false;
+      const group = queue.splice(0, queue.length);
+      if (group.length > 0) await commitGroup(group);
+    });
+  };
+
+  const enqueue = (trigger: ValidatedTrigger<P>): Promise<CheckpointResult<P>> =>
+    new Promise((resolve) => {
+      const last = queue.at(-1);
+      if (last && last.trigger.material === trigger.material && last.riders.length < maxQueue) last.riders.push({ trigger, resolve, riders: [] });
+      else queue.push({ trigger, resolve, riders: [] });
+      schedule();
+    });
+
+  const deliver = (result: CheckpointResult<P>): CheckpointResult<P> => {
+    if (!result.ok && failMode === 'throw') throw result.error;
+    return result;
+  };
+
+  const accept = (input: CheckpointInput<P>, during: 'validate' | 'heartbeat'): Promise<CheckpointResult<P>> => {
+    if (closing || closed) {
+      return Promise.resolve(failure(new CheckpointError('checkpoint_closed', `writer of run ${runId} is closed`, { details: { runId } }), during === 'heartbeat' ? 'heartbeat' : 'validate'));
+    }
+    let trigger: ValidatedTrigger<P>;
+    try {
+      trigger = validateTrigger(profile, input, clock.now());
+    } catch (raw) {
+      return Promise.resolve(failure(toCheckpointError(raw, 'checkpoint_schema_invalid', 'invalid checkpoint'), during));
+    }
+    const last = queue.at(-1);
+    const rides = last !== undefined && last.trigger.material === trigger.material && last.riders.length < maxQueue;
+    if (queue.length >= maxQueue && !rides) {
+      return Promise.resolve(
+        failure(
+          new CheckpointError('checkpoint_backpressure', `writer queue of run ${runId} is full (${maxQueue} checkpoints wait behind the one in flight)`, {
+            details: { runId, queued: queue.length, maxQueue },
+          }),
+          'queue',
+        ),
+      );
+    }
+    lastInput = { status: trigger.status, payload: trigger.payload };
+    if (trigger.status !== activeStatus) heartbeat.reset(false);
+    return enqueue(trigger);
+  };
+
+  const heartbeat = createHeartbeat(clock, heartbeatMs, () => {
+    emitter.emit('heartbeat', { runId, at: clock.now() });
+    if (!lastInput || lastInput.status !== activeStatus || heartbeatSource === undefined) return;
+    let payload: P;
+    try {
+      payload = options.heartbeatPayload ? options.heartbeatPayload(lastInput.payload) : lastInput.payload;
+    } catch (raw) {
+      failure(toCheckpointError(raw, 'checkpoint_schema_invalid', 'heartbeatPayload failed'), 'heartbeat');
+      heartbeat.reset(true);
+      return;
+    }
+    void accept({ source: heartbeatSource, status: lastInput.status, payload }, 'heartbeat').then((r) => {
+      // A failed beat is reported through `error`; keep beating so the state is tried again.
+      if (!r.ok) heartbeat.reset(lastInput?.status === activeStatus);
+    });
+  });
+
+  /** Resolves once nothing is queued or in flight. */
+  const idle = async (): Promise<void> => {
+    for (;;) {
+      const t = tail;
+      await t;
+      if (t === tail && queue.length === 0 && !scheduled) return;
+    }
+  };
+
+  const writer: CheckpointWriter<P> = {
+    runId,
+    profile,
+    get lastSequence() {
+      return lastSequence;
+    },
+    get closed() {
+      return closed;
+    },
+    async open() {
+      if (closing || closed) return deliverFailure(failure(new CheckpointError('checkpoint_closed', `writer of run ${runId} is closed`), 'open'));
+      try {
+        await exclusive(openWithRetry);
+        return { ok: true as const, lastSequence };
+      } catch (raw) {
+        return deliverFailure(failure(toCheckpointError(raw, 'checkpoint_storage_unavailable', 'could not open the run'), 'open'));
+      }
+    },
+    async checkpoint(input) {
+      return deliver(await accept(input, 'validate'));
+    },
+    async flush() {
+      await idle();
+      if (!storage.flush) return;
+      try {
+        await storage.flush();
+      } catch (raw) {
+        const f = failure(toCheckpointError(raw, 'checkpoint_storage_unavailable', 'storage flush failed'), 'flush');
+        if (failMode === 'throw') throw f.error;
+      }
+    },
+    async close() {
+      if (closing || closed) return;
+      closing = true;
+      heartbeat.stop();
+      let error: CheckpointError | undefined;
+      try {
+        await writer.flush();
+      } catch (raw) {
+        error = toCheckpointError(raw, 'checkpoint_storage_unavailable', 'flush on close failed');
+      }
+      try {
+        await lock?.release();
+      } catch (raw) {
+        error ??= failure(toCheckpointError(raw, 'checkpoint_storage_unavailable', 'could not release the run lock'), 'close').error;
+      }
+      closed = true;
+      emitter.emit('closed', { runId });
+      if (error && failMode === 'throw') throw error;
+    },
+    on: (event, listener) => emitter.on(event, listener),
+  };
+
+  function deliverFailure(f: CheckpointFailure): CheckpointFailure {
+    if (failMode === 'throw') throw f.error;
+    return f;
+  }
+
+  return writer;
+}

@@ -1,0 +1,44 @@
+import type { Clock, TimerHandle } from '../model/clock.js';
+
+/** The heartbeat timer of one writer. */
+export interface Heartbeat {
+  /** (Re)arms the timer for a full interval from now when `active`; disarms it otherwise. */
+  reset(active: boolean): void;
+  /** Disarms for good (close). */
+  stop(): void;
+  /** True while a beat is scheduled. */
+  readonly armed: boolean;
+}
+
+/**
+ * snapshot-lifecycle.md: "periodic heartbeat every 120 seconds while a plan is
+ * in_progress". The writer re-arms it whenever a new snapshot is planned with the active
+ * status, so a beat fires after `intervalMs` without any snapshot; a non-active
+ * (terminal, paused) status disarms it, and `stop()` ends it on close. The timer goes
+ * through the injectable {@link Clock}, so tests drive it with fake time.
+ */
+export function createHeartbeat(clock: Clock, intervalMs: number | false, beat: () => void): Heartbeat {
+  let handle: TimerHandle | undefined;
+  let stopped = false;
+  const disarm = (): void => {
+    if (handle !== undefined) clock.clearTimeout(handle);
+    handle = undefined;
+  };
+  return {
+    reset(active) {
+      disarm();
+      if (!active || stopped || intervalMs === false) return;
+      handle = clock.setTimeout(() => {
+        handle = undefined;
+        if (!stopped) beat();
+      }, intervalMs);
+    },
+    stop() {
+      stopped = true;
+      disarm();
+    },
+    get armed() {
+      return handle !== undefined;
+    },
+  };
+}

@@ -1,0 +1,76 @@
+import { canonicalJson } from '../codec/canonical-json.js';
+import { CheckpointError, isCheckpointError } from '../model/errors.js';
+import type { Priority } from '../model/snapshot.js';
+import type { Profile } from '../profiles/define-profile.js';
+import type { CheckpointInput } from './types.js';
+
+/** A checkpoint request that passed validation, frozen at call time. */
+export interface ValidatedTrigger<P> {
+  readonly source: string;
+  readonly status: string;
+  /** A private deep copy: the agent may mutate its object after calling `checkpoint()`. */
+  readonly payload: P;
+  readonly priority?: Priority;
+  /** Clock time of the call, in epoch ms. */
+  readonly at: number;
+  /** Canonical JSON of the material state (see `materialText`). */
+  readonly material: string;
+}
+
+function jsonPath(path: readonly PropertyKey[]): string {
+  let out = '$';
+  for (const part of path) {
+    if (typeof part === 'number') out += `[${part}]`;
+    else if (typeof part === 'string' && /^[A-Za-z_$][\w$]*$/.test(part)) out += `.${part}`;
+    else out += `[${JSON.stringify(String(part))}]`;
+  }
+  return out;
+}
+
+/**
+ * The material state of a checkpoint as canonical JSON: its status and the profile's
+ * `materialView` of the payload (volatile fields left out). Two triggers with equal text
+ * carry no material change (snapshot-lifecycle.md coalescing rule).
+ */
+export function materialText<P>(profile: Profile<P>, status: string, payload: P): string {
+  return canonicalJson({ status, material: profile.materialView(payload) as never });
+}
+
+/**
+ * Validates a checkpoint request against the profile: the source must be one of its
+ * triggers, the status one of its statuses, the payload must pass its zod schema and be
+ * storable as JSON. Every failure is `checkpoint_schema_invalid` with the JSON paths of the
+ * offending values in `details.paths` (never the values themselves).
+ */
+export function validateTrigger<P>(profile: Profile<P>, input: CheckpointInput<P>, at: number): ValidatedTrigger<P> {
+  if (input === null || typeof input !== 'object') {
+    throw new CheckpointError('checkpoint_schema_invalid', 'checkpoint() needs { source, status, payload }');
+  }
+  const { source, status } = input;
+  if (typeof source !== 'string') throw new CheckpointError('checkpoint_schema_invalid', 'checkpoint source must be a string');
+  const spec = profile.trigger(source);
+  if (typeof status !== 'string' || !profile.statuses.all.includes(status)) {
+    throw new CheckpointError('checkpoint_schema_invalid', `profile "${profile.name}" has no status ${JSON.stringify(String(status))}; valid: ${profile.statuses.all.join(', ')}`, {
+      details: { profile: profile.name, paths: ['$.status'] },
+    });
+  }
+  const parsed = profile.payload.safeParse(input.payload);
+  if (!parsed.success) {
+    const issues = parsed.error.issues;
+    const paths = issues.slice(0, 20).map((i) => jsonPath(i.path));
+    const shown = issues.slice(0, 5).map((i) => `${jsonPath(i.path)} ${i.message}`);
+    throw new CheckpointError('checkpoint_schema_invalid', `payload does not match profile "${profile.name}": ${shown.join('; ')}`, {
+      details: { profile: profile.name, paths },
+    });
+  }
+  let payload: P;
+  let material: string;
+  try {
+    material = materialText(profile, status, parsed.data);
+    payload = structuredClone(parsed.data);
+  } catch (err) {
+    if (isCheckpointError(err)) throw err;
+    throw new CheckpointError('checkpoint_schema_invalid', 'payload cannot be stored as JSON', { cause: err });
+  }
+  return { source, status, payload, at, material, ...(spec.priority ? { priority: spec.priority } : {}) };
+}

@@ -1,0 +1,229 @@
+import type { Clock } from '../model/clock.js';
+import type { CheckpointError } from '../model/errors.js';
+import type { ReasonCode } from '../model/reason-codes.js';
+import type { Snapshot } from '../model/snapshot.js';
+import type { Profile } from '../profiles/define-profile.js';
+import type { StorageAdapter } from '../storage/adapter.js';
+
+/** What the agent passes to {@link CheckpointWriter.checkpoint}. */
+export interface CheckpointInput<P> {
+  /** The trigger that fired; must be one of the profile's triggers (`step_boundary`, `phase_complete`, …). */
+  readonly source: string;
+  /** Execution status; must be one of the profile's statuses (`in_progress`, `completed`, …). */
+  readonly status: string;
+  /** The state to save; validated with the profile's zod payload schema. */
+  readonly payload: P;
+}
+
+/** How a successful checkpoint was handled. */
+export type CheckpointOutcome = 'written' | 'coalesced' | 'queued';
+
+/** A checkpoint that is durable (or, for `queued`, accepted into the adapter's durable-later queue). */
+export interface CheckpointSuccess<P> {
+  readonly ok: true;
+  /**
+   * - `written`: a new snapshot is durable in storage.
+   * - `coalesced`: no material change within the coalescing window; the trigger was recorded in the
+   *   `source_details` of the existing snapshot `snapshotId`, and that record is durable.
+   * - `queued`: the adapter accepted the write into its local durable-later queue
+   *   (`PutResult.pending`, phased-workflow-github.md `emergency_fallback`); `storage.flush()` pushes it.
+   */
+  readonly outcome: CheckpointOutcome;
+  readonly snapshotId: string;
+  readonly sequence: number;
+  /** Storage key holding the snapshot: its history entry, its batch file, or `latest` for profiles without history. */
+  readonly key: string;
+  /** The snapshot as stored (for `coalesced`: with this trigger in `sourceDetails`). */
+  readonly snapshot: Snapshot<P>;
+  /**
+   * Only for profiles without history (one active document, e.g. `NN-CHECKPOINT.json`): this
+   * snapshot was group-committed behind a newer one, so the stored document is that newer
+   * snapshot (with this sequence number never stored on its own).
+   */
+  readonly supersededBy?: number;
+}
+
+/** A checkpoint that failed; the agent carries on (fail-forward). */
+export interface CheckpointFailure {
+  readonly ok: false;
+  readonly reasonCode: ReasonCode;
+  readonly error: CheckpointError;
+}
+
+/** Result of {@link CheckpointWriter.checkpoint}. */
+export type CheckpointResult<P> = CheckpointSuccess<P> | CheckpointFailure;
+
+/** Identity written into a run lock, used to tell a live holder from a dead one. */
+export interface WriterLockIdentity {
+  readonly pid: number;
+  readonly hostname: string;
+}
+
+/** Options of {@link createWriter}. Every tunable defaults from the profile or the specs. */
+export interface WriterOptions<P> {
+  /** Where snapshots go. The writer never closes it: the caller owns it. */
+  readonly storage: StorageAdapter;
+  /** The checkpoint system spoken (triggers, statuses, schema, layout). */
+  readonly profile: Profile<P>;
+  /** The run (session, workflow execution, plan) written to; checked with `profile.assertRunId`. */
+  readonly runId: string;
+  /**
+   * Time source for timestamps, the coalescing window, the heartbeat and retry backoff.
+   * @default systemClock
+   */
+  readonly clock?: Clock;
+  /**
+   * `'result'`: storage and validation failures resolve `{ ok: false, reasonCode, error }` and fire
+   * an `error` event; the agent is never halted. `'throw'`: `checkpoint()` rejects with the
+   * `CheckpointError` instead (and `flush()`/`close()` reject too).
+   * @default 'result'
+   */
+  readonly failMode?: 'result' | 'throw';
+  /**
+   * Two triggers this close (inclusive) with the same material state make one snapshot.
+   * @default profile.coalesceWindowMs (3000, snapshot-lifecycle.md)
+   */
+  readonly coalesceWindowMs?: number;
+  /**
+   * Heartbeat period while the status is the profile's active status, or `false` for none.
+   * @default profile.heartbeat.intervalMs (120000 for profiles with a `timer` trigger), else false
+   */
+  readonly heartbeatIntervalMs?: number | false;
+  /**
+   * State a heartbeat snapshot carries, from the last payload given (e.g. to refresh volatile
+   * fields). Must be valid for the profile's payload schema.
+   * @default the last payload, unchanged
+   */
+  readonly heartbeatPayload?: (last: P) => P;
+  /**
+   * Most checkpoints waiting behind the group in flight; past it `checkpoint()` answers
+   * `checkpoint_backpressure` at once. A call whose material state equals the one queued
+   * just before it rides along with it (it can only coalesce) and does not take a slot,
+   * up to `maxQueue` riders per slot.
+   * @default 256
+   */
+  readonly maxQueue?: number;
+  /**
+   * Attempts per group write before the checkpoints fail (phased-workflow-github.md: "max 3 attempts").
+   * @default 3
+   */
+  readonly maxAttempts?: number;
+  /**
+   * First retry delay; doubles on each attempt.
+   * @default 200
+   */
+  readonly retryBaseMs?: number;
+  /**
+   * Cap of one retry delay (also for rate limits: the writer does not sleep to the reset; the adapter may).
+   * @default 5000
+   */
+  readonly retryMaxMs?: number;
+  /**
+   * Largest stored document in bytes (capped further by `storage.capabilities.maxValueBytes`).
+   * @default profile.maxSnapshotBytes (10 MB, phased-workflow-github.md)
+   */
+  readonly maxSnapshotBytes?: number;
+  /**
+   * Over the size limit: split large values into part files, or fail with `checkpoint_too_large`.
+   * @default profile.onOversize ('split')
+   */
+  readonly onOversize?: 'split' | 'reject';
+  /**
+   * Take the run lock (`layout.lockKey(runId)`) so a second writer on the same run gets
+   * `checkpoint_run_locked`. `'auto'` takes it when the adapter's conditional writes hold
+   * across processes (`capabilities.crossProcessConditional`: fs, github), not for in-process memory.
+   * @default 'auto'
+   */
+  readonly lock?: boolean | 'auto';
+  /**
+   * How long a lock stays valid without a write renewing it; past it another writer may take the run over.
+   * @default 300000 (5 min, longer than the 2-min heartbeat so an idle live run keeps its lock)
+   */
+  readonly lockLeaseMs?: number;
+  /**
+   * Identity stored in the lock.
+   * @default `{ pid: process.pid, hostname: os.hostname() }` where available (Node), else `{ pid: 0, hostname: 'unknown' }`
+   */
+  readonly lockIdentity?: WriterLockIdentity;
+  /**
+   * Whether a process on this host is alive, used to take over a lock left by a killed process at once.
+   * @default `process.kill(pid, 0)` where available; otherwise every process counts as alive (lease expiry only)
+   */
+  readonly isProcessAlive?: (pid: number) => boolean;
+  /**
+   * When the adapter's `rateBudget().low` is true and several checkpoints are queued, write them as one
+   * `batch_{first}_{last}.json` file (phased-workflow-github.md `batching_strategy`).
+   * @default true
+   */
+  readonly batchWhenBudgetLow?: boolean;
+}
+
+/** Payloads of the writer's events. None carries payload contents. */
+export interface WriterEventMap {
+  /** A new snapshot is durable (or queued by the adapter). */
+  written: {
+    readonly runId: string;
+    readonly snapshotId: string;
+    readonly sequence: number;
+    readonly source: string;
+    readonly status: string;
+    readonly key: string;
+    readonly bytes: number;
+    readonly outcome: 'written' | 'queued';
+    /** Snapshots committed together in this group. */
+    readonly groupSize: number;
+    /** `sequential` puts, one atomic `batch`, or one phased-workflow `batch-file`. */
+    readonly mode: 'sequential' | 'batch' | 'batch-file';
+  };
+  /** A trigger was folded into an existing snapshot and recorded in its `source_details`. */
+  coalesced: {
+    readonly runId: string;
+    readonly snapshotId: string;
+    readonly sequence: number;
+    readonly source: string;
+    readonly status: string;
+    /** Triggers recorded in the snapshot's `source_details` so far. */
+    readonly recorded: number;
+  };
+  /** A checkpoint, heartbeat, lock or flush failed. */
+  error: {
+    readonly runId: string;
+    readonly reasonCode: ReasonCode;
+    readonly error: CheckpointError;
+    readonly during: 'validate' | 'queue' | 'write' | 'open' | 'heartbeat' | 'flush' | 'close';
+  };
+  /** A group write failed and will be attempted again after `delayMs`. */
+  retry: { readonly runId: string; readonly attempt: number; readonly delayMs: number; readonly reasonCode: ReasonCode };
+  /** The heartbeat timer fired. */
+  heartbeat: { readonly runId: string; readonly at: number };
+  /** The writer opened the run: took its lock (if any) and recovered its numbering. */
+  opened: { readonly runId: string; readonly lastSequence: number; readonly locked: boolean; readonly tookOver: boolean };
+  /** The writer closed. */
+  closed: { readonly runId: string };
+}
+
+/** Name of a writer event. */
+export type WriterEventName = keyof WriterEventMap;
+
+/** Turns an agent's triggers into durable snapshots of one run. Created by {@link createWriter}. */
+export interface CheckpointWriter<P> {
+  readonly runId: string;
+  readonly profile: Profile<P>;
+  /** Sequence of the newest durable snapshot (0 before any, or before the run is opened). */
+  readonly lastSequence: number;
+  /** True after `close()`. */
+  readonly closed: boolean;
+  /**
+   * Takes the run lock and recovers the numbering now (the first `checkpoint()` does it otherwise).
+   * Resolves `{ ok: false }` (or rejects with `failMode: 'throw'`) with `checkpoint_run_locked` when another writer holds the run.
+   */
+  open(): Promise<{ ok: true; lastSequence: number } | CheckpointFailure>;
+  /** Saves a checkpoint; resolves once it is durable. Calls are serialized in call order. */
+  checkpoint(input: CheckpointInput<P>): Promise<CheckpointResult<P>>;
+  /** Resolves when every checkpoint accepted so far is settled and the adapter's local queue (if any) is flushed. */
+  flush(): Promise<void>;
+  /** Flushes, stops the heartbeat, releases the run lock. Later checkpoints fail with `checkpoint_closed`. Idempotent. */
+  close(): Promise<void>;
+  /** Subscribes to an event; returns the unsubscribe function. Listener errors are swallowed. */
+  on<E extends WriterEventName>(event: E, listener: (payload: WriterEventMap[E]) => void): () => void;
+}

@@ -1,0 +1,296 @@
+import { z } from 'zod';
+import {
+  defaultProfile,
+  defineProfile,
+  historyBySnapshotId,
+  jsonDocumentFormat,
+  IntegritySchema,
+  listAll,
+  memoryStorage,
+  PRIORITIES,
+  readSnapshot,
+  Rfc3339Schema,
+  standardLayout,
+  TriggerRecordSchema,
+  type Clock,
+  type Profile,
+  type Snapshot,
+  type StorageAdapter,
+  type TimerHandle,
+} from 'savepoint';
+
+/** Yields to the event loop (crypto digests and storage calls settle outside the microtask queue). */
+export const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
+
+/** A manual clock: time moves only through `advance`, which fires due timers in order. */
+export interface ManualClock extends Clock {
+  advance(ms: number): Promise<void>;
+  set(ms: number): void;
+  readonly timers: number;
+}
+
+export const T0 = Date.parse('2025-06-01T12:00:00.000Z');
+
+export function manualClock(start = T0): ManualClock {
+  let t = start;
+  let seq = 0;
+  const timers: { at: number; id: number; cb: () => void }[] = [];
+  return {
+    now: () => t,
+    setTimeout(cb: () => void, ms: number): TimerHandle {
+      const h = { at: t + Math.max(0, ms), id: seq++, cb };
+      timers.push(h);
+      return h;
+    },
+    clearTimeout(h: TimerHandle) {
+      const i = timers.indexOf(h as (typeof timers)[number]);
+      if (i >= 0) timers.splice(i, 1);
+    },
+    async advance(ms: number) {
+      const end = t + ms;
+      for (;;) {
+        await tick();
+        timers.sort((a, b) => a.at - b.at || a.id - b.id);
+        const next = timers[0];
+        if (!next || next.at > end) break;
+        timers.shift();
+        t = next.at;
+        next.cb();
+      }
+      t = end;
+      await tick();
+    },
+    set(ms: number) {
+      t = ms;
+    },
+    get timers() {
+      return timers.length;
+    },
+  };
+}
+
+/** A clock whose time is set by hand but whose timers fire at once (for retry backoff in fault tests). */
+export function instantTimerClock(start = T0): Clock & { set(ms: number): void; advanceBy(ms: number): void } {
+  let t = start;
+  return {
+    now: () => t,
+    setTimeout: (cb: () => void) => globalThis.setTimeout(cb, 0),
+    clearTimeout: (h: TimerHandle) => globalThis.clearTimeout(h as ReturnType<typeof setTimeout>),
+    set(ms: number) {
+      t = ms;
+    },
+    advanceBy(ms: number) {
+      t += ms;
+    },
+  };
+}
+
+/** memoryStorage without `batch`: the plain sequential write path (as on fs). */
+export function sequentialMemory(inner: StorageAdapter = memoryStorage()): StorageAdapter {
+  return {
+    name: 'memory-sequential',
+    capabilities: { ...inner.capabilities, atomicBatch: false },
+    get: (k) => inner.get(k),
+    put: (k, b, o) => inner.put(k, b, o),
+    delete: (k, o) => inner.delete(k, o),
+    list: (p) => inner.list(p),
+    close: () => inner.close(),
+  };
+}
+
+/** A storage whose writes wait until `release()` (a slow store, for group commit and backpressure). */
+export function gatedStorage(inner: StorageAdapter = memoryStorage()): StorageAdapter & { hold(): void; release(): void; writes: string[] } {
+  let gate: Promise<void> | undefined;
+  let open: (() => void) | undefined;
+  const writes: string[] = [];
+  const wait = async (): Promise<void> => {
+    if (gate) await gate;
+  };
+  return {
+    name: 'gated',
+    capabilities: inner.capabilities,
+    writes,
+    hold() {
+      gate = new Promise((r) => (open = r));
+    },
+    release() {
+      gate = undefined;
+      open?.();
+    },
+    get: (k) => inner.get(k),
+    async put(k, b, o) {
+      await wait();
+      writes.push(`put ${k}`);
+      return inner.put(k, b, o);
+    },
+    delete: (k, o) => inner.delete(k, o),
+    list: (p) => inner.list(p),
+    async batch(ops) {
+      await wait();
+      writes.push(`batch ${ops.map((o) => o.key).join(',')}`);
+      return inner.batch!(ops);
+    },
+    close: () => inner.close(),
+  };
+}
+
+/** Every snapshot stored in a run's history (default-style layouts), by sequence. */
+export async function historyOf<P>(storage: StorageAdapter, profile: Profile<P>, runId: string): Promise<Snapshot<P>[]> {
+  const out: Snapshot<P>[] = [];
+  for (const e of await listAll(storage, profile.layout.runsPrefix)) {
+    const info = profile.layout.classify(e.key);
+    if (info?.kind !== 'history' || info.runId !== runId) continue;
+    const s = await readSnapshot(storage, profile, e.key);
+    if (s) out.push(s);
+  }
+  return out.sort((a, b) => a.sequence - b.sequence);
+}
+
+export const latestOf = <P>(storage: StorageAdapter, profile: Profile<P>, runId: string): Promise<Snapshot<P> | undefined> =>
+  readSnapshot(storage, profile, profile.layout.latestKey(runId));
+
+/**
+ * A phased-workflow-like test profile (the real one is built by the profiles engineer):
+ * the spec's triggers and priorities, `cp_NNN_trigger.json` history in the run folder,
+ * an index, a volatile `updated_at` left out of the material view.
+ */
+const PhasedPayload = z.object({ phase: z.string(), cost: z.number(), updated_at: z.string().optional(), blob: z.array(z.string()).optional() }).strict();
+type PhasedPayloadT = z.infer<typeof PhasedPayload>;
+const PhasedDoc = z
+  .object({
+    checkpoint_id: z.string(),
+    run_id: z.string(),
+    timestamp: Rfc3339Schema,
+    trigger: z.string(),
+    source_details: z.array(TriggerRecordSchema),
+    priority: z.enum(PRIORITIES).optional(),
+    sequence_number: z.number().int().min(1),
+    status: z.enum(['in_progress', 'completed', 'failed']),
+    state: PhasedPayload,
+    integrity: IntegritySchema,
+  })
+  .strict();
+type PhasedDocT = z.infer<typeof PhasedDoc>;
+
+export const phasedLike: Profile<PhasedPayloadT> = defineProfile<PhasedPayloadT>({
+  name: 'phasedLike',
+  payload: PhasedPayload,
+  triggers: {
+    phase_complete: { priority: 'high' },
+    gate_decision: { priority: 'high' },
+    circuit_breaker: { priority: 'critical' },
+    escalation: { priority: 'high' },
+    iteration: { priority: 'medium' },
+    cost_threshold: { priority: 'high' },
+    expensive_op: { priority: 'medium' },
+    destructive_op: { priority: 'high' },
+    manual: {},
+  },
+  heartbeat: false,
+  statuses: { all: ['in_progress', 'completed', 'failed'], terminal: ['completed', 'failed'], active: 'in_progress' },
+  materialView: (p) => ({ ...p, updated_at: undefined }),
+  newSnapshotId: () => globalThis.crypto.randomUUID(),
+  layout: standardLayout({
+    root: 'checkpoints',
+    history: {
+      dir: '',
+      name: (r) => `cp_${String(r.sequence).padStart(3, '0')}_${r.source}.json`,
+      parse: (f) => {
+        const m = /^cp_(\d{3,})_([a-z_]+)\.json$/.exec(f);
+        return m ? { sequence: Number(m[1]), source: m[2]! } : undefined;
+      },
+    },
+  }),
+  document: jsonDocumentFormat<PhasedPayloadT, PhasedDocT>({
+    schema: PhasedDoc,
+    toDocument: (s) => ({
+      checkpoint_id: s.id,
+      run_id: s.runId,
+      timestamp: s.createdAt,
+      trigger: s.source,
+      source_details: s.sourceDetails,
+      ...(s.priority ? { priority: s.priority } : {}),
+      sequence_number: s.sequence,
+      status: s.status as PhasedDocT['status'],
+      state: s.payload,
+    }),
+    fromDocument: (d) => ({
+      id: d.checkpoint_id,
+      runId: d.run_id,
+      createdAt: d.timestamp,
+      source: d.trigger,
+      sourceDetails: d.source_details,
+      ...(d.priority ? { priority: d.priority } : {}),
+      sequence: d.sequence_number,
+      status: d.status,
+      payload: d.state,
+    }),
+  }),
+});
+
+/** A plan-executor-like profile: one `plans/NN-CHECKPOINT.json`, no history, no index. */
+const PlanPayload = z.object({ current_task_index: z.number().int(), last_activity: z.string().optional() }).strict();
+type PlanPayloadT = z.infer<typeof PlanPayload>;
+const PlanDoc = z
+  .object({
+    plan_number: z.string(),
+    status: z.enum(['in_progress', 'completed', 'failed', 'timeout']),
+    seq: z.number().int(),
+    id: z.string(),
+    created: Rfc3339Schema,
+    source: z.string(),
+    source_details: z.array(TriggerRecordSchema),
+    current_task_index: z.number().int(),
+    last_activity: z.string().optional(),
+    integrity: IntegritySchema,
+  })
+  .strict();
+type PlanDocT = z.infer<typeof PlanDoc>;
+
+export const planLike: Profile<PlanPayloadT> = defineProfile<PlanPayloadT>({
+  name: 'planLike',
+  payload: PlanPayload,
+  triggers: { task_complete: {}, manual: {} },
+  statuses: { all: ['in_progress', 'completed', 'failed', 'timeout'], terminal: ['completed', 'failed', 'timeout'], active: 'in_progress' },
+  heartbeat: false,
+  assertRunId: (id) => {
+    if (!/^\d{2}$/.test(id)) throw new Error('plan number');
+  },
+  layout: {
+    runsPrefix: 'plans/',
+    latestKey: (id) => `plans/${id}-CHECKPOINT.json`,
+    lockKey: (id) => `plans/.${id}-lock.json`,
+    classify: (key) => {
+      const m = /^plans\/(\d{2})-CHECKPOINT\.json$/.exec(key);
+      if (m) return { kind: 'latest', runId: m[1]!, compressed: false };
+      const l = /^plans\/\.(\d{2})-lock\.json$/.exec(key);
+      return l ? { kind: 'lock', runId: l[1]!, compressed: false } : undefined;
+    },
+  },
+  document: jsonDocumentFormat<PlanPayloadT, PlanDocT>({
+    schema: PlanDoc,
+    toDocument: (s) => ({
+      plan_number: s.runId,
+      status: s.status as PlanDocT['status'],
+      seq: s.sequence,
+      id: s.id,
+      created: s.createdAt,
+      source: s.source,
+      source_details: s.sourceDetails,
+      current_task_index: s.payload.current_task_index,
+      ...(s.payload.last_activity ? { last_activity: s.payload.last_activity } : {}),
+    }),
+    fromDocument: (d) => ({
+      id: d.id,
+      runId: d.plan_number,
+      sequence: d.seq,
+      createdAt: d.created,
+      source: d.source,
+      sourceDetails: d.source_details,
+      status: d.status,
+      payload: { current_task_index: d.current_task_index, ...(d.last_activity ? { last_activity: d.last_activity } : {}) },
+    }),
+  }),
+});
+
+export { defaultProfile, historyBySnapshotId };
