@@ -91,6 +91,7 @@ export {
 } from './profiles/layout.js';
 export { defaultProfile, DefaultDocumentSchema, JsonValueSchema, LIFECYCLE_STATUSES, type DefaultDocument } from './profiles/default-profile.js';
 export { readSnapshot, decodeStoredSnapshot } from './profiles/read-snapshot.js';
+export { collectRunFiles, type RunFiles, type StoreFiles, type ClassifiedEntry } from './profiles/run-files.js';
 
 export type { ResumePoint, ResumeRule, ResumeRuleContext } from './resume/types.js';
 export type { RetentionPolicy } from './retention/policy.js';
