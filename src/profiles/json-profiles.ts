@@ -4,3 +4,4 @@
  */
 export * from './snapshot-lifecycle/index.js';
 export * from './phased-workflow/index.js';
+export * from './plan-executor/index.js';

@@ -342,6 +342,17 @@ describe('phased-workflow fixtures', () => {
     expect((await importPhasedWorkflowDocument(spec, { status: 'paused' })).snapshot.status).toBe('paused');
   });
 
+  it('resumes with the profile rule: after phase_complete at the next phase, restoring the state step_3 lists', async () => {
+    const { snapshot } = await importPhasedWorkflowDocument(specText);
+    const point = phasedWorkflow.resume!(snapshot, { now: 0, isTerminal: phasedWorkflow.isTerminal });
+    expect(point).toMatchObject({ at: 'phase_3', eligible: true, reason: 'phase_complete_next_phase', completed: ['phase_0', 'phase_0_5', 'phase_1', 'phase_2'] });
+    expect(point.restored).toMatchObject({ current_phase: 'phase_2_design', cost_accumulated: 3.17, active_lessons: ['L-014: verify after every GitHub PUT'] });
+    expect(point.message).toContain(`RESUME: Continuing run ${String(spec.run_id)} from checkpoint ${String(spec.checkpoint_id)}`);
+    const tripped = (await importPhasedWorkflowDocument({ ...spec, trigger: 'circuit_breaker' })).snapshot;
+    expect(tripped.priority).toBe('critical');
+    expect(phasedWorkflow.resume!(tripped, { now: 0 })).toMatchObject({ at: 'human_review', eligible: false });
+  });
+
   it('refuses what the spec schema refuses', async () => {
     const { trigger: _t, ...noTrigger } = spec;
     for (const bad of [noTrigger, { ...spec, trigger: 'timer' }, { ...spec, phase: 'design' }, { ...spec, state_snapshot: { ...(spec.state_snapshot as JsonObject), cost_accumulated: 'free' } }]) {

@@ -43,7 +43,7 @@ export const lifecyclePayloadArb: fc.Arbitrary<SnapshotLifecyclePayload> = fc.re
     step_id: nonEmpty,
     step_ordinal: fc.nat(1000),
     step_status: fc.constantFrom('pending', 'in_progress', 'done', 'failed', 'skipped'),
-    todo_compliance: fc.record({ result: nonEmpty, violations: fc.array(text, { maxLength: 3 }), checked_at: fc.option(rfc3339, { nil: null }) }),
+    todo_compliance: fc.record({ result: nonEmpty, violations: fc.array(text, { maxLength: 3 }), checked_at: rfc3339 }),
     resume_hints: fc.record({ eligible: fc.boolean(), reason_code: nonEmpty, next_actions: fc.array(text, { maxLength: 3 }) }),
   }),
   context_digest: fc.record({
@@ -264,6 +264,15 @@ describe('snapshot-lifecycle fixtures', () => {
     // importing is deterministic, and importing the sealed document gives it back unchanged
     expect((await importSnapshotLifecycleDocument(spec, { sequence: 12 })).bytes).toEqual(bytes);
     expect((await importSnapshotLifecycleDocument(sealedFixture)).bytes).toEqual(bytes);
+  });
+
+  it('resumes with the profile rule from the step state and resume hints', async () => {
+    const { snapshot } = await importSnapshotLifecycleDocument(specText, { sequence: 12 });
+    const point = snapshotLifecycle.resume!(snapshot, { now: 0, isTerminal: snapshotLifecycle.isTerminal });
+    expect(point).toMatchObject({ at: '19.2', eligible: true, reason: 'step_in_progress', remaining: ['re-run npm test', 'finish the writer\'s heartbeat'] });
+    const stopped = lifecycleTriggers.forcedStop(snapshot.payload, { reason_code: 'disk_full' });
+    const failed = (await snapshotLifecycle.document.encode({ ...snapshot, source: stopped.source, status: stopped.status, payload: stopped.payload })).snapshot;
+    expect(snapshotLifecycle.resume!(failed, { now: 0 })).toMatchObject({ eligible: false, reason: 'disk_full' });
   });
 
   it('an integrity block that does not verify is refused unless resealed; the raw spec document alone does not decode', async () => {

@@ -1,6 +1,7 @@
 import { jsonDocumentFormat } from '../../codec/json-document.js';
 import { CheckpointError } from '../../model/errors.js';
 import { assertRunId, newUuidV4 } from '../../model/ids.js';
+import { phasedWorkflowResumeRule } from '../../resume/rules/phased-workflow.js';
 import type { ResumeRule } from '../../resume/types.js';
 import type { RetentionPolicy } from '../../retention/policy.js';
 import { defineProfile, type Profile } from '../define-profile.js';
@@ -171,7 +172,7 @@ export function createPhasedWorkflowProfile(options: PhasedWorkflowProfileOption
       }),
     }),
     ...(options.retention ? { retention: options.retention } : {}),
-    ...(options.resume ? { resume: options.resume } : {}),
+    resume: options.resume ?? phasedWorkflowResumeRule,
   });
 }
 

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { parseJson, type JsonObject } from '../../codec/canonical-json.js';
+import { parseJson, type JsonObject, type JsonValue } from '../../codec/canonical-json.js';
 import { INTEGRITY_FIELD, verifyDocument, type EncodedSnapshot } from '../../codec/json-document.js';
 import { gunzip, isGzip } from '../../codec/gzip.js';
 import { utf8Decode } from '../../codec/utf8.js';
@@ -46,20 +46,21 @@ export function parseDocumentWith<T>(schema: z.ZodType<T>, value: unknown, where
 
 /**
  * Shared import path of the JSON profiles: checks an existing integrity block (unless
- * `reseal`), maps the spec-shaped rest to a draft with `toDraft`, and seals it through
+ * `reseal`), maps the spec-shaped rest (and the integrity block, for profiles that keep
+ * bookkeeping there) to a draft with `toDraft`, and seals it through
  * the profile's own document format, so the result is exactly what the profile writes.
  */
 export async function importSpecDocument<P>(
   profile: Profile<P>,
   input: unknown,
   options: JsonProfileImportOptions,
-  toDraft: (document: JsonObject, where: string) => Promise<SnapshotDraft<P>> | SnapshotDraft<P>,
+  toDraft: (document: JsonObject, where: string, integrity: JsonValue | undefined) => Promise<SnapshotDraft<P>> | SnapshotDraft<P>,
 ): Promise<EncodedSnapshot<P>> {
   const where = options.where ?? 'imported document';
   const document = toJsonObject(input, where);
   if (Object.hasOwn(document, INTEGRITY_FIELD) && !options.reseal) await verifyDocument(document, where);
-  const { [INTEGRITY_FIELD]: _integrity, ...rest } = document;
-  return profile.document.encode(await toDraft(rest, where));
+  const { [INTEGRITY_FIELD]: integrity, ...rest } = document;
+  return profile.document.encode(await toDraft(rest, where, integrity));
 }
 
 /**

@@ -1,5 +1,6 @@
 import { jsonDocumentFormat } from '../../codec/json-document.js';
 import { CheckpointError } from '../../model/errors.js';
+import { snapshotLifecycleResumeRule } from '../../resume/rules/snapshot-lifecycle.js';
 import type { ResumeRule } from '../../resume/types.js';
 import type { RetentionPolicy } from '../../retention/policy.js';
 import { defineProfile, type Profile } from '../define-profile.js';
@@ -135,7 +136,7 @@ export function createSnapshotLifecycleProfile(options: SnapshotLifecycleProfile
       }),
     }),
     ...(options.retention ? { retention: options.retention } : {}),
-    ...(options.resume ? { resume: options.resume } : {}),
+    resume: options.resume ?? snapshotLifecycleResumeRule,
   });
 }
 

@@ -43,13 +43,13 @@ export const DEFAULT_MAX_COMMAND_OUTCOMES = 20;
  * `step_state.todo_compliance`: the result of the last todo-compliance check. The spec
  * names the fields only; savepoint reads `result` as a free label (`PASS`, `pass`,
  * `compliant`…), `violations` as the list of violated rules, and `checked_at` as the
- * RFC 3339 time of the check, `null` before the first check.
+ * RFC 3339 time of the check.
  */
 export const LifecycleTodoComplianceSchema = z
   .object({
     result: z.string().min(1),
     violations: z.array(z.string()),
-    checked_at: Rfc3339Schema.nullable(),
+    checked_at: Rfc3339Schema,
   })
   .strict();
 export type LifecycleTodoCompliance = z.infer<typeof LifecycleTodoComplianceSchema>;

@@ -1,0 +1,63 @@
+import { canonicalJson } from '../../codec/canonical-json.js';
+import type { EncodedSnapshot } from '../../codec/json-document.js';
+import { importedSnapshotId, importSpecDocument, parseDocumentWith, type JsonProfileImportOptions } from '../snapshot-lifecycle/import.js';
+import { planExecutor, type PlanExecutorProfile } from './profile.js';
+import { PlanExecutorIntegritySchema, PlanExecutorSpecDocumentSchema, type PlanExecutorPayload, type PlanExecutorStatus, type PlanExecutorTrigger } from './schema.js';
+
+/** Options of {@link importPlanExecutorDocument}. */
+export interface ImportPlanExecutorOptions extends JsonProfileImportOptions {
+  /** The profile to seal with. @default planExecutor */
+  readonly profile?: PlanExecutorProfile;
+  /** Snapshot sequence of a document without savepoint's `integrity`. @default 1 */
+  readonly sequence?: number;
+  /**
+   * Trigger of a document without savepoint's `integrity`.
+   * @default by status: `timeout` → `timeout`, `failed` → `task_failed`, otherwise `task_complete` (or `plan_start` before any task completed)
+   */
+  readonly source?: PlanExecutorTrigger;
+  /** Snapshot id of a document without savepoint's `integrity`. @default derived from `last_activity` and the content, so re-importing gives the same id */
+  readonly snapshotId?: string;
+}
+
+const BookkeepingSchema = PlanExecutorIntegritySchema.omit({ checksum: true, format_version: true, algorithm: true }).partial({ source_details: true }).loose();
+
+function defaultSource(status: PlanExecutorStatus, completedCount: number): PlanExecutorTrigger {
+  if (status === 'timeout') return 'timeout';
+  if (status === 'failed') return 'task_failed';
+  return status === 'in_progress' && completedCount === 0 ? 'plan_start' : 'task_complete';
+}
+
+/**
+ * Imports an `NN-CHECKPOINT.json` written by another plan executor (exactly the spec's
+ * fields, like the spec's example) or by savepoint. A document without `integrity` gets
+ * savepoint's one added object (snapshot id, sequence, trigger, checksum); a document
+ * with one must verify (`checkpoint_integrity_mismatch` otherwise, unless `reseal`, which
+ * keeps its bookkeeping and recomputes the checksum). The spec fields are unchanged.
+ *
+ * @example
+ * ```ts
+ * const { bytes } = await importPlanExecutorDocument(await readFile('plans/02-CHECKPOINT.json'));
+ * await storage.put(planExecutor.layout.latestKey('02'), bytes);
+ * ```
+ */
+export async function importPlanExecutorDocument(input: unknown, options: ImportPlanExecutorOptions = {}): Promise<EncodedSnapshot<PlanExecutorPayload>> {
+  const profile = options.profile ?? planExecutor;
+  return importSpecDocument(profile, input, options, async (rest, where, bookkeeping) => {
+    const { status, last_activity, ...payload } = parseDocumentWith(PlanExecutorSpecDocumentSchema, rest, where);
+    // A sealed document keeps its bookkeeping; an integrity block of another tool (resealed) is replaced.
+    const known = BookkeepingSchema.safeParse(bookkeeping);
+    const kept = known.success ? known.data : undefined;
+    const id = kept?.snapshot_id ?? options.snapshotId ?? (await importedSnapshotId(last_activity, canonicalJson(rest)));
+    return {
+      id,
+      runId: payload.plan_number,
+      sequence: kept?.sequence ?? options.sequence ?? 1,
+      createdAt: last_activity,
+      source: kept?.source ?? options.source ?? defaultSource(status, payload.completed_tasks?.length ?? 0),
+      sourceDetails: kept?.source_details ?? [],
+      ...(kept?.priority ? { priority: kept.priority } : {}),
+      status,
+      payload,
+    };
+  });
+}
