@@ -1,0 +1,244 @@
+import { canonicalJson, type JsonObject, type JsonValue } from '../codec/canonical-json.js';
+import type { DocumentFormat } from '../codec/json-document.js';
+import { gunzip, isGzip } from '../codec/gzip.js';
+import { sha256Hex } from '../codec/sha256.js';
+import { utf8Decode, utf8Encode } from '../codec/utf8.js';
+import { CheckpointError } from '../model/errors.js';
+import { FORMAT_VERSION, type Integrity, type Snapshot, type SnapshotDraft } from '../model/snapshot.js';
+import { assertValid, compileValidator, type DocumentValidator } from '../model/validate.js';
+import { defineProfile, type Profile } from '../profiles/define-profile.js';
+import { LIFECYCLE_STATUSES } from '../profiles/default-profile.js';
+import { standardLayout, type HistoryNaming, type ProfileLayout } from '../profiles/layout.js';
+import type { ResumePoint, ResumeRule } from '../resume/types.js';
+import type { RetentionPolicy } from '../retention/policy.js';
+import { parseHandoffUnchecked, renderHandoff, renderPlayByPlayEntry } from './codec.js';
+import { HandoffPayloadSchema, storedHandoffJsonSchema, type HandoffDocument, type HandoffPayload, type StoredHandoff } from './model.js';
+import { HANDOFF_TRIGGERS } from './triggers.js';
+
+/**
+ * The checksum of a stored hand-off document: SHA-256 of the canonical JSON of the
+ * *parsed* document (front matter and every section, as {@link parseHandoff} reads
+ * them) with `integrity.checksum` left out.
+ *
+ * Hashing the parsed model rather than the bytes means a change of line endings
+ * (CRLF ↔ LF), of YAML quoting style or of blank lines between sections still verifies,
+ * while any edit of content — a word in a section, a table cell, a front-matter value,
+ * a bullet added or removed — is a `checkpoint_integrity_mismatch`.
+ */
+export async function handoffChecksum(document: Readonly<Record<string, unknown>>): Promise<string> {
+  const frontMatter = { ...(document.frontMatter as Record<string, unknown> | undefined) };
+  const integrity = frontMatter.integrity;
+  if (integrity && typeof integrity === 'object' && !Array.isArray(integrity)) {
+    const { checksum: _omitted, ...meta } = integrity as Record<string, unknown>;
+    frontMatter.integrity = meta;
+  }
+  return sha256Hex(canonicalJson({ ...document, frontMatter }));
+}
+
+function payloadOf(doc: Readonly<Record<string, unknown>>): HandoffPayload {
+  const { checkpoint: _c, created: _cr, frontMatter: _f, ...payload } = doc;
+  return payload as unknown as HandoffPayload;
+}
+
+/** Options of {@link handoffMarkdownFormat}. */
+export interface HandoffMarkdownFormatOptions {
+  /** Written to `integrity.format_version`. @default FORMAT_VERSION ('1.0') */
+  readonly formatVersion?: string;
+}
+
+/**
+ * The {@link DocumentFormat} of the `handoffMarkdown` profile: the spec's Markdown
+ * document whose front matter also carries savepoint's `run_id`, `sequence`, `source`,
+ * `source_details` (when triggers were coalesced), `priority`, `status` and
+ * `integrity: {format_version, algorithm, checksum}` (see {@link handoffChecksum}).
+ * Reads gunzip `.gz` history transparently, parse, validate with ajv against
+ * {@link storedHandoffJsonSchema}, then verify the checksum.
+ */
+export function handoffMarkdownFormat(options: HandoffMarkdownFormatOptions = {}): DocumentFormat<HandoffPayload> {
+  const formatVersion = options.formatVersion ?? FORMAT_VERSION;
+  let validator: DocumentValidator | undefined;
+  const validate = (doc: unknown): ReturnType<DocumentValidator> => (validator ??= compileValidator(storedHandoffJsonSchema))(doc);
+
+  return {
+    extension: '.md',
+    jsonSchema: storedHandoffJsonSchema,
+    async encode(draft: SnapshotDraft<HandoffPayload>) {
+      const where = `snapshot ${draft.sequence} of run ${draft.runId}`;
+      const parsedPayload = HandoffPayloadSchema.safeParse(draft.payload);
+      if (!parsedPayload.success) {
+        const issue = parsedPayload.error.issues[0]!;
+        throw new CheckpointError('checkpoint_schema_invalid', `${where}: payload does not match the hand-off schema: /${issue.path.join('/')} ${issue.message}`, {
+          details: { paths: parsedPayload.error.issues.slice(0, 20).map((i) => `/${i.path.join('/')}`) },
+        });
+      }
+      const frontMatter: Record<string, JsonValue> = {
+        run_id: draft.runId,
+        sequence: draft.sequence,
+        source: draft.source,
+        ...(draft.sourceDetails.length > 0 ? { source_details: draft.sourceDetails as unknown as JsonValue } : {}),
+        ...(draft.priority ? { priority: draft.priority } : {}),
+        status: draft.status,
+        integrity: { format_version: formatVersion, algorithm: 'sha256' },
+      };
+      const unsealed: HandoffDocument = { ...(draft.payload as HandoffPayload), checkpoint: draft.id, created: draft.createdAt, frontMatter };
+      // Seal what a reader will parse back (text in normal form), so the checksum verifies.
+      const normalized = parseHandoffUnchecked(renderHandoff(unsealed), where);
+      const checksum = await handoffChecksum(normalized);
+      const integrity: Integrity = { format_version: formatVersion, algorithm: 'sha256', checksum };
+      const sealed = { ...normalized, frontMatter: { ...(normalized.frontMatter as JsonObject), integrity } };
+      assertValid(validate(sealed), where);
+      return { bytes: utf8Encode(renderHandoff(sealed as unknown as HandoffDocument)), snapshot: { ...draft, payload: payloadOf(sealed), integrity } };
+    },
+    async decode(bytes: Uint8Array, where: string): Promise<Snapshot<HandoffPayload>> {
+      const plain = isGzip(bytes) ? gunzip(bytes, where) : bytes;
+      const doc = parseHandoffUnchecked(utf8Decode(plain, where), where);
+      assertValid(validate(doc), where);
+      const stored = doc as unknown as StoredHandoff;
+      if ((await handoffChecksum(doc)) !== stored.frontMatter.integrity.checksum) {
+        throw new CheckpointError('checkpoint_integrity_mismatch', `${where}: stored checksum does not match the content`, { details: { where } });
+      }
+      const fm = stored.frontMatter;
+      return {
+        id: stored.checkpoint,
+        runId: fm.run_id,
+        sequence: fm.sequence,
+        createdAt: stored.created,
+        source: fm.source,
+        sourceDetails: fm.source_details ?? [],
+        ...(fm.priority ? { priority: fm.priority } : {}),
+        status: fm.status,
+        payload: payloadOf(doc),
+        integrity: fm.integrity,
+      };
+    },
+  };
+}
+
+/** Options of {@link handoffLayout}. */
+export interface HandoffLayoutOptions {
+  /** Folder holding one sub-folder per run. @default 'checkpoints' */
+  readonly root?: string;
+  /** Prefix of checkpoint ids and history file names (`chk` → `chk-003.md`). @default 'chk' */
+  readonly idPrefix?: string;
+}
+
+const ID_PREFIX = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+/** `chk-003` for sequence 3: at least three digits, as in the spec's examples. */
+export function handoffCheckpointId(sequence: number, idPrefix = 'chk'): string {
+  return `${idPrefix}-${String(sequence).padStart(3, '0')}`;
+}
+
+/** History entries `chk-NNN.md` directly in the run folder. */
+export function handoffHistoryNaming(idPrefix = 'chk'): HistoryNaming {
+  const escaped = idPrefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const pattern = new RegExp(`^${escaped}-(\\d{3,})\\.md$`);
+  return {
+    dir: '',
+    name: (ref) => `${handoffCheckpointId(ref.sequence, idPrefix)}.md`,
+    parse: (fileName) => {
+      const m = pattern.exec(fileName);
+      return m ? { sequence: Number(m[1]), snapshotId: fileName.slice(0, -3) } : undefined;
+    },
+  };
+}
+
+/**
+ * `<root>/<run_id>/chk-001.md, chk-002.md, …` (one immutable file per checkpoint) plus
+ * `<root>/<run_id>/latest.md`, the newest checkpoint. No index file: the spec has none,
+ * and resume falls back to scanning the `chk-NNN.md` files.
+ */
+export function handoffLayout(options: HandoffLayoutOptions = {}): ProfileLayout {
+  const idPrefix = options.idPrefix ?? 'chk';
+  if (!ID_PREFIX.test(idPrefix)) throw new CheckpointError('checkpoint_config_invalid', 'idPrefix must be 1-64 characters of [A-Za-z0-9._-]');
+  return standardLayout({ root: options.root ?? 'checkpoints', latestName: 'latest.md', indexName: false, history: handoffHistoryNaming(idPrefix) });
+}
+
+const NO_BLOCKER = /^blocked\s*:\s*(?:none|no|n\/a|-|—)?\.?\s*$/i;
+const BLOCKER = /^blocked\s*:/i;
+
+/**
+ * Resume rule of the hand-off profile: Next Actions is the resume point. `at` is the
+ * first Next Action that is not a `Blocked:` line; a `Blocked: <something>` line other
+ * than `Blocked: None` makes the run ineligible for automatic resume (a human unblocks
+ * it), as does a terminal status or an empty Next Actions list. `continuationPrompt`
+ * names the checkpoint and lists the Next Actions; `restored.markdown` is the whole
+ * hand-off document, ready to paste into a new session.
+ */
+export const handoffResumeRule: ResumeRule<HandoffPayload> = (snapshot, context) => {
+  const p = snapshot.payload;
+  const terminal = context.isTerminal ? context.isTerminal(snapshot.status) : snapshot.status === 'completed' || snapshot.status === 'failed';
+  const work = p.nextActions.filter((a) => !BLOCKER.test(a));
+  const blockers = p.nextActions.filter((a) => BLOCKER.test(a) && !NO_BLOCKER.test(a));
+  const remaining = p.nextActions.filter((a) => !NO_BLOCKER.test(a));
+  const header = `Continue from hand-off checkpoint ${snapshot.id}${p.anchor ? ` (${p.anchor})` : ''}.`;
+  const continuationPrompt = [header, 'Next actions:', ...p.nextActions.map((a) => `- ${a.replace(/\n/g, '\n  ')}`)].join('\n');
+  const doc: HandoffDocument = { ...p, checkpoint: snapshot.id, created: snapshot.createdAt };
+  const base = {
+    completed: p.playByPlay.map(renderPlayByPlayEntry),
+    remaining,
+    continuationPrompt,
+    restored: { document: doc, markdown: renderHandoff(doc) },
+  };
+  let point: Omit<ResumePoint, keyof typeof base>;
+  if (terminal) {
+    point = { at: 'done', reason: `run_${snapshot.status}`, explanation: `Checkpoint ${snapshot.id} ended the run with status ${snapshot.status}.`, eligible: false };
+  } else if (blockers.length > 0) {
+    point = { at: work[0] ?? blockers[0]!, reason: 'blocked', explanation: `Checkpoint ${snapshot.id} lists ${blockers.length} active blocker(s) under Next Actions; a human must clear them first.`, eligible: false };
+  } else if (work.length === 0) {
+    point = { at: 'done', reason: 'no_next_actions', explanation: `Checkpoint ${snapshot.id} lists no pending Next Actions.`, eligible: false };
+  } else {
+    point = { at: work[0]!, reason: 'next_action', explanation: `Resume with the first of ${work.length} Next Action(s) of checkpoint ${snapshot.id}.`, eligible: true };
+  }
+  return { ...point, ...base };
+};
+
+/** Options of {@link handoffMarkdownProfile}. */
+export interface HandoffMarkdownProfileOptions extends HandoffLayoutOptions, HandoffMarkdownFormatOptions {
+  /** Profile name (the CLI's `--profile`). @default 'handoffMarkdown' */
+  readonly name?: string;
+  /** Default retention policy. @default none (keep everything) */
+  readonly retention?: RetentionPolicy;
+  /** Largest stored document in bytes; larger ones are `checkpoint_too_large` (Markdown is never split). @default 10 * 1024 * 1024 */
+  readonly maxSnapshotBytes?: number;
+  /** Coalescing window. @default 3000 */
+  readonly coalesceWindowMs?: number;
+}
+
+/**
+ * Makes a `handoffMarkdown` profile (handoff-markdown.md): payload {@link HandoffPayload},
+ * triggers `phase_completion`, `major_decision`, `context_shift`, `session_break`,
+ * `pre_compression` (no heartbeat: the spec checkpoints at natural breakpoints),
+ * statuses `in_progress` / `paused` / `completed` / `failed`, snapshot ids `chk-NNN`,
+ * layout {@link handoffLayout}, format {@link handoffMarkdownFormat}, resume rule
+ * {@link handoffResumeRule}.
+ *
+ * @example
+ * ```ts
+ * const profile = handoffMarkdownProfile({ root: 'handoffs', idPrefix: 'session-abc' });
+ * const writer = createWriter({ storage, profile, runId: 'chromatic-quest' });
+ * await writer.checkpoint({ source: 'phase_completion', status: 'in_progress', payload });
+ * ```
+ */
+export function handoffMarkdownProfile(options: HandoffMarkdownProfileOptions = {}): Profile<HandoffPayload> {
+  const idPrefix = options.idPrefix ?? 'chk';
+  return defineProfile<HandoffPayload>({
+    name: options.name ?? 'handoffMarkdown',
+    description: 'Markdown hand-off documents with front matter, carried forward and compressed under a token budget',
+    payload: HandoffPayloadSchema,
+    triggers: HANDOFF_TRIGGERS,
+    statuses: { all: LIFECYCLE_STATUSES, terminal: ['completed', 'failed'], active: 'in_progress' },
+    document: handoffMarkdownFormat(options),
+    layout: handoffLayout(options),
+    newSnapshotId: (ctx) => handoffCheckpointId(ctx.sequence, idPrefix),
+    heartbeat: false,
+    onOversize: 'reject',
+    ...(options.maxSnapshotBytes !== undefined ? { maxSnapshotBytes: options.maxSnapshotBytes } : {}),
+    ...(options.coalesceWindowMs !== undefined ? { coalesceWindowMs: options.coalesceWindowMs } : {}),
+    ...(options.retention ? { retention: options.retention } : {}),
+    resume: handoffResumeRule,
+  });
+}
+
+/** The built-in `handoffMarkdown` profile with default options (`checkpoints/<run>/chk-NNN.md` + `latest.md`). */
+export const handoffMarkdown: Profile<HandoffPayload> = handoffMarkdownProfile();
