@@ -1,0 +1,547 @@
+import { CheckpointError, isCheckpointError } from '../model/errors.js';
+import type { ReasonCode } from '../model/reason-codes.js';
+import { decodeRunIndex, type RunIndex } from '../model/run-index.js';
+import type { Snapshot } from '../model/snapshot.js';
+import { decodeBatchFile } from '../profiles/batch-file.js';
+import type { Profile } from '../profiles/define-profile.js';
+import { GZIP_SUFFIX, type KeyInfo, type ProfileLayout } from '../profiles/layout.js';
+import { decodeStoredSnapshot } from '../profiles/read-snapshot.js';
+import type { StorageAdapter } from '../storage/adapter.js';
+
+/**
+ * How {@link locateNewestSnapshot} makes sure no newer snapshot exists when `latest` is
+ * valid. A crash between a snapshot's history write and its `latest` write (the writer's
+ * order is history → latest → index) leaves a history entry newer than `latest`.
+ *
+ * - `'auto'`: `'probe'` when the layout derives history keys from the sequence (and
+ *   trigger), else `'lock'`.
+ * - `'probe'`: read the keys the next sequence would have (one per trigger, plus `.gz`
+ *   forms when history may be compressed), in parallel, and keep going while one exists.
+ *   A bounded number of reads, independent of history size; exact for the crash gap.
+ *   On a layout whose keys cannot be derived, acts as `'scan'`.
+ * - `'lock'`: read the run's writer lock; a lock left behind means the last writer did
+ *   not close cleanly (or is still running), and only then scan. Two reads on the happy
+ *   path; relies on writers removing their lock on `close()`.
+ * - `'scan'`: always list the run's files (the fallback path). Exact under any damage,
+ *   but one listing whose size grows with history.
+ * - `'none'`: trust a valid `latest`.
+ */
+export type NewerCheck = 'auto' | 'probe' | 'lock' | 'scan' | 'none';
+
+/** Where the restored snapshot was found. */
+export type SnapshotOrigin = 'latest' | 'probe' | 'index' | 'scan';
+
+/** A stored file the planner could not use, and why. */
+export interface SkippedFile {
+  /** The storage key; a batch file member is `<key>#<position>`. */
+  readonly key: string;
+  /** What the file is in the profile's layout. */
+  readonly kind: 'latest' | 'history' | 'batch' | 'index';
+  /** Stable reason code (`checkpoint_schema_invalid`, `checkpoint_integrity_mismatch`, `checkpoint_not_found`, …). */
+  readonly reasonCode: ReasonCode;
+  /** What is wrong, without payload contents. */
+  readonly message: string;
+}
+
+/** Options of {@link locateNewestSnapshot}. */
+export interface LocateSnapshotOptions<P> {
+  /** Where the run's files are. */
+  readonly storage: StorageAdapter;
+  /** The profile the run was written with (layout, document format). */
+  readonly profile: Profile<P>;
+  /** The run to resume. */
+  readonly runId: string;
+  /** See {@link NewerCheck}. @default 'auto' */
+  readonly newerCheck?: NewerCheck;
+  /** Storage reads in flight at once while scanning. @default 8 */
+  readonly concurrency?: number;
+  /** Consecutive sequences `'probe'` follows before it switches to a scan. @default 16 */
+  readonly maxProbe?: number;
+}
+
+/** The result of {@link locateNewestSnapshot}. */
+export interface LocatedSnapshot<P> {
+  /** The newest valid snapshot of the run. */
+  readonly snapshot: Snapshot<P>;
+  /** The key it was read from. */
+  readonly key: string;
+  /** Its position in a batch file, when it came from one. */
+  readonly batchPosition?: number;
+  /** How it was found. */
+  readonly origin: SnapshotOrigin;
+  /** What `latest` was: valid and newest, valid but older than another snapshot, invalid, or missing. */
+  readonly latest: 'valid' | 'stale' | 'invalid' | 'missing';
+  /** Files that could not be used, with their reason codes, in the order they were read. */
+  readonly skipped: readonly SkippedFile[];
+  /** The highest sequence any file of the run is known to hold or claim (names, index, documents). */
+  readonly highestSequence: number;
+  /** Other valid snapshots that carry the restored snapshot's sequence with a different id. */
+  readonly duplicates: number;
+  /** Storage calls made: `get` reads and `list` calls. */
+  readonly reads: { readonly get: number; readonly list: number };
+}
+
+/** Reason codes that mean "this file's content is unusable" rather than "storage failed". */
+const CONTENT_ERRORS = new Set<ReasonCode>(['checkpoint_schema_invalid', 'checkpoint_integrity_mismatch', 'checkpoint_not_found', 'checkpoint_too_large']);
+
+const SAMPLE_IDS = [
+  ['cp_20000101T000000000Z_aaaaaaaaaa', 'cp_20991231T235959999Z_zzzzzzzzzz'],
+  ['00000000-0000-4000-8000-000000000000', 'ffffffff-ffff-4fff-bfff-ffffffffffff'],
+] as const;
+
+const derivableCache = new WeakMap<ProfileLayout, boolean>();
+
+/**
+ * True when the layout's history key does not depend on the snapshot id, so the key of
+ * sequence N+1 can be computed from N and the trigger alone (`cp_{NNN}_{trigger}.json`),
+ * unlike `history/<snapshot_id>.json`.
+ */
+export function historyKeysDerivable(layout: ProfileLayout): boolean {
+  const cached = derivableCache.get(layout);
+  if (cached !== undefined) return cached;
+  let derivable = false;
+  if (layout.historyKey) {
+    try {
+      derivable = SAMPLE_IDS.every(([a, b]) => {
+        const ref = { runId: 'probe-run', sequence: 12, source: 'manual' };
+        return layout.historyKey!({ ...ref, id: a }) === layout.historyKey!({ ...ref, id: b });
+      });
+    } catch {
+      derivable = false;
+    }
+  }
+  derivableCache.set(layout, derivable);
+  return derivable;
+}
+
+/** The keys history entry `sequence` of `runId` can have, one per trigger (and `.gz` forms). */
+function nextHistoryKeys(profile: Profile<unknown>, runId: string, sequence: number): string[] {
+  const layout = profile.layout;
+  const keys = new Set<string>();
+  for (const source of Object.keys(profile.triggers)) {
+    let key: string;
+    try {
+      key = layout.historyKey!({ runId, id: SAMPLE_IDS[0][0], sequence, source });
+    } catch {
+      continue; // a trigger name the layout cannot put in a key is never written either
+    }
+    keys.add(key);
+    if (profile.compressHistory) keys.add(`${key}${GZIP_SUFFIX}`);
+  }
+  return [...keys];
+}
+
+/**
+ * The prefix that covers every file of `runId`: the longest common folder of the keys the
+ * layout derives for the run, or `runsPrefix` for layouts whose run files share no folder.
+ */
+export function runListPrefix(layout: ProfileLayout, runId: string): string {
+  const keys = [layout.latestKey(runId)];
+  if (layout.indexKey) keys.push(layout.indexKey(runId));
+  if (layout.batchKey) {
+    try {
+      keys.push(layout.batchKey(runId, 1, 2), layout.batchKey(runId, 900, 1000));
+    } catch {
+      // a layout that cannot name batches has none to list
+    }
+  }
+  if (layout.historyKey) {
+    for (const [id] of SAMPLE_IDS) {
+      for (const sequence of [1, 98765]) {
+        try {
+          keys.push(layout.historyKey({ runId, id, sequence, source: 'manual' }));
+        } catch {
+          // ids the layout refuses are never written either
+        }
+      }
+    }
+  }
+  let common = keys[0]!;
+  for (const k of keys) {
+    let i = 0;
+    while (i < common.length && i < k.length && common[i] === k[i]) i++;
+    common = common.slice(0, i);
+  }
+  const folder = common.slice(0, common.lastIndexOf('/') + 1);
+  return folder.startsWith(layout.runsPrefix) ? folder : layout.runsPrefix;
+}
+
+/** Runs `fn` over `items` with at most `limit` in flight, keeping order. */
+export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
+  return out;
+}
+
+const stripGz = (key: string): string => (key.endsWith(GZIP_SUFFIX) ? key.slice(0, -GZIP_SUFFIX.length) : key);
+
+interface Candidate {
+  key: string;
+  info: KeyInfo;
+  /** Upper bound of the sequences the file holds, when known without reading it. */
+  hint?: number;
+  hintFrom?: 'name' | 'index';
+}
+
+/** Internal state of one locate call. */
+class Search<P> {
+  best: { snapshot: Snapshot<P>; key: string; origin: SnapshotOrigin; batchPosition?: number } | undefined;
+  readonly skipped: SkippedFile[] = [];
+  highest = 0;
+  duplicates = 0;
+  gets = 0;
+  lists = 0;
+
+  constructor(
+    readonly storage: StorageAdapter,
+    readonly profile: Profile<P>,
+    readonly runId: string,
+  ) {}
+
+  async get(key: string): Promise<Uint8Array | undefined> {
+    this.gets++;
+    return (await this.storage.get(key))?.bytes;
+  }
+
+  skip(key: string, kind: SkippedFile['kind'], reasonCode: ReasonCode, message: string): void {
+    this.skipped.push({ key, kind, reasonCode, message });
+  }
+
+  /** Records a decode failure as a skipped file, or rethrows a storage failure. */
+  skipError(key: string, kind: SkippedFile['kind'], err: unknown): void {
+    if (isCheckpointError(err)) {
+      if (!CONTENT_ERRORS.has(err.reasonCode)) throw err;
+      this.skip(key, kind, err.reasonCode, err.message);
+      return;
+    }
+    // A custom document format that throws on garbage: the file is unusable, not the store.
+    this.skip(key, kind, 'checkpoint_schema_invalid', `${key} cannot be decoded (${err instanceof Error ? err.name : 'error'})`);
+  }
+
+  /** Checks that a decoded snapshot belongs where it was found; records it as skipped if not. */
+  belongs(snapshot: Snapshot<P>, key: string, kind: SkippedFile['kind'], info: KeyInfo | undefined): boolean {
+    const mismatch = (what: string): false => {
+      this.skip(key, kind, 'checkpoint_integrity_mismatch', `${key}: ${what}`);
+      return false;
+    };
+    if (snapshot.runId !== this.runId) return mismatch(`the document belongs to another run`);
+    if (info?.kind === 'history') {
+      if (info.sequence !== undefined && info.sequence !== snapshot.sequence) return mismatch(`the file name says sequence ${info.sequence}, the document ${snapshot.sequence}`);
+      if (info.snapshotId !== undefined && info.snapshotId !== snapshot.id) return mismatch(`the file name says snapshot ${info.snapshotId}, the document ${snapshot.id}`);
+      if (info.source !== undefined && info.source !== snapshot.source) return mismatch(`the file name says trigger ${info.source}, the document ${snapshot.source}`);
+    }
+    if (info?.kind === 'batch' && info.sequence !== undefined && snapshot.sequence < info.sequence) {
+      return mismatch(`a member has sequence ${snapshot.sequence}, below the batch's first sequence ${info.sequence}`);
+    }
+    return true;
+  }
+
+  consider(snapshot: Snapshot<P>, key: string, origin: SnapshotOrigin, batchPosition?: number): void {
+    this.highest = Math.max(this.highest, snapshot.sequence);
+    const best = this.best;
+    if (best && snapshot.sequence === best.snapshot.sequence) {
+      if (snapshot.id !== best.snapshot.id) this.duplicates++;
+      return;
+    }
+    if (!best || snapshot.sequence > best.snapshot.sequence) {
+      this.best = { snapshot, key, origin, ...(batchPosition !== undefined ? { batchPosition } : {}) };
+    }
+  }
+
+  /**
+   * Reads one snapshot file (or batch file) and considers every valid snapshot in it.
+   * Returns the sequences it found valid, or `undefined` when the file does not exist.
+   */
+  async readCandidate(key: string, info: KeyInfo, origin: SnapshotOrigin): Promise<number[] | undefined> {
+    let bytes = await this.get(key);
+    let actualKey = key;
+    if (bytes === undefined && info.kind === 'history' && this.profile.compressHistory) {
+      // An index may still name the plain key of an entry retention has since gzipped, or the reverse.
+      actualKey = key.endsWith(GZIP_SUFFIX) ? stripGz(key) : `${key}${GZIP_SUFFIX}`;
+      bytes = await this.get(actualKey);
+    }
+    if (bytes === undefined) return undefined;
+    const kind = info.kind === 'batch' ? 'batch' : 'history';
+    if (info.kind === 'batch') {
+      let members;
+      try {
+        members = await decodeBatchFile(this.storage, this.profile, actualKey, bytes);
+      } catch (err) {
+        this.skipError(actualKey, kind, err);
+        return [];
+      }
+      const found: number[] = [];
+      for (const [position, member] of members.entries()) {
+        if (!member.ok) {
+          this.skipError(`${actualKey}#${member.position}`, kind, member.error);
+          continue;
+        }
+        if (!this.belongs(member.snapshot, `${actualKey}#${position}`, kind, info)) continue;
+        this.consider(member.snapshot, actualKey, origin, position);
+        found.push(member.snapshot.sequence);
+      }
+      return found;
+    }
+    try {
+      const snapshot = await decodeStoredSnapshot(this.storage, this.profile, actualKey, bytes);
+      if (!this.belongs(snapshot, actualKey, kind, info)) return [];
+      this.consider(snapshot, actualKey, origin);
+      return [snapshot.sequence];
+    } catch (err) {
+      this.skipError(actualKey, kind, err);
+      return [];
+    }
+  }
+}
+
+/**
+ * Cross-checks an index against the layout: the run id, strictly ascending sequences,
+ * and every entry's path against what its file name says. The index carries no
+ * checksum (phased-workflow-github.md's `index_schema`), so these checks are what let the
+ * planner use it to order files and stop early; an index that fails them is still used
+ * to find files, but not to order them.
+ */
+export function indexConsistent(index: RunIndex, runId: string, profile: Profile<unknown>, resolve: (path: string) => { key: string; info: KeyInfo } | undefined): boolean {
+  if (index.run_id !== runId || index.checkpoint_count !== index.checkpoints.length) return false;
+  const statuses = new Set(profile.statuses.all);
+  let previous = 0;
+  for (const entry of index.checkpoints) {
+    if (entry.sequence <= previous) return false;
+    previous = entry.sequence;
+    if (entry.status !== undefined && !statuses.has(entry.status)) return false;
+    const target = resolve(entry.file_path);
+    if (!target) return false;
+    const { info } = target;
+    if (info.kind === 'history') {
+      if (info.sequence !== undefined && info.sequence !== entry.sequence) return false;
+      if (info.snapshotId !== undefined && info.snapshotId !== entry.checkpoint_id) return false;
+      if (info.source !== undefined && info.source !== entry.trigger) return false;
+    } else if (info.sequence !== undefined && entry.sequence < info.sequence) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/** Maps an index entry's `file_path` (as the spec writes it, possibly with a leading `/` or relative to the run folder) to a key of this run. */
+export function indexPathResolver(profile: Profile<unknown>, runId: string): (path: string) => { key: string; info: KeyInfo } | undefined {
+  const layout = profile.layout;
+  const latest = layout.latestKey(runId);
+  const runFolder = latest.slice(0, latest.lastIndexOf('/') + 1);
+  return (path) => {
+    const plain = path.replace(/^\/+/, '');
+    for (const key of [plain, `${runFolder}${plain}`]) {
+      const info = layout.classify(key);
+      if (info && info.runId === runId && (info.kind === 'history' || info.kind === 'batch')) return { key, info };
+    }
+    return undefined;
+  };
+}
+
+/** The run's history and batch files, from one listing. */
+export async function listRunSnapshotFiles(storage: StorageAdapter, layout: ProfileLayout, runId: string): Promise<Map<string, KeyInfo>> {
+  const files = new Map<string, KeyInfo>();
+  for await (const entry of storage.list(runListPrefix(layout, runId))) {
+    const info = layout.classify(entry.key);
+    if (info && info.runId === runId && (info.kind === 'history' || info.kind === 'batch')) files.set(entry.key, info);
+  }
+  return files;
+}
+
+/**
+ * Finds the newest valid snapshot of a run:
+ *
+ * 1. read `latest`; when it is valid, check cheaply for a newer entry (see
+ *    {@link NewerCheck}) and return it — O(1) reads whatever the history size;
+ * 2. otherwise (or when the check finds a reason to look), read the index and list the
+ *    run's history and batch files once; read the files the index or the file names say
+ *    are newest first, each validated (JSON Schema, then checksum, parts resolved), and
+ *    stop as soon as no unread file can be newer. Files whose sequence neither their
+ *    name nor a consistent index tells are all read.
+ *
+ * A file that fails validation is skipped and reported, never fatal while a valid one
+ * exists; a storage failure (unavailable, rate-limited) is thrown, because resuming from
+ * an older snapshot when the newest merely could not be read would lose work.
+ *
+ * @throws `checkpoint_not_found` when the run has no files at all,
+ *   `checkpoint_no_valid_snapshot` when it has files but none is valid.
+ */
+export async function locateNewestSnapshot<P>(options: LocateSnapshotOptions<P>): Promise<LocatedSnapshot<P>> {
+  const { storage, profile, runId } = options;
+  const layout = profile.layout;
+  const concurrency = Math.max(1, options.concurrency ?? 8);
+  const maxProbe = Math.max(1, options.maxProbe ?? 16);
+  const mode = options.newerCheck ?? 'auto';
+  const search = new Search<P>(storage, profile, runId);
+  const latestKey = layout.latestKey(runId);
+  const anyProfile = profile as Profile<unknown>;
+
+  // 1. latest
+  let latestState: LocatedSnapshot<P>['latest'] = 'missing';
+  let latestSnapshot: Snapshot<P> | undefined;
+  const latestBytes = await search.get(latestKey);
+  if (latestBytes !== undefined) {
+    latestState = 'invalid';
+    try {
+      const snapshot = await decodeStoredSnapshot(storage, profile, latestKey, latestBytes);
+      if (search.belongs(snapshot, latestKey, 'latest', undefined)) {
+        latestSnapshot = snapshot;
+        latestState = 'valid';
+        search.consider(snapshot, latestKey, 'latest');
+      }
+    } catch (err) {
+      search.skipError(latestKey, 'latest', err);
+    }
+  }
+
+  let needScan = latestSnapshot === undefined || mode === 'scan';
+  if (latestSnapshot && !needScan && mode !== 'none') {
+    const probe = (mode === 'auto' || mode === 'probe') && historyKeysDerivable(layout);
+    if (probe) {
+      let sequence = latestSnapshot.sequence + 1;
+      let steps = 0;
+      for (; steps < maxProbe; steps++, sequence++) {
+        const keys = nextHistoryKeys(anyProfile, runId, sequence);
+        const present = (await Promise.all(keys.map(async (key) => ((await search.get(key)) ? key : undefined)))).filter((k): k is string => k !== undefined);
+        if (present.length === 0) break;
+        search.highest = Math.max(search.highest, sequence);
+        for (const key of present) await search.readCandidate(key, layout.classify(key) ?? { kind: 'history', runId, compressed: false }, 'probe');
+      }
+      needScan = steps === maxProbe;
+    } else if (mode === 'probe' || mode === 'auto' || mode === 'lock') {
+      if (mode === 'probe') needScan = true;
+      else needScan = (await search.get(layout.lockKey(runId))) !== undefined;
+    }
+  }
+
+  if (needScan) await scan(search, concurrency);
+
+  const best = search.best;
+  if (!best) {
+    const keys = search.skipped.map((s) => s.key);
+    if (latestBytes === undefined && search.skipped.length === 0 && search.highest === 0) {
+      throw new CheckpointError('checkpoint_not_found', `run ${runId} has no snapshots`, { details: { runId } });
+    }
+    throw new CheckpointError('checkpoint_no_valid_snapshot', `run ${runId}: none of its ${keys.length} snapshot file(s) passed validation`, {
+      details: {
+        runId,
+        skipped: keys.length,
+        keys: keys.slice(0, 20),
+        reasonCodes: [...new Set(search.skipped.map((s) => s.reasonCode))],
+      },
+    });
+  }
+  if (latestState === 'valid' && best.origin !== 'latest') latestState = 'stale';
+  return {
+    snapshot: best.snapshot,
+    key: best.key,
+    ...(best.batchPosition !== undefined ? { batchPosition: best.batchPosition } : {}),
+    origin: best.origin,
+    latest: latestState,
+    skipped: search.skipped,
+    highestSequence: Math.max(search.highest, best.snapshot.sequence),
+    duplicates: search.duplicates,
+    reads: { get: search.gets, list: search.lists },
+  };
+}
+
+/** The fallback: index + one listing, files read newest first until none unread can be newer. */
+async function scan<P>(search: Search<P>, concurrency: number): Promise<void> {
+  const { storage, profile, runId } = search;
+  const layout = profile.layout;
+  const anyProfile = profile as Profile<unknown>;
+  const resolve = indexPathResolver(anyProfile, runId);
+
+  let index: RunIndex | undefined;
+  let indexTrusted = false;
+  const indexKey = layout.indexKey?.(runId);
+  if (indexKey !== undefined) {
+    const bytes = await search.get(indexKey);
+    if (bytes !== undefined) {
+      try {
+        index = decodeRunIndex(bytes, indexKey);
+        indexTrusted = indexConsistent(index, runId, anyProfile, resolve);
+        if (!indexTrusted) {
+          search.skip(indexKey, 'index', 'checkpoint_integrity_mismatch', `${indexKey}: entries disagree with the file names or are out of order; used to find files, not to order them`);
+        }
+      } catch (err) {
+        search.skipError(indexKey, 'index', err);
+      }
+    }
+  }
+
+  search.lists++;
+  const listed = await listRunSnapshotFiles(storage, layout, runId);
+  // One candidate per file, keyed without `.gz` so an index path and its compressed file meet.
+  const candidates = new Map<string, Candidate>();
+  for (const [key, info] of listed) {
+    const name = info.kind === 'history' ? info.sequence : undefined;
+    if (name !== undefined) search.highest = Math.max(search.highest, name);
+    candidates.set(stripGz(key), { key, info, ...(name !== undefined ? { hint: name, hintFrom: 'name' as const } : {}) });
+  }
+  for (const entry of index?.checkpoints ?? []) {
+    const target = resolve(entry.file_path);
+    if (!target) continue;
+    const id = stripGz(target.key);
+    let candidate = candidates.get(id);
+    if (!candidate) {
+      candidate = { key: target.key, info: target.info };
+      candidates.set(id, candidate);
+    }
+    if (indexTrusted) {
+      search.highest = Math.max(search.highest, entry.sequence);
+      if (candidate.hintFrom !== 'name' && (candidate.hint === undefined || entry.sequence > candidate.hint)) {
+        candidate.hint = entry.sequence;
+        candidate.hintFrom = 'index';
+      }
+    }
+  }
+
+  const origin = (c: Candidate): SnapshotOrigin => (c.hintFrom === 'index' ? 'index' : 'scan');
+  const read = async (c: Candidate): Promise<void> => {
+    const found = await search.readCandidate(c.key, c.info, origin(c));
+    if (found === undefined) {
+      search.skip(c.key, c.info.kind === 'batch' ? 'batch' : 'history', 'checkpoint_not_found', `${c.key} is named by the index or the listing but does not exist`);
+      return;
+    }
+    if (c.hintFrom === 'index' && indexTrusted && found.length > 0 && Math.max(...found) !== c.hint) {
+      indexTrusted = false;
+      search.skip(indexKey!, 'index', 'checkpoint_integrity_mismatch', `${indexKey}: its entry for ${c.key} says sequence ${c.hint}, the file holds ${Math.max(...found)}; not used to order files`);
+    }
+  };
+
+  // Files whose sequence is unknown until read: all of them must be read.
+  const all = [...candidates.values()];
+  const unknown = all.filter((c) => c.hint === undefined);
+  await mapLimit(unknown, concurrency, read);
+
+  // Files with a sequence hint, newest first; stop once nothing unread can beat the best
+  // (a valid `latest` is already the best, so nothing at or below it is read).
+  // Reads start one at a time (the newest is usually valid) and widen while they keep failing.
+  let pending = all.filter((c) => c.hint !== undefined).sort((a, b) => b.hint! - a.hint!);
+  let width = 1;
+  for (;;) {
+    if (!indexTrusted) {
+      // An index entry lied about its file: index hints bound nothing any more, read them all.
+      const unbounded = pending.filter((c) => c.hintFrom === 'index');
+      if (unbounded.length > 0) {
+        pending = pending.filter((c) => c.hintFrom !== 'index');
+        await mapLimit(unbounded, concurrency, read);
+        continue;
+      }
+    }
+    const bestSeq = search.best?.snapshot.sequence ?? 0;
+    const next = pending.filter((c) => c.hint! > bestSeq).slice(0, width);
+    if (next.length === 0) break;
+    pending = pending.filter((c) => !next.includes(c));
+    await Promise.all(next.map(read));
+    width = Math.min(concurrency, width * 2);
+  }
+}

@@ -1,0 +1,219 @@
+import { canonicalJson } from '../codec/canonical-json.js';
+import { systemClock, type Clock } from '../model/clock.js';
+import type { Snapshot } from '../model/snapshot.js';
+import type { Profile } from '../profiles/define-profile.js';
+import type { StorageAdapter } from '../storage/adapter.js';
+import { locateNewestSnapshot, type LocatedSnapshot, type NewerCheck, type SkippedFile, type SnapshotOrigin } from './locate.js';
+import { defaultResumeRule } from './rules/default.js';
+import type { ResumePoint, ResumeRule, ResumeWarning } from './types.js';
+
+/** Options of {@link planResume}. */
+export interface PlanResumeOptions<P> {
+  /** Where the run's checkpoints are. */
+  readonly storage: StorageAdapter;
+  /** The profile the run was written with: layout, document format, statuses and resume rule. */
+  readonly profile: Profile<P>;
+  /** The run to resume. */
+  readonly runId: string;
+  /** Clock for the snapshot's age. @default systemClock */
+  readonly clock?: Clock;
+  /**
+   * The lessons active now (phased-workflow-github.md `active_lessons`). When given and
+   * the rule reports the snapshot's lessons, a difference is the warning
+   * `resume_lessons_changed`.
+   * @default undefined (not compared)
+   */
+  readonly currentLessons?: readonly unknown[];
+  /**
+   * A snapshot older than this is the warning `resume_snapshot_stale`
+   * (phased-workflow-github.md `time_sensitivity`). One hour by default: the GitHub rate
+   * limit window the spec is built around resets hourly.
+   * @default 3_600_000
+   */
+  readonly staleAfterMs?: number;
+  /** Decides where to resume. @default profile.resume, else {@link defaultResumeRule} */
+  readonly rule?: ResumeRule<P>;
+  /** How a valid `latest` is checked for a newer history entry; see {@link NewerCheck}. @default 'auto' */
+  readonly newerCheck?: NewerCheck;
+  /** Storage reads in flight at once while scanning history. @default 8 */
+  readonly concurrency?: number;
+  /** Add the `resume_external_state` warning (phased-workflow-github.md `external_state`). @default true */
+  readonly warnExternalState?: boolean;
+}
+
+/** Where the restored snapshot came from. */
+export interface ResumeSource {
+  /** The storage key it was read from. */
+  readonly key: string;
+  /** `latest`, a probe of the next sequence, the index, or the history scan. */
+  readonly origin: SnapshotOrigin;
+  /** Its position when the key is a batch file. */
+  readonly batchPosition?: number;
+  /** What `latest` was. */
+  readonly latest: LocatedSnapshot<unknown>['latest'];
+}
+
+/**
+ * A run's resume plan: the restored snapshot, where to resume and why (the profile
+ * rule's {@link ResumePoint}, flattened in), warnings, and the files skipped on the way.
+ */
+export interface ResumePlan<P> extends ResumePoint {
+  /** The run. */
+  readonly runId: string;
+  /** The newest valid snapshot of the run. */
+  readonly snapshot: Snapshot<P>;
+  /** Its payload: the state to restore, typed by the profile. */
+  readonly payload: P;
+  /** Where the snapshot came from. */
+  readonly source: ResumeSource;
+  /** The planner's and the rule's warnings, each with a stable code. */
+  readonly warnings: readonly ResumeWarning[];
+  /** Files that failed validation (or were missing), with reason codes. */
+  readonly skipped: readonly SkippedFile[];
+  /**
+   * The sequence a writer continuing this run should use next: one above the highest
+   * sequence any of the run's files is known to hold or claim, so a continued run never
+   * reuses the number of a corrupt or newer file the planner saw.
+   */
+  readonly nextSequence: number;
+  /** Milliseconds between the snapshot's creation and the planner's clock. */
+  readonly ageMs: number;
+}
+
+function lessonsDiff(before: readonly unknown[], now: readonly unknown[]): { added: number; removed: number } {
+  const count = (items: readonly unknown[]): Map<string, number> => {
+    const m = new Map<string, number>();
+    for (const item of items) {
+      let key: string;
+      try {
+        key = canonicalJson(item);
+      } catch {
+        key = String(item);
+      }
+      m.set(key, (m.get(key) ?? 0) + 1);
+    }
+    return m;
+  };
+  const a = count(before);
+  const b = count(now);
+  let added = 0;
+  let removed = 0;
+  for (const [k, n] of b) added += Math.max(0, n - (a.get(k) ?? 0));
+  for (const [k, n] of a) removed += Math.max(0, n - (b.get(k) ?? 0));
+  return { added, removed };
+}
+
+/** How far in the future a snapshot may be before clocks are said to disagree. */
+const CLOCK_SKEW_TOLERANCE_MS = 5000;
+
+/**
+ * Plans the resumption of a run: finds its newest valid snapshot
+ * ({@link locateNewestSnapshot}: `latest` → index → history scan, corrupt files skipped
+ * and reported), restores it, and asks the profile's resume rule where to continue.
+ *
+ * @throws `checkpoint_not_found` when the run has no files, `checkpoint_no_valid_snapshot`
+ *   when none of its snapshots is valid, a storage error when storage fails.
+ *
+ * @example
+ * ```ts
+ * const plan = await planResume({ storage, profile: phasedWorkflow, runId, currentLessons });
+ * console.log(plan.message);           // RESUME: Continuing run … from checkpoint …
+ * if (plan.eligible) await runFrom(plan.at, plan.restored);
+ * for (const w of plan.warnings) log.warn(w.code, w.message);
+ * ```
+ */
+export async function planResume<P>(options: PlanResumeOptions<P>): Promise<ResumePlan<P>> {
+  const { profile, runId } = options;
+  const clock = options.clock ?? systemClock;
+  const staleAfterMs = options.staleAfterMs ?? 3_600_000;
+  const located = await locateNewestSnapshot({
+    storage: options.storage,
+    profile,
+    runId,
+    ...(options.newerCheck !== undefined ? { newerCheck: options.newerCheck } : {}),
+    ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
+  });
+  const { snapshot } = located;
+  const now = clock.now();
+  const rule: ResumeRule<P> = options.rule ?? profile.resume ?? (defaultResumeRule as ResumeRule<P>);
+  const point = rule(snapshot, { now, isTerminal: profile.isTerminal, profileName: profile.name });
+
+  const warnings: ResumeWarning[] = [];
+  const from = `snapshot ${snapshot.sequence} from ${located.key}`;
+  if (located.latest === 'missing') warnings.push({ code: 'resume_latest_missing', message: `latest is missing; resuming from ${from}`, details: { key: located.key } });
+  if (located.latest === 'invalid') warnings.push({ code: 'resume_latest_invalid', message: `latest failed validation; resuming from ${from}`, details: { key: located.key } });
+  if (located.latest === 'stale') {
+    warnings.push({
+      code: 'resume_latest_stale',
+      message: `latest is older than ${from} (a crash between the history and latest writes); resuming from the newer one`,
+      details: { key: located.key, sequence: snapshot.sequence },
+    });
+  }
+  if (located.skipped.length > 0) {
+    warnings.push({
+      code: 'resume_files_skipped',
+      message: `${located.skipped.length} file(s) failed validation or were missing and were skipped`,
+      details: { count: located.skipped.length, reasonCodes: [...new Set(located.skipped.map((s) => s.reasonCode))] },
+    });
+  }
+  if (located.duplicates > 0) {
+    warnings.push({
+      code: 'resume_duplicate_sequence',
+      message: `${located.duplicates} other valid snapshot(s) also carry sequence ${snapshot.sequence}; resuming from ${located.key}`,
+      details: { sequence: snapshot.sequence, duplicates: located.duplicates },
+    });
+  }
+  if (profile.isTerminal(snapshot.status)) {
+    warnings.push({ code: 'resume_run_terminal', message: `the run's newest snapshot has the terminal status ${snapshot.status}`, details: { status: snapshot.status } });
+  }
+  const createdMs = Date.parse(snapshot.createdAt);
+  const ageMs = now - createdMs;
+  if (ageMs > staleAfterMs) {
+    warnings.push({
+      code: 'resume_snapshot_stale',
+      message: `the snapshot is ${Math.round(ageMs / 60_000)} minute(s) old; time-sensitive state (rate limits, leases, caches) may have changed`,
+      details: { ageMs, staleAfterMs },
+    });
+  } else if (ageMs < -CLOCK_SKEW_TOLERANCE_MS) {
+    warnings.push({ code: 'resume_clock_skew', message: `the snapshot was created ${Math.round(-ageMs / 1000)} s in the future of this clock`, details: { ageMs } });
+  }
+  if (options.currentLessons !== undefined && point.activeLessons !== undefined) {
+    const { added, removed } = lessonsDiff(point.activeLessons, options.currentLessons);
+    if (added > 0 || removed > 0) {
+      warnings.push({
+        code: 'resume_lessons_changed',
+        message: `active lessons changed since the checkpoint (${added} added, ${removed} removed); behaviour may differ`,
+        details: { added, removed },
+      });
+    }
+  }
+  warnings.push(...(point.warnings ?? []));
+  if (options.warnExternalState !== false) {
+    const refs = Object.entries(point.externalRefs ?? {}).filter(([, n]) => n > 0);
+    warnings.push({
+      code: 'resume_external_state',
+      message:
+        refs.length > 0
+          ? `the checkpoint refers to external state it does not capture (${refs.map(([k, n]) => `${n} ${k}`).join(', ')}); check it has not changed`
+          : 'the checkpoint captures workflow state only; external systems may have changed since',
+      details: Object.fromEntries(refs),
+    });
+  }
+
+  return {
+    ...point,
+    runId,
+    snapshot,
+    payload: snapshot.payload,
+    source: {
+      key: located.key,
+      origin: located.origin,
+      ...(located.batchPosition !== undefined ? { batchPosition: located.batchPosition } : {}),
+      latest: located.latest,
+    },
+    warnings,
+    skipped: located.skipped,
+    nextSequence: located.highestSequence + 1,
+    ageMs,
+  };
+}
