@@ -195,7 +195,8 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
   const openWithRetry = (): Promise<void> => withRetry(() => ensureOpen(), retryOptions);
 
   /** Commits one group: every job queued while the previous group was in flight. */
-  const commitGroup = async (jobs: Job<P>[]): Promise<void> => {
+  const commitGroup = async (queued: Job<P>[]): Promise<void> => {
+    const jobs = queued.flatMap((j) => [j, ...j.riders]);
     try {
       await openWithRetry();
     } catch (raw) {
@@ -209,7 +210,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
     const firstSequence = nextSequence;
     const planned: Planned<P>[] = [];
     const intoHead: { job: Job<P>; record: TriggerRecord }[] = [];
-    for (const job of jobs.flatMap((j) => [j, ...j.riders])) {
+    for (const job of jobs) {
       const t = job.trigger;
       const digest = await materialDigest(t.material);
       const last = planned.at(-1);

@@ -69,12 +69,15 @@ export function manualClock(start = T0): ManualClock {
   };
 }
 
-/** A clock whose time is set by hand but whose timers fire at once (for retry backoff in fault tests). */
+/**
+ * A clock whose time is set by hand and whose short timers (retry backoff, up to a minute)
+ * fire at once; longer ones (heartbeat) never fire.
+ */
 export function instantTimerClock(start = T0): Clock & { set(ms: number): void; advanceBy(ms: number): void } {
   let t = start;
   return {
     now: () => t,
-    setTimeout: (cb: () => void) => globalThis.setTimeout(cb, 0),
+    setTimeout: (cb: () => void, ms: number) => globalThis.setTimeout(ms <= 60_000 ? cb : () => undefined, 0),
     clearTimeout: (h: TimerHandle) => globalThis.clearTimeout(h as ReturnType<typeof setTimeout>),
     set(ms: number) {
       t = ms;

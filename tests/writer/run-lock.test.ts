@@ -1,0 +1,78 @@
+import { describe, expect, it } from 'vitest';
+import { createWriter, defaultProfile, memoryStorage, utf8Decode } from 'savepoint';
+import { manualClock } from './helpers.js';
+
+const run = 'run-l';
+const here = { pid: 4242, hostname: 'host-a' };
+
+describe('run lock (the two-writer rule: the second writer gets checkpoint_run_locked)', () => {
+  it('a second writer on the same run is refused while the first holds it, and gets it after close()', async () => {
+    const storage = memoryStorage();
+    const clock = manualClock();
+    const a = createWriter({ storage, profile: defaultProfile, runId: run, clock, lock: true, lockIdentity: here });
+    const b = createWriter({ storage, profile: defaultProfile, runId: run, clock, lock: true, lockIdentity: { pid: 4343, hostname: 'host-a' }, isProcessAlive: () => true });
+    expect((await a.checkpoint({ source: 'manual', status: 'in_progress', payload: 1 })).ok).toBe(true);
+    const lockDoc = JSON.parse(utf8Decode((await storage.get(defaultProfile.layout.lockKey(run)))!.bytes));
+    expect(lockDoc).toMatchObject({ savepoint_lock: 1, run_id: run, pid: 4242, hostname: 'host-a' });
+    const refused = await b.checkpoint({ source: 'manual', status: 'in_progress', payload: 2 });
+    expect(!refused.ok && refused.reasonCode).toBe('checkpoint_run_locked');
+    expect(!refused.ok && refused.error.details).toMatchObject({ hostname: 'host-a', pid: 4242 });
+    expect((await b.open()).ok).toBe(false);
+    await a.close();
+    expect(await storage.get(defaultProfile.layout.lockKey(run))).toBeUndefined();
+    const r = await b.checkpoint({ source: 'manual', status: 'in_progress', payload: 2 });
+    expect(r.ok && r.sequence).toBe(2);
+  });
+
+  it('takes over at once when the holder process on this host is dead (restart after SIGKILL)', async () => {
+    const storage = memoryStorage();
+    const clock = manualClock();
+    const a = createWriter({ storage, profile: defaultProfile, runId: run, clock, lock: true, lockIdentity: here });
+    await a.checkpoint({ source: 'manual', status: 'in_progress', payload: 1 });
+    const opened: boolean[] = [];
+    const b = createWriter({ storage, profile: defaultProfile, runId: run, clock, lock: true, lockIdentity: { pid: 5000, hostname: 'host-a' }, isProcessAlive: (pid) => pid !== 4242 });
+    b.on('opened', (e) => opened.push(e.tookOver));
+    const r = await b.checkpoint({ source: 'manual', status: 'in_progress', payload: 2 });
+    expect(r.ok && r.sequence).toBe(2);
+    expect(opened).toEqual([true]);
+  });
+
+  it('a holder on another host keeps the run until its lease expires; the fenced writer then stops', async () => {
+    const storage = memoryStorage();
+    const clock = manualClock();
+    const lease = 60_000;
+    const a = createWriter({ storage, profile: defaultProfile, runId: run, clock, lock: true, lockLeaseMs: lease, lockIdentity: here, heartbeatIntervalMs: false });
+    await a.checkpoint({ source: 'manual', status: 'in_progress', payload: 1 });
+    const b = createWriter({ storage, profile: defaultProfile, runId: run, clock, lock: true, lockLeaseMs: lease, lockIdentity: { pid: 1, hostname: 'host-b' }, heartbeatIntervalMs: false });
+    const early = await b.checkpoint({ source: 'manual', status: 'in_progress', payload: 2 });
+    expect(!early.ok && early.reasonCode).toBe('checkpoint_run_locked');
+    await clock.advance(lease + 1);
+    const late = await b.checkpoint({ source: 'manual', status: 'in_progress', payload: 3 });
+    expect(late.ok && late.sequence).toBe(2);
+    // a's lease is gone: its next write renews conditionally, finds b's lock, and refuses to write.
+    const fenced = await a.checkpoint({ source: 'manual', status: 'in_progress', payload: 4 });
+    expect(!fenced.ok && fenced.reasonCode).toBe('checkpoint_run_locked');
+    const next = await b.checkpoint({ source: 'manual', status: 'in_progress', payload: 5 });
+    expect(next.ok && next.sequence).toBe(3);
+  });
+
+  it('writes renew the lease, so an active writer keeps its run', async () => {
+    const storage = memoryStorage();
+    const clock = manualClock();
+    const lease = 60_000;
+    const a = createWriter({ storage, profile: defaultProfile, runId: run, clock, lock: true, lockLeaseMs: lease, lockIdentity: here, heartbeatIntervalMs: false });
+    for (let i = 0; i < 5; i++) {
+      expect((await a.checkpoint({ source: 'manual', status: 'in_progress', payload: i })).ok).toBe(true);
+      await clock.advance(40_000);
+    }
+    const b = createWriter({ storage, profile: defaultProfile, runId: run, clock, lock: true, lockLeaseMs: lease, lockIdentity: { pid: 1, hostname: 'host-b' } });
+    expect((await b.open()).ok).toBe(false);
+  });
+
+  it("lock 'auto' is off for in-process memory storage (crossProcessConditional: false)", async () => {
+    const storage = memoryStorage();
+    const a = createWriter({ storage, profile: defaultProfile, runId: run, clock: manualClock() });
+    await a.checkpoint({ source: 'manual', status: 'in_progress', payload: 1 });
+    expect(await storage.get(defaultProfile.layout.lockKey(run))).toBeUndefined();
+  });
+});
