@@ -1,5 +1,7 @@
 import type { z } from 'zod';
+import type { JsonObject } from '../codec/canonical-json.js';
 import type { DocumentFormat } from '../codec/json-document.js';
+import { splitDocument, type SplitResult } from '../codec/parts.js';
 import { CheckpointError } from '../model/errors.js';
 import { assertRunId, newSnapshotId } from '../model/ids.js';
 import type { Priority } from '../model/snapshot.js';
@@ -68,6 +70,13 @@ export interface ProfileDefinition<P> {
   readonly maxSnapshotBytes?: number;
   /** Over the size limit: split large fields into part files, or reject with `checkpoint_too_large`. @default 'split' */
   readonly onOversize?: 'split' | 'reject';
+  /**
+   * How an oversized JSON document is split when `onOversize` is `'split'`: the main
+   * document and the part files it references. A profile whose spec says what to split
+   * first (phased-workflow-github.md: `phase_outputs`) supplies its own.
+   * @default splitDocument (largest values first)
+   */
+  readonly splitDocument?: (document: JsonObject, maxBytes: number, partKey: (n: number) => string) => Promise<SplitResult>;
   /** History entries may be gzipped by retention (never `latest`). @default true */
   readonly compressHistory?: boolean;
   /** The profile's default retention policy. */
@@ -146,6 +155,7 @@ export function defineProfile<P>(definition: ProfileDefinition<P>): Profile<P> {
     materialView: definition.materialView ?? ((payload) => payload),
     maxSnapshotBytes,
     onOversize: definition.onOversize ?? 'split',
+    splitDocument: definition.splitDocument ?? splitDocument,
     compressHistory: definition.compressHistory ?? true,
     ...(definition.retention ? { retention: definition.retention } : {}),
     ...(definition.resume ? { resume: definition.resume } : {}),

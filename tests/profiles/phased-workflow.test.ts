@@ -24,6 +24,7 @@ import {
   phasedWorkflow,
   PhasedRunSummarySchema,
   readSnapshot,
+  snapshotLifecycle,
   resolveParts,
   splitDocument,
   splitPhasedWorkflowDocument,
@@ -151,6 +152,10 @@ describe('phasedWorkflow profile rules', () => {
     expect(phasedWorkflow.isTerminal('paused')).toBe(false);
     expect(phasedWorkflow.maxSnapshotBytes).toBe(10 * 1024 * 1024);
     expect(phasedWorkflow.onOversize).toBe('split');
+    // the profile hands the writer its phase-first splitter; other profiles keep the generic one
+    expect(phasedWorkflow.splitDocument).toBe(splitPhasedWorkflowDocument);
+    expect(createPhasedWorkflowProfile({ uuidRunIds: false }).splitDocument).toBe(splitPhasedWorkflowDocument);
+    expect(snapshotLifecycle.splitDocument).toBe(splitDocument);
   });
 
   it('lays out the spec storage_structure', () => {

@@ -6,6 +6,7 @@ import type { ResumeRule } from '../../resume/types.js';
 import type { RetentionPolicy } from '../../retention/policy.js';
 import { defineProfile, type Profile } from '../define-profile.js';
 import { standardLayout, type HistoryNaming } from '../layout.js';
+import { splitPhasedWorkflowDocument } from './split.js';
 import {
   PHASED_STATUSES,
   PHASED_TRIGGER_PRIORITIES,
@@ -143,6 +144,7 @@ export function createPhasedWorkflowProfile(options: PhasedWorkflowProfileOption
     materialView,
     maxSnapshotBytes: options.maxSnapshotBytes ?? 10 * 1024 * 1024,
     onOversize: options.onOversize ?? 'split',
+    splitDocument: splitPhasedWorkflowDocument,
     compressHistory: true,
     document: jsonDocumentFormat<PhasedWorkflowPayload, PhasedWorkflowDocument>({
       schema,
