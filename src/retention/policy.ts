@@ -1,10 +1,284 @@
+import { z } from 'zod';
+import { CheckpointError } from '../model/errors.js';
+import type { JsonSchema } from '../model/validate.js';
+import { assertTimeZone } from './calendar.js';
+import { formatRetentionDuration, parseRetentionDuration, RETENTION_DURATION_PATTERN, type RetentionDuration } from './duration.js';
+import type { RetentionSummarizer } from './summary.js';
+
+/** Calendar units of {@link KeepCalendarRule}: one bucket per local hour, day, ISO week, month or year. */
+export const CALENDAR_UNITS = ['hour', 'day', 'week', 'month', 'year'] as const;
+/** A calendar bucket unit. */
+export type CalendarUnit = (typeof CALENDAR_UNITS)[number];
+
+interface RuleBase {
+  /**
+   * The name that appears in a kept snapshot's reasons, in dry runs and in the log.
+   * @default derived from the rule: `keep-last`, `keep-within`, `keep-latest-failed`, `keep-daily`, `run-tier-recent` …
+   */
+  readonly name?: string;
+}
+
+/** Keeps the `count` newest snapshots of every run (restic `--keep-last`). */
+export interface KeepLastRule extends RuleBase {
+  readonly rule: 'keep-last';
+  /** How many snapshots per run. */
+  readonly count: number;
+  /**
+   * Only snapshots younger than this count (snapshot-lifecycle.md: "keep the latest 50 …
+   * prune snapshots older than 14 days"). @default no age limit
+   */
+  readonly maxAge?: RetentionDuration;
+}
+
+/** Keeps every snapshot younger than `duration`, measured back from the planning time `now`. */
+export interface KeepWithinRule extends RuleBase {
+  readonly rule: 'keep-within';
+  readonly duration: RetentionDuration;
+}
+
+/** Keeps the newest snapshot of every run whose status is `status` (snapshot-lifecycle.md: latest `failed`, latest `completed`). */
+export interface KeepLatestStatusRule extends RuleBase {
+  readonly rule: 'keep-latest-status';
+  readonly status: string;
+}
+
 /**
- * A retention policy: the rules a profile (or a caller) asks the retention planner to
- * apply. The retention module owns this type; profiles only carry a default value.
+ * Keeps, per run, the newest snapshot of each of the `count` most recent calendar buckets
+ * that hold a snapshot (restic `--keep-daily` and friends). Buckets are local to an IANA
+ * time zone; weeks are ISO weeks (Monday to Sunday).
+ */
+export interface KeepCalendarRule extends RuleBase {
+  readonly rule: 'keep-calendar';
+  readonly unit: CalendarUnit;
+  /** How many buckets. */
+  readonly count: number;
+  /** IANA time zone the buckets are cut in (`Europe/Berlin`). @default 'UTC' */
+  readonly timeZone?: string;
+  /** Only snapshots younger than this count. @default no age limit */
+  readonly maxAge?: RetentionDuration;
+}
+
+/** Keeps every snapshot of the listed runs (in addition to the runs in `preserved_runs.json`, which are always kept). */
+export interface PreserveRunsRule extends RuleBase {
+  readonly rule: 'preserve-runs';
+  readonly runIds: readonly string[];
+}
+
+/**
+ * Cross-run tiers (phased-workflow-github.md `retention_policy`): runs are ranked by their
+ * newest snapshot, newest first. The `keepAll` most recent keep every snapshot; the next
+ * `keepFinal` keep only their final snapshot; older runs are archived to a run summary.
+ */
+export interface RunTiersRule extends RuleBase {
+  readonly rule: 'run-tiers';
+  /** Runs that keep everything (spec: 10). */
+  readonly keepAll: number;
+  /** Runs after those that keep their final snapshot only (spec: runs 11–50, so 40). */
+  readonly keepFinal: number;
+}
+
+/** One retention rule. A policy keeps the union of what its rules keep, like restic's `forget` flags. */
+export type RetentionRule = KeepLastRule | KeepWithinRule | KeepLatestStatusRule | KeepCalendarRule | PreserveRunsRule | RunTiersRule;
+
+/**
+ * A retention policy: what to keep, what to compress, how to summarize archived runs.
+ *
+ * Semantics (see docs/retention.md):
+ * - A snapshot is kept when at least one rule (or a safety rule) keeps it; every other
+ *   snapshot is deleted, or summarized when its run is archived by `run-tiers`.
+ * - A policy with no rules keeps everything (it may still compress).
+ * - Safety rules no policy can change: a run's latest snapshot, every snapshot of a
+ *   preserved run, and anything unreadable are kept.
+ *
+ * @example
+ * ```ts
+ * const policy: RetentionPolicy = {
+ *   name: 'week',
+ *   rules: [keepDaily(7, { timeZone: 'Europe/Berlin' }), keepWeekly(4, { timeZone: 'Europe/Berlin' }), keepLatestStatus('failed')],
+ *   compressAfter: '24h',
+ * };
+ * ```
  */
 export interface RetentionPolicy {
-  /** Human-readable name shown in dry runs and logs. */
+  /** Shown in dry runs and in the retention log. @default 'custom' */
   readonly name?: string;
-  /** The rules; the union of what they keep is kept. */
-  readonly rules: readonly unknown[];
+  /** The rules; the union of what they keep is kept. At most 24. */
+  readonly rules: readonly RetentionRule[];
+  /**
+   * Gzip kept history entries at least this old (snapshot-lifecycle.md: 24 h). Never
+   * `latest.json`, never batch files, and only for profiles with `compressHistory`.
+   * @default no compression
+   */
+  readonly compressAfter?: RetentionDuration;
+  /**
+   * Adds the profile-specific fields of an archived run's summary (phased-workflow-github.md
+   * `summary_schema`: `phases_completed`, `total_cost_usd`, `errors_count`). Not part of
+   * the policy's JSON form. @default {@link genericRetentionSummarizer}
+   */
+  readonly summarizer?: RetentionSummarizer;
 }
+
+/** Most rules one policy may hold (each rule is one bit of a reason mask in the planner). */
+export const MAX_RETENTION_RULES = 24;
+
+const count = z.number().int().min(0);
+const duration = z.union([z.number().min(0), z.string().regex(new RegExp(RETENTION_DURATION_PATTERN))]);
+const name = z.string().min(1).max(100).optional();
+
+/** zod schema of a rule (the JSON form of {@link RetentionRule}). */
+export const RetentionRuleSchema = z.discriminatedUnion('rule', [
+  z.object({ rule: z.literal('keep-last'), count, maxAge: duration.optional(), name }).strict(),
+  z.object({ rule: z.literal('keep-within'), duration, name }).strict(),
+  z.object({ rule: z.literal('keep-latest-status'), status: z.string().min(1), name }).strict(),
+  z.object({ rule: z.literal('keep-calendar'), unit: z.enum(CALENDAR_UNITS), count, timeZone: z.string().min(1).optional(), maxAge: duration.optional(), name }).strict(),
+  z.object({ rule: z.literal('preserve-runs'), runIds: z.array(z.string().min(1)), name }).strict(),
+  z.object({ rule: z.literal('run-tiers'), keepAll: count, keepFinal: count, name }).strict(),
+]);
+
+/** zod schema of a policy's JSON form (everything but `summarizer`), e.g. for a config file. */
+export const RetentionPolicySchema = z
+  .object({
+    name,
+    rules: z.array(RetentionRuleSchema).max(MAX_RETENTION_RULES),
+    compressAfter: duration.optional(),
+  })
+  .strict();
+
+/** JSON Schema of a policy's JSON form, for config files and non-TypeScript tools. */
+export const retentionPolicyJsonSchema = z.toJSONSchema(RetentionPolicySchema, { io: 'input' }) as JsonSchema;
+
+/** A rule with its durations in milliseconds and its name resolved: what the planner works with. */
+export type ResolvedRule =
+  | { readonly rule: 'keep-last'; readonly name: string; readonly count: number; readonly maxAgeMs: number }
+  | { readonly rule: 'keep-within'; readonly name: string; readonly durationMs: number }
+  | { readonly rule: 'keep-latest-status'; readonly name: string; readonly status: string }
+  | { readonly rule: 'keep-calendar'; readonly name: string; readonly unit: CalendarUnit; readonly count: number; readonly timeZone: string; readonly maxAgeMs: number }
+  | { readonly rule: 'preserve-runs'; readonly name: string; readonly runIds: ReadonlySet<string> }
+  | { readonly rule: 'run-tiers'; readonly name: string; readonly keepAll: number; readonly keepFinal: number };
+
+/** A validated policy: what {@link resolveRetentionPolicy} returns. */
+export interface ResolvedRetentionPolicy {
+  readonly name: string;
+  readonly rules: readonly ResolvedRule[];
+  /** `Infinity` when the policy does not compress. */
+  readonly compressAfterMs: number;
+  readonly summarizer?: RetentionSummarizer;
+}
+
+const CALENDAR_NAMES: Record<CalendarUnit, string> = { hour: 'keep-hourly', day: 'keep-daily', week: 'keep-weekly', month: 'keep-monthly', year: 'keep-yearly' };
+
+/** The default reason name of a rule (`keep-last`, `keep-latest-failed`, `keep-daily`, …). */
+export function retentionRuleName(rule: RetentionRule): string {
+  if (rule.name) return rule.name;
+  switch (rule.rule) {
+    case 'keep-latest-status':
+      return `keep-latest-${rule.status}`;
+    case 'keep-calendar':
+      return CALENDAR_NAMES[rule.unit];
+    case 'run-tiers':
+      return 'run-tier';
+    default:
+      return rule.rule;
+  }
+}
+
+/**
+ * Validates a policy and resolves its durations and names. Throws
+ * `checkpoint_config_invalid` naming the first bad field.
+ */
+export function resolveRetentionPolicy(policy: RetentionPolicy): ResolvedRetentionPolicy {
+  const { summarizer, ...data } = policy as RetentionPolicy & Record<string, unknown>;
+  const parsed = RetentionPolicySchema.safeParse(data);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const path = issue ? issue.path.join('.') : '';
+    throw new CheckpointError('checkpoint_config_invalid', `retention policy is invalid at "${path}": ${issue?.message ?? 'unknown problem'}`, {
+      details: { path },
+    });
+  }
+  if (summarizer !== undefined && typeof summarizer !== 'function') {
+    throw new CheckpointError('checkpoint_config_invalid', 'retention policy summarizer must be a function', { details: { path: 'summarizer' } });
+  }
+  const rules = parsed.data.rules.map((rule, i): ResolvedRule => {
+    const ruleName = retentionRuleName(rule);
+    const ms = (d: RetentionDuration | undefined, field: string): number => (d === undefined ? Infinity : parseRetentionDuration(d, `rules.${i}.${field}`));
+    switch (rule.rule) {
+      case 'keep-last':
+        return { rule: 'keep-last', name: ruleName, count: rule.count, maxAgeMs: ms(rule.maxAge, 'maxAge') };
+      case 'keep-within':
+        return { rule: 'keep-within', name: ruleName, durationMs: ms(rule.duration, 'duration') };
+      case 'keep-latest-status':
+        return { rule: 'keep-latest-status', name: ruleName, status: rule.status };
+      case 'keep-calendar': {
+        const timeZone = rule.timeZone ?? 'UTC';
+        assertTimeZone(timeZone, `rules.${i}.timeZone`);
+        return { rule: 'keep-calendar', name: ruleName, unit: rule.unit, count: rule.count, timeZone, maxAgeMs: ms(rule.maxAge, 'maxAge') };
+      }
+      case 'preserve-runs':
+        return { rule: 'preserve-runs', name: ruleName, runIds: new Set(rule.runIds) };
+      case 'run-tiers':
+        return { rule: 'run-tiers', name: ruleName, keepAll: rule.keepAll, keepFinal: rule.keepFinal };
+    }
+  });
+  if (rules.filter((r) => r.rule === 'run-tiers').length > 1) {
+    throw new CheckpointError('checkpoint_config_invalid', 'retention policy may hold at most one run-tiers rule', { details: { path: 'rules' } });
+  }
+  return {
+    name: parsed.data.name ?? 'custom',
+    rules,
+    compressAfterMs: parsed.data.compressAfter === undefined ? Infinity : parseRetentionDuration(parsed.data.compressAfter, 'compressAfter'),
+    ...(summarizer ? { summarizer } : {}),
+  };
+}
+
+/** Describes a rule in one short line, for dry runs (`keep-last 50 (max age 14d)`). */
+export function describeRetentionRule(rule: RetentionRule): string {
+  const age = (d: RetentionDuration | undefined): string => (d === undefined ? '' : ` (max age ${formatRetentionDuration(parseRetentionDuration(d))})`);
+  switch (rule.rule) {
+    case 'keep-last':
+      return `${retentionRuleName(rule)}: newest ${rule.count} per run${age(rule.maxAge)}`;
+    case 'keep-within':
+      return `${retentionRuleName(rule)}: everything younger than ${formatRetentionDuration(parseRetentionDuration(rule.duration))}`;
+    case 'keep-latest-status':
+      return `${retentionRuleName(rule)}: newest "${rule.status}" snapshot per run`;
+    case 'keep-calendar':
+      return `${retentionRuleName(rule)}: newest per ${rule.unit} for ${rule.count} ${rule.unit}s (${rule.timeZone ?? 'UTC'})${age(rule.maxAge)}`;
+    case 'preserve-runs':
+      return `${retentionRuleName(rule)}: every snapshot of ${rule.runIds.length} run(s)`;
+    case 'run-tiers':
+      return `${retentionRuleName(rule)}: ${rule.keepAll} newest runs keep all, next ${rule.keepFinal} keep their final snapshot, older runs are archived to a summary`;
+  }
+}
+
+/** Options of the calendar rule constructors. */
+export interface CalendarRuleOptions {
+  /** IANA time zone. @default 'UTC' */
+  readonly timeZone?: string;
+  /** Only snapshots younger than this count. @default no age limit */
+  readonly maxAge?: RetentionDuration;
+  /** Reason name. @default `keep-hourly` / `keep-daily` / … */
+  readonly name?: string;
+}
+
+const calendar = (unit: CalendarUnit, n: number, options: CalendarRuleOptions = {}): KeepCalendarRule => ({ rule: 'keep-calendar', unit, count: n, ...options });
+
+/** `keep-last`: the `count` newest snapshots per run, optionally only those younger than `maxAge`. */
+export const keepLast = (n: number, options: { maxAge?: RetentionDuration; name?: string } = {}): KeepLastRule => ({ rule: 'keep-last', count: n, ...options });
+/** `keep-within`: every snapshot younger than `duration`. */
+export const keepWithin = (d: RetentionDuration, options: { name?: string } = {}): KeepWithinRule => ({ rule: 'keep-within', duration: d, ...options });
+/** `keep-latest-<status>`: the newest snapshot with `status` in each run. */
+export const keepLatestStatus = (status: string, options: { name?: string } = {}): KeepLatestStatusRule => ({ rule: 'keep-latest-status', status, ...options });
+/** `keep-hourly`: newest snapshot per local hour, for `n` hours that have one. */
+export const keepHourly = (n: number, options?: CalendarRuleOptions): KeepCalendarRule => calendar('hour', n, options);
+/** `keep-daily`: newest snapshot per local day, for `n` days that have one. */
+export const keepDaily = (n: number, options?: CalendarRuleOptions): KeepCalendarRule => calendar('day', n, options);
+/** `keep-weekly`: newest snapshot per ISO week, for `n` weeks that have one. */
+export const keepWeekly = (n: number, options?: CalendarRuleOptions): KeepCalendarRule => calendar('week', n, options);
+/** `keep-monthly`: newest snapshot per local month, for `n` months that have one. */
+export const keepMonthly = (n: number, options?: CalendarRuleOptions): KeepCalendarRule => calendar('month', n, options);
+/** `keep-yearly`: newest snapshot per local year, for `n` years that have one. */
+export const keepYearly = (n: number, options?: CalendarRuleOptions): KeepCalendarRule => calendar('year', n, options);
+/** `preserve-runs`: every snapshot of these runs (like adding them to `preserved_runs.json`, without touching storage). */
+export const preserveRuns = (runIds: readonly string[], options: { name?: string } = {}): PreserveRunsRule => ({ rule: 'preserve-runs', runIds, ...options });
+/** `run-tiers`: the `keepAll` newest runs keep everything, the next `keepFinal` keep their final snapshot, older runs are archived to a summary. */
+export const keepRunTiers = (tiers: { keepAll: number; keepFinal: number; name?: string }): RunTiersRule => ({ rule: 'run-tiers', ...tiers });

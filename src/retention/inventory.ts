@@ -1,0 +1,451 @@
+import { CheckpointError, isCheckpointError } from '../model/errors.js';
+import type { ReasonCode } from '../model/reason-codes.js';
+import { decodeRunIndex, type RunIndexEntry } from '../model/run-index.js';
+import type { Snapshot } from '../model/snapshot.js';
+import { decodeBatchFile } from '../profiles/batch-file.js';
+import type { Profile } from '../profiles/define-profile.js';
+import type { KeyKind } from '../profiles/layout.js';
+import { decodeStoredSnapshot } from '../profiles/read-snapshot.js';
+import type { StorageAdapter } from '../storage/adapter.js';
+import { decodePreservedRuns, preservedRunIds } from './preserved-runs.js';
+import { decodeRetentionSummary } from './summary.js';
+
+/** A stored file as listed: key, version and size. */
+export interface RetentionFile {
+  readonly key: string;
+  readonly version: string;
+  readonly size: number;
+}
+
+/** One snapshot of a run, as retention sees it. */
+export interface InventorySnapshot {
+  readonly runId: string;
+  readonly id: string;
+  readonly sequence: number;
+  /** RFC 3339 creation time. */
+  readonly createdAt: string;
+  /** `createdAt` in epoch milliseconds. */
+  readonly createdAtMs: number;
+  readonly status: string;
+  /** The trigger, where known. */
+  readonly source?: string;
+  /**
+   * History entries holding it: the plain file and/or its `.gz` form (both only after an
+   * interrupted compression). Empty for a snapshot only `latest.json` holds.
+   */
+  readonly files: readonly (RetentionFile & { readonly compressed: boolean })[];
+  /** Keys of batch files holding it. */
+  readonly batches: readonly string[];
+  /** Part files of an oversized snapshot (they go with it). */
+  readonly parts: readonly RetentionFile[];
+  /** `latest.json` holds this snapshot. */
+  readonly latest: boolean;
+  /** Where `status` and `createdAt` came from: the run index, or the decoded document. */
+  readonly origin: 'index' | 'document';
+}
+
+/** A batch file (phased-workflow-github.md `batch_{first}_{last}.json`). */
+export interface InventoryBatch extends RetentionFile {
+  /** Ids of its readable members. */
+  readonly memberIds: readonly string[];
+  /** Members that failed validation: while there are any, the file is never deleted by default. */
+  readonly unreadableMembers: number;
+}
+
+/** A history or batch file that could not be read. Kept unless the plan is made with `deleteUnreadable`. */
+export interface UnreadableFile extends RetentionFile {
+  readonly kind: 'history' | 'batch';
+  readonly reasonCode: ReasonCode;
+}
+
+/** One run, as retention sees it. */
+export interface InventoryRun {
+  readonly runId: string;
+  /** Its snapshots in ascending (time, id) order. */
+  readonly snapshots: readonly InventorySnapshot[];
+  /** `latest.json`, when present. */
+  readonly latest?: RetentionFile & {
+    /** Id of the snapshot it holds; absent when it could not be read. */
+    readonly snapshotId?: string;
+    readonly readable: boolean;
+  };
+  /** The run index, when the profile keeps one and it exists. */
+  readonly index?: RetentionFile & { readonly readable: boolean; readonly entries: readonly RunIndexEntry[] };
+  /** Where the run's summary goes (`layout.summaryKey`); absent when the layout keeps none. */
+  readonly summaryKey?: string;
+  /** The archived-run summary, when present. */
+  readonly summary?: RetentionFile & {
+    /** Its `last_checkpoint_at` (read only for runs with nothing else left, where it ranks the run). */
+    readonly lastCheckpointAtMs?: number;
+  };
+  readonly batches: readonly InventoryBatch[];
+  /** Part files that belong to no snapshot of the inventory. */
+  readonly orphanParts: readonly (RetentionFile & { readonly sequence: number })[];
+  readonly unreadable: readonly UnreadableFile[];
+}
+
+/** Something retention could not read. Reported, never silently dropped. */
+export interface InventoryProblem {
+  readonly key: string;
+  readonly runId?: string;
+  readonly kind: KeyKind;
+  readonly reasonCode: ReasonCode;
+  readonly message: string;
+}
+
+/** Everything retention knows about a store: the input of {@link planRetention}. */
+export interface RetentionInventory {
+  /** The profile's name and whether it allows compressed history. */
+  readonly profile: { readonly name: string; readonly compressHistory: boolean };
+  /** Runs in ascending run-id order. */
+  readonly runs: readonly InventoryRun[];
+  /** Runs listed in `preserved_runs.json`. */
+  readonly preservedRuns: readonly string[];
+  /**
+   * False when `preserved_runs.json` exists but cannot be read: the planner then keeps
+   * everything, because it cannot know which runs are preserved.
+   */
+  readonly preservedRunsReadable: boolean;
+  readonly problems: readonly InventoryProblem[];
+}
+
+/** Options of {@link buildInventory}. */
+export interface BuildInventoryOptions<P = unknown> {
+  readonly storage: StorageAdapter;
+  readonly profile: Profile<P>;
+  /**
+   * Reads in flight at once when documents must be decoded.
+   * @default 8
+   */
+  readonly concurrency?: number;
+}
+
+interface RawFile extends RetentionFile {
+  readonly compressed: boolean;
+  readonly snapshotId?: string;
+  readonly sequence?: number;
+}
+
+interface RawRun {
+  latest?: RawFile;
+  index?: RawFile;
+  summary?: RawFile;
+  history: RawFile[];
+  batches: RawFile[];
+  parts: RawFile[];
+}
+
+interface Meta {
+  id: string;
+  sequence: number;
+  createdAt: string;
+  status: string;
+  source?: string;
+  origin: 'index' | 'document';
+}
+
+/** A limiter: runs the tasks given to it with at most `n` in flight. */
+type Limiter = <T>(task: () => Promise<T>) => Promise<T>;
+
+function createLimiter(n: number): Limiter {
+  let active = 0;
+  const waiting: (() => void)[] = [];
+  return async (task) => {
+    if (active >= n) await new Promise<void>((resolve) => waiting.push(resolve));
+    active++;
+    try {
+      return await task();
+    } finally {
+      active--;
+      waiting.shift()?.();
+    }
+  };
+}
+
+const compareStrings = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** Orders snapshots by creation time, then id: the planner's tie-break. */
+export function compareInventorySnapshots(a: InventorySnapshot, b: InventorySnapshot): number {
+  return a.createdAtMs - b.createdAtMs || compareStrings(a.id, b.id);
+}
+
+function metaOf<P>(s: Snapshot<P>): Meta {
+  return { id: s.id, sequence: s.sequence, createdAt: s.createdAt, status: s.status, source: s.source, origin: 'document' };
+}
+
+/**
+ * Builds the inventory of a store: lists the profile's `runsPrefix` once, keeps only the
+ * keys `profile.layout.classify` recognizes (history entries and their `.gz` forms, batch
+ * files, `latest.json`, the index, part files, summaries, `preserved_runs.json`), and
+ * finds each snapshot's status and time in the run's index (`index.json` entries with a
+ * `status`), decoding the document through the profile's one read path only when the
+ * index does not say. `latest.json` of every run is read, so retention knows which
+ * snapshot it holds. Files that cannot be read are reported in `problems` (and listed in
+ * their run's `unreadable`), never dropped.
+ *
+ * Storage failures (not data problems) reject with the storage's reason code.
+ */
+export async function buildInventory<P>(options: BuildInventoryOptions<P>): Promise<RetentionInventory> {
+  const { storage, profile } = options;
+  const { layout } = profile;
+  const concurrency = options.concurrency ?? 8;
+  if (!Number.isInteger(concurrency) || concurrency < 1) {
+    throw new CheckpointError('checkpoint_config_invalid', 'buildInventory: concurrency must be a positive integer', { details: { concurrency } });
+  }
+  const problems: InventoryProblem[] = [];
+  const problem = (key: string, kind: KeyKind, err: unknown, runId?: string): ReasonCode => {
+    if (!isCheckpointError(err)) throw err;
+    if (!DATA_PROBLEMS.has(err.reasonCode)) throw err;
+    problems.push({ key, kind, reasonCode: err.reasonCode, message: err.message, ...(runId !== undefined ? { runId } : {}) });
+    return err.reasonCode;
+  };
+
+  const raw = new Map<string, RawRun>();
+  for await (const entry of storage.list(layout.runsPrefix)) {
+    const info = layout.classify(entry.key);
+    if (!info || info.runId === undefined) continue;
+    let run = raw.get(info.runId);
+    if (!run) raw.set(info.runId, (run = { history: [], batches: [], parts: [] }));
+    const file: RawFile = {
+      key: entry.key,
+      version: entry.version,
+      size: entry.size,
+      compressed: info.compressed,
+      ...(info.snapshotId !== undefined ? { snapshotId: info.snapshotId } : {}),
+      ...(info.sequence !== undefined ? { sequence: info.sequence } : {}),
+    };
+    switch (info.kind) {
+      case 'latest':
+        run.latest = file;
+        break;
+      case 'index':
+        run.index = file;
+        break;
+      case 'summary':
+        run.summary = file;
+        break;
+      case 'history':
+        run.history.push(file);
+        break;
+      case 'batch':
+        run.batches.push(file);
+        break;
+      case 'part':
+        if (file.sequence !== undefined) run.parts.push(file);
+        break;
+      default:
+        break; // locks and anything else: never touched
+    }
+  }
+
+  let preservedRuns: string[] = [];
+  let preservedRunsReadable = true;
+  if (layout.preservedRunsKey) {
+    const stored = await storage.get(layout.preservedRunsKey);
+    if (stored) {
+      try {
+        preservedRuns = preservedRunIds(decodePreservedRuns(stored.bytes, layout.preservedRunsKey));
+      } catch (err) {
+        problem(layout.preservedRunsKey, 'preserved_runs', err);
+        preservedRunsReadable = false;
+      }
+    }
+  }
+
+  const runIds = [...raw.keys()].sort(compareStrings);
+  const limit = createLimiter(concurrency);
+  const runs = await Promise.all(
+    runIds.map((runId) => inventoryRun(storage, profile, runId, raw.get(runId)!, limit, (key, kind, err) => problem(key, kind, err, runId))),
+  );
+  problems.sort((a, b) => compareStrings(a.key, b.key) || compareStrings(a.message, b.message));
+  return {
+    profile: { name: profile.name, compressHistory: profile.compressHistory },
+    runs,
+    preservedRuns,
+    preservedRunsReadable,
+    problems,
+  };
+}
+
+/** Reason codes that mean "this file's content is bad", as opposed to "storage failed". */
+const DATA_PROBLEMS: ReadonlySet<ReasonCode> = new Set<ReasonCode>(['checkpoint_schema_invalid', 'checkpoint_integrity_mismatch', 'checkpoint_not_found']);
+
+async function inventoryRun<P>(
+  storage: StorageAdapter,
+  profile: Profile<P>,
+  runId: string,
+  files: RawRun,
+  limit: Limiter,
+  problem: (key: string, kind: KeyKind, err: unknown) => ReasonCode,
+): Promise<InventoryRun> {
+  // The index says status and time of most snapshots without opening them.
+  let index: InventoryRun['index'];
+  const byId = new Map<string, RunIndexEntry>();
+  const bySequence = new Map<number, RunIndexEntry>();
+  if (files.index) {
+    const stored = await limit(() => storage.get(files.index!.key));
+    if (stored) {
+      try {
+        const decoded = decodeRunIndex(stored.bytes, files.index.key);
+        index = { key: files.index.key, version: stored.version, size: files.index.size, readable: true, entries: decoded.checkpoints };
+        for (const e of decoded.checkpoints) {
+          byId.set(e.checkpoint_id, e);
+          bySequence.set(e.sequence, e);
+        }
+      } catch (err) {
+        problem(files.index.key, 'index', err);
+        index = { key: files.index.key, version: stored.version, size: files.index.size, readable: false, entries: [] };
+      }
+    }
+  }
+
+  let latest: InventoryRun['latest'];
+  let latestMeta: Meta | undefined;
+  if (files.latest) {
+    const key = files.latest.key;
+    const stored = await limit(() => storage.get(key));
+    if (stored) {
+      try {
+        latestMeta = metaOf(await limit(() => decodeStoredSnapshot(storage, profile, key, stored.bytes)));
+        latest = { key: files.latest.key, version: stored.version, size: files.latest.size, readable: true, snapshotId: latestMeta.id };
+      } catch (err) {
+        problem(files.latest.key, 'latest', err);
+        latest = { key: files.latest.key, version: stored.version, size: files.latest.size, readable: false };
+      }
+    }
+  }
+
+  const unreadable: UnreadableFile[] = [];
+  interface Found {
+    meta: Meta;
+    file?: RawFile;
+    batch?: string;
+  }
+
+  const history = await Promise.all(files.history.map(async (file): Promise<Found | undefined> => {
+    const entry = file.snapshotId !== undefined ? byId.get(file.snapshotId) : file.sequence !== undefined ? bySequence.get(file.sequence) : undefined;
+    if (entry?.status !== undefined) {
+      const createdAt = entry.timestamp;
+      return { file, meta: { id: entry.checkpoint_id, sequence: entry.sequence, createdAt, status: entry.status, source: entry.trigger, origin: 'index' } };
+    }
+    try {
+      const decoded = await limit(async () => {
+        const stored = await storage.get(file.key);
+        return stored ? decodeStoredSnapshot(storage, profile, file.key, stored.bytes) : undefined;
+      });
+      return decoded ? { file, meta: metaOf(decoded) } : undefined; // undefined: deleted since the listing
+    } catch (err) {
+      unreadable.push({ key: file.key, version: file.version, size: file.size, kind: 'history', reasonCode: problem(file.key, 'history', err) });
+      return undefined;
+    }
+  }));
+
+  const batches: InventoryBatch[] = [];
+  const batchFound: Found[] = [];
+  for (const file of files.batches) {
+    try {
+      const members = await limit(async () => {
+        const stored = await storage.get(file.key);
+        return stored ? decodeBatchFile(storage, profile, file.key, stored.bytes) : undefined;
+      });
+      if (!members) continue;
+      const memberIds: string[] = [];
+      let bad = 0;
+      for (const m of members) {
+        if (m.ok) {
+          memberIds.push(m.snapshot.id);
+          batchFound.push({ meta: metaOf(m.snapshot), batch: file.key });
+        } else {
+          bad++;
+          problem(`${file.key}#${m.position}`, 'batch', m.error);
+        }
+      }
+      batches.push({ key: file.key, version: file.version, size: file.size, memberIds, unreadableMembers: bad });
+    } catch (err) {
+      unreadable.push({ key: file.key, version: file.version, size: file.size, kind: 'batch', reasonCode: problem(file.key, 'batch', err) });
+    }
+  }
+
+  // One snapshot per id: a plain entry, its .gz twin and batch copies are the same snapshot.
+  interface Building {
+    meta: Meta;
+    files: (RetentionFile & { compressed: boolean })[];
+    batches: string[];
+    parts: RetentionFile[];
+    latest: boolean;
+  }
+  const byIdBuilding = new Map<string, Building>();
+  for (const found of [...history, ...batchFound]) {
+    if (!found) continue;
+    let b = byIdBuilding.get(found.meta.id);
+    if (!b) byIdBuilding.set(found.meta.id, (b = { meta: found.meta, files: [], batches: [], parts: [], latest: false }));
+    if (found.file) b.files.push({ key: found.file.key, version: found.file.version, size: found.file.size, compressed: found.file.compressed });
+    if (found.batch) b.batches.push(found.batch);
+  }
+  if (latestMeta) {
+    const held = byIdBuilding.get(latestMeta.id);
+    if (held) held.latest = true;
+    else byIdBuilding.set(latestMeta.id, { meta: latestMeta, files: [], batches: [], parts: [], latest: true });
+  }
+
+  const bySeq = new Map<number, Building>();
+  for (const b of byIdBuilding.values()) if (!bySeq.has(b.meta.sequence)) bySeq.set(b.meta.sequence, b);
+  const orphanParts: (RetentionFile & { sequence: number })[] = [];
+  for (const part of files.parts) {
+    const owner = bySeq.get(part.sequence!);
+    const f = { key: part.key, version: part.version, size: part.size };
+    if (owner) owner.parts.push(f);
+    else orphanParts.push({ ...f, sequence: part.sequence! });
+  }
+
+  const snapshots: InventorySnapshot[] = [...byIdBuilding.values()].map((b) => {
+    const createdAtMs = Date.parse(b.meta.createdAt);
+    return {
+      runId,
+      id: b.meta.id,
+      sequence: b.meta.sequence,
+      createdAt: b.meta.createdAt,
+      createdAtMs: Number.isNaN(createdAtMs) ? 0 : createdAtMs,
+      status: b.meta.status,
+      ...(b.meta.source !== undefined ? { source: b.meta.source } : {}),
+      files: b.files.sort((x, y) => Number(x.compressed) - Number(y.compressed)),
+      batches: b.batches.sort(compareStrings),
+      parts: b.parts.sort((x, y) => compareStrings(x.key, y.key)),
+      latest: b.latest,
+      origin: b.meta.origin,
+    };
+  });
+  snapshots.sort(compareInventorySnapshots);
+
+  let summary: InventoryRun['summary'];
+  if (files.summary) {
+    summary = { key: files.summary.key, version: files.summary.version, size: files.summary.size };
+    // Only a run with nothing else left is ranked by its summary.
+    if (snapshots.length === 0) {
+      const key = files.summary.key;
+      const stored = await limit(() => storage.get(key));
+      if (stored) {
+        try {
+          const doc = decodeRetentionSummary(stored.bytes, files.summary.key);
+          summary = { ...summary, version: stored.version, lastCheckpointAtMs: Date.parse(doc.last_checkpoint_at) };
+        } catch (err) {
+          problem(files.summary.key, 'summary', err);
+        }
+      }
+    }
+  }
+
+  unreadable.sort((a, b) => compareStrings(a.key, b.key));
+  const summaryKey = profile.layout.summaryKey?.(runId);
+  return {
+    runId,
+    snapshots,
+    ...(summaryKey !== undefined ? { summaryKey } : {}),
+    ...(latest ? { latest } : {}),
+    ...(index ? { index } : {}),
+    ...(summary ? { summary } : {}),
+    batches,
+    orphanParts: orphanParts.sort((a, b) => compareStrings(a.key, b.key)),
+    unreadable,
+  };
+}

@@ -1,0 +1,528 @@
+import { toRfc3339 } from '../model/clock.js';
+import { CheckpointError } from '../model/errors.js';
+import { GZIP_SUFFIX } from '../profiles/layout.js';
+import { calendarBucketer } from './calendar.js';
+import { compareInventorySnapshots, type InventoryProblem, type InventoryRun, type InventorySnapshot, type RetentionInventory, type UnreadableFile } from './inventory.js';
+import { describeRetentionRule, resolveRetentionPolicy, type ResolvedRule, type RetentionPolicy } from './policy.js';
+import type { RetentionSummarizer } from './summary.js';
+
+/**
+ * What happens to a snapshot:
+ * - `keep`: left as it is;
+ * - `compress`: kept, its history entry gzipped (`<entry>.gz`);
+ * - `summarize`: removed after its run's summary is written (the run is archived);
+ * - `delete`: removed.
+ */
+export type RetentionAction = 'keep' | 'compress' | 'summarize' | 'delete';
+
+/** One snapshot's decision. `reasons` lists the rules that keep it (empty for `summarize` and `delete`). */
+export interface PlannedSnapshot {
+  readonly snapshot: InventorySnapshot;
+  readonly action: RetentionAction;
+  readonly reasons: readonly string[];
+}
+
+/** Where a run falls in the cross-run tiers of a `run-tiers` rule. */
+export type RunTier = 'recent' | 'final' | 'archive';
+
+/** One run's decision. */
+export interface PlannedRun {
+  readonly runId: string;
+  /** 1-based recency rank (newest snapshot first), when the policy has `run-tiers`. */
+  readonly rank?: number;
+  readonly tier?: RunTier;
+  /** Listed in `preserved_runs.json` or a `preserve-runs` rule (or that file is unreadable). */
+  readonly preserved: boolean;
+  /** `write`: the plan writes (or refreshes) the run's summary before removing anything. */
+  readonly summary: 'write' | 'exists' | 'none';
+  /** Everything of the run but its summary goes (archived run, `allowRunDeletion`). */
+  readonly deleteRun: boolean;
+  readonly counts: { readonly keep: number; readonly compress: number; readonly summarize: number; readonly delete: number };
+}
+
+/** Why a file is deleted. */
+export type DeleteReason = 'snapshot' | 'summarized' | 'batch' | 'orphan-part' | 'unreadable' | 'run-archived';
+
+/** One storage step of a plan, executed in order by {@link applyRetention}. */
+export type RetentionOperation =
+  | {
+      readonly type: 'write-summary';
+      readonly runId: string;
+      readonly key: string;
+      /** Creation time of the run's first snapshot still stored. */
+      readonly startedAt: string;
+      /** The run's newest sequence number. */
+      readonly checkpointCount: number;
+      /** The final snapshot; an existing summary made from it is left as it is. */
+      readonly lastCheckpointId: string;
+      /** Where to read the final snapshot from, best first (`latest.json`, then history or batch files, newest first). */
+      readonly sources: readonly { readonly key: string; readonly id: string }[];
+    }
+  | {
+      readonly type: 'compress';
+      readonly runId: string;
+      readonly snapshotId: string;
+      /** The plain history entry. */
+      readonly key: string;
+      readonly version: string;
+      /** The `.gz` entry to create. */
+      readonly to: string;
+      readonly size: number;
+    }
+  | {
+      readonly type: 'delete';
+      readonly runId: string;
+      readonly key: string;
+      readonly kind: 'history' | 'batch' | 'part' | 'latest' | 'index';
+      readonly reason: DeleteReason;
+      readonly snapshotId?: string;
+      /** Delete only if the file still has this version (for files that change: `latest.json`, the index). */
+      readonly ifVersion?: string;
+      readonly size: number;
+    }
+  | {
+      readonly type: 'update-index';
+      readonly runId: string;
+      readonly key: string;
+      /** Entries to remove (by `file_path`), each once the listed keys are gone. */
+      readonly remove: readonly { readonly filePath: string; readonly after: readonly string[] }[];
+      /** Entries whose `file_path` gains `.gz`, each once the compression of `after` is done. */
+      readonly rename: readonly { readonly from: string; readonly to: string; readonly after?: string }[];
+    };
+
+/** Options of {@link planRetention}: the explicit flags safety rules ask for. */
+export interface PlanRetentionOptions {
+  /**
+   * Let an archived run (a `run-tiers` rule's third tier) lose everything but its summary,
+   * `latest.json` and the index included — phased-workflow-github.md's "runs 51+: delete
+   * all checkpoints, keep only summary". Without it an archived run keeps its final
+   * snapshot beside the summary, because a run's latest snapshot is otherwise never deleted.
+   * @default false
+   */
+  readonly allowRunDeletion?: boolean;
+  /**
+   * Delete history and batch files that cannot be read (and the parts they may own)
+   * instead of keeping them. Never in a preserved run; never `latest.json` or the index.
+   * @default false
+   */
+  readonly deleteUnreadable?: boolean;
+}
+
+/** The plan: one decision per snapshot, per run, and the storage steps that carry them out. */
+export interface RetentionPlan {
+  readonly profile: string;
+  readonly policy: string;
+  /** One line per rule, for dry runs. */
+  readonly rules: readonly string[];
+  /** Planning time (epoch ms) and its RFC 3339 form. */
+  readonly now: number;
+  readonly nowIso: string;
+  readonly options: Required<PlanRetentionOptions>;
+  /** Every snapshot exactly once, by run id, then time, then id. */
+  readonly snapshots: readonly PlannedSnapshot[];
+  readonly runs: readonly PlannedRun[];
+  readonly operations: readonly RetentionOperation[];
+  readonly unreadable: readonly { readonly runId: string; readonly file: UnreadableFile; readonly action: 'keep' | 'delete' }[];
+  readonly totals: {
+    readonly keep: number;
+    readonly compress: number;
+    readonly summarize: number;
+    readonly delete: number;
+    readonly runsArchived: number;
+    readonly runsDeleted: number;
+    readonly filesDeleted: number;
+    readonly bytesFreed: number;
+  };
+  /** What the inventory could not read. */
+  readonly problems: readonly InventoryProblem[];
+  /** The policy's summarizer, used by the applier unless it is given another. */
+  readonly summarizer?: RetentionSummarizer;
+}
+
+// Reason bits. Safety and tier reasons first, then one bit per policy rule.
+const B_LATEST = 1 << 0;
+const B_NEWEST = 1 << 1;
+const B_PRESERVED = 1 << 2;
+const B_PRESERVED_UNREADABLE = 1 << 3;
+const B_NO_RULES = 1 << 4;
+const B_TIER_RECENT = 1 << 5;
+const B_TIER_FINAL = 1 << 6;
+const B_BATCH = 1 << 7;
+const RULE_SHIFT = 8;
+
+const compareStrings = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+function sortedRuns(runs: readonly InventoryRun[]): InventoryRun[] {
+  let sorted = true;
+  for (let i = 1; i < runs.length; i++) {
+    const c = compareStrings(runs[i - 1]!.runId, runs[i]!.runId);
+    if (c === 0) throw new CheckpointError('checkpoint_config_invalid', 'retention inventory lists a run twice', { details: { runId: runs[i]!.runId } });
+    if (c > 0) sorted = false;
+  }
+  if (sorted) return runs as InventoryRun[];
+  const copy = [...runs].sort((a, b) => compareStrings(a.runId, b.runId));
+  for (let i = 1; i < copy.length; i++) {
+    if (copy[i - 1]!.runId === copy[i]!.runId) throw new CheckpointError('checkpoint_config_invalid', 'retention inventory lists a run twice', { details: { runId: copy[i]!.runId } });
+  }
+  return copy;
+}
+
+function sortedSnapshots(snaps: readonly InventorySnapshot[]): readonly InventorySnapshot[] {
+  for (let i = 1; i < snaps.length; i++) {
+    if (compareInventorySnapshots(snaps[i - 1]!, snaps[i]!) > 0) return [...snaps].sort(compareInventorySnapshots);
+  }
+  return snaps;
+}
+
+/**
+ * Plans retention: a pure function of the inventory, the policy and `now` (epoch ms) —
+ * no I/O, no clock. Every snapshot gets exactly one action; every kept one carries the
+ * names of the rules that keep it. The plan does not depend on the order of the
+ * inventory's runs or snapshots (ties are broken by time, then id).
+ *
+ * Safety rules that no policy changes:
+ * - a run's latest snapshot (the one `latest.json` holds, and the one with the highest
+ *   sequence) is kept — unless its run is archived with `allowRunDeletion` and nothing
+ *   else of it is kept;
+ * - every snapshot of a run in `preserved_runs.json` is kept, and everything is kept
+ *   while that file cannot be read;
+ * - a policy without rules keeps everything;
+ * - unreadable files are kept unless `deleteUnreadable`;
+ * - a batch file is deleted only when none of its members is kept (so a kept member keeps
+ *   its batchmates, reason `batch-member-kept`); part files go with their snapshot;
+ * - only keys the inventory found under the profile's layout appear in the operations.
+ *
+ * Throws `checkpoint_config_invalid` for an invalid policy or `now`.
+ */
+export function planRetention(inventory: RetentionInventory, policy: RetentionPolicy, now: number, options: PlanRetentionOptions = {}): RetentionPlan {
+  if (!Number.isFinite(now)) throw new CheckpointError('checkpoint_config_invalid', 'planRetention: now must be epoch milliseconds', { details: { field: 'now' } });
+  const resolved = resolveRetentionPolicy(policy);
+  const opts: Required<PlanRetentionOptions> = { allowRunDeletion: options.allowRunDeletion ?? false, deleteUnreadable: options.deleteUnreadable ?? false };
+  const rules = resolved.rules;
+  const tiers = rules.find((r): r is Extract<ResolvedRule, { rule: 'run-tiers' }> => r.rule === 'run-tiers');
+  const tierName = tiers?.name ?? 'run-tier';
+  const bitNames = ['latest', 'newest', 'preserved-run', 'preserved-runs-unreadable', 'no-rules', `${tierName}-recent`, `${tierName}-final`, 'batch-member-kept'];
+  rules.forEach((r) => bitNames.push(r.name));
+  const reasonCache = new Map<number, readonly string[]>();
+  const reasonsOf = (mask: number): readonly string[] => {
+    let out = reasonCache.get(mask);
+    if (!out) {
+      const names: string[] = [];
+      for (let b = 0; b < bitNames.length; b++) if (mask & (1 << b)) names.push(bitNames[b]!);
+      out = Object.freeze([...new Set(names)]);
+      reasonCache.set(mask, out);
+    }
+    return out;
+  };
+  const bucketers = rules.map((r) => (r.rule === 'keep-calendar' ? calendarBucketer(r.unit, r.timeZone) : undefined));
+  const compressOk = inventory.profile.compressHistory && Number.isFinite(resolved.compressAfterMs);
+  const preservedFile = new Set(inventory.preservedRuns);
+  const noRules = rules.length === 0;
+
+  const runs = sortedRuns(inventory.runs);
+  const runSnaps = runs.map((r) => sortedSnapshots(r.snapshots));
+
+  // Cross-run tiers: rank runs by their newest snapshot (a summary-only run by its summary).
+  const rankOf = new Map<string, number>();
+  if (tiers) {
+    const timed = runs.map((r, i) => {
+      const snaps = runSnaps[i]!;
+      let t = -Infinity;
+      if (snaps.length > 0) t = snaps[snaps.length - 1]!.createdAtMs;
+      else if (r.summary?.lastCheckpointAtMs !== undefined && Number.isFinite(r.summary.lastCheckpointAtMs)) t = r.summary.lastCheckpointAtMs;
+      return { runId: r.runId, t };
+    });
+    timed.sort((a, b) => (b.t === a.t ? compareStrings(a.runId, b.runId) : b.t > a.t ? 1 : -1));
+    timed.forEach((r, i) => rankOf.set(r.runId, i));
+  }
+
+  const planned: PlannedSnapshot[] = [];
+  const plannedRuns: PlannedRun[] = [];
+  const operations: RetentionOperation[] = [];
+  const unreadableOut: { runId: string; file: UnreadableFile; action: 'keep' | 'delete' }[] = [];
+  const totals = { keep: 0, compress: 0, summarize: 0, delete: 0, runsArchived: 0, runsDeleted: 0, filesDeleted: 0, bytesFreed: 0 };
+
+  for (let r = 0; r < runs.length; r++) {
+    const run = runs[r]!;
+    const snaps = runSnaps[r]!;
+    const n = snaps.length;
+    const runId = run.runId;
+    const masks = new Array<number>(n).fill(0);
+
+    const preservedByRule = rules.some((rule) => rule.rule === 'preserve-runs' && rule.runIds.has(runId));
+    const preserved = preservedFile.has(runId) || preservedByRule || !inventory.preservedRunsReadable;
+    const rank = rankOf.get(runId);
+    const tier: RunTier | undefined = tiers && rank !== undefined ? (rank < tiers.keepAll ? 'recent' : rank < tiers.keepAll + tiers.keepFinal ? 'final' : 'archive') : undefined;
+    // Without a place for a summary (a layout with no summaryKey) an archived run is only thinned.
+    const summaryKey = run.summary?.key ?? run.summaryKey;
+    const archived = tier === 'archive' && !preserved && summaryKey !== undefined;
+
+    // The snapshot latest.json holds, and the newest by sequence (history may be ahead of latest.json after a crash).
+    let latestIdx = -1;
+    let newestIdx = -1;
+    for (let i = 0; i < n; i++) {
+      const s = snaps[i]!;
+      if (s.latest) latestIdx = i;
+      if (newestIdx < 0 || s.sequence > snaps[newestIdx]!.sequence) newestIdx = i;
+    }
+    const maxSequence = newestIdx >= 0 ? snaps[newestIdx]!.sequence : 0;
+
+    let whole = 0;
+    if (preservedFile.has(runId)) whole |= B_PRESERVED;
+    if (!inventory.preservedRunsReadable) whole |= B_PRESERVED_UNREADABLE;
+    if (noRules) whole |= B_NO_RULES;
+    if (tier === 'recent') whole |= B_TIER_RECENT;
+
+    for (let k = 0; k < rules.length; k++) {
+      const rule = rules[k]!;
+      const bit = 1 << (RULE_SHIFT + k);
+      switch (rule.rule) {
+        case 'keep-last': {
+          for (let i = n - 1, c = 0; i >= 0 && c < rule.count; i--) {
+            if (now - snaps[i]!.createdAtMs >= rule.maxAgeMs) break;
+            masks[i]! |= bit;
+            c++;
+          }
+          break;
+        }
+        case 'keep-within': {
+          for (let i = n - 1; i >= 0 && now - snaps[i]!.createdAtMs < rule.durationMs; i--) masks[i]! |= bit;
+          break;
+        }
+        case 'keep-latest-status': {
+          for (let i = n - 1; i >= 0; i--) {
+            if (snaps[i]!.status === rule.status) {
+              masks[i]! |= bit;
+              break;
+            }
+          }
+          break;
+        }
+        case 'keep-calendar': {
+          if (rule.count === 0) break;
+          const bucket = bucketers[k]!;
+          const seen = new Set<number>();
+          let last = NaN;
+          for (let i = n - 1; i >= 0; i--) {
+            const ms = snaps[i]!.createdAtMs;
+            if (now - ms >= rule.maxAgeMs) break;
+            const b = bucket(ms);
+            if (b === last || seen.has(b)) continue;
+            seen.add(b);
+            last = b;
+            masks[i]! |= bit;
+            if (seen.size >= rule.count) break;
+          }
+          break;
+        }
+        case 'preserve-runs':
+          if (rule.runIds.has(runId)) whole |= bit;
+          break;
+        case 'run-tiers':
+          break;
+      }
+    }
+    if (whole !== 0) for (let i = 0; i < n; i++) masks[i]! |= whole;
+    if (tier === 'final' || (tier === 'archive' && !archived)) {
+      const finalIdx = latestIdx >= 0 ? latestIdx : newestIdx;
+      if (finalIdx >= 0) masks[finalIdx]! |= B_TIER_FINAL;
+    }
+
+    // Batch files: a kept member keeps the whole file, so its batchmates stay too.
+    const batchMembers = new Map<string, number[]>();
+    for (let i = 0; i < n; i++) {
+      for (const key of snaps[i]!.batches) {
+        let list = batchMembers.get(key);
+        if (!list) batchMembers.set(key, (list = []));
+        list.push(i);
+      }
+    }
+    const pinnedBatches = new Set(run.batches.filter((b) => b.unreadableMembers > 0 && !opts.deleteUnreadable).map((b) => b.key));
+    const spreadBatches = (): void => {
+      for (let changed = true; changed; ) {
+        changed = false;
+        for (const [key, members] of batchMembers) {
+          if (!pinnedBatches.has(key) && !members.some((i) => masks[i] !== 0)) continue;
+          for (const i of members) {
+            if (masks[i] === 0) {
+              masks[i] = B_BATCH;
+              changed = true;
+            }
+          }
+        }
+      }
+    };
+    if (batchMembers.size > 0) spreadBatches();
+
+    const healthy =
+      (!run.latest || run.latest.readable) &&
+      (!run.index || run.index.readable) &&
+      (opts.deleteUnreadable || (run.unreadable.length === 0 && pinnedBatches.size === 0));
+    const deleteRun = archived && opts.allowRunDeletion && healthy && masks.every((m) => m === 0) && (n > 0 || run.summary !== undefined);
+    if (!deleteRun) {
+      if (latestIdx >= 0) masks[latestIdx]! |= B_LATEST;
+      if (newestIdx >= 0 && newestIdx !== latestIdx) masks[newestIdx]! |= B_NEWEST;
+      if (batchMembers.size > 0) spreadBatches();
+    }
+
+    // Actions.
+    const counts = { keep: 0, compress: 0, summarize: 0, delete: 0 };
+    const actions = new Array<RetentionAction>(n);
+    for (let i = 0; i < n; i++) {
+      const s = snaps[i]!;
+      let action: RetentionAction;
+      if (masks[i] !== 0) {
+        action = compressOk && now - s.createdAtMs >= resolved.compressAfterMs && s.files.some((f) => !f.compressed) ? 'compress' : 'keep';
+      } else {
+        action = archived ? 'summarize' : 'delete';
+      }
+      actions[i] = action;
+      counts[action]++;
+      planned.push({ snapshot: s, action, reasons: masks[i] === 0 ? EMPTY : reasonsOf(masks[i]!) });
+    }
+    totals.keep += counts.keep;
+    totals.compress += counts.compress;
+    totals.summarize += counts.summarize;
+    totals.delete += counts.delete;
+    const removed = counts.summarize + counts.delete;
+
+    // Operations, in an order a crash at any point leaves safe and the next run finishes.
+    const runOps: RetentionOperation[] = [];
+    const del = (key: string, kind: 'history' | 'batch' | 'part' | 'latest' | 'index', reason: DeleteReason, size: number, extra: { snapshotId?: string; ifVersion?: string } = {}): void => {
+      runOps.push({ type: 'delete', runId, key, kind, reason, size, ...extra });
+      totals.filesDeleted++;
+      totals.bytesFreed += size;
+    };
+
+    // A run loses snapshots to the tiers only after its summary is written, so the summary
+    // still sees when the run started; an archived run always gets one.
+    const thinned = (tier === 'final' || tier === 'archive') && !preserved && summaryKey !== undefined;
+    const needsSummary = thinned && n > 0 && (removed > 0 || (archived && run.summary === undefined));
+    if (needsSummary) {
+      const finalIdx = latestIdx >= 0 ? latestIdx : newestIdx;
+      const sources: { key: string; id: string }[] = [];
+      if (run.latest?.readable && run.latest.snapshotId !== undefined) sources.push({ key: run.latest.key, id: run.latest.snapshotId });
+      const bySequence = [...snaps].sort((a, b) => b.sequence - a.sequence || compareInventorySnapshots(b, a));
+      for (const s of bySequence) {
+        for (const f of s.files) sources.push({ key: f.key, id: s.id });
+        for (const b of s.batches) sources.push({ key: b, id: s.id });
+      }
+      runOps.push({
+        type: 'write-summary',
+        runId,
+        key: summaryKey!,
+        startedAt: snaps[0]!.createdAt,
+        checkpointCount: maxSequence,
+        lastCheckpointId: snaps[finalIdx]!.id,
+        sources,
+      });
+    }
+
+    const renames: { from: string; to: string; after?: string }[] = [];
+    const deletedKeysOf = new Map<string, string[]>();
+    for (let i = 0; i < n; i++) {
+      if (actions[i] !== 'compress') continue;
+      const s = snaps[i]!;
+      const plain = s.files.find((f) => !f.compressed)!;
+      runOps.push({ type: 'compress', runId, snapshotId: s.id, key: plain.key, version: plain.version, to: plain.key + GZIP_SUFFIX, size: plain.size });
+    }
+    const deferredParts: { key: string; size: number }[] = [];
+    for (let i = 0; i < n; i++) {
+      const action = actions[i]!;
+      if (action !== 'delete' && action !== 'summarize') continue;
+      const s = snaps[i]!;
+      const keys: string[] = [];
+      for (const f of s.files) {
+        del(f.key, 'history', deleteRun ? 'run-archived' : action === 'summarize' ? 'summarized' : 'snapshot', f.size, { snapshotId: s.id });
+        keys.push(f.key);
+      }
+      deletedKeysOf.set(s.id, keys);
+      for (const p of s.parts) {
+        if (deleteRun) deferredParts.push(p);
+        else del(p.key, 'part', 'snapshot', p.size, { snapshotId: s.id });
+      }
+    }
+    for (const batch of run.batches) {
+      const members = batchMembers.get(batch.key) ?? [];
+      if (pinnedBatches.has(batch.key) || members.some((i) => masks[i] !== 0)) continue;
+      del(batch.key, 'batch', deleteRun ? 'run-archived' : 'batch', batch.size);
+      for (const i of members) deletedKeysOf.get(snaps[i]!.id)?.push(batch.key);
+    }
+    for (const file of run.unreadable) {
+      const action = opts.deleteUnreadable && !preserved ? 'delete' : 'keep';
+      unreadableOut.push({ runId, file, action });
+      if (action === 'delete') del(file.key, file.kind, 'unreadable', file.size);
+    }
+    const partsSafe = opts.deleteUnreadable || (run.unreadable.length === 0 && pinnedBatches.size === 0);
+    for (const p of run.orphanParts) {
+      if (deleteRun) deferredParts.push(p);
+      else if (partsSafe && !preserved && p.sequence < maxSequence) del(p.key, 'part', 'orphan-part', p.size);
+    }
+
+    if (deleteRun) {
+      if (run.latest) del(run.latest.key, 'latest', 'run-archived', run.latest.size, { ifVersion: run.latest.version });
+      if (run.index) del(run.index.key, 'index', 'run-archived', run.index.size, { ifVersion: run.index.version });
+      for (const p of deferredParts) del(p.key, 'part', 'run-archived', p.size);
+      totals.runsDeleted++;
+    } else if (run.index?.readable) {
+      const byId = new Map<string, number>();
+      for (let i = 0; i < n; i++) byId.set(snaps[i]!.id, i);
+      const remove: { filePath: string; after: readonly string[] }[] = [];
+      const seenPaths = new Set<string>();
+      for (const e of run.index.entries) {
+        const i = byId.get(e.checkpoint_id);
+        if (i === undefined) {
+          // An entry whose snapshot is gone (an earlier apply stopped before updating the index).
+          // Entries newer than anything listed may belong to a writer racing this plan: left alone.
+          if (partsSafe && e.sequence <= maxSequence && !seenPaths.has(e.file_path)) {
+            remove.push({ filePath: e.file_path, after: [] });
+            seenPaths.add(e.file_path);
+          }
+          continue;
+        }
+        const action = actions[i]!;
+        const s = snaps[i]!;
+        if (action === 'delete' || action === 'summarize') {
+          if (!seenPaths.has(e.file_path)) {
+            remove.push({ filePath: e.file_path, after: deletedKeysOf.get(s.id) ?? [] });
+            seenPaths.add(e.file_path);
+          }
+        } else if (s.files.length > 0 && !e.file_path.endsWith(GZIP_SUFFIX)) {
+          if (action === 'compress') renames.push({ from: e.file_path, to: e.file_path + GZIP_SUFFIX, after: s.files.find((f) => !f.compressed)!.key });
+          else if (s.files.every((f) => f.compressed)) renames.push({ from: e.file_path, to: e.file_path + GZIP_SUFFIX });
+        }
+      }
+      if (remove.length > 0 || renames.length > 0) runOps.push({ type: 'update-index', runId, key: run.index.key, remove, rename: renames });
+    }
+
+    if (archived) totals.runsArchived++;
+    for (const op of runOps) operations.push(op);
+    plannedRuns.push({
+      runId,
+      ...(rank !== undefined ? { rank: rank + 1 } : {}),
+      ...(tier !== undefined ? { tier } : {}),
+      preserved,
+      summary: needsSummary ? 'write' : run.summary ? 'exists' : 'none',
+      deleteRun,
+      counts,
+    });
+  }
+
+  return {
+    profile: inventory.profile.name,
+    policy: resolved.name,
+    rules: policy.rules.map(describeRetentionRule),
+    now,
+    nowIso: toRfc3339(now),
+    options: opts,
+    snapshots: planned,
+    runs: plannedRuns,
+    operations,
+    unreadable: unreadableOut,
+    totals,
+    problems: inventory.problems,
+    ...(resolved.summarizer ? { summarizer: resolved.summarizer } : {}),
+  };
+}
+
+const EMPTY: readonly string[] = Object.freeze([]);

@@ -1,0 +1,125 @@
+import { z } from 'zod';
+import { canonicalJson, parseJson, type JsonValue } from '../codec/canonical-json.js';
+import { utf8Decode, utf8Encode } from '../codec/utf8.js';
+import { Rfc3339Schema, type Snapshot } from '../model/snapshot.js';
+import { assertValid, compileValidator, type DocumentValidator, type JsonSchema } from '../model/validate.js';
+
+/**
+ * The summary kept for an archived run: phased-workflow-github.md's `summary_schema`
+ * (`run_id`, `started_at`, `completed_at`, `phases_completed`, `final_status`,
+ * `total_cost_usd`, `errors_count`) plus four fields savepoint owns:
+ *
+ * - `checkpoint_count`: how many checkpoints the run wrote (its newest sequence number);
+ * - `last_checkpoint_id`, `last_checkpoint_at`: the newest checkpoint the summary was
+ *   made from (a run that resumes later gets its summary rewritten; archived runs are
+ *   ranked by `last_checkpoint_at`);
+ * - `archived_at`: when retention wrote the summary.
+ *
+ * `phases_completed`, `total_cost_usd` and `errors_count` are profile-specific: the
+ * phasedWorkflow summarizer fills them, the generic one leaves them out. A summarizer
+ * may add further fields of its own.
+ */
+export const RetentionSummarySchema = z.looseObject({
+  run_id: z.string().min(1),
+  started_at: z.string().min(1),
+  completed_at: z.string().min(1),
+  phases_completed: z.number().int().min(0).optional(),
+  final_status: z.string().min(1),
+  total_cost_usd: z.number().optional(),
+  errors_count: z.number().int().min(0).optional(),
+  checkpoint_count: z.number().int().min(0),
+  last_checkpoint_id: z.string().min(1),
+  last_checkpoint_at: Rfc3339Schema,
+  archived_at: Rfc3339Schema,
+});
+/** An archived run's summary document (`<root>/<run_id>/summary.json`). */
+export type RetentionSummary = z.infer<typeof RetentionSummarySchema>;
+
+/** JSON Schema of a run summary document. */
+export const retentionSummaryJsonSchema = z.toJSONSchema(RetentionSummarySchema, { io: 'output' }) as JsonSchema;
+
+/** What a {@link RetentionSummarizer} is given. */
+export interface RetentionSummaryInput {
+  readonly runId: string;
+  /** The newest readable snapshot of the run (its final checkpoint). */
+  readonly latest: Snapshot<unknown>;
+  /** Creation time of the run's first checkpoint, as far as storage (and an earlier summary) still know it. */
+  readonly startedAt: string;
+  /** Checkpoints the run wrote (its newest sequence number). */
+  readonly checkpointCount: number;
+  /** The summary written earlier, when the run is summarized again after resuming. */
+  readonly previous?: RetentionSummary;
+}
+
+/**
+ * Returns the profile-specific fields of an archived run's summary. They are merged over
+ * the generic ones (`run_id`, `started_at`, `completed_at`, `final_status`), so a
+ * summarizer may also override `started_at`, `completed_at` or `final_status`; the
+ * fields savepoint owns cannot be overridden.
+ */
+export type RetentionSummarizer = (input: RetentionSummaryInput) => Readonly<Record<string, JsonValue>>;
+
+/**
+ * The generic summarizer: adds nothing. The summary then has `run_id`, `started_at`
+ * (first checkpoint), `completed_at` (time of the final checkpoint, also for a run that
+ * never reached a terminal status), `final_status` (status of the final checkpoint) and
+ * savepoint's own fields; `phases_completed`, `total_cost_usd` and `errors_count` are
+ * left out because a generic payload does not carry them.
+ */
+export const genericRetentionSummarizer: RetentionSummarizer = () => ({});
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * The profile-specific summary fields of a phasedWorkflow payload
+ * (`{ phase, state_snapshot: { phase_outputs, cost_accumulated, errors_encountered, … }, context_fields }`):
+ * `phases_completed` counts the non-null entries of `phase_outputs` (`phase_0` …
+ * `phase_8`, including `phase_0_5`), `total_cost_usd` is `cost_accumulated`,
+ * `errors_count` is the length of `errors_encountered`. A missing or malformed field
+ * counts as 0.
+ */
+export function summarizePhasedPayload(payload: unknown): { phases_completed: number; total_cost_usd: number; errors_count: number } {
+  const state = isRecord(payload) && isRecord(payload.state_snapshot) ? payload.state_snapshot : {};
+  const outputs = isRecord(state.phase_outputs) ? state.phase_outputs : {};
+  const cost = state.cost_accumulated;
+  return {
+    phases_completed: Object.values(outputs).filter((v) => v !== null && v !== undefined).length,
+    total_cost_usd: typeof cost === 'number' && Number.isFinite(cost) ? cost : 0,
+    errors_count: Array.isArray(state.errors_encountered) ? state.errors_encountered.length : 0,
+  };
+}
+
+/** The phasedWorkflow summarizer: {@link summarizePhasedPayload} over the final checkpoint's payload. */
+export const phasedWorkflowSummarizer: RetentionSummarizer = (input) => summarizePhasedPayload(input.latest.payload);
+
+/** Builds the summary document of a run from its final snapshot. */
+export function buildRetentionSummary(input: RetentionSummaryInput, summarizer: RetentionSummarizer, archivedAt: string): RetentionSummary {
+  const generic = {
+    run_id: input.runId,
+    started_at: input.startedAt,
+    completed_at: input.latest.createdAt,
+    final_status: input.latest.status,
+  };
+  const owned = {
+    run_id: input.runId,
+    checkpoint_count: input.checkpointCount,
+    last_checkpoint_id: input.latest.id,
+    last_checkpoint_at: input.latest.createdAt,
+    archived_at: archivedAt,
+  };
+  return { ...generic, ...summarizer(input), ...owned } as RetentionSummary;
+}
+
+let validator: DocumentValidator | undefined;
+
+/** Canonical JSON bytes of a summary. */
+export function encodeRetentionSummary(summary: RetentionSummary): Uint8Array {
+  return utf8Encode(canonicalJson(summary));
+}
+
+/** Parses and validates a summary document; `checkpoint_schema_invalid` when it is not one. */
+export function decodeRetentionSummary(bytes: Uint8Array, where = 'summary.json'): RetentionSummary {
+  const doc = parseJson(utf8Decode(bytes, where), where);
+  assertValid((validator ??= compileValidator(retentionSummaryJsonSchema))(doc), where);
+  return doc as RetentionSummary;
+}
