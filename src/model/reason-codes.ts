@@ -38,6 +38,11 @@ export const REASON_CODES = [
   'checkpoint_unsupported',
   /** Options passed to a factory are invalid. */
   'checkpoint_config_invalid',
+  /**
+   * An issue tracker (progress-protocol.md's status comment: Linear, GitHub issues) could not be
+   * reached, timed out, refused the request or answered with an error.
+   */
+  'checkpoint_tracker_unavailable',
 ] as const;
 
 /** A stable reason code; see {@link REASON_CODES}. */
