@@ -3,7 +3,12 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   canonicalJson,
+  checkpointWithOutcomes,
   createCommandOutcomeRecorder,
+  createWriter,
+  heartbeatWithOutcomes,
+  memoryStorage,
+  readSnapshot,
   createSnapshotLifecycleProfile,
   CheckpointError,
   importSnapshotLifecycleDocument,
@@ -21,6 +26,8 @@ import {
   type SnapshotDraft,
   type SnapshotLifecyclePayload,
 } from 'savepoint';
+import { faultyStorage } from 'savepoint/testing';
+import { manualClock } from './clock.js';
 import { externalValidator, nonEmpty, rfc3339, runIdArb, text, triggerRecords } from './arbitraries.js';
 
 const fixture = (name: string): string => readFileSync(new URL(`../fixtures/profiles/${name}`, import.meta.url), 'utf8');
@@ -285,5 +292,56 @@ describe('snapshot-lifecycle fixtures', () => {
     await expect(snapshotLifecycle.document.decode(utf8Encode(JSON.stringify(spec)), 'x')).rejects.toMatchObject({ reasonCode: 'checkpoint_schema_invalid' });
     await expect(importSnapshotLifecycleDocument({ ...spec, window: 1 })).rejects.toSatisfy((e) => isCheckpointError(e, 'checkpoint_schema_invalid'));
     await expect(importSnapshotLifecycleDocument('not json')).rejects.toSatisfy((e) => isCheckpointError(e, 'checkpoint_schema_invalid'));
+  });
+});
+
+describe('command outcomes with the writer', () => {
+  const o = (name: string): LifecycleCommandOutcome => ({ kind: 'shell', name, result: 'PASS', duration_ms: 3, summary: name });
+
+  it('each snapshot carries the outcomes since the previous one; coalesced or failed checkpoints give them back', async () => {
+    const clock = manualClock();
+    const rec = createCommandOutcomeRecorder();
+    let failing = false;
+    const storage = faultyStorage(memoryStorage(), { at: () => (failing ? 'fail' : undefined), count: 'writes' });
+    const writer = createWriter({ storage, profile: snapshotLifecycle, runId: 'run-o', clock, heartbeatPayload: heartbeatWithOutcomes(rec), maxAttempts: 1 });
+    const [base] = fc.sample(lifecyclePayloadArb, { numRuns: 1, seed: 17 });
+
+    rec.record(o('a'));
+    rec.record(o('b'));
+    const first = await checkpointWithOutcomes(writer, rec, lifecycleTriggers.stepEntered(base!, { step_id: 's1', step_ordinal: 1 }));
+    expect(first).toMatchObject({ ok: true, outcome: 'written', sequence: 1 });
+    expect(first.ok && first.snapshot.payload.command_outcomes.map((x) => x.name)).toEqual(['a', 'b']);
+    expect(rec.pending()).toEqual([]);
+
+    // nothing new within 3 s: the second snapshot has no outcomes (material change: the list emptied)...
+    await clock.advance(1000);
+    const second = await checkpointWithOutcomes(writer, rec, lifecycleTriggers.manual(first.ok ? first.snapshot.payload : base!));
+    expect(second).toMatchObject({ ok: true, outcome: 'written', sequence: 2 });
+    // ...and a third trigger with no change at all is coalesced into it
+    await clock.advance(1000);
+    const third = await checkpointWithOutcomes(writer, rec, lifecycleTriggers.manual(second.ok ? second.snapshot.payload : base!));
+    expect(third).toMatchObject({ ok: true, outcome: 'coalesced', sequence: 2 });
+
+    // a failed write keeps the outcomes for the next snapshot
+    rec.record(o('c'));
+    failing = true;
+    await clock.advance(5000);
+    const failed = await checkpointWithOutcomes(writer, rec, lifecycleTriggers.manual(base!));
+    expect(failed.ok).toBe(false);
+    expect(rec.pending().map((x) => x.name)).toEqual(['c']);
+    failing = false;
+    rec.record(o('d'));
+    const fourth = await checkpointWithOutcomes(writer, rec, lifecycleTriggers.manual(base!));
+    expect(fourth.ok && fourth.snapshot.payload.command_outcomes.map((x) => x.name)).toEqual(['c', 'd']);
+
+    // the 120 s heartbeat drains what was recorded since
+    rec.record(o('e'));
+    await clock.advance(120_000);
+    await writer.flush();
+    const latest = await readSnapshot(storage, snapshotLifecycle, snapshotLifecycle.layout.latestKey('run-o'));
+    expect(latest).toMatchObject({ source: 'timer', sequence: fourth.ok ? fourth.sequence + 1 : -1 });
+    expect(latest!.payload.command_outcomes.map((x) => x.name)).toEqual(['e']);
+    expect(rec.pending()).toEqual([]);
+    await writer.close();
   });
 });

@@ -1,5 +1,7 @@
 import { CheckpointError, isCheckpointError } from '../../model/errors.js';
-import { LifecycleCommandOutcomeSchema, DEFAULT_MAX_COMMAND_OUTCOMES, type LifecycleCommandOutcome } from './schema.js';
+import type { CheckpointResult, CheckpointWriter } from '../../writer/types.js';
+import { LifecycleCommandOutcomeSchema, DEFAULT_MAX_COMMAND_OUTCOMES, type LifecycleCommandOutcome, type SnapshotLifecyclePayload } from './schema.js';
+import type { LifecycleCheckpointRequest } from './triggers.js';
 
 /** Options of {@link createCommandOutcomeRecorder}. */
 export interface CommandOutcomeRecorderOptions {
@@ -144,4 +146,43 @@ export function createCommandOutcomeRecorder(options: CommandOutcomeRecorderOpti
     },
   };
   return recorder;
+}
+
+/**
+ * Writes a snapshotLifecycle checkpoint whose `command_outcomes` are the recorder's
+ * outcomes since the previous snapshot: drains the recorder into the request's payload
+ * and, when the writer did not store a new snapshot with them (`coalesced`, or a
+ * failure), puts them back so the next snapshot carries them. Nothing recorded is lost.
+ *
+ * @example
+ * ```ts
+ * const writer = createWriter({ storage, profile: snapshotLifecycle, runId, heartbeatPayload: heartbeatWithOutcomes(outcomes) });
+ * await checkpointWithOutcomes(writer, outcomes, lifecycleTriggers.stepEntered(state, { step_id: '2', step_ordinal: 2 }));
+ * ```
+ */
+export async function checkpointWithOutcomes(
+  writer: Pick<CheckpointWriter<SnapshotLifecyclePayload>, 'checkpoint'>,
+  recorder: CommandOutcomeRecorder,
+  request: LifecycleCheckpointRequest,
+): Promise<CheckpointResult<SnapshotLifecyclePayload>> {
+  const outcomes = recorder.drain();
+  let result: CheckpointResult<SnapshotLifecyclePayload>;
+  try {
+    result = await writer.checkpoint({ source: request.source, status: request.status, payload: { ...request.payload, command_outcomes: outcomes } });
+  } catch (err) {
+    recorder.restore(outcomes); // failMode 'throw'
+    throw err;
+  }
+  if (!result.ok || result.outcome === 'coalesced') recorder.restore(outcomes);
+  return result;
+}
+
+/**
+ * A `heartbeatPayload` for the writer: each 120-second heartbeat snapshot carries the
+ * outcomes recorded since the previous snapshot (the recorder is drained). A heartbeat
+ * write that still fails after the writer's retries is reported through the writer's
+ * `error` event, and the outcomes it carried are in no snapshot.
+ */
+export function heartbeatWithOutcomes(recorder: CommandOutcomeRecorder): (last: SnapshotLifecyclePayload) => SnapshotLifecyclePayload {
+  return (last) => ({ ...last, command_outcomes: recorder.drain() });
 }
