@@ -79,7 +79,10 @@ export type BatchOperation =
   | ({ readonly type: 'delete'; readonly key: string } & DeleteOptions);
 
 /** Per-operation outcome of a batch, in the order given. */
-export type BatchOutcome = { readonly type: 'put'; readonly key: string; readonly version: string } | { readonly type: 'delete'; readonly key: string; readonly existed: boolean };
+export type BatchOutcome =
+  /** `pending`: as {@link PutResult.pending} — the batch was accepted into the adapter's local queue, not yet stored by the backend. */
+  | { readonly type: 'put'; readonly key: string; readonly version: string; readonly pending?: boolean }
+  | { readonly type: 'delete'; readonly key: string; readonly existed: boolean };
 
 /**
  * A key → bytes store. All methods reject with a `CheckpointError`:
