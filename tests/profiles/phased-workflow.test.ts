@@ -22,6 +22,8 @@ import {
   phasedRunSummary,
   phasedTriggers,
   phasedWorkflow,
+  phasedWorkflowResumeRule,
+  phasedWorkflowRetention,
   PhasedRunSummarySchema,
   readSnapshot,
   snapshotLifecycle,
@@ -146,6 +148,8 @@ describe('phasedWorkflow profile rules', () => {
     for (const t of ['phase_complete', 'gate_decision', 'escalation', 'cost_threshold', 'destructive_op', 'manual']) expect(phasedWorkflow.trigger(t).priority).toBe('high');
     for (const t of ['iteration', 'expensive_op']) expect(phasedWorkflow.trigger(t).priority).toBe('medium');
     expect(phasedWorkflow.heartbeat).toBe(false);
+    expect(phasedWorkflow.retention).toBe(phasedWorkflowRetention);
+    expect(phasedWorkflow.resume).toBe(phasedWorkflowResumeRule);
     expect(phasedWorkflow.newSnapshotId({ runId: 'r', sequence: 1, source: 'manual', createdAtMs: 0 })).toMatch(/^[0-9a-f-]{36}$/);
     expect(phasedWorkflow.statuses.all).toEqual(['in_progress', 'paused', 'completed', 'failed']);
     expect(phasedWorkflow.isTerminal('completed') && phasedWorkflow.isTerminal('failed')).toBe(true);

@@ -11,6 +11,7 @@ import {
   newSnapshotId,
   parseJson,
   planExecutor,
+  planExecutorResumeRule,
   planExecutorTriggers,
   planResumeFields,
   planStatusSummary,
@@ -134,6 +135,8 @@ describe('planExecutor profile rules', () => {
     expect(planExecutor.isTerminal('completed')).toBe(true);
     expect(planExecutor.isTerminal('failed')).toBe(true);
     expect(planExecutor.heartbeat).toBe(false);
+    expect(planExecutor.resume).toBe(planExecutorResumeRule);
+    expect(planExecutor.retention).toBeUndefined();
     expect(Object.keys(planExecutor.triggers)).toEqual([...TRIGGERS]);
   });
 

@@ -17,6 +17,8 @@ import {
   newSnapshotId,
   parseJson,
   snapshotLifecycle,
+  snapshotLifecycleResumeRule,
+  snapshotLifecycleRetention,
   SnapshotLifecycleDocumentSchema,
   utf8Decode,
   utf8Encode,
@@ -142,6 +144,8 @@ describe('snapshotLifecycle profile rules', () => {
     expect(snapshotLifecycle.heartbeat).toEqual({ source: 'timer', intervalMs: 120_000 });
     expect(snapshotLifecycle.coalesceWindowMs).toBe(3000);
     expect(createSnapshotLifecycleProfile({ heartbeatIntervalMs: false }).heartbeat).toBe(false);
+    expect(snapshotLifecycle.retention).toBe(snapshotLifecycleRetention);
+    expect(snapshotLifecycle.resume).toBe(snapshotLifecycleResumeRule);
 
     const { layout } = snapshotLifecycle;
     const id = newSnapshotId(Date.UTC(2026, 0, 15));

@@ -3,6 +3,7 @@ import { CheckpointError } from '../../model/errors.js';
 import { assertRunId, newUuidV4 } from '../../model/ids.js';
 import { phasedWorkflowResumeRule } from '../../resume/rules/phased-workflow.js';
 import type { ResumeRule } from '../../resume/types.js';
+import { phasedWorkflowRetention } from '../../retention/defaults.js';
 import type { RetentionPolicy } from '../../retention/policy.js';
 import { defineProfile, type Profile } from '../define-profile.js';
 import { standardLayout, type HistoryNaming } from '../layout.js';
@@ -173,7 +174,7 @@ export function createPhasedWorkflowProfile(options: PhasedWorkflowProfileOption
         payload: { phase: d.phase, state_snapshot: d.state_snapshot, context_fields: d.context_fields },
       }),
     }),
-    ...(options.retention ? { retention: options.retention } : {}),
+    retention: options.retention ?? phasedWorkflowRetention,
     resume: options.resume ?? phasedWorkflowResumeRule,
   });
 }

@@ -2,6 +2,7 @@ import { jsonDocumentFormat } from '../../codec/json-document.js';
 import { CheckpointError } from '../../model/errors.js';
 import { snapshotLifecycleResumeRule } from '../../resume/rules/snapshot-lifecycle.js';
 import type { ResumeRule } from '../../resume/types.js';
+import { snapshotLifecycleRetention } from '../../retention/defaults.js';
 import type { RetentionPolicy } from '../../retention/policy.js';
 import { defineProfile, type Profile } from '../define-profile.js';
 import { historyBySnapshotId, standardLayout } from '../layout.js';
@@ -135,7 +136,7 @@ export function createSnapshotLifecycleProfile(options: SnapshotLifecycleProfile
         payload: { step_state: d.step_state, context_digest: d.context_digest, command_outcomes: d.command_outcomes },
       }),
     }),
-    ...(options.retention ? { retention: options.retention } : {}),
+    retention: options.retention ?? snapshotLifecycleRetention,
     resume: options.resume ?? snapshotLifecycleResumeRule,
   });
 }
