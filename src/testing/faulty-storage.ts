@@ -77,6 +77,7 @@ export function faultyStorage(inner: StorageAdapter, plan: FaultPlan = {}): Faul
   const log: OperationRecord[] = [];
   let counted = 0;
   let crashed = false;
+  let closed = false;
   const reasonCode = plan.reasonCode ?? 'checkpoint_storage_unavailable';
 
   const decide = (info: OperationInfo): FaultAction | undefined => {
@@ -93,6 +94,8 @@ export function faultyStorage(inner: StorageAdapter, plan: FaultPlan = {}): Faul
     });
 
   async function run<T>(operation: StorageOperation, keys: readonly string[], call: () => Promise<T>): Promise<T> {
+    // The wrapper honours close() itself (the inner store stays open for the "restarted process").
+    if (closed) throw new CheckpointError('checkpoint_closed', `faulty(${inner.name}) is closed`);
     const isWrite = operation === 'put' || operation === 'delete' || operation === 'batch';
     const counts = plan.count !== 'writes' || isWrite;
     const info: OperationInfo = { index: counts ? counted : -1, operation, keys };
@@ -157,6 +160,7 @@ export function faultyStorage(inner: StorageAdapter, plan: FaultPlan = {}): Faul
     },
     async close(): Promise<void> {
       // Closing a wrapper must not close the inner store: tests reopen it as a "new process".
+      closed = true;
     },
   };
   // Optional capabilities pass straight through: they describe the backend, not an operation to fault.
