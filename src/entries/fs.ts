@@ -1,2 +1,7 @@
-// Placeholder barrel: filled in by the module that owns this folder.
-export {};
+/**
+ * `savepoint/fs` — the durable local-directory adapter. Node-only (imports `node:fs`),
+ * so it lives behind its own subpath and the core entry stays runtime-neutral.
+ *
+ * @packageDocumentation
+ */
+export { fsStorage, FS_INTERNAL_PREFIX, type FsStorage, type FsStorageOptions, type FsOpenReport } from '../storage/fs/index.js';

@@ -1,0 +1,91 @@
+import type { BigIntStats } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
+import { CheckpointError } from '../../model/errors.js';
+import type { ReasonCode } from '../../model/reason-codes.js';
+
+/** The errno code of a Node system error, if it is one. */
+export function errnoOf(err: unknown): string | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/**
+ * A key's version: modification time in nanoseconds, inode number and size, from one
+ * `stat`. Any process reading the same file computes the same string, so versions are
+ * comparable across processes and survive a restart. fsStorage sets each new file's
+ * mtime explicitly (see {@link nextMtimeSeconds}) so that the version of a key never
+ * repeats, even when the file system reuses an inode number within one timestamp tick.
+ */
+export function versionOf(st: BigIntStats): string {
+  return `${st.mtimeNs}.${st.ino}.${st.size}`;
+}
+
+/** Wall-clock time with microsecond resolution (Date.now() has only milliseconds). */
+function nowMicros(): number {
+  return Math.round((performance.timeOrigin + performance.now()) * 1000);
+}
+
+/**
+ * The mtime (in seconds, as `futimes` takes it) for a file about to replace `previous`:
+ * now, but at least 2 µs after the previous file's mtime. libuv truncates times to whole
+ * microseconds and a double holds them to ±0.12 µs, so the stored value is at least 1 µs
+ * above the previous one: a key's versions strictly increase while its writes are
+ * serialized by its lock.
+ */
+export function nextMtimeSeconds(previous: BigIntStats | undefined): number {
+  let us = nowMicros();
+  if (previous) {
+    const prevUs = Number(previous.mtimeNs / 1000n);
+    if (us < prevUs + 2) us = prevUs + 2;
+  }
+  return us / 1e6;
+}
+
+/** Writes every byte of `bytes` at offset 0, looping over short writes. */
+export async function writeAll(fh: FileHandle, bytes: Uint8Array): Promise<void> {
+  let offset = 0;
+  while (offset < bytes.length) {
+    const { bytesWritten } = await fh.write(bytes, offset, bytes.length - offset, offset);
+    if (bytesWritten <= 0) throw Object.assign(new Error('write returned 0 bytes'), { code: 'EIO', syscall: 'write' });
+    offset += bytesWritten;
+  }
+}
+
+/** Reads `size` bytes from offset 0 into a fresh, unshared Uint8Array (shorter if the file is). */
+export async function readAll(fh: FileHandle, size: number): Promise<Uint8Array> {
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  while (offset < size) {
+    const { bytesRead } = await fh.read(bytes, offset, size - offset, offset);
+    if (bytesRead === 0) return bytes.slice(0, offset);
+    offset += bytesRead;
+  }
+  return bytes;
+}
+
+/**
+ * A copy of a Node system error that names paths relative to the store root (`<dir>/…`)
+ * instead of absolutely, keeping `code`, `errno` and `syscall` for programs.
+ */
+export function scrubbedCause(err: unknown, root: string | undefined): unknown {
+  if (!(err instanceof Error)) return err;
+  const scrub = (s: string): string => (root ? s.split(root).join('<dir>') : s);
+  const e = err as NodeJS.ErrnoException;
+  const copy = new Error(scrub(e.message)) as NodeJS.ErrnoException;
+  if (e.code !== undefined) copy.code = e.code;
+  if (e.errno !== undefined) copy.errno = e.errno;
+  if (e.syscall !== undefined) copy.syscall = e.syscall;
+  if (e.path !== undefined) copy.path = scrub(e.path);
+  return copy;
+}
+
+/** Wraps a failed file-system call into a CheckpointError (a CheckpointError passes through). */
+export function fsError(err: unknown, reasonCode: ReasonCode, what: string, key: string, root: string | undefined): CheckpointError {
+  if (err instanceof CheckpointError) return err;
+  const code = errnoOf(err) ?? 'UNKNOWN';
+  const syscall = (err as { syscall?: unknown } | null)?.syscall;
+  return new CheckpointError(reasonCode, `${what} ${key} failed: ${code}`, {
+    cause: scrubbedCause(err, root),
+    details: { key, code, ...(typeof syscall === 'string' ? { syscall } : {}) },
+  });
+}

@@ -1,0 +1,94 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+
+/**
+ * Every file fsStorage creates for itself (temp files, lock files, broken locks) starts
+ * with this mark. It contains a backslash, which no valid key may contain (see
+ * `assertKey`), so an internal file can never collide with a key, and `list()` skips it
+ * by the same rule that skips any name that is not a key.
+ */
+export const INTERNAL_MARK = '.sp\\';
+
+/** Kinds of internal files. */
+export type InternalKind = 'tmp' | 'lock' | 'dead';
+
+/** Who created an internal file, and when (as the store's clock saw it). */
+export interface Owner {
+  /** First 8 hex digits of sha256(hostname): pids only mean something on the same host. */
+  readonly host: string;
+  readonly pid: number;
+  readonly atMs: number;
+  /** The whole tag, as written into names and lock targets. */
+  readonly tag: string;
+}
+
+/** This machine's host tag. */
+export const HOST_TAG = createHash('sha256').update(hostname()).digest('hex').slice(0, 8);
+
+/** A fresh owner tag for this process: `<host>-<pid>-<atMs base 36>-<random>`. */
+export function newOwner(atMs: number): Owner {
+  const tag = `${HOST_TAG}-${process.pid}-${Math.max(0, Math.floor(atMs)).toString(36)}-${randomBytes(6).toString('hex')}`;
+  return { host: HOST_TAG, pid: process.pid, atMs, tag };
+}
+
+/** Parses an owner tag; `undefined` if it is not one. */
+export function parseOwner(tag: string): Owner | undefined {
+  const m = /^([0-9a-f]{8})-([1-9][0-9]{0,9})-([0-9a-z]{1,12})-([0-9a-f]{12})$/.exec(tag);
+  if (!m) return undefined;
+  return { host: m[1]!, pid: Number(m[2]), atMs: parseInt(m[3]!, 36), tag };
+}
+
+/** Name of a temp file (in the directory of the key it will become). */
+export function tempName(owner: Owner): string {
+  return `${INTERNAL_MARK}tmp-${owner.tag}`;
+}
+
+/** Name of a broken lock while it is being removed. */
+export function deadName(owner: Owner): string {
+  return `${INTERNAL_MARK}dead-${owner.tag}`;
+}
+
+const utf8 = new TextEncoder();
+/** Longest base name used verbatim in a lock name: the mark and kind must still fit in 255 bytes. */
+const MAX_VERBATIM_LOCK_BASE = 200;
+
+/**
+ * Name of the lock file of the key whose last segment is `base` (in the same directory).
+ * Readable when it fits; a long base name is hashed, in a separate `lockh-` namespace so the
+ * two forms cannot collide.
+ */
+export function lockName(base: string): string {
+  if (utf8.encode(base).length <= MAX_VERBATIM_LOCK_BASE) return `${INTERNAL_MARK}lock-${base}`;
+  return `${INTERNAL_MARK}lockh-${createHash('sha256').update(base).digest('hex')}`;
+}
+
+/** The kind and owner of an internal file name (owner only for temp and dead files). */
+export function classifyInternal(name: string): { kind: InternalKind; owner?: Owner } | undefined {
+  if (!name.startsWith(INTERNAL_MARK)) return undefined;
+  const rest = name.slice(INTERNAL_MARK.length);
+  if (rest.startsWith('lock-') || rest.startsWith('lockh-')) return { kind: 'lock' };
+  for (const kind of ['tmp', 'dead'] as const) {
+    if (rest.startsWith(`${kind}-`)) {
+      const owner = parseOwner(rest.slice(kind.length + 1));
+      return owner ? { kind, owner } : { kind };
+    }
+  }
+  return undefined;
+}
+
+/**
+ * True when the owner of an internal file can no longer be using it: it is older than
+ * `staleAfterMs`, or it belongs to a process of this host that no longer exists.
+ * A process of another host (a shared mount) is judged by age only.
+ */
+export function ownerGone(owner: Owner, nowMs: number, staleAfterMs: number): boolean {
+  if (nowMs - owner.atMs > staleAfterMs) return true;
+  if (owner.host !== HOST_TAG || owner.pid === process.pid) return false;
+  try {
+    process.kill(owner.pid, 0);
+    return false;
+  } catch (err) {
+    // EPERM: the process exists but belongs to someone else — alive.
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
