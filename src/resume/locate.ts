@@ -180,6 +180,12 @@ export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (it
   return out;
 }
 
+/** First and last sequence of a batch file from its name (`batch_{first}_{last}.json`, the spec's pattern), when it has that form. */
+function batchRange(key: string): { first: number; last: number } | undefined {
+  const m = /(?:^|\/)batch_(\d+)_(\d+)\.json(?:\.gz)?$/.exec(key);
+  return m ? { first: Number(m[1]), last: Number(m[2]) } : undefined;
+}
+
 const stripGz = (key: string): string => (key.endsWith(GZIP_SUFFIX) ? key.slice(0, -GZIP_SUFFIX.length) : key);
 
 interface Candidate {
@@ -237,8 +243,11 @@ class Search<P> {
       if (info.snapshotId !== undefined && info.snapshotId !== snapshot.id) return mismatch(`the file name says snapshot ${info.snapshotId}, the document ${snapshot.id}`);
       if (info.source !== undefined && info.source !== snapshot.source) return mismatch(`the file name says trigger ${info.source}, the document ${snapshot.source}`);
     }
-    if (info?.kind === 'batch' && info.sequence !== undefined && snapshot.sequence < info.sequence) {
-      return mismatch(`a member has sequence ${snapshot.sequence}, below the batch's first sequence ${info.sequence}`);
+    if (info?.kind === 'batch') {
+      const range = batchRange(key.replace(/#\d+$/, ''));
+      const first = range?.first ?? info.sequence;
+      if (first !== undefined && snapshot.sequence < first) return mismatch(`a member has sequence ${snapshot.sequence}, below the batch's first sequence ${first}`);
+      if (range && snapshot.sequence > range.last) return mismatch(`a member has sequence ${snapshot.sequence}, above the batch's last sequence ${range.last}`);
     }
     return true;
   }
@@ -482,7 +491,7 @@ async function scan<P>(search: Search<P>, concurrency: number): Promise<void> {
   // One candidate per file, keyed without `.gz` so an index path and its compressed file meet.
   const candidates = new Map<string, Candidate>();
   for (const [key, info] of listed) {
-    const name = info.kind === 'history' ? info.sequence : undefined;
+    const name = info.kind === 'history' ? info.sequence : batchRange(key)?.last;
     if (name !== undefined) search.highest = Math.max(search.highest, name);
     candidates.set(stripGz(key), { key, info, ...(name !== undefined ? { hint: name, hintFrom: 'name' as const } : {}) });
   }
@@ -511,9 +520,15 @@ async function scan<P>(search: Search<P>, concurrency: number): Promise<void> {
       search.skip(c.key, c.info.kind === 'batch' ? 'batch' : 'history', 'checkpoint_not_found', `${c.key} is named by the index or the listing but does not exist`);
       return;
     }
-    if (c.hintFrom === 'index' && indexTrusted && found.length > 0 && Math.max(...found) !== c.hint) {
-      indexTrusted = false;
-      search.skip(indexKey!, 'index', 'checkpoint_integrity_mismatch', `${indexKey}: its entry for ${c.key} says sequence ${c.hint}, the file holds ${Math.max(...found)}; not used to order files`);
+    if (c.hintFrom === 'index' && indexTrusted && found.length > 0) {
+      const top = Math.max(...found);
+      if (c.info.kind === 'batch' ? !found.includes(c.hint!) : top !== c.hint) {
+        indexTrusted = false;
+        search.skip(indexKey!, 'index', 'checkpoint_integrity_mismatch', `${indexKey}: its entry for ${c.key} says sequence ${c.hint}, the file holds ${top}; not used to order files`);
+      } else if (top > c.hint!) {
+        // A batch file holding members the index does not list: the index is incomplete, so its hints bound nothing.
+        indexTrusted = false;
+      }
     }
   };
 

@@ -118,6 +118,14 @@ describe('phasedWorkflowResumeRule (phased-workflow-github.md step_4_determine_r
     expect(last).toMatchObject({ at: 'workflow_complete', eligible: false, reason: 'phase_complete_workflow_done', remaining: [] });
   });
 
+  it('phase_complete with phaseNames (as the phasedWorkflow profile takes them) → <key>_<name>', () => {
+    const rule = createPhasedWorkflowResumeRule({ phaseNames: { phase_0: 'intake', phase_1: 'plan', phase_2: 'build' } });
+    const point = rule(snap(payload('phase_1_plan', ['phase_0', 'phase_1']), { source: 'phase_complete' }), ctx);
+    expect(point.at).toBe('phase_2_build');
+    expect(point.completed).toEqual(['phase_0_intake', 'phase_1_plan']);
+    expect(point.remaining[1]).toBe('phase_3');
+  });
+
   it('a workflow that skips phase_0_5: phase_2_5_x is phase_2 unless phase_2_5 is known', () => {
     const point = phasedWorkflowResumeRule(snap(payload('phase_2_5_checks', ['phase_0', 'phase_1', 'phase_2']), { source: 'phase_complete' }), ctx);
     expect(point.at).toBe('phase_3');

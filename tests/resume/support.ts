@@ -116,11 +116,11 @@ export async function encodeSnapshot<P>(
   runId: string,
   sequence: number,
   payload: P,
-  over: { source?: string; status?: string; createdAtMs?: number } = {},
+  over: { source?: string; status?: string; createdAtMs?: number; id?: string } = {},
 ): Promise<Written<P>> {
   const createdAtMs = over.createdAtMs ?? T0 + sequence * 60_000;
   const source = over.source ?? Object.keys(profile.triggers)[0]!;
-  const id = profile.newSnapshotId({ runId, sequence, source, createdAtMs });
+  const id = over.id ?? profile.newSnapshotId({ runId, sequence, source, createdAtMs });
   const { bytes, snapshot } = await profile.document.encode({
     id,
     runId,

@@ -34,6 +34,13 @@ export interface PhasedWorkflowResumeOptions {
    */
   readonly phases?: readonly string[];
   /**
+   * The workflow's phase names by number key (`{ phase_0: 'intake', phase_1: 'plan' }`),
+   * as `createPhasedWorkflowProfile({ phaseNames })` takes them: the full name of a key
+   * is `<key>_<name>`; keys without a name keep their number key. Ignored when `phases` is given.
+   * @default undefined
+   */
+  readonly phaseNames?: Readonly<Partial<Record<string, string>>>;
+  /**
    * What `at` is when the last phase completed and there is no next phase.
    * @default 'workflow_complete'
    */
@@ -91,7 +98,11 @@ export function createPhasedWorkflowResumeRule(options: PhasedWorkflowResumeOpti
     const currentKey = phaseKeyOf(phase, known);
 
     // The workflow's order: the caller's names when given, else the number keys.
-    const names = options.phases && options.phases.length > 0 ? [...options.phases] : [...known].sort(byRank);
+    const byName = options.phaseNames;
+    const names =
+      options.phases && options.phases.length > 0
+        ? [...options.phases]
+        : [...known].sort(byRank).map((k) => (byName?.[k] ? `${k}_${byName[k]}` : k));
     const keyOfName = (name: string): string | undefined => (KEY_PATTERN.test(name) ? name : phaseKeyOf(name, known));
     let index = names.indexOf(phase);
     if (index < 0 && currentKey !== undefined) index = names.findIndex((n) => keyOfName(n) === currentKey);
