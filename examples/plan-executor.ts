@@ -58,7 +58,7 @@ console.log(`continuation prompt:\n${plan.continuationPrompt ?? ''}\n`);
 // 5. The resumed executor continues the same plan; numbering continues after the timeout.
 const resumed = createWriter({ storage, profile: planExecutor, runId: '02' });
 state = show('task 3 done (resumed)', await resumed.checkpoint(planExecutorTriggers.taskCompleted(plan.payload, { commit: '789abc', files: ['src/api.ts'] })));
-state = show('task 4 done', await resumed.checkpoint(planExecutorTriggers.taskCompleted(state, { commit: 'fed987', files: ['tests/api.test.ts'] })));
+show('task 4 done', await resumed.checkpoint(planExecutorTriggers.taskCompleted(state, { commit: 'fed987', files: ['tests/api.test.ts'] })));
 await resumed.close();
 console.log('incomplete plans now:', (await findIncompleteRuns({ storage, profile: planExecutor })).length);
 
