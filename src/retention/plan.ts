@@ -167,6 +167,17 @@ function sortedRuns(runs: readonly InventoryRun[]): InventoryRun[] {
   return copy;
 }
 
+/** Index of a run's final snapshot: the one latest.json holds, else the highest sequence (ties: the newest). */
+function finalIndex(snaps: readonly InventorySnapshot[]): number {
+  let latest = -1;
+  let newest = -1;
+  for (let i = 0; i < snaps.length; i++) {
+    if (snaps[i]!.latest) latest = i;
+    if (newest < 0 || snaps[i]!.sequence >= snaps[newest]!.sequence) newest = i;
+  }
+  return latest >= 0 ? latest : newest;
+}
+
 function sortedSnapshots(snaps: readonly InventorySnapshot[]): readonly InventorySnapshot[] {
   for (let i = 1; i < snaps.length; i++) {
     if (compareInventorySnapshots(snaps[i - 1]!, snaps[i]!) > 0) return [...snaps].sort(compareInventorySnapshots);
@@ -222,13 +233,16 @@ export function planRetention(inventory: RetentionInventory, policy: RetentionPo
   const runs = sortedRuns(inventory.runs);
   const runSnaps = runs.map((r) => sortedSnapshots(r.snapshots));
 
-  // Cross-run tiers: rank runs by their newest snapshot (a summary-only run by its summary).
+  // Cross-run tiers: rank runs by the time of their final snapshot (the one latest.json
+  // holds, else the highest sequence) — it is never removed while the run has anything,
+  // and an archived run's summary records it as last_checkpoint_at, so ranks are stable.
   const rankOf = new Map<string, number>();
   if (tiers) {
     const timed = runs.map((r, i) => {
       const snaps = runSnaps[i]!;
       let t = -Infinity;
-      if (snaps.length > 0) t = snaps[snaps.length - 1]!.createdAtMs;
+      const final = finalIndex(snaps);
+      if (final >= 0) t = snaps[final]!.createdAtMs;
       else if (r.summary?.lastCheckpointAtMs !== undefined && Number.isFinite(r.summary.lastCheckpointAtMs)) t = r.summary.lastCheckpointAtMs;
       return { runId: r.runId, t };
     });
@@ -263,7 +277,7 @@ export function planRetention(inventory: RetentionInventory, policy: RetentionPo
     for (let i = 0; i < n; i++) {
       const s = snaps[i]!;
       if (s.latest) latestIdx = i;
-      if (newestIdx < 0 || s.sequence > snaps[newestIdx]!.sequence) newestIdx = i;
+      if (newestIdx < 0 || s.sequence >= snaps[newestIdx]!.sequence) newestIdx = i;
     }
     const maxSequence = newestIdx >= 0 ? snaps[newestIdx]!.sequence : 0;
 
@@ -456,7 +470,7 @@ export function planRetention(inventory: RetentionInventory, policy: RetentionPo
     const partsSafe = opts.deleteUnreadable || (run.unreadable.length === 0 && pinnedBatches.size === 0);
     for (const p of run.orphanParts) {
       if (deleteRun) deferredParts.push(p);
-      else if (partsSafe && !preserved && p.sequence < maxSequence) del(p.key, 'part', 'orphan-part', p.size);
+      else if (partsSafe && !preserved && !noRules && p.sequence < maxSequence) del(p.key, 'part', 'orphan-part', p.size);
     }
 
     if (deleteRun) {
