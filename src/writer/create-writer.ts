@@ -102,6 +102,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
   const leaseMs = options.lockLeaseMs ?? 300_000;
   positive('lockLeaseMs', leaseMs);
   const batchWhenLow = options.batchWhenBudgetLow ?? true;
+  const groupCommit = options.groupCommit ?? true;
   const useAtomicBatch = storage.capabilities.atomicBatch && typeof storage.batch === 'function';
 
   const layout = profile.layout;
@@ -411,7 +412,8 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
     scheduled = true;
     void exclusive(async () => {
       scheduled = false;
-      const group = queue.splice(0, queue.length);
+      const group = queue.splice(0, groupCommit ? queue.length : 1);
+      if (queue.length > 0) schedule();
       if (group.length > 0) await commitGroup(group);
     });
   };

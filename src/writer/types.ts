@@ -104,6 +104,13 @@ export interface WriterOptions<P> {
    */
   readonly maxQueue?: number;
   /**
+   * Commit checkpoints that queued up while a write was in flight together: every history
+   * entry written, `latest` and the index once per group. `false` writes them one by one
+   * (each with its own latest and index write) — only useful for comparison.
+   * @default true
+   */
+  readonly groupCommit?: boolean;
+  /**
    * Attempts per group write before the checkpoints fail (phased-workflow-github.md: "max 3 attempts").
    * @default 3
    */
