@@ -1,2 +1,7 @@
-// Placeholder barrel: filled in by the module that owns this folder.
-export {};
+/**
+ * `savepoint/github`: checkpoints in a GitHub repository, through the REST API and the
+ * platform `fetch` (Node, browsers, Deno, Bun, edge runtimes). No `node:` imports.
+ *
+ * @packageDocumentation
+ */
+export * from '../storage/github/index.js';

@@ -1,0 +1,309 @@
+import { CheckpointError } from '../../model/errors.js';
+import type { BatchOperation, BatchOutcome } from '../adapter.js';
+import { conditionFailed, mergeRunIndexBytes } from './conflicts.js';
+import { listDirectory, MAX_ATTEMPTS, readBlob, unexpected } from './contents.js';
+import { dirOf, encodeRepoPath, type RepoContext } from './context.js';
+import { asUtf8Text, toBase64 } from './encoding.js';
+import { gitBlobSha } from './git-blob.js';
+import type { KnownHead } from './head-state.js';
+import { isAmbiguous } from './http.js';
+import { treeDirectory } from './listing.js';
+
+/**
+ * The file that gives an empty repository its first commit. The Git Data API refuses
+ * every call on an empty repository (409 "Git Repository is empty."), so the first
+ * commit goes through the contents API; a multi-file batch needs that first commit to
+ * exist before it can commit atomically on top of it.
+ */
+export const INIT_MARKER_PATH = '.savepoint-init';
+
+interface CommitJson {
+  readonly sha?: string;
+  readonly commit?: { readonly tree?: { readonly sha?: string } };
+  readonly files?: readonly { readonly filename?: string; readonly status?: string; readonly sha?: string | null }[];
+}
+
+/** Reads the branch head (commit and tree) in one request; `'empty'` for a repository without commits. */
+export async function readHead(ctx: RepoContext): Promise<KnownHead | 'empty'> {
+  const res = await ctx.http.request({
+    method: 'GET',
+    path: `${ctx.repoPath}/commits/${encodeRepoPath(`heads/${ctx.branch}`)}`,
+    query: { per_page: '1' },
+    operation: 'repos/get-commit',
+    idempotent: true,
+  });
+  if (res.status === 409) return 'empty';
+  if (res.status !== 200) {
+    throw new CheckpointError('checkpoint_storage_unavailable', `branch ${ctx.branch} cannot be read (${res.status}${res.message ? `: ${res.message}` : ''}); create it first`, {
+      details: { operation: 'repos/get-commit', status: res.status },
+    });
+  }
+  const json = res.json as CommitJson;
+  if (!json.sha || !json.commit?.tree?.sha) throw unexpected('repos/get-commit', res.status, 'no sha in the answer');
+  const head: KnownHead = { commit: json.sha, tree: json.commit.tree.sha, atMs: ctx.clock.now() };
+  ctx.state.setHead(head, ctx.state.head?.commit === head.commit);
+  return head;
+}
+
+/** Gives an empty repository its first commit (a marker file) through the contents API. */
+async function initEmptyRepository(ctx: RepoContext): Promise<void> {
+  try {
+    const res = await ctx.http.request({
+      method: 'PUT',
+      path: `${ctx.repoPath}/contents/${encodeRepoPath(INIT_MARKER_PATH)}`,
+      body: {
+        message: ctx.message({ operation: 'init', keys: [] }),
+        content: toBase64(new TextEncoder().encode('This repository holds savepoint checkpoints.\n')),
+        branch: ctx.branch,
+        ...(ctx.committer ? { committer: { ...ctx.committer } } : {}),
+      },
+      operation: 'repos/create-or-update-file-contents',
+      idempotent: false,
+    });
+    // 422: someone else initialised it meanwhile, which is just as good.
+    if (res.status !== 200 && res.status !== 201 && res.status !== 422) throw unexpected('repos/create-or-update-file-contents', res.status, res.message);
+  } catch (err) {
+    if (!isAmbiguous(err)) throw err;
+  }
+  ctx.state.invalidate();
+}
+
+interface Prepared {
+  readonly op: BatchOperation;
+  readonly path: string;
+  /** What is written this attempt (the caller's bytes, or a merged index). */
+  bytes?: Uint8Array;
+  expected?: string;
+  existed?: boolean;
+}
+
+async function ensureListings(ctx: RepoContext, head: KnownHead, paths: readonly string[]): Promise<void> {
+  const dirs = [...new Set(paths.map(dirOf))].filter((d) => ctx.state.listing(d) === undefined);
+  for (const dir of dirs) {
+    ctx.state.setListing(dir, await listDirectory(ctx, dir, head.commit, (d) => treeDirectory(ctx, head.tree, d)));
+  }
+}
+
+/** Applies `ops` in one commit on top of the branch head; the heart of `batch()`. */
+export async function commitOperations(ctx: RepoContext, ops: readonly BatchOperation[], options: { operation: 'batch' | 'put' | 'delete'; maybeLanded?: boolean } = { operation: 'batch' }): Promise<BatchOutcome[]> {
+  let items: Prepared[] = await Promise.all(
+    ops.map(async (op) => ({ op, path: ctx.toPath(op.key), ...(op.type === 'put' ? { bytes: op.bytes, expected: await gitBlobSha(op.bytes) } : {}) })),
+  );
+  const all = items;
+  const keys = ops.map((o) => o.key);
+  let ambiguous = options.maybeLanded ?? false;
+  let lost = 0;
+  let races = 0;
+  let verifyFailures = 0;
+  let conditionsChecked = false;
+  // A merged index is rebuilt from the caller's bytes against each new head.
+  const resetMerges = async (): Promise<void> => {
+    for (const p of items) {
+      if (p.op.type !== 'put' || p.bytes === p.op.bytes) continue;
+      p.bytes = p.op.bytes;
+      p.expected = await gitBlobSha(p.op.bytes);
+    }
+  };
+  const outcomes = (): BatchOutcome[] =>
+    all.map((p) => (p.op.type === 'put' ? { type: 'put', key: p.op.key, version: p.expected! } : { type: 'delete', key: p.op.key, existed: p.existed ?? false }));
+
+  for (;;) {
+    let fresh = false;
+    let head = ctx.state.head;
+    if (!head) {
+      const read = await readHead(ctx);
+      if (read === 'empty') {
+        await initEmptyRepository(ctx);
+        continue;
+      }
+      head = read;
+      fresh = true;
+    }
+    await ensureListings(
+      ctx,
+      head,
+      items.map((p) => p.path),
+    );
+
+    // After a lost answer: did our commit land (perhaps with others on top)?
+    if (ambiguous) {
+      const landed = items.every((p) => {
+        const cur = ctx.state.fileAt(p.path);
+        return p.op.type === 'put' ? cur?.sha === p.expected : cur === null;
+      });
+      if (landed) {
+        ctx.emit({ type: 'landed_after_timeout', level: 'info', keys });
+        return outcomes();
+      }
+      ambiguous = false;
+    }
+
+    // Conditions, against the listings of this head. A run index that lost its
+    // condition is merged with the stored one instead.
+    let failure: CheckpointError | undefined;
+    if (!conditionsChecked) {
+      for (const p of items) {
+        const cur = ctx.state.fileAt(p.path);
+        if (cur && cur.type !== 'file') {
+          throw new CheckpointError('checkpoint_unsupported', `${p.op.key} is a directory in the repository; git cannot hold a value there`, { details: { key: p.op.key } });
+        }
+        const { op } = p;
+        const createOnly = op.type === 'put' && op.ifAbsent === true;
+        const stale = (createOnly && cur) || (op.ifVersion !== undefined && cur?.sha !== op.ifVersion);
+        if (!stale) continue;
+        if (op.type === 'put' && cur && ctx.mergeRunIndexes) {
+          const theirs = await readBlob(ctx, cur.sha);
+          const base = op.ifVersion !== undefined ? await readBlob(ctx, op.ifVersion) : undefined;
+          const merged = theirs ? mergeRunIndexBytes(op.bytes, base, theirs) : undefined;
+          if (merged) {
+            ctx.emit({ type: 'index_merged', level: 'info', key: op.key });
+            p.bytes = merged;
+            p.expected = await gitBlobSha(merged);
+            continue;
+          }
+        }
+        failure = conditionFailed(op.key, cur ? (createOnly ? 'key exists' : 'version changed') : 'key is gone');
+        break;
+      }
+      if (failure) {
+        // A cached head may be behind the branch: judge only against a fresh one.
+        if (!fresh) {
+          ctx.state.invalidate();
+          await resetMerges();
+          continue;
+        }
+        throw failure;
+      }
+    }
+
+    // Build the tree on top of the head: text inline, binary or large files as blobs.
+    const entries: Record<string, unknown>[] = [];
+    const changes: { path: string; sha: string | null; size: number }[] = [];
+    for (const p of items) {
+      const cur = ctx.state.fileAt(p.path);
+      if (p.op.type === 'delete') {
+        p.existed = cur !== null && cur !== undefined;
+        if (p.existed) {
+          entries.push({ path: p.path, mode: '100644', type: 'blob', sha: null });
+          changes.push({ path: p.path, sha: null, size: 0 });
+        }
+        continue;
+      }
+      const bytes = p.bytes!;
+      changes.push({ path: p.path, sha: p.expected!, size: bytes.length });
+      if (cur?.sha === p.expected) continue; // already stored: no change to make
+      const text = bytes.length <= ctx.inlineMaxBytes ? asUtf8Text(bytes) : undefined;
+      if (text !== undefined) {
+        entries.push({ path: p.path, mode: '100644', type: 'blob', content: text });
+        continue;
+      }
+      let blob: string | undefined;
+      for (let attempt = 1; attempt <= MAX_ATTEMPTS && blob !== p.expected; attempt++) {
+        const res = await ctx.http.request({
+          method: 'POST',
+          path: `${ctx.repoPath}/git/blobs`,
+          body: { content: toBase64(bytes), encoding: 'base64' },
+          operation: 'git/create-blob',
+          idempotent: true,
+        });
+        if (res.status !== 201) throw unexpected('git/create-blob', res.status, res.message);
+        blob = (res.json as { sha?: string }).sha;
+        if (blob !== p.expected) ctx.emit({ type: 'verify_retry', level: 'warn', attempt, keys: [p.op.key] });
+      }
+      if (blob !== p.expected) throw new CheckpointError('checkpoint_atomic_write_failed', `blob of ${p.op.key} did not verify`, { details: { key: p.op.key } });
+      entries.push({ path: p.path, mode: '100644', type: 'blob', sha: blob });
+    }
+    if (entries.length === 0) {
+      ctx.state.recordOwnWrites(head.commit, ctx.clock.now(), changes);
+      return outcomes();
+    }
+
+    const treeRes = await ctx.http.request({ method: 'POST', path: `${ctx.repoPath}/git/trees`, body: { base_tree: head.tree, tree: entries }, operation: 'git/create-tree', idempotent: true });
+    if (treeRes.status !== 201) throw unexpected('git/create-tree', treeRes.status, treeRes.message);
+    const tree = (treeRes.json as { sha?: string }).sha;
+    if (!tree) throw unexpected('git/create-tree', treeRes.status, 'no sha in the answer');
+    const commitRes = await ctx.http.request({
+      method: 'POST',
+      path: `${ctx.repoPath}/git/commits`,
+      body: {
+        message: ctx.message({ operation: options.operation, keys: items.map((p) => p.op.key) }),
+        tree,
+        parents: [head.commit],
+        ...(ctx.committer ? { author: { ...ctx.committer } } : {}),
+      },
+      operation: 'git/create-commit',
+      idempotent: true,
+    });
+    if (commitRes.status !== 201) throw unexpected('git/create-commit', commitRes.status, commitRes.message);
+    const commit = (commitRes.json as { sha?: string }).sha;
+    if (!commit) throw unexpected('git/create-commit', commitRes.status, 'no sha in the answer');
+
+    let refRes;
+    try {
+      refRes = await ctx.http.request({
+        method: 'PATCH',
+        path: `${ctx.repoPath}/git/refs/${encodeRepoPath(`heads/${ctx.branch}`)}`,
+        body: { sha: commit, force: false },
+        operation: 'git/update-ref',
+        idempotent: false,
+      });
+    } catch (err) {
+      if (!isAmbiguous(err) || ++lost >= MAX_ATTEMPTS) throw err;
+      ambiguous = true;
+      conditionsChecked = false;
+      ctx.state.invalidate();
+      continue;
+    }
+    if (refRes.status === 422 && /fast.forward/i.test(refRes.message)) {
+      if (++races > MAX_ATTEMPTS) {
+        throw new CheckpointError('checkpoint_conflict', `the branch kept moving: ${MAX_ATTEMPTS} commits of ${keys.length} keys lost the race`, { details: { keys: keys.slice(0, 20) } });
+      }
+      ctx.emit({ type: 'conflict_retry', level: 'info', attempt: races, reason: 'not_fast_forward', keys });
+      ctx.state.invalidate();
+      conditionsChecked = false;
+      await resetMerges();
+      continue;
+    }
+    if (refRes.status !== 200) throw unexpected('git/update-ref', refRes.status, refRes.message);
+    const moved = (refRes.json as { object?: { sha?: string } }).object?.sha;
+
+    // Write-then-verify: read the commit back by its sha and compare every blob sha.
+    const bad: Prepared[] = [];
+    if (ctx.verify === 'read-back') {
+      const files = new Map<string, { status: string; sha: string | null }>();
+      for (let page = 1; page <= 10; page++) {
+        const res = await ctx.http.request({ method: 'GET', path: `${ctx.repoPath}/commits/${commit}`, query: { per_page: '300', page: String(page) }, operation: 'repos/get-commit', idempotent: true });
+        if (res.status !== 200) throw unexpected('repos/get-commit', res.status, res.message);
+        const list = (res.json as CommitJson).files ?? [];
+        for (const f of list) if (f.filename) files.set(f.filename, { status: f.status ?? '', sha: f.sha ?? null });
+        if (list.length < 300) break;
+      }
+      for (const p of items) {
+        const f = files.get(p.path);
+        const inCommit = entries.some((e) => e.path === p.path);
+        if (!inCommit) continue;
+        if (p.op.type === 'put' ? f?.sha !== p.expected || f?.status === 'removed' : f?.status !== 'removed') bad.push(p);
+      }
+      // The commit landed either way: our listings now describe it, with what GitHub actually stored.
+      for (const c of changes) {
+        const f = files.get(c.path);
+        if (f && f.status !== 'removed' && f.sha) c.sha = f.sha;
+      }
+    } else if (moved !== commit) {
+      bad.push(...items.filter((p) => p.op.type === 'put'));
+    }
+    ctx.state.setHead({ commit, tree, atMs: ctx.clock.now() }, true);
+    ctx.state.applyChanges(changes);
+    ctx.state.recordOwnWrites(commit, ctx.clock.now(), changes);
+    if (bad.length === 0) return outcomes();
+    if (++verifyFailures >= MAX_ATTEMPTS) {
+      throw new CheckpointError('checkpoint_atomic_write_failed', `commit of ${bad.length} keys did not verify after ${MAX_ATTEMPTS} attempts`, {
+        details: { keys: bad.map((p) => p.op.key).slice(0, 20), attempts: MAX_ATTEMPTS },
+      });
+    }
+    ctx.emit({ type: 'verify_retry', level: 'warn', attempt: verifyFailures, keys: bad.map((p) => p.op.key) });
+    // Rewrite only what did not verify; its conditions were already met.
+    items = bad.map((p) => ({ op: p.op.type === 'put' ? { type: 'put', key: p.op.key, bytes: p.bytes! } : { type: 'delete', key: p.op.key }, path: p.path, ...(p.bytes ? { bytes: p.bytes, expected: p.expected! } : {}), existed: p.existed ?? false }));
+    conditionsChecked = true;
+  }
+}

@@ -1,0 +1,312 @@
+import { CheckpointError } from '../../model/errors.js';
+import type { PutOptions } from '../adapter.js';
+import { conditionFailed, mergeRunIndexBytes } from './conflicts.js';
+import { encodeRepoPath, type RepoContext } from './context.js';
+import { fromBase64, toBase64 } from './encoding.js';
+import { gitBlobSha } from './git-blob.js';
+import type { KnownEntry } from './head-state.js';
+import { isAmbiguous } from './http.js';
+
+/** Attempts of a write whose answer was lost, whose read-back failed, or that lost a race. */
+export const MAX_ATTEMPTS = 3;
+
+const OBJECT_MEDIA = 'application/vnd.github.object+json';
+const RAW_MEDIA = 'application/vnd.github.raw+json';
+
+interface ContentEntryJson {
+  readonly type?: string;
+  readonly name?: string;
+  readonly sha?: string;
+  readonly size?: number;
+  readonly content?: string;
+  readonly encoding?: string;
+  readonly entries?: readonly ContentEntryJson[];
+}
+
+interface FileCommitJson {
+  readonly content?: { readonly sha?: string; readonly size?: number } | null;
+  readonly commit?: { readonly sha?: string; readonly tree?: { readonly sha?: string }; readonly parents?: readonly { readonly sha?: string }[] };
+}
+
+/** An answer this adapter cannot interpret: reported, never guessed around. */
+export function unexpected(operation: string, status: number, message: string): CheckpointError {
+  return new CheckpointError('checkpoint_storage_unavailable', `GitHub ${operation} answered ${status}${message ? `: ${message}` : ''}`, { details: { operation, status } });
+}
+
+/** A blob's bytes by sha (immutable, so never stale), or undefined when there is no such blob. */
+export async function readBlob(ctx: RepoContext, sha: string): Promise<Uint8Array | undefined> {
+  const res = await ctx.http.request({ method: 'GET', path: `${ctx.repoPath}/git/blobs/${sha}`, accept: RAW_MEDIA, raw: true, operation: 'git/get-blob', idempotent: true });
+  if (res.status === 200 && res.bytes) return res.bytes;
+  if (res.status === 404 || res.status === 422) return undefined;
+  throw unexpected('git/get-blob', res.status, res.message);
+}
+
+/**
+ * The file at `path` on `ref` (a branch name or a commit sha). Files over 1 MB come
+ * without content in the contents API; their bytes are read from the blob endpoint
+ * by sha, in raw form. Directories, symlinks and submodules are not values: undefined.
+ */
+export async function readFile(ctx: RepoContext, path: string, ref: string): Promise<{ bytes: Uint8Array; sha: string } | undefined> {
+  const res = await ctx.http.request({
+    method: 'GET',
+    path: `${ctx.repoPath}/contents/${encodeRepoPath(path)}`,
+    query: { ref },
+    accept: OBJECT_MEDIA,
+    operation: 'repos/get-content',
+    idempotent: true,
+  });
+  if (res.status === 404) return undefined;
+  if (res.status !== 200) throw unexpected('repos/get-content', res.status, res.message);
+  const json = res.json as ContentEntryJson;
+  if (json.type !== 'file' || typeof json.sha !== 'string') return undefined;
+  if (json.encoding === 'base64' && typeof json.content === 'string') {
+    const bytes = fromBase64(json.content);
+    if (!bytes) throw unexpected('repos/get-content', 200, 'content is not base64');
+    return { bytes, sha: json.sha };
+  }
+  const bytes = await readBlob(ctx, json.sha);
+  return bytes ? { bytes, sha: json.sha } : undefined;
+}
+
+/**
+ * The complete listing of directory `dir` in commit `commit`: one contents-API request.
+ * A missing directory lists as empty. The contents API stops at 1,000 entries; a
+ * directory that large is listed through the trees API instead (`walkTree`).
+ */
+export async function listDirectory(
+  ctx: RepoContext,
+  dir: string,
+  commit: string,
+  walkTree: (dir: string) => Promise<ReadonlyMap<string, KnownEntry>>,
+): Promise<ReadonlyMap<string, KnownEntry>> {
+  const res = await ctx.http.request({
+    method: 'GET',
+    path: `${ctx.repoPath}/contents${dir === '' ? '' : `/${encodeRepoPath(dir)}`}`,
+    query: { ref: commit },
+    accept: OBJECT_MEDIA,
+    operation: 'repos/get-content',
+    idempotent: true,
+  });
+  if (res.status === 404) return new Map();
+  if (res.status !== 200) throw unexpected('repos/get-content', res.status, res.message);
+  const json = res.json as ContentEntryJson;
+  if (json.type !== 'dir' || !Array.isArray(json.entries)) return new Map();
+  if (json.entries.length >= 1000) return walkTree(dir);
+  const out = new Map<string, KnownEntry>();
+  for (const e of json.entries) {
+    if (typeof e.name !== 'string' || typeof e.sha !== 'string') continue;
+    out.set(e.name, { sha: e.sha, type: e.type === 'file' ? 'file' : e.type === 'dir' ? 'dir' : 'other', size: e.size ?? 0 });
+  }
+  return out;
+}
+
+/**
+ * The current blob sha at `path` on the branch, read until it agrees with what GitHub
+ * just told us (`expect`): a 409 means the file exists with another sha, a 422 "sha
+ * wasn't supplied" means it exists. A read that contradicts that answer came from a
+ * lagging replica and is repeated.
+ */
+async function currentSha(ctx: RepoContext, path: string, expect: (sha: string | undefined) => boolean): Promise<string | undefined> {
+  let sha: string | undefined;
+  for (let i = 0; i < MAX_ATTEMPTS; i++) {
+    sha = (await readFile(ctx, path, ctx.branch))?.sha;
+    if (expect(sha)) return sha;
+  }
+  return sha;
+}
+
+function rememberCommit(ctx: RepoContext, json: FileCommitJson, path: string, sha: string | null, size: number): void {
+  const commit = json.commit?.sha;
+  const tree = json.commit?.tree?.sha;
+  if (!commit || !tree) return;
+  const parent = json.commit?.parents?.[0]?.sha;
+  const onTop = ctx.state.head !== undefined && parent === ctx.state.head.commit;
+  ctx.state.setHead({ commit, tree, atMs: ctx.clock.now() }, onTop);
+  if (onTop) ctx.state.applyChanges([{ path, sha, size }]);
+  ctx.state.recordOwnWrites(commit, ctx.clock.now(), [{ path, sha, size }]);
+}
+
+function identity(ctx: RepoContext): Record<string, unknown> {
+  return ctx.committer ? { committer: { name: ctx.committer.name, email: ctx.committer.email } } : {};
+}
+
+/**
+ * Creates or replaces one file through the contents API (one request, plus one
+ * read-back by commit sha when verifying by read-back).
+ *
+ * - `ifAbsent` sends no sha: GitHub's 422 "sha wasn't supplied" means the key exists.
+ * - `ifVersion` sends it as the blob sha: a 409 "does not match" means it changed. GitHub
+ *   *creates* a missing path even when a sha is given (201); the adapter then removes
+ *   the file it just created and reports the conflict ("key is gone").
+ * - Unconditional puts use the sha the adapter knows, re-reading it on 409/422.
+ * - A lost answer (timeout, network error, 5xx) is resolved by comparing the stored blob
+ *   sha with the locally computed one, so a write that landed is never repeated.
+ * - A run `index.json` whose condition fails is merged with the stored one instead.
+ */
+export async function putFile(ctx: RepoContext, key: string, bytes: Uint8Array, options: PutOptions, maybeLanded = false): Promise<string> {
+  const path = ctx.toPath(key);
+  let content = bytes;
+  let expected = await gitBlobSha(content);
+  const own = ctx.state.ownWrites(0).get(path);
+  const knownSha = own ? (own.sha ?? undefined) : (ctx.state.fileAt(path)?.sha ?? undefined);
+  let sha: string | undefined = options.ifAbsent ? undefined : (options.ifVersion ?? knownSha);
+  let ambiguous = maybeLanded;
+  let lost = 0;
+  let races = 0;
+  let verifyFailures = 0;
+  let conditional = options.ifAbsent === true || options.ifVersion !== undefined;
+  const landed = (): string => {
+    ctx.emit({ type: 'landed_after_timeout', level: 'info', keys: [key] });
+    ctx.state.invalidate();
+    return expected;
+  };
+  const tryMerge = async (current: string): Promise<boolean> => {
+    if (!ctx.mergeRunIndexes) return false;
+    const theirs = await readBlob(ctx, current);
+    const base = options.ifVersion !== undefined ? await readBlob(ctx, options.ifVersion) : undefined;
+    const merged = theirs ? mergeRunIndexBytes(content, base, theirs) : undefined;
+    if (!merged) return false;
+    ctx.emit({ type: 'index_merged', level: 'info', key });
+    content = merged;
+    expected = await gitBlobSha(content);
+    sha = current;
+    conditional = false; // the merge already accounts for the other writer
+    return true;
+  };
+
+  for (;;) {
+    let res;
+    try {
+      res = await ctx.http.request({
+        method: 'PUT',
+        path: `${ctx.repoPath}/contents/${encodeRepoPath(path)}`,
+        body: { message: ctx.message({ operation: 'put', keys: [key] }), content: toBase64(content), branch: ctx.branch, ...(sha !== undefined ? { sha } : {}), ...identity(ctx) },
+        operation: 'repos/create-or-update-file-contents',
+        idempotent: false,
+      });
+    } catch (err) {
+      if (isAmbiguous(err) && ++lost < MAX_ATTEMPTS) {
+        ambiguous = true;
+        continue;
+      }
+      throw err;
+    }
+    if (res.status === 200 || res.status === 201) {
+      const json = res.json as FileCommitJson;
+      const stored = json.content?.sha;
+      const commit = json.commit?.sha;
+      if (res.status === 201 && options.ifVersion !== undefined && conditional) {
+        // GitHub ignored the sha because the path was gone: undo, then report the conflict.
+        if (stored) await deleteFile(ctx, key, { ifVersion: stored }).catch(() => undefined);
+        throw conditionFailed(key, 'key is gone');
+      }
+      let ok = stored === expected;
+      if (ok && ctx.verify === 'read-back' && commit) {
+        const back = await readFile(ctx, path, commit);
+        ok = back !== undefined && back.sha === expected && (await gitBlobSha(back.bytes)) === expected;
+      }
+      rememberCommit(ctx, json, path, stored ?? null, json.content?.size ?? content.length);
+      if (ok) return expected;
+      if (++verifyFailures >= MAX_ATTEMPTS) {
+        throw new CheckpointError('checkpoint_atomic_write_failed', `write of ${key} did not verify after ${MAX_ATTEMPTS} attempts`, { details: { key, attempts: MAX_ATTEMPTS } });
+      }
+      ctx.emit({ type: 'verify_retry', level: 'warn', attempt: verifyFailures, keys: [key] });
+      sha = stored;
+      conditional = false;
+      continue;
+    }
+    if (res.status === 422 && /sha/i.test(res.message) && /supplied/i.test(res.message)) {
+      // The key exists and no sha was sent.
+      const current = await currentSha(ctx, path, (s) => s !== undefined);
+      if (ambiguous && current === expected) return landed();
+      if (current === undefined) throw unexpected('repos/create-or-update-file-contents', 422, res.message);
+      if (conditional) {
+        if (await tryMerge(current)) continue;
+        throw conditionFailed(key, 'key exists');
+      }
+      if (++races > MAX_ATTEMPTS) throw conditionFailed(key, 'the file kept changing');
+      ctx.emit({ type: 'conflict_retry', level: 'info', attempt: races, reason: 'stale_sha', keys: [key] });
+      sha = current;
+      continue;
+    }
+    if (res.status === 409) {
+      // Stale sha: the file changed since that version.
+      const sent = sha;
+      const current = await currentSha(ctx, path, (s) => s !== sent);
+      if (ambiguous && current === expected) return landed();
+      if (conditional) {
+        if (current !== undefined && (await tryMerge(current))) continue;
+        throw conditionFailed(key, current === undefined ? 'key is gone' : 'version changed');
+      }
+      if (++races > MAX_ATTEMPTS) throw conditionFailed(key, 'the file kept changing');
+      ctx.emit({ type: 'conflict_retry', level: 'info', attempt: races, reason: 'stale_sha', keys: [key] });
+      sha = current;
+      continue;
+    }
+    throw unexpected('repos/create-or-update-file-contents', res.status, res.message);
+  }
+}
+
+/**
+ * Deletes one file through the contents API. The blob sha is the condition (`ifVersion`)
+ * or the one the adapter knows or reads. Resolves `true` if the file existed.
+ */
+export async function deleteFile(ctx: RepoContext, key: string, options: { ifVersion?: string }, maybeLanded = false): Promise<boolean> {
+  const path = ctx.toPath(key);
+  const known = ctx.state.fileAt(path);
+  let sha = options.ifVersion ?? (known === null ? undefined : known?.sha);
+  if (sha === undefined) {
+    sha = (await readFile(ctx, path, ctx.branch))?.sha;
+    if (sha === undefined) return maybeLanded;
+  }
+  let ambiguous = maybeLanded;
+  let lost = 0;
+  let races = 0;
+  for (;;) {
+    let res;
+    try {
+      res = await ctx.http.request({
+        method: 'DELETE',
+        path: `${ctx.repoPath}/contents/${encodeRepoPath(path)}`,
+        body: { message: ctx.message({ operation: 'delete', keys: [key] }), sha, branch: ctx.branch, ...identity(ctx) },
+        operation: 'repos/delete-file',
+        idempotent: false,
+      });
+    } catch (err) {
+      if (isAmbiguous(err) && ++lost < MAX_ATTEMPTS) {
+        ambiguous = true;
+        continue;
+      }
+      throw err;
+    }
+    if (res.status === 200) {
+      const json = res.json as FileCommitJson;
+      if (ctx.verify === 'read-back' && json.commit?.sha) {
+        const back = await readFile(ctx, path, json.commit.sha);
+        if (back !== undefined) throw new CheckpointError('checkpoint_atomic_write_failed', `delete of ${key} did not take effect`, { details: { key } });
+      }
+      rememberCommit(ctx, json, path, null, 0);
+      return true;
+    }
+    if (res.status === 404) {
+      if (ambiguous) {
+        ctx.emit({ type: 'landed_after_timeout', level: 'info', keys: [key] });
+        ctx.state.invalidate();
+        return true;
+      }
+      if (options.ifVersion !== undefined) throw conditionFailed(key, 'key is gone');
+      return false;
+    }
+    if (res.status === 409) {
+      if (options.ifVersion !== undefined) throw conditionFailed(key, 'version changed');
+      const sent = sha;
+      const current = await currentSha(ctx, path, (s) => s !== sent);
+      if (current === undefined) return ambiguous;
+      if (++races > MAX_ATTEMPTS) throw conditionFailed(key, 'the file kept changing');
+      ctx.emit({ type: 'conflict_retry', level: 'info', attempt: races, reason: 'stale_sha', keys: [key] });
+      sha = current;
+      continue;
+    }
+    throw unexpected('repos/delete-file', res.status, res.message);
+  }
+}

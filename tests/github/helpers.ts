@@ -1,0 +1,144 @@
+import type { Clock, TimerHandle } from 'savepoint';
+import { githubStorage, type GitHubStorage, type GitHubStorageEvent, type GitHubStorageOptions } from 'savepoint/github';
+import { startGitHubEmulator, type GitHubEmulator, type GitHubEmulatorOptions } from 'savepoint/testing';
+
+/** A clock whose time only moves when something waits on it (auto) or when the test says so (manual). */
+export interface VirtualClock extends Clock {
+  /** Timers fire as soon as the event loop is free, jumping time to their due moment. @default true */
+  auto: boolean;
+  /** Moves time forward by `ms`, firing every timer due on the way, in order. */
+  advance(ms: number): Promise<void>;
+  /** Timers not fired yet. */
+  readonly pending: number;
+  /** Every setTimeout delay requested, in order (to check how long the adapter chose to wait). */
+  readonly delays: number[];
+}
+
+export function virtualClock(startMs = Date.UTC(2025, 11, 5, 12, 0, 0)): VirtualClock {
+  let now = startMs;
+  let nextId = 1;
+  const timers: { id: number; due: number; cb: () => void }[] = [];
+  const delays: number[] = [];
+  let pumping = false;
+  const pump = (): void => {
+    if (pumping) return;
+    pumping = true;
+    setImmediate(() => {
+      pumping = false;
+      if (!clock.auto || timers.length === 0) return;
+      timers.sort((a, b) => a.due - b.due || a.id - b.id);
+      const t = timers.shift()!;
+      now = Math.max(now, t.due);
+      t.cb();
+      if (timers.length > 0) pump();
+    });
+  };
+  const clock: VirtualClock = {
+    auto: true,
+    now: () => now,
+    setTimeout(cb, ms) {
+      const id = nextId++;
+      delays.push(ms);
+      timers.push({ id, due: now + Math.max(0, ms), cb });
+      pump();
+      return id as TimerHandle;
+    },
+    clearTimeout(handle) {
+      const i = timers.findIndex((t) => t.id === handle);
+      if (i >= 0) timers.splice(i, 1);
+    },
+    async advance(ms) {
+      const target = now + ms;
+      for (;;) {
+        timers.sort((a, b) => a.due - b.due || a.id - b.id);
+        const t = timers[0];
+        if (!t || t.due > target) break;
+        timers.shift();
+        now = Math.max(now, t.due);
+        t.cb();
+        await new Promise((r) => setImmediate(r));
+      }
+      now = Math.max(now, target);
+      if (clock.auto) pump();
+    },
+    get pending() {
+      return timers.length;
+    },
+    delays,
+  };
+  return clock;
+}
+
+export const TOKEN = 'ghp_testTOKENabcdefghijklmnopqrstuvwxyz0123';
+
+export interface Env {
+  gh: GitHubEmulator;
+  clock: VirtualClock;
+  events: GitHubStorageEvent[];
+  storage: GitHubStorage;
+  /** Another adapter on the same repository (another process), with its own state and write lock. */
+  another(options?: Partial<GitHubStorageOptions>): GitHubStorage;
+  close(): Promise<void>;
+}
+
+/** An emulator and a githubStorage on it, sharing a virtual clock. */
+export async function startEnv(options: { emulator?: GitHubEmulatorOptions; storage?: Partial<GitHubStorageOptions> } = {}): Promise<Env> {
+  const clock = virtualClock();
+  const gh = await startGitHubEmulator({ token: TOKEN, clock, ...options.emulator });
+  const events: GitHubStorageEvent[] = [];
+  const adapters: GitHubStorage[] = [];
+  const make = (extra: Partial<GitHubStorageOptions> = {}, record = true): GitHubStorage => {
+    const s = githubStorage({
+      owner: gh.owner,
+      repo: gh.repo,
+      token: TOKEN,
+      baseUrl: gh.url,
+      clock,
+      serializeWrites: 'adapter',
+      requestTimeoutMs: 5000,
+      ...(record ? { onEvent: (e: GitHubStorageEvent) => events.push(e) } : {}),
+      ...options.storage,
+      ...extra,
+    });
+    adapters.push(s);
+    return s;
+  };
+  const storage = make();
+  return {
+    gh,
+    clock,
+    events,
+    storage,
+    another: (o) => make(o, false),
+    async close() {
+      clock.auto = true;
+      await gh.close();
+    },
+  };
+}
+
+export const text = (s: string): Uint8Array => new TextEncoder().encode(s);
+export const str = (b: Uint8Array | undefined): string | undefined => (b ? new TextDecoder().decode(b) : undefined);
+
+/** Every string reachable from `value` (own and inherited enumerable props, error messages, causes, details). */
+export function deepStrings(value: unknown, seen = new Set<unknown>()): string[] {
+  if (typeof value === 'string') return [value];
+  if (value === null || typeof value !== 'object' || seen.has(value)) return [];
+  seen.add(value);
+  const out: string[] = [];
+  if (value instanceof Error) out.push(value.message, value.stack ?? '', value.name, ...deepStrings(value.cause, seen));
+  for (const key of Object.getOwnPropertyNames(value)) {
+    out.push(key);
+    try {
+      out.push(...deepStrings((value as Record<string, unknown>)[key], seen));
+    } catch {
+      // getters that throw are not data
+    }
+  }
+  try {
+    out.push(JSON.stringify(value) ?? '');
+  } catch {
+    // cyclic
+  }
+  return out;
+}
