@@ -1,0 +1,132 @@
+/**
+ * phased-workflow-github.md, validation criterion 5: "Retention Test: Create 60 runs,
+ * verify cleanup follows retention policy" — runs 1–10 keep all checkpoints, 11–50 keep
+ * the final checkpoint, 51+ keep a run summary (summary_schema), preserved_runs.json
+ * keeps a run indefinitely, the retention log is updated, cleanup runs after a
+ * successful run completion.
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  cleanupAfterRunCompletion,
+  decodeRetentionLog,
+  decodeRunIndex,
+  memoryStorage,
+  phasedWorkflow,
+  phasedWorkflowRetention,
+  PhasedRunSummarySchema,
+  runRetention,
+  utf8Decode,
+  utf8Encode,
+  type Clock,
+  type StorageAdapter,
+} from 'savepoint';
+import { HOUR, runKeys, uuidFor, writeRun } from '../fixtures/retention/store.js';
+
+const NOW = Date.UTC(2025, 11, 5, 12);
+const clock: Clock = { now: () => NOW, setTimeout: () => 0, clearTimeout: () => undefined };
+const profile = phasedWorkflow;
+const TRIGGERS = ['phase_complete', 'gate_decision', 'phase_complete', 'phase_complete'];
+
+/** Run 1 is the most recent, run 60 the oldest (one hour apart); each has four checkpoints ten minutes apart. */
+const runIds = Array.from({ length: 60 }, (_, i) => uuidFor(`spec-run-${i + 1}`));
+const rankOf = (i: number): number => i + 1;
+
+async function sixtyRuns(): Promise<StorageAdapter> {
+  const storage = memoryStorage();
+  for (const [i, runId] of runIds.entries()) {
+    const start = NOW - (i + 1) * HOUR;
+    await writeRun(
+      storage,
+      profile,
+      runId,
+      TRIGGERS.map((source, k) => ({ sequence: k + 1, at: start + k * 10 * 60_000, source, status: k === 3 ? (i % 7 === 3 ? 'failed' : 'completed') : 'in_progress' })),
+    );
+  }
+  return storage;
+}
+
+const json = async (storage: StorageAdapter, key: string): Promise<Record<string, unknown>> => JSON.parse(utf8Decode((await storage.get(key))!.bytes)) as Record<string, unknown>;
+
+describe('phased-workflow-github.md retention test: 60 runs', () => {
+  it('keeps all of runs 1–10, the final checkpoint of 11–50, a summary of 51+ and every preserved run', async () => {
+    const storage = await sixtyRuns();
+    // A user hand-writes the spec's manual override as a plain list.
+    const preserved = runIds[54]!;
+    await storage.put('checkpoints/preserved_runs.json', utf8Encode(JSON.stringify([preserved])));
+
+    const result = await cleanupAfterRunCompletion({ storage, profile, runId: runIds[0]!, policy: phasedWorkflowRetention, clock });
+    expect(result.ran).toBe(true);
+    if (!result.ran) return;
+    expect(result.report.status).toBe('completed');
+
+    for (const [i, runId] of runIds.entries()) {
+      const rank = rankOf(i);
+      const keys = (await runKeys(storage, profile, runId)).map((k) => k.slice(k.lastIndexOf('/') + 1));
+      if (rank <= 10 || runId === preserved) {
+        expect(keys).toEqual(['cp_001_phase_complete.json', 'cp_002_gate_decision.json', 'cp_003_phase_complete.json', 'cp_004_phase_complete.json', 'index.json', 'latest.json']);
+        continue;
+      }
+      // 11–50: "delete all except latest.json" (its history entry is the same checkpoint); 51+: the
+      // summary too. Without allowRunDeletion the final checkpoint of 51+ stays beside the summary.
+      expect(keys).toEqual(['cp_004_phase_complete.json', 'index.json', 'latest.json', 'summary.json']);
+      const index = decodeRunIndex((await storage.get(`checkpoints/${runId}/index.json`))!.bytes);
+      expect(index.checkpoints.map((e) => e.file_path)).toEqual([`checkpoints/${runId}/cp_004_phase_complete.json`]);
+      const summary = await json(storage, `checkpoints/${runId}/summary.json`);
+      const start = NOW - (i + 1) * HOUR;
+      // Exactly the spec's summary_schema fields (and types), plus savepoint's own.
+      const specFields = Object.fromEntries(['run_id', 'started_at', 'completed_at', 'phases_completed', 'final_status', 'total_cost_usd', 'errors_count'].map((k) => [k, summary[k]]));
+      expect(PhasedRunSummarySchema.parse(specFields)).toEqual({
+        run_id: runId,
+        started_at: new Date(start).toISOString(),
+        completed_at: new Date(start + 30 * 60_000).toISOString(),
+        phases_completed: 4,
+        final_status: i % 7 === 3 ? 'failed' : 'completed',
+        total_cost_usd: 2,
+        errors_count: 1,
+      });
+      expect(summary).toMatchObject({ checkpoint_count: 4, last_checkpoint_at: new Date(start + 30 * 60_000).toISOString(), archived_at: new Date(NOW).toISOString() });
+    }
+
+    const plannedRuns = new Map(result.plan.runs.map((r) => [r.runId, r]));
+    expect(runIds.map((id) => plannedRuns.get(id)!.rank)).toEqual(runIds.map((_, i) => rankOf(i)));
+    expect(runIds.map((id) => plannedRuns.get(id)!.tier)).toEqual(runIds.map((_, i) => (i < 10 ? 'recent' : i < 50 ? 'final' : 'archive')));
+    expect(result.plan.totals).toMatchObject({ summarize: 9 * 3, delete: 40 * 3, runsArchived: 9, runsDeleted: 0 });
+
+    const log = decodeRetentionLog((await storage.get('checkpoints/retention_log.json'))!.bytes);
+    expect(log.entries).toHaveLength(1);
+    expect(log.entries[0]).toMatchObject({ policy: 'phasedWorkflow', status: 'completed', files_deleted: 49 * 3, runs_deleted: [] });
+    expect(log.entries[0]!.summaries_written).toHaveLength(49);
+
+    // Cleanup again: nothing more to do, but the log records the run.
+    const again = await runRetention({ storage, profile, policy: phasedWorkflowRetention, clock });
+    expect(again.plan.operations).toEqual([]);
+    expect(decodeRetentionLog((await storage.get('checkpoints/retention_log.json'))!.bytes).entries).toHaveLength(2);
+  });
+
+  it('with allowRunDeletion, runs 51+ keep only their summary (the spec to the letter)', async () => {
+    const storage = await sixtyRuns();
+    const result = await cleanupAfterRunCompletion({ storage, profile, runId: runIds[0]!, policy: phasedWorkflowRetention, clock, allowRunDeletion: true });
+    expect(result.ran).toBe(true);
+    for (const [i, runId] of runIds.entries()) {
+      const keys = (await runKeys(storage, profile, runId)).map((k) => k.slice(k.lastIndexOf('/') + 1));
+      if (i < 10) expect(keys).toHaveLength(6);
+      else if (i < 50) expect(keys).toEqual(['cp_004_phase_complete.json', 'index.json', 'latest.json', 'summary.json']);
+      else expect(keys).toEqual(['summary.json']);
+    }
+    if (result.ran) expect(result.plan.totals.runsDeleted).toBe(10);
+    // The archived runs still count as runs: ranks do not move on the next cleanup.
+    const again = await runRetention({ storage, profile, policy: phasedWorkflowRetention, clock, allowRunDeletion: true });
+    expect(again.plan.operations).toEqual([]);
+    expect(again.plan.runs.filter((r) => r.tier === 'archive')).toHaveLength(10);
+    expect(await storage.get('checkpoints/preserved_runs.json')).toBeUndefined();
+  });
+
+  it('runs only after a successful completion', async () => {
+    const storage = memoryStorage();
+    const runId = uuidFor('unfinished');
+    await writeRun(storage, profile, runId, [{ sequence: 1, at: NOW - HOUR, status: 'in_progress' }]);
+    expect(await cleanupAfterRunCompletion({ storage, profile, runId, policy: phasedWorkflowRetention, clock })).toEqual({ ran: false, reason: 'run_not_completed', status: 'in_progress' });
+    expect(await cleanupAfterRunCompletion({ storage, profile, runId: uuidFor('missing'), policy: phasedWorkflowRetention, clock })).toEqual({ ran: false, reason: 'run_not_found' });
+    expect(await storage.get('checkpoints/retention_log.json')).toBeUndefined();
+  });
+});
