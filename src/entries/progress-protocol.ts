@@ -1,2 +1,1 @@
-// Placeholder barrel: filled in by the module that owns this folder.
-export {};
+export * from '../progress-protocol/index.js';
