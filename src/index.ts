@@ -8,7 +8,7 @@
  */
 export { REASON_CODES, isReasonCode, type ReasonCode } from './model/reason-codes.js';
 export { CheckpointError, isCheckpointError, toCheckpointError, type CheckpointErrorDetails, type CheckpointErrorOptions } from './model/errors.js';
-export { systemClock, toRfc3339, parseRfc3339, sleep, type Clock, type TimerHandle } from './model/clock.js';
+export { systemClock, toRfc3339, parseRfc3339, sleep, type Clock, type TimerHandle, type TimerOptions } from './model/clock.js';
 export { newSnapshotId, newUuidV4, isUuidV4, assertRunId, SNAPSHOT_ID_PATTERN, RUN_ID_PATTERN } from './model/ids.js';
 export {
   PRIORITIES,

@@ -1,6 +1,18 @@
 /** Opaque handle returned by {@link Clock.setTimeout}. */
 export type TimerHandle = unknown;
 
+/** Options of {@link Clock.setTimeout}. */
+export interface TimerOptions {
+  /**
+   * A background timer does not keep a Node process alive (heartbeats, opportunistic
+   * flushes): a program that forgot `close()` still exits. Timers that a pending promise
+   * waits on (retry backoff, rate-limit waits) must not be background timers, or the
+   * process could exit with that promise unsettled.
+   * @default false
+   */
+  readonly background?: boolean;
+}
+
 /**
  * Time as savepoint sees it. Everything time-dependent (timestamps, coalescing windows,
  * heartbeats, rate-limit waits, retention ages) goes through a Clock, so tests can use
@@ -9,16 +21,16 @@ export type TimerHandle = unknown;
 export interface Clock {
   /** Milliseconds since the Unix epoch. */
   now(): number;
-  setTimeout(callback: () => void, ms: number): TimerHandle;
+  setTimeout(callback: () => void, ms: number, options?: TimerOptions): TimerHandle;
   clearTimeout(handle: TimerHandle): void;
 }
 
-/** The real clock: `Date.now` and the platform timers (unref'd in Node so a timer never keeps a process alive). */
+/** The real clock: `Date.now` and the platform timers (background timers unref'd in Node). */
 export const systemClock: Clock = {
   now: () => Date.now(),
-  setTimeout(callback, ms) {
+  setTimeout(callback, ms, options) {
     const handle = globalThis.setTimeout(callback, ms) as unknown as { unref?: () => void };
-    handle.unref?.();
+    if (options?.background) handle.unref?.();
     return handle;
   },
   clearTimeout(handle) {

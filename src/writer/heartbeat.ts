@@ -28,10 +28,15 @@ export function createHeartbeat(clock: Clock, intervalMs: number | false, beat: 
     reset(active) {
       disarm();
       if (!active || stopped || intervalMs === false) return;
-      handle = clock.setTimeout(() => {
-        handle = undefined;
-        if (!stopped) beat();
-      }, intervalMs);
+      handle = clock.setTimeout(
+        () => {
+          handle = undefined;
+          if (!stopped) beat();
+        },
+        intervalMs,
+        // A heartbeat alone must not keep a process alive that forgot close().
+        { background: true },
+      );
     },
     stop() {
       stopped = true;
