@@ -20,7 +20,12 @@ export async function writeFileAtomic(path: string, data: string): Promise<void>
     await rename(tmp, path);
   } catch (err) {
     await rm(tmp, { force: true }).catch(() => undefined);
-    throw new CheckpointError('checkpoint_atomic_write_failed', `could not write ${path.split(/[\\/]/).pop() ?? 'file'}`, { cause: err });
+    const name = path.split(/[\\/]/).pop() ?? 'file';
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new CheckpointError('checkpoint_atomic_write_failed', `could not write ${name}`, {
+      cause: err,
+      details: { cause: `could not write ${name}${typeof code === 'string' ? `: ${code}` : ''}` },
+    });
   }
   try {
     const dir = await open(dirname(path), 'r');

@@ -131,7 +131,8 @@ function causeOf(err: unknown): string {
     if (typeof cause === 'string' && cause !== '') return cause;
     return err.reasonCode;
   }
-  return 'unexpected error';
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  return typeof code === 'string' && /^[A-Z_]+$/.test(code) ? code : 'unexpected error';
 }
 
 function runIdFor(issueId: string): string {
@@ -226,7 +227,12 @@ export async function runCheckpointProtocol(options: CheckpointProtocolOptions):
   let progress: ProgressDocument | undefined;
   try {
     let previousMeta: { run_id?: string; sequence?: number } | undefined;
-    const text = await readTextIfExists(progressPath);
+    let text: string | undefined;
+    try {
+      text = await readTextIfExists(progressPath);
+    } catch (err) {
+      say(`Warning: the existing ${progressName} could not be read (${causeOf(err)}); it is rewritten from this checkpoint's state.`);
+    }
     if (text !== undefined) {
       try {
         const parsed = parseProgress(text, progressName);
