@@ -1,0 +1,522 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import fsp, { type FileHandle } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import fc from 'fast-check';
+import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { isCheckpointError, listAll, utf8Encode, type CheckpointError, type Clock } from 'savepoint';
+import { fsStorage, type FsStorage } from 'savepoint/fs';
+import { acquireLock, assertHeld, breakLock, releaseLock } from '../../src/storage/fs/lock.js';
+import { HOST_TAG } from '../../src/storage/fs/names.js';
+
+const b = (s: string): Uint8Array => utf8Encode(s);
+const text = (u: Uint8Array | undefined): string | undefined => (u ? Buffer.from(u).toString('utf8') : undefined);
+const INTERNAL = '.sp\\';
+
+const scratch = mkdtempSync(join(tmpdir(), 'savepoint-fs-test-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+let counter = 0;
+/** A fresh sandbox: `<sandbox>/store` for the store, `<sandbox>/outside` with a secret next to it. */
+function sandbox(): { base: string; dir: string; outside: string } {
+  const base = join(scratch, `s${counter++}`);
+  const dir = join(base, 'store');
+  const outside = join(base, 'outside');
+  mkdirSync(dir, { recursive: true });
+  mkdirSync(outside);
+  writeFileSync(join(outside, 'secret.txt'), 'secret');
+  return { base, dir, outside };
+}
+
+const open: FsStorage[] = [];
+function store(dir: string, options: Omit<Parameters<typeof fsStorage>[0], 'dir'> = {}): FsStorage {
+  const s = fsStorage({ dir, ...options });
+  open.push(s);
+  return s;
+}
+afterEach(async () => {
+  vi.restoreAllMocks();
+  await Promise.all(open.splice(0).map((s) => s.close()));
+});
+
+/** Every path below `root`, without following symlinks: `rel -> 'dir' | 'link:<target>' | 'file:<content>'`. */
+function tree(root: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (abs: string): void => {
+    for (const name of readdirSync(abs)) {
+      const p = join(abs, name);
+      const rel = relative(root, p);
+      const st = lstatSync(p);
+      if (st.isSymbolicLink()) out[rel] = `link:${readlinkSync(p)}`;
+      else if (st.isDirectory()) {
+        out[rel] = 'dir';
+        walk(p);
+      } else out[rel] = `file:${readFileSync(p).toString('base64')}`;
+    }
+  };
+  walk(root);
+  return out;
+}
+
+const internalFiles = (root: string): string[] => Object.keys(tree(root)).filter((p) => p.split('/').at(-1)!.startsWith(INTERNAL));
+
+/** A pid that certainly belongs to no process any more. */
+function deadPid(): number {
+  return spawnSync(process.execPath, ['-e', '']).pid!;
+}
+const tag = (host: string, pid: number, atMs: number): string => `${host}-${pid}-${Math.floor(atMs).toString(36)}-${'0a'.repeat(6)}`;
+
+/** A clock whose timers fire at once and advance its time: waits cost no real time. */
+function virtualClock(onSleep?: (n: number) => void): Clock {
+  let now = Date.now();
+  let sleeps = 0;
+  return {
+    now: () => now,
+    setTimeout(cb, ms) {
+      now += ms;
+      onSleep?.(++sleeps);
+      return setImmediate(cb);
+    },
+    clearTimeout: (h) => clearImmediate(h as NodeJS.Immediate),
+  };
+}
+
+describe('fsStorage on disk', () => {
+  it('stores each key as the file dir/<key>, byte for byte, and reads files other tools wrote', async () => {
+    const { dir } = sandbox();
+    const s = store(dir);
+    const { version } = await s.put('checkpoints/run-1/latest.json', b('{"a":1}'));
+    expect(readFileSync(join(dir, 'checkpoints/run-1/latest.json'), 'utf8')).toBe('{"a":1}');
+    // The version is the stat any process can compute: <mtime ns>.<inode>.<size>.
+    const st = statSync(join(dir, 'checkpoints/run-1/latest.json'), { bigint: true });
+    expect(version).toBe(`${st.mtimeNs}.${st.ino}.${st.size}`);
+
+    writeFileSync(join(dir, 'checkpoints/run-1/notes.md'), 'by hand');
+    expect(text((await s.get('checkpoints/run-1/notes.md'))?.bytes)).toBe('by hand');
+    expect((await listAll(s, '')).map((e) => e.key)).toEqual(['checkpoints/run-1/latest.json', 'checkpoints/run-1/notes.md']);
+  });
+
+  it('a directory, FIFO or symlink at a key path is not a key: get finds nothing, put is refused', async () => {
+    const { dir } = sandbox();
+    mkdirSync(join(dir, 'adir'));
+    execFileSync('mkfifo', [join(dir, 'fifo')]);
+    const s = store(dir);
+    expect(await s.get('adir')).toBeUndefined();
+    expect(await s.get('fifo')).toBeUndefined(); // and does not hang on the FIFO
+    expect(await listAll(s, '')).toEqual([]);
+    await expect(s.put('adir', b('x'))).rejects.toMatchObject({ reasonCode: 'checkpoint_key_invalid', details: { reason: 'path_occupied' } });
+    await expect(s.put('adir', b('x'), { ifAbsent: true })).rejects.toMatchObject({ reasonCode: 'checkpoint_key_invalid' });
+    await expect(s.put('fifo', b('x'))).rejects.toMatchObject({ reasonCode: 'checkpoint_key_invalid' });
+    expect(await s.delete('adir')).toBe(false);
+    expect(lstatSync(join(dir, 'adir')).isDirectory()).toBe(true);
+  });
+
+  it('removes directories a delete left empty, up to but never including the root', async () => {
+    const { dir } = sandbox();
+    const s = store(dir);
+    await s.put('a/b/c/k1', b('1'));
+    await s.put('a/k2', b('2'));
+    await s.delete('a/b/c/k1');
+    expect(tree(dir)).toEqual({ a: 'dir', 'a/k2': `file:${Buffer.from('2').toString('base64')}` });
+    await s.delete('a/k2');
+    expect(tree(dir)).toEqual({});
+    expect(statSync(dir).isDirectory()).toBe(true);
+  });
+
+  it('creates files with fileMode (minus the umask)', async () => {
+    const { dir } = sandbox();
+    const s = store(dir, { fileMode: 0o600 });
+    await s.put('k', b('x'));
+    await s.put('k2', b('x'), { ifAbsent: true });
+    expect(statSync(join(dir, 'k')).mode & 0o777).toBe(0o600);
+    expect(statSync(join(dir, 'k2')).mode & 0o777).toBe(0o600);
+  });
+
+  it('opens lazily, creates the directory, and reports what it cleaned', async () => {
+    const { base } = sandbox();
+    const dir = join(base, 'new', 'deeper');
+    const s = store(dir);
+    expect(() => statSync(dir)).toThrow(); // the factory has no side effects
+    const report = await s.ready();
+    expect(report).toEqual({ root: dir, removedTempFiles: 0, removedLocks: 0 });
+    expect(statSync(dir).isDirectory()).toBe(true);
+  });
+
+  it('refuses bad options with checkpoint_config_invalid, a missing dir with create:false, and Windows', async () => {
+    for (const bad of [{ dir: '' }, { dir: 'x', staleAfterMs: 0 }, { dir: 'x', lockTimeoutMs: -1 }, { dir: 'x', fileMode: 0o10000 }]) {
+      expect(() => fsStorage(bad)).toThrow(expect.objectContaining({ reasonCode: 'checkpoint_config_invalid' }));
+    }
+    const { base } = sandbox();
+    const s = store(join(base, 'missing'), { create: false });
+    await expect(s.get('k')).rejects.toMatchObject({ reasonCode: 'checkpoint_storage_unavailable' });
+    await expect(s.ready()).rejects.toMatchObject({ reasonCode: 'checkpoint_storage_unavailable' });
+
+    const platform = Object.getOwnPropertyDescriptor(process, 'platform')!;
+    Object.defineProperty(process, 'platform', { value: 'win32' });
+    try {
+      await expect(fsStorage({ dir: base }).ready()).rejects.toMatchObject({ reasonCode: 'checkpoint_unsupported' });
+    } finally {
+      Object.defineProperty(process, 'platform', platform);
+    }
+  });
+
+  it("a key's versions strictly increase, even when the file system reuses inode numbers", async () => {
+    const { dir } = sandbox();
+    const s = store(dir);
+    const parts: { mtime: bigint; ino: string }[] = [];
+    for (let i = 0; i < 40; i++) {
+      const { version } = await s.put('k', b(i % 2 ? 'same-size-a' : 'same-size-b'));
+      const [mtime, ino] = version.split('.');
+      parts.push({ mtime: BigInt(mtime!), ino: ino! });
+    }
+    for (let i = 1; i < parts.length; i++) expect(parts[i]!.mtime).toBeGreaterThan(parts[i - 1]!.mtime);
+    // On ext4 the two files of a replace swap inode numbers back and forth: without the
+    // explicit mtime, a write within one timestamp tick would repeat an older version.
+    const inodes = new Set(parts.map((p) => p.ino));
+    expect(inodes.size).toBeLessThanOrEqual(parts.length);
+  });
+});
+
+describe('containment', () => {
+  it('a symlink planted inside dir pointing outside is refused for read, write and delete', async () => {
+    const { dir, outside } = sandbox();
+    symlinkSync(outside, join(dir, 'link'));
+    symlinkSync(join(outside, 'secret.txt'), join(dir, 'file-link'));
+    const before = tree(join(dir, '..'));
+    const s = store(dir);
+    const refused = { reasonCode: 'checkpoint_key_invalid', details: { reason: 'symlink' } };
+    await expect(s.get('link/secret.txt')).rejects.toMatchObject(refused);
+    await expect(s.get('file-link')).rejects.toMatchObject(refused);
+    await expect(s.put('link/secret.txt', b('pwned'))).rejects.toMatchObject(refused);
+    await expect(s.put('link/new.txt', b('pwned'), { ifAbsent: true })).rejects.toMatchObject(refused);
+    await expect(s.put('link/deeper/new.txt', b('pwned'))).rejects.toMatchObject(refused);
+    await expect(s.put('file-link', b('pwned'))).rejects.toMatchObject(refused);
+    await expect(s.put('file-link', b('pwned'), { ifAbsent: true })).rejects.toMatchObject(refused);
+    await expect(s.delete('link/secret.txt')).rejects.toMatchObject(refused);
+    await expect(s.delete('file-link')).rejects.toMatchObject(refused);
+    await expect(listAll(s, 'link/')).rejects.toMatchObject({ reasonCode: 'checkpoint_key_invalid' });
+    expect(await listAll(s, '')).toEqual([]);
+    expect(tree(join(dir, '..'))).toEqual(before);
+  });
+
+  it('a symlink pointing inside dir is not followed either (two keys must never be one file)', async () => {
+    const { dir } = sandbox();
+    const s = store(dir);
+    await s.put('real/k', b('v'));
+    symlinkSync(join(dir, 'real'), join(dir, 'alias'));
+    await expect(s.get('alias/k')).rejects.toMatchObject({ reasonCode: 'checkpoint_key_invalid' });
+    await expect(s.put('alias/k', b('w'))).rejects.toMatchObject({ reasonCode: 'checkpoint_key_invalid' });
+    expect((await listAll(s, '')).map((e) => e.key)).toEqual(['real/k']);
+    expect(text((await s.get('real/k'))?.bytes)).toBe('v');
+  });
+
+  it('no key, hostile or not, ever touches a path outside dir (property)', async () => {
+    const { base, dir, outside } = sandbox();
+    symlinkSync(outside, join(dir, 'link'));
+    symlinkSync(join(outside, 'secret.txt'), join(dir, 'file-link'));
+    symlinkSync('..', join(dir, 'up'));
+    const outsideBefore = tree(outside);
+    const siblingsBefore = readdirSync(base).sort();
+    const s = store(dir);
+    const segment = fc.oneof(
+      fc.constantFrom('..', '.', '', '...', 'a', 'b', 'link', 'file-link', 'up', 'outside', 'secret.txt', '..\\..', 'C:', '%2e%2e', '~', ' ', 'é', INTERNAL + 'tmp-x'),
+      fc.string({ unit: fc.constantFrom('a', '.', '/', '\\', '\u0000', ':', '\n', 'é', ' ', '~'), maxLength: 6 }),
+    );
+    const key = fc.oneof(
+      fc.array(segment, { minLength: 1, maxLength: 5 }).map((parts) => parts.join('/')),
+      fc.array(segment, { minLength: 1, maxLength: 4 }).map((parts) => `/${parts.join('/')}`),
+      fc.constantFrom(join(outside, 'evil'), '../outside/evil', 'link/evil', 'up/outside/evil', 'up/store/../outside/evil', 'x'.repeat(1100)),
+      fc.string({ maxLength: 12 }),
+    );
+    const accepted = new Set<string>();
+    const op = fc.constantFrom('put', 'create', 'get', 'list', 'delete');
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.tuple(op, key), { minLength: 1, maxLength: 8 }), async (calls) => {
+        for (const [i, [what, k]] of calls.entries()) {
+          try {
+            if (what === 'put' || what === 'create') {
+              await s.put(k, b(`v${i}`), what === 'create' ? { ifAbsent: true } : {});
+              accepted.add(k);
+            } else if (what === 'get') {
+              expect(text((await s.get(k))?.bytes)).not.toBe('secret');
+            } else if (what === 'list') {
+              for (const e of await listAll(s, k)) expect(text((await s.get(e.key))?.bytes)).not.toBe('secret');
+            } else await s.delete(k);
+          } catch (err) {
+            // Refusals and conflicts are fine; any other kind of failure is not.
+            expect(isCheckpointError(err), `${what} ${JSON.stringify(k)}: ${String(err)}`).toBe(true);
+          }
+          // Checked after every call: a write outside must not hide behind a later delete.
+          expect(tree(outside)).toEqual(outsideBefore);
+          expect(readdirSync(base).sort()).toEqual(siblingsBefore);
+        }
+        // Everything left in the store is a plain file or directory, or one of the planted links.
+        for (const [rel, what] of Object.entries(tree(dir))) {
+          if (what.startsWith('link:')) expect(['link', 'file-link', 'up']).toContain(rel);
+        }
+      }),
+      { numRuns: 80 },
+    );
+    expect(accepted.size).toBeGreaterThan(10); // the property did exercise real writes
+    expect(readlinkSync(join(dir, 'link'))).toBe(outside);
+    expect(readFileSync(join(outside, 'secret.txt'), 'utf8')).toBe('secret');
+  });
+});
+
+describe('temp and lock files', () => {
+  it('are never listed while present, and open removes only those whose owner is gone or too old', async () => {
+    const { dir } = sandbox();
+    const now = Date.now();
+    const dead = deadPid();
+    const live = process.ppid;
+    const old = now - 2 * 60_000;
+    mkdirSync(join(dir, 'sub'));
+    writeFileSync(join(dir, 'sub', 'k'), 'kept key');
+    const plant = {
+      deadTemp: join(dir, `${INTERNAL}tmp-${tag(HOST_TAG, dead, now)}`),
+      liveTemp: join(dir, 'sub', `${INTERNAL}tmp-${tag(HOST_TAG, live, now)}`),
+      oldLiveTemp: join(dir, 'sub', `${INTERNAL}tmp-${tag(HOST_TAG, live, old)}`),
+      otherHostTemp: join(dir, `${INTERNAL}tmp-${tag('ffffffff', dead, now)}`),
+      deadBroken: join(dir, `${INTERNAL}dead-${tag(HOST_TAG, dead, now)}`),
+      unknown: join(dir, `${INTERNAL}something-else`),
+    };
+    for (const p of Object.values(plant)) writeFileSync(p, 'partial');
+    symlinkSync(tag(HOST_TAG, dead, now), join(dir, 'sub', `${INTERNAL}lock-k`));
+    symlinkSync(tag(HOST_TAG, live, now), join(dir, `${INTERNAL}lock-live`));
+
+    const untouched = store(dir, { cleanupOnOpen: false });
+    expect((await listAll(untouched, '')).map((e) => e.key)).toEqual(['sub/k']);
+    expect(internalFiles(dir)).toHaveLength(8);
+
+    const report = await store(dir).ready();
+    expect(report).toMatchObject({ removedTempFiles: 3, removedLocks: 1 });
+    expect(internalFiles(dir).sort()).toEqual(
+      [relative(dir, plant.liveTemp), relative(dir, plant.otherHostTemp), relative(dir, plant.unknown), `${INTERNAL}lock-live`].sort(),
+    );
+  });
+
+  it('a put that fails part-way leaves no temp file behind', async () => {
+    const { dir } = sandbox();
+    const s = store(dir);
+    await s.put('k', b('old'));
+    await expect(s.put('k', b('x'), { ifVersion: 'stale' })).rejects.toMatchObject({ reasonCode: 'checkpoint_conflict' });
+    await expect(s.put('k', b('x'), { ifAbsent: true })).rejects.toMatchObject({ reasonCode: 'checkpoint_conflict' });
+    expect(internalFiles(dir)).toEqual([]);
+  });
+});
+
+describe('lock files', () => {
+  it('a lock left by a dead process is broken at once', async () => {
+    const { dir } = sandbox();
+    symlinkSync(tag(HOST_TAG, deadPid(), Date.now()), join(dir, `${INTERNAL}lock-k`));
+    let slept = 0;
+    const s = store(dir, { cleanupOnOpen: false, clock: virtualClock(() => slept++) });
+    await s.put('k', b('v'));
+    expect(slept).toBe(0);
+    expect(internalFiles(dir)).toEqual([]);
+  });
+
+  it('a lock older than staleAfterMs is broken even though its process lives', async () => {
+    const { dir } = sandbox();
+    symlinkSync(tag(HOST_TAG, process.ppid, Date.now() - 61_000), join(dir, `${INTERNAL}lock-k`));
+    const s = store(dir, { cleanupOnOpen: false, clock: virtualClock() });
+    await s.put('k', b('v'));
+    expect(text((await s.get('k'))?.bytes)).toBe('v');
+  });
+
+  it("a live holder's fresh lock makes writers wait, then fail with lock_timeout, writing nothing", async () => {
+    const { dir } = sandbox();
+    writeFileSync(join(dir, 'k'), 'old');
+    symlinkSync(tag(HOST_TAG, process.ppid, Date.now()), join(dir, `${INTERNAL}lock-k`));
+    const s = store(dir, { cleanupOnOpen: false, clock: virtualClock(), lockTimeoutMs: 5_000 });
+    const err = await s.put('k', b('new')).catch((e: unknown) => e);
+    expect(err).toMatchObject({ reasonCode: 'checkpoint_atomic_write_failed', details: { reason: 'lock_timeout', holderPid: process.ppid } });
+    await expect(s.delete('k')).rejects.toMatchObject({ details: { reason: 'lock_timeout' } });
+    expect(readFileSync(join(dir, 'k'), 'utf8')).toBe('old');
+    expect(internalFiles(dir)).toEqual([`${INTERNAL}lock-k`]); // the holder's lock is left alone
+  });
+
+  it('a waiting writer proceeds as soon as the holder releases', async () => {
+    const { dir } = sandbox();
+    const lock = join(dir, `${INTERNAL}lock-k`);
+    symlinkSync(tag(HOST_TAG, process.ppid, Date.now()), lock);
+    const clock = virtualClock((n) => n === 5 && rmSync(lock));
+    const s = store(dir, { cleanupOnOpen: false, clock });
+    await s.put('k', b('after'));
+    expect(readFileSync(join(dir, 'k'), 'utf8')).toBe('after');
+  });
+
+  it('breaking a stale lock puts back a live lock that replaced it meanwhile', async () => {
+    const { dir } = sandbox();
+    const path = join(dir, `${INTERNAL}lock-k`);
+    const timing = { clock: virtualClock(), staleAfterMs: 60_000, lockTimeoutMs: 1000 };
+    // The breaker judged an earlier, dead lock stale; by the time it renames, a live one is there.
+    const liveTag = tag(HOST_TAG, process.ppid, timing.clock.now());
+    symlinkSync(liveTag, path);
+    expect(await breakLock(path, dir, timing)).toBe(false);
+    expect(readlinkSync(path)).toBe(liveTag);
+    expect(internalFiles(dir)).toEqual([`${INTERNAL}lock-k`]);
+  });
+
+  it('a holder whose lock was broken while it stalled aborts instead of committing, and never removes the new lock', async () => {
+    const { dir } = sandbox();
+    const path = join(dir, `${INTERNAL}lock-k`);
+    let now = Date.now();
+    const clock: Clock = { now: () => now, setTimeout: (cb) => setImmediate(cb), clearTimeout: () => undefined };
+    const timing = { clock, staleAfterMs: 60_000, lockTimeoutMs: 1000 };
+    const held = await acquireLock(path, dir, 'k', timing);
+    await assertHeld(held, 'k', timing); // young: nothing to check
+    now += 61_000; // the holder stalls past the stale bound; another process breaks the lock and takes it
+    rmSync(path);
+    const thief = tag(HOST_TAG, process.ppid, now);
+    symlinkSync(thief, path);
+    await expect(assertHeld(held, 'k', timing)).rejects.toMatchObject({ reasonCode: 'checkpoint_atomic_write_failed', details: { reason: 'lock_lost' } });
+    await releaseLock(held, timing);
+    expect(readlinkSync(path)).toBe(thief);
+  });
+});
+
+describe('durability: the order of file-system calls', () => {
+  type Event = readonly [string, string];
+  let log: Event[];
+  let root: string;
+  let proto: FileHandle;
+
+  beforeEach(async () => {
+    log = [];
+    const probe = await fsp.open(fileURLToPath(import.meta.url), 'r');
+    proto = Object.getPrototypeOf(probe) as FileHandle;
+    await probe.close();
+    const names = new Map<number, string>();
+    const name = (p: string): string => {
+      const rel = relative(root, p) || '.';
+      return rel.split('/').at(-1)!.startsWith(INTERNAL) ? rel.replace(/\.sp\\(tmp|lock)[^/]*$/, '<$1>') : rel;
+    };
+    const realOpen = fsp.open.bind(fsp);
+    vi.spyOn(fsp, 'open').mockImplementation(async (...args: Parameters<typeof fsp.open>) => {
+      const fh = await realOpen(...args);
+      names.set(fh.fd, name(String(args[0])));
+      log.push(['open', name(String(args[0]))]);
+      return fh;
+    });
+    for (const method of ['write', 'sync'] as const) {
+      const original = proto[method] as (...a: unknown[]) => Promise<unknown>;
+      vi.spyOn(proto, method).mockImplementation(function (this: FileHandle, ...args: unknown[]) {
+        log.push([method, names.get(this.fd) ?? '?']);
+        return original.apply(this, args);
+      } as never);
+    }
+    for (const method of ['rename', 'link'] as const) {
+      const original = fsp[method].bind(fsp);
+      vi.spyOn(fsp, method).mockImplementation(async (from, to) => {
+        log.push([method, `${name(String(from))} -> ${name(String(to))}`]);
+        return original(from, to);
+      });
+    }
+    const realSymlink = fsp.symlink.bind(fsp);
+    vi.spyOn(fsp, 'symlink').mockImplementation(async (target, path, type) => {
+      log.push(['symlink', name(String(path))]);
+      return realSymlink(target, path, type);
+    });
+    const realUnlink = fsp.unlink.bind(fsp);
+    vi.spyOn(fsp, 'unlink').mockImplementation(async (path) => {
+      log.push(['unlink', name(String(path))]);
+      return realUnlink(path);
+    });
+  });
+
+  const at = (event: string, what: string): number => {
+    const i = log.findIndex(([e, w]) => e === event && w === what);
+    expect(i, `${event} ${what} in ${JSON.stringify(log)}`).toBeGreaterThanOrEqual(0);
+    return i;
+  };
+
+  it('replace: temp → write → fsync → rename → fsync dir, all under the lock', async () => {
+    const { dir } = sandbox();
+    root = dir;
+    const s = store(dir);
+    await s.put('run/latest.json', b('v1'));
+    log.length = 0;
+    await s.put('run/latest.json', b('v2'));
+    const write = at('write', 'run/<tmp>');
+    const fsync = at('sync', 'run/<tmp>');
+    const rename = at('rename', 'run/<tmp> -> run/latest.json');
+    const dirSync = at('sync', 'run');
+    const lock = at('symlink', 'run/<lock>');
+    const unlock = at('unlink', 'run/<lock>');
+    expect(at('open', 'run/<tmp>')).toBeLessThan(write);
+    expect(write).toBeLessThan(fsync);
+    expect(fsync).toBeLessThan(rename);
+    expect(rename).toBeLessThan(dirSync);
+    expect(lock).toBeLessThan(rename);
+    expect(dirSync).toBeLessThan(unlock);
+    expect(log.filter(([e]) => e === 'sync')).toHaveLength(2);
+  });
+
+  it('create-only: write → fsync → link(2) → unlink temp → fsync dir; new directories are fsynced in their parents', async () => {
+    const { dir } = sandbox();
+    root = dir;
+    const s = store(dir);
+    await s.ready();
+    log.length = 0;
+    await s.put('n1/n2/cp.json', b('v'), { ifAbsent: true });
+    const fsync = at('sync', 'n1/n2/<tmp>');
+    const link = at('link', 'n1/n2/<tmp> -> n1/n2/cp.json');
+    expect(at('write', 'n1/n2/<tmp>')).toBeLessThan(fsync);
+    expect(fsync).toBeLessThan(link);
+    expect(link).toBeLessThan(at('unlink', 'n1/n2/<tmp>'));
+    for (const d of ['n1/n2', 'n1', '.']) expect(at('sync', d)).toBeGreaterThan(link);
+    expect(log.some(([e]) => e === 'rename')).toBe(false);
+  });
+
+  it('a failed fsync aborts the put: nothing is renamed, the old value and version stay, the temp file goes', async () => {
+    const { dir } = sandbox();
+    root = dir;
+    const s = store(dir);
+    const old = await s.put('k', b('old'));
+    vi.mocked(proto.sync).mockImplementationOnce(async () => {
+      throw Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO', errno: -5, syscall: 'fsync' });
+    });
+    log.length = 0;
+    const err = await s.put('k', b('new')).catch((e: unknown) => e);
+    expect(err).toMatchObject({ reasonCode: 'checkpoint_atomic_write_failed', details: { key: 'k', code: 'EIO', syscall: 'fsync' } });
+    expect((err as Error).cause).toMatchObject({ code: 'EIO' });
+    expect(log.some(([e]) => e === 'rename')).toBe(false);
+    const got = await s.get('k');
+    expect(text(got?.bytes)).toBe('old');
+    expect(got?.version).toBe(old.version);
+    expect(internalFiles(dir)).toEqual([]);
+    await s.put('k', b('new')); // and the store keeps working
+    expect(text((await s.get('k'))?.bytes)).toBe('new');
+  });
+
+  it('ENOSPC or EACCES becomes checkpoint_atomic_write_failed with the cause, and no absolute path leaks', async () => {
+    const { dir } = sandbox();
+    root = dir;
+    const s = store(dir);
+    await s.put('a/k', b('old'));
+    vi.mocked(proto.write).mockImplementationOnce(async () => {
+      throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28, syscall: 'write' });
+    });
+    const enospc = await s.put('a/k', b('new')).catch((e: unknown) => e);
+    expect(enospc).toMatchObject({ reasonCode: 'checkpoint_atomic_write_failed', details: { key: 'a/k', code: 'ENOSPC' } });
+
+    const realOpen = vi.mocked(fsp.open).getMockImplementation()!;
+    vi.mocked(fsp.open).mockImplementation(async (...args) => {
+      const p = String(args[0]);
+      if (p.includes(`${INTERNAL}tmp-`)) throw Object.assign(new Error(`EACCES: permission denied, open '${p}'`), { code: 'EACCES', errno: -13, syscall: 'open', path: p });
+      return realOpen(...args);
+    });
+    const eacces = await s.put('a/k', b('new')).catch((e: unknown) => e);
+    expect(eacces).toMatchObject({ reasonCode: 'checkpoint_atomic_write_failed', details: { key: 'a/k', code: 'EACCES', syscall: 'open' } });
+    const cause = (eacces as Error).cause as NodeJS.ErrnoException;
+    expect(cause.code).toBe('EACCES');
+    expect(cause.message).toContain('<dir>/a/');
+    for (const e of [enospc, eacces] as CheckpointError[]) {
+      const shown = JSON.stringify([e.message, e.toJSON(), String((e.cause as Error).message), (e.cause as NodeJS.ErrnoException).path ?? '']);
+      expect(shown).not.toContain(scratch);
+    }
+    expect(text((await s.get('a/k'))?.bytes)).toBe('old');
+  });
+});
