@@ -98,7 +98,11 @@ export async function splitDocument(document: JsonObject, maxBytes: number, part
     };
     for (const [k, v] of Object.entries(main)) if (k !== 'integrity') visit(main, k, v);
     slots.sort((a, b) => b.bytes - a.bytes);
-    const slot = slots.find((s) => s.bytes <= maxBytes) ?? slots.find((s) => Array.isArray(s.value));
+    // An oversized array whose items each fit in a part is cut into chunks first: moving
+    // its items one by one (each the "largest value that fits") would take one pass per
+    // item, every pass re-serializing the whole document — hours for a 12 MB array of 1 KB items.
+    const chunkable = slots.find((s) => s.bytes > maxBytes && Array.isArray(s.value) && s.value.every((v) => size(v) + 2 <= maxBytes));
+    const slot = chunkable ?? slots.find((s) => s.bytes <= maxBytes) ?? slots.find((s) => Array.isArray(s.value));
     if (!slot) break;
     let replacement: JsonValue;
     if (slot.bytes <= maxBytes) {

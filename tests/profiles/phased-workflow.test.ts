@@ -313,6 +313,22 @@ describe('size management (over 10 MB)', () => {
     await expect(readSnapshot(storage, phasedWorkflow, key)).rejects.toMatchObject({ reasonCode: 'checkpoint_integrity_mismatch' });
   });
 
+  it('an oversized phase output made of many small items is cut into a few chunk parts (core splitDocument fix)', async () => {
+    const [draft] = fc.sample(draftArb, { numRuns: 1, seed: 14 });
+    const log = Array.from({ length: 1200 }, (_, i) => `line ${i} `.padEnd(1024, '.'));
+    const payload = { ...draft!.payload, state_snapshot: { ...draft!.payload.state_snapshot, phase_outputs: { ...emptyPhaseOutputs(), phase_2: { log } } } };
+    const encoded = await phasedWorkflow.document.encode({ ...draft!, payload });
+    const doc = parseJson(utf8Decode(encoded.bytes)) as JsonObject;
+    for (const split of [splitPhasedWorkflowDocument, splitDocument]) {
+      const { main, parts } = await split(doc, 1024 * 1024, (n) => `p/${n}.json`);
+      // two chunks of the array, not one part per line (which took one full pass per line)
+      expect(parts).toHaveLength(2);
+      expect(utf8Encode(canonicalJson(main)).length).toBeLessThan(64 * 1024);
+      const files = new Map(parts.map((p) => [p.key, parseJson(utf8Decode(p.data))]));
+      expect(await resolveParts(main, async (k) => files.get(k))).toEqual(doc);
+    }
+  });
+
   it('falls back to the generic splitter when phase outputs alone cannot make it fit, and leaves small documents alone', async () => {
     const doc: JsonObject = {
       state_snapshot: { phase_outputs: { ...emptyPhaseOutputs(), phase_1: { a: 'y'.repeat(3000) } }, errors_encountered: Array.from({ length: 40 }, () => 'z'.repeat(300)) },
