@@ -204,6 +204,10 @@ class Search<P> {
   duplicates = 0;
   gets = 0;
   lists = 0;
+  /** Files already read (by the key asked for): what they held, so no file is read or reported twice. */
+  private readonly read = new Map<string, Snapshot<P>[] | undefined>();
+  private indexLoaded = false;
+  private indexDoc: RunIndex | undefined;
 
   constructor(
     readonly storage: StorageAdapter,
@@ -229,6 +233,22 @@ class Search<P> {
     }
     // A custom document format that throws on garbage: the file is unusable, not the store.
     this.skip(key, kind, 'checkpoint_schema_invalid', `${key} cannot be decoded (${err instanceof Error ? err.name : 'error'})`);
+  }
+
+  /** The run's index, read and decoded once (`undefined` when absent or undecodable, which is reported). */
+  async index(): Promise<RunIndex | undefined> {
+    if (this.indexLoaded) return this.indexDoc;
+    this.indexLoaded = true;
+    const key = this.profile.layout.indexKey?.(this.runId);
+    if (key === undefined) return undefined;
+    const bytes = await this.get(key);
+    if (bytes === undefined) return undefined;
+    try {
+      this.indexDoc = decodeRunIndex(bytes, key);
+    } catch (err) {
+      this.skipError(key, 'index', err);
+    }
+    return this.indexDoc;
   }
 
   /** Checks that a decoded snapshot belongs where it was found; records it as skipped if not. */
@@ -265,16 +285,25 @@ class Search<P> {
   }
 
   /**
-   * Reads one snapshot file (or batch file) and considers every valid snapshot in it.
-   * Returns the sequences it found valid, or `undefined` when the file does not exist.
+   * Reads one snapshot file (or batch file), once, and considers every valid snapshot in
+   * it. Returns those snapshots, or `undefined` when the file does not exist.
    */
-  async readCandidate(key: string, info: KeyInfo, origin: SnapshotOrigin): Promise<number[] | undefined> {
+  async readCandidate(key: string, info: KeyInfo, origin: SnapshotOrigin): Promise<Snapshot<P>[] | undefined> {
+    if (this.read.has(key)) return this.read.get(key);
+    const found = await this.readUncached(key, info, origin);
+    this.read.set(key, found);
+    return found;
+  }
+
+  private async readUncached(key: string, info: KeyInfo, origin: SnapshotOrigin): Promise<Snapshot<P>[] | undefined> {
     let bytes = await this.get(key);
     let actualKey = key;
     if (bytes === undefined && info.kind === 'history' && this.profile.compressHistory) {
       // An index may still name the plain key of an entry retention has since gzipped, or the reverse.
       actualKey = key.endsWith(GZIP_SUFFIX) ? stripGz(key) : `${key}${GZIP_SUFFIX}`;
+      if (this.read.has(actualKey)) return this.read.get(actualKey);
       bytes = await this.get(actualKey);
+      if (bytes !== undefined) this.read.set(actualKey, []); // reported below under actualKey; never read twice
     }
     if (bytes === undefined) return undefined;
     const kind = info.kind === 'batch' ? 'batch' : 'history';
@@ -286,7 +315,7 @@ class Search<P> {
         this.skipError(actualKey, kind, err);
         return [];
       }
-      const found: number[] = [];
+      const found: Snapshot<P>[] = [];
       for (const [position, member] of members.entries()) {
         if (!member.ok) {
           this.skipError(`${actualKey}#${member.position}`, kind, member.error);
@@ -294,7 +323,7 @@ class Search<P> {
         }
         if (!this.belongs(member.snapshot, `${actualKey}#${position}`, kind, info)) continue;
         this.consider(member.snapshot, actualKey, origin, position);
-        found.push(member.snapshot.sequence);
+        found.push(member.snapshot);
       }
       return found;
     }
@@ -302,7 +331,7 @@ class Search<P> {
       const snapshot = await decodeStoredSnapshot(this.storage, this.profile, actualKey, bytes);
       if (!this.belongs(snapshot, actualKey, kind, info)) return [];
       this.consider(snapshot, actualKey, origin);
-      return [snapshot.sequence];
+      return [snapshot];
     } catch (err) {
       this.skipError(actualKey, kind, err);
       return [];
@@ -365,19 +394,24 @@ export async function listRunSnapshotFiles(storage: StorageAdapter, layout: Prof
 }
 
 /**
- * Finds the newest valid snapshot of a run:
+ * Finds the newest valid snapshot of a run, following phased-workflow-github.md's
+ * `resume_process` ("fetch latest.json; if missing, fetch index.json and load highest
+ * sequence") and falling back to a scan of history:
  *
- * 1. read `latest`; when it is valid, check cheaply for a newer entry (see
- *    {@link NewerCheck}) and return it — O(1) reads whatever the history size;
- * 2. otherwise (or when the check finds a reason to look), read the index and list the
- *    run's history and batch files once; read the files the index or the file names say
- *    are newest first, each validated (JSON Schema, then checksum, parts resolved), and
- *    stop as soon as no unread file can be newer. Files whose sequence neither their
- *    name nor a consistent index tells are all read.
+ * 1. read `latest`;
+ * 2. if it is missing or invalid, read the index and its highest entry's file, which must
+ *    hold exactly the snapshot (sequence and id) the entry names;
+ * 3. from the snapshot found, check cheaply for a newer one (see {@link NewerCheck}) —
+ *    O(1) reads on the happy path, whatever the history size;
+ * 4. when nothing was found, or the check asks for it: list the run's history and batch
+ *    files once and read them newest first (by the sequence their names carry, or a
+ *    consistent index gives), stopping as soon as no unread file can be newer; files whose
+ *    sequence nothing tells are all read.
  *
- * A file that fails validation is skipped and reported, never fatal while a valid one
- * exists; a storage failure (unavailable, rate-limited) is thrown, because resuming from
- * an older snapshot when the newest merely could not be read would lose work.
+ * Every candidate is validated (JSON Schema, then checksum, parts resolved). A file that
+ * fails is skipped and reported, never fatal while a valid one exists; a storage failure
+ * (unavailable, rate-limited) is thrown, because resuming from an older snapshot when the
+ * newest merely could not be read would lose work.
  *
  * @throws `checkpoint_not_found` when the run has no files at all,
  *   `checkpoint_no_valid_snapshot` when it has files but none is valid.
@@ -390,18 +424,15 @@ export async function locateNewestSnapshot<P>(options: LocateSnapshotOptions<P>)
   const mode = options.newerCheck ?? 'auto';
   const search = new Search<P>(storage, profile, runId);
   const latestKey = layout.latestKey(runId);
-  const anyProfile = profile as Profile<unknown>;
 
   // 1. latest
   let latestState: LocatedSnapshot<P>['latest'] = 'missing';
-  let latestSnapshot: Snapshot<P> | undefined;
   const latestBytes = await search.get(latestKey);
   if (latestBytes !== undefined) {
     latestState = 'invalid';
     try {
       const snapshot = await decodeStoredSnapshot(storage, profile, latestKey, latestBytes);
       if (search.belongs(snapshot, latestKey, 'latest', undefined)) {
-        latestSnapshot = snapshot;
         latestState = 'valid';
         search.consider(snapshot, latestKey, 'latest');
       }
@@ -410,26 +441,15 @@ export async function locateNewestSnapshot<P>(options: LocateSnapshotOptions<P>)
     }
   }
 
-  let needScan = latestSnapshot === undefined || mode === 'scan';
-  if (latestSnapshot && !needScan && mode !== 'none') {
-    const probe = (mode === 'auto' || mode === 'probe') && historyKeysDerivable(layout);
-    if (probe) {
-      let sequence = latestSnapshot.sequence + 1;
-      let steps = 0;
-      for (; steps < maxProbe; steps++, sequence++) {
-        const keys = nextHistoryKeys(anyProfile, runId, sequence);
-        const present = (await Promise.all(keys.map(async (key) => ((await search.get(key)) ? key : undefined)))).filter((k): k is string => k !== undefined);
-        if (present.length === 0) break;
-        search.highest = Math.max(search.highest, sequence);
-        for (const key of present) await search.readCandidate(key, layout.classify(key) ?? { kind: 'history', runId, compressed: false }, 'probe');
-      }
-      needScan = steps === maxProbe;
-    } else if (mode === 'probe' || mode === 'auto' || mode === 'lock') {
-      if (mode === 'probe') needScan = true;
-      else needScan = (await search.get(layout.lockKey(runId))) !== undefined;
-    }
-  }
+  // 2. the index's highest entry
+  let anchored = search.best !== undefined;
+  if (!anchored && mode !== 'scan') anchored = await fromIndexTop(search);
 
+  // 3. a newer snapshot than the one found?
+  let needScan = !anchored || mode === 'scan';
+  if (!needScan && mode !== 'none') needScan = await newerExists(search, mode, maxProbe);
+
+  // 4. the history scan
   if (needScan) await scan(search, concurrency);
 
   const best = search.best;
@@ -461,29 +481,56 @@ export async function locateNewestSnapshot<P>(options: LocateSnapshotOptions<P>)
   };
 }
 
-/** The fallback: index + one listing, files read newest first until none unread can be newer. */
+/**
+ * Step 2: the file of the index's highest entry. The index has no checksum, so its word
+ * is taken (true) only when its cheap invariants hold (run id, count, strictly ascending
+ * sequences) and the file holds exactly the snapshot the entry names; anything else
+ * leaves it to the scan.
+ */
+async function fromIndexTop<P>(search: Search<P>): Promise<boolean> {
+  const index = await search.index();
+  if (!index || index.run_id !== search.runId || index.checkpoint_count !== index.checkpoints.length) return false;
+  for (let i = 1; i < index.checkpoints.length; i++) if (index.checkpoints[i]!.sequence <= index.checkpoints[i - 1]!.sequence) return false;
+  const top = index.checkpoints[index.checkpoints.length - 1];
+  if (!top) return false;
+  const target = indexPathResolver(search.profile as Profile<unknown>, search.runId)(top.file_path);
+  if (!target) return false;
+  const found = await search.readCandidate(target.key, target.info, 'index');
+  // Whatever the file held counts; but only the named snapshot makes the index's word good.
+  return found?.some((s) => s.sequence === top.sequence && s.id === top.checkpoint_id) ?? false;
+}
+
+/** Step 3: whether something newer than the best snapshot so far may exist (probing the next sequences where it can). */
+async function newerExists<P>(search: Search<P>, mode: NewerCheck, maxProbe: number): Promise<boolean> {
+  const { profile, runId } = search;
+  const layout = profile.layout;
+  const probe = (mode === 'auto' || mode === 'probe') && historyKeysDerivable(layout);
+  if (probe) {
+    let sequence = search.best!.snapshot.sequence + 1;
+    for (let steps = 0; steps < maxProbe; steps++, sequence++) {
+      const keys = nextHistoryKeys(profile as Profile<unknown>, runId, sequence);
+      const present = (await Promise.all(keys.map(async (key) => ((await search.get(key)) !== undefined ? key : undefined)))).filter((k): k is string => k !== undefined);
+      if (present.length === 0) return false;
+      search.highest = Math.max(search.highest, sequence);
+      for (const key of present) await search.readCandidate(key, layout.classify(key) ?? { kind: 'history', runId, compressed: false }, 'probe');
+    }
+    return true; // a long run of newer entries: something is off, look at everything
+  }
+  if (mode === 'probe') return true;
+  // A lock left behind means the last writer did not close cleanly (or is still running).
+  return (await search.get(layout.lockKey(runId))) !== undefined;
+}
+
+/** Step 4: the index and one listing; files read newest first until none unread can be newer. */
 async function scan<P>(search: Search<P>, concurrency: number): Promise<void> {
   const { storage, profile, runId } = search;
   const layout = profile.layout;
-  const anyProfile = profile as Profile<unknown>;
-  const resolve = indexPathResolver(anyProfile, runId);
-
-  let index: RunIndex | undefined;
-  let indexTrusted = false;
+  const resolve = indexPathResolver(profile as Profile<unknown>, runId);
   const indexKey = layout.indexKey?.(runId);
-  if (indexKey !== undefined) {
-    const bytes = await search.get(indexKey);
-    if (bytes !== undefined) {
-      try {
-        index = decodeRunIndex(bytes, indexKey);
-        indexTrusted = indexConsistent(index, runId, anyProfile, resolve);
-        if (!indexTrusted) {
-          search.skip(indexKey, 'index', 'checkpoint_integrity_mismatch', `${indexKey}: entries disagree with the file names or are out of order; used to find files, not to order them`);
-        }
-      } catch (err) {
-        search.skipError(indexKey, 'index', err);
-      }
-    }
+  const index = await search.index();
+  let indexTrusted = index !== undefined && indexConsistent(index, runId, profile as Profile<unknown>, resolve);
+  if (index && !indexTrusted) {
+    search.skip(indexKey!, 'index', 'checkpoint_integrity_mismatch', `${indexKey}: entries disagree with the file names or are out of order; used to find files, not to order them`);
   }
 
   search.lists++;
@@ -513,16 +560,16 @@ async function scan<P>(search: Search<P>, concurrency: number): Promise<void> {
     }
   }
 
-  const origin = (c: Candidate): SnapshotOrigin => (c.hintFrom === 'index' ? 'index' : 'scan');
   const read = async (c: Candidate): Promise<void> => {
-    const found = await search.readCandidate(c.key, c.info, origin(c));
+    const found = await search.readCandidate(c.key, c.info, c.hintFrom === 'index' ? 'index' : 'scan');
     if (found === undefined) {
       search.skip(c.key, c.info.kind === 'batch' ? 'batch' : 'history', 'checkpoint_not_found', `${c.key} is named by the index or the listing but does not exist`);
       return;
     }
     if (c.hintFrom === 'index' && indexTrusted && found.length > 0) {
-      const top = Math.max(...found);
-      if (c.info.kind === 'batch' ? !found.includes(c.hint!) : top !== c.hint) {
+      const sequences = found.map((s) => s.sequence);
+      const top = Math.max(...sequences);
+      if (c.info.kind === 'batch' ? !sequences.includes(c.hint!) : top !== c.hint) {
         indexTrusted = false;
         search.skip(indexKey!, 'index', 'checkpoint_integrity_mismatch', `${indexKey}: its entry for ${c.key} says sequence ${c.hint}, the file holds ${top}; not used to order files`);
       } else if (top > c.hint!) {
@@ -534,12 +581,15 @@ async function scan<P>(search: Search<P>, concurrency: number): Promise<void> {
 
   // Files whose sequence is unknown until read: all of them must be read.
   const all = [...candidates.values()];
-  const unknown = all.filter((c) => c.hint === undefined);
-  await mapLimit(unknown, concurrency, read);
+  await mapLimit(
+    all.filter((c) => c.hint === undefined),
+    concurrency,
+    read,
+  );
 
   // Files with a sequence hint, newest first; stop once nothing unread can beat the best
-  // (a valid `latest` is already the best, so nothing at or below it is read).
-  // Reads start one at a time (the newest is usually valid) and widen while they keep failing.
+  // (a valid `latest` is already the best, so nothing at or below it is read). Reads start
+  // one at a time (the newest is usually valid) and widen while they keep failing.
   let pending = all.filter((c) => c.hint !== undefined).sort((a, b) => b.hint! - a.hint!);
   let width = 1;
   for (;;) {

@@ -75,13 +75,35 @@ describe('planResume: finding the snapshot', () => {
     expect(plan.warnings.map((w) => w.code)).toContain('resume_latest_missing');
   });
 
-  it('missing latest: only the newest history file is opened when the index accounts for all files', async () => {
+  it('missing latest: the index’s highest entry is opened, then the same O(1) newer check; no listing', async () => {
     const inner = memoryStorage();
     const { written } = await writeRun(inner, defaultProfile, RUN, 30, defaultState);
     await inner.delete(defaultProfile.layout.latestKey(RUN));
     const storage = faultyStorage(inner);
     await planResume({ storage, profile: defaultProfile, runId: RUN, clock: fresh });
-    expect(gets(storage)).toEqual([defaultProfile.layout.latestKey(RUN), defaultProfile.layout.indexKey!(RUN), written[29]!.historyKey]);
+    const layout = defaultProfile.layout;
+    expect(gets(storage)).toEqual([layout.latestKey(RUN), layout.indexKey!(RUN), written[29]!.historyKey, layout.lockKey(RUN)]);
+    expect(lists(storage)).toBe(0);
+  });
+
+  it('missing latest and a stale index (crash before both writes): the probe from the index’s top finds the newer entry', async () => {
+    const storage = memoryStorage();
+    await writeRun(storage, phasedTestProfile, RUN, 6, (n) => phasedState(n), { latestAt: 5, index: 5, source: () => 'iteration' });
+    await storage.delete(phasedTestProfile.layout.latestKey(RUN));
+    const plan = await planResume({ storage, profile: phasedTestProfile, runId: RUN, clock: fresh });
+    expect(plan.snapshot.sequence).toBe(6);
+    expect(plan.source).toMatchObject({ origin: 'probe', latest: 'missing' });
+  });
+
+  it('an index whose top entry names a file that fails validation → the history scan', async () => {
+    const storage = memoryStorage();
+    const { written } = await writeRun(storage, defaultProfile, RUN, 5, defaultState);
+    await storage.delete(defaultProfile.layout.latestKey(RUN));
+    await corrupt(storage, written[4]!.historyKey, (b) => flipBit(b, 999));
+    const plan = await planResume({ storage, profile: defaultProfile, runId: RUN, clock: fresh });
+    expect(plan.snapshot.sequence).toBe(4);
+    expect(plan.source.origin).toBe('index');
+    expect(plan.skipped.map((s) => s.key)).toEqual([written[4]!.historyKey]);
   });
 
   it('corrupt latest (a flipped bit) is skipped with its reason code; the newest history entry wins', async () => {

@@ -73,7 +73,7 @@ describe('phasedWorkflow profile', () => {
     ]);
     await corrupt(storage, phasedWorkflow.layout.latestKey(run), (b) => flipBit(b, 4000));
     const plan = await planResume({ storage, profile: phasedWorkflow, runId: run });
-    expect(plan.source).toMatchObject({ key: `checkpoints/${run}/cp_002_gate_decision.json`, origin: 'scan', latest: 'invalid' });
+    expect(plan.source).toMatchObject({ key: `checkpoints/${run}/cp_002_gate_decision.json`, origin: 'index', latest: 'invalid' });
     expect(plan.at).toBe('phase_1_plan_gate');
   });
 
