@@ -1,18 +1,11 @@
-import { sha256Hex } from '../codec/sha256.js';
-
 /** What the coalescing rule needs to know about the newest snapshot. */
 export interface CoalesceBase {
-  /** sha256 of the snapshot's material text. */
-  readonly digest: string;
+  /** The snapshot's material state as canonical JSON (see `materialText`). */
+  readonly material: string;
   /** When its first trigger fired, in epoch ms. */
   readonly createdAtMs: number;
   /** False when the snapshot cannot take more `source_details` (e.g. recovered from a compressed file). */
   readonly open: boolean;
-}
-
-/** sha256 of a material text (see `materialText`). */
-export function materialDigest(material: string): Promise<string> {
-  return sha256Hex(material);
 }
 
 /**
@@ -24,9 +17,14 @@ export function materialDigest(material: string): Promise<string> {
  * coalesced trigger, so a steady stream of no-change triggers yields one snapshot per
  * window and `source_details` stays bounded. Only the newest snapshot is a candidate:
  * going back to an older one would make `latest` show a state that is no longer current.
+ *
+ * "Material change" is decided on the canonical JSON of `{ status, materialView(payload) }`.
+ * Comparing those texts is exactly comparing their SHA-256 digests (canonical JSON is
+ * deterministic), without a WebCrypto round trip on every checkpoint; the writer keeps one
+ * such text, of the newest snapshot, in memory.
  */
-export function shouldCoalesce(base: CoalesceBase | undefined, digest: string, at: number, windowMs: number): boolean {
+export function shouldCoalesce(base: CoalesceBase | undefined, material: string, at: number, windowMs: number): boolean {
   if (!base || !base.open) return false;
   const elapsed = at - base.createdAtMs;
-  return base.digest === digest && elapsed >= 0 && elapsed <= windowMs;
+  return elapsed >= 0 && elapsed <= windowMs && base.material === material;
 }

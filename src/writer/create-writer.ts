@@ -5,7 +5,7 @@ import type { RunIndexEntry } from '../model/run-index.js';
 import type { Snapshot, SnapshotDraft, TriggerRecord } from '../model/snapshot.js';
 import { encodeBatchFile } from '../profiles/batch-file.js';
 import type { HistoryRef } from '../profiles/layout.js';
-import { materialDigest, shouldCoalesce, type CoalesceBase } from './coalescing.js';
+import { shouldCoalesce, type CoalesceBase } from './coalescing.js';
 import { createWriterEmitter } from './events.js';
 import { createHeartbeat } from './heartbeat.js';
 import { executeWrite, type CreateOp, type IndexState, type ReplaceOp, type WritePlan } from './ordered-write.js';
@@ -31,7 +31,8 @@ interface Job<P> {
 /** The newest durable snapshot: the coalescing base, and what a coalesced trigger rewrites. */
 interface Head<P> {
   readonly snapshot: Snapshot<P>;
-  readonly digest: string;
+  /** Canonical JSON of its material state (the coalescing key). */
+  readonly material: string;
   readonly createdAtMs: number;
   readonly location: HeadLocation;
   /** Main document bytes as stored (batch-file members are re-encoded from these). */
@@ -41,7 +42,7 @@ interface Head<P> {
 /** A new snapshot planned in the current group. */
 interface Planned<P> {
   readonly draft: SnapshotDraft<P>;
-  readonly digest: string;
+  readonly material: string;
   readonly createdAtMs: number;
   readonly creator: Job<P>;
   readonly coalesced: Job<P>[];
@@ -182,7 +183,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
       s && recovered.head
         ? {
             snapshot: s,
-            digest: await materialDigest(materialText(profile, s.status, s.payload)),
+            material: materialText(profile, s.status, s.payload),
             createdAtMs: parseRfc3339(s.createdAt),
             location: recovered.head.location,
           }
@@ -213,14 +214,13 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
     const intoHead: { job: Job<P>; record: TriggerRecord }[] = [];
     for (const job of jobs) {
       const t = job.trigger;
-      const digest = await materialDigest(t.material);
       const last = planned.at(-1);
       const base: CoalesceBase | undefined = last
-        ? { digest: last.digest, createdAtMs: last.createdAtMs, open: true }
+        ? { material: last.material, createdAtMs: last.createdAtMs, open: true }
         : head
-          ? { digest: head.digest, createdAtMs: head.createdAtMs, open: head.location.kind !== 'fixed' }
+          ? { material: head.material, createdAtMs: head.createdAtMs, open: head.location.kind !== 'fixed' }
           : undefined;
-      if (shouldCoalesce(base, digest, t.at, windowMs)) {
+      if (shouldCoalesce(base, t.material, t.at, windowMs)) {
         const record: TriggerRecord = { source: t.source, at: toRfc3339(t.at), ...(t.priority ? { priority: t.priority } : {}) };
         if (last) {
           last.details.push(record);
@@ -249,7 +249,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
         continue;
       }
       nextSequence++;
-      planned.push({ draft, digest, createdAtMs: t.at, creator: job, coalesced: [], details: [], stored, key: latestKey });
+      planned.push({ draft, material: t.material, createdAtMs: t.at, creator: job, coalesced: [], details: [], stored, key: latestKey });
       heartbeat.reset(t.status === activeStatus);
     }
     if (planned.length === 0 && intoHead.length === 0) return;
@@ -389,7 +389,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
         else if (batchFile) location = { kind: 'batch', key: batchFile.key, version: report.versions.get(batchFile.key) ?? '', members: batchFile.members };
         else location = { kind: 'history', key: newest.key, version: report.versions.get(newest.key) ?? '' };
         if ((location.kind === 'history' || location.kind === 'batch') && location.version === '') location = { kind: 'fixed' };
-        head = { snapshot: s, digest: newest.digest, createdAtMs: newest.createdAtMs, location };
+        head = { snapshot: s, material: newest.material, createdAtMs: newest.createdAtMs, location };
       }
     } catch (raw) {
       // Nothing of this group is acknowledged. Numbers go back to the pool, but storage is

@@ -75,8 +75,9 @@ async function readIndex(storage: StorageAdapter, key: string, state: IndexState
   }
 }
 
-function mergedIndex(runId: string, state: IndexState, entries: readonly RunIndexEntry[], now: string): Uint8Array {
-  return encodeRunIndex(mergeRunIndex(state.doc ?? emptyRunIndex(runId, now), entries, now));
+function mergedIndex(runId: string, state: IndexState, entries: readonly RunIndexEntry[], now: string): { doc: RunIndex; bytes: Uint8Array } {
+  const doc = mergeRunIndex(state.doc ?? emptyRunIndex(runId, now), entries, now);
+  return { doc, bytes: encodeRunIndex(doc) };
 }
 
 /**
@@ -102,16 +103,16 @@ export async function executeWrite(storage: StorageAdapter, runId: string, plan:
         ...replaces.map((r): BatchOperation => ({ type: 'put', key: r.key, bytes: r.bytes, ifVersion: r.ifVersion })),
       ];
       if (plan.latest) ops.push({ type: 'put', key: plan.latest.key, bytes: plan.latest.bytes });
-      let indexBytes: Uint8Array | undefined;
+      let merged: { doc: RunIndex; bytes: Uint8Array } | undefined;
       if (plan.index) {
-        indexBytes = mergedIndex(runId, index, plan.index.entries, now());
-        ops.push({ type: 'put', key: plan.index.key, bytes: indexBytes, ...(index.version !== undefined ? { ifVersion: index.version } : { ifAbsent: true }) });
+        merged = mergedIndex(runId, index, plan.index.entries, now());
+        ops.push({ type: 'put', key: plan.index.key, bytes: merged.bytes, ...(index.version !== undefined ? { ifVersion: index.version } : { ifAbsent: true }) });
       }
       try {
         const outcomes = ops.length > 0 ? await storage.batch(ops) : [];
         for (const o of outcomes) if (o.type === 'put') versions.set(o.key, o.version);
-        if (plan.index && indexBytes) {
-          index.doc = decodeRunIndex(indexBytes, plan.index.key);
+        if (plan.index && merged) {
+          index.doc = merged.doc;
           index.version = versions.get(plan.index.key);
         }
         return { versions, pending: false, mode: 'batch' };
@@ -170,10 +171,10 @@ export async function executeWrite(storage: StorageAdapter, runId: string, plan:
   }
   if (plan.index) {
     for (let round = 0; ; round++) {
-      const bytes = mergedIndex(runId, index, plan.index.entries, now());
+      const merged = mergedIndex(runId, index, plan.index.entries, now());
       try {
-        const r = await storage.put(plan.index.key, bytes, index.version !== undefined ? { ifVersion: index.version } : { ifAbsent: true });
-        index.doc = decodeRunIndex(bytes, plan.index.key);
+        const r = await storage.put(plan.index.key, merged.bytes, index.version !== undefined ? { ifVersion: index.version } : { ifAbsent: true });
+        index.doc = merged.doc;
         index.version = r.version;
         versions.set(plan.index.key, r.version);
         pending ||= r.pending === true;
