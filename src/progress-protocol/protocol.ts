@@ -248,7 +248,7 @@ export async function runCheckpointProtocol(options: CheckpointProtocolOptions):
     const merged = {
       ...(previous ?? { completedTasks: [], remainingTasks: [], decisions: [], blockers: [], executionMode: '', continuationPrompt: '' }),
       ...input,
-      session: input.session ?? now,
+      session: input.session || now,
     } as ProgressDocument;
     const tasksChanged = input.currentTask !== undefined || input.remainingTasks !== undefined || input.completedTasks !== undefined || options.nextAction !== undefined;
     if (input.continuationPrompt === undefined && (tasksChanged || !merged.continuationPrompt)) {
