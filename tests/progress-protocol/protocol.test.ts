@@ -182,6 +182,29 @@ describe('the automated profile: steps 1 and 3 only', () => {
   });
 });
 
+describe('never suppress partial success', () => {
+  it('every combination of step 1 and step 3 outcomes is counted and each failure listed (automated profile)', async () => {
+    const { dir, server } = await setup();
+    mkdirSync(join(dir, 'a-directory'));
+    for (const step1Fails of [false, true]) {
+      for (const tracker of ['ok', '503', '401', 'none'] as const) {
+        if (tracker === '503') server.fail({ status: 503 });
+        const sink =
+          tracker === 'none'
+            ? undefined
+            : linearStatusSink({ issueId: 'CIA-123', apiKey: tracker === '401' ? 'lin_api_bad' : LINEAR_KEY, endpoint: `${server.url}/graphql` });
+        const report = await runCheckpointProtocol({ cwd: dir, profile: 'automated', progress, ...(sink ? { sink } : {}), ...(step1Fails ? { progressFile: 'a-directory' } : {}) });
+        const failed = [...(step1Fails ? ['Persist progress'] : []), ...(tracker === '503' || tracker === '401' ? ['Linear update'] : [])];
+        const lines = report.summary.split('\n');
+        expect(lines[0]).toBe(`Checkpoint complete: ${2 - failed.length}/2 steps succeeded.`);
+        expect(lines.slice(1).map((l) => /^Failed: (.+?) \(/.exec(l)?.[1])).toEqual(failed);
+        expect(report.succeeded).toBe(2 - failed.length);
+        expect(report.output.endsWith(report.summary)).toBe(true);
+      }
+    }
+  });
+});
+
 describe('formatCompletionReport', () => {
   it('counts skips as successes and lists each failure', () => {
     expect(
