@@ -149,7 +149,7 @@ export async function applyRetention<P>(options: ApplyRetentionOptions<P>): Prom
     if (!info || info.runId !== op.runId || !EXPECTED_KIND[op.type].includes(info.kind) || (op.type === 'delete' && info.kind !== op.kind)) {
       throw new CheckpointError('checkpoint_config_invalid', `plan operation ${op.type} names a key outside the profile's layout`, { details: { runId: op.runId } });
     }
-    if (op.type === 'compress' && (info.compressed || profile.layout.classify(op.to)?.kind !== 'history' || op.to !== op.key + GZIP_SUFFIX)) {
+    if (op.type === 'compress' && (info.compressed || profile.layout.classify(op.key + GZIP_SUFFIX)?.kind !== 'history')) {
       throw new CheckpointError('checkpoint_config_invalid', 'plan compress operation has a bad target', { details: { runId: op.runId } });
     }
   }
@@ -175,7 +175,14 @@ export async function applyRetention<P>(options: ApplyRetentionOptions<P>): Prom
     return finish('dry_run', { ...(logKey ? { key: logKey } : {}), written: false });
   }
 
-  const doneKeys = new Set<string>();
+  // What did not happen, so the index update leaves those entries alone.
+  const blocked = new Set<string>();
+  const compressedSnapshots = new Set<string>();
+  const plannedCompressions = new Set(plan.operations.flatMap((op) => (op.type === 'compress' ? [snapshotRef(op.runId, op.snapshotId)] : [])));
+  const pendingCompression = (runId: string, snapshotId: string): boolean => {
+    const ref = snapshotRef(runId, snapshotId);
+    return plannedCompressions.has(ref) && !compressedSnapshots.has(ref);
+  };
   const skippedRuns = new Set<string>();
   const perRun = new Map<string, { deleted: number; compressed: number; summarized: boolean; runDeleted: boolean }>();
   const runStats = (runId: string): { deleted: number; compressed: number; summarized: boolean; runDeleted: boolean } => {
@@ -196,21 +203,27 @@ export async function applyRetention<P>(options: ApplyRetentionOptions<P>): Prom
         return existed ? 'done' : 'already-done';
       }
       case 'update-index':
-        return updateIndex(storage, op, doneKeys, now());
+        return updateIndex(storage, op, blocked, pendingCompression, now());
     }
   };
 
+  const markSkipped = (op: RetentionOperation): void => {
+    if (op.type !== 'delete') return;
+    blocked.add(op.key);
+    if (op.snapshotId !== undefined) blocked.add(snapshotRef(op.runId, op.snapshotId));
+  };
   for (const op of plan.operations) {
     if (skippedRuns.has(op.runId) && op.type !== 'compress') {
       outcomes.push({ operation: op, outcome: 'skipped', reasonCode: 'checkpoint_no_valid_snapshot', message: "skipped: the run's summary could not be written" });
       totals.skipped++;
+      markSkipped(op);
       continue;
     }
     try {
       const outcome = await run(op);
       outcomes.push({ operation: op, outcome });
       totals.done++;
-      doneKeys.add(op.key);
+      if (op.type === 'compress') compressedSnapshots.add(snapshotRef(op.runId, op.snapshotId));
       const stats = runStats(op.runId);
       if (op.type === 'delete') {
         if (outcome === 'done') {
@@ -235,6 +248,7 @@ export async function applyRetention<P>(options: ApplyRetentionOptions<P>): Prom
       if (code !== undefined) {
         outcomes.push({ operation: op, outcome: 'skipped', reasonCode: code, message: err instanceof Error ? err.message : String(err) });
         totals.skipped++;
+        markSkipped(op);
         if (op.type === 'write-summary') skippedRuns.add(op.runId);
         continue;
       }
@@ -364,11 +378,12 @@ async function writeSummary<P>(
 }
 
 async function compress<P>(storage: StorageAdapter, profile: Profile<P>, op: Extract<RetentionOperation, { type: 'compress' }>): Promise<'done' | 'already-done'> {
+  const to = op.key + GZIP_SUFFIX;
   const plain = await storage.get(op.key);
   if (!plain) {
     // Gone: an earlier apply finished this compression (the .gz is there) or someone deleted it.
-    if (await storage.get(op.to)) return 'already-done';
-    throw new Skip('checkpoint_not_found', `${op.key} is gone and ${op.to} does not exist`);
+    if (await storage.get(to)) return 'already-done';
+    throw new Skip('checkpoint_not_found', `${op.key} is gone and ${to} does not exist`);
   }
   if (isGzip(plain.bytes)) throw new Skip('checkpoint_schema_invalid', `${op.key} is already gzip content`);
   // Only a valid snapshot is compressed: its integrity block travels inside the .gz, and
@@ -376,19 +391,19 @@ async function compress<P>(storage: StorageAdapter, profile: Profile<P>, op: Ext
   await decodeStoredSnapshot(storage, profile, op.key, plain.bytes);
   const packed = gzip(plain.bytes);
   try {
-    await storage.put(op.to, packed, { ifAbsent: true });
+    await storage.put(to, packed, { ifAbsent: true });
   } catch (err) {
     if (!isCheckpointError(err, 'checkpoint_conflict')) throw err;
     // A .gz is already there: left by an interrupted apply (same content) or broken.
-    const existing = await storage.get(op.to);
+    const existing = await storage.get(to);
     if (existing && !holds(existing.bytes, plain.bytes)) {
-      if (isCompleteGzip(existing.bytes)) throw new Skip('checkpoint_conflict', `${op.to} exists with different content`);
-      await storage.put(op.to, packed, { ifVersion: existing.version });
+      if (isCompleteGzip(existing.bytes)) throw new Skip('checkpoint_conflict', `${to} exists with different content`);
+      await storage.put(to, packed, { ifVersion: existing.version });
     }
   }
-  const back = await storage.get(op.to);
+  const back = await storage.get(to);
   if (!back || !holds(back.bytes, plain.bytes)) {
-    throw new CheckpointError('checkpoint_atomic_write_failed', `${op.to} does not read back as the gzip of ${op.key}`, { details: { key: op.to } });
+    throw new CheckpointError('checkpoint_atomic_write_failed', `${to} does not read back as the gzip of ${op.key}`, { details: { key: to } });
   }
   await storage.delete(op.key, { ifVersion: plain.version });
   return 'done';
@@ -416,20 +431,26 @@ function isCompleteGzip(gz: Uint8Array): boolean {
 async function updateIndex(
   storage: StorageAdapter,
   op: Extract<RetentionOperation, { type: 'update-index' }>,
-  doneKeys: ReadonlySet<string>,
+  blocked: ReadonlySet<string>,
+  pendingCompression: (runId: string, snapshotId: string) => boolean,
   now: string,
 ): Promise<'done' | 'already-done'> {
-  // Only what actually happened is written into the index.
-  const remove = new Set(op.remove.filter((r) => r.after.every((k) => doneKeys.has(k))).map((r) => r.filePath));
-  const rename = new Map(op.rename.filter((r) => r.after === undefined || doneKeys.has(r.after)).map((r) => [r.from, r.to] as const));
-  if (remove.size === 0 && rename.size === 0) return 'already-done';
+  const remove = new Set(op.remove);
+  const rename = new Set(op.rename);
   for (let attempt = 0; ; attempt++) {
     const stored = await storage.get(op.key);
     if (!stored) return 'already-done';
     const index = decodeRunIndex(stored.bytes, op.key);
-    const touched = index.checkpoints.some((e) => remove.has(e.file_path) || rename.has(e.file_path));
-    if (!touched) return 'already-done';
-    const next = pruneRunIndex(index, remove, now, rename);
+    // Only what actually happened is written into the index: an entry goes once every file of
+    // its snapshot is gone, and gains .gz once its compression is done.
+    const removePaths = new Set<string>();
+    const renamePaths = new Map<string, string>();
+    for (const e of index.checkpoints) {
+      if (remove.has(e.checkpoint_id) && !blocked.has(e.file_path) && !blocked.has(snapshotRef(op.runId, e.checkpoint_id))) removePaths.add(e.file_path);
+      else if (rename.has(e.checkpoint_id) && !e.file_path.endsWith(GZIP_SUFFIX) && !pendingCompression(op.runId, e.checkpoint_id)) renamePaths.set(e.file_path, e.file_path + GZIP_SUFFIX);
+    }
+    if (removePaths.size === 0 && renamePaths.size === 0) return 'already-done';
+    const next = pruneRunIndex(index, removePaths, now, renamePaths);
     try {
       await storage.put(op.key, encodeRunIndex(next), { ifVersion: stored.version });
       return 'done';
@@ -438,4 +459,8 @@ async function updateIndex(
       if (!isCheckpointError(err, 'checkpoint_conflict') || attempt >= 4) throw err;
     }
   }
+}
+
+function snapshotRef(runId: string, snapshotId: string): string {
+  return `${runId}\u0000${snapshotId}`;
 }

@@ -2,7 +2,7 @@ import { toRfc3339 } from '../model/clock.js';
 import { CheckpointError } from '../model/errors.js';
 import { GZIP_SUFFIX } from '../profiles/layout.js';
 import { calendarBucketer } from './calendar.js';
-import { compareInventorySnapshots, type InventoryProblem, type InventoryRun, type InventorySnapshot, type RetentionInventory, type UnreadableFile } from './inventory.js';
+import { compareInventorySnapshots, type InventoryProblem, type InventoryRun, type InventorySnapshot, type RetentionFile, type RetentionInventory, type UnreadableFile } from './inventory.js';
 import { describeRetentionRule, resolveRetentionPolicy, type ResolvedRule, type RetentionPolicy } from './policy.js';
 import type { RetentionSummarizer } from './summary.js';
 
@@ -62,11 +62,9 @@ export type RetentionOperation =
       readonly type: 'compress';
       readonly runId: string;
       readonly snapshotId: string;
-      /** The plain history entry. */
+      /** The plain history entry; the compressed one is written to `key + '.gz'`. */
       readonly key: string;
       readonly version: string;
-      /** The `.gz` entry to create. */
-      readonly to: string;
       readonly size: number;
     }
   | {
@@ -75,19 +73,26 @@ export type RetentionOperation =
       readonly key: string;
       readonly kind: 'history' | 'batch' | 'part' | 'latest' | 'index';
       readonly reason: DeleteReason;
-      readonly snapshotId?: string;
+      /** The snapshot the file belongs to, for history and part files. */
+      readonly snapshotId: string | undefined;
       /** Delete only if the file still has this version (for files that change: `latest.json`, the index). */
-      readonly ifVersion?: string;
+      readonly ifVersion: string | undefined;
       readonly size: number;
     }
   | {
       readonly type: 'update-index';
       readonly runId: string;
       readonly key: string;
-      /** Entries to remove (by `file_path`), each once the listed keys are gone. */
-      readonly remove: readonly { readonly filePath: string; readonly after: readonly string[] }[];
-      /** Entries whose `file_path` gains `.gz`, each once the compression of `after` is done. */
-      readonly rename: readonly { readonly from: string; readonly to: string; readonly after?: string }[];
+      /**
+       * `checkpoint_id`s of the entries to remove: removed snapshots (an entry goes only when
+       * every file of its snapshot was deleted) and entries whose snapshot is already gone.
+       */
+      readonly remove: readonly string[];
+      /**
+       * `checkpoint_id`s of the entries whose `file_path` gains `.gz`: snapshots this plan
+       * compresses (once the compression is done) or that are already compressed.
+       */
+      readonly rename: readonly string[];
     };
 
 /** Options of {@link planRetention}: the explicit flags safety rules ask for. */
@@ -185,6 +190,18 @@ function sortedSnapshots(snaps: readonly InventorySnapshot[]): readonly Inventor
   return snaps;
 }
 
+/** The plain (not yet compressed) history file of a snapshot, if any. */
+function plainFile(s: InventorySnapshot): InventorySnapshot['files'][number] | undefined {
+  for (const f of s.files) if (!f.compressed) return f;
+  return undefined;
+}
+
+const ACTIONS: readonly RetentionAction[] = ['keep', 'compress', 'summarize', 'delete'];
+const A_KEEP = 0;
+const A_COMPRESS = 1;
+const A_SUMMARIZE = 2;
+const A_DELETE = 3;
+
 /**
  * Plans retention: a pure function of the inventory, the policy and `now` (epoch ms) —
  * no I/O, no clock. Every snapshot gets exactly one action; every kept one carries the
@@ -197,7 +214,7 @@ function sortedSnapshots(snaps: readonly InventorySnapshot[]): readonly Inventor
  *   else of it is kept;
  * - every snapshot of a run in `preserved_runs.json` is kept, and everything is kept
  *   while that file cannot be read;
- * - a policy without rules keeps everything;
+ * - a policy without rules keeps everything (and deletes nothing);
  * - unreadable files are kept unless `deleteUnreadable`;
  * - a batch file is deleted only when none of its members is kept (so a kept member keeps
  *   its batchmates, reason `batch-member-kept`); part files go with their snapshot;
@@ -227,7 +244,9 @@ export function planRetention(inventory: RetentionInventory, policy: RetentionPo
   };
   const bucketers = rules.map((r) => (r.rule === 'keep-calendar' ? calendarBucketer(r.unit, r.timeZone) : undefined));
   const compressOk = inventory.profile.compressHistory && Number.isFinite(resolved.compressAfterMs);
+  const compressBefore = now - resolved.compressAfterMs; // compress when createdAtMs <= compressBefore
   const preservedFile = new Set(inventory.preservedRuns);
+  const preserveRules = rules.filter((r): r is Extract<ResolvedRule, { rule: 'preserve-runs' }> => r.rule === 'preserve-runs');
   const noRules = rules.length === 0;
 
   const runs = sortedRuns(inventory.runs);
@@ -250,20 +269,36 @@ export function planRetention(inventory: RetentionInventory, policy: RetentionPo
     timed.forEach((r, i) => rankOf.set(r.runId, i));
   }
 
-  const planned: PlannedSnapshot[] = [];
+  let total = 0;
+  let maxRun = 0;
+  for (const snaps of runSnaps) {
+    total += snaps.length;
+    if (snaps.length > maxRun) maxRun = snaps.length;
+  }
+  // Scratch space shared by all runs: the planner allocates per snapshot only what it returns.
+  const masks = new Int32Array(maxRun);
+  const actions = new Uint8Array(maxRun);
+  const planned: PlannedSnapshot[] = new Array<PlannedSnapshot>(total);
+  let plannedAt = 0;
   const plannedRuns: PlannedRun[] = [];
   const operations: RetentionOperation[] = [];
   const unreadableOut: { runId: string; file: UnreadableFile; action: 'keep' | 'delete' }[] = [];
   const totals = { keep: 0, compress: 0, summarize: 0, delete: 0, runsArchived: 0, runsDeleted: 0, filesDeleted: 0, bytesFreed: 0 };
+  const del = (runId: string, key: string, kind: 'history' | 'batch' | 'part' | 'latest' | 'index', reason: DeleteReason, size: number, snapshotId?: string, ifVersion?: string): void => {
+    operations.push({ type: 'delete', runId, key, kind, reason, snapshotId, ifVersion, size });
+    totals.filesDeleted++;
+    totals.bytesFreed += size;
+  };
 
   for (let r = 0; r < runs.length; r++) {
     const run = runs[r]!;
     const snaps = runSnaps[r]!;
     const n = snaps.length;
     const runId = run.runId;
-    const masks = new Array<number>(n).fill(0);
+    masks.fill(0, 0, n);
 
-    const preservedByRule = rules.some((rule) => rule.rule === 'preserve-runs' && rule.runIds.has(runId));
+    let preservedByRule = false;
+    for (const rule of preserveRules) if (rule.runIds.has(runId)) preservedByRule = true;
     const preserved = preservedFile.has(runId) || preservedByRule || !inventory.preservedRunsReadable;
     const rank = rankOf.get(runId);
     const tier: RunTier | undefined = tiers && rank !== undefined ? (rank < tiers.keepAll ? 'recent' : rank < tiers.keepAll + tiers.keepFinal ? 'final' : 'archive') : undefined;
@@ -315,17 +350,19 @@ export function planRetention(inventory: RetentionInventory, policy: RetentionPo
         case 'keep-calendar': {
           if (rule.count === 0) break;
           const bucket = bucketers[k]!;
-          const seen = new Set<number>();
+          let seen: Set<number> | undefined;
+          let kept = 0;
           let last = NaN;
           for (let i = n - 1; i >= 0; i--) {
             const ms = snaps[i]!.createdAtMs;
             if (now - ms >= rule.maxAgeMs) break;
             const b = bucket(ms);
-            if (b === last || seen.has(b)) continue;
-            seen.add(b);
+            // Buckets almost always arrive in order; the set catches the rare zone whose clock steps back over a boundary.
+            if (b === last || seen?.has(b)) continue;
+            (seen ??= new Set()).add(b);
             last = b;
             masks[i]! |= bit;
-            if (seen.size >= rule.count) break;
+            if (++kept >= rule.count) break;
           }
           break;
         }
@@ -343,20 +380,25 @@ export function planRetention(inventory: RetentionInventory, policy: RetentionPo
     }
 
     // Batch files: a kept member keeps the whole file, so its batchmates stay too.
-    const batchMembers = new Map<string, number[]>();
-    for (let i = 0; i < n; i++) {
-      for (const key of snaps[i]!.batches) {
-        let list = batchMembers.get(key);
-        if (!list) batchMembers.set(key, (list = []));
-        list.push(i);
+    let batchMembers: Map<string, number[]> | undefined;
+    let pinnedBatches: Set<string> | undefined;
+    if (run.batches.length > 0) {
+      batchMembers = new Map();
+      for (let i = 0; i < n; i++) {
+        for (const key of snaps[i]!.batches) {
+          let list = batchMembers.get(key);
+          if (!list) batchMembers.set(key, (list = []));
+          list.push(i);
+        }
       }
+      pinnedBatches = new Set(run.batches.filter((b) => b.unreadableMembers > 0 && !opts.deleteUnreadable).map((b) => b.key));
     }
-    const pinnedBatches = new Set(run.batches.filter((b) => b.unreadableMembers > 0 && !opts.deleteUnreadable).map((b) => b.key));
     const spreadBatches = (): void => {
+      if (!batchMembers) return;
       for (let changed = true; changed; ) {
         changed = false;
         for (const [key, members] of batchMembers) {
-          if (!pinnedBatches.has(key) && !members.some((i) => masks[i] !== 0)) continue;
+          if (!pinnedBatches!.has(key) && !members.some((i) => masks[i] !== 0)) continue;
           for (const i of members) {
             if (masks[i] === 0) {
               masks[i] = B_BATCH;
@@ -366,47 +408,51 @@ export function planRetention(inventory: RetentionInventory, policy: RetentionPo
         }
       }
     };
-    if (batchMembers.size > 0) spreadBatches();
+    spreadBatches();
 
-    const healthy =
-      (!run.latest || run.latest.readable) &&
-      (!run.index || run.index.readable) &&
-      (opts.deleteUnreadable || (run.unreadable.length === 0 && pinnedBatches.size === 0));
-    const deleteRun = archived && opts.allowRunDeletion && healthy && masks.every((m) => m === 0) && (n > 0 || run.summary !== undefined);
+    const pinned = pinnedBatches !== undefined && pinnedBatches.size > 0;
+    const healthy = (!run.latest || run.latest.readable) && (!run.index || run.index.readable) && (opts.deleteUnreadable || (run.unreadable.length === 0 && !pinned));
+    let nothingKept = true;
+    for (let i = 0; i < n && nothingKept; i++) if (masks[i] !== 0) nothingKept = false;
+    const deleteRun = archived && opts.allowRunDeletion && healthy && nothingKept && (n > 0 || run.summary !== undefined);
     if (!deleteRun) {
       if (latestIdx >= 0) masks[latestIdx]! |= B_LATEST;
       if (newestIdx >= 0 && newestIdx !== latestIdx) masks[newestIdx]! |= B_NEWEST;
-      if (batchMembers.size > 0) spreadBatches();
+      spreadBatches();
     }
 
     // Actions.
-    const counts = { keep: 0, compress: 0, summarize: 0, delete: 0 };
-    const actions = new Array<RetentionAction>(n);
+    let cKeep = 0;
+    let cCompress = 0;
+    let cSummarize = 0;
+    let cDelete = 0;
     for (let i = 0; i < n; i++) {
       const s = snaps[i]!;
-      let action: RetentionAction;
-      if (masks[i] !== 0) {
-        action = compressOk && now - s.createdAtMs >= resolved.compressAfterMs && s.files.some((f) => !f.compressed) ? 'compress' : 'keep';
+      const mask = masks[i]!;
+      let a: number;
+      if (mask !== 0) {
+        a = compressOk && s.createdAtMs <= compressBefore && plainFile(s) !== undefined ? A_COMPRESS : A_KEEP;
+        if (a === A_KEEP) cKeep++;
+        else cCompress++;
+      } else if (archived) {
+        a = A_SUMMARIZE;
+        cSummarize++;
       } else {
-        action = archived ? 'summarize' : 'delete';
+        a = A_DELETE;
+        cDelete++;
       }
-      actions[i] = action;
-      counts[action]++;
-      planned.push({ snapshot: s, action, reasons: masks[i] === 0 ? EMPTY : reasonsOf(masks[i]!) });
+      actions[i] = a;
+      planned[plannedAt++] = { snapshot: s, action: ACTIONS[a]!, reasons: mask === 0 ? EMPTY : reasonsOf(mask) };
     }
-    totals.keep += counts.keep;
-    totals.compress += counts.compress;
-    totals.summarize += counts.summarize;
-    totals.delete += counts.delete;
-    const removed = counts.summarize + counts.delete;
+    totals.keep += cKeep;
+    totals.compress += cCompress;
+    totals.summarize += cSummarize;
+    totals.delete += cDelete;
+    const removed = cSummarize + cDelete;
 
-    // Operations, in an order a crash at any point leaves safe and the next run finishes.
-    const runOps: RetentionOperation[] = [];
-    const del = (key: string, kind: 'history' | 'batch' | 'part' | 'latest' | 'index', reason: DeleteReason, size: number, extra: { snapshotId?: string; ifVersion?: string } = {}): void => {
-      runOps.push({ type: 'delete', runId, key, kind, reason, size, ...extra });
-      totals.filesDeleted++;
-      totals.bytesFreed += size;
-    };
+    // Operations, in an order a crash at any point leaves safe and the next run finishes:
+    // summary, compressions, history entries then their parts, batches, orphans, index (or,
+    // for a deleted run, latest.json and the index, and every part last).
 
     // A run loses snapshots to the tiers only after its summary is written, so the summary
     // still sees when the run started; an archived run always gets one.
@@ -421,7 +467,7 @@ export function planRetention(inventory: RetentionInventory, policy: RetentionPo
         for (const f of s.files) sources.push({ key: f.key, id: s.id });
         for (const b of s.batches) sources.push({ key: b, id: s.id });
       }
-      runOps.push({
+      operations.push({
         type: 'write-summary',
         runId,
         key: summaryKey!,
@@ -432,85 +478,80 @@ export function planRetention(inventory: RetentionInventory, policy: RetentionPo
       });
     }
 
-    const renames: { from: string; to: string; after?: string }[] = [];
-    const deletedKeysOf = new Map<string, string[]>();
-    for (let i = 0; i < n; i++) {
-      if (actions[i] !== 'compress') continue;
-      const s = snaps[i]!;
-      const plain = s.files.find((f) => !f.compressed)!;
-      runOps.push({ type: 'compress', runId, snapshotId: s.id, key: plain.key, version: plain.version, to: plain.key + GZIP_SUFFIX, size: plain.size });
-    }
-    const deferredParts: { key: string; size: number }[] = [];
-    for (let i = 0; i < n; i++) {
-      const action = actions[i]!;
-      if (action !== 'delete' && action !== 'summarize') continue;
-      const s = snaps[i]!;
-      const keys: string[] = [];
-      for (const f of s.files) {
-        del(f.key, 'history', deleteRun ? 'run-archived' : action === 'summarize' ? 'summarized' : 'snapshot', f.size, { snapshotId: s.id });
-        keys.push(f.key);
+    if (cCompress > 0) {
+      for (let i = 0; i < n; i++) {
+        if (actions[i] !== A_COMPRESS) continue;
+        const s = snaps[i]!;
+        const plain = plainFile(s)!;
+        operations.push({ type: 'compress', runId, snapshotId: s.id, key: plain.key, version: plain.version, size: plain.size });
       }
-      deletedKeysOf.set(s.id, keys);
-      for (const p of s.parts) {
-        if (deleteRun) deferredParts.push(p);
-        else del(p.key, 'part', 'snapshot', p.size, { snapshotId: s.id });
+    }
+    let deferredParts: RetentionFile[] | undefined;
+    if (removed > 0) {
+      const reason: DeleteReason = deleteRun ? 'run-archived' : archived ? 'summarized' : 'snapshot';
+      for (let i = 0; i < n; i++) {
+        if (actions[i]! < A_SUMMARIZE) continue;
+        const s = snaps[i]!;
+        for (const f of s.files) del(runId, f.key, 'history', reason, f.size, s.id);
+        for (const p of s.parts) {
+          if (deleteRun) (deferredParts ??= []).push(p);
+          else del(runId, p.key, 'part', 'snapshot', p.size, s.id);
+        }
       }
     }
     for (const batch of run.batches) {
-      const members = batchMembers.get(batch.key) ?? [];
-      if (pinnedBatches.has(batch.key) || members.some((i) => masks[i] !== 0)) continue;
-      del(batch.key, 'batch', deleteRun ? 'run-archived' : 'batch', batch.size);
-      for (const i of members) deletedKeysOf.get(snaps[i]!.id)?.push(batch.key);
+      const members = batchMembers?.get(batch.key) ?? [];
+      if (pinnedBatches?.has(batch.key) || members.some((i) => masks[i] !== 0)) continue;
+      del(runId, batch.key, 'batch', deleteRun ? 'run-archived' : 'batch', batch.size);
     }
     for (const file of run.unreadable) {
       const action = opts.deleteUnreadable && !preserved ? 'delete' : 'keep';
       unreadableOut.push({ runId, file, action });
-      if (action === 'delete') del(file.key, file.kind, 'unreadable', file.size);
+      if (action === 'delete') del(runId, file.key, file.kind, 'unreadable', file.size);
     }
-    const partsSafe = opts.deleteUnreadable || (run.unreadable.length === 0 && pinnedBatches.size === 0);
+    const partsSafe = opts.deleteUnreadable || (run.unreadable.length === 0 && !pinned);
     for (const p of run.orphanParts) {
-      if (deleteRun) deferredParts.push(p);
-      else if (partsSafe && !preserved && !noRules && p.sequence < maxSequence) del(p.key, 'part', 'orphan-part', p.size);
+      if (deleteRun) (deferredParts ??= []).push(p);
+      else if (partsSafe && !preserved && !noRules && p.sequence < maxSequence) del(runId, p.key, 'part', 'orphan-part', p.size);
     }
 
     if (deleteRun) {
-      if (run.latest) del(run.latest.key, 'latest', 'run-archived', run.latest.size, { ifVersion: run.latest.version });
-      if (run.index) del(run.index.key, 'index', 'run-archived', run.index.size, { ifVersion: run.index.version });
-      for (const p of deferredParts) del(p.key, 'part', 'run-archived', p.size);
+      if (run.latest) del(runId, run.latest.key, 'latest', 'run-archived', run.latest.size, undefined, run.latest.version);
+      if (run.index) del(runId, run.index.key, 'index', 'run-archived', run.index.size, undefined, run.index.version);
+      for (const p of deferredParts ?? []) del(runId, p.key, 'part', 'run-archived', p.size);
       totals.runsDeleted++;
-    } else if (run.index?.readable) {
-      const byId = new Map<string, number>();
-      for (let i = 0; i < n; i++) byId.set(snaps[i]!.id, i);
-      const remove: { filePath: string; after: readonly string[] }[] = [];
-      const seenPaths = new Set<string>();
-      for (const e of run.index.entries) {
-        const i = byId.get(e.checkpoint_id);
+    } else if (run.index?.readable && run.index.entries.length > 0) {
+      const entries = run.index.entries;
+      let byId: Map<string, number> | undefined;
+      const indexOf = (id: string, hint: number): number | undefined => {
+        // Index entries usually line up with the sorted snapshots; fall back to a map when they do not.
+        if (snaps[hint]?.id === id) return hint;
+        if (!byId) {
+          byId = new Map();
+          for (let i = 0; i < n; i++) byId.set(snaps[i]!.id, i);
+        }
+        return byId.get(id);
+      };
+      let remove: string[] | undefined;
+      let rename: string[] | undefined;
+      for (let k = 0; k < entries.length; k++) {
+        const e = entries[k]!;
+        const i = indexOf(e.checkpoint_id, k);
         if (i === undefined) {
           // An entry whose snapshot is gone (an earlier apply stopped before updating the index).
           // Entries newer than anything listed may belong to a writer racing this plan: left alone.
-          if (partsSafe && e.sequence <= maxSequence && !seenPaths.has(e.file_path)) {
-            remove.push({ filePath: e.file_path, after: [] });
-            seenPaths.add(e.file_path);
-          }
+          if (partsSafe && e.sequence <= maxSequence) (remove ??= []).push(e.checkpoint_id);
           continue;
         }
-        const action = actions[i]!;
+        const a = actions[i]!;
         const s = snaps[i]!;
-        if (action === 'delete' || action === 'summarize') {
-          if (!seenPaths.has(e.file_path)) {
-            remove.push({ filePath: e.file_path, after: deletedKeysOf.get(s.id) ?? [] });
-            seenPaths.add(e.file_path);
-          }
-        } else if (s.files.length > 0 && !e.file_path.endsWith(GZIP_SUFFIX)) {
-          if (action === 'compress') renames.push({ from: e.file_path, to: e.file_path + GZIP_SUFFIX, after: s.files.find((f) => !f.compressed)!.key });
-          else if (s.files.every((f) => f.compressed)) renames.push({ from: e.file_path, to: e.file_path + GZIP_SUFFIX });
-        }
+        if (a >= A_SUMMARIZE) (remove ??= []).push(e.checkpoint_id);
+        else if (s.files.length > 0 && !e.file_path.endsWith(GZIP_SUFFIX) && (a === A_COMPRESS || plainFile(s) === undefined)) (rename ??= []).push(e.checkpoint_id);
       }
-      if (remove.length > 0 || renames.length > 0) runOps.push({ type: 'update-index', runId, key: run.index.key, remove, rename: renames });
+      if (remove || rename) operations.push({ type: 'update-index', runId, key: run.index.key, remove: remove ?? [], rename: rename ?? [] });
     }
 
     if (archived) totals.runsArchived++;
-    for (const op of runOps) operations.push(op);
     plannedRuns.push({
       runId,
       ...(rank !== undefined ? { rank: rank + 1 } : {}),
@@ -518,7 +559,7 @@ export function planRetention(inventory: RetentionInventory, policy: RetentionPo
       preserved,
       summary: needsSummary ? 'write' : run.summary ? 'exists' : 'none',
       deleteRun,
-      counts,
+      counts: { keep: cKeep, compress: cCompress, summarize: cSummarize, delete: cDelete },
     });
   }
 

@@ -55,9 +55,9 @@ function applied(inv: RetentionInventory, plan: RetentionPlan): RetentionInvento
     const indexOp = plan.operations.find((o) => o.type === 'update-index' && o.runId === run.runId);
     let index = run.index;
     if (index && indexOp && indexOp.type === 'update-index') {
-      const remove = new Set(indexOp.remove.map((r) => r.filePath));
-      const rename = new Map(indexOp.rename.map((r) => [r.from, r.to]));
-      index = { ...index, entries: index.entries.filter((e) => !remove.has(e.file_path)).map((e) => ({ ...e, file_path: rename.get(e.file_path) ?? e.file_path })) };
+      const remove = new Set(indexOp.remove);
+      const rename = new Set(indexOp.rename);
+      index = { ...index, entries: index.entries.filter((e) => !remove.has(e.checkpoint_id)).map((e) => (rename.has(e.checkpoint_id) ? { ...e, file_path: `${e.file_path}.gz` } : e)) };
     }
     return {
       ...run,

@@ -153,10 +153,10 @@ describe('applyRetention on memory storage', () => {
     const storage = memoryStorage();
     await writeRun(storage, profile, 'run-a', series(3, NOW - 3 * DAY, DAY));
     const plan = planRetention(await buildInventory({ storage, profile }), { rules: [keepLast(1)] }, NOW);
-    const forged: RetentionPlan = { ...plan, operations: [...plan.operations, { type: 'delete', runId: 'run-a', key: 'elsewhere/secret.json', kind: 'history', reason: 'snapshot', size: 1 }] };
+    const forged: RetentionPlan = { ...plan, operations: [...plan.operations, { type: 'delete', runId: 'run-a', key: 'elsewhere/secret.json', kind: 'history', reason: 'snapshot', size: 1, snapshotId: undefined, ifVersion: undefined }] };
     await expect(applyRetention({ storage, profile, plan: forged, clock })).rejects.toMatchObject({ reasonCode: 'checkpoint_config_invalid' });
     expect((await listAll(storage, '')).length).toBe(5); // nothing touched
-    const lying: RetentionPlan = { ...plan, operations: [{ type: 'delete', runId: 'run-b', key: 'checkpoints/run-a/latest.json', kind: 'latest', reason: 'snapshot', size: 1 }] };
+    const lying: RetentionPlan = { ...plan, operations: [{ type: 'delete', runId: 'run-b', key: 'checkpoints/run-a/latest.json', kind: 'latest', reason: 'snapshot', size: 1, snapshotId: undefined, ifVersion: undefined }] };
     await expect(applyRetention({ storage, profile, plan: lying, clock })).rejects.toMatchObject({ reasonCode: 'checkpoint_config_invalid' });
   });
 
