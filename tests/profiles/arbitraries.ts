@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import Ajv2020Module from 'ajv/dist/2020.js';
-import type { JsonValue } from 'savepoint';
+import type { JsonValue, LifecycleCommandOutcome, SnapshotLifecyclePayload } from 'savepoint';
 
 // A fresh ajv, independent of savepoint's own validator: what a non-TypeScript tool would use.
 const Ajv2020 = ((Ajv2020Module as unknown as { default?: unknown }).default ?? Ajv2020Module) as typeof Ajv2020Module.default;
@@ -41,3 +41,34 @@ export const triggerRecords = (sources: readonly string[]) =>
   fc.array(fc.record({ source: fc.constantFrom(...sources), at: rfc3339 }), { maxLength: 3 });
 
 export const runIdArb = fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9._-]{0,30}$/);
+
+const outcomeArb: fc.Arbitrary<LifecycleCommandOutcome> = fc.record(
+  {
+    kind: fc.constantFrom('shell', 'slash_command', 'tool_use'),
+    name: nonEmpty,
+    result: fc.constantFrom('PASS', 'FAIL', 'WARN'),
+    duration_ms: fc.nat(),
+    reason_code: nonEmpty,
+    summary: text,
+  },
+  { requiredKeys: ['kind', 'name', 'result', 'duration_ms', 'summary'] },
+);
+
+export const lifecyclePayloadArb: fc.Arbitrary<SnapshotLifecyclePayload> = fc.record({
+  step_state: fc.record({
+    plan_path: nonEmpty,
+    step_id: nonEmpty,
+    step_ordinal: fc.nat(1000),
+    step_status: fc.constantFrom('pending', 'in_progress', 'done', 'failed', 'skipped'),
+    todo_compliance: fc.record({ result: nonEmpty, violations: fc.array(text, { maxLength: 3 }), checked_at: rfc3339 }),
+    resume_hints: fc.record({ eligible: fc.boolean(), reason_code: nonEmpty, next_actions: fc.array(text, { maxLength: 3 }) }),
+  }),
+  context_digest: fc.record({
+    window_pressure: fc.constantFrom('low', 'medium', 'high'),
+    protected_artifacts: fc.array(nonEmpty, { maxLength: 3 }),
+    dropped_items: fc.nat(),
+    policy_profile: nonEmpty,
+  }),
+  command_outcomes: fc.array(outcomeArb, { maxLength: 20 }),
+});
+

@@ -43,7 +43,7 @@ const TRIGGERS = ['phase_complete', 'gate_decision', 'circuit_breaker', 'escalat
 
 const phaseArb = fc.tuple(fc.constantFrom(...PHASE_KEYS), fc.stringMatching(/^[a-z][a-z0-9_]{0,12}$/)).map(([k, n]) => `${k}_${n}`);
 
-export const phasedPayloadArb: fc.Arbitrary<PhasedWorkflowPayload> = fc.record({
+const phasedPayloadArb: fc.Arbitrary<PhasedWorkflowPayload> = fc.record({
   phase: phaseArb,
   state_snapshot: fc.record({
     phase_outputs: fc.record(Object.fromEntries(PHASE_KEYS.map((k) => [k, fc.option(jsonObject, { nil: null })])) as Record<(typeof PHASE_KEYS)[number], fc.Arbitrary<JsonObject | null>>),

@@ -30,39 +30,9 @@ import {
 } from 'savepoint';
 import { faultyStorage } from 'savepoint/testing';
 import { manualClock } from './clock.js';
-import { externalValidator, nonEmpty, rfc3339, runIdArb, text, triggerRecords } from './arbitraries.js';
+import { externalValidator, lifecyclePayloadArb, runIdArb, triggerRecords } from './arbitraries.js';
 
 const fixture = (name: string): string => readFileSync(new URL(`../fixtures/profiles/${name}`, import.meta.url), 'utf8');
-
-const outcomeArb: fc.Arbitrary<LifecycleCommandOutcome> = fc.record(
-  {
-    kind: fc.constantFrom('shell', 'slash_command', 'tool_use'),
-    name: nonEmpty,
-    result: fc.constantFrom('PASS', 'FAIL', 'WARN'),
-    duration_ms: fc.nat(),
-    reason_code: nonEmpty,
-    summary: text,
-  },
-  { requiredKeys: ['kind', 'name', 'result', 'duration_ms', 'summary'] },
-);
-
-export const lifecyclePayloadArb: fc.Arbitrary<SnapshotLifecyclePayload> = fc.record({
-  step_state: fc.record({
-    plan_path: nonEmpty,
-    step_id: nonEmpty,
-    step_ordinal: fc.nat(1000),
-    step_status: fc.constantFrom('pending', 'in_progress', 'done', 'failed', 'skipped'),
-    todo_compliance: fc.record({ result: nonEmpty, violations: fc.array(text, { maxLength: 3 }), checked_at: rfc3339 }),
-    resume_hints: fc.record({ eligible: fc.boolean(), reason_code: nonEmpty, next_actions: fc.array(text, { maxLength: 3 }) }),
-  }),
-  context_digest: fc.record({
-    window_pressure: fc.constantFrom('low', 'medium', 'high'),
-    protected_artifacts: fc.array(nonEmpty, { maxLength: 3 }),
-    dropped_items: fc.nat(),
-    policy_profile: nonEmpty,
-  }),
-  command_outcomes: fc.array(outcomeArb, { maxLength: 20 }),
-});
 
 const draftArb: fc.Arbitrary<SnapshotDraft<SnapshotLifecyclePayload>> = fc
   .record({
@@ -178,10 +148,14 @@ describe('trigger helpers', () => {
     const entered = lifecycleTriggers.stepEntered(base!, { step_id: '3.1', step_ordinal: 7 });
     expect(entered).toMatchObject({ source: 'step_boundary', status: 'in_progress' });
     expect(entered.payload.step_state).toMatchObject({ step_id: '3.1', step_ordinal: 7, step_status: 'in_progress', plan_path: base!.step_state.plan_path });
+    expect(entered.payload.step_state.resume_hints).toEqual({ eligible: true, reason_code: 'step_in_progress', next_actions: [] });
+    const hinted = lifecycleTriggers.stepEntered(base!, { step_id: '3.2', step_ordinal: 8, resume_hints: { eligible: false, reason_code: 'needs_review', next_actions: ['ask'] } });
+    expect(hinted.payload.step_state.resume_hints).toEqual({ eligible: false, reason_code: 'needs_review', next_actions: ['ask'] });
     for (const s of ['done', 'failed', 'skipped'] as const) {
       const finished = lifecycleTriggers.stepFinished(entered.payload, s);
       expect(finished).toMatchObject({ source: 'step_boundary', status: 'in_progress' });
       expect(finished.payload.step_state.step_status).toBe(s);
+      expect(finished.payload.step_state.resume_hints).toEqual({ eligible: true, reason_code: `step_${s}`, next_actions: [] });
     }
     expect(lifecycleTriggers.stepFinished(entered.payload, 'done', 'completed').status).toBe('completed');
     const recoverable = lifecycleTriggers.recoverableError(entered.payload, { reason_code: 'tool_timeout', next_actions: ['retry'] });

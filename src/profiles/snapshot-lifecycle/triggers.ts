@@ -16,6 +16,8 @@ export interface LifecycleStepRef {
   readonly step_ordinal: number;
   /** @default the payload's current `plan_path` */
   readonly plan_path?: string;
+  /** @default `{ eligible: true, reason_code: 'step_in_progress', next_actions: [] }` */
+  readonly resume_hints?: LifecycleResumeHints;
 }
 
 /** An error classification, for the error-boundary helpers. */
@@ -45,7 +47,10 @@ const hints = (eligible: boolean, e: LifecycleErrorClassification): LifecycleRes
  * profile's `heartbeat`).
  */
 export const lifecycleTriggers = {
-  /** Step boundary: "after step enters `in_progress`". The run is `in_progress`. */
+  /**
+   * Step boundary: "after step enters `in_progress`". The run is `in_progress`, and the
+   * resume hints start fresh for the new step (eligible, `step_in_progress`) unless given.
+   */
   stepEntered(payload: SnapshotLifecyclePayload, step: LifecycleStepRef): LifecycleCheckpointRequest {
     return {
       source: 'step_boundary',
@@ -55,6 +60,7 @@ export const lifecycleTriggers = {
         step_ordinal: step.step_ordinal,
         plan_path: step.plan_path ?? payload.step_state.plan_path,
         step_status: 'in_progress',
+        resume_hints: step.resume_hints ? { ...step.resume_hints, next_actions: [...step.resume_hints.next_actions] } : { eligible: true, reason_code: 'step_in_progress', next_actions: [] },
       }),
     };
   },
@@ -62,10 +68,17 @@ export const lifecycleTriggers = {
   /**
    * Step boundary: "after step reaches terminal state (`done`, `failed`, `skipped`)".
    * The run stays `in_progress` unless `runStatus` says otherwise (`completed` after the
-   * last step; a failed step does not fail the run by itself).
+   * last step; a failed step does not fail the run by itself). The resume hints become
+   * `{ eligible: true, reason_code: 'step_<status>', next_actions: [] }` unless given.
    */
-  stepFinished(payload: SnapshotLifecyclePayload, stepStatus: LifecycleTerminalStepStatus, runStatus: LifecycleStatus = 'in_progress'): LifecycleCheckpointRequest {
-    return { source: 'step_boundary', status: runStatus, payload: withStep(payload, { step_status: stepStatus }) };
+  stepFinished(
+    payload: SnapshotLifecyclePayload,
+    stepStatus: LifecycleTerminalStepStatus,
+    runStatus: LifecycleStatus = 'in_progress',
+    resumeHints?: LifecycleResumeHints,
+  ): LifecycleCheckpointRequest {
+    const resume_hints = resumeHints ? { ...resumeHints, next_actions: [...resumeHints.next_actions] } : { eligible: true, reason_code: `step_${stepStatus}`, next_actions: [] };
+    return { source: 'step_boundary', status: runStatus, payload: withStep(payload, { step_status: stepStatus, resume_hints }) };
   },
 
   /**
