@@ -201,3 +201,43 @@ describe('render ∘ parse (property)', () => {
     );
   });
 });
+
+describe('every read error has a stable reason code (property)', () => {
+  const mutate = fc.array(fc.tuple(fc.constantFrom('delete', 'duplicate', 'swap', 'truncate', 'crlf'), fc.nat()), { minLength: 1, maxLength: 4 });
+
+  it('parseHandoff on damaged documents returns a document or throws checkpoint_schema_invalid, nothing else', () => {
+    fc.assert(
+      fc.property(handoffDocument, mutate, (doc, edits) => {
+        let lines = renderHandoff(doc).split('\n');
+        for (const [op, n] of edits) {
+          const i = lines.length === 0 ? 0 : n % lines.length;
+          if (op === 'delete') lines.splice(i, 1);
+          else if (op === 'duplicate') lines.splice(i, 0, lines[i] ?? '');
+          else if (op === 'swap' && lines.length > 1) [lines[i], lines[(i + 1) % lines.length]] = [lines[(i + 1) % lines.length]!, lines[i]!];
+          else if (op === 'truncate') lines = lines.slice(0, i);
+          else lines[i] = `${lines[i] ?? ''}\r`;
+        }
+        try {
+          parseHandoff(lines.join('\n'));
+        } catch (err) {
+          expect(isCheckpointError(err, 'checkpoint_schema_invalid')).toBe(true);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('arbitrary text', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 400 }), (text) => {
+        try {
+          parseHandoff(`---\ncheckpoint: x\ncreated: 2025-01-01T00:00:00Z\n---\n${text}`);
+          parseHandoff(text);
+        } catch (err) {
+          expect(isCheckpointError(err, 'checkpoint_schema_invalid')).toBe(true);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+});

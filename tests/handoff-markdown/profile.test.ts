@@ -177,3 +177,21 @@ describe('resume rule: Next Actions is the resume point', () => {
     expect(done).toMatchObject({ reason: 'run_completed', eligible: false });
   });
 });
+
+describe('damaged stored documents (property)', () => {
+  it('a flipped byte is read back unchanged or rejected with a stable reason code, never silently changed', async () => {
+    const { bytes, snapshot } = await handoffMarkdown.document.encode(draft(payloadOf(example)));
+    await fc.assert(
+      fc.asyncProperty(fc.nat({ max: bytes.length - 1 }), fc.integer({ min: 1, max: 255 }), async (at, xor) => {
+        const damaged = bytes.slice();
+        damaged[at] = damaged[at]! ^ xor;
+        try {
+          expect(await handoffMarkdown.document.decode(damaged, 'x.md')).toEqual(snapshot);
+        } catch (err) {
+          expect(['checkpoint_schema_invalid', 'checkpoint_integrity_mismatch']).toContain((err as { reasonCode?: string }).reasonCode);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+});

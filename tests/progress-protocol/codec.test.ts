@@ -109,3 +109,22 @@ describe('.ccc-progress.md in the spec layout', () => {
     expect(readContinuationPrompt('## Continuation Prompt\n\n## Next')).toBeUndefined();
   });
 });
+
+describe('every read error has a stable reason code (property)', () => {
+  it('parseProgress on arbitrary or damaged text returns a document or throws checkpoint_schema_invalid', () => {
+    fc.assert(
+      fc.property(progressDocument, fc.array(fc.nat(), { maxLength: 4 }), fc.string({ unit: 'binary', maxLength: 200 }), (doc, deletions, junk) => {
+        const lines = renderProgress(doc).split('\n');
+        for (const n of deletions) lines.splice(n % Math.max(1, lines.length), 1);
+        for (const text of [lines.join('\n'), junk, `**Issue:** X-1\n${junk}`, `<!-- savepoint: {${junk}} -->\n${lines.join('\n')}`]) {
+          try {
+            parseProgress(text);
+          } catch (err) {
+            expect(isCheckpointError(err, 'checkpoint_schema_invalid')).toBe(true);
+          }
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+});

@@ -97,3 +97,21 @@ describe('progressProtocol profile', () => {
     expect(progressResumeRule((await progressProtocol.document.encode(draft(unblocked, 1, 'completed'))).snapshot, { now: 0 })).toMatchObject({ reason: 'run_completed', eligible: false });
   });
 });
+
+describe('damaged stored progress files (property)', () => {
+  it('a flipped byte is read back unchanged or rejected with a stable reason code, never silently changed', async () => {
+    const { bytes, snapshot } = await progressProtocol.document.encode(draft(example));
+    await fc.assert(
+      fc.asyncProperty(fc.nat({ max: bytes.length - 1 }), fc.integer({ min: 1, max: 255 }), async (at, xor) => {
+        const damaged = bytes.slice();
+        damaged[at] = damaged[at]! ^ xor;
+        try {
+          expect(await progressProtocol.document.decode(damaged, 'x')).toEqual(snapshot);
+        } catch (err) {
+          expect(['checkpoint_schema_invalid', 'checkpoint_integrity_mismatch']).toContain((err as { reasonCode?: string }).reasonCode);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
