@@ -69,6 +69,20 @@ export function virtualClock(startMs = Date.UTC(2025, 11, 5, 12, 0, 0)): Virtual
   return clock;
 }
 
+/**
+ * A clock that runs `scale` times faster than real time. Unlike the virtual clock, waits
+ * still take (scaled-down) real time, so concurrent processes that back off really do
+ * spread out: what a test of racing writers needs.
+ */
+export function scaledClock(scale: number, startMs = Date.UTC(2025, 11, 5, 12, 0, 0)): Clock {
+  const realStart = performance.now();
+  return {
+    now: () => startMs + Math.round((performance.now() - realStart) * scale),
+    setTimeout: (cb, ms) => setTimeout(cb, Math.max(0, ms / scale)),
+    clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
+  };
+}
+
 export const TOKEN = 'ghp_testTOKENabcdefghijklmnopqrstuvwxyz0123';
 
 export interface Env {
@@ -82,8 +96,8 @@ export interface Env {
 }
 
 /** An emulator and a githubStorage on it, sharing a virtual clock. */
-export async function startEnv(options: { emulator?: GitHubEmulatorOptions; storage?: Partial<GitHubStorageOptions> } = {}): Promise<Env> {
-  const clock = virtualClock();
+export async function startEnv(options: { emulator?: GitHubEmulatorOptions; storage?: Partial<GitHubStorageOptions>; clock?: Clock } = {}): Promise<Env> {
+  const clock = (options.clock ?? virtualClock()) as VirtualClock;
   const gh = await startGitHubEmulator({ token: TOKEN, clock, ...options.emulator });
   const events: GitHubStorageEvent[] = [];
   const adapters: GitHubStorage[] = [];

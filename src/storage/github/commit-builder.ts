@@ -1,7 +1,7 @@
 import { CheckpointError } from '../../model/errors.js';
 import type { BatchOperation, BatchOutcome } from '../adapter.js';
 import { conditionFailed, mergeRunIndexBytes } from './conflicts.js';
-import { listDirectory, MAX_ATTEMPTS, readBlob, unexpected } from './contents.js';
+import { listDirectory, MAX_ATTEMPTS, raceBackoff, readBlob, unexpected } from './contents.js';
 import { dirOf, encodeRepoPath, type RepoContext } from './context.js';
 import { asUtf8Text, toBase64 } from './encoding.js';
 import { gitBlobSha } from './git-blob.js';
@@ -255,11 +255,12 @@ export async function commitOperations(ctx: RepoContext, ops: readonly BatchOper
       continue;
     }
     if (refRes.status === 422 && /fast.forward/i.test(refRes.message)) {
-      if (++races > MAX_ATTEMPTS) {
-        throw new CheckpointError('checkpoint_conflict', `the branch kept moving: ${MAX_ATTEMPTS} commits of ${keys.length} keys lost the race`, { details: { keys: keys.slice(0, 20) } });
+      if (++races > ctx.maxConflictRetries) {
+        throw new CheckpointError('checkpoint_conflict', `the branch kept moving: ${races} commits of ${keys.length} keys lost the race`, { details: { keys: keys.slice(0, 20) } });
       }
       ctx.emit({ type: 'conflict_retry', level: 'info', attempt: races, reason: 'not_fast_forward', keys });
       ctx.state.invalidate();
+      await raceBackoff(ctx, races);
       conditionsChecked = false;
       await resetMerges();
       continue;

@@ -1,3 +1,4 @@
+import { sleep } from '../../model/clock.js';
 import { CheckpointError } from '../../model/errors.js';
 import type { PutOptions } from '../adapter.js';
 import { conditionFailed, mergeRunIndexBytes } from './conflicts.js';
@@ -26,6 +27,17 @@ interface ContentEntryJson {
 interface FileCommitJson {
   readonly content?: { readonly sha?: string; readonly size?: number } | null;
   readonly commit?: { readonly sha?: string; readonly tree?: { readonly sha?: string }; readonly parents?: readonly { readonly sha?: string }[] };
+}
+
+/**
+ * Waits a random while before rebuilding a write that lost a race ("full jitter"
+ * exponential back-off), so writers that keep colliding spread out instead of colliding
+ * again. The window scales with how long a commit takes (its paced requests) and doubles
+ * with each attempt.
+ */
+export async function raceBackoff(ctx: RepoContext, attempt: number): Promise<void> {
+  const span = 2 * ctx.minWriteIntervalMs + 1000;
+  await sleep(ctx.clock, Math.round(Math.random() * span * 2 ** attempt));
 }
 
 /** An answer this adapter cannot interpret: reported, never guessed around. */
@@ -224,8 +236,9 @@ export async function putFile(ctx: RepoContext, key: string, bytes: Uint8Array, 
         if (await tryMerge(current)) continue;
         throw conditionFailed(key, 'key exists');
       }
-      if (++races > MAX_ATTEMPTS) throw conditionFailed(key, 'the file kept changing');
+      if (++races > ctx.maxConflictRetries) throw conditionFailed(key, 'the file kept changing');
       ctx.emit({ type: 'conflict_retry', level: 'info', attempt: races, reason: 'stale_sha', keys: [key] });
+      await raceBackoff(ctx, races);
       sha = current;
       continue;
     }
@@ -238,7 +251,7 @@ export async function putFile(ctx: RepoContext, key: string, bytes: Uint8Array, 
         if (current !== undefined && (await tryMerge(current))) continue;
         throw conditionFailed(key, current === undefined ? 'key is gone' : 'version changed');
       }
-      if (++races > MAX_ATTEMPTS) throw conditionFailed(key, 'the file kept changing');
+      if (++races > ctx.maxConflictRetries) throw conditionFailed(key, 'the file kept changing');
       ctx.emit({ type: 'conflict_retry', level: 'info', attempt: races, reason: 'stale_sha', keys: [key] });
       sha = current;
       continue;
@@ -302,7 +315,7 @@ export async function deleteFile(ctx: RepoContext, key: string, options: { ifVer
       const sent = sha;
       const current = await currentSha(ctx, path, (s) => s !== sent);
       if (current === undefined) return ambiguous;
-      if (++races > MAX_ATTEMPTS) throw conditionFailed(key, 'the file kept changing');
+      if (++races > ctx.maxConflictRetries) throw conditionFailed(key, 'the file kept changing');
       ctx.emit({ type: 'conflict_retry', level: 'info', attempt: races, reason: 'stale_sha', keys: [key] });
       sha = current;
       continue;

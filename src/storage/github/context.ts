@@ -36,6 +36,10 @@ export interface RepoContext {
   readonly mergeRunIndexes: boolean;
   /** Largest file sent inline in a tree or through the contents API. */
   readonly inlineMaxBytes: number;
+  /** Least time between content-generating requests (for back-off sizing). */
+  readonly minWriteIntervalMs: number;
+  /** Rebuilds of a write that lost a race before giving up. */
+  readonly maxConflictRetries: number;
 }
 
 /** Percent-encodes each segment of a repository path for a URL. */

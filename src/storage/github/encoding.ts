@@ -28,8 +28,8 @@ export function toBase64(bytes: Uint8Array): string {
     const v = (bytes[i]! << 16) | ((i + 1 < n ? bytes[i + 1]! : 0) << 8);
     out[o++] = CODES[v >> 18]!;
     out[o++] = CODES[(v >> 12) & 63]!;
-    out[o++] = i + 1 < n ? CODES[(v >> 6) & 63]! : 61; // '='
-    out[o++] = 61;
+    out[o] = i + 1 < n ? CODES[(v >> 6) & 63]! : 61; // '='
+    out[o + 1] = 61;
   }
   return ascii.decode(out);
 }

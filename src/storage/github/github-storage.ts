@@ -83,6 +83,13 @@ export interface GitHubStorageOptions {
   readonly minWriteIntervalMs?: number;
   /** A request without an answer after this long is abandoned (real time: it bounds network I/O, not a schedule). @default 30000 */
   readonly requestTimeoutMs?: number;
+  /**
+   * Rebuilds of a write that lost a race to another writer (409 stale sha, 422 not a fast
+   * forward) before it fails with `checkpoint_conflict` (spec: "Max 3 attempts"). Each
+   * waits a random, growing while first.
+   * @default 3
+   */
+  readonly maxConflictRetries?: number;
   /** Retries of a read (or of creating a git object) after a 5xx, a network error or a timeout. @default 3 */
   readonly maxRetries?: number;
   /** Retries after a secondary rate limit, each waiting at least a minute (or `retry-after`), doubling. @default 3 */
@@ -255,6 +262,8 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
     verify: options.verify ?? 'read-back',
     mergeRunIndexes: options.mergeRunIndexes ?? true,
     inlineMaxBytes: options.inlineMaxBytes ?? 1024 * 1024,
+    minWriteIntervalMs: options.minWriteIntervalMs ?? 1000,
+    maxConflictRetries: options.maxConflictRetries ?? 3,
   };
   const lock = createWriteLock(options.serializeWrites === 'adapter' ? undefined : `${baseUrl}|${options.owner}/${options.repo}|${branch}`);
   const queueOption = options.emergencyQueue ?? true;
