@@ -1,3 +1,27 @@
+/**
+ * Coalescing (snapshot-lifecycle.md): "if two triggers fire within 3 seconds with no
+ * material state change, keep only one snapshot and append trigger source to
+ * source_details".
+ *
+ * Design decision — coalescing versus immutable history. History entries are immutable
+ * and `latest` must never differ from history (DESIGN.md invariant 2), yet the spec wants
+ * the kept snapshot to list the later trigger. The writer records a coalesced trigger by
+ * REWRITING THE STILL-OPEN SNAPSHOT — only the newest one, only inside its window — in
+ * history and `latest` together, and acknowledges the trigger only once that rewrite is
+ * durable:
+ * - with an atomic batch (memory; adapters declaring `atomicBatch`) both keys change in one
+ *   `batch()`, so they are never seen apart;
+ * - without one (fs) history is replaced first (if its version is unchanged), then
+ *   `latest`; a crash in between leaves `latest` holding the same snapshot (id, sequence,
+ *   status, payload, time) with a shorter `source_details` — never a different state — and
+ *   the next write levels it.
+ * Concurrent triggers are folded before anything is written (a burst is one write). The
+ * alternatives were rejected: carrying coalesced triggers into the next snapshot leaves them
+ * unrecorded until it comes (lost on a crash, invisible in the kept snapshot), and a
+ * separate record file would be a key outside the profile's layout.
+ *
+ * @module
+ */
 /** What the coalescing rule needs to know about the newest snapshot. */
 export interface CoalesceBase {
   /** The snapshot's material state as canonical JSON (see `materialText`). */

@@ -16,5 +16,10 @@ export type {
   WriterEventName,
 } from './types.js';
 export { materialText as writerMaterialText } from './triggers.js';
-export { recoverRun as recoverWriterRun, type RecoveredRun, type RecoveredHead, type HeadLocation as WriterHeadLocation } from './sequence-recovery.js';
-export { type RunLockDocument } from './run-lock.js';
+export {
+  recoverRun as recoverWriterRun,
+  type RecoveredRun as WriterRecoveredRun,
+  type RecoveredHead as WriterRecoveredHead,
+  type HeadLocation as WriterHeadLocation,
+} from './sequence-recovery.js';
+export { type RunLockDocument as WriterRunLockDocument } from './run-lock.js';
