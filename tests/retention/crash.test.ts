@@ -1,5 +1,9 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { fsStorage } from 'savepoint/fs';
 import {
   applyRetention,
   buildInventory,
@@ -62,8 +66,15 @@ const phased: Scenario<unknown> = {
   },
 };
 
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+let makeStorage = (): StorageAdapter => memoryStorage();
+
 async function fresh<P>(scenario: Scenario<P>): Promise<StorageAdapter> {
-  const storage = memoryStorage();
+  const storage = makeStorage();
   await scenario.build(storage);
   return storage;
 }
@@ -126,6 +137,27 @@ describe('crash safety of applyRetention', () => {
       }
     });
   }
+
+  it('on fsStorage: crashes at sampled operations recover to the same files as a clean apply in memory', async () => {
+    const expected = await cleanEndState(lifecycle);
+    makeStorage = () => {
+      const dir = mkdtempSync(join(tmpdir(), 'savepoint-retention-crash-'));
+      dirs.push(dir);
+      return fsStorage({ dir });
+    };
+    try {
+      expect(await cleanEndState(lifecycle)).toEqual(expected);
+      for (const at of [2, 5, 9, 14, 22, 31, 40]) {
+        for (const action of ['crash', 'crash-after'] as const) {
+          const { crashed, state } = await crashThenRecover(lifecycle, at, action);
+          expect(crashed).toBe(true);
+          expect(state).toEqual(expected);
+        }
+      }
+    } finally {
+      makeStorage = () => memoryStorage();
+    }
+  });
 
   it('random stores and policies: crash anywhere, recover, same end state (property)', async () => {
     const snapArb = fc.record({ ageHours: fc.integer({ min: 0, max: 40 * 24 }), status: fc.constantFrom('in_progress', 'failed', 'completed') });

@@ -5,7 +5,11 @@
  * keeps a run indefinitely, the retention log is updated, cleanup runs after a
  * successful run completion.
  */
-import { describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { fsStorage } from 'savepoint/fs';
 import {
   cleanupAfterRunCompletion,
   decodeRetentionLog,
@@ -31,8 +35,26 @@ const TRIGGERS = ['phase_complete', 'gate_decision', 'phase_complete', 'phase_co
 const runIds = Array.from({ length: 60 }, (_, i) => uuidFor(`spec-run-${i + 1}`));
 const rankOf = (i: number): number => i + 1;
 
-async function sixtyRuns(): Promise<StorageAdapter> {
-  const storage = memoryStorage();
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+/** The storages the test runs on: the in-memory default and a real directory. */
+const storages: [string, () => StorageAdapter][] = [
+  ['memoryStorage', () => memoryStorage()],
+  [
+    'fsStorage',
+    () => {
+      const dir = mkdtempSync(join(tmpdir(), 'savepoint-retention-'));
+      dirs.push(dir);
+      return fsStorage({ dir });
+    },
+  ],
+];
+
+async function sixtyRuns(make: () => StorageAdapter): Promise<StorageAdapter> {
+  const storage = make();
   for (const [i, runId] of runIds.entries()) {
     const start = NOW - (i + 1) * HOUR;
     await writeRun(
@@ -47,9 +69,9 @@ async function sixtyRuns(): Promise<StorageAdapter> {
 
 const json = async (storage: StorageAdapter, key: string): Promise<Record<string, unknown>> => JSON.parse(utf8Decode((await storage.get(key))!.bytes)) as Record<string, unknown>;
 
-describe('phased-workflow-github.md retention test: 60 runs', () => {
+describe.each(storages)('phased-workflow-github.md retention test: 60 runs on %s', (_name, make) => {
   it('keeps all of runs 1–10, the final checkpoint of 11–50, a summary of 51+ and every preserved run', async () => {
-    const storage = await sixtyRuns();
+    const storage = await sixtyRuns(make);
     // A user hand-writes the spec's manual override as a plain list.
     const preserved = runIds[54]!;
     await storage.put('checkpoints/preserved_runs.json', utf8Encode(JSON.stringify([preserved])));
@@ -104,7 +126,7 @@ describe('phased-workflow-github.md retention test: 60 runs', () => {
   });
 
   it('with allowRunDeletion, runs 51+ keep only their summary (the spec to the letter)', async () => {
-    const storage = await sixtyRuns();
+    const storage = await sixtyRuns(make);
     const result = await cleanupAfterRunCompletion({ storage, profile, runId: runIds[0]!, policy: phasedWorkflowRetention, clock, allowRunDeletion: true });
     expect(result.ran).toBe(true);
     for (const [i, runId] of runIds.entries()) {
@@ -122,7 +144,7 @@ describe('phased-workflow-github.md retention test: 60 runs', () => {
   });
 
   it('runs only after a successful completion', async () => {
-    const storage = memoryStorage();
+    const storage = make();
     const runId = uuidFor('unfinished');
     await writeRun(storage, profile, runId, [{ sequence: 1, at: NOW - HOUR, status: 'in_progress' }]);
     expect(await cleanupAfterRunCompletion({ storage, profile, runId, policy: phasedWorkflowRetention, clock })).toEqual({ ran: false, reason: 'run_not_completed', status: 'in_progress' });
