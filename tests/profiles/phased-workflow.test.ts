@@ -22,6 +22,7 @@ import {
   phasedRunSummary,
   phasedTriggers,
   phasedWorkflow,
+  phasedWorkflowJsonSchema,
   phasedWorkflowResumeRule,
   phasedWorkflowRetention,
   PhasedRunSummarySchema,
@@ -78,7 +79,8 @@ const draftArb: fc.Arbitrary<SnapshotDraft<PhasedWorkflowPayload>> = fc.record({
 
 describe('phasedWorkflow document', () => {
   it('snapshot → document → snapshot is the identity; every document validates against the exported JSON Schema (property)', async () => {
-    const validate = externalValidator(phasedWorkflow.document.jsonSchema);
+    expect(phasedWorkflowJsonSchema).toBe(phasedWorkflow.document.jsonSchema);
+    const validate = externalValidator(phasedWorkflowJsonSchema);
     await fc.assert(
       fc.asyncProperty(draftArb, async (draft) => {
         const { bytes, snapshot } = await phasedWorkflow.document.encode(draft);

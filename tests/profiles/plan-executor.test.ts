@@ -11,6 +11,7 @@ import {
   newSnapshotId,
   parseJson,
   planExecutor,
+  planExecutorJsonSchema,
   planExecutorResumeRule,
   planExecutorTriggers,
   planResumeFields,
@@ -76,7 +77,8 @@ const SPEC_FIELDS = ['plan_number', 'current_task_index', 'current_task', 'statu
 
 describe('planExecutor document', () => {
   it('snapshot → document → snapshot is the identity; every document validates against the exported JSON Schema (property)', async () => {
-    const validate = externalValidator(planExecutor.document.jsonSchema);
+    expect(planExecutorJsonSchema).toBe(planExecutor.document.jsonSchema);
+    const validate = externalValidator(planExecutorJsonSchema);
     await fc.assert(
       fc.asyncProperty(draftArb, async (draft) => {
         const { bytes, snapshot } = await planExecutor.document.encode(draft);

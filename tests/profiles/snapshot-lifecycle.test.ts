@@ -17,6 +17,7 @@ import {
   newSnapshotId,
   parseJson,
   snapshotLifecycle,
+  snapshotLifecycleJsonSchema,
   snapshotLifecycleResumeRule,
   snapshotLifecycleRetention,
   SnapshotLifecycleDocumentSchema,
@@ -59,7 +60,8 @@ const draftArb: fc.Arbitrary<SnapshotDraft<SnapshotLifecyclePayload>> = fc
 
 describe('snapshotLifecycle document', () => {
   it('snapshot → document → snapshot is the identity; every document validates against the exported JSON Schema (property)', async () => {
-    const validate = externalValidator(snapshotLifecycle.document.jsonSchema);
+    expect(snapshotLifecycleJsonSchema).toBe(snapshotLifecycle.document.jsonSchema);
+    const validate = externalValidator(snapshotLifecycleJsonSchema);
     await fc.assert(
       fc.asyncProperty(draftArb, async (draft) => {
         const { bytes, snapshot } = await snapshotLifecycle.document.encode(draft);

@@ -181,3 +181,6 @@ export function createPhasedWorkflowProfile(options: PhasedWorkflowProfileOption
 
 /** The phasedWorkflow profile with the spec's defaults. See {@link createPhasedWorkflowProfile}. */
 export const phasedWorkflow: PhasedWorkflowProfile = createPhasedWorkflowProfile();
+
+/** JSON Schema (draft 2020-12) of the phasedWorkflow checkpoint, for non-TypeScript tools (= `phasedWorkflow.document.jsonSchema`). */
+export const phasedWorkflowJsonSchema = phasedWorkflow.document.jsonSchema;

@@ -143,3 +143,6 @@ export function createSnapshotLifecycleProfile(options: SnapshotLifecycleProfile
 
 /** The snapshotLifecycle profile with the spec's defaults. See {@link createSnapshotLifecycleProfile}. */
 export const snapshotLifecycle: SnapshotLifecycleProfile = createSnapshotLifecycleProfile();
+
+/** JSON Schema (draft 2020-12) of the snapshotLifecycle document, for non-TypeScript tools (= `snapshotLifecycle.document.jsonSchema`). */
+export const snapshotLifecycleJsonSchema = snapshotLifecycle.document.jsonSchema;
