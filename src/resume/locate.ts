@@ -290,12 +290,6 @@ class Search<P> {
    */
   async readCandidate(key: string, info: KeyInfo, origin: SnapshotOrigin): Promise<Snapshot<P>[] | undefined> {
     if (this.read.has(key)) return this.read.get(key);
-    const found = await this.readUncached(key, info, origin);
-    this.read.set(key, found);
-    return found;
-  }
-
-  private async readUncached(key: string, info: KeyInfo, origin: SnapshotOrigin): Promise<Snapshot<P>[] | undefined> {
     let bytes = await this.get(key);
     let actualKey = key;
     if (bytes === undefined && info.kind === 'history' && this.profile.compressHistory) {
@@ -303,9 +297,15 @@ class Search<P> {
       actualKey = key.endsWith(GZIP_SUFFIX) ? stripGz(key) : `${key}${GZIP_SUFFIX}`;
       if (this.read.has(actualKey)) return this.read.get(actualKey);
       bytes = await this.get(actualKey);
-      if (bytes !== undefined) this.read.set(actualKey, []); // reported below under actualKey; never read twice
     }
-    if (bytes === undefined) return undefined;
+    const found = bytes === undefined ? undefined : await this.decode(actualKey, bytes, info, origin);
+    this.read.set(key, found);
+    if (bytes !== undefined) this.read.set(actualKey, found);
+    return found;
+  }
+
+  /** Decodes one snapshot file (or batch file) and considers every valid snapshot in it. */
+  private async decode(actualKey: string, bytes: Uint8Array, info: KeyInfo, origin: SnapshotOrigin): Promise<Snapshot<P>[]> {
     const kind = info.kind === 'batch' ? 'batch' : 'history';
     if (info.kind === 'batch') {
       let members;
