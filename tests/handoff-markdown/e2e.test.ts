@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createWriter, listAll, memoryStorage, planResume, utf8Decode, utf8Encode } from 'savepoint';
+import { createWriter, keepLast, listAll, memoryStorage, planResume, runRetention, utf8Decode, utf8Encode } from 'savepoint';
 import { fsStorage } from 'savepoint/fs';
 import {
   compress,
@@ -128,5 +128,27 @@ describe('handoffMarkdown end to end: writer → storage → planResume', () => 
     expect(plan.snapshot.id).toBe('session-abc-003');
     expect(plan.payload.currentState).toEqual(['step 2']);
     await storage.close();
+  });
+
+  it('retention as for any profile: keep the last three, gzip kept history older than a day, latest.md never touched, resume still works', async () => {
+    const storage = memoryStorage();
+    const writer = createWriter({ storage, profile: handoffMarkdown, runId: 'long', clock });
+    for (let i = 1; i <= 6; i++) {
+      t += 3_600_000;
+      const r = await writer.checkpoint({ source: 'phase_completion', status: 'in_progress', payload: { ...payloadOf(example), currentState: [`phase ${i} done`] } });
+      expect(r.ok).toBe(true);
+    }
+    await writer.close();
+    t += 48 * 3_600_000;
+    const { plan } = await runRetention({ storage, profile: handoffMarkdown, policy: { rules: [keepLast(3)], compressAfter: '24h' }, clock });
+    expect(plan.operations.length).toBeGreaterThan(0);
+    const keys = (await listAll(storage, 'checkpoints/long/')).map((e) => e.key).filter((k) => /\.md(\.gz)?$/.test(k));
+    expect(keys).toEqual(['checkpoints/long/chk-004.md.gz', 'checkpoints/long/chk-005.md.gz', 'checkpoints/long/chk-006.md.gz', 'checkpoints/long/latest.md']);
+    const resumed = await planResume({ storage, profile: handoffMarkdown, runId: 'long', clock });
+    expect(resumed.payload.currentState).toEqual(['phase 6 done']);
+    // the gzipped history still decodes through the one read path
+    await storage.delete('checkpoints/long/latest.md');
+    await storage.delete('checkpoints/long/chk-006.md.gz');
+    expect((await planResume({ storage, profile: handoffMarkdown, runId: 'long', clock })).payload.currentState).toEqual(['phase 5 done']);
   });
 });
