@@ -4,8 +4,9 @@
  *    doing the same file operations (history entry create-only + latest replace, each
  *    temp → fsync → link/rename → fsync dir); ratio of medians, target ≥ 0.9;
  * 2. 8 concurrent runs with group commit vs the same 8 without (`groupCommit: false`), on
- *    a store without batch() that costs 2 ms per write call (a networked or fsync-bound
- *    store); each run's agent issues its 30 checkpoints without awaiting each; target ≥ 2×;
+ *    a store that costs 5 ms per write call (a networked or fsync-bound store), with and
+ *    without an atomic batch(); each run's agent issues its 30 checkpoints without awaiting
+ *    each; target ≥ 2×;
  * 3. a burst of 1,000 identical triggers inside the coalescing window → exactly 1 write.
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -14,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createWriter, defaultProfile, defineProfile, historyBySnapshotId, memoryStorage, standardLayout, type JsonValue, type StorageAdapter } from 'savepoint';
 import { fsStorage } from 'savepoint/fs';
-import { fmt, interleave, median, type BenchRow } from './harness.js';
+import { fmt, interleave, median, timeMs, type BenchRow } from './harness.js';
 
 /** defaultProfile without an index: the writer does exactly history + latest, like the baseline. */
 const noIndexProfile = defineProfile<JsonValue>({
@@ -53,48 +54,51 @@ async function durableWrite(dir: string, name: string, data: Uint8Array, createO
 
 let adapterRow: BenchRow | undefined;
 
-async function fsRatio(rounds: number, perRound: number): Promise<BenchRow> {
+/**
+ * Interleaves single checkpoints of the three contenders (writer on fsStorage, raw node:fs,
+ * fsStorage puts alone), rotating their order, and times each one: fsync latency on a shared
+ * disk drifts within seconds, so finer interleaving than whole rounds keeps the comparison fair.
+ */
+async function fsRatio(samples: number): Promise<BenchRow> {
   const base = mkdtempSync(join(tmpdir(), 'savepoint-bench-writer-'));
-  let n = 0;
   try {
-    const savepoint = async (): Promise<void> => {
-      const storage = fsStorage({ dir: join(base, `sp-${n++}`) });
-      const w = createWriter({ storage, profile: noIndexProfile, runId: 'bench', lock: false });
-      for (let i = 0; i < perRound; i++) {
-        const r = await w.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: payload4k(i) });
+    const spStorage = fsStorage({ dir: join(base, 'sp') });
+    const writer = createWriter({ storage: spStorage, profile: noIndexProfile, runId: 'bench', lock: false });
+    const adStorage = fsStorage({ dir: join(base, 'fs') });
+    const rawDir = join(base, 'raw', 'checkpoints', 'bench');
+    mkdirSync(join(rawDir, 'history'), { recursive: true });
+    const doc = (i: number): Uint8Array => new TextEncoder().encode(JSON.stringify({ snapshot_id: `cp_${i}`, sequence: i + 1, state: payload4k(i) }));
+    const contenders: (() => (i: number) => Promise<void>)[] = [
+      () => async (i) => {
+        const r = await writer.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: payload4k(i) });
         if (!r.ok) throw r.error;
+      },
+      // The same document work the writer does (JSON), then the same file operations.
+      () => async (i) => {
+        const d = doc(i);
+        await durableWrite(join(rawDir, 'history'), `cp_${i}.json`, d, true);
+        await durableWrite(rawDir, 'latest.json', d, false);
+      },
+      // The adapter alone, doing the writer's two puts: separates the writer's own cost from fsStorage's.
+      () => async (i) => {
+        const d = doc(i);
+        await adStorage.put(`checkpoints/bench/history/cp_${i}.json`, d, { ifAbsent: true });
+        await adStorage.put('checkpoints/bench/latest.json', d);
+      },
+    ];
+    const fns = contenders.map((c) => c());
+    const times: number[][] = [[], [], []];
+    for (let i = 0; i < samples + 5; i++) {
+      for (let k = 0; k < 3; k++) {
+        const which = (i + k) % 3;
+        const t = await timeMs(() => fns[which]!(i));
+        if (i >= 5) times[which]!.push(t); // the first few warm up caches and JIT
       }
-      await w.close();
-      await storage.close();
-    };
-    const raw = async (): Promise<void> => {
-      const dir = join(base, `raw-${n++}`, 'checkpoints', 'bench');
-      mkdirSync(join(dir, 'history'), { recursive: true });
-      for (let i = 0; i < perRound; i++) {
-        // The same document work the writer does (JSON with a checksum), then the same file operations.
-        const doc = new TextEncoder().encode(JSON.stringify({ snapshot_id: `cp_${i}`, sequence: i + 1, state: payload4k(i) }));
-        await durableWrite(join(dir, 'history'), `cp_${i}.json`, doc, true);
-        await durableWrite(dir, 'latest.json', doc, false);
-      }
-    };
-    // The adapter alone, doing the writer's two puts: separates the writer's own cost from fsStorage's.
-    const adapterOnly = async (): Promise<void> => {
-      const storage = fsStorage({ dir: join(base, `fs-${n++}`) });
-      for (let i = 0; i < perRound; i++) {
-        const doc = new TextEncoder().encode(JSON.stringify({ snapshot_id: `cp_${i}`, sequence: i + 1, state: payload4k(i) }));
-        await storage.put(`checkpoints/bench/history/cp_${i}.json`, doc, { ifAbsent: true });
-        await storage.put('checkpoints/bench/latest.json', doc);
-      }
-      await storage.close();
-    };
-    await savepoint();
-    await raw();
-    await adapterOnly(); // warm-up
-    const t = await interleave(rounds, savepoint, raw);
-    const u = await interleave(rounds, savepoint, adapterOnly);
-    const sp = (perRound * 1000) / median([...t.a, ...u.a]);
-    const bl = (perRound * 1000) / median(t.b);
-    const ad = (perRound * 1000) / median(u.b);
+    }
+    await writer.close();
+    await spStorage.close();
+    await adStorage.close();
+    const [sp, bl, ad] = times.map((t) => 1000 / median(t)) as [number, number, number];
     adapterRow = {
       area: 'writer',
       name: 'writer overhead: checkpoints/s through the writer vs fsStorage puts alone (same two files)',
@@ -118,13 +122,17 @@ async function fsRatio(rounds: number, perRound: number): Promise<BenchRow> {
   }
 }
 
-/** memoryStorage without batch() whose every write call takes `ms` (a slow, fs- or network-like store). */
-function slowStore(ms: number): StorageAdapter {
+/**
+ * memoryStorage whose every write call (put, or one batch) takes `ms`: a networked or
+ * fsync-bound store. `atomic` keeps batch() (a transactional store, or GitHub's one-commit
+ * git-data writes); without it the writer does one put per file, as on fs.
+ */
+function slowStore(ms: number, atomic: boolean): StorageAdapter {
   const inner = memoryStorage();
   const wait = (): Promise<void> => new Promise((r) => setTimeout(r, ms));
-  return {
+  const store: StorageAdapter = {
     name: 'slow-memory',
-    capabilities: { atomicBatch: false, crossProcessConditional: false },
+    capabilities: { atomicBatch: atomic, crossProcessConditional: false },
     get: (k) => inner.get(k),
     put: async (k, b, o) => {
       await wait();
@@ -134,13 +142,21 @@ function slowStore(ms: number): StorageAdapter {
     list: (p) => inner.list(p),
     close: () => inner.close(),
   };
+  if (atomic) {
+    store.batch = async (ops) => {
+      await wait();
+      return inner.batch!(ops);
+    };
+  }
+  return store;
 }
 
-async function groupCommitRatio(rounds: number): Promise<BenchRow> {
+async function groupCommitRatio(rounds: number, atomic: boolean): Promise<BenchRow> {
   const runs = 8;
   const perRun = 30;
+  const latencyMs = 5;
   const workload = (groupCommit: boolean) => async (): Promise<void> => {
-    const storage = slowStore(2);
+    const storage = slowStore(latencyMs, atomic);
     await Promise.all(
       Array.from({ length: runs }, async (_, r) => {
         const w = createWriter({ storage, profile: defaultProfile, runId: `run-${r}`, groupCommit, heartbeatIntervalMs: false });
@@ -158,7 +174,7 @@ async function groupCommitRatio(rounds: number): Promise<BenchRow> {
   const without = (total * 1000) / median(t.b);
   return {
     area: 'writer',
-    name: '8 concurrent runs × 30 un-awaited checkpoints, store with 2 ms per write call (no batch): group commit vs one-by-one',
+    name: `8 concurrent runs × 30 un-awaited checkpoints, store with ${latencyMs} ms per write call, ${atomic ? 'atomic batch()' : 'no batch (one put per file, like fs)'}: group commit vs one-by-one`,
     savepoint: `${fmt(withGc)} checkpoints/s`,
     baseline: `${fmt(without)} checkpoints/s (groupCommit: false)`,
     ratio: `${(withGc / without).toFixed(2)}×`,
@@ -192,6 +208,6 @@ async function burst(): Promise<BenchRow> {
 }
 
 export async function bench(): Promise<BenchRow[]> {
-  const fs = await fsRatio(21, 12);
-  return [fs, ...(adapterRow ? [adapterRow] : []), await groupCommitRatio(5), await burst()];
+  const fs = await fsRatio(240);
+  return [fs, ...(adapterRow ? [adapterRow] : []), await groupCommitRatio(5, false), await groupCommitRatio(5, true), await burst()];
 }
