@@ -1,4 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { defineConfig, type Options } from 'tsup';
+
+const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
 
 /** One entry per public subpath: `savepoint`, `savepoint/fs`, `savepoint/testing`, … */
 export const entry: Record<string, string> = {
@@ -18,10 +21,12 @@ const common: Options = {
   splitting: true,
   treeshake: true,
   outDir: 'dist',
+  define: { __SAVEPOINT_VERSION__: JSON.stringify(version) },
 };
 
 export default defineConfig([
-  { ...common, format: ['esm'], clean: true },
+  // The CLI (`bin`) is an ESM program with a shebang, built with the ESM entries so chunks are shared.
+  { ...common, entry: { ...entry, cli: 'src/cli/main.ts' }, format: ['esm'] },
   // nanoid 5 is ESM-only; Node < 20.19 cannot require() it, so the CJS build carries its own copy.
   { ...common, format: ['cjs'], noExternal: ['nanoid'] },
 ]);

@@ -49,6 +49,8 @@ export async function ensureBuilt(): Promise<void> {
     try {
       if (upToDate()) return;
       const fingerprint = sourceFingerprint();
+      // tsup's configs run concurrently, so none of them cleans; stale files must not survive.
+      rmSync(join(ROOT, 'dist'), { recursive: true, force: true });
       execFileSync(process.execPath, [join(ROOT, 'node_modules', 'tsup', 'dist', 'cli-default.js')], { cwd: ROOT, stdio: 'pipe' });
       writeFileSync(STAMP, fingerprint);
       return;
