@@ -19,7 +19,7 @@ import {
   type SnapshotLifecyclePayload,
   type StorageAdapter,
 } from 'savepoint';
-import { corrupt, flipBit, manualClock, writeRun } from './support.js';
+import { corrupt, flipBit, manualClock } from './support.js';
 
 const fixture = <T>(name: string): T => JSON.parse(readFileSync(new URL(`../fixtures/resume/${name}`, import.meta.url), 'utf8')) as T;
 const phasedPayload = fixture<PhasedWorkflowPayload>('phased-workflow.payload.json');
@@ -134,13 +134,12 @@ describe('planExecutor profile', () => {
     await corrupt(storage, 'plans/03-CHECKPOINT.json', (b) => flipBit(b, 77));
     await expect(planResume({ storage, profile: planExecutor, runId: '03' })).rejects.toSatisfy((e: unknown) => isCheckpointError(e, 'checkpoint_no_valid_snapshot'));
 
-    // Stored as the writer lays it out (history → latest → index); built directly so this test
-    // does not depend on the writer opening history-keeping plan runs.
     const withHistory = createPlanExecutorProfile({ history: true });
     const store2 = memoryStorage();
-    await writeRun(store2, withHistory, '04', 2, (n) =>
-      n === 1 ? { ...planPayload, plan_number: '04', current_task_index: 1, current_task: 'Task 2: Models' } : { ...planPayload, plan_number: '04' },
-    );
+    await write(store2, withHistory, '04', [
+      { source: 'task_complete', status: 'in_progress', payload: { ...planPayload, plan_number: '04', current_task_index: 1, current_task: 'Task 2: Models' } },
+      { source: 'task_complete', status: 'in_progress', payload: { ...planPayload, plan_number: '04' } },
+    ]);
     await corrupt(store2, 'plans/04-CHECKPOINT.json', (b) => flipBit(b, 77));
     const plan = await planResume({ storage: store2, profile: withHistory, runId: '04' });
     expect(plan.snapshot.sequence).toBe(2);
