@@ -1,0 +1,61 @@
+import { collectRunFiles } from '../../profiles/run-files.js';
+import type { Command } from '../command.js';
+import { CliError, EXIT, formatBytes, printJson, table } from '../io.js';
+import { loadRunSnapshots } from '../inspect.js';
+import { progressBar } from '../progress.js';
+
+/** `savepoint ls RUN` */
+export const lsCommand: Command = {
+  name: 'ls',
+  usage: 'RUN',
+  summary: "List a run's history: sequence, time, trigger (and coalesced ones), status, size, compression",
+  options: {},
+  async run(ctx) {
+    const runId = ctx.positionals[0];
+    if (!runId) throw new CliError('ls needs a RUN');
+    ctx.profile.assertRunId(runId);
+    const run = (await collectRunFiles(ctx.storage, ctx.profile, runId)).runs.get(runId);
+    if (!run) throw new CliError(`no run "${runId}" in this store`, EXIT.failed);
+    const bar = progressBar(ctx.io, run.history.length + run.batches.length, 'reading');
+    const rows = await loadRunSnapshots(ctx.storage, ctx.profile, run, () => bar.tick());
+    bar.done();
+    if (ctx.json) {
+      printJson(ctx.io, {
+        runId,
+        snapshots: rows.map((r) =>
+          r.snapshot
+            ? {
+                key: r.key,
+                sequence: r.snapshot.sequence,
+                id: r.snapshot.id,
+                createdAt: r.snapshot.createdAt,
+                source: r.snapshot.source,
+                coalesced: r.snapshot.sourceDetails.map((d) => d.source),
+                priority: r.snapshot.priority ?? null,
+                status: r.snapshot.status,
+                size: r.size,
+                compressed: r.compressed,
+                batched: r.batched,
+              }
+            : { key: r.key, error: { reasonCode: r.error!.reasonCode, message: r.error!.message }, size: r.size, compressed: r.compressed },
+        ),
+      });
+      return EXIT.ok;
+    }
+    const { style } = ctx;
+    ctx.io.stdout.write(
+      table(
+        ['SEQ', 'CREATED', 'TRIGGER', 'STATUS', 'SIZE', 'STORED'],
+        rows.map((r) => {
+          const stored = `${r.compressed ? 'gzip' : 'plain'}${r.batched ? ' (batch)' : ''}`;
+          if (!r.snapshot) return ['?', '-', style.red(r.error!.reasonCode), style.red('unreadable'), formatBytes(r.size), `${stored} ${r.key}`];
+          const s = r.snapshot;
+          const coalesced = s.sourceDetails.length > 0 ? style.dim(` (+${s.sourceDetails.map((d) => d.source).join(', ')})`) : '';
+          return [String(s.sequence), s.createdAt, `${s.source}${coalesced}`, s.status, formatBytes(r.size), stored];
+        }),
+        new Set([0, 4]),
+      ),
+    );
+    return EXIT.ok;
+  },
+};

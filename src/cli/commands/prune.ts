@@ -1,0 +1,89 @@
+import { formatRetentionPlan, formatRetentionReport } from '../../retention/format.js';
+import {
+  keepDaily,
+  keepHourly,
+  keepLast,
+  keepLatestStatus,
+  keepMonthly,
+  keepWeekly,
+  keepWithin,
+  keepYearly,
+  type RetentionPolicy,
+  type RetentionRule,
+} from '../../retention/policy.js';
+import { runRetention } from '../../retention/run.js';
+import { stringFlag, type Command, type CommandContext } from '../command.js';
+import { CliError, EXIT, printJson } from '../io.js';
+
+const COUNT_FLAGS = {
+  'keep-last': (n: number) => keepLast(n),
+  'keep-hourly': (n: number, tz: string) => keepHourly(n, { timeZone: tz }),
+  'keep-daily': (n: number, tz: string) => keepDaily(n, { timeZone: tz }),
+  'keep-weekly': (n: number, tz: string) => keepWeekly(n, { timeZone: tz }),
+  'keep-monthly': (n: number, tz: string) => keepMonthly(n, { timeZone: tz }),
+  'keep-yearly': (n: number, tz: string) => keepYearly(n, { timeZone: tz }),
+} as const;
+
+/** A policy from restic-style flags, or `undefined` when none is given (the profile's policy applies). */
+function policyFromFlags(ctx: CommandContext): RetentionPolicy | undefined {
+  const tz = stringFlag(ctx, 'tz') ?? 'UTC';
+  const rules: RetentionRule[] = [];
+  for (const [flag, make] of Object.entries(COUNT_FLAGS)) {
+    const raw = stringFlag(ctx, flag);
+    if (raw === undefined) continue;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < 0) throw new CliError(`--${flag} takes a whole number`);
+    rules.push(make(n, tz));
+  }
+  const within = stringFlag(ctx, 'keep-within');
+  if (within !== undefined) rules.push(keepWithin(within));
+  const statuses = ctx.values['keep-status'];
+  for (const status of Array.isArray(statuses) ? statuses : []) rules.push(keepLatestStatus(status));
+  const compressAfter = stringFlag(ctx, 'compress-after');
+  if (rules.length === 0 && compressAfter === undefined) return undefined;
+  return { name: 'command-line', rules, ...(compressAfter !== undefined ? { compressAfter } : {}) };
+}
+
+/** `savepoint prune [--keep-last N …] [--apply]` */
+export const pruneCommand: Command = {
+  name: 'prune',
+  usage: '[--keep-last N] [--keep-within DUR] [--keep-daily N] … [--apply]',
+  summary: "Apply a retention policy (the profile's, or one from flags); a dry run with reasons unless --apply",
+  options: {
+    'keep-last': { type: 'string', value: 'N', description: 'Keep the last N snapshots of each run' },
+    'keep-within': { type: 'string', value: 'DUR', description: 'Keep snapshots younger than DUR (e.g. 14d, 36h, 1w2d)' },
+    'keep-hourly': { type: 'string', value: 'N', description: 'Keep the newest snapshot of each of the last N hours' },
+    'keep-daily': { type: 'string', value: 'N', description: 'Keep the newest snapshot of each of the last N days' },
+    'keep-weekly': { type: 'string', value: 'N', description: 'Keep the newest snapshot of each of the last N ISO weeks' },
+    'keep-monthly': { type: 'string', value: 'N', description: 'Keep the newest snapshot of each of the last N months' },
+    'keep-yearly': { type: 'string', value: 'N', description: 'Keep the newest snapshot of each of the last N years' },
+    'keep-status': { type: 'string', multiple: true, value: 'S', description: 'Keep the latest snapshot with status S (repeatable)' },
+    'compress-after': { type: 'string', value: 'DUR', description: 'Gzip kept history entries older than DUR' },
+    tz: { type: 'string', value: 'ZONE', description: 'IANA time zone for calendar buckets (default UTC)' },
+    apply: { type: 'boolean', description: 'Execute the plan (default: dry run)' },
+    'allow-run-deletion': { type: 'boolean', description: 'Allow a plan to delete every snapshot of a run' },
+  },
+  async run(ctx) {
+    const flagPolicy = policyFromFlags(ctx);
+    if (!flagPolicy && !ctx.profile.retention) {
+      throw new CliError(`profile "${ctx.profile.name}" has no default retention policy; pass --keep-* flags`);
+    }
+    const apply = ctx.values.apply === true;
+    const { plan, report } = await runRetention({
+      storage: ctx.storage,
+      profile: ctx.profile,
+      clock: ctx.clock,
+      dryRun: !apply,
+      allowRunDeletion: ctx.values['allow-run-deletion'] === true,
+      ...(flagPolicy ? { policy: flagPolicy } : {}),
+    });
+    if (ctx.json) {
+      printJson(ctx.io, { dryRun: !apply, plan, ...(apply ? { report } : {}) });
+      return EXIT.ok;
+    }
+    ctx.io.stdout.write(formatRetentionPlan(plan));
+    if (apply) ctx.io.stdout.write(`\n${formatRetentionReport(report)}`);
+    else ctx.io.stdout.write('\nDry run: nothing was changed. Run again with --apply to execute this plan.\n');
+    return EXIT.ok;
+  },
+};

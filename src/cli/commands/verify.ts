@@ -1,0 +1,137 @@
+import { parseJson } from '../../codec/canonical-json.js';
+import { utf8Decode } from '../../codec/utf8.js';
+import { isCheckpointError, type CheckpointError } from '../../model/errors.js';
+import { decodeRunIndex } from '../../model/run-index.js';
+import { decodeBatchFile } from '../../profiles/batch-file.js';
+import { collectRunFiles, type ClassifiedEntry } from '../../profiles/run-files.js';
+import type { Command, CommandContext } from '../command.js';
+import { EXIT, printJson, table } from '../io.js';
+import { loadEntry, mapLimit } from '../inspect.js';
+import { progressBar } from '../progress.js';
+
+/** A problem or warning found by `verify`. */
+interface Finding {
+  readonly key: string;
+  readonly level: 'problem' | 'warning';
+  readonly reasonCode: string;
+  readonly message: string;
+}
+
+const finding = (key: string, err: CheckpointError, level: Finding['level'] = 'problem'): Finding => ({ key, level, reasonCode: err.reasonCode, message: err.message });
+
+async function checkJsonFile(ctx: CommandContext, entry: ClassifiedEntry): Promise<Finding[]> {
+  try {
+    const stored = await ctx.storage.get(entry.key);
+    if (stored) parseJson(utf8Decode(stored.bytes, entry.key), entry.key);
+    return [];
+  } catch (err) {
+    if (isCheckpointError(err)) return [finding(entry.key, err)];
+    throw err;
+  }
+}
+
+/** `savepoint verify [RUN]` */
+export const verifyCommand: Command = {
+  name: 'verify',
+  usage: '[RUN]',
+  summary: 'Check every stored file (schema + checksum); print each problem with its reason code; exit 1 if any',
+  options: {},
+  async run(ctx) {
+    const runId = ctx.positionals[0];
+    if (runId) ctx.profile.assertRunId(runId);
+    const files = await collectRunFiles(ctx.storage, ctx.profile, runId);
+    const findings: Finding[] = [];
+    const runs = [...files.runs.values()];
+    const total = runs.reduce((n, r) => n + r.history.length + r.batches.length + (r.latest ? 1 : 0) + (r.index ? 1 : 0), 0) + files.storeWide.length;
+    const bar = progressBar(ctx.io, total, 'verifying');
+    let checked = 0;
+    const tick = (): void => {
+      checked++;
+      bar.tick();
+    };
+
+    for (const run of runs) {
+      const singles = [...(run.latest ? [run.latest] : []), ...run.history];
+      const rows = await mapLimit(singles, 8, async (e) => {
+        const row = await loadEntry(ctx.storage, ctx.profile, e);
+        tick();
+        return row;
+      });
+      for (const row of rows) if (row.error) findings.push(finding(row.key, row.error));
+      const sequences = new Map<number, string>();
+      for (const row of rows.slice(run.latest ? 1 : 0)) if (row.snapshot) sequences.set(row.snapshot.sequence, row.snapshot.integrity.checksum);
+      for (const batch of run.batches) {
+        try {
+          const stored = await ctx.storage.get(batch.key);
+          for (const m of stored ? await decodeBatchFile(ctx.storage, ctx.profile, batch.key, stored.bytes) : []) {
+            if (m.ok) sequences.set(m.snapshot.sequence, m.snapshot.integrity.checksum);
+            else findings.push(finding(`${batch.key}#${m.position}`, m.error));
+          }
+        } catch (err) {
+          if (!isCheckpointError(err)) throw err;
+          findings.push(finding(batch.key, err));
+        }
+        tick();
+      }
+      if (run.index) {
+        try {
+          const stored = await ctx.storage.get(run.index.key);
+          const index = stored ? decodeRunIndex(stored.bytes, run.index.key) : undefined;
+          const present = new Set([...run.history, ...run.batches].map((e) => e.key));
+          for (const e of index?.checkpoints ?? []) {
+            if (!present.has(e.file_path)) {
+              findings.push({ key: run.index.key, level: 'problem', reasonCode: 'checkpoint_not_found', message: `index entry ${e.sequence} points at missing ${e.file_path}` });
+            }
+          }
+        } catch (err) {
+          if (!isCheckpointError(err)) throw err;
+          findings.push(finding(run.index.key, err));
+        }
+        tick();
+      }
+      const latest = rows[0]?.snapshot && run.latest ? rows[0].snapshot : undefined;
+      if (latest && sequences.size > 0) {
+        const newest = Math.max(...sequences.keys());
+        if (newest > latest.sequence) {
+          findings.push({
+            key: run.latest!.key,
+            level: 'warning',
+            reasonCode: 'checkpoint_latest_stale',
+            message: `latest holds sequence ${latest.sequence} but history has ${newest} (a write was interrupted between history and latest; resume uses the newer entry)`,
+          });
+        }
+        const same = sequences.get(latest.sequence);
+        if (same !== undefined && same !== latest.integrity.checksum) {
+          findings.push({
+            key: run.latest!.key,
+            level: 'warning',
+            reasonCode: 'checkpoint_latest_differs',
+            message: `latest and its history entry (sequence ${latest.sequence}) hold different documents`,
+          });
+        }
+      }
+    }
+    for (const entry of files.storeWide) {
+      findings.push(...(await checkJsonFile(ctx, entry)));
+      tick();
+    }
+    bar.done();
+
+    const problems = findings.filter((f) => f.level === 'problem');
+    if (ctx.json) {
+      printJson(ctx.io, { checked, problems: problems.length, findings });
+    } else {
+      if (findings.length > 0) {
+        ctx.io.stdout.write(
+          table(
+            ['LEVEL', 'REASON', 'FILE', 'DETAIL'],
+            findings.map((f) => [f.level === 'problem' ? ctx.style.red('problem') : ctx.style.yellow('warning'), f.reasonCode, f.key, f.message]),
+          ),
+        );
+      }
+      const summary = `Checked ${checked} file${checked === 1 ? '' : 's'}: ${problems.length} problem${problems.length === 1 ? '' : 's'}, ${findings.length - problems.length} warning${findings.length - problems.length === 1 ? '' : 's'}.`;
+      ctx.io.stdout.write(`${problems.length > 0 ? ctx.style.red(summary) : ctx.style.green(summary)}\n`);
+    }
+    return problems.length > 0 ? EXIT.failed : EXIT.ok;
+  },
+};

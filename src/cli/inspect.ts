@@ -1,0 +1,86 @@
+import { isCheckpointError, toCheckpointError, type CheckpointError } from '../model/errors.js';
+import type { Snapshot } from '../model/snapshot.js';
+import { decodeBatchFile } from '../profiles/batch-file.js';
+import type { Profile } from '../profiles/define-profile.js';
+import { decodeStoredSnapshot } from '../profiles/read-snapshot.js';
+import type { ClassifiedEntry, RunFiles } from '../profiles/run-files.js';
+import type { StorageAdapter } from '../storage/adapter.js';
+
+/** One stored snapshot as the CLI shows it: decoded, or the reason it could not be. */
+export interface SnapshotRow {
+  readonly key: string;
+  readonly size: number;
+  readonly compressed: boolean;
+  /** True for a member of a `batch_{first}_{last}.json` file. */
+  readonly batched: boolean;
+  /** The sequence the key name carries (`cp_003_…`), which orders even a corrupt entry. */
+  readonly sequenceHint?: number;
+  readonly snapshot?: Snapshot<unknown>;
+  readonly error?: CheckpointError;
+}
+
+/** Maps `items` through `fn` with at most `limit` calls in flight, keeping order. */
+export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
+}
+
+const asError = (err: unknown, key: string): CheckpointError =>
+  isCheckpointError(err) ? err : toCheckpointError(err, 'checkpoint_storage_unavailable', `reading ${key} failed`, { key });
+
+/** Reads and validates one file that holds a single snapshot (latest or a history entry). */
+export async function loadEntry(storage: StorageAdapter, profile: Profile<unknown>, entry: ClassifiedEntry): Promise<SnapshotRow> {
+  const base = {
+    key: entry.key,
+    size: entry.size,
+    compressed: entry.info.compressed,
+    batched: false,
+    ...(entry.info.sequence !== undefined ? { sequenceHint: entry.info.sequence } : {}),
+  };
+  try {
+    const stored = await storage.get(entry.key);
+    if (!stored) return { ...base, error: asError(new Error('deleted while listing'), entry.key) };
+    return { ...base, snapshot: await decodeStoredSnapshot(storage, profile, entry.key, stored.bytes) };
+  } catch (err) {
+    return { ...base, error: asError(err, entry.key) };
+  }
+}
+
+/**
+ * Every snapshot of a run — history entries and batch members, or the latest document
+ * alone for profiles that keep no history — in ascending sequence, corrupt ones included
+ * with their error.
+ */
+export async function loadRunSnapshots(storage: StorageAdapter, profile: Profile<unknown>, run: RunFiles, onFile?: () => void): Promise<SnapshotRow[]> {
+  const singles = run.history.length > 0 || run.batches.length > 0 || !run.latest ? run.history : [run.latest];
+  const rows = (await mapLimit(singles, 8, async (e) => {
+    const row = await loadEntry(storage, profile, e);
+    onFile?.();
+    return [row];
+  })).flat();
+  for (const batch of run.batches) {
+    const base = { key: batch.key, size: batch.size, compressed: false, batched: true };
+    try {
+      const stored = await storage.get(batch.key);
+      if (stored) {
+        for (const member of await decodeBatchFile(storage, profile, batch.key, stored.bytes)) {
+          rows.push(member.ok ? { ...base, snapshot: member.snapshot } : { ...base, key: `${batch.key}#${member.position}`, error: member.error });
+        }
+      }
+    } catch (err) {
+      rows.push({ ...base, error: asError(err, batch.key) });
+    }
+    onFile?.();
+  }
+  const seq = (r: SnapshotRow): number => r.snapshot?.sequence ?? r.sequenceHint ?? Number.MAX_SAFE_INTEGER;
+  return rows.sort((a, b) => seq(a) - seq(b) || (a.key < b.key ? -1 : 1));
+}
+

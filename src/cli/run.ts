@@ -1,0 +1,145 @@
+import { parseArgs } from 'node:util';
+import { isCheckpointError } from '../model/errors.js';
+import { systemClock, type Clock } from '../model/clock.js';
+import type { StorageAdapter } from '../storage/adapter.js';
+import type { Command, OptionSpec } from './command.js';
+import { checkpointCommand } from './commands/checkpoint.js';
+import { lsCommand } from './commands/ls.js';
+import { pruneCommand } from './commands/prune.js';
+import { resumeCommand } from './commands/resume.js';
+import { runsCommand } from './commands/runs.js';
+import { showCommand } from './commands/show.js';
+import { verifyCommand } from './commands/verify.js';
+import { CliError, EXIT, makeStyle, type CliIo } from './io.js';
+import { PROFILE_NAMES, profileByName } from './profiles.js';
+import { openStore } from './store.js';
+
+/** Every command, in the order `--help` lists them. */
+export const COMMANDS: readonly Command[] = [runsCommand, lsCommand, showCommand, verifyCommand, pruneCommand, resumeCommand, checkpointCommand];
+
+/** Options every command accepts. */
+export const GLOBAL_OPTIONS: Readonly<Record<string, OptionSpec>> = {
+  dir: { type: 'string', value: 'PATH', description: 'File-system store (default ./checkpoints)' },
+  github: { type: 'string', value: 'OWNER/REPO[@BRANCH][:PATH]', description: 'GitHub store; token from GITHUB_TOKEN, API from GITHUB_API_URL' },
+  profile: { type: 'string', value: 'NAME', description: `Profile: ${PROFILE_NAMES.join(', ')} (default "default")` },
+  json: { type: 'boolean', description: 'Machine-readable JSON output' },
+  help: { type: 'boolean', short: 'h', description: 'Show help' },
+};
+
+function renderOptions(options: Readonly<Record<string, OptionSpec>>): string {
+  const rows = Object.entries(options).map(([name, o]) => [`${o.short ? `-${o.short}, ` : '    '}--${name}${o.value ? ` ${o.value}` : ''}`, o.description] as const);
+  const width = Math.max(0, ...rows.map(([l]) => l.length));
+  return rows.map(([l, d]) => `  ${l.padEnd(width)}  ${d}`).join('\n');
+}
+
+/** The text of `savepoint --help` or `savepoint COMMAND --help`. */
+export function helpText(command?: Command): string {
+  if (command) {
+    return [
+      `Usage: savepoint ${command.name} ${command.usage} [options]`,
+      '',
+      command.summary,
+      '',
+      ...(Object.keys(command.options).length > 0 ? ['Options:', renderOptions(command.options), ''] : []),
+      'Global options:',
+      renderOptions(GLOBAL_OPTIONS),
+      '',
+    ].join('\n');
+  }
+  const width = Math.max(...COMMANDS.map((c) => c.name.length));
+  return [
+    'Usage: savepoint <command> [options]',
+    '',
+    'Inspect, verify, prune and resume savepoint checkpoint stores.',
+    '',
+    'Commands:',
+    ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    '',
+    'Global options:',
+    renderOptions(GLOBAL_OPTIONS),
+    '',
+    'Exit codes: 0 success, 1 problems found or the operation failed, 2 usage error.',
+    'Run "savepoint <command> --help" for a command\'s options.',
+    '',
+  ].join('\n');
+}
+
+/** Options of {@link runCli} beyond the I/O, for tests. */
+export interface RunCliOptions {
+  readonly clock?: Clock;
+  /** Use this store instead of opening one from `--dir`/`--github`. */
+  readonly storage?: StorageAdapter;
+}
+
+/**
+ * Runs the CLI with `argv` (without `node` and the script) and returns the exit code.
+ * Every error a user can cause is reported on stderr as one line with its reason code;
+ * nothing is printed that holds a token.
+ */
+export async function runCli(argv: readonly string[], io: CliIo, options: RunCliOptions = {}): Promise<number> {
+  const name = argv.find((a) => !a.startsWith('-'));
+  const command = COMMANDS.find((c) => c.name === name);
+  if (!command) {
+    if (name !== undefined) {
+      io.stderr.write(`savepoint: unknown command "${name}"\n\n${helpText()}`);
+      return EXIT.usage;
+    }
+    if (argv.includes('--version') || argv.includes('-v')) {
+      io.stdout.write(`${VERSION}\n`);
+      return EXIT.ok;
+    }
+    (argv.includes('--help') || argv.includes('-h') ? io.stdout : io.stderr).write(helpText());
+    return argv.includes('--help') || argv.includes('-h') ? EXIT.ok : EXIT.usage;
+  }
+  const specs = { ...GLOBAL_OPTIONS, ...command.options };
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs({
+      args: argv.filter((a, i) => i !== argv.indexOf(command.name)),
+      options: Object.fromEntries(
+        Object.entries(specs).map(([k, o]) => [k, { type: o.type, ...(o.short ? { short: o.short } : {}), ...(o.multiple ? { multiple: true } : {}) }]),
+      ),
+      allowPositionals: true,
+      strict: true,
+    });
+  } catch (err) {
+    io.stderr.write(`savepoint ${command.name}: ${(err as Error).message}\n\n${helpText(command)}`);
+    return EXIT.usage;
+  }
+  const values = parsed.values as Record<string, string | boolean | string[] | undefined>;
+  if (values.help) {
+    io.stdout.write(helpText(command));
+    return EXIT.ok;
+  }
+  let storage: StorageAdapter | undefined;
+  try {
+    const profile = profileByName(typeof values.profile === 'string' ? values.profile : 'default');
+    storage = options.storage ?? (await openStore(values, io.env));
+    return await command.run({
+      io,
+      style: makeStyle(io),
+      storage,
+      profile,
+      json: values.json === true,
+      clock: options.clock ?? systemClock,
+      positionals: parsed.positionals,
+      values,
+    });
+  } catch (err) {
+    if (err instanceof CliError) {
+      io.stderr.write(`savepoint ${command.name}: ${err.message}\n`);
+      return err.exitCode;
+    }
+    if (isCheckpointError(err)) {
+      io.stderr.write(`savepoint ${command.name}: ${err.message}\n`);
+      // A bad key, run id or option is the user's input; everything else is an operation that failed.
+      return err.reasonCode === 'checkpoint_key_invalid' || err.reasonCode === 'checkpoint_config_invalid' ? EXIT.usage : EXIT.failed;
+    }
+    throw err;
+  } finally {
+    if (storage && !options.storage) await storage.close();
+  }
+}
+
+declare const __SAVEPOINT_VERSION__: string | undefined;
+const VERSION = typeof __SAVEPOINT_VERSION__ === 'string' ? __SAVEPOINT_VERSION__ : '0.0.0-dev';

@@ -1,0 +1,204 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createWriter, defaultProfile, phasedWorkflow, type JsonValue } from 'savepoint';
+import { fsStorage } from 'savepoint/fs';
+import { githubStorage } from 'savepoint/github';
+import { startGitHubEmulator, type GitHubEmulator } from 'savepoint/testing';
+import { ensureBuilt, ROOT } from '../support/build.js';
+
+/** Runs the built `savepoint` binary as a child process, the way a shell hook does. */
+function cli(args: string[], options: { env?: Record<string, string>; stdin?: string } = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = execFile(
+      process.execPath,
+      [join(ROOT, 'dist', 'cli.js'), ...args],
+      { env: { PATH: process.env.PATH ?? '', ...options.env }, encoding: 'utf8', timeout: 60_000 },
+      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+    if (options.stdin !== undefined) child.stdin!.end(options.stdin);
+    else child.stdin!.end();
+  });
+}
+
+async function writeRun(storage: ReturnType<typeof fsStorage>, runId: string, steps: number, finalStatus: string): Promise<void> {
+  const writer = createWriter({ storage, profile: defaultProfile, runId, heartbeatIntervalMs: false, coalesceWindowMs: 0 });
+  for (let i = 1; i <= steps; i++) {
+    const r = await writer.checkpoint({ source: 'step_boundary', status: i === steps ? finalStatus : 'in_progress', payload: { step: i } as JsonValue });
+    expect(r.ok).toBe(true);
+  }
+  await writer.close();
+}
+
+describe('savepoint CLI on a file-system store', () => {
+  let dir = '';
+  beforeAll(async () => {
+    await ensureBuilt();
+    dir = mkdtempSync(join(tmpdir(), 'savepoint-cli-'));
+    const storage = fsStorage({ dir });
+    await writeRun(storage, 'run-a', 3, 'in_progress');
+    await writeRun(storage, 'run-b', 2, 'completed');
+    await storage.close();
+  }, 300_000);
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('prints help and exits 0; an unknown command or flag exits 2', async () => {
+    const help = await cli(['--help']);
+    expect(help.code).toBe(0);
+    for (const c of ['runs', 'ls', 'show', 'verify', 'prune', 'resume', 'checkpoint']) expect(help.stdout).toContain(c);
+    expect((await cli(['frobnicate'])).code).toBe(2);
+    const badFlag = await cli(['runs', '--dir', dir, '--nope']);
+    expect(badFlag.code).toBe(2);
+    expect(badFlag.stderr).toContain("Unknown option '--nope'");
+  });
+
+  it('runs: a table with status, sequence, count, activity and size; --incomplete; --json', async () => {
+    const table = await cli(['runs', '--dir', dir]);
+    expect(table.code).toBe(0);
+    expect(table.stdout).toMatch(/^RUN\s+STATUS\s+SEQ\s+SNAPSHOTS\s+LAST ACTIVITY\s+SIZE$/m);
+    expect(table.stdout).toMatch(/^run-a\s+in_progress\s+3\s+3\s+\S+Z\s+[\d.]+ KB$/m);
+    expect(table.stdout).toMatch(/^run-b\s+completed\s+2\s+2\s/m);
+    expect(table.stdout).not.toContain('\u001b['); // not a TTY: no color
+
+    const incomplete = await cli(['runs', '--incomplete', '--dir', dir]);
+    expect(incomplete.stdout).toContain('run-a');
+    expect(incomplete.stdout).not.toContain('run-b');
+
+    const json = JSON.parse((await cli(['runs', '--json', '--dir', dir])).stdout) as { runs: { runId: string; sequence: number; terminal: boolean }[] };
+    expect(json.runs.map((r) => [r.runId, r.sequence, r.terminal])).toEqual([
+      ['run-a', 3, false],
+      ['run-b', 2, true],
+    ]);
+  });
+
+  it('ls and show', async () => {
+    const ls = await cli(['ls', 'run-a', '--dir', dir]);
+    expect(ls.code).toBe(0);
+    expect(ls.stdout.trim().split('\n')).toHaveLength(4);
+    expect(ls.stdout).toMatch(/^\s+2\s+\S+Z\s+step_boundary\s+in_progress\s+\d+ B\s+plain$/m);
+
+    const show = await cli(['show', 'run-a', '--seq', '2', '--dir', dir]);
+    expect(show.stdout).toMatch(/^sequence\s+2$/m);
+    expect(show.stdout).toContain('"step": 2');
+    const byId = JSON.parse((await cli(['show', 'run-a', '--json', '--dir', dir])).stdout) as { snapshot: { sequence: number; id: string } };
+    expect(byId.snapshot.sequence).toBe(3);
+    const again = JSON.parse((await cli(['show', 'run-a', '--id', byId.snapshot.id, '--json', '--dir', dir])).stdout) as { snapshot: { sequence: number } };
+    expect(again.snapshot.sequence).toBe(3);
+    expect((await cli(['show', 'run-a', '--seq', '99', '--dir', dir])).code).toBe(1);
+    expect((await cli(['show', '../etc', '--dir', dir])).code).toBe(2);
+  });
+
+  it('resume prints where and why', async () => {
+    const r = await cli(['resume', 'run-a', '--dir', dir]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^restored\s+#3 /m);
+    expect(r.stdout).toMatch(/^next sequence 4$/m);
+    const json = JSON.parse((await cli(['resume', 'run-a', '--json', '--dir', dir])).stdout) as { nextSequence: number; payload: unknown };
+    expect(json).toMatchObject({ nextSequence: 4, payload: { step: 3 } });
+  });
+
+  it('checkpoint writes the manual trigger with a payload from stdin; an unknown trigger is a usage error', async () => {
+    const r = await cli(['checkpoint', 'run-a', '--source', 'manual', '--payload', '-', '--dir', dir], { stdin: '{"step": 4, "note": "from a hook"}' });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^written run-a #4 cp_/);
+    const show = JSON.parse((await cli(['show', 'run-a', '--json', '--dir', dir])).stdout) as { snapshot: { source: string; payload: unknown } };
+    expect(show.snapshot).toMatchObject({ source: 'manual', payload: { step: 4, note: 'from a hook' } });
+    const bad = await cli(['checkpoint', 'run-a', '--source', 'phase_complete', '--dir', dir]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('no trigger "phase_complete"');
+  });
+
+  it('verify: 0 on a sound store; a corrupt file is reported with its reason code and exits 1', async () => {
+    const ok = await cli(['verify', '--dir', dir]);
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toMatch(/Checked \d+ files: 0 problems/);
+    const historyDir = join(dir, 'checkpoints', 'run-b', 'history');
+    const victim = readdirSync(historyDir).sort()[0]!;
+    writeFileSync(join(historyDir, victim), '{"snapshot_id": "broken"');
+    const bad = await cli(['verify', '--dir', dir]);
+    expect(bad.code).toBe(1);
+    expect(bad.stdout).toMatch(/problem\s+checkpoint_schema_invalid\s+checkpoints\/run-b\/history\//);
+    const json = JSON.parse((await cli(['verify', 'run-b', '--json', '--dir', dir])).stdout) as { problems: number };
+    expect(json.problems).toBe(1);
+  });
+
+  it('prune is a dry run by default and deletes only with --apply', async () => {
+    const dry = await cli(['prune', '--keep-last', '1', '--dir', dir]);
+    expect(dry.code).toBe(0);
+    expect(dry.stdout).toContain('Dry run: nothing was changed');
+    expect(dry.stdout).toMatch(/run-a\s+1\s+\S+\s+\S+\s+in_progress\s+delete/);
+    expect(readdirSync(join(dir, 'checkpoints', 'run-a', 'history'))).toHaveLength(4);
+    const applied = await cli(['prune', '--keep-last', '1', '--apply', '--dir', dir]);
+    expect(applied.code).toBe(0);
+    expect(readdirSync(join(dir, 'checkpoints', 'run-a', 'history'))).toHaveLength(1);
+    const runs = JSON.parse((await cli(['runs', '--json', '--dir', dir])).stdout) as { runs: { runId: string; sequence: number }[] };
+    expect(runs.runs.find((r) => r.runId === 'run-a')?.sequence).toBe(4);
+  });
+});
+
+describe('savepoint CLI on a GitHub store (local emulator)', () => {
+  const TOKEN = 'ghp_clitestsecret0000000000000000000000';
+  let gh: GitHubEmulator;
+  beforeAll(async () => {
+    await ensureBuilt();
+    gh = await startGitHubEmulator({ token: TOKEN, secondaryLimit: false });
+    const storage = githubStorage({ owner: gh.owner, repo: gh.repo, token: TOKEN, baseUrl: gh.url });
+    const runId = '8d3f1c2a-4b5e-4c6d-9e7f-0a1b2c3d4e5f';
+    const writer = createWriter({ storage, profile: phasedWorkflow, runId, heartbeatIntervalMs: false, coalesceWindowMs: 0 });
+    const outputs = { phase_0: null, phase_0_5: null, phase_1: null, phase_2: null, phase_3: null, phase_4: null, phase_5: null, phase_6: null, phase_7: null, phase_8: null };
+    const payload = (phase: string, done: Record<string, unknown>) => ({
+      phase,
+      state_snapshot: {
+        phase_outputs: { ...outputs, ...done },
+        current_phase_state: { phase, started_at: '2026-11-22T00:00:00Z', progress: {}, partial_output: null },
+        gate_history: [],
+        circuit_breaker_state: {},
+        cost_accumulated: 1.25,
+        health_history: [],
+        errors_encountered: [],
+        active_lessons: [],
+      },
+      context_fields: { api_metrics: {}, fallback_flags: {}, iteration_counts: {}, warnings: [] },
+    });
+    expect((await writer.checkpoint({ source: 'phase_complete', status: 'in_progress', payload: payload('phase_0_intake', { phase_0: { ok: true } }) as never })).ok).toBe(true);
+    expect((await writer.checkpoint({ source: 'gate_decision', status: 'in_progress', payload: payload('phase_1_design', { phase_0: { ok: true } }) as never })).ok).toBe(true);
+    await writer.close();
+    await storage.close();
+  }, 300_000);
+  afterAll(async () => {
+    await gh?.close();
+  });
+
+  const env = (): Record<string, string> => ({ GITHUB_TOKEN: TOKEN, GITHUB_API_URL: gh.url });
+
+  it('lists, shows, verifies and resumes without ever printing the token', async () => {
+    const target = `${gh.owner}/${gh.repo}`;
+    const outputs = [
+      await cli(['runs', '--github', target, '--profile', 'phasedWorkflow'], { env: env() }),
+      await cli(['ls', '8d3f1c2a-4b5e-4c6d-9e7f-0a1b2c3d4e5f', '--github', target, '--profile', 'phasedWorkflow'], { env: env() }),
+      await cli(['verify', '--github', target, '--profile', 'phasedWorkflow'], { env: env() }),
+      await cli(['resume', '8d3f1c2a-4b5e-4c6d-9e7f-0a1b2c3d4e5f', '--github', target, '--profile', 'phasedWorkflow'], { env: env() }),
+    ];
+    for (const o of outputs) {
+      expect(o.code, o.stderr).toBe(0);
+      expect(o.stdout + o.stderr).not.toContain(TOKEN);
+    }
+    expect(outputs[0]!.stdout).toMatch(/8d3f1c2a-4b5e-4c6d-9e7f-0a1b2c3d4e5f\s+in_progress\s+2\s+2/);
+    expect(outputs[1]!.stdout).toMatch(/^\s+2\s+\S+Z\s+gate_decision \(|^\s+2\s+\S+Z\s+gate_decision\s/m);
+    expect(outputs[2]!.stdout).toMatch(/0 problems/);
+    expect(outputs[3]!.stdout).toMatch(/^resume at\s+phase_1_design_gate/m);
+    expect(outputs[3]!.stdout).toContain('RESUME: Continuing run 8d3f1c2a-4b5e-4c6d-9e7f-0a1b2c3d4e5f');
+  });
+
+  it('refuses --github without a token, and a bad token fails without echoing it', async () => {
+    const noToken = await cli(['runs', '--github', `${gh.owner}/${gh.repo}`], { env: { GITHUB_API_URL: gh.url } });
+    expect(noToken.code).toBe(2);
+    expect(noToken.stderr).toContain('GITHUB_TOKEN');
+    const wrong = 'ghp_wrongtoken11111111111111111111111111';
+    const bad = await cli(['runs', '--github', `${gh.owner}/${gh.repo}`], { env: { GITHUB_TOKEN: wrong, GITHUB_API_URL: gh.url } });
+    expect(bad.code).toBe(1);
+    expect(bad.stdout + bad.stderr).not.toContain(wrong);
+  });
+});
