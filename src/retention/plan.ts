@@ -123,9 +123,14 @@ export interface RetentionPlan {
   readonly now: number;
   readonly nowIso: string;
   readonly options: Required<PlanRetentionOptions>;
-  /** Every snapshot exactly once, by run id, then time, then id. */
+  /**
+   * Every snapshot exactly once, by run id, then time, then id. Built on first access
+   * from the planner's compact decisions (and cached), so a large plan costs memory for
+   * it only when something reads it.
+   */
   readonly snapshots: readonly PlannedSnapshot[];
   readonly runs: readonly PlannedRun[];
+  /** The storage steps, in order. Built on first access (and cached), like `snapshots`. */
   readonly operations: readonly RetentionOperation[];
   readonly unreadable: readonly { readonly runId: string; readonly file: UnreadableFile; readonly action: 'keep' | 'delete' }[];
   readonly totals: {
@@ -172,15 +177,15 @@ function sortedRuns(runs: readonly InventoryRun[]): InventoryRun[] {
   return copy;
 }
 
-/** Index of a run's final snapshot: the one latest.json holds, else the highest sequence (ties: the newest). */
-function finalIndex(snaps: readonly InventorySnapshot[]): number {
-  let latest = -1;
-  let newest = -1;
-  for (let i = 0; i < snaps.length; i++) {
-    if (snaps[i]!.latest) latest = i;
-    if (newest < 0 || snaps[i]!.sequence >= snaps[newest]!.sequence) newest = i;
+/** A run's final snapshot, in any order: the one latest.json holds, else the highest sequence (ties: the newest). */
+function finalSnapshot(snaps: readonly InventorySnapshot[]): InventorySnapshot | undefined {
+  let latest: InventorySnapshot | undefined;
+  let newest: InventorySnapshot | undefined;
+  for (const s of snaps) {
+    if (s.latest && (!latest || compareInventorySnapshots(s, latest) > 0)) latest = s;
+    if (!newest || s.sequence > newest.sequence || (s.sequence === newest.sequence && compareInventorySnapshots(s, newest) > 0)) newest = s;
   }
-  return latest >= 0 ? latest : newest;
+  return latest ?? newest;
 }
 
 function sortedSnapshots(snaps: readonly InventorySnapshot[]): readonly InventorySnapshot[] {
@@ -220,6 +225,9 @@ const A_DELETE = 3;
  *   its batchmates, reason `batch-member-kept`); part files go with their snapshot;
  * - only keys the inventory found under the profile's layout appear in the operations.
  *
+ * Decisions are computed eagerly into typed arrays; `plan.snapshots` and
+ * `plan.operations` are materialized from them on first access.
+ *
  * Throws `checkpoint_config_invalid` for an invalid policy or `now`.
  */
 export function planRetention(inventory: RetentionInventory, policy: RetentionPolicy, now: number, options: PlanRetentionOptions = {}): RetentionPlan {
@@ -250,18 +258,19 @@ export function planRetention(inventory: RetentionInventory, policy: RetentionPo
   const noRules = rules.length === 0;
 
   const runs = sortedRuns(inventory.runs);
-  const runSnaps = runs.map((r) => sortedSnapshots(r.snapshots));
+  // Each run's snapshots are sorted (when they are not already) just before the run is
+  // planned, while they are in the CPU cache; the ranking below needs no order.
+  const runSnaps: (readonly InventorySnapshot[])[] = new Array<readonly InventorySnapshot[]>(runs.length);
 
   // Cross-run tiers: rank runs by the time of their final snapshot (the one latest.json
   // holds, else the highest sequence) — it is never removed while the run has anything,
   // and an archived run's summary records it as last_checkpoint_at, so ranks are stable.
   const rankOf = new Map<string, number>();
   if (tiers) {
-    const timed = runs.map((r, i) => {
-      const snaps = runSnaps[i]!;
+    const timed = runs.map((r) => {
       let t = -Infinity;
-      const final = finalIndex(snaps);
-      if (final >= 0) t = snaps[final]!.createdAtMs;
+      const final = finalSnapshot(r.snapshots);
+      if (final) t = final.createdAtMs;
       else if (r.summary?.lastCheckpointAtMs !== undefined && Number.isFinite(r.summary.lastCheckpointAtMs)) t = r.summary.lastCheckpointAtMs;
       return { runId: r.runId, t };
     });
@@ -270,32 +279,25 @@ export function planRetention(inventory: RetentionInventory, policy: RetentionPo
   }
 
   let total = 0;
-  let maxRun = 0;
-  for (const snaps of runSnaps) {
-    total += snaps.length;
-    if (snaps.length > maxRun) maxRun = snaps.length;
-  }
-  // Scratch space shared by all runs: the planner allocates per snapshot only what it returns.
-  const masks = new Int32Array(maxRun);
-  const actions = new Uint8Array(maxRun);
-  const planned: PlannedSnapshot[] = new Array<PlannedSnapshot>(total);
-  let plannedAt = 0;
+  for (const r of runs) total += r.snapshots.length;
+  // One mask of reason bits and one action per snapshot, for the whole plan: the planner
+  // allocates no object per snapshot; plan.snapshots and plan.operations are built from these.
+  const masks = new Int32Array(total);
+  const actions = new Uint8Array(total);
+  const decisions: RunDecision[] = [];
   const plannedRuns: PlannedRun[] = [];
-  const operations: RetentionOperation[] = [];
   const unreadableOut: { runId: string; file: UnreadableFile; action: 'keep' | 'delete' }[] = [];
+  const counted: OpTotals = { filesDeleted: 0, bytesFreed: 0 };
   const totals = { keep: 0, compress: 0, summarize: 0, delete: 0, runsArchived: 0, runsDeleted: 0, filesDeleted: 0, bytesFreed: 0 };
-  const del = (runId: string, key: string, kind: 'history' | 'batch' | 'part' | 'latest' | 'index', reason: DeleteReason, size: number, snapshotId?: string, ifVersion?: string): void => {
-    operations.push({ type: 'delete', runId, key, kind, reason, snapshotId, ifVersion, size });
-    totals.filesDeleted++;
-    totals.bytesFreed += size;
-  };
 
+  let offset = 0;
   for (let r = 0; r < runs.length; r++) {
     const run = runs[r]!;
-    const snaps = runSnaps[r]!;
+    const snaps = (runSnaps[r] = sortedSnapshots(run.snapshots));
     const n = snaps.length;
+    const o = offset;
+    offset += n;
     const runId = run.runId;
-    masks.fill(0, 0, n);
 
     let preservedByRule = false;
     for (const rule of preserveRules) if (rule.runIds.has(runId)) preservedByRule = true;
@@ -329,19 +331,19 @@ export function planRetention(inventory: RetentionInventory, policy: RetentionPo
         case 'keep-last': {
           for (let i = n - 1, c = 0; i >= 0 && c < rule.count; i--) {
             if (now - snaps[i]!.createdAtMs >= rule.maxAgeMs) break;
-            masks[i]! |= bit;
+            masks[o + i]! |= bit;
             c++;
           }
           break;
         }
         case 'keep-within': {
-          for (let i = n - 1; i >= 0 && now - snaps[i]!.createdAtMs < rule.durationMs; i--) masks[i]! |= bit;
+          for (let i = n - 1; i >= 0 && now - snaps[i]!.createdAtMs < rule.durationMs; i--) masks[o + i]! |= bit;
           break;
         }
         case 'keep-latest-status': {
           for (let i = n - 1; i >= 0; i--) {
             if (snaps[i]!.status === rule.status) {
-              masks[i]! |= bit;
+              masks[o + i]! |= bit;
               break;
             }
           }
@@ -361,7 +363,7 @@ export function planRetention(inventory: RetentionInventory, policy: RetentionPo
             if (b === last || seen?.has(b)) continue;
             (seen ??= new Set()).add(b);
             last = b;
-            masks[i]! |= bit;
+            masks[o + i]! |= bit;
             if (++kept >= rule.count) break;
           }
           break;
@@ -373,10 +375,10 @@ export function planRetention(inventory: RetentionInventory, policy: RetentionPo
           break;
       }
     }
-    if (whole !== 0) for (let i = 0; i < n; i++) masks[i]! |= whole;
+    if (whole !== 0) for (let i = 0; i < n; i++) masks[o + i]! |= whole;
     if (tier === 'final' || (tier === 'archive' && !archived)) {
       const finalIdx = latestIdx >= 0 ? latestIdx : newestIdx;
-      if (finalIdx >= 0) masks[finalIdx]! |= B_TIER_FINAL;
+      if (finalIdx >= 0) masks[o + finalIdx]! |= B_TIER_FINAL;
     }
 
     // Batch files: a kept member keeps the whole file, so its batchmates stay too.
@@ -398,10 +400,10 @@ export function planRetention(inventory: RetentionInventory, policy: RetentionPo
       for (let changed = true; changed; ) {
         changed = false;
         for (const [key, members] of batchMembers) {
-          if (!pinnedBatches!.has(key) && !members.some((i) => masks[i] !== 0)) continue;
+          if (!pinnedBatches!.has(key) && !members.some((i) => masks[o + i] !== 0)) continue;
           for (const i of members) {
-            if (masks[i] === 0) {
-              masks[i] = B_BATCH;
+            if (masks[o + i] === 0) {
+              masks[o + i] = B_BATCH;
               changed = true;
             }
           }
@@ -413,11 +415,11 @@ export function planRetention(inventory: RetentionInventory, policy: RetentionPo
     const pinned = pinnedBatches !== undefined && pinnedBatches.size > 0;
     const healthy = (!run.latest || run.latest.readable) && (!run.index || run.index.readable) && (opts.deleteUnreadable || (run.unreadable.length === 0 && !pinned));
     let nothingKept = true;
-    for (let i = 0; i < n && nothingKept; i++) if (masks[i] !== 0) nothingKept = false;
+    for (let i = 0; i < n && nothingKept; i++) if (masks[o + i] !== 0) nothingKept = false;
     const deleteRun = archived && opts.allowRunDeletion && healthy && nothingKept && (n > 0 || run.summary !== undefined);
     if (!deleteRun) {
-      if (latestIdx >= 0) masks[latestIdx]! |= B_LATEST;
-      if (newestIdx >= 0 && newestIdx !== latestIdx) masks[newestIdx]! |= B_NEWEST;
+      if (latestIdx >= 0) masks[o + latestIdx]! |= B_LATEST;
+      if (newestIdx >= 0 && newestIdx !== latestIdx) masks[o + newestIdx]! |= B_NEWEST;
       spreadBatches();
     }
 
@@ -428,9 +430,8 @@ export function planRetention(inventory: RetentionInventory, policy: RetentionPo
     let cDelete = 0;
     for (let i = 0; i < n; i++) {
       const s = snaps[i]!;
-      const mask = masks[i]!;
       let a: number;
-      if (mask !== 0) {
+      if (masks[o + i] !== 0) {
         a = compressOk && s.createdAtMs <= compressBefore && plainFile(s) !== undefined ? A_COMPRESS : A_KEEP;
         if (a === A_KEEP) cKeep++;
         else cCompress++;
@@ -441,8 +442,7 @@ export function planRetention(inventory: RetentionInventory, policy: RetentionPo
         a = A_DELETE;
         cDelete++;
       }
-      actions[i] = a;
-      planned[plannedAt++] = { snapshot: s, action: ACTIONS[a]!, reasons: mask === 0 ? EMPTY : reasonsOf(mask) };
+      actions[o + i] = a;
     }
     totals.keep += cKeep;
     totals.compress += cCompress;
@@ -450,108 +450,35 @@ export function planRetention(inventory: RetentionInventory, policy: RetentionPo
     totals.delete += cDelete;
     const removed = cSummarize + cDelete;
 
-    // Operations, in an order a crash at any point leaves safe and the next run finishes:
-    // summary, compressions, history entries then their parts, batches, orphans, index (or,
-    // for a deleted run, latest.json and the index, and every part last).
-
     // A run loses snapshots to the tiers only after its summary is written, so the summary
     // still sees when the run started; an archived run always gets one.
     const thinned = (tier === 'final' || tier === 'archive') && !preserved && summaryKey !== undefined;
     const needsSummary = thinned && n > 0 && (removed > 0 || (archived && run.summary === undefined));
-    if (needsSummary) {
-      const finalIdx = latestIdx >= 0 ? latestIdx : newestIdx;
-      const sources: { key: string; id: string }[] = [];
-      if (run.latest?.readable && run.latest.snapshotId !== undefined) sources.push({ key: run.latest.key, id: run.latest.snapshotId });
-      const bySequence = [...snaps].sort((a, b) => b.sequence - a.sequence || compareInventorySnapshots(b, a));
-      for (const s of bySequence) {
-        for (const f of s.files) sources.push({ key: f.key, id: s.id });
-        for (const b of s.batches) sources.push({ key: b, id: s.id });
-      }
-      operations.push({
-        type: 'write-summary',
-        runId,
-        key: summaryKey!,
-        startedAt: snaps[0]!.createdAt,
-        checkpointCount: maxSequence,
-        lastCheckpointId: snaps[finalIdx]!.id,
-        sources,
-      });
-    }
-
-    if (cCompress > 0) {
-      for (let i = 0; i < n; i++) {
-        if (actions[i] !== A_COMPRESS) continue;
-        const s = snaps[i]!;
-        const plain = plainFile(s)!;
-        operations.push({ type: 'compress', runId, snapshotId: s.id, key: plain.key, version: plain.version, size: plain.size });
-      }
-    }
-    let deferredParts: RetentionFile[] | undefined;
-    if (removed > 0) {
-      const reason: DeleteReason = deleteRun ? 'run-archived' : archived ? 'summarized' : 'snapshot';
-      for (let i = 0; i < n; i++) {
-        if (actions[i]! < A_SUMMARIZE) continue;
-        const s = snaps[i]!;
-        for (const f of s.files) del(runId, f.key, 'history', reason, f.size, s.id);
-        for (const p of s.parts) {
-          if (deleteRun) (deferredParts ??= []).push(p);
-          else del(runId, p.key, 'part', 'snapshot', p.size, s.id);
-        }
-      }
-    }
-    for (const batch of run.batches) {
-      const members = batchMembers?.get(batch.key) ?? [];
-      if (pinnedBatches?.has(batch.key) || members.some((i) => masks[i] !== 0)) continue;
-      del(runId, batch.key, 'batch', deleteRun ? 'run-archived' : 'batch', batch.size);
-    }
-    for (const file of run.unreadable) {
-      const action = opts.deleteUnreadable && !preserved ? 'delete' : 'keep';
-      unreadableOut.push({ runId, file, action });
-      if (action === 'delete') del(runId, file.key, file.kind, 'unreadable', file.size);
-    }
     const partsSafe = opts.deleteUnreadable || (run.unreadable.length === 0 && !pinned);
-    for (const p of run.orphanParts) {
-      if (deleteRun) (deferredParts ??= []).push(p);
-      else if (partsSafe && !preserved && !noRules && p.sequence < maxSequence) del(runId, p.key, 'part', 'orphan-part', p.size);
-    }
+    for (const file of run.unreadable) unreadableOut.push({ runId, file, action: opts.deleteUnreadable && !preserved ? 'delete' : 'keep' });
 
-    if (deleteRun) {
-      if (run.latest) del(runId, run.latest.key, 'latest', 'run-archived', run.latest.size, undefined, run.latest.version);
-      if (run.index) del(runId, run.index.key, 'index', 'run-archived', run.index.size, undefined, run.index.version);
-      for (const p of deferredParts ?? []) del(runId, p.key, 'part', 'run-archived', p.size);
-      totals.runsDeleted++;
-    } else if (run.index?.readable && run.index.entries.length > 0) {
-      const entries = run.index.entries;
-      let byId: Map<string, number> | undefined;
-      const indexOf = (id: string, hint: number): number | undefined => {
-        // Index entries usually line up with the sorted snapshots; fall back to a map when they do not.
-        if (snaps[hint]?.id === id) return hint;
-        if (!byId) {
-          byId = new Map();
-          for (let i = 0; i < n; i++) byId.set(snaps[i]!.id, i);
-        }
-        return byId.get(id);
-      };
-      let remove: string[] | undefined;
-      let rename: string[] | undefined;
-      for (let k = 0; k < entries.length; k++) {
-        const e = entries[k]!;
-        const i = indexOf(e.checkpoint_id, k);
-        if (i === undefined) {
-          // An entry whose snapshot is gone (an earlier apply stopped before updating the index).
-          // Entries newer than anything listed may belong to a writer racing this plan: left alone.
-          if (partsSafe && e.sequence <= maxSequence) (remove ??= []).push(e.checkpoint_id);
-          continue;
-        }
-        const a = actions[i]!;
-        const s = snaps[i]!;
-        if (a >= A_SUMMARIZE) (remove ??= []).push(e.checkpoint_id);
-        else if (s.files.length > 0 && !e.file_path.endsWith(GZIP_SUFFIX) && (a === A_COMPRESS || plainFile(s) === undefined)) (rename ??= []).push(e.checkpoint_id);
-      }
-      if (remove || rename) operations.push({ type: 'update-index', runId, key: run.index.key, remove: remove ?? [], rename: rename ?? [] });
-    }
-
+    const decision: RunDecision = {
+      run,
+      snaps,
+      offset: o,
+      archived,
+      deleteRun,
+      needsSummary,
+      preserved,
+      latestIdx,
+      newestIdx,
+      maxSequence,
+      summaryKey,
+      partsSafe,
+      batchMembers,
+      pinnedBatches,
+      removed,
+      compressions: cCompress,
+    };
+    decisions.push(decision);
+    emitRunOperations(decision, masks, actions, opts, noRules, undefined, counted);
     if (archived) totals.runsArchived++;
+    if (deleteRun) totals.runsDeleted++;
     plannedRuns.push({
       runId,
       ...(rank !== undefined ? { rank: rank + 1 } : {}),
@@ -562,22 +489,187 @@ export function planRetention(inventory: RetentionInventory, policy: RetentionPo
       counts: { keep: cKeep, compress: cCompress, summarize: cSummarize, delete: cDelete },
     });
   }
+  totals.filesDeleted = counted.filesDeleted;
+  totals.bytesFreed = counted.bytesFreed;
 
-  return {
+  let snapshotsCache: PlannedSnapshot[] | undefined;
+  let operationsCache: RetentionOperation[] | undefined;
+  const plan: Omit<RetentionPlan, 'snapshots' | 'operations'> = {
     profile: inventory.profile.name,
     policy: resolved.name,
     rules: policy.rules.map(describeRetentionRule),
     now,
     nowIso: toRfc3339(now),
     options: opts,
-    snapshots: planned,
     runs: plannedRuns,
-    operations,
     unreadable: unreadableOut,
     totals,
     problems: inventory.problems,
     ...(resolved.summarizer ? { summarizer: resolved.summarizer } : {}),
   };
+  Object.defineProperty(plan, 'snapshots', {
+    enumerable: true,
+    get(): readonly PlannedSnapshot[] {
+      if (!snapshotsCache) {
+        const out = new Array<PlannedSnapshot>(total);
+        let at = 0;
+        for (const snaps of runSnaps) {
+          for (const s of snaps) {
+            const mask = masks[at]!;
+            out[at] = { snapshot: s, action: ACTIONS[actions[at]!]!, reasons: mask === 0 ? EMPTY : reasonsOf(mask) };
+            at++;
+          }
+        }
+        snapshotsCache = out;
+      }
+      return snapshotsCache;
+    },
+  });
+  Object.defineProperty(plan, 'operations', {
+    enumerable: true,
+    get(): readonly RetentionOperation[] {
+      if (!operationsCache) {
+        const out: RetentionOperation[] = [];
+        const ignored: OpTotals = { filesDeleted: 0, bytesFreed: 0 };
+        for (const d of decisions) emitRunOperations(d, masks, actions, opts, noRules, out, ignored);
+        operationsCache = out;
+      }
+      return operationsCache;
+    },
+  });
+  return plan as RetentionPlan;
+}
+
+/** What the planner remembers about a run to emit its operations later. */
+interface RunDecision {
+  readonly run: InventoryRun;
+  readonly snaps: readonly InventorySnapshot[];
+  /** Position of the run's first snapshot in the plan-wide mask and action arrays. */
+  readonly offset: number;
+  readonly archived: boolean;
+  readonly deleteRun: boolean;
+  readonly needsSummary: boolean;
+  readonly preserved: boolean;
+  readonly latestIdx: number;
+  readonly newestIdx: number;
+  readonly maxSequence: number;
+  readonly summaryKey: string | undefined;
+  readonly partsSafe: boolean;
+  readonly batchMembers: Map<string, number[]> | undefined;
+  readonly pinnedBatches: Set<string> | undefined;
+  readonly removed: number;
+  readonly compressions: number;
+}
+
+interface OpTotals {
+  filesDeleted: number;
+  bytesFreed: number;
+}
+
+/**
+ * Emits a run's operations into `out` (or, with `out` undefined, only counts the files
+ * they delete), in an order a crash at any point leaves safe and the next apply finishes:
+ * summary, compressions, history entries then their parts, batches, unreadable files,
+ * orphaned parts, then the index — or, for a deleted run, latest.json and the index, and
+ * every part last.
+ */
+function emitRunOperations(
+  d: RunDecision,
+  masks: Int32Array,
+  actions: Uint8Array,
+  opts: Required<PlanRetentionOptions>,
+  noRules: boolean,
+  out: RetentionOperation[] | undefined,
+  count: OpTotals,
+): void {
+  const { run, snaps, offset: o, deleteRun, archived } = d;
+  const n = snaps.length;
+  const runId = run.runId;
+  const del = (key: string, kind: 'history' | 'batch' | 'part' | 'latest' | 'index', reason: DeleteReason, size: number, snapshotId?: string, ifVersion?: string): void => {
+    out?.push({ type: 'delete', runId, key, kind, reason, snapshotId, ifVersion, size });
+    count.filesDeleted++;
+    count.bytesFreed += size;
+  };
+
+  if (d.needsSummary && out) {
+    const finalIdx = d.latestIdx >= 0 ? d.latestIdx : d.newestIdx;
+    const sources: { key: string; id: string }[] = [];
+    if (run.latest?.readable && run.latest.snapshotId !== undefined) sources.push({ key: run.latest.key, id: run.latest.snapshotId });
+    const bySequence = [...snaps].sort((a, b) => b.sequence - a.sequence || compareInventorySnapshots(b, a));
+    for (const s of bySequence) {
+      for (const f of s.files) sources.push({ key: f.key, id: s.id });
+      for (const b of s.batches) sources.push({ key: b, id: s.id });
+    }
+    out.push({ type: 'write-summary', runId, key: d.summaryKey!, startedAt: snaps[0]!.createdAt, checkpointCount: d.maxSequence, lastCheckpointId: snaps[finalIdx]!.id, sources });
+  }
+
+  if (d.compressions > 0 && out) {
+    for (let i = 0; i < n; i++) {
+      if (actions[o + i] !== A_COMPRESS) continue;
+      const s = snaps[i]!;
+      const plain = plainFile(s)!;
+      out.push({ type: 'compress', runId, snapshotId: s.id, key: plain.key, version: plain.version, size: plain.size });
+    }
+  }
+  let deferredParts: RetentionFile[] | undefined;
+  if (d.removed > 0) {
+    const reason: DeleteReason = deleteRun ? 'run-archived' : archived ? 'summarized' : 'snapshot';
+    for (let i = 0; i < n; i++) {
+      if (actions[o + i]! < A_SUMMARIZE) continue;
+      const s = snaps[i]!;
+      for (const f of s.files) del(f.key, 'history', reason, f.size, s.id);
+      for (const p of s.parts) {
+        if (deleteRun) (deferredParts ??= []).push(p);
+        else del(p.key, 'part', 'snapshot', p.size, s.id);
+      }
+    }
+  }
+  for (const batch of run.batches) {
+    const members = d.batchMembers?.get(batch.key) ?? [];
+    if (d.pinnedBatches?.has(batch.key) || members.some((i) => masks[o + i] !== 0)) continue;
+    del(batch.key, 'batch', deleteRun ? 'run-archived' : 'batch', batch.size);
+  }
+  if (opts.deleteUnreadable && !d.preserved) for (const file of run.unreadable) del(file.key, file.kind, 'unreadable', file.size);
+  for (const p of run.orphanParts) {
+    if (deleteRun) (deferredParts ??= []).push(p);
+    else if (d.partsSafe && !d.preserved && !noRules && p.sequence < d.maxSequence) del(p.key, 'part', 'orphan-part', p.size);
+  }
+
+  if (deleteRun) {
+    if (run.latest) del(run.latest.key, 'latest', 'run-archived', run.latest.size, undefined, run.latest.version);
+    if (run.index) del(run.index.key, 'index', 'run-archived', run.index.size, undefined, run.index.version);
+    for (const p of deferredParts ?? []) del(p.key, 'part', 'run-archived', p.size);
+    return;
+  }
+  if (!out || !run.index?.readable || run.index.entries.length === 0) return;
+  const entries = run.index.entries;
+  let byId: Map<string, number> | undefined;
+  const indexOf = (id: string, hint: number): number | undefined => {
+    // Index entries usually line up with the sorted snapshots; fall back to a map when they do not.
+    if (snaps[hint]?.id === id) return hint;
+    if (!byId) {
+      byId = new Map();
+      for (let i = 0; i < n; i++) byId.set(snaps[i]!.id, i);
+    }
+    return byId.get(id);
+  };
+  let remove: string[] | undefined;
+  let rename: string[] | undefined;
+  for (let k = 0; k < entries.length; k++) {
+    const e = entries[k]!;
+    const i = indexOf(e.checkpoint_id, k);
+    if (i === undefined) {
+      // An entry whose snapshot is gone (an earlier apply stopped before updating the index).
+      // Entries newer than anything listed may belong to a writer racing this plan: left alone.
+      if (d.partsSafe && e.sequence <= d.maxSequence) (remove ??= []).push(e.checkpoint_id);
+      continue;
+    }
+    const a = actions[o + i]!;
+    const s = snaps[i]!;
+    if (a >= A_SUMMARIZE) (remove ??= []).push(e.checkpoint_id);
+    else if (s.files.length > 0 && !e.file_path.endsWith(GZIP_SUFFIX) && (a === A_COMPRESS || plainFile(s) === undefined)) (rename ??= []).push(e.checkpoint_id);
+  }
+  if (remove || rename) out.push({ type: 'update-index', runId, key: run.index.key, remove: remove ?? [], rename: rename ?? [] });
 }
 
 const EMPTY: readonly string[] = Object.freeze([]);
