@@ -9,9 +9,10 @@ import { decodeStoredSnapshot } from '../profiles/read-snapshot.js';
 import type { StorageAdapter } from '../storage/adapter.js';
 
 /**
- * How {@link locateNewestSnapshot} makes sure no newer snapshot exists when `latest` is
- * valid. A crash between a snapshot's history write and its `latest` write (the writer's
- * order is history → latest → index) leaves a history entry newer than `latest`.
+ * How {@link locateNewestSnapshot} makes sure no snapshot is newer than the one `latest`
+ * (or, when `latest` is unusable, the index's highest entry) gave. A crash between a
+ * snapshot's history write and its `latest` write (the writer's order is history → latest
+ * → index) leaves a history entry newer than both.
  *
  * - `'auto'`: `'probe'` when the layout derives history keys from the sequence (and
  *   trigger), else `'lock'`.
@@ -24,7 +25,7 @@ import type { StorageAdapter } from '../storage/adapter.js';
  *   path; relies on writers removing their lock on `close()`.
  * - `'scan'`: always list the run's files (the fallback path). Exact under any damage,
  *   but one listing whose size grows with history.
- * - `'none'`: trust a valid `latest`.
+ * - `'none'`: trust what `latest` or the index gave.
  */
 export type NewerCheck = 'auto' | 'probe' | 'lock' | 'scan' | 'none';
 
