@@ -127,6 +127,11 @@ describe('planRetention properties', () => {
         }
         const t = plan.totals;
         expect(t.keep + t.compress + t.summarize + t.delete).toBe(all.length);
+        // The totals are counted without building the operations; they must agree with them.
+        const deletes = plan.operations.filter((o) => o.type === 'delete');
+        expect(t.filesDeleted).toBe(deletes.length);
+        expect(t.bytesFreed).toBe(deletes.reduce((sum, o) => sum + (o.type === 'delete' ? o.size : 0), 0));
+        expect(plan.operations.filter((o) => o.type === 'compress').length).toBe(t.compress);
       }),
       RUNS,
     );
