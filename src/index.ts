@@ -94,7 +94,6 @@ export { readSnapshot, decodeStoredSnapshot } from './profiles/read-snapshot.js'
 export { collectRunFiles, type RunFiles, type StoreFiles, type ClassifiedEntry } from './profiles/run-files.js';
 
 export type { ResumePoint, ResumeRule, ResumeRuleContext } from './resume/types.js';
-export type { RetentionPolicy } from './retention/policy.js';
 export { BatchFileSchema, batchFileJsonSchema, encodeBatchFile, decodeBatchFile, type BatchFile, type BatchMember } from './profiles/batch-file.js';
 
 // Components, each behind its own barrel.

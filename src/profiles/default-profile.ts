@@ -3,6 +3,7 @@ import type { JsonValue } from '../codec/canonical-json.js';
 import { jsonDocumentFormat } from '../codec/json-document.js';
 import { SNAPSHOT_ID_PATTERN } from '../model/ids.js';
 import { IntegritySchema, PRIORITIES, Rfc3339Schema, TriggerRecordSchema } from '../model/snapshot.js';
+import { snapshotLifecycleRetention } from '../retention/defaults.js';
 import { defineProfile, type Profile } from './define-profile.js';
 import { historyBySnapshotId, standardLayout } from './layout.js';
 
@@ -54,6 +55,7 @@ export const defaultProfile: Profile<JsonValue> = defineProfile<JsonValue>({
   },
   statuses: { all: LIFECYCLE_STATUSES, terminal: ['failed', 'completed'], active: 'in_progress' },
   layout: standardLayout({ root: 'checkpoints', history: historyBySnapshotId() }),
+  retention: snapshotLifecycleRetention,
   document: jsonDocumentFormat<JsonValue, DefaultDocument>({
     schema: DefaultDocumentSchema,
     toDocument: (s) => ({

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
-import { defaultProfile, defineProfile, historyBySnapshotId, isCheckpointError, newSnapshotId, standardLayout } from 'savepoint';
+import { defaultProfile, defineProfile, historyBySnapshotId, isCheckpointError, newSnapshotId, snapshotLifecycleRetention, standardLayout } from 'savepoint';
 
 describe('standardLayout', () => {
   const layout = defaultProfile.layout;
@@ -50,6 +50,12 @@ describe('standardLayout', () => {
     expect(key).toBe('checkpoints/r/cp_007_gate_decision.json');
     expect(phased.classify(key)).toEqual({ kind: 'history', runId: 'r', sequence: 7, source: 'gate_decision', compressed: false });
     expect(phased.classify('checkpoints/r/latest.json')?.kind).toBe('latest');
+  });
+});
+
+describe('defaultProfile', () => {
+  it('retains like snapshot-lifecycle.md, whose layout and statuses it uses', () => {
+    expect(defaultProfile.retention).toBe(snapshotLifecycleRetention);
   });
 });
 

@@ -61,7 +61,8 @@ export const pruneCommand: Command = {
     'compress-after': { type: 'string', value: 'DUR', description: 'Gzip kept history entries older than DUR' },
     tz: { type: 'string', value: 'ZONE', description: 'IANA time zone for calendar buckets (default UTC)' },
     apply: { type: 'boolean', description: 'Execute the plan (default: dry run)' },
-    'allow-run-deletion': { type: 'boolean', description: 'Allow a plan to delete every snapshot of a run' },
+    'allow-run-deletion': { type: 'boolean', description: 'Allow a plan to delete every snapshot of a run (archived runs keep only their summary)' },
+    'delete-unreadable': { type: 'boolean', description: 'Also delete files that fail validation (default: kept and reported)' },
   },
   async run(ctx) {
     const flagPolicy = policyFromFlags(ctx);
@@ -75,6 +76,7 @@ export const pruneCommand: Command = {
       clock: ctx.clock,
       dryRun: !apply,
       allowRunDeletion: ctx.values['allow-run-deletion'] === true,
+      deleteUnreadable: ctx.values['delete-unreadable'] === true,
       ...(flagPolicy ? { policy: flagPolicy } : {}),
     });
     if (ctx.json) {
