@@ -268,3 +268,45 @@ describe('consistency', () => {
     expect(max).toBe(3);
   });
 });
+
+describe('write-then-verify (spec atomic_write: read back, compare, up to 3 attempts)', () => {
+  it('rewrites what GitHub stored wrongly, even when it is mangled the same way twice', async () => {
+    const e = await env();
+    await e.storage.put('v/latest.json', text('{"n":0}'));
+    e.gh.faults.add({ operation: 'git/create-tree', times: 2, fault: { kind: 'corrupt-write' } });
+    await e.storage.batch([
+      { type: 'put', key: 'v/cp_1.json', bytes: text('{"n":1}'), ifAbsent: true },
+      { type: 'put', key: 'v/latest.json', bytes: text('{"n":1}') },
+    ]);
+    expect(str(e.gh.state.readFile('v/cp_1.json'))).toBe('{"n":1}');
+    expect(str(e.gh.state.readFile('v/latest.json'))).toBe('{"n":1}');
+    expect(e.events.filter((ev) => ev.type === 'verify_retry')).toHaveLength(2);
+  });
+
+  it('after 3 failed attempts it fails with checkpoint_atomic_write_failed and puts the previous content back', async () => {
+    const e = await env();
+    await e.storage.put('v/latest.json', text('{"n":0}'));
+    e.gh.faults.add({ operation: 'git/create-tree', times: 3, fault: { kind: 'corrupt-write' } });
+    await expect(
+      e.storage.batch([
+        { type: 'put', key: 'v/cp_1.json', bytes: text('{"n":1}'), ifAbsent: true },
+        { type: 'put', key: 'v/latest.json', bytes: text('{"n":1}') },
+      ]),
+    ).rejects.toMatchObject({ reasonCode: 'checkpoint_atomic_write_failed', details: { restored: true } });
+    expect(str(e.gh.state.readFile('v/latest.json'))).toBe('{"n":0}');
+    expect(e.gh.state.readFile('v/cp_1.json')).toBeUndefined();
+
+    // Reads see the restored content, not what this process tried to write.
+    expect(str((await e.storage.get('v/latest.json'))?.bytes)).toBe('{"n":0}');
+
+    // (A refused request — 422 for a missing sha — also uses up a fault, hence 5.)
+    e.gh.faults.add({ operation: 'repos/create-or-update-file-contents', times: 5, fault: { kind: 'corrupt-write' } });
+    await expect(e.storage.put('v/latest.json', text('{"n":2}'))).rejects.toMatchObject({ reasonCode: 'checkpoint_atomic_write_failed', details: { restored: true } });
+    expect(str(e.gh.state.readFile('v/latest.json'))).toBe('{"n":0}');
+    expect(str((await e.storage.get('v/latest.json'))?.bytes)).toBe('{"n":0}');
+    e.gh.faults.clear();
+    e.gh.faults.add({ operation: 'repos/create-or-update-file-contents', times: 3, fault: { kind: 'corrupt-write' } });
+    await expect(e.storage.put('v/new.json', text('{"n":3}'), { ifAbsent: true })).rejects.toMatchObject({ reasonCode: 'checkpoint_atomic_write_failed' });
+    expect(e.gh.state.readFile('v/new.json')).toBeUndefined();
+  });
+});

@@ -169,3 +169,23 @@ describe('emergency queue', () => {
     });
   }
 });
+
+describe('a queued write that can no longer apply', () => {
+  it('is never dropped silently: flush reports the conflict and keeps it until it is discarded', async () => {
+    const e = await env();
+    const v1 = (await e.storage.put('k', text('1'))).version;
+    const fresh = e.another({ minWriteIntervalMs: 0 }); // knows nothing about k
+    e.clock.auto = false;
+    e.gh.rateLimit.set({ remaining: 0 });
+    expect((await fresh.put('k', text('mine'), { ifVersion: v1 })).pending).toBe(true);
+    e.gh.state.commitFiles({ k: 'someone else' }); // the condition can no longer hold
+    e.clock.auto = true;
+    await expect(fresh.flush()).rejects.toMatchObject({ reasonCode: 'checkpoint_conflict' });
+    const [stuck] = fresh.pendingWrites();
+    expect(stuck?.keys).toEqual(['k']);
+    expect(await fresh.discardPendingWrite(stuck!.seq)).toBe(true);
+    expect(await fresh.discardPendingWrite(stuck!.seq)).toBe(false);
+    await fresh.flush();
+    expect(str(e.gh.state.readFile('k'))).toBe('someone else');
+  });
+});

@@ -84,6 +84,49 @@ async function ensureListings(ctx: RepoContext, head: KnownHead, paths: readonly
   }
 }
 
+/**
+ * Points `paths` back at the blobs they held (or removes them), by sha, in one commit on
+ * the current head. Best effort: resolves whether it landed.
+ */
+export async function restore(ctx: RepoContext, paths: readonly { path: string; sha: string | null }[]): Promise<boolean> {
+  try {
+    const head = ctx.state.head ?? (await readHead(ctx));
+    if (head === 'empty') return false;
+    await ensureListings(ctx, head, paths.map((p) => p.path));
+    const tree = paths
+      .filter((p) => (ctx.state.fileAt(p.path)?.sha ?? null) !== p.sha)
+      .map((p) => ({ path: p.path, mode: '100644', type: 'blob', sha: p.sha }));
+    if (tree.length === 0) return true;
+    const treeRes = await ctx.http.request({ method: 'POST', path: `${ctx.repoPath}/git/trees`, body: { base_tree: head.tree, tree }, operation: 'git/create-tree', idempotent: true });
+    const treeSha = (treeRes.json as { sha?: string } | undefined)?.sha;
+    if (treeRes.status !== 201 || !treeSha) return false;
+    const commitRes = await ctx.http.request({
+      method: 'POST',
+      path: `${ctx.repoPath}/git/commits`,
+      body: { message: 'savepoint: restore files whose write did not verify', tree: treeSha, parents: [head.commit] },
+      operation: 'git/create-commit',
+      idempotent: true,
+    });
+    const commitSha = (commitRes.json as { sha?: string } | undefined)?.sha;
+    if (commitRes.status !== 201 || !commitSha) return false;
+    const ref = await ctx.http.request({
+      method: 'PATCH',
+      path: `${ctx.repoPath}/git/refs/${encodeRepoPath(`heads/${ctx.branch}`)}`,
+      body: { sha: commitSha, force: false },
+      operation: 'git/update-ref',
+      idempotent: false,
+    });
+    ctx.state.invalidate();
+    return ref.status === 200;
+  } catch {
+    ctx.state.invalidate();
+    return false;
+  } finally {
+    // Whatever happened, the bad content is no longer "what this process wrote".
+    ctx.state.forgetOwnWrites(paths.map((p) => p.path));
+  }
+}
+
 /** Applies `ops` in one commit on top of the branch head; the heart of `batch()`. */
 export async function commitOperations(ctx: RepoContext, ops: readonly BatchOperation[], options: { operation: 'batch' | 'put' | 'delete'; maybeLanded?: boolean } = { operation: 'batch' }): Promise<BatchOutcome[]> {
   let items: Prepared[] = await Promise.all(
@@ -96,6 +139,8 @@ export async function commitOperations(ctx: RepoContext, ops: readonly BatchOper
   let races = 0;
   let verifyFailures = 0;
   let conditionsChecked = false;
+  /** What each path held before the first landed commit of this batch. */
+  const original = new Map<string, string | null>();
   // A merged index is rebuilt from the caller's bytes against each new head.
   const resetMerges = async (): Promise<void> => {
     for (const p of items) {
@@ -179,8 +224,10 @@ export async function commitOperations(ctx: RepoContext, ops: readonly BatchOper
     // Build the tree on top of the head: text inline, binary or large files as blobs.
     const entries: Record<string, unknown>[] = [];
     const changes: { path: string; sha: string | null; size: number }[] = [];
+    const before = new Map<string, string | null>();
     for (const p of items) {
       const cur = ctx.state.fileAt(p.path);
+      before.set(p.path, cur?.sha ?? null);
       if (p.op.type === 'delete') {
         p.existed = cur !== null && cur !== undefined;
         if (p.existed) {
@@ -285,10 +332,12 @@ export async function commitOperations(ctx: RepoContext, ops: readonly BatchOper
         if (!inCommit) continue;
         if (p.op.type === 'put' ? f?.sha !== p.expected || f?.status === 'removed' : f?.status !== 'removed') bad.push(p);
       }
-      // The commit landed either way: our listings now describe it, with what GitHub actually stored.
+      // The commit landed either way: our listings now describe it, with what GitHub actually
+      // stored. A file in the tree but not in the diff did not change: it holds what it held.
       for (const c of changes) {
         const f = files.get(c.path);
-        if (f && f.status !== 'removed' && f.sha) c.sha = f.sha;
+        if (f) c.sha = f.status === 'removed' ? null : (f.sha ?? c.sha);
+        else if (entries.some((e) => e.path === c.path)) c.sha = before.get(c.path) ?? null;
       }
     } else if (moved !== commit) {
       bad.push(...items.filter((p) => p.op.type === 'put'));
@@ -296,10 +345,14 @@ export async function commitOperations(ctx: RepoContext, ops: readonly BatchOper
     ctx.state.setHead({ commit, tree, atMs: ctx.clock.now() }, true);
     ctx.state.applyChanges(changes);
     ctx.state.recordOwnWrites(commit, ctx.clock.now(), changes);
+    if (verifyFailures === 0) for (const [path, sha] of before) original.set(path, sha);
     if (bad.length === 0) return outcomes();
     if (++verifyFailures >= MAX_ATTEMPTS) {
+      // Do not leave what GitHub mangled in place (a damaged latest.json would hide the good
+      // one): point the paths back at the blobs they held before this batch, by sha.
+      const restored = await restore(ctx, bad.map((p) => ({ path: p.path, sha: original.get(p.path) ?? null })));
       throw new CheckpointError('checkpoint_atomic_write_failed', `commit of ${bad.length} keys did not verify after ${MAX_ATTEMPTS} attempts`, {
-        details: { keys: bad.map((p) => p.op.key).slice(0, 20), attempts: MAX_ATTEMPTS },
+        details: { keys: bad.map((p) => p.op.key).slice(0, 20), attempts: MAX_ATTEMPTS, restored },
       });
     }
     ctx.emit({ type: 'verify_retry', level: 'warn', attempt: verifyFailures, keys: bad.map((p) => p.op.key) });

@@ -167,6 +167,9 @@ export async function putFile(ctx: RepoContext, key: string, bytes: Uint8Array, 
   let races = 0;
   let verifyFailures = 0;
   let conditional = options.ifAbsent === true || options.ifVersion !== undefined;
+  // What the path held before this put (the sha of the first accepted PUT, or none when it
+  // created the file): restored if GitHub keeps storing something else.
+  let previous: string | null | undefined;
   const landed = (): string => {
     ctx.emit({ type: 'landed_after_timeout', level: 'info', keys: [key] });
     ctx.state.invalidate();
@@ -204,6 +207,7 @@ export async function putFile(ctx: RepoContext, key: string, bytes: Uint8Array, 
       throw err;
     }
     if (res.status === 200 || res.status === 201) {
+      if (previous === undefined) previous = res.status === 201 ? null : (sha ?? null);
       const json = res.json as FileCommitJson;
       const stored = json.content?.sha;
       const commit = json.commit?.sha;
@@ -220,7 +224,8 @@ export async function putFile(ctx: RepoContext, key: string, bytes: Uint8Array, 
       rememberCommit(ctx, json, path, stored ?? null, json.content?.size ?? content.length);
       if (ok) return expected;
       if (++verifyFailures >= MAX_ATTEMPTS) {
-        throw new CheckpointError('checkpoint_atomic_write_failed', `write of ${key} did not verify after ${MAX_ATTEMPTS} attempts`, { details: { key, attempts: MAX_ATTEMPTS } });
+        const restored = await ctx.restore([{ path, sha: previous ?? null }]);
+        throw new CheckpointError('checkpoint_atomic_write_failed', `write of ${key} did not verify after ${MAX_ATTEMPTS} attempts`, { details: { key, attempts: MAX_ATTEMPTS, restored } });
       }
       ctx.emit({ type: 'verify_retry', level: 'warn', attempt: verifyFailures, keys: [key] });
       sha = stored;

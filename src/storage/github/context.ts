@@ -40,6 +40,8 @@ export interface RepoContext {
   readonly minWriteIntervalMs: number;
   /** Rebuilds of a write that lost a race before giving up. */
   readonly maxConflictRetries: number;
+  /** Points paths back at earlier blobs (or removes them) in one commit; resolves whether it landed. */
+  readonly restore: (paths: readonly { path: string; sha: string | null }[]) => Promise<boolean>;
 }
 
 /** Percent-encodes each segment of a repository path for a URL. */

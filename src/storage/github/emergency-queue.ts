@@ -29,6 +29,8 @@ export interface EmergencyQueue {
   enqueue(kind: QueuedWrite['kind'], operations: readonly BatchOperation[], maybeLanded: boolean, nowMs: number): Promise<QueuedWrite>;
   /** Drops the oldest write after it reached GitHub. */
   shift(seq: number): Promise<void>;
+  /** Drops write `seq` wherever it is (the user gave it up); false when there is none. */
+  discard(seq: number): Promise<boolean>;
   /** What reads see: key → bytes and version of its last queued put, or `null` for a queued delete. */
   overlay(): ReadonlyMap<string, { bytes: Uint8Array; version: string } | null>;
 }
@@ -131,6 +133,13 @@ export function createEmergencyQueue(spill: StorageAdapter | undefined, prefix: 
       if (items[0]?.seq !== seq) return;
       if (spill) await spill.delete(keyOf(seq));
       items.shift();
+    },
+    async discard(seq) {
+      const i = items.findIndex((w) => w.seq === seq);
+      if (i < 0) return false;
+      if (spill) await spill.delete(keyOf(seq));
+      items.splice(i, 1);
+      return true;
     },
     overlay() {
       const out = new Map<string, { bytes: Uint8Array; version: string } | null>();

@@ -13,7 +13,7 @@ import type {
   StoredObject,
 } from '../adapter.js';
 import { assertKey, assertPrefix } from '../keys.js';
-import { commitOperations, INIT_MARKER_PATH } from './commit-builder.js';
+import { commitOperations, INIT_MARKER_PATH, restore } from './commit-builder.js';
 import { deleteFile, putFile, readFile } from './contents.js';
 import type { CommitMessageContext, GitHubCommitIdentity, RepoContext } from './context.js';
 import { createEmergencyQueue, type QueuedWrite } from './emergency-queue.js';
@@ -167,6 +167,12 @@ export interface GitHubStorage extends StorageAdapter {
   stats(): GitHubStorageStats;
   /** Writes held in the emergency queue, oldest first. */
   pendingWrites(): readonly PendingWrite[];
+  /**
+   * Gives up a queued write (e.g. one whose condition can no longer hold, which `flush()`
+   * keeps reporting as `checkpoint_conflict`). The only way a queued write is ever dropped;
+   * resolves false when there is no such write.
+   */
+  discardPendingWrite(seq: number): Promise<boolean>;
 }
 
 const defaultMessage = (c: CommitMessageContext): string =>
@@ -264,6 +270,7 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
     inlineMaxBytes: options.inlineMaxBytes ?? 1024 * 1024,
     minWriteIntervalMs: options.minWriteIntervalMs ?? 1000,
     maxConflictRetries: options.maxConflictRetries ?? 3,
+    restore: (paths) => restore(ctx, paths),
   };
   const lock = createWriteLock(options.serializeWrites === 'adapter' ? undefined : `${baseUrl}|${options.owner}/${options.repo}|${branch}`);
   const queueOption = options.emergencyQueue ?? true;
@@ -277,6 +284,7 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
   const capabilities: StorageCapabilities = { atomicBatch: true, crossProcessConditional: true, maxValueBytes: GITHUB_MAX_FILE_BYTES };
   let closed = false;
   let flushTimer: TimerHandle | undefined;
+  let queueLoaded = false;
 
   const open = (): void => {
     if (closed) throw new CheckpointError('checkpoint_closed', 'github storage is closed');
@@ -306,12 +314,15 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
 
   const scheduleFlush = (atMs: number): void => {
     if (flushTimer !== undefined || closed) return;
+    // A background timer: an opportunistic push must not keep a finished program alive.
+    // Programs call flush()/close() to wait for the queue (or spill it to durable storage).
     flushTimer = clock.setTimeout(
       () => {
         flushTimer = undefined;
         lock(() => drain(false)).catch(() => undefined); // failures are reported as queue_flush_failed events
       },
       Math.max(1000, atMs - clock.now()),
+      { background: true },
     );
   };
 
@@ -352,6 +363,14 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
     return true;
   };
 
+  /** Loads writes a previous process spilled, and schedules their push. */
+  const loadQueue = async (): Promise<void> => {
+    const fresh = !queueLoaded;
+    queueLoaded = true;
+    await queue.load();
+    if (fresh && queue.size > 0) scheduleFlush(clock.now());
+  };
+
   /** Checks a queued write's conditions against what this adapter already knows (the queue, then its cached listings). */
   const checkQueuedConditions = (operations: readonly BatchOperation[]): void => {
     const overlay = queue.overlay();
@@ -383,19 +402,39 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
     return w;
   };
 
-  /** Runs a write, or queues it when the queue is not empty (order) or the rate limit is exhausted. */
-  const write = async <T>(kind: QueuedWrite['kind'], operations: readonly BatchOperation[], direct: () => Promise<T>, queued: (w: QueuedWrite) => T): Promise<T> =>
+  /** What a queued delete reports as `existed`: the queue's view, else the cached listing, else true (GitHub cannot be asked). */
+  const existedBefore = (key: string, overlay: ReadonlyMap<string, unknown>): boolean => {
+    const queued = overlay.get(key);
+    if (queued !== undefined) return queued !== null;
+    return state.fileAt(ctx.toPath(key)) !== null;
+  };
+
+  /**
+   * Runs a write, or queues it when the queue is not empty (order) or the rate limit is
+   * exhausted. A queued write that fails for another reason does not fail this one: it is
+   * reported (`queue_flush_failed`), retried later, and this write queues behind it.
+   */
+  const write = async <T>(
+    kind: QueuedWrite['kind'],
+    operations: readonly BatchOperation[],
+    direct: () => Promise<T>,
+    queued: (w: QueuedWrite, existed: (key: string) => boolean) => T,
+  ): Promise<T> =>
     lock(async () => {
       open();
-      await queue.load();
-      if (queue.size > 0) await drain(false);
-      if (queueEnabled && queue.size > 0) return queued(await enqueue(kind, operations, false, http.blockedUntil() ?? clock.now() + 60_000));
+      await loadQueue();
+      if (queue.size > 0) await drain(false).catch(() => undefined);
+      const accept = async (maybeLanded: boolean, retryAtMs: number): Promise<T> => {
+        const before = queue.overlay();
+        return queued(await enqueue(kind, operations, maybeLanded, retryAtMs), (key) => existedBefore(key, before));
+      };
+      if (queueEnabled && queue.size > 0) return accept(false, http.blockedUntil() ?? clock.now() + 60_000);
       try {
         return await direct();
       } catch (err) {
         if (!queueEnabled || !isCheckpointError(err, 'checkpoint_rate_limited')) throw err;
         // An earlier attempt of this write may have landed before the limit hit: pushing checks first.
-        return queued(await enqueue(kind, operations, true, retryAtOf(err) ?? clock.now() + 60_000));
+        return accept(true, retryAtOf(err) ?? clock.now() + 60_000);
       }
     });
 
@@ -406,7 +445,7 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
     async get(key: string): Promise<StoredObject | undefined> {
       open();
       assertKey(key);
-      await queue.load();
+      await loadQueue();
       const queued = queue.overlay().get(key);
       if (queued !== undefined) return queued === null ? undefined : { bytes: queued.bytes.slice(), version: queued.version };
       const path = ctx.toPath(key);
@@ -450,18 +489,14 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
         'delete',
         [op],
         () => deleteFile(ctx, key, opts),
-        () => {
-          // Queued: report what this adapter knows about the key now.
-          const known = state.fileAt(ctx.toPath(key));
-          return known !== null;
-        },
+        (_w, existed) => existed(key),
       );
     },
 
     async *list(prefix: string): AsyncIterable<StorageEntry> {
       open();
       assertPrefix(prefix);
-      await queue.load();
+      await loadQueue();
       const scanPrefix = ctx.toPath(prefix);
       const entries = new Map<string, StorageEntry>();
       for (const f of await listTree(ctx, branch, scanPrefix)) {
@@ -508,7 +543,7 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
         'batch',
         ops,
         () => commitOperations(ctx, ops, { operation: 'batch' }),
-        (w) => ops.map((op): BatchOutcome => (op.type === 'put' ? { type: 'put', key: op.key, version: w.versions[op.key]!, pending: true } : { type: 'delete', key: op.key, existed: state.fileAt(ctx.toPath(op.key)) !== null })),
+        (w, existed) => ops.map((op): BatchOutcome => (op.type === 'put' ? { type: 'put', key: op.key, version: w.versions[op.key]!, pending: true } : { type: 'delete', key: op.key, existed: existed(op.key) })),
       );
     },
 
@@ -522,6 +557,14 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
     stats: () => ({ ...http.stats(), queued: queue.size }),
 
     pendingWrites: () => queue.entries().map((w) => ({ seq: w.seq, keys: keysOf(w), enqueuedAtMs: w.enqueuedAtMs })),
+
+    async discardPendingWrite(seq: number): Promise<boolean> {
+      open();
+      return lock(async () => {
+        await loadQueue();
+        return queue.discard(seq);
+      });
+    },
 
     async close(): Promise<void> {
       if (closed) return;

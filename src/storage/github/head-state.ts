@@ -48,6 +48,8 @@ export interface HeadState {
   recordOwnWrites(commit: string, atMs: number, changes: readonly { path: string; sha: string | null; size: number }[]): void;
   /** Our own writes made after `sinceMs`, by path. */
   ownWrites(sinceMs: number): ReadonlyMap<string, OwnWrite>;
+  /** Forgets our writes of `paths` (they were undone): reads go to the branch again. */
+  forgetOwnWrites(paths: readonly string[]): void;
 }
 
 /** Creates an empty head state. */
@@ -99,6 +101,9 @@ export function createHeadState(): HeadState {
       }
       // Bounded memory: the oldest records go first.
       while (own.size > 10_000) own.delete(own.keys().next().value!);
+    },
+    forgetOwnWrites(paths) {
+      for (const p of paths) own.delete(p);
     },
     ownWrites(sinceMs) {
       const out = new Map<string, OwnWrite>();
