@@ -1,9 +1,8 @@
 import { isCheckpointError, type CheckpointError } from '../model/errors.js';
 import { decodeRunIndex } from '../model/run-index.js';
 import type { Profile } from '../profiles/define-profile.js';
-import { GZIP_SUFFIX } from '../profiles/layout.js';
 import type { StorageAdapter } from '../storage/adapter.js';
-import { indexConsistent, indexPathResolver, locateNewestSnapshot, mapLimit, type NewerCheck } from './locate.js';
+import { indexConsistent, indexPathResolver, locateNewestSnapshot, mapLimit, stripGz, type NewerCheck } from './locate.js';
 
 /** Options of {@link findIncompleteRuns}. */
 export interface FindIncompleteRunsOptions<P> {
@@ -40,8 +39,6 @@ export interface IncompleteRun {
   readonly from: 'index' | 'snapshot';
 }
 
-const stripGz = (key: string): string => (key.endsWith(GZIP_SUFFIX) ? key.slice(0, -GZIP_SUFFIX.length) : key);
-
 /**
  * Lists the runs whose newest snapshot is not terminal (`profile.isTerminal`), newest
  * first, for orchestrators that resume automatically on start
@@ -59,20 +56,20 @@ export async function findIncompleteRuns<P>(options: FindIncompleteRunsOptions<P
   const layout = profile.layout;
   const anyProfile = profile as Profile<unknown>;
 
-  // runId → its history/batch keys (without .gz), and whether it has anything a snapshot could be in.
-  const runs = new Map<string, { files: Set<string>; index: boolean; latest: boolean }>();
+  // runId → its history/batch keys (without .gz) and whether it has an index; runs with none of
+  // latest, index, history or batch (archived: a summary only) are not runs to resume.
+  const runs = new Map<string, { files: Set<string>; index: boolean }>();
   for await (const entry of storage.list(layout.runsPrefix)) {
     const info = layout.classify(entry.key);
     if (!info || info.runId === undefined) continue;
     if (info.kind !== 'history' && info.kind !== 'batch' && info.kind !== 'latest' && info.kind !== 'index') continue;
     let run = runs.get(info.runId);
     if (!run) {
-      run = { files: new Set(), index: false, latest: false };
+      run = { files: new Set(), index: false };
       runs.set(info.runId, run);
     }
     if (info.kind === 'index') run.index = true;
-    else if (info.kind === 'latest') run.latest = true;
-    else run.files.add(stripGz(entry.key));
+    else if (info.kind !== 'latest') run.files.add(stripGz(entry.key));
   }
 
   /** The run's state from its index alone; `uncovered` when the index misses a listed file (which may be newer). */

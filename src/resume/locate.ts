@@ -187,7 +187,8 @@ function batchRange(key: string): { first: number; last: number } | undefined {
   return m ? { first: Number(m[1]), last: Number(m[2]) } : undefined;
 }
 
-const stripGz = (key: string): string => (key.endsWith(GZIP_SUFFIX) ? key.slice(0, -GZIP_SUFFIX.length) : key);
+/** `key` without a trailing `.gz`. */
+export const stripGz = (key: string): string => (key.endsWith(GZIP_SUFFIX) ? key.slice(0, -GZIP_SUFFIX.length) : key);
 
 interface Candidate {
   key: string;
