@@ -86,6 +86,13 @@ describe('single-file operations (contents API)', () => {
   it('rejects values over GitHub’s 100 MB file limit, invalid keys, and calls after close', async () => {
     const e = await env();
     await expect(e.storage.put('huge.bin', new Uint8Array(GITHUB_MAX_FILE_BYTES + 1))).rejects.toMatchObject({ reasonCode: 'checkpoint_too_large' });
+    expect(() => e.another({ maxValueBytes: GITHUB_MAX_FILE_BYTES + 1 })).toThrow(expect.objectContaining({ reasonCode: 'checkpoint_config_invalid' }));
+    const small = e.another({ maxValueBytes: 10 });
+    expect(small.capabilities.maxValueBytes).toBe(10);
+    await expect(small.put('eleven', new Uint8Array(11))).rejects.toMatchObject({ reasonCode: 'checkpoint_too_large' });
+    for (const bad of [{ owner: '' }, { repo: 'a b' }, { token: '' }, { branch: 'a..b' }, { basePath: '../up' }]) {
+      expect(() => e.another(bad as never)).toThrow(expect.objectContaining({ reasonCode: 'checkpoint_config_invalid' }));
+    }
     await expect(e.storage.put('../escape', text('x'))).rejects.toMatchObject({ reasonCode: 'checkpoint_key_invalid' });
     await expect(e.storage.get('/abs')).rejects.toMatchObject({ reasonCode: 'checkpoint_key_invalid' });
     await e.storage.close();

@@ -139,6 +139,12 @@ export interface GitHubStorageOptions {
   readonly committer?: GitHubCommitIdentity;
   /** User-Agent header (GitHub requires one; browsers may ignore it). @default 'savepoint' */
   readonly userAgent?: string;
+  /**
+   * Largest value accepted (`capabilities.maxValueBytes`); larger puts fail with
+   * `checkpoint_too_large`. At most GitHub's own 100 MB limit.
+   * @default 104857600 (GitHub's file limit)
+   */
+  readonly maxValueBytes?: number;
   /** Largest file sent inline (as text in a tree, through the contents API); larger and binary files go as base64 blobs. @default 1048576 */
   readonly inlineMaxBytes?: number;
   /** Receives warnings and progress (rate limit low, waits, conflicts, queued writes). */
@@ -281,7 +287,9 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
     typeof queueOption === 'object' && queueOption.prefix !== undefined ? queueOption.prefix : `savepoint-github-queue/${options.owner}/${options.repo}/${encodeURIComponent(branch)}/`,
   );
   const readYourWritesMs = options.readYourWritesMs ?? 60_000;
-  const capabilities: StorageCapabilities = { atomicBatch: true, crossProcessConditional: true, maxValueBytes: GITHUB_MAX_FILE_BYTES };
+  const maxValueBytes = options.maxValueBytes ?? GITHUB_MAX_FILE_BYTES;
+  if (!(Number.isInteger(maxValueBytes) && maxValueBytes > 0 && maxValueBytes <= GITHUB_MAX_FILE_BYTES)) throw configError(`maxValueBytes must be a positive integer up to ${GITHUB_MAX_FILE_BYTES}`);
+  const capabilities: StorageCapabilities = { atomicBatch: true, crossProcessConditional: true, maxValueBytes };
   let closed = false;
   let flushTimer: TimerHandle | undefined;
   let queueLoaded = false;
@@ -291,9 +299,9 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
   };
   const checkSize = (key: string, bytes: Uint8Array): void => {
     if (!(bytes instanceof Uint8Array)) throw new CheckpointError('checkpoint_schema_invalid', `value of ${key} must be a Uint8Array`, { details: { key } });
-    if (bytes.length > GITHUB_MAX_FILE_BYTES) {
-      throw new CheckpointError('checkpoint_too_large', `value of ${key} is ${bytes.length} bytes, over GitHub's ${GITHUB_MAX_FILE_BYTES}-byte file limit`, {
-        details: { key, size: bytes.length, limit: GITHUB_MAX_FILE_BYTES },
+    if (bytes.length > maxValueBytes) {
+      throw new CheckpointError('checkpoint_too_large', `value of ${key} is ${bytes.length} bytes, over the ${maxValueBytes}-byte limit`, {
+        details: { key, size: bytes.length, limit: maxValueBytes },
       });
     }
   };
