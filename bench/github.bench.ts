@@ -200,7 +200,8 @@ export async function bench(): Promise<BenchRow[]> {
     });
   };
   row('requests/checkpoint, unbatched, steady state (writer, 1 commit each, read-back verify)', readBack.steady.requests, naivePer, 'req', '≤ 4', readBack.steady.requests <= 4);
-  row(`requests/checkpoint, unbatched, whole run of ${N} (cold head, run lock, recovery)`, per, naivePer, 'req', '≤ 4 (steady)', readBack.steady.requests <= 4);
+  // Informational: the first checkpoint pays for the head read, a directory listing, the run lock and recovery.
+  row(`requests/checkpoint, unbatched, whole run of ${N} (cold head, run lock, recovery)`, per, naivePer, 'req', '—', true);
   row('requests/checkpoint, unbatched, verify "sha" (no read-back)', shaOnly.steady.requests, naivePer, 'req', '≤ 3 cached head', shaOnly.steady.requests <= 3);
   row(`requests/checkpoint, batched (rate budget low, ${batch.commits} commits for 200 checkpoints)`, batch.steady.requests, naivePer, 'req', '≤ 0.2', batch.steady.requests <= 0.2);
   row('checkpoints per 5,000-request hour, unbatched', HOUR_BUDGET / readBack.steady.requests, HOUR_BUDGET / naivePer, 'cp', '≥ 1,250', HOUR_BUDGET / readBack.steady.requests >= 1250, false);
