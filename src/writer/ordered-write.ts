@@ -115,7 +115,8 @@ export async function executeWrite(storage: StorageAdapter, runId: string, plan:
           index.doc = merged.doc;
           index.version = versions.get(plan.index.key);
         }
-        return { versions, pending: false, mode: 'batch' };
+        // An adapter with a durable-later queue (githubStorage under an exhausted rate limit) marks queued puts.
+        return { versions, pending: outcomes.some((o) => o.type === 'put' && o.pending === true), mode: 'batch' };
       } catch (err) {
         if (!isConflict(err) || round >= 4) throw err;
         // Find out which condition lost: keys an earlier attempt already stored drop out,

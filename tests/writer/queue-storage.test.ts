@@ -198,6 +198,21 @@ describe('fail-forward', () => {
     const r = await w.checkpoint({ source: 'manual', status: 'in_progress', payload: 1 });
     expect(r.ok && r.outcome).toBe('queued');
   });
+
+  it("reports 'queued' when an atomic batch was accepted into the adapter's queue, and 'written' when it was not", async () => {
+    let queueing = true;
+    const inner = memoryStorage();
+    const batchStore: StorageAdapter = {
+      ...inner,
+      batch: async (ops) => (await inner.batch!(ops)).map((o) => (o.type === 'put' && queueing ? { ...o, pending: true } : o)),
+    };
+    const w = createWriter({ storage: batchStore, profile: defaultProfile, runId: run, clock: manualClock() });
+    const first = await w.checkpoint({ source: 'manual', status: 'in_progress', payload: 1 });
+    expect(first.ok && first.outcome).toBe('queued');
+    queueing = false;
+    const second = await w.checkpoint({ source: 'manual', status: 'in_progress', payload: 2 });
+    expect(second.ok && second.outcome).toBe('written');
+  });
 });
 
 /** A rate-limited fake backend: counts requests, reports a budget. */
