@@ -70,11 +70,11 @@ describe('fsStorage under SIGKILL', () => {
         bootWait.push(performance.now() - waitAt);
         const goAt = performance.now();
         child.send(`go ${last}`);
-        // Kill at a random moment of the write loop: 0–40 ms after it starts, while a put of
+        // Kill at a random moment of the write loop: 0–80 ms after it starts (the first writes of a fresh process take longest), while a put of
         // a few ms (two fsyncs each) is in any of its phases — or just after one finished.
         await child.waitFor((l) => l === 'writing');
         startup.push(performance.now() - goAt);
-        await new Promise((r) => setTimeout(r, Math.random() * 40));
+        await new Promise((r) => setTimeout(r, Math.random() * 80));
         const killedAt = performance.now();
         child.proc.kill('SIGKILL');
         const exit = await child.exited;

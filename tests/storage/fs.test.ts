@@ -1,9 +1,8 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
-import fsp, { type FileHandle } from 'node:fs/promises';
+import fs, { linkSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import fsp from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { isCheckpointError, listAll, utf8Encode, type CheckpointError, type Clock } from 'savepoint';
@@ -65,7 +64,15 @@ const internalFiles = (root: string): string[] => Object.keys(tree(root)).filter
 function deadPid(): number {
   return spawnSync(process.execPath, ['-e', '']).pid!;
 }
-const tag = (host: string, pid: number, atMs: number): string => `${host}-${pid}-${Math.floor(atMs).toString(36)}-${'0a'.repeat(6)}`;
+let tags = 0;
+const tag = (host: string, pid: number, atMs: number): string => `${host}-${pid}-${Math.floor(atMs).toString(36)}-${(tags++).toString(16).padStart(12, '0')}`;
+/** A temp file of process `pid` in `dir` and, when `lock` names one, the lock it holds (a hard link to it). */
+function plantHolder(dir: string, pid: number, lock?: string, atMs = Date.now()): string {
+  const path = join(dir, `${INTERNAL}tmp-${tag(HOST_TAG, pid, atMs)}`);
+  writeFileSync(path, 'partial');
+  if (lock) linkSync(path, join(dir, `${INTERNAL}lock-${lock}`));
+  return path;
+}
 
 /** A clock whose timers fire at once and advance its time: waits cost no real time. */
 function virtualClock(onSleep?: (n: number) => void): Clock {
@@ -118,9 +125,12 @@ describe('fsStorage on disk', () => {
     await s.put('a/b/c/k1', b('1'));
     await s.put('a/k2', b('2'));
     await s.delete('a/b/c/k1');
-    expect(tree(dir)).toEqual({ a: 'dir', 'a/k2': `file:${Buffer.from('2').toString('base64')}` });
+    const keys = (): Record<string, string> => Object.fromEntries(Object.entries(tree(dir)).filter(([p]) => !p.startsWith(INTERNAL)));
+    expect(keys()).toEqual({ a: 'dir', 'a/k2': `file:${Buffer.from('2').toString('base64')}` });
     await s.delete('a/k2');
-    expect(tree(dir)).toEqual({});
+    expect(keys()).toEqual({});
+    await s.close();
+    expect(tree(dir)).toEqual({}); // and the owner file goes with close()
     expect(statSync(dir).isDirectory()).toBe(true);
   });
 
@@ -197,6 +207,7 @@ describe('containment', () => {
     await expect(s.delete('file-link')).rejects.toMatchObject(refused);
     await expect(listAll(s, 'link/')).rejects.toMatchObject({ reasonCode: 'checkpoint_key_invalid' });
     expect(await listAll(s, '')).toEqual([]);
+    await s.close();
     expect(tree(join(dir, '..'))).toEqual(before);
   });
 
@@ -282,26 +293,29 @@ describe('temp and lock files', () => {
       unknown: join(dir, `${INTERNAL}something-else`),
     };
     for (const p of Object.values(plant)) writeFileSync(p, 'partial');
-    symlinkSync(tag(HOST_TAG, dead, now), join(dir, 'sub', `${INTERNAL}lock-k`));
-    symlinkSync(tag(HOST_TAG, live, now), join(dir, `${INTERNAL}lock-live`));
+    const deadHolder = plantHolder(join(dir, 'sub'), dead, 'k');
+    const liveHolder = plantHolder(dir, live, 'live');
 
     const untouched = store(dir, { cleanupOnOpen: false });
     expect((await listAll(untouched, '')).map((e) => e.key)).toEqual(['sub/k']);
-    expect(internalFiles(dir)).toHaveLength(8);
+    expect(internalFiles(dir)).toHaveLength(10);
 
     const report = await store(dir).ready();
-    expect(report).toMatchObject({ removedTempFiles: 3, removedLocks: 1 });
+    expect(report).toMatchObject({ removedTempFiles: 4, removedLocks: 1 });
     expect(internalFiles(dir).sort()).toEqual(
-      [relative(dir, plant.liveTemp), relative(dir, plant.otherHostTemp), relative(dir, plant.unknown), `${INTERNAL}lock-live`].sort(),
+      [relative(dir, plant.liveTemp), relative(dir, plant.otherHostTemp), relative(dir, plant.unknown), `${INTERNAL}lock-live`, relative(dir, liveHolder)].sort(),
     );
+    expect(() => statSync(deadHolder)).toThrow();
   });
 
-  it('a put that fails part-way leaves no temp file behind', async () => {
+  it('a put that fails part-way leaves no temp or lock file behind', async () => {
     const { dir } = sandbox();
     const s = store(dir);
     await s.put('k', b('old'));
     await expect(s.put('k', b('x'), { ifVersion: 'stale' })).rejects.toMatchObject({ reasonCode: 'checkpoint_conflict' });
     await expect(s.put('k', b('x'), { ifAbsent: true })).rejects.toMatchObject({ reasonCode: 'checkpoint_conflict' });
+    await expect(s.delete('k', { ifVersion: 'stale' })).rejects.toMatchObject({ reasonCode: 'checkpoint_conflict' });
+    await s.close();
     expect(internalFiles(dir)).toEqual([]);
   });
 });
@@ -309,17 +323,28 @@ describe('temp and lock files', () => {
 describe('lock files', () => {
   it('a lock left by a dead process is broken at once', async () => {
     const { dir } = sandbox();
-    symlinkSync(tag(HOST_TAG, deadPid(), Date.now()), join(dir, `${INTERNAL}lock-k`));
+    plantHolder(dir, deadPid(), 'k');
     let slept = 0;
     const s = store(dir, { cleanupOnOpen: false, clock: virtualClock(() => slept++) });
     await s.put('k', b('v'));
     expect(slept).toBe(0);
-    expect(internalFiles(dir)).toEqual([]);
+    await s.close(); // waits for the lock release that trails the acknowledgement
+    expect(internalFiles(dir).filter((n) => n.includes('lock'))).toEqual([]);
+  });
+
+  it('a lock whose temp file is gone (holder committed, or died and was swept) is broken at once', async () => {
+    const { dir } = sandbox();
+    rmSync(plantHolder(dir, process.ppid, 'k'));
+    let slept = 0;
+    const s = store(dir, { cleanupOnOpen: false, clock: virtualClock(() => slept++) });
+    await s.put('k', b('v'));
+    expect(slept).toBe(0);
+    expect(text((await s.get('k'))?.bytes)).toBe('v');
   });
 
   it('a lock older than staleAfterMs is broken even though its process lives', async () => {
     const { dir } = sandbox();
-    symlinkSync(tag(HOST_TAG, process.ppid, Date.now() - 61_000), join(dir, `${INTERNAL}lock-k`));
+    plantHolder(dir, process.ppid, 'k', Date.now() - 61_000);
     const s = store(dir, { cleanupOnOpen: false, clock: virtualClock() });
     await s.put('k', b('v'));
     expect(text((await s.get('k'))?.bytes)).toBe('v');
@@ -328,35 +353,46 @@ describe('lock files', () => {
   it("a live holder's fresh lock makes writers wait, then fail with lock_timeout, writing nothing", async () => {
     const { dir } = sandbox();
     writeFileSync(join(dir, 'k'), 'old');
-    symlinkSync(tag(HOST_TAG, process.ppid, Date.now()), join(dir, `${INTERNAL}lock-k`));
+    const holder = plantHolder(dir, process.ppid, 'k');
     const s = store(dir, { cleanupOnOpen: false, clock: virtualClock(), lockTimeoutMs: 5_000 });
     const err = await s.put('k', b('new')).catch((e: unknown) => e);
     expect(err).toMatchObject({ reasonCode: 'checkpoint_atomic_write_failed', details: { reason: 'lock_timeout', holderPid: process.ppid } });
     await expect(s.delete('k')).rejects.toMatchObject({ details: { reason: 'lock_timeout' } });
     expect(readFileSync(join(dir, 'k'), 'utf8')).toBe('old');
-    expect(internalFiles(dir)).toEqual([`${INTERNAL}lock-k`]); // the holder's lock is left alone
+    await s.close();
+    expect(internalFiles(dir).sort()).toEqual([`${INTERNAL}lock-k`, relative(dir, holder)].sort()); // the holder's files are left alone
   });
 
   it('a waiting writer proceeds as soon as the holder releases', async () => {
     const { dir } = sandbox();
-    const lock = join(dir, `${INTERNAL}lock-k`);
-    symlinkSync(tag(HOST_TAG, process.ppid, Date.now()), lock);
-    const clock = virtualClock((n) => n === 5 && rmSync(lock));
+    plantHolder(dir, process.ppid, 'k');
+    const clock = virtualClock((n) => n === 5 && rmSync(join(dir, `${INTERNAL}lock-k`)));
     const s = store(dir, { cleanupOnOpen: false, clock });
     await s.put('k', b('after'));
     expect(readFileSync(join(dir, 'k'), 'utf8')).toBe('after');
+  });
+
+  it('two instances in one process exclude each other through the lock file', async () => {
+    const { dir } = sandbox();
+    const a = store(dir);
+    const c = store(dir);
+    let { version } = await a.put('k', b('base'));
+    for (let round = 0; round < 10; round++) {
+      const results = await Promise.allSettled([a.put('k', b(`a${round}`), { ifVersion: version }), c.put('k', b(`c${round}`), { ifVersion: version })]);
+      expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+      version = (await a.get('k'))!.version;
+    }
   });
 
   it('breaking a stale lock puts back a live lock that replaced it meanwhile', async () => {
     const { dir } = sandbox();
     const path = join(dir, `${INTERNAL}lock-k`);
     const timing = { clock: virtualClock(), staleAfterMs: 60_000, lockTimeoutMs: 1000 };
-    // The breaker judged an earlier, dead lock stale; by the time it renames, a live one is there.
-    const liveTag = tag(HOST_TAG, process.ppid, timing.clock.now());
-    symlinkSync(liveTag, path);
-    expect(await breakLock(path, dir, timing)).toBe(false);
-    expect(readlinkSync(path)).toBe(liveTag);
-    expect(internalFiles(dir)).toEqual([`${INTERNAL}lock-k`]);
+    // The breaker judged an earlier lock (inode 1) stale; by the time it renames, a live one is there.
+    const live = plantHolder(dir, process.ppid, 'k');
+    expect(await breakLock(path, dir, 1n, timing)).toBe(false);
+    expect(statSync(path).ino).toBe(statSync(live).ino);
+    expect(internalFiles(dir).sort()).toEqual([`${INTERNAL}lock-k`, relative(dir, live)].sort());
   });
 
   it('a holder whose lock was broken while it stalled aborts instead of committing, and never removes the new lock', async () => {
@@ -365,15 +401,16 @@ describe('lock files', () => {
     let now = Date.now();
     const clock: Clock = { now: () => now, setTimeout: (cb) => setImmediate(cb), clearTimeout: () => undefined };
     const timing = { clock, staleAfterMs: 60_000, lockTimeoutMs: 1000 };
-    const held = await acquireLock(path, dir, 'k', timing);
-    await assertHeld(held, 'k', timing); // young: nothing to check
+    const mine = plantHolder(dir, process.pid, undefined, now);
+    const token = { path: mine, ino: statSync(mine, { bigint: true }).ino, owner: { host: HOST_TAG, pid: process.pid, atMs: now, tag: '' } };
+    const held = await acquireLock(path, dir, 'k', token, timing);
+    assertHeld(held, 'k', timing); // young: nothing to check
     now += 61_000; // the holder stalls past the stale bound; another process breaks the lock and takes it
     rmSync(path);
-    const thief = tag(HOST_TAG, process.ppid, now);
-    symlinkSync(thief, path);
-    await expect(assertHeld(held, 'k', timing)).rejects.toMatchObject({ reasonCode: 'checkpoint_atomic_write_failed', details: { reason: 'lock_lost' } });
-    await releaseLock(held, timing);
-    expect(readlinkSync(path)).toBe(thief);
+    const thief = plantHolder(dir, process.ppid, 'k');
+    expect(() => assertHeld(held, 'k', timing)).toThrow(expect.objectContaining({ reasonCode: 'checkpoint_atomic_write_failed', details: { key: 'k', reason: 'lock_lost' } }));
+    releaseLock(held);
+    expect(statSync(path).ino).toBe(statSync(thief).ino);
   });
 });
 
@@ -381,44 +418,53 @@ describe('durability: the order of file-system calls', () => {
   type Event = readonly [string, string];
   let log: Event[];
   let root: string;
-  let proto: FileHandle;
 
-  beforeEach(async () => {
+  beforeEach(() => {
     log = [];
-    const probe = await fsp.open(fileURLToPath(import.meta.url), 'r');
-    proto = Object.getPrototypeOf(probe) as FileHandle;
-    await probe.close();
     const names = new Map<number, string>();
     const name = (p: string): string => {
       const rel = relative(root, p) || '.';
-      return rel.split('/').at(-1)!.startsWith(INTERNAL) ? rel.replace(/\.sp\\(tmp|lock)[^/]*$/, '<$1>') : rel;
+      return rel.split('/').at(-1)!.startsWith(INTERNAL) ? rel.replace(/\.sp\\(tmp|lock|owner)[^/]*$/, '<$1>') : rel;
     };
-    const realOpen = fsp.open.bind(fsp);
-    vi.spyOn(fsp, 'open').mockImplementation(async (...args: Parameters<typeof fsp.open>) => {
-      const fh = await realOpen(...args);
-      names.set(fh.fd, name(String(args[0])));
-      log.push(['open', name(String(args[0]))]);
-      return fh;
-    });
-    for (const method of ['write', 'sync'] as const) {
-      const original = proto[method] as (...a: unknown[]) => Promise<unknown>;
-      vi.spyOn(proto, method).mockImplementation(function (this: FileHandle, ...args: unknown[]) {
-        log.push([method, names.get(this.fd) ?? '?']);
-        return original.apply(this, args);
-      } as never);
+    type Cb = (err: NodeJS.ErrnoException | null, value?: unknown) => void;
+    const realOpen = fs.open.bind(fs) as (...a: unknown[]) => void;
+    vi.spyOn(fs, 'open').mockImplementation(((path: string, flags: number, mode: number, cb: Cb) => {
+      realOpen(path, flags, mode, (err: NodeJS.ErrnoException | null, fd: number) => {
+        if (!err) {
+          names.set(fd, name(String(path)));
+          log.push(['open', name(String(path))]);
+        }
+        cb(err, fd);
+      });
+    }) as never);
+    const realOpenSync = fs.openSync.bind(fs) as (...a: unknown[]) => number;
+    vi.spyOn(fs, 'openSync').mockImplementation(((path: string, ...rest: unknown[]) => {
+      const fd = realOpenSync(path, ...rest);
+      names.set(fd, name(String(path)));
+      log.push(['open', name(String(path))]);
+      return fd;
+    }) as never);
+    for (const method of ['write', 'fsync'] as const) {
+      const original = fs[method].bind(fs) as (...a: unknown[]) => void;
+      vi.spyOn(fs, method).mockImplementation(((fd: number, ...rest: unknown[]) => {
+        log.push([method, names.get(fd) ?? '?']);
+        original(fd, ...rest);
+      }) as never);
     }
     for (const method of ['rename', 'link'] as const) {
-      const original = fsp[method].bind(fsp);
-      vi.spyOn(fsp, method).mockImplementation(async (from, to) => {
+      const original = fs[method].bind(fs) as (...a: unknown[]) => void;
+      vi.spyOn(fs, method).mockImplementation(((from: string, to: string, cb: Cb) => {
         log.push([method, `${name(String(from))} -> ${name(String(to))}`]);
-        return original(from, to);
-      });
+        original(from, to, cb);
+      }) as never);
     }
-    const realSymlink = fsp.symlink.bind(fsp);
-    vi.spyOn(fsp, 'symlink').mockImplementation(async (target, path, type) => {
-      log.push(['symlink', name(String(path))]);
-      return realSymlink(target, path, type);
-    });
+    for (const method of ['linkSync', 'unlinkSync'] as const) {
+      const original = fs[method].bind(fs) as (...a: unknown[]) => void;
+      vi.spyOn(fs, method).mockImplementation(((...args: unknown[]) => {
+        log.push([method.replace('Sync', ''), args.map((a) => name(String(a))).join(' -> ')]);
+        return original(...args);
+      }) as never);
+    }
     const realUnlink = fsp.unlink.bind(fsp);
     vi.spyOn(fsp, 'unlink').mockImplementation(async (path) => {
       log.push(['unlink', name(String(path))]);
@@ -432,41 +478,51 @@ describe('durability: the order of file-system calls', () => {
     return i;
   };
 
-  it('replace: temp → write → fsync → rename → fsync dir, all under the lock', async () => {
+  it('replace: temp → write → fsync → rename → fsync dir, the check and rename under the lock', async () => {
     const { dir } = sandbox();
     root = dir;
     const s = store(dir);
     await s.put('run/latest.json', b('v1'));
     log.length = 0;
     await s.put('run/latest.json', b('v2'));
+    const acknowledged = log.length;
+    await s.close(); // closing files and releasing the lock trail the acknowledgement; close() waits for them
     const write = at('write', 'run/<tmp>');
-    const fsync = at('sync', 'run/<tmp>');
+    const fsync = at('fsync', 'run/<tmp>');
     const rename = at('rename', 'run/<tmp> -> run/latest.json');
-    const dirSync = at('sync', 'run');
-    const lock = at('symlink', 'run/<lock>');
+    const dirSync = at('fsync', 'run');
+    expect(dirSync).toBeLessThan(acknowledged);
+    const lock = at('link', 'run/<tmp> -> run/<lock>');
     const unlock = at('unlink', 'run/<lock>');
     expect(at('open', 'run/<tmp>')).toBeLessThan(write);
     expect(write).toBeLessThan(fsync);
     expect(fsync).toBeLessThan(rename);
     expect(rename).toBeLessThan(dirSync);
+    // The lock covers the check and the rename; it is released right after the rename, so the
+    // unlink joins the rename's journal commit and the next writer need not wait for the fsync.
     expect(lock).toBeLessThan(rename);
-    expect(dirSync).toBeLessThan(unlock);
-    expect(log.filter(([e]) => e === 'sync')).toHaveLength(2);
+    expect(rename).toBeLessThan(unlock);
+    expect(log.filter(([e]) => e === 'fsync')).toHaveLength(2);
   });
 
-  it('create-only: write → fsync → link(2) → unlink temp → fsync dir; new directories are fsynced in their parents', async () => {
+  it('create-only: write → fsync → link(2) → fsync dir; new directories are fsynced in their parents', async () => {
     const { dir } = sandbox();
     root = dir;
     const s = store(dir);
     await s.ready();
     log.length = 0;
     await s.put('n1/n2/cp.json', b('v'), { ifAbsent: true });
-    const fsync = at('sync', 'n1/n2/<tmp>');
+    const acknowledged = log.length;
+    await s.close();
+    const fsync = at('fsync', 'n1/n2/<tmp>');
     const link = at('link', 'n1/n2/<tmp> -> n1/n2/cp.json');
     expect(at('write', 'n1/n2/<tmp>')).toBeLessThan(fsync);
     expect(fsync).toBeLessThan(link);
     expect(link).toBeLessThan(at('unlink', 'n1/n2/<tmp>'));
-    for (const d of ['n1/n2', 'n1', '.']) expect(at('sync', d)).toBeGreaterThan(link);
+    for (const d of ['n1/n2', 'n1', '.']) {
+      expect(at('fsync', d)).toBeGreaterThan(link);
+      expect(at('fsync', d)).toBeLessThan(acknowledged); // durable before put resolved
+    }
     expect(log.some(([e]) => e === 'rename')).toBe(false);
   });
 
@@ -475,9 +531,9 @@ describe('durability: the order of file-system calls', () => {
     root = dir;
     const s = store(dir);
     const old = await s.put('k', b('old'));
-    vi.mocked(proto.sync).mockImplementationOnce(async () => {
-      throw Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO', errno: -5, syscall: 'fsync' });
-    });
+    vi.mocked(fs.fsync).mockImplementationOnce(((_fd: number, cb: (err: Error) => void) => {
+      cb(Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO', errno: -5, syscall: 'fsync' }));
+    }) as never);
     log.length = 0;
     const err = await s.put('k', b('new')).catch((e: unknown) => e);
     expect(err).toMatchObject({ reasonCode: 'checkpoint_atomic_write_failed', details: { key: 'k', code: 'EIO', syscall: 'fsync' } });
@@ -486,7 +542,7 @@ describe('durability: the order of file-system calls', () => {
     const got = await s.get('k');
     expect(text(got?.bytes)).toBe('old');
     expect(got?.version).toBe(old.version);
-    expect(internalFiles(dir)).toEqual([]);
+    expect(internalFiles(dir).filter((n) => !n.includes('owner'))).toEqual([]);
     await s.put('k', b('new')); // and the store keeps working
     expect(text((await s.get('k'))?.bytes)).toBe('new');
   });
@@ -496,18 +552,18 @@ describe('durability: the order of file-system calls', () => {
     root = dir;
     const s = store(dir);
     await s.put('a/k', b('old'));
-    vi.mocked(proto.write).mockImplementationOnce(async () => {
-      throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28, syscall: 'write' });
-    });
+    vi.mocked(fs.write).mockImplementationOnce(((...args: unknown[]) => {
+      (args.at(-1) as (err: Error) => void)(Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28, syscall: 'write' }));
+    }) as never);
     const enospc = await s.put('a/k', b('new')).catch((e: unknown) => e);
     expect(enospc).toMatchObject({ reasonCode: 'checkpoint_atomic_write_failed', details: { key: 'a/k', code: 'ENOSPC' } });
 
-    const realOpen = vi.mocked(fsp.open).getMockImplementation()!;
-    vi.mocked(fsp.open).mockImplementation(async (...args) => {
-      const p = String(args[0]);
-      if (p.includes(`${INTERNAL}tmp-`)) throw Object.assign(new Error(`EACCES: permission denied, open '${p}'`), { code: 'EACCES', errno: -13, syscall: 'open', path: p });
-      return realOpen(...args);
-    });
+    const spied = vi.mocked(fs.open).getMockImplementation()!;
+    vi.mocked(fs.open).mockImplementation(((path: string, ...rest: unknown[]) => {
+      const cb = rest.at(-1) as (err: Error) => void;
+      if (String(path).includes(`${INTERNAL}tmp-`)) cb(Object.assign(new Error(`EACCES: permission denied, open '${path}'`), { code: 'EACCES', errno: -13, syscall: 'open', path }));
+      else (spied as (...a: unknown[]) => void)(path, ...rest);
+    }) as never);
     const eacces = await s.put('a/k', b('new')).catch((e: unknown) => e);
     expect(eacces).toMatchObject({ reasonCode: 'checkpoint_atomic_write_failed', details: { key: 'a/k', code: 'EACCES', syscall: 'open' } });
     const cause = (eacces as Error).cause as NodeJS.ErrnoException;

@@ -1,13 +1,14 @@
-import { constants, type BigIntStats } from 'node:fs';
+import fs, { constants, type BigIntStats } from 'node:fs';
 import fsp, { type FileHandle } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { systemClock, type Clock } from '../../model/clock.js';
 import { CheckpointError } from '../../model/errors.js';
 import type { DeleteOptions, PutOptions, PutResult, StorageAdapter, StorageCapabilities, StorageEntry, StoredObject } from '../adapter.js';
 import { assertKey, assertPrefix } from '../keys.js';
-import { errnoOf, fsError, nextMtimeSeconds, readAll, versionOf, writeAll } from './io.js';
+import { fdClose, fdOpen, fdSync, fdWriteAll, fsLink, fsRename } from './fd.js';
+import { errnoOf, fsError, nextMtimeSeconds, readAll, versionOf } from './io.js';
 import { acquireLock, assertHeld, releaseLock, type HeldLock, type LockTiming } from './lock.js';
-import { INTERNAL_MARK, lockName, newOwner, tempName } from './names.js';
+import { INTERNAL_MARK, lockName, newOwner, tempName, type Owner } from './names.js';
 import { checkDir, ensureDir, keyPath, keyRefused, symlinkRefused, type KeyPath } from './paths.js';
 import { sweepInternalFiles } from './sweep.js';
 
@@ -95,6 +96,10 @@ function conflict(key: string, why: string): CheckpointError {
   return new CheckpointError('checkpoint_conflict', `conditional write of ${key} failed: ${why}`, { details: { key } });
 }
 
+function lstatSyncIfAny(path: string): BigIntStats | undefined {
+  return fs.lstatSync(path, { bigint: true, throwIfNoEntry: false });
+}
+
 async function lstatIfAny(path: string): Promise<BigIntStats | undefined> {
   try {
     return await fsp.lstat(path, { bigint: true });
@@ -105,11 +110,11 @@ async function lstatIfAny(path: string): Promise<BigIntStats | undefined> {
 }
 
 async function fsyncDir(path: string): Promise<void> {
-  const fh = await fsp.open(path, DIR_FLAGS);
+  const fd = await fdOpen(path, DIR_FLAGS);
   try {
-    await fh.sync();
+    await fdSync(fd);
   } finally {
-    await fh.close();
+    await fdClose(fd);
   }
 }
 
@@ -120,10 +125,27 @@ function assertFileOrAbsent(kp: KeyPath, st: BigIntStats | undefined): void {
   throw keyRefused(kp.key, 'a directory or special file is in the way (keys "a" and "a/b" cannot both exist in a file system)', 'path_occupied');
 }
 
-const settle = <T>(r: PromiseSettledResult<T>): T | undefined => (r.status === 'fulfilled' ? r.value : undefined);
-function firstRejection(results: readonly PromiseSettledResult<unknown>[]): unknown {
-  for (const r of results) if (r.status === 'rejected') return r.reason;
-  return undefined;
+/** Closes a descriptor synchronously (microseconds, and no thread-pool job), ignoring failures. */
+function closeQuietly(fd: number): void {
+  try {
+    fs.closeSync(fd);
+  } catch {
+    // nothing stored depends on it
+  }
+}
+
+/** Removes a file synchronously (a directory-entry update of microseconds), ignoring failures. */
+function unlinkQuietly(path: string): void {
+  try {
+    fs.unlinkSync(path);
+  } catch {
+    // already gone, or the next open's sweep will remove it
+  }
+}
+
+/** Settles housekeeping calls, ignoring their failures (a close or unlink that fails changes nothing stored). */
+async function quietly(calls: readonly (Promise<unknown> | undefined)[]): Promise<void> {
+  await Promise.all(calls.map((p) => p?.catch(() => undefined)));
 }
 
 /**
@@ -136,10 +158,10 @@ function firstRejection(results: readonly PromiseSettledResult<unknown>[]): unkn
  *   ones, never a torn file.
  * - **Create-only** (`ifAbsent`) is `link(2)` of the fully written and fsynced temp file:
  *   the kernel refuses it if the key exists, in this process or any other.
- * - **Conditional replace and delete** (`ifVersion`) hold between processes: every
- *   replace and delete of a key runs under the key's lock file (a symlink in its
- *   directory naming the holder); a lock whose process is gone, or older than
- *   `staleAfterMs`, is broken.
+ * - **Conditional replace and delete** (`ifVersion`) hold between processes: the check
+ *   and the rename (or unlink) of every replace and delete run under the key's lock
+ *   file, a hard link of the writer's temp file in the key's directory; a lock whose
+ *   process is gone, whose temp file is gone, or older than `staleAfterMs`, is broken.
  * - **Versions** are `<mtime ns>.<inode>.<size>` from `stat`, comparable across
  *   processes; each write sets the file's mtime to now (µs), and past the previous
  *   version's, so a key's version never repeats.
@@ -213,12 +235,18 @@ export function fsStorage(options: FsStorageOptions): FsStorage {
     promise.then(done, done);
     return promise;
   }
+  /**
+   * Runs `fn` alone among this process's calls for `path`, so writers of one process line
+   * up here instead of polling the lock file. Housekeeping a call leaves running (closing
+   * files) does not hold the line: the lock is released before the call resolves.
+   */
   async function exclusive<T>(path: string, fn: () => Promise<T>): Promise<T> {
-    const previous = queues.get(path) ?? Promise.resolve();
+    const previous = queues.get(path);
     let release!: () => void;
-    const tail = previous.then(() => new Promise<void>((r) => (release = r)));
+    const mine = new Promise<void>((r) => (release = r));
+    const tail = previous ? previous.then(() => mine) : mine;
     queues.set(path, tail);
-    await previous;
+    if (previous) await previous;
     try {
       return await fn();
     } finally {
@@ -233,90 +261,121 @@ export function fsStorage(options: FsStorageOptions): FsStorage {
     await Promise.all(parents.map(fsyncDir));
   }
 
-  async function openTemp(kp: KeyPath): Promise<{ path: string; fh: FileHandle }> {
-    const path = `${kp.dir}/${tempName(newOwner(clock.now()))}`;
-    return { path, fh: await fsp.open(path, TEMP_FLAGS, fileMode) };
+  /** A new temp file in the key's directory, named after its owner (this process, now). */
+  async function openTemp(kp: KeyPath): Promise<{ path: string; fd: number; owner: Owner }> {
+    const owner = newOwner(clock.now());
+    const path = `${kp.dir}/${tempName(owner)}`;
+    return { path, fd: await fdOpen(path, TEMP_FLAGS, fileMode), owner };
   }
+
+  /** Takes the key's lock with a temp file of ours (see lock.ts). */
+  function lockWith(kp: KeyPath, temp: { path: string; fd: number; owner: Owner }): HeldLock | Promise<HeldLock> {
+    const token = { path: temp.path, ino: fs.fstatSync(temp.fd, { bigint: true }).ino, owner: temp.owner };
+    const path = `${kp.dir}/${lockName(kp.base)}`;
+    // Uncontended (the usual case): one synchronous link, no async machinery.
+    try {
+      fs.linkSync(token.path, path);
+      return { path, dir: kp.dir, token };
+    } catch (err) {
+      if (errnoOf(err) !== 'EEXIST') throw err;
+    }
+    return acquireLock(path, kp.dir, kp.key, token, timing);
+  }
+
+  /*
+   * Lookups (lstat, fstat) and inode updates (futimes, link, unlink) on the hot path are
+   * synchronous: they cost microseconds, and an asynchronous call costs a thread-pool
+   * round trip on top. Everything that waits for the disk (write, fsync) or creates and
+   * renames files is asynchronous.
+   */
 
   /** Create-only: link(2) of the complete, fsynced temp file fails if the key exists. */
   async function createOnly(kp: KeyPath, bytes: Uint8Array, created: readonly string[]): Promise<PutResult> {
-    const opened = await Promise.allSettled([openTemp(kp), fsp.open(kp.dir, DIR_FLAGS)]);
-    const temp = settle(opened[0]!);
-    const dirFh = settle(opened[1]!);
-    let tempExists = temp !== undefined;
+    const temp = await openTemp(kp).catch((err: unknown) => {
+      throw errnoOf(err) === 'ENOENT' ? new Retry() : err;
+    });
+    let dirFd: number | undefined;
     let committed = false;
     try {
-      const failed = firstRejection(opened);
-      if (failed !== undefined || !temp || !dirFh) throw failed;
-      await writeAll(temp.fh, bytes);
+      await fdWriteAll(temp.fd, bytes);
       const t = nextMtimeSeconds(undefined);
-      await temp.fh.utimes(t, t);
-      const [, st] = await Promise.all([temp.fh.sync(), temp.fh.stat({ bigint: true })]);
+      fs.futimesSync(temp.fd, t, t);
+      const st = fs.fstatSync(temp.fd, { bigint: true });
+      await fdSync(temp.fd);
+      dirFd = fs.openSync(kp.dir, DIR_FLAGS);
       try {
-        await fsp.link(temp.path, kp.path);
+        await fsLink(temp.path, kp.path);
       } catch (err) {
         if (errnoOf(err) !== 'EEXIST') throw err;
-        assertFileOrAbsent(kp, await lstatIfAny(kp.path));
+        assertFileOrAbsent(kp, lstatSyncIfAny(kp.path));
         throw conflict(kp.key, 'key exists');
       }
       committed = true;
-      await fsp.unlink(temp.path);
-      tempExists = false;
-      await Promise.all([dirFh.sync(), syncCreated(created)]);
+      // The key has the inode now; dropping the temp name first puts both in one journal commit.
+      unlinkQuietly(temp.path);
+      await Promise.all([fdSync(dirFd), syncCreated(created)]);
       return { version: versionOf(st) };
     } catch (err) {
       if (!committed && errnoOf(err) === 'ENOENT') throw new Retry();
       throw err;
     } finally {
-      await Promise.all([temp?.fh.close(), dirFh?.close(), tempExists ? fsp.unlink(temp!.path) : undefined].map((p) => Promise.resolve(p).catch(() => undefined)));
+      closeQuietly(temp.fd);
+      if (dirFd !== undefined) closeQuietly(dirFd);
+      if (!committed) unlinkQuietly(temp.path);
     }
   }
 
   /** Replace (unconditional or `ifVersion`) under the key's lock: temp → write → fsync → rename → fsync dir. */
   async function replace(kp: KeyPath, bytes: Uint8Array, ifVersion: string | undefined, created: readonly string[]): Promise<PutResult> {
-    // The three opens are independent; running them together keeps the hot path as short as the plain sequence.
-    const opened = await Promise.allSettled([openTemp(kp), acquireLock(`${kp.dir}/${lockName(kp.base)}`, kp.dir, kp.key, timing), fsp.open(kp.dir, DIR_FLAGS)]);
-    const temp = settle(opened[0]!);
-    const lock: HeldLock | undefined = settle(opened[1]!);
-    const dirFh = settle(opened[2]!);
-    let tempExists = temp !== undefined;
+    const temp = await openTemp(kp).catch((err: unknown) => {
+      throw errnoOf(err) === 'ENOENT' ? new Retry() : err;
+    });
+    let dirFd: number | undefined;
+    let lock: HeldLock | undefined;
     let committed = false;
     try {
-      const failed = firstRejection(opened);
-      if (failed !== undefined || !temp || !lock || !dirFh) throw failed;
-      const [, previous] = await Promise.all([writeAll(temp.fh, bytes), lstatIfAny(kp.path)]);
+      lock = await lockWith(kp, temp);
+      const previous = lstatSyncIfAny(kp.path);
       assertFileOrAbsent(kp, previous);
       if (ifVersion !== undefined && (!previous || versionOf(previous) !== ifVersion)) throw conflict(kp.key, previous ? 'version changed' : 'key is gone');
+      await fdWriteAll(temp.fd, bytes);
       const t = nextMtimeSeconds(previous);
-      await temp.fh.utimes(t, t);
+      fs.futimesSync(temp.fd, t, t);
+      const st = fs.fstatSync(temp.fd, { bigint: true });
       // A failed fsync rejects here and nothing is renamed: the old bytes stay in place.
-      const [, st] = await Promise.all([temp.fh.sync(), temp.fh.stat({ bigint: true })]);
-      await assertHeld(lock, kp.key, timing);
-      await fsp.rename(temp.path, kp.path);
+      await fdSync(temp.fd);
+      assertHeld(lock, kp.key, timing);
+      dirFd = fs.openSync(kp.dir, DIR_FLAGS);
+      await fsRename(temp.path, kp.path);
       committed = true;
-      tempExists = false;
-      await Promise.all([dirFh.sync(), syncCreated(created)]);
+      // The critical section (check, then rename) is over: unlocking now lets the next writer in
+      // and puts the unlink into the same journal commit as the rename.
+      releaseLock(lock);
+      lock = undefined;
+      await Promise.all([fdSync(dirFd), syncCreated(created)]);
       return { version: versionOf(st) };
     } catch (err) {
       if (!committed && errnoOf(err) === 'ENOENT') throw new Retry();
       throw err;
     } finally {
-      await Promise.all(
-        [temp?.fh.close(), dirFh?.close(), lock ? releaseLock(lock, timing) : undefined, tempExists ? fsp.unlink(temp!.path) : undefined].map((p) =>
-          Promise.resolve(p).catch(() => undefined),
-        ),
-      );
+      if (lock) releaseLock(lock);
+      closeQuietly(temp.fd);
+      if (dirFd !== undefined) closeQuietly(dirFd);
+      if (!committed) unlinkQuietly(temp.path);
     }
   }
 
   async function doPut(key: string, bytes: Uint8Array, opts: PutOptions): Promise<PutResult> {
-    const base = await rootDir();
+    const base = root ?? (await rootDir());
     const kp = keyPath(base, key);
     for (let attempt = 0; ; attempt++) {
       try {
-        const created = await ensureDir(base, kp).catch((err: unknown) => {
+        let created: string[];
+        try {
+          created = ensureDir(base, kp);
+        } catch (err) {
           throw errnoOf(err) === 'ENOENT' ? new Retry() : err;
-        });
+        }
         if (opts.ifAbsent) return await createOnly(kp, bytes, created);
         return await exclusive(kp.path, () => replace(kp, bytes, opts.ifVersion, created));
       } catch (err) {
@@ -333,7 +392,7 @@ export function fsStorage(options: FsStorageOptions): FsStorage {
     const base = await rootDir();
     const kp = keyPath(base, key);
     try {
-      if (!(await checkDir(base, kp.dirKey, key))) return undefined;
+      if (!checkDir(base, kp.dirKey, key)) return undefined;
       let fh: FileHandle;
       try {
         fh = await fsp.open(kp.path, READ_FLAGS);
@@ -375,27 +434,31 @@ export function fsStorage(options: FsStorageOptions): FsStorage {
       return false;
     };
     try {
-      if (!(await checkDir(base, kp.dirKey, key))) return missing();
-      const deleted = await exclusive(kp.path, async () => {
-        let lock: HeldLock;
+      if (!checkDir(base, kp.dirKey, key)) return missing();
+      const deleted = await exclusive(kp.path, async (): Promise<boolean> => {
+        // A delete has no temp file to lock with: it makes an empty one.
+        let temp: { path: string; fd: number; owner: Owner } | undefined;
+        let lock: HeldLock | undefined;
         try {
-          lock = await acquireLock(`${kp.dir}/${lockName(kp.base)}`, kp.dir, key, timing);
-        } catch (err) {
-          if (errnoOf(err) === 'ENOENT' || errnoOf(err) === 'ENOTDIR') return missing();
-          throw err;
-        }
-        try {
-          const previous = await lstatIfAny(kp.path);
+          try {
+            temp = await openTemp(kp);
+            lock = await lockWith(kp, temp);
+          } catch (err) {
+            if (errnoOf(err) === 'ENOENT' || errnoOf(err) === 'ENOTDIR') return missing();
+            throw err;
+          }
+          const previous = lstatSyncIfAny(kp.path);
           if (previous?.isSymbolicLink()) throw symlinkRefused(key);
           const exists = previous !== undefined && previous.isFile();
           if (opts.ifVersion !== undefined && (!exists || versionOf(previous) !== opts.ifVersion)) throw conflict(key, exists ? 'version changed' : 'key is gone');
           if (!exists) return false;
-          await assertHeld(lock, key, timing);
+          assertHeld(lock, key, timing);
           await fsp.unlink(kp.path);
           await fsyncDir(kp.dir);
           return true;
         } finally {
-          await releaseLock(lock, timing);
+          if (lock) releaseLock(lock);
+          if (temp) await quietly([fdClose(temp.fd), fsp.unlink(temp.path)]);
         }
       });
       if (deleted) await pruneDirs(base, kp.dirKey);
@@ -478,7 +541,7 @@ export function fsStorage(options: FsStorageOptions): FsStorage {
       const slash = prefix.lastIndexOf('/');
       const dirKey = slash < 0 ? '' : prefix.slice(0, slash);
       try {
-        if (!(await checkDir(base, dirKey, prefix))) return;
+        if (!checkDir(base, dirKey, prefix)) return;
         yield* walk(dirKey ? `${base}/${dirKey}` : base, dirKey, prefix.slice(slash + 1));
       } catch (err) {
         throw fsError(err, 'checkpoint_storage_unavailable', 'listing', prefix, base);
@@ -487,7 +550,8 @@ export function fsStorage(options: FsStorageOptions): FsStorage {
 
     async close(): Promise<void> {
       closed = true;
-      await Promise.allSettled([...inflight]);
+      // Operations in flight finish (or fail) first; their housekeeping releases their locks.
+      while (inflight.size > 0) await Promise.allSettled([...inflight]);
     },
   };
   return storage;

@@ -41,16 +41,6 @@ export function nextMtimeSeconds(previous: BigIntStats | undefined): number {
   return us / 1e6;
 }
 
-/** Writes every byte of `bytes` at offset 0, looping over short writes. */
-export async function writeAll(fh: FileHandle, bytes: Uint8Array): Promise<void> {
-  let offset = 0;
-  while (offset < bytes.length) {
-    const { bytesWritten } = await fh.write(bytes, offset, bytes.length - offset, offset);
-    if (bytesWritten <= 0) throw Object.assign(new Error('write returned 0 bytes'), { code: 'EIO', syscall: 'write' });
-    offset += bytesWritten;
-  }
-}
-
 /** Reads `size` bytes from offset 0 into a fresh, unshared Uint8Array (shorter if the file is). */
 export async function readAll(fh: FileHandle, size: number): Promise<Uint8Array> {
   const bytes = new Uint8Array(size);

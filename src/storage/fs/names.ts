@@ -26,8 +26,14 @@ export interface Owner {
 export const HOST_TAG = createHash('sha256').update(hostname()).digest('hex').slice(0, 8);
 
 /** A fresh owner tag for this process: `<host>-<pid>-<atMs base 36>-<random>`. */
+// Unique per process by the counter, across processes by pid and the random prefix: a
+// crypto random call per temp file cost more than the rest of the name.
+const PROCESS_RANDOM = randomBytes(3).toString('hex');
+let sequence = 0;
+
 export function newOwner(atMs: number): Owner {
-  const tag = `${HOST_TAG}-${process.pid}-${Math.max(0, Math.floor(atMs)).toString(36)}-${randomBytes(6).toString('hex')}`;
+  sequence = (sequence + 1) % 0x1000000;
+  const tag = `${HOST_TAG}-${process.pid}-${Math.max(0, Math.floor(atMs)).toString(36)}-${PROCESS_RANDOM}${sequence.toString(16).padStart(6, '0')}`;
   return { host: HOST_TAG, pid: process.pid, atMs, tag };
 }
 
@@ -58,11 +64,12 @@ const MAX_VERBATIM_LOCK_BASE = 200;
  * two forms cannot collide.
  */
 export function lockName(base: string): string {
-  if (utf8.encode(base).length <= MAX_VERBATIM_LOCK_BASE) return `${INTERNAL_MARK}lock-${base}`;
+  // A UTF-16 code unit is at most 3 UTF-8 bytes: short names need no encoding to be measured.
+  if (base.length * 3 <= MAX_VERBATIM_LOCK_BASE || utf8.encode(base).length <= MAX_VERBATIM_LOCK_BASE) return `${INTERNAL_MARK}lock-${base}`;
   return `${INTERNAL_MARK}lockh-${createHash('sha256').update(base).digest('hex')}`;
 }
 
-/** The kind and owner of an internal file name (owner only for temp and dead files). */
+/** The kind and owner of an internal file name (owner for temp and dead files). */
 export function classifyInternal(name: string): { kind: InternalKind; owner?: Owner } | undefined {
   if (!name.startsWith(INTERNAL_MARK)) return undefined;
   const rest = name.slice(INTERNAL_MARK.length);
@@ -77,12 +84,11 @@ export function classifyInternal(name: string): { kind: InternalKind; owner?: Ow
 }
 
 /**
- * True when the owner of an internal file can no longer be using it: it is older than
- * `staleAfterMs`, or it belongs to a process of this host that no longer exists.
- * A process of another host (a shared mount) is judged by age only.
+ * True when the process behind `owner` is known to be gone: it ran on this host and no
+ * process has its pid any more. A process of another host (a shared mount) cannot be
+ * checked, so it is never "gone" by this test — only by age.
  */
-export function ownerGone(owner: Owner, nowMs: number, staleAfterMs: number): boolean {
-  if (nowMs - owner.atMs > staleAfterMs) return true;
+export function processGone(owner: Owner): boolean {
   if (owner.host !== HOST_TAG || owner.pid === process.pid) return false;
   try {
     process.kill(owner.pid, 0);
@@ -91,4 +97,12 @@ export function ownerGone(owner: Owner, nowMs: number, staleAfterMs: number): bo
     // EPERM: the process exists but belongs to someone else — alive.
     return (err as NodeJS.ErrnoException).code === 'ESRCH';
   }
+}
+
+/**
+ * True when the owner of a temp file can no longer be using it: its process is gone, or
+ * the file is older than `staleAfterMs` (a hung writer, or a reused pid).
+ */
+export function ownerGone(owner: Owner, nowMs: number, staleAfterMs: number): boolean {
+  return nowMs - owner.atMs > staleAfterMs || processGone(owner);
 }

@@ -1,35 +1,25 @@
 import fsp from 'node:fs/promises';
 import { errnoOf } from './io.js';
-import { breakLock, type LockTiming } from './lock.js';
-import { classifyInternal, ownerGone, parseOwner } from './names.js';
+import { breakLock, inspectLock, tempsByInode, type LockTiming } from './lock.js';
+import { classifyInternal, ownerGone } from './names.js';
 
 /** What the open-time sweep removed. */
 export interface SweepResult {
-  /** Temp files (and half-removed broken locks) of processes that are gone or too old. */
+  /** Temp files and half-removed broken locks of processes that are gone or too old. */
   removedTempFiles: number;
   /** Stale lock files. */
   removedLocks: number;
 }
 
-async function lockIsStale(path: string, timing: LockTiming): Promise<boolean> {
-  let tag: string;
-  try {
-    tag = await fsp.readlink(path);
-  } catch (err) {
-    // ENOENT: released meanwhile. EINVAL: not a symlink, so not a lock anyone can hold.
-    return errnoOf(err) === 'EINVAL';
-  }
-  const owner = parseOwner(tag);
-  return !owner || ownerGone(owner, timing.clock.now(), timing.staleAfterMs);
-}
-
 /**
- * Walks the store (never through symlinks) and removes the internal files a crashed
- * writer left behind: temp files and locks whose owner process is gone or that are older
- * than the stale bound. Files of live processes stay: another process may be mid-write.
+ * Walks the store (never through symlinks) and removes the internal files crashed
+ * writers left behind: temp files and locks whose owner process is gone or that are
+ * older than the stale bound. Files of live processes stay: another process may be
+ * mid-write.
  */
 export async function sweepInternalFiles(root: string, timing: LockTiming): Promise<SweepResult> {
   const result: SweepResult = { removedTempFiles: 0, removedLocks: 0 };
+
   const walk = async (dir: string): Promise<void> => {
     let entries;
     try {
@@ -39,12 +29,15 @@ export async function sweepInternalFiles(root: string, timing: LockTiming): Prom
       if (code === 'ENOENT' || code === 'ENOTDIR') return;
       throw err;
     }
+    let temps: ReturnType<typeof tempsByInode> | undefined;
     for (const entry of entries) {
       const path = `${dir}/${entry.name}`;
       const internal = classifyInternal(entry.name);
       if (internal?.kind === 'lock') {
-        if ((await lockIsStale(path, timing)) && (await breakLock(path, dir, timing))) result.removedLocks++;
-      } else if (internal) {
+        temps ??= tempsByInode(dir);
+        const state = inspectLock(path, dir, timing, temps);
+        if (state !== 'gone' && state.stale && (await breakLock(path, dir, state.ino, timing))) result.removedLocks++;
+      } else if (internal?.kind === 'tmp' || internal?.kind === 'dead') {
         if (internal.owner && ownerGone(internal.owner, timing.clock.now(), timing.staleAfterMs)) {
           try {
             await fsp.unlink(path);
@@ -53,7 +46,7 @@ export async function sweepInternalFiles(root: string, timing: LockTiming): Prom
             if (errnoOf(err) !== 'ENOENT') throw err;
           }
         }
-      } else if (entry.isDirectory()) {
+      } else if (!internal && entry.isDirectory()) {
         await walk(path);
       }
     }
