@@ -163,8 +163,9 @@ async function quietly(calls: readonly (Promise<unknown> | undefined)[]): Promis
  *   file, a hard link of the writer's temp file in the key's directory; a lock whose
  *   process is gone, whose temp file is gone, or older than `staleAfterMs`, is broken.
  * - **Versions** are `<mtime ns>.<inode>.<size>` from `stat`, comparable across
- *   processes; each write sets the file's mtime to now (µs), and past the previous
- *   version's, so a key's version never repeats.
+ *   processes; each write moves the file's mtime past the previous version's (setting it
+ *   explicitly when the file system's clock is too coarse), so a key's version never
+ *   repeats even though inode numbers are reused.
  * - **Containment**: keys pass `assertKey`; no path below `dir` may go through a
  *   symbolic link (a key that would is refused with `checkpoint_key_invalid`), and
  *   directories are created one level at a time so a planted link is never followed.
@@ -339,9 +340,15 @@ export function fsStorage(options: FsStorageOptions): FsStorage {
       assertFileOrAbsent(kp, previous);
       if (ifVersion !== undefined && (!previous || versionOf(previous) !== ifVersion)) throw conflict(kp.key, previous ? 'version changed' : 'key is gone');
       await fdWriteAll(temp.fd, bytes);
-      const t = nextMtimeSeconds(previous);
-      fs.futimesSync(temp.fd, t, t);
-      const st = fs.fstatSync(temp.fd, { bigint: true });
+      let st = fs.fstatSync(temp.fd, { bigint: true });
+      // The version must move past the previous one. The write's own mtime usually does
+      // (fine-grained on kernels with multigrain timestamps: the inode was stat'ed before the
+      // write); with coarse timestamps it may not, and then the mtime is set explicitly.
+      if (previous && st.mtimeNs <= previous.mtimeNs) {
+        const t = nextMtimeSeconds(previous);
+        fs.futimesSync(temp.fd, t, t);
+        st = fs.fstatSync(temp.fd, { bigint: true });
+      }
       // A failed fsync rejects here and nothing is renamed: the old bytes stay in place.
       await fdSync(temp.fd);
       assertHeld(lock, kp.key, timing);

@@ -12,9 +12,11 @@ export function errnoOf(err: unknown): string | undefined {
 /**
  * A key's version: modification time in nanoseconds, inode number and size, from one
  * `stat`. Any process reading the same file computes the same string, so versions are
- * comparable across processes and survive a restart. fsStorage sets each new file's
- * mtime explicitly (see {@link nextMtimeSeconds}) so that the version of a key never
- * repeats, even when the file system reuses an inode number within one timestamp tick.
+ * comparable across processes and survive a restart. Under the key's lock, every write
+ * moves the mtime past the previous version's — the write's own mtime when it already is,
+ * else an explicit one (see {@link nextMtimeSeconds}) — so the version of a key never
+ * repeats, even when the file system reuses an inode number within one timestamp tick
+ * (ext4 does: a replaced key's inodes alternate A, B, A, B…).
  */
 export function versionOf(st: BigIntStats): string {
   return `${st.mtimeNs}.${st.ino}.${st.size}`;
