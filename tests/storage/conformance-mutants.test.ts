@@ -4,7 +4,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CheckpointError, memoryStorage, sha256Hex, type StorageAdapter, type StorageEntry } from 'savepoint';
+import { assertKey, assertPrefix, CheckpointError, memoryStorage, sha256Hex, type StorageAdapter, type StorageEntry } from 'savepoint';
 import { runStorageConformance, type StorageConformanceOptions } from 'savepoint/testing';
 
 interface Registered {
@@ -50,6 +50,55 @@ function mutant(patch: (inner: StorageAdapter) => Partial<StorageAdapter>): () =
 
 const tick = (): Promise<void> => new Promise((r) => setTimeout(r, 0));
 
+/** A correct adapter whose versions name the content (like git blob shas): for `versions: 'content'`. */
+function contentStorage(): StorageAdapter {
+  const cells = new Map<string, { bytes: Uint8Array; version: string }>();
+  let closed = false;
+  const open = (): void => {
+    if (closed) throw new CheckpointError('checkpoint_closed', 'closed');
+  };
+  const check = (key: string, cond: { ifAbsent?: boolean; ifVersion?: string }): void => {
+    const cell = cells.get(key);
+    if ((cond.ifAbsent && cell) || (cond.ifVersion !== undefined && cell?.version !== cond.ifVersion)) throw new CheckpointError('checkpoint_conflict', 'condition failed');
+  };
+  return {
+    name: 'content',
+    capabilities: { atomicBatch: false, crossProcessConditional: false },
+    async get(key) {
+      open();
+      assertKey(key);
+      const cell = cells.get(key);
+      return cell && { bytes: cell.bytes.slice(), version: cell.version };
+    },
+    async put(key, bytes, opts = {}) {
+      open();
+      assertKey(key);
+      const copy = bytes.slice();
+      const version = await sha256Hex(copy);
+      check(key, opts); // after the only await: check and write are one synchronous step
+      cells.set(key, { bytes: copy, version });
+      return { version };
+    },
+    async delete(key, opts = {}) {
+      open();
+      assertKey(key);
+      check(key, opts);
+      return cells.delete(key);
+    },
+    async *list(prefix) {
+      open();
+      assertPrefix(prefix);
+      for (const key of [...cells.keys()].filter((k) => k.startsWith(prefix)).sort()) {
+        const cell = cells.get(key)!;
+        yield { key, version: cell.version, size: cell.bytes.length };
+      }
+    },
+    async close() {
+      closed = true;
+    },
+  };
+}
+
 describe('the conformance suite catches broken adapters', () => {
   it('passes the reference adapter (no false alarms)', async () => {
     expect(await failuresOf(() => memoryStorage())).toEqual([]);
@@ -72,6 +121,18 @@ describe('the conformance suite catches broken adapters', () => {
     );
     expect(failed.join('\n')).toMatch(/version changes on every write/);
     expect(failed.join('\n')).toMatch(/never current again/);
+  });
+
+  it("content-addressed versions pass when declared (versions: 'content'), and only then", async () => {
+    expect(await failuresOf(contentStorage, { versions: 'content' })).toEqual([]);
+    const undeclared = (await failuresOf(contentStorage)).join('\n');
+    expect(undeclared).toMatch(/version changes on every write/);
+    expect(undeclared).toMatch(/never current again/);
+  });
+
+  it("per-write versions declared as versions: 'content' are caught", async () => {
+    const failed = (await failuresOf(() => memoryStorage(), { versions: 'content' })).join('\n');
+    expect(failed).toMatch(/version changes on every write/);
   });
 
   it('a listing in insertion order', async () => {

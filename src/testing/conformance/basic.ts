@@ -34,12 +34,21 @@ export function basicTests(ctx: SuiteContext): void {
       equal(got.version, put.version, 'version from get vs version from put');
     });
 
+    // (With versions: 'content', the same test checks that a version follows the bytes instead.)
     ctx.test('put replaces, and the version changes on every write, even of the same bytes', async (s) => {
       const versions: string[] = [];
-      const values = ['one', 'two', 'two', 'two', 'three', ''];
+      const byContent = new Map<string, string>();
+      const values = ['one', 'two', 'two', 'two', 'three', '', 'one'];
       for (const v of values) {
         const { version } = await s.put('k.json', utf8(v));
-        ok(!versions.includes(version), `version ${version} was returned by an earlier write of the key`);
+        if (ctx.contentVersions) {
+          const known = byContent.get(v);
+          if (known !== undefined) equal(version, known, `version of ${JSON.stringify(v)} written again (versions: 'content')`);
+          else ok(![...byContent.values()].includes(version), `version ${version} names other bytes too`);
+          byContent.set(v, version);
+        } else {
+          ok(!versions.includes(version), `version ${version} was returned by an earlier write of the key`);
+        }
         versions.push(version);
         const got = await s.get('k.json');
         sameBytes(got?.bytes, utf8(v), `get after writing ${JSON.stringify(v)}`);

@@ -6,6 +6,8 @@ export interface SuiteContext {
   readonly options: StorageConformanceOptions;
   readonly concurrency: number;
   readonly nestedKeys: boolean;
+  /** Versions name the content (`versions: 'content'`) rather than the write. */
+  readonly contentVersions: boolean;
   /** Registers a group of tests. */
   group(name: string, body: () => void): void;
   /** Registers a test that gets a fresh adapter, disposed of afterwards. */
@@ -31,6 +33,7 @@ export function createContext(options: StorageConformanceOptions): SuiteContext 
     options,
     concurrency: Math.max(2, Math.floor(options.concurrency ?? 8)),
     nestedKeys: options.nestedKeys ?? false,
+    contentVersions: options.versions === 'content',
     group(name, body) {
       if (options.describe) {
         options.describe(name, body);

@@ -69,9 +69,11 @@ const label = (o: ModelOperation): string => {
  * listings. Versions are the adapter's; the model only requires that a write returns a
  * version the key never had, and that get and list report the last one.
  */
-export async function runAgainstModel(s: StorageAdapter, ops: readonly ModelOperation[]): Promise<void> {
+export async function runAgainstModel(s: StorageAdapter, ops: readonly ModelOperation[], contentVersions = false): Promise<void> {
   const model = new Map<string, { bytes: Uint8Array; version: string }>();
   const history = new Map<string, string[]>();
+  const contentOf = new Map<string, [string, Uint8Array][]>();
+  const sameContent = (a: Uint8Array, b: Uint8Array): boolean => a.length === b.length && a.every((x, i) => x === b[i]);
   const staleVersion = (key: string, pick: number): string => {
     const current = model.get(key)?.version;
     const old = (history.get(key) ?? []).filter((v) => v !== current);
@@ -101,7 +103,15 @@ export async function runAgainstModel(s: StorageAdapter, ops: readonly ModelOper
       }
       const { version } = await s.put(o.key, o.bytes, options);
       const seen = history.get(o.key) ?? [];
-      ok(!seen.includes(version), `${where}: returned version ${version}, which the key already had`);
+      if (contentVersions) {
+        // A version names the bytes: equal to an earlier version of the key exactly when the bytes are equal.
+        for (const [v, bytes] of contentOf.get(o.key) ?? []) {
+          equal(v === version, sameContent(bytes, o.bytes), `${where}: version ${version} vs earlier version ${v} (versions: 'content')`);
+        }
+        contentOf.set(o.key, [...(contentOf.get(o.key) ?? []), [version, o.bytes.slice()]]);
+      } else {
+        ok(!seen.includes(version), `${where}: returned version ${version}, which the key already had`);
+      }
       history.set(o.key, [...seen, version]);
       model.set(o.key, { bytes: o.bytes.slice(), version });
     } else if (o.op === 'delete') {
@@ -141,7 +151,7 @@ export function modelTests(ctx: SuiteContext): void {
   ctx.group('model-based property', () => {
     ctx.testRaw(`${runs} random operation sequences match a reference model`, async () => {
       const fc = await loadFastCheck(ctx.options.fc);
-      const property = fc.asyncProperty(modelOperations(fc, ctx.nestedKeys), (ops) => ctx.withAdapter((s) => runAgainstModel(s, ops as ModelOperation[])));
+      const property = fc.asyncProperty(modelOperations(fc, ctx.nestedKeys), (ops) => ctx.withAdapter((s) => runAgainstModel(s, ops as ModelOperation[], ctx.contentVersions)));
       await fc.assert(property, { numRuns: runs, ...(ctx.options.propertySeed !== undefined ? { seed: ctx.options.propertySeed } : {}) });
     });
   });

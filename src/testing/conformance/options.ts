@@ -53,6 +53,16 @@ export interface StorageConformanceOptions {
    */
   nestedKeys?: boolean;
   /**
+   * What the adapter's versions name. `'per-write'` (the StorageAdapter contract): every
+   * write gives the key a version it never had, even when the bytes are the same, so a
+   * stale version never matches again. `'content'`: a version names the bytes (GitHub blob
+   * shas), so rewriting identical bytes keeps the version, and A → B → A makes A's version
+   * current again; `ifVersion` then means "replace only if the content is still what I
+   * read". The suite checks the semantics declared here, never both.
+   * @default 'per-write'
+   */
+  versions?: 'per-write' | 'content';
+  /**
    * How many calls race in the concurrency tests.
    * @default 8
    */
