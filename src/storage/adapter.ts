@@ -2,8 +2,11 @@
  * The StorageAdapter contract: a small key → bytes store with conditional writes.
  *
  * Keys are slash-separated relative paths (`checkpoints/run-1/latest.json`), checked by
- * {@link assertKey}. Versions are opaque strings that change on every write of a key;
- * they make "replace only if nobody wrote since I read" possible.
+ * {@link assertKey}. Versions are opaque strings that make "replace only if nobody changed
+ * it since I read" possible. An adapter's versions either change on every write (memory,
+ * fs) or name the content (GitHub blob shas: identical bytes keep their version); either
+ * way a write conditioned on a version replaces exactly what the caller read. Adapters
+ * declare which to the conformance suite (`versions: 'per-write' | 'content'`).
  *
  * Every adapter must pass `runStorageConformance` from `savepoint/testing`.
  */
