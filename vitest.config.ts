@@ -12,7 +12,7 @@ export default defineConfig({
     ],
   },
   test: {
-    include: ['tests/**/*.test.ts'],
+    include: ['tests/**/*.test.ts', 'examples/**/*.test.ts'],
     // Crash tests spawn child processes; two cores are shared with everything else.
     testTimeout: 60_000,
     hookTimeout: 60_000,
