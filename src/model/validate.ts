@@ -1,6 +1,8 @@
 import Ajv2020Module from 'ajv/dist/2020.js';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { CheckpointError } from './errors.js';
+import { precompiledValidators, type PrecompiledValidator } from './generated/validators.js';
+import { schemaKey } from './schema-key.js';
 
 /** A JSON Schema (draft 2020-12) object. */
 export type JsonSchema = { readonly [key: string]: unknown };
@@ -18,7 +20,7 @@ export type DocumentValidator = (document: unknown) => readonly SchemaIssue[];
 const Ajv2020 = ((Ajv2020Module as unknown as { default?: unknown }).default ?? Ajv2020Module) as typeof Ajv2020Module.default;
 
 let ajv: InstanceType<typeof Ajv2020> | undefined;
-const compiled = new WeakMap<object, ValidateFunction>();
+const compiled = new WeakMap<object, ValidateFunction | PrecompiledValidator>();
 
 function issuesOf(errors: readonly ErrorObject[] | null | undefined): SchemaIssue[] {
   return (errors ?? []).map((e) => ({
@@ -28,15 +30,22 @@ function issuesOf(errors: readonly ErrorObject[] | null | undefined): SchemaIssu
 }
 
 /**
- * Compiles `schema` with ajv (draft 2020-12, all errors, formats checked through the
+ * A validator for `schema` (draft 2020-12, all errors, formats checked through the
  * `pattern`s zod emits rather than ajv-formats, which keeps the runtime dependencies
- * to the four chosen ones). Compiled validators are cached per schema object.
+ * to the four chosen ones). Every schema savepoint itself stores documents under was
+ * compiled by ajv at build time (scripts/generate-validators.ts) and is found by its
+ * content, so validation needs no `new Function` and runs under a Content-Security-Policy
+ * without 'unsafe-eval'. Any other schema (a custom profile's) is compiled with ajv at
+ * run time, which does need eval. Validators are cached per schema object.
  */
 export function compileValidator(schema: JsonSchema): DocumentValidator {
   let fn = compiled.get(schema);
   if (!fn) {
-    ajv ??= new Ajv2020({ strict: true, allErrors: true, validateFormats: false });
-    fn = ajv.compile(schema);
+    fn = precompiledValidators[schemaKey(schema)];
+    if (!fn) {
+      ajv ??= new Ajv2020({ strict: true, allErrors: true, validateFormats: false });
+      fn = ajv.compile(schema);
+    }
     compiled.set(schema, fn);
   }
   const validate = fn;

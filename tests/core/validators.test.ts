@@ -1,0 +1,72 @@
+import fc from 'fast-check';
+import Ajv2020Module from 'ajv/dist/2020.js';
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import * as core from 'savepoint';
+import * as handoff from 'savepoint/handoff-markdown';
+import * as progress from 'savepoint/progress-protocol';
+import { precompiledValidators } from '../../src/model/generated/validators.js';
+import { schemaKey } from '../../src/model/schema-key.js';
+import { generate } from '../../scripts/generate-validators.js';
+import { VALIDATOR_CATALOG } from '../../scripts/validator-catalog.js';
+
+const Ajv2020 = ((Ajv2020Module as unknown as { default?: unknown }).default ?? Ajv2020Module) as typeof Ajv2020Module.default;
+
+const exportedSchemas = (mod: Record<string, unknown>): [string, object][] =>
+  Object.entries(mod).filter(([name, v]) => name.endsWith('JsonSchema') && typeof v === 'object' && v !== null) as [string, object][];
+
+describe('validators compiled at build time', () => {
+  it('src/model/generated/validators.js is what scripts/generate-validators.ts produces now', () => {
+    const current = readFileSync(new URL('../../src/model/generated/validators.js', import.meta.url), 'utf8');
+    expect(current === generate(), 'stale: run npx tsx scripts/generate-validators.ts').toBe(true);
+  });
+
+  it('covers every exported JSON Schema and every built-in profile document', () => {
+    const schemas: [string, object][] = [
+      ...exportedSchemas(core as Record<string, unknown>),
+      ...exportedSchemas(handoff as Record<string, unknown>),
+      ...exportedSchemas(progress as Record<string, unknown>),
+      ['defaultProfile', core.defaultProfile.document.jsonSchema],
+      ['snapshotLifecycle', core.snapshotLifecycle.document.jsonSchema],
+      ['phasedWorkflow', core.phasedWorkflow.document.jsonSchema],
+      ['planExecutor', core.planExecutor.document.jsonSchema],
+    ];
+    const missing = schemas.filter(([, s]) => !precompiledValidators[schemaKey(s)]).map(([name]) => name);
+    expect(missing).toEqual([]);
+    expect(VALIDATOR_CATALOG.length).toBeGreaterThanOrEqual(15);
+  });
+
+  it('agrees with ajv compiling the same schema at run time, on documents and on noise (property)', async () => {
+    const ajv = new Ajv2020({ strict: true, allErrors: true, validateFormats: false });
+    const { bytes } = await core.defaultProfile.document.encode({
+      id: core.newSnapshotId(0),
+      runId: 'r',
+      sequence: 1,
+      createdAt: '1970-01-01T00:00:00.000Z',
+      source: 'manual',
+      sourceDetails: [],
+      status: 'in_progress',
+      payload: { a: [1, 'x'] },
+    });
+    const realDoc = JSON.parse(core.utf8Decode(bytes)) as Record<string, unknown>;
+    const samples = fc.oneof(
+      fc.jsonValue(),
+      fc.record({ key: fc.constantFrom(...Object.keys(realDoc)), value: fc.jsonValue() }).map(({ key, value }) => ({ ...realDoc, [key]: value })),
+      fc.constant(realDoc),
+    );
+    for (const [name, schema] of VALIDATOR_CATALOG) {
+      const runtime = ajv.compile(schema as object);
+      const built = precompiledValidators[schemaKey(schema)]!;
+      fc.assert(
+        fc.property(samples, (doc) => {
+          const a = runtime(doc);
+          const b = built(doc);
+          expect(b, name).toBe(a);
+          if (!a) expect((built.errors ?? []).map((e) => e.instancePath + e.keyword).sort(), name).toEqual((runtime.errors ?? []).map((e) => e.instancePath + e.keyword).sort());
+        }),
+        { numRuns: 60 },
+      );
+    }
+    expect(precompiledValidators[schemaKey(core.defaultProfile.document.jsonSchema)]!(realDoc)).toBe(true);
+  });
+});
