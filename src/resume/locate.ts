@@ -6,6 +6,7 @@ import { decodeBatchFile } from '../profiles/batch-file.js';
 import type { Profile } from '../profiles/define-profile.js';
 import { GZIP_SUFFIX, type KeyInfo, type ProfileLayout } from '../profiles/layout.js';
 import { decodeStoredSnapshot } from '../profiles/read-snapshot.js';
+import { mapLimit } from '../storage/map-limit.js';
 import type { StorageAdapter } from '../storage/adapter.js';
 
 /**
@@ -167,19 +168,6 @@ export function runListPrefix(layout: ProfileLayout, runId: string): string {
   return folder.startsWith(layout.runsPrefix) ? folder : layout.runsPrefix;
 }
 
-/** Runs `fn` over `items` with at most `limit` in flight, keeping order. */
-export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
-  return out;
-}
 
 /** First and last sequence of a batch file from its name (`batch_{first}_{last}.json`, the spec's pattern), when it has that form. */
 function batchRange(key: string): { first: number; last: number } | undefined {

@@ -92,6 +92,12 @@ describe('parseJson', () => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
+  it('refuses a __proto__ key spelled with \\u escapes', () => {
+    expect(() => parseJson('{"\\u005f_proto__":{"polluted":true}}')).toThrow(/__proto__/);
+    expect(() => parseJson('{"a":[{"__pro\\u0074o__":1}]}')).toThrow(/__proto__/);
+    expect(parseJson('{"caf\\u00e9":1}')).toEqual({ café: 1 });
+  });
+
   it('keeps constructor/prototype as plain own data without pollution', () => {
     const v = parseJson('{"constructor":{"prototype":{"polluted":true}}}') as Record<string, unknown>;
     expect(Object.getPrototypeOf(v)).toBe(Object.prototype);

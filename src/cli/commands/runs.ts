@@ -2,7 +2,8 @@ import { collectRunFiles } from '../../profiles/run-files.js';
 import { decodeRunIndex } from '../../model/run-index.js';
 import type { Command } from '../command.js';
 import { EXIT, formatBytes, printJson, table } from '../io.js';
-import { loadEntry, mapLimit } from '../inspect.js';
+import { mapLimit } from '../../storage/map-limit.js';
+import { loadEntry } from '../inspect.js';
 
 /** `savepoint runs [--incomplete]` */
 export const runsCommand: Command = {

@@ -6,7 +6,8 @@ import { decodeBatchFile } from '../../profiles/batch-file.js';
 import { collectRunFiles, type ClassifiedEntry } from '../../profiles/run-files.js';
 import type { Command, CommandContext } from '../command.js';
 import { EXIT, printJson, table } from '../io.js';
-import { loadEntry, mapLimit } from '../inspect.js';
+import { mapLimit } from '../../storage/map-limit.js';
+import { loadEntry } from '../inspect.js';
 import { progressBar } from '../progress.js';
 
 /** A problem or warning found by `verify`. */
