@@ -14,6 +14,8 @@ import type { Profile } from './define-profile.js';
  */
 export async function decodeStoredSnapshot<P>(storage: StorageAdapter, profile: Profile<P>, key: string, stored: Uint8Array): Promise<Snapshot<P>> {
   const bytes = isGzip(stored) ? gunzip(stored, key) : stored;
+  // Only JSON documents can be split into parts; a Markdown document may mention the marker in its text.
+  if (profile.document.extension !== '.json') return profile.document.decode(bytes, key);
   const text = utf8Decode(bytes, key);
   if (!text.includes(`"${PART_MARKER}"`) && !text.includes(`"${PARTS_MARKER}"`)) return profile.document.decode(bytes, key);
   const resolved = await resolveParts(parseJson(text, key), async (partKey) => {
