@@ -3,19 +3,32 @@ import { defaultProfile } from '../profiles/default-profile.js';
 import { phasedWorkflow, planExecutor, snapshotLifecycle } from '../profiles/json-profiles.js';
 import { CliError } from './io.js';
 
-/** Profiles the CLI's `--profile` accepts, by name. */
-const PROFILES: Readonly<Record<string, Profile<unknown>>> = {
-  default: defaultProfile as Profile<unknown>,
-  snapshotLifecycle: snapshotLifecycle as Profile<unknown>,
-  phasedWorkflow: phasedWorkflow as Profile<unknown>,
-  planExecutor: planExecutor as Profile<unknown>,
+/**
+ * Profiles the CLI's `--profile` accepts, by name. The two document profiles live in
+ * their own subpaths (handoffMarkdown needs the optional `yaml` peer), so they are
+ * loaded only when named.
+ */
+const PROFILES: Readonly<Record<string, () => Promise<Profile<unknown>>>> = {
+  default: async () => defaultProfile as Profile<unknown>,
+  snapshotLifecycle: async () => snapshotLifecycle as Profile<unknown>,
+  phasedWorkflow: async () => phasedWorkflow as Profile<unknown>,
+  planExecutor: async () => planExecutor as Profile<unknown>,
+  handoffMarkdown: async () => {
+    try {
+      return (await import('../handoff-markdown/index.js')).handoffMarkdown as Profile<unknown>;
+    } catch (err) {
+      if ((err as { code?: string }).code === 'ERR_MODULE_NOT_FOUND') throw new CliError('--profile handoffMarkdown needs the "yaml" package: npm install yaml');
+      throw err;
+    }
+  },
+  progressProtocol: async () => (await import('../progress-protocol/index.js')).progressProtocol as Profile<unknown>,
 };
 
 export const PROFILE_NAMES: readonly string[] = Object.keys(PROFILES);
 
 /** The profile named `name`; a usage error listing the valid names otherwise. */
-export function profileByName(name: string): Profile<unknown> {
-  const profile = Object.hasOwn(PROFILES, name) ? PROFILES[name] : undefined;
-  if (!profile) throw new CliError(`unknown profile "${name}"; valid: ${PROFILE_NAMES.join(', ')}`);
-  return profile;
+export async function profileByName(name: string): Promise<Profile<unknown>> {
+  const load = Object.hasOwn(PROFILES, name) ? PROFILES[name] : undefined;
+  if (!load) throw new CliError(`unknown profile "${name}"; valid: ${PROFILE_NAMES.join(', ')}`);
+  return load();
 }

@@ -113,7 +113,7 @@ export async function runCli(argv: readonly string[], io: CliIo, options: RunCli
   }
   let storage: StorageAdapter | undefined;
   try {
-    const profile = profileByName(typeof values.profile === 'string' ? values.profile : 'default');
+    const profile = await profileByName(typeof values.profile === 'string' ? values.profile : 'default');
     storage = options.storage ?? (await openStore(values, io.env));
     return await command.run({
       io,

@@ -1,11 +1,12 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWriter, defaultProfile, phasedWorkflow, type JsonValue } from 'savepoint';
 import { fsStorage } from 'savepoint/fs';
 import { githubStorage } from 'savepoint/github';
+import { handoffMarkdown, parseHandoff } from 'savepoint/handoff-markdown';
 import { startGitHubEmulator, type GitHubEmulator } from 'savepoint/testing';
 import { ensureBuilt, ROOT } from '../support/build.js';
 
@@ -122,6 +123,27 @@ describe('savepoint CLI on a file-system store', () => {
     expect(bad.stdout).toMatch(/problem\s+checkpoint_schema_invalid\s+checkpoints\/run-b\/history\//);
     const json = JSON.parse((await cli(['verify', 'run-b', '--json', '--dir', dir])).stdout) as { problems: number };
     expect(json.problems).toBe(1);
+  });
+
+  it('reads a Markdown hand-off store with --profile handoffMarkdown', async () => {
+    const mdDir = mkdtempSync(join(tmpdir(), 'savepoint-cli-md-'));
+    try {
+      const storage = fsStorage({ dir: mdDir });
+      const example = parseHandoff(readFileSync(new URL('../fixtures/handoff/chk-003.md', import.meta.url), 'utf8'));
+      const { checkpoint: _c, created: _d, frontMatter: _f, ...payload } = example;
+      const writer = createWriter({ storage, profile: handoffMarkdown, runId: 'quest', heartbeatIntervalMs: false });
+      expect((await writer.checkpoint({ source: 'phase_completion', status: 'in_progress', payload })).ok).toBe(true);
+      await writer.close();
+      await storage.close();
+      const ls = await cli(['ls', 'quest', '--profile', 'handoffMarkdown', '--dir', mdDir]);
+      expect(ls.code, ls.stderr).toBe(0);
+      expect(ls.stdout).toMatch(/^\s+1\s+\S+Z\s+phase_completion\s+in_progress/m);
+      const resume = await cli(['resume', 'quest', '--profile', 'handoffMarkdown', '--dir', mdDir]);
+      expect(resume.stdout).toContain('CONTINUATION PROMPT');
+      expect(resume.stdout).toContain('Phase 3: Implement game mechanics');
+    } finally {
+      rmSync(mdDir, { recursive: true, force: true });
+    }
   });
 
   it('prune is a dry run by default and deletes only with --apply', async () => {
