@@ -5,7 +5,7 @@
  *
  *   npx tsx examples/phased-workflow.ts
  *
- * Storage is in memory here; `examples/github.ts` shows the same against a GitHub repository.
+ * Storage is in memory here; `examples/github-phased-workflow.ts` shows the same against a GitHub repository.
  */
 import {
   cleanupAfterRunCompletion,

@@ -1,5 +1,5 @@
 import { canonicalJson, parseJson, type JsonObject } from '../codec/canonical-json.js';
-import { splitDocument, type PartFile } from '../codec/parts.js';
+import type { PartFile } from '../codec/parts.js';
 import { utf8Decode, utf8Encode } from '../codec/utf8.js';
 import { CheckpointError } from '../model/errors.js';
 import type { Snapshot, SnapshotDraft } from '../model/snapshot.js';
@@ -25,7 +25,8 @@ export interface SizePolicy {
 /**
  * Encodes a draft through the profile and applies the size limit (phased-workflow-github.md
  * `size_management`: 10 MB; "split large arrays into separate files, store references in
- * main checkpoint"). Over the limit, a JSON document is split with `splitDocument` when the
+ * main checkpoint"). Over the limit, a JSON document is split with the profile's `splitDocument`
+ * (phasedWorkflow moves `phase_outputs` first; others the largest values first) when the
  * profile allows it and its layout has part keys; otherwise `checkpoint_too_large`.
  * The checksum covers the reassembled document, so readers (`decodeStoredSnapshot`) see
  * exactly what was written.
@@ -41,6 +42,6 @@ export async function encodeForStorage<P>(profile: Profile<P>, draft: SnapshotDr
     throw new CheckpointError('checkpoint_too_large', `snapshot ${draft.sequence} is ${bytes.length} bytes, over the ${policy.maxBytes}-byte limit, and profile "${profile.name}" cannot split its documents`, { details });
   }
   const document = parseJson(utf8Decode(bytes), `snapshot ${draft.sequence}`) as JsonObject;
-  const { main, parts } = await splitDocument(document, policy.maxBytes, policy.partKey);
+  const { main, parts } = await profile.splitDocument(document, policy.maxBytes, policy.partKey);
   return { bytes: utf8Encode(canonicalJson(main)), snapshot, parts };
 }

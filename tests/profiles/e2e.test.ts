@@ -302,11 +302,8 @@ describe('phasedWorkflow size management through the writer (memory storage)', (
     expect(plan).toMatchObject({ at: 'phase_4', eligible: true });
   });
 
-  // The profile gives the writer its phase-first splitter (profile.splitDocument), but the
-  // writer's encodeForStorage (src/writer/size-limit.ts) still calls the core splitDocument,
-  // which moves the larger errors array. \`it.fails\` turns red once the writer calls
-  // profile.splitDocument: then make this an ordinary \`it\`.
-  it.fails('through the writer, phase_outputs move to part files before other values (needs the writer to call profile.splitDocument)', async () => {
+  // The writer splits with the profile's splitter, so phase outputs move before the larger errors array.
+  it('through the writer, phase_outputs move to part files before other values', async () => {
     const { main } = await writeOversized(100, 1024 * 1024); // the same shape at a 1 MiB limit
     const doc = json(main) as { state_snapshot: { phase_outputs: Record<string, unknown>; errors_encountered: unknown } };
     expect(Object.keys(doc.state_snapshot.phase_outputs.phase_2 as object)).toEqual(['$savepoint_part']);
