@@ -1,0 +1,46 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ROOT } from '../support/build.js';
+
+/**
+ * Every runnable example runs as its own process, exactly as the README tells a reader to
+ * run it (`npx tsx examples/<name>.ts`), and must exit 0 and print what it promises.
+ * (crash-and-resume, handoff-markdown and progress-protocol-stop-hook are run by their
+ * components' tests; custom-adapter and unit-testing also have vitest files of their own.)
+ */
+const EXAMPLES: Record<string, RegExp[]> = {
+  quickstart: [/checkpoint after "run tests" failed: checkpoint_storage_unavailable/, /resuming agent-run-1 from snapshot #3/, /checkpoint #5 after "open pull request" — run completed/],
+  writing: [/latest: #5 step_boundary completed/],
+  retention: [/retention is idempotent/],
+  'plan-executor': [/incomplete plans now: 0/, /imported plan 03/],
+  'snapshot-lifecycle': [/retention \(snapshotLifecycle\): history \d+ → 50 files/, /resume: at after:/],
+  'phased-workflow': [/read back whole: true/, /preserved run: \d+ checkpoint files/],
+  'github-phased-workflow': [/resume at human_review/, /0 schema violations/],
+  'custom-adapter': [/racing replaces: A fulfilled, B rejected \(checkpoint_conflict\)/, /oversize put refused: checkpoint_too_large/],
+};
+
+/** The environment without anything that would point an example at a real service. */
+function offlineEnv(): NodeJS.ProcessEnv {
+  const { GITHUB_TOKEN: _t, SAVEPOINT_GITHUB_REPO: _r, GITHUB_API_URL: _u, ...env } = process.env;
+  return { ...env, NO_COLOR: '1' };
+}
+
+function run(name: string): Promise<{ code: number; out: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), join(ROOT, 'examples', `${name}.ts`)],
+      { cwd: ROOT, env: offlineEnv(), timeout: 120_000, encoding: 'utf8' },
+      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out: stdout + stderr }),
+    );
+  });
+}
+
+describe('examples', () => {
+  it.each(Object.keys(EXAMPLES))('%s runs and exits 0', async (name) => {
+    const { code, out } = await run(name);
+    expect(code, out).toBe(0);
+    for (const pattern of EXAMPLES[name]!) expect(out).toMatch(pattern);
+  }, 150_000);
+});
