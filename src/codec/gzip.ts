@@ -1,4 +1,4 @@
-import { gunzipSync, gzipSync } from 'fflate';
+import { gzipSync, inflateSync } from 'fflate';
 import { CheckpointError } from '../model/errors.js';
 
 let crcTable: Uint32Array | undefined;
@@ -31,18 +31,42 @@ export function gzip(bytes: Uint8Array, level: 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9
   return gzipSync(bytes, { level, mtime: 0 });
 }
 
+/** Length of a gzip member header (RFC 1952 §2.3), or -1 when it runs past the data. */
+function headerLength(bytes: Uint8Array): number {
+  const flags = bytes[3]!;
+  let at = 10;
+  if (flags & 0x04) {
+    if (at + 2 > bytes.length) return -1;
+    at += 2 + (bytes[at]! | (bytes[at + 1]! << 8)); // FEXTRA
+  }
+  for (const flag of [0x08, 0x10]) {
+    // FNAME, FCOMMENT: zero-terminated
+    if (flags & flag) {
+      while (at < bytes.length && bytes[at] !== 0) at++;
+      at++;
+    }
+  }
+  if (flags & 0x02) at += 2; // FHCRC
+  return at <= bytes.length ? at : -1;
+}
+
 /**
  * Gunzips `bytes` and checks the gzip trailer (CRC-32 and length of the original data),
  * which fflate alone does not. A truncated or altered archive is
  * `checkpoint_integrity_mismatch`: that trailer is the compressed artifact's checksum.
+ *
+ * The header is parsed here and the deflate body inflated without a size hint: fflate's
+ * gunzipSync preallocates its output from the trailer's length field, so a truncated
+ * file would make it allocate whatever its last four bytes say (up to 4 GB).
  */
 export function gunzip(bytes: Uint8Array, where = 'compressed document'): Uint8Array {
-  if (!isGzip(bytes) || bytes.length < 18) {
+  const start = isGzip(bytes) && bytes.length >= 18 && bytes[2] === 8 ? headerLength(bytes) : -1;
+  if (start < 0 || start + 8 > bytes.length) {
     throw new CheckpointError('checkpoint_integrity_mismatch', `${where} is not a complete gzip stream`);
   }
   let out: Uint8Array;
   try {
-    out = gunzipSync(bytes);
+    out = inflateSync(bytes.subarray(start, bytes.length - 8));
   } catch (err) {
     throw new CheckpointError('checkpoint_integrity_mismatch', `${where} cannot be decompressed`, { cause: err });
   }

@@ -90,3 +90,31 @@ describe('assertKey', () => {
     );
   });
 });
+
+describe('gunzip on hostile input', () => {
+  it('never allocates from a lying length field: a truncated archive claiming 4 GB fails fast', () => {
+    const z = gzip(utf8Encode('x'.repeat(10_000)));
+    const bad = z.slice(0, z.length - 4);
+    bad.set([0xff, 0xff, 0xff, 0xfe], bad.length - 4); // ISIZE = ~4 GB
+    const before = process.memoryUsage().arrayBuffers;
+    const started = performance.now();
+    expect(() => gunzip(bad)).toThrow(/checkpoint_integrity_mismatch/);
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(64 * 1024 * 1024);
+  });
+
+  it('reads archives with optional header fields (FNAME, FEXTRA, FCOMMENT, FHCRC), as gzip(1) writes them', async () => {
+    const { gzipSync } = await import('node:zlib');
+    const data = utf8Encode('{"a":1}');
+    const plain = new Uint8Array(gzipSync(data));
+    // Rebuild the header with every optional field set.
+    const body = plain.subarray(10);
+    const extra = [4, 0, 0x41, 0x42, 2, 0];
+    const name = [...utf8Encode('latest.json'), 0];
+    const comment = [...utf8Encode('hi'), 0];
+    const header = [0x1f, 0x8b, 8, 0x04 | 0x08 | 0x10 | 0x02, 0, 0, 0, 0, 0, 3, ...extra, ...name, ...comment];
+    const withHcrc = [...header, 0, 0];
+    expect(gunzip(new Uint8Array([...withHcrc, ...body]))).toEqual(data);
+    expect(gunzip(plain)).toEqual(data);
+  });
+});
