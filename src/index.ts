@@ -45,6 +45,8 @@ export {
   jsonDocumentFormat,
   documentChecksum,
   sealDocument,
+  sealDocumentBytes,
+  type SealedDocument,
   verifyDocument,
   INTEGRITY_FIELD,
   type DocumentFormat,
@@ -89,7 +91,7 @@ export {
   type HistoryNaming,
   type StandardLayoutOptions,
 } from './profiles/layout.js';
-export { defaultProfile, DefaultDocumentSchema, JsonValueSchema, LIFECYCLE_STATUSES, type DefaultDocument } from './profiles/default-profile.js';
+export { defaultProfile, DefaultDocumentSchema, JsonValueSchema, JsonStateSchema, LIFECYCLE_STATUSES, type DefaultDocument } from './profiles/default-profile.js';
 export { readSnapshot, decodeStoredSnapshot } from './profiles/read-snapshot.js';
 export { collectRunFiles, type RunFiles, type StoreFiles, type ClassifiedEntry } from './profiles/run-files.js';
 

@@ -26,6 +26,62 @@ function isPlainObject(value: object): boolean {
   return proto === Object.prototype || proto === null;
 }
 
+const remembered_ = new WeakMap<object, string>();
+
+/**
+ * Records `text` as the canonical JSON of `value`, so serializing that object again costs
+ * nothing. Only for objects nobody mutates afterwards: the writer's private copy of a
+ * payload, which it serializes for coalescing and then again inside the stored document.
+ */
+export function rememberCanonicalJson(value: object, text: string): void {
+  remembered_.set(value, text);
+}
+
+/** Thrown by the fast path; the slow path then finds the offending value's path. */
+const NOT_JSON = Symbol('not JSON');
+
+function fast(v: unknown, stack: Set<object>): string {
+  switch (typeof v) {
+    case 'string':
+      return JSON.stringify(v);
+    case 'number':
+      if (!Number.isFinite(v)) throw NOT_JSON;
+      return JSON.stringify(v);
+    case 'boolean':
+      return v ? 'true' : 'false';
+    case 'object': {
+      if (v === null) return 'null';
+      if (typeof (v as { toJSON?: unknown }).toJSON === 'function') return fast((v as { toJSON: () => unknown }).toJSON(), stack);
+      if (stack.has(v)) throw NOT_JSON;
+      stack.add(v);
+      let out: string;
+      if (Array.isArray(v)) {
+        out = '[';
+        for (let i = 0; i < v.length; i++) out += (i > 0 ? ',' : '') + fast(v[i], stack);
+        out += ']';
+      } else {
+        if (!isPlainObject(v)) throw NOT_JSON;
+        const record = v as Record<string, unknown>;
+        const keys = Object.keys(record).sort();
+        out = '{';
+        let first = true;
+        for (const key of keys) {
+          const item = record[key];
+          if (item === undefined) continue;
+          if (FORBIDDEN_KEYS.has(key)) throw NOT_JSON;
+          out += `${first ? '' : ','}${JSON.stringify(key)}:${fast(item, stack)}`;
+          first = false;
+        }
+        out += '}';
+      }
+      stack.delete(v);
+      return out;
+    }
+    default:
+      throw NOT_JSON;
+  }
+}
+
 /**
  * Serializes `value` as canonical JSON: object keys sorted by UTF-16 code units (as
  * RFC 8785 does), no insignificant whitespace, numbers as ECMAScript prints them.
@@ -38,6 +94,20 @@ function isPlainObject(value: object): boolean {
  * is omitted, as `JSON.stringify` does, because that is how optional fields look in TypeScript.
  */
 export function canonicalJson(value: unknown): string {
+  if (typeof value === 'object' && value !== null) {
+    const remembered = remembered_.get(value);
+    if (remembered !== undefined) return remembered;
+  }
+  try {
+    return fast(value, new Set());
+  } catch (err) {
+    if (err !== NOT_JSON) throw err;
+    // Rare: walk again, tracking paths, to say where the bad value is.
+    return canonicalJsonReportingPath(value);
+  }
+}
+
+function canonicalJsonReportingPath(value: unknown): string {
   const parts: string[] = [];
   const stack = new Set<object>();
   const path: (string | number)[] = [];

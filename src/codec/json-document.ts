@@ -50,12 +50,39 @@ export async function documentChecksum(document: JsonObject): Promise<string> {
   return sha256Hex(canonicalJson(rest));
 }
 
+/** A sealed document, its integrity block, and its canonical bytes. */
+export interface SealedDocument {
+  readonly document: JsonObject;
+  readonly integrity: Integrity;
+  /** UTF-8 of the canonical JSON of `document`, as stored. */
+  readonly bytes: Uint8Array;
+}
+
+/**
+ * Adds the integrity block to `document` (without one): the sealed document and its
+ * canonical bytes. Each top-level member is serialized once and the two texts (without and
+ * with the checksum) are assembled from the same pieces, so a large payload is
+ * canonicalized once per write instead of twice.
+ */
+export async function sealDocumentBytes(document: JsonObject, formatVersion = FORMAT_VERSION): Promise<SealedDocument> {
+  const members = new Map<string, string>();
+  for (const key of Object.keys(document)) {
+    const value = document[key];
+    if (key !== INTEGRITY_FIELD && value !== undefined) members.set(key, canonicalJson(value));
+  }
+  const assemble = (integrityText: string): string => {
+    const all = new Map(members).set(INTEGRITY_FIELD, integrityText);
+    return `{${[...all.keys()].sort().map((k) => `${JSON.stringify(k)}:${all.get(k)!}`).join(',')}}`;
+  };
+  const checksum = await sha256Hex(assemble(canonicalJson({ format_version: formatVersion, algorithm: 'sha256' })));
+  const integrity: Integrity = { format_version: formatVersion, algorithm: 'sha256', checksum };
+  return { document: { ...document, [INTEGRITY_FIELD]: integrity }, integrity, bytes: utf8Encode(assemble(canonicalJson(integrity))) };
+}
+
 /** Adds the integrity block to `document` (without one) and returns the sealed document. */
 export async function sealDocument(document: JsonObject, formatVersion = FORMAT_VERSION): Promise<{ document: JsonObject; integrity: Integrity }> {
-  const unsealed: JsonObject = { ...document, [INTEGRITY_FIELD]: { format_version: formatVersion, algorithm: 'sha256' } };
-  const checksum = await documentChecksum(unsealed);
-  const integrity: Integrity = { format_version: formatVersion, algorithm: 'sha256', checksum };
-  return { document: { ...document, [INTEGRITY_FIELD]: integrity }, integrity };
+  const { document: sealed, integrity } = await sealDocumentBytes(document, formatVersion);
+  return { document: sealed, integrity };
 }
 
 /** Throws `checkpoint_integrity_mismatch` unless the document's stored checksum matches its content. */
@@ -100,9 +127,9 @@ export function jsonDocumentFormat<P, D extends JsonObject>(options: JsonDocumen
     extension: '.json',
     jsonSchema,
     async encode(draft) {
-      const { document, integrity } = await sealDocument(options.toDocument(draft) as JsonObject, options.formatVersion);
+      const { document, integrity, bytes } = await sealDocumentBytes(options.toDocument(draft) as JsonObject, options.formatVersion);
       assertValid(validate(document), `snapshot ${draft.sequence} of run ${draft.runId}`);
-      return { bytes: utf8Encode(canonicalJson(document)), snapshot: { ...draft, integrity } };
+      return { bytes, snapshot: { ...draft, integrity } };
     },
     async decode(bytes, where) {
       const plain = isGzip(bytes) ? gunzip(bytes, where) : bytes;

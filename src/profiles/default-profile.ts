@@ -12,6 +12,15 @@ export const JsonValueSchema: z.ZodType<JsonValue> = z.lazy(() =>
   z.union([z.null(), z.boolean(), z.number(), z.string(), z.array(JsonValueSchema), z.record(z.string(), JsonValueSchema)]),
 );
 
+/**
+ * The default profile's payload: any value canonical JSON can carry. Nothing is checked
+ * here because encoding checks it, with the same reason code and the path of the bad value
+ * (`checkpoint_schema_invalid` at `$.a[3]`), and a stored document is parsed from JSON
+ * text, so its `state` is JSON by construction. (`JsonValueSchema` would check the same
+ * thing a second time, recursively, on every checkpoint.)
+ */
+export const JsonStateSchema: z.ZodType<JsonValue> = z.custom<JsonValue>(() => true);
+
 /** Statuses of snapshot-lifecycle.md, shared by the default profile. */
 export const LIFECYCLE_STATUSES = ['in_progress', 'failed', 'completed', 'paused'] as const;
 
@@ -31,7 +40,7 @@ export const DefaultDocumentSchema = z
     source_details: z.array(TriggerRecordSchema),
     priority: z.enum(PRIORITIES).optional(),
     status: z.enum(LIFECYCLE_STATUSES),
-    state: JsonValueSchema,
+    state: JsonStateSchema,
     integrity: IntegritySchema,
   })
   .strict();
@@ -46,7 +55,7 @@ export type DefaultDocument = z.infer<typeof DefaultDocumentSchema>;
 export const defaultProfile: Profile<JsonValue> = defineProfile<JsonValue>({
   name: 'default',
   description: 'Any JSON state, in the snapshot-lifecycle layout',
-  payload: JsonValueSchema,
+  payload: JsonStateSchema,
   triggers: {
     step_boundary: { description: 'a step entered in_progress or reached done/failed/skipped' },
     error_boundary: { description: 'a recoverable error was classified, or a forced stop is imminent' },

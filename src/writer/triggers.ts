@@ -1,4 +1,4 @@
-import { canonicalJson } from '../codec/canonical-json.js';
+import { canonicalJson, parseJson, rememberCanonicalJson } from '../codec/canonical-json.js';
 import { CheckpointError, isCheckpointError } from '../model/errors.js';
 import type { Priority } from '../model/snapshot.js';
 import type { Profile } from '../profiles/define-profile.js';
@@ -66,8 +66,14 @@ export function validateTrigger<P>(profile: Profile<P>, input: CheckpointInput<P
   let payload: P;
   let material: string;
   try {
-    material = materialText(profile, status, parsed.data);
-    payload = structuredClone(parsed.data);
+    // The private copy is the payload as it will be stored (parsed back from its canonical
+    // JSON, so Dates are strings and undefined members are gone). Its text is computed once
+    // and remembered: the document encoder finds it instead of serializing the payload again.
+    const text = canonicalJson(parsed.data);
+    payload = parseJson(text, 'payload') as P;
+    if (typeof payload === 'object' && payload !== null) rememberCanonicalJson(payload, text);
+    const view = profile.materialView(payload);
+    material = view === payload ? `{"material":${text},"status":${JSON.stringify(status)}}` : materialText(profile, status, payload);
   } catch (err) {
     if (isCheckpointError(err)) throw err;
     throw new CheckpointError('checkpoint_schema_invalid', 'payload cannot be stored as JSON', { cause: err });

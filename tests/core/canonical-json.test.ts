@@ -40,6 +40,36 @@ describe('canonicalJson', () => {
     );
   });
 
+  it('equals an independent reference serializer on any JSON value (property)', () => {
+    const reference = (v: unknown): string => {
+      if (Array.isArray(v)) return `[${v.map(reference).join(',')}]`;
+      if (v && typeof v === 'object') {
+        const entries = Object.entries(v as Record<string, unknown>).filter(([, x]) => x !== undefined);
+        entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+        return `{${entries.map(([k, x]) => `${JSON.stringify(k)}:${reference(x)}`).join(',')}}`;
+      }
+      return JSON.stringify(v);
+    };
+    fc.assert(fc.property(json, (value) => canonicalJson(value) === reference(value)), { numRuns: 500 });
+  });
+
+  it('on anything at all, either serializes as JSON does or fails with checkpoint_schema_invalid and a path (property)', () => {
+    fc.assert(
+      fc.property(fc.anything({ withBigInt: true, withDate: true, withMap: true, withSet: true, withTypedArray: true, withNullPrototype: true, withSparseArray: true }), (value) => {
+        let text: string;
+        try {
+          text = canonicalJson(value);
+        } catch (err) {
+          expect(isCheckpointError(err, 'checkpoint_schema_invalid')).toBe(true);
+          expect((err as { details: { path?: string } }).details.path).toMatch(/^\$/);
+          return;
+        }
+        expect(JSON.parse(text)).toEqual(JSON.parse(JSON.stringify(value)));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
   it('omits undefined object properties, as JSON.stringify does', () => {
     expect(canonicalJson({ a: undefined, b: 1 })).toBe('{"b":1}');
   });
