@@ -18,6 +18,7 @@ export {
   treeSha as gitTreeShaOf,
   commitSha as gitCommitShaOf,
   createGitStore,
+  GitTreeError,
   type GitStore,
   type GitObject,
   type GitTreeEntry,
