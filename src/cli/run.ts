@@ -19,7 +19,7 @@ export const COMMANDS: readonly Command[] = [runsCommand, lsCommand, showCommand
 
 /** Options every command accepts. */
 export const GLOBAL_OPTIONS: Readonly<Record<string, OptionSpec>> = {
-  dir: { type: 'string', value: 'PATH', description: 'File-system store (default ./checkpoints)' },
+  dir: { type: 'string', value: 'PATH', description: 'File-system store root, holding checkpoints/<run>/… (default: the current directory)' },
   github: { type: 'string', value: 'OWNER/REPO[@BRANCH][:PATH]', description: 'GitHub store; token from GITHUB_TOKEN, API from GITHUB_API_URL' },
   profile: { type: 'string', value: 'NAME', description: `Profile: ${PROFILE_NAMES.join(', ')} (default "default")` },
   json: { type: 'boolean', description: 'Machine-readable JSON output' },

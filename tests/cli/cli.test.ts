@@ -11,12 +11,12 @@ import { startGitHubEmulator, type GitHubEmulator } from 'savepoint/testing';
 import { ensureBuilt, ROOT } from '../support/build.js';
 
 /** Runs the built `savepoint` binary as a child process, the way a shell hook does. */
-function cli(args: string[], options: { env?: Record<string, string>; stdin?: string } = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+function cli(args: string[], options: { env?: Record<string, string>; stdin?: string; cwd?: string } = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = execFile(
       process.execPath,
       [join(ROOT, 'dist', 'cli.js'), ...args],
-      { env: { PATH: process.env.PATH ?? '', ...options.env }, encoding: 'utf8', timeout: 60_000 },
+      { env: { PATH: process.env.PATH ?? '', ...options.env }, encoding: 'utf8', timeout: 60_000, ...(options.cwd ? { cwd: options.cwd } : {}) },
       (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
     if (options.stdin !== undefined) child.stdin!.end(options.stdin);
@@ -72,6 +72,14 @@ describe('savepoint CLI on a file-system store', () => {
       ['run-a', 3, false],
       ['run-b', 2, true],
     ]);
+  });
+
+  it('reads the specs\' ./checkpoints/<run>/ from the current directory when --dir is not given', async () => {
+    const here = await cli(['runs', '--json'], { cwd: dir });
+    expect((JSON.parse(here.stdout) as { runs: unknown[] }).runs).toHaveLength(2);
+    const missing = await cli(['runs', '--dir', join(dir, 'no-such-store')]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('ENOENT');
   });
 
   it('ls and show', async () => {
