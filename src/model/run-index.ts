@@ -19,6 +19,7 @@ export const RunIndexEntrySchema = z
     status: z.string().min(1).optional(),
   })
   .strict();
+/** The TypeScript type of {@link RunIndexEntrySchema}. */
 export type RunIndexEntry = z.infer<typeof RunIndexEntrySchema>;
 
 /** A run's `index.json` (phased-workflow-github.md `index_schema`), entries in ascending sequence. */
@@ -30,6 +31,7 @@ export const RunIndexSchema = z
     last_updated: Rfc3339Schema,
   })
   .strict();
+/** The TypeScript type of {@link RunIndexSchema}. */
 export type RunIndex = z.infer<typeof RunIndexSchema>;
 
 /** JSON Schema of `index.json`. */

@@ -20,6 +20,7 @@ export const TriggerRecordSchema = z
     priority: z.enum(PRIORITIES).optional(),
   })
   .strict();
+/** The TypeScript type of {@link TriggerRecordSchema}. */
 export type TriggerRecord = z.infer<typeof TriggerRecordSchema>;
 
 /** Integrity metadata as stored in a document's `integrity` object. */
@@ -30,6 +31,7 @@ export const IntegritySchema = z
     checksum: z.string().regex(/^[0-9a-f]{64}$/),
   })
   .strict();
+/** The TypeScript type of {@link IntegritySchema}. */
 export type Integrity = z.infer<typeof IntegritySchema>;
 
 /** The format version savepoint writes into `integrity.format_version`. */

@@ -27,6 +27,7 @@ export const BatchFileSchema = z
       .strict(),
   })
   .strict();
+/** The TypeScript type of {@link BatchFileSchema}. */
 export type BatchFile = z.infer<typeof BatchFileSchema>;
 
 /** JSON Schema of a batch file's envelope (members are checked against the profile's document schema). */

@@ -44,6 +44,7 @@ export const DefaultDocumentSchema = z
     integrity: IntegritySchema,
   })
   .strict();
+/** The TypeScript type of {@link DefaultDocumentSchema}. */
 export type DefaultDocument = z.infer<typeof DefaultDocumentSchema>;
 
 /**

@@ -62,6 +62,7 @@ export const PhaseOutputSchema = JsonObjectSchema.nullable();
 export const PhaseOutputsSchema = z
   .object(Object.fromEntries(PHASE_KEYS.map((k) => [k, PhaseOutputSchema])) as Record<PhaseKey, typeof PhaseOutputSchema>)
   .strict();
+/** The TypeScript type of {@link PhaseOutputsSchema}. */
 export type PhaseOutputs = z.infer<typeof PhaseOutputsSchema>;
 
 /** `state_snapshot.current_phase_state`: partial state of the in-progress phase. */
@@ -73,6 +74,7 @@ export const CurrentPhaseStateSchema = z
     partial_output: JsonObjectSchema.nullable(),
   })
   .strict();
+/** The TypeScript type of {@link CurrentPhaseStateSchema}. */
 export type CurrentPhaseState = z.infer<typeof CurrentPhaseStateSchema>;
 
 /** One `state_snapshot.gate_history` entry. */
@@ -84,6 +86,7 @@ export const PhasedGateRecordSchema = z
     iteration: z.number().int(),
   })
   .strict();
+/** The TypeScript type of {@link PhasedGateRecordSchema}. */
 export type PhasedGateRecord = z.infer<typeof PhasedGateRecordSchema>;
 
 /** `state_snapshot`: the complete workflow state at checkpoint time. */
@@ -100,6 +103,7 @@ export const PhasedStateSnapshotSchema = z
     active_lessons: z.array(JsonValueSchema),
   })
   .strict();
+/** The TypeScript type of {@link PhasedStateSnapshotSchema}. */
 export type PhasedStateSnapshot = z.infer<typeof PhasedStateSnapshotSchema>;
 
 /** `context_fields`: debugging and resume context. */
@@ -111,6 +115,7 @@ export const PhasedContextFieldsSchema = z
     warnings: z.array(JsonValueSchema),
   })
   .strict();
+/** The TypeScript type of {@link PhasedContextFieldsSchema}. */
 export type PhasedContextFields = z.infer<typeof PhasedContextFieldsSchema>;
 
 /** zod schema of the `phase` field: any `phase_{number}_{name}`, or only the named phases when `phaseNames` is given. */
@@ -135,6 +140,7 @@ export function phasedWorkflowPayloadSchema(phaseNames?: Partial<Record<PhaseKey
  * and `context_fields` (the checkpoint's other fields come from the snapshot model).
  */
 export const PhasedWorkflowPayloadSchema = phasedWorkflowPayloadSchema();
+/** The TypeScript type of {@link PhasedWorkflowPayloadSchema}. */
 export type PhasedWorkflowPayload = z.infer<typeof PhasedWorkflowPayloadSchema>;
 
 /** Options of {@link phasedWorkflowDocumentSchema}. */
@@ -172,6 +178,7 @@ export function phasedWorkflowDocumentSchema(options: PhasedDocumentSchemaOption
 
 /** The stored phasedWorkflow document (default options). */
 export const PhasedWorkflowDocumentSchema = phasedWorkflowDocumentSchema();
+/** The TypeScript type of {@link PhasedWorkflowDocumentSchema}. */
 export type PhasedWorkflowDocument = z.infer<typeof PhasedWorkflowDocumentSchema>;
 
 /**
@@ -189,4 +196,5 @@ export const PhasedRunSummarySchema = z
     errors_count: z.number().int().min(0),
   })
   .strict();
+/** The TypeScript type of {@link PhasedRunSummarySchema}. */
 export type PhasedRunSummary = z.infer<typeof PhasedRunSummarySchema>;

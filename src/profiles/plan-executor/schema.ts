@@ -24,9 +24,11 @@ export type PlanExecutorTrigger = (typeof PLAN_EXECUTOR_TRIGGERS)[number];
 
 /** `completed_tasks[]`: `{ name, commit }`. */
 export const PlanCompletedTaskSchema = z.object({ name: z.string(), commit: z.string() }).strict();
+/** The TypeScript type of {@link PlanCompletedTaskSchema}. */
 export type PlanCompletedTask = z.infer<typeof PlanCompletedTaskSchema>;
 /** `remaining_tasks[]`: `{ name }`. */
 export const PlanRemainingTaskSchema = z.object({ name: z.string() }).strict();
+/** The TypeScript type of {@link PlanRemainingTaskSchema}. */
 export type PlanRemainingTask = z.infer<typeof PlanRemainingTaskSchema>;
 
 /** A plan number: a single portable path segment (`01`, `02`, `12a`), since it names the file. */
@@ -54,6 +56,7 @@ const fields = {
  * `plan_number` is also the run id.
  */
 export const PlanExecutorPayloadSchema = z.object(fields).strict();
+/** The TypeScript type of {@link PlanExecutorPayloadSchema}. */
 export type PlanExecutorPayload = z.infer<typeof PlanExecutorPayloadSchema>;
 
 /**
@@ -76,6 +79,7 @@ export const PlanExecutorIntegritySchema = z
     priority: z.enum(PRIORITIES).optional(),
   })
   .strict();
+/** The TypeScript type of {@link PlanExecutorIntegritySchema}. */
 export type PlanExecutorIntegrity = z.infer<typeof PlanExecutorIntegritySchema>;
 
 /** The spec's document alone (what other plan-executor tools write): no `integrity`. */
@@ -86,8 +90,10 @@ export const PlanExecutorSpecDocumentSchema = z
     last_activity: Rfc3339Schema,
   })
   .strict();
+/** The TypeScript type of {@link PlanExecutorSpecDocumentSchema}. */
 export type PlanExecutorSpecDocument = z.infer<typeof PlanExecutorSpecDocumentSchema>;
 
 /** The stored `NN-CHECKPOINT.json`: the spec's fields plus savepoint's `integrity` object. */
 export const PlanExecutorDocumentSchema = PlanExecutorSpecDocumentSchema.extend({ integrity: PlanExecutorIntegritySchema }).strict();
+/** The TypeScript type of {@link PlanExecutorDocumentSchema}. */
 export type PlanExecutorDocument = z.infer<typeof PlanExecutorDocumentSchema>;

@@ -52,6 +52,7 @@ export const LifecycleTodoComplianceSchema = z
     checked_at: Rfc3339Schema,
   })
   .strict();
+/** The TypeScript type of {@link LifecycleTodoComplianceSchema}. */
 export type LifecycleTodoCompliance = z.infer<typeof LifecycleTodoComplianceSchema>;
 
 /**
@@ -65,6 +66,7 @@ export const LifecycleResumeHintsSchema = z
     next_actions: z.array(z.string()),
   })
   .strict();
+/** The TypeScript type of {@link LifecycleResumeHintsSchema}. */
 export type LifecycleResumeHints = z.infer<typeof LifecycleResumeHintsSchema>;
 
 /** snapshot-lifecycle.md `step_state`: the current plan step summary. */
@@ -78,6 +80,7 @@ export const LifecycleStepStateSchema = z
     resume_hints: LifecycleResumeHintsSchema,
   })
   .strict();
+/** The TypeScript type of {@link LifecycleStepStateSchema}. */
 export type LifecycleStepState = z.infer<typeof LifecycleStepStateSchema>;
 
 /** snapshot-lifecycle.md `context_digest`: compact context health and truncation summary. */
@@ -92,6 +95,7 @@ export const LifecycleContextDigestSchema = z
     policy_profile: z.string().min(1),
   })
   .strict();
+/** The TypeScript type of {@link LifecycleContextDigestSchema}. */
 export type LifecycleContextDigest = z.infer<typeof LifecycleContextDigestSchema>;
 
 /** One snapshot-lifecycle.md `command_outcomes` entry. */
@@ -105,6 +109,7 @@ export const LifecycleCommandOutcomeSchema = z
     summary: z.string(),
   })
   .strict();
+/** The TypeScript type of {@link LifecycleCommandOutcomeSchema}. */
 export type LifecycleCommandOutcome = z.infer<typeof LifecycleCommandOutcomeSchema>;
 
 /** zod schema of the snapshotLifecycle payload, with `command_outcomes` bounded by `maxCommandOutcomes`. */
@@ -123,6 +128,7 @@ export function snapshotLifecyclePayloadSchema(maxCommandOutcomes = DEFAULT_MAX_
  * that are the agent's state (the other top-level fields come from the snapshot model).
  */
 export const SnapshotLifecyclePayloadSchema = snapshotLifecyclePayloadSchema();
+/** The TypeScript type of {@link SnapshotLifecyclePayloadSchema}. */
 export type SnapshotLifecyclePayload = z.infer<typeof SnapshotLifecyclePayloadSchema>;
 
 /**
@@ -151,4 +157,5 @@ export function snapshotLifecycleDocumentSchema(maxCommandOutcomes = DEFAULT_MAX
 
 /** The stored snapshotLifecycle document (default `command_outcomes` bound). */
 export const SnapshotLifecycleDocumentSchema = snapshotLifecycleDocumentSchema();
+/** The TypeScript type of {@link SnapshotLifecycleDocumentSchema}. */
 export type SnapshotLifecycleDocument = z.infer<typeof SnapshotLifecycleDocumentSchema>;
