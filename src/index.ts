@@ -91,7 +91,7 @@ export {
   type HistoryNaming,
   type StandardLayoutOptions,
 } from './profiles/layout.js';
-export { defaultProfile, DefaultDocumentSchema, JsonValueSchema, JsonStateSchema, LIFECYCLE_STATUSES, type DefaultDocument } from './profiles/default-profile.js';
+export { defaultProfile, DefaultDocumentSchema, JsonValueSchema, JsonStateSchema, toLifecycleHeader, fromLifecycleHeader, type LifecycleHeader, LIFECYCLE_STATUSES, type DefaultDocument } from './profiles/default-profile.js';
 export { readSnapshot, decodeStoredSnapshot } from './profiles/read-snapshot.js';
 export { collectRunFiles, type RunFiles, type StoreFiles, type ClassifiedEntry } from './profiles/run-files.js';
 

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { JsonValue } from '../codec/canonical-json.js';
 import { jsonDocumentFormat } from '../codec/json-document.js';
 import { SNAPSHOT_ID_PATTERN } from '../model/ids.js';
-import { IntegritySchema, PRIORITIES, Rfc3339Schema, TriggerRecordSchema } from '../model/snapshot.js';
+import { IntegritySchema, PRIORITIES, Rfc3339Schema, TriggerRecordSchema, type Priority, type SnapshotDraft, type TriggerRecord } from '../model/snapshot.js';
 import { snapshotLifecycleRetention } from '../retention/defaults.js';
 import { defineProfile, type Profile } from './define-profile.js';
 import { historyBySnapshotId, standardLayout } from './layout.js';
@@ -20,6 +20,46 @@ export const JsonValueSchema: z.ZodType<JsonValue> = z.lazy(() =>
  * thing a second time, recursively, on every checkpoint.)
  */
 export const JsonStateSchema: z.ZodType<JsonValue> = z.custom<JsonValue>(() => true);
+
+/** The header fields every snapshot-lifecycle.md document starts with (plus savepoint's `sequence` and `priority`). */
+export interface LifecycleHeader {
+  snapshot_id: string;
+  run_id: string;
+  sequence: number;
+  created_at: string;
+  source: string;
+  source_details: TriggerRecord[];
+  priority?: Priority;
+  status: string;
+}
+
+/** The internal model's common fields as snapshot-lifecycle.md's header fields (used by the default and snapshotLifecycle profiles). */
+export function toLifecycleHeader(s: Omit<SnapshotDraft<unknown>, 'payload'>): LifecycleHeader {
+  return {
+    snapshot_id: s.id,
+    run_id: s.runId,
+    sequence: s.sequence,
+    created_at: s.createdAt,
+    source: s.source,
+    source_details: s.sourceDetails,
+    ...(s.priority ? { priority: s.priority } : {}),
+    status: s.status,
+  };
+}
+
+/** Inverse of {@link toLifecycleHeader}. */
+export function fromLifecycleHeader(d: LifecycleHeader): Omit<SnapshotDraft<unknown>, 'payload'> {
+  return {
+    id: d.snapshot_id,
+    runId: d.run_id,
+    sequence: d.sequence,
+    createdAt: d.created_at,
+    source: d.source,
+    sourceDetails: d.source_details,
+    ...(d.priority ? { priority: d.priority } : {}),
+    status: d.status,
+  };
+}
 
 /** Statuses of snapshot-lifecycle.md, shared by the default profile. */
 export const LIFECYCLE_STATUSES = ['in_progress', 'failed', 'completed', 'paused'] as const;
@@ -51,7 +91,9 @@ export type DefaultDocument = z.infer<typeof DefaultDocumentSchema>;
  * The embedded default profile: any JSON state, snapshot-lifecycle.md's triggers
  * (`step_boundary`, `error_boundary`, `timer`, `manual`), statuses and layout
  * (`checkpoints/<run_id>/latest.json`, `history/<snapshot_id>.json`), plus an
- * `index.json` per run for fast listing and resume fallback.
+ * `index.json` per run for fast listing and resume fallback. Its retention policy is
+ * snapshot-lifecycle.md's (`snapshotLifecycleRetention`): the latest 50 per run, the latest
+ * failed and completed, nothing older than 14 days otherwise, gzip of history after 24 h.
  */
 export const defaultProfile: Profile<JsonValue> = defineProfile<JsonValue>({
   name: 'default',
@@ -68,27 +110,7 @@ export const defaultProfile: Profile<JsonValue> = defineProfile<JsonValue>({
   retention: snapshotLifecycleRetention,
   document: jsonDocumentFormat<JsonValue, DefaultDocument>({
     schema: DefaultDocumentSchema,
-    toDocument: (s) => ({
-      snapshot_id: s.id,
-      run_id: s.runId,
-      sequence: s.sequence,
-      created_at: s.createdAt,
-      source: s.source,
-      source_details: s.sourceDetails,
-      ...(s.priority ? { priority: s.priority } : {}),
-      status: s.status as DefaultDocument['status'],
-      state: s.payload,
-    }),
-    fromDocument: (d) => ({
-      id: d.snapshot_id,
-      runId: d.run_id,
-      sequence: d.sequence,
-      createdAt: d.created_at,
-      source: d.source,
-      sourceDetails: d.source_details,
-      ...(d.priority ? { priority: d.priority } : {}),
-      status: d.status,
-      payload: d.state,
-    }),
+    toDocument: (s) => ({ ...toLifecycleHeader(s), status: s.status as DefaultDocument['status'], state: s.payload }),
+    fromDocument: (d) => ({ ...fromLifecycleHeader(d), payload: d.state }),
   }),
 });

@@ -4,6 +4,7 @@ import { snapshotLifecycleResumeRule } from '../../resume/rules/snapshot-lifecyc
 import type { ResumeRule } from '../../resume/types.js';
 import { snapshotLifecycleRetention } from '../../retention/defaults.js';
 import type { RetentionPolicy } from '../../retention/policy.js';
+import { fromLifecycleHeader, toLifecycleHeader } from '../default-profile.js';
 import { defineProfile, type Profile } from '../define-profile.js';
 import { historyBySnapshotId, standardLayout } from '../layout.js';
 import {
@@ -112,27 +113,15 @@ export function createSnapshotLifecycleProfile(options: SnapshotLifecycleProfile
     document: jsonDocumentFormat<SnapshotLifecyclePayload, SnapshotLifecycleDocument>({
       schema,
       toDocument: (s) => ({
-        snapshot_id: s.id,
-        created_at: s.createdAt,
-        run_id: s.runId,
-        sequence: s.sequence,
+        ...toLifecycleHeader(s),
         source: s.source as LifecycleSource,
-        source_details: s.sourceDetails,
-        ...(s.priority ? { priority: s.priority } : {}),
         status: s.status as LifecycleStatus,
         step_state: s.payload.step_state,
         context_digest: s.payload.context_digest,
         command_outcomes: s.payload.command_outcomes,
       }),
       fromDocument: (d) => ({
-        id: d.snapshot_id,
-        runId: d.run_id,
-        sequence: d.sequence,
-        createdAt: d.created_at,
-        source: d.source,
-        sourceDetails: d.source_details,
-        ...(d.priority ? { priority: d.priority } : {}),
-        status: d.status,
+        ...fromLifecycleHeader(d),
         payload: { step_state: d.step_state, context_digest: d.context_digest, command_outcomes: d.command_outcomes },
       }),
     }),
