@@ -35,11 +35,18 @@ describe.skipIf(!CHROMIUM && !process.env.CI)('in a browser, under a CSP without
       platform: 'browser',
       target: 'es2022',
       write: false,
+      // The built package, as a user's bundler would see it.
+      alias: { savepoint: join(ROOT, 'dist/index.js'), 'savepoint/github': join(ROOT, 'dist/github.js') },
+      metafile: true,
       // dist/ is bundled by path here, so esbuild reports the sideEffects:false chunk imports it drops;
       // under node_modules (as users install it) it does not.
       logLevel: 'error',
     });
     script = bundle.outputFiles[0]!.text;
+    const inputs = Object.keys(bundle.metafile!.inputs);
+    if (!inputs.includes('dist/github.js') || inputs.some((i) => i.startsWith('src/'))) {
+      throw new Error(`the page must be bundled from dist/, not src/: ${inputs.filter((i) => !i.startsWith('node_modules')).join(', ')}`);
+    }
     gh = await startGitHubEmulator({ owner: 'acme', repo: 'checkpoints', token: TOKEN, secondaryLimit: false });
     const upstream = new URL(gh.url);
     server = createServer((req, res) => {

@@ -1,5 +1,6 @@
 /**
- * Runs in headless Chromium, bundled from the BUILT package (dist/), on a page whose
+ * Runs in headless Chromium, bundled from the BUILT package (browser.test.ts aliases
+ * `savepoint` and `savepoint/github` to dist/; type-checking sees src/), on a page whose
  * Content-Security-Policy forbids 'unsafe-eval'. It writes, resumes and validates with
  * the core, memoryStorage and githubStorage, and reports to window.__savepoint.
  */
@@ -14,8 +15,8 @@ import {
   utf8Decode,
   utf8Encode,
   type JsonValue,
-} from '../../dist/index.js';
-import { githubStorage } from '../../dist/github.js';
+} from 'savepoint';
+import { githubStorage } from 'savepoint/github';
 
 type Outcome = Record<string, unknown>;
 declare global {
