@@ -8,10 +8,16 @@ import type { BenchRow } from './harness.js';
 
 const dir = fileURLToPath(new URL('.', import.meta.url));
 const only = process.argv.slice(2);
+// The storage row comes first (issue 2), then the layers built on it; unknown files last.
+const ORDER = ['storage', 'writer', 'retention', 'resume', 'github', 'package'];
+const rank = (f: string): number => {
+  const i = ORDER.indexOf(f.replace(/\.bench\.ts$/, ''));
+  return i === -1 ? ORDER.length : i;
+};
 const files = readdirSync(dir)
   .filter((f) => f.endsWith('.bench.ts'))
   .filter((f) => only.length === 0 || only.some((o) => f.startsWith(o)))
-  .sort();
+  .sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
 
 const rows: BenchRow[] = [];
 for (const file of files) {
