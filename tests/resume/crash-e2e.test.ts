@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
+import { bundleChild } from '../support/bundle-child.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hostname } from 'node:os';
 import { readFileSync } from 'node:fs';
@@ -30,26 +30,7 @@ let bundle: string;
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'savepoint-resume-e2e-'));
   bundle = join(work, 'child.mjs');
-  await build({
-    entryPoints: [join(fixtures, 'crash-child.ts')],
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    outfile: bundle,
-    logLevel: 'error',
-    banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
-    plugins: [
-      {
-        name: 'savepoint-alias',
-        setup(b) {
-          b.onResolve({ filter: /^savepoint(\/.*)?$/ }, (args) => ({
-            path: args.path === 'savepoint' ? join(root, 'src/index.ts') : join(root, `src/entries/${args.path.slice('savepoint/'.length)}.ts`),
-          }));
-        },
-      },
-    ],
-  });
+  await bundleChild(join(fixtures, 'crash-child.ts'), bundle);
 });
 
 afterAll(() => {
