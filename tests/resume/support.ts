@@ -17,6 +17,7 @@ import {
   newSnapshotId,
   phasedWorkflowResumeRule,
   Rfc3339Schema,
+  phasedHistoryNaming,
   standardLayout,
   toRfc3339,
   TriggerRecordSchema,
@@ -65,14 +66,7 @@ export const phasedTestProfile: Profile<PhasedPayload> = defineProfile<PhasedPay
   newSnapshotId: () => globalThis.crypto.randomUUID(),
   layout: standardLayout({
     root: 'checkpoints',
-    history: {
-      dir: '',
-      name: (r) => `cp_${String(r.sequence).padStart(3, '0')}_${r.source}.json`,
-      parse: (f) => {
-        const m = /^cp_(\d{3,})_([a-z_]+)\.json$/.exec(f);
-        return m ? { sequence: Number(m[1]), source: m[2]! } : undefined;
-      },
-    },
+    history: phasedHistoryNaming,
   }),
   document: jsonDocumentFormat<PhasedPayload, PhasedDocument>({
     schema: PhasedDocument,

@@ -10,6 +10,7 @@ import {
   PRIORITIES,
   readSnapshot,
   Rfc3339Schema,
+  phasedHistoryNaming,
   standardLayout,
   TriggerRecordSchema,
   type Clock,
@@ -195,14 +196,7 @@ export const phasedLike: Profile<PhasedPayloadT> = defineProfile<PhasedPayloadT>
   newSnapshotId: () => globalThis.crypto.randomUUID(),
   layout: standardLayout({
     root: 'checkpoints',
-    history: {
-      dir: '',
-      name: (r) => `cp_${String(r.sequence).padStart(3, '0')}_${r.source}.json`,
-      parse: (f) => {
-        const m = /^cp_(\d{3,})_([a-z_]+)\.json$/.exec(f);
-        return m ? { sequence: Number(m[1]), source: m[2]! } : undefined;
-      },
-    },
+    history: phasedHistoryNaming,
   }),
   document: jsonDocumentFormat<PhasedPayloadT, PhasedDocT>({
     schema: PhasedDoc,
