@@ -1,7 +1,7 @@
 import { CheckpointError } from '../../model/errors.js';
 import type { BatchOperation, BatchOutcome } from '../adapter.js';
 import { conditionFailed, mergeRunIndexBytes } from './conflicts.js';
-import { listDirectory, MAX_ATTEMPTS, raceBackoff, readBlob, unexpected } from './contents.js';
+import { listDirectory, MAX_ATTEMPTS, raceBackoff, readBlob, sendWrite, unexpected } from './contents.js';
 import { dirOf, encodeRepoPath, type RepoContext } from './context.js';
 import { asUtf8Text, toBase64 } from './encoding.js';
 import { gitBlobSha } from './git-blob.js';
@@ -135,7 +135,7 @@ export async function commitOperations(ctx: RepoContext, ops: readonly BatchOper
   const all = items;
   const keys = ops.map((o) => o.key);
   let ambiguous = options.maybeLanded ?? false;
-  let lost = 0;
+  const lost = { count: 0 };
   let races = 0;
   let verifyFailures = 0;
   let conditionsChecked = false;
@@ -285,17 +285,14 @@ export async function commitOperations(ctx: RepoContext, ops: readonly BatchOper
     const commit = (commitRes.json as { sha?: string }).sha;
     if (!commit) throw unexpected('git/create-commit', commitRes.status, 'no sha in the answer');
 
-    let refRes;
-    try {
-      refRes = await ctx.http.request({
-        method: 'PATCH',
-        path: `${ctx.repoPath}/git/refs/${encodeRepoPath(`heads/${ctx.branch}`)}`,
-        body: { sha: commit, force: false },
-        operation: 'git/update-ref',
-        idempotent: false,
-      });
-    } catch (err) {
-      if (!isAmbiguous(err) || ++lost >= MAX_ATTEMPTS) throw err;
+    const refRes = await sendWrite(ctx, lost, {
+      method: 'PATCH',
+      path: `${ctx.repoPath}/git/refs/${encodeRepoPath(`heads/${ctx.branch}`)}`,
+      body: { sha: commit, force: false },
+      operation: 'git/update-ref',
+      idempotent: false,
+    });
+    if (refRes === undefined) {
       ambiguous = true;
       conditionsChecked = false;
       ctx.state.invalidate();

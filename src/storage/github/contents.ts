@@ -6,7 +6,7 @@ import { encodeRepoPath, type RepoContext } from './context.js';
 import { fromBase64, toBase64 } from './encoding.js';
 import { gitBlobSha } from './git-blob.js';
 import type { KnownEntry } from './head-state.js';
-import { isAmbiguous } from './http.js';
+import { isAmbiguous, type GitHubRequest, type GitHubResponse } from './http.js';
 
 /** Attempts of a write whose answer was lost, whose read-back failed, or that lost a race. */
 export const MAX_ATTEMPTS = 3;
@@ -138,6 +138,20 @@ function rememberCommit(ctx: RepoContext, json: FileCommitJson, path: string, sh
   ctx.state.recordOwnWrites(commit, ctx.clock.now(), [{ path, sha, size }]);
 }
 
+/**
+ * Sends a write GitHub does not make idempotent (a contents PUT or DELETE, a ref update). A lost answer
+ * (timeout, network error, 5xx) resolves `undefined`: the write may have landed, and the
+ * caller sends it again knowing that. The `MAX_ATTEMPTS`-th lost answer is thrown.
+ */
+export async function sendWrite(ctx: RepoContext, lost: { count: number }, req: GitHubRequest): Promise<GitHubResponse | undefined> {
+  try {
+    return await ctx.http.request(req);
+  } catch (err) {
+    if (isAmbiguous(err) && ++lost.count < MAX_ATTEMPTS) return undefined;
+    throw err;
+  }
+}
+
 function identity(ctx: RepoContext): Record<string, unknown> {
   return ctx.committer ? { committer: { name: ctx.committer.name, email: ctx.committer.email } } : {};
 }
@@ -163,7 +177,7 @@ export async function putFile(ctx: RepoContext, key: string, bytes: Uint8Array, 
   const knownSha = own ? (own.sha ?? undefined) : (ctx.state.fileAt(path)?.sha ?? undefined);
   let sha: string | undefined = options.ifAbsent ? undefined : (options.ifVersion ?? knownSha);
   let ambiguous = maybeLanded;
-  let lost = 0;
+  const lost = { count: 0 };
   let races = 0;
   let verifyFailures = 0;
   let conditional = options.ifAbsent === true || options.ifVersion !== undefined;
@@ -190,21 +204,16 @@ export async function putFile(ctx: RepoContext, key: string, bytes: Uint8Array, 
   };
 
   for (;;) {
-    let res;
-    try {
-      res = await ctx.http.request({
-        method: 'PUT',
-        path: `${ctx.repoPath}/contents/${encodeRepoPath(path)}`,
-        body: { message: ctx.message({ operation: 'put', keys: [key] }), content: toBase64(content), branch: ctx.branch, ...(sha !== undefined ? { sha } : {}), ...identity(ctx) },
-        operation: 'repos/create-or-update-file-contents',
-        idempotent: false,
-      });
-    } catch (err) {
-      if (isAmbiguous(err) && ++lost < MAX_ATTEMPTS) {
-        ambiguous = true;
-        continue;
-      }
-      throw err;
+    const res = await sendWrite(ctx, lost, {
+      method: 'PUT',
+      path: `${ctx.repoPath}/contents/${encodeRepoPath(path)}`,
+      body: { message: ctx.message({ operation: 'put', keys: [key] }), content: toBase64(content), branch: ctx.branch, ...(sha !== undefined ? { sha } : {}), ...identity(ctx) },
+      operation: 'repos/create-or-update-file-contents',
+      idempotent: false,
+    });
+    if (res === undefined) {
+      ambiguous = true;
+      continue;
     }
     if (res.status === 200 || res.status === 201) {
       if (previous === undefined) previous = res.status === 201 ? null : (sha ?? null);
@@ -278,24 +287,19 @@ export async function deleteFile(ctx: RepoContext, key: string, options: { ifVer
     if (sha === undefined) return maybeLanded;
   }
   let ambiguous = maybeLanded;
-  let lost = 0;
+  const lost = { count: 0 };
   let races = 0;
   for (;;) {
-    let res;
-    try {
-      res = await ctx.http.request({
-        method: 'DELETE',
-        path: `${ctx.repoPath}/contents/${encodeRepoPath(path)}`,
-        body: { message: ctx.message({ operation: 'delete', keys: [key] }), sha, branch: ctx.branch, ...identity(ctx) },
-        operation: 'repos/delete-file',
-        idempotent: false,
-      });
-    } catch (err) {
-      if (isAmbiguous(err) && ++lost < MAX_ATTEMPTS) {
-        ambiguous = true;
-        continue;
-      }
-      throw err;
+    const res = await sendWrite(ctx, lost, {
+      method: 'DELETE',
+      path: `${ctx.repoPath}/contents/${encodeRepoPath(path)}`,
+      body: { message: ctx.message({ operation: 'delete', keys: [key] }), sha, branch: ctx.branch, ...identity(ctx) },
+      operation: 'repos/delete-file',
+      idempotent: false,
+    });
+    if (res === undefined) {
+      ambiguous = true;
+      continue;
     }
     if (res.status === 200) {
       const json = res.json as FileCommitJson;
