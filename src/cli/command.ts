@@ -1,7 +1,7 @@
 import type { Clock } from '../model/clock.js';
 import type { Profile } from '../profiles/define-profile.js';
 import type { StorageAdapter } from '../storage/adapter.js';
-import type { CliIo, Style } from './io.js';
+import { CliError, type CliIo, type Style } from './io.js';
 
 /** An option of a command, in `node:util` parseArgs form plus help text. */
 export interface OptionSpec {
@@ -35,6 +35,17 @@ export interface Command {
   readonly options: Readonly<Record<string, OptionSpec>>;
   /** Returns the exit code. */
   run(context: CommandContext): Promise<number>;
+}
+
+/**
+ * The command's RUN argument, checked against the profile's run-id rule, so a bad id is
+ * refused before any key is built from it.
+ */
+export function runArgument(context: CommandContext, command: string): string {
+  const runId = context.positionals[0];
+  if (!runId) throw new CliError(`${command} needs a RUN`);
+  context.profile.assertRunId(runId);
+  return runId;
 }
 
 /** The string value of a flag, or `undefined`. */

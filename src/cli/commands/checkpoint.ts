@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { parseJson } from '../../codec/canonical-json.js';
 import { readSnapshot } from '../../profiles/read-snapshot.js';
 import { createWriter } from '../../writer/create-writer.js';
-import { stringFlag, type Command } from '../command.js';
+import { runArgument, stringFlag, type Command } from '../command.js';
 import { CliError, EXIT, printJson } from '../io.js';
 
 /**
@@ -21,10 +21,8 @@ export const checkpointCommand: Command = {
     payload: { type: 'string', value: 'FILE|-', description: 'JSON payload from a file or stdin (default: the latest payload)' },
   },
   async run(ctx) {
-    const runId = ctx.positionals[0];
-    if (!runId) throw new CliError('checkpoint needs a RUN');
+    const runId = runArgument(ctx, 'checkpoint');
     const { profile, storage } = ctx;
-    profile.assertRunId(runId);
     const source = stringFlag(ctx, 'source') ?? 'manual';
     if (!Object.hasOwn(profile.triggers, source)) {
       throw new CliError(`profile "${profile.name}" has no trigger "${source}"; valid: ${Object.keys(profile.triggers).join(', ')}`);

@@ -1,5 +1,5 @@
 import { collectRunFiles } from '../../profiles/run-files.js';
-import type { Command } from '../command.js';
+import { runArgument, type Command } from '../command.js';
 import { CliError, EXIT, formatBytes, printJson, table } from '../io.js';
 import { loadRunSnapshots } from '../inspect.js';
 import { progressBar } from '../progress.js';
@@ -11,9 +11,7 @@ export const lsCommand: Command = {
   summary: "List a run's history: sequence, time, trigger (and coalesced ones), status, size, compression",
   options: {},
   async run(ctx) {
-    const runId = ctx.positionals[0];
-    if (!runId) throw new CliError('ls needs a RUN');
-    ctx.profile.assertRunId(runId);
+    const runId = runArgument(ctx, 'ls');
     const run = (await collectRunFiles(ctx.storage, ctx.profile, runId)).runs.get(runId);
     if (!run) throw new CliError(`no run "${runId}" in this store`, EXIT.failed);
     const bar = progressBar(ctx.io, run.history.length + run.batches.length, 'reading');

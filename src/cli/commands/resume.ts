@@ -1,6 +1,6 @@
 import { planResume } from '../../resume/plan-resume.js';
-import type { Command } from '../command.js';
-import { CliError, printJson, EXIT } from '../io.js';
+import { runArgument, type Command } from '../command.js';
+import { printJson, EXIT } from '../io.js';
 
 const BOX = [
   '╔══════════════════════════════════════════════════╗',
@@ -15,8 +15,7 @@ export const resumeCommand: Command = {
   summary: 'Show where and why a run resumes, and its continuation prompt where the profile has one',
   options: {},
   async run(ctx) {
-    const runId = ctx.positionals[0];
-    if (!runId) throw new CliError('resume needs a RUN');
+    const runId = runArgument(ctx, 'resume');
     const plan = await planResume({ storage: ctx.storage, profile: ctx.profile, runId, clock: ctx.clock });
     if (ctx.json) {
       printJson(ctx.io, plan);

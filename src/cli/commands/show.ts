@@ -1,7 +1,7 @@
 import { readSnapshot } from '../../profiles/read-snapshot.js';
 import { collectRunFiles } from '../../profiles/run-files.js';
 import type { Snapshot } from '../../model/snapshot.js';
-import { stringFlag, type Command } from '../command.js';
+import { runArgument, stringFlag, type Command } from '../command.js';
 import { CliError, EXIT, printJson } from '../io.js';
 import { loadRunSnapshots } from '../inspect.js';
 
@@ -15,9 +15,7 @@ export const showCommand: Command = {
     id: { type: 'string', value: 'ID', description: 'The snapshot with this id' },
   },
   async run(ctx) {
-    const runId = ctx.positionals[0];
-    if (!runId) throw new CliError('show needs a RUN');
-    ctx.profile.assertRunId(runId);
+    const runId = runArgument(ctx, 'show');
     const seqFlag = stringFlag(ctx, 'seq');
     const idFlag = stringFlag(ctx, 'id');
     if (seqFlag !== undefined && idFlag !== undefined) throw new CliError('give --seq or --id, not both');
