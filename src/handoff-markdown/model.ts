@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { JsonValue } from '../codec/canonical-json.js';
 import type { JsonSchema } from '../model/validate.js';
-import { IntegritySchema, PRIORITIES, Rfc3339Schema, TriggerRecordSchema } from '../model/snapshot.js';
+import { Rfc3339Schema, storedSnapshotMetaShape } from '../model/snapshot.js';
 import { JsonValueSchema } from '../profiles/default-profile.js';
 
 /** One line of text (no line break). */
@@ -142,17 +142,7 @@ export const HandoffPayloadSchema = z
 export type HandoffPayload = Omit<HandoffDocument, 'checkpoint' | 'created' | 'frontMatter'>;
 
 /** Run id, sequence, trigger and status savepoint keeps in a stored document's front matter. */
-export const HandoffStoredFrontMatterSchema = z
-  .object({
-    run_id: z.string().min(1),
-    sequence: z.number().int().min(1),
-    source: z.string().min(1),
-    source_details: z.array(TriggerRecordSchema).optional(),
-    priority: z.enum(PRIORITIES).optional(),
-    status: z.string().min(1),
-    integrity: IntegritySchema,
-  })
-  .strict();
+export const HandoffStoredFrontMatterSchema = z.object(storedSnapshotMetaShape).strict();
 
 /**
  * A hand-off document as savepoint stores it: the spec's document whose front matter also

@@ -84,3 +84,18 @@ export function snapshotSchema<S extends z.ZodType>(payload: S) {
     })
     .strict();
 }
+
+/**
+ * The snapshot fields that Markdown-bodied profiles (hand-off, progress protocol) carry
+ * beside the spec's own text, in the snake_case of the stored formats. Their documents
+ * have no JSON body to hold them, so each keeps them in its own metadata block.
+ */
+export const storedSnapshotMetaShape = {
+  run_id: z.string().min(1),
+  sequence: z.number().int().min(1),
+  source: z.string().min(1),
+  source_details: z.array(TriggerRecordSchema).optional(),
+  priority: z.enum(PRIORITIES).optional(),
+  status: z.string().min(1),
+  integrity: IntegritySchema,
+};

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { IntegritySchema, PRIORITIES, Rfc3339Schema, TriggerRecordSchema } from '../model/snapshot.js';
+import { Rfc3339Schema, storedSnapshotMetaShape } from '../model/snapshot.js';
 import type { JsonSchema } from '../model/validate.js';
 
 const OneLine = z.string().regex(/^[^\n]*$/);
@@ -92,14 +92,8 @@ export type ProgressBlocker = z.infer<typeof ProgressBlockerSchema>;
 export const ProgressMetaSchema = z
   .object({
     snapshot_id: z.string().min(1),
-    run_id: z.string().min(1),
-    sequence: z.number().int().min(1),
     created_at: Rfc3339Schema,
-    source: z.string().min(1),
-    source_details: z.array(TriggerRecordSchema).optional(),
-    priority: z.enum(PRIORITIES).optional(),
-    status: z.string().min(1),
-    integrity: IntegritySchema,
+    ...storedSnapshotMetaShape,
   })
   .strict();
 /** savepoint's metadata comment in a stored `.ccc-progress.md`. */
