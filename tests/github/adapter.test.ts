@@ -1,17 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { gzip, listAll } from 'savepoint';
 import { gitBlobSha, GITHUB_MAX_FILE_BYTES } from 'savepoint/github';
-import { startEnv, str, text, type Env } from './helpers.js';
+import { envPerTest, str, text, type Env } from './helpers.js';
 
-const envs: Env[] = [];
-afterEach(async () => {
-  for (const e of envs.splice(0)) await e.close();
-});
-async function env(options: Parameters<typeof startEnv>[0] = {}): Promise<Env> {
-  const e = await startEnv(options);
-  envs.push(e);
-  return e;
-}
+const env = envPerTest();
 const ops = (e: Env, from = 0): string[] => e.gh.requestLog.slice(from).map((r) => r.operation);
 
 describe('single-file operations (contents API)', () => {

@@ -1,17 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { decodeRunIndex, encodeRunIndex, emptyRunIndex, mergeRunIndex, type RunIndex } from 'savepoint';
 import { gitBlobSha } from 'savepoint/github';
-import { scaledClock, startEnv, str, text, type Env } from './helpers.js';
+import { scaledClock, envPerTest, str, text, type Env } from './helpers.js';
 
-const envs: Env[] = [];
-afterEach(async () => {
-  for (const e of envs.splice(0)) await e.close();
-});
-async function env(options: Parameters<typeof startEnv>[0] = {}): Promise<Env> {
-  const e = await startEnv({ ...options, storage: { minWriteIntervalMs: 0, ...options.storage } });
-  envs.push(e);
-  return e;
-}
+const env = envPerTest({ storage: { minWriteIntervalMs: 0 } });
 /** Commits on the branch whose diff changes `path`. */
 const commitsTouching = (e: Env, path: string): number =>
   e.gh.state.log().filter((c) => {

@@ -5,21 +5,15 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { listAll, memoryStorage, type StorageAdapter } from 'savepoint';
 import { fsStorage } from 'savepoint/fs';
 import { gitBlobSha } from 'savepoint/github';
-import { startEnv, str, text, virtualClock, type Env } from './helpers.js';
+import { envPerTest, str, text, virtualClock, type Env } from './helpers.js';
 
 // phased-workflow-github.md emergency_fallback: rate limit exhausted and a checkpoint must
 // be saved → keep it locally, continue, warn, and write it when the limit resets.
-const envs: Env[] = [];
+const env = envPerTest({ storage: { minWriteIntervalMs: 0 } });
 const dirs: string[] = [];
-afterEach(async () => {
-  for (const e of envs.splice(0)) await e.close();
+afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
-async function env(options: Parameters<typeof startEnv>[0] = {}): Promise<Env> {
-  const e = await startEnv({ ...options, storage: { minWriteIntervalMs: 0, ...options.storage } });
-  envs.push(e);
-  return e;
-}
 const commitsTouching = (e: Env, path: string): number =>
   e.gh.state.log().filter((c) => {
     const obj = e.gh.state.store.get(c.sha);

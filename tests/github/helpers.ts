@@ -1,3 +1,4 @@
+import { afterEach } from 'vitest';
 import type { Clock, TimerHandle } from 'savepoint';
 import { githubStorage, type GitHubStorage, type GitHubStorageEvent, type GitHubStorageOptions } from 'savepoint/github';
 import { startGitHubEmulator, type GitHubEmulator, type GitHubEmulatorOptions } from 'savepoint/testing';
@@ -128,6 +129,25 @@ export async function startEnv(options: { emulator?: GitHubEmulatorOptions; stor
       clock.auto = true;
       await gh.close();
     },
+  };
+}
+
+export type EnvOptions = NonNullable<Parameters<typeof startEnv>[0]>;
+
+/**
+ * For a test file: registers an `afterEach` that closes every environment its test started,
+ * and returns the function that starts one. `defaults.storage` lies under each call's own
+ * storage options.
+ */
+export function envPerTest(defaults: { storage?: Partial<GitHubStorageOptions> } = {}): (options?: EnvOptions) => Promise<Env> {
+  const envs: Env[] = [];
+  afterEach(async () => {
+    for (const e of envs.splice(0)) await e.close();
+  });
+  return async (options = {}) => {
+    const e = await startEnv({ ...options, storage: { ...defaults.storage, ...options.storage } });
+    envs.push(e);
+    return e;
   };
 }
 

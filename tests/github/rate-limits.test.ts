@@ -1,16 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { listAll } from 'savepoint';
-import { startEnv, str, text, type Env } from './helpers.js';
+import { envPerTest, str, text, type Env } from './helpers.js';
 
-const envs: Env[] = [];
-afterEach(async () => {
-  for (const e of envs.splice(0)) await e.close();
-});
-async function env(options: Parameters<typeof startEnv>[0] = {}): Promise<Env> {
-  const e = await startEnv(options);
-  envs.push(e);
-  return e;
-}
+const env = envPerTest();
 const waits = (e: Env, kind?: 'primary' | 'secondary'): number[] =>
   e.events.flatMap((ev) => (ev.type === 'rate_limit_wait' && (kind === undefined || ev.kind === kind) ? [ev.waitMs] : []));
 

@@ -9,7 +9,7 @@
  * 5. Retention Test: create 60 runs, verify cleanup follows retention policy
  * 6. Conflict Test: simulate concurrent writes, verify conflict resolution
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   cleanupAfterRunCompletion,
   createWriter,
@@ -27,17 +27,9 @@ import {
   type PhasedWorkflowPayload,
 } from 'savepoint';
 import { gitBlobSha, type GitHubStorage } from 'savepoint/github';
-import { scaledClock, startEnv, type Env } from './helpers.js';
+import { scaledClock, envPerTest, type Env } from './helpers.js';
 
-const envs: Env[] = [];
-afterEach(async () => {
-  for (const e of envs.splice(0)) await e.close();
-});
-async function env(options: Parameters<typeof startEnv>[0] = {}): Promise<Env> {
-  const e = await startEnv(options);
-  envs.push(e);
-  return e;
-}
+const env = envPerTest();
 
 const initial = (at: number): PhasedWorkflowPayload => ({
   phase: 'phase_0_intake',
