@@ -9,13 +9,11 @@
  * start costs one plain `node` start.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { bundleChild } from '../support/bundle-child.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bundledChildPerFile } from '../support/bundle-child.js';
+import { describe, expect, it } from 'vitest';
 import { hostname } from 'node:os';
 import { readFileSync } from 'node:fs';
 import { createWriter, listAll, phasedWorkflow, planResume, readSnapshot, snapshotLifecycle, type Profile } from 'savepoint';
@@ -24,18 +22,7 @@ import { faultyStorage } from 'savepoint/testing';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const fixtures = join(root, 'tests/fixtures/resume');
-let work: string;
-let bundle: string;
-
-beforeAll(async () => {
-  work = mkdtempSync(join(tmpdir(), 'savepoint-resume-e2e-'));
-  bundle = join(work, 'child.mjs');
-  await bundleChild(join(fixtures, 'crash-child.ts'), bundle);
-});
-
-afterAll(() => {
-  rmSync(work, { recursive: true, force: true });
-});
+const bundled = bundledChildPerFile(join(fixtures, 'crash-child.ts'), 'savepoint-resume-e2e-');
 
 interface Line {
   type: string;
@@ -51,7 +38,7 @@ interface Line {
 /** Runs the child; resolves its JSON lines once it exits (SIGKILLed after `killAfterAcks` acknowledgements, if given). */
 function runChild(dir: string, profile: string, runId: string, count: number | 'forever', killAfterAcks?: number): Promise<{ lines: Line[]; signal: NodeJS.Signals | null; code: number | null }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bundle, dir, profile, runId, String(count), fixtures], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [bundled.bundle, dir, profile, runId, String(count), fixtures], { stdio: ['ignore', 'pipe', 'inherit'] });
     const lines: Line[] = [];
     let acks = 0;
     createInterface({ input: child.stdout }).on('line', (text) => {
@@ -70,7 +57,7 @@ function runChild(dir: string, profile: string, runId: string, count: number | '
 }
 
 async function crashAndResume(profile: Profile<unknown>, runId: string, counterOf: (payload: unknown) => number): Promise<void> {
-  const dir = join(work, `${profile.name}-store`);
+  const dir = join(bundled.work, `${profile.name}-store`);
   const acked = new Map<number, number>(); // sequence → counter, of every acknowledged checkpoint
   let lastAcked = 0;
   const rounds = 5;
@@ -147,7 +134,7 @@ describe('a crash exactly between the history write and the latest write (fsStor
   ] as const;
 
   it.each(cases)('$profile.name: the newer history entry wins ($via), and a new writer continues after it', async ({ profile, runId, payload, source, via }) => {
-    const dir = join(work, `${profile.name}-gap`);
+    const dir = join(bundled.work, `${profile.name}-gap`);
     const base = JSON.parse(readFileSync(join(fixtures, payload), 'utf8')) as Record<string, unknown>;
     const state = (n: number): unknown =>
       profile === snapshotLifecycle

@@ -4,8 +4,11 @@
  * tests restart their child dozens of times: a plain `node` start of a bundle costs ~0.1 s,
  * the tsx loader ~0.3 s.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
+import { afterAll, beforeAll } from 'vitest';
 import { ROOT } from './build.js';
 
 export async function bundleChild(entry: string, outfile: string): Promise<void> {
@@ -31,4 +34,22 @@ export async function bundleChild(entry: string, outfile: string): Promise<void>
       },
     ],
   });
+}
+
+/**
+ * For a test file: before its tests, makes a temp folder (`work`, for the children's stores)
+ * and bundles `entry` into it (`bundle`); after them, removes the folder. Read the fields
+ * inside tests, not at module load.
+ */
+export function bundledChildPerFile(entry: string, prefix: string): { readonly work: string; readonly bundle: string } {
+  const paths = { work: '', bundle: '' };
+  beforeAll(async () => {
+    paths.work = mkdtempSync(join(tmpdir(), prefix));
+    paths.bundle = join(paths.work, 'child.mjs');
+    await bundleChild(entry, paths.bundle);
+  });
+  afterAll(() => {
+    rmSync(paths.work, { recursive: true, force: true });
+  });
+  return paths;
 }

@@ -4,30 +4,17 @@
  * with esbuild so each restart costs one plain `node` start.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { bundleChild } from '../support/bundle-child.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bundledChildPerFile } from '../support/bundle-child.js';
+import { describe, expect, it } from 'vitest';
 import { createWriter, defaultProfile } from 'savepoint';
 import { fsStorage } from 'savepoint/fs';
 import { historyOf, latestOf } from './helpers.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-let work: string;
-let bundle: string;
-
-beforeAll(async () => {
-  work = mkdtempSync(join(tmpdir(), 'savepoint-writer-proc-'));
-  bundle = join(work, 'child.mjs');
-  await bundleChild(join(root, 'tests/fixtures/writer/writer-child.ts'), bundle);
-});
-
-afterAll(() => {
-  rmSync(work, { recursive: true, force: true });
-});
+const bundled = bundledChildPerFile(join(root, 'tests/fixtures/writer/writer-child.ts'), 'savepoint-writer-proc-');
 
 interface Line {
   type: string;
@@ -36,7 +23,7 @@ interface Line {
 }
 
 function start(args: string[]): { child: ChildProcess; lines: Line[]; waitFor: (pred: (l: Line) => boolean, ms: number) => Promise<Line | undefined>; exited: Promise<void> } {
-  const child = spawn(process.execPath, [bundle, ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [bundled.bundle, ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
   const lines: Line[] = [];
   const waiters: { pred: (l: Line) => boolean; resolve: (l: Line | undefined) => void }[] = [];
   createInterface({ input: child.stdout! }).on('line', (text) => {
@@ -79,7 +66,7 @@ const sleepMs = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, 
 
 describe('real crash test: SIGKILL a writer process at random moments, ≥ 100 times', () => {
   it('keeps every acknowledged snapshot, a valid latest and strictly increasing gap-free numbering', async () => {
-    const dir = join(work, 'crash');
+    const dir = join(bundled.work, 'crash');
     const runId = 'crash-run';
     const kills = 110;
     const acks: Line[] = [];
@@ -154,7 +141,7 @@ describe('real crash test: SIGKILL a writer process at random moments, ≥ 100 t
 
 describe('two processes on one run (the second gets checkpoint_run_locked)', () => {
   it('refuses the second writer while the first holds the run, lets it in after close', async () => {
-    const dir = join(work, 'two');
+    const dir = join(bundled.work, 'two');
     const runId = 'shared-run';
     const a = start(['hold', dir, runId]);
     const aAck = await a.waitFor((l) => l.type === 'ack' || l.type === 'fail', 15_000);
@@ -172,7 +159,7 @@ describe('two processes on one run (the second gets checkpoint_run_locked)', () 
   });
 
   it('racing writers: every success has its own sequence number, every refusal is checkpoint_run_locked', async () => {
-    const dir = join(work, 'race');
+    const dir = join(bundled.work, 'race');
     const runId = 'race-run';
     const outcomes: Line[] = [];
     for (let round = 0; round < 4; round++) {
