@@ -6,7 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createWriter, defaultProfile, listAll, memoryStorage, planResume, type Clock, type JsonValue, type StorageAdapter } from 'savepoint';
-import { faultyStorage } from 'savepoint/testing';
+// manualClock: a clock the test moves by hand, so there is no real waiting and no flaky timing.
+import { faultyStorage, manualClock } from 'savepoint/testing';
 
 // --- The code under test: a tiny agent that checkpoints after every task. ---------------
 interface AgentState {
@@ -30,30 +31,6 @@ async function runAgent(storage: StorageAdapter, runId: string, state: AgentStat
   }
 }
 
-// A clock the test moves by hand: no real waiting, no flaky timing.
-function manualClock(start = Date.UTC(2026, 0, 1)): Clock & { advance(ms: number): void } {
-  let now = start;
-  const timers = new Set<{ at: number; fn: () => void }>();
-  return {
-    now: () => now,
-    setTimeout(fn, ms) {
-      const t = { at: now + ms, fn };
-      timers.add(t);
-      return t;
-    },
-    clearTimeout(t) {
-      timers.delete(t as { at: number; fn: () => void });
-    },
-    advance(ms) {
-      now += ms;
-      for (const t of [...timers].filter((x) => x.at <= now)) {
-        timers.delete(t);
-        t.fn();
-      }
-    },
-  };
-}
-
 // --- The tests. ---------------------------------------------------------------------------
 describe('my agent', () => {
   it('saves one snapshot per task and finishes completed', async () => {
@@ -72,7 +49,7 @@ describe('my agent', () => {
     const clock = manualClock();
     const writer = createWriter({ storage, profile: defaultProfile, runId: 'run-2', clock });
     const first = await writer.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { step: 1 } });
-    clock.advance(2_000);
+    await clock.advance(2_000);
     const again = await writer.checkpoint({ source: 'manual', status: 'in_progress', payload: { step: 1 } });
     await writer.close();
 
@@ -81,6 +58,23 @@ describe('my agent', () => {
     const resume = await planResume({ storage, profile: defaultProfile, runId: 'run-2', clock });
     expect(resume.snapshot.sequence).toBe(1);
     expect(resume.snapshot.sourceDetails.map((d) => d.source)).toEqual(['manual']);
+  });
+
+  it('writes a heartbeat after 120 s of silence while in_progress, and none once completed', async () => {
+    const storage = memoryStorage();
+    const clock = manualClock();
+    const writer = createWriter({ storage, profile: defaultProfile, runId: 'run-hb', clock });
+    await writer.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { step: 1 } });
+    await clock.advance(120_000);
+    await writer.flush();
+    const latest = await planResume({ storage, profile: defaultProfile, runId: 'run-hb', clock });
+    expect(latest.snapshot.source).toBe('timer');
+
+    await writer.checkpoint({ source: 'step_boundary', status: 'completed', payload: { step: 2 } });
+    await clock.advance(600_000);
+    await writer.close();
+    expect(await listAll(storage, 'checkpoints/run-hb/history/')).toHaveLength(3);
+    expect(clock.pending).toBe(0);
   });
 
   it('resumes where it stopped after a crash in the middle of a checkpoint write', async () => {

@@ -6,36 +6,11 @@
  * the heartbeat (driven here by a hand-moved clock), a storage failure that does not stop
  * the agent, and a second writer continuing the numbering of the same run.
  */
-import { createWriter, defaultProfile, listAll, memoryStorage, readSnapshot, type Clock, type JsonValue, type StorageAdapter, type TimerHandle } from 'savepoint';
+import { createWriter, defaultProfile, listAll, memoryStorage, readSnapshot, type JsonValue, type StorageAdapter } from 'savepoint';
+import { manualClock } from 'savepoint/testing';
 
-/** A clock we move by hand, so the example shows a 120-second heartbeat without waiting. */
-function handClock(start: number): Clock & { advance(ms: number): void } {
-  let now = start;
-  const timers: { at: number; cb: () => void }[] = [];
-  return {
-    now: () => now,
-    setTimeout(cb, ms): TimerHandle {
-      if (ms <= 0) return globalThis.setTimeout(cb, 0); // retry backoff of 0 ms: run at once
-      const t = { at: now + ms, cb };
-      timers.push(t);
-      return t;
-    },
-    clearTimeout(h) {
-      if (!timers.includes(h as (typeof timers)[number])) return globalThis.clearTimeout(h as ReturnType<typeof setTimeout>);
-      const i = timers.indexOf(h as (typeof timers)[number]);
-      if (i >= 0) timers.splice(i, 1);
-    },
-    advance(ms) {
-      now += ms;
-      for (const t of timers.filter((x) => x.at <= now)) {
-        timers.splice(timers.indexOf(t), 1);
-        t.cb();
-      }
-    },
-  };
-}
-
-const clock = handClock(Date.parse('2025-06-01T12:00:00Z'));
+// A clock we move by hand, so the example shows a 120-second heartbeat without waiting.
+const clock = manualClock('2025-06-01T12:00:00Z');
 const store = memoryStorage();
 let failNextWrites = 0;
 // A store that can be told to fail, to show fail-forward.
@@ -60,17 +35,17 @@ console.log('1. step boundaries');
 for (let step = 1; step <= 2; step++) {
   const r = await writer.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { step, todo: ['a', 'b'].slice(step - 1) } });
   console.log(`  → ${r.ok ? `${r.outcome} as #${r.sequence}` : r.reasonCode}`);
-  clock.advance(5_000);
+  await clock.advance(5_000);
 }
 
 console.log('2. an error boundary 1 s after a step boundary, same state → coalesced (one snapshot, two triggers)');
 await writer.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { step: 3, todo: [] } });
-clock.advance(1_000);
+await clock.advance(1_000);
 const c = await writer.checkpoint({ source: 'error_boundary', status: 'in_progress', payload: { step: 3, todo: [] } });
 console.log(`  → ${c.ok ? `${c.outcome} into #${c.sequence}, source_details = ${JSON.stringify(c.snapshot.sourceDetails)}` : c.reasonCode}`);
 
 console.log('3. two minutes without a checkpoint while in_progress → heartbeat');
-clock.advance(120_000);
+await clock.advance(120_000);
 await writer.flush();
 
 console.log('4. an unknown trigger is refused, not written');

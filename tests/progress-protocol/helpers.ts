@@ -6,7 +6,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import AjvModule from 'ajv';
-import type { Clock } from 'savepoint';
+import { manualClock as publicManualClock, type ManualClock } from 'savepoint/testing';
 
 // ---------------------------------------------------------------- temp git repositories
 
@@ -53,30 +53,8 @@ export function statusOf(dir: string): Record<string, string> {
 
 // ---------------------------------------------------------------- a manual clock
 
-/** A clock whose timers fire only when the test advances it. */
-export function manualClock(start = Date.UTC(2025, 11, 14, 15, 30, 0)): Clock & { advance(ms: number): void; pending(): number } {
-  let now = start;
-  let timers: { at: number; cb: () => void; id: number }[] = [];
-  let next = 1;
-  return {
-    now: () => now,
-    setTimeout(cb, ms) {
-      const id = next++;
-      timers.push({ at: now + ms, cb, id });
-      return id;
-    },
-    clearTimeout(handle) {
-      timers = timers.filter((t) => t.id !== handle);
-    },
-    advance(ms) {
-      now += ms;
-      const due = timers.filter((t) => t.at <= now);
-      timers = timers.filter((t) => t.at > now);
-      for (const t of due) t.cb();
-    },
-    pending: () => timers.length,
-  };
-}
+/** savepoint/testing's manualClock, starting at these tests' reference moment. */
+export const manualClock = (start = Date.UTC(2025, 11, 14, 15, 30, 0)): ManualClock => publicManualClock(start);
 
 // ---------------------------------------------------------------- fake trackers on 127.0.0.1
 

@@ -134,10 +134,10 @@ describe.each(cases)('$name status sink against a local server speaking its API'
     const pending = run(c.sink(server.url, { clock, timeoutMs: 5000 }));
     await server.nextRequest();
     await new Promise((r) => setTimeout(r, 20));
-    clock.advance(5000);
+    await clock.advance(5000);
     const report = await pending;
     expect(report.summary).toBe(`Checkpoint complete: 1/2 steps succeeded.\nFailed: ${c.name} update (timeout after 5000 ms) — status not persisted to issue tracker.`);
-    expect(clock.pending()).toBe(0);
+    expect(clock.pending).toBe(0);
   });
 
   it('429 is reported as a rate limit; an unreachable server as a network error', async () => {

@@ -31,7 +31,7 @@ async function write<P>(storage: StorageAdapter, profile: Profile<P>, runId: str
   const writer = createWriter({ storage, profile, runId, clock, failMode: 'throw' });
   const results = [];
   for (const input of inputs) {
-    clock.advance(10_000);
+    await clock.advance(10_000);
     results.push(await writer.checkpoint(input));
   }
   await writer.close();

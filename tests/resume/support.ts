@@ -27,6 +27,7 @@ import {
   type Snapshot,
   type StorageAdapter,
 } from 'savepoint';
+import { manualClock as publicManualClock, type ManualClock } from 'savepoint/testing';
 
 export const PHASED_TRIGGERS = ['phase_complete', 'gate_decision', 'circuit_breaker', 'escalation', 'iteration', 'cost_threshold', 'expensive_op', 'destructive_op', 'manual'] as const;
 
@@ -220,29 +221,5 @@ export async function compressEntry(storage: StorageAdapter, key: string): Promi
 
 export { defaultProfile, encodeBatchFile, newSnapshotId };
 
-/** A manual clock: time moves only through `advance`; timers never fire on their own. */
-export function manualClock(start = T0): import('savepoint').Clock & { advance(ms: number): void } {
-  let t = start;
-  const timers = new Map<number, { at: number; cb: () => void }>();
-  let next = 0;
-  return {
-    now: () => t,
-    setTimeout(cb: () => void, ms: number) {
-      const id = ++next;
-      timers.set(id, { at: t + ms, cb });
-      return id;
-    },
-    clearTimeout(handle: unknown) {
-      timers.delete(handle as number);
-    },
-    advance(ms: number) {
-      t += ms;
-      for (const [id, timer] of [...timers].sort((a, b) => a[1].at - b[1].at)) {
-        if (timer.at <= t) {
-          timers.delete(id);
-          timer.cb();
-        }
-      }
-    },
-  };
-}
+/** savepoint/testing's manualClock, starting at {@link T0}. */
+export const manualClock = (start = T0): ManualClock => publicManualClock(start);

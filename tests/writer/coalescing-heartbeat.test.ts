@@ -184,7 +184,7 @@ describe('heartbeat (every 120 s while in_progress)', () => {
       await clock.advance(1_000_000);
       await w.flush();
       expect((await historyOf(storage, defaultProfile, run)).map((s) => s.status)).toEqual(['in_progress', status]);
-      expect(clock.timers).toBe(0);
+      expect(clock.pending).toBe(0);
     });
   }
 
@@ -197,12 +197,12 @@ describe('heartbeat (every 120 s while in_progress)', () => {
     await w.flush();
     expect((await historyOf(storage, defaultProfile, run)).length).toBe(2);
     await w.close();
-    expect(clock.timers).toBe(0);
+    expect(clock.pending).toBe(0);
     await clock.advance(100_000);
     expect((await historyOf(storage, defaultProfile, run)).length).toBe(2);
 
     const off = createWriter({ storage: memoryStorage(), profile: defaultProfile, runId: run, clock, heartbeatIntervalMs: false });
     await off.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: 1 });
-    expect(clock.timers).toBe(0);
+    expect(clock.pending).toBe(0);
   });
 });

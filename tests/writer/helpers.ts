@@ -19,56 +19,17 @@ import {
   type StorageAdapter,
   type TimerHandle,
 } from 'savepoint';
+import { manualClock as publicManualClock, type ManualClock } from 'savepoint/testing';
 
 /** Yields to the event loop (crypto digests and storage calls settle outside the microtask queue). */
 export const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
 
-/** A manual clock: time moves only through `advance`, which fires due timers in order. */
-export interface ManualClock extends Clock {
-  advance(ms: number): Promise<void>;
-  set(ms: number): void;
-  readonly timers: number;
-}
-
 export const T0 = Date.parse('2025-06-01T12:00:00.000Z');
 
-export function manualClock(start = T0): ManualClock {
-  let t = start;
-  let seq = 0;
-  const timers: { at: number; id: number; cb: () => void }[] = [];
-  return {
-    now: () => t,
-    setTimeout(cb: () => void, ms: number): TimerHandle {
-      const h = { at: t + Math.max(0, ms), id: seq++, cb };
-      timers.push(h);
-      return h;
-    },
-    clearTimeout(h: TimerHandle) {
-      const i = timers.indexOf(h as (typeof timers)[number]);
-      if (i >= 0) timers.splice(i, 1);
-    },
-    async advance(ms: number) {
-      const end = t + ms;
-      for (;;) {
-        await tick();
-        timers.sort((a, b) => a.at - b.at || a.id - b.id);
-        const next = timers[0];
-        if (!next || next.at > end) break;
-        timers.shift();
-        t = next.at;
-        next.cb();
-      }
-      t = end;
-      await tick();
-    },
-    set(ms: number) {
-      t = ms;
-    },
-    get timers() {
-      return timers.length;
-    },
-  };
-}
+export type { ManualClock };
+
+/** savepoint/testing's manualClock, starting at {@link T0}. */
+export const manualClock = (start = T0): ManualClock => publicManualClock(start);
 
 /**
  * A clock whose time is set by hand and whose short timers (retry backoff, up to a minute)
