@@ -139,9 +139,10 @@ function rememberCommit(ctx: RepoContext, json: FileCommitJson, path: string, sh
 }
 
 /**
- * Sends a write GitHub does not make idempotent (a contents PUT or DELETE, a ref update). A lost answer
- * (timeout, network error, 5xx) resolves `undefined`: the write may have landed, and the
- * caller sends it again knowing that. The `MAX_ATTEMPTS`-th lost answer is thrown.
+ * Sends a write GitHub does not make idempotent (a contents PUT or DELETE, a ref update).
+ * A lost answer (timeout, network error, 5xx) resolves `undefined`: the write may have
+ * landed, and the caller sends it again knowing that. The `MAX_ATTEMPTS`-th lost answer
+ * is thrown.
  */
 export async function sendWrite(ctx: RepoContext, lost: { count: number }, req: GitHubRequest): Promise<GitHubResponse | undefined> {
   try {
