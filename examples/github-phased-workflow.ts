@@ -11,7 +11,7 @@
  *
  *   GITHUB_TOKEN=github_pat_... SAVEPOINT_GITHUB_REPO=me/agent-checkpoints npx tsx examples/github-phased-workflow.ts
  */
-import { createWriter, decodeRunIndex, emptyPhaseOutputs, newUuidV4, phasedTriggers, phasedWorkflow, planResume, type CheckpointResult, type PhasedWorkflowPayload } from 'savepoint';
+import { createWriter, decodeRunIndex, initialPhasedPayload, newUuidV4, phasedTriggers, phasedWorkflow, planResume, type CheckpointResult, type PhasedWorkflowPayload } from 'savepoint';
 import { githubStorage, type GitHubStorageEvent } from 'savepoint/github';
 import { startGitHubEmulator, type GitHubEmulator } from 'savepoint/testing';
 
@@ -53,20 +53,8 @@ const show = (r: CheckpointResult<PhasedWorkflowPayload>): PhasedWorkflowPayload
   console.log(`  ${r.outcome} #${r.sequence} ${r.snapshot.source} → ${r.key}`);
   return r.snapshot.payload;
 };
-const initial: PhasedWorkflowPayload = {
-  phase: 'phase_0_intake',
-  state_snapshot: {
-    phase_outputs: emptyPhaseOutputs(),
-    current_phase_state: { phase: 'phase_0_intake', started_at: new Date().toISOString(), progress: {}, partial_output: null },
-    gate_history: [],
-    circuit_breaker_state: {},
-    cost_accumulated: 0,
-    health_history: [],
-    errors_encountered: [],
-    active_lessons: [],
-  },
-  context_fields: { api_metrics: {}, fallback_flags: {}, iteration_counts: {}, warnings: [] },
-};
+// The state of a run entering its first phase: no outputs, no cost, empty histories.
+const initial = initialPhasedPayload('phase_0_intake', new Date().toISOString());
 
 // 1. A run: each checkpoint is one commit holding its history entry, latest.json and index.json.
 const runId = newUuidV4();

@@ -12,7 +12,7 @@ import {
   createCostThresholdTrigger,
   createWriter,
   decodeRunIndex,
-  emptyPhaseOutputs,
+  initialPhasedPayload,
   listAll,
   memoryStorage,
   newUuidV4,
@@ -35,19 +35,15 @@ function show(r: CheckpointResult<PhasedWorkflowPayload>, quiet = false): Phased
   return r.snapshot.payload;
 }
 
+// The state of a run entering its first phase (no outputs, no cost), plus what this orchestrator tracks.
+const empty = initialPhasedPayload('phase_0_intake', new Date(clockMs).toISOString());
 const initial: PhasedWorkflowPayload = {
-  phase: 'phase_0_intake',
+  ...empty,
   state_snapshot: {
-    phase_outputs: emptyPhaseOutputs(),
-    current_phase_state: { phase: 'phase_0_intake', started_at: new Date(clockMs).toISOString(), progress: {}, partial_output: null },
-    gate_history: [],
+    ...empty.state_snapshot,
     circuit_breaker_state: { github_api: { state: 'closed', failures: 0 } },
-    cost_accumulated: 0,
-    health_history: [],
-    errors_encountered: [],
     active_lessons: ['L-014: verify after every GitHub PUT'],
   },
-  context_fields: { api_metrics: {}, fallback_flags: {}, iteration_counts: {}, warnings: [] },
 };
 const at = (p: PhasedWorkflowPayload, phase: string, cost: number): PhasedWorkflowPayload => ({
   ...p,

@@ -12,7 +12,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createWriter, decodeRunIndex, emptyPhaseOutputs, newUuidV4, phasedTriggers, phasedWorkflow, type CheckpointResult, type PhasedWorkflowPayload } from 'savepoint';
+import { createWriter, decodeRunIndex, initialPhasedPayload, newUuidV4, phasedTriggers, phasedWorkflow, type CheckpointResult, type PhasedWorkflowPayload } from 'savepoint';
 import type { EmulatorFault, FaultRule, GitHubOperationId } from 'savepoint/testing';
 import { startEnv } from './helpers.js';
 
@@ -62,20 +62,7 @@ async function scenario(rules: readonly FaultRule[], checkpoints: number, window
     const runId = newUuidV4();
     const writer = createWriter({ storage: e.storage, profile: phasedWorkflow, runId, clock: e.clock, heartbeatIntervalMs: false });
     // A first checkpoint before the faults, so the run exists.
-    const base: PhasedWorkflowPayload = {
-      phase: 'phase_1_plan',
-      state_snapshot: {
-        phase_outputs: emptyPhaseOutputs(),
-        current_phase_state: { phase: 'phase_1_plan', started_at: new Date(e.clock.now()).toISOString(), progress: {}, partial_output: null },
-        gate_history: [],
-        circuit_breaker_state: {},
-        cost_accumulated: 0,
-        health_history: [],
-        errors_encountered: [],
-        active_lessons: [],
-      },
-      context_fields: { api_metrics: {}, fallback_flags: {}, iteration_counts: {}, warnings: [] },
-    };
+    const base = initialPhasedPayload('phase_1_plan', new Date(e.clock.now()).toISOString());
     const outcome: Outcome = { acknowledged: [] };
     const record = (r: CheckpointResult<PhasedWorkflowPayload>): void => {
       if (r.ok) outcome.acknowledged.push({ id: r.snapshotId, sequence: r.sequence, checksum: r.snapshot.integrity.checksum });

@@ -15,7 +15,7 @@ import {
   createWriter,
   decodeBatchFile,
   decodeRunIndex,
-  emptyPhaseOutputs,
+  initialPhasedPayload,
   listAll,
   newUuidV4,
   phasedTriggers,
@@ -31,20 +31,7 @@ import { scaledClock, envPerTest, type Env } from './helpers.js';
 
 const env = envPerTest();
 
-const initial = (at: number): PhasedWorkflowPayload => ({
-  phase: 'phase_0_intake',
-  state_snapshot: {
-    phase_outputs: emptyPhaseOutputs(),
-    current_phase_state: { phase: 'phase_0_intake', started_at: new Date(at).toISOString(), progress: {}, partial_output: null },
-    gate_history: [],
-    circuit_breaker_state: {},
-    cost_accumulated: 0,
-    health_history: [],
-    errors_encountered: [],
-    active_lessons: [],
-  },
-  context_fields: { api_metrics: {}, fallback_flags: {}, iteration_counts: {}, warnings: [] },
-});
+const initial = (at: number): PhasedWorkflowPayload => initialPhasedPayload('phase_0_intake', new Date(at).toISOString());
 const ok = (r: CheckpointResult<PhasedWorkflowPayload>): PhasedWorkflowPayload => {
   if (!r.ok) throw r.error;
   return r.snapshot.payload;

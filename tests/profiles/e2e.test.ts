@@ -10,6 +10,7 @@ import {
   createWriter,
   decodeRunIndex,
   emptyPhaseOutputs,
+  initialPhasedPayload,
   findIncompleteRuns,
   gunzip,
   isGzip,
@@ -137,20 +138,8 @@ describe.each(STORAGES)('profiles end to end on $name storage', ({ make }) => {
   it('phasedWorkflow: cp_NNN_trigger files + index.json, coalescing, resume per trigger, run tiers after completion with a preserved run', async () => {
     const storage = await make();
     const clock = manualClock(Date.UTC(2025, 11, 5, 9, 0, 0));
-    const base: PhasedWorkflowPayload = {
-      phase: 'phase_0_intake',
-      state_snapshot: {
-        phase_outputs: emptyPhaseOutputs(),
-        current_phase_state: { phase: 'phase_0_intake', started_at: new Date(clock.now()).toISOString(), progress: {}, partial_output: null },
-        gate_history: [],
-        circuit_breaker_state: {},
-        cost_accumulated: 0.5,
-        health_history: [],
-        errors_encountered: [],
-        active_lessons: ['L-1'],
-      },
-      context_fields: { api_metrics: {}, fallback_flags: {}, iteration_counts: {}, warnings: [] },
-    };
+    const empty = initialPhasedPayload('phase_0_intake', new Date(clock.now()).toISOString());
+    const base: PhasedWorkflowPayload = { ...empty, state_snapshot: { ...empty.state_snapshot, cost_accumulated: 0.5, active_lessons: ['L-1'] } };
     const runId = newUuidV4();
     const writer = createWriter({ storage, profile: phasedWorkflow, runId, clock });
     const done = await writer.checkpoint(phasedTriggers.phaseComplete(base, 'phase_0', { ok: true }));

@@ -8,10 +8,12 @@ import {
   completedPhaseKeys,
   createCostThresholdTrigger,
   createPhasedWorkflowProfile,
+  createWriter,
   decodeRunIndex,
   emptyPhaseOutputs,
   gzip,
   importPhasedWorkflowDocument,
+  initialPhasedPayload,
   isCheckpointError,
   memoryStorage,
   newUuidV4,
@@ -26,6 +28,7 @@ import {
   phasedWorkflowResumeRule,
   phasedWorkflowRetention,
   PhasedRunSummarySchema,
+  PhasedWorkflowPayloadSchema,
   readSnapshot,
   snapshotLifecycle,
   resolveParts,
@@ -201,6 +204,31 @@ describe('phasedWorkflow profile rules', () => {
 
 describe('phases and trigger helpers', () => {
   const [base] = fc.sample(phasedPayloadArb, { numRuns: 1, seed: 21 });
+
+  it('initialPhasedPayload: the spec-valid state of a run entering its first phase, accepted by the writer', async () => {
+    const payload = initialPhasedPayload('phase_0_intake', '2026-01-15T14:00:00.000Z');
+    expect(PhasedWorkflowPayloadSchema.parse(payload)).toEqual(payload);
+    expect(payload.state_snapshot.current_phase_state).toEqual({ phase: 'phase_0_intake', started_at: '2026-01-15T14:00:00.000Z', progress: {}, partial_output: null });
+    expect(completedPhaseKeys(payload.state_snapshot.phase_outputs)).toEqual([]);
+    expect(payload.state_snapshot.cost_accumulated).toBe(0);
+    // Each call gives fresh objects: filling one run's state never leaks into another's.
+    const other = initialPhasedPayload('phase_0_intake', '2026-01-15T14:00:00.000Z');
+    other.state_snapshot.gate_history.push({ gate_id: 'g', decision: 'pass', score: 1, iteration: 1 });
+    other.state_snapshot.phase_outputs.phase_0 = { done: true };
+    expect(payload.state_snapshot.gate_history).toEqual([]);
+    expect(payload.state_snapshot.phase_outputs.phase_0).toBeNull();
+
+    const storage = memoryStorage();
+    const runId = newUuidV4();
+    const writer = createWriter({ storage, profile: phasedWorkflow, runId, heartbeatIntervalMs: false, failMode: 'throw' });
+    const written = await writer.checkpoint({ source: 'manual', status: 'in_progress', payload });
+    await writer.close();
+    expect(written.ok && written.snapshot.payload).toEqual(payload);
+
+    for (const bad of ['intake', 'phase_9_x', 'phase_1_2x', '']) {
+      expect(() => initialPhasedPayload(bad, '2026-01-15T14:00:00.000Z')).toThrow(/checkpoint_schema_invalid/);
+    }
+  });
 
   it('phase ids parse and order', () => {
     expect(phaseId('phase_0_5', 'triage')).toBe('phase_0_5_triage');

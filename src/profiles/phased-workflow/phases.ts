@@ -1,5 +1,5 @@
 import { CheckpointError } from '../../model/errors.js';
-import { PHASE_KEYS, PHASE_PATTERN, type PhaseKey, type PhaseOutputs } from './schema.js';
+import { PHASE_KEYS, PHASE_PATTERN, type PhaseKey, type PhaseOutputs, type PhasedWorkflowPayload } from './schema.js';
 
 /** A `phase` value taken apart. */
 export interface ParsedPhase {
@@ -41,4 +41,41 @@ export function emptyPhaseOutputs(): PhaseOutputs {
 /** The phase keys whose output is not `null`, in phase order. */
 export function completedPhaseKeys(outputs: PhaseOutputs): PhaseKey[] {
   return PHASE_KEYS.filter((k) => outputs[k] !== null && outputs[k] !== undefined);
+}
+
+/**
+ * The payload of a phased run that has just entered `phase`: every `phase_outputs` entry
+ * `null`, `current_phase_state` started at `startedAt` with no progress, empty gate, health,
+ * error, lesson and warning lists, no cost, empty `context_fields`. What a run's first
+ * checkpoint carries; the orchestrator fills it in as the phases go.
+ *
+ * @param phase - a `phase_{number}_{name}` value, e.g. `phase_0_intake`.
+ * @param startedAt - when the phase started, as RFC 3339 (`toRfc3339(clock.now())`).
+ * @throws CheckpointError `checkpoint_schema_invalid` when `phase` is not `phase_{number}_{name}`.
+ *
+ * @example
+ * ```ts
+ * import { createWriter, initialPhasedPayload, memoryStorage, newUuidV4, phasedWorkflow, toRfc3339 } from 'savepoint';
+ *
+ * const writer = createWriter({ storage: memoryStorage(), profile: phasedWorkflow, runId: newUuidV4() });
+ * const payload = initialPhasedPayload('phase_0_intake', toRfc3339(Date.now()));
+ * await writer.checkpoint({ source: 'manual', status: 'in_progress', payload });
+ * ```
+ */
+export function initialPhasedPayload(phase: string, startedAt: string): PhasedWorkflowPayload {
+  if (!PHASE_PATTERN.test(phase)) throw new CheckpointError('checkpoint_schema_invalid', `phase must be phase_{number}_{name} (e.g. phase_0_intake), got ${JSON.stringify(phase)}`);
+  return {
+    phase,
+    state_snapshot: {
+      phase_outputs: emptyPhaseOutputs(),
+      current_phase_state: { phase, started_at: startedAt, progress: {}, partial_output: null },
+      gate_history: [],
+      circuit_breaker_state: {},
+      cost_accumulated: 0,
+      health_history: [],
+      errors_encountered: [],
+      active_lessons: [],
+    },
+    context_fields: { api_metrics: {}, fallback_flags: {}, iteration_counts: {}, warnings: [] },
+  };
 }
