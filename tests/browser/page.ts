@@ -8,6 +8,7 @@ import {
   compileValidator,
   createWriter,
   defaultProfile,
+  initialPhasedPayload,
   memoryStorage,
   phasedWorkflow,
   planResume,
@@ -15,6 +16,8 @@ import {
   utf8Decode,
   utf8Encode,
   type JsonValue,
+  type PhaseOutputs,
+  type PhasedWorkflowPayload,
 } from 'savepoint';
 import { githubStorage } from 'savepoint/github';
 
@@ -62,22 +65,12 @@ async function githubScenario(token: string): Promise<Outcome> {
   const storage = githubStorage({ owner: 'acme', repo: 'checkpoints', token, baseUrl: `${location.origin}/gh` });
   const runId = '0f8fad5b-d9cb-469f-a165-70867728950e';
   const writer = createWriter({ storage, profile: phasedWorkflow, runId, heartbeatIntervalMs: false });
-  const outputs = { phase_0: null, phase_0_5: null, phase_1: null, phase_2: null, phase_3: null, phase_4: null, phase_5: null, phase_6: null, phase_7: null, phase_8: null };
-  const payload = (phase: string, done: Record<string, unknown>) => ({
-    phase,
-    state_snapshot: {
-      phase_outputs: { ...outputs, ...done },
-      current_phase_state: { phase, started_at: '2026-11-22T00:00:00Z', progress: {}, partial_output: null },
-      gate_history: [],
-      circuit_breaker_state: {},
-      cost_accumulated: 2.5,
-      health_history: [],
-      errors_encountered: [],
-      active_lessons: [],
-    },
-    context_fields: { api_metrics: {}, fallback_flags: {}, iteration_counts: {}, warnings: [] },
-  });
-  const a = await writer.checkpoint({ source: 'phase_complete', status: 'in_progress', payload: payload('phase_0_intake', { phase_0: { ok: true } }) as never });
+  const payload = (phase: string, done: Partial<PhaseOutputs>): PhasedWorkflowPayload => {
+    const empty = initialPhasedPayload(phase, '2026-11-22T00:00:00Z');
+    const state = empty.state_snapshot;
+    return { ...empty, state_snapshot: { ...state, phase_outputs: { ...state.phase_outputs, ...done }, cost_accumulated: 2.5 } };
+  };
+  const a = await writer.checkpoint({ source: 'phase_complete', status: 'in_progress', payload: payload('phase_0_intake', { phase_0: { ok: true } }) });
   if (!a.ok) throw a.error;
   await writer.close();
   const plan = await planResume({ storage, profile: phasedWorkflow, runId });

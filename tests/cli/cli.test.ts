@@ -3,7 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWriter, defaultProfile, phasedWorkflow, type JsonValue } from 'savepoint';
+import { createWriter, defaultProfile, initialPhasedPayload, phasedWorkflow, type JsonValue, type PhaseOutputs, type PhasedWorkflowPayload } from 'savepoint';
 import { fsStorage } from 'savepoint/fs';
 import { githubStorage } from 'savepoint/github';
 import { handoffMarkdown, parseHandoff } from 'savepoint/handoff-markdown';
@@ -177,23 +177,13 @@ describe('savepoint CLI on a GitHub store (local emulator)', () => {
     const storage = githubStorage({ owner: gh.owner, repo: gh.repo, token: TOKEN, baseUrl: gh.url });
     const runId = '8d3f1c2a-4b5e-4c6d-9e7f-0a1b2c3d4e5f';
     const writer = createWriter({ storage, profile: phasedWorkflow, runId, heartbeatIntervalMs: false, coalesceWindowMs: 0 });
-    const outputs = { phase_0: null, phase_0_5: null, phase_1: null, phase_2: null, phase_3: null, phase_4: null, phase_5: null, phase_6: null, phase_7: null, phase_8: null };
-    const payload = (phase: string, done: Record<string, unknown>) => ({
-      phase,
-      state_snapshot: {
-        phase_outputs: { ...outputs, ...done },
-        current_phase_state: { phase, started_at: '2026-11-22T00:00:00Z', progress: {}, partial_output: null },
-        gate_history: [],
-        circuit_breaker_state: {},
-        cost_accumulated: 1.25,
-        health_history: [],
-        errors_encountered: [],
-        active_lessons: [],
-      },
-      context_fields: { api_metrics: {}, fallback_flags: {}, iteration_counts: {}, warnings: [] },
-    });
-    expect((await writer.checkpoint({ source: 'phase_complete', status: 'in_progress', payload: payload('phase_0_intake', { phase_0: { ok: true } }) as never })).ok).toBe(true);
-    expect((await writer.checkpoint({ source: 'gate_decision', status: 'in_progress', payload: payload('phase_1_design', { phase_0: { ok: true } }) as never })).ok).toBe(true);
+    const payload = (phase: string, done: Partial<PhaseOutputs>): PhasedWorkflowPayload => {
+      const empty = initialPhasedPayload(phase, '2026-11-22T00:00:00Z');
+      const state = empty.state_snapshot;
+      return { ...empty, state_snapshot: { ...state, phase_outputs: { ...state.phase_outputs, ...done }, cost_accumulated: 1.25 } };
+    };
+    expect((await writer.checkpoint({ source: 'phase_complete', status: 'in_progress', payload: payload('phase_0_intake', { phase_0: { ok: true } }) })).ok).toBe(true);
+    expect((await writer.checkpoint({ source: 'gate_decision', status: 'in_progress', payload: payload('phase_1_design', { phase_0: { ok: true } }) })).ok).toBe(true);
     await writer.close();
     await storage.close();
   }, 300_000);
