@@ -76,16 +76,30 @@ export interface RateBudget {
   readonly low: boolean;
 }
 
+/**
+ * A condition on a key that a batch asserts without writing it: the batch applies only if
+ * `key` still has `ifVersion` (or, with `ifAbsent`, does not exist). Writers fence every
+ * checkpoint with their lease this way (DESIGN invariant 7): a stale lease holder's batch
+ * fails with `checkpoint_conflict` and is never acknowledged.
+ */
+export type BatchCheck = { readonly type: 'check'; readonly key: string } & (
+  | { readonly ifVersion: string; readonly ifAbsent?: undefined }
+  | { readonly ifAbsent: true; readonly ifVersion?: undefined }
+);
+
 /** One operation of an atomic {@link StorageAdapter.batch}. */
 export type BatchOperation =
   | ({ readonly type: 'put'; readonly key: string; readonly bytes: Uint8Array } & PutOptions)
-  | ({ readonly type: 'delete'; readonly key: string } & DeleteOptions);
+  | ({ readonly type: 'delete'; readonly key: string } & DeleteOptions)
+  | BatchCheck;
 
 /** Per-operation outcome of a batch, in the order given. */
 export type BatchOutcome =
   /** `pending`: as {@link PutResult.pending} — the batch was accepted into the adapter's local queue, not yet stored by the backend. */
   | { readonly type: 'put'; readonly key: string; readonly version: string; readonly pending?: boolean }
-  | { readonly type: 'delete'; readonly key: string; readonly existed: boolean };
+  | { readonly type: 'delete'; readonly key: string; readonly existed: boolean }
+  /** A {@link BatchCheck} that held. */
+  | { readonly type: 'check'; readonly key: string };
 
 /**
  * A key → bytes store. All methods reject with a `CheckpointError`:

@@ -1,5 +1,6 @@
 import { CheckpointError } from '../model/errors.js';
 import type { BatchOperation, BatchOutcome, DeleteOptions, PutOptions, PutResult, StorageAdapter, StorageEntry, StoredObject } from './adapter.js';
+import { assertBatchOperation } from './batch-operation.js';
 import { assertKey, assertPrefix } from './keys.js';
 
 /** Options of {@link memoryStorage}. */
@@ -96,15 +97,17 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageAdapte
       open();
       const seen = new Set<string>();
       for (const op of operations) {
-        assertKey(op.key);
+        assertBatchOperation(op);
         if (seen.has(op.key)) throw new CheckpointError('checkpoint_conflict', `batch names ${op.key} twice`, { details: { key: op.key } });
         seen.add(op.key);
         if (op.type === 'put') checkSize(op.key, op.bytes);
         check(op.key, op);
       }
-      return operations.map((op) =>
-        op.type === 'put' ? { type: 'put', key: op.key, version: store(op.key, op.bytes) } : { type: 'delete', key: op.key, existed: cells.delete(op.key) },
-      );
+      return operations.map((op): BatchOutcome => {
+        if (op.type === 'put') return { type: 'put', key: op.key, version: store(op.key, op.bytes) };
+        if (op.type === 'delete') return { type: 'delete', key: op.key, existed: cells.delete(op.key) };
+        return { type: 'check', key: op.key };
+      });
     },
 
     async close(): Promise<void> {

@@ -12,6 +12,7 @@ import type {
   StorageEntry,
   StoredObject,
 } from '../adapter.js';
+import { assertBatchOperation } from '../batch-operation.js';
 import { assertKey, assertPrefix } from '../keys.js';
 import { commitOperations, INIT_MARKER_PATH, restore } from './commit-builder.js';
 import { deleteFile, putFile, readFile } from './contents.js';
@@ -538,7 +539,9 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
       const seen = new Set<string>();
       const ops: BatchOperation[] = [];
       for (const op of operations) {
-        assertKey(op.key);
+        assertBatchOperation(op);
+        // Until the commit builder checks tree entries without writing them, a fenced batch is refused, never misapplied.
+        if (op.type === 'check') throw new CheckpointError('checkpoint_unsupported', `githubStorage batches do not support check operations yet (${op.key})`);
         if (seen.has(op.key)) throw new CheckpointError('checkpoint_conflict', `batch names ${op.key} twice`, { details: { key: op.key } });
         seen.add(op.key);
         if (op.type === 'put') {

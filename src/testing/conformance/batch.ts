@@ -77,5 +77,48 @@ export function batchTests(ctx: SuiteContext): void {
       );
       equal(await snapshot(s), before, 'store after a refused batch (ifAbsent)');
     });
+
+    ctx.test('a check operation fences the batch on another key without writing it', async (s) => {
+      if (!s.capabilities.atomicBatch) return;
+      const batch = batchOf(s);
+      const lease = await s.put('b/lease', utf8('holder-1'));
+      const outcomes = await batch([
+        { type: 'check', key: 'b/lease', ifVersion: lease.version },
+        { type: 'put', key: 'b/h1', bytes: utf8('h1'), ifAbsent: true },
+        { type: 'check', key: 'b/unborn', ifAbsent: true },
+      ]);
+      equalJson(
+        outcomes.map((o) => [o.type, o.key]),
+        [
+          ['check', 'b/lease'],
+          ['put', 'b/h1'],
+          ['check', 'b/unborn'],
+        ],
+        'outcomes of a fenced batch',
+      );
+      equal((await s.get('b/lease'))?.version, lease.version, 'a check must not change the checked key');
+      equal(await s.get('b/unborn'), undefined, 'a check must not create the checked key');
+      await s.put('b/lease', utf8('holder-2'));
+      const before = await snapshot(s);
+      await rejects(
+        () =>
+          batch([
+            { type: 'check', key: 'b/lease', ifVersion: lease.version },
+            { type: 'put', key: 'b/h2', bytes: utf8('h2'), ifAbsent: true },
+          ]),
+        'checkpoint_conflict',
+        'batch fenced by a lease another writer renewed',
+      );
+      await rejects(
+        () =>
+          batch([
+            { type: 'put', key: 'b/h3', bytes: utf8('h3') },
+            { type: 'check', key: 'b/h1', ifAbsent: true },
+          ]),
+        'checkpoint_conflict',
+        'batch fenced by ifAbsent on an existing key',
+      );
+      equal(await snapshot(s), before, 'store after refused fenced batches');
+    });
   });
 }

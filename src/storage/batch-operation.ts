@@ -1,0 +1,24 @@
+import { CheckpointError } from '../model/errors.js';
+import type { BatchOperation } from './adapter.js';
+import { assertKey } from './keys.js';
+
+/**
+ * Checks one operation of a `batch()` call before anything is applied: a known `type`, a
+ * valid key, bytes for a put, and a condition for a check. Adapters call it so that a
+ * malformed operation is a `checkpoint_config_invalid`, never a delete or a raw TypeError.
+ */
+export function assertBatchOperation(op: BatchOperation): void {
+  if (!op || typeof op !== 'object') throw new CheckpointError('checkpoint_config_invalid', 'a batch operation must be an object');
+  const type = (op as { type?: unknown }).type;
+  if (type !== 'put' && type !== 'delete' && type !== 'check') {
+    throw new CheckpointError('checkpoint_config_invalid', `unknown batch operation type ${JSON.stringify(type) ?? String(type)}`);
+  }
+  assertKey(op.key);
+  if (op.type === 'put' && !(op.bytes instanceof Uint8Array)) {
+    throw new CheckpointError('checkpoint_config_invalid', `batch put of ${op.key} needs bytes (a Uint8Array)`, { details: { key: op.key } });
+  }
+  const cond = op as { ifVersion?: unknown; ifAbsent?: unknown };
+  if (op.type === 'check' && typeof cond.ifVersion !== 'string' && cond.ifAbsent !== true) {
+    throw new CheckpointError('checkpoint_config_invalid', `batch check of ${op.key} needs ifVersion or ifAbsent`, { details: { key: op.key } });
+  }
+}
