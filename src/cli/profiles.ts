@@ -15,13 +15,13 @@ const PROFILES: Readonly<Record<string, () => Promise<Profile<unknown>>>> = {
   planExecutor: async () => planExecutor as Profile<unknown>,
   handoffMarkdown: async () => {
     try {
-      return (await import('../handoff-markdown/index.js')).handoffMarkdown as Profile<unknown>;
+      return (await import('../profiles/handoff-markdown/index.js')).handoffMarkdown as Profile<unknown>;
     } catch (err) {
       if ((err as { code?: string }).code === 'ERR_MODULE_NOT_FOUND') throw new CliError('--profile handoffMarkdown needs the "yaml" package: npm install yaml');
       throw err;
     }
   },
-  progressProtocol: async () => (await import('../progress-protocol/index.js')).progressProtocol as Profile<unknown>,
+  progressProtocol: async () => (await import('../profiles/progress-protocol/index.js')).progressProtocol as Profile<unknown>,
 };
 
 export const PROFILE_NAMES: readonly string[] = Object.keys(PROFILES);

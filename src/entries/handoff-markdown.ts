@@ -1,1 +1,1 @@
-export * from '../handoff-markdown/index.js';
+export * from '../profiles/handoff-markdown/index.js';

@@ -1,1 +1,1 @@
-export * from '../progress-protocol/index.js';
+export * from '../profiles/progress-protocol/index.js';

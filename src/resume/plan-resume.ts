@@ -4,7 +4,7 @@ import type { Snapshot } from '../model/snapshot.js';
 import type { Profile } from '../profiles/define-profile.js';
 import type { StorageAdapter } from '../storage/adapter.js';
 import { locateNewestSnapshot, type LocatedSnapshot, type NewerCheck, type SkippedFile, type SnapshotOrigin } from './locate.js';
-import { defaultResumeRule } from './rules/default.js';
+import { defaultResumeRule } from './default-rule.js';
 import type { ResumePoint, ResumeRule, ResumeWarning } from './types.js';
 
 /** Options of {@link planResume}. */

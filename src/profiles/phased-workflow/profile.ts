@@ -1,7 +1,7 @@
 import { jsonDocumentFormat } from '../../codec/json-document.js';
 import { CheckpointError } from '../../model/errors.js';
 import { assertRunId, newUuidV4 } from '../../model/ids.js';
-import { phasedWorkflowResumeRule } from '../../resume/rules/phased-workflow.js';
+import { phasedWorkflowResumeRule } from './resume-rule.js';
 import type { ResumeRule } from '../../resume/types.js';
 import { phasedWorkflowRetention } from '../../retention/defaults.js';
 import type { RetentionPolicy } from '../../retention/policy.js';

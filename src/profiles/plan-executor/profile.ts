@@ -1,4 +1,4 @@
-import { planExecutorResumeRule } from '../../resume/rules/plan-executor.js';
+import { planExecutorResumeRule } from './resume-rule.js';
 import type { ResumeRule } from '../../resume/types.js';
 import type { RetentionPolicy } from '../../retention/policy.js';
 import { defineProfile, type Profile } from '../define-profile.js';

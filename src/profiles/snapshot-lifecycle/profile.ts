@@ -1,6 +1,6 @@
 import { jsonDocumentFormat } from '../../codec/json-document.js';
 import { CheckpointError } from '../../model/errors.js';
-import { snapshotLifecycleResumeRule } from '../../resume/rules/snapshot-lifecycle.js';
+import { snapshotLifecycleResumeRule } from './resume-rule.js';
 import type { ResumeRule } from '../../resume/types.js';
 import { snapshotLifecycleRetention } from '../../retention/defaults.js';
 import type { RetentionPolicy } from '../../retention/policy.js';

@@ -1,10 +1,10 @@
-export { snapshotLifecycleResumeRule, type SnapshotLifecycleResumeFields } from './snapshot-lifecycle.js';
+export { snapshotLifecycleResumeRule, type SnapshotLifecycleResumeFields } from '../../profiles/snapshot-lifecycle/resume-rule.js';
 export {
   phasedWorkflowResumeRule,
   createPhasedWorkflowResumeRule,
   PHASED_WORKFLOW_PHASE_KEYS,
   type PhasedWorkflowResumeFields,
   type PhasedWorkflowResumeOptions,
-} from './phased-workflow.js';
-export { planExecutorResumeRule, type PlanExecutorResumeFields } from './plan-executor.js';
-export { defaultResumeRule } from './default.js';
+} from '../../profiles/phased-workflow/resume-rule.js';
+export { planExecutorResumeRule, type PlanExecutorResumeFields } from '../../profiles/plan-executor/resume-rule.js';
+export { defaultResumeRule } from '../default-rule.js';

@@ -1,5 +1,5 @@
-import type { Clock } from '../model/clock.js';
-import { CheckpointError, isCheckpointError } from '../model/errors.js';
+import type { Clock } from '../../model/clock.js';
+import { CheckpointError, isCheckpointError } from '../../model/errors.js';
 import { runCheckpointProtocol, type CheckpointProtocolOptions, type ProgressInput } from './protocol.js';
 import { githubIssueCommentSink } from './sinks/github.js';
 import type { TrackerHttpOptions } from './sinks/http.js';

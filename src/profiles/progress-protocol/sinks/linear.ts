@@ -1,4 +1,4 @@
-import { CheckpointError } from '../../model/errors.js';
+import { CheckpointError } from '../../../model/errors.js';
 import { trackerError, trackerRequest, type TrackerHttpOptions } from './http.js';
 import type { StatusSink } from './status-sink.js';
 

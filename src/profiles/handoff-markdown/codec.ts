@@ -8,9 +8,9 @@
  * "Cannot find package 'yaml'" error.
  */
 import { parseDocument, stringify } from 'yaml';
-import { canonicalJson, type JsonValue } from '../codec/canonical-json.js';
-import { CheckpointError } from '../model/errors.js';
-import { assertValid, compileValidator, type DocumentValidator } from '../model/validate.js';
+import { canonicalJson, type JsonValue } from '../../codec/canonical-json.js';
+import { CheckpointError } from '../../model/errors.js';
+import { assertValid, compileValidator, type DocumentValidator } from '../../model/validate.js';
 import {
   assertRenderable,
   escapeTableCell,

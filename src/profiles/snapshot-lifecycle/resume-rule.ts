@@ -1,6 +1,6 @@
 import type { Snapshot } from '../../model/snapshot.js';
-import type { ResumePoint, ResumeRule, ResumeWarning } from '../types.js';
-import { bullets, stringsOf } from './shared.js';
+import type { ResumePoint, ResumeRule, ResumeWarning } from '../../resume/types.js';
+import { bullets, stringsOf } from '../../resume/rule-helpers.js';
 
 /**
  * The part of a snapshot-lifecycle.md payload the resume rule reads: `step_state` with

@@ -1,5 +1,5 @@
-import { systemClock, type Clock } from '../../model/clock.js';
-import { CheckpointError } from '../../model/errors.js';
+import { systemClock, type Clock } from '../../../model/clock.js';
+import { CheckpointError } from '../../../model/errors.js';
 
 /** HTTP options shared by the tracker sinks. */
 export interface TrackerHttpOptions {

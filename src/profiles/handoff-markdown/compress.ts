@@ -1,4 +1,4 @@
-import { CheckpointError } from '../model/errors.js';
+import { CheckpointError } from '../../model/errors.js';
 import { renderHandoff } from './codec.js';
 import type { ArtifactEntry, HandoffDocument, PlayByPlayEntry } from './model.js';
 

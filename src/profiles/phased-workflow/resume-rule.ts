@@ -1,6 +1,6 @@
 import type { Snapshot } from '../../model/snapshot.js';
-import type { ResumePoint, ResumeRule } from '../types.js';
-import { objectOf } from './shared.js';
+import type { ResumePoint, ResumeRule } from '../../resume/types.js';
+import { objectOf } from '../../resume/rule-helpers.js';
 
 /**
  * The part of a phased-workflow-github.md payload the resume rule reads: the checkpoint's

@@ -1,6 +1,6 @@
-import type { Snapshot } from '../../model/snapshot.js';
-import type { ResumePoint, ResumeRule, ResumeRuleContext } from '../types.js';
-import { objectOf, stringsOf } from './shared.js';
+import type { Snapshot } from '../model/snapshot.js';
+import type { ResumePoint, ResumeRule, ResumeRuleContext } from './types.js';
+import { objectOf, stringsOf } from './rule-helpers.js';
 
 /**
  * Resume rule of the default profile (any JSON state), also used for every profile

@@ -1,9 +1,9 @@
 /**
  * Render and parse `.ccc-progress.md` exactly as progress-protocol.md (Step 1) lays it out.
  */
-import { canonicalJson, parseJson } from '../codec/canonical-json.js';
-import { CheckpointError } from '../model/errors.js';
-import { assertValid, compileValidator, type DocumentValidator } from '../model/validate.js';
+import { canonicalJson, parseJson } from '../../codec/canonical-json.js';
+import { CheckpointError } from '../../model/errors.js';
+import { assertValid, compileValidator, type DocumentValidator } from '../../model/validate.js';
 import { assertRenderable, normalizeBlock, normalizeNewlines, normalizeText, parseListItems, renderListItems, sectionKey, splitSections } from '../handoff-markdown/markdown.js';
 import { ProgressDocumentSchema, progressDocumentJsonSchema, type ProgressBlocker, type ProgressDecision, type ProgressDocument, type ProgressMeta } from './model.js';
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { Rfc3339Schema, storedSnapshotMetaShape } from '../model/snapshot.js';
-import type { JsonSchema } from '../model/validate.js';
+import { Rfc3339Schema, storedSnapshotMetaShape } from '../../model/snapshot.js';
+import type { JsonSchema } from '../../model/validate.js';
 
 const OneLine = z.string().regex(/^[^\n]*$/);
 const Item = z.string().min(1);

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { access, constants } from 'node:fs/promises';
 import { isAbsolute, posix, relative, resolve, sep } from 'node:path';
-import { CheckpointError } from '../model/errors.js';
+import { CheckpointError } from '../../model/errors.js';
 
 /** What {@link gitSnapshot} did. */
 export type GitSnapshotResult =

@@ -1,5 +1,5 @@
-import { CheckpointError } from '../model/errors.js';
-import type { TriggerSpec } from '../profiles/define-profile.js';
+import { CheckpointError } from '../../model/errors.js';
+import type { TriggerSpec } from '../define-profile.js';
 import type { HandoffPayload } from './model.js';
 
 /** The five checkpoint triggers of handoff-markdown.md ("Create a new checkpoint when"), in the spec's order. */

@@ -1,6 +1,6 @@
-import type { JsonValue } from '../codec/canonical-json.js';
-import { systemClock, toRfc3339, type Clock } from '../model/clock.js';
-import { CheckpointError } from '../model/errors.js';
+import type { JsonValue } from '../../codec/canonical-json.js';
+import { systemClock, toRfc3339, type Clock } from '../../model/clock.js';
+import { CheckpointError } from '../../model/errors.js';
 import type { ArtifactEntry, ExtraSection, HandoffDocument, PlayByPlayEntry } from './model.js';
 
 /** Front-matter keys savepoint writes into stored documents; they describe one snapshot and are never carried forward. */

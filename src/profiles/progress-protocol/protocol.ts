@@ -1,8 +1,8 @@
 import { resolve } from 'node:path';
-import { utf8Decode } from '../codec/utf8.js';
-import { systemClock, toRfc3339, type Clock } from '../model/clock.js';
-import { CheckpointError, isCheckpointError } from '../model/errors.js';
-import { newSnapshotId, RUN_ID_PATTERN } from '../model/ids.js';
+import { utf8Decode } from '../../codec/utf8.js';
+import { systemClock, toRfc3339, type Clock } from '../../model/clock.js';
+import { CheckpointError, isCheckpointError } from '../../model/errors.js';
+import { newSnapshotId, RUN_ID_PATTERN } from '../../model/ids.js';
 import { parseProgress, readContinuationPrompt } from './codec.js';
 import { continuationPromptFor, genericContinuationTemplate, renderContinuationBox } from './continuation.js';
 import { readStateFile, readTextIfExists, updateStateFile, writeFileAtomic, type CccState } from './files.js';

@@ -1,6 +1,6 @@
 import type { Snapshot } from '../../model/snapshot.js';
-import type { ResumePoint, ResumeRule, ResumeWarning } from '../types.js';
-import { stringsOf } from './shared.js';
+import type { ResumePoint, ResumeRule, ResumeWarning } from '../../resume/types.js';
+import { stringsOf } from '../../resume/rule-helpers.js';
 
 /**
  * The plan-executor.md fields the resume rule reads (the `NN-CHECKPOINT.json` document

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { open, readFile, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { CheckpointError } from '../model/errors.js';
+import { CheckpointError } from '../../model/errors.js';
 
 /**
  * Writes `data` so a crash never leaves a half-written file: a temp file in the same
