@@ -9,6 +9,10 @@ export const entry: Record<string, string> = {
   fs: 'src/entries/fs.ts',
   github: 'src/entries/github.ts',
   testing: 'src/entries/testing.ts',
+  toolkit: 'src/entries/toolkit.ts',
+  'snapshot-lifecycle': 'src/entries/snapshot-lifecycle.ts',
+  'phased-workflow': 'src/entries/phased-workflow.ts',
+  'plan-executor': 'src/entries/plan-executor.ts',
   'handoff-markdown': 'src/entries/handoff-markdown.ts',
   'progress-protocol': 'src/entries/progress-protocol.ts',
 };

@@ -7,7 +7,9 @@
  *
  *   npm run bench -- github
  */
-import { createWriter, emptyPhaseOutputs, newUuidV4, phasedTriggers, phasedWorkflow, type Clock, type PhasedWorkflowPayload, type TimerHandle } from 'savepoint';
+import { createWriter, type Clock } from 'savepoint';
+import { emptyPhaseOutputs, phasedTriggers, phasedWorkflow, type PhasedWorkflowPayload } from 'savepoint/phased-workflow';
+import { type TimerHandle } from 'savepoint/toolkit';
 import { githubStorage, type GitHubStorage } from 'savepoint/github';
 import { startGitHubEmulator, type GitHubEmulator } from 'savepoint/testing';
 import { fmt, type BenchRow } from './harness.js';
@@ -88,7 +90,7 @@ async function unbatched(n: number, verify: 'read-back' | 'sha'): Promise<{ tota
   const { gh, clock, storage } = await setup();
   try {
     const s = storage(verify);
-    const writer = createWriter({ storage: s, profile: phasedWorkflow, runId: newUuidV4(), clock, heartbeatIntervalMs: false });
+    const writer = createWriter({ storage: s, profile: phasedWorkflow, runId: crypto.randomUUID(), clock, heartbeatIntervalMs: false });
     const start = gh.requestLog.length;
     let afterFirst = 0;
     for (let i = 1; i <= n; i++) {
@@ -116,7 +118,7 @@ async function batched(groups: number, group: number): Promise<{ total: Count; s
   try {
     const s = storage();
     gh.rateLimit.set({ remaining: 90 }); // below the spec's 100: rateBudget().low
-    const writer = createWriter({ storage: s, profile: phasedWorkflow, runId: newUuidV4(), clock, heartbeatIntervalMs: false });
+    const writer = createWriter({ storage: s, profile: phasedWorkflow, runId: crypto.randomUUID(), clock, heartbeatIntervalMs: false });
     const first = await writer.checkpoint(phasedTriggers.at('phase_complete', payload(clock.now(), 0)));
     if (!first.ok) throw first.error;
     gh.rateLimit.set({ remaining: 90 });
@@ -149,7 +151,7 @@ async function naive(n: number): Promise<Count> {
     const base = `${gh.url}/repos/${gh.owner}/${gh.repo}/contents`;
     const headers = { authorization: `Bearer ${TOKEN}`, accept: 'application/vnd.github.v3+json', 'content-type': 'application/json' };
     const b64 = (s: string): string => Buffer.from(s).toString('base64');
-    const runId = newUuidV4();
+    const runId = crypto.randomUUID();
     const dir = `checkpoints/${runId}`;
     const get = async (path: string): Promise<{ sha?: string; content?: string } | undefined> => {
       const res = await fetch(`${base}/${path}`, { headers });
@@ -162,7 +164,7 @@ async function naive(n: number): Promise<Count> {
     const start = gh.requestLog.length;
     const index: { sequence: number; file_path: string }[] = [];
     for (let i = 1; i <= n; i++) {
-      const doc = JSON.stringify({ checkpoint_id: newUuidV4(), run_id: runId, sequence_number: i, state_snapshot: payload(0, i).state_snapshot });
+      const doc = JSON.stringify({ checkpoint_id: crypto.randomUUID(), run_id: runId, sequence_number: i, state_snapshot: payload(0, i).state_snapshot });
       const cp = `${dir}/cp_${String(i).padStart(3, '0')}_expensive_op.json`;
       await put(cp, doc); // 3_write_to_github
       const back = await get(cp); // 6_verify_write

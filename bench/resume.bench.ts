@@ -12,19 +12,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import {
-  defaultProfile,
-  encodeRunIndex,
-  memoryStorage,
-  phasedWorkflow,
-  planResume,
-  toRfc3339,
-  type PhasedWorkflowPayload,
-  type Profile,
-  type RunIndexEntry,
-  type StorageAdapter,
-  type StorageEntry,
-} from 'savepoint';
+import { defaultProfile, memoryStorage, planResume, type Profile, type StorageAdapter, type StorageEntry } from 'savepoint';
+import { encodeRunIndex, toRfc3339, type RunIndexEntry } from 'savepoint/toolkit';
+import { phasedWorkflow, type PhasedWorkflowPayload } from 'savepoint/phased-workflow';
 import { fsStorage } from 'savepoint/fs';
 import { fmt, interleave, median, timeMs, type BenchRow } from './harness.js';
 

@@ -14,7 +14,9 @@
  */
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { keepDaily, keepHourly, keepWeekly, planRetention, snapshotLifecycleRetention, type InventoryRun, type InventorySnapshot, type RetentionInventory, type RetentionPolicy } from 'savepoint';
+import { keepDaily, keepHourly, keepWeekly, planRetention, type RetentionPolicy } from 'savepoint';
+import { snapshotLifecycleRetention } from 'savepoint/snapshot-lifecycle';
+import { type InventoryRun, type InventorySnapshot, type RetentionInventory } from 'savepoint/toolkit';
 import { referencePlan } from '../tests/retention/reference.js';
 import { fmt, interleave, median, timeMs, type BenchRow } from './harness.js';
 

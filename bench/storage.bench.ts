@@ -7,7 +7,7 @@ import fs, { mkdtempSync, rmSync } from 'node:fs';
 import fsp from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fsStorage } from '../src/entries/fs.js';
+import { fsStorage } from 'savepoint/fs';
 import { fmt, interleave, median, type BenchRow } from './harness.js';
 
 const KEY_DIR = 'checkpoints/run-1';

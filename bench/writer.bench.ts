@@ -13,7 +13,8 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import fsp from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createWriter, defaultProfile, defineProfile, historyBySnapshotId, memoryStorage, standardLayout, type JsonValue, type StorageAdapter } from 'savepoint';
+import { createWriter, defaultProfile, defineProfile, memoryStorage, standardLayout, type JsonValue, type StorageAdapter } from 'savepoint';
+import { historyBySnapshotId } from 'savepoint/toolkit';
 import { fsStorage } from 'savepoint/fs';
 import { fmt, interleave, median, timeMs, type BenchRow } from './harness.js';
 

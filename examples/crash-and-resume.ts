@@ -14,16 +14,14 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import {
   createPhasedWorkflowResumeRule,
-  createWriter,
   emptyPhaseOutputs,
-  findIncompleteRuns,
   nextPhaseKey,
   phasedWorkflow,
-  planResume,
   PHASE_KEYS,
   type PhaseKey,
   type PhasedWorkflowPayload,
-} from 'savepoint';
+} from 'savepoint/phased-workflow';
+import { createWriter, findIncompleteRuns, planResume } from 'savepoint';
 import { fsStorage } from 'savepoint/fs';
 
 const RUN_ID = '5f2b8c1e-9d4a-4e7b-a3c6-0b1d2e3f4a5b';

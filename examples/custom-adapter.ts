@@ -13,18 +13,13 @@
  *   npx tsx examples/custom-adapter.ts
  */
 import { pathToFileURL } from 'node:url';
+import { assertKey, assertPrefix, gunzip, gzip } from 'savepoint/toolkit';
 import {
-  assertKey,
-  assertPrefix,
   CheckpointError,
   createWriter,
   defaultProfile,
-  gunzip,
-  gzip,
   isCheckpointError,
   listAll,
-  utf8Decode,
-  utf8Encode,
   type DeleteOptions,
   type PutOptions,
   type PutResult,
@@ -137,13 +132,13 @@ async function main(): Promise<void> {
   console.log(`${entries.length} keys, ${logical} bytes as written, ${storage.storedBytes} bytes stored compressed`);
 
   // Conditional writes: exactly one of two writers holding the same version wins.
-  const { version } = await storage.put('notes/plan.md', utf8Encode('v1'));
+  const { version } = await storage.put('notes/plan.md', new TextEncoder().encode('v1'));
   const [a, b] = await Promise.allSettled([
-    storage.put('notes/plan.md', utf8Encode('from A'), { ifVersion: version }),
-    storage.put('notes/plan.md', utf8Encode('from B'), { ifVersion: version }),
+    storage.put('notes/plan.md', new TextEncoder().encode('from A'), { ifVersion: version }),
+    storage.put('notes/plan.md', new TextEncoder().encode('from B'), { ifVersion: version }),
   ]);
   console.log(`racing replaces: A ${a.status}, B ${b.status}${b.status === 'rejected' && isCheckpointError(b.reason, 'checkpoint_conflict') ? ' (checkpoint_conflict)' : ''}`);
-  console.log(`notes/plan.md = ${JSON.stringify(utf8Decode((await storage.get('notes/plan.md'))!.bytes))}`);
+  console.log(`notes/plan.md = ${JSON.stringify(new TextDecoder().decode((await storage.get('notes/plan.md'))!.bytes))}`);
 
   // The declared limit is enforced, with a stable reason code.
   try {

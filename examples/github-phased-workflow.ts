@@ -11,7 +11,9 @@
  *
  *   GITHUB_TOKEN=github_pat_... SAVEPOINT_GITHUB_REPO=me/agent-checkpoints npx tsx examples/github-phased-workflow.ts
  */
-import { createWriter, decodeRunIndex, initialPhasedPayload, newUuidV4, phasedTriggers, phasedWorkflow, planResume, type CheckpointResult, type PhasedWorkflowPayload } from 'savepoint';
+import { createWriter, planResume, type CheckpointResult } from 'savepoint';
+import { decodeRunIndex } from 'savepoint/toolkit';
+import { initialPhasedPayload, phasedTriggers, phasedWorkflow, type PhasedWorkflowPayload } from 'savepoint/phased-workflow';
 import { githubStorage, type GitHubStorageEvent } from 'savepoint/github';
 import { startGitHubEmulator, type GitHubEmulator } from 'savepoint/testing';
 
@@ -57,7 +59,7 @@ const show = (r: CheckpointResult<PhasedWorkflowPayload>): PhasedWorkflowPayload
 const initial = initialPhasedPayload('phase_0_intake', new Date().toISOString());
 
 // 1. A run: each checkpoint is one commit holding its history entry, latest.json and index.json.
-const runId = newUuidV4();
+const runId = crypto.randomUUID();
 console.log(`\nrun ${runId}`);
 const writer = createWriter({ storage, profile: phasedWorkflow, runId });
 let state = show(await writer.checkpoint(phasedTriggers.phaseComplete(initial, 'phase_0', { request: 'add write-then-verify' })));

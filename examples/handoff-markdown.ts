@@ -5,7 +5,7 @@
  *
  * Run: npx tsx examples/handoff-markdown.ts
  */
-import { memoryStorage, utf8Decode } from 'savepoint';
+import { memoryStorage } from 'savepoint';
 import {
   compress,
   contextPressure,
@@ -114,5 +114,5 @@ const point = handoffMarkdown.resume!(back, { now: Date.now(), isTerminal: hando
 console.log(`\nresume at: ${point.at} (${point.reason}, eligible: ${point.eligible})`);
 console.log(`\n${point.continuationPrompt}\n`);
 console.log('----- latest.md -----');
-console.log(utf8Decode(stored.bytes));
-if (parseHandoff(utf8Decode(stored.bytes)).nextActions[0] !== point.at) throw new Error('resume point does not match Next Actions');
+console.log(new TextDecoder().decode(stored.bytes));
+if (parseHandoff(new TextDecoder().decode(stored.bytes)).nextActions[0] !== point.at) throw new Error('resume point does not match Next Actions');

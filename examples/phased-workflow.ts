@@ -7,22 +7,15 @@
  *
  * Storage is in memory here; `examples/github-phased-workflow.ts` shows the same against a GitHub repository.
  */
+import { cleanupAfterRunCompletion, createWriter, listAll, memoryStorage, planResume, preserveRun, type CheckpointResult } from 'savepoint';
 import {
-  cleanupAfterRunCompletion,
   createCostThresholdTrigger,
-  createWriter,
-  decodeRunIndex,
   initialPhasedPayload,
-  listAll,
-  memoryStorage,
-  newUuidV4,
   phasedTriggers,
   phasedWorkflow,
-  planResume,
-  preserveRun,
-  type CheckpointResult,
   type PhasedWorkflowPayload,
-} from 'savepoint';
+} from 'savepoint/phased-workflow';
+import { decodeRunIndex } from 'savepoint/toolkit';
 
 const storage = memoryStorage();
 let clockMs = Date.UTC(2025, 11, 5, 10, 0, 0);
@@ -52,7 +45,7 @@ const at = (p: PhasedWorkflowPayload, phase: string, cost: number): PhasedWorkfl
 });
 
 // 1. One run through three phases, a gate, the 80% cost threshold and a circuit-breaker trip.
-const runId = newUuidV4();
+const runId = crypto.randomUUID();
 console.log(`run ${runId}`);
 const writer = createWriter({ storage, profile: phasedWorkflow, runId, clock });
 const cost = createCostThresholdTrigger({ budgetUsd: 10 });
@@ -81,7 +74,7 @@ const plan = await planResume({ storage, profile: phasedWorkflow, runId, clock }
 console.log(`\nresume at ${plan.at} (eligible ${plan.eligible}): ${plan.explanation}\n${plan.message ?? ''}`);
 
 // 3. Size management: a 12 MB phase output (12 288 build-log lines) goes to part files the checkpoint references.
-const big = createWriter({ storage, profile: phasedWorkflow, runId: newUuidV4(), clock });
+const big = createWriter({ storage, profile: phasedWorkflow, runId: crypto.randomUUID(), clock });
 const huge = show(await big.checkpoint(phasedTriggers.phaseComplete(at(initial, 'phase_2_build', 1), 'phase_2', { log: Array.from({ length: 12 * 1024 }, (_, i) => `line ${i} `.padEnd(1024, '.')) })), true);
 const parts = await listAll(storage, `checkpoints/${big.runId}/parts/`);
 console.log(`\n12 MB phase output: main checkpoint ${(await storage.get(phasedWorkflow.layout.latestKey(big.runId)))!.bytes.length} bytes + ${parts.length} part file(s)`);
@@ -94,7 +87,7 @@ await preserveRun({ storage, profile: phasedWorkflow, runId, reason: 'interestin
 const runs: string[] = [];
 for (let r = 0; r < 12; r++) {
   later(60);
-  const id = newUuidV4();
+  const id = crypto.randomUUID();
   runs.push(id);
   const w = createWriter({ storage, profile: phasedWorkflow, runId: id, clock });
   let s = show(await w.checkpoint(phasedTriggers.phaseComplete(initial, 'phase_0', { r })), true);

@@ -6,20 +6,15 @@
  * Uses the planExecutor profile (plan-executor.md): `plans/{NN}-CHECKPOINT.json` with
  * exactly the spec's fields plus one `integrity` object. Storage is in memory.
  */
+import { createWriter, findIncompleteRuns, memoryStorage, planResume, type CheckpointResult } from 'savepoint';
 import {
-  createWriter,
-  findIncompleteRuns,
   importPlanExecutorDocument,
-  memoryStorage,
   planExecutor,
   planExecutorTriggers,
-  planResume,
   planResumeFields,
   planStatusSummary,
-  utf8Decode,
-  type CheckpointResult,
   type PlanExecutorPayload,
-} from 'savepoint';
+} from 'savepoint/plan-executor';
 
 const storage = memoryStorage();
 const tasks = ['Task 1: Setup', 'Task 2: Models', 'Task 3: Add API routes', 'Task 4: Tests'];
@@ -41,7 +36,7 @@ show('timeout', await writer.checkpoint(planExecutorTriggers.timedOut(state, { p
 await writer.close();
 
 const stored = await storage.get(planExecutor.layout.latestKey('02'));
-console.log(`\n${planExecutor.layout.latestKey('02')}:\n${JSON.stringify(JSON.parse(utf8Decode(stored!.bytes)), null, 2)}\n`);
+console.log(`\n${planExecutor.layout.latestKey('02')}:\n${JSON.stringify(JSON.parse(new TextDecoder().decode(stored!.bytes)), null, 2)}\n`);
 
 // 3. On startup, the orchestrator looks for plans to resume: timeout is not terminal.
 const incomplete = await findIncompleteRuns({ storage, profile: planExecutor });

@@ -18,10 +18,10 @@ import {
   memoryStorage,
   preserveRun,
   runRetention,
-  snapshotLifecycleRetention,
   type Clock,
   type JsonValue,
 } from 'savepoint';
+import { snapshotLifecycleRetention } from 'savepoint/snapshot-lifecycle';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;

@@ -10,19 +10,13 @@
 import {
   checkpointWithOutcomes,
   createCommandOutcomeRecorder,
-  createWriter,
   heartbeatWithOutcomes,
   lifecycleTriggers,
-  listAll,
-  memoryStorage,
-  planResume,
-  readSnapshot,
-  runRetention,
   snapshotLifecycle,
-  type CheckpointResult,
-  type Clock,
   type SnapshotLifecyclePayload,
-} from 'savepoint';
+} from 'savepoint/snapshot-lifecycle';
+import { createWriter, listAll, memoryStorage, planResume, runRetention, type CheckpointResult, type Clock } from 'savepoint';
+import { readSnapshot } from 'savepoint/toolkit';
 
 // A clock the example moves by hand (the writer's heartbeat runs on it).
 let now = Date.UTC(2026, 0, 15, 9, 0, 0);

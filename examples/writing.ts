@@ -6,7 +6,8 @@
  * the heartbeat (driven here by a hand-moved clock), a storage failure that does not stop
  * the agent, and a second writer continuing the numbering of the same run.
  */
-import { createWriter, defaultProfile, listAll, memoryStorage, readSnapshot, type JsonValue, type StorageAdapter } from 'savepoint';
+import { createWriter, defaultProfile, listAll, memoryStorage, type JsonValue, type StorageAdapter } from 'savepoint';
+import { readSnapshot } from 'savepoint/toolkit';
 import { manualClock } from 'savepoint/testing';
 
 // A clock we move by hand, so the example shows a 120-second heartbeat without waiting.

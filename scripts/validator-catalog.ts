@@ -5,20 +5,17 @@
  * without 'unsafe-eval' allows it). tests/core/validators.test.ts fails when a schema
  * here changes without regeneration, or when a built-in schema is missing from here.
  */
-import {
-  batchFileJsonSchema,
-  defaultProfile,
-  phasedWorkflow,
-  planExecutor,
-  preservedRunsCanonicalJsonSchema,
-  preservedRunsJsonSchema,
-  retentionLogJsonSchema,
-  retentionPolicyJsonSchema,
-  retentionSummaryJsonSchema,
-  runIndexJsonSchema,
-  snapshotLifecycle,
-  type JsonSchema,
-} from '../src/index.js';
+import { defaultProfile } from '../src/profiles/default-profile.js';
+import { phasedWorkflow } from '../src/profiles/phased-workflow/profile.js';
+import { planExecutor } from '../src/profiles/plan-executor/profile.js';
+import { snapshotLifecycle } from '../src/profiles/snapshot-lifecycle/profile.js';
+import { runIndexJsonSchema } from '../src/model/run-index.js';
+import type { JsonSchema } from '../src/model/validate.js';
+import { batchFileJsonSchema } from '../src/profiles/batch-file.js';
+import { preservedRunsCanonicalJsonSchema, preservedRunsJsonSchema } from '../src/retention/preserved-runs.js';
+import { retentionLogJsonSchema } from '../src/retention/log.js';
+import { retentionPolicyJsonSchema } from '../src/retention/policy.js';
+import { retentionSummaryJsonSchema } from '../src/retention/summary.js';
 import * as handoff from '../src/entries/handoff-markdown.js';
 import * as progress from '../src/entries/progress-protocol.js';
 

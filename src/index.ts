@@ -1,60 +1,28 @@
 /**
- * savepoint — durable checkpoints for agent runtimes and workflow orchestrators.
+ * `savepoint` — durable checkpoints for agent runtimes and workflow orchestrators.
+ *
+ * The root entry holds what most users need: the writer, resume, retention, the storage
+ * contract with the embedded `memoryStorage`, `defineProfile` and the generic
+ * `defaultProfile`, the errors, and canonical JSON. Each spec system is a subpath of its own
+ * (`savepoint/snapshot-lifecycle`, `savepoint/phased-workflow`, `savepoint/plan-executor`,
+ * `savepoint/handoff-markdown`, `savepoint/progress-protocol`), each store too
+ * (`savepoint/fs`, `savepoint/github`), and the building blocks for custom profiles,
+ * adapters and store tools live in `savepoint/toolkit`.
  *
  * This entry imports no `node:` module: it runs in Node, browsers, Deno, Bun and edge
- * runtimes. Node-only adapters live in subpaths (`savepoint/fs`).
+ * runtimes.
  *
  * @packageDocumentation
  */
-export { REASON_CODES, isReasonCode, type ReasonCode } from './model/reason-codes.js';
-export { CheckpointError, isCheckpointError, toCheckpointError, type CheckpointErrorDetails, type CheckpointErrorOptions } from './model/errors.js';
-export { systemClock, toRfc3339, parseRfc3339, sleep, type Clock, type TimerHandle, type TimerOptions } from './model/clock.js';
-export { newSnapshotId, newUuidV4, isUuidV4, assertRunId, SNAPSHOT_ID_PATTERN, RUN_ID_PATTERN } from './model/ids.js';
-export {
-  PRIORITIES,
-  FORMAT_VERSION,
-  Rfc3339Schema,
-  TriggerRecordSchema,
-  IntegritySchema,
-  snapshotSchema,
-  type Priority,
-  type TriggerRecord,
-  type Integrity,
-  type Snapshot,
-  type SnapshotDraft,
-} from './model/snapshot.js';
-export { compileValidator, assertValid, type JsonSchema, type SchemaIssue, type DocumentValidator } from './model/validate.js';
-export {
-  RunIndexSchema,
-  RunIndexEntrySchema,
-  runIndexJsonSchema,
-  decodeRunIndex,
-  encodeRunIndex,
-  emptyRunIndex,
-  mergeRunIndex,
-  pruneRunIndex,
-  type RunIndex,
-  type RunIndexEntry,
-} from './model/run-index.js';
 
+// Errors and the snapshot model.
+export { CheckpointError, isCheckpointError, type CheckpointErrorDetails } from './model/errors.js';
+export { REASON_CODES, type ReasonCode } from './model/reason-codes.js';
+export type { Snapshot, TriggerRecord } from './model/snapshot.js';
+export { systemClock, type Clock } from './model/clock.js';
 export { canonicalJson, parseJson, type JsonValue, type JsonObject } from './codec/canonical-json.js';
-export { sha256Hex, toHex } from './codec/sha256.js';
-export { gzip, gunzip, isGzip, crc32 } from './codec/gzip.js';
-export { utf8Encode, utf8Decode } from './codec/utf8.js';
-export {
-  jsonDocumentFormat,
-  documentChecksum,
-  sealDocument,
-  sealDocumentBytes,
-  type SealedDocument,
-  verifyDocument,
-  INTEGRITY_FIELD,
-  type DocumentFormat,
-  type EncodedSnapshot,
-  type JsonDocumentFormatOptions,
-} from './codec/json-document.js';
-export { splitDocument, resolveParts, hasPartRefs, PART_MARKER, PARTS_MARKER, type PartRef, type PartFile, type SplitResult } from './codec/parts.js';
 
+// Storage: the contract and the embedded store.
 export {
   listAll,
   type StorageAdapter,
@@ -66,40 +34,41 @@ export {
   type DeleteOptions,
   type BatchOperation,
   type BatchOutcome,
-  type RateBudget,
 } from './storage/adapter.js';
-export { assertKey, assertPrefix, joinKey, MAX_KEY_LENGTH, MAX_SEGMENT_BYTES } from './storage/keys.js';
 export { memoryStorage, type MemoryStorageOptions } from './storage/memory.js';
 
-export {
-  defineProfile,
-  type Profile,
-  type ProfileDefinition,
-  type TriggerSpec,
-  type StatusSpec,
-  type SnapshotIdContext,
-  type PayloadOf,
-} from './profiles/define-profile.js';
-export {
-  standardLayout,
-  historyBySnapshotId,
-  GZIP_SUFFIX,
-  type ProfileLayout,
-  type KeyInfo,
-  type KeyKind,
-  type HistoryRef,
-  type HistoryNaming,
-  type StandardLayoutOptions,
-} from './profiles/layout.js';
-export { defaultProfile, DefaultDocumentSchema, JsonValueSchema, JsonStateSchema, toLifecycleHeader, fromLifecycleHeader, type LifecycleHeader, LIFECYCLE_STATUSES, type DefaultDocument } from './profiles/default-profile.js';
-export { readSnapshot, decodeStoredSnapshot } from './profiles/read-snapshot.js';
-export { collectRunFiles, type RunFiles, type StoreFiles, type ClassifiedEntry } from './profiles/run-files.js';
+// Profiles.
+export { defineProfile, type Profile, type ProfileDefinition } from './profiles/define-profile.js';
+export { standardLayout } from './profiles/layout.js';
+export { defaultProfile } from './profiles/default-profile.js';
 
-export type { ResumePoint, ResumeRule, ResumeRuleContext } from './resume/types.js';
-export { BatchFileSchema, batchFileJsonSchema, encodeBatchFile, decodeBatchFile, type BatchFile, type BatchMember } from './profiles/batch-file.js';
+// Writing.
+export { createWriter } from './writer/create-writer.js';
+export type { CheckpointInput, CheckpointResult, CheckpointWriter, WriterOptions } from './writer/types.js';
 
-// Components, each behind its own barrel.
-export * from './writer/index.js';
-export * from './retention/index.js';
-export * from './resume/index.js';
-export * from './profiles/json-profiles.js';
+// Resuming.
+export { planResume, type PlanResumeOptions, type ResumePlan } from './resume/plan-resume.js';
+export { findIncompleteRuns, type IncompleteRun } from './resume/incomplete-runs.js';
+export type { ResumePoint, ResumeRule } from './resume/types.js';
+export { RESUME_WARNING_CODES } from './resume/warnings.js';
+
+// Retention.
+export {
+  keepLast,
+  keepWithin,
+  keepLatestStatus,
+  keepHourly,
+  keepDaily,
+  keepWeekly,
+  keepMonthly,
+  keepYearly,
+  preserveRuns,
+  keepRunTiers,
+  type RetentionPolicy,
+  type RetentionRule,
+} from './retention/policy.js';
+export { planRetention, type RetentionPlan } from './retention/plan.js';
+export { applyRetention, type RetentionReport } from './retention/apply.js';
+export { runRetention, cleanupAfterRunCompletion, type RunRetentionOptions } from './retention/run.js';
+export { preserveRun, unpreserveRun } from './retention/preserved-runs.js';
+export { formatRetentionPlan, formatRetentionReport } from './retention/format.js';

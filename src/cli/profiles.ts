@@ -1,6 +1,8 @@
 import type { Profile } from '../profiles/define-profile.js';
 import { defaultProfile } from '../profiles/default-profile.js';
-import { phasedWorkflow, planExecutor, snapshotLifecycle } from '../profiles/json-profiles.js';
+import { phasedWorkflow } from '../profiles/phased-workflow/profile.js';
+import { planExecutor } from '../profiles/plan-executor/profile.js';
+import { snapshotLifecycle } from '../profiles/snapshot-lifecycle/profile.js';
 import { CliError } from './io.js';
 
 /**

@@ -3,7 +3,7 @@ import type { JsonValue } from '../codec/canonical-json.js';
 import { jsonDocumentFormat } from '../codec/json-document.js';
 import { SNAPSHOT_ID_PATTERN } from '../model/ids.js';
 import { IntegritySchema, PRIORITIES, Rfc3339Schema, TriggerRecordSchema, type Priority, type SnapshotDraft, type TriggerRecord } from '../model/snapshot.js';
-import { snapshotLifecycleRetention } from '../retention/defaults.js';
+import { snapshotLifecycleRetention } from './snapshot-lifecycle/retention.js';
 import { defineProfile, type Profile } from './define-profile.js';
 import { historyBySnapshotId, standardLayout } from './layout.js';
 

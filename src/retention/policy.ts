@@ -282,3 +282,10 @@ export const keepYearly = (n: number, options?: CalendarRuleOptions): KeepCalend
 export const preserveRuns = (runIds: readonly string[], options: { name?: string } = {}): PreserveRunsRule => ({ rule: 'preserve-runs', runIds, ...options });
 /** `run-tiers`: the `keepAll` newest runs keep everything, the next `keepFinal` keep their final snapshot, older runs are archived to a summary. */
 export const keepRunTiers = (tiers: { keepAll: number; keepFinal: number; name?: string }): RunTiersRule => ({ rule: 'run-tiers', ...tiers });
+
+/** Freezes a policy and its rules, so the shared default policies cannot be changed by a caller. */
+export function freezePolicy(policy: RetentionPolicy): RetentionPolicy {
+  for (const rule of policy.rules) Object.freeze(rule);
+  Object.freeze(policy.rules);
+  return Object.freeze(policy);
+}

@@ -4,21 +4,10 @@
  * Content-Security-Policy forbids 'unsafe-eval'. It writes, resumes and validates with
  * the core, memoryStorage and githubStorage, and reports to window.__savepoint.
  */
-import {
-  compileValidator,
-  createWriter,
-  defaultProfile,
-  initialPhasedPayload,
-  memoryStorage,
-  phasedWorkflow,
-  planResume,
-  readSnapshot,
-  utf8Decode,
-  utf8Encode,
-  type JsonValue,
-  type PhaseOutputs,
-  type PhasedWorkflowPayload,
-} from 'savepoint';
+import { compileValidator, readSnapshot } from 'savepoint/toolkit';
+import { createWriter, defaultProfile, memoryStorage, planResume, type JsonValue } from 'savepoint';
+import { initialPhasedPayload, phasedWorkflow, type PhaseOutputs, type PhasedWorkflowPayload } from 'savepoint/phased-workflow';
+import { utf8Decode, utf8Encode } from '../../src/codec/utf8.js';
 import { githubStorage } from 'savepoint/github';
 
 type Outcome = Record<string, unknown>;

@@ -3,7 +3,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWriter, defaultProfile, initialPhasedPayload, phasedWorkflow, type JsonValue, type PhaseOutputs, type PhasedWorkflowPayload } from 'savepoint';
+import { createWriter, defaultProfile, type JsonValue } from 'savepoint';
+import { initialPhasedPayload, phasedWorkflow, type PhaseOutputs, type PhasedWorkflowPayload } from 'savepoint/phased-workflow';
 import { fsStorage } from 'savepoint/fs';
 import { githubStorage } from 'savepoint/github';
 import { handoffMarkdown, parseHandoff } from 'savepoint/handoff-markdown';

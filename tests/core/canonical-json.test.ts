@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, isCheckpointError, parseJson, sha256Hex } from 'savepoint';
+import { canonicalJson, isCheckpointError, parseJson } from 'savepoint';
+import { sha256Hex } from 'savepoint/toolkit';
 
 const shuffleKeys = (v: unknown, seed: number): unknown => {
   if (Array.isArray(v)) return v.map((x) => shuffleKeys(x, seed));

@@ -1,24 +1,17 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { canonicalJson, defaultProfile, isCheckpointError, memoryStorage, parseJson, type JsonObject, type JsonValue } from 'savepoint';
 import {
-  canonicalJson,
   compileValidator,
   decodeStoredSnapshot,
-  defaultProfile,
   gzip,
-  isCheckpointError,
-  memoryStorage,
   newSnapshotId,
-  parseJson,
   readSnapshot,
   splitDocument,
   resolveParts,
-  utf8Decode,
-  utf8Encode,
-  type JsonObject,
-  type JsonValue,
   type SnapshotDraft,
-} from 'savepoint';
+} from 'savepoint/toolkit';
+import { utf8Decode, utf8Encode } from '../../src/codec/utf8.js';
 
 const draftArb = fc.record({
   createdAtMs: fc.integer({ min: Date.UTC(2000, 0, 1), max: Date.UTC(2100, 0, 1) }),

@@ -1,7 +1,10 @@
 import path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { assertKey, gunzip, gzip, isCheckpointError, isGzip, utf8Decode, utf8Encode } from 'savepoint';
+import { assertKey, gunzip, gzip } from 'savepoint/toolkit';
+import { isCheckpointError } from 'savepoint';
+import { isGzip } from '../../src/codec/gzip.js';
+import { utf8Decode, utf8Encode } from '../../src/codec/utf8.js';
 
 describe('gzip', () => {
   it('round-trips any bytes and is deterministic (property)', () => {

@@ -1,7 +1,9 @@
 import fc from 'fast-check';
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
-import { defaultProfile, defineProfile, historyBySnapshotId, isCheckpointError, newSnapshotId, snapshotLifecycleRetention, standardLayout } from 'savepoint';
+import { defaultProfile, defineProfile, isCheckpointError, standardLayout } from 'savepoint';
+import { historyBySnapshotId, newSnapshotId } from 'savepoint/toolkit';
+import { snapshotLifecycleRetention } from 'savepoint/snapshot-lifecycle';
 
 describe('standardLayout', () => {
   const layout = defaultProfile.layout;

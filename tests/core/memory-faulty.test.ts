@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { listAll, memoryStorage, utf8Encode } from 'savepoint';
+import { listAll, memoryStorage } from 'savepoint';
+import { utf8Encode } from '../../src/codec/utf8.js';
 import { faultyStorage } from 'savepoint/testing';
 
 const b = (s: string): Uint8Array => utf8Encode(s);

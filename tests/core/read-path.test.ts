@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { decodeStoredSnapshot, memoryStorage } from 'savepoint';
+import { decodeStoredSnapshot } from 'savepoint/toolkit';
+import { memoryStorage } from 'savepoint';
 import { handoffMarkdown, parseHandoff, type HandoffDocument, type HandoffPayload } from 'savepoint/handoff-markdown';
 
 describe('the shared read path', () => {

@@ -3,6 +3,10 @@ import Ajv2020Module from 'ajv/dist/2020.js';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import * as core from 'savepoint';
+import * as toolkit from 'savepoint/toolkit';
+import * as lifecycle from 'savepoint/snapshot-lifecycle';
+import * as phased from 'savepoint/phased-workflow';
+import * as planExec from 'savepoint/plan-executor';
 import * as handoff from 'savepoint/handoff-markdown';
 import * as progress from 'savepoint/progress-protocol';
 import { precompiledValidators } from '../../src/model/generated/validators.js';
@@ -24,12 +28,16 @@ describe('validators compiled at build time', () => {
   it('covers every exported JSON Schema and every built-in profile document', () => {
     const schemas: [string, object][] = [
       ...exportedSchemas(core as Record<string, unknown>),
+      ...exportedSchemas(toolkit as Record<string, unknown>),
+      ...exportedSchemas(lifecycle as Record<string, unknown>),
+      ...exportedSchemas(phased as Record<string, unknown>),
+      ...exportedSchemas(planExec as Record<string, unknown>),
       ...exportedSchemas(handoff as Record<string, unknown>),
       ...exportedSchemas(progress as Record<string, unknown>),
       ['defaultProfile', core.defaultProfile.document.jsonSchema],
-      ['snapshotLifecycle', core.snapshotLifecycle.document.jsonSchema],
-      ['phasedWorkflow', core.phasedWorkflow.document.jsonSchema],
-      ['planExecutor', core.planExecutor.document.jsonSchema],
+      ['snapshotLifecycle', lifecycle.snapshotLifecycle.document.jsonSchema],
+      ['phasedWorkflow', phased.phasedWorkflow.document.jsonSchema],
+      ['planExecutor', planExec.planExecutor.document.jsonSchema],
     ];
     const missing = schemas.filter(([, s]) => !precompiledValidators[schemaKey(s)]).map(([name]) => name);
     expect(missing).toEqual([]);
@@ -39,7 +47,7 @@ describe('validators compiled at build time', () => {
   it('agrees with ajv compiling the same schema at run time, on documents and on noise (property)', async () => {
     const ajv = new Ajv2020({ strict: true, allErrors: true, validateFormats: false });
     const { bytes } = await core.defaultProfile.document.encode({
-      id: core.newSnapshotId(0),
+      id: toolkit.newSnapshotId(0),
       runId: 'r',
       sequence: 1,
       createdAt: '1970-01-01T00:00:00.000Z',
@@ -48,7 +56,7 @@ describe('validators compiled at build time', () => {
       status: 'in_progress',
       payload: { a: [1, 'x'] },
     });
-    const realDoc = JSON.parse(core.utf8Decode(bytes)) as Record<string, unknown>;
+    const realDoc = JSON.parse(new TextDecoder().decode(bytes)) as Record<string, unknown>;
     const samples = fc.oneof(
       fc.jsonValue(),
       fc.record({ key: fc.constantFrom(...Object.keys(realDoc)), value: fc.jsonValue() }).map(({ key, value }) => ({ ...realDoc, [key]: value })),

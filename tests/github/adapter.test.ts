@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { gzip, listAll } from 'savepoint';
+import { gzip } from 'savepoint/toolkit';
+import { listAll } from 'savepoint';
 import { gitBlobSha, GITHUB_MAX_FILE_BYTES } from 'savepoint/github';
 import { envPerTest, str, text, type Env } from './helpers.js';
 

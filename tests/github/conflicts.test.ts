@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeRunIndex, encodeRunIndex, emptyRunIndex, mergeRunIndex, type RunIndex } from 'savepoint';
+import { decodeRunIndex, encodeRunIndex, emptyRunIndex, mergeRunIndex, type RunIndex } from 'savepoint/toolkit';
 import { gitBlobSha } from 'savepoint/github';
 import { scaledClock, envPerTest, str, text, type Env } from './helpers.js';
 

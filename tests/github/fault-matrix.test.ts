@@ -12,7 +12,10 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createWriter, decodeRunIndex, initialPhasedPayload, newUuidV4, phasedTriggers, phasedWorkflow, type CheckpointResult, type PhasedWorkflowPayload } from 'savepoint';
+import { createWriter, type CheckpointResult } from 'savepoint';
+import { decodeRunIndex } from 'savepoint/toolkit';
+import { initialPhasedPayload, phasedTriggers, phasedWorkflow, type PhasedWorkflowPayload } from 'savepoint/phased-workflow';
+import { newUuidV4 } from '../../src/model/ids.js';
 import type { EmulatorFault, FaultRule, GitHubOperationId } from 'savepoint/testing';
 import { startEnv } from './helpers.js';
 

@@ -1,5 +1,6 @@
 import { afterEach } from 'vitest';
-import type { Clock, TimerHandle } from 'savepoint';
+import type { Clock } from 'savepoint';
+import type { TimerHandle } from 'savepoint/toolkit';
 import { githubStorage, type GitHubStorage, type GitHubStorageEvent, type GitHubStorageOptions } from 'savepoint/github';
 import { startGitHubEmulator, type GitHubEmulator, type GitHubEmulatorOptions } from 'savepoint/testing';
 

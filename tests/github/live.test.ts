@@ -11,7 +11,8 @@
  * conflicts, large files, listing, and that the token never appears in errors.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { listAll, utf8Encode } from 'savepoint';
+import { listAll } from 'savepoint';
+import { utf8Encode } from '../../src/codec/utf8.js';
 import { gitBlobSha, githubStorage, type GitHubStorage } from 'savepoint/github';
 import { deepStrings } from './helpers.js';
 

@@ -10,22 +10,10 @@
  * 6. Conflict Test: simulate concurrent writes, verify conflict resolution
  */
 import { describe, expect, it } from 'vitest';
-import {
-  cleanupAfterRunCompletion,
-  createWriter,
-  decodeBatchFile,
-  decodeRunIndex,
-  initialPhasedPayload,
-  listAll,
-  newUuidV4,
-  phasedTriggers,
-  phasedWorkflow,
-  phasedWorkflowRetention,
-  planResume,
-  readSnapshot,
-  type CheckpointResult,
-  type PhasedWorkflowPayload,
-} from 'savepoint';
+import { cleanupAfterRunCompletion, createWriter, listAll, planResume, type CheckpointResult } from 'savepoint';
+import { decodeBatchFile, decodeRunIndex, readSnapshot } from 'savepoint/toolkit';
+import { initialPhasedPayload, phasedTriggers, phasedWorkflow, phasedWorkflowRetention, type PhasedWorkflowPayload } from 'savepoint/phased-workflow';
+import { newUuidV4 } from '../../src/model/ids.js';
 import { gitBlobSha, type GitHubStorage } from 'savepoint/github';
 import { scaledClock, envPerTest, type Env } from './helpers.js';
 

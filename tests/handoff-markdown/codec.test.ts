@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { compileValidator, isCheckpointError } from 'savepoint';
+import { compileValidator } from 'savepoint/toolkit';
+import { isCheckpointError } from 'savepoint';
 import { handoffDocumentJsonSchema, parseHandoff, renderHandoff, type HandoffDocument } from 'savepoint/handoff-markdown';
 import { handoffDocument } from './arbitraries.js';
 

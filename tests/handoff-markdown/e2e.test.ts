@@ -2,7 +2,8 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createWriter, keepLast, listAll, memoryStorage, planResume, runRetention, utf8Decode, utf8Encode } from 'savepoint';
+import { createWriter, keepLast, listAll, memoryStorage, planResume, runRetention } from 'savepoint';
+import { utf8Decode, utf8Encode } from '../../src/codec/utf8.js';
 import { fsStorage } from 'savepoint/fs';
 import {
   compress,

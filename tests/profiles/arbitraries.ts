@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import Ajv2020Module from 'ajv/dist/2020.js';
-import type { JsonValue, LifecycleCommandOutcome, SnapshotLifecyclePayload } from 'savepoint';
+import type { JsonValue } from 'savepoint';
+import type { LifecycleCommandOutcome, SnapshotLifecyclePayload } from 'savepoint/snapshot-lifecycle';
 
 // A fresh ajv, independent of savepoint's own validator: what a non-TypeScript tool would use.
 const Ajv2020 = ((Ajv2020Module as unknown as { default?: unknown }).default ?? Ajv2020Module) as typeof Ajv2020Module.default;

@@ -1,18 +1,8 @@
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
-import {
-  createWriter,
-  defineProfile,
-  historyBySnapshotId,
-  IntegritySchema,
-  jsonDocumentFormat,
-  memoryStorage,
-  planResume,
-  Rfc3339Schema,
-  standardLayout,
-  TriggerRecordSchema,
-  utf8Decode,
-} from 'savepoint';
+import { createWriter, defineProfile, memoryStorage, planResume, standardLayout } from 'savepoint';
+import { historyBySnapshotId, IntegritySchema, jsonDocumentFormat, Rfc3339Schema, TriggerRecordSchema } from 'savepoint/toolkit';
+import { utf8Decode } from '../../src/codec/utf8.js';
 
 // The example of docs/profiles.md "Define your own profile", kept compiling and working here.
 const Payload = z.object({ step: z.number().int(), notes: z.array(z.string()) }).strict();

@@ -5,34 +5,22 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   cleanupAfterRunCompletion,
-  createPlanExecutorProfile,
-  createSnapshotLifecycleRetention,
   createWriter,
-  decodeRunIndex,
-  emptyPhaseOutputs,
-  initialPhasedPayload,
   findIncompleteRuns,
-  gunzip,
-  isGzip,
-  lifecycleTriggers,
   listAll,
   memoryStorage,
-  newUuidV4,
-  phasedTriggers,
-  phasedWorkflow,
-  planExecutor,
-  planExecutorTriggers,
   planResume,
   preserveRun,
-  readSnapshot,
   runRetention,
-  snapshotLifecycle,
-  utf8Decode,
-  utf8Encode,
-  type PhasedWorkflowPayload,
-  type SnapshotLifecyclePayload,
   type StorageAdapter,
 } from 'savepoint';
+import { createPlanExecutorProfile, planExecutor, planExecutorTriggers } from 'savepoint/plan-executor';
+import { createSnapshotLifecycleRetention, lifecycleTriggers, snapshotLifecycle, type SnapshotLifecyclePayload } from 'savepoint/snapshot-lifecycle';
+import { decodeRunIndex, gunzip, readSnapshot } from 'savepoint/toolkit';
+import { emptyPhaseOutputs, initialPhasedPayload, phasedTriggers, phasedWorkflow, type PhasedWorkflowPayload } from 'savepoint/phased-workflow';
+import { isGzip } from '../../src/codec/gzip.js';
+import { newUuidV4 } from '../../src/model/ids.js';
+import { utf8Decode, utf8Encode } from '../../src/codec/utf8.js';
 import { fsStorage } from 'savepoint/fs';
 import { githubStorage } from 'savepoint/github';
 import { startGitHubEmulator, type GitHubEmulator } from 'savepoint/testing';

@@ -3,22 +3,13 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   PHASE_KEYS,
-  PART_MARKER,
-  canonicalJson,
   completedPhaseKeys,
   createCostThresholdTrigger,
   createPhasedWorkflowProfile,
-  createWriter,
-  decodeRunIndex,
   emptyPhaseOutputs,
-  gzip,
   importPhasedWorkflowDocument,
   initialPhasedPayload,
-  isCheckpointError,
-  memoryStorage,
-  newUuidV4,
   nextPhaseKey,
-  parseJson,
   parsePhase,
   phaseId,
   phasedRunSummary,
@@ -29,17 +20,15 @@ import {
   phasedWorkflowRetention,
   PhasedRunSummarySchema,
   PhasedWorkflowPayloadSchema,
-  readSnapshot,
-  snapshotLifecycle,
-  resolveParts,
-  splitDocument,
   splitPhasedWorkflowDocument,
-  utf8Decode,
-  utf8Encode,
-  type JsonObject,
   type PhasedWorkflowPayload,
-  type SnapshotDraft,
-} from 'savepoint';
+} from 'savepoint/phased-workflow';
+import { PART_MARKER } from '../../src/codec/parts.js';
+import { canonicalJson, createWriter, isCheckpointError, memoryStorage, parseJson, type JsonObject } from 'savepoint';
+import { decodeRunIndex, gzip, readSnapshot, resolveParts, splitDocument, type SnapshotDraft } from 'savepoint/toolkit';
+import { newUuidV4 } from '../../src/model/ids.js';
+import { snapshotLifecycle } from 'savepoint/snapshot-lifecycle';
+import { utf8Decode, utf8Encode } from '../../src/codec/utf8.js';
 import { externalValidator, jsonDouble, jsonObject, jsonValue, nonEmpty, rfc3339, text, triggerRecords } from './arbitraries.js';
 
 const fixture = (name: string): string => readFileSync(new URL(`../fixtures/profiles/${name}`, import.meta.url), 'utf8');

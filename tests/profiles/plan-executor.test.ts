@@ -1,15 +1,10 @@
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { canonicalJson, isCheckpointError, memoryStorage, parseJson, type JsonObject } from 'savepoint';
 import {
-  canonicalJson,
   createPlanExecutorProfile,
-  gzip,
   importPlanExecutorDocument,
-  isCheckpointError,
-  memoryStorage,
-  newSnapshotId,
-  parseJson,
   planExecutor,
   planExecutorJsonSchema,
   planExecutorResumeRule,
@@ -17,13 +12,10 @@ import {
   planResumeFields,
   planStatusSummary,
   PlanExecutorSpecDocumentSchema,
-  readSnapshot,
-  utf8Decode,
-  utf8Encode,
-  type JsonObject,
   type PlanExecutorPayload,
-  type SnapshotDraft,
-} from 'savepoint';
+} from 'savepoint/plan-executor';
+import { gzip, newSnapshotId, readSnapshot, type SnapshotDraft } from 'savepoint/toolkit';
+import { utf8Decode, utf8Encode } from '../../src/codec/utf8.js';
 import { externalValidator, rfc3339, text, triggerRecords } from './arbitraries.js';
 
 const fixture = (name: string): string => readFileSync(new URL(`../fixtures/profiles/${name}`, import.meta.url), 'utf8');

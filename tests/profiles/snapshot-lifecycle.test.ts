@@ -1,34 +1,24 @@
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { canonicalJson, createWriter, memoryStorage, CheckpointError, isCheckpointError, parseJson, type JsonObject } from 'savepoint';
 import {
-  canonicalJson,
   checkpointWithOutcomes,
   createCommandOutcomeRecorder,
-  createWriter,
   heartbeatWithOutcomes,
-  memoryStorage,
-  readSnapshot,
   createSnapshotLifecycleProfile,
-  CheckpointError,
   importSnapshotLifecycleDocument,
-  isCheckpointError,
   lifecycleTriggers,
-  newSnapshotId,
-  parseJson,
   snapshotLifecycle,
   snapshotLifecycleJsonSchema,
   snapshotLifecycleResumeRule,
   snapshotLifecycleRetention,
   SnapshotLifecycleDocumentSchema,
-  utf8Decode,
-  utf8Encode,
-  gzip,
-  type JsonObject,
   type LifecycleCommandOutcome,
-  type SnapshotDraft,
   type SnapshotLifecyclePayload,
-} from 'savepoint';
+} from 'savepoint/snapshot-lifecycle';
+import { readSnapshot, newSnapshotId, gzip, type SnapshotDraft } from 'savepoint/toolkit';
+import { utf8Decode, utf8Encode } from '../../src/codec/utf8.js';
 import { faultyStorage } from 'savepoint/testing';
 import { manualClock } from './clock.js';
 import { externalValidator, lifecyclePayloadArb, runIdArb, triggerRecords } from './arbitraries.js';

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { compileValidator, isCheckpointError } from 'savepoint';
+import { compileValidator } from 'savepoint/toolkit';
+import { isCheckpointError } from 'savepoint';
 import { parseProgress, progressDocumentJsonSchema, readContinuationPrompt, renderProgress, type ProgressDocument } from 'savepoint/progress-protocol';
 import { progressDocument } from './arbitraries.js';
 

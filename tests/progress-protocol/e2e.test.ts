@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createWriter, listAll, memoryStorage, planResume, utf8Decode } from 'savepoint';
+import { createWriter, listAll, memoryStorage, planResume } from 'savepoint';
+import { utf8Decode } from '../../src/codec/utf8.js';
 import { fsStorage } from 'savepoint/fs';
 import {
   githubIssueCommentSink,

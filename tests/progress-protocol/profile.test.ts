@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { gzip, isCheckpointError, utf8Decode, utf8Encode, type SnapshotDraft } from 'savepoint';
+import { gzip, type SnapshotDraft } from 'savepoint/toolkit';
+import { isCheckpointError } from 'savepoint';
+import { utf8Decode, utf8Encode } from '../../src/codec/utf8.js';
 import { parseProgress, progressLayout, progressProtocol, progressProtocolProfile, progressResumeRule, readContinuationPrompt, type ProgressDocument } from 'savepoint/progress-protocol';
 import { progressDocument } from './arbitraries.js';
 

@@ -1,7 +1,7 @@
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { utf8Encode as utf8EncodeForTest } from 'savepoint';
+import { utf8Encode as utf8EncodeForTest } from '../../src/codec/utf8.js';
 import {
   CONTINUATION_BOX,
   formatCompletionReport,

@@ -16,7 +16,10 @@ import { bundledChildPerFile } from '../support/bundle-child.js';
 import { describe, expect, it } from 'vitest';
 import { hostname } from 'node:os';
 import { readFileSync } from 'node:fs';
-import { createWriter, listAll, phasedWorkflow, planResume, readSnapshot, snapshotLifecycle, type Profile } from 'savepoint';
+import { createWriter, listAll, planResume, type Profile } from 'savepoint';
+import { phasedWorkflow } from 'savepoint/phased-workflow';
+import { readSnapshot } from 'savepoint/toolkit';
+import { snapshotLifecycle } from 'savepoint/snapshot-lifecycle';
 import { fsStorage } from 'savepoint/fs';
 import { faultyStorage } from 'savepoint/testing';
 

@@ -3,7 +3,9 @@
  * read is one REST request, so the newer check's cost is counted in requests.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWriter, phasedWorkflow, planResume, utf8Encode, type PhasedWorkflowPayload } from 'savepoint';
+import { createWriter, planResume } from 'savepoint';
+import { phasedWorkflow, type PhasedWorkflowPayload } from 'savepoint/phased-workflow';
+import { utf8Encode } from '../../src/codec/utf8.js';
 import { githubStorage } from 'savepoint/github';
 import { startGitHubEmulator, type GitHubEmulator } from 'savepoint/testing';
 import { readFileSync } from 'node:fs';

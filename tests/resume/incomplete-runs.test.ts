@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { defaultProfile, findIncompleteRuns, memoryStorage, utf8Encode, type CheckpointError } from 'savepoint';
+import { defaultProfile, findIncompleteRuns, memoryStorage, type CheckpointError } from 'savepoint';
+import { utf8Encode } from '../../src/codec/utf8.js';
 import { faultyStorage } from 'savepoint/testing';
 import { corrupt, defaultState, phasedState, phasedTestProfile, T0, writeRun } from './support.js';
 

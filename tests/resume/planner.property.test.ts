@@ -14,18 +14,8 @@
 import { gunzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  canonicalJson,
-  defaultProfile,
-  encodeBatchFile,
-  gzip,
-  isCheckpointError,
-  memoryStorage,
-  planResume,
-  toRfc3339,
-  type Profile,
-  type StorageAdapter,
-} from 'savepoint';
+import { canonicalJson, defaultProfile, isCheckpointError, memoryStorage, planResume, type Profile, type StorageAdapter } from 'savepoint';
+import { encodeBatchFile, gzip, toRfc3339 } from 'savepoint/toolkit';
 import { defaultState, encodeSnapshot, indexEntry, PHASED_TRIGGERS, phasedState, phasedTestProfile, putIndex, T0, type Written } from './support.js';
 
 const RUN = 'prop-run';

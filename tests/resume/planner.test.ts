@@ -1,21 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import {
   defaultProfile,
-  encodeBatchFile,
-  encodeRunIndex,
-  gzip,
   isCheckpointError,
   memoryStorage,
   planResume,
-  splitDocument,
-  utf8Encode,
   canonicalJson,
   parseJson,
-  utf8Decode,
   type Clock,
   type JsonObject,
   type StorageAdapter,
 } from 'savepoint';
+import { encodeBatchFile, encodeRunIndex, gzip, splitDocument } from 'savepoint/toolkit';
+import { utf8Encode, utf8Decode } from '../../src/codec/utf8.js';
 import { faultyStorage } from 'savepoint/testing';
 import { compressEntry, corrupt, defaultState, encodeSnapshot, flipBit, indexEntry, phasedState, phasedTestProfile, putIndex, T0, writeRun } from './support.js';
 

@@ -4,21 +4,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import {
-  createPlanExecutorProfile,
-  createWriter,
-  memoryStorage,
-  phasedWorkflow,
-  planExecutor,
-  planResume,
-  snapshotLifecycle,
-  isCheckpointError,
-  type PhasedWorkflowPayload,
-  type PlanExecutorPayload,
-  type Profile,
-  type SnapshotLifecyclePayload,
-  type StorageAdapter,
-} from 'savepoint';
+import { createPlanExecutorProfile, planExecutor, type PlanExecutorPayload } from 'savepoint/plan-executor';
+import { createWriter, memoryStorage, planResume, isCheckpointError, type Profile, type StorageAdapter } from 'savepoint';
+import { phasedWorkflow, type PhasedWorkflowPayload } from 'savepoint/phased-workflow';
+import { snapshotLifecycle, type SnapshotLifecyclePayload } from 'savepoint/snapshot-lifecycle';
 import { corrupt, flipBit, manualClock } from './support.js';
 
 const fixture = <T>(name: string): T => JSON.parse(readFileSync(new URL(`../fixtures/resume/${name}`, import.meta.url), 'utf8')) as T;

@@ -1,18 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import {
-  createPhasedWorkflowResumeRule,
-  defaultProfile,
-  defaultResumeRule,
-  phasedWorkflowResumeRule,
-  planExecutorResumeRule,
-  snapshotLifecycleResumeRule,
-  type PhasedWorkflowResumeFields,
-  type PlanExecutorResumeFields,
-  type ResumeRule,
-  type ResumeRuleContext,
-  type Snapshot,
-  type SnapshotLifecycleResumeFields,
-} from 'savepoint';
+import { createPhasedWorkflowResumeRule, phasedWorkflowResumeRule, type PhasedWorkflowResumeFields } from 'savepoint/phased-workflow';
+import { defaultProfile, type ResumeRule, type Snapshot } from 'savepoint';
+import { defaultResumeRule, type ResumeRuleContext } from 'savepoint/toolkit';
+import { planExecutorResumeRule, type PlanExecutorResumeFields } from 'savepoint/plan-executor';
+import { snapshotLifecycleResumeRule, type SnapshotLifecycleResumeFields } from 'savepoint/snapshot-lifecycle';
 
 const ctx: ResumeRuleContext = { now: Date.parse('2026-01-15T15:00:00Z'), isTerminal: (s) => s === 'completed' || s === 'failed' };
 

@@ -5,9 +5,8 @@
  * documents with `profile.document.encode` and `storage.put`.
  */
 import { z } from 'zod';
+import { defaultProfile, defineProfile, standardLayout, type JsonValue, type Profile, type Snapshot, type StorageAdapter } from 'savepoint';
 import {
-  defaultProfile,
-  defineProfile,
   encodeBatchFile,
   encodeRunIndex,
   gzip,
@@ -15,18 +14,12 @@ import {
   jsonDocumentFormat,
   JsonValueSchema,
   newSnapshotId,
-  phasedWorkflowResumeRule,
   Rfc3339Schema,
-  phasedHistoryNaming,
-  standardLayout,
   toRfc3339,
   TriggerRecordSchema,
-  type JsonValue,
-  type Profile,
   type RunIndexEntry,
-  type Snapshot,
-  type StorageAdapter,
-} from 'savepoint';
+} from 'savepoint/toolkit';
+import { phasedWorkflowResumeRule, phasedHistoryNaming } from 'savepoint/phased-workflow';
 import { manualClock as publicManualClock, type ManualClock } from 'savepoint/testing';
 
 export const PHASED_TRIGGERS = ['phase_complete', 'gate_decision', 'circuit_breaker', 'escalation', 'iteration', 'cost_threshold', 'expensive_op', 'destructive_op', 'manual'] as const;

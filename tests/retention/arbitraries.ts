@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import type { InventoryBatch, InventoryRun, InventorySnapshot, RetentionInventory, RetentionPolicy, RetentionRule, RunIndexEntry } from 'savepoint';
+import type { InventoryBatch, InventoryRun, InventorySnapshot, RetentionInventory, RunIndexEntry } from 'savepoint/toolkit';
+import type { RetentionPolicy, RetentionRule } from 'savepoint';
 
 export const NOW = Date.UTC(2024, 10, 3, 12); // 2024-11-03: a DST change in America/New_York
 const HALF_HOUR = 1_800_000;

@@ -6,8 +6,6 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { fsStorage } from 'savepoint/fs';
 import {
   applyRetention,
-  buildInventory,
-  decodeRetentionLog,
   defaultProfile,
   isCheckpointError,
   keepLast,
@@ -15,15 +13,14 @@ import {
   keepRunTiers,
   listAll,
   memoryStorage,
-  phasedWorkflow,
   planRetention,
-  readSnapshot,
   type Clock,
-  type PlanRetentionOptions,
   type Profile,
   type RetentionPolicy,
   type StorageAdapter,
 } from 'savepoint';
+import { buildInventory, decodeRetentionLog, readSnapshot, type PlanRetentionOptions } from 'savepoint/toolkit';
+import { phasedWorkflow } from 'savepoint/phased-workflow';
 import { faultyStorage, type FaultAction } from 'savepoint/testing';
 import { DAY, HOUR, storeState, uuidFor, writeRun, type RunSpec, type SnapSpec } from '../fixtures/retention/store.js';
 

@@ -3,43 +3,40 @@ import Ajv2020Module from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import {
   applyRetention,
-  buildInventory,
-  buildRetentionSummary,
-  createPhasedWorkflowRetention,
-  createSnapshotLifecycleRetention,
-  decodePreservedRuns,
-  decodeRetentionLog,
-  decodeRetentionSummary,
   defaultProfile,
-  describeRetentionRule,
-  encodePreservedRuns,
-  formatRetentionDuration,
-  genericRetentionSummarizer,
   keepDaily,
   keepLast,
   keepRunTiers,
   memoryStorage,
-  parseRetentionDuration,
-  phasedWorkflowRetention,
-  phasedWorkflowSummarizer,
   planRetention,
-  preservedRunIds,
-  preservedRunsCanonicalJsonSchema,
-  preservedRunsJsonSchema,
   preserveRun,
-  resolveRetentionPolicy,
-  retentionLogJsonSchema,
-  retentionPolicyJsonSchema,
-  retentionSummaryJsonSchema,
-  snapshotLifecycleRetention,
-  summarizePhasedPayload,
   unpreserveRun,
-  utf8Decode,
-  utf8Encode,
   type Clock,
   type RetentionPolicy,
   type Snapshot,
 } from 'savepoint';
+import {
+  buildInventory,
+  buildRetentionSummary,
+  decodePreservedRuns,
+  decodeRetentionLog,
+  decodeRetentionSummary,
+  describeRetentionRule,
+  encodePreservedRuns,
+  formatRetentionDuration,
+  genericRetentionSummarizer,
+  parseRetentionDuration,
+  preservedRunIds,
+  preservedRunsJsonSchema,
+  resolveRetentionPolicy,
+  retentionLogJsonSchema,
+  retentionPolicyJsonSchema,
+  retentionSummaryJsonSchema,
+} from 'savepoint/toolkit';
+import { createPhasedWorkflowRetention, phasedWorkflowRetention, phasedWorkflowSummarizer, summarizePhasedPayload } from 'savepoint/phased-workflow';
+import { createSnapshotLifecycleRetention, snapshotLifecycleRetention } from 'savepoint/snapshot-lifecycle';
+import { preservedRunsCanonicalJsonSchema } from '../../src/retention/preserved-runs.js';
+import { utf8Decode, utf8Encode } from '../../src/codec/utf8.js';
 import { DAY, writeRun } from '../fixtures/retention/store.js';
 
 const Ajv2020 = ((Ajv2020Module as unknown as { default?: unknown }).default ?? Ajv2020Module) as typeof Ajv2020Module.default;

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { planRetention, type InventoryRun, type RetentionInventory, type RetentionPlan, type RetentionPolicy, type RetentionRule } from 'savepoint';
+import { planRetention, type RetentionPlan, type RetentionPolicy, type RetentionRule } from 'savepoint';
+import { type InventoryRun, type RetentionInventory } from 'savepoint/toolkit';
 import { inventoryArb, NOW, optionsArb, policyArb } from './arbitraries.js';
 import { durationMs, referencePlan } from './reference.js';
 

@@ -5,7 +5,8 @@
  * bitmasks, sort shortcuts or bucket arithmetic. The property tests compare it with
  * `planRetention` on random inventories.
  */
-import type { InventoryRun, InventorySnapshot, PlanRetentionOptions, RetentionAction, RetentionInventory, RetentionPolicy, RetentionRule } from 'savepoint';
+import type { InventoryRun, InventorySnapshot, PlanRetentionOptions, RetentionAction, RetentionInventory } from 'savepoint/toolkit';
+import type { RetentionPolicy, RetentionRule } from 'savepoint';
 
 const HOUR = 3_600_000;
 const UNIT_MS: Record<string, number> = { w: 7 * 24 * HOUR, d: 24 * HOUR, h: HOUR, m: 60_000, s: 1000, ms: 1 };

@@ -10,20 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fsStorage } from 'savepoint/fs';
-import {
-  cleanupAfterRunCompletion,
-  decodeRetentionLog,
-  decodeRunIndex,
-  memoryStorage,
-  phasedWorkflow,
-  phasedWorkflowRetention,
-  PhasedRunSummarySchema,
-  runRetention,
-  utf8Decode,
-  utf8Encode,
-  type Clock,
-  type StorageAdapter,
-} from 'savepoint';
+import { cleanupAfterRunCompletion, memoryStorage, runRetention, type Clock, type StorageAdapter } from 'savepoint';
+import { decodeRetentionLog, decodeRunIndex } from 'savepoint/toolkit';
+import { phasedWorkflow, phasedWorkflowRetention, PhasedRunSummarySchema } from 'savepoint/phased-workflow';
+import { utf8Decode, utf8Encode } from '../../src/codec/utf8.js';
 import { HOUR, runKeys, uuidFor, writeRun } from '../fixtures/retention/store.js';
 
 const NOW = Date.UTC(2025, 11, 5, 12);

@@ -1,13 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import {
   applyRetention,
-  buildInventory,
-  decodeRetentionLog,
-  decodeRunIndex,
   defaultProfile,
   formatRetentionPlan,
   formatRetentionReport,
-  gunzip,
   isCheckpointError,
   keepLast,
   keepLatestStatus,
@@ -16,12 +12,12 @@ import {
   memoryStorage,
   planRetention,
   preserveRun,
-  readSnapshot,
-  snapshotLifecycleRetention,
-  utf8Encode,
   type Clock,
   type RetentionPlan,
 } from 'savepoint';
+import { buildInventory, decodeRetentionLog, decodeRunIndex, gunzip, readSnapshot } from 'savepoint/toolkit';
+import { snapshotLifecycleRetention } from 'savepoint/snapshot-lifecycle';
+import { utf8Encode } from '../../src/codec/utf8.js';
 import { DAY, HOUR, runKeys, writeRun, type SnapSpec } from '../fixtures/retention/store.js';
 
 const NOW = Date.UTC(2025, 5, 15, 12);

@@ -4,7 +4,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { assertKey, assertPrefix, CheckpointError, memoryStorage, sha256Hex, type StorageAdapter, type StorageEntry } from 'savepoint';
+import { assertKey, assertPrefix, sha256Hex } from 'savepoint/toolkit';
+import { CheckpointError, memoryStorage, type StorageAdapter, type StorageEntry } from 'savepoint';
 import { runStorageConformance, type StorageConformanceOptions } from 'savepoint/testing';
 
 interface Registered {

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { utf8Decode } from 'savepoint';
+import { utf8Decode } from '../../src/codec/utf8.js';
 import { fsStorage } from 'savepoint/fs';
 import { buildChildModule, spawnChild, type ChildModule, type LineChild } from './child.js';
 

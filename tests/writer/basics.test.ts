@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { createWriter, decodeRunIndex, defaultProfile, isCheckpointError, listAll, memoryStorage, utf8Decode, type JsonValue } from 'savepoint';
+import { createWriter, defaultProfile, isCheckpointError, listAll, memoryStorage, type JsonValue } from 'savepoint';
+import { decodeRunIndex } from 'savepoint/toolkit';
+import { utf8Decode } from '../../src/codec/utf8.js';
 import { faultyStorage } from 'savepoint/testing';
 import { historyOf, latestOf, manualClock, phasedLike, planLike, sequentialMemory, T0 } from './helpers.js';
 

@@ -5,18 +5,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import {
-  createWriter,
-  importPhasedWorkflowDocument,
-  importPlanExecutorDocument,
-  importSnapshotLifecycleDocument,
-  memoryStorage,
-  phasedWorkflow,
-  planExecutor,
-  readSnapshot,
-  snapshotLifecycle,
-  type Profile,
-} from 'savepoint';
+import { createWriter, memoryStorage, type Profile } from 'savepoint';
+import { importPhasedWorkflowDocument, phasedWorkflow } from 'savepoint/phased-workflow';
+import { importPlanExecutorDocument, planExecutor } from 'savepoint/plan-executor';
+import { importSnapshotLifecycleDocument, snapshotLifecycle } from 'savepoint/snapshot-lifecycle';
+import { readSnapshot } from 'savepoint/toolkit';
 import { handoffMarkdown, parseHandoff } from 'savepoint/handoff-markdown';
 import { manualClock } from './helpers.js';
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createWriter, defaultProfile, memoryStorage, utf8Decode, type CheckpointResult, type JsonValue } from 'savepoint';
+import { createWriter, defaultProfile, memoryStorage, type CheckpointResult, type JsonValue } from 'savepoint';
+import { utf8Decode } from '../../src/codec/utf8.js';
 import { historyOf, latestOf, manualClock, phasedLike, sequentialMemory, T0 } from './helpers.js';
 
 const run = 'run-c';

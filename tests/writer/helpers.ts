@@ -2,23 +2,25 @@ import { z } from 'zod';
 import {
   defaultProfile,
   defineProfile,
-  historyBySnapshotId,
-  jsonDocumentFormat,
-  IntegritySchema,
   listAll,
   memoryStorage,
-  PRIORITIES,
-  readSnapshot,
-  Rfc3339Schema,
-  phasedHistoryNaming,
   standardLayout,
-  TriggerRecordSchema,
   type Clock,
   type Profile,
   type Snapshot,
   type StorageAdapter,
-  type TimerHandle,
 } from 'savepoint';
+import {
+  historyBySnapshotId,
+  jsonDocumentFormat,
+  IntegritySchema,
+  PRIORITIES,
+  readSnapshot,
+  Rfc3339Schema,
+  TriggerRecordSchema,
+  type TimerHandle,
+} from 'savepoint/toolkit';
+import { phasedHistoryNaming } from 'savepoint/phased-workflow';
 import { manualClock as publicManualClock, type ManualClock } from 'savepoint/testing';
 
 /** Yields to the event loop (crypto digests and storage calls settle outside the microtask queue). */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createWriter, defaultProfile, memoryStorage, readSnapshot, type JsonValue } from 'savepoint';
+import { createWriter, defaultProfile, memoryStorage, type JsonValue } from 'savepoint';
+import { readSnapshot } from 'savepoint/toolkit';
 
 describe("the writer's private copy of a payload", () => {
   it('is the payload as stored: later mutation by the agent changes nothing, and the result equals what a reader gets', async () => {

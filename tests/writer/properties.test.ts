@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, createWriter, defaultProfile, memoryStorage, readSnapshot, type CheckpointResult, type JsonValue, type Snapshot } from 'savepoint';
+import { canonicalJson, createWriter, defaultProfile, memoryStorage, type CheckpointResult, type JsonValue, type Snapshot } from 'savepoint';
+import { readSnapshot } from 'savepoint/toolkit';
 import { faultyStorage, type FaultAction } from 'savepoint/testing';
 import { historyOf, instantTimerClock, latestOf, manualClock, sequentialMemory, T0 } from './helpers.js';
 

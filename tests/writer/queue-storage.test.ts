@@ -1,16 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  createWriter,
-  decodeBatchFile,
-  decodeRunIndex,
-  defaultProfile,
-  listAll,
-  memoryStorage,
-  readSnapshot,
-  type BatchOperation,
-  type RateBudget,
-  type StorageAdapter,
-} from 'savepoint';
+import { createWriter, defaultProfile, listAll, memoryStorage, type BatchOperation, type StorageAdapter } from 'savepoint';
+import { decodeBatchFile, decodeRunIndex, readSnapshot, type RateBudget } from 'savepoint/toolkit';
 import { faultyStorage } from 'savepoint/testing';
 import { gatedStorage, historyOf, instantTimerClock, latestOf, manualClock, phasedLike, sequentialMemory, tick } from './helpers.js';
 

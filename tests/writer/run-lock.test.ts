@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createWriter, defaultProfile, memoryStorage, utf8Decode } from 'savepoint';
+import { createWriter, defaultProfile, memoryStorage } from 'savepoint';
+import { utf8Decode } from '../../src/codec/utf8.js';
 import { manualClock } from './helpers.js';
 
 const run = 'run-l';

@@ -4,3 +4,12 @@ export * from './profile.js';
 export * from './triggers.js';
 export { splitPhasedWorkflowDocument } from './split.js';
 export { importPhasedWorkflowDocument, type ImportPhasedWorkflowOptions } from './import.js';
+export {
+  phasedWorkflowResumeRule,
+  createPhasedWorkflowResumeRule,
+  PHASED_WORKFLOW_PHASE_KEYS,
+  type PhasedWorkflowResumeFields,
+  type PhasedWorkflowResumeOptions,
+} from './resume-rule.js';
+export { phasedWorkflowRetention, createPhasedWorkflowRetention, type PhasedWorkflowRetentionOptions } from './retention.js';
+export { phasedWorkflowSummarizer, summarizePhasedPayload } from './summary.js';

@@ -3,7 +3,7 @@ import { CheckpointError } from '../../model/errors.js';
 import { assertRunId, newUuidV4 } from '../../model/ids.js';
 import { phasedWorkflowResumeRule } from './resume-rule.js';
 import type { ResumeRule } from '../../resume/types.js';
-import { phasedWorkflowRetention } from '../../retention/defaults.js';
+import { phasedWorkflowRetention } from './retention.js';
 import type { RetentionPolicy } from '../../retention/policy.js';
 import { defineProfile, type Profile } from '../define-profile.js';
 import { standardLayout, type HistoryNaming } from '../layout.js';

@@ -2,7 +2,7 @@ import { jsonDocumentFormat } from '../../codec/json-document.js';
 import { CheckpointError } from '../../model/errors.js';
 import { snapshotLifecycleResumeRule } from './resume-rule.js';
 import type { ResumeRule } from '../../resume/types.js';
-import { snapshotLifecycleRetention } from '../../retention/defaults.js';
+import { snapshotLifecycleRetention } from './retention.js';
 import type { RetentionPolicy } from '../../retention/policy.js';
 import { fromLifecycleHeader, toLifecycleHeader } from '../default-profile.js';
 import { defineProfile, type Profile } from '../define-profile.js';

@@ -1,0 +1,175 @@
+/**
+ * `savepoint/toolkit` — the building blocks under the root entry, for people who write
+ * their own profiles, storage adapters or store tools: the stored document formats and
+ * their seals, layouts and key naming, the run index and batch files, schemas of every
+ * store-wide document, the retention inventory and rule schemas, the resume locator, and
+ * the writer's detailed result and event types.
+ *
+ * Most applications need only the root entry (`savepoint`). Like the root, this entry
+ * imports no `node:` module.
+ *
+ * @packageDocumentation
+ */
+
+// Errors, ids, time.
+export { toCheckpointError, type CheckpointErrorOptions } from '../model/errors.js';
+export { isReasonCode } from '../model/reason-codes.js';
+export { newSnapshotId, assertRunId } from '../model/ids.js';
+export { toRfc3339, parseRfc3339, sleep, type TimerHandle, type TimerOptions } from '../model/clock.js';
+
+// The snapshot model and validation.
+export {
+  PRIORITIES,
+  FORMAT_VERSION,
+  Rfc3339Schema,
+  TriggerRecordSchema,
+  IntegritySchema,
+  snapshotSchema,
+  type Priority,
+  type Integrity,
+  type SnapshotDraft,
+} from '../model/snapshot.js';
+export { compileValidator, assertValid, type JsonSchema, type SchemaIssue, type DocumentValidator } from '../model/validate.js';
+
+// Codec and stored documents.
+export { sha256Hex } from '../codec/sha256.js';
+export { gzip, gunzip } from '../codec/gzip.js';
+export {
+  jsonDocumentFormat,
+  documentChecksum,
+  sealDocument,
+  sealDocumentBytes,
+  verifyDocument,
+  type SealedDocument,
+  type DocumentFormat,
+  type EncodedSnapshot,
+  type JsonDocumentFormatOptions,
+} from '../codec/json-document.js';
+export { splitDocument, resolveParts, type PartRef, type PartFile, type SplitResult } from '../codec/parts.js';
+export {
+  RunIndexSchema,
+  RunIndexEntrySchema,
+  runIndexJsonSchema,
+  decodeRunIndex,
+  encodeRunIndex,
+  emptyRunIndex,
+  mergeRunIndex,
+  pruneRunIndex,
+  type RunIndex,
+  type RunIndexEntry,
+} from '../model/run-index.js';
+export { BatchFileSchema, batchFileJsonSchema, encodeBatchFile, decodeBatchFile, type BatchFile, type BatchMember } from '../profiles/batch-file.js';
+
+// Storage: keys and the rest of the contract.
+export { assertKey, assertPrefix, joinKey, MAX_KEY_LENGTH } from '../storage/keys.js';
+export { assertBatchOperation } from '../storage/batch-operation.js';
+export type { BatchCheck, RateBudget } from '../storage/adapter.js';
+
+// Profiles: layouts, reading, the default profile's document.
+export type { TriggerSpec, StatusSpec, SnapshotIdContext, PayloadOf } from '../profiles/define-profile.js';
+export {
+  historyBySnapshotId,
+  GZIP_SUFFIX,
+  type ProfileLayout,
+  type KeyInfo,
+  type KeyKind,
+  type HistoryRef,
+  type HistoryNaming,
+  type StandardLayoutOptions,
+} from '../profiles/layout.js';
+export { DefaultDocumentSchema, JsonValueSchema, JsonStateSchema, LIFECYCLE_STATUSES, type DefaultDocument } from '../profiles/default-profile.js';
+export { readSnapshot, decodeStoredSnapshot } from '../profiles/read-snapshot.js';
+export { collectRunFiles, type RunFiles, type StoreFiles, type ClassifiedEntry } from '../profiles/run-files.js';
+
+// Writing: detailed result and event types.
+export type { CheckpointOutcome, CheckpointSuccess, CheckpointFailure, WriterLockIdentity, WriterEventMap, WriterEventName } from '../writer/types.js';
+
+// Resuming: the locator and the rule contract.
+export {
+  locateNewestSnapshot,
+  type LocateSnapshotOptions,
+  type LocatedSnapshot,
+  type NewerCheck,
+  type SkippedFile,
+  type SnapshotOrigin,
+} from '../resume/locate.js';
+export type { ResumeRuleContext, ResumeWarning } from '../resume/types.js';
+export type { ResumeSource } from '../resume/plan-resume.js';
+export type { FindIncompleteRunsOptions } from '../resume/incomplete-runs.js';
+export type { ResumeWarningCode } from '../resume/warnings.js';
+export { defaultResumeRule } from '../resume/default-rule.js';
+
+// Retention: rules and their schemas, inventory, summaries, store-wide documents.
+export {
+  CALENDAR_UNITS,
+  MAX_RETENTION_RULES,
+  RetentionRuleSchema,
+  RetentionPolicySchema,
+  retentionPolicyJsonSchema,
+  resolveRetentionPolicy,
+  retentionRuleName,
+  describeRetentionRule,
+  type CalendarUnit,
+  type CalendarRuleOptions,
+  type KeepLastRule,
+  type KeepWithinRule,
+  type KeepLatestStatusRule,
+  type KeepCalendarRule,
+  type PreserveRunsRule,
+  type RunTiersRule,
+  type ResolvedRule,
+  type ResolvedRetentionPolicy,
+} from '../retention/policy.js';
+export { parseRetentionDuration, formatRetentionDuration, RETENTION_DURATION_PATTERN, type RetentionDuration } from '../retention/duration.js';
+export { calendarBucketer, calendarBucketLabel } from '../retention/calendar.js';
+export {
+  buildInventory,
+  type BuildInventoryOptions,
+  type RetentionInventory,
+  type InventoryRun,
+  type InventorySnapshot,
+  type InventoryBatch,
+  type InventoryProblem,
+  type RetentionFile,
+  type UnreadableFile,
+} from '../retention/inventory.js';
+export type { PlanRetentionOptions, PlannedSnapshot, PlannedRun, RetentionAction, RetentionOperation, RunTier, DeleteReason } from '../retention/plan.js';
+export { RetentionPruneError, type ApplyRetentionOptions, type RetentionOperationOutcome } from '../retention/apply.js';
+export type { FormatRetentionPlanOptions } from '../retention/format.js';
+export type { RetentionRun, CleanupAfterRunCompletionOptions, RetentionCleanupResult } from '../retention/run.js';
+export {
+  RetentionSummarySchema,
+  retentionSummaryJsonSchema,
+  genericRetentionSummarizer,
+  buildRetentionSummary,
+  encodeRetentionSummary,
+  decodeRetentionSummary,
+  type RetentionSummary,
+  type RetentionSummaryInput,
+  type RetentionSummarizer,
+} from '../retention/summary.js';
+export {
+  PreservedRunEntrySchema,
+  PreservedRunsInputSchema,
+  PreservedRunsSchema,
+  preservedRunsJsonSchema,
+  decodePreservedRuns,
+  encodePreservedRuns,
+  preservedRunIds,
+  type PreservedRunEntry,
+  type PreservedRuns,
+  type PreserveRunOptions,
+} from '../retention/preserved-runs.js';
+export {
+  RetentionLogSchema,
+  RetentionLogEntrySchema,
+  RetentionLogRunSchema,
+  retentionLogJsonSchema,
+  decodeRetentionLog,
+  encodeRetentionLog,
+  readRetentionLog,
+  appendRetentionLog,
+  DEFAULT_RETENTION_LOG_ENTRIES,
+  type RetentionLog,
+  type RetentionLogEntry,
+} from '../retention/log.js';
