@@ -12,7 +12,7 @@
  * This entry imports no `node:` module: it runs in Node, browsers, Deno, Bun and edge
  * runtimes.
  *
- * @packageDocumentation
+ * @module savepoint
  */
 
 // Errors and the snapshot model.

@@ -2,6 +2,6 @@
  * `savepoint/fs` — the durable local-directory adapter. Node-only (imports `node:fs`),
  * so it lives behind its own subpath and the core entry stays runtime-neutral.
  *
- * @packageDocumentation
+ * @module savepoint/fs
  */
 export { fsStorage, FS_INTERNAL_PREFIX, type FsStorage, type FsStorageOptions, type FsOpenReport } from '../storage/fs/index.js';

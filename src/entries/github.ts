@@ -2,6 +2,6 @@
  * `savepoint/github`: checkpoints in a GitHub repository, through the REST API and the
  * platform `fetch` (Node, browsers, Deno, Bun, edge runtimes). No `node:` imports.
  *
- * @packageDocumentation
+ * @module savepoint/github
  */
 export * from '../storage/github/index.js';

@@ -4,6 +4,6 @@
  * triggers and their helpers, resume rule, retention defaults and import of documents
  * written by other tools.
  *
- * @packageDocumentation
+ * @module savepoint/plan-executor
  */
 export * from '../profiles/plan-executor/index.js';

@@ -8,7 +8,7 @@
  * Most applications need only the root entry (`savepoint`). Like the root, this entry
  * imports no `node:` module.
  *
- * @packageDocumentation
+ * @module savepoint/toolkit
  */
 
 // Errors, ids, time.

@@ -1,12 +1,3 @@
-/**
- * `savepoint/handoff-markdown` — the `handoffMarkdown` profile (handoff-markdown.md):
- * Markdown hand-off documents with front matter, carried forward from checkpoint to
- * checkpoint and compressed under a token budget.
- *
- * Needs the optional peer dependency `yaml` (`npm install yaml`) for the front matter.
- *
- * @packageDocumentation
- */
 export {
   HandoffDocumentSchema,
   HandoffPayloadSchema,
