@@ -5,9 +5,8 @@ import { Rfc3339Schema, type Snapshot } from '../model/snapshot.js';
 import { assertValid, compileValidator, type DocumentValidator, type JsonSchema } from '../model/validate.js';
 
 /**
- * The summary kept for an archived run: phased-workflow-github.md's `summary_schema`
- * (`run_id`, `started_at`, `completed_at`, `phases_completed`, `final_status`,
- * `total_cost_usd`, `errors_count`) plus four fields savepoint owns:
+ * The summary kept for an archived run: the generic fields of a run summary (`run_id`,
+ * `started_at`, `completed_at`, `final_status`) plus four fields savepoint owns:
  *
  * - `checkpoint_count`: how many checkpoints the run wrote (its newest sequence number);
  * - `last_checkpoint_id`, `last_checkpoint_at`: the newest checkpoint the summary was
@@ -15,18 +14,15 @@ import { assertValid, compileValidator, type DocumentValidator, type JsonSchema 
  *   ranked by `last_checkpoint_at`);
  * - `archived_at`: when retention wrote the summary.
  *
- * `phases_completed`, `total_cost_usd` and `errors_count` are profile-specific: the
- * phasedWorkflow summarizer fills them, the generic one leaves them out. A summarizer
- * may add further fields of its own.
+ * A profile's summarizer adds the fields its spec asks for (the phased workflow's
+ * `phases_completed`, `total_cost_usd` and `errors_count`, checked by that profile's own
+ * schema); the generic one adds none. Fields a summarizer adds are kept as they are.
  */
 export const RetentionSummarySchema = z.looseObject({
   run_id: z.string().min(1),
   started_at: z.string().min(1),
   completed_at: z.string().min(1),
-  phases_completed: z.number().int().min(0).optional(),
   final_status: z.string().min(1),
-  total_cost_usd: z.number().optional(),
-  errors_count: z.number().int().min(0).optional(),
   checkpoint_count: z.number().int().min(0),
   last_checkpoint_id: z.string().min(1),
   last_checkpoint_at: Rfc3339Schema,
