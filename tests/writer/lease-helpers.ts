@@ -44,6 +44,7 @@ export function pausableStorage(inner: StorageAdapter): StorageAdapter & {
       if (!gate) close();
     },
     resume() {
+      trap = undefined;
       const o = open;
       gate = undefined;
       open = undefined;
