@@ -294,7 +294,7 @@ export function createRunLock(options: RunLockOptions): RunLock {
           if (holder?.owner === options.owner) return await take(async () => current.version, false, 0);
           const stale = staleness(holder);
           if (stale === 'valid' && options.takeover !== 'force') {
-            throw locked(holder, 'is held by another writer', "; it is taken over when that lease ends without renewal, or at once with createWriter({ takeover: 'force' })");
+            throw locked(holder, 'is locked by another writer', "; it is taken over when that lease ends without renewal, or at once with createWriter({ takeover: 'force' })");
           }
           // A holder whose process is gone wrote nothing after its claims; any other may still wake up and try.
           const inherited = stale === 'dead' ? 0 : (holder?.claimed_through ?? 0);
