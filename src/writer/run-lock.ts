@@ -297,7 +297,8 @@ export function createRunLock(options: RunLockOptions): RunLock {
             throw locked(holder, 'is locked by another writer', "; it is taken over when that lease ends without renewal, or at once with createWriter({ takeover: 'force' })");
           }
           // A holder whose process is gone wrote nothing after its claims; any other may still wake up and try.
-          const inherited = stale === 'dead' ? 0 : (holder?.claimed_through ?? 0);
+          const claimed = holder?.claimed_through;
+          const inherited = stale === 'dead' || typeof claimed !== 'number' || !Number.isSafeInteger(claimed) || claimed < 0 ? 0 : claimed;
           try {
             return await take(async () => (await storage.put(key, document(), { ifVersion: current.version })).version, true, inherited);
           } catch (err) {

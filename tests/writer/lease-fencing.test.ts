@@ -5,7 +5,7 @@
  * the sequential path fenced by claims in the lock document (memory without batch, as fs).
  */
 import { describe, expect, it } from 'vitest';
-import { createWriter, defaultProfile, memoryStorage, utf8Decode, type StorageAdapter } from 'savepoint';
+import { createWriter, defaultProfile, memoryStorage, utf8Decode, utf8Encode, type StorageAdapter } from 'savepoint';
 import { historyOf, manualClock, sequentialMemory } from './helpers.js';
 import { pausableStorage } from './lease-helpers.js';
 
@@ -139,6 +139,17 @@ describe('claims in the lock document (stores without an atomic batch)', () => {
     const b = createWriter({ storage: shared, profile: defaultProfile, runId: run, clock, lock: true, lockLeaseMs: lease, lockIdentity: { pid: 101, hostname: 'host-a' }, isProcessAlive: (pid) => pid !== 100, heartbeatIntervalMs: false });
     const r = await b.checkpoint({ source: 'manual', status: 'in_progress', payload: 'b' });
     expect(r.ok && r.sequence).toBe(2);
+    await b.close();
+  });
+
+  it('a lock document with a malformed claim is taken over without inheriting it', async () => {
+    const storage = memoryStorage();
+    const clock = manualClock();
+    const doc = { savepoint_lock: 1, run_id: run, owner: 'someone', pid: 7, hostname: 'host-z', acquired_at: '2025-01-01T00:00:00.000Z', lease_until: clock.now() - 1, claimed_through: 'many' };
+    await storage.put(lockKey, utf8Encode(JSON.stringify(doc)));
+    const b = writerOn(storage, clock, hostB);
+    const r = await b.checkpoint({ source: 'manual', status: 'in_progress', payload: 1 });
+    expect(r.ok && r.sequence).toBe(1);
     await b.close();
   });
 
