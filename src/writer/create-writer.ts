@@ -100,8 +100,10 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
   positive('maxSnapshotBytes', maxBytes);
   const onOversize = options.onOversize ?? profile.onOversize;
   const lockEnabled = options.lock === undefined || options.lock === 'auto' ? storage.capabilities.crossProcessConditional : options.lock;
-  const leaseMs = options.lockLeaseMs ?? 300_000;
+  const leaseMs = options.lockLeaseMs ?? 30_000;
   positive('lockLeaseMs', leaseMs);
+  const takeover = options.takeover ?? 'stale';
+  if (takeover !== 'stale' && takeover !== 'force') throw configError("takeover must be 'stale' or 'force'");
   const batchWhenLow = options.batchWhenBudgetLow ?? true;
   const groupCommit = options.groupCommit ?? true;
   const useAtomicBatch = storage.capabilities.atomicBatch && typeof storage.batch === 'function';
@@ -122,8 +124,13 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
         leaseMs,
         clock,
         isProcessAlive: options.isProcessAlive ?? defaultIsProcessAlive,
+        takeover,
+        atomic: useAtomicBatch,
+        onRenewalError: (error) => emitter.emit('error', { runId, reasonCode: error.reasonCode, error, during: 'lease' }),
       })
     : undefined;
+  /** Sequences a previous lock holder claimed and may still write (see run-lock.ts): never reused. */
+  let inheritedClaims = 0;
 
   let closing = false;
   let closed = false;
@@ -171,9 +178,13 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
   const ensureOpen = async (): Promise<void> => {
     if (opened && !needsRecovery) return;
     let tookOver = false;
-    if (!opened && lock && !lock.held) tookOver = (await lock.acquire()).tookOver;
+    if (!opened && lock && !lock.held) {
+      const acquired = await lock.acquire();
+      tookOver = acquired.tookOver;
+      inheritedClaims = Math.max(inheritedClaims, acquired.inheritedClaims);
+    }
     const recovered = await recoverRun(storage, profile, runId);
-    lastSequence = recovered.lastSequence;
+    lastSequence = Math.max(recovered.lastSequence, inheritedClaims);
     nextSequence = lastSequence + 1;
     index.doc = recovered.index.doc;
     index.version = recovered.index.version;
@@ -321,10 +332,11 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
         ...(indexKey && entries.length > 0 ? { index: { key: indexKey, entries } } : {}),
       };
 
-      const report = await withRetry(async () => {
-        await lock?.ensure();
-        return executeWrite(storage, runId, plan, index, now, useAtomicBatch);
-      }, retryOptions);
+      const through = newest?.draft.sequence ?? lastSequence;
+      const report = await withRetry(
+        () => (lock ? lock.fenced(through, (fence) => executeWrite(storage, runId, plan, index, now, useAtomicBatch, fence)) : executeWrite(storage, runId, plan, index, now, useAtomicBatch)),
+        retryOptions,
+      );
 
       // Durable: acknowledge in call order and move the head.
       const outcome = report.pending ? 'queued' : 'written';

@@ -1,6 +1,7 @@
 import { CheckpointError, isCheckpointError } from '../model/errors.js';
 import { decodeRunIndex, emptyRunIndex, encodeRunIndex, mergeRunIndex, type RunIndex, type RunIndexEntry } from '../model/run-index.js';
 import type { BatchOperation, StorageAdapter } from '../storage/adapter.js';
+import type { WriteFence } from './run-lock.js';
 
 /** One key to create (history entry, part file, batch file): create-only, idempotent on equal bytes. */
 export interface CreateOp {
@@ -89,8 +90,19 @@ function mergedIndex(runId: string, state: IndexState, entries: readonly RunInde
  *
  * With `useBatch` (adapter declares `atomicBatch`), the same operations go in one `batch()`.
  * Every step is idempotent, so the whole plan can be retried after an ambiguous failure.
+ *
+ * `fence` (the run lease, see run-lock.ts) adds its `check` to the batch, and is confirmed
+ * after a batch conflict and, on the sequential path, before `latest` is replaced.
  */
-export async function executeWrite(storage: StorageAdapter, runId: string, plan: WritePlan, index: IndexState, now: () => string, useBatch: boolean): Promise<WriteReport> {
+export async function executeWrite(
+  storage: StorageAdapter,
+  runId: string,
+  plan: WritePlan,
+  index: IndexState,
+  now: () => string,
+  useBatch: boolean,
+  fence?: WriteFence,
+): Promise<WriteReport> {
   const versions = new Map<string, string>();
   let pending = false;
 
@@ -103,6 +115,7 @@ export async function executeWrite(storage: StorageAdapter, runId: string, plan:
         ...replaces.map((r): BatchOperation => ({ type: 'put', key: r.key, bytes: r.bytes, ifVersion: r.ifVersion })),
       ];
       if (plan.latest) ops.push({ type: 'put', key: plan.latest.key, bytes: plan.latest.bytes });
+      if (fence?.check) ops.push(fence.check);
       let merged: { doc: RunIndex; bytes: Uint8Array } | undefined;
       if (plan.index) {
         merged = mergedIndex(runId, index, plan.index.entries, now());
@@ -119,6 +132,7 @@ export async function executeWrite(storage: StorageAdapter, runId: string, plan:
         return { versions, pending: outcomes.some((o) => o.type === 'put' && o.pending === true), mode: 'batch' };
       } catch (err) {
         if (!isConflict(err) || round >= 4) throw err;
+        await fence?.confirm(); // the lease's check lost: checkpoint_run_locked, nothing to reconcile
         // Find out which condition lost: keys an earlier attempt already stored drop out,
         // foreign content is a real conflict, a moved index is re-read and merged again.
         const keptCreates: CreateOp[] = [];
@@ -165,6 +179,8 @@ export async function executeWrite(storage: StorageAdapter, runId: string, plan:
       versions.set(r.key, landed);
     }
   }
+  // A writer that lost its lease while creating history must not replace another writer's latest.
+  await fence?.confirm();
   if (plan.latest) {
     const r = await storage.put(plan.latest.key, plan.latest.bytes);
     versions.set(plan.latest.key, r.version);

@@ -1,8 +1,8 @@
 import { canonicalJson, parseJson } from '../codec/canonical-json.js';
 import { utf8Decode, utf8Encode } from '../codec/utf8.js';
-import { toRfc3339, type Clock } from '../model/clock.js';
+import { toRfc3339, type Clock, type TimerHandle } from '../model/clock.js';
 import { CheckpointError, isCheckpointError } from '../model/errors.js';
-import type { StorageAdapter } from '../storage/adapter.js';
+import type { BatchCheck, StorageAdapter } from '../storage/adapter.js';
 import type { WriterLockIdentity } from './types.js';
 
 /** The stored lock document (`layout.lockKey(runId)`, e.g. `checkpoints/<run>/.savepoint-lock.json`). */
@@ -16,6 +16,12 @@ export interface RunLockDocument {
   readonly acquired_at: string;
   /** Epoch ms after which another writer may take the run over. */
   readonly lease_until: number;
+  /**
+   * Highest sequence the holder may be writing (stores without a fenced atomic batch claim
+   * their numbers here before writing them). A writer taking over starts after it, unless
+   * the holder's process is known to be dead.
+   */
+  readonly claimed_through?: number;
 }
 
 /** Options of {@link createRunLock}. */
@@ -28,15 +34,44 @@ export interface RunLockOptions {
   readonly leaseMs: number;
   readonly clock: Clock;
   readonly isProcessAlive: (pid: number) => boolean;
+  /** `'force'`: take the run over even from a holder whose lease is still running. */
+  readonly takeover: 'stale' | 'force';
+  /** Fence writes with a `check` batch operation (the adapter has an atomic batch). */
+  readonly atomic: boolean;
+  /** Called when a background renewal finds the run taken over, or cannot renew. */
+  readonly onRenewalError?: (error: CheckpointError) => void;
+}
+
+/** What {@link RunLock.acquire} learned. */
+export interface AcquireResult {
+  readonly tookOver: boolean;
+  /**
+   * Highest sequence the previous holder may still write (its `claimed_through`), 0 when
+   * there was none or its process is known to be dead. The new holder numbers after it.
+   */
+  readonly inheritedClaims: number;
+}
+
+/** Handed to a fenced write: what makes storage refuse it once the lease is lost. */
+export interface WriteFence {
+  /** A batch condition on the lock's version (adapters with an atomic batch); absent when the write is fenced by claims. */
+  readonly check?: BatchCheck;
+  /** Throws `checkpoint_run_locked` unless the lock still holds this writer's version. */
+  confirm(): Promise<void>;
 }
 
 /** A run lock held (or not) by one writer. */
 export interface RunLock {
-  /** Takes the lock, taking it over when its holder's lease expired or (same host) its process is dead. */
-  acquire(): Promise<{ tookOver: boolean }>;
-  /** Renews the lease when half of it is gone; `checkpoint_run_locked` if another writer took the run. */
-  ensure(): Promise<void>;
-  /** Deletes the lock if this writer still holds it. */
+  /** Takes the lock: create-only, or over a stale holder (lease ended, process dead) or any holder with `takeover: 'force'`. */
+  acquire(): Promise<AcquireResult>;
+  /**
+   * Runs one group write under the lease: renewals wait for it, and it can only land while
+   * the lock holds this writer's version. `through` is the highest sequence the write uses.
+   * Resolves with `write`'s result only when the write was fenced; a lost lease rejects
+   * with `checkpoint_run_locked` whatever `write` did.
+   */
+  fenced<T>(through: number, write: (fence: WriteFence) => Promise<T>): Promise<T>;
+  /** Stops renewing and deletes the lock if this writer still holds it. */
   release(): Promise<void>;
   readonly held: boolean;
 }
@@ -82,24 +117,48 @@ function parseLock(bytes: Uint8Array): RunLockDocument | undefined {
   }
 }
 
+/** Why a holder's lock may be taken over; `'dead'` means its claims can be reused. */
+type Staleness = 'valid' | 'expired' | 'dead' | 'unreadable';
+
 /**
- * The two-writer rule: one writer per run. A writer takes `lockKey` create-only, holding
- * its owner id, pid, host name and a lease renewed by its writes. A second writer gets
- * `checkpoint_run_locked` — unless the lock is stale: its lease expired, or it names this
- * host and a process that is gone (a restarted process after SIGKILL continues at once), or
- * it names this very process but no live writer instance. Takeover is itself conditional
- * (`ifVersion`), so of two writers racing for a stale lock exactly one wins.
+ * The two-writer rule with a lease that fits containers. A writer takes `lockKey`
+ * create-only, holding its owner id, pid, host name and a short lease, and renews the lease
+ * on a background timer (a third of the lease) that never keeps the process alive. A
+ * second writer gets `checkpoint_run_locked` with what is known about the holder — unless
+ * the lease ended without renewal (a dead or paused holder), the lock names this host and a
+ * process that is gone, or the second writer asks for `takeover: 'force'`. Takeover and
+ * renewal are conditional on the lock's version, so of two racing writers exactly one wins.
  *
- * The lock fences writes: before each group commit the writer renews the lease once half
- * of it has passed; a renewal that finds the lock changed means another writer took over,
- * and this writer stops with `checkpoint_run_locked` rather than write duplicate numbers.
+ * Every write is fenced by that version (DESIGN invariant 7): with an atomic batch the
+ * write carries a `check` of the lock's version, so it lands whole or not at all; without
+ * one, the writer first claims its sequence numbers in the lock document (conditionally),
+ * and confirms the version before `latest` and before acknowledging. A taker-over numbers
+ * after the claims, so a paused holder that wakes up can never reuse a number, and never
+ * sees its write acknowledged.
  */
 export function createRunLock(options: RunLockOptions): RunLock {
   const { storage, key, clock, leaseMs, identity } = options;
   let version: string | undefined;
   let leaseUntil = 0;
+  let claimedThrough = 0;
+  let acquiredAt = toRfc3339(clock.now());
+  // A store whose batch refuses `check` (an adapter still without it) is fenced by claims instead.
+  let useCheck = options.atomic;
+  let timer: TimerHandle | undefined;
+  let released = false;
+  /** Why the lease was lost, repeated to every later fenced write (until the lock is acquired again). */
+  let lostError: CheckpointError | undefined;
 
-  const document = (acquiredAt: string): Uint8Array => {
+  // Renewals, fenced writes and release run one at a time, so a renewal never changes the
+  // version a write in flight is fenced with.
+  let chain: Promise<unknown> = Promise.resolve();
+  const serial = <T>(fn: () => Promise<T>): Promise<T> => {
+    const run = chain.then(fn);
+    chain = run.catch(() => undefined);
+    return run;
+  };
+
+  const document = (): Uint8Array => {
     leaseUntil = clock.now() + leaseMs;
     const doc: RunLockDocument = {
       savepoint_lock: 1,
@@ -109,92 +168,192 @@ export function createRunLock(options: RunLockOptions): RunLock {
       hostname: identity.hostname,
       acquired_at: acquiredAt,
       lease_until: leaseUntil,
+      ...(claimedThrough > 0 ? { claimed_through: claimedThrough } : {}),
     };
     return utf8Encode(canonicalJson(doc as never));
   };
-  let acquiredAt = toRfc3339(clock.now());
 
-  const locked = (holder: RunLockDocument | undefined, why: string): CheckpointError =>
-    new CheckpointError('checkpoint_run_locked', `run ${options.runId} is held by another writer (${why}); a second writer on one run is refused`, {
+  const sameHost = (holder: RunLockDocument): boolean => identity.hostname !== 'unknown' && holder.hostname === identity.hostname;
+
+  /** What is known about a holder, for messages: who, where, and when its lease ends. Never a guess. */
+  const describe = (holder: RunLockDocument): string => {
+    const left = holder.lease_until - clock.now();
+    const lease = left > 0 ? `lease ends in ${Math.ceil(left / 1000)} s (${toRfc3339(holder.lease_until)})` : `lease ended ${Math.floor(-left / 1000)} s ago`;
+    const where = sameHost(holder) ? `on this host (${holder.hostname})${holder.pid !== identity.pid && options.isProcessAlive(holder.pid) ? ', process running' : ''}` : `on host ${holder.hostname}`;
+    return `pid ${holder.pid} ${where}, ${lease}`;
+  };
+
+  const locked = (holder: RunLockDocument | undefined, what: string, hint = ''): CheckpointError =>
+    new CheckpointError('checkpoint_run_locked', `run ${options.runId} ${what}${holder ? `: held by ${describe(holder)}` : ''}${hint}`, {
       details: {
         runId: options.runId,
         key,
-        ...(holder ? { owner: holder.owner, hostname: holder.hostname, pid: holder.pid, leaseUntil: toRfc3339(holder.lease_until) } : {}),
+        ...(holder
+          ? { owner: holder.owner, hostname: holder.hostname, pid: holder.pid, leaseUntil: toRfc3339(holder.lease_until), leaseEndsInMs: Math.max(0, holder.lease_until - clock.now()) }
+          : {}),
       },
     });
 
-  const stale = (holder: RunLockDocument | undefined): boolean => {
-    if (!holder) return true; // unreadable lock: nobody can prove they hold it
-    if (clock.now() > holder.lease_until) return true;
-    if (identity.hostname === 'unknown' || holder.hostname !== identity.hostname) return false;
-    if (holder.pid === identity.pid) return !liveOwners.has(holder.owner);
-    return !options.isProcessAlive(holder.pid);
+  const staleness = (holder: RunLockDocument | undefined): Staleness => {
+    if (!holder) return 'unreadable'; // nobody can prove they hold it
+    if (sameHost(holder)) {
+      if (holder.pid === identity.pid ? !liveOwners.has(holder.owner) : !options.isProcessAlive(holder.pid)) return 'dead';
+    }
+    return clock.now() > holder.lease_until ? 'expired' : 'valid';
+  };
+
+  const stopTimer = (): void => {
+    if (timer !== undefined) clock.clearTimeout(timer);
+    timer = undefined;
+  };
+
+  /** Marks the lease lost and builds the error saying who holds the run now. */
+  const lost = (current: { bytes: Uint8Array } | undefined): CheckpointError => {
+    version = undefined;
+    stopTimer();
+    liveOwners.delete(options.owner);
+    const holder = current ? parseLock(current.bytes) : undefined;
+    lostError = locked(holder, 'was taken over by another writer', "; this writer's checkpoints are refused from now on");
+    return lostError;
+  };
+  const notHeld = (): CheckpointError => lostError ?? locked(undefined, 'is not held by this writer');
+
+  /** Rewrites the lock (new lease, current claims), conditional on the version this writer holds. */
+  const rewrite = async (): Promise<void> => {
+    if (version === undefined) throw notHeld();
+    try {
+      version = (await storage.put(key, document(), { ifVersion: version })).version;
+    } catch (err) {
+      if (!isCheckpointError(err, 'checkpoint_conflict')) throw err;
+      const current = await storage.get(key);
+      if (current && parseLock(current.bytes)?.owner === options.owner) {
+        // An earlier rewrite landed although it reported failure: the lock is still ours.
+        version = current.version;
+        return;
+      }
+      throw lost(current);
+    }
+    schedule();
+  };
+
+  const confirm = async (): Promise<void> => {
+    if (version === undefined) throw notHeld();
+    const current = await storage.get(key);
+    if (current?.version !== version) throw lost(current);
+  };
+
+  const renewEveryMs = Math.max(1, Math.floor(leaseMs / 3));
+  function schedule(): void {
+    stopTimer();
+    if (version === undefined || released) return;
+    timer = clock.setTimeout(
+      () => {
+        timer = undefined;
+        void serial(async () => {
+          if (version === undefined || released) return;
+          try {
+            await rewrite();
+          } catch (raw) {
+            const err = isCheckpointError(raw) ? raw : new CheckpointError('checkpoint_storage_unavailable', 'lease renewal failed', { cause: raw });
+            options.onRenewalError?.(err);
+            schedule(); // storage trouble: try again next period (a lost lease stops here: version is gone)
+          }
+        });
+      },
+      renewEveryMs,
+      { background: true },
+    );
+  }
+
+  const take = async (put: () => Promise<string>, tookOver: boolean, inheritedClaims: number): Promise<AcquireResult> => {
+    version = await put();
+    liveOwners.add(options.owner);
+    schedule();
+    return { tookOver, inheritedClaims };
   };
 
   const lock: RunLock = {
     get held() {
       return version !== undefined;
     },
-    async acquire() {
-      acquiredAt = toRfc3339(clock.now());
-      for (let round = 0; round < 3; round++) {
+    acquire() {
+      return serial(async () => {
+        released = false;
+        lostError = undefined;
+        acquiredAt = toRfc3339(clock.now());
+        claimedThrough = 0;
+        for (let round = 0; round < 3; round++) {
+          try {
+            return await take(async () => (await storage.put(key, document(), { ifAbsent: true })).version, false, 0);
+          } catch (err) {
+            if (!isCheckpointError(err, 'checkpoint_conflict')) throw err;
+          }
+          const current = await storage.get(key);
+          if (!current) continue; // released meanwhile: try to create again
+          const holder = parseLock(current.bytes);
+          if (holder?.owner === options.owner) return await take(async () => current.version, false, 0);
+          const stale = staleness(holder);
+          if (stale === 'valid' && options.takeover !== 'force') {
+            throw locked(holder, 'is locked by another writer', "; it is taken over when that lease ends without renewal, or at once with createWriter({ takeover: 'force' })");
+          }
+          // A holder whose process is gone wrote nothing after its claims; any other may still wake up and try.
+          const claimed = holder?.claimed_through;
+          const inherited = stale === 'dead' || typeof claimed !== 'number' || !Number.isSafeInteger(claimed) || claimed < 0 ? 0 : claimed;
+          try {
+            return await take(async () => (await storage.put(key, document(), { ifVersion: current.version })).version, true, inherited);
+          } catch (err) {
+            if (!isCheckpointError(err, 'checkpoint_conflict')) throw err;
+            const now = await storage.get(key);
+            throw locked(now ? parseLock(now.bytes) : undefined, 'was taken over by another writer first');
+          }
+        }
+        throw locked(undefined, 'has a lock that keeps changing');
+      });
+    },
+    fenced<T>(through: number, write: (fence: WriteFence) => Promise<T>): Promise<T> {
+      return serial(async () => {
+        for (;;) {
+          const withCheck = useCheck;
+          if (withCheck) {
+            if (clock.now() >= leaseUntil - leaseMs / 2) await rewrite(); // the timer is late (event loop stalled): renew now
+          } else {
+            // Claim the numbers first: a writer taking over after this point numbers after them.
+            claimedThrough = Math.max(claimedThrough, through);
+            await rewrite();
+          }
+          if (version === undefined) throw notHeld();
+          const fence: WriteFence = withCheck ? { check: { type: 'check', key, ifVersion: version }, confirm } : { confirm };
+          let result: T;
+          try {
+            result = await write(fence);
+          } catch (err) {
+            if (withCheck && isCheckpointError(err, 'checkpoint_unsupported')) {
+              useCheck = false; // refused before anything was applied: fence by claims from now on
+              continue;
+            }
+            await confirm(); // a lost lease explains the failure better than the storage error
+            throw err;
+          }
+          if (!withCheck) await confirm(); // never acknowledge a write made after the lease was lost
+          return result;
+        }
+      });
+    },
+    release() {
+      released = true;
+      stopTimer();
+      return serial(async () => {
+        liveOwners.delete(options.owner);
+        if (version === undefined) return;
+        const v = version;
+        version = undefined;
         try {
-          version = (await storage.put(key, document(acquiredAt), { ifAbsent: true })).version;
-          liveOwners.add(options.owner);
-          return { tookOver: false };
+          await storage.delete(key, { ifVersion: v });
         } catch (err) {
+          // Someone took over (conflict) — then it is theirs to keep.
           if (!isCheckpointError(err, 'checkpoint_conflict')) throw err;
         }
-        const current = await storage.get(key);
-        if (!current) continue; // released meanwhile: try to create again
-        const holder = parseLock(current.bytes);
-        if (holder?.owner === options.owner) {
-          version = current.version;
-          liveOwners.add(options.owner);
-          return { tookOver: false };
-        }
-        if (!stale(holder)) throw locked(holder, 'lease valid, holder alive');
-        try {
-          version = (await storage.put(key, document(acquiredAt), { ifVersion: current.version })).version;
-          liveOwners.add(options.owner);
-          return { tookOver: true };
-        } catch (err) {
-          if (isCheckpointError(err, 'checkpoint_conflict')) throw locked(undefined, 'another writer took it over first');
-          throw err;
-        }
-      }
-      throw locked(undefined, 'lock keeps changing');
-    },
-    async ensure() {
-      if (version === undefined) throw locked(undefined, 'this writer does not hold the lock');
-      if (clock.now() < leaseUntil - leaseMs / 2) return;
-      try {
-        version = (await storage.put(key, document(acquiredAt), { ifVersion: version })).version;
-      } catch (err) {
-        if (!isCheckpointError(err, 'checkpoint_conflict')) throw err;
-        const current = await storage.get(key);
-        const holder = current ? parseLock(current.bytes) : undefined;
-        if (current && holder?.owner === options.owner) {
-          // An earlier renewal landed although it reported failure: the lock is still ours.
-          version = current.version;
-          return;
-        }
-        version = undefined;
-        liveOwners.delete(options.owner);
-        throw locked(holder, 'lock was taken over');
-      }
-    },
-    async release() {
-      liveOwners.delete(options.owner);
-      if (version === undefined) return;
-      const v = version;
-      version = undefined;
-      try {
-        await storage.delete(key, { ifVersion: v });
-      } catch (err) {
-        // Someone took over (conflict) — then it is theirs to keep.
-        if (!isCheckpointError(err, 'checkpoint_conflict')) throw err;
-      }
+      });
     },
   };
   return lock;

@@ -40,6 +40,40 @@ export interface RecoveredRun<P> {
 }
 
 const BATCH_NAME = /batch_(\d+)_(\d+)\.json$/;
+/** The compact UTC time of a snapshot-lifecycle id (`cp_20251214T153000123Z_…`). */
+const ID_TIME = /^cp_(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})(\d{3})Z_/;
+
+/** Epoch ms a snapshot id carries in its name, if it carries one. */
+function idTime(id: string | undefined): number | undefined {
+  const m = id === undefined ? null : ID_TIME.exec(id);
+  if (!m) return undefined;
+  const [y, mo, d, h, mi, sec, ms] = m.slice(1).map(Number) as [number, number, number, number, number, number, number];
+  return Date.UTC(y, mo - 1, d, h, mi, sec, ms);
+}
+
+/** A snapshot whose number is known, with the time its id (or its created_at) carries. */
+interface Known {
+  readonly sequence: number;
+  readonly atMs: number;
+}
+
+/**
+ * Numbers that unreadable history files may hold when nothing names their sequence
+ * (`history/<snapshot_id>.json` with latest and index unreadable too): each such file newer
+ * than the newest known snapshot (by the time in its id; a name without a time counts) took
+ * one number after it. Numbering resumes after them all, so no number is ever used twice;
+ * an unreadable file that was in fact older only costs a gap.
+ */
+function unreadableNumbers(known: readonly Known[], unreadableIds: readonly (string | undefined)[]): number {
+  let newest: Known | undefined;
+  for (const k of known) if (!newest || k.sequence > newest.sequence) newest = k;
+  const after = newest?.atMs ?? Number.NEGATIVE_INFINITY;
+  const newer = unreadableIds.filter((id) => {
+    const t = idTime(id);
+    return t === undefined || !(t < after);
+  }).length;
+  return newer === 0 ? 0 : (newest?.sequence ?? 0) + newer;
+}
 
 function dirOf(key: string): string {
   const i = key.lastIndexOf('/');
@@ -104,6 +138,12 @@ export async function recoverRun<P>(storage: StorageAdapter, profile: Profile<P>
   const layout = profile.layout;
   const latestKey = layout.latestKey(runId);
   const corrupt: string[] = [];
+  const known: Known[] = [];
+  const knownOf = (sequence: number, id: string, createdAt: string): void => {
+    known.push({ sequence, atMs: idTime(id) ?? Date.parse(createdAt) });
+  };
+  /** Ids (from the name) of unreadable history files whose sequence nothing names. */
+  const unnumbered: (string | undefined)[] = [];
   let lastSequence = 0;
   const see = (n: number | undefined): void => {
     if (n !== undefined && Number.isFinite(n) && n > lastSequence) lastSequence = n;
@@ -113,8 +153,10 @@ export async function recoverRun<P>(storage: StorageAdapter, profile: Profile<P>
   let latest: Snapshot<P> | undefined;
   if (latestObj) {
     latest = await tryDecode(storage, profile, latestKey, latestObj.bytes);
-    if (latest) see(latest.sequence);
-    else corrupt.push(latestKey);
+    if (latest) {
+      see(latest.sequence);
+      knownOf(latest.sequence, latest.id, latest.createdAt);
+    } else corrupt.push(latestKey);
   }
 
   const index: IndexState = {};
@@ -133,6 +175,7 @@ export async function recoverRun<P>(storage: StorageAdapter, profile: Profile<P>
   const indexed = new Map<string, RunIndexEntry[]>();
   for (const e of index.doc?.checkpoints ?? []) {
     see(e.sequence);
+    knownOf(e.sequence, e.checkpoint_id, e.timestamp);
     const list = indexed.get(e.file_path) ?? [];
     list.push(e);
     indexed.set(e.file_path, list);
@@ -163,9 +206,11 @@ export async function recoverRun<P>(storage: StorageAdapter, profile: Profile<P>
       const s = await tryDecode(storage, profile, key, obj.bytes);
       if (!s) {
         corrupt.push(key);
+        if (info.sequence === undefined) unnumbered.push(info.snapshotId);
         continue;
       }
       see(s.sequence);
+      knownOf(s.sequence, s.id, s.createdAt);
       unindexed.push(entryOf(s as Snapshot<unknown>, key));
       decoded.set(s.sequence, { snapshot: s, location: info.compressed ? { kind: 'fixed' } : { kind: 'history', key, version: entry.version } });
     }
@@ -188,11 +233,14 @@ export async function recoverRun<P>(storage: StorageAdapter, profile: Profile<P>
         if (!member.ok) continue;
         const s = member.snapshot;
         see(s.sequence);
+        knownOf(s.sequence, s.id, s.createdAt);
         unindexed.push(entryOf(s as Snapshot<unknown>, key));
         decoded.set(s.sequence, { snapshot: s, location: raw ? { kind: 'batch', key, version: entry.version, members: raw } : { kind: 'fixed' } });
       }
     }
   }
+
+  see(unreadableNumbers(known, unnumbered));
 
   // The head: the newest valid snapshot anywhere, preferring history's copy (history is the truth).
   const locate = async (s: Snapshot<P>): Promise<HeadLocation> => {

@@ -143,10 +143,20 @@ export interface WriterOptions<P> {
    */
   readonly lock?: boolean | 'auto';
   /**
-   * How long a lock stays valid without a write renewing it; past it another writer may take the run over.
-   * @default 300000 (5 min, longer than the 2-min heartbeat so an idle live run keeps its lock)
+   * How long a lock stays valid without renewal. The live writer renews it on a background
+   * timer every third of it (a timer that never keeps the process alive), so a run whose
+   * writer died (a killed pod) can be taken over by another host within one lease.
+   * @default 30000
    */
   readonly lockLeaseMs?: number;
+  /**
+   * `'stale'`: take the run over only from a holder whose lease ended without renewal, or
+   * whose process on this host is gone. `'force'`: take it over from any holder at once (a
+   * restarted pod that knows its predecessor is gone); the old holder, if it is still
+   * running, is fenced out: its writes fail with `checkpoint_run_locked` and are never acknowledged.
+   * @default 'stale'
+   */
+  readonly takeover?: 'stale' | 'force';
   /**
    * Identity stored in the lock.
    * @default `{ pid: process.pid, hostname: os.hostname() }` where available (Node), else `{ pid: 0, hostname: 'unknown' }`
@@ -197,7 +207,8 @@ export interface WriterEventMap {
     readonly runId: string;
     readonly reasonCode: ReasonCode;
     readonly error: CheckpointError;
-    readonly during: 'validate' | 'queue' | 'write' | 'open' | 'heartbeat' | 'flush' | 'close';
+    /** `'lease'`: a background renewal of the run lock failed, or found the run taken over. */
+    readonly during: 'validate' | 'queue' | 'write' | 'open' | 'heartbeat' | 'flush' | 'close' | 'lease';
   };
   /** A group write failed and will be attempted again after `delayMs`. */
   retry: { readonly runId: string; readonly attempt: number; readonly delayMs: number; readonly reasonCode: ReasonCode };

@@ -3,65 +3,19 @@
  * and the two-writer rule. The child (tests/fixtures/writer/writer-child.ts) is bundled once
  * with esbuild so each restart costs one plain `node` start.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { bundledChildPerFile } from '../support/bundle-child.js';
 import { describe, expect, it } from 'vitest';
 import { createWriter, defaultProfile } from 'savepoint';
 import { fsStorage } from 'savepoint/fs';
 import { historyOf, latestOf } from './helpers.js';
+import { startChild, type Line } from './child-lines.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const bundled = bundledChildPerFile(join(root, 'tests/fixtures/writer/writer-child.ts'), 'savepoint-writer-proc-');
 
-interface Line {
-  type: string;
-  pid: number;
-  [k: string]: unknown;
-}
-
-function start(args: string[]): { child: ChildProcess; lines: Line[]; waitFor: (pred: (l: Line) => boolean, ms: number) => Promise<Line | undefined>; exited: Promise<void> } {
-  const child = spawn(process.execPath, [bundled.bundle, ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
-  const lines: Line[] = [];
-  const waiters: { pred: (l: Line) => boolean; resolve: (l: Line | undefined) => void }[] = [];
-  createInterface({ input: child.stdout! }).on('line', (text) => {
-    let line: Line;
-    try {
-      line = JSON.parse(text) as Line;
-    } catch {
-      return; // a line cut by SIGKILL cannot be an acknowledgement
-    }
-    lines.push(line);
-    for (const w of [...waiters]) {
-      if (w.pred(line)) {
-        waiters.splice(waiters.indexOf(w), 1);
-        w.resolve(line);
-      }
-    }
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const waitFor = (pred: (l: Line) => boolean, ms: number): Promise<Line | undefined> => {
-    const seen = lines.find(pred);
-    if (seen) return Promise.resolve(seen);
-    return new Promise((resolve) => {
-      const w = { pred, resolve };
-      waiters.push(w);
-      const timer = setTimeout(() => {
-        const i = waiters.indexOf(w);
-        if (i >= 0) waiters.splice(i, 1);
-        resolve(undefined);
-      }, ms);
-      void exited.then(() => {
-        clearTimeout(timer);
-        setTimeout(() => resolve(lines.find(pred)), 20);
-      });
-    });
-  };
-  return { child, lines, waitFor, exited };
-}
-
+const start = (args: string[]): ReturnType<typeof startChild> => startChild(bundled.bundle, args);
 const sleepMs = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 describe('real crash test: SIGKILL a writer process at random moments, ≥ 100 times', () => {

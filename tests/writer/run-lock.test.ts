@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createWriter, defaultProfile, memoryStorage } from 'savepoint';
 import { utf8Decode } from '../../src/codec/utf8.js';
 import { manualClock } from './helpers.js';
+import { pausableStorage } from './lease-helpers.js';
 
 const run = 'run-l';
 const here = { pid: 4242, hostname: 'host-a' };
@@ -18,6 +19,8 @@ describe('run lock (the two-writer rule: the second writer gets checkpoint_run_l
     const refused = await b.checkpoint({ source: 'manual', status: 'in_progress', payload: 2 });
     expect(!refused.ok && refused.reasonCode).toBe('checkpoint_run_locked');
     expect(!refused.ok && refused.error.details).toMatchObject({ hostname: 'host-a', pid: 4242 });
+    // What is known, never a guess: the probe said the process runs, and when the lease ends.
+    expect(!refused.ok && refused.error.message).toContain('held by pid 4242 on this host (host-a), process running, lease ends in 30 s');
     expect((await b.open()).ok).toBe(false);
     await a.close();
     expect(await storage.get(defaultProfile.layout.lockKey(run))).toBeUndefined();
@@ -38,19 +41,24 @@ describe('run lock (the two-writer rule: the second writer gets checkpoint_run_l
     expect(opened).toEqual([true]);
   });
 
-  it('a holder on another host keeps the run until its lease expires; the fenced writer then stops', async () => {
-    const storage = memoryStorage();
+  it('a holder on another host keeps the run while it renews; once frozen past its lease, the run is taken over and the holder is fenced', async () => {
+    const shared = memoryStorage();
     const clock = manualClock();
     const lease = 60_000;
-    const a = createWriter({ storage, profile: defaultProfile, runId: run, clock, lock: true, lockLeaseMs: lease, lockIdentity: here, heartbeatIntervalMs: false });
+    const viewA = pausableStorage(shared);
+    const a = createWriter({ storage: viewA, profile: defaultProfile, runId: run, clock, lock: true, lockLeaseMs: lease, lockIdentity: here, heartbeatIntervalMs: false });
     await a.checkpoint({ source: 'manual', status: 'in_progress', payload: 1 });
-    const b = createWriter({ storage, profile: defaultProfile, runId: run, clock, lock: true, lockLeaseMs: lease, lockIdentity: { pid: 1, hostname: 'host-b' }, heartbeatIntervalMs: false });
+    const b = createWriter({ storage: shared, profile: defaultProfile, runId: run, clock, lock: true, lockLeaseMs: lease, lockIdentity: { pid: 1, hostname: 'host-b' }, heartbeatIntervalMs: false });
     const early = await b.checkpoint({ source: 'manual', status: 'in_progress', payload: 2 });
     expect(!early.ok && early.reasonCode).toBe('checkpoint_run_locked');
+    expect(!early.ok && early.error.message).toContain('held by pid 4242 on host host-a, lease ends in 60 s');
+    await clock.advance(lease * 3); // a renews on its timer
+    expect((await b.open()).ok).toBe(false);
+    viewA.pauseNow(); // SIGSTOP: a's renewals no longer reach the store
     await clock.advance(lease + 1);
     const late = await b.checkpoint({ source: 'manual', status: 'in_progress', payload: 3 });
     expect(late.ok && late.sequence).toBe(2);
-    // a's lease is gone: its next write renews conditionally, finds b's lock, and refuses to write.
+    viewA.resume();
     const fenced = await a.checkpoint({ source: 'manual', status: 'in_progress', payload: 4 });
     expect(!fenced.ok && fenced.reasonCode).toBe('checkpoint_run_locked');
     const next = await b.checkpoint({ source: 'manual', status: 'in_progress', payload: 5 });
