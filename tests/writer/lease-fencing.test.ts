@@ -5,7 +5,8 @@
  * the sequential path fenced by claims in the lock document (memory without batch, as fs).
  */
 import { describe, expect, it } from 'vitest';
-import { createWriter, defaultProfile, memoryStorage, utf8Decode, utf8Encode, type StorageAdapter } from 'savepoint';
+import { createWriter, defaultProfile, memoryStorage, type StorageAdapter } from 'savepoint';
+import { utf8Decode, utf8Encode } from '../../src/codec/utf8.js';
 import { historyOf, manualClock, sequentialMemory } from './helpers.js';
 import { pausableStorage } from './lease-helpers.js';
 

@@ -6,7 +6,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createWriter, defaultProfile, memoryStorage, planResume, utf8Encode, type JsonValue, type StorageAdapter } from 'savepoint';
+import { createWriter, defaultProfile, memoryStorage, planResume, type JsonValue, type StorageAdapter } from 'savepoint';
+import { utf8Encode } from '../../src/codec/utf8.js';
 import { faultyStorage } from 'savepoint/testing';
 import { historyOf, manualClock, sequentialMemory } from './helpers.js';
 
