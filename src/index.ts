@@ -103,3 +103,6 @@ export * from './writer/index.js';
 export * from './retention/index.js';
 export * from './resume/index.js';
 export * from './profiles/json-profiles.js';
+
+// Run history: list a run's snapshots (metadata filter, before, limit), get one by id or sequence, delete a run.
+export { listRunSnapshots, getRunSnapshot, deleteRun, type ListRunSnapshotsOptions, type GetRunSnapshotOptions, type DeleteRunOptions, type DeleteRunResult } from './runs/index.js';
