@@ -22,7 +22,14 @@ export interface RunState {
   /** Sequence of each checkpoint id, where known (reserved before its document is written). */
   readonly sequences: Map<string, number>;
   maxSequence: number;
+  /** `maxSequence` when the run was listed: sequences above it were reserved by this saver. */
+  loadedMaxSequence: number;
   last?: LastCheckpoint;
+  /**
+   * Writes keys this saver stored, by checkpoint sequence: pruning deletes them without
+   * listing (a list costs what the store holds on some adapters). Sequences not here are listed.
+   */
+  readonly writeKeys: Map<number, Set<string>>;
 }
 
 const HISTORY_NAME = /\/history\/([^/]+)\.json$/;
@@ -35,13 +42,14 @@ export async function loadRunState(storage: StorageAdapter, runId: string, readS
     if (m) ids.push(m[1]!);
   }
   ids.sort(compareIds);
-  const state: RunState = { runId, ids, sequences: new Map(), maxSequence: 0 };
+  const state: RunState = { runId, ids, sequences: new Map(), maxSequence: 0, loadedMaxSequence: 0, writeKeys: new Map() };
   const newest = ids.at(-1);
   if (newest !== undefined) {
     const snapshot = await readSequence(checkpointKey(runId, newest));
     if (snapshot) {
       state.sequences.set(newest, snapshot.sequence);
       state.maxSequence = snapshot.sequence;
+      state.loadedMaxSequence = snapshot.sequence;
     }
   }
   return state;

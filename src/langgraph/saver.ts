@@ -146,6 +146,11 @@ export class SavepointSaver extends BaseCheckpointSaver {
     return reserveSequence(state, id);
   }
 
+  /** True for a sequence this saver reserved itself (no other saver can have written its writes). */
+  private ownsSequence(state: RunState, sequence: number): boolean {
+    return sequence > state.loadedMaxSequence;
+  }
+
   /** Serialized channels of the parent checkpoint, from memory when this saver wrote it last. */
   private async parentChannels(state: RunState, parentId: string): Promise<Readonly<Record<string, StoredChannel>> | undefined> {
     if (state.last?.id === parentId) return state.last.channels;
@@ -242,6 +247,10 @@ export class SavepointSaver extends BaseCheckpointSaver {
       const bytes = await encodeWrites({ ...document, writes: merged });
       try {
         await this.storage.put(key, bytes, existing ? { ifVersion: existing.version } : { ifAbsent: true });
+        // Only for sequences whose writes this saver has seen from the start; others are listed when pruned.
+        const known = state.writeKeys.get(sequence);
+        if (known) known.add(key);
+        else if (!existing && this.ownsSequence(state, sequence)) state.writeKeys.set(sequence, new Set([key]));
         return;
       } catch (err) {
         if (!isCheckpointError(err, 'checkpoint_conflict') || attempt >= 3) throw err;
@@ -396,7 +405,10 @@ export class SavepointSaver extends BaseCheckpointSaver {
         const sequence = state.sequences.get(id) ?? (await this.read(key).catch(() => undefined))?.sequence;
         await this.storage.delete(key);
         if (sequence !== undefined) {
-          for await (const entry of this.storage.list(writesDir(state.runId, sequence))) await this.storage.delete(entry.key);
+          const known = state.writeKeys.get(sequence);
+          if (known) for (const k of known) await this.storage.delete(k);
+          else for await (const entry of this.storage.list(writesDir(state.runId, sequence))) await this.storage.delete(entry.key);
+          state.writeKeys.delete(sequence);
         }
       } catch (err) {
         throw new CheckpointError('checkpoint_retention_prune_failed', `SavepointSaver: could not delete an old checkpoint of run ${state.runId} (the new one is stored)`, {
