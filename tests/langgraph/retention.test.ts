@@ -132,6 +132,13 @@ describe('SavepointSaver stores under savepoint retention, verify, ls and prune'
     expect(await runCli(['ls', runId, '--profile', 'langgraph'], ls.io, { storage })).toBe(0);
     for (let seq = 1; seq <= 5; seq++) expect(ls.out()).toMatch(new RegExp(`^\\s+${seq}\\s.*${seq === 1 ? 'input' : 'loop'}\\s+in_progress`, 'm'));
 
+    const runs = fakeIo();
+    expect(await runCli(['runs', '--profile', 'langgraph'], runs.io, { storage })).toBe(0);
+    expect(runs.out()).toContain(runId);
+    const show = fakeIo();
+    expect(await runCli(['show', runId, '--seq', '5', '--profile', 'langgraph'], show.io, { storage })).toBe(0);
+    expect(show.out()).toContain('cli-thread');
+
     const dry = fakeIo();
     expect(await runCli(['prune', '--keep-last', '2', '--profile', 'langgraph'], dry.io, { storage })).toBe(0);
     expect(await historyIds(storage, runId)).toEqual(ids);
