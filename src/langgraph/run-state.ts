@@ -58,13 +58,8 @@ export async function loadRunState(storage: StorageAdapter, runId: string, readS
 /** Code-unit order, the order `list()` returns and LangGraph's ids sort in. */
 export const compareIds = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
-/** Adds `id` to the ascending id list (at the end in the usual case: ids grow). */
-export function insertId(state: RunState, id: string): void {
-  const ids = state.ids;
-  if (ids.length === 0 || ids[ids.length - 1]! < id) {
-    ids.push(id);
-    return;
-  }
+/** Index of the first id not below `id` (binary search: a put stays O(log n) on a thread kept whole). */
+function lowerBound(ids: readonly string[], id: string): number {
   let lo = 0;
   let hi = ids.length;
   while (lo < hi) {
@@ -72,7 +67,23 @@ export function insertId(state: RunState, id: string): void {
     if (ids[mid]! < id) lo = mid + 1;
     else hi = mid;
   }
-  if (ids[lo] !== id) ids.splice(lo, 0, id);
+  return lo;
+}
+
+/** True when the run holds checkpoint `id`, as far as this saver knows. */
+export function hasId(state: RunState, id: string): boolean {
+  return state.ids[lowerBound(state.ids, id)] === id;
+}
+
+/** Adds `id` to the ascending id list (at the end in the usual case: ids grow). */
+export function insertId(state: RunState, id: string): void {
+  const ids = state.ids;
+  if (ids.length === 0 || ids[ids.length - 1]! < id) {
+    ids.push(id);
+    return;
+  }
+  const at = lowerBound(ids, id);
+  if (ids[at] !== id) ids.splice(at, 0, id);
 }
 
 /**

@@ -27,7 +27,7 @@ import type { StorageAdapter } from '../storage/adapter.js';
 import { fromBase64, toBase64 } from '../storage/github/encoding.js';
 import { LANGGRAPH_ROOT, NS_SEPARATOR, assertCheckpointId, checkpointKey, runIdOf, segmentOf, threadSegmentOfRun, writesDir, writesKey } from './keys.js';
 import { DEFAULT_KEEP_LAST, LANGGRAPH_SOURCES, langGraphProfile, type LangGraphPayload, type SerializedValue, type StoredChannel } from './profile.js';
-import { compareIds, insertId, loadRunState, reserveSequence, type RunState } from './run-state.js';
+import { compareIds, hasId, insertId, loadRunState, reserveSequence, type RunState } from './run-state.js';
 import { decodeWrites, encodeWrites, type StoredWrite } from './writes.js';
 
 /** Options of {@link SavepointSaver}. */
@@ -139,7 +139,7 @@ export class SavepointSaver extends BaseCheckpointSaver {
   private async sequenceOf(state: RunState, id: string): Promise<number> {
     const known = state.sequences.get(id);
     if (known !== undefined) return known;
-    if (state.ids.includes(id)) {
+    if (hasId(state, id)) {
       const stored = await this.read(checkpointKey(state.runId, id));
       if (stored && !state.sequences.has(id)) state.sequences.set(id, stored.sequence);
     }
