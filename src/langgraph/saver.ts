@@ -168,20 +168,8 @@ export class SavepointSaver extends BaseCheckpointSaver {
     const state = await this.run(runId);
     const sequence = await this.sequenceOf(state, checkpoint.id);
     const parent = parentId !== undefined ? await this.parentChannels(state, parentId) : undefined;
-
     const { channel_values: values, ...bare } = checkpoint;
-    const channels: Record<string, StoredChannel> = {};
-    for (const [channel, value] of Object.entries(values ?? {})) {
-      const version = checkpoint.channel_versions?.[channel] ?? newVersions[channel];
-      if (Object.hasOwn(newVersions, channel)) {
-        const [type, bytes] = await this.serde.dumpsTyped(value);
-        channels[channel] = { type, data: toBase64(bytes), version: version ?? newVersions[channel]! };
-      } else {
-        // Unchanged since the parent: its bytes carry over as they are (no second serialization).
-        const previous = parent?.[channel];
-        if (previous && version !== undefined && previous.version === version) channels[channel] = previous;
-      }
-    }
+    const channels = await this.storedChannels(checkpoint, values ?? {}, newVersions, parent);
     const [checkpointType, checkpointBytes] = await this.serde.dumpsTyped(bare);
     const [metadataType, metadataBytes] = await this.serde.dumpsTyped(metadata);
     const metadataJson = metadataType === 'json' ? parseJson(utf8Decode(metadataBytes, 'metadata'), 'metadata') : undefined;
@@ -211,6 +199,32 @@ export class SavepointSaver extends BaseCheckpointSaver {
     if (state.ids.at(-1) === checkpoint.id) state.last = { id: checkpoint.id, channels };
     await this.prune(state);
     return { configurable: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpoint.id } };
+  }
+
+  /**
+   * The channels a checkpoint stores: those in `newVersions` serialized now, the others
+   * copied as bytes from the parent when it holds them at the same version (LangGraph's
+   * savers store a channel under its version once; the validation suite checks that a
+   * channel neither new nor in the parent is not stored).
+   */
+  private async storedChannels(
+    checkpoint: Checkpoint,
+    values: Record<string, unknown>,
+    newVersions: ChannelVersions,
+    parent: Readonly<Record<string, StoredChannel>> | undefined,
+  ): Promise<Record<string, StoredChannel>> {
+    const channels: Record<string, StoredChannel> = {};
+    for (const [channel, value] of Object.entries(values)) {
+      const version = checkpoint.channel_versions?.[channel] ?? newVersions[channel];
+      if (Object.hasOwn(newVersions, channel)) {
+        const [type, bytes] = await this.serde.dumpsTyped(value);
+        channels[channel] = { type, data: toBase64(bytes), version: version ?? newVersions[channel]! };
+      } else {
+        const previous = parent?.[channel];
+        if (previous && version !== undefined && previous.version === version) channels[channel] = previous;
+      }
+    }
+    return channels;
   }
 
   async putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath?: string): Promise<void> {
