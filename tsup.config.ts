@@ -8,6 +8,7 @@ export const entry: Record<string, string> = {
   index: 'src/index.ts',
   fs: 'src/entries/fs.ts',
   github: 'src/entries/github.ts',
+  langgraph: 'src/entries/langgraph.ts',
   testing: 'src/entries/testing.ts',
   toolkit: 'src/entries/toolkit.ts',
   'snapshot-lifecycle': 'src/entries/snapshot-lifecycle.ts',

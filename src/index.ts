@@ -72,3 +72,6 @@ export { applyRetention, type RetentionReport } from './retention/apply.js';
 export { runRetention, cleanupAfterRunCompletion, type RunRetentionOptions } from './retention/run.js';
 export { preserveRun, unpreserveRun } from './retention/preserved-runs.js';
 export { formatRetentionPlan, formatRetentionReport } from './retention/format.js';
+
+// Run history: list a run's snapshots (metadata filter, before, limit), get one by id or sequence, delete a run.
+export { listRunSnapshots, getRunSnapshot, deleteRun } from './runs/index.js';

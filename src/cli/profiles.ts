@@ -24,6 +24,8 @@ const PROFILES: Readonly<Record<string, () => Promise<Profile<unknown>>>> = {
     }
   },
   progressProtocol: async () => (await import('../profiles/progress-protocol/index.js')).progressProtocol as Profile<unknown>,
+  // Stores written by SavepointSaver (savepoint/langgraph); reading them needs no LangGraph package.
+  langgraph: async () => (await import('../langgraph/profile.js')).langGraphProfile as Profile<unknown>,
 };
 
 export const PROFILE_NAMES: readonly string[] = Object.keys(PROFILES);

@@ -84,6 +84,9 @@ export { collectRunFiles, type RunFiles, type StoreFiles, type ClassifiedEntry }
 // Writing: detailed result and event types.
 export type { CheckpointOutcome, CheckpointSuccess, CheckpointFailure, WriterLockIdentity, WriterEventMap, WriterEventName } from '../writer/types.js';
 
+// Run history: option and result types of listRunSnapshots, getRunSnapshot, deleteRun.
+export type { ListRunSnapshotsOptions, GetRunSnapshotOptions, DeleteRunOptions, DeleteRunResult } from '../runs/index.js';
+
 // Resuming: the locator and the rule contract.
 export {
   locateNewestSnapshot,

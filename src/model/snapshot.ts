@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { JsonObject } from '../codec/canonical-json.js';
 
 /** Priorities phased-workflow-github.md gives its triggers. */
 export const PRIORITIES = ['critical', 'high', 'medium', 'low'] as const;
@@ -60,6 +61,11 @@ export interface Snapshot<P = unknown> {
   status: string;
   /** The profile's payload. */
   payload: P;
+  /**
+   * Free-form metadata of this snapshot, for filters (`listRunSnapshots({ filter })`): the
+   * LangGraph profile keeps a checkpoint's metadata here. Absent for profiles without it.
+   */
+  metadata?: JsonObject;
   /** Format version and checksum of the stored document. */
   integrity: Integrity;
 }
@@ -80,6 +86,7 @@ export function snapshotSchema<S extends z.ZodType>(payload: S) {
       priority: z.enum(PRIORITIES).optional(),
       status: z.string().min(1),
       payload,
+      metadata: z.record(z.string(), z.json()).optional(),
       integrity: IntegritySchema,
     })
     .strict();

@@ -1,0 +1,134 @@
+/**
+ * LangGraph bench: one graph, per superstep, through SavepointSaver against LangGraph's own
+ * savers in the same process, interleaved (ratios of medians): on memory against
+ * MemorySaver, on fs against SqliteSaver (its default, WAL with synchronous=NORMAL, and
+ * synchronous=FULL, the durability fsStorage gives). Then the storage footprint of one
+ * thread after 1,000 supersteps: SavepointSaver with its default retention (keep the last
+ * 50) against SqliteSaver, which keeps everything.
+ */
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Annotation, END, START, StateGraph } from '@langchain/langgraph';
+import { MemorySaver, type BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
+import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
+import { memoryStorage } from '../src/index.js';
+import { fsStorage } from '../src/entries/fs.js';
+import { SavepointSaver } from '../src/entries/langgraph.js';
+import { fmt, interleave, median, type BenchRow } from './harness.js';
+
+const STEPS = 20;
+const FOOTPRINT_STEPS = 1000;
+
+const State = Annotation.Root({
+  count: Annotation<number>({ reducer: (_, n) => n, default: () => 0 }),
+  note: Annotation<string>({ reducer: (_, n) => n, default: () => '' }),
+  log: Annotation<string[]>({ reducer: (a, b) => [...a, ...b].slice(-8), default: () => [] }),
+});
+
+/** A loop of `steps` supersteps: each changes every channel, about 1 KB of state. */
+function graph(steps: number) {
+  return new StateGraph(State)
+    .addNode('step', (s: typeof State.State) => ({ count: s.count + 1, note: `step ${s.count + 1} `.repeat(60), log: [`did ${s.count + 1}`] }))
+    .addEdge(START, 'step')
+    .addConditionalEdges('step', (s) => (s.count >= steps ? END : 'step'), ['step', END]);
+}
+
+let threads = 0;
+async function runThread(checkpointer: BaseCheckpointSaver, steps: number): Promise<void> {
+  const app = graph(steps).compile({ checkpointer });
+  await app.invoke({ count: 0 }, { configurable: { thread_id: `t-${++threads}` }, recursionLimit: steps + 10 });
+}
+
+function dirBytes(dir: string): number {
+  let total = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (e.isFile()) total += statSync(join(e.parentPath, e.name)).size;
+  }
+  return total;
+}
+
+function sqlite(dir: string, synchronous?: 'FULL'): SqliteSaver {
+  const saver = SqliteSaver.fromConnString(join(dir, 'checkpoints.db'));
+  if (synchronous) saver.db.pragma(`synchronous = ${synchronous}`);
+  return saver;
+}
+
+function perStepRow(area: string, name: string, times: { a: number[]; b: number[] }, baseline: string, target: number | undefined): BenchRow {
+  const a = median(times.a) / STEPS;
+  const b = median(times.b) / STEPS;
+  const ratio = a / b;
+  return {
+    area,
+    name,
+    savepoint: `${fmt(a)} ms/superstep`,
+    baseline: `${fmt(b)} ms/superstep (${baseline})`,
+    ratio: `${fmt(ratio)}× of baseline`,
+    target: target === undefined ? '— (reported)' : `≤ ${target}×`,
+    met: target === undefined ? true : ratio <= target,
+  };
+}
+
+export async function bench(): Promise<BenchRow[]> {
+  const rows: BenchRow[] = [];
+  const work = mkdtempSync(join(tmpdir(), 'savepoint-bench-lg-'));
+  try {
+    // Warm both paths (module loading, JIT) before measuring.
+    await runThread(new SavepointSaver({ storage: memoryStorage() }), STEPS);
+    await runThread(new MemorySaver(), STEPS);
+
+    const memSaver = new SavepointSaver({ storage: memoryStorage() });
+    const memBaseline = new MemorySaver();
+    rows.push(
+      perStepRow(
+        'langgraph',
+        `SavepointSaver(memoryStorage) vs MemorySaver, ${STEPS}-superstep graph`,
+        await interleave(40, () => runThread(memSaver, STEPS), () => runThread(memBaseline, STEPS)),
+        'MemorySaver',
+        1.0,
+      ),
+    );
+
+    const fsDir = join(work, 'fs');
+    const fsStore = fsStorage({ dir: fsDir });
+    const fsSaver = new SavepointSaver({ storage: fsStore });
+    for (const [label, sync, target] of [
+      ['SqliteSaver default (WAL, synchronous=NORMAL)', undefined, undefined],
+      ['SqliteSaver synchronous=FULL', 'FULL', 1.5],
+    ] as const) {
+      const dir = mkdtempSync(join(work, 'sqlite-'));
+      const baseline = sqlite(dir, sync);
+      await runThread(baseline, 2);
+      await runThread(fsSaver, 2);
+      rows.push(
+        perStepRow('langgraph', `SavepointSaver(fsStorage) vs ${label}`, await interleave(10, () => runThread(fsSaver, STEPS), () => runThread(baseline, STEPS)), label, target),
+      );
+      baseline.db.close();
+    }
+    await fsStore.close();
+
+    // Footprint: one thread, 1,000 supersteps, each store on its own.
+    const fpFs = join(work, 'footprint-fs');
+    const fpStore = fsStorage({ dir: fpFs });
+    await runThread(new SavepointSaver({ storage: fpStore }), FOOTPRINT_STEPS);
+    await fpStore.close();
+    const fpSqliteDir = mkdtempSync(join(work, 'footprint-sqlite-'));
+    const fpSqlite = sqlite(fpSqliteDir);
+    await runThread(fpSqlite, FOOTPRINT_STEPS);
+    fpSqlite.db.close();
+    const ours = dirBytes(fpFs);
+    const theirs = dirBytes(fpSqliteDir);
+    rows.push({
+      area: 'langgraph',
+      name: `store size after ${FOOTPRINT_STEPS} supersteps (default retention) vs SqliteSaver`,
+      savepoint: `${fmt(ours / 1024)} KiB`,
+      baseline: `${fmt(theirs / 1024)} KiB (SqliteSaver)`,
+      ratio: `${fmt(ours / theirs)}× of baseline`,
+      target: '≤ 0.1×',
+      met: ours / theirs <= 0.1,
+    });
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+  return rows;
+}

@@ -1,0 +1,60 @@
+import { sha256Hex, toHex } from '../codec/sha256.js';
+import { utf8Encode } from '../codec/utf8.js';
+import { CheckpointError } from '../model/errors.js';
+
+/** Folder of every LangGraph store file, below the adapter's root. */
+export const LANGGRAPH_ROOT = 'langgraph';
+
+/** Separates the thread's segment from the namespace's in a run id (never part of a segment). */
+export const NS_SEPARATOR = '.';
+
+// Plain segments exclude '_' and '.', so the encoded forms (`x_…`, `h_…`) and the
+// namespace separator can never collide with an id that is used as it is.
+const PLAIN = /^[A-Za-z0-9][A-Za-z0-9-]{0,59}$/;
+const HEX_LIMIT_BYTES = 29;
+
+/**
+ * One path-safe segment for a LangGraph identifier (thread id, namespace, task id):
+ * the id itself when it is short and plain (`1`, a UUID, `thread-7`), the hex of its UTF-8
+ * as `x_<hex>` when short, else `h_<first 40 hex of its sha256>`. Injective on the first
+ * two forms; the hashed form is checked against the id stored in the document on read.
+ */
+export async function segmentOf(id: string): Promise<string> {
+  if (PLAIN.test(id)) return id;
+  const bytes = utf8Encode(id);
+  if (bytes.length <= HEX_LIMIT_BYTES) return `x_${toHex(bytes)}`;
+  return `h_${(await sha256Hex(bytes)).slice(0, 40)}`;
+}
+
+/** The run id of one (thread, namespace) pair: `<thread>` for the root namespace, `<thread>.<ns>` otherwise. */
+export async function runIdOf(threadId: string, checkpointNs: string): Promise<string> {
+  const thread = await segmentOf(threadId);
+  return checkpointNs === '' ? thread : `${thread}${NS_SEPARATOR}${await segmentOf(checkpointNs)}`;
+}
+
+/** The thread segment of a run id written by {@link runIdOf}. */
+export function threadSegmentOfRun(runId: string): string {
+  const dot = runId.indexOf(NS_SEPARATOR);
+  return dot < 0 ? runId : runId.slice(0, dot);
+}
+
+/** Keys of one run (a thread's namespace). */
+export const runDir = (runId: string): string => `${LANGGRAPH_ROOT}/${runId}`;
+/** A checkpoint's document, named by its id (LangGraph's uuid6 ids sort by time). */
+export const checkpointKey = (runId: string, checkpointId: string): string => `${runDir(runId)}/history/${checkpointId}.json`;
+/** Folder of the pending writes of the checkpoint with `sequence` (retention's part files go with their snapshot). */
+export const writesDir = (runId: string, sequence: number): string => `${runDir(runId)}/parts/${sequence}/`;
+/** The pending writes one task made against the checkpoint with `sequence`. */
+export const writesKey = (runId: string, sequence: number, taskSegment: string): string => `${writesDir(runId, sequence)}w_${taskSegment}.json`;
+
+/** LangGraph checkpoint ids become file names: uuid-like text only. */
+const CHECKPOINT_ID = /^[A-Za-z0-9][A-Za-z0-9-]{0,127}$/;
+
+/** Throws `checkpoint_key_invalid` unless `id` can name a checkpoint file. */
+export function assertCheckpointId(id: unknown, field = 'checkpoint_id'): asserts id is string {
+  if (typeof id !== 'string' || !CHECKPOINT_ID.test(id)) {
+    throw new CheckpointError('checkpoint_key_invalid', `${field} must be 1-128 characters of [A-Za-z0-9-] (LangGraph's uuid6 ids are)`, {
+      details: { field, length: typeof id === 'string' ? id.length : -1 },
+    });
+  }
+}

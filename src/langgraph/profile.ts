@@ -1,0 +1,104 @@
+import { z } from 'zod';
+import type { JsonObject } from '../codec/canonical-json.js';
+import { jsonDocumentFormat } from '../codec/json-document.js';
+import { IntegritySchema, Rfc3339Schema, TriggerRecordSchema } from '../model/snapshot.js';
+import { defineProfile, type Profile } from '../profiles/define-profile.js';
+import { historyBySnapshotId, standardLayout } from '../profiles/layout.js';
+import { JsonValueSchema } from '../profiles/default-profile.js';
+import { keepLast } from '../retention/policy.js';
+import { LANGGRAPH_ROOT } from './keys.js';
+
+/** Checkpoints kept per thread namespace by default (snapshot-lifecycle.md's 50 per run). */
+export const DEFAULT_KEEP_LAST = 50;
+
+/**
+ * Bytes LangGraph's serializer produced (`serde.dumpsTyped`): its type tag and the bytes in
+ * base64, stored as they are so nothing is re-encoded on the way in or out.
+ */
+export const SerializedValueSchema = z.object({ type: z.string().min(1), data: z.string() }).strict();
+/** The TypeScript type of {@link SerializedValueSchema}. */
+export type SerializedValue = z.infer<typeof SerializedValueSchema>;
+
+/** A channel's value and the channel version it was written at (so unchanged channels carry over by version). */
+export const StoredChannelSchema = SerializedValueSchema.extend({ version: z.union([z.number(), z.string().min(0)]) }).strict();
+/** The TypeScript type of {@link StoredChannelSchema}. */
+export type StoredChannel = z.infer<typeof StoredChannelSchema>;
+
+/** What a LangGraph checkpoint is in savepoint's model: the snapshot payload of {@link langGraphProfile}. */
+export interface LangGraphPayload {
+  thread_id: string;
+  checkpoint_ns: string;
+  parent_checkpoint_id?: string;
+  /** The checkpoint without its `channel_values`, as the serializer wrote it. */
+  checkpoint: SerializedValue;
+  /** Each channel's value, serialized on its own (unchanged channels are copied from the parent, not re-serialized). */
+  channel_values: Record<string, StoredChannel>;
+  /** The checkpoint's metadata (`source`, `step`, `parents`, your own keys) when the serializer writes JSON: filters read it. */
+  metadata: JsonObject;
+  /** The metadata as the serializer wrote it, when that is not plain JSON (an encrypting serializer). */
+  metadata_blob?: SerializedValue;
+}
+
+/** Sources LangGraph writes into `metadata.source`. */
+export const LANGGRAPH_SOURCES = ['input', 'loop', 'update', 'fork'] as const;
+
+/** The stored document of one LangGraph checkpoint: the snapshot header, the checkpoint, and the seal. */
+export const LangGraphDocumentSchema = z
+  .object({
+    snapshot_id: z.string().min(1),
+    run_id: z.string().min(1),
+    sequence: z.number().int().min(1),
+    created_at: Rfc3339Schema,
+    source: z.enum(LANGGRAPH_SOURCES),
+    source_details: z.array(TriggerRecordSchema),
+    status: z.literal('in_progress'),
+    thread_id: z.string(),
+    checkpoint_ns: z.string(),
+    parent_checkpoint_id: z.string().min(1).optional(),
+    checkpoint: SerializedValueSchema,
+    channel_values: z.record(z.string(), StoredChannelSchema),
+    metadata: z.record(z.string(), JsonValueSchema),
+    metadata_blob: SerializedValueSchema.optional(),
+    integrity: IntegritySchema,
+  })
+  .strict();
+/** The TypeScript type of {@link LangGraphDocumentSchema}. */
+export type LangGraphDocument = z.infer<typeof LangGraphDocumentSchema>;
+
+/**
+ * The profile of stores written by `SavepointSaver`: one run per (thread, namespace)
+ * under `langgraph/<run_id>/`, one sealed document per checkpoint in `history/<checkpoint_id>.json`,
+ * and each task's pending writes as part files `parts/<sequence>/w_<task>.json`, so
+ * retention deletes them with their checkpoint and keeps them with it. `savepoint
+ * verify|ls|prune --profile langgraph` and `runRetention({ profile: langGraphProfile })`
+ * work on such a store.
+ */
+export const langGraphProfile: Profile<LangGraphPayload> = defineProfile<LangGraphPayload>({
+  name: 'langgraph',
+  description: 'LangGraph checkpoints written by SavepointSaver (savepoint/langgraph)',
+  payload: z.custom<LangGraphPayload>(() => true),
+  triggers: { input: {}, loop: {}, update: {}, fork: {} },
+  statuses: { all: ['in_progress'], terminal: [], active: 'in_progress' },
+  heartbeat: false,
+  // History files are looked up by name (`<checkpoint_id>.json`): a gzipped `.gz` form would hide them.
+  compressHistory: false,
+  layout: standardLayout({ root: LANGGRAPH_ROOT, history: historyBySnapshotId(), indexName: false }),
+  retention: { name: 'langgraph', rules: [keepLast(DEFAULT_KEEP_LAST)] },
+  document: jsonDocumentFormat<LangGraphPayload, LangGraphDocument>({
+    schema: LangGraphDocumentSchema,
+    toDocument: (s) => ({
+      snapshot_id: s.id,
+      run_id: s.runId,
+      sequence: s.sequence,
+      created_at: s.createdAt,
+      source: s.source as LangGraphDocument['source'],
+      source_details: s.sourceDetails,
+      status: 'in_progress',
+      ...s.payload,
+    }),
+    fromDocument: (d) => {
+      const { snapshot_id, run_id, sequence, created_at, source, source_details, status, integrity: _integrity, ...payload } = d;
+      return { id: snapshot_id, runId: run_id, sequence, createdAt: created_at, source, sourceDetails: source_details, status, payload, metadata: payload.metadata };
+    },
+  }),
+});

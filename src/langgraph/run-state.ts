@@ -1,0 +1,101 @@
+import type { StorageAdapter } from '../storage/adapter.js';
+import { checkpointKey, runDir } from './keys.js';
+import type { LangGraphPayload, StoredChannel } from './profile.js';
+import type { Snapshot } from '../model/snapshot.js';
+
+/** The newest checkpoint a saver wrote in a run, kept so the next put copies unchanged channels without a read. */
+export interface LastCheckpoint {
+  readonly id: string;
+  readonly channels: Readonly<Record<string, StoredChannel>>;
+}
+
+/**
+ * What a saver knows about one run (a thread's namespace) after listing it once: every
+ * checkpoint id in ascending order, the sequences it has learned, and the highest
+ * sequence. Later puts extend it without listing again, so a put costs the same on the
+ * thousandth checkpoint as on the first.
+ */
+export interface RunState {
+  readonly runId: string;
+  /** Checkpoint ids stored in the run, ascending (LangGraph's uuid6 ids sort by creation). */
+  readonly ids: string[];
+  /** Sequence of each checkpoint id, where known (reserved before its document is written). */
+  readonly sequences: Map<string, number>;
+  maxSequence: number;
+  /** `maxSequence` when the run was listed: sequences above it were reserved by this saver. */
+  loadedMaxSequence: number;
+  last?: LastCheckpoint;
+  /**
+   * Writes keys this saver stored, by checkpoint sequence: pruning deletes them without
+   * listing (a list costs what the store holds on some adapters). Sequences not here are listed.
+   */
+  readonly writeKeys: Map<number, Set<string>>;
+}
+
+const HISTORY_NAME = /\/history\/([^/]+)\.json$/;
+
+/** Lists a run's checkpoint ids once and reads its newest document's sequence. */
+export async function loadRunState(storage: StorageAdapter, runId: string, readSequence: (key: string) => Promise<Snapshot<LangGraphPayload> | undefined>): Promise<RunState> {
+  const ids: string[] = [];
+  for await (const entry of storage.list(`${runDir(runId)}/history/`)) {
+    const m = HISTORY_NAME.exec(entry.key);
+    if (m) ids.push(m[1]!);
+  }
+  ids.sort(compareIds);
+  const state: RunState = { runId, ids, sequences: new Map(), maxSequence: 0, loadedMaxSequence: 0, writeKeys: new Map() };
+  const newest = ids.at(-1);
+  if (newest !== undefined) {
+    const snapshot = await readSequence(checkpointKey(runId, newest));
+    if (snapshot) {
+      state.sequences.set(newest, snapshot.sequence);
+      state.maxSequence = snapshot.sequence;
+      state.loadedMaxSequence = snapshot.sequence;
+    }
+  }
+  return state;
+}
+
+/** Code-unit order, the order `list()` returns and LangGraph's ids sort in. */
+export const compareIds = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** Index of the first id not below `id` (binary search: a put stays O(log n) on a thread kept whole). */
+function lowerBound(ids: readonly string[], id: string): number {
+  let lo = 0;
+  let hi = ids.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (ids[mid]! < id) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** True when the run holds checkpoint `id`, as far as this saver knows. */
+export function hasId(state: RunState, id: string): boolean {
+  return state.ids[lowerBound(state.ids, id)] === id;
+}
+
+/** Adds `id` to the ascending id list (at the end in the usual case: ids grow). */
+export function insertId(state: RunState, id: string): void {
+  const ids = state.ids;
+  if (ids.length === 0 || ids[ids.length - 1]! < id) {
+    ids.push(id);
+    return;
+  }
+  const at = lowerBound(ids, id);
+  if (ids[at] !== id) ids.splice(at, 0, id);
+}
+
+/**
+ * The sequence of checkpoint `id`: known, else reserved as the next one. Synchronous, so
+ * a put and the writes LangGraph sends for the same checkpoint before that put started
+ * (it chains puts but not writes) agree on one sequence.
+ */
+export function reserveSequence(state: RunState, id: string): number {
+  let sequence = state.sequences.get(id);
+  if (sequence === undefined) {
+    sequence = ++state.maxSequence;
+    state.sequences.set(id, sequence);
+  }
+  return sequence;
+}

@@ -1,0 +1,437 @@
+import type { RunnableConfig } from '@langchain/core/runnables';
+import {
+  BaseCheckpointSaver,
+  TASKS,
+  WRITES_IDX_MAP,
+  compareWritesSortKeys,
+  getCheckpointId,
+  maxChannelVersion,
+  writesSortKey,
+  type ChannelVersions,
+  type Checkpoint,
+  type CheckpointListOptions,
+  type CheckpointMetadata,
+  type CheckpointPendingWrite,
+  type CheckpointTuple,
+  type PendingWrite,
+  type SerializerProtocol,
+} from '@langchain/langgraph-checkpoint';
+import { canonicalJson, parseJson, type JsonObject } from '../codec/canonical-json.js';
+import { utf8Decode } from '../codec/utf8.js';
+import { systemClock, toRfc3339, type Clock } from '../model/clock.js';
+import { CheckpointError, isCheckpointError } from '../model/errors.js';
+import type { Snapshot } from '../model/snapshot.js';
+import { readSnapshot } from '../profiles/read-snapshot.js';
+import { deleteRun } from '../runs/delete-run.js';
+import type { StorageAdapter } from '../storage/adapter.js';
+import { fromBase64, toBase64 } from '../storage/github/encoding.js';
+import { LANGGRAPH_ROOT, NS_SEPARATOR, assertCheckpointId, checkpointKey, runIdOf, segmentOf, threadSegmentOfRun, writesDir, writesKey } from './keys.js';
+import { DEFAULT_KEEP_LAST, LANGGRAPH_SOURCES, langGraphProfile, type LangGraphPayload, type SerializedValue, type StoredChannel } from './profile.js';
+import { compareIds, hasId, insertId, loadRunState, reserveSequence, type RunState } from './run-state.js';
+import { decodeWrites, encodeWrites, type StoredWrite } from './writes.js';
+
+/** Options of {@link SavepointSaver}. */
+export interface SavepointSaverOptions {
+  /** Where checkpoints go: `memoryStorage()`, `fsStorage({ dir })`, `githubStorage(…)`, or your own adapter. */
+  readonly storage: StorageAdapter;
+  /** LangGraph serializer. @default LangGraph's `JsonPlusSerializer` */
+  readonly serde?: SerializerProtocol;
+  /**
+   * Checkpoints kept per thread namespace: after each put, the oldest beyond this many are
+   * deleted with their pending writes (the newest is never deleted). `false` keeps everything.
+   * @default 50
+   */
+  readonly keepLast?: number | false;
+  /** Clock for the documents' `created_at`. @default systemClock */
+  readonly clock?: Clock;
+}
+
+type Configurable = Record<string, unknown>;
+
+function configurableOf(config: RunnableConfig): Configurable | undefined {
+  return config.configurable as Configurable | undefined;
+}
+
+function requireThreadId(config: RunnableConfig, operation: string): string {
+  const threadId = configurableOf(config)?.thread_id;
+  if (typeof threadId !== 'string' && typeof threadId !== 'number') {
+    throw new CheckpointError('checkpoint_config_invalid', `${operation}: config.configurable.thread_id is required (graph.invoke(input, { configurable: { thread_id } }))`, {
+      details: { operation },
+    });
+  }
+  return String(threadId);
+}
+
+function namespaceOf(config: RunnableConfig): string {
+  const ns = configurableOf(config)?.checkpoint_ns;
+  if (ns === undefined || ns === null) return '';
+  if (typeof ns !== 'string') throw new CheckpointError('checkpoint_config_invalid', 'config.configurable.checkpoint_ns must be a string');
+  return ns;
+}
+
+function bytesOf(value: SerializedValue, where: string): Uint8Array {
+  const bytes = fromBase64(value.data);
+  if (!bytes) throw new CheckpointError('checkpoint_schema_invalid', `${where}: stored value is not base64`, { details: { where } });
+  return bytes;
+}
+
+const sameJson = (a: unknown, b: unknown): boolean => a === b || (typeof a === 'object' && typeof b === 'object' && a !== null && b !== null && canonicalJson(a) === canonicalJson(b));
+
+/**
+ * A LangGraph.js checkpointer over any savepoint `StorageAdapter`: `graph.compile({ checkpointer: new SavepointSaver({ storage }) })`.
+ *
+ * Each (thread, namespace) is a savepoint run under `langgraph/<run_id>/`; each checkpoint
+ * one sealed (sha256) document `history/<checkpoint_id>.json` holding the serializer's
+ * output as it is; each task's pending writes a sealed part file that retention keeps and
+ * deletes with its checkpoint. A put writes one document (plus the changed channels' bytes
+ * in it) and never rewrites anything that grows with the thread. `keepLast` (default 50)
+ * bounds each thread; `runRetention({ profile: langGraphProfile })` and
+ * `savepoint verify|ls|prune --profile langgraph` work on the same store.
+ *
+ * One saver per thread at a time (as with every LangGraph checkpointer): a saver learns a
+ * run's checkpoints by listing it once and then keeps count itself.
+ *
+ * @example
+ * ```ts
+ * import { SavepointSaver } from 'savepoint/langgraph';
+ * import { fsStorage } from 'savepoint/fs';
+ *
+ * const checkpointer = new SavepointSaver({ storage: fsStorage({ dir: '.checkpoints' }) });
+ * const app = graph.compile({ checkpointer });
+ * await app.invoke(input, { configurable: { thread_id: 'order-42' } });
+ * ```
+ */
+export class SavepointSaver extends BaseCheckpointSaver {
+  readonly storage: StorageAdapter;
+  readonly keepLast: number | false;
+  private readonly clock: Clock;
+  private readonly runs = new Map<string, Promise<RunState>>();
+
+  constructor(options: SavepointSaverOptions) {
+    super(options?.serde);
+    if (!options || typeof options.storage?.get !== 'function') {
+      throw new CheckpointError('checkpoint_config_invalid', 'SavepointSaver: options.storage must be a StorageAdapter');
+    }
+    const keepLast = options.keepLast ?? DEFAULT_KEEP_LAST;
+    if (keepLast !== false && !(Number.isInteger(keepLast) && keepLast >= 1)) {
+      throw new CheckpointError('checkpoint_config_invalid', 'SavepointSaver: keepLast must be a positive integer or false', { details: { keepLast: String(keepLast) } });
+    }
+    this.storage = options.storage;
+    this.keepLast = keepLast;
+    this.clock = options.clock ?? systemClock;
+  }
+
+  private run(runId: string): Promise<RunState> {
+    let state = this.runs.get(runId);
+    if (!state) {
+      state = loadRunState(this.storage, runId, (key) => this.read(key));
+      this.runs.set(runId, state);
+      state.catch(() => this.runs.delete(runId));
+    }
+    return state;
+  }
+
+  private read(key: string): Promise<Snapshot<LangGraphPayload> | undefined> {
+    return readSnapshot(this.storage, langGraphProfile, key);
+  }
+
+  /** The sequence of a stored checkpoint (read from its document when not known yet), else a new one. */
+  private async sequenceOf(state: RunState, id: string): Promise<number> {
+    const known = state.sequences.get(id);
+    if (known !== undefined) return known;
+    if (hasId(state, id)) {
+      const stored = await this.read(checkpointKey(state.runId, id));
+      if (stored && !state.sequences.has(id)) state.sequences.set(id, stored.sequence);
+    }
+    return reserveSequence(state, id);
+  }
+
+  /** True for a sequence this saver reserved itself (no other saver can have written its writes). */
+  private ownsSequence(state: RunState, sequence: number): boolean {
+    return sequence > state.loadedMaxSequence;
+  }
+
+  /** Serialized channels of the parent checkpoint, from memory when this saver wrote it last. */
+  private async parentChannels(state: RunState, parentId: string): Promise<Readonly<Record<string, StoredChannel>> | undefined> {
+    if (state.last?.id === parentId) return state.last.channels;
+    return (await this.read(checkpointKey(state.runId, parentId)))?.payload.channel_values;
+  }
+
+  async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions): Promise<RunnableConfig> {
+    const threadId = requireThreadId(config, 'put');
+    const ns = namespaceOf(config);
+    const parentValue = configurableOf(config)?.checkpoint_id;
+    const parentId = typeof parentValue === 'string' && parentValue !== '' ? parentValue : undefined;
+    if (parentId !== undefined) assertCheckpointId(parentId, 'parent checkpoint_id');
+    assertCheckpointId(checkpoint?.id);
+    const runId = await runIdOf(threadId, ns);
+    const state = await this.run(runId);
+    const sequence = await this.sequenceOf(state, checkpoint.id);
+    const parent = parentId !== undefined ? await this.parentChannels(state, parentId) : undefined;
+    const { channel_values: values, ...bare } = checkpoint;
+    const channels = await this.storedChannels(checkpoint, values ?? {}, newVersions, parent);
+    const [checkpointType, checkpointBytes] = await this.serde.dumpsTyped(bare);
+    const [metadataType, metadataBytes] = await this.serde.dumpsTyped(metadata);
+    const metadataJson = metadataType === 'json' ? parseJson(utf8Decode(metadataBytes, 'metadata'), 'metadata') : undefined;
+    const plainMetadata = metadataJson !== undefined && metadataJson !== null && typeof metadataJson === 'object' && !Array.isArray(metadataJson);
+    const payload: LangGraphPayload = {
+      thread_id: threadId,
+      checkpoint_ns: ns,
+      ...(parentId !== undefined ? { parent_checkpoint_id: parentId } : {}),
+      checkpoint: { type: checkpointType, data: toBase64(checkpointBytes) },
+      channel_values: channels,
+      metadata: plainMetadata ? (metadataJson as JsonObject) : {},
+      ...(plainMetadata ? {} : { metadata_blob: { type: metadataType, data: toBase64(metadataBytes) } }),
+    };
+    const source = (LANGGRAPH_SOURCES as readonly string[]).includes(metadata?.source) ? metadata.source : 'update';
+    const { bytes } = await langGraphProfile.document.encode({
+      id: checkpoint.id,
+      runId,
+      sequence,
+      createdAt: toRfc3339(this.clock.now()),
+      source,
+      sourceDetails: [],
+      status: 'in_progress',
+      payload,
+    });
+    await this.storage.put(checkpointKey(runId, checkpoint.id), bytes);
+    insertId(state, checkpoint.id);
+    if (state.ids.at(-1) === checkpoint.id) state.last = { id: checkpoint.id, channels };
+    await this.prune(state);
+    return { configurable: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpoint.id } };
+  }
+
+  /**
+   * The channels a checkpoint stores: those in `newVersions` serialized now, the others
+   * copied as bytes from the parent when it holds them at the same version (LangGraph's
+   * savers store a channel under its version once; the validation suite checks that a
+   * channel neither new nor in the parent is not stored).
+   */
+  private async storedChannels(
+    checkpoint: Checkpoint,
+    values: Record<string, unknown>,
+    newVersions: ChannelVersions,
+    parent: Readonly<Record<string, StoredChannel>> | undefined,
+  ): Promise<Record<string, StoredChannel>> {
+    const channels: Record<string, StoredChannel> = {};
+    for (const [channel, value] of Object.entries(values)) {
+      const version = checkpoint.channel_versions?.[channel] ?? newVersions[channel];
+      if (Object.hasOwn(newVersions, channel)) {
+        const [type, bytes] = await this.serde.dumpsTyped(value);
+        channels[channel] = { type, data: toBase64(bytes), version: version ?? newVersions[channel]! };
+      } else {
+        const previous = parent?.[channel];
+        if (previous && version !== undefined && previous.version === version) channels[channel] = previous;
+      }
+    }
+    return channels;
+  }
+
+  async putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath?: string): Promise<void> {
+    const threadId = requireThreadId(config, 'putWrites');
+    const ns = namespaceOf(config);
+    const checkpointId = configurableOf(config)?.checkpoint_id;
+    if (checkpointId === undefined || checkpointId === '') {
+      throw new CheckpointError('checkpoint_config_invalid', 'putWrites: config.configurable.checkpoint_id is required', { details: { operation: 'putWrites' } });
+    }
+    assertCheckpointId(checkpointId);
+    if (typeof taskId !== 'string') throw new CheckpointError('checkpoint_config_invalid', 'putWrites: taskId must be a string');
+    const runId = await runIdOf(threadId, ns);
+    const state = await this.run(runId);
+    const sequence = await this.sequenceOf(state, checkpointId);
+    const key = writesKey(runId, sequence, await segmentOf(taskId));
+
+    const fresh: StoredWrite[] = [];
+    for (const [index, [channel, value]] of writes.entries()) {
+      const [type, bytes] = await this.serde.dumpsTyped(value);
+      fresh.push({ idx: WRITES_IDX_MAP[channel] ?? index, channel, type, data: toBase64(bytes) });
+    }
+    const document = { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpointId, task_id: taskId, task_path: taskPath ?? '' };
+    // Usually the task's first writes: create-only, one storage call. Otherwise merge as
+    // MemorySaver does: a regular write (idx >= 0) already stored is kept, special ones replace.
+    for (let attempt = 0; ; attempt++) {
+      const existing = attempt === 0 ? undefined : await this.storage.get(key);
+      let merged = fresh;
+      if (existing) {
+        const stored = await decodeWrites(existing.bytes, key);
+        const byIdx = new Map(stored.writes.map((w) => [w.idx, w]));
+        for (const w of fresh) if (w.idx < 0 || !byIdx.has(w.idx)) byIdx.set(w.idx, w);
+        merged = [...byIdx.values()];
+      }
+      const bytes = await encodeWrites({ ...document, writes: merged });
+      try {
+        await this.storage.put(key, bytes, existing ? { ifVersion: existing.version } : { ifAbsent: true });
+        // Only for sequences whose writes this saver has seen from the start; others are listed when pruned.
+        const known = state.writeKeys.get(sequence);
+        if (known) known.add(key);
+        else if (!existing && this.ownsSequence(state, sequence)) state.writeKeys.set(sequence, new Set([key]));
+        return;
+      } catch (err) {
+        if (!isCheckpointError(err, 'checkpoint_conflict') || attempt >= 3) throw err;
+      }
+    }
+  }
+
+  async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
+    const threadValue = configurableOf(config)?.thread_id;
+    if (threadValue === undefined || threadValue === null) return undefined;
+    const threadId = requireThreadId(config, 'getTuple');
+    const ns = namespaceOf(config);
+    const runId = await runIdOf(threadId, ns);
+    let id: string | undefined = getCheckpointId(config) || undefined;
+    if (id === undefined) {
+      for await (const entry of this.storage.list(`${LANGGRAPH_ROOT}/${runId}/history/`)) {
+        const name = entry.key.slice(entry.key.lastIndexOf('/') + 1);
+        if (name.endsWith('.json')) {
+          const candidate = name.slice(0, -'.json'.length);
+          if (id === undefined || compareIds(candidate, id) > 0) id = candidate;
+        }
+      }
+      if (id === undefined) return undefined;
+    }
+    assertCheckpointId(id);
+    const snapshot = await this.read(checkpointKey(runId, id));
+    if (!snapshot || snapshot.payload.thread_id !== threadId || snapshot.payload.checkpoint_ns !== ns) return undefined;
+    return this.toTuple(snapshot);
+  }
+
+  async *list(config: RunnableConfig, options?: CheckpointListOptions): AsyncGenerator<CheckpointTuple> {
+    const { before, filter } = options ?? {};
+    let remaining = options?.limit;
+    const c = configurableOf(config) ?? {};
+    const threadId = c.thread_id === undefined || c.thread_id === null ? undefined : requireThreadId(config, 'list');
+    const ns = c.checkpoint_ns === undefined || c.checkpoint_ns === null ? undefined : namespaceOf(config);
+    const onlyId = typeof c.checkpoint_id === 'string' && c.checkpoint_id !== '' ? c.checkpoint_id : undefined;
+    const beforeValue = (before?.configurable as Configurable | undefined)?.checkpoint_id;
+    const beforeId = typeof beforeValue === 'string' && beforeValue !== '' ? beforeValue : undefined;
+    const threadSegment = threadId === undefined ? undefined : await segmentOf(threadId);
+    const nsSegment = ns === undefined || ns === '' ? ns : await segmentOf(ns);
+
+    const runs = new Map<string, string[]>();
+    for await (const entry of this.storage.list(threadSegment === undefined ? `${LANGGRAPH_ROOT}/` : `${LANGGRAPH_ROOT}/${threadSegment}`)) {
+      const m = /^langgraph\/([^/]+)\/history\/([^/]+)\.json$/.exec(entry.key);
+      if (!m) continue;
+      const [, runId, id] = m as unknown as [string, string, string];
+      if (threadSegment !== undefined && threadSegmentOfRun(runId) !== threadSegment) continue;
+      if (nsSegment !== undefined) {
+        const dot = runId.indexOf(NS_SEPARATOR);
+        if ((dot < 0 ? '' : runId.slice(dot + 1)) !== nsSegment) continue;
+      }
+      if (onlyId !== undefined && id !== onlyId) continue;
+      if (beforeId !== undefined && id >= beforeId) continue;
+      let ids = runs.get(runId);
+      if (!ids) runs.set(runId, (ids = []));
+      ids.push(id);
+    }
+    for (const runId of [...runs.keys()].sort(compareIds)) {
+      for (const id of runs.get(runId)!.sort(compareIds).reverse()) {
+        if (remaining !== undefined && remaining <= 0) return;
+        const snapshot = await this.read(checkpointKey(runId, id));
+        if (!snapshot) continue; // deleted while listing
+        const p = snapshot.payload;
+        if ((threadId !== undefined && p.thread_id !== threadId) || (ns !== undefined && p.checkpoint_ns !== ns)) continue;
+        if (filter && Object.keys(filter).length > 0) {
+          const metadata = (await this.metadataOf(p)) as Record<string, unknown>;
+          if (!Object.entries(filter).every(([k, v]) => sameJson(metadata?.[k], v))) continue;
+        }
+        if (remaining !== undefined) remaining--;
+        yield await this.toTuple(snapshot);
+      }
+    }
+  }
+
+  async deleteThread(threadId: string): Promise<void> {
+    if (typeof threadId !== 'string' && typeof threadId !== 'number') throw new CheckpointError('checkpoint_config_invalid', 'deleteThread: threadId must be a string');
+    const segment = await segmentOf(String(threadId));
+    const runIds = new Set<string>();
+    for await (const entry of this.storage.list(`${LANGGRAPH_ROOT}/${segment}`)) {
+      const runId = entry.key.split('/')[1]!;
+      if (threadSegmentOfRun(runId) === segment) runIds.add(runId);
+    }
+    for (const runId of runIds) {
+      this.runs.delete(runId);
+      await deleteRun({ storage: this.storage, profile: langGraphProfile, runId });
+      this.runs.delete(runId);
+    }
+  }
+
+  private async metadataOf(p: LangGraphPayload): Promise<CheckpointMetadata> {
+    if (p.metadata_blob) return (await this.serde.loadsTyped(p.metadata_blob.type, bytesOf(p.metadata_blob, 'metadata'))) as CheckpointMetadata;
+    return (await this.serde.loadsTyped('json', canonicalJson(p.metadata))) as CheckpointMetadata;
+  }
+
+  private async toTuple(snapshot: Snapshot<LangGraphPayload>): Promise<CheckpointTuple> {
+    const p = snapshot.payload;
+    const where = checkpointKey(snapshot.runId, snapshot.id);
+    const checkpoint = (await this.serde.loadsTyped(p.checkpoint.type, bytesOf(p.checkpoint, where))) as Checkpoint;
+    checkpoint.channel_values = {};
+    for (const [channel, value] of Object.entries(p.channel_values)) {
+      checkpoint.channel_values[channel] = await this.serde.loadsTyped(value.type, bytesOf(value, where));
+    }
+    const parentId = p.parent_checkpoint_id;
+    if (checkpoint.v < 4 && parentId !== undefined) await this.migratePendingSends(checkpoint, snapshot.runId, parentId);
+    const tuple: CheckpointTuple = {
+      config: { configurable: { thread_id: p.thread_id, checkpoint_ns: p.checkpoint_ns, checkpoint_id: snapshot.id } },
+      checkpoint,
+      metadata: await this.metadataOf(p),
+      pendingWrites: await this.pendingWrites(snapshot.runId, snapshot.sequence, snapshot.id),
+    };
+    if (parentId !== undefined) tuple.parentConfig = { configurable: { thread_id: p.thread_id, checkpoint_ns: p.checkpoint_ns, checkpoint_id: parentId } };
+    return tuple;
+  }
+
+  /** A checkpoint's pending writes, in LangGraph's `writesSortKey` order (the order live execution applies them). */
+  private async pendingWrites(runId: string, sequence: number, checkpointId: string): Promise<CheckpointPendingWrite[]> {
+    const keys: string[] = [];
+    for await (const entry of this.storage.list(writesDir(runId, sequence))) keys.push(entry.key);
+    const docs = await Promise.all(
+      keys.map(async (key) => {
+        const stored = await this.storage.get(key);
+        return stored ? decodeWrites(stored.bytes, key) : undefined;
+      }),
+    );
+    const sorted: { sortKey: ReturnType<typeof writesSortKey>; taskId: string; write: StoredWrite; key: string }[] = [];
+    for (const [i, doc] of docs.entries()) {
+      if (!doc || doc.checkpoint_id !== checkpointId) continue;
+      for (const write of doc.writes) sorted.push({ sortKey: writesSortKey(doc.task_path, doc.task_id, write.idx), taskId: doc.task_id, write, key: keys[i]! });
+    }
+    sorted.sort((a, b) => compareWritesSortKeys(a.sortKey, b.sortKey));
+    return Promise.all(sorted.map(async ({ taskId, write, key }) => [taskId, write.channel, await this.serde.loadsTyped(write.type, bytesOf(write, key))] as CheckpointPendingWrite));
+  }
+
+  /** Checkpoints older than format v4 kept pending sends in their parent's writes (as MemorySaver migrates them). */
+  private async migratePendingSends(checkpoint: Checkpoint, runId: string, parentId: string): Promise<void> {
+    const parent = await this.read(checkpointKey(runId, parentId));
+    const writes = parent ? await this.pendingWrites(runId, parent.sequence, parentId) : [];
+    const values = checkpoint.channel_values as Record<string, unknown>;
+    values[TASKS] = writes.filter(([, channel]) => channel === TASKS).map(([, , value]) => value);
+    const versions = checkpoint.channel_versions as Record<string, number | string>;
+    versions[TASKS] = Object.keys(versions).length > 0 ? maxChannelVersion(...Object.values(versions)) : this.getNextVersion(undefined);
+  }
+
+  /** Deletes the oldest checkpoints of the run beyond `keepLast`, each with its pending writes (document first, so none is left without its writes). */
+  private async prune(state: RunState): Promise<void> {
+    if (this.keepLast === false) return;
+    while (state.ids.length > this.keepLast) {
+      const id = state.ids[0]!;
+      const key = checkpointKey(state.runId, id);
+      try {
+        const sequence = state.sequences.get(id) ?? (await this.read(key).catch(() => undefined))?.sequence;
+        await this.storage.delete(key);
+        if (sequence !== undefined) {
+          const known = state.writeKeys.get(sequence);
+          if (known) for (const k of known) await this.storage.delete(k);
+          else for await (const entry of this.storage.list(writesDir(state.runId, sequence))) await this.storage.delete(entry.key);
+          state.writeKeys.delete(sequence);
+        }
+      } catch (err) {
+        throw new CheckpointError('checkpoint_retention_prune_failed', `SavepointSaver: could not delete an old checkpoint of run ${state.runId} (the new one is stored)`, {
+          cause: err,
+          details: { runId: state.runId },
+        });
+      }
+      state.ids.shift();
+      state.sequences.delete(id);
+    }
+  }
+}

@@ -1,0 +1,78 @@
+/**
+ * A real LangGraph graph (examples/langgraph.ts) in real processes on the real file system:
+ * SIGKILL it mid-graph, resume the thread in a new process from the same fsStorage store, and
+ * reach the same final state as a run that was never interrupted.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { fsStorage } from 'savepoint/fs';
+import { runCli } from '../../src/cli/run.js';
+import { bundledChildPerFile } from '../support/bundle-child.js';
+import { ROOT } from '../support/build.js';
+
+const bundled = bundledChildPerFile(join(ROOT, 'tests/langgraph/graph-child.ts'), 'savepoint-lg-crash-');
+
+/** Nodes of one full run: plan, five (agent, tools) rounds, the final agent turn, summarize. */
+const ALL_NODES = 13;
+
+function start(args: string[]): { kill: () => void; done: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> } {
+  const child = spawn(process.execPath, [bundled.bundle, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal, stdout, stderr })),
+  );
+  return { kill: () => child.kill('SIGKILL'), done };
+}
+
+const nodesRun = (marker: string): string[] => (existsSync(marker) ? readFileSync(marker, 'utf8').split('\n').filter(Boolean) : []);
+
+async function finalState(args: string[]): Promise<unknown> {
+  const r = await start(args).done;
+  expect(r.stderr).toBe('');
+  expect(r.code).toBe(0);
+  return JSON.parse(r.stdout);
+}
+
+function silentIo() {
+  let out = '';
+  return { io: { stdout: { write: (t: string) => (out += t) }, stderr: { write: (t: string) => (out += t) }, readStdin: async () => '', env: {} }, out: () => out };
+}
+
+describe('examples/langgraph.ts under SIGKILL', () => {
+  it('killed mid-graph and resumed in a new process, it ends in the state of an uninterrupted run', async () => {
+    const uninterrupted = await finalState(['--dir', join(bundled.work, 'clean'), '--thread', 'order-42']);
+    expect(uninterrupted).toMatchObject({ report: '5 items, total 30 EUR', total: 30 });
+
+    for (const killAfter of [2, 7, 11]) {
+      const dir = join(bundled.work, `crash-${killAfter}`);
+      const marker = `${dir}.marker`;
+      const run = start(['--dir', dir, '--thread', 'order-42', '--delay', '150', '--marker', marker]);
+      const deadline = Date.now() + 60_000;
+      while (nodesRun(marker).length < killAfter && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      run.kill();
+      const killed = await run.done;
+      expect(killed.signal).toBe('SIGKILL');
+      const before = nodesRun(marker).length;
+      expect(before).toBeGreaterThanOrEqual(killAfter);
+      expect(before).toBeLessThan(ALL_NODES);
+
+      const resumedMarker = `${dir}.resumed`;
+      expect(await finalState(['--dir', dir, '--thread', 'order-42', '--marker', resumedMarker])).toEqual(uninterrupted);
+      // It resumed from a checkpoint: it did not start over with the planner, and ran only what was left (a killed node runs again).
+      const resumed = nodesRun(resumedMarker);
+      expect(resumed[0]).not.toBe('plan');
+      expect(resumed.length).toBeLessThanOrEqual(ALL_NODES - before + 1);
+
+      // The store the saver left behind (after a SIGKILL) verifies clean.
+      const storage = fsStorage({ dir, create: false });
+      const io = silentIo();
+      expect(await runCli(['verify', '--profile', 'langgraph'], io.io, { storage })).toBe(0);
+      await storage.close();
+    }
+  });
+});

@@ -1,0 +1,152 @@
+import { emptyCheckpoint, uuid6, type Checkpoint } from '@langchain/langgraph-checkpoint';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { isCheckpointError, keepLast, listAll, memoryStorage, runRetention, type StorageAdapter } from 'savepoint';
+import { langGraphProfile, runIdOf, SavepointSaver } from 'savepoint/langgraph';
+import { runCli } from '../../src/cli/run.js';
+
+function fakeIo(): { io: Parameters<typeof runCli>[1]; out: () => string; err: () => string } {
+  let out = '';
+  let err = '';
+  return {
+    io: {
+      stdout: { write: (t: string) => (out += t), isTTY: false },
+      stderr: { write: (t: string) => (err += t), isTTY: false },
+      readStdin: async () => '',
+      env: {},
+    },
+    out: () => out,
+    err: () => err,
+  };
+}
+
+function checkpointAt(step: number): Checkpoint {
+  const c = emptyCheckpoint();
+  return { ...c, id: uuid6(step), channel_values: { count: step, log: `step ${step}` }, channel_versions: { count: step + 1, log: step + 1 } };
+}
+
+/** Writes `n` supersteps into thread `t` (namespace `ns`): put + one task's writes each, chained by parent as LangGraph does. */
+async function writeSteps(saver: SavepointSaver, threadId: string, n: number, ns = ''): Promise<string[]> {
+  let config = { configurable: { thread_id: threadId, checkpoint_ns: ns } } as { configurable: Record<string, unknown> };
+  const ids: string[] = [];
+  for (let step = 0; step < n; step++) {
+    const cp = checkpointAt(step);
+    config = (await saver.put(config, cp, { source: step === 0 ? 'input' : 'loop', step, parents: {} }, { count: step + 1, log: step + 1 })) as typeof config;
+    await saver.putWrites(config, [['count', step + 1]], `task-${step}`);
+    ids.push(cp.id);
+  }
+  return ids;
+}
+
+async function historyIds(storage: StorageAdapter, runId: string): Promise<string[]> {
+  return (await listAll(storage, `langgraph/${runId}/history/`)).map((e) => e.key.split('/').at(-1)!.replace(/\.json$/, ''));
+}
+
+async function partDirs(storage: StorageAdapter, runId: string): Promise<number[]> {
+  return [...new Set((await listAll(storage, `langgraph/${runId}/parts/`)).map((e) => Number(e.key.split('/')[3])))].sort((a, b) => a - b);
+}
+
+describe('SavepointSaver stores under savepoint retention, verify, ls and prune', () => {
+  it('keeps the last N checkpoints per thread inline, each with its pending writes, and the newest always', async () => {
+    const storage = memoryStorage();
+    const saver = new SavepointSaver({ storage, keepLast: 3 });
+    const ids = await writeSteps(saver, 'thread-1', 10);
+    const runId = await runIdOf('thread-1', '');
+    expect(await historyIds(storage, runId)).toEqual(ids.slice(-3));
+    expect(await partDirs(storage, runId)).toEqual([8, 9, 10]);
+    const newest = await saver.getTuple({ configurable: { thread_id: 'thread-1' } });
+    expect(newest?.checkpoint.id).toBe(ids[9]);
+    expect(newest?.checkpoint.channel_values).toEqual({ count: 9, log: 'step 9' });
+    expect(newest?.pendingWrites).toEqual([['task-9', 'count', 10]]);
+  });
+
+  it('a new saver on the same store continues the sequence and the count (cold start lists the run once)', async () => {
+    const storage = memoryStorage();
+    const first = await writeSteps(new SavepointSaver({ storage, keepLast: 4 }), 't', 3);
+    const second = await writeSteps(new SavepointSaver({ storage, keepLast: 4 }), 't', 3);
+    const runId = await runIdOf('t', '');
+    expect(await historyIds(storage, runId)).toEqual([...first, ...second].sort().slice(-4));
+    expect(await partDirs(storage, runId)).toEqual([3, 4, 5, 6]);
+  });
+
+  it('property: for any steps and keepLast, exactly min(steps, keepLast) checkpoints stay, the newest with its writes, and no writes without their checkpoint', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1, max: 12 }), fc.integer({ min: 1, max: 6 }), fc.constantFrom('', 'child'), async (steps, keep, ns) => {
+        const storage = memoryStorage();
+        const saver = new SavepointSaver({ storage, keepLast: keep });
+        const ids = await writeSteps(saver, 'p', steps, ns);
+        const runId = await runIdOf('p', ns);
+        expect(await historyIds(storage, runId)).toEqual(ids.slice(-keep));
+        expect((await partDirs(storage, runId)).length).toBe(Math.min(steps, keep));
+        const tuple = await saver.getTuple({ configurable: { thread_id: 'p', checkpoint_ns: ns } });
+        expect(tuple?.checkpoint.id).toBe(ids.at(-1));
+        expect(tuple?.pendingWrites).toEqual([[`task-${steps - 1}`, 'count', steps]]);
+      }),
+      { numRuns: 40 },
+    );
+  });
+
+  it('runRetention with the langgraph profile keeps each thread namespace\'s newest N with their writes; planning again deletes nothing', async () => {
+    const storage = memoryStorage();
+    const saver = new SavepointSaver({ storage, keepLast: false });
+    const root = await writeSteps(saver, 'a', 6);
+    const child = await writeSteps(saver, 'a', 4, 'child');
+    const before = await saver.getTuple({ configurable: { thread_id: 'a' } });
+
+    const { report } = await runRetention({ storage, profile: langGraphProfile, policy: { rules: [keepLast(2)] }, log: false });
+    expect(report.status).toBe('completed');
+    expect(await historyIds(storage, await runIdOf('a', ''))).toEqual(root.slice(-2));
+    expect(await historyIds(storage, await runIdOf('a', 'child'))).toEqual(child.slice(-2));
+    expect(await partDirs(storage, await runIdOf('a', ''))).toEqual([5, 6]);
+    expect(await saver.getTuple({ configurable: { thread_id: 'a' } })).toEqual(before);
+
+    const again = await runRetention({ storage, profile: langGraphProfile, policy: { rules: [keepLast(2)] }, log: false });
+    expect(again.plan.totals.delete).toBe(0);
+    expect(again.plan.totals.filesDeleted).toBe(0);
+  });
+
+  it('savepoint verify passes on a saver store and catches a changed byte; the saver refuses the corrupt checkpoint too', async () => {
+    const storage = memoryStorage();
+    const saver = new SavepointSaver({ storage });
+    const ids = await writeSteps(saver, 'v', 3);
+    const ok = fakeIo();
+    expect(await runCli(['verify', '--profile', 'langgraph'], ok.io, { storage })).toBe(0);
+
+    const key = `langgraph/${await runIdOf('v', '')}/history/${ids[1]}.json`;
+    const stored = (await storage.get(key))!;
+    const text = new TextDecoder().decode(stored.bytes).replace('"step":1', '"step":7');
+    await storage.put(key, new TextEncoder().encode(text));
+    const bad = fakeIo();
+    expect(await runCli(['verify', '--profile', 'langgraph'], bad.io, { storage })).toBe(1);
+    expect(bad.out() + bad.err()).toContain('checkpoint_integrity_mismatch');
+    const err = await saver.getTuple({ configurable: { thread_id: 'v', checkpoint_id: ids[1] } }).catch((e: unknown) => e);
+    expect(isCheckpointError(err, 'checkpoint_integrity_mismatch')).toBe(true);
+  });
+
+  it('savepoint ls lists a thread\'s checkpoints and prune --apply keeps the last N with their writes', async () => {
+    const storage = memoryStorage();
+    const saver = new SavepointSaver({ storage, keepLast: false });
+    const ids = await writeSteps(saver, 'cli-thread', 5);
+    const runId = await runIdOf('cli-thread', '');
+    const ls = fakeIo();
+    expect(await runCli(['ls', runId, '--profile', 'langgraph'], ls.io, { storage })).toBe(0);
+    for (let seq = 1; seq <= 5; seq++) expect(ls.out()).toMatch(new RegExp(`^\\s+${seq}\\s.*${seq === 1 ? 'input' : 'loop'}\\s+in_progress`, 'm'));
+
+    const runs = fakeIo();
+    expect(await runCli(['runs', '--profile', 'langgraph'], runs.io, { storage })).toBe(0);
+    expect(runs.out()).toContain(runId);
+    const show = fakeIo();
+    expect(await runCli(['show', runId, '--seq', '5', '--profile', 'langgraph'], show.io, { storage })).toBe(0);
+    expect(show.out()).toContain('cli-thread');
+
+    const dry = fakeIo();
+    expect(await runCli(['prune', '--keep-last', '2', '--profile', 'langgraph'], dry.io, { storage })).toBe(0);
+    expect(await historyIds(storage, runId)).toEqual(ids);
+    const apply = fakeIo();
+    expect(await runCli(['prune', '--keep-last', '2', '--apply', '--profile', 'langgraph'], apply.io, { storage })).toBe(0);
+    expect(await historyIds(storage, runId)).toEqual(ids.slice(-2));
+    expect(await partDirs(storage, runId)).toEqual([4, 5]);
+    const tuple = await saver.getTuple({ configurable: { thread_id: 'cli-thread' } });
+    expect(tuple?.pendingWrites).toEqual([['task-4', 'count', 5]]);
+  });
+});

@@ -1,0 +1,26 @@
+import './validation-globals.js';
+import { validate } from '@langchain/langgraph-checkpoint-validation';
+import { githubStorage, type GitHubStorage } from 'savepoint/github';
+import { SavepointSaver } from 'savepoint/langgraph';
+import { startGitHubEmulator, type GitHubEmulator } from 'savepoint/testing';
+
+const TOKEN = 'ghp_langgraphVALIDATIONtoken0123456789abcd';
+
+// LangGraph's validation suite, in full, against githubStorage on the GitHub emulator
+// (a real HTTP server on 127.0.0.1): a fresh repository per checkpointer.
+const emulators = new Map<SavepointSaver, GitHubEmulator>();
+validate({
+  checkpointerName: 'savepoint SavepointSaver on githubStorage',
+  async createCheckpointer() {
+    const gh = await startGitHubEmulator({ token: TOKEN });
+    const storage: GitHubStorage = githubStorage({ owner: gh.owner, repo: gh.repo, token: TOKEN, baseUrl: gh.url, requestTimeoutMs: 10_000 });
+    const saver = new SavepointSaver({ storage });
+    emulators.set(saver, gh);
+    return saver;
+  },
+  async destroyCheckpointer(saver) {
+    await saver.storage.close();
+    await emulators.get(saver)?.close();
+    emulators.delete(saver);
+  },
+});
