@@ -150,7 +150,9 @@ export async function commitOperations(ctx: RepoContext, ops: readonly BatchOper
     }
   };
   const outcomes = (): BatchOutcome[] =>
-    all.map((p) => (p.op.type === 'put' ? { type: 'put', key: p.op.key, version: p.expected! } : { type: 'delete', key: p.op.key, existed: p.existed ?? false }));
+    all.map((p): BatchOutcome =>
+      p.op.type === 'put' ? { type: 'put', key: p.op.key, version: p.expected! } : p.op.type === 'delete' ? { type: 'delete', key: p.op.key, existed: p.existed ?? false } : { type: 'check', key: p.op.key },
+    );
 
   for (;;) {
     let fresh = false;
@@ -172,10 +174,14 @@ export async function commitOperations(ctx: RepoContext, ops: readonly BatchOper
 
     // After a lost answer: did our commit land (perhaps with others on top)?
     if (ambiguous) {
-      const landed = items.every((p) => {
-        const cur = ctx.state.fileAt(p.path);
-        return p.op.type === 'put' ? cur?.sha === p.expected : cur === null;
-      });
+      // A check wrote nothing: only the writes tell whether the commit landed.
+      const writes = items.filter((p) => p.op.type !== 'check');
+      const landed =
+        writes.length > 0 &&
+        writes.every((p) => {
+          const cur = ctx.state.fileAt(p.path);
+          return p.op.type === 'put' ? cur?.sha === p.expected : cur === null;
+        });
       if (landed) {
         ctx.emit({ type: 'landed_after_timeout', level: 'info', keys });
         return outcomes();
@@ -188,12 +194,14 @@ export async function commitOperations(ctx: RepoContext, ops: readonly BatchOper
     let failure: CheckpointError | undefined;
     if (!conditionsChecked) {
       for (const p of items) {
-        const cur = ctx.state.fileAt(p.path);
+        const found = ctx.state.fileAt(p.path);
+        // A directory holds no value: a check sees the key as absent (nothing can be written there anyway).
+        const cur = p.op.type === 'check' && found && found.type !== 'file' ? null : found;
         if (cur && cur.type !== 'file') {
           throw new CheckpointError('checkpoint_unsupported', `${p.op.key} is a directory in the repository; git cannot hold a value there`, { details: { key: p.op.key } });
         }
         const { op } = p;
-        const createOnly = op.type === 'put' && op.ifAbsent === true;
+        const createOnly = (op.type === 'put' || op.type === 'check') && op.ifAbsent === true;
         const stale = (createOnly && cur) || (op.ifVersion !== undefined && cur?.sha !== op.ifVersion);
         if (!stale) continue;
         if (op.type === 'put' && cur && ctx.mergeRunIndexes) {
@@ -226,6 +234,7 @@ export async function commitOperations(ctx: RepoContext, ops: readonly BatchOper
     const changes: { path: string; sha: string | null; size: number }[] = [];
     const before = new Map<string, string | null>();
     for (const p of items) {
+      if (p.op.type === 'check') continue; // a fence, held above against this very base tree: nothing to write
       const cur = ctx.state.fileAt(p.path);
       before.set(p.path, cur?.sha ?? null);
       if (p.op.type === 'delete') {

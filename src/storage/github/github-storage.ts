@@ -17,7 +17,8 @@ import { assertKey, assertPrefix } from '../keys.js';
 import { commitOperations, INIT_MARKER_PATH, restore } from './commit-builder.js';
 import { deleteFile, putFile, readFile } from './contents.js';
 import type { CommitMessageContext, GitHubCommitIdentity, RepoContext } from './context.js';
-import { createEmergencyQueue, type QueuedWrite } from './emergency-queue.js';
+import { createEmergencyQueue, storageSpill, type QueuedWrite, type QueueSpill } from './emergency-queue.js';
+import { defaultSpillRoot, fileSpill, type SpillIdentity } from './file-spill.js';
 import type { GitHubStorageEvent, GitHubStorageEventListener } from './events.js';
 import { createHeadState } from './head-state.js';
 import { createGitHubHttp, retryAtOf, type GitHubHttpStats, type GitHubTokenSource } from './http.js';
@@ -114,12 +115,20 @@ export interface GitHubStorageOptions {
   /**
    * The emergency queue (spec `emergency_fallback`): when the rate limit is exhausted, a
    * write is accepted locally (`PutResult.pending`), reads see it, and it is pushed in
-   * order when the limit resets, on `flush()` and on `close()`. `true` keeps it in
-   * memory; give `storage` (e.g. `fsStorage`) to keep it across crashes. `false` makes
-   * rate-limited writes fail with `checkpoint_rate_limited` instead.
+   * order when the limit resets, on `flush()` and on `close()`.
+   *
+   * - `true` (default): durable where the runtime has a file system. In Node, each queued
+   *   write is fsync'd to a file under `.savepoint/github-queue/` in the working directory
+   *   before it is acknowledged, and the next adapter opened on the same repository and
+   *   branch pushes what a crashed process left. Where there is no file system (browsers,
+   *   edge runtimes) the queue is in memory: `stats().queueDurable` is false there.
+   * - `{ dir }`: the same, in another folder.
+   * - `{ storage, prefix }`: in any StorageAdapter (e.g. `fsStorage`), create-only.
+   * - `'memory'`: in memory only — a crash loses queued writes (`queueDurable: false`).
+   * - `false`: rate-limited writes fail with `checkpoint_rate_limited` instead.
    * @default true
    */
-  readonly emergencyQueue?: boolean | { readonly storage?: StorageAdapter; readonly prefix?: string };
+  readonly emergencyQueue?: boolean | 'memory' | { readonly dir: string } | { readonly storage: StorageAdapter; readonly prefix?: string };
   /**
    * Writes to one branch are sent one at a time. `'branch'`: across every githubStorage
    * of this JavaScript realm on the same repository and branch; `'adapter'`: within this
@@ -156,6 +165,8 @@ export interface GitHubStorageOptions {
 export interface GitHubStorageStats extends GitHubHttpStats {
   /** Writes currently held in the emergency queue. */
   readonly queued: number;
+  /** Whether queued writes survive a crash of this process (false for a memory queue: browsers, edge runtimes, `emergencyQueue: 'memory'`). */
+  readonly queueDurable: boolean;
 }
 
 /** A queued write, as {@link GitHubStorage.pendingWrites} shows it. */
@@ -187,6 +198,30 @@ const defaultMessage = (c: CommitMessageContext): string =>
 
 function configError(message: string): CheckpointError {
   return new CheckpointError('checkpoint_config_invalid', `githubStorage: ${message}`);
+}
+
+/** Where the emergency queue keeps its writes (undefined: memory). */
+function spillOf(option: NonNullable<GitHubStorageOptions['emergencyQueue']>, identity: SpillIdentity): QueueSpill | undefined {
+  if (option === false || option === 'memory') return undefined;
+  if (option === true) {
+    const root = defaultSpillRoot();
+    return root === undefined ? undefined : fileSpill(root, identity);
+  }
+  if (typeof option === 'object' && option !== null && 'storage' in option && option.storage !== undefined) {
+    const storage = option.storage;
+    if (typeof storage.put !== 'function' || typeof storage.get !== 'function' || typeof storage.delete !== 'function' || typeof storage.list !== 'function') {
+      throw configError('emergencyQueue.storage must be a StorageAdapter');
+    }
+    const prefix = option.prefix ?? `savepoint-github-queue/${identity.owner}/${identity.repo}/${encodeURIComponent(identity.branch)}/`;
+    if (typeof prefix !== 'string') throw configError('emergencyQueue.prefix must be a string');
+    return storageSpill(storage, prefix);
+  }
+  if (typeof option === 'object' && option !== null && 'dir' in option && typeof option.dir === 'string' && option.dir !== '') {
+    const spill = fileSpill(option.dir, identity);
+    if (!spill) throw configError('emergencyQueue.dir needs a file system (Node >= 20.16); use emergencyQueue: { storage } or "memory" here');
+    return spill;
+  }
+  throw configError("emergencyQueue must be true, false, 'memory', { dir } or { storage, prefix }");
 }
 
 /**
@@ -282,11 +317,7 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
   const lock = createWriteLock(options.serializeWrites === 'adapter' ? undefined : `${baseUrl}|${options.owner}/${options.repo}|${branch}`);
   const queueOption = options.emergencyQueue ?? true;
   const queueEnabled = queueOption !== false;
-  const spill = typeof queueOption === 'object' ? queueOption.storage : undefined;
-  const queue = createEmergencyQueue(
-    spill,
-    typeof queueOption === 'object' && queueOption.prefix !== undefined ? queueOption.prefix : `savepoint-github-queue/${options.owner}/${options.repo}/${encodeURIComponent(branch)}/`,
-  );
+  const queue = createEmergencyQueue(spillOf(queueOption, { baseUrl, owner: options.owner, repo: options.repo, branch, basePath }));
   const readYourWritesMs = options.readYourWritesMs ?? 60_000;
   const maxValueBytes = options.maxValueBytes ?? GITHUB_MAX_FILE_BYTES;
   if (!(Number.isInteger(maxValueBytes) && maxValueBytes > 0 && maxValueBytes <= GITHUB_MAX_FILE_BYTES)) throw configError(`maxValueBytes must be a positive integer up to ${GITHUB_MAX_FILE_BYTES}`);
@@ -388,7 +419,7 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
       const known = queued !== undefined ? (queued === null ? null : { sha: queued.version }) : state.fileAt(ctx.toPath(op.key));
       if (known === undefined) continue; // unknown: checked when the write is pushed
       const exists = known !== null;
-      if (op.type === 'put' && op.ifAbsent && exists) throw new CheckpointError('checkpoint_conflict', `conditional write of ${op.key} failed: key exists`, { details: { key: op.key } });
+      if (op.type !== 'delete' && op.ifAbsent && exists) throw new CheckpointError('checkpoint_conflict', `conditional write of ${op.key} failed: key exists`, { details: { key: op.key } });
       if (op.ifVersion !== undefined && known?.sha !== op.ifVersion) {
         throw new CheckpointError('checkpoint_conflict', `conditional write of ${op.key} failed: ${exists ? 'version changed' : 'key is gone'}`, { details: { key: op.key } });
       }
@@ -405,7 +436,8 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
       keys: keysOf(w),
       pending: queue.size,
       retryAtMs,
-      message: `Rate limit exhausted: ${w.operations.length} write(s) queued for delayed persistence until ${new Date(retryAtMs).toISOString()}`,
+      durable: queue.durable,
+      message: `Rate limit exhausted: ${w.operations.length} write(s) queued for delayed persistence until ${new Date(retryAtMs).toISOString()}${queue.durable ? '' : ' (in memory only: lost if this process dies before flush())'}`,
     });
     scheduleFlush(retryAtMs);
     return w;
@@ -540,8 +572,6 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
       const ops: BatchOperation[] = [];
       for (const op of operations) {
         assertBatchOperation(op);
-        // Until the commit builder checks tree entries without writing them, a fenced batch is refused, never misapplied.
-        if (op.type === 'check') throw new CheckpointError('checkpoint_unsupported', `githubStorage batches do not support check operations yet (${op.key})`);
         if (seen.has(op.key)) throw new CheckpointError('checkpoint_conflict', `batch names ${op.key} twice`, { details: { key: op.key } });
         seen.add(op.key);
         if (op.type === 'put') {
@@ -554,7 +584,10 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
         'batch',
         ops,
         () => commitOperations(ctx, ops, { operation: 'batch' }),
-        (w, existed) => ops.map((op): BatchOutcome => (op.type === 'put' ? { type: 'put', key: op.key, version: w.versions[op.key]!, pending: true } : { type: 'delete', key: op.key, existed: existed(op.key) })),
+        (w, existed) =>
+          ops.map((op): BatchOutcome =>
+            op.type === 'put' ? { type: 'put', key: op.key, version: w.versions[op.key]!, pending: true } : op.type === 'delete' ? { type: 'delete', key: op.key, existed: existed(op.key) } : { type: 'check', key: op.key },
+          ),
       );
     },
 
@@ -565,7 +598,7 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
       await lock(() => drain(true));
     },
 
-    stats: () => ({ ...http.stats(), queued: queue.size }),
+    stats: () => ({ ...http.stats(), queued: queue.size, queueDurable: queue.durable }),
 
     pendingWrites: () => queue.entries().map((w) => ({ seq: w.seq, keys: keysOf(w), enqueuedAtMs: w.enqueuedAtMs })),
 
@@ -583,6 +616,7 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
       if (flushTimer !== undefined) clock.clearTimeout(flushTimer);
       flushTimer = undefined;
       closed = true;
+      await queue.close();
     },
   };
   return adapter;
