@@ -125,6 +125,18 @@ export function fileSpill(root: string, identity: SpillIdentity): QueueSpill | u
     }
   };
 
+  /** Removes an adopted folder once it holds no entry (a temp file a crash cut short is no entry). */
+  const dropIfEmpty = async (path: string): Promise<void> => {
+    try {
+      const left = await fs.readdir(path);
+      if (left.some((f) => !f.startsWith('.'))) return;
+      for (const f of left) await fs.unlink(`${path}/${f}`);
+      await fs.rmdir(path);
+    } catch {
+      // another adapter is cleaning it too, or it is gone: either way not ours to fail on
+    }
+  };
+
   /** A folder left by a process that is gone: same host, pid no longer running. */
   const orphaned = (name: string): boolean => {
     const [h, pid] = name.split('~');
@@ -148,7 +160,7 @@ export function fileSpill(root: string, identity: SpillIdentity): QueueSpill | u
         }
         const files = (await fs.readdir(`${d}/${claimed}`)).filter((f) => f.endsWith('.json') && !f.startsWith('.')).sort();
         for (const f of files) found.push({ name: `${claimed}/${f}`, bytes: await fs.readFile(`${d}/${claimed}/${f}`) });
-        if (files.length === 0) await fs.rmdir(`${d}/${claimed}`).catch(() => undefined);
+        if (files.length === 0) await dropIfEmpty(`${d}/${claimed}`);
       }
       return found;
     },
@@ -181,7 +193,7 @@ export function fileSpill(root: string, identity: SpillIdentity): QueueSpill | u
       }
       const folder = name.slice(0, name.lastIndexOf('/'));
       // An adopted folder goes once it is empty; our own stays while we live (close() removes it).
-      if (folder !== own) await fs.rmdir(`${d}/${folder}`).catch(() => undefined);
+      if (folder !== own) await dropIfEmpty(`${d}/${folder}`);
     },
     async close() {
       if (ownReady === undefined) return;
