@@ -23,7 +23,7 @@ import type { GitHubStorageEvent, GitHubStorageEventListener } from './events.js
 import { createHeadState } from './head-state.js';
 import { createGitHubHttp, retryAtOf, type GitHubHttpStats, type GitHubTokenSource } from './http.js';
 import { listTree } from './listing.js';
-import { createScrubber } from './secrets.js';
+import { createScrubber, scrubValue, surfaceError, type Scrubber } from './secrets.js';
 import { createWriteLock } from './write-lock.js';
 
 /** GitHub refuses files over 100 MB (phased-workflow-github.md "Individual files limited to 100MB"). */
@@ -200,6 +200,47 @@ function configError(message: string): CheckpointError {
   return new CheckpointError('checkpoint_config_invalid', `githubStorage: ${message}`);
 }
 
+/** Numeric options: each must be a finite number at least its minimum (integers where counts). */
+const NUMBER_OPTIONS: readonly (readonly [keyof GitHubStorageOptions, number, boolean])[] = [
+  ['lowRateLimit', 0, true],
+  ['contentRequestsPerHour', 1, true],
+  ['lowContentRequests', 0, true],
+  ['maxRateLimitWaitMs', 0, false],
+  ['minWriteIntervalMs', 0, false],
+  ['requestTimeoutMs', 1, false],
+  ['maxConflictRetries', 0, true],
+  ['maxRetries', 0, true],
+  ['maxSecondaryRetries', 0, true],
+  ['readYourWritesMs', 0, false],
+  ['inlineMaxBytes', 0, true],
+];
+
+/** Checks the options the factory does not check on its way (types, ranges, enums), so a typo fails at once with `checkpoint_config_invalid`. */
+function assertOptions(options: GitHubStorageOptions): void {
+  for (const [name, min, integer] of NUMBER_OPTIONS) {
+    const v = options[name];
+    if (v === undefined) continue;
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < min || (integer && !Number.isInteger(v))) {
+      throw configError(`${name} must be ${integer ? 'an integer' : 'a number'} >= ${min}`);
+    }
+  }
+  for (const name of ['fetch', 'commitMessage', 'onEvent'] as const) {
+    if (options[name] !== undefined && typeof options[name] !== 'function') throw configError(`${name} must be a function`);
+  }
+  if (options.baseUrl !== undefined && (typeof options.baseUrl !== 'string' || !/^https?:\/\/[^\s/]+/.test(options.baseUrl))) throw configError('baseUrl must be an http(s) URL');
+  if (options.branch !== undefined && typeof options.branch !== 'string') throw configError('branch must be a string');
+  if (options.basePath !== undefined && typeof options.basePath !== 'string') throw configError('basePath must be a string');
+  if (options.userAgent !== undefined && (typeof options.userAgent !== 'string' || /[\r\n]/.test(options.userAgent))) throw configError('userAgent must be a one-line string');
+  if (options.verify !== undefined && options.verify !== 'read-back' && options.verify !== 'sha') throw configError("verify must be 'read-back' or 'sha'");
+  if (options.serializeWrites !== undefined && options.serializeWrites !== 'branch' && options.serializeWrites !== 'adapter') throw configError("serializeWrites must be 'branch' or 'adapter'");
+  if (options.mergeRunIndexes !== undefined && typeof options.mergeRunIndexes !== 'boolean') throw configError('mergeRunIndexes must be a boolean');
+  const clock = options.clock as Partial<Clock> | undefined;
+  if (clock !== undefined && (typeof clock?.now !== 'function' || typeof clock.setTimeout !== 'function' || typeof clock.clearTimeout !== 'function')) throw configError('clock must have now, setTimeout and clearTimeout');
+  const who = options.committer as Partial<GitHubCommitIdentity> | undefined;
+  if (who !== undefined && (typeof who?.name !== 'string' || typeof who.email !== 'string' || who.name === '' || who.email === '')) throw configError('committer must be { name, email } with non-empty strings');
+  if (options.maxValueBytes !== undefined && typeof options.maxValueBytes !== 'number') throw configError('maxValueBytes must be a number');
+}
+
 /** Where the emergency queue keeps its writes (undefined: memory). */
 function spillOf(option: NonNullable<GitHubStorageOptions['emergencyQueue']>, identity: SpillIdentity): QueueSpill | undefined {
   if (option === false || option === 'memory') return undefined;
@@ -265,6 +306,7 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
       throw configError('basePath must be a relative path without "." or ".." segments');
     }
   }
+  assertOptions(options);
   const fetchImpl = options.fetch ?? (globalThis.fetch as typeof globalThis.fetch | undefined);
   if (typeof fetchImpl !== 'function') throw configError('no fetch in this runtime: pass options.fetch');
   const clock = options.clock ?? systemClock;
@@ -272,7 +314,8 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
   const listener = options.onEvent;
   const emit = (event: GitHubStorageEvent): void => {
     try {
-      listener?.(event);
+      // Events carry GitHub's own words and error messages: scrubbed like errors are.
+      listener?.(scrubValue(event, scrubber));
     } catch {
       // A failing listener must not fail a write.
     }
@@ -504,6 +547,7 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
     async put(key: string, bytes: Uint8Array, opts: PutOptions = {}): Promise<PutResult> {
       open();
       assertKey(key);
+      assertConditions(key, opts, 'put');
       checkSize(key, bytes);
       const data = bytes.slice();
       const op: BatchOperation = { type: 'put', key, bytes: data, ...(opts.ifAbsent ? { ifAbsent: true } : {}), ...(opts.ifVersion !== undefined ? { ifVersion: opts.ifVersion } : {}) };
@@ -525,6 +569,7 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
     async delete(key: string, opts: DeleteOptions = {}): Promise<boolean> {
       open();
       assertKey(key);
+      assertConditions(key, opts, 'delete');
       const op: BatchOperation = { type: 'delete', key, ...(opts.ifVersion !== undefined ? { ifVersion: opts.ifVersion } : {}) };
       return write(
         'delete',
@@ -568,10 +613,12 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
 
     async batch(operations: readonly BatchOperation[]): Promise<BatchOutcome[]> {
       open();
+      if (!Array.isArray(operations)) throw new CheckpointError('checkpoint_config_invalid', 'batch() takes an array of operations');
       const seen = new Set<string>();
       const ops: BatchOperation[] = [];
-      for (const op of operations) {
+      for (const op of operations as readonly BatchOperation[]) {
         assertBatchOperation(op);
+        assertConditions(op.key, op, op.type);
         if (seen.has(op.key)) throw new CheckpointError('checkpoint_conflict', `batch names ${op.key} twice`, { details: { key: op.key } });
         seen.add(op.key);
         if (op.type === 'put') {
@@ -604,6 +651,7 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
 
     async discardPendingWrite(seq: number): Promise<boolean> {
       open();
+      if (!Number.isSafeInteger(seq)) throw new CheckpointError('checkpoint_config_invalid', 'discardPendingWrite() takes the seq of a pending write (an integer)');
       return lock(async () => {
         await loadQueue();
         return queue.discard(seq);
@@ -619,5 +667,50 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
       await queue.close();
     },
   };
-  return adapter;
+  return guardErrors(adapter, scrubber);
+}
+
+/** Checks a write's conditions: a malformed one is a `checkpoint_config_invalid`, never a TypeError or an unconditional write. */
+function assertConditions(key: string, opts: unknown, what: string): void {
+  if (opts === null || typeof opts !== 'object') throw new CheckpointError('checkpoint_config_invalid', `${what} options of ${key} must be an object`, { details: { key } });
+  const { ifAbsent, ifVersion } = opts as { ifAbsent?: unknown; ifVersion?: unknown };
+  if (ifAbsent !== undefined && typeof ifAbsent !== 'boolean') throw new CheckpointError('checkpoint_config_invalid', `${what} of ${key}: ifAbsent must be a boolean`, { details: { key } });
+  if (ifVersion !== undefined && (typeof ifVersion !== 'string' || ifVersion === '')) {
+    throw new CheckpointError('checkpoint_config_invalid', `${what} of ${key}: ifVersion must be a non-empty string (a version the adapter returned)`, { details: { key } });
+  }
+  if (ifAbsent === true && ifVersion !== undefined) throw new CheckpointError('checkpoint_config_invalid', `${what} of ${key}: ifAbsent and ifVersion exclude each other`, { details: { key } });
+}
+
+/**
+ * Every public call of the adapter, with whatever it throws passed through
+ * {@link surfaceError}: one place, so no path (a new code path, a throwing `fetch`, a
+ * spill failure) can hand a caller an unscrubbed error or a raw TypeError.
+ */
+function guardErrors(adapter: GitHubStorage, scrubber: Scrubber): GitHubStorage {
+  const guard =
+    <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R> => {
+      try {
+        return await fn(...args);
+      } catch (err) {
+        throw surfaceError(err, scrubber);
+      }
+    };
+  return {
+    ...adapter,
+    get: guard(adapter.get),
+    put: guard(adapter.put),
+    delete: guard(adapter.delete),
+    batch: guard(adapter.batch),
+    flush: guard(adapter.flush),
+    discardPendingWrite: guard(adapter.discardPendingWrite),
+    close: guard(adapter.close),
+    async *list(prefix: string): AsyncIterable<StorageEntry> {
+      try {
+        yield* adapter.list(prefix);
+      } catch (err) {
+        throw surfaceError(err, scrubber);
+      }
+    },
+  };
 }
