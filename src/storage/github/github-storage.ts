@@ -292,7 +292,9 @@ function spillOf(option: NonNullable<GitHubStorageOptions['emergencyQueue']>, id
  * ```
  */
 export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
-  if (!options || typeof options.owner !== 'string' || !/^[A-Za-z0-9_.-]+$/.test(options.owner)) throw configError('owner must be a GitHub user or organization name');
+  if (!options || typeof options !== 'object') throw configError('options are required ({ owner, repo, token })');
+  assertOptions(options);
+  if (typeof options.owner !== 'string' || !/^[A-Za-z0-9_.-]+$/.test(options.owner)) throw configError('owner must be a GitHub user or organization name');
   if (typeof options.repo !== 'string' || !/^[A-Za-z0-9_.-]+$/.test(options.repo)) throw configError('repo must be a repository name');
   if (typeof options.token !== 'string' && typeof options.token !== 'function') throw configError('token is required (a string or a function returning one)');
   if (typeof options.token === 'string' && options.token.trim() === '') throw configError('token is empty');
@@ -306,7 +308,6 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
       throw configError('basePath must be a relative path without "." or ".." segments');
     }
   }
-  assertOptions(options);
   const fetchImpl = options.fetch ?? (globalThis.fetch as typeof globalThis.fetch | undefined);
   if (typeof fetchImpl !== 'function') throw configError('no fetch in this runtime: pass options.fetch');
   const clock = options.clock ?? systemClock;
