@@ -46,7 +46,7 @@ function build(s: Shape): unknown {
   if (s.kind === 'string') return s.message;
   if (s.kind === 'object') return { message: s.message, name: s.name, code: s.code, details: { extra: s.extra, nested: [s.stack] }, cause: s.cause ? build(s.cause) : undefined };
   const err: Error & Record<string, unknown> =
-    s.kind === 'aggregate' ? (new AggregateError(s.errors.map(build), s.message) as Error & Record<string, unknown>) : s.kind === 'type' ? (new TypeError(s.message) as Error & Record<string, unknown>) : (new Error(s.message) as Error & Record<string, unknown>);
+    s.kind === 'aggregate' ? (new AggregateError(s.errors.map(build), s.message) as unknown as Error & Record<string, unknown>) : s.kind === 'type' ? (new TypeError(s.message) as unknown as Error & Record<string, unknown>) : (new Error(s.message) as unknown as Error & Record<string, unknown>);
   err.name = s.name;
   err.stack = s.stack;
   err.code = s.code;
