@@ -138,6 +138,9 @@ export async function commitOperations(ctx: RepoContext, ops: readonly BatchOper
   const lost = { count: 0 };
   let races = 0;
   let verifyFailures = 0;
+  /** Ref updates sent: every attempt counts, whatever made the one before fail (spec: "max 3 attempts"). */
+  let sent = 0;
+  let lastLost: CheckpointError | undefined;
   let conditionsChecked = false;
   /** What each path held before the first landed commit of this batch. */
   const original = new Map<string, string | null>();
@@ -229,6 +232,13 @@ export async function commitOperations(ctx: RepoContext, ops: readonly BatchOper
       }
     }
 
+    if (sent >= ctx.maxWriteAttempts) {
+      // Only lost answers get here (races and failed verifications stop where they happen).
+      throw new CheckpointError('checkpoint_storage_unavailable', `commit of ${keys.length} keys got no answer in ${sent} attempts${lastLost ? ` (${lastLost.message})` : ''}`, {
+        details: { keys: keys.slice(0, 20), attempts: sent, attemptsExhausted: true, ambiguous: true },
+      });
+    }
+
     // Build the tree on top of the head: text inline, binary or large files as blobs.
     const entries: Record<string, unknown>[] = [];
     const changes: { path: string; sha: string | null; size: number }[] = [];
@@ -294,6 +304,7 @@ export async function commitOperations(ctx: RepoContext, ops: readonly BatchOper
     const commit = (commitRes.json as { sha?: string }).sha;
     if (!commit) throw unexpected('git/create-commit', commitRes.status, 'no sha in the answer');
 
+    sent++;
     const refRes = await sendWrite(ctx, lost, {
       method: 'PATCH',
       path: `${ctx.repoPath}/git/refs/${encodeRepoPath(`heads/${ctx.branch}`)}`,
@@ -302,14 +313,17 @@ export async function commitOperations(ctx: RepoContext, ops: readonly BatchOper
       idempotent: false,
     });
     if (refRes === undefined) {
+      lastLost = new CheckpointError('checkpoint_storage_unavailable', 'the ref update got no answer');
       ambiguous = true;
       conditionsChecked = false;
       ctx.state.invalidate();
       continue;
     }
     if (refRes.status === 422 && /fast.forward/i.test(refRes.message)) {
-      if (++races > ctx.maxConflictRetries) {
-        throw new CheckpointError('checkpoint_conflict', `the branch kept moving: ${races} commits of ${keys.length} keys lost the race`, { details: { keys: keys.slice(0, 20) } });
+      if (++races > ctx.maxConflictRetries || sent >= ctx.maxWriteAttempts) {
+        throw new CheckpointError('checkpoint_conflict', `the branch kept moving: ${races} commits of ${keys.length} keys lost the race`, {
+          details: { keys: keys.slice(0, 20), attempts: sent, attemptsExhausted: true },
+        });
       }
       ctx.emit({ type: 'conflict_retry', level: 'info', attempt: races, reason: 'not_fast_forward', keys });
       ctx.state.invalidate();
@@ -353,12 +367,12 @@ export async function commitOperations(ctx: RepoContext, ops: readonly BatchOper
     ctx.state.recordOwnWrites(commit, ctx.clock.now(), changes);
     if (verifyFailures === 0) for (const [path, sha] of before) original.set(path, sha);
     if (bad.length === 0) return outcomes();
-    if (++verifyFailures >= MAX_ATTEMPTS) {
+    if (++verifyFailures >= MAX_ATTEMPTS || sent >= ctx.maxWriteAttempts) {
       // Do not leave what GitHub mangled in place (a damaged latest.json would hide the good
       // one): point the paths back at the blobs they held before this batch, by sha.
       const restored = await restore(ctx, bad.map((p) => ({ path: p.path, sha: original.get(p.path) ?? null })));
-      throw new CheckpointError('checkpoint_atomic_write_failed', `commit of ${bad.length} keys did not verify after ${MAX_ATTEMPTS} attempts`, {
-        details: { keys: bad.map((p) => p.op.key).slice(0, 20), attempts: MAX_ATTEMPTS, restored },
+      throw new CheckpointError('checkpoint_atomic_write_failed', `commit of ${bad.length} keys did not verify after ${sent} attempts`, {
+        details: { keys: bad.map((p) => p.op.key).slice(0, 20), attempts: sent, attemptsExhausted: true, restored },
       });
     }
     ctx.emit({ type: 'verify_retry', level: 'warn', attempt: verifyFailures, keys: bad.map((p) => p.op.key) });

@@ -33,6 +33,21 @@ export type GitHubStorageEvent =
       readonly durable: boolean;
       readonly message: string;
     }
+  /**
+   * A write failed (spec: "If all retries fail, log error and continue"): how many write
+   * requests it sent (`attempts`, at most `maxWriteAttempts`) and requests in all. `repeated`:
+   * the same write had just used all its attempts, so it was refused without a request.
+   */
+  | {
+      readonly type: 'write_failed';
+      readonly level: 'error';
+      readonly keys: readonly string[];
+      readonly reasonCode: ReasonCode;
+      readonly attempts: number;
+      readonly requests: number;
+      readonly repeated: boolean;
+      readonly message: string;
+    }
   /** A queued write reached GitHub. */
   | { readonly type: 'queue_flushed'; readonly level: 'info'; readonly seq: number; readonly keys: readonly string[]; readonly pending: number }
   /** A queued write could not be pushed yet; it stays queued. */

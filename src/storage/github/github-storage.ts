@@ -14,6 +14,7 @@ import type {
 } from '../adapter.js';
 import { assertBatchOperation } from '../batch-operation.js';
 import { assertKey, assertPrefix } from '../keys.js';
+import { gitBlobSha } from './git-blob.js';
 import { commitOperations, INIT_MARKER_PATH, restore } from './commit-builder.js';
 import { deleteFile, putFile, readFile } from './contents.js';
 import type { CommitMessageContext, GitHubCommitIdentity, RepoContext } from './context.js';
@@ -92,6 +93,22 @@ export interface GitHubStorageOptions {
    * @default 3
    */
   readonly maxConflictRetries?: number;
+  /**
+   * Write requests (ref updates, contents PUTs/DELETEs) one write may send, whatever made the
+   * previous one fail — a lost race, a read-back that did not match, a lost answer (spec:
+   * "Retry write (max 3 attempts)", "Max 3 attempts, then log error"). A write that used them
+   * all fails with `details.attempts`, `details.requests` and `details.attemptsExhausted`, and
+   * the same write sent again within `repeatFailureMs` fails at once, without a request, so a
+   * caller's own retries (the writer's `maxAttempts`) cannot multiply the attempts.
+   * @default 3 (or `maxConflictRetries + 1` when only that is given)
+   */
+  readonly maxWriteAttempts?: number;
+  /**
+   * How long a write that used all its attempts is answered from memory when sent again
+   * unchanged (same keys, bytes and conditions). `0` turns it off.
+   * @default 60000
+   */
+  readonly repeatFailureMs?: number;
   /** Retries of a read (or of creating a git object) after a 5xx, a network error or a timeout. @default 3 */
   readonly maxRetries?: number;
   /** Retries after a secondary rate limit, each waiting at least a minute (or `retry-after`), doubling. @default 3 */
@@ -213,6 +230,8 @@ const NUMBER_OPTIONS: readonly (readonly [keyof GitHubStorageOptions, number, bo
   ['maxSecondaryRetries', 0, true],
   ['readYourWritesMs', 0, false],
   ['inlineMaxBytes', 0, true],
+  ['maxWriteAttempts', 1, true],
+  ['repeatFailureMs', 0, false],
 ];
 
 /** Checks the options the factory does not check on its way (types, ranges, enums), so a typo fails at once with `checkpoint_config_invalid`. */
@@ -239,6 +258,13 @@ function assertOptions(options: GitHubStorageOptions): void {
   const who = options.committer as Partial<GitHubCommitIdentity> | undefined;
   if (who !== undefined && (typeof who?.name !== 'string' || typeof who.email !== 'string' || who.name === '' || who.email === '')) throw configError('committer must be { name, email } with non-empty strings');
   if (options.maxValueBytes !== undefined && typeof options.maxValueBytes !== 'number') throw configError('maxValueBytes must be a number');
+}
+
+/** `err` with more details (a CheckpointError's details are frozen). */
+function withDetails(err: CheckpointError, extra: Record<string, number | boolean>): CheckpointError {
+  const prefix = `${err.reasonCode}: `;
+  const message = err.message.startsWith(prefix) ? err.message.slice(prefix.length) : err.message;
+  return new CheckpointError(err.reasonCode, message, { details: { ...err.details, ...extra }, ...(err.cause !== undefined ? { cause: err.cause } : {}) });
 }
 
 /** Where the emergency queue keeps its writes (undefined: memory). */
@@ -356,6 +382,7 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
     inlineMaxBytes: options.inlineMaxBytes ?? 1024 * 1024,
     minWriteIntervalMs: options.minWriteIntervalMs ?? 1000,
     maxConflictRetries: options.maxConflictRetries ?? 3,
+    maxWriteAttempts: options.maxWriteAttempts ?? (options.maxConflictRetries !== undefined ? options.maxConflictRetries + 1 : 3),
     restore: (paths) => restore(ctx, paths),
   };
   const lock = createWriteLock(options.serializeWrites === 'adapter' ? undefined : `${baseUrl}|${options.owner}/${options.repo}|${branch}`);
@@ -499,6 +526,62 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
    * exhausted. A queued write that fails for another reason does not fail this one: it is
    * reported (`queue_flush_failed`), retried later, and this write queues behind it.
    */
+  const repeatFailureMs = options.repeatFailureMs ?? 60_000;
+  /** Writes that used all their attempts, by fingerprint: sent again unchanged, they fail at once. */
+  const failedWrites = new Map<string, { error: CheckpointError; atMs: number }>();
+  /**
+   * What makes two writes "the same write". A create-only put names a checkpoint (a history
+   * file is written once): a batch holding one is the same write when it creates the same
+   * files with the same bytes, even if its latest/index parts changed (they carry times).
+   * Anything else must match exactly: keys, conditions and bytes.
+   */
+  const fingerprint = async (kind: string, ops: readonly BatchOperation[]): Promise<string> => {
+    const creates = ops.filter((op) => op.type === 'put' && op.ifAbsent === true);
+    const named = creates.length > 0 ? creates : ops;
+    return JSON.stringify([
+      kind,
+      await Promise.all(named.map(async (op) => [op.type, op.key, op.type !== 'delete' && op.ifAbsent === true, op.ifVersion ?? null, op.type === 'put' ? await gitBlobSha(op.bytes) : null])),
+    ]);
+  };
+  const reportFailure = (operations: readonly BatchOperation[], e: CheckpointError, attempts: number, requests: number, repeated: boolean): void => {
+    emit({ type: 'write_failed', level: 'error', keys: operations.map((o) => o.key), reasonCode: e.reasonCode, attempts, requests, repeated, message: e.message });
+  };
+
+  /**
+   * Runs a direct write under the attempt budget: a failure reports its attempts and requests
+   * (error details and a `write_failed` event); one that used every attempt is remembered for
+   * `repeatFailureMs`, so sending the very same write again fails without a request — the
+   * spec's "max 3 attempts" holds per checkpoint even when the caller retries too.
+   */
+  const attempt = async <T>(kind: QueuedWrite['kind'], operations: readonly BatchOperation[], direct: () => Promise<T>): Promise<T> => {
+    let print: string | undefined;
+    if (repeatFailureMs > 0 && failedWrites.size > 0) {
+      for (const [k, v] of failedWrites) if (clock.now() - v.atMs >= repeatFailureMs) failedWrites.delete(k);
+      print = await fingerprint(kind, operations);
+      const known = failedWrites.get(print);
+      if (known) {
+        const again = withDetails(known.error, { repeated: true });
+        reportFailure(operations, again, 0, 0, true);
+        throw again;
+      }
+    }
+    const before = http.stats().requests;
+    try {
+      return await direct();
+    } catch (err) {
+      if (!isCheckpointError(err) || err.reasonCode === 'checkpoint_rate_limited') throw err;
+      const requests = http.stats().requests - before;
+      const attempts = typeof err.details.attempts === 'number' ? err.details.attempts : 1;
+      const e = withDetails(err, { attempts, requests });
+      reportFailure(operations, e, attempts, requests, false);
+      if (repeatFailureMs > 0 && err.details.attemptsExhausted === true) {
+        failedWrites.set(print ?? (await fingerprint(kind, operations)), { error: e, atMs: clock.now() });
+        if (failedWrites.size > 100) failedWrites.delete(failedWrites.keys().next().value!);
+      }
+      throw e;
+    }
+  };
+
   const write = async <T>(
     kind: QueuedWrite['kind'],
     operations: readonly BatchOperation[],
@@ -515,7 +598,7 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
       };
       if (queueEnabled && queue.size > 0) return accept(false, http.blockedUntil() ?? clock.now() + 60_000);
       try {
-        return await direct();
+        return await attempt(kind, operations, direct);
       } catch (err) {
         if (!queueEnabled || !isCheckpointError(err, 'checkpoint_rate_limited')) throw err;
         // An earlier attempt of this write may have landed before the limit hit: pushing checks first.
