@@ -95,7 +95,7 @@ describe('the default emergency queue is durable in Node', () => {
     expect(readdirSync(join(cwd, '.savepoint', 'github-queue', queueDir!))).toEqual([]);
   }, 120_000);
 
-  it("{ dir } chooses the folder; an adapter whose folder is another repository's or branch's does not push its writes", async () => {
+  it('{ dir } chooses the folder: the queued write is a file there until pushed, and close() removes the empty folder', async () => {
     const clock = virtualClock();
     gh = await startGitHubEmulator({ token: CHILD_TOKEN, clock, secondaryLimit: false, logBodies: false });
     const dir = mkdtempSync(join(tmpdir(), 'savepoint-gh-dir-'));
@@ -113,6 +113,18 @@ describe('the default emergency queue is durable in Node', () => {
     await s.close();
     expect(str(gh.state.readFile('k'))).toBe('v');
     expect(readdirSync(join(dir, folder!))).toEqual([]); // close() removes its empty folder
+  });
+
+  it('an adapter that never queues a write leaves no folder behind', async () => {
+    const clock = virtualClock();
+    gh = await startGitHubEmulator({ token: CHILD_TOKEN, clock, secondaryLimit: false, logBodies: false });
+    const dir = mkdtempSync(join(tmpdir(), 'savepoint-gh-none-'));
+    work.push(dir);
+    const s = githubStorage({ owner: gh.owner, repo: gh.repo, baseUrl: gh.url, token: CHILD_TOKEN, clock, minWriteIntervalMs: 0, emergencyQueue: { dir: join(dir, 'q') } });
+    await s.put('k', text('v'));
+    expect(str((await s.get('k'))?.bytes)).toBe('v');
+    await s.close();
+    expect(readdirSync(dir)).toEqual([]);
   });
 
   it("'memory' keeps the queue in memory and says so", async () => {

@@ -107,9 +107,8 @@ export function fileSpill(root: string, identity: SpillIdentity): QueueSpill | u
     (dir ??= (async () => {
       const hash = (await sha256Hex(JSON.stringify([identity.baseUrl, identity.owner, identity.repo, identity.branch, identity.basePath]))).slice(0, 16);
       const safe = (s: string): string => s.replace(/[^A-Za-z0-9_.-]/g, '_');
-      const d = `${root.replace(/[\\/]+$/, '')}/${safe(identity.owner)}+${safe(identity.repo)}+${hash}`;
-      await fs.mkdir(d, { recursive: true });
-      return d;
+      // Created by the first queued write only: an adapter that never queues leaves no trace.
+      return `${root.replace(/[\\/]+$/, '')}/${safe(identity.owner)}+${safe(identity.repo)}+${hash}`;
     })());
 
   /** fsyncs a folder so a rename or a new entry in it survives power loss (not possible on Windows: skipped there). */
@@ -148,7 +147,14 @@ export function fileSpill(root: string, identity: SpillIdentity): QueueSpill | u
     async load() {
       const d = await queueDir();
       const found: { name: string; bytes: Uint8Array }[] = [];
-      for (const name of (await fs.readdir(d)).sort()) {
+      let names: string[];
+      try {
+        names = await fs.readdir(d);
+      } catch (err) {
+        if (codeOf(err) === 'ENOENT') return found; // nothing was ever queued here
+        throw err;
+      }
+      for (const name of names.sort()) {
         if (name.startsWith('.') || !orphaned(name)) continue;
         // Claim it: one rename, atomic, so two adapters opening at once cannot both push it.
         const claimed = `${own}.adopted-${++adopted}`;
@@ -169,7 +175,7 @@ export function fileSpill(root: string, identity: SpillIdentity): QueueSpill | u
       ownReady ??= (async () => {
         await fs.mkdir(`${d}/${own}`, { recursive: true });
         await syncDir(d);
-        await syncDir(root);
+        await syncDir(d.slice(0, d.lastIndexOf('/')));
       })();
       await ownReady;
       const tmp = `${d}/${own}/.${file}.tmp`;
