@@ -759,8 +759,9 @@ function assertConditions(key: string, opts: unknown, what: string): void {
   if (opts === null || typeof opts !== 'object') throw new CheckpointError('checkpoint_config_invalid', `${what} options of ${key} must be an object`, { details: { key } });
   const { ifAbsent, ifVersion } = opts as { ifAbsent?: unknown; ifVersion?: unknown };
   if (ifAbsent !== undefined && typeof ifAbsent !== 'boolean') throw new CheckpointError('checkpoint_config_invalid', `${what} of ${key}: ifAbsent must be a boolean`, { details: { key } });
-  if (ifVersion !== undefined && (typeof ifVersion !== 'string' || ifVersion === '')) {
-    throw new CheckpointError('checkpoint_config_invalid', `${what} of ${key}: ifVersion must be a non-empty string (a version the adapter returned)`, { details: { key } });
+  // An empty or unknown version is a well-formed condition that fails (checkpoint_conflict), as on every adapter.
+  if (ifVersion !== undefined && typeof ifVersion !== 'string') {
+    throw new CheckpointError('checkpoint_config_invalid', `${what} of ${key}: ifVersion must be a string (a version the adapter returned)`, { details: { key } });
   }
   if (ifAbsent === true && ifVersion !== undefined) throw new CheckpointError('checkpoint_config_invalid', `${what} of ${key}: ifAbsent and ifVersion exclude each other`, { details: { key } });
 }
