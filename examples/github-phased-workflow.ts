@@ -96,6 +96,7 @@ if (gh) {
 }
 await writer.close(); // flushes the emergency queue first
 console.log(`  queued writes after close: ${storage.pendingWrites().length}`);
+await storage.close(); // in Node the queue lived in .savepoint/github-queue/ (fsync'd files); close() removes its empty folder
 
 // 5. Resume from a fresh process: latest.json → index.json → history.
 const fresh = open();

@@ -138,6 +138,9 @@ export async function commitOperations(ctx: RepoContext, ops: readonly BatchOper
   const lost = { count: 0 };
   let races = 0;
   let verifyFailures = 0;
+  /** Ref updates sent: every attempt counts, whatever made the one before fail (spec: "max 3 attempts"). */
+  let sent = 0;
+  let lastLost: CheckpointError | undefined;
   let conditionsChecked = false;
   /** What each path held before the first landed commit of this batch. */
   const original = new Map<string, string | null>();
@@ -150,7 +153,9 @@ export async function commitOperations(ctx: RepoContext, ops: readonly BatchOper
     }
   };
   const outcomes = (): BatchOutcome[] =>
-    all.map((p) => (p.op.type === 'put' ? { type: 'put', key: p.op.key, version: p.expected! } : { type: 'delete', key: p.op.key, existed: p.existed ?? false }));
+    all.map((p): BatchOutcome =>
+      p.op.type === 'put' ? { type: 'put', key: p.op.key, version: p.expected! } : p.op.type === 'delete' ? { type: 'delete', key: p.op.key, existed: p.existed ?? false } : { type: 'check', key: p.op.key },
+    );
 
   for (;;) {
     let fresh = false;
@@ -172,10 +177,14 @@ export async function commitOperations(ctx: RepoContext, ops: readonly BatchOper
 
     // After a lost answer: did our commit land (perhaps with others on top)?
     if (ambiguous) {
-      const landed = items.every((p) => {
-        const cur = ctx.state.fileAt(p.path);
-        return p.op.type === 'put' ? cur?.sha === p.expected : cur === null;
-      });
+      // A check wrote nothing: only the writes tell whether the commit landed.
+      const writes = items.filter((p) => p.op.type !== 'check');
+      const landed =
+        writes.length > 0 &&
+        writes.every((p) => {
+          const cur = ctx.state.fileAt(p.path);
+          return p.op.type === 'put' ? cur?.sha === p.expected : cur === null;
+        });
       if (landed) {
         ctx.emit({ type: 'landed_after_timeout', level: 'info', keys });
         return outcomes();
@@ -188,12 +197,14 @@ export async function commitOperations(ctx: RepoContext, ops: readonly BatchOper
     let failure: CheckpointError | undefined;
     if (!conditionsChecked) {
       for (const p of items) {
-        const cur = ctx.state.fileAt(p.path);
+        const found = ctx.state.fileAt(p.path);
+        // A directory holds no value: a check sees the key as absent (nothing can be written there anyway).
+        const cur = p.op.type === 'check' && found && found.type !== 'file' ? null : found;
         if (cur && cur.type !== 'file') {
           throw new CheckpointError('checkpoint_unsupported', `${p.op.key} is a directory in the repository; git cannot hold a value there`, { details: { key: p.op.key } });
         }
         const { op } = p;
-        const createOnly = op.type === 'put' && op.ifAbsent === true;
+        const createOnly = (op.type === 'put' || op.type === 'check') && op.ifAbsent === true;
         const stale = (createOnly && cur) || (op.ifVersion !== undefined && cur?.sha !== op.ifVersion);
         if (!stale) continue;
         if (op.type === 'put' && cur && ctx.mergeRunIndexes) {
@@ -221,11 +232,19 @@ export async function commitOperations(ctx: RepoContext, ops: readonly BatchOper
       }
     }
 
+    if (sent >= ctx.maxWriteAttempts) {
+      // Only lost answers get here (races and failed verifications stop where they happen).
+      throw new CheckpointError('checkpoint_storage_unavailable', `commit of ${keys.length} keys got no answer in ${sent} attempts${lastLost ? ` (${lastLost.message})` : ''}`, {
+        details: { keys: keys.slice(0, 20), attempts: sent, attemptsExhausted: true, ambiguous: true },
+      });
+    }
+
     // Build the tree on top of the head: text inline, binary or large files as blobs.
     const entries: Record<string, unknown>[] = [];
     const changes: { path: string; sha: string | null; size: number }[] = [];
     const before = new Map<string, string | null>();
     for (const p of items) {
+      if (p.op.type === 'check') continue; // a fence, held above against this very base tree: nothing to write
       const cur = ctx.state.fileAt(p.path);
       before.set(p.path, cur?.sha ?? null);
       if (p.op.type === 'delete') {
@@ -285,6 +304,7 @@ export async function commitOperations(ctx: RepoContext, ops: readonly BatchOper
     const commit = (commitRes.json as { sha?: string }).sha;
     if (!commit) throw unexpected('git/create-commit', commitRes.status, 'no sha in the answer');
 
+    sent++;
     const refRes = await sendWrite(ctx, lost, {
       method: 'PATCH',
       path: `${ctx.repoPath}/git/refs/${encodeRepoPath(`heads/${ctx.branch}`)}`,
@@ -293,14 +313,17 @@ export async function commitOperations(ctx: RepoContext, ops: readonly BatchOper
       idempotent: false,
     });
     if (refRes === undefined) {
+      lastLost = new CheckpointError('checkpoint_storage_unavailable', 'the ref update got no answer');
       ambiguous = true;
       conditionsChecked = false;
       ctx.state.invalidate();
       continue;
     }
     if (refRes.status === 422 && /fast.forward/i.test(refRes.message)) {
-      if (++races > ctx.maxConflictRetries) {
-        throw new CheckpointError('checkpoint_conflict', `the branch kept moving: ${races} commits of ${keys.length} keys lost the race`, { details: { keys: keys.slice(0, 20) } });
+      if (++races > ctx.maxConflictRetries || sent >= ctx.maxWriteAttempts) {
+        throw new CheckpointError('checkpoint_conflict', `the branch kept moving: ${races} commits of ${keys.length} keys lost the race`, {
+          details: { keys: keys.slice(0, 20), attempts: sent, attemptsExhausted: true },
+        });
       }
       ctx.emit({ type: 'conflict_retry', level: 'info', attempt: races, reason: 'not_fast_forward', keys });
       ctx.state.invalidate();
@@ -344,12 +367,12 @@ export async function commitOperations(ctx: RepoContext, ops: readonly BatchOper
     ctx.state.recordOwnWrites(commit, ctx.clock.now(), changes);
     if (verifyFailures === 0) for (const [path, sha] of before) original.set(path, sha);
     if (bad.length === 0) return outcomes();
-    if (++verifyFailures >= MAX_ATTEMPTS) {
+    if (++verifyFailures >= MAX_ATTEMPTS || sent >= ctx.maxWriteAttempts) {
       // Do not leave what GitHub mangled in place (a damaged latest.json would hide the good
       // one): point the paths back at the blobs they held before this batch, by sha.
       const restored = await restore(ctx, bad.map((p) => ({ path: p.path, sha: original.get(p.path) ?? null })));
-      throw new CheckpointError('checkpoint_atomic_write_failed', `commit of ${bad.length} keys did not verify after ${MAX_ATTEMPTS} attempts`, {
-        details: { keys: bad.map((p) => p.op.key).slice(0, 20), attempts: MAX_ATTEMPTS, restored },
+      throw new CheckpointError('checkpoint_atomic_write_failed', `commit of ${bad.length} keys did not verify after ${sent} attempts`, {
+        details: { keys: bad.map((p) => p.op.key).slice(0, 20), attempts: sent, attemptsExhausted: true, restored },
       });
     }
     ctx.emit({ type: 'verify_retry', level: 'warn', attempt: verifyFailures, keys: bad.map((p) => p.op.key) });

@@ -40,6 +40,12 @@ export async function raceBackoff(ctx: RepoContext, attempt: number): Promise<vo
   await sleep(ctx.clock, Math.round(Math.random() * span * 2 ** attempt));
 }
 
+/** A write that lost every race it was allowed (spec: "max 3 attempts, then log error"). */
+function keptChanging(key: string, attempts: number): CheckpointError {
+  const base = conditionFailed(key, 'the file kept changing');
+  return new CheckpointError('checkpoint_conflict', base.message.replace(/^checkpoint_conflict: /, ''), { details: { key, attempts, attemptsExhausted: true } });
+}
+
 /** An answer this adapter cannot interpret: reported, never guessed around. */
 export function unexpected(operation: string, status: number, message: string): CheckpointError {
   return new CheckpointError('checkpoint_storage_unavailable', `GitHub ${operation} answered ${status}${message ? `: ${message}` : ''}`, { details: { operation, status } });
@@ -181,6 +187,8 @@ export async function putFile(ctx: RepoContext, key: string, bytes: Uint8Array, 
   const lost = { count: 0 };
   let races = 0;
   let verifyFailures = 0;
+  /** Contents PUTs sent: every attempt counts, whatever made the one before fail (spec: "max 3 attempts"). */
+  let sent = 0;
   let conditional = options.ifAbsent === true || options.ifVersion !== undefined;
   // What the path held before this put (the sha of the first accepted PUT, or none when it
   // created the file): restored if GitHub keeps storing something else.
@@ -205,6 +213,10 @@ export async function putFile(ctx: RepoContext, key: string, bytes: Uint8Array, 
   };
 
   for (;;) {
+    if (sent >= ctx.maxWriteAttempts) {
+      throw new CheckpointError('checkpoint_storage_unavailable', `write of ${key} got no answer in ${sent} attempts`, { details: { key, attempts: sent, attemptsExhausted: true, ambiguous: true } });
+    }
+    sent++;
     const res = await sendWrite(ctx, lost, {
       method: 'PUT',
       path: `${ctx.repoPath}/contents/${encodeRepoPath(path)}`,
@@ -233,9 +245,9 @@ export async function putFile(ctx: RepoContext, key: string, bytes: Uint8Array, 
       }
       rememberCommit(ctx, json, path, stored ?? null, json.content?.size ?? content.length);
       if (ok) return expected;
-      if (++verifyFailures >= MAX_ATTEMPTS) {
+      if (++verifyFailures >= MAX_ATTEMPTS || sent >= ctx.maxWriteAttempts) {
         const restored = await ctx.restore([{ path, sha: previous ?? null }]);
-        throw new CheckpointError('checkpoint_atomic_write_failed', `write of ${key} did not verify after ${MAX_ATTEMPTS} attempts`, { details: { key, attempts: MAX_ATTEMPTS, restored } });
+        throw new CheckpointError('checkpoint_atomic_write_failed', `write of ${key} did not verify after ${sent} attempts`, { details: { key, attempts: sent, attemptsExhausted: true, restored } });
       }
       ctx.emit({ type: 'verify_retry', level: 'warn', attempt: verifyFailures, keys: [key] });
       sha = stored;
@@ -251,7 +263,7 @@ export async function putFile(ctx: RepoContext, key: string, bytes: Uint8Array, 
         if (await tryMerge(current)) continue;
         throw conditionFailed(key, 'key exists');
       }
-      if (++races > ctx.maxConflictRetries) throw conditionFailed(key, 'the file kept changing');
+      if (++races > ctx.maxConflictRetries || sent >= ctx.maxWriteAttempts) throw keptChanging(key, sent);
       ctx.emit({ type: 'conflict_retry', level: 'info', attempt: races, reason: 'stale_sha', keys: [key] });
       await raceBackoff(ctx, races);
       sha = current;
@@ -259,14 +271,14 @@ export async function putFile(ctx: RepoContext, key: string, bytes: Uint8Array, 
     }
     if (res.status === 409) {
       // Stale sha: the file changed since that version.
-      const sent = sha;
-      const current = await currentSha(ctx, path, (s) => s !== sent);
+      const sentSha = sha;
+      const current = await currentSha(ctx, path, (s) => s !== sentSha);
       if (ambiguous && current === expected) return landed();
       if (conditional) {
         if (current !== undefined && (await tryMerge(current))) continue;
         throw conditionFailed(key, current === undefined ? 'key is gone' : 'version changed');
       }
-      if (++races > ctx.maxConflictRetries) throw conditionFailed(key, 'the file kept changing');
+      if (++races > ctx.maxConflictRetries || sent >= ctx.maxWriteAttempts) throw keptChanging(key, sent);
       ctx.emit({ type: 'conflict_retry', level: 'info', attempt: races, reason: 'stale_sha', keys: [key] });
       sha = current;
       continue;
@@ -290,7 +302,12 @@ export async function deleteFile(ctx: RepoContext, key: string, options: { ifVer
   let ambiguous = maybeLanded;
   const lost = { count: 0 };
   let races = 0;
+  let sent = 0;
   for (;;) {
+    if (sent >= ctx.maxWriteAttempts) {
+      throw new CheckpointError('checkpoint_storage_unavailable', `delete of ${key} got no answer in ${sent} attempts`, { details: { key, attempts: sent, attemptsExhausted: true, ambiguous: true } });
+    }
+    sent++;
     const res = await sendWrite(ctx, lost, {
       method: 'DELETE',
       path: `${ctx.repoPath}/contents/${encodeRepoPath(path)}`,
@@ -322,10 +339,10 @@ export async function deleteFile(ctx: RepoContext, key: string, options: { ifVer
     }
     if (res.status === 409) {
       if (options.ifVersion !== undefined) throw conditionFailed(key, 'version changed');
-      const sent = sha;
-      const current = await currentSha(ctx, path, (s) => s !== sent);
+      const sentSha = sha;
+      const current = await currentSha(ctx, path, (s) => s !== sentSha);
       if (current === undefined) return ambiguous;
-      if (++races > ctx.maxConflictRetries) throw conditionFailed(key, 'the file kept changing');
+      if (++races > ctx.maxConflictRetries || sent >= ctx.maxWriteAttempts) throw keptChanging(key, sent);
       ctx.emit({ type: 'conflict_retry', level: 'info', attempt: races, reason: 'stale_sha', keys: [key] });
       sha = current;
       continue;

@@ -40,6 +40,8 @@ export interface RepoContext {
   readonly minWriteIntervalMs: number;
   /** Rebuilds of a write that lost a race before giving up. */
   readonly maxConflictRetries: number;
+  /** Write requests (ref updates, contents PUTs) one write may send, whatever made the previous one fail. */
+  readonly maxWriteAttempts: number;
   /** Points paths back at earlier blobs (or removes them) in one commit; resolves whether it landed. */
   readonly restore: (paths: readonly { path: string; sha: string | null }[]) => Promise<boolean>;
 }

@@ -18,10 +18,52 @@ export interface QueuedWrite {
   readonly maybeLanded: boolean;
 }
 
+/**
+ * Where the queue keeps its writes across crashes. `store` resolves only once the entry is
+ * durable (the write is acknowledged after it); `load` returns what earlier processes left,
+ * oldest first, each under the name `remove` takes.
+ */
+export interface QueueSpill {
+  /** True when stored entries survive a crash of this process (files, a database), false for memory. */
+  readonly durable: boolean;
+  load(): Promise<readonly { readonly name: string; readonly bytes: Uint8Array }[]>;
+  /** Stores a new entry (`file` is unique within this queue); resolves the name `remove` takes. */
+  store(file: string, bytes: Uint8Array): Promise<string>;
+  remove(name: string): Promise<void>;
+  /** Releases what this queue holds (an empty folder, say). */
+  close?(): Promise<void>;
+}
+
+/** A spill in any StorageAdapter (e.g. `fsStorage`), under `prefix`, create-only. */
+export function storageSpill(storage: StorageAdapter, prefix: string): QueueSpill {
+  return {
+    durable: true,
+    async load() {
+      const out: { name: string; bytes: Uint8Array }[] = [];
+      for (const entry of await listAll(storage, prefix)) {
+        const stored = await storage.get(entry.key);
+        if (stored) out.push({ name: entry.key, bytes: stored.bytes });
+      }
+      return out;
+    },
+    async store(file, bytes) {
+      await storage.put(`${prefix}${file}`, bytes, { ifAbsent: true });
+      return `${prefix}${file}`;
+    },
+    async remove(name) {
+      await storage.delete(name);
+    },
+  };
+}
+
 /** The local durable-later queue of githubStorage (phased-workflow-github.md `emergency_fallback`). */
 export interface EmergencyQueue {
   /** Reads writes left by an earlier process from the spill storage (once). */
   load(): Promise<void>;
+  /** Whether an acknowledged queued write survives a crash of this process. */
+  readonly durable: boolean;
+  /** Releases the spill (after the queue was pushed). */
+  close(): Promise<void>;
   readonly size: number;
   entries(): readonly QueuedWrite[];
   peek(): QueuedWrite | undefined;
@@ -36,7 +78,7 @@ export interface EmergencyQueue {
 }
 
 interface SpilledOperation {
-  readonly type: 'put' | 'delete';
+  readonly type: 'put' | 'delete' | 'check';
   readonly key: string;
   readonly bytes?: string;
   readonly ifAbsent?: boolean;
@@ -52,17 +94,25 @@ interface SpilledWrite {
   readonly operations: readonly SpilledOperation[];
 }
 
+/** One operation as the spill stores it (bytes in base64; a check keeps its condition, never becomes a write). */
+function spilled(op: BatchOperation): SpilledOperation {
+  const cond = { ...(op.type !== 'delete' && op.ifAbsent ? { ifAbsent: true } : {}), ...(op.ifVersion !== undefined ? { ifVersion: op.ifVersion } : {}) };
+  if (op.type === 'put') return { type: 'put', key: op.key, bytes: toBase64(op.bytes), ...cond };
+  return { type: op.type, key: op.key, ...cond };
+}
+
 /**
- * Creates the queue. With `spill`, every write is stored there (create-only, under
- * `prefix`) before it is acknowledged, and removed only after it reached GitHub, so a
- * queued checkpoint survives a crash of this process; a new adapter with the same spill
- * storage picks the writes up and pushes them, in order.
+ * Creates the queue. With `spill`, every write is stored there before it is acknowledged,
+ * and removed only after it reached GitHub, so a queued checkpoint survives a crash of this
+ * process; a new adapter with the same spill picks the writes up and pushes them, in order.
  */
-export function createEmergencyQueue(spill: StorageAdapter | undefined, prefix: string): EmergencyQueue {
+export function createEmergencyQueue(spill: QueueSpill | undefined): EmergencyQueue {
   const items: QueuedWrite[] = [];
+  /** The spill's name of each queued write, by seq. */
+  const names = new Map<number, string>();
   let nextSeq = 1;
   let loaded: Promise<void> | undefined;
-  const keyOf = (seq: number): string => `${prefix}${String(seq).padStart(12, '0')}.json`;
+  const fileOf = (seq: number): string => `${String(seq).padStart(12, '0')}.json`;
 
   const versionsOf = async (operations: readonly BatchOperation[]): Promise<Record<string, string>> => {
     const out: Record<string, string> = {};
@@ -78,6 +128,12 @@ export function createEmergencyQueue(spill: StorageAdapter | undefined, prefix: 
     const operations: BatchOperation[] = doc.operations.map((o) => {
       const cond = { ...(o.ifAbsent ? { ifAbsent: true } : {}), ...(o.ifVersion !== undefined ? { ifVersion: o.ifVersion } : {}) };
       if (o.type === 'delete') return { type: 'delete', key: o.key, ...(o.ifVersion !== undefined ? { ifVersion: o.ifVersion } : {}) };
+      if (o.type === 'check') {
+        if (o.ifVersion !== undefined) return { type: 'check', key: o.key, ifVersion: o.ifVersion };
+        if (o.ifAbsent === true) return { type: 'check', key: o.key, ifAbsent: true };
+        throw new CheckpointError('checkpoint_schema_invalid', `${key} holds a check without a condition`, { details: { key } });
+      }
+      if (o.type !== 'put') throw new CheckpointError('checkpoint_schema_invalid', `${key} holds an operation of unknown type`, { details: { key } });
       const data = fromBase64(o.bytes ?? '');
       if (!data) throw new CheckpointError('checkpoint_schema_invalid', `${key} holds bytes that are not base64`, { details: { key } });
       return { type: 'put', key: o.key, bytes: data, ...cond };
@@ -85,19 +141,30 @@ export function createEmergencyQueue(spill: StorageAdapter | undefined, prefix: 
     return { seq: doc.seq, kind: doc.kind, operations, versions: await versionsOf(operations), enqueuedAtMs: doc.enqueuedAtMs, maybeLanded: doc.maybeLanded };
   };
 
+  const removeSpilled = async (seq: number): Promise<void> => {
+    const name = names.get(seq);
+    if (spill && name !== undefined) await spill.remove(name);
+    names.delete(seq);
+  };
+
   return {
+    durable: spill?.durable ?? false,
+    async close() {
+      await spill?.close?.();
+    },
     load() {
       loaded ??= (async () => {
         if (!spill) return;
-        const found: QueuedWrite[] = [];
-        for (const entry of await listAll(spill, prefix)) {
-          const stored = await spill.get(entry.key);
+        const found: { w: QueuedWrite; name: string }[] = [];
+        for (const entry of await spill.load()) found.push({ w: await decode(entry.bytes, entry.name), name: entry.name });
+        // Renumbered in the spill's order (queues of several crashed processes may reuse numbers);
+        // new entries are numbered past every stored one so their names never collide.
+        nextSeq = Math.max(1, ...found.map((f) => f.w.seq + 1), found.length + 1);
+        found.forEach((f, i) => {
           // A restarted process may have lost its answer after pushing: check before writing again.
-          if (stored) found.push({ ...(await decode(stored.bytes, entry.key)), maybeLanded: true });
-        }
-        found.sort((a, b) => a.seq - b.seq);
-        items.push(...found);
-        nextSeq = Math.max(nextSeq, ...found.map((w) => w.seq + 1));
+          items.push({ ...f.w, seq: i + 1, maybeLanded: true });
+          names.set(i + 1, f.name);
+        });
       })();
       return loaded;
     },
@@ -117,34 +184,33 @@ export function createEmergencyQueue(spill: StorageAdapter | undefined, prefix: 
           kind,
           enqueuedAtMs: nowMs,
           maybeLanded,
-          operations: copy.map((op) =>
-            op.type === 'put'
-              ? { type: 'put', key: op.key, bytes: toBase64(op.bytes), ...(op.ifAbsent ? { ifAbsent: true } : {}), ...(op.ifVersion !== undefined ? { ifVersion: op.ifVersion } : {}) }
-              : { type: 'delete', key: op.key, ...(op.ifVersion !== undefined ? { ifVersion: op.ifVersion } : {}) },
-          ),
+          operations: copy.map(spilled),
         };
         // Durable before acknowledged: if this throws, the write is not accepted.
-        await spill.put(keyOf(seq), utf8Encode(JSON.stringify(doc)), { ifAbsent: true });
+        names.set(seq, await spill.store(fileOf(seq), utf8Encode(JSON.stringify(doc))));
       }
       items.push(write);
       return write;
     },
     async shift(seq) {
       if (items[0]?.seq !== seq) return;
-      if (spill) await spill.delete(keyOf(seq));
+      await removeSpilled(seq);
       items.shift();
     },
     async discard(seq) {
       const i = items.findIndex((w) => w.seq === seq);
       if (i < 0) return false;
-      if (spill) await spill.delete(keyOf(seq));
+      await removeSpilled(seq);
       items.splice(i, 1);
       return true;
     },
     overlay() {
       const out = new Map<string, { bytes: Uint8Array; version: string } | null>();
       for (const w of items) {
-        for (const op of w.operations) out.set(op.key, op.type === 'put' ? { bytes: op.bytes, version: w.versions[op.key]! } : null);
+        for (const op of w.operations) {
+          if (op.type === 'check') continue; // a fence writes nothing
+          out.set(op.key, op.type === 'put' ? { bytes: op.bytes, version: w.versions[op.key]! } : null);
+        }
       }
       return out;
     },

@@ -22,7 +22,32 @@ export type GitHubStorageEvent =
   /** A write whose answer was lost (timeout, network, 5xx) turned out to have landed; it was not repeated. */
   | { readonly type: 'landed_after_timeout'; readonly level: 'info'; readonly keys: readonly string[] }
   /** phased-workflow-github.md `emergency_fallback`: rate limit exhausted, the write is queued for delayed persistence. */
-  | { readonly type: 'write_queued'; readonly level: 'warn'; readonly seq: number; readonly keys: readonly string[]; readonly pending: number; readonly retryAtMs: number; readonly message: string }
+  | {
+      readonly type: 'write_queued';
+      readonly level: 'warn';
+      readonly seq: number;
+      readonly keys: readonly string[];
+      readonly pending: number;
+      readonly retryAtMs: number;
+      /** Whether the queued write survives a crash of this process (false: a memory queue). */
+      readonly durable: boolean;
+      readonly message: string;
+    }
+  /**
+   * A write failed (spec: "If all retries fail, log error and continue"): how many write
+   * requests it sent (`attempts`, at most `maxWriteAttempts`) and requests in all. `repeated`:
+   * the same write had just used all its attempts, so it was refused without a request.
+   */
+  | {
+      readonly type: 'write_failed';
+      readonly level: 'error';
+      readonly keys: readonly string[];
+      readonly reasonCode: ReasonCode;
+      readonly attempts: number;
+      readonly requests: number;
+      readonly repeated: boolean;
+      readonly message: string;
+    }
   /** A queued write reached GitHub. */
   | { readonly type: 'queue_flushed'; readonly level: 'info'; readonly seq: number; readonly keys: readonly string[]; readonly pending: number }
   /** A queued write could not be pushed yet; it stays queued. */

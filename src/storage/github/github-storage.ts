@@ -14,15 +14,17 @@ import type {
 } from '../adapter.js';
 import { assertBatchOperation } from '../batch-operation.js';
 import { assertKey, assertPrefix } from '../keys.js';
+import { gitBlobSha } from './git-blob.js';
 import { commitOperations, INIT_MARKER_PATH, restore } from './commit-builder.js';
 import { deleteFile, putFile, readFile } from './contents.js';
 import type { CommitMessageContext, GitHubCommitIdentity, RepoContext } from './context.js';
-import { createEmergencyQueue, type QueuedWrite } from './emergency-queue.js';
+import { createEmergencyQueue, storageSpill, type QueuedWrite, type QueueSpill } from './emergency-queue.js';
+import { defaultSpillRoot, fileSpill, type SpillIdentity } from './file-spill.js';
 import type { GitHubStorageEvent, GitHubStorageEventListener } from './events.js';
 import { createHeadState } from './head-state.js';
 import { createGitHubHttp, retryAtOf, type GitHubHttpStats, type GitHubTokenSource } from './http.js';
 import { listTree } from './listing.js';
-import { createScrubber } from './secrets.js';
+import { createScrubber, scrubValue, surfaceError, type Scrubber } from './secrets.js';
 import { createWriteLock } from './write-lock.js';
 
 /** GitHub refuses files over 100 MB (phased-workflow-github.md "Individual files limited to 100MB"). */
@@ -91,6 +93,22 @@ export interface GitHubStorageOptions {
    * @default 3
    */
   readonly maxConflictRetries?: number;
+  /**
+   * Write requests (ref updates, contents PUTs/DELETEs) one write may send, whatever made the
+   * previous one fail — a lost race, a read-back that did not match, a lost answer (spec:
+   * "Retry write (max 3 attempts)", "Max 3 attempts, then log error"). A write that used them
+   * all fails with `details.attempts`, `details.requests` and `details.attemptsExhausted`, and
+   * the same write sent again within `repeatFailureMs` fails at once, without a request, so a
+   * caller's own retries (the writer's `maxAttempts`) cannot multiply the attempts.
+   * @default 3 (or `maxConflictRetries + 1` when only that is given)
+   */
+  readonly maxWriteAttempts?: number;
+  /**
+   * How long a write that used all its attempts is answered from memory when sent again
+   * unchanged (same keys, bytes and conditions). `0` turns it off.
+   * @default 60000
+   */
+  readonly repeatFailureMs?: number;
   /** Retries of a read (or of creating a git object) after a 5xx, a network error or a timeout. @default 3 */
   readonly maxRetries?: number;
   /** Retries after a secondary rate limit, each waiting at least a minute (or `retry-after`), doubling. @default 3 */
@@ -114,12 +132,20 @@ export interface GitHubStorageOptions {
   /**
    * The emergency queue (spec `emergency_fallback`): when the rate limit is exhausted, a
    * write is accepted locally (`PutResult.pending`), reads see it, and it is pushed in
-   * order when the limit resets, on `flush()` and on `close()`. `true` keeps it in
-   * memory; give `storage` (e.g. `fsStorage`) to keep it across crashes. `false` makes
-   * rate-limited writes fail with `checkpoint_rate_limited` instead.
+   * order when the limit resets, on `flush()` and on `close()`.
+   *
+   * - `true` (default): durable where the runtime has a file system. In Node, each queued
+   *   write is fsync'd to a file under `.savepoint/github-queue/` in the working directory
+   *   before it is acknowledged, and the next adapter opened on the same repository and
+   *   branch pushes what a crashed process left. Where there is no file system (browsers,
+   *   edge runtimes) the queue is in memory: `stats().queueDurable` is false there.
+   * - `{ dir }`: the same, in another folder.
+   * - `{ storage, prefix }`: in any StorageAdapter (e.g. `fsStorage`), create-only.
+   * - `'memory'`: in memory only — a crash loses queued writes (`queueDurable: false`).
+   * - `false`: rate-limited writes fail with `checkpoint_rate_limited` instead.
    * @default true
    */
-  readonly emergencyQueue?: boolean | { readonly storage?: StorageAdapter; readonly prefix?: string };
+  readonly emergencyQueue?: boolean | 'memory' | { readonly dir: string } | { readonly storage: StorageAdapter; readonly prefix?: string };
   /**
    * Writes to one branch are sent one at a time. `'branch'`: across every githubStorage
    * of this JavaScript realm on the same repository and branch; `'adapter'`: within this
@@ -156,6 +182,8 @@ export interface GitHubStorageOptions {
 export interface GitHubStorageStats extends GitHubHttpStats {
   /** Writes currently held in the emergency queue. */
   readonly queued: number;
+  /** Whether queued writes survive a crash of this process (false for a memory queue: browsers, edge runtimes, `emergencyQueue: 'memory'`). */
+  readonly queueDurable: boolean;
 }
 
 /** A queued write, as {@link GitHubStorage.pendingWrites} shows it. */
@@ -189,6 +217,80 @@ function configError(message: string): CheckpointError {
   return new CheckpointError('checkpoint_config_invalid', `githubStorage: ${message}`);
 }
 
+/** Numeric options: each must be a finite number at least its minimum (integers where counts). */
+const NUMBER_OPTIONS: readonly (readonly [keyof GitHubStorageOptions, number, boolean])[] = [
+  ['lowRateLimit', 0, true],
+  ['contentRequestsPerHour', 1, true],
+  ['lowContentRequests', 0, true],
+  ['maxRateLimitWaitMs', 0, false],
+  ['minWriteIntervalMs', 0, false],
+  ['requestTimeoutMs', 1, false],
+  ['maxConflictRetries', 0, true],
+  ['maxRetries', 0, true],
+  ['maxSecondaryRetries', 0, true],
+  ['readYourWritesMs', 0, false],
+  ['inlineMaxBytes', 0, true],
+  ['maxWriteAttempts', 1, true],
+  ['repeatFailureMs', 0, false],
+];
+
+/** Checks the options the factory does not check on its way (types, ranges, enums), so a typo fails at once with `checkpoint_config_invalid`. */
+function assertOptions(options: GitHubStorageOptions): void {
+  for (const [name, min, integer] of NUMBER_OPTIONS) {
+    const v = options[name];
+    if (v === undefined) continue;
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < min || (integer && !Number.isInteger(v))) {
+      throw configError(`${name} must be ${integer ? 'an integer' : 'a number'} >= ${min}`);
+    }
+  }
+  for (const name of ['fetch', 'commitMessage', 'onEvent'] as const) {
+    if (options[name] !== undefined && typeof options[name] !== 'function') throw configError(`${name} must be a function`);
+  }
+  if (options.baseUrl !== undefined && (typeof options.baseUrl !== 'string' || !/^https?:\/\/[^\s/]+/.test(options.baseUrl))) throw configError('baseUrl must be an http(s) URL');
+  if (options.branch !== undefined && typeof options.branch !== 'string') throw configError('branch must be a string');
+  if (options.basePath !== undefined && typeof options.basePath !== 'string') throw configError('basePath must be a string');
+  if (options.userAgent !== undefined && (typeof options.userAgent !== 'string' || /[\r\n]/.test(options.userAgent))) throw configError('userAgent must be a one-line string');
+  if (options.verify !== undefined && options.verify !== 'read-back' && options.verify !== 'sha') throw configError("verify must be 'read-back' or 'sha'");
+  if (options.serializeWrites !== undefined && options.serializeWrites !== 'branch' && options.serializeWrites !== 'adapter') throw configError("serializeWrites must be 'branch' or 'adapter'");
+  if (options.mergeRunIndexes !== undefined && typeof options.mergeRunIndexes !== 'boolean') throw configError('mergeRunIndexes must be a boolean');
+  const clock = options.clock as Partial<Clock> | undefined;
+  if (clock !== undefined && (typeof clock?.now !== 'function' || typeof clock.setTimeout !== 'function' || typeof clock.clearTimeout !== 'function')) throw configError('clock must have now, setTimeout and clearTimeout');
+  const who = options.committer as Partial<GitHubCommitIdentity> | undefined;
+  if (who !== undefined && (typeof who?.name !== 'string' || typeof who.email !== 'string' || who.name === '' || who.email === '')) throw configError('committer must be { name, email } with non-empty strings');
+  if (options.maxValueBytes !== undefined && typeof options.maxValueBytes !== 'number') throw configError('maxValueBytes must be a number');
+}
+
+/** `err` with more details (a CheckpointError's details are frozen). */
+function withDetails(err: CheckpointError, extra: Record<string, number | boolean>): CheckpointError {
+  const prefix = `${err.reasonCode}: `;
+  const message = err.message.startsWith(prefix) ? err.message.slice(prefix.length) : err.message;
+  return new CheckpointError(err.reasonCode, message, { details: { ...err.details, ...extra }, ...(err.cause !== undefined ? { cause: err.cause } : {}) });
+}
+
+/** Where the emergency queue keeps its writes (undefined: memory). */
+function spillOf(option: NonNullable<GitHubStorageOptions['emergencyQueue']>, identity: SpillIdentity): QueueSpill | undefined {
+  if (option === false || option === 'memory') return undefined;
+  if (option === true) {
+    const root = defaultSpillRoot();
+    return root === undefined ? undefined : fileSpill(root, identity);
+  }
+  if (typeof option === 'object' && option !== null && 'storage' in option && option.storage !== undefined) {
+    const storage = option.storage;
+    if (typeof storage.put !== 'function' || typeof storage.get !== 'function' || typeof storage.delete !== 'function' || typeof storage.list !== 'function') {
+      throw configError('emergencyQueue.storage must be a StorageAdapter');
+    }
+    const prefix = option.prefix ?? `savepoint-github-queue/${identity.owner}/${identity.repo}/${encodeURIComponent(identity.branch)}/`;
+    if (typeof prefix !== 'string') throw configError('emergencyQueue.prefix must be a string');
+    return storageSpill(storage, prefix);
+  }
+  if (typeof option === 'object' && option !== null && 'dir' in option && typeof option.dir === 'string' && option.dir !== '') {
+    const spill = fileSpill(option.dir, identity);
+    if (!spill) throw configError('emergencyQueue.dir needs a file system (Node >= 20.16); use emergencyQueue: { storage } or "memory" here');
+    return spill;
+  }
+  throw configError("emergencyQueue must be true, false, 'memory', { dir } or { storage, prefix }");
+}
+
 /**
  * Stores checkpoints in a GitHub repository through the REST API (phased-workflow-github.md).
  *
@@ -216,7 +318,9 @@ function configError(message: string): CheckpointError {
  * ```
  */
 export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
-  if (!options || typeof options.owner !== 'string' || !/^[A-Za-z0-9_.-]+$/.test(options.owner)) throw configError('owner must be a GitHub user or organization name');
+  if (!options || typeof options !== 'object') throw configError('options are required ({ owner, repo, token })');
+  assertOptions(options);
+  if (typeof options.owner !== 'string' || !/^[A-Za-z0-9_.-]+$/.test(options.owner)) throw configError('owner must be a GitHub user or organization name');
   if (typeof options.repo !== 'string' || !/^[A-Za-z0-9_.-]+$/.test(options.repo)) throw configError('repo must be a repository name');
   if (typeof options.token !== 'string' && typeof options.token !== 'function') throw configError('token is required (a string or a function returning one)');
   if (typeof options.token === 'string' && options.token.trim() === '') throw configError('token is empty');
@@ -237,7 +341,8 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
   const listener = options.onEvent;
   const emit = (event: GitHubStorageEvent): void => {
     try {
-      listener?.(event);
+      // Events carry GitHub's own words and error messages: scrubbed like errors are.
+      listener?.(scrubValue(event, scrubber));
     } catch {
       // A failing listener must not fail a write.
     }
@@ -277,16 +382,13 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
     inlineMaxBytes: options.inlineMaxBytes ?? 1024 * 1024,
     minWriteIntervalMs: options.minWriteIntervalMs ?? 1000,
     maxConflictRetries: options.maxConflictRetries ?? 3,
+    maxWriteAttempts: options.maxWriteAttempts ?? (options.maxConflictRetries !== undefined ? options.maxConflictRetries + 1 : 3),
     restore: (paths) => restore(ctx, paths),
   };
   const lock = createWriteLock(options.serializeWrites === 'adapter' ? undefined : `${baseUrl}|${options.owner}/${options.repo}|${branch}`);
   const queueOption = options.emergencyQueue ?? true;
   const queueEnabled = queueOption !== false;
-  const spill = typeof queueOption === 'object' ? queueOption.storage : undefined;
-  const queue = createEmergencyQueue(
-    spill,
-    typeof queueOption === 'object' && queueOption.prefix !== undefined ? queueOption.prefix : `savepoint-github-queue/${options.owner}/${options.repo}/${encodeURIComponent(branch)}/`,
-  );
+  const queue = createEmergencyQueue(spillOf(queueOption, { baseUrl, owner: options.owner, repo: options.repo, branch, basePath }));
   const readYourWritesMs = options.readYourWritesMs ?? 60_000;
   const maxValueBytes = options.maxValueBytes ?? GITHUB_MAX_FILE_BYTES;
   if (!(Number.isInteger(maxValueBytes) && maxValueBytes > 0 && maxValueBytes <= GITHUB_MAX_FILE_BYTES)) throw configError(`maxValueBytes must be a positive integer up to ${GITHUB_MAX_FILE_BYTES}`);
@@ -388,7 +490,7 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
       const known = queued !== undefined ? (queued === null ? null : { sha: queued.version }) : state.fileAt(ctx.toPath(op.key));
       if (known === undefined) continue; // unknown: checked when the write is pushed
       const exists = known !== null;
-      if (op.type === 'put' && op.ifAbsent && exists) throw new CheckpointError('checkpoint_conflict', `conditional write of ${op.key} failed: key exists`, { details: { key: op.key } });
+      if (op.type !== 'delete' && op.ifAbsent && exists) throw new CheckpointError('checkpoint_conflict', `conditional write of ${op.key} failed: key exists`, { details: { key: op.key } });
       if (op.ifVersion !== undefined && known?.sha !== op.ifVersion) {
         throw new CheckpointError('checkpoint_conflict', `conditional write of ${op.key} failed: ${exists ? 'version changed' : 'key is gone'}`, { details: { key: op.key } });
       }
@@ -405,7 +507,8 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
       keys: keysOf(w),
       pending: queue.size,
       retryAtMs,
-      message: `Rate limit exhausted: ${w.operations.length} write(s) queued for delayed persistence until ${new Date(retryAtMs).toISOString()}`,
+      durable: queue.durable,
+      message: `Rate limit exhausted: ${w.operations.length} write(s) queued for delayed persistence until ${new Date(retryAtMs).toISOString()}${queue.durable ? '' : ' (in memory only: lost if this process dies before flush())'}`,
     });
     scheduleFlush(retryAtMs);
     return w;
@@ -423,6 +526,62 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
    * exhausted. A queued write that fails for another reason does not fail this one: it is
    * reported (`queue_flush_failed`), retried later, and this write queues behind it.
    */
+  const repeatFailureMs = options.repeatFailureMs ?? 60_000;
+  /** Writes that used all their attempts, by fingerprint: sent again unchanged, they fail at once. */
+  const failedWrites = new Map<string, { error: CheckpointError; atMs: number }>();
+  /**
+   * What makes two writes "the same write". A create-only put names a checkpoint (a history
+   * file is written once): a batch holding one is the same write when it creates the same
+   * files with the same bytes, even if its latest/index parts changed (they carry times).
+   * Anything else must match exactly: keys, conditions and bytes.
+   */
+  const fingerprint = async (kind: string, ops: readonly BatchOperation[]): Promise<string> => {
+    const creates = ops.filter((op) => op.type === 'put' && op.ifAbsent === true);
+    const named = creates.length > 0 ? creates : ops;
+    return JSON.stringify([
+      kind,
+      await Promise.all(named.map(async (op) => [op.type, op.key, op.type !== 'delete' && op.ifAbsent === true, op.ifVersion ?? null, op.type === 'put' ? await gitBlobSha(op.bytes) : null])),
+    ]);
+  };
+  const reportFailure = (operations: readonly BatchOperation[], e: CheckpointError, attempts: number, requests: number, repeated: boolean): void => {
+    emit({ type: 'write_failed', level: 'error', keys: operations.map((o) => o.key), reasonCode: e.reasonCode, attempts, requests, repeated, message: e.message });
+  };
+
+  /**
+   * Runs a direct write under the attempt budget: a failure reports its attempts and requests
+   * (error details and a `write_failed` event); one that used every attempt is remembered for
+   * `repeatFailureMs`, so sending the very same write again fails without a request — the
+   * spec's "max 3 attempts" holds per checkpoint even when the caller retries too.
+   */
+  const attempt = async <T>(kind: QueuedWrite['kind'], operations: readonly BatchOperation[], direct: () => Promise<T>): Promise<T> => {
+    let print: string | undefined;
+    if (repeatFailureMs > 0 && failedWrites.size > 0) {
+      for (const [k, v] of failedWrites) if (clock.now() - v.atMs >= repeatFailureMs) failedWrites.delete(k);
+      print = await fingerprint(kind, operations);
+      const known = failedWrites.get(print);
+      if (known) {
+        const again = withDetails(known.error, { repeated: true });
+        reportFailure(operations, again, 0, 0, true);
+        throw again;
+      }
+    }
+    const before = http.stats().requests;
+    try {
+      return await direct();
+    } catch (err) {
+      if (!isCheckpointError(err) || err.reasonCode === 'checkpoint_rate_limited') throw err;
+      const requests = http.stats().requests - before;
+      const attempts = typeof err.details.attempts === 'number' ? err.details.attempts : 1;
+      const e = withDetails(err, { attempts, requests });
+      reportFailure(operations, e, attempts, requests, false);
+      if (repeatFailureMs > 0 && err.details.attemptsExhausted === true) {
+        failedWrites.set(print ?? (await fingerprint(kind, operations)), { error: e, atMs: clock.now() });
+        if (failedWrites.size > 100) failedWrites.delete(failedWrites.keys().next().value!);
+      }
+      throw e;
+    }
+  };
+
   const write = async <T>(
     kind: QueuedWrite['kind'],
     operations: readonly BatchOperation[],
@@ -439,7 +598,7 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
       };
       if (queueEnabled && queue.size > 0) return accept(false, http.blockedUntil() ?? clock.now() + 60_000);
       try {
-        return await direct();
+        return await attempt(kind, operations, direct);
       } catch (err) {
         if (!queueEnabled || !isCheckpointError(err, 'checkpoint_rate_limited')) throw err;
         // An earlier attempt of this write may have landed before the limit hit: pushing checks first.
@@ -472,6 +631,7 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
     async put(key: string, bytes: Uint8Array, opts: PutOptions = {}): Promise<PutResult> {
       open();
       assertKey(key);
+      assertConditions(key, opts, 'put');
       checkSize(key, bytes);
       const data = bytes.slice();
       const op: BatchOperation = { type: 'put', key, bytes: data, ...(opts.ifAbsent ? { ifAbsent: true } : {}), ...(opts.ifVersion !== undefined ? { ifVersion: opts.ifVersion } : {}) };
@@ -493,6 +653,7 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
     async delete(key: string, opts: DeleteOptions = {}): Promise<boolean> {
       open();
       assertKey(key);
+      assertConditions(key, opts, 'delete');
       const op: BatchOperation = { type: 'delete', key, ...(opts.ifVersion !== undefined ? { ifVersion: opts.ifVersion } : {}) };
       return write(
         'delete',
@@ -536,12 +697,12 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
 
     async batch(operations: readonly BatchOperation[]): Promise<BatchOutcome[]> {
       open();
+      if (!Array.isArray(operations)) throw new CheckpointError('checkpoint_config_invalid', 'batch() takes an array of operations');
       const seen = new Set<string>();
       const ops: BatchOperation[] = [];
-      for (const op of operations) {
+      for (const op of operations as readonly BatchOperation[]) {
         assertBatchOperation(op);
-        // Until the commit builder checks tree entries without writing them, a fenced batch is refused, never misapplied.
-        if (op.type === 'check') throw new CheckpointError('checkpoint_unsupported', `githubStorage batches do not support check operations yet (${op.key})`);
+        assertConditions(op.key, op, op.type);
         if (seen.has(op.key)) throw new CheckpointError('checkpoint_conflict', `batch names ${op.key} twice`, { details: { key: op.key } });
         seen.add(op.key);
         if (op.type === 'put') {
@@ -554,7 +715,10 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
         'batch',
         ops,
         () => commitOperations(ctx, ops, { operation: 'batch' }),
-        (w, existed) => ops.map((op): BatchOutcome => (op.type === 'put' ? { type: 'put', key: op.key, version: w.versions[op.key]!, pending: true } : { type: 'delete', key: op.key, existed: existed(op.key) })),
+        (w, existed) =>
+          ops.map((op): BatchOutcome =>
+            op.type === 'put' ? { type: 'put', key: op.key, version: w.versions[op.key]!, pending: true } : op.type === 'delete' ? { type: 'delete', key: op.key, existed: existed(op.key) } : { type: 'check', key: op.key },
+          ),
       );
     },
 
@@ -565,12 +729,13 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
       await lock(() => drain(true));
     },
 
-    stats: () => ({ ...http.stats(), queued: queue.size }),
+    stats: () => ({ ...http.stats(), queued: queue.size, queueDurable: queue.durable }),
 
     pendingWrites: () => queue.entries().map((w) => ({ seq: w.seq, keys: keysOf(w), enqueuedAtMs: w.enqueuedAtMs })),
 
     async discardPendingWrite(seq: number): Promise<boolean> {
       open();
+      if (!Number.isSafeInteger(seq)) throw new CheckpointError('checkpoint_config_invalid', 'discardPendingWrite() takes the seq of a pending write (an integer)');
       return lock(async () => {
         await loadQueue();
         return queue.discard(seq);
@@ -583,7 +748,54 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
       if (flushTimer !== undefined) clock.clearTimeout(flushTimer);
       flushTimer = undefined;
       closed = true;
+      await queue.close();
     },
   };
-  return adapter;
+  return guardErrors(adapter, scrubber);
+}
+
+/** Checks a write's conditions: a malformed one is a `checkpoint_config_invalid`, never a TypeError or an unconditional write. */
+function assertConditions(key: string, opts: unknown, what: string): void {
+  if (opts === null || typeof opts !== 'object') throw new CheckpointError('checkpoint_config_invalid', `${what} options of ${key} must be an object`, { details: { key } });
+  const { ifAbsent, ifVersion } = opts as { ifAbsent?: unknown; ifVersion?: unknown };
+  if (ifAbsent !== undefined && typeof ifAbsent !== 'boolean') throw new CheckpointError('checkpoint_config_invalid', `${what} of ${key}: ifAbsent must be a boolean`, { details: { key } });
+  // An empty or unknown version is a well-formed condition that fails (checkpoint_conflict), as on every adapter.
+  if (ifVersion !== undefined && typeof ifVersion !== 'string') {
+    throw new CheckpointError('checkpoint_config_invalid', `${what} of ${key}: ifVersion must be a string (a version the adapter returned)`, { details: { key } });
+  }
+  if (ifAbsent === true && ifVersion !== undefined) throw new CheckpointError('checkpoint_config_invalid', `${what} of ${key}: ifAbsent and ifVersion exclude each other`, { details: { key } });
+}
+
+/**
+ * Every public call of the adapter, with whatever it throws passed through
+ * {@link surfaceError}: one place, so no path (a new code path, a throwing `fetch`, a
+ * spill failure) can hand a caller an unscrubbed error or a raw TypeError.
+ */
+function guardErrors(adapter: GitHubStorage, scrubber: Scrubber): GitHubStorage {
+  const guard =
+    <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R> => {
+      try {
+        return await fn(...args);
+      } catch (err) {
+        throw surfaceError(err, scrubber);
+      }
+    };
+  return {
+    ...adapter,
+    get: guard(adapter.get),
+    put: guard(adapter.put),
+    delete: guard(adapter.delete),
+    batch: guard(adapter.batch),
+    flush: guard(adapter.flush),
+    discardPendingWrite: guard(adapter.discardPendingWrite),
+    close: guard(adapter.close),
+    async *list(prefix: string): AsyncIterable<StorageEntry> {
+      try {
+        yield* adapter.list(prefix);
+      } catch (err) {
+        throw surfaceError(err, scrubber);
+      }
+    },
+  };
 }
