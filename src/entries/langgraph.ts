@@ -3,6 +3,6 @@
  * storage adapter, and `langGraphProfile` for retention, verify and the CLI on its stores.
  * Needs the optional peers `@langchain/langgraph-checkpoint` and `@langchain/core`.
  *
- * @packageDocumentation
+ * @module savepoint/langgraph
  */
 export * from '../langgraph/index.js';

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { createWriter, initialPhasedPayload, newUuidV4, phasedTriggers, phasedWorkflow, type CheckpointError } from 'savepoint';
+import { createWriter, type CheckpointError } from 'savepoint';
+import { initialPhasedPayload, phasedTriggers, phasedWorkflow } from 'savepoint/phased-workflow';
+import { newUuidV4 } from '../../src/model/ids.js';
 import type { GitHubStorageEvent } from 'savepoint/github';
 import { envPerTest, text, type Env } from './helpers.js';
 
