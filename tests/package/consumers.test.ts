@@ -1,14 +1,16 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt, ROOT } from '../support/build.js';
 
 /**
- * A consumer project in a temp directory installs the packed tarball (offline, from the
- * npm cache `npm ci` filled, so no test reaches the network) and uses the package the
- * way users do: `import` from ESM and `require` from CommonJS.
+ * A consumer project in a temp directory gets the packed tarball unpacked as
+ * `node_modules/savepoint` (what `npm install ./savepoint.tgz` puts there) and the
+ * package's runtime dependencies linked from this checkout's `node_modules`, so the test
+ * needs neither the network nor a warm npm cache; then it uses the package the way users
+ * do: `import` from ESM and `require` from CommonJS, through the exports map.
  */
 describe('the packed package in a consumer project', () => {
   let dir = '';
@@ -19,7 +21,11 @@ describe('the packed package in a consumer project', () => {
     execFileSync('npm', ['pack', '--ignore-scripts', '--pack-destination', dir], { cwd: ROOT, stdio: 'ignore' });
     const tarball = readdirSync(dir).find((f) => f.endsWith('.tgz'))!;
     writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }));
-    execFileSync('npm', ['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', `./${tarball}`], { cwd: dir, stdio: 'ignore' });
+    const modules = join(dir, 'node_modules');
+    mkdirSync(modules);
+    execFileSync('tar', ['-xzf', join(dir, tarball), '-C', modules]);
+    renameSync(join(modules, 'package'), join(modules, 'savepoint'));
+    for (const dep of ['zod', 'ajv', 'fflate', 'nanoid']) symlinkSync(join(ROOT, 'node_modules', dep), join(modules, dep), 'dir');
   }, 300_000);
 
   afterAll(() => {
@@ -28,12 +34,13 @@ describe('the packed package in a consumer project', () => {
 
   const scenario = `
     const storage = memoryStorage();
-    const draft = { id: newSnapshotId(Date.now()), runId: 'run-1', sequence: 1, createdAt: new Date().toISOString(),
-      source: 'manual', sourceDetails: [], status: 'in_progress', payload: { step: 2 } };
-    const { bytes } = await defaultProfile.document.encode(draft);
-    await storage.put(defaultProfile.layout.latestKey('run-1'), bytes, { ifAbsent: true });
+    const writer = createWriter({ storage, profile: defaultProfile, runId: 'run-1' });
+    const r = await writer.checkpoint({ source: 'manual', status: 'in_progress', payload: { step: 2 } });
+    await writer.close();
+    if (!r.ok) throw new Error('checkpoint failed');
     const back = await readSnapshot(storage, defaultProfile, defaultProfile.layout.latestKey('run-1'));
-    if (back.payload.step !== 2) throw new Error('round trip failed');
+    const plan = await planResume({ storage, profile: defaultProfile, runId: 'run-1' });
+    if (back.payload.step !== 2 || plan.snapshot.payload.step !== 2) throw new Error('round trip failed');
     let code = '';
     try { assertKey('../escape'); } catch (err) { code = err.reasonCode; }
     const { fsStorage } = SUBPATH_FS;
@@ -44,7 +51,8 @@ describe('the packed package in a consumer project', () => {
     const file = join(dir, 'esm.mjs');
     writeFileSync(
       file,
-      `import { memoryStorage, defaultProfile, newSnapshotId, readSnapshot, assertKey } from 'savepoint';
+      `import { memoryStorage, defaultProfile, createWriter, planResume } from 'savepoint';
+       import { readSnapshot, assertKey } from 'savepoint/toolkit';
        import * as fsSub from 'savepoint/fs';
        import * as testingSub from 'savepoint/testing';
        const SUBPATH_FS = fsSub; const SUBPATH_TESTING = testingSub;
@@ -58,7 +66,8 @@ describe('the packed package in a consumer project', () => {
     const file = join(dir, 'cjs.cjs');
     writeFileSync(
       file,
-      `const { memoryStorage, defaultProfile, newSnapshotId, readSnapshot, assertKey } = require('savepoint');
+      `const { memoryStorage, defaultProfile, createWriter, planResume } = require('savepoint');
+       const { readSnapshot, assertKey } = require('savepoint/toolkit');
        const SUBPATH_FS = require('savepoint/fs'); const SUBPATH_TESTING = require('savepoint/testing');
        (async () => { ${scenario} })().catch((e) => { console.error(e); process.exit(1); });`,
     );
