@@ -61,7 +61,7 @@ export interface UnreadableFile extends RetentionFile {
 /** One run, as retention sees it. */
 export interface InventoryRun {
   readonly runId: string;
-  /** Its snapshots in ascending (time, id) order. */
+  /** Its snapshots in ascending (sequence, time, id) order. */
   readonly snapshots: readonly InventorySnapshot[];
   /** `latest.json`, when present. */
   readonly latest?: RetentionFile & {
@@ -164,9 +164,13 @@ function createLimiter(n: number): Limiter {
 
 const compareStrings = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
-/** Orders snapshots by creation time, then id: the planner's tie-break. */
+/**
+ * Orders one run's snapshots by sequence, then creation time, then id. The sequence is
+ * the writer's own order; creation times collide (concurrent calls share a millisecond)
+ * and random ids then say nothing about which snapshot is newer.
+ */
 export function compareInventorySnapshots(a: InventorySnapshot, b: InventorySnapshot): number {
-  return a.createdAtMs - b.createdAtMs || compareStrings(a.id, b.id);
+  return a.sequence - b.sequence || a.createdAtMs - b.createdAtMs || compareStrings(a.id, b.id);
 }
 
 function metaOf<P>(s: Snapshot<P>): Meta {

@@ -329,15 +329,16 @@ export function planRetention(inventory: RetentionInventory, policy: RetentionPo
       const bit = 1 << (RULE_SHIFT + k);
       switch (rule.rule) {
         case 'keep-last': {
+          // Newest first by sequence; a clock that stepped back can put an old time above a young one, so skip, don't stop.
           for (let i = n - 1, c = 0; i >= 0 && c < rule.count; i--) {
-            if (now - snaps[i]!.createdAtMs >= rule.maxAgeMs) break;
+            if (now - snaps[i]!.createdAtMs >= rule.maxAgeMs) continue;
             masks[o + i]! |= bit;
             c++;
           }
           break;
         }
         case 'keep-within': {
-          for (let i = n - 1; i >= 0 && now - snaps[i]!.createdAtMs < rule.durationMs; i--) masks[o + i]! |= bit;
+          for (let i = n - 1; i >= 0; i--) if (now - snaps[i]!.createdAtMs < rule.durationMs) masks[o + i]! |= bit;
           break;
         }
         case 'keep-latest-status': {
@@ -357,7 +358,7 @@ export function planRetention(inventory: RetentionInventory, policy: RetentionPo
           let last = NaN;
           for (let i = n - 1; i >= 0; i--) {
             const ms = snaps[i]!.createdAtMs;
-            if (now - ms >= rule.maxAgeMs) break;
+            if (now - ms >= rule.maxAgeMs) continue;
             const b = bucket(ms);
             // Buckets almost always arrive in order; the set catches the rare zone whose clock steps back over a boundary.
             if (b === last || seen?.has(b)) continue;
