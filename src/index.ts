@@ -39,7 +39,7 @@ export {
 
 export { canonicalJson, parseJson, type JsonValue, type JsonObject } from './codec/canonical-json.js';
 export { sha256Hex, toHex } from './codec/sha256.js';
-export { gzip, gunzip, isGzip, crc32 } from './codec/gzip.js';
+export { gzip, gunzip, isGzip, crc32, type GunzipOptions } from './codec/gzip.js';
 export { utf8Encode, utf8Decode } from './codec/utf8.js';
 export {
   jsonDocumentFormat,

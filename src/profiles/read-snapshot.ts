@@ -13,7 +13,8 @@ import type { Profile } from './define-profile.js';
  * path every component (resume, retention, CLI) uses, so every read is validated.
  */
 export async function decodeStoredSnapshot<P>(storage: StorageAdapter, profile: Profile<P>, key: string, stored: Uint8Array): Promise<Snapshot<P>> {
-  const bytes = isGzip(stored) ? gunzip(stored, key) : stored;
+  // Bounded by the profile's limit while inflating: a small planted .gz must not cost gigabytes.
+  const bytes = isGzip(stored) ? gunzip(stored, key, { maxBytes: profile.maxSnapshotBytes }) : stored;
   // Only JSON documents can be split into parts; a Markdown document may mention the marker in its text.
   if (profile.document.extension !== '.json') return profile.document.decode(bytes, key);
   const text = utf8Decode(bytes, key);

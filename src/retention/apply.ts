@@ -397,7 +397,7 @@ async function compress<P>(storage: StorageAdapter, profile: Profile<P>, op: Ext
     // A .gz is already there: left by an interrupted apply (same content) or broken.
     const existing = await storage.get(to);
     if (existing && !holds(existing.bytes, plain.bytes)) {
-      if (isCompleteGzip(existing.bytes)) throw new Skip('checkpoint_conflict', `${to} exists with different content`);
+      if (isCompleteGzip(existing.bytes, profile.maxSnapshotBytes)) throw new Skip('checkpoint_conflict', `${to} exists with different content`);
       await storage.put(to, packed, { ifVersion: existing.version });
     }
   }
@@ -412,19 +412,23 @@ async function compress<P>(storage: StorageAdapter, profile: Profile<P>, op: Ext
 /** True when `gz` gunzips (with a valid CRC) to exactly `plain`. */
 function holds(gz: Uint8Array, plain: Uint8Array): boolean {
   try {
-    return sameBytes(gunzip(gz), plain);
+    return sameBytes(gunzip(gz, 'compressed entry', { maxBytes: plain.length }), plain);
   } catch {
     return false;
   }
 }
 
-/** True when `gz` is a complete gzip stream (of something else than the plain entry): then it is not ours to replace. */
-function isCompleteGzip(gz: Uint8Array): boolean {
+/**
+ * True when `gz` is a complete gzip stream (of something else than the plain entry): then it
+ * is not ours to replace. One that inflates past `maxBytes` was never written by an
+ * interrupted apply either, so it counts as complete (and is left alone).
+ */
+function isCompleteGzip(gz: Uint8Array, maxBytes: number): boolean {
   try {
-    gunzip(gz);
+    gunzip(gz, 'compressed entry', { maxBytes });
     return true;
-  } catch {
-    return false;
+  } catch (err) {
+    return isCheckpointError(err, 'checkpoint_too_large');
   }
 }
 

@@ -272,7 +272,7 @@ export async function buildInventory<P>(options: BuildInventoryOptions<P>): Prom
 }
 
 /** Reason codes that mean "this file's content is bad", as opposed to "storage failed". */
-const DATA_PROBLEMS: ReadonlySet<ReasonCode> = new Set<ReasonCode>(['checkpoint_schema_invalid', 'checkpoint_integrity_mismatch', 'checkpoint_not_found']);
+const DATA_PROBLEMS: ReadonlySet<ReasonCode> = new Set<ReasonCode>(['checkpoint_schema_invalid', 'checkpoint_integrity_mismatch', 'checkpoint_not_found', 'checkpoint_too_large']);
 
 async function inventoryRun<P>(
   storage: StorageAdapter,
