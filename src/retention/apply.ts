@@ -122,10 +122,14 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
  * Order and crash safety: per run, the summary is written (create-only, or refreshed
  * when it describes an older final snapshot) before any snapshot of the run is removed;
  * a compression writes `<entry>.gz` create-only, reads it back and checks it against the
- * plain entry before deleting the plain one; a history entry is deleted before its part
- * files; the index is updated after the files it lists are gone, and only for the
- * operations that succeeded. A crash anywhere leaves a store that a new inventory, plan
- * and apply bring to the same end state as one uninterrupted apply.
+ * plain entry before deleting the plain one; the index stops listing snapshots before
+ * their files are deleted (so it never names a missing file, and `verify` finds nothing
+ * wrong after a crash mid-prune); a history entry is deleted before its part files; a
+ * deleted run loses its index first (and keeps everything else when the index changed
+ * since the plan: a writer came back), then its files, then latest.json, so a run with
+ * history left always has its latest. A crash
+ * anywhere leaves a consistent store that a new inventory, plan and apply bring to the
+ * same end state as one uninterrupted apply.
  *
  * A data problem in one operation (an unreadable file, a conflicting concurrent write)
  * skips that operation — and the rest of its run after a skipped summary — and the
@@ -183,7 +187,8 @@ export async function applyRetention<P>(options: ApplyRetentionOptions<P>): Prom
     const ref = snapshotRef(runId, snapshotId);
     return plannedCompressions.has(ref) && !compressedSnapshots.has(ref);
   };
-  const skippedRuns = new Set<string>();
+  /** Runs whose remaining operations are skipped, and why. */
+  const skippedRuns = new Map<string, { reasonCode: ReasonCode; message: string }>();
   const perRun = new Map<string, { deleted: number; compressed: number; summarized: boolean; runDeleted: boolean }>();
   const runStats = (runId: string): { deleted: number; compressed: number; summarized: boolean; runDeleted: boolean } => {
     let s = perRun.get(runId);
@@ -213,8 +218,9 @@ export async function applyRetention<P>(options: ApplyRetentionOptions<P>): Prom
     if (op.snapshotId !== undefined) blocked.add(snapshotRef(op.runId, op.snapshotId));
   };
   for (const op of plan.operations) {
-    if (skippedRuns.has(op.runId) && op.type !== 'compress') {
-      outcomes.push({ operation: op, outcome: 'skipped', reasonCode: 'checkpoint_no_valid_snapshot', message: "skipped: the run's summary could not be written" });
+    const runSkip = op.type !== 'compress' ? skippedRuns.get(op.runId) : undefined;
+    if (runSkip) {
+      outcomes.push({ operation: op, outcome: 'skipped', ...runSkip });
       totals.skipped++;
       markSkipped(op);
       continue;
@@ -249,7 +255,11 @@ export async function applyRetention<P>(options: ApplyRetentionOptions<P>): Prom
         outcomes.push({ operation: op, outcome: 'skipped', reasonCode: code, message: err instanceof Error ? err.message : String(err) });
         totals.skipped++;
         markSkipped(op);
-        if (op.type === 'write-summary') skippedRuns.add(op.runId);
+        // No summary, or a deleted run whose index or latest.json changed since the plan: the run's files stay.
+        if (op.type === 'write-summary') skippedRuns.set(op.runId, { reasonCode: 'checkpoint_no_valid_snapshot', message: "skipped: the run's summary could not be written" });
+        else if (op.type === 'delete' && (op.kind === 'latest' || op.kind === 'index')) {
+          skippedRuns.set(op.runId, { reasonCode: code, message: `skipped: the run's ${op.kind} changed since the plan, so the run is kept` });
+        }
         continue;
       }
       const reasonCode: ReasonCode = isCheckpointError(err) ? err.reasonCode : 'checkpoint_storage_unavailable';
@@ -445,8 +455,8 @@ async function updateIndex(
     const stored = await storage.get(op.key);
     if (!stored) return 'already-done';
     const index = decodeRunIndex(stored.bytes, op.key);
-    // Only what actually happened is written into the index: an entry goes once every file of
-    // its snapshot is gone, and gains .gz once its compression is done.
+    // An entry goes before its snapshot's files (so the index never names a deleted file),
+    // unless an earlier operation on them was skipped; it gains .gz once its compression is done.
     const removePaths = new Set<string>();
     const renamePaths = new Map<string, string>();
     for (const e of index.checkpoints) {
