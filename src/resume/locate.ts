@@ -508,7 +508,14 @@ async function newerExists<P>(search: Search<P>, mode: NewerCheck, maxProbe: num
   }
   if (mode === 'probe') return true;
   // A lock left behind means the last writer did not close cleanly (or is still running).
-  return (await search.get(layout.lockKey(runId))) !== undefined;
+  // One that cannot be read is there all the same: scan (the scan reads what matters, and
+  // throws itself if the store is really down), rather than fail over a hint.
+  try {
+    return (await search.get(layout.lockKey(runId))) !== undefined;
+  } catch (err) {
+    if (isCheckpointError(err)) return true;
+    throw err;
+  }
 }
 
 /** Step 4: the index and one listing; files read newest first until none unread can be newer. */
