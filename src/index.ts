@@ -9,7 +9,7 @@
 export { REASON_CODES, isReasonCode, type ReasonCode } from './model/reason-codes.js';
 export { CheckpointError, isCheckpointError, toCheckpointError, type CheckpointErrorDetails, type CheckpointErrorOptions } from './model/errors.js';
 export { systemClock, toRfc3339, parseRfc3339, sleep, type Clock, type TimerHandle, type TimerOptions } from './model/clock.js';
-export { newSnapshotId, newUuidV4, isUuidV4, assertRunId, SNAPSHOT_ID_PATTERN, RUN_ID_PATTERN } from './model/ids.js';
+export { newSnapshotId, newUuidV4, isUuidV4, assertRunId, SNAPSHOT_ID_PATTERN, RUN_ID_PATTERN, RESERVED_RUN_IDS } from './model/ids.js';
 export {
   PRIORITIES,
   FORMAT_VERSION,

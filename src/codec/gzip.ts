@@ -1,4 +1,5 @@
 import { gzipSync, Inflate } from 'fflate';
+import { assertBytesArgument } from '../model/arguments.js';
 import { CheckpointError } from '../model/errors.js';
 
 let crcTable: Uint32Array | undefined;
@@ -25,12 +26,13 @@ function crcUpdate(state: number, bytes: Uint8Array): number {
 
 /** CRC-32 (IEEE) as gzip stores it in its trailer. */
 export function crc32(bytes: Uint8Array): number {
+  assertBytesArgument(bytes, 'crc32');
   return (crcUpdate(0xffffffff, bytes) ^ 0xffffffff) >>> 0;
 }
 
 /** True when `bytes` start with the gzip magic number. */
 export function isGzip(bytes: Uint8Array): boolean {
-  return bytes.length >= 2 && bytes[0] === 0x1f && bytes[1] === 0x8b;
+  return bytes instanceof Uint8Array && bytes.length >= 2 && bytes[0] === 0x1f && bytes[1] === 0x8b;
 }
 
 /**
@@ -38,6 +40,7 @@ export function isGzip(bytes: Uint8Array): boolean {
  * same output (stable checksums, no spurious diffs in git-backed stores).
  */
 export function gzip(bytes: Uint8Array, level: 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9 = 6): Uint8Array {
+  assertBytesArgument(bytes, 'gzip');
   return gzipSync(bytes, { level, mtime: 0 });
 }
 
@@ -104,7 +107,7 @@ const INPUT_STEP = 16_384;
  */
 export function gunzip(bytes: Uint8Array, where = 'compressed document', options: GunzipOptions = {}): Uint8Array {
   const maxBytes = options.maxBytes ?? DEFAULT_GUNZIP_MAX_BYTES;
-  if (!(bytes instanceof Uint8Array)) throw new CheckpointError('checkpoint_schema_invalid', `${where}: gunzip needs a Uint8Array`);
+  assertBytesArgument(bytes, 'gunzip');
   if (typeof maxBytes !== 'number' || !(maxBytes >= 0)) {
     throw new CheckpointError('checkpoint_config_invalid', 'gunzip: maxBytes must be a non-negative number', { details: { maxBytes: String(maxBytes) } });
   }

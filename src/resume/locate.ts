@@ -1,4 +1,5 @@
 import { CheckpointError, isCheckpointError } from '../model/errors.js';
+import { assertStorageProfileOptions } from '../model/arguments.js';
 import type { ReasonCode } from '../model/reason-codes.js';
 import { decodeRunIndex, type RunIndex } from '../model/run-index.js';
 import type { Snapshot } from '../model/snapshot.js';
@@ -407,7 +408,9 @@ export async function listRunSnapshotFiles(storage: StorageAdapter, layout: Prof
  *   `checkpoint_no_valid_snapshot` when it has files but none is valid.
  */
 export async function locateNewestSnapshot<P>(options: LocateSnapshotOptions<P>): Promise<LocatedSnapshot<P>> {
+  assertStorageProfileOptions(options, 'locateNewestSnapshot');
   const { storage, profile, runId } = options;
+  profile.assertRunId(runId);
   const layout = profile.layout;
   const concurrency = Math.max(1, options.concurrency ?? 8);
   const maxProbe = Math.max(1, options.maxProbe ?? 16);

@@ -1,4 +1,5 @@
 import { gunzip, gzip, isGzip } from '../codec/gzip.js';
+import { assertStorageProfileOptions } from '../model/arguments.js';
 import { systemClock, toRfc3339, type Clock } from '../model/clock.js';
 import { CheckpointError, isCheckpointError } from '../model/errors.js';
 import type { ReasonCode } from '../model/reason-codes.js';
@@ -141,6 +142,11 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
  * (`checkpoint_config_invalid` otherwise), so a plan cannot reach outside it.
  */
 export async function applyRetention<P>(options: ApplyRetentionOptions<P>): Promise<RetentionReport> {
+  assertStorageProfileOptions(options, 'applyRetention');
+  const planArg: unknown = options.plan;
+  if (typeof planArg !== 'object' || planArg === null || !Array.isArray((planArg as { operations?: unknown }).operations)) {
+    throw new CheckpointError('checkpoint_config_invalid', 'applyRetention: plan must be a plan made by planRetention', { details: { function: 'applyRetention' } });
+  }
   const { storage, profile, plan } = options;
   const clock = options.clock ?? systemClock;
   const startedAt = toRfc3339(clock.now());

@@ -1,4 +1,5 @@
 import { CheckpointError, isCheckpointError } from '../model/errors.js';
+import { assertStorageProfileOptions } from '../model/arguments.js';
 import type { ReasonCode } from '../model/reason-codes.js';
 import { decodeRunIndex, type RunIndexEntry } from '../model/run-index.js';
 import type { Snapshot } from '../model/snapshot.js';
@@ -190,6 +191,7 @@ function metaOf<P>(s: Snapshot<P>): Meta {
  * Storage failures (not data problems) reject with the storage's reason code.
  */
 export async function buildInventory<P>(options: BuildInventoryOptions<P>): Promise<RetentionInventory> {
+  assertStorageProfileOptions(options, 'buildInventory');
   const { storage, profile } = options;
   const { layout } = profile;
   const concurrency = options.concurrency ?? 8;

@@ -91,7 +91,7 @@ describe('gunzip is bounded (issue 13 item 5)', () => {
   });
 
   it('validates its own arguments with reason codes', () => {
-    expect(code(() => gunzip('abc' as unknown as Uint8Array))).toBe('checkpoint_schema_invalid');
+    expect(code(() => gunzip('abc' as unknown as Uint8Array))).toBe('checkpoint_config_invalid');
     expect(code(() => gunzip(gzip(new Uint8Array(3)), 'x', { maxBytes: -1 }))).toBe('checkpoint_config_invalid');
     expect(code(() => gunzip(gzip(new Uint8Array(3)), 'x', { maxBytes: Number.NaN }))).toBe('checkpoint_config_invalid');
   });
