@@ -14,7 +14,7 @@
 // Errors, ids, time.
 export { toCheckpointError, type CheckpointErrorOptions } from '../model/errors.js';
 export { isReasonCode } from '../model/reason-codes.js';
-export { newSnapshotId, assertRunId } from '../model/ids.js';
+export { newSnapshotId, assertRunId, RESERVED_RUN_IDS } from '../model/ids.js';
 export { toRfc3339, parseRfc3339, sleep, type TimerHandle, type TimerOptions } from '../model/clock.js';
 
 // The snapshot model and validation.
@@ -33,7 +33,7 @@ export { compileValidator, assertValid, type JsonSchema, type SchemaIssue, type 
 
 // Codec and stored documents.
 export { sha256Hex } from '../codec/sha256.js';
-export { gzip, gunzip } from '../codec/gzip.js';
+export { gzip, gunzip, type GunzipOptions } from '../codec/gzip.js';
 export {
   jsonDocumentFormat,
   documentChecksum,

@@ -34,10 +34,18 @@ export function isUuidV4(value: string): boolean {
 export const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
 /**
+ * Names of the store-wide files that sit beside the run folders
+ * (phased-workflow-github.md's `preserved_runs.json` and `retention_log.json`): a run with
+ * one of these ids would occupy that file's path, and every prune and `preserveRun` would
+ * fail afterwards. Compared case-insensitively (case-insensitive file systems).
+ */
+export const RESERVED_RUN_IDS: readonly string[] = Object.freeze(['preserved_runs.json', 'retention_log.json']);
+
+/**
  * Throws `checkpoint_key_invalid` unless `runId` is safe as a single path segment:
  * 1–128 characters of `[A-Za-z0-9._-]`, starting with a letter or digit (so never
- * `.`, `..` or a hidden file). The message does not echo the value, which may come
- * from untrusted input.
+ * `.`, `..` or a hidden file), and not one of {@link RESERVED_RUN_IDS}. The message does
+ * not echo the value, which may come from untrusted input.
  */
 export function assertRunId(runId: unknown): asserts runId is string {
   if (typeof runId !== 'string' || !RUN_ID_PATTERN.test(runId)) {
@@ -46,5 +54,10 @@ export function assertRunId(runId: unknown): asserts runId is string {
       'run id must be 1-128 characters of [A-Za-z0-9._-] starting with a letter or digit',
       { details: { length: typeof runId === 'string' ? runId.length : -1 } },
     );
+  }
+  if (RESERVED_RUN_IDS.includes(runId.toLowerCase())) {
+    throw new CheckpointError('checkpoint_key_invalid', 'run id is the name of a store-wide file (preserved_runs.json, retention_log.json) and cannot name a run', {
+      details: { length: runId.length },
+    });
   }
 }

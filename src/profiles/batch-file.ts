@@ -55,7 +55,7 @@ export type BatchMember<P> = { readonly ok: true; readonly snapshot: Snapshot<P>
  * member does not hide the others.
  */
 export async function decodeBatchFile<P>(storage: StorageAdapter, profile: Profile<P>, key: string, stored: Uint8Array): Promise<BatchMember<P>[]> {
-  const bytes = isGzip(stored) ? gunzip(stored, key) : stored;
+  const bytes = isGzip(stored) ? gunzip(stored, key, { maxBytes: profile.maxSnapshotBytes }) : stored;
   const envelope = parseJson(utf8Decode(bytes, key), key);
   assertValid((validator ??= compileValidator(batchFileJsonSchema))(envelope), key);
   const batch = envelope as BatchFile;

@@ -9,6 +9,22 @@ import type { ResumeRule } from '../resume/types.js';
 import type { RetentionPolicy } from '../retention/policy.js';
 import type { ProfileLayout } from './layout.js';
 
+/**
+ * `check`, plus: the run's files must not land on (or under) a store-wide file of the
+ * layout (`preserved_runs.json`, `retention_log.json`, whatever the layout names them), which
+ * a run with that id would occupy, breaking every prune and `preserveRun` after it.
+ */
+function withStoreWideNames(layout: ProfileLayout, check: (runId: string) => void): (runId: string) => void {
+  const storeWide = [layout.preservedRunsKey, layout.retentionLogKey].filter((k): k is string => k !== undefined).map((k) => k.toLowerCase());
+  return (runId) => {
+    check(runId);
+    const latest = layout.latestKey(runId).toLowerCase();
+    if (storeWide.some((k) => latest === k || latest.startsWith(`${k}/`))) {
+      throw new CheckpointError('checkpoint_key_invalid', "run id names a store-wide file of the profile's layout and cannot name a run", { details: { length: runId.length } });
+    }
+  };
+}
+
 /** A trigger a profile accepts as a snapshot `source`. */
 export interface TriggerSpec {
   /** Priority from the spec (phased-workflow-github.md: critical / high / medium). */
@@ -149,7 +165,7 @@ export function defineProfile<P>(definition: ProfileDefinition<P>): Profile<P> {
     document: definition.document,
     layout: definition.layout,
     newSnapshotId: definition.newSnapshotId ?? ((ctx) => newSnapshotId(ctx.createdAtMs)),
-    assertRunId: definition.assertRunId ?? assertRunId,
+    assertRunId: withStoreWideNames(definition.layout, definition.assertRunId ?? assertRunId),
     heartbeat,
     coalesceWindowMs,
     materialView: definition.materialView ?? ((payload) => payload),

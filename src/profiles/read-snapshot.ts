@@ -1,4 +1,5 @@
 import { parseJson, canonicalJson } from '../codec/canonical-json.js';
+import { assertBytesArgument, assertProfileArgument, assertStorageArgument, assertStringArgument } from '../model/arguments.js';
 import { gunzip, isGzip } from '../codec/gzip.js';
 import { PART_MARKER, PARTS_MARKER, resolveParts } from '../codec/parts.js';
 import { utf8Decode, utf8Encode } from '../codec/utf8.js';
@@ -13,7 +14,12 @@ import type { Profile } from './define-profile.js';
  * path every component (resume, retention, CLI) uses, so every read is validated.
  */
 export async function decodeStoredSnapshot<P>(storage: StorageAdapter, profile: Profile<P>, key: string, stored: Uint8Array): Promise<Snapshot<P>> {
-  const bytes = isGzip(stored) ? gunzip(stored, key) : stored;
+  assertStorageArgument(storage, 'decodeStoredSnapshot');
+  assertProfileArgument(profile, 'decodeStoredSnapshot');
+  assertStringArgument(key, 'decodeStoredSnapshot', 'key');
+  assertBytesArgument(stored, 'decodeStoredSnapshot', 'stored');
+  // Bounded by the profile's limit while inflating: a small planted .gz must not cost gigabytes.
+  const bytes = isGzip(stored) ? gunzip(stored, key, { maxBytes: profile.maxSnapshotBytes }) : stored;
   // Only JSON documents can be split into parts; a Markdown document may mention the marker in its text.
   if (profile.document.extension !== '.json') return profile.document.decode(bytes, key);
   const text = utf8Decode(bytes, key);
@@ -27,6 +33,9 @@ export async function decodeStoredSnapshot<P>(storage: StorageAdapter, profile: 
 
 /** Reads and decodes the snapshot stored under `key`; `undefined` when there is no such key. */
 export async function readSnapshot<P>(storage: StorageAdapter, profile: Profile<P>, key: string): Promise<Snapshot<P> | undefined> {
+  assertStorageArgument(storage, 'readSnapshot');
+  assertProfileArgument(profile, 'readSnapshot');
+  assertStringArgument(key, 'readSnapshot', 'key');
   const stored = await storage.get(key);
   return stored ? decodeStoredSnapshot(storage, profile, key, stored.bytes) : undefined;
 }

@@ -1,4 +1,5 @@
 import type { StorageAdapter, StorageEntry } from '../storage/adapter.js';
+import { assertProfileArgument, assertStorageArgument } from '../model/arguments.js';
 import type { Profile } from './define-profile.js';
 import type { KeyInfo } from './layout.js';
 
@@ -35,6 +36,9 @@ export interface StoreFiles {
  * With `runId`, only that run's files are listed.
  */
 export async function collectRunFiles(storage: StorageAdapter, profile: Profile<unknown>, runId?: string): Promise<StoreFiles> {
+  assertStorageArgument(storage, 'collectRunFiles');
+  assertProfileArgument(profile, 'collectRunFiles');
+  if (runId !== undefined) profile.assertRunId(runId);
   const { layout } = profile;
   const runs = new Map<string, RunFiles>();
   const storeWide: ClassifiedEntry[] = [];

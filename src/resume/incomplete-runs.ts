@@ -1,4 +1,5 @@
 import { isCheckpointError, type CheckpointError } from '../model/errors.js';
+import { assertStorageProfileOptions } from '../model/arguments.js';
 import { decodeRunIndex } from '../model/run-index.js';
 import type { Profile } from '../profiles/define-profile.js';
 import type { StorageAdapter } from '../storage/adapter.js';
@@ -53,6 +54,7 @@ export interface IncompleteRun {
  * with a scan, so that file is read rather than a possibly older `latest` trusted.
  */
 export async function findIncompleteRuns<P>(options: FindIncompleteRunsOptions<P>): Promise<IncompleteRun[]> {
+  assertStorageProfileOptions(options, 'findIncompleteRuns');
   const { storage, profile } = options;
   const layout = profile.layout;
   const anyProfile = profile as Profile<unknown>;

@@ -1,4 +1,5 @@
 import { CheckpointError, isCheckpointError } from '../model/errors.js';
+import { assertStorageProfileOptions } from '../model/arguments.js';
 import type { ReasonCode } from '../model/reason-codes.js';
 import { decodeRunIndex, type RunIndex } from '../model/run-index.js';
 import type { Snapshot } from '../model/snapshot.js';
@@ -407,7 +408,9 @@ export async function listRunSnapshotFiles(storage: StorageAdapter, layout: Prof
  *   `checkpoint_no_valid_snapshot` when it has files but none is valid.
  */
 export async function locateNewestSnapshot<P>(options: LocateSnapshotOptions<P>): Promise<LocatedSnapshot<P>> {
+  assertStorageProfileOptions(options, 'locateNewestSnapshot');
   const { storage, profile, runId } = options;
+  profile.assertRunId(runId);
   const layout = profile.layout;
   const concurrency = Math.max(1, options.concurrency ?? 8);
   const maxProbe = Math.max(1, options.maxProbe ?? 16);
@@ -508,7 +511,14 @@ async function newerExists<P>(search: Search<P>, mode: NewerCheck, maxProbe: num
   }
   if (mode === 'probe') return true;
   // A lock left behind means the last writer did not close cleanly (or is still running).
-  return (await search.get(layout.lockKey(runId))) !== undefined;
+  // One that cannot be read is there all the same: scan (the scan reads what matters, and
+  // throws itself if the store is really down), rather than fail over a hint.
+  try {
+    return (await search.get(layout.lockKey(runId))) !== undefined;
+  } catch (err) {
+    if (isCheckpointError(err)) return true;
+    throw err;
+  }
 }
 
 /** Step 4: the index and one listing; files read newest first until none unread can be newer. */
@@ -579,23 +589,31 @@ async function scan<P>(search: Search<P>, concurrency: number): Promise<void> {
 
   // Files with a sequence hint, newest first; stop once nothing unread can beat the best
   // (a valid `latest` is already the best, so nothing at or below it is read). Reads start
-  // one at a time (the newest is usually valid) and widen while they keep failing.
+  // one at a time (the newest is usually valid) and widen while they keep failing. A
+  // cursor walks the sorted list once: an index naming 100k missing files costs 100k
+  // reads, not 100k passes over the list.
   let pending = all.filter((c) => c.hint !== undefined).sort((a, b) => b.hint! - a.hint!);
+  let cursor = 0;
   let width = 1;
+  let indexHintsDropped = false;
   for (;;) {
-    if (!indexTrusted) {
-      // An index entry lied about its file: index hints bound nothing any more, read them all.
-      const unbounded = pending.filter((c) => c.hintFrom === 'index');
-      if (unbounded.length > 0) {
-        pending = pending.filter((c) => c.hintFrom !== 'index');
-        await mapLimit(unbounded, concurrency, read);
-        continue;
-      }
+    if (!indexTrusted && !indexHintsDropped) {
+      // An index entry lied about its file: index hints bound nothing any more, read them all (once).
+      indexHintsDropped = true;
+      const rest = pending.slice(cursor);
+      pending = rest.filter((c) => c.hintFrom !== 'index');
+      cursor = 0;
+      await mapLimit(
+        rest.filter((c) => c.hintFrom === 'index'),
+        concurrency,
+        read,
+      );
+      continue;
     }
     const bestSeq = search.best?.snapshot.sequence ?? 0;
-    const next = pending.filter((c) => c.hint! > bestSeq).slice(0, width);
+    const next: Candidate[] = [];
+    while (next.length < width && cursor < pending.length && pending[cursor]!.hint! > bestSeq) next.push(pending[cursor++]!);
     if (next.length === 0) break;
-    pending = pending.filter((c) => !next.includes(c));
     await Promise.all(next.map(read));
     width = Math.min(concurrency, width * 2);
   }

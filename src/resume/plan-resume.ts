@@ -1,4 +1,5 @@
 import { canonicalJson } from '../codec/canonical-json.js';
+import { assertStorageProfileOptions } from '../model/arguments.js';
 import { systemClock, type Clock } from '../model/clock.js';
 import type { Snapshot } from '../model/snapshot.js';
 import type { Profile } from '../profiles/define-profile.js';
@@ -123,6 +124,7 @@ const CLOCK_SKEW_TOLERANCE_MS = 5000;
  * ```
  */
 export async function planResume<P>(options: PlanResumeOptions<P>): Promise<ResumePlan<P>> {
+  assertStorageProfileOptions(options, 'planResume');
   const { profile, runId } = options;
   const clock = options.clock ?? systemClock;
   const staleAfterMs = options.staleAfterMs ?? 3_600_000;

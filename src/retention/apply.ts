@@ -1,4 +1,5 @@
 import { gunzip, gzip, isGzip } from '../codec/gzip.js';
+import { assertStorageProfileOptions } from '../model/arguments.js';
 import { systemClock, toRfc3339, type Clock } from '../model/clock.js';
 import { CheckpointError, isCheckpointError } from '../model/errors.js';
 import type { ReasonCode } from '../model/reason-codes.js';
@@ -122,10 +123,14 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
  * Order and crash safety: per run, the summary is written (create-only, or refreshed
  * when it describes an older final snapshot) before any snapshot of the run is removed;
  * a compression writes `<entry>.gz` create-only, reads it back and checks it against the
- * plain entry before deleting the plain one; a history entry is deleted before its part
- * files; the index is updated after the files it lists are gone, and only for the
- * operations that succeeded. A crash anywhere leaves a store that a new inventory, plan
- * and apply bring to the same end state as one uninterrupted apply.
+ * plain entry before deleting the plain one; the index stops listing snapshots before
+ * their files are deleted (so it never names a missing file, and `verify` finds nothing
+ * wrong after a crash mid-prune); a history entry is deleted before its part files; a
+ * deleted run loses its index first (and keeps everything else when the index changed
+ * since the plan: a writer came back), then its files, then latest.json, so a run with
+ * history left always has its latest. A crash
+ * anywhere leaves a consistent store that a new inventory, plan and apply bring to the
+ * same end state as one uninterrupted apply.
  *
  * A data problem in one operation (an unreadable file, a conflicting concurrent write)
  * skips that operation — and the rest of its run after a skipped summary — and the
@@ -137,6 +142,11 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
  * (`checkpoint_config_invalid` otherwise), so a plan cannot reach outside it.
  */
 export async function applyRetention<P>(options: ApplyRetentionOptions<P>): Promise<RetentionReport> {
+  assertStorageProfileOptions(options, 'applyRetention');
+  const planArg: unknown = options.plan;
+  if (typeof planArg !== 'object' || planArg === null || !Array.isArray((planArg as { operations?: unknown }).operations)) {
+    throw new CheckpointError('checkpoint_config_invalid', 'applyRetention: plan must be a plan made by planRetention', { details: { function: 'applyRetention' } });
+  }
   const { storage, profile, plan } = options;
   const clock = options.clock ?? systemClock;
   const startedAt = toRfc3339(clock.now());
@@ -183,7 +193,8 @@ export async function applyRetention<P>(options: ApplyRetentionOptions<P>): Prom
     const ref = snapshotRef(runId, snapshotId);
     return plannedCompressions.has(ref) && !compressedSnapshots.has(ref);
   };
-  const skippedRuns = new Set<string>();
+  /** Runs whose remaining operations are skipped, and why. */
+  const skippedRuns = new Map<string, { reasonCode: ReasonCode; message: string }>();
   const perRun = new Map<string, { deleted: number; compressed: number; summarized: boolean; runDeleted: boolean }>();
   const runStats = (runId: string): { deleted: number; compressed: number; summarized: boolean; runDeleted: boolean } => {
     let s = perRun.get(runId);
@@ -213,8 +224,9 @@ export async function applyRetention<P>(options: ApplyRetentionOptions<P>): Prom
     if (op.snapshotId !== undefined) blocked.add(snapshotRef(op.runId, op.snapshotId));
   };
   for (const op of plan.operations) {
-    if (skippedRuns.has(op.runId) && op.type !== 'compress') {
-      outcomes.push({ operation: op, outcome: 'skipped', reasonCode: 'checkpoint_no_valid_snapshot', message: "skipped: the run's summary could not be written" });
+    const runSkip = op.type !== 'compress' ? skippedRuns.get(op.runId) : undefined;
+    if (runSkip) {
+      outcomes.push({ operation: op, outcome: 'skipped', ...runSkip });
       totals.skipped++;
       markSkipped(op);
       continue;
@@ -249,7 +261,11 @@ export async function applyRetention<P>(options: ApplyRetentionOptions<P>): Prom
         outcomes.push({ operation: op, outcome: 'skipped', reasonCode: code, message: err instanceof Error ? err.message : String(err) });
         totals.skipped++;
         markSkipped(op);
-        if (op.type === 'write-summary') skippedRuns.add(op.runId);
+        // No summary, or a deleted run whose index or latest.json changed since the plan: the run's files stay.
+        if (op.type === 'write-summary') skippedRuns.set(op.runId, { reasonCode: 'checkpoint_no_valid_snapshot', message: "skipped: the run's summary could not be written" });
+        else if (op.type === 'delete' && (op.kind === 'latest' || op.kind === 'index')) {
+          skippedRuns.set(op.runId, { reasonCode: code, message: `skipped: the run's ${op.kind} changed since the plan, so the run is kept` });
+        }
         continue;
       }
       const reasonCode: ReasonCode = isCheckpointError(err) ? err.reasonCode : 'checkpoint_storage_unavailable';
@@ -397,7 +413,7 @@ async function compress<P>(storage: StorageAdapter, profile: Profile<P>, op: Ext
     // A .gz is already there: left by an interrupted apply (same content) or broken.
     const existing = await storage.get(to);
     if (existing && !holds(existing.bytes, plain.bytes)) {
-      if (isCompleteGzip(existing.bytes)) throw new Skip('checkpoint_conflict', `${to} exists with different content`);
+      if (isCompleteGzip(existing.bytes, profile.maxSnapshotBytes)) throw new Skip('checkpoint_conflict', `${to} exists with different content`);
       await storage.put(to, packed, { ifVersion: existing.version });
     }
   }
@@ -412,19 +428,23 @@ async function compress<P>(storage: StorageAdapter, profile: Profile<P>, op: Ext
 /** True when `gz` gunzips (with a valid CRC) to exactly `plain`. */
 function holds(gz: Uint8Array, plain: Uint8Array): boolean {
   try {
-    return sameBytes(gunzip(gz), plain);
+    return sameBytes(gunzip(gz, 'compressed entry', { maxBytes: plain.length }), plain);
   } catch {
     return false;
   }
 }
 
-/** True when `gz` is a complete gzip stream (of something else than the plain entry): then it is not ours to replace. */
-function isCompleteGzip(gz: Uint8Array): boolean {
+/**
+ * True when `gz` is a complete gzip stream (of something else than the plain entry): then it
+ * is not ours to replace. One that inflates past `maxBytes` was never written by an
+ * interrupted apply either, so it counts as complete (and is left alone).
+ */
+function isCompleteGzip(gz: Uint8Array, maxBytes: number): boolean {
   try {
-    gunzip(gz);
+    gunzip(gz, 'compressed entry', { maxBytes });
     return true;
-  } catch {
-    return false;
+  } catch (err) {
+    return isCheckpointError(err, 'checkpoint_too_large');
   }
 }
 
@@ -441,8 +461,8 @@ async function updateIndex(
     const stored = await storage.get(op.key);
     if (!stored) return 'already-done';
     const index = decodeRunIndex(stored.bytes, op.key);
-    // Only what actually happened is written into the index: an entry goes once every file of
-    // its snapshot is gone, and gains .gz once its compression is done.
+    // An entry goes before its snapshot's files (so the index never names a deleted file),
+    // unless an earlier operation on them was skipped; it gains .gz once its compression is done.
     const removePaths = new Set<string>();
     const renamePaths = new Map<string, string>();
     for (const e of index.checkpoints) {

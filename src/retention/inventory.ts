@@ -1,4 +1,5 @@
 import { CheckpointError, isCheckpointError } from '../model/errors.js';
+import { assertStorageProfileOptions } from '../model/arguments.js';
 import type { ReasonCode } from '../model/reason-codes.js';
 import { decodeRunIndex, type RunIndexEntry } from '../model/run-index.js';
 import type { Snapshot } from '../model/snapshot.js';
@@ -61,7 +62,7 @@ export interface UnreadableFile extends RetentionFile {
 /** One run, as retention sees it. */
 export interface InventoryRun {
   readonly runId: string;
-  /** Its snapshots in ascending (time, id) order. */
+  /** Its snapshots in ascending (sequence, time, id) order. */
   readonly snapshots: readonly InventorySnapshot[];
   /** `latest.json`, when present. */
   readonly latest?: RetentionFile & {
@@ -164,9 +165,13 @@ function createLimiter(n: number): Limiter {
 
 const compareStrings = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
-/** Orders snapshots by creation time, then id: the planner's tie-break. */
+/**
+ * Orders one run's snapshots by sequence, then creation time, then id. The sequence is
+ * the writer's own order; creation times collide (concurrent calls share a millisecond)
+ * and random ids then say nothing about which snapshot is newer.
+ */
 export function compareInventorySnapshots(a: InventorySnapshot, b: InventorySnapshot): number {
-  return a.createdAtMs - b.createdAtMs || compareStrings(a.id, b.id);
+  return a.sequence - b.sequence || a.createdAtMs - b.createdAtMs || compareStrings(a.id, b.id);
 }
 
 function metaOf<P>(s: Snapshot<P>): Meta {
@@ -186,6 +191,7 @@ function metaOf<P>(s: Snapshot<P>): Meta {
  * Storage failures (not data problems) reject with the storage's reason code.
  */
 export async function buildInventory<P>(options: BuildInventoryOptions<P>): Promise<RetentionInventory> {
+  assertStorageProfileOptions(options, 'buildInventory');
   const { storage, profile } = options;
   const { layout } = profile;
   const concurrency = options.concurrency ?? 8;
@@ -268,7 +274,7 @@ export async function buildInventory<P>(options: BuildInventoryOptions<P>): Prom
 }
 
 /** Reason codes that mean "this file's content is bad", as opposed to "storage failed". */
-const DATA_PROBLEMS: ReadonlySet<ReasonCode> = new Set<ReasonCode>(['checkpoint_schema_invalid', 'checkpoint_integrity_mismatch', 'checkpoint_not_found']);
+const DATA_PROBLEMS: ReadonlySet<ReasonCode> = new Set<ReasonCode>(['checkpoint_schema_invalid', 'checkpoint_integrity_mismatch', 'checkpoint_not_found', 'checkpoint_too_large']);
 
 async function inventoryRun<P>(
   storage: StorageAdapter,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { assertOptionsArgument, assertStorageArgument, assertStringArgument } from '../model/arguments.js';
 import { canonicalJson, parseJson } from '../codec/canonical-json.js';
 import { utf8Decode, utf8Encode } from '../codec/utf8.js';
 import { isCheckpointError } from '../model/errors.js';
@@ -85,6 +86,8 @@ export function encodeRetentionLog(log: RetentionLog): Uint8Array {
 
 /** Reads `retention_log.json` under `key`; an empty log when there is none. */
 export async function readRetentionLog(storage: StorageAdapter, key: string): Promise<RetentionLog> {
+  assertStorageArgument(storage, 'readRetentionLog');
+  assertStringArgument(key, 'readRetentionLog', 'key');
   const stored = await storage.get(key);
   return stored ? decodeRetentionLog(stored.bytes, key) : { entries: [] };
 }
@@ -96,6 +99,9 @@ export async function readRetentionLog(storage: StorageAdapter, key: string): Pr
  * never overwrites a file it cannot read.
  */
 export async function appendRetentionLog(storage: StorageAdapter, key: string, entry: RetentionLogEntry, maxEntries = DEFAULT_RETENTION_LOG_ENTRIES): Promise<void> {
+  assertStorageArgument(storage, 'appendRetentionLog');
+  assertStringArgument(key, 'appendRetentionLog', 'key');
+  assertOptionsArgument(entry, 'appendRetentionLog');
   for (let attempt = 0; ; attempt++) {
     const stored = await storage.get(key);
     const log = stored ? decodeRetentionLog(stored.bytes, key) : { entries: [] };

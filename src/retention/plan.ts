@@ -329,15 +329,16 @@ export function planRetention(inventory: RetentionInventory, policy: RetentionPo
       const bit = 1 << (RULE_SHIFT + k);
       switch (rule.rule) {
         case 'keep-last': {
+          // Newest first by sequence; a clock that stepped back can put an old time above a young one, so skip, don't stop.
           for (let i = n - 1, c = 0; i >= 0 && c < rule.count; i--) {
-            if (now - snaps[i]!.createdAtMs >= rule.maxAgeMs) break;
+            if (now - snaps[i]!.createdAtMs >= rule.maxAgeMs) continue;
             masks[o + i]! |= bit;
             c++;
           }
           break;
         }
         case 'keep-within': {
-          for (let i = n - 1; i >= 0 && now - snaps[i]!.createdAtMs < rule.durationMs; i--) masks[o + i]! |= bit;
+          for (let i = n - 1; i >= 0; i--) if (now - snaps[i]!.createdAtMs < rule.durationMs) masks[o + i]! |= bit;
           break;
         }
         case 'keep-latest-status': {
@@ -357,7 +358,7 @@ export function planRetention(inventory: RetentionInventory, policy: RetentionPo
           let last = NaN;
           for (let i = n - 1; i >= 0; i--) {
             const ms = snaps[i]!.createdAtMs;
-            if (now - ms >= rule.maxAgeMs) break;
+            if (now - ms >= rule.maxAgeMs) continue;
             const b = bucket(ms);
             // Buckets almost always arrive in order; the set catches the rare zone whose clock steps back over a boundary.
             if (b === last || seen?.has(b)) continue;
@@ -568,10 +569,12 @@ interface OpTotals {
 
 /**
  * Emits a run's operations into `out` (or, with `out` undefined, only counts the files
- * they delete), in an order a crash at any point leaves safe and the next apply finishes:
- * summary, compressions, history entries then their parts, batches, unreadable files,
- * orphaned parts, then the index — or, for a deleted run, latest.json and the index, and
- * every part last.
+ * they delete), in an order that leaves a consistent store at every step, so a crash at
+ * any point needs no repair and the next apply finishes the work: summary, compressions,
+ * then the index (entries of the snapshots about to go are removed before their files,
+ * so the index never names a deleted file), then history entries and their parts,
+ * batches, unreadable files and orphaned parts — or, for a deleted run, the index, its
+ * files, then latest.json, every part last.
  */
 function emitRunOperations(
   d: RunDecision,
@@ -585,8 +588,10 @@ function emitRunOperations(
   const { run, snaps, offset: o, deleteRun, archived } = d;
   const n = snaps.length;
   const runId = run.runId;
+  // File deletions are collected and emitted after the index update (see above).
+  const deletes: RetentionOperation[] | undefined = out ? [] : undefined;
   const del = (key: string, kind: 'history' | 'batch' | 'part' | 'latest' | 'index', reason: DeleteReason, size: number, snapshotId?: string, ifVersion?: string): void => {
-    out?.push({ type: 'delete', runId, key, kind, reason, snapshotId, ifVersion, size });
+    deletes?.push({ type: 'delete', runId, key, kind, reason, snapshotId, ifVersion, size });
     count.filesDeleted++;
     count.bytesFreed += size;
   };
@@ -636,12 +641,27 @@ function emitRunOperations(
   }
 
   if (deleteRun) {
-    if (run.latest) del(run.latest.key, 'latest', 'run-archived', run.latest.size, undefined, run.latest.version);
+    // The index goes first (it would name the files about to go); latest.json last of the
+    // documents, so a run that still has history can always be resumed from it.
+    const files = deletes?.splice(0);
     if (run.index) del(run.index.key, 'index', 'run-archived', run.index.size, undefined, run.index.version);
+    if (files) deletes!.push(...files);
+    if (run.latest) del(run.latest.key, 'latest', 'run-archived', run.latest.size, undefined, run.latest.version);
     for (const p of deferredParts ?? []) del(p.key, 'part', 'run-archived', p.size);
+    if (out) out.push(...deletes!);
     return;
   }
-  if (!out || !run.index?.readable || run.index.entries.length === 0) return;
+  const indexOp = out ? indexUpdate(d, actions) : undefined;
+  if (indexOp) out!.push(indexOp);
+  if (out) out.push(...deletes!);
+}
+
+/** The update of a run's index that goes with its plan, if any: entries removed (their snapshots go) or renamed to `.gz`. */
+function indexUpdate(d: RunDecision, actions: Uint8Array): RetentionOperation | undefined {
+  const { run, snaps, offset: o } = d;
+  const n = snaps.length;
+  const runId = run.runId;
+  if (!run.index?.readable || run.index.entries.length === 0) return undefined;
   const entries = run.index.entries;
   let byId: Map<string, number> | undefined;
   const indexOf = (id: string, hint: number): number | undefined => {
@@ -659,7 +679,7 @@ function emitRunOperations(
     const e = entries[k]!;
     const i = indexOf(e.checkpoint_id, k);
     if (i === undefined) {
-      // An entry whose snapshot is gone (an earlier apply stopped before updating the index).
+      // An entry whose snapshot is gone (deleted by hand, or by an apply of an older version that updated the index last).
       // Entries newer than anything listed may belong to a writer racing this plan: left alone.
       if (d.partsSafe && e.sequence <= d.maxSequence) (remove ??= []).push(e.checkpoint_id);
       continue;
@@ -669,7 +689,7 @@ function emitRunOperations(
     if (a >= A_SUMMARIZE) (remove ??= []).push(e.checkpoint_id);
     else if (s.files.length > 0 && !e.file_path.endsWith(GZIP_SUFFIX) && (a === A_COMPRESS || plainFile(s) === undefined)) (rename ??= []).push(e.checkpoint_id);
   }
-  if (remove || rename) out.push({ type: 'update-index', runId, key: run.index.key, remove: remove ?? [], rename: rename ?? [] });
+  return remove || rename ? { type: 'update-index', runId, key: run.index.key, remove: remove ?? [], rename: rename ?? [] } : undefined;
 }
 
 const EMPTY: readonly string[] = Object.freeze([]);

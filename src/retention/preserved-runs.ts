@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { assertStorageProfileOptions } from '../model/arguments.js';
 import { canonicalJson, parseJson, type JsonObject, type JsonValue } from '../codec/canonical-json.js';
 import { utf8Decode, utf8Encode } from '../codec/utf8.js';
 import { systemClock, toRfc3339, type Clock } from '../model/clock.js';
@@ -136,6 +137,7 @@ async function update<P>(options: Omit<PreserveRunOptions<P>, 'reason'>, change:
  * A hand-written file in another accepted form is rewritten in the canonical form.
  */
 export async function preserveRun<P>(options: PreserveRunOptions<P>): Promise<PreservedRuns> {
+  assertStorageProfileOptions(options, 'preserveRun');
   options.profile.assertRunId(options.runId);
   const at = toRfc3339((options.clock ?? systemClock).now());
   return update(options, (doc) => {
@@ -147,6 +149,9 @@ export async function preserveRun<P>(options: PreserveRunOptions<P>): Promise<Pr
 
 /** Removes a run from `preserved_runs.json`; retention may then prune it like any other run. */
 export async function unpreserveRun<P>(options: Omit<PreserveRunOptions<P>, 'reason'>): Promise<PreservedRuns> {
+  assertStorageProfileOptions(options, 'unpreserveRun');
+  // Any string: a hand-written file may list an id the profile would refuse, and removing it must work.
+  if (typeof options.runId !== 'string') throw new CheckpointError('checkpoint_key_invalid', 'unpreserveRun: runId must be a string');
   return update(options, (doc) =>
     doc.preserved_runs.some((e) => e.run_id === options.runId) ? { ...doc, preserved_runs: doc.preserved_runs.filter((e) => e.run_id !== options.runId) } : undefined,
   );

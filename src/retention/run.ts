@@ -1,4 +1,5 @@
 import { systemClock, type Clock } from '../model/clock.js';
+import { assertStorageProfileOptions } from '../model/arguments.js';
 import { isCheckpointError } from '../model/errors.js';
 import type { Profile } from '../profiles/define-profile.js';
 import { readSnapshot } from '../profiles/read-snapshot.js';
@@ -49,6 +50,7 @@ export interface RetentionRun {
  * ```
  */
 export async function runRetention<P>(options: RunRetentionOptions<P>): Promise<RetentionRun> {
+  assertStorageProfileOptions(options, 'runRetention');
   const { storage, profile } = options;
   const clock = options.clock ?? systemClock;
   const policy = options.policy ?? profile.retention ?? { name: 'none', rules: [] };
@@ -97,6 +99,7 @@ export type RetentionCleanupResult =
  * ```
  */
 export async function cleanupAfterRunCompletion<P>(options: CleanupAfterRunCompletionOptions<P>): Promise<RetentionCleanupResult> {
+  assertStorageProfileOptions(options, 'cleanupAfterRunCompletion');
   const { storage, profile, runId } = options;
   profile.assertRunId(runId);
   let status: string;

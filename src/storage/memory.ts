@@ -1,4 +1,5 @@
 import { CheckpointError } from '../model/errors.js';
+import { assertBytesArgument, assertOptionsArgument } from '../model/arguments.js';
 import type { BatchOperation, BatchOutcome, DeleteOptions, PutOptions, PutResult, StorageAdapter, StorageEntry, StoredObject } from './adapter.js';
 import { assertBatchOperation } from './batch-operation.js';
 import { assertKey, assertPrefix } from './keys.js';
@@ -29,6 +30,11 @@ interface Cell {
  * ```
  */
 export function memoryStorage(options: MemoryStorageOptions = {}): StorageAdapter {
+  assertOptionsArgument(options, 'memoryStorage');
+  const maxValueBytes: unknown = options.maxValueBytes;
+  if (maxValueBytes !== undefined && (typeof maxValueBytes !== 'number' || !(maxValueBytes >= 0))) {
+    throw new CheckpointError('checkpoint_config_invalid', 'memoryStorage: maxValueBytes must be a non-negative number');
+  }
   const cells = new Map<string, Cell>();
   let counter = 0;
   let closed = false;
@@ -71,6 +77,8 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageAdapte
     async put(key: string, bytes: Uint8Array, opts: PutOptions = {}): Promise<PutResult> {
       open();
       assertKey(key);
+      // A string would be stored as-is and come back as a string: refuse it, as batch() does.
+      assertBytesArgument(bytes, 'memoryStorage.put');
       checkSize(key, bytes);
       check(key, opts);
       return { version: store(key, bytes) };

@@ -130,7 +130,7 @@ function buildRun(runId: string, seed: RunSeed): InventoryRun {
     });
     latest = { key: `${dir}/latest.json`, version: '7', size: 100, readable: true, snapshotId: `z${String(sequence).padStart(3, '0')}` };
   }
-  snapshots.sort((a, b) => a.createdAtMs - b.createdAtMs || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  snapshots.sort((a, b) => a.sequence - b.sequence || a.createdAtMs - b.createdAtMs || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   const usedBatches = batchKeys.filter((k) => snapshots.some((s) => s.batches.includes(k)));
   const batches: InventoryBatch[] = usedBatches.map((key, i) => ({
     key,

@@ -19,7 +19,7 @@ import {
   type RetentionPolicy,
   type StorageAdapter,
 } from 'savepoint';
-import { buildInventory, decodeRetentionLog, readSnapshot, type PlanRetentionOptions } from 'savepoint/toolkit';
+import { buildInventory, decodeRetentionLog, decodeRunIndex, readSnapshot, type PlanRetentionOptions } from 'savepoint/toolkit';
 import { phasedWorkflow } from 'savepoint/phased-workflow';
 import { faultyStorage, type FaultAction } from 'savepoint/testing';
 import { DAY, HOUR, storeState, uuidFor, writeRun, type RunSpec, type SnapSpec } from '../fixtures/retention/store.js';
@@ -93,6 +93,23 @@ async function assertResumable<P>(storage: StorageAdapter, profile: Profile<P>):
   for (const runId of runs) expect((await readSnapshot(storage, profile, profile.layout.latestKey(runId)))?.runId).toBe(runId);
 }
 
+/**
+ * Every index entry names a file that exists (or its `.gz` twin, which readers accept): the
+ * prune's own order keeps the store consistent at every step, so `verify` finds nothing
+ * after a crash mid-prune (issue 13 item 8).
+ */
+async function assertIndexesConsistent<P>(storage: StorageAdapter, profile: Profile<P>): Promise<void> {
+  const keys = new Set((await listAll(storage, profile.layout.runsPrefix)).map((e) => e.key));
+  for (const key of keys) {
+    if (profile.layout.classify(key)?.kind !== 'index') continue;
+    for (const entry of decodeRunIndex((await storage.get(key))!.bytes).checkpoints) {
+      const path = entry.file_path.replace(/^\/+/, '');
+      const twin = path.endsWith('.gz') ? path.slice(0, -3) : `${path}.gz`;
+      expect(keys.has(path) || keys.has(twin), `${key} names ${path}, which is gone`).toBe(true);
+    }
+  }
+}
+
 /** Applies the plan on a store that crashes at operation `at`, then plans and applies again on the "restarted" store. */
 async function crashThenRecover<P>(scenario: Scenario<P>, at: number, action: FaultAction): Promise<{ crashed: boolean; state: Record<string, string>; inner: StorageAdapter; count: number }> {
   const inner = await fresh(scenario);
@@ -107,6 +124,7 @@ async function crashThenRecover<P>(scenario: Scenario<P>, at: number, action: Fa
   }
   expect(crashed).toBe(storage.crashed);
   await assertResumable(inner, scenario.profile);
+  await assertIndexesConsistent(inner, scenario.profile);
   if (crashed) {
     const again = planRetention(await buildInventory({ storage: inner, profile: scenario.profile }), scenario.policy, NOW, scenario.options);
     const report = await applyRetention({ storage: inner, profile: scenario.profile, plan: again, clock });

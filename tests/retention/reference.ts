@@ -65,8 +65,9 @@ function ruleName(rule: RetentionRule): string {
   return rule.rule;
 }
 
-/** `a` is newer than `b`: later, or as late with a greater id. */
-const newer = (a: InventorySnapshot, b: InventorySnapshot): boolean => a.createdAtMs > b.createdAtMs || (a.createdAtMs === b.createdAtMs && a.id > b.id);
+/** `a` is newer than `b` within a run: a higher sequence; at the same sequence, later, or as late with a greater id. */
+const newer = (a: InventorySnapshot, b: InventorySnapshot): boolean =>
+  a.sequence > b.sequence || (a.sequence === b.sequence && (a.createdAtMs > b.createdAtMs || (a.createdAtMs === b.createdAtMs && a.id > b.id)));
 
 export interface ReferenceDecision {
   readonly action: RetentionAction;

@@ -242,7 +242,9 @@ describe('applyRetention on memory storage', () => {
     } catch (err) {
       expect(isCheckpointError(err, 'checkpoint_retention_prune_failed')).toBe(true);
       const e = err as { report: { outcomes: { outcome: string }[]; totals: { filesDeleted: number } }; details: Record<string, unknown> };
-      expect(e.report.totals.filesDeleted).toBe(2);
+      // The index is updated first (it must never name a deleted file), then the files go.
+      expect(e.report.outcomes.map((o) => (o as unknown as { operation: { type: string } }).operation.type)).toEqual(['update-index', 'delete', 'delete']);
+      expect(e.report.totals.filesDeleted).toBe(1);
       expect(e.report.outcomes.map((o) => o.outcome)).toEqual(['done', 'done', 'failed']);
       expect(e.details).toMatchObject({ operationsDone: 2, failedOperation: 'delete' });
     }

@@ -1,8 +1,12 @@
+import { lstat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { parseJson } from '../../codec/canonical-json.js';
 import { utf8Decode } from '../../codec/utf8.js';
 import { isCheckpointError, type CheckpointError } from '../../model/errors.js';
 import { decodeRunIndex } from '../../model/run-index.js';
 import { decodeBatchFile } from '../../profiles/batch-file.js';
+import { GZIP_SUFFIX } from '../../profiles/layout.js';
+import { indexPathResolver } from '../../resume/locate.js';
 import { collectRunFiles, type ClassifiedEntry } from '../../profiles/run-files.js';
 import type { Command, CommandContext } from '../command.js';
 import { EXIT, printJson, table } from '../io.js';
@@ -31,6 +35,45 @@ async function checkJsonFile(ctx: CommandContext, entry: ClassifiedEntry): Promi
   }
 }
 
+/** What a non-file at a path is, for the message. */
+function describeNonFile(stats: { isDirectory(): boolean; isSymbolicLink(): boolean }): string {
+  return stats.isSymbolicLink() ? 'a symbolic link' : stats.isDirectory() ? 'a directory' : 'not a regular file';
+}
+
+/**
+ * Checks a run's fixed files (latest, index, lock) where they must be, whatever the
+ * listing showed: a listing skips what is not a regular file, so a directory or a
+ * symbolic link in place of `latest.json` was invisible although every write is refused.
+ * Each is read through the store (an error is a problem with its reason code); on a
+ * directory store the path itself is looked at too (an empty directory reads as absent).
+ */
+async function checkFixedFiles(ctx: CommandContext, runId: string): Promise<Finding[]> {
+  const layout = ctx.profile.layout;
+  const slots: { key: string; what: string; level: Finding['level'] }[] = [
+    { key: layout.latestKey(runId), what: 'latest', level: 'problem' },
+    ...(layout.indexKey ? [{ key: layout.indexKey(runId), what: 'index', level: 'problem' as const }] : []),
+    // An unreadable lock only costs resume a scan, but a writer may not be able to take the run over.
+    { key: layout.lockKey(runId), what: 'lock', level: 'warning' },
+  ];
+  const findings: Finding[] = [];
+  const dir = ctx.storage.name === 'fs' && typeof ctx.values.github !== 'string' ? (typeof ctx.values.dir === 'string' ? ctx.values.dir : '.') : undefined;
+  for (const { key, what, level } of slots) {
+    try {
+      await ctx.storage.get(key);
+    } catch (err) {
+      if (!isCheckpointError(err)) throw err;
+      findings.push({ ...finding(key, err, level), message: `${what}: ${err.message}` });
+      continue;
+    }
+    if (dir === undefined) continue;
+    const stats = await lstat(join(dir, key)).catch(() => undefined);
+    if (stats && !stats.isFile()) {
+      findings.push({ key, level, reasonCode: 'checkpoint_key_invalid', message: `${what} is ${describeNonFile(stats)}, not a file: the store refuses to read or replace it` });
+    }
+  }
+  return findings;
+}
+
 /** `savepoint verify [RUN]` */
 export const verifyCommand: Command = {
   name: 'verify',
@@ -52,6 +95,7 @@ export const verifyCommand: Command = {
     };
 
     for (const run of runs) {
+      findings.push(...(await checkFixedFiles(ctx, run.runId)));
       const singles = [...(run.latest ? [run.latest] : []), ...run.history];
       const rows = await mapLimit(singles, 8, async (e) => {
         const row = await loadEntry(ctx.storage, ctx.profile, e);
@@ -79,8 +123,15 @@ export const verifyCommand: Command = {
           const stored = await ctx.storage.get(run.index.key);
           const index = stored ? decodeRunIndex(stored.bytes, run.index.key) : undefined;
           const present = new Set([...run.history, ...run.batches].map((e) => e.key));
+          const resolve = indexPathResolver(ctx.profile, run.runId);
+          // Readers accept an entry whose file is now gzipped (or the reverse), and resolve paths as the spec writes them.
+          const found = (path: string): boolean => {
+            const key = resolve(path)?.key ?? path;
+            const twin = key.endsWith(GZIP_SUFFIX) ? key.slice(0, -GZIP_SUFFIX.length) : `${key}${GZIP_SUFFIX}`;
+            return present.has(key) || present.has(twin);
+          };
           for (const e of index?.checkpoints ?? []) {
-            if (!present.has(e.file_path)) {
+            if (!found(e.file_path)) {
               findings.push({ key: run.index.key, level: 'problem', reasonCode: 'checkpoint_not_found', message: `index entry ${e.sequence} points at missing ${e.file_path}` });
             }
           }

@@ -180,7 +180,17 @@ function readFrontMatter(yamlText: string, where: string): Record<string, unknow
       section: 'front matter',
     });
   }
-  const value: unknown = doc.toJS({ maxAliasCount: 100 });
+  let value: unknown;
+  try {
+    value = doc.toJS({ maxAliasCount: 100 });
+  } catch (err) {
+    // yaml throws a ReferenceError for an alias bomb ("excessive alias count") and for an
+    // alias to an anchor that is not there: hostile or broken input, not a program error.
+    throw schemaError(`${where}: the front matter's aliases expand too far or point nowhere (${err instanceof Error ? err.name : 'error'})`, {
+      where,
+      section: 'front matter',
+    });
+  }
   if (value === null || value === undefined) return {};
   if (typeof value !== 'object' || Array.isArray(value)) throw schemaError(`${where}: the front matter must be a YAML mapping`, { where, section: 'front matter' });
   return value as Record<string, unknown>;
@@ -274,6 +284,7 @@ function parseHandoffStructure(text: string, where: string): Record<string, unkn
  * ```
  */
 export function parseHandoff(text: string, where = 'hand-off document'): HandoffDocument {
+  if (typeof text !== 'string') throw schemaError('parseHandoff needs the document as a string', { where: typeof where === 'string' ? where : 'hand-off document', section: 'front matter' });
   const doc = parseHandoffStructure(text, where);
   assertValid(validateHandoffDocument(doc), where);
   return doc as unknown as HandoffDocument;
