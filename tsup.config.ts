@@ -8,6 +8,7 @@ export const entry: Record<string, string> = {
   index: 'src/index.ts',
   fs: 'src/entries/fs.ts',
   github: 'src/entries/github.ts',
+  postgres: 'src/entries/postgres.ts',
   testing: 'src/entries/testing.ts',
   'handoff-markdown': 'src/entries/handoff-markdown.ts',
   'progress-protocol': 'src/entries/progress-protocol.ts',
