@@ -62,6 +62,8 @@ export interface PostgresStorage extends StorageAdapter {
   /** The DDL `migrate()` runs, in order (for DBAs who apply schema changes themselves). */
   migrationSql(): readonly string[];
   stats(): PostgresStorageStats;
+  /** Always present: every batch is one transaction in one round trip. */
+  batch(operations: readonly BatchOperation[]): Promise<BatchOutcome[]>;
 }
 
 interface ObjectRow {
