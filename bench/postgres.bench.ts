@@ -7,7 +7,7 @@
  * (round trips) the driver sent per checkpoint. Targets (issue 19): ≥ 1.0× PostgresSaver's
  * throughput, one round trip per checkpoint.
  *
- *   npm run bench -- postgres        (BENCH_PG_ROUNDS=3, BENCH_PG_COUNT=100 per process)
+ *   npm run bench -- postgres        (BENCH_PG_ROUNDS=3, BENCH_PG_COUNT=50 per process)
  */
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -20,7 +20,7 @@ import { fmt, median, type BenchRow } from './harness.js';
 
 const PROCESSES = 8;
 const ROUNDS = Number(process.env.BENCH_PG_ROUNDS ?? 3);
-const COUNT = Number(process.env.BENCH_PG_COUNT ?? 100);
+const COUNT = Number(process.env.BENCH_PG_COUNT ?? 50);
 const CHILD = fileURLToPath(new URL('./postgres-child.ts', import.meta.url));
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
