@@ -7,7 +7,7 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isCheckpointError, listAll, type CheckpointError } from 'savepoint';
-import { postgresStorage, type PostgresStorage } from 'savepoint/postgres';
+import { POSTGRES_DEFAULT_MAX_VALUE_BYTES, postgresStorage, type PostgresStorage } from 'savepoint/postgres';
 import { storeSql } from '../../src/storage/postgres/sql.js';
 import { orderKey, prefixRange } from '../../src/storage/postgres/order-key.js';
 import { freshTable, hasPostgres, makePool, usePostgres } from './fixture.js';
@@ -164,6 +164,18 @@ async function waitForLockWaiters(n: number): Promise<void> {
       await s.put('a', utf8('1'));
       expect(text((await s.get('a'))?.bytes)).toBe('1');
       expect(s.migrationSql().join('\n')).toMatch(/CREATE TABLE IF NOT EXISTS "public"\."t_\d+_\d+"/);
+      await s.close();
+    });
+
+    it('declares a 64 MiB value limit by default and refuses larger values with checkpoint_too_large', async () => {
+      const s = postgresStorage({ pool, table: freshTable(), maxValueBytes: 16 });
+      expect(postgresStorage({ pool }).capabilities.maxValueBytes).toBe(POSTGRES_DEFAULT_MAX_VALUE_BYTES);
+      expect(POSTGRES_DEFAULT_MAX_VALUE_BYTES).toBe(64 * 1024 * 1024);
+      const err = await failure(s.put('big', new Uint8Array(17)));
+      expect(err.reasonCode).toBe('checkpoint_too_large');
+      expect(err.details).toMatchObject({ size: 17, limit: 16 });
+      await s.put('fits', new Uint8Array(16));
+      expect(await keysOf(s, '')).toEqual(['fits']);
       await s.close();
     });
 
