@@ -9,6 +9,7 @@ export const entry: Record<string, string> = {
   fs: 'src/entries/fs.ts',
   github: 'src/entries/github.ts',
   langgraph: 'src/entries/langgraph.ts',
+  postgres: 'src/entries/postgres.ts',
   testing: 'src/entries/testing.ts',
   toolkit: 'src/entries/toolkit.ts',
   'snapshot-lifecycle': 'src/entries/snapshot-lifecycle.ts',

@@ -21,6 +21,11 @@ export const COMMANDS: readonly Command[] = [runsCommand, lsCommand, showCommand
 export const GLOBAL_OPTIONS: Readonly<Record<string, OptionSpec>> = {
   dir: { type: 'string', value: 'PATH', description: 'File-system store root, holding checkpoints/<run>/… (default: the current directory)' },
   github: { type: 'string', value: 'OWNER/REPO[@BRANCH][:PATH]', description: 'GitHub store; token from GITHUB_TOKEN, API from GITHUB_API_URL' },
+  postgres: {
+    type: 'string',
+    value: 'URL',
+    description: 'PostgreSQL store (needs the pg package); or set SAVEPOINT_POSTGRES_URL (keeps the password out of ps). Table from SAVEPOINT_POSTGRES_SCHEMA/_TABLE',
+  },
   profile: { type: 'string', value: 'NAME', description: `Profile: ${PROFILE_NAMES.join(', ')} (default "default")` },
   json: { type: 'boolean', description: 'Machine-readable JSON output' },
   help: { type: 'boolean', short: 'h', description: 'Show help' },

@@ -10,7 +10,8 @@ export function parseGitHubTarget(value: string): { owner: string; repo: string;
 }
 
 /**
- * Opens the store named by `--dir` or `--github`. `--dir` is the store's root: the
+ * Opens the store named by `--dir`, `--github` or `--postgres` (or, when none is given,
+ * `SAVEPOINT_POSTGRES_URL` from the environment). `--dir` is the store's root: the
  * profiles lay their files out inside it exactly as their specs do
  * (`checkpoints/<run_id>/latest.json`, `plans/NN-CHECKPOINT.json`), so the default, the
  * current directory, reads `./checkpoints/<run_id>/…`. The CLI opens without fsStorage's
@@ -18,8 +19,11 @@ export function parseGitHubTarget(value: string): { owner: string; repo: string;
  * agent's own writers clean up after crashed ones.
  */
 export async function openStore(values: Readonly<Record<string, unknown>>, env: Readonly<Record<string, string | undefined>>): Promise<StorageAdapter> {
-  if (typeof values.dir === 'string' && typeof values.github === 'string') throw new CliError('give --dir or --github, not both');
+  const named = ['dir', 'github', 'postgres'].filter((k) => typeof values[k] === 'string');
+  if (named.length > 1) throw new CliError('give one of --dir, --github and --postgres');
   if (typeof values.github === 'string') return openGitHubStore(parseGitHubTarget(values.github), env);
+  const postgresUrl = typeof values.postgres === 'string' ? values.postgres : named.length === 0 ? env.SAVEPOINT_POSTGRES_URL : undefined;
+  if (postgresUrl !== undefined) return openPostgresStore(postgresUrl, env);
   return fsStorage({ dir: typeof values.dir === 'string' ? values.dir : '.', create: false, cleanupOnOpen: false });
 }
 
@@ -31,4 +35,17 @@ async function openGitHubStore(
   if (!token) throw new CliError('--github needs a token in GITHUB_TOKEN');
   const { githubStorage } = await import('../storage/github/index.js');
   return githubStorage({ ...target, token, ...(env.GITHUB_API_URL ? { baseUrl: env.GITHUB_API_URL } : {}) });
+}
+
+async function openPostgresStore(url: string, env: Readonly<Record<string, string | undefined>>): Promise<StorageAdapter> {
+  if (url === '') throw new CliError('--postgres needs a connection URL (postgres://USER@HOST:PORT/DB)');
+  const { postgresStorage } = await import('../storage/postgres/index.js');
+  // The CLI inspects stores: it never creates a table (a typo in the URL must not make an empty store).
+  return postgresStorage({
+    connectionString: url,
+    autoMigrate: false,
+    poolSize: 2,
+    ...(env.SAVEPOINT_POSTGRES_SCHEMA ? { schema: env.SAVEPOINT_POSTGRES_SCHEMA } : {}),
+    ...(env.SAVEPOINT_POSTGRES_TABLE ? { table: env.SAVEPOINT_POSTGRES_TABLE } : {}),
+  });
 }

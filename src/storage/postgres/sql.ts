@@ -1,0 +1,138 @@
+import { CheckpointError } from '../../model/errors.js';
+
+/**
+ * Every SQL text postgresStorage sends, built once per store from validated identifiers.
+ * Values always travel as parameters (`$1`…): keys, bytes and versions never become SQL text.
+ */
+
+/** Bumped when the table layout changes; `migrate()` brings older layouts up to it. */
+export const SCHEMA_VERSION = 1;
+
+/** The marker `migrate()` leaves on the table (`COMMENT ON TABLE`), read at first use. */
+export const SCHEMA_MARKER = `savepoint store v${SCHEMA_VERSION}`;
+
+/** SQLSTATE the batch function raises when a condition fails; the message is the 1-based operation index. */
+export const CONFLICT_SQLSTATE = 'SP409';
+
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,47}$/;
+
+/** Checks a schema or table name: a plain identifier, so the derived names fit in 63 bytes. */
+export function assertIdentifier(value: unknown, what: string): asserts value is string {
+  if (typeof value !== 'string' || !IDENTIFIER.test(value)) {
+    throw new CheckpointError('checkpoint_config_invalid', `${what} must be a plain identifier (letters, digits, _; at most 48 characters, not starting with a digit)`, {
+      details: { option: what },
+    });
+  }
+}
+
+const quote = (name: string): string => `"${name}"`;
+
+/** The statements of one store (one schema + table). */
+export interface StoreSql {
+  /** Schema-qualified, quoted table name (for messages and docs). */
+  readonly table: string;
+  /** DDL that creates (or upgrades to) the current layout; idempotent, run in one transaction. */
+  readonly migrate: readonly string[];
+  /** The table's marker comment (one row, `marker`), or no row / null when the table is missing. */
+  readonly readMarker: string;
+  readonly get: string;
+  readonly putAny: string;
+  readonly putIfAbsent: string;
+  readonly putIfVersion: string;
+  readonly deleteAny: string;
+  readonly deleteIfVersion: string;
+  readonly listFrom: string;
+  readonly listRange: string;
+  readonly batch: string;
+  readonly drop: readonly string[];
+}
+
+/** Builds the statements of the store `schema`.`table`. */
+export function storeSql(schema: string, table: string): StoreSql {
+  assertIdentifier(schema, 'schema');
+  assertIdentifier(table, 'table');
+  const t = `${quote(schema)}.${quote(table)}`;
+  const seq = `${quote(schema)}.${quote(`${table}_version_seq`)}`;
+  const fn = `${quote(schema)}.${quote(`${table}_batch`)}`;
+  const next = `nextval('${seq.replace(/'/g, "''")}')`;
+  const batchBody = `
+DECLARE
+  i integer;
+  v bigint;
+  placeholders bytea[] := '{}';
+BEGIN
+  FOR i IN 1 .. coalesce(array_length(kinds, 1), 0) LOOP
+    v := NULL;
+    IF kinds[i] = 'put' THEN
+      IF absent[i] THEN
+        INSERT INTO ${t} AS s (key_order, key, version, value) VALUES (keys[i], texts[i], ${next}, vals[i])
+          ON CONFLICT (key_order) DO NOTHING RETURNING s.version INTO v;
+      ELSIF vers[i] IS NOT NULL THEN
+        UPDATE ${t} AS s SET value = vals[i], key = texts[i], version = ${next}, updated_at = now()
+          WHERE s.key_order = keys[i] AND s.version = vers[i] RETURNING s.version INTO v;
+      ELSE
+        INSERT INTO ${t} AS s (key_order, key, version, value) VALUES (keys[i], texts[i], ${next}, vals[i])
+          ON CONFLICT (key_order) DO UPDATE SET value = EXCLUDED.value, key = EXCLUDED.key, version = EXCLUDED.version, updated_at = now()
+          RETURNING s.version INTO v;
+      END IF;
+      IF v IS NULL THEN RAISE EXCEPTION USING ERRCODE = '${CONFLICT_SQLSTATE}', MESSAGE = i::text; END IF;
+      out_op := i; out_version := v; out_existed := NULL; RETURN NEXT;
+    ELSIF kinds[i] = 'delete' THEN
+      DELETE FROM ${t} AS s WHERE s.key_order = keys[i] AND (vers[i] IS NULL OR s.version = vers[i]) RETURNING s.version INTO v;
+      IF v IS NULL AND vers[i] IS NOT NULL THEN RAISE EXCEPTION USING ERRCODE = '${CONFLICT_SQLSTATE}', MESSAGE = i::text; END IF;
+      out_op := i; out_version := NULL; out_existed := v IS NOT NULL; RETURN NEXT;
+    ELSE
+      IF absent[i] THEN
+        -- An absent key cannot be row-locked, so a placeholder row holds its place until
+        -- commit (a racing create waits on it, then sees it gone) and is removed below.
+        INSERT INTO ${t} AS s (key_order, key, version, value) VALUES (keys[i], texts[i], ${next}, '')
+          ON CONFLICT (key_order) DO NOTHING RETURNING s.version INTO v;
+        placeholders := placeholders || keys[i];
+      ELSE
+        -- FOR SHARE keeps the checked row from changing until this transaction ends.
+        SELECT s.version INTO v FROM ${t} AS s WHERE s.key_order = keys[i] AND s.version = vers[i] FOR SHARE;
+      END IF;
+      IF v IS NULL THEN RAISE EXCEPTION USING ERRCODE = '${CONFLICT_SQLSTATE}', MESSAGE = i::text; END IF;
+      out_op := i; out_version := NULL; out_existed := NULL; RETURN NEXT;
+    END IF;
+  END LOOP;
+  IF cardinality(placeholders) > 0 THEN
+    DELETE FROM ${t} AS s WHERE s.key_order = ANY (placeholders);
+  END IF;
+END`;
+  const listCols = 'key_order, version::text AS version, octet_length(value) AS size';
+  return {
+    table: t,
+    migrate: [
+      `CREATE SCHEMA IF NOT EXISTS ${quote(schema)}`,
+      `CREATE SEQUENCE IF NOT EXISTS ${seq} AS bigint`,
+      `CREATE TABLE IF NOT EXISTS ${t} (
+  key_order bytea PRIMARY KEY,
+  key text NOT NULL,
+  version bigint NOT NULL,
+  value bytea NOT NULL,
+  updated_at timestamptz NOT NULL DEFAULT now()
+)`,
+      `ALTER SEQUENCE ${seq} OWNED BY ${t}.version`,
+      `CREATE OR REPLACE FUNCTION ${fn}(kinds text[], keys bytea[], texts text[], vals bytea[], vers bigint[], absent boolean[])
+RETURNS TABLE (out_op integer, out_version bigint, out_existed boolean) LANGUAGE plpgsql AS $savepoint$${batchBody}
+$savepoint$`,
+      `COMMENT ON TABLE ${t} IS '${SCHEMA_MARKER}'`,
+    ],
+    readMarker: `SELECT obj_description(to_regclass($1), 'pg_class') AS marker`,
+    get: `SELECT value, version::text AS version FROM ${t} WHERE key_order = $1`,
+    putAny: `INSERT INTO ${t} AS s (key_order, key, version, value) VALUES ($1, $2, ${next}, $3)
+ON CONFLICT (key_order) DO UPDATE SET value = EXCLUDED.value, key = EXCLUDED.key, version = EXCLUDED.version, updated_at = now()
+RETURNING s.version::text AS version`,
+    putIfAbsent: `INSERT INTO ${t} AS s (key_order, key, version, value) VALUES ($1, $2, ${next}, $3)
+ON CONFLICT (key_order) DO NOTHING RETURNING s.version::text AS version`,
+    putIfVersion: `UPDATE ${t} AS s SET value = $3, key = $2, version = ${next}, updated_at = now()
+WHERE s.key_order = $1 AND s.version = $4 RETURNING s.version::text AS version`,
+    deleteAny: `DELETE FROM ${t} WHERE key_order = $1 RETURNING 1`,
+    deleteIfVersion: `DELETE FROM ${t} WHERE key_order = $1 AND version = $2 RETURNING 1`,
+    listFrom: `SELECT ${listCols} FROM ${t} WHERE key_order >= $1 ORDER BY key_order LIMIT $2`,
+    listRange: `SELECT ${listCols} FROM ${t} WHERE key_order >= $1 AND key_order < $2 ORDER BY key_order LIMIT $3`,
+    batch: `SELECT out_op AS op, out_version::text AS version, out_existed AS existed FROM ${fn}($1, $2, $3, $4, $5, $6)`,
+    drop: [`DROP TABLE IF EXISTS ${t}`, `DROP FUNCTION IF EXISTS ${fn}(text[], bytea[], text[], bytea[], bigint[], boolean[])`],
+  };
+}
