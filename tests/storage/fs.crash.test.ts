@@ -13,7 +13,7 @@ import { fsStorage } from 'savepoint/fs';
 import { generationOf, valueFor } from '../fixtures/storage/generation.mjs';
 import { buildChildModule, spawnChild, type ChildModule, type LineChild } from './child.js';
 
-const KILLS = 100;
+const KILLS = Number(process.env.SAVEPOINT_FS_KILLS ?? 100);
 const INTERNAL = '.sp\\';
 
 let module: ChildModule;

@@ -1,4 +1,4 @@
-import fs from 'node:fs';
+import fs, { type BigIntStats } from 'node:fs';
 
 /*
  * The hot path works on plain file descriptors through node:fs's callback API: measured
@@ -27,3 +27,6 @@ export async function fdWriteAll(fd: number, bytes: Uint8Array): Promise<void> {
 }
 export const fsRename = (from: string, to: string): Promise<void> => call<void>((cb) => fs.rename(from, to, (err) => cb(err ?? null, undefined)));
 export const fsLink = (existing: string, target: string): Promise<void> => call<void>((cb) => fs.link(existing, target, (err) => cb(err ?? null, undefined)));
+export const fdStat = (fd: number): Promise<BigIntStats> => call<BigIntStats>((cb) => fs.fstat(fd, { bigint: true }, cb));
+/** Sets a file's access and modification times (seconds, as futimes takes them). */
+export const fdUtimes = (fd: number, seconds: number): Promise<void> => call<void>((cb) => fs.futimes(fd, seconds, seconds, (err) => cb(err ?? null, undefined)));
