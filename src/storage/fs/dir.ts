@@ -1,5 +1,5 @@
 import fs, { constants, type BigIntStats } from 'node:fs';
-import { fdClose, fdOpen } from './fd.js';
+import { fdClose, fdOpen, realIo, type FsIo } from './fd.js';
 import { errnoOf } from './io.js';
 import { keyRefused, symlinkRefused } from './paths.js';
 
@@ -120,11 +120,11 @@ export interface OpenedDir {
  * and `create` is not set. Rejects with `checkpoint_key_invalid` (reason `symlink`) when a
  * component is a symbolic link, and (reason `path_occupied`) when `create` finds a file.
  */
-export async function openDir(root: RootDir, dirKey: string, key: string, create: boolean): Promise<OpenedDir | undefined> {
+export async function openDir(root: RootDir, dirKey: string, key: string, create: boolean, io: FsIo = realIo): Promise<OpenedDir | undefined> {
   const opened: Dir[] = [];
   const changed: Dir[] = [];
   const close = async (): Promise<void> => {
-    await Promise.all(opened.map((d) => fdClose(d.fd).catch(() => undefined)));
+    await Promise.all(opened.map((d) => io.close(d.fd).catch(() => undefined)));
   };
   let current: Dir = root;
   try {
@@ -136,7 +136,7 @@ export async function openDir(root: RootDir, dirKey: string, key: string, create
         let fd: number | undefined;
         for (let attempt = 0; fd === undefined; attempt++) {
           try {
-            fd = await fdOpen(name, DIR_FLAGS);
+            fd = await io.open(name, DIR_FLAGS);
           } catch (err) {
             const code = errnoOf(err);
             // Linux answers O_DIRECTORY | O_NOFOLLOW on a symbolic link with ENOTDIR, not ELOOP.
@@ -154,7 +154,7 @@ export async function openDir(root: RootDir, dirKey: string, key: string, create
             if (attempt > 8) throw err;
             // mkdir never follows a link at its last component; a racing mkdir is fine (EEXIST).
             try {
-              await fs.promises.mkdir(name);
+              await io.mkdir(name);
               if (!changed.includes(current)) changed.push(current);
             } catch (mkErr) {
               const mk = errnoOf(mkErr);

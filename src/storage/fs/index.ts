@@ -3,13 +3,15 @@ import fsp, { type FileHandle } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { systemClock, type Clock } from '../../model/clock.js';
 import { CheckpointError } from '../../model/errors.js';
-import type { DeleteOptions, PutOptions, PutResult, StorageAdapter, StorageCapabilities, StorageEntry, StoredObject } from '../adapter.js';
+import type { BatchOperation, BatchOutcome, DeleteOptions, PutOptions, PutResult, StorageAdapter, StorageCapabilities, StorageEntry, StoredObject } from '../adapter.js';
+import { assertBatchOperation } from '../batch-operation.js';
 import { assertKey, assertPrefix } from '../keys.js';
 import { openChild, openDir, openRoot, type Containment, type Dir, type OpenedDir, type RootDir } from './dir.js';
-import { fdClose, fdOpen, fdStat, fdSync, fdUtimes, fdWriteAll, fsLink, fsRename } from './fd.js';
+import { fdClose, fdOpen, fdStat, fdSync, fdUtimes, fdWriteAll, fsLink, fsRename, realIo, type FsIo } from './fd.js';
 import { errnoOf, fsError, nextMtimeSeconds, readAll, scrubber, versionOf, type Scrub } from './io.js';
 import { acquireLock, assertHeld, lstatIfAny, releaseLock, type HeldLock, type LockTiming } from './lock.js';
 import { INTERNAL_MARK, lockName, newOwner, tempName, type Owner } from './names.js';
+import { createJournal, JOURNAL_NAME, type Journal, type RecoveryReport } from './journal.js';
 import { keyPath, keyRefused, occupiedRefused, symlinkRefused, type KeyPath } from './paths.js';
 import { sweepInternalFiles } from './sweep.js';
 
@@ -50,6 +52,28 @@ export interface FsStorageOptions {
    * @default systemClock
    */
   clock?: Clock;
+  /**
+   * Write through the store's write-ahead journal: every put, delete and `batch()` is one
+   * record appended to `<dir>/.sp\journal` and fsynced once, then applied to the files by
+   * rename; batches of concurrent callers share one append (group commit). Gives
+   * `atomicBatch: true`. Without it, each put is the spec's own durable sequence
+   * (temp → fsync → rename → fsync dir) and there is no `batch()`. Every process using one
+   * directory must use the same setting. See docs/storage.md ("The journal").
+   * @default false
+   */
+  journal?: boolean;
+  /**
+   * With `journal`: once the journal grows past this many bytes, the applied files are
+   * fsynced in place and the journal is emptied.
+   * @default 1048576
+   */
+  journalCheckpointBytes?: number;
+}
+
+/** Test seams of {@link createFsStorage}; not part of the public API. */
+export interface FsInternals {
+  /** The file-system calls the journal makes (fault injection). */
+  readonly io?: FsIo;
 }
 
 /** What opening the store found. */
@@ -67,6 +91,8 @@ export interface FsOpenReport {
   readonly removedTempFiles: number;
   /** Stale lock files removed on open. */
   readonly removedLocks: number;
+  /** What replaying the journal on open found (present when the store has a journal). */
+  readonly journal?: RecoveryReport;
 }
 
 /** The file-system adapter: a {@link StorageAdapter} plus its directory and open report. */
@@ -81,11 +107,12 @@ export interface FsStorage extends StorageAdapter {
   ready(): Promise<FsOpenReport>;
 }
 
-const CAPABILITIES: StorageCapabilities = Object.freeze({
-  // Several renames cannot be made one atomic step on a POSIX file system, so there is no batch().
+const DIRECT: StorageCapabilities = Object.freeze({
+  // Several renames cannot be made one atomic step on a POSIX file system: without the journal there is no batch().
   atomicBatch: false,
   crossProcessConditional: true,
 });
+const JOURNALED: StorageCapabilities = Object.freeze({ atomicBatch: true, crossProcessConditional: true });
 
 const { O_WRONLY, O_CREAT, O_EXCL, O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = constants;
 // O_NOFOLLOW: a temp name is fresh, but never write through a link someone planted under it.
@@ -162,6 +189,11 @@ interface Temp {
  * ```
  */
 export function fsStorage(options: FsStorageOptions): FsStorage {
+  return createFsStorage(options);
+}
+
+/** {@link fsStorage} with test seams (fault injection into the journal's calls). */
+export function createFsStorage(options: FsStorageOptions, internals: FsInternals = {}): FsStorage {
   if (!options || typeof options.dir !== 'string' || options.dir === '') throw configInvalid('`dir` must be a non-empty string');
   const positive = (name: string, value: number | undefined, fallback: number): number => {
     if (value === undefined) return fallback;
@@ -176,6 +208,10 @@ export function fsStorage(options: FsStorageOptions): FsStorage {
   const fileMode = options.fileMode ?? 0o666;
   if (!Number.isInteger(fileMode) || fileMode < 0 || fileMode > 0o7777) throw configInvalid('`fileMode` must be a permission mode such as 0o600');
   const clock = timing.clock;
+  const useJournal = options.journal === true;
+  const checkpointBytes = positive('journalCheckpointBytes', options.journalCheckpointBytes, 1 << 20);
+  const io = internals.io ?? realIo;
+  let journal: Journal | undefined;
 
   let opening: Promise<FsOpenReport> | undefined;
   let root: RootDir | undefined;
@@ -196,10 +232,20 @@ export function fsStorage(options: FsStorageOptions): FsStorage {
       const real = await fsp.realpath(abs);
       opened = await openRoot(real);
       const swept = options.cleanupOnOpen === false ? { removedTempFiles: 0, removedLocks: 0 } : await sweepInternalFiles(opened, timing);
+      // A journal left by a journaled process is replayed even when this instance writes directly.
+      const hasJournal = useJournal || ((await lstatIfAny(opened.at(JOURNAL_NAME)))?.size ?? 0n) > 0n;
+      let recovered: RecoveryReport | undefined;
+      if (hasJournal) {
+        const j = createJournal({ root: opened, timing, fileMode, io, checkpointBytes });
+        recovered = await j.recover();
+        if (useJournal) journal = j;
+        else await j.close();
+      }
       root = opened;
-      return { root: real, containment: opened.containment, ...swept };
+      return { root: real, containment: opened.containment, ...swept, ...(recovered ? { journal: recovered } : {}) };
     } catch (err) {
       if (opened) await fdClose(opened.fd).catch(() => undefined);
+      if (err instanceof CheckpointError) throw err;
       throw new CheckpointError('checkpoint_storage_unavailable', `cannot open fsStorage directory: ${errnoOf(err) ?? 'error'}`, {
         cause: scrubbedOpen(err, abs),
         details: { code: errnoOf(err) ?? 'UNKNOWN' },
@@ -337,7 +383,22 @@ export function fsStorage(options: FsStorageOptions): FsStorage {
     }
   }
 
+  /** A batch through the journal, its failures as the adapter's errors. */
+  async function journaled(ops: readonly BatchOperation[], what: string, key: string): Promise<BatchOutcome[]> {
+    await rootDir();
+    try {
+      return await journal!.commit(ops);
+    } catch (err) {
+      if (errnoOf(err) === 'ENAMETOOLONG') throw keyRefused(key, 'the path is too long for this file system', 'name_too_long');
+      throw fsError(err, 'checkpoint_atomic_write_failed', what, key, scrubFor([]));
+    }
+  }
+
   async function doPut(key: string, bytes: Uint8Array, opts: PutOptions): Promise<PutResult> {
+    if (useJournal) {
+      const [outcome] = await journaled([{ type: 'put', key, bytes, ...opts }], 'writing', key);
+      return { version: (outcome as { version: string }).version };
+    }
     const base = await rootDir();
     const kp = keyPath(key);
     for (let attempt = 0; ; attempt++) {
@@ -439,6 +500,10 @@ export function fsStorage(options: FsStorageOptions): FsStorage {
   }
 
   async function doDelete(key: string, opts: DeleteOptions): Promise<boolean> {
+    if (useJournal) {
+      const [outcome] = await journaled([{ type: 'delete', key, ...opts }], 'deleting', key);
+      return (outcome as { existed: boolean }).existed;
+    }
     const base = await rootDir();
     const kp = keyPath(key);
     const missing = (): boolean => {
@@ -508,7 +573,7 @@ export function fsStorage(options: FsStorageOptions): FsStorage {
 
   const storage: FsStorage = {
     name: 'fs',
-    capabilities: CAPABILITIES,
+    capabilities: useJournal ? JOURNALED : DIRECT,
     dir: options.dir,
     ready,
 
@@ -531,6 +596,25 @@ export function fsStorage(options: FsStorageOptions): FsStorage {
       assertKey(key);
       return track(doDelete(key, opts));
     },
+
+    ...(useJournal
+      ? {
+          async batch(operations: readonly BatchOperation[]): Promise<BatchOutcome[]> {
+            assertOpen();
+            if (!Array.isArray(operations)) throw new CheckpointError('checkpoint_config_invalid', 'batch() takes an array of operations');
+            const seen = new Set<string>();
+            const ops = operations.map((op): BatchOperation => {
+              assertBatchOperation(op);
+              if (seen.has(op.key)) throw new CheckpointError('checkpoint_conflict', `batch names ${op.key} twice`, { details: { key: op.key } });
+              seen.add(op.key);
+              // Copied now: the caller may reuse its buffers as soon as batch() returns.
+              return op.type === 'put' ? { ...op, bytes: op.bytes.slice() } : op;
+            });
+            if (ops.length === 0) return [];
+            return track(journaled(ops, 'writing', ops[0]!.key));
+          },
+        }
+      : {}),
 
     async *list(prefix: string): AsyncIterable<StorageEntry> {
       assertOpen();
@@ -558,6 +642,10 @@ export function fsStorage(options: FsStorageOptions): FsStorage {
       closed = true;
       // Operations in flight finish (or fail) first; their housekeeping releases their locks.
       while (inflight.size > 0) await Promise.allSettled([...inflight]);
+      const j = journal;
+      journal = undefined;
+      // Checkpoints on the way out: a cleanly closed store leaves an empty journal.
+      if (j) await j.close().catch(() => undefined);
       await closeRoot();
     },
   };

@@ -61,6 +61,8 @@ export interface HeldLock {
   /** Directory holding it (for broken-lock names). */
   readonly dir: string;
   readonly token: LockToken;
+  /** True when taking it meant breaking a stale lock: its holder died (or stalled) holding it. */
+  readonly brokeStale?: boolean;
 }
 
 const TMP_PREFIX = `${INTERNAL_MARK}tmp-`;
@@ -138,17 +140,18 @@ export async function breakLock(path: string, dir: string, staleIno: bigint, tim
 export async function acquireLock(path: string, dir: string, key: string, token: LockToken, timing: LockTiming): Promise<HeldLock> {
   const start = timing.clock.now();
   let delay = 1;
+  let brokeStale = false;
   for (;;) {
     try {
       await fsLink(token.path, path);
-      return { path, dir, token };
+      return brokeStale ? { path, dir, token, brokeStale } : { path, dir, token };
     } catch (err) {
       if (errnoOf(err) !== 'EEXIST') throw err;
     }
     const state = await inspectLock(path, dir, timing);
     if (state === 'gone') continue;
     if (state.stale) {
-      await breakLock(path, dir, state.ino, timing);
+      if (await breakLock(path, dir, state.ino, timing)) brokeStale = true;
       continue;
     }
     if (timing.clock.now() - start >= timing.lockTimeoutMs) {
