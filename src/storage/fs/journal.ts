@@ -323,7 +323,17 @@ export function createJournal(deps: JournalDeps): Journal {
           }
         }
         committed = true;
-        await apply(all);
+        try {
+          await apply(all);
+        } catch (err) {
+          // Committed but half applied: replay now, so the files agree with the journal before
+          // the lock goes. If that fails too, the batch still stands in the journal (the next
+          // commit or open replays it) but is not acknowledged.
+          needRecovery = true;
+          await recoverLocked().catch(() => {
+            throw err;
+          });
+        }
         for (const a of accepted) a.item.resolve(a.prepared.map((p) => p.outcome));
         if (ops.length > 0 && Number((await io.fstat(fd!)).size) > deps.checkpointBytes) await checkpointLocked();
       } catch (err) {
@@ -421,6 +431,8 @@ export function createJournal(deps: JournalDeps): Journal {
           for (const d of od.chain) {
             if (!dirs.has(d.rel)) {
               const done = io.fsync(d.fd);
+              // Awaited below; marked handled now in case another key's failure ends the wait first.
+              done.catch(() => undefined);
               dirs.set(d.rel, done);
               syncs.push(done);
             }
