@@ -139,7 +139,7 @@ interface KeyState {
 interface Prepared {
   readonly op: BatchOperation;
   readonly od?: OpenedDir;
-  readonly temp?: { readonly path: string; readonly fd: number };
+  readonly temp?: { readonly path: string; readonly fd: number; readonly mtimeNs: bigint };
   readonly outcome: BatchOutcome;
 }
 
@@ -211,51 +211,69 @@ export function createJournal(deps: JournalDeps): Journal {
     }
   }
 
-  /** Checks a batch's conditions against `states` and writes its temp files; on failure leaves nothing behind. */
-  async function prepare(ops: readonly BatchOperation[], states: Map<string, KeyState>): Promise<Prepared[]> {
-    const out: Prepared[] = [];
-    const mine = new Map<string, KeyState>();
-    try {
-      for (const op of ops) {
-        const kp = keyPath(op.key);
-        const od = await openDir(root, kp.dirKey, op.key, op.type === 'put', io);
-        const entry: { od?: OpenedDir } = od ? { od } : {};
-        const before = states.get(op.key) ?? (await stateOf(od, op.key));
-        const cond = op as { ifAbsent?: boolean; ifVersion?: string };
-        if (cond.ifAbsent && before.exists) {
-          out.push({ op, ...entry, outcome: { type: 'check', key: op.key } });
-          throw conflict(op.key, 'key exists');
-        }
-        if (cond.ifVersion !== undefined && (!before.exists || before.version !== cond.ifVersion)) {
-          out.push({ op, ...entry, outcome: { type: 'check', key: op.key } });
-          throw conflict(op.key, before.exists ? 'version changed' : 'key is gone');
-        }
-        if (op.type === 'put') {
-          const temp = await writeTemp(od!, op.bytes, before);
-          out.push({ op, od: od!, temp, outcome: { type: 'put', key: op.key, version: temp.version } });
-          mine.set(op.key, { exists: true, version: temp.version, mtimeNs: temp.mtimeNs });
-        } else if (op.type === 'delete') {
-          out.push({ op, ...entry, outcome: { type: 'delete', key: op.key, existed: before.exists } });
-          mine.set(op.key, { exists: false });
-        } else {
-          out.push({ op, ...entry, outcome: { type: 'check', key: op.key } });
-        }
-      }
-    } catch (err) {
-      await discard(out);
-      throw err;
+  /** The directories a group opened, shared by its operations (a checkpoint's keys share their run's directory). */
+  interface DirCache {
+    readonly byKey: Map<string, Promise<OpenedDir | undefined>>;
+    /** Every walk made, to close at the end of the group. */
+    readonly all: Promise<OpenedDir | undefined>[];
+  }
+  const newDirCache = (): DirCache => ({ byKey: new Map(), all: [] });
+  async function dirOf(cache: DirCache, dirKey: string, key: string, create: boolean): Promise<OpenedDir | undefined> {
+    const cached = cache.byKey.get(dirKey);
+    if (cached) {
+      const od = await cached.catch(() => undefined);
+      if (od || !create) return cached;
     }
-    for (const [k, v] of mine) states.set(k, v);
-    return out;
+    // Not opened yet, or found missing by an operation that does not create it.
+    const opening = openDir(root, dirKey, key, create, io);
+    cache.byKey.set(dirKey, opening);
+    cache.all.push(opening);
+    return opening;
+  }
+  async function closeDirs(cache: DirCache): Promise<void> {
+    const all = await Promise.allSettled(cache.all);
+    await Promise.all(all.map((r) => (r.status === 'fulfilled' ? r.value?.close() : undefined)));
+  }
+
+  /** Checks one operation's condition against what the key holds and writes a put's temp file. */
+  async function prepareOne(op: BatchOperation, states: ReadonlyMap<string, KeyState>, cache: DirCache): Promise<Prepared> {
+    const kp = keyPath(op.key);
+    const od = await dirOf(cache, kp.dirKey, op.key, op.type === 'put');
+    const entry: { od?: OpenedDir } = od ? { od } : {};
+    const before = states.get(op.key) ?? (await stateOf(od, op.key));
+    const cond = op as { ifAbsent?: boolean; ifVersion?: string };
+    if (cond.ifAbsent && before.exists) throw conflict(op.key, 'key exists');
+    if (cond.ifVersion !== undefined && (!before.exists || before.version !== cond.ifVersion)) throw conflict(op.key, before.exists ? 'version changed' : 'key is gone');
+    if (op.type === 'put') {
+      const temp = await writeTemp(od!, op.bytes, before);
+      return { op, od: od!, temp, outcome: { type: 'put', key: op.key, version: temp.version } };
+    }
+    if (op.type === 'delete') return { op, ...entry, outcome: { type: 'delete', key: op.key, existed: before.exists } };
+    return { op, ...entry, outcome: { type: 'check', key: op.key } };
+  }
+
+  /**
+   * Checks a batch's conditions against `states` (what earlier batches of the group leave) or
+   * the files, and writes its temp files — its operations at once (a batch names each key
+   * once, so they are independent). On failure leaves nothing behind.
+   */
+  async function prepare(ops: readonly BatchOperation[], states: Map<string, KeyState>, cache: DirCache): Promise<Prepared[]> {
+    const settled = await Promise.allSettled(ops.map((op) => prepareOne(op, states, cache)));
+    const done = settled.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+    const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) {
+      await discard(done);
+      throw failed.reason;
+    }
+    for (const p of done) {
+      if (p.op.type === 'put') states.set(p.op.key, { exists: true, version: (p.outcome as { version: string }).version, mtimeNs: p.temp!.mtimeNs });
+      else if (p.op.type === 'delete') states.set(p.op.key, { exists: false });
+    }
+    return done;
   }
 
   async function discard(prepared: readonly Prepared[]): Promise<void> {
-    await Promise.all(
-      prepared.map(async (p) => {
-        if (p.temp) await Promise.all([io.close(p.temp.fd).catch(() => undefined), io.unlink(p.temp.path).catch(() => undefined)]);
-        await p.od?.close();
-      }),
-    );
+    await Promise.all(prepared.map(async (p) => (p.temp ? Promise.all([io.close(p.temp.fd).catch(() => undefined), io.unlink(p.temp.path).catch(() => undefined)]) : undefined)));
   }
 
   /** Applies prepared operations in order: renames of whole files, unlinks, then removes directories left empty. */
@@ -290,15 +308,27 @@ export function createJournal(deps: JournalDeps): Journal {
     await locked(async (lock) => {
       if (lock.brokeStale || needRecovery) await recoverLocked();
       const states = new Map<string, KeyState>();
-      const accepted: { item: Pending; prepared: Prepared[] }[] = [];
-      for (const item of group) {
-        try {
-          accepted.push({ item, prepared: await prepare(item.ops, states) });
-        } catch (err) {
-          item.reject(err);
+      const cache = newDirCache();
+      try {
+        const accepted: { item: Pending; prepared: Prepared[] }[] = [];
+        for (const item of group) {
+          try {
+            accepted.push({ item, prepared: await prepare(item.ops, states, cache) });
+          } catch (err) {
+            item.reject(err);
+          }
         }
+        if (accepted.length > 0) await commitPrepared(accepted);
+      } finally {
+        // Last: the renames above name files through these descriptors.
+        await closeDirs(cache);
       }
-      if (accepted.length === 0) return;
+    });
+  }
+
+  /** Appends and fsyncs the group's record (the commit point), applies it, answers the callers. */
+  async function commitPrepared(accepted: readonly { item: Pending; prepared: Prepared[] }[]): Promise<void> {
+    {
       const all = accepted.flatMap((a) => a.prepared);
       const ops: JournalOp[] = [];
       const payloads: Uint8Array[] = [];
@@ -343,7 +373,7 @@ export function createJournal(deps: JournalDeps): Journal {
       } finally {
         await discard(all);
       }
-    });
+    }
   }
 
   async function pump(): Promise<void> {
