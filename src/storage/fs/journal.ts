@@ -166,19 +166,71 @@ export function createJournal(deps: JournalDeps): Journal {
     return fd;
   }
 
-  /** Runs `fn` holding the journal lock (a temp file of ours in the root, linked as the lock). */
-  async function locked<T>(fn: (lock: HeldLock) => Promise<T>): Promise<T> {
+  /*
+   * The journal lock lingers: taking and releasing it costs eight file-system calls, more
+   * than the rest of a commit, so a holder keeps it for LINGER_MS after a commit (the next
+   * checkpoint of a busy run usually comes sooner) and at most MAX_HOLD_MS in all, well
+   * inside the stale bound. Other processes wait for it as for any lock.
+   */
+  const LINGER_MS = 2;
+  const MAX_HOLD_MS = Math.min(1000, timing.staleAfterMs / 4);
+  interface Held {
+    readonly lock: HeldLock;
+    readonly tokenFd: number;
+    readonly since: number;
+    /** The journal's size while we hold the lock (nobody else appends), once known. */
+    end?: number;
+  }
+  let held: Held | undefined;
+  let busy = false;
+  let linger: ReturnType<typeof setTimeout> | undefined;
+
+  async function take(): Promise<Held> {
     const owner = newOwner(timing.clock.now());
     const tokenPath = root.at(tempName(owner));
     const tokenFd = await io.open(tokenPath, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, deps.fileMode);
-    let lock: HeldLock | undefined;
     try {
       const token = { path: tokenPath, ino: (await io.fstat(tokenFd)).ino, owner };
-      lock = await acquireLock(root.at(JOURNAL_LOCK), root.prefix, 'journal', token, timing);
-      return await fn(lock);
-    } finally {
-      if (lock) await releaseLock(lock, timing);
+      const lock = await acquireLock(root.at(JOURNAL_LOCK), root.prefix, 'journal', token, timing);
+      return { lock, tokenFd, since: Date.now() };
+    } catch (err) {
       await Promise.all([io.close(tokenFd).catch(() => undefined), io.unlink(tokenPath).catch(() => undefined)]);
+      throw err;
+    }
+  }
+
+  async function letGo(): Promise<void> {
+    const h = held;
+    held = undefined;
+    if (!h) return;
+    await releaseLock(h.lock, timing);
+    await Promise.all([io.close(h.tokenFd).catch(() => undefined), io.unlink(h.lock.token.path).catch(() => undefined)]);
+  }
+
+  /** Runs `fn` holding the journal lock (a temp file of ours in the root, linked as the lock). */
+  async function locked<T>(fn: (lock: HeldLock, h: Held) => Promise<T>, keep = true): Promise<T> {
+    if (linger) clearTimeout(linger);
+    linger = undefined;
+    busy = true;
+    try {
+      if (held && Date.now() - held.since > MAX_HOLD_MS) await letGo();
+      const fresh = !held;
+      held ??= await take();
+      return await fn(fresh ? held.lock : { ...held.lock, brokeStale: false }, held);
+    } catch (err) {
+      // After a failure nothing is assumed about the journal: the next commit starts afresh.
+      await letGo().catch(() => undefined);
+      throw err;
+    } finally {
+      busy = false;
+      if (!keep) await letGo();
+      else if (held) {
+        linger = setTimeout(() => {
+          linger = undefined;
+          if (!busy) void letGo().catch(() => undefined);
+        }, LINGER_MS);
+        linger.unref?.();
+      }
     }
   }
 
@@ -192,21 +244,44 @@ export function createJournal(deps: JournalDeps): Journal {
     return { exists: true, version: versionOf(st), mtimeNs: st.mtimeNs, st };
   }
 
-  /** Writes a put's bytes to a temp file in its directory; its version is final (rename keeps inode, mtime, size). */
-  async function writeTemp(od: OpenedDir, bytes: Uint8Array, previous: KeyState): Promise<{ path: string; fd: number; version: string; mtimeNs: bigint }> {
+  interface Temp {
+    readonly path: string;
+    readonly fd: number;
+    readonly version: string;
+    readonly mtimeNs: bigint;
+  }
+
+  /** Writes a put's bytes to a temp file in its directory. */
+  async function writeTemp(od: OpenedDir, bytes: Uint8Array): Promise<Temp> {
     const path = od.dir.at(tempName(newOwner(timing.clock.now())));
     const tfd = await io.open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, deps.fileMode);
     try {
       await io.write(tfd, bytes);
-      let st = await io.fstat(tfd);
-      if (previous.mtimeNs !== undefined && st.mtimeNs <= previous.mtimeNs) {
-        await io.futimes(tfd, nextMtimeSeconds({ mtimeNs: previous.mtimeNs } as BigIntStats));
-        st = await io.fstat(tfd);
-      }
+      const st = await io.fstat(tfd);
       return { path, fd: tfd, version: versionOf(st), mtimeNs: st.mtimeNs };
     } catch (err) {
-      await io.close(tfd).catch(() => undefined);
-      await io.unlink(path).catch(() => undefined);
+      await dropTemp({ path, fd: tfd });
+      throw err;
+    }
+  }
+
+  async function dropTemp(temp: { readonly path: string; readonly fd: number }): Promise<void> {
+    await Promise.all([io.close(temp.fd).catch(() => undefined), io.unlink(temp.path).catch(() => undefined)]);
+  }
+
+  /**
+   * Moves the temp file's mtime past the previous file's when the clock did not (coarse
+   * timestamps), so the key's version changes. The version is then final: rename keeps
+   * inode, mtime and size.
+   */
+  async function settleMtime(temp: Temp, previous: KeyState): Promise<Temp> {
+    if (previous.mtimeNs === undefined || temp.mtimeNs > previous.mtimeNs) return temp;
+    try {
+      await io.futimes(temp.fd, nextMtimeSeconds({ mtimeNs: previous.mtimeNs } as BigIntStats));
+      const st = await io.fstat(temp.fd);
+      return { ...temp, version: versionOf(st), mtimeNs: st.mtimeNs };
+    } catch (err) {
+      await dropTemp(temp);
       throw err;
     }
   }
@@ -240,14 +315,27 @@ export function createJournal(deps: JournalDeps): Journal {
     const kp = keyPath(op.key);
     const od = await dirOf(cache, kp.dirKey, op.key, op.type === 'put');
     const entry: { od?: OpenedDir } = od ? { od } : {};
-    const before = states.get(op.key) ?? (await stateOf(od, op.key));
     const cond = op as { ifAbsent?: boolean; ifVersion?: string };
-    if (cond.ifAbsent && before.exists) throw conflict(op.key, 'key exists');
-    if (cond.ifVersion !== undefined && (!before.exists || before.version !== cond.ifVersion)) throw conflict(op.key, before.exists ? 'version changed' : 'key is gone');
+    const failed = (before: KeyState): CheckpointError | undefined => {
+      if (cond.ifAbsent && before.exists) return conflict(op.key, 'key exists');
+      if (cond.ifVersion !== undefined && (!before.exists || before.version !== cond.ifVersion)) return conflict(op.key, before.exists ? 'version changed' : 'key is gone');
+      return undefined;
+    };
     if (op.type === 'put') {
-      const temp = await writeTemp(od!, op.bytes, before);
+      // The key's state and the temp file's bytes at once (one round trip less); the condition decides after.
+      const bytes = op.bytes;
+      const [state, written] = await Promise.allSettled([states.get(op.key) ?? stateOf(od, op.key), writeTemp(od!, bytes)]);
+      const refusal = state.status === 'rejected' ? state.reason : failed(state.value);
+      if (refusal !== undefined || written.status === 'rejected') {
+        if (written.status === 'fulfilled') await dropTemp(written.value);
+        throw refusal ?? (written as PromiseRejectedResult).reason;
+      }
+      const temp = await settleMtime(written.value, (state as PromiseFulfilledResult<KeyState>).value);
       return { op, od: od!, temp, outcome: { type: 'put', key: op.key, version: temp.version } };
     }
+    const before = states.get(op.key) ?? (await stateOf(od, op.key));
+    const refusal = failed(before);
+    if (refusal) throw refusal;
     if (op.type === 'delete') return { op, ...entry, outcome: { type: 'delete', key: op.key, existed: before.exists } };
     return { op, ...entry, outcome: { type: 'check', key: op.key } };
   }
@@ -305,8 +393,11 @@ export function createJournal(deps: JournalDeps): Journal {
 
   /** Commits one group of batches under the lock. */
   async function commitGroup(group: Pending[]): Promise<void> {
-    await locked(async (lock) => {
-      if (lock.brokeStale || needRecovery) await recoverLocked();
+    await locked(async (lock, h) => {
+      if (lock.brokeStale || needRecovery) {
+        await recoverLocked();
+        h.end = 0;
+      }
       const states = new Map<string, KeyState>();
       const cache = newDirCache();
       try {
@@ -318,7 +409,7 @@ export function createJournal(deps: JournalDeps): Journal {
             item.reject(err);
           }
         }
-        if (accepted.length > 0) await commitPrepared(accepted);
+        if (accepted.length > 0) await commitPrepared(accepted, h);
       } finally {
         // Last: the renames above name files through these descriptors.
         await closeDirs(cache);
@@ -327,7 +418,7 @@ export function createJournal(deps: JournalDeps): Journal {
   }
 
   /** Appends and fsyncs the group's record (the commit point), applies it, answers the callers. */
-  async function commitPrepared(accepted: readonly { item: Pending; prepared: Prepared[] }[]): Promise<void> {
+  async function commitPrepared(accepted: readonly { item: Pending; prepared: Prepared[] }[], h: Held): Promise<void> {
     {
       const all = accepted.flatMap((a) => a.prepared);
       const ops: JournalOp[] = [];
@@ -342,12 +433,15 @@ export function createJournal(deps: JournalDeps): Journal {
       try {
         if (ops.length > 0) {
           const jfd = await journalFd();
-          const end = Number((await io.fstat(jfd)).size);
+          const end = h.end ?? Number((await io.fstat(jfd)).size);
+          const record = encodeRecord(ops, payloads);
           try {
-            await io.append(jfd, encodeRecord(ops, payloads));
+            await io.append(jfd, record);
             await io.fsync(jfd);
+            h.end = end + record.length;
           } catch (err) {
             // Not committed: take a whole-but-unsynced or torn record back out, so no replay applies it.
+            h.end = undefined;
             await io.ftruncate(jfd, end).catch(() => (needRecovery = true));
             throw err;
           }
@@ -365,7 +459,10 @@ export function createJournal(deps: JournalDeps): Journal {
           });
         }
         for (const a of accepted) a.item.resolve(a.prepared.map((p) => p.outcome));
-        if (ops.length > 0 && Number((await io.fstat(fd!)).size) > deps.checkpointBytes) await checkpointLocked();
+        if (ops.length > 0 && (h.end ?? 0) > deps.checkpointBytes) {
+          await checkpointLocked();
+          h.end = 0;
+        }
       } catch (err) {
         // After the commit point the batch stands in the journal: the next commit (or open) replays it.
         if (committed) needRecovery = true;
@@ -421,7 +518,7 @@ export function createJournal(deps: JournalDeps): Journal {
         return true;
       }
       if (state.exists && (await sameBytes(od!.dir.at(kp.base), want))) return false;
-      const temp = await writeTemp(od!, want, state);
+      const temp = await settleMtime(await writeTemp(od!, want), state);
       try {
         await io.rename(temp.path, od!.dir.at(kp.base));
       } finally {
@@ -486,8 +583,10 @@ export function createJournal(deps: JournalDeps): Journal {
     );
     await Promise.all(dirs.values());
     const jfd = await journalFd();
+    if (held) held.end = undefined;
     await io.ftruncate(jfd, 0);
     await io.fsync(jfd);
+    if (held) held.end = 0;
   }
 
   return {
@@ -497,19 +596,21 @@ export function createJournal(deps: JournalDeps): Journal {
         running ??= pump();
       });
     },
-    recover: () => locked(() => recoverLocked()),
+    recover: () => locked(() => recoverLocked(), false),
     async close() {
       while (running) await running;
       if (fd !== undefined) {
         try {
           await locked(async () => {
             if (Number((await io.fstat(fd!)).size) > 0) await checkpointLocked();
-          });
+          }, false);
         } finally {
           await io.close(fd).catch(() => undefined);
           fd = undefined;
         }
       }
+      if (linger) clearTimeout(linger);
+      await letGo();
     },
   };
 }
