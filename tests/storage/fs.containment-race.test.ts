@@ -50,17 +50,18 @@ async function startSwapper(a: string, b: string): Promise<{ stop(): Promise<num
 
 const SENTINELS = ['latest.json', 'index.json', 'cp_001.json'];
 
-describe.runIf(process.platform === 'linux')('containment under a directory-swap race', () => {
+describe.runIf(process.platform === 'linux').each(['direct', 'journal'] as const)('containment under a directory-swap race (%s)', (mode) => {
   it('a run directory swapped with a symlink to outside, again and again: nothing outside is created, replaced or read', async () => {
-    const store = join(scratch, 'store');
-    const outside = join(scratch, 'outside');
+    const store = join(scratch, mode, 'store');
+    const outside = join(scratch, mode, 'outside');
     mkdirSync(outside, { recursive: true });
     for (const name of SENTINELS) writeFileSync(join(outside, name), `outside ${name}`);
     const before = readdirSync(outside).sort();
-    const link = join(scratch, 'link');
+    const link = join(scratch, mode, 'link');
     symlinkSync(outside, link);
 
-    const s = fsStorage({ dir: store });
+    const s = fsStorage({ dir: store, journal: mode === 'journal' });
+    expect((await s.ready()).containment).toBe('dir-fd');
     await s.put('checkpoints/run-1/latest.json', utf8Encode('{"seq":0}'));
     const swapper = await startSwapper(join(store, 'checkpoints', 'run-1'), link);
     const leaks: string[] = [];

@@ -4,7 +4,7 @@
  * recovery — after each, the spec's files hold the whole old state or the whole new one
  * (never a mix, never a torn file), and an acknowledged batch is never lost.
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -213,6 +213,28 @@ describe('journal mode', () => {
     expect((await direct.ready()).journal).toMatchObject({ records: 1, repaired: 1 });
     expect(onDisk(dir)).toBe('new');
     await direct.close();
+  });
+});
+
+describe('recovery and containment', () => {
+  it('a journaled key whose directory became a symlink is left alone; the other keys are repaired', async () => {
+    const dir = fresh();
+    const lease = await seed(dir);
+    const s = fsStorage({ dir, journal: true });
+    await s.batch!([...checkpointBatch(lease), { type: 'put', key: 'other/k.json', bytes: b('other') }]);
+    // Power loss: other/k.json lost; meanwhile the run directory was swapped for a link to outside.
+    rmSync(join(dir, 'other/k.json'));
+    const outside = join(dir, '..', `outside-${counter++}`);
+    mkdirSync(outside);
+    writeFileSync(join(outside, 'latest.json'), 'outside');
+    rmSync(join(dir, 'checkpoints/run-1'), { recursive: true });
+    symlinkSync(outside, join(dir, 'checkpoints/run-1'));
+    const reopened = fsStorage({ dir, journal: true, clock: later });
+    expect((await reopened.ready()).journal).toMatchObject({ repaired: 1, refused: 3 });
+    expect(readFileSync(join(dir, 'other/k.json'), 'utf8')).toBe('other');
+    expect(readdirSync(outside)).toEqual(['latest.json']);
+    expect(readFileSync(join(outside, 'latest.json'), 'utf8')).toBe('outside');
+    await reopened.close();
   });
 });
 

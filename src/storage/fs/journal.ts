@@ -55,6 +55,8 @@ export interface RecoveryReport {
   readonly records: number;
   /** Keys whose files did not hold their last journaled state and were rewritten or removed. */
   readonly repaired: number;
+  /** Keys left as they were because their path is no longer the store's to write (a symlink or a directory in the way). */
+  readonly refused: number;
   /** Bytes of a torn last record, discarded. */
   readonly discardedBytes: number;
 }
@@ -499,10 +501,20 @@ export function createJournal(deps: JournalDeps): Journal {
     const last = new Map<string, Uint8Array | null>();
     for (const r of records) for (const op of r.ops) last.set(op.key, op.type === 'put' ? op.bytes : null);
     let repaired = 0;
-    for (const [key, want] of last) if (await repair(key, want)) repaired++;
+    let refused = 0;
+    for (const [key, want] of last) {
+      try {
+        if (await repair(key, want)) repaired++;
+      } catch (err) {
+        // A key whose path now goes through a symlink or is taken by a directory is not the
+        // store's to write: it is left alone rather than blocking every other key's recovery.
+        if (!(err instanceof CheckpointError && err.reasonCode === 'checkpoint_key_invalid')) throw err;
+        refused++;
+      }
+    }
     await checkpointLocked([...last.keys()]);
     needRecovery = false;
-    return { records: records.length, repaired, discardedBytes: bytes.length - end };
+    return { records: records.length, repaired, refused, discardedBytes: bytes.length - end };
   }
 
   /** Makes `key` hold `want` (absent for null) unless it already does; true when it changed something. */
@@ -551,7 +563,10 @@ export function createJournal(deps: JournalDeps): Journal {
     await Promise.all(
       names.map(async (key) => {
         const kp = keyPath(key);
-        const od = await openDir(root, kp.dirKey, key, false, io);
+        const od = await openDir(root, kp.dirKey, key, false, io).catch((err: unknown) => {
+          if (err instanceof CheckpointError && err.reasonCode === 'checkpoint_key_invalid') return undefined; // see recoverLocked
+          throw err;
+        });
         if (!od) return;
         try {
           const syncs: Promise<void>[] = [];
