@@ -182,6 +182,12 @@ export function createJournal(deps: JournalDeps): Journal {
     readonly since: number;
     /** The journal's size while we hold the lock (nobody else appends), once known. */
     end?: number;
+    /**
+     * Directories opened while the lock is held, reused by the next groups: no other
+     * journaled writer can remove them meanwhile, our own deletes drop the cache, and a
+     * directory removed by someone else makes the rename fail (ENOENT) — never a lost write.
+     */
+    dirs?: DirCache;
   }
   let held: Held | undefined;
   let busy = false;
@@ -205,6 +211,7 @@ export function createJournal(deps: JournalDeps): Journal {
     const h = held;
     held = undefined;
     if (!h) return;
+    if (h.dirs) await closeDirs(h.dirs);
     await releaseLock(h.lock, timing);
     await Promise.all([io.close(h.tokenFd).catch(() => undefined), io.unlink(h.lock.token.path).catch(() => undefined)]);
   }
@@ -299,9 +306,9 @@ export function createJournal(deps: JournalDeps): Journal {
     const cached = cache.byKey.get(dirKey);
     if (cached) {
       const od = await cached.catch(() => undefined);
-      if (od || !create) return cached;
+      if (od) return od;
     }
-    // Not opened yet, or found missing by an operation that does not create it.
+    // Not opened yet, or found missing (or refused) before: walk again, it may exist now.
     const opening = openDir(root, dirKey, key, create, io);
     cache.byKey.set(dirKey, opening);
     cache.all.push(opening);
@@ -401,7 +408,8 @@ export function createJournal(deps: JournalDeps): Journal {
         h.end = 0;
       }
       const states = new Map<string, KeyState>();
-      const cache = newDirCache();
+      const cache = (h.dirs ??= newDirCache());
+      let keep = false;
       try {
         const accepted: { item: Pending; prepared: Prepared[] }[] = [];
         for (const item of group) {
@@ -411,16 +419,23 @@ export function createJournal(deps: JournalDeps): Journal {
             item.reject(err);
           }
         }
-        if (accepted.length > 0) await commitPrepared(accepted, h);
+        const ok = accepted.length === 0 || (await commitPrepared(accepted, h));
+        // A delete may have removed directories (pruned), a failure may come from one removed
+        // under us: walk afresh next time.
+        keep = ok && !group.some((item) => item.ops.some((op) => op.type === 'delete'));
       } finally {
-        // Last: the renames above name files through these descriptors.
-        await closeDirs(cache);
+        if (!keep) {
+          // Last: the renames above name files through these descriptors.
+          h.dirs = undefined;
+          await closeDirs(cache);
+        }
       }
     });
   }
 
   /** Appends and fsyncs the group's record (the commit point), applies it, answers the callers. */
-  async function commitPrepared(accepted: readonly { item: Pending; prepared: Prepared[] }[], h: Held): Promise<void> {
+  /** Resolves false when the group failed (its callers got the error). */
+  async function commitPrepared(accepted: readonly { item: Pending; prepared: Prepared[] }[], h: Held): Promise<boolean> {
     {
       const all = accepted.flatMap((a) => a.prepared);
       const ops: JournalOp[] = [];
@@ -432,6 +447,7 @@ export function createJournal(deps: JournalDeps): Journal {
         } else if (p.op.type === 'delete') ops.push(['d', p.op.key]);
       }
       let committed = false;
+      let ok = false;
       try {
         if (ops.length > 0) {
           const jfd = await journalFd();
@@ -461,6 +477,7 @@ export function createJournal(deps: JournalDeps): Journal {
           });
         }
         for (const a of accepted) a.item.resolve(a.prepared.map((p) => p.outcome));
+        ok = true;
         if (ops.length > 0 && (h.end ?? 0) > deps.checkpointBytes) {
           await checkpointLocked();
           h.end = 0;
@@ -469,9 +486,11 @@ export function createJournal(deps: JournalDeps): Journal {
         // After the commit point the batch stands in the journal: the next commit (or open) replays it.
         if (committed) needRecovery = true;
         for (const a of accepted) a.item.reject(err);
+        ok = false;
       } finally {
         await discard(all);
       }
+      return ok;
     }
   }
 
