@@ -207,13 +207,26 @@ export function createJournal(deps: JournalDeps): Journal {
     }
   }
 
+  // A release under way (the linger timer's): names through the root's descriptor are still in use.
+  let releasing: Promise<void> | undefined;
   async function letGo(): Promise<void> {
     const h = held;
     held = undefined;
-    if (!h) return;
-    if (h.dirs) await closeDirs(h.dirs);
-    await releaseLock(h.lock, timing);
-    await Promise.all([io.close(h.tokenFd).catch(() => undefined), io.unlink(h.lock.token.path).catch(() => undefined)]);
+    if (!h) {
+      await releasing;
+      return;
+    }
+    const done = (async () => {
+      if (h.dirs) await closeDirs(h.dirs);
+      await releaseLock(h.lock, timing);
+      await Promise.all([io.close(h.tokenFd).catch(() => undefined), io.unlink(h.lock.token.path).catch(() => undefined)]);
+    })();
+    releasing = done;
+    try {
+      await done;
+    } finally {
+      if (releasing === done) releasing = undefined;
+    }
   }
 
   /** Runs `fn` holding the journal lock (a temp file of ours in the root, linked as the lock). */
@@ -223,6 +236,7 @@ export function createJournal(deps: JournalDeps): Journal {
     busy = true;
     try {
       if (held && Date.now() - held.since > MAX_HOLD_MS) await letGo();
+      if (!held) await releasing?.catch(() => undefined);
       const fresh = !held;
       held ??= await take();
       return await fn(fresh ? held.lock : { ...held.lock, brokeStale: false }, held);
