@@ -169,16 +169,21 @@ interface Temp {
  *   processes; each write moves the file's mtime past the previous version's (setting it
  *   explicitly when the file system's clock is too coarse), so a key's version never
  *   repeats even though inode numbers are reused.
- * - **Containment**: keys pass `assertKey`; no path below `dir` may go through a
- *   symbolic link (a key that would is refused with `checkpoint_key_invalid`), and
- *   directories are created one level at a time so a planted link is never followed.
+ * - **Containment**: keys pass `assertKey`; every name below `dir` is used relative to a
+ *   directory descriptor opened without following links (on Linux through
+ *   `/proc/self/fd/<fd>/<name>`), so a directory swapped for a symlink between check and
+ *   use cannot redirect a write; a key whose path goes through a symbolic link is refused
+ *   with `checkpoint_key_invalid`. No synchronous file-system call is made.
+ * - **Journal** (`journal: true`): every write is one record of a write-ahead journal,
+ *   fsynced once and then applied by rename; `batch()` is atomic (`atomicBatch: true`),
+ *   concurrent batches share one append, and opening the store replays the journal.
  * - Temp and lock files (names starting `.sp\`) are never listed; the ones crashed
  *   writers left are removed on open.
  *
  * Node-only, POSIX (Linux, macOS); on Windows the store refuses to open
  * (`checkpoint_unsupported`). Local file systems only: network file systems do not keep
- * rename and fsync promises. `atomicBatch` is false: several files cannot be replaced in
- * one atomic step, so there is no `batch()`.
+ * rename and fsync promises. Without the journal, `atomicBatch` is false: several files
+ * cannot be replaced in one atomic step, so there is no `batch()`.
  *
  * @example
  * ```ts
@@ -186,6 +191,13 @@ interface Temp {
  * const storage = fsStorage({ dir: '.checkpoints' });
  * const { version } = await storage.put('checkpoints/run-1/latest.json', bytes);
  * await storage.put('checkpoints/run-1/latest.json', next, { ifVersion: version });
+ *
+ * // One fsync per checkpoint, atomic batches, group commit across runs:
+ * const journaled = fsStorage({ dir: '.checkpoints', journal: true });
+ * await journaled.batch!([
+ *   { type: 'put', key: 'checkpoints/run-1/history/cp_2.json', bytes, ifAbsent: true },
+ *   { type: 'put', key: 'checkpoints/run-1/latest.json', bytes },
+ * ]);
  * ```
  */
 export function fsStorage(options: FsStorageOptions): FsStorage {
