@@ -461,7 +461,7 @@ export function createJournal(deps: JournalDeps): Journal {
         } else if (p.op.type === 'delete') ops.push(['d', p.op.key]);
       }
       let committed = false;
-      let ok = false;
+      let ok: boolean;
       try {
         if (ops.length > 0) {
           const jfd = await journalFd();
