@@ -35,12 +35,12 @@ async function race(workers: readonly LineChild[], cmd: (i: number) => Record<st
   return Promise.all(workers.map(async (w, i) => JSON.parse(await w.waitFor((l) => l.startsWith(`{"id":${ids[i]},`))) as Reply));
 }
 
-describe('fsStorage between processes', () => {
+describe.each(['direct', 'journal'] as const)('fsStorage between processes (%s)', (mode) => {
   it('two processes racing conditional writes on the same key: exactly one wins every race', async () => {
-    const workers = [spawnChild(module, 'race-worker.mjs', [dir]), spawnChild(module, 'race-worker.mjs', [dir])];
+    const workers = [spawnChild(module, 'race-worker.mjs', [join(dir, mode), mode]), spawnChild(module, 'race-worker.mjs', [join(dir, mode), mode])];
     try {
       await Promise.all(workers.map((w) => w.waitFor((l) => l === 'ready')));
-      const store = fsStorage({ dir });
+      const store = fsStorage({ dir: join(dir, mode), journal: mode === 'journal' });
       for (let round = 0; round < 15; round++) {
         const key = `checkpoints/run-${round}/history/cp_001.json`;
         const created = await race(workers, (i) => ({ key, value: `created by worker ${i}`, ifAbsent: true }));

@@ -105,13 +105,15 @@ describe('fsStorage on disk', () => {
     expect((await listAll(s, '')).map((e) => e.key)).toEqual(['checkpoints/run-1/latest.json', 'checkpoints/run-1/notes.md']);
   });
 
-  it('a directory, FIFO or symlink at a key path is not a key: get finds nothing, put is refused', async () => {
+  it('a directory, FIFO or symlink at a key path is not a key: get and put refuse it with a reason', async () => {
     const { dir } = sandbox();
     mkdirSync(join(dir, 'adir'));
     execFileSync('mkfifo', [join(dir, 'fifo')]);
     const s = store(dir);
-    expect(await s.get('adir')).toBeUndefined();
-    expect(await s.get('fifo')).toBeUndefined(); // and does not hang on the FIFO
+    // issue 13 defect 8: a reader must learn that latest.json was replaced by a directory, not "no snapshot".
+    const occupied = { reasonCode: 'checkpoint_key_invalid', details: { reason: 'path_occupied' } };
+    await expect(s.get('adir')).rejects.toMatchObject(occupied);
+    await expect(s.get('fifo')).rejects.toMatchObject(occupied); // and does not hang on the FIFO
     expect(await listAll(s, '')).toEqual([]);
     await expect(s.put('adir', b('x'))).rejects.toMatchObject({ reasonCode: 'checkpoint_key_invalid', details: { reason: 'path_occupied' } });
     await expect(s.put('adir', b('x'), { ifAbsent: true })).rejects.toMatchObject({ reasonCode: 'checkpoint_key_invalid' });
@@ -150,7 +152,7 @@ describe('fsStorage on disk', () => {
     const s = store(dir);
     expect(() => statSync(dir)).toThrow(); // the factory has no side effects
     const report = await s.ready();
-    expect(report).toEqual({ root: dir, removedTempFiles: 0, removedLocks: 0 });
+    expect(report).toEqual({ root: dir, containment: process.platform === 'linux' ? 'dir-fd' : 'path', removedTempFiles: 0, removedLocks: 0 });
     expect(statSync(dir).isDirectory()).toBe(true);
   });
 
@@ -405,13 +407,14 @@ describe('lock files', () => {
     const mine = plantHolder(dir, process.pid, undefined, now);
     const token = { path: mine, ino: statSync(mine, { bigint: true }).ino, owner: { host: HOST_TAG, pid: process.pid, atMs: now, tag: '' } };
     const held = await acquireLock(path, dir, 'k', token, timing);
-    assertHeld(held, 'k', timing); // young: nothing to check
+    await assertHeld(held, 'k', timing); // young: nothing to check
     now += 61_000; // the holder stalls past the stale bound; another process breaks the lock and takes it
     rmSync(path);
     const thief = plantHolder(dir, process.ppid, 'k');
-    expect(() => assertHeld(held, 'k', timing)).toThrow(expect.objectContaining({ reasonCode: 'checkpoint_atomic_write_failed', details: { key: 'k', reason: 'lock_lost' } }));
-    releaseLock(held);
+    await expect(assertHeld(held, 'k', timing)).rejects.toMatchObject({ reasonCode: 'checkpoint_atomic_write_failed', details: { key: 'k', reason: 'lock_lost' } });
+    await releaseLock(held, timing);
     expect(statSync(path).ino).toBe(statSync(thief).ino);
+    expect(internalFiles(dir).sort()).toEqual([`${INTERNAL}lock-k`, relative(dir, mine), relative(dir, thief)].sort());
   });
 });
 
@@ -424,8 +427,11 @@ describe('durability: the order of file-system calls', () => {
     log = [];
     const names = new Map<number, string>();
     const name = (p: string): string => {
+      // Names through a directory descriptor (/proc/self/fd/<fd>/x) stand for that directory's x.
+      const viaFd = /^\/proc\/self\/fd\/(\d+)(\/.*)?$/.exec(p);
+      if (viaFd) p = `${readlinkSync(`/proc/self/fd/${viaFd[1]}`)}${viaFd[2] ?? ''}`;
       const rel = relative(root, p) || '.';
-      return rel.split('/').at(-1)!.startsWith(INTERNAL) ? rel.replace(/\.sp\\(tmp|lock|owner)[^/]*$/, '<$1>') : rel;
+      return rel.split('/').at(-1)!.startsWith(INTERNAL) ? rel.replace(/\.sp\\(tmp|lock|owner|dead)[^/]*$/, '<$1>') : rel;
     };
     type Cb = (err: NodeJS.ErrnoException | null, value?: unknown) => void;
     const realOpen = fs.open.bind(fs) as (...a: unknown[]) => void;
@@ -494,7 +500,9 @@ describe('durability: the order of file-system calls', () => {
     const dirSync = at('fsync', 'run');
     expect(dirSync).toBeLessThan(acknowledged);
     const lock = at('link', 'run/<tmp> -> run/<lock>');
-    const unlock = at('unlink', 'run/<lock>');
+    // Unlocking renames the lock away first (see releaseLock), then removes it.
+    const unlock = at('rename', 'run/<lock> -> run/<dead>');
+    expect(at('unlink', 'run/<dead>')).toBeGreaterThan(unlock);
     expect(at('open', 'run/<tmp>')).toBeLessThan(write);
     expect(write).toBeLessThan(fsync);
     expect(fsync).toBeLessThan(rename);
@@ -539,7 +547,7 @@ describe('durability: the order of file-system calls', () => {
     const err = await s.put('k', b('new')).catch((e: unknown) => e);
     expect(err).toMatchObject({ reasonCode: 'checkpoint_atomic_write_failed', details: { key: 'k', code: 'EIO', syscall: 'fsync' } });
     expect((err as Error).cause).toMatchObject({ code: 'EIO' });
-    expect(log.some(([e]) => e === 'rename')).toBe(false);
+    expect(log.some(([e, w]) => e === 'rename' && w.endsWith('-> k'))).toBe(false);
     const got = await s.get('k');
     expect(text(got?.bytes)).toBe('old');
     expect(got?.version).toBe(old.version);

@@ -1,4 +1,4 @@
-import fs from 'node:fs';
+import fs, { type BigIntStats } from 'node:fs';
 
 /*
  * The hot path works on plain file descriptors through node:fs's callback API: measured
@@ -27,3 +27,66 @@ export async function fdWriteAll(fd: number, bytes: Uint8Array): Promise<void> {
 }
 export const fsRename = (from: string, to: string): Promise<void> => call<void>((cb) => fs.rename(from, to, (err) => cb(err ?? null, undefined)));
 export const fsLink = (existing: string, target: string): Promise<void> => call<void>((cb) => fs.link(existing, target, (err) => cb(err ?? null, undefined)));
+export const fdStat = (fd: number): Promise<BigIntStats> => call<BigIntStats>((cb) => fs.fstat(fd, { bigint: true }, cb));
+/** Sets a file's access and modification times (seconds, as futimes takes them). */
+export const fdUtimes = (fd: number, seconds: number): Promise<void> => call<void>((cb) => fs.futimes(fd, seconds, seconds, (err) => cb(err ?? null, undefined)));
+
+/**
+ * The file-system calls the journal makes, as one object so tests can inject a fault (or a
+ * "crash": every later call fails) at any step of a batch or of recovery.
+ */
+export interface FsIo {
+  open(path: string, flags: number, mode?: number): Promise<number>;
+  close(fd: number): Promise<void>;
+  fsync(fd: number): Promise<void>;
+  write(fd: number, bytes: Uint8Array): Promise<void>;
+  /** Appends `bytes` (the descriptor is O_APPEND). */
+  append(fd: number, bytes: Uint8Array): Promise<void>;
+  read(fd: number, size: number): Promise<Uint8Array>;
+  fstat(fd: number): Promise<BigIntStats>;
+  futimes(fd: number, seconds: number): Promise<void>;
+  ftruncate(fd: number, size: number): Promise<void>;
+  rename(from: string, to: string): Promise<void>;
+  unlink(path: string): Promise<void>;
+  mkdir(path: string): Promise<void>;
+  rmdir(path: string): Promise<void>;
+}
+
+/** Reads up to `size` bytes from offset 0. */
+async function fdReadAll(fd: number, size: number): Promise<Uint8Array> {
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  while (offset < size) {
+    const n = await call<number>((cb) => fs.read(fd, bytes, offset, size - offset, offset, cb));
+    if (n === 0) return bytes.slice(0, offset);
+    offset += n;
+  }
+  return bytes;
+}
+
+/** Appends every byte (position null: the O_APPEND end), looping over short writes. */
+async function fdAppendAll(fd: number, bytes: Uint8Array): Promise<void> {
+  let offset = 0;
+  while (offset < bytes.length) {
+    const written = await call<number>((cb) => fs.write(fd, bytes, offset, bytes.length - offset, null, cb));
+    if (written <= 0) throw Object.assign(new Error('write returned 0 bytes'), { code: 'EIO', syscall: 'write' });
+    offset += written;
+  }
+}
+
+/** The real calls. */
+export const realIo: FsIo = {
+  open: fdOpen,
+  close: fdClose,
+  fsync: fdSync,
+  write: fdWriteAll,
+  append: fdAppendAll,
+  read: fdReadAll,
+  fstat: fdStat,
+  futimes: fdUtimes,
+  ftruncate: (fd, size) => call<void>((cb) => fs.ftruncate(fd, size, (err) => cb(err ?? null, undefined))),
+  rename: fsRename,
+  unlink: (path) => call<void>((cb) => fs.unlink(path, (err) => cb(err ?? null, undefined))),
+  mkdir: (path) => call<void>((cb) => fs.mkdir(path, (err) => cb(err ?? null, undefined))),
+  rmdir: (path) => call<void>((cb) => fs.rmdir(path, (err) => cb(err ?? null, undefined))),
+};

@@ -1,15 +1,18 @@
-import fs, { constants, type BigIntStats } from 'node:fs';
+import { constants, type BigIntStats } from 'node:fs';
 import fsp, { type FileHandle } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { systemClock, type Clock } from '../../model/clock.js';
 import { CheckpointError } from '../../model/errors.js';
-import type { DeleteOptions, PutOptions, PutResult, StorageAdapter, StorageCapabilities, StorageEntry, StoredObject } from '../adapter.js';
+import type { BatchOperation, BatchOutcome, DeleteOptions, PutOptions, PutResult, StorageAdapter, StorageCapabilities, StorageEntry, StoredObject } from '../adapter.js';
+import { assertBatchOperation } from '../batch-operation.js';
 import { assertKey, assertPrefix } from '../keys.js';
-import { fdClose, fdOpen, fdSync, fdWriteAll, fsLink, fsRename } from './fd.js';
-import { errnoOf, fsError, nextMtimeSeconds, readAll, versionOf } from './io.js';
-import { acquireLock, assertHeld, releaseLock, type HeldLock, type LockTiming } from './lock.js';
+import { openChild, openDir, openRoot, type Containment, type Dir, type OpenedDir, type RootDir } from './dir.js';
+import { fdClose, fdOpen, fdStat, fdSync, fdUtimes, fdWriteAll, fsLink, fsRename, realIo, type FsIo } from './fd.js';
+import { errnoOf, fsError, nextMtimeSeconds, readAll, scrubber, versionOf, type Scrub } from './io.js';
+import { acquireLock, assertHeld, lstatIfAny, releaseLock, type HeldLock, type LockTiming } from './lock.js';
 import { INTERNAL_MARK, lockName, newOwner, tempName, type Owner } from './names.js';
-import { checkDir, ensureDir, keyPath, keyRefused, symlinkRefused, type KeyPath } from './paths.js';
+import { createJournal, JOURNAL_NAME, type Journal, type RecoveryReport } from './journal.js';
+import { keyPath, keyRefused, occupiedRefused, symlinkRefused, type KeyPath } from './paths.js';
 import { sweepInternalFiles } from './sweep.js';
 
 /** Options of {@link fsStorage}. */
@@ -49,16 +52,47 @@ export interface FsStorageOptions {
    * @default systemClock
    */
   clock?: Clock;
+  /**
+   * Write through the store's write-ahead journal: every put, delete and `batch()` is one
+   * record appended to `<dir>/.sp\journal` and fsynced once, then applied to the files by
+   * rename; batches of concurrent callers share one append (group commit). Gives
+   * `atomicBatch: true`. Without it, each put is the spec's own durable sequence
+   * (temp → fsync → rename → fsync dir) and there is no `batch()`. Every process using one
+   * directory must use the same setting. See docs/storage.md ("The journal").
+   * @default false
+   */
+  journal?: boolean;
+  /**
+   * With `journal`: once the journal grows past this many bytes, the applied files are
+   * fsynced in place and the journal is emptied.
+   * @default 1048576
+   */
+  journalCheckpointBytes?: number;
+}
+
+/** Test seams of {@link createFsStorage}; not part of the public API. */
+export interface FsInternals {
+  /** The file-system calls the journal makes (fault injection). */
+  readonly io?: FsIo;
 }
 
 /** What opening the store found. */
 export interface FsOpenReport {
   /** The store root, with symlinks resolved. */
   readonly root: string;
+  /**
+   * How files below the root are named: `'dir-fd'` (Linux: relative to directory descriptors
+   * opened without following links, race-free against swapped directories) or `'path'`
+   * (elsewhere: every component is checked, but a swap between check and use is not
+   * excluded). See docs/storage.md.
+   */
+  readonly containment: Containment;
   /** Temp files of crashed writers removed on open. */
   readonly removedTempFiles: number;
   /** Stale lock files removed on open. */
   readonly removedLocks: number;
+  /** What replaying the journal on open found (present when the store has a journal). */
+  readonly journal?: RecoveryReport;
 }
 
 /** The file-system adapter: a {@link StorageAdapter} plus its directory and open report. */
@@ -73,17 +107,18 @@ export interface FsStorage extends StorageAdapter {
   ready(): Promise<FsOpenReport>;
 }
 
-const CAPABILITIES: StorageCapabilities = Object.freeze({
-  // Several renames cannot be made one atomic step on a POSIX file system, so there is no batch().
+const DIRECT: StorageCapabilities = Object.freeze({
+  // Several renames cannot be made one atomic step on a POSIX file system: without the journal there is no batch().
   atomicBatch: false,
   crossProcessConditional: true,
 });
+const JOURNALED: StorageCapabilities = Object.freeze({ atomicBatch: true, crossProcessConditional: true });
 
-const { O_WRONLY, O_CREAT, O_EXCL, O_RDONLY, O_NOFOLLOW, O_NONBLOCK, O_DIRECTORY } = constants;
-const TEMP_FLAGS = O_WRONLY | O_CREAT | O_EXCL;
+const { O_WRONLY, O_CREAT, O_EXCL, O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = constants;
+// O_NOFOLLOW: a temp name is fresh, but never write through a link someone planted under it.
+const TEMP_FLAGS = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW;
 // O_NONBLOCK keeps a planted FIFO from hanging a read; it changes nothing for regular files.
 const READ_FLAGS = O_RDONLY | O_NOFOLLOW | O_NONBLOCK;
-const DIR_FLAGS = O_RDONLY | O_DIRECTORY;
 
 /** A pre-commit ENOENT: a directory vanished (pruned by a concurrent delete); the put starts over. */
 class Retry extends Error {}
@@ -96,56 +131,24 @@ function conflict(key: string, why: string): CheckpointError {
   return new CheckpointError('checkpoint_conflict', `conditional write of ${key} failed: ${why}`, { details: { key } });
 }
 
-function lstatSyncIfAny(path: string): BigIntStats | undefined {
-  return fs.lstatSync(path, { bigint: true, throwIfNoEntry: false });
-}
-
-async function lstatIfAny(path: string): Promise<BigIntStats | undefined> {
-  try {
-    return await fsp.lstat(path, { bigint: true });
-  } catch (err) {
-    if (errnoOf(err) === 'ENOENT') return undefined;
-    throw err;
-  }
-}
-
-async function fsyncDir(path: string): Promise<void> {
-  const fd = await fdOpen(path, DIR_FLAGS);
-  try {
-    await fdSync(fd);
-  } finally {
-    await fdClose(fd);
-  }
-}
-
 /** Refuses what a key's path holds when it is not a regular file. */
 function assertFileOrAbsent(kp: KeyPath, st: BigIntStats | undefined): void {
   if (!st || st.isFile()) return;
   if (st.isSymbolicLink()) throw symlinkRefused(kp.key);
-  throw keyRefused(kp.key, 'a directory or special file is in the way (keys "a" and "a/b" cannot both exist in a file system)', 'path_occupied');
-}
-
-/** Closes a descriptor synchronously (microseconds, and no thread-pool job), ignoring failures. */
-function closeQuietly(fd: number): void {
-  try {
-    fs.closeSync(fd);
-  } catch {
-    // nothing stored depends on it
-  }
-}
-
-/** Removes a file synchronously (a directory-entry update of microseconds), ignoring failures. */
-function unlinkQuietly(path: string): void {
-  try {
-    fs.unlinkSync(path);
-  } catch {
-    // already gone, or the next open's sweep will remove it
-  }
+  throw occupiedRefused(kp.key);
 }
 
 /** Settles housekeeping calls, ignoring their failures (a close or unlink that fails changes nothing stored). */
 async function quietly(calls: readonly (Promise<unknown> | undefined)[]): Promise<void> {
   await Promise.all(calls.map((p) => p?.catch(() => undefined)));
+}
+
+/** A temp file being written in a key's directory. */
+interface Temp {
+  /** Its name inside the directory (through the directory's descriptor). */
+  readonly path: string;
+  readonly fd: number;
+  readonly owner: Owner;
 }
 
 /**
@@ -166,16 +169,21 @@ async function quietly(calls: readonly (Promise<unknown> | undefined)[]): Promis
  *   processes; each write moves the file's mtime past the previous version's (setting it
  *   explicitly when the file system's clock is too coarse), so a key's version never
  *   repeats even though inode numbers are reused.
- * - **Containment**: keys pass `assertKey`; no path below `dir` may go through a
- *   symbolic link (a key that would is refused with `checkpoint_key_invalid`), and
- *   directories are created one level at a time so a planted link is never followed.
+ * - **Containment**: keys pass `assertKey`; every name below `dir` is used relative to a
+ *   directory descriptor opened without following links (on Linux through
+ *   `/proc/self/fd/<fd>/<name>`), so a directory swapped for a symlink between check and
+ *   use cannot redirect a write; a key whose path goes through a symbolic link is refused
+ *   with `checkpoint_key_invalid`. No synchronous file-system call is made.
+ * - **Journal** (`journal: true`): every write is one record of a write-ahead journal,
+ *   fsynced once and then applied by rename; `batch()` is atomic (`atomicBatch: true`),
+ *   concurrent batches share one append, and opening the store replays the journal.
  * - Temp and lock files (names starting `.sp\`) are never listed; the ones crashed
  *   writers left are removed on open.
  *
  * Node-only, POSIX (Linux, macOS); on Windows the store refuses to open
  * (`checkpoint_unsupported`). Local file systems only: network file systems do not keep
- * rename and fsync promises. `atomicBatch` is false: several files cannot be replaced in
- * one atomic step, so there is no `batch()`.
+ * rename and fsync promises. Without the journal, `atomicBatch` is false: several files
+ * cannot be replaced in one atomic step, so there is no `batch()`.
  *
  * @example
  * ```ts
@@ -183,9 +191,21 @@ async function quietly(calls: readonly (Promise<unknown> | undefined)[]): Promis
  * const storage = fsStorage({ dir: '.checkpoints' });
  * const { version } = await storage.put('checkpoints/run-1/latest.json', bytes);
  * await storage.put('checkpoints/run-1/latest.json', next, { ifVersion: version });
+ *
+ * // One fsync per checkpoint, atomic batches, group commit across runs:
+ * const journaled = fsStorage({ dir: '.checkpoints', journal: true });
+ * await journaled.batch!([
+ *   { type: 'put', key: 'checkpoints/run-1/history/cp_2.json', bytes, ifAbsent: true },
+ *   { type: 'put', key: 'checkpoints/run-1/latest.json', bytes },
+ * ]);
  * ```
  */
 export function fsStorage(options: FsStorageOptions): FsStorage {
+  return createFsStorage(options);
+}
+
+/** {@link fsStorage} with test seams (fault injection into the journal's calls). */
+export function createFsStorage(options: FsStorageOptions, internals: FsInternals = {}): FsStorage {
   if (!options || typeof options.dir !== 'string' || options.dir === '') throw configInvalid('`dir` must be a non-empty string');
   const positive = (name: string, value: number | undefined, fallback: number): number => {
     if (value === undefined) return fallback;
@@ -200,12 +220,16 @@ export function fsStorage(options: FsStorageOptions): FsStorage {
   const fileMode = options.fileMode ?? 0o666;
   if (!Number.isInteger(fileMode) || fileMode < 0 || fileMode > 0o7777) throw configInvalid('`fileMode` must be a permission mode such as 0o600');
   const clock = timing.clock;
+  const useJournal = options.journal === true;
+  const checkpointBytes = positive('journalCheckpointBytes', options.journalCheckpointBytes, 1 << 20);
+  const io = internals.io ?? realIo;
+  let journal: Journal | undefined;
 
   let opening: Promise<FsOpenReport> | undefined;
-  let root: string | undefined;
+  let root: RootDir | undefined;
   let closed = false;
   const inflight = new Set<Promise<unknown>>();
-  // In-process queue per key path, so writers of one process line up instead of polling the lock file.
+  // In-process queue per key, so writers of one process line up instead of polling the lock file.
   const queues = new Map<string, Promise<void>>();
 
   const open = async (): Promise<FsOpenReport> => {
@@ -213,19 +237,48 @@ export function fsStorage(options: FsStorageOptions): FsStorage {
       throw new CheckpointError('checkpoint_unsupported', 'fsStorage needs POSIX rename and directory fsync semantics; Windows is not supported');
     }
     const abs = resolve(options.dir);
+    let opened: RootDir | undefined;
     try {
       if (options.create !== false) await fsp.mkdir(abs, { recursive: true });
+      // The root itself may be reached through links (the user chose it); everything below it is not.
       const real = await fsp.realpath(abs);
-      if (!(await fsp.stat(real)).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
-      const swept = options.cleanupOnOpen === false ? { removedTempFiles: 0, removedLocks: 0 } : await sweepInternalFiles(real, timing);
-      root = real;
-      return { root: real, ...swept };
+      opened = await openRoot(real);
+      const swept = options.cleanupOnOpen === false ? { removedTempFiles: 0, removedLocks: 0 } : await sweepInternalFiles(opened, timing);
+      // A journal left by a journaled process is replayed even when this instance writes directly.
+      const hasJournal = useJournal || ((await lstatIfAny(opened.at(JOURNAL_NAME)))?.size ?? 0n) > 0n;
+      let recovered: RecoveryReport | undefined;
+      if (hasJournal) {
+        const j = createJournal({ root: opened, timing, fileMode, io, checkpointBytes });
+        recovered = await j.recover();
+        if (useJournal) journal = j;
+        else await j.close();
+      }
+      root = opened;
+      return { root: real, containment: opened.containment, ...swept, ...(recovered ? { journal: recovered } : {}) };
     } catch (err) {
-      throw new CheckpointError('checkpoint_storage_unavailable', `cannot open fsStorage directory: ${errnoOf(err) ?? 'error'}`, { cause: err, details: { code: errnoOf(err) ?? 'UNKNOWN' } });
+      if (opened) await fdClose(opened.fd).catch(() => undefined);
+      if (err instanceof CheckpointError) throw err;
+      throw new CheckpointError('checkpoint_storage_unavailable', `cannot open fsStorage directory: ${errnoOf(err) ?? 'error'}`, {
+        cause: scrubbedOpen(err, abs),
+        details: { code: errnoOf(err) ?? 'UNKNOWN' },
+      });
     }
   };
   const ready = (): Promise<FsOpenReport> => (opening ??= open());
-  const rootDir = async (): Promise<string> => root ?? (await ready()).root;
+  const rootDir = async (): Promise<RootDir> => {
+    if (!root) await ready();
+    if (!root) throw new CheckpointError('checkpoint_closed', 'fs storage is closed');
+    return root;
+  };
+  let listings = 0;
+  /** Closes the root's descriptor once nothing can use it any more (names through it would reach whatever reuses the number). */
+  const closeRoot = async (): Promise<void> => {
+    if (listings > 0 || inflight.size > 0 || !root) return;
+    const fd = root.fd;
+    root = undefined;
+    await fdClose(fd).catch(() => undefined);
+  };
+  const scrubFor = (dirs: readonly Dir[]): Scrub => scrubber(root?.real, root ? [root, ...dirs] : dirs);
 
   const assertOpen = (): void => {
     if (closed) throw new CheckpointError('checkpoint_closed', 'fs storage is closed');
@@ -236,249 +289,258 @@ export function fsStorage(options: FsStorageOptions): FsStorage {
     promise.then(done, done);
     return promise;
   }
-  /**
-   * Runs `fn` alone among this process's calls for `path`, so writers of one process line
-   * up here instead of polling the lock file. Housekeeping a call leaves running (closing
-   * files) does not hold the line: the lock is released before the call resolves.
-   */
-  async function exclusive<T>(path: string, fn: () => Promise<T>): Promise<T> {
-    const previous = queues.get(path);
+  /** Runs `fn` alone among this process's calls for `key`, so writers of one process line up here instead of polling the lock file. */
+  async function exclusive<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const previous = queues.get(key);
     let release!: () => void;
     const mine = new Promise<void>((r) => (release = r));
     const tail = previous ? previous.then(() => mine) : mine;
-    queues.set(path, tail);
+    queues.set(key, tail);
     if (previous) await previous;
     try {
       return await fn();
     } finally {
       release();
-      if (queues.get(path) === tail) queues.delete(path);
+      if (queues.get(key) === tail) queues.delete(key);
     }
   }
 
-  /** fsyncs the parents of newly created directories, so the new entries survive a crash too. */
-  async function syncCreated(created: readonly string[]): Promise<void> {
-    const parents = [...new Set(created.map((d) => dirname(d)))];
-    await Promise.all(parents.map(fsyncDir));
-  }
-
-  /** A new temp file in the key's directory, named after its owner (this process, now). */
-  async function openTemp(kp: KeyPath): Promise<{ path: string; fd: number; owner: Owner }> {
+  /** A new temp file in `dir`, named after its owner (this process, now). ENOENT: the directory was removed. */
+  async function openTemp(dir: Dir): Promise<Temp> {
     const owner = newOwner(clock.now());
-    const path = `${kp.dir}/${tempName(owner)}`;
-    return { path, fd: await fdOpen(path, TEMP_FLAGS, fileMode), owner };
+    const path = dir.at(tempName(owner));
+    try {
+      return { path, fd: await fdOpen(path, TEMP_FLAGS, fileMode), owner };
+    } catch (err) {
+      throw errnoOf(err) === 'ENOENT' ? new Retry() : err;
+    }
   }
 
   /** Takes the key's lock with a temp file of ours (see lock.ts). */
-  function lockWith(kp: KeyPath, temp: { path: string; fd: number; owner: Owner }): HeldLock | Promise<HeldLock> {
-    const token = { path: temp.path, ino: fs.fstatSync(temp.fd, { bigint: true }).ino, owner: temp.owner };
-    const path = `${kp.dir}/${lockName(kp.base)}`;
-    // Uncontended (the usual case): one synchronous link, no async machinery.
-    try {
-      fs.linkSync(token.path, path);
-      return { path, dir: kp.dir, token };
-    } catch (err) {
-      if (errnoOf(err) !== 'EEXIST') throw err;
-    }
-    return acquireLock(path, kp.dir, kp.key, token, timing);
+  async function lockWith(dir: Dir, kp: KeyPath, temp: Temp): Promise<HeldLock> {
+    const token = { path: temp.path, ino: (await fdStat(temp.fd)).ino, owner: temp.owner };
+    return acquireLock(dir.at(lockName(kp.base)), dir.prefix, kp.key, token, timing);
   }
 
-  /*
-   * Lookups (lstat, fstat) and inode updates (futimes, link, unlink) on the hot path are
-   * synchronous: they cost microseconds, and an asynchronous call costs a thread-pool
-   * round trip on top. Everything that waits for the disk (write, fsync) or creates and
-   * renames files is asynchronous.
-   */
+  /** Makes the directory entries durable: the key's directory and those where directories were created. */
+  function syncDirs(od: OpenedDir): Promise<unknown> {
+    return Promise.all([fdSync(od.dir.fd), ...od.changed.filter((d) => d !== od.dir).map((d) => fdSync(d.fd))]);
+  }
 
   /** Create-only: link(2) of the complete, fsynced temp file fails if the key exists. */
-  async function createOnly(kp: KeyPath, bytes: Uint8Array, created: readonly string[]): Promise<PutResult> {
-    const temp = await openTemp(kp).catch((err: unknown) => {
-      throw errnoOf(err) === 'ENOENT' ? new Retry() : err;
-    });
-    let dirFd: number | undefined;
+  async function createOnly(od: OpenedDir, kp: KeyPath, bytes: Uint8Array): Promise<PutResult> {
+    const dir = od.dir;
+    const temp = await openTemp(dir);
     let committed = false;
     try {
       await fdWriteAll(temp.fd, bytes);
-      const t = nextMtimeSeconds(undefined);
-      fs.futimesSync(temp.fd, t, t);
-      const st = fs.fstatSync(temp.fd, { bigint: true });
+      await fdUtimes(temp.fd, nextMtimeSeconds(undefined));
+      const st = await fdStat(temp.fd);
       await fdSync(temp.fd);
-      dirFd = fs.openSync(kp.dir, DIR_FLAGS);
       try {
-        await fsLink(temp.path, kp.path);
+        await fsLink(temp.path, dir.at(kp.base));
       } catch (err) {
         if (errnoOf(err) !== 'EEXIST') throw err;
-        assertFileOrAbsent(kp, lstatSyncIfAny(kp.path));
+        assertFileOrAbsent(kp, await lstatIfAny(dir.at(kp.base)));
         throw conflict(kp.key, 'key exists');
       }
       committed = true;
-      // The key has the inode now; dropping the temp name first puts both in one journal commit.
-      unlinkQuietly(temp.path);
-      await Promise.all([fdSync(dirFd), syncCreated(created)]);
+      // The key has the inode now; the temp name goes while the directory is fsynced.
+      await Promise.all([syncDirs(od), quietly([fsp.unlink(temp.path)])]);
       return { version: versionOf(st) };
     } catch (err) {
       if (!committed && errnoOf(err) === 'ENOENT') throw new Retry();
       throw err;
     } finally {
-      closeQuietly(temp.fd);
-      if (dirFd !== undefined) closeQuietly(dirFd);
-      if (!committed) unlinkQuietly(temp.path);
+      await quietly([fdClose(temp.fd), committed ? undefined : fsp.unlink(temp.path)]);
     }
   }
 
   /** Replace (unconditional or `ifVersion`) under the key's lock: temp → write → fsync → rename → fsync dir. */
-  async function replace(kp: KeyPath, bytes: Uint8Array, ifVersion: string | undefined, created: readonly string[]): Promise<PutResult> {
-    const temp = await openTemp(kp).catch((err: unknown) => {
-      throw errnoOf(err) === 'ENOENT' ? new Retry() : err;
-    });
-    let dirFd: number | undefined;
+  async function replace(od: OpenedDir, kp: KeyPath, bytes: Uint8Array, ifVersion: string | undefined): Promise<PutResult> {
+    const dir = od.dir;
+    const target = dir.at(kp.base);
+    const temp = await openTemp(dir);
     let lock: HeldLock | undefined;
     let committed = false;
     try {
-      lock = await lockWith(kp, temp);
-      const previous = lstatSyncIfAny(kp.path);
+      lock = await lockWith(dir, kp, temp);
+      const previous = await lstatIfAny(target);
       assertFileOrAbsent(kp, previous);
       if (ifVersion !== undefined && (!previous || versionOf(previous) !== ifVersion)) throw conflict(kp.key, previous ? 'version changed' : 'key is gone');
       await fdWriteAll(temp.fd, bytes);
-      let st = fs.fstatSync(temp.fd, { bigint: true });
+      let st = await fdStat(temp.fd);
       // The version must move past the previous one. The write's own mtime usually does
       // (fine-grained on kernels with multigrain timestamps: the inode was stat'ed before the
       // write); with coarse timestamps it may not, and then the mtime is set explicitly.
       if (previous && st.mtimeNs <= previous.mtimeNs) {
-        const t = nextMtimeSeconds(previous);
-        fs.futimesSync(temp.fd, t, t);
-        st = fs.fstatSync(temp.fd, { bigint: true });
+        await fdUtimes(temp.fd, nextMtimeSeconds(previous));
+        st = await fdStat(temp.fd);
       }
       // A failed fsync rejects here and nothing is renamed: the old bytes stay in place.
       await fdSync(temp.fd);
-      assertHeld(lock, kp.key, timing);
-      dirFd = fs.openSync(kp.dir, DIR_FLAGS);
-      await fsRename(temp.path, kp.path);
+      await assertHeld(lock, kp.key, timing);
+      await fsRename(temp.path, target);
       committed = true;
-      // The critical section (check, then rename) is over: unlocking now lets the next writer in
-      // and puts the unlink into the same journal commit as the rename.
-      releaseLock(lock);
+      // The critical section (check, then rename) is over: the lock goes while the directory is fsynced.
+      const held = lock;
       lock = undefined;
-      await Promise.all([fdSync(dirFd), syncCreated(created)]);
+      await Promise.all([syncDirs(od), releaseLock(held, timing)]);
       return { version: versionOf(st) };
     } catch (err) {
       if (!committed && errnoOf(err) === 'ENOENT') throw new Retry();
       throw err;
     } finally {
-      if (lock) releaseLock(lock);
-      closeQuietly(temp.fd);
-      if (dirFd !== undefined) closeQuietly(dirFd);
-      if (!committed) unlinkQuietly(temp.path);
+      await quietly([lock ? releaseLock(lock, timing) : undefined, fdClose(temp.fd), committed ? undefined : fsp.unlink(temp.path)]);
+    }
+  }
+
+  /** A batch through the journal, its failures as the adapter's errors. */
+  async function journaled(ops: readonly BatchOperation[], what: string, key: string): Promise<BatchOutcome[]> {
+    await rootDir();
+    try {
+      return await journal!.commit(ops);
+    } catch (err) {
+      if (errnoOf(err) === 'ENAMETOOLONG') throw keyRefused(key, 'the path is too long for this file system', 'name_too_long');
+      throw fsError(err, 'checkpoint_atomic_write_failed', what, key, scrubFor([]));
     }
   }
 
   async function doPut(key: string, bytes: Uint8Array, opts: PutOptions): Promise<PutResult> {
-    const base = root ?? (await rootDir());
-    const kp = keyPath(base, key);
+    if (useJournal) {
+      const [outcome] = await journaled([{ type: 'put', key, bytes, ...opts }], 'writing', key);
+      return { version: (outcome as { version: string }).version };
+    }
+    const base = await rootDir();
+    const kp = keyPath(key);
     for (let attempt = 0; ; attempt++) {
+      let od: OpenedDir | undefined;
       try {
-        let created: string[];
         try {
-          created = ensureDir(base, kp);
+          od = await openDir(base, kp.dirKey, key, true);
         } catch (err) {
           throw errnoOf(err) === 'ENOENT' ? new Retry() : err;
         }
-        if (opts.ifAbsent) return await createOnly(kp, bytes, created);
-        return await exclusive(kp.path, () => replace(kp, bytes, opts.ifVersion, created));
+        const opened = od!;
+        if (opts.ifAbsent) return await createOnly(opened, kp, bytes);
+        return await exclusive(key, () => replace(opened, kp, bytes, opts.ifVersion));
       } catch (err) {
         // Only failures before anything was committed are retried: a put never lands twice.
         if (err instanceof Retry && attempt < 8) continue;
         if (err instanceof Retry) throw new CheckpointError('checkpoint_atomic_write_failed', `writing ${key} failed: its directory kept vanishing`, { details: { key, code: 'ENOENT' } });
         if (errnoOf(err) === 'ENAMETOOLONG') throw keyRefused(key, 'the path is too long for this file system', 'name_too_long');
-        throw fsError(err, 'checkpoint_atomic_write_failed', 'writing', key, base);
+        throw fsError(err, 'checkpoint_atomic_write_failed', 'writing', key, scrubFor(od ? [od.dir] : []));
+      } finally {
+        // Last: every name used above goes through these descriptors.
+        await od?.close();
       }
+    }
+  }
+
+  async function readKey(dir: Dir, kp: KeyPath): Promise<StoredObject | undefined> {
+    let fh: FileHandle;
+    try {
+      fh = await fsp.open(dir.at(kp.base), READ_FLAGS);
+    } catch (err) {
+      const code = errnoOf(err);
+      if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+      if (code === 'ELOOP' || code === 'EMLINK') throw symlinkRefused(kp.key);
+      throw err;
+    }
+    try {
+      const st = await fh.stat({ bigint: true });
+      // A directory or FIFO where a key's file should be: say so (a reader must not take it for "no snapshot").
+      if (!st.isFile()) throw occupiedRefused(kp.key);
+      return { bytes: await readAll(fh, Number(st.size)), version: versionOf(st) };
+    } finally {
+      await fh.close().catch(() => undefined);
     }
   }
 
   async function doGet(key: string): Promise<StoredObject | undefined> {
     const base = await rootDir();
-    const kp = keyPath(base, key);
+    const kp = keyPath(key);
+    let od: OpenedDir | undefined;
     try {
-      if (!checkDir(base, kp.dirKey, key)) return undefined;
-      let fh: FileHandle;
-      try {
-        fh = await fsp.open(kp.path, READ_FLAGS);
-      } catch (err) {
-        const code = errnoOf(err);
-        if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
-        if (code === 'ELOOP' || code === 'EMLINK') throw symlinkRefused(key);
-        throw err;
-      }
-      try {
-        const st = await fh.stat({ bigint: true });
-        if (!st.isFile()) return undefined;
-        return { bytes: await readAll(fh, Number(st.size)), version: versionOf(st) };
-      } finally {
-        await fh.close().catch(() => undefined);
-      }
+      od = await openDir(base, kp.dirKey, key, false);
+      return od ? await readKey(od.dir, kp) : undefined;
     } catch (err) {
       if (errnoOf(err) === 'ENAMETOOLONG') return undefined;
-      throw fsError(err, 'checkpoint_storage_unavailable', 'reading', key, base);
+      throw fsError(err, 'checkpoint_storage_unavailable', 'reading', key, scrubFor(od ? [od.dir] : []));
+    } finally {
+      await od?.close();
     }
   }
 
   /** Removes now-empty directories from the key's directory up (never the root); stops at the first that is not empty. */
-  async function pruneDirs(base: string, dirKey: string): Promise<void> {
-    for (let rel = dirKey; rel !== ''; rel = rel.includes('/') ? rel.slice(0, rel.lastIndexOf('/')) : '') {
+  async function pruneDirs(od: OpenedDir): Promise<void> {
+    for (let i = od.chain.length - 1; i > 0; i--) {
+      const name = od.chain[i]!.rel.slice(od.chain[i]!.rel.lastIndexOf('/') + 1);
       try {
-        await fsp.rmdir(`${base}/${rel}`);
+        await fsp.rmdir(od.chain[i - 1]!.at(name));
       } catch {
         return;
       }
     }
   }
 
+  /** Delete under the key's lock (a delete has no temp file to lock with: it makes an empty one). */
+  async function remove(od: OpenedDir, kp: KeyPath, opts: DeleteOptions, missing: () => boolean): Promise<boolean> {
+    const dir = od.dir;
+    let temp: Temp | undefined;
+    let lock: HeldLock | undefined;
+    try {
+      try {
+        temp = await openTemp(dir);
+        lock = await lockWith(dir, kp, temp);
+      } catch (err) {
+        if (err instanceof Retry || errnoOf(err) === 'ENOENT' || errnoOf(err) === 'ENOTDIR') return missing();
+        throw err;
+      }
+      const previous = await lstatIfAny(dir.at(kp.base));
+      if (previous?.isSymbolicLink()) throw symlinkRefused(kp.key);
+      const exists = previous !== undefined && previous.isFile();
+      if (opts.ifVersion !== undefined && (!exists || versionOf(previous) !== opts.ifVersion)) throw conflict(kp.key, exists ? 'version changed' : 'key is gone');
+      if (!exists) return false;
+      await assertHeld(lock, kp.key, timing);
+      await fsp.unlink(dir.at(kp.base));
+      await fdSync(dir.fd);
+      return true;
+    } finally {
+      await quietly([lock ? releaseLock(lock, timing) : undefined, temp ? fdClose(temp.fd) : undefined, temp ? fsp.unlink(temp.path) : undefined]);
+    }
+  }
+
   async function doDelete(key: string, opts: DeleteOptions): Promise<boolean> {
+    if (useJournal) {
+      const [outcome] = await journaled([{ type: 'delete', key, ...opts }], 'deleting', key);
+      return (outcome as { existed: boolean }).existed;
+    }
     const base = await rootDir();
-    const kp = keyPath(base, key);
+    const kp = keyPath(key);
     const missing = (): boolean => {
       if (opts.ifVersion !== undefined) throw conflict(key, 'key is gone');
       return false;
     };
+    let od: OpenedDir | undefined;
     try {
-      if (!checkDir(base, kp.dirKey, key)) return missing();
-      const deleted = await exclusive(kp.path, async (): Promise<boolean> => {
-        // A delete has no temp file to lock with: it makes an empty one.
-        let temp: { path: string; fd: number; owner: Owner } | undefined;
-        let lock: HeldLock | undefined;
-        try {
-          try {
-            temp = await openTemp(kp);
-            lock = await lockWith(kp, temp);
-          } catch (err) {
-            if (errnoOf(err) === 'ENOENT' || errnoOf(err) === 'ENOTDIR') return missing();
-            throw err;
-          }
-          const previous = lstatSyncIfAny(kp.path);
-          if (previous?.isSymbolicLink()) throw symlinkRefused(key);
-          const exists = previous !== undefined && previous.isFile();
-          if (opts.ifVersion !== undefined && (!exists || versionOf(previous) !== opts.ifVersion)) throw conflict(key, exists ? 'version changed' : 'key is gone');
-          if (!exists) return false;
-          assertHeld(lock, key, timing);
-          await fsp.unlink(kp.path);
-          await fsyncDir(kp.dir);
-          return true;
-        } finally {
-          if (lock) releaseLock(lock);
-          if (temp) await quietly([fdClose(temp.fd), fsp.unlink(temp.path)]);
-        }
-      });
-      if (deleted) await pruneDirs(base, kp.dirKey);
+      od = await openDir(base, kp.dirKey, key, false);
+      if (!od) return missing();
+      const opened = od;
+      const deleted = await exclusive(key, () => remove(opened, kp, opts, missing));
+      if (deleted) await pruneDirs(opened);
       return deleted;
     } catch (err) {
-      throw fsError(err, 'checkpoint_atomic_write_failed', 'deleting', key, base);
+      throw fsError(err, 'checkpoint_atomic_write_failed', 'deleting', key, scrubFor(od ? [od.dir] : []));
+    } finally {
+      await od?.close();
     }
   }
 
-  async function* walk(abs: string, rel: string, namePrefix: string): AsyncGenerator<StorageEntry> {
+  async function* walk(base: RootDir, dir: Dir, namePrefix: string): AsyncGenerator<StorageEntry> {
     let entries;
     try {
-      entries = await fsp.readdir(abs, { withFileTypes: true });
+      entries = await fsp.readdir(dir.prefix, { withFileTypes: true });
     } catch (err) {
       const code = errnoOf(err);
       if (code === 'ENOENT' || code === 'ENOTDIR') return;
@@ -498,17 +560,23 @@ export function fsStorage(options: FsStorageOptions): FsStorage {
     for (let i = 0; i < children.length; ) {
       const child = children[i]!;
       if (child.dir) {
-        yield* walk(`${abs}/${child.name}`, rel ? `${rel}/${child.name}` : child.name, '');
         i++;
+        const sub = await openChild(base, dir, child.name);
+        if (!sub) continue; // gone, or swapped for a link since the listing
+        try {
+          yield* walk(base, sub, '');
+        } finally {
+          await fdClose(sub.fd).catch(() => undefined);
+        }
         continue;
       }
       // stat a run of consecutive files together; yield them in order.
       const run: string[] = [];
       while (i < children.length && !children[i]!.dir && run.length < 32) run.push(children[i++]!.name);
-      const stats = await Promise.all(run.map((name) => lstatIfAny(`${abs}/${name}`)));
+      const stats = await Promise.all(run.map((name) => lstatIfAny(dir.at(name))));
       for (let j = 0; j < run.length; j++) {
         const st = stats[j];
-        const key = rel ? `${rel}/${run[j]!}` : run[j]!;
+        const key = dir.rel ? `${dir.rel}/${run[j]!}` : run[j]!;
         if (!st || !st.isFile() || !isKey(key)) continue;
         yield { key, version: versionOf(st), size: Number(st.size) };
       }
@@ -517,7 +585,7 @@ export function fsStorage(options: FsStorageOptions): FsStorage {
 
   const storage: FsStorage = {
     name: 'fs',
-    capabilities: CAPABILITIES,
+    capabilities: useJournal ? JOURNALED : DIRECT,
     dir: options.dir,
     ready,
 
@@ -541,17 +609,44 @@ export function fsStorage(options: FsStorageOptions): FsStorage {
       return track(doDelete(key, opts));
     },
 
+    ...(useJournal
+      ? {
+          async batch(operations: readonly BatchOperation[]): Promise<BatchOutcome[]> {
+            assertOpen();
+            if (!Array.isArray(operations)) throw new CheckpointError('checkpoint_config_invalid', 'batch() takes an array of operations');
+            const seen = new Set<string>();
+            const ops = operations.map((op): BatchOperation => {
+              assertBatchOperation(op);
+              if (seen.has(op.key)) throw new CheckpointError('checkpoint_conflict', `batch names ${op.key} twice`, { details: { key: op.key } });
+              seen.add(op.key);
+              // Copied now: the caller may reuse its buffers as soon as batch() returns.
+              return op.type === 'put' ? { ...op, bytes: op.bytes.slice() } : op;
+            });
+            if (ops.length === 0) return [];
+            return track(journaled(ops, 'writing', ops[0]!.key));
+          },
+        }
+      : {}),
+
     async *list(prefix: string): AsyncIterable<StorageEntry> {
       assertOpen();
       assertPrefix(prefix);
       const base = await rootDir();
       const slash = prefix.lastIndexOf('/');
       const dirKey = slash < 0 ? '' : prefix.slice(0, slash);
+      let od: OpenedDir | undefined;
+      // A listing is not an awaited call close() can wait for: the root stays open until it ends.
+      listings++;
       try {
-        if (!checkDir(base, dirKey, prefix)) return;
-        yield* walk(dirKey ? `${base}/${dirKey}` : base, dirKey, prefix.slice(slash + 1));
+        od = await openDir(base, dirKey, prefix, false);
+        if (!od) return;
+        yield* walk(base, od.dir, prefix.slice(slash + 1));
       } catch (err) {
-        throw fsError(err, 'checkpoint_storage_unavailable', 'listing', prefix, base);
+        throw fsError(err, 'checkpoint_storage_unavailable', 'listing', prefix, scrubFor(od ? [od.dir] : []));
+      } finally {
+        await od?.close();
+        listings--;
+        if (closed) await closeRoot();
       }
     },
 
@@ -559,9 +654,22 @@ export function fsStorage(options: FsStorageOptions): FsStorage {
       closed = true;
       // Operations in flight finish (or fail) first; their housekeeping releases their locks.
       while (inflight.size > 0) await Promise.allSettled([...inflight]);
+      const j = journal;
+      journal = undefined;
+      // Checkpoints on the way out: a cleanly closed store leaves an empty journal.
+      if (j) await j.close().catch(() => undefined);
+      await closeRoot();
     },
   };
   return storage;
+}
+
+/** The cause of a failed open, without the absolute directory path. */
+function scrubbedOpen(err: unknown, abs: string): unknown {
+  if (!(err instanceof Error)) return err;
+  const e = err as NodeJS.ErrnoException;
+  const copy = Object.assign(new Error(e.message.split(abs).join('<dir>')), { code: e.code, errno: e.errno, syscall: e.syscall });
+  return copy;
 }
 
 function isKey(key: string): boolean {

@@ -55,13 +55,28 @@ export async function readAll(fh: FileHandle, size: number): Promise<Uint8Array>
   return bytes;
 }
 
+/** Rewrites the store's paths in a message to `<dir>/…` (see {@link scrubbedCause}). */
+export type Scrub = (s: string) => string;
+
+/**
+ * A scrubber for messages naming the absolute root `real` or directories by their
+ * `/proc/self/fd/<fd>` names: each known descriptor prefix becomes its `<dir>/…` form, any
+ * other one `<dir>/…`.
+ */
+export function scrubber(real: string | undefined, dirs: readonly { readonly prefix: string; readonly shown: string }[]): Scrub {
+  const known = new Map(dirs.map((d) => [d.prefix, d.shown]));
+  return (s) => {
+    const out = s.replace(/\/proc\/self\/fd\/\d+(?![0-9])/g, (m) => known.get(m) ?? '<dir>/…');
+    return real ? out.split(real).join('<dir>') : out;
+  };
+}
+
 /**
  * A copy of a Node system error that names paths relative to the store root (`<dir>/…`)
  * instead of absolutely, keeping `code`, `errno` and `syscall` for programs.
  */
-export function scrubbedCause(err: unknown, root: string | undefined): unknown {
+export function scrubbedCause(err: unknown, scrub: Scrub): unknown {
   if (!(err instanceof Error)) return err;
-  const scrub = (s: string): string => (root ? s.split(root).join('<dir>') : s);
   const e = err as NodeJS.ErrnoException;
   const copy = new Error(scrub(e.message)) as NodeJS.ErrnoException;
   if (e.code !== undefined) copy.code = e.code;
@@ -72,12 +87,12 @@ export function scrubbedCause(err: unknown, root: string | undefined): unknown {
 }
 
 /** Wraps a failed file-system call into a CheckpointError (a CheckpointError passes through). */
-export function fsError(err: unknown, reasonCode: ReasonCode, what: string, key: string, root: string | undefined): CheckpointError {
+export function fsError(err: unknown, reasonCode: ReasonCode, what: string, key: string, scrub: Scrub): CheckpointError {
   if (err instanceof CheckpointError) return err;
   const code = errnoOf(err) ?? 'UNKNOWN';
   const syscall = (err as { syscall?: unknown } | null)?.syscall;
   return new CheckpointError(reasonCode, `${what} ${key} failed: ${code}`, {
-    cause: scrubbedCause(err, root),
+    cause: scrubbedCause(err, scrub),
     details: { key, code, ...(typeof syscall === 'string' ? { syscall } : {}) },
   });
 }

@@ -1,7 +1,8 @@
-import fs, { type BigIntStats } from 'node:fs';
 import fsp from 'node:fs/promises';
+import type { BigIntStats } from 'node:fs';
 import { sleep, type Clock } from '../../model/clock.js';
 import { CheckpointError } from '../../model/errors.js';
+import { fsLink, fsRename } from './fd.js';
 import { errnoOf } from './io.js';
 import { INTERNAL_MARK, deadName, newOwner, ownerGone, parseOwner, type Owner } from './names.js';
 
@@ -27,8 +28,12 @@ import { INTERNAL_MARK, deadName, newOwner, ownerGone, parseOwner, type Owner } 
  * if a racing process had replaced the stale lock with a live one meanwhile, that one is
  * linked back. A holder whose lock has aged past half the stale bound re-checks it before
  * committing (`assertHeld`), so a lock broken from under a stalled holder makes the holder
- * abort instead of writing. Release checks the inode first and unlinks in the same
- * synchronous step, so it cannot remove a lock another process took in between.
+ * abort instead of writing. Release renames the lock away to a unique name first and then
+ * checks what it took, exactly as breaking does, so it cannot remove a lock another process
+ * took in between (a committed holder's lock looks stale to others: its temp name is gone).
+ *
+ * Every call is asynchronous (no file-system call blocks the event loop), and the paths may
+ * be `/proc/self/fd/<dir fd>/<name>` names (see dir.ts): `dir` is a directory path prefix.
  */
 
 /** Timing of per-key locks. */
@@ -56,6 +61,8 @@ export interface HeldLock {
   /** Directory holding it (for broken-lock names). */
   readonly dir: string;
   readonly token: LockToken;
+  /** True when taking it meant breaking a stale lock: its holder died (or stalled) holding it. */
+  readonly brokeStale?: boolean;
 }
 
 const TMP_PREFIX = `${INTERNAL_MARK}tmp-`;
@@ -63,31 +70,42 @@ const TMP_PREFIX = `${INTERNAL_MARK}tmp-`;
 /** What holds the lock at `path`: gone, or which inode and whether it is stale. */
 export type LockState = 'gone' | { readonly ino: bigint; readonly stale: boolean; readonly pid?: number };
 
+/** lstat that resolves `undefined` for a missing name. */
+export async function lstatIfAny(path: string): Promise<BigIntStats | undefined> {
+  try {
+    return await fsp.lstat(path, { bigint: true });
+  } catch (err) {
+    if (errnoOf(err) === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
 /** Temp files of a directory by inode number (the candidates for a lock's holder). */
-export function tempsByInode(dir: string): Map<bigint, Owner | undefined> {
+export async function tempsByInode(dir: string): Promise<Map<bigint, Owner | undefined>> {
   const out = new Map<bigint, Owner | undefined>();
   let names: string[];
   try {
-    names = fs.readdirSync(dir);
+    names = await fsp.readdir(dir);
   } catch {
     return out;
   }
-  for (const name of names) {
-    if (!name.startsWith(TMP_PREFIX)) continue;
-    const st = fs.lstatSync(`${dir}/${name}`, { bigint: true, throwIfNoEntry: false });
+  const temps = names.filter((name) => name.startsWith(TMP_PREFIX));
+  const stats = await Promise.all(temps.map((name) => lstatIfAny(`${dir}/${name}`).catch(() => undefined)));
+  temps.forEach((name, i) => {
+    const st = stats[i];
     if (st?.isFile()) out.set(st.ino, parseOwner(name.slice(TMP_PREFIX.length)));
-  }
+  });
   return out;
 }
 
 /** Inspects the lock at `path` in `dir`; `temps` is a listing from {@link tempsByInode} to reuse. */
-export function inspectLock(path: string, dir: string, timing: LockTiming, temps?: Map<bigint, Owner | undefined>): LockState {
-  const st = fs.lstatSync(path, { bigint: true, throwIfNoEntry: false });
+export async function inspectLock(path: string, dir: string, timing: LockTiming, temps?: Map<bigint, Owner | undefined>): Promise<LockState> {
+  const st = await lstatIfAny(path);
   if (!st) return 'gone';
   if (!st.isFile()) return { ino: st.ino, stale: true }; // not a lock fsStorage makes
   // The lock exists, so its temp file existed before it: a listing made now shows it, unless
   // the holder has committed since (or died and was swept).
-  const owner = (temps ?? tempsByInode(dir)).get(st.ino);
+  const owner = (temps ?? (await tempsByInode(dir))).get(st.ino);
   if (!owner) return { ino: st.ino, stale: true };
   return { ino: st.ino, stale: ownerGone(owner, timing.clock.now(), timing.staleAfterMs), pid: owner.pid };
 }
@@ -99,15 +117,15 @@ export function inspectLock(path: string, dir: string, timing: LockTiming, temps
 export async function breakLock(path: string, dir: string, staleIno: bigint, timing: LockTiming): Promise<boolean> {
   const dead = `${dir}/${deadName(newOwner(timing.clock.now()))}`;
   try {
-    await fsp.rename(path, dead);
+    await fsRename(path, dead);
   } catch (err) {
     if (errnoOf(err) === 'ENOENT') return false; // someone else broke or released it
     throw err;
   }
-  const grabbed: BigIntStats | undefined = fs.lstatSync(dead, { bigint: true, throwIfNoEntry: false });
+  const grabbed = await lstatIfAny(dead).catch(() => undefined);
   const restore = grabbed !== undefined && grabbed.ino !== staleIno;
   // We took a fresh lock by mistake: link it back unless the name is taken again already.
-  if (restore) await fsp.link(dead, path).catch(() => undefined);
+  if (restore) await fsLink(dead, path).catch(() => undefined);
   await fsp.unlink(dead).catch(() => undefined);
   return !restore;
 }
@@ -122,19 +140,18 @@ export async function breakLock(path: string, dir: string, staleIno: bigint, tim
 export async function acquireLock(path: string, dir: string, key: string, token: LockToken, timing: LockTiming): Promise<HeldLock> {
   const start = timing.clock.now();
   let delay = 1;
+  let brokeStale = false;
   for (;;) {
     try {
-      // Synchronous: a link is a metadata update of microseconds, and doing it inline spares a
-      // thread-pool round trip on every write.
-      fs.linkSync(token.path, path);
-      return { path, dir, token };
+      await fsLink(token.path, path);
+      return brokeStale ? { path, dir, token, brokeStale } : { path, dir, token };
     } catch (err) {
       if (errnoOf(err) !== 'EEXIST') throw err;
     }
-    const state = inspectLock(path, dir, timing);
+    const state = await inspectLock(path, dir, timing);
     if (state === 'gone') continue;
     if (state.stale) {
-      await breakLock(path, dir, state.ino, timing);
+      if (await breakLock(path, dir, state.ino, timing)) brokeStale = true;
       continue;
     }
     if (timing.clock.now() - start >= timing.lockTimeoutMs) {
@@ -147,28 +164,27 @@ export async function acquireLock(path: string, dir: string, key: string, token:
   }
 }
 
-function stillMine(lock: HeldLock): boolean {
-  return fs.lstatSync(lock.path, { bigint: true, throwIfNoEntry: false })?.ino === lock.token.ino;
-}
-
 /**
  * Before committing: a lock younger than half the stale bound cannot have been broken
- * (only gone or stale holders are), so this costs no call on the normal path.
+ * (only gone or stale holders are, and our temp file still exists), so this costs no call
+ * on the normal path.
  */
-export function assertHeld(lock: HeldLock, key: string, timing: LockTiming): void {
+export async function assertHeld(lock: HeldLock, key: string, timing: LockTiming): Promise<void> {
   if (timing.clock.now() - lock.token.owner.atMs <= timing.staleAfterMs / 2) return;
-  if (!stillMine(lock)) {
+  if ((await lstatIfAny(lock.path).catch(() => undefined))?.ino !== lock.token.ino) {
     throw new CheckpointError('checkpoint_atomic_write_failed', `lock of ${key} was broken while held (the write stalled past the stale bound); nothing was written`, {
       details: { key, reason: 'lock_lost' },
     });
   }
 }
 
-/** Releases a held lock, never someone else's: the check and the unlink run in one synchronous step. */
-export function releaseLock(lock: HeldLock): void {
-  try {
-    if (stillMine(lock)) fs.unlinkSync(lock.path);
-  } catch {
-    // gone already
-  }
+/**
+ * Releases a held lock, never someone else's: once our temp file is gone (committed), other
+ * processes may judge the lock stale, break it and take their own; checking the name and
+ * then unlinking it could remove theirs. So the lock is renamed away first (atomic: we get
+ * exactly what was there) and a lock that turns out not to be ours is put back.
+ */
+export async function releaseLock(lock: HeldLock, timing: LockTiming): Promise<void> {
+  // breakLock removes only the inode it is given (ours) and puts any other back.
+  await breakLock(lock.path, lock.dir, lock.token.ino, timing).catch(() => undefined);
 }

@@ -1,4 +1,6 @@
 import fsp from 'node:fs/promises';
+import { fdClose } from './fd.js';
+import { openChild, type Dir, type RootDir } from './dir.js';
 import { errnoOf } from './io.js';
 import { breakLock, inspectLock, tempsByInode, type LockTiming } from './lock.js';
 import { classifyInternal, ownerGone } from './names.js';
@@ -12,31 +14,31 @@ export interface SweepResult {
 }
 
 /**
- * Walks the store (never through symlinks) and removes the internal files crashed
- * writers left behind: temp files and locks whose owner process is gone or that are
- * older than the stale bound. Files of live processes stay: another process may be
- * mid-write.
+ * Walks the store (through directory descriptors, never through symlinks) and removes the
+ * internal files crashed writers left behind: temp files and locks whose owner process is
+ * gone or that are older than the stale bound. Files of live processes stay: another
+ * process may be mid-write.
  */
-export async function sweepInternalFiles(root: string, timing: LockTiming): Promise<SweepResult> {
+export async function sweepInternalFiles(root: RootDir, timing: LockTiming): Promise<SweepResult> {
   const result: SweepResult = { removedTempFiles: 0, removedLocks: 0 };
 
-  const walk = async (dir: string): Promise<void> => {
+  const walk = async (dir: Dir): Promise<void> => {
     let entries;
     try {
-      entries = await fsp.readdir(dir, { withFileTypes: true });
+      entries = await fsp.readdir(dir.prefix, { withFileTypes: true });
     } catch (err) {
       const code = errnoOf(err);
       if (code === 'ENOENT' || code === 'ENOTDIR') return;
       throw err;
     }
-    let temps: ReturnType<typeof tempsByInode> | undefined;
+    let temps: Awaited<ReturnType<typeof tempsByInode>> | undefined;
     for (const entry of entries) {
-      const path = `${dir}/${entry.name}`;
+      const path = dir.at(entry.name);
       const internal = classifyInternal(entry.name);
       if (internal?.kind === 'lock') {
-        temps ??= tempsByInode(dir);
-        const state = inspectLock(path, dir, timing, temps);
-        if (state !== 'gone' && state.stale && (await breakLock(path, dir, state.ino, timing))) result.removedLocks++;
+        temps ??= await tempsByInode(dir.prefix);
+        const state = await inspectLock(path, dir.prefix, timing, temps);
+        if (state !== 'gone' && state.stale && (await breakLock(path, dir.prefix, state.ino, timing))) result.removedLocks++;
       } else if (internal?.kind === 'tmp' || internal?.kind === 'dead') {
         if (internal.owner && ownerGone(internal.owner, timing.clock.now(), timing.staleAfterMs)) {
           try {
@@ -47,7 +49,13 @@ export async function sweepInternalFiles(root: string, timing: LockTiming): Prom
           }
         }
       } else if (!internal && entry.isDirectory()) {
-        await walk(path);
+        const child = await openChild(root, dir, entry.name);
+        if (!child) continue;
+        try {
+          await walk(child);
+        } finally {
+          await fdClose(child.fd).catch(() => undefined);
+        }
       }
     }
   };

@@ -1,0 +1,224 @@
+/**
+ * fs vs SQLite bench (issue 15): savepoint's durable checkpoint on fsStorage against
+ * LangGraph's SqliteSaver (better-sqlite3) with `PRAGMA synchronous=FULL` in WAL mode (the
+ * journal mode SqliteSaver sets itself), same process, interleaved, ratios of medians.
+ *
+ * - single run: one writer.checkpoint() (defaultProfile, 1 KB state: history + latest + index,
+ *   fenced by the run's lease when the writer holds one) vs one SqliteSaver.put() of the same
+ *   state (put only: putWrites stores pending task writes, which a savepoint checkpoint has
+ *   no counterpart for). Target: fs ≤ 1.5× SQLite's latency.
+ * - the adapter alone: one fsStorage batch of the three keys a checkpoint writes (journal), or
+ *   three durable puts (direct), vs SqliteSaver.put — separates fsStorage's cost from the
+ *   writer's own CPU (being cut in parallel, wave 2).
+ * - 8 concurrent runs on one adapter: checkpoints/s vs 8 concurrent SqliteSaver threads on
+ *   one database (target ≥ 1.0×), and the event loop's p99 delay during the fs load
+ *   (monitorEventLoopDelay; target ≤ 5 ms).
+ * Each for the journal and for direct mode (the default-mode decision, docs/storage.md).
+ * Sample counts: FS_PEERS_SAMPLES (default 150), FS_PEERS_ROUNDS (default 5).
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
+import { createWriter, defaultProfile, type JsonValue } from 'savepoint';
+import { fsStorage, type FsStorage } from 'savepoint/fs';
+import { fmt, median, timeMs, type BenchRow } from './harness.js';
+
+const SAMPLES = Number(process.env.FS_PEERS_SAMPLES ?? 150);
+const ROUNDS = Number(process.env.FS_PEERS_ROUNDS ?? 5);
+const RUNS = 8;
+const PER_RUN = 25;
+const payload1k = (i: number): JsonValue => ({ step: i, note: 'x'.repeat(1000) });
+const bytes1k = (i: number): Uint8Array => new TextEncoder().encode(JSON.stringify({ step: i, sequence: i + 1, state: payload1k(i) }));
+
+function sqlite(path: string): SqliteSaver {
+  const saver = SqliteSaver.fromConnString(path);
+  // better-sqlite3's handle (its types are not installed): WAL is what SqliteSaver sets up; FULL fsyncs the WAL on every commit.
+  const db = (saver as unknown as { db: { pragma(sql: string): unknown } }).db;
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  return saver;
+}
+
+let checkpointIds = 0;
+async function sqlitePut(saver: SqliteSaver, thread: string, i: number): Promise<void> {
+  const id = `${String(checkpointIds++).padStart(12, '0')}-${randomUUID()}`;
+  await saver.put(
+    { configurable: { thread_id: thread, checkpoint_ns: '' } },
+    { v: 4, id, ts: new Date().toISOString(), channel_values: { state: payload1k(i) }, channel_versions: { state: i + 1 }, versions_seen: {} },
+    { source: 'loop', step: i, parents: {} },
+  );
+}
+
+/** Times single operations of the contenders, rotating their order each sample. */
+async function rotate(samples: number, fns: readonly ((i: number) => Promise<void>)[]): Promise<number[][]> {
+  const times = fns.map(() => [] as number[]);
+  for (let i = 0; i < samples + 5; i++) {
+    for (let k = 0; k < fns.length; k++) {
+      const which = (i + k) % fns.length;
+      const t = await timeMs(() => fns[which]!(i));
+      if (i >= 5) times[which]!.push(t);
+    }
+  }
+  return times;
+}
+
+function latencyRow(name: string, ours: number[], theirs: number[], target: number): BenchRow {
+  const a = median(ours);
+  const b = median(theirs);
+  const ratio = a / b;
+  return {
+    area: 'fs-peers',
+    name,
+    savepoint: `${fmt(a)} ms`,
+    baseline: `${fmt(b)} ms (SqliteSaver.put, synchronous=FULL)`,
+    ratio: `${ratio.toFixed(2)}× of SQLite's latency`,
+    target: `≤ ${target.toFixed(2)}×`,
+    met: ratio <= target,
+  };
+}
+
+async function single(base: string, journal: boolean): Promise<BenchRow[]> {
+  const mode = journal ? 'journal' : 'direct';
+  const spStore = fsStorage({ dir: join(base, `sp-${mode}`), journal });
+  const writer = createWriter({ storage: spStore, profile: defaultProfile, runId: 'bench' });
+  // The run lease is renewed by a write of its own today (being reworked in parallel: fencing
+  // with a batch check); without it, the writer's cost is the checkpoint's files alone.
+  const unleased = createWriter({ storage: spStore, profile: defaultProfile, runId: 'bench-unleased', lock: false });
+  const adStore = fsStorage({ dir: join(base, `ad-${mode}`), journal });
+  const saver = sqlite(join(base, `single-${mode}.sqlite`));
+  const adapterCheckpoint = async (i: number): Promise<void> => {
+    const d = bytes1k(i);
+    const history = `checkpoints/bench/history/cp_${i}.json`;
+    if (journal) {
+      await adStore.batch!([
+        { type: 'put', key: history, bytes: d, ifAbsent: true },
+        { type: 'put', key: 'checkpoints/bench/latest.json', bytes: d },
+        { type: 'put', key: 'checkpoints/bench/index.json', bytes: d },
+      ]);
+    } else {
+      await adStore.put(history, d, { ifAbsent: true });
+      await adStore.put('checkpoints/bench/latest.json', d);
+      await adStore.put('checkpoints/bench/index.json', d);
+    }
+  };
+  const [w, wu, ad, sq] = await rotate(SAMPLES, [
+    async (i) => {
+      const r = await writer.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: payload1k(i) });
+      if (!r.ok) throw r.error;
+    },
+    async (i) => {
+      const r = await unleased.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: payload1k(i) });
+      if (!r.ok) throw r.error;
+    },
+    adapterCheckpoint,
+    (i) => sqlitePut(saver, 'bench', i),
+  ]);
+  await Promise.all([writer.close(), unleased.close()]);
+  await Promise.all([spStore.close(), adStore.close()]);
+  return [
+    latencyRow(`fs (${mode}) writer.checkpoint 1 KB (run lease on) vs SqliteSaver.put`, w!, sq!, 1.5),
+    latencyRow(`fs (${mode}) writer.checkpoint 1 KB (lock: false) vs SqliteSaver.put`, wu!, sq!, 1.5),
+    latencyRow(`fs (${mode}) adapter alone: the checkpoint's 3 keys vs SqliteSaver.put`, ad!, sq!, 1.5),
+  ];
+}
+
+/** 8 runs each making PER_RUN checkpoints one after another, all 8 at once, on one adapter. */
+async function concurrentFs(storage: FsStorage, round: number, lease: boolean): Promise<number> {
+  const writers = Array.from({ length: RUNS }, (_, r) => createWriter({ storage, profile: defaultProfile, runId: `run-${round}-${r}`, ...(lease ? {} : { lock: false }) }));
+  const ms = await timeMs(() =>
+    Promise.all(
+      writers.map(async (w) => {
+        for (let i = 0; i < PER_RUN; i++) {
+          const res = await w.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: payload1k(i) });
+          if (!res.ok) throw res.error;
+        }
+      }),
+    ),
+  );
+  await Promise.all(writers.map((w) => w.close()));
+  return ms;
+}
+
+async function concurrentSqlite(saver: SqliteSaver, round: number): Promise<number> {
+  return timeMs(() =>
+    Promise.all(
+      Array.from({ length: RUNS }, async (_, r) => {
+        for (let i = 0; i < PER_RUN; i++) await sqlitePut(saver, `run-${round}-${r}`, i);
+      }),
+    ),
+  );
+}
+
+/** The event loop's p99 delay over `ms` of doing nothing: the machine's own noise, for scale. */
+async function idleP99(ms: number): Promise<number> {
+  const h = monitorEventLoopDelay({ resolution: 1 });
+  h.enable();
+  await new Promise((r) => setTimeout(r, ms));
+  h.disable();
+  return h.percentile(99) / 1e6;
+}
+
+async function concurrent(base: string, journal: boolean, lease: boolean): Promise<BenchRow[]> {
+  const mode = `${journal ? 'journal' : 'direct'}, ${lease ? 'run lease on' : 'lock: false'}`;
+  const name = `${journal ? 'j' : 'd'}${lease ? 'l' : 'u'}`;
+  const storage = fsStorage({ dir: join(base, `conc-${name}`), journal });
+  const saver = sqlite(join(base, `conc-${name}.sqlite`));
+  const fsMs: number[] = [];
+  const sqMs: number[] = [];
+  const p99s: number[] = [];
+  const idle: number[] = [];
+  await concurrentFs(storage, -1, lease); // warm up
+  for (let round = 0; round < ROUNDS; round++) {
+    const order = round % 2 === 0 ? ['fs', 'sq'] : ['sq', 'fs'];
+    for (const which of order) {
+      if (which === 'fs') {
+        const h = monitorEventLoopDelay({ resolution: 1 });
+        h.enable();
+        fsMs.push(await concurrentFs(storage, round, lease));
+        h.disable();
+        p99s.push(h.percentile(99) / 1e6);
+        idle.push(await idleP99(Math.min(2000, fsMs.at(-1)!)));
+      } else sqMs.push(await concurrentSqlite(saver, round));
+    }
+  }
+  await storage.close();
+  const total = RUNS * PER_RUN;
+  const a = (total * 1000) / median(fsMs);
+  const b = (total * 1000) / median(sqMs);
+  const p99 = median(p99s);
+  return [
+    {
+      area: 'fs-peers',
+      name: `fs (${mode}) ${RUNS} concurrent runs: checkpoints/s vs SqliteSaver`,
+      savepoint: `${fmt(a)} ops/s`,
+      baseline: `${fmt(b)} ops/s (SqliteSaver.put ×${RUNS} runs)`,
+      ratio: `${(a / b).toFixed(2)}× of SQLite's throughput`,
+      target: '≥ 1.00×',
+      met: a / b >= 1,
+    },
+    {
+      area: 'fs-peers',
+      name: `fs (${mode}) event-loop delay p99 during ${RUNS} concurrent runs`,
+      savepoint: `${fmt(p99)} ms`,
+      baseline: `${fmt(median(idle))} ms (same process idle, right after)`,
+      ratio: '—',
+      target: '≤ 5 ms',
+      met: p99 <= 5,
+    },
+  ];
+}
+
+export async function bench(): Promise<BenchRow[]> {
+  const base = mkdtempSync(join(tmpdir(), 'savepoint-bench-fs-peers-'));
+  try {
+    const rows: BenchRow[] = [];
+    for (const journal of [true, false]) rows.push(...(await single(base, journal)));
+    rows.push(...(await concurrent(base, true, true)), ...(await concurrent(base, true, false)), ...(await concurrent(base, false, false)));
+    return rows;
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
+}

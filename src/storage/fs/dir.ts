@@ -1,0 +1,175 @@
+import fs, { constants, type BigIntStats } from 'node:fs';
+import { fdClose, fdOpen, realIo, type FsIo } from './fd.js';
+import { errnoOf } from './io.js';
+import { keyRefused, symlinkRefused } from './paths.js';
+
+/*
+ * Race-free containment (DESIGN invariant 6). Checking a path and then using it by name is
+ * a race: between the two, anyone who can write inside the store can swap a directory for a
+ * symbolic link (renameat2 RENAME_EXCHANGE does it atomically) and the use lands outside.
+ *
+ * So the store never uses a path below its root by name. It walks a key's directories one
+ * component at a time, each opened with O_DIRECTORY | O_NOFOLLOW relative to the previous
+ * directory's descriptor, and names the key's file relative to the last one. Node has no
+ * openat()/renameat(), but on Linux `/proc/self/fd/<fd>/<name>` is their equivalent: the
+ * kernel jumps through the magic link to the very directory the descriptor holds (it does
+ * not resolve the directory's path again), then looks up only `<name>`. Swapping any
+ * component after it was opened changes nothing for us; a swap before it makes the open
+ * fail (ELOOP) and the key is refused. Final names are never followed either: reads open
+ * with O_NOFOLLOW, and rename/link/unlink act on the name itself.
+ *
+ * Elsewhere (macOS, BSDs: no /proc magic links) the same walk is made by absolute path:
+ * every component is still opened with O_NOFOLLOW, which refuses a link planted before the
+ * check, but a swap between the walk and the use is not excluded there. The report of
+ * ready() says which mode the store runs in (`containment`).
+ */
+
+const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW } = constants;
+const DIR_FLAGS = O_RDONLY | O_DIRECTORY | O_NOFOLLOW;
+
+/** How the store names files below its root: through directory descriptors (race-free) or by path. */
+export type Containment = 'dir-fd' | 'path';
+
+/** An open directory of the store. */
+export interface Dir {
+  readonly fd: number;
+  /** The directory relative to the root (`''` for the root). */
+  readonly rel: string;
+  /** A path naming this very directory (`/proc/self/fd/<fd>`, or its absolute path). */
+  readonly prefix: string;
+  /** A path naming `name` inside this very directory (see above). */
+  at(name: string): string;
+  /** `<dir>/rel`, for messages: never the absolute path. */
+  readonly shown: string;
+}
+
+/** The store's root, open for its whole life. */
+export interface RootDir extends Dir {
+  readonly containment: Containment;
+  /** Absolute (real) path of the root. */
+  readonly real: string;
+}
+
+function makeDir(fd: number, rel: string, containment: Containment, absRoot: string): Dir {
+  const prefix = containment === 'dir-fd' ? `/proc/self/fd/${fd}` : rel ? `${absRoot}/${rel}` : absRoot;
+  return { fd, rel, prefix, at: (name) => `${prefix}/${name}`, shown: rel ? `<dir>/${rel}` : '<dir>' };
+}
+
+/** True when `/proc/self/fd/<fd>` leads to the directory `fd` holds (Linux with /proc mounted). */
+async function procWorks(fd: number, expected: BigIntStats): Promise<boolean> {
+  try {
+    const st = await fs.promises.stat(`/proc/self/fd/${fd}/.`, { bigint: true });
+    return st.ino === expected.ino && st.dev === expected.dev;
+  } catch {
+    return false;
+  }
+}
+
+/** Opens the (real, absolute) root directory and decides how names below it are made. */
+export async function openRoot(real: string): Promise<RootDir> {
+  const fd = await fdOpen(real, O_RDONLY | O_DIRECTORY);
+  try {
+    const st = await new Promise<BigIntStats>((res, rej) => fs.fstat(fd, { bigint: true }, (e, s) => (e ? rej(e) : res(s))));
+    const containment: Containment = (await procWorks(fd, st)) ? 'dir-fd' : 'path';
+    return { ...makeDir(fd, '', containment, real), containment, real };
+  } catch (err) {
+    await fdClose(fd).catch(() => undefined);
+    throw err;
+  }
+}
+
+/** Whether `path` is a symbolic link now (only to word an error: the open already refused it). */
+async function isLink(path: string): Promise<boolean> {
+  try {
+    return (await fs.promises.lstat(path)).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Opens directory entry `name` of `parent` without following a link: `undefined` when it is
+ * missing, a symbolic link or not a directory (for walks that skip what is not a key).
+ */
+export async function openChild(root: RootDir, parent: Dir, name: string): Promise<Dir | undefined> {
+  try {
+    const fd = await fdOpen(parent.at(name), DIR_FLAGS);
+    return makeDir(fd, parent.rel ? `${parent.rel}/${name}` : name, root.containment, root.real);
+  } catch (err) {
+    const code = errnoOf(err);
+    if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP') return undefined;
+    throw err;
+  }
+}
+
+/** A directory of a key, opened; `parents` are the directories whose entries changed (new subdirectories) and need an fsync. */
+export interface OpenedDir {
+  readonly dir: Dir;
+  /** Directories (open) in which this walk created a subdirectory, outermost first. */
+  readonly changed: readonly Dir[];
+  /** The root and every directory opened down to `dir`, outermost first. */
+  readonly chain: readonly Dir[];
+  /** Closes everything this walk opened (never the root). */
+  close(): Promise<void>;
+}
+
+/**
+ * Opens directory `dirKey` below the root one component at a time, never following a
+ * symbolic link. With `create`, missing components are made (mode 0o777 minus the umask).
+ * Resolves `undefined` when a component is missing (without `create`) or is not a directory
+ * and `create` is not set. Rejects with `checkpoint_key_invalid` (reason `symlink`) when a
+ * component is a symbolic link, and (reason `path_occupied`) when `create` finds a file.
+ */
+export async function openDir(root: RootDir, dirKey: string, key: string, create: boolean, io: FsIo = realIo): Promise<OpenedDir | undefined> {
+  const opened: Dir[] = [];
+  const changed: Dir[] = [];
+  const close = async (): Promise<void> => {
+    await Promise.all(opened.map((d) => io.close(d.fd).catch(() => undefined)));
+  };
+  let current: Dir = root;
+  try {
+    if (dirKey !== '') {
+      let rel = '';
+      for (const segment of dirKey.split('/')) {
+        rel = rel ? `${rel}/${segment}` : segment;
+        const name = current.at(segment);
+        let fd: number | undefined;
+        for (let attempt = 0; fd === undefined; attempt++) {
+          try {
+            fd = await io.open(name, DIR_FLAGS);
+          } catch (err) {
+            const code = errnoOf(err);
+            // Linux answers O_DIRECTORY | O_NOFOLLOW on a symbolic link with ENOTDIR, not ELOOP.
+            if (code === 'ELOOP' || (code === 'ENOTDIR' && (await isLink(name)))) throw symlinkRefused(key);
+            if (code === 'ENOTDIR') {
+              if (create) throw keyRefused(key, 'a parent path is a file (another key)', 'path_occupied');
+              await close();
+              return undefined;
+            }
+            if (code !== 'ENOENT') throw err;
+            if (!create) {
+              await close();
+              return undefined;
+            }
+            if (attempt > 8) throw err;
+            // mkdir never follows a link at its last component; a racing mkdir is fine (EEXIST).
+            try {
+              await io.mkdir(name);
+              if (!changed.includes(current)) changed.push(current);
+            } catch (mkErr) {
+              const mk = errnoOf(mkErr);
+              // ENOENT: the directory we create in was removed (an emptied run pruned); the caller retries.
+              if (mk !== 'EEXIST') throw mkErr;
+            }
+          }
+        }
+        current = makeDir(fd, rel, root.containment, root.real);
+        opened.push(current);
+      }
+    }
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  return { dir: current, changed, chain: [root, ...opened], close };
+}

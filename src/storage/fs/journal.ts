@@ -1,0 +1,664 @@
+import { constants, type BigIntStats } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { CheckpointError } from '../../model/errors.js';
+import type { BatchOperation, BatchOutcome } from '../adapter.js';
+import { openDir, type OpenedDir, type RootDir } from './dir.js';
+import type { FsIo } from './fd.js';
+import { errnoOf, nextMtimeSeconds, versionOf } from './io.js';
+import { acquireLock, lstatIfAny, releaseLock, type HeldLock, type LockTiming } from './lock.js';
+import { INTERNAL_MARK, newOwner, tempName } from './names.js';
+import { keyPath, occupiedRefused, symlinkRefused } from './paths.js';
+
+/*
+ * The write-ahead journal (issue 15, item 3): a batch's writes become one record appended
+ * to `<root>/.sp\journal` and fsynced once — the commit point — and are then applied to the
+ * spec's files by rename (whole files, so a reader that is not savepoint sees an old or a
+ * new file, never a torn one). The applied files are not fsynced one by one: the journal is
+ * the truth until a checkpoint has fsynced them and emptied it. Opening the store (and
+ * taking the journal lock from a holder that died) replays it: every key the journal names
+ * is brought to its last journaled state — files that already hold it are not touched, so
+ * their versions stay — then checkpointed.
+ *
+ * One journal per store directory, shared by every process: a lock file (the same
+ * link-a-temp-file lock as keys' locks, see lock.ts) serializes commits, so conditions
+ * (`ifAbsent`, `ifVersion`, checks) are evaluated and applied under it and hold between
+ * processes. Within a process, batches that arrive while a commit is under way are
+ * committed together in the next record (group commit): one append, one fsync.
+ *
+ * Record: "SPJ1" | u32 body length | first 8 bytes of sha256(body) | body, where body is
+ * u32 JSON length | JSON [["p", key, length] | ["d", key], …] | the puts' bytes in order.
+ * A record whose length or hash does not match (a torn append) ends the journal.
+ */
+
+const { O_RDWR, O_CREAT, O_APPEND, O_NOFOLLOW, O_WRONLY, O_EXCL, O_RDONLY, O_NONBLOCK } = constants;
+export const JOURNAL_NAME = `${INTERNAL_MARK}journal`;
+// The backslash makes it a name no key's lock can have (keys hold none).
+const JOURNAL_LOCK = `${INTERNAL_MARK}lock-\\journal`;
+const MAGIC = 0x53504a31; // "SPJ1"
+const HEADER = 16;
+
+type JournalOp = readonly ['p', string, number] | readonly ['d', string];
+
+/** What a journal needs from its store. */
+export interface JournalDeps {
+  readonly root: RootDir;
+  readonly timing: LockTiming;
+  readonly fileMode: number;
+  readonly io: FsIo;
+  /** Checkpoint (fsync applied files, empty the journal) once it grows past this. */
+  readonly checkpointBytes: number;
+}
+
+/** What recovery found. */
+export interface RecoveryReport {
+  /** Whole records found in the journal. */
+  readonly records: number;
+  /** Keys whose files did not hold their last journaled state and were rewritten or removed. */
+  readonly repaired: number;
+  /** Keys left as they were because their path is no longer the store's to write (a symlink or a directory in the way). */
+  readonly refused: number;
+  /** Bytes of a torn last record, discarded. */
+  readonly discardedBytes: number;
+}
+
+export interface Journal {
+  /** Commits `ops` atomically (all or none), sharing the append with concurrent batches of this process. */
+  commit(ops: readonly BatchOperation[]): Promise<BatchOutcome[]>;
+  /** Replays and checkpoints the journal under its lock (on open). */
+  recover(): Promise<RecoveryReport>;
+  /** Waits for pending commits, checkpoints, closes the journal file. */
+  close(): Promise<void>;
+}
+
+function conflict(key: string, why: string): CheckpointError {
+  return new CheckpointError('checkpoint_conflict', `conditional write of ${key} failed: ${why}`, { details: { key } });
+}
+
+const sha8 = (bytes: Uint8Array): Buffer => createHash('sha256').update(bytes).digest().subarray(0, 8);
+
+/** Encodes one record. */
+export function encodeRecord(ops: readonly JournalOp[], payloads: readonly Uint8Array[]): Uint8Array {
+  const json = Buffer.from(JSON.stringify(ops), 'utf8');
+  const bodyLength = 4 + json.length + payloads.reduce((n, p) => n + p.length, 0);
+  const out = Buffer.allocUnsafe(HEADER + bodyLength);
+  out.writeUInt32BE(MAGIC, 0);
+  out.writeUInt32BE(bodyLength, 4);
+  out.writeUInt32BE(json.length, HEADER);
+  json.copy(out, HEADER + 4);
+  let at = HEADER + 4 + json.length;
+  for (const p of payloads) {
+    out.set(p, at);
+    at += p.length;
+  }
+  sha8(out.subarray(HEADER)).copy(out, 8);
+  return out;
+}
+
+/** One decoded record: its operations with their bytes. */
+export interface DecodedRecord {
+  readonly ops: readonly ({ readonly type: 'put'; readonly key: string; readonly bytes: Uint8Array } | { readonly type: 'delete'; readonly key: string })[];
+}
+
+/** Decodes the whole records at the start of `bytes`; `end` is where the last whole one ends. */
+export function decodeJournal(bytes: Uint8Array): { records: DecodedRecord[]; end: number } {
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const records: DecodedRecord[] = [];
+  let at = 0;
+  while (at + HEADER <= buf.length) {
+    if (buf.readUInt32BE(at) !== MAGIC) break;
+    const length = buf.readUInt32BE(at + 4);
+    if (length < 4 || at + HEADER + length > buf.length) break;
+    const body = buf.subarray(at + HEADER, at + HEADER + length);
+    if (!sha8(body).equals(buf.subarray(at + 8, at + 16))) break;
+    try {
+      const jsonLength = body.readUInt32BE(0);
+      const ops = JSON.parse(body.subarray(4, 4 + jsonLength).toString('utf8')) as JournalOp[];
+      let p = 4 + jsonLength;
+      const decoded: DecodedRecord['ops'][number][] = [];
+      for (const op of ops) {
+        if (op[0] === 'p') {
+          decoded.push({ type: 'put', key: op[1], bytes: new Uint8Array(body.subarray(p, p + op[2])) });
+          p += op[2];
+        } else decoded.push({ type: 'delete', key: op[1] });
+      }
+      records.push({ ops: decoded });
+    } catch {
+      break;
+    }
+    at += HEADER + length;
+  }
+  return { records, end: at };
+}
+
+/** What a key holds while a group is prepared: the file on disk, or what an earlier batch of the group will leave. */
+interface KeyState {
+  readonly exists: boolean;
+  readonly version?: string;
+  readonly mtimeNs?: bigint;
+}
+
+/** A prepared operation: its temp file written (not yet renamed), its directory open. */
+interface Prepared {
+  readonly op: BatchOperation;
+  readonly od?: OpenedDir;
+  readonly temp?: { readonly path: string; readonly fd: number; readonly mtimeNs: bigint };
+  readonly outcome: BatchOutcome;
+}
+
+interface Pending {
+  readonly ops: readonly BatchOperation[];
+  resolve(outcomes: BatchOutcome[]): void;
+  reject(err: unknown): void;
+}
+
+export function createJournal(deps: JournalDeps): Journal {
+  const { root, timing, io } = deps;
+  const journalPath = root.at(JOURNAL_NAME);
+  let fd: number | undefined;
+  let needRecovery = false;
+  const queue: Pending[] = [];
+  let running: Promise<void> | undefined;
+
+  async function journalFd(): Promise<number> {
+    if (fd === undefined) {
+      fd = await io.open(journalPath, O_RDWR | O_CREAT | O_APPEND | O_NOFOLLOW, deps.fileMode);
+      // The journal's own directory entry must survive a power loss before any record counts.
+      await io.fsync(root.fd);
+    }
+    return fd;
+  }
+
+  /*
+   * The journal lock lingers: taking and releasing it costs eight file-system calls, more
+   * than the rest of a commit, so a holder keeps it for LINGER_MS after a commit (the next
+   * checkpoint of a busy run usually comes sooner) and at most MAX_HOLD_MS in all, well
+   * inside the stale bound. Other processes wait for it as for any lock.
+   */
+  const LINGER_MS = 2;
+  const MAX_HOLD_MS = Math.min(1000, timing.staleAfterMs / 4);
+  interface Held {
+    readonly lock: HeldLock;
+    readonly tokenFd: number;
+    readonly since: number;
+    /** The journal's size while we hold the lock (nobody else appends), once known. */
+    end?: number;
+    /**
+     * Directories opened while the lock is held, reused by the next groups: no other
+     * journaled writer can remove them meanwhile, our own deletes drop the cache, and a
+     * directory removed by someone else makes the rename fail (ENOENT) — never a lost write.
+     */
+    dirs?: DirCache;
+  }
+  let held: Held | undefined;
+  let busy = false;
+  let linger: ReturnType<typeof setTimeout> | undefined;
+
+  async function take(): Promise<Held> {
+    const owner = newOwner(timing.clock.now());
+    const tokenPath = root.at(tempName(owner));
+    const tokenFd = await io.open(tokenPath, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, deps.fileMode);
+    try {
+      const token = { path: tokenPath, ino: (await io.fstat(tokenFd)).ino, owner };
+      const lock = await acquireLock(root.at(JOURNAL_LOCK), root.prefix, 'journal', token, timing);
+      return { lock, tokenFd, since: Date.now() };
+    } catch (err) {
+      await Promise.all([io.close(tokenFd).catch(() => undefined), io.unlink(tokenPath).catch(() => undefined)]);
+      throw err;
+    }
+  }
+
+  // A release under way (the linger timer's): names through the root's descriptor are still in use.
+  let releasing: Promise<void> | undefined;
+  async function letGo(): Promise<void> {
+    const h = held;
+    held = undefined;
+    if (!h) {
+      await releasing;
+      return;
+    }
+    const done = (async () => {
+      if (h.dirs) await closeDirs(h.dirs);
+      await releaseLock(h.lock, timing);
+      await Promise.all([io.close(h.tokenFd).catch(() => undefined), io.unlink(h.lock.token.path).catch(() => undefined)]);
+    })();
+    releasing = done;
+    try {
+      await done;
+    } finally {
+      if (releasing === done) releasing = undefined;
+    }
+  }
+
+  /** Runs `fn` holding the journal lock (a temp file of ours in the root, linked as the lock). */
+  async function locked<T>(fn: (lock: HeldLock, h: Held) => Promise<T>, keep = true): Promise<T> {
+    if (linger) clearTimeout(linger);
+    linger = undefined;
+    busy = true;
+    try {
+      if (held && Date.now() - held.since > MAX_HOLD_MS) await letGo();
+      if (!held) await releasing?.catch(() => undefined);
+      const fresh = !held;
+      held ??= await take();
+      return await fn(fresh ? held.lock : { ...held.lock, brokeStale: false }, held);
+    } catch (err) {
+      // After a failure nothing is assumed about the journal: the next commit starts afresh.
+      await letGo().catch(() => undefined);
+      throw err;
+    } finally {
+      busy = false;
+      if (!keep) await letGo();
+      else if (held) {
+        linger = setTimeout(() => {
+          linger = undefined;
+          if (!busy) void letGo().catch(() => undefined);
+        }, LINGER_MS);
+        linger.unref?.();
+      }
+    }
+  }
+
+  /** The file at a key now: absent, or a regular file (anything else is refused). */
+  async function stateOf(od: OpenedDir | undefined, key: string): Promise<KeyState & { st?: BigIntStats }> {
+    if (!od) return { exists: false };
+    const st = await lstatIfAny(od.dir.at(keyPath(key).base));
+    if (!st) return { exists: false };
+    if (st.isSymbolicLink()) throw symlinkRefused(key);
+    if (!st.isFile()) throw occupiedRefused(key);
+    return { exists: true, version: versionOf(st), mtimeNs: st.mtimeNs, st };
+  }
+
+  interface Temp {
+    readonly path: string;
+    readonly fd: number;
+    readonly version: string;
+    readonly mtimeNs: bigint;
+  }
+
+  /** Writes a put's bytes to a temp file in its directory. */
+  async function writeTemp(od: OpenedDir, bytes: Uint8Array): Promise<Temp> {
+    const path = od.dir.at(tempName(newOwner(timing.clock.now())));
+    const tfd = await io.open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, deps.fileMode);
+    try {
+      await io.write(tfd, bytes);
+      const st = await io.fstat(tfd);
+      return { path, fd: tfd, version: versionOf(st), mtimeNs: st.mtimeNs };
+    } catch (err) {
+      await dropTemp({ path, fd: tfd });
+      throw err;
+    }
+  }
+
+  async function dropTemp(temp: { readonly path: string; readonly fd: number }): Promise<void> {
+    await Promise.all([io.close(temp.fd).catch(() => undefined), io.unlink(temp.path).catch(() => undefined)]);
+  }
+
+  /**
+   * Moves the temp file's mtime past the previous file's when the clock did not (coarse
+   * timestamps), so the key's version changes. The version is then final: rename keeps
+   * inode, mtime and size.
+   */
+  async function settleMtime(temp: Temp, previous: KeyState): Promise<Temp> {
+    if (previous.mtimeNs === undefined || temp.mtimeNs > previous.mtimeNs) return temp;
+    try {
+      await io.futimes(temp.fd, nextMtimeSeconds({ mtimeNs: previous.mtimeNs } as BigIntStats));
+      const st = await io.fstat(temp.fd);
+      return { ...temp, version: versionOf(st), mtimeNs: st.mtimeNs };
+    } catch (err) {
+      await dropTemp(temp);
+      throw err;
+    }
+  }
+
+  /** The directories a group opened, shared by its operations (a checkpoint's keys share their run's directory). */
+  interface DirCache {
+    readonly byKey: Map<string, Promise<OpenedDir | undefined>>;
+    /** Every walk made, to close at the end of the group. */
+    readonly all: Promise<OpenedDir | undefined>[];
+  }
+  const newDirCache = (): DirCache => ({ byKey: new Map(), all: [] });
+  async function dirOf(cache: DirCache, dirKey: string, key: string, create: boolean): Promise<OpenedDir | undefined> {
+    const cached = cache.byKey.get(dirKey);
+    if (cached) {
+      const od = await cached.catch(() => undefined);
+      if (od) return od;
+    }
+    // Not opened yet, or found missing (or refused) before: walk again, it may exist now.
+    const opening = openDir(root, dirKey, key, create, io);
+    cache.byKey.set(dirKey, opening);
+    cache.all.push(opening);
+    return opening;
+  }
+  async function closeDirs(cache: DirCache): Promise<void> {
+    const all = await Promise.allSettled(cache.all);
+    await Promise.all(all.map((r) => (r.status === 'fulfilled' ? r.value?.close() : undefined)));
+  }
+
+  /** Checks one operation's condition against what the key holds and writes a put's temp file. */
+  async function prepareOne(op: BatchOperation, states: ReadonlyMap<string, KeyState>, cache: DirCache): Promise<Prepared> {
+    const kp = keyPath(op.key);
+    const od = await dirOf(cache, kp.dirKey, op.key, op.type === 'put');
+    const entry: { od?: OpenedDir } = od ? { od } : {};
+    const cond = op as { ifAbsent?: boolean; ifVersion?: string };
+    const failed = (before: KeyState): CheckpointError | undefined => {
+      if (cond.ifAbsent && before.exists) return conflict(op.key, 'key exists');
+      if (cond.ifVersion !== undefined && (!before.exists || before.version !== cond.ifVersion)) return conflict(op.key, before.exists ? 'version changed' : 'key is gone');
+      return undefined;
+    };
+    if (op.type === 'put') {
+      // The key's state and the temp file's bytes at once (one round trip less); the condition decides after.
+      const bytes = op.bytes;
+      const [state, written] = await Promise.allSettled([states.get(op.key) ?? stateOf(od, op.key), writeTemp(od!, bytes)]);
+      const refusal = state.status === 'rejected' ? state.reason : failed(state.value);
+      if (refusal !== undefined || written.status === 'rejected') {
+        if (written.status === 'fulfilled') await dropTemp(written.value);
+        throw refusal ?? (written as PromiseRejectedResult).reason;
+      }
+      const temp = await settleMtime(written.value, (state as PromiseFulfilledResult<KeyState>).value);
+      return { op, od: od!, temp, outcome: { type: 'put', key: op.key, version: temp.version } };
+    }
+    const before = states.get(op.key) ?? (await stateOf(od, op.key));
+    const refusal = failed(before);
+    if (refusal) throw refusal;
+    if (op.type === 'delete') return { op, ...entry, outcome: { type: 'delete', key: op.key, existed: before.exists } };
+    return { op, ...entry, outcome: { type: 'check', key: op.key } };
+  }
+
+  /**
+   * Checks a batch's conditions against `states` (what earlier batches of the group leave) or
+   * the files, and writes its temp files — its operations at once (a batch names each key
+   * once, so they are independent). On failure leaves nothing behind.
+   */
+  async function prepare(ops: readonly BatchOperation[], states: Map<string, KeyState>, cache: DirCache): Promise<Prepared[]> {
+    const settled = await Promise.allSettled(ops.map((op) => prepareOne(op, states, cache)));
+    const done = settled.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+    const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) {
+      await discard(done);
+      throw failed.reason;
+    }
+    for (const p of done) {
+      if (p.op.type === 'put') states.set(p.op.key, { exists: true, version: (p.outcome as { version: string }).version, mtimeNs: p.temp!.mtimeNs });
+      else if (p.op.type === 'delete') states.set(p.op.key, { exists: false });
+    }
+    return done;
+  }
+
+  async function discard(prepared: readonly Prepared[]): Promise<void> {
+    await Promise.all(prepared.map(async (p) => (p.temp ? Promise.all([io.close(p.temp.fd).catch(() => undefined), io.unlink(p.temp.path).catch(() => undefined)]) : undefined)));
+  }
+
+  /** Applies prepared operations in order: renames of whole files, unlinks, then removes directories left empty. */
+  async function apply(prepared: readonly Prepared[]): Promise<void> {
+    for (const p of prepared) {
+      const target = p.od?.dir.at(keyPath(p.op.key).base);
+      if (p.op.type === 'put') await io.rename(p.temp!.path, target!);
+      else if (p.op.type === 'delete' && p.od) {
+        try {
+          await io.unlink(target!);
+        } catch (err) {
+          if (errnoOf(err) !== 'ENOENT') throw err;
+        }
+        await prune(p.od);
+      }
+    }
+  }
+
+  async function prune(od: OpenedDir): Promise<void> {
+    for (let i = od.chain.length - 1; i > 0; i--) {
+      const rel = od.chain[i]!.rel;
+      try {
+        await io.rmdir(od.chain[i - 1]!.at(rel.slice(rel.lastIndexOf('/') + 1)));
+      } catch {
+        return;
+      }
+    }
+  }
+
+  /** Commits one group of batches under the lock. */
+  async function commitGroup(group: Pending[]): Promise<void> {
+    await locked(async (lock, h) => {
+      if (lock.brokeStale || needRecovery) {
+        await recoverLocked();
+        h.end = 0;
+      }
+      const states = new Map<string, KeyState>();
+      const cache = (h.dirs ??= newDirCache());
+      let keep = false;
+      try {
+        const accepted: { item: Pending; prepared: Prepared[] }[] = [];
+        for (const item of group) {
+          try {
+            accepted.push({ item, prepared: await prepare(item.ops, states, cache) });
+          } catch (err) {
+            item.reject(err);
+          }
+        }
+        const ok = accepted.length === 0 || (await commitPrepared(accepted, h));
+        // A delete may have removed directories (pruned), a failure may come from one removed
+        // under us: walk afresh next time.
+        keep = ok && !group.some((item) => item.ops.some((op) => op.type === 'delete'));
+      } finally {
+        if (!keep) {
+          // Last: the renames above name files through these descriptors.
+          h.dirs = undefined;
+          await closeDirs(cache);
+        }
+      }
+    });
+  }
+
+  /** Appends and fsyncs the group's record (the commit point), applies it, answers the callers. */
+  /** Resolves false when the group failed (its callers got the error). */
+  async function commitPrepared(accepted: readonly { item: Pending; prepared: Prepared[] }[], h: Held): Promise<boolean> {
+    {
+      const all = accepted.flatMap((a) => a.prepared);
+      const ops: JournalOp[] = [];
+      const payloads: Uint8Array[] = [];
+      for (const p of all) {
+        if (p.op.type === 'put') {
+          ops.push(['p', p.op.key, p.op.bytes.length]);
+          payloads.push(p.op.bytes);
+        } else if (p.op.type === 'delete') ops.push(['d', p.op.key]);
+      }
+      let committed = false;
+      let ok: boolean;
+      try {
+        if (ops.length > 0) {
+          const jfd = await journalFd();
+          const end = h.end ?? Number((await io.fstat(jfd)).size);
+          const record = encodeRecord(ops, payloads);
+          try {
+            await io.append(jfd, record);
+            await io.fsync(jfd);
+            h.end = end + record.length;
+          } catch (err) {
+            // Not committed: take a whole-but-unsynced or torn record back out, so no replay applies it.
+            h.end = undefined;
+            await io.ftruncate(jfd, end).catch(() => (needRecovery = true));
+            throw err;
+          }
+        }
+        committed = true;
+        try {
+          await apply(all);
+        } catch (err) {
+          // Committed but half applied: replay now, so the files agree with the journal before
+          // the lock goes. If that fails too, the batch still stands in the journal (the next
+          // commit or open replays it) but is not acknowledged.
+          needRecovery = true;
+          await recoverLocked().catch(() => {
+            throw err;
+          });
+        }
+        for (const a of accepted) a.item.resolve(a.prepared.map((p) => p.outcome));
+        ok = true;
+        if (ops.length > 0 && (h.end ?? 0) > deps.checkpointBytes) {
+          await checkpointLocked();
+          h.end = 0;
+        }
+      } catch (err) {
+        // After the commit point the batch stands in the journal: the next commit (or open) replays it.
+        if (committed) needRecovery = true;
+        for (const a of accepted) a.item.reject(err);
+        ok = false;
+      } finally {
+        await discard(all);
+      }
+      return ok;
+    }
+  }
+
+  async function pump(): Promise<void> {
+    while (queue.length > 0) {
+      const group = queue.splice(0, queue.length);
+      try {
+        await commitGroup(group);
+      } catch (err) {
+        for (const item of group) item.reject(err); // a no-op for those already settled
+      }
+    }
+    running = undefined;
+  }
+
+  /** Reads the whole journal. */
+  async function readJournal(): Promise<Uint8Array> {
+    const jfd = await journalFd();
+    const size = Number((await io.fstat(jfd)).size);
+    return size === 0 ? new Uint8Array(0) : io.read(jfd, size);
+  }
+
+  /** Brings every key the journal names to its last journaled state, then checkpoints. Under the lock. */
+  async function recoverLocked(): Promise<RecoveryReport> {
+    const bytes = await readJournal();
+    const { records, end } = decodeJournal(bytes);
+    const last = new Map<string, Uint8Array | null>();
+    for (const r of records) for (const op of r.ops) last.set(op.key, op.type === 'put' ? op.bytes : null);
+    let repaired = 0;
+    let refused = 0;
+    for (const [key, want] of last) {
+      try {
+        if (await repair(key, want)) repaired++;
+      } catch (err) {
+        // A key whose path now goes through a symlink or is taken by a directory is not the
+        // store's to write: it is left alone rather than blocking every other key's recovery.
+        if (!(err instanceof CheckpointError && err.reasonCode === 'checkpoint_key_invalid')) throw err;
+        refused++;
+      }
+    }
+    await checkpointLocked([...last.keys()]);
+    needRecovery = false;
+    return { records: records.length, repaired, refused, discardedBytes: bytes.length - end };
+  }
+
+  /** Makes `key` hold `want` (absent for null) unless it already does; true when it changed something. */
+  async function repair(key: string, want: Uint8Array | null): Promise<boolean> {
+    const kp = keyPath(key);
+    let od: OpenedDir | undefined;
+    try {
+      od = await openDir(root, kp.dirKey, key, want !== null, io);
+      const state = await stateOf(od, key);
+      if (want === null) {
+        if (!state.exists || !od) return false;
+        await io.unlink(od.dir.at(kp.base));
+        return true;
+      }
+      if (state.exists && (await sameBytes(od!.dir.at(kp.base), want))) return false;
+      const temp = await settleMtime(await writeTemp(od!, want), state);
+      try {
+        await io.rename(temp.path, od!.dir.at(kp.base));
+      } finally {
+        await io.close(temp.fd).catch(() => undefined);
+      }
+      return true;
+    } finally {
+      await od?.close();
+    }
+  }
+
+  async function sameBytes(path: string, want: Uint8Array): Promise<boolean> {
+    const rfd = await io.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+    try {
+      const st = await io.fstat(rfd);
+      if (Number(st.size) !== want.length) return false;
+      return Buffer.from(await io.read(rfd, want.length)).equals(want);
+    } finally {
+      await io.close(rfd).catch(() => undefined);
+    }
+  }
+
+  /**
+   * Makes every file the journal names durable in place (fsync of each file and of every
+   * directory on its path), then empties the journal. Under the lock.
+   */
+  async function checkpointLocked(keys?: readonly string[]): Promise<void> {
+    const names = keys ?? [...new Set(decodeJournal(await readJournal()).records.flatMap((r) => r.ops.map((o) => o.key)))];
+    const dirs = new Map<string, Promise<void>>();
+    await Promise.all(
+      names.map(async (key) => {
+        const kp = keyPath(key);
+        const od = await openDir(root, kp.dirKey, key, false, io).catch((err: unknown) => {
+          if (err instanceof CheckpointError && err.reasonCode === 'checkpoint_key_invalid') return undefined; // see recoverLocked
+          throw err;
+        });
+        if (!od) return;
+        try {
+          const syncs: Promise<void>[] = [];
+          for (const d of od.chain) {
+            if (!dirs.has(d.rel)) {
+              const done = io.fsync(d.fd);
+              // Awaited below; marked handled now in case another key's failure ends the wait first.
+              done.catch(() => undefined);
+              dirs.set(d.rel, done);
+              syncs.push(done);
+            }
+          }
+          let ffd: number | undefined;
+          try {
+            ffd = await io.open(od.dir.at(kp.base), O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+            syncs.push(io.fsync(ffd));
+          } catch (err) {
+            if (errnoOf(err) !== 'ENOENT' && errnoOf(err) !== 'ELOOP') throw err;
+          }
+          try {
+            await Promise.all(syncs);
+          } finally {
+            if (ffd !== undefined) await io.close(ffd).catch(() => undefined);
+          }
+        } finally {
+          await od.close();
+        }
+      }),
+    );
+    await Promise.all(dirs.values());
+    const jfd = await journalFd();
+    if (held) held.end = undefined;
+    await io.ftruncate(jfd, 0);
+    await io.fsync(jfd);
+    if (held) held.end = 0;
+  }
+
+  return {
+    commit(ops) {
+      return new Promise<BatchOutcome[]>((resolve, reject) => {
+        queue.push({ ops, resolve, reject });
+        running ??= pump();
+      });
+    },
+    recover: () => locked(() => recoverLocked(), false),
+    async close() {
+      while (running) await running;
+      if (fd !== undefined) {
+        try {
+          await locked(async () => {
+            if (Number((await io.fstat(fd!)).size) > 0) await checkpointLocked();
+          }, false);
+        } finally {
+          await io.close(fd).catch(() => undefined);
+          fd = undefined;
+        }
+      }
+      if (linger) clearTimeout(linger);
+      await letGo();
+    },
+  };
+}

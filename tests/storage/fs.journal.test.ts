@@ -1,0 +1,357 @@
+/**
+ * fsStorage's write-ahead journal (issue 15, item 3): record format, replay on open, group
+ * commit, and a fault or crash injected at every file-system call of a batch and of
+ * recovery — after each, the spec's files hold the whole old state or the whole new one
+ * (never a mix, never a torn file), and an acknowledged batch is never lost.
+ */
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { systemClock, type BatchOperation, type Clock } from 'savepoint';
+import { utf8Encode } from '../../src/codec/utf8.js';
+import { fsStorage } from 'savepoint/fs';
+import { realIo, type FsIo } from '../../src/storage/fs/fd.js';
+import { createFsStorage } from '../../src/storage/fs/index.js';
+import { decodeJournal, encodeRecord } from '../../src/storage/fs/journal.js';
+
+const scratch = mkdtempSync(join(tmpdir(), 'savepoint-fs-journal-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+let counter = 0;
+const fresh = (): string => {
+  const dir = join(scratch, `j${counter++}`);
+  mkdirSync(dir);
+  return dir;
+};
+const b = (s: string): Uint8Array => utf8Encode(s);
+const JOURNAL = '.sp\\journal';
+/** A clock two minutes ahead: locks and temp files an abandoned ("crashed") instance of this process left are stale to it. */
+const later: Clock = { ...systemClock, now: () => Date.now() + 120_000 };
+
+/** Wraps the real calls: counts them, and from step `failAt` on fails one (`fault`) or every later one (`crash`). */
+function faultyIo(): { io: FsIo; calls: string[]; arm(failAt: number, mode: 'fault' | 'crash'): void; disarm(): void } {
+  const calls: string[] = [];
+  let failAt = Infinity;
+  let mode: 'fault' | 'crash' = 'fault';
+  let armed = false;
+  const io = Object.fromEntries(
+    Object.entries(realIo).map(([name, fn]) => [
+      name,
+      (...args: unknown[]): Promise<unknown> => {
+        if (armed) {
+          calls.push(name);
+          const step = calls.length;
+          if (step === failAt || (mode === 'crash' && step > failAt)) {
+            return Promise.reject(Object.assign(new Error(`EIO: injected at step ${step} (${name})`), { code: 'EIO', syscall: name }));
+          }
+        }
+        return (fn as (...a: unknown[]) => Promise<unknown>)(...args);
+      },
+    ]),
+  ) as unknown as FsIo;
+  return {
+    io,
+    calls,
+    arm(at, m) {
+      calls.length = 0;
+      failAt = at;
+      mode = m;
+      armed = true;
+    },
+    disarm() {
+      armed = false;
+    },
+  };
+}
+
+const OLD = { latest: 'latest v1', index: 'index v1' };
+const NEW = { latest: 'latest v2 — a longer document than before', index: 'index v2 — a longer index', history: 'history 2' };
+
+/** Seeds a run (old state) and returns the lease version the batch is fenced with. */
+async function seed(dir: string): Promise<string> {
+  const s = fsStorage({ dir, journal: true });
+  const lease = await s.put('leases/run-1', b('holder'));
+  await s.put('checkpoints/run-1/latest.json', b(OLD.latest));
+  await s.put('checkpoints/run-1/index.json', b(OLD.index));
+  await s.close();
+  return lease.version;
+}
+
+const checkpointBatch = (lease: string): BatchOperation[] => [
+  { type: 'check', key: 'leases/run-1', ifVersion: lease },
+  { type: 'put', key: 'checkpoints/run-1/history/cp_002.json', bytes: b(NEW.history), ifAbsent: true },
+  { type: 'put', key: 'checkpoints/run-1/latest.json', bytes: b(NEW.latest) },
+  { type: 'put', key: 'checkpoints/run-1/index.json', bytes: b(NEW.index) },
+];
+
+/** What a reader that is not savepoint sees: 'old', 'new', or a description of anything else. */
+function onDisk(dir: string): 'old' | 'new' | string {
+  const read = (rel: string): string | undefined => {
+    try {
+      return readFileSync(join(dir, rel), 'utf8');
+    } catch {
+      return undefined;
+    }
+  };
+  const state = {
+    latest: read('checkpoints/run-1/latest.json'),
+    index: read('checkpoints/run-1/index.json'),
+    history: read('checkpoints/run-1/history/cp_002.json'),
+  };
+  if (state.latest === OLD.latest && state.index === OLD.index && state.history === undefined) return 'old';
+  if (state.latest === NEW.latest && state.index === NEW.index && state.history === NEW.history) return 'new';
+  return JSON.stringify(state);
+}
+
+/** Each spec file holds the whole old or the whole new bytes (or, for the new history file, is absent). */
+function wholeFiles(dir: string, where: string): void {
+  for (const [rel, allowed] of [
+    ['checkpoints/run-1/latest.json', [OLD.latest, NEW.latest]],
+    ['checkpoints/run-1/index.json', [OLD.index, NEW.index]],
+    ['checkpoints/run-1/history/cp_002.json', [undefined, NEW.history]],
+  ] as const) {
+    let got: string | undefined;
+    try {
+      got = readFileSync(join(dir, rel), 'utf8');
+    } catch {
+      got = undefined;
+    }
+    expect(allowed, `${where}: ${rel}`).toContain(got);
+  }
+}
+
+describe('journal record format', () => {
+  it('round-trips records and stops at a torn or corrupted one', () => {
+    const r1 = encodeRecord([['p', 'a/b', 3], ['d', 'c']], [b('xyz')]);
+    const r2 = encodeRecord([['p', 'k', 0]], [new Uint8Array(0)]);
+    const both = Buffer.concat([r1, r2]);
+    const { records, end } = decodeJournal(both);
+    expect(end).toBe(both.length);
+    expect(records.map((r) => r.ops.map((o) => [o.type, o.key, o.type === 'put' ? Buffer.from(o.bytes).toString() : null]))).toEqual([
+      [
+        ['put', 'a/b', 'xyz'],
+        ['delete', 'c', null],
+      ],
+      [['put', 'k', '']],
+    ]);
+    for (let cut = r1.length; cut < both.length; cut++) expect(decodeJournal(both.subarray(0, cut))).toMatchObject({ end: r1.length, records: [{}] });
+    const flipped = Buffer.from(both);
+    flipped[r1.length + 20]! ^= 1;
+    expect(decodeJournal(flipped).end).toBe(r1.length);
+  });
+});
+
+describe('journal mode', () => {
+  it('commits a fenced batch atomically, leaves an empty journal on close, and refuses a stale fence', async () => {
+    const dir = fresh();
+    const lease = await seed(dir);
+    const s = fsStorage({ dir, journal: true });
+    expect(s.capabilities.atomicBatch).toBe(true);
+    const outcomes = await s.batch!(checkpointBatch(lease));
+    expect(outcomes.map((o) => o.type)).toEqual(['check', 'put', 'put', 'put']);
+    expect(onDisk(dir)).toBe('new');
+    await s.put('leases/run-1', b('holder 2')); // another writer took the run over
+    await expect(s.batch!([{ type: 'check', key: 'leases/run-1', ifVersion: lease }, { type: 'put', key: 'checkpoints/run-1/latest.json', bytes: b('stale') }])).rejects.toMatchObject({
+      reasonCode: 'checkpoint_conflict',
+    });
+    expect(onDisk(dir)).toBe('new');
+    await s.close();
+    expect(readFileSync(join(dir, JOURNAL)).length).toBe(0);
+  });
+
+  it('concurrent batches of one adapter share journal appends and fsyncs (group commit)', async () => {
+    const dir = fresh();
+    const faults = faultyIo();
+    const s = createFsStorage({ dir, journal: true }, { io: faults.io });
+    await s.ready();
+    faults.arm(Infinity, 'fault');
+    const runs = 16;
+    await Promise.all(
+      Array.from({ length: runs }, (_, r) =>
+        s.batch!([
+          { type: 'put', key: `checkpoints/run-${r}/history/cp_001.json`, bytes: b(`h${r}`), ifAbsent: true },
+          { type: 'put', key: `checkpoints/run-${r}/latest.json`, bytes: b(`l${r}`) },
+        ]),
+      ),
+    );
+    const appends = faults.calls.filter((c) => c === 'append').length;
+    expect(appends).toBeGreaterThanOrEqual(1);
+    expect(appends).toBeLessThan(runs); // at least two runs' batches shared a record
+    for (let r = 0; r < runs; r++) expect(readFileSync(join(dir, `checkpoints/run-${r}/latest.json`), 'utf8')).toBe(`l${r}`);
+    await s.close();
+  });
+
+  it('replays on open: files a power loss tore or lost are rebuilt from the journal; whole ones keep their version', async () => {
+    const dir = fresh();
+    const lease = await seed(dir);
+    const faults = faultyIo();
+    const s = createFsStorage({ dir, journal: true }, { io: faults.io });
+    await s.ready();
+    const done = await s.batch!(checkpointBatch(lease));
+    // Simulate a power loss after the commit: the journal record is durable, the applied files are not.
+    const journal = readFileSync(join(dir, JOURNAL));
+    expect(journal.length).toBeGreaterThan(0);
+    writeFileSync(join(dir, 'checkpoints/run-1/latest.json'), 'latest v'); // torn
+    rmSync(join(dir, 'checkpoints/run-1/history/cp_002.json')); // lost
+    const reopened = fsStorage({ dir, journal: true, clock: later });
+    const report = await reopened.ready();
+    expect(report.journal).toMatchObject({ records: 1, repaired: 2, discardedBytes: 0 });
+    expect(onDisk(dir)).toBe('new');
+    // index.json was whole: untouched, so a writer holding its version is not disturbed.
+    expect((await reopened.get('checkpoints/run-1/index.json'))?.version).toBe((done[3] as { version: string }).version);
+    expect(readFileSync(join(dir, JOURNAL)).length).toBe(0);
+    await reopened.close();
+    faults.disarm();
+  });
+
+  it('a non-journaled instance opening a store with a journal replays it first', async () => {
+    const dir = fresh();
+    const lease = await seed(dir);
+    const s = fsStorage({ dir, journal: true });
+    await s.batch!(checkpointBatch(lease));
+    rmSync(join(dir, 'checkpoints/run-1/index.json'));
+    const direct = fsStorage({ dir, clock: later });
+    expect((await direct.ready()).journal).toMatchObject({ records: 1, repaired: 1 });
+    expect(onDisk(dir)).toBe('new');
+    await direct.close();
+  });
+});
+
+describe('recovery and containment', () => {
+  it('a journaled key whose directory became a symlink is left alone; the other keys are repaired', async () => {
+    const dir = fresh();
+    const lease = await seed(dir);
+    const s = fsStorage({ dir, journal: true });
+    await s.batch!([...checkpointBatch(lease), { type: 'put', key: 'other/k.json', bytes: b('other') }]);
+    // Power loss: other/k.json lost; meanwhile the run directory was swapped for a link to outside.
+    rmSync(join(dir, 'other/k.json'));
+    const outside = join(dir, '..', `outside-${counter++}`);
+    mkdirSync(outside);
+    writeFileSync(join(outside, 'latest.json'), 'outside');
+    rmSync(join(dir, 'checkpoints/run-1'), { recursive: true });
+    symlinkSync(outside, join(dir, 'checkpoints/run-1'));
+    const reopened = fsStorage({ dir, journal: true, clock: later });
+    expect((await reopened.ready()).journal).toMatchObject({ repaired: 1, refused: 3 });
+    expect(readFileSync(join(dir, 'other/k.json'), 'utf8')).toBe('other');
+    expect(readdirSync(outside)).toEqual(['latest.json']);
+    expect(readFileSync(join(outside, 'latest.json'), 'utf8')).toBe('outside');
+    await reopened.close();
+  });
+});
+
+describe('a fault or crash at every file-system call', () => {
+  it('of a batch: the files hold the whole old or the whole new state; an acknowledged batch is never lost', async () => {
+    // Count the calls of one batch.
+    const probeDir = fresh();
+    const probeLease = await seed(probeDir);
+    const probe = faultyIo();
+    const p = createFsStorage({ dir: probeDir, journal: true }, { io: probe.io });
+    await p.ready();
+    probe.arm(Infinity, 'fault');
+    await p.batch!(checkpointBatch(probeLease));
+    const steps = probe.calls.length;
+    probe.disarm();
+    await p.close();
+    expect(steps).toBeGreaterThan(10);
+
+    const seen = { fault: { acked: 0, refused: 0 }, crash: { acked: 0, refused: 0 } };
+    for (const mode of ['fault', 'crash'] as const) {
+      for (let step = 1; step <= steps + 1; step++) {
+        const dir = fresh();
+        const lease = await seed(dir);
+        const faults = faultyIo();
+        const s = createFsStorage({ dir, journal: true }, { io: faults.io });
+        await s.ready();
+        faults.arm(step, mode);
+        const acked = await s.batch!(checkpointBatch(lease)).then(
+          () => true,
+          () => false,
+        );
+        seen[mode][acked ? 'acked' : 'refused']++;
+        const where = `${mode} at step ${step} (${faults.calls[step - 1] ?? 'after the last call'})`;
+        // Right away (a live process after a fault; a dead one after a crash) and after the next open:
+        const now = onDisk(dir);
+        // A live process (fault) has replayed a half-applied batch before answering; a dead one
+        // (crash) may have stopped between renames: each file is still whole, old or new.
+        if (mode === 'fault') expect(['old', 'new'], `${where}: files right after`).toContain(now);
+        else wholeFiles(dir, where);
+        if (acked) expect(now, `${where}: acknowledged but not on disk`).toBe('new');
+        if (mode === 'fault') {
+          // The same instance keeps working: the next batch lands (replaying first if it must).
+          faults.disarm();
+          const lease2 = (await s.get('leases/run-1'))!.version;
+          await s.batch!([{ type: 'check', key: 'leases/run-1', ifVersion: lease2 }, { type: 'put', key: 'checkpoints/run-1/next.json', bytes: b('next') }]);
+          await s.close();
+        }
+        const reopened = fsStorage({ dir, journal: true, clock: later });
+        await reopened.ready();
+        const after = onDisk(dir);
+        expect(['old', 'new'], `${where}: files after reopening`).toContain(after);
+        if (acked) expect(after, `${where}: acknowledged batch lost on reopening`).toBe('new');
+        if (now === 'new') expect(after, `${where}: a new state went back`).toBe('new');
+        // No internal debris survives a reopen, and the journal is empty.
+        const debris = readdirSync(join(dir, 'checkpoints/run-1'), { recursive: true }).map(String).filter((n) => n.includes('.sp\\'));
+        expect(debris, where).toEqual([]);
+        expect(readFileSync(join(dir, JOURNAL)).length, where).toBe(0);
+        await reopened.close();
+      }
+    }
+    // Both outcomes happened: faults before the commit point refuse, after it the batch stands.
+    expect(seen.fault.refused).toBeGreaterThan(0);
+    expect(seen.crash.refused).toBeGreaterThan(0);
+    expect(seen.fault.acked + seen.crash.acked).toBeGreaterThan(0);
+  });
+
+  it('of recovery: a crash while replaying leaves old-or-new files, and the next open completes it', async () => {
+    // Where the commit point falls in a batch: count on a twin store (same batch shape).
+    const twinDir = fresh();
+    const twinLease = await seed(twinDir);
+    const twinFaults = faultyIo();
+    const twin = createFsStorage({ dir: twinDir, journal: true }, { io: twinFaults.io });
+    await twin.ready();
+    twinFaults.arm(Infinity, 'fault');
+    await twin.batch!(checkpointBatch(twinLease));
+    const firstRename = twinFaults.calls.indexOf('rename', twinFaults.calls.indexOf('append')) + 1;
+    await twin.close();
+
+    // The committed-not-applied state: a crash at the first rename after the journal's fsync.
+    const make = async (): Promise<string> => {
+      const dir = fresh();
+      const lease = await seed(dir);
+      const probe = faultyIo();
+      const s = createFsStorage({ dir, journal: true }, { io: probe.io });
+      await s.ready();
+      probe.arm(firstRename, 'crash');
+      await expect(s.batch!(checkpointBatch(lease))).rejects.toBeDefined();
+      expect(onDisk(dir)).toBe('old');
+      expect(readFileSync(join(dir, JOURNAL)).length).toBeGreaterThan(0);
+      return dir;
+    };
+
+    // Count the calls of a recovery.
+    const countDir = await make();
+    const counting = faultyIo();
+    counting.arm(Infinity, 'fault');
+    const c = createFsStorage({ dir: countDir, journal: true, clock: later }, { io: counting.io });
+    await c.ready();
+    const steps = counting.calls.length;
+    await c.close();
+    expect(onDisk(countDir)).toBe('new');
+    expect(steps).toBeGreaterThan(5);
+
+    for (let step = 1; step <= steps; step++) {
+      const dir = await make();
+      const faults = faultyIo();
+      faults.arm(step, 'crash');
+      const r = createFsStorage({ dir, journal: true, clock: later }, { io: faults.io });
+      await r.ready().catch(() => undefined);
+      const where = `crash at recovery step ${step} (${faults.calls[step - 1]})`;
+      // Mid-replay some keys may already be new; but every file is whole (old or new bytes), never torn.
+      wholeFiles(dir, where);
+      const next = fsStorage({ dir, journal: true, clock: { ...later, now: () => Date.now() + 240_000 } });
+      await next.ready();
+      expect(onDisk(dir), `${where}: after the next open`).toBe('new');
+      await next.close();
+    }
+  });
+});
