@@ -2,7 +2,8 @@ import { parseRfc3339, systemClock, toRfc3339 } from '../model/clock.js';
 import { CheckpointError, toCheckpointError } from '../model/errors.js';
 import { newUuidV4 } from '../model/ids.js';
 import type { RunIndexEntry } from '../model/run-index.js';
-import type { Snapshot, SnapshotDraft, TriggerRecord } from '../model/snapshot.js';
+import type { TriggerRecord } from '../model/snapshot.js';
+import { canonicalJson, parseJson } from '../codec/canonical-json.js';
 import { encodeBatchFile } from '../profiles/batch-file.js';
 import type { HistoryRef } from '../profiles/layout.js';
 import { shouldCoalesce, type CoalesceBase } from './coalescing.js';
@@ -12,13 +13,13 @@ import { executeWrite, type CreateOp, type IndexState, type ReplaceOp, type Writ
 import { withRetry } from './retry.js';
 import { createRunLock, defaultIsProcessAlive, defaultLockIdentity, type RunLock } from './run-lock.js';
 import { recoverRun, type HeadLocation } from './sequence-recovery.js';
-import { encodeForStorage, type SizePolicy, type StorableSnapshot } from './size-limit.js';
+import { encodeForStorage, type SizePolicy, type SnapshotHeader, type StorableSnapshot } from './size-limit.js';
 import { materialText, validateTrigger, type ValidatedTrigger } from './triggers.js';
 import type { CheckpointFailure, CheckpointInput, CheckpointResult, CheckpointSuccess, CheckpointWriter, WriterEventMap, WriterOptions } from './types.js';
 
 /** A checkpoint call waiting in the queue. */
 interface Job<P> {
-  readonly trigger: ValidatedTrigger<P>;
+  readonly trigger: ValidatedTrigger;
   readonly resolve: (result: CheckpointResult<P>) => void;
   /**
    * Later calls with the same material state, queued right behind this one. They can only
@@ -30,7 +31,10 @@ interface Job<P> {
 
 /** The newest durable snapshot: the coalescing base, and what a coalesced trigger rewrites. */
 interface Head<P> {
-  readonly snapshot: Snapshot<P>;
+  /** Everything but the payload (private: results carry their own copies). */
+  readonly header: SnapshotHeader<P>;
+  /** The payload's canonical JSON: what a rewrite stores again, whatever the caller did to its objects. */
+  readonly payloadText: string;
   /** Canonical JSON of its material state (the coalescing key). */
   readonly material: string;
   readonly createdAtMs: number;
@@ -41,7 +45,9 @@ interface Head<P> {
 
 /** A new snapshot planned in the current group. */
 interface Planned<P> {
-  readonly draft: SnapshotDraft<P>;
+  /** Replaced when coalesced triggers are added to its `source_details`. */
+  draft: SnapshotHeader<P>;
+  readonly payloadText: string;
   readonly material: string;
   readonly createdAtMs: number;
   readonly creator: Job<P>;
@@ -134,7 +140,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
   let head: Head<P> | undefined;
   const index: IndexState = {};
   let unindexed: readonly RunIndexEntry[] = [];
-  let lastInput: { status: string; payload: P } | undefined;
+  let lastInput: { status: string; payloadText: string } | undefined;
   const queue: Job<P>[] = [];
   let scheduled = false;
   let tail: Promise<unknown> = Promise.resolve();
@@ -166,7 +172,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
     ...(layout.partKey ? { partKey: (n: number) => layout.partKey!(ref, revision === 0 ? `${n}.json` : `${n}.r${revision}.json`) } : {}),
   });
 
-  const refOf = (d: SnapshotDraft<P>): HistoryRef => ({ runId, id: d.id, sequence: d.sequence, source: d.source });
+  const refOf = (d: SnapshotHeader<P>): HistoryRef => ({ runId, id: d.id, sequence: d.sequence, source: d.source });
 
   const ensureOpen = async (): Promise<void> => {
     if (opened && !needsRecovery) return;
@@ -182,7 +188,8 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
     head =
       s && recovered.head
         ? {
-            snapshot: s,
+            header: { id: s.id, runId: s.runId, sequence: s.sequence, createdAt: s.createdAt, source: s.source, sourceDetails: s.sourceDetails, ...(s.priority ? { priority: s.priority } : {}), status: s.status },
+            payloadText: canonicalJson(s.payload),
             material: materialText(profile, s.status, s.payload),
             createdAtMs: parseRfc3339(s.createdAt),
             location: recovered.head.location,
@@ -229,7 +236,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
         continue;
       }
       const sequence = nextSequence;
-      const draft: SnapshotDraft<P> = {
+      const draft: SnapshotHeader<P> = {
         id: profile.newSnapshotId({ runId, sequence, source: t.source, createdAtMs: t.at }),
         runId,
         sequence,
@@ -238,18 +245,17 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
         sourceDetails: [],
         ...(t.priority ? { priority: t.priority } : {}),
         status: t.status,
-        payload: t.payload,
       };
       let stored: StorableSnapshot<P>;
       try {
-        stored = await encodeForStorage(profile, draft, sizePolicy(refOf(draft), 0));
+        stored = await encodeForStorage(profile, draft, t.payloadText, sizePolicy(refOf(draft), 0));
       } catch (raw) {
         // Not storable (schema, size): this checkpoint fails alone and uses no number.
         job.resolve(failure(toCheckpointError(raw, 'checkpoint_schema_invalid', 'snapshot cannot be encoded'), 'validate'));
         continue;
       }
       nextSequence++;
-      planned.push({ draft, material: t.material, createdAtMs: t.at, creator: job, coalesced: [], details: [], stored, key: latestKey });
+      planned.push({ draft, payloadText: t.payloadText, material: t.material, createdAtMs: t.at, creator: job, coalesced: [], details: [], stored, key: latestKey });
       heartbeat.reset(t.status === activeStatus);
     }
     if (planned.length === 0 && intoHead.length === 0) return;
@@ -258,15 +264,14 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
       // Snapshots that took coalesced triggers are encoded again with their source_details.
       for (const p of planned) {
         if (p.details.length === 0) continue;
-        const draft = { ...p.draft, sourceDetails: [...p.details] };
-        p.stored = await encodeForStorage(profile, draft, sizePolicy(refOf(draft), 0));
+        p.draft = { ...p.draft, sourceDetails: [...p.details] };
+        p.stored = await encodeForStorage(profile, p.draft, p.payloadText, sizePolicy(refOf(p.draft), 0));
       }
-      let headRewrite: { stored: StorableSnapshot<P>; location: HeadLocation } | undefined;
+      let headRewrite: { stored: StorableSnapshot<P>; location: HeadLocation; header: SnapshotHeader<P> } | undefined;
       if (intoHead.length > 0 && head) {
-        const { integrity: _integrity, ...rest } = head.snapshot;
-        const details = [...rest.sourceDetails, ...intoHead.map((x) => x.record)];
-        const draft: SnapshotDraft<P> = { ...rest, sourceDetails: details };
-        headRewrite = { stored: await encodeForStorage(profile, draft, sizePolicy(refOf(draft), details.length)), location: head.location };
+        const details = [...head.header.sourceDetails, ...intoHead.map((x) => x.record)];
+        const draft: SnapshotHeader<P> = { ...head.header, sourceDetails: details };
+        headRewrite = { stored: await encodeForStorage(profile, draft, head.payloadText, sizePolicy(refOf(draft), details.length)), location: head.location, header: draft };
       }
 
       // Build the write plan.
@@ -286,7 +291,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
         const loc = headRewrite.location;
         if (loc.kind === 'history') replaces.push({ key: loc.key, bytes: headRewrite.stored.bytes, ifVersion: loc.version });
         if (loc.kind === 'batch') {
-          const members = loc.members.map((m) => (m.sequence === head!.snapshot.sequence ? { sequence: m.sequence, bytes: headRewrite!.stored.bytes } : m));
+          const members = loc.members.map((m) => (m.sequence === head!.header.sequence ? { sequence: m.sequence, bytes: headRewrite!.stored.bytes } : m));
           replaces.push({ key: loc.key, bytes: encodeBatchFile(members), ifVersion: loc.version });
         }
       }
@@ -340,10 +345,10 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
                   kind: 'batch',
                   key: loc.key,
                   version: report.versions.get(loc.key) ?? loc.version,
-                  members: loc.members.map((m) => (m.sequence === head!.snapshot.sequence ? { sequence: m.sequence, bytes: headRewrite!.stored.bytes } : m)),
+                  members: loc.members.map((m) => (m.sequence === head!.header.sequence ? { sequence: m.sequence, bytes: headRewrite!.stored.bytes } : m)),
                 }
               : loc;
-        head = { ...head, snapshot: headRewrite.stored.snapshot, location };
+        head = { ...head, header: headRewrite.header, location };
         const key = loc.kind === 'history' || loc.kind === 'batch' ? loc.key : latestKey;
         const s = headRewrite.stored.snapshot;
         for (const { job } of intoHead) {
@@ -383,13 +388,12 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
       }
       if (newest) {
         lastSequence = newest.draft.sequence;
-        const s = newest.stored.snapshot;
         let location: HeadLocation;
         if (!hasHistory) location = { kind: 'latest' };
         else if (batchFile) location = { kind: 'batch', key: batchFile.key, version: report.versions.get(batchFile.key) ?? '', members: batchFile.members };
         else location = { kind: 'history', key: newest.key, version: report.versions.get(newest.key) ?? '' };
         if ((location.kind === 'history' || location.kind === 'batch') && location.version === '') location = { kind: 'fixed' };
-        head = { snapshot: s, material: newest.material, createdAtMs: newest.createdAtMs, location };
+        head = { header: newest.draft, payloadText: newest.payloadText, material: newest.material, createdAtMs: newest.createdAtMs, location };
       }
     } catch (raw) {
       // Nothing of this group is acknowledged. Numbers go back to the pool, but storage is
@@ -418,7 +422,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
     });
   };
 
-  const enqueue = (trigger: ValidatedTrigger<P>): Promise<CheckpointResult<P>> =>
+  const enqueue = (trigger: ValidatedTrigger): Promise<CheckpointResult<P>> =>
     new Promise((resolve) => {
       const last = queue.at(-1);
       if (last && last.trigger.material === trigger.material && last.riders.length < maxQueue) last.riders.push({ trigger, resolve, riders: [] });
@@ -435,7 +439,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
     if (closing || closed) {
       return Promise.resolve(failure(new CheckpointError('checkpoint_closed', `writer of run ${runId} is closed`, { details: { runId } }), during === 'heartbeat' ? 'heartbeat' : 'validate'));
     }
-    let trigger: ValidatedTrigger<P>;
+    let trigger: ValidatedTrigger;
     try {
       trigger = validateTrigger(profile, input, clock.now());
     } catch (raw) {
@@ -453,7 +457,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
         ),
       );
     }
-    lastInput = { status: trigger.status, payload: trigger.payload };
+    lastInput = { status: trigger.status, payloadText: trigger.payloadText };
     if (trigger.status !== activeStatus) heartbeat.reset(false);
     return enqueue(trigger);
   };
@@ -463,7 +467,8 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
     if (!lastInput || lastInput.status !== activeStatus || heartbeatSource === undefined) return;
     let payload: P;
     try {
-      payload = options.heartbeatPayload ? options.heartbeatPayload(lastInput.payload) : lastInput.payload;
+      const last = parseJson(lastInput.payloadText, 'payload') as P;
+      payload = options.heartbeatPayload ? options.heartbeatPayload(last) : last;
     } catch (raw) {
       failure(toCheckpointError(raw, 'checkpoint_schema_invalid', 'heartbeatPayload failed'), 'heartbeat');
       heartbeat.reset(true);
