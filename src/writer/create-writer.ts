@@ -5,8 +5,10 @@ import type { RunIndexEntry } from '../model/run-index.js';
 import type { TriggerRecord } from '../model/snapshot.js';
 import { canonicalJson, parseJson } from '../codec/canonical-json.js';
 import { encodeBatchFile } from '../profiles/batch-file.js';
+import type { Profile } from '../profiles/define-profile.js';
 import type { HistoryRef } from '../profiles/layout.js';
 import { shouldCoalesce, type CoalesceBase } from './coalescing.js';
+import { isPreservedRun, perRunPolicyOf, planPrune } from './auto-retention.js';
 import { createWriterEmitter } from './events.js';
 import { createHeartbeat } from './heartbeat.js';
 import { executeWrite, type CreateOp, type IndexState, type ReplaceOp, type WritePlan } from './ordered-write.js';
@@ -111,6 +113,9 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
   const batchWhenLow = options.batchWhenBudgetLow ?? true;
   const groupCommit = options.groupCommit ?? true;
   const useAtomicBatch = storage.capabilities.atomicBatch && typeof storage.batch === 'function';
+  if (options.autoRetention !== undefined && typeof options.autoRetention !== 'boolean') throw configError('autoRetention must be a boolean');
+  const perRunPolicy = options.autoRetention === false || typeof profile.layout.historyKey !== 'function' ? undefined : perRunPolicyOf(profile.retention);
+  const autoRetention = perRunPolicy && !perRunPolicy.preserveRunIds.has(runId) ? perRunPolicy : undefined;
 
   const layout = profile.layout;
   const latestKey = layout.latestKey(runId);
@@ -140,6 +145,10 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
   let head: Head<P> | undefined;
   const index: IndexState = {};
   let unindexed: readonly RunIndexEntry[] = [];
+  /** The run's history entries, ascending by sequence (kept only for automatic retention). */
+  let history: RunIndexEntry[] = [];
+  /** Part files written by this writer, by sequence (deleted with their snapshot). */
+  const partsBySequence = new Map<number, string[]>();
   let lastInput: { status: string; payloadText: string } | undefined;
   const queue: Job<P>[] = [];
   let scheduled = false;
@@ -184,6 +193,11 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
     index.doc = recovered.index.doc;
     index.version = recovered.index.version;
     unindexed = recovered.unindexed;
+    if (autoRetention) {
+      const bySequence = new Map<number, RunIndexEntry>();
+      for (const e of [...(recovered.index.doc?.checkpoints ?? []), ...recovered.unindexed]) if (e.file_path !== latestKey) bySequence.set(e.sequence, Object.freeze({ ...e }));
+      history = [...bySequence.values()].sort((a, b) => a.sequence - b.sequence);
+    }
     const s = recovered.head?.snapshot;
     head =
       s && recovered.head
@@ -311,20 +325,19 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
         }
       }
       const latestBytes = newest?.stored.bytes ?? headRewrite?.stored.bytes;
-      const entries: RunIndexEntry[] = [
-        ...unindexed,
-        ...(hasHistory
-          ? planned.map((p) => ({ sequence: p.draft.sequence, checkpoint_id: p.draft.id, trigger: p.draft.source, timestamp: p.draft.createdAt, file_path: p.key, status: p.draft.status }))
-          : newest
-            ? [{ sequence: newest.draft.sequence, checkpoint_id: newest.draft.id, trigger: newest.draft.source, timestamp: newest.draft.createdAt, file_path: latestKey, status: newest.draft.status }]
-            : []),
-      ];
+      // Frozen: the index encoder then serializes each entry once, however often the index is rewritten.
+      const entryOf = (p: Planned<P>, filePath: string): RunIndexEntry =>
+        Object.freeze({ sequence: p.draft.sequence, checkpoint_id: p.draft.id, trigger: p.draft.source, timestamp: p.draft.createdAt, file_path: filePath, status: p.draft.status });
+      const written = hasHistory ? planned.map((p) => entryOf(p, p.key)) : [];
+      const entries: RunIndexEntry[] = [...unindexed, ...(hasHistory ? written : newest ? [entryOf(newest, latestKey)] : [])];
+      const prune = autoRetention && planned.length > 0 ? await prunable() : [];
       const plan: WritePlan = {
         creates,
         replaces,
         ...(latestBytes ? { latest: { key: latestKey, bytes: latestBytes } } : {}),
-        ...(indexKey && entries.length > 0 ? { index: { key: indexKey, entries } } : {}),
+        ...(indexKey && entries.length > 0 ? { index: { key: indexKey, entries, ...(prune.length > 0 ? { remove: new Set(prune.map((e) => e.file_path)) } : {}) } } : {}),
       };
+      for (const p of planned) if (p.stored.parts.length > 0) partsBySequence.set(p.draft.sequence, p.stored.parts.map((part) => part.key));
 
       const report = await withRetry(async () => {
         await lock?.ensure();
@@ -395,6 +408,10 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
         if ((location.kind === 'history' || location.kind === 'batch') && location.version === '') location = { kind: 'fixed' };
         head = { header: newest.draft, payloadText: newest.payloadText, material: newest.material, createdAtMs: newest.createdAtMs, location };
       }
+      if (autoRetention) {
+        history.push(...written);
+        if (prune.length > 0) await removePruned(prune);
+      }
     } catch (raw) {
       // Nothing of this group is acknowledged. Numbers go back to the pool, but storage is
       // read again before the next group: whatever did land (an ambiguous failure) keeps its number.
@@ -409,6 +426,43 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
       }
       for (const { job } of intoHead) job.resolve(result);
     }
+  };
+
+  /** History entries the per-run policy lets go now (none while the run is within its bound, or when it is preserved). */
+  const prunable = async (): Promise<RunIndexEntry[]> => {
+    const candidates = planPrune(history, autoRetention!);
+    if (candidates.length === 0) return [];
+    try {
+      return (await isPreservedRun(storage, profile as Profile<unknown>, runId)) ? [] : candidates;
+    } catch (raw) {
+      failure(toCheckpointError(raw, 'checkpoint_storage_unavailable', 'could not read the preserved runs list'), 'retention');
+      return [];
+    }
+  };
+
+  /**
+   * Deletes pruned snapshots once the index that no longer lists them is durable. A failed
+   * delete leaves an unindexed file, which the next open indexes again and prunes again.
+   */
+  const removePruned = async (prune: readonly RunIndexEntry[]): Promise<void> => {
+    const gone = new Set(prune);
+    history = history.filter((e) => !gone.has(e));
+    const keys = new Set<string>();
+    for (const e of prune) {
+      keys.add(e.file_path);
+      for (const part of partsBySequence.get(e.sequence) ?? []) keys.add(part);
+      partsBySequence.delete(e.sequence);
+    }
+    const deleted: string[] = [];
+    for (const key of keys) {
+      try {
+        await storage.delete(key);
+        deleted.push(key);
+      } catch (raw) {
+        failure(toCheckpointError(raw, 'checkpoint_retention_prune_failed', `could not delete ${key}`), 'retention');
+      }
+    }
+    emitter.emit('pruned', { runId, sequences: prune.map((e) => e.sequence), keys: deleted });
   };
 
   const schedule = (): void => {

@@ -1,5 +1,5 @@
 import { CheckpointError, isCheckpointError } from '../model/errors.js';
-import { decodeRunIndex, emptyRunIndex, encodeRunIndex, mergeRunIndex, type RunIndex, type RunIndexEntry } from '../model/run-index.js';
+import { decodeRunIndex, emptyRunIndex, encodeRunIndex, mergeRunIndex, pruneRunIndex, type RunIndex, type RunIndexEntry } from '../model/run-index.js';
 import type { BatchOperation, StorageAdapter } from '../storage/adapter.js';
 
 /** One key to create (history entry, part file, batch file): create-only, idempotent on equal bytes. */
@@ -23,8 +23,12 @@ export interface WritePlan {
   readonly replaces: readonly ReplaceOp[];
   /** The new `latest` document. */
   readonly latest?: { readonly key: string; readonly bytes: Uint8Array };
-  /** Entries to merge into the run index (conditional replace). */
-  readonly index?: { readonly key: string; readonly entries: readonly RunIndexEntry[] };
+  /**
+   * Entries to merge into the run index (conditional replace), and the `file_path`s of
+   * entries to drop from it (the writer's automatic per-run retention; their files are
+   * deleted only after this plan is durable).
+   */
+  readonly index?: { readonly key: string; readonly entries: readonly RunIndexEntry[]; readonly remove?: ReadonlySet<string> };
 }
 
 /** The writer's cached copy of the run index and the version it was read or written at. */
@@ -75,8 +79,10 @@ async function readIndex(storage: StorageAdapter, key: string, state: IndexState
   }
 }
 
-function mergedIndex(runId: string, state: IndexState, entries: readonly RunIndexEntry[], now: string): { doc: RunIndex; bytes: Uint8Array } {
-  const doc = mergeRunIndex(state.doc ?? emptyRunIndex(runId, now), entries, now);
+function mergedIndex(runId: string, state: IndexState, plan: NonNullable<WritePlan['index']>, now: string): { doc: RunIndex; bytes: Uint8Array } {
+  let base = state.doc ?? emptyRunIndex(runId, now);
+  if (plan.remove && plan.remove.size > 0) base = pruneRunIndex(base, plan.remove, now);
+  const doc = mergeRunIndex(base, plan.entries, now);
   return { doc, bytes: encodeRunIndex(doc) };
 }
 
@@ -105,7 +111,7 @@ export async function executeWrite(storage: StorageAdapter, runId: string, plan:
       if (plan.latest) ops.push({ type: 'put', key: plan.latest.key, bytes: plan.latest.bytes });
       let merged: { doc: RunIndex; bytes: Uint8Array } | undefined;
       if (plan.index) {
-        merged = mergedIndex(runId, index, plan.index.entries, now());
+        merged = mergedIndex(runId, index, plan.index, now());
         ops.push({ type: 'put', key: plan.index.key, bytes: merged.bytes, ...(index.version !== undefined ? { ifVersion: index.version } : { ifAbsent: true }) });
       }
       try {
@@ -172,7 +178,7 @@ export async function executeWrite(storage: StorageAdapter, runId: string, plan:
   }
   if (plan.index) {
     for (let round = 0; ; round++) {
-      const merged = mergedIndex(runId, index, plan.index.entries, now());
+      const merged = mergedIndex(runId, index, plan.index, now());
       try {
         const r = await storage.put(plan.index.key, merged.bytes, index.version !== undefined ? { ifVersion: index.version } : { ifAbsent: true });
         index.doc = merged.doc;
