@@ -81,8 +81,14 @@ async function readIndex(storage: StorageAdapter, key: string, state: IndexState
 
 function mergedIndex(runId: string, state: IndexState, plan: NonNullable<WritePlan['index']>, now: string): { doc: RunIndex; bytes: Uint8Array } {
   let base = state.doc ?? emptyRunIndex(runId, now);
-  if (plan.remove && plan.remove.size > 0) base = pruneRunIndex(base, plan.remove, now);
-  const doc = mergeRunIndex(base, plan.entries, now);
+  let entries = plan.entries;
+  const remove = plan.remove;
+  if (remove && remove.size > 0) {
+    base = pruneRunIndex(base, remove, now);
+    // Entries re-indexed after a crash (unindexed files) may be the very ones being pruned.
+    entries = entries.filter((e) => !remove.has(e.file_path));
+  }
+  const doc = mergeRunIndex(base, entries, now);
   return { doc, bytes: encodeRunIndex(doc) };
 }
 
