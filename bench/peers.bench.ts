@@ -142,7 +142,7 @@ function growthRow(where: string, total: number, g: { first: number; last: numbe
   const ratio = g.last / g.first;
   return {
     area: AREA,
-    name: `growth on ${where}: checkpoints #${fmt(total - 199)}–${fmt(total)} vs #1–200 (1 KB)`,
+    name: `growth on ${where}: checkpoints #${(total - 199).toLocaleString('en-US')}–${total.toLocaleString('en-US')} vs #1–200 (1 KB)`,
     savepoint: `${fmt(g.last * 1000)} µs`,
     baseline: `${fmt(g.first * 1000)} µs (#1–200)`,
     ratio: `${fmt(ratio)}×`,

@@ -21,7 +21,7 @@ function payload(keys: number): JsonValue {
   return out;
 }
 
-async function best(fn: () => Promise<unknown>, runs = 3): Promise<number> {
+async function best(fn: () => Promise<unknown>, runs = 5): Promise<number> {
   let min = Number.POSITIVE_INFINITY;
   for (let i = 0; i < runs; i++) {
     const t = performance.now();
@@ -45,30 +45,34 @@ describe('large checkpoints', () => {
   });
 
   it('a split checkpoint is written and read back in linear time, and reads back equal', async () => {
-    const run = async (keys: number): Promise<{ write: number; read: number }> => {
-      const state = payload(keys);
-      let write = Number.POSITIVE_INFINITY;
-      let read = Number.POSITIVE_INFINITY;
-      for (let i = 0; i < 3; i++) {
-        const storage = memoryStorage();
-        const writer = createWriter({ storage, profile: defaultProfile, runId: `big-${keys}-${i}`, maxSnapshotBytes: LIMIT, heartbeatIntervalMs: false });
-        let t = performance.now();
-        const r = await writer.checkpoint({ source: 'manual', status: 'in_progress', payload: state });
-        write = Math.min(write, performance.now() - t);
-        if (!r.ok) throw r.error;
-        await writer.close();
-        t = performance.now();
-        const back = await readSnapshot(storage, defaultProfile, r.key);
-        read = Math.min(read, performance.now() - t);
-        expect(back?.payload).toEqual(state);
-      }
+    const once = async (state: JsonValue, tag: string): Promise<{ write: number; read: number }> => {
+      const storage = memoryStorage();
+      const writer = createWriter({ storage, profile: defaultProfile, runId: tag, maxSnapshotBytes: LIMIT, heartbeatIntervalMs: false });
+      let t = performance.now();
+      const r = await writer.checkpoint({ source: 'manual', status: 'in_progress', payload: state });
+      const write = performance.now() - t;
+      if (!r.ok) throw r.error;
+      await writer.close();
+      t = performance.now();
+      const back = await readSnapshot(storage, defaultProfile, r.key);
+      const read = performance.now() - t;
+      expect(back?.payload).toEqual(state);
       return { write, read };
     };
-    await run(60); // warm up (JIT, validators)
-    const one = await run(120);
-    const four = await run(480);
-    expect(four.write / one.write).toBeLessThan(8);
-    expect(four.read / one.read).toBeLessThan(8);
+    const small = payload(200); // ~1.2 MB: large enough that fixed costs do not blur the ratio
+    const large = payload(800);
+    await once(payload(60), 'warm');
+    // Interleaved, best of 5: load spikes on a shared machine hit both sizes alike and rarely all five runs.
+    const best = { small: { write: Infinity, read: Infinity }, large: { write: Infinity, read: Infinity } };
+    for (let i = 0; i < 5; i++) {
+      for (const [k, state] of [['small', small], ['large', large]] as const) {
+        const m = await once(state, `${k}-${i}`);
+        best[k].write = Math.min(best[k].write, m.write);
+        best[k].read = Math.min(best[k].read, m.read);
+      }
+    }
+    expect(best.large.write / best.small.write).toBeLessThan(8);
+    expect(best.large.read / best.small.read).toBeLessThan(8);
   });
 
   it('a payload with one string over the limit is refused before the document is encoded or split', async () => {
