@@ -26,17 +26,6 @@ function isPlainObject(value: object): boolean {
   return proto === Object.prototype || proto === null;
 }
 
-const remembered_ = new WeakMap<object, string>();
-
-/**
- * Records `text` as the canonical JSON of `value`, so serializing that object again costs
- * nothing. Only for objects nobody mutates afterwards: the writer's private copy of a
- * payload, which it serializes for coalescing and then again inside the stored document.
- */
-export function rememberCanonicalJson(value: object, text: string): void {
-  remembered_.set(value, text);
-}
-
 /** Thrown by the fast path; the slow path then finds the offending value's path. */
 const NOT_JSON = Symbol('not JSON');
 
@@ -94,10 +83,8 @@ function fast(v: unknown, stack: Set<object>): string {
  * is omitted, as `JSON.stringify` does, because that is how optional fields look in TypeScript.
  */
 export function canonicalJson(value: unknown): string {
-  if (typeof value === 'object' && value !== null) {
-    const remembered = remembered_.get(value);
-    if (remembered !== undefined) return remembered;
-  }
+  // No cache keyed on object identity here: a caller may mutate an object between two
+  // calls, and a remembered text would then be stale (issue 13, defect 1).
   try {
     return fast(value, new Set());
   } catch (err) {

@@ -4,7 +4,7 @@ import { FORMAT_VERSION, type Integrity, type Snapshot, type SnapshotDraft } fro
 import { assertValid, compileValidator, type DocumentValidator, type JsonSchema } from '../model/validate.js';
 import { canonicalJson, parseJson, type JsonObject } from './canonical-json.js';
 import { gunzip, isGzip } from './gzip.js';
-import { sha256Hex } from './sha256.js';
+import { concatBytes, sha256Hex, sha256HexOfParts } from './sha256.js';
 import { utf8Decode, utf8Encode } from './utf8.js';
 
 /** A document's bytes and the snapshot it seals. */
@@ -24,6 +24,13 @@ export interface DocumentFormat<P> {
   readonly jsonSchema: JsonSchema;
   /** Seals `draft` (computes its integrity block) and encodes it. Rejects a draft whose document would not validate. */
   encode(draft: SnapshotDraft<P>): Promise<EncodedSnapshot<P>>;
+  /**
+   * Optional fast path of `encode` for formats that store the payload unchanged as one
+   * member: seals the document from `header` and the payload's canonical JSON text, so the
+   * writer's one serialization of the payload is the one stored. Returns the integrity block
+   * and the stored bytes (the caller owns the snapshot object).
+   */
+  encodePayloadText?(header: Omit<SnapshotDraft<P>, 'payload'>, payloadText: string): Promise<{ readonly bytes: Uint8Array; readonly integrity: Integrity }>;
   /**
    * Decodes bytes (gunzipping `.gz` content transparently), validates and verifies them.
    * Throws `checkpoint_schema_invalid` or `checkpoint_integrity_mismatch`; `where` names
@@ -59,10 +66,28 @@ export interface SealedDocument {
 }
 
 /**
+ * Seals a document given as the canonical JSON text of each top-level member (without
+ * `integrity`): its integrity block and its stored bytes. The document text is assembled
+ * once and UTF-8 encoded once — the members before `integrity` and those after it — and the
+ * checksum is computed over exactly the stored bytes minus the `"checksum":"…",` span, which
+ * is what `documentChecksum` defines (the canonical text without `integrity.checksum`).
+ */
+export async function sealMembers(members: ReadonlyMap<string, string>, formatVersion = FORMAT_VERSION): Promise<{ integrity: Integrity; bytes: Uint8Array }> {
+  const keys = [...members.keys()].filter((k) => k !== INTEGRITY_FIELD).sort();
+  const before: string[] = [];
+  const after: string[] = [];
+  for (const k of keys) (k < INTEGRITY_FIELD ? before : after).push(`${JSON.stringify(k)}:${members.get(k)!}`);
+  const head = utf8Encode(`{${before.join(',')}${before.length > 0 ? ',' : ''}"${INTEGRITY_FIELD}":`);
+  const tail = utf8Encode(`${after.length > 0 ? ',' : ''}${after.join(',')}}`);
+  const version = JSON.stringify(formatVersion);
+  const checksum = await sha256HexOfParts([head, utf8Encode(`{"algorithm":"sha256","format_version":${version}}`), tail]);
+  const integrity: Integrity = { format_version: formatVersion, algorithm: 'sha256', checksum };
+  return { integrity, bytes: concatBytes([head, utf8Encode(`{"algorithm":"sha256","checksum":"${checksum}","format_version":${version}}`), tail]) };
+}
+
+/**
  * Adds the integrity block to `document` (without one): the sealed document and its
- * canonical bytes. Each top-level member is serialized once and the two texts (without and
- * with the checksum) are assembled from the same pieces, so a large payload is
- * canonicalized once per write instead of twice.
+ * canonical bytes. Each top-level member is serialized once (see {@link sealMembers}).
  */
 export async function sealDocumentBytes(document: JsonObject, formatVersion = FORMAT_VERSION): Promise<SealedDocument> {
   const members = new Map<string, string>();
@@ -70,13 +95,8 @@ export async function sealDocumentBytes(document: JsonObject, formatVersion = FO
     const value = document[key];
     if (key !== INTEGRITY_FIELD && value !== undefined) members.set(key, canonicalJson(value));
   }
-  const assemble = (integrityText: string): string => {
-    const all = new Map(members).set(INTEGRITY_FIELD, integrityText);
-    return `{${[...all.keys()].sort().map((k) => `${JSON.stringify(k)}:${all.get(k)!}`).join(',')}}`;
-  };
-  const checksum = await sha256Hex(assemble(canonicalJson({ format_version: formatVersion, algorithm: 'sha256' })));
-  const integrity: Integrity = { format_version: formatVersion, algorithm: 'sha256', checksum };
-  return { document: { ...document, [INTEGRITY_FIELD]: integrity }, integrity, bytes: utf8Encode(assemble(canonicalJson(integrity))) };
+  const { integrity, bytes } = await sealMembers(members, formatVersion);
+  return { document: { ...document, [INTEGRITY_FIELD]: integrity }, integrity, bytes };
 }
 
 /** Adds the integrity block to `document` (without one) and returns the sealed document. */
@@ -97,6 +117,34 @@ export async function verifyDocument(document: JsonObject, where: string): Promi
   }
 }
 
+const HEX64 = /^[0-9a-f]{64}$/;
+
+/**
+ * Verifies a document over its stored bytes, without serializing it again: the bytes minus
+ * the `"checksum":"<hex>"` member (and its comma) are the canonical text the checksum covers
+ * whenever the stored bytes are canonical, which every file savepoint writes is. `text` is
+ * `bytes` decoded. Returns false when that does not match (a file written in another
+ * formatting, or a damaged one); the caller then falls back to {@link verifyDocument}.
+ * Every occurrence of the span is tried: a nested object could carry the same member, and
+ * removing the wrong one cannot hash to the checksum the text still contains.
+ */
+export async function verifyStoredBytes(bytes: Uint8Array, text: string, checksum: unknown): Promise<boolean> {
+  if (typeof checksum !== 'string' || !HEX64.test(checksum)) return false;
+  const needle = `"checksum":"${checksum}"`;
+  const ascii = bytes.length === text.length;
+  for (let at = text.indexOf(needle); at >= 0; at = text.indexOf(needle, at + 1)) {
+    let from = at;
+    let to = at + needle.length;
+    if (text[to] === ',') to++;
+    else if (text[from - 1] === ',') from--;
+    else continue;
+    const start = ascii ? from : utf8Encode(text.slice(0, from)).length;
+    const end = start + (to - from); // the span is ASCII
+    if ((await sha256HexOfParts([bytes.subarray(0, start), bytes.subarray(end)])) === checksum) return true;
+  }
+  return false;
+}
+
 /** Options of {@link jsonDocumentFormat}. */
 export interface JsonDocumentFormatOptions<P, D extends JsonObject> {
   /**
@@ -112,6 +160,14 @@ export interface JsonDocumentFormatOptions<P, D extends JsonObject> {
   readonly formatVersion?: string;
   /** Precompiled validator (e.g. ajv standalone code); compiled from the schema with ajv when absent. */
   readonly validator?: DocumentValidator;
+  /**
+   * The top-level member that holds the payload exactly as given (the default profile's
+   * `state`), if any. The writer then stores its one canonical serialization of the payload
+   * there instead of serializing it again. The schema must accept any JSON value at this
+   * member: the document is validated with `null` in its place (the payload itself was
+   * checked by the profile's payload schema and by canonical encoding).
+   */
+  readonly payloadMember?: string;
 }
 
 /**
@@ -131,13 +187,35 @@ export function jsonDocumentFormat<P, D extends JsonObject>(options: JsonDocumen
       assertValid(validate(document), `snapshot ${draft.sequence} of run ${draft.runId}`);
       return { bytes, snapshot: { ...draft, integrity } };
     },
+    ...(options.payloadMember !== undefined ? { encodePayloadText: encodeText(options, validate, options.payloadMember) } : {}),
     async decode(bytes, where) {
       const plain = isGzip(bytes) ? gunzip(bytes, where) : bytes;
-      const document = parseJson(utf8Decode(plain, where), where);
+      const text = utf8Decode(plain, where);
+      const document = parseJson(text, where);
       assertValid(validate(document), where);
-      await verifyDocument(document as JsonObject, where);
+      const integrity = (document as JsonObject)[INTEGRITY_FIELD] as { checksum?: unknown } | undefined;
+      if (!(await verifyStoredBytes(plain, text, integrity?.checksum))) await verifyDocument(document as JsonObject, where);
       const draft = options.fromDocument(document as D);
       return { ...draft, integrity: (document as JsonObject)[INTEGRITY_FIELD] as Integrity };
     },
+  };
+}
+
+function encodeText<P, D extends JsonObject>(
+  options: JsonDocumentFormatOptions<P, D>,
+  validate: (doc: unknown) => ReturnType<DocumentValidator>,
+  member: string,
+): NonNullable<DocumentFormat<P>['encodePayloadText']> {
+  return async (header, payloadText) => {
+    const document = options.toDocument({ ...header, payload: null as P }) as JsonObject;
+    if (!Object.hasOwn(document, member)) throw new CheckpointError('checkpoint_config_invalid', `toDocument did not place the payload at "${member}"`);
+    assertValid(validate({ ...document, [INTEGRITY_FIELD]: { format_version: options.formatVersion ?? FORMAT_VERSION, algorithm: 'sha256', checksum: '0'.repeat(64) } }), `snapshot ${header.sequence} of run ${header.runId}`);
+    const members = new Map<string, string>();
+    for (const key of Object.keys(document)) {
+      const value = document[key];
+      if (key !== INTEGRITY_FIELD && key !== member && value !== undefined) members.set(key, canonicalJson(value));
+    }
+    members.set(member, payloadText);
+    return sealMembers(members, options.formatVersion);
   };
 }

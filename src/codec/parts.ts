@@ -53,123 +53,244 @@ export function hasPartRefs(value: JsonValue): boolean {
   return Object.values(value).some(hasPartRefs);
 }
 
-const size = (v: JsonValue): number => utf8Encode(canonicalJson(v)).length;
+/** UTF-8 length of a string's JSON form, without building the bytes. */
+function jsonStringBytes(text: string): number {
+  const json = JSON.stringify(text);
+  let n = json.length;
+  for (let i = 0; i < json.length; i++) {
+    const c = json.charCodeAt(i);
+    if (c < 0x80) continue;
+    if (c < 0x800) n += 1;
+    else if (c >= 0xd800 && c <= 0xdbff) {
+      n += 2; // a surrogate pair: 2 UTF-16 units, 4 bytes
+      i++;
+    } else n += 2;
+  }
+  return n;
+}
 
+/** One value of the document that could move to a part file. */
 interface Slot {
-  parent: JsonObject | JsonValue[];
-  key: string | number;
-  value: JsonValue;
-  bytes: number;
+  readonly parent: JsonObject | JsonValue[];
+  readonly key: string | number;
+  readonly value: JsonValue;
+  /** Canonical JSON size in bytes. */
+  readonly bytes: number;
+  /** Candidate slots inside this value (marked dead when it moves). */
+  readonly children: Slot[];
+  /** For an array: the size of each item. */
+  readonly items?: readonly number[];
+  /** Size now, after values inside it moved out. */
+  current: number;
+  /** The nearest enclosing slot. */
+  up?: Slot;
+  dead: boolean;
+}
+
+const MIN_MOVE = 256; // moving smaller values would cost more in references than it saves
+
+/**
+ * Canonical JSON size of `value`, computed once for every node bottom-up (linear in the
+ * document), collecting the values of at least {@link MIN_MOVE} bytes as slots. Part
+ * references are never moved. Throws `checkpoint_too_large` at once for a string that
+ * alone exceeds `maxBytes`: no split can make such a document fit.
+ */
+function measure(value: JsonValue, parent: JsonObject | JsonValue[] | undefined, key: string | number, out: Slot[], siblings: Slot[], maxBytes: number): number {
+  let bytes: number;
+  const children: Slot[] = [];
+  let items: number[] | undefined;
+  if (typeof value === 'string') {
+    bytes = jsonStringBytes(value);
+    if (bytes > maxBytes) {
+      throw new CheckpointError('checkpoint_too_large', `a single value of ${bytes} bytes exceeds the ${maxBytes}-byte limit and cannot be split`, { details: { bytes, limit: maxBytes } });
+    }
+  } else if (Array.isArray(value)) {
+    bytes = 2 + Math.max(0, value.length - 1);
+    items = [];
+    for (let i = 0; i < value.length; i++) {
+      const b = measure(value[i]!, value, i, out, children, maxBytes);
+      items.push(b);
+      bytes += b;
+    }
+  } else if (isObject(value)) {
+    const keys = Object.keys(value);
+    bytes = 2;
+    let count = 0;
+    for (const k of keys) {
+      const v = value[k];
+      if (v === undefined) continue;
+      if (parent === undefined && k === 'integrity') {
+        bytes += jsonStringBytes(k) + 1 + utf8Encode(canonicalJson(v)).length; // never moved
+      } else bytes += jsonStringBytes(k) + 1 + (isRef(value) ? utf8Encode(canonicalJson(v)).length : measure(v, value, k, out, children, maxBytes));
+      count++;
+    }
+    bytes += Math.max(0, count - 1);
+  } else bytes = canonicalJson(value).length; // numbers, booleans, null: ASCII
+  if (parent !== undefined && bytes >= MIN_MOVE && !(isObject(value) && isRef(value))) {
+    const slot: Slot = { parent, key, value, bytes, current: bytes, children, dead: false, ...(items ? { items } : {}) };
+    for (const child of children) child.up = slot;
+    out.push(slot);
+    siblings.push(slot);
+  } else siblings.push(...children);
+  return bytes;
+}
+
+function kill(slot: Slot): void {
+  const stack = [...slot.children];
+  while (stack.length > 0) {
+    const s = stack.pop()!;
+    if (s.dead) continue;
+    s.dead = true;
+    stack.push(...s.children);
+  }
+  slot.dead = true;
 }
 
 /**
  * Splits `document` so that its main file is at most `maxBytes`, moving the largest
  * values (objects, arrays, long strings) into part files named by `partKey(n)`. Arrays
- * larger than `maxBytes` are cut into chunks. The `integrity` member is never moved.
- * Throws `checkpoint_too_large` when a single value that cannot be cut (a string) is
- * over `maxBytes`, or when even the references do not fit.
+ * larger than `maxBytes` whose items each fit are cut into chunks. The `integrity` member
+ * is never moved. Throws `checkpoint_too_large` when a single value that cannot be cut (a
+ * string) is over `maxBytes`, or when even the references do not fit.
+ *
+ * Linear in the document (issue 13, defect 6): every value's size is measured once, the
+ * candidates are taken largest first, and each byte is serialized into at most one part.
  */
 export async function splitDocument(document: JsonObject, maxBytes: number, partKey: (n: number) => string): Promise<SplitResult> {
   const main = structuredClone(document) as JsonObject;
   const parts: PartFile[] = [];
-  const minMove = 256; // moving smaller values would cost more in references than it saves
+  const slots: Slot[] = [];
+  let mainBytes = measure(main, undefined, '', slots, [], maxBytes);
   const makePart = async (value: JsonValue): Promise<PartFile> => {
     const data = utf8Encode(canonicalJson(value));
-    if (data.length > maxBytes) {
-      throw new CheckpointError('checkpoint_too_large', `a single value of ${data.length} bytes exceeds the ${maxBytes}-byte limit and cannot be split`, {
-        details: { bytes: data.length, limit: maxBytes },
-      });
-    }
     return { key: partKey(parts.length + 1), sha256: await sha256Hex(data), bytes: data.length, data };
   };
   const refOf = (p: PartFile): PartRef => ({ key: p.key, sha256: p.sha256, bytes: p.bytes });
-
-  for (let guard = 0; size(main) > maxBytes; guard++) {
-    if (guard > 100_000) break;
-    // Collect candidate slots, largest first. Refs and the integrity block are never moved.
-    const slots: Slot[] = [];
-    const visit = (parent: JsonObject | JsonValue[], key: string | number, value: JsonValue): void => {
-      if (isObject(value) && isRef(value)) return;
-      const bytes = size(value);
-      if (bytes < minMove) return;
-      slots.push({ parent, key, value, bytes });
-      if (Array.isArray(value)) value.forEach((v, i) => visit(value, i, v));
-      else if (isObject(value)) for (const [k, v] of Object.entries(value)) visit(value, k, v);
-    };
-    for (const [k, v] of Object.entries(main)) if (k !== 'integrity') visit(main, k, v);
-    slots.sort((a, b) => b.bytes - a.bytes);
-    // An oversized array whose items each fit in a part is cut into chunks first: moving
-    // its items one by one (each the "largest value that fits") would take one pass per
-    // item, every pass re-serializing the whole document — hours for a 12 MB array of 1 KB items.
-    const chunkable = slots.find((s) => s.bytes > maxBytes && Array.isArray(s.value) && s.value.every((v) => size(v) + 2 <= maxBytes));
-    const slot = chunkable ?? slots.find((s) => s.bytes <= maxBytes) ?? slots.find((s) => Array.isArray(s.value));
-    if (!slot) break;
+  /** Moves `slot` to part files if it can; false when it is too large to move whole. */
+  const move = async (slot: Slot): Promise<boolean> => {
     let replacement: JsonValue;
-    if (slot.bytes <= maxBytes) {
+    if (slot.current <= maxBytes) {
       const part = await makePart(slot.value);
       parts.push(part);
       replacement = { [PART_MARKER]: refOf(part) } as unknown as JsonValue;
-    } else {
-      // An array too large for one part: chunk it greedily by element size.
-      const chunks: JsonValue[][] = [];
+    } else if (Array.isArray(slot.value) && slot.current === slot.bytes && slot.items && slot.items.every((b) => b + 2 <= maxBytes)) {
+      // An array too large for one part whose items each fit: chunk it greedily by item size.
+      const values = slot.value;
+      const refs: PartRef[] = [];
       let chunk: JsonValue[] = [];
       let chunkBytes = 2;
-      for (const item of slot.value as JsonValue[]) {
-        const b = size(item) + 1;
-        if (chunk.length > 0 && chunkBytes + b > maxBytes) {
-          chunks.push(chunk);
-          chunk = [];
-          chunkBytes = 2;
-        }
-        chunk.push(item);
-        chunkBytes += b;
-      }
-      if (chunk.length > 0) chunks.push(chunk);
-      const refs: PartRef[] = [];
-      for (const c of chunks) {
-        const part = await makePart(c);
+      const flush = async (): Promise<void> => {
+        const part = await makePart(chunk);
         parts.push(part);
         refs.push(refOf(part));
+        chunk = [];
+        chunkBytes = 2;
+      };
+      for (const [i, size] of slot.items.entries()) {
+        const b = size + 1;
+        if (chunk.length > 0 && chunkBytes + b > maxBytes) await flush();
+        chunk.push(values[i]!);
+        chunkBytes += b;
       }
+      if (chunk.length > 0) await flush();
       replacement = { [PARTS_MARKER]: refs } as unknown as JsonValue;
-    }
+    } else return false; // too large to move whole: its own values are candidates further down
     (slot.parent as Record<string | number, JsonValue>)[slot.key] = replacement;
+    const delta = utf8Encode(canonicalJson(replacement)).length - slot.current;
+    mainBytes += delta;
+    for (let a = slot.up; a; a = a.up) a.current += delta;
+    kill(slot);
+    return true;
+  };
+  // Largest first (stable: among equal sizes, document order); each value is serialized into at most one part.
+  slots.sort((a, b) => b.bytes - a.bytes);
+  for (const slot of slots) {
+    if (mainBytes <= maxBytes) break;
+    if (!slot.dead) await move(slot);
   }
-  const mainBytes = size(main);
-  if (mainBytes > maxBytes) {
-    throw new CheckpointError('checkpoint_too_large', `snapshot main document is ${mainBytes} bytes after splitting, over the ${maxBytes}-byte limit`, {
-      details: { bytes: mainBytes, limit: maxBytes },
+  // Still too large: the references themselves add up. Enclosing values that were too large
+  // before their contents moved out may fit now (a part may hold references): move them,
+  // largest first, in passes over what is left. A move only shrinks its enclosing values, so
+  // each pass is linear and there are at most as many passes as the document is deep.
+  for (let progress = true; progress && mainBytes > maxBytes; ) {
+    progress = false;
+    const left = slots.filter((s) => !s.dead).sort((a, b) => b.current - a.current);
+    for (const slot of left) {
+      if (mainBytes <= maxBytes) break;
+      if (!slot.dead && slot.current <= maxBytes && slot.current >= MIN_MOVE && (await move(slot))) progress = true;
+    }
+  }
+  const out = utf8Encode(canonicalJson(main)).length;
+  if (out > maxBytes) {
+    throw new CheckpointError('checkpoint_too_large', `snapshot main document is ${out} bytes after splitting, over the ${maxBytes}-byte limit`, {
+      details: { bytes: out, limit: maxBytes },
     });
   }
   return { main, parts };
 }
 
+/** What a part loader returns: the part's JSON value, or its stored bytes (checked without serializing them again). */
+export type LoadedPart = JsonValue | { readonly bytes: Uint8Array; readonly value: () => JsonValue };
+
+const isLoadedBytes = (v: LoadedPart): v is { bytes: Uint8Array; value: () => JsonValue } =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) && (v as { bytes?: unknown }).bytes instanceof Uint8Array && typeof (v as { value?: unknown }).value === 'function';
+
 /**
  * Replaces every part reference in `document` with the part's content, loaded through
  * `load` and checked against its recorded SHA-256 (`checkpoint_integrity_mismatch`
- * on a mismatch, `checkpoint_not_found` for a missing part).
+ * on a mismatch, `checkpoint_not_found` for a missing part). A loader that returns the
+ * part's stored bytes has them hashed as stored (part files are canonical JSON); only
+ * when that does not match is the parsed value re-serialized and checked.
+ *
+ * Linear in the document: references are collected in one synchronous walk, the parts
+ * of each level are loaded together, and values are substituted in place.
  */
-export async function resolveParts(document: JsonValue, load: (key: string) => Promise<JsonValue | undefined>): Promise<JsonValue> {
+export async function resolveParts(document: JsonValue, load: (key: string) => Promise<LoadedPart | undefined>): Promise<JsonValue> {
   const fetchRef = async (ref: PartRef): Promise<JsonValue> => {
-    const value = await load(ref.key);
-    if (value === undefined) throw new CheckpointError('checkpoint_not_found', `part file ${ref.key} is missing`, { details: { key: ref.key } });
-    const actual = await sha256Hex(canonicalJson(value));
-    if (actual !== ref.sha256) throw new CheckpointError('checkpoint_integrity_mismatch', `part file ${ref.key} does not match its checksum`, { details: { key: ref.key } });
-    return value;
-  };
-  const walk = async (value: JsonValue): Promise<JsonValue> => {
-    if (Array.isArray(value)) return Promise.all(value.map(walk));
-    if (!isObject(value)) return value;
-    if (isRef(value)) {
-      const single = value[PART_MARKER] as unknown as PartRef | undefined;
-      if (single) return walk(await fetchRef(single));
-      const many = value[PARTS_MARKER] as unknown as PartRef[];
-      const chunks = await Promise.all(many.map(fetchRef));
-      return walk(chunks.flatMap((c) => (Array.isArray(c) ? c : [c])));
+    const loaded = await load(ref.key);
+    if (loaded === undefined) throw new CheckpointError('checkpoint_not_found', `part file ${ref.key} is missing`, { details: { key: ref.key } });
+    if (isLoadedBytes(loaded)) {
+      const value = loaded.value();
+      if ((await sha256Hex(loaded.bytes)) !== ref.sha256 && (await sha256Hex(canonicalJson(value))) !== ref.sha256) throw mismatch(ref);
+      return value;
     }
-    const out: JsonObject = {};
-    for (const [k, v] of Object.entries(value)) out[k] = await walk(v);
-    return out;
+    if ((await sha256Hex(canonicalJson(loaded))) !== ref.sha256) throw mismatch(ref);
+    return loaded as JsonValue;
   };
-  return walk(document);
+  const root: { value: JsonValue } = { value: document };
+  let pending: { holder: Record<string | number, JsonValue>; key: string | number; ref: JsonObject }[] = [];
+  const collect = (holder: Record<string | number, JsonValue>, key: string | number): void => {
+    const stack: [Record<string | number, JsonValue>, string | number][] = [[holder, key]];
+    while (stack.length > 0) {
+      const [h, k] = stack.pop()!;
+      const v = h[k]!;
+      if (Array.isArray(v)) for (let i = 0; i < v.length; i++) stack.push([v as unknown as Record<number, JsonValue>, i]);
+      else if (isObject(v)) {
+        if (isRef(v)) pending.push({ holder: h, key: k, ref: v });
+        else for (const name of Object.keys(v)) stack.push([v, name]);
+      }
+    }
+  };
+  collect(root, 'value');
+  while (pending.length > 0) {
+    const level = pending;
+    pending = [];
+    const loaded = await Promise.all(
+      level.map(async ({ ref }) => {
+        const single = ref[PART_MARKER] as unknown as PartRef | undefined;
+        if (single) return fetchRef(single);
+        const chunks = await Promise.all((ref[PARTS_MARKER] as unknown as PartRef[]).map(fetchRef));
+        return chunks.flatMap((c) => (Array.isArray(c) ? c : [c]));
+      }),
+    );
+    level.forEach(({ holder, key }, i) => {
+      holder[key] = loaded[i]!;
+      collect(holder, key); // a part may itself hold references
+    });
+  }
+  return root.value;
+}
+
+function mismatch(ref: PartRef): CheckpointError {
+  return new CheckpointError('checkpoint_integrity_mismatch', `part file ${ref.key} does not match its checksum`, { details: { key: ref.key } });
 }

@@ -16,30 +16,57 @@ function subtle(): SubtleCrypto {
 }
 
 interface SyncHash {
-  createHash(algorithm: 'sha256'): { update(data: Uint8Array): { digest(encoding: 'hex'): string } };
+  update(data: Uint8Array | string): SyncHash;
+  digest(encoding: 'hex'): string;
 }
 
-// Where the runtime has node:crypto (Node >= 20.16, Bun, Deno), hash on the calling thread:
-// WebCrypto's digest goes through the thread pool and costs ~0.3 ms a call on a loaded
-// machine, most of a small checkpoint's time. getBuiltinModule is not an import, so this
-// module still loads in browsers and edge runtimes, which take the WebCrypto path.
-const syncHash: SyncHash | undefined = (() => {
+/**
+ * Node's synchronous, incremental hash when the runtime offers it without an import
+ * (`process.getBuiltinModule`, Node >= 20.16): a WebCrypto digest is a round trip through a
+ * worker job, which costs more than hashing a small document itself. Browsers, Deno, Bun
+ * and edge runtimes without it use WebCrypto; the result is the same.
+ */
+const nodeCreateHash: ((algorithm: 'sha256') => SyncHash) | undefined = (() => {
   try {
-    const get = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process?.getBuiltinModule;
-    return typeof get === 'function' ? (get('node:crypto') as SyncHash | undefined) : undefined;
+    const proc = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
+    const mod = proc?.getBuiltinModule?.('node:crypto') as { createHash?: (algorithm: string) => SyncHash } | undefined;
+    return typeof mod?.createHash === 'function' ? (algorithm) => mod.createHash!(algorithm) : undefined;
   } catch {
     return undefined;
   }
 })();
 
 /**
- * SHA-256 of `data` (bytes, or a string taken as UTF-8) as lower-case hex: node:crypto where
- * the runtime has it, else WebCrypto, so the same code runs in Node 20, browsers, Deno, Bun
- * and edge runtimes.
+ * SHA-256 of `data` (bytes, or a string taken as UTF-8) as lower-case hex, through
+ * WebCrypto so the same code runs in Node 20, browsers, Deno, Bun and edge runtimes
+ * (Node's own hash when available, see above).
  */
 export async function sha256Hex(data: Uint8Array | string): Promise<string> {
+  if (nodeCreateHash) return nodeCreateHash('sha256').update(data).digest('hex');
   const bytes = typeof data === 'string' ? utf8Encode(data) : data;
-  if (syncHash) return syncHash.createHash('sha256').update(bytes).digest('hex');
   const digest = await subtle().digest('SHA-256', bytes as Uint8Array<ArrayBuffer>);
   return toHex(new Uint8Array(digest));
+}
+
+/** SHA-256 of the concatenation of `parts`, without building the concatenation where the runtime can hash incrementally. */
+export async function sha256HexOfParts(parts: readonly Uint8Array[]): Promise<string> {
+  if (nodeCreateHash) {
+    const hash = nodeCreateHash('sha256');
+    for (const p of parts) hash.update(p);
+    return hash.digest('hex');
+  }
+  return sha256Hex(concatBytes(parts));
+}
+
+/** One buffer holding `parts` in order. */
+export function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
+  let length = 0;
+  for (const p of parts) length += p.length;
+  const out = new Uint8Array(length);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { canonicalJson, parseJson } from '../codec/canonical-json.js';
+import { concatBytes } from '../codec/sha256.js';
 import { utf8Decode, utf8Encode } from '../codec/utf8.js';
 import { Rfc3339Schema } from './snapshot.js';
 import { assertValid, compileValidator, type DocumentValidator, type JsonSchema } from './validate.js';
@@ -46,9 +47,37 @@ export function decodeRunIndex(bytes: Uint8Array, where = 'index.json'): RunInde
   return doc as RunIndex;
 }
 
+/**
+ * UTF-8 canonical JSON of frozen entries, computed once each. A frozen entry whose members
+ * are all strings and numbers cannot change, so its bytes cannot go stale; the writer
+ * freezes the entries it keeps, which makes rewriting an index cost a copy of bytes, not a
+ * serialization and an encoding of every entry.
+ */
+const entryBytes = new WeakMap<RunIndexEntry, Uint8Array>();
+const COMMA = utf8Encode(',');
+
+function bytesOfEntry(entry: RunIndexEntry): Uint8Array {
+  if (!Object.isFrozen(entry)) return utf8Encode(canonicalJson(entry));
+  let bytes = entryBytes.get(entry);
+  if (bytes === undefined) {
+    bytes = utf8Encode(canonicalJson(entry));
+    entryBytes.set(entry, bytes);
+  }
+  return bytes;
+}
+
 /** Canonical JSON bytes of an index. */
 export function encodeRunIndex(index: RunIndex): Uint8Array {
-  return utf8Encode(canonicalJson(index));
+  const { checkpoints, ...rest } = index;
+  if (Object.keys(rest).length !== 3 || !('run_id' in rest && 'checkpoint_count' in rest && 'last_updated' in rest)) return utf8Encode(canonicalJson(index));
+  // Members in canonical order: checkpoint_count, checkpoints, last_updated, run_id.
+  const parts: Uint8Array[] = [utf8Encode(`{"checkpoint_count":${canonicalJson(index.checkpoint_count)},"checkpoints":[`)];
+  checkpoints.forEach((e, i) => {
+    if (i > 0) parts.push(COMMA);
+    parts.push(bytesOfEntry(e));
+  });
+  parts.push(utf8Encode(`],"last_updated":${canonicalJson(index.last_updated)},"run_id":${canonicalJson(index.run_id)}}`));
+  return concatBytes(parts);
 }
 
 /** An empty index for `runId`. */
@@ -63,6 +92,20 @@ export function emptyRunIndex(runId: string, now: string): RunIndex {
  * conflict retries combine indexes without losing entries.
  */
 export function mergeRunIndex(index: RunIndex, entries: readonly RunIndexEntry[], now: string): RunIndex {
+  // The writer's usual case: new sequences after the last one, in order — an append.
+  let last = index.checkpoints.at(-1)?.sequence ?? 0;
+  let appends = index.checkpoints.every((e, i) => i === 0 || index.checkpoints[i - 1]!.sequence < e.sequence);
+  for (const e of entries) {
+    if (!appends || e.sequence <= last) {
+      appends = false;
+      break;
+    }
+    last = e.sequence;
+  }
+  if (appends) {
+    const checkpoints = [...index.checkpoints, ...entries];
+    return { run_id: index.run_id, checkpoint_count: checkpoints.length, checkpoints, last_updated: now };
+  }
   const bySequence = new Map<number, RunIndexEntry>();
   for (const e of index.checkpoints) bySequence.set(e.sequence, e);
   for (const e of entries) bySequence.set(e.sequence, e);

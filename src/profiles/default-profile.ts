@@ -112,5 +112,6 @@ export const defaultProfile: Profile<JsonValue> = defineProfile<JsonValue>({
     schema: DefaultDocumentSchema,
     toDocument: (s) => ({ ...toLifecycleHeader(s), status: s.status as DefaultDocument['status'], state: s.payload }),
     fromDocument: (d) => ({ ...fromLifecycleHeader(d), payload: d.state }),
+    payloadMember: 'state',
   }),
 });

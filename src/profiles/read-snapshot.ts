@@ -26,7 +26,7 @@ export async function decodeStoredSnapshot<P>(storage: StorageAdapter, profile: 
   if (!text.includes(`"${PART_MARKER}"`) && !text.includes(`"${PARTS_MARKER}"`)) return profile.document.decode(bytes, key);
   const resolved = await resolveParts(parseJson(text, key), async (partKey) => {
     const part = await storage.get(partKey);
-    return part ? parseJson(utf8Decode(part.bytes, partKey), partKey) : undefined;
+    return part ? { bytes: part.bytes, value: () => parseJson(utf8Decode(part.bytes, partKey), partKey) } : undefined;
   });
   return profile.document.decode(utf8Encode(canonicalJson(resolved)), key);
 }

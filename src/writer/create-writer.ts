@@ -2,23 +2,26 @@ import { parseRfc3339, systemClock, toRfc3339 } from '../model/clock.js';
 import { CheckpointError, toCheckpointError } from '../model/errors.js';
 import { newUuidV4 } from '../model/ids.js';
 import type { RunIndexEntry } from '../model/run-index.js';
-import type { Snapshot, SnapshotDraft, TriggerRecord } from '../model/snapshot.js';
+import type { TriggerRecord } from '../model/snapshot.js';
+import { canonicalJson, parseJson } from '../codec/canonical-json.js';
 import { encodeBatchFile } from '../profiles/batch-file.js';
+import type { Profile } from '../profiles/define-profile.js';
 import type { HistoryRef } from '../profiles/layout.js';
 import { shouldCoalesce, type CoalesceBase } from './coalescing.js';
+import { isPreservedRun, perRunPolicyOf, planPrune } from './auto-retention.js';
 import { createWriterEmitter } from './events.js';
 import { createHeartbeat } from './heartbeat.js';
 import { executeWrite, type CreateOp, type IndexState, type ReplaceOp, type WritePlan } from './ordered-write.js';
 import { withRetry } from './retry.js';
 import { createRunLock, defaultIsProcessAlive, defaultLockIdentity, type RunLock } from './run-lock.js';
 import { recoverRun, type HeadLocation } from './sequence-recovery.js';
-import { encodeForStorage, type SizePolicy, type StorableSnapshot } from './size-limit.js';
+import { encodeForStorage, type SizePolicy, type SnapshotHeader, type StorableSnapshot } from './size-limit.js';
 import { materialText, validateTrigger, type ValidatedTrigger } from './triggers.js';
 import type { CheckpointFailure, CheckpointInput, CheckpointResult, CheckpointSuccess, CheckpointWriter, WriterEventMap, WriterOptions } from './types.js';
 
 /** A checkpoint call waiting in the queue. */
 interface Job<P> {
-  readonly trigger: ValidatedTrigger<P>;
+  readonly trigger: ValidatedTrigger;
   readonly resolve: (result: CheckpointResult<P>) => void;
   /**
    * Later calls with the same material state, queued right behind this one. They can only
@@ -30,7 +33,10 @@ interface Job<P> {
 
 /** The newest durable snapshot: the coalescing base, and what a coalesced trigger rewrites. */
 interface Head<P> {
-  readonly snapshot: Snapshot<P>;
+  /** Everything but the payload (private: results carry their own copies). */
+  readonly header: SnapshotHeader<P>;
+  /** The payload's canonical JSON: what a rewrite stores again, whatever the caller did to its objects. */
+  readonly payloadText: string;
   /** Canonical JSON of its material state (the coalescing key). */
   readonly material: string;
   readonly createdAtMs: number;
@@ -41,7 +47,9 @@ interface Head<P> {
 
 /** A new snapshot planned in the current group. */
 interface Planned<P> {
-  readonly draft: SnapshotDraft<P>;
+  /** Replaced when coalesced triggers are added to its `source_details`. */
+  draft: SnapshotHeader<P>;
+  readonly payloadText: string;
   readonly material: string;
   readonly createdAtMs: number;
   readonly creator: Job<P>;
@@ -107,6 +115,9 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
   const batchWhenLow = options.batchWhenBudgetLow ?? true;
   const groupCommit = options.groupCommit ?? true;
   const useAtomicBatch = storage.capabilities.atomicBatch && typeof storage.batch === 'function';
+  if (options.autoRetention !== undefined && typeof options.autoRetention !== 'boolean') throw configError('autoRetention must be a boolean');
+  const perRunPolicy = options.autoRetention === false || typeof profile.layout.historyKey !== 'function' ? undefined : perRunPolicyOf(profile.retention);
+  const autoRetention = perRunPolicy && !perRunPolicy.preserveRunIds.has(runId) ? perRunPolicy : undefined;
 
   const layout = profile.layout;
   const latestKey = layout.latestKey(runId);
@@ -141,7 +152,11 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
   let head: Head<P> | undefined;
   const index: IndexState = {};
   let unindexed: readonly RunIndexEntry[] = [];
-  let lastInput: { status: string; payload: P } | undefined;
+  /** The run's history entries, ascending by sequence (kept only for automatic retention). */
+  let history: RunIndexEntry[] = [];
+  /** Part files written by this writer, by sequence (deleted with their snapshot). */
+  const partsBySequence = new Map<number, string[]>();
+  let lastInput: { status: string; payloadText: string } | undefined;
   const queue: Job<P>[] = [];
   let scheduled = false;
   let tail: Promise<unknown> = Promise.resolve();
@@ -173,7 +188,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
     ...(layout.partKey ? { partKey: (n: number) => layout.partKey!(ref, revision === 0 ? `${n}.json` : `${n}.r${revision}.json`) } : {}),
   });
 
-  const refOf = (d: SnapshotDraft<P>): HistoryRef => ({ runId, id: d.id, sequence: d.sequence, source: d.source });
+  const refOf = (d: SnapshotHeader<P>): HistoryRef => ({ runId, id: d.id, sequence: d.sequence, source: d.source });
 
   const ensureOpen = async (): Promise<void> => {
     if (opened && !needsRecovery) return;
@@ -189,11 +204,17 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
     index.doc = recovered.index.doc;
     index.version = recovered.index.version;
     unindexed = recovered.unindexed;
+    if (autoRetention) {
+      const bySequence = new Map<number, RunIndexEntry>();
+      for (const e of [...(recovered.index.doc?.checkpoints ?? []), ...recovered.unindexed]) if (e.file_path !== latestKey) bySequence.set(e.sequence, Object.freeze({ ...e }));
+      history = [...bySequence.values()].sort((a, b) => a.sequence - b.sequence);
+    }
     const s = recovered.head?.snapshot;
     head =
       s && recovered.head
         ? {
-            snapshot: s,
+            header: { id: s.id, runId: s.runId, sequence: s.sequence, createdAt: s.createdAt, source: s.source, sourceDetails: s.sourceDetails, ...(s.priority ? { priority: s.priority } : {}), status: s.status },
+            payloadText: canonicalJson(s.payload),
             material: materialText(profile, s.status, s.payload),
             createdAtMs: parseRfc3339(s.createdAt),
             location: recovered.head.location,
@@ -240,7 +261,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
         continue;
       }
       const sequence = nextSequence;
-      const draft: SnapshotDraft<P> = {
+      const draft: SnapshotHeader<P> = {
         id: profile.newSnapshotId({ runId, sequence, source: t.source, createdAtMs: t.at }),
         runId,
         sequence,
@@ -249,18 +270,17 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
         sourceDetails: [],
         ...(t.priority ? { priority: t.priority } : {}),
         status: t.status,
-        payload: t.payload,
       };
       let stored: StorableSnapshot<P>;
       try {
-        stored = await encodeForStorage(profile, draft, sizePolicy(refOf(draft), 0));
+        stored = await encodeForStorage(profile, draft, t.payloadText, sizePolicy(refOf(draft), 0));
       } catch (raw) {
         // Not storable (schema, size): this checkpoint fails alone and uses no number.
         job.resolve(failure(toCheckpointError(raw, 'checkpoint_schema_invalid', 'snapshot cannot be encoded'), 'validate'));
         continue;
       }
       nextSequence++;
-      planned.push({ draft, material: t.material, createdAtMs: t.at, creator: job, coalesced: [], details: [], stored, key: latestKey });
+      planned.push({ draft, payloadText: t.payloadText, material: t.material, createdAtMs: t.at, creator: job, coalesced: [], details: [], stored, key: latestKey });
       heartbeat.reset(t.status === activeStatus);
     }
     if (planned.length === 0 && intoHead.length === 0) return;
@@ -269,15 +289,14 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
       // Snapshots that took coalesced triggers are encoded again with their source_details.
       for (const p of planned) {
         if (p.details.length === 0) continue;
-        const draft = { ...p.draft, sourceDetails: [...p.details] };
-        p.stored = await encodeForStorage(profile, draft, sizePolicy(refOf(draft), 0));
+        p.draft = { ...p.draft, sourceDetails: [...p.details] };
+        p.stored = await encodeForStorage(profile, p.draft, p.payloadText, sizePolicy(refOf(p.draft), 0));
       }
-      let headRewrite: { stored: StorableSnapshot<P>; location: HeadLocation } | undefined;
+      let headRewrite: { stored: StorableSnapshot<P>; location: HeadLocation; header: SnapshotHeader<P> } | undefined;
       if (intoHead.length > 0 && head) {
-        const { integrity: _integrity, ...rest } = head.snapshot;
-        const details = [...rest.sourceDetails, ...intoHead.map((x) => x.record)];
-        const draft: SnapshotDraft<P> = { ...rest, sourceDetails: details };
-        headRewrite = { stored: await encodeForStorage(profile, draft, sizePolicy(refOf(draft), details.length)), location: head.location };
+        const details = [...head.header.sourceDetails, ...intoHead.map((x) => x.record)];
+        const draft: SnapshotHeader<P> = { ...head.header, sourceDetails: details };
+        headRewrite = { stored: await encodeForStorage(profile, draft, head.payloadText, sizePolicy(refOf(draft), details.length)), location: head.location, header: draft };
       }
 
       // Build the write plan.
@@ -297,7 +316,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
         const loc = headRewrite.location;
         if (loc.kind === 'history') replaces.push({ key: loc.key, bytes: headRewrite.stored.bytes, ifVersion: loc.version });
         if (loc.kind === 'batch') {
-          const members = loc.members.map((m) => (m.sequence === head!.snapshot.sequence ? { sequence: m.sequence, bytes: headRewrite!.stored.bytes } : m));
+          const members = loc.members.map((m) => (m.sequence === head!.header.sequence ? { sequence: m.sequence, bytes: headRewrite!.stored.bytes } : m));
           replaces.push({ key: loc.key, bytes: encodeBatchFile(members), ifVersion: loc.version });
         }
       }
@@ -317,20 +336,19 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
         }
       }
       const latestBytes = newest?.stored.bytes ?? headRewrite?.stored.bytes;
-      const entries: RunIndexEntry[] = [
-        ...unindexed,
-        ...(hasHistory
-          ? planned.map((p) => ({ sequence: p.draft.sequence, checkpoint_id: p.draft.id, trigger: p.draft.source, timestamp: p.draft.createdAt, file_path: p.key, status: p.draft.status }))
-          : newest
-            ? [{ sequence: newest.draft.sequence, checkpoint_id: newest.draft.id, trigger: newest.draft.source, timestamp: newest.draft.createdAt, file_path: latestKey, status: newest.draft.status }]
-            : []),
-      ];
+      // Frozen: the index encoder then serializes each entry once, however often the index is rewritten.
+      const entryOf = (p: Planned<P>, filePath: string): RunIndexEntry =>
+        Object.freeze({ sequence: p.draft.sequence, checkpoint_id: p.draft.id, trigger: p.draft.source, timestamp: p.draft.createdAt, file_path: filePath, status: p.draft.status });
+      const written = hasHistory ? planned.map((p) => entryOf(p, p.key)) : [];
+      const entries: RunIndexEntry[] = [...unindexed, ...(hasHistory ? written : newest ? [entryOf(newest, latestKey)] : [])];
+      const prune = autoRetention && planned.length > 0 ? await prunable() : [];
       const plan: WritePlan = {
         creates,
         replaces,
         ...(latestBytes ? { latest: { key: latestKey, bytes: latestBytes } } : {}),
-        ...(indexKey && entries.length > 0 ? { index: { key: indexKey, entries } } : {}),
+        ...(indexKey && entries.length > 0 ? { index: { key: indexKey, entries, ...(prune.length > 0 ? { remove: new Set(prune.map((e) => e.file_path)) } : {}) } } : {}),
       };
+      for (const p of planned) if (p.stored.parts.length > 0) partsBySequence.set(p.draft.sequence, p.stored.parts.map((part) => part.key));
 
       const through = newest?.draft.sequence ?? lastSequence;
       const report = await withRetry(
@@ -352,10 +370,10 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
                   kind: 'batch',
                   key: loc.key,
                   version: report.versions.get(loc.key) ?? loc.version,
-                  members: loc.members.map((m) => (m.sequence === head!.snapshot.sequence ? { sequence: m.sequence, bytes: headRewrite!.stored.bytes } : m)),
+                  members: loc.members.map((m) => (m.sequence === head!.header.sequence ? { sequence: m.sequence, bytes: headRewrite!.stored.bytes } : m)),
                 }
               : loc;
-        head = { ...head, snapshot: headRewrite.stored.snapshot, location };
+        head = { ...head, header: headRewrite.header, location };
         const key = loc.kind === 'history' || loc.kind === 'batch' ? loc.key : latestKey;
         const s = headRewrite.stored.snapshot;
         for (const { job } of intoHead) {
@@ -395,13 +413,16 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
       }
       if (newest) {
         lastSequence = newest.draft.sequence;
-        const s = newest.stored.snapshot;
         let location: HeadLocation;
         if (!hasHistory) location = { kind: 'latest' };
         else if (batchFile) location = { kind: 'batch', key: batchFile.key, version: report.versions.get(batchFile.key) ?? '', members: batchFile.members };
         else location = { kind: 'history', key: newest.key, version: report.versions.get(newest.key) ?? '' };
         if ((location.kind === 'history' || location.kind === 'batch') && location.version === '') location = { kind: 'fixed' };
-        head = { snapshot: s, material: newest.material, createdAtMs: newest.createdAtMs, location };
+        head = { header: newest.draft, payloadText: newest.payloadText, material: newest.material, createdAtMs: newest.createdAtMs, location };
+      }
+      if (autoRetention) {
+        history.push(...written);
+        if (prune.length > 0) await removePruned(prune);
       }
     } catch (raw) {
       // Nothing of this group is acknowledged. Numbers go back to the pool, but storage is
@@ -419,6 +440,43 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
     }
   };
 
+  /** History entries the per-run policy lets go now (none while the run is within its bound, or when it is preserved). */
+  const prunable = async (): Promise<RunIndexEntry[]> => {
+    const candidates = planPrune(history, autoRetention!);
+    if (candidates.length === 0) return [];
+    try {
+      return (await isPreservedRun(storage, profile as Profile<unknown>, runId)) ? [] : candidates;
+    } catch (raw) {
+      failure(toCheckpointError(raw, 'checkpoint_storage_unavailable', 'could not read the preserved runs list'), 'retention');
+      return [];
+    }
+  };
+
+  /**
+   * Deletes pruned snapshots once the index that no longer lists them is durable. A failed
+   * delete leaves an unindexed file, which the next open indexes again and prunes again.
+   */
+  const removePruned = async (prune: readonly RunIndexEntry[]): Promise<void> => {
+    const gone = new Set(prune);
+    history = history.filter((e) => !gone.has(e));
+    const keys = new Set<string>();
+    for (const e of prune) {
+      keys.add(e.file_path);
+      for (const part of partsBySequence.get(e.sequence) ?? []) keys.add(part);
+      partsBySequence.delete(e.sequence);
+    }
+    const deleted: string[] = [];
+    for (const key of keys) {
+      try {
+        await storage.delete(key);
+        deleted.push(key);
+      } catch (raw) {
+        failure(toCheckpointError(raw, 'checkpoint_retention_prune_failed', `could not delete ${key}`), 'retention');
+      }
+    }
+    emitter.emit('pruned', { runId, sequences: prune.map((e) => e.sequence), keys: deleted });
+  };
+
   const schedule = (): void => {
     if (scheduled) return;
     scheduled = true;
@@ -430,7 +488,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
     });
   };
 
-  const enqueue = (trigger: ValidatedTrigger<P>): Promise<CheckpointResult<P>> =>
+  const enqueue = (trigger: ValidatedTrigger): Promise<CheckpointResult<P>> =>
     new Promise((resolve) => {
       const last = queue.at(-1);
       if (last && last.trigger.material === trigger.material && last.riders.length < maxQueue) last.riders.push({ trigger, resolve, riders: [] });
@@ -447,7 +505,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
     if (closing || closed) {
       return Promise.resolve(failure(new CheckpointError('checkpoint_closed', `writer of run ${runId} is closed`, { details: { runId } }), during === 'heartbeat' ? 'heartbeat' : 'validate'));
     }
-    let trigger: ValidatedTrigger<P>;
+    let trigger: ValidatedTrigger;
     try {
       trigger = validateTrigger(profile, input, clock.now());
     } catch (raw) {
@@ -465,7 +523,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
         ),
       );
     }
-    lastInput = { status: trigger.status, payload: trigger.payload };
+    lastInput = { status: trigger.status, payloadText: trigger.payloadText };
     if (trigger.status !== activeStatus) heartbeat.reset(false);
     return enqueue(trigger);
   };
@@ -475,7 +533,8 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
     if (!lastInput || lastInput.status !== activeStatus || heartbeatSource === undefined) return;
     let payload: P;
     try {
-      payload = options.heartbeatPayload ? options.heartbeatPayload(lastInput.payload) : lastInput.payload;
+      const last = parseJson(lastInput.payloadText, 'payload') as P;
+      payload = options.heartbeatPayload ? options.heartbeatPayload(last) : last;
     } catch (raw) {
       failure(toCheckpointError(raw, 'checkpoint_schema_invalid', 'heartbeatPayload failed'), 'heartbeat');
       heartbeat.reset(true);

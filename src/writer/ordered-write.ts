@@ -1,5 +1,5 @@
 import { CheckpointError, isCheckpointError } from '../model/errors.js';
-import { decodeRunIndex, emptyRunIndex, encodeRunIndex, mergeRunIndex, type RunIndex, type RunIndexEntry } from '../model/run-index.js';
+import { decodeRunIndex, emptyRunIndex, encodeRunIndex, mergeRunIndex, pruneRunIndex, type RunIndex, type RunIndexEntry } from '../model/run-index.js';
 import type { BatchOperation, StorageAdapter } from '../storage/adapter.js';
 import type { WriteFence } from './run-lock.js';
 
@@ -24,8 +24,12 @@ export interface WritePlan {
   readonly replaces: readonly ReplaceOp[];
   /** The new `latest` document. */
   readonly latest?: { readonly key: string; readonly bytes: Uint8Array };
-  /** Entries to merge into the run index (conditional replace). */
-  readonly index?: { readonly key: string; readonly entries: readonly RunIndexEntry[] };
+  /**
+   * Entries to merge into the run index (conditional replace), and the `file_path`s of
+   * entries to drop from it (the writer's automatic per-run retention; their files are
+   * deleted only after this plan is durable).
+   */
+  readonly index?: { readonly key: string; readonly entries: readonly RunIndexEntry[]; readonly remove?: ReadonlySet<string> };
 }
 
 /** The writer's cached copy of the run index and the version it was read or written at. */
@@ -76,8 +80,16 @@ async function readIndex(storage: StorageAdapter, key: string, state: IndexState
   }
 }
 
-function mergedIndex(runId: string, state: IndexState, entries: readonly RunIndexEntry[], now: string): { doc: RunIndex; bytes: Uint8Array } {
-  const doc = mergeRunIndex(state.doc ?? emptyRunIndex(runId, now), entries, now);
+function mergedIndex(runId: string, state: IndexState, plan: NonNullable<WritePlan['index']>, now: string): { doc: RunIndex; bytes: Uint8Array } {
+  let base = state.doc ?? emptyRunIndex(runId, now);
+  let entries = plan.entries;
+  const remove = plan.remove;
+  if (remove && remove.size > 0) {
+    base = pruneRunIndex(base, remove, now);
+    // Entries re-indexed after a crash (unindexed files) may be the very ones being pruned.
+    entries = entries.filter((e) => !remove.has(e.file_path));
+  }
+  const doc = mergeRunIndex(base, entries, now);
   return { doc, bytes: encodeRunIndex(doc) };
 }
 
@@ -118,7 +130,7 @@ export async function executeWrite(
       if (fence?.check) ops.push(fence.check);
       let merged: { doc: RunIndex; bytes: Uint8Array } | undefined;
       if (plan.index) {
-        merged = mergedIndex(runId, index, plan.index.entries, now());
+        merged = mergedIndex(runId, index, plan.index, now());
         ops.push({ type: 'put', key: plan.index.key, bytes: merged.bytes, ...(index.version !== undefined ? { ifVersion: index.version } : { ifAbsent: true }) });
       }
       try {
@@ -188,7 +200,7 @@ export async function executeWrite(
   }
   if (plan.index) {
     for (let round = 0; ; round++) {
-      const merged = mergedIndex(runId, index, plan.index.entries, now());
+      const merged = mergedIndex(runId, index, plan.index, now());
       try {
         const r = await storage.put(plan.index.key, merged.bytes, index.version !== undefined ? { ifVersion: index.version } : { ifAbsent: true });
         index.doc = merged.doc;

@@ -2,13 +2,17 @@ import { canonicalJson, parseJson, type JsonObject } from '../codec/canonical-js
 import type { PartFile } from '../codec/parts.js';
 import { utf8Decode, utf8Encode } from '../codec/utf8.js';
 import { CheckpointError } from '../model/errors.js';
-import type { Snapshot, SnapshotDraft } from '../model/snapshot.js';
+import type { Integrity, Snapshot, SnapshotDraft } from '../model/snapshot.js';
 import type { Profile } from '../profiles/define-profile.js';
+
+/** A snapshot without its payload: what the writer keeps of one besides the payload's text. */
+export type SnapshotHeader<P> = Omit<SnapshotDraft<P>, 'payload'>;
 
 /** A snapshot ready to store: its main document and the part files it references. */
 export interface StorableSnapshot<P> {
   /** Bytes of the main document (part references in place of moved values, if split). */
   readonly bytes: Uint8Array;
+  /** The snapshot handed to the caller (a fresh object; the writer never reads it back). */
   readonly snapshot: Snapshot<P>;
   /** Part files, written create-only before the document that references them. */
   readonly parts: readonly PartFile[];
@@ -23,25 +27,64 @@ export interface SizePolicy {
 }
 
 /**
- * Encodes a draft through the profile and applies the size limit (phased-workflow-github.md
- * `size_management`: 10 MB; "split large arrays into separate files, store references in
- * main checkpoint"). Over the limit, a JSON document is split with the profile's `splitDocument`
- * (phasedWorkflow moves `phase_outputs` first; others the largest values first) when the
- * profile allows it and its layout has part keys; otherwise `checkpoint_too_large`.
- * The checksum covers the reassembled document, so readers (`decodeStoredSnapshot`) see
- * exactly what was written.
+ * The snapshot object a checkpoint result carries. Its `payload` is parsed from the stored
+ * text on first access (most callers never read it back), so handing it out costs nothing,
+ * and the object belongs to the caller: mutating it cannot change what the writer stores.
  */
-export async function encodeForStorage<P>(profile: Profile<P>, draft: SnapshotDraft<P>, policy: SizePolicy): Promise<StorableSnapshot<P>> {
-  const { bytes, snapshot } = await profile.document.encode(draft);
+export function snapshotFromText<P>(header: SnapshotHeader<P>, integrity: Integrity, payloadText: string): Snapshot<P> {
+  const snapshot = { ...header, sourceDetails: header.sourceDetails.map((r) => ({ ...r })), integrity } as Snapshot<P>;
+  const settle = (value: P): P => {
+    Object.defineProperty(snapshot, 'payload', { value, writable: true, enumerable: true, configurable: true });
+    return value;
+  };
+  Object.defineProperty(snapshot, 'payload', {
+    enumerable: true,
+    configurable: true,
+    get: () => settle(parseJson(payloadText, 'payload') as P),
+    set: settle,
+  });
+  return snapshot;
+}
+
+function tooLarge(profile: { readonly name: string }, sequence: number, bytes: number, limit: number, why: string): CheckpointError {
+  return new CheckpointError('checkpoint_too_large', `snapshot ${sequence} is ${bytes} bytes, over the ${limit}-byte limit, and profile "${profile.name}" ${why}`, {
+    details: { sequence, bytes, limit },
+  });
+}
+
+/**
+ * Refuses, before any encoding, a payload whose canonical text alone is over the limit
+ * when the snapshot could not be split anyway (`checkpoint_too_large`). `payloadText.length`
+ * is a lower bound of its UTF-8 size, so nothing storable is refused.
+ */
+export function assertPayloadFits<P>(profile: Profile<P>, payloadText: string, policy: SizePolicy, sequence = 0): void {
+  if (payloadText.length <= policy.maxBytes) return;
+  if (policy.onOversize === 'reject') throw tooLarge(profile, sequence, payloadText.length, policy.maxBytes, 'rejects oversized snapshots');
+  if (!policy.partKey || profile.document.extension !== '.json') throw tooLarge(profile, sequence, payloadText.length, policy.maxBytes, 'cannot split its documents');
+}
+
+/**
+ * Encodes a snapshot through the profile and applies the size limit (phased-workflow-github.md
+ * `size_management`: 10 MB; "split large arrays into separate files, store references in
+ * main checkpoint"). The payload comes as its canonical text: a profile whose format stores
+ * it unchanged (`encodePayloadText`) places that text in the document as is; others get a
+ * private parsed copy. Over the limit, a JSON document is split with the profile's
+ * `splitDocument` (phasedWorkflow moves `phase_outputs` first; others the largest values
+ * first) when the profile allows it and its layout has part keys; otherwise
+ * `checkpoint_too_large`. The checksum covers the reassembled document, so readers
+ * (`decodeStoredSnapshot`) see exactly what was written.
+ */
+export async function encodeForStorage<P>(profile: Profile<P>, header: SnapshotHeader<P>, payloadText: string, policy: SizePolicy): Promise<StorableSnapshot<P>> {
+  assertPayloadFits(profile, payloadText, policy, header.sequence);
+  let bytes: Uint8Array;
+  let integrity: Integrity;
+  if (profile.document.encodePayloadText) ({ bytes, integrity } = await profile.document.encodePayloadText(header, payloadText));
+  else ({ bytes, snapshot: { integrity } } = await profile.document.encode({ ...header, payload: parseJson(payloadText, 'payload') as P }));
+  const snapshot = snapshotFromText(header, integrity, payloadText);
   if (bytes.length <= policy.maxBytes) return { bytes, snapshot, parts: [] };
-  const details = { sequence: draft.sequence, bytes: bytes.length, limit: policy.maxBytes };
-  if (policy.onOversize === 'reject') {
-    throw new CheckpointError('checkpoint_too_large', `snapshot ${draft.sequence} is ${bytes.length} bytes, over the ${policy.maxBytes}-byte limit, and profile "${profile.name}" rejects oversized snapshots`, { details });
-  }
-  if (!policy.partKey || profile.document.extension !== '.json') {
-    throw new CheckpointError('checkpoint_too_large', `snapshot ${draft.sequence} is ${bytes.length} bytes, over the ${policy.maxBytes}-byte limit, and profile "${profile.name}" cannot split its documents`, { details });
-  }
-  const document = parseJson(utf8Decode(bytes), `snapshot ${draft.sequence}`) as JsonObject;
+  if (policy.onOversize === 'reject') throw tooLarge(profile, header.sequence, bytes.length, policy.maxBytes, 'rejects oversized snapshots');
+  if (!policy.partKey || profile.document.extension !== '.json') throw tooLarge(profile, header.sequence, bytes.length, policy.maxBytes, 'cannot split its documents');
+  const document = parseJson(utf8Decode(bytes), `snapshot ${header.sequence}`) as JsonObject;
   const { main, parts } = await profile.splitDocument(document, policy.maxBytes, policy.partKey);
   return { bytes: utf8Encode(canonicalJson(main)), snapshot, parts };
 }

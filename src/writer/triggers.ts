@@ -1,15 +1,19 @@
-import { canonicalJson, parseJson, rememberCanonicalJson } from '../codec/canonical-json.js';
+import { canonicalJson } from '../codec/canonical-json.js';
 import { CheckpointError, isCheckpointError } from '../model/errors.js';
 import type { Priority } from '../model/snapshot.js';
 import type { Profile } from '../profiles/define-profile.js';
 import type { CheckpointInput } from './types.js';
 
 /** A checkpoint request that passed validation, frozen at call time. */
-export interface ValidatedTrigger<P> {
+export interface ValidatedTrigger {
   readonly source: string;
   readonly status: string;
-  /** A private deep copy: the agent may mutate its object after calling `checkpoint()`. */
-  readonly payload: P;
+  /**
+   * The payload's canonical JSON, taken at call time. It is the writer's private copy (the
+   * agent may mutate its object after calling `checkpoint()`) and the text that is stored:
+   * no object copy is made, and nothing is keyed on the agent's object.
+   */
+  readonly payloadText: string;
   readonly priority?: Priority;
   /** Clock time of the call, in epoch ms. */
   readonly at: number;
@@ -42,7 +46,7 @@ export function materialText<P>(profile: Profile<P>, status: string, payload: P)
  * storable as JSON. Every failure is `checkpoint_schema_invalid` with the JSON paths of the
  * offending values in `details.paths` (never the values themselves).
  */
-export function validateTrigger<P>(profile: Profile<P>, input: CheckpointInput<P>, at: number): ValidatedTrigger<P> {
+export function validateTrigger<P>(profile: Profile<P>, input: CheckpointInput<P>, at: number): ValidatedTrigger {
   if (input === null || typeof input !== 'object') {
     throw new CheckpointError('checkpoint_schema_invalid', 'checkpoint() needs { source, status, payload }');
   }
@@ -63,20 +67,15 @@ export function validateTrigger<P>(profile: Profile<P>, input: CheckpointInput<P
       details: { profile: profile.name, paths },
     });
   }
-  let payload: P;
+  let payloadText: string;
   let material: string;
   try {
-    // The private copy is the payload as it will be stored (parsed back from its canonical
-    // JSON, so Dates are strings and undefined members are gone). Its text is computed once
-    // and remembered: the document encoder finds it instead of serializing the payload again.
-    const text = canonicalJson(parsed.data);
-    payload = parseJson(text, 'payload') as P;
-    if (typeof payload === 'object' && payload !== null) rememberCanonicalJson(payload, text);
-    const view = profile.materialView(payload);
-    material = view === payload ? `{"material":${text},"status":${JSON.stringify(status)}}` : materialText(profile, status, payload);
+    payloadText = canonicalJson(parsed.data);
+    const view = profile.materialView(parsed.data);
+    material = view === parsed.data ? `{"material":${payloadText},"status":${JSON.stringify(status)}}` : canonicalJson({ status, material: view as never });
   } catch (err) {
     if (isCheckpointError(err)) throw err;
     throw new CheckpointError('checkpoint_schema_invalid', 'payload cannot be stored as JSON', { cause: err });
   }
-  return { source, status, payload, at, material, ...(spec.priority ? { priority: spec.priority } : {}) };
+  return { source, status, payloadText, at, material, ...(spec.priority ? { priority: spec.priority } : {}) };
 }

@@ -173,6 +173,17 @@ export interface WriterOptions<P> {
    * @default true
    */
   readonly batchWhenBudgetLow?: boolean;
+  /**
+   * Keep the run within its profile's per-run retention policy as it is written: with the
+   * default and snapshotLifecycle profiles, the newest 50 snapshots and the newest `failed`
+   * and `completed` one; older history entries are dropped from the index and deleted in
+   * batches (O(1) amortized per checkpoint). Runs in `preserved_runs.json` are never pruned.
+   * Applies only when the profile's policy is made of `keep-last`, `keep-latest-status` and
+   * `preserve-runs` rules; age limits, compression and cross-run tiers stay with
+   * `runRetention` / `cleanupAfterRunCompletion`. `false` keeps every snapshot until those run.
+   * @default true
+   */
+  readonly autoRetention?: boolean;
 }
 
 /** Payloads of the writer's events. None carries payload contents. */
@@ -207,9 +218,14 @@ export interface WriterEventMap {
     readonly runId: string;
     readonly reasonCode: ReasonCode;
     readonly error: CheckpointError;
-    /** `'lease'`: a background renewal of the run lock failed, or found the run taken over. */
-    readonly during: 'validate' | 'queue' | 'write' | 'open' | 'heartbeat' | 'flush' | 'close' | 'lease';
+    /** `'lease'`: a background renewal of the run lock failed, or found the run taken over; `'retention'`: automatic per-run retention failed. */
+    readonly during: 'validate' | 'queue' | 'write' | 'open' | 'heartbeat' | 'flush' | 'close' | 'lease' | 'retention';
   };
+  /**
+   * Automatic per-run retention deleted old snapshots of the run (see `WriterOptions.autoRetention`).
+   * `keys` lists the files deleted (history entries and their part files).
+   */
+  pruned: { readonly runId: string; readonly sequences: readonly number[]; readonly keys: readonly string[] };
   /** A group write failed and will be attempted again after `delayMs`. */
   retry: { readonly runId: string; readonly attempt: number; readonly delayMs: number; readonly reasonCode: ReasonCode };
   /** The heartbeat timer fired. */
