@@ -329,11 +329,11 @@ export function planRetention(inventory: RetentionInventory, policy: RetentionPo
       const bit = 1 << (RULE_SHIFT + k);
       switch (rule.rule) {
         case 'keep-last': {
-          // Newest first by sequence; a clock that stepped back can put an old time above a young one, so skip, don't stop.
-          for (let i = n - 1, c = 0; i >= 0 && c < rule.count; i--) {
-            if (now - snaps[i]!.createdAtMs >= rule.maxAgeMs) continue;
-            masks[o + i]! |= bit;
-            c++;
+          // The `count` newest by sequence, each kept only while younger than maxAge. An old
+          // snapshot (a clock that stepped back) still takes its place in the count, so an age
+          // limit only ever removes: raising a count or a duration never deletes more.
+          for (let i = n - 1, c = 0; i >= 0 && c < rule.count; i--, c++) {
+            if (now - snaps[i]!.createdAtMs < rule.maxAgeMs) masks[o + i]! |= bit;
           }
           break;
         }
@@ -358,13 +358,13 @@ export function planRetention(inventory: RetentionInventory, policy: RetentionPo
           let last = NaN;
           for (let i = n - 1; i >= 0; i--) {
             const ms = snaps[i]!.createdAtMs;
-            if (now - ms >= rule.maxAgeMs) continue;
             const b = bucket(ms);
             // Buckets almost always arrive in order; the set catches the rare zone whose clock steps back over a boundary.
             if (b === last || seen?.has(b)) continue;
             (seen ??= new Set()).add(b);
             last = b;
-            masks[o + i]! |= bit;
+            // As with keep-last, an old bucket keeps its place in the count but is not kept itself.
+            if (now - ms < rule.maxAgeMs) masks[o + i]! |= bit;
             if (++kept >= rule.count) break;
           }
           break;

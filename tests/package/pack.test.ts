@@ -18,8 +18,8 @@ describe('npm pack contents', () => {
     files = (JSON.parse(out) as { files: PackFile[] }[])[0]!.files.map((f) => f.path).sort();
   }, 180_000);
 
-  it('ships README, LICENSE, CHANGELOG and package.json', () => {
-    for (const f of ['README.md', 'LICENSE', 'CHANGELOG.md', 'package.json']) expect(files).toContain(f);
+  it('ships README, DESIGN, LICENSE, CHANGELOG and package.json', () => {
+    for (const f of ['README.md', 'DESIGN.md', 'LICENSE', 'CHANGELOG.md', 'package.json']) expect(files).toContain(f);
   });
 
   it('ships ESM, CJS and both type flavours for every subpath in the exports map', () => {
@@ -33,7 +33,7 @@ describe('npm pack contents', () => {
   });
 
   it('ships nothing but dist and the documents: no sources, tests, fixtures, examples or source maps', () => {
-    const allowed = /^(dist\/[^/]+\.(js|cjs|d\.ts|d\.cts)|README\.md|LICENSE|CHANGELOG\.md|package\.json)$/;
+    const allowed = /^(dist\/[^/]+\.(js|cjs|d\.ts|d\.cts)|README\.md|DESIGN\.md|LICENSE|CHANGELOG\.md|package\.json)$/;
     expect(files.filter((f) => !allowed.test(f))).toEqual([]);
     expect(files.some((f) => /(^|\/)(src|tests|examples|bench|fixtures)\//.test(f))).toBe(false);
     expect(files.some((f) => f.endsWith('.map'))).toBe(false);

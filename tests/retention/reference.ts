@@ -134,8 +134,8 @@ export function referencePlan(inv: RetentionInventory, policy: RetentionPolicy, 
           case 'keep-last': {
             const maxAge = durationMs(rule.maxAge);
             if (age >= maxAge) break;
-            const newerYoung = snaps.filter((t) => newer(t, s) && now - t.createdAtMs < maxAge).length;
-            if (newerYoung < rule.count) add(s, name);
+            // The count newest by sequence, whatever their age; the age limit only removes.
+            if (snaps.filter((t) => newer(t, s)).length < rule.count) add(s, name);
             break;
           }
           case 'keep-within':
@@ -149,9 +149,9 @@ export function referencePlan(inv: RetentionInventory, policy: RetentionPolicy, 
             if (rule.count === 0 || age >= maxAge) break;
             const tz = rule.timeZone ?? 'UTC';
             const b = referenceBucket(rule.unit, tz, s.createdAtMs);
-            const young = snaps.filter((t) => now - t.createdAtMs < maxAge);
-            if (young.some((t) => newer(t, s) && referenceBucket(rule.unit, tz, t.createdAtMs) === b)) break;
-            const newerBuckets = new Set(young.filter((t) => newer(t, s)).map((t) => referenceBucket(rule.unit, tz, t.createdAtMs)));
+            // Buckets of every snapshot, whatever its age; the age limit only removes.
+            if (snaps.some((t) => newer(t, s) && referenceBucket(rule.unit, tz, t.createdAtMs) === b)) break;
+            const newerBuckets = new Set(snaps.filter((t) => newer(t, s)).map((t) => referenceBucket(rule.unit, tz, t.createdAtMs)));
             newerBuckets.delete(b);
             if (newerBuckets.size < rule.count) add(s, name);
             break;

@@ -83,6 +83,19 @@ describe('retention orders a run by sequence (issue 13 item 4)', () => {
     expect(plan.snapshots.filter((p) => p.action === 'delete').map((p) => p.snapshot.sequence)).toEqual([1, 2, 3, 4, 5, 6]);
   });
 
+  it('example: an age limit only removes, so raising it never deletes more (a clock that stepped back)', () => {
+    // Sequence 3 carries an older time than 1 and 2 (the clock stepped back by two days).
+    const times = [0, 0, 2 * 86_400_000];
+    const keptWith = (maxAge: '1d' | '7d'): number[] =>
+      planRetention(inventoryOf(runOf(['a', 'b', 'c'].map((c) => c.repeat(10)), times)), { rules: [keepLast(2, { maxAge })] }, NOW)
+        .snapshots.filter((p) => p.action === 'keep' && p.reasons.some((r) => r.startsWith('keep-last')))
+        .map((p) => p.snapshot.sequence);
+    // The two highest sequences are 2 and 3; 3 is older than a day, so only 2 is kept by the rule.
+    expect(keptWith('1d')).toEqual([2]);
+    // Raising the limit adds 3 and removes nothing (letting 1 take 3's place at 1d made 1 flip to delete at 7d).
+    expect(keptWith('7d')).toEqual([2, 3]);
+  });
+
   it('end to end: a writer whose clock does not move, then runRetention(keepLast(2)), leaves the two newest', async () => {
     // Real writer, random ids, one millisecond for every snapshot: 10 runs make the old
     // order (random ids) fail with certainty short of 1 in 28^10.
