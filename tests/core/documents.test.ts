@@ -48,10 +48,11 @@ describe('default profile document', () => {
         const { bytes, snapshot } = await defaultProfile.document.encode(draft);
         expect(validate(JSON.parse(utf8Decode(bytes)))).toEqual([]);
         const back = await defaultProfile.document.decode(bytes, 'x');
-        expect(back).toEqual(snapshot);
+        // JSON has no -0: the stored (and decoded) payload is the canonical one, 0 for -0.
+        expect(back).toEqual({ ...snapshot, payload: JSON.parse(canonicalJson(snapshot.payload)) });
         expect(canonicalJson(back.payload)).toBe(canonicalJson(draft.payload));
         // gzip is transparent
-        expect(await defaultProfile.document.decode(gzip(bytes), 'x.gz')).toEqual(snapshot);
+        expect(await defaultProfile.document.decode(gzip(bytes), 'x.gz')).toEqual(back);
       }),
       { numRuns: 60 },
     );
