@@ -83,6 +83,8 @@ const threw = (c: LineChild): string[] => c.lines.filter((l) => l.startsWith('TH
       profile: defaultProfile,
       runId: 'outage-in-process',
       heartbeatIntervalMs: false,
+      // Every acknowledged snapshot is checked afterwards, so the writer's per-run retention stays off.
+      autoRetention: false,
       coalesceWindowMs: 0,
       retryBaseMs: 50,
       retryMaxMs: 200,
