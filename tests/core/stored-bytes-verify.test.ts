@@ -9,12 +9,14 @@ import { documentChecksum, sealDocumentBytes } from 'savepoint/toolkit';
 import { verifyStoredBytes } from '../../src/codec/json-document.js';
 
 const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
+/** JSON values savepoint stores: canonical JSON refuses `__proto__` keys anywhere, by design. */
+const storableJson = (): fc.Arbitrary<JsonValue> => (fc.jsonValue() as fc.Arbitrary<JsonValue>).filter((v) => !JSON.stringify(v).includes('"__proto__"'));
 const dec = (b: Uint8Array): string => new TextDecoder().decode(b);
 
 describe('sealing and verifying over the stored bytes', () => {
   it('property: the stored bytes are the canonical JSON of the sealed document, and the checksum is documentChecksum', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.dictionary(fc.string({ minLength: 1, maxLength: 12 }).filter((k) => k !== '__proto__' && k !== 'integrity'), fc.jsonValue() as fc.Arbitrary<JsonValue>), async (doc) => {
+      fc.asyncProperty(fc.dictionary(fc.string({ minLength: 1, maxLength: 12 }).filter((k) => k !== '__proto__' && k !== 'integrity'), storableJson()), async (doc) => {
         const sealed = await sealDocumentBytes(doc as JsonObject);
         expect(dec(sealed.bytes)).toBe(canonicalJson(sealed.document));
         expect(sealed.integrity.checksum).toBe(await documentChecksum(sealed.document));
@@ -26,7 +28,7 @@ describe('sealing and verifying over the stored bytes', () => {
 
   it('property: any single changed byte outside the checksum fails the fast check', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.jsonValue() as fc.Arbitrary<JsonValue>, fc.nat(), fc.integer({ min: 1, max: 255 }), async (state, at, xor) => {
+      fc.asyncProperty(storableJson(), fc.nat(), fc.integer({ min: 1, max: 255 }), async (state, at, xor) => {
         const sealed = await sealDocumentBytes({ a: 'x', state, z: 1 });
         const bytes = sealed.bytes.slice();
         const i = at % bytes.length;
