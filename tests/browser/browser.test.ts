@@ -36,7 +36,12 @@ describe.skipIf(!CHROMIUM && !process.env.CI)('in a browser, under a CSP without
       target: 'es2022',
       write: false,
       // The built package, as a user's bundler would see it.
-      alias: { savepoint: join(ROOT, 'dist/index.js'), 'savepoint/github': join(ROOT, 'dist/github.js') },
+      alias: {
+        savepoint: join(ROOT, 'dist/index.js'),
+        'savepoint/github': join(ROOT, 'dist/github.js'),
+        'savepoint/toolkit': join(ROOT, 'dist/toolkit.js'),
+        'savepoint/phased-workflow': join(ROOT, 'dist/phased-workflow.js'),
+      },
       metafile: true,
       // dist/ is bundled by path here, so esbuild reports the sideEffects:false chunk imports it drops;
       // under node_modules (as users install it) it does not.

@@ -1,13 +1,12 @@
 /**
- * Runs in headless Chromium, bundled from the BUILT package (browser.test.ts aliases
- * `savepoint` and `savepoint/github` to dist/; type-checking sees src/), on a page whose
+ * Runs in headless Chromium, bundled from the BUILT package (browser.test.ts aliases every
+ * `savepoint` entry it imports to dist/; type-checking sees src/), on a page whose
  * Content-Security-Policy forbids 'unsafe-eval'. It writes, resumes and validates with
  * the core, memoryStorage and githubStorage, and reports to window.__savepoint.
  */
 import { compileValidator, readSnapshot } from 'savepoint/toolkit';
 import { createWriter, defaultProfile, memoryStorage, planResume, type JsonValue } from 'savepoint';
 import { initialPhasedPayload, phasedWorkflow, type PhaseOutputs, type PhasedWorkflowPayload } from 'savepoint/phased-workflow';
-import { utf8Decode, utf8Encode } from '../../src/codec/utf8.js';
 import { githubStorage } from 'savepoint/github';
 
 type Outcome = Record<string, unknown>;
@@ -32,7 +31,7 @@ async function memoryScenario(): Promise<Outcome> {
   // Tamper with latest: validation must catch it (ajv precompiled + checksum).
   const key = defaultProfile.layout.latestKey('browser-run');
   const stored = await storage.get(key);
-  const tampered = utf8Encode(utf8Decode(stored!.bytes).replace('"step":3', '"step":4'));
+  const tampered = new TextEncoder().encode(new TextDecoder().decode(stored!.bytes).replace('"step":3', '"step":4'));
   await storage.put(key, tampered);
   let tamperCode = '';
   try {
