@@ -22,3 +22,19 @@ export function assertBatchOperation(op: BatchOperation): void {
     throw new CheckpointError('checkpoint_config_invalid', `batch check of ${op.key} needs ifVersion or ifAbsent`, { details: { key: op.key } });
   }
 }
+
+/**
+ * Checks a whole `batch()` call before anything is applied: an array, every operation (see
+ * {@link assertBatchOperation}), the adapter's own checks through `each` (size limits,
+ * conditions), and no key named twice (`checkpoint_conflict`).
+ */
+export function assertBatchOperations(operations: readonly BatchOperation[], each?: (op: BatchOperation) => void): void {
+  if (!Array.isArray(operations)) throw new CheckpointError('checkpoint_config_invalid', 'batch() takes an array of operations');
+  const seen = new Set<string>();
+  for (const op of operations) {
+    assertBatchOperation(op);
+    each?.(op);
+    if (seen.has(op.key)) throw new CheckpointError('checkpoint_conflict', `batch names ${op.key} twice`, { details: { key: op.key } });
+    seen.add(op.key);
+  }
+}

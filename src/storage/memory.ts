@@ -1,7 +1,7 @@
 import { CheckpointError } from '../model/errors.js';
 import { assertBytesArgument, assertOptionsArgument } from '../model/arguments.js';
 import type { BatchOperation, BatchOutcome, DeleteOptions, PutOptions, PutResult, StorageAdapter, StorageEntry, StoredObject } from './adapter.js';
-import { assertBatchOperation } from './batch-operation.js';
+import { assertBatchOperations } from './batch-operation.js';
 import { assertKey, assertPrefix } from './keys.js';
 
 /** Options of {@link memoryStorage}. */
@@ -103,14 +103,10 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageAdapte
 
     async batch(operations: readonly BatchOperation[]): Promise<BatchOutcome[]> {
       open();
-      const seen = new Set<string>();
-      for (const op of operations) {
-        assertBatchOperation(op);
-        if (seen.has(op.key)) throw new CheckpointError('checkpoint_conflict', `batch names ${op.key} twice`, { details: { key: op.key } });
-        seen.add(op.key);
+      assertBatchOperations(operations, (op) => {
         if (op.type === 'put') checkSize(op.key, op.bytes);
         check(op.key, op);
-      }
+      });
       return operations.map((op): BatchOutcome => {
         if (op.type === 'put') return { type: 'put', key: op.key, version: store(op.key, op.bytes) };
         if (op.type === 'delete') return { type: 'delete', key: op.key, existed: cells.delete(op.key) };

@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import { systemClock, type Clock } from '../../model/clock.js';
 import { CheckpointError } from '../../model/errors.js';
 import type { BatchOperation, BatchOutcome, DeleteOptions, PutOptions, PutResult, StorageAdapter, StorageCapabilities, StorageEntry, StoredObject } from '../adapter.js';
-import { assertBatchOperation } from '../batch-operation.js';
+import { assertBatchOperations } from '../batch-operation.js';
 import { assertKey, assertPrefix } from '../keys.js';
 import { openChild, openDir, openRoot, type Containment, type Dir, type OpenedDir, type RootDir } from './dir.js';
 import { fdClose, fdOpen, fdStat, fdSync, fdUtimes, fdWriteAll, fsLink, fsRename, realIo, type FsIo } from './fd.js';
@@ -613,15 +613,9 @@ export function createFsStorage(options: FsStorageOptions, internals: FsInternal
       ? {
           async batch(operations: readonly BatchOperation[]): Promise<BatchOutcome[]> {
             assertOpen();
-            if (!Array.isArray(operations)) throw new CheckpointError('checkpoint_config_invalid', 'batch() takes an array of operations');
-            const seen = new Set<string>();
-            const ops = operations.map((op): BatchOperation => {
-              assertBatchOperation(op);
-              if (seen.has(op.key)) throw new CheckpointError('checkpoint_conflict', `batch names ${op.key} twice`, { details: { key: op.key } });
-              seen.add(op.key);
-              // Copied now: the caller may reuse its buffers as soon as batch() returns.
-              return op.type === 'put' ? { ...op, bytes: op.bytes.slice() } : op;
-            });
+            assertBatchOperations(operations);
+            // Copied now: the caller may reuse its buffers as soon as batch() returns.
+            const ops = operations.map((op): BatchOperation => (op.type === 'put' ? { ...op, bytes: op.bytes.slice() } : op));
             if (ops.length === 0) return [];
             return track(journaled(ops, 'writing', ops[0]!.key));
           },

@@ -12,7 +12,7 @@ import type {
   StorageEntry,
   StoredObject,
 } from '../adapter.js';
-import { assertBatchOperation } from '../batch-operation.js';
+import { assertBatchOperations } from '../batch-operation.js';
 import { assertKey, assertPrefix } from '../keys.js';
 import { gitBlobSha } from './git-blob.js';
 import { commitOperations, INIT_MARKER_PATH, restore } from './commit-builder.js';
@@ -697,19 +697,11 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
 
     async batch(operations: readonly BatchOperation[]): Promise<BatchOutcome[]> {
       open();
-      if (!Array.isArray(operations)) throw new CheckpointError('checkpoint_config_invalid', 'batch() takes an array of operations');
-      const seen = new Set<string>();
-      const ops: BatchOperation[] = [];
-      for (const op of operations as readonly BatchOperation[]) {
-        assertBatchOperation(op);
+      assertBatchOperations(operations, (op) => {
         assertConditions(op.key, op, op.type);
-        if (seen.has(op.key)) throw new CheckpointError('checkpoint_conflict', `batch names ${op.key} twice`, { details: { key: op.key } });
-        seen.add(op.key);
-        if (op.type === 'put') {
-          checkSize(op.key, op.bytes);
-          ops.push({ ...op, bytes: op.bytes.slice() });
-        } else ops.push({ ...op });
-      }
+        if (op.type === 'put') checkSize(op.key, op.bytes);
+      });
+      const ops: BatchOperation[] = operations.map((op) => (op.type === 'put' ? { ...op, bytes: op.bytes.slice() } : { ...op }));
       if (ops.length === 0) return [];
       return write(
         'batch',

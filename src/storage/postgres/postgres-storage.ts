@@ -1,6 +1,6 @@
 import { CheckpointError } from '../../model/errors.js';
 import type { BatchOperation, BatchOutcome, DeleteOptions, PutOptions, PutResult, StorageAdapter, StorageEntry, StoredObject } from '../adapter.js';
-import { assertBatchOperation } from '../batch-operation.js';
+import { assertBatchOperations } from '../batch-operation.js';
 import { assertKey, assertPrefix } from '../keys.js';
 import { createScrubber } from '../github/secrets.js';
 import { createOwnPool, type PostgresPool, type PostgresQueryResult } from './driver.js';
@@ -307,22 +307,18 @@ export function postgresStorage(options: PostgresStorageOptions): PostgresStorag
     },
 
     batch: (operations: readonly BatchOperation[]): Promise<BatchOutcome[]> => guard(async () => {
-      if (!Array.isArray(operations)) throw new CheckpointError('checkpoint_config_invalid', 'batch() takes an array of operations');
-      const seen = new Set<string>();
-      for (const op of operations) {
-        assertBatchOperation(op);
-        if (seen.has(op.key)) throw new CheckpointError('checkpoint_conflict', `batch names ${op.key} twice`, { details: { key: op.key } });
-        seen.add(op.key);
+      assertBatchOperations(operations, (op) => {
         if (op.type === 'put') checkSize(op.key, op.bytes);
-      }
+      });
       if (operations.length === 0) return [];
+      const ifAbsentOf = (op: BatchOperation): boolean => op.type !== 'delete' && op.ifAbsent === true;
       const versions: (string | null)[] = [];
       for (const op of operations) {
         if (op.ifVersion === undefined) {
           versions.push(null);
           continue;
         }
-        const v = typeof op.ifVersion === 'string' && !op.ifAbsent ? versionParam(op.ifVersion) : undefined;
+        const v = typeof op.ifVersion === 'string' && !ifAbsentOf(op) ? versionParam(op.ifVersion) : undefined;
         // A version this store never issued cannot match: the batch fails before reaching the server.
         if (v === undefined) throw conflict(op.key, 'version does not match');
         versions.push(v);
@@ -339,7 +335,7 @@ export function postgresStorage(options: PostgresStorageOptions): PostgresStorag
           operations.map((op) => op.key),
           values,
           versions,
-          operations.map((op) => op.ifAbsent === true),
+          operations.map(ifAbsentOf),
         ]);
       } catch (err) {
         const e = err as { code?: unknown; message?: unknown };
