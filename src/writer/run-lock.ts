@@ -76,6 +76,8 @@ export interface RunLock {
   readonly held: boolean;
 }
 
+const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => a.length === b.length && a.every((v, i) => v === b[i]);
+
 /** Owner ids of writers alive in this process: a lock naming this pid but no live owner was left by a dead writer. */
 const liveOwners = new Set<string>();
 
@@ -141,6 +143,8 @@ export function createRunLock(options: RunLockOptions): RunLock {
   let version: string | undefined;
   let leaseUntil = 0;
   let claimedThrough = 0;
+  /** A rewrite failed without saying whether it landed: `version` may be stale. */
+  let uncertain = false;
   let acquiredAt = toRfc3339(clock.now());
   // A store whose batch refuses `check` (an adapter still without it) is fenced by claims instead.
   let useCheck = options.atomic;
@@ -221,19 +225,40 @@ export function createRunLock(options: RunLockOptions): RunLock {
   /** Rewrites the lock (new lease, current claims), conditional on the version this writer holds. */
   const rewrite = async (): Promise<void> => {
     if (version === undefined) throw notHeld();
+    const bytes = document();
     try {
-      version = (await storage.put(key, document(), { ifVersion: version })).version;
+      version = (await storage.put(key, bytes, { ifVersion: version })).version;
     } catch (err) {
-      if (!isCheckpointError(err, 'checkpoint_conflict')) throw err;
-      const current = await storage.get(key);
-      if (current && parseLock(current.bytes)?.owner === options.owner) {
-        // An earlier rewrite landed although it reported failure: the lock is still ours.
+      const conflict = isCheckpointError(err, 'checkpoint_conflict');
+      // A write whose answer was lost may have landed all the same: the next fenced write must
+      // check the version the store now holds, not the one before, or it can never pass.
+      const current = await storage.get(key).catch(() => undefined);
+      const ours = current !== undefined && parseLock(current.bytes)?.owner === options.owner;
+      if (ours && (conflict || sameBytes(current.bytes, bytes))) {
+        // An earlier rewrite (or this one) landed although it reported failure: the lock is still ours.
         version = current.version;
+        uncertain = false;
+        schedule();
         return;
+      }
+      if (!conflict) {
+        // The outcome is unknown (and the store could not say): the next fenced write reads the
+        // lock first instead of fencing with a version that may be gone.
+        uncertain = true;
+        throw err;
       }
       throw lost(current);
     }
+    uncertain = false;
     schedule();
+  };
+
+  /** After a rewrite with an unknown outcome: adopts the version the store holds while the lock is still ours. */
+  const resync = async (): Promise<void> => {
+    const current = await storage.get(key);
+    if (!current || parseLock(current.bytes)?.owner !== options.owner) throw lost(current);
+    version = current.version;
+    uncertain = false;
   };
 
   const confirm = async (): Promise<void> => {
@@ -314,6 +339,7 @@ export function createRunLock(options: RunLockOptions): RunLock {
       return serial(async () => {
         for (;;) {
           const withCheck = useCheck;
+          if (uncertain) await resync();
           if (withCheck) {
             if (clock.now() >= leaseUntil - leaseMs / 2) await rewrite(); // the timer is late (event loop stalled): renew now
           } else {

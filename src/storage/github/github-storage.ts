@@ -410,8 +410,15 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
   };
   const keysOf = (w: QueuedWrite): string[] => w.operations.map((o) => o.key);
 
+  /**
+   * Queue entries this process already tried to push: a failed attempt (a rate limit or a lost
+   * answer after the commit was made) may have landed, so the next attempt checks before it
+   * writes instead of conflicting with its own write.
+   */
+  const attempted = new Set<number>();
   /** Pushes one queued write; the same code paths as a direct write, told that an earlier attempt may have landed. */
-  const apply = async (w: QueuedWrite): Promise<void> => {
+  const apply = async (queued: QueuedWrite): Promise<void> => {
+    const w = attempted.has(queued.seq) ? { ...queued, maybeLanded: true } : queued;
     const [op] = w.operations;
     if (w.kind === 'put' && op?.type === 'put' && op.bytes.length <= ctx.inlineMaxBytes) {
       const { type: _t, key, bytes, ...cond } = op;
@@ -454,6 +461,7 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
       try {
         await apply(w);
       } catch (err) {
+        attempted.add(w.seq);
         if (isCheckpointError(err, 'checkpoint_rate_limited')) {
           const at = retryAtOf(err) ?? clock.now() + 60_000;
           if (wait) {
@@ -469,6 +477,7 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
         throw err;
       }
       await queue.shift(w.seq);
+      attempted.delete(w.seq);
       emit({ type: 'queue_flushed', level: 'info', seq: w.seq, keys: keysOf(w), pending: queue.size });
     }
     return true;
