@@ -9,13 +9,14 @@ import { pruneCommand } from './commands/prune.js';
 import { resumeCommand } from './commands/resume.js';
 import { runsCommand } from './commands/runs.js';
 import { showCommand } from './commands/show.js';
+import { uiCommand } from './commands/ui.js';
 import { verifyCommand } from './commands/verify.js';
 import { CliError, EXIT, makeStyle, type CliIo } from './io.js';
 import { PROFILE_NAMES, profileByName } from './profiles.js';
 import { openStore } from './store.js';
 
 /** Every command, in the order `--help` lists them. */
-export const COMMANDS: readonly Command[] = [runsCommand, lsCommand, showCommand, verifyCommand, pruneCommand, resumeCommand, checkpointCommand];
+export const COMMANDS: readonly Command[] = [runsCommand, lsCommand, showCommand, verifyCommand, pruneCommand, resumeCommand, checkpointCommand, uiCommand];
 
 /** Options every command accepts. */
 export const GLOBAL_OPTIONS: Readonly<Record<string, OptionSpec>> = {

@@ -1,0 +1,332 @@
+/**
+ * The savepoint viewer: runs → a run's timeline → a snapshot (tree and diff), with verify,
+ * the resume plan and a retention dry run. Hash routes (`#/run/<id>`, `#/run/<id>/snap/<seq>`)
+ * keep every view addressable and the back button working.
+ */
+import { ApiFailure, enc, get, post } from './api.js';
+import { append, clear, formatBytes, formatDuration, h, shortTime } from './dom.js';
+import { snapshotList, gapsBefore, timeAxis, type Decision, type TimelineEntry } from './timeline.js';
+import { jsonTree } from './tree.js';
+
+interface Info {
+  readonly profile: string;
+  readonly store: string;
+  readonly allowPrune: boolean;
+  readonly heartbeatMs: number | null;
+}
+interface RunView {
+  readonly runId: string;
+  readonly status: string | null;
+  readonly terminal: boolean;
+  readonly sequence: number | null;
+  readonly files: number;
+  readonly lastActivity: string | null;
+  readonly bytes: number;
+  readonly lock: { pid: number | null; hostname: string | null; leaseUntil: number | null; live: boolean } | null;
+  readonly resumable:
+    | { state: 'resumable'; at: string; reason: string; eligible: boolean; sequence: number }
+    | { state: 'finished'; status: string; sequence: number }
+    | { state: 'unresumable'; error: { reasonCode: string; message: string } };
+}
+interface Change {
+  readonly path: string;
+  readonly kind: 'added' | 'removed' | 'changed';
+  readonly before?: unknown;
+  readonly after?: unknown;
+}
+interface RetentionView {
+  readonly policy: string;
+  readonly rules: readonly string[];
+  readonly digest: string;
+  readonly runs: readonly { runId: string; tier: string | null; counts: Record<string, number>; deleteRun: boolean }[];
+  readonly decisions: readonly { sequence: number; id: string; action: Decision['action']; reasons: string[] }[];
+  readonly operations: number;
+}
+
+const main = document.getElementById('main')!;
+const crumbs = document.getElementById('crumbs')!;
+let info: Info = { profile: '', store: '', allowPrune: false, heartbeatMs: null };
+
+function showError(where: HTMLElement, err: unknown): void {
+  const e = err instanceof ApiFailure ? err.error : { reasonCode: 'ui_error', message: String(err) };
+  append(where, h('p', { class: 'error', role: 'alert' }, h('code', {}, e.reasonCode), ' ', e.message));
+}
+
+function setCrumbs(...parts: [string, string | null][]): void {
+  clear(crumbs);
+  parts.forEach(([label, href], i) => {
+    if (i > 0) append(crumbs, ' / ');
+    append(crumbs, href ? h('a', { href }, label) : h('span', { 'aria-current': 'page' }, label));
+  });
+}
+
+function resumableCell(r: RunView): HTMLElement {
+  const v = r.resumable;
+  if (v.state === 'resumable') return h('span', { class: v.eligible ? 'ok' : 'warn', title: v.reason }, v.eligible ? `yes, at ${v.at}` : `needs a human (${v.at})`);
+  if (v.state === 'finished') return h('span', { class: 'muted' }, `finished (${v.status})`);
+  return h('span', { class: 'bad', title: v.error.message }, `no: ${v.error.reasonCode}`);
+}
+
+function lockCell(r: RunView): HTMLElement | string {
+  if (!r.lock) return '—';
+  const who = `pid ${r.lock.pid ?? '?'} on ${r.lock.hostname ?? '?'}`;
+  if (!r.lock.live) return h('span', { class: 'muted' }, `${who} (lease ended)`);
+  return h('span', { class: 'warn' }, `${who}, lease ends in ${formatDuration((r.lock.leaseUntil ?? Date.now()) - Date.now())}`);
+}
+
+async function runsView(): Promise<void> {
+  setCrumbs([`${info.store} · ${info.profile}`, null]);
+  const runs = await get<RunView[]>('runs');
+  clear(main);
+  if (runs.length === 0) return append(main, h('p', {}, 'This store holds no runs for the profile ', h('code', {}, info.profile), '.'));
+  const now = Date.now();
+  append(
+    main,
+    h('h1', {}, `${runs.length} run${runs.length === 1 ? '' : 's'}`),
+    h(
+      'table',
+      { id: 'runs' },
+      h('thead', {}, h('tr', {}, ...['Run', 'Status', 'Seq', 'Last activity', 'Files', 'Size', 'Lock holder', 'Resumable'].map((c) => h('th', { scope: 'col' }, c)))),
+      h(
+        'tbody',
+        {},
+        ...runs.map((r) =>
+          h(
+            'tr',
+            { 'data-run': r.runId },
+            h('td', {}, h('a', { href: `#/run/${enc(r.runId)}` }, r.runId)),
+            h('td', { class: r.terminal ? 'muted' : '' }, r.status ?? '—'),
+            h('td', { class: 'num' }, r.sequence ?? '—'),
+            h('td', { title: r.lastActivity ?? '' }, r.lastActivity ? `${shortTime(r.lastActivity)} (${formatDuration(now - Date.parse(r.lastActivity))} ago)` : '—'),
+            h('td', { class: 'num' }, r.files),
+            h('td', { class: 'num' }, formatBytes(r.bytes)),
+            h('td', {}, lockCell(r)),
+            h('td', { class: 'resumable' }, resumableCell(r)),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
+function panel(id: string, title: string): HTMLElement {
+  return h('section', { id, class: 'panel', 'aria-label': title }, h('h2', {}, title));
+}
+
+async function verifyPanel(runId: string, into: HTMLElement): Promise<void> {
+  const v = await get<{ checked: number; problems: { key: string; reasonCode: string; message: string }[] }>(`runs/${enc(runId)}/verify`);
+  append(
+    into,
+    h('p', { class: v.problems.length ? 'bad' : 'ok' }, `Checked ${v.checked} file${v.checked === 1 ? '' : 's'}: ${v.problems.length} problem${v.problems.length === 1 ? '' : 's'}`),
+    v.problems.length ? h('ul', { class: 'findings' }, ...v.problems.map((p) => h('li', {}, h('code', {}, p.reasonCode), ' ', h('span', { class: 'key' }, p.key), ': ', p.message))) : null,
+  );
+}
+
+async function resumePanel(runId: string, into: HTMLElement): Promise<void> {
+  const r = await get<Record<string, unknown>>(`runs/${enc(runId)}/resume`);
+  if (r.ok !== true) {
+    const e = r.error as { reasonCode: string; message: string };
+    return append(into, h('p', { class: 'bad' }, h('code', {}, e.reasonCode), ' ', e.message));
+  }
+  const warnings = r.warnings as { code: string; message: string }[];
+  const skipped = r.skipped as { key: string; reasonCode: string; message: string }[];
+  append(
+    into,
+    h('dl', { class: 'plan' }, ...([
+      ['Resume at', String(r.at)],
+      ['Why', `${String(r.explanation)} (${String(r.reason)})`],
+      ['Automatic', r.eligible ? 'yes' : 'no — a human decides'],
+      ['From snapshot', `#${String(r.sequence)} (${String(r.status)}), ${formatDuration(Number(r.ageMs))} old`],
+      ['Next sequence', String(r.nextSequence)],
+    ] as const).flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)])),
+    warnings.length ? h('ul', { class: 'warnings' }, ...warnings.map((w) => h('li', {}, h('code', {}, w.code), ' ', w.message))) : null,
+    skipped.length ? h('ul', { class: 'findings' }, ...skipped.map((s) => h('li', {}, 'skipped ', h('span', { class: 'key' }, s.key), ': ', h('code', {}, s.reasonCode)))) : null,
+  );
+}
+
+function confirmApply(plan: RetentionView, into: HTMLElement): void {
+  const input = h('input', { id: 'confirm-text', 'aria-label': 'type prune to confirm', autocomplete: 'off' });
+  const status = h('p', { role: 'status' });
+  const go = h('button', { id: 'confirm-apply', disabled: true }, `Delete / compress (${plan.operations} operations)`);
+  const dialog = h('dialog', { id: 'confirm' }, h('p', {}, `Apply policy "${plan.policy}" to the whole store: ${plan.operations} operations. Type `, h('code', {}, 'prune'), ' to confirm.'), input, ' ', go, ' ', h('button', { onclick: () => dialog.close() }, 'Cancel'), status);
+  input.addEventListener('input', () => (go.disabled = input.value !== 'prune'));
+  go.addEventListener('click', async () => {
+    go.disabled = true;
+    try {
+      const r = await post<{ applied: number }>('retention/apply', { digest: plan.digest, confirm: true });
+      status.textContent = `Applied ${r.applied} operations.`;
+      setTimeout(() => location.reload(), 800);
+    } catch (err) {
+      showError(status, err);
+    }
+  });
+  append(into, dialog);
+  dialog.showModal();
+  input.focus();
+}
+
+const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/** The server leaves empty members out of timeline entries; put them back. */
+function expandEntry(e: Partial<TimelineEntry>): TimelineEntry {
+  return {
+    key: '',
+    sequence: null,
+    id: null,
+    createdAt: null,
+    source: null,
+    status: null,
+    size: 0,
+    compressed: false,
+    batched: false,
+    heartbeat: false,
+    error: null,
+    ...e,
+    coalesced: e.coalesced ?? [],
+  };
+}
+
+async function runView(runId: string): Promise<void> {
+  setCrumbs(['runs', '#/'], [runId, null]);
+  // A long run paints from the listing at once; its files' details follow.
+  const quick = await get<{ complete: boolean; snapshots: Partial<TimelineEntry>[] }>(`runs/${enc(runId)}/timeline?quick=1`);
+  let entries = quick.snapshots.map(expandEntry);
+  let gaps = gapsBefore(entries, info.heartbeatMs);
+  const decisions = new Map<number, Decision>();
+  clear(main);
+  const summary = h('p', { class: 'muted', id: 'run-summary' });
+  const summarize = (complete: boolean): void => {
+    summary.textContent = complete
+      ? [plural(entries.length, 'snapshot'), plural(entries.filter((e) => e.heartbeat).length, 'heartbeat'), plural(gaps.size, 'gap')].join(', ')
+      : `${entries.length} snapshots (reading their files…)`;
+  };
+  const open = (e: TimelineEntry): void => {
+    if (e.sequence !== null && !e.error) location.hash = `#/run/${enc(runId)}/snap/${e.sequence}`;
+  };
+  const listBox = h('div', { class: 'list-box' });
+  const axisBox = h('div', { class: 'axis-box' });
+  let selected: number | undefined;
+  const draw = (): void => {
+    const list = snapshotList(entries, gaps, decisions, open, selected, (i) => (selected = i));
+    axisBox.replaceChildren(timeAxis(entries, gaps, decisions, (i) => list.select(i)));
+    listBox.replaceChildren(h('div', { class: 'row head', 'aria-hidden': 'true' }, ...['Seq', 'Created', 'Trigger', 'Status', 'Size', 'Retention'].map((c) => h('span', {}, c))), list.element);
+  };
+  const panels = h('div', { class: 'panels' });
+  const toggle = (id: string, title: string, fill: (into: HTMLElement) => Promise<void>) =>
+    h('button', {
+      id: `show-${id}`,
+      onclick: async () => {
+        const existing = document.getElementById(id);
+        if (existing) return existing.remove();
+        const p = panel(id, title);
+        panels.prepend(p);
+        try {
+          await fill(p);
+        } catch (err) {
+          showError(p, err);
+        }
+      },
+    }, title);
+  append(
+    main,
+    h('h1', {}, runId),
+    summary,
+    h(
+      'div',
+      { class: 'actions' },
+      toggle('verify', 'Verify', (p) => verifyPanel(runId, p)),
+      ' ',
+      toggle('resume', 'Resume plan', (p) => resumePanel(runId, p)),
+      ' ',
+      toggle('retention', 'Retention dry run', async (p) => {
+        const plan = await get<RetentionView>(`retention?run=${enc(runId)}`);
+        decisions.clear();
+        for (const d of plan.decisions) decisions.set(d.sequence, { action: d.action, reasons: d.reasons });
+        draw();
+        const counts = plan.runs.find((r) => r.runId === runId)?.counts ?? {};
+        append(
+          p,
+          h('p', {}, `Policy "${plan.policy}": `, ...Object.entries(counts).map(([k, v]) => h('span', { class: `tag act-${k}` }, `${v} ${k}`))),
+          h('ul', { class: 'rules' }, ...plan.rules.map((r) => h('li', {}, r))),
+          info.allowPrune
+            ? h('button', { id: 'apply-retention', class: 'danger', onclick: () => confirmApply(plan, p) }, 'Apply…')
+            : h('p', { class: 'muted' }, 'Read-only viewer: start it with --allow-prune to apply.'),
+        );
+      }),
+    ),
+    panels,
+    axisBox,
+    listBox,
+  );
+  summarize(quick.complete);
+  draw();
+  document.getElementById('timeline')?.focus();
+  if (!quick.complete) {
+    const fullTimeline = await get<{ snapshots: Partial<TimelineEntry>[] }>(`runs/${enc(runId)}/timeline`);
+    if (!main.contains(summary)) return; // the user moved on
+    const hadFocus = document.activeElement?.id === 'timeline';
+    entries = fullTimeline.snapshots.map(expandEntry);
+    gaps = gapsBefore(entries, info.heartbeatMs);
+    summarize(true);
+    draw();
+    if (hadFocus) document.getElementById('timeline')?.focus();
+  }
+}
+
+async function snapshotView(runId: string, ref: string): Promise<void> {
+  setCrumbs(['runs', '#/'], [runId, `#/run/${enc(runId)}`], [`#${ref}`, null]);
+  const snapshot = await get<Record<string, unknown>>(`runs/${enc(runId)}/snapshots/${enc(ref)}`);
+  clear(main);
+  const seq = Number(snapshot.sequence);
+  const against = h('input', { id: 'diff-against', inputmode: 'numeric', size: 8, value: seq > 1 ? String(seq - 1) : '', 'aria-label': 'sequence or id to compare with' });
+  const result = h('div', { id: 'diff', 'aria-live': 'polite' });
+  const runDiff = async (): Promise<void> => {
+    clear(result);
+    try {
+      const d = await get<{ a: number; b: number; changes: Change[] }>(`runs/${enc(runId)}/diff?a=${enc(against.value.trim())}&b=${seq}`);
+      append(
+        result,
+        h('p', {}, `#${d.a} → #${d.b}: ${d.changes.length} change${d.changes.length === 1 ? '' : 's'}`),
+        h('ul', { class: 'changes' }, ...d.changes.map((c) => h('li', { class: c.kind, 'data-path': c.path }, h('span', { class: 'kind' }, c.kind), ' ', h('code', {}, c.path), c.kind === 'changed' ? h('span', { class: 'vals' }, ` ${JSON.stringify(c.before)} → ${JSON.stringify(c.after)}`) : h('span', { class: 'vals' }, ` ${JSON.stringify(c.kind === 'added' ? c.after : c.before)}`)))),
+      );
+    } catch (err) {
+      showError(result, err);
+    }
+  };
+  const form = h('form', { class: 'diff-form', onsubmit: (ev: Event) => (ev.preventDefault(), void runDiff()) }, h('label', { for: 'diff-against' }, 'Compare with snapshot '), against, ' ', h('button', { type: 'submit' }, 'Diff'));
+  append(
+    main,
+    h('h1', {}, `${runId} #${String(snapshot.sequence)}`),
+    h('p', { class: 'muted' }, `${String(snapshot.source)} · ${String(snapshot.status)} · ${shortTime(String(snapshot.createdAt))} · ${String(snapshot.id)}`),
+    form,
+    result,
+    h('h2', {}, 'Document'),
+    h('div', { id: 'tree', class: 'tree' }, jsonTree(snapshot)),
+  );
+  if (seq > 1) await runDiff();
+}
+
+async function route(): Promise<void> {
+  const parts = location.hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
+  try {
+    if (parts[0] === 'run' && parts[1] && parts[2] === 'snap' && parts[3]) await snapshotView(parts[1], parts[3]);
+    else if (parts[0] === 'run' && parts[1]) await runView(parts[1]);
+    else await runsView();
+  } catch (err) {
+    clear(main);
+    showError(main, err);
+  }
+  main.dataset.ready = location.hash || '#/';
+}
+
+async function start(): Promise<void> {
+  try {
+    info = await get<Info>('info');
+  } catch (err) {
+    return showError(main, err);
+  }
+  window.addEventListener('hashchange', () => void route());
+  await route();
+}
+
+void start();
