@@ -1,7 +1,10 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- the API answers are JSON, checked by value below */
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultProfile, defineProfile, keepLast, systemClock } from 'savepoint';
+import { createWriter, defaultProfile, defineProfile, keepLast, systemClock } from 'savepoint';
+import { githubStorage } from 'savepoint/github';
+import { initialPhasedPayload, phasedWorkflow } from 'savepoint/phased-workflow';
+import { startGitHubEmulator } from 'savepoint/testing';
 import { fsStorage } from 'savepoint/fs';
 import { startUiServer, UI_CSP, type UiServer } from '../../src/ui/server.js';
 import { buildViewerStore } from './store.js';
@@ -169,6 +172,38 @@ describe('savepoint ui server with --allow-prune', () => {
       await ui.close();
       await storage.close();
       await store.close();
+    }
+  });
+});
+
+describe('savepoint ui over other stores and profiles', () => {
+  it('shows a phased-workflow run kept on GitHub (the emulator), with its trigger priorities and resume point', async () => {
+    const TOKEN = 'ghp_uitest00000000000000000000000000000000';
+    const gh = await startGitHubEmulator({ owner: 'acme', repo: 'checkpoints', token: TOKEN, secondaryLimit: false });
+    const storage = githubStorage({ owner: 'acme', repo: 'checkpoints', token: TOKEN, baseUrl: gh.url, emergencyQueue: 'memory' });
+    const runId = '0f8fad5b-d9cb-469f-a165-70867728950e';
+    const writer = createWriter({ storage, profile: phasedWorkflow, runId, heartbeatIntervalMs: false });
+    const empty = initialPhasedPayload('phase_0_intake', '2026-11-22T00:00:00Z');
+    const r = await writer.checkpoint({ source: 'phase_complete', status: 'in_progress', payload: { ...empty, state_snapshot: { ...empty.state_snapshot, phase_outputs: { ...empty.state_snapshot.phase_outputs, phase_0: { ok: true } } } } });
+    expect(r.ok).toBe(true);
+    await writer.close();
+    const ui = await startUiServer({ storage, profile: phasedWorkflow, clock: systemClock, storeLabel: 'github acme/checkpoints' });
+    const base = new URL(ui.url).pathname;
+    try {
+      const body = (await raw(ui.port, `${base}api/info`)).body;
+      expect(body).not.toContain(TOKEN);
+      const runs = JSON.parse((await raw(ui.port, `${base}api/runs`)).body);
+      expect(runs).toHaveLength(1);
+      expect(runs[0]).toMatchObject({ runId, status: 'in_progress', resumable: { state: 'resumable', sequence: 1 } });
+      const timeline = JSON.parse((await raw(ui.port, `${base}api/runs/${runId}/timeline`)).body);
+      expect(timeline.snapshots.map((s: any) => [s.sequence, s.source])).toEqual([[1, 'phase_complete']]);
+      const resume = JSON.parse((await raw(ui.port, `${base}api/runs/${runId}/resume`)).body);
+      expect(resume.ok).toBe(true);
+      expect(JSON.stringify([runs, timeline, resume])).not.toContain(TOKEN);
+    } finally {
+      await ui.close();
+      await storage.close();
+      await gh.close();
     }
   });
 });
