@@ -7,40 +7,14 @@ import { ApiFailure, enc, get, post } from './api.js';
 import { append, clear, formatBytes, formatDuration, h, shortTime } from './dom.js';
 import { snapshotList, gapsBefore, timeAxis, type Decision, type TimelineEntry } from './timeline.js';
 import { jsonTree } from './tree.js';
+import type { RetentionView, RunView } from '../data.js';
+import type { ValueChange as Change } from '../diff.js';
 
 interface Info {
   readonly profile: string;
   readonly store: string;
   readonly allowPrune: boolean;
   readonly heartbeatMs: number | null;
-}
-interface RunView {
-  readonly runId: string;
-  readonly status: string | null;
-  readonly terminal: boolean;
-  readonly sequence: number | null;
-  readonly files: number;
-  readonly lastActivity: string | null;
-  readonly bytes: number;
-  readonly lock: { pid: number | null; hostname: string | null; leaseUntil: number | null; live: boolean } | null;
-  readonly resumable:
-    | { state: 'resumable'; at: string; reason: string; eligible: boolean; sequence: number }
-    | { state: 'finished'; status: string; sequence: number }
-    | { state: 'unresumable'; error: { reasonCode: string; message: string } };
-}
-interface Change {
-  readonly path: string;
-  readonly kind: 'added' | 'removed' | 'changed';
-  readonly before?: unknown;
-  readonly after?: unknown;
-}
-interface RetentionView {
-  readonly policy: string;
-  readonly rules: readonly string[];
-  readonly digest: string;
-  readonly runs: readonly { runId: string; tier: string | null; counts: Record<string, number>; deleteRun: boolean }[];
-  readonly decisions: readonly { sequence: number; id: string; action: Decision['action']; reasons: string[] }[];
-  readonly operations: number;
 }
 
 const main = document.getElementById('main')!;

@@ -1,19 +1,9 @@
 import { formatBytes, formatDuration, h, shortTime } from './dom.js';
 
-/** One snapshot as the server's timeline lists it. */
-export interface TimelineEntry {
-  readonly key: string;
-  readonly sequence: number | null;
-  readonly id: string | null;
-  readonly createdAt: string | null;
-  readonly source: string | null;
-  readonly coalesced: readonly string[];
-  readonly status: string | null;
-  readonly size: number;
-  readonly compressed: boolean;
-  readonly batched: boolean;
-  readonly heartbeat: boolean;
-  readonly error: { readonly reasonCode: string; readonly message: string } | null;
+import type { TimelineEntry as ServerEntry } from '../data.js';
+
+/** One snapshot as the server's timeline lists it (types only: no server code reaches the page). */
+export interface TimelineEntry extends ServerEntry {
   /** Known from the listing only; its file is still being read. */
   readonly pending?: true;
 }
