@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { networkInterfaces } from 'node:os';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { ensureBuilt, ROOT } from '../support/build.js';
 import { buildViewerStore } from './store.js';
 
@@ -46,6 +46,8 @@ describe('savepoint ui (the command)', () => {
 
   it('prints a tokened 127.0.0.1 URL, serves the store read-only, and stops on Ctrl-C', async () => {
     const cli = startCli(['ui', '--dir', store.dir]);
+    // A failed expectation must not leave the server running.
+    onTestFinished(() => cli.kill('SIGKILL'));
     const url = await cli.url;
     const { port, pathname } = new URL(url);
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/[A-Za-z0-9_-]{43}\/$/);
