@@ -12,6 +12,7 @@ import { SNAPSHOT_ID_PATTERN } from '../model/ids.js';
 import { isCheckpointError, type CheckpointError } from '../model/errors.js';
 import type { Snapshot } from '../model/snapshot.js';
 import type { Profile } from '../profiles/define-profile.js';
+import { decodeStoredSnapshot } from '../profiles/read-snapshot.js';
 import { collectRunFiles, type RunFiles } from '../profiles/run-files.js';
 import { planResume } from '../resume/plan-resume.js';
 import { applyRetention } from '../retention/apply.js';
@@ -213,13 +214,23 @@ export function timelineCache(source: ViewerSource): {
       p = (async () => {
         const run = await runFiles(source, runId);
         if (!run) return undefined;
-        const versions = new Map([...run.history, ...run.batches, ...(run.latest ? [run.latest] : [])].map((e) => [e.key, e.version]));
-        const entries = (await loadRunSnapshots(source.storage, source.profile, run)).map(toEntry(source.profile));
-        for (const e of entries) {
-          const version = versions.get(e.key.split('#')[0]!);
-          if (version !== undefined && !e.key.includes('#')) cache.set(e.key, { version, entry: e });
+        // Only files that are new or changed since they were read are read again.
+        const hit = (e: { key: string; version: string }): TimelineEntry | undefined => {
+          const c = cache.get(e.key);
+          return c && c.version === e.version ? c.entry : undefined;
+        };
+        const singles = run.history.length > 0 || run.batches.length > 0 || !run.latest ? run.history : [run.latest];
+        const cached = singles.map(hit).filter((e): e is TimelineEntry => e !== undefined);
+        const toRead = singles.filter((e) => !hit(e));
+        const fresh = (await loadRunSnapshots(source.storage, source.profile, { ...run, history: toRead, latest: undefined })).map(
+          toEntry(source.profile),
+        );
+        const versions = new Map(toRead.map((e) => [e.key, e.version]));
+        for (const e of fresh) {
+          const version = versions.get(e.key);
+          if (version !== undefined) cache.set(e.key, { version, entry: e });
         }
-        return entries;
+        return [...cached, ...fresh].sort(bySequenceThenTime);
       })().finally(() => loading.delete(runId));
       loading.set(runId, p);
     }
@@ -261,7 +272,21 @@ function bySequenceThenTime(a: TimelineEntry, b: TimelineEntry): number {
 }
 
 /** One snapshot of a run by sequence (`"12"`), id, or `latest`; `undefined` when there is none. */
-export async function findSnapshot(source: ViewerSource, runId: string, ref: string): Promise<Snapshot<unknown> | undefined> {
+export async function findSnapshot(
+  source: ViewerSource,
+  runId: string,
+  ref: string,
+  timelines?: ReturnType<typeof timelineCache>,
+): Promise<Snapshot<unknown> | undefined> {
+  if (timelines && ref !== 'latest') {
+    // The run's (cached) timeline says which file holds it: one read, not the whole run.
+    const wanted = /^[0-9]+$/.test(ref) ? Number(ref) : undefined;
+    const entry = (await timelines.timeline(runId, false))?.snapshots.find((e) => !e.error && (e.id === ref || e.sequence === wanted));
+    if (entry && !entry.batched) {
+      const stored = await source.storage.get(entry.key);
+      if (stored) return decodeStoredSnapshot(source.storage, source.profile, entry.key, stored.bytes);
+    }
+  }
   const run = await runFiles(source, runId);
   if (!run) return undefined;
   if (ref === 'latest') {

@@ -127,13 +127,13 @@ const ROUTES: readonly (readonly [RegExp, Route])[] = [
       return { runId: run, complete: t.complete, snapshots: t.snapshots.map(compactEntry) };
     },
   ],
-  [/^runs\/([^/]+)\/snapshots\/([^/]+)$/, async (s, [run, ref]) => (await findSnapshot(s, run!, ref!)) ?? notFound(`snapshot "${ref}" of run "${run}"`)],
+  [/^runs\/([^/]+)\/snapshots\/([^/]+)$/, async (s, [run, ref]) => (await findSnapshot(s, run!, ref!, s.timelines)) ?? notFound(`snapshot "${ref}" of run "${run}"`)],
   [
     /^runs\/([^/]+)\/diff$/,
     async (s, [run], q) => {
       const a = q.get('a') ?? notFound('snapshot a');
       const b = q.get('b') ?? notFound('snapshot b');
-      const [x, y] = [await findSnapshot(s, run!, a), await findSnapshot(s, run!, b)];
+      const [x, y] = [await findSnapshot(s, run!, a, s.timelines), await findSnapshot(s, run!, b, s.timelines)];
       if (!x || !y) return notFound(`snapshot "${x ? b : a}" of run "${run}"`);
       return { runId: run, a: x.sequence, b: y.sequence, changes: diffSnapshots(x, y) };
     },

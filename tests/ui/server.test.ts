@@ -176,6 +176,31 @@ describe('savepoint ui server with --allow-prune', () => {
   });
 });
 
+describe('savepoint ui reads a file once', () => {
+  it('reads only new or changed files on a second timeline, and one file per snapshot view', async () => {
+    const store = await buildViewerStore();
+    const inner = fsStorage({ dir: store.dir, create: false, cleanupOnOpen: false });
+    const gets: string[] = [];
+    const counting = Object.assign(Object.create(inner) as typeof inner, { get: (key: string) => (gets.push(key), inner.get(key)) });
+    const ui = await startUiServer({ storage: counting, profile: defaultProfile, clock: systemClock });
+    const base = new URL(ui.url).pathname;
+    const get = async (p: string) => JSON.parse((await raw(ui.port, `${base}api/${p}`)).body);
+    try {
+      expect((await get('runs/agent-idle/timeline')).snapshots).toHaveLength(4);
+      expect(gets.filter((k) => k.includes('/history/'))).toHaveLength(4);
+      gets.length = 0;
+      expect((await get('runs/agent-idle/timeline')).snapshots.map((s: any) => s.sequence)).toEqual([1, 2, 3, 4]);
+      expect(gets).toEqual([]);
+      expect((await get('runs/agent-idle/snapshots/2')).sequence).toBe(2);
+      expect(gets).toHaveLength(1);
+    } finally {
+      await ui.close();
+      await inner.close();
+      await store.close();
+    }
+  });
+});
+
 describe('savepoint ui over other stores and profiles', () => {
   it('shows a phased-workflow run kept on GitHub (the emulator), with its trigger priorities and resume point', async () => {
     const TOKEN = 'ghp_uitest00000000000000000000000000000000';
