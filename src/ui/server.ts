@@ -12,17 +12,11 @@ import type { AddressInfo } from 'node:net';
 import { isCheckpointError } from '../model/errors.js';
 import type { Profile } from '../profiles/define-profile.js';
 import { UI_ASSETS } from './generated/assets.js';
-import {
-  applyRetentionPlan,
-  diffSnapshots,
-  findSnapshot,
-  listRunViews,
-  resumeView,
-  retentionView,
-  timelineCache,
-  verifyRun,
-  type ViewerSource,
-} from './data.js';
+import { resumeView, verifyRun } from './checks.js';
+import { applyRetentionPlan, retentionView } from './retention-view.js';
+import { listRunViews } from './runs-view.js';
+import type { ViewerSource } from './source.js';
+import { diffSnapshots, findSnapshot, timelineCache } from './timeline.js';
 
 /** Options of {@link startUiServer}. */
 export interface UiServerOptions<P = unknown> extends Omit<ViewerSource, 'profile'> {

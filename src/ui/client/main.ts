@@ -7,7 +7,8 @@ import { ApiFailure, enc, get, post } from './api.js';
 import { append, clear, formatBytes, formatDuration, h, shortTime } from './dom.js';
 import { snapshotList, gapsBefore, timeAxis, type Decision, type TimelineEntry } from './timeline.js';
 import { jsonTree } from './tree.js';
-import type { RetentionView, RunView } from '../data.js';
+import type { RetentionView } from '../retention-view.js';
+import type { RunView } from '../runs-view.js';
 import type { ValueChange as Change } from '../diff.js';
 
 interface Info {

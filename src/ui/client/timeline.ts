@@ -1,6 +1,6 @@
 import { formatBytes, formatDuration, h, shortTime } from './dom.js';
 
-import type { TimelineEntry as ServerEntry } from '../data.js';
+import type { TimelineEntry as ServerEntry } from '../timeline.js';
 
 /** One snapshot as the server's timeline lists it (types only: no server code reaches the page). */
 export interface TimelineEntry extends ServerEntry {
