@@ -7,6 +7,7 @@
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { systemClock, type BatchOperation, type Clock } from 'savepoint';
 import { utf8Encode } from '../../src/codec/utf8.js';
@@ -24,6 +25,7 @@ const fresh = (): string => {
   return dir;
 };
 const b = (s: string): Uint8Array => utf8Encode(s);
+const utf8 = (bytes: Uint8Array): string => Buffer.from(bytes).toString('utf8');
 const JOURNAL = '.sp\\journal';
 /** Whole records in the store's journal (the file itself stays, preallocated). */
 const journalRecords = (dir: string): number => decodeJournal(readFileSync(join(dir, JOURNAL))).records.length;
@@ -354,5 +356,84 @@ describe('a fault or crash at every file-system call', () => {
       expect(onDisk(dir), `${where}: after the next open`).toBe('new');
       await next.close();
     }
+  });
+});
+
+describe('one write and one fdatasync per commit (issue 15)', () => {
+  it('a commit makes one positional write and one fdatasync of the journal, and no fsync', async () => {
+    const dir = fresh();
+    const lease = await seed(dir);
+    const faults = faultyIo();
+    const s = createFsStorage({ dir, journal: true }, { io: faults.io });
+    await s.ready();
+    faults.arm(Infinity, 'fault');
+    await s.batch!(checkpointBatch(lease));
+    const count = (name: string): number => faults.calls.filter((c) => c === name).length;
+    expect([count('writeAt'), count('datasync'), count('fsync')]).toEqual([1, 1, 0]);
+    expect(onDisk(dir)).toBe('new');
+    faults.disarm();
+    await s.close();
+  });
+
+  it('a record of another epoch ends the journal: older records behind a new first record are never read', () => {
+    const old1 = encodeRecord([['p', 'k/a', 3]], [b('one')], 7);
+    const old2 = encodeRecord([['p', 'k/b', 3]], [b('two')], 7);
+    // After a checkpoint the next record starts at offset 0 under a new epoch; here it is
+    // exactly as long as the old first record, so an old record starts right where it ends.
+    const next = encodeRecord([['p', 'k/a', 3]], [b('new')], 9);
+    expect(next.length).toBe(old1.length);
+    const journal = Buffer.concat([next, old2]);
+    const decoded = decodeJournal(journal);
+    expect(decoded).toMatchObject({ end: next.length, epoch: 9, torn: 0 });
+    expect(decoded.records.map((r) => r.ops.map((o) => o.key))).toEqual([['k/a']]);
+    // The old journal itself decodes whole, and a header voided by a checkpoint empties it.
+    expect(decodeJournal(Buffer.concat([old1, old2])).records).toHaveLength(2);
+    expect(decodeJournal(Buffer.concat([Buffer.alloc(20), old2])).records).toHaveLength(0);
+  });
+
+  it('two instances taking turns (as two processes do) append after each other, across checkpoints (property)', async () => {
+    const value = (i: number): string => `value ${i} ${'x'.repeat(i % 7 * 9)}`;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.record({ by: fc.integer({ min: 0, max: 1 }), key: fc.constantFrom('runs/a/latest.json', 'runs/a/history/cp_1.json', 'runs/b/latest.json', 'top.json'), del: fc.boolean(), pause: fc.boolean() }), { minLength: 1, maxLength: 14 }),
+        fc.constantFrom(150, 600, 1 << 20),
+        async (steps, checkpointBytes) => {
+          const dir = fresh();
+          const a = fsStorage({ dir, journal: true, journalCheckpointBytes: checkpointBytes });
+          const c = fsStorage({ dir, journal: true, journalCheckpointBytes: checkpointBytes });
+          // Opening replays and checkpoints: both open before the sequence, as running processes are.
+          await Promise.all([a.ready(), c.ready()]);
+          const model = new Map<string, string>();
+          const written: [string, string | null][] = [];
+          for (const [i, step] of steps.entries()) {
+            const s = step.by === 0 ? a : c;
+            if (step.del) {
+              await s.delete(step.key);
+              model.delete(step.key);
+              written.push([step.key, null]);
+            } else {
+              await s.put(step.key, b(value(i)));
+              model.set(step.key, value(i));
+              written.push([step.key, value(i)]);
+            }
+            // Long enough for the holder to let the journal lock go: the other one takes it next.
+            if (step.pause) await new Promise((r) => setTimeout(r, 8));
+          }
+          await new Promise((r) => setTimeout(r, 8));
+          const journal = decodeJournal(readFileSync(join(dir, JOURNAL)));
+          const logged = journal.records.flatMap((r) => r.ops.map((o): [string, string | null] => [o.key, o.type === 'put' ? Buffer.from(o.bytes).toString() : null]));
+          // The journal holds the writes since its last checkpoint, in commit order: a suffix of all of them.
+          expect(logged).toEqual(written.slice(written.length - logged.length));
+          if (checkpointBytes === 1 << 20) expect(logged).toEqual(written);
+          // Power loss: every file the journal names lost its applied bytes. Replay restores the model.
+          for (const [key] of logged) rmSync(join(dir, key), { force: true });
+          const r = fsStorage({ dir, journal: true, clock: later });
+          await r.ready();
+          for (const [key] of logged) expect((await r.get(key)) && utf8(((await r.get(key)) as { bytes: Uint8Array }).bytes), key).toBe(model.get(key));
+          await Promise.all([a.close(), c.close(), r.close()]);
+        },
+      ),
+      { numRuns: 25 },
+    );
   });
 });

@@ -303,7 +303,8 @@ export function createJournal(deps: JournalDeps): Journal {
 
   // A release under way (the linger timer's): names through the root's descriptor are still in use.
   let releasing: Promise<void> | undefined;
-  async function letGo(): Promise<void> {
+  /** Releases the lock; the token is kept for the next hold unless `keepToken` is false (nothing more to commit soon). */
+  async function letGo(keepToken = true): Promise<void> {
     const h = held;
     held = undefined;
     if (!h) {
@@ -314,7 +315,7 @@ export function createJournal(deps: JournalDeps): Journal {
     const done = (async () => {
       if (h.dirs) await closeDirs(h.dirs);
       await releaseLock(h.lock, timing);
-      if (spare === undefined && young(h.token)) spare = h.token;
+      if (keepToken && spare === undefined && young(h.token)) spare = h.token;
       else await dropToken(h.token);
     })();
     releasing = done;
@@ -342,7 +343,7 @@ export function createJournal(deps: JournalDeps): Journal {
       throw err;
     } finally {
       busy = false;
-      if (!keep) await letGo();
+      if (!keep) await letGo(false);
       else if (held) {
         linger = setTimeout(() => {
           linger = undefined;
