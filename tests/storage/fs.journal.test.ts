@@ -243,12 +243,16 @@ describe('recovery and containment', () => {
 });
 
 describe('a fault or crash at every file-system call', () => {
-  it('of a batch: the files hold the whole old or the whole new state; an acknowledged batch is never lost', async () => {
+  // rotating: the batch is followed by a checkpoint of the journal (applied files fsynced, journal emptied).
+  it.each([
+    ['', {}],
+    [' and of the journal checkpoint after it', { journalCheckpointBytes: 1 }],
+  ] as const)('of a batch%s: the files hold the whole old or the whole new state; an acknowledged batch is never lost', async (_, extra) => {
     // Count the calls of one batch.
     const probeDir = fresh();
     const probeLease = await seed(probeDir);
     const probe = faultyIo();
-    const p = createFsStorage({ dir: probeDir, journal: true }, { io: probe.io });
+    const p = createFsStorage({ dir: probeDir, journal: true, ...extra }, { io: probe.io });
     await p.ready();
     probe.arm(Infinity, 'fault');
     await p.batch!(checkpointBatch(probeLease));
@@ -263,7 +267,7 @@ describe('a fault or crash at every file-system call', () => {
         const dir = fresh();
         const lease = await seed(dir);
         const faults = faultyIo();
-        const s = createFsStorage({ dir, journal: true }, { io: faults.io });
+        const s = createFsStorage({ dir, journal: true, ...extra }, { io: faults.io });
         await s.ready();
         faults.arm(step, mode);
         const acked = await s.batch!(checkpointBatch(lease)).then(
