@@ -595,6 +595,36 @@ export function createJournal(deps: JournalDeps): Journal {
     return recordOf(head) === seen.epoch && recordOf(next) !== seen.epoch;
   }
 
+  /**
+   * Prepares a group's batches in order of arrival: batches on keys no earlier batch of the
+   * group names (concurrent runs: the common case) at once, a batch on a key an earlier one
+   * names after it (its conditions see what that one leaves). Rejects the refused ones.
+   */
+  async function prepareGroup(group: readonly Pending[], states: Map<string, KeyState>, cache: DirCache): Promise<{ item: Pending; prepared: Prepared[] }[]> {
+    const waves: Pending[][] = [];
+    let wave: Pending[] = [];
+    let named = new Set<string>();
+    for (const item of group) {
+      if (item.ops.some((op) => named.has(op.key))) {
+        waves.push(wave);
+        wave = [];
+        named = new Set();
+      }
+      wave.push(item);
+      for (const op of item.ops) named.add(op.key);
+    }
+    waves.push(wave);
+    const accepted: { item: Pending; prepared: Prepared[] }[] = [];
+    for (const items of waves) {
+      const settled = await Promise.allSettled(items.map((item) => prepare(item.ops, states, cache)));
+      settled.forEach((r, i) => {
+        if (r.status === 'fulfilled') accepted.push({ item: items[i]!, prepared: r.value });
+        else items[i]!.reject(r.reason);
+      });
+    }
+    return accepted;
+  }
+
   /** Commits one group of batches under the lock. */
   async function commitGroup(group: Pending[]): Promise<void> {
     await locked(async (lock, h) => {
@@ -608,14 +638,7 @@ export function createJournal(deps: JournalDeps): Journal {
       );
       let keep = false;
       try {
-        const accepted: { item: Pending; prepared: Prepared[] }[] = [];
-        for (const item of group) {
-          try {
-            accepted.push({ item, prepared: await prepare(item.ops, states, cache) });
-          } catch (err) {
-            item.reject(err);
-          }
-        }
+        const accepted = await prepareGroup(group, states, cache);
         await placing;
         const ok = accepted.length === 0 || (await commitPrepared(accepted, h));
         if (!ok) h.states = undefined;
