@@ -10,8 +10,8 @@ import { INTERNAL_MARK, newOwner, tempName, type Owner } from './names.js';
 import { keyPath, occupiedRefused, symlinkRefused } from './paths.js';
 
 /*
- * The write-ahead journal (issue 15, item 3): a batch's writes become one record appended
- * to `<root>/.sp\journal` and fsynced once — the commit point — and are then applied to the
+ * The write-ahead journal (issue 15, item 3): a batch's writes become one record written
+ * to `<root>/.sp\journal` and fdatasynced once — the commit point — and are then applied to the
  * spec's files by rename (whole files, so a reader that is not savepoint sees an old or a
  * new file, never a torn one). The applied files are not fsynced one by one: the journal is
  * the truth until a checkpoint has fsynced them and emptied it. Opening the store (and
@@ -23,7 +23,7 @@ import { keyPath, occupiedRefused, symlinkRefused } from './paths.js';
  * link-a-temp-file lock as keys' locks, see lock.ts) serializes commits, so conditions
  * (`ifAbsent`, `ifVersion`, checks) are evaluated and applied under it and hold between
  * processes. Within a process, batches that arrive while a commit is under way are
- * committed together in the next record (group commit): one append, one fsync.
+ * committed together in the next record (group commit): one write, one fdatasync.
  *
  * Record: "SPJ2" | u32 body length | u32 epoch | first 8 bytes of sha256(epoch | body) | body,
  * where body is u32 JSON length | JSON [["p", key, length] | ["d", key], …] | the puts'
@@ -73,7 +73,7 @@ export interface RecoveryReport {
 }
 
 export interface Journal {
-  /** Commits `ops` atomically (all or none), sharing the append with concurrent batches of this process. */
+  /** Commits `ops` atomically (all or none), sharing the record with concurrent batches of this process. */
   commit(ops: readonly BatchOperation[]): Promise<BatchOutcome[]>;
   /** Replays and checkpoints the journal under its lock (on open). */
   recover(): Promise<RecoveryReport>;
