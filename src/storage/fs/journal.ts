@@ -233,7 +233,7 @@ export function createJournal(deps: JournalDeps): Journal {
   }
   let spare: Token | undefined;
   /** Where the journal ended and its epoch when we last let the lock go (checked, not trusted, on the next hold). */
-  let lastSeen: { readonly end: number; readonly epoch: number } | undefined;
+  let lastSeen: { readonly end: number; readonly epoch: number; readonly keys: Set<string> } | undefined;
   interface Held {
     readonly lock: HeldLock;
     readonly token: Token;
@@ -242,6 +242,8 @@ export function createJournal(deps: JournalDeps): Journal {
     end?: number;
     /** The epoch of the journal's records, once known. */
     epoch?: number;
+    /** The keys the journal's records name, known with `end`: a checkpoint fsyncs them without reading the journal back. */
+    keys?: Set<string>;
     /**
      * What keys hold (or will hold once the group in hand is applied), learned while the
      * lock is held: no other journaled writer changes them meanwhile, so a condition is
@@ -311,7 +313,7 @@ export function createJournal(deps: JournalDeps): Journal {
       await releasing;
       return;
     }
-    lastSeen = h.end !== undefined && h.epoch !== undefined ? { end: h.end, epoch: h.epoch } : undefined;
+    lastSeen = h.end !== undefined && h.epoch !== undefined && h.keys ? { end: h.end, epoch: h.epoch, keys: h.keys } : undefined;
     const done = (async () => {
       if (h.dirs) await closeDirs(h.dirs);
       await releaseLock(h.lock, timing);
@@ -567,9 +569,11 @@ export function createJournal(deps: JournalDeps): Journal {
       if (seen && (await unchangedSince(seen))) {
         h.end = seen.end;
         h.epoch = seen.epoch;
+        h.keys = seen.keys;
       } else {
         const found = decodeJournal(await readJournal());
         h.end = found.end;
+        h.keys = new Set(found.records.flatMap((r) => r.ops.map((o) => o.key)));
         h.epoch = found.epoch ?? newEpoch();
       }
     }
@@ -686,6 +690,7 @@ export function createJournal(deps: JournalDeps): Journal {
             await io.writeAt(jfd, record, end);
             await io.datasync(jfd);
             h.end = end + record.length;
+            for (const op of ops) h.keys?.add(op[1]);
           } catch (err) {
             // Not committed: void a whole-but-unsynced or torn record, so no replay applies it.
             h.end = undefined;
@@ -807,7 +812,8 @@ export function createJournal(deps: JournalDeps): Journal {
    * directory on its path), then empties the journal. Under the lock.
    */
   async function checkpointLocked(keys?: readonly string[]): Promise<void> {
-    const names = keys ?? [...new Set(decodeJournal(await readJournal()).records.flatMap((r) => r.ops.map((o) => o.key)))];
+    // The keys are known while the journal's end is (no hashing of the whole journal on the event loop).
+    const names = keys ?? (held?.end !== undefined && held.keys ? [...held.keys] : [...new Set(decodeJournal(await readJournal()).records.flatMap((r) => r.ops.map((o) => o.key)))]);
     const dirs = new Map<string, Promise<void>>();
     await Promise.all(
       names.map(async (key) => {
@@ -854,6 +860,7 @@ export function createJournal(deps: JournalDeps): Journal {
     if (held) {
       held.end = 0;
       held.epoch = newEpoch();
+      held.keys = new Set();
     }
   }
 
