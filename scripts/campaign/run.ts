@@ -4,13 +4,13 @@
  * `<run>: tried N, failed M` (or why it was skipped), and the total comes last; the exit
  * code is 1 when anything failed. Not part of `npm test`: the full campaign takes minutes.
  */
-import { crashRun, leasePauseRun } from './processes.js';
+import { crashJournalRun, crashRun, leasePauseRun } from './processes.js';
 import { pruneDuringWriteRun, twoWriterRun } from './concurrency.js';
 import { damagedFileRun, enospcRun, symlinkRaceRun } from './storage-faults.js';
 import { fuzzRun, hugeInputRun } from './inputs.js';
 import type { CampaignRun } from './shared.js';
 
-const RUNS: readonly CampaignRun[] = [crashRun, twoWriterRun, pruneDuringWriteRun, leasePauseRun, enospcRun, damagedFileRun, symlinkRaceRun, fuzzRun, hugeInputRun];
+const RUNS: readonly CampaignRun[] = [crashRun, crashJournalRun, twoWriterRun, pruneDuringWriteRun, leasePauseRun, enospcRun, damagedFileRun, symlinkRaceRun, fuzzRun, hugeInputRun];
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');

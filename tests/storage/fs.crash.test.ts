@@ -4,8 +4,10 @@
  * random moment, over and over. After every kill, each key holds exactly the bytes of
  * one whole generation — the last acknowledged one or the one in flight, never a mix,
  * never a torn file — and reopening the store removes what the dead writer left behind.
- * Runs for both modes: direct (per-file durable puts) and journal (one atomic batch per
- * generation; reopening replays a batch that was committed but not yet applied).
+ * Runs for three modes: direct (per-file durable puts), journal (one atomic batch per
+ * generation; reopening replays a batch that was committed but not yet applied) and
+ * journal-rotating (the same with the journal checkpointed every few generations, so kills
+ * also land while applied files are fsynced and the journal is emptied).
  *
  * Kills per mode: SAVEPOINT_FS_KILLS (default 50, a size that passes on a loaded 2-core
  * machine; the campaign figures come from runs with 200 or more).
@@ -46,8 +48,9 @@ const internal = (dir: string): string[] => {
   return out;
 };
 
-describe.each(['direct', 'journal'] as const)('fsStorage under SIGKILL (%s)', (mode) => {
-  const journal = mode === 'journal';
+// journal-rotating: a journal checkpointed every few generations, so kills land mid-rotation too.
+describe.each(['direct', 'journal', 'journal-rotating'] as const)('fsStorage under SIGKILL (%s)', (mode) => {
+  const journal = mode !== 'direct';
   it(`after each of ${KILLS} kills at random moments, every key holds one whole generation and reopening cleans up`, { timeout: Math.max(60_000, KILLS * 2_000) }, async () => {
     const dir = join(scratch, mode);
     // Generation 1 is on disk before the first child starts, so every kill finds both keys.

@@ -7,6 +7,7 @@
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { systemClock, type BatchOperation, type Clock } from 'savepoint';
 import { utf8Encode } from '../../src/codec/utf8.js';
@@ -24,7 +25,10 @@ const fresh = (): string => {
   return dir;
 };
 const b = (s: string): Uint8Array => utf8Encode(s);
+const utf8 = (bytes: Uint8Array): string => Buffer.from(bytes).toString('utf8');
 const JOURNAL = '.sp\\journal';
+/** Whole records in the store's journal (the file itself stays, preallocated). */
+const journalRecords = (dir: string): number => decodeJournal(readFileSync(join(dir, JOURNAL))).records.length;
 /** A clock two minutes ahead: locks and temp files an abandoned ("crashed") instance of this process left are stale to it. */
 const later: Clock = { ...systemClock, now: () => Date.now() + 120_000 };
 
@@ -156,7 +160,7 @@ describe('journal mode', () => {
     });
     expect(onDisk(dir)).toBe('new');
     await s.close();
-    expect(readFileSync(join(dir, JOURNAL)).length).toBe(0);
+    expect(journalRecords(dir)).toBe(0);
   });
 
   it('concurrent batches of one adapter share journal appends and fsyncs (group commit)', async () => {
@@ -174,7 +178,7 @@ describe('journal mode', () => {
         ]),
       ),
     );
-    const appends = faults.calls.filter((c) => c === 'append').length;
+    const appends = faults.calls.filter((c) => c === 'writeAt').length;
     expect(appends).toBeGreaterThanOrEqual(1);
     expect(appends).toBeLessThan(runs); // at least two runs' batches shared a record
     for (let r = 0; r < runs; r++) expect(readFileSync(join(dir, `checkpoints/run-${r}/latest.json`), 'utf8')).toBe(`l${r}`);
@@ -189,8 +193,7 @@ describe('journal mode', () => {
     await s.ready();
     const done = await s.batch!(checkpointBatch(lease));
     // Simulate a power loss after the commit: the journal record is durable, the applied files are not.
-    const journal = readFileSync(join(dir, JOURNAL));
-    expect(journal.length).toBeGreaterThan(0);
+    expect(journalRecords(dir)).toBe(1);
     writeFileSync(join(dir, 'checkpoints/run-1/latest.json'), 'latest v'); // torn
     rmSync(join(dir, 'checkpoints/run-1/history/cp_002.json')); // lost
     const reopened = fsStorage({ dir, journal: true, clock: later });
@@ -199,7 +202,7 @@ describe('journal mode', () => {
     expect(onDisk(dir)).toBe('new');
     // index.json was whole: untouched, so a writer holding its version is not disturbed.
     expect((await reopened.get('checkpoints/run-1/index.json'))?.version).toBe((done[3] as { version: string }).version);
-    expect(readFileSync(join(dir, JOURNAL)).length).toBe(0);
+    expect(journalRecords(dir)).toBe(0);
     await reopened.close();
     faults.disarm();
   });
@@ -240,12 +243,16 @@ describe('recovery and containment', () => {
 });
 
 describe('a fault or crash at every file-system call', () => {
-  it('of a batch: the files hold the whole old or the whole new state; an acknowledged batch is never lost', async () => {
+  // rotating: the batch is followed by a checkpoint of the journal (applied files fsynced, journal emptied).
+  it.each([
+    ['', {}],
+    [' and of the journal checkpoint after it', { journalCheckpointBytes: 1 }],
+  ] as const)('of a batch%s: the files hold the whole old or the whole new state; an acknowledged batch is never lost', async (_, extra) => {
     // Count the calls of one batch.
     const probeDir = fresh();
     const probeLease = await seed(probeDir);
     const probe = faultyIo();
-    const p = createFsStorage({ dir: probeDir, journal: true }, { io: probe.io });
+    const p = createFsStorage({ dir: probeDir, journal: true, ...extra }, { io: probe.io });
     await p.ready();
     probe.arm(Infinity, 'fault');
     await p.batch!(checkpointBatch(probeLease));
@@ -260,7 +267,7 @@ describe('a fault or crash at every file-system call', () => {
         const dir = fresh();
         const lease = await seed(dir);
         const faults = faultyIo();
-        const s = createFsStorage({ dir, journal: true }, { io: faults.io });
+        const s = createFsStorage({ dir, journal: true, ...extra }, { io: faults.io });
         await s.ready();
         faults.arm(step, mode);
         const acked = await s.batch!(checkpointBatch(lease)).then(
@@ -292,7 +299,7 @@ describe('a fault or crash at every file-system call', () => {
         // No internal debris survives a reopen, and the journal is empty.
         const debris = readdirSync(join(dir, 'checkpoints/run-1'), { recursive: true }).map(String).filter((n) => n.includes('.sp\\'));
         expect(debris, where).toEqual([]);
-        expect(readFileSync(join(dir, JOURNAL)).length, where).toBe(0);
+        expect(journalRecords(dir), where).toBe(0);
         await reopened.close();
       }
     }
@@ -311,7 +318,7 @@ describe('a fault or crash at every file-system call', () => {
     await twin.ready();
     twinFaults.arm(Infinity, 'fault');
     await twin.batch!(checkpointBatch(twinLease));
-    const firstRename = twinFaults.calls.indexOf('rename', twinFaults.calls.indexOf('append')) + 1;
+    const firstRename = twinFaults.calls.indexOf('rename', twinFaults.calls.indexOf('datasync')) + 1;
     await twin.close();
 
     // The committed-not-applied state: a crash at the first rename after the journal's fsync.
@@ -324,7 +331,7 @@ describe('a fault or crash at every file-system call', () => {
       probe.arm(firstRename, 'crash');
       await expect(s.batch!(checkpointBatch(lease))).rejects.toBeDefined();
       expect(onDisk(dir)).toBe('old');
-      expect(readFileSync(join(dir, JOURNAL)).length).toBeGreaterThan(0);
+      expect(journalRecords(dir)).toBeGreaterThan(0);
       return dir;
     };
 
@@ -353,5 +360,84 @@ describe('a fault or crash at every file-system call', () => {
       expect(onDisk(dir), `${where}: after the next open`).toBe('new');
       await next.close();
     }
+  });
+});
+
+describe('one write and one fdatasync per commit (issue 15)', () => {
+  it('a commit makes one positional write and one fdatasync of the journal, and no fsync', async () => {
+    const dir = fresh();
+    const lease = await seed(dir);
+    const faults = faultyIo();
+    const s = createFsStorage({ dir, journal: true }, { io: faults.io });
+    await s.ready();
+    faults.arm(Infinity, 'fault');
+    await s.batch!(checkpointBatch(lease));
+    const count = (name: string): number => faults.calls.filter((c) => c === name).length;
+    expect([count('writeAt'), count('datasync'), count('fsync')]).toEqual([1, 1, 0]);
+    expect(onDisk(dir)).toBe('new');
+    faults.disarm();
+    await s.close();
+  });
+
+  it('a record of another epoch ends the journal: older records behind a new first record are never read', () => {
+    const old1 = encodeRecord([['p', 'k/a', 3]], [b('one')], 7);
+    const old2 = encodeRecord([['p', 'k/b', 3]], [b('two')], 7);
+    // After a checkpoint the next record starts at offset 0 under a new epoch; here it is
+    // exactly as long as the old first record, so an old record starts right where it ends.
+    const next = encodeRecord([['p', 'k/a', 3]], [b('new')], 9);
+    expect(next.length).toBe(old1.length);
+    const journal = Buffer.concat([next, old2]);
+    const decoded = decodeJournal(journal);
+    expect(decoded).toMatchObject({ end: next.length, epoch: 9, torn: 0 });
+    expect(decoded.records.map((r) => r.ops.map((o) => o.key))).toEqual([['k/a']]);
+    // The old journal itself decodes whole, and a header voided by a checkpoint empties it.
+    expect(decodeJournal(Buffer.concat([old1, old2])).records).toHaveLength(2);
+    expect(decodeJournal(Buffer.concat([Buffer.alloc(20), old2])).records).toHaveLength(0);
+  });
+
+  it('two instances taking turns (as two processes do) append after each other, across checkpoints (property)', async () => {
+    const value = (i: number): string => `value ${i} ${'x'.repeat(i % 7 * 9)}`;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.record({ by: fc.integer({ min: 0, max: 1 }), key: fc.constantFrom('runs/a/latest.json', 'runs/a/history/cp_1.json', 'runs/b/latest.json', 'top.json'), del: fc.boolean(), pause: fc.boolean() }), { minLength: 1, maxLength: 14 }),
+        fc.constantFrom(150, 600, 1 << 20),
+        async (steps, checkpointBytes) => {
+          const dir = fresh();
+          const a = fsStorage({ dir, journal: true, journalCheckpointBytes: checkpointBytes });
+          const c = fsStorage({ dir, journal: true, journalCheckpointBytes: checkpointBytes });
+          // Opening replays and checkpoints: both open before the sequence, as running processes are.
+          await Promise.all([a.ready(), c.ready()]);
+          const model = new Map<string, string>();
+          const written: [string, string | null][] = [];
+          for (const [i, step] of steps.entries()) {
+            const s = step.by === 0 ? a : c;
+            if (step.del) {
+              await s.delete(step.key);
+              model.delete(step.key);
+              written.push([step.key, null]);
+            } else {
+              await s.put(step.key, b(value(i)));
+              model.set(step.key, value(i));
+              written.push([step.key, value(i)]);
+            }
+            // Long enough for the holder to let the journal lock go: the other one takes it next.
+            if (step.pause) await new Promise((r) => setTimeout(r, 8));
+          }
+          await new Promise((r) => setTimeout(r, 8));
+          const journal = decodeJournal(readFileSync(join(dir, JOURNAL)));
+          const logged = journal.records.flatMap((r) => r.ops.map((o): [string, string | null] => [o.key, o.type === 'put' ? Buffer.from(o.bytes).toString() : null]));
+          // The journal holds the writes since its last checkpoint, in commit order: a suffix of all of them.
+          expect(logged).toEqual(written.slice(written.length - logged.length));
+          if (checkpointBytes === 1 << 20) expect(logged).toEqual(written);
+          // Power loss: every file the journal names lost its applied bytes. Replay restores the model.
+          for (const [key] of logged) rmSync(join(dir, key), { force: true });
+          const r = fsStorage({ dir, journal: true, clock: later });
+          await r.ready();
+          for (const [key] of logged) expect((await r.get(key)) && utf8(((await r.get(key)) as { bytes: Uint8Array }).bytes), key).toBe(model.get(key));
+          await Promise.all([a.close(), c.close(), r.close()]);
+        },
+      ),
+      { numRuns: 25 },
+    );
   });
 });

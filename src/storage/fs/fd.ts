@@ -39,10 +39,13 @@ export interface FsIo {
   open(path: string, flags: number, mode?: number): Promise<number>;
   close(fd: number): Promise<void>;
   fsync(fd: number): Promise<void>;
+  /** fdatasync(2): the data and the metadata needed to read it back (not the timestamps). */
+  datasync(fd: number): Promise<void>;
   write(fd: number, bytes: Uint8Array): Promise<void>;
-  /** Appends `bytes` (the descriptor is O_APPEND). */
-  append(fd: number, bytes: Uint8Array): Promise<void>;
-  read(fd: number, size: number): Promise<Uint8Array>;
+  /** Writes every byte of `bytes` at `position`. */
+  writeAt(fd: number, bytes: Uint8Array, position: number): Promise<void>;
+  /** Reads up to `size` bytes from `position` (default 0). */
+  read(fd: number, size: number, position?: number): Promise<Uint8Array>;
   fstat(fd: number): Promise<BigIntStats>;
   futimes(fd: number, seconds: number): Promise<void>;
   ftruncate(fd: number, size: number): Promise<void>;
@@ -52,23 +55,23 @@ export interface FsIo {
   rmdir(path: string): Promise<void>;
 }
 
-/** Reads up to `size` bytes from offset 0. */
-async function fdReadAll(fd: number, size: number): Promise<Uint8Array> {
+/** Reads up to `size` bytes from `position`. */
+async function fdReadAll(fd: number, size: number, position = 0): Promise<Uint8Array> {
   const bytes = new Uint8Array(size);
   let offset = 0;
   while (offset < size) {
-    const n = await call<number>((cb) => fs.read(fd, bytes, offset, size - offset, offset, cb));
+    const n = await call<number>((cb) => fs.read(fd, bytes, offset, size - offset, position + offset, cb));
     if (n === 0) return bytes.slice(0, offset);
     offset += n;
   }
   return bytes;
 }
 
-/** Appends every byte (position null: the O_APPEND end), looping over short writes. */
-async function fdAppendAll(fd: number, bytes: Uint8Array): Promise<void> {
+/** Writes every byte at `position`, looping over short writes. */
+async function fdWriteAt(fd: number, bytes: Uint8Array, position: number): Promise<void> {
   let offset = 0;
   while (offset < bytes.length) {
-    const written = await call<number>((cb) => fs.write(fd, bytes, offset, bytes.length - offset, null, cb));
+    const written = await call<number>((cb) => fs.write(fd, bytes, offset, bytes.length - offset, position + offset, cb));
     if (written <= 0) throw Object.assign(new Error('write returned 0 bytes'), { code: 'EIO', syscall: 'write' });
     offset += written;
   }
@@ -79,8 +82,9 @@ export const realIo: FsIo = {
   open: fdOpen,
   close: fdClose,
   fsync: fdSync,
+  datasync: (fd) => call<void>((cb) => fs.fdatasync(fd, (err) => cb(err ?? null, undefined))),
   write: fdWriteAll,
-  append: fdAppendAll,
+  writeAt: fdWriteAt,
   read: fdReadAll,
   fstat: fdStat,
   futimes: fdUtimes,

@@ -54,8 +54,9 @@ export interface FsStorageOptions {
   clock?: Clock;
   /**
    * Write through the store's write-ahead journal: every put, delete and `batch()` is one
-   * record appended to `<dir>/.sp\journal` and fsynced once, then applied to the files by
-   * rename; batches of concurrent callers share one append (group commit). Gives
+   * record written to the preallocated `<dir>/.sp\journal` and fdatasynced once, then
+   * applied to the files by rename; batches of concurrent callers share one record (group
+   * commit). Gives
    * `atomicBatch: true`. Without it, each put is the spec's own durable sequence
    * (temp → fsync → rename → fsync dir) and there is no `batch()`. Every process using one
    * directory must use the same setting. See docs/storage.md ("The journal").
@@ -64,7 +65,8 @@ export interface FsStorageOptions {
   journal?: boolean;
   /**
    * With `journal`: once the journal grows past this many bytes, the applied files are
-   * fsynced in place and the journal is emptied.
+   * fsynced in place and the journal is emptied. The journal file is preallocated to this
+   * size plus 64 KiB (at most 64 MiB).
    * @default 1048576
    */
   journalCheckpointBytes?: number;
@@ -176,7 +178,8 @@ interface Temp {
  *   with `checkpoint_key_invalid`. No synchronous file-system call is made.
  * - **Journal** (`journal: true`): every write is one record of a write-ahead journal,
  *   fsynced once and then applied by rename; `batch()` is atomic (`atomicBatch: true`),
- *   concurrent batches share one append, and opening the store replays the journal.
+ *   concurrent batches share one record write and `fdatasync`, and opening the store
+ *   replays the journal.
  * - Temp and lock files (names starting `.sp\`) are never listed; the ones crashed
  *   writers left are removed on open.
  *
