@@ -14,6 +14,33 @@ export interface EncodedSnapshot<P> {
 }
 
 /**
+ * Stable warning codes of a tolerant read (see {@link DocumentFormat.decodeForeign}). They are
+ * also resume-plan warning codes: a plan resumed from such a document carries them.
+ * Codes are never renamed, only added.
+ */
+export const FOREIGN_READ_WARNINGS = [
+  /** No savepoint seal: another tool (or a person) wrote the document. */
+  'checkpoint_unsealed',
+  /** Another tool's id or checksum scheme, which savepoint cannot verify. */
+  'checkpoint_foreign_seal',
+  /** Sealed by savepoint and edited since; accepted only by single-artifact formats, where the edited file is the newest truth. */
+  'checkpoint_integrity_mismatch',
+] as const;
+
+/** A warning code of a tolerant read; see {@link FOREIGN_READ_WARNINGS}. */
+export type ForeignReadWarning = (typeof FOREIGN_READ_WARNINGS)[number];
+
+/**
+ * A snapshot read tolerantly, and why it was not a strict read. `warnings` is empty when
+ * the strict `decode` accepted the bytes. `snapshot.integrity` is the seal savepoint would
+ * give the document (what an import would store), not a checksum found in the file.
+ */
+export interface ForeignRead<P> {
+  readonly snapshot: Snapshot<P>;
+  readonly warnings: readonly ForeignReadWarning[];
+}
+
+/**
  * How a profile stores a snapshot as bytes. `decode` is the only way savepoint reads a
  * stored snapshot, so every read is validated: JSON Schema first, then the checksum.
  */
@@ -37,6 +64,42 @@ export interface DocumentFormat<P> {
    * the file in messages.
    */
   decode(bytes: Uint8Array, where: string): Promise<Snapshot<P>>;
+  /**
+   * Liberal read of a document another tool wrote or edited: validated against the SPEC's
+   * schema (not savepoint's stricter write schema), unknown fields kept. Throws like
+   * `decode` when the document is invalid even under the spec. A history-based format
+   * refuses a sealed file whose bytes changed (the tamper check stays); a single-artifact
+   * format accepts it with `checkpoint_integrity_mismatch`. The read path calls it only
+   * after `decode` refused the bytes (see {@link decodeTolerant}). Absent: strict reads only.
+   */
+  decodeForeign?(bytes: Uint8Array, where: string): Promise<ForeignRead<P>>;
+  /**
+   * Single-artifact formats: carries the fields another tool wrote in `previous` (the bytes
+   * about to be replaced) into `next`, unchanged, and returns the bytes to store. The writer
+   * calls it before rewriting such a file; it must return `next` itself when `previous`
+   * holds nothing foreign, and never throw on a `previous` it cannot read (return `next`).
+   */
+  keepForeignFields?(previous: Uint8Array, next: Uint8Array): Uint8Array | Promise<Uint8Array>;
+}
+
+/**
+ * The read path's one decode: the strict `decode` first, then the format's `decodeForeign`
+ * when it has one. When both refuse, the strict error is thrown — a tampered history file
+ * stays `checkpoint_integrity_mismatch` — except that a schema error of the spec's own
+ * schema replaces the strict schema error (it names what is really wrong with a foreign file).
+ */
+export async function decodeTolerant<P>(format: DocumentFormat<P>, bytes: Uint8Array, where: string): Promise<ForeignRead<P>> {
+  try {
+    return { snapshot: await format.decode(bytes, where), warnings: [] };
+  } catch (strict) {
+    if (!format.decodeForeign || !(strict instanceof CheckpointError)) throw strict;
+    try {
+      return await format.decodeForeign(bytes, where);
+    } catch (foreign) {
+      const specSaysInvalid = foreign instanceof CheckpointError && foreign.reasonCode === 'checkpoint_schema_invalid';
+      throw specSaysInvalid && strict.reasonCode === 'checkpoint_schema_invalid' ? foreign : strict;
+    }
+  }
 }
 
 /** Name of the integrity member in JSON documents. */
