@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { findIncompleteRuns, memoryStorage, planResume, type Clock } from 'savepoint';
+import { findIncompleteRuns, memoryStorage, planResume } from 'savepoint';
+import { manualClock } from 'savepoint/testing';
 import { planExecutor } from 'savepoint/plan-executor';
 import { snapshotLifecycle } from 'savepoint/snapshot-lifecycle';
 import { phasedWorkflow } from 'savepoint/phased-workflow';
 import { utf8Encode } from '../../src/codec/utf8.js';
 import { foreignFixture, PHASED_RUN, putFixtures } from './support.js';
 
-const clock: Clock = { now: () => Date.parse('2026-01-15T15:00:00Z') };
+const clock = manualClock('2026-01-15T15:00:00Z');
 const codes = (plan: { warnings: readonly { code: string }[] }): string[] => plan.warnings.map((w) => w.code);
 
 describe('each spec example, written by another tool, resumes', () => {
