@@ -32,8 +32,9 @@ export type ForeignReadWarning = (typeof FOREIGN_READ_WARNINGS)[number];
 
 /**
  * A snapshot read tolerantly, and why it was not a strict read. `warnings` is empty when
- * the strict `decode` accepted the bytes. `snapshot.integrity` is the seal savepoint would
- * give the document (what an import would store), not a checksum found in the file.
+ * the strict `decode` accepted the bytes, or when the document carries savepoint's intact
+ * seal over members the strict schema does not know (a foreign document savepoint imported
+ * as it was). `snapshot.integrity` is that seal, or else the SHA-256 of the bytes read.
  */
 export interface ForeignRead<P> {
   readonly snapshot: Snapshot<P>;
@@ -85,8 +86,9 @@ export interface DocumentFormat<P> {
 /**
  * The read path's one decode: the strict `decode` first, then the format's `decodeForeign`
  * when it has one. When both refuse, the strict error is thrown — a tampered history file
- * stays `checkpoint_integrity_mismatch` — except that a schema error of the spec's own
- * schema replaces the strict schema error (it names what is really wrong with a foreign file).
+ * stays `checkpoint_integrity_mismatch` — except that the liberal read's error replaces a
+ * strict schema error (it names what is really wrong with a foreign file: the spec's schema,
+ * or a broken seal on a document savepoint sealed as it was).
  */
 export async function decodeTolerant<P>(format: DocumentFormat<P>, bytes: Uint8Array, where: string): Promise<ForeignRead<P>> {
   try {
@@ -96,8 +98,8 @@ export async function decodeTolerant<P>(format: DocumentFormat<P>, bytes: Uint8A
     try {
       return await format.decodeForeign(bytes, where);
     } catch (foreign) {
-      const specSaysInvalid = foreign instanceof CheckpointError && foreign.reasonCode === 'checkpoint_schema_invalid';
-      throw specSaysInvalid && strict.reasonCode === 'checkpoint_schema_invalid' ? foreign : strict;
+      // The liberal read knows more about a document the strict schema refused: what the spec's schema says, or that its seal broke.
+      throw foreign instanceof CheckpointError && strict.reasonCode === 'checkpoint_schema_invalid' ? foreign : strict;
     }
   }
 }

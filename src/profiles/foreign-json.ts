@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { parseJson, type JsonObject, type JsonValue } from '../codec/canonical-json.js';
-import { documentChecksum, INTEGRITY_FIELD, type ForeignRead, type ForeignReadWarning } from '../codec/json-document.js';
+import { canonicalJson, parseJson, type JsonObject, type JsonValue } from '../codec/canonical-json.js';
+import { documentChecksum, INTEGRITY_FIELD, type EncodedSnapshot, type ForeignRead, type ForeignReadWarning } from '../codec/json-document.js';
 import { gunzip, isGzip } from '../codec/gzip.js';
 import { sha256Hex } from '../codec/sha256.js';
 import { CheckpointError } from '../model/errors.js';
-import { FORMAT_VERSION, type SnapshotDraft } from '../model/snapshot.js';
-import { utf8Decode } from '../codec/utf8.js';
+import { FORMAT_VERSION, type Integrity, type SnapshotDraft } from '../model/snapshot.js';
+import { utf8Decode, utf8Encode } from '../codec/utf8.js';
 
 /**
  * Any RFC 3339 / ISO 8601 date-time with an offset (`Z`, `+00:00`, `-05:00`) and any
@@ -68,9 +68,13 @@ export function foreignJsonReader<P>(options: ForeignJsonReaderOptions<P>): (byt
     if (!isJsonObject(document)) throw new CheckpointError('checkpoint_schema_invalid', `${where} is not a JSON object`, { details: { where } });
     const integrity = document[INTEGRITY_FIELD];
     const warnings: ForeignReadWarning[] = [];
+    let seal: Integrity | undefined;
     if (options.sealedBySavepoint(document)) {
       const stored = isJsonObject(integrity) ? integrity.checksum : undefined;
-      if (stored !== (await documentChecksum(document))) {
+      if (stored === (await documentChecksum(document)) && isJsonObject(integrity)) {
+        // Sealed as is (a foreign document savepoint imported): the seal holds, only the schema is the spec's.
+        seal = { format_version: String(integrity.format_version ?? FORMAT_VERSION), algorithm: 'sha256', checksum: stored as string };
+      } else {
         if (options.kind === 'history') {
           throw new CheckpointError('checkpoint_integrity_mismatch', `${where}: savepoint sealed this file and its bytes changed since`, { details: { where } });
         }
@@ -81,6 +85,23 @@ export function foreignJsonReader<P>(options: ForeignJsonReaderOptions<P>): (byt
     }
     const { [INTEGRITY_FIELD]: _integrity, ...rest } = document;
     const draft = await options.toDraft(rest, where, integrity);
-    return { snapshot: { ...draft, integrity: { format_version: FORMAT_VERSION, algorithm: 'sha256', checksum: await sha256Hex(plain) } }, warnings };
+    return { snapshot: { ...draft, integrity: seal ?? { format_version: FORMAT_VERSION, algorithm: 'sha256', checksum: await sha256Hex(plain) } }, warnings };
   };
 }
+
+/**
+ * Seals a document another tool wrote as it is: every member kept (vendor fields, the
+ * original offsets and ids), savepoint's `integrity` added with `meta` (bookkeeping a format
+ * keeps there) and a checksum over the whole document, as `documentChecksum` defines it.
+ * Such a file fails the strict schema but its seal verifies, so reads accept it without a
+ * warning and any later change to it is caught.
+ */
+export async function sealAsIs(document: JsonObject, meta: JsonObject = {}): Promise<{ bytes: Uint8Array; integrity: Integrity }> {
+  const { [INTEGRITY_FIELD]: _replaced, ...rest } = document;
+  const base: JsonObject = { format_version: FORMAT_VERSION, algorithm: 'sha256', ...meta };
+  const checksum = await documentChecksum({ ...rest, [INTEGRITY_FIELD]: base });
+  return { bytes: utf8Encode(canonicalJson({ ...rest, [INTEGRITY_FIELD]: { ...base, checksum } })), integrity: { format_version: FORMAT_VERSION, algorithm: 'sha256', checksum } };
+}
+
+/** Seals one foreign document of a profile: its stored bytes and the snapshot they hold. */
+export type ForeignSealer<P> = (document: JsonObject, where: string) => Promise<EncodedSnapshot<P>>;

@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import type { JsonObject, JsonValue } from '../../codec/canonical-json.js';
 import { PRIORITIES, type SnapshotDraft } from '../../model/snapshot.js';
-import { foreignJsonReader, hasMembers, LiberalTimeSchema, toUtc } from '../foreign-json.js';
+import type { EncodedSnapshot } from '../../codec/json-document.js';
+import { foreignJsonReader, hasMembers, LiberalTimeSchema, sealAsIs, toUtc } from '../foreign-json.js';
 import { parseDocumentWith } from '../snapshot-lifecycle/import.js';
-import { PHASE_KEYS, PHASED_STATUSES, PHASED_TRIGGER_PRIORITIES, PHASED_TRIGGERS, type PhaseKey, type PhasedWorkflowPayload } from './schema.js';
+import { PHASE_KEYS, PHASED_STATUSES, type PhasedStatus, PHASED_TRIGGER_PRIORITIES, PHASED_TRIGGERS, type PhaseKey, type PhasedWorkflowPayload } from './schema.js';
 
 const JsonObjectSchema = z.record(z.string(), z.custom<JsonValue>(() => true));
 const optionalArray = z.array(z.custom<JsonValue>(() => true)).optional();
@@ -87,9 +88,24 @@ export function phasedForeignDraft(document: JsonObject, where: string): Snapsho
   };
 }
 
+/** True when savepoint wrote (or sealed) the checkpoint: its `status` or `source_details` is there. */
+export const phasedSealedBySavepoint = (document: JsonObject): boolean => hasMembers(document, SAVEPOINT_MEMBERS);
+
 /** `decodeForeign` of the phasedWorkflow format: history-based, so a changed sealed file is refused. */
 export const decodePhasedWorkflowForeign = foreignJsonReader<PhasedWorkflowPayload>({
   kind: 'history',
-  sealedBySavepoint: (document) => hasMembers(document, SAVEPOINT_MEMBERS),
+  sealedBySavepoint: phasedSealedBySavepoint,
   toDraft: phasedForeignDraft,
 });
+
+/**
+ * Seals a phased-workflow checkpoint another tool wrote, as it is (see `sealAsIs`): savepoint
+ * adds only `status` (`status`, default `in_progress`) and `source_details` (none) when missing.
+ */
+export async function sealPhasedForeign(document: JsonObject, where: string, status?: PhasedStatus): Promise<EncodedSnapshot<PhasedWorkflowPayload>> {
+  const { integrity: _theirs, ...rest } = document;
+  const draft = phasedForeignDraft(rest, where);
+  const kept = typeof rest.status === 'string' ? draft.status : (status ?? draft.status);
+  const { bytes, integrity } = await sealAsIs({ ...rest, status: kept, source_details: rest.source_details ?? [] });
+  return { bytes, snapshot: { ...draft, status: kept, integrity } };
+}

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { canonicalJson, parseJson, type JsonObject, type JsonValue } from '../../codec/canonical-json.js';
-import { documentChecksum, INTEGRITY_FIELD } from '../../codec/json-document.js';
+import { INTEGRITY_FIELD, type EncodedSnapshot } from '../../codec/json-document.js';
 import { gunzip, isGzip } from '../../codec/gzip.js';
 import { utf8Decode, utf8Encode } from '../../codec/utf8.js';
 import { PRIORITIES, type SnapshotDraft } from '../../model/snapshot.js';
-import { foreignJsonReader, hasMembers, isJsonObject, LiberalTimeSchema, toUtc } from '../foreign-json.js';
+import { foreignJsonReader, hasMembers, isJsonObject, LiberalTimeSchema, sealAsIs, toUtc } from '../foreign-json.js';
 import { importedSnapshotId, parseDocumentWith } from '../snapshot-lifecycle/import.js';
 import { PLAN_EXECUTOR_STATUSES, PLAN_EXECUTOR_TRIGGERS, PlanNumberSchema, type PlanExecutorPayload, type PlanExecutorStatus, type PlanExecutorTrigger } from './schema.js';
 
@@ -91,6 +91,12 @@ export async function planExecutorForeignDraft(document: JsonObject, where: stri
   };
 }
 
+/** True when savepoint sealed the file: its `integrity` holds two or more of savepoint's bookkeeping members. */
+export function planExecutorSealedBySavepoint(document: JsonObject): boolean {
+  const integrity = document[INTEGRITY_FIELD];
+  return isJsonObject(integrity) && hasMembers(integrity, BOOKKEEPING_MEMBERS, 2);
+}
+
 /**
  * `decodeForeign` of the planExecutor format: the single file other executors rewrite after
  * every task, so an edit after savepoint sealed it is the newest truth
@@ -98,10 +104,7 @@ export async function planExecutorForeignDraft(document: JsonObject, where: stri
  */
 export const decodePlanExecutorForeign = foreignJsonReader<PlanExecutorPayload>({
   kind: 'single',
-  sealedBySavepoint: (document) => {
-    const integrity = document[INTEGRITY_FIELD];
-    return isJsonObject(integrity) && hasMembers(integrity, BOOKKEEPING_MEMBERS, 2);
-  },
+  sealedBySavepoint: planExecutorSealedBySavepoint,
   toDraft: planExecutorForeignDraft,
 });
 
@@ -125,9 +128,31 @@ export async function keepPlanExecutorForeignFields(previous: Uint8Array, next: 
   const document = parseJson(utf8Decode(next, 'checkpoint'), 'checkpoint') as JsonObject;
   for (const k of foreign) if (!Object.hasOwn(document, k)) document[k] = old[k]!;
   const integrity = document[INTEGRITY_FIELD];
-  if (isJsonObject(integrity)) {
-    const { checksum: _stale, ...meta } = integrity;
-    document[INTEGRITY_FIELD] = { ...meta, checksum: await documentChecksum({ ...document, [INTEGRITY_FIELD]: meta }) };
-  }
-  return utf8Encode(canonicalJson(document));
+  if (!isJsonObject(integrity)) return utf8Encode(canonicalJson(document));
+  const { checksum: _stale, ...meta } = integrity;
+  return (await sealAsIs(document, meta)).bytes;
+}
+
+/** Options of {@link sealPlanExecutorForeign}: the bookkeeping of a file that has none. */
+export interface PlanExecutorSealOptions {
+  readonly sequence?: number;
+  readonly source?: PlanExecutorTrigger;
+  readonly snapshotId?: string;
+}
+
+/**
+ * Seals an `NN-CHECKPOINT.json` another executor wrote or edited, as it is (see `sealAsIs`):
+ * its members stay, savepoint's bookkeeping goes into `integrity` (kept from an earlier seal,
+ * else from `options`, else derived as for a tolerant read).
+ */
+export async function sealPlanExecutorForeign(document: JsonObject, where: string, options: PlanExecutorSealOptions = {}): Promise<EncodedSnapshot<PlanExecutorPayload>> {
+  const { [INTEGRITY_FIELD]: theirs, ...rest } = document;
+  const kept = BookkeepingSchema.safeParse(theirs).success;
+  const derived = await planExecutorForeignDraft(rest, where, theirs);
+  const draft = kept
+    ? derived
+    : { ...derived, ...(options.sequence !== undefined ? { sequence: options.sequence } : {}), ...(options.source ? { source: options.source } : {}), ...(options.snapshotId ? { id: options.snapshotId } : {}) };
+  const meta: JsonObject = { snapshot_id: draft.id, sequence: draft.sequence, source: draft.source, source_details: draft.sourceDetails, ...(draft.priority ? { priority: draft.priority } : {}) };
+  const { bytes, integrity } = await sealAsIs(rest, meta);
+  return { bytes, snapshot: { ...draft, integrity } };
 }

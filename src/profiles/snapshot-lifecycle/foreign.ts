@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import type { JsonObject } from '../../codec/canonical-json.js';
 import { PRIORITIES, type SnapshotDraft } from '../../model/snapshot.js';
-import { foreignJsonReader, hasMembers, LiberalTimeSchema, toUtc } from '../foreign-json.js';
+import type { EncodedSnapshot } from '../../codec/json-document.js';
+import { foreignJsonReader, hasMembers, LiberalTimeSchema, sealAsIs, toUtc } from '../foreign-json.js';
 import { parseDocumentWith } from '../snapshot-lifecycle/import.js';
 import { LIFECYCLE_COMMAND_KINDS, LIFECYCLE_COMMAND_RESULTS, LIFECYCLE_RUN_STATUSES, LIFECYCLE_SOURCES, LIFECYCLE_WINDOW_PRESSURES, type SnapshotLifecyclePayload } from './schema.js';
 
@@ -90,9 +91,25 @@ export function lifecycleForeignDraft(document: JsonObject, where: string): Snap
   };
 }
 
+/** True when savepoint wrote (or sealed) the document: its `sequence` or `source_details` is there. */
+export const lifecycleSealedBySavepoint = (document: JsonObject): boolean => hasMembers(document, SAVEPOINT_MEMBERS);
+
 /** `decodeForeign` of the snapshotLifecycle format: history-based, so a changed sealed file is refused. */
 export const decodeSnapshotLifecycleForeign = foreignJsonReader<SnapshotLifecyclePayload>({
   kind: 'history',
-  sealedBySavepoint: (document) => hasMembers(document, SAVEPOINT_MEMBERS),
+  sealedBySavepoint: lifecycleSealedBySavepoint,
   toDraft: lifecycleForeignDraft,
 });
+
+/**
+ * Seals a snapshot-lifecycle.md document another tool wrote, as it is (see `sealAsIs`):
+ * savepoint adds only `sequence` (`sequence`, else its time in ms) and `source_details` (none)
+ * when missing, and replaces another tool's `integrity` with its own.
+ */
+export async function sealLifecycleForeign(document: JsonObject, where: string, sequence?: number): Promise<EncodedSnapshot<SnapshotLifecyclePayload>> {
+  const { integrity: _theirs, ...rest } = document;
+  const draft = lifecycleForeignDraft(rest, where);
+  const seq = typeof rest.sequence === 'number' ? draft.sequence : (sequence ?? draft.sequence);
+  const { bytes, integrity } = await sealAsIs({ ...rest, sequence: seq, source_details: rest.source_details ?? [] });
+  return { bytes, snapshot: { ...draft, sequence: seq, integrity } };
+}
