@@ -73,4 +73,18 @@ describe('each spec example, written by another tool, resumes', () => {
     expect(third.snapshot).toMatchObject({ sequence: 3, createdAt: '2026-01-15T14:40:00.123Z' });
     expect((await findIncompleteRuns({ storage, profile: phasedWorkflow })).map((r) => [r.runId, r.sequence])).toEqual([[PHASED_RUN, 3]]);
   });
+
+  it("phased-workflow-github.md: the spec's index_schema with file_path from the repository root (leading /) and no latest.json", async () => {
+    const storage = memoryStorage();
+    const dir = `checkpoints/${PHASED_RUN}`;
+    await putFixtures(storage, 'phased-workflow', {
+      [`${dir}/cp_1_phase_complete.json`]: 'cp_1_phase_complete.json',
+      [`${dir}/cp_2_gate_decision.json`]: 'cp_2_gate_decision.json',
+      [`${dir}/index.json`]: 'index.json',
+    });
+    const plan = await planResume({ storage, profile: phasedWorkflow, runId: PHASED_RUN, clock, newerCheck: 'none' });
+    expect(plan.source).toMatchObject({ key: `${dir}/cp_2_gate_decision.json`, origin: 'index', latest: 'missing' });
+    expect(plan.skipped).toEqual([]);
+    expect(codes(plan)).toContain('checkpoint_unsealed');
+  });
 });
