@@ -446,6 +446,9 @@ export async function locateNewestSnapshot<P>(options: LocateSnapshotOptions<P>)
 
   // 3. a newer snapshot than the one found?
   let needScan = !anchored || mode === 'scan';
+  // Another tool wrote what was found: its history names may not be the ones the probe derives
+  // (the spec's n8n node writes unpadded `cp_{sequence}_…`), so list the run rather than probe.
+  if (!needScan && mode === 'auto' && (search.best?.warnings.length ?? 0) > 0) needScan = true;
   if (!needScan && mode !== 'none') needScan = await newerExists(search, mode, maxProbe);
 
   // 4. the history scan

@@ -74,6 +74,20 @@ describe('each spec example, written by another tool, resumes', () => {
     expect((await findIncompleteRuns({ storage, profile: phasedWorkflow })).map((r) => [r.runId, r.sequence])).toEqual([[PHASED_RUN, 3]]);
   });
 
+  it('phased-workflow: an unpadded cp_3 the n8n node wrote after its latest.json (a crash before step 7) is found', async () => {
+    const storage = memoryStorage();
+    const dir = `checkpoints/${PHASED_RUN}`;
+    await putFixtures(storage, 'phased-workflow', {
+      [`${dir}/cp_1_phase_complete.json`]: 'cp_1_phase_complete.json',
+      [`${dir}/cp_2_gate_decision.json`]: 'cp_2_gate_decision.json',
+      [`${dir}/latest.json`]: 'latest.json',
+      [`${dir}/cp_3_expensive_op.json`]: 'cp_003_expensive_op.variant.json',
+    });
+    const plan = await planResume({ storage, profile: phasedWorkflow, runId: PHASED_RUN, clock });
+    expect(plan.snapshot.sequence).toBe(3);
+    expect(plan.source).toMatchObject({ key: `${dir}/cp_3_expensive_op.json`, latest: 'stale' });
+  });
+
   it("phased-workflow-github.md: the spec's index_schema with file_path from the repository root (leading /) and no latest.json", async () => {
     const storage = memoryStorage();
     const dir = `checkpoints/${PHASED_RUN}`;
