@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { assertBytesArgument, assertStringArgument } from '../model/arguments.js';
 import { CheckpointError } from '../model/errors.js';
 import { FORMAT_VERSION, type Integrity, type Snapshot, type SnapshotDraft } from '../model/snapshot.js';
 import { assertValid, compileValidator, type DocumentValidator, type JsonSchema } from '../model/validate.js';
@@ -91,6 +92,9 @@ export interface DocumentFormat<P> {
  * or a broken seal on a document savepoint sealed as it was).
  */
 export async function decodeTolerant<P>(format: DocumentFormat<P>, bytes: Uint8Array, where: string): Promise<ForeignRead<P>> {
+  if (typeof (format as Partial<DocumentFormat<P>> | null)?.decode !== 'function') throw new CheckpointError('checkpoint_config_invalid', 'decodeTolerant: format must be a DocumentFormat (with decode)');
+  assertBytesArgument(bytes, 'decodeTolerant');
+  assertStringArgument(where, 'decodeTolerant', 'where');
   try {
     return { snapshot: await format.decode(bytes, where), warnings: [] };
   } catch (strict) {

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createWriter, memoryStorage, parseJson, planResume, type JsonObject, type StorageAdapter } from 'savepoint';
-import { decodeStoredSnapshotTolerant } from 'savepoint/toolkit';
+import { createWriter, isCheckpointError, memoryStorage, parseJson, planResume, type JsonObject, type StorageAdapter } from 'savepoint';
+import { decodeStoredSnapshotTolerant, decodeTolerant } from 'savepoint/toolkit';
 import { fsStorage } from 'savepoint/fs';
 import { importPlanExecutorDocument, importPlanExecutorRun, planExecutor } from 'savepoint/plan-executor';
 import { importSnapshotLifecycleDocument, importSnapshotLifecycleRun, snapshotLifecycle } from 'savepoint/snapshot-lifecycle';
@@ -157,5 +157,20 @@ describe('savepoint import', () => {
     const verify = io();
     expect(await runCli(['verify', '--json', '--profile', 'phasedWorkflow', '--dir', dir], verify)).toBe(0);
     expect((JSON.parse(verify.out) as { findings: unknown[] }).findings).toEqual([]);
+  });
+});
+
+describe('argument checks of the tolerant read and run import entries', () => {
+  it('answers bad arguments with checkpoint_config_invalid / checkpoint_key_invalid, never a raw TypeError', async () => {
+    const bad: [string, () => Promise<unknown>][] = [
+      ['decodeTolerant format', () => decodeTolerant(null as never, new Uint8Array(), 'x')],
+      ['decodeTolerant bytes', () => decodeTolerant(planExecutor.document, 'text' as never, 'x')],
+      ['decodeStoredSnapshotTolerant storage', () => decodeStoredSnapshotTolerant({} as never, planExecutor, 'k', new Uint8Array())],
+      ['importPlanExecutorRun storage', () => importPlanExecutorRun(undefined as never, '02')],
+      ['importPhasedWorkflowRun run id', () => importPhasedWorkflowRun(memoryStorage(), '../x')],
+      ['importSnapshotLifecycleRun target', () => importSnapshotLifecycleRun(memoryStorage(), 'run', { target: 42 as never })],
+    ];
+    for (const [what, call] of bad) await expect(call(), what).rejects.toSatisfy((e: unknown) => isCheckpointError(e));
+    await expect(importPlanExecutorRun(memoryStorage(), '02')).rejects.toSatisfy((e: unknown) => isCheckpointError(e, 'checkpoint_not_found'));
   });
 });
