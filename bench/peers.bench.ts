@@ -71,7 +71,8 @@ function phasedStep(storage: StorageAdapter, runId: string) {
   };
 }
 
-type Stepper = typeof savepointStep;
+/** What the growth row needs of a run: one step, and close. */
+type Stepper = (storage: StorageAdapter, runId: string) => { writer: { close(): Promise<void> }; step: (state: JsonValue) => Promise<void> };
 
 /** Interleaves single operations of the two contenders, alternating which goes first. */
 async function pairwise(rounds: number, a: (i: number) => Promise<unknown>, b: (i: number) => Promise<unknown>): Promise<{ a: number; b: number }> {
@@ -149,10 +150,10 @@ async function readRow(rounds: number): Promise<BenchRow> {
  * seconds on a shared machine, so timing the first 200 and the last 200 minutes apart would
  * compare two different machines. The long run's first total-200 checkpoints are not timed.
  */
-async function growth(storage: StorageAdapter, total: number, stepper: Stepper = savepointStep): Promise<{ first: number; last: number }> {
-  const long = stepper(storage, stepper === savepointStep ? 'growth-long' : newRunId());
+async function growth(storage: StorageAdapter, total: number, stepper: Stepper = savepointStep, runIds: readonly [string, string] = ['growth-long', 'growth-fresh']): Promise<{ first: number; last: number }> {
+  const long = stepper(storage, runIds[0]);
   for (let i = 0; i < total - 200; i++) await long.step({ step: i, note: 'x'.repeat(1000) });
-  const fresh = stepper(storage, stepper === savepointStep ? 'growth-fresh' : newRunId());
+  const fresh = stepper(storage, runIds[1]);
   const m = await pairwise(
     200,
     (i) => long.step({ step: total - 200 + i, note: 'x'.repeat(1000) }),
@@ -235,7 +236,7 @@ export async function bench(): Promise<BenchRow[]> {
       rmSync(dir, { recursive: true, force: true });
     }
   }
-  if (want('growth') || want('phased')) rows.push(growthRow('memoryStorage, phasedWorkflow', total, await growth(memoryStorage(), total, phasedStep)));
+  if (want('growth') || want('phased')) rows.push(growthRow('memoryStorage, phasedWorkflow', total, await growth(memoryStorage(), total, phasedStep, [newRunId(), newRunId()])));
   if (want('footprint')) rows.push(await footprintRow(QUICK ? 200 : 500));
   return rows;
 }
