@@ -73,8 +73,8 @@ describe('phasedWorkflow index at constant cost per checkpoint', () => {
     }
     expect(lagSeen).toBeGreaterThan(1);
     const indexWrites = counting.log.filter((op) => op.operation !== 'get' && op.operation !== 'list' && op.keys.includes(indexKey)).length;
-    // Every checkpoint up to 256 entries, then ~16·ln(1200/256) ≈ 25 more: not one per checkpoint.
-    expect(indexWrites).toBeLessThanOrEqual(300);
+    // Every checkpoint up to 32 entries, then ~16·ln(1200/32) ≈ 58 more: not one per checkpoint.
+    expect(indexWrites).toBeLessThanOrEqual(120);
     await run.writer.close();
     await expectComplete(inner, runId, 'after close');
   }, 60_000);
@@ -91,7 +91,7 @@ describe('phasedWorkflow index at constant cost per checkpoint', () => {
   }, 30_000);
 
   it('a crash at any write around a held-back index update leaves a run the next writer resumes and indexes completely', async () => {
-    const first = 272; // index of 256 entries: updates held back 16 at a time
+    const first = 272; // index of ~256 entries: updates held back 16 at a time
     for (let at = 254; at <= first; at++) {
       for (const action of ['crash', 'crash-after'] as const) {
         const what = `${action} at write ${at}`;
