@@ -20,6 +20,7 @@ import { MemorySaver, emptyCheckpoint, uuid6, type Checkpoint } from '@langchain
 import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
 import { createWriter, defaultProfile, memoryStorage, planResume, type JsonValue, type StorageAdapter } from 'savepoint';
 import { fsStorage } from 'savepoint/fs';
+import { initialPhasedPayload, phasedWorkflow } from 'savepoint/phased-workflow';
 import { fmt, median, timeMs, type BenchRow } from './harness.js';
 
 const AREA = 'peers';
@@ -55,6 +56,23 @@ function savepointStep(storage: StorageAdapter, runId: string) {
     },
   };
 }
+
+/** A phasedWorkflow run (no per-run retention: its index lists every checkpoint) whose ~1 KB progress changes every step. */
+function phasedStep(storage: StorageAdapter, runId: string) {
+  const writer = createWriter({ storage, profile: phasedWorkflow, runId, heartbeatIntervalMs: false });
+  const payload = initialPhasedPayload('phase_1_plan', '2026-01-15T14:00:00.000Z');
+  return {
+    writer,
+    step: async (state: JsonValue): Promise<void> => {
+      payload.state_snapshot.current_phase_state.progress = { state };
+      const r = await writer.checkpoint({ source: 'manual', status: 'in_progress', payload });
+      if (!r.ok) throw r.error;
+    },
+  };
+}
+
+/** What the growth row needs of a run: one step, and close. */
+type Stepper = (storage: StorageAdapter, runId: string) => { writer: { close(): Promise<void> }; step: (state: JsonValue) => Promise<void> };
 
 /** Interleaves single operations of the two contenders, alternating which goes first. */
 async function pairwise(rounds: number, a: (i: number) => Promise<unknown>, b: (i: number) => Promise<unknown>): Promise<{ a: number; b: number }> {
@@ -132,10 +150,10 @@ async function readRow(rounds: number): Promise<BenchRow> {
  * seconds on a shared machine, so timing the first 200 and the last 200 minutes apart would
  * compare two different machines. The long run's first total-200 checkpoints are not timed.
  */
-async function growth(storage: StorageAdapter, total: number): Promise<{ first: number; last: number }> {
-  const long = savepointStep(storage, 'growth-long');
+async function growth(storage: StorageAdapter, total: number, stepper: Stepper = savepointStep, runIds: readonly [string, string] = ['growth-long', 'growth-fresh']): Promise<{ first: number; last: number }> {
+  const long = stepper(storage, runIds[0]);
   for (let i = 0; i < total - 200; i++) await long.step({ step: i, note: 'x'.repeat(1000) });
-  const fresh = savepointStep(storage, 'growth-fresh');
+  const fresh = stepper(storage, runIds[1]);
   const m = await pairwise(
     200,
     (i) => long.step({ step: total - 200 + i, note: 'x'.repeat(1000) }),
@@ -145,6 +163,9 @@ async function growth(storage: StorageAdapter, total: number): Promise<{ first: 
   await fresh.writer.close();
   return { first: m.b, last: m.a };
 }
+
+/** A UUID v4, as phasedWorkflow's run ids must be. */
+const newRunId = (): string => globalThis.crypto.randomUUID();
 
 function growthRow(where: string, total: number, g: { first: number; last: number }): BenchRow {
   const ratio = g.last / g.first;
@@ -215,6 +236,7 @@ export async function bench(): Promise<BenchRow[]> {
       rmSync(dir, { recursive: true, force: true });
     }
   }
+  if (want('growth') || want('phased')) rows.push(growthRow('memoryStorage, phasedWorkflow', total, await growth(memoryStorage(), total, phasedStep, [newRunId(), newRunId()])));
   if (want('footprint')) rows.push(await footprintRow(QUICK ? 200 : 500));
   return rows;
 }

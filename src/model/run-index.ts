@@ -80,6 +80,22 @@ export function encodeRunIndex(index: RunIndex): Uint8Array {
   return concatBytes(parts);
 }
 
+/** The writer may hold back up to 1/16 of the index's length in new entries. */
+const DEFER_DIVISOR = 16;
+
+/**
+ * How many new entries the writer may hold back before it rewrites an index that lists
+ * `indexed` entries. A complete `index.json` cannot be updated on a put-whole-value store
+ * without rewriting all of it, so the writer rewrites it at a geometric cadence instead:
+ * every max(1, n/16) checkpoints, which costs O(1) bytes per checkpoint amortized and keeps
+ * the file spec-exact and at most 1/16 behind (readers reconcile it with a listing; the
+ * writer brings it up to date on a terminal status, a prune and `flush()`/`close()`).
+ * Indexes under 32 entries are rewritten with every checkpoint.
+ */
+export function indexDeferral(indexed: number): number {
+  return Math.max(1, Math.floor(indexed / DEFER_DIVISOR));
+}
+
 /** An empty index for `runId`. */
 export function emptyRunIndex(runId: string, now: string): RunIndex {
   return { run_id: runId, checkpoint_count: 0, checkpoints: [], last_updated: now };

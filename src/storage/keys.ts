@@ -33,7 +33,8 @@ export function assertKey(key: unknown): asserts key is string {
   for (const segment of key.split('/')) {
     if (segment === '') reject('has an empty segment', key);
     if (segment === '.' || segment === '..') reject('has a "." or ".." segment', key);
-    if (encoder.encode(segment).length > MAX_SEGMENT_BYTES) reject(`has a segment longer than ${MAX_SEGMENT_BYTES} bytes`, key);
+    // A UTF-16 code unit is at most 3 UTF-8 bytes: short segments need no encoding (hot path).
+    if (segment.length * 3 > MAX_SEGMENT_BYTES && encoder.encode(segment).length > MAX_SEGMENT_BYTES) reject(`has a segment longer than ${MAX_SEGMENT_BYTES} bytes`, key);
   }
 }
 

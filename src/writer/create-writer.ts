@@ -1,7 +1,7 @@
 import { parseRfc3339, systemClock, toRfc3339 } from '../model/clock.js';
 import { CheckpointError, toCheckpointError } from '../model/errors.js';
 import { newUuidV4 } from '../model/ids.js';
-import type { RunIndexEntry } from '../model/run-index.js';
+import { indexDeferral, type RunIndexEntry } from '../model/run-index.js';
 import type { TriggerRecord } from '../model/snapshot.js';
 import { canonicalJson, parseJson } from '../codec/canonical-json.js';
 import { encodeBatchFile } from '../profiles/batch-file.js';
@@ -348,11 +348,17 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
       const written = hasHistory ? planned.map((p) => entryOf(p, p.key)) : [];
       const entries: RunIndexEntry[] = [...unindexed, ...(hasHistory ? written : newest ? [entryOf(newest, latestKey)] : [])];
       const prune = autoRetention && planned.length > 0 ? await prunable() : [];
+      // A long run's index is rewritten every max(1, n/16) checkpoints (see indexDeferral), and
+      // at once when the run ends or prunes; held-back entries stay in `unindexed` until then.
+      const writeIndex =
+        indexKey !== undefined &&
+        entries.length > 0 &&
+        (!hasHistory || prune.length > 0 || entries.length >= indexDeferral(index.doc?.checkpoint_count ?? 0) || planned.some((p) => profile.isTerminal(p.draft.status)));
       const plan: WritePlan = {
         creates,
         replaces,
         ...(latestBytes ? { latest: { key: latestKey, bytes: latestBytes } } : {}),
-        ...(indexKey && entries.length > 0 ? { index: { key: indexKey, entries, ...(prune.length > 0 ? { remove: new Set(prune.map((e) => e.file_path)) } : {}) } } : {}),
+        ...(writeIndex ? { index: { key: indexKey, entries, ...(prune.length > 0 ? { remove: new Set(prune.map((e) => e.file_path)) } : {}) } } : {}),
       };
       for (const p of planned) if (p.stored.parts.length > 0) partsBySequence.set(p.draft.sequence, p.stored.parts.map((part) => part.key));
 
@@ -365,7 +371,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
       // Durable: acknowledge in call order and move the head.
       const outcome = report.pending ? 'queued' : 'written';
       const mode = batchFile ? 'batch-file' : report.mode;
-      unindexed = [];
+      unindexed = writeIndex ? [] : entries;
       if (headRewrite && head) {
         const loc = head.location;
         const location: HeadLocation =
@@ -483,6 +489,26 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
     emitter.emit('pruned', { runId, sequences: prune.map((e) => e.sequence), keys: deleted });
   };
 
+  /**
+   * Writes the index entries a long run held back (see indexDeferral), so a flushed or closed
+   * run leaves a complete `index.json`. A failure is reported, not fatal: the history files
+   * exist, and the next writer or reader indexes them from a listing.
+   */
+  const syncIndex = async (): Promise<void> => {
+    if (!opened || needsRecovery || indexKey === undefined || unindexed.length === 0) return;
+    const plan: WritePlan = { creates: [], replaces: [], index: { key: indexKey, entries: unindexed } };
+    try {
+      await withRetry(
+        () => (lock ? lock.fenced(lastSequence, (fence) => executeWrite(storage, runId, plan, index, now, useAtomicBatch, fence)) : executeWrite(storage, runId, plan, index, now, useAtomicBatch)),
+        retryOptions,
+      );
+      unindexed = [];
+    } catch (raw) {
+      const f = failure(toCheckpointError(raw, 'checkpoint_storage_unavailable', 'could not update the run index'), 'flush');
+      if (failMode === 'throw') throw f.error;
+    }
+  };
+
   const schedule = (): void => {
     if (scheduled) return;
     scheduled = true;
@@ -584,6 +610,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
     },
     async flush() {
       await idle();
+      await exclusive(syncIndex);
       if (!storage.flush) return;
       try {
         await storage.flush();
