@@ -38,9 +38,9 @@ export interface StatusSpec<S extends string = string> {
   /** Every valid status. */
   readonly all: readonly [S, ...S[]];
   /** Statuses that end a run (heartbeat stops; retention may preserve the latest of each). */
-  readonly terminal: readonly S[];
+  readonly terminal: readonly NoInfer<S>[];
   /** The status during which the heartbeat runs (snapshot-lifecycle.md: "while a plan is in_progress"). */
-  readonly active: S;
+  readonly active: NoInfer<S>;
 }
 
 /**
@@ -84,7 +84,7 @@ export interface ProfileDefinition<P, T extends string = string, S extends strin
    * The heartbeat trigger and its period, or `false` for none.
    * @default { source: 'timer', intervalMs: 120_000 } when the profile has a `timer` trigger
    */
-  readonly heartbeat?: { readonly source: T; readonly intervalMs: number } | false;
+  readonly heartbeat?: { readonly source: NoInfer<T>; readonly intervalMs: number } | false;
   /** Coalescing window (snapshot-lifecycle.md: 3 s). @default 3000 */
   readonly coalesceWindowMs?: number;
   /**

@@ -64,8 +64,9 @@ export function validateTrigger<P>(profile: Profile<P>, input: CheckpointInput<P
   if (parsed.issues) {
     const issues = parsed.issues;
     const paths = issues.slice(0, 20).map((i) => jsonPath(i.path));
-    const shown = issues.slice(0, 5).map((i) => `${jsonPath(i.path)} ${i.message}`);
-    throw new CheckpointError('checkpoint_schema_invalid', `payload does not match profile "${profile.name}": ${shown.join('; ')}`, {
+    // Paths only: a schema library's message may quote the rejected value (valibot: "received 7"),
+    // and a payload may hold secrets, which must never reach an error.
+    throw new CheckpointError('checkpoint_schema_invalid', `payload does not match profile "${profile.name}" at ${paths.slice(0, 5).join(', ')}`, {
       details: { profile: profile.name, paths },
     });
   }
