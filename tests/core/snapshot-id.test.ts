@@ -4,14 +4,17 @@ import { newSnapshotId } from 'savepoint/toolkit';
 
 const SNAPSHOT_ID_PATTERN = /^cp_(\d{8}T\d{9}Z)_([0-9a-z]{4,32})$/; // snapshot-lifecycle.md
 
+/** 9999-12-31T23:59:59.999Z: the compact timestamp has four year digits. */
+const LAST_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
 describe('newSnapshotId', () => {
   it('is cp_<compact UTC>_<10 of [0-9a-z]> and sorts by creation time (property)', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 8.64e15 / 10 }), fc.integer({ min: 0, max: 8.64e15 / 10 }), (a, b) => {
+      fc.property(fc.integer({ min: 0, max: LAST_MS }), fc.integer({ min: 0, max: LAST_MS }), (a, b) => {
         const [x, y] = [newSnapshotId(a), newSnapshotId(b)];
         expect(x).toMatch(SNAPSHOT_ID_PATTERN);
         expect(x.split('_')[2]).toMatch(/^[0-9a-z]{10}$/);
-        if (a < b && new Date(a).getUTCFullYear() >= 1000 && new Date(b).getUTCFullYear() <= 9999) expect(x.slice(0, 22) <= y.slice(0, 22)).toBe(true);
+        if (a < b) expect(x.slice(0, 22) <= y.slice(0, 22)).toBe(true);
       }),
     );
   });
