@@ -40,11 +40,14 @@ export { memoryStorage, type MemoryStorageOptions } from './storage/memory.js';
 // Profiles.
 export { defineProfile, type Profile, type ProfileDefinition } from './profiles/define-profile.js';
 export { standardLayout } from './profiles/layout.js';
-export { defaultProfile } from './profiles/default-profile.js';
+export { defaultProfile, jsonProfile, type JsonProfileOptions, type DefaultTrigger, type LifecycleStatus } from './profiles/default-profile.js';
+export type { PayloadSchema, PayloadOf, TriggerOf, StatusOf } from './profiles/define-profile.js';
+export type { StandardSchemaV1 } from './model/standard-schema.js';
 
 // Writing.
 export { createWriter } from './writer/create-writer.js';
 export type { CheckpointInput, CheckpointResult, CheckpointWriter, WriterOptions } from './writer/types.js';
+export type { CheckpointSuccess, CheckpointFailure } from './writer/types.js';
 
 // Resuming.
 export { planResume, type PlanResumeOptions, type ResumePlan } from './resume/plan-resume.js';

@@ -72,6 +72,7 @@ export type { BatchCheck, RateBudget } from '../storage/adapter.js';
 
 // Profiles: layouts, reading, the default profile's document.
 export type { TriggerSpec, StatusSpec, SnapshotIdContext, PayloadOf } from '../profiles/define-profile.js';
+export { validateSync, isStandardSchema, type StandardSchemaV1 } from '../model/standard-schema.js';
 export {
   historyBySnapshotId,
   GZIP_SUFFIX,

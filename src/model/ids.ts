@@ -1,7 +1,22 @@
-import { customAlphabet } from 'nanoid';
 import { CheckpointError } from './errors.js';
 
-const suffix = customAlphabet('0123456789abcdefghijklmnopqrstuvwxyz', 10);
+const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyz';
+
+/**
+ * 10 random characters over `[0-9a-z]` from WebCrypto (`globalThis.crypto`, in Node 20,
+ * browsers, Deno, Bun, workers). Not nanoid's entry: it resolves `node:crypto` in Node
+ * builds, which breaks neutral, worker and workerd bundles. Bytes >= 252 (7 × 36) are
+ * drawn again so every character is equally likely.
+ */
+function suffix(): string {
+  let out = '';
+  const bytes = new Uint8Array(16);
+  while (out.length < 10) {
+    globalThis.crypto.getRandomValues(bytes);
+    for (const b of bytes) if (b < 252 && out.length < 10) out += ALPHABET[b % 36];
+  }
+  return out;
+}
 
 /** Matches a snapshot-lifecycle.md snapshot id: `cp_<timestamp>_<suffix>`. */
 export const SNAPSHOT_ID_PATTERN = /^cp_(\d{8}T\d{9}Z)_([0-9a-z]{4,32})$/;
@@ -10,7 +25,7 @@ export const SNAPSHOT_ID_PATTERN = /^cp_(\d{8}T\d{9}Z)_([0-9a-z]{4,32})$/;
  * A new snapshot id in snapshot-lifecycle.md's `cp_<timestamp>_<suffix>` form: the
  * timestamp is compact UTC with milliseconds (`20251214T153000123Z`) so ids sort by
  * creation time and are safe as file names on every platform; the suffix is a
- * 10-character nanoid over `[0-9a-z]` (case-insensitive file systems cannot collide them).
+ * 10-character random suffix over `[0-9a-z]` (case-insensitive file systems cannot collide them).
  */
 export function newSnapshotId(createdAtMs: number): string {
   const iso = new Date(createdAtMs).toISOString(); // 2025-12-14T15:30:00.123Z

@@ -1,10 +1,12 @@
 import { z } from 'zod';
 import type { JsonValue } from '../codec/canonical-json.js';
-import { jsonDocumentFormat } from '../codec/json-document.js';
+import { jsonDocumentFormat, type DocumentFormat } from '../codec/json-document.js';
+import { CheckpointError } from '../model/errors.js';
 import { SNAPSHOT_ID_PATTERN } from '../model/ids.js';
+import { anySchema } from '../model/standard-schema.js';
 import { IntegritySchema, PRIORITIES, Rfc3339Schema, TriggerRecordSchema, type Priority, type SnapshotDraft, type TriggerRecord } from '../model/snapshot.js';
 import { snapshotLifecycleRetention } from './snapshot-lifecycle/retention.js';
-import { defineProfile, type Profile } from './define-profile.js';
+import { defineProfile, type PayloadSchema, type Profile } from './define-profile.js';
 import { historyBySnapshotId, standardLayout } from './layout.js';
 
 /** Any JSON value: the generic profile stores the agent's state as given. */
@@ -63,6 +65,10 @@ export function fromLifecycleHeader(d: LifecycleHeader): Omit<SnapshotDraft<unkn
 
 /** Statuses of snapshot-lifecycle.md, shared by the default profile. */
 export const LIFECYCLE_STATUSES = ['in_progress', 'failed', 'completed', 'paused'] as const;
+/** A status of the default profile (snapshot-lifecycle.md's). */
+export type LifecycleStatus = (typeof LIFECYCLE_STATUSES)[number];
+/** A trigger of the default profile (snapshot-lifecycle.md's). */
+export type DefaultTrigger = 'step_boundary' | 'error_boundary' | 'timer' | 'manual';
 
 /**
  * The default profile's stored document: snapshot-lifecycle.md's common top-level
@@ -95,10 +101,10 @@ export type DefaultDocument = z.infer<typeof DefaultDocumentSchema>;
  * snapshot-lifecycle.md's (`snapshotLifecycleRetention`): the latest 50 per run, the latest
  * failed and completed, nothing older than 14 days otherwise, gzip of history after 24 h.
  */
-export const defaultProfile: Profile<JsonValue> = defineProfile<JsonValue>({
+export const defaultProfile: Profile<JsonValue, DefaultTrigger, LifecycleStatus> = defineProfile({
   name: 'default',
   description: 'Any JSON state, in the snapshot-lifecycle layout',
-  payload: JsonStateSchema,
+  payload: anySchema<JsonValue>(),
   triggers: {
     step_boundary: { description: 'a step entered in_progress or reached done/failed/skipped' },
     error_boundary: { description: 'a recoverable error was classified, or a forced stop is imminent' },
@@ -115,3 +121,48 @@ export const defaultProfile: Profile<JsonValue> = defineProfile<JsonValue>({
     payloadMember: 'state',
   }),
 });
+
+/** Options of {@link jsonProfile}. */
+export interface JsonProfileOptions<T> {
+  /**
+   * Checks each payload before it is saved: any Standard Schema (zod 3.24+ or 4, valibot,
+   * arktype, …). Without it any value canonical JSON can carry is accepted.
+   */
+  readonly schema?: PayloadSchema<T>;
+  /** Profile name (the CLI's `--profile`). @default 'default' (the stored documents are the default profile's) */
+  readonly name?: string;
+}
+
+/**
+ * The default profile with your payload type: `T` may be an `interface` (no index signature
+ * needed), and what a writer or `planResume` hands back is typed `T`, not `JsonValue`.
+ * Documents, layout, triggers, statuses and retention are the default profile's, so runs
+ * written with it read back with `defaultProfile` and the CLI. Given a `schema`, each payload
+ * is checked with it before it is saved (`checkpoint_schema_invalid` with the issue paths).
+ *
+ * @example
+ * ```ts
+ * interface AgentState { step: number; notes: string[] }
+ * const profile = jsonProfile<AgentState>();
+ * const writer = createWriter({ storage, profile, runId: 'run-1' });
+ * await writer.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { step: 1, notes: [] } });
+ * ```
+ */
+export function jsonProfile<T>(options: JsonProfileOptions<T> = {}): Profile<T, DefaultTrigger, LifecycleStatus> {
+  if (options === null || typeof options !== 'object') {
+    throw new CheckpointError('checkpoint_config_invalid', 'jsonProfile options must be an object');
+  }
+  if (options.schema === undefined && options.name === undefined) return defaultProfile as unknown as Profile<T, DefaultTrigger, LifecycleStatus>;
+  const { name: _name, description: _description, isTerminal: _isTerminal, trigger: _trigger, ...base } = defaultProfile;
+  // A payload that passed the schema is stored as the default profile's `state` member; the
+  // document format only moves it between `state` and `payload`, whatever its type.
+  return defineProfile<T, DefaultTrigger, LifecycleStatus>({
+    ...base,
+    name: options.name ?? 'default',
+    description: defaultProfile.description,
+    payload: options.schema ?? anySchema<T>(),
+    document: base.document as unknown as DocumentFormat<T>,
+    materialView: (payload: T) => payload,
+    resume: undefined,
+  });
+}

@@ -1,10 +1,10 @@
-import type { z } from 'zod';
 import type { JsonObject } from '../codec/canonical-json.js';
 import type { DocumentFormat } from '../codec/json-document.js';
 import { splitDocument, type SplitResult } from '../codec/parts.js';
 import { CheckpointError } from '../model/errors.js';
 import { assertRunId, newSnapshotId } from '../model/ids.js';
 import type { Priority } from '../model/snapshot.js';
+import { isStandardSchema, type StandardSchemaV1 } from '../model/standard-schema.js';
 import type { ResumeRule } from '../resume/types.js';
 import type { RetentionPolicy } from '../retention/policy.js';
 import type { ProfileLayout } from './layout.js';
@@ -33,15 +33,21 @@ export interface TriggerSpec {
   readonly description?: string;
 }
 
-/** The statuses a profile's documents may carry. */
-export interface StatusSpec {
+/** The statuses a profile's documents may carry; `S` is their names as a union of literals. */
+export interface StatusSpec<S extends string = string> {
   /** Every valid status. */
-  readonly all: readonly [string, ...string[]];
+  readonly all: readonly [S, ...S[]];
   /** Statuses that end a run (heartbeat stops; retention may preserve the latest of each). */
-  readonly terminal: readonly string[];
+  readonly terminal: readonly NoInfer<S>[];
   /** The status during which the heartbeat runs (snapshot-lifecycle.md: "while a plan is in_progress"). */
-  readonly active: string;
+  readonly active: NoInfer<S>;
 }
+
+/**
+ * A payload schema: any Standard Schema (https://standardschema.dev) whose output is `P` —
+ * zod 3.24+ or 4, valibot, arktype, or your own. Its `validate` must answer synchronously.
+ */
+export type PayloadSchema<P> = StandardSchemaV1<unknown, P>;
 
 /** Input of {@link ProfileDefinition.newSnapshotId}. */
 export interface SnapshotIdContext {
@@ -51,17 +57,21 @@ export interface SnapshotIdContext {
   readonly createdAtMs: number;
 }
 
-/** Everything that makes savepoint speak one checkpoint system. See {@link defineProfile}. */
-export interface ProfileDefinition<P> {
+/**
+ * Everything that makes savepoint speak one checkpoint system. See {@link defineProfile}.
+ * `T` and `S` are the trigger and status names; `defineProfile` infers them as literal
+ * types, so a misspelt `source` or `status` given to a writer of the profile does not compile.
+ */
+export interface ProfileDefinition<P, T extends string = string, S extends string = string> {
   /** Stable name (`snapshotLifecycle`, `phasedWorkflow`, …), used by the CLI's `--profile`. */
   readonly name: string;
   /** One line for docs and `--help`. */
   readonly description?: string;
-  /** zod schema of the payload the agent passes to `checkpoint()`. */
-  readonly payload: z.ZodType<P>;
+  /** Schema of the payload the agent passes to `checkpoint()`: any Standard Schema (zod, valibot, arktype, …). */
+  readonly payload: PayloadSchema<P>;
   /** Valid triggers: an unknown `source` is `checkpoint_schema_invalid`. */
-  readonly triggers: Readonly<Record<string, TriggerSpec>>;
-  readonly statuses: StatusSpec;
+  readonly triggers: Readonly<Record<T, TriggerSpec>>;
+  readonly statuses: StatusSpec<S>;
   /** How a snapshot becomes bytes and back. */
   readonly document: DocumentFormat<P>;
   /** Where things are kept. */
@@ -74,7 +84,7 @@ export interface ProfileDefinition<P> {
    * The heartbeat trigger and its period, or `false` for none.
    * @default { source: 'timer', intervalMs: 120_000 } when the profile has a `timer` trigger
    */
-  readonly heartbeat?: { readonly source: string; readonly intervalMs: number } | false;
+  readonly heartbeat?: { readonly source: NoInfer<T>; readonly intervalMs: number } | false;
   /** Coalescing window (snapshot-lifecycle.md: 3 s). @default 3000 */
   readonly coalesceWindowMs?: number;
   /**
@@ -101,10 +111,14 @@ export interface ProfileDefinition<P> {
   readonly resume?: ResumeRule<P>;
 }
 
-/** A validated, frozen profile with every default filled in. */
-export interface Profile<P = unknown> extends Required<Omit<ProfileDefinition<P>, 'description' | 'retention' | 'resume' | 'heartbeat'>> {
+/**
+ * A validated, frozen profile with every default filled in. `P` is the payload type, `T`
+ * the trigger names and `S` the status names (`string` when not known).
+ */
+export interface Profile<P = unknown, T extends string = string, S extends string = string>
+  extends Required<Omit<ProfileDefinition<P, T, S>, 'description' | 'retention' | 'resume' | 'heartbeat'>> {
   readonly description: string;
-  readonly heartbeat: { readonly source: string; readonly intervalMs: number } | false;
+  readonly heartbeat: { readonly source: T; readonly intervalMs: number } | false;
   readonly retention?: RetentionPolicy;
   readonly resume?: ResumeRule<P>;
   /** True when `status` ends a run. */
@@ -114,7 +128,11 @@ export interface Profile<P = unknown> extends Required<Omit<ProfileDefinition<P>
 }
 
 /** The payload type of a profile. */
-export type PayloadOf<T> = T extends Profile<infer P> ? P : never;
+export type PayloadOf<T> = T extends Profile<infer P, infer _T, infer _S> ? P : never;
+/** The trigger names of a profile, as a union of literals. */
+export type TriggerOf<T> = T extends Profile<infer _P, infer N, infer _S> ? N : never;
+/** The status names of a profile, as a union of literals. */
+export type StatusOf<T> = T extends Profile<infer _P, infer _T, infer N> ? N : never;
 
 function configError(name: string, why: string): CheckpointError {
   return new CheckpointError('checkpoint_config_invalid', `profile "${name}": ${why}`, { details: { profile: name } });
@@ -136,31 +154,32 @@ function configError(name: string, why: string): CheckpointError {
  * });
  * ```
  */
-export function defineProfile<P>(definition: ProfileDefinition<P>): Profile<P> {
+export function defineProfile<P, const T extends string = string, const S extends string = string>(definition: ProfileDefinition<P, T, S>): Profile<P, T, S> {
   const { name } = definition;
   if (!/^[A-Za-z][A-Za-z0-9_-]*$/.test(name ?? '')) throw configError(String(name), 'name must be an identifier');
-  const triggers = definition.triggers;
+  if (!isStandardSchema(definition.payload)) throw configError(name, 'payload must be a Standard Schema (zod 3.24+ or 4, valibot, arktype, …)');
+  const triggers: Readonly<Record<string, TriggerSpec>> = definition.triggers;
   if (Object.keys(triggers).length === 0) throw configError(name, 'declares no triggers');
   const { all, terminal, active } = definition.statuses;
-  const statusSet = new Set(all);
+  const statusSet = new Set<string>(all);
   for (const s of [...terminal, active]) if (!statusSet.has(s)) throw configError(name, `status "${s}" is not in statuses.all`);
   if (terminal.includes(active)) throw configError(name, 'the active status cannot be terminal');
 
   const heartbeat =
-    definition.heartbeat === undefined ? (Object.hasOwn(triggers, 'timer') ? { source: 'timer', intervalMs: 120_000 } : false) : definition.heartbeat;
-  if (heartbeat && !Object.hasOwn(triggers, heartbeat.source)) throw configError(name, `heartbeat source "${heartbeat.source}" is not a trigger`);
+    definition.heartbeat === undefined ? (Object.hasOwn(triggers, 'timer') ? { source: 'timer' as T, intervalMs: 120_000 } : false) : definition.heartbeat;
+  if (heartbeat && !Object.hasOwn(triggers, heartbeat.source as string)) throw configError(name, `heartbeat source "${heartbeat.source}" is not a trigger`);
   if (heartbeat && !(heartbeat.intervalMs > 0)) throw configError(name, 'heartbeat interval must be positive');
   const coalesceWindowMs = definition.coalesceWindowMs ?? 3000;
   if (!(coalesceWindowMs >= 0)) throw configError(name, 'coalesceWindowMs must be >= 0');
   const maxSnapshotBytes = definition.maxSnapshotBytes ?? 10 * 1024 * 1024;
   if (!(maxSnapshotBytes > 0)) throw configError(name, 'maxSnapshotBytes must be positive');
-  const terminalSet = new Set(terminal);
+  const terminalSet = new Set<string>(terminal);
 
-  const profile: Profile<P> = {
+  const profile: Profile<P, T, S> = {
     name,
     description: definition.description ?? '',
     payload: definition.payload,
-    triggers,
+    triggers: definition.triggers,
     statuses: definition.statuses,
     document: definition.document,
     layout: definition.layout,

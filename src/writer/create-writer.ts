@@ -6,6 +6,8 @@ import type { TriggerRecord } from '../model/snapshot.js';
 import { canonicalJson, parseJson } from '../codec/canonical-json.js';
 import { encodeBatchFile } from '../profiles/batch-file.js';
 import type { Profile } from '../profiles/define-profile.js';
+import { defaultProfile, type DefaultTrigger, type LifecycleStatus } from '../profiles/default-profile.js';
+import type { JsonValue } from '../codec/canonical-json.js';
 import type { HistoryRef } from '../profiles/layout.js';
 import { shouldCoalesce, type CoalesceBase } from './coalescing.js';
 import { isPreservedRun, perRunPolicyOf, planPrune } from './auto-retention.js';
@@ -77,14 +79,21 @@ const positive = (name: string, value: number | undefined): void => {
  *
  * @example
  * ```ts
- * const writer = createWriter({ storage: memoryStorage(), profile: defaultProfile, runId: 'run-1' });
+ * const writer = createWriter({ storage: memoryStorage(), runId: 'run-1' }); // profile: defaultProfile
  * const r = await writer.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { step: 1 } });
  * if (r.ok) console.log(r.outcome, r.sequence); else console.warn(r.reasonCode);
  * await writer.close();
  * ```
  */
+export function createWriter<P = JsonValue>(
+  options: WriterOptions<P, DefaultTrigger, LifecycleStatus> & { readonly profile?: undefined },
+): CheckpointWriter<P, DefaultTrigger, LifecycleStatus>;
+export function createWriter<P, T extends string = string, S extends string = string>(options: WriterOptions<P, T, S> & { readonly profile: Profile<P, T, S> }): CheckpointWriter<P, T, S>;
 export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> {
-  const { storage, profile, runId } = options;
+  const { storage, runId } = options;
+  // No profile: the default one (any JSON state). The payload type is the caller's to name;
+  // encoding still refuses anything canonical JSON cannot carry.
+  const profile = 'profile' in options && options.profile !== undefined ? options.profile : (defaultProfile as unknown as Profile<P>);
   if (!storage || typeof storage.put !== 'function') throw configError('storage must be a StorageAdapter');
   if (!profile || typeof profile.trigger !== 'function') throw configError('profile must come from defineProfile');
   profile.assertRunId(runId);

@@ -1,6 +1,7 @@
 import { canonicalJson } from '../codec/canonical-json.js';
 import { CheckpointError, isCheckpointError } from '../model/errors.js';
 import type { Priority } from '../model/snapshot.js';
+import { issueKey, validateSync } from '../model/standard-schema.js';
 import type { Profile } from '../profiles/define-profile.js';
 import type { CheckpointInput } from './types.js';
 
@@ -21,9 +22,10 @@ export interface ValidatedTrigger {
   readonly material: string;
 }
 
-function jsonPath(path: readonly PropertyKey[]): string {
+function jsonPath(path: readonly Parameters<typeof issueKey>[0][] = []): string {
   let out = '$';
-  for (const part of path) {
+  for (const segment of path) {
+    const part = issueKey(segment);
     if (typeof part === 'number') out += `[${part}]`;
     else if (typeof part === 'string' && /^[A-Za-z_$][\w$]*$/.test(part)) out += `.${part}`;
     else out += `[${JSON.stringify(String(part))}]`;
@@ -42,7 +44,7 @@ export function materialText<P>(profile: Profile<P>, status: string, payload: P)
 
 /**
  * Validates a checkpoint request against the profile: the source must be one of its
- * triggers, the status one of its statuses, the payload must pass its zod schema and be
+ * triggers, the status one of its statuses, the payload must pass its schema (any Standard Schema) and be
  * storable as JSON. Every failure is `checkpoint_schema_invalid` with the JSON paths of the
  * offending values in `details.paths` (never the values themselves).
  */
@@ -58,21 +60,22 @@ export function validateTrigger<P>(profile: Profile<P>, input: CheckpointInput<P
       details: { profile: profile.name, paths: ['$.status'] },
     });
   }
-  const parsed = profile.payload.safeParse(input.payload);
-  if (!parsed.success) {
-    const issues = parsed.error.issues;
+  const parsed = validateSync(profile.payload, input.payload);
+  if (parsed.issues) {
+    const issues = parsed.issues;
     const paths = issues.slice(0, 20).map((i) => jsonPath(i.path));
-    const shown = issues.slice(0, 5).map((i) => `${jsonPath(i.path)} ${i.message}`);
-    throw new CheckpointError('checkpoint_schema_invalid', `payload does not match profile "${profile.name}": ${shown.join('; ')}`, {
+    // Paths only: a schema library's message may quote the rejected value (valibot: "received 7"),
+    // and a payload may hold secrets, which must never reach an error.
+    throw new CheckpointError('checkpoint_schema_invalid', `payload does not match profile "${profile.name}" at ${paths.slice(0, 5).join(', ')}`, {
       details: { profile: profile.name, paths },
     });
   }
   let payloadText: string;
   let material: string;
   try {
-    payloadText = canonicalJson(parsed.data);
-    const view = profile.materialView(parsed.data);
-    material = view === parsed.data ? `{"material":${payloadText},"status":${JSON.stringify(status)}}` : canonicalJson({ status, material: view as never });
+    payloadText = canonicalJson(parsed.value);
+    const view = profile.materialView(parsed.value);
+    material = view === parsed.value ? `{"material":${payloadText},"status":${JSON.stringify(status)}}` : canonicalJson({ status, material: view as never });
   } catch (err) {
     if (isCheckpointError(err)) throw err;
     throw new CheckpointError('checkpoint_schema_invalid', 'payload cannot be stored as JSON', { cause: err });

@@ -1,3 +1,4 @@
+import type { JsonValue } from '../codec/canonical-json.js';
 import type { Clock } from '../model/clock.js';
 import type { CheckpointError } from '../model/errors.js';
 import type { ReasonCode } from '../model/reason-codes.js';
@@ -5,13 +6,16 @@ import type { Snapshot } from '../model/snapshot.js';
 import type { Profile } from '../profiles/define-profile.js';
 import type { StorageAdapter } from '../storage/adapter.js';
 
-/** What the agent passes to {@link CheckpointWriter.checkpoint}. */
-export interface CheckpointInput<P> {
+/**
+ * What the agent passes to {@link CheckpointWriter.checkpoint}. `T` and `S` are the profile's
+ * trigger and status names, so a misspelt one is a compile error.
+ */
+export interface CheckpointInput<P = JsonValue, T extends string = string, S extends string = string> {
   /** The trigger that fired; must be one of the profile's triggers (`step_boundary`, `phase_complete`, …). */
-  readonly source: string;
+  readonly source: T;
   /** Execution status; must be one of the profile's statuses (`in_progress`, `completed`, …). */
-  readonly status: string;
-  /** The state to save; validated with the profile's zod payload schema. */
+  readonly status: S;
+  /** The state to save; validated with the profile's payload schema. */
   readonly payload: P;
 }
 
@@ -19,7 +23,7 @@ export interface CheckpointInput<P> {
 export type CheckpointOutcome = 'written' | 'coalesced' | 'queued';
 
 /** A checkpoint that is durable (or, for `queued`, accepted into the adapter's durable-later queue). */
-export interface CheckpointSuccess<P> {
+export interface CheckpointSuccess<P = unknown> {
   readonly ok: true;
   /**
    * - `written`: a new snapshot is durable in storage.
@@ -51,7 +55,7 @@ export interface CheckpointFailure {
 }
 
 /** Result of {@link CheckpointWriter.checkpoint}. */
-export type CheckpointResult<P> = CheckpointSuccess<P> | CheckpointFailure;
+export type CheckpointResult<P = unknown> = CheckpointSuccess<P> | CheckpointFailure;
 
 /** Identity written into a run lock, used to tell a live holder from a dead one. */
 export interface WriterLockIdentity {
@@ -60,11 +64,14 @@ export interface WriterLockIdentity {
 }
 
 /** Options of {@link createWriter}. Every tunable defaults from the profile or the specs. */
-export interface WriterOptions<P> {
+export interface WriterOptions<P = JsonValue, T extends string = string, S extends string = string> {
   /** Where snapshots go. The writer never closes it: the caller owns it. */
   readonly storage: StorageAdapter;
-  /** The checkpoint system spoken (triggers, statuses, schema, layout). */
-  readonly profile: Profile<P>;
+  /**
+   * The checkpoint system spoken (triggers, statuses, schema, layout).
+   * @default defaultProfile (any JSON state, snapshot-lifecycle.md's triggers and statuses)
+   */
+  readonly profile?: Profile<P, T, S>;
   /** The run (session, workflow execution, plan) written to; checked with `profile.assertRunId`. */
   readonly runId: string;
   /**
@@ -240,9 +247,9 @@ export interface WriterEventMap {
 export type WriterEventName = keyof WriterEventMap;
 
 /** Turns an agent's triggers into durable snapshots of one run. Created by {@link createWriter}. */
-export interface CheckpointWriter<P> {
+export interface CheckpointWriter<P = JsonValue, T extends string = string, S extends string = string> {
   readonly runId: string;
-  readonly profile: Profile<P>;
+  readonly profile: Profile<P, T, S>;
   /** Sequence of the newest durable snapshot (0 before any, or before the run is opened). */
   readonly lastSequence: number;
   /** True after `close()`. */
@@ -253,7 +260,7 @@ export interface CheckpointWriter<P> {
    */
   open(): Promise<{ ok: true; lastSequence: number } | CheckpointFailure>;
   /** Saves a checkpoint; resolves once it is durable. Calls are serialized in call order. */
-  checkpoint(input: CheckpointInput<P>): Promise<CheckpointResult<P>>;
+  checkpoint(input: CheckpointInput<P, T, S>): Promise<CheckpointResult<P>>;
   /** Resolves when every checkpoint accepted so far is settled and the adapter's local queue (if any) is flushed. */
   flush(): Promise<void>;
   /** Flushes, stops the heartbeat, releases the run lock. Later checkpoints fail with `checkpoint_closed`. Idempotent. */

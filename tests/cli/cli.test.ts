@@ -3,7 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWriter, defaultProfile, type JsonValue } from 'savepoint';
+import { createWriter, defaultProfile, type JsonValue, type LifecycleStatus } from 'savepoint';
 import { initialPhasedPayload, phasedWorkflow, type PhaseOutputs, type PhasedWorkflowPayload } from 'savepoint/phased-workflow';
 import { fsStorage } from 'savepoint/fs';
 import { githubStorage } from 'savepoint/github';
@@ -25,7 +25,7 @@ function cli(args: string[], options: { env?: Record<string, string>; stdin?: st
   });
 }
 
-async function writeRun(storage: ReturnType<typeof fsStorage>, runId: string, steps: number, finalStatus: string): Promise<void> {
+async function writeRun(storage: ReturnType<typeof fsStorage>, runId: string, steps: number, finalStatus: LifecycleStatus): Promise<void> {
   const writer = createWriter({ storage, profile: defaultProfile, runId, heartbeatIntervalMs: false, coalesceWindowMs: 0 });
   for (let i = 1; i <= steps; i++) {
     const r = await writer.checkpoint({ source: 'step_boundary', status: i === steps ? finalStatus : 'in_progress', payload: { step: i } as JsonValue });

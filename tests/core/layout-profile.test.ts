@@ -72,7 +72,7 @@ describe('defineProfile', () => {
   };
 
   it('fills defaults from the specs', () => {
-    const p = defineProfile(base);
+    const p = defineProfile<{ n: number }>(base);
     expect(p.coalesceWindowMs).toBe(3000);
     expect(p.heartbeat).toEqual({ source: 'timer', intervalMs: 120_000 });
     expect(p.maxSnapshotBytes).toBe(10 * 1024 * 1024);
@@ -82,7 +82,7 @@ describe('defineProfile', () => {
   });
 
   it('rejects an unknown trigger with checkpoint_schema_invalid', () => {
-    const p = defineProfile(base);
+    const p = defineProfile<{ n: number }>(base);
     expect(() => p.trigger('nope')).toThrow(/checkpoint_schema_invalid/);
     expect(() => p.trigger('toString')).toThrow(/checkpoint_schema_invalid/);
     expect(p.trigger('go')).toEqual({});
@@ -99,7 +99,7 @@ describe('defineProfile', () => {
     ];
     for (const c of cases) {
       try {
-        defineProfile(c);
+        defineProfile<{ n: number }>(c); // string-typed names: the run-time checks are under test
         expect.unreachable(JSON.stringify(c.name));
       } catch (err) {
         expect(isCheckpointError(err, 'checkpoint_config_invalid')).toBe(true);

@@ -17,7 +17,7 @@ import {
   type LifecycleCommandOutcome,
   type SnapshotLifecyclePayload,
 } from 'savepoint/snapshot-lifecycle';
-import { readSnapshot, newSnapshotId, gzip, type SnapshotDraft } from 'savepoint/toolkit';
+import { readSnapshot, newSnapshotId, gzip, type SnapshotDraft, validateSync } from 'savepoint/toolkit';
 import { utf8Decode, utf8Encode } from '../../src/codec/utf8.js';
 import { faultyStorage } from 'savepoint/testing';
 import { manualClock } from './clock.js';
@@ -86,10 +86,10 @@ describe('snapshotLifecycle document', () => {
     const outcome: LifecycleCommandOutcome = { kind: 'shell', name: 'ls', result: 'PASS', duration_ms: 1, summary: '' };
     const tooMany = { ...draft!, payload: { ...draft!.payload, command_outcomes: Array.from({ length: 21 }, () => outcome) } };
     await expect(snapshotLifecycle.document.encode(tooMany)).rejects.toMatchObject({ reasonCode: 'checkpoint_schema_invalid' });
-    expect(snapshotLifecycle.payload.safeParse(tooMany.payload).success).toBe(false);
+    expect(validateSync(snapshotLifecycle.payload, tooMany.payload).issues).toBeDefined();
     const roomy = createSnapshotLifecycleProfile({ maxCommandOutcomes: 21 });
     await expect(roomy.document.encode(tooMany)).resolves.toBeDefined();
-    expect(roomy.payload.safeParse(tooMany.payload).success).toBe(true);
+    expect(validateSync(roomy.payload, tooMany.payload).issues).toBeUndefined();
     await expect(snapshotLifecycle.document.encode({ ...draft!, source: 'gate_decision' })).rejects.toMatchObject({ reasonCode: 'checkpoint_schema_invalid' });
     await expect(snapshotLifecycle.document.encode({ ...draft!, status: 'timeout' })).rejects.toMatchObject({ reasonCode: 'checkpoint_schema_invalid' });
     expect(() => snapshotLifecycle.trigger('gate_decision')).toThrow(CheckpointError);
@@ -159,7 +159,7 @@ describe('trigger helpers', () => {
     expect(lifecycleTriggers.manual(base!, 'paused')).toEqual({ source: 'manual', status: 'paused', payload: base });
     // each request is valid for the profile
     for (const r of [entered, recoverable, stop]) {
-      expect(snapshotLifecycle.payload.safeParse(r.payload).success).toBe(true);
+      expect(validateSync(snapshotLifecycle.payload, r.payload).issues).toBeUndefined();
       expect(() => snapshotLifecycle.trigger(r.source)).not.toThrow();
     }
   });
@@ -215,7 +215,7 @@ describe('command outcome recorder', () => {
     const rec = createCommandOutcomeRecorder();
     for (let i = 0; i < 50; i++) rec.record(o(`c${i}`));
     const [p] = fc.sample(lifecyclePayloadArb, { numRuns: 1 });
-    expect(snapshotLifecycle.payload.safeParse({ ...p!, command_outcomes: rec.drain() }).success).toBe(true);
+    expect(validateSync(snapshotLifecycle.payload, { ...p!, command_outcomes: rec.drain() }).issues).toBeUndefined();
   });
 });
 

@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createWriter, defaultProfile, memoryStorage, preserveRun, type StorageAdapter } from 'savepoint';
+import { createWriter, defaultProfile, memoryStorage, preserveRun, type StorageAdapter, type LifecycleStatus } from 'savepoint';
 import { decodeRunIndex } from 'savepoint/toolkit';
 import { phasedWorkflow } from 'savepoint/phased-workflow';
 import { faultyStorage } from 'savepoint/testing';
@@ -25,7 +25,7 @@ async function indexOf(storage: StorageAdapter, runId: string) {
 }
 
 /** Writes `statuses.length` checkpoints with distinct states; returns the sequence → history key map of what was written. */
-async function writeRun(storage: StorageAdapter, runId: string, statuses: readonly string[], options: { autoRetention?: boolean } = {}) {
+async function writeRun(storage: StorageAdapter, runId: string, statuses: readonly LifecycleStatus[], options: { autoRetention?: boolean } = {}) {
   const clock = manualClock();
   const writer = createWriter({ storage, profile: defaultProfile, runId, clock, heartbeatIntervalMs: false, ...options });
   const pruned: number[] = [];
@@ -82,7 +82,7 @@ describe('automatic per-run retention', () => {
 
   it('is off with autoRetention: false, for preserved runs, and for profiles whose policy is cross-run', async () => {
     const storage = memoryStorage();
-    const many = Array.from({ length: 80 }, () => 'in_progress');
+    const many = Array.from({ length: 80 }, (): LifecycleStatus => 'in_progress');
     await writeRun(storage, 'off', many, { autoRetention: false });
     expect(await historyKeys(storage, 'off')).toHaveLength(80);
 
@@ -100,7 +100,7 @@ describe('automatic per-run retention', () => {
   });
 
   it('a crash at any write of a prune leaves a resumable run whose index lists only existing files, and the next writer finishes the prune', async () => {
-    const statuses = Array.from({ length: 70 }, () => 'in_progress');
+    const statuses = Array.from({ length: 70 }, (): LifecycleStatus => 'in_progress');
     // With an atomic batch per checkpoint, writes 61-75 cover the first prune (index batch, then deletes).
     for (let at = 58; at < 76; at++) {
       for (const action of ['crash', 'crash-after'] as const) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createWriter, defaultProfile, isCheckpointError, listAll, memoryStorage, type JsonValue } from 'savepoint';
+import { createWriter, defaultProfile, isCheckpointError, listAll, memoryStorage, type JsonValue, type DefaultTrigger } from 'savepoint';
 import { decodeRunIndex } from 'savepoint/toolkit';
 import { utf8Decode } from '../../src/codec/utf8.js';
 import { faultyStorage } from 'savepoint/testing';
@@ -44,12 +44,13 @@ describe('checkpoint(): triggers and validation', () => {
     const w = createWriter({ storage, profile: defaultProfile, runId: run, clock });
     w.on('error', (e) => errors.push(e.reasonCode));
     let n = 0;
-    for (const source of ['step_boundary', 'error_boundary', 'timer', 'manual']) {
+    for (const source of ['step_boundary', 'error_boundary', 'timer', 'manual'] as const) {
       const r = await w.checkpoint({ source, status: 'in_progress', payload: { n: n++ } });
       expect(r.ok).toBe(true);
     }
     for (const source of ['phase_complete', 'toString', '__proto__', '']) {
-      const r = await w.checkpoint({ source, status: 'in_progress', payload: { n: n++ } });
+      // Not one of the profile's trigger names, so not a compile-time DefaultTrigger either: checked at run time too.
+      const r = await w.checkpoint({ source: source as DefaultTrigger, status: 'in_progress', payload: { n: n++ } });
       expect(r.ok).toBe(false);
       expect(!r.ok && r.reasonCode).toBe('checkpoint_schema_invalid');
     }
@@ -112,6 +113,7 @@ describe('checkpoint(): triggers and validation', () => {
 
   it('failMode throw rejects with the CheckpointError instead', async () => {
     const w = createWriter({ storage: memoryStorage(), profile: defaultProfile, runId: run, clock: manualClock(), failMode: 'throw' });
+    // @ts-expect-error an unknown trigger is a compile error, and a run-time one for untyped callers
     await expect(w.checkpoint({ source: 'nope', status: 'in_progress', payload: 1 })).rejects.toSatisfy((e) => isCheckpointError(e, 'checkpoint_schema_invalid'));
     const ok = await w.checkpoint({ source: 'manual', status: 'in_progress', payload: 1 });
     expect(ok.ok).toBe(true);

@@ -174,7 +174,7 @@ describe('heartbeat (every 120 s while in_progress)', () => {
     await w.close();
   });
 
-  for (const status of ['completed', 'failed', 'paused']) {
+  for (const status of ['completed', 'failed', 'paused'] as const) {
     it(`stops on status ${status} (terminal or not active)`, async () => {
       const storage = memoryStorage();
       const clock = manualClock();
