@@ -5,7 +5,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createWriter, defaultProfile, type JsonValue } from 'savepoint';
+import { createWriter, defaultProfile, type DefaultTrigger, type JsonValue, type LifecycleStatus } from 'savepoint';
 import { fsStorage } from 'savepoint/fs';
 import { manualClock } from 'savepoint/testing';
 
@@ -16,7 +16,7 @@ export async function buildViewerStore(): Promise<{ dir: string; close(): Promis
   const dir = mkdtempSync(join(tmpdir(), 'savepoint-ui-'));
   const storage = fsStorage({ dir });
   const clock = manualClock(START);
-  const write = async (runId: string, steps: { source: string; status: string; payload: JsonValue; advanceMs: number }[]) => {
+  const write = async (runId: string, steps: { source: DefaultTrigger; status: LifecycleStatus; payload: JsonValue; advanceMs: number }[]) => {
     const writer = createWriter({ storage, profile: defaultProfile, runId, clock, autoRetention: false, heartbeatIntervalMs: false });
     for (const s of steps) {
       await clock.advance(s.advanceMs);
