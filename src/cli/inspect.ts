@@ -2,7 +2,8 @@ import { isCheckpointError, toCheckpointError, type CheckpointError } from '../m
 import type { Snapshot } from '../model/snapshot.js';
 import { decodeBatchFile } from '../profiles/batch-file.js';
 import type { Profile } from '../profiles/define-profile.js';
-import { decodeStoredSnapshot } from '../profiles/read-snapshot.js';
+import { decodeStoredSnapshotTolerant } from '../profiles/read-snapshot.js';
+import type { ForeignReadWarning } from '../codec/json-document.js';
 import type { ClassifiedEntry, RunFiles } from '../profiles/run-files.js';
 import type { StorageAdapter } from '../storage/adapter.js';
 import { mapLimit } from '../storage/map-limit.js';
@@ -17,6 +18,8 @@ export interface SnapshotRow {
   /** The sequence the key name carries (`cp_003_…`), which orders even a corrupt entry. */
   readonly sequenceHint?: number;
   readonly snapshot?: Snapshot<unknown>;
+  /** Why the snapshot was read tolerantly (another tool wrote it, …); absent for a strict read. */
+  readonly readWarnings?: readonly ForeignReadWarning[];
   readonly error?: CheckpointError;
 }
 
@@ -36,7 +39,8 @@ export async function loadEntry(storage: StorageAdapter, profile: Profile<unknow
   try {
     const stored = await storage.get(entry.key);
     if (!stored) return { ...base, error: asError(new Error('deleted while listing'), entry.key) };
-    return { ...base, snapshot: await decodeStoredSnapshot(storage, profile, entry.key, stored.bytes) };
+    const { snapshot, warnings } = await decodeStoredSnapshotTolerant(storage, profile, entry.key, stored.bytes);
+    return { ...base, snapshot, ...(warnings.length > 0 ? { readWarnings: warnings } : {}) };
   } catch (err) {
     return { ...base, error: asError(err, entry.key) };
   }

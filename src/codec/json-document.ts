@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { assertBytesArgument, assertStringArgument } from '../model/arguments.js';
 import { CheckpointError } from '../model/errors.js';
 import { FORMAT_VERSION, type Integrity, type Snapshot, type SnapshotDraft } from '../model/snapshot.js';
 import { assertValid, compileValidator, type DocumentValidator, type JsonSchema } from '../model/validate.js';
@@ -11,6 +12,34 @@ import { utf8Decode, utf8Encode } from './utf8.js';
 export interface EncodedSnapshot<P> {
   readonly bytes: Uint8Array;
   readonly snapshot: Snapshot<P>;
+}
+
+/**
+ * Stable warning codes of a tolerant read (see {@link DocumentFormat.decodeForeign}). They are
+ * also resume-plan warning codes: a plan resumed from such a document carries them.
+ * Codes are never renamed, only added.
+ */
+export const FOREIGN_READ_WARNINGS = [
+  /** No savepoint seal: another tool (or a person) wrote the document. */
+  'checkpoint_unsealed',
+  /** Another tool's id or checksum scheme, which savepoint cannot verify. */
+  'checkpoint_foreign_seal',
+  /** Sealed by savepoint and edited since; accepted only by single-artifact formats, where the edited file is the newest truth. */
+  'checkpoint_integrity_mismatch',
+] as const;
+
+/** A warning code of a tolerant read; see {@link FOREIGN_READ_WARNINGS}. */
+export type ForeignReadWarning = (typeof FOREIGN_READ_WARNINGS)[number];
+
+/**
+ * A snapshot read tolerantly, and why it was not a strict read. `warnings` is empty when
+ * the strict `decode` accepted the bytes, or when the document carries savepoint's intact
+ * seal over members the strict schema does not know (a foreign document savepoint imported
+ * as it was). `snapshot.integrity` is that seal, or else the SHA-256 of the bytes read.
+ */
+export interface ForeignRead<P> {
+  readonly snapshot: Snapshot<P>;
+  readonly warnings: readonly ForeignReadWarning[];
 }
 
 /**
@@ -37,6 +66,46 @@ export interface DocumentFormat<P> {
    * the file in messages.
    */
   decode(bytes: Uint8Array, where: string): Promise<Snapshot<P>>;
+  /**
+   * Liberal read of a document another tool wrote or edited: validated against the SPEC's
+   * schema (not savepoint's stricter write schema), unknown fields kept. Throws like
+   * `decode` when the document is invalid even under the spec. A history-based format
+   * refuses a sealed file whose bytes changed (the tamper check stays); a single-artifact
+   * format accepts it with `checkpoint_integrity_mismatch`. The read path calls it only
+   * after `decode` refused the bytes (see {@link decodeTolerant}). Absent: strict reads only.
+   */
+  decodeForeign?(bytes: Uint8Array, where: string): Promise<ForeignRead<P>>;
+  /**
+   * Single-artifact formats: carries the fields another tool wrote in `previous` (the bytes
+   * about to be replaced) into `next`, unchanged, and returns the bytes to store. The writer
+   * calls it before rewriting such a file; it must return `next` itself when `previous`
+   * holds nothing foreign, and never throw on a `previous` it cannot read (return `next`).
+   */
+  keepForeignFields?(previous: Uint8Array, next: Uint8Array): Uint8Array | Promise<Uint8Array>;
+}
+
+/**
+ * The read path's one decode: the strict `decode` first, then the format's `decodeForeign`
+ * when it has one. When both refuse, the strict error is thrown — a tampered history file
+ * stays `checkpoint_integrity_mismatch` — except that the liberal read's error replaces a
+ * strict schema error (it names what is really wrong with a foreign file: the spec's schema,
+ * or a broken seal on a document savepoint sealed as it was).
+ */
+export async function decodeTolerant<P>(format: DocumentFormat<P>, bytes: Uint8Array, where: string): Promise<ForeignRead<P>> {
+  if (typeof (format as Partial<DocumentFormat<P>> | null)?.decode !== 'function') throw new CheckpointError('checkpoint_config_invalid', 'decodeTolerant: format must be a DocumentFormat (with decode)');
+  assertBytesArgument(bytes, 'decodeTolerant');
+  assertStringArgument(where, 'decodeTolerant', 'where');
+  try {
+    return { snapshot: await format.decode(bytes, where), warnings: [] };
+  } catch (strict) {
+    if (!format.decodeForeign || !(strict instanceof CheckpointError)) throw strict;
+    try {
+      return await format.decodeForeign(bytes, where);
+    } catch (foreign) {
+      // The liberal read knows more about a document the strict schema refused: what the spec's schema says, or that its seal broke.
+      throw foreign instanceof CheckpointError && strict.reasonCode === 'checkpoint_schema_invalid' ? foreign : strict;
+    }
+  }
 }
 
 /** Name of the integrity member in JSON documents. */

@@ -44,7 +44,12 @@ export {
   type DocumentFormat,
   type EncodedSnapshot,
   type JsonDocumentFormatOptions,
+  decodeTolerant,
+  FOREIGN_READ_WARNINGS,
+  type ForeignRead,
+  type ForeignReadWarning,
 } from '../codec/json-document.js';
+export type { RunImporter, RunImportOptions, RunImportReport, RunImportFile, RunImportAction } from '../profiles/import-run.js';
 export { splitDocument, resolveParts, type PartRef, type PartFile, type SplitResult } from '../codec/parts.js';
 export {
   RunIndexSchema,
@@ -78,7 +83,7 @@ export {
   type StandardLayoutOptions,
 } from '../profiles/layout.js';
 export { DefaultDocumentSchema, JsonValueSchema, JsonStateSchema, LIFECYCLE_STATUSES, type DefaultDocument } from '../profiles/default-profile.js';
-export { readSnapshot, decodeStoredSnapshot } from '../profiles/read-snapshot.js';
+export { readSnapshot, decodeStoredSnapshot, decodeStoredSnapshotTolerant } from '../profiles/read-snapshot.js';
 export { collectRunFiles, type RunFiles, type StoreFiles, type ClassifiedEntry } from '../profiles/run-files.js';
 
 // Writing: detailed result and event types.

@@ -3,6 +3,7 @@ import { assertBytesArgument, assertProfileArgument, assertStorageArgument, asse
 import { gunzip, isGzip } from '../codec/gzip.js';
 import { PART_MARKER, PARTS_MARKER, resolveParts } from '../codec/parts.js';
 import { utf8Decode, utf8Encode } from '../codec/utf8.js';
+import { decodeTolerant, type ForeignRead } from '../codec/json-document.js';
 import type { Snapshot } from '../model/snapshot.js';
 import type { StorageAdapter } from '../storage/adapter.js';
 import type { Profile } from './define-profile.js';
@@ -10,25 +11,44 @@ import type { Profile } from './define-profile.js';
 /**
  * Decodes the stored bytes of a snapshot document: gunzips `.gz` content, resolves part
  * references of oversized snapshots (loading and checksum-checking each part), then
- * validates and verifies through the profile's document format. This is the one read
- * path every component (resume, retention, CLI) uses, so every read is validated.
+ * validates and verifies through the profile's document format — strictly first, then
+ * tolerantly when the format reads foreign documents (see {@link decodeStoredSnapshotTolerant}).
+ * This is the one read path every component (resume, retention, CLI) uses, so every read is validated.
  */
 export async function decodeStoredSnapshot<P>(storage: StorageAdapter, profile: Profile<P>, key: string, stored: Uint8Array): Promise<Snapshot<P>> {
   assertStorageArgument(storage, 'decodeStoredSnapshot');
   assertProfileArgument(profile, 'decodeStoredSnapshot');
   assertStringArgument(key, 'decodeStoredSnapshot', 'key');
   assertBytesArgument(stored, 'decodeStoredSnapshot', 'stored');
+  return (await decodeStored(storage, profile, key, stored)).snapshot;
+}
+
+/**
+ * {@link decodeStoredSnapshot}, with the warnings of a tolerant read: a document another tool
+ * wrote (`checkpoint_unsealed`, `checkpoint_foreign_seal`) or, in a single-artifact format, a
+ * sealed document edited since (`checkpoint_integrity_mismatch`). `warnings` is empty for a
+ * document savepoint sealed and nobody changed.
+ */
+export async function decodeStoredSnapshotTolerant<P>(storage: StorageAdapter, profile: Profile<P>, key: string, stored: Uint8Array): Promise<ForeignRead<P>> {
+  assertStorageArgument(storage, 'decodeStoredSnapshotTolerant');
+  assertProfileArgument(profile, 'decodeStoredSnapshotTolerant');
+  assertStringArgument(key, 'decodeStoredSnapshotTolerant', 'key');
+  assertBytesArgument(stored, 'decodeStoredSnapshotTolerant', 'stored');
+  return decodeStored(storage, profile, key, stored);
+}
+
+async function decodeStored<P>(storage: StorageAdapter, profile: Profile<P>, key: string, stored: Uint8Array): Promise<ForeignRead<P>> {
   // Bounded by the profile's limit while inflating: a small planted .gz must not cost gigabytes.
   const bytes = isGzip(stored) ? gunzip(stored, key, { maxBytes: profile.maxSnapshotBytes }) : stored;
   // Only JSON documents can be split into parts; a Markdown document may mention the marker in its text.
-  if (profile.document.extension !== '.json') return profile.document.decode(bytes, key);
+  if (profile.document.extension !== '.json') return decodeTolerant(profile.document, bytes, key);
   const text = utf8Decode(bytes, key);
-  if (!text.includes(`"${PART_MARKER}"`) && !text.includes(`"${PARTS_MARKER}"`)) return profile.document.decode(bytes, key);
+  if (!text.includes(`"${PART_MARKER}"`) && !text.includes(`"${PARTS_MARKER}"`)) return decodeTolerant(profile.document, bytes, key);
   const resolved = await resolveParts(parseJson(text, key), async (partKey) => {
     const part = await storage.get(partKey);
     return part ? { bytes: part.bytes, value: () => parseJson(utf8Decode(part.bytes, partKey), partKey) } : undefined;
   });
-  return profile.document.decode(utf8Encode(canonicalJson(resolved)), key);
+  return decodeTolerant(profile.document, utf8Encode(canonicalJson(resolved)), key);
 }
 
 /** Reads and decodes the snapshot stored under `key`; `undefined` when there is no such key. */

@@ -1,5 +1,6 @@
 import { isCheckpointError, type CheckpointError } from '../model/errors.js';
 import { assertStorageProfileOptions } from '../model/arguments.js';
+import type { ForeignReadWarning } from '../codec/json-document.js';
 import { decodeRunIndex } from '../model/run-index.js';
 import type { Profile } from '../profiles/define-profile.js';
 import type { StorageAdapter } from '../storage/adapter.js';
@@ -39,6 +40,8 @@ export interface IncompleteRun {
   readonly createdAt: string;
   /** Whether the status came from the run's index (no snapshot opened) or from the snapshot itself. */
   readonly from: 'index' | 'snapshot';
+  /** Why the snapshot was read tolerantly (another tool wrote it, …); absent for a strict read. */
+  readonly readWarnings?: readonly ForeignReadWarning[];
 }
 
 /**
@@ -108,9 +111,10 @@ export async function findIncompleteRuns<P>(options: FindIncompleteRunsOptions<P
       else if (quick) return quick;
     }
     try {
-      const { snapshot } = await locateNewestSnapshot({ storage, profile, runId, ...(newerCheck ? { newerCheck } : {}) });
+      const { snapshot, readWarnings } = await locateNewestSnapshot({ storage, profile, runId, ...(newerCheck ? { newerCheck } : {}) });
       if (profile.isTerminal(snapshot.status)) return undefined;
-      return { runId, status: snapshot.status, sequence: snapshot.sequence, snapshotId: snapshot.id, source: snapshot.source, createdAt: snapshot.createdAt, from: 'snapshot' };
+      const run = { runId, status: snapshot.status, sequence: snapshot.sequence, snapshotId: snapshot.id, source: snapshot.source, createdAt: snapshot.createdAt, from: 'snapshot' as const };
+      return readWarnings.length > 0 ? { ...run, readWarnings } : run;
     } catch (err) {
       if (isCheckpointError(err, 'checkpoint_no_valid_snapshot') || isCheckpointError(err, 'checkpoint_not_found')) {
         options.onUnreadable?.(runId, err);

@@ -6,7 +6,8 @@ import type { Snapshot } from '../model/snapshot.js';
 import { decodeBatchFile } from '../profiles/batch-file.js';
 import type { Profile } from '../profiles/define-profile.js';
 import { GZIP_SUFFIX, type KeyInfo, type ProfileLayout } from '../profiles/layout.js';
-import { decodeStoredSnapshot } from '../profiles/read-snapshot.js';
+import { decodeStoredSnapshotTolerant } from '../profiles/read-snapshot.js';
+import type { ForeignReadWarning } from '../codec/json-document.js';
 import { mapLimit } from '../storage/map-limit.js';
 import type { StorageAdapter } from '../storage/adapter.js';
 
@@ -82,6 +83,11 @@ export interface LocatedSnapshot<P> {
   readonly duplicates: number;
   /** Storage calls made: `get` reads and `list` calls. */
   readonly reads: { readonly get: number; readonly list: number };
+  /**
+   * Why the restored snapshot was read tolerantly (another tool wrote it, or edited a
+   * single-artifact file after savepoint sealed it); empty for a strict read.
+   */
+  readonly readWarnings: readonly ForeignReadWarning[];
 }
 
 /** Reason codes that mean "this file's content is unusable" rather than "storage failed". */
@@ -189,7 +195,7 @@ interface Candidate {
 
 /** Internal state of one locate call. */
 class Search<P> {
-  best: { snapshot: Snapshot<P>; key: string; origin: SnapshotOrigin; batchPosition?: number } | undefined;
+  best: { snapshot: Snapshot<P>; key: string; origin: SnapshotOrigin; batchPosition?: number; warnings: readonly ForeignReadWarning[] } | undefined;
   readonly skipped: SkippedFile[] = [];
   highest = 0;
   duplicates = 0;
@@ -263,7 +269,7 @@ class Search<P> {
     return true;
   }
 
-  consider(snapshot: Snapshot<P>, key: string, origin: SnapshotOrigin, batchPosition?: number): void {
+  consider(snapshot: Snapshot<P>, key: string, origin: SnapshotOrigin, batchPosition?: number, warnings: readonly ForeignReadWarning[] = []): void {
     this.highest = Math.max(this.highest, snapshot.sequence);
     const best = this.best;
     if (best && snapshot.sequence === best.snapshot.sequence) {
@@ -271,7 +277,7 @@ class Search<P> {
       return;
     }
     if (!best || snapshot.sequence > best.snapshot.sequence) {
-      this.best = { snapshot, key, origin, ...(batchPosition !== undefined ? { batchPosition } : {}) };
+      this.best = { snapshot, key, origin, warnings, ...(batchPosition !== undefined ? { batchPosition } : {}) };
     }
   }
 
@@ -319,9 +325,9 @@ class Search<P> {
       return found;
     }
     try {
-      const snapshot = await decodeStoredSnapshot(this.storage, this.profile, actualKey, bytes);
+      const { snapshot, warnings } = await decodeStoredSnapshotTolerant(this.storage, this.profile, actualKey, bytes);
       if (!this.belongs(snapshot, actualKey, kind, info)) return [];
-      this.consider(snapshot, actualKey, origin);
+      this.consider(snapshot, actualKey, origin, undefined, warnings);
       return [snapshot];
     } catch (err) {
       this.skipError(actualKey, kind, err);
@@ -424,10 +430,10 @@ export async function locateNewestSnapshot<P>(options: LocateSnapshotOptions<P>)
   if (latestBytes !== undefined) {
     latestState = 'invalid';
     try {
-      const snapshot = await decodeStoredSnapshot(storage, profile, latestKey, latestBytes);
+      const { snapshot, warnings } = await decodeStoredSnapshotTolerant(storage, profile, latestKey, latestBytes);
       if (search.belongs(snapshot, latestKey, 'latest', undefined)) {
         latestState = 'valid';
-        search.consider(snapshot, latestKey, 'latest');
+        search.consider(snapshot, latestKey, 'latest', undefined, warnings);
       }
     } catch (err) {
       search.skipError(latestKey, 'latest', err);
@@ -440,6 +446,9 @@ export async function locateNewestSnapshot<P>(options: LocateSnapshotOptions<P>)
 
   // 3. a newer snapshot than the one found?
   let needScan = !anchored || mode === 'scan';
+  // Another tool wrote what was found: its history names may not be the ones the probe derives
+  // (the spec's n8n node writes unpadded `cp_{sequence}_…`), so list the run rather than probe.
+  if (!needScan && mode === 'auto' && (search.best?.warnings.length ?? 0) > 0) needScan = true;
   if (!needScan && mode !== 'none') needScan = await newerExists(search, mode, maxProbe);
 
   // 4. the history scan
@@ -471,6 +480,7 @@ export async function locateNewestSnapshot<P>(options: LocateSnapshotOptions<P>)
     highestSequence: Math.max(search.highest, best.snapshot.sequence),
     duplicates: search.duplicates,
     reads: { get: search.gets, list: search.lists },
+    readWarnings: best.warnings,
   };
 }
 

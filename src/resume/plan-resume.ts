@@ -1,4 +1,5 @@
 import { canonicalJson } from '../codec/canonical-json.js';
+import type { ForeignReadWarning } from '../codec/json-document.js';
 import { assertStorageProfileOptions } from '../model/arguments.js';
 import { systemClock, type Clock } from '../model/clock.js';
 import type { Snapshot } from '../model/snapshot.js';
@@ -107,6 +108,13 @@ function lessonsDiff(before: readonly unknown[], now: readonly unknown[]): { add
 /** How far in the future a snapshot may be before clocks are said to disagree. */
 const CLOCK_SKEW_TOLERANCE_MS = 5000;
 
+/** The sentence of each tolerant-read warning on a plan. */
+const FOREIGN_READ_MESSAGES: Readonly<Record<ForeignReadWarning, (key: string) => string>> = {
+  checkpoint_unsealed: (key) => `${key} has no savepoint seal (another tool wrote it); it was validated against the spec's schema only`,
+  checkpoint_foreign_seal: (key) => `${key} carries another tool's id or checksum scheme, which savepoint cannot verify; it was validated against the spec's schema only`,
+  checkpoint_integrity_mismatch: (key) => `${key} was edited after savepoint sealed it; the edited file is resumed as the newest truth`,
+};
+
 /**
  * Plans the resumption of a run: finds its newest valid snapshot
  * ({@link locateNewestSnapshot}: `latest` → index → history scan, corrupt files skipped
@@ -151,6 +159,7 @@ export async function planResume<P>(options: PlanResumeOptions<P>): Promise<Resu
       details: { key: located.key, sequence: snapshot.sequence },
     });
   }
+  for (const code of located.readWarnings) warnings.push({ code, message: FOREIGN_READ_MESSAGES[code](located.key), details: { key: located.key } });
   if (located.skipped.length > 0) {
     warnings.push({
       code: 'resume_files_skipped',

@@ -25,6 +25,12 @@ export const RESUME_WARNING_CODES = [
   'resume_run_terminal',
   /** The snapshot was created in the future by the planner's clock: clocks disagree. */
   'resume_clock_skew',
+  /** The snapshot has no savepoint seal (another tool wrote it); read against the spec's schema (`FOREIGN_READ_WARNINGS`). */
+  'checkpoint_unsealed',
+  /** The snapshot carries another tool's id or checksum scheme, which savepoint cannot verify. */
+  'checkpoint_foreign_seal',
+  /** A single-artifact file was edited after savepoint sealed it; the edited file is the newest truth. */
+  'checkpoint_integrity_mismatch',
 ] as const;
 
 /** A warning code of the planner itself; see {@link RESUME_WARNING_CODES}. */

@@ -335,7 +335,13 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
           }
         }
       }
-      const latestBytes = newest?.stored.bytes ?? headRewrite?.stored.bytes;
+      let latestBytes = newest?.stored.bytes ?? headRewrite?.stored.bytes;
+      // A single-artifact format keeps what other tools wrote in the file it replaces (one read, only for such formats).
+      const keepForeign = profile.document.keepForeignFields;
+      if (latestBytes && keepForeign) {
+        const previous = await storage.get(latestKey);
+        if (previous) latestBytes = await keepForeign(previous.bytes, latestBytes);
+      }
       // Frozen: the index encoder then serializes each entry once, however often the index is rewritten.
       const entryOf = (p: Planned<P>, filePath: string): RunIndexEntry =>
         Object.freeze({ sequence: p.draft.sequence, checkpoint_id: p.draft.id, trigger: p.draft.source, timestamp: p.draft.createdAt, file_path: filePath, status: p.draft.status });

@@ -260,7 +260,9 @@ describe('snapshot-lifecycle fixtures', () => {
     expect(resealed.snapshot.status).toBe('paused');
     await expect(snapshotLifecycle.document.decode(utf8Encode(JSON.stringify(edited)), 'x')).rejects.toMatchObject({ reasonCode: 'checkpoint_integrity_mismatch' });
     await expect(snapshotLifecycle.document.decode(utf8Encode(JSON.stringify(spec)), 'x')).rejects.toMatchObject({ reasonCode: 'checkpoint_schema_invalid' });
-    await expect(importSnapshotLifecycleDocument({ ...spec, window: 1 })).rejects.toSatisfy((e) => isCheckpointError(e, 'checkpoint_schema_invalid'));
+    // Issue 16: another tool's extra member is kept, sealed with the rest (not refused); a value the spec enumerates still holds.
+    expect((parseJson(utf8Decode((await importSnapshotLifecycleDocument({ ...spec, window: 1 })).bytes)) as JsonObject).window).toBe(1);
+    await expect(importSnapshotLifecycleDocument({ ...spec, source: 'cron' })).rejects.toSatisfy((e) => isCheckpointError(e, 'checkpoint_schema_invalid'));
     await expect(importSnapshotLifecycleDocument('not json')).rejects.toSatisfy((e) => isCheckpointError(e, 'checkpoint_schema_invalid'));
   });
 });

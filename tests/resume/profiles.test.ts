@@ -120,7 +120,12 @@ describe('planExecutor profile', () => {
   it('the spec keeps one file: corrupt → checkpoint_no_valid_snapshot; with history on → the previous checkpoint', async () => {
     const storage = memoryStorage();
     await write(storage, planExecutor, '03', [{ source: 'task_complete', status: 'in_progress', payload: { ...planPayload, plan_number: '03' } }]);
+    // Issue 16: a change that leaves a spec-valid document is an edit by another executor (the file is
+    // the newest truth, resumed with a warning); a change that leaves no document is corruption.
     await corrupt(storage, 'plans/03-CHECKPOINT.json', (b) => flipBit(b, 77));
+    const edited = await planResume({ storage, profile: planExecutor, runId: '03' });
+    expect(edited.warnings.map((w) => w.code)).toContain('checkpoint_integrity_mismatch');
+    await corrupt(storage, 'plans/03-CHECKPOINT.json', (b) => b.subarray(0, b.length - 2));
     await expect(planResume({ storage, profile: planExecutor, runId: '03' })).rejects.toSatisfy((e: unknown) => isCheckpointError(e, 'checkpoint_no_valid_snapshot'));
 
     const withHistory = createPlanExecutorProfile({ history: true });
@@ -129,7 +134,7 @@ describe('planExecutor profile', () => {
       { source: 'task_complete', status: 'in_progress', payload: { ...planPayload, plan_number: '04', current_task_index: 1, current_task: 'Task 2: Models' } },
       { source: 'task_complete', status: 'in_progress', payload: { ...planPayload, plan_number: '04' } },
     ]);
-    await corrupt(store2, 'plans/04-CHECKPOINT.json', (b) => flipBit(b, 77));
+    await corrupt(store2, 'plans/04-CHECKPOINT.json', (b) => b.subarray(0, b.length - 2));
     const plan = await planResume({ storage: store2, profile: withHistory, runId: '04' });
     expect(plan.snapshot.sequence).toBe(2);
     expect(plan.source.key).toMatch(/^plans\/04-CHECKPOINT\.history\/cp_/);

@@ -34,6 +34,7 @@ export const lsCommand: Command = {
                 size: r.size,
                 compressed: r.compressed,
                 batched: r.batched,
+                ...(r.readWarnings ? { readWarnings: r.readWarnings } : {}),
               }
             : { key: r.key, error: { reasonCode: r.error!.reasonCode, message: r.error!.message }, size: r.size, compressed: r.compressed },
         ),
@@ -45,7 +46,7 @@ export const lsCommand: Command = {
       table(
         ['SEQ', 'CREATED', 'TRIGGER', 'STATUS', 'SIZE', 'STORED'],
         rows.map((r) => {
-          const stored = `${r.compressed ? 'gzip' : 'plain'}${r.batched ? ' (batch)' : ''}`;
+          const stored = `${r.compressed ? 'gzip' : 'plain'}${r.batched ? ' (batch)' : ''}${r.readWarnings ? ' unsealed' : ''}`;
           if (!r.snapshot) return ['?', '-', style.red(r.error!.reasonCode), style.red('unreadable'), formatBytes(r.size), `${stored} ${r.key}`];
           const s = r.snapshot;
           const coalesced = s.sourceDetails.length > 0 ? style.dim(` (+${s.sourceDetails.map((d) => d.source).join(', ')})`) : '';

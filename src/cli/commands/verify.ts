@@ -1,6 +1,7 @@
 import { lstat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseJson } from '../../codec/canonical-json.js';
+import type { ForeignReadWarning } from '../../codec/json-document.js';
 import { utf8Decode } from '../../codec/utf8.js';
 import { isCheckpointError, type CheckpointError } from '../../model/errors.js';
 import { decodeRunIndex } from '../../model/run-index.js';
@@ -34,6 +35,13 @@ async function checkJsonFile(ctx: CommandContext, entry: ClassifiedEntry): Promi
     throw err;
   }
 }
+
+/** `verify`'s words for a file read tolerantly: unsealed, not corrupt (`savepoint import --apply` seals it). */
+const UNSEALED_MESSAGES: Readonly<Record<ForeignReadWarning, string>> = {
+  checkpoint_unsealed: 'unsealed: written by another tool, valid under the spec; `savepoint import --apply` seals it',
+  checkpoint_foreign_seal: "unsealed: another tool's checksum scheme, valid under the spec; `savepoint import --apply` seals it",
+  checkpoint_integrity_mismatch: 'edited after savepoint sealed it, valid under the spec; resume reads the edited file',
+};
 
 /** What a non-file at a path is, for the message. */
 function describeNonFile(stats: { isDirectory(): boolean; isSymbolicLink(): boolean }): string {
@@ -103,6 +111,8 @@ export const verifyCommand: Command = {
         return row;
       });
       for (const row of rows) if (row.error) findings.push(finding(row.key, row.error));
+      // Written (or, for a single-artifact format, edited) by another tool: readable, only not sealed by savepoint.
+      for (const row of rows) for (const code of row.readWarnings ?? []) findings.push({ key: row.key, level: 'warning', reasonCode: code, message: UNSEALED_MESSAGES[code] });
       const sequences = new Map<number, string>();
       for (const row of rows.slice(run.latest ? 1 : 0)) if (row.snapshot) sequences.set(row.snapshot.sequence, row.snapshot.integrity.checksum);
       for (const batch of run.batches) {

@@ -1,5 +1,10 @@
+import type { JsonObject } from '../../codec/canonical-json.js';
+import { CheckpointError } from '../../model/errors.js';
 import type { EncodedSnapshot } from '../../codec/json-document.js';
-import { importSpecDocument, parseDocumentWith, type JsonProfileImportOptions } from '../snapshot-lifecycle/import.js';
+import { importSpecDocument, parseDocumentWith, withForeignFallback, type JsonProfileImportOptions } from '../snapshot-lifecycle/import.js';
+import { phasedSealedBySavepoint, sealPhasedForeign } from './foreign.js';
+import type { RunImporter } from '../import-run.js';
+import { jsonRunImporter } from '../json-run-import.js';
 import { phasedWorkflow, type PhasedWorkflowProfile } from './profile.js';
 import { phasedWorkflowDocumentSchema, type PhasedStatus, type PhasedWorkflowPayload } from './schema.js';
 
@@ -21,6 +26,19 @@ export interface ImportPhasedWorkflowOptions extends JsonProfileImportOptions {
  */
 export async function importPhasedWorkflowDocument(input: unknown, options: ImportPhasedWorkflowOptions = {}): Promise<EncodedSnapshot<PhasedWorkflowPayload>> {
   const profile = options.profile ?? phasedWorkflow;
+  const seal = async (d: JsonObject, where: string) => {
+    const sealed = await sealPhasedForeign(d, where, options.status);
+    try {
+      profile.assertRunId(sealed.snapshot.runId); // the spec's UUID v4 run ids, unless the profile accepts others
+    } catch (err) {
+      throw new CheckpointError('checkpoint_schema_invalid', `${where}: /run_id ${err instanceof Error ? err.message : 'is invalid'}`, { details: { paths: ['/run_id'] } });
+    }
+    return sealed;
+  };
+  return withForeignFallback(input, options, () => importStrict(profile, input, options), phasedSealedBySavepoint, seal);
+}
+
+function importStrict(profile: PhasedWorkflowProfile, input: unknown, options: ImportPhasedWorkflowOptions): Promise<EncodedSnapshot<PhasedWorkflowPayload>> {
   const specShape = phasedWorkflowDocumentSchema({ uuidRunIds: false }).omit({ integrity: true }).partial({ status: true, source_details: true, priority: true });
   return importSpecDocument(profile, input, options, (rest, where) => {
     const d = parseDocumentWith(specShape, rest, where);
@@ -38,3 +56,18 @@ export async function importPhasedWorkflowDocument(input: unknown, options: Impo
     };
   });
 }
+
+/**
+ * Imports a whole phasedWorkflow run the spec's n8n node (or another tool) wrote (see
+ * `RunImporter`): each `cp_{sequence}_{trigger}.json` (padded or not) and `latest.json`
+ * without savepoint's seal is sealed as it is (`status` `in_progress` added when missing,
+ * vendor members kept, the file keeps its name); a sealed file whose bytes changed is skipped
+ * with `checkpoint_integrity_mismatch`. Dry run unless `apply`; into `target` when given; idempotent.
+ *
+ * @example
+ * ```ts
+ * const report = await importPhasedWorkflowRun(storage, runId, { apply: true, target: githubStorage(…) });
+ * ```
+ */
+export const importPhasedWorkflowRun: RunImporter = (source, runId, options) =>
+  jsonRunImporter(phasedWorkflow, (d, where) => sealPhasedForeign(d, where))(source, runId, options);

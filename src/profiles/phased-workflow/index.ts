@@ -3,7 +3,8 @@ export * from './phases.js';
 export * from './profile.js';
 export * from './triggers.js';
 export { splitPhasedWorkflowDocument } from './split.js';
-export { importPhasedWorkflowDocument, type ImportPhasedWorkflowOptions } from './import.js';
+export { importPhasedWorkflowDocument, importPhasedWorkflowRun, type ImportPhasedWorkflowOptions } from './import.js';
+export type { RunImporter, RunImportOptions, RunImportReport, RunImportFile, RunImportAction } from '../import-run.js';
 export {
   phasedWorkflowResumeRule,
   createPhasedWorkflowResumeRule,

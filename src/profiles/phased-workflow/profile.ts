@@ -2,6 +2,7 @@ import { jsonDocumentFormat } from '../../codec/json-document.js';
 import { CheckpointError } from '../../model/errors.js';
 import { assertRunId, newUuidV4 } from '../../model/ids.js';
 import { phasedWorkflowResumeRule } from './resume-rule.js';
+import { decodePhasedWorkflowForeign } from './foreign.js';
 import type { ResumeRule } from '../../resume/types.js';
 import { phasedWorkflowRetention } from './retention.js';
 import type { RetentionPolicy } from '../../retention/policy.js';
@@ -89,7 +90,8 @@ export const phasedHistoryNaming: HistoryNaming = {
   dir: '',
   name: (ref) => `cp_${String(ref.sequence).padStart(3, '0')}_${ref.source}.json`,
   parse: (fileName) => {
-    const m = /^cp_(\d{3,})_([a-z][a-z_]*)\.json$/.exec(fileName);
+    // Padded (`cp_001_…`, what savepoint writes) or not (`cp_1_…`, what the spec's own n8n node writes).
+    const m = /^cp_(\d+)_([a-z][a-z_]*)\.json$/.exec(fileName);
     return m ? { sequence: Number(m[1]), source: m[2]! } : undefined;
   },
 };
@@ -147,33 +149,37 @@ export function createPhasedWorkflowProfile(options: PhasedWorkflowProfileOption
     onOversize: options.onOversize ?? 'split',
     splitDocument: splitPhasedWorkflowDocument,
     compressHistory: true,
-    document: jsonDocumentFormat<PhasedWorkflowPayload, PhasedWorkflowDocument>({
-      schema,
-      toDocument: (s) => ({
-        checkpoint_id: s.id,
-        run_id: s.runId,
-        timestamp: s.createdAt,
-        trigger: s.source as PhasedTrigger,
-        phase: s.payload.phase,
-        sequence_number: s.sequence,
-        state_snapshot: s.payload.state_snapshot,
-        context_fields: s.payload.context_fields,
-        status: s.status as PhasedStatus,
-        source_details: s.sourceDetails,
-        ...(s.priority ? { priority: s.priority } : {}),
+    document: {
+      ...jsonDocumentFormat<PhasedWorkflowPayload, PhasedWorkflowDocument>({
+        schema,
+        toDocument: (s) => ({
+          checkpoint_id: s.id,
+          run_id: s.runId,
+          timestamp: s.createdAt,
+          trigger: s.source as PhasedTrigger,
+          phase: s.payload.phase,
+          sequence_number: s.sequence,
+          state_snapshot: s.payload.state_snapshot,
+          context_fields: s.payload.context_fields,
+          status: s.status as PhasedStatus,
+          source_details: s.sourceDetails,
+          ...(s.priority ? { priority: s.priority } : {}),
+        }),
+        fromDocument: (d) => ({
+          id: d.checkpoint_id,
+          runId: d.run_id,
+          sequence: d.sequence_number,
+          createdAt: d.timestamp,
+          source: d.trigger,
+          sourceDetails: d.source_details,
+          ...(d.priority ? { priority: d.priority } : {}),
+          status: d.status,
+          payload: { phase: d.phase, state_snapshot: d.state_snapshot, context_fields: d.context_fields },
+        }),
       }),
-      fromDocument: (d) => ({
-        id: d.checkpoint_id,
-        runId: d.run_id,
-        sequence: d.sequence_number,
-        createdAt: d.timestamp,
-        source: d.trigger,
-        sourceDetails: d.source_details,
-        ...(d.priority ? { priority: d.priority } : {}),
-        status: d.status,
-        payload: { phase: d.phase, state_snapshot: d.state_snapshot, context_fields: d.context_fields },
-      }),
-    }),
+      // Checkpoints the spec's own n8n node (or another tool) writes: read with a warning (docs/profiles.md).
+      decodeForeign: decodePhasedWorkflowForeign,
+    },
     retention: options.retention ?? phasedWorkflowRetention,
     resume: options.resume ?? phasedWorkflowResumeRule,
   });

@@ -13,6 +13,7 @@ import {
   type PlanExecutorStatus,
   type PlanExecutorTrigger,
 } from './schema.js';
+import { decodePlanExecutorForeign, keepPlanExecutorForeignFields } from './foreign.js';
 
 /** JSON Schema (draft 2020-12) of `NN-CHECKPOINT.json` as savepoint writes it. */
 export const planExecutorJsonSchema = z.toJSONSchema(PlanExecutorDocumentSchema, { io: 'output', unrepresentable: 'any' }) as JsonSchema;
@@ -76,4 +77,8 @@ export const planExecutorDocumentFormat: DocumentFormat<PlanExecutorPayload> = {
       integrity: { format_version: integrity.format_version, algorithm: integrity.algorithm, checksum: integrity.checksum },
     };
   },
+  // The file other executors rewrite after every task: their version is read with a warning,
+  // and their extra fields survive savepoint's next rewrite (docs/profiles.md).
+  decodeForeign: decodePlanExecutorForeign,
+  keepForeignFields: keepPlanExecutorForeignFields,
 };

@@ -1,6 +1,9 @@
-import { canonicalJson } from '../../codec/canonical-json.js';
+import { canonicalJson, type JsonObject } from '../../codec/canonical-json.js';
 import type { EncodedSnapshot } from '../../codec/json-document.js';
-import { importedSnapshotId, importSpecDocument, parseDocumentWith, type JsonProfileImportOptions } from '../snapshot-lifecycle/import.js';
+import { importedSnapshotId, importSpecDocument, parseDocumentWith, withForeignFallback, type JsonProfileImportOptions } from '../snapshot-lifecycle/import.js';
+import { planExecutorSealedBySavepoint, sealPlanExecutorForeign } from './foreign.js';
+import type { RunImporter } from '../import-run.js';
+import { jsonRunImporter } from '../json-run-import.js';
 import { planExecutor, type PlanExecutorProfile } from './profile.js';
 import { PlanExecutorIntegritySchema, PlanExecutorSpecDocumentSchema, type PlanExecutorPayload, type PlanExecutorStatus, type PlanExecutorTrigger } from './schema.js';
 
@@ -42,6 +45,12 @@ function defaultSource(status: PlanExecutorStatus, completedCount: number): Plan
  */
 export async function importPlanExecutorDocument(input: unknown, options: ImportPlanExecutorOptions = {}): Promise<EncodedSnapshot<PlanExecutorPayload>> {
   const profile = options.profile ?? planExecutor;
+  const seal = (d: JsonObject, where: string) =>
+    sealPlanExecutorForeign(d, where, { ...(options.sequence !== undefined ? { sequence: options.sequence } : {}), ...(options.source ? { source: options.source } : {}), ...(options.snapshotId ? { snapshotId: options.snapshotId } : {}) });
+  return withForeignFallback(input, options, () => importStrict(profile, input, options), planExecutorSealedBySavepoint, seal);
+}
+
+function importStrict(profile: PlanExecutorProfile, input: unknown, options: ImportPlanExecutorOptions): Promise<EncodedSnapshot<PlanExecutorPayload>> {
   return importSpecDocument(profile, input, options, async (rest, where, bookkeeping) => {
     const { status, last_activity, ...payload } = parseDocumentWith(PlanExecutorSpecDocumentSchema, rest, where);
     // A sealed document keeps its bookkeeping; an integrity block of another tool (resealed) is replaced.
@@ -61,3 +70,17 @@ export async function importPlanExecutorDocument(input: unknown, options: Import
     };
   });
 }
+
+/**
+ * Imports a plan another executor wrote (see `RunImporter`): `plans/{NN}-CHECKPOINT.json`
+ * without savepoint's seal, or edited since savepoint sealed it (the newest truth here), is
+ * sealed as it is: every field kept, savepoint's bookkeeping in `integrity`. Dry run unless
+ * `apply`; into `target` when given; idempotent.
+ *
+ * @example
+ * ```ts
+ * const report = await importPlanExecutorRun(fsStorage({ dir: '.planning' }), '02', { apply: true });
+ * ```
+ */
+export const importPlanExecutorRun: RunImporter = (source, runId, options) =>
+  jsonRunImporter(planExecutor, (d, where) => sealPlanExecutorForeign(d, where))(source, runId, options);

@@ -1,15 +1,18 @@
 import type { z } from 'zod';
 import { parseJson, type JsonObject, type JsonValue } from '../../codec/canonical-json.js';
-import { INTEGRITY_FIELD, verifyDocument, type EncodedSnapshot } from '../../codec/json-document.js';
+import { documentChecksum, INTEGRITY_FIELD, verifyDocument, type EncodedSnapshot } from '../../codec/json-document.js';
 import { gunzip, isGzip } from '../../codec/gzip.js';
 import { utf8Decode } from '../../codec/utf8.js';
-import { CheckpointError } from '../../model/errors.js';
+import { CheckpointError, isCheckpointError } from '../../model/errors.js';
 import { newSnapshotId } from '../../model/ids.js';
 import type { SnapshotDraft } from '../../model/snapshot.js';
 import { sha256Hex } from '../../codec/sha256.js';
 import type { Profile } from '../define-profile.js';
 import { snapshotLifecycleDocumentSchema, type LifecycleSource, type SnapshotLifecyclePayload } from './schema.js';
 import { snapshotLifecycle, type SnapshotLifecycleProfile } from './profile.js';
+import { lifecycleSealedBySavepoint, sealLifecycleForeign } from './foreign.js';
+import type { RunImporter } from '../import-run.js';
+import { jsonRunImporter } from '../json-run-import.js';
 
 /** Options common to the `import…Document` helpers of the JSON profiles. */
 export interface JsonProfileImportOptions {
@@ -64,6 +67,44 @@ export async function importSpecDocument<P>(
 }
 
 /**
+ * The liberal half of the `import…Document` helpers: when the strict import refuses `input`
+ * for its schema (vendor fields, another offset, another id format, values the spec leaves
+ * open) or for another tool's seal, the document is sealed as it is by `seal` (validated
+ * against the spec's own schema, every member kept). A document savepoint sealed must still
+ * verify (unless `reseal`): an edit after sealing stays `checkpoint_integrity_mismatch`.
+ */
+export async function withForeignFallback<P>(
+  input: unknown,
+  options: JsonProfileImportOptions,
+  strict: () => Promise<EncodedSnapshot<P>>,
+  sealedBySavepoint: (document: JsonObject) => boolean,
+  seal: (document: JsonObject, where: string) => Promise<EncodedSnapshot<P>>,
+): Promise<EncodedSnapshot<P>> {
+  try {
+    return await strict();
+  } catch (err) {
+    if (!isCheckpointError(err, 'checkpoint_schema_invalid') && !isCheckpointError(err, 'checkpoint_integrity_mismatch')) throw err;
+    const where = options.where ?? 'imported document';
+    let document: JsonObject;
+    try {
+      document = toJsonObject(input, where);
+    } catch {
+      throw err;
+    }
+    // A document with savepoint's additions but no seal at all is one savepoint may import (as the strict path does).
+    if (Object.hasOwn(document, INTEGRITY_FIELD) && sealedBySavepoint(document) && !options.reseal) {
+      const integrity = document[INTEGRITY_FIELD] as { checksum?: unknown } | undefined;
+      if (integrity?.checksum !== (await documentChecksum(document))) throw isCheckpointError(err, 'checkpoint_integrity_mismatch') ? err : new CheckpointError('checkpoint_integrity_mismatch', `${where}: stored checksum does not match the content`, { details: { where } });
+    }
+    try {
+      return await seal(document, where);
+    } catch (foreign) {
+      throw isCheckpointError(foreign, 'checkpoint_schema_invalid') ? foreign : err;
+    }
+  }
+}
+
+/**
  * A deterministic `cp_<timestamp>_<suffix>` id for an imported document that has none:
  * the timestamp is the document's own time, the suffix comes from the SHA-256 of its
  * canonical content, so importing the same document twice gives the same id.
@@ -101,6 +142,10 @@ export async function importSnapshotLifecycleDocument(
   options: ImportSnapshotLifecycleOptions = {},
 ): Promise<EncodedSnapshot<SnapshotLifecyclePayload>> {
   const profile = options.profile ?? snapshotLifecycle;
+  return withForeignFallback(input, options, () => importStrict(profile, input, options), lifecycleSealedBySavepoint, (d, where) => sealLifecycleForeign(d, where, options.sequence));
+}
+
+function importStrict(profile: SnapshotLifecycleProfile, input: unknown, options: ImportSnapshotLifecycleOptions): Promise<EncodedSnapshot<SnapshotLifecyclePayload>> {
   const sealed = snapshotLifecycleDocumentSchema(Number.MAX_SAFE_INTEGER);
   const specShape = sealed.omit({ integrity: true }).partial({ sequence: true, source_details: true });
   return importSpecDocument(profile, input, options, (rest, where) => {
@@ -118,3 +163,19 @@ export async function importSnapshotLifecycleDocument(
     };
   });
 }
+
+/**
+ * Imports a whole snapshotLifecycle run another tool wrote (see `RunImporter`): each
+ * `latest.json` / `history/<snapshot_id>.json` without savepoint's seal is sealed as it is
+ * (`sequence` from its time when it has none, vendor members kept); a sealed history file
+ * whose bytes changed is skipped with `checkpoint_integrity_mismatch`, never resealed.
+ * Dry run unless `apply`; into `target` instead of in place when given; idempotent.
+ *
+ * @example
+ * ```ts
+ * const report = await importSnapshotLifecycleRun(fsStorage({ dir: '.' }), 'sess-1', { apply: true });
+ * console.log(report.changes, 'files sealed');
+ * ```
+ */
+export const importSnapshotLifecycleRun: RunImporter = (source, runId, options) =>
+  jsonRunImporter(snapshotLifecycle, (d, where) => sealLifecycleForeign(d, where))(source, runId, options);

@@ -1,6 +1,7 @@
 import { jsonDocumentFormat } from '../../codec/json-document.js';
 import { CheckpointError } from '../../model/errors.js';
 import { snapshotLifecycleResumeRule } from './resume-rule.js';
+import { decodeSnapshotLifecycleForeign } from './foreign.js';
 import type { ResumeRule } from '../../resume/types.js';
 import { snapshotLifecycleRetention } from './retention.js';
 import type { RetentionPolicy } from '../../retention/policy.js';
@@ -110,21 +111,25 @@ export function createSnapshotLifecycleProfile(options: SnapshotLifecycleProfile
     coalesceWindowMs: options.coalesceWindowMs ?? 3000,
     materialView,
     compressHistory: true,
-    document: jsonDocumentFormat<SnapshotLifecyclePayload, SnapshotLifecycleDocument>({
-      schema,
-      toDocument: (s) => ({
-        ...toLifecycleHeader(s),
-        source: s.source as LifecycleSource,
-        status: s.status as LifecycleStatus,
-        step_state: s.payload.step_state,
-        context_digest: s.payload.context_digest,
-        command_outcomes: s.payload.command_outcomes,
+    document: {
+      ...jsonDocumentFormat<SnapshotLifecyclePayload, SnapshotLifecycleDocument>({
+        schema,
+        toDocument: (s) => ({
+          ...toLifecycleHeader(s),
+          source: s.source as LifecycleSource,
+          status: s.status as LifecycleStatus,
+          step_state: s.payload.step_state,
+          context_digest: s.payload.context_digest,
+          command_outcomes: s.payload.command_outcomes,
+        }),
+        fromDocument: (d) => ({
+          ...fromLifecycleHeader(d),
+          payload: { step_state: d.step_state, context_digest: d.context_digest, command_outcomes: d.command_outcomes },
+        }),
       }),
-      fromDocument: (d) => ({
-        ...fromLifecycleHeader(d),
-        payload: { step_state: d.step_state, context_digest: d.context_digest, command_outcomes: d.command_outcomes },
-      }),
-    }),
+      // Documents other tools write: the spec's own schema, read with a warning (docs/profiles.md).
+      decodeForeign: decodeSnapshotLifecycleForeign,
+    },
     retention: options.retention ?? snapshotLifecycleRetention,
     resume: options.resume ?? snapshotLifecycleResumeRule,
   });

@@ -1,0 +1,107 @@
+import { z } from 'zod';
+import { canonicalJson, parseJson, type JsonObject, type JsonValue } from '../codec/canonical-json.js';
+import { documentChecksum, INTEGRITY_FIELD, type EncodedSnapshot, type ForeignRead, type ForeignReadWarning } from '../codec/json-document.js';
+import { gunzip, isGzip } from '../codec/gzip.js';
+import { sha256Hex } from '../codec/sha256.js';
+import { CheckpointError } from '../model/errors.js';
+import { FORMAT_VERSION, type Integrity, type SnapshotDraft } from '../model/snapshot.js';
+import { utf8Decode, utf8Encode } from '../codec/utf8.js';
+
+/**
+ * Any RFC 3339 / ISO 8601 date-time with an offset (`Z`, `+00:00`, `-05:00`) and any
+ * fractional precision, as other tools write them (`new Date().toISOString()`, Python's
+ * `isoformat()`, …). savepoint itself writes `Z` only.
+ */
+export const LiberalTimeSchema = z.iso.datetime({ offset: true });
+
+/**
+ * A foreign time as savepoint's model keeps it: UTC with a `Z`. A `Z` time is kept as
+ * written (any precision); another offset becomes the same instant in UTC (to the
+ * millisecond, which is what JavaScript dates hold).
+ */
+export function toUtc(time: string): string {
+  if (time.endsWith('Z') || time.endsWith('z')) return time.replace(/z$/, 'Z');
+  return new Date(Date.parse(time)).toISOString();
+}
+
+/** How one JSON profile reads documents another tool wrote. See {@link foreignJsonReader}. */
+export interface ForeignJsonReaderOptions<P> {
+  /**
+   * `history`: the document is one immutable history entry among many, so a file savepoint
+   * sealed whose checksum fails is refused (the tamper and corruption check stays).
+   * `single`: the document is the run's one artifact that other tools rewrite, so such a
+   * file is the newest truth and is read with `checkpoint_integrity_mismatch`.
+   */
+  readonly kind: 'history' | 'single';
+  /**
+   * True when savepoint wrote the document: its own additions are there (two or more
+   * members, so that one changed byte cannot hide them all). Only then does the file's
+   * checksum have to verify; a document without them is another tool's.
+   */
+  sealedBySavepoint(document: JsonObject): boolean;
+  /**
+   * Maps the document (without `integrity`) to the model, validated against the spec's own
+   * schema; throws `checkpoint_schema_invalid` when the document is invalid even there.
+   * `integrity` is the member as found (savepoint's bookkeeping, another tool's seal, or absent).
+   */
+  toDraft(document: JsonObject, where: string, integrity: JsonValue | undefined): SnapshotDraft<P> | Promise<SnapshotDraft<P>>;
+}
+
+/** A plain JSON object value. */
+export const isJsonObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** True when `document` has at least `atLeast` of the members `names`. */
+export function hasMembers(document: JsonObject | undefined, names: readonly string[], atLeast = 1): boolean {
+  return document !== undefined && names.filter((n) => Object.hasOwn(document, n)).length >= atLeast;
+}
+
+/**
+ * Builds a format's `decodeForeign`: parses (and gunzips) the bytes, decides whose seal the
+ * document carries, and maps it with the spec's own schema. The returned snapshot's
+ * `integrity.checksum` is the SHA-256 of the bytes read (the document's own seal, if any,
+ * cannot be verified by savepoint), so two reads of the same file agree.
+ */
+export function foreignJsonReader<P>(options: ForeignJsonReaderOptions<P>): (bytes: Uint8Array, where: string) => Promise<ForeignRead<P>> {
+  return async (bytes, where) => {
+    const plain = isGzip(bytes) ? gunzip(bytes, where) : bytes;
+    const document = parseJson(utf8Decode(plain, where), where);
+    if (!isJsonObject(document)) throw new CheckpointError('checkpoint_schema_invalid', `${where} is not a JSON object`, { details: { where } });
+    const integrity = document[INTEGRITY_FIELD];
+    const warnings: ForeignReadWarning[] = [];
+    let seal: Integrity | undefined;
+    if (options.sealedBySavepoint(document)) {
+      const stored = isJsonObject(integrity) ? integrity.checksum : undefined;
+      if (stored === (await documentChecksum(document)) && isJsonObject(integrity)) {
+        // Sealed as is (a foreign document savepoint imported): the seal holds, only the schema is the spec's.
+        seal = { format_version: String(integrity.format_version ?? FORMAT_VERSION), algorithm: 'sha256', checksum: stored as string };
+      } else {
+        if (options.kind === 'history') {
+          throw new CheckpointError('checkpoint_integrity_mismatch', `${where}: savepoint sealed this file and its bytes changed since`, { details: { where } });
+        }
+        warnings.push('checkpoint_integrity_mismatch');
+      }
+    } else {
+      warnings.push(integrity === undefined ? 'checkpoint_unsealed' : 'checkpoint_foreign_seal');
+    }
+    const { [INTEGRITY_FIELD]: _integrity, ...rest } = document;
+    const draft = await options.toDraft(rest, where, integrity);
+    return { snapshot: { ...draft, integrity: seal ?? { format_version: FORMAT_VERSION, algorithm: 'sha256', checksum: await sha256Hex(plain) } }, warnings };
+  };
+}
+
+/**
+ * Seals a document another tool wrote as it is: every member kept (vendor fields, the
+ * original offsets and ids), savepoint's `integrity` added with `meta` (bookkeeping a format
+ * keeps there) and a checksum over the whole document, as `documentChecksum` defines it.
+ * Such a file fails the strict schema but its seal verifies, so reads accept it without a
+ * warning and any later change to it is caught.
+ */
+export async function sealAsIs(document: JsonObject, meta: JsonObject = {}): Promise<{ bytes: Uint8Array; integrity: Integrity }> {
+  const { [INTEGRITY_FIELD]: _replaced, ...rest } = document;
+  const base: JsonObject = { format_version: FORMAT_VERSION, algorithm: 'sha256', ...meta };
+  const checksum = await documentChecksum({ ...rest, [INTEGRITY_FIELD]: base });
+  return { bytes: utf8Encode(canonicalJson({ ...rest, [INTEGRITY_FIELD]: { ...base, checksum } })), integrity: { format_version: FORMAT_VERSION, algorithm: 'sha256', checksum } };
+}
+
+/** Seals one foreign document of a profile: its stored bytes and the snapshot they hold. */
+export type ForeignSealer<P> = (document: JsonObject, where: string) => Promise<EncodedSnapshot<P>>;

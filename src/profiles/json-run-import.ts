@@ -1,0 +1,75 @@
+import { parseJson, type JsonObject } from '../codec/canonical-json.js';
+import { gunzip, gzip, isGzip } from '../codec/gzip.js';
+import { utf8Decode } from '../codec/utf8.js';
+import { assertStorageArgument, assertStringArgument } from '../model/arguments.js';
+import { CheckpointError, isCheckpointError } from '../model/errors.js';
+import type { StorageAdapter } from '../storage/adapter.js';
+import type { Profile } from './define-profile.js';
+import type { ForeignSealer } from './foreign-json.js';
+import type { RunImporter, RunImportFile, RunImportOptions, RunImportReport } from './import-run.js';
+import { decodeStoredSnapshotTolerant } from './read-snapshot.js';
+import { collectRunFiles, type ClassifiedEntry } from './run-files.js';
+
+const sameBytes = (a: Uint8Array | undefined, b: Uint8Array): boolean => a !== undefined && a.length === b.length && a.every((x, i) => x === b[i]);
+
+/**
+ * The whole-run import of a JSON profile: every snapshot file of the run (latest, history)
+ * is read as the read path reads it; one another tool wrote (or, in a single-artifact format,
+ * edited) is sealed as it is by `seal`, every member kept, in place or into `target`; sealed
+ * files are kept (or copied unchanged). The run's other files (index, batches, parts, summary)
+ * are copied unchanged into a target. Files that are invalid even under the spec are skipped
+ * with their reason and left alone. Idempotent: sealing is deterministic, and a file already
+ * sealed (or already identical in the target) is not written again.
+ */
+export function jsonRunImporter<P>(profile: Profile<P>, seal: ForeignSealer<P>): RunImporter {
+  return async (source: StorageAdapter, runId: string, options: RunImportOptions = {}): Promise<RunImportReport> => {
+    assertStorageArgument(source, `${profile.name} run import`);
+    assertStringArgument(runId, `${profile.name} run import`, 'runId');
+    profile.assertRunId(runId);
+    if (options.target !== undefined) assertStorageArgument(options.target, `${profile.name} run import`, 'target');
+    const apply = options.apply === true;
+    const target = options.target;
+    const run = (await collectRunFiles(source, profile as Profile<unknown>, runId)).runs.get(runId);
+    if (!run) throw new CheckpointError('checkpoint_not_found', `run ${runId} has no files`, { details: { runId } });
+
+    const files: RunImportFile[] = [];
+    const snapshotFiles = [...(run.latest ? [run.latest] : []), ...run.history];
+    for (const entry of snapshotFiles) files.push(await importSnapshotFile(source, profile, seal, entry, target, apply));
+    if (target) {
+      const others = [...(run.index ? [run.index] : []), ...run.batches, ...run.parts, ...(run.summary ? [run.summary] : [])];
+      for (const entry of others) {
+        const stored = await source.get(entry.key);
+        if (!stored) continue;
+        files.push(await writeTo(target, entry.key, stored.bytes, [], apply));
+      }
+    }
+    return { runId, profile: profile.name, applied: apply, files, changes: files.filter((f) => f.action === 'seal' || f.action === 'copy').length };
+  };
+}
+
+async function importSnapshotFile<P>(source: StorageAdapter, profile: Profile<P>, seal: ForeignSealer<P>, entry: ClassifiedEntry, target: StorageAdapter | undefined, apply: boolean): Promise<RunImportFile> {
+  const stored = await source.get(entry.key);
+  if (!stored) return { key: entry.key, action: 'skip', warnings: [], reasonCode: 'checkpoint_not_found', message: `${entry.key} disappeared while importing` };
+  let warnings;
+  try {
+    ({ warnings } = await decodeStoredSnapshotTolerant(source, profile, entry.key, stored.bytes));
+  } catch (err) {
+    if (!isCheckpointError(err)) throw err;
+    return { key: entry.key, action: 'skip', warnings: [], reasonCode: err.reasonCode, message: err.message };
+  }
+  if (warnings.length === 0) return target ? writeTo(target, entry.key, stored.bytes, warnings, apply) : { key: entry.key, action: 'keep', warnings };
+  const compressed = isGzip(stored.bytes);
+  const plain = compressed ? gunzip(stored.bytes, entry.key, { maxBytes: profile.maxSnapshotBytes }) : stored.bytes;
+  const sealed = await seal(parseJson(utf8Decode(plain, entry.key), entry.key) as JsonObject, entry.key);
+  const bytes = compressed ? gzip(sealed.bytes) : sealed.bytes;
+  if (target) return writeTo(target, entry.key, bytes, warnings, apply);
+  // In place: replace exactly what was read, so a concurrent rewrite by the other tool is not lost.
+  if (apply) await source.put(entry.key, bytes, { ifVersion: stored.version });
+  return { key: entry.key, action: 'seal', targetKey: entry.key, warnings };
+}
+
+async function writeTo(target: StorageAdapter, key: string, bytes: Uint8Array, warnings: RunImportFile['warnings'], apply: boolean): Promise<RunImportFile> {
+  if (sameBytes((await target.get(key))?.bytes, bytes)) return { key, action: 'keep', targetKey: key, warnings };
+  if (apply) await target.put(key, bytes);
+  return { key, action: 'copy', targetKey: key, warnings };
+}
