@@ -46,9 +46,13 @@ export interface CoalesceBase {
  * Comparing those texts is exactly comparing their SHA-256 digests (canonical JSON is
  * deterministic), without a WebCrypto round trip on every checkpoint; the writer keeps one
  * such text, of the newest snapshot, in memory.
+ *
+ * A `critical` trigger is never coalesced: it gets its own snapshot, because resume reads
+ * the snapshot's own `source` (e.g. phased-workflow resumes a `circuit_breaker` at
+ * `human_review`); folded into an earlier `expensive_op` it would resume as that trigger.
  */
-export function shouldCoalesce(base: CoalesceBase | undefined, material: string, at: number, windowMs: number): boolean {
-  if (!base || !base.open) return false;
+export function shouldCoalesce(base: CoalesceBase | undefined, material: string, at: number, windowMs: number, critical = false): boolean {
+  if (critical || !base || !base.open) return false;
   const elapsed = at - base.createdAtMs;
   return elapsed >= 0 && elapsed <= windowMs && base.material === material;
 }

@@ -261,7 +261,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
         : head
           ? { material: head.material, createdAtMs: head.createdAtMs, open: head.location.kind !== 'fixed' }
           : undefined;
-      if (shouldCoalesce(base, t.material, t.at, windowMs)) {
+      if (shouldCoalesce(base, t.material, t.at, windowMs, t.priority === 'critical')) {
         const record: TriggerRecord = { source: t.source, at: toRfc3339(t.at), ...(t.priority ? { priority: t.priority } : {}) };
         if (last) {
           last.details.push(record);

@@ -219,6 +219,28 @@ describe('phases and trigger helpers', () => {
     }
   });
 
+  it('a critical circuit_breaker with unchanged state is never coalesced into the previous expensive_op: resume goes to human_review (regression)', async () => {
+    const payload = initialPhasedPayload('phase_1_research', '2026-01-15T14:00:00.000Z');
+    const storage = memoryStorage();
+    const runId = newUuidV4();
+    const writer = createWriter({ storage, profile: phasedWorkflow, runId, heartbeatIntervalMs: false, failMode: 'throw' });
+    const first = await writer.checkpoint(phasedTriggers.at('expensive_op', payload));
+    const tripped = await writer.checkpoint(phasedTriggers.at('circuit_breaker', payload, 'in_progress'));
+    await writer.close();
+    expect(first.ok && first.outcome).toBe('written');
+    expect(tripped.ok && tripped.outcome).toBe('written');
+    const latest = tripped.ok ? tripped.snapshot : undefined;
+    expect(latest?.source).toBe('circuit_breaker');
+    expect(latest?.priority).toBe('critical');
+    expect(phasedWorkflow.resume!(latest!, { now: 0 })).toMatchObject({ at: 'human_review', eligible: false });
+    // Non-critical triggers with unchanged state still coalesce inside the window.
+    const again = createWriter({ storage, profile: phasedWorkflow, runId: newUuidV4(), heartbeatIntervalMs: false, failMode: 'throw' });
+    await again.checkpoint(phasedTriggers.at('expensive_op', payload));
+    const folded = await again.checkpoint(phasedTriggers.at('iteration', payload));
+    await again.close();
+    expect(folded.ok && folded.outcome).toBe('coalesced');
+  });
+
   it('phase ids parse and order', () => {
     expect(phaseId('phase_0_5', 'triage')).toBe('phase_0_5_triage');
     expect(parsePhase('phase_0_5_triage')).toEqual({ key: 'phase_0_5', number: 0.5, name: 'triage' });
