@@ -1,3 +1,4 @@
+import { formatDuration } from '../model/human-duration.js';
 import { canonicalJson } from '../codec/canonical-json.js';
 import type { ForeignReadWarning } from '../codec/json-document.js';
 import { assertStorageProfileOptions } from '../model/arguments.js';
@@ -39,7 +40,10 @@ export interface PlanResumeOptions<P> {
   readonly newerCheck?: NewerCheck;
   /** Storage reads in flight at once while scanning history. @default 8 */
   readonly concurrency?: number;
-  /** Add the `resume_external_state` warning (phased-workflow-github.md `external_state`). @default true */
+  /**
+   * Add the `resume_external_state` warning (phased-workflow-github.md `external_state`) when the
+   * snapshot refers to state outside it (files modified, commits, a plan file). @default true
+   */
   readonly warnExternalState?: boolean;
 }
 
@@ -182,7 +186,7 @@ export async function planResume<P>(options: PlanResumeOptions<P>): Promise<Resu
   if (ageMs > staleAfterMs) {
     warnings.push({
       code: 'resume_snapshot_stale',
-      message: `the snapshot is ${Math.round(ageMs / 60_000)} minute(s) old; time-sensitive state (rate limits, leases, caches) may have changed`,
+      message: `the snapshot is ${formatDuration(ageMs)} old; time-sensitive state (rate limits, leases, caches) may have changed`,
       details: { ageMs, staleAfterMs },
     });
   } else if (ageMs < -CLOCK_SKEW_TOLERANCE_MS) {
@@ -199,14 +203,17 @@ export async function planResume<P>(options: PlanResumeOptions<P>): Promise<Resu
     }
   }
   warnings.push(...(point.warnings ?? []));
-  if (options.warnExternalState !== false) {
-    const refs = Object.entries(point.externalRefs ?? {}).filter(([, n]) => n > 0);
+  // Only news is a warning: the snapshot names state outside it (files, commits, a plan file), or
+  // its spec says its runs act on external systems. Warning on every resume of every profile
+  // taught people to ignore warnings.
+  const refs = Object.entries(point.externalRefs ?? {}).filter(([, n]) => n > 0);
+  if (options.warnExternalState !== false && (refs.length > 0 || point.externalStateNote)) {
     warnings.push({
       code: 'resume_external_state',
       message:
         refs.length > 0
           ? `the checkpoint refers to external state it does not capture (${refs.map(([k, n]) => `${n} ${k}`).join(', ')}); check it has not changed`
-          : 'the checkpoint captures workflow state only; external systems may have changed since',
+          : point.externalStateNote!,
       details: Object.fromEntries(refs),
     });
   }

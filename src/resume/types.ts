@@ -49,6 +49,12 @@ export interface ResumePoint {
    * warning. Counts only: the references themselves stay in `restored`.
    */
   readonly externalRefs?: Readonly<Record<string, number>>;
+  /**
+   * The profile's spec states that its runs act on external systems the checkpoint does not
+   * capture (phased-workflow-github.md `resume_limitations.external_state`): the sentence to
+   * warn with (`resume_external_state`) even when the snapshot names no external reference.
+   */
+  readonly externalStateNote?: string;
   /** Warnings the rule raises about this snapshot (a failed todo check, a missing field…). */
   readonly warnings?: readonly ResumeWarning[];
 }

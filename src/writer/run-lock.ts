@@ -1,3 +1,4 @@
+import { formatDuration } from '../model/human-duration.js';
 import { canonicalJson, parseJson } from '../codec/canonical-json.js';
 import { utf8Decode, utf8Encode } from '../codec/utf8.js';
 import { toRfc3339, type Clock, type TimerHandle } from '../model/clock.js';
@@ -182,7 +183,7 @@ export function createRunLock(options: RunLockOptions): RunLock {
   /** What is known about a holder, for messages: who, where, and when its lease ends. Never a guess. */
   const describe = (holder: RunLockDocument): string => {
     const left = holder.lease_until - clock.now();
-    const lease = left > 0 ? `lease ends in ${Math.ceil(left / 1000)} s (${toRfc3339(holder.lease_until)})` : `lease ended ${Math.floor(-left / 1000)} s ago`;
+    const lease = left > 0 ? `lease ends in ${formatDuration(left)} (${toRfc3339(holder.lease_until)})` : `lease ended ${formatDuration(left)} ago`;
     const where = sameHost(holder) ? `on this host (${holder.hostname})${holder.pid !== identity.pid && options.isProcessAlive(holder.pid) ? ', process running' : ''}` : `on host ${holder.hostname}`;
     return `pid ${holder.pid} ${where}, ${lease}`;
   };

@@ -177,6 +177,8 @@ export function createPhasedWorkflowResumeRule(options: PhasedWorkflowResumeOpti
         active_lessons: activeLessons,
       },
       activeLessons,
+      // phased-workflow-github.md resume_limitations.external_state
+      externalStateNote: 'the checkpoint captures workflow state, not external state; if external systems changed (e.g. the GitHub repository), resume may produce different results',
     };
   };
 }

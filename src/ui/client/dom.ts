@@ -1,3 +1,4 @@
+export { formatDuration } from '../../model/human-duration.js';
 /** Tiny DOM helpers: the viewer has no framework (see the CHANGELOG for why). */
 type Child = Node | string | number | null | undefined | false;
 
@@ -27,17 +28,6 @@ export function formatBytes(n: number): string {
   if (n < 1024) return `${n} B`;
   if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
   return `${(n / 1024 / 1024).toFixed(1)} MB`;
-}
-
-/** A duration in the largest sensible units: `45 s`, `3 min`, `2 h 5 min`, `12 days`. */
-export function formatDuration(ms: number): string {
-  const s = Math.round(Math.abs(ms) / 1000);
-  if (s < 60) return `${s} s`;
-  const m = Math.round(s / 60);
-  if (m < 60) return `${m} min`;
-  const hours = Math.floor(m / 60);
-  if (hours < 48) return m % 60 ? `${hours} h ${m % 60} min` : `${hours} h`;
-  return `${Math.round(hours / 24)} days`;
 }
 
 /** `2026-11-23 20:45:49Z` from an RFC 3339 time. */
