@@ -4,6 +4,7 @@ import { systemClock, type Clock } from '../model/clock.js';
 import type { StorageAdapter } from '../storage/adapter.js';
 import type { Command, OptionSpec } from './command.js';
 import { checkpointCommand } from './commands/checkpoint.js';
+import { diffCommand } from './commands/diff.js';
 import { lsCommand } from './commands/ls.js';
 import { pruneCommand } from './commands/prune.js';
 import { resumeCommand } from './commands/resume.js';
@@ -15,7 +16,7 @@ import { PROFILE_NAMES, profileByName } from './profiles.js';
 import { openStore } from './store.js';
 
 /** Every command, in the order `--help` lists them. */
-export const COMMANDS: readonly Command[] = [runsCommand, lsCommand, showCommand, verifyCommand, pruneCommand, resumeCommand, checkpointCommand];
+export const COMMANDS: readonly Command[] = [runsCommand, lsCommand, showCommand, verifyCommand, pruneCommand, resumeCommand, checkpointCommand, diffCommand];
 
 /** Options every command accepts. */
 export const GLOBAL_OPTIONS: Readonly<Record<string, OptionSpec>> = {

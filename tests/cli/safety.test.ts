@@ -200,3 +200,17 @@ describe('a closed pipe', () => {
     }
   }, 120_000);
 });
+
+describe('diff RUN A B', () => {
+  it('shows the payload paths that changed between two snapshots, as text and --json', async () => {
+    const text = await cli(['diff', 'build-1', '1', 'latest', '--dir', dir]);
+    expect(text.code).toBe(0);
+    expect(text.out).toContain('~ /payload/i 1 → 3');
+    const json = JSON.parse((await cli(['diff', 'build-1', '1', '2', '--dir', dir, '--json', '--all'])).out);
+    expect(json.schemaVersion).toBe(1);
+    expect(json.changes.map((c: { path: string }) => c.path)).toEqual(expect.arrayContaining(['/payload/i', '/sequence']));
+    expect((await cli(['diff', 'build-1', '1', '99', '--dir', dir])).code).toBe(2);
+    expect((await cli(['diff', 'nope', '1', '2', '--dir', dir])).code).toBe(2);
+    expect((await cli(['diff', 'build-1', '1', '--dir', dir])).code).toBe(2);
+  });
+});
