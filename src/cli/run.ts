@@ -64,7 +64,7 @@ export function helpText(command?: Command): string {
     'Global options:',
     renderOptions(GLOBAL_OPTIONS),
     '',
-    'Exit codes: 0 success, 1 problems found or the operation failed, 2 usage error.',
+    'Exit codes: 0 success, 1 problems found or the operation failed, 2 usage error or not found (docs/cli.md).',
     'Run "savepoint <command> --help" for a command\'s options.',
     '',
   ].join('\n');
