@@ -214,3 +214,26 @@ describe('diff RUN A B', () => {
     expect((await cli(['diff', 'build-1', '1', '--dir', dir])).code).toBe(2);
   });
 });
+
+describe('--json outputs validate against schemas/cli/<command>.v1.json', () => {
+  it('runs, verify, prune, diff and a JSON error', async () => {
+    const { readFileSync } = await import('node:fs');
+    const { default: Ajv2020 } = await import('ajv/dist/2020.js');
+    const ajv = new (Ajv2020 as unknown as typeof import('ajv').default)({ strict: false });
+    const compiled = new Map<string, ReturnType<typeof ajv.compile>>();
+    const check = (name: string, text: string): void => {
+      if (!compiled.has(name)) compiled.set(name, ajv.compile(JSON.parse(readFileSync(join(ROOT, 'schemas/cli', `${name}.v1.json`), 'utf8'))));
+      const validate = compiled.get(name)!;
+      const ok = validate(JSON.parse(text));
+      expect(validate.errors ?? [], name).toEqual([]);
+      expect(ok).toBe(true);
+    };
+    check('runs', (await cli(['runs', '--json', '--dir', dir])).out);
+    check('verify', (await cli(['verify', '--json', '--dir', dir])).out);
+    check('verify', (await cli(['verify', '--json', '--dir', phasedDir])).out);
+    check('prune', (await cli(['prune', '--keep-last', '1', '--json', '--dir', dir])).out);
+    check('diff', (await cli(['diff', 'build-1', '1', 'latest', '--json', '--dir', dir])).out);
+    check('error', (await cli(['verify', 'buld-1', '--json', '--dir', dir])).err);
+    expect(() => check('runs', JSON.stringify({ schemaVersion: 2, profile: 'x', runs: [] }))).toThrow();
+  });
+});
