@@ -237,3 +237,19 @@ describe('--json outputs validate against schemas/cli/<command>.v1.json', () => 
     expect(() => check('runs', JSON.stringify({ schemaVersion: 2, profile: 'x', runs: [] }))).toThrow();
   });
 });
+
+describe('no secret is printed', () => {
+  it('a PostgreSQL password or GitHub token never reaches stdout or stderr, text or --json', async () => {
+    // Port 1 on 127.0.0.1 refuses the connection: the error path that used to be most tempting to echo the URL.
+    for (const json of [[], ['--json']]) {
+      const pg = await cli(['runs', '--postgres', 'postgres://agent:hunter2-secret@127.0.0.1:1/db', ...json]);
+      expect(pg.code).not.toBe(0);
+      expect(pg.out + pg.err).not.toContain('hunter2-secret');
+    }
+    const x = io();
+    (x as { env: Record<string, string> }).env = { GITHUB_TOKEN: 'ghp_supersecret123', GITHUB_API_URL: 'http://127.0.0.1:1' };
+    const code = await runCli(['verify', 'buld-1', '--github', 'o/r', '--json'], x);
+    expect(code).not.toBe(0);
+    expect(x.out + x.err).not.toContain('ghp_supersecret123');
+  }, 60_000);
+});
