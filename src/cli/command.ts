@@ -33,6 +33,8 @@ export interface Command {
   readonly usage: string;
   readonly summary: string;
   readonly options: Readonly<Record<string, OptionSpec>>;
+  /** How many positional arguments it takes; more is a usage error. @default unlimited (the command checks) */
+  readonly maxPositionals?: number;
   /** Returns the exit code. */
   run(context: CommandContext): Promise<number>;
 }

@@ -1,3 +1,4 @@
+import type { ReasonCode } from '../model/reason-codes.js';
 /** Where the CLI reads and writes; injectable so commands run in-process in tests too. */
 export interface CliIo {
   readonly stdout: { write(text: string): unknown; readonly isTTY?: boolean };
@@ -22,10 +23,15 @@ export class CliError extends Error {
   constructor(
     message: string,
     readonly exitCode: number = EXIT.usage,
+    /** The reason code of its `--json` error report. */
+    readonly reasonCode: ReasonCode = exitCode === EXIT.usage ? 'checkpoint_config_invalid' : 'checkpoint_storage_unavailable',
   ) {
     super(message);
   }
 }
+
+/** A run, store or snapshot that does not exist: exit 2 with `checkpoint_not_found`. */
+export const notFound = (message: string): CliError => new CliError(message, EXIT.usage, 'checkpoint_not_found');
 
 /** ANSI styling that switches itself off when stdout is not a terminal or `NO_COLOR` is set (https://no-color.org). */
 export interface Style {
@@ -75,7 +81,10 @@ export function formatBytes(n: number): string {
   return `${v.toFixed(v < 10 ? 1 : 0)} ${units[u]}`;
 }
 
-/** Prints `value` as JSON (the `--json` output of every command). */
-export function printJson(io: CliIo, value: unknown): void {
-  io.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+/** Version of every command's `--json` output (schemas/cli/<command>.v1.json); bumped only on a breaking change. */
+export const JSON_SCHEMA_VERSION = 1;
+
+/** Prints `value` as JSON (the `--json` output of every command), stamped with `schemaVersion` first. */
+export function printJson(io: CliIo, value: object): void {
+  io.stdout.write(`${JSON.stringify({ schemaVersion: JSON_SCHEMA_VERSION, ...value }, null, 2)}\n`);
 }

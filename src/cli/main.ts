@@ -2,6 +2,15 @@
 /** The `savepoint` command. See `savepoint --help` and the README's CLI section. */
 import { runCli } from './run.js';
 
+// A reader that stops early (`savepoint prune | head -2`) closes the pipe: that ends the
+// command quietly, as it does for other Unix tools, instead of an unhandled EPIPE crash.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw err;
+  });
+}
+
 const io = {
   stdout: process.stdout,
   stderr: process.stderr,

@@ -1,9 +1,10 @@
 import { parseArgs } from 'node:util';
-import { isCheckpointError } from '../model/errors.js';
+import { isCheckpointError, type CheckpointError } from '../model/errors.js';
 import { systemClock, type Clock } from '../model/clock.js';
 import type { StorageAdapter } from '../storage/adapter.js';
 import type { Command, OptionSpec } from './command.js';
 import { checkpointCommand } from './commands/checkpoint.js';
+import { diffCommand } from './commands/diff.js';
 import { lsCommand } from './commands/ls.js';
 import { pruneCommand } from './commands/prune.js';
 import { resumeCommand } from './commands/resume.js';
@@ -12,12 +13,12 @@ import { showCommand } from './commands/show.js';
 import { uiCommand } from './commands/ui.js';
 import { verifyCommand } from './commands/verify.js';
 import { importCommand } from './commands/import.js';
-import { CliError, EXIT, makeStyle, type CliIo } from './io.js';
+import { CliError, EXIT, JSON_SCHEMA_VERSION, makeStyle, type CliIo } from './io.js';
 import { PROFILE_NAMES, profileByName } from './profiles.js';
 import { openStore } from './store.js';
 
 /** Every command, in the order `--help` lists them. */
-export const COMMANDS: readonly Command[] = [runsCommand, lsCommand, showCommand, verifyCommand, pruneCommand, resumeCommand, checkpointCommand, importCommand, uiCommand];
+export const COMMANDS: readonly Command[] = [runsCommand, lsCommand, showCommand, verifyCommand, pruneCommand, resumeCommand, checkpointCommand, diffCommand, importCommand, uiCommand];
 
 /** Options every command accepts. */
 export const GLOBAL_OPTIONS: Readonly<Record<string, OptionSpec>> = {
@@ -65,7 +66,7 @@ export function helpText(command?: Command): string {
     'Global options:',
     renderOptions(GLOBAL_OPTIONS),
     '',
-    'Exit codes: 0 success, 1 problems found or the operation failed, 2 usage error.',
+    'Exit codes: 0 success, 1 problems found or the operation failed, 2 usage error or not found (docs/cli.md).',
     'Run "savepoint <command> --help" for a command\'s options.',
     '',
   ].join('\n');
@@ -84,7 +85,8 @@ export interface RunCliOptions {
  * nothing is printed that holds a token.
  */
 export async function runCli(argv: readonly string[], io: CliIo, options: RunCliOptions = {}): Promise<number> {
-  const name = argv.find((a) => !a.startsWith('-'));
+  const nameAt = commandIndex(argv);
+  const name = nameAt === -1 ? undefined : argv[nameAt];
   const command = COMMANDS.find((c) => c.name === name);
   if (!command) {
     if (name !== undefined) {
@@ -102,7 +104,7 @@ export async function runCli(argv: readonly string[], io: CliIo, options: RunCli
   let parsed: ReturnType<typeof parseArgs>;
   try {
     parsed = parseArgs({
-      args: argv.filter((a, i) => i !== argv.indexOf(command.name)),
+      args: argv.filter((_, i) => i !== nameAt),
       options: Object.fromEntries(
         Object.entries(specs).map(([k, o]) => [k, { type: o.type, ...(o.short ? { short: o.short } : {}), ...(o.multiple ? { multiple: true } : {}) }]),
       ),
@@ -118,6 +120,12 @@ export async function runCli(argv: readonly string[], io: CliIo, options: RunCli
     io.stdout.write(helpText(command));
     return EXIT.ok;
   }
+  const json = values.json === true;
+  // No positional argument is ever ignored: `runs extra` or `show RUN X Y` is a usage error.
+  const max = command.maxPositionals ?? Number.POSITIVE_INFINITY;
+  if (parsed.positionals.length > max) {
+    return reportError(io, command.name, json, new CliError(`unexpected argument "${parsed.positionals[max]}" (usage: savepoint ${command.name} ${command.usage})`));
+  }
   let storage: StorageAdapter | undefined;
   try {
     const profile = await profileByName(typeof values.profile === 'string' ? values.profile : 'default');
@@ -127,25 +135,51 @@ export async function runCli(argv: readonly string[], io: CliIo, options: RunCli
       style: makeStyle(io),
       storage,
       profile,
-      json: values.json === true,
+      json,
       clock: options.clock ?? systemClock,
       positionals: parsed.positionals,
       values,
     });
   } catch (err) {
-    if (err instanceof CliError) {
-      io.stderr.write(`savepoint ${command.name}: ${err.message}\n`);
-      return err.exitCode;
-    }
-    if (isCheckpointError(err)) {
-      io.stderr.write(`savepoint ${command.name}: ${err.message}\n`);
-      // A bad key, run id or option is the user's input; everything else is an operation that failed.
-      return err.reasonCode === 'checkpoint_key_invalid' || err.reasonCode === 'checkpoint_config_invalid' ? EXIT.usage : EXIT.failed;
-    }
+    if (err instanceof CliError || isCheckpointError(err)) return reportError(io, command.name, json, err);
     throw err;
   } finally {
     if (storage && !options.storage) await storage.close();
   }
+}
+
+/**
+ * Where the command name is in `argv`: the first word that is neither a flag nor the value
+ * of a global flag, so `savepoint --dir ./store runs` finds `runs`, not `./store`.
+ */
+export function commandIndex(argv: readonly string[]): number {
+  const takesValue = new Set(Object.entries(GLOBAL_OPTIONS).filter(([, o]) => o.type === 'string').map(([k]) => `--${k}`));
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--') return i + 1 < argv.length ? i + 1 : -1;
+    if (!a.startsWith('-') || a === '-') return i;
+    if (takesValue.has(a)) i++;
+  }
+  return -1;
+}
+
+/**
+ * Reports a failed command on stderr: one line with the reason, or under `--json` one JSON
+ * object (`schemaVersion`, `error.reasonCode`, `error.message`, `error.exitCode`).
+ */
+function reportError(io: CliIo, command: string, json: boolean, err: CliError | CheckpointError): number {
+  const exitCode = err instanceof CliError ? err.exitCode : cliExitCode(err);
+  const reasonCode = err instanceof CliError ? err.reasonCode : err.reasonCode;
+  if (json) io.stderr.write(`${JSON.stringify({ schemaVersion: JSON_SCHEMA_VERSION, error: { command, reasonCode, message: err.message, exitCode } })}\n`);
+  else io.stderr.write(`savepoint ${command}: ${err.message}\n`);
+  return exitCode;
+}
+
+/** A bad key, run id or option is the user's input (2); a missing run is "not found" (2); the rest an operation that failed (1). */
+function cliExitCode(err: CheckpointError): number {
+  return err.reasonCode === 'checkpoint_key_invalid' || err.reasonCode === 'checkpoint_config_invalid' || err.reasonCode === 'checkpoint_not_found'
+    ? EXIT.usage
+    : EXIT.failed;
 }
 
 declare const __SAVEPOINT_VERSION__: string | undefined;

@@ -1,6 +1,7 @@
 import { fsStorage } from '../storage/fs/index.js';
 import type { StorageAdapter } from '../storage/adapter.js';
-import { CliError } from './io.js';
+import { stat } from 'node:fs/promises';
+import { CliError, notFound } from './io.js';
 
 /** `owner/repo[@branch][:path]` → its parts. */
 export function parseGitHubTarget(value: string): { owner: string; repo: string; branch?: string; basePath?: string } {
@@ -24,7 +25,11 @@ export async function openStore(values: Readonly<Record<string, unknown>>, env: 
   if (typeof values.github === 'string') return openGitHubStore(parseGitHubTarget(values.github), env);
   const postgresUrl = typeof values.postgres === 'string' ? values.postgres : named.length === 0 ? env.SAVEPOINT_POSTGRES_URL : undefined;
   if (postgresUrl !== undefined) return openPostgresStore(postgresUrl, env);
-  return fsStorage({ dir: typeof values.dir === 'string' ? values.dir : '.', create: false, cleanupOnOpen: false });
+  const dir = typeof values.dir === 'string' ? values.dir : '.';
+  const stats = await stat(dir).catch(() => undefined);
+  if (!stats) throw notFound(`no store at ${dir}: the directory does not exist`);
+  if (!stats.isDirectory()) throw notFound(`no store at ${dir}: not a directory`);
+  return fsStorage({ dir, create: false, cleanupOnOpen: false });
 }
 
 async function openGitHubStore(

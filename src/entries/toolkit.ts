@@ -182,3 +182,4 @@ export {
   type RetentionLog,
   type RetentionLogEntry,
 } from '../retention/log.js';
+export { diffSnapshots, type SnapshotChange, type DiffSnapshotsOptions } from '../runs/diff.js';

@@ -79,8 +79,9 @@ describe('savepoint CLI on a file-system store', () => {
     const here = await cli(['runs', '--json'], { cwd: dir });
     expect((JSON.parse(here.stdout) as { runs: unknown[] }).runs).toHaveLength(2);
     const missing = await cli(['runs', '--dir', join(dir, 'no-such-store')]);
-    expect(missing.code).toBe(1);
-    expect(missing.stderr).toContain('ENOENT');
+    // A store that does not exist is "not found" (exit 2), named by its path, not a raw ENOENT.
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain(join(dir, 'no-such-store'));
   });
 
   it('ls and show', async () => {

@@ -14,6 +14,7 @@ import { CliError, EXIT, printJson } from '../io.js';
 export const checkpointCommand: Command = {
   name: 'checkpoint',
   usage: 'RUN --source SOURCE [--status S] [--payload FILE|-]',
+  maxPositionals: 1,
   summary: 'Write a checkpoint from a shell (the manual trigger)',
   options: {
     source: { type: 'string', value: 'SOURCE', description: 'Trigger name (default "manual")' },

@@ -8,6 +8,7 @@ import { progressBar } from '../progress.js';
 export const lsCommand: Command = {
   name: 'ls',
   usage: 'RUN',
+  maxPositionals: 1,
   summary: "List a run's history: sequence, time, trigger (and coalesced ones), status, size, compression",
   options: {},
   async run(ctx) {

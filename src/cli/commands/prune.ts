@@ -11,9 +11,12 @@ import {
   type RetentionPolicy,
   type RetentionRule,
 } from '../../retention/policy.js';
-import { runRetention } from '../../retention/run.js';
+import { applyRetention } from '../../retention/apply.js';
+import { buildInventory, type RetentionInventory } from '../../retention/inventory.js';
+import { planRetention, type RetentionPlan } from '../../retention/plan.js';
+import { profileHint, storeLabel } from '../probe.js';
 import { stringFlag, type Command, type CommandContext } from '../command.js';
-import { CliError, EXIT, printJson } from '../io.js';
+import { CliError, EXIT, notFound, printJson } from '../io.js';
 
 const COUNT_FLAGS = {
   'keep-last': (n: number) => keepLast(n),
@@ -38,17 +41,47 @@ function policyFromFlags(ctx: CommandContext): RetentionPolicy | undefined {
   const within = stringFlag(ctx, 'keep-within');
   if (within !== undefined) rules.push(keepWithin(within));
   const statuses = ctx.values['keep-status'];
-  for (const status of Array.isArray(statuses) ? statuses : []) rules.push(keepLatestStatus(status));
+  for (const status of Array.isArray(statuses) ? statuses : []) {
+    // A typo would add a rule that keeps nothing, and the dry run would look plausible.
+    if (!ctx.profile.statuses.all.includes(status)) {
+      throw new CliError(`--keep-status "${status}" is not a status of profile ${ctx.profile.name}; valid: ${ctx.profile.statuses.all.join(', ')}`);
+    }
+    rules.push(keepLatestStatus(status));
+  }
   const compressAfter = stringFlag(ctx, 'compress-after');
   if (rules.length === 0 && compressAfter === undefined) return undefined;
   return { name: 'command-line', rules, ...(compressAfter !== undefined ? { compressAfter } : {}) };
 }
 
-/** `savepoint prune [--keep-last N …] [--apply]` */
+/** The plan in one line, for `-q`. */
+function planTotals(plan: RetentionPlan): string {
+  const t = plan.totals;
+  return `${plan.snapshots.length} snapshot(s) in ${plan.runs.length} run(s): keep ${t.keep}, compress ${t.compress}, summarize ${t.summarize}, delete ${t.delete}; ${plan.operations.length} operation(s)\n`;
+}
+
+/** The inventory of the runs named on the command line only (all runs when none is named). */
+async function inventoryOf(ctx: CommandContext, runIds: readonly string[]): Promise<RetentionInventory> {
+  for (const runId of runIds) ctx.profile.assertRunId(runId);
+  const inventory = await buildInventory({ storage: ctx.storage, profile: ctx.profile });
+  if (runIds.length === 0) return inventory;
+  const known = new Set(inventory.runs.map((r) => r.runId));
+  const missing = runIds.find((r) => !known.has(r));
+  if (missing !== undefined) {
+    throw notFound(`run "${missing}" not found in ${storeLabel(ctx.values, ctx.storage)} (profile ${ctx.profile.name}).${await profileHint(ctx.storage, ctx.profile)}`);
+  }
+  const wanted = new Set(runIds);
+  return {
+    ...inventory,
+    runs: inventory.runs.filter((r) => wanted.has(r.runId)),
+    problems: inventory.problems.filter((p) => p.runId !== undefined && wanted.has(p.runId)),
+  };
+}
+
+/** `savepoint prune [RUN…] [--keep-last N …] [--apply]` */
 export const pruneCommand: Command = {
   name: 'prune',
-  usage: '[--keep-last N] [--keep-within DUR] [--keep-daily N] … [--apply]',
-  summary: "Apply a retention policy (the profile's, or one from flags); a dry run with reasons unless --apply",
+  usage: '[RUN…] [--keep-last N] [--keep-within DUR] [--keep-daily N] … [--apply]',
+  summary: "Apply a retention policy (the profile's, or one from flags) to every run or the runs named; a dry run with reasons unless --apply",
   options: {
     'keep-last': { type: 'string', value: 'N', description: 'Keep the last N snapshots of each run' },
     'keep-within': { type: 'string', value: 'DUR', description: 'Keep snapshots younger than DUR (e.g. 14d, 36h, 1w2d)' },
@@ -63,6 +96,7 @@ export const pruneCommand: Command = {
     apply: { type: 'boolean', description: 'Execute the plan (default: dry run)' },
     'allow-run-deletion': { type: 'boolean', description: 'Allow a plan to delete every snapshot of a run (archived runs keep only their summary)' },
     'delete-unreadable': { type: 'boolean', description: 'Also delete files that fail validation (default: kept and reported)' },
+    quiet: { type: 'boolean', short: 'q', description: 'Print only the totals, not one row per operation' },
   },
   async run(ctx) {
     const flagPolicy = policyFromFlags(ctx);
@@ -70,20 +104,20 @@ export const pruneCommand: Command = {
       throw new CliError(`profile "${ctx.profile.name}" has no default retention policy; pass --keep-* flags`);
     }
     const apply = ctx.values.apply === true;
-    const { plan, report } = await runRetention({
-      storage: ctx.storage,
-      profile: ctx.profile,
-      clock: ctx.clock,
-      dryRun: !apply,
+    const inventory = await inventoryOf(ctx, [...new Set(ctx.positionals)]);
+    const plan = planRetention(inventory, flagPolicy ?? ctx.profile.retention!, ctx.clock.now(), {
       allowRunDeletion: ctx.values['allow-run-deletion'] === true,
       deleteUnreadable: ctx.values['delete-unreadable'] === true,
-      ...(flagPolicy ? { policy: flagPolicy } : {}),
     });
+    const quiet = ctx.values.quiet === true;
+    if (!ctx.json) ctx.io.stdout.write(quiet ? planTotals(plan) : formatRetentionPlan(plan));
+    if (apply && ctx.io.stderr.isTTY === true && !quiet) ctx.io.stderr.write(`applying ${plan.operations.length} operations…\r`);
+    const report = await applyRetention({ storage: ctx.storage, profile: ctx.profile, plan, clock: ctx.clock, dryRun: !apply });
+    if (apply && ctx.io.stderr.isTTY === true && !quiet) ctx.io.stderr.write(`${' '.repeat(40)}\r`);
     if (ctx.json) {
-      printJson(ctx.io, { dryRun: !apply, plan, ...(apply ? { report } : {}) });
+      printJson(ctx.io, { profile: ctx.profile.name, dryRun: !apply, plan, ...(apply ? { report } : {}) });
       return EXIT.ok;
     }
-    ctx.io.stdout.write(formatRetentionPlan(plan));
     if (apply) ctx.io.stdout.write(`\n${formatRetentionReport(report)}`);
     else ctx.io.stdout.write('\nDry run: nothing was changed. Run again with --apply to execute this plan.\n');
     return EXIT.ok;

@@ -12,6 +12,7 @@ const BOX = [
 export const resumeCommand: Command = {
   name: 'resume',
   usage: 'RUN',
+  maxPositionals: 1,
   summary: 'Show where and why a run resumes, and its continuation prompt where the profile has one',
   options: {},
   async run(ctx) {

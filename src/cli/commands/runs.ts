@@ -9,6 +9,7 @@ import { loadEntry } from '../inspect.js';
 export const runsCommand: Command = {
   name: 'runs',
   usage: '[--incomplete]',
+  maxPositionals: 0,
   summary: 'List runs with their latest status, snapshot count, last activity and size',
   options: { incomplete: { type: 'boolean', description: 'Only runs whose latest status is not terminal (resumable on startup)' } },
   async run(ctx) {

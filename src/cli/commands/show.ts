@@ -9,6 +9,7 @@ import { loadRunSnapshots } from '../inspect.js';
 export const showCommand: Command = {
   name: 'show',
   usage: 'RUN [--seq N | --id ID]',
+  maxPositionals: 1,
   summary: 'Show one snapshot (the latest by default)',
   options: {
     seq: { type: 'string', value: 'N', description: 'The snapshot with this sequence number' },

@@ -27,6 +27,7 @@ function untilInterrupted(): Promise<void> {
 export const uiCommand: Command = {
   name: 'ui',
   usage: '[--port N] [--allow-prune]',
+  maxPositionals: 0,
   summary: 'Serve a local web viewer of the store on 127.0.0.1 (runs, timelines, diffs, verify, resume and retention plans)',
   options: {
     port: { type: 'string', value: 'N', description: 'Port on 127.0.0.1 (default: a free one)' },

@@ -14,6 +14,7 @@ import { EXIT, printJson, table } from '../io.js';
 import { mapLimit } from '../../storage/map-limit.js';
 import { loadEntry } from '../inspect.js';
 import { progressBar } from '../progress.js';
+import { assertRunsExist, profileHint, storeLabel } from '../probe.js';
 
 /** A problem or warning found by `verify`. */
 interface Finding {
@@ -85,18 +86,21 @@ async function checkFixedFiles(ctx: CommandContext, runId: string): Promise<Find
 /** `savepoint verify [RUN]` */
 export const verifyCommand: Command = {
   name: 'verify',
-  usage: '[RUN]',
-  summary: 'Check every stored file (schema + checksum); print each problem with its reason code; exit 1 if any',
+  usage: '[RUN…]',
+  summary: 'Check every stored file (schema + checksum), or only those of the runs named; print each problem with its reason code; exit 1 if any',
   options: {},
   async run(ctx) {
-    const runId = ctx.positionals[0];
-    if (runId) ctx.profile.assertRunId(runId);
-    const files = await collectRunFiles(ctx.storage, ctx.profile, runId);
+    const runIds = [...new Set(ctx.positionals)];
+    for (const runId of runIds) ctx.profile.assertRunId(runId);
+    const files = await collectRunFiles(ctx.storage, ctx.profile, runIds.length === 1 ? runIds[0] : undefined);
+    await assertRunsExist(ctx.storage, ctx.profile, files, runIds, storeLabel(ctx.values, ctx.storage));
     const findings: Finding[] = [];
-    const runs = [...files.runs.values()];
-    const total = runs.reduce((n, r) => n + r.history.length + r.batches.length + (r.latest ? 1 : 0) + (r.index ? 1 : 0), 0) + files.storeWide.length;
+    const runs = [...files.runs.values()].filter((r) => runIds.length === 0 || runIds.includes(r.runId));
+    const storeWide = runIds.length === 0 ? files.storeWide : [];
+    const total = runs.reduce((n, r) => n + r.history.length + r.batches.length + (r.latest ? 1 : 0) + (r.index ? 1 : 0), 0) + storeWide.length;
     const bar = progressBar(ctx.io, total, 'verifying');
     let checked = 0;
+    let decoded = 0;
     const tick = (): void => {
       checked++;
       bar.tick();
@@ -113,6 +117,7 @@ export const verifyCommand: Command = {
       for (const row of rows) if (row.error) findings.push(finding(row.key, row.error));
       // Written (or, for a single-artifact format, edited) by another tool: readable, only not sealed by savepoint.
       for (const row of rows) for (const code of row.readWarnings ?? []) findings.push({ key: row.key, level: 'warning', reasonCode: code, message: UNSEALED_MESSAGES[code] });
+      decoded += rows.filter((r) => r.snapshot).length;
       const sequences = new Map<number, string>();
       for (const row of rows.slice(run.latest ? 1 : 0)) if (row.snapshot) sequences.set(row.snapshot.sequence, row.snapshot.integrity.checksum);
       for (const batch of run.batches) {
@@ -173,15 +178,17 @@ export const verifyCommand: Command = {
         }
       }
     }
-    for (const entry of files.storeWide) {
+    for (const entry of storeWide) {
       findings.push(...(await checkJsonFile(ctx, entry)));
       tick();
     }
     bar.done();
 
     const problems = findings.filter((f) => f.level === 'problem');
+    // Schema errors and not one document decoded: most likely the wrong --profile, so name the one that fits.
+    const hint = decoded === 0 && problems.some((f) => f.reasonCode === 'checkpoint_schema_invalid') ? (await profileHint(ctx.storage, ctx.profile)).trim() : '';
     if (ctx.json) {
-      printJson(ctx.io, { checked, problems: problems.length, findings });
+      printJson(ctx.io, { profile: ctx.profile.name, checked, problems: problems.length, findings, ...(hint ? { hint } : {}) });
     } else {
       if (findings.length > 0) {
         ctx.io.stdout.write(
@@ -193,6 +200,7 @@ export const verifyCommand: Command = {
       }
       const summary = `Checked ${checked} file${checked === 1 ? '' : 's'}: ${problems.length} problem${problems.length === 1 ? '' : 's'}, ${findings.length - problems.length} warning${findings.length - problems.length === 1 ? '' : 's'}.`;
       ctx.io.stdout.write(`${problems.length > 0 ? ctx.style.red(summary) : ctx.style.green(summary)}\n`);
+      if (hint) ctx.io.stderr.write(`${hint}\n`);
     }
     return problems.length > 0 ? EXIT.failed : EXIT.ok;
   },
