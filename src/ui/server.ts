@@ -16,7 +16,8 @@ import { resumeView, verifyRun } from './checks.js';
 import { applyRetentionPlan, retentionView } from './retention-view.js';
 import { listRunViews } from './runs-view.js';
 import type { ViewerSource } from './source.js';
-import { diffSnapshots, findSnapshot, timelineCache } from './timeline.js';
+import { diffSnapshots } from '../runs/diff.js';
+import { findSnapshot, timelineCache } from './timeline.js';
 
 /** Options of {@link startUiServer}. */
 export interface UiServerOptions<P = unknown> extends Omit<ViewerSource, 'profile'> {
@@ -129,7 +130,7 @@ const ROUTES: readonly (readonly [RegExp, Route])[] = [
       const b = q.get('b') ?? notFound('snapshot b');
       const [x, y] = [await findSnapshot(s, run!, a, s.timelines), await findSnapshot(s, run!, b, s.timelines)];
       if (!x || !y) return notFound(`snapshot "${x ? b : a}" of run "${run}"`);
-      return { runId: run, a: x.sequence, b: y.sequence, changes: diffSnapshots(x, y) };
+      return { runId: run, a: x.sequence, b: y.sequence, changes: diffSnapshots(x, y, { all: true }) };
     },
   ],
   [/^runs\/([^/]+)\/verify$/, async (s, [run]) => (await verifyRun(s, run!)) ?? notFound(`run "${run}"`)],

@@ -2,14 +2,12 @@
  * A run's timeline: its snapshots in sequence, read through the same decode-and-verify path
  * as the CLI, cached by key and version; and single snapshots and diffs found through it.
  */
-import { canonicalJson } from '../codec/canonical-json.js';
 import { SNAPSHOT_ID_PATTERN } from '../model/ids.js';
 import type { Snapshot } from '../model/snapshot.js';
 import type { Profile } from '../profiles/define-profile.js';
 import { decodeStoredSnapshot } from '../profiles/read-snapshot.js';
 import { collectRunFiles } from '../profiles/run-files.js';
 import { loadEntry, loadRunSnapshots, type SnapshotRow } from '../cli/inspect.js';
-import { diffValues, type ValueChange } from './diff.js';
 import { errorView, runFiles, type ErrorView, type ViewerSource } from './source.js';
 
 /** One snapshot on a run's timeline. */
@@ -174,8 +172,3 @@ export async function findSnapshot(
   return latest.snapshot?.sequence === wanted ? latest.snapshot : undefined;
 }
 
-/** The difference between two snapshots of a run: every added, removed and changed path. */
-export function diffSnapshots(a: Snapshot<unknown>, b: Snapshot<unknown>): ValueChange[] {
-  const envelope = (s: Snapshot<unknown>): unknown => JSON.parse(canonicalJson(s as unknown as Parameters<typeof canonicalJson>[0])) as unknown;
-  return diffValues(envelope(a), envelope(b));
-}

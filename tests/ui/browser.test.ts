@@ -89,12 +89,12 @@ describe.skipIf(!CHROMIUM && !process.env.CI)('savepoint ui in a real browser', 
     // The diff against the previous snapshot is shown at once; then compare with #1.
     await page.waitForSelector('#diff ul.changes');
     expect(await page.$$eval('#diff li', (lis) => lis.map((l) => `${l.className} ${l.getAttribute('data-path')}`))).toEqual(
-      expect.arrayContaining(['changed payload.beat', 'changed sequence']),
+      expect.arrayContaining(['changed /payload/beat', 'changed /sequence']),
     );
     await page.fill('#diff-against', '1');
     await page.press('#diff-against', 'Enter');
     await page.waitForFunction(() => document.querySelector('#diff p')?.textContent?.startsWith('#1 → #3'));
-    expect(await page.$$eval('#diff li', (lis) => lis.map((l) => `${l.className} ${l.getAttribute('data-path')}`))).toContain('added payload.beat');
+    expect(await page.$$eval('#diff li', (lis) => lis.map((l) => `${l.className} ${l.getAttribute('data-path')}`))).toContain('added /payload/beat');
     await page.screenshot({ path: join(SHOTS, 'snapshot.png') });
     await page.close();
   });

@@ -9,7 +9,7 @@ import { snapshotList, gapsBefore, timeAxis, type Decision, type TimelineEntry }
 import { jsonTree } from './tree.js';
 import type { RetentionView } from '../retention-view.js';
 import type { RunView } from '../runs-view.js';
-import type { ValueChange as Change } from '../diff.js';
+import type { SnapshotChange as Change } from '../../runs/diff.js';
 
 interface Info {
   readonly profile: string;
@@ -262,7 +262,7 @@ async function snapshotView(runId: string, ref: string): Promise<void> {
       append(
         result,
         h('p', {}, `#${d.a} → #${d.b}: ${d.changes.length} change${d.changes.length === 1 ? '' : 's'}`),
-        h('ul', { class: 'changes' }, ...d.changes.map((c) => h('li', { class: c.kind, 'data-path': c.path }, h('span', { class: 'kind' }, c.kind), ' ', h('code', {}, c.path), c.kind === 'changed' ? h('span', { class: 'vals' }, ` ${JSON.stringify(c.before)} → ${JSON.stringify(c.after)}`) : h('span', { class: 'vals' }, ` ${JSON.stringify(c.kind === 'added' ? c.after : c.before)}`)))),
+        h('ul', { class: 'changes' }, ...d.changes.map((c) => h('li', { class: c.kind, 'data-path': c.path }, h('span', { class: 'kind' }, c.kind), ' ', h('code', {}, c.path), c.kind === 'changed' ? h('span', { class: 'vals' }, ` ${JSON.stringify(c.from)} → ${JSON.stringify(c.to)}`) : h('span', { class: 'vals' }, ` ${JSON.stringify(c.kind === 'added' ? c.to : c.from)}`)))),
       );
     } catch (err) {
       showError(result, err);
