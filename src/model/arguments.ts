@@ -55,3 +55,28 @@ export function assertStorageProfileOptions(options: unknown, fn: string): void 
   assertStorageArgument(storage, fn);
   assertProfileArgument(profile, fn);
 }
+
+/** Throws unless `value` is undefined or an options object (for optional trailing options). */
+export function assertOptionalOptionsArgument(value: unknown, fn: string): asserts value is object | undefined {
+  if (value !== undefined) assertOptionsArgument(value, fn);
+}
+
+/** Throws unless `value` is a non-null object (a document, a plan, a report); its fields are checked where read. */
+export function assertObjectArgument(value: unknown, fn: string, name: string): asserts value is Record<string, unknown> {
+  if (!isObject(value) || Array.isArray(value)) throw invalid(fn, `${name} must be an object`);
+}
+
+/** Throws unless `value` is an array. */
+export function assertArrayArgument(value: unknown, fn: string, name: string): asserts value is readonly unknown[] {
+  if (!Array.isArray(value)) throw invalid(fn, `${name} must be an array`);
+}
+
+/** Throws unless `value` is a function. */
+export function assertFunctionArgument(value: unknown, fn: string, name: string): asserts value is (...args: never[]) => unknown {
+  if (typeof value !== 'function') throw invalid(fn, `${name} must be a function`);
+}
+
+/** Throws unless `value` is a Date holding a valid time. */
+export function assertDateArgument(value: unknown, fn: string, name: string): asserts value is Date {
+  if (!(value instanceof Date) || Number.isNaN(value.getTime())) throw invalid(fn, `${name} must be a valid Date`);
+}

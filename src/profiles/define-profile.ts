@@ -8,6 +8,7 @@ import type { Priority } from '../model/snapshot.js';
 import type { ResumeRule } from '../resume/types.js';
 import type { RetentionPolicy } from '../retention/policy.js';
 import type { ProfileLayout } from './layout.js';
+import { assertOptionsArgument } from '../model/arguments.js';
 
 /**
  * `check`, plus: the run's files must not land on (or under) a store-wide file of the
@@ -137,6 +138,7 @@ function configError(name: string, why: string): CheckpointError {
  * ```
  */
 export function defineProfile<P>(definition: ProfileDefinition<P>): Profile<P> {
+  assertOptionsArgument(definition, 'defineProfile');
   const { name } = definition;
   if (!/^[A-Za-z][A-Za-z0-9_-]*$/.test(name ?? '')) throw configError(String(name), 'name must be an identifier');
   const triggers = definition.triggers;

@@ -18,6 +18,7 @@ import { recoverRun, type HeadLocation } from './sequence-recovery.js';
 import { encodeForStorage, type SizePolicy, type SnapshotHeader, type StorableSnapshot } from './size-limit.js';
 import { materialText, validateTrigger, type ValidatedTrigger } from './triggers.js';
 import type { CheckpointFailure, CheckpointInput, CheckpointResult, CheckpointSuccess, CheckpointWriter, WriterEventMap, WriterOptions } from './types.js';
+import { assertOptionsArgument } from '../model/arguments.js';
 
 /** A checkpoint call waiting in the queue. */
 interface Job<P> {
@@ -84,6 +85,7 @@ const positive = (name: string, value: number | undefined): void => {
  * ```
  */
 export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> {
+  assertOptionsArgument(options, 'createWriter');
   const { storage, profile, runId } = options;
   if (!storage || typeof storage.put !== 'function') throw configError('storage must be a StorageAdapter');
   if (!profile || typeof profile.trigger !== 'function') throw configError('profile must come from defineProfile');
