@@ -80,3 +80,8 @@ export function assertFunctionArgument(value: unknown, fn: string, name: string)
 export function assertDateArgument(value: unknown, fn: string, name: string): asserts value is Date {
   if (!(value instanceof Date) || Number.isNaN(value.getTime())) throw invalid(fn, `${name} must be a valid Date`);
 }
+
+/** Throws unless `value` is a time in milliseconds a Date can hold (finite, within ±8.64e15). */
+export function assertTimeMsArgument(value: unknown, fn: string, name: string): asserts value is number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || Math.abs(value) > 8.64e15) throw invalid(fn, `${name} must be a time in milliseconds`);
+}

@@ -1,5 +1,6 @@
 import { customAlphabet } from 'nanoid';
 import { CheckpointError } from './errors.js';
+import { assertTimeMsArgument } from './arguments.js';
 
 const suffix = customAlphabet('0123456789abcdefghijklmnopqrstuvwxyz', 10);
 
@@ -13,6 +14,7 @@ export const SNAPSHOT_ID_PATTERN = /^cp_(\d{8}T\d{9}Z)_([0-9a-z]{4,32})$/;
  * 10-character nanoid over `[0-9a-z]` (case-insensitive file systems cannot collide them).
  */
 export function newSnapshotId(createdAtMs: number): string {
+  assertTimeMsArgument(createdAtMs, 'newSnapshotId', 'createdAtMs');
   const iso = new Date(createdAtMs).toISOString(); // 2025-12-14T15:30:00.123Z
   const compact = iso.replace(/[-:]/g, '').replace('.', '');
   return `cp_${compact}_${suffix()}`;
