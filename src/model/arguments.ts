@@ -62,7 +62,7 @@ export function assertOptionalOptionsArgument(value: unknown, fn: string): asser
 }
 
 /** Throws unless `value` is a non-null object (a document, a plan, a report); its fields are checked where read. */
-export function assertObjectArgument(value: unknown, fn: string, name: string): asserts value is Record<string, unknown> {
+export function assertObjectArgument(value: unknown, fn: string, name: string): asserts value is object {
   if (!isObject(value) || Array.isArray(value)) throw invalid(fn, `${name} must be an object`);
 }
 
@@ -84,4 +84,13 @@ export function assertDateArgument(value: unknown, fn: string, name: string): as
 /** Throws unless `value` is a time in milliseconds a Date can hold (finite, within ±8.64e15). */
 export function assertTimeMsArgument(value: unknown, fn: string, name: string): asserts value is number {
   if (typeof value !== 'number' || !Number.isFinite(value) || Math.abs(value) > 8.64e15) throw invalid(fn, `${name} must be a time in milliseconds`);
+}
+
+/**
+ * Throws `checkpoint_schema_invalid` unless `schema` (a zod schema, or anything with
+ * `safeParse`) accepts `value`: for helpers that take a whole document, where a shape check
+ * of the top level would leave nested fields to fail as raw TypeErrors.
+ */
+export function assertSchemaArgument(schema: { safeParse(value: unknown): { success: boolean } }, value: unknown, fn: string, name: string): void {
+  if (!schema.safeParse(value).success) throw new CheckpointError('checkpoint_schema_invalid', `${fn}: ${name} does not match its schema`, { details: { function: fn } });
 }

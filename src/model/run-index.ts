@@ -133,5 +133,5 @@ export function pruneRunIndex(index: RunIndex, remove: ReadonlySet<string>, now:
 /** Shape check of a run index passed to a public helper; its entries are checked by the schema where decoded. */
 function assertRunIndexArgument(index: unknown, fn: string): void {
   assertObjectArgument(index, fn, 'index');
-  assertArrayArgument(index.checkpoints, fn, 'index.checkpoints');
+  assertArrayArgument((index as { checkpoints?: unknown }).checkpoints, fn, 'index.checkpoints');
 }

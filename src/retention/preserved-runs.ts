@@ -161,5 +161,5 @@ export async function unpreserveRun<P>(options: Omit<PreserveRunOptions<P>, 'rea
 
 function assertPreservedRunsArgument(doc: unknown, fn: string): void {
   assertObjectArgument(doc, fn, 'doc');
-  assertArrayArgument(doc.preserved_runs, fn, 'doc.preserved_runs');
+  assertArrayArgument((doc as { preserved_runs?: unknown }).preserved_runs, fn, 'doc.preserved_runs');
 }

@@ -2,6 +2,7 @@ import type { EncodedSnapshot } from '../../codec/json-document.js';
 import { importSpecDocument, parseDocumentWith, type JsonProfileImportOptions } from '../snapshot-lifecycle/import.js';
 import { phasedWorkflow, type PhasedWorkflowProfile } from './profile.js';
 import { phasedWorkflowDocumentSchema, type PhasedStatus, type PhasedWorkflowPayload } from './schema.js';
+import { assertOptionsArgument } from '../../model/arguments.js';
 
 /** Options of {@link importPhasedWorkflowDocument}. */
 export interface ImportPhasedWorkflowOptions extends JsonProfileImportOptions {
@@ -20,6 +21,7 @@ export interface ImportPhasedWorkflowOptions extends JsonProfileImportOptions {
  * `integrity` block must verify unless `reseal`. The spec fields come out unchanged.
  */
 export async function importPhasedWorkflowDocument(input: unknown, options: ImportPhasedWorkflowOptions = {}): Promise<EncodedSnapshot<PhasedWorkflowPayload>> {
+  assertOptionsArgument(options, 'importPhasedWorkflowDocument');
   const profile = options.profile ?? phasedWorkflow;
   const specShape = phasedWorkflowDocumentSchema({ uuidRunIds: false }).omit({ integrity: true }).partial({ status: true, source_details: true, priority: true });
   return importSpecDocument(profile, input, options, (rest, where) => {

@@ -3,6 +3,7 @@ import type { EncodedSnapshot } from '../../codec/json-document.js';
 import { importedSnapshotId, importSpecDocument, parseDocumentWith, type JsonProfileImportOptions } from '../snapshot-lifecycle/import.js';
 import { planExecutor, type PlanExecutorProfile } from './profile.js';
 import { PlanExecutorIntegritySchema, PlanExecutorSpecDocumentSchema, type PlanExecutorPayload, type PlanExecutorStatus, type PlanExecutorTrigger } from './schema.js';
+import { assertOptionsArgument } from '../../model/arguments.js';
 
 /** Options of {@link importPlanExecutorDocument}. */
 export interface ImportPlanExecutorOptions extends JsonProfileImportOptions {
@@ -41,6 +42,7 @@ function defaultSource(status: PlanExecutorStatus, completedCount: number): Plan
  * ```
  */
 export async function importPlanExecutorDocument(input: unknown, options: ImportPlanExecutorOptions = {}): Promise<EncodedSnapshot<PlanExecutorPayload>> {
+  assertOptionsArgument(options, 'importPlanExecutorDocument');
   const profile = options.profile ?? planExecutor;
   return importSpecDocument(profile, input, options, async (rest, where, bookkeeping) => {
     const { status, last_activity, ...payload } = parseDocumentWith(PlanExecutorSpecDocumentSchema, rest, where);

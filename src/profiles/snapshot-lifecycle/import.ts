@@ -10,6 +10,7 @@ import { sha256Hex } from '../../codec/sha256.js';
 import type { Profile } from '../define-profile.js';
 import { snapshotLifecycleDocumentSchema, type LifecycleSource, type SnapshotLifecyclePayload } from './schema.js';
 import { snapshotLifecycle, type SnapshotLifecycleProfile } from './profile.js';
+import { assertOptionsArgument, assertProfileArgument } from '../../model/arguments.js';
 
 /** Options common to the `import…Document` helpers of the JSON profiles. */
 export interface JsonProfileImportOptions {
@@ -56,6 +57,7 @@ export async function importSpecDocument<P>(
   options: JsonProfileImportOptions,
   toDraft: (document: JsonObject, where: string, integrity: JsonValue | undefined) => Promise<SnapshotDraft<P>> | SnapshotDraft<P>,
 ): Promise<EncodedSnapshot<P>> {
+  assertProfileArgument(profile, 'import');
   const where = options.where ?? 'imported document';
   const document = toJsonObject(input, where);
   if (Object.hasOwn(document, INTEGRITY_FIELD) && !options.reseal) await verifyDocument(document, where);
@@ -100,6 +102,7 @@ export async function importSnapshotLifecycleDocument(
   input: unknown,
   options: ImportSnapshotLifecycleOptions = {},
 ): Promise<EncodedSnapshot<SnapshotLifecyclePayload>> {
+  assertOptionsArgument(options, 'importSnapshotLifecycleDocument');
   const profile = options.profile ?? snapshotLifecycle;
   const sealed = snapshotLifecycleDocumentSchema(Number.MAX_SAFE_INTEGER);
   const specShape = sealed.omit({ integrity: true }).partial({ sequence: true, source_details: true });
