@@ -1,6 +1,8 @@
-import { readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isCheckpointError, REASON_CODES } from 'savepoint';
 
 // Issue 13 item 12, made systematic: EVERY exported function and class of every public entry
@@ -87,6 +89,19 @@ async function outcome(call: () => unknown): Promise<string> {
 }
 
 describe('every exported function and class answers hostile arguments with a CheckpointError (issue 13 item 12)', () => {
+  // Helpers taking a path or defaulting to the working directory (writeFileAtomic('x', 'x'),
+  // the progress protocol's git steps) act on the cwd: run them in an empty scratch directory.
+  const home = process.cwd();
+  let scratch = '';
+  beforeAll(() => {
+    scratch = mkdtempSync(join(tmpdir(), 'savepoint-hostile-'));
+    process.chdir(scratch);
+  });
+  afterAll(() => {
+    process.chdir(home);
+    rmSync(scratch, { recursive: true, force: true });
+  });
+
   it('finds the entries', () => {
     expect(ENTRY_NAMES.length).toBeGreaterThan(8);
   });
