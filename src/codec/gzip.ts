@@ -1,5 +1,5 @@
 import { gzipSync, Inflate } from 'fflate';
-import { assertBytesArgument } from '../model/arguments.js';
+import { assertBytesArgument, assertOptionsArgument } from '../model/arguments.js';
 import { CheckpointError } from '../model/errors.js';
 
 let crcTable: Uint32Array | undefined;
@@ -106,6 +106,7 @@ const INPUT_STEP = 16_384;
  * ```
  */
 export function gunzip(bytes: Uint8Array, where = 'compressed document', options: GunzipOptions = {}): Uint8Array {
+  assertOptionsArgument(options, 'gunzip');
   const maxBytes = options.maxBytes ?? DEFAULT_GUNZIP_MAX_BYTES;
   assertBytesArgument(bytes, 'gunzip');
   if (typeof maxBytes !== 'number' || !(maxBytes >= 0)) {

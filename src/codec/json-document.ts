@@ -7,6 +7,7 @@ import { canonicalJson, parseJson, type JsonObject } from './canonical-json.js';
 import { gunzip, isGzip } from './gzip.js';
 import { concatBytes, sha256Hex, sha256HexOfParts } from './sha256.js';
 import { utf8Decode, utf8Encode } from './utf8.js';
+import { assertObjectArgument, assertOptionsArgument } from '../model/arguments.js';
 
 /** A document's bytes and the snapshot it seals. */
 export interface EncodedSnapshot<P> {
@@ -117,6 +118,7 @@ export const INTEGRITY_FIELD = 'integrity';
  * document (ids, status, trigger — not only the payload) means any flipped field is caught.
  */
 export async function documentChecksum(document: JsonObject): Promise<string> {
+  assertObjectArgument(document, 'documentChecksum', 'document');
   const integrity = document[INTEGRITY_FIELD];
   const rest: JsonObject = { ...document };
   if (integrity && typeof integrity === 'object' && !Array.isArray(integrity)) {
@@ -159,6 +161,7 @@ export async function sealMembers(members: ReadonlyMap<string, string>, formatVe
  * canonical bytes. Each top-level member is serialized once (see {@link sealMembers}).
  */
 export async function sealDocumentBytes(document: JsonObject, formatVersion = FORMAT_VERSION): Promise<SealedDocument> {
+  assertObjectArgument(document, 'sealDocumentBytes', 'document');
   const members = new Map<string, string>();
   for (const key of Object.keys(document)) {
     const value = document[key];
@@ -176,6 +179,7 @@ export async function sealDocument(document: JsonObject, formatVersion = FORMAT_
 
 /** Throws `checkpoint_integrity_mismatch` unless the document's stored checksum matches its content. */
 export async function verifyDocument(document: JsonObject, where: string): Promise<void> {
+  assertObjectArgument(document, 'verifyDocument', 'document');
   const integrity = document[INTEGRITY_FIELD] as { checksum?: unknown } | undefined;
   const stored = integrity?.checksum;
   const actual = await documentChecksum(document);
@@ -244,6 +248,8 @@ export interface JsonDocumentFormatOptions<P, D extends JsonObject> {
  * block with a SHA-256 checksum, JSON Schema validation on read and on write.
  */
 export function jsonDocumentFormat<P, D extends JsonObject>(options: JsonDocumentFormatOptions<P, D>): DocumentFormat<P> {
+  assertOptionsArgument(options, 'jsonDocumentFormat');
+  assertObjectArgument(options.schema, 'jsonDocumentFormat', 'schema');
   const jsonSchema = z.toJSONSchema(options.schema, { io: 'output', unrepresentable: 'any' }) as JsonSchema;
   let validator = options.validator;
   const validate = (doc: unknown): ReturnType<DocumentValidator> => (validator ??= compileValidator(jsonSchema))(doc);

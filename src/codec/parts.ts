@@ -2,6 +2,7 @@ import { CheckpointError } from '../model/errors.js';
 import { canonicalJson, type JsonObject, type JsonValue } from './canonical-json.js';
 import { sha256Hex } from './sha256.js';
 import { utf8Encode } from './utf8.js';
+import { assertObjectArgument, assertFunctionArgument } from '../model/arguments.js';
 
 /**
  * Oversized snapshots (phased-workflow-github.md `size_management`: "split large arrays
@@ -157,6 +158,8 @@ function kill(slot: Slot): void {
  * candidates are taken largest first, and each byte is serialized into at most one part.
  */
 export async function splitDocument(document: JsonObject, maxBytes: number, partKey: (n: number) => string): Promise<SplitResult> {
+  assertObjectArgument(document, 'splitDocument', 'document');
+  assertFunctionArgument(partKey, 'splitDocument', 'partKey');
   const main = structuredClone(document) as JsonObject;
   const parts: PartFile[] = [];
   const slots: Slot[] = [];

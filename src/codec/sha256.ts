@@ -1,4 +1,5 @@
 import { utf8Encode } from './utf8.js';
+import { assertBytesArgument } from '../model/arguments.js';
 
 const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
 
@@ -42,6 +43,7 @@ const nodeCreateHash: ((algorithm: 'sha256') => SyncHash) | undefined = (() => {
  * (Node's own hash when available, see above).
  */
 export async function sha256Hex(data: Uint8Array | string): Promise<string> {
+  if (typeof data !== 'string') assertBytesArgument(data, 'sha256Hex', 'data');
   if (nodeCreateHash) return nodeCreateHash('sha256').update(data).digest('hex');
   const bytes = typeof data === 'string' ? utf8Encode(data) : data;
   const digest = await subtle().digest('SHA-256', bytes as Uint8Array<ArrayBuffer>);

@@ -55,3 +55,42 @@ export function assertStorageProfileOptions(options: unknown, fn: string): void 
   assertStorageArgument(storage, fn);
   assertProfileArgument(profile, fn);
 }
+
+/** Throws unless `value` is undefined or an options object (for optional trailing options). */
+export function assertOptionalOptionsArgument(value: unknown, fn: string): asserts value is object | undefined {
+  if (value !== undefined) assertOptionsArgument(value, fn);
+}
+
+/** Throws unless `value` is a non-null object (a document, a plan, a report); its fields are checked where read. */
+export function assertObjectArgument(value: unknown, fn: string, name: string): asserts value is object {
+  if (!isObject(value) || Array.isArray(value)) throw invalid(fn, `${name} must be an object`);
+}
+
+/** Throws unless `value` is an array. */
+export function assertArrayArgument(value: unknown, fn: string, name: string): asserts value is readonly unknown[] {
+  if (!Array.isArray(value)) throw invalid(fn, `${name} must be an array`);
+}
+
+/** Throws unless `value` is a function. */
+export function assertFunctionArgument(value: unknown, fn: string, name: string): asserts value is (...args: never[]) => unknown {
+  if (typeof value !== 'function') throw invalid(fn, `${name} must be a function`);
+}
+
+/** Throws unless `value` is a Date holding a valid time. */
+export function assertDateArgument(value: unknown, fn: string, name: string): asserts value is Date {
+  if (!(value instanceof Date) || Number.isNaN(value.getTime())) throw invalid(fn, `${name} must be a valid Date`);
+}
+
+/** Throws unless `value` is a time in milliseconds a Date can hold (finite, within ±8.64e15). */
+export function assertTimeMsArgument(value: unknown, fn: string, name: string): asserts value is number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || Math.abs(value) > 8.64e15) throw invalid(fn, `${name} must be a time in milliseconds`);
+}
+
+/**
+ * Throws `checkpoint_schema_invalid` unless `schema` (a zod schema, or anything with
+ * `safeParse`) accepts `value`: for helpers that take a whole document, where a shape check
+ * of the top level would leave nested fields to fail as raw TypeErrors.
+ */
+export function assertSchemaArgument(schema: { safeParse(value: unknown): { success: boolean } }, value: unknown, fn: string, name: string): void {
+  if (!schema.safeParse(value).success) throw new CheckpointError('checkpoint_schema_invalid', `${fn}: ${name} does not match its schema`, { details: { function: fn } });
+}

@@ -1,3 +1,5 @@
+import { assertTimeMsArgument } from './arguments.js';
+import { CheckpointError } from './errors.js';
 /** Opaque handle returned by {@link Clock.setTimeout}. */
 export type TimerHandle = unknown;
 
@@ -40,6 +42,7 @@ export const systemClock: Clock = {
 
 /** RFC 3339 UTC timestamp with millisecond precision, e.g. `2025-12-14T15:30:00.000Z`. */
 export function toRfc3339(ms: number): string {
+  assertTimeMsArgument(ms, 'toRfc3339', 'ms');
   return new Date(ms).toISOString();
 }
 
@@ -50,5 +53,7 @@ export function parseRfc3339(value: string): number {
 
 /** Resolves after `ms` on `clock`. */
 export function sleep(clock: Clock, ms: number): Promise<void> {
+  if (typeof clock !== 'object' || clock === null || typeof clock.setTimeout !== 'function') return Promise.reject(new CheckpointError('checkpoint_config_invalid', 'sleep: clock must be a Clock', { details: { function: 'sleep' } }));
+  if (typeof ms !== 'number' || Number.isNaN(ms)) return Promise.reject(new CheckpointError('checkpoint_config_invalid', 'sleep: ms must be a number', { details: { function: 'sleep' } }));
   return new Promise((resolve) => clock.setTimeout(resolve, Math.max(0, ms)));
 }

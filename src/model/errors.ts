@@ -29,9 +29,11 @@ export class CheckpointError extends Error {
   readonly details: CheckpointErrorDetails;
 
   constructor(reasonCode: ReasonCode, message: string, options: CheckpointErrorOptions = {}) {
-    super(`${reasonCode}: ${message}`, options.cause === undefined ? undefined : { cause: options.cause });
+    // An error constructor must not throw: a malformed options value is ignored rather than raising a TypeError.
+    const opts: CheckpointErrorOptions = typeof options === 'object' && options !== null ? options : {};
+    super(`${reasonCode}: ${message}`, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.reasonCode = reasonCode;
-    this.details = Object.freeze({ ...(options.details ?? {}) });
+    this.details = Object.freeze({ ...(typeof opts.details === 'object' && opts.details !== null ? opts.details : {}) });
   }
 
   /** A plain, JSON-safe view for logs and `--json` output. */

@@ -1,4 +1,5 @@
 import { CheckpointError } from './errors.js';
+import { assertTimeMsArgument } from './arguments.js';
 
 const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyz';
 
@@ -28,6 +29,7 @@ export const SNAPSHOT_ID_PATTERN = /^cp_(\d{8}T\d{9}Z)_([0-9a-z]{4,32})$/;
  * 10-character random suffix over `[0-9a-z]` (case-insensitive file systems cannot collide them).
  */
 export function newSnapshotId(createdAtMs: number): string {
+  assertTimeMsArgument(createdAtMs, 'newSnapshotId', 'createdAtMs');
   const iso = new Date(createdAtMs).toISOString(); // 2025-12-14T15:30:00.123Z
   const compact = iso.replace(/[-:]/g, '').replace('.', '');
   return `cp_${compact}_${suffix()}`;

@@ -4,6 +4,7 @@ import { concatBytes } from '../codec/sha256.js';
 import { utf8Decode, utf8Encode } from '../codec/utf8.js';
 import { Rfc3339Schema } from './snapshot.js';
 import { assertValid, compileValidator, type DocumentValidator, type JsonSchema } from './validate.js';
+import { assertArrayArgument, assertObjectArgument } from './arguments.js';
 
 /**
  * One entry of a run index: phased-workflow-github.md's `index_schema` item, plus
@@ -68,6 +69,7 @@ function bytesOfEntry(entry: RunIndexEntry): Uint8Array {
 
 /** Canonical JSON bytes of an index. */
 export function encodeRunIndex(index: RunIndex): Uint8Array {
+  assertRunIndexArgument(index, 'encodeRunIndex');
   const { checkpoints, ...rest } = index;
   if (Object.keys(rest).length !== 3 || !('run_id' in rest && 'checkpoint_count' in rest && 'last_updated' in rest)) return utf8Encode(canonicalJson(index));
   // Members in canonical order: checkpoint_count, checkpoints, last_updated, run_id.
@@ -108,6 +110,8 @@ export function emptyRunIndex(runId: string, now: string): RunIndex {
  * conflict retries combine indexes without losing entries.
  */
 export function mergeRunIndex(index: RunIndex, entries: readonly RunIndexEntry[], now: string): RunIndex {
+  assertRunIndexArgument(index, 'mergeRunIndex');
+  assertArrayArgument(entries, 'mergeRunIndex', 'entries');
   // The writer's usual case: new sequences after the last one, in order — an append.
   let last = index.checkpoints.at(-1)?.sequence ?? 0;
   let appends = index.checkpoints.every((e, i) => i === 0 || index.checkpoints[i - 1]!.sequence < e.sequence);
@@ -131,6 +135,8 @@ export function mergeRunIndex(index: RunIndex, entries: readonly RunIndexEntry[]
 
 /** Removes the entries whose `file_path` is in `paths` (retention), or rewrites them through `rename`. */
 export function pruneRunIndex(index: RunIndex, remove: ReadonlySet<string>, now: string, rename?: ReadonlyMap<string, string>): RunIndex {
+  assertRunIndexArgument(index, 'pruneRunIndex');
+  if (!(remove instanceof Set)) assertObjectArgument(remove, 'pruneRunIndex', 'remove');
   const checkpoints = index.checkpoints
     .filter((e) => !remove.has(e.file_path))
     .map((e) => {
@@ -138,4 +144,10 @@ export function pruneRunIndex(index: RunIndex, remove: ReadonlySet<string>, now:
       return to ? { ...e, file_path: to } : e;
     });
   return { run_id: index.run_id, checkpoint_count: checkpoints.length, checkpoints, last_updated: now };
+}
+
+/** Shape check of a run index passed to a public helper; its entries are checked by the schema where decoded. */
+function assertRunIndexArgument(index: unknown, fn: string): void {
+  assertObjectArgument(index, fn, 'index');
+  assertArrayArgument((index as { checkpoints?: unknown }).checkpoints, fn, 'index.checkpoints');
 }

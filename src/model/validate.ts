@@ -3,6 +3,7 @@ import type { ErrorObject, ValidateFunction } from 'ajv';
 import { CheckpointError } from './errors.js';
 import { precompiledValidators, type PrecompiledValidator } from './generated/validators.js';
 import { schemaKey } from './schema-key.js';
+import { assertArrayArgument, assertObjectArgument } from './arguments.js';
 
 /** A JSON Schema (draft 2020-12) object. */
 export type JsonSchema = { readonly [key: string]: unknown };
@@ -39,6 +40,7 @@ function issuesOf(errors: readonly ErrorObject[] | null | undefined): SchemaIssu
  * run time, which does need eval. Validators are cached per schema object.
  */
 export function compileValidator(schema: JsonSchema): DocumentValidator {
+  assertObjectArgument(schema, 'compileValidator', 'schema');
   let fn = compiled.get(schema);
   if (!fn) {
     fn = precompiledValidators[schemaKey(schema)];
@@ -54,6 +56,7 @@ export function compileValidator(schema: JsonSchema): DocumentValidator {
 
 /** Throws `checkpoint_schema_invalid` listing the first issues, or returns when there are none. */
 export function assertValid(issues: readonly SchemaIssue[], where: string): void {
+  assertArrayArgument(issues, 'assertValid', 'issues');
   if (issues.length === 0) return;
   const shown = issues.slice(0, 5).map((i) => `${i.path} ${i.message}`);
   const more = issues.length > 5 ? ` (+${issues.length - 5} more)` : '';

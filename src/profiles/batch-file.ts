@@ -8,6 +8,7 @@ import { assertValid, compileValidator, type DocumentValidator, type JsonSchema 
 import type { StorageAdapter } from '../storage/adapter.js';
 import type { Profile } from './define-profile.js';
 import { decodeStoredSnapshot } from './read-snapshot.js';
+import { assertArrayArgument } from '../model/arguments.js';
 
 /**
  * phased-workflow-github.md `batching_strategy`: when the rate-limit budget is low,
@@ -37,6 +38,7 @@ let validator: DocumentValidator | undefined;
 
 /** Builds a batch file from encoded member documents (canonical JSON bytes from a profile's `encode`) and their sequences, in order. */
 export function encodeBatchFile(members: readonly { sequence: number; bytes: Uint8Array }[]): Uint8Array {
+  assertArrayArgument(members, 'encodeBatchFile', 'members');
   if (members.length === 0) throw new CheckpointError('checkpoint_schema_invalid', 'a batch file needs at least one checkpoint');
   const sorted = [...members].sort((a, b) => a.sequence - b.sequence);
   const batch: BatchFile = {

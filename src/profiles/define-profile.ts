@@ -8,6 +8,7 @@ import { isStandardSchema, type StandardSchemaV1 } from '../model/standard-schem
 import type { ResumeRule } from '../resume/types.js';
 import type { RetentionPolicy } from '../retention/policy.js';
 import type { ProfileLayout } from './layout.js';
+import { assertOptionsArgument } from '../model/arguments.js';
 
 /**
  * `check`, plus: the run's files must not land on (or under) a store-wide file of the
@@ -155,6 +156,7 @@ function configError(name: string, why: string): CheckpointError {
  * ```
  */
 export function defineProfile<P, const T extends string = string, const S extends string = string>(definition: ProfileDefinition<P, T, S>): Profile<P, T, S> {
+  assertOptionsArgument(definition, 'defineProfile');
   const { name } = definition;
   if (!/^[A-Za-z][A-Za-z0-9_-]*$/.test(name ?? '')) throw configError(String(name), 'name must be an identifier');
   if (!isStandardSchema(definition.payload)) throw configError(name, 'payload must be a Standard Schema (zod 3.24+ or 4, valibot, arktype, …)');

@@ -1,6 +1,7 @@
 import { CheckpointError } from '../model/errors.js';
 import { assertRunId } from '../model/ids.js';
 import { assertKey } from '../storage/keys.js';
+import { assertOptionsArgument } from '../model/arguments.js';
 
 /** What a stored key is, as far as a profile's layout is concerned. */
 export type KeyKind = 'latest' | 'history' | 'index' | 'lock' | 'summary' | 'part' | 'batch' | 'preserved_runs' | 'retention_log';
@@ -107,6 +108,7 @@ export const historyBySnapshotId = (extension = '.json'): HistoryNaming => ({
  * batch files, and two store-wide files in `root`.
  */
 export function standardLayout(options: StandardLayoutOptions = {}): ProfileLayout {
+  assertOptionsArgument(options, 'standardLayout');
   const root = options.root ?? 'checkpoints';
   assertKey(root);
   const latestName = options.latestName ?? 'latest.json';

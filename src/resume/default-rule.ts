@@ -1,6 +1,7 @@
 import type { Snapshot } from '../model/snapshot.js';
 import type { ResumePoint, ResumeRule, ResumeRuleContext } from './types.js';
 import { objectOf, stringsOf } from './rule-helpers.js';
+import { assertObjectArgument } from '../model/arguments.js';
 
 /**
  * Resume rule of the default profile (any JSON state), also used for every profile
@@ -15,6 +16,8 @@ import { objectOf, stringsOf } from './rule-helpers.js';
  * `continuation_prompt` (a string). Anything else stays in the payload.
  */
 export const defaultResumeRule: ResumeRule<unknown> = (snapshot: Snapshot<unknown>, context: ResumeRuleContext): ResumePoint => {
+  assertObjectArgument(snapshot, 'defaultResumeRule', 'snapshot');
+  assertObjectArgument(context, 'defaultResumeRule', 'context');
   const state = objectOf(snapshot.payload);
   const completed = stringsOf(state?.completed);
   const remaining = stringsOf(state?.remaining);

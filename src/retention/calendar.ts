@@ -1,5 +1,6 @@
 import { CheckpointError } from '../model/errors.js';
 import type { CalendarUnit } from './policy.js';
+import { assertStringArgument } from '../model/arguments.js';
 
 /*
  * Calendar buckets in an IANA time zone without a time-zone library: the platform's
@@ -121,6 +122,9 @@ function offsetFunction(timeZone: string): (ms: number) => number {
  * Sunday) / month / year of `timeZone`. Bucket numbers grow with local time.
  */
 export function calendarBucketer(unit: CalendarUnit, timeZone: string): (ms: number) => number {
+  assertStringArgument(timeZone, 'calendarBucketer', 'timeZone');
+  if (!['hour', 'day', 'week', 'month', 'year'].includes(unit)) throw new CheckpointError('checkpoint_config_invalid', 'calendarBucketer: unit must be hour, day, week, month or year');
+  assertTimeZone(timeZone);
   const offset = offsetFunction(timeZone);
   switch (unit) {
     case 'hour':

@@ -1,5 +1,6 @@
 import type { RetentionReport } from './apply.js';
 import type { RetentionPlan } from './plan.js';
+import { assertArrayArgument, assertObjectArgument, assertOptionsArgument } from '../model/arguments.js';
 
 /** Options of {@link formatRetentionPlan}. */
 export interface FormatRetentionPlanOptions {
@@ -30,6 +31,11 @@ function bytes(n: number): string {
  * terminals and for pasting into docs.
  */
 export function formatRetentionPlan(plan: RetentionPlan, options: FormatRetentionPlanOptions = {}): string {
+  assertObjectArgument(plan, 'formatRetentionPlan', 'plan');
+  assertOptionsArgument(options, 'formatRetentionPlan');
+  for (const field of ['rules', 'snapshots', 'runs', 'operations', 'unreadable', 'problems'] as const) assertArrayArgument(plan[field], 'formatRetentionPlan', `plan.${field}`);
+  assertObjectArgument(plan.options, 'formatRetentionPlan', 'plan.options');
+  assertObjectArgument(plan.totals, 'formatRetentionPlan', 'plan.totals');
   const maxRows = options.maxRows ?? 200;
   const showKept = options.showKept ?? true;
   const out: string[] = [];
@@ -80,6 +86,10 @@ export function formatRetentionPlan(plan: RetentionPlan, options: FormatRetentio
 
 /** A short text report of an apply: status, what was done, what was skipped and why. */
 export function formatRetentionReport(report: RetentionReport): string {
+  assertObjectArgument(report, 'formatRetentionReport', 'report');
+  assertObjectArgument(report.totals, 'formatRetentionReport', 'report.totals');
+  assertObjectArgument(report.log, 'formatRetentionReport', 'report.log');
+  assertArrayArgument(report.outcomes, 'formatRetentionReport', 'report.outcomes');
   const t = report.totals;
   const out = [
     `Retention ${report.dryRun ? 'dry run' : 'apply'}: profile ${report.profile}, policy ${report.policy}: ${report.status}`,

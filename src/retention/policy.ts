@@ -4,6 +4,7 @@ import type { JsonSchema } from '../model/validate.js';
 import { assertTimeZone } from './calendar.js';
 import { formatRetentionDuration, parseRetentionDuration, RETENTION_DURATION_PATTERN, type RetentionDuration } from './duration.js';
 import type { RetentionSummarizer } from './summary.js';
+import { assertObjectArgument } from '../model/arguments.js';
 
 /** Calendar units of {@link KeepCalendarRule}: one bucket per local hour, day, ISO week, month or year. */
 export const CALENDAR_UNITS = ['hour', 'day', 'week', 'month', 'year'] as const;
@@ -169,6 +170,7 @@ const CALENDAR_NAMES: Record<CalendarUnit, string> = { hour: 'keep-hourly', day:
 
 /** The default reason name of a rule (`keep-last`, `keep-latest-failed`, `keep-daily`, …). */
 export function retentionRuleName(rule: RetentionRule): string {
+  assertObjectArgument(rule, 'retentionRuleName', 'rule');
   if (rule.name) return rule.name;
   switch (rule.rule) {
     case 'keep-latest-status':
@@ -187,6 +189,7 @@ export function retentionRuleName(rule: RetentionRule): string {
  * `checkpoint_config_invalid` naming the first bad field.
  */
 export function resolveRetentionPolicy(policy: RetentionPolicy): ResolvedRetentionPolicy {
+  assertObjectArgument(policy, 'resolveRetentionPolicy', 'policy');
   const { summarizer, ...data } = policy as RetentionPolicy & Record<string, unknown>;
   const parsed = RetentionPolicySchema.safeParse(data);
   if (!parsed.success) {
@@ -233,6 +236,7 @@ export function resolveRetentionPolicy(policy: RetentionPolicy): ResolvedRetenti
 
 /** Describes a rule in one short line, for dry runs (`keep-last 50 (max age 14d)`). */
 export function describeRetentionRule(rule: RetentionRule): string {
+  assertObjectArgument(rule, 'describeRetentionRule', 'rule');
   const age = (d: RetentionDuration | undefined): string => (d === undefined ? '' : ` (max age ${formatRetentionDuration(parseRetentionDuration(d))})`);
   switch (rule.rule) {
     case 'keep-last':

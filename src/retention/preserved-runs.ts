@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { assertStorageProfileOptions } from '../model/arguments.js';
+import { assertArrayArgument, assertObjectArgument, assertStorageProfileOptions } from '../model/arguments.js';
 import { canonicalJson, parseJson, type JsonObject, type JsonValue } from '../codec/canonical-json.js';
 import { utf8Decode, utf8Encode } from '../codec/utf8.js';
 import { systemClock, toRfc3339, type Clock } from '../model/clock.js';
@@ -82,12 +82,14 @@ export function decodePreservedRuns(bytes: Uint8Array, where = 'preserved_runs.j
 
 /** Canonical JSON bytes of `preserved_runs.json` (entries sorted by run id). */
 export function encodePreservedRuns(doc: PreservedRuns): Uint8Array {
+  assertPreservedRunsArgument(doc, 'encodePreservedRuns');
   const sorted = [...doc.preserved_runs].sort((a, b) => compareIds(a.run_id, b.run_id));
   return utf8Encode(canonicalJson({ ...doc, preserved_runs: sorted as unknown as JsonValue }));
 }
 
 /** The run ids a `preserved_runs.json` lists. */
 export function preservedRunIds(doc: PreservedRuns): string[] {
+  assertPreservedRunsArgument(doc, 'preservedRunIds');
   return doc.preserved_runs.map((e) => e.run_id);
 }
 
@@ -155,4 +157,9 @@ export async function unpreserveRun<P>(options: Omit<PreserveRunOptions<P>, 'rea
   return update(options, (doc) =>
     doc.preserved_runs.some((e) => e.run_id === options.runId) ? { ...doc, preserved_runs: doc.preserved_runs.filter((e) => e.run_id !== options.runId) } : undefined,
   );
+}
+
+function assertPreservedRunsArgument(doc: unknown, fn: string): void {
+  assertObjectArgument(doc, fn, 'doc');
+  assertArrayArgument((doc as { preserved_runs?: unknown }).preserved_runs, fn, 'doc.preserved_runs');
 }

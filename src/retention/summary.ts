@@ -3,6 +3,7 @@ import { canonicalJson, parseJson, type JsonValue } from '../codec/canonical-jso
 import { utf8Decode, utf8Encode } from '../codec/utf8.js';
 import { Rfc3339Schema, type Snapshot } from '../model/snapshot.js';
 import { assertValid, compileValidator, type DocumentValidator, type JsonSchema } from '../model/validate.js';
+import { assertObjectArgument, assertFunctionArgument } from '../model/arguments.js';
 
 /**
  * The summary kept for an archived run: the generic fields of a run summary (`run_id`,
@@ -66,6 +67,9 @@ export const genericRetentionSummarizer: RetentionSummarizer = () => ({});
 
 /** Builds the summary document of a run from its final snapshot. */
 export function buildRetentionSummary(input: RetentionSummaryInput, summarizer: RetentionSummarizer, archivedAt: string): RetentionSummary {
+  assertObjectArgument(input, 'buildRetentionSummary', 'input');
+  assertObjectArgument(input.latest, 'buildRetentionSummary', 'input.latest');
+  assertFunctionArgument(summarizer, 'buildRetentionSummary', 'summarizer');
   const generic = {
     run_id: input.runId,
     started_at: input.startedAt,

@@ -1,8 +1,8 @@
-import { CheckpointError } from '../model/errors.js';
 import type { Profile } from '../profiles/define-profile.js';
 import type { KeyKind } from '../profiles/layout.js';
 import { collectRunFiles } from '../profiles/run-files.js';
 import type { StorageAdapter } from '../storage/adapter.js';
+import { assertStorageProfileOptions } from '../model/arguments.js';
 
 /** Options of {@link deleteRun}. */
 export interface DeleteRunOptions<P = unknown> {
@@ -33,8 +33,8 @@ const CHUNK = 100;
  * ```
  */
 export async function deleteRun<P>(options: DeleteRunOptions<P>): Promise<DeleteRunResult> {
-  const { storage, profile, runId } = options ?? ({} as DeleteRunOptions<P>);
-  if (!storage || !profile) throw new CheckpointError('checkpoint_config_invalid', 'deleteRun: storage and profile are required');
+  assertStorageProfileOptions(options, 'deleteRun');
+  const { storage, profile, runId } = options;
   profile.assertRunId(runId);
   const run = (await collectRunFiles(storage, profile as Profile<unknown>, runId)).runs.get(runId);
   if (!run) return { deleted: [] };

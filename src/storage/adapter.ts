@@ -1,3 +1,4 @@
+import { assertStorageArgument, assertStringArgument } from '../model/arguments.js';
 /**
  * The StorageAdapter contract: a small key → bytes store with conditional writes.
  *
@@ -135,6 +136,8 @@ export interface StorageAdapter {
 
 /** Collects `adapter.list(prefix)` into an array. */
 export async function listAll(adapter: Pick<StorageAdapter, 'list'>, prefix: string): Promise<StorageEntry[]> {
+  if (typeof adapter !== 'object' || adapter === null || typeof adapter.list !== 'function') assertStorageArgument(adapter, 'listAll', 'adapter');
+  assertStringArgument(prefix, 'listAll', 'prefix');
   const out: StorageEntry[] = [];
   for await (const entry of adapter.list(prefix)) out.push(entry);
   return out;

@@ -1,6 +1,7 @@
 import { CheckpointError } from '../model/errors.js';
 import type { ReasonCode } from '../model/reason-codes.js';
 import type { BatchOperation, BatchOutcome, DeleteOptions, PutOptions, PutResult, StorageAdapter, StorageEntry, StoredObject } from '../storage/adapter.js';
+import { assertStorageArgument, assertOptionsArgument } from '../model/arguments.js';
 
 /** The operations {@link faultyStorage} counts and can fault. */
 export type StorageOperation = 'get' | 'put' | 'delete' | 'list' | 'batch';
@@ -74,6 +75,8 @@ export interface FaultyStorage extends StorageAdapter {
  * ```
  */
 export function faultyStorage(inner: StorageAdapter, plan: FaultPlan = {}): FaultyStorage {
+  assertStorageArgument(inner, 'faultyStorage', 'inner');
+  assertOptionsArgument(plan, 'faultyStorage');
   const log: OperationRecord[] = [];
   let counted = 0;
   let crashed = false;

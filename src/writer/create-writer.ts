@@ -20,6 +20,7 @@ import { recoverRun, type HeadLocation } from './sequence-recovery.js';
 import { encodeForStorage, type SizePolicy, type SnapshotHeader, type StorableSnapshot } from './size-limit.js';
 import { materialText, validateTrigger, type ValidatedTrigger } from './triggers.js';
 import type { CheckpointFailure, CheckpointInput, CheckpointResult, CheckpointSuccess, CheckpointWriter, WriterEventMap, WriterOptions } from './types.js';
+import { assertOptionsArgument } from '../model/arguments.js';
 
 /** A checkpoint call waiting in the queue. */
 interface Job<P> {
@@ -90,6 +91,7 @@ export function createWriter<P = JsonValue>(
 ): CheckpointWriter<P, DefaultTrigger, LifecycleStatus>;
 export function createWriter<P, T extends string = string, S extends string = string>(options: WriterOptions<P, T, S> & { readonly profile: Profile<P, T, S> }): CheckpointWriter<P, T, S>;
 export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> {
+  assertOptionsArgument(options, 'createWriter');
   const { storage, runId } = options;
   // No profile: the default one (any JSON state). The payload type is the caller's to name;
   // encoding still refuses anything canonical JSON cannot carry.

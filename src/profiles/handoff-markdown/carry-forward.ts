@@ -2,6 +2,8 @@ import type { JsonValue } from '../../codec/canonical-json.js';
 import { systemClock, toRfc3339, type Clock } from '../../model/clock.js';
 import { CheckpointError } from '../../model/errors.js';
 import type { ArtifactEntry, ExtraSection, HandoffDocument, PlayByPlayEntry } from './model.js';
+import { assertObjectArgument, assertOptionsArgument, assertSchemaArgument } from '../../model/arguments.js';
+import { HandoffDocumentSchema } from './model.js';
 
 /** Front-matter keys savepoint writes into stored documents; they describe one snapshot and are never carried forward. */
 export const SAVEPOINT_FRONT_MATTER_KEYS = ['run_id', 'sequence', 'source', 'source_details', 'priority', 'status', 'integrity'] as const;
@@ -110,6 +112,9 @@ function appendUnique(base: readonly string[], added: readonly string[] | undefi
  * ```
  */
 export function nextCheckpoint(previous: HandoffDocument, update: HandoffUpdate, options: NextCheckpointOptions = {}): HandoffDocument {
+  assertSchemaArgument(HandoffDocumentSchema, previous, 'nextCheckpoint', 'previous');
+  assertObjectArgument(update, 'nextCheckpoint', 'update');
+  assertOptionsArgument(options, 'nextCheckpoint');
   const clock = options.clock ?? systemClock;
 
   let technicalContext: string[];

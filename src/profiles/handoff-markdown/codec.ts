@@ -29,12 +29,14 @@ import {
 import {
   HANDOFF_HEADER_FIELDS,
   HandoffDocumentSchema,
+  PlayByPlayEntrySchema,
   handoffDocumentJsonSchema,
   type ArtifactEntry,
   type ExtraSection,
   type HandoffDocument,
   type PlayByPlayEntry,
 } from './model.js';
+import { assertArrayArgument, assertSchemaArgument, assertStringArgument } from '../../model/arguments.js';
 
 type SectionKind = 'text' | 'list' | 'playByPlay' | 'table';
 type SectionField = 'problem' | 'sessionIntent' | 'decisions' | 'technicalContext' | 'playByPlay' | 'artifactTrail' | 'currentState' | 'nextActions' | 'userRules';
@@ -74,6 +76,7 @@ function schemaError(message: string, details: Record<string, string | number | 
 
 /** Reads a Play-By-Play line: `Phase → Action → Outcome` (two parts: phase and action; one part: action). */
 export function parsePlayByPlayEntry(text: string): PlayByPlayEntry {
+  assertStringArgument(text, 'parsePlayByPlayEntry', 'text');
   const parts = text
     .replace(/\s*\n\s*/g, ' ')
     .split(ARROW)
@@ -85,6 +88,7 @@ export function parsePlayByPlayEntry(text: string): PlayByPlayEntry {
 
 /** Writes a Play-By-Play line; empty phase/outcome parts are left out as {@link parsePlayByPlayEntry} expects. */
 export function renderPlayByPlayEntry(entry: PlayByPlayEntry): string {
+  assertSchemaArgument(PlayByPlayEntrySchema, entry, 'renderPlayByPlayEntry', 'entry');
   const phase = entry.phase.trim();
   const action = entry.action.trim();
   const outcome = entry.outcome.trim();
@@ -103,6 +107,7 @@ const TABLE_DELIMITER = '|------|--------|------------|';
 
 /** Renders the Artifact Trail table (header and delimiter rows included). */
 export function renderArtifactTable(rows: readonly ArtifactEntry[]): string {
+  assertArrayArgument(rows, 'renderArtifactTable', 'rows');
   const lines = [TABLE_HEADER, TABLE_DELIMITER];
   for (const row of rows) {
     lines.push(`| \`${escapeTableCell(row.file.trim())}\` | ${escapeTableCell(row.status.trim())} | ${escapeTableCell(row.keyChange.trim())} |`);
@@ -119,6 +124,7 @@ const NOTHING = /^(?:[-*+]\s*)?(?:none|n\/a|—|-)\.?$/i;
  * join the key change. A line saying "None" is read as no rows.
  */
 export function parseArtifactTable(lines: readonly string[], where: string): ArtifactEntry[] {
+  assertArrayArgument(lines, 'parseArtifactTable', 'lines');
   const rows: string[][] = [];
   let columns = { file: 0, status: 1, keyChange: 2 };
   const body = lines.map((l) => l.trim()).filter((l) => l !== '');

@@ -1,6 +1,7 @@
 import { CheckpointError } from '../../model/errors.js';
 import { renderHandoff } from './codec.js';
 import type { ArtifactEntry, HandoffDocument, PlayByPlayEntry } from './model.js';
+import { assertObjectArgument, assertOptionsArgument, assertStringArgument } from '../../model/arguments.js';
 
 /** Counts the tokens of a text. Pass your model's real tokenizer (e.g. `(t) => encoding.encode(t).length`). */
 export type TokenCounter = (text: string) => number;
@@ -13,6 +14,7 @@ export type TokenCounter = (text: string) => number;
  * tokenizer as `countTokens` when the budget must be exact.
  */
 export function estimateTokens(text: string): number {
+  assertStringArgument(text, 'estimateTokens', 'text');
   let ascii = 0;
   let other = 0;
   for (const ch of text) {
@@ -28,6 +30,7 @@ export function estimateTokens(text: string): number {
  * `Persistence: LocalStorage — works offline` → decision `Persistence: LocalStorage`.
  */
 export function splitDecision(text: string): { decision: string; rationale?: string } {
+  assertStringArgument(text, 'splitDecision', 'text');
   const [first = '', ...rest] = text.split('\n');
   const m = /^(.+?)\s+(?:—|–|--)\s+(.+)$/.exec(first);
   const decision = (m ? m[1]! : first).trim();
@@ -110,6 +113,8 @@ function summaryEntry(entries: readonly PlayByPlayEntry[]): PlayByPlayEntry {
  * ```
  */
 export function compress(doc: HandoffDocument, options: CompressOptions): CompressResult {
+  assertObjectArgument(doc, 'compress', 'doc');
+  assertOptionsArgument(options, 'compress');
   const { maxTokens } = options;
   const count = options.countTokens ?? estimateTokens;
   const keepRecent = options.keepRecent ?? 3;

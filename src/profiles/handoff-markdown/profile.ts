@@ -14,6 +14,7 @@ import type { RetentionPolicy } from '../../retention/policy.js';
 import { parseHandoffUnchecked, renderHandoff, renderPlayByPlayEntry } from './codec.js';
 import { HandoffPayloadSchema, storedHandoffJsonSchema, type HandoffDocument, type HandoffPayload, type StoredHandoff } from './model.js';
 import { HANDOFF_TRIGGERS } from './triggers.js';
+import { assertObjectArgument, assertOptionsArgument, assertStringArgument } from '../../model/arguments.js';
 
 /**
  * The checksum of a stored hand-off document: SHA-256 of the canonical JSON of the
@@ -26,6 +27,7 @@ import { HANDOFF_TRIGGERS } from './triggers.js';
  * a bullet added or removed — is a `checkpoint_integrity_mismatch`.
  */
 export async function handoffChecksum(document: Readonly<Record<string, unknown>>): Promise<string> {
+  assertObjectArgument(document, 'handoffChecksum', 'document');
   const frontMatter = { ...(document.frontMatter as Record<string, unknown> | undefined) };
   const integrity = frontMatter.integrity;
   if (integrity && typeof integrity === 'object' && !Array.isArray(integrity)) {
@@ -55,6 +57,7 @@ export interface HandoffMarkdownFormatOptions {
  * {@link storedHandoffJsonSchema}, then verify the checksum.
  */
 export function handoffMarkdownFormat(options: HandoffMarkdownFormatOptions = {}): DocumentFormat<HandoffPayload> {
+  assertOptionsArgument(options, 'handoffMarkdownFormat');
   const formatVersion = options.formatVersion ?? FORMAT_VERSION;
   let validator: DocumentValidator | undefined;
   const validate = (doc: unknown): ReturnType<DocumentValidator> => (validator ??= compileValidator(storedHandoffJsonSchema))(doc);
@@ -131,6 +134,7 @@ export function handoffCheckpointId(sequence: number, idPrefix = 'chk'): string 
 
 /** History entries `chk-NNN.md` directly in the run folder. */
 export function handoffHistoryNaming(idPrefix = 'chk'): HistoryNaming {
+  assertStringArgument(idPrefix, 'handoffHistoryNaming', 'idPrefix');
   const escaped = idPrefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   const pattern = new RegExp(`^${escaped}-(\\d{3,})\\.md$`);
   return {
@@ -149,6 +153,7 @@ export function handoffHistoryNaming(idPrefix = 'chk'): HistoryNaming {
  * and resume falls back to scanning the `chk-NNN.md` files.
  */
 export function handoffLayout(options: HandoffLayoutOptions = {}): ProfileLayout {
+  assertOptionsArgument(options, 'handoffLayout');
   const idPrefix = options.idPrefix ?? 'chk';
   if (!ID_PREFIX.test(idPrefix)) throw new CheckpointError('checkpoint_config_invalid', 'idPrefix must be 1-64 characters of [A-Za-z0-9._-]');
   return standardLayout({ root: options.root ?? 'checkpoints', latestName: 'latest.md', indexName: false, history: handoffHistoryNaming(idPrefix) });
@@ -166,6 +171,9 @@ const BLOCKER = /^blocked\s*:/i;
  * hand-off document, ready to paste into a new session.
  */
 export const handoffResumeRule: ResumeRule<HandoffPayload> = (snapshot, context) => {
+  assertObjectArgument(snapshot, 'handoffResumeRule', 'snapshot');
+  assertObjectArgument(snapshot.payload, 'handoffResumeRule', 'snapshot.payload');
+  assertObjectArgument(context, 'handoffResumeRule', 'context');
   const p = snapshot.payload;
   const terminal = context.isTerminal ? context.isTerminal(snapshot.status) : snapshot.status === 'completed' || snapshot.status === 'failed';
   const work = p.nextActions.filter((a) => !BLOCKER.test(a));
@@ -221,6 +229,7 @@ export interface HandoffMarkdownProfileOptions extends HandoffLayoutOptions, Han
  * ```
  */
 export function handoffMarkdownProfile(options: HandoffMarkdownProfileOptions = {}): Profile<HandoffPayload> {
+  assertOptionsArgument(options, 'handoffMarkdownProfile');
   const idPrefix = options.idPrefix ?? 'chk';
   return defineProfile<HandoffPayload>({
     name: options.name ?? 'handoffMarkdown',

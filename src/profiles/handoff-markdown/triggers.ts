@@ -1,6 +1,7 @@
 import { CheckpointError } from '../../model/errors.js';
 import type { TriggerSpec } from '../define-profile.js';
 import type { HandoffPayload } from './model.js';
+import { assertArrayArgument, assertObjectArgument } from '../../model/arguments.js';
 
 /** The five checkpoint triggers of handoff-markdown.md ("Create a new checkpoint when"), in the spec's order. */
 export const HANDOFF_TRIGGERS = {
@@ -35,7 +36,10 @@ type Body = Pick<HandoffPayload, 'problem' | 'sessionIntent' | 'decisions' | 'pl
  * ```
  */
 export function detectHandoffTriggers(previous: Body | undefined, next: Body): HandoffTrigger[] {
+  assertObjectArgument(next, 'detectHandoffTriggers', 'next');
   if (!previous) return [];
+  assertObjectArgument(previous, 'detectHandoffTriggers', 'previous');
+  for (const body of [previous, next]) for (const field of ['decisions', 'playByPlay'] as const) assertArrayArgument(body[field], 'detectHandoffTriggers', field);
   const fired: HandoffTrigger[] = [];
   if (next.playByPlay.length > previous.playByPlay.length) fired.push('phase_completion');
   const before = new Set(previous.decisions);
@@ -63,6 +67,7 @@ export interface ContextPressureInput {
  * window pressure", so the default (80 %) leaves room to write the hand-off itself.
  */
 export function contextPressure(input: ContextPressureInput): boolean {
+  assertObjectArgument(input, 'contextPressure', 'input');
   const threshold = input.threshold ?? 0.8;
   if (!(input.contextWindowTokens > 0) || !(threshold > 0 && threshold <= 1) || !(input.usedTokens >= 0)) {
     throw new CheckpointError('checkpoint_config_invalid', 'contextPressure needs usedTokens >= 0, contextWindowTokens > 0 and 0 < threshold <= 1');

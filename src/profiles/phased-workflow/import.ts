@@ -7,6 +7,7 @@ import type { RunImporter } from '../import-run.js';
 import { jsonRunImporter } from '../json-run-import.js';
 import { phasedWorkflow, type PhasedWorkflowProfile } from './profile.js';
 import { phasedWorkflowDocumentSchema, type PhasedStatus, type PhasedWorkflowPayload } from './schema.js';
+import { assertOptionsArgument } from '../../model/arguments.js';
 
 /** Options of {@link importPhasedWorkflowDocument}. */
 export interface ImportPhasedWorkflowOptions extends JsonProfileImportOptions {
@@ -25,6 +26,7 @@ export interface ImportPhasedWorkflowOptions extends JsonProfileImportOptions {
  * `integrity` block must verify unless `reseal`. The spec fields come out unchanged.
  */
 export async function importPhasedWorkflowDocument(input: unknown, options: ImportPhasedWorkflowOptions = {}): Promise<EncodedSnapshot<PhasedWorkflowPayload>> {
+  assertOptionsArgument(options, 'importPhasedWorkflowDocument');
   const profile = options.profile ?? phasedWorkflow;
   const seal = async (d: JsonObject, where: string) => {
     const sealed = await sealPhasedForeign(d, where, options.status);

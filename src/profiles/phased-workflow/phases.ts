@@ -1,5 +1,6 @@
 import { CheckpointError } from '../../model/errors.js';
 import { PHASE_KEYS, PHASE_PATTERN, type PhaseKey, type PhaseOutputs, type PhasedWorkflowPayload } from './schema.js';
+import { assertObjectArgument } from '../../model/arguments.js';
 
 /** A `phase` value taken apart. */
 export interface ParsedPhase {
@@ -40,6 +41,7 @@ export function emptyPhaseOutputs(): PhaseOutputs {
 
 /** The phase keys whose output is not `null`, in phase order. */
 export function completedPhaseKeys(outputs: PhaseOutputs): PhaseKey[] {
+  assertObjectArgument(outputs, 'completedPhaseKeys', 'outputs');
   return PHASE_KEYS.filter((k) => outputs[k] !== null && outputs[k] !== undefined);
 }
 

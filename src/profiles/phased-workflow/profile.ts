@@ -22,6 +22,7 @@ import {
   type PhasedWorkflowDocument,
   type PhasedWorkflowPayload,
 } from './schema.js';
+import { assertOptionsArgument } from '../../model/arguments.js';
 
 /** Options of {@link createPhasedWorkflowProfile}. */
 export interface PhasedWorkflowProfileOptions {
@@ -117,6 +118,7 @@ function materialView(payload: PhasedWorkflowPayload): unknown {
  * ```
  */
 export function createPhasedWorkflowProfile(options: PhasedWorkflowProfileOptions = {}): PhasedWorkflowProfile {
+  assertOptionsArgument(options, 'createPhasedWorkflowProfile');
   const uuidRunIds = options.uuidRunIds ?? true;
   const schema = phasedWorkflowDocumentSchema({ ...(options.phaseNames ? { phaseNames: options.phaseNames } : {}), uuidRunIds });
   for (const [key, name] of Object.entries(options.phaseNames ?? {})) {

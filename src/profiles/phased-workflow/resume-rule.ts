@@ -1,6 +1,7 @@
 import type { Snapshot } from '../../model/snapshot.js';
 import type { ResumePoint, ResumeRule } from '../../resume/types.js';
 import { objectOf } from '../../resume/rule-helpers.js';
+import { assertObjectArgument, assertOptionsArgument } from '../../model/arguments.js';
 
 /**
  * The part of a phased-workflow-github.md payload the resume rule reads: the checkpoint's
@@ -90,8 +91,11 @@ function phaseKeyOf(phase: string, known: ReadonlySet<string>): string | undefin
  * still null (earlier null phases were skipped by the workflow).
  */
 export function createPhasedWorkflowResumeRule(options: PhasedWorkflowResumeOptions = {}): ResumeRule<PhasedWorkflowResumeFields> {
+  assertOptionsArgument(options, 'createPhasedWorkflowResumeRule');
   const completeAt = options.completeAt ?? 'workflow_complete';
   return (snapshot: Snapshot<PhasedWorkflowResumeFields>): ResumePoint => {
+    assertObjectArgument(snapshot, 'phasedWorkflowResumeRule', 'snapshot');
+    assertObjectArgument(snapshot.payload, 'phasedWorkflowResumeRule', 'snapshot.payload');
     const { phase, state_snapshot: state } = snapshot.payload;
     const outputs = objectOf(state.phase_outputs) ?? {};
     const known = new Set<string>([...PHASED_WORKFLOW_PHASE_KEYS, ...Object.keys(outputs).filter((k) => KEY_PATTERN.test(k))]);

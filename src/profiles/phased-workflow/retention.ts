@@ -2,6 +2,7 @@ import { freezePolicy, keepRunTiers, type RetentionPolicy } from '../../retentio
 import type { RetentionDuration } from '../../retention/duration.js';
 import type { RetentionSummarizer } from '../../retention/summary.js';
 import { phasedWorkflowSummarizer } from './summary.js';
+import { assertOptionsArgument } from '../../model/arguments.js';
 
 /** Options of {@link createPhasedWorkflowRetention}; every default is phased-workflow-github.md's. */
 export interface PhasedWorkflowRetentionOptions {
@@ -26,6 +27,7 @@ export interface PhasedWorkflowRetentionOptions {
  * because deleting a run's latest snapshot otherwise never happens.
  */
 export function createPhasedWorkflowRetention(options: PhasedWorkflowRetentionOptions = {}): RetentionPolicy {
+  assertOptionsArgument(options, 'createPhasedWorkflowRetention');
   const compressAfter = options.compressAfter ?? false;
   return freezePolicy({
     name: 'phasedWorkflow',

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { IntegritySchema, PRIORITIES, Rfc3339Schema, TriggerRecordSchema, type Priority } from '../../model/snapshot.js';
 import { JsonValueSchema } from '../default-profile.js';
+import { assertOptionsArgument } from '../../model/arguments.js';
 
 /** The `phase_outputs` keys of phased-workflow-github.md, in phase order. */
 export const PHASE_KEYS = ['phase_0', 'phase_0_5', 'phase_1', 'phase_2', 'phase_3', 'phase_4', 'phase_5', 'phase_6', 'phase_7', 'phase_8'] as const;
@@ -158,6 +159,7 @@ export interface PhasedDocumentSchemaOptions {
  * triggers), the trigger's `priority`, and `integrity`.
  */
 export function phasedWorkflowDocumentSchema(options: PhasedDocumentSchemaOptions = {}) {
+  assertOptionsArgument(options, 'phasedWorkflowDocumentSchema');
   return z
     .object({
       checkpoint_id: z.string().regex(PHASED_UUID_V4_PATTERN),

@@ -3,6 +3,7 @@ import { PART_MARKER, PARTS_MARKER, splitDocument, type PartFile, type SplitResu
 import { sha256Hex } from '../../codec/sha256.js';
 import { utf8Encode } from '../../codec/utf8.js';
 import { PHASE_KEYS } from './schema.js';
+import { assertFunctionArgument, assertObjectArgument } from '../../model/arguments.js';
 
 const size = (v: JsonValue): number => utf8Encode(canonicalJson(v)).length;
 const isObject = (v: JsonValue | undefined): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -23,6 +24,8 @@ const isRef = (v: JsonObject): boolean => {
  * the document and checks its integrity as for any split snapshot.
  */
 export async function splitPhasedWorkflowDocument(document: JsonObject, maxBytes: number, partKey: (n: number) => string): Promise<SplitResult> {
+  assertObjectArgument(document, 'splitPhasedWorkflowDocument', 'document');
+  assertFunctionArgument(partKey, 'splitPhasedWorkflowDocument', 'partKey');
   if (size(document) <= maxBytes) return { main: document, parts: [] };
   const main = structuredClone(document);
   const parts: PartFile[] = [];

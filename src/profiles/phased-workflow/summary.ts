@@ -1,4 +1,5 @@
 import type { RetentionSummarizer } from '../../retention/summary.js';
+import { assertObjectArgument } from '../../model/arguments.js';
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -22,4 +23,8 @@ export function summarizePhasedPayload(payload: unknown): { phases_completed: nu
 }
 
 /** The phasedWorkflow summarizer: {@link summarizePhasedPayload} over the final checkpoint's payload. */
-export const phasedWorkflowSummarizer: RetentionSummarizer = (input) => summarizePhasedPayload(input.latest.payload);
+export const phasedWorkflowSummarizer: RetentionSummarizer = (input) => {
+  assertObjectArgument(input, 'phasedWorkflowSummarizer', 'input');
+  assertObjectArgument(input.latest, 'phasedWorkflowSummarizer', 'input.latest');
+  return summarizePhasedPayload(input.latest.payload);
+};

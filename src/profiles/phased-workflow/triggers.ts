@@ -11,6 +11,7 @@ import {
   type PhasedTrigger,
   type PhasedWorkflowPayload,
 } from './schema.js';
+import { assertObjectArgument, assertOptionsArgument } from '../../model/arguments.js';
 
 /**
  * A checkpoint request at one of phased-workflow-github.md's trigger points: the
@@ -113,6 +114,7 @@ export interface CostThresholdTrigger {
  * ```
  */
 export function createCostThresholdTrigger(options: CostThresholdOptions): CostThresholdTrigger {
+  assertOptionsArgument(options, 'createCostThresholdTrigger');
   const threshold = options.threshold ?? 0.8;
   if (!(options.budgetUsd > 0) || !Number.isFinite(options.budgetUsd)) throw new CheckpointError('checkpoint_config_invalid', 'cost threshold: budgetUsd must be a positive number');
   if (!(threshold > 0 && threshold <= 1)) throw new CheckpointError('checkpoint_config_invalid', 'cost threshold: threshold must be in (0, 1]');
@@ -136,6 +138,9 @@ export function createCostThresholdTrigger(options: CostThresholdOptions): CostT
  * kept for archived runs when retention deletes their checkpoints.
  */
 export function phasedRunSummary(first: Pick<Snapshot<PhasedWorkflowPayload>, 'createdAt'>, last: Snapshot<PhasedWorkflowPayload>): PhasedRunSummary {
+  assertObjectArgument(first, 'phasedRunSummary', 'first');
+  assertObjectArgument(last, 'phasedRunSummary', 'last');
+  assertObjectArgument(last.payload, 'phasedRunSummary', 'last.payload');
   return {
     run_id: last.runId,
     started_at: first.createdAt,

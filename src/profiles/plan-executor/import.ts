@@ -6,6 +6,7 @@ import type { RunImporter } from '../import-run.js';
 import { jsonRunImporter } from '../json-run-import.js';
 import { planExecutor, type PlanExecutorProfile } from './profile.js';
 import { PlanExecutorIntegritySchema, PlanExecutorSpecDocumentSchema, type PlanExecutorPayload, type PlanExecutorStatus, type PlanExecutorTrigger } from './schema.js';
+import { assertOptionsArgument } from '../../model/arguments.js';
 
 /** Options of {@link importPlanExecutorDocument}. */
 export interface ImportPlanExecutorOptions extends JsonProfileImportOptions {
@@ -44,6 +45,7 @@ function defaultSource(status: PlanExecutorStatus, completedCount: number): Plan
  * ```
  */
 export async function importPlanExecutorDocument(input: unknown, options: ImportPlanExecutorOptions = {}): Promise<EncodedSnapshot<PlanExecutorPayload>> {
+  assertOptionsArgument(options, 'importPlanExecutorDocument');
   const profile = options.profile ?? planExecutor;
   const seal = (d: JsonObject, where: string) =>
     sealPlanExecutorForeign(d, where, { ...(options.sequence !== undefined ? { sequence: options.sequence } : {}), ...(options.source ? { source: options.source } : {}), ...(options.snapshotId ? { snapshotId: options.snapshotId } : {}) });

@@ -2,6 +2,7 @@ import { CheckpointError } from '../../model/errors.js';
 import { assertRunId, SNAPSHOT_ID_PATTERN } from '../../model/ids.js';
 import { assertKey } from '../../storage/keys.js';
 import { GZIP_SUFFIX, type KeyInfo, type ProfileLayout } from '../layout.js';
+import { assertOptionsArgument } from '../../model/arguments.js';
 
 /** Options of {@link planExecutorLayout}. */
 export interface PlanExecutorLayoutOptions {
@@ -29,6 +30,7 @@ const SUFFIX = '-CHECKPOINT';
  * so nothing else in `plans/` is ever touched.
  */
 export function planExecutorLayout(options: PlanExecutorLayoutOptions = {}): ProfileLayout {
+  assertOptionsArgument(options, 'planExecutorLayout');
   const raw = options.statePath ?? '';
   const trimmed = raw.replace(/\/+$/, '');
   if (trimmed !== '') assertKey(trimmed);

@@ -5,6 +5,7 @@ import { defineProfile, type Profile } from '../define-profile.js';
 import { planExecutorDocumentFormat } from './document.js';
 import { planExecutorLayout } from './layout.js';
 import { PLAN_EXECUTOR_STATUSES, PlanExecutorPayloadSchema, type PlanExecutorPayload, type PlanExecutorTrigger } from './schema.js';
+import { assertOptionsArgument } from '../../model/arguments.js';
 
 /** Options of {@link createPlanExecutorProfile}. */
 export interface PlanExecutorProfileOptions {
@@ -58,6 +59,7 @@ const TRIGGERS: Record<PlanExecutorTrigger, { description: string }> = {
  * ```
  */
 export function createPlanExecutorProfile(options: PlanExecutorProfileOptions = {}): PlanExecutorProfile {
+  assertOptionsArgument(options, 'createPlanExecutorProfile');
   return defineProfile<PlanExecutorPayload>({
     name: 'planExecutor',
     description: 'plan-executor.md: {state_path}/plans/{NN}-CHECKPOINT.json, written after each task completion',

@@ -1,6 +1,7 @@
 import { CheckpointError } from '../../model/errors.js';
 import type { Snapshot } from '../../model/snapshot.js';
 import type { PlanCompletedTask, PlanExecutorPayload, PlanExecutorSpecDocument, PlanExecutorStatus, PlanExecutorTrigger, PlanRemainingTask } from './schema.js';
+import { assertObjectArgument, assertOptionsArgument } from '../../model/arguments.js';
 
 /** A checkpoint request for the writer: trigger, plan status and payload. */
 export interface PlanExecutorCheckpointRequest {
@@ -141,6 +142,7 @@ export interface PlanResumeFields {
  * fields come back empty, `total_tasks` as `undefined`).
  */
 export function planResumeFields(checkpoint: PlanExecutorCheckpoint): PlanResumeFields {
+  assertObjectArgument(checkpoint, 'planResumeFields', 'checkpoint');
   const d = asDocument(checkpoint);
   return {
     plan_number: d.plan_number,
@@ -195,6 +197,8 @@ function formatIdle(ms: number): string {
  * ```
  */
 export function planStatusSummary(checkpoint: PlanExecutorCheckpoint, options: PlanStatusSummaryOptions = {}): PlanStatusSummary {
+  assertObjectArgument(checkpoint, 'planStatusSummary', 'checkpoint');
+  assertOptionsArgument(options, 'planStatusSummary');
   const d = asDocument(checkpoint);
   const completed = d.completed_tasks ?? [];
   const remaining = d.remaining_tasks ?? [];

@@ -1,6 +1,7 @@
 import type { Snapshot } from '../../model/snapshot.js';
 import type { ResumePoint, ResumeRule, ResumeWarning } from '../../resume/types.js';
 import { stringsOf } from '../../resume/rule-helpers.js';
+import { assertObjectArgument } from '../../model/arguments.js';
 
 /**
  * The plan-executor.md fields the resume rule reads (the `NN-CHECKPOINT.json` document
@@ -37,6 +38,8 @@ export interface PlanExecutorResumeFields {
  * `resume_task_count_mismatch`.
  */
 export const planExecutorResumeRule: ResumeRule<PlanExecutorResumeFields> = (snapshot: Snapshot<PlanExecutorResumeFields>): ResumePoint => {
+  assertObjectArgument(snapshot, 'planExecutorResumeRule', 'snapshot');
+  assertObjectArgument(snapshot.payload, 'planExecutorResumeRule', 'snapshot.payload');
   const p = snapshot.payload;
   const completedTasks = (p.completed_tasks ?? []).filter((t) => typeof t?.name === 'string');
   const remainingTasks = (p.remaining_tasks ?? []).map((t) => t?.name).filter((n): n is string => typeof n === 'string');

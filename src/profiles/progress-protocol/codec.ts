@@ -6,6 +6,7 @@ import { CheckpointError } from '../../model/errors.js';
 import { assertValid, compileValidator, type DocumentValidator } from '../../model/validate.js';
 import { assertRenderable, normalizeBlock, normalizeNewlines, normalizeText, parseListItems, renderListItems, sectionKey, splitSections } from '../handoff-markdown/markdown.js';
 import { ProgressDocumentSchema, progressDocumentJsonSchema, type ProgressBlocker, type ProgressDecision, type ProgressDocument, type ProgressMeta } from './model.js';
+import { assertStringArgument } from '../../model/arguments.js';
 
 /** Title line of the progress file. */
 export const PROGRESS_TITLE = '# Session Progress';
@@ -68,6 +69,7 @@ export interface ParsedProgress {
  * one missing); any other missing section reads as empty.
  */
 export function parseProgress(text: string, where = '.ccc-progress.md'): ParsedProgress {
+  assertStringArgument(text, 'parseProgress', 'text');
   const lines = normalizeNewlines(text).split('\n');
   const { preamble, sections } = splitSections(lines, 2, 2);
   const header: Record<string, string> = {};
@@ -227,6 +229,7 @@ export function renderProgress(doc: ProgressDocument, meta?: ProgressMeta): stri
  * works on files other tools wrote.
  */
 export function readContinuationPrompt(text: string): string | undefined {
+  assertStringArgument(text, 'readContinuationPrompt', 'text');
   const { sections } = splitSections(normalizeNewlines(text).split('\n'), 2, 2);
   const section = sections.find((s) => s.key === 'continuationprompt');
   const value = section ? normalizeBlock(section.lines) : '';

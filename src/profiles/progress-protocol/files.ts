@@ -2,12 +2,15 @@ import { randomBytes } from 'node:crypto';
 import { open, readFile, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { CheckpointError } from '../../model/errors.js';
+import { assertObjectArgument, assertStringArgument } from '../../model/arguments.js';
 
 /**
  * Writes `data` so a crash never leaves a half-written file: a temp file in the same
  * folder, fsync, rename over the target, fsync of the folder (where the platform allows).
  */
 export async function writeFileAtomic(path: string, data: string): Promise<void> {
+  assertStringArgument(path, 'writeFileAtomic', 'path');
+  assertStringArgument(data, 'writeFileAtomic', 'data');
   const tmp = join(dirname(path), `.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
   try {
     const handle = await open(tmp, 'w', 0o644);
@@ -60,6 +63,7 @@ export interface CccState {
 
 /** Reads `.ccc-state.json`: `{}` when absent; `checkpoint_schema_invalid` when it is not a JSON object. */
 export async function readStateFile(path: string): Promise<CccState> {
+  assertStringArgument(path, 'readStateFile', 'path');
   const text = await readTextIfExists(path);
   if (text === undefined) return {};
   let value: unknown;
@@ -84,6 +88,8 @@ function indentOf(text: string): string | number {
  * process wrote since the protocol started are kept too. Creates the file when absent.
  */
 export async function updateStateFile(path: string, fields: Readonly<Record<string, unknown>>): Promise<void> {
+  assertStringArgument(path, 'updateStateFile', 'path');
+  assertObjectArgument(fields, 'updateStateFile', 'fields');
   const text = await readTextIfExists(path);
   const state = text === undefined ? {} : await readStateFile(path);
   const next = { ...state, ...fields };

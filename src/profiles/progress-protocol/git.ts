@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { access, constants } from 'node:fs/promises';
 import { isAbsolute, posix, relative, resolve, sep } from 'node:path';
 import { CheckpointError } from '../../model/errors.js';
+import { assertOptionsArgument, assertStringArgument } from '../../model/arguments.js';
 
 /** What {@link gitSnapshot} did. */
 export type GitSnapshotResult =
@@ -59,6 +60,7 @@ function gitFailure(cause: string, code: 'checkpoint_unsupported' | 'checkpoint_
 
 /** Entries of `git status --porcelain=v1 -z`: the two-letter status and the path (renames: the new path and the original). */
 export function parsePorcelainZ(output: string): { xy: string; path: string; from?: string }[] {
+  assertStringArgument(output, 'parsePorcelainZ', 'output');
   const parts = output.split('\0');
   const out: { xy: string; path: string; from?: string }[] = [];
   for (let i = 0; i < parts.length; i++) {
@@ -89,6 +91,7 @@ export function parsePorcelainZ(output: string): { xy: string; path: string; fro
  * commit fails without a pre-commit hook to blame.
  */
 export async function gitSnapshot(options: GitSnapshotOptions): Promise<GitSnapshotResult> {
+  assertOptionsArgument(options, 'gitSnapshot');
   const top = await runGit(['rev-parse', '--show-toplevel'], options.cwd, options);
   if (top.code !== 0) throw gitFailure('not a git repository');
   const root = top.stdout.trim();

@@ -13,6 +13,7 @@ import type { ResumePoint, ResumeRule } from '../../resume/types.js';
 import { assertKey } from '../../storage/keys.js';
 import { parseProgress, renderProgress } from './codec.js';
 import { ProgressDocumentSchema, storedProgressJsonSchema, type ProgressDocument, type ProgressMeta, type StoredProgress } from './model.js';
+import { assertObjectArgument, assertOptionsArgument } from '../../model/arguments.js';
 
 /** Statuses of a progress checkpoint: the status comment's In Progress / Blocked / Resuming, plus a terminal `completed`. */
 export const PROGRESS_STATUSES = ['in_progress', 'blocked', 'resuming', 'completed'] as const;
@@ -33,6 +34,9 @@ export const PROGRESS_TRIGGERS = {
  * and blank lines do not change it; any edit of content does.
  */
 export async function progressChecksum(document: ProgressDocument, meta: Omit<ProgressMeta, 'integrity'> & { integrity: Omit<Integrity, 'checksum'> & { checksum?: string } }): Promise<string> {
+  assertObjectArgument(document, 'progressChecksum', 'document');
+  assertObjectArgument(meta, 'progressChecksum', 'meta');
+  assertObjectArgument(meta.integrity, 'progressChecksum', 'meta.integrity');
   const { checksum: _omitted, ...integrity } = meta.integrity;
   return sha256Hex(canonicalJson({ document, meta: { ...meta, integrity } }));
 }
@@ -51,6 +55,7 @@ export interface ProgressProtocolFormatOptions {
  * checksum (see {@link progressChecksum}).
  */
 export function progressProtocolFormat(options: ProgressProtocolFormatOptions = {}): DocumentFormat<ProgressDocument> {
+  assertOptionsArgument(options, 'progressProtocolFormat');
   const formatVersion = options.formatVersion ?? FORMAT_VERSION;
   let validator: DocumentValidator | undefined;
   const validate = (doc: unknown): ReturnType<DocumentValidator> => (validator ??= compileValidator(storedProgressJsonSchema))(doc);
@@ -126,6 +131,7 @@ const LOCK_NAME = '.savepoint-lock.json';
  * store's root.
  */
 export function progressLayout(options: ProgressLayoutOptions = {}): ProfileLayout {
+  assertOptionsArgument(options, 'progressLayout');
   const fileName = options.fileName ?? '.ccc-progress.md';
   assertKey(fileName);
   if (fileName.includes('/')) throw new CheckpointError('checkpoint_config_invalid', 'progressLayout: fileName must be a single path segment');
@@ -178,6 +184,9 @@ export function progressLayout(options: ProgressLayoutOptions = {}): ProfileLayo
  * ineligible for automatic resume.
  */
 export const progressResumeRule: ResumeRule<ProgressDocument> = (snapshot, context) => {
+  assertObjectArgument(snapshot, 'progressResumeRule', 'snapshot');
+  assertObjectArgument(snapshot.payload, 'progressResumeRule', 'snapshot.payload');
+  assertObjectArgument(context, 'progressResumeRule', 'context');
   const p = snapshot.payload;
   const terminal = context.isTerminal ? context.isTerminal(snapshot.status) : snapshot.status === 'completed';
   const remaining = [...(p.currentTask ? [p.currentTask.description] : []), ...p.remainingTasks];
@@ -237,6 +246,7 @@ export interface ProgressProtocolProfileOptions extends ProgressLayoutOptions, P
  * ```
  */
 export function progressProtocolProfile(options: ProgressProtocolProfileOptions = {}): Profile<ProgressDocument> {
+  assertOptionsArgument(options, 'progressProtocolProfile');
   return defineProfile<ProgressDocument>({
     name: options.name ?? 'progressProtocol',
     description: 'The .ccc-progress.md single-artifact progress file of the four-step checkpoint protocol',

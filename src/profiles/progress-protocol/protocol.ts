@@ -11,6 +11,7 @@ import { ProgressDocumentSchema, ProgressMetaSchema, type ProgressDocument } fro
 import { PROGRESS_STATUSES, progressProtocol, type ProgressStatus } from './profile.js';
 import type { StatusSink } from './sinks/status-sink.js';
 import { renderStatusComment, statusCommentFor, taskPosition } from './status-comment.js';
+import { assertArrayArgument, assertOptionsArgument } from '../../model/arguments.js';
 
 /** progress-protocol.md's invocation profiles: manual runs all four steps, automated (the stop hook) steps 1 and 3. */
 export type ProtocolProfile = 'manual' | 'automated';
@@ -149,6 +150,7 @@ function commitMessageFor(template: CheckpointProtocolOptions['commitMessage'], 
 
 /** Formats the completion report exactly as progress-protocol.md shows it. */
 export function formatCompletionReport(steps: readonly ProtocolStepResult[]): string {
+  assertArrayArgument(steps, 'formatCompletionReport', 'steps');
   const counted = steps.filter((s) => s.outcome !== 'not_run');
   const ok = counted.filter((s) => s.outcome !== 'failed').length;
   const lines = [`Checkpoint complete: ${ok}/${counted.length} steps succeeded.`];
@@ -181,6 +183,7 @@ export function formatCompletionReport(steps: readonly ProtocolStepResult[]): st
  * ```
  */
 export async function runCheckpointProtocol(options: CheckpointProtocolOptions): Promise<CheckpointReport> {
+  assertOptionsArgument(options, 'runCheckpointProtocol');
   if (typeof options.cwd !== 'string' || options.cwd === '') throw new CheckpointError('checkpoint_config_invalid', 'runCheckpointProtocol needs cwd');
   const profile = options.profile ?? 'manual';
   const manual = profile === 'manual';

@@ -1,5 +1,7 @@
 import type { ProgressDocument } from './model.js';
 import type { ProgressStatus } from './profile.js';
+import { assertObjectArgument, assertOptionsArgument, assertStringArgument } from '../../model/arguments.js';
+import { assertProgressDocArgument } from './doc-argument.js';
 
 /** How each status reads in the comment (progress-protocol.md: In Progress / Blocked / Resuming). */
 export const STATUS_LABELS: Readonly<Record<ProgressStatus, string>> = {
@@ -31,6 +33,8 @@ const oneLine = (text: string): string => text.replace(/\s*\n\s*/g, ' ').trim();
 
 /** The comment body exactly in the spec's format. */
 export function renderStatusComment(f: StatusCommentFields): string {
+  assertObjectArgument(f, 'renderStatusComment', 'fields');
+  for (const field of ['updated', 'task', 'status', 'decisions', 'blockers'] as const) assertStringArgument(f[field], 'renderStatusComment', field);
   return [
     '## Checkpoint Status',
     '',
@@ -46,6 +50,7 @@ export function renderStatusComment(f: StatusCommentFields): string {
 
 /** Task N of M and its description: N counts the completed tasks plus the current one; M every task. */
 export function taskPosition(doc: ProgressDocument): { n: number; m: number; description: string } {
+  assertProgressDocArgument(doc, 'taskPosition');
   const done = doc.completedTasks.length;
   const m = done + (doc.currentTask ? 1 : 0) + doc.remainingTasks.length;
   if (doc.currentTask) return { n: done + 1, m, description: doc.currentTask.description };
@@ -55,6 +60,7 @@ export function taskPosition(doc: ProgressDocument): { n: number; m: number; des
 
 /** The next action: the one given, else continuing the current task, else the first remaining task. */
 export function nextActionOf(doc: ProgressDocument, explicit?: string): string {
+  assertProgressDocArgument(doc, 'nextActionOf');
   if (explicit && explicit.trim() !== '') return explicit.trim();
   if (doc.currentTask) return `Continue ${doc.currentTask.description}${doc.currentTask.status ? ` (${doc.currentTask.status})` : ''}`;
   return doc.remainingTasks[0] ?? 'None';
@@ -72,6 +78,8 @@ export interface StatusCommentOptions {
 
 /** Builds the comment fields from the progress document. */
 export function statusCommentFor(doc: ProgressDocument, options: StatusCommentOptions): StatusCommentFields {
+  assertProgressDocArgument(doc, 'statusCommentFor');
+  assertOptionsArgument(options, 'statusCommentFor');
   const { n, m, description } = taskPosition(doc);
   const before = new Set((options.previous?.decisions ?? []).map((d) => d.decision.trim()));
   const fresh = doc.decisions.filter((d) => !before.has(d.decision.trim()));

@@ -5,6 +5,7 @@ import { githubIssueCommentSink } from './sinks/github.js';
 import type { TrackerHttpOptions } from './sinks/http.js';
 import { linearStatusSink } from './sinks/linear.js';
 import type { StatusSink } from './sinks/status-sink.js';
+import { assertObjectArgument, assertOptionsArgument } from '../../model/arguments.js';
 
 /** Environment variables {@link sinkFromEnv} reads. */
 export type TrackerEnv = Readonly<Record<string, string | undefined>>;
@@ -22,6 +23,8 @@ export type TrackerEnv = Readonly<Record<string, string | undefined>>;
  * tracker is chosen but incompletely configured.
  */
 export function sinkFromEnv(env: TrackerEnv, http: TrackerHttpOptions = {}): StatusSink | undefined {
+  assertObjectArgument(env, 'sinkFromEnv', 'env');
+  assertOptionsArgument(http, 'sinkFromEnv');
   const choice = (env.SAVEPOINT_TRACKER ?? '').trim().toLowerCase();
   const timeout = Number(env.SAVEPOINT_TRACKER_TIMEOUT_MS);
   const httpOptions: TrackerHttpOptions = { ...http, ...(Number.isFinite(timeout) && timeout > 0 ? { timeoutMs: timeout } : {}) };
@@ -90,6 +93,7 @@ export interface StopHookOptions extends Pick<CheckpointProtocolOptions, 'commit
  * ```
  */
 export async function runStopHook(options: StopHookOptions = {}): Promise<number> {
+  assertOptionsArgument(options, 'runStopHook');
   const write = options.write ?? ((text: string) => void process.stdout.write(text));
   const env = options.env ?? process.env;
   let sink: StatusSink | undefined;

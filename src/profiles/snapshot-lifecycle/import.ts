@@ -13,6 +13,7 @@ import { snapshotLifecycle, type SnapshotLifecycleProfile } from './profile.js';
 import { lifecycleSealedBySavepoint, sealLifecycleForeign } from './foreign.js';
 import type { RunImporter } from '../import-run.js';
 import { jsonRunImporter } from '../json-run-import.js';
+import { assertOptionsArgument, assertProfileArgument } from '../../model/arguments.js';
 
 /** Options common to the `import…Document` helpers of the JSON profiles. */
 export interface JsonProfileImportOptions {
@@ -59,6 +60,7 @@ export async function importSpecDocument<P>(
   options: JsonProfileImportOptions,
   toDraft: (document: JsonObject, where: string, integrity: JsonValue | undefined) => Promise<SnapshotDraft<P>> | SnapshotDraft<P>,
 ): Promise<EncodedSnapshot<P>> {
+  assertProfileArgument(profile, 'import');
   const where = options.where ?? 'imported document';
   const document = toJsonObject(input, where);
   if (Object.hasOwn(document, INTEGRITY_FIELD) && !options.reseal) await verifyDocument(document, where);
@@ -141,6 +143,7 @@ export async function importSnapshotLifecycleDocument(
   input: unknown,
   options: ImportSnapshotLifecycleOptions = {},
 ): Promise<EncodedSnapshot<SnapshotLifecyclePayload>> {
+  assertOptionsArgument(options, 'importSnapshotLifecycleDocument');
   const profile = options.profile ?? snapshotLifecycle;
   return withForeignFallback(input, options, () => importStrict(profile, input, options), lifecycleSealedBySavepoint, (d, where) => sealLifecycleForeign(d, where, options.sequence));
 }

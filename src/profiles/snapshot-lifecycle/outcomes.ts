@@ -2,6 +2,7 @@ import { CheckpointError, isCheckpointError } from '../../model/errors.js';
 import type { CheckpointResult, CheckpointWriter } from '../../writer/types.js';
 import { LifecycleCommandOutcomeSchema, DEFAULT_MAX_COMMAND_OUTCOMES, type LifecycleCommandOutcome, type SnapshotLifecyclePayload } from './schema.js';
 import type { LifecycleCheckpointRequest } from './triggers.js';
+import { assertFunctionArgument, assertObjectArgument, assertOptionsArgument } from '../../model/arguments.js';
 
 /** Options of {@link createCommandOutcomeRecorder}. */
 export interface CommandOutcomeRecorderOptions {
@@ -71,6 +72,7 @@ export interface CommandOutcomeRecorder {
  * ```
  */
 export function createCommandOutcomeRecorder(options: CommandOutcomeRecorderOptions = {}): CommandOutcomeRecorder {
+  assertOptionsArgument(options, 'createCommandOutcomeRecorder');
   const limit = options.limit ?? DEFAULT_MAX_COMMAND_OUTCOMES;
   const maxSummaryLength = options.maxSummaryLength ?? 500;
   const now = options.now ?? (() => Date.now());
@@ -165,6 +167,11 @@ export async function checkpointWithOutcomes(
   recorder: CommandOutcomeRecorder,
   request: LifecycleCheckpointRequest,
 ): Promise<CheckpointResult<SnapshotLifecyclePayload>> {
+  assertObjectArgument(writer, 'checkpointWithOutcomes', 'writer');
+  assertObjectArgument(recorder, 'checkpointWithOutcomes', 'recorder');
+  assertObjectArgument(request, 'checkpointWithOutcomes', 'request');
+  assertFunctionArgument(writer.checkpoint, 'checkpointWithOutcomes', 'writer.checkpoint');
+  assertFunctionArgument(recorder.drain, 'checkpointWithOutcomes', 'recorder.drain');
   const outcomes = recorder.drain();
   let result: CheckpointResult<SnapshotLifecyclePayload>;
   try {

@@ -18,6 +18,7 @@ import {
   type SnapshotLifecycleDocument,
   type SnapshotLifecyclePayload,
 } from './schema.js';
+import { assertOptionsArgument } from '../../model/arguments.js';
 
 /** Options of {@link createSnapshotLifecycleProfile}. */
 export interface SnapshotLifecycleProfileOptions {
@@ -92,6 +93,7 @@ function materialView(payload: SnapshotLifecyclePayload): unknown {
  * ```
  */
 export function createSnapshotLifecycleProfile(options: SnapshotLifecycleProfileOptions = {}): SnapshotLifecycleProfile {
+  assertOptionsArgument(options, 'createSnapshotLifecycleProfile');
   const maxCommandOutcomes = options.maxCommandOutcomes ?? DEFAULT_MAX_COMMAND_OUTCOMES;
   if (!Number.isInteger(maxCommandOutcomes) || maxCommandOutcomes < 1) {
     throw new CheckpointError('checkpoint_config_invalid', 'snapshotLifecycle: maxCommandOutcomes must be a positive integer', {

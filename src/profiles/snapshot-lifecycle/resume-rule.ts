@@ -1,6 +1,7 @@
 import type { Snapshot } from '../../model/snapshot.js';
 import type { ResumePoint, ResumeRule, ResumeWarning } from '../../resume/types.js';
 import { bullets, stringsOf } from '../../resume/rule-helpers.js';
+import { assertObjectArgument } from '../../model/arguments.js';
 
 /**
  * The part of a snapshot-lifecycle.md payload the resume rule reads: `step_state` with
@@ -35,6 +36,8 @@ const FINISHED_STEP = new Set(['done', 'skipped']);
  * result other than `PASS` adds the warning `resume_todo_noncompliant`.
  */
 export const snapshotLifecycleResumeRule: ResumeRule<SnapshotLifecycleResumeFields> = (snapshot: Snapshot<SnapshotLifecycleResumeFields>): ResumePoint => {
+  assertObjectArgument(snapshot, 'snapshotLifecycleResumeRule', 'snapshot');
+  assertObjectArgument(snapshot.payload, 'snapshotLifecycleResumeRule', 'snapshot.payload');
   const step = snapshot.payload.step_state;
   const hints = step.resume_hints;
   const stepId = step.step_id ?? `#${step.step_ordinal ?? '?'}`;

@@ -1,5 +1,6 @@
 import { freezePolicy, keepLast, keepLatestStatus, type RetentionPolicy, type RetentionRule } from '../../retention/policy.js';
 import type { RetentionDuration } from '../../retention/duration.js';
+import { assertOptionsArgument } from '../../model/arguments.js';
 
 /** Options of {@link createSnapshotLifecycleRetention}; every default is snapshot-lifecycle.md's. */
 export interface SnapshotLifecycleRetentionOptions {
@@ -22,6 +23,7 @@ export interface SnapshotLifecycleRetentionOptions {
  * `latest.json`). A run's latest snapshot and preserved runs are kept by the safety rules.
  */
 export function createSnapshotLifecycleRetention(options: SnapshotLifecycleRetentionOptions = {}): RetentionPolicy {
+  assertOptionsArgument(options, 'createSnapshotLifecycleRetention');
   const rules: RetentionRule[] = [keepLast(options.keepLast ?? 50, { maxAge: options.maxAge ?? '14d' })];
   for (const status of options.keepLatestStatuses ?? ['failed', 'completed']) rules.push(keepLatestStatus(status));
   const compressAfter = options.compressAfter === undefined ? '24h' : options.compressAfter;

@@ -1,5 +1,6 @@
 import { toHex } from '../../codec/sha256.js';
 import { utf8Encode } from '../../codec/utf8.js';
+import { assertBytesArgument } from '../../model/arguments.js';
 
 function subtle(): SubtleCrypto {
   const c = (globalThis as { crypto?: Crypto }).crypto;
@@ -15,6 +16,7 @@ function subtle(): SubtleCrypto {
  * everywhere the adapter does.
  */
 export async function gitBlobSha(bytes: Uint8Array): Promise<string> {
+  assertBytesArgument(bytes, 'gitBlobSha');
   const header = utf8Encode(`blob ${bytes.length}\0`);
   const buf = new Uint8Array(header.length + bytes.length);
   buf.set(header, 0);

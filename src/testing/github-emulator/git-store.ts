@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { assertArrayArgument, assertBytesArgument, assertObjectArgument } from '../../model/arguments.js';
 
 /** Modes GitHub's tree API accepts, as the API spells them. */
 export type GitMode = '100644' | '100755' | '040000' | '160000' | '120000';
@@ -59,6 +60,7 @@ const sha1 = (header: string, body: Buffer): string => createHash('sha1').update
 
 /** Git's object id of a blob: SHA-1 of `blob <size>\0<bytes>`, exactly as `git hash-object` computes it. */
 export function blobSha(data: Uint8Array): string {
+  assertBytesArgument(data, 'gitBlobShaOf', 'data');
   const body = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
   return sha1(`blob ${body.length}\0`, body);
 }
@@ -98,12 +100,17 @@ export function encodeCommit(c: GitCommitData): Buffer {
 
 /** The object id of a tree with these entries. */
 export function treeSha(entries: readonly GitTreeEntry[]): string {
+  assertArrayArgument(entries, 'gitTreeShaOf', 'entries');
   const body = encodeTree(entries);
   return sha1(`tree ${body.length}\0`, body);
 }
 
 /** The object id of a commit. */
 export function commitSha(c: GitCommitData): string {
+  assertObjectArgument(c, 'gitCommitShaOf', 'commit');
+  assertArrayArgument(c.parents, 'gitCommitShaOf', 'commit.parents');
+  assertObjectArgument(c.author, 'gitCommitShaOf', 'commit.author');
+  assertObjectArgument(c.committer, 'gitCommitShaOf', 'commit.committer');
   const body = encodeCommit(c);
   return sha1(`commit ${body.length}\0`, body);
 }

@@ -5,6 +5,7 @@ import { createFaultSchedule, type EmulatorFault, type EmulatorFaults } from './
 import { errorReply, route, type HandlerContext, type Reply } from './handlers.js';
 import { createRepoState, type EmulatorState } from './repo-state.js';
 import { validateRequestBody, validateResponseBody, type GitHubOperationId, type SchemaViolation } from './schemas.js';
+import { assertOptionsArgument } from '../../model/arguments.js';
 
 /** Options of {@link startGitHubEmulator}. */
 export interface GitHubEmulatorOptions {
@@ -143,6 +144,7 @@ const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
  * ```
  */
 export async function startGitHubEmulator(options: GitHubEmulatorOptions = {}): Promise<GitHubEmulator> {
+  assertOptionsArgument(options, 'startGitHubEmulator');
   const clock = options.clock ?? systemClock;
   const owner = options.owner ?? 'savepoint';
   const repo = options.repo ?? 'checkpoints';

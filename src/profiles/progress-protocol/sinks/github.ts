@@ -1,6 +1,7 @@
 import { CheckpointError } from '../../../model/errors.js';
 import { trackerError, trackerRequest, type TrackerHttpOptions } from './http.js';
 import type { StatusSink } from './status-sink.js';
+import { assertOptionsArgument } from '../../../model/arguments.js';
 
 /** Options of {@link githubIssueCommentSink}. */
 export interface GitHubIssueCommentSinkOptions extends TrackerHttpOptions {
@@ -34,6 +35,7 @@ const NAME = /^[A-Za-z0-9_.-]{1,100}$/;
  * ```
  */
 export function githubIssueCommentSink(options: GitHubIssueCommentSinkOptions): StatusSink {
+  assertOptionsArgument(options, 'githubIssueCommentSink');
   const { owner, repo, issueNumber, token } = options;
   if (!NAME.test(owner ?? '') || !NAME.test(repo ?? '') || !Number.isSafeInteger(issueNumber) || issueNumber < 1 || !token) {
     throw new CheckpointError('checkpoint_config_invalid', 'githubIssueCommentSink needs owner, repo, a positive issueNumber and a token');

@@ -1,5 +1,6 @@
 import { systemClock, type Clock } from '../../../model/clock.js';
 import { CheckpointError } from '../../../model/errors.js';
+import { assertOptionsArgument, assertStringArgument } from '../../../model/arguments.js';
 
 /** HTTP options shared by the tracker sinks. */
 export interface TrackerHttpOptions {
@@ -38,6 +39,9 @@ export function trackerError(tracker: string, cause: string, code: 'checkpoint_t
  * `x-ratelimit-remaining: 0`) reject; other statuses are returned for the sink to read.
  */
 export async function trackerRequest(tracker: string, url: string, init: RequestInit, options: TrackerHttpOptions): Promise<TrackerResponse> {
+  assertStringArgument(tracker, 'trackerRequest', 'tracker');
+  assertStringArgument(url, 'trackerRequest', 'url');
+  assertOptionsArgument(options, 'trackerRequest');
   const fetchImpl = options.fetch ?? globalThis.fetch;
   const timeoutMs = options.timeoutMs ?? 10_000;
   const clock = options.clock ?? systemClock;

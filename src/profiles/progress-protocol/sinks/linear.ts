@@ -1,6 +1,7 @@
 import { CheckpointError } from '../../../model/errors.js';
 import { trackerError, trackerRequest, type TrackerHttpOptions } from './http.js';
 import type { StatusSink } from './status-sink.js';
+import { assertOptionsArgument } from '../../../model/arguments.js';
 
 /** The `commentCreate` mutation savepoint sends (Linear GraphQL API). */
 export const LINEAR_COMMENT_CREATE = 'mutation CommentCreate($input: CommentCreateInput!) { commentCreate(input: $input) { success comment { id } } }';
@@ -50,6 +51,7 @@ function errorCode(errors: readonly GraphQlError[]): string {
  * ```
  */
 export function linearStatusSink(options: LinearStatusSinkOptions): StatusSink {
+  assertOptionsArgument(options, 'linearStatusSink');
   if (!options.issueId || !options.apiKey) throw new CheckpointError('checkpoint_config_invalid', 'linearStatusSink needs issueId and apiKey');
   const endpoint = options.endpoint ?? 'https://api.linear.app/graphql';
   const authorization = options.tokenType === 'oauth' ? `Bearer ${options.apiKey}` : options.apiKey;
