@@ -1,5 +1,5 @@
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -74,4 +74,28 @@ describe('the packed package in a consumer project', () => {
     const out = JSON.parse(execFileSync(process.execPath, [file], { cwd: dir, encoding: 'utf8' })) as Record<string, unknown>;
     expect(out).toMatchObject({ ok: true, code: 'checkpoint_key_invalid', testing: 'function' });
   });
+
+  it('type-checks savepoint and savepoint/testing without fast-check (an optional peer) installed', () => {
+    expect(existsSync(join(dir, 'node_modules', 'fast-check'))).toBe(false);
+    mkdirSync(join(dir, 'node_modules', '@types'), { recursive: true });
+    if (!existsSync(join(dir, 'node_modules', '@types', 'node'))) symlinkSync(join(ROOT, 'node_modules', '@types', 'node'), join(dir, 'node_modules', '@types', 'node'), 'dir');
+    writeFileSync(
+      join(dir, 'types.mts'),
+      `import { memoryStorage } from 'savepoint';
+       import { faultyStorage, manualClock, runStorageConformance, type StorageConformanceFastCheck, type StorageConformanceOptions } from 'savepoint/testing';
+       const storage = faultyStorage(memoryStorage(), { at: 1 });
+       const clock = manualClock('2026-01-01T00:00:00Z');
+       const options: StorageConformanceOptions = { create: () => memoryStorage(), it: () => undefined };
+       const fc: StorageConformanceFastCheck | undefined = undefined;
+       export { storage, clock, options, fc, runStorageConformance };`,
+    );
+    writeFileSync(
+      join(dir, 'tsconfig.json'),
+      JSON.stringify({ compilerOptions: { strict: true, noEmit: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', types: ['node'], skipLibCheck: false }, files: ['types.mts'] }),
+    );
+    const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+    const result = spawnSync(process.execPath, [tsc, '-p', dir], { cwd: dir, encoding: 'utf8' });
+    expect(result.stdout + result.stderr).not.toMatch(/fast-check/);
+    expect(result.status, result.stdout).toBe(0);
+  }, 120_000);
 });

@@ -3,6 +3,7 @@ import { listAll } from '../../storage/adapter.js';
 import { equal, equalJson, ok, rejects, sameBytes } from './check.js';
 import type { SuiteContext } from './context.js';
 import { codeUnitCompare } from './listing.js';
+import type * as FastCheckModule from 'fast-check';
 import type { StorageConformanceFastCheck } from './options.js';
 
 type PutCondition = 'none' | 'absent' | 'current' | 'stale' | 'unknown';
@@ -21,10 +22,14 @@ const MODEL_KEYS = ['a', 'a-b', 'a.b', 'b/c', 'b/d', 'c/d/e', 'c/e', 'é', 'z/\u
 const NESTED_KEYS = ['b', 'c/d'];
 const MODEL_PREFIXES = ['', 'a', 'a-', 'b', 'b/', 'c/', 'c/d', 'c/d/', 'z/', 'q'];
 
-async function loadFastCheck(given: StorageConformanceFastCheck | undefined): Promise<StorageConformanceFastCheck> {
-  if (given) return given;
+/** fast-check's real types, for this file only (the public options declare just what they need). */
+type FastCheck = Omit<typeof FastCheckModule, 'default'>;
+
+async function loadFastCheck(given: StorageConformanceFastCheck | undefined): Promise<FastCheck> {
+  // A caller's fc is fast-check itself (v3 or v4); its structural public type only names the members used.
+  if (given) return given as unknown as FastCheck;
   try {
-    const mod = (await import('fast-check')) as StorageConformanceFastCheck & { default?: StorageConformanceFastCheck };
+    const mod = (await import('fast-check')) as FastCheck & { default?: FastCheck };
     return mod.default ?? mod;
   } catch (err) {
     throw new Error(
@@ -35,7 +40,7 @@ async function loadFastCheck(given: StorageConformanceFastCheck | undefined): Pr
 }
 
 /** Arbitrary operation sequences over a small key space. */
-export function modelOperations(fc: StorageConformanceFastCheck, nestedKeys: boolean): ReturnType<StorageConformanceFastCheck['array']> {
+export function modelOperations(fc: FastCheck, nestedKeys: boolean): ReturnType<FastCheck['array']> {
   const key = fc.constantFrom(...MODEL_KEYS, ...(nestedKeys ? NESTED_KEYS : []));
   const bytes = fc.oneof(fc.constant(new Uint8Array(0)), fc.uint8Array({ maxLength: 40 }));
   const op = fc.oneof(

@@ -1,8 +1,24 @@
-import type * as FastCheck from 'fast-check';
 import type { StorageAdapter, StorageCapabilities } from '../../storage/adapter.js';
 
-/** The fast-check module (`import fc from 'fast-check'` or `import * as fc from 'fast-check'`), v3 or v4. */
-export type StorageConformanceFastCheck = Omit<typeof FastCheck, 'default'>;
+/** A fast-check function, as far as these types need to know it. */
+type FastCheckFunction = (...args: never[]) => unknown;
+
+/**
+ * The fast-check module (`import fc from 'fast-check'` or `import * as fc from 'fast-check'`), v3
+ * or v4. Declared by the members the suite calls, not by importing fast-check's types, so
+ * `savepoint/testing` type-checks in a project without fast-check (an optional peer).
+ */
+export interface StorageConformanceFastCheck {
+  readonly assert: FastCheckFunction;
+  readonly asyncProperty: FastCheckFunction;
+  readonly array: FastCheckFunction;
+  readonly constant: FastCheckFunction;
+  readonly constantFrom: FastCheckFunction;
+  readonly nat: FastCheckFunction;
+  readonly oneof: FastCheckFunction;
+  readonly record: FastCheckFunction;
+  readonly uint8Array: FastCheckFunction;
+}
 
 /**
  * Options of {@link runStorageConformance}: your test runner's functions, your adapter
