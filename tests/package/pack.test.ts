@@ -33,7 +33,8 @@ describe('npm pack contents', () => {
   });
 
   it('ships nothing but dist and the documents: no sources, tests, fixtures, examples or source maps', () => {
-    const allowed = /^(dist\/[^/]+\.(js|cjs|d\.ts|d\.cts)|README\.md|DESIGN\.md|LICENSE|CHANGELOG\.md|package\.json)$/;
+    // The CLI's --json output schemas ship too (schemas/cli/<command>.v<N>.json), for scripts to validate against.
+    const allowed = /^(dist\/[^/]+\.(js|cjs|d\.ts|d\.cts)|schemas\/cli\/[a-z-]+\.v\d+\.json|README\.md|DESIGN\.md|LICENSE|CHANGELOG\.md|package\.json)$/;
     expect(files.filter((f) => !allowed.test(f))).toEqual([]);
     expect(files.some((f) => /(^|\/)(src|tests|examples|bench|fixtures)\//.test(f))).toBe(false);
     expect(files.some((f) => f.endsWith('.map'))).toBe(false);

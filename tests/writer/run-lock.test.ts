@@ -51,7 +51,7 @@ describe('run lock (the two-writer rule: the second writer gets checkpoint_run_l
     const b = createWriter({ storage: shared, profile: defaultProfile, runId: run, clock, lock: true, lockLeaseMs: lease, lockIdentity: { pid: 1, hostname: 'host-b' }, heartbeatIntervalMs: false });
     const early = await b.checkpoint({ source: 'manual', status: 'in_progress', payload: 2 });
     expect(!early.ok && early.reasonCode).toBe('checkpoint_run_locked');
-    expect(!early.ok && early.error.message).toContain('held by pid 4242 on host host-a, lease ends in 60 s');
+    expect(!early.ok && early.error.message).toContain('held by pid 4242 on host host-a, lease ends in 1 min');
     await clock.advance(lease * 3); // a renews on its timer
     expect((await b.open()).ok).toBe(false);
     viewA.pauseNow(); // SIGSTOP: a's renewals no longer reach the store
