@@ -12,21 +12,11 @@ import { createWriter, defaultProfile, type JsonValue } from 'savepoint';
 import { fsStorage } from 'savepoint/fs';
 import { initialPhasedPayload, phasedWorkflow } from 'savepoint/phased-workflow';
 import { runCli } from '../../src/cli/run.js';
-import type { CliIo } from '../../src/cli/io.js';
+import { captureIo } from '../support/cli-io.js';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 
-function io(): CliIo & { out: string; err: string } {
-  const x = {
-    out: '',
-    err: '',
-    stdout: { isTTY: false, write: (t: string) => ((x.out += t), true) },
-    stderr: { isTTY: false, write: (t: string) => ((x.err += t), true) },
-    env: {},
-    readStdin: async () => '',
-  };
-  return x;
-}
+const io = captureIo;
 
 async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
   const x = io();

@@ -7,7 +7,7 @@ import { buildInventory } from 'savepoint/toolkit';
 import { fsStorage } from 'savepoint/fs';
 import { faultyStorage } from 'savepoint/testing';
 import { runCli } from '../../src/cli/run.js';
-import type { CliIo } from '../../src/cli/io.js';
+import { captureIo } from '../support/cli-io.js';
 
 // Issue 13 item 8: verify's blind spots. With latest.json replaced by a directory or a
 // symbolic link, verify said 0 problems while every write was refused; an unreadable lock
@@ -19,17 +19,7 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-function io(): CliIo & { out: string; err: string } {
-  const x = {
-    out: '',
-    err: '',
-    stdout: { isTTY: false, write: (t: string) => ((x.out += t), true) },
-    stderr: { isTTY: false, write: (t: string) => ((x.err += t), true) },
-    env: {},
-    readStdin: async () => '',
-  };
-  return x;
-}
+const io = captureIo;
 
 interface VerifyJson {
   problems: number;

@@ -6,25 +6,15 @@ import { createWriter, planResume } from 'savepoint';
 import { fsStorage } from 'savepoint/fs';
 import { phasedWorkflow } from 'savepoint/phased-workflow';
 import { runCli } from '../../src/cli/run.js';
-import type { CliIo } from '../../src/cli/io.js';
 import { PHASED_RUN, putFixtures } from './support.js';
+import { captureIo } from '../support/cli-io.js';
 
 const dirs: string[] = [];
 afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-function io(): CliIo & { out: string; err: string } {
-  const x = {
-    out: '',
-    err: '',
-    stdout: { isTTY: false, write: (t: string) => ((x.out += t), true) },
-    stderr: { isTTY: false, write: (t: string) => ((x.err += t), true) },
-    env: {},
-    readStdin: async () => '',
-  };
-  return x;
-}
+const io = captureIo;
 
 interface Finding {
   key: string;

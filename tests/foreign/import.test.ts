@@ -9,9 +9,9 @@ import { importPlanExecutorDocument, importPlanExecutorRun, planExecutor } from 
 import { importSnapshotLifecycleDocument, importSnapshotLifecycleRun, snapshotLifecycle } from 'savepoint/snapshot-lifecycle';
 import { importPhasedWorkflowDocument, importPhasedWorkflowRun, phasedWorkflow } from 'savepoint/phased-workflow';
 import { runCli } from '../../src/cli/run.js';
-import type { CliIo } from '../../src/cli/io.js';
 import { utf8Decode, utf8Encode } from '../../src/codec/utf8.js';
 import { foreignFixture, PHASED_RUN, putFixtures } from './support.js';
+import { captureIo } from '../support/cli-io.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -125,17 +125,7 @@ describe('whole-run import', () => {
   });
 });
 
-function io(): CliIo & { out: string; err: string } {
-  const x = {
-    out: '',
-    err: '',
-    stdout: { isTTY: false, write: (t: string) => ((x.out += t), true) },
-    stderr: { isTTY: false, write: (t: string) => ((x.err += t), true) },
-    env: {},
-    readStdin: async () => '',
-  };
-  return x;
-}
+const io = captureIo;
 
 describe('savepoint import', () => {
   it('dry run by default, --apply seals in place, a second run changes nothing; --to-dir copies', async () => {
