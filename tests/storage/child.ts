@@ -4,12 +4,12 @@
  * tsx loader it takes ~0.3 s, which dominated the crash test). When esbuild cannot be
  * loaded, children fall back to importing the TypeScript source through tsx.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { watchLines, type LineChild } from '../support/line-child.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const FIXTURES = join(ROOT, 'tests', 'fixtures', 'storage');
@@ -37,69 +37,13 @@ export async function buildChildModule(): Promise<ChildModule> {
   }
 }
 
-/** A running child with line-based stdout. */
-export interface LineChild {
-  readonly proc: ChildProcess;
-  /** Every stdout line so far. */
-  readonly lines: string[];
-  /** Resolves the next stdout line matching `test` (already-seen lines included). */
-  waitFor(test: (line: string) => boolean, timeoutMs?: number): Promise<string>;
-  /** Resolves when the child has exited (and been reaped). */
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  send(line: string): void;
-  stderr(): string;
-}
+export type { LineChild } from '../support/line-child.js';
 
 export function spawnChild(module: ChildModule, script: string, args: readonly string[]): LineChild {
   const proc = spawn(process.execPath, [...module.execArgv, join(FIXTURES, script), module.url, ...args], {
     cwd: ROOT,
     stdio: ['pipe', 'pipe', 'pipe'],
   });
-  const lines: string[] = [];
-  let consumed = 0;
-  const waiters: { test: (l: string) => boolean; resolve: (l: string) => void }[] = [];
-  let err = '';
-  proc.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  createInterface({ input: proc.stdout! }).on('line', (line) => {
-    lines.push(line);
-    for (const w of [...waiters]) {
-      if (w.test(line)) {
-        waiters.splice(waiters.indexOf(w), 1);
-        w.resolve(line);
-      }
-    }
-  });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => proc.on('exit', (code, signal) => resolve({ code, signal })));
-  return {
-    proc,
-    lines,
-    exited,
-    stderr: () => err,
-    send: (line) => proc.stdin!.write(`${line}\n`),
-    waitFor(test, timeoutMs = 20_000) {
-      const seen = lines.slice(consumed).find(test);
-      if (seen !== undefined) {
-        consumed = lines.indexOf(seen, consumed) + 1;
-        return Promise.resolve(seen);
-      }
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`child did not print the expected line within ${timeoutMs} ms; stderr: ${err}`)), timeoutMs);
-        const waiter = {
-          test,
-          resolve: (l: string) => {
-            clearTimeout(timer);
-            consumed = lines.length;
-            resolve(l);
-          },
-        };
-        waiters.push(waiter);
-        void exited.then(() => {
-          if (waiters.includes(waiter)) {
-            clearTimeout(timer);
-            reject(new Error(`child exited before printing the expected line; stderr: ${err}`));
-          }
-        });
-      });
-    },
-  };
+  // A dialogue: each wait sees only what the child printed after the previous answer.
+  return watchLines(proc, { consume: true, timeoutMs: 20_000 });
 }
