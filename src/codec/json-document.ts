@@ -5,8 +5,8 @@ import { FORMAT_VERSION, type Integrity, type Snapshot, type SnapshotDraft } fro
 import { assertValid, compileValidator, type DocumentValidator, type JsonSchema } from '../model/validate.js';
 import { canonicalJson, parseJson, type JsonObject } from './canonical-json.js';
 import { gunzip, isGzip } from './gzip.js';
-import { concatBytes, sha256Hex, sha256HexOfParts } from './sha256.js';
-import { utf8Decode, utf8Encode } from './utf8.js';
+import { sha256Hex, sha256HexOfParts } from './sha256.js';
+import { utf8Decode, utf8Encode, utf8EncodeInto } from './utf8.js';
 import { assertObjectArgument, assertOptionsArgument } from '../model/arguments.js';
 
 /** A document's bytes and the snapshot it seals. */
@@ -145,15 +145,67 @@ export interface SealedDocument {
  */
 export async function sealMembers(members: ReadonlyMap<string, string>, formatVersion = FORMAT_VERSION): Promise<{ integrity: Integrity; bytes: Uint8Array }> {
   const keys = [...members.keys()].filter((k) => k !== INTEGRITY_FIELD).sort();
-  const before: string[] = [];
-  const after: string[] = [];
-  for (const k of keys) (k < INTEGRITY_FIELD ? before : after).push(`${JSON.stringify(k)}:${members.get(k)!}`);
-  const head = utf8Encode(`{${before.join(',')}${before.length > 0 ? ',' : ''}"${INTEGRITY_FIELD}":`);
-  const tail = utf8Encode(`${after.length > 0 ? ',' : ''}${after.join(',')}}`);
   const version = JSON.stringify(formatVersion);
-  const checksum = await sha256HexOfParts([head, utf8Encode(`{"algorithm":"sha256","format_version":${version}}`), tail]);
+  // The text's pieces, written one after the other into one buffer: no string of the whole
+  // document is built (a 200 KB payload would be copied into it, and again to encode it).
+  // The integrity member holds a placeholder of the checksum's length, patched in place.
+  const pieces: string[] = ['{'];
+  let sealedAt = -1;
+  let integrityPlaced = false;
+  for (const k of keys) {
+    if (!integrityPlaced && k > INTEGRITY_FIELD) {
+      sealedAt = pieces.push(`"${INTEGRITY_FIELD}":`);
+      pieces.push(`{"algorithm":"sha256","checksum":"${CHECKSUM_PLACEHOLDER}","format_version":${version}}`, ',');
+      integrityPlaced = true;
+    }
+    pieces.push(JSON.stringify(k), ':', members.get(k)!, ',');
+  }
+  if (!integrityPlaced) {
+    sealedAt = pieces.push(`"${INTEGRITY_FIELD}":`);
+    pieces.push(`{"algorithm":"sha256","checksum":"${CHECKSUM_PLACEHOLDER}","format_version":${version}}`);
+  } else pieces.pop(); // the last member's comma
+  pieces.push('}');
+  const { bytes, offsets } = encodePieces(pieces);
+  const from = offsets[sealedAt]!;
+  const to = offsets[sealedAt + 1]!;
+  const checksum = await sha256HexOfParts([bytes.subarray(0, from), `{"algorithm":"sha256","format_version":${version}}`, bytes.subarray(to)]);
+  const digitsAt = from + CHECKSUM_OFFSET;
+  for (let i = 0; i < 64; i++) bytes[digitsAt + i] = checksum.charCodeAt(i);
   const integrity: Integrity = { format_version: formatVersion, algorithm: 'sha256', checksum };
-  return { integrity, bytes: concatBytes([head, utf8Encode(`{"algorithm":"sha256","checksum":"${checksum}","format_version":${version}}`), tail]) };
+  return { integrity, bytes };
+}
+
+const CHECKSUM_PLACEHOLDER = '0'.repeat(64);
+/** Where the checksum's digits start in the sealed integrity member (ASCII, so chars = bytes). */
+const CHECKSUM_OFFSET = '{"algorithm":"sha256","checksum":"'.length;
+
+/**
+ * UTF-8 of the concatenation of `pieces`, and the byte offset where each piece starts
+ * (`offsets[pieces.length]` is the total). One buffer of the text's length when it is ASCII,
+ * as JSON usually is; otherwise one of the worst case, cut to size.
+ */
+function encodePieces(pieces: readonly string[]): { bytes: Uint8Array; offsets: number[] } {
+  let chars = 0;
+  for (const p of pieces) chars += p.length;
+  for (const factor of [1, 3]) {
+    const buffer = new Uint8Array(chars * factor);
+    const offsets: number[] = [];
+    let at = 0;
+    let fits = true;
+    for (const p of pieces) {
+      offsets.push(at);
+      const { read, written } = utf8EncodeInto(p, at === 0 ? buffer : buffer.subarray(at));
+      at += written;
+      if (read !== p.length) {
+        fits = false;
+        break;
+      }
+    }
+    if (!fits) continue;
+    offsets.push(at);
+    return { bytes: at === buffer.length ? buffer : buffer.slice(0, at), offsets };
+  }
+  throw new Error('unreachable: three bytes per UTF-16 unit always suffice');
 }
 
 /**

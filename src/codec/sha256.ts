@@ -50,14 +50,18 @@ export async function sha256Hex(data: Uint8Array | string): Promise<string> {
   return toHex(new Uint8Array(digest));
 }
 
-/** SHA-256 of the concatenation of `parts`, without building the concatenation where the runtime can hash incrementally. */
-export async function sha256HexOfParts(parts: readonly Uint8Array[]): Promise<string> {
+/**
+ * SHA-256 of the concatenation of `parts` (bytes, or strings taken as UTF-8), without
+ * building the concatenation where the runtime can hash incrementally. Strings must not
+ * split a surrogate pair between two parts (savepoint's parts end at ASCII characters).
+ */
+export async function sha256HexOfParts(parts: readonly (Uint8Array | string)[]): Promise<string> {
   if (nodeCreateHash) {
     const hash = nodeCreateHash('sha256');
     for (const p of parts) hash.update(p);
     return hash.digest('hex');
   }
-  return sha256Hex(concatBytes(parts));
+  return sha256Hex(concatBytes(parts.map((p) => (typeof p === 'string' ? utf8Encode(p) : p))));
 }
 
 /** One buffer holding `parts` in order. */

@@ -218,8 +218,9 @@ export async function planResume<P>(options: PlanResumeOptions<P>): Promise<Resu
     });
   }
 
-  return {
-    ...point,
+  // Object.assign, not a spread: V8 built this object in dictionary mode from `...point`
+  // followed by nine more members, which was a quarter of an in-memory resume's CPU.
+  return Object.assign({}, point, {
     runId,
     snapshot,
     payload: snapshot.payload,
@@ -233,5 +234,5 @@ export async function planResume<P>(options: PlanResumeOptions<P>): Promise<Resu
     skipped: located.skipped,
     nextSequence: located.highestSequence + 1,
     ageMs,
-  };
+  });
 }

@@ -57,9 +57,17 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageAdapte
       });
     }
   };
-  const store = (key: string, bytes: Uint8Array): string => {
+  // A stored copy is never changed (a put replaces the cell; get() hands out copies), so the
+  // puts of one batch that carry the same bytes (a checkpoint's history file and `latest`)
+  // share one copy instead of each making its own.
+  const store = (key: string, bytes: Uint8Array, copies?: Map<Uint8Array, Uint8Array>): string => {
     const version = String(++counter);
-    cells.set(key, { bytes: bytes.slice(), version });
+    let copy = copies?.get(bytes);
+    if (copy === undefined) {
+      copy = bytes.slice();
+      copies?.set(bytes, copy);
+    }
+    cells.set(key, { bytes: copy, version });
     return version;
   };
 
@@ -107,8 +115,9 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageAdapte
         if (op.type === 'put') checkSize(op.key, op.bytes);
         check(op.key, op);
       });
+      const copies = new Map<Uint8Array, Uint8Array>();
       return operations.map((op): BatchOutcome => {
-        if (op.type === 'put') return { type: 'put', key: op.key, version: store(op.key, op.bytes) };
+        if (op.type === 'put') return { type: 'put', key: op.key, version: store(op.key, op.bytes, copies) };
         if (op.type === 'delete') return { type: 'delete', key: op.key, existed: cells.delete(op.key) };
         return { type: 'check', key: op.key };
       });

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, isCheckpointError, parseJson } from 'savepoint';
 import { sha256Hex } from 'savepoint/toolkit';
+import { canonicalJsonByWalk } from '../../src/codec/canonical-json.js';
 
 const shuffleKeys = (v: unknown, seed: number): unknown => {
   if (Array.isArray(v)) return v.map((x) => shuffleKeys(x, seed));
@@ -69,6 +70,32 @@ describe('canonicalJson', () => {
       }),
       { numRuns: 1000 },
     );
+  });
+
+  it('the native path (JSON.stringify with a checking replacer) and the JavaScript walk agree on anything, text or error and path (property)', () => {
+    // Keys V8 orders numerically ("10" before "9"), keys below the digits ("-", "$"), unsorted keys, nulls, undefined members.
+    const key = fc.oneof(fc.constantFrom('0', '1', '9', '10', '01', '-1', '4294967295', '$', '-', 'a', 'B', 'é', '', 'toJSON'), fc.string({ maxLength: 4 }));
+    const tricky = fc.letrec((tie) => ({
+      value: fc.oneof(
+        { depthSize: 'small' },
+        fc.anything({ withBigInt: true, withDate: true, withMap: true, withNullPrototype: true, withSparseArray: true, maxDepth: 2 }),
+        fc.dictionary(key, tie('value'), { maxKeys: 5 }),
+        fc.array(tie('value'), { maxLength: 4 }),
+        fc.constantFrom(undefined, NaN, Infinity, -0, null, 1e21, 'x\u2028', '\ud800'),
+      ),
+    })).value;
+    const outcome = (f: (v: unknown) => string, v: unknown): string => {
+      try {
+        return `text ${f(v)}`;
+      } catch (err) {
+        return isCheckpointError(err) ? `error ${err.reasonCode} ${String((err.details as { path?: string } | undefined)?.path)}` : `raw ${String(err)}`;
+      }
+    };
+    fc.assert(fc.property(tricky, (v) => outcome(canonicalJson, v) === outcome(canonicalJsonByWalk, v)), { numRuns: 3000 });
+  });
+
+  it('orders array-index keys as text, not as numbers', () => {
+    expect(canonicalJson({ 9: 'a', 10: 'b', '-': 'c', x: { 2: 1, 1: 2 } })).toBe('{"-":"c","10":"b","9":"a","x":{"1":2,"2":1}}');
   });
 
   it('omits undefined object properties, as JSON.stringify does', () => {
