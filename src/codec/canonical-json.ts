@@ -164,7 +164,6 @@ function canonicalReplacer(this: unknown, key: string, v: unknown): unknown {
  * copy: left to those uses, a 200 KB payload was compared piece by piece and copied twice.
  */
 function flat(text: string): string {
-  // eslint-disable-next-line @typescript-eslint/no-unused-expressions -- the conversion is the point
   Number(text);
   return text;
 }
