@@ -85,6 +85,8 @@ function fast(v: unknown, stack: Set<object>): string {
 export function canonicalJson(value: unknown): string {
   // No cache keyed on object identity here: a caller may mutate an object between two
   // calls, and a remembered text would then be stale (issue 13, defect 1).
+  // A header member (an id, a time, a sequence) needs no replacer.
+  if (typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value))) return JSON.stringify(value);
   try {
     return native(value);
   } catch (err) {

@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { canonicalJson, parseJson } from '../codec/canonical-json.js';
-import { concatBytes } from '../codec/sha256.js';
 import { utf8Decode, utf8Encode } from '../codec/utf8.js';
 import { Rfc3339Schema } from './snapshot.js';
 import { assertValid, compileValidator, type DocumentValidator, type JsonSchema } from './validate.js';
@@ -49,22 +48,21 @@ export function decodeRunIndex(bytes: Uint8Array, where = 'index.json'): RunInde
 }
 
 /**
- * UTF-8 canonical JSON of frozen entries, computed once each. A frozen entry whose members
- * are all strings and numbers cannot change, so its bytes cannot go stale; the writer
- * freezes the entries it keeps, which makes rewriting an index cost a copy of bytes, not a
- * serialization and an encoding of every entry.
+ * Canonical JSON of frozen entries, computed once each. A frozen entry whose members are
+ * all strings and numbers cannot change, so its text cannot go stale; the writer freezes
+ * the entries it keeps, which makes rewriting an index cost a join and one encoding, not a
+ * serialization of every entry.
  */
-const entryBytes = new WeakMap<RunIndexEntry, Uint8Array>();
-const COMMA = utf8Encode(',');
+const entryTexts = new WeakMap<RunIndexEntry, string>();
 
-function bytesOfEntry(entry: RunIndexEntry): Uint8Array {
-  if (!Object.isFrozen(entry)) return utf8Encode(canonicalJson(entry));
-  let bytes = entryBytes.get(entry);
-  if (bytes === undefined) {
-    bytes = utf8Encode(canonicalJson(entry));
-    entryBytes.set(entry, bytes);
+function textOfEntry(entry: RunIndexEntry): string {
+  if (!Object.isFrozen(entry)) return canonicalJson(entry);
+  let text = entryTexts.get(entry);
+  if (text === undefined) {
+    text = canonicalJson(entry);
+    entryTexts.set(entry, text);
   }
-  return bytes;
+  return text;
 }
 
 /** Canonical JSON bytes of an index. */
@@ -73,13 +71,11 @@ export function encodeRunIndex(index: RunIndex): Uint8Array {
   const { checkpoints, ...rest } = index;
   if (Object.keys(rest).length !== 3 || !('run_id' in rest && 'checkpoint_count' in rest && 'last_updated' in rest)) return utf8Encode(canonicalJson(index));
   // Members in canonical order: checkpoint_count, checkpoints, last_updated, run_id.
-  const parts: Uint8Array[] = [utf8Encode(`{"checkpoint_count":${canonicalJson(index.checkpoint_count)},"checkpoints":[`)];
-  checkpoints.forEach((e, i) => {
-    if (i > 0) parts.push(COMMA);
-    parts.push(bytesOfEntry(e));
-  });
-  parts.push(utf8Encode(`],"last_updated":${canonicalJson(index.last_updated)},"run_id":${canonicalJson(index.run_id)}}`));
-  return concatBytes(parts);
+  const texts = new Array<string>(checkpoints.length);
+  for (let i = 0; i < checkpoints.length; i++) texts[i] = textOfEntry(checkpoints[i]!);
+  return utf8Encode(
+    `{"checkpoint_count":${canonicalJson(index.checkpoint_count)},"checkpoints":[${texts.join(',')}],"last_updated":${canonicalJson(index.last_updated)},"run_id":${canonicalJson(index.run_id)}}`,
+  );
 }
 
 /** The writer may hold back up to 1/16 of the index's length in new entries. */

@@ -4,6 +4,10 @@ import type { BatchOperation, BatchOutcome, DeleteOptions, PutOptions, PutResult
 import { assertBatchOperations } from './batch-operation.js';
 import { assertKey, assertPrefix } from './keys.js';
 
+/** Values up to this size share slabs of SLAB_BYTES (see copyOf). */
+const SLAB_VALUE_LIMIT = 4096;
+const SLAB_BYTES = 65536;
+
 /** Options of {@link memoryStorage}. */
 export interface MemoryStorageOptions {
   /**
@@ -60,11 +64,27 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageAdapte
   // A stored copy is never changed (a put replaces the cell; get() hands out copies), so the
   // puts of one batch that carry the same bytes (a checkpoint's history file and `latest`)
   // share one copy instead of each making its own.
+  // Small values are copied into views of a shared slab: a Uint8Array of its own is a
+  // backing store allocated and tracked apart, which cost more than the copy. The views never
+  // leave the store (get() hands out copies), so no caller can reach a neighbour through `.buffer`.
+  let slab = new ArrayBuffer(0);
+  let slabAt = 0;
+  const copyOf = (bytes: Uint8Array): Uint8Array => {
+    if (bytes.length > SLAB_VALUE_LIMIT) return bytes.slice();
+    if (slabAt + bytes.length > slab.byteLength) {
+      slab = new ArrayBuffer(SLAB_BYTES);
+      slabAt = 0;
+    }
+    const view = new Uint8Array(slab, slabAt, bytes.length);
+    view.set(bytes);
+    slabAt += bytes.length;
+    return view;
+  };
   const store = (key: string, bytes: Uint8Array, copies?: Map<Uint8Array, Uint8Array>): string => {
     const version = String(++counter);
     let copy = copies?.get(bytes);
     if (copy === undefined) {
-      copy = bytes.slice();
+      copy = copyOf(bytes);
       copies?.set(bytes, copy);
     }
     cells.set(key, { bytes: copy, version });
