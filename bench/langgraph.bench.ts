@@ -89,23 +89,25 @@ export async function bench(): Promise<BenchRow[]> {
       ),
     );
 
-    const fsDir = join(work, 'fs');
-    const fsStore = fsStorage({ dir: fsDir });
-    const fsSaver = new SavepointSaver({ storage: fsStore });
-    for (const [label, sync, target] of [
-      ['SqliteSaver default (WAL, synchronous=NORMAL)', undefined, undefined],
-      ['SqliteSaver synchronous=FULL', 'FULL', 1.5],
-    ] as const) {
-      const dir = mkdtempSync(join(work, 'sqlite-'));
-      const baseline = sqlite(dir, sync);
-      await runThread(baseline, 2);
-      await runThread(fsSaver, 2);
-      rows.push(
-        perStepRow('langgraph', `SavepointSaver(fsStorage) vs ${label}`, await interleave(10, () => runThread(fsSaver, STEPS), () => runThread(baseline, STEPS)), label, target),
-      );
-      baseline.db.close();
+    // Both fsStorage modes: the default (the spec's per-file order, two fsyncs per file) and
+    // the write-ahead journal (one fdatasync per commit), each beside SQLite's two settings.
+    for (const journal of [false, true]) {
+      const fsStore = fsStorage({ dir: join(work, journal ? 'fs-journal' : 'fs'), journal });
+      const fsSaver = new SavepointSaver({ storage: fsStore });
+      const mode = journal ? 'fsStorage journal' : 'fsStorage';
+      for (const [label, sync, target] of [
+        ['SqliteSaver default (WAL, synchronous=NORMAL)', undefined, undefined],
+        ['SqliteSaver synchronous=FULL', 'FULL', 1.5],
+      ] as const) {
+        const dir = mkdtempSync(join(work, 'sqlite-'));
+        const baseline = sqlite(dir, sync);
+        await runThread(baseline, 2);
+        await runThread(fsSaver, 2);
+        rows.push(perStepRow('langgraph', `SavepointSaver(${mode}) vs ${label}`, await interleave(10, () => runThread(fsSaver, STEPS), () => runThread(baseline, STEPS)), label, target));
+        baseline.db.close();
+      }
+      await fsStore.close();
     }
-    await fsStore.close();
 
     // Footprint: one thread, 1,000 supersteps, each store on its own.
     const fpFs = join(work, 'footprint-fs');
