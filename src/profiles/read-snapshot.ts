@@ -37,11 +37,28 @@ export async function decodeStoredSnapshotTolerant<P>(storage: StorageAdapter, p
   return decodeStored(storage, profile, key, stored);
 }
 
+/** What both part markers start with, quoted as a JSON key or value would be. */
+const MARKER_PREFIX = utf8Encode(`"${PART_MARKER}`);
+
+/** Whether `needle` occurs in `haystack`. */
+function includesBytes(haystack: Uint8Array, needle: Uint8Array): boolean {
+  const first = needle[0]!;
+  const last = haystack.length - needle.length;
+  for (let at = haystack.indexOf(first); at >= 0 && at <= last; at = haystack.indexOf(first, at + 1)) {
+    let i = 1;
+    while (i < needle.length && haystack[at + i] === needle[i]) i++;
+    if (i === needle.length) return true;
+  }
+  return false;
+}
+
 async function decodeStored<P>(storage: StorageAdapter, profile: Profile<P>, key: string, stored: Uint8Array): Promise<ForeignRead<P>> {
   // Bounded by the profile's limit while inflating: a small planted .gz must not cost gigabytes.
   const bytes = isGzip(stored) ? gunzip(stored, key, { maxBytes: profile.maxSnapshotBytes }) : stored;
   // Only JSON documents can be split into parts; a Markdown document may mention the marker in its text.
   if (profile.document.extension !== '.json') return decodeTolerant(profile.document, bytes, key);
+  // Looked for in the bytes: decoding the text here too would decode every read twice.
+  if (!includesBytes(bytes, MARKER_PREFIX)) return decodeTolerant(profile.document, bytes, key);
   const text = utf8Decode(bytes, key);
   if (!text.includes(`"${PART_MARKER}"`) && !text.includes(`"${PARTS_MARKER}"`)) return decodeTolerant(profile.document, bytes, key);
   const resolved = await resolveParts(parseJson(text, key), async (partKey) => {

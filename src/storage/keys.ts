@@ -22,6 +22,18 @@ function reject(why: string, key: unknown): never {
  * {@link MAX_SEGMENT_BYTES} UTF-8 bytes. Throws `checkpoint_key_invalid`.
  */
 export function assertKey(key: unknown): asserts key is string {
+  // Checking is pure, and a run touches the same few keys (latest, index, lock) on every
+  // checkpoint and read: remember the last keys that passed.
+  if (typeof key === 'string' && recentlyValid.has(key)) return;
+  checkKey(key);
+  if (recentlyValid.size >= RECENT_KEYS) recentlyValid.clear();
+  recentlyValid.add(key);
+}
+
+const RECENT_KEYS = 1024;
+const recentlyValid = new Set<string>();
+
+function checkKey(key: unknown): asserts key is string {
   if (typeof key !== 'string') reject('not a string', key);
   if (key.length === 0) reject('empty', key);
   if (key.length > MAX_KEY_LENGTH) reject(`longer than ${MAX_KEY_LENGTH} characters`, key);

@@ -45,6 +45,18 @@ describe('gzip', () => {
   });
 });
 
+describe('utf8Encode', () => {
+  it('gives exactly what TextEncoder.encode gives, for any string, lone surrogates and all (property)', () => {
+    const encoder = new TextEncoder();
+    fc.assert(
+      fc.property(fc.oneof(fc.string(), fc.string({ unit: 'binary' }), fc.string({ unit: 'grapheme' })), (s) => {
+        expect(utf8Encode(s)).toEqual(encoder.encode(s));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});
+
 describe('utf8Decode', () => {
   it('refuses malformed UTF-8', () => {
     expect(() => utf8Decode(new Uint8Array([0xff, 0xfe]))).toThrow(/checkpoint_schema_invalid/);
@@ -63,6 +75,27 @@ describe('assertKey', () => {
     } catch (err) {
       expect(String((err as Error).message)).not.toContain('ghp_123');
     }
+  });
+
+  it('answers the same for a key however often it is checked: the memo of accepted keys never accepts what the rules refuse (property)', () => {
+    const verdict = (k: string): string => {
+      try {
+        assertKey(k);
+        return 'ok';
+      } catch (err) {
+        return String((err as Error).message);
+      }
+    };
+    fc.assert(
+      fc.property(fc.array(fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom('a/b', 'a//b', '../x', 'a/./b', 'ok.json', 'C:/x', 'a\\b')), { minLength: 1, maxLength: 30 }), (keys) => {
+        const first = keys.map(verdict);
+        // Many distinct keys between the two passes, so the memo is also cleared and refilled.
+        for (let i = 0; i < 1100; i++) verdict(`filler/${i}`);
+        expect(keys.map(verdict)).toEqual(first);
+        expect(keys.map(verdict)).toEqual(first);
+      }),
+      { numRuns: 40 },
+    );
   });
 
   it('accepts ordinary keys', () => {
