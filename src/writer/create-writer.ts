@@ -370,6 +370,9 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
         replaces,
         ...(latestBytes ? { latest: { key: latestKey, bytes: latestBytes } } : {}),
         ...(writeIndex ? { index: { key: indexKey, entries, ...(prune.length > 0 ? { remove: new Set(prune.map((e) => e.file_path)) } : {}) } } : {}),
+        // With an atomic batch the pruned files go in the same commit (one durable commit per
+        // checkpoint, not two); otherwise they are deleted after this plan is durable.
+        ...(useAtomicBatch && prune.length > 0 ? { deletes: [...prunedKeys(prune)] } : {}),
       };
       for (const p of planned) if (p.stored.parts.length > 0) partsBySequence.set(p.draft.sequence, p.stored.parts.map((part) => part.key));
 
@@ -445,7 +448,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
       }
       if (autoRetention) {
         history.push(...written);
-        if (prune.length > 0) await removePruned(prune);
+        if (prune.length > 0) await removePruned(prune, plan.deletes !== undefined);
       }
     } catch (raw) {
       // Nothing of this group is acknowledged. Numbers go back to the pool, but storage is
@@ -476,20 +479,25 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
   };
 
   /**
-   * Deletes pruned snapshots once the index that no longer lists them is durable. A failed
-   * delete leaves an unindexed file, which the next open indexes again and prunes again.
+   * Forgets pruned snapshots, deleting their files once the index that no longer lists them
+   * is durable — unless the plan's atomic batch already deleted them (`alreadyDeleted`). A
+   * failed delete leaves an unindexed file, which the next open indexes again and prunes again.
    */
-  const removePruned = async (prune: readonly RunIndexEntry[]): Promise<void> => {
-    const gone = new Set(prune);
-    history = history.filter((e) => !gone.has(e));
+  const prunedKeys = (prune: readonly RunIndexEntry[]): Set<string> => {
     const keys = new Set<string>();
     for (const e of prune) {
       keys.add(e.file_path);
       for (const part of partsBySequence.get(e.sequence) ?? []) keys.add(part);
-      partsBySequence.delete(e.sequence);
     }
-    const deleted: string[] = [];
-    for (const key of keys) {
+    return keys;
+  };
+  const removePruned = async (prune: readonly RunIndexEntry[], alreadyDeleted: boolean): Promise<void> => {
+    const gone = new Set(prune);
+    history = history.filter((e) => !gone.has(e));
+    const keys = prunedKeys(prune);
+    for (const e of prune) partsBySequence.delete(e.sequence);
+    const deleted: string[] = alreadyDeleted ? [...keys] : [];
+    for (const key of alreadyDeleted ? [] : keys) {
       try {
         await storage.delete(key);
         deleted.push(key);

@@ -30,6 +30,13 @@ export interface WritePlan {
    * deleted only after this plan is durable).
    */
   readonly index?: { readonly key: string; readonly entries: readonly RunIndexEntry[]; readonly remove?: ReadonlySet<string> };
+  /**
+   * Keys to delete in the same atomic batch, after the index that no longer lists them: the
+   * files of snapshots the writer's per-run retention lets go. Only with an atomic batch (one
+   * commit instead of one more per checkpoint); the sequential path never receives them — the
+   * writer deletes those after the plan is durable.
+   */
+  readonly deletes?: readonly string[];
 }
 
 /** The writer's cached copy of the run index and the version it was read or written at. */
@@ -133,6 +140,7 @@ export async function executeWrite(
         merged = mergedIndex(runId, index, plan.index, now());
         ops.push({ type: 'put', key: plan.index.key, bytes: merged.bytes, ...(index.version !== undefined ? { ifVersion: index.version } : { ifAbsent: true }) });
       }
+      for (const key of plan.deletes ?? []) ops.push({ type: 'delete', key });
       try {
         const outcomes = ops.length > 0 ? await storage.batch(ops) : [];
         for (const o of outcomes) if (o.type === 'put') versions.set(o.key, o.version);
@@ -167,6 +175,7 @@ export async function executeWrite(
     }
   }
 
+  if (plan.deletes && plan.deletes.length > 0) throw new CheckpointError('checkpoint_config_invalid', 'deletes in a write plan need an atomic batch');
   for (const c of plan.creates) {
     try {
       const r = await storage.put(c.key, c.bytes, { ifAbsent: true });

@@ -67,6 +67,29 @@ describe('automatic per-run retention', () => {
     expect((await latestOf(storage, defaultProfile, 'long'))?.sequence).toBe(300);
   });
 
+  it('with an atomic batch, the pruned files go in the checkpoint batch itself: one storage call per checkpoint, no delete of its own', async () => {
+    const inner = memoryStorage();
+    const calls: string[] = [];
+    const counting: StorageAdapter = {
+      ...inner,
+      name: 'counting',
+      capabilities: inner.capabilities,
+      get: (k) => inner.get(k),
+      list: (p) => inner.list(p),
+      put: (k, b, o) => (calls.push('put'), inner.put(k, b, o)),
+      delete: (k, o) => (calls.push('delete'), inner.delete(k, o)),
+      batch: (ops) => (calls.push(`batch:${ops.filter((op) => op.type === 'delete').length}`), inner.batch!(ops)),
+    };
+    const statuses = Array.from({ length: 200 }, (): LifecycleStatus => 'in_progress');
+    const { pruned } = await writeRun(counting, 'one', statuses);
+    expect(pruned.length).toBeGreaterThan(100);
+    expect(calls.filter((c) => c === 'delete' || c === 'put')).toEqual([]);
+    const deletesInBatches = calls.filter((c) => c.startsWith('batch:')).reduce((n, c) => n + Number(c.slice('batch:'.length)), 0);
+    expect(deletesInBatches).toBe(pruned.length);
+    const files = await historyKeys(inner, 'one');
+    expect((await indexOf(inner, 'one'))!.checkpoints.map((e) => e.file_path).sort()).toEqual([...files].sort());
+  });
+
   it('property: deletes only what the per-run policy lets go', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(fc.constantFrom(...STATUSES), { minLength: 1, maxLength: 140 }), async (statuses) => {
