@@ -23,7 +23,7 @@ import { CheckpointError, isCheckpointError } from '../model/errors.js';
 import type { Snapshot } from '../model/snapshot.js';
 import { readSnapshot } from '../profiles/read-snapshot.js';
 import { deleteRun } from '../runs/delete-run.js';
-import type { StorageAdapter } from '../storage/adapter.js';
+import type { BatchOperation, StorageAdapter } from '../storage/adapter.js';
 import { fromBase64, toBase64 } from '../storage/github/encoding.js';
 import { LANGGRAPH_ROOT, NS_SEPARATOR, assertCheckpointId, checkpointKey, runIdOf, segmentOf, threadSegmentOfRun, writesDir, writesKey } from './keys.js';
 import { DEFAULT_KEEP_LAST, LANGGRAPH_SOURCES, langGraphProfile, type LangGraphPayload, type SerializedValue, type StoredChannel } from './profile.js';
@@ -194,8 +194,17 @@ export class SavepointSaver extends BaseCheckpointSaver {
       status: 'in_progress',
       payload,
     });
-    await this.storage.put(checkpointKey(runId, checkpoint.id), bytes);
-    insertId(state, checkpoint.id);
+    const key = checkpointKey(runId, checkpoint.id);
+    // With an atomic batch, the checkpoints retention lets go leave in the same commit.
+    const leaving = this.leavingWith(state, checkpoint.id);
+    if (leaving) {
+      await this.storage.batch!([{ type: 'put', key, bytes }, ...leaving.keys.map((k): BatchOperation => ({ type: 'delete', key: k }))]);
+      insertId(state, checkpoint.id);
+      for (const id of leaving.ids) this.forget(state, id);
+    } else {
+      await this.storage.put(key, bytes);
+      insertId(state, checkpoint.id);
+    }
     if (state.ids.at(-1) === checkpoint.id) state.last = { id: checkpoint.id, channels };
     await this.prune(state);
     return { configurable: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpoint.id } };
@@ -410,6 +419,38 @@ export class SavepointSaver extends BaseCheckpointSaver {
   }
 
   /** Deletes the oldest checkpoints of the run beyond `keepLast`, each with its pending writes (document first, so none is left without its writes). */
+  /**
+   * The checkpoints (and their pending writes) that retention lets go once `id` is stored,
+   * when all their keys are known and the adapter has an atomic batch — so they can be
+   * deleted in the put's own commit. Undefined otherwise ({@link prune} deletes them after).
+   */
+  private leavingWith(state: RunState, id: string): { ids: string[]; keys: string[] } | undefined {
+    if (this.keepLast === false || !this.storage.capabilities.atomicBatch || typeof this.storage.batch !== 'function') return undefined;
+    const known = state.ids.includes(id);
+    const excess = state.ids.length + (known ? 0 : 1) - this.keepLast;
+    if (excess <= 0) return undefined;
+    const ids = state.ids.slice(0, excess);
+    // The new id among the oldest (an old checkpoint put again): the plain path decides.
+    if (ids.includes(id) || ids.length !== excess || (!known && state.ids.length > 0 && id < state.ids[excess - 1]!)) return undefined;
+    const keys: string[] = [];
+    for (const old of ids) {
+      const sequence = state.sequences.get(old);
+      const writes = sequence === undefined ? undefined : state.writeKeys.get(sequence);
+      if (!writes) return undefined;
+      keys.push(checkpointKey(state.runId, old), ...writes);
+    }
+    return { ids, keys };
+  }
+
+  /** Drops a deleted checkpoint from the run's state. */
+  private forget(state: RunState, id: string): void {
+    const at = state.ids.indexOf(id);
+    if (at >= 0) state.ids.splice(at, 1);
+    const sequence = state.sequences.get(id);
+    if (sequence !== undefined) state.writeKeys.delete(sequence);
+    state.sequences.delete(id);
+  }
+
   private async prune(state: RunState): Promise<void> {
     if (this.keepLast === false) return;
     while (state.ids.length > this.keepLast) {

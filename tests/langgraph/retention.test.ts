@@ -47,6 +47,29 @@ async function partDirs(storage: StorageAdapter, runId: string): Promise<number[
 }
 
 describe('SavepointSaver stores under savepoint retention, verify, ls and prune', () => {
+  it('on a store with an atomic batch, an old checkpoint and its writes leave in the commit of the put that replaces them: no delete call of their own', async () => {
+    const inner = memoryStorage();
+    const calls: string[] = [];
+    const counting: StorageAdapter = {
+      ...inner,
+      name: 'counting',
+      capabilities: inner.capabilities,
+      get: (k) => inner.get(k),
+      list: (p) => inner.list(p),
+      put: (k, b, o) => (calls.push('put'), inner.put(k, b, o)),
+      delete: (k, o) => (calls.push('delete'), inner.delete(k, o)),
+      batch: (ops) => (calls.push(`batch:${ops.filter((op) => op.type === 'delete').length}`), inner.batch!(ops)),
+    };
+    const saver = new SavepointSaver({ storage: counting, keepLast: 3 });
+    const ids = await writeSteps(saver, 'thread-b', 12);
+    const runId = await runIdOf('thread-b', '');
+    expect(await historyIds(inner, runId)).toEqual(ids.slice(-3));
+    expect(await partDirs(inner, runId)).toEqual([10, 11, 12]);
+    expect(calls.filter((c) => c === 'delete')).toEqual([]);
+    // Nine checkpoints left, each with its one writes file: two deletes in each of nine batches.
+    expect(calls.filter((c) => c.startsWith('batch:'))).toEqual(Array.from({ length: 9 }, () => 'batch:2'));
+  });
+
   it('keeps the last N checkpoints per thread inline, each with its pending writes, and the newest always', async () => {
     const storage = memoryStorage();
     const saver = new SavepointSaver({ storage, keepLast: 3 });
