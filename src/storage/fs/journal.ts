@@ -454,35 +454,62 @@ export function createJournal(deps: JournalDeps): Journal {
     return state;
   }
 
-  /** Checks one operation's condition against what the key holds and writes a put's temp file. */
-  async function prepareOne(op: BatchOperation, states: Map<string, KeyState>, cache: DirCache): Promise<Prepared> {
+  /** One operation whose condition held: what the key held before it. */
+  interface Checked {
+    readonly op: BatchOperation;
+    readonly od?: OpenedDir;
+    readonly before: KeyState;
+  }
+
+  /** Checks one operation's condition against what the key holds (no file is written). */
+  async function checkOne(op: BatchOperation, states: Map<string, KeyState>, cache: DirCache): Promise<Checked> {
     const kp = keyPath(op.key);
     const od = await dirOf(cache, kp.dirKey, op.key, op.type === 'put');
-    const entry: { od?: OpenedDir } = od ? { od } : {};
+    const before = await knownState(states, od, op.key);
     const cond = op as { ifAbsent?: boolean; ifVersion?: string };
-    const failed = (before: KeyState): CheckpointError | undefined => {
-      if (cond.ifAbsent && before.exists) return conflict(op.key, 'key exists');
-      if (cond.ifVersion !== undefined && (!before.exists || before.version !== cond.ifVersion)) return conflict(op.key, before.exists ? 'version changed' : 'key is gone');
-      return undefined;
-    };
+    if (cond.ifAbsent && before.exists) throw conflict(op.key, 'key exists');
+    if (cond.ifVersion !== undefined && (!before.exists || before.version !== cond.ifVersion)) throw conflict(op.key, before.exists ? 'version changed' : 'key is gone');
+    return { op, ...(od ? { od } : {}), before };
+  }
+
+  /** Writes a checked put's temp file (its version final); deletes and checks need none. */
+  async function materialize(c: Checked): Promise<Prepared> {
+    const { op, od, before } = c;
     if (op.type === 'put') {
-      // The key's state and the temp file's bytes at once (one round trip less); the condition decides after.
-      const bytes = op.bytes;
-      const [state, written] = await Promise.allSettled([knownState(states, od, op.key), writeTemp(od!, bytes)]);
-      const refusal = state.status === 'rejected' ? state.reason : failed(state.value);
-      if (refusal !== undefined || written.status === 'rejected') {
-        if (written.status === 'fulfilled') await dropTemp(written.value);
-        throw refusal ?? (written as PromiseRejectedResult).reason;
-      }
-      const before = (state as PromiseFulfilledResult<KeyState>).value;
-      const temp = closing(await settleMtime(written.value, before));
+      const temp = closing(await settleMtime(await writeTemp(od!, op.bytes), before));
       return { op, od: od!, temp, existed: before.exists, outcome: { type: 'put', key: op.key, version: temp.version } };
     }
-    const before = await knownState(states, od, op.key);
-    const refusal = failed(before);
-    if (refusal) throw refusal;
+    const entry: { od?: OpenedDir } = od ? { od } : {};
     if (op.type === 'delete') return { op, ...entry, existed: before.exists, outcome: { type: 'delete', key: op.key, existed: before.exists } };
     return { op, ...entry, existed: before.exists, outcome: { type: 'check', key: op.key } };
+  }
+
+  /** Checks a batch's conditions; rejects with the first refusal. */
+  async function check(ops: readonly BatchOperation[], states: Map<string, KeyState>, cache: DirCache): Promise<Checked[]> {
+    const settled = await Promise.allSettled(ops.map((op) => checkOne(op, states, cache)));
+    const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
+    return settled.map((r) => (r as PromiseFulfilledResult<Checked>).value);
+  }
+
+  /** Writes a checked batch's temp files, all at once. On failure leaves nothing behind. */
+  async function materializeAll(checked: readonly Checked[]): Promise<Prepared[]> {
+    const settled = await Promise.allSettled(checked.map(materialize));
+    const done = settled.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+    const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) {
+      await discard(done);
+      throw failed.reason;
+    }
+    return done;
+  }
+
+  /** What the keys hold once a batch is applied: later conditions in the same hold check against it. */
+  function remember(prepared: readonly Prepared[], states: Map<string, KeyState>): void {
+    for (const p of prepared) {
+      if (p.op.type === 'put') states.set(p.op.key, { exists: true, version: (p.outcome as { version: string }).version, mtimeNs: p.temp!.mtimeNs });
+      else if (p.op.type === 'delete') states.set(p.op.key, { exists: false });
+    }
   }
 
   /**
@@ -491,17 +518,8 @@ export function createJournal(deps: JournalDeps): Journal {
    * once, so they are independent). On failure leaves nothing behind.
    */
   async function prepare(ops: readonly BatchOperation[], states: Map<string, KeyState>, cache: DirCache): Promise<Prepared[]> {
-    const settled = await Promise.allSettled(ops.map((op) => prepareOne(op, states, cache)));
-    const done = settled.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
-    const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-    if (failed) {
-      await discard(done);
-      throw failed.reason;
-    }
-    for (const p of done) {
-      if (p.op.type === 'put') states.set(p.op.key, { exists: true, version: (p.outcome as { version: string }).version, mtimeNs: p.temp!.mtimeNs });
-      else if (p.op.type === 'delete') states.set(p.op.key, { exists: false });
-    }
+    const done = await materializeAll(await check(ops, states, cache));
+    remember(done, states);
     return done;
   }
 
@@ -642,9 +660,7 @@ export function createJournal(deps: JournalDeps): Journal {
       );
       let keep = false;
       try {
-        const accepted = await prepareGroup(group, states, cache);
-        await placing;
-        const ok = accepted.length === 0 || (await commitPrepared(accepted, h));
+        const ok = independent(group) ? await commitOverlapped(group, states, cache, h, placing) : await commitInOrder(group, states, cache, h, placing);
         if (!ok) h.states = undefined;
         // A delete may have removed directories (pruned), a failure may come from one removed
         // under us: walk afresh next time.
@@ -659,73 +675,146 @@ export function createJournal(deps: JournalDeps): Journal {
     });
   }
 
-  /** Appends and fsyncs the group's record (the commit point), applies it, answers the callers. */
-  /** Resolves false when the group failed (its callers got the error). */
-  async function commitPrepared(accepted: readonly { item: Pending; prepared: Prepared[] }[], h: Held): Promise<boolean> {
-    {
-      const all = accepted.flatMap((a) => a.prepared);
-      const ops: JournalOp[] = [];
-      const payloads: Uint8Array[] = [];
-      for (const p of all) {
-        if (p.op.type === 'put') {
-          ops.push(['p', p.op.key, p.op.bytes.length]);
-          payloads.push(p.op.bytes);
-        } else if (p.op.type === 'delete') ops.push(['d', p.op.key]);
+  /** No two batches of the group name one key (concurrent runs, or one writer: the usual case). */
+  function independent(group: readonly Pending[]): boolean {
+    const named = new Set<string>();
+    for (const item of group) {
+      for (const op of item.ops) {
+        if (named.has(op.key)) return false;
+        named.add(op.key);
       }
-      let committed = false;
-      let ok: boolean;
-      try {
-        if (ops.length > 0) {
-          const jfd = await journalFd();
-          const at = await placeRecord(h);
-          let record = encodeRecord(ops, payloads, at.epoch);
-          if (at.end > 0 && at.end + record.length > preallocBytes) {
-            // Past the preallocated file: checkpoint now rather than grow it.
-            await checkpointLocked();
-            record = encodeRecord(ops, payloads, (await placeRecord(h)).epoch);
-          }
-          const end = h.end ?? 0;
-          try {
-            // The commit point: one write in place and one fdatasync.
-            await io.writeAt(jfd, record, end);
-            await io.datasync(jfd);
-            h.end = end + record.length;
-            for (const op of ops) h.keys?.add(op[1]);
-          } catch (err) {
-            // Not committed: void a whole-but-unsynced or torn record, so no replay applies it.
-            h.end = undefined;
-            await io
-              .writeAt(jfd, new Uint8Array(HEADER), end)
-              .then(() => io.datasync(jfd))
-              .catch(() => (needRecovery = true));
-            throw err;
-          }
-        }
-        committed = true;
-        try {
-          await apply(all);
-        } catch (err) {
-          // Committed but half applied: replay now, so the files agree with the journal before
-          // the lock goes. If that fails too, the batch still stands in the journal (the next
-          // commit or open replays it) but is not acknowledged.
-          needRecovery = true;
-          await recoverLocked().catch(() => {
-            throw err;
-          });
-        }
-        for (const a of accepted) a.item.resolve(a.prepared.map((p) => p.outcome));
-        ok = true;
-        if (ops.length > 0 && (h.end ?? 0) > deps.checkpointBytes) await checkpointLocked();
-      } catch (err) {
-        // After the commit point the batch stands in the journal: the next commit (or open) replays it.
-        if (committed) needRecovery = true;
-        for (const a of accepted) a.item.reject(err);
-        ok = false;
-      } finally {
-        await discard(all);
-      }
-      return ok;
     }
+    return true;
+  }
+
+  /** Batches that build on each other: each prepared (temp files written) after the one before, then one record. */
+  async function commitInOrder(group: Pending[], states: Map<string, KeyState>, cache: DirCache, h: Held, placing: Promise<void>): Promise<boolean> {
+    const accepted = await prepareGroup(group, states, cache);
+    await placing;
+    if (accepted.length === 0) return true;
+    const all = accepted.flatMap((a) => a.prepared);
+    try {
+      await writeRecord(all.map((p) => p.op), h);
+    } catch (err) {
+      for (const a of accepted) a.item.reject(err);
+      await discard(all);
+      return false;
+    }
+    return applyCommitted(accepted, h);
+  }
+
+  /**
+   * Independent batches: their conditions checked first, then the record's write and
+   * `fdatasync` (the commit point) at the same time as the temp files are written — the two
+   * were a chain of round trips through the thread pool, one after the other. The renames
+   * wait for both. A crash in between leaves either no record (the temp files are swept on
+   * open) or a committed record (replayed on open, whatever the temp files hold).
+   */
+  async function commitOverlapped(group: Pending[], states: Map<string, KeyState>, cache: DirCache, h: Held, placing: Promise<void>): Promise<boolean> {
+    const settled = await Promise.allSettled(group.map((item) => check(item.ops, states, cache)));
+    const checked: { item: Pending; checked: Checked[] }[] = [];
+    settled.forEach((r, i) => {
+      if (r.status === 'fulfilled') checked.push({ item: group[i]!, checked: r.value });
+      else group[i]!.reject(r.reason);
+    });
+    await placing;
+    if (checked.length === 0) return true;
+    const [record, made] = await Promise.all([
+      writeRecord(checked.flatMap((c) => c.checked.map((x) => x.op)), h).then(
+        () => undefined,
+        (err: unknown) => ({ err }),
+      ),
+      Promise.allSettled(checked.map((c) => materializeAll(c.checked))),
+    ]);
+    const prepared = made.flatMap((r) => (r.status === 'fulfilled' ? r.value : []));
+    const tempFailed = made.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (record || tempFailed) {
+      await discard(prepared);
+      if (!record) {
+        // Committed, but a temp file could not be written: replay now, so the files agree with
+        // the journal before the lock goes. The callers get the error: the batch stands in the
+        // journal (applied by the replay, or by the next commit or open), unacknowledged.
+        needRecovery = true;
+        await recoverLocked().catch(() => undefined);
+      }
+      for (const c of checked) c.item.reject(record ? record.err : tempFailed!.reason);
+      return false;
+    }
+    const accepted = checked.map((c, i) => ({ item: c.item, prepared: (made[i] as PromiseFulfilledResult<Prepared[]>).value }));
+    for (const a of accepted) remember(a.prepared, states);
+    return applyCommitted(accepted, h);
+  }
+
+  /**
+   * The commit point: the record of `ops` written in place at the journal's end and
+   * fdatasynced. Nothing to write (only checks): resolves at once. On failure the record is
+   * voided (so no replay applies it) and the error thrown: nothing was committed.
+   */
+  async function writeRecord(all: readonly BatchOperation[], h: Held): Promise<void> {
+    const ops: JournalOp[] = [];
+    const payloads: Uint8Array[] = [];
+    for (const op of all) {
+      if (op.type === 'put') {
+        ops.push(['p', op.key, op.bytes.length]);
+        payloads.push(op.bytes);
+      } else if (op.type === 'delete') ops.push(['d', op.key]);
+    }
+    if (ops.length === 0) return;
+    const jfd = await journalFd();
+    const at = await placeRecord(h);
+    let record = encodeRecord(ops, payloads, at.epoch);
+    if (at.end > 0 && at.end + record.length > preallocBytes) {
+      // Past the preallocated file: checkpoint now rather than grow it.
+      await checkpointLocked();
+      record = encodeRecord(ops, payloads, (await placeRecord(h)).epoch);
+    }
+    const end = h.end ?? 0;
+    try {
+      // The commit point: one write in place and one fdatasync.
+      await io.writeAt(jfd, record, end);
+      await io.datasync(jfd);
+      h.end = end + record.length;
+      for (const op of ops) h.keys?.add(op[1]);
+    } catch (err) {
+      // Not committed: void a whole-but-unsynced or torn record, so no replay applies it.
+      h.end = undefined;
+      await io
+        .writeAt(jfd, new Uint8Array(HEADER), end)
+        .then(() => io.datasync(jfd))
+        .catch(() => (needRecovery = true));
+      throw err;
+    }
+  }
+
+  /** Applies a committed group's prepared batches and answers their callers. Resolves false when the group failed (its callers got the error). */
+  async function applyCommitted(accepted: readonly { item: Pending; prepared: Prepared[] }[], h: Held): Promise<boolean> {
+    const all = accepted.flatMap((a) => a.prepared);
+    const wrote = all.some((p) => p.op.type !== 'check');
+    let ok: boolean;
+    try {
+      try {
+        await apply(all);
+      } catch (err) {
+        // Committed but half applied: replay now, so the files agree with the journal before
+        // the lock goes. If that fails too, the batch still stands in the journal (the next
+        // commit or open replays it) but is not acknowledged.
+        needRecovery = true;
+        await recoverLocked().catch(() => {
+          throw err;
+        });
+      }
+      for (const a of accepted) a.item.resolve(a.prepared.map((p) => p.outcome));
+      ok = true;
+      if (wrote && (h.end ?? 0) > deps.checkpointBytes) await checkpointLocked();
+    } catch (err) {
+      // After the commit point the batch stands in the journal: the next commit (or open) replays it.
+      needRecovery = true;
+      for (const a of accepted) a.item.reject(err);
+      ok = false;
+    } finally {
+      await discard(all);
+    }
+    return ok;
   }
 
   async function pump(): Promise<void> {
