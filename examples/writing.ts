@@ -3,7 +3,8 @@
  *
  * An agent loop saves its state at each step boundary through a CheckpointWriter on an
  * in-memory store, shows coalescing (a second trigger with no material change inside 3 s),
- * the heartbeat (driven here by a hand-moved clock), a storage failure that does not stop
+ * the heartbeat (driven here by a hand-moved clock: on the default profile it stores nothing
+ * while the state is unchanged), a storage failure that does not stop
  * the agent, and a second writer continuing the numbering of the same run.
  */
 import { createWriter, defaultProfile, listAll, memoryStorage, type JsonValue, type StorageAdapter } from 'savepoint';
@@ -31,6 +32,7 @@ writer.on('written', (e) => console.log(`  [written]   #${e.sequence} ${e.source
 writer.on('coalesced', (e) => console.log(`  [coalesced] ${e.source} recorded in #${e.sequence} (source_details: ${e.recorded})`));
 writer.on('retry', (e) => console.log(`  [retry]     attempt ${e.attempt} failed (${e.reasonCode}), next in ${e.delayMs} ms`));
 writer.on('error', (e) => console.log(`  [error]     ${e.reasonCode} during ${e.during}`));
+writer.on('heartbeat', () => console.log('  [heartbeat] the state has not changed since the last snapshot: nothing stored'));
 
 console.log('1. step boundaries');
 for (let step = 1; step <= 2; step++) {
@@ -45,7 +47,7 @@ await clock.advance(1_000);
 const c = await writer.checkpoint({ source: 'error_boundary', status: 'in_progress', payload: { step: 3, todo: [] } });
 console.log(`  → ${c.ok ? `${c.outcome} into #${c.sequence}, source_details = ${JSON.stringify(c.snapshot.sourceDetails)}` : c.reasonCode}`);
 
-console.log('3. two minutes without a checkpoint while in_progress → heartbeat');
+console.log('3. two minutes without a checkpoint while in_progress → heartbeat (snapshotLifecycle would store the state again; the default profile does not)');
 await clock.advance(120_000);
 await writer.flush();
 

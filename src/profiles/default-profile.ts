@@ -112,6 +112,9 @@ export const defaultProfile: Profile<JsonValue, DefaultTrigger, LifecycleStatus>
     manual: { description: 'an explicit checkpoint request' },
   },
   statuses: { all: LIFECYCLE_STATUSES, terminal: ['failed', 'completed'], active: 'in_progress' },
+  // A run idling in_progress would otherwise store the same state every 120 s (~720 a day):
+  // the default profile follows no spec that asks for that, so an unchanged state is not stored.
+  heartbeat: { source: 'timer', intervalMs: 120_000, whenUnchanged: 'skip' },
   layout: standardLayout({ root: 'checkpoints', history: historyBySnapshotId() }),
   retention: snapshotLifecycleRetention,
   document: jsonDocumentFormat<JsonValue, DefaultDocument>({

@@ -11,6 +11,12 @@ import type { ProfileLayout } from './layout.js';
 import { assertOptionsArgument } from '../model/arguments.js';
 
 /**
+ * What a heartbeat does when the run's state has not changed since its newest snapshot:
+ * store it again (`'write'`) or store nothing (`'skip'`). See {@link ProfileDefinition.heartbeat}.
+ */
+export type HeartbeatWhenUnchanged = 'write' | 'skip';
+
+/**
  * `check`, plus: the run's files must not land on (or under) a store-wide file of the
  * layout (`preserved_runs.json`, `retention_log.json`, whatever the layout names them), which
  * a run with that id would occupy, breaking every prune and `preserveRun` after it.
@@ -82,10 +88,13 @@ export interface ProfileDefinition<P, T extends string = string, S extends strin
   /** Checks a run id, throwing `checkpoint_key_invalid`. @default a single portable path segment */
   readonly assertRunId?: (runId: string) => void;
   /**
-   * The heartbeat trigger and its period, or `false` for none.
-   * @default { source: 'timer', intervalMs: 120_000 } when the profile has a `timer` trigger
+   * The heartbeat trigger and its period, or `false` for none. `whenUnchanged` says what a beat
+   * does when the run's state has not changed since its newest snapshot: `'write'` stores it
+   * again (a spec that asks for a periodic snapshot, such as snapshot-lifecycle.md), `'skip'`
+   * stores nothing (the `heartbeat` event still fires and the run lease is renewed by its own
+   * timer). @default { source: 'timer', intervalMs: 120_000, whenUnchanged: 'write' } when the profile has a `timer` trigger
    */
-  readonly heartbeat?: { readonly source: NoInfer<T>; readonly intervalMs: number } | false;
+  readonly heartbeat?: { readonly source: NoInfer<T>; readonly intervalMs: number; readonly whenUnchanged?: HeartbeatWhenUnchanged } | false;
   /** Coalescing window (snapshot-lifecycle.md: 3 s). @default 3000 */
   readonly coalesceWindowMs?: number;
   /**
@@ -119,7 +128,7 @@ export interface ProfileDefinition<P, T extends string = string, S extends strin
 export interface Profile<P = unknown, T extends string = string, S extends string = string>
   extends Required<Omit<ProfileDefinition<P, T, S>, 'description' | 'retention' | 'resume' | 'heartbeat'>> {
   readonly description: string;
-  readonly heartbeat: { readonly source: T; readonly intervalMs: number } | false;
+  readonly heartbeat: { readonly source: T; readonly intervalMs: number; readonly whenUnchanged: HeartbeatWhenUnchanged } | false;
   readonly retention?: RetentionPolicy;
   readonly resume?: ResumeRule<P>;
   /** True when `status` ends a run. */
@@ -167,8 +176,11 @@ export function defineProfile<P, const T extends string = string, const S extend
   for (const s of [...terminal, active]) if (!statusSet.has(s)) throw configError(name, `status "${s}" is not in statuses.all`);
   if (terminal.includes(active)) throw configError(name, 'the active status cannot be terminal');
 
-  const heartbeat =
-    definition.heartbeat === undefined ? (Object.hasOwn(triggers, 'timer') ? { source: 'timer' as T, intervalMs: 120_000 } : false) : definition.heartbeat;
+  const declared = definition.heartbeat === undefined ? (Object.hasOwn(triggers, 'timer') ? { source: 'timer' as T, intervalMs: 120_000 } : false) : definition.heartbeat;
+  if (declared && declared.whenUnchanged !== undefined && declared.whenUnchanged !== 'write' && declared.whenUnchanged !== 'skip') {
+    throw configError(name, `heartbeat.whenUnchanged must be 'write' or 'skip'`);
+  }
+  const heartbeat = declared ? { source: declared.source, intervalMs: declared.intervalMs, whenUnchanged: declared.whenUnchanged ?? 'write' } : false;
   if (heartbeat && !Object.hasOwn(triggers, heartbeat.source as string)) throw configError(name, `heartbeat source "${heartbeat.source}" is not a trigger`);
   if (heartbeat && !(heartbeat.intervalMs > 0)) throw configError(name, 'heartbeat interval must be positive');
   const coalesceWindowMs = definition.coalesceWindowMs ?? 3000;

@@ -107,6 +107,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
   const heartbeatMs = options.heartbeatIntervalMs ?? (profile.heartbeat ? profile.heartbeat.intervalMs : false);
   if (heartbeatMs !== false) positive('heartbeatIntervalMs', heartbeatMs);
   const heartbeatSource = profile.heartbeat ? profile.heartbeat.source : Object.hasOwn(profile.triggers, 'timer') ? 'timer' : undefined;
+  const skipUnchangedBeats = profile.heartbeat !== false && profile.heartbeat?.whenUnchanged === 'skip';
   if (heartbeatMs !== false && heartbeatSource === undefined) throw configError(`profile "${profile.name}" has no heartbeat trigger`);
   const maxQueue = options.maxQueue ?? 256;
   positive('maxQueue', maxQueue);
@@ -167,7 +168,8 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
   let history: RunIndexEntry[] = [];
   /** Part files written by this writer, by sequence (deleted with their snapshot). */
   const partsBySequence = new Map<number, string[]>();
-  let lastInput: { status: string; payloadText: string } | undefined;
+  // The last state given (what a heartbeat stores again), and its material text (to tell whether it is news).
+  let lastInput: { status: string; payloadText: string; material: string } | undefined;
   const queue: Job<P>[] = [];
   let scheduled = false;
   let tail: Promise<unknown> = Promise.resolve();
@@ -574,7 +576,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
         ),
       );
     }
-    lastInput = { status: trigger.status, payloadText: trigger.payloadText };
+    lastInput = { status: trigger.status, payloadText: trigger.payloadText, material: trigger.material };
     if (trigger.status !== activeStatus) heartbeat.reset(false);
     return enqueue(trigger);
   };
@@ -582,6 +584,11 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
   const heartbeat = createHeartbeat(clock, heartbeatMs, () => {
     emitter.emit('heartbeat', { runId, at: clock.now() });
     if (!lastInput || lastInput.status !== activeStatus || heartbeatSource === undefined) return;
+    // Nothing new since the newest snapshot, and the profile stores no copy of it on a timer.
+    if (skipUnchangedBeats && !options.heartbeatPayload && head !== undefined && head.material === lastInput.material) {
+      heartbeat.reset(true);
+      return;
+    }
     let payload: P;
     try {
       const last = parseJson(lastInput.payloadText, 'payload') as P;

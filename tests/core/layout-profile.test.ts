@@ -74,7 +74,7 @@ describe('defineProfile', () => {
   it('fills defaults from the specs', () => {
     const p = defineProfile<{ n: number }>(base);
     expect(p.coalesceWindowMs).toBe(3000);
-    expect(p.heartbeat).toEqual({ source: 'timer', intervalMs: 120_000 });
+    expect(p.heartbeat).toEqual({ source: 'timer', intervalMs: 120_000, whenUnchanged: 'write' });
     expect(p.maxSnapshotBytes).toBe(10 * 1024 * 1024);
     expect(p.isTerminal('done')).toBe(true);
     expect(p.isTerminal('running')).toBe(false);

@@ -11,7 +11,7 @@ import { ROOT } from '../support/build.js';
  */
 const EXAMPLES: Record<string, RegExp[]> = {
   quickstart: [/checkpoint after "run tests" failed: checkpoint_storage_unavailable/, /resuming agent-run-1 from snapshot #3/, /checkpoint #5 after "open pull request" — run completed/],
-  writing: [/latest: #5 step_boundary completed/],
+  writing: [/latest: #4 step_boundary completed/, /\[heartbeat\] the state has not changed/],
   retention: [/retention is idempotent/],
   'plan-executor': [/incomplete plans now: 0/, /imported plan 03/],
   'snapshot-lifecycle': [/retention \(snapshotLifecycle\): history \d+ → 50 files/, /resume: at after:/],

@@ -103,7 +103,7 @@ describe('snapshotLifecycle profile rules', () => {
     expect(snapshotLifecycle.statuses.all).toEqual(['in_progress', 'failed', 'completed', 'paused']);
     expect(['failed', 'completed'].every((s) => snapshotLifecycle.isTerminal(s))).toBe(true);
     expect(['in_progress', 'paused'].some((s) => snapshotLifecycle.isTerminal(s))).toBe(false);
-    expect(snapshotLifecycle.heartbeat).toEqual({ source: 'timer', intervalMs: 120_000 });
+    expect(snapshotLifecycle.heartbeat).toEqual({ source: 'timer', intervalMs: 120_000, whenUnchanged: 'write' });
     expect(snapshotLifecycle.coalesceWindowMs).toBe(3000);
     expect(createSnapshotLifecycleProfile({ heartbeatIntervalMs: false }).heartbeat).toBe(false);
     expect(snapshotLifecycle.retention).toBe(snapshotLifecycleRetention);

@@ -1,9 +1,14 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createWriter, defaultProfile, memoryStorage, type CheckpointResult, type JsonValue } from 'savepoint';
+import { createWriter, defaultProfile, defineProfile, memoryStorage, type CheckpointResult, type JsonValue } from 'savepoint';
 import { utf8Decode } from '../../src/codec/utf8.js';
 import { historyOf, latestOf, manualClock, phasedLike, sequentialMemory, T0 } from './helpers.js';
 
 const run = 'run-c';
+
+/** The default profile, but storing the state again on every beat as snapshot-lifecycle.md's heartbeat does. */
+const { name: _n, description: _d, isTerminal: _t, trigger: _tr, ...defaultBase } = defaultProfile;
+const beatingProfile = defineProfile({ ...defaultBase, name: 'beating', heartbeat: { source: 'timer', intervalMs: 120_000, whenUnchanged: 'write' } });
 const at = (ms: number): string => new Date(T0 + ms).toISOString();
 
 describe('coalescing (snapshot-lifecycle.md: 3 s, no material change → one snapshot + source_details)', () => {
@@ -127,10 +132,87 @@ describe('coalescing (snapshot-lifecycle.md: 3 s, no material change → one sna
 });
 
 describe('heartbeat (every 120 s while in_progress)', () => {
-  it('fires a timer snapshot after 120 s without snapshots, and keeps the cadence', async () => {
+  it('the default profile stores no copy of an unchanged state: a day idle in_progress is 720 heartbeat events and no snapshot (issue 18)', async () => {
     const storage = memoryStorage();
     const clock = manualClock();
     const w = createWriter({ storage, profile: defaultProfile, runId: run, clock });
+    let beats = 0;
+    w.on('heartbeat', () => beats++);
+    await w.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { step: 1 } });
+    for (let i = 0; i < 720; i++) await clock.advance(120_000);
+    await w.flush();
+    expect(beats).toBe(720);
+    expect((await historyOf(storage, defaultProfile, run)).map((s) => s.source)).toEqual(['step_boundary']);
+    // A state that changed is stored by the checkpoint that brings it; the beats after it store nothing again.
+    await w.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { step: 2 } });
+    for (let i = 0; i < 10; i++) await clock.advance(120_000);
+    await w.flush();
+    expect((await historyOf(storage, defaultProfile, run)).map((s) => s.payload)).toEqual([{ step: 1 }, { step: 2 }]);
+    expect(clock.pending).toBeGreaterThan(0); // still beating
+    await w.close();
+  });
+
+  it('property: on the default profile no timer snapshot repeats the snapshot before it; on a write-on-beat profile every 120 s idle adds one', async () => {
+    const step = fc.oneof(fc.record({ kind: fc.constant('checkpoint' as const), state: fc.integer({ min: 0, max: 2 }) }), fc.record({ kind: fc.constant('wait' as const), ms: fc.integer({ min: 1, max: 400_000 }) }));
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 25 }), async (steps) => {
+        for (const profile of [defaultProfile, beatingProfile]) {
+          const storage = memoryStorage();
+          const clock = manualClock();
+          const w = createWriter({ storage, profile, runId: run, clock });
+          let beats = 0;
+          w.on('heartbeat', () => beats++);
+          await w.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { s: -1 } });
+          for (const st of steps) {
+            if (st.kind === 'checkpoint') await w.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { s: st.state } });
+            else await clock.advance(st.ms);
+          }
+          await w.flush();
+          const history = await historyOf(storage, defaultProfile, run);
+          const timers = history.filter((h) => h.source === 'timer').length;
+          if (profile === defaultProfile) {
+            history.forEach((h, i) => {
+              if (h.source === 'timer') expect(h.payload).not.toEqual(history[i - 1]!.payload);
+            });
+            expect(timers).toBe(0); // every state given was stored by its own checkpoint
+          } else expect(timers).toBe(beats);
+          await w.close();
+        }
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('after a failed write the next beat stores the state (it is news to the store)', async () => {
+    const inner = memoryStorage();
+    let failNext = false;
+    const flaky = { ...inner, capabilities: inner.capabilities, get: inner.get, list: inner.list, put: inner.put, delete: inner.delete, batch: async (ops: Parameters<NonNullable<typeof inner.batch>>[0]) => {
+      if (failNext) {
+        failNext = false;
+        throw new Error('disk hiccup');
+      }
+      return inner.batch!(ops);
+    } };
+    const clock = manualClock();
+    const w = createWriter({ storage: flaky, profile: defaultProfile, runId: run, clock, maxAttempts: 1 });
+    w.on('error', () => undefined);
+    await w.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { step: 1 } });
+    failNext = true;
+    expect((await w.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { step: 2 } })).ok).toBe(false);
+    await clock.advance(120_000);
+    await w.flush();
+    const history = await historyOf(inner, defaultProfile, run);
+    expect(history.map((s) => [s.source, s.payload])).toEqual([
+      ['step_boundary', { step: 1 }],
+      ['timer', { step: 2 }],
+    ]);
+    await w.close();
+  });
+
+  it("a profile whose heartbeat is 'write' (snapshot-lifecycle.md's) fires a timer snapshot after 120 s without snapshots, and keeps the cadence", async () => {
+    const storage = memoryStorage();
+    const clock = manualClock();
+    const w = createWriter({ storage, profile: beatingProfile, runId: run, clock });
     const beats: number[] = [];
     w.on('heartbeat', (e) => beats.push(e.at - T0));
     await w.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { step: 1 } });
@@ -192,7 +274,7 @@ describe('heartbeat (every 120 s while in_progress)', () => {
   it('stops on close() and honours heartbeatIntervalMs / false', async () => {
     const storage = memoryStorage();
     const clock = manualClock();
-    const w = createWriter({ storage, profile: defaultProfile, runId: run, clock, heartbeatIntervalMs: 10_000 });
+    const w = createWriter({ storage, profile: beatingProfile, runId: run, clock, heartbeatIntervalMs: 10_000 });
     await w.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: 1 });
     await clock.advance(10_000);
     await w.flush();
