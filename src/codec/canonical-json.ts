@@ -40,7 +40,10 @@ function fast(v: unknown, stack: Set<object>): string {
       return v ? 'true' : 'false';
     case 'object': {
       if (v === null) return 'null';
-      if (typeof (v as { toJSON?: unknown }).toJSON === 'function') return fast((v as { toJSON: () => unknown }).toJSON(), stack);
+      if (typeof (v as { toJSON?: unknown }).toJSON === 'function') {
+        sawToJson = true;
+        return fast((v as { toJSON: () => unknown }).toJSON(), stack);
+      }
       if (stack.has(v)) throw NOT_JSON;
       stack.add(v);
       let out: string;
@@ -101,6 +104,52 @@ export function canonicalJson(value: unknown): string {
   }
 }
 
+/**
+ * Set while serializing when a value's `toJSON` ran (a `Date` becomes its ISO string): the
+ * text then holds something other than what the caller had. {@link canonicalJsonOf} reports it.
+ */
+let sawToJson = false;
+
+const hasToJson = (v: unknown): boolean => typeof v === 'object' && v !== null && typeof (v as { toJSON?: unknown }).toJSON === 'function';
+
+/**
+ * Canonical JSON of `value` as {@link canonicalJson} makes it, and the path of the first value
+ * JSON could only keep converted — an object with `toJSON`, such as a `Date`, stored as what
+ * `toJSON` returns — so a caller can refuse it or warn instead of changing it silently.
+ * (Everything else JSON cannot keep — `Map`, `Set`, `NaN`, `undefined` in an array, `BigInt`,
+ * functions, class instances, cycles — is refused by `canonicalJson` itself; an object member
+ * that is `undefined` is left out, which reads back the same.)
+ */
+export function canonicalJsonOf(value: unknown): { readonly text: string; readonly convertedAt?: string } {
+  sawToJson = false;
+  const text = canonicalJson(value);
+  if (!sawToJson) return { text };
+  const at = firstToJsonPath(value, []);
+  return at === undefined ? { text } : { text, convertedAt: at };
+}
+
+/** Where the first object with `toJSON` is, depth first in key order; undefined if none. */
+function firstToJsonPath(v: unknown, path: (string | number)[]): string | undefined {
+  if (hasToJson(v)) return pathOf(path);
+  if (typeof v !== 'object' || v === null) return undefined;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      path.push(i);
+      const found = firstToJsonPath(v[i], path);
+      path.pop();
+      if (found) return found;
+    }
+    return undefined;
+  }
+  for (const key of Object.keys(v).sort()) {
+    path.push(key);
+    const found = firstToJsonPath((v as Record<string, unknown>)[key], path);
+    path.pop();
+    if (found) return found;
+  }
+  return undefined;
+}
+
 /** Thrown by the native path when it cannot decide: the walk in `fast` then does. */
 const NOT_NATIVE = Symbol('not native');
 /** A canonical array index: V8 lists such keys first, in numeric order, whatever the insertion order. */
@@ -117,6 +166,7 @@ const ARRAY_INDEX = /^(?:0|[1-9]\d{0,9})$/;
  */
 function native(value: unknown): string {
   if (value === undefined) throw NOT_JSON;
+  if (hasToJson(value)) sawToJson = true;
   try {
     return JSON.stringify(value, canonicalReplacer);
   } catch (err) {
@@ -137,7 +187,11 @@ function canonicalReplacer(this: unknown, key: string, v: unknown): unknown {
       if (Array.isArray(this)) throw NOT_JSON;
       return v;
     case 'object': {
-      if (v === null || Array.isArray(v)) return v;
+      if (v === null) return v;
+      if (Array.isArray(v)) {
+        if (!sawToJson) for (const item of v as unknown[]) if (hasToJson(item)) sawToJson = true;
+        return v;
+      }
       if (!isPlainObject(v)) throw NOT_JSON;
       const record = v as Record<string, unknown>;
       const keys = Object.keys(record);
@@ -145,7 +199,9 @@ function canonicalReplacer(this: unknown, key: string, v: unknown): unknown {
       for (let i = 0; i < keys.length; i++) {
         const k = keys[i]!;
         if (ARRAY_INDEX.test(k)) throw NOT_NATIVE;
-        if (FORBIDDEN_KEYS.has(k) && record[k] !== undefined) throw NOT_JSON;
+        const item = record[k];
+        if (FORBIDDEN_KEYS.has(k) && item !== undefined) throw NOT_JSON;
+        if (hasToJson(item)) sawToJson = true;
         if (i > 0 && keys[i - 1]! > k) sorted = false;
       }
       if (sorted) return v;

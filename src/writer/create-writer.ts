@@ -71,6 +71,15 @@ const positive = (name: string, value: number | undefined): void => {
   if (value !== undefined && !(Number.isFinite(value) && value > 0)) throw configError(`${name} must be a positive number`);
 };
 
+/** A payload value JSON would keep only converted, refused (`nonJson: 'error'`): the path, never the value. */
+function nonJsonRefused(path: string): CheckpointError {
+  return new CheckpointError(
+    'checkpoint_schema_invalid',
+    `payload value at ${path} is not JSON (a Date or another object with toJSON) and would come back converted; store it as a string or number, or pass nonJson: 'warn'`,
+    { details: { paths: [path], reason: 'non_json_value' } },
+  );
+}
+
 /**
  * Creates the {@link CheckpointWriter} of one run: the object an agent runtime calls at
  * every boundary. It validates triggers against the profile, coalesces triggers that
@@ -107,6 +116,8 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
   const heartbeatMs = options.heartbeatIntervalMs ?? (profile.heartbeat ? profile.heartbeat.intervalMs : false);
   if (heartbeatMs !== false) positive('heartbeatIntervalMs', heartbeatMs);
   const heartbeatSource = profile.heartbeat ? profile.heartbeat.source : Object.hasOwn(profile.triggers, 'timer') ? 'timer' : undefined;
+  const nonJson = options.nonJson ?? 'error';
+  if (nonJson !== 'error' && nonJson !== 'warn') throw configError("nonJson must be 'error' or 'warn'");
   const skipUnchangedBeats = profile.heartbeat !== false && profile.heartbeat?.whenUnchanged === 'skip';
   if (heartbeatMs !== false && heartbeatSource === undefined) throw configError(`profile "${profile.name}" has no heartbeat trigger`);
   const maxQueue = options.maxQueue ?? 256;
@@ -561,6 +572,10 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
     let trigger: ValidatedTrigger;
     try {
       trigger = validateTrigger(profile, input, clock.now());
+      if (trigger.convertedAt !== undefined) {
+        if (nonJson === 'error') throw nonJsonRefused(trigger.convertedAt);
+        emitter.emit('converted', { runId, path: trigger.convertedAt });
+      }
     } catch (raw) {
       return Promise.resolve(failure(toCheckpointError(raw, 'checkpoint_schema_invalid', 'invalid checkpoint'), during));
     }

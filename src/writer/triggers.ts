@@ -1,4 +1,4 @@
-import { canonicalJson } from '../codec/canonical-json.js';
+import { canonicalJson, canonicalJsonOf } from '../codec/canonical-json.js';
 import { CheckpointError, isCheckpointError } from '../model/errors.js';
 import type { Priority } from '../model/snapshot.js';
 import { issueKey, validateSync } from '../model/standard-schema.js';
@@ -20,6 +20,11 @@ export interface ValidatedTrigger {
   readonly at: number;
   /** Canonical JSON of the material state (see `materialText`). */
   readonly material: string;
+  /**
+   * Path of the first payload value JSON keeps only converted (a `Date`, stored as its ISO
+   * string), when there is one: the writer refuses it or warns (`WriterOptions.nonJson`).
+   */
+  readonly convertedAt?: string;
 }
 
 function jsonPath(path: readonly Parameters<typeof issueKey>[0][] = []): string {
@@ -72,13 +77,14 @@ export function validateTrigger<P>(profile: Profile<P>, input: CheckpointInput<P
   }
   let payloadText: string;
   let material: string;
+  let convertedAt: string | undefined;
   try {
-    payloadText = canonicalJson(parsed.value);
+    ({ text: payloadText, convertedAt } = canonicalJsonOf(parsed.value));
     const view = profile.materialView(parsed.value);
     material = view === parsed.value ? `{"material":${payloadText},"status":${JSON.stringify(status)}}` : canonicalJson({ status, material: view as never });
   } catch (err) {
     if (isCheckpointError(err)) throw err;
     throw new CheckpointError('checkpoint_schema_invalid', 'payload cannot be stored as JSON', { cause: err });
   }
-  return { source, status, payloadText, at, material, ...(spec.priority ? { priority: spec.priority } : {}) };
+  return { source, status, payloadText, at, material, ...(spec.priority ? { priority: spec.priority } : {}), ...(convertedAt !== undefined ? { convertedAt } : {}) };
 }

@@ -103,6 +103,16 @@ export interface WriterOptions<P = JsonValue, T extends string = string, S exten
    */
   readonly heartbeatPayload?: (last: P) => P;
   /**
+   * A payload value JSON can keep only converted — a `Date` (stored as its ISO string) or
+   * another object with `toJSON` — is refused with `checkpoint_schema_invalid`
+   * (`details.paths`, `details.reason: 'non_json_value'`) under `'error'`, or stored converted
+   * with a `converted` event under `'warn'`. Values JSON cannot keep at all (`Map`, `Set`,
+   * `NaN`, `BigInt`, functions, class instances, `undefined` in an array) are always refused;
+   * an object member that is `undefined` is left out (it reads back the same).
+   * @default 'error': a resume must give back exactly what was saved
+   */
+  readonly nonJson?: 'error' | 'warn';
+  /**
    * Most checkpoints waiting behind the group in flight; past it `checkpoint()` answers
    * `checkpoint_backpressure` at once. A call whose material state equals the one queued
    * just before it rides along with it (it can only coalesce) and does not take a slot,
@@ -237,6 +247,8 @@ export interface WriterEventMap {
   retry: { readonly runId: string; readonly attempt: number; readonly delayMs: number; readonly reasonCode: ReasonCode };
   /** The heartbeat timer fired. */
   heartbeat: { readonly runId: string; readonly at: number };
+  /** With `nonJson: 'warn'`: a payload value was stored converted (a `Date` as its ISO string); `path` is where, never the value. */
+  converted: { readonly runId: string; readonly path: string };
   /** The writer opened the run: took its lock (if any) and recovered its numbering. */
   opened: { readonly runId: string; readonly lastSequence: number; readonly locked: boolean; readonly tookOver: boolean };
   /** The writer closed. */

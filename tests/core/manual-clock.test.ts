@@ -136,7 +136,8 @@ describe('manualClock', () => {
   it('drives a writer: the 120 s heartbeat writes a timer snapshot, close() leaves no timer behind', async () => {
     const storage = memoryStorage();
     const clock = manualClock('2026-01-01T00:00:00Z');
-    const writer = createWriter({ storage, profile: defaultProfile, runId: 'run-1', clock });
+    // heartbeatPayload: a beat's own state, which the default profile stores on every beat.
+    const writer = createWriter({ storage, profile: defaultProfile, runId: 'run-1', clock, heartbeatPayload: (last) => ({ ...(last as object), beat: true }) });
     await writer.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { step: 1 } });
     await clock.advance(119_000);
     expect((await listAll(storage, 'checkpoints/run-1/history/')).length).toBe(1);
