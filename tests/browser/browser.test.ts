@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import { createServer, request, type Server } from 'node:http';
 import { join } from 'node:path';
 import { build } from 'esbuild';
@@ -6,19 +5,20 @@ import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGitHubEmulator, type GitHubEmulator } from 'savepoint/testing';
 import { ensureBuilt, ROOT } from '../support/build.js';
+import { assertChromium, skipBrowser } from '../support/browser.js';
 
 /**
  * The core, memoryStorage and githubStorage in a real browser (Debian's chromium driven by
  * playwright-core), on a page served from 127.0.0.1 with a Content-Security-Policy that
  * forbids 'unsafe-eval'. The page's script is bundled from dist/, as a user's bundler
  * would; bundling for the browser platform fails if the core reaches a node: module.
- * `.ci/run` installs chromium; without it this suite is skipped locally and fails in CI.
+ * `.ci/run` installs chromium; without it this suite fails with the install command, unless
+ * SAVEPOINT_SKIP_BROWSER=1 skips it with a warning (tests/support/browser.ts).
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
 const CSP = "default-src 'none'; script-src 'self'; connect-src 'self'";
 const TOKEN = 'ghp_browsertest000000000000000000000000';
 
-describe.skipIf(!CHROMIUM && !process.env.CI)('in a browser, under a CSP without unsafe-eval', () => {
+describe.skipIf(skipBrowser('tests/browser'))('in a browser, under a CSP without unsafe-eval', () => {
   let server: Server;
   let gh: GitHubEmulator;
   let browser: Browser;
@@ -26,7 +26,7 @@ describe.skipIf(!CHROMIUM && !process.env.CI)('in a browser, under a CSP without
   let script = '';
 
   beforeAll(async () => {
-    if (!CHROMIUM) throw new Error('chromium not found: install Debian package chromium, or set CHROMIUM_PATH');
+    const executablePath = assertChromium();
     await ensureBuilt();
     const bundle = await build({
       entryPoints: [join(ROOT, 'tests/browser/page.ts')],
@@ -80,14 +80,14 @@ describe.skipIf(!CHROMIUM && !process.env.CI)('in a browser, under a CSP without
     const address = server.address();
     origin = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
     browser = await chromium.launch({
-      executablePath: CHROMIUM,
+      executablePath,
       args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     });
   }, 300_000);
 
   afterAll(async () => {
     await browser?.close();
-    await new Promise((r) => server?.close(r));
+    if (server) await new Promise((r) => server.close(r));
     await gh?.close();
   });
 

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,18 +7,18 @@ import { fsStorage } from 'savepoint/fs';
 import { startUiServer, type UiServer } from '../../src/ui/server.js';
 import { buildBigRun } from './big-store.js';
 import { buildViewerStore } from './store.js';
+import { assertChromium, skipBrowser } from '../support/browser.js';
 
 /**
  * The viewer in Debian's chromium (playwright-core): every view's content asserted from the
  * DOM, driven by the keyboard where a user would, the token and the CSP enforced, a
  * 10,000-snapshot run opened and scrolled. Screenshots go to .tmp/ui-screenshots (not
- * committed). `.ci/run` installs chromium; without it this suite fails in CI and is
- * skipped locally with a message.
+ * committed). `.ci/run` installs chromium; without it this suite fails with the install
+ * command, unless SAVEPOINT_SKIP_BROWSER=1 skips it with a warning (tests/support/browser.ts).
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
 const SHOTS = join(process.cwd(), '.tmp', 'ui-screenshots');
 
-describe.skipIf(!CHROMIUM && !process.env.CI)('savepoint ui in a real browser', () => {
+describe.skipIf(skipBrowser('tests/ui/browser'))('savepoint ui in a real browser', () => {
   let browser: Browser;
   let store: Awaited<ReturnType<typeof buildViewerStore>>;
   let ui: UiServer;
@@ -35,11 +35,11 @@ describe.skipIf(!CHROMIUM && !process.env.CI)('savepoint ui in a real browser', 
   const ready = (page: Page, hash: string) => page.waitForFunction((h) => document.getElementById('main')?.dataset.ready === h, hash);
 
   beforeAll(async () => {
-    if (!CHROMIUM) throw new Error('chromium not found: install Debian package chromium, or set CHROMIUM_PATH');
+    const executablePath = assertChromium();
     mkdirSync(SHOTS, { recursive: true });
     store = await buildViewerStore();
     ui = await startUiServer({ storage: fsStorage({ dir: store.dir, create: false, cleanupOnOpen: false }), profile: defaultProfile, clock: systemClock });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    browser = await chromium.launch({ executablePath, args: ['--no-sandbox'] });
   }, 120_000);
   afterAll(async () => {
     await browser?.close();
