@@ -33,6 +33,5 @@ const common: Options = {
 export default defineConfig([
   // The CLI (`bin`) is an ESM program with a shebang, built with the ESM entries so chunks are shared.
   { ...common, entry: { ...entry, cli: 'src/cli/main.ts' }, format: ['esm'] },
-  // nanoid 5 is ESM-only; Node < 20.19 cannot require() it, so the CJS build carries its own copy.
-  { ...common, format: ['cjs'], noExternal: ['nanoid'] },
+  { ...common, format: ['cjs'] },
 ]);

@@ -25,7 +25,7 @@ describe('the packed package in a consumer project', () => {
     mkdirSync(modules);
     execFileSync('tar', ['-xzf', join(dir, tarball), '-C', modules]);
     renameSync(join(modules, 'package'), join(modules, 'savepoint'));
-    for (const dep of ['zod', 'ajv', 'fflate', 'nanoid']) symlinkSync(join(ROOT, 'node_modules', dep), join(modules, dep), 'dir');
+    for (const dep of ['zod', 'ajv', 'fflate']) symlinkSync(join(ROOT, 'node_modules', dep), join(modules, dep), 'dir');
   }, 300_000);
 
   afterAll(() => {
