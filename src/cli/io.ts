@@ -16,6 +16,8 @@ export const EXIT = {
   failed: 1,
   /** Bad usage: unknown command or flag, missing argument, invalid value. */
   usage: 2,
+  /** The run is held by a live writer (`unlock` without `--force`). */
+  locked: 3,
 } as const;
 
 /** An error that carries its exit code and a message meant for the user. */

@@ -13,12 +13,13 @@ import { showCommand } from './commands/show.js';
 import { uiCommand } from './commands/ui.js';
 import { verifyCommand } from './commands/verify.js';
 import { importCommand } from './commands/import.js';
+import { unlockCommand } from './commands/unlock.js';
 import { CliError, EXIT, JSON_SCHEMA_VERSION, makeStyle, type CliIo } from './io.js';
 import { PROFILE_NAMES, profileByName } from './profiles.js';
 import { openStore } from './store.js';
 
 /** Every command, in the order `--help` lists them. */
-export const COMMANDS: readonly Command[] = [runsCommand, lsCommand, showCommand, verifyCommand, pruneCommand, resumeCommand, checkpointCommand, diffCommand, importCommand, uiCommand];
+export const COMMANDS: readonly Command[] = [runsCommand, lsCommand, showCommand, verifyCommand, pruneCommand, resumeCommand, checkpointCommand, diffCommand, importCommand, unlockCommand, uiCommand];
 
 /** Options every command accepts. */
 export const GLOBAL_OPTIONS: Readonly<Record<string, OptionSpec>> = {
