@@ -30,7 +30,7 @@ export const GLOBAL_OPTIONS: Readonly<Record<string, OptionSpec>> = {
     value: 'URL',
     description: 'PostgreSQL store (needs the pg package); or set SAVEPOINT_POSTGRES_URL (keeps the password out of ps). Table from SAVEPOINT_POSTGRES_SCHEMA/_TABLE',
   },
-  profile: { type: 'string', value: 'NAME', description: `Profile: ${PROFILE_NAMES.join(', ')} (default "default")` },
+  profile: { type: 'string', value: 'NAME', description: `Profile: ${PROFILE_NAMES.join(', ')}, or a module file exporting one (./my-profile.js) (default "default")` },
   json: { type: 'boolean', description: 'Machine-readable JSON output' },
   help: { type: 'boolean', short: 'h', description: 'Show help' },
 };
