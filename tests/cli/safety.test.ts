@@ -206,7 +206,7 @@ describe('diff RUN A B', () => {
 });
 
 describe('--json outputs validate against schemas/cli/<command>.v1.json', () => {
-  it('runs, verify, prune, diff and a JSON error', async () => {
+  it('runs, verify, prune, diff, ls, show, resume, import, checkpoint and a JSON error', async () => {
     const { readFileSync } = await import('node:fs');
     const { default: Ajv2020 } = await import('ajv/dist/2020.js');
     const ajv = new (Ajv2020 as unknown as typeof import('ajv').default)({ strict: false });
@@ -224,6 +224,16 @@ describe('--json outputs validate against schemas/cli/<command>.v1.json', () => 
     check('prune', (await cli(['prune', '--keep-last', '1', '--json', '--dir', dir])).out);
     check('diff', (await cli(['diff', 'build-1', '1', 'latest', '--json', '--dir', dir])).out);
     check('error', (await cli(['verify', 'buld-1', '--json', '--dir', dir])).err);
+    check('ls', (await cli(['ls', 'build-1', '--json', '--dir', dir])).out);
+    check('show', (await cli(['show', 'build-1', '--json', '--dir', dir])).out);
+    check('resume', (await cli(['resume', 'build-1', '--json', '--dir', dir])).out);
+    check('import', (await cli(['import', '--json', '--dir', phasedDir, '--profile', 'phasedWorkflow'])).out);
+    const scratch = mkdtempSync(join(tmpdir(), 'savepoint-cli-schema-'));
+    const io = captureIo();
+    io.readStdin = async () => '{"step":1}';
+    expect(await runCli(['checkpoint', 'fresh-1', '--source', 'manual', '--payload', '-', '--json', '--dir', scratch], io), io.err).toBe(0);
+    check('checkpoint', io.out);
+    rmSync(scratch, { recursive: true, force: true });
     expect(() => check('runs', JSON.stringify({ schemaVersion: 2, profile: 'x', runs: [] }))).toThrow();
   });
 });
