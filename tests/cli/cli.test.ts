@@ -97,7 +97,7 @@ describe('savepoint CLI on a file-system store', () => {
     expect(byId.snapshot.sequence).toBe(3);
     const again = JSON.parse((await cli(['show', 'run-a', '--id', byId.snapshot.id, '--json', '--dir', dir])).stdout) as { snapshot: { sequence: number } };
     expect(again.snapshot.sequence).toBe(3);
-    expect((await cli(['show', 'run-a', '--seq', '99', '--dir', dir])).code).toBe(1);
+    expect((await cli(['show', 'run-a', '--seq', '99', '--dir', dir])).code).toBe(2); // a snapshot that does not exist, as diff
     expect((await cli(['show', '../etc', '--dir', dir])).code).toBe(2);
   });
 

@@ -1,6 +1,6 @@
 import { collectRunFiles } from '../../profiles/run-files.js';
 import { runArgument, type Command } from '../command.js';
-import { CliError, EXIT, formatBytes, printJson, table } from '../io.js';
+import { EXIT, formatBytes, notFound, printJson, table } from '../io.js';
 import { loadRunSnapshots } from '../inspect.js';
 import { progressBar } from '../progress.js';
 
@@ -14,7 +14,7 @@ export const lsCommand: Command = {
   async run(ctx) {
     const runId = runArgument(ctx, 'ls');
     const run = (await collectRunFiles(ctx.storage, ctx.profile, runId)).runs.get(runId);
-    if (!run) throw new CliError(`no run "${runId}" in this store`, EXIT.failed);
+    if (!run) throw notFound(`no run "${runId}" in this store (profile ${ctx.profile.name})`);
     const bar = progressBar(ctx.io, run.history.length + run.batches.length, 'reading');
     const rows = await loadRunSnapshots(ctx.storage, ctx.profile, run, () => bar.tick());
     bar.done();

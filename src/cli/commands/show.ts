@@ -2,7 +2,7 @@ import { readSnapshot } from '../../profiles/read-snapshot.js';
 import { collectRunFiles } from '../../profiles/run-files.js';
 import type { Snapshot } from '../../model/snapshot.js';
 import { runArgument, stringFlag, type Command } from '../command.js';
-import { CliError, EXIT, printJson } from '../io.js';
+import { CliError, EXIT, notFound, printJson } from '../io.js';
 import { loadRunSnapshots } from '../inspect.js';
 
 /** `savepoint show RUN [--seq N | --id ID]` */
@@ -28,13 +28,16 @@ export const showCommand: Command = {
     if (seq === undefined && idFlag === undefined) {
       key = ctx.profile.layout.latestKey(runId);
       snapshot = await readSnapshot(ctx.storage, ctx.profile, key);
-      if (!snapshot) throw new CliError(`run "${runId}" has no latest snapshot`, EXIT.failed);
+      if (!snapshot) {
+        const exists = (await collectRunFiles(ctx.storage, ctx.profile, runId)).runs.has(runId);
+        throw notFound(exists ? `run "${runId}" has no latest snapshot: name one with --seq N or --id ID` : `no run "${runId}" in this store (profile ${ctx.profile.name})`);
+      }
     } else {
       const run = (await collectRunFiles(ctx.storage, ctx.profile, runId)).runs.get(runId);
-      if (!run) throw new CliError(`no run "${runId}" in this store`, EXIT.failed);
+      if (!run) throw notFound(`no run "${runId}" in this store (profile ${ctx.profile.name})`);
       const rows = await loadRunSnapshots(ctx.storage, ctx.profile, run);
       const found = rows.find((r) => r.snapshot && (seq !== undefined ? r.snapshot.sequence === seq : r.snapshot.id === idFlag));
-      if (!found?.snapshot) throw new CliError(`run "${runId}" has no valid snapshot with ${seq !== undefined ? `sequence ${seq}` : `id ${idFlag}`}`, EXIT.failed);
+      if (!found?.snapshot) throw notFound(`run "${runId}" has no valid snapshot with ${seq !== undefined ? `sequence ${seq}` : `id ${idFlag}`}`);
       snapshot = found.snapshot;
       key = found.key;
     }
