@@ -10,18 +10,13 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createWriter, jsonProfile } from 'savepoint';
 import { fsStorage } from 'savepoint/fs';
-import { runCli } from '../../src/cli/run.js';
-import { captureIo } from '../support/cli-io.js';
+import { runCliCaptured } from '../support/cli-io.js';
 
 const src = fileURLToPath(new URL('../../src/index.ts', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'savepoint-profile-module-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-async function cli(args: string[]) {
-  const io = captureIo();
-  const code = await runCli(args, io);
-  return { code, out: io.out, err: io.err };
-}
+const cli = (args: string[]) => runCliCaptured(args);
 
 describe('--profile with a module file', () => {
   it('loads a custom profile (default export or "profile") and reads the store written with it', async () => {

@@ -9,9 +9,8 @@ import { join } from 'node:path';
 import Ajv2020 from 'ajv/dist/2020.js';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../../src/cli/run.js';
 import { bundledChildPerFile } from '../support/bundle-child.js';
-import { captureIo } from '../support/cli-io.js';
+import { runCliCaptured } from '../support/cli-io.js';
 import { startChild } from '../writer/child-lines.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -25,11 +24,7 @@ function valid(validate: typeof validateUnlock, text: string): void {
   expect(validate.errors ?? []).toEqual([]);
 }
 
-async function cli(args: string[]) {
-  const io = captureIo();
-  const code = await runCli(args, io);
-  return { code, out: io.out, err: io.err };
-}
+const cli = (args: string[]) => runCliCaptured(args);
 
 describe('savepoint unlock', () => {
   it('refuses a live holder, removes it with --force (its next write is refused), and frees a SIGKILLed holder without --force', async () => {

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { isCheckpointError, keepLast, listAll, memoryStorage, runRetention, type StorageAdapter } from 'savepoint';
 import { langGraphProfile, runIdOf, SavepointSaver } from 'savepoint/langgraph';
 import { runCli } from '../../src/cli/run.js';
+import { countingStorage } from '../support/counting-storage.js';
 
 function fakeIo(): { io: Parameters<typeof runCli>[1]; out: () => string; err: () => string } {
   let out = '';
@@ -49,17 +50,7 @@ async function partDirs(storage: StorageAdapter, runId: string): Promise<number[
 describe('SavepointSaver stores under savepoint retention, verify, ls and prune', () => {
   it('on a store with an atomic batch, an old checkpoint and its writes leave in the commit of the put that replaces them: no delete call of their own', async () => {
     const inner = memoryStorage();
-    const calls: string[] = [];
-    const counting: StorageAdapter = {
-      ...inner,
-      name: 'counting',
-      capabilities: inner.capabilities,
-      get: (k) => inner.get(k),
-      list: (p) => inner.list(p),
-      put: (k, b, o) => (calls.push('put'), inner.put(k, b, o)),
-      delete: (k, o) => (calls.push('delete'), inner.delete(k, o)),
-      batch: (ops) => (calls.push(`batch:${ops.filter((op) => op.type === 'delete').length}`), inner.batch!(ops)),
-    };
+    const { storage: counting, calls } = countingStorage(inner);
     const saver = new SavepointSaver({ storage: counting, keepLast: 3 });
     const ids = await writeSteps(saver, 'thread-b', 12);
     const runId = await runIdOf('thread-b', '');

@@ -10,6 +10,7 @@ import { decodeRunIndex } from 'savepoint/toolkit';
 import { phasedWorkflow } from 'savepoint/phased-workflow';
 import { faultyStorage } from 'savepoint/testing';
 import { latestOf, manualClock } from './helpers.js';
+import { countingStorage } from '../support/counting-storage.js';
 
 const STATUSES = ['in_progress', 'failed', 'completed', 'paused'] as const;
 
@@ -69,17 +70,7 @@ describe('automatic per-run retention', () => {
 
   it('with an atomic batch, the pruned files go in the checkpoint batch itself: one storage call per checkpoint, no delete of its own', async () => {
     const inner = memoryStorage();
-    const calls: string[] = [];
-    const counting: StorageAdapter = {
-      ...inner,
-      name: 'counting',
-      capabilities: inner.capabilities,
-      get: (k) => inner.get(k),
-      list: (p) => inner.list(p),
-      put: (k, b, o) => (calls.push('put'), inner.put(k, b, o)),
-      delete: (k, o) => (calls.push('delete'), inner.delete(k, o)),
-      batch: (ops) => (calls.push(`batch:${ops.filter((op) => op.type === 'delete').length}`), inner.batch!(ops)),
-    };
+    const { storage: counting, calls } = countingStorage(inner);
     const statuses = Array.from({ length: 200 }, (): LifecycleStatus => 'in_progress');
     const { pruned } = await writeRun(counting, 'one', statuses);
     expect(pruned.length).toBeGreaterThan(100);
