@@ -432,6 +432,10 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
       for (const p of planned) {
         const s = p.stored.snapshot;
         const superseded = !hasHistory && p !== newest ? { supersededBy: newest!.draft.sequence } : {};
+        // phased-workflow-github.md, size_management: "3. Log warning about large checkpoint".
+        if (p.stored.splitFrom !== undefined) {
+          emitter.emit('split', { runId, sequence: s.sequence, bytes: p.stored.splitFrom, limit: maxBytes, parts: p.stored.parts.map((part) => part.key) });
+        }
         emitter.emit('written', {
           runId,
           snapshotId: s.id,

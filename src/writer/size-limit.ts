@@ -16,6 +16,8 @@ export interface StorableSnapshot<P> {
   readonly snapshot: Snapshot<P>;
   /** Part files, written create-only before the document that references them. */
   readonly parts: readonly PartFile[];
+  /** When split: the size of the whole document, over the limit (what the `split` warning reports). */
+  readonly splitFrom?: number;
 }
 
 /** The size policy applied by {@link encodeForStorage}. */
@@ -86,5 +88,5 @@ export async function encodeForStorage<P>(profile: Profile<P>, header: SnapshotH
   if (!policy.partKey || profile.document.extension !== '.json') throw tooLarge(profile, header.sequence, bytes.length, policy.maxBytes, 'cannot split its documents');
   const document = parseJson(utf8Decode(bytes), `snapshot ${header.sequence}`) as JsonObject;
   const { main, parts } = await profile.splitDocument(document, policy.maxBytes, policy.partKey);
-  return { bytes: utf8Encode(canonicalJson(main)), snapshot, parts };
+  return { bytes: utf8Encode(canonicalJson(main)), snapshot, parts, splitFrom: bytes.length };
 }

@@ -245,6 +245,12 @@ export interface WriterEventMap {
   pruned: { readonly runId: string; readonly sequences: readonly number[]; readonly keys: readonly string[] };
   /** A group write failed and will be attempted again after `delayMs`. */
   retry: { readonly runId: string; readonly attempt: number; readonly delayMs: number; readonly reasonCode: ReasonCode };
+  /**
+   * A warning: snapshot `sequence` was larger than the size limit (`bytes` over `limit`) and
+   * was stored split into part files (`parts`, their keys) — phased-workflow-github.md's "log
+   * warning about large checkpoint". Nothing is lost; reads put it back together.
+   */
+  split: { readonly runId: string; readonly sequence: number; readonly bytes: number; readonly limit: number; readonly parts: readonly string[] };
   /** The heartbeat timer fired. */
   heartbeat: { readonly runId: string; readonly at: number };
   /** With `nonJson: 'warn'`: a payload value was stored converted (a `Date` as its ISO string); `path` is where, never the value. */

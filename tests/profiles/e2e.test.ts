@@ -261,17 +261,24 @@ describe('phasedWorkflow size management through the writer (memory storage)', (
     const clock = manualClock();
     const runId = newUuidV4();
     const writer = createWriter({ storage, profile: phasedWorkflow, runId, clock, ...(maxSnapshotBytes ? { maxSnapshotBytes } : {}) });
+    const splits: { sequence: number; bytes: number; limit: number; parts: readonly string[] }[] = [];
+    writer.on('split', (e) => splits.push(e));
     const payload = oversized(clock, scale);
     const r = await writer.checkpoint(phasedTriggers.phaseComplete(payload, 'phase_2', payload.state_snapshot.phase_outputs.phase_2!));
     expect(r).toMatchObject({ ok: true, outcome: 'written', sequence: 1 });
     await writer.close();
     const main = (await storage.get(`checkpoints/${runId}/cp_001_phase_complete.json`))!.bytes;
-    return { storage, clock, runId, payload, main };
+    return { storage, clock, runId, payload, main, splits };
   };
 
   it('a checkpoint over 10 MB is stored as a main file under the limit plus part files, and resumes whole', async () => {
-    const { storage, clock, runId, payload, main } = await writeOversized(1024);
+    const { storage, clock, runId, payload, main, splits } = await writeOversized(1024);
     expect(main.length).toBeLessThanOrEqual(10 * 1024 * 1024);
+    // The spec's "log warning about large checkpoint": one split event naming the size, the limit and the parts.
+    expect(splits).toHaveLength(1);
+    expect(splits[0]).toMatchObject({ sequence: 1, limit: 10 * 1024 * 1024 });
+    expect(splits[0]!.bytes).toBeGreaterThan(10 * 1024 * 1024);
+    expect(splits[0]!.parts.map((k) => k.slice(k.lastIndexOf('/') + 1)).sort()).toEqual((await keysUnder(storage, `checkpoints/${runId}/parts/1/`)).sort());
     expect((await keysUnder(storage, `checkpoints/${runId}/parts/1/`)).length).toBeGreaterThan(0);
     expect((json(main) as { state_snapshot: { cost_accumulated: number } }).state_snapshot.cost_accumulated).toBe(12.5);
     const plan = await planResume({ storage, profile: phasedWorkflow, runId, clock });
