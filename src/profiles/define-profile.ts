@@ -38,6 +38,14 @@ export interface TriggerSpec {
   readonly priority?: Priority;
   /** What fires it, in the spec's words. */
   readonly description?: string;
+  /**
+   * How a resume treats a snapshot with this source, when that differs between triggers
+   * (phased-workflow-github.md: `phase_complete` resumes at the next phase, `gate_decision`
+   * at the gate, everything else at the start of the phase). Resume reads the snapshot's own
+   * `source`, so two triggers whose `resumeAs` differ are never coalesced into one snapshot.
+   * @default undefined: every trigger without one resumes alike (and may coalesce with another)
+   */
+  readonly resumeAs?: string;
 }
 
 /** The statuses a profile's documents may carry; `S` is their names as a union of literals. */

@@ -30,6 +30,8 @@ export interface CoalesceBase {
   readonly createdAtMs: number;
   /** False when the snapshot cannot take more `source_details` (e.g. recovered from a compressed file). */
   readonly open: boolean;
+  /** How a resume treats the snapshot (its source's `TriggerSpec.resumeAs`). */
+  readonly resumeAs?: string;
 }
 
 /**
@@ -50,9 +52,12 @@ export interface CoalesceBase {
  * A `critical` trigger is never coalesced: it gets its own snapshot, because resume reads
  * the snapshot's own `source` (e.g. phased-workflow resumes a `circuit_breaker` at
  * `human_review`); folded into an earlier `expensive_op` it would resume as that trigger.
+ * For the same reason a trigger whose `resumeAs` differs from the snapshot's is never
+ * coalesced into it (a `gate_decision` joining a `phase_complete` would resume at the next
+ * phase instead of the gate).
  */
-export function shouldCoalesce(base: CoalesceBase | undefined, material: string, at: number, windowMs: number, critical = false): boolean {
-  if (critical || !base || !base.open) return false;
+export function shouldCoalesce(base: CoalesceBase | undefined, material: string, at: number, windowMs: number, critical = false, resumeAs?: string): boolean {
+  if (critical || !base || !base.open || base.resumeAs !== resumeAs) return false;
   const elapsed = at - base.createdAtMs;
   return elapsed >= 0 && elapsed <= windowMs && base.material === material;
 }

@@ -268,15 +268,16 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
     const firstSequence = nextSequence;
     const planned: Planned<P>[] = [];
     const intoHead: { job: Job<P>; record: TriggerRecord }[] = [];
+    const resumeAsOf = (source: string): string | undefined => (Object.hasOwn(profile.triggers, source) ? profile.triggers[source]!.resumeAs : undefined);
     for (const job of jobs) {
       const t = job.trigger;
       const last = planned.at(-1);
       const base: CoalesceBase | undefined = last
-        ? { material: last.material, createdAtMs: last.createdAtMs, open: true }
+        ? { material: last.material, createdAtMs: last.createdAtMs, open: true, resumeAs: resumeAsOf(last.draft.source) }
         : head
-          ? { material: head.material, createdAtMs: head.createdAtMs, open: head.location.kind !== 'fixed' }
+          ? { material: head.material, createdAtMs: head.createdAtMs, open: head.location.kind !== 'fixed', resumeAs: resumeAsOf(head.header.source) }
           : undefined;
-      if (shouldCoalesce(base, t.material, t.at, windowMs, t.priority === 'critical')) {
+      if (shouldCoalesce(base, t.material, t.at, windowMs, t.priority === 'critical', resumeAsOf(t.source))) {
         const record: TriggerRecord = { source: t.source, at: toRfc3339(t.at), ...(t.priority ? { priority: t.priority } : {}) };
         if (last) {
           last.details.push(record);

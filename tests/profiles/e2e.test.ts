@@ -137,10 +137,10 @@ describe.each(STORAGES)('profiles end to end on $name storage', ({ make }) => {
     const gate = await writer.checkpoint(phasedTriggers.gateDecision(payload, { gate_id: 'gate_0', decision: 'pass', score: 0.9, iteration: 1 }));
     expect(gate).toMatchObject({ ok: true, sequence: 2, key: `checkpoints/${runId}/cp_002_gate_decision.json` });
     await later(clock, 1000);
-    // same state, only api_metrics changed: coalesced into #2
+    // same state, only api_metrics changed: a second gate_decision (it resumes as the first) is coalesced into #2
     const gatePayload = gate.ok ? gate.snapshot.payload : payload;
     const same = { ...gatePayload, context_fields: { ...gatePayload.context_fields, api_metrics: { github: { calls: 3 } } } };
-    expect(await writer.checkpoint(phasedTriggers.at('manual', same))).toMatchObject({ ok: true, outcome: 'coalesced', sequence: 2 });
+    expect(await writer.checkpoint(phasedTriggers.at('gate_decision', same))).toMatchObject({ ok: true, outcome: 'coalesced', sequence: 2 });
     await writer.close();
 
     const files = await keysUnder(storage, `checkpoints/${runId}/`);
@@ -152,7 +152,7 @@ describe.each(STORAGES)('profiles end to end on $name storage', ({ make }) => {
     ]);
     const latest = json((await storage.get(`checkpoints/${runId}/latest.json`))!.bytes);
     expect(latest).toMatchObject({ checkpoint_id: index.checkpoints[1]!.checkpoint_id, run_id: runId, trigger: 'gate_decision', sequence_number: 2, priority: 'high', status: 'in_progress' });
-    expect((latest.source_details as { source: string }[]).map((d) => d.source)).toEqual(['manual']);
+    expect((latest.source_details as { source: string }[]).map((d) => d.source)).toEqual(['gate_decision']);
     expect(await planResume({ storage, profile: phasedWorkflow, runId, clock })).toMatchObject({ at: 'phase_0_intake_gate', eligible: true });
     await preserveRun({ storage, profile: phasedWorkflow, runId, reason: 'kept for the test', clock });
 

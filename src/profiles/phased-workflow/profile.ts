@@ -25,6 +25,25 @@ import {
 import { assertOptionsArgument } from '../../model/arguments.js';
 
 /** Options of {@link createPhasedWorkflowProfile}. */
+
+/**
+ * step_4_determine_resume_point of phased-workflow-github.md, as classes: a snapshot resumes
+ * at the next phase (`phase_complete`), at the gate (`gate_decision`), at human review
+ * (`circuit_breaker`) or at the start of its phase (every other trigger). Triggers of
+ * different classes are never coalesced, so the snapshot a resume reads keeps its meaning.
+ */
+const PHASED_RESUME_AS: Readonly<Record<(typeof PHASED_TRIGGERS)[number], string>> = {
+  phase_complete: 'next_phase',
+  gate_decision: 'gate',
+  circuit_breaker: 'human_review',
+  escalation: 'current_phase',
+  iteration: 'current_phase',
+  cost_threshold: 'current_phase',
+  expensive_op: 'current_phase',
+  destructive_op: 'current_phase',
+  manual: 'current_phase',
+};
+
 export interface PhasedWorkflowProfileOptions {
   /**
    * Names of the workflow's phases, by `phase_outputs` key (`{ phase_0: 'intake', phase_3: 'build' }`).
@@ -132,7 +151,7 @@ export function createPhasedWorkflowProfile(options: PhasedWorkflowProfileOption
     name: 'phasedWorkflow',
     description: 'phased-workflow-github.md: cp_NNN_trigger.json + latest.json + index.json per run, nine prioritized triggers',
     payload: phasedWorkflowPayloadSchema(options.phaseNames),
-    triggers: Object.fromEntries(PHASED_TRIGGERS.map((t) => [t, { priority: PHASED_TRIGGER_PRIORITIES[t], description: TRIGGER_DESCRIPTIONS[t] }])),
+    triggers: Object.fromEntries(PHASED_TRIGGERS.map((t) => [t, { priority: PHASED_TRIGGER_PRIORITIES[t], description: TRIGGER_DESCRIPTIONS[t], resumeAs: PHASED_RESUME_AS[t] }])),
     statuses: { all: PHASED_STATUSES, terminal: ['completed', 'failed'], active: 'in_progress' },
     layout: standardLayout({ root: options.root ?? 'checkpoints', history: phasedHistoryNaming, indexName: 'index.json', summaryName: 'summary.json' }),
     newSnapshotId: () => newUuidV4(),
