@@ -32,6 +32,8 @@ export const GLOBAL_OPTIONS: Readonly<Record<string, OptionSpec>> = {
   },
   profile: { type: 'string', value: 'NAME', description: `Profile: ${PROFILE_NAMES.join(', ')}, or a module file exporting one (./my-profile.js) (default "default")` },
   json: { type: 'boolean', description: 'Machine-readable JSON output' },
+  quiet: { type: 'boolean', short: 'q', description: 'Results and errors only: no progress, no notes (prune: totals only)' },
+  verbose: { type: 'boolean', short: 'v', description: 'Also say on stderr which store and profile were used and how long the command took' },
   help: { type: 'boolean', short: 'h', description: 'Show help' },
 };
 
@@ -78,6 +80,22 @@ export interface RunCliOptions {
   readonly clock?: Clock;
   /** Use this store instead of opening one from `--dir`/`--github`. */
   readonly storage?: StorageAdapter;
+}
+
+/** Which store a command used, for -v: never a token or a password. */
+export function storeLabel(values: Readonly<Record<string, unknown>>, env: Readonly<Record<string, string | undefined>>, given: StorageAdapter | undefined): string {
+  if (given) return `store ${given.name}`;
+  if (typeof values.github === 'string') return `GitHub store ${values.github}`;
+  const pg = typeof values.postgres === 'string' ? values.postgres : env.SAVEPOINT_POSTGRES_URL;
+  if (pg !== undefined) {
+    try {
+      const url = new URL(pg);
+      return `PostgreSQL store ${url.hostname}${url.port ? `:${url.port}` : ''}${url.pathname}`;
+    } catch {
+      return 'PostgreSQL store';
+    }
+  }
+  return `file-system store ${typeof values.dir === 'string' ? values.dir : '.'}`;
 }
 
 /**
@@ -128,11 +146,14 @@ export async function runCli(argv: readonly string[], io: CliIo, options: RunCli
     return reportError(io, command.name, json, new CliError(`unexpected argument "${parsed.positionals[max]}" (usage: savepoint ${command.name} ${command.usage})`));
   }
   let storage: StorageAdapter | undefined;
+  const started = Date.now();
+  // -q: progress bars and notes are drawn only on a terminal, so a quiet run is told stderr is none.
+  const commandIo: CliIo = values.quiet === true ? { ...io, stderr: { ...io.stderr, write: (t: string) => io.stderr.write(t), isTTY: false } } : io;
   try {
     const profile = await profileByName(typeof values.profile === 'string' ? values.profile : 'default');
     storage = options.storage ?? (await openStore(values, io.env));
-    return await command.run({
-      io,
+    const code = await command.run({
+      io: commandIo,
       style: makeStyle(io),
       storage,
       profile,
@@ -141,6 +162,8 @@ export async function runCli(argv: readonly string[], io: CliIo, options: RunCli
       positionals: parsed.positionals,
       values,
     });
+    if (values.verbose === true && values.quiet !== true) io.stderr.write(`savepoint ${command.name}: ${storeLabel(values, io.env, options.storage)}, profile ${profile.name}, ${Date.now() - started} ms, exit ${code}\n`);
+    return code;
   } catch (err) {
     if (err instanceof CliError || isCheckpointError(err)) return reportError(io, command.name, json, err);
     throw err;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createWriter, defaultProfile, memoryStorage } from 'savepoint';
-import { runCli } from '../../src/cli/run.js';
+import { runCli, storeLabel } from '../../src/cli/run.js';
 import type { CliIo } from '../../src/cli/io.js';
 
 function fakeIo(tty: boolean, env: Record<string, string> = {}): CliIo & { out: string; err: string } {
@@ -37,6 +37,20 @@ describe('CLI on a terminal', () => {
     const pipe = fakeIo(false);
     await runCli(['runs'], pipe, { storage });
     expect(pipe.out).not.toContain('\u001b[');
+  });
+
+  it('-q draws no progress even on a TTY, and keeps the result; -v says which store and profile, never a secret', async () => {
+    const storage = await storeWithRuns(60);
+    const quiet = fakeIo(true);
+    expect(await runCli(['verify', '-q'], quiet, { storage })).toBe(0);
+    expect(quiet.err).toBe('');
+    expect(quiet.out).toMatch(/0 problems/);
+    const verbose = fakeIo(false);
+    expect(await runCli(['runs', '-v'], verbose, { storage })).toBe(0);
+    expect(verbose.err).toMatch(/^savepoint runs: store memory, profile default, \d+ ms, exit 0\n$/);
+        expect(storeLabel({ postgres: 'postgres://agent:hunter2-secret@db.example:5432/runs' }, {}, undefined)).toBe('PostgreSQL store db.example:5432/runs');
+    expect(storeLabel({}, { SAVEPOINT_POSTGRES_URL: 'postgres://a:pw-secret@h/db' }, undefined)).not.toContain('pw-secret');
+    expect(storeLabel({ github: 'o/r@main' }, { GITHUB_TOKEN: 'ghp_secret' }, undefined)).toBe('GitHub store o/r@main');
   });
 
   it('draws a progress bar on stderr for many files on a TTY only, and clears it', async () => {

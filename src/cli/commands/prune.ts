@@ -96,7 +96,6 @@ export const pruneCommand: Command = {
     apply: { type: 'boolean', description: 'Execute the plan (default: dry run)' },
     'allow-run-deletion': { type: 'boolean', description: 'Allow a plan to delete every snapshot of a run (archived runs keep only their summary)' },
     'delete-unreadable': { type: 'boolean', description: 'Also delete files that fail validation (default: kept and reported)' },
-    quiet: { type: 'boolean', short: 'q', description: 'Print only the totals, not one row per operation' },
   },
   async run(ctx) {
     const flagPolicy = policyFromFlags(ctx);
