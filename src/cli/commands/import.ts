@@ -4,6 +4,7 @@ import { fsStorage } from '../../storage/fs/index.js';
 import { stringFlag, type Command } from '../command.js';
 import { runImporterOf } from '../importers.js';
 import { CliError, EXIT, printJson, table } from '../io.js';
+import { progressBar } from '../progress.js';
 
 /** `savepoint import [RUN…] [--apply] [--to-dir DIR]` */
 export const importCommand: Command = {
@@ -24,7 +25,13 @@ export const importCommand: Command = {
     try {
       const runIds = ctx.positionals.length > 0 ? [...ctx.positionals] : [...(await collectRunFiles(ctx.storage, ctx.profile)).runs.keys()];
       const reports: RunImportReport[] = [];
-      for (const runId of runIds) reports.push(await importer(ctx.storage, runId, { apply, ...(target ? { target } : {}) }));
+      // A whole store of foreign runs takes a while: a progress bar on a terminal (not with -q or in a pipe).
+      const bar = progressBar(ctx.io, runIds.length, apply ? 'importing' : 'checking', 20);
+      for (const runId of runIds) {
+        reports.push(await importer(ctx.storage, runId, { apply, ...(target ? { target } : {}) }));
+        bar.tick();
+      }
+      bar.done();
       const changes = reports.reduce((n, r) => n + r.changes, 0);
       const skipped = reports.flatMap((r) => r.files.filter((f) => f.action === 'skip'));
       if (ctx.json) {
