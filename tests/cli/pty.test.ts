@@ -50,10 +50,12 @@ describe('the CLI in a real terminal and in a pipe', () => {
     const tty = inPty(['runs', '--dir', dir]);
     expect(tty.code).toBe(0);
     expect(tty.screen).toContain('\u001b[33min_progress\u001b[39m');
+    expect(tty.screen).toMatch(/\rreading runs \[#+\.*\] \d+\/60/); // 60 runs: a progress bar while they are read
     const pipe = inPipe(['runs', '--dir', dir]);
     expect(pipe.code).toBe(0);
     expect(pipe.out).toContain('in_progress');
     expect(pipe.out + pipe.err).not.toContain('\u001b[');
+    expect(pipe.err).toBe('');
   });
 
   it('draws and clears a progress bar for a long verify on the terminal; a pipe gets no carriage return', () => {

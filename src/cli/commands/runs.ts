@@ -4,6 +4,7 @@ import type { Command } from '../command.js';
 import { EXIT, formatBytes, printJson, table } from '../io.js';
 import { mapLimit } from '../../storage/map-limit.js';
 import { loadEntry } from '../inspect.js';
+import { progressBar } from '../progress.js';
 
 /** `savepoint runs [--incomplete]` */
 export const runsCommand: Command = {
@@ -15,7 +16,9 @@ export const runsCommand: Command = {
   async run(ctx) {
     const { storage, profile } = ctx;
     const files = await collectRunFiles(storage, profile);
+    const bar = progressBar(ctx.io, files.runs.size, 'reading runs');
     const runs = await mapLimit([...files.runs.values()], 8, async (run) => {
+      bar.tick();
       const latest = run.latest ? await loadEntry(storage, profile, run.latest) : undefined;
       let snapshots = run.history.length;
       if (run.index) {
@@ -39,6 +42,7 @@ export const runsCommand: Command = {
         bytes: run.bytes,
       };
     });
+    bar.done();
     const shown = ctx.values.incomplete
       ? runs.filter((r) => !r.terminal && r.sequence !== null).sort((a, b) => (b.lastActivity ?? '').localeCompare(a.lastActivity ?? ''))
       : runs;
