@@ -43,9 +43,13 @@ describe('diffSnapshots', () => {
     expect(() => diffSnapshots(null as unknown as Snapshot<unknown>, snap({}))).toThrow(/checkpoint_config_invalid|must be a snapshot/);
   });
 
+  const storable = fc.jsonValue().filter((v) => !JSON.stringify(v).includes('"__proto__"'));
+
   it('property: the diff of a with itself is empty, and applying diff(a, b) to a gives b', () => {
     fc.assert(
-      fc.property(fc.jsonValue(), fc.jsonValue(), (a, b) => {
+      // No "__proto__" keys: savepoint refuses them in every stored document (canonical JSON), and
+      // this oracle's apply() would set a prototype instead of a member (seed -32453225 did).
+      fc.property(storable, storable, (a, b) => {
         expect(diffSnapshots(snap(a), snap(a))).toEqual([]);
         expect(apply(a, diffSnapshots(snap(a), snap(b)))).toEqual(b);
       }),
