@@ -1,7 +1,8 @@
 import type { Clock } from '../model/clock.js';
 import type { Profile } from '../profiles/define-profile.js';
 import type { StorageAdapter } from '../storage/adapter.js';
-import { CliError, type CliIo, type Style } from './io.js';
+import { collectRunFiles, type RunFiles } from '../profiles/run-files.js';
+import { CliError, notFound, type CliIo, type Style } from './io.js';
 
 /** An option of a command, in `node:util` parseArgs form plus help text. */
 export interface OptionSpec {
@@ -54,4 +55,11 @@ export function runArgument(context: CommandContext, command: string): string {
 export function stringFlag(context: CommandContext, name: string): string | undefined {
   const v = context.values[name];
   return typeof v === 'string' ? v : undefined;
+}
+
+/** The files of run `runId` in the command's store; exit 2 naming the run when it has none. */
+export async function runFilesOf(context: CommandContext, runId: string): Promise<RunFiles> {
+  const run = (await collectRunFiles(context.storage, context.profile, runId)).runs.get(runId);
+  if (!run) throw notFound(`run "${runId}" not found (profile ${context.profile.name})`);
+  return run;
 }

@@ -95,13 +95,7 @@ export function canonicalJson(value: unknown): string {
   } catch (err) {
     if (err !== NOT_NATIVE && err !== NOT_JSON) throw err;
   }
-  try {
-    return flat(fast(value, new Set()));
-  } catch (err) {
-    if (err !== NOT_JSON) throw err;
-    // Rare: walk again, tracking paths, to say where the bad value is.
-    return canonicalJsonReportingPath(value);
-  }
+  return canonicalJsonByWalk(value);
 }
 
 /**
@@ -226,12 +220,16 @@ function flat(text: string): string {
   return text;
 }
 
-/** @internal The JavaScript walk alone (no native path): for the test that the two paths agree. */
+/**
+ * @internal The JavaScript walk alone: what `canonicalJson` falls back to when the native path
+ * cannot decide or finds a value JSON cannot carry (and the test that the two paths agree).
+ */
 export function canonicalJsonByWalk(value: unknown): string {
   try {
     return flat(fast(value, new Set()));
   } catch (err) {
     if (err !== NOT_JSON) throw err;
+    // Rare: walk again, tracking paths, to say where the bad value is.
     return canonicalJsonReportingPath(value);
   }
 }

@@ -110,7 +110,8 @@ export function defaultIsProcessAlive(pid: number): boolean {
   }
 }
 
-function parseLock(bytes: Uint8Array): RunLockDocument | undefined {
+/** The lock document in `bytes`, or undefined when they are not one (what the writer and `savepoint unlock` accept). */
+export function parseLock(bytes: Uint8Array): RunLockDocument | undefined {
   try {
     const doc = parseJson(utf8Decode(bytes)) as Partial<RunLockDocument> | null;
     if (!doc || doc.savepoint_lock !== 1 || typeof doc.owner !== 'string' || typeof doc.lease_until !== 'number') return undefined;

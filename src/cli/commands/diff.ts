@@ -1,7 +1,6 @@
-import { collectRunFiles } from '../../profiles/run-files.js';
 import type { Snapshot } from '../../model/snapshot.js';
 import { diffSnapshots } from '../../runs/diff.js';
-import type { Command, CommandContext } from '../command.js';
+import { runFilesOf, type Command, type CommandContext } from '../command.js';
 import { CliError, EXIT, notFound, printJson } from '../io.js';
 import { loadRunSnapshots, type SnapshotRow } from '../inspect.js';
 
@@ -26,8 +25,7 @@ export const diffCommand: Command = {
     const [runId, a, b] = ctx.positionals;
     if (runId === undefined || a === undefined || b === undefined) throw new CliError('diff needs RUN A B');
     ctx.profile.assertRunId(runId);
-    const run = (await collectRunFiles(ctx.storage, ctx.profile, runId)).runs.get(runId);
-    if (!run) throw notFound(`run "${runId}" not found (profile ${ctx.profile.name})`);
+    const run = await runFilesOf(ctx, runId);
     const rows = await loadRunSnapshots(ctx.storage, ctx.profile, run);
     const from = pick(rows, a, runId);
     const to = pick(rows, b, runId);

@@ -1,6 +1,5 @@
-import { collectRunFiles } from '../../profiles/run-files.js';
-import { runArgument, type Command } from '../command.js';
-import { EXIT, formatBytes, notFound, printJson, table } from '../io.js';
+import { runArgument, runFilesOf, type Command } from '../command.js';
+import { EXIT, formatBytes, printJson, table } from '../io.js';
 import { loadRunSnapshots } from '../inspect.js';
 import { progressBar } from '../progress.js';
 
@@ -13,8 +12,7 @@ export const lsCommand: Command = {
   options: {},
   async run(ctx) {
     const runId = runArgument(ctx, 'ls');
-    const run = (await collectRunFiles(ctx.storage, ctx.profile, runId)).runs.get(runId);
-    if (!run) throw notFound(`no run "${runId}" in this store (profile ${ctx.profile.name})`);
+    const run = await runFilesOf(ctx, runId);
     const bar = progressBar(ctx.io, run.history.length + run.batches.length, 'reading');
     const rows = await loadRunSnapshots(ctx.storage, ctx.profile, run, () => bar.tick());
     bar.done();

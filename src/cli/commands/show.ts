@@ -1,7 +1,6 @@
 import { readSnapshot } from '../../profiles/read-snapshot.js';
-import { collectRunFiles } from '../../profiles/run-files.js';
 import type { Snapshot } from '../../model/snapshot.js';
-import { runArgument, stringFlag, type Command } from '../command.js';
+import { runArgument, runFilesOf, stringFlag, type Command } from '../command.js';
 import { CliError, EXIT, notFound, printJson } from '../io.js';
 import { loadRunSnapshots } from '../inspect.js';
 
@@ -29,12 +28,11 @@ export const showCommand: Command = {
       key = ctx.profile.layout.latestKey(runId);
       snapshot = await readSnapshot(ctx.storage, ctx.profile, key);
       if (!snapshot) {
-        const exists = (await collectRunFiles(ctx.storage, ctx.profile, runId)).runs.has(runId);
-        throw notFound(exists ? `run "${runId}" has no latest snapshot: name one with --seq N or --id ID` : `no run "${runId}" in this store (profile ${ctx.profile.name})`);
+        await runFilesOf(ctx, runId); // a run that is not there is named as such
+        throw notFound(`run "${runId}" has no latest snapshot: name one with --seq N or --id ID`);
       }
     } else {
-      const run = (await collectRunFiles(ctx.storage, ctx.profile, runId)).runs.get(runId);
-      if (!run) throw notFound(`no run "${runId}" in this store (profile ${ctx.profile.name})`);
+      const run = await runFilesOf(ctx, runId);
       const rows = await loadRunSnapshots(ctx.storage, ctx.profile, run);
       const found = rows.find((r) => r.snapshot && (seq !== undefined ? r.snapshot.sequence === seq : r.snapshot.id === idFlag));
       if (!found?.snapshot) throw notFound(`run "${runId}" has no valid snapshot with ${seq !== undefined ? `sequence ${seq}` : `id ${idFlag}`}`);

@@ -1,13 +1,10 @@
 import { hostname } from 'node:os';
-import { parseJson } from '../../codec/canonical-json.js';
-import { utf8Decode } from '../../codec/utf8.js';
 import { toRfc3339 } from '../../model/clock.js';
 import { isCheckpointError } from '../../model/errors.js';
 import { formatDuration } from '../../model/human-duration.js';
-import { collectRunFiles } from '../../profiles/run-files.js';
-import { defaultIsProcessAlive } from '../../writer/run-lock.js';
-import { runArgument, type Command, type CommandContext } from '../command.js';
-import { CliError, EXIT, notFound, printJson } from '../io.js';
+import { defaultIsProcessAlive, parseLock } from '../../writer/run-lock.js';
+import { runArgument, runFilesOf, type Command, type CommandContext } from '../command.js';
+import { CliError, EXIT, printJson } from '../io.js';
 
 /** What a run's lock file says, as far as it can be read. */
 interface LockInfo {
@@ -20,24 +17,20 @@ interface LockInfo {
   readonly live: boolean;
 }
 
-function lockInfo(bytes: Uint8Array, key: string, now: number): LockInfo {
-  try {
-    const doc = parseJson(utf8Decode(bytes, key), key) as Record<string, unknown> | null;
-    if (!doc || typeof doc !== 'object' || doc.savepoint_lock !== 1 || typeof doc.lease_until !== 'number') throw new Error('not a lock');
-    return {
-      readable: true,
-      pid: typeof doc.pid === 'number' ? doc.pid : null,
-      hostname: typeof doc.hostname === 'string' ? doc.hostname : null,
-      acquiredAt: typeof doc.acquired_at === 'string' ? doc.acquired_at : null,
-      leaseUntil: toRfc3339(doc.lease_until),
-      // A lease still running, unless its holder is known to be gone: a process of this host
-      // that no longer exists (as the writer itself decides before taking a run over).
-      live: doc.lease_until > now && !(doc.hostname === hostname() && typeof doc.pid === 'number' && !defaultIsProcessAlive(doc.pid)),
-    };
-  } catch {
-    // Not a lock savepoint can read: no holder can renew it, so it is never live.
-    return { readable: false, pid: null, hostname: null, acquiredAt: null, leaseUntil: null, live: false };
-  }
+function lockInfo(bytes: Uint8Array, now: number): LockInfo {
+  const doc = parseLock(bytes);
+  // Not a lock savepoint can read: no holder can renew it, so it is never live.
+  if (!doc) return { readable: false, pid: null, hostname: null, acquiredAt: null, leaseUntil: null, live: false };
+  return {
+    readable: true,
+    pid: typeof doc.pid === 'number' ? doc.pid : null,
+    hostname: typeof doc.hostname === 'string' ? doc.hostname : null,
+    acquiredAt: typeof doc.acquired_at === 'string' ? doc.acquired_at : null,
+    leaseUntil: toRfc3339(doc.lease_until),
+    // A lease still running, unless its holder is known to be gone: a process of this host
+    // that no longer exists (as the writer itself decides before taking a run over).
+    live: doc.lease_until > now && !(doc.hostname === hostname() && typeof doc.pid === 'number' && !defaultIsProcessAlive(doc.pid)),
+  };
 }
 
 /** "pid 42 on host-a (process running), lease ends in 20 s": what is known, never a guess. */
@@ -64,14 +57,13 @@ export const unlockCommand: Command = {
     const key = ctx.profile.layout.lockKey(runId);
     const stored = await ctx.storage.get(key);
     if (!stored) {
-      const exists = (await collectRunFiles(ctx.storage, ctx.profile, runId)).runs.has(runId);
-      if (!exists) throw notFound(`run "${runId}" not found (profile ${ctx.profile.name})`);
+      await runFilesOf(ctx, runId); // a run that is not there is named as such
       if (ctx.json) printJson(ctx.io, { runId, lock: null, removed: false });
       else ctx.io.stdout.write(`run ${runId} is not locked\n`);
       return EXIT.ok;
     }
     const now = ctx.clock.now();
-    const info = lockInfo(stored.bytes, key, now);
+    const info = lockInfo(stored.bytes, now);
     const force = ctx.values.force === true;
     if (info.live && !force) {
       const message = `run ${runId} is held by ${describe(info, now)}; a live writer renews its lease. Stop that writer, wait for the lease to end, or pass --force`;
