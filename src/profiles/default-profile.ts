@@ -166,6 +166,8 @@ export function jsonProfile<T>(options: JsonProfileOptions<T> = {}): Profile<T, 
     payload: options.schema ?? anySchema<T>(),
     document: base.document as unknown as DocumentFormat<T>,
     materialView: (payload: T) => payload,
+    // The default profile's beat derives nothing from the payload (no `heartbeat.payload`).
+    heartbeat: base.heartbeat && { source: base.heartbeat.source, intervalMs: base.heartbeat.intervalMs, whenUnchanged: base.heartbeat.whenUnchanged },
     resume: undefined,
   });
 }

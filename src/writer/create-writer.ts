@@ -12,7 +12,7 @@ import type { HistoryRef } from '../profiles/layout.js';
 import { shouldCoalesce, type CoalesceBase } from './coalescing.js';
 import { isPreservedRun, perRunPolicyOf, planPrune } from './auto-retention.js';
 import { createWriterEmitter } from './events.js';
-import { createHeartbeat } from './heartbeat.js';
+import { createHeartbeat, settleBeat } from './heartbeat.js';
 import { executeWrite, type CreateOp, type IndexState, type ReplaceOp, type WritePlan } from './ordered-write.js';
 import { withRetry } from './retry.js';
 import { createRunLock, defaultIsProcessAlive, defaultLockIdentity, type RunLock } from './run-lock.js';
@@ -118,6 +118,8 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
   const heartbeatSource = profile.heartbeat ? profile.heartbeat.source : Object.hasOwn(profile.triggers, 'timer') ? 'timer' : undefined;
   const nonJson = options.nonJson ?? 'error';
   if (nonJson !== 'error' && nonJson !== 'warn') throw configError("nonJson must be 'error' or 'warn'");
+  // What a beat stores: the caller's heartbeatPayload, else the profile's (fields "since the previous snapshot"), else the last state.
+  const beatPayload = options.heartbeatPayload ?? (profile.heartbeat ? profile.heartbeat.payload : undefined);
   const skipUnchangedBeats = profile.heartbeat !== false && profile.heartbeat?.whenUnchanged === 'skip';
   if (heartbeatMs !== false && heartbeatSource === undefined) throw configError(`profile "${profile.name}" has no heartbeat trigger`);
   const maxQueue = options.maxQueue ?? 256;
@@ -612,13 +614,14 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
     let payload: P;
     try {
       const last = parseJson(lastInput.payloadText, 'payload') as P;
-      payload = options.heartbeatPayload ? options.heartbeatPayload(last) : last;
+      payload = beatPayload ? beatPayload(last) : last;
     } catch (raw) {
       failure(toCheckpointError(raw, 'checkpoint_schema_invalid', 'heartbeatPayload failed'), 'heartbeat');
       heartbeat.reset(true);
       return;
     }
     void accept({ source: heartbeatSource, status: lastInput.status, payload }, 'heartbeat').then((r) => {
+      settleBeat(options.heartbeatPayload, r, payload, (raw) => failure(toCheckpointError(raw, 'checkpoint_config_invalid', 'heartbeatPayload.settled failed'), 'heartbeat'));
       // A failed beat is reported through `error`; keep beating so the state is tried again.
       if (!r.ok) heartbeat.reset(lastInput?.status === activeStatus);
     });
