@@ -126,6 +126,15 @@ export interface ProfileDefinition<P, T extends string = string, S extends strin
   readonly splitDocument?: (document: JsonObject, maxBytes: number, partKey: (n: number) => string) => Promise<SplitResult>;
   /** History entries may be gzipped by retention (never `latest`). @default true */
   readonly compressHistory?: boolean;
+  /**
+   * History entries are never rewritten once written (snapshot-lifecycle.md: "immutable
+   * history"). A trigger coalesced into a snapshot whose history entry exists then goes to
+   * `latest` only (its `source_details` grows there), and the next snapshot's history entry
+   * repeats those records, each tagged `coalesced_into: <snapshot id>`, so every trigger stays
+   * in `latest` or history. Without it the writer rewrites the still-open history entry (and
+   * `latest`) in place. @default false
+   */
+  readonly immutableHistory?: boolean;
   /** The profile's default retention policy. */
   readonly retention?: RetentionPolicy;
   /** Where to resume from a restored snapshot. */
@@ -220,6 +229,7 @@ export function defineProfile<P, const T extends string = string, const S extend
     onOversize: definition.onOversize ?? 'split',
     splitDocument: definition.splitDocument ?? splitDocument,
     compressHistory: definition.compressHistory ?? true,
+    immutableHistory: definition.immutableHistory ?? false,
     ...(definition.retention ? { retention: definition.retention } : {}),
     ...(definition.resume ? { resume: definition.resume } : {}),
     isTerminal: (status) => terminalSet.has(status),

@@ -9,7 +9,7 @@ import type { Profile } from '../profiles/define-profile.js';
 import { defaultProfile, type DefaultTrigger, type LifecycleStatus } from '../profiles/default-profile.js';
 import type { JsonValue } from '../codec/canonical-json.js';
 import type { HistoryRef } from '../profiles/layout.js';
-import { shouldCoalesce, type CoalesceBase } from './coalescing.js';
+import { carriedRecords, latestOnlyRecords, shouldCoalesce, type CoalesceBase } from './coalescing.js';
 import { isPreservedRun, perRunPolicyOf, planPrune } from './auto-retention.js';
 import { createWriterEmitter } from './events.js';
 import { createHeartbeat, settleBeat } from './heartbeat.js';
@@ -46,6 +46,8 @@ interface Head<P> {
   readonly location: HeadLocation;
   /** Main document bytes as stored (batch-file members are re-encoded from these). */
   readonly bytes?: Uint8Array;
+  /** Immutable history: coalesced triggers `latest` holds and the head's history entry lacks (the next snapshot's entry carries them). */
+  readonly latestOnly: readonly TriggerRecord[];
 }
 
 /** A new snapshot planned in the current group. */
@@ -146,6 +148,8 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
 
   const layout = profile.layout;
   const latestKey = layout.latestKey(runId);
+  // History entries are never rewritten: coalesced triggers go to latest, then into the next entry (coalescing.ts).
+  const immutableHistory = profile.immutableHistory && typeof layout.historyKey === 'function';
   const indexKey = layout.indexKey?.(runId);
   const activeStatus = profile.statuses.active;
   const emitter = createWriterEmitter();
@@ -244,6 +248,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
             material: materialText(profile, s.status, s.payload),
             createdAtMs: parseRfc3339(s.createdAt),
             location: recovered.head.location,
+            latestOnly: immutableHistory ? await latestOnlyRecords(storage, profile, s, recovered.head.location) : [],
           }
         : undefined;
     const first = !opened;
@@ -313,10 +318,13 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
     if (planned.length === 0 && intoHead.length === 0) return;
 
     try {
+      // Immutable history: the first new snapshot's entry carries what only latest held of the head.
+      const carried = immutableHistory && head && planned.length > 0 ? carriedRecords([...head.latestOnly, ...intoHead.map((x) => x.record)], head.header.id) : [];
       // Snapshots that took coalesced triggers are encoded again with their source_details.
       for (const p of planned) {
-        if (p.details.length === 0) continue;
-        p.draft = { ...p.draft, sourceDetails: [...p.details] };
+        const before = p === planned[0] ? carried : [];
+        if (p.details.length === 0 && before.length === 0) continue;
+        p.draft = { ...p.draft, sourceDetails: [...before, ...p.details] };
         p.stored = await encodeForStorage(profile, p.draft, p.payloadText, sizePolicy(refOf(p.draft), 0));
       }
       let headRewrite: { stored: StorableSnapshot<P>; location: HeadLocation; header: SnapshotHeader<P> } | undefined;
@@ -340,7 +348,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
       }
       if (headRewrite) {
         for (const part of headRewrite.stored.parts) creates.push({ key: part.key, bytes: part.data });
-        const loc = headRewrite.location;
+        const loc = immutableHistory ? { kind: 'latest' as const } : headRewrite.location;
         if (loc.kind === 'history') replaces.push({ key: loc.key, bytes: headRewrite.stored.bytes, ifVersion: loc.version });
         if (loc.kind === 'batch') {
           const members = loc.members.map((m) => (m.sequence === head!.header.sequence ? { sequence: m.sequence, bytes: headRewrite!.stored.bytes } : m));
@@ -415,8 +423,9 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
                   members: loc.members.map((m) => (m.sequence === head!.header.sequence ? { sequence: m.sequence, bytes: headRewrite!.stored.bytes } : m)),
                 }
               : loc;
-        head = { ...head, header: headRewrite.header, location };
-        const key = loc.kind === 'history' || loc.kind === 'batch' ? loc.key : latestKey;
+        head = { ...head, header: headRewrite.header, ...(immutableHistory ? { location: loc, latestOnly: [...head.latestOnly, ...intoHead.map((x) => x.record)] } : { location }) };
+        // Where the records are: the rewritten entry, latest, or (immutable history) the new snapshot's entry.
+        const key = immutableHistory ? (planned[0]?.key ?? latestKey) : loc.kind === 'history' || loc.kind === 'batch' ? loc.key : latestKey;
         const s = headRewrite.stored.snapshot;
         for (const { job } of intoHead) {
           const result: CheckpointSuccess<P> = {
@@ -464,7 +473,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
         else if (batchFile) location = { kind: 'batch', key: batchFile.key, version: report.versions.get(batchFile.key) ?? '', members: batchFile.members };
         else location = { kind: 'history', key: newest.key, version: report.versions.get(newest.key) ?? '' };
         if ((location.kind === 'history' || location.kind === 'batch') && location.version === '') location = { kind: 'fixed' };
-        head = { header: newest.draft, payloadText: newest.payloadText, material: newest.material, createdAtMs: newest.createdAtMs, location };
+        head = { header: newest.draft, payloadText: newest.payloadText, material: newest.material, createdAtMs: newest.createdAtMs, location, latestOnly: [] };
       }
       if (autoRetention) {
         history.push(...written);

@@ -124,6 +124,8 @@ export function createSnapshotLifecycleProfile(options: SnapshotLifecycleProfile
     coalesceWindowMs: options.coalesceWindowMs ?? 3000,
     materialView,
     compressHistory: true,
+    // "immutable history: checkpoints/<run_id>/history/<snapshot_id>.json": coalesced triggers go to latest.json.
+    immutableHistory: true,
     document: {
       ...jsonDocumentFormat<SnapshotLifecyclePayload, SnapshotLifecycleDocument>({
         schema,
