@@ -1,7 +1,11 @@
 import { readFileSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fsStorage } from 'savepoint/fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, createWriter, memoryStorage, CheckpointError, isCheckpointError, parseJson, type JsonObject } from 'savepoint';
+import { canonicalJson, createWriter, memoryStorage, planResume, CheckpointError, isCheckpointError, parseJson, type JsonObject } from 'savepoint';
 import {
   checkpointWithOutcomes,
   createCommandOutcomeRecorder,
@@ -396,5 +400,40 @@ describe('command outcomes with the writer', () => {
       }),
       { numRuns: 60 },
     );
+  });
+});
+
+describe('coalescing under immutable history (snapshot-lifecycle.md: "immutable history")', () => {
+  it('on real files: a coalesced trigger leaves history/<snapshot_id>.json byte for byte, latest.json lists it, the next history file carries it (issue 16)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'savepoint-lifecycle-immutable-'));
+    try {
+      const storage = fsStorage({ dir });
+      const clock = manualClock();
+      const writer = createWriter({ storage, profile: snapshotLifecycle, runId: 'run-i', clock });
+      const [base] = fc.sample(lifecyclePayloadArb, { numRuns: 1, seed: 21 });
+      const first = await writer.checkpoint(lifecycleTriggers.stepEntered(base!, { step_id: 's1', step_ordinal: 1 }));
+      if (!first.ok) throw first.error;
+      const historyFile = join(dir, first.key);
+      const written = await readFile(historyFile);
+      await clock.advance(2000);
+      const manual = await writer.checkpoint(lifecycleTriggers.manual(first.snapshot.payload));
+      expect(manual).toMatchObject({ ok: true, outcome: 'coalesced', snapshotId: first.snapshotId });
+      expect((await readFile(historyFile)).equals(written)).toBe(true);
+      const latest = JSON.parse(await readFile(join(dir, 'checkpoints/run-i/latest.json'), 'utf8')) as JsonObject;
+      expect(latest.snapshot_id).toBe(first.snapshotId);
+      expect(latest.source_details).toEqual([{ source: 'manual', at: '2026-01-15T14:00:02.000Z' }]);
+      // a resume restores the snapshot with the trigger coalesced into it
+      const plan = await planResume({ storage, profile: snapshotLifecycle, runId: 'run-i', clock });
+      expect(plan.snapshot.sourceDetails.map((d) => d.source)).toEqual(['manual']);
+      await clock.advance(2000);
+      const next = await writer.checkpoint(lifecycleTriggers.stepFinished(first.snapshot.payload, 'done'));
+      if (!next.ok) throw next.error;
+      const carried = JSON.parse(await readFile(join(dir, next.key), 'utf8')) as JsonObject;
+      expect(carried.source_details).toEqual([{ source: 'manual', at: '2026-01-15T14:00:02.000Z', coalesced_into: first.snapshotId }]);
+      expect((await readFile(historyFile)).equals(written)).toBe(true);
+      await writer.close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
