@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, createWriter, defaultProfile, memoryStorage, type CheckpointResult, type JsonValue, type Snapshot } from 'savepoint';
-import { readSnapshot } from 'savepoint/toolkit';
+import { coalescedTriggers, readSnapshot } from 'savepoint/toolkit';
 import { faultyStorage, type FaultAction } from 'savepoint/testing';
 import { historyOf, instantTimerClock, latestOf, manualClock, putLog, sequentialMemory, T0, triggersOf } from './helpers.js';
 
@@ -80,6 +80,9 @@ describe('property: random schedules of triggers, state changes and clock advanc
           expected.snapshots.map((s, i) => [i + 1, s.sources, s.at]),
         );
         expect(expectHistoryNeverRewritten(storage.puts)).toBe(history.length);
+        // savepoint/toolkit's coalescedTriggers gathers the same records (what `savepoint ls` shows).
+        const gathered = coalescedTriggers(history, latest);
+        for (const h of history) expect(gathered.get(h.id)).toEqual(triggersOf(history, latest, h.id));
         // Invariant 4 on what is stored: consecutive snapshots inside one window differ materially.
         for (let i = 1; i < history.length; i++) {
           const a = history[i - 1]!;
