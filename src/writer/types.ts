@@ -68,7 +68,8 @@ export interface WriterLockIdentity {
  * hands the beat something it must get back if the beat stores no new snapshot (outcomes it
  * drained from a recorder), it also carries `settled`, which the writer calls once with the
  * beat's result — `ok: false` (the write failed, or the beat was refused) or `outcome:
- * 'coalesced'` mean the beat's own state is in no new snapshot.
+ * 'coalesced'` mean the beat's own state is in no new snapshot. A `settled` that throws is
+ * reported through the writer's `error` event (`during: 'heartbeat'`, `checkpoint_config_invalid`).
  */
 export interface HeartbeatPayload<P> {
   (last: P): P;

@@ -249,6 +249,28 @@ describe('heartbeat (every 120 s while in_progress)', () => {
     );
   });
 
+  it("heartbeatPayload's settled hook gets each beat's result once; a hook that throws is reported, and the beats go on", async () => {
+    const clock = manualClock();
+    const results: string[] = [];
+    let throwing = true;
+    const beat = Object.assign((last: JsonValue): JsonValue => ({ ...(last as object), beat: clock.now() - T0 }), {
+      settled: (r: CheckpointResult<JsonValue>, payload: JsonValue) => {
+        results.push(r.ok ? `${r.outcome}#${r.sequence}:${(payload as { beat: number }).beat}` : r.reasonCode);
+        if (throwing) throw new Error('hook failed');
+      },
+    });
+    const w = createWriter({ storage: memoryStorage(), profile: defaultProfile, runId: run, clock, heartbeatPayload: beat });
+    const errors: string[] = [];
+    w.on('error', (e) => errors.push(`${e.during}:${e.reasonCode}`));
+    await w.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { n: 1 } });
+    await clock.advance(120_000);
+    throwing = false;
+    await clock.advance(120_000);
+    expect(results).toEqual(['written#2:120000', 'written#3:240000']);
+    expect(errors).toEqual(['heartbeat:checkpoint_config_invalid']);
+    await w.close();
+  });
+
   it('after a failed write the next beat stores the state (it is news to the store)', async () => {
     const inner = memoryStorage();
     let failNext = false;
