@@ -346,7 +346,8 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
         const bytes = encodeBatchFile(members);
         if (bytes.length <= maxBytes) batchFile = { key: layout.batchKey(runId, planned[0]!.draft.sequence, newest!.draft.sequence), bytes, members };
       }
-      if (headRewrite) {
+      // Immutable history stores the rewrite in latest only, and only when no new snapshot replaces latest.
+      if (headRewrite && !(immutableHistory && newest)) {
         for (const part of headRewrite.stored.parts) creates.push({ key: part.key, bytes: part.data });
         const loc = immutableHistory ? { kind: 'latest' as const } : headRewrite.location;
         if (loc.kind === 'history') replaces.push({ key: loc.key, bytes: headRewrite.stored.bytes, ifVersion: loc.version });

@@ -83,6 +83,30 @@ describe('coalescing (snapshot-lifecycle.md: 3 s, no material change → one sna
     });
   }
 
+  it('a split snapshot coalesced in the group that writes the next one leaves no part file nothing references (issue 16)', async () => {
+    const storage = memoryStorage();
+    const clock = manualClock();
+    const w = createWriter({ storage, profile: defaultProfile, runId: run, clock, maxSnapshotBytes: 1024 });
+    const big = (n: number): JsonValue => ({ n, a: 'a'.repeat(600), b: 'b'.repeat(600), c: 'c'.repeat(600) });
+    const first = await w.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: big(1) });
+    expect(first.ok ? first.outcome : first.reasonCode).toBe('written');
+    await clock.advance(1000);
+    const rs = await Promise.all([
+      w.checkpoint({ source: 'manual', status: 'in_progress', payload: big(1) }),
+      w.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: big(2) }),
+    ]);
+    expect(rs.map((r) => r.ok && r.outcome)).toEqual(['coalesced', 'written']);
+    await w.close();
+    const texts: string[] = [];
+    const parts: string[] = [];
+    for await (const e of storage.list('checkpoints/')) {
+      if (e.key.includes('/parts/')) parts.push(e.key);
+      else texts.push(utf8Decode((await storage.get(e.key))!.bytes));
+    }
+    expect(parts.length).toBeGreaterThan(0);
+    for (const key of parts) expect(texts.some((t) => t.includes(JSON.stringify(key))), `${key} unreferenced`).toBe(true);
+  });
+
   it('a writer that opens a run whose latest holds coalesced triggers carries them into its first history entry (issue 16)', async () => {
     const storage = sequentialMemory();
     const clock = manualClock();
