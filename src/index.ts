@@ -46,7 +46,7 @@ export type { StandardSchemaV1 } from './model/standard-schema.js';
 
 // Writing.
 export { createWriter } from './writer/create-writer.js';
-export type { CheckpointInput, CheckpointResult, CheckpointWriter, WriterOptions } from './writer/types.js';
+export type { CheckpointInput, CheckpointResult, CheckpointWriter, HeartbeatPayload, WriterOptions } from './writer/types.js';
 export type { CheckpointSuccess, CheckpointFailure } from './writer/types.js';
 
 // Resuming.

@@ -29,6 +29,7 @@ export {
   type Integrity,
   type SnapshotDraft,
 } from '../model/snapshot.js';
+export { coalescedTriggers } from '../model/coalesced-triggers.js';
 export { compileValidator, assertValid, type JsonSchema, type SchemaIssue, type DocumentValidator } from '../model/validate.js';
 
 // Codec and stored documents.

@@ -13,12 +13,18 @@ export const Rfc3339Schema = z.iso.datetime({ offset: false, precision: undefine
  * One trigger that fired. The first trigger of a snapshot is its `source`; triggers
  * coalesced into it later (snapshot-lifecycle.md: "append trigger source to
  * source_details") are appended, so no trigger is ever dropped unrecorded.
+ *
+ * `coalesced_into` marks a record that belongs to the *previous* snapshot: on a profile with
+ * immutable history, a trigger coalesced into a snapshot whose history entry is already
+ * written is recorded in `latest` only, and copied into the next snapshot's history entry
+ * with the id of the snapshot it joined (see `ProfileDefinition.immutableHistory`).
  */
 export const TriggerRecordSchema = z
   .object({
     source: z.string().min(1),
     at: Rfc3339Schema,
     priority: z.enum(PRIORITIES).optional(),
+    coalesced_into: z.string().min(1).optional(),
   })
   .strict();
 /** The TypeScript type of {@link TriggerRecordSchema}. */

@@ -116,6 +116,8 @@ export const defaultProfile: Profile<JsonValue, DefaultTrigger, LifecycleStatus>
   // the default profile follows no spec that asks for that, so an unchanged state is not stored.
   heartbeat: { source: 'timer', intervalMs: 120_000, whenUnchanged: 'skip' },
   layout: standardLayout({ root: 'checkpoints', history: historyBySnapshotId() }),
+  // The snapshot-lifecycle layout, and its rule: history entries are never rewritten.
+  immutableHistory: true,
   retention: snapshotLifecycleRetention,
   document: jsonDocumentFormat<JsonValue, DefaultDocument>({
     schema: DefaultDocumentSchema,
@@ -166,6 +168,8 @@ export function jsonProfile<T>(options: JsonProfileOptions<T> = {}): Profile<T, 
     payload: options.schema ?? anySchema<T>(),
     document: base.document as unknown as DocumentFormat<T>,
     materialView: (payload: T) => payload,
+    // The default profile's beat derives nothing from the payload (no `heartbeat.payload`).
+    heartbeat: base.heartbeat && { source: base.heartbeat.source, intervalMs: base.heartbeat.intervalMs, whenUnchanged: base.heartbeat.whenUnchanged },
     resume: undefined,
   });
 }

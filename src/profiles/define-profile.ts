@@ -100,9 +100,12 @@ export interface ProfileDefinition<P, T extends string = string, S extends strin
    * does when the run's state has not changed since its newest snapshot: `'write'` stores it
    * again (a spec that asks for a periodic snapshot, such as snapshot-lifecycle.md), `'skip'`
    * stores nothing (the `heartbeat` event still fires and the run lease is renewed by its own
-   * timer). @default { source: 'timer', intervalMs: 120_000, whenUnchanged: 'write' } when the profile has a `timer` trigger
+   * timer). `payload` derives a beat's state from the last payload given, for fields that
+   * mean "since the previous snapshot" (snapshot-lifecycle.md's `command_outcomes`: a beat
+   * carries none the writer knows of); the writer's `heartbeatPayload` option overrides it.
+   * @default { source: 'timer', intervalMs: 120_000, whenUnchanged: 'write' } when the profile has a `timer` trigger
    */
-  readonly heartbeat?: { readonly source: NoInfer<T>; readonly intervalMs: number; readonly whenUnchanged?: HeartbeatWhenUnchanged } | false;
+  readonly heartbeat?: { readonly source: NoInfer<T>; readonly intervalMs: number; readonly whenUnchanged?: HeartbeatWhenUnchanged; payload?(last: P): P } | false;
   /** Coalescing window (snapshot-lifecycle.md: 3 s). @default 3000 */
   readonly coalesceWindowMs?: number;
   /**
@@ -123,6 +126,15 @@ export interface ProfileDefinition<P, T extends string = string, S extends strin
   readonly splitDocument?: (document: JsonObject, maxBytes: number, partKey: (n: number) => string) => Promise<SplitResult>;
   /** History entries may be gzipped by retention (never `latest`). @default true */
   readonly compressHistory?: boolean;
+  /**
+   * History entries are never rewritten once written (snapshot-lifecycle.md: "immutable
+   * history"). A trigger coalesced into a snapshot whose history entry exists then goes to
+   * `latest` only (its `source_details` grows there), and the next snapshot's history entry
+   * repeats those records, each tagged `coalesced_into: <snapshot id>`, so every trigger stays
+   * in `latest` or history. Without it the writer rewrites the still-open history entry (and
+   * `latest`) in place. @default false
+   */
+  readonly immutableHistory?: boolean;
   /** The profile's default retention policy. */
   readonly retention?: RetentionPolicy;
   /** Where to resume from a restored snapshot. */
@@ -136,7 +148,7 @@ export interface ProfileDefinition<P, T extends string = string, S extends strin
 export interface Profile<P = unknown, T extends string = string, S extends string = string>
   extends Required<Omit<ProfileDefinition<P, T, S>, 'description' | 'retention' | 'resume' | 'heartbeat'>> {
   readonly description: string;
-  readonly heartbeat: { readonly source: T; readonly intervalMs: number; readonly whenUnchanged: HeartbeatWhenUnchanged } | false;
+  readonly heartbeat: { readonly source: T; readonly intervalMs: number; readonly whenUnchanged: HeartbeatWhenUnchanged; payload?(last: P): P } | false;
   readonly retention?: RetentionPolicy;
   readonly resume?: ResumeRule<P>;
   /** True when `status` ends a run. */
@@ -188,7 +200,10 @@ export function defineProfile<P, const T extends string = string, const S extend
   if (declared && declared.whenUnchanged !== undefined && declared.whenUnchanged !== 'write' && declared.whenUnchanged !== 'skip') {
     throw configError(name, `heartbeat.whenUnchanged must be 'write' or 'skip'`);
   }
-  const heartbeat = declared ? { source: declared.source, intervalMs: declared.intervalMs, whenUnchanged: declared.whenUnchanged ?? 'write' } : false;
+  if (declared && declared.payload !== undefined && typeof declared.payload !== 'function') throw configError(name, 'heartbeat.payload must be a function');
+  const heartbeat = declared
+    ? { source: declared.source, intervalMs: declared.intervalMs, whenUnchanged: declared.whenUnchanged ?? 'write', ...(declared.payload ? { payload: declared.payload } : {}) }
+    : false;
   if (heartbeat && !Object.hasOwn(triggers, heartbeat.source as string)) throw configError(name, `heartbeat source "${heartbeat.source}" is not a trigger`);
   if (heartbeat && !(heartbeat.intervalMs > 0)) throw configError(name, 'heartbeat interval must be positive');
   const coalesceWindowMs = definition.coalesceWindowMs ?? 3000;
@@ -214,6 +229,7 @@ export function defineProfile<P, const T extends string = string, const S extend
     onOversize: definition.onOversize ?? 'split',
     splitDocument: definition.splitDocument ?? splitDocument,
     compressHistory: definition.compressHistory ?? true,
+    immutableHistory: definition.immutableHistory ?? false,
     ...(definition.retention ? { retention: definition.retention } : {}),
     ...(definition.resume ? { resume: definition.resume } : {}),
     isTerminal: (status) => terminalSet.has(status),

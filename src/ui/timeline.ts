@@ -29,7 +29,26 @@ export interface TimelineEntry {
   readonly error: ErrorView | null;
 }
 
+/** Records an entry's file carries for earlier snapshots (`coalesced_into`, immutable history), by entry. */
+const carriedBy = new WeakMap<TimelineEntry, readonly { readonly into: string; readonly source: string }[]>();
+
+/** Entries with the triggers later entries carry for them added to their `coalesced` (as `savepoint ls`). */
+function withCarried(entries: TimelineEntry[]): TimelineEntry[] {
+  const extra = new Map<string, string[]>();
+  for (const e of entries) for (const c of carriedBy.get(e) ?? []) extra.set(c.into, [...(extra.get(c.into) ?? []), c.source]);
+  if (extra.size === 0) return entries;
+  return entries.map((e) => (e.id !== null && extra.has(e.id) ? { ...e, coalesced: [...e.coalesced, ...extra.get(e.id)!] } : e));
+}
+
 const toEntry = (profile: Profile<unknown>) => (row: SnapshotRow): TimelineEntry => {
+  const s = row.snapshot;
+  const entry = entryOf(profile, row);
+  const carried = s ? s.sourceDetails.flatMap((d) => (d.coalesced_into !== undefined && d.coalesced_into !== s.id ? [{ into: d.coalesced_into, source: d.source }] : [])) : [];
+  if (carried.length > 0) carriedBy.set(entry, carried);
+  return entry;
+};
+
+function entryOf(profile: Profile<unknown>, row: SnapshotRow): TimelineEntry {
   const s = row.snapshot;
   const heartbeatSource = profile.heartbeat ? profile.heartbeat.source : undefined;
   return {
@@ -38,7 +57,7 @@ const toEntry = (profile: Profile<unknown>) => (row: SnapshotRow): TimelineEntry
     id: s?.id ?? null,
     createdAt: s?.createdAt ?? null,
     source: s?.source ?? null,
-    coalesced: s ? s.sourceDetails.map((d) => d.source) : [],
+    coalesced: s ? s.sourceDetails.filter((d) => d.coalesced_into === undefined).map((d) => d.source) : [],
     status: s?.status ?? null,
     size: row.size,
     compressed: row.compressed,
@@ -46,7 +65,7 @@ const toEntry = (profile: Profile<unknown>) => (row: SnapshotRow): TimelineEntry
     heartbeat: s !== undefined && s.source === heartbeatSource,
     error: row.error ? errorView(row.error) : null,
   };
-};
+}
 
 /** The creation time a `cp_<timestamp>_<suffix>` id carries (snapshot-lifecycle.md), as RFC 3339. */
 export function timeFromSnapshotId(id: string | undefined): string | null {
@@ -100,7 +119,7 @@ export function timelineCache(source: ViewerSource): {
           const version = versions.get(e.key);
           if (version !== undefined) cache.set(e.key, { version, entry: e });
         }
-        return [...cached, ...fresh].sort(bySequenceThenTime);
+        return withCarried([...cached, ...fresh].sort(bySequenceThenTime));
       })().finally(() => loading.delete(runId));
       loading.set(runId, p);
     }
@@ -128,7 +147,7 @@ export function timelineCache(source: ViewerSource): {
         return { key: e.key, sequence: e.info.sequence ?? null, id, createdAt: timeFromSnapshotId(id ?? undefined), source: e.info.source ?? null, coalesced: [], status: null, size: e.size, compressed: e.info.compressed, batched: false, heartbeat: false, error: null, pending: true as const };
       });
       const complete = run.batches.length === 0 && cached.every((e) => !('pending' in e));
-      if (complete) return { complete, snapshots: cached.sort(bySequenceThenTime) };
+      if (complete) return { complete, snapshots: withCarried(cached.sort(bySequenceThenTime)) };
       // After this answer is on its way: the listing alone is what the first paint waits for.
       setImmediate(() => void full(runId).catch(() => undefined));
       return { complete: false, snapshots: cached.sort(bySequenceThenTime) };

@@ -3,25 +3,39 @@
  * material state change, keep only one snapshot and append trigger source to
  * source_details".
  *
- * Design decision — coalescing versus immutable history. History entries are immutable
- * and `latest` must never differ from history (DESIGN.md invariant 2), yet the spec wants
- * the kept snapshot to list the later trigger. The writer records a coalesced trigger by
- * REWRITING THE STILL-OPEN SNAPSHOT — only the newest one, only inside its window — in
- * history and `latest` together, and acknowledges the trigger only once that rewrite is
- * durable:
- * - with an atomic batch (memory; adapters declaring `atomicBatch`) both keys change in one
- *   `batch()`, so they are never seen apart;
- * - without one (fs) history is replaced first (if its version is unchanged), then
- *   `latest`; a crash in between leaves `latest` holding the same snapshot (id, sequence,
- *   status, payload, time) with a shorter `source_details` — never a different state — and
- *   the next write levels it.
- * Concurrent triggers are folded before anything is written (a burst is one write). The
- * alternatives were rejected: carrying coalesced triggers into the next snapshot leaves them
- * unrecorded until it comes (lost on a crash, invisible in the kept snapshot), and a
- * separate record file would be a key outside the profile's layout.
+ * Where a coalesced trigger is recorded depends on the profile (`immutableHistory`):
+ *
+ * - **Immutable history** (snapshot-lifecycle.md: "immutable history:
+ *   checkpoints/<run_id>/history/<snapshot_id>.json"; snapshotLifecycle and the default
+ *   profile). A history entry's bytes never change after its first write. A trigger coalesced
+ *   into the newest snapshot goes to `latest` only — the spec's one mutable file — whose
+ *   `source_details` grows (`latest` is replaced alone: one put, no ordering question). When
+ *   the next snapshot is written, its history entry repeats those records, each tagged
+ *   `coalesced_into: <snapshot id>`, before its own, so a trigger is always in `latest` or
+ *   in history (DESIGN invariant 4) and survives `latest` moving on. `latest` then holds the
+ *   same snapshot as its history entry with a longer `source_details` (history's list is a
+ *   prefix of it): invariant 2 as worded in DESIGN.md. Triggers folded into a snapshot
+ *   before its first write (a burst) are in its history entry like any other record.
+ * - **Rewritable history** (the other profiles): the still-open snapshot — only the newest
+ *   one, only inside its window — is rewritten in history and `latest` together, with an
+ *   atomic batch when the adapter has one, else history first (if its version is unchanged),
+ *   then `latest`; a crash in between leaves `latest` with the same snapshot and a shorter
+ *   `source_details`, which the next write levels.
+ *
+ * Either way the trigger is acknowledged only once its record is durable, and concurrent
+ * triggers are folded before anything is written (a burst is one write).
  *
  * @module
  */
+import { canonicalJson } from '../codec/canonical-json.js';
+import { isCheckpointError } from '../model/errors.js';
+import type { Snapshot, TriggerRecord } from '../model/snapshot.js';
+import { decodeBatchFile } from '../profiles/batch-file.js';
+import type { Profile } from '../profiles/define-profile.js';
+import { decodeStoredSnapshot } from '../profiles/read-snapshot.js';
+import type { StorageAdapter } from '../storage/adapter.js';
+import type { HeadLocation } from './sequence-recovery.js';
+
 /** What the coalescing rule needs to know about the newest snapshot. */
 export interface CoalesceBase {
   /** The snapshot's material state as canonical JSON (see `materialText`). */
@@ -60,4 +74,40 @@ export function shouldCoalesce(base: CoalesceBase | undefined, material: string,
   if (critical || !base || !base.open || base.resumeAs !== resumeAs) return false;
   const elapsed = at - base.createdAtMs;
   return elapsed >= 0 && elapsed <= windowMs && base.material === material;
+}
+
+/** `records`, coalesced into snapshot `into`, as the next snapshot's history entry carries them. */
+export function carriedRecords(records: readonly TriggerRecord[], into: string): TriggerRecord[] {
+  return records.map((r) => ({ source: r.source, at: r.at, ...(r.priority ? { priority: r.priority } : {}), coalesced_into: into }));
+}
+
+/** The snapshot with `id` as its stored history entry (or batch member) holds it; undefined when unreadable. */
+async function historyCopy<P>(storage: StorageAdapter, profile: Profile<P>, location: HeadLocation, id: string): Promise<Snapshot<P> | undefined> {
+  if (location.kind !== 'history' && location.kind !== 'batch') return undefined;
+  try {
+    const obj = await storage.get(location.key);
+    if (!obj) return undefined;
+    if (location.kind === 'history') return await decodeStoredSnapshot(storage, profile, location.key, obj.bytes);
+    for (const m of await decodeBatchFile(storage, profile, location.key, obj.bytes)) if (m.ok && m.snapshot.id === id) return m.snapshot;
+    return undefined;
+  } catch (err) {
+    if (isCheckpointError(err)) return undefined;
+    throw err;
+  }
+}
+
+/**
+ * The recovered head's coalesced triggers that only `latest` holds (immutable history): the
+ * records its history entry lacks, which the next snapshot's history entry must carry. Costs
+ * one read, only when the head lists coalesced triggers. When its history copy cannot be
+ * read (compressed, missing, damaged) every record is carried: a record twice is better than
+ * a trigger lost.
+ */
+export async function latestOnlyRecords<P>(storage: StorageAdapter, profile: Profile<P>, head: Snapshot<P>, location: HeadLocation): Promise<TriggerRecord[]> {
+  const own = head.sourceDetails.filter((r) => r.coalesced_into === undefined);
+  if (own.length === 0 || location.kind === 'latest') return [];
+  const copy = await historyCopy(storage, profile, location, head.id);
+  if (!copy || copy.id !== head.id) return own;
+  const inHistory = new Set(copy.sourceDetails.map((r) => canonicalJson(r)));
+  return own.filter((r) => !inHistory.has(canonicalJson(r)));
 }

@@ -9,10 +9,10 @@ import type { Profile } from '../profiles/define-profile.js';
 import { defaultProfile, type DefaultTrigger, type LifecycleStatus } from '../profiles/default-profile.js';
 import type { JsonValue } from '../codec/canonical-json.js';
 import type { HistoryRef } from '../profiles/layout.js';
-import { shouldCoalesce, type CoalesceBase } from './coalescing.js';
+import { carriedRecords, latestOnlyRecords, shouldCoalesce, type CoalesceBase } from './coalescing.js';
 import { isPreservedRun, perRunPolicyOf, planPrune } from './auto-retention.js';
 import { createWriterEmitter } from './events.js';
-import { createHeartbeat } from './heartbeat.js';
+import { createHeartbeat, settleBeat } from './heartbeat.js';
 import { executeWrite, type CreateOp, type IndexState, type ReplaceOp, type WritePlan } from './ordered-write.js';
 import { withRetry } from './retry.js';
 import { createRunLock, defaultIsProcessAlive, defaultLockIdentity, type RunLock } from './run-lock.js';
@@ -46,6 +46,8 @@ interface Head<P> {
   readonly location: HeadLocation;
   /** Main document bytes as stored (batch-file members are re-encoded from these). */
   readonly bytes?: Uint8Array;
+  /** Immutable history: coalesced triggers `latest` holds and the head's history entry lacks (the next snapshot's entry carries them). */
+  readonly latestOnly: readonly TriggerRecord[];
 }
 
 /** A new snapshot planned in the current group. */
@@ -118,6 +120,8 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
   const heartbeatSource = profile.heartbeat ? profile.heartbeat.source : Object.hasOwn(profile.triggers, 'timer') ? 'timer' : undefined;
   const nonJson = options.nonJson ?? 'error';
   if (nonJson !== 'error' && nonJson !== 'warn') throw configError("nonJson must be 'error' or 'warn'");
+  // What a beat stores: the caller's heartbeatPayload, else the profile's (fields "since the previous snapshot"), else the last state.
+  const beatPayload = options.heartbeatPayload ?? (profile.heartbeat ? profile.heartbeat.payload : undefined);
   const skipUnchangedBeats = profile.heartbeat !== false && profile.heartbeat?.whenUnchanged === 'skip';
   if (heartbeatMs !== false && heartbeatSource === undefined) throw configError(`profile "${profile.name}" has no heartbeat trigger`);
   const maxQueue = options.maxQueue ?? 256;
@@ -144,6 +148,8 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
 
   const layout = profile.layout;
   const latestKey = layout.latestKey(runId);
+  // History entries are never rewritten: coalesced triggers go to latest, then into the next entry (coalescing.ts).
+  const immutableHistory = profile.immutableHistory && typeof layout.historyKey === 'function';
   const indexKey = layout.indexKey?.(runId);
   const activeStatus = profile.statuses.active;
   const emitter = createWriterEmitter();
@@ -242,6 +248,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
             material: materialText(profile, s.status, s.payload),
             createdAtMs: parseRfc3339(s.createdAt),
             location: recovered.head.location,
+            latestOnly: immutableHistory ? await latestOnlyRecords(storage, profile, s, recovered.head.location) : [],
           }
         : undefined;
     const first = !opened;
@@ -311,10 +318,13 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
     if (planned.length === 0 && intoHead.length === 0) return;
 
     try {
+      // Immutable history: the first new snapshot's entry carries what only latest held of the head.
+      const carried = immutableHistory && head && planned.length > 0 ? carriedRecords([...head.latestOnly, ...intoHead.map((x) => x.record)], head.header.id) : [];
       // Snapshots that took coalesced triggers are encoded again with their source_details.
       for (const p of planned) {
-        if (p.details.length === 0) continue;
-        p.draft = { ...p.draft, sourceDetails: [...p.details] };
+        const before = p === planned[0] ? carried : [];
+        if (p.details.length === 0 && before.length === 0) continue;
+        p.draft = { ...p.draft, sourceDetails: [...before, ...p.details] };
         p.stored = await encodeForStorage(profile, p.draft, p.payloadText, sizePolicy(refOf(p.draft), 0));
       }
       let headRewrite: { stored: StorableSnapshot<P>; location: HeadLocation; header: SnapshotHeader<P> } | undefined;
@@ -336,9 +346,10 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
         const bytes = encodeBatchFile(members);
         if (bytes.length <= maxBytes) batchFile = { key: layout.batchKey(runId, planned[0]!.draft.sequence, newest!.draft.sequence), bytes, members };
       }
-      if (headRewrite) {
+      // Immutable history stores the rewrite in latest only, and only when no new snapshot replaces latest.
+      if (headRewrite && !(immutableHistory && newest)) {
         for (const part of headRewrite.stored.parts) creates.push({ key: part.key, bytes: part.data });
-        const loc = headRewrite.location;
+        const loc = immutableHistory ? { kind: 'latest' as const } : headRewrite.location;
         if (loc.kind === 'history') replaces.push({ key: loc.key, bytes: headRewrite.stored.bytes, ifVersion: loc.version });
         if (loc.kind === 'batch') {
           const members = loc.members.map((m) => (m.sequence === head!.header.sequence ? { sequence: m.sequence, bytes: headRewrite!.stored.bytes } : m));
@@ -413,8 +424,9 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
                   members: loc.members.map((m) => (m.sequence === head!.header.sequence ? { sequence: m.sequence, bytes: headRewrite!.stored.bytes } : m)),
                 }
               : loc;
-        head = { ...head, header: headRewrite.header, location };
-        const key = loc.kind === 'history' || loc.kind === 'batch' ? loc.key : latestKey;
+        head = { ...head, header: headRewrite.header, ...(immutableHistory ? { location: loc, latestOnly: [...head.latestOnly, ...intoHead.map((x) => x.record)] } : { location }) };
+        // Where the records are: the rewritten entry, latest, or (immutable history) the new snapshot's entry.
+        const key = immutableHistory ? (planned[0]?.key ?? latestKey) : loc.kind === 'history' || loc.kind === 'batch' ? loc.key : latestKey;
         const s = headRewrite.stored.snapshot;
         for (const { job } of intoHead) {
           const result: CheckpointSuccess<P> = {
@@ -462,7 +474,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
         else if (batchFile) location = { kind: 'batch', key: batchFile.key, version: report.versions.get(batchFile.key) ?? '', members: batchFile.members };
         else location = { kind: 'history', key: newest.key, version: report.versions.get(newest.key) ?? '' };
         if ((location.kind === 'history' || location.kind === 'batch') && location.version === '') location = { kind: 'fixed' };
-        head = { header: newest.draft, payloadText: newest.payloadText, material: newest.material, createdAtMs: newest.createdAtMs, location };
+        head = { header: newest.draft, payloadText: newest.payloadText, material: newest.material, createdAtMs: newest.createdAtMs, location, latestOnly: [] };
       }
       if (autoRetention) {
         history.push(...written);
@@ -612,13 +624,14 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
     let payload: P;
     try {
       const last = parseJson(lastInput.payloadText, 'payload') as P;
-      payload = options.heartbeatPayload ? options.heartbeatPayload(last) : last;
+      payload = beatPayload ? beatPayload(last) : last;
     } catch (raw) {
       failure(toCheckpointError(raw, 'checkpoint_schema_invalid', 'heartbeatPayload failed'), 'heartbeat');
       heartbeat.reset(true);
       return;
     }
     void accept({ source: heartbeatSource, status: lastInput.status, payload }, 'heartbeat').then((r) => {
+      settleBeat(options.heartbeatPayload, r, payload, (raw) => failure(toCheckpointError(raw, 'checkpoint_config_invalid', 'heartbeatPayload.settled failed'), 'heartbeat'));
       // A failed beat is reported through `error`; keep beating so the state is tried again.
       if (!r.ok) heartbeat.reset(lastInput?.status === activeStatus);
     });

@@ -1,4 +1,5 @@
 import type { Clock, TimerHandle } from '../model/clock.js';
+import type { CheckpointResult, HeartbeatPayload } from './types.js';
 
 /** The heartbeat timer of one writer. */
 export interface Heartbeat {
@@ -46,4 +47,18 @@ export function createHeartbeat(clock: Clock, intervalMs: number | false, beat: 
       return handle !== undefined;
     },
   };
+}
+
+/**
+ * Hands a beat's result to its `heartbeatPayload`'s `settled` hook, if it has one (e.g.
+ * `heartbeatWithOutcomes` puts back outcomes a failed or coalesced beat did not store). A
+ * hook that throws is reported through `report`, never into the timer.
+ */
+export function settleBeat<P>(make: HeartbeatPayload<P> | undefined, result: CheckpointResult<P>, payload: P, report: (error: unknown) => void): void {
+  if (typeof make?.settled !== 'function') return;
+  try {
+    make.settled(result, payload);
+  } catch (error) {
+    report(error);
+  }
 }

@@ -63,6 +63,19 @@ export interface WriterLockIdentity {
   readonly hostname: string;
 }
 
+/**
+ * A writer's `heartbeatPayload`: the state a beat stores, from the last payload given. When it
+ * hands the beat something it must get back if the beat stores no new snapshot (outcomes it
+ * drained from a recorder), it also carries `settled`, which the writer calls once with the
+ * beat's result — `ok: false` (the write failed, or the beat was refused) or `outcome:
+ * 'coalesced'` mean the beat's own state is in no new snapshot. A `settled` that throws is
+ * reported through the writer's `error` event (`during: 'heartbeat'`, `checkpoint_config_invalid`).
+ */
+export interface HeartbeatPayload<P> {
+  (last: P): P;
+  readonly settled?: (result: CheckpointResult<P>, payload: P) => void;
+}
+
 /** Options of {@link createWriter}. Every tunable defaults from the profile or the specs. */
 export interface WriterOptions<P = JsonValue, T extends string = string, S extends string = string> {
   /** Where snapshots go. The writer never closes it: the caller owns it. */
@@ -98,10 +111,11 @@ export interface WriterOptions<P = JsonValue, T extends string = string, S exten
   readonly heartbeatIntervalMs?: number | false;
   /**
    * State a heartbeat snapshot carries, from the last payload given (e.g. to refresh volatile
-   * fields). Must be valid for the profile's payload schema.
-   * @default the last payload, unchanged
+   * fields). Must be valid for the profile's payload schema. The function may carry a
+   * `settled` hook, called with the beat's result (see {@link HeartbeatPayload}).
+   * @default the profile's `heartbeat.payload`, else the last payload unchanged
    */
-  readonly heartbeatPayload?: (last: P) => P;
+  readonly heartbeatPayload?: HeartbeatPayload<P>;
   /**
    * A payload value JSON can keep only converted — a `Date` (stored as its ISO string) or
    * another object with `toJSON` — is refused with `checkpoint_schema_invalid`

@@ -224,3 +224,30 @@ describe('savepoint CLI on a GitHub store (local emulator)', () => {
     expect(bad.stdout + bad.stderr).not.toContain(wrong);
   });
 });
+
+describe('savepoint ls with coalesced triggers under immutable history (issue 16)', () => {
+  let dir = '';
+  beforeAll(async () => {
+    await ensureBuilt();
+    dir = mkdtempSync(join(tmpdir(), 'savepoint-cli-coalesced-'));
+  }, 300_000);
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('lists each trigger with the snapshot it joined, whether latest or the next history entry records it', async () => {
+    const storage = fsStorage({ dir });
+    const writer = createWriter({ storage, profile: defaultProfile, runId: 'run-c', heartbeatIntervalMs: false, coalesceWindowMs: 60_000 });
+    for (const [source, step] of [['step_boundary', 1], ['manual', 1], ['step_boundary', 2], ['error_boundary', 2]] as const) {
+      expect((await writer.checkpoint({ source, status: 'in_progress', payload: { step } })).ok).toBe(true);
+    }
+    await writer.close();
+    await storage.close();
+    const ls = JSON.parse((await cli(['ls', 'run-c', '--json', '--dir', dir])).stdout) as { snapshots: { sequence: number; source: string; coalesced: string[] }[] };
+    expect(ls.snapshots.map((s) => [s.sequence, s.source, s.coalesced])).toEqual([
+      [1, 'step_boundary', ['manual']], // carried by #2's history entry (coalesced_into #1)
+      [2, 'step_boundary', ['error_boundary']], // in latest.json only
+    ]);
+    const table = await cli(['ls', 'run-c', '--dir', dir]);
+    expect(table.stdout).toMatch(/^\s+1\s+\S+Z\s+step_boundary \(\+manual\)\s/m);
+    expect(table.stdout).toMatch(/^\s+2\s+\S+Z\s+step_boundary \(\+error_boundary\)\s/m);
+  });
+});

@@ -1,7 +1,11 @@
 import { readFileSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fsStorage } from 'savepoint/fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, createWriter, memoryStorage, CheckpointError, isCheckpointError, parseJson, type JsonObject } from 'savepoint';
+import { canonicalJson, createWriter, memoryStorage, planResume, CheckpointError, isCheckpointError, parseJson, type JsonObject } from 'savepoint';
 import {
   checkpointWithOutcomes,
   createCommandOutcomeRecorder,
@@ -103,7 +107,7 @@ describe('snapshotLifecycle profile rules', () => {
     expect(snapshotLifecycle.statuses.all).toEqual(['in_progress', 'failed', 'completed', 'paused']);
     expect(['failed', 'completed'].every((s) => snapshotLifecycle.isTerminal(s))).toBe(true);
     expect(['in_progress', 'paused'].some((s) => snapshotLifecycle.isTerminal(s))).toBe(false);
-    expect(snapshotLifecycle.heartbeat).toEqual({ source: 'timer', intervalMs: 120_000, whenUnchanged: 'write' });
+    expect(snapshotLifecycle.heartbeat).toEqual({ source: 'timer', intervalMs: 120_000, whenUnchanged: 'write', payload: expect.any(Function) });
     expect(snapshotLifecycle.coalesceWindowMs).toBe(3000);
     expect(createSnapshotLifecycleProfile({ heartbeatIntervalMs: false }).heartbeat).toBe(false);
     expect(snapshotLifecycle.retention).toBe(snapshotLifecycleRetention);
@@ -315,5 +319,121 @@ describe('command outcomes with the writer', () => {
     expect(latest!.payload.command_outcomes.map((x) => x.name)).toEqual(['e']);
     expect(rec.pending()).toEqual([]);
     await writer.close();
+  });
+
+  it('a heartbeat stores no outcome of the previous snapshot again: without a recorder its command_outcomes are empty (issue 16)', async () => {
+    const clock = manualClock();
+    const storage = memoryStorage();
+    const writer = createWriter({ storage, profile: snapshotLifecycle, runId: 'run-hb', clock });
+    const [base] = fc.sample(lifecyclePayloadArb, { numRuns: 1, seed: 5 });
+    const first = await writer.checkpoint(lifecycleTriggers.stepEntered({ ...base!, command_outcomes: [o('a'), o('b')] }, { step_id: 's1', step_ordinal: 1 }));
+    expect(first.ok && first.snapshot.payload.command_outcomes.map((x) => x.name)).toEqual(['a', 'b']);
+    await clock.advance(120_000);
+    await writer.flush();
+    const beat = await readSnapshot(storage, snapshotLifecycle, snapshotLifecycle.layout.latestKey('run-hb'));
+    expect(beat).toMatchObject({ source: 'timer', sequence: 2 });
+    expect(beat!.payload.command_outcomes).toEqual([]);
+    // the rest of the state is the last one given
+    expect(beat!.payload.step_state).toEqual(first.ok && first.snapshot.payload.step_state);
+    await writer.close();
+  });
+
+  it('a heartbeat whose write fails puts its drained outcomes back: the next snapshot carries them (issue 16)', async () => {
+    const clock = manualClock();
+    const rec = createCommandOutcomeRecorder();
+    let failing = false;
+    const storage = faultyStorage(memoryStorage(), { at: () => (failing ? 'fail' : undefined), count: 'writes' });
+    const writer = createWriter({ storage, profile: snapshotLifecycle, runId: 'run-hf', clock, heartbeatPayload: heartbeatWithOutcomes(rec), maxAttempts: 1 });
+    const [base] = fc.sample(lifecyclePayloadArb, { numRuns: 1, seed: 9 });
+    const first = await checkpointWithOutcomes(writer, rec, lifecycleTriggers.stepEntered(base!, { step_id: 's1', step_ordinal: 1 }));
+    expect(first.ok).toBe(true);
+    rec.record(o('e'));
+    failing = true;
+    await clock.advance(120_000);
+    await writer.flush();
+    expect(rec.pending().map((x) => x.name)).toEqual(['e']);
+    failing = false;
+    rec.record(o('f'));
+    const next = await checkpointWithOutcomes(writer, rec, lifecycleTriggers.manual(first.ok ? first.snapshot.payload : base!));
+    expect(next.ok && next.snapshot.payload.command_outcomes.map((x) => x.name)).toEqual(['e', 'f']);
+    expect(rec.pending()).toEqual([]);
+    await writer.close();
+  });
+
+  it('property: over records, checkpoints, heartbeats and failing writes, every outcome is stored exactly once or is still pending (issue 16)', async () => {
+    type Step = { kind: 'record' } | { kind: 'checkpoint'; change: boolean } | { kind: 'advance'; ms: number } | { kind: 'failing'; on: boolean };
+    const step: fc.Arbitrary<Step> = fc.oneof(
+      fc.constant({ kind: 'record' as const }),
+      fc.record({ kind: fc.constant('checkpoint' as const), change: fc.boolean() }),
+      fc.record({ kind: fc.constant('advance' as const), ms: fc.constantFrom(1000, 3001, 120_000) }),
+      fc.record({ kind: fc.constant('failing' as const), on: fc.boolean() }),
+    );
+    const [base] = fc.sample(lifecyclePayloadArb, { numRuns: 1, seed: 3 });
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { maxLength: 25 }), async (steps) => {
+        const clock = manualClock();
+        const rec = createCommandOutcomeRecorder({ limit: 20 });
+        let failing = false;
+        const inner = memoryStorage();
+        const storage = faultyStorage(inner, { at: () => (failing ? 'fail' : undefined), count: 'writes' });
+        const writer = createWriter({ storage, profile: snapshotLifecycle, runId: 'run-pp', clock, heartbeatPayload: heartbeatWithOutcomes(rec), maxAttempts: 1, autoRetention: false });
+        let recorded = 0;
+        let ordinal = 1;
+        for (const s of steps) {
+          if (s.kind === 'record' && rec.pending().length < 20) rec.record(o(`o${recorded++}`));
+          if (s.kind === 'checkpoint') {
+            if (s.change) ordinal++;
+            await checkpointWithOutcomes(writer, rec, lifecycleTriggers.stepEntered(base!, { step_id: `s${ordinal}`, step_ordinal: ordinal }));
+          }
+          if (s.kind === 'advance') await clock.advance(s.ms);
+          if (s.kind === 'failing') failing = s.on;
+        }
+        failing = false;
+        await writer.close();
+        const history = [];
+        for await (const e of inner.list('checkpoints/run-pp/history/')) history.push((await readSnapshot(inner, snapshotLifecycle, e.key))!);
+        history.sort((a, b) => a.sequence - b.sequence);
+        const stored = history.flatMap((h) => h.payload.command_outcomes.map((x) => x.name));
+        const pending = rec.pending().map((x) => x.name);
+        // Nothing lost, nothing twice: a failed beat or checkpoint gives its outcomes back (they may then follow newer ones).
+        expect([...stored, ...pending].sort()).toEqual(Array.from({ length: recorded }, (_, i) => `o${i}`).sort());
+      }),
+      { numRuns: 60 },
+    );
+  });
+});
+
+describe('coalescing under immutable history (snapshot-lifecycle.md: "immutable history")', () => {
+  it('on real files: a coalesced trigger leaves history/<snapshot_id>.json byte for byte, latest.json lists it, the next history file carries it (issue 16)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'savepoint-lifecycle-immutable-'));
+    try {
+      const storage = fsStorage({ dir });
+      const clock = manualClock();
+      const writer = createWriter({ storage, profile: snapshotLifecycle, runId: 'run-i', clock });
+      const [base] = fc.sample(lifecyclePayloadArb, { numRuns: 1, seed: 21 });
+      const first = await writer.checkpoint(lifecycleTriggers.stepEntered(base!, { step_id: 's1', step_ordinal: 1 }));
+      if (!first.ok) throw first.error;
+      const historyFile = join(dir, first.key);
+      const written = await readFile(historyFile);
+      await clock.advance(2000);
+      const manual = await writer.checkpoint(lifecycleTriggers.manual(first.snapshot.payload));
+      expect(manual).toMatchObject({ ok: true, outcome: 'coalesced', snapshotId: first.snapshotId });
+      expect((await readFile(historyFile)).equals(written)).toBe(true);
+      const latest = JSON.parse(await readFile(join(dir, 'checkpoints/run-i/latest.json'), 'utf8')) as JsonObject;
+      expect(latest.snapshot_id).toBe(first.snapshotId);
+      expect(latest.source_details).toEqual([{ source: 'manual', at: '2026-01-15T14:00:02.000Z' }]);
+      // a resume restores the snapshot with the trigger coalesced into it
+      const plan = await planResume({ storage, profile: snapshotLifecycle, runId: 'run-i', clock });
+      expect(plan.snapshot.sourceDetails.map((d) => d.source)).toEqual(['manual']);
+      await clock.advance(2000);
+      const next = await writer.checkpoint(lifecycleTriggers.stepFinished(first.snapshot.payload, 'done'));
+      if (!next.ok) throw next.error;
+      const carried = JSON.parse(await readFile(join(dir, next.key), 'utf8')) as JsonObject;
+      expect(carried.source_details).toEqual([{ source: 'manual', at: '2026-01-15T14:00:02.000Z', coalesced_into: first.snapshotId }]);
+      expect((await readFile(historyFile)).equals(written)).toBe(true);
+      await writer.close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

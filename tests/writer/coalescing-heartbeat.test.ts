@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createWriter, defaultProfile, defineProfile, memoryStorage, type CheckpointResult, type JsonValue } from 'savepoint';
+import { createWriter, defaultProfile, defineProfile, memoryStorage, planResume, type CheckpointResult, type JsonValue } from 'savepoint';
 import { utf8Decode } from '../../src/codec/utf8.js';
-import { historyOf, latestOf, manualClock, phasedLike, sequentialMemory, T0 } from './helpers.js';
+import { historyOf, latestOf, manualClock, phasedLike, putLog, sequentialMemory, T0 } from './helpers.js';
 
 const run = 'run-c';
 
@@ -37,29 +37,119 @@ describe('coalescing (snapshot-lifecycle.md: 3 s, no material change → one sna
       const history = await historyOf(storage, defaultProfile, run);
       expect(history.map((s) => s.sequence)).toEqual([1, 2]);
       expect(history[0]!.source).toBe('step_boundary');
-      expect(history[0]!.sourceDetails).toEqual([
-        { source: 'error_boundary', at: at(0) },
-        { source: 'manual', at: at(2999) },
-        { source: 'timer', at: at(3000) },
+      // Immutable history: #1's entry stays as first written; #2's entry carries what only latest held of #1.
+      expect(history[0]!.sourceDetails).toEqual([]);
+      const into = history[0]!.id;
+      expect(history[1]!.sourceDetails).toEqual([
+        { source: 'error_boundary', at: at(0), coalesced_into: into },
+        { source: 'manual', at: at(2999), coalesced_into: into },
+        { source: 'timer', at: at(3000), coalesced_into: into },
       ]);
-      expect(history[1]!.sourceDetails).toEqual([]);
       expect(await latestOf(storage, defaultProfile, run)).toEqual(history[1]);
     });
   }
 
-  it('the coalesced record is in history and latest alike (stored document has source_details)', async () => {
+  for (const [label, make] of [
+    ['atomic batch', () => memoryStorage()],
+    ['sequential puts', () => sequentialMemory()],
+  ] as const) {
+    it(`a coalesced trigger goes to latest only: the history file keeps its first bytes, the next entry carries the record (issue 16, ${label})`, async () => {
+      const storage = putLog(make());
+      const clock = manualClock();
+      const w = createWriter({ storage, profile: defaultProfile, runId: run, clock });
+      const a = await w.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: 1 });
+      const historyKey = a.ok ? a.key : '';
+      const first = (await storage.get(historyKey))!.bytes;
+      await clock.advance(1000);
+      const b = await w.checkpoint({ source: 'manual', status: 'in_progress', payload: 1 });
+      expect(b.ok && b.outcome).toBe('coalesced');
+      expect(b.ok && a.ok && b.snapshotId).toBe(a.ok && a.snapshotId);
+      expect(b.ok && b.key).toBe(defaultProfile.layout.latestKey(run));
+      expect(b.ok && b.snapshot.sourceDetails).toEqual([{ source: 'manual', at: at(1000) }]);
+      expect(storage.puts.get(historyKey)).toHaveLength(1);
+      expect(Buffer.from((await storage.get(historyKey))!.bytes).equals(Buffer.from(first))).toBe(true);
+      const latest = JSON.parse(utf8Decode((await storage.get(defaultProfile.layout.latestKey(run)))!.bytes));
+      expect(latest.snapshot_id).toBe(a.ok && a.snapshotId);
+      expect(latest.source_details).toEqual([{ source: 'manual', at: at(1000) }]);
+      expect(JSON.parse(utf8Decode(first)).source_details).toEqual([]);
+      // The next snapshot's history entry records it, tagged with the snapshot it joined.
+      await clock.advance(500);
+      const c = await w.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: 2 });
+      expect(c.ok && c.snapshot.sourceDetails).toEqual([{ source: 'manual', at: at(1000), coalesced_into: a.ok && a.snapshotId }]);
+      expect(storage.puts.get(historyKey)).toHaveLength(1);
+      const history = await historyOf(storage, defaultProfile, run);
+      expect(history.map((s) => s.sourceDetails.length)).toEqual([0, 1]);
+      await w.close();
+    });
+  }
+
+  it('a split snapshot coalesced in the group that writes the next one leaves no part file nothing references (issue 16)', async () => {
+    const storage = memoryStorage();
+    const clock = manualClock();
+    const w = createWriter({ storage, profile: defaultProfile, runId: run, clock, maxSnapshotBytes: 1024 });
+    const big = (n: number): JsonValue => ({ n, a: 'a'.repeat(600), b: 'b'.repeat(600), c: 'c'.repeat(600) });
+    const first = await w.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: big(1) });
+    expect(first.ok ? first.outcome : first.reasonCode).toBe('written');
+    await clock.advance(1000);
+    const rs = await Promise.all([
+      w.checkpoint({ source: 'manual', status: 'in_progress', payload: big(1) }),
+      w.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: big(2) }),
+    ]);
+    expect(rs.map((r) => r.ok && r.outcome)).toEqual(['coalesced', 'written']);
+    await w.close();
+    const texts: string[] = [];
+    const parts: string[] = [];
+    for await (const e of storage.list('checkpoints/')) {
+      if (e.key.includes('/parts/')) parts.push(e.key);
+      else texts.push(utf8Decode((await storage.get(e.key))!.bytes));
+    }
+    expect(parts.length).toBeGreaterThan(0);
+    for (const key of parts) expect(texts.some((t) => t.includes(JSON.stringify(key))), `${key} unreferenced`).toBe(true);
+  });
+
+  it('a writer that opens a run whose latest holds coalesced triggers carries them into its first history entry (issue 16)', async () => {
     const storage = sequentialMemory();
     const clock = manualClock();
-    const w = createWriter({ storage, profile: defaultProfile, runId: run, clock });
-    const a = await w.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: 1 });
+    const w1 = createWriter({ storage, profile: defaultProfile, runId: run, clock });
+    const a = await w1.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { n: 1 } });
+    await w1.checkpoint({ source: 'error_boundary', status: 'in_progress', payload: { n: 1 } });
     await clock.advance(1000);
-    const b = await w.checkpoint({ source: 'manual', status: 'in_progress', payload: 1 });
+    await Promise.all([w1.checkpoint({ source: 'manual', status: 'in_progress', payload: { n: 1 } }), w1.checkpoint({ source: 'timer', status: 'in_progress', payload: { n: 1 } })]);
+    await w1.close();
+    const id = a.ok ? a.snapshotId : '';
+    // A resume reads latest: it reports the coalesced triggers.
+    const plan = await planResume({ storage, profile: defaultProfile, runId: run, clock });
+    expect(plan.snapshot.id).toBe(id);
+    expect(plan.snapshot.sourceDetails.map((d) => d.source)).toEqual(['error_boundary', 'manual', 'timer']);
+    // So does a resume that scans history for newer entries (after a crash): the same snapshot, latest's copy.
+    const scanned = await planResume({ storage, profile: defaultProfile, runId: run, clock, newerCheck: 'scan' });
+    expect(scanned.snapshot.sourceDetails.map((d) => d.source)).toEqual(['error_boundary', 'manual', 'timer']);
+    const w2 = createWriter({ storage, profile: defaultProfile, runId: run, clock });
+    await clock.advance(5000);
+    const next = await w2.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { n: 2 } });
+    expect(next.ok && next.snapshot.sourceDetails).toEqual([
+      { source: 'error_boundary', at: at(0), coalesced_into: id },
+      { source: 'manual', at: at(1000), coalesced_into: id },
+      { source: 'timer', at: at(1000), coalesced_into: id },
+    ]);
+    const history = await historyOf(storage, defaultProfile, run);
+    expect(history[0]!.sourceDetails).toEqual([]);
+    await w2.close();
+  });
+
+  it('a profile without immutable history rewrites the still-open entry in history and latest alike', async () => {
+    const storage = sequentialMemory();
+    const clock = manualClock();
+    const w = createWriter({ storage, profile: phasedLike, runId: run, clock });
+    const payload = { phase: 'phase_1_a', cost: 1, updated_at: 'x' };
+    const a = await w.checkpoint({ source: 'iteration', status: 'in_progress', payload });
+    await clock.advance(1000);
+    const b = await w.checkpoint({ source: 'expensive_op', status: 'in_progress', payload });
     expect(b.ok && b.outcome).toBe('coalesced');
-    expect(b.ok && a.ok && b.snapshotId).toBe(a.ok && a.snapshotId);
     const historyBytes = (await storage.get(a.ok ? a.key : ''))!.bytes;
-    const latestBytes = (await storage.get(defaultProfile.layout.latestKey(run)))!.bytes;
+    const latestBytes = (await storage.get(phasedLike.layout.latestKey(run)))!.bytes;
     expect(utf8Decode(latestBytes)).toBe(utf8Decode(historyBytes));
-    expect(JSON.parse(utf8Decode(latestBytes)).source_details).toEqual([{ source: 'manual', at: at(1000) }]);
+    expect(JSON.parse(utf8Decode(latestBytes)).source_details).toEqual([{ source: 'expensive_op', at: at(1000), priority: 'medium' }]);
   });
 
   it('a material change, or a status change, inside the window makes a new snapshot', async () => {
@@ -181,6 +271,28 @@ describe('heartbeat (every 120 s while in_progress)', () => {
       }),
       { numRuns: 60 },
     );
+  });
+
+  it("heartbeatPayload's settled hook gets each beat's result once; a hook that throws is reported, and the beats go on", async () => {
+    const clock = manualClock();
+    const results: string[] = [];
+    let throwing = true;
+    const beat = Object.assign((last: JsonValue): JsonValue => ({ ...(last as object), beat: clock.now() - T0 }), {
+      settled: (r: CheckpointResult<JsonValue>, payload: JsonValue) => {
+        results.push(r.ok ? `${r.outcome}#${r.sequence}:${(payload as { beat: number }).beat}` : r.reasonCode);
+        if (throwing) throw new Error('hook failed');
+      },
+    });
+    const w = createWriter({ storage: memoryStorage(), profile: defaultProfile, runId: run, clock, heartbeatPayload: beat });
+    const errors: string[] = [];
+    w.on('error', (e) => errors.push(`${e.during}:${e.reasonCode}`));
+    await w.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { n: 1 } });
+    await clock.advance(120_000);
+    throwing = false;
+    await clock.advance(120_000);
+    expect(results).toEqual(['written#2:120000', 'written#3:240000']);
+    expect(errors).toEqual(['heartbeat:checkpoint_config_invalid']);
+    await w.close();
   });
 
   it('after a failed write the next beat stores the state (it is news to the store)', async () => {

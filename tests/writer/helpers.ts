@@ -9,6 +9,7 @@ import {
   type Profile,
   type Snapshot,
   type StorageAdapter,
+  type TriggerRecord,
 } from 'savepoint';
 import {
   historyBySnapshotId,
@@ -115,6 +116,45 @@ export async function historyOf<P>(storage: StorageAdapter, profile: Profile<P>,
 
 export const latestOf = <P>(storage: StorageAdapter, profile: Profile<P>, runId: string): Promise<Snapshot<P> | undefined> =>
   readSnapshot(storage, profile, profile.layout.latestKey(runId));
+
+/**
+ * The triggers coalesced into snapshot `id`, wherever they are stored: its history entry's own
+ * records, then those later history entries carry for it (`coalesced_into`, immutable history);
+ * or, when `latest` holds it with a longer list (its extra records not carried yet), latest's.
+ * Records a snapshot carries for its predecessor are not its own and are left out.
+ */
+export function triggersOf<P>(history: readonly Snapshot<P>[], latest: Snapshot<P> | undefined, id: string): TriggerRecord[] {
+  const own = (s: Snapshot<P> | undefined): TriggerRecord[] => (s ? s.sourceDetails.filter((r) => r.coalesced_into === undefined) : []);
+  const stored = [...own(history.find((s) => s.id === id)), ...history.flatMap((s) => s.sourceDetails.filter((r) => r.coalesced_into === id).map(({ coalesced_into: _into, ...r }) => r))];
+  const inLatest = latest?.id === id ? own(latest) : [];
+  return inLatest.length > stored.length ? inLatest : stored;
+}
+
+/** A storage that records every value put under each key, by put or batch (to observe that history is never rewritten). */
+export function putLog(inner: StorageAdapter): StorageAdapter & { readonly puts: Map<string, Uint8Array[]> } {
+  const puts = new Map<string, Uint8Array[]>();
+  const seen = (key: string, bytes: Uint8Array): void => {
+    puts.set(key, [...(puts.get(key) ?? []), bytes.slice()]);
+  };
+  return {
+    ...inner,
+    name: `${inner.name}-logged`,
+    puts,
+    get: (k) => inner.get(k),
+    put: (k, b, o) => (seen(k, b), inner.put(k, b, o)),
+    delete: (k, o) => inner.delete(k, o),
+    list: (p) => inner.list(p),
+    close: () => inner.close(),
+    ...(inner.batch
+      ? {
+          batch: (ops) => {
+            for (const op of ops) if (op.type === 'put') seen(op.key, op.bytes);
+            return inner.batch!(ops);
+          },
+        }
+      : {}),
+  };
+}
 
 /**
  * A phased-workflow-like test profile (the real one is built by the profiles engineer):

@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, createWriter, defaultProfile, memoryStorage, type CheckpointResult, type JsonValue, type Snapshot } from 'savepoint';
-import { readSnapshot } from 'savepoint/toolkit';
+import { coalescedTriggers, readSnapshot } from 'savepoint/toolkit';
 import { faultyStorage, type FaultAction } from 'savepoint/testing';
-import { historyOf, instantTimerClock, latestOf, manualClock, sequentialMemory, T0 } from './helpers.js';
+import { historyOf, instantTimerClock, latestOf, manualClock, putLog, sequentialMemory, T0, triggersOf } from './helpers.js';
 
 const run = 'run-p';
 const SOURCES = ['step_boundary', 'error_boundary', 'timer', 'manual'] as const;
@@ -43,11 +43,22 @@ function model(ops: Op[]): { outcomes: string[]; snapshots: { sources: string[];
   return { outcomes, snapshots };
 }
 
+/** Invariant 2 on immutable history: every history key was put with one content only, ever. */
+function expectHistoryNeverRewritten(puts: Map<string, Uint8Array[]>): number {
+  let entries = 0;
+  for (const [key, values] of puts) {
+    if (defaultProfile.layout.classify(key)?.kind !== 'history') continue;
+    entries++;
+    for (const v of values) expect(Buffer.from(v).equals(Buffer.from(values[0]!)), `${key} rewritten`).toBe(true);
+  }
+  return entries;
+}
+
 describe('property: random schedules of triggers, state changes and clock advances', () => {
-  it('invariant 4 holds and every material change yields exactly one snapshot', async () => {
+  it('invariant 4 holds, every material change yields exactly one snapshot, every trigger is in latest or history, and no history file is ever rewritten (issue 16)', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 25 }), fc.boolean(), async (ops, atomic) => {
-        const storage = atomic ? memoryStorage() : sequentialMemory();
+        const storage = putLog(atomic ? memoryStorage() : sequentialMemory());
         const clock = manualClock();
         const w = createWriter({ storage, profile: defaultProfile, runId: run, clock, heartbeatIntervalMs: false });
         const outcomes: string[] = [];
@@ -63,9 +74,15 @@ describe('property: random schedules of triggers, state changes and clock advanc
         const expected = model(ops);
         expect(outcomes).toEqual(expected.outcomes);
         const history = await historyOf(storage, defaultProfile, run);
-        expect(history.map((s) => [s.sequence, [s.source, ...s.sourceDetails.map((d) => d.source)], Date.parse(s.createdAt) - T0])).toEqual(
+        const latest = await latestOf(storage, defaultProfile, run);
+        // Every trigger, coalesced or not, is recorded in latest or history, with the snapshot it joined.
+        expect(history.map((s) => [s.sequence, [s.source, ...triggersOf(history, latest, s.id).map((d) => d.source)], Date.parse(s.createdAt) - T0])).toEqual(
           expected.snapshots.map((s, i) => [i + 1, s.sources, s.at]),
         );
+        expect(expectHistoryNeverRewritten(storage.puts)).toBe(history.length);
+        // savepoint/toolkit's coalescedTriggers gathers the same records (what `savepoint ls` shows).
+        const gathered = coalescedTriggers(history, latest);
+        for (const h of history) expect(gathered.get(h.id)).toEqual(triggersOf(history, latest, h.id));
         // Invariant 4 on what is stored: consecutive snapshots inside one window differ materially.
         for (let i = 1; i < history.length; i++) {
           const a = history[i - 1]!;
@@ -74,7 +91,12 @@ describe('property: random schedules of triggers, state changes and clock advanc
             expect(canonicalJson({ s: b.status, p: b.payload })).not.toBe(canonicalJson({ s: a.status, p: a.payload }));
           }
         }
-        if (history.length > 0) expect(await latestOf(storage, defaultProfile, run)).toEqual(history.at(-1));
+        // Invariant 2: latest is the newest history snapshot; its source_details extend history's (coalesced since).
+        if (history.length > 0) {
+          const h = history.at(-1)!;
+          expect({ ...latest, sourceDetails: [], integrity: null }).toEqual({ ...h, sourceDetails: [], integrity: null });
+          expect(latest!.sourceDetails.slice(0, h.sourceDetails.length)).toEqual(h.sourceDetails);
+        }
       }),
       { numRuns: 150 },
     );
@@ -88,7 +110,7 @@ type Step = { advance: number; calls: { state: number; source: (typeof SOURCES)[
 /** Runs `steps` through a writer on faulty storage, then checks invariants 1 and 2 and a reopened writer's numbering. */
 async function runWithFault(steps: Step[], plan: { at: number; action: FaultAction; count: 'all' | 'writes' }, atomic: boolean, maxAttempts: number): Promise<number> {
   const inner = memoryStorage();
-  const base = atomic ? inner : sequentialMemory(inner);
+  const base = putLog(atomic ? inner : sequentialMemory(inner));
   const storage = faultyStorage(base, plan);
   const clock = instantTimerClock();
   const w = createWriter({ storage, profile: defaultProfile, runId: run, clock, heartbeatIntervalMs: false, maxAttempts, retryBaseMs: 1 });
@@ -100,25 +122,25 @@ async function runWithFault(steps: Step[], plan: { at: number; action: FaultActi
   }
 
   const history = await historyOf(inner, defaultProfile, run);
+  const latest = await latestOf(inner, defaultProfile, run);
   const byId = new Map(history.map((s) => [s.id, s]));
-  // Invariant 1: every acknowledged snapshot (and every acknowledged coalesced trigger) is in history.
+  // Invariant 1: every acknowledged snapshot is in history, and every acknowledged coalesced trigger in latest or history.
   for (const a of acked) {
     const h = byId.get(a.id);
     expect(h, `acknowledged snapshot ${a.sequence} missing`).toBeDefined();
     expect([h!.sequence, h!.payload, h!.status]).toEqual([a.sequence, a.payload, a.status]);
-    expect(h!.sourceDetails.slice(0, a.sourceDetails.length)).toEqual(a.sourceDetails);
+    const own = a.sourceDetails.filter((d) => d.coalesced_into === undefined);
+    expect(triggersOf(history, latest, a.id).slice(0, own.length)).toEqual(own);
   }
-  // Invariant 2: latest is valid, is a history snapshot, never older than an acknowledged one.
-  const latest = await latestOf(inner, defaultProfile, run);
+  // Invariant 2: latest is valid, is a history snapshot, never older than an acknowledged one; its
+  // source_details extend that entry's (triggers coalesced since); no history file was ever rewritten.
+  expectHistoryNeverRewritten(base.puts);
   if (acked.length > 0) expect(latest).toBeDefined();
   if (latest) {
     const h = byId.get(latest.id);
     expect(h).toBeDefined();
     expect([h!.sequence, h!.payload, h!.status, h!.createdAt]).toEqual([latest.sequence, latest.payload, latest.status, latest.createdAt]);
-    // Without an atomic batch, a crash between rewriting history and latest can leave latest with
-    // fewer coalesced trigger records than history (never different state); with batch they are equal.
-    if (atomic) expect(latest).toEqual(h);
-    else expect(h!.sourceDetails.slice(0, latest.sourceDetails.length)).toEqual(latest.sourceDetails);
+    expect(latest.sourceDetails.slice(0, h!.sourceDetails.length)).toEqual(h!.sourceDetails);
     expect(latest.sequence).toBeGreaterThanOrEqual(Math.max(0, ...acked.map((a) => a.sequence)));
   }
   // A reopened writer continues: no reused number, no gap.

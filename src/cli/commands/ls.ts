@@ -1,6 +1,7 @@
 import { runArgument, runFilesOf, type Command } from '../command.js';
 import { EXIT, formatBytes, printJson, table } from '../io.js';
-import { loadRunSnapshots } from '../inspect.js';
+import { loadEntry, loadRunSnapshots } from '../inspect.js';
+import { coalescedTriggers } from '../../model/coalesced-triggers.js';
 import { progressBar } from '../progress.js';
 
 /** `savepoint ls RUN` */
@@ -16,6 +17,10 @@ export const lsCommand: Command = {
     const bar = progressBar(ctx.io, run.history.length + run.batches.length, 'reading');
     const rows = await loadRunSnapshots(ctx.storage, ctx.profile, run, () => bar.tick());
     bar.done();
+    // Coalesced triggers may be in latest or in a later history entry (immutable history): gather them per snapshot.
+    const latest = run.latest && rows.some((r) => r.key !== run.latest!.key) ? (await loadEntry(ctx.storage, ctx.profile, run.latest)).snapshot : undefined;
+    const coalesced = coalescedTriggers(rows.flatMap((r) => (r.snapshot ? [r.snapshot] : [])), latest);
+    const coalescedOf = (id: string): string[] => (coalesced.get(id) ?? []).map((d) => d.source);
     if (ctx.json) {
       printJson(ctx.io, {
         runId,
@@ -27,7 +32,7 @@ export const lsCommand: Command = {
                 id: r.snapshot.id,
                 createdAt: r.snapshot.createdAt,
                 source: r.snapshot.source,
-                coalesced: r.snapshot.sourceDetails.map((d) => d.source),
+                coalesced: coalescedOf(r.snapshot.id),
                 priority: r.snapshot.priority ?? null,
                 status: r.snapshot.status,
                 size: r.size,
@@ -48,7 +53,8 @@ export const lsCommand: Command = {
           const stored = `${r.compressed ? 'gzip' : 'plain'}${r.batched ? ' (batch)' : ''}${r.readWarnings ? ' unsealed' : ''}`;
           if (!r.snapshot) return ['?', '-', style.red(r.error!.reasonCode), style.red('unreadable'), formatBytes(r.size), `${stored} ${r.key}`];
           const s = r.snapshot;
-          const coalesced = s.sourceDetails.length > 0 ? style.dim(` (+${s.sourceDetails.map((d) => d.source).join(', ')})`) : '';
+          const sources = coalescedOf(s.id);
+          const coalesced = sources.length > 0 ? style.dim(` (+${sources.join(', ')})`) : '';
           return [String(s.sequence), s.createdAt, `${s.source}${coalesced}`, s.status, formatBytes(r.size), stored];
         }),
         new Set([0, 4]),

@@ -50,7 +50,7 @@ export const showCommand: Command = {
       `${style.bold('sequence')}   ${snapshot.sequence}`,
       `${style.bold('created')}    ${snapshot.createdAt}`,
       `${style.bold('trigger')}    ${snapshot.source}${snapshot.priority ? ` (${snapshot.priority})` : ''}`,
-      ...(snapshot.sourceDetails.length > 0 ? [`${style.bold('coalesced')}  ${snapshot.sourceDetails.map((d) => `${d.source} at ${d.at}`).join(', ')}`] : []),
+      ...(snapshot.sourceDetails.length > 0 ? [`${style.bold('coalesced')}  ${snapshot.sourceDetails.map((d) => `${d.source} at ${d.at}${d.coalesced_into ? ` (into ${d.coalesced_into})` : ''}`).join(', ')}`] : []),
       `${style.bold('status')}     ${snapshot.status}`,
       `${style.bold('checksum')}   sha256:${snapshot.integrity.checksum}`,
       `${style.bold('file')}       ${key}`,

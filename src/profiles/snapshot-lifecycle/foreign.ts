@@ -28,7 +28,9 @@ const SpecDocumentSchema = z.object({
   source: z.enum(LIFECYCLE_SOURCES),
   status: z.enum(LIFECYCLE_RUN_STATUSES),
   sequence: z.number().int().min(1).optional(),
-  source_details: z.array(z.object({ source: z.string().min(1), at: LiberalTimeSchema, priority: z.enum(PRIORITIES).optional() })).optional(),
+  source_details: z
+    .array(z.object({ source: z.string().min(1), at: LiberalTimeSchema, priority: z.enum(PRIORITIES).optional(), coalesced_into: z.string().min(1).optional() }))
+    .optional(),
   priority: z.enum(PRIORITIES).optional(),
   step_state: z.object({
     plan_path: z.string(),

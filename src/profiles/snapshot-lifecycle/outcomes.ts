@@ -1,5 +1,5 @@
 import { CheckpointError, isCheckpointError } from '../../model/errors.js';
-import type { CheckpointResult, CheckpointWriter } from '../../writer/types.js';
+import type { CheckpointResult, CheckpointWriter, HeartbeatPayload } from '../../writer/types.js';
 import { LifecycleCommandOutcomeSchema, DEFAULT_MAX_COMMAND_OUTCOMES, type LifecycleCommandOutcome, type SnapshotLifecyclePayload } from './schema.js';
 import type { LifecycleCheckpointRequest } from './triggers.js';
 import { assertFunctionArgument, assertObjectArgument, assertOptionsArgument } from '../../model/arguments.js';
@@ -186,10 +186,17 @@ export async function checkpointWithOutcomes(
 
 /**
  * A `heartbeatPayload` for the writer: each 120-second heartbeat snapshot carries the
- * outcomes recorded since the previous snapshot (the recorder is drained). A heartbeat
- * write that still fails after the writer's retries is reported through the writer's
- * `error` event, and the outcomes it carried are in no snapshot.
+ * outcomes recorded since the previous snapshot (the recorder is drained). When the beat
+ * stores no new snapshot with them — its write still fails after the writer's retries, the
+ * beat is refused, or it is coalesced — the writer calls the function's `settled` hook and
+ * the outcomes go back into the recorder, so the next snapshot carries them.
  */
-export function heartbeatWithOutcomes(recorder: CommandOutcomeRecorder): (last: SnapshotLifecyclePayload) => SnapshotLifecyclePayload {
-  return (last) => ({ ...last, command_outcomes: recorder.drain() });
+export function heartbeatWithOutcomes(recorder: CommandOutcomeRecorder): HeartbeatPayload<SnapshotLifecyclePayload> {
+  assertObjectArgument(recorder, 'heartbeatWithOutcomes', 'recorder');
+  assertFunctionArgument(recorder.drain, 'heartbeatWithOutcomes', 'recorder.drain');
+  const beat = (last: SnapshotLifecyclePayload): SnapshotLifecyclePayload => ({ ...last, command_outcomes: recorder.drain() });
+  const settled = (result: CheckpointResult<SnapshotLifecyclePayload>, payload: SnapshotLifecyclePayload): void => {
+    if (!result.ok || result.outcome === 'coalesced') recorder.restore(payload.command_outcomes);
+  };
+  return Object.assign(beat, { settled });
 }

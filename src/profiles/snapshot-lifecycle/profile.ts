@@ -78,6 +78,17 @@ function materialView(payload: SnapshotLifecyclePayload): unknown {
 }
 
 /**
+ * What a heartbeat stores (snapshot-lifecycle.md: `command_outcomes` are "recent
+ * command/tool outcomes since the previous snapshot"): the last state given, with no
+ * outcomes — the writer knows of none since the previous snapshot, and repeating the
+ * previous snapshot's would record them twice. `heartbeatWithOutcomes(recorder)` passes the
+ * outcomes recorded since then instead.
+ */
+function heartbeatPayload(last: SnapshotLifecyclePayload): SnapshotLifecyclePayload {
+  return { ...last, command_outcomes: [] };
+}
+
+/**
  * Makes a profile for snapshot-lifecycle.md: one JSON document per snapshot with the
  * spec's top-level fields (`snapshot_id` as `cp_<timestamp>_<suffix>`, `created_at`,
  * `run_id`, `source`, `source_details`, `status`, `step_state`, `context_digest`,
@@ -109,10 +120,12 @@ export function createSnapshotLifecycleProfile(options: SnapshotLifecycleProfile
     triggers: TRIGGERS,
     statuses: { all: LIFECYCLE_RUN_STATUSES, terminal: ['failed', 'completed'], active: 'in_progress' },
     layout: standardLayout({ root: options.root ?? 'checkpoints', history: historyBySnapshotId(), indexName: options.index === false ? false : 'index.json' }),
-    heartbeat: heartbeatIntervalMs === false ? false : { source: 'timer', intervalMs: heartbeatIntervalMs },
+    heartbeat: heartbeatIntervalMs === false ? false : { source: 'timer', intervalMs: heartbeatIntervalMs, payload: heartbeatPayload },
     coalesceWindowMs: options.coalesceWindowMs ?? 3000,
     materialView,
     compressHistory: true,
+    // "immutable history: checkpoints/<run_id>/history/<snapshot_id>.json": coalesced triggers go to latest.json.
+    immutableHistory: true,
     document: {
       ...jsonDocumentFormat<SnapshotLifecyclePayload, SnapshotLifecycleDocument>({
         schema,
