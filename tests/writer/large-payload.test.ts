@@ -33,16 +33,22 @@ async function best(fn: () => Promise<unknown>, runs = 5): Promise<number> {
 }
 
 describe('large checkpoints', () => {
-  it('splitDocument takes linear time: 4x the document costs well under 8x the time', async () => {
-    const small = { state: payload(120) } as { state: JsonValue };
+  it('splitDocument takes linear time: 8x the document costs well under 24x the time (quadratic: 64x)', async () => {
+    const small = { state: payload(60) } as { state: JsonValue };
     const large = { state: payload(480) } as { state: JsonValue };
     await splitDocument(small, LIMIT, (n) => `p/${n}`); // warm up
-    const t1 = await best(() => splitDocument(small, LIMIT, (n) => `p/${n}`));
-    const t4 = await best(() => splitDocument(large, LIMIT, (n) => `p/${n}`));
+    // Interleaved, best of 5: a load spike on a shared machine hits both sizes alike, and rarely
+    // all five runs (measured one after the other, a spike during one size flipped the ratio).
+    let t1 = Number.POSITIVE_INFINITY;
+    let t8 = Number.POSITIVE_INFINITY;
+    for (let i = 0; i < 5; i++) {
+      t1 = Math.min(t1, await best(() => splitDocument(small, LIMIT, (n) => `p/${n}`), 1));
+      t8 = Math.min(t8, await best(() => splitDocument(large, LIMIT, (n) => `p/${n}`), 1));
+    }
     const { main, parts } = await splitDocument(large, LIMIT, (n) => `p/${n}`);
     expect(new TextEncoder().encode(JSON.stringify(main)).length).toBeLessThanOrEqual(LIMIT);
     expect(parts.length).toBeGreaterThan(480);
-    expect(t4 / t1).toBeLessThan(8);
+    expect(t8 / t1).toBeLessThan(24);
   });
 
   it('a split checkpoint is written and read back in linear time, and reads back equal', async () => {
