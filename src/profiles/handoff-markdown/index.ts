@@ -50,3 +50,4 @@ export {
 } from './profile.js';
 export { SEAL_KEY, COALESCED_KEY, parseSealLine, sealLine, handoffSealDigest, type HandoffSeal } from './seal.js';
 export { sealHandoffAsIs, FOREIGN_HANDOFF_SOURCE, FOREIGN_HANDOFF_STATUS, type HandoffSealOptions } from './foreign.js';
+export { importHandoffMarkdownDocument, importHandoffMarkdownRun, type ImportHandoffMarkdownOptions } from './import.js';

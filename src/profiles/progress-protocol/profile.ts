@@ -1,7 +1,5 @@
-import { canonicalJson } from '../../codec/canonical-json.js';
 import type { DocumentFormat } from '../../codec/json-document.js';
 import { gunzip, isGzip } from '../../codec/gzip.js';
-import { sha256Hex } from '../../codec/sha256.js';
 import { utf8Decode, utf8Encode } from '../../codec/utf8.js';
 import { CheckpointError } from '../../model/errors.js';
 import { assertRunId } from '../../model/ids.js';
@@ -12,6 +10,8 @@ import type { KeyInfo, ProfileLayout } from '../layout.js';
 import type { ResumePoint, ResumeRule } from '../../resume/types.js';
 import { assertKey } from '../../storage/keys.js';
 import { parseProgress, renderProgress } from './codec.js';
+import { progressChecksum } from './checksum.js';
+import { keepProgressForeignFields, progressForeignReader } from './foreign.js';
 import { ProgressDocumentSchema, storedProgressJsonSchema, type ProgressDocument, type ProgressMeta, type StoredProgress } from './model.js';
 import { assertObjectArgument, assertOptionsArgument } from '../../model/arguments.js';
 
@@ -28,18 +28,7 @@ export const PROGRESS_TRIGGERS = {
   gate_boundary: { description: 'the stop hook at a checkpoint gate (the automated profile)' },
 } as const satisfies Record<string, TriggerSpec>;
 
-/**
- * Checksum of a stored progress file: SHA-256 of the canonical JSON of
- * `{ document, meta }` as parsed, with `meta.integrity.checksum` left out. Line endings
- * and blank lines do not change it; any edit of content does.
- */
-export async function progressChecksum(document: ProgressDocument, meta: Omit<ProgressMeta, 'integrity'> & { integrity: Omit<Integrity, 'checksum'> & { checksum?: string } }): Promise<string> {
-  assertObjectArgument(document, 'progressChecksum', 'document');
-  assertObjectArgument(meta, 'progressChecksum', 'meta');
-  assertObjectArgument(meta.integrity, 'progressChecksum', 'meta.integrity');
-  const { checksum: _omitted, ...integrity } = meta.integrity;
-  return sha256Hex(canonicalJson({ document, meta: { ...meta, integrity } }));
-}
+export { progressChecksum };
 
 /** Options of {@link progressProtocolFormat}. */
 export interface ProgressProtocolFormatOptions {
@@ -54,11 +43,12 @@ export interface ProgressProtocolFormatOptions {
  * `{ document, meta }` with ajv against {@link storedProgressJsonSchema}, then verify the
  * checksum (see {@link progressChecksum}).
  */
-export function progressProtocolFormat(options: ProgressProtocolFormatOptions = {}): DocumentFormat<ProgressDocument> {
+export function progressProtocolFormat(options: ProgressProtocolFormatOptions & ProgressLayoutOptions = {}): DocumentFormat<ProgressDocument> {
   assertOptionsArgument(options, 'progressProtocolFormat');
   const formatVersion = options.formatVersion ?? FORMAT_VERSION;
   let validator: DocumentValidator | undefined;
   const validate = (doc: unknown): ReturnType<DocumentValidator> => (validator ??= compileValidator(storedProgressJsonSchema))(doc);
+  const layout = progressLayout(options);
   return {
     extension: '.md',
     jsonSchema: storedProgressJsonSchema,
@@ -105,6 +95,10 @@ export function progressProtocolFormat(options: ProgressProtocolFormatOptions = 
         integrity: meta.integrity,
       };
     },
+    // The single artifact the protocol's own tool rewrites: its version is read with a
+    // warning, and what it wrote survives savepoint's next rewrite (docs/progress-protocol.md).
+    decodeForeign: progressForeignReader((where) => layout.classify(where)),
+    keepForeignFields: keepProgressForeignFields,
   };
 }
 
