@@ -145,10 +145,12 @@ export async function keepHandoffForeignFields(previous: Uint8Array, next: Uint8
   const text = utf8Decode(next, 'hand-off');
   const body = bodyLines(old);
   const firstSection = rawSections(body, 3, 2)[0];
-  const preamble = body.slice(0, firstSection ? firstSection.line : body.length);
+  const present = new Set(rawSections(bodyLines(text), 3, 1).map((s) => s.key));
+  // The text before the first section (a `# Title` and a note), unless the new document already carries it as a section.
+  let preamble = body.slice(0, firstSection ? firstSection.line : body.length);
+  if (rawSections(preamble, 1, 1).some((s) => present.has(s.key))) preamble = [];
   while (preamble.length > 0 && preamble[0]!.trim() === '') preamble.shift();
   while (preamble.length > 0 && preamble[preamble.length - 1]!.trim() === '') preamble.pop();
-  const present = new Set(rawSections(bodyLines(text), 3, 1).map((s) => s.key));
   const sections = rawSections(body, 3, 2).filter((s) => !SPEC_SECTION_KEYS.has(s.key) && !present.has(s.key));
   if (yaml.length === 0 && preamble.length === 0 && sections.length === 0) return next;
   return utf8Encode(await resealHandoff(text, yaml, preamble, sections.map((s) => s.text)));
