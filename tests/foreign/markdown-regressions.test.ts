@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createWriter, findIncompleteRuns, memoryStorage, planResume } from 'savepoint';
 import { manualClock } from 'savepoint/testing';
 import { fsStorage } from 'savepoint/fs';
-import { compress, estimateTokens, handoffMarkdown, parseHandoff, type HandoffDocument, type HandoffPayload } from 'savepoint/handoff-markdown';
+import { compress, estimateTokens, handoffMarkdown, parseHandoff, renderHandoff, type HandoffDocument, type HandoffPayload } from 'savepoint/handoff-markdown';
 import { parseProgress, progressProtocol } from 'savepoint/progress-protocol';
 import { runCli } from '../../src/cli/run.js';
 import { utf8Decode, utf8Encode } from '../../src/codec/utf8.js';
@@ -97,11 +97,15 @@ describe('issue 16 (Markdown): what other tools write is resumable', () => {
 
   it('a hand-off compressed to 700 tokens is stored in at most 700 tokens, front matter included (it was 749)', async () => {
     const example = parseHandoff(foreignFixture('handoff-markdown', 'chk-003.spec-example.md'));
-    const long: HandoffDocument = {
+    // The largest hand-off that renders within 700 tokens by itself: compress() used to return it as is.
+    const withEntries = (n: number): HandoffDocument => ({
       ...example,
-      playByPlay: Array.from({ length: 12 }, (_, i) => ({ phase: `Phase ${i + 1}`, action: `Implemented part ${i + 1} of the game loop with tests`, outcome: 'Complete' })),
-      artifactTrail: Array.from({ length: 10 }, (_, i) => ({ file: `src/game/part${i}.ts`, status: 'created', keyChange: `Part ${i} of the loop` })),
-    };
+      playByPlay: Array.from({ length: n }, (_, i) => ({ phase: `Phase ${i + 1}`, action: `Implemented part ${i + 1} of the loop`, outcome: 'Complete' })),
+    });
+    let n = 0;
+    while (estimateTokens(renderHandoff(withEntries(n + 1))) <= 700) n++;
+    const long = withEntries(n);
+    expect(estimateTokens(renderHandoff(long))).toBeGreaterThan(680);
     const storage = memoryStorage();
     const { document } = compress(long, { maxTokens: 700 });
     const writer = createWriter({ storage, profile: handoffMarkdown, runId: 'chromatic-quest', clock });
