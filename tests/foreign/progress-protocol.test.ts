@@ -13,6 +13,7 @@ import {
   progressProtocol,
   progressProtocolProfile,
   renderProgress,
+  runCheckpointProtocol,
   type ProgressDocument,
 } from 'savepoint/progress-protocol';
 import { runCli } from '../../src/cli/run.js';
@@ -104,6 +105,17 @@ describe('the tool writes → savepoint resumes and writes → the tool rewrites
     expect(edited.payload.remainingTasks).toEqual(['Docs']);
     expect(readFileSync(path, 'utf8')).toContain('**Branch:** feat/cia-123-checkpoints');
     await storage.close();
+  });
+
+  it("savepoint's own Step 1 (runCheckpointProtocol) keeps the tool's Branch line, note and extra section too", async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, '.ccc-progress.md'), foreignFixture('progress-protocol', 'ccc-progress.tool.crlf.md'));
+    const report = await runCheckpointProtocol({ cwd: dir, profile: 'automated', progress: { remainingTasks: ['Stop hook entry'] } });
+    expect(report.steps[0]).toMatchObject({ outcome: 'succeeded' });
+    const after = readFileSync(join(dir, '.ccc-progress.md'), 'utf8');
+    for (const theirs of ['**Branch:** feat/cia-123-checkpoints', '_Written by /ccc:checkpoint (stop hook, gate 2)._', '## Gate Log\n| gate | result |']) expect(after).toContain(theirs);
+    expect(after.match(/## Gate Log/g)).toHaveLength(1);
+    expect(parseProgress(after).document.remainingTasks).toEqual(['Stop hook entry']);
   });
 
   it('property: any spec-valid foreign progress file resumes, and its extra lines and sections survive a savepoint rewrite byte for byte', async () => {
