@@ -1,7 +1,9 @@
 import { parseJson, type JsonObject } from '../codec/canonical-json.js';
 import { gunzip, gzip, isGzip } from '../codec/gzip.js';
-import { utf8Decode } from '../codec/utf8.js';
-import { assertStorageArgument, assertStringArgument } from '../model/arguments.js';
+import { utf8Decode, utf8Encode } from '../codec/utf8.js';
+import type { EncodedSnapshot } from '../codec/json-document.js';
+import type { KeyInfo } from './layout.js';
+import { assertOptionsArgument, assertStorageArgument, assertStringArgument } from '../model/arguments.js';
 import { CheckpointError, isCheckpointError } from '../model/errors.js';
 import type { StorageAdapter } from '../storage/adapter.js';
 import type { Profile } from './define-profile.js';
@@ -83,4 +85,19 @@ async function writeTo(target: StorageAdapter, key: string, bytes: Uint8Array, w
   if (sameBytes((await target.get(key))?.bytes, bytes)) return { key, action: 'keep', targetKey: key, warnings };
   if (apply) await target.put(key, bytes);
   return { key, action: 'copy', targetKey: key, warnings };
+}
+
+/** Seals one document's bytes as it is, as the file `key` of a layout (`locate` names its run). */
+export type DocumentSealer<P> = (bytes: Uint8Array, key: string, locate: (where: string) => KeyInfo | undefined) => Promise<EncodedSnapshot<P>>;
+
+/**
+ * The single-document import of a text format (the Markdown profiles' `import…Document`):
+ * `input` (text or bytes) sealed as it is as run `runId`'s latest file of `profile`.
+ */
+export async function importAsLatest<P>(fn: string, input: unknown, options: { readonly runId: string; readonly profile?: Profile<P> }, fallback: Profile<P>, seal: DocumentSealer<P>): Promise<EncodedSnapshot<P>> {
+  assertOptionsArgument(options, fn);
+  assertStringArgument(options.runId, fn, 'runId');
+  const profile = options.profile ?? fallback;
+  if (typeof input !== 'string' && !(input instanceof Uint8Array)) throw new CheckpointError('checkpoint_schema_invalid', `${fn} needs the document as a string or bytes`);
+  return seal(typeof input === 'string' ? utf8Encode(input) : input, profile.layout.latestKey(options.runId), (where) => profile.layout.classify(where));
 }

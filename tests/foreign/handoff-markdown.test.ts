@@ -1,8 +1,7 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createWriter, findIncompleteRuns, memoryStorage, planResume } from 'savepoint';
 import { manualClock } from 'savepoint/testing';
 import { fsStorage } from 'savepoint/fs';
@@ -22,26 +21,17 @@ import { runCli } from '../../src/cli/run.js';
 import { utf8Decode, utf8Encode } from '../../src/codec/utf8.js';
 import { captureIo } from '../support/cli-io.js';
 import { handoffDocument, line } from '../handoff-markdown/arbitraries.js';
-import { foreignFixture, putFixtures } from './support.js';
+import { foreignFixture, putFixtures, readWarningCodes, storedText, tempDirs } from './support.js';
 
 const clock = manualClock('2026-01-15T15:00:00Z');
 const RUN = 'chromatic-quest';
 const LATEST = `checkpoints/${RUN}/latest.md`;
-const codes = (plan: { warnings: readonly { code: string }[] }): string[] => plan.warnings.map((w) => w.code);
-/** The plan's warnings about how its snapshot was read (not its age). */
-const readCodes = (plan: { warnings: readonly { code: string }[] }): string[] => codes(plan).filter((c) => c.startsWith('checkpoint_'));
+const codes = readWarningCodes;
+const readCodes = readWarningCodes;
 const payloadOf = ({ checkpoint: _c, created: _d, frontMatter: _f, ...payload }: HandoffDocument): HandoffPayload => payload;
-const text = async (storage: ReturnType<typeof memoryStorage>, key: string): Promise<string> => utf8Decode((await storage.get(key))!.bytes);
+const text = storedText;
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-const tempDir = (): string => {
-  const d = mkdtempSync(join(tmpdir(), 'savepoint-handoff-foreign-'));
-  dirs.push(d);
-  return d;
-};
+const tempDir = tempDirs('savepoint-handoff-foreign-');
 
 describe('hand-offs another tool wrote resume (handoff-markdown.md read by its own rules)', () => {
   it("the spec's chk-003 example verbatim resumes with checkpoint_unsealed as snapshot 3 of its folder's run, at its first Next Action", async () => {

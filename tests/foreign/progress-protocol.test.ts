@@ -1,8 +1,7 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createWriter, findIncompleteRuns, memoryStorage, planResume } from 'savepoint';
 import { manualClock } from 'savepoint/testing';
 import { fsStorage } from 'savepoint/fs';
@@ -17,26 +16,18 @@ import {
   type ProgressDocument,
 } from 'savepoint/progress-protocol';
 import { runCli } from '../../src/cli/run.js';
-import { utf8Decode, utf8Encode } from '../../src/codec/utf8.js';
+import { utf8Encode } from '../../src/codec/utf8.js';
 import { captureIo } from '../support/cli-io.js';
 import { progressDocument } from '../progress-protocol/arbitraries.js';
-import { foreignFixture, putFixtures } from './support.js';
+import { foreignFixture, putFixtures, readWarningCodes, storedText, tempDirs } from './support.js';
 
 const clock = manualClock('2026-01-15T15:00:00Z');
 const RUN = 'CIA-123';
 const FILE = `progress/${RUN}/.ccc-progress.md`;
-const codes = (plan: { warnings: readonly { code: string }[] }): string[] => plan.warnings.map((w) => w.code).filter((c) => c.startsWith('checkpoint_'));
-const text = async (storage: ReturnType<typeof memoryStorage>, key: string): Promise<string> => utf8Decode((await storage.get(key))!.bytes);
+const codes = readWarningCodes;
+const text = storedText;
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-const tempDir = (): string => {
-  const d = mkdtempSync(join(tmpdir(), 'savepoint-progress-foreign-'));
-  dirs.push(d);
-  return d;
-};
+const tempDir = tempDirs('savepoint-progress-foreign-');
 
 describe('a .ccc-progress.md the protocol tool wrote resumes (progress-protocol.md read by its own rules)', () => {
   it("the spec's Step 1 template verbatim: unsealed, blocked by its blocker, its continuation prompt as written", async () => {

@@ -1,10 +1,7 @@
 import type { EncodedSnapshot } from '../../codec/json-document.js';
-import { utf8Encode } from '../../codec/utf8.js';
-import { assertOptionsArgument, assertStringArgument } from '../../model/arguments.js';
-import { CheckpointError } from '../../model/errors.js';
 import type { Profile } from '../define-profile.js';
 import type { RunImporter } from '../import-run.js';
-import { documentRunImporter } from '../json-run-import.js';
+import { documentRunImporter, importAsLatest } from '../json-run-import.js';
 import { sealHandoffAsIs, type HandoffSealOptions } from './foreign.js';
 import type { HandoffPayload } from './model.js';
 import { handoffMarkdown } from './profile.js';
@@ -31,12 +28,7 @@ export interface ImportHandoffMarkdownOptions extends HandoffSealOptions {
  * ```
  */
 export async function importHandoffMarkdownDocument(input: string | Uint8Array, options: ImportHandoffMarkdownOptions): Promise<EncodedSnapshot<HandoffPayload>> {
-  assertOptionsArgument(options, 'importHandoffMarkdownDocument');
-  assertStringArgument(options.runId, 'importHandoffMarkdownDocument', 'runId');
-  const profile = options.profile ?? handoffMarkdown;
-  if (typeof input !== 'string' && !(input instanceof Uint8Array)) throw new CheckpointError('checkpoint_schema_invalid', 'importHandoffMarkdownDocument needs the document as a string or bytes');
-  const key = profile.layout.latestKey(options.runId);
-  return sealHandoffAsIs(typeof input === 'string' ? utf8Encode(input) : input, key, (where) => profile.layout.classify(where), options);
+  return importAsLatest('importHandoffMarkdownDocument', input, options, handoffMarkdown, (bytes, key, locate) => sealHandoffAsIs(bytes, key, locate, options));
 }
 
 /**

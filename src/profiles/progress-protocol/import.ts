@@ -1,10 +1,7 @@
 import type { EncodedSnapshot } from '../../codec/json-document.js';
-import { utf8Encode } from '../../codec/utf8.js';
-import { assertOptionsArgument, assertStringArgument } from '../../model/arguments.js';
-import { CheckpointError } from '../../model/errors.js';
 import type { Profile } from '../define-profile.js';
 import type { RunImporter } from '../import-run.js';
-import { documentRunImporter } from '../json-run-import.js';
+import { documentRunImporter, importAsLatest } from '../json-run-import.js';
 import { sealProgressAsIs, type ProgressSealOptions } from './foreign.js';
 import type { ProgressDocument } from './model.js';
 import { progressProtocol } from './profile.js';
@@ -29,11 +26,7 @@ export interface ImportProgressProtocolOptions extends ProgressSealOptions {
  * ```
  */
 export async function importProgressProtocolDocument(input: string | Uint8Array, options: ImportProgressProtocolOptions): Promise<EncodedSnapshot<ProgressDocument>> {
-  assertOptionsArgument(options, 'importProgressProtocolDocument');
-  assertStringArgument(options.runId, 'importProgressProtocolDocument', 'runId');
-  const profile = options.profile ?? progressProtocol;
-  if (typeof input !== 'string' && !(input instanceof Uint8Array)) throw new CheckpointError('checkpoint_schema_invalid', 'importProgressProtocolDocument needs the document as a string or bytes');
-  return sealProgressAsIs(typeof input === 'string' ? utf8Encode(input) : input, profile.layout.latestKey(options.runId), (where) => profile.layout.classify(where), options);
+  return importAsLatest('importProgressProtocolDocument', input, options, progressProtocol, (bytes, key, locate) => sealProgressAsIs(bytes, key, locate, options));
 }
 
 /**
