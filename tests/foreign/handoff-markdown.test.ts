@@ -130,21 +130,33 @@ describe('the other tool writes → savepoint resumes and writes → the other t
     expect(await text(storage, LATEST)).toContain('## Handoff Notes\n- tool rewrite');
   });
 
-  it('property: any spec-valid foreign hand-off resumes, and its unknown keys and sections survive a savepoint rewrite byte for byte', async () => {
+  it('property: any spec-valid foreign hand-off (any offset and precision, CRLF) resumes, and its unknown keys and sections survive a savepoint rewrite byte for byte', async () => {
     const key = fc.stringMatching(/^[a-z][a-z0-9_]{0,12}$/).filter((k) => !['checkpoint', 'created', 'anchor', 'savepoint', 'savepoint_coalesced'].includes(k));
     const plain = fc.stringMatching(/^[a-z][a-z0-9 .-]{0,20}[a-z0-9]$/);
     const scalar = fc.oneof(plain, fc.integer().map(String), plain.map((l) => `"${l}"`), plain.map((l) => `[${l}, x]`));
+    // `created` with any offset (with or without a colon, or Z) and 0-6 fraction digits.
+    const created = fc
+      .record({ ms: fc.integer({ min: Date.UTC(2000, 0, 1), max: Date.UTC(2099, 0, 1) }), digits: fc.integer({ min: 0, max: 6 }), quarter: fc.integer({ min: -56, max: 56 }), colon: fc.boolean() })
+      .map(({ ms, digits, quarter, colon }) => {
+        const offset = quarter * 15;
+        const local = new Date(ms + offset * 60_000).toISOString();
+        const frac = digits > 0 ? `.${local.slice(20, 23).padEnd(6, '7').slice(0, digits)}` : '';
+        const zone = offset === 0 ? 'Z' : `${offset < 0 ? '-' : '+'}${String(Math.floor(Math.abs(offset) / 60)).padStart(2, '0')}:${String(Math.abs(offset) % 60).padStart(2, '0')}`;
+        const text = `${local.slice(0, 19)}${frac}${zone}`;
+        return { text: colon ? text : text.replace(/([+-]\d{2}):(\d{2})$/, '$1$2'), instant: Date.parse(text) };
+      });
     await fc.assert(
-      fc.asyncProperty(handoffDocument, fc.uniqueArray(fc.tuple(key, scalar), { selector: ([k]) => k, maxLength: 3 }), fc.array(line, { maxLength: 2 }), async (doc, vendor, notes) => {
+      fc.asyncProperty(handoffDocument, created, fc.boolean(), fc.uniqueArray(fc.tuple(key, scalar), { selector: ([k]) => k, maxLength: 3 }), fc.array(line, { maxLength: 2 }), async (doc, time, crlf, vendor, notes) => {
         const storage = memoryStorage();
         const { frontMatter: _f, extraSections: _e, ...spec } = doc;
-        const base = renderHandoff({ ...spec, checkpoint: 'chk-002' });
+        const base = renderHandoff({ ...spec, checkpoint: 'chk-002' }).replace(/^created: .*$/m, `created: ${time.text}`);
         const yaml = vendor.map(([k, v]) => `${k}: ${v}`);
         const section = notes.length > 0 ? `## Vendor Notes\n${notes.map((n) => `- ${n}`).join('\n')}` : undefined;
         const foreign = `${base.replace(/\n---\n/, `\n${yaml.map((l) => `${l}\n`).join('')}---\n`)}${section ? `\n${section}\n` : ''}`;
-        await storage.put(LATEST, utf8Encode(foreign));
+        await storage.put(LATEST, utf8Encode(crlf ? foreign.replace(/\n/g, '\r\n') : foreign));
         const plan = await planResume({ storage, profile: handoffMarkdown, runId: RUN, clock });
         expect(plan.snapshot.sequence).toBe(2);
+        expect(Date.parse(plan.snapshot.createdAt)).toBe(time.instant);
         expect(plan.payload.nextActions).toEqual(doc.nextActions);
         const writer = createWriter({ storage, profile: handoffMarkdown, runId: RUN, clock });
         expect((await writer.checkpoint({ source: 'phase_completion', status: 'in_progress', payload: payloadOf({ ...doc, extraSections: [] } as HandoffDocument) })).ok).toBe(true);
