@@ -95,6 +95,25 @@ describe('hand-offs another tool wrote resume (handoff-markdown.md read by its o
   });
 });
 
+describe('hand-offs an earlier savepoint stored (run_id, sequence, … and an integrity object)', () => {
+  it('read strictly; an edited latest.md is resumed with checkpoint_integrity_mismatch; the next write uses the seal line and drops the old keys', async () => {
+    const storage = memoryStorage();
+    await putFixtures(storage, 'handoff-markdown', { [LATEST]: 'latest.savepoint-0.md', [`checkpoints/${RUN}/chk-001.md`]: 'chk-001.savepoint-0.md' });
+    const plan = await planResume({ storage, profile: handoffMarkdown, runId: RUN, clock });
+    expect(codes(plan)).toEqual([]);
+    expect(plan.snapshot).toMatchObject({ id: 'chk-002', sequence: 2, source: 'major_decision', createdAt: '2025-12-14T15:31:00.000Z' });
+    await storage.put(LATEST, utf8Encode((await text(storage, LATEST)).replace('- Blocked: None', '- Phase 4: sound\n- Blocked: None')));
+    const edited = await planResume({ storage, profile: handoffMarkdown, runId: RUN, clock });
+    expect(codes(edited)).toEqual(['checkpoint_integrity_mismatch']);
+    expect(edited.snapshot).toMatchObject({ sequence: 2, source: 'major_decision' });
+    expect(edited.payload.nextActions).toContain('Phase 4: sound');
+    const writer = createWriter({ storage, profile: handoffMarkdown, runId: RUN, clock });
+    expect(await writer.checkpoint({ source: 'session_break', status: 'paused', payload: edited.payload })).toMatchObject({ ok: true, sequence: 3 });
+    await writer.close();
+    expect(parseHandoff(await text(storage, LATEST)).frontMatter).toEqual({ savepoint: expect.stringMatching(/^1\.0 3 session_break paused /) });
+  });
+});
+
 describe('the other tool writes → savepoint resumes and writes → the other tool rewrites → savepoint resumes', () => {
   it('end to end on one latest.md: vendor keys, comments, a title and extra sections survive, byte for byte', async () => {
     const storage = memoryStorage();
