@@ -16,7 +16,7 @@ import { headingOf, normalizeNewlines, splitSections } from '../handoff-markdown
 import type { KeyInfo } from '../layout.js';
 import { importedSnapshotId } from '../snapshot-lifecycle/import.js';
 import { isProgressSectionKey, parseProgress, PROGRESS_HEADER_LINE, SAVEPOINT_META_LINE } from './codec.js';
-import { ProgressMetaSchema, type ProgressDocument, type ProgressMeta } from './model.js';
+import { PROGRESS_STATUSES, PROGRESS_TRIGGERS, ProgressMetaSchema, type ProgressDocument, type ProgressMeta } from './model.js';
 import { progressChecksum } from './checksum.js';
 
 /** The trigger of a progress file another tool wrote: the protocol's explicit hand-off. */
@@ -24,8 +24,6 @@ export const FOREIGN_PROGRESS_SOURCE = 'handoff_request';
 /** `created_at` of a progress file whose `**Session:**` line is not a time. */
 export const UNKNOWN_SESSION_TIME = '1970-01-01T00:00:00Z';
 
-const TRIGGERS = ['handoff_request', 'session_split', 'context_threshold', 'gate_boundary'];
-const STATUSES = ['in_progress', 'blocked', 'resuming', 'completed'];
 
 const plainText = (bytes: Uint8Array, where: string): string => utf8Decode(isGzip(bytes) ? gunzip(bytes, where) : bytes, where);
 
@@ -63,10 +61,10 @@ export function progressForeignReader(locate: ProgressLocator): (bytes: Uint8Arr
       runId,
       sequence: book?.sequence ?? 1,
       createdAt,
-      source: book && TRIGGERS.includes(book.source) ? book.source : FOREIGN_PROGRESS_SOURCE,
+      source: book && Object.hasOwn(PROGRESS_TRIGGERS, book.source) ? book.source : FOREIGN_PROGRESS_SOURCE,
       sourceDetails: book?.source_details ?? [],
       ...(book?.priority ? { priority: book.priority } : {}),
-      status: book && STATUSES.includes(book.status) ? book.status : document.blockers.length > 0 ? 'blocked' : 'in_progress',
+      status: book && (PROGRESS_STATUSES as readonly string[]).includes(book.status) ? book.status : document.blockers.length > 0 ? 'blocked' : 'in_progress',
       payload: document,
       integrity: { format_version: FORMAT_VERSION, algorithm: 'sha256', checksum: await sha256Hex(utf8Encode(text)) },
     };

@@ -5,29 +5,17 @@ import { CheckpointError } from '../../model/errors.js';
 import { assertRunId } from '../../model/ids.js';
 import { FORMAT_VERSION, type Integrity, type Snapshot, type SnapshotDraft } from '../../model/snapshot.js';
 import { assertValid, compileValidator, type DocumentValidator } from '../../model/validate.js';
-import { defineProfile, type Profile, type TriggerSpec } from '../define-profile.js';
+import { defineProfile, type Profile } from '../define-profile.js';
 import type { KeyInfo, ProfileLayout } from '../layout.js';
 import type { ResumePoint, ResumeRule } from '../../resume/types.js';
 import { assertKey } from '../../storage/keys.js';
 import { parseProgress, renderProgress } from './codec.js';
 import { progressChecksum } from './checksum.js';
 import { keepProgressForeignFields, progressForeignReader } from './foreign.js';
-import { ProgressDocumentSchema, storedProgressJsonSchema, type ProgressDocument, type ProgressMeta, type StoredProgress } from './model.js';
+import { PROGRESS_STATUSES, PROGRESS_TRIGGERS, ProgressDocumentSchema, storedProgressJsonSchema, type ProgressStatus, type ProgressDocument, type ProgressMeta, type StoredProgress } from './model.js';
 import { assertObjectArgument, assertOptionsArgument } from '../../model/arguments.js';
 
-/** Statuses of a progress checkpoint: the status comment's In Progress / Blocked / Resuming, plus a terminal `completed`. */
-export const PROGRESS_STATUSES = ['in_progress', 'blocked', 'resuming', 'completed'] as const;
-/** A progress checkpoint status. */
-export type ProgressStatus = (typeof PROGRESS_STATUSES)[number];
-
-/** The context boundaries progress-protocol.md checkpoints at. */
-export const PROGRESS_TRIGGERS = {
-  handoff_request: { description: 'explicit handoff request (/ccc:checkpoint, the manual profile)' },
-  session_split: { description: 'the session is split' },
-  context_threshold: { description: 'the context threshold is reached' },
-  gate_boundary: { description: 'the stop hook at a checkpoint gate (the automated profile)' },
-} as const satisfies Record<string, TriggerSpec>;
-
+export { PROGRESS_STATUSES, PROGRESS_TRIGGERS, type ProgressStatus };
 export { progressChecksum };
 
 /** Options of {@link progressProtocolFormat}. */
