@@ -95,6 +95,20 @@ describe('hand-offs another tool wrote resume (handoff-markdown.md read by its o
   });
 });
 
+describe('a stale seal: latest.md edited after savepoint sealed it', () => {
+  it('is the newest truth (checkpoint_integrity_mismatch, the bookkeeping kept); the same edit in chk-NNN.md is refused', async () => {
+    const storage = memoryStorage();
+    await putFixtures(storage, 'handoff-markdown', { [LATEST]: 'latest.stale-seal.md' });
+    const plan = await planResume({ storage, profile: handoffMarkdown, runId: RUN, clock });
+    expect(codes(plan)).toEqual(['checkpoint_integrity_mismatch']);
+    expect(plan.snapshot).toMatchObject({ id: 'chk-003', sequence: 3, source: 'phase_completion' });
+    expect(plan.payload.nextActions).toContain('Phase 4: offline mode (added by hand)');
+    await storage.delete(LATEST);
+    await putFixtures(storage, 'handoff-markdown', { [`checkpoints/${RUN}/chk-003.md`]: 'latest.stale-seal.md' });
+    await expect(planResume({ storage, profile: handoffMarkdown, runId: RUN, clock })).rejects.toMatchObject({ reasonCode: 'checkpoint_no_valid_snapshot', details: { reasonCodes: ['checkpoint_integrity_mismatch'] } });
+  });
+});
+
 describe('hand-offs an earlier savepoint stored (run_id, sequence, … and an integrity object)', () => {
   it('read strictly; an edited latest.md is resumed with checkpoint_integrity_mismatch; the next write uses the seal line and drops the old keys', async () => {
     const storage = memoryStorage();

@@ -56,6 +56,17 @@ describe('a .ccc-progress.md the protocol tool wrote resumes (progress-protocol.
   });
 });
 
+describe('a stale seal: .ccc-progress.md the tool changed after savepoint sealed it', () => {
+  it("is the newest truth: checkpoint_integrity_mismatch, savepoint's sequence and trigger kept, the tool's task resumed", async () => {
+    const storage = memoryStorage();
+    await putFixtures(storage, 'progress-protocol', { [FILE]: 'ccc-progress.stale-seal.md' });
+    const plan = await planResume({ storage, profile: progressProtocol, runId: RUN, clock });
+    expect(codes(plan)).toEqual(['checkpoint_integrity_mismatch']);
+    expect(plan.snapshot).toMatchObject({ sequence: 5, source: 'gate_boundary' });
+    expect(plan.payload.remainingTasks).toEqual(['Continuation prompt box', 'Stop hook entry', 'Docs (added by the tool)']);
+  });
+});
+
 describe('the tool writes → savepoint resumes and writes → the tool rewrites → savepoint resumes', () => {
   it('end to end in a project directory: the Branch line, the note and the Gate Log survive byte for byte; every rewrite resumes', async () => {
     const dir = tempDir();
