@@ -9,6 +9,8 @@ export const RUN_IMPORTERS: Readonly<Record<string, () => Promise<RunImporter>>>
   snapshotLifecycle: async () => (await import('../profiles/snapshot-lifecycle/import.js')).importSnapshotLifecycleRun,
   phasedWorkflow: async () => (await import('../profiles/phased-workflow/import.js')).importPhasedWorkflowRun,
   planExecutor: async () => (await import('../profiles/plan-executor/import.js')).importPlanExecutorRun,
+  handoffMarkdown: async () => (await import('../profiles/handoff-markdown/import.js')).importHandoffMarkdownRun,
+  progressProtocol: async () => (await import('../profiles/progress-protocol/import.js')).importProgressProtocolRun,
 };
 
 /** The run importer of the profile named `name`, or `undefined` when it has none. */

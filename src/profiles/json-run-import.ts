@@ -1,7 +1,9 @@
 import { parseJson, type JsonObject } from '../codec/canonical-json.js';
 import { gunzip, gzip, isGzip } from '../codec/gzip.js';
-import { utf8Decode } from '../codec/utf8.js';
-import { assertStorageArgument, assertStringArgument } from '../model/arguments.js';
+import { utf8Decode, utf8Encode } from '../codec/utf8.js';
+import type { EncodedSnapshot } from '../codec/json-document.js';
+import type { KeyInfo } from './layout.js';
+import { assertOptionsArgument, assertStorageArgument, assertStringArgument } from '../model/arguments.js';
 import { CheckpointError, isCheckpointError } from '../model/errors.js';
 import type { StorageAdapter } from '../storage/adapter.js';
 import type { Profile } from './define-profile.js';
@@ -22,6 +24,17 @@ const sameBytes = (a: Uint8Array | undefined, b: Uint8Array): boolean => a !== u
  * sealed (or already identical in the target) is not written again.
  */
 export function jsonRunImporter<P>(profile: Profile<P>, seal: ForeignSealer<P>): RunImporter {
+  return documentRunImporter(profile, async (plain, key) => (await seal(parseJson(utf8Decode(plain, key), key) as JsonObject, key)).bytes);
+}
+
+/**
+ * Seals the plain (gunzipped) bytes of one snapshot file another tool wrote, as it is: the
+ * bytes to store in its place. Deterministic, so an import run twice writes nothing the second time.
+ */
+export type StoredSealer = (plain: Uint8Array, key: string) => Promise<Uint8Array>;
+
+/** {@link jsonRunImporter} for any document format: `seal` works on the file's plain bytes (a Markdown profile's, …). */
+export function documentRunImporter<P>(profile: Profile<P>, seal: StoredSealer): RunImporter {
   return async (source: StorageAdapter, runId: string, options: RunImportOptions = {}): Promise<RunImportReport> => {
     assertStorageArgument(source, `${profile.name} run import`);
     assertStringArgument(runId, `${profile.name} run import`, 'runId');
@@ -47,7 +60,7 @@ export function jsonRunImporter<P>(profile: Profile<P>, seal: ForeignSealer<P>):
   };
 }
 
-async function importSnapshotFile<P>(source: StorageAdapter, profile: Profile<P>, seal: ForeignSealer<P>, entry: ClassifiedEntry, target: StorageAdapter | undefined, apply: boolean): Promise<RunImportFile> {
+async function importSnapshotFile<P>(source: StorageAdapter, profile: Profile<P>, seal: StoredSealer, entry: ClassifiedEntry, target: StorageAdapter | undefined, apply: boolean): Promise<RunImportFile> {
   const stored = await source.get(entry.key);
   if (!stored) return { key: entry.key, action: 'skip', warnings: [], reasonCode: 'checkpoint_not_found', message: `${entry.key} disappeared while importing` };
   let warnings;
@@ -60,8 +73,8 @@ async function importSnapshotFile<P>(source: StorageAdapter, profile: Profile<P>
   if (warnings.length === 0) return target ? writeTo(target, entry.key, stored.bytes, warnings, apply) : { key: entry.key, action: 'keep', warnings };
   const compressed = isGzip(stored.bytes);
   const plain = compressed ? gunzip(stored.bytes, entry.key, { maxBytes: profile.maxSnapshotBytes }) : stored.bytes;
-  const sealed = await seal(parseJson(utf8Decode(plain, entry.key), entry.key) as JsonObject, entry.key);
-  const bytes = compressed ? gzip(sealed.bytes) : sealed.bytes;
+  const sealed = await seal(plain, entry.key);
+  const bytes = compressed ? gzip(sealed) : sealed;
   if (target) return writeTo(target, entry.key, bytes, warnings, apply);
   // In place: replace exactly what was read, so a concurrent rewrite by the other tool is not lost.
   if (apply) await source.put(entry.key, bytes, { ifVersion: stored.version });
@@ -72,4 +85,19 @@ async function writeTo(target: StorageAdapter, key: string, bytes: Uint8Array, w
   if (sameBytes((await target.get(key))?.bytes, bytes)) return { key, action: 'keep', targetKey: key, warnings };
   if (apply) await target.put(key, bytes);
   return { key, action: 'copy', targetKey: key, warnings };
+}
+
+/** Seals one document's bytes as it is, as the file `key` of a layout (`locate` names its run). */
+export type DocumentSealer<P> = (bytes: Uint8Array, key: string, locate: (where: string) => KeyInfo | undefined) => Promise<EncodedSnapshot<P>>;
+
+/**
+ * The single-document import of a text format (the Markdown profiles' `import…Document`):
+ * `input` (text or bytes) sealed as it is as run `runId`'s latest file of `profile`.
+ */
+export async function importAsLatest<P>(fn: string, input: unknown, options: { readonly runId: string; readonly profile?: Profile<P> }, fallback: Profile<P>, seal: DocumentSealer<P>): Promise<EncodedSnapshot<P>> {
+  assertOptionsArgument(options, fn);
+  assertStringArgument(options.runId, fn, 'runId');
+  const profile = options.profile ?? fallback;
+  if (typeof input !== 'string' && !(input instanceof Uint8Array)) throw new CheckpointError('checkpoint_schema_invalid', `${fn} needs the document as a string or bytes`);
+  return seal(typeof input === 'string' ? utf8Encode(input) : input, profile.layout.latestKey(options.runId), (where) => profile.layout.classify(where));
 }

@@ -1,7 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createWriter, isCheckpointError, memoryStorage, parseJson, planResume, type JsonObject, type StorageAdapter } from 'savepoint';
 import { decodeStoredSnapshotTolerant, decodeTolerant } from 'savepoint/toolkit';
 import { fsStorage } from 'savepoint/fs';
@@ -10,18 +7,10 @@ import { importSnapshotLifecycleDocument, importSnapshotLifecycleRun, snapshotLi
 import { importPhasedWorkflowDocument, importPhasedWorkflowRun, phasedWorkflow } from 'savepoint/phased-workflow';
 import { runCli } from '../../src/cli/run.js';
 import { utf8Decode, utf8Encode } from '../../src/codec/utf8.js';
-import { foreignFixture, PHASED_RUN, putFixtures } from './support.js';
+import { foreignFixture, PHASED_RUN, putFixtures, tempDirs } from './support.js';
 import { captureIo } from '../support/cli-io.js';
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-const tempDir = (): string => {
-  const d = mkdtempSync(join(tmpdir(), 'savepoint-import-'));
-  dirs.push(d);
-  return d;
-};
+const tempDir = tempDirs('savepoint-import-');
 const asJson = (bytes: Uint8Array): JsonObject => parseJson(utf8Decode(bytes)) as JsonObject;
 const snapshotOf = async (storage: StorageAdapter, key: string, profile: typeof snapshotLifecycle | typeof phasedWorkflow | typeof planExecutor) =>
   decodeStoredSnapshotTolerant(storage, profile as never, key, (await storage.get(key))!.bytes);

@@ -43,7 +43,7 @@ describe('compress: properties', () => {
           const floor = countTokens(renderHandoff(mustKeepOnly(doc)));
           let result;
           try {
-            result = compress(doc, { maxTokens, countTokens });
+            result = compress(doc, { maxTokens, countTokens, reserveSeal: false });
           } catch (err) {
             expect(isCheckpointError(err, 'checkpoint_too_large')).toBe(true);
             expect(floor).toBeGreaterThan(maxTokens);
@@ -56,7 +56,7 @@ describe('compress: properties', () => {
           expect(result.tokens).toBeLessThanOrEqual(maxTokens);
           expectMustKeepIntact(doc, result.document);
           // Stable: compressing the compressed document under the same budget changes nothing.
-          const again = compress(result.document, { maxTokens, countTokens });
+          const again = compress(result.document, { maxTokens, countTokens, reserveSeal: false });
           expect(again.document).toEqual(result.document);
           expect(again.actions).toEqual([]);
           if (full <= maxTokens) expect(result.document).toBe(doc);
@@ -70,7 +70,7 @@ describe('compress: properties', () => {
     fc.assert(
       fc.property(handoffDocument, (doc) => {
         const floor = estimateTokens(renderHandoff(mustKeepOnly(doc)));
-        const result = compress(doc, { maxTokens: floor });
+        const result = compress(doc, { maxTokens: floor, reserveSeal: false });
         expect(parseHandoff(renderHandoff(result.document))).toEqual(result.document);
       }),
       { numRuns: 60 },
@@ -94,14 +94,14 @@ describe('compress: the priority hierarchy', () => {
   const full = estimateTokens(renderHandoff(long));
 
   it('a document within budget is returned as is', () => {
-    const r = compress(long, { maxTokens: full });
+    const r = compress(long, { maxTokens: full, reserveSeal: false });
     expect(r.document).toBe(long);
     expect(r.actions).toEqual([]);
     expect(r.tokens).toBe(full);
   });
 
   it('cuts Can Summarize first: extra sections, then older Play-By-Play, keeping recent entries detailed', () => {
-    const r = compress(long, { maxTokens: full - 30 });
+    const r = compress(long, { maxTokens: full - 30, reserveSeal: false });
     expect(r.document.extraSections).toBeUndefined();
     expect(r.document.technicalContext).toEqual(long.technicalContext);
     expect(r.document.decisions).toEqual(long.decisions);
@@ -122,7 +122,7 @@ describe('compress: the priority hierarchy', () => {
     const active = ['src/old/module1.ts', 'src/old/module5.ts', 'src/game/timer.ts', 'src/game/scoring.ts'];
     let sawShouldKeepCut = false;
     for (let budget = full; budget >= floor; budget -= 3) {
-      const r = compress(long, { maxTokens: budget }).document;
+      const r = compress(long, { maxTokens: budget, reserveSeal: false }).document;
       expectMustKeepIntact(long, r);
       const files = r.artifactTrail.map((a) => a.file);
       const summarized = r.playByPlay[0]?.action.match(/^(\d+) earlier actions/);
@@ -147,12 +147,12 @@ describe('compress: the priority hierarchy', () => {
 
   it('down to Must Keep alone, and a clear checkpoint_too_large below that', () => {
     const floor = estimateTokens(renderHandoff(mustKeepOnly(long)));
-    const r = compress(long, { maxTokens: floor });
+    const r = compress(long, { maxTokens: floor, reserveSeal: false });
     expect(r.document).toEqual(mustKeepOnly(long));
     expect(r.actions).toEqual(expect.arrayContaining([expect.stringMatching(/dropped all 8 Play-By-Play entries/), 'dropped the whole Artifact Trail']));
     let caught: unknown;
     try {
-      compress(long, { maxTokens: floor - 1 });
+      compress(long, { maxTokens: floor - 1, reserveSeal: false });
     } catch (err) {
       caught = err;
     }
@@ -163,7 +163,7 @@ describe('compress: the priority hierarchy', () => {
 
   it('uses the token counter it is given', () => {
     const calls: string[] = [];
-    compress(example, { maxTokens: 10_000, countTokens: (t) => (calls.push(t), 1) });
+    compress(example, { maxTokens: 10_000, countTokens: (t) => (calls.push(t), 1), reserveSeal: false });
     expect(calls[0]).toBe(renderHandoff(example));
   });
 

@@ -74,7 +74,9 @@ describe('handoffMarkdown end to end: writer → storage → planResume', () => 
     // every stored file is a hand-off document a reader of the spec can use
     const asSpec = parseHandoff(latestText);
     expect(asSpec).toMatchObject({ checkpoint: 'chk-003', nextActions: ['Phase 4: cache generated images in IndexedDB', 'Blocked: None'] });
-    expect(asSpec.frontMatter).toMatchObject({ run_id: 'chromatic-quest', sequence: 3, source: 'pre_compression', status: 'paused' });
+    expect(asSpec.frontMatter).toEqual({ savepoint: expect.stringMatching(/^1\.0 3 pre_compression paused [A-Za-z0-9_-]{43}$/) });
+    // the stored file, savepoint's seal line included, fits the budget given to compress()
+    expect(estimateTokens(latestText)).toBeLessThanOrEqual(budget);
     expect(parseHandoff(utf8Decode((await storage.get('checkpoints/chromatic-quest/chk-001.md'))!.bytes)).decisions).toEqual(example.decisions);
 
     const plan = await planResume({ storage, profile: handoffMarkdown, runId: 'chromatic-quest', clock });
@@ -86,7 +88,7 @@ describe('handoffMarkdown end to end: writer → storage → planResume', () => 
     expect(plan.nextSequence).toBe(4);
   });
 
-  it('a hand-edited latest.md is caught by its checksum and resume falls back to the newest valid chk-NNN.md', async () => {
+  it('a hand-edited latest.md is the newest truth: resumed from, with checkpoint_integrity_mismatch, not an older chk-NNN.md', async () => {
     const storage = memoryStorage();
     const writer = createWriter({ storage, profile: handoffMarkdown, runId: 'quest', clock });
     await writer.checkpoint({ source: 'session_break', status: 'in_progress', payload: payloadOf(example) });
@@ -95,17 +97,20 @@ describe('handoffMarkdown end to end: writer → storage → planResume', () => 
     await writer.close();
     const latest = 'checkpoints/quest/latest.md';
     const text = utf8Decode((await storage.get(latest))!.bytes);
-    await storage.put(latest, utf8Encode(text.replace('- Blocked: None', '- Blocked: nothing, go ahead')));
+    await storage.put(latest, utf8Encode(text.replace('- Phase 3: Implement game mechanics', '- Phase 3: Implement game mechanics and sound')));
 
     const plan = await planResume({ storage, profile: handoffMarkdown, runId: 'quest', clock });
-    expect(plan.snapshot.id).toBe('chk-002');
-    expect(plan.source.key).toBe('checkpoints/quest/chk-002.md');
-    expect(plan.skipped).toEqual(expect.arrayContaining([expect.objectContaining({ key: latest, reasonCode: 'checkpoint_integrity_mismatch' })]));
+    expect(plan.snapshot).toMatchObject({ id: 'chk-002', sequence: 2, source: 'major_decision' });
+    expect(plan.source.key).toBe(latest);
+    expect(plan.warnings.map((w) => w.code)).toContain('checkpoint_integrity_mismatch');
+    expect(plan.at).toBe('Phase 3: Implement game mechanics and sound (timer, scoring, combos)');
     expect(plan.payload.decisions.at(-1)).toBe('Sound: off by default');
 
     // converting line endings is not an edit
     await storage.put(latest, utf8Encode(text.replace(/\n/g, '\r\n')));
-    expect((await planResume({ storage, profile: handoffMarkdown, runId: 'quest', clock })).source.origin).toBe('latest');
+    const clean = await planResume({ storage, profile: handoffMarkdown, runId: 'quest', clock });
+    expect(clean.source.origin).toBe('latest');
+    expect(clean.warnings.map((w) => w.code)).not.toContain('checkpoint_integrity_mismatch');
   });
 
   it('on the file system: real chk-NNN.md files a person can open, with a custom id prefix', async () => {

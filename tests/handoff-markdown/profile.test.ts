@@ -16,6 +16,7 @@ import {
 } from 'savepoint/handoff-markdown';
 import { handoffDocument } from './arbitraries.js';
 
+const LATEST = 'checkpoints/chromatic-quest/latest.md';
 const example = parseHandoff(readFileSync(new URL('../fixtures/handoff/chk-003.md', import.meta.url), 'utf8'));
 
 function payloadOf(doc: HandoffDocument): HandoffPayload {
@@ -47,10 +48,10 @@ async function decodeError(bytes: Uint8Array): Promise<unknown> {
 }
 
 describe('handoffMarkdown document format', () => {
-  it('writes the spec document with savepoint fields and integrity in the front matter', async () => {
+  it("writes the spec document with savepoint's one seal line in the front matter", async () => {
     const { bytes, snapshot } = await handoffMarkdown.document.encode(draft(payloadOf(example)));
     const text = utf8Decode(bytes);
-    expect(text).toMatch(/^---\ncheckpoint: chk-003\ncreated: 2025-12-14T15:30:00.000Z\nanchor: end-of-phase-2\nrun_id: chromatic-quest\nsequence: 3\nsource: phase_completion\nstatus: in_progress\nintegrity:\n {2}format_version: "1.0"\n {2}algorithm: sha256\n {2}checksum: [0-9a-f]{64}\n---\n\n## Problem\n/);
+    expect(text).toMatch(/^---\ncheckpoint: chk-003\ncreated: 2025-12-14T15:30:00.000Z\nanchor: end-of-phase-2\nsavepoint: 1\.0 3 phase_completion in_progress [A-Za-z0-9_-]{43}\n---\n\n## Problem\n/);
     // the body is exactly the spec example's
     expect(text.slice(text.indexOf('## Problem'))).toBe(readFileSync(new URL('../fixtures/handoff/chk-003.md', import.meta.url), 'utf8').split('---\n\n')[1]);
     // a reader of the spec reads it as a hand-off document
@@ -70,12 +71,12 @@ describe('handoffMarkdown document format', () => {
           ...(seq % 3 === 0 ? { priority: 'high' as const } : {}),
         });
         const { bytes, snapshot } = await handoffMarkdown.document.encode(d);
-        const back = await handoffMarkdown.document.decode(bytes, 'x.md');
+        const back = await handoffMarkdown.document.decode(bytes, LATEST);
         expect(back).toEqual(snapshot);
         expect({ ...back, integrity: undefined }).toEqual({ ...d, integrity: undefined });
         // gzip (retention's history compression) and CRLF line endings are transparent
-        expect(await handoffMarkdown.document.decode(gzip(bytes), 'x.md.gz')).toEqual(snapshot);
-        expect(await handoffMarkdown.document.decode(utf8Encode(utf8Decode(bytes).replace(/\n/g, '\r\n')), 'x.md')).toEqual(snapshot);
+        expect(await handoffMarkdown.document.decode(gzip(bytes), 'checkpoints/chromatic-quest/chk-001.md.gz')).toEqual(snapshot);
+        expect(await handoffMarkdown.document.decode(utf8Encode(utf8Decode(bytes).replace(/\n/g, '\r\n')), LATEST)).toEqual(snapshot);
       }),
       { numRuns: 80 },
     );
@@ -85,7 +86,7 @@ describe('handoffMarkdown document format', () => {
     const messy = { ...payloadOf(example), problem: 'Build a game.   \n\n\n\nOffline too.  ' };
     const { bytes, snapshot } = await handoffMarkdown.document.encode(draft(messy));
     expect(snapshot.payload.problem).toBe('Build a game.\n\nOffline too.');
-    expect((await handoffMarkdown.document.decode(bytes, 'x')).payload).toEqual(snapshot.payload);
+    expect((await handoffMarkdown.document.decode(bytes, LATEST)).payload).toEqual(snapshot.payload);
   });
 
   it('detects hand edits of content but not line-ending or blank-line changes', async () => {
@@ -94,8 +95,9 @@ describe('handoffMarkdown document format', () => {
     const edits = [
       text.replace('Gemini client with exponential backoff', 'Gemini client with linear backoff'),
       text.replace('- Blocked: None', '- Blocked: API key'),
-      text.replace('status: in_progress', 'status: completed'),
-      text.replace('sequence: 3', 'sequence: 4'),
+      text.replace(' phase_completion in_progress ', ' phase_completion completed '),
+      text.replace('savepoint: 1.0 3 ', 'savepoint: 1.0 4 '),
+      text.replace(' phase_completion in_progress ', ' major_decision in_progress '),
       text.replace('- Game name: Chromatic Quest\n', ''),
       text.replace('anchor: end-of-phase-2', 'anchor: end-of-phase-3'),
     ];
@@ -104,8 +106,8 @@ describe('handoffMarkdown document format', () => {
       const err = await decodeError(utf8Encode(edited));
       expect(isCheckpointError(err, 'checkpoint_integrity_mismatch')).toBe(true);
     }
-    for (const harmless of [text.replace(/\n/g, '\r\n'), text.replace('## Session Intent', '\n\n## Session Intent'), text.replace('source: phase_completion', 'source: "phase_completion"')]) {
-      await expect(handoffMarkdown.document.decode(utf8Encode(harmless), 'x')).resolves.toMatchObject({ id: 'chk-003' });
+    for (const harmless of [text.replace(/\n/g, '\r\n'), text.replace('## Session Intent', '\n\n## Session Intent'), text.replace(/savepoint: (.*)/, 'savepoint: "$1"')]) {
+      await expect(handoffMarkdown.document.decode(utf8Encode(harmless), LATEST)).resolves.toMatchObject({ id: 'chk-003' });
     }
   });
 
@@ -113,7 +115,7 @@ describe('handoffMarkdown document format', () => {
     const plain = readFileSync(new URL('../fixtures/handoff/chk-003.md', import.meta.url));
     const err = await decodeError(plain);
     expect(isCheckpointError(err, 'checkpoint_schema_invalid')).toBe(true);
-    expect((err as Error).message).toMatch(/frontMatter/);
+    expect((err as Error).message).toMatch(/no savepoint seal line/);
     await expect(handoffMarkdown.document.encode(draft({ ...payloadOf(example), nextActions: 'x' } as never))).rejects.toThrow(/checkpoint_schema_invalid/);
     const missing = await decodeError(utf8Encode(utf8Decode((await handoffMarkdown.document.encode(draft(payloadOf(example)))).bytes).replace(/### Next Actions[\s\S]*?\n\n/, '')));
     expect(isCheckpointError(missing, 'checkpoint_schema_invalid')).toBe(true);
@@ -188,7 +190,7 @@ describe('damaged stored documents (property)', () => {
         const damaged = bytes.slice();
         damaged[at] = damaged[at]! ^ xor;
         try {
-          expect(await handoffMarkdown.document.decode(damaged, 'x.md')).toEqual(snapshot);
+          expect(await handoffMarkdown.document.decode(damaged, LATEST)).toEqual(snapshot);
         } catch (err) {
           expect(['checkpoint_schema_invalid', 'checkpoint_integrity_mismatch']).toContain((err as { reasonCode?: string }).reasonCode);
         }

@@ -5,8 +5,8 @@ import type { ArtifactEntry, ExtraSection, HandoffDocument, PlayByPlayEntry } fr
 import { assertObjectArgument, assertOptionsArgument, assertSchemaArgument } from '../../model/arguments.js';
 import { HandoffDocumentSchema } from './model.js';
 
-/** Front-matter keys savepoint writes into stored documents; they describe one snapshot and are never carried forward. */
-export const SAVEPOINT_FRONT_MATTER_KEYS = ['run_id', 'sequence', 'source', 'source_details', 'priority', 'status', 'integrity'] as const;
+/** Front-matter keys savepoint writes into stored documents (its seal line, coalesced triggers, and the separate keys an earlier version wrote); they describe one snapshot and are never carried forward. */
+export const SAVEPOINT_FRONT_MATTER_KEYS = ['savepoint', 'savepoint_coalesced', 'run_id', 'sequence', 'source', 'source_details', 'priority', 'status', 'integrity'] as const;
 
 /**
  * What changed since the previous checkpoint. Only `currentState` and `nextActions` are

@@ -1,5 +1,6 @@
 import { CheckpointError } from '../../model/errors.js';
 import { renderHandoff } from './codec.js';
+import { SEAL_KEY } from './seal.js';
 import type { ArtifactEntry, HandoffDocument, PlayByPlayEntry } from './model.js';
 import { assertObjectArgument, assertOptionsArgument, assertStringArgument } from '../../model/arguments.js';
 
@@ -50,13 +51,38 @@ export interface CompressOptions {
    * @default 3
    */
   readonly keepRecent?: number;
+  /**
+   * Count the document as the `handoffMarkdown` profile stores it: with savepoint's seal
+   * line in the front matter (at most {@link SEAL_LINE_MAX_TOKENS} tokens with
+   * `estimateTokens`) and a millisecond `created`, so the stored file fits `maxTokens`.
+   * `false` when you write the document yourself (`renderHandoff`) and store no seal.
+   * @default true
+   */
+  readonly reserveSeal?: boolean;
+}
+
+/**
+ * The longest seal line the `handoffMarkdown` profile writes (sequence up to 999999, its
+ * longest trigger and status, a SHA-256 in base64url), which `compress` counts in.
+ */
+export const SEAL_LINE_PLACEHOLDER = `${SEAL_KEY}: 1.0 999999 phase_completion in_progress Z7qaepIvMDeBRX3RRi0wyvih2OBWF8aFjrB-dItt_8w`;
+/** What savepoint's seal line costs at most with {@link estimateTokens}, its line break included. */
+export const SEAL_LINE_MAX_TOKENS = 25;
+/** A `created` as the writer stores it (milliseconds, `Z`): what `compress` counts when a document's own is shorter. */
+const STORED_CREATED = '2000-01-01T00:00:00.000Z';
+
+/** `doc` as the profile stores it, for counting: the longest seal line, and `created` at its stored length. */
+function asStored(doc: HandoffDocument): HandoffDocument {
+  const { [SEAL_KEY]: _own, ...frontMatter } = doc.frontMatter ?? {};
+  const created = doc.created.length < STORED_CREATED.length ? STORED_CREATED : doc.created;
+  return { ...doc, created, frontMatter: { ...frontMatter, [SEAL_KEY]: SEAL_LINE_PLACEHOLDER.slice(SEAL_KEY.length + 2) } };
 }
 
 /** Result of {@link compress}. */
 export interface CompressResult {
   /** The document within budget (the input itself when it already fit). */
   readonly document: HandoffDocument;
-  /** Tokens of the rendered result. */
+  /** Tokens of the rendered result (as stored, seal line included, unless `reserveSeal: false`). */
   readonly tokens: number;
   /** Tokens of the input. */
   readonly originalTokens: number;
@@ -120,7 +146,8 @@ export function compress(doc: HandoffDocument, options: CompressOptions): Compre
   const keepRecent = options.keepRecent ?? 3;
   if (!(Number.isFinite(maxTokens) && maxTokens > 0)) throw new CheckpointError('checkpoint_config_invalid', 'compress: maxTokens must be a positive number');
   if (!(Number.isInteger(keepRecent) && keepRecent >= 0)) throw new CheckpointError('checkpoint_config_invalid', 'compress: keepRecent must be an integer >= 0');
-  const tokensOf = (d: HandoffDocument): number => count(renderHandoff(d));
+  const reserve = options.reserveSeal ?? true;
+  const tokensOf = (d: HandoffDocument): number => count(renderHandoff(reserve ? asStored(d) : d));
 
   const originalTokens = tokensOf(doc);
   const extras = doc.extraSections ?? [];

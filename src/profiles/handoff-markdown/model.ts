@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { JsonValue } from '../../codec/canonical-json.js';
 import type { JsonSchema } from '../../model/validate.js';
-import { Rfc3339Schema, storedSnapshotMetaShape } from '../../model/snapshot.js';
+import { Rfc3339Schema, storedSnapshotMetaShape, TriggerRecordSchema } from '../../model/snapshot.js';
 import { JsonValueSchema } from '../default-profile.js';
 
 /** One line of text (no line break). */
@@ -141,20 +141,56 @@ export const HandoffPayloadSchema = z
 /** The `handoffMarkdown` profile's payload. */
 export type HandoffPayload = Omit<HandoffDocument, 'checkpoint' | 'created' | 'frontMatter'>;
 
-/** Run id, sequence, trigger and status savepoint keeps in a stored document's front matter. */
+/**
+ * The front matter of a hand-off savepoint stored before its one-line seal (savepoint up to
+ * this version): run id, sequence, trigger and status as separate keys and an `integrity`
+ * object. Still read; never written.
+ */
 export const HandoffStoredFrontMatterSchema = z.object(storedSnapshotMetaShape).strict();
 
-/**
- * A hand-off document as savepoint stores it: the spec's document whose front matter also
- * carries `run_id`, `sequence`, `source`, `source_details`, `priority`, `status` and
- * `integrity` (savepoint's additions; readers of the spec ignore unknown front-matter keys).
- */
-export const StoredHandoffSchema = z
+/** A hand-off document as an earlier savepoint stored it (see {@link HandoffStoredFrontMatterSchema}). Still read; never written. */
+export const LegacyStoredHandoffSchema = z
   .object({
     checkpoint: z.string().min(1),
     created: Rfc3339Schema,
     anchor: z.string().min(1).optional(),
     frontMatter: HandoffStoredFrontMatterSchema,
+    ...bodyShape,
+  })
+  .strict();
+/** A hand-off document as an earlier savepoint stored it. */
+export type LegacyStoredHandoff = z.infer<typeof LegacyStoredHandoffSchema>;
+
+/**
+ * savepoint's seal line: `<format_version> <sequence> <trigger> <status> [<priority>] <checksum>`
+ * (the checksum is the base64url of a SHA-256, 43 characters).
+ */
+export const SEAL_LINE_PATTERN = /^\S+ [1-9]\d{0,15} [a-z][a-z0-9_]* [a-z][a-z0-9_]*(?: (?:critical|high|medium|low))? [A-Za-z0-9_-]{43}$/;
+
+/**
+ * The front matter of a stored hand-off: savepoint's one seal line (`savepoint`), the
+ * triggers coalesced into the snapshot when there are some (`savepoint_coalesced`), and any
+ * key another tool wrote, kept as it was (the seal covers them too).
+ */
+export const HandoffSealedFrontMatterSchema = z
+  .object({
+    savepoint: z.string().regex(SEAL_LINE_PATTERN),
+    savepoint_coalesced: z.array(TriggerRecordSchema).optional(),
+  })
+  .catchall(JsonValueSchema);
+
+/**
+ * A hand-off document as savepoint stores it: the spec's document (any ISO 8601 `created`,
+ * extra sections and other tools' front-matter keys kept) whose front matter also carries
+ * savepoint's seal line (see {@link HandoffSealedFrontMatterSchema}). The run id is the
+ * file's folder.
+ */
+export const StoredHandoffSchema = z
+  .object({
+    checkpoint: z.string().min(1),
+    created: z.string().regex(ISO_8601_PATTERN),
+    anchor: z.string().min(1).optional(),
+    frontMatter: HandoffSealedFrontMatterSchema,
     ...bodyShape,
   })
   .strict();
@@ -165,8 +201,10 @@ const toJsonSchema = (schema: z.ZodType): JsonSchema => z.toJSONSchema(schema, {
 
 /** JSON Schema (draft 2020-12) of a parsed hand-off document ({@link HandoffDocument}). */
 export const handoffDocumentJsonSchema: JsonSchema = toJsonSchema(HandoffDocumentSchema);
-/** JSON Schema (draft 2020-12) of a parsed stored hand-off document (front matter with savepoint's fields). */
+/** JSON Schema (draft 2020-12) of a parsed stored hand-off document (front matter with savepoint's seal line). */
 export const storedHandoffJsonSchema: JsonSchema = toJsonSchema(StoredHandoffSchema);
+/** JSON Schema (draft 2020-12) of a parsed hand-off document as an earlier savepoint stored it (still read). */
+export const legacyStoredHandoffJsonSchema: JsonSchema = toJsonSchema(LegacyStoredHandoffSchema);
 
 /** Front-matter keys the spec defines; they are never part of {@link HandoffDocument.frontMatter}. */
 export const HANDOFF_HEADER_FIELDS = ['checkpoint', 'created', 'anchor'] as const;

@@ -1,66 +1,84 @@
-import { canonicalJson, type JsonObject, type JsonValue } from '../../codec/canonical-json.js';
+import type { JsonObject, JsonValue } from '../../codec/canonical-json.js';
 import type { DocumentFormat } from '../../codec/json-document.js';
 import { gunzip, isGzip } from '../../codec/gzip.js';
-import { sha256Hex } from '../../codec/sha256.js';
 import { utf8Decode, utf8Encode } from '../../codec/utf8.js';
 import { CheckpointError } from '../../model/errors.js';
 import { FORMAT_VERSION, type Integrity, type Snapshot, type SnapshotDraft } from '../../model/snapshot.js';
 import { assertValid, compileValidator, type DocumentValidator } from '../../model/validate.js';
 import { defineProfile, type Profile } from '../define-profile.js';
 import { LIFECYCLE_STATUSES } from '../default-profile.js';
-import { standardLayout, type HistoryNaming, type ProfileLayout } from '../layout.js';
+import { standardLayout, type HistoryNaming, type KeyInfo, type ProfileLayout } from '../layout.js';
 import type { ResumePoint, ResumeRule } from '../../resume/types.js';
 import type { RetentionPolicy } from '../../retention/policy.js';
 import { parseHandoffUnchecked, renderHandoff, renderPlayByPlayEntry } from './codec.js';
-import { HandoffPayloadSchema, storedHandoffJsonSchema, type HandoffDocument, type HandoffPayload, type StoredHandoff } from './model.js';
+import {
+  HandoffPayloadSchema,
+  legacyStoredHandoffJsonSchema,
+  storedHandoffJsonSchema,
+  type HandoffDocument,
+  type HandoffPayload,
+  type LegacyStoredHandoff,
+  type StoredHandoff,
+} from './model.js';
+import { base64urlOfHex, liberalUtc } from './foreign-text.js';
+import { COALESCED_KEY, handoffChecksum, handoffSealDigest, parseSealLine, payloadOf, SEAL_KEY, sealLine, type HandoffSeal } from './seal.js';
+
+export { handoffChecksum };
+import { handoffForeignReader, keepHandoffForeignFields } from './foreign.js';
 import { HANDOFF_TRIGGERS } from './triggers.js';
 import { assertObjectArgument, assertOptionsArgument, assertStringArgument } from '../../model/arguments.js';
 
-/**
- * The checksum of a stored hand-off document: SHA-256 of the canonical JSON of the
- * *parsed* document (front matter and every section, as {@link parseHandoff} reads
- * them) with `integrity.checksum` left out.
- *
- * Hashing the parsed model rather than the bytes means a change of line endings
- * (CRLF ↔ LF), of YAML quoting style or of blank lines between sections still verifies,
- * while any edit of content — a word in a section, a table cell, a front-matter value,
- * a bullet added or removed — is a `checkpoint_integrity_mismatch`.
- */
-export async function handoffChecksum(document: Readonly<Record<string, unknown>>): Promise<string> {
-  assertObjectArgument(document, 'handoffChecksum', 'document');
-  const frontMatter = { ...(document.frontMatter as Record<string, unknown> | undefined) };
-  const integrity = frontMatter.integrity;
-  if (integrity && typeof integrity === 'object' && !Array.isArray(integrity)) {
-    const { checksum: _omitted, ...meta } = integrity as Record<string, unknown>;
-    frontMatter.integrity = meta;
-  }
-  return sha256Hex(canonicalJson({ ...document, frontMatter }));
-}
-
-function payloadOf(doc: Readonly<Record<string, unknown>>): HandoffPayload {
-  const { checkpoint: _c, created: _cr, frontMatter: _f, ...payload } = doc;
-  return payload as unknown as HandoffPayload;
-}
-
 /** Options of {@link handoffMarkdownFormat}. */
 export interface HandoffMarkdownFormatOptions {
-  /** Written to `integrity.format_version`. @default FORMAT_VERSION ('1.0') */
+  /** Written first on savepoint's seal line (`integrity.format_version` of the model). No spaces. @default FORMAT_VERSION ('1.0') */
   readonly formatVersion?: string;
 }
 
+let legacyValidator: DocumentValidator | undefined;
+const validateLegacy = (doc: unknown): ReturnType<DocumentValidator> => (legacyValidator ??= compileValidator(legacyStoredHandoffJsonSchema))(doc);
+
+/** A hand-off an earlier savepoint stored (run id, sequence, … and `integrity` as separate front-matter keys): strict read. */
+async function decodeLegacy(doc: Record<string, unknown>, where: string): Promise<Snapshot<HandoffPayload>> {
+  assertValid(validateLegacy(doc), where);
+  const stored = doc as unknown as LegacyStoredHandoff;
+  if ((await handoffChecksum(doc)) !== stored.frontMatter.integrity.checksum) {
+    throw new CheckpointError('checkpoint_integrity_mismatch', `${where}: stored checksum does not match the content`, { details: { where } });
+  }
+  const fm = stored.frontMatter;
+  return {
+    id: stored.checkpoint,
+    runId: fm.run_id,
+    sequence: fm.sequence,
+    createdAt: stored.created,
+    source: fm.source,
+    sourceDetails: fm.source_details ?? [],
+    ...(fm.priority ? { priority: fm.priority } : {}),
+    status: fm.status,
+    payload: payloadOf(doc),
+    integrity: fm.integrity,
+  };
+}
+
 /**
- * The {@link DocumentFormat} of the `handoffMarkdown` profile: the spec's Markdown
- * document whose front matter also carries savepoint's `run_id`, `sequence`, `source`,
- * `source_details` (when triggers were coalesced), `priority`, `status` and
- * `integrity: {format_version, algorithm, checksum}` (see {@link handoffChecksum}).
- * Reads gunzip `.gz` history transparently, parse, validate with ajv against
- * {@link storedHandoffJsonSchema}, then verify the checksum.
+ * The {@link DocumentFormat} of the `handoffMarkdown` profile: the spec's Markdown document
+ * whose front matter also carries savepoint's one seal line, `savepoint: <format_version>
+ * <sequence> <trigger> <status> [<priority>] <checksum>` (≤ 25 tokens; see
+ * `handoffSealDigest`), and `savepoint_coalesced` when triggers were coalesced. The run id
+ * is the file's folder (`<root>/<run>/…`, from `options`' layout). Reads gunzip `.gz`
+ * history transparently, parse, validate with ajv against {@link storedHandoffJsonSchema},
+ * then verify the checksum; documents an earlier savepoint sealed are read too. A document
+ * without savepoint's seal (another tool's) is read by the spec's own rules through
+ * `decodeForeign`; an edited `latest.md` is the newest truth (`keepForeignFields` carries
+ * another tool's keys and sections into savepoint's next rewrite).
  */
-export function handoffMarkdownFormat(options: HandoffMarkdownFormatOptions = {}): DocumentFormat<HandoffPayload> {
+export function handoffMarkdownFormat(options: HandoffMarkdownFormatOptions & HandoffLayoutOptions = {}): DocumentFormat<HandoffPayload> {
   assertOptionsArgument(options, 'handoffMarkdownFormat');
   const formatVersion = options.formatVersion ?? FORMAT_VERSION;
+  if (!/^\S{1,16}$/.test(formatVersion)) throw new CheckpointError('checkpoint_config_invalid', 'formatVersion must be 1-16 characters without spaces');
   let validator: DocumentValidator | undefined;
   const validate = (doc: unknown): ReturnType<DocumentValidator> => (validator ??= compileValidator(storedHandoffJsonSchema))(doc);
+  const layout = handoffLayout(options);
+  const locate = (where: string): KeyInfo | undefined => layout.classify(where);
 
   return {
     extension: '.md',
@@ -74,46 +92,55 @@ export function handoffMarkdownFormat(options: HandoffMarkdownFormatOptions = {}
           details: { paths: parsedPayload.error.issues.slice(0, 20).map((i) => `/${i.path.join('/')}`) },
         });
       }
+      const seal: HandoffSeal = { formatVersion, sequence: draft.sequence, source: draft.source, status: draft.status, ...(draft.priority ? { priority: draft.priority } : {}) };
       const frontMatter: Record<string, JsonValue> = {
-        run_id: draft.runId,
-        sequence: draft.sequence,
-        source: draft.source,
-        ...(draft.sourceDetails.length > 0 ? { source_details: draft.sourceDetails as unknown as JsonValue } : {}),
-        ...(draft.priority ? { priority: draft.priority } : {}),
-        status: draft.status,
-        integrity: { format_version: formatVersion, algorithm: 'sha256' },
+        [SEAL_KEY]: sealLine(seal),
+        ...(draft.sourceDetails.length > 0 ? { [COALESCED_KEY]: draft.sourceDetails as unknown as JsonValue } : {}),
       };
       const unsealed: HandoffDocument = { ...(draft.payload as HandoffPayload), checkpoint: draft.id, created: draft.createdAt, frontMatter };
       // Seal what a reader will parse back (text in normal form), so the checksum verifies.
       const normalized = parseHandoffUnchecked(renderHandoff(unsealed), where);
-      const checksum = await handoffChecksum(normalized);
-      const integrity: Integrity = { format_version: formatVersion, algorithm: 'sha256', checksum };
-      const sealed = { ...normalized, frontMatter: { ...(normalized.frontMatter as JsonObject), integrity } };
+      const digest = await handoffSealDigest(normalized, seal);
+      const sealed = { ...normalized, frontMatter: { ...(normalized.frontMatter as JsonObject), [SEAL_KEY]: sealLine({ ...seal, checksum: base64urlOfHex(digest) }) } };
       assertValid(validate(sealed), where);
+      const integrity: Integrity = { format_version: formatVersion, algorithm: 'sha256', checksum: digest };
       return { bytes: utf8Encode(renderHandoff(sealed as unknown as HandoffDocument)), snapshot: { ...draft, payload: payloadOf(sealed), integrity } };
     },
     async decode(bytes: Uint8Array, where: string): Promise<Snapshot<HandoffPayload>> {
       const plain = isGzip(bytes) ? gunzip(bytes, where) : bytes;
       const doc = parseHandoffUnchecked(utf8Decode(plain, where), where);
+      const fm = (doc.frontMatter ?? {}) as Record<string, unknown>;
+      if (fm[SEAL_KEY] === undefined && fm.integrity !== undefined && fm.run_id !== undefined) return decodeLegacy(doc, where);
+      const seal = parseSealLine(fm[SEAL_KEY]);
+      if (!seal) throw new CheckpointError('checkpoint_schema_invalid', `${where} has no savepoint seal line (another tool wrote it)`, { details: { where } });
       assertValid(validate(doc), where);
-      const stored = doc as unknown as StoredHandoff;
-      if ((await handoffChecksum(doc)) !== stored.frontMatter.integrity.checksum) {
+      if (!Object.hasOwn(HANDOFF_TRIGGERS, seal.source) || !(LIFECYCLE_STATUSES as readonly string[]).includes(seal.status)) {
+        throw new CheckpointError('checkpoint_schema_invalid', `${where}: the seal line names an unknown trigger or status`, { details: { where } });
+      }
+      const digest = await handoffSealDigest(doc, seal);
+      if (base64urlOfHex(digest) !== seal.checksum) {
         throw new CheckpointError('checkpoint_integrity_mismatch', `${where}: stored checksum does not match the content`, { details: { where } });
       }
-      const fm = stored.frontMatter;
+      const runId = locate(where)?.runId;
+      if (runId === undefined) throw new CheckpointError('checkpoint_schema_invalid', `${where} is not a hand-off file of this layout: its folder names the run`, { details: { where } });
+      const createdAt = liberalUtc(String(doc.created));
+      if (createdAt === undefined) throw new CheckpointError('checkpoint_schema_invalid', `${where}: created is not an ISO 8601 time`, { details: { where } });
+      const stored = doc as unknown as StoredHandoff;
       return {
         id: stored.checkpoint,
-        runId: fm.run_id,
-        sequence: fm.sequence,
-        createdAt: stored.created,
-        source: fm.source,
-        sourceDetails: fm.source_details ?? [],
-        ...(fm.priority ? { priority: fm.priority } : {}),
-        status: fm.status,
+        runId,
+        sequence: seal.sequence,
+        createdAt,
+        source: seal.source,
+        sourceDetails: stored.frontMatter.savepoint_coalesced ?? [],
+        ...(seal.priority ? { priority: seal.priority } : {}),
+        status: seal.status,
         payload: payloadOf(doc),
-        integrity: fm.integrity,
+        integrity: { format_version: seal.formatVersion, algorithm: 'sha256', checksum: digest },
       };
     },
+    decodeForeign: handoffForeignReader(locate),
+    keepForeignFields: keepHandoffForeignFields,
   };
 }
 

@@ -23,13 +23,18 @@ export const PROGRESS_SECTIONS: readonly { readonly field: ListField; readonly t
   { field: 'continuationPrompt', title: 'Continuation Prompt' },
 ];
 
+/** Section keys the spec defines (`## Decisions` read as Decisions Made). */
+export const isProgressSectionKey = (key: string): boolean => BY_KEY.has(key);
+
 const BY_KEY = new Map<string, { readonly field: ListField; readonly title: string }>([
   ...PROGRESS_SECTIONS.map((s) => [sectionKey(s.title), s] as const),
   ['decisions', PROGRESS_SECTIONS[3]!],
 ]);
 
-const HEADER = /^\*\*(issue|session|execution mode)(?::\*\*|\*\*\s*:)\s*(.*?)\s*$/i;
-const META = /^<!--\s*savepoint:\s*(\{.*\})\s*-->\s*$/;
+/** A header line of the progress file (`**Issue:**`, `**Session:**`, `**Execution Mode:**`). */
+export const PROGRESS_HEADER_LINE = /^\*\*(issue|session|execution mode)(?::\*\*|\*\*\s*:)\s*(.*?)\s*$/i;
+/** savepoint's metadata comment line. */
+export const SAVEPOINT_META_LINE = /^<!--\s*savepoint:\s*(\{.*\})\s*-->\s*$/;
 const TASK_SEPARATOR = /\s+(?:—|–|--)\s+/;
 const ISSUE_SEPARATOR = /\s+(?:—|–|--|-)\s+/;
 const NONE = /^none\.?$/i;
@@ -75,12 +80,12 @@ export function parseProgress(text: string, where = '.ccc-progress.md'): ParsedP
   const header: Record<string, string> = {};
   let meta: unknown;
   for (const line of preamble) {
-    const m = HEADER.exec(line);
+    const m = PROGRESS_HEADER_LINE.exec(line);
     if (m) {
       header[m[1]!.toLowerCase()] = m[2]!;
       continue;
     }
-    const c = META.exec(line);
+    const c = SAVEPOINT_META_LINE.exec(line);
     if (c) meta = parseJson(c[1]!, `${where} (savepoint metadata)`);
   }
   if (header.issue === undefined || header.issue === '') throw schemaError(`${where}: the **Issue:** line is missing`, { where, section: 'Issue' });

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { Rfc3339Schema, storedSnapshotMetaShape } from '../../model/snapshot.js';
 import type { JsonSchema } from '../../model/validate.js';
+import type { TriggerSpec } from '../define-profile.js';
 
 const OneLine = z.string().regex(/^[^\n]*$/);
 const Item = z.string().min(1);
@@ -110,3 +111,16 @@ const toJsonSchema = (schema: z.ZodType): JsonSchema => z.toJSONSchema(schema, {
 export const progressDocumentJsonSchema: JsonSchema = toJsonSchema(ProgressDocumentSchema);
 /** JSON Schema (draft 2020-12) of a parsed stored progress file (`{ document, meta }`). */
 export const storedProgressJsonSchema: JsonSchema = toJsonSchema(StoredProgressSchema);
+
+/** Statuses of a progress checkpoint: the status comment's In Progress / Blocked / Resuming, plus a terminal `completed`. */
+export const PROGRESS_STATUSES = ['in_progress', 'blocked', 'resuming', 'completed'] as const;
+/** A progress checkpoint status. */
+export type ProgressStatus = (typeof PROGRESS_STATUSES)[number];
+
+/** The context boundaries progress-protocol.md checkpoints at. */
+export const PROGRESS_TRIGGERS = {
+  handoff_request: { description: 'explicit handoff request (/ccc:checkpoint, the manual profile)' },
+  session_split: { description: 'the session is split' },
+  context_threshold: { description: 'the context threshold is reached' },
+  gate_boundary: { description: 'the stop hook at a checkpoint gate (the automated profile)' },
+} as const satisfies Record<string, TriggerSpec>;

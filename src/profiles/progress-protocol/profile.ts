@@ -1,45 +1,22 @@
-import { canonicalJson } from '../../codec/canonical-json.js';
 import type { DocumentFormat } from '../../codec/json-document.js';
 import { gunzip, isGzip } from '../../codec/gzip.js';
-import { sha256Hex } from '../../codec/sha256.js';
 import { utf8Decode, utf8Encode } from '../../codec/utf8.js';
 import { CheckpointError } from '../../model/errors.js';
 import { assertRunId } from '../../model/ids.js';
 import { FORMAT_VERSION, type Integrity, type Snapshot, type SnapshotDraft } from '../../model/snapshot.js';
 import { assertValid, compileValidator, type DocumentValidator } from '../../model/validate.js';
-import { defineProfile, type Profile, type TriggerSpec } from '../define-profile.js';
+import { defineProfile, type Profile } from '../define-profile.js';
 import type { KeyInfo, ProfileLayout } from '../layout.js';
 import type { ResumePoint, ResumeRule } from '../../resume/types.js';
 import { assertKey } from '../../storage/keys.js';
 import { parseProgress, renderProgress } from './codec.js';
-import { ProgressDocumentSchema, storedProgressJsonSchema, type ProgressDocument, type ProgressMeta, type StoredProgress } from './model.js';
+import { progressChecksum } from './checksum.js';
+import { keepProgressForeignFields, progressForeignReader } from './foreign.js';
+import { PROGRESS_STATUSES, PROGRESS_TRIGGERS, ProgressDocumentSchema, storedProgressJsonSchema, type ProgressStatus, type ProgressDocument, type ProgressMeta, type StoredProgress } from './model.js';
 import { assertObjectArgument, assertOptionsArgument } from '../../model/arguments.js';
 
-/** Statuses of a progress checkpoint: the status comment's In Progress / Blocked / Resuming, plus a terminal `completed`. */
-export const PROGRESS_STATUSES = ['in_progress', 'blocked', 'resuming', 'completed'] as const;
-/** A progress checkpoint status. */
-export type ProgressStatus = (typeof PROGRESS_STATUSES)[number];
-
-/** The context boundaries progress-protocol.md checkpoints at. */
-export const PROGRESS_TRIGGERS = {
-  handoff_request: { description: 'explicit handoff request (/ccc:checkpoint, the manual profile)' },
-  session_split: { description: 'the session is split' },
-  context_threshold: { description: 'the context threshold is reached' },
-  gate_boundary: { description: 'the stop hook at a checkpoint gate (the automated profile)' },
-} as const satisfies Record<string, TriggerSpec>;
-
-/**
- * Checksum of a stored progress file: SHA-256 of the canonical JSON of
- * `{ document, meta }` as parsed, with `meta.integrity.checksum` left out. Line endings
- * and blank lines do not change it; any edit of content does.
- */
-export async function progressChecksum(document: ProgressDocument, meta: Omit<ProgressMeta, 'integrity'> & { integrity: Omit<Integrity, 'checksum'> & { checksum?: string } }): Promise<string> {
-  assertObjectArgument(document, 'progressChecksum', 'document');
-  assertObjectArgument(meta, 'progressChecksum', 'meta');
-  assertObjectArgument(meta.integrity, 'progressChecksum', 'meta.integrity');
-  const { checksum: _omitted, ...integrity } = meta.integrity;
-  return sha256Hex(canonicalJson({ document, meta: { ...meta, integrity } }));
-}
+export { PROGRESS_STATUSES, PROGRESS_TRIGGERS, type ProgressStatus };
+export { progressChecksum };
 
 /** Options of {@link progressProtocolFormat}. */
 export interface ProgressProtocolFormatOptions {
@@ -54,11 +31,12 @@ export interface ProgressProtocolFormatOptions {
  * `{ document, meta }` with ajv against {@link storedProgressJsonSchema}, then verify the
  * checksum (see {@link progressChecksum}).
  */
-export function progressProtocolFormat(options: ProgressProtocolFormatOptions = {}): DocumentFormat<ProgressDocument> {
+export function progressProtocolFormat(options: ProgressProtocolFormatOptions & ProgressLayoutOptions = {}): DocumentFormat<ProgressDocument> {
   assertOptionsArgument(options, 'progressProtocolFormat');
   const formatVersion = options.formatVersion ?? FORMAT_VERSION;
   let validator: DocumentValidator | undefined;
   const validate = (doc: unknown): ReturnType<DocumentValidator> => (validator ??= compileValidator(storedProgressJsonSchema))(doc);
+  const layout = progressLayout(options);
   return {
     extension: '.md',
     jsonSchema: storedProgressJsonSchema,
@@ -105,6 +83,10 @@ export function progressProtocolFormat(options: ProgressProtocolFormatOptions = 
         integrity: meta.integrity,
       };
     },
+    // The single artifact the protocol's own tool rewrites: its version is read with a
+    // warning, and what it wrote survives savepoint's next rewrite (docs/progress-protocol.md).
+    decodeForeign: progressForeignReader((where) => layout.classify(where)),
+    keepForeignFields: keepProgressForeignFields,
   };
 }
 

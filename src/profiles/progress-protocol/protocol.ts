@@ -1,9 +1,10 @@
 import { resolve } from 'node:path';
-import { utf8Decode } from '../../codec/utf8.js';
+import { utf8Decode, utf8Encode } from '../../codec/utf8.js';
 import { systemClock, toRfc3339, type Clock } from '../../model/clock.js';
 import { CheckpointError, isCheckpointError } from '../../model/errors.js';
 import { newSnapshotId, RUN_ID_PATTERN } from '../../model/ids.js';
 import { parseProgress, readContinuationPrompt } from './codec.js';
+import { keepProgressForeignFields } from './foreign.js';
 import { continuationPromptFor, genericContinuationTemplate, renderContinuationBox } from './continuation.js';
 import { readStateFile, readTextIfExists, updateStateFile, writeFileAtomic, type CccState } from './files.js';
 import { gitSnapshot } from './git.js';
@@ -278,7 +279,9 @@ export async function runCheckpointProtocol(options: CheckpointProtocolOptions):
       payload: progress,
     });
     progress = encoded.snapshot.payload;
-    await writeFileAtomic(progressPath, utf8Decode(encoded.bytes));
+    // Lines the previous file's writer added (a **Branch:** line, a note) stay, as in any savepoint rewrite.
+    const bytes = text === undefined ? encoded.bytes : await keepProgressForeignFields(utf8Encode(text), encoded.bytes);
+    await writeFileAtomic(progressPath, utf8Decode(bytes));
     record({ step: 1, name: 'Persist progress', outcome: 'succeeded', message: `Progress saved to ${progressName}.` });
   } catch (err) {
     record(fail(1, 'Persist progress', err, `progress not persisted to ${progressName}`));
