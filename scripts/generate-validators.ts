@@ -3,7 +3,8 @@
  * module per schema: src/model/generated/<name>.js exports `validate` (the compiled check)
  * and `jsonSchema` (the schema itself, so the module that validates a document does not
  * build its JSON Schema from zod at run time). src/model/generated/validators.js maps each
- * schema's content key to its validator, for `compileValidator`. Run after changing a
+ * schema's content key to its validator, for `compileValidator`, and loaders.js to a loader of
+ * its module, for `loadValidator`. Run after changing a
  * stored document's schema:
  *
  *   npx tsx scripts/generate-validators.ts           # write
@@ -12,6 +13,10 @@
  * One module per schema means a program loads only the validators of the documents it
  * reads: the core entry loads the default profile's and the store-wide documents', never
  * another profile's (issue 18).
+ *
+ * The catalog imports the modules that define the schemas, and some of those import their
+ * generated module: a new schema's module must exist before the first run (a stub will do:
+ * `export const validate = () => true; export const jsonSchema = {};`).
  *
  * ajv's standalone output require()s two runtime helpers even in ESM mode; they are
  * replaced by small equivalents defined in the generated file, so it has no imports
@@ -77,6 +82,7 @@ export function generate(): Map<string, string> {
   const seen = new Map<string, string>();
   const imports: string[] = [];
   const table: string[] = [];
+  const loaders: string[] = [];
   for (const [name, schema] of VALIDATOR_CATALOG) {
     const key = schemaKey(schema);
     const file = moduleName(name);
@@ -87,10 +93,15 @@ export function generate(): Map<string, string> {
     const id = `v_${name.replace(/[^A-Za-z0-9_]/g, '_')}`;
     imports.push(`import { validate as ${id} } from './${file}.js';`);
     table.push(`  ${JSON.stringify(key)}: ${id},`);
+    loaders.push(`  ${JSON.stringify(key)}: () => import('./${file}.js'),`);
   }
   files.set(
     'validators.js',
     [...HEADER, ...imports, '', '/** schemaKey(schema) → validator compiled at build time. */', `export const precompiledValidators = {\n${table.join('\n')}\n};`, ''].join('\n'),
+  );
+  files.set(
+    'loaders.js',
+    [...HEADER, '/** schemaKey(schema) → its generated module, loaded on demand (one module, not all of them). */', `export const validatorLoaders = {\n${loaders.join('\n')}\n};`, ''].join('\n'),
   );
   return files;
 }

@@ -4,6 +4,7 @@ import { CheckpointError } from '../model/errors.js';
 import { FORMAT_VERSION } from '../model/snapshot-constants.js';
 import type { Integrity, Snapshot, SnapshotDraft } from '../model/snapshot.js';
 import { assertValid, type DocumentValidator, type JsonSchema } from '../model/document-validator.js';
+import { loadValidator } from '../model/load-validator.js';
 import { canonicalJson, parseJson, type JsonObject } from './canonical-json.js';
 import { gunzip, isGzip } from './gzip.js';
 import { sha256Hex, sha256HexOfParts } from './sha256.js';
@@ -301,8 +302,9 @@ export interface JsonDocumentFormatOptions<P, D extends JsonObject> {
  * block with a SHA-256 checksum, JSON Schema validation on read and on write.
  *
  * The zod schema is turned into JSON Schema once, here. Unless `validator` is given, the
- * JSON Schema is compiled on the first encode or decode (`compileValidator`, loaded then:
- * ajv and the precompiled validators are no cost to a program that never uses the format).
+ * validator is loaded on the first encode or decode: the one generated at build time for
+ * this schema, or else ajv compiling it (neither is a cost to a program that never uses
+ * the format).
  */
 export function jsonDocumentFormat<P, D extends JsonObject>(options: JsonDocumentFormatOptions<P, D>): DocumentFormat<P> {
   assertOptionsArgument(options, 'jsonDocumentFormat');
@@ -313,7 +315,7 @@ export function jsonDocumentFormat<P, D extends JsonObject>(options: JsonDocumen
   return compiledJsonDocumentFormat<P, D>({
     ...rest,
     jsonSchema,
-    ...(validator ? { validator } : { loadValidator: async () => (await import('../model/validate.js')).compileValidator(jsonSchema) }),
+    ...(validator ? { validator } : { loadValidator: () => loadValidator(jsonSchema) }),
   });
 }
 

@@ -5,7 +5,8 @@ import { sha256Hex } from '../../codec/sha256.js';
 import { utf8Decode, utf8Encode } from '../../codec/utf8.js';
 import { CheckpointError } from '../../model/errors.js';
 import { FORMAT_VERSION, type Integrity, type Snapshot, type SnapshotDraft } from '../../model/snapshot.js';
-import { assertValid, compileValidator, type DocumentValidator } from '../../model/validate.js';
+import { assertValid, documentValidator } from '../../model/document-validator.js';
+import * as generated from '../../model/generated/handoff-stored-handoff-json-schema.js';
 import { defineProfile, type Profile } from '../define-profile.js';
 import { LIFECYCLE_STATUSES } from '../default-profile.js';
 import { standardLayout, type HistoryNaming, type ProfileLayout } from '../layout.js';
@@ -59,8 +60,7 @@ export interface HandoffMarkdownFormatOptions {
 export function handoffMarkdownFormat(options: HandoffMarkdownFormatOptions = {}): DocumentFormat<HandoffPayload> {
   assertOptionsArgument(options, 'handoffMarkdownFormat');
   const formatVersion = options.formatVersion ?? FORMAT_VERSION;
-  let validator: DocumentValidator | undefined;
-  const validate = (doc: unknown): ReturnType<DocumentValidator> => (validator ??= compileValidator(storedHandoffJsonSchema))(doc);
+  const validate = documentValidator(generated.validate); // storedHandoffJsonSchema's, generated at build time
 
   return {
     extension: '.md',
