@@ -325,9 +325,9 @@ export function jsonDocumentFormat<P, D extends JsonObject>(options: JsonDocumen
  */
 export interface CompiledJsonDocumentOptions<P, D extends JsonObject> extends Omit<JsonDocumentFormatOptions<P, D>, 'schema' | 'validator'> {
   readonly jsonSchema: JsonSchema;
-  /** The validator of `jsonSchema`; or else */
+  /** The validator of `jsonSchema` (one of `validator` and `loadValidator` is needed). */
   readonly validator?: DocumentValidator;
-  /** how to get it: called once, on the first encode or decode. */
+  /** How to get the validator when it is not given: called once, on the first encode or decode. */
   readonly loadValidator?: () => Promise<DocumentValidator>;
 }
 
@@ -340,7 +340,7 @@ export function compiledJsonDocumentFormat<P, D extends JsonObject>(options: Com
   const { jsonSchema, loadValidator } = options;
   let validator = options.validator;
   if (!validator && !loadValidator) throw new CheckpointError('checkpoint_config_invalid', 'compiledJsonDocumentFormat needs a validator or loadValidator');
-  // Awaits only until the validator is loaded: the writer's hot path stays synchronous here.
+  // Loaded once, on the first encode or decode; after that a check is a plain call.
   const loaded = async (): Promise<DocumentValidator> => (validator ??= await loadValidator!());
   const validate = (doc: unknown): ReturnType<DocumentValidator> | Promise<ReturnType<DocumentValidator>> => (validator ? validator(doc) : loaded().then((v) => v(doc)));
 
