@@ -309,6 +309,9 @@ export interface JsonDocumentFormatOptions<P, D extends JsonObject> {
 export function jsonDocumentFormat<P, D extends JsonObject>(options: JsonDocumentFormatOptions<P, D>): DocumentFormat<P> {
   assertOptionsArgument(options, 'jsonDocumentFormat');
   assertObjectArgument(options.schema, 'jsonDocumentFormat', 'schema');
+  if (typeof (options.schema as { toJSONSchema?: unknown }).toJSONSchema !== 'function') {
+    throw new CheckpointError('checkpoint_config_invalid', 'jsonDocumentFormat: schema must be a zod 4 schema (it has no toJSONSchema method)');
+  }
   // The schema's own method (zod 4): the same as z.toJSONSchema, without loading zod here.
   const jsonSchema = options.schema.toJSONSchema({ io: 'output', unrepresentable: 'any' }) as JsonSchema;
   const { schema: _schema, validator, ...rest } = options;
