@@ -1,8 +1,10 @@
-import { z } from 'zod';
+import type { z } from 'zod';
 import { assertBytesArgument, assertStringArgument } from '../model/arguments.js';
 import { CheckpointError } from '../model/errors.js';
-import { FORMAT_VERSION, type Integrity, type Snapshot, type SnapshotDraft } from '../model/snapshot.js';
-import { assertValid, compileValidator, type DocumentValidator, type JsonSchema } from '../model/validate.js';
+import { FORMAT_VERSION } from '../model/snapshot-constants.js';
+import type { Integrity, Snapshot, SnapshotDraft } from '../model/snapshot.js';
+import { assertValid, type DocumentValidator, type JsonSchema } from '../model/document-validator.js';
+import { loadValidator } from '../model/load-validator.js';
 import { canonicalJson, parseJson, type JsonObject } from './canonical-json.js';
 import { gunzip, isGzip } from './gzip.js';
 import { sha256Hex, sha256HexOfParts } from './sha256.js';
@@ -298,20 +300,59 @@ export interface JsonDocumentFormatOptions<P, D extends JsonObject> {
 /**
  * Builds the {@link DocumentFormat} of a JSON profile: canonical JSON bytes, an `integrity`
  * block with a SHA-256 checksum, JSON Schema validation on read and on write.
+ *
+ * The zod schema is turned into JSON Schema once, here. Unless `validator` is given, the
+ * validator is loaded on the first encode or decode: the one generated at build time for
+ * this schema, or else ajv compiling it (neither is a cost to a program that never uses
+ * the format).
  */
 export function jsonDocumentFormat<P, D extends JsonObject>(options: JsonDocumentFormatOptions<P, D>): DocumentFormat<P> {
   assertOptionsArgument(options, 'jsonDocumentFormat');
   assertObjectArgument(options.schema, 'jsonDocumentFormat', 'schema');
-  const jsonSchema = z.toJSONSchema(options.schema, { io: 'output', unrepresentable: 'any' }) as JsonSchema;
+  if (typeof (options.schema as { toJSONSchema?: unknown }).toJSONSchema !== 'function') {
+    throw new CheckpointError('checkpoint_config_invalid', 'jsonDocumentFormat: schema must be a zod 4 schema (it has no toJSONSchema method)');
+  }
+  // The schema's own method (zod 4): the same as z.toJSONSchema, without loading zod here.
+  const jsonSchema = options.schema.toJSONSchema({ io: 'output', unrepresentable: 'any' }) as JsonSchema;
+  const { schema: _schema, validator, ...rest } = options;
+  return compiledJsonDocumentFormat<P, D>({
+    ...rest,
+    jsonSchema,
+    ...(validator ? { validator } : { loadValidator: () => loadValidator(jsonSchema) }),
+  });
+}
+
+/**
+ * Options of {@link compiledJsonDocumentFormat}: {@link JsonDocumentFormatOptions} with the
+ * document's JSON Schema and validator given instead of a zod schema.
+ */
+export interface CompiledJsonDocumentOptions<P, D extends JsonObject> extends Omit<JsonDocumentFormatOptions<P, D>, 'schema' | 'validator'> {
+  readonly jsonSchema: JsonSchema;
+  /** The validator of `jsonSchema` (one of `validator` and `loadValidator` is needed). */
+  readonly validator?: DocumentValidator;
+  /** How to get the validator when it is not given: called once, on the first encode or decode. */
+  readonly loadValidator?: () => Promise<DocumentValidator>;
+}
+
+/**
+ * {@link jsonDocumentFormat} from a JSON Schema and its validator, both generated at build
+ * time (src/model/generated/): how built-in profiles make their format without loading zod
+ * or ajv.
+ */
+export function compiledJsonDocumentFormat<P, D extends JsonObject>(options: CompiledJsonDocumentOptions<P, D>): DocumentFormat<P> {
+  const { jsonSchema, loadValidator } = options;
   let validator = options.validator;
-  const validate = (doc: unknown): ReturnType<DocumentValidator> => (validator ??= compileValidator(jsonSchema))(doc);
+  if (!validator && !loadValidator) throw new CheckpointError('checkpoint_config_invalid', 'compiledJsonDocumentFormat needs a validator or loadValidator');
+  // Loaded once, on the first encode or decode; after that a check is a plain call.
+  const loaded = async (): Promise<DocumentValidator> => (validator ??= await loadValidator!());
+  const validate = (doc: unknown): ReturnType<DocumentValidator> | Promise<ReturnType<DocumentValidator>> => (validator ? validator(doc) : loaded().then((v) => v(doc)));
 
   return {
     extension: '.json',
     jsonSchema,
     async encode(draft) {
       const { document, integrity, bytes } = await sealDocumentBytes(options.toDocument(draft) as JsonObject, options.formatVersion);
-      assertValid(validate(document), `snapshot ${draft.sequence} of run ${draft.runId}`);
+      assertValid(await validate(document), `snapshot ${draft.sequence} of run ${draft.runId}`);
       return { bytes, snapshot: { ...draft, integrity } };
     },
     ...(options.payloadMember !== undefined ? { encodePayloadText: encodeText(options, validate, options.payloadMember) } : {}),
@@ -319,7 +360,7 @@ export function jsonDocumentFormat<P, D extends JsonObject>(options: JsonDocumen
       const plain = isGzip(bytes) ? gunzip(bytes, where) : bytes;
       const text = utf8Decode(plain, where);
       const document = parseJson(text, where);
-      assertValid(validate(document), where);
+      assertValid(await validate(document), where);
       const integrity = (document as JsonObject)[INTEGRITY_FIELD] as { checksum?: unknown } | undefined;
       if (!(await verifyStoredBytes(plain, text, integrity?.checksum))) await verifyDocument(document as JsonObject, where);
       const draft = options.fromDocument(document as D);
@@ -329,14 +370,14 @@ export function jsonDocumentFormat<P, D extends JsonObject>(options: JsonDocumen
 }
 
 function encodeText<P, D extends JsonObject>(
-  options: JsonDocumentFormatOptions<P, D>,
-  validate: (doc: unknown) => ReturnType<DocumentValidator>,
+  options: CompiledJsonDocumentOptions<P, D>,
+  validate: (doc: unknown) => ReturnType<DocumentValidator> | Promise<ReturnType<DocumentValidator>>,
   member: string,
 ): NonNullable<DocumentFormat<P>['encodePayloadText']> {
   return async (header, payloadText) => {
     const document = options.toDocument({ ...header, payload: null as P }) as JsonObject;
     if (!Object.hasOwn(document, member)) throw new CheckpointError('checkpoint_config_invalid', `toDocument did not place the payload at "${member}"`);
-    assertValid(validate({ ...document, [INTEGRITY_FIELD]: { format_version: options.formatVersion ?? FORMAT_VERSION, algorithm: 'sha256', checksum: '0'.repeat(64) } }), `snapshot ${header.sequence} of run ${header.runId}`);
+    assertValid(await validate({ ...document, [INTEGRITY_FIELD]: { format_version: options.formatVersion ?? FORMAT_VERSION, algorithm: 'sha256', checksum: '0'.repeat(64) } }), `snapshot ${header.sequence} of run ${header.runId}`);
     const members = new Map<string, string>();
     for (const key of Object.keys(document)) {
       const value = document[key];

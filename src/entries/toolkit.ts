@@ -52,9 +52,8 @@ export {
 } from '../codec/json-document.js';
 export type { RunImporter, RunImportOptions, RunImportReport, RunImportFile, RunImportAction } from '../profiles/import-run.js';
 export { splitDocument, resolveParts, type PartRef, type PartFile, type SplitResult } from '../codec/parts.js';
+export { RunIndexSchema, RunIndexEntrySchema } from '../model/run-index-schema.js';
 export {
-  RunIndexSchema,
-  RunIndexEntrySchema,
   runIndexJsonSchema,
   decodeRunIndex,
   encodeRunIndex,
@@ -64,7 +63,8 @@ export {
   type RunIndex,
   type RunIndexEntry,
 } from '../model/run-index.js';
-export { BatchFileSchema, batchFileJsonSchema, encodeBatchFile, decodeBatchFile, type BatchFile, type BatchMember } from '../profiles/batch-file.js';
+export { BatchFileSchema } from '../profiles/batch-file-schema.js';
+export { batchFileJsonSchema, encodeBatchFile, decodeBatchFile, type BatchFile, type BatchMember } from '../profiles/batch-file.js';
 
 // Storage: keys and the rest of the contract.
 export { assertKey, assertPrefix, joinKey, MAX_KEY_LENGTH } from '../storage/keys.js';
@@ -84,7 +84,8 @@ export {
   type HistoryNaming,
   type StandardLayoutOptions,
 } from '../profiles/layout.js';
-export { DefaultDocumentSchema, JsonValueSchema, JsonStateSchema, LIFECYCLE_STATUSES, type DefaultDocument } from '../profiles/default-profile.js';
+export { DefaultDocumentSchema, JsonValueSchema, JsonStateSchema } from '../profiles/default-document-schema.js';
+export { LIFECYCLE_STATUSES, type DefaultDocument } from '../profiles/default-profile.js';
 export { readSnapshot, decodeStoredSnapshot, decodeStoredSnapshotTolerant } from '../profiles/read-snapshot.js';
 export { collectRunFiles, type RunFiles, type StoreFiles, type ClassifiedEntry } from '../profiles/run-files.js';
 
@@ -113,8 +114,6 @@ export { defaultResumeRule } from '../resume/default-rule.js';
 export {
   CALENDAR_UNITS,
   MAX_RETENTION_RULES,
-  RetentionRuleSchema,
-  RetentionPolicySchema,
   retentionPolicyJsonSchema,
   resolveRetentionPolicy,
   retentionRuleName,
@@ -130,6 +129,7 @@ export {
   type ResolvedRule,
   type ResolvedRetentionPolicy,
 } from '../retention/policy.js';
+export { RetentionRuleSchema, RetentionPolicySchema } from '../retention/policy-schema.js';
 export { parseRetentionDuration, formatRetentionDuration, RETENTION_DURATION_PATTERN, type RetentionDuration } from '../retention/duration.js';
 export { calendarBucketer, calendarBucketLabel } from '../retention/calendar.js';
 export {
@@ -147,8 +147,8 @@ export type { PlanRetentionOptions, PlannedSnapshot, PlannedRun, RetentionAction
 export { RetentionPruneError, type ApplyRetentionOptions, type RetentionOperationOutcome } from '../retention/apply.js';
 export type { FormatRetentionPlanOptions } from '../retention/format.js';
 export type { RetentionRun, CleanupAfterRunCompletionOptions, RetentionCleanupResult } from '../retention/run.js';
+export { RetentionSummarySchema } from '../retention/summary-schema.js';
 export {
-  RetentionSummarySchema,
   retentionSummaryJsonSchema,
   genericRetentionSummarizer,
   buildRetentionSummary,
@@ -158,10 +158,8 @@ export {
   type RetentionSummaryInput,
   type RetentionSummarizer,
 } from '../retention/summary.js';
+export { PreservedRunEntrySchema, PreservedRunsInputSchema, PreservedRunsSchema } from '../retention/preserved-runs-schema.js';
 export {
-  PreservedRunEntrySchema,
-  PreservedRunsInputSchema,
-  PreservedRunsSchema,
   preservedRunsJsonSchema,
   decodePreservedRuns,
   encodePreservedRuns,
@@ -170,10 +168,8 @@ export {
   type PreservedRuns,
   type PreserveRunOptions,
 } from '../retention/preserved-runs.js';
+export { RetentionLogSchema, RetentionLogEntrySchema, RetentionLogRunSchema } from '../retention/log-schema.js';
 export {
-  RetentionLogSchema,
-  RetentionLogEntrySchema,
-  RetentionLogRunSchema,
   retentionLogJsonSchema,
   decodeRetentionLog,
   encodeRetentionLog,

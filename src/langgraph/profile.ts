@@ -4,7 +4,7 @@ import { jsonDocumentFormat } from '../codec/json-document.js';
 import { IntegritySchema, Rfc3339Schema, TriggerRecordSchema } from '../model/snapshot.js';
 import { defineProfile, type Profile } from '../profiles/define-profile.js';
 import { historyBySnapshotId, standardLayout } from '../profiles/layout.js';
-import { JsonValueSchema } from '../profiles/default-profile.js';
+import { JsonValueSchema } from '../profiles/default-document-schema.js';
 import { keepLast } from '../retention/policy.js';
 import { LANGGRAPH_ROOT } from './keys.js';
 

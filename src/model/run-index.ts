@@ -1,49 +1,26 @@
-import { z } from 'zod';
+import type { z } from 'zod';
 import { canonicalJson, parseJson } from '../codec/canonical-json.js';
 import { utf8Decode, utf8Encode } from '../codec/utf8.js';
-import { Rfc3339Schema } from './snapshot.js';
-import { assertValid, compileValidator, type DocumentValidator, type JsonSchema } from './validate.js';
+import type { RunIndexEntrySchema, RunIndexSchema } from './run-index-schema.js';
+import { assertValid, documentValidator, type JsonSchema } from './document-validator.js';
+import * as generated from './generated/run-index.js';
 import { assertArrayArgument, assertObjectArgument } from './arguments.js';
 
-/**
- * One entry of a run index: phased-workflow-github.md's `index_schema` item, plus
- * `status` (savepoint's addition, so retention and `findIncompleteRuns` need not open
- * every history file).
- */
-export const RunIndexEntrySchema = z
-  .object({
-    sequence: z.number().int().min(1),
-    checkpoint_id: z.string().min(1),
-    trigger: z.string().min(1),
-    timestamp: Rfc3339Schema,
-    file_path: z.string().min(1),
-    status: z.string().min(1).optional(),
-  })
-  .strict();
-/** The TypeScript type of {@link RunIndexEntrySchema}. */
+/** The TypeScript type of {@link RunIndexEntrySchema}: one entry of a run index. */
 export type RunIndexEntry = z.infer<typeof RunIndexEntrySchema>;
 
-/** A run's `index.json` (phased-workflow-github.md `index_schema`), entries in ascending sequence. */
-export const RunIndexSchema = z
-  .object({
-    run_id: z.string().min(1),
-    checkpoint_count: z.number().int().min(0),
-    checkpoints: z.array(RunIndexEntrySchema),
-    last_updated: Rfc3339Schema,
-  })
-  .strict();
-/** The TypeScript type of {@link RunIndexSchema}. */
+/** The TypeScript type of {@link RunIndexSchema}: a run's `index.json`, entries in ascending sequence. */
 export type RunIndex = z.infer<typeof RunIndexSchema>;
 
-/** JSON Schema of `index.json`. */
-export const runIndexJsonSchema = z.toJSONSchema(RunIndexSchema, { io: 'output' }) as JsonSchema;
+/** JSON Schema of `index.json` (generated at build time from {@link RunIndexSchema}). */
+export const runIndexJsonSchema: JsonSchema = generated.jsonSchema;
 
-let validator: DocumentValidator | undefined;
+const validator = documentValidator(generated.validate);
 
 /** Parses and validates index bytes; `checkpoint_schema_invalid` when they are not a valid index. */
 export function decodeRunIndex(bytes: Uint8Array, where = 'index.json'): RunIndex {
   const doc = parseJson(utf8Decode(bytes, where), where);
-  assertValid((validator ??= compileValidator(runIndexJsonSchema))(doc), where);
+  assertValid(validator(doc), where);
   return doc as RunIndex;
 }
 

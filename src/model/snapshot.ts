@@ -1,10 +1,8 @@
 import { z } from 'zod';
 import type { JsonObject } from '../codec/canonical-json.js';
+import { PRIORITIES, type Priority } from './snapshot-constants.js';
 
-/** Priorities phased-workflow-github.md gives its triggers. */
-export const PRIORITIES = ['critical', 'high', 'medium', 'low'] as const;
-/** A trigger priority. */
-export type Priority = (typeof PRIORITIES)[number];
+export { PRIORITIES, FORMAT_VERSION, type Priority } from './snapshot-constants.js';
 
 /** RFC 3339 UTC timestamp (`Z` offset), as every spec asks for. */
 export const Rfc3339Schema = z.iso.datetime({ offset: false, precision: undefined });
@@ -27,7 +25,7 @@ export const TriggerRecordSchema = z
     coalesced_into: z.string().min(1).optional(),
   })
   .strict();
-/** The TypeScript type of {@link TriggerRecordSchema}. */
+/** One trigger that fired: its `source`, when (`at`, RFC 3339) and its `priority` where the profile's spec gives one. */
 export type TriggerRecord = z.infer<typeof TriggerRecordSchema>;
 
 /** Integrity metadata as stored in a document's `integrity` object. */
@@ -40,9 +38,6 @@ export const IntegritySchema = z
   .strict();
 /** The TypeScript type of {@link IntegritySchema}. */
 export type Integrity = z.infer<typeof IntegritySchema>;
-
-/** The format version savepoint writes into `integrity.format_version`. */
-export const FORMAT_VERSION = '1.0';
 
 /**
  * The one internal snapshot model every profile maps to and from its own document.

@@ -1,40 +1,24 @@
-import { z } from 'zod';
+import type { z } from 'zod';
 import { canonicalJson, parseJson, type JsonObject } from '../codec/canonical-json.js';
 import { gunzip, isGzip } from '../codec/gzip.js';
 import { utf8Decode, utf8Encode } from '../codec/utf8.js';
 import { CheckpointError, isCheckpointError } from '../model/errors.js';
 import type { Snapshot } from '../model/snapshot.js';
-import { assertValid, compileValidator, type DocumentValidator, type JsonSchema } from '../model/validate.js';
+import { assertValid, documentValidator, type JsonSchema } from '../model/document-validator.js';
+import * as generated from '../model/generated/batch-file.js';
+import type { BatchFileSchema } from './batch-file-schema.js';
 import type { StorageAdapter } from '../storage/adapter.js';
 import type { Profile } from './define-profile.js';
 import { decodeStoredSnapshot } from './read-snapshot.js';
 import { assertArrayArgument } from '../model/arguments.js';
 
-/**
- * phased-workflow-github.md `batching_strategy`: when the rate-limit budget is low,
- * several checkpoints go into one `batch_{first}_{last}.json` holding their documents
- * and a `batch_metadata` block. Every member keeps its own integrity block, so a
- * member is validated exactly like a stand-alone history entry.
- */
-export const BatchFileSchema = z
-  .object({
-    checkpoints: z.array(z.record(z.string(), z.unknown())).min(1),
-    batch_metadata: z
-      .object({
-        first_sequence: z.number().int().min(1),
-        last_sequence: z.number().int().min(1),
-        checkpoint_count: z.number().int().min(1),
-      })
-      .strict(),
-  })
-  .strict();
-/** The TypeScript type of {@link BatchFileSchema}. */
+/** The TypeScript type of {@link BatchFileSchema}: phased-workflow-github.md's `batch_{first}_{last}.json`. */
 export type BatchFile = z.infer<typeof BatchFileSchema>;
 
 /** JSON Schema of a batch file's envelope (members are checked against the profile's document schema). */
-export const batchFileJsonSchema = z.toJSONSchema(BatchFileSchema, { io: 'output' }) as JsonSchema;
+export const batchFileJsonSchema: JsonSchema = generated.jsonSchema;
 
-let validator: DocumentValidator | undefined;
+const validator = documentValidator(generated.validate);
 
 /** Builds a batch file from encoded member documents (canonical JSON bytes from a profile's `encode`) and their sequences, in order. */
 export function encodeBatchFile(members: readonly { sequence: number; bytes: Uint8Array }[]): Uint8Array {
@@ -59,7 +43,7 @@ export type BatchMember<P> = { readonly ok: true; readonly snapshot: Snapshot<P>
 export async function decodeBatchFile<P>(storage: StorageAdapter, profile: Profile<P>, key: string, stored: Uint8Array): Promise<BatchMember<P>[]> {
   const bytes = isGzip(stored) ? gunzip(stored, key, { maxBytes: profile.maxSnapshotBytes }) : stored;
   const envelope = parseJson(utf8Decode(bytes, key), key);
-  assertValid((validator ??= compileValidator(batchFileJsonSchema))(envelope), key);
+  assertValid(validator(envelope), key);
   const batch = envelope as BatchFile;
   const out: BatchMember<P>[] = [];
   for (const [position, member] of batch.checkpoints.entries()) {

@@ -1,27 +1,15 @@
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { JsonValue } from '../codec/canonical-json.js';
-import { jsonDocumentFormat, type DocumentFormat } from '../codec/json-document.js';
+import { compiledJsonDocumentFormat, type DocumentFormat } from '../codec/json-document.js';
+import { documentValidator } from '../model/document-validator.js';
 import { CheckpointError } from '../model/errors.js';
-import { SNAPSHOT_ID_PATTERN } from '../model/ids.js';
+import * as generated from '../model/generated/default-document.js';
 import { anySchema } from '../model/standard-schema.js';
-import { IntegritySchema, PRIORITIES, Rfc3339Schema, TriggerRecordSchema, type Priority, type SnapshotDraft, type TriggerRecord } from '../model/snapshot.js';
+import type { Priority, SnapshotDraft, TriggerRecord } from '../model/snapshot.js';
+import type { DefaultDocumentSchema } from './default-document-schema.js';
 import { snapshotLifecycleRetention } from './snapshot-lifecycle/retention.js';
 import { defineProfile, type PayloadSchema, type Profile } from './define-profile.js';
 import { historyBySnapshotId, standardLayout } from './layout.js';
-
-/** Any JSON value: the generic profile stores the agent's state as given. */
-export const JsonValueSchema: z.ZodType<JsonValue> = z.lazy(() =>
-  z.union([z.null(), z.boolean(), z.number(), z.string(), z.array(JsonValueSchema), z.record(z.string(), JsonValueSchema)]),
-);
-
-/**
- * The default profile's payload: any value canonical JSON can carry. Nothing is checked
- * here because encoding checks it, with the same reason code and the path of the bad value
- * (`checkpoint_schema_invalid` at `$.a[3]`), and a stored document is parsed from JSON
- * text, so its `state` is JSON by construction. (`JsonValueSchema` would check the same
- * thing a second time, recursively, on every checkpoint.)
- */
-export const JsonStateSchema: z.ZodType<JsonValue> = z.custom<JsonValue>(() => true);
 
 /** The header fields every snapshot-lifecycle.md document starts with (plus savepoint's `sequence` and `priority`). */
 export interface LifecycleHeader {
@@ -70,27 +58,7 @@ export type LifecycleStatus = (typeof LIFECYCLE_STATUSES)[number];
 /** A trigger of the default profile (snapshot-lifecycle.md's). */
 export type DefaultTrigger = 'step_boundary' | 'error_boundary' | 'timer' | 'manual';
 
-/**
- * The default profile's stored document: snapshot-lifecycle.md's common top-level
- * fields (`snapshot_id`, `created_at`, `run_id`, `source`, `source_details`, `status`,
- * `integrity`) with the agent's state under `state`. `sequence` and `priority` are
- * savepoint's additions (the spec has no field for them; readers ignore unknown fields).
- */
-export const DefaultDocumentSchema = z
-  .object({
-    snapshot_id: z.string().regex(SNAPSHOT_ID_PATTERN),
-    run_id: z.string().min(1),
-    sequence: z.number().int().min(1),
-    created_at: Rfc3339Schema,
-    source: z.string().min(1),
-    source_details: z.array(TriggerRecordSchema),
-    priority: z.enum(PRIORITIES).optional(),
-    status: z.enum(LIFECYCLE_STATUSES),
-    state: JsonStateSchema,
-    integrity: IntegritySchema,
-  })
-  .strict();
-/** The TypeScript type of {@link DefaultDocumentSchema}. */
+/** The default profile's stored document; see {@link DefaultDocumentSchema}. */
 export type DefaultDocument = z.infer<typeof DefaultDocumentSchema>;
 
 /**
@@ -119,8 +87,10 @@ export const defaultProfile: Profile<JsonValue, DefaultTrigger, LifecycleStatus>
   // The snapshot-lifecycle layout, and its rule: history entries are never rewritten.
   immutableHistory: true,
   retention: snapshotLifecycleRetention,
-  document: jsonDocumentFormat<JsonValue, DefaultDocument>({
-    schema: DefaultDocumentSchema,
+  // The document's JSON Schema and validator were generated from DefaultDocumentSchema at build time.
+  document: compiledJsonDocumentFormat<JsonValue, DefaultDocument>({
+    jsonSchema: generated.jsonSchema,
+    validator: documentValidator(generated.validate),
     toDocument: (s) => ({ ...toLifecycleHeader(s), status: s.status as DefaultDocument['status'], state: s.payload }),
     fromDocument: (d) => ({ ...fromLifecycleHeader(d), payload: d.state }),
     payloadMember: 'state',

@@ -1,8 +1,11 @@
-import { z } from 'zod';
+import type { z } from 'zod';
 import { CheckpointError } from '../model/errors.js';
-import type { JsonSchema } from '../model/validate.js';
+import type { ErrorObject } from 'ajv';
+import type { JsonSchema } from '../model/document-validator.js';
+import * as generated from '../model/generated/retention-policy.js';
 import { assertTimeZone } from './calendar.js';
-import { formatRetentionDuration, parseRetentionDuration, RETENTION_DURATION_PATTERN, type RetentionDuration } from './duration.js';
+import { formatRetentionDuration, parseRetentionDuration, type RetentionDuration } from './duration.js';
+import type { RetentionPolicySchema } from './policy-schema.js';
 import type { RetentionSummarizer } from './summary.js';
 import { assertObjectArgument } from '../model/arguments.js';
 
@@ -122,31 +125,39 @@ export interface RetentionPolicy {
 /** Most rules one policy may hold (each rule is one bit of a reason mask in the planner). */
 export const MAX_RETENTION_RULES = 24;
 
-const count = z.number().int().min(0);
-const duration = z.union([z.number().min(0), z.string().regex(new RegExp(RETENTION_DURATION_PATTERN))]);
-const name = z.string().min(1).max(100).optional();
-
-/** zod schema of a rule (the JSON form of {@link RetentionRule}). */
-export const RetentionRuleSchema = z.discriminatedUnion('rule', [
-  z.object({ rule: z.literal('keep-last'), count, maxAge: duration.optional(), name }).strict(),
-  z.object({ rule: z.literal('keep-within'), duration, name }).strict(),
-  z.object({ rule: z.literal('keep-latest-status'), status: z.string().min(1), name }).strict(),
-  z.object({ rule: z.literal('keep-calendar'), unit: z.enum(CALENDAR_UNITS), count, timeZone: z.string().min(1).optional(), maxAge: duration.optional(), name }).strict(),
-  z.object({ rule: z.literal('preserve-runs'), runIds: z.array(z.string().min(1)), name }).strict(),
-  z.object({ rule: z.literal('run-tiers'), keepAll: count, keepFinal: count, name }).strict(),
-]);
-
-/** zod schema of a policy's JSON form (everything but `summarizer`), e.g. for a config file. */
-export const RetentionPolicySchema = z
-  .object({
-    name,
-    rules: z.array(RetentionRuleSchema).max(MAX_RETENTION_RULES),
-    compressAfter: duration.optional(),
-  })
-  .strict();
-
 /** JSON Schema of a policy's JSON form, for config files and non-TypeScript tools. */
-export const retentionPolicyJsonSchema = z.toJSONSchema(RetentionPolicySchema, { io: 'input' }) as JsonSchema;
+export const retentionPolicyJsonSchema: JsonSchema = generated.jsonSchema;
+
+const RULE_CONST = '/properties/rule/const';
+
+/**
+ * The one problem to report of a policy the generated validator refused, as zod's first issue
+ * was: a rule is one of six shapes, and ajv reports every shape's complaints, so only those of
+ * the shape the rule's `rule` names are kept (or, for an unknown `rule`, that one). The path
+ * is dotted (`rules.0.count`) and names a missing or unexpected member itself.
+ */
+function policyProblem(errors: readonly ErrorObject[]): { path: string; message: string } {
+  const mismatched = errors.filter((e) => e.keyword === 'const' && e.schemaPath.endsWith(RULE_CONST));
+  const otherShapes = mismatched.map((e) => e.schemaPath.slice(0, -RULE_CONST.length + 1));
+  const relevant = errors.filter((e) => e.keyword !== 'oneOf' && !/\/anyOf\/\d/.test(e.schemaPath) && !otherShapes.some((shape) => e.schemaPath.startsWith(shape)));
+  const dotted = (pointer: string, member?: unknown): string => [...pointer.split('/').slice(1), ...(member === undefined ? [] : [String(member)])].join('.');
+  const first = relevant[0];
+  if (!first) {
+    const kinds = mismatched.map((e) => JSON.stringify((e.params as { allowedValue?: unknown }).allowedValue));
+    return { path: dotted(mismatched[0]?.instancePath ?? ''), message: `must be one of ${kinds.join(', ')}` };
+  }
+  const params = first.params as { missingProperty?: string; additionalProperty?: string };
+  switch (first.keyword) {
+    case 'required':
+      return { path: dotted(first.instancePath, params.missingProperty), message: 'is required' };
+    case 'additionalProperties':
+      return { path: dotted(first.instancePath, params.additionalProperty), message: 'is not a member of this rule or policy' };
+    case 'anyOf':
+      return { path: dotted(first.instancePath), message: 'must be milliseconds (a number >= 0) or a duration such as "14d" or "1h30m"' };
+    default:
+      return { path: dotted(first.instancePath), message: first.message ?? first.keyword };
+  }
+}
 
 /** A rule with its durations in milliseconds and its name resolved: what the planner works with. */
 export type ResolvedRule =
@@ -191,18 +202,17 @@ export function retentionRuleName(rule: RetentionRule): string {
 export function resolveRetentionPolicy(policy: RetentionPolicy): ResolvedRetentionPolicy {
   assertObjectArgument(policy, 'resolveRetentionPolicy', 'policy');
   const { summarizer, ...data } = policy as RetentionPolicy & Record<string, unknown>;
-  const parsed = RetentionPolicySchema.safeParse(data);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const path = issue ? issue.path.join('.') : '';
-    throw new CheckpointError('checkpoint_config_invalid', `retention policy is invalid at "${path}": ${issue?.message ?? 'unknown problem'}`, {
+  if (!generated.validate(data)) {
+    const { path, message } = policyProblem(generated.validate.errors ?? []);
+    throw new CheckpointError('checkpoint_config_invalid', `retention policy is invalid at "${path}": ${message}`, {
       details: { path },
     });
   }
+  const checked = data as z.output<typeof RetentionPolicySchema>;
   if (summarizer !== undefined && typeof summarizer !== 'function') {
     throw new CheckpointError('checkpoint_config_invalid', 'retention policy summarizer must be a function', { details: { path: 'summarizer' } });
   }
-  const rules = parsed.data.rules.map((rule, i): ResolvedRule => {
+  const rules = checked.rules.map((rule, i): ResolvedRule => {
     const ruleName = retentionRuleName(rule);
     const ms = (d: RetentionDuration | undefined, field: string): number => (d === undefined ? Infinity : parseRetentionDuration(d, `rules.${i}.${field}`));
     switch (rule.rule) {
@@ -227,9 +237,9 @@ export function resolveRetentionPolicy(policy: RetentionPolicy): ResolvedRetenti
     throw new CheckpointError('checkpoint_config_invalid', 'retention policy may hold at most one run-tiers rule', { details: { path: 'rules' } });
   }
   return {
-    name: parsed.data.name ?? 'custom',
+    name: checked.name ?? 'custom',
     rules,
-    compressAfterMs: parsed.data.compressAfter === undefined ? Infinity : parseRetentionDuration(parsed.data.compressAfter, 'compressAfter'),
+    compressAfterMs: checked.compressAfter === undefined ? Infinity : parseRetentionDuration(checked.compressAfter, 'compressAfter'),
     ...(summarizer ? { summarizer } : {}),
   };
 }

@@ -1,10 +1,13 @@
-import { z } from 'zod';
+import type { z } from 'zod';
 import { assertArrayArgument, assertObjectArgument, assertStorageProfileOptions } from '../model/arguments.js';
 import { canonicalJson, parseJson, type JsonObject, type JsonValue } from '../codec/canonical-json.js';
 import { utf8Decode, utf8Encode } from '../codec/utf8.js';
 import { systemClock, toRfc3339, type Clock } from '../model/clock.js';
 import { CheckpointError, isCheckpointError } from '../model/errors.js';
-import { assertValid, compileValidator, type DocumentValidator, type JsonSchema } from '../model/validate.js';
+import { assertValid, documentValidator, type JsonSchema } from '../model/document-validator.js';
+import * as accepted from '../model/generated/preserved-runs.js';
+import * as canonical from '../model/generated/preserved-runs-canonical.js';
+import type { PreservedRunEntrySchema, PreservedRunsSchema } from './preserved-runs-schema.js';
 import type { Profile } from '../profiles/define-profile.js';
 import type { StorageAdapter } from '../storage/adapter.js';
 
@@ -14,43 +17,17 @@ import type { StorageAdapter } from '../storage/adapter.js';
  * a person would write by hand and writes one canonical form.
  */
 
-/** One preserved run, as savepoint writes it. Extra members a person added are kept. */
-export const PreservedRunEntrySchema = z.looseObject({
-  run_id: z.string().min(1),
-  /** Why the run is kept ("interesting failure", a lesson…). */
-  reason: z.string().optional(),
-  /** When it was added (RFC 3339). */
-  preserved_at: z.string().optional(),
-});
 /** One entry of `preserved_runs.json`. */
 export type PreservedRunEntry = z.infer<typeof PreservedRunEntrySchema>;
-
-const ListSchema = z.array(z.union([z.string().min(1), PreservedRunEntrySchema]));
-
-/**
- * Every form savepoint accepts in `preserved_runs.json`:
- * - a plain array of run ids: `["run-a", "run-b"]`;
- * - an array of entries: `[{ "run_id": "run-a", "reason": "…" }]`;
- * - an object listing them under `preserved_runs`, `runs` or `run_ids` (ids or entries, mixed).
- */
-export const PreservedRunsInputSchema = z.union([
-  ListSchema,
-  z.looseObject({ preserved_runs: ListSchema }),
-  z.looseObject({ runs: ListSchema }),
-  z.looseObject({ run_ids: ListSchema }),
-]);
-
-/** The canonical form savepoint writes: `{ "preserved_runs": [{ "run_id": …, "reason"?: …, "preserved_at"?: … }] }`, sorted by run id. */
-export const PreservedRunsSchema = z.looseObject({ preserved_runs: z.array(PreservedRunEntrySchema) });
 /** The canonical `preserved_runs.json` document. */
 export type PreservedRuns = z.infer<typeof PreservedRunsSchema>;
 
 /** JSON Schema of every accepted form of `preserved_runs.json` (validate hand-written files with this one). */
-export const preservedRunsJsonSchema = z.toJSONSchema(PreservedRunsInputSchema, { io: 'output' }) as JsonSchema;
+export const preservedRunsJsonSchema: JsonSchema = accepted.jsonSchema;
 /** JSON Schema of the canonical form savepoint writes. */
-export const preservedRunsCanonicalJsonSchema = z.toJSONSchema(PreservedRunsSchema, { io: 'output' }) as JsonSchema;
+export const preservedRunsCanonicalJsonSchema: JsonSchema = canonical.jsonSchema;
 
-let validator: DocumentValidator | undefined;
+const validator = documentValidator(accepted.validate);
 
 /**
  * Parses `preserved_runs.json` in any accepted form into its canonical form (entries
@@ -59,7 +36,7 @@ let validator: DocumentValidator | undefined;
  */
 export function decodePreservedRuns(bytes: Uint8Array, where = 'preserved_runs.json'): PreservedRuns {
   const doc = parseJson(utf8Decode(bytes, where), where);
-  assertValid((validator ??= compileValidator(preservedRunsJsonSchema))(doc), where);
+  assertValid(validator(doc), where);
   let list: readonly (string | PreservedRunEntry)[];
   let rest: JsonObject = {};
   if (Array.isArray(doc)) {

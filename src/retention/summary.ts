@@ -1,39 +1,17 @@
-import { z } from 'zod';
+import type { z } from 'zod';
 import { canonicalJson, parseJson, type JsonValue } from '../codec/canonical-json.js';
 import { utf8Decode, utf8Encode } from '../codec/utf8.js';
-import { Rfc3339Schema, type Snapshot } from '../model/snapshot.js';
-import { assertValid, compileValidator, type DocumentValidator, type JsonSchema } from '../model/validate.js';
+import type { Snapshot } from '../model/snapshot.js';
+import { assertValid, documentValidator, type JsonSchema } from '../model/document-validator.js';
+import * as generated from '../model/generated/retention-summary.js';
+import type { RetentionSummarySchema } from './summary-schema.js';
 import { assertObjectArgument, assertFunctionArgument } from '../model/arguments.js';
 
-/**
- * The summary kept for an archived run: the generic fields of a run summary (`run_id`,
- * `started_at`, `completed_at`, `final_status`) plus four fields savepoint owns:
- *
- * - `checkpoint_count`: how many checkpoints the run wrote (its newest sequence number);
- * - `last_checkpoint_id`, `last_checkpoint_at`: the newest checkpoint the summary was
- *   made from (a run that resumes later gets its summary rewritten; archived runs are
- *   ranked by `last_checkpoint_at`);
- * - `archived_at`: when retention wrote the summary.
- *
- * A profile's summarizer adds the fields its spec asks for (the phased workflow's
- * `phases_completed`, `total_cost_usd` and `errors_count`, checked by that profile's own
- * schema); the generic one adds none. Fields a summarizer adds are kept as they are.
- */
-export const RetentionSummarySchema = z.looseObject({
-  run_id: z.string().min(1),
-  started_at: z.string().min(1),
-  completed_at: z.string().min(1),
-  final_status: z.string().min(1),
-  checkpoint_count: z.number().int().min(0),
-  last_checkpoint_id: z.string().min(1),
-  last_checkpoint_at: Rfc3339Schema,
-  archived_at: Rfc3339Schema,
-});
-/** An archived run's summary document (`<root>/<run_id>/summary.json`). */
+/** An archived run's summary document (`<root>/<run_id>/summary.json`); see {@link RetentionSummarySchema}. */
 export type RetentionSummary = z.infer<typeof RetentionSummarySchema>;
 
 /** JSON Schema of a run summary document. */
-export const retentionSummaryJsonSchema = z.toJSONSchema(RetentionSummarySchema, { io: 'output' }) as JsonSchema;
+export const retentionSummaryJsonSchema: JsonSchema = generated.jsonSchema;
 
 /** What a {@link RetentionSummarizer} is given. */
 export interface RetentionSummaryInput {
@@ -86,7 +64,7 @@ export function buildRetentionSummary(input: RetentionSummaryInput, summarizer: 
   return { ...generic, ...summarizer(input), ...owned } as RetentionSummary;
 }
 
-let validator: DocumentValidator | undefined;
+const validator = documentValidator(generated.validate);
 
 /** Canonical JSON bytes of a summary. */
 export function encodeRetentionSummary(summary: RetentionSummary): Uint8Array {
@@ -96,6 +74,6 @@ export function encodeRetentionSummary(summary: RetentionSummary): Uint8Array {
 /** Parses and validates a summary document; `checkpoint_schema_invalid` when it is not one. */
 export function decodeRetentionSummary(bytes: Uint8Array, where = 'summary.json'): RetentionSummary {
   const doc = parseJson(utf8Decode(bytes, where), where);
-  assertValid((validator ??= compileValidator(retentionSummaryJsonSchema))(doc), where);
+  assertValid(validator(doc), where);
   return doc as RetentionSummary;
 }

@@ -10,7 +10,8 @@
 import { parseDocument, stringify } from 'yaml';
 import { canonicalJson, type JsonValue } from '../../codec/canonical-json.js';
 import { CheckpointError } from '../../model/errors.js';
-import { assertValid, compileValidator, type DocumentValidator } from '../../model/validate.js';
+import { assertValid, documentValidator as validatorOf, type DocumentValidator } from '../../model/document-validator.js';
+import * as generated from '../../model/generated/handoff-handoff-document-json-schema.js';
 import {
   assertRenderable,
   escapeTableCell,
@@ -30,7 +31,6 @@ import {
   HANDOFF_HEADER_FIELDS,
   HandoffDocumentSchema,
   PlayByPlayEntrySchema,
-  handoffDocumentJsonSchema,
   type ArtifactEntry,
   type ExtraSection,
   type HandoffDocument,
@@ -158,10 +158,11 @@ export function parseArtifactTable(lines: readonly string[], where: string): Art
     });
 }
 
-let documentValidator: DocumentValidator | undefined;
+// handoffDocumentJsonSchema's validator, generated at build time.
+const documentValidator = validatorOf(generated.validate);
 /** Checks a parsed document against {@link handoffDocumentJsonSchema} with ajv. */
 export function validateHandoffDocument(document: unknown): ReturnType<DocumentValidator> {
-  return (documentValidator ??= compileValidator(handoffDocumentJsonSchema))(document);
+  return documentValidator(document);
 }
 
 /** Splits front matter from body. Leading blank lines before the opening `---` are allowed. */

@@ -4,7 +4,9 @@ import { gunzip, isGzip } from '../../codec/gzip.js';
 import { utf8Decode, utf8Encode } from '../../codec/utf8.js';
 import { CheckpointError } from '../../model/errors.js';
 import { FORMAT_VERSION, type Integrity, type Snapshot, type SnapshotDraft } from '../../model/snapshot.js';
-import { assertValid, compileValidator, type DocumentValidator } from '../../model/validate.js';
+import { assertValid, documentValidator } from '../../model/document-validator.js';
+import * as generated from '../../model/generated/handoff-stored-handoff-json-schema.js';
+import * as generatedLegacy from '../../model/generated/handoff-legacy-stored-handoff-json-schema.js';
 import { defineProfile, type Profile } from '../define-profile.js';
 import { LIFECYCLE_STATUSES } from '../default-profile.js';
 import { standardLayout, type HistoryNaming, type KeyInfo, type ProfileLayout } from '../layout.js';
@@ -13,7 +15,6 @@ import type { RetentionPolicy } from '../../retention/policy.js';
 import { parseHandoffUnchecked, renderHandoff, renderPlayByPlayEntry } from './codec.js';
 import {
   HandoffPayloadSchema,
-  legacyStoredHandoffJsonSchema,
   storedHandoffJsonSchema,
   type HandoffDocument,
   type HandoffPayload,
@@ -34,8 +35,7 @@ export interface HandoffMarkdownFormatOptions {
   readonly formatVersion?: string;
 }
 
-let legacyValidator: DocumentValidator | undefined;
-const validateLegacy = (doc: unknown): ReturnType<DocumentValidator> => (legacyValidator ??= compileValidator(legacyStoredHandoffJsonSchema))(doc);
+const validateLegacy = documentValidator(generatedLegacy.validate); // legacyStoredHandoffJsonSchema's, generated at build time
 
 /** A hand-off an earlier savepoint stored (run id, sequence, … and `integrity` as separate front-matter keys): strict read. */
 async function decodeLegacy(doc: Record<string, unknown>, where: string): Promise<Snapshot<HandoffPayload>> {
@@ -75,8 +75,7 @@ export function handoffMarkdownFormat(options: HandoffMarkdownFormatOptions & Ha
   assertOptionsArgument(options, 'handoffMarkdownFormat');
   const formatVersion = options.formatVersion ?? FORMAT_VERSION;
   if (!/^\S{1,16}$/.test(formatVersion)) throw new CheckpointError('checkpoint_config_invalid', 'formatVersion must be 1-16 characters without spaces');
-  let validator: DocumentValidator | undefined;
-  const validate = (doc: unknown): ReturnType<DocumentValidator> => (validator ??= compileValidator(storedHandoffJsonSchema))(doc);
+  const validate = documentValidator(generated.validate); // storedHandoffJsonSchema's, generated at build time
   const layout = handoffLayout(options);
   const locate = (where: string): KeyInfo | undefined => layout.classify(where);
 

@@ -44,6 +44,7 @@ export function parseSealLine(value: unknown): HandoffSeal | undefined {
 
 /** The seal line's value, without the checksum when `seal.checksum` is absent. */
 export function sealLine(seal: HandoffSeal): string {
+  assertObjectArgument(seal, 'sealLine', 'seal');
   return [seal.formatVersion, String(seal.sequence), seal.source, seal.status, ...(seal.priority ? [seal.priority] : []), ...(seal.checksum ? [seal.checksum] : [])].join(' ');
 }
 
@@ -54,6 +55,8 @@ export function sealLine(seal: HandoffSeal): string {
  * quoting and blank lines do not change it; any edit of content does.
  */
 export async function handoffSealDigest(parsed: Readonly<Record<string, unknown>>, seal: HandoffSeal): Promise<string> {
+  assertObjectArgument(parsed, 'handoffSealDigest', 'parsed');
+  assertObjectArgument(seal, 'handoffSealDigest', 'seal');
   const { checksum: _omitted, ...unsealed } = seal;
   const frontMatter = { ...(parsed.frontMatter as Record<string, JsonValue> | undefined), [SEAL_KEY]: sealLine(unsealed) };
   return sha256Hex(canonicalJson({ ...parsed, frontMatter } as unknown as JsonValue));

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { IntegritySchema, PRIORITIES, Rfc3339Schema, TriggerRecordSchema, type Priority } from '../../model/snapshot.js';
-import { JsonValueSchema } from '../default-profile.js';
+import { JsonValueSchema } from '../default-document-schema.js';
 import { assertOptionsArgument } from '../../model/arguments.js';
 
 /** The `phase_outputs` keys of phased-workflow-github.md, in phase order. */

@@ -5,7 +5,8 @@ import { gunzip, isGzip } from '../../codec/gzip.js';
 import { utf8Decode, utf8Encode } from '../../codec/utf8.js';
 import { CheckpointError } from '../../model/errors.js';
 import { FORMAT_VERSION, type Integrity, type SnapshotDraft } from '../../model/snapshot.js';
-import { assertValid, compileValidator, type DocumentValidator, type JsonSchema } from '../../model/validate.js';
+import { assertValid, documentValidator, type JsonSchema } from '../../model/document-validator.js';
+import * as generated from '../../model/generated/plan-executor-document.js';
 import {
   PlanExecutorDocumentSchema,
   type PlanExecutorDocument,
@@ -18,8 +19,8 @@ import { decodePlanExecutorForeign, keepPlanExecutorForeignFields } from './fore
 /** JSON Schema (draft 2020-12) of `NN-CHECKPOINT.json` as savepoint writes it. */
 export const planExecutorJsonSchema = z.toJSONSchema(PlanExecutorDocumentSchema, { io: 'output', unrepresentable: 'any' }) as JsonSchema;
 
-let validator: DocumentValidator | undefined;
-const validate = (doc: unknown): ReturnType<DocumentValidator> => (validator ??= compileValidator(planExecutorJsonSchema))(doc);
+// Generated at build time from planExecutorJsonSchema (tests/core/validators.test.ts keeps them equal).
+const validate = documentValidator(generated.validate);
 
 /** The spec document of a draft, without `integrity`. */
 function specFields(draft: SnapshotDraft<PlanExecutorPayload>): Omit<PlanExecutorDocument, 'integrity'> {

@@ -3,9 +3,10 @@
  */
 import { canonicalJson, parseJson } from '../../codec/canonical-json.js';
 import { CheckpointError } from '../../model/errors.js';
-import { assertValid, compileValidator, type DocumentValidator } from '../../model/validate.js';
+import { assertValid, documentValidator, type DocumentValidator } from '../../model/document-validator.js';
+import * as generated from '../../model/generated/progress-progress-document-json-schema.js';
 import { assertRenderable, normalizeBlock, normalizeNewlines, normalizeText, parseListItems, renderListItems, sectionKey, splitSections } from '../handoff-markdown/markdown.js';
-import { ProgressDocumentSchema, progressDocumentJsonSchema, type ProgressBlocker, type ProgressDecision, type ProgressDocument, type ProgressMeta } from './model.js';
+import { ProgressDocumentSchema, type ProgressBlocker, type ProgressDecision, type ProgressDocument, type ProgressMeta } from './model.js';
 import { assertStringArgument } from '../../model/arguments.js';
 
 /** Title line of the progress file. */
@@ -52,10 +53,11 @@ function splitLast(text: string, separator: RegExp): [string, string] | undefine
   return last ? [text.slice(0, last.index), text.slice(last.index + last[0].length)] : undefined;
 }
 
-let validator: DocumentValidator | undefined;
+// progressDocumentJsonSchema's validator, generated at build time.
+const validator = documentValidator(generated.validate);
 /** Checks a parsed progress document against {@link progressDocumentJsonSchema} with ajv. */
 export function validateProgressDocument(document: unknown): ReturnType<DocumentValidator> {
-  return (validator ??= compileValidator(progressDocumentJsonSchema))(document);
+  return validator(document);
 }
 
 /** A parsed progress file: the document and, for files savepoint wrote, its metadata comment. */

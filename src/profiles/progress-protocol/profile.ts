@@ -4,7 +4,8 @@ import { utf8Decode, utf8Encode } from '../../codec/utf8.js';
 import { CheckpointError } from '../../model/errors.js';
 import { assertRunId } from '../../model/ids.js';
 import { FORMAT_VERSION, type Integrity, type Snapshot, type SnapshotDraft } from '../../model/snapshot.js';
-import { assertValid, compileValidator, type DocumentValidator } from '../../model/validate.js';
+import { assertValid, documentValidator } from '../../model/document-validator.js';
+import * as generated from '../../model/generated/progress-stored-progress-json-schema.js';
 import { defineProfile, type Profile } from '../define-profile.js';
 import type { KeyInfo, ProfileLayout } from '../layout.js';
 import type { ResumePoint, ResumeRule } from '../../resume/types.js';
@@ -34,8 +35,7 @@ export interface ProgressProtocolFormatOptions {
 export function progressProtocolFormat(options: ProgressProtocolFormatOptions & ProgressLayoutOptions = {}): DocumentFormat<ProgressDocument> {
   assertOptionsArgument(options, 'progressProtocolFormat');
   const formatVersion = options.formatVersion ?? FORMAT_VERSION;
-  let validator: DocumentValidator | undefined;
-  const validate = (doc: unknown): ReturnType<DocumentValidator> => (validator ??= compileValidator(storedProgressJsonSchema))(doc);
+  const validate = documentValidator(generated.validate); // storedProgressJsonSchema's, generated at build time
   const layout = progressLayout(options);
   return {
     extension: '.md',
