@@ -69,7 +69,7 @@ describe('what a program loads', () => {
   });
 
   it.each([
-    ['handoff-markdown', ['handoff-handoff-document-json-schema', 'handoff-stored-handoff-json-schema']],
+    ['handoff-markdown', ['handoff-handoff-document-json-schema', 'handoff-stored-handoff-json-schema', 'handoff-legacy-stored-handoff-json-schema']],
     ['progress-protocol', ['progress-progress-document-json-schema', 'progress-stored-progress-json-schema']],
     ['plan-executor', ['plan-executor-document']],
     ['snapshot-lifecycle', []],

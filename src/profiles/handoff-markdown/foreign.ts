@@ -8,7 +8,7 @@ import { sha256Hex } from '../../codec/sha256.js';
 import { utf8Decode, utf8Encode } from '../../codec/utf8.js';
 import { CheckpointError } from '../../model/errors.js';
 import { FORMAT_VERSION, type Integrity, type Snapshot } from '../../model/snapshot.js';
-import { assertValid } from '../../model/validate.js';
+import { assertValid } from '../../model/document-validator.js';
 import { LIFECYCLE_STATUSES } from '../default-profile.js';
 import type { KeyInfo } from '../layout.js';
 import { parseHandoffUnchecked, validateHandoffDocument } from './codec.js';
