@@ -1,0 +1,188 @@
+/**
+ * Issue 16 (b): below the rate-limit floor, checkpoints awaited one at a time (the usual n8n
+ * pattern) were never batched — each group commit held one checkpoint, so 4 awaited
+ * checkpoints made 4 `cp_` files and 4 commits. Now githubStorage holds writes below the
+ * floor in its durable queue (`holdBelowFloor`), each checkpoint resolves `queued` once it
+ * is durable there, joins the still-held batch file of the one before, and the queue reaches
+ * GitHub as ONE commit holding one `batch_{first}_{last}.json`.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createWriter, planResume, type CheckpointResult } from 'savepoint';
+import { decodeBatchFile, decodeRunIndex } from 'savepoint/toolkit';
+import { githubStorage } from 'savepoint/github';
+import { initialPhasedPayload, phasedWorkflow, type PhasedWorkflowPayload } from 'savepoint/phased-workflow';
+import { startGitHubEmulator, type GitHubEmulator } from 'savepoint/testing';
+import { newUuidV4 } from '../../src/model/ids.js';
+import { mergeQueuedWrites, type QueuedWrite } from '../../src/storage/github/emergency-queue.js';
+import { bundledChildPerFile } from '../support/bundle-child.js';
+import { envPerTest, text } from './helpers.js';
+
+const env = envPerTest();
+const work: string[] = [];
+let gh: GitHubEmulator | undefined;
+afterEach(async () => {
+  await gh?.close();
+  gh = undefined;
+  for (const d of work.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+const tempDir = (prefix: string): string => {
+  const d = mkdtempSync(join(tmpdir(), prefix));
+  work.push(d);
+  return d;
+};
+
+const payload = (cost: number): PhasedWorkflowPayload => {
+  const p = initialPhasedPayload('phase_1_plan', '2025-12-05T12:00:00.000Z');
+  return { ...p, state_snapshot: { ...p.state_snapshot, cost_accumulated: cost } };
+};
+
+describe('below the rate-limit floor, awaited checkpoints are batched (issue 16 b)', () => {
+  it('4 checkpoints awaited one at a time resolve queued (durable locally) and reach GitHub as 1 batch file in 1 commit (regression)', async () => {
+    const e = await env({ storage: { minWriteIntervalMs: 0, emergencyQueue: { dir: tempDir('savepoint-held-') } } });
+    const runId = newUuidV4();
+    e.gh.rateLimit.set({ remaining: 90 });
+    await e.storage.get('probe'); // the adapter learns the budget from this answer
+    expect(e.storage.rateBudget().low).toBe(true);
+    // No timer fires while the checkpoints are written: only the size bound or a flush pushes.
+    e.clock.auto = false;
+    const writer = createWriter({ storage: e.storage, profile: phasedWorkflow, runId, clock: e.clock, heartbeatIntervalMs: false, coalesceWindowMs: 0 });
+    const commitsBefore = e.gh.state.log().length;
+    const results: CheckpointResult<PhasedWorkflowPayload>[] = [];
+    for (let i = 1; i <= 4; i++) results.push(await writer.checkpoint({ source: 'expensive_op', status: 'in_progress', payload: payload(i) }));
+
+    const dir = `checkpoints/${runId}`;
+    expect(results.map((r) => r.ok && [r.outcome, r.sequence, r.key])).toEqual([
+      ['queued', 1, `${dir}/cp_001_expensive_op.json`],
+      ['queued', 2, `${dir}/batch_1_2.json`],
+      ['queued', 3, `${dir}/batch_1_3.json`],
+      ['queued', 4, `${dir}/batch_1_4.json`],
+    ]);
+    // Durable in the local queue, nothing sent yet.
+    expect(e.gh.state.log().length).toBe(commitsBefore);
+    expect(e.storage.isPending(`${dir}/batch_1_4.json`)).toBe(true);
+    expect(e.events.some((ev) => ev.type === 'write_queued' && /Rate limit low/.test(ev.message))).toBe(true);
+
+    e.clock.auto = true;
+    await writer.close();
+    const names = e.gh.state.listFiles().map((f) => f.path).filter((p) => p.startsWith(`${dir}/`) && !p.endsWith('.lock')).map((p) => p.slice(dir.length + 1));
+    expect(names.filter((n) => !n.includes('lock')).sort()).toEqual(['batch_1_4.json', 'index.json', 'latest.json']);
+    const checkpointCommits = e.gh.state.log().slice(0, e.gh.state.log().length - commitsBefore);
+    expect(checkpointCommits).toHaveLength(1);
+    const members = await decodeBatchFile(e.storage, phasedWorkflow, `${dir}/batch_1_4.json`, e.gh.state.readFile(`${dir}/batch_1_4.json`)!);
+    expect(members.map((m) => m.ok && m.snapshot.sequence)).toEqual([1, 2, 3, 4]);
+    const doc = JSON.parse(new TextDecoder().decode(e.gh.state.readFile(`${dir}/batch_1_4.json`)!)) as { batch_metadata: unknown };
+    expect(doc.batch_metadata).toEqual({ first_sequence: 1, last_sequence: 4, checkpoint_count: 4 });
+    const index = decodeRunIndex(e.gh.state.readFile(`${dir}/index.json`)!);
+    expect(index.checkpoints.map((c) => [c.sequence, c.file_path])).toEqual([1, 2, 3, 4].map((n) => [n, `${dir}/batch_1_4.json`]));
+    const plan = await planResume({ storage: e.another(), profile: phasedWorkflow, runId, clock: e.clock });
+    expect(plan.snapshot.sequence).toBe(4);
+  });
+
+  it('the size bound pushes the held queue as one commit; the next checkpoint starts a new file', async () => {
+    const e = await env({ storage: { minWriteIntervalMs: 0, emergencyQueue: { dir: tempDir('savepoint-held-') }, holdBelowFloor: { maxWrites: 3, maxHoldMs: 60_000 } } });
+    const runId = newUuidV4();
+    e.gh.rateLimit.set({ remaining: 90 });
+    await e.storage.get('probe');
+    e.clock.auto = false;
+    const writer = createWriter({ storage: e.storage, profile: phasedWorkflow, runId, clock: e.clock, heartbeatIntervalMs: false, coalesceWindowMs: 0, lock: false });
+    const keys: string[] = [];
+    for (let i = 1; i <= 4; i++) {
+      const r = await writer.checkpoint({ source: 'expensive_op', status: 'in_progress', payload: payload(i) });
+      keys.push(r.ok ? `${r.outcome} ${r.key.slice(r.key.lastIndexOf('/') + 1)}` : 'failed');
+    }
+    // The third held write reached the bound: pushed at once, so it is acknowledged as written.
+    expect(keys).toEqual(['queued cp_001_expensive_op.json', 'queued batch_1_2.json', 'written batch_1_3.json', 'queued cp_004_expensive_op.json']);
+    e.clock.auto = true;
+    await writer.close();
+    const dir = `checkpoints/${runId}`;
+    expect(e.gh.state.listFiles().map((f) => f.path).filter((p) => p.startsWith(`${dir}/`)).map((p) => p.slice(dir.length + 1)).sort()).toEqual([
+      'batch_1_3.json',
+      'cp_004_expensive_op.json',
+      'index.json',
+      'latest.json',
+    ]);
+  });
+
+  it('mergeQueuedWrites: the end state under the first conditions; a file created and deleted within the queue is only checked absent', () => {
+    const w = (seq: number, operations: QueuedWrite['operations']): QueuedWrite => ({ seq, kind: 'batch', operations, versions: {}, enqueuedAtMs: 0, maybeLanded: false });
+    const merged = mergeQueuedWrites([
+      w(1, [
+        { type: 'put', key: 'cp_1', bytes: text('1'), ifAbsent: true },
+        { type: 'put', key: 'latest', bytes: text('1') },
+        { type: 'put', key: 'index', bytes: text('i1'), ifVersion: 'v0' },
+        { type: 'check', key: 'lock', ifVersion: 'L' },
+      ]),
+      w(2, [
+        { type: 'put', key: 'batch_1_2', bytes: text('12'), ifAbsent: true },
+        { type: 'put', key: 'latest', bytes: text('2') },
+        { type: 'put', key: 'index', bytes: text('i2'), ifVersion: 'sha-of-i1' },
+        { type: 'check', key: 'lock', ifVersion: 'L' },
+        { type: 'delete', key: 'cp_1' },
+      ]),
+    ]);
+    expect(merged).toEqual([
+      { type: 'check', key: 'cp_1', ifAbsent: true },
+      { type: 'put', key: 'latest', bytes: text('2') },
+      { type: 'put', key: 'index', bytes: text('i2'), ifVersion: 'v0' },
+      { type: 'check', key: 'lock', ifVersion: 'L' },
+      { type: 'put', key: 'batch_1_2', bytes: text('12'), ifAbsent: true },
+    ]);
+  });
+});
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const bundled = bundledChildPerFile(join(root, 'tests/fixtures/github/held-child.ts'), 'savepoint-gh-held-');
+const CHILD_TOKEN = 'ghp_childTOKENabcdefghijklmnopqrstuvwxyz01';
+
+describe('a SIGKILL between held checkpoints loses nothing acknowledged (issue 16 b)', () => {
+  it('the next process adopts the held queue and pushes it: every acknowledged checkpoint is on GitHub, in one batch file', async () => {
+    gh = await startGitHubEmulator({ token: CHILD_TOKEN, secondaryLimit: false, logBodies: false });
+    gh.rateLimit.set({ remaining: 90 });
+    const dir = tempDir('savepoint-held-queue-');
+    const runId = newUuidV4();
+    const child = spawn(process.execPath, [bundled.bundle, gh.url, gh.owner, gh.repo, dir, runId], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+    const acks: { i: number; outcome: string; key: string }[] = [];
+    await new Promise<void>((resolve, reject) => {
+      createInterface({ input: child.stdout! }).on('line', (t) => {
+        let line: { type: string; i: number; outcome: string; key: string; message?: string };
+        try {
+          line = JSON.parse(t) as typeof line;
+        } catch {
+          return; // a line cut by SIGKILL is no acknowledgement
+        }
+        if (line.type === 'error') reject(new Error(line.message));
+        if (line.type !== 'ack') return;
+        acks.push(line);
+        if (line.i >= 3) resolve();
+      });
+      void exited.then(() => reject(new Error('child exited first')));
+    });
+    child.kill('SIGKILL');
+    await exited;
+    expect(acks.every((a) => a.outcome === 'queued')).toBe(true);
+    const last = acks.at(-1)!.i;
+    expect(acks.at(-1)!.key).toBe(`checkpoints/${runId}/batch_1_${last}.json`);
+    expect(gh.state.readFile(`checkpoints/${runId}/latest.json`)).toBeUndefined(); // nothing reached GitHub
+
+    // The next process on the same queue folder adopts and pushes what the dead one held.
+    gh.rateLimit.set({ remaining: 5000 });
+    const next = githubStorage({ owner: gh.owner, repo: gh.repo, baseUrl: gh.url, token: CHILD_TOKEN, minWriteIntervalMs: 0, emergencyQueue: { dir } });
+    await next.flush();
+    const plan = await planResume({ storage: next, profile: phasedWorkflow, runId });
+    expect(plan.snapshot.sequence).toBeGreaterThanOrEqual(last);
+    const index = decodeRunIndex(gh.state.readFile(`checkpoints/${runId}/index.json`)!);
+    const sequences = index.checkpoints.map((c) => c.sequence);
+    for (let i = 1; i <= last; i++) expect(sequences).toContain(i);
+    const batches = gh.state.listFiles().map((f) => f.path).filter((p) => p.startsWith(`checkpoints/${runId}/batch_`));
+    expect(batches).toHaveLength(1);
+    expect(gh.state.listFiles().map((f) => f.path).some((p) => p.startsWith(`checkpoints/${runId}/cp_`))).toBe(false);
+    await next.close();
+  }, 60_000);
+});
