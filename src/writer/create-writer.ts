@@ -17,7 +17,7 @@ import { executeWrite, type CreateOp, type IndexState, type ReplaceOp, type Writ
 import { withRetry } from './retry.js';
 import { createRunLock, defaultIsProcessAlive, defaultLockIdentity, type RunLock } from './run-lock.js';
 import { recoverRun, type HeadLocation } from './sequence-recovery.js';
-import { joinHeldHead, repointEntries } from './held-batch.js';
+import { joinHeldHead, pushHeldAtRunEnd, repointEntries } from './held-batch.js';
 import { encodeForStorage, type SizePolicy, type SnapshotHeader, type StorableSnapshot } from './size-limit.js';
 import { materialText, validateTrigger, type ValidatedTrigger } from './triggers.js';
 import type { CheckpointFailure, CheckpointInput, CheckpointResult, CheckpointSuccess, CheckpointWriter, WriterEventMap, WriterOptions } from './types.js';
@@ -409,8 +409,9 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
         retryOptions,
       );
 
-      // Durable: acknowledge in call order and move the head.
-      const outcome = report.pending ? 'queued' : 'written';
+      // Durable: acknowledge in call order and move the head. A held run end is pushed first (held-batch.ts).
+      const pushed = report.pending && planned.some((p) => profile.isTerminal(p.draft.status)) && (await pushHeldAtRunEnd(storage));
+      const outcome = report.pending && !pushed ? 'queued' : 'written';
       const mode = batchFile ? 'batch-file' : report.mode;
       unindexed = writeIndex ? [] : entries;
       if (headRewrite && head) {

@@ -65,3 +65,21 @@ export function repointEntries(entries: readonly RunIndexEntry[], batch: HeldBat
   }
   return out;
 }
+
+/**
+ * A run's terminal checkpoint does not wait for the hold's bounds: when the adapter holds
+ * writes (it has `isPending`) and the budget is low but not exhausted, the held queue is
+ * pushed now, so the run's end is on the backend when `checkpoint()` resolves. True when
+ * it was pushed; false leaves it held (pushed by the bounds, `flush()` or `close()`).
+ */
+export async function pushHeldAtRunEnd(storage: StorageAdapter): Promise<boolean> {
+  if (typeof storage.isPending !== 'function' || typeof storage.flush !== 'function') return false;
+  // An exhausted budget would make flush() wait for the reset: the checkpoint stays queued instead.
+  if (!((storage.rateBudget?.().remaining ?? 0) > 0)) return false;
+  try {
+    await storage.flush();
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -109,6 +109,21 @@ describe('below the rate-limit floor, awaited checkpoints are batched (issue 16 
     ]);
   });
 
+  it("a terminal status pushes what is held at once: the run's end is on GitHub when checkpoint() resolves", async () => {
+    const e = await env({ storage: { minWriteIntervalMs: 0, emergencyQueue: { dir: tempDir('savepoint-held-') } } });
+    const runId = newUuidV4();
+    e.gh.rateLimit.set({ remaining: 90 });
+    await e.storage.get('probe');
+    const writer = createWriter({ storage: e.storage, profile: phasedWorkflow, runId, clock: e.clock, heartbeatIntervalMs: false, coalesceWindowMs: 0, lock: false });
+    const first = await writer.checkpoint({ source: 'expensive_op', status: 'in_progress', payload: payload(1) });
+    const last = await writer.checkpoint({ source: 'phase_complete', status: 'completed', payload: payload(2) });
+    expect([first.ok && first.outcome, last.ok && last.outcome, last.ok && last.key]).toEqual(['queued', 'written', `checkpoints/${runId}/batch_1_2.json`]);
+    expect(e.storage.stats().queued).toBe(0);
+    expect(e.gh.state.readFile(`checkpoints/${runId}/batch_1_2.json`)).toBeDefined();
+    expect(e.gh.state.readFile(`checkpoints/${runId}/cp_001_expensive_op.json`)).toBeUndefined();
+    await writer.close();
+  });
+
   it('mergeQueuedWrites: the end state under the first conditions; a file created and deleted within the queue is only checked absent', () => {
     const w = (seq: number, operations: QueuedWrite['operations']): QueuedWrite => ({ seq, kind: 'batch', operations, versions: {}, enqueuedAtMs: 0, maybeLanded: false });
     const merged = mergeQueuedWrites([
