@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createWriter, planResume, type CheckpointResult } from 'savepoint';
 import { decodeBatchFile, decodeRunIndex } from 'savepoint/toolkit';
@@ -148,6 +149,65 @@ describe('below the rate-limit floor, awaited checkpoints are batched (issue 16 
       { type: 'check', key: 'lock', ifVersion: 'L' },
       { type: 'put', key: 'batch_1_2', bytes: text('12'), ifAbsent: true },
     ]);
+  });
+});
+
+/** Applies `ops` to `state` (key → content) as one atomic batch: every condition is checked first, on the state before. */
+function applyAtomic(state: Map<string, string>, ops: readonly QueuedWrite['operations'][number][]): Map<string, string> | 'conflict' {
+  for (const op of ops) {
+    const absent = op.type !== 'delete' && op.ifAbsent === true;
+    if (absent && state.has(op.key)) return 'conflict';
+    if (op.ifVersion !== undefined && state.get(op.key) !== op.ifVersion) return 'conflict';
+  }
+  const next = new Map(state);
+  for (const op of ops) {
+    if (op.type === 'put') next.set(op.key, new TextDecoder().decode(op.bytes));
+    else if (op.type === 'delete') next.delete(op.key);
+  }
+  return next;
+}
+
+describe('mergeQueuedWrites property', () => {
+  const KEYS = ['a', 'b', 'c', 'lock'];
+  // One step: an operation on a key, with a condition taken from the state the queue has reached (as checkQueuedConditions demands).
+  const stepArb = fc.record({ key: fc.constantFrom(...KEYS), kind: fc.constantFrom('put', 'delete', 'check'), cond: fc.constantFrom('none', 'state'), value: fc.nat(5) });
+  it('pushing the merged queue as one batch ends where pushing each write in order ends, under the same conditions on the state before', () => {
+    fc.assert(
+      fc.property(fc.dictionary(fc.constantFrom(...KEYS), fc.nat(5).map(String)), fc.array(fc.array(stepArb, { minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 6 }), (initialObj, writes) => {
+        const initial = new Map(Object.entries(initialObj));
+        let state = new Map(initial);
+        const queued: QueuedWrite[] = [];
+        for (const [i, steps] of writes.entries()) {
+          const ops: QueuedWrite['operations'][number][] = [];
+          const seen = new Set<string>();
+          for (const st of steps) {
+            if (seen.has(st.key)) continue; // one operation per key per write, as writers build them
+            seen.add(st.key);
+            const current = state.get(st.key);
+            const cond = st.cond === 'none' ? {} : current === undefined ? { ifAbsent: true as const } : { ifVersion: current };
+            if (st.kind === 'put') ops.push({ type: 'put', key: st.key, bytes: text(`${i}:${st.value}`), ...cond });
+            else if (st.kind === 'delete') ops.push({ type: 'delete', key: st.key, ...('ifVersion' in cond ? cond : {}) });
+            else if ('ifAbsent' in cond) ops.push({ type: 'check', key: st.key, ifAbsent: true });
+            else if (current !== undefined && st.cond === 'state') ops.push({ type: 'check', key: st.key, ifVersion: current });
+          }
+          if (ops.length === 0) continue;
+          const after = applyAtomic(state, ops);
+          if (after === 'conflict') continue; // the queue would not have accepted it
+          state = after;
+          queued.push({ seq: i + 1, kind: 'batch', operations: ops, versions: {}, enqueuedAtMs: 0, maybeLanded: false });
+        }
+        if (queued.length === 0) return;
+        expect(applyAtomic(initial, mergeQueuedWrites(queued))).toEqual(state);
+        // The merged batch still fails where the first write would: on a state another writer changed.
+        const firstCond = queued[0]!.operations.find((op) => op.type === 'check' || (op.type !== 'delete' && op.ifAbsent === true) || op.ifVersion !== undefined);
+        if (firstCond) {
+          const changed = new Map(initial);
+          changed.set(firstCond.key, 'foreign');
+          expect(applyAtomic(changed, mergeQueuedWrites(queued))).toBe('conflict');
+        }
+      }),
+      { numRuns: 200 },
+    );
   });
 });
 
