@@ -156,6 +156,8 @@ export interface GitHubStorageOptions {
    * pushed by the next adapter, as for the emergency queue. A writer keeps growing one
    * `batch_{first}_{last}.json` file while its last checkpoint is still held
    * (`isPending`), so awaited checkpoints one at a time still become one batch file.
+   * Only `batch()` writes are held; a `put` or `delete` (a lease renewal) pushes what is
+   * held first, then goes at once.
    * Only with a durable queue (a memory queue would acknowledge what a crash loses).
    * `false` sends every write at once, whatever the budget.
    * @default { maxWrites: 8, maxHoldMs: 30000 }
@@ -656,7 +658,10 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
     lock(async () => {
       open();
       await loadQueue();
-      const held = holding();
+      // Only atomic batches (a writer's checkpoints) are held. A single put or delete — a lease
+      // renewal above all — pushes what is held first and goes at once: holding must never let
+      // a live writer's lease look stale on GitHub.
+      const held = kind === 'batch' && holding();
       if (queue.size > 0 && !held) await drain(false).catch(() => undefined);
       const accept = async (maybeLanded: boolean, retryAtMs: number): Promise<T> => {
         const before = queue.overlay();
