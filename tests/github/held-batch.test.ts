@@ -25,16 +25,14 @@ import { bundledChildPerFile } from '../support/bundle-child.js';
 import { envPerTest, text } from './helpers.js';
 
 const env = envPerTest();
-const work: string[] = [];
-let gh: GitHubEmulator | undefined;
+/** What each test leaves to undo (emulators to close, folders to remove), newest first. */
+const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
-  await gh?.close();
-  gh = undefined;
-  for (const d of work.splice(0)) rmSync(d, { recursive: true, force: true });
+  for (const undo of cleanups.splice(0).reverse()) await undo();
 });
 const tempDir = (prefix: string): string => {
   const d = mkdtempSync(join(tmpdir(), prefix));
-  work.push(d);
+  cleanups.push(() => rmSync(d, { recursive: true, force: true }));
   return d;
 };
 
@@ -221,7 +219,8 @@ const CHILD_TOKEN = 'ghp_childTOKENabcdefghijklmnopqrstuvwxyz01';
 
 describe('a SIGKILL between held checkpoints loses nothing acknowledged (issue 16 b)', () => {
   it('the next process adopts the held queue and pushes it: every acknowledged checkpoint is on GitHub, in one batch file', async () => {
-    gh = await startGitHubEmulator({ token: CHILD_TOKEN, secondaryLimit: false, logBodies: false });
+    const gh: GitHubEmulator = await startGitHubEmulator({ token: CHILD_TOKEN, secondaryLimit: false, logBodies: false });
+    cleanups.push(() => gh.close());
     gh.rateLimit.set({ remaining: 90 });
     const dir = tempDir('savepoint-held-queue-');
     const runId = newUuidV4();
