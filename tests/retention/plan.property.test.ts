@@ -292,4 +292,31 @@ describe('planRetention properties', () => {
       RUNS,
     );
   });
+
+  it("the phased spec's tiers alone (latest.json only, summary only): matches the reference, keeps latest.json, and a second plan over the result does nothing", () => {
+    const specTiers = fc.record({ keepAll: fc.nat({ max: 2 }), keepFinal: fc.nat({ max: 3 }) }).map(
+      (t): RetentionPolicy => ({ name: 'spec-tiers', rules: [{ rule: 'run-tiers', ...t, finalKeeps: 'latest', archiveKeeps: 'summary' }] }),
+    );
+    let latestOnlyRuns = 0;
+    fc.assert(
+      fc.property(inventoryArb, specTiers, optionsArb, (inv, policy, options) => {
+        const plan = planRetention(inv, policy, NOW, options);
+        const ref = referencePlan(inv, policy, NOW, options);
+        expect(plan.runs.filter((r) => r.latestOnly).map((r) => r.runId)).toEqual([...ref.latestOnlyRuns].sort());
+        expect(plan.runs.filter((r) => r.deleteRun).map((r) => r.runId)).toEqual([...ref.deletedRuns].sort());
+        for (const p of plan.snapshots) expect(p.action).toBe(ref.snapshots.get(key(p.snapshot.runId, p.snapshot.id))!.action);
+        for (const r of plan.runs) {
+          if (!r.latestOnly) continue;
+          latestOnlyRuns++;
+          const run = inv.runs.find((x) => x.runId === r.runId)!;
+          expect(plan.operations.some((o) => o.type === 'delete' && o.key === run.latest!.key)).toBe(false);
+          expect(plan.operations.some((o) => o.type === 'write-summary' && o.runId === r.runId)).toBe(false);
+        }
+        const again = planRetention(applied(inv, plan), policy, NOW, options);
+        expect(again.operations.filter((o) => o.type === 'delete' || o.type === 'compress' || o.type === 'update-index')).toEqual([]);
+      }),
+      { numRuns: 200 },
+    );
+    expect(latestOnlyRuns).toBeGreaterThan(0); // the generator does reach the tier
+  });
 });
