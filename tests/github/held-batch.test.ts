@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createWriter, planResume, type CheckpointResult } from 'savepoint';
 import { decodeBatchFile, decodeRunIndex } from 'savepoint/toolkit';
 import { githubStorage } from 'savepoint/github';
@@ -110,6 +110,23 @@ describe('below the rate-limit floor, awaited checkpoints are batched (issue 16 
       'index.json',
       'latest.json',
     ]);
+  });
+
+  it('the time bound: what is held is pushed by the adapter once the oldest held write waited maxHoldMs', async () => {
+    const e = await env({ storage: { minWriteIntervalMs: 0, emergencyQueue: { dir: tempDir('savepoint-held-') }, holdBelowFloor: { maxWrites: 100, maxHoldMs: 20_000 } } });
+    const runId = newUuidV4();
+    e.gh.rateLimit.set({ remaining: 90 });
+    await e.storage.get('probe');
+    e.clock.auto = false;
+    const writer = createWriter({ storage: e.storage, profile: phasedWorkflow, runId, clock: e.clock, heartbeatIntervalMs: false, coalesceWindowMs: 0, lock: false });
+    for (let i = 1; i <= 2; i++) expect(await writer.checkpoint({ source: 'expensive_op', status: 'in_progress', payload: payload(i) })).toMatchObject({ ok: true, outcome: 'queued' });
+    await e.clock.advance(10_000);
+    expect(e.storage.stats().queued).toBeGreaterThan(0); // not yet
+    e.clock.auto = true;
+    await e.clock.advance(11_000);
+    await vi.waitFor(() => expect(e.storage.stats().queued).toBe(0), { timeout: 10_000 });
+    expect(e.gh.state.readFile(`checkpoints/${runId}/batch_1_2.json`)).toBeDefined();
+    await writer.close();
   });
 
   it("a terminal status pushes what is held at once: the run's end is on GitHub when checkpoint() resolves", async () => {
