@@ -105,6 +105,7 @@ export {
   type SnapshotOrigin,
 } from '../resume/locate.js';
 export type { ResumeRuleContext, ResumeWarning } from '../resume/types.js';
+export { RESUME_HISTORY_LIMIT } from '../resume/types.js';
 export type { ResumeSource } from '../resume/plan-resume.js';
 export type { FindIncompleteRunsOptions } from '../resume/incomplete-runs.js';
 export type { ResumeWarningCode } from '../resume/warnings.js';

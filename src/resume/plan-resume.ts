@@ -8,7 +8,8 @@ import type { Profile } from '../profiles/define-profile.js';
 import type { StorageAdapter } from '../storage/adapter.js';
 import { locateNewestSnapshot, type LocatedSnapshot, type NewerCheck, type SkippedFile, type SnapshotOrigin } from './locate.js';
 import { defaultResumeRule } from './default-rule.js';
-import type { ResumePoint, ResumeRule, ResumeWarning } from './types.js';
+import { RESUME_HISTORY_LIMIT, type ResumePoint, type ResumeRule, type ResumeWarning } from './types.js';
+import { listRunSnapshots } from '../runs/list-snapshots.js';
 
 /** Options of {@link planResume}. */
 export interface PlanResumeOptions<P> {
@@ -109,6 +110,24 @@ function lessonsDiff(before: readonly unknown[], now: readonly unknown[]): { add
   return { added, removed };
 }
 
+/**
+ * The run's snapshots before `sequence`, newest first, at most RESUME_HISTORY_LIMIT, for a
+ * rule that asks for them. Only a convenience for the rule (naming things): a failure to read
+ * them leaves the rule without history rather than failing the resume.
+ */
+async function earlierSnapshots<P>(storage: StorageAdapter, profile: Profile<P>, runId: string, sequence: number, until?: (earlier: Snapshot<unknown>) => boolean): Promise<Snapshot<unknown>[] | undefined> {
+  const out: Snapshot<unknown>[] = [];
+  try {
+    for await (const s of listRunSnapshots({ storage, profile, runId, before: sequence, limit: RESUME_HISTORY_LIMIT })) {
+      out.push(s as Snapshot<unknown>);
+      if (until?.(s as Snapshot<unknown>) === true) break;
+    }
+  } catch {
+    return out.length > 0 ? out : undefined;
+  }
+  return out;
+}
+
 /** How far in the future a snapshot may be before clocks are said to disagree. */
 const CLOCK_SKEW_TOLERANCE_MS = 5000;
 
@@ -150,7 +169,9 @@ export async function planResume<P>(options: PlanResumeOptions<P>): Promise<Resu
   const { snapshot } = located;
   const now = clock.now();
   const rule: ResumeRule<P> = options.rule ?? profile.resume ?? (defaultResumeRule as ResumeRule<P>);
-  const point = rule(snapshot, { now, isTerminal: profile.isTerminal, profileName: profile.name });
+  const wanted = rule.readsHistory?.(snapshot) ?? false;
+  const history = wanted === false ? undefined : await earlierSnapshots(options.storage, profile, runId, snapshot.sequence, wanted === true ? undefined : wanted);
+  const point = rule(snapshot, { now, isTerminal: profile.isTerminal, profileName: profile.name, ...(history ? { history } : {}) });
 
   const warnings: ResumeWarning[] = [];
   const from = `snapshot ${snapshot.sequence} from ${located.key}`;

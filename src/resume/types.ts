@@ -67,7 +67,29 @@ export interface ResumeRuleContext {
   readonly isTerminal?: (status: string) => boolean;
   /** The name of the profile the snapshot was read with. */
   readonly profileName?: string;
+  /**
+   * The run's earlier snapshots, newest first (at most {@link RESUME_HISTORY_LIMIT}), when the
+   * rule asked for them with {@link ResumeRule.readsHistory} and the planner could read them.
+   * Snapshots held only in batch files are not among them.
+   */
+  readonly history?: readonly Snapshot<unknown>[];
 }
 
-/** A profile's resume rule: a pure function of the restored snapshot. */
-export type ResumeRule<P> = (snapshot: Snapshot<P>, context: ResumeRuleContext) => ResumePoint;
+/** The most earlier snapshots {@link planResume} reads for a rule that asks for the run's history. */
+export const RESUME_HISTORY_LIMIT = 64;
+
+/**
+ * A profile's resume rule: a pure function of the restored snapshot (and the context the
+ * planner gives it).
+ */
+export interface ResumeRule<P> {
+  (snapshot: Snapshot<P>, context: ResumeRuleContext): ResumePoint;
+  /**
+   * Asks the planner for the run's earlier snapshots (`context.history`) when it returns
+   * true (or a stop condition) for the restored snapshot — e.g. the phasedWorkflow rule, to
+   * name the next phase from the run's own history. The planner reads them only then, so
+   * other resumes cost no more reads; with a stop condition it reads newest first and stops
+   * after the first earlier snapshot for which it returns true. @default never
+   */
+  readonly readsHistory?: (snapshot: Snapshot<P>) => boolean | ((earlier: Snapshot<unknown>) => boolean);
+}

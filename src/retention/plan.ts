@@ -35,13 +35,15 @@ export interface PlannedRun {
   readonly preserved: boolean;
   /** `write`: the plan writes (or refreshes) the run's summary before removing anything. */
   readonly summary: 'write' | 'exists' | 'none';
-  /** Everything of the run but its summary goes (archived run, `allowRunDeletion`). */
+  /** Everything of the run but its summary goes (archived run, `allowRunDeletion` or the tiers' `archiveKeeps: 'summary'`). */
   readonly deleteRun: boolean;
+  /** Everything of the run but `latest.json` (and the parts it references) goes: the tiers' `finalKeeps: 'latest'`. */
+  readonly latestOnly?: boolean;
   readonly counts: { readonly keep: number; readonly compress: number; readonly summarize: number; readonly delete: number };
 }
 
 /** Why a file is deleted. */
-export type DeleteReason = 'snapshot' | 'summarized' | 'batch' | 'orphan-part' | 'unreadable' | 'run-archived';
+export type DeleteReason = 'snapshot' | 'summarized' | 'batch' | 'orphan-part' | 'unreadable' | 'run-archived' | 'latest-only';
 
 /** One storage step of a plan, executed in order by {@link applyRetention}. */
 export type RetentionOperation =
@@ -377,6 +379,8 @@ export function planRetention(inventory: RetentionInventory, policy: RetentionPo
       }
     }
     if (whole !== 0) for (let i = 0; i < n; i++) masks[o + i]! |= whole;
+    let keptByRules = false;
+    for (let i = 0; i < n && !keptByRules; i++) if (masks[o + i] !== 0) keptByRules = true;
     if (tier === 'final' || (tier === 'archive' && !archived)) {
       const finalIdx = latestIdx >= 0 ? latestIdx : newestIdx;
       if (finalIdx >= 0) masks[o + finalIdx]! |= B_TIER_FINAL;
@@ -396,8 +400,16 @@ export function planRetention(inventory: RetentionInventory, policy: RetentionPo
       }
       pinnedBatches = new Set(run.batches.filter((b) => b.unreadableMembers > 0 && !opts.deleteUnreadable).map((b) => b.key));
     }
+    const pinned = pinnedBatches !== undefined && pinnedBatches.size > 0;
+    const healthy = (!run.latest || run.latest.readable) && (!run.index || run.index.readable) && (opts.deleteUnreadable || (run.unreadable.length === 0 && !pinned));
+    // The spec's "runs 11–50: delete all except latest.json": only when latest.json is the
+    // run's readable newest snapshot and no other rule keeps anything of the run (then the
+    // run keeps its final checkpoint as with 'checkpoint', the conservative form).
+    const latestOnly =
+      tier === 'final' && tiers!.finalKeeps === 'latest' && !preserved && healthy && !keptByRules && latestIdx >= 0 && latestIdx === newestIdx && run.latest?.readable === true;
     const spreadBatches = (): void => {
-      if (!batchMembers) return;
+      // latest.json alone holds a latest-only run's final snapshot: its batch file is not kept for it.
+      if (!batchMembers || latestOnly) return;
       for (let changed = true; changed; ) {
         changed = false;
         for (const [key, members] of batchMembers) {
@@ -413,11 +425,9 @@ export function planRetention(inventory: RetentionInventory, policy: RetentionPo
     };
     spreadBatches();
 
-    const pinned = pinnedBatches !== undefined && pinnedBatches.size > 0;
-    const healthy = (!run.latest || run.latest.readable) && (!run.index || run.index.readable) && (opts.deleteUnreadable || (run.unreadable.length === 0 && !pinned));
     let nothingKept = true;
     for (let i = 0; i < n && nothingKept; i++) if (masks[o + i] !== 0) nothingKept = false;
-    const deleteRun = archived && opts.allowRunDeletion && healthy && nothingKept && (n > 0 || run.summary !== undefined);
+    const deleteRun = archived && (opts.allowRunDeletion || tiers!.archiveKeeps === 'summary') && healthy && nothingKept && (n > 0 || run.summary !== undefined);
     if (!deleteRun) {
       if (latestIdx >= 0) masks[o + latestIdx]! |= B_LATEST;
       if (newestIdx >= 0 && newestIdx !== latestIdx) masks[o + newestIdx]! |= B_NEWEST;
@@ -433,7 +443,7 @@ export function planRetention(inventory: RetentionInventory, policy: RetentionPo
       const s = snaps[i]!;
       let a: number;
       if (masks[o + i] !== 0) {
-        a = compressOk && s.createdAtMs <= compressBefore && plainFile(s) !== undefined ? A_COMPRESS : A_KEEP;
+        a = compressOk && !latestOnly && s.createdAtMs <= compressBefore && plainFile(s) !== undefined ? A_COMPRESS : A_KEEP;
         if (a === A_KEEP) cKeep++;
         else cCompress++;
       } else if (archived) {
@@ -453,7 +463,7 @@ export function planRetention(inventory: RetentionInventory, policy: RetentionPo
 
     // A run loses snapshots to the tiers only after its summary is written, so the summary
     // still sees when the run started; an archived run always gets one.
-    const thinned = (tier === 'final' || tier === 'archive') && !preserved && summaryKey !== undefined;
+    const thinned = (tier === 'final' || tier === 'archive') && !preserved && !latestOnly && summaryKey !== undefined;
     const needsSummary = thinned && n > 0 && (removed > 0 || (archived && run.summary === undefined));
     const partsSafe = opts.deleteUnreadable || (run.unreadable.length === 0 && !pinned);
     for (const file of run.unreadable) unreadableOut.push({ runId, file, action: opts.deleteUnreadable && !preserved ? 'delete' : 'keep' });
@@ -464,6 +474,7 @@ export function planRetention(inventory: RetentionInventory, policy: RetentionPo
       offset: o,
       archived,
       deleteRun,
+      latestOnly,
       needsSummary,
       preserved,
       latestIdx,
@@ -487,6 +498,7 @@ export function planRetention(inventory: RetentionInventory, policy: RetentionPo
       preserved,
       summary: needsSummary ? 'write' : run.summary ? 'exists' : 'none',
       deleteRun,
+      ...(latestOnly ? { latestOnly } : {}),
       counts: { keep: cKeep, compress: cCompress, summarize: cSummarize, delete: cDelete },
     });
   }
@@ -549,6 +561,7 @@ interface RunDecision {
   readonly offset: number;
   readonly archived: boolean;
   readonly deleteRun: boolean;
+  readonly latestOnly: boolean;
   readonly needsSummary: boolean;
   readonly preserved: boolean;
   readonly latestIdx: number;
@@ -629,10 +642,15 @@ function emitRunOperations(
       }
     }
   }
+  if (d.latestOnly) {
+    // The final snapshot stays in latest.json (with its parts); its own history files go.
+    const final = snaps[d.latestIdx]!;
+    for (const f of final.files) del(f.key, 'history', 'latest-only', f.size, final.id);
+  }
   for (const batch of run.batches) {
     const members = d.batchMembers?.get(batch.key) ?? [];
-    if (d.pinnedBatches?.has(batch.key) || members.some((i) => masks[o + i] !== 0)) continue;
-    del(batch.key, 'batch', deleteRun ? 'run-archived' : 'batch', batch.size);
+    if (!d.latestOnly && (d.pinnedBatches?.has(batch.key) || members.some((i) => masks[o + i] !== 0))) continue;
+    del(batch.key, 'batch', deleteRun ? 'run-archived' : d.latestOnly ? 'latest-only' : 'batch', batch.size);
   }
   if (opts.deleteUnreadable && !d.preserved) for (const file of run.unreadable) del(file.key, file.kind, 'unreadable', file.size);
   for (const p of run.orphanParts) {
@@ -649,6 +667,14 @@ function emitRunOperations(
     if (run.latest) del(run.latest.key, 'latest', 'run-archived', run.latest.size, undefined, run.latest.version);
     for (const p of deferredParts ?? []) del(p.key, 'part', 'run-archived', p.size);
     if (out) out.push(...deletes!);
+    return;
+  }
+  if (d.latestOnly) {
+    // The index goes first: it would name the files about to go (conditional on its version,
+    // so a writer that resumed the run meanwhile keeps it and the plan stops there).
+    const files = deletes?.splice(0);
+    if (run.index) del(run.index.key, 'index', 'latest-only', run.index.size, undefined, run.index.version);
+    if (out) out.push(...deletes!, ...files!);
     return;
   }
   const indexOp = out ? indexUpdate(d, actions) : undefined;

@@ -20,7 +20,9 @@ export const RetentionRuleSchema = z.discriminatedUnion('rule', [
   z.object({ rule: z.literal('keep-latest-status'), status: z.string().min(1), name }).strict(),
   z.object({ rule: z.literal('keep-calendar'), unit: z.enum(CALENDAR_UNITS), count, timeZone: z.string().min(1).optional(), maxAge: duration.optional(), name }).strict(),
   z.object({ rule: z.literal('preserve-runs'), runIds: z.array(z.string().min(1)), name }).strict(),
-  z.object({ rule: z.literal('run-tiers'), keepAll: count, keepFinal: count, name }).strict(),
+  z
+    .object({ rule: z.literal('run-tiers'), keepAll: count, keepFinal: count, finalKeeps: z.enum(['latest', 'checkpoint']).optional(), archiveKeeps: z.enum(['summary', 'final']).optional(), name })
+    .strict(),
 ]);
 
 /** zod schema of a policy's JSON form (everything but `summarizer`), e.g. for a config file. */

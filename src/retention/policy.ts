@@ -79,6 +79,26 @@ export interface RunTiersRule extends RuleBase {
   readonly keepAll: number;
   /** Runs after those that keep their final snapshot only (spec: runs 11–50, so 40). */
   readonly keepFinal: number;
+  /**
+   * What a run of the second tier keeps:
+   * - `'latest'`: its `latest.json` alone — the spec's "delete all except latest.json"
+   *   (history entries, batch files, the index; no summary is written). A run whose
+   *   `latest.json` is not its readable newest snapshot, or that another rule keeps more
+   *   of, falls back to `'checkpoint'`;
+   * - `'checkpoint'`: its final snapshot (`latest.json` and its history entry), the index
+   *   trimmed to it, and a summary written first.
+   * @default 'checkpoint' (`phasedWorkflowRetention` says `'latest'`)
+   */
+  readonly finalKeeps?: 'latest' | 'checkpoint';
+  /**
+   * What an archived run (the third tier) keeps:
+   * - `'summary'`: its summary only (the spec's "delete all checkpoints, keep only
+   *   summary"): everything else goes, `latest.json` included, once the summary is written;
+   * - `'final'`: its summary and its final snapshot, unless the plan is made with
+   *   `allowRunDeletion: true`.
+   * @default 'final' (`phasedWorkflowRetention` says `'summary'`)
+   */
+  readonly archiveKeeps?: 'summary' | 'final';
 }
 
 /** One retention rule. A policy keeps the union of what its rules keep, like restic's `forget` flags. */
@@ -166,7 +186,14 @@ export type ResolvedRule =
   | { readonly rule: 'keep-latest-status'; readonly name: string; readonly status: string }
   | { readonly rule: 'keep-calendar'; readonly name: string; readonly unit: CalendarUnit; readonly count: number; readonly timeZone: string; readonly maxAgeMs: number }
   | { readonly rule: 'preserve-runs'; readonly name: string; readonly runIds: ReadonlySet<string> }
-  | { readonly rule: 'run-tiers'; readonly name: string; readonly keepAll: number; readonly keepFinal: number };
+  | {
+      readonly rule: 'run-tiers';
+      readonly name: string;
+      readonly keepAll: number;
+      readonly keepFinal: number;
+      readonly finalKeeps: 'latest' | 'checkpoint';
+      readonly archiveKeeps: 'summary' | 'final';
+    };
 
 /** A validated policy: what {@link resolveRetentionPolicy} returns. */
 export interface ResolvedRetentionPolicy {
@@ -230,7 +257,7 @@ export function resolveRetentionPolicy(policy: RetentionPolicy): ResolvedRetenti
       case 'preserve-runs':
         return { rule: 'preserve-runs', name: ruleName, runIds: new Set(rule.runIds) };
       case 'run-tiers':
-        return { rule: 'run-tiers', name: ruleName, keepAll: rule.keepAll, keepFinal: rule.keepFinal };
+        return { rule: 'run-tiers', name: ruleName, keepAll: rule.keepAll, keepFinal: rule.keepFinal, finalKeeps: rule.finalKeeps ?? 'checkpoint', archiveKeeps: rule.archiveKeeps ?? 'final' };
     }
   });
   if (rules.filter((r) => r.rule === 'run-tiers').length > 1) {
@@ -260,7 +287,7 @@ export function describeRetentionRule(rule: RetentionRule): string {
     case 'preserve-runs':
       return `${retentionRuleName(rule)}: every snapshot of ${rule.runIds.length} run(s)`;
     case 'run-tiers':
-      return `${retentionRuleName(rule)}: ${rule.keepAll} newest runs keep all, next ${rule.keepFinal} keep their final snapshot, older runs are archived to a summary`;
+      return `${retentionRuleName(rule)}: ${rule.keepAll} newest runs keep all, next ${rule.keepFinal} keep ${rule.finalKeeps === 'latest' ? 'their latest.json only' : 'their final snapshot'}, older runs are archived to a summary${rule.archiveKeeps === 'summary' ? ' only' : ''}`;
   }
 }
 
@@ -294,8 +321,11 @@ export const keepMonthly = (n: number, options?: CalendarRuleOptions): KeepCalen
 export const keepYearly = (n: number, options?: CalendarRuleOptions): KeepCalendarRule => calendar('year', n, options);
 /** `preserve-runs`: every snapshot of these runs (like adding them to `preserved_runs.json`, without touching storage). */
 export const preserveRuns = (runIds: readonly string[], options: { name?: string } = {}): PreserveRunsRule => ({ rule: 'preserve-runs', runIds, ...options });
-/** `run-tiers`: the `keepAll` newest runs keep everything, the next `keepFinal` keep their final snapshot, older runs are archived to a summary. */
-export const keepRunTiers = (tiers: { keepAll: number; keepFinal: number; name?: string }): RunTiersRule => ({ rule: 'run-tiers', ...tiers });
+/** `run-tiers`: the `keepAll` newest runs keep everything, the next `keepFinal` keep their final snapshot (or `latest.json` only), older runs are archived to a summary (only). */
+export const keepRunTiers = (tiers: { keepAll: number; keepFinal: number; finalKeeps?: 'latest' | 'checkpoint'; archiveKeeps?: 'summary' | 'final'; name?: string }): RunTiersRule => ({
+  rule: 'run-tiers',
+  ...tiers,
+});
 
 /** Freezes a policy and its rules, so the shared default policies cannot be changed by a caller. */
 export function freezePolicy(policy: RetentionPolicy): RetentionPolicy {

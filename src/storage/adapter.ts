@@ -130,6 +130,12 @@ export interface StorageAdapter {
   rateBudget?(): RateBudget;
   /** Pushes writes held in a local queue (see {@link PutResult.pending}) to the backend. */
   flush?(): Promise<void>;
+  /**
+   * True while a write of `key` is held in the adapter's local queue (see
+   * {@link PutResult.pending}), not yet at the backend. Writers use it to keep growing a
+   * batch file that has not left the machine instead of starting a new one.
+   */
+  isPending?(key: string): boolean;
   /** Releases resources (after flushing any local queue); later calls reject with `checkpoint_closed`. Idempotent. */
   close(): Promise<void>;
 }

@@ -17,6 +17,7 @@ import { executeWrite, type CreateOp, type IndexState, type ReplaceOp, type Writ
 import { withRetry } from './retry.js';
 import { createRunLock, defaultIsProcessAlive, defaultLockIdentity, type RunLock } from './run-lock.js';
 import { recoverRun, type HeadLocation } from './sequence-recovery.js';
+import { joinHeldHead, pushHeldAtRunEnd, repointEntries } from './held-batch.js';
 import { encodeForStorage, type SizePolicy, type SnapshotHeader, type StorableSnapshot } from './size-limit.js';
 import { materialText, validateTrigger, type ValidatedTrigger } from './triggers.js';
 import type { CheckpointFailure, CheckpointInput, CheckpointResult, CheckpointSuccess, CheckpointWriter, WriterEventMap, WriterOptions } from './types.js';
@@ -346,7 +347,12 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
         const bytes = encodeBatchFile(members);
         if (bytes.length <= maxBytes) batchFile = { key: layout.batchKey(runId, planned[0]!.draft.sequence, newest!.draft.sequence), bytes, members };
       }
-      // Immutable history stores the rewrite in latest only, and only when no new snapshot replaces latest.
+      // Awaited one at a time, checkpoints below the floor join the head's file while the adapter still holds it (held-batch.ts).
+      const held =
+        hasHistory && budgetLow && layout.batchKey && useAtomicBatch && !headRewrite && head && planned.length > 0
+          ? await joinHeldHead(storage, layout.batchKey, runId, { sequence: head.header.sequence, location: head.location }, planned.map((p) => ({ sequence: p.draft.sequence, bytes: p.stored.bytes })), maxBytes)
+          : undefined;
+      if (held) batchFile = { key: held.key, bytes: held.bytes, members: [...held.members] };
       if (headRewrite && !(immutableHistory && newest)) {
         for (const part of headRewrite.stored.parts) creates.push({ key: part.key, bytes: part.data });
         const loc = immutableHistory ? { kind: 'latest' as const } : headRewrite.location;
@@ -382,22 +388,28 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
       const entryOf = (p: Planned<P>, filePath: string): RunIndexEntry =>
         Object.freeze({ sequence: p.draft.sequence, checkpoint_id: p.draft.id, trigger: p.draft.source, timestamp: p.draft.createdAt, file_path: filePath, status: p.draft.status });
       const written = hasHistory ? planned.map((p) => entryOf(p, p.key)) : [];
-      const entries: RunIndexEntry[] = [...unindexed, ...(hasHistory ? written : newest ? [entryOf(newest, latestKey)] : [])];
+      const entries: RunIndexEntry[] = [
+        ...(held ? [...unindexed.filter((e) => e.file_path !== held.replaced), ...repointEntries([...(index.doc?.checkpoints ?? []), ...unindexed], held)] : unindexed),
+        ...(hasHistory ? written : newest ? [entryOf(newest, latestKey)] : []),
+      ];
       const prune = autoRetention && planned.length > 0 ? await prunable() : [];
       // A long run's index is rewritten every max(1, n/16) checkpoints (see indexDeferral), and
       // at once when the run ends or prunes; held-back entries stay in `unindexed` until then.
       const writeIndex =
         indexKey !== undefined &&
         entries.length > 0 &&
-        (!hasHistory || prune.length > 0 || entries.length >= indexDeferral(index.doc?.checkpoint_count ?? 0) || planned.some((p) => profile.isTerminal(p.draft.status)));
+        (!hasHistory || prune.length > 0 || held !== undefined || entries.length >= indexDeferral(index.doc?.checkpoint_count ?? 0) || planned.some((p) => profile.isTerminal(p.draft.status)));
       const plan: WritePlan = {
         creates,
         replaces,
         ...(latestBytes ? { latest: { key: latestKey, bytes: latestBytes } } : {}),
-        ...(writeIndex ? { index: { key: indexKey, entries, ...(prune.length > 0 ? { remove: new Set(prune.map((e) => e.file_path)) } : {}) } } : {}),
+        ...(writeIndex
+          ? { index: { key: indexKey, entries, ...(prune.length > 0 || held ? { remove: new Set([...prune.map((e) => e.file_path), ...(held ? [held.replaced] : [])]) } : {}) } }
+          : {}),
         // With an atomic batch the pruned files go in the same commit (one durable commit per
-        // checkpoint, not two); otherwise they are deleted after this plan is durable.
-        ...(useAtomicBatch && prune.length > 0 ? { deletes: [...prunedKeys(prune)] } : {}),
+        // checkpoint, not two); otherwise they are deleted after this plan is durable. The
+        // held file a batch file took over goes in the same write.
+        ...(useAtomicBatch && (prune.length > 0 || held) ? { deletes: [...prunedKeys(prune), ...(held ? [held.replaced] : [])] } : {}),
       };
       for (const p of planned) if (p.stored.parts.length > 0) partsBySequence.set(p.draft.sequence, p.stored.parts.map((part) => part.key));
 
@@ -407,8 +419,9 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
         retryOptions,
       );
 
-      // Durable: acknowledge in call order and move the head.
-      const outcome = report.pending ? 'queued' : 'written';
+      // Durable: acknowledge in call order and move the head. A held run end is pushed first (held-batch.ts).
+      const pushed = report.pending && planned.some((p) => profile.isTerminal(p.draft.status)) && (await pushHeldAtRunEnd(storage));
+      const outcome = report.pending && !pushed ? 'queued' : 'written';
       const mode = batchFile ? 'batch-file' : report.mode;
       unindexed = writeIndex ? [] : entries;
       if (headRewrite && head) {
@@ -477,6 +490,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
         head = { header: newest.draft, payloadText: newest.payloadText, material: newest.material, createdAtMs: newest.createdAtMs, location, latestOnly: [] };
       }
       if (autoRetention) {
+        if (held) history = [...history.filter((e) => e.file_path !== held.replaced), ...repointEntries(history, held)];
         history.push(...written);
         if (prune.length > 0) await removePruned(prune, plan.deletes !== undefined);
       }

@@ -35,15 +35,24 @@ describe('planResume on githubStorage (emulator)', () => {
     await writer.close();
 
     const reader = open();
+    // The locate's cost alone: the profile's rule without its history read (after a
+    // phase_complete it reads earlier snapshots to name the next phase; counted below).
+    const rule = (s: Parameters<NonNullable<typeof phasedWorkflow.resume>>[0], c: Parameters<NonNullable<typeof phasedWorkflow.resume>>[1]) => phasedWorkflow.resume!(s, c);
     let before = requests();
-    const plan = await planResume({ storage: reader, profile: phasedWorkflow, runId: RUN });
+    const plan = await planResume({ storage: reader, profile: phasedWorkflow, runId: RUN, rule });
     expect(plan).toMatchObject({ at: 'phase_2', snapshot: { sequence: 3 }, source: { origin: 'latest', latest: 'valid' } });
     const probed = requests() - before;
     before = requests();
-    const locked = await planResume({ storage: reader, profile: phasedWorkflow, runId: RUN, newerCheck: 'lock' });
+    const named = await planResume({ storage: reader, profile: phasedWorkflow, runId: RUN, newerCheck: 'lock' });
+    expect(named.at).toBe('phase_2');
+    const withHistory = requests() - before;
+    before = requests();
+    const locked = await planResume({ storage: reader, profile: phasedWorkflow, runId: RUN, newerCheck: 'lock', rule });
     expect(locked.snapshot.sequence).toBe(3);
     expect(requests() - before).toBe(2); // latest.json and the (released) lock
     expect(probed).toBe(1 + 18); // latest.json + cp_004_<trigger>.json[.gz] for the nine triggers
+    // The history read that names the next phase: one listing and the two earlier snapshots (neither names phase_2).
+    expect(withHistory - 2).toBeLessThanOrEqual(4);
 
     // A damaged latest.json in the repository: the index's top entry is used.
     await reader.put(phasedWorkflow.layout.latestKey(RUN), utf8Encode('{"checkpoint_id": "truncated'));

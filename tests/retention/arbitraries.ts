@@ -195,7 +195,12 @@ export const ruleArb: fc.Arbitrary<RetentionRule> = fc.oneof(
     })
     .map(({ maxAge, ...r }) => ({ rule: 'keep-calendar' as const, ...r, ...(maxAge === undefined ? {} : { maxAge }) })),
   fc.array(fc.nat({ max: 6 }), { maxLength: 2 }).map((ids) => ({ rule: 'preserve-runs' as const, runIds: ids.map((i) => `run-${i}`) })),
-  fc.record({ keepAll: fc.nat({ max: 3 }), keepFinal: fc.nat({ max: 3 }) }).map((t) => ({ rule: 'run-tiers' as const, ...t })),
+  fc
+    .record(
+      { keepAll: fc.nat({ max: 3 }), keepFinal: fc.nat({ max: 3 }), finalKeeps: fc.constantFrom('latest' as const, 'checkpoint' as const), archiveKeeps: fc.constantFrom('summary' as const, 'final' as const) },
+      { requiredKeys: ['keepAll', 'keepFinal'] },
+    )
+    .map((t) => ({ rule: 'run-tiers' as const, ...t })),
 );
 
 /** Random policies: up to 4 rules (at most one run-tiers), optional compression. Rules get distinct names so reasons can be traced to them. */

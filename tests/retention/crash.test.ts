@@ -54,10 +54,10 @@ const lifecycle: Scenario<unknown> = {
 
 const phasedRuns = Array.from({ length: 6 }, (_, i) => uuidFor(`crash-run-${i}`));
 const phased: Scenario<unknown> = {
-  name: 'phasedWorkflow: spec tiers (scaled down), summaries, run deletion',
+  name: 'phasedWorkflow: spec tiers (scaled down): latest.json only, summary only',
   profile: phasedWorkflow as Profile<unknown>,
-  policy: { name: 'tiers', rules: [keepRunTiers({ keepAll: 2, keepFinal: 2 })] },
-  options: { allowRunDeletion: true },
+  policy: { name: 'tiers', rules: [keepRunTiers({ keepAll: 2, keepFinal: 2, finalKeeps: 'latest', archiveKeeps: 'summary' })] },
+  options: {},
   async build(storage) {
     for (const [i, runId] of phasedRuns.entries()) await writeRun(storage, phasedWorkflow, runId, series(3, NOW - (10 - i) * DAY, HOUR, 'completed'));
   },

@@ -102,7 +102,11 @@ describe('durations and policies', () => {
       compressAfter: '24h',
     });
     expect(Object.isFrozen(snapshotLifecycleRetention) && Object.isFrozen(snapshotLifecycleRetention.rules)).toBe(true);
-    expect(phasedWorkflowRetention.rules).toEqual([{ rule: 'run-tiers', keepAll: 10, keepFinal: 40 }]);
+    // The spec's tiers (issue 16): runs 11–50 keep latest.json only, runs 51+ their summary only.
+    expect(phasedWorkflowRetention.rules).toEqual([{ rule: 'run-tiers', keepAll: 10, keepFinal: 40, finalKeeps: 'latest', archiveKeeps: 'summary' }]);
+    expect(phasedWorkflowRetention.rules.map(describeRetentionRule)).toEqual([
+      'run-tier: 10 newest runs keep all, next 40 keep their latest.json only, older runs are archived to a summary only',
+    ]);
     expect(phasedWorkflowRetention.summarizer).toBe(phasedWorkflowSummarizer);
     expect(phasedWorkflowRetention.compressAfter).toBeUndefined();
     expect(snapshotLifecycleRetention.rules.map(describeRetentionRule)).toEqual([
@@ -111,7 +115,9 @@ describe('durations and policies', () => {
       'keep-latest-completed: newest "completed" snapshot per run',
     ]);
     expect(createSnapshotLifecycleRetention({ keepLast: 10, compressAfter: false }).compressAfter).toBeUndefined();
-    expect(createPhasedWorkflowRetention({ keepAll: 3, keepFinal: 7 }).rules).toEqual([{ rule: 'run-tiers', keepAll: 3, keepFinal: 7 }]);
+    expect(createPhasedWorkflowRetention({ keepAll: 3, keepFinal: 7 }).rules).toEqual([{ rule: 'run-tiers', keepAll: 3, keepFinal: 7, finalKeeps: 'latest', archiveKeeps: 'summary' }]);
+    expect(createPhasedWorkflowRetention({ conservative: true }).rules).toEqual([{ rule: 'run-tiers', keepAll: 10, keepFinal: 40 }]);
+    expect(() => createPhasedWorkflowRetention({ conservative: 'yes' as unknown as boolean })).toThrow(/conservative must be a boolean/);
   });
 });
 

@@ -48,20 +48,23 @@ function applied(inv: RetentionInventory, plan: RetentionPlan): RetentionInvento
     }
     const snapshots = run.snapshots
       .filter((s) => isKept(byKey.get(key(run.runId, s.id))!.action))
+      // A run thinned to latest.json loses its kept snapshot's history and batch files.
+      .map((s) => ({ ...s, files: s.files.filter((f) => !deletedKeys.has(f.key)), batches: s.batches.filter((b) => !deletedKeys.has(b)), parts: s.parts.filter((p) => !deletedKeys.has(p.key)) }))
       .map((s) => {
         if (byKey.get(key(run.runId, s.id))!.action !== 'compress') return s;
         const plain = s.files.find((f) => !f.compressed)!;
         return { ...s, files: [{ key: `${plain.key}.gz`, version: 'gz', size: 40, compressed: true }] };
       });
     const indexOp = plan.operations.find((o) => o.type === 'update-index' && o.runId === run.runId);
-    let index = run.index;
+    let index = run.index && !deletedKeys.has(run.index.key) ? run.index : undefined;
     if (index && indexOp && indexOp.type === 'update-index') {
       const remove = new Set(indexOp.remove);
       const rename = new Set(indexOp.rename);
       index = { ...index, entries: index.entries.filter((e) => !remove.has(e.checkpoint_id)).map((e) => (rename.has(e.checkpoint_id) ? { ...e, file_path: `${e.file_path}.gz` } : e)) };
     }
+    const { index: _index, ...rest } = run;
     return {
-      ...run,
+      ...rest,
       snapshots,
       ...(summary ? { summary } : {}),
       ...(index ? { index } : {}),
@@ -152,6 +155,7 @@ describe('planRetention properties', () => {
           });
         }
         expect(plan.runs.filter((r) => r.deleteRun).map((r) => r.runId)).toEqual([...ref.deletedRuns].sort());
+        expect(plan.runs.filter((r) => r.latestOnly).map((r) => r.runId)).toEqual([...ref.latestOnlyRuns].sort());
       }),
       RUNS,
     );
@@ -166,7 +170,8 @@ describe('planRetention properties', () => {
         const preservedByRule = (runId: string): boolean => policy.rules.some((r) => r.rule === 'preserve-runs' && r.runIds.includes(runId));
         for (const run of inv.runs) {
           if (deletedRuns.has(run.runId)) {
-            expect(options.allowRunDeletion).toBe(true);
+            // Only on request: the plan's flag, or the policy's tiers saying "summary only" (the phased spec's runs 51+).
+            expect(options.allowRunDeletion || policy.rules.some((r) => r.rule === 'run-tiers' && r.archiveKeeps === 'summary')).toBe(true);
             expect(plan.runs.find((r) => r.runId === run.runId)!.tier).toBe('archive');
             expect(plan.operations.some((o) => o.type === 'write-summary' && o.runId === run.runId) || run.summary !== undefined).toBe(true);
             continue;
@@ -197,7 +202,18 @@ describe('planRetention properties', () => {
           ]),
         );
         for (const op of plan.operations) if (op.type === 'delete' || op.type === 'compress') expect(known.has(op.key)).toBe(true);
-        for (const op of plan.operations) if (op.type === 'delete' && (op.kind === 'latest' || op.kind === 'index')) expect(deletedRuns.has(op.runId)).toBe(true);
+        // latest.json goes only with its run; the index also when the run keeps latest.json alone.
+        const latestOnly = new Set(plan.runs.filter((r) => r.latestOnly).map((r) => r.runId));
+        for (const op of plan.operations) if (op.type === 'delete' && op.kind === 'latest') expect(deletedRuns.has(op.runId)).toBe(true);
+        for (const op of plan.operations) if (op.type === 'delete' && op.kind === 'index') expect(deletedRuns.has(op.runId) || latestOnly.has(op.runId)).toBe(true);
+        // A run thinned to latest.json keeps it, and the parts of the snapshot it holds.
+        for (const run of inv.runs) {
+          if (!latestOnly.has(run.runId)) continue;
+          const held = run.snapshots.find((s) => s.latest)!;
+          const deleted = new Set(plan.operations.flatMap((o) => (o.type === 'delete' ? [o.key] : [])));
+          expect(run.latest && !deleted.has(run.latest.key)).toBe(true);
+          for (const p of held.parts) expect(deleted.has(p.key)).toBe(false);
+        }
       }),
       RUNS,
     );
@@ -275,5 +291,32 @@ describe('planRetention properties', () => {
       }),
       RUNS,
     );
+  });
+
+  it("the phased spec's tiers alone (latest.json only, summary only): matches the reference, keeps latest.json, and a second plan over the result does nothing", () => {
+    const specTiers = fc.record({ keepAll: fc.nat({ max: 2 }), keepFinal: fc.nat({ max: 3 }) }).map(
+      (t): RetentionPolicy => ({ name: 'spec-tiers', rules: [{ rule: 'run-tiers', ...t, finalKeeps: 'latest', archiveKeeps: 'summary' }] }),
+    );
+    let latestOnlyRuns = 0;
+    fc.assert(
+      fc.property(inventoryArb, specTiers, optionsArb, (inv, policy, options) => {
+        const plan = planRetention(inv, policy, NOW, options);
+        const ref = referencePlan(inv, policy, NOW, options);
+        expect(plan.runs.filter((r) => r.latestOnly).map((r) => r.runId)).toEqual([...ref.latestOnlyRuns].sort());
+        expect(plan.runs.filter((r) => r.deleteRun).map((r) => r.runId)).toEqual([...ref.deletedRuns].sort());
+        for (const p of plan.snapshots) expect(p.action).toBe(ref.snapshots.get(key(p.snapshot.runId, p.snapshot.id))!.action);
+        for (const r of plan.runs) {
+          if (!r.latestOnly) continue;
+          latestOnlyRuns++;
+          const run = inv.runs.find((x) => x.runId === r.runId)!;
+          expect(plan.operations.some((o) => o.type === 'delete' && o.key === run.latest!.key)).toBe(false);
+          expect(plan.operations.some((o) => o.type === 'write-summary' && o.runId === r.runId)).toBe(false);
+        }
+        const again = planRetention(applied(inv, plan), policy, NOW, options);
+        expect(again.operations.filter((o) => o.type === 'delete' || o.type === 'compress' || o.type === 'update-index')).toEqual([]);
+      }),
+      { numRuns: 200 },
+    );
+    expect(latestOnlyRuns).toBeGreaterThan(0); // the generator does reach the tier
   });
 });

@@ -78,6 +78,8 @@ export interface ReferencePlan {
   /** Keyed by `${runId}\u0000${id}`. */
   readonly snapshots: Map<string, ReferenceDecision>;
   readonly deletedRuns: Set<string>;
+  /** Runs thinned to latest.json alone (`finalKeeps: 'latest'`). */
+  readonly latestOnlyRuns: Set<string>;
 }
 
 function finalOf(snaps: readonly InventorySnapshot[]): InventorySnapshot | undefined {
@@ -94,6 +96,7 @@ export function referencePlan(inv: RetentionInventory, policy: RetentionPolicy, 
   const tierName = tiers ? ruleName(tiers) : 'run-tier';
   const out = new Map<string, ReferenceDecision>();
   const deletedRuns = new Set<string>();
+  const latestOnlyRuns = new Set<string>();
 
   const runTime = (run: InventoryRun): number => {
     const f = finalOf(run.snapshots);
@@ -120,6 +123,7 @@ export function referencePlan(inv: RetentionInventory, policy: RetentionPolicy, 
     const summaryKey = run.summary?.key ?? run.summaryKey;
     const archived = tier === 'archive' && !preserved && summaryKey !== undefined;
     const final = finalOf(snaps);
+    const tierRule = tiers && tiers.rule === 'run-tiers' ? tiers : undefined;
 
     for (const s of snaps) {
       const age = now - s.createdAtMs;
@@ -127,7 +131,6 @@ export function referencePlan(inv: RetentionInventory, policy: RetentionPolicy, 
       if (!inv.preservedRunsReadable) add(s, 'preserved-runs-unreadable');
       if (rules.length === 0) add(s, 'no-rules');
       if (tier === 'recent') add(s, `${tierName}-recent`);
-      if ((tier === 'final' || (tier === 'archive' && !archived)) && s === final) add(s, `${tierName}-final`);
       for (const rule of rules) {
         const name = ruleName(rule);
         switch (rule.rule) {
@@ -165,9 +168,30 @@ export function referencePlan(inv: RetentionInventory, policy: RetentionPolicy, 
       }
     }
 
+    // latest-only (the spec's "delete all except latest.json"): latest.json is the newest
+    // readable snapshot, the run is healthy and nothing else of it is kept by a rule.
+    const healthy =
+      (!run.latest || run.latest.readable) &&
+      (!run.index || run.index.readable) &&
+      (options.deleteUnreadable === true || (run.unreadable.length === 0 && !run.batches.some((b) => b.unreadableMembers > 0)));
+    const latestSnap = snaps.find((s) => s.latest);
+    let newestSnap: InventorySnapshot | undefined;
+    for (const s of snaps) if (!newestSnap || s.sequence > newestSnap.sequence || (s.sequence === newestSnap.sequence && newer(s, newestSnap))) newestSnap = s;
+    const latestOnly =
+      tier === 'final' &&
+      tierRule?.finalKeeps === 'latest' &&
+      !preserved &&
+      healthy &&
+      snaps.every((s) => reasons.get(s)!.size === 0) &&
+      latestSnap !== undefined &&
+      latestSnap === newestSnap &&
+      run.latest?.readable === true;
+    for (const s of snaps) if ((tier === 'final' || (tier === 'archive' && !archived)) && s === final) add(s, `${tierName}-final`);
+
     // Batch files: a file with a kept member (or an unreadable one) keeps all its members.
     const pinned = (key: string): boolean => !options.deleteUnreadable && run.batches.some((b) => b.key === key && b.unreadableMembers > 0);
     const spread = (): void => {
+      if (latestOnly) return;
       let changed = true;
       while (changed) {
         changed = false;
@@ -183,12 +207,9 @@ export function referencePlan(inv: RetentionInventory, policy: RetentionPolicy, 
     };
     spread();
 
-    const healthy =
-      (!run.latest || run.latest.readable) &&
-      (!run.index || run.index.readable) &&
-      (options.deleteUnreadable === true || (run.unreadable.length === 0 && !run.batches.some((b) => b.unreadableMembers > 0)));
     const nothingKept = snaps.every((s) => reasons.get(s)!.size === 0);
-    const deleteRun = archived && options.allowRunDeletion === true && healthy && nothingKept && (snaps.length > 0 || run.summary !== undefined);
+    const deleteRun = archived && (options.allowRunDeletion === true || tierRule?.archiveKeeps === 'summary') && healthy && nothingKept && (snaps.length > 0 || run.summary !== undefined);
+    if (latestOnly) latestOnlyRuns.add(run.runId);
     if (deleteRun) deletedRuns.add(run.runId);
     else {
       const latest = snaps.find((s) => s.latest);
@@ -204,10 +225,10 @@ export function referencePlan(inv: RetentionInventory, policy: RetentionPolicy, 
       const r = reasons.get(s)!;
       let action: RetentionAction;
       if (r.size > 0) {
-        action = inv.profile.compressHistory && now - s.createdAtMs >= compressAfter && s.files.some((f) => !f.compressed) ? 'compress' : 'keep';
+        action = inv.profile.compressHistory && !latestOnly && now - s.createdAtMs >= compressAfter && s.files.some((f) => !f.compressed) ? 'compress' : 'keep';
       } else action = archived ? 'summarize' : 'delete';
       out.set(`${run.runId}\u0000${s.id}`, { action, reasons: r });
     }
   }
-  return { snapshots: out, deletedRuns };
+  return { snapshots: out, deletedRuns, latestOnlyRuns };
 }

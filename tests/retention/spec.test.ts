@@ -10,9 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fsStorage } from 'savepoint/fs';
-import { cleanupAfterRunCompletion, memoryStorage, runRetention, type Clock, type StorageAdapter } from 'savepoint';
+import { cleanupAfterRunCompletion, memoryStorage, planResume, runRetention, type Clock, type StorageAdapter } from 'savepoint';
 import { decodeRetentionLog, decodeRunIndex } from 'savepoint/toolkit';
-import { phasedWorkflow, phasedWorkflowRetention, PhasedRunSummarySchema } from 'savepoint/phased-workflow';
+import { createPhasedWorkflowRetention, phasedWorkflow, phasedWorkflowRetention, PhasedRunSummarySchema } from 'savepoint/phased-workflow';
 import { utf8Decode, utf8Encode } from '../../src/codec/utf8.js';
 import { HOUR, runKeys, uuidFor, writeRun } from '../fixtures/retention/store.js';
 
@@ -59,14 +59,90 @@ async function sixtyRuns(make: () => StorageAdapter): Promise<StorageAdapter> {
 
 const json = async (storage: StorageAdapter, key: string): Promise<Record<string, unknown>> => JSON.parse(utf8Decode((await storage.get(key))!.bytes)) as Record<string, unknown>;
 
+const ALL_FILES = ['cp_001_phase_complete.json', 'cp_002_gate_decision.json', 'cp_003_phase_complete.json', 'cp_004_phase_complete.json', 'index.json', 'latest.json'];
+
+/** Exactly the spec's summary_schema fields (and types) of an archived run's summary, plus savepoint's own. */
+async function expectSummary(storage: StorageAdapter, runId: string, i: number): Promise<void> {
+  const summary = await json(storage, `checkpoints/${runId}/summary.json`);
+  const start = NOW - (i + 1) * HOUR;
+  const specFields = Object.fromEntries(['run_id', 'started_at', 'completed_at', 'phases_completed', 'final_status', 'total_cost_usd', 'errors_count'].map((k) => [k, summary[k]]));
+  expect(PhasedRunSummarySchema.parse(specFields)).toEqual({
+    run_id: runId,
+    started_at: new Date(start).toISOString(),
+    completed_at: new Date(start + 30 * 60_000).toISOString(),
+    phases_completed: 4,
+    final_status: i % 7 === 3 ? 'failed' : 'completed',
+    total_cost_usd: 2,
+    errors_count: 1,
+  });
+  expect(summary).toMatchObject({ checkpoint_count: 4, last_checkpoint_at: new Date(start + 30 * 60_000).toISOString(), archived_at: new Date(NOW).toISOString() });
+}
+
 describe.each(storages)('phased-workflow-github.md retention test: 60 runs on %s', (_name, make) => {
-  it('keeps all of runs 1–10, the final checkpoint of 11–50, a summary of 51+ and every preserved run', async () => {
+  it('by default the spec to the letter: runs 1–10 keep all, 11–50 only latest.json, 51+ only their summary, preserved runs all (issue 16 d, regression)', async () => {
+    const storage = await sixtyRuns(make);
+    const preserved = runIds[54]!;
+    await storage.put('checkpoints/preserved_runs.json', utf8Encode(JSON.stringify([preserved])));
+
+    const result = await cleanupAfterRunCompletion({ storage, profile, runId: runIds[0]!, policy: phasedWorkflowRetention, clock });
+    expect(result.ran).toBe(true);
+    if (!result.ran) return;
+    expect(result.report.status).toBe('completed');
+    for (const [i, runId] of runIds.entries()) {
+      const keys = (await runKeys(storage, profile, runId)).map((k) => k.slice(k.lastIndexOf('/') + 1));
+      if (i < 10 || runId === preserved) expect(keys).toEqual(ALL_FILES);
+      else if (i < 50) {
+        // cleanup_process step 2: "delete all except latest.json". It still holds the final checkpoint, and the run resumes from it.
+        expect(keys).toEqual(['latest.json']);
+        const plan = await planResume({ storage, profile, runId, clock });
+        expect(plan.snapshot.sequence).toBe(4);
+        expect(plan.source.origin).toBe('latest');
+      } else {
+        // Step 3: "delete all checkpoints, keep only summary".
+        expect(keys).toEqual(['summary.json']);
+        await expectSummary(storage, runId, i);
+      }
+    }
+    expect(result.plan.totals).toMatchObject({ delete: 40 * 3, runsArchived: 9, runsDeleted: 9 });
+    expect(result.plan.runs.filter((r) => r.latestOnly)).toHaveLength(40);
+    const log = decodeRetentionLog((await storage.get('checkpoints/retention_log.json'))!.bytes);
+    // 11–50: four history entries and the index each; 51+: those and latest.json.
+    expect(log.entries[0]).toMatchObject({ policy: 'phasedWorkflow', status: 'completed', files_deleted: 40 * 5 + 9 * 6 });
+    expect(log.entries[0]!.summaries_written).toHaveLength(9);
+    expect(log.entries[0]!.runs_deleted).toHaveLength(9);
+
+    // Idempotent; ranks hold (archived runs rank by their summary's last_checkpoint_at).
+    const again = await runRetention({ storage, profile, policy: phasedWorkflowRetention, clock });
+    expect(again.plan.operations).toEqual([]);
+    expect(again.plan.runs.map((r) => [r.runId, r.tier])).toEqual(result.plan.runs.map((r) => [r.runId, r.tier]));
+  });
+
+  it.runIf(_name === 'memoryStorage')('a run thinned to latest.json is archived to a summary when it passes rank 50', async () => {
+    const storage = await sixtyRuns(make);
+    const tiers = createPhasedWorkflowRetention({ keepAll: 10, keepFinal: 40 });
+    await runRetention({ storage, profile, policy: tiers, clock });
+    // Ten runs later, run 41–50 are 51+: their summary is made from latest.json alone.
+    const closer = createPhasedWorkflowRetention({ keepAll: 10, keepFinal: 30 });
+    const result = await runRetention({ storage, profile, policy: closer, clock });
+    expect(result.report.status).toBe('completed');
+    for (const [i, runId] of runIds.entries()) {
+      if (i < 40 || i >= 50) continue;
+      expect((await runKeys(storage, profile, runId)).map((k) => k.slice(k.lastIndexOf('/') + 1))).toEqual(['summary.json']);
+      const summary = await json(storage, `checkpoints/${runId}/summary.json`);
+      const start = NOW - (i + 1) * HOUR;
+      // latest.json was all that was left: the run is known to have started by its final checkpoint.
+      expect(summary).toMatchObject({ run_id: runId, started_at: new Date(start + 30 * 60_000).toISOString(), phases_completed: 4, checkpoint_count: 4 });
+    }
+  });
+
+  it('conservative: keeps all of runs 1–10, the final checkpoint of 11–50, a summary of 51+ and every preserved run', async () => {
     const storage = await sixtyRuns(make);
     // A user hand-writes the spec's manual override as a plain list.
     const preserved = runIds[54]!;
     await storage.put('checkpoints/preserved_runs.json', utf8Encode(JSON.stringify([preserved])));
 
-    const result = await cleanupAfterRunCompletion({ storage, profile, runId: runIds[0]!, policy: phasedWorkflowRetention, clock });
+    const conservative = createPhasedWorkflowRetention({ conservative: true });
+    const result = await cleanupAfterRunCompletion({ storage, profile, runId: runIds[0]!, policy: conservative, clock });
     expect(result.ran).toBe(true);
     if (!result.ran) return;
     expect(result.report.status).toBe('completed');
@@ -78,25 +154,12 @@ describe.each(storages)('phased-workflow-github.md retention test: 60 runs on %s
         expect(keys).toEqual(['cp_001_phase_complete.json', 'cp_002_gate_decision.json', 'cp_003_phase_complete.json', 'cp_004_phase_complete.json', 'index.json', 'latest.json']);
         continue;
       }
-      // 11–50: "delete all except latest.json" (its history entry is the same checkpoint); 51+: the
-      // summary too. Without allowRunDeletion the final checkpoint of 51+ stays beside the summary.
+      // Conservative: 11–50 keep the final checkpoint's history entry, the index and a summary beside
+      // latest.json; 51+ the summary too, and without allowRunDeletion their final checkpoint.
       expect(keys).toEqual(['cp_004_phase_complete.json', 'index.json', 'latest.json', 'summary.json']);
       const index = decodeRunIndex((await storage.get(`checkpoints/${runId}/index.json`))!.bytes);
       expect(index.checkpoints.map((e) => e.file_path)).toEqual([`checkpoints/${runId}/cp_004_phase_complete.json`]);
-      const summary = await json(storage, `checkpoints/${runId}/summary.json`);
-      const start = NOW - (i + 1) * HOUR;
-      // Exactly the spec's summary_schema fields (and types), plus savepoint's own.
-      const specFields = Object.fromEntries(['run_id', 'started_at', 'completed_at', 'phases_completed', 'final_status', 'total_cost_usd', 'errors_count'].map((k) => [k, summary[k]]));
-      expect(PhasedRunSummarySchema.parse(specFields)).toEqual({
-        run_id: runId,
-        started_at: new Date(start).toISOString(),
-        completed_at: new Date(start + 30 * 60_000).toISOString(),
-        phases_completed: 4,
-        final_status: i % 7 === 3 ? 'failed' : 'completed',
-        total_cost_usd: 2,
-        errors_count: 1,
-      });
-      expect(summary).toMatchObject({ checkpoint_count: 4, last_checkpoint_at: new Date(start + 30 * 60_000).toISOString(), archived_at: new Date(NOW).toISOString() });
+      await expectSummary(storage, runId, i);
     }
 
     const plannedRuns = new Map(result.plan.runs.map((r) => [r.runId, r]));
@@ -106,18 +169,19 @@ describe.each(storages)('phased-workflow-github.md retention test: 60 runs on %s
 
     const log = decodeRetentionLog((await storage.get('checkpoints/retention_log.json'))!.bytes);
     expect(log.entries).toHaveLength(1);
-    expect(log.entries[0]).toMatchObject({ policy: 'phasedWorkflow', status: 'completed', files_deleted: 49 * 3, runs_deleted: [] });
+    expect(log.entries[0]).toMatchObject({ policy: 'phasedWorkflowConservative', status: 'completed', files_deleted: 49 * 3, runs_deleted: [] });
     expect(log.entries[0]!.summaries_written).toHaveLength(49);
 
     // Cleanup again: nothing more to do, but the log records the run.
-    const again = await runRetention({ storage, profile, policy: phasedWorkflowRetention, clock });
+    const again = await runRetention({ storage, profile, policy: conservative, clock });
     expect(again.plan.operations).toEqual([]);
     expect(decodeRetentionLog((await storage.get('checkpoints/retention_log.json'))!.bytes).entries).toHaveLength(2);
   });
 
-  it('with allowRunDeletion, runs 51+ keep only their summary (the spec to the letter)', async () => {
+  it('conservative with allowRunDeletion: runs 51+ keep only their summary', async () => {
     const storage = await sixtyRuns(make);
-    const result = await cleanupAfterRunCompletion({ storage, profile, runId: runIds[0]!, policy: phasedWorkflowRetention, clock, allowRunDeletion: true });
+    const conservative = createPhasedWorkflowRetention({ conservative: true });
+    const result = await cleanupAfterRunCompletion({ storage, profile, runId: runIds[0]!, policy: conservative, clock, allowRunDeletion: true });
     expect(result.ran).toBe(true);
     for (const [i, runId] of runIds.entries()) {
       const keys = (await runKeys(storage, profile, runId)).map((k) => k.slice(k.lastIndexOf('/') + 1));
@@ -127,7 +191,7 @@ describe.each(storages)('phased-workflow-github.md retention test: 60 runs on %s
     }
     if (result.ran) expect(result.plan.totals.runsDeleted).toBe(10);
     // The archived runs still count as runs: ranks do not move on the next cleanup.
-    const again = await runRetention({ storage, profile, policy: phasedWorkflowRetention, clock, allowRunDeletion: true });
+    const again = await runRetention({ storage, profile, policy: conservative, clock, allowRunDeletion: true });
     expect(again.plan.operations).toEqual([]);
     expect(again.plan.runs.filter((r) => r.tier === 'archive')).toHaveLength(10);
     expect(await storage.get('checkpoints/preserved_runs.json')).toBeUndefined();

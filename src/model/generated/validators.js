@@ -28,7 +28,7 @@ export const precompiledValidators = {
   "ed73639a5fe9e606-1356": v_preservedRuns,
   "e82c7471493ff854-369": v_preservedRunsCanonical,
   "a88f70c0d025d28e-3686": v_retentionLog,
-  "fef5ba26be66704e-2420": v_retentionPolicy,
+  "0513a749e49a93f0-2542": v_retentionPolicy,
   "882b483d0dff0a62-1246": v_retentionSummary,
   "78231879f655c15b-2179": v_handoff_handoffDocumentJsonSchema,
   "f92c3f740c9ac350-3313": v_handoff_legacyStoredHandoffJsonSchema,

@@ -1,5 +1,5 @@
 import type { Snapshot } from '../../model/snapshot.js';
-import type { ResumePoint, ResumeRule } from '../../resume/types.js';
+import type { ResumePoint, ResumeRule, ResumeRuleContext } from '../../resume/types.js';
 import { objectOf } from '../../resume/rule-helpers.js';
 import { assertObjectArgument, assertOptionsArgument } from '../../model/arguments.js';
 
@@ -28,10 +28,11 @@ export interface PhasedWorkflowResumeOptions {
   /**
    * The workflow's full phase names in order (`['phase_0_intake', 'phase_0_5_research',
    * 'phase_1_plan', …]`). With it, "the next phase" of `phase_complete` and the
-   * completed/remaining lists use these names. Without it, phases are named by their
-   * number key (`phase_1`), because a checkpoint only records the current phase's full
-   * name and `phase_outputs` is keyed by number.
-   * @default undefined (number keys)
+   * completed/remaining lists use these names. Without it, a phase is named as the run's
+   * own history names it (the `phase` of its earlier snapshots, which `planResume` passes
+   * as `context.history`), else by its number key (`phase_1`), because a checkpoint only
+   * records the current phase's full name and `phase_outputs` is keyed by number.
+   * @default undefined (names from the run's history, else number keys)
    */
   readonly phases?: readonly string[];
   /**
@@ -75,11 +76,45 @@ function phaseKeyOf(phase: string, known: ReadonlySet<string>): string | undefin
   return `phase_${m[1]}`;
 }
 
+/** A `phase_{number}_{name}` value (a full name, not a bare number key) found at `value`, if any. */
+function fullPhaseName(value: unknown): string | undefined {
+  return typeof value === 'string' && !KEY_PATTERN.test(value) && /^phase_\d+(?:_\d+)?_[A-Za-z]/.test(value) ? value : undefined;
+}
+
+/**
+ * The full names a run's snapshots give its phases, by number key: each snapshot's `phase`,
+ * its `current_phase_state.phase`, and a `phase` member of any phase output (read liberally:
+ * other tools may record it there). The restored snapshot's own names win, then the newest
+ * earlier snapshot's.
+ */
+function phaseNamesSeen(payloads: readonly unknown[], known: Set<string>): Map<string, string> {
+  const seen = new Map<string, string>();
+  const add = (value: unknown): void => {
+    const name = fullPhaseName(value);
+    if (name === undefined) return;
+    const key = phaseKeyOf(name, known);
+    if (key === undefined || seen.has(key)) return;
+    seen.set(key, name);
+    known.add(key);
+  };
+  for (const payload of payloads) {
+    const p = objectOf(payload);
+    if (!p) continue;
+    add(p.phase);
+    const state = objectOf(p.state_snapshot);
+    add(objectOf(state?.current_phase_state)?.phase);
+    for (const output of Object.values(objectOf(state?.phase_outputs) ?? {})) add(objectOf(output)?.phase);
+  }
+  return seen;
+}
+
 /**
  * Builds the phasedWorkflow resume rule (phased-workflow-github.md `resume_capability`):
  *
- * - `phase_complete` → the next phase (`at` is its name from `options.phases`, else its
- *   number key); after the last phase, `workflow_complete` and `eligible: false`;
+ * - `phase_complete` → the next phase (`at` is its name from `options.phases` or
+ *   `options.phaseNames`, else as the run's earlier snapshots name it, else its number
+ *   key — and the explanation says the name is unknown); after the last phase,
+ *   `workflow_complete` and `eligible: false`;
  * - `gate_decision` → `<phase>_gate` (the gate may need re-evaluation);
  * - `circuit_breaker` → `human_review`, `eligible: false` (a human decides);
  * - any other trigger → the start of the checkpoint's phase.
@@ -93,7 +128,8 @@ function phaseKeyOf(phase: string, known: ReadonlySet<string>): string | undefin
 export function createPhasedWorkflowResumeRule(options: PhasedWorkflowResumeOptions = {}): ResumeRule<PhasedWorkflowResumeFields> {
   assertOptionsArgument(options, 'createPhasedWorkflowResumeRule');
   const completeAt = options.completeAt ?? 'workflow_complete';
-  return (snapshot: Snapshot<PhasedWorkflowResumeFields>): ResumePoint => {
+  const explicitOrder = options.phases !== undefined && options.phases.length > 0;
+  const rule = (snapshot: Snapshot<PhasedWorkflowResumeFields>, context?: ResumeRuleContext): ResumePoint => {
     assertObjectArgument(snapshot, 'phasedWorkflowResumeRule', 'snapshot');
     assertObjectArgument(snapshot.payload, 'phasedWorkflowResumeRule', 'snapshot.payload');
     const { phase, state_snapshot: state } = snapshot.payload;
@@ -103,10 +139,7 @@ export function createPhasedWorkflowResumeRule(options: PhasedWorkflowResumeOpti
 
     // The workflow's order: the caller's names when given, else the number keys.
     const byName = options.phaseNames;
-    const names =
-      options.phases && options.phases.length > 0
-        ? [...options.phases]
-        : [...known].sort(byRank).map((k) => (byName?.[k] ? `${k}_${byName[k]}` : k));
+    const names = explicitOrder ? [...options.phases!] : [...known].sort(byRank).map((k) => (byName?.[k] ? `${k}_${byName[k]}` : k));
     const keyOfName = (name: string): string | undefined => (KEY_PATTERN.test(name) ? name : phaseKeyOf(name, known));
     let index = names.indexOf(phase);
     if (index < 0 && currentKey !== undefined) index = names.findIndex((n) => keyOfName(n) === currentKey);
@@ -124,12 +157,17 @@ export function createPhasedWorkflowResumeRule(options: PhasedWorkflowResumeOpti
     let eligible = true;
     let remainingFrom = index < 0 ? 0 : index;
     if (trigger === 'phase_complete') {
-      const next = index >= 0 ? names[index + 1] : undefined;
+      let next = index >= 0 ? names[index + 1] : undefined;
+      // Nobody gave the next phase's name: the run's own snapshots may have named it (a phase
+      // the run was in before a gate sent it back, or before an earlier resume).
+      if (next !== undefined && KEY_PATTERN.test(next)) next = phaseNamesSeen([snapshot.payload, ...(context?.history ?? []).map((s) => s.payload)], known).get(next) ?? next;
       remainingFrom = index < 0 ? 0 : index + 1;
       if (next !== undefined) {
         at = next;
         reason = 'phase_complete_next_phase';
-        explanation = `${phase} completed at checkpoint ${snapshot.sequence}; resume at the next phase, ${next}`;
+        // A bare number key means nobody named the phase: say so rather than pass it off as a name.
+        const unnamed = KEY_PATTERN.test(next) ? ` (its full name is unknown: the run's snapshots never named ${next}; give the workflow's phases or phaseNames to name it)` : '';
+        explanation = `${phase} completed at checkpoint ${snapshot.sequence}; resume at the next phase, ${next}${unnamed}`;
       } else if (index >= 0) {
         at = completeAt;
         reason = 'phase_complete_workflow_done';
@@ -185,6 +223,21 @@ export function createPhasedWorkflowResumeRule(options: PhasedWorkflowResumeOpti
       externalStateNote: 'the checkpoint captures workflow state, not external state; if external systems changed (e.g. the GitHub repository), resume may produce different results',
     };
   };
+  // Only a phase_complete names a phase the snapshot may not: the planner reads the run's
+  // earlier snapshots for it alone, and never when the caller gave the order.
+  // It stops at the newest earlier snapshot that names the next phase.
+  const readsHistory = (snapshot: Snapshot<PhasedWorkflowResumeFields>): false | ((earlier: Snapshot<unknown>) => boolean) => {
+    if (explicitOrder || snapshot?.source !== 'phase_complete' || !objectOf(snapshot.payload)) return false;
+    const outputs = objectOf(objectOf(snapshot.payload.state_snapshot)?.phase_outputs) ?? {};
+    const known = new Set<string>([...PHASED_WORKFLOW_PHASE_KEYS, ...Object.keys(outputs).filter((k) => KEY_PATTERN.test(k))]);
+    const current = typeof snapshot.payload.phase === 'string' ? phaseKeyOf(snapshot.payload.phase, known) : undefined;
+    if (current === undefined) return false;
+    const order = [...known].sort(byRank);
+    const next = order[order.indexOf(current) + 1];
+    if (next === undefined || options.phaseNames?.[next]) return false;
+    return (earlier) => phaseNamesSeen([earlier.payload], new Set(known)).has(next);
+  };
+  return Object.assign(rule, { readsHistory }) as ResumeRule<PhasedWorkflowResumeFields>;
 }
 
 /** The phasedWorkflow resume rule with phases named by their number keys; see {@link createPhasedWorkflowResumeRule}. */

@@ -216,3 +216,35 @@ export function createEmergencyQueue(spill: QueueSpill | undefined): EmergencyQu
     },
   };
 }
+
+/**
+ * The queued writes `writes` (oldest first) as ONE atomic batch with the same end state:
+ * each key's last operation, under the condition its first operation put on what GitHub
+ * holds (later conditions were checked against the queue itself when each write was
+ * accepted). A file created and deleted again within the queue is never written: a `check`
+ * that it is still absent remains. A queued lease `check` on a key that an earlier queued
+ * write puts is satisfied by that put and drops out.
+ *
+ * Pushing this instead of each write costs one commit for the whole queue — how writes held
+ * below the rate-limit floor (phased-workflow-github.md `batching_strategy`) reach GitHub.
+ */
+export function mergeQueuedWrites(writes: readonly QueuedWrite[]): BatchOperation[] {
+  const byKey = new Map<string, { first: BatchOperation; last: BatchOperation | undefined }>();
+  for (const w of writes) {
+    for (const op of w.operations) {
+      const seen = byKey.get(op.key);
+      if (!seen) byKey.set(op.key, { first: op, last: op.type === 'check' ? undefined : op });
+      else if (op.type !== 'check') seen.last = op;
+    }
+  }
+  const out: BatchOperation[] = [];
+  for (const [key, { first, last }] of byKey) {
+    // What the first operation required of GitHub's state.
+    const cond: { ifAbsent?: true; ifVersion?: string } = first.type !== 'delete' && first.ifAbsent ? { ifAbsent: true } : first.ifVersion !== undefined ? { ifVersion: first.ifVersion } : {};
+    if (last === undefined) out.push(first); // only checks: the first one speaks of GitHub's state
+    else if (last.type === 'put') out.push({ type: 'put', key, bytes: last.bytes, ...cond });
+    else if (cond.ifAbsent) out.push({ type: 'check', key, ifAbsent: true });
+    else out.push({ type: 'delete', key, ...(cond.ifVersion !== undefined ? { ifVersion: cond.ifVersion } : {}) });
+  }
+  return out;
+}

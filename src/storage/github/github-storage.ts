@@ -18,7 +18,7 @@ import { gitBlobSha } from './git-blob.js';
 import { commitOperations, INIT_MARKER_PATH, restore } from './commit-builder.js';
 import { deleteFile, putFile, readFile } from './contents.js';
 import type { CommitMessageContext, GitHubCommitIdentity, RepoContext } from './context.js';
-import { createEmergencyQueue, storageSpill, type QueuedWrite, type QueueSpill } from './emergency-queue.js';
+import { createEmergencyQueue, mergeQueuedWrites, storageSpill, type QueuedWrite, type QueueSpill } from './emergency-queue.js';
 import { defaultSpillRoot, fileSpill, type SpillIdentity } from './file-spill.js';
 import type { GitHubStorageEvent, GitHubStorageEventListener } from './events.js';
 import { createHeadState } from './head-state.js';
@@ -147,6 +147,23 @@ export interface GitHubStorageOptions {
    */
   readonly emergencyQueue?: boolean | 'memory' | { readonly dir: string } | { readonly storage: StorageAdapter; readonly prefix?: string };
   /**
+   * Below the rate-limit floor (`rateBudget().low`, spec `before_write`: "consider_batching"),
+   * hold writes in the durable emergency queue instead of sending each one, and push the
+   * queue as ONE commit (its end state: a file created and replaced within the queue is
+   * never written) once `maxWrites` are held, the oldest has waited `maxHoldMs`, or on
+   * `flush()` / `close()`. A held write is acknowledged `pending` once it is durable
+   * locally — writers answer `outcome: 'queued'` — and a crashed process's held writes are
+   * pushed by the next adapter, as for the emergency queue. A writer keeps growing one
+   * `batch_{first}_{last}.json` file while its last checkpoint is still held
+   * (`isPending`), so awaited checkpoints one at a time still become one batch file.
+   * Only `batch()` writes are held; a `put` or `delete` (a lease renewal) pushes what is
+   * held first, then goes at once.
+   * Only with a durable queue (a memory queue would acknowledge what a crash loses).
+   * `false` sends every write at once, whatever the budget.
+   * @default { maxWrites: 8, maxHoldMs: 30000 }
+   */
+  readonly holdBelowFloor?: false | { readonly maxWrites?: number; readonly maxHoldMs?: number };
+  /**
    * Writes to one branch are sent one at a time. `'branch'`: across every githubStorage
    * of this JavaScript realm on the same repository and branch; `'adapter'`: within this
    * adapter only.
@@ -202,6 +219,8 @@ export interface GitHubStorage extends StorageAdapter {
   stats(): GitHubStorageStats;
   /** Writes held in the emergency queue, oldest first. */
   pendingWrites(): readonly PendingWrite[];
+  /** True while a write of `key` is held in the emergency queue (not yet on GitHub). */
+  isPending(key: string): boolean;
   /**
    * Gives up a queued write (e.g. one whose condition can no longer hold, which `flush()`
    * keeps reporting as `checkpoint_conflict`). The only way a queued write is ever dropped;
@@ -389,6 +408,9 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
   const queueOption = options.emergencyQueue ?? true;
   const queueEnabled = queueOption !== false;
   const queue = createEmergencyQueue(spillOf(queueOption, { baseUrl, owner: options.owner, repo: options.repo, branch, basePath }));
+  const hold = holdOptionOf(options.holdBelowFloor);
+  /** Below the floor with a durable queue: writes are held and pushed together (see holdBelowFloor). */
+  const holding = (): boolean => hold !== undefined && queueEnabled && queue.durable && http.budget().low;
   const readYourWritesMs = options.readYourWritesMs ?? 60_000;
   const maxValueBytes = options.maxValueBytes ?? GITHUB_MAX_FILE_BYTES;
   if (!(Number.isInteger(maxValueBytes) && maxValueBytes > 0 && maxValueBytes <= GITHUB_MAX_FILE_BYTES)) throw configError(`maxValueBytes must be a positive integer up to ${GITHUB_MAX_FILE_BYTES}`);
@@ -451,11 +473,20 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
    */
   const drain = async (wait: boolean): Promise<boolean> => {
     await queue.load();
+    let merge = true;
     while (queue.peek()) {
       const blocked = http.blockedUntil();
       if (blocked !== undefined && !wait) {
         scheduleFlush(blocked + 5000);
         return false;
+      }
+      if (merge && queue.size > 1) {
+        // The whole queue as one commit; if that fails for any reason but the rate limit
+        // (an entry landed on its own before a crash, a condition lost), one at a time.
+        const pushed = await pushMerged(wait);
+        if (pushed === 'rate-limited') return false;
+        if (pushed === 'failed') merge = false;
+        continue;
       }
       const w = queue.peek()!;
       try {
@@ -483,6 +514,30 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
     return true;
   };
 
+  /** Pushes every queued write in one commit (mergeQueuedWrites). */
+  const pushMerged = async (wait: boolean): Promise<'pushed' | 'failed' | 'rate-limited' | 'waited'> => {
+    const writes = queue.entries();
+    try {
+      await commitOperations(ctx, mergeQueuedWrites(writes), { operation: 'batch', maybeLanded: writes.some((w) => w.maybeLanded || attempted.has(w.seq)) });
+    } catch (err) {
+      for (const w of writes) attempted.add(w.seq);
+      if (!isCheckpointError(err, 'checkpoint_rate_limited')) return 'failed';
+      const at = retryAtOf(err) ?? clock.now() + 60_000;
+      if (!wait) {
+        scheduleFlush(at);
+        return 'rate-limited';
+      }
+      await sleep(clock, Math.max(0, at - clock.now()));
+      return 'waited';
+    }
+    for (const w of writes) {
+      await queue.shift(w.seq);
+      attempted.delete(w.seq);
+      emit({ type: 'queue_flushed', level: 'info', seq: w.seq, keys: keysOf(w), pending: queue.size });
+    }
+    return 'pushed';
+  };
+
   /** Loads writes a previous process spilled, and schedules their push. */
   const loadQueue = async (): Promise<void> => {
     const fresh = !queueLoaded;
@@ -506,9 +561,10 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
     }
   };
 
-  const enqueue = async (kind: QueuedWrite['kind'], operations: readonly BatchOperation[], maybeLanded: boolean, retryAtMs: number): Promise<QueuedWrite> => {
+  const enqueue = async (kind: QueuedWrite['kind'], operations: readonly BatchOperation[], maybeLanded: boolean, retryAtMs: number, held = false): Promise<QueuedWrite> => {
     checkQueuedConditions(operations);
     const w = await queue.enqueue(kind, operations, maybeLanded, clock.now());
+    const budget = http.budget();
     emit({
       type: 'write_queued',
       level: 'warn',
@@ -517,7 +573,9 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
       pending: queue.size,
       retryAtMs,
       durable: queue.durable,
-      message: `Rate limit exhausted: ${w.operations.length} write(s) queued for delayed persistence until ${new Date(retryAtMs).toISOString()}${queue.durable ? '' : ' (in memory only: lost if this process dies before flush())'}`,
+      message: held
+        ? `Rate limit low: ${budget.remaining} remaining; ${w.operations.length} write(s) held in the durable local queue, to be pushed as one commit with the ones held with them by ${new Date(retryAtMs).toISOString()}`
+        : `Rate limit exhausted: ${w.operations.length} write(s) queued for delayed persistence until ${new Date(retryAtMs).toISOString()}${queue.durable ? '' : ' (in memory only: lost if this process dies before flush())'}`,
     });
     scheduleFlush(retryAtMs);
     return w;
@@ -595,16 +653,29 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
     kind: QueuedWrite['kind'],
     operations: readonly BatchOperation[],
     direct: () => Promise<T>,
-    queued: (w: QueuedWrite, existed: (key: string) => boolean) => T,
+    queued: (w: QueuedWrite, existed: (key: string) => boolean, pending: boolean) => T,
   ): Promise<T> =>
     lock(async () => {
       open();
       await loadQueue();
-      if (queue.size > 0) await drain(false).catch(() => undefined);
+      // Only atomic batches (a writer's checkpoints) are held. A single put or delete — a lease
+      // renewal above all — pushes what is held first and goes at once: holding must never let
+      // a live writer's lease look stale on GitHub.
+      const held = kind === 'batch' && holding();
+      if (queue.size > 0 && !held) await drain(false).catch(() => undefined);
       const accept = async (maybeLanded: boolean, retryAtMs: number): Promise<T> => {
         const before = queue.overlay();
-        return queued(await enqueue(kind, operations, maybeLanded, retryAtMs), (key) => existedBefore(key, before));
+        return queued(await enqueue(kind, operations, maybeLanded, retryAtMs), (key) => existedBefore(key, before), true);
       };
+      if (held) {
+        // Held below the floor: durable locally now, pushed with the writes held with it.
+        const oldest = queue.peek()?.enqueuedAtMs ?? clock.now();
+        const before = queue.overlay();
+        const w = await enqueue(kind, operations, false, Math.max(clock.now(), oldest + hold!.maxHoldMs), true);
+        // The size bound: push the queue as one commit now. Still held if that fails (pushed later).
+        const pushed = queue.size >= hold!.maxWrites && (await drain(false).catch(() => false));
+        return queued(w, (key) => existedBefore(key, before), !pushed);
+      }
       if (queueEnabled && queue.size > 0) return accept(false, http.blockedUntil() ?? clock.now() + 60_000);
       try {
         return await attempt(kind, operations, direct);
@@ -655,7 +726,7 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
           }
           return { version: await putFile(ctx, key, data, opts) };
         },
-        (w) => ({ version: w.versions[key]!, pending: true }),
+        (w, _existed, pending) => ({ version: w.versions[key]!, ...(pending ? { pending: true } : {}) }),
       );
     },
 
@@ -716,9 +787,13 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
         'batch',
         ops,
         () => commitOperations(ctx, ops, { operation: 'batch' }),
-        (w, existed) =>
+        (w, existed, pending) =>
           ops.map((op): BatchOutcome =>
-            op.type === 'put' ? { type: 'put', key: op.key, version: w.versions[op.key]!, pending: true } : op.type === 'delete' ? { type: 'delete', key: op.key, existed: existed(op.key) } : { type: 'check', key: op.key },
+            op.type === 'put'
+              ? { type: 'put', key: op.key, version: w.versions[op.key]!, ...(pending ? { pending: true } : {}) }
+              : op.type === 'delete'
+                ? { type: 'delete', key: op.key, existed: existed(op.key) }
+                : { type: 'check', key: op.key },
           ),
       );
     },
@@ -733,6 +808,8 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
     stats: () => ({ ...http.stats(), queued: queue.size, queueDurable: queue.durable }),
 
     pendingWrites: () => queue.entries().map((w) => ({ seq: w.seq, keys: keysOf(w), enqueuedAtMs: w.enqueuedAtMs })),
+
+    isPending: (key: string) => queue.overlay().has(key),
 
     async discardPendingWrite(seq: number): Promise<boolean> {
       open();
@@ -753,6 +830,17 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
     },
   };
   return guardErrors(adapter, scrubber);
+}
+
+/** The `holdBelowFloor` option with its defaults, or undefined when writes are never held. */
+function holdOptionOf(option: GitHubStorageOptions['holdBelowFloor']): { maxWrites: number; maxHoldMs: number } | undefined {
+  if (option === false) return undefined;
+  if (option !== undefined && (option === null || typeof option !== 'object')) throw configError('holdBelowFloor must be false or { maxWrites?, maxHoldMs? }');
+  const maxWrites = option?.maxWrites ?? 8;
+  const maxHoldMs = option?.maxHoldMs ?? 30_000;
+  if (!(Number.isInteger(maxWrites) && maxWrites >= 1)) throw configError('holdBelowFloor.maxWrites must be an integer >= 1');
+  if (!(typeof maxHoldMs === 'number' && maxHoldMs >= 0 && Number.isFinite(maxHoldMs))) throw configError('holdBelowFloor.maxHoldMs must be a finite number >= 0');
+  return { maxWrites, maxHoldMs };
 }
 
 /** Checks a write's conditions: a malformed one is a `checkpoint_config_invalid`, never a TypeError or an unconditional write. */
