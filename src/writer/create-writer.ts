@@ -213,6 +213,10 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
   });
 
   const refOf = (d: SnapshotHeader<P>): HistoryRef => ({ runId, id: d.id, sequence: d.sequence, source: d.source });
+  const resumeAsOf = (source: string): string | undefined => (Object.hasOwn(profile.triggers, source) ? profile.triggers[source]!.resumeAs : undefined);
+  // Frozen: the index encoder then serializes each entry once, however often the index is rewritten.
+  const entryOf = (p: Planned<P>, filePath: string): RunIndexEntry =>
+    Object.freeze({ sequence: p.draft.sequence, checkpoint_id: p.draft.id, trigger: p.draft.source, timestamp: p.draft.createdAt, file_path: filePath, status: p.draft.status });
 
   const ensureOpen = async (): Promise<void> => {
     if (opened && !needsRecovery) return;
@@ -254,9 +258,10 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
 
   /** Commits one group: every job queued while the previous group was in flight. */
   const commitGroup = async (queued: Job<P>[]): Promise<void> => {
-    const jobs = queued.flatMap((j) => [j, ...j.riders]);
+    const jobs = queued.length === 1 && queued[0]!.riders.length === 0 ? queued : queued.flatMap((j) => [j, ...j.riders]);
     try {
-      await openWithRetry();
+      // Open (or recover) only when needed: an await costs a microtask and a promise per checkpoint.
+      if (!opened || needsRecovery) await openWithRetry();
     } catch (raw) {
       const error = toCheckpointError(raw, 'checkpoint_storage_unavailable', 'could not open the run');
       const result = failure(error, 'open');
@@ -268,7 +273,6 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
     const firstSequence = nextSequence;
     const planned: Planned<P>[] = [];
     const intoHead: { job: Job<P>; record: TriggerRecord }[] = [];
-    const resumeAsOf = (source: string): string | undefined => (Object.hasOwn(profile.triggers, source) ? profile.triggers[source]!.resumeAs : undefined);
     for (const job of jobs) {
       const t = job.trigger;
       const last = planned.at(-1);
@@ -367,9 +371,6 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
         const previous = await storage.get(latestKey);
         if (previous) latestBytes = await keepForeign(previous.bytes, latestBytes);
       }
-      // Frozen: the index encoder then serializes each entry once, however often the index is rewritten.
-      const entryOf = (p: Planned<P>, filePath: string): RunIndexEntry =>
-        Object.freeze({ sequence: p.draft.sequence, checkpoint_id: p.draft.id, trigger: p.draft.source, timestamp: p.draft.createdAt, file_path: filePath, status: p.draft.status });
       const written = hasHistory ? planned.map((p) => entryOf(p, p.key)) : [];
       const entries: RunIndexEntry[] = [...unindexed, ...(hasHistory ? written : newest ? [entryOf(newest, latestKey)] : [])];
       const prune = autoRetention && planned.length > 0 ? await prunable() : [];
@@ -432,27 +433,33 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
       }
       for (const p of planned) {
         const s = p.stored.snapshot;
-        const superseded = !hasHistory && p !== newest ? { supersededBy: newest!.draft.sequence } : {};
+        const supersededBy = !hasHistory && p !== newest ? newest!.draft.sequence : undefined;
         // phased-workflow-github.md, size_management: "3. Log warning about large checkpoint".
         if (p.stored.splitFrom !== undefined) {
           emitter.emit('split', { runId, sequence: s.sequence, bytes: p.stored.splitFrom, limit: maxBytes, parts: p.stored.parts.map((part) => part.key) });
         }
-        emitter.emit('written', {
-          runId,
-          snapshotId: s.id,
-          sequence: s.sequence,
-          source: s.source,
-          status: s.status,
-          key: p.key,
-          bytes: p.stored.bytes.length,
-          outcome,
-          groupSize: planned.length,
-          mode,
-        });
-        p.creator.resolve({ ok: true, outcome, snapshotId: s.id, sequence: s.sequence, key: p.key, snapshot: s, ...superseded });
+        if (emitter.has('written')) {
+          emitter.emit('written', {
+            runId,
+            snapshotId: s.id,
+            sequence: s.sequence,
+            source: s.source,
+            status: s.status,
+            key: p.key,
+            bytes: p.stored.bytes.length,
+            outcome,
+            groupSize: planned.length,
+            mode,
+          });
+        }
+        p.creator.resolve(
+          supersededBy === undefined
+            ? { ok: true, outcome, snapshotId: s.id, sequence: s.sequence, key: p.key, snapshot: s }
+            : { ok: true, outcome, snapshotId: s.id, sequence: s.sequence, key: p.key, snapshot: s, supersededBy },
+        );
         for (const job of p.coalesced) {
           emitter.emit('coalesced', { runId, snapshotId: s.id, sequence: s.sequence, source: job.trigger.source, status: s.status, recorded: s.sourceDetails.length });
-          job.resolve({ ok: true, outcome: 'coalesced', snapshotId: s.id, sequence: s.sequence, key: p.key, snapshot: s, ...superseded });
+          job.resolve({ ok: true, outcome: 'coalesced', snapshotId: s.id, sequence: s.sequence, key: p.key, snapshot: s, ...(supersededBy === undefined ? {} : { supersededBy }) });
         }
       }
       if (newest) {
