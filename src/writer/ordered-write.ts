@@ -1,5 +1,5 @@
 import { CheckpointError, isCheckpointError } from '../model/errors.js';
-import { decodeRunIndex, emptyRunIndex, encodeRunIndex, mergeRunIndex, pruneRunIndex, type RunIndex, type RunIndexEntry } from '../model/run-index.js';
+import { createRunIndexEncoder, decodeRunIndex, emptyRunIndex, mergeRunIndex, pruneRunIndex, type RunIndex, type RunIndexEncoder, type RunIndexEntry } from '../model/run-index.js';
 import type { BatchOperation, StorageAdapter } from '../storage/adapter.js';
 import type { WriteFence } from './run-lock.js';
 
@@ -43,6 +43,8 @@ export interface WritePlan {
 export interface IndexState {
   doc?: RunIndex;
   version?: string;
+  /** Reuses the bytes of the entries the previous rewrite shared (see createRunIndexEncoder). */
+  encoder?: RunIndexEncoder;
 }
 
 /** What a successful {@link executeWrite} reports. */
@@ -97,7 +99,7 @@ function mergedIndex(runId: string, state: IndexState, plan: NonNullable<WritePl
     entries = entries.filter((e) => !remove.has(e.file_path));
   }
   const doc = mergeRunIndex(base, entries, now);
-  return { doc, bytes: encodeRunIndex(doc) };
+  return { doc, bytes: (state.encoder ??= createRunIndexEncoder()).encode(doc) };
 }
 
 /**
