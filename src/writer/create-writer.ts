@@ -373,7 +373,8 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
       }
       const written = hasHistory ? planned.map((p) => entryOf(p, p.key)) : [];
       const entries: RunIndexEntry[] = [...unindexed, ...(hasHistory ? written : newest ? [entryOf(newest, latestKey)] : [])];
-      const prune = autoRetention && planned.length > 0 ? await prunable() : [];
+      const candidates = autoRetention && planned.length > 0 ? planPrune(history, autoRetention) : [];
+      const prune = candidates.length > 0 ? await prunable(candidates) : candidates;
       // A long run's index is rewritten every max(1, n/16) checkpoints (see indexDeferral), and
       // at once when the run ends or prunes; held-back entries stay in `unindexed` until then.
       const writeIndex =
@@ -491,10 +492,8 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
     }
   };
 
-  /** History entries the per-run policy lets go now (none while the run is within its bound, or when it is preserved). */
-  const prunable = async (): Promise<RunIndexEntry[]> => {
-    const candidates = planPrune(history, autoRetention!);
-    if (candidates.length === 0) return [];
+  /** The `candidates` the per-run policy lets go (planPrune), unless the run is preserved. */
+  const prunable = async (candidates: RunIndexEntry[]): Promise<RunIndexEntry[]> => {
     try {
       return (await isPreservedRun(storage, profile as Profile<unknown>, runId)) ? [] : candidates;
     } catch (raw) {
