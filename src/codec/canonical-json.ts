@@ -199,13 +199,30 @@ function canonicalReplacer(this: unknown, key: string, v: unknown): unknown {
         if (i > 0 && keys[i - 1]! > k) sorted = false;
       }
       if (sorted) return v;
-      keys.sort();
+      sortKeys(keys);
       const copy: Record<string, unknown> = {};
       for (const k of keys) copy[k] = record[k];
       return copy;
     }
     default:
       throw NOT_JSON;
+  }
+}
+
+/** Sorts keys by UTF-16 code units, as `Array.prototype.sort` does, without its allocations for the few keys an object usually has. */
+function sortKeys(keys: string[]): void {
+  if (keys.length > 16) {
+    keys.sort();
+    return;
+  }
+  for (let i = 1; i < keys.length; i++) {
+    const k = keys[i]!;
+    let j = i - 1;
+    while (j >= 0 && keys[j]! > k) {
+      keys[j + 1] = keys[j]!;
+      j--;
+    }
+    keys[j + 1] = k;
   }
 }
 

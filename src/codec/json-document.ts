@@ -160,6 +160,8 @@ export async function sealMembers(members: ReadonlyMap<string, string>, formatVe
   return { integrity, bytes };
 }
 
+/** A checksum's shape, for validating a document before it is sealed. */
+const CHECKSUM_PLACEHOLDER = '0'.repeat(64);
 /** Length of `"checksum":"<64 hex>",` (ASCII). */
 const CHECKSUM_SPAN = '"checksum":"'.length + 64 + '",'.length;
 /** Members longer than this are encoded as pieces of their own instead of joined into a string. */
@@ -353,7 +355,7 @@ function encodeText<P, D extends JsonObject>(
   return async (header, payloadText) => {
     const document = options.toDocument({ ...header, payload: null as P }) as JsonObject;
     if (!Object.hasOwn(document, member)) throw new CheckpointError('checkpoint_config_invalid', `toDocument did not place the payload at "${member}"`);
-    assertValid(validate({ ...document, [INTEGRITY_FIELD]: { format_version: options.formatVersion ?? FORMAT_VERSION, algorithm: 'sha256', checksum: '0'.repeat(64) } }), `snapshot ${header.sequence} of run ${header.runId}`);
+    assertValid(validate({ ...document, [INTEGRITY_FIELD]: { format_version: options.formatVersion ?? FORMAT_VERSION, algorithm: 'sha256', checksum: CHECKSUM_PLACEHOLDER } }), `snapshot ${header.sequence} of run ${header.runId}`);
     const members = new Map<string, string>();
     for (const key of Object.keys(document)) {
       const value = document[key];
