@@ -90,6 +90,8 @@ export function canonicalJson(value: unknown): string {
   // calls, and a remembered text would then be stale (issue 13, defect 1).
   // A header member (an id, a time, a sequence) needs no replacer.
   if (typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value))) return JSON.stringify(value);
+  // An empty list (a snapshot's source_details, most of the time) needs no replacer either.
+  if (Array.isArray(value) && value.length === 0 && !hasToJson(value)) return '[]';
   try {
     return native(value);
   } catch (err) {
@@ -210,7 +212,7 @@ function canonicalReplacer(this: unknown, key: string, v: unknown): unknown {
 }
 
 /** Sorts keys by UTF-16 code units, as `Array.prototype.sort` does, without its allocations for the few keys an object usually has. */
-function sortKeys(keys: string[]): void {
+export function sortKeys(keys: string[]): void {
   if (keys.length > 16) {
     keys.sort();
     return;

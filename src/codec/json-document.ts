@@ -3,7 +3,7 @@ import { assertBytesArgument, assertStringArgument } from '../model/arguments.js
 import { CheckpointError } from '../model/errors.js';
 import { FORMAT_VERSION, type Integrity, type Snapshot, type SnapshotDraft } from '../model/snapshot.js';
 import { assertValid, compileValidator, type DocumentValidator, type JsonSchema } from '../model/validate.js';
-import { canonicalJson, parseJson, type JsonObject } from './canonical-json.js';
+import { canonicalJson, parseJson, sortKeys, type JsonObject } from './canonical-json.js';
 import { gunzip, isGzip } from './gzip.js';
 import { sha256Hex, sha256HexOfParts, sha256HexSync } from './sha256.js';
 import { utf8Decode, utf8Encode, utf8EncodeInto } from './utf8.js';
@@ -173,7 +173,9 @@ const LARGE_MEMBER = 4096;
  * `"checksum":"…",` member goes in front of: right after `"integrity":{"algorithm":"sha256",`.
  */
 function sealedPieces(members: ReadonlyMap<string, string>, version: string): { pieces: string[]; gap: number } {
-  const keys = [...members.keys()].filter((k) => k !== INTEGRITY_FIELD).sort();
+  const keys: string[] = [];
+  for (const k of members.keys()) if (k !== INTEGRITY_FIELD) keys.push(k);
+  sortKeys(keys);
   const pieces: string[] = [];
   let text = '{';
   let gap = -1;
