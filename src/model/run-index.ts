@@ -116,17 +116,20 @@ export function createRunIndexEncoder(): RunIndexEncoder {
   let ends: number[] = [];
   let body = new Uint8Array(0);
   let bodyLength = 0;
+  /** False once an entry that is not frozen was encoded: its bytes could go stale, so the next list is encoded from scratch. */
+  let reusable = true;
 
   /** Index of `entries` the new list starts at, when it is entries[k..] followed by new ones; else -1. */
   const sharedFrom = (next: readonly RunIndexEntry[]): number => {
-    if (next.length === 0 || entries.length === 0) return -1;
+    if (!reusable || next.length === 0 || entries.length === 0) return -1;
     const k = entries.indexOf(next[0]!);
     if (k < 0 || next.length < entries.length - k) return -1;
-    for (let i = k; i < entries.length; i++) if (next[i - k] !== entries[i] || !Object.isFrozen(entries[i])) return -1;
+    for (let i = k; i < entries.length; i++) if (next[i - k] !== entries[i]) return -1;
     return k;
   };
 
   const append = (entry: RunIndexEntry): void => {
+    if (!Object.isFrozen(entry)) reusable = false;
     const text = textOfEntry(entry);
     const need = bodyLength + 1 + text.length * 3;
     if (need > body.length) {
@@ -150,6 +153,7 @@ export function createRunIndexEncoder(): RunIndexEncoder {
       if (k < 0) {
         bodyLength = 0;
         ends = [];
+        reusable = true;
       } else if (k > 0) {
         const start = ends[k - 1]! + 1;
         body.copyWithin(0, start, bodyLength);
