@@ -90,6 +90,8 @@ export function canonicalJson(value: unknown): string {
   // calls, and a remembered text would then be stale (issue 13, defect 1).
   // A header member (an id, a time, a sequence) needs no replacer.
   if (typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value))) return JSON.stringify(value);
+  // An empty list (a snapshot's source_details, most of the time) needs no replacer either.
+  if (Array.isArray(value) && value.length === 0 && !hasToJson(value)) return '[]';
   try {
     return native(value);
   } catch (err) {
@@ -199,13 +201,30 @@ function canonicalReplacer(this: unknown, key: string, v: unknown): unknown {
         if (i > 0 && keys[i - 1]! > k) sorted = false;
       }
       if (sorted) return v;
-      keys.sort();
+      sortKeys(keys);
       const copy: Record<string, unknown> = {};
       for (const k of keys) copy[k] = record[k];
       return copy;
     }
     default:
       throw NOT_JSON;
+  }
+}
+
+/** Sorts keys by UTF-16 code units, as `Array.prototype.sort` does, without its allocations for the few keys an object usually has. */
+export function sortKeys(keys: string[]): void {
+  if (keys.length > 16) {
+    keys.sort();
+    return;
+  }
+  for (let i = 1; i < keys.length; i++) {
+    const k = keys[i]!;
+    let j = i - 1;
+    while (j >= 0 && keys[j]! > k) {
+      keys[j + 1] = keys[j]!;
+      j--;
+    }
+    keys[j + 1] = k;
   }
 }
 

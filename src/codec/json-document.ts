@@ -5,9 +5,9 @@ import { FORMAT_VERSION } from '../model/snapshot-constants.js';
 import type { Integrity, Snapshot, SnapshotDraft } from '../model/snapshot.js';
 import { assertValid, type DocumentValidator, type JsonSchema } from '../model/document-validator.js';
 import { loadValidator } from '../model/load-validator.js';
-import { canonicalJson, parseJson, type JsonObject } from './canonical-json.js';
+import { canonicalJson, parseJson, sortKeys, type JsonObject } from './canonical-json.js';
 import { gunzip, isGzip } from './gzip.js';
-import { sha256Hex, sha256HexOfParts } from './sha256.js';
+import { sha256Hex, sha256HexOfParts, sha256HexOfTextSync, sha256HexSync } from './sha256.js';
 import { utf8Decode, utf8Encode, utf8EncodeInto } from './utf8.js';
 import { assertObjectArgument, assertOptionsArgument } from '../model/arguments.js';
 
@@ -140,72 +140,93 @@ export interface SealedDocument {
 
 /**
  * Seals a document given as the canonical JSON text of each top-level member (without
- * `integrity`): its integrity block and its stored bytes. The document text is assembled
- * once and UTF-8 encoded once — the members before `integrity` and those after it — and the
- * checksum is computed over exactly the stored bytes minus the `"checksum":"…",` span, which
- * is what `documentChecksum` defines (the canonical text without `integrity.checksum`).
+ * `integrity`): its integrity block and its stored bytes. The document is UTF-8 encoded
+ * once, into one buffer: first the canonical text without `integrity.checksum` — exactly
+ * what `documentChecksum` covers — which is hashed in one piece, then the tail after
+ * `"integrity":{"algorithm":"sha256",` is moved up to make room for the
+ * `"checksum":"…",` member, written in place. No string of the whole document is built
+ * when a member is large (a 200 KB payload would be copied into it, and again to encode it).
  */
 export async function sealMembers(members: ReadonlyMap<string, string>, formatVersion = FORMAT_VERSION): Promise<{ integrity: Integrity; bytes: Uint8Array }> {
-  const keys = [...members.keys()].filter((k) => k !== INTEGRITY_FIELD).sort();
-  const version = JSON.stringify(formatVersion);
-  // The text's pieces, written one after the other into one buffer: no string of the whole
-  // document is built (a 200 KB payload would be copied into it, and again to encode it).
-  // The integrity member holds a placeholder of the checksum's length, patched in place.
-  const pieces: string[] = ['{'];
-  let sealedAt = -1;
-  let integrityPlaced = false;
-  for (const k of keys) {
-    if (!integrityPlaced && k > INTEGRITY_FIELD) {
-      sealedAt = pieces.push(`"${INTEGRITY_FIELD}":`);
-      pieces.push(`{"algorithm":"sha256","checksum":"${CHECKSUM_PLACEHOLDER}","format_version":${version}}`, ',');
-      integrityPlaced = true;
-    }
-    pieces.push(JSON.stringify(k), ':', members.get(k)!, ',');
-  }
-  if (!integrityPlaced) {
-    sealedAt = pieces.push(`"${INTEGRITY_FIELD}":`);
-    pieces.push(`{"algorithm":"sha256","checksum":"${CHECKSUM_PLACEHOLDER}","format_version":${version}}`);
-  } else pieces.pop(); // the last member's comma
-  pieces.push('}');
-  const { bytes, offsets } = encodePieces(pieces);
-  const from = offsets[sealedAt]!;
-  const to = offsets[sealedAt + 1]!;
-  const checksum = await sha256HexOfParts([bytes.subarray(0, from), `{"algorithm":"sha256","format_version":${version}}`, bytes.subarray(to)]);
-  const digitsAt = from + CHECKSUM_OFFSET;
-  for (let i = 0; i < 64; i++) bytes[digitsAt + i] = checksum.charCodeAt(i);
+  const { pieces, gap } = sealedPieces(members, JSON.stringify(formatVersion));
+  const { buffer, length, offsets } = encodePieces(pieces, CHECKSUM_SPAN);
+  const unsealed = buffer.subarray(0, length);
+  const checksum = sha256HexSync(unsealed) ?? (await sha256Hex(unsealed));
+  const at = offsets[gap]!;
+  buffer.copyWithin(at + CHECKSUM_SPAN, at, length);
+  const span = `"checksum":"${checksum}",`;
+  for (let i = 0; i < CHECKSUM_SPAN; i++) buffer[at + i] = span.charCodeAt(i);
+  const total = length + CHECKSUM_SPAN;
+  const bytes = total === buffer.length ? buffer : buffer.slice(0, total);
   const integrity: Integrity = { format_version: formatVersion, algorithm: 'sha256', checksum };
   return { integrity, bytes };
 }
 
+/** A checksum's shape, for validating a document before it is sealed. */
 const CHECKSUM_PLACEHOLDER = '0'.repeat(64);
-/** Where the checksum's digits start in the sealed integrity member (ASCII, so chars = bytes). */
-const CHECKSUM_OFFSET = '{"algorithm":"sha256","checksum":"'.length;
+/** Length of `"checksum":"<64 hex>",` (ASCII). */
+const CHECKSUM_SPAN = '"checksum":"'.length + 64 + '",'.length;
+/** Members longer than this are encoded as pieces of their own instead of joined into a string. */
+const LARGE_MEMBER = 4096;
 
 /**
- * UTF-8 of the concatenation of `pieces`, and the byte offset where each piece starts
- * (`offsets[pieces.length]` is the total). One buffer of the text's length when it is ASCII,
- * as JSON usually is; otherwise one of the worst case, cut to size.
+ * The canonical text of a sealed document without its checksum member, as few strings as
+ * possible (large member values stay pieces of their own), and the index of the piece the
+ * `"checksum":"…",` member goes in front of: right after `"integrity":{"algorithm":"sha256",`.
  */
-function encodePieces(pieces: readonly string[]): { bytes: Uint8Array; offsets: number[] } {
+function sealedPieces(members: ReadonlyMap<string, string>, version: string): { pieces: string[]; gap: number } {
+  const keys: string[] = [];
+  for (const k of members.keys()) if (k !== INTEGRITY_FIELD) keys.push(k);
+  sortKeys(keys);
+  const pieces: string[] = [];
+  let text = '{';
+  let gap = -1;
+  const seal = (comma: boolean): void => {
+    pieces.push(`${text}${comma ? ',' : ''}"${INTEGRITY_FIELD}":{"algorithm":"sha256",`);
+    gap = pieces.length;
+    text = `"format_version":${version}}`;
+  };
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i]!;
+    if (gap < 0 && k > INTEGRITY_FIELD) seal(i > 0);
+    text += `${i > 0 || gap >= 0 ? ',' : ''}${JSON.stringify(k)}:`;
+    const value = members.get(k)!;
+    if (value.length > LARGE_MEMBER) {
+      pieces.push(text, value);
+      text = '';
+    } else text += value;
+  }
+  if (gap < 0) seal(keys.length > 0);
+  pieces.push(`${text}}`);
+  return { pieces, gap };
+}
+
+/**
+ * UTF-8 of the concatenation of `pieces` into one buffer with `spare` bytes left over at its
+ * end: the buffer, the encoded length, and the byte offset where each piece starts. The
+ * buffer is the text's length plus `spare` when the text is ASCII, as JSON usually is;
+ * otherwise the worst case.
+ */
+function encodePieces(pieces: readonly string[], spare: number): { buffer: Uint8Array; length: number; offsets: number[] } {
   let chars = 0;
   for (const p of pieces) chars += p.length;
   for (const factor of [1, 3]) {
-    const buffer = new Uint8Array(chars * factor);
+    const buffer = new Uint8Array(chars * factor + spare);
+    // The text never runs into the spare bytes: a non-ASCII text that would is encoded again in the worst case's buffer.
+    const room = spare === 0 ? buffer : buffer.subarray(0, chars * factor);
     const offsets: number[] = [];
     let at = 0;
     let fits = true;
     for (const p of pieces) {
       offsets.push(at);
-      const { read, written } = utf8EncodeInto(p, at === 0 ? buffer : buffer.subarray(at));
+      const { read, written } = utf8EncodeInto(p, at === 0 ? room : room.subarray(at));
       at += written;
       if (read !== p.length) {
         fits = false;
         break;
       }
     }
-    if (!fits) continue;
-    offsets.push(at);
-    return { bytes: at === buffer.length ? buffer : buffer.slice(0, at), offsets };
+    if (fits) return { buffer, length: at, offsets };
   }
   throw new Error('unreachable: three bytes per UTF-16 unit always suffice');
 }
@@ -245,6 +266,8 @@ export async function verifyDocument(document: JsonObject, where: string): Promi
 }
 
 const HEX64 = /^[0-9a-f]{64}$/;
+/** Documents up to this many characters are verified from their text (see verifyStoredBytes). */
+const SMALL_DOCUMENT = 65536;
 
 /**
  * Verifies a document over its stored bytes, without serializing it again: the bytes minus
@@ -265,6 +288,13 @@ export async function verifyStoredBytes(bytes: Uint8Array, text: string, checksu
     if (text[to] === ',') to++;
     else if (text[from - 1] === ',') from--;
     else continue;
+    // A small document is hashed from its text in one call (valid UTF-8 decodes and encodes
+    // back to the same bytes); a large one from its bytes, without a copy of the text.
+    const once = text.length <= SMALL_DOCUMENT ? sha256HexOfTextSync(text.slice(0, from) + text.slice(to)) : undefined;
+    if (once !== undefined) {
+      if (once === checksum) return true;
+      continue;
+    }
     const start = ascii ? from : utf8Encode(text.slice(0, from)).length;
     const end = start + (to - from); // the span is ASCII
     if ((await sha256HexOfParts([bytes.subarray(0, start), bytes.subarray(end)])) === checksum) return true;
@@ -377,7 +407,7 @@ function encodeText<P, D extends JsonObject>(
   return async (header, payloadText) => {
     const document = options.toDocument({ ...header, payload: null as P }) as JsonObject;
     if (!Object.hasOwn(document, member)) throw new CheckpointError('checkpoint_config_invalid', `toDocument did not place the payload at "${member}"`);
-    assertValid(await validate({ ...document, [INTEGRITY_FIELD]: { format_version: options.formatVersion ?? FORMAT_VERSION, algorithm: 'sha256', checksum: '0'.repeat(64) } }), `snapshot ${header.sequence} of run ${header.runId}`);
+    assertValid(await validate({ ...document, [INTEGRITY_FIELD]: { format_version: options.formatVersion ?? FORMAT_VERSION, algorithm: 'sha256', checksum: CHECKSUM_PLACEHOLDER } }), `snapshot ${header.sequence} of run ${header.runId}`);
     const members = new Map<string, string>();
     for (const key of Object.keys(document)) {
       const value = document[key];

@@ -37,6 +37,32 @@ const nodeCreateHash: ((algorithm: 'sha256') => SyncHash) | undefined = (() => {
   }
 })();
 
+/** Node's one-shot `crypto.hash` (Node >= 20.12): no Hash object per digest, half the cost of `createHash` on a small document. */
+const nodeHashOnce: ((data: Uint8Array | string) => string) | undefined = (() => {
+  try {
+    const proc = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
+    const mod = proc?.getBuiltinModule?.('node:crypto') as { hash?: (algorithm: string, data: Uint8Array | string, encoding: 'hex') => string } | undefined;
+    if (typeof mod?.hash === 'function') return (bytes) => mod.hash!('sha256', bytes, 'hex');
+    return nodeCreateHash ? (bytes) => nodeCreateHash('sha256').update(bytes).digest('hex') : undefined;
+  } catch {
+    return undefined;
+  }
+})();
+
+/**
+ * SHA-256 of `bytes` as lower-case hex when the runtime can hash synchronously (Node), else
+ * `undefined` (the caller then awaits {@link sha256Hex}). Saves a promise and a microtask on
+ * the writer's hot path.
+ */
+export function sha256HexSync(bytes: Uint8Array): string | undefined {
+  return nodeHashOnce?.(bytes);
+}
+
+/** As {@link sha256HexSync}, of `text` taken as UTF-8 (a string without lone surrogates). */
+export function sha256HexOfTextSync(text: string): string | undefined {
+  return nodeHashOnce?.(text);
+}
+
 /**
  * SHA-256 of `data` (bytes, or a string taken as UTF-8) as lower-case hex, through
  * WebCrypto so the same code runs in Node 20, browsers, Deno, Bun and edge runtimes

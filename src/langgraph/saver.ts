@@ -106,6 +106,10 @@ export class SavepointSaver extends BaseCheckpointSaver {
   readonly keepLast: number | false;
   private readonly clock: Clock;
   private readonly runs = new Map<string, Promise<RunState>>();
+  /** The run states of `runs` that have loaded, so a put or putWrites of a known run needs no await for it. */
+  private readonly loaded = new Map<string, RunState>();
+  /** Run ids of recent (thread, namespace) pairs: runIdOf is async (a long id is hashed). Cleared when it grows. */
+  private readonly runIds = new Map<string, string>();
 
   constructor(options: SavepointSaverOptions) {
     super(options?.serde);
@@ -124,11 +128,34 @@ export class SavepointSaver extends BaseCheckpointSaver {
   private run(runId: string): Promise<RunState> {
     let state = this.runs.get(runId);
     if (!state) {
-      state = loadRunState(this.storage, runId, (key) => this.read(key));
-      this.runs.set(runId, state);
-      state.catch(() => this.runs.delete(runId));
+      const loading = loadRunState(this.storage, runId, (key) => this.read(key));
+      state = loading;
+      this.runs.set(runId, loading);
+      loading.then(
+        (loaded) => {
+          if (this.runs.get(runId) === loading) this.loaded.set(runId, loaded);
+        },
+        () => this.runs.delete(runId),
+      );
     }
     return state;
+  }
+
+  /** Forgets what this saver knew of a run (its files were deleted). */
+  private forgetRun(runId: string): void {
+    this.runs.delete(runId);
+    this.loaded.delete(runId);
+  }
+
+  /** The run id of a (thread, namespace) pair, remembered for the next put (runIdOf is async). */
+  private async runIdFor(threadId: string, ns: string): Promise<string> {
+    const key = `${threadId.length}:${threadId}${ns}`;
+    const known = this.runIds.get(key);
+    if (known !== undefined) return known;
+    const runId = await runIdOf(threadId, ns);
+    if (this.runIds.size >= 1024) this.runIds.clear();
+    this.runIds.set(key, runId);
+    return runId;
   }
 
   private read(key: string): Promise<Snapshot<LangGraphPayload> | undefined> {
@@ -164,10 +191,11 @@ export class SavepointSaver extends BaseCheckpointSaver {
     const parentId = typeof parentValue === 'string' && parentValue !== '' ? parentValue : undefined;
     if (parentId !== undefined) assertCheckpointId(parentId, 'parent checkpoint_id');
     assertCheckpointId(checkpoint?.id);
-    const runId = await runIdOf(threadId, ns);
-    const state = await this.run(runId);
-    const sequence = await this.sequenceOf(state, checkpoint.id);
-    const parent = parentId !== undefined ? await this.parentChannels(state, parentId) : undefined;
+    // Known runs, sequences and parents are answered without an await (each is a microtask per put).
+    const runId = this.runIds.get(`${threadId.length}:${threadId}${ns}`) ?? (await this.runIdFor(threadId, ns));
+    const state = this.loaded.get(runId) ?? (await this.run(runId));
+    const sequence = state.sequences.get(checkpoint.id) ?? (await this.sequenceOf(state, checkpoint.id));
+    const parent = parentId === undefined ? undefined : state.last?.id === parentId ? state.last.channels : await this.parentChannels(state, parentId);
     const { channel_values: values, ...bare } = checkpoint;
     const channels = await this.storedChannels(checkpoint, values ?? {}, newVersions, parent);
     const [checkpointType, checkpointBytes] = await this.serde.dumpsTyped(bare);
@@ -206,7 +234,7 @@ export class SavepointSaver extends BaseCheckpointSaver {
       insertId(state, checkpoint.id);
     }
     if (state.ids.at(-1) === checkpoint.id) state.last = { id: checkpoint.id, channels };
-    await this.prune(state);
+    if (this.keepLast !== false && state.ids.length > this.keepLast) await this.prune(state);
     return { configurable: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpoint.id } };
   }
 
@@ -245,9 +273,9 @@ export class SavepointSaver extends BaseCheckpointSaver {
     }
     assertCheckpointId(checkpointId);
     if (typeof taskId !== 'string') throw new CheckpointError('checkpoint_config_invalid', 'putWrites: taskId must be a string');
-    const runId = await runIdOf(threadId, ns);
-    const state = await this.run(runId);
-    const sequence = await this.sequenceOf(state, checkpointId);
+    const runId = this.runIds.get(`${threadId.length}:${threadId}${ns}`) ?? (await this.runIdFor(threadId, ns));
+    const state = this.loaded.get(runId) ?? (await this.run(runId));
+    const sequence = state.sequences.get(checkpointId) ?? (await this.sequenceOf(state, checkpointId));
     const key = writesKey(runId, sequence, await segmentOf(taskId));
 
     const fresh: StoredWrite[] = [];
@@ -358,9 +386,9 @@ export class SavepointSaver extends BaseCheckpointSaver {
       if (threadSegmentOfRun(runId) === segment) runIds.add(runId);
     }
     for (const runId of runIds) {
-      this.runs.delete(runId);
+      this.forgetRun(runId);
       await deleteRun({ storage: this.storage, profile: langGraphProfile, runId });
-      this.runs.delete(runId);
+      this.forgetRun(runId);
     }
   }
 

@@ -42,9 +42,15 @@ export const systemClock: Clock = {
 
 /** RFC 3339 UTC timestamp with millisecond precision, e.g. `2025-12-14T15:30:00.000Z`. */
 export function toRfc3339(ms: number): string {
+  if (ms === lastMs) return lastText; // the writer formats the same millisecond several times per checkpoint
   assertTimeMsArgument(ms, 'toRfc3339', 'ms');
-  return new Date(ms).toISOString();
+  lastText = new Date(ms).toISOString();
+  lastMs = ms;
+  return lastText;
 }
+
+let lastMs = Number.NaN;
+let lastText = '';
 
 /** Milliseconds since the epoch of an RFC 3339 timestamp, or NaN. */
 export function parseRfc3339(value: string): number {

@@ -45,10 +45,17 @@ export const SNAPSHOT_ID_PATTERN = /^cp_(\d{8}T\d{9}Z)_([0-9a-z]{4,32})$/;
  */
 export function newSnapshotId(createdAtMs: number): string {
   assertTimeMsArgument(createdAtMs, 'newSnapshotId', 'createdAtMs');
-  const iso = new Date(createdAtMs).toISOString(); // 2025-12-14T15:30:00.123Z
-  const compact = iso.replace(/[-:]/g, '').replace('.', '');
-  return `cp_${compact}_${suffix()}`;
+  // A writer makes several ids per millisecond: the timestamp part is formatted once per millisecond.
+  if (createdAtMs !== compactAtMs) {
+    const iso = new Date(createdAtMs).toISOString(); // 2025-12-14T15:30:00.123Z
+    compactAt = iso.replace(/[-:]/g, '').replace('.', '');
+    compactAtMs = createdAtMs;
+  }
+  return `cp_${compactAt}_${suffix()}`;
 }
+
+let compactAtMs = Number.NaN;
+let compactAt = '';
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 

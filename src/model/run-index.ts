@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { canonicalJson, parseJson } from '../codec/canonical-json.js';
-import { utf8Decode, utf8Encode } from '../codec/utf8.js';
+import { utf8Decode, utf8Encode, utf8EncodeInto } from '../codec/utf8.js';
 import type { RunIndexEntrySchema, RunIndexSchema } from './run-index-schema.js';
 import { assertValid, documentValidator, type JsonSchema } from './document-validator.js';
 import * as generated from './generated/run-index.js';
@@ -36,10 +36,28 @@ function textOfEntry(entry: RunIndexEntry): string {
   if (!Object.isFrozen(entry)) return canonicalJson(entry);
   let text = entryTexts.get(entry);
   if (text === undefined) {
-    text = canonicalJson(entry);
+    text = entryJson(entry) ?? canonicalJson(entry);
     entryTexts.set(entry, text);
   }
   return text;
+}
+
+const ENTRY_KEYS = ['checkpoint_id', 'file_path', 'sequence', 'status', 'timestamp', 'trigger'];
+
+/**
+ * Canonical JSON of an entry of the usual shape (the six members, strings and a finite
+ * sequence, inserted in any order), written directly: the writer makes one per checkpoint,
+ * and the generic serializer's replacer and key sort cost more than the entry. Undefined for
+ * any other shape (the generic serializer decides).
+ */
+function entryJson(e: RunIndexEntry): string | undefined {
+  const keys = Object.keys(e);
+  if (keys.length !== (e.status === undefined ? 5 : 6) || keys.some((k) => !ENTRY_KEYS.includes(k))) return undefined;
+  const { checkpoint_id, file_path, sequence, status, timestamp, trigger } = e;
+  if (typeof checkpoint_id !== 'string' || typeof file_path !== 'string' || typeof timestamp !== 'string' || typeof trigger !== 'string') return undefined;
+  if (typeof sequence !== 'number' || !Number.isFinite(sequence) || (status !== undefined && typeof status !== 'string')) return undefined;
+  const s = JSON.stringify;
+  return `{"checkpoint_id":${s(checkpoint_id)},"file_path":${s(file_path)},"sequence":${s(sequence)},${status === undefined ? '' : `"status":${s(status)},`}"timestamp":${s(timestamp)},"trigger":${s(trigger)}}`;
 }
 
 /** Canonical JSON bytes of an index. */
@@ -53,6 +71,84 @@ export function encodeRunIndex(index: RunIndex): Uint8Array {
   return utf8Encode(
     `{"checkpoint_count":${canonicalJson(index.checkpoint_count)},"checkpoints":[${texts.join(',')}],"last_updated":${canonicalJson(index.last_updated)},"run_id":${canonicalJson(index.run_id)}}`,
   );
+}
+
+/** Encodes run indexes one after the other, reusing the bytes of the entries the previous one shared. */
+export interface RunIndexEncoder {
+  /** Exactly {@link encodeRunIndex}'s bytes. */
+  encode(index: RunIndex): Uint8Array;
+}
+
+/**
+ * An encoder for the successive indexes of one run (the writer's). A run's index changes by
+ * dropping its oldest entries (retention) and appending new ones, so the encoder keeps the
+ * UTF-8 of the entries it last wrote in a private buffer, shifts out the dropped ones,
+ * encodes only the new ones, and copies the rest: a rewrite costs one copy of the index
+ * instead of joining and encoding every entry again. Only frozen entries are reused (the
+ * writer freezes the entries it makes); anything else is encoded from scratch.
+ */
+export function createRunIndexEncoder(): RunIndexEncoder {
+  let entries: readonly RunIndexEntry[] = [];
+  /** Byte offset in `body` where each of `entries` ends; entries are separated by one comma. */
+  let ends: number[] = [];
+  let body = new Uint8Array(0);
+  let bodyLength = 0;
+  /** False once an entry that is not frozen was encoded: its bytes could go stale, so the next list is encoded from scratch. */
+  let reusable = true;
+
+  /** Index of `entries` the new list starts at, when it is entries[k..] followed by new ones; else -1. */
+  const sharedFrom = (next: readonly RunIndexEntry[]): number => {
+    if (!reusable || next.length === 0 || entries.length === 0) return -1;
+    const k = entries.indexOf(next[0]!);
+    if (k < 0 || next.length < entries.length - k) return -1;
+    for (let i = k; i < entries.length; i++) if (next[i - k] !== entries[i]) return -1;
+    return k;
+  };
+
+  const append = (entry: RunIndexEntry): void => {
+    if (!Object.isFrozen(entry)) reusable = false;
+    const text = textOfEntry(entry);
+    const need = bodyLength + 1 + text.length * 3;
+    if (need > body.length) {
+      const grown = new Uint8Array(Math.max(need, body.length * 2, 4096));
+      grown.set(body.subarray(0, bodyLength));
+      body = grown;
+    }
+    if (bodyLength > 0) body[bodyLength++] = 0x2c; // ','
+    bodyLength += utf8EncodeInto(text, body.subarray(bodyLength)).written;
+    ends.push(bodyLength);
+  };
+
+  return {
+    encode(index) {
+      assertRunIndexArgument(index, 'encodeRunIndex');
+      const { checkpoints } = index;
+      if (Object.keys(index).length !== 4 || typeof index.checkpoint_count !== 'number' || typeof index.last_updated !== 'string' || typeof index.run_id !== 'string') {
+        return encodeRunIndex(index);
+      }
+      const k = sharedFrom(checkpoints);
+      if (k < 0) {
+        bodyLength = 0;
+        ends = [];
+        reusable = true;
+      } else if (k > 0) {
+        const start = ends[k - 1]! + 1;
+        body.copyWithin(0, start, bodyLength);
+        bodyLength -= start;
+        ends = ends.slice(k);
+        for (let i = 0; i < ends.length; i++) ends[i]! -= start;
+      }
+      for (let i = k < 0 ? 0 : entries.length - k; i < checkpoints.length; i++) append(checkpoints[i]!);
+      entries = checkpoints.slice();
+      const head = `{"checkpoint_count":${canonicalJson(index.checkpoint_count)},"checkpoints":[`;
+      const tail = `],"last_updated":${canonicalJson(index.last_updated)},"run_id":${canonicalJson(index.run_id)}}`;
+      const out = new Uint8Array(head.length + bodyLength + tail.length);
+      utf8EncodeInto(head, out); // digits: ASCII
+      out.set(body.subarray(0, bodyLength), head.length);
+      if (utf8EncodeInto(tail, out.subarray(head.length + bodyLength)).read === tail.length) return out;
+      return encodeRunIndex(index); // a non-ASCII run id or time: not worth a second path
+    },
+  };
 }
 
 /** The writer may hold back up to 1/16 of the index's length in new entries. */

@@ -61,6 +61,10 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageAdapte
       });
     }
   };
+  const checkOperation = (op: BatchOperation): void => {
+    if (op.type === 'put') checkSize(op.key, op.bytes);
+    check(op.key, op);
+  };
   // A stored copy is never changed (a put replaces the cell; get() hands out copies), so the
   // puts of one batch that carry the same bytes (a checkpoint's history file and `latest`)
   // share one copy instead of each making its own.
@@ -131,16 +135,15 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageAdapte
 
     async batch(operations: readonly BatchOperation[]): Promise<BatchOutcome[]> {
       open();
-      assertBatchOperations(operations, (op) => {
-        if (op.type === 'put') checkSize(op.key, op.bytes);
-        check(op.key, op);
-      });
+      assertBatchOperations(operations, checkOperation);
       const copies = new Map<Uint8Array, Uint8Array>();
-      return operations.map((op): BatchOutcome => {
-        if (op.type === 'put') return { type: 'put', key: op.key, version: store(op.key, op.bytes, copies) };
-        if (op.type === 'delete') return { type: 'delete', key: op.key, existed: cells.delete(op.key) };
-        return { type: 'check', key: op.key };
-      });
+      const outcomes: BatchOutcome[] = [];
+      for (const op of operations) {
+        if (op.type === 'put') outcomes.push({ type: 'put', key: op.key, version: store(op.key, op.bytes, copies) });
+        else if (op.type === 'delete') outcomes.push({ type: 'delete', key: op.key, existed: cells.delete(op.key) });
+        else outcomes.push({ type: 'check', key: op.key });
+      }
+      return outcomes;
     },
 
     async close(): Promise<void> {

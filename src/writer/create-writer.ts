@@ -220,6 +220,10 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
   });
 
   const refOf = (d: SnapshotHeader<P>): HistoryRef => ({ runId, id: d.id, sequence: d.sequence, source: d.source });
+  const resumeAsOf = (source: string): string | undefined => (Object.hasOwn(profile.triggers, source) ? profile.triggers[source]!.resumeAs : undefined);
+  // Frozen: the index encoder then serializes each entry once, however often the index is rewritten.
+  const entryOf = (p: Planned<P>, filePath: string): RunIndexEntry =>
+    Object.freeze({ sequence: p.draft.sequence, checkpoint_id: p.draft.id, trigger: p.draft.source, timestamp: p.draft.createdAt, file_path: filePath, status: p.draft.status });
 
   const ensureOpen = async (): Promise<void> => {
     if (opened && !needsRecovery) return;
@@ -262,9 +266,10 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
 
   /** Commits one group: every job queued while the previous group was in flight. */
   const commitGroup = async (queued: Job<P>[]): Promise<void> => {
-    const jobs = queued.flatMap((j) => [j, ...j.riders]);
+    const jobs = queued.length === 1 && queued[0]!.riders.length === 0 ? queued : queued.flatMap((j) => [j, ...j.riders]);
     try {
-      await openWithRetry();
+      // Open (or recover) only when needed: an await costs a microtask and a promise per checkpoint.
+      if (!opened || needsRecovery) await openWithRetry();
     } catch (raw) {
       const error = toCheckpointError(raw, 'checkpoint_storage_unavailable', 'could not open the run');
       const result = failure(error, 'open');
@@ -276,7 +281,6 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
     const firstSequence = nextSequence;
     const planned: Planned<P>[] = [];
     const intoHead: { job: Job<P>; record: TriggerRecord }[] = [];
-    const resumeAsOf = (source: string): string | undefined => (Object.hasOwn(profile.triggers, source) ? profile.triggers[source]!.resumeAs : undefined);
     for (const job of jobs) {
       const t = job.trigger;
       const last = planned.at(-1);
@@ -384,33 +388,33 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
         const previous = await storage.get(latestKey);
         if (previous) latestBytes = await keepForeign(previous.bytes, latestBytes);
       }
-      // Frozen: the index encoder then serializes each entry once, however often the index is rewritten.
-      const entryOf = (p: Planned<P>, filePath: string): RunIndexEntry =>
-        Object.freeze({ sequence: p.draft.sequence, checkpoint_id: p.draft.id, trigger: p.draft.source, timestamp: p.draft.createdAt, file_path: filePath, status: p.draft.status });
       const written = hasHistory ? planned.map((p) => entryOf(p, p.key)) : [];
-      const entries: RunIndexEntry[] = [
-        ...(held ? [...unindexed.filter((e) => e.file_path !== held.replaced), ...repointEntries([...(index.doc?.checkpoints ?? []), ...unindexed], held)] : unindexed),
-        ...(hasHistory ? written : newest ? [entryOf(newest, latestKey)] : []),
-      ];
-      const prune = autoRetention && planned.length > 0 ? await prunable() : [];
+      const entries: RunIndexEntry[] = held
+        ? [...unindexed.filter((e) => e.file_path !== held.replaced), ...repointEntries([...(index.doc?.checkpoints ?? []), ...unindexed], held), ...written]
+        : unindexed.length === 0 && hasHistory
+          ? written
+          : [...unindexed, ...(hasHistory ? written : newest ? [entryOf(newest, latestKey)] : [])];
+      const candidates = autoRetention && planned.length > 0 ? planPrune(history, autoRetention) : [];
+      const prune = candidates.length > 0 ? await prunable(candidates) : candidates;
       // A long run's index is rewritten every max(1, n/16) checkpoints (see indexDeferral), and
       // at once when the run ends or prunes; held-back entries stay in `unindexed` until then.
       const writeIndex =
         indexKey !== undefined &&
         entries.length > 0 &&
         (!hasHistory || prune.length > 0 || held !== undefined || entries.length >= indexDeferral(index.doc?.checkpoint_count ?? 0) || planned.some((p) => profile.isTerminal(p.draft.status)));
-      const plan: WritePlan = {
-        creates,
-        replaces,
-        ...(latestBytes ? { latest: { key: latestKey, bytes: latestBytes } } : {}),
-        ...(writeIndex
-          ? { index: { key: indexKey, entries, ...(prune.length > 0 || held ? { remove: new Set([...prune.map((e) => e.file_path), ...(held ? [held.replaced] : [])]) } : {}) } }
-          : {}),
-        // With an atomic batch the pruned files go in the same commit (one durable commit per
-        // checkpoint, not two); otherwise they are deleted after this plan is durable. The
-        // held file a batch file took over goes in the same write.
-        ...(useAtomicBatch && (prune.length > 0 || held) ? { deletes: [...prunedKeys(prune), ...(held ? [held.replaced] : [])] } : {}),
-      };
+      // Built member by member: object spreads in a literal cost more than the rest of the plan.
+      const plan: { -readonly [K in keyof WritePlan]: WritePlan[K] } = { creates, replaces };
+      if (latestBytes) plan.latest = { key: latestKey, bytes: latestBytes };
+      if (writeIndex) {
+        plan.index =
+          prune.length > 0 || held
+            ? { key: indexKey, entries, remove: new Set([...prune.map((e) => e.file_path), ...(held ? [held.replaced] : [])]) }
+            : { key: indexKey, entries };
+      }
+      // With an atomic batch the pruned files go in the same commit (one durable commit per
+      // checkpoint, not two); otherwise they are deleted after this plan is durable. The held
+      // file a batch file took over goes in the same write.
+      if (useAtomicBatch && (prune.length > 0 || held)) plan.deletes = [...prunedKeys(prune), ...(held ? [held.replaced] : [])];
       for (const p of planned) if (p.stored.parts.length > 0) partsBySequence.set(p.draft.sequence, p.stored.parts.map((part) => part.key));
 
       const through = newest?.draft.sequence ?? lastSequence;
@@ -457,27 +461,33 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
       }
       for (const p of planned) {
         const s = p.stored.snapshot;
-        const superseded = !hasHistory && p !== newest ? { supersededBy: newest!.draft.sequence } : {};
+        const supersededBy = !hasHistory && p !== newest ? newest!.draft.sequence : undefined;
         // phased-workflow-github.md, size_management: "3. Log warning about large checkpoint".
         if (p.stored.splitFrom !== undefined) {
           emitter.emit('split', { runId, sequence: s.sequence, bytes: p.stored.splitFrom, limit: maxBytes, parts: p.stored.parts.map((part) => part.key) });
         }
-        emitter.emit('written', {
-          runId,
-          snapshotId: s.id,
-          sequence: s.sequence,
-          source: s.source,
-          status: s.status,
-          key: p.key,
-          bytes: p.stored.bytes.length,
-          outcome,
-          groupSize: planned.length,
-          mode,
-        });
-        p.creator.resolve({ ok: true, outcome, snapshotId: s.id, sequence: s.sequence, key: p.key, snapshot: s, ...superseded });
+        if (emitter.has('written')) {
+          emitter.emit('written', {
+            runId,
+            snapshotId: s.id,
+            sequence: s.sequence,
+            source: s.source,
+            status: s.status,
+            key: p.key,
+            bytes: p.stored.bytes.length,
+            outcome,
+            groupSize: planned.length,
+            mode,
+          });
+        }
+        p.creator.resolve(
+          supersededBy === undefined
+            ? { ok: true, outcome, snapshotId: s.id, sequence: s.sequence, key: p.key, snapshot: s }
+            : { ok: true, outcome, snapshotId: s.id, sequence: s.sequence, key: p.key, snapshot: s, supersededBy },
+        );
         for (const job of p.coalesced) {
           emitter.emit('coalesced', { runId, snapshotId: s.id, sequence: s.sequence, source: job.trigger.source, status: s.status, recorded: s.sourceDetails.length });
-          job.resolve({ ok: true, outcome: 'coalesced', snapshotId: s.id, sequence: s.sequence, key: p.key, snapshot: s, ...superseded });
+          job.resolve({ ok: true, outcome: 'coalesced', snapshotId: s.id, sequence: s.sequence, key: p.key, snapshot: s, ...(supersededBy === undefined ? {} : { supersededBy }) });
         }
       }
       if (newest) {
@@ -510,10 +520,8 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
     }
   };
 
-  /** History entries the per-run policy lets go now (none while the run is within its bound, or when it is preserved). */
-  const prunable = async (): Promise<RunIndexEntry[]> => {
-    const candidates = planPrune(history, autoRetention!);
-    if (candidates.length === 0) return [];
+  /** The `candidates` the per-run policy lets go (planPrune), unless the run is preserved. */
+  const prunable = async (candidates: RunIndexEntry[]): Promise<RunIndexEntry[]> => {
     try {
       return (await isPreservedRun(storage, profile as Profile<unknown>, runId)) ? [] : candidates;
     } catch (raw) {

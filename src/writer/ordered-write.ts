@@ -1,5 +1,5 @@
 import { CheckpointError, isCheckpointError } from '../model/errors.js';
-import { decodeRunIndex, emptyRunIndex, encodeRunIndex, mergeRunIndex, pruneRunIndex, type RunIndex, type RunIndexEntry } from '../model/run-index.js';
+import { createRunIndexEncoder, decodeRunIndex, emptyRunIndex, mergeRunIndex, pruneRunIndex, type RunIndex, type RunIndexEncoder, type RunIndexEntry } from '../model/run-index.js';
 import type { BatchOperation, StorageAdapter } from '../storage/adapter.js';
 import type { WriteFence } from './run-lock.js';
 
@@ -43,6 +43,8 @@ export interface WritePlan {
 export interface IndexState {
   doc?: RunIndex;
   version?: string;
+  /** Reuses the bytes of the entries the previous rewrite shared (see createRunIndexEncoder). */
+  encoder?: RunIndexEncoder;
 }
 
 /** What a successful {@link executeWrite} reports. */
@@ -97,7 +99,7 @@ function mergedIndex(runId: string, state: IndexState, plan: NonNullable<WritePl
     entries = entries.filter((e) => !remove.has(e.file_path));
   }
   const doc = mergeRunIndex(base, entries, now);
-  return { doc, bytes: encodeRunIndex(doc) };
+  return { doc, bytes: (state.encoder ??= createRunIndexEncoder()).encode(doc) };
 }
 
 /**
@@ -126,13 +128,12 @@ export async function executeWrite(
   let pending = false;
 
   if (useBatch && storage.batch) {
-    let creates = [...plan.creates];
-    let replaces = [...plan.replaces];
+    let creates = plan.creates;
+    let replaces = plan.replaces;
     for (let round = 0; ; round++) {
-      const ops: BatchOperation[] = [
-        ...creates.map((c): BatchOperation => ({ type: 'put', key: c.key, bytes: c.bytes, ifAbsent: true })),
-        ...replaces.map((r): BatchOperation => ({ type: 'put', key: r.key, bytes: r.bytes, ifVersion: r.ifVersion })),
-      ];
+      const ops: BatchOperation[] = [];
+      for (const c of creates) ops.push({ type: 'put', key: c.key, bytes: c.bytes, ifAbsent: true });
+      for (const r of replaces) ops.push({ type: 'put', key: r.key, bytes: r.bytes, ifVersion: r.ifVersion });
       if (plan.latest) ops.push({ type: 'put', key: plan.latest.key, bytes: plan.latest.bytes });
       if (fence?.check) ops.push(fence.check);
       let merged: { doc: RunIndex; bytes: Uint8Array } | undefined;
@@ -149,7 +150,9 @@ export async function executeWrite(
           index.version = versions.get(plan.index.key);
         }
         // An adapter with a durable-later queue (githubStorage under an exhausted rate limit) marks queued puts.
-        return { versions, pending: outcomes.some((o) => o.type === 'put' && o.pending === true), mode: 'batch' };
+        let queued = false;
+        for (const o of outcomes) if (o.type === 'put' && o.pending === true) queued = true;
+        return { versions, pending: queued, mode: 'batch' };
       } catch (err) {
         if (!isConflict(err) || round >= 4) throw err;
         await fence?.confirm(); // the lease's check lost: checkpoint_run_locked, nothing to reconcile

@@ -34,7 +34,7 @@ export interface SizePolicy {
  * and the object belongs to the caller: mutating it cannot change what the writer stores.
  */
 export function snapshotFromText<P>(header: SnapshotHeader<P>, integrity: Integrity, payloadText: string): Snapshot<P> {
-  const snapshot = { ...header, sourceDetails: header.sourceDetails.map((r) => ({ ...r })), integrity } as Snapshot<P>;
+  const snapshot = { ...header, sourceDetails: header.sourceDetails.length === 0 ? [] : header.sourceDetails.map((r) => ({ ...r })), integrity } as Snapshot<P>;
   const settle = (value: P): P => {
     Object.defineProperty(snapshot, 'payload', { value, writable: true, enumerable: true, configurable: true });
     return value;

@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson } from 'savepoint';
 import { encodeRunIndex, mergeRunIndex, type RunIndex, type RunIndexEntry } from 'savepoint/toolkit';
+import { createRunIndexEncoder } from '../../src/model/run-index.js';
 
 const entry = (sequence: number, note: string): RunIndexEntry => ({
   sequence,
@@ -44,6 +45,42 @@ describe('run index encoding and merging', () => {
         const want = [...expected.values()].sort((x, y) => x.sequence - y.sequence);
         expect(merged.checkpoints).toEqual(want);
         expect(merged.checkpoint_count).toBe(want.length);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('property: the incremental encoder gives the bytes of encodeRunIndex over any sequence of indexes (drops, appends, reorders, mutable entries)', () => {
+    // Each step derives the next list from the previous one, as a run's index changes:
+    // drop a prefix or any entries, append new ones, replace the list, or mutate an entry that is not frozen.
+    const step = fc.oneof(
+      fc.record({ kind: fc.constant('drop' as const), count: fc.nat({ max: 6 }) }),
+      fc.record({ kind: fc.constant('dropAt' as const), at: fc.nat({ max: 40 }) }),
+      fc.record({ kind: fc.constant('append' as const), add: entries }),
+      fc.record({ kind: fc.constant('replace' as const), add: entries }),
+      fc.record({ kind: fc.constant('mutate' as const), at: fc.nat({ max: 40 }), note: fc.string({ maxLength: 4 }) }),
+    );
+    fc.assert(
+      fc.property(entries, fc.array(step, { maxLength: 12 }), fc.string({ minLength: 1, maxLength: 4 }), (first, steps, runId) => {
+        const make = (list: typeof first): RunIndexEntry[] => list.map(([s, n, freeze]) => (freeze ? Object.freeze(entry(s, n)) : entry(s, n)));
+        const encoder = createRunIndexEncoder();
+        let list = make(first);
+        const check = (i: number): void => {
+          const index: RunIndex = { run_id: runId, checkpoint_count: list.length, checkpoints: list, last_updated: `2026-01-0${(i % 9) + 1}T00:00:00.000Z` };
+          expect(new TextDecoder().decode(encoder.encode(index))).toBe(new TextDecoder().decode(encodeRunIndex(index)));
+        };
+        check(0);
+        steps.forEach((s, i) => {
+          if (s.kind === 'drop') list = list.slice(s.count);
+          else if (s.kind === 'dropAt') list = list.filter((_, j) => j !== s.at);
+          else if (s.kind === 'append') list = [...list, ...make(s.add)];
+          else if (s.kind === 'replace') list = make(s.add);
+          else {
+            const e = list[s.at];
+            if (e && !Object.isFrozen(e)) (e as { file_path: string }).file_path = `moved/${s.note}`;
+          }
+          check(i + 1);
+        });
       }),
       { numRuns: 300 },
     );
