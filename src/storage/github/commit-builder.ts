@@ -315,6 +315,8 @@ export async function commitOperations(ctx: RepoContext, ops: readonly BatchOper
     if (refRes === undefined) {
       lastLost = new CheckpointError('checkpoint_storage_unavailable', 'the ref update got no answer');
       ambiguous = true;
+      // The commit may have landed: reads must no longer prefer this process's earlier writes of these paths.
+      ctx.state.forgetOwnWrites(items.map((p) => p.path));
       conditionsChecked = false;
       ctx.state.invalidate();
       continue;

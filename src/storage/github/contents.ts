@@ -226,6 +226,9 @@ export async function putFile(ctx: RepoContext, key: string, bytes: Uint8Array, 
     });
     if (res === undefined) {
       ambiguous = true;
+      // It may have landed: what this process last wrote there is no longer the newest truth,
+      // so reads must not prefer it to what the branch shows (see forgetOwnWrites).
+      ctx.state.forgetOwnWrites([path]);
       continue;
     }
     if (res.status === 200 || res.status === 201) {
@@ -317,6 +320,7 @@ export async function deleteFile(ctx: RepoContext, key: string, options: { ifVer
     });
     if (res === undefined) {
       ambiguous = true;
+      ctx.state.forgetOwnWrites([path]); // as in putFile: the lost delete may have landed
       continue;
     }
     if (res.status === 200) {

@@ -1,0 +1,27 @@
+/**
+ * Combined faults the fault matrix's random schedules found (issue 13), each replayed as a
+ * deterministic example: the adapter must lose no acknowledged write and leave no corrupt
+ * file as the newest truth.
+ */
+import { describe, expect, it } from 'vitest';
+import { envPerTest, text } from './helpers.js';
+
+const env = envPerTest({ storage: { emergencyQueue: 'memory' } });
+const decode = (b: Uint8Array | undefined): string | undefined => (b ? new TextDecoder().decode(b) : undefined);
+
+describe('a write whose answer was lost, though it landed', () => {
+  it('is read back as it landed, not as this process wrote the key before (the lock write that hid the lease version)', async () => {
+    // Before: reads of a key this process wrote preferred that earlier write ("read your
+    // writes" against lagging replicas), so a later write of it that landed with its answer
+    // lost three times was read as the old bytes. The run lock then fenced its checkpoints with
+    // a version the store no longer held, and a queued checkpoint batch could never be pushed.
+    const e = await env();
+    await e.storage.put('checkpoints/r/.lock.json', text('{"lease":1}'));
+    e.gh.faults.add({ fault: { kind: 'network-error', landed: true }, operation: 'repos/create-or-update-file-contents', times: 3 });
+    await expect(e.storage.put('checkpoints/r/.lock.json', text('{"lease":2}'))).rejects.toMatchObject({ reasonCode: 'checkpoint_storage_unavailable' });
+    e.gh.faults.clear();
+    const stored = await e.storage.get('checkpoints/r/.lock.json');
+    expect(decode(stored?.bytes)).toBe('{"lease":2}');
+    expect(decode(e.gh.state.readFile('checkpoints/r/.lock.json'))).toBe('{"lease":2}');
+  });
+});
