@@ -25,3 +25,23 @@ describe('a write whose answer was lost, though it landed', () => {
     expect(decode(e.gh.state.readFile('checkpoints/r/.lock.json'))).toBe('{"lease":2}');
   });
 });
+
+describe('a corrupt write while the head keeps moving', () => {
+  it('is put back when a later attempt loses its race, so no corrupt file is left (and the failure says so)', async () => {
+    // Before: the first commit landed mangled, the rewrite lost the race twice (the head moved)
+    // and the batch failed with checkpoint_conflict, leaving the mangled cp_ file as the newest.
+    const e = await env();
+    await e.storage.put('checkpoints/r/latest.json', text('{"sequence":1}'));
+    e.gh.faults.add({ fault: { kind: 'corrupt-write' }, operation: 'git/create-tree', times: 2 });
+    e.gh.faults.add({ fault: { kind: 'move-head' }, operation: 'git/update-ref', skip: 1, times: 2 });
+    const failed = e.storage.batch([
+      { type: 'put', key: 'checkpoints/r/cp_002_iteration.json', bytes: text('{"sequence":2}'), ifAbsent: true },
+      { type: 'put', key: 'checkpoints/r/latest.json', bytes: text('{"sequence":2}') },
+    ]);
+    await expect(failed).rejects.toMatchObject({ reasonCode: 'checkpoint_conflict', details: { attemptsExhausted: true, restored: true } });
+    e.gh.faults.clear();
+    expect(e.gh.state.readFile('checkpoints/r/cp_002_iteration.json')).toBeUndefined();
+    expect(decode(e.gh.state.readFile('checkpoints/r/latest.json'))).toBe('{"sequence":1}');
+  });
+});
+

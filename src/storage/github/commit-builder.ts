@@ -1,7 +1,7 @@
 import { CheckpointError } from '../../model/errors.js';
 import type { BatchOperation, BatchOutcome } from '../adapter.js';
 import { conditionFailed, mergeRunIndexBytes } from './conflicts.js';
-import { listDirectory, MAX_ATTEMPTS, raceBackoff, readBlob, sendWrite, unexpected } from './contents.js';
+import { listDirectory, MAX_ATTEMPTS, raceBackoff, readBlob, restoringOnFailure, sendWrite, unexpected } from './contents.js';
 import { dirOf, encodeRepoPath, type RepoContext } from './context.js';
 import { asUtf8Text, toBase64 } from './encoding.js';
 import { gitBlobSha } from './git-blob.js';
@@ -84,40 +84,58 @@ async function ensureListings(ctx: RepoContext, head: KnownHead, paths: readonly
   }
 }
 
+/** A path a landed write left damaged: what it held before (`sha`), and the blob the write left there (`left`), when known. */
+export interface RestorePath {
+  readonly path: string;
+  readonly sha: string | null;
+  readonly left?: string | null;
+}
+
 /**
  * Points `paths` back at the blobs they held (or removes them), by sha, in one commit on
- * the current head. Best effort: resolves whether it landed.
+ * the current head. A path that no longer holds what the damaged write `left` there (another
+ * writer replaced it since) is left alone. A head that moves meanwhile is read again, up to
+ * `MAX_ATTEMPTS` commits (issue 13: a corrupt write while the head kept moving was left in
+ * place as the newest file). Best effort: resolves whether the paths are restored.
  */
-export async function restore(ctx: RepoContext, paths: readonly { path: string; sha: string | null }[]): Promise<boolean> {
+export async function restore(ctx: RepoContext, paths: readonly RestorePath[]): Promise<boolean> {
   try {
-    const head = ctx.state.head ?? (await readHead(ctx));
-    if (head === 'empty') return false;
-    await ensureListings(ctx, head, paths.map((p) => p.path));
-    const tree = paths
-      .filter((p) => (ctx.state.fileAt(p.path)?.sha ?? null) !== p.sha)
-      .map((p) => ({ path: p.path, mode: '100644', type: 'blob', sha: p.sha }));
-    if (tree.length === 0) return true;
-    const treeRes = await ctx.http.request({ method: 'POST', path: `${ctx.repoPath}/git/trees`, body: { base_tree: head.tree, tree }, operation: 'git/create-tree', idempotent: true });
-    const treeSha = (treeRes.json as { sha?: string } | undefined)?.sha;
-    if (treeRes.status !== 201 || !treeSha) return false;
-    const commitRes = await ctx.http.request({
-      method: 'POST',
-      path: `${ctx.repoPath}/git/commits`,
-      body: { message: 'savepoint: restore files whose write did not verify', tree: treeSha, parents: [head.commit] },
-      operation: 'git/create-commit',
-      idempotent: true,
-    });
-    const commitSha = (commitRes.json as { sha?: string } | undefined)?.sha;
-    if (commitRes.status !== 201 || !commitSha) return false;
-    const ref = await ctx.http.request({
-      method: 'PATCH',
-      path: `${ctx.repoPath}/git/refs/${encodeRepoPath(`heads/${ctx.branch}`)}`,
-      body: { sha: commitSha, force: false },
-      operation: 'git/update-ref',
-      idempotent: false,
-    });
-    ctx.state.invalidate();
-    return ref.status === 200;
+    for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+      if (attempt > 1) ctx.state.invalidate();
+      const head = ctx.state.head ?? (await readHead(ctx));
+      if (head === 'empty') return false;
+      await ensureListings(ctx, head, paths.map((p) => p.path));
+      const tree = paths
+        .filter((p) => {
+          const now = ctx.state.fileAt(p.path)?.sha ?? null;
+          return now !== p.sha && (p.left === undefined || now === p.left);
+        })
+        .map((p) => ({ path: p.path, mode: '100644', type: 'blob', sha: p.sha }));
+      if (tree.length === 0) return true;
+      const treeRes = await ctx.http.request({ method: 'POST', path: `${ctx.repoPath}/git/trees`, body: { base_tree: head.tree, tree }, operation: 'git/create-tree', idempotent: true });
+      const treeSha = (treeRes.json as { sha?: string } | undefined)?.sha;
+      if (treeRes.status !== 201 || !treeSha) return false;
+      const commitRes = await ctx.http.request({
+        method: 'POST',
+        path: `${ctx.repoPath}/git/commits`,
+        body: { message: 'savepoint: restore files whose write did not verify', tree: treeSha, parents: [head.commit] },
+        operation: 'git/create-commit',
+        idempotent: true,
+      });
+      const commitSha = (commitRes.json as { sha?: string } | undefined)?.sha;
+      if (commitRes.status !== 201 || !commitSha) return false;
+      const ref = await ctx.http.request({
+        method: 'PATCH',
+        path: `${ctx.repoPath}/git/refs/${encodeRepoPath(`heads/${ctx.branch}`)}`,
+        body: { sha: commitSha, force: false },
+        operation: 'git/update-ref',
+        idempotent: false,
+      });
+      ctx.state.invalidate();
+      if (ref.status === 200) return true;
+      if (!(ref.status === 422 && /fast.forward/i.test(ref.message))) return false;
+    }
+    return false;
   } catch {
     ctx.state.invalidate();
     return false;
@@ -127,8 +145,16 @@ export async function restore(ctx: RepoContext, paths: readonly { path: string; 
   }
 }
 
+type CommitOptions = { operation: 'batch' | 'put' | 'delete'; maybeLanded?: boolean };
+
 /** Applies `ops` in one commit on top of the branch head; the heart of `batch()`. */
-export async function commitOperations(ctx: RepoContext, ops: readonly BatchOperation[], options: { operation: 'batch' | 'put' | 'delete'; maybeLanded?: boolean } = { operation: 'batch' }): Promise<BatchOutcome[]> {
+export async function commitOperations(ctx: RepoContext, ops: readonly BatchOperation[], options: CommitOptions = { operation: 'batch' }): Promise<BatchOutcome[]> {
+  const damage = { paths: [] as RestorePath[] };
+  return restoringOnFailure(ctx, () => damage.paths, () => commitAttempts(ctx, ops, options, damage));
+}
+
+/** The attempts of {@link commitOperations}; `damage.paths` names what a landed attempt left unverified. */
+async function commitAttempts(ctx: RepoContext, ops: readonly BatchOperation[], options: CommitOptions, damage: { paths: RestorePath[] }): Promise<BatchOutcome[]> {
   let items: Prepared[] = await Promise.all(
     ops.map(async (op) => ({ op, path: ctx.toPath(op.key), ...(op.type === 'put' ? { bytes: op.bytes, expected: await gitBlobSha(op.bytes) } : {}) })),
   );
@@ -369,7 +395,11 @@ export async function commitOperations(ctx: RepoContext, ops: readonly BatchOper
     ctx.state.recordOwnWrites(commit, ctx.clock.now(), changes);
     if (verifyFailures === 0) for (const [path, sha] of before) original.set(path, sha);
     if (bad.length === 0) return outcomes();
+    // Put back if a later attempt fails otherwise (a lost race, a lost answer): only where the bad blob still is.
+    const left = new Map(changes.map((c) => [c.path, c.sha]));
+    damage.paths = bad.map((p) => ({ path: p.path, sha: original.get(p.path) ?? null, ...(ctx.verify === 'read-back' ? { left: left.get(p.path) ?? null } : {}) }));
     if (++verifyFailures >= MAX_ATTEMPTS || sent >= ctx.maxWriteAttempts) {
+      damage.paths = []; // restored here, and the failure says whether it worked
       // Do not leave what GitHub mangled in place (a damaged latest.json would hide the good
       // one): point the paths back at the blobs they held before this batch, by sha.
       const restored = await restore(ctx, bad.map((p) => ({ path: p.path, sha: original.get(p.path) ?? null })));

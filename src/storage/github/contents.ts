@@ -46,6 +46,30 @@ function keptChanging(key: string, attempts: number): CheckpointError {
   return new CheckpointError('checkpoint_conflict', base.message.replace(/^checkpoint_conflict: /, ''), { details: { key, attempts, attemptsExhausted: true } });
 }
 
+/** `err` with more details (a CheckpointError's details are frozen). */
+export function withDetails(err: CheckpointError, extra: Record<string, number | boolean>): CheckpointError {
+  const prefix = `${err.reasonCode}: `;
+  const message = err.message.startsWith(prefix) ? err.message.slice(prefix.length) : err.message;
+  return new CheckpointError(err.reasonCode, message, { details: { ...err.details, ...extra }, ...(err.cause !== undefined ? { cause: err.cause } : {}) });
+}
+
+/**
+ * Runs a write; when it fails after one of its attempts landed damaged bytes (`damaged()`
+ * names those paths), puts them back before the failure is reported, with `details.restored`.
+ * A write must not leave what GitHub mangled as the newest file because a later attempt of it
+ * lost a race or an answer (issue 13).
+ */
+export async function restoringOnFailure<T>(ctx: RepoContext, damaged: () => readonly { path: string; sha: string | null; left?: string | null }[], write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    const paths = damaged();
+    if (paths.length === 0) throw err;
+    const restored = await ctx.restore(paths);
+    throw err instanceof CheckpointError ? withDetails(err, { restored }) : err;
+  }
+}
+
 /** An answer this adapter cannot interpret: reported, never guessed around. */
 export function unexpected(operation: string, status: number, message: string): CheckpointError {
   return new CheckpointError('checkpoint_storage_unavailable', `GitHub ${operation} answered ${status}${message ? `: ${message}` : ''}`, { details: { operation, status } });
@@ -177,6 +201,12 @@ function identity(ctx: RepoContext): Record<string, unknown> {
  * - A run `index.json` whose condition fails is merged with the stored one instead.
  */
 export async function putFile(ctx: RepoContext, key: string, bytes: Uint8Array, options: PutOptions, maybeLanded = false): Promise<string> {
+  const damage = { paths: [] as { path: string; sha: string | null; left?: string | null }[] };
+  return restoringOnFailure(ctx, () => damage.paths, () => putFileAttempts(ctx, key, bytes, options, maybeLanded, damage));
+}
+
+/** The attempts of {@link putFile}; `damage.paths` names what a landed attempt left unverified. */
+async function putFileAttempts(ctx: RepoContext, key: string, bytes: Uint8Array, options: PutOptions, maybeLanded: boolean, damage: { paths: { path: string; sha: string | null; left?: string | null }[] }): Promise<string> {
   const path = ctx.toPath(key);
   let content = bytes;
   let expected = await gitBlobSha(content);
@@ -248,7 +278,10 @@ export async function putFile(ctx: RepoContext, key: string, bytes: Uint8Array, 
       }
       rememberCommit(ctx, json, path, stored ?? null, json.content?.size ?? content.length);
       if (ok) return expected;
+      // Put back if a later attempt fails otherwise (a lost race, a lost answer), where the bad blob still is.
+      damage.paths = [{ path, sha: previous ?? null, ...(stored ? { left: stored } : {}) }];
       if (++verifyFailures >= MAX_ATTEMPTS || sent >= ctx.maxWriteAttempts) {
+        damage.paths = []; // restored here, and the failure says whether it worked
         const restored = await ctx.restore([{ path, sha: previous ?? null }]);
         throw new CheckpointError('checkpoint_atomic_write_failed', `write of ${key} did not verify after ${sent} attempts`, { details: { key, attempts: sent, attemptsExhausted: true, restored } });
       }
