@@ -57,10 +57,12 @@ export interface DocumentFormat<P> {
   /**
    * Optional fast path of `encode` for formats that store the payload unchanged as one
    * member: seals the document from `header` and the payload's canonical JSON text, so the
-   * writer's one serialization of the payload is the one stored. Returns the integrity block
+   * writer's one serialization of the payload is the one stored. `payloadPieces`, when given,
+   * are that text in pieces (`canonicalJsonOf`), written one after the other so the text is
+   * never flattened whole (large payloads). Returns the integrity block
    * and the stored bytes (the caller owns the snapshot object).
    */
-  encodePayloadText?(header: Omit<SnapshotDraft<P>, 'payload'>, payloadText: string): Promise<{ readonly bytes: Uint8Array; readonly integrity: Integrity }>;
+  encodePayloadText?(header: Omit<SnapshotDraft<P>, 'payload'>, payloadText: string, payloadPieces?: readonly string[]): Promise<{ readonly bytes: Uint8Array; readonly integrity: Integrity }>;
   /**
    * Decodes bytes (gunzipping `.gz` content transparently), validates and verifies them.
    * Throws `checkpoint_schema_invalid` or `checkpoint_integrity_mismatch`; `where` names
@@ -138,12 +140,13 @@ export interface SealedDocument {
 
 /**
  * Seals a document given as the canonical JSON text of each top-level member (without
- * `integrity`): its integrity block and its stored bytes. The document text is assembled
+ * `integrity`; a member's text may come in pieces, see `canonicalJsonOf`): its integrity
+ * block and its stored bytes. The document text is assembled
  * once and UTF-8 encoded once — the members before `integrity` and those after it — and the
  * checksum is computed over exactly the stored bytes minus the `"checksum":"…",` span, which
  * is what `documentChecksum` defines (the canonical text without `integrity.checksum`).
  */
-export async function sealMembers(members: ReadonlyMap<string, string>, formatVersion = FORMAT_VERSION): Promise<{ integrity: Integrity; bytes: Uint8Array }> {
+export async function sealMembers(members: ReadonlyMap<string, string | readonly string[]>, formatVersion = FORMAT_VERSION): Promise<{ integrity: Integrity; bytes: Uint8Array }> {
   const keys = [...members.keys()].filter((k) => k !== INTEGRITY_FIELD).sort();
   const version = JSON.stringify(formatVersion);
   // The text's pieces, written one after the other into one buffer: no string of the whole
@@ -158,7 +161,11 @@ export async function sealMembers(members: ReadonlyMap<string, string>, formatVe
       pieces.push(`{"algorithm":"sha256","checksum":"${CHECKSUM_PLACEHOLDER}","format_version":${version}}`, ',');
       integrityPlaced = true;
     }
-    pieces.push(JSON.stringify(k), ':', members.get(k)!, ',');
+    pieces.push(JSON.stringify(k), ':');
+    const text = members.get(k)!;
+    if (typeof text === 'string') pieces.push(text);
+    else for (const piece of text) pieces.push(piece); // a member's text in pieces (not spread: there may be very many)
+    pieces.push(',');
   }
   if (!integrityPlaced) {
     sealedAt = pieces.push(`"${INTEGRITY_FIELD}":`);
@@ -333,16 +340,16 @@ function encodeText<P, D extends JsonObject>(
   validate: (doc: unknown) => ReturnType<DocumentValidator>,
   member: string,
 ): NonNullable<DocumentFormat<P>['encodePayloadText']> {
-  return async (header, payloadText) => {
+  return async (header, payloadText, payloadPieces) => {
     const document = options.toDocument({ ...header, payload: null as P }) as JsonObject;
     if (!Object.hasOwn(document, member)) throw new CheckpointError('checkpoint_config_invalid', `toDocument did not place the payload at "${member}"`);
     assertValid(validate({ ...document, [INTEGRITY_FIELD]: { format_version: options.formatVersion ?? FORMAT_VERSION, algorithm: 'sha256', checksum: '0'.repeat(64) } }), `snapshot ${header.sequence} of run ${header.runId}`);
-    const members = new Map<string, string>();
+    const members = new Map<string, string | readonly string[]>();
     for (const key of Object.keys(document)) {
       const value = document[key];
       if (key !== INTEGRITY_FIELD && key !== member && value !== undefined) members.set(key, canonicalJson(value));
     }
-    members.set(member, payloadText);
+    members.set(member, payloadPieces ?? payloadText);
     return sealMembers(members, options.formatVersion);
   };
 }
