@@ -53,6 +53,8 @@ interface Planned<P> {
   /** Replaced when coalesced triggers are added to its `source_details`. */
   draft: SnapshotHeader<P>;
   readonly payloadText: string;
+  /** Its pieces, when it holds big strings by reference (encoded piece by piece). */
+  readonly payloadPieces?: readonly string[];
   readonly material: string;
   readonly createdAtMs: number;
   readonly creator: Job<P>;
@@ -298,14 +300,14 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
       };
       let stored: StorableSnapshot<P>;
       try {
-        stored = await encodeForStorage(profile, draft, t.payloadText, sizePolicy(refOf(draft), 0));
+        stored = await encodeForStorage(profile, draft, t.payloadText, sizePolicy(refOf(draft), 0), t.payloadPieces);
       } catch (raw) {
         // Not storable (schema, size): this checkpoint fails alone and uses no number.
         job.resolve(failure(toCheckpointError(raw, 'checkpoint_schema_invalid', 'snapshot cannot be encoded'), 'validate'));
         continue;
       }
       nextSequence++;
-      planned.push({ draft, payloadText: t.payloadText, material: t.material, createdAtMs: t.at, creator: job, coalesced: [], details: [], stored, key: latestKey });
+      planned.push({ draft, payloadText: t.payloadText, ...(t.payloadPieces ? { payloadPieces: t.payloadPieces } : {}), material: t.material, createdAtMs: t.at, creator: job, coalesced: [], details: [], stored, key: latestKey });
       heartbeat.reset(t.status === activeStatus);
     }
     if (planned.length === 0 && intoHead.length === 0) return;
@@ -315,7 +317,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
       for (const p of planned) {
         if (p.details.length === 0) continue;
         p.draft = { ...p.draft, sourceDetails: [...p.details] };
-        p.stored = await encodeForStorage(profile, p.draft, p.payloadText, sizePolicy(refOf(p.draft), 0));
+        p.stored = await encodeForStorage(profile, p.draft, p.payloadText, sizePolicy(refOf(p.draft), 0), p.payloadPieces);
       }
       let headRewrite: { stored: StorableSnapshot<P>; location: HeadLocation; header: SnapshotHeader<P> } | undefined;
       if (intoHead.length > 0 && head) {

@@ -15,6 +15,8 @@ export interface ValidatedTrigger {
    * no object copy is made, and nothing is keyed on the agent's object.
    */
   readonly payloadText: string;
+  /** The pieces of `payloadText` when it holds big strings by reference (see `canonicalJsonOf`): what the encoder writes, so the text is never flattened. */
+  readonly payloadPieces?: readonly string[];
   readonly priority?: Priority;
   /** Clock time of the call, in epoch ms. */
   readonly at: number;
@@ -78,13 +80,14 @@ export function validateTrigger<P>(profile: Profile<P>, input: CheckpointInput<P
   let payloadText: string;
   let material: string;
   let convertedAt: string | undefined;
+  let payloadPieces: readonly string[] | undefined;
   try {
-    ({ text: payloadText, convertedAt } = canonicalJsonOf(parsed.value));
+    ({ text: payloadText, convertedAt, pieces: payloadPieces } = canonicalJsonOf(parsed.value));
     const view = profile.materialView(parsed.value);
     material = view === parsed.value ? `{"material":${payloadText},"status":${JSON.stringify(status)}}` : canonicalJson({ status, material: view as never });
   } catch (err) {
     if (isCheckpointError(err)) throw err;
     throw new CheckpointError('checkpoint_schema_invalid', 'payload cannot be stored as JSON', { cause: err });
   }
-  return { source, status, payloadText, at, material, ...(spec.priority ? { priority: spec.priority } : {}), ...(convertedAt !== undefined ? { convertedAt } : {}) };
+  return { source, status, payloadText, ...(payloadPieces ? { payloadPieces } : {}), at, material, ...(spec.priority ? { priority: spec.priority } : {}), ...(convertedAt !== undefined ? { convertedAt } : {}) };
 }

@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { createWriter, defaultProfile, memoryStorage, type JsonValue } from 'savepoint';
 import { readSnapshot, splitDocument } from 'savepoint/toolkit';
+import { canonicalJsonByWalk, canonicalJsonOf } from '../../src/codec/canonical-json.js';
 
 const LIMIT = 16 * 1024;
 
@@ -91,5 +92,32 @@ describe('large checkpoints', () => {
     await writer.close();
     expect(!r.ok && r.reasonCode).toBe('checkpoint_too_large');
     expect(!r.ok && r.error.details).toMatchObject({ limit: LIMIT });
+  });
+
+  it('big strings go into the stored bytes by reference: the payload text comes in pieces and is never copied whole (peak memory, issue 13)', async () => {
+    // Before: the text was built by JSON.stringify (a copy in pieces), flattened (a second
+    // copy) and encoded (a third): ~4× a 64 MiB payload at peak. Now the big strings are
+    // pieces of their own, encoded one after the other (figures: npm run bench -- large).
+    const big = `${'0123456789'.repeat(10_000)}é`; // 100,001 chars, non-ASCII: the UTF-8 path too
+    const payload: JsonValue = { b: big, a: [1, 'small', { c: big }], z: null };
+    const { text, pieces } = canonicalJsonOf(payload);
+    expect(pieces?.filter((p) => p === big)).toHaveLength(2);
+    expect(pieces?.every((p) => p === big || p.length < 1024)).toBe(true);
+    expect(text).toBe(canonicalJsonByWalk(payload));
+    expect(text).toBe(`{"a":[1,"small",{"c":${JSON.stringify(big)}}],"b":${JSON.stringify(big)},"z":null}`);
+    // A big string that needs escapes is copied as JSON.stringify escapes it.
+    const quoted = `"${big}\n`;
+    expect(canonicalJsonOf({ q: quoted })).toEqual({ text: `{"q":${JSON.stringify(quoted)}}` });
+
+    const storage = memoryStorage();
+    const writer = createWriter({ storage, profile: defaultProfile, runId: 'pieces', heartbeatIntervalMs: false });
+    const r = await writer.checkpoint({ source: 'manual', status: 'in_progress', payload });
+    await writer.close();
+    if (!r.ok) throw r.error;
+    const stored = await storage.get(r.key);
+    expect(new TextDecoder().decode(stored!.bytes)).toContain(`"state":${text}`);
+    const back = await readSnapshot(storage, defaultProfile, r.key); // schema and checksum verified
+    expect(back?.payload).toEqual(payload);
+    expect(back?.integrity.checksum).toBe(r.snapshot.integrity.checksum);
   });
 });
