@@ -45,3 +45,25 @@ describe('a corrupt write while the head keeps moving', () => {
   });
 });
 
+describe('a corrupt write whose read-back hits the rate limit', () => {
+  it('is queued and, when pushed, recognised as its own landed write: rewritten, not a conflict with itself', async () => {
+    // Before: the queued batch, sent again "maybe landed", found its create-only cp_ file
+    // present with other bytes (its own corrupt write) and failed with checkpoint_conflict on
+    // every push: the acknowledged (queued) checkpoint was never stored.
+    const e = await env();
+    await e.storage.put('checkpoints/r/latest.json', text('{"sequence":1}'));
+    e.gh.faults.add({ fault: { kind: 'corrupt-write' }, operation: 'git/create-tree', times: 1 });
+    e.gh.faults.add({ fault: { kind: 'primary-rate-limit', status: 403 }, operation: 'repos/get-commit', times: 1 });
+    const outcomes = await e.storage.batch([
+      { type: 'put', key: 'checkpoints/r/cp_002_iteration.json', bytes: text('{"sequence":2}'), ifAbsent: true },
+      { type: 'put', key: 'checkpoints/r/latest.json', bytes: text('{"sequence":2}') },
+    ]);
+    expect(outcomes.every((o) => o.type !== 'put' || o.pending === true)).toBe(true);
+    e.gh.faults.clear();
+    await e.storage.flush();
+    expect(e.storage.stats().queued).toBe(0);
+    expect(decode(e.gh.state.readFile('checkpoints/r/cp_002_iteration.json'))).toBe('{"sequence":2}');
+    expect(decode(e.gh.state.readFile('checkpoints/r/latest.json'))).toBe('{"sequence":2}');
+  });
+});
+

@@ -187,6 +187,19 @@ describe('fault matrix: zero lost, zero duplicated checkpoints', () => {
     expect(report.fired).toBeGreaterThan(0);
   });
 
+  it('a corrupt write whose read-back hits the rate limit is pushed from the queue, not refused as a conflict with itself (seed 839989257)', async () => {
+    const report = await scenario(
+      [
+        { fault: { kind: 'primary-rate-limit', status: 403 }, operation: 'repos/get-commit', skip: 0, times: 1 },
+        { fault: { kind: 'corrupt-write' }, operation: 'git/create-tree', skip: 0, times: 1 },
+        { fault: { kind: 'secondary-rate-limit', status: 429 }, operation: 'repos/get-commit', skip: 1, times: 3 },
+      ],
+      2,
+      120_000,
+    );
+    expect(report.fired).toBeGreaterThan(0);
+  });
+
   it('mixed schedules drawn by fast-check', async () => {
     const totals = { fired: 0, bitten: 0, acknowledged: 0, queued: 0, runs: 0 };
     const rule = fc.record({

@@ -147,6 +147,46 @@ export async function restore(ctx: RepoContext, paths: readonly RestorePath[]): 
 
 type CommitOptions = { operation: 'batch' | 'put' | 'delete'; maybeLanded?: boolean };
 
+/** A commit of a batch that landed (its ref update answered 200) but whose read-back failed (a rate limit, a lost answer). */
+interface UnverifiedCommit {
+  readonly commit: string;
+  /** What the paths held before it. */
+  readonly before: ReadonlyMap<string, string | null>;
+  /** The paths it wrote. */
+  readonly written: ReadonlySet<string>;
+}
+
+/**
+ * Such commits, by adapter and by the batch they carried (keys and blob shas of the caller's
+ * bytes). The batch sent again (from the emergency queue, "maybe landed") reads that commit
+ * back first: its files are its own write, not another writer's, even when GitHub damaged them
+ * (issue 13: a create-only checkpoint file that landed corrupt made its queued batch conflict
+ * with itself forever). In memory only: a new process sees a plain conflict.
+ */
+const unverifiedCommits = new WeakMap<RepoContext, Map<string, UnverifiedCommit>>();
+
+const batchPrint = (items: readonly Prepared[]): string => JSON.stringify(items.map((p) => [p.op.type, p.path, p.expected ?? null]));
+
+/** The files a commit changed, by path (read by its sha: never stale). */
+async function commitFiles(ctx: RepoContext, commit: string): Promise<Map<string, { status: string; sha: string | null }>> {
+  const files = new Map<string, { status: string; sha: string | null }>();
+  for (let page = 1; page <= 10; page++) {
+    const res = await ctx.http.request({ method: 'GET', path: `${ctx.repoPath}/commits/${commit}`, query: { per_page: '300', page: String(page) }, operation: 'repos/get-commit', idempotent: true });
+    if (res.status !== 200) throw unexpected('repos/get-commit', res.status, res.message);
+    const list = (res.json as CommitJson).files ?? [];
+    for (const f of list) if (f.filename) files.set(f.filename, { status: f.status ?? '', sha: f.sha ?? null });
+    if (list.length < 300) break;
+  }
+  return files;
+}
+
+/** Whether the commit's diff shows `p` as it was meant: the expected blob, or the path removed. */
+const verified = (p: Prepared, f: { status: string; sha: string | null } | undefined): boolean => (p.op.type === 'put' ? f?.sha === p.expected && f?.status !== 'removed' : f?.status === 'removed');
+
+/** The rewrite of what did not verify: unconditional (its conditions held when it first landed). */
+const rewriteOf = (bad: readonly Prepared[]): Prepared[] =>
+  bad.map((p) => ({ op: p.op.type === 'put' ? { type: 'put', key: p.op.key, bytes: p.bytes! } : { type: 'delete', key: p.op.key }, path: p.path, ...(p.bytes ? { bytes: p.bytes, expected: p.expected! } : {}), existed: p.existed ?? false }));
+
 /** Applies `ops` in one commit on top of the branch head; the heart of `batch()`. */
 export async function commitOperations(ctx: RepoContext, ops: readonly BatchOperation[], options: CommitOptions = { operation: 'batch' }): Promise<BatchOutcome[]> {
   const damage = { paths: [] as RestorePath[] };
@@ -159,6 +199,7 @@ async function commitAttempts(ctx: RepoContext, ops: readonly BatchOperation[], 
     ops.map(async (op) => ({ op, path: ctx.toPath(op.key), ...(op.type === 'put' ? { bytes: op.bytes, expected: await gitBlobSha(op.bytes) } : {}) })),
   );
   const all = items;
+  const print = batchPrint(items);
   const keys = ops.map((o) => o.key);
   let ambiguous = options.maybeLanded ?? false;
   const lost = { count: 0 };
@@ -202,6 +243,30 @@ async function commitAttempts(ctx: RepoContext, ops: readonly BatchOperation[], 
     );
 
     // After a lost answer: did our commit land (perhaps with others on top)?
+    const earlier = ambiguous ? unverifiedCommits.get(ctx)?.get(print) : undefined;
+    if (earlier) {
+      // It did, unverified: read it back now, and rewrite only what it did not store as sent.
+      unverifiedCommits.get(ctx)?.delete(print);
+      let files: Map<string, { status: string; sha: string | null }>;
+      try {
+        files = await commitFiles(ctx, earlier.commit);
+      } catch (err) {
+        rememberUnverified(ctx, print, earlier);
+        throw err;
+      }
+      const bad = items.filter((p) => p.op.type !== 'check' && earlier.written.has(p.path) && !verified(p, files.get(p.path)));
+      if (bad.length === 0) {
+        ctx.emit({ type: 'landed_after_timeout', level: 'info', keys });
+        return outcomes();
+      }
+      for (const [path, sha] of earlier.before) original.set(path, sha);
+      damage.paths = bad.map((p) => ({ path: p.path, sha: original.get(p.path) ?? null, left: files.get(p.path)?.sha ?? null }));
+      verifyFailures++;
+      ctx.emit({ type: 'verify_retry', level: 'warn', attempt: verifyFailures, keys: bad.map((p) => p.op.key) });
+      items = rewriteOf(bad);
+      conditionsChecked = true;
+      ambiguous = false;
+    }
     if (ambiguous) {
       // A check wrote nothing: only the writes tell whether the commit landed.
       const writes = items.filter((p) => p.op.type !== 'check');
@@ -366,19 +431,19 @@ async function commitAttempts(ctx: RepoContext, ops: readonly BatchOperation[], 
     // Write-then-verify: read the commit back by its sha and compare every blob sha.
     const bad: Prepared[] = [];
     if (ctx.verify === 'read-back') {
-      const files = new Map<string, { status: string; sha: string | null }>();
-      for (let page = 1; page <= 10; page++) {
-        const res = await ctx.http.request({ method: 'GET', path: `${ctx.repoPath}/commits/${commit}`, query: { per_page: '300', page: String(page) }, operation: 'repos/get-commit', idempotent: true });
-        if (res.status !== 200) throw unexpected('repos/get-commit', res.status, res.message);
-        const list = (res.json as CommitJson).files ?? [];
-        for (const f of list) if (f.filename) files.set(f.filename, { status: f.status ?? '', sha: f.sha ?? null });
-        if (list.length < 300) break;
+      let files: Map<string, { status: string; sha: string | null }>;
+      try {
+        files = await commitFiles(ctx, commit);
+      } catch (err) {
+        // Landed, not verified: the batch sent again reads this commit back first.
+        const first = verifyFailures === 0 ? before : original;
+        rememberUnverified(ctx, print, { commit, before: first, written: new Set(entries.map((e) => e.path as string)) });
+        ctx.state.invalidate();
+        throw err;
       }
       for (const p of items) {
-        const f = files.get(p.path);
         const inCommit = entries.some((e) => e.path === p.path);
-        if (!inCommit) continue;
-        if (p.op.type === 'put' ? f?.sha !== p.expected || f?.status === 'removed' : f?.status !== 'removed') bad.push(p);
+        if (inCommit && !verified(p, files.get(p.path))) bad.push(p);
       }
       // The commit landed either way: our listings now describe it, with what GitHub actually
       // stored. A file in the tree but not in the diff did not change: it holds what it held.
@@ -409,7 +474,14 @@ async function commitAttempts(ctx: RepoContext, ops: readonly BatchOperation[], 
     }
     ctx.emit({ type: 'verify_retry', level: 'warn', attempt: verifyFailures, keys: bad.map((p) => p.op.key) });
     // Rewrite only what did not verify; its conditions were already met.
-    items = bad.map((p) => ({ op: p.op.type === 'put' ? { type: 'put', key: p.op.key, bytes: p.bytes! } : { type: 'delete', key: p.op.key }, path: p.path, ...(p.bytes ? { bytes: p.bytes, expected: p.expected! } : {}), existed: p.existed ?? false }));
+    items = rewriteOf(bad);
     conditionsChecked = true;
   }
+}
+
+function rememberUnverified(ctx: RepoContext, print: string, commit: UnverifiedCommit): void {
+  let known = unverifiedCommits.get(ctx);
+  if (!known) unverifiedCommits.set(ctx, (known = new Map()));
+  known.set(print, commit);
+  if (known.size > 100) known.delete(known.keys().next().value!); // bounded: the oldest go first
 }
