@@ -4,6 +4,9 @@
  * file as the newest truth.
  */
 import { describe, expect, it } from 'vitest';
+import { createWriter, planResume } from 'savepoint';
+import { initialPhasedPayload, phasedTriggers, phasedWorkflow } from 'savepoint/phased-workflow';
+import { newUuidV4 } from '../../src/model/ids.js';
 import { envPerTest, text } from './helpers.js';
 
 const env = envPerTest({ storage: { emergencyQueue: 'memory' } });
@@ -42,6 +45,33 @@ describe('a corrupt write while the head keeps moving', () => {
     e.gh.faults.clear();
     expect(e.gh.state.readFile('checkpoints/r/cp_002_iteration.json')).toBeUndefined();
     expect(decode(e.gh.state.readFile('checkpoints/r/latest.json'))).toBe('{"sequence":1}');
+  });
+});
+
+describe('when the damaged files cannot be put back either', () => {
+  it('the checkpoint fails, and resume skips the corrupt file with its reason', async () => {
+    const e = await env();
+    const runId = newUuidV4();
+    const writer = createWriter({ storage: e.storage, profile: phasedWorkflow, runId, clock: e.clock, heartbeatIntervalMs: false, maxAttempts: 1 });
+    const base = initialPhasedPayload('phase_1_plan', new Date(e.clock.now()).toISOString());
+    expect((await writer.checkpoint(phasedTriggers.at('iteration', base))).ok).toBe(true);
+    const dir = `checkpoints/${runId}/`;
+    // Every commit but the first lands on a head that moved: the corrupt first attempt, then no rewrite and no restore gets through.
+    const notLock = (r: { path: string }): boolean => !r.path.includes('.savepoint-lock');
+    e.gh.faults.add({ fault: { kind: 'corrupt-write' }, operation: 'git/create-tree', when: notLock, times: 100 });
+    e.gh.faults.add({ fault: { kind: 'move-head' }, operation: 'git/update-ref', skip: 1, times: 100 });
+    const r = await writer.checkpoint(phasedTriggers.at('expensive_op', { ...base, state_snapshot: { ...base.state_snapshot, cost_accumulated: 2 } }));
+    e.gh.faults.clear();
+    expect(r.ok).toBe(false);
+    expect(!r.ok && r.reasonCode).toBe('checkpoint_conflict');
+    const corrupt = e.gh.state.listFiles().filter((f) => f.path.startsWith(`${dir}cp_002`));
+    expect(corrupt).toHaveLength(1);
+    const plan = await planResume({ storage: e.storage, profile: phasedWorkflow, runId, clock: e.clock });
+    expect(plan.snapshot.sequence).toBe(1);
+    expect(plan.skipped.map((s) => s.key)).toContain(corrupt[0]!.path);
+    expect(plan.skipped.every((s) => s.reasonCode === 'checkpoint_schema_invalid' || s.reasonCode === 'checkpoint_integrity_mismatch')).toBe(true);
+    expect(plan.warnings.map((w) => w.code)).toContain('resume_files_skipped');
+    await writer.close();
   });
 });
 
