@@ -7,6 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { createWriter, defaultProfile, memoryStorage, type JsonValue } from 'savepoint';
 import { readSnapshot, splitDocument } from 'savepoint/toolkit';
 import { canonicalJsonByWalk, canonicalJsonOf } from '../../src/codec/canonical-json.js';
+import { materialText, validateTrigger } from '../../src/writer/triggers.js';
+import { manualClock } from './helpers.js';
 
 const LIMIT = 16 * 1024;
 
@@ -119,5 +121,34 @@ describe('large checkpoints', () => {
     const back = await readSnapshot(storage, defaultProfile, r.key); // schema and checksum verified
     expect(back?.payload).toEqual(payload);
     expect(back?.integrity.checksum).toBe(r.snapshot.integrity.checksum);
+  });
+
+  it('a big payload is compared for coalescing by digest (never copied whole), and coalesces as a small one does, after a restart too', async () => {
+    // Before: its material text was compared whole, which copied both texts (the second
+    // checkpoint of a 64 MiB payload cost 2× the payload more than the first).
+    const big = '0123456789'.repeat(10_000);
+    const key = validateTrigger(defaultProfile, { source: 'manual', status: 'in_progress', payload: { doc: big, step: 1 } }, 0).material;
+    expect(key).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(materialText(defaultProfile, 'in_progress', { doc: big, step: 1 })).toBe(key);
+    expect(materialText(defaultProfile, 'completed', { doc: big, step: 1 })).not.toBe(key);
+
+    const storage = memoryStorage();
+    const clock = manualClock();
+    const open = () => createWriter({ storage, profile: defaultProfile, runId: 'big-coalesce', clock, heartbeatIntervalMs: false });
+    const outcomes: string[] = [];
+    const write = async (w: ReturnType<typeof open>, payload: JsonValue): Promise<void> => {
+      const r = await w.checkpoint({ source: 'manual', status: 'in_progress', payload });
+      outcomes.push(r.ok ? `${r.outcome}#${r.sequence}` : r.reasonCode);
+    };
+    const w1 = open();
+    await write(w1, { doc: big, step: 1 });
+    await write(w1, { doc: `${big.slice(0, 50_000)}${big.slice(50_000)}`, step: 1 }); // equal content, another string
+    await write(w1, { doc: `x${big.slice(1)}`, step: 1 }); // same length, one character changed
+    await w1.close();
+    const w2 = open(); // the head comes back from storage: its key from materialText
+    await write(w2, { doc: `x${big.slice(1)}`, step: 1 });
+    await write(w2, { doc: big, step: 2 });
+    await w2.close();
+    expect(outcomes).toEqual(['written#1', 'coalesced#1', 'written#2', 'coalesced#2', 'written#3']);
   });
 });
