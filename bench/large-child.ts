@@ -5,6 +5,8 @@
  *
  * - `baseline`: only builds the payload (and keeps it alive, as the others do);
  * - `write-memory` / `write-fs`: one checkpoint of it on memoryStorage / fsStorage;
+ * - `write-memory-twice`: two checkpoints on memoryStorage, one string changed between them
+ *   (the store then holds two copies; the second checkpoint compares its state with the first);
  * - `resume`: planResume of the run `write-fs` left in the directory (the restored payload is
  *   the payload again, so the baseline's share is the same).
  */
@@ -27,11 +29,17 @@ const keep: { payload?: unknown; result?: unknown } = {};
 if (mode !== 'resume') keep.payload = buildPayload(payloadBytes);
 const maxSnapshotBytes = limit ? Number(limit) : undefined;
 const options = { profile: defaultProfile, runId: 'large', heartbeatIntervalMs: false as const, ...(maxSnapshotBytes ? { maxSnapshotBytes } : {}) };
-if (mode === 'write-memory' || mode === 'write-fs') {
-  const storage = mode === 'write-memory' ? memoryStorage() : fsStorage({ dir });
+if (mode === 'write-memory' || mode === 'write-fs' || mode === 'write-memory-twice') {
+  const storage = mode === 'write-fs' ? fsStorage({ dir }) : memoryStorage();
   const writer = createWriter({ ...options, storage });
-  const r = await writer.checkpoint({ source: 'manual', status: 'in_progress', payload: keep.payload as JsonValue });
+  const payload = keep.payload as Record<string, JsonValue>;
+  const r = await writer.checkpoint({ source: 'manual', status: 'in_progress', payload });
   if (!r.ok) throw r.error;
+  if (mode === 'write-memory-twice') {
+    payload.s000 = Buffer.alloc((payload.s000 as string).length, 'changed ').toString('latin1');
+    const again = await writer.checkpoint({ source: 'manual', status: 'in_progress', payload });
+    if (!again.ok || again.outcome !== 'written') throw new Error('the second checkpoint was not written');
+  }
   await writer.close();
   keep.result = storage; // memoryStorage keeps its copy: that is part of what a write costs there
 } else if (mode === 'resume') {

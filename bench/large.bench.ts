@@ -6,7 +6,8 @@
  * figure is (peak − baseline) / payload bytes, the median of ROUNDS rounds (each round runs
  * the modes one after the other, so load drifts hit all alike).
  *
- * Two sizes of document: one below the snapshot limit (`maxSnapshotBytes` 128 MiB: one
+ * `write-memory-twice` (two checkpoints, one string changed: the store keeps two copies) is
+ * reported beside them. Two sizes of document: one below the snapshot limit (`maxSnapshotBytes` 128 MiB: one
  * document, the issue's case), and the default 10 MiB limit (the document split into parts).
  *
  *   npm run bench -- large        (BENCH_LARGE_MIB=64, BENCH_LARGE_ROUNDS=3)
@@ -22,7 +23,7 @@ const MIB = Number(process.env.BENCH_LARGE_MIB ?? 64);
 const ROUNDS = Number(process.env.BENCH_LARGE_ROUNDS ?? 3);
 const CHILD = fileURLToPath(new URL('./large-child.ts', import.meta.url));
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const MODES = ['baseline', 'write-memory', 'write-fs', 'resume'] as const;
+const MODES = ['baseline', 'write-memory', 'write-fs', 'resume', 'write-memory-twice'] as const;
 const TARGET = 3;
 
 function peakRss(mode: string, dir: string, limit: number | undefined): number {
@@ -33,7 +34,7 @@ function peakRss(mode: string, dir: string, limit: number | undefined): number {
 /** Per mode, the (peak − baseline) / payload ratios of each round. */
 export function measure(limit: number | undefined, rounds = ROUNDS): Record<(typeof MODES)[number], number[]> {
   const payload = MIB * 1024 * 1024;
-  const out = { baseline: [] as number[], 'write-memory': [] as number[], 'write-fs': [] as number[], resume: [] as number[] };
+  const out = { baseline: [] as number[], 'write-memory': [] as number[], 'write-fs': [] as number[], resume: [] as number[], 'write-memory-twice': [] as number[] };
   for (let r = 0; r < rounds; r++) {
     const dir = mkdtempSync(join(tmpdir(), 'savepoint-large-'));
     try {
@@ -57,16 +58,18 @@ export async function bench(): Promise<BenchRow[]> {
   ] as const) {
     const m = measure(limit);
     const baseline = `${fmt(median(m.baseline) * MIB)} MiB RSS`;
-    for (const mode of ['write-memory', 'write-fs', 'resume'] as const) {
+    for (const mode of ['write-memory', 'write-fs', 'resume', 'write-memory-twice'] as const) {
       const ratio = median(m[mode]);
+      // Two checkpoints leave two copies in memoryStorage: reported, beside the single-checkpoint rows' target.
+      const goal = mode === 'write-memory-twice' ? undefined : target;
       rows.push({
         area: 'large',
         name: `${MIB} MiB payload, ${what}: ${mode} peak RSS over baseline`,
         savepoint: `${fmt(ratio)}× payload`,
         baseline,
         ratio: m[mode].map((x) => `${fmt(x)}×`).join(', '),
-        target: target ? `≤ ${target}×` : '— (reported)',
-        met: target ? ratio <= target : true,
+        target: goal ? `≤ ${goal}×` : '— (reported)',
+        met: goal ? ratio <= goal : true,
       });
     }
   }
