@@ -48,6 +48,18 @@ describe('a corrupt write while the head keeps moving', () => {
   });
 });
 
+describe('a corrupt contents write whose rewrite got no answer', () => {
+  it('is put back before the put fails', async () => {
+    const e = await env();
+    await e.storage.put('checkpoints/r/latest.json', text('{"sequence":1}'));
+    e.gh.faults.add({ fault: { kind: 'corrupt-write' }, operation: 'repos/create-or-update-file-contents', times: 1 });
+    e.gh.faults.add({ fault: { kind: 'network-error' }, operation: 'repos/create-or-update-file-contents', skip: 1, times: 2 });
+    await expect(e.storage.put('checkpoints/r/latest.json', text('{"sequence":2}'))).rejects.toMatchObject({ details: { attemptsExhausted: true, restored: true } });
+    e.gh.faults.clear();
+    expect(decode(e.gh.state.readFile('checkpoints/r/latest.json'))).toBe('{"sequence":1}');
+  });
+});
+
 describe('when the damaged files cannot be put back either', () => {
   it('the checkpoint fails, and resume skips the corrupt file with its reason', async () => {
     const e = await env();
