@@ -40,6 +40,8 @@ interface Head<P> {
   readonly header: SnapshotHeader<P>;
   /** The payload's canonical JSON: what a rewrite stores again, whatever the caller did to its objects. */
   readonly payloadText: string;
+  /** Its pieces, when it holds big strings by reference (a rewrite encodes them piece by piece). */
+  readonly payloadPieces?: readonly string[];
   /** Canonical JSON of its material state (the coalescing key). */
   readonly material: string;
   readonly createdAtMs: number;
@@ -323,7 +325,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
       if (intoHead.length > 0 && head) {
         const details = [...head.header.sourceDetails, ...intoHead.map((x) => x.record)];
         const draft: SnapshotHeader<P> = { ...head.header, sourceDetails: details };
-        headRewrite = { stored: await encodeForStorage(profile, draft, head.payloadText, sizePolicy(refOf(draft), details.length)), location: head.location, header: draft };
+        headRewrite = { stored: await encodeForStorage(profile, draft, head.payloadText, sizePolicy(refOf(draft), details.length), head.payloadPieces), location: head.location, header: draft };
       }
 
       // Build the write plan.
@@ -464,7 +466,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
         else if (batchFile) location = { kind: 'batch', key: batchFile.key, version: report.versions.get(batchFile.key) ?? '', members: batchFile.members };
         else location = { kind: 'history', key: newest.key, version: report.versions.get(newest.key) ?? '' };
         if ((location.kind === 'history' || location.kind === 'batch') && location.version === '') location = { kind: 'fixed' };
-        head = { header: newest.draft, payloadText: newest.payloadText, material: newest.material, createdAtMs: newest.createdAtMs, location };
+        head = { header: newest.draft, payloadText: newest.payloadText, ...(newest.payloadPieces ? { payloadPieces: newest.payloadPieces } : {}), material: newest.material, createdAtMs: newest.createdAtMs, location };
       }
       if (autoRetention) {
         history.push(...written);

@@ -136,13 +136,18 @@ describe('large checkpoints', () => {
     const clock = manualClock();
     const open = () => createWriter({ storage, profile: defaultProfile, runId: 'big-coalesce', clock, heartbeatIntervalMs: false });
     const outcomes: string[] = [];
-    const write = async (w: ReturnType<typeof open>, payload: JsonValue): Promise<void> => {
+    const write = async (w: ReturnType<typeof open>, payload: JsonValue): Promise<string | undefined> => {
       const r = await w.checkpoint({ source: 'manual', status: 'in_progress', payload });
       outcomes.push(r.ok ? `${r.outcome}#${r.sequence}` : r.reasonCode);
+      return r.ok ? r.key : undefined;
     };
     const w1 = open();
     await write(w1, { doc: big, step: 1 });
-    await write(w1, { doc: `${big.slice(0, 50_000)}${big.slice(50_000)}`, step: 1 }); // equal content, another string
+    await clock.advance(1000); // later groups: the coalesced trigger rewrites the stored head (from its pieces)
+    const rewritten = await write(w1, { doc: `${big.slice(0, 50_000)}${big.slice(50_000)}`, step: 1 }); // equal content, another string
+    const head = await readSnapshot(storage, defaultProfile, rewritten!);
+    expect(head?.payload).toEqual({ doc: big, step: 1 });
+    expect(head?.sourceDetails).toHaveLength(1);
     await write(w1, { doc: `x${big.slice(1)}`, step: 1 }); // same length, one character changed
     await w1.close();
     const w2 = open(); // the head comes back from storage: its key from materialText
