@@ -109,3 +109,37 @@ describe('a corrupt write whose read-back hits the rate limit', () => {
   });
 });
 
+describe('a write that landed corrupt, then hit the rate limit before it could repair it', () => {
+  // Before: queued "maybe landed", it found its own corrupt blob where its condition expected
+  // the old version (or no file) and failed with checkpoint_conflict on every push.
+  it('a contents put (the run lock\'s renewal) is pushed from the queue and repairs its own damage', async () => {
+    const e = await env();
+    const { version } = await e.storage.put('checkpoints/r/.lock.json', text('{"lease":1}'));
+    e.gh.faults.add({ fault: { kind: 'corrupt-write' }, operation: 'repos/create-or-update-file-contents', times: 2 });
+    e.gh.faults.add({ fault: { kind: 'primary-rate-limit', status: 429 }, operation: 'repos/create-or-update-file-contents', skip: 2, times: 1 });
+    const r = await e.storage.put('checkpoints/r/.lock.json', text('{"lease":2}'), { ifVersion: version });
+    expect(r.pending).toBe(true);
+    e.gh.faults.clear();
+    await e.storage.flush();
+    expect(e.storage.stats().queued).toBe(0);
+    expect(decode(e.gh.state.readFile('checkpoints/r/.lock.json'))).toBe('{"lease":2}');
+  });
+
+  it('a checkpoint batch with a create-only file is pushed from the queue and repairs its own damage', async () => {
+    const e = await env();
+    await e.storage.put('checkpoints/r/latest.json', text('{"sequence":1}'));
+    e.gh.faults.add({ fault: { kind: 'corrupt-write' }, operation: 'git/create-tree', times: 1 });
+    e.gh.faults.add({ fault: { kind: 'primary-rate-limit', status: 403 }, operation: 'git/create-tree', skip: 1, times: 1 });
+    const outcomes = await e.storage.batch([
+      { type: 'put', key: 'checkpoints/r/cp_002_iteration.json', bytes: text('{"sequence":2}'), ifAbsent: true },
+      { type: 'put', key: 'checkpoints/r/latest.json', bytes: text('{"sequence":2}') },
+    ]);
+    expect(outcomes.every((o) => o.type !== 'put' || o.pending === true)).toBe(true);
+    e.gh.faults.clear();
+    await e.storage.flush();
+    expect(e.storage.stats().queued).toBe(0);
+    expect(decode(e.gh.state.readFile('checkpoints/r/cp_002_iteration.json'))).toBe('{"sequence":2}');
+    expect(decode(e.gh.state.readFile('checkpoints/r/latest.json'))).toBe('{"sequence":2}');
+  });
+});
+

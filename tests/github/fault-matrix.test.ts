@@ -200,6 +200,18 @@ describe('fault matrix: zero lost, zero duplicated checkpoints', () => {
     expect(report.fired).toBeGreaterThan(0);
   });
 
+  it('a lock renewal that landed corrupt twice, then a rate limit: the queued renewal repairs its own damage (seed -917282677)', async () => {
+    const report = await scenario(
+      [
+        { fault: { kind: 'primary-rate-limit', status: 429 }, operation: 'repos/create-or-update-file-contents', skip: 3, times: 1 },
+        { fault: { kind: 'corrupt-write' }, operation: 'repos/create-or-update-file-contents', skip: 1, times: 2 },
+      ],
+      2,
+      3_600_000,
+    );
+    expect(report.fired).toBeGreaterThan(0);
+  });
+
   it('mixed schedules drawn by fast-check', async () => {
     const totals = { fired: 0, bitten: 0, acknowledged: 0, queued: 0, runs: 0 };
     const rule = fc.record({

@@ -1,7 +1,7 @@
 import { CheckpointError } from '../../model/errors.js';
 import type { BatchOperation, BatchOutcome } from '../adapter.js';
 import { conditionFailed, mergeRunIndexBytes } from './conflicts.js';
-import { listDirectory, MAX_ATTEMPTS, raceBackoff, readBlob, restoringOnFailure, sendWrite, unexpected } from './contents.js';
+import { forgetDamage, isOwnDamage, listDirectory, MAX_ATTEMPTS, raceBackoff, readBlob, restoringOnFailure, sendWrite, unexpected } from './contents.js';
 import { dirOf, encodeRepoPath, type RepoContext } from './context.js';
 import { asUtf8Text, toBase64 } from './encoding.js';
 import { gitBlobSha } from './git-blob.js';
@@ -190,7 +190,9 @@ const rewriteOf = (bad: readonly Prepared[]): Prepared[] =>
 /** Applies `ops` in one commit on top of the branch head; the heart of `batch()`. */
 export async function commitOperations(ctx: RepoContext, ops: readonly BatchOperation[], options: CommitOptions = { operation: 'batch' }): Promise<BatchOutcome[]> {
   const damage = { paths: [] as RestorePath[] };
-  return restoringOnFailure(ctx, () => damage.paths, () => commitAttempts(ctx, ops, options, damage));
+  const outcomes = await restoringOnFailure(ctx, () => damage.paths, () => commitAttempts(ctx, ops, options, damage));
+  forgetDamage(ctx, ops.map((op) => ctx.toPath(op.key)));
+  return outcomes;
 }
 
 /** The attempts of {@link commitOperations}; `damage.paths` names what a landed attempt left unverified. */
@@ -298,6 +300,7 @@ async function commitAttempts(ctx: RepoContext, ops: readonly BatchOperation[], 
         const createOnly = (op.type === 'put' || op.type === 'check') && op.ifAbsent === true;
         const stale = (createOnly && cur) || (op.ifVersion !== undefined && cur?.sha !== op.ifVersion);
         if (!stale) continue;
+        if (cur && isOwnDamage(ctx, p.path, cur.sha)) continue; // our own damaged write, not another writer's: replaced now
         if (op.type === 'put' && cur && ctx.mergeRunIndexes) {
           const theirs = await readBlob(ctx, cur.sha);
           const base = op.ifVersion !== undefined ? await readBlob(ctx, op.ifVersion) : undefined;

@@ -1,5 +1,5 @@
 import { sleep } from '../../model/clock.js';
-import { CheckpointError } from '../../model/errors.js';
+import { CheckpointError, isCheckpointError } from '../../model/errors.js';
 import type { PutOptions } from '../adapter.js';
 import { conditionFailed, mergeRunIndexBytes } from './conflicts.js';
 import { encodeRepoPath, type RepoContext } from './context.js';
@@ -59,15 +59,54 @@ export function withDetails(err: CheckpointError, extra: Record<string, number |
  * A write must not leave what GitHub mangled as the newest file because a later attempt of it
  * lost a race or an answer (issue 13).
  */
-export async function restoringOnFailure<T>(ctx: RepoContext, damaged: () => readonly { path: string; sha: string | null; left?: string | null }[], write: () => Promise<T>): Promise<T> {
+export async function restoringOnFailure<T>(ctx: RepoContext, damaged: () => readonly DamagedPath[], write: () => Promise<T>): Promise<T> {
   try {
     return await write();
   } catch (err) {
     const paths = damaged();
     if (paths.length === 0) throw err;
+    // Rate-limited: the write is queued and sent again, and repairs its own damage then.
+    if (isCheckpointError(err, 'checkpoint_rate_limited')) {
+      rememberDamage(ctx, paths);
+      throw err;
+    }
     const restored = await ctx.restore(paths);
+    if (!restored) rememberDamage(ctx, paths);
     throw err instanceof CheckpointError ? withDetails(err, { restored }) : err;
   }
+}
+
+/** A path a landed attempt left damaged: what it held before (`sha`) and the blob left there (`left`), when known. */
+interface DamagedPath {
+  readonly path: string;
+  readonly sha: string | null;
+  readonly left?: string | null;
+}
+
+/**
+ * Blobs this adapter's own writes left damaged at a path and did not put back (a rate limit
+ * came first, or restoring failed), by path. A later write of this adapter whose condition
+ * finds one of them finds its own damage, not another writer's update, and replaces it
+ * (issue 13: a queued write that had landed corrupt conflicted with itself on every push).
+ */
+const ownDamage = new WeakMap<RepoContext, Map<string, string>>();
+
+function rememberDamage(ctx: RepoContext, paths: readonly DamagedPath[]): void {
+  let known = ownDamage.get(ctx);
+  if (!known) ownDamage.set(ctx, (known = new Map()));
+  for (const p of paths) if (typeof p.left === 'string') known.set(p.path, p.left);
+  while (known.size > 1000) known.delete(known.keys().next().value!); // bounded: the oldest go first
+}
+
+/** Whether `sha` at `path` is a blob this adapter's own write left damaged there. */
+export function isOwnDamage(ctx: RepoContext, path: string, sha: string | undefined): boolean {
+  return sha !== undefined && ownDamage.get(ctx)?.get(path) === sha;
+}
+
+/** Forgets the damage at `paths` (a write of them verified). */
+export function forgetDamage(ctx: RepoContext, paths: readonly string[]): void {
+  const known = ownDamage.get(ctx);
+  if (known) for (const p of paths) known.delete(p);
 }
 
 /** An answer this adapter cannot interpret: reported, never guessed around. */
@@ -201,12 +240,14 @@ function identity(ctx: RepoContext): Record<string, unknown> {
  * - A run `index.json` whose condition fails is merged with the stored one instead.
  */
 export async function putFile(ctx: RepoContext, key: string, bytes: Uint8Array, options: PutOptions, maybeLanded = false): Promise<string> {
-  const damage = { paths: [] as { path: string; sha: string | null; left?: string | null }[] };
-  return restoringOnFailure(ctx, () => damage.paths, () => putFileAttempts(ctx, key, bytes, options, maybeLanded, damage));
+  const damage = { paths: [] as DamagedPath[] };
+  const version = await restoringOnFailure(ctx, () => damage.paths, () => putFileAttempts(ctx, key, bytes, options, maybeLanded, damage));
+  forgetDamage(ctx, [ctx.toPath(key)]);
+  return version;
 }
 
 /** The attempts of {@link putFile}; `damage.paths` names what a landed attempt left unverified. */
-async function putFileAttempts(ctx: RepoContext, key: string, bytes: Uint8Array, options: PutOptions, maybeLanded: boolean, damage: { paths: { path: string; sha: string | null; left?: string | null }[] }): Promise<string> {
+async function putFileAttempts(ctx: RepoContext, key: string, bytes: Uint8Array, options: PutOptions, maybeLanded: boolean, damage: { paths: DamagedPath[] }): Promise<string> {
   const path = ctx.toPath(key);
   let content = bytes;
   let expected = await gitBlobSha(content);
@@ -294,6 +335,11 @@ async function putFileAttempts(ctx: RepoContext, key: string, bytes: Uint8Array,
       // The key exists and no sha was sent.
       const current = await currentSha(ctx, path, (s) => s !== undefined);
       if (ambiguous && current === expected) return landed();
+      if (conditional && isOwnDamage(ctx, path, current)) {
+        sha = current; // our own damaged write, not another writer's: replace it
+        conditional = false;
+        continue;
+      }
       if (current === undefined) throw unexpected('repos/create-or-update-file-contents', 422, res.message);
       if (conditional) {
         if (await tryMerge(current)) continue;
@@ -310,6 +356,11 @@ async function putFileAttempts(ctx: RepoContext, key: string, bytes: Uint8Array,
       const sentSha = sha;
       const current = await currentSha(ctx, path, (s) => s !== sentSha);
       if (ambiguous && current === expected) return landed();
+      if (conditional && isOwnDamage(ctx, path, current)) {
+        sha = current; // our own damaged write, not another writer's: replace it
+        conditional = false;
+        continue;
+      }
       if (conditional) {
         if (current !== undefined && (await tryMerge(current))) continue;
         throw conditionFailed(key, current === undefined ? 'key is gone' : 'version changed');

@@ -16,7 +16,7 @@ import { assertBatchOperations } from '../batch-operation.js';
 import { assertKey, assertPrefix } from '../keys.js';
 import { gitBlobSha } from './git-blob.js';
 import { commitOperations, INIT_MARKER_PATH, restore } from './commit-builder.js';
-import { deleteFile, putFile, readFile, withDetails } from './contents.js';
+import { deleteFile, isOwnDamage, putFile, readFile, withDetails } from './contents.js';
 import type { CommitMessageContext, GitHubCommitIdentity, RepoContext } from './context.js';
 import { createEmergencyQueue, storageSpill, type QueuedWrite, type QueueSpill } from './emergency-queue.js';
 import { defaultSpillRoot, fileSpill, type SpillIdentity } from './file-spill.js';
@@ -491,6 +491,7 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
       const queued = overlay.get(op.key);
       const known = queued !== undefined ? (queued === null ? null : { sha: queued.version }) : state.fileAt(ctx.toPath(op.key));
       if (known === undefined) continue; // unknown: checked when the write is pushed
+      if (queued === undefined && isOwnDamage(ctx, ctx.toPath(op.key), known?.sha)) continue; // our own damaged write: the push replaces it
       const exists = known !== null;
       if (op.type !== 'delete' && op.ifAbsent && exists) throw new CheckpointError('checkpoint_conflict', `conditional write of ${op.key} failed: key exists`, { details: { key: op.key } });
       if (op.ifVersion !== undefined && known?.sha !== op.ifVersion) {
