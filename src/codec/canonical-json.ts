@@ -31,13 +31,13 @@ const NOT_JSON = Symbol('not JSON');
 
 /**
  * Strings at least this long that need no escape are placed in the text by reference (a
- * rope holding the caller's own string) instead of being copied by `JSON.stringify`: a large
- * payload's text then costs one flat copy, not a copy in pieces and then a flat one
- * (issue 13: peak memory of large checkpoints). Strings are immutable, so nothing the caller
- * does later can change the text.
+ * rope holding the caller's own string) instead of being copied by `JSON.stringify` — in
+ * pieces, then again when the pieces are flattened — and the encoder writes them straight into
+ * the stored bytes (issue 13: peak memory of large checkpoints). Strings are immutable, so
+ * nothing the caller does later can change the text.
  */
 const BIG_STRING = 64 * 1024;
-/** What `JSON.stringify` escapes in a string: quote, backslash, control characters, surrogates (paired ones are checked by the slow path). */
+/** What makes `JSON.stringify` change a string: quote, backslash, control characters; and any surrogate (it escapes the lone ones), to be safe. */
 // eslint-disable-next-line no-control-regex -- control characters are exactly what JSON escapes
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
 
