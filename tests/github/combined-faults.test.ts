@@ -7,10 +7,25 @@ import { describe, expect, it } from 'vitest';
 import { createWriter, planResume } from 'savepoint';
 import { initialPhasedPayload, phasedTriggers, phasedWorkflow } from 'savepoint/phased-workflow';
 import { newUuidV4 } from '../../src/model/ids.js';
-import { envPerTest, text } from './helpers.js';
+import { envPerTest, text, type Env } from './helpers.js';
 
 const env = envPerTest({ storage: { emergencyQueue: 'memory' } });
 const decode = (b: Uint8Array | undefined): string | undefined => (b ? new TextDecoder().decode(b) : undefined);
+
+/** Checkpoint #2 of run r as a writer commits it: its create-only history file and latest. */
+const secondCheckpoint = (e: Env): ReturnType<Env['storage']['batch']> =>
+  e.storage.batch([
+    { type: 'put', key: 'checkpoints/r/cp_002_iteration.json', bytes: text('{"sequence":2}'), ifAbsent: true },
+    { type: 'put', key: 'checkpoints/r/latest.json', bytes: text('{"sequence":2}') },
+  ]);
+
+/** After a pushed queue: checkpoint #2 stored as sent. */
+async function expectSecondCheckpointStored(e: Env): Promise<void> {
+  await e.storage.flush();
+  expect(e.storage.stats().queued).toBe(0);
+  expect(decode(e.gh.state.readFile('checkpoints/r/cp_002_iteration.json'))).toBe('{"sequence":2}');
+  expect(decode(e.gh.state.readFile('checkpoints/r/latest.json'))).toBe('{"sequence":2}');
+}
 
 describe('a write whose answer was lost, though it landed', () => {
   it('is read back as it landed, not as this process wrote the key before (the lock write that hid the lease version)', async () => {
@@ -37,10 +52,7 @@ describe('a corrupt write while the head keeps moving', () => {
     await e.storage.put('checkpoints/r/latest.json', text('{"sequence":1}'));
     e.gh.faults.add({ fault: { kind: 'corrupt-write' }, operation: 'git/create-tree', times: 2 });
     e.gh.faults.add({ fault: { kind: 'move-head' }, operation: 'git/update-ref', skip: 1, times: 2 });
-    const failed = e.storage.batch([
-      { type: 'put', key: 'checkpoints/r/cp_002_iteration.json', bytes: text('{"sequence":2}'), ifAbsent: true },
-      { type: 'put', key: 'checkpoints/r/latest.json', bytes: text('{"sequence":2}') },
-    ]);
+    const failed = secondCheckpoint(e);
     await expect(failed).rejects.toMatchObject({ reasonCode: 'checkpoint_conflict', details: { attemptsExhausted: true, restored: true } });
     e.gh.faults.clear();
     expect(e.gh.state.readFile('checkpoints/r/cp_002_iteration.json')).toBeUndefined();
@@ -96,16 +108,10 @@ describe('a corrupt write whose read-back hits the rate limit', () => {
     await e.storage.put('checkpoints/r/latest.json', text('{"sequence":1}'));
     e.gh.faults.add({ fault: { kind: 'corrupt-write' }, operation: 'git/create-tree', times: 1 });
     e.gh.faults.add({ fault: { kind: 'primary-rate-limit', status: 403 }, operation: 'repos/get-commit', times: 1 });
-    const outcomes = await e.storage.batch([
-      { type: 'put', key: 'checkpoints/r/cp_002_iteration.json', bytes: text('{"sequence":2}'), ifAbsent: true },
-      { type: 'put', key: 'checkpoints/r/latest.json', bytes: text('{"sequence":2}') },
-    ]);
+    const outcomes = await secondCheckpoint(e);
     expect(outcomes.every((o) => o.type !== 'put' || o.pending === true)).toBe(true);
     e.gh.faults.clear();
-    await e.storage.flush();
-    expect(e.storage.stats().queued).toBe(0);
-    expect(decode(e.gh.state.readFile('checkpoints/r/cp_002_iteration.json'))).toBe('{"sequence":2}');
-    expect(decode(e.gh.state.readFile('checkpoints/r/latest.json'))).toBe('{"sequence":2}');
+    await expectSecondCheckpointStored(e);
   });
 });
 
@@ -130,16 +136,10 @@ describe('a write that landed corrupt, then hit the rate limit before it could r
     await e.storage.put('checkpoints/r/latest.json', text('{"sequence":1}'));
     e.gh.faults.add({ fault: { kind: 'corrupt-write' }, operation: 'git/create-tree', times: 1 });
     e.gh.faults.add({ fault: { kind: 'primary-rate-limit', status: 403 }, operation: 'git/create-tree', skip: 1, times: 1 });
-    const outcomes = await e.storage.batch([
-      { type: 'put', key: 'checkpoints/r/cp_002_iteration.json', bytes: text('{"sequence":2}'), ifAbsent: true },
-      { type: 'put', key: 'checkpoints/r/latest.json', bytes: text('{"sequence":2}') },
-    ]);
+    const outcomes = await secondCheckpoint(e);
     expect(outcomes.every((o) => o.type !== 'put' || o.pending === true)).toBe(true);
     e.gh.faults.clear();
-    await e.storage.flush();
-    expect(e.storage.stats().queued).toBe(0);
-    expect(decode(e.gh.state.readFile('checkpoints/r/cp_002_iteration.json'))).toBe('{"sequence":2}');
-    expect(decode(e.gh.state.readFile('checkpoints/r/latest.json'))).toBe('{"sequence":2}');
+    await expectSecondCheckpointStored(e);
   });
 });
 

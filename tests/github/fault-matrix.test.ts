@@ -163,54 +163,51 @@ describe('fault matrix: zero lost, zero duplicated checkpoints', () => {
     expect(report.fired).toBeGreaterThan(0);
   });
 
-  it('a lock write whose answer was lost three times, then a rate limit: the queued, fenced checkpoint batch is still pushed', async () => {
-    const report = await scenario(
-      [
+  // Combined faults random seeds found (issue 13), replayed as examples; docs/github.md, "Combined faults".
+  const found: readonly { readonly name: string; readonly rules: readonly FaultRule[]; readonly checkpoints: number; readonly windowMs: number }[] = [
+    {
+      name: 'a lock write whose answer was lost three times, then a rate limit: the queued, fenced checkpoint batch is still pushed',
+      rules: [
         { fault: { kind: 'network-error', landed: true }, operation: 'repos/create-or-update-file-contents', skip: 0, times: 3 },
         { fault: { kind: 'primary-rate-limit', status: 403 }, operation: 'git/create-tree', skip: 0, times: 1 },
       ],
-      3,
-      3_600_000,
-    );
-    expect(report.fired).toBeGreaterThan(0);
-  });
-
-  it('a corrupt write while the head keeps moving leaves no corrupt checkpoint file once its attempts are spent', async () => {
-    const report = await scenario(
-      [
+      checkpoints: 3,
+      windowMs: 3_600_000,
+    },
+    {
+      name: 'a corrupt write while the head keeps moving leaves no corrupt checkpoint file once its attempts are spent',
+      rules: [
         { fault: { kind: 'corrupt-write' }, operation: 'git/create-tree', skip: 0, times: 2 },
         { fault: { kind: 'move-head' }, operation: 'git/update-ref', skip: 1, times: 2 },
       ],
-      3,
-      120_000,
-    );
-    expect(report.fired).toBeGreaterThan(0);
-  });
-
-  it('a corrupt write whose read-back hits the rate limit is pushed from the queue, not refused as a conflict with itself (seed 839989257)', async () => {
-    const report = await scenario(
-      [
+      checkpoints: 3,
+      windowMs: 120_000,
+    },
+    {
+      name: 'a corrupt write whose read-back hits the rate limit is pushed from the queue, not refused as a conflict with itself (seed 839989257)',
+      rules: [
         { fault: { kind: 'primary-rate-limit', status: 403 }, operation: 'repos/get-commit', skip: 0, times: 1 },
         { fault: { kind: 'corrupt-write' }, operation: 'git/create-tree', skip: 0, times: 1 },
         { fault: { kind: 'secondary-rate-limit', status: 429 }, operation: 'repos/get-commit', skip: 1, times: 3 },
       ],
-      2,
-      120_000,
-    );
-    expect(report.fired).toBeGreaterThan(0);
-  });
-
-  it('a lock renewal that landed corrupt twice, then a rate limit: the queued renewal repairs its own damage (seed -917282677)', async () => {
-    const report = await scenario(
-      [
+      checkpoints: 2,
+      windowMs: 120_000,
+    },
+    {
+      name: 'a lock renewal that landed corrupt twice, then a rate limit: the queued renewal repairs its own damage (seed -917282677)',
+      rules: [
         { fault: { kind: 'primary-rate-limit', status: 429 }, operation: 'repos/create-or-update-file-contents', skip: 3, times: 1 },
         { fault: { kind: 'corrupt-write' }, operation: 'repos/create-or-update-file-contents', skip: 1, times: 2 },
       ],
-      2,
-      3_600_000,
-    );
-    expect(report.fired).toBeGreaterThan(0);
-  });
+      checkpoints: 2,
+      windowMs: 3_600_000,
+    },
+  ];
+  for (const example of found) {
+    it(example.name, async () => {
+      expect((await scenario(example.rules, example.checkpoints, example.windowMs)).fired).toBeGreaterThan(0);
+    });
+  }
 
   it('mixed schedules drawn by fast-check', async () => {
     const totals = { fired: 0, bitten: 0, acknowledged: 0, queued: 0, runs: 0 };
