@@ -29,49 +29,80 @@ function isPlainObject(value: object): boolean {
 /** Thrown by the fast path; the slow path then finds the offending value's path. */
 const NOT_JSON = Symbol('not JSON');
 
-function fast(v: unknown, stack: Set<object>): string {
+/**
+ * Strings at least this long that need no escape are placed in the text by reference (a
+ * rope holding the caller's own string) instead of being copied by `JSON.stringify` — in
+ * pieces, then again when the pieces are flattened — and the encoder writes them straight into
+ * the stored bytes (issue 13: peak memory of large checkpoints). Strings are immutable, so
+ * nothing the caller does later can change the text.
+ */
+const BIG_STRING = 64 * 1024;
+/** What makes `JSON.stringify` change a string: quote, backslash, control characters; and any surrogate (it escapes the lone ones), to be safe. */
+// eslint-disable-next-line no-control-regex -- control characters are exactly what JSON escapes
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/** Appends the canonical JSON of `v` to `out`, piece by piece; a big string that needs no escape is one piece of its own, by reference. */
+function walk(v: unknown, stack: Set<object>, out: string[]): void {
   switch (typeof v) {
     case 'string':
-      return JSON.stringify(v);
+      if (v.length >= BIG_STRING && !NEEDS_ESCAPE.test(v)) out.push('"', v, '"');
+      else out.push(JSON.stringify(v));
+      return;
     case 'number':
       if (!Number.isFinite(v)) throw NOT_JSON;
-      return JSON.stringify(v);
+      out.push(JSON.stringify(v));
+      return;
     case 'boolean':
-      return v ? 'true' : 'false';
+      out.push(v ? 'true' : 'false');
+      return;
     case 'object': {
-      if (v === null) return 'null';
+      if (v === null) {
+        out.push('null');
+        return;
+      }
       if (typeof (v as { toJSON?: unknown }).toJSON === 'function') {
         sawToJson = true;
-        return fast((v as { toJSON: () => unknown }).toJSON(), stack);
+        walk((v as { toJSON: () => unknown }).toJSON(), stack, out);
+        return;
       }
       if (stack.has(v)) throw NOT_JSON;
       stack.add(v);
-      let out: string;
       if (Array.isArray(v)) {
-        out = '[';
-        for (let i = 0; i < v.length; i++) out += (i > 0 ? ',' : '') + fast(v[i], stack);
-        out += ']';
+        out.push('[');
+        for (let i = 0; i < v.length; i++) {
+          if (i > 0) out.push(',');
+          walk(v[i], stack, out);
+        }
+        out.push(']');
       } else {
         if (!isPlainObject(v)) throw NOT_JSON;
         const record = v as Record<string, unknown>;
         const keys = Object.keys(record).sort();
-        out = '{';
+        out.push('{');
         let first = true;
         for (const key of keys) {
           const item = record[key];
           if (item === undefined) continue;
           if (FORBIDDEN_KEYS.has(key)) throw NOT_JSON;
-          out += `${first ? '' : ','}${JSON.stringify(key)}:${fast(item, stack)}`;
+          out.push(`${first ? '' : ','}${JSON.stringify(key)}:`);
+          walk(item, stack, out);
           first = false;
         }
-        out += '}';
+        out.push('}');
       }
       stack.delete(v);
-      return out;
+      return;
     }
     default:
       throw NOT_JSON;
   }
+}
+
+/** The walk's text, flat (one copy): the JavaScript path of {@link canonicalJson}. */
+function fast(v: unknown, stack: Set<object>): string {
+  const out: string[] = [];
+  walk(v, stack, out);
+  return out.join('');
 }
 
 /**
@@ -116,12 +147,37 @@ const hasToJson = (v: unknown): boolean => typeof v === 'object' && v !== null &
  * functions, class instances, cycles — is refused by `canonicalJson` itself; an object member
  * that is `undefined` is left out, which reads back the same.)
  */
-export function canonicalJsonOf(value: unknown): { readonly text: string; readonly convertedAt?: string } {
+export function canonicalJsonOf(value: unknown): { readonly text: string; readonly convertedAt?: string; readonly pieces?: readonly string[] } {
   sawToJson = false;
-  const text = canonicalJson(value);
-  if (!sawToJson) return { text };
-  const at = firstToJsonPath(value, []);
-  return at === undefined ? { text } : { text, convertedAt: at };
+  const { text, pieces } = canonicalTextOrPieces(value);
+  const found = sawToJson ? firstToJsonPath(value, []) : undefined;
+  return { text, ...(found !== undefined ? { convertedAt: found } : {}), ...(pieces ? { pieces } : {}) };
+}
+
+/**
+ * `canonicalJson(value)`, except that a value holding big strings (see {@link BIG_STRING}) comes
+ * as the pieces of its text too, those strings among them by reference, and its `text` is a rope
+ * of those pieces that is flattened only if something reads it whole. An encoder that writes
+ * the pieces one after the other (`sealMembers`) never needs the whole text as a flat string.
+ */
+function canonicalTextOrPieces(value: unknown): { text: string; pieces?: readonly string[] } {
+  if (typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value)) || value === undefined) return { text: canonicalJson(value) };
+  try {
+    return { text: native(value) };
+  } catch (err) {
+    if (err !== NOT_NATIVE && err !== NOT_JSON) throw err;
+  }
+  const out: string[] = [];
+  try {
+    walk(value, new Set(), out);
+  } catch (err) {
+    if (err !== NOT_JSON) throw err;
+    return { text: canonicalJsonReportingPath(value) };
+  }
+  if (!out.some((p) => p.length >= BIG_STRING)) return { text: out.join('') };
+  let rope = '';
+  for (const p of out) rope += p;
+  return { text: rope, pieces: out };
 }
 
 /** Where the first object with `toJSON` is, depth first in key order; undefined if none. */
@@ -173,6 +229,9 @@ function native(value: unknown): string {
 function canonicalReplacer(this: unknown, key: string, v: unknown): unknown {
   switch (typeof v) {
     case 'string':
+      // The engine would copy a big string into its pieces, then again to flatten them: the walk keeps a reference.
+      if (v.length >= BIG_STRING && !NEEDS_ESCAPE.test(v)) throw NOT_NATIVE;
+      return v;
     case 'boolean':
       return v;
     case 'number':

@@ -59,10 +59,12 @@ export interface DocumentFormat<P> {
   /**
    * Optional fast path of `encode` for formats that store the payload unchanged as one
    * member: seals the document from `header` and the payload's canonical JSON text, so the
-   * writer's one serialization of the payload is the one stored. Returns the integrity block
+   * writer's one serialization of the payload is the one stored. `payloadPieces`, when given,
+   * are that text in pieces (`canonicalJsonOf`), written one after the other so the text is
+   * never flattened whole (large payloads). Returns the integrity block
    * and the stored bytes (the caller owns the snapshot object).
    */
-  encodePayloadText?(header: Omit<SnapshotDraft<P>, 'payload'>, payloadText: string): Promise<{ readonly bytes: Uint8Array; readonly integrity: Integrity }>;
+  encodePayloadText?(header: Omit<SnapshotDraft<P>, 'payload'>, payloadText: string, payloadPieces?: readonly string[]): Promise<{ readonly bytes: Uint8Array; readonly integrity: Integrity }>;
   /**
    * Decodes bytes (gunzipping `.gz` content transparently), validates and verifies them.
    * Throws `checkpoint_schema_invalid` or `checkpoint_integrity_mismatch`; `where` names
@@ -140,14 +142,14 @@ export interface SealedDocument {
 
 /**
  * Seals a document given as the canonical JSON text of each top-level member (without
- * `integrity`): its integrity block and its stored bytes. The document is UTF-8 encoded
+ * `integrity`; a member's text may come in pieces, see `canonicalJsonOf`): its integrity block and its stored bytes. The document is UTF-8 encoded
  * once, into one buffer: first the canonical text without `integrity.checksum` — exactly
  * what `documentChecksum` covers — which is hashed in one piece, then the tail after
  * `"integrity":{"algorithm":"sha256",` is moved up to make room for the
  * `"checksum":"…",` member, written in place. No string of the whole document is built
  * when a member is large (a 200 KB payload would be copied into it, and again to encode it).
  */
-export async function sealMembers(members: ReadonlyMap<string, string>, formatVersion = FORMAT_VERSION): Promise<{ integrity: Integrity; bytes: Uint8Array }> {
+export async function sealMembers(members: ReadonlyMap<string, string | readonly string[]>, formatVersion = FORMAT_VERSION): Promise<{ integrity: Integrity; bytes: Uint8Array }> {
   const { pieces, gap } = sealedPieces(members, JSON.stringify(formatVersion));
   const { buffer, length, offsets } = encodePieces(pieces, CHECKSUM_SPAN);
   const unsealed = buffer.subarray(0, length);
@@ -174,7 +176,7 @@ const LARGE_MEMBER = 4096;
  * possible (large member values stay pieces of their own), and the index of the piece the
  * `"checksum":"…",` member goes in front of: right after `"integrity":{"algorithm":"sha256",`.
  */
-function sealedPieces(members: ReadonlyMap<string, string>, version: string): { pieces: string[]; gap: number } {
+function sealedPieces(members: ReadonlyMap<string, string | readonly string[]>, version: string): { pieces: string[]; gap: number } {
   const keys: string[] = [];
   for (const k of members.keys()) if (k !== INTEGRITY_FIELD) keys.push(k);
   sortKeys(keys);
@@ -191,7 +193,13 @@ function sealedPieces(members: ReadonlyMap<string, string>, version: string): { 
     if (gap < 0 && k > INTEGRITY_FIELD) seal(i > 0);
     text += `${i > 0 || gap >= 0 ? ',' : ''}${JSON.stringify(k)}:`;
     const value = members.get(k)!;
-    if (value.length > LARGE_MEMBER) {
+    if (typeof value !== 'string') {
+      // A member's text in pieces (big strings by reference): each stays a piece of its own
+      // (pushed one by one, not spread: there may be very many).
+      pieces.push(text);
+      for (const piece of value) pieces.push(piece);
+      text = '';
+    } else if (value.length > LARGE_MEMBER) {
       pieces.push(text, value);
       text = '';
     } else text += value;
@@ -404,16 +412,16 @@ function encodeText<P, D extends JsonObject>(
   validate: (doc: unknown) => ReturnType<DocumentValidator> | Promise<ReturnType<DocumentValidator>>,
   member: string,
 ): NonNullable<DocumentFormat<P>['encodePayloadText']> {
-  return async (header, payloadText) => {
+  return async (header, payloadText, payloadPieces) => {
     const document = options.toDocument({ ...header, payload: null as P }) as JsonObject;
     if (!Object.hasOwn(document, member)) throw new CheckpointError('checkpoint_config_invalid', `toDocument did not place the payload at "${member}"`);
     assertValid(await validate({ ...document, [INTEGRITY_FIELD]: { format_version: options.formatVersion ?? FORMAT_VERSION, algorithm: 'sha256', checksum: CHECKSUM_PLACEHOLDER } }), `snapshot ${header.sequence} of run ${header.runId}`);
-    const members = new Map<string, string>();
+    const members = new Map<string, string | readonly string[]>();
     for (const key of Object.keys(document)) {
       const value = document[key];
       if (key !== INTEGRITY_FIELD && key !== member && value !== undefined) members.set(key, canonicalJson(value));
     }
-    members.set(member, payloadText);
+    members.set(member, payloadPieces ?? payloadText);
     return sealMembers(members, options.formatVersion);
   };
 }

@@ -90,6 +90,17 @@ export async function sha256HexOfParts(parts: readonly (Uint8Array | string)[]):
   return sha256Hex(concatBytes(parts.map((p) => (typeof p === 'string' ? utf8Encode(p) : p))));
 }
 
+/**
+ * SHA-256 of the concatenation of `parts` (strings taken as UTF-8), synchronously, where the
+ * runtime hashes incrementally without a worker (Node); undefined elsewhere.
+ */
+export function sha256HexOfPartsSync(parts: readonly string[]): string | undefined {
+  if (!nodeCreateHash) return undefined;
+  const hash = nodeCreateHash('sha256');
+  for (const p of parts) hash.update(p);
+  return hash.digest('hex');
+}
+
 /** One buffer holding `parts` in order. */
 export function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
   let length = 0;

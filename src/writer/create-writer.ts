@@ -41,6 +41,8 @@ interface Head<P> {
   readonly header: SnapshotHeader<P>;
   /** The payload's canonical JSON: what a rewrite stores again, whatever the caller did to its objects. */
   readonly payloadText: string;
+  /** Its pieces, when it holds big strings by reference (a rewrite encodes them piece by piece). */
+  readonly payloadPieces?: readonly string[];
   /** Canonical JSON of its material state (the coalescing key). */
   readonly material: string;
   readonly createdAtMs: number;
@@ -56,6 +58,8 @@ interface Planned<P> {
   /** Replaced when coalesced triggers are added to its `source_details`. */
   draft: SnapshotHeader<P>;
   readonly payloadText: string;
+  /** Its pieces, when it holds big strings by reference (encoded piece by piece). */
+  readonly payloadPieces?: readonly string[];
   readonly material: string;
   readonly createdAtMs: number;
   readonly creator: Job<P>;
@@ -310,14 +314,14 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
       };
       let stored: StorableSnapshot<P>;
       try {
-        stored = await encodeForStorage(profile, draft, t.payloadText, sizePolicy(refOf(draft), 0));
+        stored = await encodeForStorage(profile, draft, t.payloadText, sizePolicy(refOf(draft), 0), t.payloadPieces);
       } catch (raw) {
         // Not storable (schema, size): this checkpoint fails alone and uses no number.
         job.resolve(failure(toCheckpointError(raw, 'checkpoint_schema_invalid', 'snapshot cannot be encoded'), 'validate'));
         continue;
       }
       nextSequence++;
-      planned.push({ draft, payloadText: t.payloadText, material: t.material, createdAtMs: t.at, creator: job, coalesced: [], details: [], stored, key: latestKey });
+      planned.push({ draft, payloadText: t.payloadText, ...(t.payloadPieces ? { payloadPieces: t.payloadPieces } : {}), material: t.material, createdAtMs: t.at, creator: job, coalesced: [], details: [], stored, key: latestKey });
       heartbeat.reset(t.status === activeStatus);
     }
     if (planned.length === 0 && intoHead.length === 0) return;
@@ -330,13 +334,13 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
         const before = p === planned[0] ? carried : [];
         if (p.details.length === 0 && before.length === 0) continue;
         p.draft = { ...p.draft, sourceDetails: [...before, ...p.details] };
-        p.stored = await encodeForStorage(profile, p.draft, p.payloadText, sizePolicy(refOf(p.draft), 0));
+        p.stored = await encodeForStorage(profile, p.draft, p.payloadText, sizePolicy(refOf(p.draft), 0), p.payloadPieces);
       }
       let headRewrite: { stored: StorableSnapshot<P>; location: HeadLocation; header: SnapshotHeader<P> } | undefined;
       if (intoHead.length > 0 && head) {
         const details = [...head.header.sourceDetails, ...intoHead.map((x) => x.record)];
         const draft: SnapshotHeader<P> = { ...head.header, sourceDetails: details };
-        headRewrite = { stored: await encodeForStorage(profile, draft, head.payloadText, sizePolicy(refOf(draft), details.length)), location: head.location, header: draft };
+        headRewrite = { stored: await encodeForStorage(profile, draft, head.payloadText, sizePolicy(refOf(draft), details.length), head.payloadPieces), location: head.location, header: draft };
       }
 
       // Build the write plan.
@@ -497,7 +501,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
         else if (batchFile) location = { kind: 'batch', key: batchFile.key, version: report.versions.get(batchFile.key) ?? '', members: batchFile.members };
         else location = { kind: 'history', key: newest.key, version: report.versions.get(newest.key) ?? '' };
         if ((location.kind === 'history' || location.kind === 'batch') && location.version === '') location = { kind: 'fixed' };
-        head = { header: newest.draft, payloadText: newest.payloadText, material: newest.material, createdAtMs: newest.createdAtMs, location, latestOnly: [] };
+        head = { header: newest.draft, payloadText: newest.payloadText, ...(newest.payloadPieces ? { payloadPieces: newest.payloadPieces } : {}), material: newest.material, createdAtMs: newest.createdAtMs, location, latestOnly: [] };
       }
       if (autoRetention) {
         if (held) history = [...history.filter((e) => e.file_path !== held.replaced), ...repointEntries(history, held)];

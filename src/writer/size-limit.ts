@@ -76,11 +76,11 @@ export function assertPayloadFits<P>(profile: Profile<P>, payloadText: string, p
  * `checkpoint_too_large`. The checksum covers the reassembled document, so readers
  * (`decodeStoredSnapshot`) see exactly what was written.
  */
-export async function encodeForStorage<P>(profile: Profile<P>, header: SnapshotHeader<P>, payloadText: string, policy: SizePolicy): Promise<StorableSnapshot<P>> {
+export async function encodeForStorage<P>(profile: Profile<P>, header: SnapshotHeader<P>, payloadText: string, policy: SizePolicy, payloadPieces?: readonly string[]): Promise<StorableSnapshot<P>> {
   assertPayloadFits(profile, payloadText, policy, header.sequence);
   let bytes: Uint8Array;
   let integrity: Integrity;
-  if (profile.document.encodePayloadText) ({ bytes, integrity } = await profile.document.encodePayloadText(header, payloadText));
+  if (profile.document.encodePayloadText) ({ bytes, integrity } = await profile.document.encodePayloadText(header, payloadText, payloadPieces));
   else ({ bytes, snapshot: { integrity } } = await profile.document.encode({ ...header, payload: parseJson(payloadText, 'payload') as P }));
   const snapshot = snapshotFromText(header, integrity, payloadText);
   if (bytes.length <= policy.maxBytes) return { bytes, snapshot, parts: [] };

@@ -1,4 +1,5 @@
-import { canonicalJson, canonicalJsonOf } from '../codec/canonical-json.js';
+import { canonicalJsonOf } from '../codec/canonical-json.js';
+import { sha256HexOfPartsSync } from '../codec/sha256.js';
 import { CheckpointError, isCheckpointError } from '../model/errors.js';
 import type { Priority } from '../model/snapshot.js';
 import { issueKey, validateSync } from '../model/standard-schema.js';
@@ -15,6 +16,8 @@ export interface ValidatedTrigger {
    * no object copy is made, and nothing is keyed on the agent's object.
    */
   readonly payloadText: string;
+  /** The pieces of `payloadText` when it holds big strings by reference (see `canonicalJsonOf`): what the encoder writes, so the text is never flattened. */
+  readonly payloadPieces?: readonly string[];
   readonly priority?: Priority;
   /** Clock time of the call, in epoch ms. */
   readonly at: number;
@@ -44,7 +47,23 @@ function jsonPath(path: readonly Parameters<typeof issueKey>[0][] = []): string 
  * carry no material change (snapshot-lifecycle.md coalescing rule).
  */
 export function materialText<P>(profile: Profile<P>, status: string, payload: P): string {
-  return canonicalJson({ status, material: profile.materialView(payload) as never });
+  return materialKey(status, profile.materialView(payload));
+}
+
+function materialKey(status: string, view: unknown): string {
+  const { text, pieces } = canonicalJsonOf({ status, material: view as never });
+  return (pieces && digestOfPieces(pieces)) ?? text;
+}
+
+/**
+ * A material text that holds big strings by reference (see `canonicalJsonOf`) is compared by
+ * its SHA-256, hashed piece by piece: comparing two such texts would copy both whole (issue 13:
+ * the second checkpoint of a 64 MiB payload flattened both to compare them). Undefined where no
+ * synchronous hash exists (the text is compared then).
+ */
+function digestOfPieces(pieces: readonly string[]): string | undefined {
+  const digest = sha256HexOfPartsSync(pieces);
+  return digest === undefined ? undefined : `sha256:${digest}`;
 }
 
 /**
@@ -78,13 +97,17 @@ export function validateTrigger<P>(profile: Profile<P>, input: CheckpointInput<P
   let payloadText: string;
   let material: string;
   let convertedAt: string | undefined;
+  let payloadPieces: readonly string[] | undefined;
   try {
-    ({ text: payloadText, convertedAt } = canonicalJsonOf(parsed.value));
+    ({ text: payloadText, convertedAt, pieces: payloadPieces } = canonicalJsonOf(parsed.value));
     const view = profile.materialView(parsed.value);
-    material = view === parsed.value ? `{"material":${payloadText},"status":${JSON.stringify(status)}}` : canonicalJson({ status, material: view as never });
+    const tail = `,"status":${JSON.stringify(status)}}`;
+    // The same text (and key) materialText makes of { status, material: view }.
+    if (view !== parsed.value) material = materialKey(status, view);
+    else material = (payloadPieces && digestOfPieces(['{"material":', ...payloadPieces, tail])) ?? `{"material":${payloadText}${tail}`;
   } catch (err) {
     if (isCheckpointError(err)) throw err;
     throw new CheckpointError('checkpoint_schema_invalid', 'payload cannot be stored as JSON', { cause: err });
   }
-  return { source, status, payloadText, at, material, ...(spec.priority ? { priority: spec.priority } : {}), ...(convertedAt !== undefined ? { convertedAt } : {}) };
+  return { source, status, payloadText, ...(payloadPieces ? { payloadPieces } : {}), at, material, ...(spec.priority ? { priority: spec.priority } : {}), ...(convertedAt !== undefined ? { convertedAt } : {}) };
 }

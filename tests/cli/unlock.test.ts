@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { bundledChildPerFile } from '../support/bundle-child.js';
 import { runCliCaptured } from '../support/cli-io.js';
-import { startChild } from '../writer/child-lines.js';
+import { startJsonChild as startChild } from '../support/line-child.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const bundled = bundledChildPerFile(join(root, 'tests/fixtures/writer/lease-child.ts'), 'savepoint-unlock-');

@@ -1,8 +1,9 @@
 /**
  * A child process's stdout as lines, with a way to wait for one: the shared core of the
- * process tests' children (tests/storage/child.ts, tests/postgres/child.ts).
+ * process tests' children (tests/storage/child.ts, tests/postgres/child.ts, and the writer
+ * fixtures' JSON-line children through startJsonChild).
  */
-import type { ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 
 /** A running child with line-based stdout. */
@@ -79,5 +80,56 @@ export function watchLines(proc: ChildProcess, options: LineChildOptions = {}): 
         });
       });
     },
+  };
+}
+
+/** One JSON line of a child (the writer fixtures in tests/fixtures/writer/). */
+export interface Line {
+  type: string;
+  pid: number;
+  [k: string]: unknown;
+}
+
+/** A child speaking line-delimited JSON (see {@link startJsonChild}). */
+export interface JsonLineChild {
+  readonly child: ChildProcess;
+  /** Every JSON line so far (a line cut by SIGKILL, not JSON, is left out). */
+  readonly lines: Line[];
+  /** The first line matching `pred` (evaluated on every new line), or undefined after `ms` or once the child has exited without one. */
+  waitFor(pred: (l: Line) => boolean, ms: number): Promise<Line | undefined>;
+  readonly exited: Promise<unknown>;
+}
+
+const parseLine = (text: string): Line | undefined => {
+  try {
+    const v = JSON.parse(text) as unknown;
+    return v !== null && typeof v === 'object' ? (v as Line) : undefined;
+  } catch {
+    return undefined; // a line cut by SIGKILL cannot be an acknowledgement
+  }
+};
+
+/** Spawns `node <bundle> ...args` (stderr inherited) and watches its JSON lines. */
+export function startJsonChild(bundle: string, args: string[]): JsonLineChild {
+  const child = spawn(process.execPath, [bundle, ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const watched = watchLines(child);
+  const parsed = (): Line[] => watched.lines.map(parseLine).filter((l): l is Line => l !== undefined);
+  return {
+    child,
+    get lines() {
+      return parsed();
+    },
+    exited: watched.exited,
+    waitFor: (pred, ms) =>
+      watched
+        .waitFor((text) => {
+          const line = parseLine(text);
+          return line !== undefined && pred(line);
+        }, ms)
+        .then(
+          (text) => parseLine(text),
+          // Timed out, or exited: the lines still in the pipe arrive just after the exit.
+          () => new Promise<Line | undefined>((resolve) => setTimeout(() => resolve(parsed().find(pred)), 20)),
+        ),
   };
 }

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { createWriter, defaultProfile } from 'savepoint';
 import { fsStorage } from 'savepoint/fs';
 import { historyOf, latestOf, triggersOf } from './helpers.js';
-import { startChild, type Line } from './child-lines.js';
+import { startJsonChild as startChild, type Line } from '../support/line-child.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const bundled = bundledChildPerFile(join(root, 'tests/fixtures/writer/writer-child.ts'), 'savepoint-writer-proc-');

@@ -6,6 +6,9 @@
 import { describe, expect, it } from 'vitest';
 import { createWriter, defaultProfile, memoryStorage, type JsonValue } from 'savepoint';
 import { readSnapshot, splitDocument } from 'savepoint/toolkit';
+import { canonicalJsonByWalk, canonicalJsonOf } from '../../src/codec/canonical-json.js';
+import { materialText, validateTrigger } from '../../src/writer/triggers.js';
+import { manualClock } from './helpers.js';
 
 const LIMIT = 16 * 1024;
 
@@ -97,5 +100,66 @@ describe('large checkpoints', () => {
     await writer.close();
     expect(!r.ok && r.reasonCode).toBe('checkpoint_too_large');
     expect(!r.ok && r.error.details).toMatchObject({ limit: LIMIT });
+  });
+
+  it('big strings go into the stored bytes by reference: the payload text comes in pieces and is never copied whole (peak memory, issue 13)', async () => {
+    // Before: the text was built by JSON.stringify (a copy in pieces), flattened (a second
+    // copy) and encoded (a third): ~4× a 64 MiB payload at peak. Now the big strings are
+    // pieces of their own, encoded one after the other (figures: npm run bench -- large).
+    const big = `${'0123456789'.repeat(10_000)}é`; // 100,001 chars, non-ASCII: the UTF-8 path too
+    const payload: JsonValue = { b: big, a: [1, 'small', { c: big }], z: null };
+    const { text, pieces } = canonicalJsonOf(payload);
+    expect(pieces?.filter((p) => p === big)).toHaveLength(2);
+    expect(pieces?.every((p) => p === big || p.length < 1024)).toBe(true);
+    expect(text).toBe(canonicalJsonByWalk(payload));
+    expect(text).toBe(`{"a":[1,"small",{"c":${JSON.stringify(big)}}],"b":${JSON.stringify(big)},"z":null}`);
+    // A big string that needs escapes is copied as JSON.stringify escapes it.
+    const quoted = `"${big}\n`;
+    expect(canonicalJsonOf({ q: quoted })).toEqual({ text: `{"q":${JSON.stringify(quoted)}}` });
+
+    const storage = memoryStorage();
+    const writer = createWriter({ storage, profile: defaultProfile, runId: 'pieces', heartbeatIntervalMs: false });
+    const r = await writer.checkpoint({ source: 'manual', status: 'in_progress', payload });
+    await writer.close();
+    if (!r.ok) throw r.error;
+    const stored = await storage.get(r.key);
+    expect(new TextDecoder().decode(stored!.bytes)).toContain(`"state":${text}`);
+    const back = await readSnapshot(storage, defaultProfile, r.key); // schema and checksum verified
+    expect(back?.payload).toEqual(payload);
+    expect(back?.integrity.checksum).toBe(r.snapshot.integrity.checksum);
+  });
+
+  it('a big payload is compared for coalescing by digest (never copied whole), and coalesces as a small one does, after a restart too', async () => {
+    // Before: its material text was compared whole, which copied both texts (the second
+    // checkpoint of a 64 MiB payload cost 2× the payload more than the first).
+    const big = '0123456789'.repeat(10_000);
+    const key = validateTrigger(defaultProfile, { source: 'manual', status: 'in_progress', payload: { doc: big, step: 1 } }, 0).material;
+    expect(key).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(materialText(defaultProfile, 'in_progress', { doc: big, step: 1 })).toBe(key);
+    expect(materialText(defaultProfile, 'completed', { doc: big, step: 1 })).not.toBe(key);
+
+    const storage = memoryStorage();
+    const clock = manualClock();
+    const open = () => createWriter({ storage, profile: defaultProfile, runId: 'big-coalesce', clock, heartbeatIntervalMs: false });
+    const outcomes: string[] = [];
+    const write = async (w: ReturnType<typeof open>, payload: JsonValue): Promise<string | undefined> => {
+      const r = await w.checkpoint({ source: 'manual', status: 'in_progress', payload });
+      outcomes.push(r.ok ? `${r.outcome}#${r.sequence}` : r.reasonCode);
+      return r.ok ? r.key : undefined;
+    };
+    const w1 = open();
+    await write(w1, { doc: big, step: 1 });
+    await clock.advance(1000); // later groups: the coalesced trigger rewrites the stored head (from its pieces)
+    const rewritten = await write(w1, { doc: `${big.slice(0, 50_000)}${big.slice(50_000)}`, step: 1 }); // equal content, another string
+    const head = await readSnapshot(storage, defaultProfile, rewritten!);
+    expect(head?.payload).toEqual({ doc: big, step: 1 });
+    expect(head?.sourceDetails).toHaveLength(1);
+    await write(w1, { doc: `x${big.slice(1)}`, step: 1 }); // same length, one character changed
+    await w1.close();
+    const w2 = open(); // the head comes back from storage: its key from materialText
+    await write(w2, { doc: `x${big.slice(1)}`, step: 1 });
+    await write(w2, { doc: big, step: 2 });
+    await w2.close();
+    expect(outcomes).toEqual(['written#1', 'coalesced#1', 'written#2', 'coalesced#2', 'written#3']);
   });
 });

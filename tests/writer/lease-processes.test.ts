@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { defaultProfile } from 'savepoint';
 import { fsStorage } from 'savepoint/fs';
 import { bundledChildPerFile } from '../support/bundle-child.js';
-import { startChild } from './child-lines.js';
+import { startJsonChild as startChild } from '../support/line-child.js';
 import { historyOf } from './helpers.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));

@@ -1,7 +1,7 @@
 import { CheckpointError } from '../../model/errors.js';
 import type { BatchOperation, BatchOutcome } from '../adapter.js';
 import { conditionFailed, mergeRunIndexBytes } from './conflicts.js';
-import { listDirectory, MAX_ATTEMPTS, raceBackoff, readBlob, sendWrite, unexpected } from './contents.js';
+import { forgetDamage, isOwnDamage, listDirectory, MAX_ATTEMPTS, raceBackoff, readBlob, restoringOnFailure, sendWrite, unexpected } from './contents.js';
 import { dirOf, encodeRepoPath, type RepoContext } from './context.js';
 import { asUtf8Text, toBase64 } from './encoding.js';
 import { gitBlobSha } from './git-blob.js';
@@ -84,40 +84,58 @@ async function ensureListings(ctx: RepoContext, head: KnownHead, paths: readonly
   }
 }
 
+/** A path a landed write left damaged: what it held before (`sha`), and the blob the write left there (`left`), when known. */
+export interface RestorePath {
+  readonly path: string;
+  readonly sha: string | null;
+  readonly left?: string | null;
+}
+
 /**
  * Points `paths` back at the blobs they held (or removes them), by sha, in one commit on
- * the current head. Best effort: resolves whether it landed.
+ * the current head. A path that no longer holds what the damaged write `left` there (another
+ * writer replaced it since) is left alone. A head that moves meanwhile is read again, up to
+ * `MAX_ATTEMPTS` commits (issue 13: a corrupt write while the head kept moving was left in
+ * place as the newest file). Best effort: resolves whether the paths are restored.
  */
-export async function restore(ctx: RepoContext, paths: readonly { path: string; sha: string | null }[]): Promise<boolean> {
+export async function restore(ctx: RepoContext, paths: readonly RestorePath[]): Promise<boolean> {
   try {
-    const head = ctx.state.head ?? (await readHead(ctx));
-    if (head === 'empty') return false;
-    await ensureListings(ctx, head, paths.map((p) => p.path));
-    const tree = paths
-      .filter((p) => (ctx.state.fileAt(p.path)?.sha ?? null) !== p.sha)
-      .map((p) => ({ path: p.path, mode: '100644', type: 'blob', sha: p.sha }));
-    if (tree.length === 0) return true;
-    const treeRes = await ctx.http.request({ method: 'POST', path: `${ctx.repoPath}/git/trees`, body: { base_tree: head.tree, tree }, operation: 'git/create-tree', idempotent: true });
-    const treeSha = (treeRes.json as { sha?: string } | undefined)?.sha;
-    if (treeRes.status !== 201 || !treeSha) return false;
-    const commitRes = await ctx.http.request({
-      method: 'POST',
-      path: `${ctx.repoPath}/git/commits`,
-      body: { message: 'savepoint: restore files whose write did not verify', tree: treeSha, parents: [head.commit] },
-      operation: 'git/create-commit',
-      idempotent: true,
-    });
-    const commitSha = (commitRes.json as { sha?: string } | undefined)?.sha;
-    if (commitRes.status !== 201 || !commitSha) return false;
-    const ref = await ctx.http.request({
-      method: 'PATCH',
-      path: `${ctx.repoPath}/git/refs/${encodeRepoPath(`heads/${ctx.branch}`)}`,
-      body: { sha: commitSha, force: false },
-      operation: 'git/update-ref',
-      idempotent: false,
-    });
-    ctx.state.invalidate();
-    return ref.status === 200;
+    for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+      if (attempt > 1) ctx.state.invalidate();
+      const head = ctx.state.head ?? (await readHead(ctx));
+      if (head === 'empty') return false;
+      await ensureListings(ctx, head, paths.map((p) => p.path));
+      const tree = paths
+        .filter((p) => {
+          const now = ctx.state.fileAt(p.path)?.sha ?? null;
+          return now !== p.sha && (p.left === undefined || now === p.left);
+        })
+        .map((p) => ({ path: p.path, mode: '100644', type: 'blob', sha: p.sha }));
+      if (tree.length === 0) return true;
+      const treeRes = await ctx.http.request({ method: 'POST', path: `${ctx.repoPath}/git/trees`, body: { base_tree: head.tree, tree }, operation: 'git/create-tree', idempotent: true });
+      const treeSha = (treeRes.json as { sha?: string } | undefined)?.sha;
+      if (treeRes.status !== 201 || !treeSha) return false;
+      const commitRes = await ctx.http.request({
+        method: 'POST',
+        path: `${ctx.repoPath}/git/commits`,
+        body: { message: 'savepoint: restore files whose write did not verify', tree: treeSha, parents: [head.commit] },
+        operation: 'git/create-commit',
+        idempotent: true,
+      });
+      const commitSha = (commitRes.json as { sha?: string } | undefined)?.sha;
+      if (commitRes.status !== 201 || !commitSha) return false;
+      const ref = await ctx.http.request({
+        method: 'PATCH',
+        path: `${ctx.repoPath}/git/refs/${encodeRepoPath(`heads/${ctx.branch}`)}`,
+        body: { sha: commitSha, force: false },
+        operation: 'git/update-ref',
+        idempotent: false,
+      });
+      ctx.state.invalidate();
+      if (ref.status === 200) return true;
+      if (!(ref.status === 422 && /fast.forward/i.test(ref.message))) return false;
+    }
+    return false;
   } catch {
     ctx.state.invalidate();
     return false;
@@ -127,12 +145,63 @@ export async function restore(ctx: RepoContext, paths: readonly { path: string; 
   }
 }
 
+type CommitOptions = { operation: 'batch' | 'put' | 'delete'; maybeLanded?: boolean };
+
+/** A commit of a batch that landed (its ref update answered 200) but whose read-back failed (a rate limit, a lost answer). */
+interface UnverifiedCommit {
+  readonly commit: string;
+  /** What the paths held before it. */
+  readonly before: ReadonlyMap<string, string | null>;
+  /** The paths it wrote. */
+  readonly written: ReadonlySet<string>;
+}
+
+/**
+ * Such commits, by adapter and by the batch they carried (keys and blob shas of the caller's
+ * bytes). The batch sent again (from the emergency queue, "maybe landed") reads that commit
+ * back first: its files are its own write, not another writer's, even when GitHub damaged them
+ * (issue 13: a create-only checkpoint file that landed corrupt made its queued batch conflict
+ * with itself forever). In memory only: a new process sees a plain conflict.
+ */
+const unverifiedCommits = new WeakMap<RepoContext, Map<string, UnverifiedCommit>>();
+
+const batchPrint = (items: readonly Prepared[]): string => JSON.stringify(items.map((p) => [p.op.type, p.path, p.expected ?? null]));
+
+/** The files a commit changed, by path (read by its sha: never stale). */
+async function commitFiles(ctx: RepoContext, commit: string): Promise<Map<string, { status: string; sha: string | null }>> {
+  const files = new Map<string, { status: string; sha: string | null }>();
+  for (let page = 1; page <= 10; page++) {
+    const res = await ctx.http.request({ method: 'GET', path: `${ctx.repoPath}/commits/${commit}`, query: { per_page: '300', page: String(page) }, operation: 'repos/get-commit', idempotent: true });
+    if (res.status !== 200) throw unexpected('repos/get-commit', res.status, res.message);
+    const list = (res.json as CommitJson).files ?? [];
+    for (const f of list) if (f.filename) files.set(f.filename, { status: f.status ?? '', sha: f.sha ?? null });
+    if (list.length < 300) break;
+  }
+  return files;
+}
+
+/** Whether the commit's diff shows `p` as it was meant: the expected blob, or the path removed. */
+const verified = (p: Prepared, f: { status: string; sha: string | null } | undefined): boolean => (p.op.type === 'put' ? f?.sha === p.expected && f?.status !== 'removed' : f?.status === 'removed');
+
+/** The rewrite of what did not verify: unconditional (its conditions held when it first landed). */
+const rewriteOf = (bad: readonly Prepared[]): Prepared[] =>
+  bad.map((p) => ({ op: p.op.type === 'put' ? { type: 'put', key: p.op.key, bytes: p.bytes! } : { type: 'delete', key: p.op.key }, path: p.path, ...(p.bytes ? { bytes: p.bytes, expected: p.expected! } : {}), existed: p.existed ?? false }));
+
 /** Applies `ops` in one commit on top of the branch head; the heart of `batch()`. */
-export async function commitOperations(ctx: RepoContext, ops: readonly BatchOperation[], options: { operation: 'batch' | 'put' | 'delete'; maybeLanded?: boolean } = { operation: 'batch' }): Promise<BatchOutcome[]> {
+export async function commitOperations(ctx: RepoContext, ops: readonly BatchOperation[], options: CommitOptions = { operation: 'batch' }): Promise<BatchOutcome[]> {
+  const damage = { paths: [] as RestorePath[] };
+  const outcomes = await restoringOnFailure(ctx, () => damage.paths, () => commitAttempts(ctx, ops, options, damage));
+  forgetDamage(ctx, ops.map((op) => ctx.toPath(op.key)));
+  return outcomes;
+}
+
+/** The attempts of {@link commitOperations}; `damage.paths` names what a landed attempt left unverified. */
+async function commitAttempts(ctx: RepoContext, ops: readonly BatchOperation[], options: CommitOptions, damage: { paths: RestorePath[] }): Promise<BatchOutcome[]> {
   let items: Prepared[] = await Promise.all(
     ops.map(async (op) => ({ op, path: ctx.toPath(op.key), ...(op.type === 'put' ? { bytes: op.bytes, expected: await gitBlobSha(op.bytes) } : {}) })),
   );
   const all = items;
+  const print = batchPrint(items);
   const keys = ops.map((o) => o.key);
   let ambiguous = options.maybeLanded ?? false;
   const lost = { count: 0 };
@@ -176,6 +245,30 @@ export async function commitOperations(ctx: RepoContext, ops: readonly BatchOper
     );
 
     // After a lost answer: did our commit land (perhaps with others on top)?
+    const earlier = ambiguous ? unverifiedCommits.get(ctx)?.get(print) : undefined;
+    if (earlier) {
+      // It did, unverified: read it back now, and rewrite only what it did not store as sent.
+      unverifiedCommits.get(ctx)?.delete(print);
+      let files: Map<string, { status: string; sha: string | null }>;
+      try {
+        files = await commitFiles(ctx, earlier.commit);
+      } catch (err) {
+        rememberUnverified(ctx, print, earlier);
+        throw err;
+      }
+      const bad = items.filter((p) => p.op.type !== 'check' && earlier.written.has(p.path) && !verified(p, files.get(p.path)));
+      if (bad.length === 0) {
+        ctx.emit({ type: 'landed_after_timeout', level: 'info', keys });
+        return outcomes();
+      }
+      for (const [path, sha] of earlier.before) original.set(path, sha);
+      damage.paths = bad.map((p) => ({ path: p.path, sha: original.get(p.path) ?? null, left: files.get(p.path)?.sha ?? null }));
+      verifyFailures++;
+      ctx.emit({ type: 'verify_retry', level: 'warn', attempt: verifyFailures, keys: bad.map((p) => p.op.key) });
+      items = rewriteOf(bad);
+      conditionsChecked = true;
+      ambiguous = false;
+    }
     if (ambiguous) {
       // A check wrote nothing: only the writes tell whether the commit landed.
       const writes = items.filter((p) => p.op.type !== 'check');
@@ -207,6 +300,7 @@ export async function commitOperations(ctx: RepoContext, ops: readonly BatchOper
         const createOnly = (op.type === 'put' || op.type === 'check') && op.ifAbsent === true;
         const stale = (createOnly && cur) || (op.ifVersion !== undefined && cur?.sha !== op.ifVersion);
         if (!stale) continue;
+        if (cur && isOwnDamage(ctx, p.path, cur.sha)) continue; // our own damaged write, not another writer's: replaced now
         if (op.type === 'put' && cur && ctx.mergeRunIndexes) {
           const theirs = await readBlob(ctx, cur.sha);
           const base = op.ifVersion !== undefined ? await readBlob(ctx, op.ifVersion) : undefined;
@@ -315,6 +409,8 @@ export async function commitOperations(ctx: RepoContext, ops: readonly BatchOper
     if (refRes === undefined) {
       lastLost = new CheckpointError('checkpoint_storage_unavailable', 'the ref update got no answer');
       ambiguous = true;
+      // The commit may have landed: reads must no longer prefer this process's earlier writes of these paths.
+      ctx.state.forgetOwnWrites(items.map((p) => p.path));
       conditionsChecked = false;
       ctx.state.invalidate();
       continue;
@@ -338,19 +434,19 @@ export async function commitOperations(ctx: RepoContext, ops: readonly BatchOper
     // Write-then-verify: read the commit back by its sha and compare every blob sha.
     const bad: Prepared[] = [];
     if (ctx.verify === 'read-back') {
-      const files = new Map<string, { status: string; sha: string | null }>();
-      for (let page = 1; page <= 10; page++) {
-        const res = await ctx.http.request({ method: 'GET', path: `${ctx.repoPath}/commits/${commit}`, query: { per_page: '300', page: String(page) }, operation: 'repos/get-commit', idempotent: true });
-        if (res.status !== 200) throw unexpected('repos/get-commit', res.status, res.message);
-        const list = (res.json as CommitJson).files ?? [];
-        for (const f of list) if (f.filename) files.set(f.filename, { status: f.status ?? '', sha: f.sha ?? null });
-        if (list.length < 300) break;
+      let files: Map<string, { status: string; sha: string | null }>;
+      try {
+        files = await commitFiles(ctx, commit);
+      } catch (err) {
+        // Landed, not verified: the batch sent again reads this commit back first.
+        const first = verifyFailures === 0 ? before : original;
+        rememberUnverified(ctx, print, { commit, before: first, written: new Set(entries.map((e) => e.path as string)) });
+        ctx.state.invalidate();
+        throw err;
       }
       for (const p of items) {
-        const f = files.get(p.path);
         const inCommit = entries.some((e) => e.path === p.path);
-        if (!inCommit) continue;
-        if (p.op.type === 'put' ? f?.sha !== p.expected || f?.status === 'removed' : f?.status !== 'removed') bad.push(p);
+        if (inCommit && !verified(p, files.get(p.path))) bad.push(p);
       }
       // The commit landed either way: our listings now describe it, with what GitHub actually
       // stored. A file in the tree but not in the diff did not change: it holds what it held.
@@ -367,7 +463,11 @@ export async function commitOperations(ctx: RepoContext, ops: readonly BatchOper
     ctx.state.recordOwnWrites(commit, ctx.clock.now(), changes);
     if (verifyFailures === 0) for (const [path, sha] of before) original.set(path, sha);
     if (bad.length === 0) return outcomes();
+    // Put back if a later attempt fails otherwise (a lost race, a lost answer): only where the bad blob still is.
+    const left = new Map(changes.map((c) => [c.path, c.sha]));
+    damage.paths = bad.map((p) => ({ path: p.path, sha: original.get(p.path) ?? null, ...(ctx.verify === 'read-back' ? { left: left.get(p.path) ?? null } : {}) }));
     if (++verifyFailures >= MAX_ATTEMPTS || sent >= ctx.maxWriteAttempts) {
+      damage.paths = []; // restored here, and the failure says whether it worked
       // Do not leave what GitHub mangled in place (a damaged latest.json would hide the good
       // one): point the paths back at the blobs they held before this batch, by sha.
       const restored = await restore(ctx, bad.map((p) => ({ path: p.path, sha: original.get(p.path) ?? null })));
@@ -377,7 +477,14 @@ export async function commitOperations(ctx: RepoContext, ops: readonly BatchOper
     }
     ctx.emit({ type: 'verify_retry', level: 'warn', attempt: verifyFailures, keys: bad.map((p) => p.op.key) });
     // Rewrite only what did not verify; its conditions were already met.
-    items = bad.map((p) => ({ op: p.op.type === 'put' ? { type: 'put', key: p.op.key, bytes: p.bytes! } : { type: 'delete', key: p.op.key }, path: p.path, ...(p.bytes ? { bytes: p.bytes, expected: p.expected! } : {}), existed: p.existed ?? false }));
+    items = rewriteOf(bad);
     conditionsChecked = true;
   }
+}
+
+function rememberUnverified(ctx: RepoContext, print: string, commit: UnverifiedCommit): void {
+  let known = unverifiedCommits.get(ctx);
+  if (!known) unverifiedCommits.set(ctx, (known = new Map()));
+  known.set(print, commit);
+  if (known.size > 100) known.delete(known.keys().next().value!); // bounded: the oldest go first
 }

@@ -1,5 +1,5 @@
 import { sleep } from '../../model/clock.js';
-import { CheckpointError } from '../../model/errors.js';
+import { CheckpointError, isCheckpointError } from '../../model/errors.js';
 import type { PutOptions } from '../adapter.js';
 import { conditionFailed, mergeRunIndexBytes } from './conflicts.js';
 import { encodeRepoPath, type RepoContext } from './context.js';
@@ -44,6 +44,69 @@ export async function raceBackoff(ctx: RepoContext, attempt: number): Promise<vo
 function keptChanging(key: string, attempts: number): CheckpointError {
   const base = conditionFailed(key, 'the file kept changing');
   return new CheckpointError('checkpoint_conflict', base.message.replace(/^checkpoint_conflict: /, ''), { details: { key, attempts, attemptsExhausted: true } });
+}
+
+/** `err` with more details (a CheckpointError's details are frozen). */
+export function withDetails(err: CheckpointError, extra: Record<string, number | boolean>): CheckpointError {
+  const prefix = `${err.reasonCode}: `;
+  const message = err.message.startsWith(prefix) ? err.message.slice(prefix.length) : err.message;
+  return new CheckpointError(err.reasonCode, message, { details: { ...err.details, ...extra }, ...(err.cause !== undefined ? { cause: err.cause } : {}) });
+}
+
+/**
+ * Runs a write; when it fails after one of its attempts landed damaged bytes (`damaged()`
+ * names those paths), puts them back before the failure is reported, with `details.restored`.
+ * A write must not leave what GitHub mangled as the newest file because a later attempt of it
+ * lost a race or an answer (issue 13).
+ */
+export async function restoringOnFailure<T>(ctx: RepoContext, damaged: () => readonly DamagedPath[], write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    const paths = damaged();
+    if (paths.length === 0) throw err;
+    // Rate-limited: the write is queued and sent again, and repairs its own damage then.
+    if (isCheckpointError(err, 'checkpoint_rate_limited')) {
+      rememberDamage(ctx, paths);
+      throw err;
+    }
+    const restored = await ctx.restore(paths);
+    if (!restored) rememberDamage(ctx, paths);
+    throw err instanceof CheckpointError ? withDetails(err, { restored }) : err;
+  }
+}
+
+/** A path a landed attempt left damaged: what it held before (`sha`) and the blob left there (`left`), when known. */
+interface DamagedPath {
+  readonly path: string;
+  readonly sha: string | null;
+  readonly left?: string | null;
+}
+
+/**
+ * Blobs this adapter's own writes left damaged at a path and did not put back (a rate limit
+ * came first, or restoring failed), by path. A later write of this adapter whose condition
+ * finds one of them finds its own damage, not another writer's update, and replaces it
+ * (issue 13: a queued write that had landed corrupt conflicted with itself on every push).
+ */
+const ownDamage = new WeakMap<RepoContext, Map<string, string>>();
+
+function rememberDamage(ctx: RepoContext, paths: readonly DamagedPath[]): void {
+  let known = ownDamage.get(ctx);
+  if (!known) ownDamage.set(ctx, (known = new Map()));
+  for (const p of paths) if (typeof p.left === 'string') known.set(p.path, p.left);
+  while (known.size > 1000) known.delete(known.keys().next().value!); // bounded: the oldest go first
+}
+
+/** Whether `sha` at `path` is a blob this adapter's own write left damaged there. */
+export function isOwnDamage(ctx: RepoContext, path: string, sha: string | undefined): boolean {
+  return sha !== undefined && ownDamage.get(ctx)?.get(path) === sha;
+}
+
+/** Forgets the damage at `paths` (a write of them verified). */
+export function forgetDamage(ctx: RepoContext, paths: readonly string[]): void {
+  const known = ownDamage.get(ctx);
+  if (known) for (const p of paths) known.delete(p);
 }
 
 /** An answer this adapter cannot interpret: reported, never guessed around. */
@@ -177,6 +240,14 @@ function identity(ctx: RepoContext): Record<string, unknown> {
  * - A run `index.json` whose condition fails is merged with the stored one instead.
  */
 export async function putFile(ctx: RepoContext, key: string, bytes: Uint8Array, options: PutOptions, maybeLanded = false): Promise<string> {
+  const damage = { paths: [] as DamagedPath[] };
+  const version = await restoringOnFailure(ctx, () => damage.paths, () => putFileAttempts(ctx, key, bytes, options, maybeLanded, damage));
+  forgetDamage(ctx, [ctx.toPath(key)]);
+  return version;
+}
+
+/** The attempts of {@link putFile}; `damage.paths` names what a landed attempt left unverified. */
+async function putFileAttempts(ctx: RepoContext, key: string, bytes: Uint8Array, options: PutOptions, maybeLanded: boolean, damage: { paths: DamagedPath[] }): Promise<string> {
   const path = ctx.toPath(key);
   let content = bytes;
   let expected = await gitBlobSha(content);
@@ -226,6 +297,9 @@ export async function putFile(ctx: RepoContext, key: string, bytes: Uint8Array, 
     });
     if (res === undefined) {
       ambiguous = true;
+      // It may have landed: what this process last wrote there is no longer the newest truth,
+      // so reads must not prefer it to what the branch shows (see forgetOwnWrites).
+      ctx.state.forgetOwnWrites([path]);
       continue;
     }
     if (res.status === 200 || res.status === 201) {
@@ -245,7 +319,10 @@ export async function putFile(ctx: RepoContext, key: string, bytes: Uint8Array, 
       }
       rememberCommit(ctx, json, path, stored ?? null, json.content?.size ?? content.length);
       if (ok) return expected;
+      // Put back if a later attempt fails otherwise (a lost race, a lost answer), where the bad blob still is.
+      damage.paths = [{ path, sha: previous ?? null, ...(stored ? { left: stored } : {}) }];
       if (++verifyFailures >= MAX_ATTEMPTS || sent >= ctx.maxWriteAttempts) {
+        damage.paths = []; // restored here, and the failure says whether it worked
         const restored = await ctx.restore([{ path, sha: previous ?? null }]);
         throw new CheckpointError('checkpoint_atomic_write_failed', `write of ${key} did not verify after ${sent} attempts`, { details: { key, attempts: sent, attemptsExhausted: true, restored } });
       }
@@ -258,6 +335,11 @@ export async function putFile(ctx: RepoContext, key: string, bytes: Uint8Array, 
       // The key exists and no sha was sent.
       const current = await currentSha(ctx, path, (s) => s !== undefined);
       if (ambiguous && current === expected) return landed();
+      if (conditional && isOwnDamage(ctx, path, current)) {
+        sha = current; // our own damaged write, not another writer's: replace it
+        conditional = false;
+        continue;
+      }
       if (current === undefined) throw unexpected('repos/create-or-update-file-contents', 422, res.message);
       if (conditional) {
         if (await tryMerge(current)) continue;
@@ -274,6 +356,11 @@ export async function putFile(ctx: RepoContext, key: string, bytes: Uint8Array, 
       const sentSha = sha;
       const current = await currentSha(ctx, path, (s) => s !== sentSha);
       if (ambiguous && current === expected) return landed();
+      if (conditional && isOwnDamage(ctx, path, current)) {
+        sha = current; // our own damaged write, not another writer's: replace it
+        conditional = false;
+        continue;
+      }
       if (conditional) {
         if (current !== undefined && (await tryMerge(current))) continue;
         throw conditionFailed(key, current === undefined ? 'key is gone' : 'version changed');
@@ -317,6 +404,7 @@ export async function deleteFile(ctx: RepoContext, key: string, options: { ifVer
     });
     if (res === undefined) {
       ambiguous = true;
+      ctx.state.forgetOwnWrites([path]); // as in putFile: the lost delete may have landed
       continue;
     }
     if (res.status === 200) {

@@ -43,7 +43,7 @@ export interface RepoContext {
   /** Write requests (ref updates, contents PUTs) one write may send, whatever made the previous one fail. */
   readonly maxWriteAttempts: number;
   /** Points paths back at earlier blobs (or removes them) in one commit; resolves whether it landed. */
-  readonly restore: (paths: readonly { path: string; sha: string | null }[]) => Promise<boolean>;
+  readonly restore: (paths: readonly { path: string; sha: string | null; left?: string | null }[]) => Promise<boolean>;
 }
 
 /** Percent-encodes each segment of a repository path for a URL. */

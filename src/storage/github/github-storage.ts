@@ -16,7 +16,7 @@ import { assertBatchOperations } from '../batch-operation.js';
 import { assertKey, assertPrefix } from '../keys.js';
 import { gitBlobSha } from './git-blob.js';
 import { commitOperations, INIT_MARKER_PATH, restore } from './commit-builder.js';
-import { deleteFile, putFile, readFile } from './contents.js';
+import { deleteFile, isOwnDamage, putFile, readFile, withDetails } from './contents.js';
 import type { CommitMessageContext, GitHubCommitIdentity, RepoContext } from './context.js';
 import { createEmergencyQueue, mergeQueuedWrites, storageSpill, type QueuedWrite, type QueueSpill } from './emergency-queue.js';
 import { defaultSpillRoot, fileSpill, type SpillIdentity } from './file-spill.js';
@@ -277,13 +277,6 @@ function assertOptions(options: GitHubStorageOptions): void {
   const who = options.committer as Partial<GitHubCommitIdentity> | undefined;
   if (who !== undefined && (typeof who?.name !== 'string' || typeof who.email !== 'string' || who.name === '' || who.email === '')) throw configError('committer must be { name, email } with non-empty strings');
   if (options.maxValueBytes !== undefined && typeof options.maxValueBytes !== 'number') throw configError('maxValueBytes must be a number');
-}
-
-/** `err` with more details (a CheckpointError's details are frozen). */
-function withDetails(err: CheckpointError, extra: Record<string, number | boolean>): CheckpointError {
-  const prefix = `${err.reasonCode}: `;
-  const message = err.message.startsWith(prefix) ? err.message.slice(prefix.length) : err.message;
-  return new CheckpointError(err.reasonCode, message, { details: { ...err.details, ...extra }, ...(err.cause !== undefined ? { cause: err.cause } : {}) });
 }
 
 /** Where the emergency queue keeps its writes (undefined: memory). */
@@ -553,6 +546,7 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
       const queued = overlay.get(op.key);
       const known = queued !== undefined ? (queued === null ? null : { sha: queued.version }) : state.fileAt(ctx.toPath(op.key));
       if (known === undefined) continue; // unknown: checked when the write is pushed
+      if (queued === undefined && isOwnDamage(ctx, ctx.toPath(op.key), known?.sha)) continue; // our own damaged write: the push replaces it
       const exists = known !== null;
       if (op.type !== 'delete' && op.ifAbsent && exists) throw new CheckpointError('checkpoint_conflict', `conditional write of ${op.key} failed: key exists`, { details: { key: op.key } });
       if (op.ifVersion !== undefined && known?.sha !== op.ifVersion) {
