@@ -3,6 +3,7 @@ import { assertBytesArgument, assertOptionsArgument } from '../model/arguments.j
 import type { BatchOperation, BatchOutcome, DeleteOptions, PutOptions, PutResult, StorageAdapter, StorageEntry, StoredObject } from './adapter.js';
 import { assertBatchOperations } from './batch-operation.js';
 import { assertKey, assertPrefix } from './keys.js';
+import { sortedKeys } from './sorted-keys.js';
 
 /** Values up to this size share slabs of SLAB_BYTES (see copyOf). */
 const SLAB_VALUE_LIMIT = 4096;
@@ -40,6 +41,8 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageAdapte
     throw new CheckpointError('checkpoint_config_invalid', 'memoryStorage: maxValueBytes must be a non-negative number');
   }
   const cells = new Map<string, Cell>();
+  // Listing order kept as keys come and go: a prefix is listed without scanning the whole store.
+  const order = sortedKeys();
   let counter = 0;
   let closed = false;
 
@@ -91,8 +94,15 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageAdapte
       copy = copyOf(bytes);
       copies?.set(bytes, copy);
     }
+    if (!cells.has(key)) order.add(key);
     cells.set(key, { bytes: copy, version });
     return version;
+  };
+
+  const forget = (key: string): boolean => {
+    if (!cells.delete(key)) return false;
+    order.remove(key);
+    return true;
   };
 
   return {
@@ -120,14 +130,13 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageAdapte
       open();
       assertKey(key);
       check(key, opts);
-      return cells.delete(key);
+      return forget(key);
     },
 
     async *list(prefix: string): AsyncIterable<StorageEntry> {
       open();
       assertPrefix(prefix);
-      const keys = [...cells.keys()].filter((k) => k.startsWith(prefix)).sort();
-      for (const key of keys) {
+      for (const key of order.withPrefix(prefix)) {
         const cell = cells.get(key);
         if (cell) yield { key, version: cell.version, size: cell.bytes.length };
       }
@@ -140,7 +149,7 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageAdapte
       const outcomes: BatchOutcome[] = [];
       for (const op of operations) {
         if (op.type === 'put') outcomes.push({ type: 'put', key: op.key, version: store(op.key, op.bytes, copies) });
-        else if (op.type === 'delete') outcomes.push({ type: 'delete', key: op.key, existed: cells.delete(op.key) });
+        else if (op.type === 'delete') outcomes.push({ type: 'delete', key: op.key, existed: forget(op.key) });
         else outcomes.push({ type: 'check', key: op.key });
       }
       return outcomes;

@@ -1,0 +1,81 @@
+/**
+ * memoryStorage keeps its keys in listing order as they come and go (src/storage/sorted-keys.ts),
+ * so that listing a prefix does not scan the whole store. What it lists must be exactly what a
+ * scan and sort would list, after any sequence of puts, deletes and batches.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { memoryStorage } from 'savepoint';
+import { sortedKeys } from '../../src/storage/sorted-keys.js';
+
+// Few characters, so keys share prefixes and collide; the two above U+D7FF order differently in
+// UTF-16 code units than in code points, which is the order listings promise.
+const segment = fc.string({ unit: fc.constantFrom('a', 'b', '-', '\uE000', '\u{1F600}'), minLength: 1, maxLength: 3 });
+const key = fc.tuple(fc.constantFrom('r1', 'r2', 'r10'), segment).map(([run, name]) => `${run}/${name}`);
+const op = fc.oneof(
+  fc.record({ type: fc.constant('put' as const), key }),
+  fc.record({ type: fc.constant('delete' as const), key }),
+  // A batch names a key once (it refuses one named twice).
+  fc.record({ type: fc.constant('batch' as const), items: fc.uniqueArray(fc.record({ key, put: fc.boolean() }), { maxLength: 4, selector: (i) => i.key }) }),
+);
+const prefix = fc.constantFrom('', 'r', 'r1', 'r1/', 'r10/', 'r2/a', 'r3/');
+
+async function listed(storage: ReturnType<typeof memoryStorage>, p: string): Promise<string[]> {
+  const out: string[] = [];
+  for await (const e of storage.list(p)) out.push(e.key);
+  return out;
+}
+
+describe('memoryStorage listing order', () => {
+  it('lists exactly the keys a scan and sort of the store would, after any puts, deletes and batches', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { maxLength: 40 }), fc.array(prefix, { minLength: 1, maxLength: 4 }), async (ops, prefixes) => {
+        const storage = memoryStorage();
+        const model = new Set<string>();
+        const bytes = new Uint8Array([1]);
+        for (const o of ops) {
+          if (o.type === 'put') {
+            await storage.put(o.key, bytes);
+            model.add(o.key);
+          } else if (o.type === 'delete') {
+            await storage.delete(o.key);
+            model.delete(o.key);
+          } else {
+            await storage.batch(o.items.map((i) => (i.put ? { type: 'put' as const, key: i.key, bytes } : { type: 'delete' as const, key: i.key })));
+            for (const i of o.items) {
+              if (i.put) model.add(i.key);
+              else model.delete(i.key);
+            }
+          }
+        }
+        for (const p of prefixes) expect(await listed(storage, p)).toEqual([...model].filter((k) => k.startsWith(p)).sort());
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('a listing is a snapshot: keys added or deleted while a caller walks it do not disturb the walk', async () => {
+    const storage = memoryStorage();
+    const bytes = new Uint8Array([1]);
+    for (const k of ['r/a', 'r/b', 'r/c']) await storage.put(k, bytes);
+    const seen: string[] = [];
+    for await (const e of storage.list('r/')) {
+      seen.push(e.key);
+      if (e.key === 'r/a') {
+        await storage.put('r/aa', bytes);
+        await storage.delete('r/c');
+      }
+    }
+    // A key deleted before the walk reaches it is not listed (its cell is gone); one added is not either.
+    expect(seen).toEqual(['r/a', 'r/b']);
+    expect(await listed(storage, 'r/')).toEqual(['r/a', 'r/aa', 'r/b']);
+  });
+
+  it('sortedKeys ignores a second add and a remove of a key it does not hold', () => {
+    const keys = sortedKeys();
+    for (const k of ['b', 'a', 'c', 'c', 'a', 'b']) keys.add(k);
+    keys.remove('zz');
+    keys.remove('a');
+    expect(keys.withPrefix('')).toEqual(['b', 'c']);
+  });
+});
