@@ -32,10 +32,14 @@ const journalRecords = (dir: string): number => decodeJournal(readFileSync(join(
 /** A clock two minutes ahead: locks and temp files an abandoned ("crashed") instance of this process left are stale to it. */
 const later: Clock = { ...systemClock, now: () => Date.now() + 120_000 };
 
-/** Wraps the real calls: counts them, and from step `failAt` on fails one (`fault`) or every later one (`crash`). */
-function faultyIo(): { io: FsIo; calls: string[]; arm(failAt: number, mode: 'fault' | 'crash'): void; disarm(): void } {
+/**
+ * Wraps the real calls: counts them, and from step `failAt` on (or the first call for which
+ * `failAt` returns true, given the calls so far) fails one (`fault`) or every later one (`crash`).
+ */
+function faultyIo(): { io: FsIo; calls: string[]; arm(failAt: number | ((calls: readonly string[]) => boolean), mode: 'fault' | 'crash'): void; disarm(): void } {
   const calls: string[] = [];
-  let failAt = Infinity;
+  let failAt: number | ((calls: readonly string[]) => boolean) = Infinity;
+  let failedAt = Infinity;
   let mode: 'fault' | 'crash' = 'fault';
   let armed = false;
   const io = Object.fromEntries(
@@ -45,7 +49,8 @@ function faultyIo(): { io: FsIo; calls: string[]; arm(failAt: number, mode: 'fau
         if (armed) {
           calls.push(name);
           const step = calls.length;
-          if (step === failAt || (mode === 'crash' && step > failAt)) {
+          if (failedAt === Infinity && (typeof failAt === 'number' ? step === failAt : failAt(calls))) failedAt = step;
+          if (step === failedAt || (mode === 'crash' && step > failedAt)) {
             return Promise.reject(Object.assign(new Error(`EIO: injected at step ${step} (${name})`), { code: 'EIO', syscall: name }));
           }
         }
@@ -59,6 +64,7 @@ function faultyIo(): { io: FsIo; calls: string[]; arm(failAt: number, mode: 'fau
     arm(at, m) {
       calls.length = 0;
       failAt = at;
+      failedAt = Infinity;
       mode = m;
       armed = true;
     },
@@ -153,7 +159,11 @@ describe('journal mode', () => {
     expect(s.capabilities.atomicBatch).toBe(true);
     const outcomes = await s.batch!(checkpointBatch(lease));
     expect(outcomes.map((o) => o.type)).toEqual(['check', 'put', 'put', 'put']);
+    // Acknowledged: reads see it at once, with the version the batch answered; flush() brings the files up to date.
+    expect(await s.get('checkpoints/run-1/latest.json')).toEqual({ bytes: b(NEW.latest), version: (outcomes[2] as { version: string }).version });
+    await s.flush!();
     expect(onDisk(dir)).toBe('new');
+    expect((await s.get('checkpoints/run-1/latest.json'))?.version).toBe((outcomes[2] as { version: string }).version);
     await s.put('leases/run-1', b('holder 2')); // another writer took the run over
     await expect(s.batch!([{ type: 'check', key: 'leases/run-1', ifVersion: lease }, { type: 'put', key: 'checkpoints/run-1/latest.json', bytes: b('stale') }])).rejects.toMatchObject({
       reasonCode: 'checkpoint_conflict',
@@ -181,6 +191,7 @@ describe('journal mode', () => {
     const appends = faults.calls.filter((c) => c === 'writeAt').length;
     expect(appends).toBeGreaterThanOrEqual(1);
     expect(appends).toBeLessThan(runs); // at least two runs' batches shared a record
+    await s.flush!();
     for (let r = 0; r < runs; r++) expect(readFileSync(join(dir, `checkpoints/run-${r}/latest.json`), 'utf8')).toBe(`l${r}`);
     await s.close();
   });
@@ -192,6 +203,7 @@ describe('journal mode', () => {
     const s = createFsStorage({ dir, journal: true }, { io: faults.io });
     await s.ready();
     const done = await s.batch!(checkpointBatch(lease));
+    await s.flush!();
     // Simulate a power loss after the commit: the journal record is durable, the applied files are not.
     expect(journalRecords(dir)).toBe(1);
     writeFileSync(join(dir, 'checkpoints/run-1/latest.json'), 'latest v'); // torn
@@ -212,6 +224,7 @@ describe('journal mode', () => {
     const lease = await seed(dir);
     const s = fsStorage({ dir, journal: true });
     await s.batch!(checkpointBatch(lease));
+    await s.flush!();
     rmSync(join(dir, 'checkpoints/run-1/index.json'));
     const direct = fsStorage({ dir, clock: later });
     expect((await direct.ready()).journal).toMatchObject({ records: 1, repaired: 1 });
@@ -226,6 +239,7 @@ describe('recovery and containment', () => {
     const lease = await seed(dir);
     const s = fsStorage({ dir, journal: true });
     await s.batch!([...checkpointBatch(lease), { type: 'put', key: 'other/k.json', bytes: b('other') }]);
+    await s.flush!();
     // Power loss: other/k.json lost; meanwhile the run directory was swapped for a link to outside.
     rmSync(join(dir, 'other/k.json'));
     const outside = join(dir, '..', `outside-${counter++}`);
@@ -256,6 +270,7 @@ describe('a fault or crash at every file-system call', () => {
     await p.ready();
     probe.arm(Infinity, 'fault');
     await p.batch!(checkpointBatch(probeLease));
+    await p.flush!(); // the files are applied after the answer: their calls count too
     const steps = probe.calls.length;
     probe.disarm();
     await p.close();
@@ -275,14 +290,19 @@ describe('a fault or crash at every file-system call', () => {
           () => false,
         );
         seen[mode][acked ? 'acked' : 'refused']++;
+        // The files are applied after the answer: flush() waits for them (a live process replays what a fault interrupted).
+        const flushed = await s.flush!().then(
+          () => true,
+          () => false,
+        );
         const where = `${mode} at step ${step} (${faults.calls[step - 1] ?? 'after the last call'})`;
         // Right away (a live process after a fault; a dead one after a crash) and after the next open:
         const now = onDisk(dir);
-        // A live process (fault) has replayed a half-applied batch before answering; a dead one
+        // A live process (fault) has replayed a half-applied batch before flush() resolved; a dead one
         // (crash) may have stopped between renames: each file is still whole, old or new.
-        if (mode === 'fault') expect(['old', 'new'], `${where}: files right after`).toContain(now);
+        if (mode === 'fault' && flushed) expect(['old', 'new'], `${where}: files right after`).toContain(now);
         else wholeFiles(dir, where);
-        if (acked) expect(now, `${where}: acknowledged but not on disk`).toBe('new');
+        if (acked && flushed) expect(now, `${where}: acknowledged and flushed but not on disk`).toBe('new');
         if (mode === 'fault') {
           // The same instance keeps working: the next batch lands (replaying first if it must).
           faults.disarm();
@@ -318,18 +338,20 @@ describe('a fault or crash at every file-system call', () => {
     await twin.ready();
     twinFaults.arm(Infinity, 'fault');
     await twin.batch!(checkpointBatch(twinLease));
-    const firstRename = twinFaults.calls.indexOf('rename', twinFaults.calls.indexOf('datasync')) + 1;
+    await twin.flush!();
+    expect(twinFaults.calls.indexOf('rename', twinFaults.calls.indexOf('datasync'))).toBeGreaterThan(0);
     await twin.close();
 
-    // The committed-not-applied state: a crash at the first rename after the journal's fsync.
+    // The committed-not-applied state: acknowledged, then a crash at the first rename after the journal's fdatasync.
     const make = async (): Promise<string> => {
       const dir = fresh();
       const lease = await seed(dir);
       const probe = faultyIo();
       const s = createFsStorage({ dir, journal: true }, { io: probe.io });
       await s.ready();
-      probe.arm(firstRename, 'crash');
-      await expect(s.batch!(checkpointBatch(lease))).rejects.toBeDefined();
+      probe.arm((calls) => calls.at(-1) === 'rename' && calls.includes('datasync'), 'crash');
+      await s.batch!(checkpointBatch(lease));
+      await expect(s.flush!()).rejects.toBeDefined();
       expect(onDisk(dir)).toBe('old');
       expect(journalRecords(dir)).toBeGreaterThan(0);
       return dir;
@@ -372,6 +394,7 @@ describe('one write and one fdatasync per commit (issue 15)', () => {
     await s.ready();
     faults.arm(Infinity, 'fault');
     await s.batch!(checkpointBatch(lease));
+    await s.flush!();
     const count = (name: string): number => faults.calls.filter((c) => c === name).length;
     expect([count('writeAt'), count('datasync'), count('fsync')]).toEqual([1, 1, 0]);
     expect(onDisk(dir)).toBe('new');
@@ -423,7 +446,8 @@ describe('one write and one fdatasync per commit (issue 15)', () => {
             // Long enough for the holder to let the journal lock go: the other one takes it next.
             if (step.pause) await new Promise((r) => setTimeout(r, 8));
           }
-          await new Promise((r) => setTimeout(r, 8));
+          // Both idle: every write applied, and a checkpoint a last write started is over.
+          await Promise.all([a.flush!(), c.flush!()]);
           const journal = decodeJournal(readFileSync(join(dir, JOURNAL)));
           const logged = journal.records.flatMap((r) => r.ops.map((o): [string, string | null] => [o.key, o.type === 'put' ? Buffer.from(o.bytes).toString() : null]));
           // The journal holds the writes since its last checkpoint, in commit order: a suffix of all of them.

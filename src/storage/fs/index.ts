@@ -11,7 +11,7 @@ import { fdClose, fdOpen, fdStat, fdSync, fdUtimes, fdWriteAll, fsLink, fsRename
 import { errnoOf, fsError, nextMtimeSeconds, readAll, scrubber, versionOf, type Scrub } from './io.js';
 import { acquireLock, assertHeld, lstatIfAny, releaseLock, type HeldLock, type LockTiming } from './lock.js';
 import { INTERNAL_MARK, lockName, newOwner, tempName, type Owner } from './names.js';
-import { createJournal, JOURNAL_NAME, type Journal, type RecoveryReport } from './journal.js';
+import { createJournal, JOURNAL_NAME, type AckedState, type Journal, type RecoveryReport } from './journal.js';
 import { keyPath, keyRefused, occupiedRefused, symlinkRefused, type KeyPath } from './paths.js';
 import { sweepInternalFiles } from './sweep.js';
 
@@ -465,6 +465,10 @@ export function createFsStorage(options: FsStorageOptions, internals: FsInternal
     const kp = keyPath(key);
     let od: OpenedDir | undefined;
     try {
+      // Journal: an acknowledged write whose file is not applied yet answers from the journal's records.
+      const acked = journal ? (await journal.unapplied(key)).get(key) : undefined;
+      if (acked?.bytes === null) return undefined;
+      if (acked?.version !== undefined) return { bytes: acked.bytes.slice(), version: acked.version };
       od = await openDir(base, kp.dirKey, key, false);
       return od ? await readKey(od.dir, kp) : undefined;
     } catch (err) {
@@ -614,6 +618,16 @@ export function createFsStorage(options: FsStorageOptions, internals: FsInternal
 
     ...(useJournal
       ? {
+          /** Waits until every acknowledged write is in the spec's files (they are applied in the background). */
+          async flush(): Promise<void> {
+            assertOpen();
+            await rootDir();
+            try {
+              await track(journal!.flush());
+            } catch (err) {
+              throw fsError(err, 'checkpoint_atomic_write_failed', 'applying', 'the journal', scrubFor([]));
+            }
+          },
           async batch(operations: readonly BatchOperation[]): Promise<BatchOutcome[]> {
             assertOpen();
             assertBatchOperations(operations);
@@ -635,9 +649,10 @@ export function createFsStorage(options: FsStorageOptions, internals: FsInternal
       // A listing is not an awaited call close() can wait for: the root stays open until it ends.
       listings++;
       try {
+        const acked = journal ? await journal.unapplied(prefix) : undefined;
         od = await openDir(base, dirKey, prefix, false);
-        if (!od) return;
-        yield* walk(base, od.dir, prefix.slice(slash + 1));
+        const files = od ? walk(base, od.dir, prefix.slice(slash + 1)) : undefined;
+        yield* acked && acked.size > 0 ? withUnapplied(files, acked) : (files ?? []);
       } catch (err) {
         throw fsError(err, 'checkpoint_storage_unavailable', 'listing', prefix, scrubFor(od ? [od.dir] : []));
       } finally {
@@ -659,6 +674,28 @@ export function createFsStorage(options: FsStorageOptions, internals: FsInternal
     },
   };
   return storage;
+}
+
+/**
+ * A listing of the files merged with the journal's acknowledged writes not applied yet: a
+ * put not on disk appears in its place (in key order), a replaced key shows its new version,
+ * a deleted one is left out.
+ */
+async function* withUnapplied(files: AsyncIterable<StorageEntry> | undefined, acked: ReadonlyMap<string, AckedState>): AsyncGenerator<StorageEntry> {
+  const puts: StorageEntry[] = [];
+  for (const [key, state] of acked) if (state.bytes !== null && state.version !== undefined) puts.push({ key, version: state.version, size: state.bytes.length });
+  puts.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  let i = 0;
+  for await (const entry of files ?? []) {
+    while (i < puts.length && puts[i]!.key < entry.key) yield puts[i++]!;
+    if (i < puts.length && puts[i]!.key === entry.key) {
+      yield puts[i++]!;
+      continue;
+    }
+    if (acked.get(entry.key)?.bytes === null) continue;
+    yield entry;
+  }
+  while (i < puts.length) yield puts[i++]!;
 }
 
 /** The cause of a failed open, without the absolute directory path. */
