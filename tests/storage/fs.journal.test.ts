@@ -4,7 +4,7 @@
  * recovery — after each, the spec's files hold the whole old state or the whole new one
  * (never a mix, never a torn file), and an acknowledged batch is never lost.
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { constants, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -339,17 +339,17 @@ describe('a fault or crash at every file-system call', () => {
     twinFaults.arm(Infinity, 'fault');
     await twin.batch!(checkpointBatch(twinLease));
     await twin.flush!();
-    expect(twinFaults.calls.indexOf('rename', twinFaults.calls.indexOf('datasync'))).toBeGreaterThan(0);
+    expect(twinFaults.calls.indexOf('rename', twinFaults.calls.indexOf('writeAt'))).toBeGreaterThan(0);
     await twin.close();
 
-    // The committed-not-applied state: acknowledged, then a crash at the first rename after the journal's fdatasync.
+    // The committed-not-applied state: acknowledged, then a crash at the first rename after the journal's write (O_DSYNC: durable when it returns).
     const make = async (): Promise<string> => {
       const dir = fresh();
       const lease = await seed(dir);
       const probe = faultyIo();
       const s = createFsStorage({ dir, journal: true }, { io: probe.io });
       await s.ready();
-      probe.arm((calls) => calls.at(-1) === 'rename' && calls.includes('datasync'), 'crash');
+      probe.arm((calls) => calls.at(-1) === 'rename' && calls.includes('writeAt'), 'crash');
       await s.batch!(checkpointBatch(lease));
       await expect(s.flush!()).rejects.toBeDefined();
       expect(onDisk(dir)).toBe('old');
@@ -386,17 +386,29 @@ describe('a fault or crash at every file-system call', () => {
 });
 
 describe('one write and one fdatasync per commit (issue 15)', () => {
-  it('a commit makes one positional write and one fdatasync of the journal, and no fsync', async () => {
+  it('a commit is one positional write of the journal, opened O_DSYNC (durable when it returns), answered before any file is renamed; no fsync', async () => {
     const dir = fresh();
     const lease = await seed(dir);
     const faults = faultyIo();
-    const s = createFsStorage({ dir, journal: true }, { io: faults.io });
+    const journalFlags: number[] = [];
+    const io: FsIo = {
+      ...faults.io,
+      open: (path, flags, mode) => {
+        if (path.endsWith(JOURNAL)) journalFlags.push(flags);
+        return faults.io.open(path, flags, mode);
+      },
+    };
+    const s = createFsStorage({ dir, journal: true }, { io });
     await s.ready();
+    expect(journalFlags.length).toBeGreaterThan(0);
+    for (const flags of journalFlags) expect(flags & constants.O_DSYNC, 'the journal is opened O_DSYNC').toBe(constants.O_DSYNC);
     faults.arm(Infinity, 'fault');
     await s.batch!(checkpointBatch(lease));
+    const atAnswer = [...faults.calls];
     await s.flush!();
-    const count = (name: string): number => faults.calls.filter((c) => c === name).length;
-    expect([count('writeAt'), count('datasync'), count('fsync')]).toEqual([1, 1, 0]);
+    const count = (calls: readonly string[], name: string): number => calls.filter((c) => c === name).length;
+    expect([count(atAnswer, 'writeAt'), count(atAnswer, 'rename')]).toEqual([1, 0]);
+    expect([count(faults.calls, 'writeAt'), count(faults.calls, 'datasync'), count(faults.calls, 'fsync')]).toEqual([1, 0, 0]);
     expect(onDisk(dir)).toBe('new');
     faults.disarm();
     await s.close();

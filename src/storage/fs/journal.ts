@@ -1,4 +1,5 @@
 import { constants, type BigIntStats } from 'node:fs';
+import fsp from 'node:fs/promises';
 import { createHash, randomInt } from 'node:crypto';
 import { CheckpointError } from '../../model/errors.js';
 import type { BatchOperation, BatchOutcome } from '../adapter.js';
@@ -8,6 +9,7 @@ import { errnoOf, nextMtimeSeconds, versionOf } from './io.js';
 import { acquireLock, lstatIfAny, releaseLock, type HeldLock, type LockTiming } from './lock.js';
 import { INTERNAL_MARK, newOwner, tempName, type Owner } from './names.js';
 import { keyPath, occupiedRefused, symlinkRefused } from './paths.js';
+import { createLane } from './lane.js';
 import { createTempPool, futimesNs, type PooledTemp } from './temp-pool.js';
 
 /*
@@ -54,6 +56,12 @@ import { createTempPool, futimesNs, type PooledTemp } from './temp-pool.js';
  */
 
 const { O_RDWR, O_CREAT, O_NOFOLLOW, O_WRONLY, O_EXCL, O_RDONLY, O_NONBLOCK } = constants;
+/**
+ * The journal is written with O_DSYNC where the platform has it: a record's write returns
+ * once it is durable, as write + fdatasync would, in one trip through the thread pool
+ * instead of two. Elsewhere the write is followed by an fdatasync.
+ */
+const O_DSYNC: number | undefined = constants.O_DSYNC;
 export const JOURNAL_NAME = `${INTERNAL_MARK}journal`;
 // The backslash makes it a name no key's lock can have (keys hold none).
 const JOURNAL_LOCK = `${INTERNAL_MARK}lock-\\journal`;
@@ -247,7 +255,9 @@ export function createJournal(deps: JournalDeps): Journal {
   let needRecovery = false;
   const queue: Pending[] = [];
   let running: Promise<void> | undefined;
-  const pool = createTempPool(root, io, timing, deps.fileMode);
+  // Two of the thread pool's four threads at most for background work: a commit's write finds one free.
+  const lane = createLane(2);
+  const pool = createTempPool(root, io, timing, deps.fileMode, lane);
   /** This process's acknowledged operations whose files are not applied yet: the last one of each key. */
   const pending = new Map<string, Planned>();
   /** Committed groups waiting to be applied, in commit order; a directory cache to close once the groups before it are applied. */
@@ -259,7 +269,7 @@ export function createJournal(deps: JournalDeps): Journal {
   /** The journal's descriptor, the file preallocated (under the lock: it may grow it). */
   async function journalFd(): Promise<number> {
     if (fd === undefined) {
-      const opened = await io.open(journalPath, O_RDWR | O_CREAT | O_NOFOLLOW, deps.fileMode);
+      const opened = await io.open(journalPath, O_RDWR | O_CREAT | O_NOFOLLOW | (O_DSYNC ?? 0), deps.fileMode);
       try {
         const size = Number((await io.fstat(opened)).size);
         if (size < preallocBytes) {
@@ -280,12 +290,15 @@ export function createJournal(deps: JournalDeps): Journal {
   }
 
   /*
-   * The journal lock lingers: taking and releasing it costs eight file-system calls, more
-   * than the rest of a commit, so a holder keeps it for LINGER_MS after a commit (the next
-   * checkpoint of a busy run usually comes sooner) and at most MAX_HOLD_MS in all, well
-   * inside the stale bound. Other processes wait for it as for any lock.
+   * The journal lock lingers: taking and releasing it costs eight file-system calls — four
+   * times a commit's own two — and letting it go waits for the files to be applied, so a
+   * holder keeps it for LINGER_MS after a commit (a run's next checkpoint, or a graph's next
+   * superstep, usually comes sooner: at 2 ms the lock was let go and taken again between
+   * most checkpoints of a run whose steps do some work) and at most MAX_HOLD_MS in all, well
+   * inside the stale bound. Other processes wait for it as for any lock: a hand-over
+   * between processes costs them up to LINGER_MS.
    */
-  const LINGER_MS = 2;
+  const LINGER_MS = 20;
   const MAX_HOLD_MS = Math.min(1000, timing.staleAfterMs / 4);
   /** The temp file our lock is a link of, kept between holds while young (one link(2) takes the lock). */
   interface Token {
@@ -315,10 +328,14 @@ export function createJournal(deps: JournalDeps): Journal {
     states?: Map<string, KeyState>;
     /**
      * Directories opened while the lock is held, reused by the next groups: no other
-     * journaled writer can remove them meanwhile, our own deletes drop the cache, and a
-     * directory removed by someone else makes the rename fail (ENOENT) — never a lost write.
+     * journaled writer changes them meanwhile. One our own deletes pruned (emptied, removed)
+     * makes a later rename into it fail with ENOENT, and the file lands through a fresh walk
+     * that makes the directory again; a stat through it finds nothing, which is right for
+     * every key not known (in `states`) to have been written since.
      */
     dirs?: DirCache;
+    /** Set after a failure (what was known is dropped): directory listings are not trusted for the rest of the hold. */
+    unlisted?: boolean;
   }
   let held: Held | undefined;
   let busy = false;
@@ -480,8 +497,14 @@ export function createJournal(deps: JournalDeps): Journal {
     readonly byKey: Map<string, Promise<OpenedDir | undefined>>;
     /** Every walk made, to close at the end of the group. */
     readonly all: Promise<OpenedDir | undefined>[];
+    /**
+     * Names in each directory, listed once under the hold (absent: not used). A key not
+     * known in `states` and not listed has no file: a new history file's `ifAbsent` costs no
+     * stat. Files written since are all in `states` (or `pending`), which are asked first.
+     */
+    readonly names?: Map<string, Promise<Set<string>>>;
   }
-  const newDirCache = (): DirCache => ({ byKey: new Map(), all: [] });
+  const newDirCache = (listed: boolean): DirCache => ({ byKey: new Map(), all: [], ...(listed ? { names: new Map() } : {}) });
   async function dirOf(cache: DirCache, dirKey: string, key: string, create: boolean): Promise<OpenedDir | undefined> {
     const cached = cache.byKey.get(dirKey);
     if (cached) {
@@ -509,10 +532,28 @@ export function createJournal(deps: JournalDeps): Journal {
     await Promise.all(all.map((r) => (r.status === 'fulfilled' ? r.value?.close() : undefined)));
   }
 
-  /** What the key holds: learned earlier under this hold, or stat'ed now (and remembered). */
-  async function knownState(states: Map<string, KeyState>, od: OpenedDir | undefined, key: string): Promise<KeyState> {
+  /** The names in a key's directory, listed once per cache. */
+  function namesIn(names: Map<string, Promise<Set<string>>>, od: OpenedDir): Promise<Set<string>> {
+    let listed = names.get(od.dir.rel);
+    if (!listed) {
+      listed = fsp.readdir(od.dir.prefix).then((entries) => new Set(entries));
+      names.set(od.dir.rel, listed);
+    }
+    return listed;
+  }
+
+  /** What the key holds: learned earlier under this hold (or acknowledged and not yet applied), absent from its directory's listing, or stat'ed now (and remembered). */
+  async function knownState(states: Map<string, KeyState>, od: OpenedDir | undefined, key: string, cache: DirCache): Promise<KeyState> {
     const known = states.get(key) ?? pending.get(key)?.after;
     if (known) return known;
+    if (od && cache.names) {
+      const names = await namesIn(cache.names, od).catch(() => undefined);
+      if (names && !names.has(keyPath(key).base) && !states.has(key) && !pending.has(key)) {
+        const absent: KeyState = { exists: false };
+        states.set(key, absent);
+        return absent;
+      }
+    }
     const { exists, version, mtimeNs } = await stateOf(od, key);
     const state: KeyState = exists ? { exists, version: version!, mtimeNs: mtimeNs! } : { exists };
     // A batch names each key once and batches are prepared one after another: no race on the entry.
@@ -531,7 +572,7 @@ export function createJournal(deps: JournalDeps): Journal {
   async function checkOne(op: BatchOperation, states: Map<string, KeyState>, cache: DirCache): Promise<Checked> {
     const kp = keyPath(op.key);
     const od = await dirOf(cache, kp.dirKey, op.key, op.type === 'put');
-    const before = await knownState(states, od, op.key);
+    const before = await knownState(states, od, op.key, cache);
     const cond = op as { ifAbsent?: boolean; ifVersion?: string };
     if (cond.ifAbsent && before.exists) throw conflict(op.key, 'key exists');
     if (cond.ifVersion !== undefined && (!before.exists || before.version !== cond.ifVersion)) throw conflict(op.key, before.exists ? 'version changed' : 'key is gone');
@@ -588,6 +629,7 @@ export function createJournal(deps: JournalDeps): Journal {
   /** What this hold learned about keys and directories is dropped (after a failure, or a delete that may prune directories). */
   function forget(h: Held): void {
     h.states = undefined;
+    h.unlisted = true;
     retireDirs(h);
   }
   /** New groups walk afresh; the cache closes once the groups already using it are applied. */
@@ -670,23 +712,23 @@ export function createJournal(deps: JournalDeps): Journal {
   /** Writes a put's bytes into its temp file and sets the mtime its version names. */
   async function fill(p: Planned): Promise<void> {
     const temp = p.temp!;
-    await io.write(temp.fd, (p.op as { bytes: Uint8Array }).bytes);
-    await io.futimes(temp.fd, p.mtimeSeconds!);
+    await lane(() => io.write(temp.fd, (p.op as { bytes: Uint8Array }).bytes));
+    await lane(() => io.futimes(temp.fd, p.mtimeSeconds!));
     if (!p.exact) {
       // Timestamps that do not read back as set: the version is the file's own (the commit waits for it).
-      const version = versionOf(await io.fstat(temp.fd));
+      const version = versionOf(await lane(() => io.fstat(temp.fd)));
       p.outcome = { type: 'put', key: p.op.key, version };
       p.after = { exists: true, version, mtimeNs: BigInt(version.slice(0, version.indexOf('.'))) };
     }
     p.closed = true;
-    await io.close(temp.fd);
+    await lane(() => io.close(temp.fd));
   }
 
   /** Renames a filled temp file over its key (through a fresh walk if the key's directory was pruned and made again meanwhile). */
   async function land(p: Planned): Promise<void> {
     const kp = keyPath(p.op.key);
     try {
-      await io.rename(p.temp!.path, p.od!.dir.at(kp.base));
+      await lane(() => io.rename(p.temp!.path, p.od!.dir.at(kp.base)));
     } catch (err) {
       if (errnoOf(err) !== 'ENOENT') throw err;
       const od = await walkRetrying(kp.dirKey, p.op.key, true);
@@ -707,7 +749,7 @@ export function createJournal(deps: JournalDeps): Journal {
     try {
       for (let attempt = 0; od; attempt++) {
         try {
-          await io.unlink(od.dir.at(kp.base));
+          await lane(() => io.unlink(od!.dir.at(kp.base)));
           break;
         } catch (err) {
           if (errnoOf(err) !== 'ENOENT' || attempt > 0) return;
@@ -821,7 +863,7 @@ export function createJournal(deps: JournalDeps): Journal {
     await locked(async (lock, h) => {
       if (lock.brokeStale || needRecovery) await recoverLocked();
       const states = (h.states ??= new Map<string, KeyState>());
-      const cache = (h.dirs ??= newDirCache());
+      const cache = (h.dirs ??= newDirCache(!h.unlisted));
       // Where the record goes is found while the batches are checked (its reads are independent).
       const placing = placeRecord(h).then(
         () => undefined,
@@ -842,8 +884,6 @@ export function createJournal(deps: JournalDeps): Journal {
       // Committed. Until the files are applied, this process's reads answer from `pending`.
       for (const p of all) if (p.after) pending.set(p.op.key, p);
       scheduleApply(all);
-      // A delete may prune directories: the next groups walk afresh.
-      if (all.some((p) => p.op.type === 'delete')) retireDirs(h);
       if (!exact) {
         // Versions come from the applied files: answer once they are there.
         await drain();
@@ -889,9 +929,9 @@ export function createJournal(deps: JournalDeps): Journal {
     }
     const end = h.end ?? 0;
     try {
-      // The commit point: one write in place and one fdatasync.
+      // The commit point: one write in place, durable when it returns (O_DSYNC; else an fdatasync follows).
       await io.writeAt(jfd, record, end);
-      await io.datasync(jfd);
+      if (O_DSYNC === undefined) await io.datasync(jfd);
       h.end = end + record.length;
       for (const op of ops) h.keys?.add(op[1]);
     } catch (err) {

@@ -1,6 +1,7 @@
 import { constants } from 'node:fs';
 import type { RootDir } from './dir.js';
 import type { FsIo } from './fd.js';
+import type { Lane } from './lane.js';
 import type { LockTiming } from './lock.js';
 import { newOwner, tempName } from './names.js';
 
@@ -55,7 +56,8 @@ export function futimesNs(seconds: number): bigint {
   return BigInt(sec) * 1_000_000_000n + BigInt(nsec);
 }
 
-export function createTempPool(root: RootDir, io: FsIo, timing: LockTiming, fileMode: number): TempPool {
+/** `lane`: where refills run (background work, see lane.ts); a temp file a commit waits for is made at once. */
+export function createTempPool(root: RootDir, io: FsIo, timing: LockTiming, fileMode: number, lane: Lane): TempPool {
   const pool: PooledTemp[] = [];
   let want = 4;
   let refilling: Promise<void> | undefined;
@@ -63,12 +65,12 @@ export function createTempPool(root: RootDir, io: FsIo, timing: LockTiming, file
   let probe: Promise<boolean> | undefined;
   const young = (t: PooledTemp): boolean => timing.clock.now() - t.atMs <= timing.staleAfterMs / 4;
 
-  async function make(): Promise<PooledTemp> {
+  async function make(through: Lane = (call) => call()): Promise<PooledTemp> {
     const owner = newOwner(timing.clock.now());
     const path = root.at(tempName(owner));
-    const fd = await io.open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, fileMode);
+    const fd = await through(() => io.open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, fileMode));
     try {
-      return { path, fd, ino: (await io.fstat(fd)).ino, atMs: owner.atMs };
+      return { path, fd, ino: (await through(() => io.fstat(fd))).ino, atMs: owner.atMs };
     } catch (err) {
       await drop({ path, fd });
       throw err;
@@ -80,9 +82,8 @@ export function createTempPool(root: RootDir, io: FsIo, timing: LockTiming, file
   function refill(): void {
     if (refilling || closed || pool.length >= want) return;
     refilling = (async () => {
-      // Two at a time: enough to keep up with a busy store without crowding the thread pool.
       while (!closed && pool.length < want) {
-        const made = await Promise.all([make(), make()]);
+        const made = await Promise.all([make(lane), make(lane)]);
         if (closed) await Promise.all(made.map(drop));
         else pool.push(...made);
       }
