@@ -54,9 +54,10 @@ export interface FsStorageOptions {
   clock?: Clock;
   /**
    * Write through the store's write-ahead journal: every put, delete and `batch()` is one
-   * record written to the preallocated `<dir>/.sp\journal` and fdatasynced once, then
-   * applied to the files by rename; batches of concurrent callers share one record (group
-   * commit). Gives
+   * record written durably (O_DSYNC) to the preallocated `<dir>/.sp\journal` and
+   * acknowledged then; the files are applied by rename right after, in the background
+   * (reads through savepoint see the acknowledged state at once, `flush()` waits for the
+   * files); batches of concurrent callers share one record (group commit). Gives
    * `atomicBatch: true`. Without it, each put is the spec's own durable sequence
    * (temp → fsync → rename → fsync dir) and there is no `batch()`. Every process using one
    * directory must use the same setting. See docs/storage.md ("The journal").
@@ -177,9 +178,10 @@ interface Temp {
  *   use cannot redirect a write; a key whose path goes through a symbolic link is refused
  *   with `checkpoint_key_invalid`. No synchronous file-system call is made.
  * - **Journal** (`journal: true`): every write is one record of a write-ahead journal,
- *   fsynced once and then applied by rename; `batch()` is atomic (`atomicBatch: true`),
- *   concurrent batches share one record write and `fdatasync`, and opening the store
- *   replays the journal.
+ *   acknowledged once durable and applied to the files by rename in the background (reads
+ *   through savepoint, in this process or another, see it at once; `flush()` waits for the
+ *   files); `batch()` is atomic (`atomicBatch: true`), concurrent batches share one
+ *   durable record write, and opening the store replays the journal.
  * - Temp and lock files (names starting `.sp\`) are never listed; the ones crashed
  *   writers left are removed on open.
  *

@@ -890,9 +890,24 @@ export function createJournal(deps: JournalDeps): Journal {
         if (needRecovery) await recoverLocked();
         forget(h);
       }
-      for (const a of accepted) a.item.resolve(a.planned.map((p) => p.outcome));
+      answerSpread(accepted.map((a) => () => a.item.resolve(a.planned.map((p) => p.outcome))));
       if ((h.end ?? 0) > deps.checkpointBytes) await checkpointApplied();
     });
+  }
+
+  /**
+   * Answers a group's callers one per turn of the event loop: each answer resumes a run,
+   * which does its next step's work at once (encoding, hashing its next checkpoint). Eight
+   * runs answered together would hold the loop for all eight steps in one go; one per turn
+   * lets timers and I/O in between (the event-loop delay bench, issue 15).
+   */
+  function answerSpread(answers: readonly (() => void)[]): void {
+    let i = 0;
+    const next = (): void => {
+      answers[i++]!();
+      if (i < answers.length) setImmediate(next);
+    };
+    if (answers.length > 0) next();
   }
 
   /** Checkpoints once every committed group is applied (replaying first if one failed). Under the lock. */
@@ -1066,6 +1081,22 @@ export function createJournal(deps: JournalDeps): Journal {
     }
   }
 
+  /** fsyncs a key's file in place (gone, or a link: nothing of ours to make durable). */
+  async function syncFile(od: OpenedDir, key: string): Promise<void> {
+    let ffd: number;
+    try {
+      ffd = await io.open(od.dir.at(keyPath(key).base), O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+    } catch (err) {
+      if (errnoOf(err) === 'ENOENT' || errnoOf(err) === 'ELOOP') return;
+      throw err;
+    }
+    try {
+      await io.fsync(ffd);
+    } finally {
+      await io.close(ffd).catch(() => undefined);
+    }
+  }
+
   /**
    * Makes every file the journal names durable in place (fsync of each file and of every
    * directory on its path), then empties the journal. Under the lock.
@@ -1073,11 +1104,18 @@ export function createJournal(deps: JournalDeps): Journal {
   async function checkpointLocked(keys?: readonly string[]): Promise<void> {
     // The keys are known while the journal's end is (no hashing of the whole journal on the event loop).
     const names = keys ?? (held?.end !== undefined && held.keys ? [...held.keys] : [...new Set(decodeJournal(await readJournal()).records.flatMap((r) => r.ops.map((o) => o.key)))]);
+    // One walk per directory, not per key: a journal's keys are mostly a few runs' files.
+    const byDir = new Map<string, string[]>();
+    for (const key of names) {
+      const dirKey = keyPath(key).dirKey;
+      const list = byDir.get(dirKey);
+      if (list) list.push(key);
+      else byDir.set(dirKey, [key]);
+    }
     const dirs = new Map<string, Promise<void>>();
     await Promise.all(
-      names.map(async (key) => {
-        const kp = keyPath(key);
-        const od = await openDir(root, kp.dirKey, key, false, io).catch((err: unknown) => {
+      [...byDir].map(async ([dirKey, keysInDir]) => {
+        const od = await openDir(root, dirKey, keysInDir[0]!, false, io).catch((err: unknown) => {
           if (err instanceof CheckpointError && err.reasonCode === 'checkpoint_key_invalid') return undefined; // see recoverLocked
           throw err;
         });
@@ -1087,24 +1125,14 @@ export function createJournal(deps: JournalDeps): Journal {
           for (const d of od.chain) {
             if (!dirs.has(d.rel)) {
               const done = io.fsync(d.fd);
-              // Awaited below; marked handled now in case another key's failure ends the wait first.
+              // Awaited below; marked handled now in case another directory's failure ends the wait first.
               done.catch(() => undefined);
               dirs.set(d.rel, done);
               syncs.push(done);
             }
           }
-          let ffd: number | undefined;
-          try {
-            ffd = await io.open(od.dir.at(kp.base), O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
-            syncs.push(io.fsync(ffd));
-          } catch (err) {
-            if (errnoOf(err) !== 'ENOENT' && errnoOf(err) !== 'ELOOP') throw err;
-          }
-          try {
-            await Promise.all(syncs);
-          } finally {
-            if (ffd !== undefined) await io.close(ffd).catch(() => undefined);
-          }
+          for (const key of keysInDir) syncs.push(syncFile(od, key));
+          await Promise.all(syncs);
         } finally {
           await od.close();
         }
