@@ -9,7 +9,7 @@ import { errnoOf, nextMtimeSeconds, versionOf } from './io.js';
 import { acquireLock, lstatIfAny, releaseLock, type HeldLock, type LockTiming } from './lock.js';
 import { INTERNAL_MARK, newOwner, tempName, type Owner } from './names.js';
 import { keyPath, occupiedRefused, symlinkRefused } from './paths.js';
-import { createLane } from './lane.js';
+import { backgroundLane } from './lane.js';
 import { createTempPool, futimesNs, type PooledTemp } from './temp-pool.js';
 
 /*
@@ -255,8 +255,8 @@ export function createJournal(deps: JournalDeps): Journal {
   let needRecovery = false;
   const queue: Pending[] = [];
   let running: Promise<void> | undefined;
-  // Two of the thread pool's four threads at most for background work: a commit's write finds one free.
-  const lane = createLane(2);
+  // Two of the thread pool's four threads at most for background work (with every other journaled store of the process): a commit's write finds one free.
+  const lane = backgroundLane();
   const pool = createTempPool(root, io, timing, deps.fileMode, lane);
   /** This process's acknowledged operations whose files are not applied yet: the last one of each key. */
   const pending = new Map<string, Planned>();
