@@ -77,6 +77,18 @@ function faultyIo(): { io: FsIo; calls: string[]; arm(failAt: number | ((calls: 
 const OLD = { latest: 'latest v1', index: 'index v1' };
 const NEW = { latest: 'latest v2 — a longer document than before', index: 'index v2 — a longer index', history: 'history 2' };
 
+/**
+ * Opens a journaled store and makes one unrelated write first: the pool of temp files made
+ * ahead is filled and the timestamp probe done, so a fault injected afterwards lands in the
+ * batch under test (and its own refill), not in the store's first-use work.
+ */
+async function warmed(dir: string, io: FsIo, extra: { journalCheckpointBytes?: number } = {}): Promise<ReturnType<typeof createFsStorage>> {
+  const s = createFsStorage({ dir, journal: true, ...extra }, { io });
+  await s.put('warm.json', b('warm'));
+  await s.flush!();
+  return s;
+}
+
 /** Seeds a run (old state) and returns the lease version the batch is fenced with. */
 async function seed(dir: string): Promise<string> {
   const s = fsStorage({ dir, journal: true });
@@ -266,8 +278,7 @@ describe('a fault or crash at every file-system call', () => {
     const probeDir = fresh();
     const probeLease = await seed(probeDir);
     const probe = faultyIo();
-    const p = createFsStorage({ dir: probeDir, journal: true, ...extra }, { io: probe.io });
-    await p.ready();
+    const p = await warmed(probeDir, probe.io, extra);
     probe.arm(Infinity, 'fault');
     await p.batch!(checkpointBatch(probeLease));
     await p.flush!(); // the files are applied after the answer: their calls count too
@@ -282,8 +293,7 @@ describe('a fault or crash at every file-system call', () => {
         const dir = fresh();
         const lease = await seed(dir);
         const faults = faultyIo();
-        const s = createFsStorage({ dir, journal: true, ...extra }, { io: faults.io });
-        await s.ready();
+        const s = await warmed(dir, faults.io, extra);
         faults.arm(step, mode);
         const acked = await s.batch!(checkpointBatch(lease)).then(
           () => true,
@@ -438,8 +448,9 @@ describe('one write and one fdatasync per commit (issue 15)', () => {
         fc.constantFrom(150, 600, 1 << 20),
         async (steps, checkpointBytes) => {
           const dir = fresh();
-          const a = fsStorage({ dir, journal: true, journalCheckpointBytes: checkpointBytes });
-          const c = fsStorage({ dir, journal: true, journalCheckpointBytes: checkpointBytes });
+          // A 2 ms linger: a pause of 8 ms lets the holder's lock go, so the instances do take turns.
+          const a = createFsStorage({ dir, journal: true, journalCheckpointBytes: checkpointBytes }, { journalLingerMs: 2 });
+          const c = createFsStorage({ dir, journal: true, journalCheckpointBytes: checkpointBytes }, { journalLingerMs: 2 });
           // Opening replays and checkpoints: both open before the sequence, as running processes are.
           await Promise.all([a.ready(), c.ready()]);
           const model = new Map<string, string>();

@@ -77,6 +77,8 @@ export interface FsStorageOptions {
 export interface FsInternals {
   /** The file-system calls the journal makes (fault injection). */
   readonly io?: FsIo;
+  /** How long the journal lock is kept after a commit (default 20 ms). */
+  readonly journalLingerMs?: number;
 }
 
 /** What opening the store found. */
@@ -253,7 +255,7 @@ export function createFsStorage(options: FsStorageOptions, internals: FsInternal
       const hasJournal = useJournal || ((await lstatIfAny(opened.at(JOURNAL_NAME)))?.size ?? 0n) > 0n;
       let recovered: RecoveryReport | undefined;
       if (hasJournal) {
-        const j = createJournal({ root: opened, timing, fileMode, io, checkpointBytes });
+        const j = createJournal({ root: opened, timing, fileMode, io, checkpointBytes, ...(internals.journalLingerMs === undefined ? {} : { lingerMs: internals.journalLingerMs }) });
         recovered = await j.recover();
         if (useJournal) journal = j;
         else await j.close();

@@ -82,6 +82,8 @@ export interface JournalDeps {
   readonly io: FsIo;
   /** Checkpoint (fsync applied files, empty the journal) once it grows past this. */
   readonly checkpointBytes: number;
+  /** How long the journal lock is kept after a commit (test seam; 20 ms). */
+  readonly lingerMs?: number;
 }
 
 /** What recovery found. */
@@ -298,7 +300,7 @@ export function createJournal(deps: JournalDeps): Journal {
    * inside the stale bound. Other processes wait for it as for any lock: a hand-over
    * between processes costs them up to LINGER_MS.
    */
-  const LINGER_MS = 20;
+  const LINGER_MS = deps.lingerMs ?? 20;
   const MAX_HOLD_MS = Math.min(1000, timing.staleAfterMs / 4);
   /** The temp file our lock is a link of, kept between holds while young (one link(2) takes the lock). */
   interface Token {

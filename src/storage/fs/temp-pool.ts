@@ -60,6 +60,8 @@ export function futimesNs(seconds: number): bigint {
 export function createTempPool(root: RootDir, io: FsIo, timing: LockTiming, fileMode: number, lane: Lane): TempPool {
   const pool: PooledTemp[] = [];
   let want = 4;
+  /** Whether a refill has completed once: only an empty pool after that means the store outgrew it. */
+  let filled = false;
   let refilling: Promise<void> | undefined;
   let closed = false;
   let probe: Promise<boolean> | undefined;
@@ -87,6 +89,7 @@ export function createTempPool(root: RootDir, io: FsIo, timing: LockTiming, file
         if (closed) await Promise.all(made.map(drop));
         else pool.push(...made);
       }
+      filled = true;
     })()
       .catch(() => undefined)
       .finally(() => (refilling = undefined));
@@ -101,8 +104,8 @@ export function createTempPool(root: RootDir, io: FsIo, timing: LockTiming, file
         }
         void drop(t);
       }
-      // Empty: the store is busier than the pool was sized for.
-      want = Math.min(MAX_POOL, want * 2);
+      // Empty after a refill: the store is busier than the pool was sized for.
+      if (filled) want = Math.min(MAX_POOL, want * 2);
       refill();
       return make();
     },
