@@ -466,6 +466,11 @@ describe('one write and one fdatasync per commit (issue 15)', () => {
               model.set(step.key, value(i));
               written.push([step.key, value(i)]);
             }
+            // The other instance (another process, as far as the journal is concerned) reads the acknowledged state at once:
+            // through the journal's records while the writer holds the lock, from the files once it let it go.
+            const other = step.by === 0 ? c : a;
+            const seen = await other.get(step.key);
+            expect(seen && utf8(seen.bytes), `step ${i}: ${step.key} read by the other instance`).toBe(model.get(step.key));
             // Long enough for the holder to let the journal lock go: the other one takes it next.
             if (step.pause) await new Promise((r) => setTimeout(r, 8));
           }
