@@ -4,7 +4,7 @@
  * recovery — after each, the spec's files hold the whole old state or the whole new one
  * (never a mix, never a torn file), and an acknowledged batch is never lost.
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { constants, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -32,10 +32,14 @@ const journalRecords = (dir: string): number => decodeJournal(readFileSync(join(
 /** A clock two minutes ahead: locks and temp files an abandoned ("crashed") instance of this process left are stale to it. */
 const later: Clock = { ...systemClock, now: () => Date.now() + 120_000 };
 
-/** Wraps the real calls: counts them, and from step `failAt` on fails one (`fault`) or every later one (`crash`). */
-function faultyIo(): { io: FsIo; calls: string[]; arm(failAt: number, mode: 'fault' | 'crash'): void; disarm(): void } {
+/**
+ * Wraps the real calls: counts them, and from step `failAt` on (or the first call for which
+ * `failAt` returns true, given the calls so far) fails one (`fault`) or every later one (`crash`).
+ */
+function faultyIo(): { io: FsIo; calls: string[]; arm(failAt: number | ((calls: readonly string[]) => boolean), mode: 'fault' | 'crash'): void; disarm(): void } {
   const calls: string[] = [];
-  let failAt = Infinity;
+  let failAt: number | ((calls: readonly string[]) => boolean) = Infinity;
+  let failedAt = Infinity;
   let mode: 'fault' | 'crash' = 'fault';
   let armed = false;
   const io = Object.fromEntries(
@@ -45,7 +49,8 @@ function faultyIo(): { io: FsIo; calls: string[]; arm(failAt: number, mode: 'fau
         if (armed) {
           calls.push(name);
           const step = calls.length;
-          if (step === failAt || (mode === 'crash' && step > failAt)) {
+          if (failedAt === Infinity && (typeof failAt === 'number' ? step === failAt : failAt(calls))) failedAt = step;
+          if (step === failedAt || (mode === 'crash' && step > failedAt)) {
             return Promise.reject(Object.assign(new Error(`EIO: injected at step ${step} (${name})`), { code: 'EIO', syscall: name }));
           }
         }
@@ -59,6 +64,7 @@ function faultyIo(): { io: FsIo; calls: string[]; arm(failAt: number, mode: 'fau
     arm(at, m) {
       calls.length = 0;
       failAt = at;
+      failedAt = Infinity;
       mode = m;
       armed = true;
     },
@@ -70,6 +76,18 @@ function faultyIo(): { io: FsIo; calls: string[]; arm(failAt: number, mode: 'fau
 
 const OLD = { latest: 'latest v1', index: 'index v1' };
 const NEW = { latest: 'latest v2 — a longer document than before', index: 'index v2 — a longer index', history: 'history 2' };
+
+/**
+ * Opens a journaled store and makes one unrelated write first: the pool of temp files made
+ * ahead is filled and the timestamp probe done, so a fault injected afterwards lands in the
+ * batch under test (and its own refill), not in the store's first-use work.
+ */
+async function warmed(dir: string, io: FsIo, extra: { journalCheckpointBytes?: number } = {}): Promise<ReturnType<typeof createFsStorage>> {
+  const s = createFsStorage({ dir, journal: true, ...extra }, { io });
+  await s.put('warm.json', b('warm'));
+  await s.flush!();
+  return s;
+}
 
 /** Seeds a run (old state) and returns the lease version the batch is fenced with. */
 async function seed(dir: string): Promise<string> {
@@ -153,7 +171,11 @@ describe('journal mode', () => {
     expect(s.capabilities.atomicBatch).toBe(true);
     const outcomes = await s.batch!(checkpointBatch(lease));
     expect(outcomes.map((o) => o.type)).toEqual(['check', 'put', 'put', 'put']);
+    // Acknowledged: reads see it at once, with the version the batch answered; flush() brings the files up to date.
+    expect(await s.get('checkpoints/run-1/latest.json')).toEqual({ bytes: b(NEW.latest), version: (outcomes[2] as { version: string }).version });
+    await s.flush!();
     expect(onDisk(dir)).toBe('new');
+    expect((await s.get('checkpoints/run-1/latest.json'))?.version).toBe((outcomes[2] as { version: string }).version);
     await s.put('leases/run-1', b('holder 2')); // another writer took the run over
     await expect(s.batch!([{ type: 'check', key: 'leases/run-1', ifVersion: lease }, { type: 'put', key: 'checkpoints/run-1/latest.json', bytes: b('stale') }])).rejects.toMatchObject({
       reasonCode: 'checkpoint_conflict',
@@ -181,6 +203,7 @@ describe('journal mode', () => {
     const appends = faults.calls.filter((c) => c === 'writeAt').length;
     expect(appends).toBeGreaterThanOrEqual(1);
     expect(appends).toBeLessThan(runs); // at least two runs' batches shared a record
+    await s.flush!();
     for (let r = 0; r < runs; r++) expect(readFileSync(join(dir, `checkpoints/run-${r}/latest.json`), 'utf8')).toBe(`l${r}`);
     await s.close();
   });
@@ -192,6 +215,7 @@ describe('journal mode', () => {
     const s = createFsStorage({ dir, journal: true }, { io: faults.io });
     await s.ready();
     const done = await s.batch!(checkpointBatch(lease));
+    await s.flush!();
     // Simulate a power loss after the commit: the journal record is durable, the applied files are not.
     expect(journalRecords(dir)).toBe(1);
     writeFileSync(join(dir, 'checkpoints/run-1/latest.json'), 'latest v'); // torn
@@ -212,6 +236,7 @@ describe('journal mode', () => {
     const lease = await seed(dir);
     const s = fsStorage({ dir, journal: true });
     await s.batch!(checkpointBatch(lease));
+    await s.flush!();
     rmSync(join(dir, 'checkpoints/run-1/index.json'));
     const direct = fsStorage({ dir, clock: later });
     expect((await direct.ready()).journal).toMatchObject({ records: 1, repaired: 1 });
@@ -226,6 +251,7 @@ describe('recovery and containment', () => {
     const lease = await seed(dir);
     const s = fsStorage({ dir, journal: true });
     await s.batch!([...checkpointBatch(lease), { type: 'put', key: 'other/k.json', bytes: b('other') }]);
+    await s.flush!();
     // Power loss: other/k.json lost; meanwhile the run directory was swapped for a link to outside.
     rmSync(join(dir, 'other/k.json'));
     const outside = join(dir, '..', `outside-${counter++}`);
@@ -252,10 +278,10 @@ describe('a fault or crash at every file-system call', () => {
     const probeDir = fresh();
     const probeLease = await seed(probeDir);
     const probe = faultyIo();
-    const p = createFsStorage({ dir: probeDir, journal: true, ...extra }, { io: probe.io });
-    await p.ready();
+    const p = await warmed(probeDir, probe.io, extra);
     probe.arm(Infinity, 'fault');
     await p.batch!(checkpointBatch(probeLease));
+    await p.flush!(); // the files are applied after the answer: their calls count too
     const steps = probe.calls.length;
     probe.disarm();
     await p.close();
@@ -267,22 +293,26 @@ describe('a fault or crash at every file-system call', () => {
         const dir = fresh();
         const lease = await seed(dir);
         const faults = faultyIo();
-        const s = createFsStorage({ dir, journal: true, ...extra }, { io: faults.io });
-        await s.ready();
+        const s = await warmed(dir, faults.io, extra);
         faults.arm(step, mode);
         const acked = await s.batch!(checkpointBatch(lease)).then(
           () => true,
           () => false,
         );
         seen[mode][acked ? 'acked' : 'refused']++;
+        // The files are applied after the answer: flush() waits for them (a live process replays what a fault interrupted).
+        const flushed = await s.flush!().then(
+          () => true,
+          () => false,
+        );
         const where = `${mode} at step ${step} (${faults.calls[step - 1] ?? 'after the last call'})`;
         // Right away (a live process after a fault; a dead one after a crash) and after the next open:
         const now = onDisk(dir);
-        // A live process (fault) has replayed a half-applied batch before answering; a dead one
+        // A live process (fault) has replayed a half-applied batch before flush() resolved; a dead one
         // (crash) may have stopped between renames: each file is still whole, old or new.
-        if (mode === 'fault') expect(['old', 'new'], `${where}: files right after`).toContain(now);
+        if (mode === 'fault' && flushed) expect(['old', 'new'], `${where}: files right after`).toContain(now);
         else wholeFiles(dir, where);
-        if (acked) expect(now, `${where}: acknowledged but not on disk`).toBe('new');
+        if (acked && flushed) expect(now, `${where}: acknowledged and flushed but not on disk`).toBe('new');
         if (mode === 'fault') {
           // The same instance keeps working: the next batch lands (replaying first if it must).
           faults.disarm();
@@ -318,18 +348,20 @@ describe('a fault or crash at every file-system call', () => {
     await twin.ready();
     twinFaults.arm(Infinity, 'fault');
     await twin.batch!(checkpointBatch(twinLease));
-    const firstRename = twinFaults.calls.indexOf('rename', twinFaults.calls.indexOf('datasync')) + 1;
+    await twin.flush!();
+    expect(twinFaults.calls.indexOf('rename', twinFaults.calls.indexOf('writeAt'))).toBeGreaterThan(0);
     await twin.close();
 
-    // The committed-not-applied state: a crash at the first rename after the journal's fsync.
+    // The committed-not-applied state: acknowledged, then a crash at the first rename after the journal's write (O_DSYNC: durable when it returns).
     const make = async (): Promise<string> => {
       const dir = fresh();
       const lease = await seed(dir);
       const probe = faultyIo();
       const s = createFsStorage({ dir, journal: true }, { io: probe.io });
       await s.ready();
-      probe.arm(firstRename, 'crash');
-      await expect(s.batch!(checkpointBatch(lease))).rejects.toBeDefined();
+      probe.arm((calls) => calls.at(-1) === 'rename' && calls.includes('writeAt'), 'crash');
+      await s.batch!(checkpointBatch(lease));
+      await expect(s.flush!()).rejects.toBeDefined();
       expect(onDisk(dir)).toBe('old');
       expect(journalRecords(dir)).toBeGreaterThan(0);
       return dir;
@@ -364,16 +396,29 @@ describe('a fault or crash at every file-system call', () => {
 });
 
 describe('one write and one fdatasync per commit (issue 15)', () => {
-  it('a commit makes one positional write and one fdatasync of the journal, and no fsync', async () => {
+  it('a commit is one positional write of the journal, opened O_DSYNC (durable when it returns), answered before any file is renamed; no fsync', async () => {
     const dir = fresh();
     const lease = await seed(dir);
     const faults = faultyIo();
-    const s = createFsStorage({ dir, journal: true }, { io: faults.io });
+    const journalFlags: number[] = [];
+    const io: FsIo = {
+      ...faults.io,
+      open: (path, flags, mode) => {
+        if (path.endsWith(JOURNAL)) journalFlags.push(flags);
+        return faults.io.open(path, flags, mode);
+      },
+    };
+    const s = createFsStorage({ dir, journal: true }, { io });
     await s.ready();
+    expect(journalFlags.length).toBeGreaterThan(0);
+    for (const flags of journalFlags) expect(flags & constants.O_DSYNC, 'the journal is opened O_DSYNC').toBe(constants.O_DSYNC);
     faults.arm(Infinity, 'fault');
     await s.batch!(checkpointBatch(lease));
-    const count = (name: string): number => faults.calls.filter((c) => c === name).length;
-    expect([count('writeAt'), count('datasync'), count('fsync')]).toEqual([1, 1, 0]);
+    const atAnswer = [...faults.calls];
+    await s.flush!();
+    const count = (calls: readonly string[], name: string): number => calls.filter((c) => c === name).length;
+    expect([count(atAnswer, 'writeAt'), count(atAnswer, 'rename')]).toEqual([1, 0]);
+    expect([count(faults.calls, 'writeAt'), count(faults.calls, 'datasync'), count(faults.calls, 'fsync')]).toEqual([1, 0, 0]);
     expect(onDisk(dir)).toBe('new');
     faults.disarm();
     await s.close();
@@ -403,8 +448,9 @@ describe('one write and one fdatasync per commit (issue 15)', () => {
         fc.constantFrom(150, 600, 1 << 20),
         async (steps, checkpointBytes) => {
           const dir = fresh();
-          const a = fsStorage({ dir, journal: true, journalCheckpointBytes: checkpointBytes });
-          const c = fsStorage({ dir, journal: true, journalCheckpointBytes: checkpointBytes });
+          // A 2 ms linger: a pause of 8 ms lets the holder's lock go, so the instances do take turns.
+          const a = createFsStorage({ dir, journal: true, journalCheckpointBytes: checkpointBytes }, { journalLingerMs: 2 });
+          const c = createFsStorage({ dir, journal: true, journalCheckpointBytes: checkpointBytes }, { journalLingerMs: 2 });
           // Opening replays and checkpoints: both open before the sequence, as running processes are.
           await Promise.all([a.ready(), c.ready()]);
           const model = new Map<string, string>();
@@ -420,10 +466,16 @@ describe('one write and one fdatasync per commit (issue 15)', () => {
               model.set(step.key, value(i));
               written.push([step.key, value(i)]);
             }
+            // The other instance (another process, as far as the journal is concerned) reads the acknowledged state at once:
+            // through the journal's records while the writer holds the lock, from the files once it let it go.
+            const other = step.by === 0 ? c : a;
+            const seen = await other.get(step.key);
+            expect(seen && utf8(seen.bytes), `step ${i}: ${step.key} read by the other instance`).toBe(model.get(step.key));
             // Long enough for the holder to let the journal lock go: the other one takes it next.
             if (step.pause) await new Promise((r) => setTimeout(r, 8));
           }
-          await new Promise((r) => setTimeout(r, 8));
+          // Both idle: every write applied, and a checkpoint a last write started is over.
+          await Promise.all([a.flush!(), c.flush!()]);
           const journal = decodeJournal(readFileSync(join(dir, JOURNAL)));
           const logged = journal.records.flatMap((r) => r.ops.map((o): [string, string | null] => [o.key, o.type === 'put' ? Buffer.from(o.bytes).toString() : null]));
           // The journal holds the writes since its last checkpoint, in commit order: a suffix of all of them.

@@ -11,7 +11,7 @@ import { fdClose, fdOpen, fdStat, fdSync, fdUtimes, fdWriteAll, fsLink, fsRename
 import { errnoOf, fsError, nextMtimeSeconds, readAll, scrubber, versionOf, type Scrub } from './io.js';
 import { acquireLock, assertHeld, lstatIfAny, releaseLock, type HeldLock, type LockTiming } from './lock.js';
 import { INTERNAL_MARK, lockName, newOwner, tempName, type Owner } from './names.js';
-import { createJournal, JOURNAL_NAME, type Journal, type RecoveryReport } from './journal.js';
+import { createJournal, JOURNAL_NAME, type AckedState, type Journal, type RecoveryReport } from './journal.js';
 import { keyPath, keyRefused, occupiedRefused, symlinkRefused, type KeyPath } from './paths.js';
 import { sweepInternalFiles } from './sweep.js';
 
@@ -54,9 +54,10 @@ export interface FsStorageOptions {
   clock?: Clock;
   /**
    * Write through the store's write-ahead journal: every put, delete and `batch()` is one
-   * record written to the preallocated `<dir>/.sp\journal` and fdatasynced once, then
-   * applied to the files by rename; batches of concurrent callers share one record (group
-   * commit). Gives
+   * record written durably (O_DSYNC) to the preallocated `<dir>/.sp\journal` and
+   * acknowledged then; the files are applied by rename right after, in the background
+   * (reads through savepoint see the acknowledged state at once, `flush()` waits for the
+   * files); batches of concurrent callers share one record (group commit). Gives
    * `atomicBatch: true`. Without it, each put is the spec's own durable sequence
    * (temp → fsync → rename → fsync dir) and there is no `batch()`. Every process using one
    * directory must use the same setting. See docs/storage.md ("The journal").
@@ -76,6 +77,8 @@ export interface FsStorageOptions {
 export interface FsInternals {
   /** The file-system calls the journal makes (fault injection). */
   readonly io?: FsIo;
+  /** How long the journal lock is kept after a commit (default 20 ms). */
+  readonly journalLingerMs?: number;
 }
 
 /** What opening the store found. */
@@ -177,9 +180,10 @@ interface Temp {
  *   use cannot redirect a write; a key whose path goes through a symbolic link is refused
  *   with `checkpoint_key_invalid`. No synchronous file-system call is made.
  * - **Journal** (`journal: true`): every write is one record of a write-ahead journal,
- *   fsynced once and then applied by rename; `batch()` is atomic (`atomicBatch: true`),
- *   concurrent batches share one record write and `fdatasync`, and opening the store
- *   replays the journal.
+ *   acknowledged once durable and applied to the files by rename in the background (reads
+ *   through savepoint, in this process or another, see it at once; `flush()` waits for the
+ *   files); `batch()` is atomic (`atomicBatch: true`), concurrent batches share one
+ *   durable record write, and opening the store replays the journal.
  * - Temp and lock files (names starting `.sp\`) are never listed; the ones crashed
  *   writers left are removed on open.
  *
@@ -251,7 +255,7 @@ export function createFsStorage(options: FsStorageOptions, internals: FsInternal
       const hasJournal = useJournal || ((await lstatIfAny(opened.at(JOURNAL_NAME)))?.size ?? 0n) > 0n;
       let recovered: RecoveryReport | undefined;
       if (hasJournal) {
-        const j = createJournal({ root: opened, timing, fileMode, io, checkpointBytes });
+        const j = createJournal({ root: opened, timing, fileMode, io, checkpointBytes, ...(internals.journalLingerMs === undefined ? {} : { lingerMs: internals.journalLingerMs }) });
         recovered = await j.recover();
         if (useJournal) journal = j;
         else await j.close();
@@ -465,6 +469,10 @@ export function createFsStorage(options: FsStorageOptions, internals: FsInternal
     const kp = keyPath(key);
     let od: OpenedDir | undefined;
     try {
+      // Journal: an acknowledged write whose file is not applied yet answers from the journal's records.
+      const acked = journal ? (await journal.unapplied(key)).get(key) : undefined;
+      if (acked?.bytes === null) return undefined;
+      if (acked?.version !== undefined) return { bytes: acked.bytes.slice(), version: acked.version };
       od = await openDir(base, kp.dirKey, key, false);
       return od ? await readKey(od.dir, kp) : undefined;
     } catch (err) {
@@ -614,6 +622,16 @@ export function createFsStorage(options: FsStorageOptions, internals: FsInternal
 
     ...(useJournal
       ? {
+          /** Waits until every acknowledged write is in the spec's files (they are applied in the background). */
+          async flush(): Promise<void> {
+            assertOpen();
+            await rootDir();
+            try {
+              await track(journal!.flush());
+            } catch (err) {
+              throw fsError(err, 'checkpoint_atomic_write_failed', 'applying', 'the journal', scrubFor([]));
+            }
+          },
           async batch(operations: readonly BatchOperation[]): Promise<BatchOutcome[]> {
             assertOpen();
             assertBatchOperations(operations);
@@ -635,9 +653,10 @@ export function createFsStorage(options: FsStorageOptions, internals: FsInternal
       // A listing is not an awaited call close() can wait for: the root stays open until it ends.
       listings++;
       try {
+        const acked = journal ? await journal.unapplied(prefix) : undefined;
         od = await openDir(base, dirKey, prefix, false);
-        if (!od) return;
-        yield* walk(base, od.dir, prefix.slice(slash + 1));
+        const files = od ? walk(base, od.dir, prefix.slice(slash + 1)) : undefined;
+        yield* acked && acked.size > 0 ? withUnapplied(files, acked) : (files ?? []);
       } catch (err) {
         throw fsError(err, 'checkpoint_storage_unavailable', 'listing', prefix, scrubFor(od ? [od.dir] : []));
       } finally {
@@ -659,6 +678,28 @@ export function createFsStorage(options: FsStorageOptions, internals: FsInternal
     },
   };
   return storage;
+}
+
+/**
+ * A listing of the files merged with the journal's acknowledged writes not applied yet: a
+ * put not on disk appears in its place (in key order), a replaced key shows its new version,
+ * a deleted one is left out.
+ */
+async function* withUnapplied(files: AsyncIterable<StorageEntry> | undefined, acked: ReadonlyMap<string, AckedState>): AsyncGenerator<StorageEntry> {
+  const puts: StorageEntry[] = [];
+  for (const [key, state] of acked) if (state.bytes !== null && state.version !== undefined) puts.push({ key, version: state.version, size: state.bytes.length });
+  puts.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  let i = 0;
+  for await (const entry of files ?? []) {
+    while (i < puts.length && puts[i]!.key < entry.key) yield puts[i++]!;
+    if (i < puts.length && puts[i]!.key === entry.key) {
+      yield puts[i++]!;
+      continue;
+    }
+    if (acked.get(entry.key)?.bytes === null) continue;
+    yield entry;
+  }
+  while (i < puts.length) yield puts[i++]!;
 }
 
 /** The cause of a failed open, without the absolute directory path. */

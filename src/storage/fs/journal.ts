@@ -1,4 +1,5 @@
 import { constants, type BigIntStats } from 'node:fs';
+import fsp from 'node:fs/promises';
 import { createHash, randomInt } from 'node:crypto';
 import { CheckpointError } from '../../model/errors.js';
 import type { BatchOperation, BatchOutcome } from '../adapter.js';
@@ -8,27 +9,43 @@ import { errnoOf, nextMtimeSeconds, versionOf } from './io.js';
 import { acquireLock, lstatIfAny, releaseLock, type HeldLock, type LockTiming } from './lock.js';
 import { INTERNAL_MARK, newOwner, tempName, type Owner } from './names.js';
 import { keyPath, occupiedRefused, symlinkRefused } from './paths.js';
+import { backgroundLane } from './lane.js';
+import { createTempPool, futimesNs, type PooledTemp } from './temp-pool.js';
 
 /*
  * The write-ahead journal (issue 15, item 3): a batch's writes become one record written
- * to `<root>/.sp\journal` and fdatasynced once — the commit point — and are then applied to the
- * spec's files by rename (whole files, so a reader that is not savepoint sees an old or a
- * new file, never a torn one). The applied files are not fsynced one by one: the journal is
- * the truth until a checkpoint has fsynced them and emptied it. Opening the store (and
- * taking the journal lock from a holder that died) replays it: every key the journal names
- * is brought to its last journaled state — files that already hold it are not touched, so
- * their versions stay — then checkpointed.
+ * to `<root>/.sp\journal` and fdatasynced once — the commit point, after which the batch is
+ * acknowledged — and are then applied to the spec's files in the background, by rename of
+ * whole files (so a reader that is not savepoint sees an old or a new file, never a torn
+ * one). The applied files are not fsynced one by one: the journal is the truth until a
+ * checkpoint has fsynced them and emptied it. Opening the store (and taking the journal
+ * lock from a holder that died) replays it: every key the journal names is brought to its
+ * last journaled state — files that already hold it are not touched, so their versions
+ * stay — then checkpointed.
+ *
+ * Acknowledged before applied: until its files are renamed into place, this process's
+ * reads answer from the acknowledged records it holds in memory (`pending`); a holder lets
+ * the journal lock go only once everything it committed is applied, so records not yet
+ * applied exist only while their writer holds the lock — and another instance's reads, while
+ * the lock is held by someone else, read the journal's records (`view`) before the files.
+ * A put's version (`<mtime ns>.<inode>.<size>`) is known at the commit point: its inode is
+ * that of a temp file made ahead (temp-pool.ts), its mtime one chosen now and set with
+ * futimes when the file is applied, and the record carries it for other processes.
  *
  * One journal per store directory, shared by every process: a lock file (the same
  * link-a-temp-file lock as keys' locks, see lock.ts) serializes commits, so conditions
- * (`ifAbsent`, `ifVersion`, checks) are evaluated and applied under it and hold between
+ * (`ifAbsent`, `ifVersion`, checks) are evaluated under it against what keys hold — the
+ * records acknowledged and not yet applied first, then the files — and hold between
  * processes. Within a process, batches that arrive while a commit is under way are
- * committed together in the next record (group commit): one write, one fdatasync.
+ * committed together in the next record (group commit): one write, one fdatasync; and
+ * applies that fall behind are merged, so a key replaced by several records meanwhile is
+ * renamed once, to its last state.
  *
  * Record: "SPJ2" | u32 body length | u32 epoch | first 8 bytes of sha256(epoch | body) | body,
- * where body is u32 JSON length | JSON [["p", key, length] | ["d", key], …] | the puts'
- * bytes in order. A record whose length or hash does not match (a torn write) ends the
- * journal, and so does one of another epoch.
+ * where body is u32 JSON length | JSON [["p", key, length, version] | ["d", key], …] | the
+ * puts' bytes in order (records of earlier versions have no put version). A record whose
+ * length or hash does not match (a torn write) ends the journal, and so does one of another
+ * epoch.
  *
  * Why it costs one fdatasync (issue 15): the journal file is preallocated with written
  * zeros, and records are written in place (pwrite at the end of the last one), so the
@@ -39,6 +56,12 @@ import { keyPath, occupiedRefused, symlinkRefused } from './paths.js';
  */
 
 const { O_RDWR, O_CREAT, O_NOFOLLOW, O_WRONLY, O_EXCL, O_RDONLY, O_NONBLOCK } = constants;
+/**
+ * The journal is written with O_DSYNC where the platform has it: a record's write returns
+ * once it is durable, as write + fdatasync would, in one trip through the thread pool
+ * instead of two. Elsewhere the write is followed by an fdatasync.
+ */
+const O_DSYNC: number | undefined = constants.O_DSYNC;
 export const JOURNAL_NAME = `${INTERNAL_MARK}journal`;
 // The backslash makes it a name no key's lock can have (keys hold none).
 const JOURNAL_LOCK = `${INTERNAL_MARK}lock-\\journal`;
@@ -48,7 +71,8 @@ const HEADER = 20;
 const MAX_PREALLOC = 64 << 20;
 const newEpoch = (): number => randomInt(1, 0xffffffff);
 
-type JournalOp = readonly ['p', string, number] | readonly ['d', string];
+/** A put (key, length of its bytes, and — since apply-after-acknowledge — its version) or a delete. */
+export type JournalOp = readonly ['p', string, number] | readonly ['p', string, number, string] | readonly ['d', string];
 
 /** What a journal needs from its store. */
 export interface JournalDeps {
@@ -58,6 +82,8 @@ export interface JournalDeps {
   readonly io: FsIo;
   /** Checkpoint (fsync applied files, empty the journal) once it grows past this. */
   readonly checkpointBytes: number;
+  /** How long the journal lock is kept after a commit (test seam; 20 ms). */
+  readonly lingerMs?: number;
 }
 
 /** What recovery found. */
@@ -73,8 +99,17 @@ export interface RecoveryReport {
 }
 
 export interface Journal {
-  /** Commits `ops` atomically (all or none), sharing the record with concurrent batches of this process. */
+  /** Commits `ops` atomically (all or none), sharing the record with concurrent batches of this process; resolves at the commit point. */
   commit(ops: readonly BatchOperation[]): Promise<BatchOutcome[]>;
+  /**
+   * The keys (starting with `prefix`) whose acknowledged state may not be in their files
+   * yet — this process's records not yet applied, or, while another instance holds the
+   * journal lock, the journal's records — each with its last journaled state. Every other
+   * key's file is up to date.
+   */
+  unapplied(prefix: string): Promise<ReadonlyMap<string, AckedState>>;
+  /** Waits until everything acknowledged so far is applied to the files (replaying what failed). */
+  flush(): Promise<void>;
   /** Replays and checkpoints the journal under its lock (on open). */
   recover(): Promise<RecoveryReport>;
   /** Waits for pending commits, checkpoints, closes the journal file. */
@@ -109,7 +144,7 @@ export function encodeRecord(ops: readonly JournalOp[], payloads: readonly Uint8
 
 /** One decoded record: its operations with their bytes. */
 export interface DecodedRecord {
-  readonly ops: readonly ({ readonly type: 'put'; readonly key: string; readonly bytes: Uint8Array } | { readonly type: 'delete'; readonly key: string })[];
+  readonly ops: readonly ({ readonly type: 'put'; readonly key: string; readonly bytes: Uint8Array; readonly version?: string } | { readonly type: 'delete'; readonly key: string })[];
 }
 
 /** What {@link decodeJournal} found. */
@@ -121,14 +156,19 @@ export interface DecodedJournal {
   readonly epoch?: number;
   /** Bytes of a torn record of the same epoch right after `end` (0 when the journal just ends there). */
   readonly torn: number;
+  /** Where the last whole record starts (0 when there is none). */
+  readonly lastStart: number;
+  /** When the record after `end` goes past the bytes given: how many bytes from the start would hold it. */
+  readonly wants?: number;
 }
 
-/** Decodes the whole records of one epoch at the start of `bytes`. */
-export function decodeJournal(bytes: Uint8Array): DecodedJournal {
+/** Decodes the whole records of one epoch (the first record's, or `expectEpoch`) at the start of `bytes`. */
+export function decodeJournal(bytes: Uint8Array, expectEpoch?: number): DecodedJournal {
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const records: DecodedRecord[] = [];
   let at = 0;
-  let epoch: number | undefined;
+  let lastStart = 0;
+  let epoch: number | undefined = expectEpoch;
   const sameEpoch = (pos: number): boolean => epoch === undefined || buf.readUInt32BE(pos + 8) === epoch;
   while (at + HEADER <= buf.length) {
     if (buf.readUInt32BE(at) !== MAGIC || !sameEpoch(at)) break;
@@ -143,7 +183,8 @@ export function decodeJournal(bytes: Uint8Array): DecodedJournal {
       const decoded: DecodedRecord['ops'][number][] = [];
       for (const op of ops) {
         if (op[0] === 'p') {
-          decoded.push({ type: 'put', key: op[1], bytes: new Uint8Array(body.subarray(p, p + op[2])) });
+          const version = op[3];
+          decoded.push({ type: 'put', key: op[1], bytes: new Uint8Array(body.subarray(p, p + op[2])), ...(typeof version === 'string' ? { version } : {}) });
           p += op[2];
         } else decoded.push({ type: 'delete', key: op[1] });
       }
@@ -152,11 +193,17 @@ export function decodeJournal(bytes: Uint8Array): DecodedJournal {
       break;
     }
     epoch ??= buf.readUInt32BE(at + 8);
+    lastStart = at;
     at += HEADER + length;
   }
   let torn = 0;
-  if (at + HEADER <= buf.length && buf.readUInt32BE(at) === MAGIC && sameEpoch(at)) torn = Math.min(HEADER + buf.readUInt32BE(at + 4), buf.length - at);
-  return { records, end: at, ...(epoch === undefined ? {} : { epoch }), torn };
+  let wants: number | undefined;
+  if (at + HEADER <= buf.length && buf.readUInt32BE(at) === MAGIC && sameEpoch(at)) {
+    const whole = HEADER + buf.readUInt32BE(at + 4);
+    torn = Math.min(whole, buf.length - at);
+    if (whole > buf.length - at) wants = at + whole;
+  }
+  return { records, end: at, ...(epoch === undefined ? {} : { epoch }), torn, lastStart, ...(wants === undefined ? {} : { wants }) };
 }
 
 /** What a key holds while a group is prepared: the file on disk, or what an earlier batch of the group will leave. */
@@ -166,16 +213,34 @@ interface KeyState {
   readonly mtimeNs?: bigint;
 }
 
-/** A prepared operation: its temp file written (not yet renamed), its directory open. */
-interface Prepared {
+/**
+ * An operation whose condition held, planned under the lock: a put has its (empty) temp
+ * file and its mtime chosen, so its version is known before anything is written.
+ */
+interface Planned {
   readonly op: BatchOperation;
   readonly od?: OpenedDir;
-  readonly temp?: { readonly path: string; readonly mtimeNs: bigint; readonly closed: Promise<void> };
-  /** Whether the key held a file before this operation (a put that creates is applied first). */
-  readonly existed: boolean;
-  readonly outcome: BatchOutcome;
-  /** Set once its temp file was renamed into place (nothing left to remove). */
+  readonly temp?: PooledTemp;
+  /** The mtime the put's file gets (seconds, as futimes takes them). */
+  readonly mtimeSeconds?: number;
+  /** What the key held before this operation (a put that creates is applied first). */
+  readonly before: KeyState;
+  /** What the key holds after it (puts and deletes); for a put on a file system whose timestamps do not read back exactly, set once applied. */
+  after?: KeyState;
+  outcome: BatchOutcome;
+  /** Whether the planned mtime reads back exactly (else the version is the applied file's own). */
+  readonly exact: boolean;
+  /** Set once its temp file's descriptor is closing. */
+  closed?: boolean;
+  /** Set once its temp file was renamed into place or given back (nothing left to remove). */
   landed?: boolean;
+}
+
+/** An acknowledged key state not yet in its file: the bytes (null: deleted) and version. */
+export interface AckedState {
+  readonly bytes: Uint8Array | null;
+  /** Absent for a put journaled by an older savepoint (no version in its record): read the file. */
+  readonly version?: string;
 }
 
 interface Pending {
@@ -192,11 +257,21 @@ export function createJournal(deps: JournalDeps): Journal {
   let needRecovery = false;
   const queue: Pending[] = [];
   let running: Promise<void> | undefined;
+  // Two of the thread pool's four threads at most for background work (with every other journaled store of the process): a commit's write finds one free.
+  const lane = backgroundLane();
+  const pool = createTempPool(root, io, timing, deps.fileMode, lane);
+  /** This process's acknowledged operations whose files are not applied yet: the last one of each key. */
+  const pending = new Map<string, Planned>();
+  /** Committed groups waiting to be applied, in commit order; a directory cache to close once the groups before it are applied. */
+  const toApply: (Planned[] | DirCache)[] = [];
+  let applying: Promise<void> | undefined;
+  /** Whether futimes times read back exactly (probed once): then versions are known at the commit point. */
+  let exactTimes: Promise<boolean> | undefined;
 
   /** The journal's descriptor, the file preallocated (under the lock: it may grow it). */
   async function journalFd(): Promise<number> {
     if (fd === undefined) {
-      const opened = await io.open(journalPath, O_RDWR | O_CREAT | O_NOFOLLOW, deps.fileMode);
+      const opened = await io.open(journalPath, O_RDWR | O_CREAT | O_NOFOLLOW | (O_DSYNC ?? 0), deps.fileMode);
       try {
         const size = Number((await io.fstat(opened)).size);
         if (size < preallocBytes) {
@@ -217,12 +292,15 @@ export function createJournal(deps: JournalDeps): Journal {
   }
 
   /*
-   * The journal lock lingers: taking and releasing it costs eight file-system calls, more
-   * than the rest of a commit, so a holder keeps it for LINGER_MS after a commit (the next
-   * checkpoint of a busy run usually comes sooner) and at most MAX_HOLD_MS in all, well
-   * inside the stale bound. Other processes wait for it as for any lock.
+   * The journal lock lingers: taking and releasing it costs eight file-system calls — four
+   * times a commit's own two — and letting it go waits for the files to be applied, so a
+   * holder keeps it for LINGER_MS after a commit (a run's next checkpoint, or a graph's next
+   * superstep, usually comes sooner: at 2 ms the lock was let go and taken again between
+   * most checkpoints of a run whose steps do some work) and at most MAX_HOLD_MS in all, well
+   * inside the stale bound. Other processes wait for it as for any lock: a hand-over
+   * between processes costs them up to LINGER_MS.
    */
-  const LINGER_MS = 2;
+  const LINGER_MS = deps.lingerMs ?? 20;
   const MAX_HOLD_MS = Math.min(1000, timing.staleAfterMs / 4);
   /** The temp file our lock is a link of, kept between holds while young (one link(2) takes the lock). */
   interface Token {
@@ -252,10 +330,14 @@ export function createJournal(deps: JournalDeps): Journal {
     states?: Map<string, KeyState>;
     /**
      * Directories opened while the lock is held, reused by the next groups: no other
-     * journaled writer can remove them meanwhile, our own deletes drop the cache, and a
-     * directory removed by someone else makes the rename fail (ENOENT) — never a lost write.
+     * journaled writer changes them meanwhile. One our own deletes pruned (emptied, removed)
+     * makes a later rename into it fail with ENOENT, and the file lands through a fresh walk
+     * that makes the directory again; a stat through it finds nothing, which is right for
+     * every key not known (in `states`) to have been written since.
      */
     dirs?: DirCache;
+    /** Set after a failure (what was known is dropped): directory listings are not trusted for the rest of the hold. */
+    unlisted?: boolean;
   }
   let held: Held | undefined;
   let busy = false;
@@ -315,6 +397,10 @@ export function createJournal(deps: JournalDeps): Journal {
     }
     lastSeen = h.end !== undefined && h.epoch !== undefined && h.keys ? { end: h.end, epoch: h.epoch, keys: h.keys } : undefined;
     const done = (async () => {
+      // Everything this hold committed is in the files before the lock goes: records not yet
+      // applied exist only while their writer holds the lock (other instances' reads rely on it).
+      await drain();
+      if (needRecovery) await recoverLocked().catch(() => undefined);
       if (h.dirs) await closeDirs(h.dirs);
       await releaseLock(h.lock, timing);
       if (keepToken && spare === undefined && young(h.token)) spare = h.token;
@@ -372,17 +458,6 @@ export function createJournal(deps: JournalDeps): Journal {
     readonly version: string;
     readonly mtimeNs: bigint;
   }
-  /** A temp file whose descriptor is closing (its version final: rename keeps inode, mtime and size). */
-  interface ClosingTemp {
-    readonly path: string;
-    readonly version: string;
-    readonly mtimeNs: bigint;
-    readonly closed: Promise<void>;
-  }
-  const closing = (temp: Temp): ClosingTemp => {
-    const closed = io.close(temp.fd).catch(() => undefined);
-    return { path: temp.path, version: temp.version, mtimeNs: temp.mtimeNs, closed };
-  };
 
   /** Writes a put's bytes to a temp file in its directory. */
   async function writeTemp(od: OpenedDir, bytes: Uint8Array): Promise<Temp> {
@@ -424,8 +499,14 @@ export function createJournal(deps: JournalDeps): Journal {
     readonly byKey: Map<string, Promise<OpenedDir | undefined>>;
     /** Every walk made, to close at the end of the group. */
     readonly all: Promise<OpenedDir | undefined>[];
+    /**
+     * Names in each directory, listed once under the hold (absent: not used). A key not
+     * known in `states` and not listed has no file: a new history file's `ifAbsent` costs no
+     * stat. Files written since are all in `states` (or `pending`), which are asked first.
+     */
+    readonly names?: Map<string, Promise<Set<string>>>;
   }
-  const newDirCache = (): DirCache => ({ byKey: new Map(), all: [] });
+  const newDirCache = (listed: boolean): DirCache => ({ byKey: new Map(), all: [], ...(listed ? { names: new Map() } : {}) });
   async function dirOf(cache: DirCache, dirKey: string, key: string, create: boolean): Promise<OpenedDir | undefined> {
     const cached = cache.byKey.get(dirKey);
     if (cached) {
@@ -433,20 +514,48 @@ export function createJournal(deps: JournalDeps): Journal {
       if (od) return od;
     }
     // Not opened yet, or found missing (or refused) before: walk again, it may exist now.
-    const opening = openDir(root, dirKey, key, create, io);
+    const opening = walkRetrying(dirKey, key, create);
     cache.byKey.set(dirKey, opening);
     cache.all.push(opening);
     return opening;
+  }
+  /** A walk that makes missing directories starts over when one it is in is pruned under it (ENOENT from mkdir: an emptied directory removed by a delete being applied). */
+  async function walkRetrying(dirKey: string, key: string, create: boolean): Promise<OpenedDir | undefined> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await openDir(root, dirKey, key, create, io);
+      } catch (err) {
+        if (!create || attempt >= 8 || errnoOf(err) !== 'ENOENT') throw err;
+      }
+    }
   }
   async function closeDirs(cache: DirCache): Promise<void> {
     const all = await Promise.allSettled(cache.all);
     await Promise.all(all.map((r) => (r.status === 'fulfilled' ? r.value?.close() : undefined)));
   }
 
-  /** What the key holds: learned earlier under this hold, or stat'ed now (and remembered). */
-  async function knownState(states: Map<string, KeyState>, od: OpenedDir | undefined, key: string): Promise<KeyState> {
-    const known = states.get(key);
+  /** The names in a key's directory, listed once per cache. */
+  function namesIn(names: Map<string, Promise<Set<string>>>, od: OpenedDir): Promise<Set<string>> {
+    let listed = names.get(od.dir.rel);
+    if (!listed) {
+      listed = fsp.readdir(od.dir.prefix).then((entries) => new Set(entries));
+      names.set(od.dir.rel, listed);
+    }
+    return listed;
+  }
+
+  /** What the key holds: learned earlier under this hold (or acknowledged and not yet applied), absent from its directory's listing, or stat'ed now (and remembered). */
+  async function knownState(states: Map<string, KeyState>, od: OpenedDir | undefined, key: string, cache: DirCache): Promise<KeyState> {
+    const known = states.get(key) ?? pending.get(key)?.after;
     if (known) return known;
+    if (od && cache.names) {
+      const names = await namesIn(cache.names, od).catch(() => undefined);
+      if (names && !names.has(keyPath(key).base) && !states.has(key) && !pending.has(key)) {
+        const absent: KeyState = { exists: false };
+        states.set(key, absent);
+        return absent;
+      }
+    }
     const { exists, version, mtimeNs } = await stateOf(od, key);
     const state: KeyState = exists ? { exists, version: version!, mtimeNs: mtimeNs! } : { exists };
     // A batch names each key once and batches are prepared one after another: no race on the entry.
@@ -465,107 +574,205 @@ export function createJournal(deps: JournalDeps): Journal {
   async function checkOne(op: BatchOperation, states: Map<string, KeyState>, cache: DirCache): Promise<Checked> {
     const kp = keyPath(op.key);
     const od = await dirOf(cache, kp.dirKey, op.key, op.type === 'put');
-    const before = await knownState(states, od, op.key);
+    const before = await knownState(states, od, op.key, cache);
     const cond = op as { ifAbsent?: boolean; ifVersion?: string };
     if (cond.ifAbsent && before.exists) throw conflict(op.key, 'key exists');
     if (cond.ifVersion !== undefined && (!before.exists || before.version !== cond.ifVersion)) throw conflict(op.key, before.exists ? 'version changed' : 'key is gone');
     return { op, ...(od ? { od } : {}), before };
   }
 
-  /** Writes a checked put's temp file (its version final); deletes and checks need none. */
-  async function materialize(c: Checked): Promise<Prepared> {
+  /**
+   * Plans a checked operation: a put gets an empty temp file made ahead (its inode) and the
+   * mtime its file will have, past the previous one's — so its version is known now, before
+   * any byte is written.
+   */
+  async function plan(c: Checked, exact: boolean): Promise<Planned> {
     const { op, od, before } = c;
+    const entry = od ? { od } : {};
     if (op.type === 'put') {
-      const temp = closing(await settleMtime(await writeTemp(od!, op.bytes), before));
-      return { op, od: od!, temp, existed: before.exists, outcome: { type: 'put', key: op.key, version: temp.version } };
+      const temp = await pool.take();
+      const mtimeSeconds = nextMtimeSeconds(before.mtimeNs === undefined ? undefined : ({ mtimeNs: before.mtimeNs } as BigIntStats));
+      const mtimeNs = futimesNs(mtimeSeconds);
+      const version = `${mtimeNs}.${temp.ino}.${op.bytes.length}`;
+      const after: KeyState = { exists: true, version, mtimeNs };
+      return { op, ...entry, temp, mtimeSeconds, before, after, outcome: { type: 'put', key: op.key, version }, exact };
     }
-    const entry: { od?: OpenedDir } = od ? { od } : {};
-    if (op.type === 'delete') return { op, ...entry, existed: before.exists, outcome: { type: 'delete', key: op.key, existed: before.exists } };
-    return { op, ...entry, existed: before.exists, outcome: { type: 'check', key: op.key } };
+    if (op.type === 'delete') return { op, ...entry, before, after: { exists: false }, outcome: { type: 'delete', key: op.key, existed: before.exists }, exact };
+    return { op, ...entry, before, outcome: { type: 'check', key: op.key }, exact };
   }
 
-  /** Checks a batch's conditions; rejects with the first refusal. */
-  async function check(ops: readonly BatchOperation[], states: Map<string, KeyState>, cache: DirCache): Promise<Checked[]> {
-    const settled = await Promise.allSettled(ops.map((op) => checkOne(op, states, cache)));
-    const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-    if (failed) throw failed.reason;
-    return settled.map((r) => (r as PromiseFulfilledResult<Checked>).value);
-  }
-
-  /** Writes a checked batch's temp files, all at once. On failure leaves nothing behind. */
-  async function materializeAll(checked: readonly Checked[]): Promise<Prepared[]> {
-    const settled = await Promise.allSettled(checked.map(materialize));
-    const done = settled.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
-    const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  /** Checks a batch's conditions and plans it; rejects with the first refusal (nothing planned stays). */
+  async function planBatch(ops: readonly BatchOperation[], states: Map<string, KeyState>, cache: DirCache, exact: boolean): Promise<Planned[]> {
+    const checked = await Promise.allSettled(ops.map((op) => checkOne(op, states, cache)));
+    const refused = checked.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (refused) throw refused.reason;
+    const planned = await Promise.allSettled(checked.map((r) => plan((r as PromiseFulfilledResult<Checked>).value, exact)));
+    const done = planned.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+    const failed = planned.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) {
-      await discard(done);
+      giveBack(done);
       throw failed.reason;
     }
+    // Later batches of the group (and of this hold) check against what this one leaves.
+    for (const p of done) if (p.after) states.set(p.op.key, p.after);
     return done;
   }
 
-  /** What the keys hold once a batch is applied: later conditions in the same hold check against it. */
-  function remember(prepared: readonly Prepared[], states: Map<string, KeyState>): void {
-    for (const p of prepared) {
-      if (p.op.type === 'put') states.set(p.op.key, { exists: true, version: (p.outcome as { version: string }).version, mtimeNs: p.temp!.mtimeNs });
-      else if (p.op.type === 'delete') states.set(p.op.key, { exists: false });
+  /** Returns planned temp files that were never written to the pool. */
+  function giveBack(planned: readonly Planned[]): void {
+    for (const p of planned) {
+      if (p.temp && !p.landed) {
+        p.landed = true;
+        pool.giveBack(p.temp);
+      }
     }
   }
 
-  /**
-   * Checks a batch's conditions against `states` (what earlier batches of the group leave) or
-   * the files, and writes its temp files — its operations at once (a batch names each key
-   * once, so they are independent). On failure leaves nothing behind.
-   */
-  async function prepare(ops: readonly BatchOperation[], states: Map<string, KeyState>, cache: DirCache): Promise<Prepared[]> {
-    const done = await materializeAll(await check(ops, states, cache));
-    remember(done, states);
-    return done;
+  /** What this hold learned about keys and directories is dropped (after a failure, or a delete that may prune directories). */
+  function forget(h: Held): void {
+    h.states = undefined;
+    h.unlisted = true;
+    retireDirs(h);
+  }
+  /** New groups walk afresh; the cache closes once the groups already using it are applied. */
+  function retireDirs(h: Held): void {
+    if (!h.dirs) return;
+    scheduleApply(h.dirs);
+    h.dirs = undefined;
   }
 
-  /** Waits for the temp files' descriptors to close and removes the temp files that did not land. */
-  async function discard(prepared: readonly Prepared[]): Promise<void> {
-    await Promise.all(prepared.map(async (p) => (p.temp ? Promise.all([p.temp.closed, p.landed ? undefined : io.unlink(p.temp.path).catch(() => undefined)]) : undefined)));
+  /** Queues a committed group's application to the files (or a cache to close after the groups before it). */
+  function scheduleApply(item: Planned[] | DirCache): void {
+    toApply.push(item);
+    applying ??= runApplies();
   }
 
   /**
-   * Applies a committed group: each key's last operation only (an earlier put of the same
-   * key in the group is superseded: its temp file is removed). Whole-file renames, in three
-   * steps so that a reader that is not savepoint never sees a file refer to one that is not
-   * there yet: files that are new (history) first, then replaced ones (latest, index), all
-   * of a step at once; deletes last, one by one (each prunes directories left empty).
+   * Applies committed groups in commit order. Groups that queued up while one was applied are
+   * applied together, each key to its last state only. A failure leaves the keys in
+   * `pending` (reads still answer the acknowledged state) and the journal to replay: before
+   * the next commit, `flush()`, or letting the lock go.
    */
-  async function apply(prepared: readonly Prepared[]): Promise<void> {
-    const last = new Map<string, Prepared>();
-    for (const p of prepared) {
+  async function runApplies(): Promise<void> {
+    while (toApply.length > 0) {
+      const head = toApply[0]!;
+      if (!Array.isArray(head)) {
+        toApply.shift();
+        await closeDirs(head);
+        continue;
+      }
+      const cacheAt = toApply.findIndex((x) => !Array.isArray(x));
+      const groups = toApply.splice(0, cacheAt === -1 ? toApply.length : cacheAt) as Planned[][];
+      const planned = groups.flat();
+      try {
+        await applyMerged(planned);
+      } catch {
+        needRecovery = true;
+        await discard(planned);
+      }
+    }
+    applying = undefined;
+  }
+  /** Resolves once every group committed so far has been applied (or has failed to). */
+  async function drain(): Promise<void> {
+    while (applying) await applying;
+  }
+
+  /**
+   * Applies committed operations: each key's last one only (an earlier put of the same key
+   * never touches the disk: its temp file goes back to the pool). Whole-file renames, in
+   * three steps so that a reader that is not savepoint never sees a file refer to one that
+   * is not there yet: files that are new (history) first, then replaced ones (latest,
+   * index), all of a step at once; deletes last, one by one (each prunes directories left
+   * empty).
+   */
+  async function applyMerged(planned: readonly Planned[]): Promise<void> {
+    const first = new Map<string, Planned>();
+    const last = new Map<string, Planned>();
+    for (const p of planned) {
       if (p.op.type === 'check') continue;
+      if (!first.has(p.op.key)) first.set(p.op.key, p);
       last.delete(p.op.key); // re-inserted: the map keeps the order of each key's last operation
       last.set(p.op.key, p);
     }
+    giveBack(planned.filter((p) => p.temp && last.get(p.op.key) !== p));
     const puts = [...last.values()].filter((p) => p.op.type === 'put');
-    await renameAll(puts.filter((p) => !p.existed));
-    await renameAll(puts.filter((p) => p.existed));
-    for (const p of last.values()) {
-      if (p.op.type !== 'delete' || !p.od) continue;
+    const existed = (p: Planned): boolean => first.get(p.op.key)!.before.exists;
+    await settleAll(puts.map(fill));
+    await settleAll(puts.filter((p) => !existed(p)).map(land));
+    await settleAll(puts.filter(existed).map(land));
+    for (const p of last.values()) if (p.op.type === 'delete' && existed(p)) await unlinkKey(p);
+    for (const [key, p] of last) if (pending.get(key) === p) pending.delete(key);
+  }
+
+  /** Runs every call; rejects (once all settled) with the first failure. */
+  async function settleAll(calls: readonly Promise<void>[]): Promise<void> {
+    const failed = (await Promise.allSettled(calls)).find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
+  }
+
+  /** Writes a put's bytes into its temp file and sets the mtime its version names. */
+  async function fill(p: Planned): Promise<void> {
+    const temp = p.temp!;
+    await lane(() => io.write(temp.fd, (p.op as { bytes: Uint8Array }).bytes));
+    await lane(() => io.futimes(temp.fd, p.mtimeSeconds!));
+    if (!p.exact) {
+      // Timestamps that do not read back as set: the version is the file's own (the commit waits for it).
+      const version = versionOf(await lane(() => io.fstat(temp.fd)));
+      p.outcome = { type: 'put', key: p.op.key, version };
+      p.after = { exists: true, version, mtimeNs: BigInt(version.slice(0, version.indexOf('.'))) };
+    }
+    p.closed = true;
+    await lane(() => io.close(temp.fd));
+  }
+
+  /** Renames a filled temp file over its key (through a fresh walk if the key's directory was pruned and made again meanwhile). */
+  async function land(p: Planned): Promise<void> {
+    const kp = keyPath(p.op.key);
+    try {
+      await lane(() => io.rename(p.temp!.path, p.od!.dir.at(kp.base)));
+    } catch (err) {
+      if (errnoOf(err) !== 'ENOENT') throw err;
+      const od = await walkRetrying(kp.dirKey, p.op.key, true);
       try {
-        await io.unlink(p.od.dir.at(keyPath(p.op.key).base));
-      } catch (err) {
-        if (errnoOf(err) !== 'ENOENT') throw err;
+        await io.rename(p.temp!.path, od!.dir.at(kp.base));
+      } finally {
+        await od?.close();
       }
-      await prune(p.od);
+    }
+    p.landed = true;
+  }
+
+  /** Removes a deleted key's file (found by a fresh walk if its directory was pruned and made again) and prunes emptied directories. */
+  async function unlinkKey(p: Planned): Promise<void> {
+    const kp = keyPath(p.op.key);
+    let od = p.od;
+    let fresh: OpenedDir | undefined;
+    try {
+      for (let attempt = 0; od; attempt++) {
+        try {
+          await lane(() => io.unlink(od!.dir.at(kp.base)));
+          break;
+        } catch (err) {
+          if (errnoOf(err) !== 'ENOENT' || attempt > 0) return;
+          od = fresh = await openDir(root, kp.dirKey, p.op.key, false, io);
+        }
+      }
+      if (od) await prune(od);
+    } finally {
+      await fresh?.close();
     }
   }
 
-  /** Renames the puts' temp files into place, all at once; rejects (once all settled) with the first failure. */
-  async function renameAll(puts: readonly Prepared[]): Promise<void> {
-    const settled = await Promise.allSettled(
-      puts.map(async (p) => {
-        await io.rename(p.temp!.path, p.od!.dir.at(keyPath(p.op.key).base));
+  /** Closes and removes the temp files of operations that did not land. */
+  async function discard(planned: readonly Planned[]): Promise<void> {
+    await Promise.all(
+      planned.map(async (p) => {
+        if (!p.temp || p.landed) return;
         p.landed = true;
+        await Promise.all([p.closed ? undefined : io.close(p.temp.fd).catch(() => undefined), io.unlink(p.temp.path).catch(() => undefined)]);
       }),
     );
-    const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-    if (failed) throw failed.reason;
   }
 
   async function prune(od: OpenedDir): Promise<void> {
@@ -618,11 +825,11 @@ export function createJournal(deps: JournalDeps): Journal {
   }
 
   /**
-   * Prepares a group's batches in order of arrival: batches on keys no earlier batch of the
+   * Plans a group's batches in order of arrival: batches on keys no earlier batch of the
    * group names (concurrent runs: the common case) at once, a batch on a key an earlier one
    * names after it (its conditions see what that one leaves). Rejects the refused ones.
    */
-  async function prepareGroup(group: readonly Pending[], states: Map<string, KeyState>, cache: DirCache): Promise<{ item: Pending; prepared: Prepared[] }[]> {
+  async function planGroup(group: readonly Pending[], states: Map<string, KeyState>, cache: DirCache, exact: boolean): Promise<{ item: Pending; planned: Planned[] }[]> {
     const waves: Pending[][] = [];
     let wave: Pending[] = [];
     let named = new Set<string>();
@@ -636,126 +843,95 @@ export function createJournal(deps: JournalDeps): Journal {
       for (const op of item.ops) named.add(op.key);
     }
     waves.push(wave);
-    const accepted: { item: Pending; prepared: Prepared[] }[] = [];
+    const accepted: { item: Pending; planned: Planned[] }[] = [];
     for (const items of waves) {
-      const settled = await Promise.allSettled(items.map((item) => prepare(item.ops, states, cache)));
+      const settled = await Promise.allSettled(items.map((item) => planBatch(item.ops, states, cache, exact)));
       settled.forEach((r, i) => {
-        if (r.status === 'fulfilled') accepted.push({ item: items[i]!, prepared: r.value });
+        if (r.status === 'fulfilled') accepted.push({ item: items[i]!, planned: r.value });
         else items[i]!.reject(r.reason);
       });
     }
     return accepted;
   }
 
-  /** Commits one group of batches under the lock. */
+  /**
+   * Commits one group of batches under the lock: conditions checked (against what is known
+   * of the keys: no call for a busy run's), versions planned, then the commit point — one
+   * record written and fdatasynced — and the callers are answered. The files are applied
+   * afterwards, in the background.
+   */
   async function commitGroup(group: Pending[]): Promise<void> {
+    const exact = await (exactTimes ??= pool.exactTimes().catch(() => false));
     await locked(async (lock, h) => {
       if (lock.brokeStale || needRecovery) await recoverLocked();
       const states = (h.states ??= new Map<string, KeyState>());
-      const cache = (h.dirs ??= newDirCache());
-      // Where the record goes is found while the batches are prepared (its reads are independent).
+      const cache = (h.dirs ??= newDirCache(!h.unlisted));
+      // Where the record goes is found while the batches are checked (its reads are independent).
       const placing = placeRecord(h).then(
         () => undefined,
         () => undefined,
       );
-      let keep = false;
+      const accepted = await planGroup(group, states, cache, exact).finally(() => placing);
+      await placing;
+      if (accepted.length === 0) return;
+      const all = accepted.flatMap((a) => a.planned);
       try {
-        const ok = independent(group) ? await commitOverlapped(group, states, cache, h, placing) : await commitInOrder(group, states, cache, h, placing);
-        if (!ok) h.states = undefined;
-        // A delete may have removed directories (pruned), a failure may come from one removed
-        // under us: walk afresh next time.
-        keep = ok && !group.some((item) => item.ops.some((op) => op.type === 'delete'));
-      } finally {
-        if (!keep) {
-          // Last: the renames above name files through these descriptors.
-          h.dirs = undefined;
-          await closeDirs(cache);
-        }
+        await writeRecord(all, h, exact);
+      } catch (err) {
+        giveBack(all);
+        forget(h);
+        for (const a of accepted) a.item.reject(err);
+        return;
       }
+      // Committed. Until the files are applied, this process's reads answer from `pending`.
+      for (const p of all) if (p.after) pending.set(p.op.key, p);
+      scheduleApply(all);
+      if (!exact) {
+        // Versions come from the applied files: answer once they are there.
+        await drain();
+        if (needRecovery) await recoverLocked();
+        forget(h);
+      }
+      answerSpread(accepted.map((a) => () => a.item.resolve(a.planned.map((p) => p.outcome))));
+      if ((h.end ?? 0) > deps.checkpointBytes) await checkpointApplied();
     });
   }
 
-  /** No two batches of the group name one key (concurrent runs, or one writer: the usual case). */
-  function independent(group: readonly Pending[]): boolean {
-    const named = new Set<string>();
-    for (const item of group) {
-      for (const op of item.ops) {
-        if (named.has(op.key)) return false;
-        named.add(op.key);
-      }
-    }
-    return true;
+  /**
+   * Answers a group's callers one per turn of the event loop: each answer resumes a run,
+   * which does its next step's work at once (encoding, hashing its next checkpoint). Eight
+   * runs answered together would hold the loop for all eight steps in one go; one per turn
+   * lets timers and I/O in between (the event-loop delay bench, issue 15).
+   */
+  function answerSpread(answers: readonly (() => void)[]): void {
+    let i = 0;
+    const next = (): void => {
+      answers[i++]!();
+      if (i < answers.length) setImmediate(next);
+    };
+    if (answers.length > 0) next();
   }
 
-  /** Batches that build on each other: each prepared (temp files written) after the one before, then one record. */
-  async function commitInOrder(group: Pending[], states: Map<string, KeyState>, cache: DirCache, h: Held, placing: Promise<void>): Promise<boolean> {
-    const accepted = await prepareGroup(group, states, cache);
-    await placing;
-    if (accepted.length === 0) return true;
-    const all = accepted.flatMap((a) => a.prepared);
-    try {
-      await writeRecord(all.map((p) => p.op), h);
-    } catch (err) {
-      for (const a of accepted) a.item.reject(err);
-      await discard(all);
-      return false;
-    }
-    return applyCommitted(accepted, h);
+  /** Checkpoints once every committed group is applied (replaying first if one failed). Under the lock. */
+  async function checkpointApplied(): Promise<void> {
+    await drain();
+    if (needRecovery) await recoverLocked();
+    else await checkpointLocked();
   }
 
   /**
-   * Independent batches: their conditions checked first, then the record's write and
-   * `fdatasync` (the commit point) at the same time as the temp files are written — the two
-   * were a chain of round trips through the thread pool, one after the other. The renames
-   * wait for both. A crash in between leaves either no record (the temp files are swept on
-   * open) or a committed record (replayed on open, whatever the temp files hold).
+   * The commit point: the record of the planned operations written in place at the
+   * journal's end and fdatasynced. Nothing to write (only checks): resolves at once. On
+   * failure the record is voided (so no replay applies it) and the error thrown: nothing was
+   * committed.
    */
-  async function commitOverlapped(group: Pending[], states: Map<string, KeyState>, cache: DirCache, h: Held, placing: Promise<void>): Promise<boolean> {
-    const settled = await Promise.allSettled(group.map((item) => check(item.ops, states, cache)));
-    const checked: { item: Pending; checked: Checked[] }[] = [];
-    settled.forEach((r, i) => {
-      if (r.status === 'fulfilled') checked.push({ item: group[i]!, checked: r.value });
-      else group[i]!.reject(r.reason);
-    });
-    await placing;
-    if (checked.length === 0) return true;
-    const [record, made] = await Promise.all([
-      writeRecord(checked.flatMap((c) => c.checked.map((x) => x.op)), h).then(
-        () => undefined,
-        (err: unknown) => ({ err }),
-      ),
-      Promise.allSettled(checked.map((c) => materializeAll(c.checked))),
-    ]);
-    const prepared = made.flatMap((r) => (r.status === 'fulfilled' ? r.value : []));
-    const tempFailed = made.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-    if (record || tempFailed) {
-      await discard(prepared);
-      if (!record) {
-        // Committed, but a temp file could not be written: replay now, so the files agree with
-        // the journal before the lock goes. The callers get the error: the batch stands in the
-        // journal (applied by the replay, or by the next commit or open), unacknowledged.
-        needRecovery = true;
-        await recoverLocked().catch(() => undefined);
-      }
-      for (const c of checked) c.item.reject(record ? record.err : tempFailed!.reason);
-      return false;
-    }
-    const accepted = checked.map((c, i) => ({ item: c.item, prepared: (made[i] as PromiseFulfilledResult<Prepared[]>).value }));
-    for (const a of accepted) remember(a.prepared, states);
-    return applyCommitted(accepted, h);
-  }
-
-  /**
-   * The commit point: the record of `ops` written in place at the journal's end and
-   * fdatasynced. Nothing to write (only checks): resolves at once. On failure the record is
-   * voided (so no replay applies it) and the error thrown: nothing was committed.
-   */
-  async function writeRecord(all: readonly BatchOperation[], h: Held): Promise<void> {
+  async function writeRecord(all: readonly Planned[], h: Held, exact: boolean): Promise<void> {
     const ops: JournalOp[] = [];
     const payloads: Uint8Array[] = [];
-    for (const op of all) {
+    for (const { op, outcome } of all) {
       if (op.type === 'put') {
-        ops.push(['p', op.key, op.bytes.length]);
+        // The version goes with the bytes: another process reading the journal answers it.
+        ops.push(exact ? ['p', op.key, op.bytes.length, (outcome as { version: string }).version] : ['p', op.key, op.bytes.length]);
         payloads.push(op.bytes);
       } else if (op.type === 'delete') ops.push(['d', op.key]);
     }
@@ -765,14 +941,14 @@ export function createJournal(deps: JournalDeps): Journal {
     let record = encodeRecord(ops, payloads, at.epoch);
     if (at.end > 0 && at.end + record.length > preallocBytes) {
       // Past the preallocated file: checkpoint now rather than grow it.
-      await checkpointLocked();
+      await checkpointApplied();
       record = encodeRecord(ops, payloads, (await placeRecord(h)).epoch);
     }
     const end = h.end ?? 0;
     try {
-      // The commit point: one write in place and one fdatasync.
+      // The commit point: one write in place, durable when it returns (O_DSYNC; else an fdatasync follows).
       await io.writeAt(jfd, record, end);
-      await io.datasync(jfd);
+      if (O_DSYNC === undefined) await io.datasync(jfd);
       h.end = end + record.length;
       for (const op of ops) h.keys?.add(op[1]);
     } catch (err) {
@@ -786,35 +962,43 @@ export function createJournal(deps: JournalDeps): Journal {
     }
   }
 
-  /** Applies a committed group's prepared batches and answers their callers. Resolves false when the group failed (its callers got the error). */
-  async function applyCommitted(accepted: readonly { item: Pending; prepared: Prepared[] }[], h: Held): Promise<boolean> {
-    const all = accepted.flatMap((a) => a.prepared);
-    const wrote = all.some((p) => p.op.type !== 'check');
-    let ok: boolean;
-    try {
-      try {
-        await apply(all);
-      } catch (err) {
-        // Committed but half applied: replay now, so the files agree with the journal before
-        // the lock goes. If that fails too, the batch still stands in the journal (the next
-        // commit or open replays it) but is not acknowledged.
-        needRecovery = true;
-        await recoverLocked().catch(() => {
-          throw err;
-        });
-      }
-      for (const a of accepted) a.item.resolve(a.prepared.map((p) => p.outcome));
-      ok = true;
-      if (wrote && (h.end ?? 0) > deps.checkpointBytes) await checkpointLocked();
-    } catch (err) {
-      // After the commit point the batch stands in the journal: the next commit (or open) replays it.
-      needRecovery = true;
-      for (const a of accepted) a.item.reject(err);
-      ok = false;
-    } finally {
-      await discard(all);
+  /** The acknowledged state a pending operation leaves. */
+  const ackedOf = (p: Planned): AckedState => (p.op.type === 'put' ? { bytes: p.op.bytes, version: (p.outcome as { version: string }).version } : { bytes: null });
+
+  /*
+   * What the journal says, for reads while another instance holds the lock (its records may
+   * not be applied yet): each key's last journaled state. Read incrementally — the records
+   * after the last one read, which is read again to notice a journal emptied or a record
+   * voided since — so a read costs a header and a short positional read.
+   */
+  const VIEW_CHUNK = 64 << 10;
+  let view: { epoch: number; start: number; end: number; keys: Map<string, AckedState> } | undefined;
+  async function journalView(): Promise<ReadonlyMap<string, AckedState>> {
+    const jfd = await journalFd();
+    const head = Buffer.from(await io.read(jfd, HEADER, 0));
+    if (head.length < HEADER || head.readUInt32BE(0) !== MAGIC) {
+      view = undefined;
+      return new Map();
     }
-    return ok;
+    const epoch = head.readUInt32BE(8);
+    if (view?.epoch !== epoch) view = { epoch, start: 0, end: 0, keys: new Map() };
+    const v = view;
+    let size = VIEW_CHUNK;
+    for (;;) {
+      const from = v.start;
+      const found = decodeJournal(await io.read(jfd, Math.max(size, v.end - from + HEADER), from), epoch);
+      const again = from < v.end ? 1 : 0;
+      if (again && found.records.length === 0) {
+        // The last record read is gone (voided): read the journal afresh.
+        Object.assign(v, { start: 0, end: 0, keys: new Map() });
+        continue;
+      }
+      for (const r of found.records.slice(again)) for (const op of r.ops) v.keys.set(op.key, op.type === 'put' ? { bytes: op.bytes, ...(op.version === undefined ? {} : { version: op.version }) } : { bytes: null });
+      if (found.records.length > 0) v.start = from + found.lastStart;
+      v.end = from + found.end;
+      if (found.wants === undefined) return v.keys;
+      size = found.wants;
+    }
   }
 
   async function pump(): Promise<void> {
@@ -838,6 +1022,7 @@ export function createJournal(deps: JournalDeps): Journal {
 
   /** Brings every key the journal names to its last journaled state, then checkpoints. Under the lock. */
   async function recoverLocked(): Promise<RecoveryReport> {
+    await drain();
     const bytes = await readJournal();
     const { records, torn } = decodeJournal(bytes);
     const last = new Map<string, Uint8Array | null>();
@@ -854,7 +1039,9 @@ export function createJournal(deps: JournalDeps): Journal {
         refused++;
       }
     }
-    if (held) held.states = undefined;
+    // The files hold the journal's last states now (a rewritten file has a version of its own).
+    pending.clear();
+    if (held) forget(held);
     await checkpointLocked([...last.keys()]);
     needRecovery = false;
     return { records: records.length, repaired, refused, discardedBytes: torn };
@@ -896,6 +1083,22 @@ export function createJournal(deps: JournalDeps): Journal {
     }
   }
 
+  /** fsyncs a key's file in place (gone, or a link: nothing of ours to make durable). */
+  async function syncFile(od: OpenedDir, key: string): Promise<void> {
+    let ffd: number;
+    try {
+      ffd = await io.open(od.dir.at(keyPath(key).base), O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+    } catch (err) {
+      if (errnoOf(err) === 'ENOENT' || errnoOf(err) === 'ELOOP') return;
+      throw err;
+    }
+    try {
+      await io.fsync(ffd);
+    } finally {
+      await io.close(ffd).catch(() => undefined);
+    }
+  }
+
   /**
    * Makes every file the journal names durable in place (fsync of each file and of every
    * directory on its path), then empties the journal. Under the lock.
@@ -903,11 +1106,18 @@ export function createJournal(deps: JournalDeps): Journal {
   async function checkpointLocked(keys?: readonly string[]): Promise<void> {
     // The keys are known while the journal's end is (no hashing of the whole journal on the event loop).
     const names = keys ?? (held?.end !== undefined && held.keys ? [...held.keys] : [...new Set(decodeJournal(await readJournal()).records.flatMap((r) => r.ops.map((o) => o.key)))]);
+    // One walk per directory, not per key: a journal's keys are mostly a few runs' files.
+    const byDir = new Map<string, string[]>();
+    for (const key of names) {
+      const dirKey = keyPath(key).dirKey;
+      const list = byDir.get(dirKey);
+      if (list) list.push(key);
+      else byDir.set(dirKey, [key]);
+    }
     const dirs = new Map<string, Promise<void>>();
     await Promise.all(
-      names.map(async (key) => {
-        const kp = keyPath(key);
-        const od = await openDir(root, kp.dirKey, key, false, io).catch((err: unknown) => {
+      [...byDir].map(async ([dirKey, keysInDir]) => {
+        const od = await openDir(root, dirKey, keysInDir[0]!, false, io).catch((err: unknown) => {
           if (err instanceof CheckpointError && err.reasonCode === 'checkpoint_key_invalid') return undefined; // see recoverLocked
           throw err;
         });
@@ -917,24 +1127,14 @@ export function createJournal(deps: JournalDeps): Journal {
           for (const d of od.chain) {
             if (!dirs.has(d.rel)) {
               const done = io.fsync(d.fd);
-              // Awaited below; marked handled now in case another key's failure ends the wait first.
+              // Awaited below; marked handled now in case another directory's failure ends the wait first.
               done.catch(() => undefined);
               dirs.set(d.rel, done);
               syncs.push(done);
             }
           }
-          let ffd: number | undefined;
-          try {
-            ffd = await io.open(od.dir.at(kp.base), O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
-            syncs.push(io.fsync(ffd));
-          } catch (err) {
-            if (errnoOf(err) !== 'ENOENT' && errnoOf(err) !== 'ELOOP') throw err;
-          }
-          try {
-            await Promise.all(syncs);
-          } finally {
-            if (ffd !== undefined) await io.close(ffd).catch(() => undefined);
-          }
+          for (const key of keysInDir) syncs.push(syncFile(od, key));
+          await Promise.all(syncs);
         } finally {
           await od.close();
         }
@@ -960,13 +1160,32 @@ export function createJournal(deps: JournalDeps): Journal {
         running ??= pump();
       });
     },
+    async unapplied(prefix) {
+      const out = new Map<string, AckedState>();
+      // Ours: while we hold the lock (or are letting it go) nobody else has records unapplied.
+      if (pending.size > 0 || held || releasing) {
+        for (const [key, p] of pending) if (key.startsWith(prefix)) out.set(key, ackedOf(p));
+        return out;
+      }
+      // Nobody holds the lock: every record is applied.
+      if (!(await lstatIfAny(root.at(JOURNAL_LOCK)))) return out;
+      for (const [key, state] of await journalView()) if (key.startsWith(prefix)) out.set(key, state);
+      return out;
+    },
+    async flush() {
+      while (running) await running;
+      await drain();
+      if (needRecovery) await locked(() => recoverLocked());
+    },
     recover: () => locked(() => recoverLocked(), false),
     async close() {
       while (running) await running;
+      await drain();
       if (fd !== undefined) {
         try {
           await locked(async () => {
-            if (decodeJournal(await readJournal()).records.length > 0) await checkpointLocked();
+            if (needRecovery) await recoverLocked();
+            else if (decodeJournal(await readJournal()).records.length > 0) await checkpointLocked();
           }, false);
         } finally {
           await io.close(fd).catch(() => undefined);
@@ -977,6 +1196,7 @@ export function createJournal(deps: JournalDeps): Journal {
       await letGo();
       if (spare) await dropToken(spare);
       spare = undefined;
+      await pool.close();
     },
   };
 }

@@ -1,0 +1,36 @@
+/*
+ * Background file-system work (applying committed files, making temp files ahead) runs in a
+ * narrow lane: libuv's thread pool has four threads by default and serves calls in order,
+ * so a burst of background calls would queue a commit's own write ahead of nothing but
+ * them. With at most two background calls in the pool at once (all stores of the process
+ * together), a commit's write finds a free thread.
+ */
+
+/**
+ * The process's lane for the background work of every journaled store: the thread pool is
+ * one per process, so two stores (or a store per run) must not each take two threads.
+ */
+let shared: Lane | undefined;
+export function backgroundLane(): Lane {
+  return (shared ??= createLane(2));
+}
+
+/** Runs calls with at most `width` of them in flight; the others wait in order. */
+export type Lane = <T>(call: () => Promise<T>) => Promise<T>;
+
+export function createLane(width: number): Lane {
+  let active = 0;
+  const waiting: (() => void)[] = [];
+  return async <T>(call: () => Promise<T>): Promise<T> => {
+    if (active >= width) await new Promise<void>((r) => waiting.push(r));
+    else active++;
+    try {
+      return await call();
+    } finally {
+      // Hand the slot straight to the next waiter (active stays the same), or free it.
+      const next = waiting.shift();
+      if (next) next();
+      else active--;
+    }
+  };
+}

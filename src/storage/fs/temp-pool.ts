@@ -1,0 +1,135 @@
+import { constants } from 'node:fs';
+import type { RootDir } from './dir.js';
+import type { FsIo } from './fd.js';
+import type { Lane } from './lane.js';
+import type { LockTiming } from './lock.js';
+import { newOwner, tempName } from './names.js';
+
+/*
+ * Empty temp files made ahead of need (issue 15). A journaled put is acknowledged once its
+ * record is durable, and its version — `<mtime ns>.<inode>.<size>` — must be known then,
+ * before its file is written: so the inode comes from a temp file created beforehand, off
+ * the commit's path (creating one costs a new inode and a directory entry, ~0.1–0.6 ms),
+ * and the mtime is one the store chooses and sets with futimes when it applies the put.
+ *
+ * The files live in the store's root (a rename moves them into any key's directory of the
+ * same file system) under ordinary temp names, so a crashed process's are swept on open
+ * like any temp file. A pooled file is used only while it is well inside the stale bound
+ * (other processes sweep temp files older than `staleAfterMs`); older ones are removed.
+ */
+
+const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = constants;
+const MAX_POOL = 64;
+
+/** An empty temp file in the root, open for writing. */
+export interface PooledTemp {
+  readonly path: string;
+  readonly fd: number;
+  readonly ino: bigint;
+  readonly atMs: number;
+}
+
+export interface TempPool {
+  /** A pooled temp file (made now when the pool is empty); the pool refills in the background. */
+  take(): Promise<PooledTemp>;
+  /** Gives back a temp file that was never written. */
+  giveBack(temp: PooledTemp): void;
+  /** Whether a time set with futimes reads back exactly as {@link futimesNs} predicts (probed once). */
+  exactTimes(): Promise<boolean>;
+  /** Waits for a refill under way, then closes and removes every pooled file. */
+  close(): Promise<void>;
+}
+
+/**
+ * The mtime in nanoseconds that futimes(`seconds`) stores on a file system with
+ * nanosecond timestamps: libuv splits the double into seconds and nanoseconds and cuts
+ * the nanoseconds to whole microseconds (uv__fs_to_timespec). Same double arithmetic here.
+ */
+export function futimesNs(seconds: number): bigint {
+  let sec = Math.trunc(seconds);
+  let nsec = Math.trunc((seconds - sec) * 1e9);
+  nsec -= nsec % 1000;
+  if (nsec < 0) {
+    nsec += 1e9;
+    sec -= 1;
+  }
+  return BigInt(sec) * 1_000_000_000n + BigInt(nsec);
+}
+
+/** `lane`: where refills run (background work, see lane.ts); a temp file a commit waits for is made at once. */
+export function createTempPool(root: RootDir, io: FsIo, timing: LockTiming, fileMode: number, lane: Lane): TempPool {
+  const pool: PooledTemp[] = [];
+  let want = 4;
+  /** Whether a refill has completed once: only an empty pool after that means the store outgrew it. */
+  let filled = false;
+  let refilling: Promise<void> | undefined;
+  let closed = false;
+  let probe: Promise<boolean> | undefined;
+  const young = (t: PooledTemp): boolean => timing.clock.now() - t.atMs <= timing.staleAfterMs / 4;
+
+  async function make(through: Lane = (call) => call()): Promise<PooledTemp> {
+    const owner = newOwner(timing.clock.now());
+    const path = root.at(tempName(owner));
+    const fd = await through(() => io.open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, fileMode));
+    try {
+      return { path, fd, ino: (await through(() => io.fstat(fd))).ino, atMs: owner.atMs };
+    } catch (err) {
+      await drop({ path, fd });
+      throw err;
+    }
+  }
+  async function drop(t: { readonly path: string; readonly fd: number }): Promise<void> {
+    await Promise.all([io.close(t.fd).catch(() => undefined), io.unlink(t.path).catch(() => undefined)]);
+  }
+  function refill(): void {
+    if (refilling || closed || pool.length >= want) return;
+    refilling = (async () => {
+      while (!closed && pool.length < want) {
+        const made = await Promise.all([make(lane), make(lane)]);
+        if (closed) await Promise.all(made.map(drop));
+        else pool.push(...made);
+      }
+      filled = true;
+    })()
+      .catch(() => undefined)
+      .finally(() => (refilling = undefined));
+  }
+
+  return {
+    async take() {
+      for (let t = pool.pop(); t; t = pool.pop()) {
+        if (young(t)) {
+          refill();
+          return t;
+        }
+        void drop(t);
+      }
+      // Empty after a refill: the store is busier than the pool was sized for.
+      if (filled) want = Math.min(MAX_POOL, want * 2);
+      refill();
+      return make();
+    },
+    giveBack(t) {
+      if (!closed && young(t)) pool.push(t);
+      else void drop(t);
+    },
+    exactTimes() {
+      return (probe ??= (async () => {
+        const t = await make();
+        try {
+          // A time with a fraction double arithmetic rounds (…0.123456789…), set and read back.
+          const seconds = Math.floor(Date.now() / 1000) + 0.123457;
+          await io.futimes(t.fd, seconds);
+          return (await io.fstat(t.fd)).mtimeNs === futimesNs(seconds);
+        } finally {
+          pool.push(t);
+        }
+      })());
+    },
+    async close() {
+      closed = true;
+      await refilling;
+      await Promise.all(pool.splice(0).map(drop));
+    },
+  };
+}
