@@ -41,7 +41,7 @@ describe('memoryStorage listing order', () => {
             await storage.delete(o.key);
             model.delete(o.key);
           } else {
-            await storage.batch(o.items.map((i) => (i.put ? { type: 'put' as const, key: i.key, bytes } : { type: 'delete' as const, key: i.key })));
+            await storage.batch!(o.items.map((i) => (i.put ? { type: 'put' as const, key: i.key, bytes } : { type: 'delete' as const, key: i.key })));
             for (const i of o.items) {
               if (i.put) model.add(i.key);
               else model.delete(i.key);
