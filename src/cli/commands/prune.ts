@@ -94,7 +94,7 @@ export const pruneCommand: Command = {
     'compress-after': { type: 'string', value: 'DUR', description: 'Gzip kept history entries older than DUR' },
     tz: { type: 'string', value: 'ZONE', description: 'IANA time zone for calendar buckets (default UTC)' },
     apply: { type: 'boolean', description: 'Execute the plan (default: dry run)' },
-    'allow-run-deletion': { type: 'boolean', description: 'Allow a plan to delete every snapshot of a run (archived runs keep only their summary)' },
+    'allow-run-deletion': { type: 'boolean', description: "Allow a plan to delete every snapshot of an archived run, keeping only its summary (a policy whose run tiers say archiveKeeps: 'summary', as phasedWorkflow's spec tiers do, deletes them without this flag)" },
     'delete-unreadable': { type: 'boolean', description: 'Also delete files that fail validation (default: kept and reported)' },
   },
   async run(ctx) {
