@@ -32,6 +32,16 @@ export interface PartFile extends PartRef {
 }
 
 /** Result of {@link splitDocument}. */
+/** Options of {@link splitDocument} and of a profile's `splitDocument` hook. */
+export interface SplitOptions {
+  /**
+   * The caller owns `document` and will not use it again: the splitter may change it in place
+   * (moved values replaced by their references) instead of copying it first. The writer passes
+   * its private parse of the document. @default false
+   */
+  readonly owned?: boolean;
+}
+
 export interface SplitResult {
   /** The main document with references in place of the moved values. */
   readonly main: JsonObject;
@@ -157,10 +167,12 @@ function kill(slot: Slot): void {
  * Linear in the document (issue 13, defect 6): every value's size is measured once, the
  * candidates are taken largest first, and each byte is serialized into at most one part.
  */
-export async function splitDocument(document: JsonObject, maxBytes: number, partKey: (n: number) => string): Promise<SplitResult> {
+export async function splitDocument(document: JsonObject, maxBytes: number, partKey: (n: number) => string, options: SplitOptions = {}): Promise<SplitResult> {
   assertObjectArgument(document, 'splitDocument', 'document');
   assertFunctionArgument(partKey, 'splitDocument', 'partKey');
-  const main = structuredClone(document) as JsonObject;
+  // A copy unless the caller hands over a document of its own (the writer's private parse):
+  // a copy of a document over the limit is one more payload's worth of memory at the peak.
+  const main = options.owned === true ? document : (structuredClone(document) as JsonObject);
   const parts: PartFile[] = [];
   const slots: Slot[] = [];
   let mainBytes = measure(main, undefined, '', slots, [], maxBytes);

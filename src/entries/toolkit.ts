@@ -51,7 +51,7 @@ export {
   type ForeignReadWarning,
 } from '../codec/json-document.js';
 export type { RunImporter, RunImportOptions, RunImportReport, RunImportFile, RunImportAction } from '../profiles/import-run.js';
-export { splitDocument, resolveParts, type PartRef, type PartFile, type SplitResult } from '../codec/parts.js';
+export { splitDocument, resolveParts, type PartRef, type PartFile, type SplitResult, type SplitOptions } from '../codec/parts.js';
 export { RunIndexSchema, RunIndexEntrySchema } from '../model/run-index-schema.js';
 export {
   runIndexJsonSchema,

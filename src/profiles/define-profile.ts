@@ -1,6 +1,6 @@
 import type { JsonObject } from '../codec/canonical-json.js';
 import type { DocumentFormat } from '../codec/json-document.js';
-import { splitDocument, type SplitResult } from '../codec/parts.js';
+import { splitDocument, type SplitOptions, type SplitResult } from '../codec/parts.js';
 import { CheckpointError } from '../model/errors.js';
 import { assertRunId, newSnapshotId } from '../model/ids.js';
 import type { Priority } from '../model/snapshot.js';
@@ -121,9 +121,11 @@ export interface ProfileDefinition<P, T extends string = string, S extends strin
    * How an oversized JSON document is split when `onOversize` is `'split'`: the main
    * document and the part files it references. A profile whose spec says what to split
    * first (phased-workflow-github.md: `phase_outputs`) supplies its own.
+   * The writer passes `{ owned: true }`: the document is its private parse, which the hook may
+   * change in place instead of copying it first.
    * @default splitDocument (largest values first)
    */
-  readonly splitDocument?: (document: JsonObject, maxBytes: number, partKey: (n: number) => string) => Promise<SplitResult>;
+  readonly splitDocument?: (document: JsonObject, maxBytes: number, partKey: (n: number) => string, options?: SplitOptions) => Promise<SplitResult>;
   /** History entries may be gzipped by retention (never `latest`). @default true */
   readonly compressHistory?: boolean;
   /**

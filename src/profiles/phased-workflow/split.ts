@@ -1,5 +1,5 @@
 import { canonicalJson, type JsonObject, type JsonValue } from '../../codec/canonical-json.js';
-import { PART_MARKER, PARTS_MARKER, splitDocument, type PartFile, type SplitResult } from '../../codec/parts.js';
+import { PART_MARKER, PARTS_MARKER, splitDocument, type PartFile, type SplitOptions, type SplitResult } from '../../codec/parts.js';
 import { sha256Hex } from '../../codec/sha256.js';
 import { utf8Encode } from '../../codec/utf8.js';
 import { PHASE_KEYS } from './schema.js';
@@ -23,11 +23,11 @@ const isRef = (v: JsonObject): boolean => {
  * Part references use the core's `$savepoint_part` form, so `readSnapshot` reassembles
  * the document and checks its integrity as for any split snapshot.
  */
-export async function splitPhasedWorkflowDocument(document: JsonObject, maxBytes: number, partKey: (n: number) => string): Promise<SplitResult> {
+export async function splitPhasedWorkflowDocument(document: JsonObject, maxBytes: number, partKey: (n: number) => string, options: SplitOptions = {}): Promise<SplitResult> {
   assertObjectArgument(document, 'splitPhasedWorkflowDocument', 'document');
   assertFunctionArgument(partKey, 'splitPhasedWorkflowDocument', 'partKey');
   if (size(document) <= maxBytes) return { main: document, parts: [] };
-  const main = structuredClone(document);
+  const main = options.owned === true ? document : structuredClone(document);
   const parts: PartFile[] = [];
   const state = main.state_snapshot;
   const outputs = isObject(state) ? state.phase_outputs : undefined;
@@ -46,6 +46,6 @@ export async function splitPhasedWorkflowDocument(document: JsonObject, maxBytes
     }
   }
   if (size(main) <= maxBytes) return { main, parts };
-  const rest = await splitDocument(main, maxBytes, (n) => partKey(parts.length + n));
+  const rest = await splitDocument(main, maxBytes, (n) => partKey(parts.length + n), { owned: true });
   return { main: rest.main, parts: [...parts, ...rest.parts] };
 }
