@@ -85,6 +85,18 @@ describe('large checkpoints', () => {
     expect(best.large.read / best.small.read).toBeLessThan(8);
   });
 
+  it('splitDocument copies a document it is given, and changes one handed over with { owned: true } in place (the writer\'s private parse: one payload less at the peak)', async () => {
+    const doc = { state: payload(40) } as { state: JsonValue };
+    const before = JSON.stringify(doc);
+    const copied = await splitDocument(doc, LIMIT, (n) => `p/${n}`);
+    expect(JSON.stringify(doc)).toBe(before);
+    expect(copied.main).not.toBe(doc);
+    const owned = await splitDocument(doc, LIMIT, (n) => `p/${n}`, { owned: true });
+    expect(owned.main).toBe(doc);
+    expect(JSON.stringify(owned.main)).toBe(JSON.stringify(copied.main));
+    expect(owned.parts.map((p) => p.sha256)).toEqual(copied.parts.map((p) => p.sha256));
+  });
+
   it('a payload with one string over the limit is refused before the document is encoded or split', async () => {
     const writer = createWriter({ storage: memoryStorage(), profile: defaultProfile, runId: 'huge', maxSnapshotBytes: LIMIT, heartbeatIntervalMs: false });
     const r = await writer.checkpoint({ source: 'manual', status: 'in_progress', payload: { s: 'x'.repeat(LIMIT * 4) } });
