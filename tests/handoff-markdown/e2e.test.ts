@@ -158,3 +158,25 @@ describe('handoffMarkdown end to end: writer → storage → planResume', () => 
     expect((await planResume({ storage, profile: handoffMarkdown, runId: 'long', clock })).payload.currentState).toEqual(['phase 5 done']);
   });
 });
+
+describe('handoffMarkdown history is immutable (issue 16, item 6)', () => {
+  it('a trigger coalesced into a hand-off leaves its chk-NNN.md byte for byte; latest.md and resume record it, the next hand-off carries it', async () => {
+    const storage = memoryStorage();
+    const writer = createWriter({ storage, profile: handoffMarkdown, runId: 'quiet', clock });
+    const first = await writer.checkpoint({ source: 'phase_completion', status: 'in_progress', payload: payloadOf(example) });
+    if (!first.ok) throw first.error;
+    const written = (await storage.get(first.key))!.bytes;
+    t += 1_000;
+    const again = await writer.checkpoint({ source: 'context_shift', status: 'in_progress', payload: payloadOf(example) });
+    expect(again).toMatchObject({ ok: true, outcome: 'coalesced', snapshotId: 'chk-001' });
+    expect((await storage.get(first.key))!.bytes).toEqual(written);
+    const plan = await planResume({ storage, profile: handoffMarkdown, runId: 'quiet', clock });
+    expect(plan.snapshot.sourceDetails.map((d) => d.source)).toEqual(['context_shift']);
+    t += 60_000;
+    const next = await writer.checkpoint({ source: 'session_break', status: 'in_progress', payload: { ...payloadOf(example), decisions: [...example.decisions, 'Ship it'] } });
+    if (!next.ok) throw next.error;
+    expect(next.snapshot.sourceDetails).toEqual([expect.objectContaining({ source: 'context_shift', coalesced_into: 'chk-001' })]);
+    expect((await storage.get(first.key))!.bytes).toEqual(written);
+    await writer.close();
+  });
+});

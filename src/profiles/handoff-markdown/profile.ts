@@ -268,6 +268,9 @@ export function handoffMarkdownProfile(options: HandoffMarkdownProfileOptions = 
     newSnapshotId: (ctx) => handoffCheckpointId(ctx.sequence, idPrefix),
     heartbeat: false,
     onOversize: 'reject',
+    // A chk-NNN.md is sealed history (docs/handoff-markdown.md): a coalesced trigger goes to
+    // latest.md, and the next hand-off's file carries it (docs/writing.md).
+    immutableHistory: true,
     ...(options.maxSnapshotBytes !== undefined ? { maxSnapshotBytes: options.maxSnapshotBytes } : {}),
     ...(options.coalesceWindowMs !== undefined ? { coalesceWindowMs: options.coalesceWindowMs } : {}),
     ...(options.retention ? { retention: options.retention } : {}),
