@@ -87,6 +87,8 @@ export interface RunTiersRule extends RuleBase {
    *   of, falls back to `'checkpoint'`;
    * - `'checkpoint'`: its final snapshot (`latest.json` and its history entry), the index
    *   trimmed to it, and a summary written first.
+   * `'latest'` requires `archiveKeeps: 'summary'` (an archived run never keeps more than a
+   * second-tier run; the policy is refused otherwise).
    * @default 'checkpoint' (`phasedWorkflowRetention` says `'latest'`)
    */
   readonly finalKeeps?: 'latest' | 'checkpoint';
@@ -256,8 +258,20 @@ export function resolveRetentionPolicy(policy: RetentionPolicy): ResolvedRetenti
       }
       case 'preserve-runs':
         return { rule: 'preserve-runs', name: ruleName, runIds: new Set(rule.runIds) };
-      case 'run-tiers':
-        return { rule: 'run-tiers', name: ruleName, keepAll: rule.keepAll, keepFinal: rule.keepFinal, finalKeeps: rule.finalKeeps ?? 'checkpoint', archiveKeeps: rule.archiveKeeps ?? 'final' };
+      case 'run-tiers': {
+        const finalKeeps = rule.finalKeeps ?? 'checkpoint';
+        const archiveKeeps = rule.archiveKeeps ?? 'final';
+        // An older tier never keeps more than a newer one: with 'latest' a second-tier run keeps
+        // latest.json alone (its batch file goes), while an archived run's 'final' would keep its
+        // final snapshot's batch file and batchmates — raising keepFinal would then delete what
+        // a smaller count kept (found by the monotonicity property).
+        if (finalKeeps === 'latest' && archiveKeeps === 'final') {
+          throw new CheckpointError('checkpoint_config_invalid', `retention policy is invalid at "rules.${i}.archiveKeeps": with finalKeeps 'latest', archived runs must keep their summary only (archiveKeeps: 'summary'), never more than the runs before them`, {
+            details: { path: `rules.${i}.archiveKeeps` },
+          });
+        }
+        return { rule: 'run-tiers', name: ruleName, keepAll: rule.keepAll, keepFinal: rule.keepFinal, finalKeeps, archiveKeeps };
+      }
     }
   });
   if (rules.filter((r) => r.rule === 'run-tiers').length > 1) {

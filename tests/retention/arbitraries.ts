@@ -200,6 +200,8 @@ export const ruleArb: fc.Arbitrary<RetentionRule> = fc.oneof(
       { keepAll: fc.nat({ max: 3 }), keepFinal: fc.nat({ max: 3 }), finalKeeps: fc.constantFrom('latest' as const, 'checkpoint' as const), archiveKeeps: fc.constantFrom('summary' as const, 'final' as const) },
       { requiredKeys: ['keepAll', 'keepFinal'] },
     )
+    // finalKeeps 'latest' goes with archiveKeeps 'summary' only (the policy refuses the rest).
+    .filter((t) => t.finalKeeps !== 'latest' || t.archiveKeeps === 'summary')
     .map((t) => ({ rule: 'run-tiers' as const, ...t })),
 );
 

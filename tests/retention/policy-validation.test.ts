@@ -54,3 +54,22 @@ describe('retention policy validation without zod', () => {
     );
   });
 });
+
+describe('run tiers never let an older tier keep more than a newer one', () => {
+  it("refuses finalKeeps 'latest' with archiveKeeps 'final' (explicit or by default), naming the member; accepts it with 'summary'", () => {
+    for (const tiers of [
+      { rule: 'run-tiers', keepAll: 1, keepFinal: 1, finalKeeps: 'latest', archiveKeeps: 'final' },
+      { rule: 'run-tiers', keepAll: 1, keepFinal: 1, finalKeeps: 'latest' },
+    ] as const) {
+      let refusal: unknown;
+      try {
+        resolveRetentionPolicy({ name: 'tiers', rules: [tiers] });
+      } catch (err) {
+        refusal = err;
+      }
+      expect(isCheckpointError(refusal) && refusal.reasonCode === 'checkpoint_config_invalid').toBe(true);
+      expect((refusal as Error).message).toContain('rules.0.archiveKeeps');
+    }
+    expect(resolveRetentionPolicy({ name: 'tiers', rules: [{ rule: 'run-tiers', keepAll: 1, keepFinal: 1, finalKeeps: 'latest', archiveKeeps: 'summary' }] }).rules[0]).toMatchObject({ finalKeeps: 'latest', archiveKeeps: 'summary' });
+  });
+});
