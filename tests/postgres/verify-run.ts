@@ -63,3 +63,23 @@ export function ackedOf(lines: readonly string[]): Map<number, string> {
   }
   return acked;
 }
+
+/**
+ * {@link verifyRun} once a killed writer's last statement has landed. PostgreSQL runs a
+ * statement whose client was SIGKILLed to its end — and commits it — before it notices the
+ * client is gone (`client_connection_check_interval` is off by default), while verifyRun reads
+ * the run in several statements: a batch committed between the history listing and the read of
+ * `latest` looks half-applied ("latest is #19 but the newest history entry is #18", seen once in
+ * CI). A half-applied batch is stored state and fails every attempt; a commit in flight passes
+ * once it has landed, a few milliseconds later.
+ */
+export async function verifyRunSettled(storage: StorageAdapter, runId: string, acked: ReadonlyMap<number, string>, attempts = 3): Promise<RunCheck> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await verifyRun(storage, runId, acked);
+    } catch (err) {
+      if (attempt >= attempts) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 250 * attempt));
+    }
+  }
+}
