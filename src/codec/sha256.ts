@@ -21,33 +21,48 @@ interface SyncHash {
   digest(encoding: 'hex'): string;
 }
 
+/** What savepoint uses of `node:crypto`. */
+interface NodeCrypto {
+  createHash?: (algorithm: string) => SyncHash;
+  hash?: (algorithm: string, data: Uint8Array | string, encoding: 'hex') => string;
+}
+
 /**
- * Node's synchronous, incremental hash when the runtime offers it without an import
- * (`process.getBuiltinModule`, Node >= 20.16): a WebCrypto digest is a round trip through a
- * worker job, which costs more than hashing a small document itself. Browsers, Deno, Bun
- * and edge runtimes without it use WebCrypto; the result is the same.
+ * `node:crypto` when the runtime offers it without an import (`process.getBuiltinModule`,
+ * Node >= 20.16), so the root entry imports no `node:` module; undefined in browsers, Deno,
+ * Bun and edge runtimes, which use WebCrypto (the result is the same).
  */
-const nodeCreateHash: ((algorithm: 'sha256') => SyncHash) | undefined = (() => {
+const nodeCrypto: NodeCrypto | undefined = (() => {
   try {
     const proc = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
-    const mod = proc?.getBuiltinModule?.('node:crypto') as { createHash?: (algorithm: string) => SyncHash } | undefined;
-    return typeof mod?.createHash === 'function' ? (algorithm) => mod.createHash!(algorithm) : undefined;
+    return proc?.getBuiltinModule?.('node:crypto') as NodeCrypto | undefined;
   } catch {
     return undefined;
   }
 })();
 
+/**
+ * Node's synchronous, incremental hash: a WebCrypto digest is a round trip through a worker
+ * job, which costs more than hashing a small document itself.
+ */
+const nodeCreateHash: ((algorithm: 'sha256') => SyncHash) | undefined =
+  typeof nodeCrypto?.createHash === 'function' ? (algorithm) => nodeCrypto.createHash!(algorithm) : undefined;
+
 /** Node's one-shot `crypto.hash` (Node >= 20.12): no Hash object per digest, half the cost of `createHash` on a small document. */
-const nodeHashOnce: ((data: Uint8Array | string) => string) | undefined = (() => {
-  try {
-    const proc = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
-    const mod = proc?.getBuiltinModule?.('node:crypto') as { hash?: (algorithm: string, data: Uint8Array | string, encoding: 'hex') => string } | undefined;
-    if (typeof mod?.hash === 'function') return (bytes) => mod.hash!('sha256', bytes, 'hex');
-    return nodeCreateHash ? (bytes) => nodeCreateHash('sha256').update(bytes).digest('hex') : undefined;
-  } catch {
-    return undefined;
-  }
-})();
+const nodeHashOnce: ((data: Uint8Array | string) => string) | undefined =
+  typeof nodeCrypto?.hash === 'function'
+    ? (data) => nodeCrypto.hash!('sha256', data, 'hex')
+    : nodeCreateHash
+      ? (data) => nodeCreateHash('sha256').update(data).digest('hex')
+      : undefined;
+
+/** SHA-256 of the concatenation of `parts`, incrementally and synchronously (Node); else undefined. */
+function sha256HexOfPartsNode(parts: readonly (Uint8Array | string)[]): string | undefined {
+  if (!nodeCreateHash) return undefined;
+  const hash = nodeCreateHash('sha256');
+  for (const p of parts) hash.update(p);
+  return hash.digest('hex');
+}
 
 /**
  * SHA-256 of `bytes` as lower-case hex when the runtime can hash synchronously (Node), else
@@ -82,12 +97,7 @@ export async function sha256Hex(data: Uint8Array | string): Promise<string> {
  * split a surrogate pair between two parts (savepoint's parts end at ASCII characters).
  */
 export async function sha256HexOfParts(parts: readonly (Uint8Array | string)[]): Promise<string> {
-  if (nodeCreateHash) {
-    const hash = nodeCreateHash('sha256');
-    for (const p of parts) hash.update(p);
-    return hash.digest('hex');
-  }
-  return sha256Hex(concatBytes(parts.map((p) => (typeof p === 'string' ? utf8Encode(p) : p))));
+  return sha256HexOfPartsNode(parts) ?? sha256Hex(concatBytes(parts.map((p) => (typeof p === 'string' ? utf8Encode(p) : p))));
 }
 
 /**
@@ -95,10 +105,7 @@ export async function sha256HexOfParts(parts: readonly (Uint8Array | string)[]):
  * runtime hashes incrementally without a worker (Node); undefined elsewhere.
  */
 export function sha256HexOfPartsSync(parts: readonly string[]): string | undefined {
-  if (!nodeCreateHash) return undefined;
-  const hash = nodeCreateHash('sha256');
-  for (const p of parts) hash.update(p);
-  return hash.digest('hex');
+  return sha256HexOfPartsNode(parts);
 }
 
 /** One buffer holding `parts` in order. */
