@@ -321,7 +321,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
         continue;
       }
       nextSequence++;
-      planned.push({ draft, payloadText: t.payloadText, ...(t.payloadPieces ? { payloadPieces: t.payloadPieces } : {}), material: t.material, createdAtMs: t.at, creator: job, coalesced: [], details: [], stored, key: latestKey });
+      planned.push({ draft, payloadText: t.payloadText, payloadPieces: t.payloadPieces, material: t.material, createdAtMs: t.at, creator: job, coalesced: [], details: [], stored, key: latestKey });
       heartbeat.reset(t.status === activeStatus);
     }
     if (planned.length === 0 && intoHead.length === 0) return;
@@ -501,7 +501,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
         else if (batchFile) location = { kind: 'batch', key: batchFile.key, version: report.versions.get(batchFile.key) ?? '', members: batchFile.members };
         else location = { kind: 'history', key: newest.key, version: report.versions.get(newest.key) ?? '' };
         if ((location.kind === 'history' || location.kind === 'batch') && location.version === '') location = { kind: 'fixed' };
-        head = { header: newest.draft, payloadText: newest.payloadText, ...(newest.payloadPieces ? { payloadPieces: newest.payloadPieces } : {}), material: newest.material, createdAtMs: newest.createdAtMs, location, latestOnly: [] };
+        head = { header: newest.draft, payloadText: newest.payloadText, payloadPieces: newest.payloadPieces, material: newest.material, createdAtMs: newest.createdAtMs, location, latestOnly: [] };
       }
       if (autoRetention) {
         if (held) history = [...history.filter((e) => e.file_path !== held.replaced), ...repointEntries(history, held)];
