@@ -96,10 +96,13 @@ export async function runToEnd(dir: string, threadId: string, options: Parameter
     const app = buildGraph(options).compile({ checkpointer });
     const config = { configurable: { thread_id: threadId } };
     const saved = await app.getState(config);
-    // A thread with a checkpoint and work left resumes (input null); a new thread starts.
-    const input = saved.next.length > 0 ? null : { messages: [new HumanMessage({ id: 'request', content: 'apple, bread, cheese, dates, eggs' })] };
-    if (saved.next.length === 0 && saved.values.report) return saved.values as GraphState;
-    return (await app.invoke(input, config)) as GraphState;
+    // A new thread (no checkpoint yet) starts from the request.
+    if (saved.metadata === undefined) return (await app.invoke({ messages: [new HumanMessage({ id: 'request', content: 'apple, bread, cheese, dates, eggs' })] }, config)) as GraphState;
+    // A thread with tasks left resumes (input null). Not `saved.next`: it leaves out a task whose
+    // writes were saved before a crash that came before the checkpoint after it, so such a thread
+    // shows an empty `next` yet is not finished; `saved.tasks` still lists that task.
+    if (saved.tasks.length > 0) return (await app.invoke(null, config)) as GraphState;
+    return saved.values as GraphState;
   } finally {
     await storage.close();
   }
