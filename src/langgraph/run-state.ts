@@ -30,11 +30,19 @@ export interface RunState {
    * listing (a list costs what the store holds on some adapters). Sequences not here are listed.
    */
   readonly writeKeys: Map<number, Set<string>>;
+  /**
+   * Sequences above the newest checkpoint whose `parts/` folder already held writes when the
+   * run was listed: a saver that died left them for checkpoints it never stored (LangGraph
+   * saves a task's writes without waiting for the checkpoint before it). This saver reuses
+   * those sequences, so pruning lists their folders and the leftovers go with the new checkpoint.
+   */
+  readonly leftoverWrites: ReadonlySet<number>;
 }
 
 const HISTORY_NAME = /\/history\/([^/]+)\.json$/;
+const PARTS_SEQUENCE = /\/parts\/(\d+)\//;
 
-/** Lists a run's checkpoint ids once and reads its newest document's sequence. */
+/** Lists a run's checkpoint ids and writes folders once and reads its newest document's sequence. */
 export async function loadRunState(storage: StorageAdapter, runId: string, readSequence: (key: string) => Promise<Snapshot<LangGraphPayload> | undefined>): Promise<RunState> {
   const ids: string[] = [];
   for await (const entry of storage.list(`${runDir(runId)}/history/`)) {
@@ -42,17 +50,23 @@ export async function loadRunState(storage: StorageAdapter, runId: string, readS
     if (m) ids.push(m[1]!);
   }
   ids.sort(compareIds);
-  const state: RunState = { runId, ids, sequences: new Map(), maxSequence: 0, loadedMaxSequence: 0, writeKeys: new Map() };
+  const writeSequences = new Set<number>();
+  for await (const entry of storage.list(`${runDir(runId)}/parts/`)) {
+    const m = PARTS_SEQUENCE.exec(entry.key);
+    if (m) writeSequences.add(Number(m[1]));
+  }
+  let maxSequence = 0;
+  const sequences = new Map<string, number>();
   const newest = ids.at(-1);
   if (newest !== undefined) {
     const snapshot = await readSequence(checkpointKey(runId, newest));
     if (snapshot) {
-      state.sequences.set(newest, snapshot.sequence);
-      state.maxSequence = snapshot.sequence;
-      state.loadedMaxSequence = snapshot.sequence;
+      sequences.set(newest, snapshot.sequence);
+      maxSequence = snapshot.sequence;
     }
   }
-  return state;
+  const leftoverWrites = new Set([...writeSequences].filter((sequence) => sequence > maxSequence));
+  return { runId, ids, sequences, maxSequence, loadedMaxSequence: maxSequence, writeKeys: new Map(), leftoverWrites };
 }
 
 /** Code-unit order, the order `list()` returns and LangGraph's ids sort in. */

@@ -173,9 +173,9 @@ export class SavepointSaver extends BaseCheckpointSaver {
     return reserveSequence(state, id);
   }
 
-  /** True for a sequence this saver reserved itself (no other saver can have written its writes). */
+  /** True for a sequence this saver reserved itself and found no writes under (no other saver can have written its writes). */
   private ownsSequence(state: RunState, sequence: number): boolean {
-    return sequence > state.loadedMaxSequence;
+    return sequence > state.loadedMaxSequence && !state.leftoverWrites.has(sequence);
   }
 
   /** Serialized channels of the parent checkpoint, from memory when this saver wrote it last. */

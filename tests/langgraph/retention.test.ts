@@ -100,6 +100,34 @@ describe('SavepointSaver stores under savepoint retention, verify, ls and prune'
     );
   });
 
+  it('property: writes a killed saver left for checkpoints it never stored go with the checkpoints a new saver stores under their sequences', async () => {
+    // LangGraph saves a task's writes without waiting for the put of the checkpoint before
+    // them, so a process killed mid-graph can leave writes whose checkpoint never landed.
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1, max: 5 }), fc.integer({ min: 1, max: 4 }), fc.integer({ min: 0, max: 8 }), fc.integer({ min: 1, max: 4 }), async (stored, lost, extra, keep) => {
+        const storage = memoryStorage();
+        const killed = new SavepointSaver({ storage, keepLast: keep });
+        await writeSteps(killed, 'k', stored);
+        for (let i = 0; i < lost; i++) {
+          const never = { configurable: { thread_id: 'k', checkpoint_ns: '', checkpoint_id: uuid6(100 + i) } };
+          await killed.putWrites(never, [['count', -1]], `lost-${i}`);
+        }
+        const resumed = new SavepointSaver({ storage, keepLast: keep });
+        const ids = await writeSteps(resumed, 'k', lost + extra);
+        const runId = await runIdOf('k', '');
+        const kept = await historyIds(storage, runId);
+        const keptSequences = await Promise.all(kept.map(async (id) => (await storage.get(`langgraph/${runId}/history/${id}.json`))!));
+        const sequences = keptSequences.map((s) => (JSON.parse(new TextDecoder().decode(s.bytes)) as { sequence: number }).sequence);
+        // Every writes folder belongs to a kept checkpoint: the leftovers left with the checkpoint that reused their sequence.
+        for (const dir of await partDirs(storage, runId)) expect(sequences).toContain(dir);
+        const tuple = await resumed.getTuple({ configurable: { thread_id: 'k' } });
+        expect(tuple?.checkpoint.id).toBe(ids.at(-1));
+        expect(tuple?.pendingWrites).toEqual([[`task-${lost + extra - 1}`, 'count', lost + extra]]);
+      }),
+      { numRuns: 60 },
+    );
+  });
+
   it('runRetention with the langgraph profile keeps each thread namespace\'s newest N with their writes; planning again deletes nothing', async () => {
     const storage = memoryStorage();
     const saver = new SavepointSaver({ storage, keepLast: false });
