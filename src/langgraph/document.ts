@@ -1,6 +1,6 @@
 import { canonicalJson } from '../codec/canonical-json.js';
-import { sha256HexOfParts, sha256HexOfPartsSync } from '../codec/sha256.js';
-import { utf8Encode } from '../codec/utf8.js';
+import { sha256Hex, sha256HexSync } from '../codec/sha256.js';
+import { utf8Encode, utf8EncodeInto } from '../codec/utf8.js';
 import { FORMAT_VERSION } from '../model/snapshot-constants.js';
 import type { LangGraphPayload, StoredChannel } from './profile.js';
 import { channelText, valueText } from './serialized.js';
@@ -10,18 +10,34 @@ const quote = JSON.stringify;
 const SEAL_OPEN = '"integrity":{"algorithm":"sha256",';
 const SEAL_CLOSE = `"format_version":${quote(FORMAT_VERSION)}}`;
 
+/** Length of `"checksum":"<64 hex>",` (ASCII). */
+const CHECKSUM_SPAN = '"checksum":"'.length + 64 + '",'.length;
+
 /**
  * The stored bytes of a canonical document given as its text before the `integrity` member
- * (`{…,`) and after it (`,…}`), members in code-unit order: the checksum covers the text
- * without `"checksum":"…",` (what `documentChecksum` covers), hashed in two parts, and is
- * written into the one string that is encoded. The same bytes as `sealMembers` makes of
- * the same members (property tests hold them equal), without its general layout work.
+ * (`{…,`) and after it (`,…}`), members in code-unit order: the text without
+ * `"checksum":"…",` (what `documentChecksum` covers) is encoded once and hashed as bytes,
+ * then copied around the checksum member into the stored bytes. The same bytes as
+ * `sealMembers` makes of the same members (property tests hold them equal), without its
+ * general layout work. Synchronous where the runtime hashes synchronously (Node): no promise
+ * on a put's path.
  */
-export async function sealCanonical(before: string, after: string): Promise<Uint8Array> {
+export function sealCanonical(before: string, after: string): Uint8Array | Promise<Uint8Array> {
   const head = before + SEAL_OPEN;
-  const tail = SEAL_CLOSE + after;
-  const checksum = sha256HexOfPartsSync([head, tail]) ?? (await sha256HexOfParts([head, tail]));
-  return utf8Encode(`${head}"checksum":"${checksum}",${tail}`);
+  const unsealed = utf8Encode(head + SEAL_CLOSE + after);
+  // JSON text is ASCII nearly always: then characters are bytes.
+  const at = unsealed.length === head.length + SEAL_CLOSE.length + after.length ? head.length : utf8Encode(head).length;
+  const checksum = sha256HexSync(unsealed);
+  return checksum !== undefined ? withChecksum(unsealed, at, checksum) : sha256Hex(unsealed).then((hex) => withChecksum(unsealed, at, hex));
+}
+
+/** `unsealed` with `"checksum":"<checksum>",` inserted at byte `at`. */
+function withChecksum(unsealed: Uint8Array, at: number, checksum: string): Uint8Array {
+  const bytes = new Uint8Array(unsealed.length + CHECKSUM_SPAN);
+  bytes.set(unsealed.subarray(0, at));
+  utf8EncodeInto(`"checksum":"${checksum}",`, bytes.subarray(at));
+  bytes.set(unsealed.subarray(at), at + CHECKSUM_SPAN);
+  return bytes;
 }
 
 /** The snapshot header of a checkpoint document (what `SnapshotDraft` holds besides the payload). */
@@ -56,7 +72,7 @@ function channelValuesText(channels: Readonly<Record<string, StoredChannel>>, te
  * and versions checked where they are made), so the JSON Schema check is left to reads,
  * which all run it.
  */
-export function encodeCheckpointDocument(header: CheckpointHeader, payload: LangGraphPayload, texts?: ChannelTexts): Promise<Uint8Array> {
+export function encodeCheckpointDocument(header: CheckpointHeader, payload: LangGraphPayload, texts?: ChannelTexts): Uint8Array | Promise<Uint8Array> {
   const before =
     `{"channel_values":${channelValuesText(payload.channel_values, texts)},"checkpoint":${valueText(payload.checkpoint)},` +
     `"checkpoint_ns":${quote(payload.checkpoint_ns)},"created_at":${quote(header.createdAt)},`;

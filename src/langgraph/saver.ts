@@ -24,12 +24,12 @@ import type { Snapshot } from '../model/snapshot.js';
 import { readSnapshot } from '../profiles/read-snapshot.js';
 import { deleteRun } from '../runs/delete-run.js';
 import type { BatchOperation, StorageAdapter } from '../storage/adapter.js';
-import { LANGGRAPH_ROOT, NS_SEPARATOR, assertCheckpointId, checkpointKey, runIdOf, segmentOf, threadSegmentOfRun, writesDir, writesKey } from './keys.js';
+import { LANGGRAPH_ROOT, NS_SEPARATOR, assertCheckpointId, checkpointKey, plainSegment, runIdOf, segmentOf, threadSegmentOfRun, writesDir, writesKey } from './keys.js';
 import { DEFAULT_KEEP_LAST, LANGGRAPH_SOURCES, langGraphProfile, type LangGraphPayload, type StoredChannel } from './profile.js';
 import { compareIds, hasId, insertId, loadRunState, reserveSequence, type RunState } from './run-state.js';
 import { decodeWrites, encodeWrites, type StoredWrite } from './writes.js';
 import { encodeCheckpointDocument } from './document.js';
-import { channelText, storedValue, valueBytes } from './serialized.js';
+import { channelText, storedChannel, storedValue, storedWrite, valueBytes } from './serialized.js';
 
 /** Options of {@link SavepointSaver}. */
 export interface SavepointSaverOptions {
@@ -199,22 +199,27 @@ export class SavepointSaver extends BaseCheckpointSaver {
     const sequence = state.sequences.get(checkpoint.id) ?? (await this.sequenceOf(state, checkpoint.id));
     const parent = parentId === undefined ? undefined : state.last?.id === parentId ? state.last : await this.parentChannels(state, parentId);
     const { channel_values: values, ...bare } = checkpoint;
-    const { channels, texts } = await this.storedChannels(checkpoint, values ?? {}, newVersions, parent);
-    const [checkpointType, checkpointBytes] = await this.serde.dumpsTyped(bare);
-    const [metadataType, metadataBytes] = await this.serde.dumpsTyped(metadata);
+    // Every serialization at once, one await: each await is a microtask, and LangGraph's AsyncLocalStorage makes those cost.
+    const fresh = Object.keys(values ?? {}).filter((channel) => Object.hasOwn(newVersions, channel));
+    const pending = [this.serde.dumpsTyped(bare), this.serde.dumpsTyped(metadata)];
+    for (const channel of fresh) pending.push(this.serde.dumpsTyped(values[channel]));
+    const dumped = await Promise.all(pending);
+    const { channels, texts } = this.storedChannels(checkpoint, values ?? {}, newVersions, parent, fresh, dumped);
+    const [metadataType, metadataBytes] = dumped[1]!;
     const metadataJson = metadataType === 'json' ? parseJson(utf8Decode(metadataBytes, 'metadata'), 'metadata') : undefined;
     const plainMetadata = metadataJson !== undefined && metadataJson !== null && typeof metadataJson === 'object' && !Array.isArray(metadataJson);
     const payload: LangGraphPayload = {
       thread_id: threadId,
       checkpoint_ns: ns,
-      ...(parentId !== undefined ? { parent_checkpoint_id: parentId } : {}),
-      checkpoint: storedValue(checkpointType, checkpointBytes),
+      checkpoint: storedValue(...dumped[0]!),
       channel_values: channels,
       metadata: plainMetadata ? (metadataJson as JsonObject) : {},
-      ...(plainMetadata ? {} : { metadata_blob: storedValue(metadataType, metadataBytes) }),
     };
+    if (parentId !== undefined) payload.parent_checkpoint_id = parentId;
+    if (!plainMetadata) payload.metadata_blob = storedValue(metadataType, metadataBytes);
     const source = (LANGGRAPH_SOURCES as readonly string[]).includes(metadata?.source) ? metadata.source : 'update';
-    const bytes = await encodeCheckpointDocument({ id: checkpoint.id, runId, sequence, createdAt: toRfc3339(this.clock.now()), source }, payload, texts);
+    const encoded = encodeCheckpointDocument({ id: checkpoint.id, runId, sequence, createdAt: toRfc3339(this.clock.now()), source }, payload, texts);
+    const bytes = encoded instanceof Uint8Array ? encoded : await encoded;
     const key = checkpointKey(runId, checkpoint.id);
     // With an atomic batch, the checkpoints retention lets go leave in the same commit.
     const leaving = this.leavingWith(state, checkpoint.id);
@@ -232,27 +237,31 @@ export class SavepointSaver extends BaseCheckpointSaver {
   }
 
   /**
-   * The channels a checkpoint stores: those in `newVersions` serialized now, the others
-   * copied as bytes from the parent when it holds them at the same version (LangGraph's
-   * savers store a channel under its version once; the validation suite checks that a
-   * channel neither new nor in the parent is not stored).
+   * The channels a checkpoint stores: those in `newVersions` (`fresh`, serialized as
+   * `dumped`), the others copied as stored from the parent when it holds them at the same
+   * version (LangGraph's savers store a channel under its version once; the validation
+   * suite checks that a channel neither new nor in the parent is not stored).
    */
-  private async storedChannels(
+  private storedChannels(
     checkpoint: Checkpoint,
     values: Record<string, unknown>,
     newVersions: ChannelVersions,
     parent: Parent | undefined,
-  ): Promise<{ channels: Record<string, StoredChannel>; texts: Record<string, string> }> {
+    fresh: readonly string[],
+    dumped: readonly [string, Uint8Array][],
+  ): { channels: Record<string, StoredChannel>; texts: Record<string, string> } {
     const channels: Record<string, StoredChannel> = {};
     const texts: Record<string, string> = {};
-    for (const [channel, value] of Object.entries(values)) {
+    // `dumped` holds the checkpoint and the metadata first, then the fresh channels in order.
+    let next = 0;
+    for (const channel of Object.keys(values)) {
       // As a plain object's key it would set the prototype: refused as canonical JSON refuses it.
       if (channel === '__proto__') throw new CheckpointError('checkpoint_schema_invalid', 'SavepointSaver: a channel named "__proto__" cannot be stored as JSON', { details: { path: '$.channel_values.__proto__' } });
       const version = checkpoint.channel_versions?.[channel] ?? newVersions[channel];
       let stored: StoredChannel | undefined;
-      if (Object.hasOwn(newVersions, channel)) {
-        const [type, bytes] = await this.serde.dumpsTyped(value);
-        stored = { ...storedValue(type, bytes), version: version ?? newVersions[channel]! };
+      if (fresh[next] === channel) {
+        const [type, bytes] = dumped[2 + next++]!;
+        stored = storedChannel(type, bytes, version ?? newVersions[channel]!);
       } else {
         const previous = parent?.channels[channel];
         if (!previous || version === undefined || previous.version !== version) continue;
@@ -276,13 +285,9 @@ export class SavepointSaver extends BaseCheckpointSaver {
     const runId = this.runIds.get(`${threadId.length}:${threadId}${ns}`) ?? (await this.runIdFor(threadId, ns));
     const state = this.loaded.get(runId) ?? (await this.run(runId));
     const sequence = state.sequences.get(checkpointId) ?? (await this.sequenceOf(state, checkpointId));
-    const key = writesKey(runId, sequence, await segmentOf(taskId));
-
-    const fresh: StoredWrite[] = [];
-    for (const [index, [channel, value]] of writes.entries()) {
-      const [type, bytes] = await this.serde.dumpsTyped(value);
-      fresh.push({ idx: WRITES_IDX_MAP[channel] ?? index, channel, ...storedValue(type, bytes) });
-    }
+    const key = writesKey(runId, sequence, plainSegment(taskId) ?? (await segmentOf(taskId)));
+    const dumped = await Promise.all(writes.map(([, value]) => this.serde.dumpsTyped(value)));
+    const fresh = writes.map(([channel], index): StoredWrite => storedWrite(WRITES_IDX_MAP[channel] ?? index, channel, dumped[index]![0], dumped[index]![1]));
     const document = { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpointId, task_id: taskId, task_path: taskPath ?? '' };
     // Usually the task's first writes: create-only, one storage call. Otherwise merge as
     // MemorySaver does: a regular write (idx >= 0) already stored is kept, special ones replace.
@@ -295,7 +300,8 @@ export class SavepointSaver extends BaseCheckpointSaver {
         for (const w of fresh) if (w.idx < 0 || !byIdx.has(w.idx)) byIdx.set(w.idx, w);
         merged = [...byIdx.values()];
       }
-      const bytes = await encodeWrites({ ...document, writes: merged });
+      const encoded = encodeWrites(document, merged);
+      const bytes = encoded instanceof Uint8Array ? encoded : await encoded;
       try {
         await this.storage.put(key, bytes, existing ? { ifVersion: existing.version } : { ifAbsent: true });
         // Only for sequences whose writes this saver has seen from the start; others are listed when pruned.

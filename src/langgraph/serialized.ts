@@ -26,14 +26,28 @@ function exactText(bytes: Uint8Array): string | undefined {
  * custom serializer's), as base64 `data`. Both give back the serializer's bytes unchanged.
  */
 export function storedValue(type: string, bytes: Uint8Array): SerializedValue {
+  const text = textOf(type, bytes);
+  return text !== undefined ? { type, text } : { type, data: toBase64(bytes) };
+}
+
+/** The text form of the serializer's output when it has one (see {@link storedValue}); throws on an empty type tag. */
+function textOf(type: string, bytes: Uint8Array): string | undefined {
   if (typeof type !== 'string' || type === '') {
     throw new CheckpointError('checkpoint_schema_invalid', 'SavepointSaver: the serializer returned an empty type tag', { details: { type: String(type) } });
   }
-  if (type === 'json') {
-    const text = exactText(bytes);
-    if (text !== undefined) return { type, text };
-  }
-  return { type, data: toBase64(bytes) };
+  return type === 'json' ? exactText(bytes) : undefined;
+}
+
+/** A channel's serializer output as stored (see {@link storedValue}), with its version. */
+export function storedChannel(type: string, bytes: Uint8Array, version: number | string): StoredChannel {
+  const text = textOf(type, bytes);
+  return text !== undefined ? { type, text, version } : { type, data: toBase64(bytes), version };
+}
+
+/** One pending write's serializer output as stored (see {@link storedValue}). */
+export function storedWrite(idx: number, channel: string, type: string, bytes: Uint8Array): StoredWrite {
+  const text = textOf(type, bytes);
+  return text !== undefined ? { idx, channel, type, text } : { idx, channel, type, data: toBase64(bytes) };
 }
 
 /** The serializer's bytes of a stored value, in either form (documents written before the text form hold base64 only). */

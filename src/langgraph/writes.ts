@@ -38,10 +38,10 @@ export type WritesDocument = z.infer<typeof WritesDocumentSchema>;
  * (a property test holds them equal), its canonical text built directly (every member is a
  * string, or a write made by `storedValue`).
  */
-export function encodeWrites(document: Omit<WritesDocument, 'integrity'>): Promise<Uint8Array> {
+export function encodeWrites(document: Omit<WritesDocument, 'integrity' | 'writes'>, stored: readonly StoredWrite[]): Uint8Array | Promise<Uint8Array> {
   const q = JSON.stringify;
   let writes = '[';
-  for (let i = 0; i < document.writes.length; i++) writes += `${i > 0 ? ',' : ''}${writeText(document.writes[i]!)}`;
+  for (let i = 0; i < stored.length; i++) writes += `${i > 0 ? ',' : ''}${writeText(stored[i]!)}`;
   return sealCanonical(
     `{"checkpoint_id":${q(document.checkpoint_id)},"checkpoint_ns":${q(document.checkpoint_ns)},`,
     `,"task_id":${q(document.task_id)},"task_path":${q(document.task_path)},"thread_id":${q(document.thread_id)},"writes":${writes}]}`,
