@@ -139,6 +139,22 @@ describe('SavepointSaver documents: assembled as text, the same bytes as the gen
     }
   });
 
+  it('without the per-put JSON Schema check, a put still refuses what the schema would: a "__proto__" channel, a NaN version, an empty type tag — and stores nothing', async () => {
+    const storage = memoryStorage();
+    const code = async (p: Promise<unknown>): Promise<string | undefined> => ((await p.then(() => undefined, (e: unknown) => e)) as { reasonCode?: string } | undefined)?.reasonCode;
+    const config = { configurable: { thread_id: 't' } };
+    const meta = { source: 'loop' as const, step: 0, parents: {} };
+    const proto: Checkpoint = { ...emptyCheckpoint(), id: uuid6(1), channel_values: JSON.parse('{"__proto__": 1}') as Record<string, unknown>, channel_versions: JSON.parse('{"__proto__": 1}') as Record<string, number> };
+    expect(await code(new SavepointSaver({ storage }).put(config, proto, meta, JSON.parse('{"__proto__": 1}') as Record<string, number>))).toBe('checkpoint_schema_invalid');
+    const nan: Checkpoint = { ...emptyCheckpoint(), id: uuid6(2), channel_values: { a: 1 }, channel_versions: { a: Number.NaN } };
+    expect(await code(new SavepointSaver({ storage }).put(config, nan, meta, { a: Number.NaN }))).toBe('checkpoint_schema_invalid');
+    const serde = new JsonPlusSerializer();
+    const untagged = Object.assign(Object.create(serde) as JsonPlusSerializer, { dumpsTyped: async (value: unknown) => ['', (await serde.dumpsTyped(value))[1]] });
+    const ok: Checkpoint = { ...emptyCheckpoint(), id: uuid6(3), channel_values: { a: 1 }, channel_versions: { a: 1 } };
+    expect(await code(new SavepointSaver({ storage, serde: untagged }).put(config, ok, meta, { a: 1 }))).toBe('checkpoint_schema_invalid');
+    expect(await listAll(storage, '')).toEqual([]);
+  });
+
   it('JsonPlusSerializer output is stored as readable text, not base64', async () => {
     const serde = new JsonPlusSerializer();
     const [type, bytes] = await serde.dumpsTyped({ city: 'Zürich', n: 1 });
