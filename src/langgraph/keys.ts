@@ -26,6 +26,11 @@ export async function segmentOf(id: string): Promise<string> {
   return `h_${(await sha256Hex(bytes)).slice(0, 40)}`;
 }
 
+/** The segment of an id used as it is (see {@link segmentOf}), without a promise; undefined when it must be encoded. */
+export function plainSegment(id: string): string | undefined {
+  return PLAIN.test(id) ? id : undefined;
+}
+
 /** The run id of one (thread, namespace) pair: `<thread>` for the root namespace, `<thread>.<ns>` otherwise. */
 export async function runIdOf(threadId: string, checkpointNs: string): Promise<string> {
   const thread = await segmentOf(threadId);

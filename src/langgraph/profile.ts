@@ -11,16 +11,25 @@ import { LANGGRAPH_ROOT } from './keys.js';
 /** Checkpoints kept per thread namespace by default (snapshot-lifecycle.md's 50 per run). */
 export const DEFAULT_KEEP_LAST = 50;
 
+const serializedType = z.string().min(1);
+/** The serializer's bytes in base64: any type tag, and JSON bytes that are not exact UTF-8. */
+const base64Form = { type: serializedType, data: z.string() };
+/** The serializer's JSON output as the UTF-8 text it is (`type: 'json'`): readable, and no base64 to write or read. */
+const textForm = { type: serializedType, text: z.string() };
+
 /**
- * Bytes LangGraph's serializer produced (`serde.dumpsTyped`): its type tag and the bytes in
- * base64, stored as they are so nothing is re-encoded on the way in or out.
+ * Bytes LangGraph's serializer produced (`serde.dumpsTyped`): its type tag and the bytes,
+ * as UTF-8 `text` when the type is `json` and the bytes are exact UTF-8 (nearly always),
+ * else as base64 `data`. Stored as they are: reading gives back the same bytes.
+ * Documents written before the text form hold `data` only; both are read.
  */
-export const SerializedValueSchema = z.object({ type: z.string().min(1), data: z.string() }).strict();
+export const SerializedValueSchema = z.union([z.object(textForm).strict(), z.object(base64Form).strict()]);
 /** The TypeScript type of {@link SerializedValueSchema}. */
 export type SerializedValue = z.infer<typeof SerializedValueSchema>;
 
+const channelVersion = z.union([z.number(), z.string().min(0)]);
 /** A channel's value and the channel version it was written at (so unchanged channels carry over by version). */
-export const StoredChannelSchema = SerializedValueSchema.extend({ version: z.union([z.number(), z.string().min(0)]) }).strict();
+export const StoredChannelSchema = z.union([z.object({ ...textForm, version: channelVersion }).strict(), z.object({ ...base64Form, version: channelVersion }).strict()]);
 /** The TypeScript type of {@link StoredChannelSchema}. */
 export type StoredChannel = z.infer<typeof StoredChannelSchema>;
 

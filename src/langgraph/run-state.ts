@@ -7,6 +7,8 @@ import type { Snapshot } from '../model/snapshot.js';
 export interface LastCheckpoint {
   readonly id: string;
   readonly channels: Readonly<Record<string, StoredChannel>>;
+  /** Canonical JSON of each of `channels`, so a channel carried over is not encoded again. */
+  readonly texts: Readonly<Record<string, string>>;
 }
 
 /**

@@ -24,11 +24,12 @@ import type { Snapshot } from '../model/snapshot.js';
 import { readSnapshot } from '../profiles/read-snapshot.js';
 import { deleteRun } from '../runs/delete-run.js';
 import type { BatchOperation, StorageAdapter } from '../storage/adapter.js';
-import { fromBase64, toBase64 } from '../storage/github/encoding.js';
-import { LANGGRAPH_ROOT, NS_SEPARATOR, assertCheckpointId, checkpointKey, runIdOf, segmentOf, threadSegmentOfRun, writesDir, writesKey } from './keys.js';
-import { DEFAULT_KEEP_LAST, LANGGRAPH_SOURCES, langGraphProfile, type LangGraphPayload, type SerializedValue, type StoredChannel } from './profile.js';
+import { LANGGRAPH_ROOT, NS_SEPARATOR, assertCheckpointId, checkpointKey, plainSegment, runIdOf, segmentOf, threadSegmentOfRun, writesDir, writesKey } from './keys.js';
+import { DEFAULT_KEEP_LAST, LANGGRAPH_SOURCES, langGraphProfile, type LangGraphPayload, type StoredChannel } from './profile.js';
 import { compareIds, hasId, insertId, loadRunState, reserveSequence, type RunState } from './run-state.js';
 import { decodeWrites, encodeWrites, type StoredWrite } from './writes.js';
+import { encodeCheckpointDocument } from './document.js';
+import { channelText, storedChannel, storedValue, storedWrite, valueBytes } from './serialized.js';
 
 /** Options of {@link SavepointSaver}. */
 export interface SavepointSaverOptions {
@@ -47,6 +48,12 @@ export interface SavepointSaverOptions {
 }
 
 type Configurable = Record<string, unknown>;
+
+/** A parent checkpoint's stored channels, and their canonical texts when the saver still holds them. */
+interface Parent {
+  readonly channels: Readonly<Record<string, StoredChannel>>;
+  readonly texts?: Readonly<Record<string, string>>;
+}
 
 function configurableOf(config: RunnableConfig): Configurable | undefined {
   return config.configurable as Configurable | undefined;
@@ -67,12 +74,6 @@ function namespaceOf(config: RunnableConfig): string {
   if (ns === undefined || ns === null) return '';
   if (typeof ns !== 'string') throw new CheckpointError('checkpoint_config_invalid', 'config.configurable.checkpoint_ns must be a string');
   return ns;
-}
-
-function bytesOf(value: SerializedValue, where: string): Uint8Array {
-  const bytes = fromBase64(value.data);
-  if (!bytes) throw new CheckpointError('checkpoint_schema_invalid', `${where}: stored value is not base64`, { details: { where } });
-  return bytes;
 }
 
 const sameJson = (a: unknown, b: unknown): boolean => a === b || (typeof a === 'object' && typeof b === 'object' && a !== null && b !== null && canonicalJson(a) === canonicalJson(b));
@@ -178,10 +179,11 @@ export class SavepointSaver extends BaseCheckpointSaver {
     return sequence > state.loadedMaxSequence && !state.leftoverWrites.has(sequence);
   }
 
-  /** Serialized channels of the parent checkpoint, from memory when this saver wrote it last. */
-  private async parentChannels(state: RunState, parentId: string): Promise<Readonly<Record<string, StoredChannel>> | undefined> {
-    if (state.last?.id === parentId) return state.last.channels;
-    return (await this.read(checkpointKey(state.runId, parentId)))?.payload.channel_values;
+  /** Serialized channels of the parent checkpoint (with their texts when this saver wrote it last and still holds it). */
+  private async parentChannels(state: RunState, parentId: string): Promise<Parent | undefined> {
+    if (state.last?.id === parentId) return state.last;
+    const channels = (await this.read(checkpointKey(state.runId, parentId)))?.payload.channel_values;
+    return channels && { channels };
   }
 
   async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions): Promise<RunnableConfig> {
@@ -195,33 +197,29 @@ export class SavepointSaver extends BaseCheckpointSaver {
     const runId = this.runIds.get(`${threadId.length}:${threadId}${ns}`) ?? (await this.runIdFor(threadId, ns));
     const state = this.loaded.get(runId) ?? (await this.run(runId));
     const sequence = state.sequences.get(checkpoint.id) ?? (await this.sequenceOf(state, checkpoint.id));
-    const parent = parentId === undefined ? undefined : state.last?.id === parentId ? state.last.channels : await this.parentChannels(state, parentId);
+    const parent = parentId === undefined ? undefined : state.last?.id === parentId ? state.last : await this.parentChannels(state, parentId);
     const { channel_values: values, ...bare } = checkpoint;
-    const channels = await this.storedChannels(checkpoint, values ?? {}, newVersions, parent);
-    const [checkpointType, checkpointBytes] = await this.serde.dumpsTyped(bare);
-    const [metadataType, metadataBytes] = await this.serde.dumpsTyped(metadata);
+    // Every serialization at once, one await: each await is a microtask, and LangGraph's AsyncLocalStorage makes those cost.
+    const fresh = Object.keys(values ?? {}).filter((channel) => Object.hasOwn(newVersions, channel));
+    const pending = [this.serde.dumpsTyped(bare), this.serde.dumpsTyped(metadata)];
+    for (const channel of fresh) pending.push(this.serde.dumpsTyped(values[channel]));
+    const dumped = await Promise.all(pending);
+    const { channels, texts } = this.storedChannels(checkpoint, values ?? {}, newVersions, parent, fresh, dumped);
+    const [metadataType, metadataBytes] = dumped[1]!;
     const metadataJson = metadataType === 'json' ? parseJson(utf8Decode(metadataBytes, 'metadata'), 'metadata') : undefined;
     const plainMetadata = metadataJson !== undefined && metadataJson !== null && typeof metadataJson === 'object' && !Array.isArray(metadataJson);
     const payload: LangGraphPayload = {
       thread_id: threadId,
       checkpoint_ns: ns,
-      ...(parentId !== undefined ? { parent_checkpoint_id: parentId } : {}),
-      checkpoint: { type: checkpointType, data: toBase64(checkpointBytes) },
+      checkpoint: storedValue(...dumped[0]!),
       channel_values: channels,
       metadata: plainMetadata ? (metadataJson as JsonObject) : {},
-      ...(plainMetadata ? {} : { metadata_blob: { type: metadataType, data: toBase64(metadataBytes) } }),
     };
+    if (parentId !== undefined) payload.parent_checkpoint_id = parentId;
+    if (!plainMetadata) payload.metadata_blob = storedValue(metadataType, metadataBytes);
     const source = (LANGGRAPH_SOURCES as readonly string[]).includes(metadata?.source) ? metadata.source : 'update';
-    const { bytes } = await langGraphProfile.document.encode({
-      id: checkpoint.id,
-      runId,
-      sequence,
-      createdAt: toRfc3339(this.clock.now()),
-      source,
-      sourceDetails: [],
-      status: 'in_progress',
-      payload,
-    });
+    const encoded = encodeCheckpointDocument({ id: checkpoint.id, runId, sequence, createdAt: toRfc3339(this.clock.now()), source }, payload, texts);
+    const bytes = encoded instanceof Uint8Array ? encoded : await encoded;
     const key = checkpointKey(runId, checkpoint.id);
     // With an atomic batch, the checkpoints retention lets go leave in the same commit.
     const leaving = this.leavingWith(state, checkpoint.id);
@@ -233,35 +231,46 @@ export class SavepointSaver extends BaseCheckpointSaver {
       await this.storage.put(key, bytes);
       insertId(state, checkpoint.id);
     }
-    if (state.ids.at(-1) === checkpoint.id) state.last = { id: checkpoint.id, channels };
+    if (state.ids.at(-1) === checkpoint.id) state.last = { id: checkpoint.id, channels, texts };
     if (this.keepLast !== false && state.ids.length > this.keepLast) await this.prune(state);
     return { configurable: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpoint.id } };
   }
 
   /**
-   * The channels a checkpoint stores: those in `newVersions` serialized now, the others
-   * copied as bytes from the parent when it holds them at the same version (LangGraph's
-   * savers store a channel under its version once; the validation suite checks that a
-   * channel neither new nor in the parent is not stored).
+   * The channels a checkpoint stores: those in `newVersions` (`fresh`, serialized as
+   * `dumped`), the others copied as stored from the parent when it holds them at the same
+   * version (LangGraph's savers store a channel under its version once; the validation
+   * suite checks that a channel neither new nor in the parent is not stored).
    */
-  private async storedChannels(
+  private storedChannels(
     checkpoint: Checkpoint,
     values: Record<string, unknown>,
     newVersions: ChannelVersions,
-    parent: Readonly<Record<string, StoredChannel>> | undefined,
-  ): Promise<Record<string, StoredChannel>> {
+    parent: Parent | undefined,
+    fresh: readonly string[],
+    dumped: readonly [string, Uint8Array][],
+  ): { channels: Record<string, StoredChannel>; texts: Record<string, string> } {
     const channels: Record<string, StoredChannel> = {};
-    for (const [channel, value] of Object.entries(values)) {
+    const texts: Record<string, string> = {};
+    // `dumped` holds the checkpoint and the metadata first, then the fresh channels in order.
+    let next = 0;
+    for (const channel of Object.keys(values)) {
+      // As a plain object's key it would set the prototype: refused as canonical JSON refuses it.
+      if (channel === '__proto__') throw new CheckpointError('checkpoint_schema_invalid', 'SavepointSaver: a channel named "__proto__" cannot be stored as JSON', { details: { path: '$.channel_values.__proto__' } });
       const version = checkpoint.channel_versions?.[channel] ?? newVersions[channel];
-      if (Object.hasOwn(newVersions, channel)) {
-        const [type, bytes] = await this.serde.dumpsTyped(value);
-        channels[channel] = { type, data: toBase64(bytes), version: version ?? newVersions[channel]! };
+      let stored: StoredChannel | undefined;
+      if (fresh[next] === channel) {
+        const [type, bytes] = dumped[2 + next++]!;
+        stored = storedChannel(type, bytes, version ?? newVersions[channel]!);
       } else {
-        const previous = parent?.[channel];
-        if (previous && version !== undefined && previous.version === version) channels[channel] = previous;
+        const previous = parent?.channels[channel];
+        if (!previous || version === undefined || previous.version !== version) continue;
+        stored = previous;
       }
+      channels[channel] = stored;
+      texts[channel] = (stored === parent?.channels[channel] ? parent.texts?.[channel] : undefined) ?? channelText(stored);
     }
-    return channels;
+    return { channels, texts };
   }
 
   async putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath?: string): Promise<void> {
@@ -276,13 +285,9 @@ export class SavepointSaver extends BaseCheckpointSaver {
     const runId = this.runIds.get(`${threadId.length}:${threadId}${ns}`) ?? (await this.runIdFor(threadId, ns));
     const state = this.loaded.get(runId) ?? (await this.run(runId));
     const sequence = state.sequences.get(checkpointId) ?? (await this.sequenceOf(state, checkpointId));
-    const key = writesKey(runId, sequence, await segmentOf(taskId));
-
-    const fresh: StoredWrite[] = [];
-    for (const [index, [channel, value]] of writes.entries()) {
-      const [type, bytes] = await this.serde.dumpsTyped(value);
-      fresh.push({ idx: WRITES_IDX_MAP[channel] ?? index, channel, type, data: toBase64(bytes) });
-    }
+    const key = writesKey(runId, sequence, plainSegment(taskId) ?? (await segmentOf(taskId)));
+    const dumped = await Promise.all(writes.map(([, value]) => this.serde.dumpsTyped(value)));
+    const fresh = writes.map(([channel], index): StoredWrite => storedWrite(WRITES_IDX_MAP[channel] ?? index, channel, dumped[index]![0], dumped[index]![1]));
     const document = { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpointId, task_id: taskId, task_path: taskPath ?? '' };
     // Usually the task's first writes: create-only, one storage call. Otherwise merge as
     // MemorySaver does: a regular write (idx >= 0) already stored is kept, special ones replace.
@@ -295,7 +300,8 @@ export class SavepointSaver extends BaseCheckpointSaver {
         for (const w of fresh) if (w.idx < 0 || !byIdx.has(w.idx)) byIdx.set(w.idx, w);
         merged = [...byIdx.values()];
       }
-      const bytes = await encodeWrites({ ...document, writes: merged });
+      const encoded = encodeWrites(document, merged);
+      const bytes = encoded instanceof Uint8Array ? encoded : await encoded;
       try {
         await this.storage.put(key, bytes, existing ? { ifVersion: existing.version } : { ifAbsent: true });
         // Only for sequences whose writes this saver has seen from the start; others are listed when pruned.
@@ -393,17 +399,17 @@ export class SavepointSaver extends BaseCheckpointSaver {
   }
 
   private async metadataOf(p: LangGraphPayload): Promise<CheckpointMetadata> {
-    if (p.metadata_blob) return (await this.serde.loadsTyped(p.metadata_blob.type, bytesOf(p.metadata_blob, 'metadata'))) as CheckpointMetadata;
+    if (p.metadata_blob) return (await this.serde.loadsTyped(p.metadata_blob.type, valueBytes(p.metadata_blob, 'metadata'))) as CheckpointMetadata;
     return (await this.serde.loadsTyped('json', canonicalJson(p.metadata))) as CheckpointMetadata;
   }
 
   private async toTuple(snapshot: Snapshot<LangGraphPayload>): Promise<CheckpointTuple> {
     const p = snapshot.payload;
     const where = checkpointKey(snapshot.runId, snapshot.id);
-    const checkpoint = (await this.serde.loadsTyped(p.checkpoint.type, bytesOf(p.checkpoint, where))) as Checkpoint;
+    const checkpoint = (await this.serde.loadsTyped(p.checkpoint.type, valueBytes(p.checkpoint, where))) as Checkpoint;
     checkpoint.channel_values = {};
     for (const [channel, value] of Object.entries(p.channel_values)) {
-      checkpoint.channel_values[channel] = await this.serde.loadsTyped(value.type, bytesOf(value, where));
+      checkpoint.channel_values[channel] = await this.serde.loadsTyped(value.type, valueBytes(value, where));
     }
     const parentId = p.parent_checkpoint_id;
     if (checkpoint.v < 4 && parentId !== undefined) await this.migratePendingSends(checkpoint, snapshot.runId, parentId);
@@ -433,7 +439,7 @@ export class SavepointSaver extends BaseCheckpointSaver {
       for (const write of doc.writes) sorted.push({ sortKey: writesSortKey(doc.task_path, doc.task_id, write.idx), taskId: doc.task_id, write, key: keys[i]! });
     }
     sorted.sort((a, b) => compareWritesSortKeys(a.sortKey, b.sortKey));
-    return Promise.all(sorted.map(async ({ taskId, write, key }) => [taskId, write.channel, await this.serde.loadsTyped(write.type, bytesOf(write, key))] as CheckpointPendingWrite));
+    return Promise.all(sorted.map(async ({ taskId, write, key }) => [taskId, write.channel, await this.serde.loadsTyped(write.type, valueBytes(write, key))] as CheckpointPendingWrite));
   }
 
   /** Checkpoints older than format v4 kept pending sends in their parent's writes (as MemorySaver migrates them). */

@@ -1,12 +1,17 @@
 import { z } from 'zod';
 import { parseJson, type JsonObject } from '../codec/canonical-json.js';
-import { sealDocumentBytes, verifyDocument } from '../codec/json-document.js';
+import { verifyDocument } from '../codec/json-document.js';
 import { utf8Decode } from '../codec/utf8.js';
 import { CheckpointError } from '../model/errors.js';
 import { IntegritySchema } from '../model/snapshot.js';
+import { sealCanonical } from './document.js';
+import { writeText } from './serialized.js';
 
-/** One pending write of a task, as LangGraph's serializer wrote its value. */
-export const StoredWriteSchema = z.object({ idx: z.number().int(), channel: z.string(), type: z.string().min(1), data: z.string() }).strict();
+/** One pending write of a task, as LangGraph's serializer wrote its value (UTF-8 `text` or base64 `data`, as in `SerializedValueSchema`). */
+export const StoredWriteSchema = z.union([
+  z.object({ idx: z.number().int(), channel: z.string(), type: z.string().min(1), text: z.string() }).strict(),
+  z.object({ idx: z.number().int(), channel: z.string(), type: z.string().min(1), data: z.string() }).strict(),
+]);
 /** The TypeScript type of {@link StoredWriteSchema}. */
 export type StoredWrite = z.infer<typeof StoredWriteSchema>;
 
@@ -28,9 +33,19 @@ export const WritesDocumentSchema = z
 /** The TypeScript type of {@link WritesDocumentSchema}. */
 export type WritesDocument = z.infer<typeof WritesDocumentSchema>;
 
-/** Seals and encodes a writes document. */
-export async function encodeWrites(document: Omit<WritesDocument, 'integrity'>): Promise<Uint8Array> {
-  return (await sealDocumentBytes(document as unknown as JsonObject)).bytes;
+/**
+ * Seals and encodes a writes document: byte for byte what `sealDocumentBytes` makes of it
+ * (a property test holds them equal), its canonical text built directly (every member is a
+ * string, or a write made by `storedValue`).
+ */
+export function encodeWrites(document: Omit<WritesDocument, 'integrity' | 'writes'>, stored: readonly StoredWrite[]): Uint8Array | Promise<Uint8Array> {
+  const q = JSON.stringify;
+  let writes = '[';
+  for (let i = 0; i < stored.length; i++) writes += `${i > 0 ? ',' : ''}${writeText(stored[i]!)}`;
+  return sealCanonical(
+    `{"checkpoint_id":${q(document.checkpoint_id)},"checkpoint_ns":${q(document.checkpoint_ns)},`,
+    `,"task_id":${q(document.task_id)},"task_path":${q(document.task_path)},"thread_id":${q(document.thread_id)},"writes":${writes}]}`,
+  );
 }
 
 /** Decodes, validates and verifies a writes document; `checkpoint_schema_invalid` / `checkpoint_integrity_mismatch` otherwise. */

@@ -1,0 +1,86 @@
+import { utf8Encode } from '../codec/utf8.js';
+import { CheckpointError } from '../model/errors.js';
+import { fromBase64, toBase64 } from '../storage/github/encoding.js';
+import type { SerializedValue, StoredChannel } from './profile.js';
+import type { StoredWrite } from './writes.js';
+
+/**
+ * Exact UTF-8: refuses malformed bytes (and surrogates encoded as bytes), keeps a leading
+ * byte order mark. Bytes it decodes encode back to themselves, so the text form is lossless.
+ */
+const exactUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** The serializer's text when its bytes are exact UTF-8, else undefined (they stay base64). */
+function exactText(bytes: Uint8Array): string | undefined {
+  try {
+    return exactUtf8.decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * How LangGraph's serializer output is stored: JSON output (`type: 'json'`, nearly every
+ * value of JsonPlusSerializer) as its own UTF-8 `text`, readable in the file and cheaper to
+ * write and read than base64; anything else, or JSON bytes that are not exact UTF-8 (a
+ * custom serializer's), as base64 `data`. Both give back the serializer's bytes unchanged.
+ */
+export function storedValue(type: string, bytes: Uint8Array): SerializedValue {
+  const text = textOf(type, bytes);
+  return text !== undefined ? { type, text } : { type, data: toBase64(bytes) };
+}
+
+/** The text form of the serializer's output when it has one (see {@link storedValue}); throws on an empty type tag. */
+function textOf(type: string, bytes: Uint8Array): string | undefined {
+  if (typeof type !== 'string' || type === '') {
+    throw new CheckpointError('checkpoint_schema_invalid', 'SavepointSaver: the serializer returned an empty type tag', { details: { type: String(type) } });
+  }
+  return type === 'json' ? exactText(bytes) : undefined;
+}
+
+/** A channel's serializer output as stored (see {@link storedValue}), with its version. */
+export function storedChannel(type: string, bytes: Uint8Array, version: number | string): StoredChannel {
+  const text = textOf(type, bytes);
+  return text !== undefined ? { type, text, version } : { type, data: toBase64(bytes), version };
+}
+
+/** One pending write's serializer output as stored (see {@link storedValue}). */
+export function storedWrite(idx: number, channel: string, type: string, bytes: Uint8Array): StoredWrite {
+  const text = textOf(type, bytes);
+  return text !== undefined ? { idx, channel, type, text } : { idx, channel, type, data: toBase64(bytes) };
+}
+
+/** The serializer's bytes of a stored value, in either form (documents written before the text form hold base64 only). */
+export function valueBytes(value: SerializedValue, where: string): Uint8Array {
+  if ('text' in value) return utf8Encode(value.text);
+  const bytes = fromBase64(value.data);
+  if (!bytes) throw new CheckpointError('checkpoint_schema_invalid', `${where}: stored value is not base64`, { details: { where } });
+  return bytes;
+}
+
+const quote = JSON.stringify;
+
+/** Canonical JSON text of a stored value's own members (`"data":…` or `"text":…`; both sort before `"type"`). */
+const bodyText = (value: SerializedValue): string => ('text' in value ? `"text":${quote(value.text)}` : `"data":${quote(value.data)}`);
+
+/** Canonical JSON of a stored value: `{"data"|"text":…,"type":…}` (keys in code-unit order). */
+export function valueText(value: SerializedValue): string {
+  return `{${bodyText(value)},"type":${quote(value.type)}}`;
+}
+
+function versionText(version: number | string): string {
+  if (typeof version === 'string' || (typeof version === 'number' && Number.isFinite(version))) return quote(version);
+  throw new CheckpointError('checkpoint_schema_invalid', 'SavepointSaver: a channel version must be a finite number or a string', { details: { version: String(version) } });
+}
+
+/** Canonical JSON of a stored channel: `{"data"|"text":…,"type":…,"version":…}`. */
+export function channelText(channel: StoredChannel): string {
+  return `{${bodyText(channel)},"type":${quote(channel.type)},"version":${versionText(channel.version)}}`;
+}
+
+/** Canonical JSON of one pending write: `{"channel":…,"data":…,"idx":…,"type":…}` or `{"channel":…,"idx":…,"text":…,"type":…}`. */
+export function writeText(write: StoredWrite): string {
+  const head = `{"channel":${quote(write.channel)},`;
+  const idx = `"idx":${quote(write.idx)}`;
+  return 'text' in write ? `${head}${idx},"text":${quote(write.text)},"type":${quote(write.type)}}` : `${head}"data":${quote(write.data)},${idx},"type":${quote(write.type)}}`;
+}
