@@ -18,7 +18,7 @@ import { withRetry } from './retry.js';
 import { createRunLock, defaultIsProcessAlive, defaultLockIdentity, type RunLock } from './run-lock.js';
 import { recoverRun, type HeadLocation } from './sequence-recovery.js';
 import { joinHeldHead, pushHeldAtRunEnd, repointEntries } from './held-batch.js';
-import { encodeForStorage, type SizePolicy, type SnapshotHeader, type StorableSnapshot } from './size-limit.js';
+import { encodeForStorage, encodeForStorageSync, type SizePolicy, type SnapshotHeader, type StorableSnapshot } from './size-limit.js';
 import { materialText, validateTrigger, type ValidatedTrigger } from './triggers.js';
 import type { CheckpointFailure, CheckpointInput, CheckpointResult, CheckpointSuccess, CheckpointWriter, WriterEventMap, WriterOptions } from './types.js';
 import { assertOptionsArgument } from '../model/arguments.js';
@@ -217,6 +217,8 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
     return run;
   };
 
+  // What encodeForStorageSync needs of the policy (it never splits): built once, not per checkpoint.
+  const withinLimit: SizePolicy = { maxBytes, onOversize };
   const sizePolicy = (ref: HistoryRef, revision: number): SizePolicy => ({
     maxBytes,
     onOversize,
@@ -314,7 +316,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
       };
       let stored: StorableSnapshot<P>;
       try {
-        stored = await encodeForStorage(profile, draft, t.payloadText, sizePolicy(refOf(draft), 0), t.payloadPieces);
+        stored = encodeForStorageSync(profile, draft, t.payloadText, withinLimit, t.payloadPieces) ?? (await encodeForStorage(profile, draft, t.payloadText, sizePolicy(refOf(draft), 0), t.payloadPieces));
       } catch (raw) {
         // Not storable (schema, size): this checkpoint fails alone and uses no number.
         job.resolve(failure(toCheckpointError(raw, 'checkpoint_schema_invalid', 'snapshot cannot be encoded'), 'validate'));
