@@ -151,7 +151,8 @@ export function canonicalJsonOf(value: unknown): { readonly text: string; readon
   sawToJson = false;
   const { text, pieces } = canonicalTextOrPieces(value);
   const found = sawToJson ? firstToJsonPath(value, []) : undefined;
-  return { text, ...(found !== undefined ? { convertedAt: found } : {}), ...(pieces ? { pieces } : {}) };
+  // One shape for every call (absent members undefined): this runs once per checkpoint.
+  return { text, convertedAt: found, pieces };
 }
 
 /**

@@ -4,6 +4,7 @@ import { CheckpointError } from '../model/errors.js';
 import { FORMAT_VERSION } from '../model/snapshot-constants.js';
 import type { Integrity, Snapshot, SnapshotDraft } from '../model/snapshot.js';
 import { assertValid, type DocumentValidator, type JsonSchema } from '../model/document-validator.js';
+import { withMember } from '../model/with-member.js';
 import { loadValidator } from '../model/load-validator.js';
 import { canonicalJson, parseJson, sortKeys, type JsonObject } from './canonical-json.js';
 import { gunzip, isGzip } from './gzip.js';
@@ -453,7 +454,7 @@ export function compiledJsonDocumentFormat<P, D extends JsonObject>(options: Com
       const integrity = (document as JsonObject)[INTEGRITY_FIELD] as { checksum?: unknown } | undefined;
       if (!(await verifyStoredBytes(plain, text, integrity?.checksum))) await verifyDocument(document as JsonObject, where);
       const draft = options.fromDocument(document as D);
-      return { ...draft, integrity: (document as JsonObject)[INTEGRITY_FIELD] as Integrity };
+      return withMember(draft, 'integrity', (document as JsonObject)[INTEGRITY_FIELD] as Integrity);
     },
   };
 }
@@ -467,22 +468,16 @@ function encodeText<P, D extends JsonObject>(
   // The document is validated with this block in place of its seal (one object for every write: validators only read it).
   const placeholder = { format_version: options.formatVersion ?? FORMAT_VERSION, algorithm: 'sha256', checksum: CHECKSUM_PLACEHOLDER };
   const headerDocument = (header: Omit<SnapshotDraft<P>, 'payload'>): JsonObject => {
-    const document = options.toDocument({ ...header, payload: null as P }) as JsonObject;
+    const document = options.toDocument(withMember(header, 'payload', null as P)) as JsonObject;
     if (!Object.hasOwn(document, member)) throw new CheckpointError('checkpoint_config_invalid', `toDocument did not place the payload at "${member}"`);
     return document;
   };
   const assertHeader = (issues: ReturnType<DocumentValidator>, header: Omit<SnapshotDraft<P>, 'payload'>): void => {
     if (issues.length > 0) assertValid(issues, `snapshot ${header.sequence} of run ${header.runId}`);
   };
-  // What is validated: the document with the placeholder seal. Copied member by member: a
-  // validator walks a spread's copy several times slower (V8 gives it no enumeration cache),
-  // which cost more than the whole check.
-  const sealedShape = (document: JsonObject): JsonObject => {
-    const shape: JsonObject = {};
-    for (const key of Object.keys(document)) shape[key] = document[key]!;
-    shape[INTEGRITY_FIELD] = placeholder;
-    return shape;
-  };
+  // What is validated: the document with the placeholder seal (withMember, not a spread: a
+  // validator walked a spread's copy four times slower, more than the rest of the check).
+  const sealedShape = (document: JsonObject): JsonObject => withMember(document, INTEGRITY_FIELD, placeholder);
   const membersOf = (document: JsonObject, payloadText: string, payloadPieces: readonly string[] | undefined): Map<string, string | readonly string[]> => {
     const members = new Map<string, string | readonly string[]>();
     for (const key of Object.keys(document)) {

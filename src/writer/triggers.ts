@@ -109,5 +109,6 @@ export function validateTrigger<P>(profile: Profile<P>, input: CheckpointInput<P
     if (isCheckpointError(err)) throw err;
     throw new CheckpointError('checkpoint_schema_invalid', 'payload cannot be stored as JSON', { cause: err });
   }
-  return { source, status, payloadText, ...(payloadPieces ? { payloadPieces } : {}), at, material, ...(spec.priority ? { priority: spec.priority } : {}), ...(convertedAt !== undefined ? { convertedAt } : {}) };
+  // One shape for every trigger (absent members undefined), read many times on the hot path.
+  return { source, status, payloadText, payloadPieces, at, material, priority: spec.priority, convertedAt };
 }
