@@ -13,8 +13,8 @@ import { carriedRecords, latestOnlyRecords, shouldCoalesce, type CoalesceBase } 
 import { isPreservedRun, perRunPolicyOf, planPrune } from './auto-retention.js';
 import { createWriterEmitter } from './events.js';
 import { createHeartbeat, settleBeat } from './heartbeat.js';
-import { executeWrite, type CreateOp, type IndexState, type ReplaceOp, type WritePlan } from './ordered-write.js';
-import { withRetry } from './retry.js';
+import { executeWrite, type CreateOp, type IndexState, type ReplaceOp, type WritePlan, type WriteReport } from './ordered-write.js';
+import { retryAfterFirst, withRetry } from './retry.js';
 import { createRunLock, defaultIsProcessAlive, defaultLockIdentity, type RunLock } from './run-lock.js';
 import { recoverRun, type HeadLocation } from './sequence-recovery.js';
 import { joinHeldHead, pushHeldAtRunEnd, repointEntries } from './held-batch.js';
@@ -402,12 +402,17 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
           : [...unindexed, ...(hasHistory ? written : newest ? [entryOf(newest, latestKey)] : [])];
       const candidates = autoRetention && planned.length > 0 ? planPrune(history, autoRetention) : [];
       const prune = candidates.length > 0 ? await prunable(candidates) : candidates;
-      // A long run's index is rewritten every max(1, n/16) checkpoints (see indexDeferral), and
-      // at once when the run ends or prunes; held-back entries stay in `unindexed` until then.
+      // A long run's index is rewritten every max(1, n/16) checkpoints (see indexDeferral; n counts
+      // the run when it is pruned as it goes), and at once when the run ends or prunes;
+      // held-back entries stay in `unindexed` until then.
       const writeIndex =
         indexKey !== undefined &&
         entries.length > 0 &&
-        (!hasHistory || prune.length > 0 || held !== undefined || entries.length >= indexDeferral(index.doc?.checkpoint_count ?? 0) || planned.some((p) => profile.isTerminal(p.draft.status)));
+        (!hasHistory ||
+          prune.length > 0 ||
+          held !== undefined ||
+          entries.length >= indexDeferral(index.doc?.checkpoint_count ?? 0, autoRetention ? lastSequence : undefined) ||
+          planned.some((p) => profile.isTerminal(p.draft.status)));
       // Built member by member: object spreads in a literal cost more than the rest of the plan.
       const plan: { -readonly [K in keyof WritePlan]: WritePlan[K] } = { creates, replaces };
       if (latestBytes) plan.latest = { key: latestKey, bytes: latestBytes };
@@ -424,10 +429,15 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
       for (const p of planned) if (p.stored.parts.length > 0) partsBySequence.set(p.draft.sequence, p.stored.parts.map((part) => part.key));
 
       const through = newest?.draft.sequence ?? lastSequence;
-      const report = await withRetry(
-        () => (lock ? lock.fenced(through, (fence) => executeWrite(storage, runId, plan, index, now, useAtomicBatch, fence)) : executeWrite(storage, runId, plan, index, now, useAtomicBatch)),
-        retryOptions,
-      );
+      const write = (): Promise<WriteReport> =>
+        lock ? lock.fenced(through, (fence) => executeWrite(storage, runId, plan, index, now, useAtomicBatch, fence)) : executeWrite(storage, runId, plan, index, now, useAtomicBatch);
+      // The first attempt is awaited here, not through withRetry (a promise and a turn less per checkpoint).
+      let report: WriteReport;
+      try {
+        report = await write();
+      } catch (first) {
+        report = await retryAfterFirst(write, retryOptions, first);
+      }
 
       // Durable: acknowledge in call order and move the head. A held run end is pushed first (held-batch.ts).
       const pushed = report.pending && planned.some((p) => profile.isTerminal(p.draft.status)) && (await pushHeldAtRunEnd(storage));
@@ -586,15 +596,23 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
     }
   };
 
+  /** Takes the queued jobs (one, without group commit) and commits them as one group. Never rejects. */
+  const commitQueued = async (): Promise<void> => {
+    scheduled = false;
+    const group = queue.splice(0, groupCommit ? queue.length : 1);
+    if (queue.length > 0) schedule();
+    try {
+      if (group.length > 0) await commitGroup(group);
+    } catch {
+      // commitGroup settles every job it took; nothing else can reach a caller.
+    }
+  };
+
+  // Chained on `tail` like exclusive(), without its per-call closures: commitQueued never rejects.
   const schedule = (): void => {
     if (scheduled) return;
     scheduled = true;
-    void exclusive(async () => {
-      scheduled = false;
-      const group = queue.splice(0, groupCommit ? queue.length : 1);
-      if (queue.length > 0) schedule();
-      if (group.length > 0) await commitGroup(group);
-    });
+    tail = tail.then(commitQueued);
   };
 
   const enqueue = (trigger: ValidatedTrigger): Promise<CheckpointResult<P>> =>
@@ -692,8 +710,16 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
         return deliverFailure(failure(toCheckpointError(raw, 'checkpoint_storage_unavailable', 'could not open the run'), 'open'));
       }
     },
-    async checkpoint(input) {
-      return deliver(await accept(input, 'validate'));
+    // Not an async function: in failMode 'result' the queue's own promise is handed back (one
+    // promise and one microtask turn less per checkpoint).
+    checkpoint(input) {
+      let result: Promise<CheckpointResult<P>>;
+      try {
+        result = accept(input, 'validate');
+      } catch (err) {
+        return Promise.reject(err);
+      }
+      return failMode === 'throw' ? result.then(deliver) : result;
     },
     async flush() {
       await idle();
