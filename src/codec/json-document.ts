@@ -157,8 +157,11 @@ export interface SealedDocument {
  * `"checksum":"…",` member, written in place. No string of the whole document is built
  * when a member is large (a 200 KB payload would be copied into it, and again to encode it).
  */
-export async function sealMembers(members: ReadonlyMap<string, string | readonly string[]>, formatVersion = FORMAT_VERSION): Promise<{ integrity: Integrity; bytes: Uint8Array }> {
-  const { pieces, gap } = sealedPieces(members, JSON.stringify(formatVersion));
+export function sealMembers(members: ReadonlyMap<string, string | readonly string[]>, formatVersion = FORMAT_VERSION): Promise<{ integrity: Integrity; bytes: Uint8Array }> {
+  return sealPieces(piecesOfMembers(members, JSON.stringify(formatVersion)), formatVersion);
+}
+
+async function sealPieces({ pieces, gap }: SealedPieces, formatVersion: string): Promise<{ integrity: Integrity; bytes: Uint8Array }> {
   const { buffer, length, offsets } = encodePieces(pieces, CHECKSUM_SPAN);
   const checksum = sha256HexSync(buffer.subarray(0, length)) ?? (await sha256Hex(buffer.subarray(0, length)));
   return sealEncoded(buffer, length, offsets[gap]!, checksum, formatVersion);
@@ -171,7 +174,11 @@ export async function sealMembers(members: ReadonlyMap<string, string | readonly
  */
 export function sealMembersSync(members: ReadonlyMap<string, string | readonly string[]>, formatVersion = FORMAT_VERSION): { integrity: Integrity; bytes: Uint8Array } | undefined {
   if (!canHashSync) return undefined;
-  const { pieces, gap } = sealedPieces(members, JSON.stringify(formatVersion));
+  return sealPiecesSync(piecesOfMembers(members, JSON.stringify(formatVersion)), formatVersion);
+}
+
+/** {@link sealPieces} with a synchronous hash (the caller checked `canHashSync`). */
+function sealPiecesSync({ pieces, gap }: SealedPieces, formatVersion: string): { integrity: Integrity; bytes: Uint8Array } {
   // The usual document: the text before the checksum member and the text after it, encoded
   // straight into one buffer (no list of offsets, no second pass).
   if (pieces.length === 2 && gap === 1) {
@@ -228,23 +235,25 @@ const LARGE_MEMBER = 4096;
  * possible (large member values stay pieces of their own), and the index of the piece the
  * `"checksum":"…",` member goes in front of: right after `"integrity":{"algorithm":"sha256",`.
  */
-function sealedPieces(members: ReadonlyMap<string, string | readonly string[]>, version: string): { pieces: string[]; gap: number } {
-  const keys: string[] = [];
-  for (const k of members.keys()) if (k !== INTEGRITY_FIELD) keys.push(k);
+function sealedPieces(keys: string[], textOf: (key: string) => MemberText | undefined, version: string): SealedPieces {
   sortKeys(keys);
   const pieces: string[] = [];
   let text = '{';
   let gap = -1;
-  const seal = (comma: boolean): void => {
-    pieces.push(`${text}${comma ? ',' : ''}"${INTEGRITY_FIELD}":{"algorithm":"sha256",`);
-    gap = pieces.length;
-    text = `"format_version":${version}}`;
-  };
+  let comma = false;
   for (let i = 0; i < keys.length; i++) {
     const k = keys[i]!;
-    if (gap < 0 && k > INTEGRITY_FIELD) seal(i > 0);
-    text += `${i > 0 || gap >= 0 ? ',' : ''}${JSON.stringify(k)}:`;
-    const value = members.get(k)!;
+    if (k === INTEGRITY_FIELD) continue;
+    const value = textOf(k);
+    if (value === undefined) continue;
+    if (gap < 0 && k > INTEGRITY_FIELD) {
+      pieces.push(`${text}${comma ? ',' : ''}"${INTEGRITY_FIELD}":{"algorithm":"sha256",`);
+      gap = pieces.length;
+      text = `"format_version":${version}}`;
+      comma = true;
+    }
+    text += `${comma ? ',' : ''}${quotedKey(k)}:`;
+    comma = true;
     if (typeof value !== 'string') {
       // A member's text in pieces (big strings by reference): each stays a piece of its own
       // (pushed one by one, not spread: there may be very many).
@@ -256,10 +265,38 @@ function sealedPieces(members: ReadonlyMap<string, string | readonly string[]>, 
       text = '';
     } else text += value;
   }
-  if (gap < 0) seal(keys.length > 0);
+  if (gap < 0) {
+    pieces.push(`${text}${comma ? ',' : ''}"${INTEGRITY_FIELD}":{"algorithm":"sha256",`);
+    gap = pieces.length;
+    text = `"format_version":${version}}`;
+  }
   pieces.push(`${text}}`);
   return { pieces, gap };
 }
+
+/** A member's canonical JSON text, whole or in pieces (see `canonicalJsonOf`). */
+type MemberText = string | readonly string[];
+
+/** A document's text without its checksum member, and where that member goes (see sealedPieces). */
+interface SealedPieces {
+  readonly pieces: string[];
+  readonly gap: number;
+}
+
+/** The pieces of a document given as a map of member texts. */
+const piecesOfMembers = (members: ReadonlyMap<string, MemberText>, version: string): SealedPieces => sealedPieces([...members.keys()], (k) => members.get(k), version);
+
+/** `JSON.stringify(key)`, remembered for the few member names a profile's documents use. */
+function quotedKey(key: string): string {
+  let quoted = QUOTED_KEYS.get(key);
+  if (quoted === undefined) {
+    quoted = JSON.stringify(key);
+    if (QUOTED_KEYS.size >= 256) QUOTED_KEYS.clear();
+    QUOTED_KEYS.set(key, quoted);
+  }
+  return quoted;
+}
+const QUOTED_KEYS = new Map<string, string>();
 
 /**
  * UTF-8 of the concatenation of `pieces` into one buffer with `spare` bytes left over at its
@@ -478,27 +515,23 @@ function encodeText<P, D extends JsonObject>(
   // What is validated: the document with the placeholder seal (withMember, not a spread: a
   // validator walked a spread's copy four times slower, more than the rest of the check).
   const sealedShape = (document: JsonObject): JsonObject => withMember(document, INTEGRITY_FIELD, placeholder);
-  const membersOf = (document: JsonObject, payloadText: string, payloadPieces: readonly string[] | undefined): Map<string, string | readonly string[]> => {
-    const members = new Map<string, string | readonly string[]>();
-    for (const key of Object.keys(document)) {
-      const value = document[key];
-      if (key !== INTEGRITY_FIELD && key !== member && value !== undefined) members.set(key, canonicalJson(value));
-    }
-    members.set(member, payloadPieces ?? payloadText);
-    return members;
-  };
+  const formatVersion = options.formatVersion ?? FORMAT_VERSION;
+  const versionText = JSON.stringify(formatVersion);
+  // The members' texts, the payload's as given: no map of them is built (this runs per checkpoint).
+  const piecesOf = (document: JsonObject, payloadText: string, payloadPieces: readonly string[] | undefined): SealedPieces =>
+    sealedPieces(Object.keys(document), (key) => (key === member ? (payloadPieces ?? payloadText) : document[key] === undefined ? undefined : canonicalJson(document[key])), versionText);
   return {
     async encodePayloadText(header, payloadText, payloadPieces) {
       const document = headerDocument(header);
       assertHeader(await validate(sealedShape(document)), header);
-      return sealMembers(membersOf(document, payloadText, payloadPieces), options.formatVersion);
+      return sealPieces(piecesOf(document, payloadText, payloadPieces), formatVersion);
     },
     encodePayloadTextSync(header, payloadText, payloadPieces) {
       const validator = loaded();
       if (!validator || !canHashSync) return undefined;
       const document = headerDocument(header);
       assertHeader(validator(sealedShape(document)), header);
-      return sealMembersSync(membersOf(document, payloadText, payloadPieces), options.formatVersion);
+      return sealPiecesSync(piecesOf(document, payloadText, payloadPieces), formatVersion);
     },
   };
 }

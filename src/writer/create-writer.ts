@@ -70,6 +70,9 @@ interface Planned<P> {
   key: string;
 }
 
+/** No trigger records (shared, never changed: `carried` is only read). */
+const NO_RECORDS: readonly TriggerRecord[] = Object.freeze([]);
+
 function configError(why: string): CheckpointError {
   return new CheckpointError('checkpoint_config_invalid', `createWriter: ${why}`);
 }
@@ -330,7 +333,10 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
 
     try {
       // Immutable history: the first new snapshot's entry carries what only latest held of the head.
-      const carried = immutableHistory && head && planned.length > 0 ? carriedRecords([...head.latestOnly, ...intoHead.map((x) => x.record)], head.header.id) : [];
+      const carried =
+        immutableHistory && head && planned.length > 0 && (head.latestOnly.length > 0 || intoHead.length > 0)
+          ? carriedRecords([...head.latestOnly, ...intoHead.map((x) => x.record)], head.header.id)
+          : NO_RECORDS;
       // Snapshots that took coalesced triggers are encoded again with their source_details.
       for (const p of planned) {
         const before = p === planned[0] ? carried : [];
