@@ -8,6 +8,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, defaultProfile, isCheckpointError, type JsonValue, type Profile } from 'savepoint';
 import { newSnapshotId } from '../../src/model/ids.js';
+import { assertKey } from '../../src/storage/keys.js';
 import { encodeForStorage, encodeForStorageSync, snapshotFromText, type SnapshotHeader } from '../../src/writer/size-limit.js';
 
 /** JSON values savepoint stores: canonical JSON refuses `__proto__` keys anywhere, by design. */
@@ -120,6 +121,43 @@ describe('the snapshot a checkpoint result carries', () => {
         expect(snapshot.payload).toBe('replaced');
       }),
       { numRuns: 150 },
+    );
+  });
+});
+
+/** storage/keys.ts's checks as they were before the one-pass check of the usual key: the reference. */
+function referenceKeyError(key: string): string | undefined {
+  if (key.length === 0) return 'empty';
+  if (key.length > 1024) return 'longer than 1024 characters';
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(key)) return 'contains a control character';
+  if (key.includes('\\')) return 'contains a backslash';
+  if (key.startsWith('/')) return 'is absolute';
+  if (/^[A-Za-z]:/.test(key)) return 'starts with a drive letter';
+  for (const segment of key.split('/')) {
+    if (segment === '') return 'has an empty segment';
+    if (segment === '.' || segment === '..') return 'has a "." or ".." segment';
+    if (new TextEncoder().encode(segment).length > 255) return 'has a segment longer than 255 bytes';
+  }
+  return undefined;
+}
+
+describe('storage keys on the hot path', () => {
+  it('property: assertKey accepts exactly the keys the reference checks accept, and words a refusal the same', () => {
+    const unit = fc.constantFrom('a', 'b', '/', '.', '\\', ':', 'C', '\u0000', '\u001f', '\u007f', 'é', '\u{1F600}', '-', 'x'.repeat(40), 'é'.repeat(60));
+    fc.assert(
+      fc.property(fc.string({ unit, maxLength: 30 }), (key) => {
+        const expected = referenceKeyError(key);
+        let actual: string | undefined;
+        try {
+          assertKey(key);
+        } catch (err) {
+          if (!isCheckpointError(err, 'checkpoint_key_invalid')) throw err;
+          actual = err.message.replace(/^.*invalid storage key: /, '');
+        }
+        expect(actual).toBe(expected);
+      }),
+      { numRuns: 3000 },
     );
   });
 });
