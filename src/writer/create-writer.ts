@@ -19,7 +19,7 @@ import { createRunLock, defaultIsProcessAlive, defaultLockIdentity, type RunLock
 import { recoverRun, type HeadLocation } from './sequence-recovery.js';
 import { joinHeldHead, pushHeldAtRunEnd, repointEntries } from './held-batch.js';
 import { encodeForStorage, encodeForStorageSync, type SizePolicy, type SnapshotHeader, type StorableSnapshot } from './size-limit.js';
-import { materialText, validateTrigger, type ValidatedTrigger } from './triggers.js';
+import { materialText, sameMaterial, validateTrigger, type MaterialState, type ValidatedTrigger } from './triggers.js';
 import type { CheckpointFailure, CheckpointInput, CheckpointResult, CheckpointSuccess, CheckpointWriter, WriterEventMap, WriterOptions } from './types.js';
 import { assertOptionsArgument } from '../model/arguments.js';
 
@@ -43,8 +43,8 @@ interface Head<P> {
   readonly payloadText: string;
   /** Its pieces, when it holds big strings by reference (a rewrite encodes them piece by piece). */
   readonly payloadPieces?: readonly string[];
-  /** Canonical JSON of its material state (the coalescing key). */
-  readonly material: string;
+  /** Its material state (the coalescing key). */
+  readonly state: MaterialState;
   readonly createdAtMs: number;
   readonly location: HeadLocation;
   /** Main document bytes as stored (batch-file members are re-encoded from these). */
@@ -60,7 +60,7 @@ interface Planned<P> {
   readonly payloadText: string;
   /** Its pieces, when it holds big strings by reference (encoded piece by piece). */
   readonly payloadPieces?: readonly string[];
-  readonly material: string;
+  readonly state: MaterialState;
   readonly createdAtMs: number;
   readonly creator: Job<P>;
   readonly coalesced: Job<P>[];
@@ -194,7 +194,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
   /** Part files written by this writer, by sequence (deleted with their snapshot). */
   const partsBySequence = new Map<number, string[]>();
   // The last state given (what a heartbeat stores again), and its material text (to tell whether it is news).
-  let lastInput: { status: string; payloadText: string; material: string } | undefined;
+  let lastInput: ValidatedTrigger | undefined;
   const queue: Job<P>[] = [];
   let scheduled = false;
   let tail: Promise<unknown> = Promise.resolve();
@@ -259,7 +259,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
         ? {
             header: { id: s.id, runId: s.runId, sequence: s.sequence, createdAt: s.createdAt, source: s.source, sourceDetails: s.sourceDetails, ...(s.priority ? { priority: s.priority } : {}), status: s.status },
             payloadText: canonicalJson(s.payload),
-            material: materialText(profile, s.status, s.payload),
+            state: { material: materialText(profile, s.status, s.payload), status: s.status },
             createdAtMs: parseRfc3339(s.createdAt),
             location: recovered.head.location,
             latestOnly: immutableHistory ? await latestOnlyRecords(storage, profile, s, recovered.head.location) : [],
@@ -294,11 +294,11 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
       const t = job.trigger;
       const last = planned.at(-1);
       const base: CoalesceBase | undefined = last
-        ? { material: last.material, createdAtMs: last.createdAtMs, open: true, resumeAs: resumeAsOf(last.draft.source) }
+        ? { state: last.state, createdAtMs: last.createdAtMs, open: true, resumeAs: resumeAsOf(last.draft.source) }
         : head
-          ? { material: head.material, createdAtMs: head.createdAtMs, open: head.location.kind !== 'fixed', resumeAs: resumeAsOf(head.header.source) }
+          ? { state: head.state, createdAtMs: head.createdAtMs, open: head.location.kind !== 'fixed', resumeAs: resumeAsOf(head.header.source) }
           : undefined;
-      if (shouldCoalesce(base, t.material, t.at, windowMs, t.priority === 'critical', resumeAsOf(t.source))) {
+      if (shouldCoalesce(base, t, t.at, windowMs, t.priority === 'critical', resumeAsOf(t.source))) {
         const record: TriggerRecord = { source: t.source, at: toRfc3339(t.at), ...(t.priority ? { priority: t.priority } : {}) };
         if (last) {
           last.details.push(record);
@@ -326,7 +326,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
         continue;
       }
       nextSequence++;
-      planned.push({ draft, payloadText: t.payloadText, payloadPieces: t.payloadPieces, material: t.material, createdAtMs: t.at, creator: job, coalesced: [], details: [], stored, key: latestKey });
+      planned.push({ draft, payloadText: t.payloadText, payloadPieces: t.payloadPieces, state: t, createdAtMs: t.at, creator: job, coalesced: [], details: [], stored, key: latestKey });
       heartbeat.reset(t.status === activeStatus);
     }
     if (planned.length === 0 && intoHead.length === 0) return;
@@ -519,7 +519,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
         else if (batchFile) location = { kind: 'batch', key: batchFile.key, version: report.versions.get(batchFile.key) ?? '', members: batchFile.members };
         else location = { kind: 'history', key: newest.key, version: report.versions.get(newest.key) ?? '' };
         if ((location.kind === 'history' || location.kind === 'batch') && location.version === '') location = { kind: 'fixed' };
-        head = { header: newest.draft, payloadText: newest.payloadText, payloadPieces: newest.payloadPieces, material: newest.material, createdAtMs: newest.createdAtMs, location, latestOnly: [] };
+        head = { header: newest.draft, payloadText: newest.payloadText, payloadPieces: newest.payloadPieces, state: newest.state, createdAtMs: newest.createdAtMs, location, latestOnly: [] };
       }
       if (autoRetention) {
         if (held) history = [...history.filter((e) => e.file_path !== held.replaced), ...repointEntries(history, held)];
@@ -624,7 +624,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
   const enqueue = (trigger: ValidatedTrigger): Promise<CheckpointResult<P>> =>
     new Promise((resolve) => {
       const last = queue.at(-1);
-      if (last && last.trigger.material === trigger.material && last.riders.length < maxQueue) last.riders.push({ trigger, resolve, riders: [] });
+      if (last && sameMaterial(last.trigger, trigger) && last.riders.length < maxQueue) last.riders.push({ trigger, resolve, riders: [] });
       else queue.push({ trigger, resolve, riders: [] });
       schedule();
     });
@@ -649,7 +649,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
       return Promise.resolve(failure(toCheckpointError(raw, 'checkpoint_schema_invalid', 'invalid checkpoint'), during));
     }
     const last = queue.at(-1);
-    const rides = last !== undefined && last.trigger.material === trigger.material && last.riders.length < maxQueue;
+    const rides = last !== undefined && sameMaterial(last.trigger, trigger) && last.riders.length < maxQueue;
     if (queue.length >= maxQueue && !rides) {
       return Promise.resolve(
         failure(
@@ -660,7 +660,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
         ),
       );
     }
-    lastInput = { status: trigger.status, payloadText: trigger.payloadText, material: trigger.material };
+    lastInput = trigger;
     if (trigger.status !== activeStatus) heartbeat.reset(false);
     return enqueue(trigger);
   };
@@ -669,7 +669,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
     emitter.emit('heartbeat', { runId, at: clock.now() });
     if (!lastInput || lastInput.status !== activeStatus || heartbeatSource === undefined) return;
     // Nothing new since the newest snapshot, and the profile stores no copy of it on a timer.
-    if (skipUnchangedBeats && !options.heartbeatPayload && head !== undefined && head.material === lastInput.material) {
+    if (skipUnchangedBeats && !options.heartbeatPayload && head !== undefined && sameMaterial(head.state, lastInput)) {
       heartbeat.reset(true);
       return;
     }

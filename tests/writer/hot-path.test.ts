@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { canonicalJson, defaultProfile, isCheckpointError, type JsonValue, type Profile } from 'savepoint';
 import { newSnapshotId } from '../../src/model/ids.js';
 import { assertKey } from '../../src/storage/keys.js';
+import { materialText, sameMaterial, validateTrigger } from '../../src/writer/triggers.js';
 import { encodeForStorage, encodeForStorageSync, snapshotFromText, type SnapshotHeader } from '../../src/writer/size-limit.js';
 
 /** JSON values savepoint stores: canonical JSON refuses `__proto__` keys anywhere, by design. */
@@ -158,6 +159,25 @@ describe('storage keys on the hot path', () => {
         expect(actual).toBe(expected);
       }),
       { numRuns: 3000 },
+    );
+  });
+});
+
+describe('material state compared on the hot path', () => {
+  it('property: sameMaterial decides exactly as comparing the material keys, for payload-as-material and other views alike', () => {
+    const viewing: Profile<JsonValue> = { ...defaultProfile, materialView: (p: JsonValue) => (p !== null && typeof p === 'object' && !Array.isArray(p) && 'volatile' in p ? { ...p, volatile: null } : p) };
+    const status = fc.constantFrom('in_progress', 'failed');
+    // Small pools, so that equal states come up often.
+    const payload = fc.oneof(fc.constantFrom<JsonValue>({ a: 1 }, { a: 1, volatile: 2 }, { a: 1, volatile: 3 }, [1, 2], 'x', { material: { a: 1 }, status: 'in_progress' }), storableJson());
+    fc.assert(
+      fc.property(fc.boolean(), payload, status, payload, status, (withView, p1, s1, p2, s2) => {
+        const profile = withView ? viewing : defaultProfile;
+        const a = validateTrigger(profile, { source: 'manual', status: s1, payload: p1 }, 0);
+        const b = validateTrigger(profile, { source: 'manual', status: s2, payload: p2 }, 0);
+        expect(sameMaterial(a, b)).toBe(a.material === b.material);
+        expect(sameMaterial(a, { material: materialText(profile, s2, p2), status: s2 })).toBe(a.material === materialText(profile, s2, p2));
+      }),
+      { numRuns: 500 },
     );
   });
 });
