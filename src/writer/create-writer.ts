@@ -273,6 +273,16 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
 
   const openWithRetry = (): Promise<void> => withRetry(() => ensureOpen(), retryOptions);
 
+  /** One attempt at storing a group's plan, fenced by the run lease when there is one. */
+  const writePlan = (plan: WritePlan, through: number): Promise<WriteReport> =>
+    lock ? lock.fenced(through, (fence) => executeWrite(storage, runId, plan, index, now, useAtomicBatch, fence)) : executeWrite(storage, runId, plan, index, now, useAtomicBatch);
+
+  /** True when a planned snapshot has a terminal status (the run ends with this group). */
+  const endsRun = (planned: readonly Planned<P>[]): boolean => {
+    for (const p of planned) if (profile.isTerminal(p.draft.status)) return true;
+    return false;
+  };
+
   /** Commits one group: every job queued while the previous group was in flight. */
   const commitGroup = async (queued: Job<P>[]): Promise<void> => {
     const jobs = queued.length === 1 && queued[0]!.riders.length === 0 ? queued : queued.flatMap((j) => [j, ...j.riders]);
@@ -400,7 +410,8 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
         const previous = await storage.get(latestKey);
         if (previous) latestBytes = await keepForeign(previous.bytes, latestBytes);
       }
-      const written = hasHistory ? planned.map((p) => entryOf(p, p.key)) : [];
+      const written: RunIndexEntry[] = [];
+      if (hasHistory) for (const p of planned) written.push(entryOf(p, p.key));
       const entries: RunIndexEntry[] = held
         ? [...unindexed.filter((e) => e.file_path !== held.replaced), ...repointEntries([...(index.doc?.checkpoints ?? []), ...unindexed], held), ...written]
         : unindexed.length === 0 && hasHistory
@@ -418,7 +429,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
           prune.length > 0 ||
           held !== undefined ||
           entries.length >= indexDeferral(index.doc?.checkpoint_count ?? 0, autoRetention ? lastSequence : undefined) ||
-          planned.some((p) => profile.isTerminal(p.draft.status)));
+          endsRun(planned));
       // Built member by member: object spreads in a literal cost more than the rest of the plan.
       const plan: { -readonly [K in keyof WritePlan]: WritePlan[K] } = { creates, replaces };
       if (latestBytes) plan.latest = { key: latestKey, bytes: latestBytes };
@@ -435,18 +446,16 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
       for (const p of planned) if (p.stored.parts.length > 0) partsBySequence.set(p.draft.sequence, p.stored.parts.map((part) => part.key));
 
       const through = newest?.draft.sequence ?? lastSequence;
-      const write = (): Promise<WriteReport> =>
-        lock ? lock.fenced(through, (fence) => executeWrite(storage, runId, plan, index, now, useAtomicBatch, fence)) : executeWrite(storage, runId, plan, index, now, useAtomicBatch);
-      // The first attempt is awaited here, not through withRetry (a promise and a turn less per checkpoint).
+      // The first attempt is awaited here, not through withRetry (a promise, a turn and two closures less per checkpoint).
       let report: WriteReport;
       try {
-        report = await write();
+        report = await writePlan(plan, through);
       } catch (first) {
-        report = await retryAfterFirst(write, retryOptions, first);
+        report = await retryAfterFirst(() => writePlan(plan, through), retryOptions, first);
       }
 
       // Durable: acknowledge in call order and move the head. A held run end is pushed first (held-batch.ts).
-      const pushed = report.pending && planned.some((p) => profile.isTerminal(p.draft.status)) && (await pushHeldAtRunEnd(storage));
+      const pushed = report.pending && endsRun(planned) && (await pushHeldAtRunEnd(storage));
       const outcome = report.pending && !pushed ? 'queued' : 'written';
       const mode = batchFile ? 'batch-file' : report.mode;
       unindexed = writeIndex ? [] : entries;
@@ -592,7 +601,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
     const plan: WritePlan = { creates: [], replaces: [], index: { key: indexKey, entries: unindexed } };
     try {
       await withRetry(
-        () => (lock ? lock.fenced(lastSequence, (fence) => executeWrite(storage, runId, plan, index, now, useAtomicBatch, fence)) : executeWrite(storage, runId, plan, index, now, useAtomicBatch)),
+        () => writePlan(plan, lastSequence),
         retryOptions,
       );
       unindexed = [];
