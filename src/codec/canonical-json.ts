@@ -151,7 +151,8 @@ export function canonicalJsonOf(value: unknown): { readonly text: string; readon
   sawToJson = false;
   const { text, pieces } = canonicalTextOrPieces(value);
   const found = sawToJson ? firstToJsonPath(value, []) : undefined;
-  return { text, ...(found !== undefined ? { convertedAt: found } : {}), ...(pieces ? { pieces } : {}) };
+  // One shape for every call (absent members undefined): this runs once per checkpoint.
+  return { text, convertedAt: found, pieces };
 }
 
 /**
@@ -253,10 +254,12 @@ function canonicalReplacer(this: unknown, key: string, v: unknown): unknown {
       let sorted = true;
       for (let i = 0; i < keys.length; i++) {
         const k = keys[i]!;
-        if (ARRAY_INDEX.test(k)) throw NOT_NATIVE;
+        // An array index starts with a digit: only those keys pay for the pattern.
+        const first = k.charCodeAt(0);
+        if (first >= 0x30 && first <= 0x39 && ARRAY_INDEX.test(k)) throw NOT_NATIVE;
         const item = record[k];
-        if (FORBIDDEN_KEYS.has(k) && item !== undefined) throw NOT_JSON;
-        if (hasToJson(item)) sawToJson = true;
+        if (k === '__proto__' && item !== undefined) throw NOT_JSON;
+        if (typeof item === 'object' && item !== null && typeof (item as { toJSON?: unknown }).toJSON === 'function') sawToJson = true;
         if (i > 0 && keys[i - 1]! > k) sorted = false;
       }
       if (sorted) return v;

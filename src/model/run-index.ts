@@ -42,7 +42,7 @@ function textOfEntry(entry: RunIndexEntry): string {
   return text;
 }
 
-const ENTRY_KEYS = ['checkpoint_id', 'file_path', 'sequence', 'status', 'timestamp', 'trigger'];
+const ENTRY_KEYS: ReadonlySet<string> = new Set(['checkpoint_id', 'file_path', 'sequence', 'status', 'timestamp', 'trigger']);
 
 /**
  * Canonical JSON of an entry of the usual shape (the six members, strings and a finite
@@ -52,7 +52,8 @@ const ENTRY_KEYS = ['checkpoint_id', 'file_path', 'sequence', 'status', 'timesta
  */
 function entryJson(e: RunIndexEntry): string | undefined {
   const keys = Object.keys(e);
-  if (keys.length !== (e.status === undefined ? 5 : 6) || keys.some((k) => !ENTRY_KEYS.includes(k))) return undefined;
+  if (keys.length !== (e.status === undefined ? 5 : 6)) return undefined;
+  for (let i = 0; i < keys.length; i++) if (!ENTRY_KEYS.has(keys[i]!)) return undefined;
   const { checkpoint_id, file_path, sequence, status, timestamp, trigger } = e;
   if (typeof checkpoint_id !== 'string' || typeof file_path !== 'string' || typeof timestamp !== 'string' || typeof trigger !== 'string') return undefined;
   if (typeof sequence !== 'number' || !Number.isFinite(sequence) || (status !== undefined && typeof status !== 'string')) return undefined;
@@ -106,8 +107,11 @@ export function createRunIndexEncoder(): RunIndexEncoder {
   };
 
   const append = (entry: RunIndexEntry): void => {
-    if (!Object.isFrozen(entry)) reusable = false;
-    const text = textOfEntry(entry);
+    const frozen = Object.isFrozen(entry);
+    if (!frozen) reusable = false;
+    // Each entry is appended once and its bytes kept here: its text is not cached (a WeakMap
+    // entry per checkpoint cost more than the text, and GC time besides).
+    const text = frozen ? (entryJson(entry) ?? canonicalJson(entry)) : canonicalJson(entry);
     const need = bodyLength + 1 + text.length * 3;
     if (need > body.length) {
       const grown = new Uint8Array(Math.max(need, body.length * 2, 4096));
@@ -151,7 +155,7 @@ export function createRunIndexEncoder(): RunIndexEncoder {
   };
 }
 
-/** The writer may hold back up to 1/16 of the index's length in new entries. */
+/** The writer may hold back up to 1/16 of the run's length in new entries. */
 const DEFER_DIVISOR = 16;
 
 /**
@@ -159,12 +163,19 @@ const DEFER_DIVISOR = 16;
  * `indexed` entries. A complete `index.json` cannot be updated on a put-whole-value store
  * without rewriting all of it, so the writer rewrites it at a geometric cadence instead:
  * every max(1, n/16) checkpoints, which costs O(1) bytes per checkpoint amortized and keeps
- * the file spec-exact and at most 1/16 behind (readers reconcile it with a listing; the
- * writer brings it up to date on a terminal status, a prune and `flush()`/`close()`).
- * Indexes under 32 entries are rewritten with every checkpoint.
+ * the file spec-exact and at most 1/16 of the run behind (readers reconcile it with a
+ * listing; the writer brings it up to date on a terminal status, a prune and
+ * `flush()`/`close()`). Indexes under 32 entries are rewritten with every checkpoint.
+ *
+ * `written`, for a run the writer prunes as it goes (automatic per-run retention), is the
+ * number of checkpoints the run has written: its index stays at the policy's size while the
+ * run grows, and every prune rewrites it anyway, so counting the run rather than the index
+ * lets a long run's index be rewritten by its prunes alone (every `slack` checkpoints)
+ * instead of every third checkpoint — still at most 1/16 of the run behind, and never more
+ * than the prune slack.
  */
-export function indexDeferral(indexed: number): number {
-  return Math.max(1, Math.floor(indexed / DEFER_DIVISOR));
+export function indexDeferral(indexed: number, written = indexed): number {
+  return Math.max(1, Math.floor(Math.max(indexed, written) / DEFER_DIVISOR));
 }
 
 /** An empty index for `runId`. */

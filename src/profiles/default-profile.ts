@@ -5,6 +5,7 @@ import { documentValidator } from '../model/document-validator.js';
 import { CheckpointError } from '../model/errors.js';
 import * as generated from '../model/generated/default-document.js';
 import { anySchema } from '../model/standard-schema.js';
+import { withMember } from '../model/with-member.js';
 import type { Priority, SnapshotDraft, TriggerRecord } from '../model/snapshot.js';
 import type { DefaultDocumentSchema } from './default-document-schema.js';
 import { snapshotLifecycleRetention } from './snapshot-lifecycle/retention.js';
@@ -25,30 +26,16 @@ export interface LifecycleHeader {
 
 /** The internal model's common fields as snapshot-lifecycle.md's header fields (used by the default and snapshotLifecycle profiles). */
 export function toLifecycleHeader(s: Omit<SnapshotDraft<unknown>, 'payload'>): LifecycleHeader {
-  return {
-    snapshot_id: s.id,
-    run_id: s.runId,
-    sequence: s.sequence,
-    created_at: s.createdAt,
-    source: s.source,
-    source_details: s.sourceDetails,
-    ...(s.priority ? { priority: s.priority } : {}),
-    status: s.status,
-  };
+  const header: LifecycleHeader = { snapshot_id: s.id, run_id: s.runId, sequence: s.sequence, created_at: s.createdAt, source: s.source, source_details: s.sourceDetails, status: s.status };
+  if (s.priority) header.priority = s.priority;
+  return header;
 }
 
 /** Inverse of {@link toLifecycleHeader}. */
 export function fromLifecycleHeader(d: LifecycleHeader): Omit<SnapshotDraft<unknown>, 'payload'> {
-  return {
-    id: d.snapshot_id,
-    runId: d.run_id,
-    sequence: d.sequence,
-    createdAt: d.created_at,
-    source: d.source,
-    sourceDetails: d.source_details,
-    ...(d.priority ? { priority: d.priority } : {}),
-    status: d.status,
-  };
+  const header: Omit<SnapshotDraft<unknown>, 'payload'> = { id: d.snapshot_id, runId: d.run_id, sequence: d.sequence, createdAt: d.created_at, source: d.source, sourceDetails: d.source_details, status: d.status };
+  if (d.priority) header.priority = d.priority;
+  return header;
 }
 
 /** Statuses of snapshot-lifecycle.md, shared by the default profile. */
@@ -91,8 +78,9 @@ export const defaultProfile: Profile<JsonValue, DefaultTrigger, LifecycleStatus>
   document: compiledJsonDocumentFormat<JsonValue, DefaultDocument>({
     jsonSchema: generated.jsonSchema,
     validator: documentValidator(generated.validate),
-    toDocument: (s) => ({ ...toLifecycleHeader(s), status: s.status as DefaultDocument['status'], state: s.payload }),
-    fromDocument: (d) => ({ ...fromLifecycleHeader(d), payload: d.state }),
+    // Member by member, not spread: see withMember (these run once per checkpoint and per read).
+    toDocument: (s) => withMember(toLifecycleHeader(s) as Omit<DefaultDocument, 'state' | 'integrity'>, 'state', s.payload),
+    fromDocument: (d) => withMember(fromLifecycleHeader(d), 'payload', d.state),
     payloadMember: 'state',
   }),
 });

@@ -25,13 +25,35 @@ export function assertKey(key: unknown): asserts key is string {
   // Checking is pure, and a run touches the same few keys (latest, index, lock) on every
   // checkpoint and read: remember the last keys that passed.
   if (typeof key === 'string' && recentlyValid.has(key)) return;
-  checkKey(key);
+  if (!plainKey(key)) checkKey(key);
   if (recentlyValid.size >= RECENT_KEYS) recentlyValid.clear();
   recentlyValid.add(key);
 }
 
 const RECENT_KEYS = 1024;
 const recentlyValid = new Set<string>();
+
+/**
+ * One pass over the usual key (a history entry's, new on every checkpoint): true only for a
+ * key `checkKey` accepts — printable, no backslash, relative, no drive letter, no empty, `.`
+ * or `..` segment, short segments. Anything else, valid or not, goes to `checkKey`, which
+ * decides and words the error (a property test holds the two together).
+ */
+function plainKey(key: unknown): key is string {
+  if (typeof key !== 'string' || key.length === 0 || key.length > MAX_KEY_LENGTH) return false;
+  if (key.length > 1 && key.charCodeAt(1) === 0x3a) return false; // "C:…": checkKey decides
+  let start = 0;
+  for (let i = 0; i <= key.length; i++) {
+    const c = i === key.length ? 0x2f : key.charCodeAt(i);
+    if (c < 0x20 || c === 0x7f || c === 0x5c) return false;
+    if (c !== 0x2f) continue;
+    const length = i - start;
+    if (length === 0 || length * 3 > MAX_SEGMENT_BYTES) return false;
+    if (key.charCodeAt(start) === 0x2e && (length === 1 || (length === 2 && key.charCodeAt(start + 1) === 0x2e))) return false;
+    start = i + 1;
+  }
+  return true;
+}
 
 function checkKey(key: unknown): asserts key is string {
   if (typeof key !== 'string') reject('not a string', key);

@@ -5,6 +5,8 @@ import { assertBatchOperations } from './batch-operation.js';
 import { assertKey, assertPrefix } from './keys.js';
 import { sortedKeys } from './sorted-keys.js';
 
+/** A placeholder copy before the first put of a batch. */
+const EMPTY: Uint8Array = new Uint8Array(0);
 /** Values up to this size share slabs of SLAB_BYTES (see copyOf). */
 const SLAB_VALUE_LIMIT = 4096;
 const SLAB_BYTES = 65536;
@@ -87,13 +89,9 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageAdapte
     slabAt += bytes.length;
     return view;
   };
-  const store = (key: string, bytes: Uint8Array, copies?: Map<Uint8Array, Uint8Array>): string => {
+  /** Stores `copy` (a copy the store owns) under `key`; returns the new version. */
+  const store = (key: string, copy: Uint8Array): string => {
     const version = String(++counter);
-    let copy = copies?.get(bytes);
-    if (copy === undefined) {
-      copy = copyOf(bytes);
-      copies?.set(bytes, copy);
-    }
     if (!cells.has(key)) order.add(key);
     cells.set(key, { bytes: copy, version });
     return version;
@@ -123,7 +121,7 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageAdapte
       assertBytesArgument(bytes, 'memoryStorage.put');
       checkSize(key, bytes);
       check(key, opts);
-      return { version: store(key, bytes) };
+      return { version: store(key, copyOf(bytes)) };
     },
 
     async delete(key: string, opts: DeleteOptions = {}): Promise<boolean> {
@@ -145,10 +143,19 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageAdapte
     async batch(operations: readonly BatchOperation[]): Promise<BatchOutcome[]> {
       open();
       assertBatchOperations(operations, checkOperation);
-      const copies = new Map<Uint8Array, Uint8Array>();
       const outcomes: BatchOutcome[] = [];
+      // A checkpoint's history entry and `latest` carry the same bytes, one put after the other:
+      // the second reuses the first's copy (looked up by the previous put only: no map per batch).
+      let lastBytes: Uint8Array | undefined;
+      let lastCopy = EMPTY;
       for (const op of operations) {
-        if (op.type === 'put') outcomes.push({ type: 'put', key: op.key, version: store(op.key, op.bytes, copies) });
+        if (op.type === 'put') {
+          if (op.bytes !== lastBytes) {
+            lastBytes = op.bytes;
+            lastCopy = copyOf(op.bytes);
+          }
+          outcomes.push({ type: 'put', key: op.key, version: store(op.key, lastCopy) });
+        }
         else if (op.type === 'delete') outcomes.push({ type: 'delete', key: op.key, existed: forget(op.key) });
         else outcomes.push({ type: 'check', key: op.key });
       }

@@ -35,11 +35,12 @@ import type { Profile } from '../profiles/define-profile.js';
 import { decodeStoredSnapshot } from '../profiles/read-snapshot.js';
 import type { StorageAdapter } from '../storage/adapter.js';
 import type { HeadLocation } from './sequence-recovery.js';
+import { sameMaterial, type MaterialState } from './triggers.js';
 
 /** What the coalescing rule needs to know about the newest snapshot. */
 export interface CoalesceBase {
-  /** The snapshot's material state as canonical JSON (see `materialText`). */
-  readonly material: string;
+  /** The snapshot's material state (see `materialText`, `sameMaterial`). */
+  readonly state: MaterialState;
   /** When its first trigger fired, in epoch ms. */
   readonly createdAtMs: number;
   /** False when the snapshot cannot take more `source_details` (e.g. recovered from a compressed file). */
@@ -70,10 +71,10 @@ export interface CoalesceBase {
  * coalesced into it (a `gate_decision` joining a `phase_complete` would resume at the next
  * phase instead of the gate).
  */
-export function shouldCoalesce(base: CoalesceBase | undefined, material: string, at: number, windowMs: number, critical = false, resumeAs?: string): boolean {
+export function shouldCoalesce(base: CoalesceBase | undefined, state: MaterialState, at: number, windowMs: number, critical = false, resumeAs?: string): boolean {
   if (critical || !base || !base.open || base.resumeAs !== resumeAs) return false;
   const elapsed = at - base.createdAtMs;
-  return elapsed >= 0 && elapsed <= windowMs && base.material === material;
+  return elapsed >= 0 && elapsed <= windowMs && sameMaterial(base.state, state);
 }
 
 /** `records`, coalesced into snapshot `into`, as the next snapshot's history entry carries them. */

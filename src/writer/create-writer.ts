@@ -13,13 +13,13 @@ import { carriedRecords, latestOnlyRecords, shouldCoalesce, type CoalesceBase } 
 import { isPreservedRun, perRunPolicyOf, planPrune } from './auto-retention.js';
 import { createWriterEmitter } from './events.js';
 import { createHeartbeat, settleBeat } from './heartbeat.js';
-import { executeWrite, type CreateOp, type IndexState, type ReplaceOp, type WritePlan } from './ordered-write.js';
-import { withRetry } from './retry.js';
+import { executeWrite, type CreateOp, type IndexState, type ReplaceOp, type WritePlan, type WriteReport } from './ordered-write.js';
+import { retryAfterFirst, withRetry } from './retry.js';
 import { createRunLock, defaultIsProcessAlive, defaultLockIdentity, type RunLock } from './run-lock.js';
 import { recoverRun, type HeadLocation } from './sequence-recovery.js';
 import { joinHeldHead, pushHeldAtRunEnd, repointEntries } from './held-batch.js';
-import { encodeForStorage, type SizePolicy, type SnapshotHeader, type StorableSnapshot } from './size-limit.js';
-import { materialText, validateTrigger, type ValidatedTrigger } from './triggers.js';
+import { encodeForStorage, encodeForStorageSync, type SizePolicy, type SnapshotHeader, type StorableSnapshot } from './size-limit.js';
+import { materialText, sameMaterial, validateTrigger, type MaterialState, type ValidatedTrigger } from './triggers.js';
 import type { CheckpointFailure, CheckpointInput, CheckpointResult, CheckpointSuccess, CheckpointWriter, WriterEventMap, WriterOptions } from './types.js';
 import { assertOptionsArgument } from '../model/arguments.js';
 
@@ -43,8 +43,8 @@ interface Head<P> {
   readonly payloadText: string;
   /** Its pieces, when it holds big strings by reference (a rewrite encodes them piece by piece). */
   readonly payloadPieces?: readonly string[];
-  /** Canonical JSON of its material state (the coalescing key). */
-  readonly material: string;
+  /** Its material state (the coalescing key). */
+  readonly state: MaterialState;
   readonly createdAtMs: number;
   readonly location: HeadLocation;
   /** Main document bytes as stored (batch-file members are re-encoded from these). */
@@ -60,7 +60,7 @@ interface Planned<P> {
   readonly payloadText: string;
   /** Its pieces, when it holds big strings by reference (encoded piece by piece). */
   readonly payloadPieces?: readonly string[];
-  readonly material: string;
+  readonly state: MaterialState;
   readonly createdAtMs: number;
   readonly creator: Job<P>;
   readonly coalesced: Job<P>[];
@@ -69,6 +69,9 @@ interface Planned<P> {
   /** Where the document goes (history entry, batch file, or latest). */
   key: string;
 }
+
+/** No trigger records (shared, never changed: `carried` is only read). */
+const NO_RECORDS: readonly TriggerRecord[] = Object.freeze([]);
 
 function configError(why: string): CheckpointError {
   return new CheckpointError('checkpoint_config_invalid', `createWriter: ${why}`);
@@ -191,7 +194,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
   /** Part files written by this writer, by sequence (deleted with their snapshot). */
   const partsBySequence = new Map<number, string[]>();
   // The last state given (what a heartbeat stores again), and its material text (to tell whether it is news).
-  let lastInput: { status: string; payloadText: string; material: string } | undefined;
+  let lastInput: ValidatedTrigger | undefined;
   const queue: Job<P>[] = [];
   let scheduled = false;
   let tail: Promise<unknown> = Promise.resolve();
@@ -217,6 +220,8 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
     return run;
   };
 
+  // What encodeForStorageSync needs of the policy (it never splits): built once, not per checkpoint.
+  const withinLimit: SizePolicy = { maxBytes, onOversize };
   const sizePolicy = (ref: HistoryRef, revision: number): SizePolicy => ({
     maxBytes,
     onOversize,
@@ -254,7 +259,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
         ? {
             header: { id: s.id, runId: s.runId, sequence: s.sequence, createdAt: s.createdAt, source: s.source, sourceDetails: s.sourceDetails, ...(s.priority ? { priority: s.priority } : {}), status: s.status },
             payloadText: canonicalJson(s.payload),
-            material: materialText(profile, s.status, s.payload),
+            state: { material: materialText(profile, s.status, s.payload), status: s.status },
             createdAtMs: parseRfc3339(s.createdAt),
             location: recovered.head.location,
             latestOnly: immutableHistory ? await latestOnlyRecords(storage, profile, s, recovered.head.location) : [],
@@ -267,6 +272,16 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
   };
 
   const openWithRetry = (): Promise<void> => withRetry(() => ensureOpen(), retryOptions);
+
+  /** One attempt at storing a group's plan, fenced by the run lease when there is one. */
+  const writePlan = (plan: WritePlan, through: number): Promise<WriteReport> =>
+    lock ? lock.fenced(through, (fence) => executeWrite(storage, runId, plan, index, now, useAtomicBatch, fence)) : executeWrite(storage, runId, plan, index, now, useAtomicBatch);
+
+  /** True when a planned snapshot has a terminal status (the run ends with this group). */
+  const endsRun = (planned: readonly Planned<P>[]): boolean => {
+    for (const p of planned) if (profile.isTerminal(p.draft.status)) return true;
+    return false;
+  };
 
   /** Commits one group: every job queued while the previous group was in flight. */
   const commitGroup = async (queued: Job<P>[]): Promise<void> => {
@@ -289,11 +304,11 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
       const t = job.trigger;
       const last = planned.at(-1);
       const base: CoalesceBase | undefined = last
-        ? { material: last.material, createdAtMs: last.createdAtMs, open: true, resumeAs: resumeAsOf(last.draft.source) }
+        ? { state: last.state, createdAtMs: last.createdAtMs, open: true, resumeAs: resumeAsOf(last.draft.source) }
         : head
-          ? { material: head.material, createdAtMs: head.createdAtMs, open: head.location.kind !== 'fixed', resumeAs: resumeAsOf(head.header.source) }
+          ? { state: head.state, createdAtMs: head.createdAtMs, open: head.location.kind !== 'fixed', resumeAs: resumeAsOf(head.header.source) }
           : undefined;
-      if (shouldCoalesce(base, t.material, t.at, windowMs, t.priority === 'critical', resumeAsOf(t.source))) {
+      if (shouldCoalesce(base, t, t.at, windowMs, t.priority === 'critical', resumeAsOf(t.source))) {
         const record: TriggerRecord = { source: t.source, at: toRfc3339(t.at), ...(t.priority ? { priority: t.priority } : {}) };
         if (last) {
           last.details.push(record);
@@ -314,21 +329,24 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
       };
       let stored: StorableSnapshot<P>;
       try {
-        stored = await encodeForStorage(profile, draft, t.payloadText, sizePolicy(refOf(draft), 0), t.payloadPieces);
+        stored = encodeForStorageSync(profile, draft, t.payloadText, withinLimit, t.payloadPieces) ?? (await encodeForStorage(profile, draft, t.payloadText, sizePolicy(refOf(draft), 0), t.payloadPieces));
       } catch (raw) {
         // Not storable (schema, size): this checkpoint fails alone and uses no number.
         job.resolve(failure(toCheckpointError(raw, 'checkpoint_schema_invalid', 'snapshot cannot be encoded'), 'validate'));
         continue;
       }
       nextSequence++;
-      planned.push({ draft, payloadText: t.payloadText, payloadPieces: t.payloadPieces, material: t.material, createdAtMs: t.at, creator: job, coalesced: [], details: [], stored, key: latestKey });
+      planned.push({ draft, payloadText: t.payloadText, payloadPieces: t.payloadPieces, state: t, createdAtMs: t.at, creator: job, coalesced: [], details: [], stored, key: latestKey });
       heartbeat.reset(t.status === activeStatus);
     }
     if (planned.length === 0 && intoHead.length === 0) return;
 
     try {
       // Immutable history: the first new snapshot's entry carries what only latest held of the head.
-      const carried = immutableHistory && head && planned.length > 0 ? carriedRecords([...head.latestOnly, ...intoHead.map((x) => x.record)], head.header.id) : [];
+      const carried =
+        immutableHistory && head && planned.length > 0 && (head.latestOnly.length > 0 || intoHead.length > 0)
+          ? carriedRecords([...head.latestOnly, ...intoHead.map((x) => x.record)], head.header.id)
+          : NO_RECORDS;
       // Snapshots that took coalesced triggers are encoded again with their source_details.
       for (const p of planned) {
         const before = p === planned[0] ? carried : [];
@@ -392,7 +410,8 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
         const previous = await storage.get(latestKey);
         if (previous) latestBytes = await keepForeign(previous.bytes, latestBytes);
       }
-      const written = hasHistory ? planned.map((p) => entryOf(p, p.key)) : [];
+      const written: RunIndexEntry[] = [];
+      if (hasHistory) for (const p of planned) written.push(entryOf(p, p.key));
       const entries: RunIndexEntry[] = held
         ? [...unindexed.filter((e) => e.file_path !== held.replaced), ...repointEntries([...(index.doc?.checkpoints ?? []), ...unindexed], held), ...written]
         : unindexed.length === 0 && hasHistory
@@ -400,12 +419,17 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
           : [...unindexed, ...(hasHistory ? written : newest ? [entryOf(newest, latestKey)] : [])];
       const candidates = autoRetention && planned.length > 0 ? planPrune(history, autoRetention) : [];
       const prune = candidates.length > 0 ? await prunable(candidates) : candidates;
-      // A long run's index is rewritten every max(1, n/16) checkpoints (see indexDeferral), and
-      // at once when the run ends or prunes; held-back entries stay in `unindexed` until then.
+      // A long run's index is rewritten every max(1, n/16) checkpoints (see indexDeferral; n counts
+      // the run when it is pruned as it goes), and at once when the run ends or prunes;
+      // held-back entries stay in `unindexed` until then.
       const writeIndex =
         indexKey !== undefined &&
         entries.length > 0 &&
-        (!hasHistory || prune.length > 0 || held !== undefined || entries.length >= indexDeferral(index.doc?.checkpoint_count ?? 0) || planned.some((p) => profile.isTerminal(p.draft.status)));
+        (!hasHistory ||
+          prune.length > 0 ||
+          held !== undefined ||
+          entries.length >= indexDeferral(index.doc?.checkpoint_count ?? 0, autoRetention ? lastSequence : undefined) ||
+          endsRun(planned));
       // Built member by member: object spreads in a literal cost more than the rest of the plan.
       const plan: { -readonly [K in keyof WritePlan]: WritePlan[K] } = { creates, replaces };
       if (latestBytes) plan.latest = { key: latestKey, bytes: latestBytes };
@@ -422,13 +446,16 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
       for (const p of planned) if (p.stored.parts.length > 0) partsBySequence.set(p.draft.sequence, p.stored.parts.map((part) => part.key));
 
       const through = newest?.draft.sequence ?? lastSequence;
-      const report = await withRetry(
-        () => (lock ? lock.fenced(through, (fence) => executeWrite(storage, runId, plan, index, now, useAtomicBatch, fence)) : executeWrite(storage, runId, plan, index, now, useAtomicBatch)),
-        retryOptions,
-      );
+      // The first attempt is awaited here, not through withRetry (a promise, a turn and two closures less per checkpoint).
+      let report: WriteReport;
+      try {
+        report = await writePlan(plan, through);
+      } catch (first) {
+        report = await retryAfterFirst(() => writePlan(plan, through), retryOptions, first);
+      }
 
       // Durable: acknowledge in call order and move the head. A held run end is pushed first (held-batch.ts).
-      const pushed = report.pending && planned.some((p) => profile.isTerminal(p.draft.status)) && (await pushHeldAtRunEnd(storage));
+      const pushed = report.pending && endsRun(planned) && (await pushHeldAtRunEnd(storage));
       const outcome = report.pending && !pushed ? 'queued' : 'written';
       const mode = batchFile ? 'batch-file' : report.mode;
       unindexed = writeIndex ? [] : entries;
@@ -501,7 +528,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
         else if (batchFile) location = { kind: 'batch', key: batchFile.key, version: report.versions.get(batchFile.key) ?? '', members: batchFile.members };
         else location = { kind: 'history', key: newest.key, version: report.versions.get(newest.key) ?? '' };
         if ((location.kind === 'history' || location.kind === 'batch') && location.version === '') location = { kind: 'fixed' };
-        head = { header: newest.draft, payloadText: newest.payloadText, payloadPieces: newest.payloadPieces, material: newest.material, createdAtMs: newest.createdAtMs, location, latestOnly: [] };
+        head = { header: newest.draft, payloadText: newest.payloadText, payloadPieces: newest.payloadPieces, state: newest.state, createdAtMs: newest.createdAtMs, location, latestOnly: [] };
       }
       if (autoRetention) {
         if (held) history = [...history.filter((e) => e.file_path !== held.replaced), ...repointEntries(history, held)];
@@ -574,7 +601,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
     const plan: WritePlan = { creates: [], replaces: [], index: { key: indexKey, entries: unindexed } };
     try {
       await withRetry(
-        () => (lock ? lock.fenced(lastSequence, (fence) => executeWrite(storage, runId, plan, index, now, useAtomicBatch, fence)) : executeWrite(storage, runId, plan, index, now, useAtomicBatch)),
+        () => writePlan(plan, lastSequence),
         retryOptions,
       );
       unindexed = [];
@@ -584,21 +611,29 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
     }
   };
 
+  /** Takes the queued jobs (one, without group commit) and commits them as one group. Never rejects. */
+  const commitQueued = async (): Promise<void> => {
+    scheduled = false;
+    const group = queue.splice(0, groupCommit ? queue.length : 1);
+    if (queue.length > 0) schedule();
+    try {
+      if (group.length > 0) await commitGroup(group);
+    } catch {
+      // commitGroup settles every job it took; nothing else can reach a caller.
+    }
+  };
+
+  // Chained on `tail` like exclusive(), without its per-call closures: commitQueued never rejects.
   const schedule = (): void => {
     if (scheduled) return;
     scheduled = true;
-    void exclusive(async () => {
-      scheduled = false;
-      const group = queue.splice(0, groupCommit ? queue.length : 1);
-      if (queue.length > 0) schedule();
-      if (group.length > 0) await commitGroup(group);
-    });
+    tail = tail.then(commitQueued);
   };
 
   const enqueue = (trigger: ValidatedTrigger): Promise<CheckpointResult<P>> =>
     new Promise((resolve) => {
       const last = queue.at(-1);
-      if (last && last.trigger.material === trigger.material && last.riders.length < maxQueue) last.riders.push({ trigger, resolve, riders: [] });
+      if (last && sameMaterial(last.trigger, trigger) && last.riders.length < maxQueue) last.riders.push({ trigger, resolve, riders: [] });
       else queue.push({ trigger, resolve, riders: [] });
       schedule();
     });
@@ -623,7 +658,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
       return Promise.resolve(failure(toCheckpointError(raw, 'checkpoint_schema_invalid', 'invalid checkpoint'), during));
     }
     const last = queue.at(-1);
-    const rides = last !== undefined && last.trigger.material === trigger.material && last.riders.length < maxQueue;
+    const rides = last !== undefined && sameMaterial(last.trigger, trigger) && last.riders.length < maxQueue;
     if (queue.length >= maxQueue && !rides) {
       return Promise.resolve(
         failure(
@@ -634,7 +669,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
         ),
       );
     }
-    lastInput = { status: trigger.status, payloadText: trigger.payloadText, material: trigger.material };
+    lastInput = trigger;
     if (trigger.status !== activeStatus) heartbeat.reset(false);
     return enqueue(trigger);
   };
@@ -643,7 +678,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
     emitter.emit('heartbeat', { runId, at: clock.now() });
     if (!lastInput || lastInput.status !== activeStatus || heartbeatSource === undefined) return;
     // Nothing new since the newest snapshot, and the profile stores no copy of it on a timer.
-    if (skipUnchangedBeats && !options.heartbeatPayload && head !== undefined && head.material === lastInput.material) {
+    if (skipUnchangedBeats && !options.heartbeatPayload && head !== undefined && sameMaterial(head.state, lastInput)) {
       heartbeat.reset(true);
       return;
     }
@@ -690,8 +725,16 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
         return deliverFailure(failure(toCheckpointError(raw, 'checkpoint_storage_unavailable', 'could not open the run'), 'open'));
       }
     },
-    async checkpoint(input) {
-      return deliver(await accept(input, 'validate'));
+    // Not an async function: in failMode 'result' the queue's own promise is handed back (one
+    // promise and one microtask turn less per checkpoint).
+    checkpoint(input) {
+      let result: Promise<CheckpointResult<P>>;
+      try {
+        result = accept(input, 'validate');
+      } catch (err) {
+        return Promise.reject(err);
+      }
+      return failMode === 'throw' ? result.then(deliver) : result;
     },
     async flush() {
       await idle();

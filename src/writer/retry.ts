@@ -33,16 +33,36 @@ export interface RetryOptions {
  * `maxMs`), on the injectable clock. Anything thrown becomes a `CheckpointError`
  * (`checkpoint_atomic_write_failed` for foreign errors). Permanent failures are not retried.
  */
-export async function withRetry<T>(fn: (attempt: number) => Promise<T>, options: RetryOptions): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
+export function withRetry<T>(fn: (attempt: number) => Promise<T>, options: RetryOptions): Promise<T> {
+  return withRetryFrom(fn, options, 1);
+}
+
+/**
+ * {@link withRetry} after a first attempt the caller made itself and saw fail with `firstError`:
+ * the writer's hot path awaits `fn(1)` directly (an async wrapper costs a promise and a
+ * microtask turn per checkpoint) and calls this only when it threw. Same attempts, delays,
+ * `onRetry` calls and errors as `withRetry(fn, options)`.
+ */
+export async function retryAfterFirst<T>(fn: (attempt: number) => Promise<T>, options: RetryOptions, firstError: unknown): Promise<T> {
+  await backOff(firstError, 1, options);
+  return withRetryFrom(fn, options, 2);
+}
+
+async function withRetryFrom<T>(fn: (attempt: number) => Promise<T>, options: RetryOptions, from: number): Promise<T> {
+  for (let attempt = from; ; attempt++) {
     try {
       return await fn(attempt);
     } catch (raw) {
-      const err = toCheckpointError(raw, 'checkpoint_atomic_write_failed', 'checkpoint write failed');
-      if (attempt >= options.attempts || !isRetryable(err)) throw err;
-      const delayMs = Math.min(options.maxMs, options.baseMs * 2 ** (attempt - 1));
-      options.onRetry?.(attempt, delayMs, err);
-      await sleep(options.clock, delayMs);
+      await backOff(raw, attempt, options);
     }
   }
+}
+
+/** After attempt `attempt` failed with `raw`: throws it when it is the last or permanent, else reports and waits. */
+async function backOff(raw: unknown, attempt: number, options: RetryOptions): Promise<void> {
+  const err = toCheckpointError(raw, 'checkpoint_atomic_write_failed', 'checkpoint write failed');
+  if (attempt >= options.attempts || !isRetryable(err)) throw err;
+  const delayMs = Math.min(options.maxMs, options.baseMs * 2 ** (attempt - 1));
+  options.onRetry?.(attempt, delayMs, err);
+  await sleep(options.clock, delayMs);
 }

@@ -6,8 +6,32 @@ import { issueKey, validateSync } from '../model/standard-schema.js';
 import type { Profile } from '../profiles/define-profile.js';
 import type { CheckpointInput } from './types.js';
 
+/** What decides whether two checkpoints carry the same material state (see {@link sameMaterial}). */
+export interface MaterialState {
+  /** Canonical JSON of `{ material: materialView(payload), status }`, or its digest (see `materialText`). */
+  readonly material: string;
+  readonly status: string;
+  /**
+   * The payload's canonical text when the profile's material view is the payload itself (and
+   * it holds no big strings by reference): `material` is then built around this very text,
+   * so comparing it and `status` decides the same as comparing the keys — without
+   * flattening a key of the payload's size on every checkpoint.
+   */
+  readonly payloadAsMaterial?: string;
+}
+
+/**
+ * True when `a` and `b` carry the same material state: their keys are equal. Two keys built
+ * around payload texts (`payloadAsMaterial`) are equal exactly when those texts and the
+ * statuses are (a canonical JSON value followed by `,"status":` cannot be read two ways).
+ */
+export function sameMaterial(a: MaterialState, b: MaterialState): boolean {
+  if (a.payloadAsMaterial !== undefined && b.payloadAsMaterial !== undefined) return a.status === b.status && a.payloadAsMaterial === b.payloadAsMaterial;
+  return a.material === b.material;
+}
+
 /** A checkpoint request that passed validation, frozen at call time. */
-export interface ValidatedTrigger {
+export interface ValidatedTrigger extends MaterialState {
   readonly source: string;
   readonly status: string;
   /**
@@ -98,16 +122,21 @@ export function validateTrigger<P>(profile: Profile<P>, input: CheckpointInput<P
   let material: string;
   let convertedAt: string | undefined;
   let payloadPieces: readonly string[] | undefined;
+  let payloadAsMaterial: string | undefined;
   try {
     ({ text: payloadText, convertedAt, pieces: payloadPieces } = canonicalJsonOf(parsed.value));
     const view = profile.materialView(parsed.value);
     const tail = `,"status":${JSON.stringify(status)}}`;
     // The same text (and key) materialText makes of { status, material: view }.
     if (view !== parsed.value) material = materialKey(status, view);
-    else material = (payloadPieces && digestOfPieces(['{"material":', ...payloadPieces, tail])) ?? `{"material":${payloadText}${tail}`;
+    else {
+      material = (payloadPieces && digestOfPieces(['{"material":', ...payloadPieces, tail])) ?? `{"material":${payloadText}${tail}`;
+      if (!payloadPieces) payloadAsMaterial = payloadText;
+    }
   } catch (err) {
     if (isCheckpointError(err)) throw err;
     throw new CheckpointError('checkpoint_schema_invalid', 'payload cannot be stored as JSON', { cause: err });
   }
-  return { source, status, payloadText, ...(payloadPieces ? { payloadPieces } : {}), at, material, ...(spec.priority ? { priority: spec.priority } : {}), ...(convertedAt !== undefined ? { convertedAt } : {}) };
+  // One shape for every trigger (absent members undefined), read many times on the hot path.
+  return { source, status, payloadText, payloadPieces, at, material, payloadAsMaterial, priority: spec.priority, convertedAt };
 }

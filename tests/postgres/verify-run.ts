@@ -34,18 +34,19 @@ export async function verifyRun(storage: StorageAdapter, runId: string, acked: R
   const files = new Set(history);
   const missing = inIndex.filter((k) => !files.has(k));
   if (missing.length > 0) throw new Error(`${runId}: the index lists ${missing.length} file(s) that do not exist (a half-applied batch)`);
-  // The writer rewrites a long run's index every max(1, n/16) checkpoints (docs/performance.md):
-  // a kill may leave that many newest entries unindexed, never older ones and never more.
+  // The writer rewrites a long run's index every max(1, n/16) checkpoints, n counting the run
+  // when it prunes as it goes (docs/performance.md): a kill may leave that many newest entries
+  // unindexed, never older ones and never more.
   const indexedTop = Math.max(0, ...index.checkpoints.map((c) => c.sequence));
   const unindexed = history.filter((k) => !inIndex.includes(k));
-  if (unindexed.length > indexDeferral(index.checkpoint_count)) {
-    throw new Error(`${runId}: ${unindexed.length} history entries are not in the index, more than the writer holds back (a half-applied batch)`);
-  }
   let newest = indexedTop;
   for (const key of unindexed) {
     const snap = await readSnapshot(storage, defaultProfile, key);
     if (!snap || snap.sequence <= indexedTop) throw new Error(`${runId}: ${key} is missing from the index but not newer than it (a half-applied batch)`);
     newest = Math.max(newest, snap.sequence);
+  }
+  if (unindexed.length > indexDeferral(index.checkpoint_count, newest)) {
+    throw new Error(`${runId}: ${unindexed.length} history entries are not in the index, more than the writer holds back (a half-applied batch)`);
   }
   const latest = await readSnapshot(storage, defaultProfile, layout.latestKey(runId));
   if (!latest || latest.sequence !== newest) throw new Error(`${runId}: latest is #${latest?.sequence} but the newest history entry is #${newest} (a half-applied batch)`);

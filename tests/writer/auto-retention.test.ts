@@ -68,6 +68,31 @@ describe('automatic per-run retention', () => {
     expect((await latestOf(storage, defaultProfile, 'long'))?.sequence).toBe(300);
   });
 
+  it('a long pruned run rewrites its index with its prunes, not every third checkpoint: never more than its slack or 1/16 of the run behind, complete after close', async () => {
+    const inner = memoryStorage();
+    const counting = faultyStorage(inner); // no faults: records every operation and the keys it touches
+    const indexKey = defaultProfile.layout.indexKey!('long');
+    const writer = createWriter({ storage: counting, profile: defaultProfile, runId: 'long', heartbeatIntervalMs: false });
+    const total = 1000;
+    for (let i = 1; i <= total; i++) {
+      const r = await writer.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { i } });
+      if (!r.ok) throw r.error;
+      if (i % 7 !== 0) continue;
+      const files = await historyKeys(inner, 'long');
+      const listed = new Set((await indexOf(inner, 'long'))?.checkpoints.map((e) => e.file_path) ?? []);
+      const held = files.filter((f) => !listed.has(f));
+      // Never an entry the index lists without its file, and never more held back than the bounds.
+      expect([...listed].filter((f) => !files.includes(f))).toEqual([]);
+      expect(held.length).toBeLessThanOrEqual(Math.min(10, Math.max(1, Math.floor(i / 16))));
+    }
+    const indexWrites = counting.log.filter((op) => op.operation !== 'get' && op.operation !== 'list' && op.keys.includes(indexKey)).length;
+    // ~40 while the run grows to 60, then one per prune of 10 (~94); every third checkpoint would be ~350.
+    expect(indexWrites).toBeLessThanOrEqual(150);
+    await writer.close();
+    const files = await historyKeys(inner, 'long');
+    expect((await indexOf(inner, 'long'))!.checkpoints.map((e) => e.file_path).sort()).toEqual([...files].sort());
+  });
+
   it('with an atomic batch, the pruned files go in the checkpoint batch itself: one storage call per checkpoint, no delete of its own', async () => {
     const inner = memoryStorage();
     const { storage: counting, calls } = countingStorage(inner);
