@@ -7,7 +7,8 @@ import { assertValid, type DocumentValidator, type JsonSchema } from '../model/d
 import { loadValidator } from '../model/load-validator.js';
 import { canonicalJson, parseJson, sortKeys, type JsonObject } from './canonical-json.js';
 import { gunzip, isGzip } from './gzip.js';
-import { sha256Hex, sha256HexOfParts, sha256HexOfTextSync, sha256HexSync } from './sha256.js';
+import { sha256Hex, sha256HexAndLengthOfPiecesSync, sha256HexOfParts, sha256HexOfTextSync, sha256HexSync } from './sha256.js';
+import { parseJsonPieces } from './json-pieces.js';
 import { utf8Decode, utf8Encode, utf8EncodeInto } from './utf8.js';
 import { assertObjectArgument, assertOptionsArgument } from '../model/arguments.js';
 
@@ -65,6 +66,13 @@ export interface DocumentFormat<P> {
    * and the stored bytes (the caller owns the snapshot object).
    */
   encodePayloadText?(header: Omit<SnapshotDraft<P>, 'payload'>, payloadText: string, payloadPieces?: readonly string[]): Promise<{ readonly bytes: Uint8Array; readonly integrity: Integrity }>;
+  /**
+   * Optional companion of `encodePayloadText` for a document over the size limit: the same
+   * sealed document as a JSON object (payload big strings shared with `payloadPieces`, not
+   * copied), its integrity block and the length in bytes it would have, computed without
+   * encoding it whole (the writer splits it into parts; issue 13, defect 6).
+   */
+  sealPayloadText?(header: Omit<SnapshotDraft<P>, 'payload'>, payloadText: string, payloadPieces?: readonly string[]): Promise<SealedPayloadDocument>;
   /**
    * Decodes bytes (gunzipping `.gz` content transparently), validates and verifies them.
    * Throws `checkpoint_schema_invalid` or `checkpoint_integrity_mismatch`; `where` names
@@ -130,6 +138,15 @@ export async function documentChecksum(document: JsonObject): Promise<string> {
     rest[INTEGRITY_FIELD] = meta;
   }
   return sha256Hex(canonicalJson(rest));
+}
+
+/** What {@link DocumentFormat.sealPayloadText} returns: a sealed document not encoded. */
+export interface SealedPayloadDocument {
+  /** The document as `parseJson` would read its stored bytes back (keys in canonical order). */
+  readonly document: JsonObject;
+  readonly integrity: Integrity;
+  /** Length of its canonical UTF-8 bytes. */
+  readonly bytes: number;
 }
 
 /** A sealed document, its integrity block, and its canonical bytes. */
@@ -393,7 +410,9 @@ export function compiledJsonDocumentFormat<P, D extends JsonObject>(options: Com
       assertValid(await validate(document), `snapshot ${draft.sequence} of run ${draft.runId}`);
       return { bytes, snapshot: { ...draft, integrity } };
     },
-    ...(options.payloadMember !== undefined ? { encodePayloadText: encodeText(options, validate, options.payloadMember) } : {}),
+    ...(options.payloadMember !== undefined
+      ? { encodePayloadText: encodeText(options, validate, options.payloadMember), sealPayloadText: sealText(options, validate, options.payloadMember) }
+      : {}),
     async decode(bytes, where) {
       const plain = isGzip(bytes) ? gunzip(bytes, where) : bytes;
       const text = utf8Decode(plain, where);
@@ -407,21 +426,63 @@ export function compiledJsonDocumentFormat<P, D extends JsonObject>(options: Com
   };
 }
 
-function encodeText<P, D extends JsonObject>(
-  options: CompiledJsonDocumentOptions<P, D>,
-  validate: (doc: unknown) => ReturnType<DocumentValidator> | Promise<ReturnType<DocumentValidator>>,
-  member: string,
-): NonNullable<DocumentFormat<P>['encodePayloadText']> {
+type Validate = (doc: unknown) => ReturnType<DocumentValidator> | Promise<ReturnType<DocumentValidator>>;
+
+function encodeText<P, D extends JsonObject>(options: CompiledJsonDocumentOptions<P, D>, validate: Validate, member: string): NonNullable<DocumentFormat<P>['encodePayloadText']> {
   return async (header, payloadText, payloadPieces) => {
-    const document = options.toDocument({ ...header, payload: null as P }) as JsonObject;
-    if (!Object.hasOwn(document, member)) throw new CheckpointError('checkpoint_config_invalid', `toDocument did not place the payload at "${member}"`);
-    assertValid(await validate({ ...document, [INTEGRITY_FIELD]: { format_version: options.formatVersion ?? FORMAT_VERSION, algorithm: 'sha256', checksum: CHECKSUM_PLACEHOLDER } }), `snapshot ${header.sequence} of run ${header.runId}`);
-    const members = new Map<string, string | readonly string[]>();
-    for (const key of Object.keys(document)) {
-      const value = document[key];
-      if (key !== INTEGRITY_FIELD && key !== member && value !== undefined) members.set(key, canonicalJson(value));
-    }
-    members.set(member, payloadPieces ?? payloadText);
+    const { members, unsealed } = payloadMembers(options, member, header, payloadText, payloadPieces);
+    assertValid(await validate(unsealed), `snapshot ${header.sequence} of run ${header.runId}`);
     return sealMembers(members, options.formatVersion);
   };
+}
+
+function sealText<P, D extends JsonObject>(options: CompiledJsonDocumentOptions<P, D>, validate: Validate, member: string): NonNullable<DocumentFormat<P>['sealPayloadText']> {
+  return async (header, payloadText, payloadPieces) => {
+    const { members, unsealed } = payloadMembers(options, member, header, payloadText, payloadPieces);
+    assertValid(await validate(unsealed), `snapshot ${header.sequence} of run ${header.runId}`);
+    return sealMembersUnencoded(members, options.formatVersion);
+  };
+}
+
+/**
+ * The top-level members of a `payloadMember` document as canonical texts (the payload's in
+ * pieces when it has them), and the document to validate before sealing: `null` as the
+ * payload, a checksum of the right shape.
+ */
+function payloadMembers<P, D extends JsonObject>(
+  options: CompiledJsonDocumentOptions<P, D>,
+  member: string,
+  header: Omit<SnapshotDraft<P>, 'payload'>,
+  payloadText: string,
+  payloadPieces: readonly string[] | undefined,
+): { members: Map<string, string | readonly string[]>; unsealed: JsonObject } {
+  const document = options.toDocument({ ...header, payload: null as P }) as JsonObject;
+  if (!Object.hasOwn(document, member)) throw new CheckpointError('checkpoint_config_invalid', `toDocument did not place the payload at "${member}"`);
+  const members = new Map<string, string | readonly string[]>();
+  for (const key of Object.keys(document)) {
+    const value = document[key];
+    if (key !== INTEGRITY_FIELD && key !== member && value !== undefined) members.set(key, canonicalJson(value));
+  }
+  members.set(member, payloadPieces ?? payloadText);
+  const unsealed = { ...document, [INTEGRITY_FIELD]: { format_version: options.formatVersion ?? FORMAT_VERSION, algorithm: 'sha256', checksum: CHECKSUM_PLACEHOLDER } };
+  return { members, unsealed };
+}
+
+/**
+ * {@link sealMembers} without the bytes: the same checksum, hashed chunk by chunk while the
+ * pieces are encoded (`sha256HexAndLengthOfPiecesSync`), the same length, and the sealed
+ * document parsed from the pieces with big strings shared. Where no incremental hash exists
+ * the bytes are encoded once to be hashed, then let go.
+ */
+async function sealMembersUnencoded(members: ReadonlyMap<string, string | readonly string[]>, formatVersion = FORMAT_VERSION): Promise<SealedPayloadDocument> {
+  const { pieces, gap } = sealedPieces(members, JSON.stringify(formatVersion));
+  let sealed = sha256HexAndLengthOfPiecesSync(pieces);
+  if (!sealed) {
+    const { buffer, length } = encodePieces(pieces, 0);
+    sealed = { hex: await sha256Hex(buffer.subarray(0, length)), bytes: length };
+  }
+  const checksum = sealed.hex;
+  const withChecksum = [...pieces.slice(0, gap), `"checksum":"${checksum}",`, ...pieces.slice(gap)];
+  const document = parseJsonPieces(withChecksum, 'sealed document') as JsonObject;
+  return { document, integrity: { format_version: formatVersion, algorithm: 'sha256', checksum }, bytes: sealed.bytes + CHECKSUM_SPAN };
 }

@@ -2,6 +2,7 @@ import { CheckpointError } from '../model/errors.js';
 import { canonicalJson, type JsonObject, type JsonValue } from './canonical-json.js';
 import { sha256Hex } from './sha256.js';
 import { utf8Encode } from './utf8.js';
+import { canonicalJsonBytes, canonicalJsonLength, jsonStringBytes } from './json-pieces.js';
 import { assertObjectArgument, assertFunctionArgument } from '../model/arguments.js';
 
 /**
@@ -62,22 +63,6 @@ export function hasPartRefs(value: JsonValue): boolean {
   if (!isObject(value)) return false;
   if (isRef(value)) return true;
   return Object.values(value).some(hasPartRefs);
-}
-
-/** UTF-8 length of a string's JSON form, without building the bytes. */
-function jsonStringBytes(text: string): number {
-  const json = JSON.stringify(text);
-  let n = json.length;
-  for (let i = 0; i < json.length; i++) {
-    const c = json.charCodeAt(i);
-    if (c < 0x80) continue;
-    if (c < 0x800) n += 1;
-    else if (c >= 0xd800 && c <= 0xdbff) {
-      n += 2; // a surrogate pair: 2 UTF-16 units, 4 bytes
-      i++;
-    } else n += 2;
-  }
-  return n;
 }
 
 /** One value of the document that could move to a part file. */
@@ -177,7 +162,8 @@ export async function splitDocument(document: JsonObject, maxBytes: number, part
   const slots: Slot[] = [];
   let mainBytes = measure(main, undefined, '', slots, [], maxBytes);
   const makePart = async (value: JsonValue): Promise<PartFile> => {
-    const data = utf8Encode(canonicalJson(value));
+    // Straight to bytes: a big string is encoded from the document's own string, never copied as text first.
+    const data = canonicalJsonBytes(value);
     return { key: partKey(parts.length + 1), sha256: await sha256Hex(data), bytes: data.length, data };
   };
   const refOf = (p: PartFile): PartRef => ({ key: p.key, sha256: p.sha256, bytes: p.bytes });
@@ -235,7 +221,7 @@ export async function splitDocument(document: JsonObject, maxBytes: number, part
       if (!slot.dead && slot.current <= maxBytes && slot.current >= MIN_MOVE && (await move(slot))) progress = true;
     }
   }
-  const out = utf8Encode(canonicalJson(main)).length;
+  const out = canonicalJsonLength(main);
   if (out > maxBytes) {
     throw new CheckpointError('checkpoint_too_large', `snapshot main document is ${out} bytes after splitting, over the ${maxBytes}-byte limit`, {
       details: { bytes: out, limit: maxBytes },

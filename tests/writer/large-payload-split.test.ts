@@ -1,0 +1,146 @@
+/**
+ * Issue 13, defect 6: a checkpoint over the size limit is split within 3× its payload in
+ * memory. The writer no longer encodes the whole document to learn its size and parses it
+ * back to split it: the format seals it from the payload's text in pieces (checksum and size
+ * hashed chunk by chunk, big strings shared), and each part is encoded straight to its bytes.
+ * What must not change: the stored bytes, byte for byte (the old path is the oracle here),
+ * and what a reader gets back. Peak memory itself is measured by `npm run bench -- large`.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { createWriter, defaultProfile, memoryStorage, type JsonValue } from 'savepoint';
+import { readSnapshot } from 'savepoint/toolkit';
+import { canonicalJson, canonicalJsonOf, parseJson, type JsonObject } from '../../src/codec/canonical-json.js';
+import { canonicalJsonBytes, canonicalJsonLength, jsonStringBytes, parseJsonPieces } from '../../src/codec/json-pieces.js';
+import { utf8Decode, utf8Encode } from '../../src/codec/utf8.js';
+import type { Profile } from '../../src/profiles/define-profile.js';
+import { encodeForStorage, type SizePolicy, type SnapshotHeader } from '../../src/writer/size-limit.js';
+import { validateTrigger } from '../../src/writer/triggers.js';
+
+const BIG = 64 * 1024; // canonical-json's BIG_STRING: strings this long go by reference
+
+/** A big string that needs no escape: ASCII, or with two- and three-byte characters. */
+const bigString = fc
+  .record({ seed: fc.constantFrom('abc', 'xyz 123', 'é-ü', '漢字かな', 'a\u00ff'), extra: fc.nat({ max: 40_000 }), tag: fc.nat({ max: 999 }) })
+  .map(({ seed, extra, tag }) => `${tag}:${seed.repeat(Math.ceil((BIG + extra) / seed.length))}`);
+/** Small values, escapes and surrogate pairs among them. */
+const small = fc.oneof(fc.string({ unit: 'grapheme', maxLength: 40 }), fc.string({ maxLength: 300 }), fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean(), fc.constant(null));
+const payloadArb: fc.Arbitrary<JsonValue> = fc.letrec<{ value: JsonValue; node: JsonValue }>((tie) => ({
+  value: fc.oneof({ weight: 3, arbitrary: small }, { weight: 2, arbitrary: bigString }, { weight: 2, arbitrary: tie('node') }),
+  node: fc.oneof({ maxDepth: 3 }, fc.array(tie('value'), { maxLength: 5 }), fc.dictionary(fc.string({ maxLength: 6 }), tie('value'), { maxKeys: 5 })),
+})).node;
+
+const header = (sequence: number): SnapshotHeader<JsonValue> => ({
+  id: `cp_20260101T000000000Z_${String(sequence).padStart(6, '0')}`,
+  runId: 'r1',
+  sequence,
+  createdAt: '2026-01-01T00:00:00.000Z',
+  source: 'manual',
+  sourceDetails: [],
+  status: 'in_progress',
+});
+const policy = (maxBytes: number): SizePolicy => ({ maxBytes, onOversize: 'split', partKey: (n) => `checkpoints/r1/parts/1/${n}.json` });
+
+/** The split as it was made before: the whole document encoded, parsed back, and split. */
+async function splitTheOldWay(profile: Profile<JsonValue>, h: SnapshotHeader<JsonValue>, text: string, pieces: readonly string[] | undefined, maxBytes: number) {
+  const { bytes, integrity } = await profile.document.encodePayloadText!(h, text, pieces);
+  const document = parseJson(utf8Decode(bytes)) as JsonObject;
+  const { main, parts } = await profile.splitDocument(document, maxBytes, policy(maxBytes).partKey!, { owned: true });
+  return { bytes: utf8Encode(canonicalJson(main)), parts, integrity, splitFrom: bytes.length };
+}
+
+describe('splitting a large checkpoint from its text', () => {
+  it('stores the same bytes, main document and parts, as encoding it whole and splitting its parse did (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(payloadArb, fc.integer({ min: 20_000, max: 200_000 }), async (payload, maxBytes) => {
+        const t = validateTrigger(defaultProfile, { source: 'manual', status: 'in_progress', payload }, 0);
+        const h = header(1);
+        let expected: Awaited<ReturnType<typeof splitTheOldWay>> | Error;
+        try {
+          expected = await splitTheOldWay(defaultProfile, h, t.payloadText, t.payloadPieces, maxBytes);
+        } catch (err) {
+          expected = err as Error;
+        }
+        const whole = (await defaultProfile.document.encodePayloadText!(h, t.payloadText, t.payloadPieces)).bytes.length;
+        if (whole <= maxBytes) return; // not split: the one-document path, unchanged
+        let got: Awaited<ReturnType<typeof encodeForStorage<JsonValue>>> | Error;
+        try {
+          got = await encodeForStorage(defaultProfile, h, t.payloadText, policy(maxBytes), t.payloadPieces);
+        } catch (err) {
+          got = err as Error;
+        }
+        if (expected instanceof Error || got instanceof Error) {
+          expect(got instanceof Error && (got as { reasonCode?: string }).reasonCode).toBe(expected instanceof Error && (expected as { reasonCode?: string }).reasonCode);
+          return;
+        }
+        expect(got.splitFrom).toBe(expected.splitFrom);
+        expect(got.snapshot.integrity).toEqual(expected.integrity);
+        expect(Buffer.from(got.bytes).equals(Buffer.from(expected.bytes))).toBe(true);
+        expect(got.parts.map(({ key, sha256, bytes }) => ({ key, sha256, bytes }))).toEqual(expected.parts.map(({ key, sha256, bytes }) => ({ key, sha256, bytes })));
+        got.parts.forEach((p, i) => expect(Buffer.from(p.data).equals(Buffer.from(expected.parts[i]!.data))).toBe(true));
+      }),
+      { numRuns: 25 },
+    );
+  });
+
+  it('never asks the format for the whole document when the payload alone is over the limit (regression: it was encoded whole, then parsed back)', async () => {
+    let wholeEncodes = 0;
+    const format = defaultProfile.document;
+    const counting: Profile<JsonValue> = Object.freeze({
+      ...defaultProfile,
+      document: {
+        ...format,
+        encodePayloadText: (...args: Parameters<NonNullable<typeof format.encodePayloadText>>) => {
+          if (args[1].length > 100_000) wholeEncodes++;
+          return format.encodePayloadText!(...args);
+        },
+      },
+    }) as Profile<JsonValue>;
+    const payload = { a: 'a'.repeat(150_000), b: ['é'.repeat(90_000), { c: 'c'.repeat(120_000) }], n: 1 };
+    const storage = memoryStorage();
+    const writer = createWriter({ storage, profile: counting, runId: 'r1', maxSnapshotBytes: 200_000, heartbeatIntervalMs: false });
+    const splits: number[] = [];
+    writer.on('split', (e) => splits.push(e.bytes));
+    const r = await writer.checkpoint({ source: 'manual', status: 'in_progress', payload });
+    await writer.close();
+    if (!r.ok) throw r.error;
+    expect(wholeEncodes).toBe(0);
+    // The split event still reports the whole document's size, over the limit.
+    const { id, runId, sequence, createdAt, source, sourceDetails, status } = r.snapshot;
+    const whole = (await format.encodePayloadText!({ id, runId, sequence, createdAt, source, sourceDetails, status }, canonicalJson(payload))).bytes.length;
+    expect(splits).toEqual([whole]);
+    expect((await readSnapshot(storage, defaultProfile, r.key))?.payload).toEqual(payload);
+  });
+
+  it('parseJsonPieces reads canonical text in pieces as parseJson reads it joined, sharing the big strings (property)', () => {
+    fc.assert(
+      fc.property(payloadArb, (value) => {
+        const { text, pieces } = canonicalJsonOf(value);
+        const parsed = parseJsonPieces(pieces ?? [text]);
+        expect(parsed).toEqual(JSON.parse(text));
+        expect(canonicalJsonLength(value)).toBe(utf8Encode(text).length);
+        expect(Buffer.from(canonicalJsonBytes(value)).equals(Buffer.from(utf8Encode(text)))).toBe(true);
+      }),
+      { numRuns: 40 },
+    );
+  });
+
+  it('a payload string that looks like the placeholder of a big string is read back as itself', () => {
+    const big = 'b'.repeat(BIG);
+    const value = { a: '$savepoint_piece_0', b: big, c: ['$savepoint_piece__1', '$savepoint_piece_'] };
+    const { pieces } = canonicalJsonOf(value);
+    const parsed = parseJsonPieces(pieces!) as { b: string };
+    expect(parsed).toEqual(value);
+    expect(parsed.b).toBe(big);
+  });
+
+  it('jsonStringBytes is the UTF-8 length of JSON.stringify, short or long, escaped or not (property)', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 80 }), fc.nat({ max: 3000 }), (s, n) => {
+        const long = s.repeat(Math.ceil(n / Math.max(1, s.length)));
+        for (const text of [s, long, `${long}${'x'.repeat(1100)}`]) expect(jsonStringBytes(text)).toBe(utf8Encode(JSON.stringify(text)).length);
+      }),
+      { numRuns: 25 },
+    );
+  });
+});
