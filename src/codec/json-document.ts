@@ -5,7 +5,7 @@ import { FORMAT_VERSION } from '../model/snapshot-constants.js';
 import type { Integrity, Snapshot, SnapshotDraft } from '../model/snapshot.js';
 import { assertValid, type DocumentValidator, type JsonSchema } from '../model/document-validator.js';
 import { loadValidator } from '../model/load-validator.js';
-import { canonicalJson, parseJson, sortKeys, type JsonObject } from './canonical-json.js';
+import { canonicalJson, canonicalTextOrPieces, parseJson, sortKeys, type JsonObject } from './canonical-json.js';
 import { gunzip, isGzip } from './gzip.js';
 import { sha256Hex, sha256HexAndLengthOfPiecesSync, sha256HexOfParts, sha256HexOfTextSync, sha256HexSync } from './sha256.js';
 import { parseJsonPieces } from './json-pieces.js';
@@ -66,13 +66,6 @@ export interface DocumentFormat<P> {
    * and the stored bytes (the caller owns the snapshot object).
    */
   encodePayloadText?(header: Omit<SnapshotDraft<P>, 'payload'>, payloadText: string, payloadPieces?: readonly string[]): Promise<{ readonly bytes: Uint8Array; readonly integrity: Integrity }>;
-  /**
-   * Optional companion of `encodePayloadText` for a document over the size limit: the same
-   * sealed document as a JSON object (payload big strings shared with `payloadPieces`, not
-   * copied), its integrity block and the length in bytes it would have, computed without
-   * encoding it whole (the writer splits it into parts; issue 13, defect 6).
-   */
-  sealPayloadText?(header: Omit<SnapshotDraft<P>, 'payload'>, payloadText: string, payloadPieces?: readonly string[]): Promise<SealedPayloadDocument>;
   /**
    * Decodes bytes (gunzipping `.gz` content transparently), validates and verifies them.
    * Throws `checkpoint_schema_invalid` or `checkpoint_integrity_mismatch`; `where` names
@@ -137,10 +130,12 @@ export async function documentChecksum(document: JsonObject): Promise<string> {
     const { checksum: _omitted, ...meta } = integrity;
     rest[INTEGRITY_FIELD] = meta;
   }
-  return sha256Hex(canonicalJson(rest));
+  // In pieces: a large document (a split snapshot reassembled) is hashed without a copy of its whole text.
+  const { text, pieces } = canonicalTextOrPieces(rest);
+  return (pieces && sha256HexAndLengthOfPiecesSync(pieces)?.hex) ?? sha256Hex(text);
 }
 
-/** What {@link DocumentFormat.sealPayloadText} returns: a sealed document not encoded. */
+/** What a format's payload sealer returns (see {@link payloadSealerOf}): a sealed document, not encoded. */
 export interface SealedPayloadDocument {
   /** The document as `parseJson` would read its stored bytes back (keys in canonical order). */
   readonly document: JsonObject;
@@ -410,10 +405,8 @@ export function compiledJsonDocumentFormat<P, D extends JsonObject>(options: Com
       assertValid(await validate(document), `snapshot ${draft.sequence} of run ${draft.runId}`);
       return { bytes, snapshot: { ...draft, integrity } };
     },
-    ...(options.payloadMember !== undefined
-      ? { encodePayloadText: encodeText(options, validate, options.payloadMember), sealPayloadText: sealText(options, validate, options.payloadMember) }
-      : {}),
-    async decode(bytes, where) {
+    ...(options.payloadMember !== undefined ? { encodePayloadText: encodeText(options, validate, options.payloadMember) } : {}),
+    decode: withParsedDecoder(async (bytes, where) => {
       const plain = isGzip(bytes) ? gunzip(bytes, where) : bytes;
       const text = utf8Decode(plain, where);
       const document = parseJson(text, where);
@@ -422,26 +415,69 @@ export function compiledJsonDocumentFormat<P, D extends JsonObject>(options: Com
       if (!(await verifyStoredBytes(plain, text, integrity?.checksum))) await verifyDocument(document as JsonObject, where);
       const draft = options.fromDocument(document as D);
       return { ...draft, integrity: (document as JsonObject)[INTEGRITY_FIELD] as Integrity };
-    },
+    }, async (document, where) => {
+      // The same checks on a document already parsed (a split snapshot reassembled): no bytes to search, so the checksum is hashed from its canonical pieces.
+      assertValid(await validate(document), where);
+      await verifyDocument(document, where);
+      const draft = options.fromDocument(document as D);
+      return { ...draft, integrity: document[INTEGRITY_FIELD] as Integrity };
+    }),
   };
+}
+
+/** A format's `decode` of an already parsed document. */
+type ParsedDecoder<P> = (document: JsonObject, where: string) => Promise<Snapshot<P>>;
+/** A format's sealer of a payload text without encoding it. */
+type PayloadSealer<P> = (header: Omit<SnapshotDraft<P>, 'payload'>, payloadText: string, payloadPieces?: readonly string[]) => Promise<SealedPayloadDocument>;
+
+// A companion is a property of the very function it accompanies: a format that replaces `decode`
+// or `encodePayloadText` with a function of its own (spreading the rest of a built-in format) has
+// none, so nothing can bypass or contradict what its function does.
+const PARSED_DECODER = Symbol('savepoint.parsedDecoder');
+const PAYLOAD_SEALER = Symbol('savepoint.payloadSealer');
+
+function withCompanion<F extends object>(fn: F, key: symbol, companion: unknown): F {
+  Object.defineProperty(fn, key, { value: companion });
+  return fn;
+}
+
+function withParsedDecoder<P>(decode: DocumentFormat<P>['decode'], parsed: ParsedDecoder<P>): DocumentFormat<P>['decode'] {
+  return withCompanion(decode, PARSED_DECODER, parsed);
+}
+
+/**
+ * @internal `format.decode` for a document already parsed — a split snapshot reassembled from its
+ * parts — with the same validation and checksum, when the format is a JSON document format
+ * whose `decode` is its own; else undefined (the caller encodes the document and decodes the bytes).
+ */
+export function parsedDecoderOf<P>(format: DocumentFormat<P>): ParsedDecoder<P> | undefined {
+  return (format.decode as { [PARSED_DECODER]?: ParsedDecoder<P> })[PARSED_DECODER];
+}
+
+/**
+ * @internal The companion of `format.encodePayloadText`: the same sealed document as a JSON object
+ * (big payload strings shared with the text's pieces, not copied), its integrity block and its
+ * length in bytes, computed without encoding it whole (the writer splits it into parts; issue 13,
+ * defect 6). Undefined unless `encodePayloadText` is a JSON document format's own.
+ */
+export function payloadSealerOf<P>(format: DocumentFormat<P>): PayloadSealer<P> | undefined {
+  return (format.encodePayloadText as { [PAYLOAD_SEALER]?: PayloadSealer<P> } | undefined)?.[PAYLOAD_SEALER];
 }
 
 type Validate = (doc: unknown) => ReturnType<DocumentValidator> | Promise<ReturnType<DocumentValidator>>;
 
 function encodeText<P, D extends JsonObject>(options: CompiledJsonDocumentOptions<P, D>, validate: Validate, member: string): NonNullable<DocumentFormat<P>['encodePayloadText']> {
-  return async (header, payloadText, payloadPieces) => {
+  const encode: NonNullable<DocumentFormat<P>['encodePayloadText']> = async (header, payloadText, payloadPieces) => {
     const { members, unsealed } = payloadMembers(options, member, header, payloadText, payloadPieces);
     assertValid(await validate(unsealed), `snapshot ${header.sequence} of run ${header.runId}`);
     return sealMembers(members, options.formatVersion);
   };
-}
-
-function sealText<P, D extends JsonObject>(options: CompiledJsonDocumentOptions<P, D>, validate: Validate, member: string): NonNullable<DocumentFormat<P>['sealPayloadText']> {
-  return async (header, payloadText, payloadPieces) => {
+  const seal: PayloadSealer<P> = async (header, payloadText, payloadPieces) => {
     const { members, unsealed } = payloadMembers(options, member, header, payloadText, payloadPieces);
     assertValid(await validate(unsealed), `snapshot ${header.sequence} of run ${header.runId}`);
     return sealMembersUnencoded(members, options.formatVersion);
   };
+  return withCompanion(encode, PAYLOAD_SEALER, seal);
 }
 
 /**

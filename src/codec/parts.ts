@@ -244,7 +244,7 @@ const isLoadedBytes = (v: LoadedPart): v is { bytes: Uint8Array; value: () => Js
  * when that does not match is the parsed value re-serialized and checked.
  *
  * Linear in the document: references are collected in one synchronous walk, the parts
- * of each level are loaded together, and values are substituted in place.
+ * of each level are loaded a few at a time ({@link LOADS_AT_ONCE}), and values are substituted in place.
  */
 export async function resolveParts(document: JsonValue, load: (key: string) => Promise<LoadedPart | undefined>): Promise<JsonValue> {
   const fetchRef = async (ref: PartRef): Promise<JsonValue> => {
@@ -276,20 +276,50 @@ export async function resolveParts(document: JsonValue, load: (key: string) => P
   while (pending.length > 0) {
     const level = pending;
     pending = [];
-    const loaded = await Promise.all(
-      level.map(async ({ ref }) => {
-        const single = ref[PART_MARKER] as unknown as PartRef | undefined;
-        if (single) return fetchRef(single);
-        const chunks = await Promise.all((ref[PARTS_MARKER] as unknown as PartRef[]).map(fetchRef));
-        return chunks.flatMap((c) => (Array.isArray(c) ? c : [c]));
-      }),
-    );
+    const loaded = await mapLimited(level, LOADS_AT_ONCE, async ({ ref }) => {
+      const single = ref[PART_MARKER] as unknown as PartRef | undefined;
+      if (single) return fetchRef(single);
+      const chunks: JsonValue[] = [];
+      for (const chunkRef of ref[PARTS_MARKER] as unknown as PartRef[]) {
+        const c = await fetchRef(chunkRef);
+        if (Array.isArray(c)) for (const item of c) chunks.push(item);
+        else chunks.push(c);
+      }
+      return chunks;
+    });
     level.forEach(({ holder, key }, i) => {
       holder[key] = loaded[i]!;
       collect(holder, key); // a part may itself hold references
     });
   }
   return root.value;
+}
+
+/**
+ * Parts loaded at once. All of a level at once held every part's stored bytes in memory beside
+ * the values parsed from them (a 64 MiB snapshot: its bytes whole, then its values); a few at a
+ * time keep the reads overlapped and only those few parts' bytes alive (issue 13, defect 6).
+ */
+const LOADS_AT_ONCE = 8;
+
+/** `items.map(fn)`, with at most `limit` calls in flight; rejects with the first failure (and starts no new call after it). */
+async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  let failed = false;
+  const worker = async (): Promise<void> => {
+    while (!failed && next < items.length) {
+      const i = next++;
+      try {
+        out[i] = await fn(items[i]!);
+      } catch (err) {
+        failed = true;
+        throw err;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
 }
 
 function mismatch(ref: PartRef): CheckpointError {

@@ -1,5 +1,6 @@
 import { parseJson, type JsonObject } from '../codec/canonical-json.js';
 import { canonicalJsonBytes } from '../codec/json-pieces.js';
+import { payloadSealerOf } from '../codec/json-document.js';
 import type { PartFile } from '../codec/parts.js';
 import { utf8Decode } from '../codec/utf8.js';
 import { CheckpointError } from '../model/errors.js';
@@ -84,7 +85,8 @@ export async function encodeForStorage<P>(profile: Profile<P>, header: SnapshotH
   assertPayloadFits(profile, payloadText, policy, header.sequence);
   // Over the limit for certain (its UTF-8 is at least as long as the text), and allowed to split
   // (assertPayloadFits): sized, sealed and split without the whole document ever being encoded.
-  if (payloadText.length > policy.maxBytes && profile.document.sealPayloadText) return splitSealed(profile, header, payloadText, policy, payloadPieces);
+  const seal = payloadSealerOf(profile.document);
+  if (payloadText.length > policy.maxBytes && seal) return splitSealed(profile, seal, header, payloadText, policy, payloadPieces);
   let bytes: Uint8Array;
   let integrity: Integrity;
   if (profile.document.encodePayloadText) ({ bytes, integrity } = await profile.document.encodePayloadText(header, payloadText, payloadPieces));
@@ -93,13 +95,13 @@ export async function encodeForStorage<P>(profile: Profile<P>, header: SnapshotH
   if (policy.onOversize === 'reject') throw tooLarge(profile, header.sequence, bytes.length, policy.maxBytes, 'rejects oversized snapshots');
   if (!policy.partKey || profile.document.extension !== '.json') throw tooLarge(profile, header.sequence, bytes.length, policy.maxBytes, 'cannot split its documents');
   const splitFrom = bytes.length;
-  if (profile.document.sealPayloadText) {
+  if (seal) {
     // The bytes go before the split: the parts are built from the payload's text instead.
     // eslint-disable-next-line no-useless-assignment -- an async function's locals live across its awaits: this lets the buffer go
     bytes = EMPTY;
-    return splitSealed(profile, header, payloadText, policy, payloadPieces);
+    return splitSealed(profile, seal, header, payloadText, policy, payloadPieces);
   }
-  // A format without sealPayloadText: its document is read back from the bytes, to be split.
+  // A format without a payload sealer: its document is read back from the bytes, to be split.
   const document = parseJson(utf8Decode(bytes), `snapshot ${header.sequence}`) as JsonObject;
   // eslint-disable-next-line no-useless-assignment -- as above
   bytes = EMPTY;
@@ -109,13 +111,20 @@ export async function encodeForStorage<P>(profile: Profile<P>, header: SnapshotH
 
 /**
  * Splits a snapshot over the limit from its payload's text: the format seals the document
- * without encoding it (`sealPayloadText`: checksum and size from the text's pieces, big strings
+ * without encoding it (`payloadSealerOf`: checksum and size from the text's pieces, big strings
  * shared), the profile's splitter moves values into part files, each encoded straight to its
  * bytes, and only the main document, within the limit, is encoded as a whole. At no point are
  * the whole document's bytes, or its text, held beside the parts (issue 13, defect 6).
  */
-async function splitSealed<P>(profile: Profile<P>, header: SnapshotHeader<P>, payloadText: string, policy: SizePolicy, payloadPieces?: readonly string[]): Promise<StorableSnapshot<P>> {
-  const sealed = await profile.document.sealPayloadText!(header, payloadText, payloadPieces);
+async function splitSealed<P>(
+  profile: Profile<P>,
+  seal: NonNullable<ReturnType<typeof payloadSealerOf<P>>>,
+  header: SnapshotHeader<P>,
+  payloadText: string,
+  policy: SizePolicy,
+  payloadPieces?: readonly string[],
+): Promise<StorableSnapshot<P>> {
+  const sealed = await seal(header, payloadText, payloadPieces);
   const snapshot = snapshotFromText(header, sealed.integrity, payloadText);
   const { main, parts } = await profile.splitDocument(sealed.document, policy.maxBytes, policy.partKey!, { owned: true });
   return { bytes: canonicalJsonBytes(main), snapshot, parts, splitFrom: sealed.bytes };

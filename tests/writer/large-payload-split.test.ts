@@ -90,10 +90,13 @@ describe('splitting a large checkpoint from its text', () => {
       ...defaultProfile,
       document: {
         ...format,
-        encodePayloadText: (...args: Parameters<NonNullable<typeof format.encodePayloadText>>) => {
-          if (args[1].length > 100_000) wholeEncodes++;
-          return format.encodePayloadText!(...args);
-        },
+        // Counted through a transparent proxy: the function is still the format's own.
+        encodePayloadText: new Proxy(format.encodePayloadText!, {
+          apply(target, self, args: Parameters<NonNullable<typeof format.encodePayloadText>>) {
+            if (args[1].length > 100_000) wholeEncodes++;
+            return Reflect.apply(target, self, args);
+          },
+        }),
       },
     }) as Profile<JsonValue>;
     const payload = { a: 'a'.repeat(150_000), b: ['é'.repeat(90_000), { c: 'c'.repeat(120_000) }], n: 1 };
@@ -110,6 +113,53 @@ describe('splitting a large checkpoint from its text', () => {
     const whole = (await format.encodePayloadText!({ id, runId, sequence, createdAt, source, sourceDetails, status }, canonicalJson(payload))).bytes.length;
     expect(splits).toEqual([whole]);
     expect((await readSnapshot(storage, defaultProfile, r.key))?.payload).toEqual(payload);
+  });
+
+  it('a format whose encodePayloadText is its own function is split from its bytes, as before', async () => {
+    const format = defaultProfile.document;
+    const own: Profile<JsonValue> = Object.freeze({
+      ...defaultProfile,
+      document: { ...format, encodePayloadText: (...args: Parameters<NonNullable<typeof format.encodePayloadText>>) => format.encodePayloadText!(...args) },
+    }) as Profile<JsonValue>;
+    const payload = { a: 'a'.repeat(150_000), b: ['é'.repeat(90_000), { c: 'c'.repeat(120_000) }], n: 1 };
+    const t = validateTrigger(defaultProfile, { source: 'manual', status: 'in_progress', payload }, 0);
+    const viaBytes = await encodeForStorage(own, header(1), t.payloadText, policy(200_000), t.payloadPieces);
+    const viaText = await encodeForStorage(defaultProfile, header(1), t.payloadText, policy(200_000), t.payloadPieces);
+    expect(viaBytes.parts.length).toBeGreaterThan(0);
+    expect(Buffer.from(viaBytes.bytes).equals(Buffer.from(viaText.bytes))).toBe(true);
+    expect(viaBytes.parts.map((p) => p.sha256)).toEqual(viaText.parts.map((p) => p.sha256));
+  });
+
+  it('a split snapshot is read back without its reassembled document being encoded and decoded again (regression), and a changed main document is still caught', async () => {
+    let decodes = 0;
+    const format = defaultProfile.document;
+    const counting: Profile<JsonValue> = Object.freeze({
+      ...defaultProfile,
+      document: {
+        ...format,
+        decode: new Proxy(format.decode, {
+          apply(target, self, args: Parameters<typeof format.decode>) {
+            if (args[0].length > 100_000) decodes++;
+            return Reflect.apply(target, self, args);
+          },
+        }),
+      },
+    }) as Profile<JsonValue>;
+    const payload = { a: 'a'.repeat(150_000), b: ['é'.repeat(90_000), { c: 'c'.repeat(120_000) }], n: 1 };
+    const storage = memoryStorage();
+    const writer = createWriter({ storage, profile: defaultProfile, runId: 'r1', maxSnapshotBytes: 200_000, heartbeatIntervalMs: false });
+    const r = await writer.checkpoint({ source: 'manual', status: 'in_progress', payload });
+    await writer.close();
+    if (!r.ok) throw r.error;
+    const back = await readSnapshot(storage, counting, r.key);
+    expect(back?.payload).toEqual(payload);
+    expect(back?.integrity).toEqual(r.snapshot.integrity);
+    expect(decodes).toBe(0);
+    // The main document's status changed, its checksum not: the reassembled document no longer matches it.
+    const main = new TextDecoder().decode((await storage.get(r.key))!.bytes);
+    expect(main).toContain('"status":"in_progress"');
+    await storage.put(r.key, new TextEncoder().encode(main.replace('"status":"in_progress"', '"status":"completed"')));
+    await expect(readSnapshot(storage, counting, r.key)).rejects.toMatchObject({ reasonCode: 'checkpoint_integrity_mismatch' });
   });
 
   it('parseJsonPieces reads canonical text in pieces as parseJson reads it joined, sharing the big strings (property)', () => {
