@@ -511,14 +511,22 @@ function payloadMembers<P, D extends JsonObject>(
  * the bytes are encoded once to be hashed, then let go.
  */
 async function sealMembersUnencoded(members: ReadonlyMap<string, string | readonly string[]>, formatVersion = FORMAT_VERSION): Promise<SealedPayloadDocument> {
-  const { pieces, gap } = sealedPieces(members, JSON.stringify(formatVersion));
+  const { pieces } = sealedPieces(members, JSON.stringify(formatVersion));
   let sealed = sha256HexAndLengthOfPiecesSync(pieces);
   if (!sealed) {
     const { buffer, length } = encodePieces(pieces, 0);
     sealed = { hex: await sha256Hex(buffer.subarray(0, length)), bytes: length };
   }
-  const checksum = sealed.hex;
-  const withChecksum = [...pieces.slice(0, gap), `"checksum":"${checksum}",`, ...pieces.slice(gap)];
-  const document = parseJsonPieces(withChecksum, 'sealed document') as JsonObject;
-  return { document, integrity: { format_version: formatVersion, algorithm: 'sha256', checksum }, bytes: sealed.bytes + CHECKSUM_SPAN };
+  const integrity: Integrity = { format_version: formatVersion, algorithm: 'sha256', checksum: sealed.hex };
+  // Member by member, in canonical key order (the order a parse of the stored bytes gives): a
+  // large member's text is parsed as it is, never joined with the others into one more copy.
+  const keys = [...members.keys(), INTEGRITY_FIELD];
+  sortKeys(keys);
+  const document: JsonObject = {};
+  for (const key of keys) {
+    const value = key === INTEGRITY_FIELD ? undefined : members.get(key)!;
+    if (value === undefined) document[key] = { algorithm: integrity.algorithm, checksum: integrity.checksum, format_version: integrity.format_version };
+    else document[key] = typeof value === 'string' ? parseJson(value, `member ${key}`) : parseJsonPieces(value, `member ${key}`);
+  }
+  return { document, integrity, bytes: sealed.bytes + CHECKSUM_SPAN };
 }

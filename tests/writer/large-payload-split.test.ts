@@ -30,6 +30,12 @@ const payloadArb: fc.Arbitrary<JsonValue> = fc.letrec<{ value: JsonValue; node: 
   node: fc.oneof({ maxDepth: 3 }, fc.array(tie('value'), { maxLength: 5 }), fc.dictionary(fc.string({ maxLength: 6 }), tie('value'), { maxKeys: 5 })),
 })).node;
 
+/** Over the limit with no big string at all: the payload's text is one flat string, not pieces. */
+const manyMedium: fc.Arbitrary<JsonValue> = fc.array(
+  fc.tuple(fc.string({ unit: 'grapheme', maxLength: 8 }), fc.nat({ max: 4000 })).map(([s, n]) => (s || 'x').repeat(Math.ceil(n / Math.max(1, s.length)))),
+  { minLength: 5, maxLength: 40 },
+);
+
 const header = (sequence: number): SnapshotHeader<JsonValue> => ({
   id: `cp_20260101T000000000Z_${String(sequence).padStart(6, '0')}`,
   runId: 'r1',
@@ -52,7 +58,7 @@ async function splitTheOldWay(profile: Profile<JsonValue>, h: SnapshotHeader<Jso
 describe('splitting a large checkpoint from its text', () => {
   it('stores the same bytes, main document and parts, as encoding it whole and splitting its parse did (property)', async () => {
     await fc.assert(
-      fc.asyncProperty(payloadArb, fc.integer({ min: 20_000, max: 200_000 }), async (payload, maxBytes) => {
+      fc.asyncProperty(fc.oneof(payloadArb, manyMedium), fc.integer({ min: 20_000, max: 200_000 }), async (payload, maxBytes) => {
         const t = validateTrigger(defaultProfile, { source: 'manual', status: 'in_progress', payload }, 0);
         const h = header(1);
         let expected: Awaited<ReturnType<typeof splitTheOldWay>> | Error;
@@ -79,7 +85,7 @@ describe('splitting a large checkpoint from its text', () => {
         expect(got.parts.map(({ key, sha256, bytes }) => ({ key, sha256, bytes }))).toEqual(expected.parts.map(({ key, sha256, bytes }) => ({ key, sha256, bytes })));
         got.parts.forEach((p, i) => expect(Buffer.from(p.data).equals(Buffer.from(expected.parts[i]!.data))).toBe(true));
       }),
-      { numRuns: 25 },
+      { numRuns: 30 },
     );
   });
 
@@ -186,7 +192,8 @@ describe('splitting a large checkpoint from its text', () => {
 
   it('jsonStringBytes is the UTF-8 length of JSON.stringify, short or long, escaped or not (property)', () => {
     fc.assert(
-      fc.property(fc.string({ unit: 'binary', maxLength: 80 }), fc.nat({ max: 3000 }), (s, n) => {
+      // Units JSON escapes or encodes in 2, 3 or 4 bytes, lone surrogates among them.
+      fc.property(fc.string({ unit: fc.constantFrom('a', '"', '\\', '\n', '\u0001', 'é', '漢', '😀', '\ud800', '\udc00'), maxLength: 80 }), fc.nat({ max: 3000 }), (s, n) => {
         const long = s.repeat(Math.ceil(n / Math.max(1, s.length)));
         for (const text of [s, long, `${long}${'x'.repeat(1100)}`]) expect(jsonStringBytes(text)).toBe(utf8Encode(JSON.stringify(text)).length);
       }),
