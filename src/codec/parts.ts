@@ -3,6 +3,7 @@ import { canonicalJson, type JsonObject, type JsonValue } from './canonical-json
 import { sha256Hex } from './sha256.js';
 import { utf8Encode } from './utf8.js';
 import { canonicalJsonBytes, canonicalJsonLength, jsonStringBytes } from './json-pieces.js';
+import { mapLimit } from '../storage/map-limit.js';
 import { assertObjectArgument, assertFunctionArgument } from '../model/arguments.js';
 
 /**
@@ -276,7 +277,7 @@ export async function resolveParts(document: JsonValue, load: (key: string) => P
   while (pending.length > 0) {
     const level = pending;
     pending = [];
-    const loaded = await mapLimited(level, LOADS_AT_ONCE, async ({ ref }) => {
+    const loaded = await mapLimit(level, LOADS_AT_ONCE, async ({ ref }) => {
       const single = ref[PART_MARKER] as unknown as PartRef | undefined;
       if (single) return fetchRef(single);
       const chunks: JsonValue[] = [];
@@ -301,26 +302,6 @@ export async function resolveParts(document: JsonValue, load: (key: string) => P
  * time keep the reads overlapped and only those few parts' bytes alive (issue 13, defect 6).
  */
 const LOADS_AT_ONCE = 8;
-
-/** `items.map(fn)`, with at most `limit` calls in flight; rejects with the first failure (and starts no new call after it). */
-async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  let failed = false;
-  const worker = async (): Promise<void> => {
-    while (!failed && next < items.length) {
-      const i = next++;
-      try {
-        out[i] = await fn(items[i]!);
-      } catch (err) {
-        failed = true;
-        throw err;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
-}
 
 function mismatch(ref: PartRef): CheckpointError {
   return new CheckpointError('checkpoint_integrity_mismatch', `part file ${ref.key} does not match its checksum`, { details: { key: ref.key } });

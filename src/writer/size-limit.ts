@@ -1,7 +1,8 @@
 import { parseJson, type JsonObject } from '../codec/canonical-json.js';
 import { canonicalJsonBytes } from '../codec/json-pieces.js';
 import { payloadSealerOf } from '../codec/json-document.js';
-import type { PartFile } from '../codec/parts.js';
+import { splitDocument, type PartFile } from '../codec/parts.js';
+import { handOver } from '../storage/handed-over.js';
 import { utf8Decode } from '../codec/utf8.js';
 import { CheckpointError } from '../model/errors.js';
 import type { Integrity, Snapshot, SnapshotDraft } from '../model/snapshot.js';
@@ -127,5 +128,7 @@ async function splitSealed<P>(
   const sealed = await seal(header, payloadText, payloadPieces);
   const snapshot = snapshotFromText(header, sealed.integrity, payloadText);
   const { main, parts } = await profile.splitDocument(sealed.document, policy.maxBytes, policy.partKey!, { owned: true });
-  return { bytes: canonicalJsonBytes(main), snapshot, parts, splitFrom: sealed.bytes };
+  // The parts core's splitter made are the writer's alone and never change: a store may keep them without a copy.
+  if (profile.splitDocument === splitDocument) for (const part of parts) handOver(part.data);
+  return { bytes: handOver(canonicalJsonBytes(main)), snapshot, parts, splitFrom: sealed.bytes };
 }

@@ -16,6 +16,7 @@ import { utf8Decode, utf8Encode } from '../../src/codec/utf8.js';
 import type { Profile } from '../../src/profiles/define-profile.js';
 import { encodeForStorage, type SizePolicy, type SnapshotHeader } from '../../src/writer/size-limit.js';
 import { validateTrigger } from '../../src/writer/triggers.js';
+import { handOver } from '../../src/storage/handed-over.js';
 
 const BIG = 64 * 1024; // canonical-json's BIG_STRING: strings this long go by reference
 
@@ -199,5 +200,25 @@ describe('splitting a large checkpoint from its text', () => {
       }),
       { numRuns: 25 },
     );
+  });
+});
+
+describe('buffers the writer hands over', () => {
+  it('memoryStorage keeps a large buffer handed over as it is, and still copies every other buffer (a split checkpoint\'s parts were held twice)', async () => {
+    const storage = memoryStorage();
+    const mine = new Uint8Array(10_000).fill(1);
+    const handed = handOver(new Uint8Array(10_000).fill(2));
+    const view = handOver(new Uint8Array(new ArrayBuffer(20_000), 0, 10_000).fill(3)); // part of a larger buffer: never kept, it would keep the rest alive
+    await storage.put('k/mine', mine);
+    await storage.batch!([
+      { type: 'put', key: 'k/handed', bytes: handed },
+      { type: 'put', key: 'k/view', bytes: view },
+    ]);
+    mine[0] = 9;
+    handed[0] = 9;
+    view[0] = 9;
+    expect((await storage.get('k/mine'))!.bytes[0]).toBe(1);
+    expect((await storage.get('k/handed'))!.bytes[0]).toBe(9); // the same buffer: no copy was made
+    expect((await storage.get('k/view'))!.bytes[0]).toBe(3);
   });
 });
