@@ -48,6 +48,29 @@ const header = (sequence: number): SnapshotHeader<JsonValue> => ({
 });
 const policy = (maxBytes: number): SizePolicy => ({ maxBytes, onOversize: 'split', partKey: (n) => `checkpoints/r1/parts/1/${n}.json` });
 
+type Format = Profile<JsonValue>['document'];
+/** Three strings, 360,000 characters: over a 200,000-byte limit, each of them under it. */
+const OVER_LIMIT = { a: 'a'.repeat(150_000), b: ['é'.repeat(90_000), { c: 'c'.repeat(120_000) }], n: 1 };
+
+/**
+ * defaultProfile with one method of its format counted through a transparent proxy (the
+ * function stays the format's own, companions included): the calls whose first or second
+ * argument is over 100,000 long, i.e. that carry a whole large document.
+ */
+function countingWhole(method: 'encodePayloadText' | 'decode'): { profile: Profile<JsonValue>; calls: () => number } {
+  let calls = 0;
+  const format = defaultProfile.document;
+  const fn = format[method] as (...args: unknown[]) => unknown;
+  const counted = new Proxy(fn, {
+    apply(target, self, args: unknown[]) {
+      if (args.some((a) => (typeof a === 'string' || a instanceof Uint8Array) && a.length > 100_000)) calls++;
+      return Reflect.apply(target, self, args) as unknown;
+    },
+  });
+  const document = { ...format, [method]: counted } as Format;
+  return { profile: Object.freeze({ ...defaultProfile, document }) as Profile<JsonValue>, calls: () => calls };
+}
+
 /** The split as it was made before: the whole document encoded, parsed back, and split. */
 async function splitTheOldWay(profile: Profile<JsonValue>, h: SnapshotHeader<JsonValue>, text: string, pieces: readonly string[] | undefined, maxBytes: number) {
   const { bytes, integrity } = await profile.document.encodePayloadText!(h, text, pieces);
@@ -91,22 +114,9 @@ describe('splitting a large checkpoint from its text', () => {
   });
 
   it('never asks the format for the whole document when the payload alone is over the limit (regression: it was encoded whole, then parsed back)', async () => {
-    let wholeEncodes = 0;
+    const { profile: counting, calls } = countingWhole('encodePayloadText');
     const format = defaultProfile.document;
-    const counting: Profile<JsonValue> = Object.freeze({
-      ...defaultProfile,
-      document: {
-        ...format,
-        // Counted through a transparent proxy: the function is still the format's own.
-        encodePayloadText: new Proxy(format.encodePayloadText!, {
-          apply(target, self, args: Parameters<NonNullable<typeof format.encodePayloadText>>) {
-            if (args[1].length > 100_000) wholeEncodes++;
-            return Reflect.apply(target, self, args);
-          },
-        }),
-      },
-    }) as Profile<JsonValue>;
-    const payload = { a: 'a'.repeat(150_000), b: ['é'.repeat(90_000), { c: 'c'.repeat(120_000) }], n: 1 };
+    const payload = OVER_LIMIT;
     const storage = memoryStorage();
     const writer = createWriter({ storage, profile: counting, runId: 'r1', maxSnapshotBytes: 200_000, heartbeatIntervalMs: false });
     const splits: number[] = [];
@@ -114,7 +124,7 @@ describe('splitting a large checkpoint from its text', () => {
     const r = await writer.checkpoint({ source: 'manual', status: 'in_progress', payload });
     await writer.close();
     if (!r.ok) throw r.error;
-    expect(wholeEncodes).toBe(0);
+    expect(calls()).toBe(0);
     // The split event still reports the whole document's size, over the limit.
     const { id, runId, sequence, createdAt, source, sourceDetails, status } = r.snapshot;
     const whole = (await format.encodePayloadText!({ id, runId, sequence, createdAt, source, sourceDetails, status }, canonicalJson(payload))).bytes.length;
@@ -128,8 +138,7 @@ describe('splitting a large checkpoint from its text', () => {
       ...defaultProfile,
       document: { ...format, encodePayloadText: (...args: Parameters<NonNullable<typeof format.encodePayloadText>>) => format.encodePayloadText!(...args) },
     }) as Profile<JsonValue>;
-    const payload = { a: 'a'.repeat(150_000), b: ['é'.repeat(90_000), { c: 'c'.repeat(120_000) }], n: 1 };
-    const t = validateTrigger(defaultProfile, { source: 'manual', status: 'in_progress', payload }, 0);
+    const t = validateTrigger(defaultProfile, { source: 'manual', status: 'in_progress', payload: OVER_LIMIT }, 0);
     const viaBytes = await encodeForStorage(own, header(1), t.payloadText, policy(200_000), t.payloadPieces);
     const viaText = await encodeForStorage(defaultProfile, header(1), t.payloadText, policy(200_000), t.payloadPieces);
     expect(viaBytes.parts.length).toBeGreaterThan(0);
@@ -138,21 +147,8 @@ describe('splitting a large checkpoint from its text', () => {
   });
 
   it('a split snapshot is read back without its reassembled document being encoded and decoded again (regression), and a changed main document is still caught', async () => {
-    let decodes = 0;
-    const format = defaultProfile.document;
-    const counting: Profile<JsonValue> = Object.freeze({
-      ...defaultProfile,
-      document: {
-        ...format,
-        decode: new Proxy(format.decode, {
-          apply(target, self, args: Parameters<typeof format.decode>) {
-            if (args[0].length > 100_000) decodes++;
-            return Reflect.apply(target, self, args);
-          },
-        }),
-      },
-    }) as Profile<JsonValue>;
-    const payload = { a: 'a'.repeat(150_000), b: ['é'.repeat(90_000), { c: 'c'.repeat(120_000) }], n: 1 };
+    const { profile: counting, calls } = countingWhole('decode');
+    const payload = OVER_LIMIT;
     const storage = memoryStorage();
     const writer = createWriter({ storage, profile: defaultProfile, runId: 'r1', maxSnapshotBytes: 200_000, heartbeatIntervalMs: false });
     const r = await writer.checkpoint({ source: 'manual', status: 'in_progress', payload });
@@ -161,7 +157,7 @@ describe('splitting a large checkpoint from its text', () => {
     const back = await readSnapshot(storage, counting, r.key);
     expect(back?.payload).toEqual(payload);
     expect(back?.integrity).toEqual(r.snapshot.integrity);
-    expect(decodes).toBe(0);
+    expect(calls()).toBe(0);
     // The main document's status changed, its checksum not: the reassembled document no longer matches it.
     const main = new TextDecoder().decode((await storage.get(r.key))!.bytes);
     expect(main).toContain('"status":"in_progress"');
