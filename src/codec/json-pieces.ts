@@ -1,6 +1,6 @@
 import { BIG_STRING, canonicalTextOrPieces, NEEDS_ESCAPE, parseJson, type JsonValue } from './canonical-json.js';
 import { CheckpointError } from '../model/errors.js';
-import { utf8Chunks, utf8Encode, utf8EncodePieces, utf8Length } from './utf8.js';
+import { utf8Chunks, utf8EncodePieces, utf8Length } from './utf8.js';
 
 /**
  * Canonical JSON held in pieces (`canonicalJsonOf`): a big string that needs no escape is a
@@ -38,8 +38,7 @@ function piecesOf(value: JsonValue): readonly string[] {
 
 /** UTF-8 of `value`'s canonical JSON, in one buffer of its exact size; big strings are encoded straight from the caller's string. */
 export function canonicalJsonBytes(value: JsonValue): Uint8Array {
-  const pieces = piecesOf(value);
-  return pieces.length === 1 ? utf8Encode(pieces[0]!) : utf8EncodePieces(pieces);
+  return utf8EncodePieces(piecesOf(value));
 }
 
 /** UTF-8 length of `value`'s canonical JSON, without building its bytes or its whole text. */

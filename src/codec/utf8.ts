@@ -69,7 +69,8 @@ export function utf8Length(text: string): number {
 export function utf8EncodePieces(pieces: readonly string[]): Uint8Array {
   let chars = 0;
   for (const p of pieces) chars += p.length;
-  // ASCII (the usual JSON) fits in chars bytes; otherwise measure first, then encode into the exact size.
+  // ASCII (the usual JSON) fits in chars bytes; otherwise measure first, then encode into the
+  // exact size (not into the worst case's three bytes a unit: a 10 MiB part would take 30 MiB).
   const size = (bytes: Uint8Array): number => {
     let at = 0;
     for (const p of pieces) {
