@@ -68,9 +68,10 @@ export function hasPartRefs(value: JsonValue): boolean {
 
 /** One value of the document that could move to a part file. */
 interface Slot {
-  readonly parent: JsonObject | JsonValue[];
+  /** Where the value is (let go once it moved: see {@link kill}). */
+  parent: JsonObject | JsonValue[];
   readonly key: string | number;
-  readonly value: JsonValue;
+  value: JsonValue;
   /** Canonical JSON size in bytes. */
   readonly bytes: number;
   /** Candidate slots inside this value (marked dead when it moves). */
@@ -128,19 +129,29 @@ function measure(value: JsonValue, parent: JsonObject | JsonValue[] | undefined,
     for (const child of children) child.up = slot;
     out.push(slot);
     siblings.push(slot);
-  } else siblings.push(...children);
+  } else for (const child of children) siblings.push(child); // not a spread: there may be 100k+
   return bytes;
 }
 
+/** Where a moved slot points: nothing. */
+const DETACHED: JsonValue[] = [];
+
+/**
+ * Marks `slot` and every slot inside it dead, and lets go of their values and holders: the
+ * part file now holds what they held, and a document handed over (`owned`) is then freed
+ * piece by piece as it moves out instead of living until the split ends (issue 13, defect 6).
+ */
 function kill(slot: Slot): void {
-  const stack = [...slot.children];
+  const stack = [slot];
   while (stack.length > 0) {
     const s = stack.pop()!;
-    if (s.dead) continue;
+    if (s.dead && s !== slot) continue;
     s.dead = true;
-    stack.push(...s.children);
+    s.value = null;
+    s.parent = DETACHED;
+    for (const child of s.children) stack.push(child); // not push(...children): a spread of 100k+ arguments overflows the stack
+    s.children.length = 0;
   }
-  slot.dead = true;
 }
 
 /**

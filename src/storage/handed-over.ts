@@ -7,9 +7,12 @@
  */
 const handedOver = new WeakSet<Uint8Array>();
 
-/** Marks `bytes` as handed over (see above) and returns it. Only for buffers of its own (`byteOffset` 0, the whole `ArrayBuffer`). */
+/** Below this size a copy costs less than remembering the buffer (a 1 KB checkpoint's hot path stays as it was). */
+const HAND_OVER_MIN = 64 * 1024;
+
+/** Marks `bytes` as handed over (see above) and returns it. Only large buffers of their own (`byteOffset` 0, the whole `ArrayBuffer`). */
 export function handOver<T extends Uint8Array>(bytes: T): T {
-  if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength) handedOver.add(bytes);
+  if (bytes.length >= HAND_OVER_MIN && bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength) handedOver.add(bytes);
   return bytes;
 }
 

@@ -92,7 +92,8 @@ export async function encodeForStorage<P>(profile: Profile<P>, header: SnapshotH
   let integrity: Integrity;
   if (profile.document.encodePayloadText) ({ bytes, integrity } = await profile.document.encodePayloadText(header, payloadText, payloadPieces));
   else ({ bytes, snapshot: { integrity } } = await profile.document.encode({ ...header, payload: parseJson(payloadText, 'payload') as P }));
-  if (bytes.length <= policy.maxBytes) return { bytes, snapshot: snapshotFromText(header, integrity, payloadText), parts: [] };
+  // The format's own encoding (it has a sealer) made these bytes for the writer alone: a store may keep them without a copy.
+  if (bytes.length <= policy.maxBytes) return { bytes: seal ? handOver(bytes) : bytes, snapshot: snapshotFromText(header, integrity, payloadText), parts: [] };
   if (policy.onOversize === 'reject') throw tooLarge(profile, header.sequence, bytes.length, policy.maxBytes, 'rejects oversized snapshots');
   if (!policy.partKey || profile.document.extension !== '.json') throw tooLarge(profile, header.sequence, bytes.length, policy.maxBytes, 'cannot split its documents');
   const splitFrom = bytes.length;

@@ -202,19 +202,23 @@ describe('splitting a large checkpoint from its text', () => {
 describe('buffers the writer hands over', () => {
   it('memoryStorage keeps a large buffer handed over as it is, and still copies every other buffer (a split checkpoint\'s parts were held twice)', async () => {
     const storage = memoryStorage();
-    const mine = new Uint8Array(10_000).fill(1);
-    const handed = handOver(new Uint8Array(10_000).fill(2));
-    const view = handOver(new Uint8Array(new ArrayBuffer(20_000), 0, 10_000).fill(3)); // part of a larger buffer: never kept, it would keep the rest alive
+    const mine = new Uint8Array(70_000).fill(1);
+    const handed = handOver(new Uint8Array(70_000).fill(2));
+    const small = handOver(new Uint8Array(10_000).fill(4)); // small: copied (cheaper than remembering it)
+    const view = handOver(new Uint8Array(new ArrayBuffer(140_000), 0, 70_000).fill(3)); // part of a larger buffer: never kept, it would keep the rest alive
     await storage.put('k/mine', mine);
     await storage.batch!([
       { type: 'put', key: 'k/handed', bytes: handed },
       { type: 'put', key: 'k/view', bytes: view },
+      { type: 'put', key: 'k/small', bytes: small },
     ]);
     mine[0] = 9;
     handed[0] = 9;
     view[0] = 9;
+    small[0] = 9;
     expect((await storage.get('k/mine'))!.bytes[0]).toBe(1);
     expect((await storage.get('k/handed'))!.bytes[0]).toBe(9); // the same buffer: no copy was made
     expect((await storage.get('k/view'))!.bytes[0]).toBe(3);
+    expect((await storage.get('k/small'))!.bytes[0]).toBe(4);
   });
 });
