@@ -117,6 +117,9 @@ export async function decodeTolerant<P>(format: DocumentFormat<P>, bytes: Uint8A
 /** Name of the integrity member in JSON documents. */
 export const INTEGRITY_FIELD = 'integrity';
 
+/** Texts longer than this are hashed chunk by chunk (see documentChecksum). */
+const CHUNKED_HASH = 1 << 20;
+
 /**
  * The checksum savepoint stores in `integrity.checksum`: SHA-256 of the canonical JSON of
  * the whole document with `integrity.checksum` itself left out. Covering the whole
@@ -130,9 +133,11 @@ export async function documentChecksum(document: JsonObject): Promise<string> {
     const { checksum: _omitted, ...meta } = integrity;
     rest[INTEGRITY_FIELD] = meta;
   }
-  // In pieces: a large document (a split snapshot reassembled) is hashed without a copy of its whole text.
+  // A large document (a split snapshot reassembled) is hashed chunk by chunk: its big strings
+  // stay the document's own (pieces), and no UTF-8 copy of its whole text is made.
   const { text, pieces } = canonicalTextOrPieces(rest);
-  return (pieces && sha256HexAndLengthOfPiecesSync(pieces)?.hex) ?? sha256Hex(text);
+  const chunked = pieces ?? (text.length > CHUNKED_HASH ? [text] : undefined);
+  return (chunked && sha256HexAndLengthOfPiecesSync(chunked)?.hex) ?? sha256Hex(text);
 }
 
 /** What a format's payload sealer returns (see {@link payloadSealerOf}): a sealed document, not encoded. */

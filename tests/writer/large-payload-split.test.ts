@@ -6,10 +6,11 @@
  * What must not change: the stored bytes, byte for byte (the old path is the oracle here),
  * and what a reader gets back. Peak memory itself is measured by `npm run bench -- large`.
  */
+import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createWriter, defaultProfile, memoryStorage, type JsonValue } from 'savepoint';
-import { readSnapshot } from 'savepoint/toolkit';
+import { documentChecksum, readSnapshot } from 'savepoint/toolkit';
 import { canonicalJson, canonicalJsonOf, parseJson, type JsonObject } from '../../src/codec/canonical-json.js';
 import { canonicalJsonBytes, canonicalJsonLength, jsonStringBytes, parseJsonPieces } from '../../src/codec/json-pieces.js';
 import { utf8Decode, utf8Encode } from '../../src/codec/utf8.js';
@@ -163,6 +164,14 @@ describe('splitting a large checkpoint from its text', () => {
     expect(main).toContain('"status":"in_progress"');
     await storage.put(r.key, new TextEncoder().encode(main.replace('"status":"in_progress"', '"status":"completed"')));
     await expect(readSnapshot(storage, counting, r.key)).rejects.toMatchObject({ reasonCode: 'checkpoint_integrity_mismatch' });
+  });
+
+  it('documentChecksum of a large document with no big string (hashed chunk by chunk) is the SHA-256 of its canonical text', async () => {
+    const items = Array.from({ length: 20_000 }, (_, i) => ({ i, s: `é-${i}-😀-`.padEnd(60, 'x') }));
+    const doc: JsonObject = { items, integrity: { algorithm: 'sha256', format_version: '1', checksum: '0'.repeat(64) } };
+    const covered = canonicalJson({ items, integrity: { algorithm: 'sha256', format_version: '1' } });
+    expect(covered.length).toBeGreaterThan(1 << 20);
+    expect(await documentChecksum(doc)).toBe(createHash('sha256').update(utf8Encode(covered)).digest('hex'));
   });
 
   it('parseJsonPieces reads canonical text in pieces as parseJson reads it joined, sharing the big strings (property)', () => {
