@@ -3,7 +3,6 @@ import { canonicalJson, type JsonObject, type JsonValue } from './canonical-json
 import { sha256Hex } from './sha256.js';
 import { utf8Encode } from './utf8.js';
 import { canonicalJsonBytes, canonicalJsonLength, jsonStringBytes } from './json-pieces.js';
-import { mapLimit } from '../storage/map-limit.js';
 import { assertObjectArgument, assertFunctionArgument } from '../model/arguments.js';
 
 /**
@@ -256,7 +255,7 @@ const isLoadedBytes = (v: LoadedPart): v is { bytes: Uint8Array; value: () => Js
  * when that does not match is the parsed value re-serialized and checked.
  *
  * Linear in the document: references are collected in one synchronous walk, the parts
- * of each level are loaded a few at a time ({@link LOADS_AT_ONCE}), and values are substituted in place.
+ * of each level are loaded a few at a time ({@link loadBatches}), and values are substituted in place.
  */
 export async function resolveParts(document: JsonValue, load: (key: string) => Promise<LoadedPart | undefined>): Promise<JsonValue> {
   const fetchRef = async (ref: PartRef): Promise<JsonValue> => {
@@ -288,7 +287,7 @@ export async function resolveParts(document: JsonValue, load: (key: string) => P
   while (pending.length > 0) {
     const level = pending;
     pending = [];
-    const loaded = await mapLimit(level, LOADS_AT_ONCE, async ({ ref }) => {
+    const loadOne = async ({ ref }: { ref: JsonObject }): Promise<JsonValue> => {
       const single = ref[PART_MARKER] as unknown as PartRef | undefined;
       if (single) return fetchRef(single);
       const chunks: JsonValue[] = [];
@@ -298,7 +297,9 @@ export async function resolveParts(document: JsonValue, load: (key: string) => P
         else chunks.push(c);
       }
       return chunks;
-    });
+    };
+    const loaded: JsonValue[] = [];
+    for (const batch of loadBatches(level)) for (const value of await Promise.all(batch.map(loadOne))) loaded.push(value);
     level.forEach(({ holder, key }, i) => {
       holder[key] = loaded[i]!;
       collect(holder, key); // a part may itself hold references
@@ -308,11 +309,44 @@ export async function resolveParts(document: JsonValue, load: (key: string) => P
 }
 
 /**
- * Parts loaded at once. All of a level at once held every part's stored bytes in memory beside
- * the values parsed from them (a 64 MiB snapshot: its bytes whole, then its values); a few at a
- * time keep the reads overlapped and only those few parts' bytes alive (issue 13, defect 6).
+ * Parts loaded at once, and their stored bytes at most (a batch holds at least one part). All
+ * of a level at once held every part's stored bytes in memory beside the values parsed from them
+ * (a 64 MiB snapshot: its bytes whole, then its values); a few at a time keep the reads
+ * overlapped and only those parts' bytes alive (issue 13, defect 6).
  */
 const LOADS_AT_ONCE = 8;
+const BYTES_AT_ONCE = 16 * 1024 * 1024;
+
+/** Stored bytes a reference loads at once (a chunked array's chunks load one after the other); 0 when the reference does not say. */
+function refBytes(ref: JsonObject): number {
+  const size = (r: unknown): number => {
+    const b = (r as { bytes?: unknown } | null)?.bytes;
+    return typeof b === 'number' && b > 0 ? b : 0;
+  };
+  const single = ref[PART_MARKER];
+  if (single !== undefined) return size(single);
+  const chunks = ref[PARTS_MARKER];
+  return Array.isArray(chunks) ? chunks.reduce<number>((max, c) => Math.max(max, size(c)), 0) : 0;
+}
+
+/** `level` in order, cut into batches of at most {@link LOADS_AT_ONCE} references and {@link BYTES_AT_ONCE} bytes. */
+function loadBatches<T extends { ref: JsonObject }>(level: readonly T[]): T[][] {
+  const out: T[][] = [];
+  let batch: T[] = [];
+  let bytes = 0;
+  for (const item of level) {
+    const size = refBytes(item.ref);
+    if (batch.length > 0 && (batch.length >= LOADS_AT_ONCE || bytes + size > BYTES_AT_ONCE)) {
+      out.push(batch);
+      batch = [];
+      bytes = 0;
+    }
+    batch.push(item);
+    bytes += size;
+  }
+  if (batch.length > 0) out.push(batch);
+  return out;
+}
 
 function mismatch(ref: PartRef): CheckpointError {
   return new CheckpointError('checkpoint_integrity_mismatch', `part file ${ref.key} does not match its checksum`, { details: { key: ref.key } });

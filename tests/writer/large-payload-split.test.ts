@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createWriter, defaultProfile, memoryStorage, type JsonValue } from 'savepoint';
-import { documentChecksum, readSnapshot } from 'savepoint/toolkit';
+import { documentChecksum, readSnapshot, resolveParts } from 'savepoint/toolkit';
 import { canonicalJson, canonicalJsonOf, parseJson, type JsonObject } from '../../src/codec/canonical-json.js';
 import { canonicalJsonBytes, canonicalJsonLength, jsonStringBytes, parseJsonPieces } from '../../src/codec/json-pieces.js';
 import { utf8Decode, utf8Encode } from '../../src/codec/utf8.js';
@@ -229,5 +229,35 @@ describe('buffers the writer hands over', () => {
     expect((await storage.get('k/handed'))!.bytes[0]).toBe(9); // the same buffer: no copy was made
     expect((await storage.get('k/view'))!.bytes[0]).toBe(3);
     expect((await storage.get('k/small'))!.bytes[0]).toBe(4);
+  });
+});
+
+describe('reading parts back', () => {
+  it('loads a level\'s parts in batches of at most 8 and 16 MiB of stored bytes (regression: all at once held every part\'s bytes beside the values parsed so far)', async () => {
+    const content = (i: number): JsonValue => ({ i, text: `part ${i}` });
+    const refsOf = async (count: number, declared: number): Promise<JsonObject> => {
+      const out: JsonObject = {};
+      for (let i = 0; i < count; i++) {
+        const sha256 = createHash('sha256').update(canonicalJson(content(i))).digest('hex');
+        out[`k${i}`] = { $savepoint_part: { key: `p/${i}`, sha256, bytes: declared } };
+      }
+      return out;
+    };
+    const maxInFlight = async (doc: JsonObject): Promise<number> => {
+      let inFlight = 0;
+      let max = 0;
+      const back = await resolveParts(doc, async (key) => {
+        inFlight++;
+        max = Math.max(max, inFlight);
+        await new Promise((resolve) => setImmediate(resolve));
+        inFlight--;
+        return content(Number(key.slice(2)));
+      });
+      expect((back as JsonObject).k2).toEqual(content(2));
+      return max;
+    };
+    expect(await maxInFlight(await refsOf(20, 1000))).toBe(8);
+    expect(await maxInFlight(await refsOf(20, 5 * 1024 * 1024))).toBe(3); // 16 MiB hold three 5 MiB parts
+    expect(await maxInFlight(await refsOf(3, 40 * 1024 * 1024))).toBe(1); // one part over the budget still loads, alone
   });
 });
