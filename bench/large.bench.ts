@@ -10,7 +10,7 @@
  * reported beside them. Two sizes of document: one below the snapshot limit (`maxSnapshotBytes` 128 MiB: one
  * document, the issue's case), and the default 10 MiB limit (the document split into parts).
  *
- *   npm run bench -- large        (BENCH_LARGE_MIB=64, BENCH_LARGE_ROUNDS=3)
+ *   npm run bench -- large        (BENCH_LARGE_MIB=64, BENCH_LARGE_ROUNDS=3, BENCH_LARGE_SHAPE=strings|nested)
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -21,13 +21,15 @@ import { fmt, median, type BenchRow } from './harness.js';
 
 const MIB = Number(process.env.BENCH_LARGE_MIB ?? 64);
 const ROUNDS = Number(process.env.BENCH_LARGE_ROUNDS ?? 3);
+/** `strings` (100 flat strings, the default) or `nested` (many small records, no big string). */
+const SHAPE = process.env.BENCH_LARGE_SHAPE ?? 'strings';
 const CHILD = fileURLToPath(new URL('./large-child.ts', import.meta.url));
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const MODES = ['baseline', 'write-memory', 'write-fs', 'resume', 'write-memory-twice'] as const;
 const TARGET = 3;
 
 function peakRss(mode: string, dir: string, limit: number | undefined): number {
-  const args = ['--import', 'tsx', CHILD, mode, String(MIB), dir, ...(limit ? [String(limit)] : [])];
+  const args = ['--import', 'tsx', CHILD, mode, String(MIB), dir, limit ? String(limit) : '', SHAPE];
   return Number(execFileSync(process.execPath, args, { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim());
 }
 
@@ -54,7 +56,7 @@ export async function bench(): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
   for (const [what, limit, target] of [
     ['one document', 128 * 1024 * 1024, TARGET],
-    ['split at 10 MiB', undefined, undefined],
+    ['split at 10 MiB', undefined, TARGET],
   ] as const) {
     const m = measure(limit);
     const baseline = `${fmt(median(m.baseline) * MIB)} MiB RSS`;
@@ -64,7 +66,7 @@ export async function bench(): Promise<BenchRow[]> {
       const goal = mode === 'write-memory-twice' ? undefined : target;
       rows.push({
         area: 'large',
-        name: `${MIB} MiB payload, ${what}: ${mode} peak RSS over baseline`,
+        name: `${MIB} MiB payload${SHAPE === 'strings' ? '' : ` (${SHAPE})`}, ${what}: ${mode} peak RSS over baseline`,
         savepoint: `${fmt(ratio)}× payload`,
         baseline,
         ratio: m[mode].map((x) => `${fmt(x)}×`).join(', '),

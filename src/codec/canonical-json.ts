@@ -36,10 +36,10 @@ const NOT_JSON = Symbol('not JSON');
  * the stored bytes (issue 13: peak memory of large checkpoints). Strings are immutable, so
  * nothing the caller does later can change the text.
  */
-const BIG_STRING = 64 * 1024;
+export const BIG_STRING = 64 * 1024;
 /** What makes `JSON.stringify` change a string: quote, backslash, control characters; and any surrogate (it escapes the lone ones), to be safe. */
 // eslint-disable-next-line no-control-regex -- control characters are exactly what JSON escapes
-const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+export const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
 
 /** Appends the canonical JSON of `v` to `out`, piece by piece; a big string that needs no escape is one piece of its own, by reference. */
 function walk(v: unknown, stack: Set<object>, out: string[]): void {
@@ -160,8 +160,9 @@ export function canonicalJsonOf(value: unknown): { readonly text: string; readon
  * as the pieces of its text too, those strings among them by reference, and its `text` is a rope
  * of those pieces that is flattened only if something reads it whole. An encoder that writes
  * the pieces one after the other (`sealMembers`) never needs the whole text as a flat string.
+ * @internal
  */
-function canonicalTextOrPieces(value: unknown): { text: string; pieces?: readonly string[] } {
+export function canonicalTextOrPieces(value: unknown): { text: string; pieces?: readonly string[] } {
   if (typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value)) || value === undefined) return { text: canonicalJson(value) };
   try {
     return { text: native(value) };

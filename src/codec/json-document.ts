@@ -6,9 +6,10 @@ import type { Integrity, Snapshot, SnapshotDraft } from '../model/snapshot.js';
 import { assertValid, type DocumentValidator, type JsonSchema } from '../model/document-validator.js';
 import { withMember } from '../model/with-member.js';
 import { loadValidator } from '../model/load-validator.js';
-import { canonicalJson, parseJson, sortKeys, type JsonObject } from './canonical-json.js';
+import { canonicalJson, canonicalTextOrPieces, parseJson, sortKeys, type JsonObject } from './canonical-json.js';
 import { gunzip, isGzip } from './gzip.js';
-import { sha256Hex, sha256HexOfParts, sha256HexOfTextSync, sha256HexSync } from './sha256.js';
+import { sha256Hex, sha256HexAndLengthOfPiecesSync, sha256HexOfParts, sha256HexOfTextSync, sha256HexSync } from './sha256.js';
+import { parseJsonPieces } from './json-pieces.js';
 import { utf8Decode, utf8Encode, utf8EncodeInto } from './utf8.js';
 import { assertObjectArgument, assertOptionsArgument } from '../model/arguments.js';
 
@@ -124,6 +125,9 @@ export async function decodeTolerant<P>(format: DocumentFormat<P>, bytes: Uint8A
 /** Name of the integrity member in JSON documents. */
 export const INTEGRITY_FIELD = 'integrity';
 
+/** Texts longer than this are hashed chunk by chunk (see documentChecksum). */
+const CHUNKED_HASH = 1 << 20;
+
 /**
  * The checksum savepoint stores in `integrity.checksum`: SHA-256 of the canonical JSON of
  * the whole document with `integrity.checksum` itself left out. Covering the whole
@@ -137,7 +141,20 @@ export async function documentChecksum(document: JsonObject): Promise<string> {
     const { checksum: _omitted, ...meta } = integrity;
     rest[INTEGRITY_FIELD] = meta;
   }
-  return sha256Hex(canonicalJson(rest));
+  // A large document (a split snapshot reassembled) is hashed chunk by chunk: its big strings
+  // stay the document's own (pieces), and no UTF-8 copy of its whole text is made.
+  const { text, pieces } = canonicalTextOrPieces(rest);
+  const chunked = pieces ?? (text.length > CHUNKED_HASH ? [text] : undefined);
+  return (chunked && sha256HexAndLengthOfPiecesSync(chunked)?.hex) ?? sha256Hex(text);
+}
+
+/** What a format's payload sealer returns (see {@link payloadSealerOf}): a sealed document, not encoded. */
+export interface SealedPayloadDocument {
+  /** The document as `parseJson` would read its stored bytes back (keys in canonical order). */
+  readonly document: JsonObject;
+  readonly integrity: Integrity;
+  /** Length of its canonical UTF-8 bytes. */
+  readonly bytes: number;
 }
 
 /** A sealed document, its integrity block, and its canonical bytes. */
@@ -483,7 +500,7 @@ export function compiledJsonDocumentFormat<P, D extends JsonObject>(options: Com
       return { bytes, snapshot: { ...draft, integrity } };
     },
     ...(options.payloadMember !== undefined ? encodeText(options, validate, () => validator, options.payloadMember) : {}),
-    async decode(bytes, where) {
+    decode: withParsedDecoder(async (bytes, where) => {
       const plain = isGzip(bytes) ? gunzip(bytes, where) : bytes;
       const text = utf8Decode(plain, where);
       const document = parseJson(text, where);
@@ -492,13 +509,61 @@ export function compiledJsonDocumentFormat<P, D extends JsonObject>(options: Com
       if (!(await verifyStoredBytes(plain, text, integrity?.checksum))) await verifyDocument(document as JsonObject, where);
       const draft = options.fromDocument(document as D);
       return withMember(draft, 'integrity', (document as JsonObject)[INTEGRITY_FIELD] as Integrity);
-    },
+    }, async (document, where) => {
+      // The same checks on a document already parsed (a split snapshot reassembled): no bytes to search, so the checksum is hashed from its canonical pieces.
+      assertValid(await validate(document), where);
+      await verifyDocument(document, where);
+      const draft = options.fromDocument(document as D);
+      return withMember(draft, 'integrity', document[INTEGRITY_FIELD] as Integrity);
+    }),
   };
 }
 
+/** A format's `decode` of an already parsed document. */
+type ParsedDecoder<P> = (document: JsonObject, where: string) => Promise<Snapshot<P>>;
+/** A format's sealer of a payload text without encoding it. */
+type PayloadSealer<P> = (header: Omit<SnapshotDraft<P>, 'payload'>, payloadText: string, payloadPieces?: readonly string[]) => Promise<SealedPayloadDocument>;
+
+// A companion is a property of the very function it accompanies: a format that replaces `decode`
+// or `encodePayloadText` with a function of its own (spreading the rest of a built-in format) has
+// none, so nothing can bypass or contradict what its function does.
+const PARSED_DECODER = Symbol('savepoint.parsedDecoder');
+const PAYLOAD_SEALER = Symbol('savepoint.payloadSealer');
+const PAIRED_WITH = Symbol('savepoint.pairedWith');
+
+function withCompanion<F extends object>(fn: F, key: symbol, companion: unknown): F {
+  Object.defineProperty(fn, key, { value: companion });
+  return fn;
+}
+
+function withParsedDecoder<P>(decode: DocumentFormat<P>['decode'], parsed: ParsedDecoder<P>): DocumentFormat<P>['decode'] {
+  return withCompanion(decode, PARSED_DECODER, parsed);
+}
+
+/**
+ * @internal `format.decode` for a document already parsed — a split snapshot reassembled from its
+ * parts — with the same validation and checksum, when the format is a JSON document format
+ * whose `decode` is its own; else undefined (the caller encodes the document and decodes the bytes).
+ */
+export function parsedDecoderOf<P>(format: DocumentFormat<P>): ParsedDecoder<P> | undefined {
+  return (format.decode as { [PARSED_DECODER]?: ParsedDecoder<P> })[PARSED_DECODER];
+}
+
+/**
+ * @internal The companion of `format.encodePayloadText`: the same sealed document as a JSON object
+ * (big payload strings shared with the text's pieces, not copied), its integrity block and its
+ * length in bytes, computed without encoding it whole (the writer splits it into parts; issue 13,
+ * defect 6). Undefined unless `encodePayloadText` is a JSON document format's own.
+ */
+export function payloadSealerOf<P>(format: DocumentFormat<P>): PayloadSealer<P> | undefined {
+  return (format.encodePayloadText as { [PAYLOAD_SEALER]?: PayloadSealer<P> } | undefined)?.[PAYLOAD_SEALER];
+}
+
+type Validate = (doc: unknown) => ReturnType<DocumentValidator> | Promise<ReturnType<DocumentValidator>>;
+
 function encodeText<P, D extends JsonObject>(
   options: CompiledJsonDocumentOptions<P, D>,
-  validate: (doc: unknown) => ReturnType<DocumentValidator> | Promise<ReturnType<DocumentValidator>>,
+  validate: Validate,
   loaded: () => DocumentValidator | undefined,
   member: string,
 ): Required<Pick<DocumentFormat<P>, 'encodePayloadText' | 'encodePayloadTextSync'>> {
@@ -520,18 +585,89 @@ function encodeText<P, D extends JsonObject>(
   // The members' texts, the payload's as given: no map of them is built (this runs per checkpoint).
   const piecesOf = (document: JsonObject, payloadText: string, payloadPieces: readonly string[] | undefined): SealedPieces =>
     sealedPieces(Object.keys(document), (key) => (key === member ? (payloadPieces ?? payloadText) : document[key] === undefined ? undefined : canonicalJson(document[key])), versionText);
-  return {
-    async encodePayloadText(header, payloadText, payloadPieces) {
-      const document = headerDocument(header);
-      assertHeader(await validate(sealedShape(document)), header);
-      return sealPieces(piecesOf(document, payloadText, payloadPieces), formatVersion);
-    },
-    encodePayloadTextSync(header, payloadText, payloadPieces) {
-      const validator = loaded();
-      if (!validator || !canHashSync) return undefined;
-      const document = headerDocument(header);
-      assertHeader(validator(sealedShape(document)), header);
-      return sealPiecesSync(piecesOf(document, payloadText, payloadPieces), formatVersion);
-    },
+  const encodePayloadText: NonNullable<DocumentFormat<P>['encodePayloadText']> = async (header, payloadText, payloadPieces) => {
+    const document = headerDocument(header);
+    assertHeader(await validate(sealedShape(document)), header);
+    return sealPieces(piecesOf(document, payloadText, payloadPieces), formatVersion);
   };
+  // The split path's companion (issue 13, defect 6): the same sealed document, never encoded whole.
+  const seal: PayloadSealer<P> = async (header, payloadText, payloadPieces) => {
+    const { members, unsealed } = payloadMembers(options, member, header, payloadText, payloadPieces);
+    assertValid(await validate(unsealed), `snapshot ${header.sequence} of run ${header.runId}`);
+    return sealMembersUnencoded(members, options.formatVersion);
+  };
+  const encodePayloadTextSync: NonNullable<DocumentFormat<P>['encodePayloadTextSync']> = (header, payloadText, payloadPieces) => {
+    const validator = loaded();
+    if (!validator || !canHashSync) return undefined;
+    const document = headerDocument(header);
+    assertHeader(validator(sealedShape(document)), header);
+    return sealPiecesSync(piecesOf(document, payloadText, payloadPieces), formatVersion);
+  };
+  return {
+    encodePayloadText: withCompanion(encodePayloadText, PAYLOAD_SEALER, seal),
+    encodePayloadTextSync: withCompanion(encodePayloadTextSync, PAIRED_WITH, encodePayloadText),
+  };
+}
+
+/**
+ * @internal `format.encodePayloadTextSync` when it may stand in for `format.encodePayloadText`:
+ * always for a format's own pair, never for a built-in one carried by a spread next to an
+ * `encodePayloadText` of the user's own (the sync one would bypass it).
+ */
+export function payloadTextSyncEncoderOf<P>(format: DocumentFormat<P>): DocumentFormat<P>['encodePayloadTextSync'] {
+  const sync = format.encodePayloadTextSync;
+  if (!sync) return undefined;
+  const pairedWith = (sync as { [PAIRED_WITH]?: unknown })[PAIRED_WITH];
+  return pairedWith === undefined || pairedWith === format.encodePayloadText ? sync : undefined;
+}
+
+/**
+ * The top-level members of a `payloadMember` document as canonical texts (the payload's in
+ * pieces when it has them), and the document to validate before sealing: `null` as the
+ * payload, a checksum of the right shape.
+ */
+function payloadMembers<P, D extends JsonObject>(
+  options: CompiledJsonDocumentOptions<P, D>,
+  member: string,
+  header: Omit<SnapshotDraft<P>, 'payload'>,
+  payloadText: string,
+  payloadPieces: readonly string[] | undefined,
+): { members: Map<string, string | readonly string[]>; unsealed: JsonObject } {
+  const document = options.toDocument(withMember(header, 'payload', null as P)) as JsonObject;
+  if (!Object.hasOwn(document, member)) throw new CheckpointError('checkpoint_config_invalid', `toDocument did not place the payload at "${member}"`);
+  const members = new Map<string, string | readonly string[]>();
+  for (const key of Object.keys(document)) {
+    const value = document[key];
+    if (key !== INTEGRITY_FIELD && key !== member && value !== undefined) members.set(key, canonicalJson(value));
+  }
+  members.set(member, payloadPieces ?? payloadText);
+  const unsealed = { ...document, [INTEGRITY_FIELD]: { format_version: options.formatVersion ?? FORMAT_VERSION, algorithm: 'sha256', checksum: CHECKSUM_PLACEHOLDER } };
+  return { members, unsealed };
+}
+
+/**
+ * {@link sealMembers} without the bytes: the same checksum, hashed chunk by chunk while the
+ * pieces are encoded (`sha256HexAndLengthOfPiecesSync`), the same length, and the sealed
+ * document parsed from the pieces with big strings shared. Where no incremental hash exists
+ * the bytes are encoded once to be hashed, then let go.
+ */
+async function sealMembersUnencoded(members: ReadonlyMap<string, string | readonly string[]>, formatVersion = FORMAT_VERSION): Promise<SealedPayloadDocument> {
+  const { pieces } = piecesOfMembers(members, JSON.stringify(formatVersion));
+  let sealed = sha256HexAndLengthOfPiecesSync(pieces);
+  if (!sealed) {
+    const { buffer, length } = encodePieces(pieces, 0);
+    sealed = { hex: await sha256Hex(buffer.subarray(0, length)), bytes: length };
+  }
+  const integrity: Integrity = { format_version: formatVersion, algorithm: 'sha256', checksum: sealed.hex };
+  // Member by member, in canonical key order (the order a parse of the stored bytes gives): a
+  // large member's text is parsed as it is, never joined with the others into one more copy.
+  const keys = [...members.keys(), INTEGRITY_FIELD];
+  sortKeys(keys);
+  const document: JsonObject = {};
+  for (const key of keys) {
+    const value = key === INTEGRITY_FIELD ? undefined : members.get(key)!;
+    if (value === undefined) document[key] = { algorithm: integrity.algorithm, checksum: integrity.checksum, format_version: integrity.format_version };
+    else document[key] = typeof value === 'string' ? parseJson(value, `member ${key}`) : parseJsonPieces(value, `member ${key}`);
+  }
+  return { document, integrity, bytes: sealed.bytes + CHECKSUM_SPAN };
 }

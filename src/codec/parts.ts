@@ -2,6 +2,7 @@ import { CheckpointError } from '../model/errors.js';
 import { canonicalJson, type JsonObject, type JsonValue } from './canonical-json.js';
 import { sha256Hex } from './sha256.js';
 import { utf8Encode } from './utf8.js';
+import { canonicalJsonBytes, canonicalJsonLength, jsonStringBytes } from './json-pieces.js';
 import { assertObjectArgument, assertFunctionArgument } from '../model/arguments.js';
 
 /**
@@ -64,27 +65,12 @@ export function hasPartRefs(value: JsonValue): boolean {
   return Object.values(value).some(hasPartRefs);
 }
 
-/** UTF-8 length of a string's JSON form, without building the bytes. */
-function jsonStringBytes(text: string): number {
-  const json = JSON.stringify(text);
-  let n = json.length;
-  for (let i = 0; i < json.length; i++) {
-    const c = json.charCodeAt(i);
-    if (c < 0x80) continue;
-    if (c < 0x800) n += 1;
-    else if (c >= 0xd800 && c <= 0xdbff) {
-      n += 2; // a surrogate pair: 2 UTF-16 units, 4 bytes
-      i++;
-    } else n += 2;
-  }
-  return n;
-}
-
 /** One value of the document that could move to a part file. */
 interface Slot {
-  readonly parent: JsonObject | JsonValue[];
+  /** Where the value is (let go once it moved: see {@link kill}). */
+  parent: JsonObject | JsonValue[];
   readonly key: string | number;
-  readonly value: JsonValue;
+  value: JsonValue;
   /** Canonical JSON size in bytes. */
   readonly bytes: number;
   /** Candidate slots inside this value (marked dead when it moves). */
@@ -142,19 +128,29 @@ function measure(value: JsonValue, parent: JsonObject | JsonValue[] | undefined,
     for (const child of children) child.up = slot;
     out.push(slot);
     siblings.push(slot);
-  } else siblings.push(...children);
+  } else for (const child of children) siblings.push(child); // not a spread: there may be 100k+
   return bytes;
 }
 
+/** Where a moved slot points: nothing. */
+const DETACHED: JsonValue[] = [];
+
+/**
+ * Marks `slot` and every slot inside it dead, and lets go of their values and holders: the
+ * part file now holds what they held, and a document handed over (`owned`) is then freed
+ * piece by piece as it moves out instead of living until the split ends (issue 13, defect 6).
+ */
 function kill(slot: Slot): void {
-  const stack = [...slot.children];
+  const stack = [slot];
   while (stack.length > 0) {
     const s = stack.pop()!;
-    if (s.dead) continue;
+    if (s.dead && s !== slot) continue;
     s.dead = true;
-    stack.push(...s.children);
+    s.value = null;
+    s.parent = DETACHED;
+    for (const child of s.children) stack.push(child); // not push(...children): a spread of 100k+ arguments overflows the stack
+    s.children.length = 0;
   }
-  slot.dead = true;
 }
 
 /**
@@ -177,7 +173,8 @@ export async function splitDocument(document: JsonObject, maxBytes: number, part
   const slots: Slot[] = [];
   let mainBytes = measure(main, undefined, '', slots, [], maxBytes);
   const makePart = async (value: JsonValue): Promise<PartFile> => {
-    const data = utf8Encode(canonicalJson(value));
+    // Straight to bytes: a big string is encoded from the document's own string, never copied as text first.
+    const data = canonicalJsonBytes(value);
     return { key: partKey(parts.length + 1), sha256: await sha256Hex(data), bytes: data.length, data };
   };
   const refOf = (p: PartFile): PartRef => ({ key: p.key, sha256: p.sha256, bytes: p.bytes });
@@ -235,7 +232,7 @@ export async function splitDocument(document: JsonObject, maxBytes: number, part
       if (!slot.dead && slot.current <= maxBytes && slot.current >= MIN_MOVE && (await move(slot))) progress = true;
     }
   }
-  const out = utf8Encode(canonicalJson(main)).length;
+  const out = canonicalJsonLength(main);
   if (out > maxBytes) {
     throw new CheckpointError('checkpoint_too_large', `snapshot main document is ${out} bytes after splitting, over the ${maxBytes}-byte limit`, {
       details: { bytes: out, limit: maxBytes },
@@ -258,7 +255,7 @@ const isLoadedBytes = (v: LoadedPart): v is { bytes: Uint8Array; value: () => Js
  * when that does not match is the parsed value re-serialized and checked.
  *
  * Linear in the document: references are collected in one synchronous walk, the parts
- * of each level are loaded together, and values are substituted in place.
+ * of each level are loaded a few at a time ({@link loadBatches}), and values are substituted in place.
  */
 export async function resolveParts(document: JsonValue, load: (key: string) => Promise<LoadedPart | undefined>): Promise<JsonValue> {
   const fetchRef = async (ref: PartRef): Promise<JsonValue> => {
@@ -290,20 +287,65 @@ export async function resolveParts(document: JsonValue, load: (key: string) => P
   while (pending.length > 0) {
     const level = pending;
     pending = [];
-    const loaded = await Promise.all(
-      level.map(async ({ ref }) => {
-        const single = ref[PART_MARKER] as unknown as PartRef | undefined;
-        if (single) return fetchRef(single);
-        const chunks = await Promise.all((ref[PARTS_MARKER] as unknown as PartRef[]).map(fetchRef));
-        return chunks.flatMap((c) => (Array.isArray(c) ? c : [c]));
-      }),
-    );
+    const loadOne = async ({ ref }: { ref: JsonObject }): Promise<JsonValue> => {
+      const single = ref[PART_MARKER] as unknown as PartRef | undefined;
+      if (single) return fetchRef(single);
+      const chunks: JsonValue[] = [];
+      for (const chunkRef of ref[PARTS_MARKER] as unknown as PartRef[]) {
+        const c = await fetchRef(chunkRef);
+        if (Array.isArray(c)) for (const item of c) chunks.push(item);
+        else chunks.push(c);
+      }
+      return chunks;
+    };
+    const loaded: JsonValue[] = [];
+    for (const batch of loadBatches(level)) for (const value of await Promise.all(batch.map(loadOne))) loaded.push(value);
     level.forEach(({ holder, key }, i) => {
       holder[key] = loaded[i]!;
       collect(holder, key); // a part may itself hold references
     });
   }
   return root.value;
+}
+
+/**
+ * Parts loaded at once, and their stored bytes at most (a batch holds at least one part). All
+ * of a level at once held every part's stored bytes in memory beside the values parsed from them
+ * (a 64 MiB snapshot: its bytes whole, then its values); a few at a time keep the reads
+ * overlapped and only those parts' bytes alive (issue 13, defect 6).
+ */
+const LOADS_AT_ONCE = 8;
+const BYTES_AT_ONCE = 16 * 1024 * 1024;
+
+/** Stored bytes a reference loads at once (a chunked array's chunks load one after the other); 0 when the reference does not say. */
+function refBytes(ref: JsonObject): number {
+  const size = (r: unknown): number => {
+    const b = (r as { bytes?: unknown } | null)?.bytes;
+    return typeof b === 'number' && b > 0 ? b : 0;
+  };
+  const single = ref[PART_MARKER];
+  if (single !== undefined) return size(single);
+  const chunks = ref[PARTS_MARKER];
+  return Array.isArray(chunks) ? chunks.reduce<number>((max, c) => Math.max(max, size(c)), 0) : 0;
+}
+
+/** `level` in order, cut into batches of at most {@link LOADS_AT_ONCE} references and {@link BYTES_AT_ONCE} bytes. */
+function loadBatches<T extends { ref: JsonObject }>(level: readonly T[]): T[][] {
+  const out: T[][] = [];
+  let batch: T[] = [];
+  let bytes = 0;
+  for (const item of level) {
+    const size = refBytes(item.ref);
+    if (batch.length > 0 && (batch.length >= LOADS_AT_ONCE || bytes + size > BYTES_AT_ONCE)) {
+      out.push(batch);
+      batch = [];
+      bytes = 0;
+    }
+    batch.push(item);
+    bytes += size;
+  }
+  if (batch.length > 0) out.push(batch);
+  return out;
 }
 
 function mismatch(ref: PartRef): CheckpointError {

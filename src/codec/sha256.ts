@@ -1,4 +1,4 @@
-import { utf8Encode } from './utf8.js';
+import { utf8Chunks, utf8Encode } from './utf8.js';
 import { assertBytesArgument } from '../model/arguments.js';
 
 const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
@@ -119,4 +119,16 @@ export function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
     at += p.length;
   }
   return out;
+}
+
+/**
+ * SHA-256 and UTF-8 length of the concatenation of `pieces`, hashed chunk by chunk as they are
+ * encoded (see `utf8Chunks`), synchronously, where the runtime hashes incrementally (Node); else
+ * undefined. Neither the joined text nor its bytes are ever built whole.
+ */
+export function sha256HexAndLengthOfPiecesSync(pieces: readonly string[]): { readonly hex: string; readonly bytes: number } | undefined {
+  if (!nodeCreateHash) return undefined;
+  const hash = nodeCreateHash('sha256');
+  const bytes = utf8Chunks(pieces, (chunk) => hash.update(chunk));
+  return { hex: hash.digest('hex'), bytes };
 }

@@ -1,9 +1,10 @@
-import { parseJson, canonicalJson } from '../codec/canonical-json.js';
+import { parseJson } from '../codec/canonical-json.js';
+import { canonicalJsonBytes } from '../codec/json-pieces.js';
 import { assertBytesArgument, assertProfileArgument, assertStorageArgument, assertStringArgument } from '../model/arguments.js';
 import { gunzip, isGzip } from '../codec/gzip.js';
 import { PART_MARKER, PARTS_MARKER, resolveParts } from '../codec/parts.js';
 import { utf8Decode, utf8Encode } from '../codec/utf8.js';
-import { decodeTolerant, type ForeignRead } from '../codec/json-document.js';
+import { decodeTolerant, parsedDecoderOf, type ForeignRead } from '../codec/json-document.js';
 import type { Snapshot } from '../model/snapshot.js';
 import type { StorageAdapter } from '../storage/adapter.js';
 import type { Profile } from './define-profile.js';
@@ -65,7 +66,17 @@ async function decodeStored<P>(storage: StorageAdapter, profile: Profile<P>, key
     const part = await storage.get(partKey);
     return part ? { bytes: part.bytes, value: () => parseJson(utf8Decode(part.bytes, partKey), partKey) } : undefined;
   });
-  return decodeTolerant(profile.document, utf8Encode(canonicalJson(resolved)), key);
+  // The reassembled document is decoded as it is, not encoded and parsed again: the same schema
+  // and checksum checks without two more copies of a large snapshot (issue 13, defect 6).
+  const decodeParsed = parsedDecoderOf(profile.document);
+  if (decodeParsed && typeof resolved === 'object' && resolved !== null && !Array.isArray(resolved)) {
+    try {
+      return { snapshot: await decodeParsed(resolved, key), warnings: [] };
+    } catch (err) {
+      if (!profile.document.decodeForeign) throw err; // else the tolerant read decides, from the bytes
+    }
+  }
+  return decodeTolerant(profile.document, canonicalJsonBytes(resolved), key);
 }
 
 /** Reads and decodes the snapshot stored under `key`; `undefined` when there is no such key. */

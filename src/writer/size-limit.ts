@@ -1,6 +1,9 @@
-import { canonicalJson, parseJson, type JsonObject } from '../codec/canonical-json.js';
-import type { PartFile } from '../codec/parts.js';
-import { utf8Decode, utf8Encode } from '../codec/utf8.js';
+import { parseJson, type JsonObject } from '../codec/canonical-json.js';
+import { canonicalJsonBytes } from '../codec/json-pieces.js';
+import { payloadSealerOf, payloadTextSyncEncoderOf } from '../codec/json-document.js';
+import { splitDocument, type PartFile } from '../codec/parts.js';
+import { handOver } from '../storage/handed-over.js';
+import { utf8Decode } from '../codec/utf8.js';
 import { CheckpointError } from '../model/errors.js';
 import type { Integrity, Snapshot, SnapshotDraft } from '../model/snapshot.js';
 import type { Profile } from '../profiles/define-profile.js';
@@ -106,10 +109,12 @@ const NO_PARTS: readonly PartFile[] = Object.freeze([]);
  * headers and payloads).
  */
 export function encodeForStorageSync<P>(profile: Profile<P>, header: SnapshotHeader<P>, payloadText: string, policy: SizePolicy, payloadPieces?: readonly string[]): StorableSnapshot<P> | undefined {
-  if (payloadText.length > policy.maxBytes || !profile.document.encodePayloadTextSync) return undefined;
-  const sealed = profile.document.encodePayloadTextSync(header, payloadText, payloadPieces);
+  const encodeSync = payloadText.length > policy.maxBytes ? undefined : payloadTextSyncEncoderOf(profile.document);
+  if (!encodeSync) return undefined;
+  const sealed = encodeSync(header, payloadText, payloadPieces);
   if (sealed === undefined || sealed.bytes.length > policy.maxBytes) return undefined;
-  return { bytes: sealed.bytes, snapshot: snapshotFromText(header, sealed.integrity, payloadText), parts: NO_PARTS };
+  // As in encodeForStorage: bytes the format's own encoder made for the writer alone may be kept by the store without a copy.
+  return { bytes: payloadSealerOf(profile.document) ? handOver(sealed.bytes) : sealed.bytes, snapshot: snapshotFromText(header, sealed.integrity, payloadText), parts: NO_PARTS };
 }
 
 /**
@@ -125,20 +130,52 @@ export function encodeForStorageSync<P>(profile: Profile<P>, header: SnapshotHea
  */
 export async function encodeForStorage<P>(profile: Profile<P>, header: SnapshotHeader<P>, payloadText: string, policy: SizePolicy, payloadPieces?: readonly string[]): Promise<StorableSnapshot<P>> {
   assertPayloadFits(profile, payloadText, policy, header.sequence);
+  // Over the limit for certain (its UTF-8 is at least as long as the text), and allowed to split
+  // (assertPayloadFits): sized, sealed and split without the whole document ever being encoded.
+  const seal = payloadSealerOf(profile.document);
+  if (payloadText.length > policy.maxBytes && seal) return splitSealed(profile, seal, header, payloadText, policy, payloadPieces);
   let bytes: Uint8Array;
   let integrity: Integrity;
   if (profile.document.encodePayloadText) ({ bytes, integrity } = await profile.document.encodePayloadText(header, payloadText, payloadPieces));
   else ({ bytes, snapshot: { integrity } } = await profile.document.encode({ ...header, payload: parseJson(payloadText, 'payload') as P }));
-  const snapshot = snapshotFromText(header, integrity, payloadText);
-  if (bytes.length <= policy.maxBytes) return { bytes, snapshot, parts: [] };
+  // The format's own encoding (it has a sealer) made these bytes for the writer alone: a store may keep them without a copy.
+  if (bytes.length <= policy.maxBytes) return { bytes: seal ? handOver(bytes) : bytes, snapshot: snapshotFromText(header, integrity, payloadText), parts: [] };
   if (policy.onOversize === 'reject') throw tooLarge(profile, header.sequence, bytes.length, policy.maxBytes, 'rejects oversized snapshots');
   if (!policy.partKey || profile.document.extension !== '.json') throw tooLarge(profile, header.sequence, bytes.length, policy.maxBytes, 'cannot split its documents');
   const splitFrom = bytes.length;
+  if (seal) {
+    // The bytes go before the split: the parts are built from the payload's text instead.
+    // eslint-disable-next-line no-useless-assignment -- an async function's locals live across its awaits: this lets the buffer go
+    bytes = EMPTY;
+    return splitSealed(profile, seal, header, payloadText, policy, payloadPieces);
+  }
+  // A format without a payload sealer: its document is read back from the bytes, to be split.
   const document = parseJson(utf8Decode(bytes), `snapshot ${header.sequence}`) as JsonObject;
-  // Let the whole document's bytes go before the split builds the parts, and hand the splitter
-  // this private parse to change in place: two payloads' worth less at the peak.
-  // eslint-disable-next-line no-useless-assignment -- an async function's locals live across its awaits: this lets the buffer go
+  // eslint-disable-next-line no-useless-assignment -- as above
   bytes = EMPTY;
   const { main, parts } = await profile.splitDocument(document, policy.maxBytes, policy.partKey, { owned: true });
-  return { bytes: utf8Encode(canonicalJson(main)), snapshot, parts, splitFrom };
+  return { bytes: canonicalJsonBytes(main), snapshot: snapshotFromText(header, integrity, payloadText), parts, splitFrom };
+}
+
+/**
+ * Splits a snapshot over the limit from its payload's text: the format seals the document
+ * without encoding it (`payloadSealerOf`: checksum and size from the text's pieces, big strings
+ * shared), the profile's splitter moves values into part files, each encoded straight to its
+ * bytes, and only the main document, within the limit, is encoded as a whole. At no point are
+ * the whole document's bytes, or its text, held beside the parts (issue 13, defect 6).
+ */
+async function splitSealed<P>(
+  profile: Profile<P>,
+  seal: NonNullable<ReturnType<typeof payloadSealerOf<P>>>,
+  header: SnapshotHeader<P>,
+  payloadText: string,
+  policy: SizePolicy,
+  payloadPieces?: readonly string[],
+): Promise<StorableSnapshot<P>> {
+  const sealed = await seal(header, payloadText, payloadPieces);
+  const snapshot = snapshotFromText(header, sealed.integrity, payloadText);
+  const { main, parts } = await profile.splitDocument(sealed.document, policy.maxBytes, policy.partKey!, { owned: true });
+  // The parts core's splitter made are the writer's alone and never change: a store may keep them without a copy.
+  if (profile.splitDocument === splitDocument) for (const part of parts) handOver(part.data);
+  return { bytes: handOver(canonicalJsonBytes(main)), snapshot, parts, splitFrom: sealed.bytes };
 }

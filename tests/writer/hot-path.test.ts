@@ -104,6 +104,28 @@ describe('the synchronous hot path seals exactly what the general path seals', (
   });
 });
 
+describe('a format of the user\'s own next to the built-in synchronous sealer', () => {
+  it('an encodePayloadText of your own, with the rest of a built-in format spread in, is called: the built-in synchronous sealer never stands in for it', async () => {
+    const draft = headerOf({ at: RFC3339_MIN, runId: 'run-1', sequence: 1, source: 'manual', sourceDetails: [], priority: undefined, status: 'in_progress', badId: false });
+    const text = canonicalJson({ note: 'mine' });
+    let called = 0;
+    const builtIn = defaultProfile.document;
+    const document: Profile<JsonValue>['document'] = {
+      ...builtIn,
+      encodePayloadText: async (h, t, pieces) => {
+        called++;
+        return builtIn.encodePayloadText!(h, t, pieces);
+      },
+    };
+    const profile: Profile<JsonValue> = { ...defaultProfile, document };
+    expect(encodeForStorageSync(profile, draft, text, policy)).toBeUndefined();
+    await encodeForStorage(profile, draft, text, policy);
+    expect(called).toBe(1);
+    // The built-in pair itself still takes the synchronous path.
+    expect(encodeForStorageSync(defaultProfile, draft, text, policy)).toBeDefined();
+  });
+});
+
 describe('the snapshot a checkpoint result carries', () => {
   it('property: equals the header, the seal and the payload parsed from the stored text, as plain enumerable members, and is the caller’s to change', () => {
     fc.assert(

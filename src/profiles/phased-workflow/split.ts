@@ -1,11 +1,12 @@
-import { canonicalJson, type JsonObject, type JsonValue } from '../../codec/canonical-json.js';
+import type { JsonObject, JsonValue } from '../../codec/canonical-json.js';
+import { canonicalJsonBytes, canonicalJsonLength } from '../../codec/json-pieces.js';
 import { PART_MARKER, PARTS_MARKER, splitDocument, type PartFile, type SplitOptions, type SplitResult } from '../../codec/parts.js';
 import { sha256Hex } from '../../codec/sha256.js';
-import { utf8Encode } from '../../codec/utf8.js';
 import { PHASE_KEYS } from './schema.js';
 import { assertFunctionArgument, assertObjectArgument } from '../../model/arguments.js';
 
-const size = (v: JsonValue): number => utf8Encode(canonicalJson(v)).length;
+// Measured and encoded from the canonical text's pieces: a big string is never copied to be counted (issue 13, defect 6).
+const size = (v: JsonValue): number => canonicalJsonLength(v);
 const isObject = (v: JsonValue | undefined): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isRef = (v: JsonObject): boolean => {
   const keys = Object.keys(v);
@@ -39,7 +40,7 @@ export async function splitPhasedWorkflowDocument(document: JsonObject, maxBytes
       .sort((a, b) => b.bytes - a.bytes);
     for (const c of candidates) {
       if (size(main) <= maxBytes) break;
-      const data = utf8Encode(canonicalJson(c.value));
+      const data = canonicalJsonBytes(c.value);
       const part: PartFile = { key: partKey(parts.length + 1), sha256: await sha256Hex(data), bytes: data.length, data };
       parts.push(part);
       outputs[c.key] = { [PART_MARKER]: { key: part.key, sha256: part.sha256, bytes: part.bytes } } as unknown as JsonValue;

@@ -1,0 +1,22 @@
+/**
+ * Buffers a writer hands over to the store it puts them in: it made them itself and nothing
+ * will ever change them, so `memoryStorage` may keep such a buffer as its stored value instead
+ * of copying it (issue 13, defect 6: the parts of a split 64 MiB checkpoint were held twice,
+ * once by the writer and once by the store). Every other buffer is still copied on the way in.
+ * A WeakSet: being handed over keeps no buffer alive. Internal: not exported to users.
+ */
+const handedOver = new WeakSet<Uint8Array>();
+
+/** Below this size a copy costs less than remembering the buffer (a 1 KB checkpoint's hot path stays as it was). */
+const HAND_OVER_MIN = 64 * 1024;
+
+/** Marks `bytes` as handed over (see above) and returns it. Only large buffers of their own (`byteOffset` 0, the whole `ArrayBuffer`). */
+export function handOver<T extends Uint8Array>(bytes: T): T {
+  if (bytes.length >= HAND_OVER_MIN && bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength) handedOver.add(bytes);
+  return bytes;
+}
+
+/** Whether a store may keep `bytes` itself instead of a copy. */
+export function isHandedOver(bytes: Uint8Array): boolean {
+  return handedOver.has(bytes);
+}
