@@ -543,6 +543,22 @@ describe('two journal files: a checkpoint does not hold commits up (issue 15)', 
     expect(journalRecords(dir)).toBe(0);
   });
 
+  it('a holder that finds records in both files (another process let the lock go so) replays them, older file first, before committing', async () => {
+    const dir = fresh();
+    const s = fsStorage({ dir, journal: true, journalCheckpointBytes: 4096 });
+    await s.ready();
+    // What another process left: a record in each file, the second file's epoch the next of the first's; the files not applied.
+    const epoch = 0xfffffffe;
+    writeFileSync(join(dir, JOURNAL_NAMES[1]), encodeRecord([['p', 'k/shared', 5], ['p', 'k/only-old', 3]], [b('older'), b('old')], epoch));
+    writeFileSync(join(dir, JOURNAL_NAMES[0]), encodeRecord([['p', 'k/shared', 5]], [b('newer')], nextEpoch(epoch)));
+    // The commit that finds them may be refused (the replay comes first); the next one lands after the replay.
+    await s.put('k/mine', b('mine')).catch(() => s.put('k/mine', b('mine')));
+    await s.flush!();
+    expect(['k/shared', 'k/only-old', 'k/mine'].map((k) => readFileSync(join(dir, k), 'utf8'))).toEqual(['newer', 'old', 'mine']);
+    await s.close();
+    expect(journalRecords(dir)).toBe(0);
+  });
+
   it('replay order follows the epochs: the file whose epoch is the next of the other one is newer (property)', () => {
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 0xffffffff }), fc.boolean(), (epoch, swap) => {

@@ -876,16 +876,18 @@ export function createJournal(deps: JournalDeps): Journal {
 
   /**
    * Reads both journal files to find where commits go: the one with records, else the
-   * first. Both with records (a holder stopped between a switch and the end of its
-   * checkpoint), or a failure of ours to apply or checkpoint: both are replayed and emptied.
+   * first. Both with records (a holder that could neither finish its checkpoint nor replay
+   * let the lock go), or a failure of ours to apply or checkpoint: nothing is placed, and
+   * the next commit replays both files first. Not replayed here: this runs while the
+   * group's batches are checked, and a replay closes the directories they use.
    */
   async function readPlace(h: Held): Promise<void> {
     // Our own background checkpoint first: it empties a file.
     await settleRetiring(h);
-    let found = needRecovery ? undefined : await Promise.all([readDecoded(0), readDecoded(1)]);
+    const found = needRecovery ? undefined : await Promise.all([readDecoded(0), readDecoded(1)]);
     if (!found || (found[0].records.length > 0 && found[1].records.length > 0)) {
-      await recoverLocked();
-      found = [decodeJournal(new Uint8Array(0)), decodeJournal(new Uint8Array(0))];
+      needRecovery = true;
+      throw Object.assign(new Error('the journal must be replayed before the next commit'), { code: 'EAGAIN', syscall: 'journal' });
     }
     const active: FileNo = found[1].records.length > 0 ? 1 : 0;
     const f = found[active];
