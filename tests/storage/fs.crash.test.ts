@@ -19,6 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fsStorage } from 'savepoint/fs';
 import { generationOf, valueFor } from '../fixtures/storage/generation.mjs';
 import { buildChildModule, spawnChild, type ChildModule, type LineChild } from './child.js';
+import { JOURNAL_NAMES } from '../../src/storage/fs/journal.js';
 
 const KILLS = Number(process.env.SAVEPOINT_FS_KILLS ?? 50);
 const INTERNAL = '.sp\\';
@@ -39,8 +40,8 @@ const internal = (dir: string): string[] => {
   const out: string[] = [];
   for (const sub of ['', 'history']) {
     try {
-      // The journal file itself stays (emptied); temp and lock files must go.
-      for (const name of readdirSync(join(dir, sub))) if (name.startsWith(INTERNAL) && name !== `${INTERNAL}journal`) out.push(join(sub, name));
+      // The journal's two files stay (emptied); temp and lock files must go.
+      for (const name of readdirSync(join(dir, sub))) if (name.startsWith(INTERNAL) && !(JOURNAL_NAMES as readonly string[]).includes(name)) out.push(join(sub, name));
     } catch {
       // history/ does not exist before the first write
     }

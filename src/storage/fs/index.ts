@@ -54,7 +54,8 @@ export interface FsStorageOptions {
   clock?: Clock;
   /**
    * Write through the store's write-ahead journal: every put, delete and `batch()` is one
-   * record written durably (O_DSYNC) to the preallocated `<dir>/.sp\journal` and
+   * record written durably (O_DSYNC) to the preallocated `<dir>/.sp\journal` (or, while
+   * that one is checkpointed, `<dir>/.sp\journal-2`) and
    * acknowledged then; the files are applied by rename right after, in the background
    * (reads through savepoint see the acknowledged state at once, `flush()` waits for the
    * files); batches of concurrent callers share one record (group commit). Gives
@@ -65,9 +66,10 @@ export interface FsStorageOptions {
    */
   journal?: boolean;
   /**
-   * With `journal`: once the journal grows past this many bytes, the applied files are
-   * fsynced in place and the journal is emptied. The journal file is preallocated to this
-   * size plus 64 KiB (at most 64 MiB).
+   * With `journal`: once the journal file commits go to grows past this many bytes,
+   * commits switch to the journal's other file and the full one is checkpointed in the
+   * background (its applied files fsynced in place, then emptied). Each of the two journal
+   * files is preallocated to this size plus 64 KiB (at most 64 MiB).
    * @default 1048576
    */
   journalCheckpointBytes?: number;

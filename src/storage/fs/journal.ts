@@ -9,7 +9,7 @@ import { errnoOf, nextMtimeSeconds, versionOf } from './io.js';
 import { acquireLock, lstatIfAny, releaseLock, type HeldLock, type LockTiming } from './lock.js';
 import { INTERNAL_MARK, newOwner, tempName, type Owner } from './names.js';
 import { keyPath, occupiedRefused, symlinkRefused } from './paths.js';
-import { backgroundLane } from './lane.js';
+import { backgroundLane, type Lane } from './lane.js';
 import { createTempPool, futimesNs, type PooledTemp } from './temp-pool.js';
 
 /*
@@ -50,9 +50,17 @@ import { createTempPool, futimesNs, type PooledTemp } from './temp-pool.js';
  * Why it costs one fdatasync (issue 15): the journal file is preallocated with written
  * zeros, and records are written in place (pwrite at the end of the last one), so the
  * commit's fdatasync has no file size or block allocation to make durable — measured on
- * ext4, half the cost of an fsync of an O_APPEND file that grows. A checkpoint empties the
- * journal by zeroing the first record's header; the next record starts at offset 0 under
- * a new random epoch, so the old records behind it can never be read as part of it.
+ * ext4, half the cost of an fsync of an O_APPEND file that grows. A checkpoint empties a
+ * journal file by zeroing the first record's header; the next record starts at offset 0
+ * under a new epoch, so the old records behind it can never be read as part of it.
+ *
+ * Two files, `.sp\journal` and `.sp\journal-2` (issue 15, third round): when the one
+ * commits go to is full, commits switch to the other and the full one is checkpointed in
+ * the background — its groups applied, the files it names fsynced, then emptied — so the
+ * checkpoint's fsyncs (one per file written: the largest cost of eight concurrent runs) no
+ * longer hold commits up. The file switched to gets the epoch after the full one's: when
+ * both hold records (a crash before the checkpoint ended), the one whose epoch follows the
+ * other's is the newer, and recovery and other instances' reads take both in that order.
  */
 
 const { O_RDWR, O_CREAT, O_NOFOLLOW, O_WRONLY, O_EXCL, O_RDONLY, O_NONBLOCK } = constants;
@@ -63,6 +71,13 @@ const { O_RDWR, O_CREAT, O_NOFOLLOW, O_WRONLY, O_EXCL, O_RDONLY, O_NONBLOCK } = 
  */
 const O_DSYNC: number | undefined = constants.O_DSYNC;
 export const JOURNAL_NAME = `${INTERNAL_MARK}journal`;
+/**
+ * The journal's two files (issue 15): commits go to one while the other — full — is
+ * checkpointed in the background, so a checkpoint's fsyncs no longer hold commits up.
+ */
+export const JOURNAL_NAMES = [JOURNAL_NAME, `${INTERNAL_MARK}journal-2`] as const;
+/** Which of the two journal files. */
+type FileNo = 0 | 1;
 // The backslash makes it a name no key's lock can have (keys hold none).
 const JOURNAL_LOCK = `${INTERNAL_MARK}lock-\\journal`;
 const MAGIC = 0x53504a32; // "SPJ2"
@@ -70,6 +85,27 @@ const HEADER = 20;
 /** Largest preallocation: past it, a big `journalCheckpointBytes` grows the file as records come. */
 const MAX_PREALLOC = 64 << 20;
 const newEpoch = (): number => randomInt(1, 0xffffffff);
+/** The epoch of the file commits go to after a switch: the one after the full file's, so replay knows their order. */
+export const nextEpoch = (epoch: number): number => (epoch >= 0xffffffff ? 1 : epoch + 1);
+/**
+ * The order to replay the two files in, from their records' epochs (undefined: no record):
+ * the file whose epoch follows the other's is the newer one. Only one file with records, or
+ * none: that one first. Two unrelated epochs cannot both hold records (a file is emptied
+ * before commits switch to it); the first file is taken as the older then.
+ */
+export function replayOrder(epochs: readonly [number | undefined, number | undefined]): [FileNo, FileNo] {
+  const [a, b] = epochs;
+  if (a !== undefined && b !== undefined) return nextEpoch(b) === a ? [1, 0] : [0, 1];
+  return a === undefined && b !== undefined ? [1, 0] : [0, 1];
+}
+const otherFile = (file: FileNo): FileNo => (file === 0 ? 1 : 0);
+/** The keys a decoded journal file names. */
+const keysOf = (found: DecodedJournal): Set<string> => new Set(found.records.flatMap((r) => r.ops.map((o) => o.key)));
+/** Both files' epochs, undefined for a file without records. */
+const epochsOf = (found: readonly [DecodedJournal, DecodedJournal]): [number | undefined, number | undefined] => [
+  found[0].records.length > 0 ? found[0].epoch : undefined,
+  found[1].records.length > 0 ? found[1].epoch : undefined,
+];
 
 /** A put (key, length of its bytes, and — since apply-after-acknowledge — its version) or a delete. */
 export type JournalOp = readonly ['p', string, number] | readonly ['p', string, number, string] | readonly ['d', string];
@@ -251,9 +287,9 @@ interface Pending {
 
 export function createJournal(deps: JournalDeps): Journal {
   const { root, timing, io } = deps;
-  const journalPath = root.at(JOURNAL_NAME);
   const preallocBytes = Math.min(MAX_PREALLOC, Math.ceil((deps.checkpointBytes + 65536) / 4096) * 4096);
-  let fd: number | undefined;
+  /** The two journal files' descriptors, once opened. */
+  const fds: [Promise<number> | undefined, Promise<number> | undefined] = [undefined, undefined];
   let needRecovery = false;
   const queue: Pending[] = [];
   let running: Promise<void> | undefined;
@@ -263,15 +299,22 @@ export function createJournal(deps: JournalDeps): Journal {
   /** This process's acknowledged operations whose files are not applied yet: the last one of each key. */
   const pending = new Map<string, Planned>();
   /** Committed groups waiting to be applied, in commit order; a directory cache to close once the groups before it are applied. */
-  const toApply: (Planned[] | DirCache)[] = [];
+  const toApply: ApplyItem[] = [];
   let applying: Promise<void> | undefined;
   /** Whether futimes times read back exactly (probed once): then versions are known at the commit point. */
   let exactTimes: Promise<boolean> | undefined;
 
-  /** The journal's descriptor, the file preallocated (under the lock: it may grow it). */
-  async function journalFd(): Promise<number> {
-    if (fd === undefined) {
-      const opened = await io.open(journalPath, O_RDWR | O_CREAT | O_NOFOLLOW | (O_DSYNC ?? 0), deps.fileMode);
+  /** A journal file's descriptor, the file preallocated. */
+  function journalFd(file: FileNo = 0): Promise<number> {
+    const opening = (fds[file] ??= openJournalFile(file));
+    opening.catch(() => {
+      if (fds[file] === opening) fds[file] = undefined;
+    });
+    return opening;
+  }
+  async function openJournalFile(file: FileNo): Promise<number> {
+    {
+      const opened = await io.open(root.at(JOURNAL_NAMES[file]), O_RDWR | O_CREAT | O_NOFOLLOW | (O_DSYNC ?? 0), deps.fileMode);
       try {
         const size = Number((await io.fstat(opened)).size);
         if (size < preallocBytes) {
@@ -286,9 +329,8 @@ export function createJournal(deps: JournalDeps): Journal {
         await io.close(opened).catch(() => undefined);
         throw err;
       }
-      fd = opened;
+      return opened;
     }
-    return fd;
   }
 
   /*
@@ -311,11 +353,22 @@ export function createJournal(deps: JournalDeps): Journal {
   }
   let spare: Token | undefined;
   /** Where the journal ended and its epoch when we last let the lock go (checked, not trusted, on the next hold). */
-  let lastSeen: { readonly end: number; readonly epoch: number; readonly keys: Set<string> } | undefined;
+  let lastSeen: { readonly active: FileNo; readonly end: number; readonly epoch: number; readonly keys: Set<string> } | undefined;
+  /** A full journal file being checkpointed in the background while commits go to the other. */
+  interface Retiring {
+    readonly file: FileNo;
+    readonly keys: ReadonlySet<string>;
+    /** Settles once its files are fsynced and it is emptied; never rejects (a failure sets needRecovery: the next commit replays both files). */
+    readonly done: Promise<void>;
+  }
   interface Held {
     readonly lock: HeldLock;
     readonly token: Token;
     readonly since: number;
+    /** The journal file commits go to (with `end`, once known). */
+    active?: FileNo;
+    /** The other file, while its checkpoint runs. */
+    retiring?: Retiring;
     /** Where the next record goes while we hold the lock (nobody else writes it), once known. */
     end?: number;
     /** The epoch of the journal's records, once known. */
@@ -395,12 +448,16 @@ export function createJournal(deps: JournalDeps): Journal {
       await releasing;
       return;
     }
-    lastSeen = h.end !== undefined && h.epoch !== undefined && h.keys ? { end: h.end, epoch: h.epoch, keys: h.keys } : undefined;
+    lastSeen = undefined;
     const done = (async () => {
       // Everything this hold committed is in the files before the lock goes: records not yet
       // applied exist only while their writer holds the lock (other instances' reads rely on it).
       await drain();
+      // And the next holder finds one journal file with records at most.
+      await h.retiring?.done;
+      h.retiring = undefined;
       if (needRecovery) await recoverLocked().catch(() => undefined);
+      else if (h.active !== undefined && h.end !== undefined && h.epoch !== undefined && h.keys) lastSeen = { active: h.active, end: h.end, epoch: h.epoch, keys: h.keys };
       if (h.dirs) await closeDirs(h.dirs);
       await releaseLock(h.lock, timing);
       if (keepToken && spare === undefined && young(h.token)) spare = h.token;
@@ -506,6 +563,12 @@ export function createJournal(deps: JournalDeps): Journal {
      */
     readonly names?: Map<string, Promise<Set<string>>>;
   }
+  /** A point in the apply queue, reached once every group committed before it is applied (or failed to be). */
+  interface ApplyMark {
+    readonly reached: () => void;
+  }
+  /** What the apply queue holds: a committed group, a directory cache to close, a mark. */
+  type ApplyItem = Planned[] | DirCache | ApplyMark;
   const newDirCache = (listed: boolean): DirCache => ({ byKey: new Map(), all: [], ...(listed ? { names: new Map() } : {}) });
   async function dirOf(cache: DirCache, dirKey: string, key: string, create: boolean): Promise<OpenedDir | undefined> {
     const cached = cache.byKey.get(dirKey);
@@ -642,7 +705,7 @@ export function createJournal(deps: JournalDeps): Journal {
   }
 
   /** Queues a committed group's application to the files (or a cache to close after the groups before it). */
-  function scheduleApply(item: Planned[] | DirCache): void {
+  function scheduleApply(item: ApplyItem): void {
     toApply.push(item);
     applying ??= runApplies();
   }
@@ -654,11 +717,14 @@ export function createJournal(deps: JournalDeps): Journal {
    * the next commit, `flush()`, or letting the lock go.
    */
   async function runApplies(): Promise<void> {
+    // Starts after `applying` is set: a queue of marks alone is done without any other await, and its end clears `applying`.
+    await undefined;
     while (toApply.length > 0) {
       const head = toApply[0]!;
       if (!Array.isArray(head)) {
         toApply.shift();
-        await closeDirs(head);
+        if ('reached' in head) head.reached();
+        else await closeDirs(head);
         continue;
       }
       const cacheAt = toApply.findIndex((x) => !Array.isArray(x));
@@ -676,6 +742,10 @@ export function createJournal(deps: JournalDeps): Journal {
   /** Resolves once every group committed so far has been applied (or has failed to). */
   async function drain(): Promise<void> {
     while (applying) await applying;
+  }
+  /** Resolves once the groups committed so far are applied (or failed to), whatever is committed after. */
+  function appliedSoFar(): Promise<void> {
+    return new Promise<void>((reached) => scheduleApply({ reached }));
   }
 
   /**
@@ -786,40 +856,62 @@ export function createJournal(deps: JournalDeps): Journal {
     }
   }
 
-  /** Where this hold's next record goes and its epoch: read from the journal once per hold. */
+  /** Where this hold's next record goes (which file, where in it) and its epoch: read from the journal once per hold. */
   async function placeRecord(h: Held): Promise<{ end: number; epoch: number }> {
-    if (h.end === undefined || h.epoch === undefined) {
+    if (h.active === undefined || h.end === undefined || h.epoch === undefined) {
       const seen = lastSeen;
       lastSeen = undefined;
       if (seen && (await unchangedSince(seen))) {
+        h.active = seen.active;
         h.end = seen.end;
         h.epoch = seen.epoch;
         h.keys = seen.keys;
-      } else {
-        const found = decodeJournal(await readJournal());
-        h.end = found.end;
-        h.keys = new Set(found.records.flatMap((r) => r.ops.map((o) => o.key)));
-        h.epoch = found.epoch ?? newEpoch();
-      }
+      } else await readPlace(h);
     }
-    // An empty journal starts a new epoch: old records behind offset 0 must never read as part of it.
-    if (h.end === 0) h.epoch = newEpoch();
-    return { end: h.end, epoch: h.epoch };
+    // An empty file starts a new epoch: old records behind offset 0 must never read as part of
+    // it. Right after a switch the epoch is the one after the retiring file's (set by rotate).
+    if (h.end === 0 && !h.retiring) h.epoch = newEpoch();
+    return { end: h.end!, epoch: h.epoch! };
   }
 
   /**
-   * Whether the journal is as we left it (nobody wrote or emptied it since): its first
-   * record is still of our epoch (or it is still empty) and no record of that epoch follows
-   * where we stopped. Two reads of a header instead of reading the whole journal.
+   * Reads both journal files to find where commits go: the one with records, else the
+   * first. Both with records (a holder that could neither finish its checkpoint nor replay
+   * let the lock go), or a failure of ours to apply or checkpoint: nothing is placed, and
+   * the next commit replays both files first. Not replayed here: this runs while the
+   * group's batches are checked, and a replay closes the directories they use.
    */
-  async function unchangedSince(seen: { readonly end: number; readonly epoch: number }): Promise<boolean> {
-    const jfd = await journalFd();
-    const [head, next] = await Promise.all([io.read(jfd, HEADER, 0), io.read(jfd, HEADER, seen.end)]);
+  async function readPlace(h: Held): Promise<void> {
+    // Our own background checkpoint first: it empties a file.
+    await settleRetiring(h);
+    const found = needRecovery ? undefined : await Promise.all([readDecoded(0), readDecoded(1)]);
+    if (!found || (found[0].records.length > 0 && found[1].records.length > 0)) {
+      needRecovery = true;
+      throw Object.assign(new Error('the journal must be replayed before the next commit'), { code: 'EAGAIN', syscall: 'journal' });
+    }
+    const active: FileNo = found[1].records.length > 0 ? 1 : 0;
+    const f = found[active];
+    h.active = active;
+    h.end = f.end;
+    h.keys = keysOf(f);
+    h.epoch = f.epoch ?? newEpoch();
+  }
+
+  /**
+   * Whether the journal is as we left it (nobody wrote or emptied it since): the file we
+   * wrote still starts with a record of our epoch (or is still empty), no record of that
+   * epoch follows where we stopped, and the other file is still empty. Three reads of a
+   * header instead of reading the whole journal.
+   */
+  async function unchangedSince(seen: { readonly active: FileNo; readonly end: number; readonly epoch: number }): Promise<boolean> {
+    const [jfd, ofd] = await Promise.all([journalFd(seen.active), journalFd(otherFile(seen.active))]);
+    const [head, next, otherHead] = await Promise.all([io.read(jfd, HEADER, 0), io.read(jfd, HEADER, seen.end), io.read(ofd, HEADER, 0)]);
     const recordOf = (b: Uint8Array): number | undefined => {
       if (b.length < HEADER) return undefined;
       const buf = Buffer.from(b.buffer, b.byteOffset, b.byteLength);
       return buf.readUInt32BE(0) === MAGIC ? buf.readUInt32BE(8) : undefined;
     };
+    if (recordOf(otherHead) !== undefined) return false;
     if (seen.end === 0) return recordOf(head) === undefined;
     return recordOf(head) === seen.epoch && recordOf(next) !== seen.epoch;
   }
@@ -893,7 +985,7 @@ export function createJournal(deps: JournalDeps): Journal {
         forget(h);
       }
       answerSpread(accepted.map((a) => () => a.item.resolve(a.planned.map((p) => p.outcome))));
-      if ((h.end ?? 0) > deps.checkpointBytes) await checkpointApplied();
+      if ((h.end ?? 0) > deps.checkpointBytes) await rotate(h);
     });
   }
 
@@ -912,11 +1004,48 @@ export function createJournal(deps: JournalDeps): Journal {
     if (answers.length > 0) next();
   }
 
-  /** Checkpoints once every committed group is applied (replaying first if one failed). Under the lock. */
-  async function checkpointApplied(): Promise<void> {
-    await drain();
-    if (needRecovery) await recoverLocked();
-    else await checkpointLocked();
+  /**
+   * Switches commits to the other journal file and checkpoints the full one in the
+   * background: once its groups are applied, the files it names are fsynced and it is
+   * emptied, while commits go on in the other file (issue 15: a checkpoint's fsyncs held
+   * every commit up). Commits wait only when the other file's own checkpoint is not over
+   * yet. After a failure both files are replayed instead. Under the lock.
+   */
+  async function rotate(h: Held): Promise<void> {
+    await settleRetiring(h);
+    if (needRecovery) {
+      await recoverLocked();
+      return;
+    }
+    const { epoch } = await placeRecord(h);
+    const file = h.active!;
+    const keys: ReadonlySet<string> = h.keys ?? new Set();
+    h.active = otherFile(file);
+    h.end = 0;
+    h.epoch = nextEpoch(epoch);
+    h.keys = new Set();
+    h.retiring = { file, keys, done: checkpointRetiring(file, keys) };
+  }
+
+  /** The background checkpoint of a full journal file; a failure leaves it to the next replay. */
+  async function checkpointRetiring(file: FileNo, keys: ReadonlySet<string>): Promise<void> {
+    try {
+      await appliedSoFar();
+      // A group failed to apply: the next commit (or letting the lock go) replays both files.
+      if (needRecovery) return;
+      await syncKeys(keys, lane);
+      await voidFile(file);
+    } catch {
+      needRecovery = true;
+    }
+  }
+
+  /** Waits for this hold's background checkpoint, if any. */
+  async function settleRetiring(h: Held | undefined): Promise<void> {
+    const r = h?.retiring;
+    if (!r) return;
+    await r.done;
+    if (h.retiring === r) h.retiring = undefined;
   }
 
   /**
@@ -936,14 +1065,14 @@ export function createJournal(deps: JournalDeps): Journal {
       } else if (op.type === 'delete') ops.push(['d', op.key]);
     }
     if (ops.length === 0) return;
-    const jfd = await journalFd();
     const at = await placeRecord(h);
     let record = encodeRecord(ops, payloads, at.epoch);
     if (at.end > 0 && at.end + record.length > preallocBytes) {
-      // Past the preallocated file: checkpoint now rather than grow it.
-      await checkpointApplied();
+      // Past the preallocated file: switch files rather than grow it.
+      await rotate(h);
       record = encodeRecord(ops, payloads, (await placeRecord(h)).epoch);
     }
+    const jfd = await journalFd(h.active);
     const end = h.end ?? 0;
     try {
       // The commit point: one write in place, durable when it returns (O_DSYNC; else an fdatasync follows).
@@ -972,17 +1101,32 @@ export function createJournal(deps: JournalDeps): Journal {
    * voided since — so a read costs a header and a short positional read.
    */
   const VIEW_CHUNK = 64 << 10;
-  let view: { epoch: number; start: number; end: number; keys: Map<string, AckedState> } | undefined;
+  interface View {
+    epoch: number;
+    start: number;
+    end: number;
+    keys: Map<string, AckedState>;
+  }
+  const views: [View | undefined, View | undefined] = [undefined, undefined];
+  /** Both files' views, merged in replay order (the newer file's state of a key wins). */
   async function journalView(): Promise<ReadonlyMap<string, AckedState>> {
-    const jfd = await journalFd();
+    const both = await Promise.all([fileView(0), fileView(1)]);
+    const out = new Map<string, AckedState>();
+    for (const file of replayOrder([both[0]?.keys.size ? both[0].epoch : undefined, both[1]?.keys.size ? both[1].epoch : undefined])) {
+      for (const [key, state] of both[file]?.keys ?? []) out.set(key, state);
+    }
+    return out;
+  }
+  async function fileView(file: FileNo): Promise<View | undefined> {
+    const jfd = await journalFd(file);
     const head = Buffer.from(await io.read(jfd, HEADER, 0));
     if (head.length < HEADER || head.readUInt32BE(0) !== MAGIC) {
-      view = undefined;
-      return new Map();
+      views[file] = undefined;
+      return undefined;
     }
     const epoch = head.readUInt32BE(8);
-    if (view?.epoch !== epoch) view = { epoch, start: 0, end: 0, keys: new Map() };
-    const v = view;
+    if (views[file]?.epoch !== epoch) views[file] = { epoch, start: 0, end: 0, keys: new Map() };
+    const v = views[file]!;
     let size = VIEW_CHUNK;
     for (;;) {
       const from = v.start;
@@ -996,7 +1140,7 @@ export function createJournal(deps: JournalDeps): Journal {
       for (const r of found.records.slice(again)) for (const op of r.ops) v.keys.set(op.key, op.type === 'put' ? { bytes: op.bytes, ...(op.version === undefined ? {} : { version: op.version }) } : { bytes: null });
       if (found.records.length > 0) v.start = from + found.lastStart;
       v.end = from + found.end;
-      if (found.wants === undefined) return v.keys;
+      if (found.wants === undefined) return v;
       size = found.wants;
     }
   }
@@ -1013,18 +1157,25 @@ export function createJournal(deps: JournalDeps): Journal {
     running = undefined;
   }
 
-  /** Reads the whole journal. */
-  async function readJournal(): Promise<Uint8Array> {
-    const jfd = await journalFd();
+  /** Reads one whole journal file. */
+  async function readJournal(file: FileNo): Promise<Uint8Array> {
+    const jfd = await journalFd(file);
     const size = Number((await io.fstat(jfd)).size);
     return size === 0 ? new Uint8Array(0) : io.read(jfd, size);
   }
+  const readDecoded = async (file: FileNo): Promise<DecodedJournal> => decodeJournal(await readJournal(file));
 
-  /** Brings every key the journal names to its last journaled state, then checkpoints. Under the lock. */
+  /**
+   * Brings every key the journal names to its last journaled state — both files' records,
+   * the older file's first — then checkpoints. Under the lock.
+   */
   async function recoverLocked(): Promise<RecoveryReport> {
     await drain();
-    const bytes = await readJournal();
-    const { records, torn } = decodeJournal(bytes);
+    await settleRetiring(held);
+    const found = await Promise.all([readDecoded(0), readDecoded(1)]);
+    const order = replayOrder(epochsOf(found));
+    const records = order.flatMap((file) => found[file].records);
+    const torn = found[0].torn + found[1].torn;
     const last = new Map<string, Uint8Array | null>();
     for (const r of records) for (const op of r.ops) last.set(op.key, op.type === 'put' ? op.bytes : null);
     let repaired = 0;
@@ -1084,28 +1235,52 @@ export function createJournal(deps: JournalDeps): Journal {
   }
 
   /** fsyncs a key's file in place (gone, or a link: nothing of ours to make durable). */
-  async function syncFile(od: OpenedDir, key: string): Promise<void> {
+  async function syncFile(od: OpenedDir, key: string, through: Lane): Promise<void> {
     let ffd: number;
     try {
-      ffd = await io.open(od.dir.at(keyPath(key).base), O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+      ffd = await through(() => io.open(od.dir.at(keyPath(key).base), O_RDONLY | O_NOFOLLOW | O_NONBLOCK));
     } catch (err) {
       if (errnoOf(err) === 'ENOENT' || errnoOf(err) === 'ELOOP') return;
       throw err;
     }
     try {
-      await io.fsync(ffd);
+      await through(() => io.fsync(ffd));
     } finally {
-      await io.close(ffd).catch(() => undefined);
+      await through(() => io.close(ffd)).catch(() => undefined);
     }
   }
 
+  /** Calls made at once, on the commit's path (recovery, close). */
+  const direct: Lane = (call) => call();
+
   /**
    * Makes every file the journal names durable in place (fsync of each file and of every
-   * directory on its path), then empties the journal. Under the lock.
+   * directory on its path), then empties both journal files. Under the lock, with no
+   * background checkpoint running.
    */
   async function checkpointLocked(keys?: readonly string[]): Promise<void> {
     // The keys are known while the journal's end is (no hashing of the whole journal on the event loop).
-    const names = keys ?? (held?.end !== undefined && held.keys ? [...held.keys] : [...new Set(decodeJournal(await readJournal()).records.flatMap((r) => r.ops.map((o) => o.key)))]);
+    const names = keys ?? (held?.end !== undefined && held.keys ? [...held.keys] : [...new Set((await Promise.all([readDecoded(0), readDecoded(1)])).flatMap((f) => [...keysOf(f)]))]);
+    await syncKeys(names);
+    if (held) held.end = undefined;
+    await Promise.all([voidFile(0), voidFile(1)]);
+    if (held) {
+      held.end = 0;
+      held.epoch = newEpoch();
+      held.keys = new Set();
+    }
+  }
+
+  /** Empties a journal file: its first record's header voided (the next record there starts a new epoch). */
+  async function voidFile(file: FileNo): Promise<void> {
+    const jfd = await journalFd(file);
+    await io.writeAt(jfd, new Uint8Array(HEADER), 0);
+    await io.datasync(jfd);
+    views[file] = undefined;
+  }
+
+  /** fsyncs the files of `names` and every directory on their paths (`through`: the background lane, or at once). */
+  async function syncKeys(names: Iterable<string>, through: Lane = direct): Promise<void> {
     // One walk per directory, not per key: a journal's keys are mostly a few runs' files.
     const byDir = new Map<string, string[]>();
     for (const key of names) {
@@ -1126,14 +1301,14 @@ export function createJournal(deps: JournalDeps): Journal {
           const syncs: Promise<void>[] = [];
           for (const d of od.chain) {
             if (!dirs.has(d.rel)) {
-              const done = io.fsync(d.fd);
+              const done = through(() => io.fsync(d.fd));
               // Awaited below; marked handled now in case another directory's failure ends the wait first.
               done.catch(() => undefined);
               dirs.set(d.rel, done);
               syncs.push(done);
             }
           }
-          for (const key of keysInDir) syncs.push(syncFile(od, key));
+          for (const key of keysInDir) syncs.push(syncFile(od, key, through));
           await Promise.all(syncs);
         } finally {
           await od.close();
@@ -1141,16 +1316,6 @@ export function createJournal(deps: JournalDeps): Journal {
       }),
     );
     await Promise.all(dirs.values());
-    const jfd = await journalFd();
-    if (held) held.end = undefined;
-    // Emptied by voiding the first record's header; the next record starts a new epoch.
-    await io.writeAt(jfd, new Uint8Array(HEADER), 0);
-    await io.datasync(jfd);
-    if (held) {
-      held.end = 0;
-      held.epoch = newEpoch();
-      held.keys = new Set();
-    }
   }
 
   return {
@@ -1175,21 +1340,29 @@ export function createJournal(deps: JournalDeps): Journal {
     async flush() {
       while (running) await running;
       await drain();
+      // A background checkpoint under way ends too (its failure is replayed now).
+      await settleRetiring(held);
+      await releasing?.catch(() => undefined);
       if (needRecovery) await locked(() => recoverLocked());
     },
     recover: () => locked(() => recoverLocked(), false),
     async close() {
       while (running) await running;
       await drain();
-      if (fd !== undefined) {
+      if (fds[0] !== undefined || fds[1] !== undefined) {
         try {
-          await locked(async () => {
+          await locked(async (_lock, h) => {
+            await settleRetiring(h);
             if (needRecovery) await recoverLocked();
-            else if (decodeJournal(await readJournal()).records.length > 0) await checkpointLocked();
+            else if ((await Promise.all([readDecoded(0), readDecoded(1)])).some((f) => f.records.length > 0)) await checkpointLocked();
           }, false);
         } finally {
-          await io.close(fd).catch(() => undefined);
-          fd = undefined;
+          await Promise.all(
+            fds.map(async (opening, file) => {
+              fds[file] = undefined;
+              await opening?.then((jfd) => io.close(jfd)).catch(() => undefined);
+            }),
+          );
         }
       }
       if (linger) clearTimeout(linger);
