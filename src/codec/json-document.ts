@@ -194,6 +194,17 @@ export function sealMembersSync(members: ReadonlyMap<string, string | readonly s
   return sealPiecesSync(piecesOfMembers(members, JSON.stringify(formatVersion)), formatVersion);
 }
 
+/**
+ * The stored bytes of a canonical document given as its text up to the `integrity` member
+ * (`{…,`: the members that sort before it) and from after it (`,…}`): what {@link sealMembers}
+ * makes of the same members, for a caller that writes its documents' text itself (the
+ * LangGraph saver). Synchronous where the runtime hashes synchronously.
+ */
+export function sealAroundIntegrity(before: string, after: string, formatVersion = FORMAT_VERSION): Uint8Array | Promise<Uint8Array> {
+  const sealed: SealedPieces = { pieces: [`${before}"${INTEGRITY_FIELD}":{"algorithm":"sha256",`, `"format_version":${JSON.stringify(formatVersion)}}${after}`], gap: 1 };
+  return canHashSync ? sealPiecesSync(sealed, formatVersion).bytes : sealPieces(sealed, formatVersion).then((s) => s.bytes);
+}
+
 /** {@link sealPieces} with a synchronous hash (the caller checked `canHashSync`). */
 function sealPiecesSync({ pieces, gap }: SealedPieces, formatVersion: string): { integrity: Integrity; bytes: Uint8Array } {
   // The usual document: the text before the checksum member and the text after it, encoded

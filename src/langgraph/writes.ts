@@ -1,10 +1,9 @@
 import { z } from 'zod';
 import { parseJson, type JsonObject } from '../codec/canonical-json.js';
-import { verifyDocument } from '../codec/json-document.js';
+import { sealAroundIntegrity, verifyDocument } from '../codec/json-document.js';
 import { utf8Decode } from '../codec/utf8.js';
 import { CheckpointError } from '../model/errors.js';
 import { IntegritySchema } from '../model/snapshot.js';
-import { sealCanonical } from './document.js';
 import { writeText } from './serialized.js';
 
 /** One pending write of a task, as LangGraph's serializer wrote its value (UTF-8 `text` or base64 `data`, as in `SerializedValueSchema`). */
@@ -42,7 +41,7 @@ export function encodeWrites(document: Omit<WritesDocument, 'integrity' | 'write
   const q = JSON.stringify;
   let writes = '[';
   for (let i = 0; i < stored.length; i++) writes += `${i > 0 ? ',' : ''}${writeText(stored[i]!)}`;
-  return sealCanonical(
+  return sealAroundIntegrity(
     `{"checkpoint_id":${q(document.checkpoint_id)},"checkpoint_ns":${q(document.checkpoint_ns)},`,
     `,"task_id":${q(document.task_id)},"task_path":${q(document.task_path)},"thread_id":${q(document.thread_id)},"writes":${writes}]}`,
   );
