@@ -603,9 +603,9 @@ function encodeText<P, D extends JsonObject>(
   };
   // The split path's companion (issue 13, defect 6): the same sealed document, never encoded whole.
   const seal: PayloadSealer<P> = async (header, payloadText, payloadPieces) => {
-    const { members, unsealed } = payloadMembers(options, member, header, payloadText, payloadPieces);
-    assertValid(await validate(unsealed), `snapshot ${header.sequence} of run ${header.runId}`);
-    return sealMembersUnencoded(members, options.formatVersion);
+    const document = headerDocument(header);
+    assertHeader(await validate(sealedShape(document)), header);
+    return sealMembersUnencoded(membersOf(document, member, payloadPieces ?? payloadText), formatVersion);
   };
   const encodePayloadTextSync: NonNullable<DocumentFormat<P>['encodePayloadTextSync']> = (header, payloadText, payloadPieces) => {
     const validator = loaded();
@@ -632,28 +632,15 @@ export function payloadTextSyncEncoderOf<P>(format: DocumentFormat<P>): Document
   return pairedWith === undefined || pairedWith === format.encodePayloadText ? sync : undefined;
 }
 
-/**
- * The top-level members of a `payloadMember` document as canonical texts (the payload's in
- * pieces when it has them), and the document to validate before sealing: `null` as the
- * payload, a checksum of the right shape.
- */
-function payloadMembers<P, D extends JsonObject>(
-  options: CompiledJsonDocumentOptions<P, D>,
-  member: string,
-  header: Omit<SnapshotDraft<P>, 'payload'>,
-  payloadText: string,
-  payloadPieces: readonly string[] | undefined,
-): { members: Map<string, string | readonly string[]>; unsealed: JsonObject } {
-  const document = options.toDocument(withMember(header, 'payload', null as P)) as JsonObject;
-  if (!Object.hasOwn(document, member)) throw new CheckpointError('checkpoint_config_invalid', `toDocument did not place the payload at "${member}"`);
-  const members = new Map<string, string | readonly string[]>();
+/** The top-level members of a `payloadMember` document as canonical texts, the payload's as given (whole or in pieces). */
+function membersOf(document: JsonObject, member: string, payload: MemberText): Map<string, MemberText> {
+  const members = new Map<string, MemberText>();
   for (const key of Object.keys(document)) {
     const value = document[key];
     if (key !== INTEGRITY_FIELD && key !== member && value !== undefined) members.set(key, canonicalJson(value));
   }
-  members.set(member, payloadPieces ?? payloadText);
-  const unsealed = { ...document, [INTEGRITY_FIELD]: { format_version: options.formatVersion ?? FORMAT_VERSION, algorithm: 'sha256', checksum: CHECKSUM_PLACEHOLDER } };
-  return { members, unsealed };
+  members.set(member, payload);
+  return members;
 }
 
 /**
