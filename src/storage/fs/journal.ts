@@ -85,6 +85,8 @@ const HEADER = 20;
 /** Largest preallocation: past it, a big `journalCheckpointBytes` grows the file as records come. */
 const MAX_PREALLOC = 64 << 20;
 const newEpoch = (): number => randomInt(1, 0xffffffff);
+/** Applied files' descriptors kept open for the journal checkpoint's fsync, at most (see `kept`). */
+const MAX_KEPT = 256;
 /** The epoch of the file commits go to after a switch: the one after the full file's, so replay knows their order. */
 export const nextEpoch = (epoch: number): number => (epoch >= 0xffffffff ? 1 : epoch + 1);
 /**
@@ -303,6 +305,16 @@ export function createJournal(deps: JournalDeps): Journal {
   let applying: Promise<void> | undefined;
   /** Whether futimes times read back exactly (probed once): then versions are known at the commit point. */
   let exactTimes: Promise<boolean> | undefined;
+  /**
+   * Kept descriptors (issue 15): the file each key holds now, as this hold of the lock
+   * applied it — its temp file's descriptor, left open after the rename — so the journal
+   * checkpoint fsyncs it without an open and a close (two of a history file's nine trips
+   * through the thread pool). Only while nothing else can replace the file: the journal
+   * lock is held (dropped when it goes), no replay rewrote it (dropped before one), and
+   * this process's own later put or delete of the key closes the older one. At most
+   * MAX_KEPT; past that a file is closed as before and fsynced by path.
+   */
+  const kept = new Map<string, number>();
 
   /** A journal file's descriptor, the file preallocated. */
   function journalFd(file: FileNo = 0): Promise<number> {
@@ -459,6 +471,8 @@ export function createJournal(deps: JournalDeps): Journal {
       if (needRecovery) await recoverLocked().catch(() => undefined);
       else if (h.active !== undefined && h.end !== undefined && h.epoch !== undefined && h.keys) lastSeen = { active: h.active, end: h.end, epoch: h.epoch, keys: h.keys };
       if (h.dirs) await closeDirs(h.dirs);
+      // Once the lock is gone another process may replace any file: the next checkpoint opens them by path.
+      await dropKept();
       await releaseLock(h.lock, timing);
       if (keepToken && spare === undefined && young(h.token)) spare = h.token;
       else await dropToken(h.token);
@@ -792,8 +806,31 @@ export function createJournal(deps: JournalDeps): Journal {
       p.outcome = { type: 'put', key: p.op.key, version };
       p.after = { exists: true, version, mtimeNs: BigInt(version.slice(0, version.indexOf('.'))) };
     }
-    p.closed = true;
-    await lane(() => io.close(temp.fd));
+    // Left open: once renamed over its key it is kept for the checkpoint's fsync (land).
+  }
+
+  /** Keeps `fd` as the descriptor of the file `key` holds now (closing the one it replaced), or closes it when MAX_KEPT are kept. */
+  async function keep(key: string, fd: number): Promise<void> {
+    const replaced = kept.get(key);
+    kept.delete(key);
+    const closing = replaced === undefined ? [] : [replaced];
+    if (kept.size < MAX_KEPT) kept.set(key, fd);
+    else closing.push(fd);
+    // The file is in place: a failed close leaks nothing of what is committed.
+    await Promise.all(closing.map((c) => lane(() => io.close(c)).catch(() => undefined)));
+  }
+  /** Closes the kept descriptor of `key` (its file is being deleted), if any. */
+  async function unkeep(key: string): Promise<void> {
+    const fd = kept.get(key);
+    if (fd === undefined) return;
+    kept.delete(key);
+    await lane(() => io.close(fd)).catch(() => undefined);
+  }
+  /** Closes every kept descriptor: the files may be replaced by someone else (the lock goes) or by a replay. */
+  async function dropKept(): Promise<void> {
+    const fds = [...kept.values()];
+    kept.clear();
+    await Promise.all(fds.map((fd) => io.close(fd).catch(() => undefined)));
   }
 
   /** Renames a filled temp file over its key (through a fresh walk if the key's directory was pruned and made again meanwhile). */
@@ -811,10 +848,13 @@ export function createJournal(deps: JournalDeps): Journal {
       }
     }
     p.landed = true;
+    p.closed = true;
+    await keep(p.op.key, p.temp!.fd);
   }
 
   /** Removes a deleted key's file (found by a fresh walk if its directory was pruned and made again) and prunes emptied directories. */
   async function unlinkKey(p: Planned): Promise<void> {
+    await unkeep(p.op.key);
     const kp = keyPath(p.op.key);
     let od = p.od;
     let fresh: OpenedDir | undefined;
@@ -1172,6 +1212,8 @@ export function createJournal(deps: JournalDeps): Journal {
   async function recoverLocked(): Promise<RecoveryReport> {
     await drain();
     await settleRetiring(held);
+    // A replay may rewrite any key's file (a new inode): its checkpoint fsyncs the files by path.
+    await dropKept();
     const found = await Promise.all([readDecoded(0), readDecoded(1)]);
     const order = replayOrder(epochsOf(found));
     const records = order.flatMap((file) => found[file].records);
@@ -1236,7 +1278,17 @@ export function createJournal(deps: JournalDeps): Journal {
 
   /** fsyncs a key's file in place (gone, or a link: nothing of ours to make durable). */
   async function syncFile(od: OpenedDir, key: string, through: Lane): Promise<void> {
-    let ffd: number;
+    let ffd = kept.get(key);
+    // Taken out first: a later apply of the key must not close it under the fsync.
+    kept.delete(key);
+    if (ffd !== undefined) {
+      try {
+        await through(() => io.fsync(ffd!));
+      } finally {
+        await through(() => io.close(ffd!)).catch(() => undefined);
+      }
+      return;
+    }
     try {
       ffd = await through(() => io.open(od.dir.at(keyPath(key).base), O_RDONLY | O_NOFOLLOW | O_NONBLOCK));
     } catch (err) {
