@@ -472,7 +472,7 @@ export function createJournal(deps: JournalDeps): Journal {
       else if (h.active !== undefined && h.end !== undefined && h.epoch !== undefined && h.keys) lastSeen = { active: h.active, end: h.end, epoch: h.epoch, keys: h.keys };
       if (h.dirs) await closeDirs(h.dirs);
       // Once the lock is gone another process may replace any file: the next checkpoint opens them by path.
-      await dropKept();
+      dropKept();
       await releaseLock(h.lock, timing);
       if (keepToken && spare === undefined && young(h.token)) spare = h.token;
       else await dropToken(h.token);
@@ -826,11 +826,17 @@ export function createJournal(deps: JournalDeps): Journal {
     kept.delete(key);
     await lane(() => io.close(fd)).catch(() => undefined);
   }
-  /** Closes every kept descriptor: the files may be replaced by someone else (the lock goes) or by a replay. */
-  async function dropKept(): Promise<void> {
+  /** Closes of dropped descriptors under way (close() waits for them). */
+  let dropping: Promise<unknown> = Promise.resolve();
+  /**
+   * Forgets every kept descriptor — the files may be replaced by someone else (the lock
+   * goes) or by a replay — and closes them in the background lane: up to MAX_KEPT closes
+   * at once would otherwise queue ahead of the next commit's write in the thread pool.
+   */
+  function dropKept(): void {
     const fds = [...kept.values()];
     kept.clear();
-    await Promise.all(fds.map((fd) => io.close(fd).catch(() => undefined)));
+    if (fds.length > 0) dropping = Promise.all([dropping, ...fds.map((fd) => lane(() => io.close(fd)).catch(() => undefined))]);
   }
 
   /** Renames a filled temp file over its key (through a fresh walk if the key's directory was pruned and made again meanwhile). */
@@ -1213,7 +1219,7 @@ export function createJournal(deps: JournalDeps): Journal {
     await drain();
     await settleRetiring(held);
     // A replay may rewrite any key's file (a new inode): its checkpoint fsyncs the files by path.
-    await dropKept();
+    dropKept();
     const found = await Promise.all([readDecoded(0), readDecoded(1)]);
     const order = replayOrder(epochsOf(found));
     const records = order.flatMap((file) => found[file].records);
@@ -1421,6 +1427,7 @@ export function createJournal(deps: JournalDeps): Journal {
       await letGo();
       if (spare) await dropToken(spare);
       spare = undefined;
+      await dropping;
       await pool.close();
     },
   };
