@@ -69,6 +69,24 @@ describe('fsStorage journal: the checkpoint fsyncs the file each key holds now (
     await other.close();
   });
 
+  it('after another instance replaced a file, in the journal switch this one commits next', async () => {
+    const dir = fresh();
+    const rec = recordingIo();
+    const small = { dir, journal: true, journalCheckpointBytes: 4096 };
+    const a = createFsStorage(small, { io: rec.io, journalLingerMs: 1 });
+    const other = createFsStorage(small, { journalLingerMs: 1 });
+    await a.put('run/latest.json', b('from a'));
+    await a.flush!();
+    await other.put('run/latest.json', b('from the other instance'));
+    await other.flush!();
+    const now = inodeOf(dir, 'run/latest.json');
+    // a's next commit fills the journal file: commits switch files and the full one (naming the key) is checkpointed.
+    await a.put('run/history/cp_1.json', b('x'.repeat(5000)));
+    await a.flush!();
+    expect(rec.synced.has(now)).toBe(true);
+    await Promise.all([a.close(), other.close()]);
+  });
+
   it('after a replay rewrote a file whose apply failed', async () => {
     const dir = fresh();
     const rec = recordingIo();

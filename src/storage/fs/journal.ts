@@ -309,12 +309,19 @@ export function createJournal(deps: JournalDeps): Journal {
    * Kept descriptors (issue 15): the file each key holds now, as this hold of the lock
    * applied it — its temp file's descriptor, left open after the rename — so the journal
    * checkpoint fsyncs it without an open and a close (two of a history file's nine trips
-   * through the thread pool). Only while nothing else can replace the file: the journal
-   * lock is held (dropped when it goes), no replay rewrote it (dropped before one), and
-   * this process's own later put or delete of the key closes the older one. At most
-   * MAX_KEPT; past that a file is closed as before and fsynced by path.
+   * through the thread pool). Only while nothing else can have replaced the file: across a
+   * release of the journal lock only if the next hold finds the journal as this process
+   * left it (no one else committed: see keptVerified), never across a replay (it may rewrite
+   * files), and this process's own later put or delete of the key closes the older one. At
+   * most MAX_KEPT; past that a file is closed as before and fsynced by path.
    */
   const kept = new Map<string, number>();
+  /**
+   * Whether this hold may use descriptors kept from an earlier one: set once placeRecord has
+   * found the journal as the earlier hold left it — every other journaled writer commits
+   * through it, so none replaced a file in between. Until then a checkpoint drops them.
+   */
+  let keptVerified = true;
 
   /** A journal file's descriptor, the file preallocated. */
   function journalFd(file: FileNo = 0): Promise<number> {
@@ -440,6 +447,8 @@ export function createJournal(deps: JournalDeps): Journal {
       token ??= await newToken();
       try {
         const lock = await acquireLock(root.at(JOURNAL_LOCK), root.prefix, 'journal', token, timing);
+        // Descriptors kept from an earlier hold are trusted once the journal is found as it was left (placeRecord).
+        keptVerified = false;
         return { lock, token, since: Date.now() };
       } catch (err) {
         await dropToken(token);
@@ -471,8 +480,9 @@ export function createJournal(deps: JournalDeps): Journal {
       if (needRecovery) await recoverLocked().catch(() => undefined);
       else if (h.active !== undefined && h.end !== undefined && h.epoch !== undefined && h.keys) lastSeen = { active: h.active, end: h.end, epoch: h.epoch, keys: h.keys };
       if (h.dirs) await closeDirs(h.dirs);
-      // Once the lock is gone another process may replace any file: the next checkpoint opens them by path.
-      dropKept();
+      // Once the lock is gone another process may replace any file: the descriptors stay only
+      // if the next hold finds the journal as this one leaves it (nobody committed meanwhile).
+      if (!lastSeen) dropKept();
       await releaseLock(h.lock, timing);
       if (keepToken && spare === undefined && young(h.token)) spare = h.token;
       else await dropToken(h.token);
@@ -912,7 +922,12 @@ export function createJournal(deps: JournalDeps): Journal {
         h.end = seen.end;
         h.epoch = seen.epoch;
         h.keys = seen.keys;
-      } else await readPlace(h);
+      } else {
+        // Someone else committed (or the journal is not as we left it): their files may have replaced ours.
+        dropKept();
+        await readPlace(h);
+      }
+      keptVerified = true;
     }
     // An empty file starts a new epoch: old records behind offset 0 must never read as part of
     // it. Right after a switch the epoch is the one after the retiring file's (set by rotate).
@@ -1220,6 +1235,7 @@ export function createJournal(deps: JournalDeps): Journal {
     await settleRetiring(held);
     // A replay may rewrite any key's file (a new inode): its checkpoint fsyncs the files by path.
     dropKept();
+    keptVerified = true;
     const found = await Promise.all([readDecoded(0), readDecoded(1)]);
     const order = replayOrder(epochsOf(found));
     const records = order.flatMap((file) => found[file].records);
@@ -1411,6 +1427,7 @@ export function createJournal(deps: JournalDeps): Journal {
         try {
           await locked(async (_lock, h) => {
             await settleRetiring(h);
+            if (!keptVerified) dropKept();
             if (needRecovery) await recoverLocked();
             else if ((await Promise.all([readDecoded(0), readDecoded(1)])).some((f) => f.records.length > 0)) await checkpointLocked();
           }, false);
