@@ -13,6 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { utf8Encode } from '../../src/codec/utf8.js';
 import { realIo, type FsIo } from '../../src/storage/fs/fd.js';
 import { createFsStorage } from '../../src/storage/fs/index.js';
+import { keptDescriptors } from '../../src/storage/fs/journal.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'savepoint-fs-journal-kept-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -85,6 +86,7 @@ describe('fsStorage journal: the checkpoint fsyncs the file each key holds now (
     await a.flush!();
     expect(rec.synced.has(now)).toBe(true);
     await Promise.all([a.close(), other.close()]);
+    expect(keptDescriptors()).toBe(0);
   });
 
   it('after a replay rewrote a file whose apply failed', async () => {
@@ -125,6 +127,8 @@ describe('fsStorage journal: the checkpoint fsyncs the file each key holds now (
         for (const k of ['r1/latest.json', 'r1/history/cp_1.json', 'r2/index.json']) {
           if (fs.existsSync(join(dir, k))) expect(rec.synced.has(inodeOf(dir, k))).toBe(true);
         }
+        // The process-wide count of kept descriptors comes back to zero: none leaked, none counted twice.
+        expect(keptDescriptors()).toBe(0);
       }),
       { numRuns: 15 },
     );

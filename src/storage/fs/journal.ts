@@ -85,8 +85,11 @@ const HEADER = 20;
 /** Largest preallocation: past it, a big `journalCheckpointBytes` grows the file as records come. */
 const MAX_PREALLOC = 64 << 20;
 const newEpoch = (): number => randomInt(1, 0xffffffff);
-/** Applied files' descriptors kept open for the journal checkpoint's fsync, at most (see `kept`). */
+/** Applied files' descriptors kept open for the journal checkpoint's fsync, at most, by every journaled store of the process together (see `kept`). */
 const MAX_KEPT = 256;
+let keptInProcess = 0;
+/** How many descriptors the process keeps now (tests: none once every store is closed). */
+export const keptDescriptors = (): number => keptInProcess;
 /** The epoch of the file commits go to after a switch: the one after the full file's, so replay knows their order. */
 export const nextEpoch = (epoch: number): number => (epoch >= 0xffffffff ? 1 : epoch + 1);
 /**
@@ -820,21 +823,30 @@ export function createJournal(deps: JournalDeps): Journal {
     // Left open: once renamed over its key it is kept for the checkpoint's fsync (land).
   }
 
-  /** Keeps `fd` as the descriptor of the file `key` holds now (closing the one it replaced), or closes it when MAX_KEPT are kept. */
+  /** Takes the kept descriptor of `key` out (the caller closes it), if any. */
+  function takeKept(key: string): number | undefined {
+    const fd = kept.get(key);
+    if (fd !== undefined) {
+      kept.delete(key);
+      keptInProcess--;
+    }
+    return fd;
+  }
+  /** Keeps `fd` as the descriptor of the file `key` holds now (closing the one it replaced), or closes it when the process keeps MAX_KEPT. */
   async function keep(key: string, fd: number): Promise<void> {
-    const replaced = kept.get(key);
-    kept.delete(key);
+    const replaced = takeKept(key);
     const closing = replaced === undefined ? [] : [replaced];
-    if (kept.size < MAX_KEPT) kept.set(key, fd);
-    else closing.push(fd);
+    if (keptInProcess < MAX_KEPT) {
+      kept.set(key, fd);
+      keptInProcess++;
+    } else closing.push(fd);
     // The file is in place: a failed close leaks nothing of what is committed.
     await Promise.all(closing.map((c) => lane(() => io.close(c)).catch(() => undefined)));
   }
   /** Closes the kept descriptor of `key` (its file is being deleted), if any. */
   async function unkeep(key: string): Promise<void> {
-    const fd = kept.get(key);
+    const fd = takeKept(key);
     if (fd === undefined) return;
-    kept.delete(key);
     await lane(() => io.close(fd)).catch(() => undefined);
   }
   /** Closes of dropped descriptors under way (close() waits for them). */
@@ -847,6 +859,7 @@ export function createJournal(deps: JournalDeps): Journal {
   function dropKept(): void {
     const fds = [...kept.values()];
     kept.clear();
+    keptInProcess -= fds.length;
     if (fds.length > 0) dropping = Promise.all([dropping, ...fds.map((fd) => lane(() => io.close(fd)).catch(() => undefined))]);
   }
 
@@ -1301,9 +1314,8 @@ export function createJournal(deps: JournalDeps): Journal {
 
   /** fsyncs a key's file in place (gone, or a link: nothing of ours to make durable). */
   async function syncFile(od: OpenedDir, key: string, through: Lane): Promise<void> {
-    let ffd = kept.get(key);
     // Taken out first: a later apply of the key must not close it under the fsync.
-    kept.delete(key);
+    let ffd = takeKept(key);
     if (ffd !== undefined) {
       try {
         await through(() => io.fsync(ffd!));
