@@ -14,7 +14,11 @@
  *   one database (target ≥ 1.0×), and the event loop's p99 delay during the fs load
  *   (monitorEventLoopDelay; target ≤ 5 ms).
  * Each for the journal and for direct mode (the default-mode decision, docs/storage.md).
- * Sample counts: FS_PEERS_SAMPLES (default 150), FS_PEERS_ROUNDS (default 5).
+ * Sample counts: FS_PEERS_SAMPLES (default 150), FS_PEERS_ROUNDS (default 5). Where the
+ * stores and databases go: FS_PEERS_DIR (default the OS's temporary directory) — creating a
+ * file (a new inode, one per file savepoint writes; SQLite creates none per commit) costs
+ * several times more in some directories of a busy file system than in others (see
+ * docs/performance.md, "Fourth round").
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -212,7 +216,7 @@ async function concurrent(base: string, journal: boolean, lease: boolean): Promi
 }
 
 export async function bench(): Promise<BenchRow[]> {
-  const base = mkdtempSync(join(tmpdir(), 'savepoint-bench-fs-peers-'));
+  const base = mkdtempSync(join(process.env.FS_PEERS_DIR ?? tmpdir(), 'savepoint-bench-fs-peers-'));
   try {
     const rows: BenchRow[] = [];
     for (const journal of [true, false]) rows.push(...(await single(base, journal)));
