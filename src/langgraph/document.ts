@@ -1,5 +1,5 @@
 import { canonicalJson } from '../codec/canonical-json.js';
-import { sealAroundIntegrity } from '../codec/json-document.js';
+import { sealAroundIntegrity, sealAroundIntegrityInto } from '../codec/json-document.js';
 import type { LangGraphPayload, StoredChannel } from './profile.js';
 import { channelText, valueText } from './serialized.js';
 
@@ -36,8 +36,11 @@ function channelValuesText(channels: Readonly<Record<string, StoredChannel>>, te
  * Every member is valid by construction (ids checked, the time from `toRfc3339`, type tags
  * and versions checked where they are made), so the JSON Schema check is left to reads,
  * which all run it.
+ *
+ * With `scratch`, the bytes are a view of it when they fit (see `sealAroundIntegrityInto`):
+ * hand them to a store that copies them before its call returns, and to nothing else.
  */
-export function encodeCheckpointDocument(header: CheckpointHeader, payload: LangGraphPayload, texts?: ChannelTexts): Uint8Array | Promise<Uint8Array> {
+export function encodeCheckpointDocument(header: CheckpointHeader, payload: LangGraphPayload, texts?: ChannelTexts, scratch?: Uint8Array): Uint8Array | Promise<Uint8Array> {
   const before =
     `{"channel_values":${channelValuesText(payload.channel_values, texts)},"checkpoint":${valueText(payload.checkpoint)},` +
     `"checkpoint_ns":${quote(payload.checkpoint_ns)},"created_at":${quote(header.createdAt)},`;
@@ -47,5 +50,5 @@ export function encodeCheckpointDocument(header: CheckpointHeader, payload: Lang
     (payload.parent_checkpoint_id !== undefined ? `,"parent_checkpoint_id":${quote(payload.parent_checkpoint_id)}` : '') +
     `,"run_id":${quote(header.runId)},"sequence":${quote(header.sequence)},"snapshot_id":${quote(header.id)},"source":${quote(header.source)}` +
     `,"source_details":[],"status":"in_progress","thread_id":${quote(payload.thread_id)}}`;
-  return sealAroundIntegrity(before, after);
+  return (scratch && sealAroundIntegrityInto(before, after, scratch)) || sealAroundIntegrity(before, after);
 }

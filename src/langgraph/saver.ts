@@ -24,6 +24,7 @@ import type { Snapshot } from '../model/snapshot.js';
 import { readSnapshot } from '../profiles/read-snapshot.js';
 import { deleteRun } from '../runs/delete-run.js';
 import type { BatchOperation, StorageAdapter } from '../storage/adapter.js';
+import { copiesOnPut } from '../storage/handed-over.js';
 import { LANGGRAPH_ROOT, NS_SEPARATOR, assertCheckpointId, checkpointKey, plainSegment, runIdOf, segmentOf, threadSegmentOfRun, writesDir, writesKey } from './keys.js';
 import { DEFAULT_KEEP_LAST, LANGGRAPH_SOURCES, langGraphProfile, type LangGraphPayload, type StoredChannel } from './profile.js';
 import { compareIds, hasId, insertId, loadRunState, reserveSequence, type RunState } from './run-state.js';
@@ -46,6 +47,9 @@ export interface SavepointSaverOptions {
   /** Clock for the documents' `created_at`. @default systemClock */
   readonly clock?: Clock;
 }
+
+/** Size of a saver's sealing buffer (see `scratch`): larger documents get a buffer of their own. */
+const SCRATCH_BYTES = 32 * 1024;
 
 type Configurable = Record<string, unknown>;
 
@@ -74,6 +78,16 @@ function namespaceOf(config: RunnableConfig): string {
   if (ns === undefined || ns === null) return '';
   if (typeof ns !== 'string') throw new CheckpointError('checkpoint_config_invalid', 'config.configurable.checkpoint_ns must be a string');
   return ns;
+}
+
+/**
+ * The sequence of checkpoint `id` without a promise: known, or reserved now for a checkpoint
+ * the run does not hold (every put of a new checkpoint); undefined when its document must be
+ * read ({@link SavepointSaver.sequenceOf}). An await is a microtask, and LangGraph's
+ * AsyncLocalStorage makes each one cost.
+ */
+function sequenceNow(state: RunState, id: string): number | undefined {
+  return state.sequences.get(id) ?? (hasId(state, id) ? undefined : reserveSequence(state, id));
 }
 
 const sameJson = (a: unknown, b: unknown): boolean => a === b || (typeof a === 'object' && typeof b === 'object' && a !== null && b !== null && canonicalJson(a) === canonicalJson(b));
@@ -109,6 +123,13 @@ export class SavepointSaver extends BaseCheckpointSaver {
   private readonly runs = new Map<string, Promise<RunState>>();
   /** The run states of `runs` that have loaded, so a put or putWrites of a known run needs no await for it. */
   private readonly loaded = new Map<string, RunState>();
+  /**
+   * Where documents are sealed when the store copies a put's bytes before the call returns
+   * (`memoryStorage`): one buffer per saver instead of a new one per document, whose
+   * allocation and collection cost more than sealing a small document. Each sealed view
+   * goes straight into one store call, in the same synchronous run, and is never kept.
+   */
+  private readonly scratch: Uint8Array | undefined;
   /** Run ids of recent (thread, namespace) pairs: runIdOf is async (a long id is hashed). Cleared when it grows. */
   private readonly runIds = new Map<string, string>();
 
@@ -124,6 +145,7 @@ export class SavepointSaver extends BaseCheckpointSaver {
     this.storage = options.storage;
     this.keepLast = keepLast;
     this.clock = options.clock ?? systemClock;
+    this.scratch = copiesOnPut(this.storage) ? new Uint8Array(SCRATCH_BYTES) : undefined;
   }
 
   private run(runId: string): Promise<RunState> {
@@ -196,7 +218,7 @@ export class SavepointSaver extends BaseCheckpointSaver {
     // Known runs, sequences and parents are answered without an await (each is a microtask per put).
     const runId = this.runIds.get(`${threadId.length}:${threadId}${ns}`) ?? (await this.runIdFor(threadId, ns));
     const state = this.loaded.get(runId) ?? (await this.run(runId));
-    const sequence = state.sequences.get(checkpoint.id) ?? (await this.sequenceOf(state, checkpoint.id));
+    const sequence = sequenceNow(state, checkpoint.id) ?? (await this.sequenceOf(state, checkpoint.id));
     const parent = parentId === undefined ? undefined : state.last?.id === parentId ? state.last : await this.parentChannels(state, parentId);
     const { channel_values: values, ...bare } = checkpoint;
     // Every serialization at once, one await: each await is a microtask, and LangGraph's AsyncLocalStorage makes those cost.
@@ -218,7 +240,7 @@ export class SavepointSaver extends BaseCheckpointSaver {
     if (parentId !== undefined) payload.parent_checkpoint_id = parentId;
     if (!plainMetadata) payload.metadata_blob = storedValue(metadataType, metadataBytes);
     const source = (LANGGRAPH_SOURCES as readonly string[]).includes(metadata?.source) ? metadata.source : 'update';
-    const encoded = encodeCheckpointDocument({ id: checkpoint.id, runId, sequence, createdAt: toRfc3339(this.clock.now()), source }, payload, texts);
+    const encoded = encodeCheckpointDocument({ id: checkpoint.id, runId, sequence, createdAt: toRfc3339(this.clock.now()), source }, payload, texts, this.scratch);
     const bytes = encoded instanceof Uint8Array ? encoded : await encoded;
     const key = checkpointKey(runId, checkpoint.id);
     // With an atomic batch, the checkpoints retention lets go leave in the same commit.
@@ -284,7 +306,7 @@ export class SavepointSaver extends BaseCheckpointSaver {
     if (typeof taskId !== 'string') throw new CheckpointError('checkpoint_config_invalid', 'putWrites: taskId must be a string');
     const runId = this.runIds.get(`${threadId.length}:${threadId}${ns}`) ?? (await this.runIdFor(threadId, ns));
     const state = this.loaded.get(runId) ?? (await this.run(runId));
-    const sequence = state.sequences.get(checkpointId) ?? (await this.sequenceOf(state, checkpointId));
+    const sequence = sequenceNow(state, checkpointId) ?? (await this.sequenceOf(state, checkpointId));
     const key = writesKey(runId, sequence, plainSegment(taskId) ?? (await segmentOf(taskId)));
     const dumped = await Promise.all(writes.map(([, value]) => this.serde.dumpsTyped(value)));
     const fresh = writes.map(([channel], index): StoredWrite => storedWrite(WRITES_IDX_MAP[channel] ?? index, channel, dumped[index]![0], dumped[index]![1]));
@@ -300,7 +322,7 @@ export class SavepointSaver extends BaseCheckpointSaver {
         for (const w of fresh) if (w.idx < 0 || !byIdx.has(w.idx)) byIdx.set(w.idx, w);
         merged = [...byIdx.values()];
       }
-      const encoded = encodeWrites(document, merged);
+      const encoded = encodeWrites(document, merged, this.scratch);
       const bytes = encoded instanceof Uint8Array ? encoded : await encoded;
       try {
         await this.storage.put(key, bytes, existing ? { ifVersion: existing.version } : { ifAbsent: true });
