@@ -31,6 +31,7 @@ import { compareIds, hasId, insertId, loadRunState, reserveSequence, type RunSta
 import { decodeWrites, encodeWrites, type StoredWrite } from './writes.js';
 import { encodeCheckpointDocument } from './document.js';
 import { channelText, storedChannel, storedValue, storedWrite, valueBytes } from './serialized.js';
+import { dumpAll, writesPrimitivesAsJson, type Dumped } from './primitive-json.js';
 
 /** Options of {@link SavepointSaver}. */
 export interface SavepointSaverOptions {
@@ -130,6 +131,8 @@ export class SavepointSaver extends BaseCheckpointSaver {
    * goes straight into one store call, in the same synchronous run, and is never kept.
    */
   private readonly scratch: Uint8Array | undefined;
+  /** Whether primitives are written as their JSON text without calling the serializer ({@link writesPrimitivesAsJson}): decided at the first put or putWrites. */
+  private primitivesAsJson: boolean | undefined;
   /** Run ids of recent (thread, namespace) pairs: runIdOf is async (a long id is hashed). Cleared when it grows. */
   private readonly runIds = new Map<string, string>();
 
@@ -181,6 +184,10 @@ export class SavepointSaver extends BaseCheckpointSaver {
     return runId;
   }
 
+  private async decidePrimitives(): Promise<boolean> {
+    return (this.primitivesAsJson ??= await writesPrimitivesAsJson(this.serde));
+  }
+
   private read(key: string): Promise<Snapshot<LangGraphPayload> | undefined> {
     return readSnapshot(this.storage, langGraphProfile, key);
   }
@@ -221,19 +228,23 @@ export class SavepointSaver extends BaseCheckpointSaver {
     const sequence = sequenceNow(state, checkpoint.id) ?? (await this.sequenceOf(state, checkpoint.id));
     const parent = parentId === undefined ? undefined : state.last?.id === parentId ? state.last : await this.parentChannels(state, parentId);
     const { channel_values: values, ...bare } = checkpoint;
+    const primitives = this.primitivesAsJson ?? (await this.decidePrimitives());
     // Every serialization at once, one await: each await is a microtask, and LangGraph's AsyncLocalStorage makes those cost.
     const fresh = Object.keys(values ?? {}).filter((channel) => Object.hasOwn(newVersions, channel));
-    const pending = [this.serde.dumpsTyped(bare), this.serde.dumpsTyped(metadata)];
-    for (const channel of fresh) pending.push(this.serde.dumpsTyped(values[channel]));
-    const dumped = await Promise.all(pending);
+    const pending: unknown[] = [bare, metadata];
+    for (const channel of fresh) pending.push(values[channel]);
+    // The checkpoint and its metadata always go to the serializer (their output decides how they are stored).
+    const all = dumpAll(this.serde, pending, primitives, 2);
+    const dumped = Array.isArray(all) ? all : await all;
+    const [checkpointType, checkpointBytes] = dumped[0] as [string, Uint8Array];
+    const [metadataType, metadataBytes] = dumped[1] as [string, Uint8Array];
     const { channels, texts } = this.storedChannels(checkpoint, values ?? {}, newVersions, parent, fresh, dumped);
-    const [metadataType, metadataBytes] = dumped[1]!;
     const metadataJson = metadataType === 'json' ? parseJson(utf8Decode(metadataBytes, 'metadata'), 'metadata') : undefined;
     const plainMetadata = metadataJson !== undefined && metadataJson !== null && typeof metadataJson === 'object' && !Array.isArray(metadataJson);
     const payload: LangGraphPayload = {
       thread_id: threadId,
       checkpoint_ns: ns,
-      checkpoint: storedValue(...dumped[0]!),
+      checkpoint: storedValue(checkpointType, checkpointBytes),
       channel_values: channels,
       metadata: plainMetadata ? (metadataJson as JsonObject) : {},
     };
@@ -270,7 +281,7 @@ export class SavepointSaver extends BaseCheckpointSaver {
     newVersions: ChannelVersions,
     parent: Parent | undefined,
     fresh: readonly string[],
-    dumped: readonly [string, Uint8Array][],
+    dumped: readonly Dumped[],
   ): { channels: Record<string, StoredChannel>; texts: Record<string, string> } {
     const channels: Record<string, StoredChannel> = {};
     const texts: Record<string, string> = {};
@@ -282,8 +293,7 @@ export class SavepointSaver extends BaseCheckpointSaver {
       const version = checkpoint.channel_versions?.[channel] ?? newVersions[channel];
       let stored: StoredChannel | undefined;
       if (fresh[next] === channel) {
-        const [type, bytes] = dumped[2 + next++]!;
-        stored = storedChannel(type, bytes, version ?? newVersions[channel]!);
+        stored = storedChannel(dumped[2 + next++]!, version ?? newVersions[channel]!);
       } else {
         const previous = parent?.channels[channel];
         if (!previous || version === undefined || previous.version !== version) continue;
@@ -308,8 +318,10 @@ export class SavepointSaver extends BaseCheckpointSaver {
     const state = this.loaded.get(runId) ?? (await this.run(runId));
     const sequence = sequenceNow(state, checkpointId) ?? (await this.sequenceOf(state, checkpointId));
     const key = writesKey(runId, sequence, plainSegment(taskId) ?? (await segmentOf(taskId)));
-    const dumped = await Promise.all(writes.map(([, value]) => this.serde.dumpsTyped(value)));
-    const fresh = writes.map(([channel], index): StoredWrite => storedWrite(WRITES_IDX_MAP[channel] ?? index, channel, dumped[index]![0], dumped[index]![1]));
+    const primitives = this.primitivesAsJson ?? (await this.decidePrimitives());
+    const all = dumpAll(this.serde, writes.map(([, value]) => value), primitives);
+    const dumped = Array.isArray(all) ? all : await all;
+    const fresh = writes.map(([channel], index): StoredWrite => storedWrite(WRITES_IDX_MAP[channel] ?? index, channel, dumped[index]!));
     const document = { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpointId, task_id: taskId, task_path: taskPath ?? '' };
     // Usually the task's first writes: create-only, one storage call. Otherwise merge as
     // MemorySaver does: a regular write (idx >= 0) already stored is kept, special ones replace.

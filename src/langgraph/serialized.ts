@@ -3,6 +3,7 @@ import { CheckpointError } from '../model/errors.js';
 import { fromBase64, toBase64 } from '../storage/github/encoding.js';
 import type { SerializedValue, StoredChannel } from './profile.js';
 import type { StoredWrite } from './writes.js';
+import type { Dumped } from './primitive-json.js';
 
 /**
  * Exact UTF-8: refuses malformed bytes (and surrogates encoded as bytes), keeps a leading
@@ -38,14 +39,18 @@ function textOf(type: string, bytes: Uint8Array): string | undefined {
   return type === 'json' ? exactText(bytes) : undefined;
 }
 
-/** A channel's serializer output as stored (see {@link storedValue}), with its version. */
-export function storedChannel(type: string, bytes: Uint8Array, version: number | string): StoredChannel {
+/** A channel's serializer output as stored (see {@link storedValue}; a primitive's JSON text as type `json`), with its version. */
+export function storedChannel(dumped: Dumped, version: number | string): StoredChannel {
+  if (typeof dumped === 'string') return { type: 'json', text: dumped, version };
+  const [type, bytes] = dumped;
   const text = textOf(type, bytes);
   return text !== undefined ? { type, text, version } : { type, data: toBase64(bytes), version };
 }
 
-/** One pending write's serializer output as stored (see {@link storedValue}). */
-export function storedWrite(idx: number, channel: string, type: string, bytes: Uint8Array): StoredWrite {
+/** One pending write's serializer output as stored (as {@link storedChannel}). */
+export function storedWrite(idx: number, channel: string, dumped: Dumped): StoredWrite {
+  if (typeof dumped === 'string') return { idx, channel, type: 'json', text: dumped };
+  const [type, bytes] = dumped;
   const text = textOf(type, bytes);
   return text !== undefined ? { idx, channel, type, text } : { idx, channel, type, data: toBase64(bytes) };
 }

@@ -1,3 +1,4 @@
+import type { RunnableConfig } from '@langchain/core/runnables';
 import { emptyCheckpoint, uuid6, type Checkpoint } from '@langchain/langgraph-checkpoint';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -121,7 +122,7 @@ describe('SavepointSaver on memoryStorage: one sealing buffer, reused', () => {
     // long one's tail), one too large for the buffer.
     const checkpoints = Array.from({ length: 12 }, (_, i) => cp(i + 1, { note: 'é"'.repeat(i === 6 ? 12_000 : i % 3 === 2 ? 2000 : i + 1), n: i + 1 }));
     for (const saver of savers) {
-      let config = { configurable: { thread_id: 't', checkpoint_ns: '' } } as { configurable: Record<string, unknown> };
+      let config: RunnableConfig = { configurable: { thread_id: 't', checkpoint_ns: '' } };
       for (let n = 1; n <= 12; n++) {
         config = await saver.put(config, checkpoints[n - 1]!, { ...meta, step: n }, { note: n + 1, n: n + 1 });
         await saver.putWrites(config, [['note', 'w'.repeat(n * 97)], ['n', n]], `task-${n}`);

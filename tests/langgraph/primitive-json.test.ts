@@ -1,0 +1,80 @@
+import type { RunnableConfig } from '@langchain/core/runnables';
+import { JsonPlusSerializer, emptyCheckpoint, uuid6, type Checkpoint, type SerializerProtocol } from '@langchain/langgraph-checkpoint';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { listAll, memoryStorage } from 'savepoint';
+import { SavepointSaver } from 'savepoint/langgraph';
+import { manualClock } from 'savepoint/testing';
+import { dumpAll, primitiveJson, writesPrimitivesAsJson } from '../../src/langgraph/primitive-json.js';
+
+/** Strings of every kind (lone surrogates, controls, line separators), every kind of number, booleans, null. */
+const primitive = fc.oneof(
+  fc.string({ unit: 'binary', maxLength: 40 }),
+  fc.string({ unit: 'grapheme', maxLength: 20 }),
+  fc.constantFrom('\uD800', 'a\uDC00', '\u2028\u2029', '\u0000\u001f\u007f', '"\\/'),
+  fc.double(),
+  fc.integer(),
+  fc.constantFrom(-0, Number.MAX_VALUE, Number.MIN_VALUE, 1e21, 1e-7),
+  fc.boolean(),
+  fc.constant(null),
+);
+const anyValue = fc.oneof(primitive, fc.jsonValue({ maxDepth: 2 }), fc.constant(undefined), fc.uint8Array({ maxLength: 8 }), fc.constant(new Map([[1, 'a']])));
+
+class SubclassedSerializer extends JsonPlusSerializer {}
+
+describe('SavepointSaver: primitives written as JSON text without a serializer call (issue 17)', () => {
+  it('property: for any string, number, boolean or null, the text is exactly what JsonPlusSerializer writes, as type json', async () => {
+    const serde = new JsonPlusSerializer();
+    await fc.assert(
+      fc.asyncProperty(primitive, async (value) => {
+        const [type, bytes] = await serde.dumpsTyped(value);
+        expect(type).toBe('json');
+        expect(primitiveJson(value)).toBe(new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes));
+      }),
+      { numRuns: 300 },
+    );
+    for (const other of [undefined, [], {}, new Uint8Array(1), 1n, Symbol('s'), () => 1]) expect(primitiveJson(other)).toBeUndefined();
+  });
+
+  it('only LangGraph\'s own JsonPlusSerializer, unchanged, is skipped: a subclass, a replaced method or another serializer is always called', async () => {
+    expect(await writesPrimitivesAsJson(new JsonPlusSerializer())).toBe(true);
+    expect(await writesPrimitivesAsJson(new SubclassedSerializer())).toBe(false);
+    const replaced = new JsonPlusSerializer();
+    replaced.dumpsTyped = async (value: unknown) => ['json', new TextEncoder().encode(JSON.stringify(value))];
+    expect(await writesPrimitivesAsJson(replaced)).toBe(false);
+    const other: SerializerProtocol = { dumpsTyped: async (value: unknown) => ['json', new TextEncoder().encode(JSON.stringify(value))], loadsTyped: async (_t: string, d: Uint8Array | string) => JSON.parse(String(d)) as unknown };
+    expect(await writesPrimitivesAsJson(other)).toBe(false);
+    // Without `primitives`, every value goes to the serializer.
+    const calls: unknown[] = [];
+    const counting: SerializerProtocol = { dumpsTyped: async (value: unknown) => (calls.push(value), ['json', new Uint8Array(0)]), loadsTyped: async () => undefined };
+    await dumpAll(counting, [1, 'a', null], false);
+    expect(calls).toEqual([1, 'a', null]);
+    expect(dumpAll(counting, [1, 'a', null], true)).toEqual(['1', '"a"', 'null']);
+    expect(calls.length).toBe(3);
+  });
+
+  it('property: the store holds byte for byte what a saver calling the serializer for every value holds (checkpoints, channels, pending writes), and reads back the same', async () => {
+    const state = fc.dictionary(fc.constantFrom('a', 'b', 'c', 'branch:to:x'), anyValue, { minKeys: 1 });
+    await fc.assert(
+      fc.asyncProperty(fc.array(state, { minLength: 1, maxLength: 3 }), fc.array(fc.tuple(fc.constantFrom('a', 'b', '__error__'), anyValue), { maxLength: 3 }), async (steps, writes) => {
+        const checkpoints = steps.map((values, i): Checkpoint => ({ ...emptyCheckpoint(), id: uuid6(i), channel_values: values, channel_versions: Object.fromEntries(Object.keys(values).map((k) => [k, i + 1])) }));
+        const stores = [memoryStorage(), memoryStorage()];
+        const savers = [new SavepointSaver({ storage: stores[0]!, clock: manualClock() }), new SavepointSaver({ storage: stores[1]!, clock: manualClock(), serde: new SubclassedSerializer() })];
+        for (const saver of savers) {
+          let config: RunnableConfig = { configurable: { thread_id: 't', checkpoint_ns: '' } };
+          for (const [i, checkpoint] of checkpoints.entries()) {
+            config = await saver.put(config, checkpoint, { source: 'loop', step: i, parents: {} }, checkpoint.channel_versions);
+            await saver.putWrites(config, writes, `task-${i}`);
+          }
+        }
+        const keys = await listAll(stores[0]!, '');
+        expect(await listAll(stores[1]!, '')).toEqual(keys);
+        for (const { key } of keys) expect((await stores[0]!.get(key))!.bytes).toEqual((await stores[1]!.get(key))!.bytes);
+        const [a, b] = await Promise.all(savers.map((s) => s.getTuple({ configurable: { thread_id: 't' } })));
+        expect(a?.checkpoint.channel_values).toEqual(b?.checkpoint.channel_values);
+        expect(a?.pendingWrites).toEqual(b?.pendingWrites);
+      }),
+      { numRuns: 40 },
+    );
+  });
+});
