@@ -17,7 +17,6 @@ import {
   type SerializerProtocol,
 } from '@langchain/langgraph-checkpoint';
 import { canonicalJson, parseJson, type JsonObject } from '../codec/canonical-json.js';
-import { utf8Decode } from '../codec/utf8.js';
 import { systemClock, toRfc3339, type Clock } from '../model/clock.js';
 import { CheckpointError, isCheckpointError } from '../model/errors.js';
 import type { Snapshot } from '../model/snapshot.js';
@@ -30,8 +29,8 @@ import { DEFAULT_KEEP_LAST, LANGGRAPH_SOURCES, langGraphProfile, type LangGraphP
 import { compareIds, hasId, insertId, loadRunState, reserveSequence, type RunState } from './run-state.js';
 import { decodeWrites, encodeWrites, type StoredWrite } from './writes.js';
 import { encodeCheckpointDocument } from './document.js';
-import { channelText, storedChannel, storedValue, storedWrite, valueBytes } from './serialized.js';
-import { dumpAll, writesPrimitivesAsJson, type Dumped } from './primitive-json.js';
+import { channelText, jsonTextOf, storedChannel, storedValue, storedWrite, valueBytes } from './serialized.js';
+import { dumpAll, writesPlainAsJson, type Dumped } from './plain-json.js';
 
 /** Options of {@link SavepointSaver}. */
 export interface SavepointSaverOptions {
@@ -131,8 +130,8 @@ export class SavepointSaver extends BaseCheckpointSaver {
    * goes straight into one store call, in the same synchronous run, and is never kept.
    */
   private readonly scratch: Uint8Array | undefined;
-  /** Whether primitives are written as their JSON text without calling the serializer ({@link writesPrimitivesAsJson}): decided at the first put or putWrites. */
-  private primitivesAsJson: boolean | undefined;
+  /** Whether plain JSON data is written as its JSON text without calling the serializer ({@link writesPlainAsJson}): decided at the first put or putWrites. */
+  private plainAsJson: boolean | undefined;
   /** Run ids of recent (thread, namespace) pairs: runIdOf is async (a long id is hashed). Cleared when it grows. */
   private readonly runIds = new Map<string, string>();
 
@@ -184,8 +183,8 @@ export class SavepointSaver extends BaseCheckpointSaver {
     return runId;
   }
 
-  private async decidePrimitives(): Promise<boolean> {
-    return (this.primitivesAsJson ??= await writesPrimitivesAsJson(this.serde));
+  private async decidePlain(): Promise<boolean> {
+    return (this.plainAsJson ??= await writesPlainAsJson(this.serde));
   }
 
   private read(key: string): Promise<Snapshot<LangGraphPayload> | undefined> {
@@ -228,28 +227,26 @@ export class SavepointSaver extends BaseCheckpointSaver {
     const sequence = sequenceNow(state, checkpoint.id) ?? (await this.sequenceOf(state, checkpoint.id));
     const parent = parentId === undefined ? undefined : state.last?.id === parentId ? state.last : await this.parentChannels(state, parentId);
     const { channel_values: values, ...bare } = checkpoint;
-    const primitives = this.primitivesAsJson ?? (await this.decidePrimitives());
-    // Every serialization at once, one await: each await is a microtask, and LangGraph's AsyncLocalStorage makes those cost.
+    const plain = this.plainAsJson ?? (await this.decidePlain());
+    // Every serialization at once, one await (none when all is plain data): each await is a microtask, and LangGraph's AsyncLocalStorage makes those cost.
     const fresh = Object.keys(values ?? {}).filter((channel) => Object.hasOwn(newVersions, channel));
     const pending: unknown[] = [bare, metadata];
     for (const channel of fresh) pending.push(values[channel]);
-    // The checkpoint and its metadata always go to the serializer (their output decides how they are stored).
-    const all = dumpAll(this.serde, pending, primitives, 2);
+    const all = dumpAll(this.serde, pending, plain);
     const dumped = Array.isArray(all) ? all : await all;
-    const [checkpointType, checkpointBytes] = dumped[0] as [string, Uint8Array];
-    const [metadataType, metadataBytes] = dumped[1] as [string, Uint8Array];
     const { channels, texts } = this.storedChannels(checkpoint, values ?? {}, newVersions, parent, fresh, dumped);
-    const metadataJson = metadataType === 'json' ? parseJson(utf8Decode(metadataBytes, 'metadata'), 'metadata') : undefined;
+    const metadataText = jsonTextOf(dumped[1]!, 'metadata');
+    const metadataJson = metadataText === undefined ? undefined : parseJson(metadataText, 'metadata');
     const plainMetadata = metadataJson !== undefined && metadataJson !== null && typeof metadataJson === 'object' && !Array.isArray(metadataJson);
     const payload: LangGraphPayload = {
       thread_id: threadId,
       checkpoint_ns: ns,
-      checkpoint: storedValue(checkpointType, checkpointBytes),
+      checkpoint: storedValue(dumped[0]!),
       channel_values: channels,
       metadata: plainMetadata ? (metadataJson as JsonObject) : {},
     };
     if (parentId !== undefined) payload.parent_checkpoint_id = parentId;
-    if (!plainMetadata) payload.metadata_blob = storedValue(metadataType, metadataBytes);
+    if (!plainMetadata) payload.metadata_blob = storedValue(dumped[1]!);
     const source = (LANGGRAPH_SOURCES as readonly string[]).includes(metadata?.source) ? metadata.source : 'update';
     const encoded = encodeCheckpointDocument({ id: checkpoint.id, runId, sequence, createdAt: toRfc3339(this.clock.now()), source }, payload, texts, this.scratch);
     const bytes = encoded instanceof Uint8Array ? encoded : await encoded;
@@ -318,8 +315,8 @@ export class SavepointSaver extends BaseCheckpointSaver {
     const state = this.loaded.get(runId) ?? (await this.run(runId));
     const sequence = sequenceNow(state, checkpointId) ?? (await this.sequenceOf(state, checkpointId));
     const key = writesKey(runId, sequence, plainSegment(taskId) ?? (await segmentOf(taskId)));
-    const primitives = this.primitivesAsJson ?? (await this.decidePrimitives());
-    const all = dumpAll(this.serde, writes.map(([, value]) => value), primitives);
+    const plain = this.plainAsJson ?? (await this.decidePlain());
+    const all = dumpAll(this.serde, writes.map(([, value]) => value), plain);
     const dumped = Array.isArray(all) ? all : await all;
     const fresh = writes.map(([channel], index): StoredWrite => storedWrite(WRITES_IDX_MAP[channel] ?? index, channel, dumped[index]!));
     const document = { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpointId, task_id: taskId, task_path: taskPath ?? '' };

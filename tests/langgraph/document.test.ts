@@ -18,7 +18,7 @@ const FIXTURE = join(import.meta.dirname, '../fixtures/langgraph/base64-store');
 /** Any string, lone surrogates and a byte order mark included. */
 const anyText = fc.oneof(fc.string({ unit: 'binary', maxLength: 30 }), fc.string({ unit: 'grapheme', maxLength: 30 }), fc.constantFrom('\uFEFFbom', '\uD800', 'a\uDC00b', '"\\\n\u0000'));
 const anyBytes = fc.oneof(fc.uint8Array({ maxLength: 40 }), anyText.map((t) => new TextEncoder().encode(t)), fc.constant(new Uint8Array([0xef, 0xbb, 0xbf, 0x31])), fc.constant(new Uint8Array([0xed, 0xa0, 0x80])));
-const serialized = fc.tuple(fc.constantFrom('json', 'bytes', 'x-custom'), anyBytes).map(([type, bytes]) => storedValue(type, bytes));
+const serialized = fc.tuple(fc.constantFrom('json', 'bytes', 'x-custom'), anyBytes).map(([type, bytes]) => storedValue([type, bytes]));
 const jsonValue = fc.jsonValue({ maxDepth: 2 }) as fc.Arbitrary<unknown>;
 const checkpointId = fc.uuid();
 /** Sealing buffers reused across runs, as a saver reuses its own: left dirty by the run before, some too small for the document. */
@@ -80,7 +80,7 @@ describe('SavepointSaver documents: assembled as text, the same bytes as the gen
   it('property: serializer output is stored losslessly, as text exactly when it is JSON in exact UTF-8 (a BOM kept, surrogate bytes and malformed UTF-8 as base64)', () => {
     fc.assert(
       fc.property(fc.constantFrom('json', 'bytes'), anyBytes, (type, bytes) => {
-        const stored: SerializedValue = storedValue(type, bytes);
+        const stored: SerializedValue = storedValue([type, bytes]);
         expect(valueBytes(stored, 'x')).toEqual(bytes);
         let exact = true;
         try {
@@ -168,6 +168,6 @@ describe('SavepointSaver documents: assembled as text, the same bytes as the gen
   it('JsonPlusSerializer output is stored as readable text, not base64', async () => {
     const serde = new JsonPlusSerializer();
     const [type, bytes] = await serde.dumpsTyped({ city: 'Zürich', n: 1 });
-    expect(storedValue(type, bytes)).toEqual({ type: 'json', text: '{"city":"Zürich","n":1}' });
+    expect(storedValue([type, bytes])).toEqual({ type: 'json', text: '{"city":"Zürich","n":1}' });
   });
 });

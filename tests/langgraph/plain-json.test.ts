@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { listAll, memoryStorage } from 'savepoint';
 import { SavepointSaver } from 'savepoint/langgraph';
 import { manualClock } from 'savepoint/testing';
-import { dumpAll, primitiveJson, writesPrimitivesAsJson } from '../../src/langgraph/primitive-json.js';
+import { dumpAll, plainJson, writesPlainAsJson } from '../../src/langgraph/plain-json.js';
 
 /** Strings of every kind (lone surrogates, controls, line separators), every kind of number, booleans, null. */
 const primitive = fc.oneof(
@@ -18,38 +18,68 @@ const primitive = fc.oneof(
   fc.boolean(),
   fc.constant(null),
 );
-const anyValue = fc.oneof(primitive, fc.jsonValue({ maxDepth: 2 }), fc.constant(undefined), fc.uint8Array({ maxLength: 8 }), fc.constant(new Map([[1, 'a']])));
+/** What the serializer changes (undefined, Send, class instances, toJSON) and cannot write as JSON (cycles), inside plain data or not. */
+const special = fc.constantFrom<unknown>(
+  undefined,
+  new Map([[1, 'a']]),
+  new Set(['x']),
+  new Date(0),
+  /re/g,
+  new Error('boom'),
+  new Uint8Array([1, 2]),
+  { lg_name: 'Send', node: 'n', args: { a: 1 } },
+  { toJSON: () => 'x' },
+  Object.assign(Object.create({ inherited: 1 }) as object, { own: 2 }),
+  (() => {
+    const cycle: Record<string, unknown> = { a: 1 };
+    cycle.self = cycle;
+    return cycle;
+  })(),
+);
+const anyValue: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
+  value: fc.oneof({ depthSize: 'small' }, primitive, special, fc.array(tie('value'), { maxLength: 3 }), fc.dictionary(fc.string({ maxLength: 4 }), tie('value'), { maxKeys: 3 }), fc.jsonValue({ maxDepth: 3 })),
+})).value;
 
 class SubclassedSerializer extends JsonPlusSerializer {}
 
-describe('SavepointSaver: primitives written as JSON text without a serializer call (issue 17)', () => {
-  it('property: for any string, number, boolean or null, the text is exactly what JsonPlusSerializer writes, as type json', async () => {
+describe('SavepointSaver: plain JSON data written as its JSON text without a serializer call (issue 17)', () => {
+  it('property: for any value, the text written without the serializer is exactly what JsonPlusSerializer writes, as type json — or the serializer is called', async () => {
     const serde = new JsonPlusSerializer();
+    let plain = 0;
     await fc.assert(
-      fc.asyncProperty(primitive, async (value) => {
+      fc.asyncProperty(anyValue, async (value) => {
+        const text = plainJson(value);
+        if (text === undefined) return;
+        plain++;
         const [type, bytes] = await serde.dumpsTyped(value);
         expect(type).toBe('json');
-        expect(primitiveJson(value)).toBe(new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes));
+        expect(text).toBe(new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes));
       }),
-      { numRuns: 300 },
+      { numRuns: 400 },
     );
-    for (const other of [undefined, [], {}, new Uint8Array(1), 1n, Symbol('s'), () => 1]) expect(primitiveJson(other)).toBeUndefined();
+    expect(plain).toBeGreaterThan(100);
+    for (const other of [undefined, new Uint8Array(1), 1n, Symbol('s'), () => 1, [1, undefined], { a: undefined }, [new Date(0)], { n: { lg_name: 'Send' } }]) expect(plainJson(other)).toBeUndefined();
+    const deep: unknown[] = [];
+    let at = deep;
+    for (let i = 0; i < 100; i++) at.push((at = []));
+    expect(plainJson(deep)).toBeUndefined();
+    expect(plainJson({ b: [1, 'x', null], a: { c: true } })).toBe('{"b":[1,"x",null],"a":{"c":true}}');
   });
 
   it('only LangGraph\'s own JsonPlusSerializer, unchanged, is skipped: a subclass, a replaced method or another serializer is always called', async () => {
-    expect(await writesPrimitivesAsJson(new JsonPlusSerializer())).toBe(true);
-    expect(await writesPrimitivesAsJson(new SubclassedSerializer())).toBe(false);
+    expect(await writesPlainAsJson(new JsonPlusSerializer())).toBe(true);
+    expect(await writesPlainAsJson(new SubclassedSerializer())).toBe(false);
     const replaced = new JsonPlusSerializer();
     replaced.dumpsTyped = async (value: unknown) => ['json', new TextEncoder().encode(JSON.stringify(value))];
-    expect(await writesPrimitivesAsJson(replaced)).toBe(false);
+    expect(await writesPlainAsJson(replaced)).toBe(false);
     const other: SerializerProtocol = { dumpsTyped: async (value: unknown) => ['json', new TextEncoder().encode(JSON.stringify(value))], loadsTyped: async (_t: string, d: Uint8Array | string) => JSON.parse(String(d)) as unknown };
-    expect(await writesPrimitivesAsJson(other)).toBe(false);
+    expect(await writesPlainAsJson(other)).toBe(false);
     // Without `primitives`, every value goes to the serializer.
     const calls: unknown[] = [];
     const counting: SerializerProtocol = { dumpsTyped: async (value: unknown) => (calls.push(value), ['json', new Uint8Array(0)]), loadsTyped: async () => undefined };
     await dumpAll(counting, [1, 'a', null], false);
     expect(calls).toEqual([1, 'a', null]);
-    expect(dumpAll(counting, [1, 'a', null], true)).toEqual(['1', '"a"', 'null']);
+    expect(dumpAll(counting, [1, 'a', null, { b: [2] }], true)).toEqual(['1', '"a"', 'null', '{"b":[2]}']);
     expect(calls.length).toBe(3);
   });
 
