@@ -1,4 +1,5 @@
 import { JsonPlusSerializer, type SerializerProtocol } from '@langchain/langgraph-checkpoint';
+import { sortKeys } from '../codec/canonical-json.js';
 
 /**
  * The serializer's output for one value: its `[type, bytes]`, or the JSON text of plain data
@@ -96,6 +97,38 @@ function isPlainObject(record: Record<string, unknown>, stack: object[]): boolea
 /** The JSON text of plain JSON data (see `isPlain`); undefined for anything else (the serializer decides). */
 export function plainJson(value: unknown): string | undefined {
   return isPlain(value, []) ? JSON.stringify(value) : undefined;
+}
+
+/**
+ * Canonical JSON of plain data (see `isPlain`, which `value` passed: {@link plainJson} gave
+ * its text) without parsing that text back: what `canonicalJson(JSON.parse(plainJson(value)))`
+ * is — keys in code-unit order, numbers and strings as `JSON.stringify` writes them (a number
+ * JSON cannot hold as `null`, as the parsed text holds it). Undefined for a `__proto__` key,
+ * which the parsing path refuses with its own error.
+ */
+export function plainCanonicalJson(value: unknown): string | undefined {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value);
+  let text: string;
+  if (Array.isArray(value)) {
+    text = '[';
+    for (let i = 0; i < value.length; i++) {
+      const item = plainCanonicalJson(value[i]);
+      if (item === undefined) return undefined;
+      text += i > 0 ? `,${item}` : item;
+    }
+    return `${text}]`;
+  }
+  const record = value as Record<string, unknown>;
+  const keys = Object.keys(record);
+  sortKeys(keys);
+  text = '{';
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    const item = key === '__proto__' ? undefined : plainCanonicalJson(record[key]);
+    if (item === undefined) return undefined;
+    text += `${i > 0 ? ',' : ''}${JSON.stringify(key)}:${item}`;
+  }
+  return `${text}}`;
 }
 
 /**

@@ -30,7 +30,7 @@ import { compareIds, hasId, insertId, loadRunState, reserveSequence, type RunSta
 import { decodeWrites, encodeWrites, type StoredWrite } from './writes.js';
 import { encodeCheckpointDocument } from './document.js';
 import { channelText, jsonTextOf, storedChannel, storedValue, storedWrite, valueBytes } from './serialized.js';
-import { dumpAll, writesPlainAsJson, type Dumped } from './plain-json.js';
+import { dumpAll, plainCanonicalJson, writesPlainAsJson, type Dumped } from './plain-json.js';
 
 /** Options of {@link SavepointSaver}. */
 export interface SavepointSaverOptions {
@@ -89,6 +89,8 @@ function namespaceOf(config: RunnableConfig): string {
 function sequenceNow(state: RunState, id: string): number | undefined {
   return state.sequences.get(id) ?? (hasId(state, id) ? undefined : reserveSequence(state, id));
 }
+
+const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
 
 const sameJson = (a: unknown, b: unknown): boolean => a === b || (typeof a === 'object' && typeof b === 'object' && a !== null && b !== null && canonicalJson(a) === canonicalJson(b));
 
@@ -235,9 +237,11 @@ export class SavepointSaver extends BaseCheckpointSaver {
     const all = dumpAll(this.serde, pending, plain);
     const dumped = Array.isArray(all) ? all : await all;
     const { channels, texts } = this.storedChannels(checkpoint, values ?? {}, newVersions, parent, fresh, dumped);
-    const metadataText = jsonTextOf(dumped[1]!, 'metadata');
-    const metadataJson = metadataText === undefined ? undefined : parseJson(metadataText, 'metadata');
-    const plainMetadata = metadataJson !== undefined && metadataJson !== null && typeof metadataJson === 'object' && !Array.isArray(metadataJson);
+    // Plain metadata (written without the serializer) is made canonical as it is; anything else is parsed back from the serializer's JSON.
+    const plainText = typeof dumped[1] === 'string' && isRecord(metadata) ? plainCanonicalJson(metadata) : undefined;
+    const metadataText = plainText === undefined ? jsonTextOf(dumped[1]!, 'metadata') : undefined;
+    const metadataJson = plainText !== undefined ? (metadata as unknown as JsonObject) : metadataText === undefined ? undefined : parseJson(metadataText, 'metadata');
+    const plainMetadata = isRecord(metadataJson);
     const payload: LangGraphPayload = {
       thread_id: threadId,
       checkpoint_ns: ns,
@@ -248,7 +252,8 @@ export class SavepointSaver extends BaseCheckpointSaver {
     if (parentId !== undefined) payload.parent_checkpoint_id = parentId;
     if (!plainMetadata) payload.metadata_blob = storedValue(dumped[1]!);
     const source = (LANGGRAPH_SOURCES as readonly string[]).includes(metadata?.source) ? metadata.source : 'update';
-    const encoded = encodeCheckpointDocument({ id: checkpoint.id, runId, sequence, createdAt: toRfc3339(this.clock.now()), source }, payload, texts, this.scratch);
+    const header = { id: checkpoint.id, runId, sequence, createdAt: toRfc3339(this.clock.now()), source };
+    const encoded = encodeCheckpointDocument(header, payload, { texts, scratch: this.scratch, metadata: plainText });
     const bytes = encoded instanceof Uint8Array ? encoded : await encoded;
     const key = checkpointKey(runId, checkpoint.id);
     // With an atomic batch, the checkpoints retention lets go leave in the same commit.

@@ -54,7 +54,7 @@ describe('SavepointSaver documents: assembled as text, the same bytes as the gen
         const fast = await encodeCheckpointDocument({ id, runId: 'run-1', sequence, createdAt: at.toISOString(), source }, p);
         expect(new TextDecoder().decode(fast)).toBe(new TextDecoder().decode(generic.bytes));
         // Sealed into a reused buffer (left dirty by the run before; some too small): the same bytes.
-        const inScratch = await encodeCheckpointDocument({ id, runId: 'run-1', sequence, createdAt: at.toISOString(), source }, p, undefined, scratch);
+        const inScratch = await encodeCheckpointDocument({ id, runId: 'run-1', sequence, createdAt: at.toISOString(), source }, p, { scratch });
         expect(inScratch).toEqual(generic.bytes);
         expect((await langGraphProfile.document.decode(fast, 'x')).payload).toEqual(JSON.parse(JSON.stringify(p)));
       }),

@@ -1,11 +1,12 @@
 import type { RunnableConfig } from '@langchain/core/runnables';
-import { JsonPlusSerializer, emptyCheckpoint, uuid6, type Checkpoint, type SerializerProtocol } from '@langchain/langgraph-checkpoint';
+import { JsonPlusSerializer, emptyCheckpoint, uuid6, type Checkpoint, type CheckpointMetadata, type SerializerProtocol } from '@langchain/langgraph-checkpoint';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { listAll, memoryStorage } from 'savepoint';
 import { SavepointSaver } from 'savepoint/langgraph';
 import { manualClock } from 'savepoint/testing';
-import { dumpAll, plainJson, writesPlainAsJson } from '../../src/langgraph/plain-json.js';
+import { dumpAll, plainCanonicalJson, plainJson, writesPlainAsJson } from '../../src/langgraph/plain-json.js';
+import { canonicalJson } from '../../src/codec/canonical-json.js';
 
 /** Strings of every kind (lone surrogates, controls, line separators), every kind of number, booleans, null. */
 const primitive = fc.oneof(
@@ -42,6 +43,9 @@ const anyValue: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
 
 class SubclassedSerializer extends JsonPlusSerializer {}
 
+/** Extra metadata members: plain data of every kind (NaN, -0, integer-like keys, nesting) and what the serializer changes. */
+const metadataExtra = fc.dictionary(fc.oneof(fc.string({ maxLength: 4 }), fc.constantFrom('10', '9', 'user', 'é')), anyValue, { maxKeys: 3 });
+
 describe('SavepointSaver: plain JSON data written as its JSON text without a serializer call (issue 17)', () => {
   it('property: for any value, the text written without the serializer is exactly what JsonPlusSerializer writes, as type json — or the serializer is called', async () => {
     const serde = new JsonPlusSerializer();
@@ -66,6 +70,33 @@ describe('SavepointSaver: plain JSON data written as its JSON text without a ser
     expect(plainJson({ b: [1, 'x', null], a: { c: true } })).toBe('{"b":[1,"x",null],"a":{"c":true}}');
   });
 
+  it('property: the canonical text of plain data is what parsing its JSON text back and making it canonical gives; a "__proto__" key is left to that path', () => {
+    fc.assert(
+      fc.property(anyValue, (value) => {
+        const text = plainJson(value);
+        if (text === undefined) return;
+        expect(plainCanonicalJson(value)).toBe(canonicalJson(JSON.parse(text)));
+      }),
+      { numRuns: 300 },
+    );
+    expect(plainCanonicalJson({ b: [Number.NaN, -0, 1e21], '10': 'x', '9': { z: null, a: '\uD800' } })).toBe('{"10":"x","9":{"a":"\\ud800","z":null},"b":[null,0,1e+21]}');
+    expect(plainCanonicalJson(JSON.parse('{"a":{"__proto__":1}}'))).toBeUndefined();
+  });
+
+  it('metadata with a "__proto__" key is refused as before, written without the serializer or not', async () => {
+    const metadata = JSON.parse('{"source":"loop","step":0,"parents":{},"x":{"__proto__":1}}') as CheckpointMetadata;
+    for (const serde of [undefined, new SubclassedSerializer()]) {
+      const storage = memoryStorage();
+      const saver = new SavepointSaver({ storage, ...(serde ? { serde } : {}) });
+      const failed = await saver.put({ configurable: { thread_id: 't' } }, { ...emptyCheckpoint(), id: uuid6(0) }, metadata, {}).then(
+        () => undefined,
+        (err: unknown) => (err as { reasonCode?: string }).reasonCode,
+      );
+      expect(failed).toBe('checkpoint_schema_invalid');
+      expect(await listAll(storage, '')).toEqual([]);
+    }
+  });
+
   it('only LangGraph\'s own JsonPlusSerializer, unchanged, is skipped: a subclass, a replaced method or another serializer is always called', async () => {
     expect(await writesPlainAsJson(new JsonPlusSerializer())).toBe(true);
     expect(await writesPlainAsJson(new SubclassedSerializer())).toBe(false);
@@ -86,14 +117,14 @@ describe('SavepointSaver: plain JSON data written as its JSON text without a ser
   it('property: the store holds byte for byte what a saver calling the serializer for every value holds (checkpoints, channels, pending writes), and reads back the same', async () => {
     const state = fc.dictionary(fc.constantFrom('a', 'b', 'c', 'branch:to:x'), anyValue, { minKeys: 1 });
     await fc.assert(
-      fc.asyncProperty(fc.array(state, { minLength: 1, maxLength: 3 }), fc.array(fc.tuple(fc.constantFrom('a', 'b', '__error__'), anyValue), { maxLength: 3 }), async (steps, writes) => {
+      fc.asyncProperty(fc.array(state, { minLength: 1, maxLength: 3 }), fc.array(fc.tuple(fc.constantFrom('a', 'b', '__error__'), anyValue), { maxLength: 3 }), metadataExtra, async (steps, writes, metadata) => {
         const checkpoints = steps.map((values, i): Checkpoint => ({ ...emptyCheckpoint(), id: uuid6(i), channel_values: values, channel_versions: Object.fromEntries(Object.keys(values).map((k) => [k, i + 1])) }));
         const stores = [memoryStorage(), memoryStorage()];
         const savers = [new SavepointSaver({ storage: stores[0]!, clock: manualClock() }), new SavepointSaver({ storage: stores[1]!, clock: manualClock(), serde: new SubclassedSerializer() })];
         for (const saver of savers) {
           let config: RunnableConfig = { configurable: { thread_id: 't', checkpoint_ns: '' } };
           for (const [i, checkpoint] of checkpoints.entries()) {
-            config = await saver.put(config, checkpoint, { source: 'loop', step: i, parents: {} }, checkpoint.channel_versions);
+            config = await saver.put(config, checkpoint, { source: 'loop', step: i, parents: {}, ...metadata } as CheckpointMetadata, checkpoint.channel_versions);
             await saver.putWrites(config, writes, `task-${i}`);
           }
         }
