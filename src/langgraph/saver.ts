@@ -25,7 +25,7 @@ import { deleteRun } from '../runs/delete-run.js';
 import type { BatchOperation, StorageAdapter } from '../storage/adapter.js';
 import { copiesOnPut } from '../storage/handed-over.js';
 import { LANGGRAPH_ROOT, NS_SEPARATOR, assertCheckpointId, checkpointKey, plainSegment, runIdOf, segmentOf, threadSegmentOfRun, writesDir, writesKey } from './keys.js';
-import { DEFAULT_KEEP_LAST, LANGGRAPH_SOURCES, langGraphProfile, type LangGraphPayload, type StoredChannel } from './profile.js';
+import { DEFAULT_KEEP_LAST, LANGGRAPH_SOURCES, langGraphProfile, type LangGraphPayload, type SerializedValue, type StoredChannel } from './profile.js';
 import { compareIds, hasId, insertId, loadRunState, reserveSequence, type RunState } from './run-state.js';
 import { decodeWrites, encodeWrites, type StoredWrite } from './writes.js';
 import { encodeCheckpointDocument } from './document.js';
@@ -91,6 +91,19 @@ function sequenceNow(state: RunState, id: string): number | undefined {
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/**
+ * A checkpoint's metadata as stored: a JSON object in `metadata`, where filters read it, else
+ * the serializer's output in `metadata_blob`. Plain metadata (written without the serializer)
+ * is made canonical as it is (`text`); anything else is parsed back from the serializer's JSON.
+ */
+function storedMetadata(metadata: unknown, dumped: Dumped): { json?: JsonObject; text?: string; blob?: SerializedValue } {
+  const text = typeof dumped === 'string' && isRecord(metadata) ? plainCanonicalJson(metadata) : undefined;
+  if (text !== undefined) return { json: metadata as JsonObject, text };
+  const json = jsonTextOf(dumped, 'metadata');
+  const parsed = json === undefined ? undefined : parseJson(json, 'metadata');
+  return isRecord(parsed) ? { json: parsed as JsonObject } : { blob: storedValue(dumped) };
+}
 
 const sameJson = (a: unknown, b: unknown): boolean => a === b || (typeof a === 'object' && typeof b === 'object' && a !== null && b !== null && canonicalJson(a) === canonicalJson(b));
 
@@ -237,23 +250,13 @@ export class SavepointSaver extends BaseCheckpointSaver {
     const all = dumpAll(this.serde, pending, plain);
     const dumped = Array.isArray(all) ? all : await all;
     const { channels, texts } = this.storedChannels(checkpoint, values ?? {}, newVersions, parent, fresh, dumped);
-    // Plain metadata (written without the serializer) is made canonical as it is; anything else is parsed back from the serializer's JSON.
-    const plainText = typeof dumped[1] === 'string' && isRecord(metadata) ? plainCanonicalJson(metadata) : undefined;
-    const metadataText = plainText === undefined ? jsonTextOf(dumped[1]!, 'metadata') : undefined;
-    const metadataJson = plainText !== undefined ? (metadata as unknown as JsonObject) : metadataText === undefined ? undefined : parseJson(metadataText, 'metadata');
-    const plainMetadata = isRecord(metadataJson);
-    const payload: LangGraphPayload = {
-      thread_id: threadId,
-      checkpoint_ns: ns,
-      checkpoint: storedValue(dumped[0]!),
-      channel_values: channels,
-      metadata: plainMetadata ? (metadataJson as JsonObject) : {},
-    };
+    const stored = storedMetadata(metadata, dumped[1]!);
+    const payload: LangGraphPayload = { thread_id: threadId, checkpoint_ns: ns, checkpoint: storedValue(dumped[0]!), channel_values: channels, metadata: stored.json ?? {} };
     if (parentId !== undefined) payload.parent_checkpoint_id = parentId;
-    if (!plainMetadata) payload.metadata_blob = storedValue(dumped[1]!);
+    if (stored.blob) payload.metadata_blob = stored.blob;
     const source = (LANGGRAPH_SOURCES as readonly string[]).includes(metadata?.source) ? metadata.source : 'update';
     const header = { id: checkpoint.id, runId, sequence, createdAt: toRfc3339(this.clock.now()), source };
-    const encoded = encodeCheckpointDocument(header, payload, { texts, scratch: this.scratch, metadata: plainText });
+    const encoded = encodeCheckpointDocument(header, payload, { texts, scratch: this.scratch, metadata: stored.text });
     const bytes = encoded instanceof Uint8Array ? encoded : await encoded;
     const key = checkpointKey(runId, checkpoint.id);
     // With an atomic batch, the checkpoints retention lets go leave in the same commit.
