@@ -48,7 +48,7 @@ export interface SavepointSaverOptions {
   readonly clock?: Clock;
 }
 
-/** Size of a saver's sealing buffer (see `scratch`): larger documents get a buffer of their own. */
+/** Size of a saver's sealing buffer (see `sealBuffer`): larger documents get a buffer of their own. */
 const SCRATCH_BYTES = 32 * 1024;
 
 type Configurable = Record<string, unknown>;
@@ -138,13 +138,10 @@ export class SavepointSaver extends BaseCheckpointSaver {
   private readonly runs = new Map<string, Promise<RunState>>();
   /** The run states of `runs` that have loaded, so a put or putWrites of a known run needs no await for it. */
   private readonly loaded = new Map<string, RunState>();
-  /**
-   * Where documents are sealed when the store copies a put's bytes before the call returns
-   * (`memoryStorage`): one buffer per saver instead of a new one per document, whose
-   * allocation and collection cost more than sealing a small document. Each sealed view
-   * goes straight into one store call, in the same synchronous run, and is never kept.
-   */
-  private readonly scratch: Uint8Array | undefined;
+  /** Whether the store copies a put's bytes before the call returns (`memoryStorage`), so documents may be sealed in {@link sealBuffer}. */
+  private readonly storeCopies: boolean;
+  /** Made at the first seal (see {@link sealBuffer}): a saver that never puts holds none. */
+  private scratch: Uint8Array | undefined;
   /** Whether plain JSON data is written as its JSON text without calling the serializer ({@link writesPlainAsJson}): decided at the first put or putWrites. */
   private plainAsJson: boolean | undefined;
   /** Run ids of recent (thread, namespace) pairs: runIdOf is async (a long id is hashed). Cleared when it grows. */
@@ -162,7 +159,17 @@ export class SavepointSaver extends BaseCheckpointSaver {
     this.storage = options.storage;
     this.keepLast = keepLast;
     this.clock = options.clock ?? systemClock;
-    this.scratch = copiesOnPut(this.storage) ? new Uint8Array(SCRATCH_BYTES) : undefined;
+    this.storeCopies = copiesOnPut(this.storage);
+  }
+
+  /**
+   * Where documents are sealed when the store copies a put's bytes before the call returns:
+   * one buffer per saver, made at its first put, instead of a new one per document, whose
+   * allocation and collection cost more than sealing a small document. Each sealed view goes
+   * straight into one store call, in the same synchronous run, and is never kept.
+   */
+  private sealBuffer(): Uint8Array | undefined {
+    return this.storeCopies ? (this.scratch ??= new Uint8Array(SCRATCH_BYTES)) : undefined;
   }
 
   private run(runId: string): Promise<RunState> {
@@ -256,7 +263,7 @@ export class SavepointSaver extends BaseCheckpointSaver {
     if (stored.blob) payload.metadata_blob = stored.blob;
     const source = (LANGGRAPH_SOURCES as readonly string[]).includes(metadata?.source) ? metadata.source : 'update';
     const header = { id: checkpoint.id, runId, sequence, createdAt: toRfc3339(this.clock.now()), source };
-    const encoded = encodeCheckpointDocument(header, payload, { texts, scratch: this.scratch, metadata: stored.text });
+    const encoded = encodeCheckpointDocument(header, payload, { texts, scratch: this.sealBuffer(), metadata: stored.text });
     const bytes = encoded instanceof Uint8Array ? encoded : await encoded;
     const key = checkpointKey(runId, checkpoint.id);
     // With an atomic batch, the checkpoints retention lets go leave in the same commit.
@@ -339,7 +346,7 @@ export class SavepointSaver extends BaseCheckpointSaver {
         for (const w of fresh) if (w.idx < 0 || !byIdx.has(w.idx)) byIdx.set(w.idx, w);
         merged = [...byIdx.values()];
       }
-      const encoded = encodeWrites(document, merged, this.scratch);
+      const encoded = encodeWrites(document, merged, this.sealBuffer());
       const bytes = encoded instanceof Uint8Array ? encoded : await encoded;
       try {
         await this.storage.put(key, bytes, existing ? { ifVersion: existing.version } : { ifAbsent: true });
