@@ -201,8 +201,33 @@ export function sealMembersSync(members: ReadonlyMap<string, string | readonly s
  * LangGraph saver). Synchronous where the runtime hashes synchronously.
  */
 export function sealAroundIntegrity(before: string, after: string, formatVersion = FORMAT_VERSION): Uint8Array | Promise<Uint8Array> {
-  const sealed: SealedPieces = { pieces: [`${before}"${INTEGRITY_FIELD}":{"algorithm":"sha256",`, `"format_version":${JSON.stringify(formatVersion)}}${after}`], gap: 1 };
+  const sealed = piecesAroundIntegrity(before, after, formatVersion);
   return canHashSync ? sealPiecesSync(sealed, formatVersion).bytes : sealPieces(sealed, formatVersion).then((s) => s.bytes);
+}
+
+const piecesAroundIntegrity = (before: string, after: string, formatVersion: string): SealedPieces => ({
+  pieces: [`${before}"${INTEGRITY_FIELD}":{"algorithm":"sha256",`, `"format_version":${JSON.stringify(formatVersion)}}${after}`],
+  gap: 1,
+});
+
+/**
+ * {@link sealAroundIntegrity} into `scratch`, a buffer the caller reuses: the same bytes, as
+ * a view of `scratch`'s start, or undefined when they do not fit or the runtime cannot hash
+ * synchronously (then call `sealAroundIntegrity`). For a caller that hands the bytes at once
+ * to a store which copies them before its call returns (`memoryStorage`): a fresh buffer per
+ * small document costs more to allocate and collect than the document costs to encode.
+ */
+export function sealAroundIntegrityInto(before: string, after: string, scratch: Uint8Array, formatVersion = FORMAT_VERSION): Uint8Array | undefined {
+  if (!canHashSync) return undefined;
+  const [head, tail] = piecesAroundIntegrity(before, after, formatVersion).pieces as [string, string];
+  const room = scratch.length - CHECKSUM_SPAN;
+  if (head.length + tail.length > room) return undefined;
+  const h = utf8EncodeInto(head, scratch.subarray(0, room));
+  if (h.read !== head.length) return undefined;
+  const t = utf8EncodeInto(tail, scratch.subarray(h.written, room));
+  if (t.read !== tail.length) return undefined;
+  const length = h.written + t.written;
+  return scratch.subarray(0, writeChecksum(scratch, length, h.written, sha256HexSync(scratch.subarray(0, length))!));
 }
 
 /** {@link sealPieces} with a synchronous hash (the caller checked `canHashSync`). */
@@ -237,15 +262,20 @@ const canHashSync = sha256HexSync(new Uint8Array(0)) !== undefined;
  * up and `"checksum":"…",` is written in the gap.
  */
 function sealEncoded(buffer: Uint8Array, length: number, at: number, checksum: string, formatVersion: string): { integrity: Integrity; bytes: Uint8Array } {
+  const total = writeChecksum(buffer, length, at, checksum);
+  const bytes = total === buffer.length ? buffer : buffer.slice(0, total);
+  return { integrity: { format_version: formatVersion, algorithm: 'sha256', checksum }, bytes };
+}
+
+/** {@link sealEncoded}'s work in `buffer` itself; returns the sealed length. */
+function writeChecksum(buffer: Uint8Array, length: number, at: number, checksum: string): number {
   buffer.copyWithin(at + CHECKSUM_SPAN, at, length);
   let i = at;
   for (let k = 0; k < CHECKSUM_OPEN.length; k++) buffer[i++] = CHECKSUM_OPEN.charCodeAt(k);
   for (let k = 0; k < checksum.length; k++) buffer[i++] = checksum.charCodeAt(k);
   buffer[i++] = 0x22; // "
   buffer[i] = 0x2c; // ,
-  const total = length + CHECKSUM_SPAN;
-  const bytes = total === buffer.length ? buffer : buffer.slice(0, total);
-  return { integrity: { format_version: formatVersion, algorithm: 'sha256', checksum }, bytes };
+  return length + CHECKSUM_SPAN;
 }
 
 /** The start of the checksum member (ASCII). */

@@ -1,5 +1,5 @@
 import { canonicalJson } from '../codec/canonical-json.js';
-import { sealAroundIntegrity } from '../codec/json-document.js';
+import { sealAroundIntegrity, sealAroundIntegrityInto } from '../codec/json-document.js';
 import type { LangGraphPayload, StoredChannel } from './profile.js';
 import { channelText, valueText } from './serialized.js';
 
@@ -16,6 +16,16 @@ export interface CheckpointHeader {
 
 /** Canonical text of each stored channel, by name, where the saver has it already (a channel carried from the parent). */
 export type ChannelTexts = Readonly<Record<string, string>>;
+
+/** What the saver already holds of a document's text, and where to seal it. */
+export interface KnownText {
+  /** Canonical text of the channels it has (see {@link ChannelTexts}). */
+  readonly texts?: ChannelTexts;
+  /** Canonical text of `payload.metadata`, when made from the caller's plain data (see `plainCanonicalJson`). */
+  readonly metadata?: string;
+  /** A reused buffer: the bytes are a view of it when they fit (see `sealAroundIntegrityInto`); hand them to a store that copies them before its call returns, and to nothing else. */
+  readonly scratch?: Uint8Array;
+}
 
 /** Canonical JSON of `channel_values`: names in code-unit order, each channel's known text or its text now. */
 function channelValuesText(channels: Readonly<Record<string, StoredChannel>>, texts: ChannelTexts | undefined): string {
@@ -37,15 +47,16 @@ function channelValuesText(channels: Readonly<Record<string, StoredChannel>>, te
  * and versions checked where they are made), so the JSON Schema check is left to reads,
  * which all run it.
  */
-export function encodeCheckpointDocument(header: CheckpointHeader, payload: LangGraphPayload, texts?: ChannelTexts): Uint8Array | Promise<Uint8Array> {
+export function encodeCheckpointDocument(header: CheckpointHeader, payload: LangGraphPayload, known: KnownText = {}): Uint8Array | Promise<Uint8Array> {
+  const { texts, scratch } = known;
   const before =
     `{"channel_values":${channelValuesText(payload.channel_values, texts)},"checkpoint":${valueText(payload.checkpoint)},` +
     `"checkpoint_ns":${quote(payload.checkpoint_ns)},"created_at":${quote(header.createdAt)},`;
   const after =
-    `,"metadata":${canonicalJson(payload.metadata)}` +
+    `,"metadata":${known.metadata ?? canonicalJson(payload.metadata)}` +
     (payload.metadata_blob !== undefined ? `,"metadata_blob":${valueText(payload.metadata_blob)}` : '') +
     (payload.parent_checkpoint_id !== undefined ? `,"parent_checkpoint_id":${quote(payload.parent_checkpoint_id)}` : '') +
     `,"run_id":${quote(header.runId)},"sequence":${quote(header.sequence)},"snapshot_id":${quote(header.id)},"source":${quote(header.source)}` +
     `,"source_details":[],"status":"in_progress","thread_id":${quote(payload.thread_id)}}`;
-  return sealAroundIntegrity(before, after);
+  return (scratch && sealAroundIntegrityInto(before, after, scratch)) || sealAroundIntegrity(before, after);
 }

@@ -17,19 +17,20 @@ import {
   type SerializerProtocol,
 } from '@langchain/langgraph-checkpoint';
 import { canonicalJson, parseJson, type JsonObject } from '../codec/canonical-json.js';
-import { utf8Decode } from '../codec/utf8.js';
 import { systemClock, toRfc3339, type Clock } from '../model/clock.js';
 import { CheckpointError, isCheckpointError } from '../model/errors.js';
 import type { Snapshot } from '../model/snapshot.js';
 import { readSnapshot } from '../profiles/read-snapshot.js';
 import { deleteRun } from '../runs/delete-run.js';
 import type { BatchOperation, StorageAdapter } from '../storage/adapter.js';
+import { copiesOnPut } from '../storage/handed-over.js';
 import { LANGGRAPH_ROOT, NS_SEPARATOR, assertCheckpointId, checkpointKey, plainSegment, runIdOf, segmentOf, threadSegmentOfRun, writesDir, writesKey } from './keys.js';
-import { DEFAULT_KEEP_LAST, LANGGRAPH_SOURCES, langGraphProfile, type LangGraphPayload, type StoredChannel } from './profile.js';
+import { DEFAULT_KEEP_LAST, LANGGRAPH_SOURCES, langGraphProfile, type LangGraphPayload, type SerializedValue, type StoredChannel } from './profile.js';
 import { compareIds, hasId, insertId, loadRunState, reserveSequence, type RunState } from './run-state.js';
 import { decodeWrites, encodeWrites, type StoredWrite } from './writes.js';
 import { encodeCheckpointDocument } from './document.js';
-import { channelText, storedChannel, storedValue, storedWrite, valueBytes } from './serialized.js';
+import { channelText, jsonTextOf, storedChannel, storedValue, storedWrite, valueBytes } from './serialized.js';
+import { dumpAll, plainCanonicalJson, writesPlainAsJson, type Dumped } from './plain-json.js';
 
 /** Options of {@link SavepointSaver}. */
 export interface SavepointSaverOptions {
@@ -46,6 +47,9 @@ export interface SavepointSaverOptions {
   /** Clock for the documents' `created_at`. @default systemClock */
   readonly clock?: Clock;
 }
+
+/** Size of a saver's sealing buffer (see `sealBuffer`): larger documents get a buffer of their own. */
+const SCRATCH_BYTES = 32 * 1024;
 
 type Configurable = Record<string, unknown>;
 
@@ -74,6 +78,31 @@ function namespaceOf(config: RunnableConfig): string {
   if (ns === undefined || ns === null) return '';
   if (typeof ns !== 'string') throw new CheckpointError('checkpoint_config_invalid', 'config.configurable.checkpoint_ns must be a string');
   return ns;
+}
+
+/**
+ * The sequence of checkpoint `id` without a promise: known, or reserved now for a checkpoint
+ * the run does not hold (every put of a new checkpoint); undefined when its document must be
+ * read ({@link SavepointSaver.sequenceOf}). An await is a microtask, and LangGraph's
+ * AsyncLocalStorage makes each one cost.
+ */
+function sequenceNow(state: RunState, id: string): number | undefined {
+  return state.sequences.get(id) ?? (hasId(state, id) ? undefined : reserveSequence(state, id));
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/**
+ * A checkpoint's metadata as stored: a JSON object in `metadata`, where filters read it, else
+ * the serializer's output in `metadata_blob`. Plain metadata (written without the serializer)
+ * is made canonical as it is (`text`); anything else is parsed back from the serializer's JSON.
+ */
+function storedMetadata(metadata: unknown, dumped: Dumped): { json?: JsonObject; text?: string; blob?: SerializedValue } {
+  const text = typeof dumped === 'string' && isRecord(metadata) ? plainCanonicalJson(metadata) : undefined;
+  if (text !== undefined) return { json: metadata as JsonObject, text };
+  const json = jsonTextOf(dumped, 'metadata');
+  const parsed = json === undefined ? undefined : parseJson(json, 'metadata');
+  return isRecord(parsed) ? { json: parsed as JsonObject } : { blob: storedValue(dumped) };
 }
 
 const sameJson = (a: unknown, b: unknown): boolean => a === b || (typeof a === 'object' && typeof b === 'object' && a !== null && b !== null && canonicalJson(a) === canonicalJson(b));
@@ -109,6 +138,12 @@ export class SavepointSaver extends BaseCheckpointSaver {
   private readonly runs = new Map<string, Promise<RunState>>();
   /** The run states of `runs` that have loaded, so a put or putWrites of a known run needs no await for it. */
   private readonly loaded = new Map<string, RunState>();
+  /** Whether the store copies a put's bytes before the call returns (`memoryStorage`), so documents may be sealed in {@link sealBuffer}. */
+  private readonly storeCopies: boolean;
+  /** Made at the first seal (see {@link sealBuffer}): a saver that never puts holds none. */
+  private scratch: Uint8Array | undefined;
+  /** Whether plain JSON data is written as its JSON text without calling the serializer ({@link writesPlainAsJson}): decided at the first put or putWrites. */
+  private plainAsJson: boolean | undefined;
   /** Run ids of recent (thread, namespace) pairs: runIdOf is async (a long id is hashed). Cleared when it grows. */
   private readonly runIds = new Map<string, string>();
 
@@ -124,6 +159,17 @@ export class SavepointSaver extends BaseCheckpointSaver {
     this.storage = options.storage;
     this.keepLast = keepLast;
     this.clock = options.clock ?? systemClock;
+    this.storeCopies = copiesOnPut(this.storage);
+  }
+
+  /**
+   * Where documents are sealed when the store copies a put's bytes before the call returns:
+   * one buffer per saver, made at its first put, instead of a new one per document, whose
+   * allocation and collection cost more than sealing a small document. Each sealed view goes
+   * straight into one store call, in the same synchronous run, and is never kept.
+   */
+  private sealBuffer(): Uint8Array | undefined {
+    return this.storeCopies ? (this.scratch ??= new Uint8Array(SCRATCH_BYTES)) : undefined;
   }
 
   private run(runId: string): Promise<RunState> {
@@ -157,6 +203,10 @@ export class SavepointSaver extends BaseCheckpointSaver {
     if (this.runIds.size >= 1024) this.runIds.clear();
     this.runIds.set(key, runId);
     return runId;
+  }
+
+  private async decidePlain(): Promise<boolean> {
+    return (this.plainAsJson ??= await writesPlainAsJson(this.serde));
   }
 
   private read(key: string): Promise<Snapshot<LangGraphPayload> | undefined> {
@@ -196,29 +246,24 @@ export class SavepointSaver extends BaseCheckpointSaver {
     // Known runs, sequences and parents are answered without an await (each is a microtask per put).
     const runId = this.runIds.get(`${threadId.length}:${threadId}${ns}`) ?? (await this.runIdFor(threadId, ns));
     const state = this.loaded.get(runId) ?? (await this.run(runId));
-    const sequence = state.sequences.get(checkpoint.id) ?? (await this.sequenceOf(state, checkpoint.id));
+    const sequence = sequenceNow(state, checkpoint.id) ?? (await this.sequenceOf(state, checkpoint.id));
     const parent = parentId === undefined ? undefined : state.last?.id === parentId ? state.last : await this.parentChannels(state, parentId);
     const { channel_values: values, ...bare } = checkpoint;
-    // Every serialization at once, one await: each await is a microtask, and LangGraph's AsyncLocalStorage makes those cost.
+    const plain = this.plainAsJson ?? (await this.decidePlain());
+    // Every serialization at once, one await (none when all is plain data): each await is a microtask, and LangGraph's AsyncLocalStorage makes those cost.
     const fresh = Object.keys(values ?? {}).filter((channel) => Object.hasOwn(newVersions, channel));
-    const pending = [this.serde.dumpsTyped(bare), this.serde.dumpsTyped(metadata)];
-    for (const channel of fresh) pending.push(this.serde.dumpsTyped(values[channel]));
-    const dumped = await Promise.all(pending);
+    const pending: unknown[] = [bare, metadata];
+    for (const channel of fresh) pending.push(values[channel]);
+    const all = dumpAll(this.serde, pending, plain);
+    const dumped = Array.isArray(all) ? all : await all;
     const { channels, texts } = this.storedChannels(checkpoint, values ?? {}, newVersions, parent, fresh, dumped);
-    const [metadataType, metadataBytes] = dumped[1]!;
-    const metadataJson = metadataType === 'json' ? parseJson(utf8Decode(metadataBytes, 'metadata'), 'metadata') : undefined;
-    const plainMetadata = metadataJson !== undefined && metadataJson !== null && typeof metadataJson === 'object' && !Array.isArray(metadataJson);
-    const payload: LangGraphPayload = {
-      thread_id: threadId,
-      checkpoint_ns: ns,
-      checkpoint: storedValue(...dumped[0]!),
-      channel_values: channels,
-      metadata: plainMetadata ? (metadataJson as JsonObject) : {},
-    };
+    const stored = storedMetadata(metadata, dumped[1]!);
+    const payload: LangGraphPayload = { thread_id: threadId, checkpoint_ns: ns, checkpoint: storedValue(dumped[0]!), channel_values: channels, metadata: stored.json ?? {} };
     if (parentId !== undefined) payload.parent_checkpoint_id = parentId;
-    if (!plainMetadata) payload.metadata_blob = storedValue(metadataType, metadataBytes);
+    if (stored.blob) payload.metadata_blob = stored.blob;
     const source = (LANGGRAPH_SOURCES as readonly string[]).includes(metadata?.source) ? metadata.source : 'update';
-    const encoded = encodeCheckpointDocument({ id: checkpoint.id, runId, sequence, createdAt: toRfc3339(this.clock.now()), source }, payload, texts);
+    const header = { id: checkpoint.id, runId, sequence, createdAt: toRfc3339(this.clock.now()), source };
+    const encoded = encodeCheckpointDocument(header, payload, { texts, scratch: this.sealBuffer(), metadata: stored.text });
     const bytes = encoded instanceof Uint8Array ? encoded : await encoded;
     const key = checkpointKey(runId, checkpoint.id);
     // With an atomic batch, the checkpoints retention lets go leave in the same commit.
@@ -248,7 +293,7 @@ export class SavepointSaver extends BaseCheckpointSaver {
     newVersions: ChannelVersions,
     parent: Parent | undefined,
     fresh: readonly string[],
-    dumped: readonly [string, Uint8Array][],
+    dumped: readonly Dumped[],
   ): { channels: Record<string, StoredChannel>; texts: Record<string, string> } {
     const channels: Record<string, StoredChannel> = {};
     const texts: Record<string, string> = {};
@@ -260,8 +305,7 @@ export class SavepointSaver extends BaseCheckpointSaver {
       const version = checkpoint.channel_versions?.[channel] ?? newVersions[channel];
       let stored: StoredChannel | undefined;
       if (fresh[next] === channel) {
-        const [type, bytes] = dumped[2 + next++]!;
-        stored = storedChannel(type, bytes, version ?? newVersions[channel]!);
+        stored = storedChannel(dumped[2 + next++]!, version ?? newVersions[channel]!);
       } else {
         const previous = parent?.channels[channel];
         if (!previous || version === undefined || previous.version !== version) continue;
@@ -284,10 +328,12 @@ export class SavepointSaver extends BaseCheckpointSaver {
     if (typeof taskId !== 'string') throw new CheckpointError('checkpoint_config_invalid', 'putWrites: taskId must be a string');
     const runId = this.runIds.get(`${threadId.length}:${threadId}${ns}`) ?? (await this.runIdFor(threadId, ns));
     const state = this.loaded.get(runId) ?? (await this.run(runId));
-    const sequence = state.sequences.get(checkpointId) ?? (await this.sequenceOf(state, checkpointId));
+    const sequence = sequenceNow(state, checkpointId) ?? (await this.sequenceOf(state, checkpointId));
     const key = writesKey(runId, sequence, plainSegment(taskId) ?? (await segmentOf(taskId)));
-    const dumped = await Promise.all(writes.map(([, value]) => this.serde.dumpsTyped(value)));
-    const fresh = writes.map(([channel], index): StoredWrite => storedWrite(WRITES_IDX_MAP[channel] ?? index, channel, dumped[index]![0], dumped[index]![1]));
+    const plain = this.plainAsJson ?? (await this.decidePlain());
+    const all = dumpAll(this.serde, writes.map(([, value]) => value), plain);
+    const dumped = Array.isArray(all) ? all : await all;
+    const fresh = writes.map(([channel], index): StoredWrite => storedWrite(WRITES_IDX_MAP[channel] ?? index, channel, dumped[index]!));
     const document = { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpointId, task_id: taskId, task_path: taskPath ?? '' };
     // Usually the task's first writes: create-only, one storage call. Otherwise merge as
     // MemorySaver does: a regular write (idx >= 0) already stored is kept, special ones replace.
@@ -300,7 +346,7 @@ export class SavepointSaver extends BaseCheckpointSaver {
         for (const w of fresh) if (w.idx < 0 || !byIdx.has(w.idx)) byIdx.set(w.idx, w);
         merged = [...byIdx.values()];
       }
-      const encoded = encodeWrites(document, merged);
+      const encoded = encodeWrites(document, merged, this.sealBuffer());
       const bytes = encoded instanceof Uint8Array ? encoded : await encoded;
       try {
         await this.storage.put(key, bytes, existing ? { ifVersion: existing.version } : { ifAbsent: true });

@@ -1,8 +1,9 @@
-import { utf8Encode } from '../codec/utf8.js';
+import { utf8Decode, utf8Encode } from '../codec/utf8.js';
 import { CheckpointError } from '../model/errors.js';
 import { fromBase64, toBase64 } from '../storage/github/encoding.js';
 import type { SerializedValue, StoredChannel } from './profile.js';
 import type { StoredWrite } from './writes.js';
+import type { Dumped } from './plain-json.js';
 
 /**
  * Exact UTF-8: refuses malformed bytes (and surrogates encoded as bytes), keeps a leading
@@ -25,9 +26,17 @@ function exactText(bytes: Uint8Array): string | undefined {
  * write and read than base64; anything else, or JSON bytes that are not exact UTF-8 (a
  * custom serializer's), as base64 `data`. Both give back the serializer's bytes unchanged.
  */
-export function storedValue(type: string, bytes: Uint8Array): SerializedValue {
+export function storedValue(dumped: Dumped): SerializedValue {
+  if (typeof dumped === 'string') return { type: 'json', text: dumped };
+  const [type, bytes] = dumped;
   const text = textOf(type, bytes);
   return text !== undefined ? { type, text } : { type, data: toBase64(bytes) };
+}
+
+/** The JSON text of the serializer's output when it is type `json` (refused with `checkpoint_schema_invalid` when not UTF-8), else undefined. */
+export function jsonTextOf(dumped: Dumped, where: string): string | undefined {
+  if (typeof dumped === 'string') return dumped;
+  return dumped[0] === 'json' ? utf8Decode(dumped[1], where) : undefined;
 }
 
 /** The text form of the serializer's output when it has one (see {@link storedValue}); throws on an empty type tag. */
@@ -38,14 +47,18 @@ function textOf(type: string, bytes: Uint8Array): string | undefined {
   return type === 'json' ? exactText(bytes) : undefined;
 }
 
-/** A channel's serializer output as stored (see {@link storedValue}), with its version. */
-export function storedChannel(type: string, bytes: Uint8Array, version: number | string): StoredChannel {
+/** A channel's serializer output as stored (see {@link storedValue}; a primitive's JSON text as type `json`), with its version. */
+export function storedChannel(dumped: Dumped, version: number | string): StoredChannel {
+  if (typeof dumped === 'string') return { type: 'json', text: dumped, version };
+  const [type, bytes] = dumped;
   const text = textOf(type, bytes);
   return text !== undefined ? { type, text, version } : { type, data: toBase64(bytes), version };
 }
 
-/** One pending write's serializer output as stored (see {@link storedValue}). */
-export function storedWrite(idx: number, channel: string, type: string, bytes: Uint8Array): StoredWrite {
+/** One pending write's serializer output as stored (as {@link storedChannel}). */
+export function storedWrite(idx: number, channel: string, dumped: Dumped): StoredWrite {
+  if (typeof dumped === 'string') return { idx, channel, type: 'json', text: dumped };
+  const [type, bytes] = dumped;
   const text = textOf(type, bytes);
   return text !== undefined ? { idx, channel, type, text } : { idx, channel, type, data: toBase64(bytes) };
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { parseJson, type JsonObject } from '../codec/canonical-json.js';
-import { sealAroundIntegrity, verifyDocument } from '../codec/json-document.js';
+import { sealAroundIntegrity, sealAroundIntegrityInto, verifyDocument } from '../codec/json-document.js';
 import { utf8Decode } from '../codec/utf8.js';
 import { CheckpointError } from '../model/errors.js';
 import { IntegritySchema } from '../model/snapshot.js';
@@ -35,16 +35,16 @@ export type WritesDocument = z.infer<typeof WritesDocumentSchema>;
 /**
  * Seals and encodes a writes document: byte for byte what `sealDocumentBytes` makes of it
  * (a property test holds them equal), its canonical text built directly (every member is a
- * string, or a write made by `storedValue`).
+ * string, or a write made by `storedValue`). With `scratch`, a view of it when the bytes fit,
+ * as `encodeCheckpointDocument` makes: for a store that copies them before its call returns.
  */
-export function encodeWrites(document: Omit<WritesDocument, 'integrity' | 'writes'>, stored: readonly StoredWrite[]): Uint8Array | Promise<Uint8Array> {
+export function encodeWrites(document: Omit<WritesDocument, 'integrity' | 'writes'>, stored: readonly StoredWrite[], scratch?: Uint8Array): Uint8Array | Promise<Uint8Array> {
   const q = JSON.stringify;
   let writes = '[';
   for (let i = 0; i < stored.length; i++) writes += `${i > 0 ? ',' : ''}${writeText(stored[i]!)}`;
-  return sealAroundIntegrity(
-    `{"checkpoint_id":${q(document.checkpoint_id)},"checkpoint_ns":${q(document.checkpoint_ns)},`,
-    `,"task_id":${q(document.task_id)},"task_path":${q(document.task_path)},"thread_id":${q(document.thread_id)},"writes":${writes}]}`,
-  );
+  const before = `{"checkpoint_id":${q(document.checkpoint_id)},"checkpoint_ns":${q(document.checkpoint_ns)},`;
+  const after = `,"task_id":${q(document.task_id)},"task_path":${q(document.task_path)},"thread_id":${q(document.thread_id)},"writes":${writes}]}`;
+  return (scratch && sealAroundIntegrityInto(before, after, scratch)) || sealAroundIntegrity(before, after);
 }
 
 /** Decodes, validates and verifies a writes document; `checkpoint_schema_invalid` / `checkpoint_integrity_mismatch` otherwise. */

@@ -20,3 +20,23 @@ export function handOver<T extends Uint8Array>(bytes: T): T {
 export function isHandedOver(bytes: Uint8Array): boolean {
   return handedOver.has(bytes);
 }
+
+/**
+ * Stores that copy a put's (and a batch's) bytes before the call returns — `memoryStorage`,
+ * whose `put` copies before its first await. A caller may then seal its next document into
+ * the same buffer as soon as the call has returned (the LangGraph saver: issue 17). A store
+ * that may still read the bytes later (fs's journal, a network store) is never marked.
+ * Internal, as above; a wrapper around a marked store is not marked.
+ */
+const copyingStores = new WeakSet<object>();
+
+/** Marks `store` as copying its input before each call returns (see above) and returns it. */
+export function markCopiesOnPut<T extends object>(store: T): T {
+  copyingStores.add(store);
+  return store;
+}
+
+/** Whether `store` copies a put's bytes before the call returns, so the caller may reuse its buffer at once. */
+export function copiesOnPut(store: object): boolean {
+  return copyingStores.has(store);
+}

@@ -2,7 +2,7 @@ import { CheckpointError } from '../model/errors.js';
 import { assertBytesArgument, assertOptionsArgument } from '../model/arguments.js';
 import type { BatchOperation, BatchOutcome, DeleteOptions, PutOptions, PutResult, StorageAdapter, StorageEntry, StoredObject } from './adapter.js';
 import { assertBatchOperations } from './batch-operation.js';
-import { isHandedOver } from './handed-over.js';
+import { isHandedOver, markCopiesOnPut } from './handed-over.js';
 import { assertKey, assertPrefix } from './keys.js';
 import { sortedKeys } from './sorted-keys.js';
 
@@ -105,7 +105,8 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageAdapte
     return true;
   };
 
-  return {
+  // put() and batch() copy the bytes before their first await: a caller may reuse its buffer as soon as the call returns.
+  return markCopiesOnPut({
     name: 'memory',
     capabilities: { atomicBatch: true, crossProcessConditional: false, ...(options.maxValueBytes !== undefined ? { maxValueBytes: options.maxValueBytes } : {}) },
 
@@ -167,5 +168,5 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageAdapte
     async close(): Promise<void> {
       closed = true;
     },
-  };
+  });
 }

@@ -18,9 +18,13 @@ const FIXTURE = join(import.meta.dirname, '../fixtures/langgraph/base64-store');
 /** Any string, lone surrogates and a byte order mark included. */
 const anyText = fc.oneof(fc.string({ unit: 'binary', maxLength: 30 }), fc.string({ unit: 'grapheme', maxLength: 30 }), fc.constantFrom('\uFEFFbom', '\uD800', 'a\uDC00b', '"\\\n\u0000'));
 const anyBytes = fc.oneof(fc.uint8Array({ maxLength: 40 }), anyText.map((t) => new TextEncoder().encode(t)), fc.constant(new Uint8Array([0xef, 0xbb, 0xbf, 0x31])), fc.constant(new Uint8Array([0xed, 0xa0, 0x80])));
-const serialized = fc.tuple(fc.constantFrom('json', 'bytes', 'x-custom'), anyBytes).map(([type, bytes]) => storedValue(type, bytes));
+const serialized = fc.tuple(fc.constantFrom('json', 'bytes', 'x-custom'), anyBytes).map(([type, bytes]) => storedValue([type, bytes]));
 const jsonValue = fc.jsonValue({ maxDepth: 2 }) as fc.Arbitrary<unknown>;
 const checkpointId = fc.uuid();
+/** Sealing buffers reused across runs, as a saver reuses its own: left dirty by the run before, some too small for the document. */
+const scratches = [0, 300, 700, 32 * 1024].map((size) => new Uint8Array(size).fill(0x7b));
+let scratchRun = 0;
+const nextScratch = (): Uint8Array => scratches[scratchRun++ % scratches.length]!;
 
 const payload: fc.Arbitrary<LangGraphPayload> = fc.record(
   {
@@ -44,10 +48,14 @@ describe('SavepointSaver documents: assembled as text, the same bytes as the gen
   it('property: a checkpoint document is byte for byte what langGraphProfile.document.encode makes, and decodes to the same payload', async () => {
     await fc.assert(
       fc.asyncProperty(payload, checkpointId, fc.integer({ min: 1, max: 1e9 }), fc.constantFrom('input', 'loop', 'update', 'fork'), fc.date({ min: new Date(0), max: new Date('9999-12-31'), noInvalidDate: true }), async (p, id, sequence, source, at) => {
+        const scratch = nextScratch();
         const draft = { id, runId: 'run-1', sequence, createdAt: at.toISOString(), source, sourceDetails: [], status: 'in_progress', payload: p };
         const generic = await langGraphProfile.document.encode(draft);
         const fast = await encodeCheckpointDocument({ id, runId: 'run-1', sequence, createdAt: at.toISOString(), source }, p);
         expect(new TextDecoder().decode(fast)).toBe(new TextDecoder().decode(generic.bytes));
+        // Sealed into a reused buffer (left dirty by the run before; some too small): the same bytes.
+        const inScratch = await encodeCheckpointDocument({ id, runId: 'run-1', sequence, createdAt: at.toISOString(), source }, p, { scratch });
+        expect(inScratch).toEqual(generic.bytes);
         expect((await langGraphProfile.document.decode(fast, 'x')).payload).toEqual(JSON.parse(JSON.stringify(p)));
       }),
       { numRuns: 80 },
@@ -58,9 +66,11 @@ describe('SavepointSaver documents: assembled as text, the same bytes as the gen
     const write: fc.Arbitrary<StoredWrite> = fc.tuple(fc.integer({ min: -4, max: 1000 }), anyText, serialized).map(([idx, channel, v]) => ({ idx, channel, ...v }));
     await fc.assert(
       fc.asyncProperty(anyText, anyText, checkpointId, anyText, anyText, fc.array(write, { maxLength: 4 }), async (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, writes) => {
+        const scratch = nextScratch();
         const document = { thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, writes };
         const bytes = await encodeWrites(document, writes);
         expect(new TextDecoder().decode(bytes)).toBe(new TextDecoder().decode((await sealDocumentBytes(document as unknown as JsonObject)).bytes));
+        expect(await encodeWrites(document, writes, scratch)).toEqual(bytes);
         expect((await decodeWrites(bytes, 'w')).writes).toEqual(writes);
       }),
       { numRuns: 80 },
@@ -70,7 +80,7 @@ describe('SavepointSaver documents: assembled as text, the same bytes as the gen
   it('property: serializer output is stored losslessly, as text exactly when it is JSON in exact UTF-8 (a BOM kept, surrogate bytes and malformed UTF-8 as base64)', () => {
     fc.assert(
       fc.property(fc.constantFrom('json', 'bytes'), anyBytes, (type, bytes) => {
-        const stored: SerializedValue = storedValue(type, bytes);
+        const stored: SerializedValue = storedValue([type, bytes]);
         expect(valueBytes(stored, 'x')).toEqual(bytes);
         let exact = true;
         try {
@@ -158,6 +168,6 @@ describe('SavepointSaver documents: assembled as text, the same bytes as the gen
   it('JsonPlusSerializer output is stored as readable text, not base64', async () => {
     const serde = new JsonPlusSerializer();
     const [type, bytes] = await serde.dumpsTyped({ city: 'Zürich', n: 1 });
-    expect(storedValue(type, bytes)).toEqual({ type: 'json', text: '{"city":"Zürich","n":1}' });
+    expect(storedValue([type, bytes])).toEqual({ type: 'json', text: '{"city":"Zürich","n":1}' });
   });
 });

@@ -1,9 +1,14 @@
+import type { RunnableConfig } from '@langchain/core/runnables';
 import { emptyCheckpoint, uuid6, type Checkpoint } from '@langchain/langgraph-checkpoint';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { assertKey, assertRunId } from 'savepoint/toolkit';
 import { isCheckpointError, listAll, memoryStorage } from 'savepoint';
-import { runIdOf, SavepointSaver } from 'savepoint/langgraph';
+import { langGraphProfile, runIdOf, SavepointSaver } from 'savepoint/langgraph';
+import type { StorageAdapter } from 'savepoint';
+import { manualClock } from 'savepoint/testing';
+import { copiesOnPut } from '../../src/storage/handed-over.js';
+import { decodeWrites } from '../../src/langgraph/writes.js';
 
 const cp = (n: number, values: Record<string, unknown> = {}): Checkpoint => ({
   ...emptyCheckpoint(),
@@ -102,5 +107,35 @@ describe('SavepointSaver: ids, namespaces and ordering beyond the validation sui
     expect(await code(saver.getTuple({ configurable: { thread_id: 't', checkpoint_id: 'a/b' } }))).toBe('checkpoint_key_invalid');
     expect(() => new SavepointSaver({ storage: memoryStorage(), keepLast: 0 })).toThrow(/keepLast/);
     expect(() => new SavepointSaver({} as never)).toThrow(/storage/);
+  });
+});
+
+describe('SavepointSaver on memoryStorage: one sealing buffer, reused', () => {
+  it('every document sealed in the reused buffer is stored intact: the store holds, byte for byte, what a saver sealing each document into a buffer of its own stores', async () => {
+    const storage = memoryStorage();
+    // A copy of the adapter's methods is not the marked store: that saver seals into a new buffer each time.
+    const plain: StorageAdapter = { ...memoryStorage() };
+    expect(copiesOnPut(storage)).toBe(true);
+    expect(copiesOnPut(plain)).toBe(false);
+    const savers = [new SavepointSaver({ storage, clock: manualClock() }), new SavepointSaver({ storage: plain, clock: manualClock() })];
+    // Documents of every size around each other (a short one after a long one must not keep the
+    // long one's tail), one too large for the buffer.
+    const checkpoints = Array.from({ length: 12 }, (_, i) => cp(i + 1, { note: 'é"'.repeat(i === 6 ? 12_000 : i % 3 === 2 ? 2000 : i + 1), n: i + 1 }));
+    for (const saver of savers) {
+      let config: RunnableConfig = { configurable: { thread_id: 't', checkpoint_ns: '' } };
+      for (let n = 1; n <= 12; n++) {
+        config = await saver.put(config, checkpoints[n - 1]!, { ...meta, step: n }, { note: n + 1, n: n + 1 });
+        await saver.putWrites(config, [['note', 'w'.repeat(n * 97)], ['n', n]], `task-${n}`);
+      }
+    }
+    const keys = await listAll(storage, '');
+    expect(keys.length).toBe(24);
+    expect(await listAll(plain, '')).toEqual(keys);
+    for (const { key } of keys) {
+      const ours = (await storage.get(key))!.bytes;
+      expect(ours).toEqual((await plain.get(key))!.bytes);
+      if (key.includes('/history/')) await langGraphProfile.document.decode(ours, key);
+      else await decodeWrites(ours, key);
+    }
   });
 });
