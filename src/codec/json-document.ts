@@ -522,18 +522,19 @@ export function compiledJsonDocumentFormat<P, D extends JsonObject>(options: Com
       if (!(await verifyStoredBytes(plain, text, integrity?.checksum))) await verifyDocument(document as JsonObject, where);
       const draft = options.fromDocument(document as D);
       return withMember(draft, 'integrity', (document as JsonObject)[INTEGRITY_FIELD] as Integrity);
-    }, async (document, where) => {
-      // The same checks on a document already parsed (a split snapshot reassembled): no bytes to search, so the checksum is hashed from its canonical pieces.
+    }, async (document, where, checksumVerified) => {
+      // The same checks on a document already parsed (a split snapshot reassembled): no bytes to search, so the checksum is hashed from its canonical
+      // pieces — unless the caller already verified it over the reassembled text (resolvePartsOfText).
       assertValid(await validate(document), where);
-      await verifyDocument(document, where);
+      if (checksumVerified !== true) await verifyDocument(document, where);
       const draft = options.fromDocument(document as D);
       return withMember(draft, 'integrity', document[INTEGRITY_FIELD] as Integrity);
     }),
   };
 }
 
-/** A format's `decode` of an already parsed document. */
-type ParsedDecoder<P> = (document: JsonObject, where: string) => Promise<Snapshot<P>>;
+/** A format's `decode` of an already parsed document; `checksumVerified`: its checksum was already verified over its canonical text. */
+type ParsedDecoder<P> = (document: JsonObject, where: string, checksumVerified?: boolean) => Promise<Snapshot<P>>;
 /** A format's sealer of a payload text without encoding it. */
 type PayloadSealer<P> = (header: Omit<SnapshotDraft<P>, 'payload'>, payloadText: string, payloadPieces?: readonly string[]) => Promise<SealedPayloadDocument>;
 
