@@ -339,17 +339,16 @@ const ARRAY_INDEX = /^(?:0|[1-9]\d{0,9})$/;
 function native(value: unknown, budget = Number.POSITIVE_INFINITY): string {
   if (value === undefined) throw NOT_JSON;
   if (hasToJson(value)) sawToJson = true;
-  valuesLeft = budget;
+  valuesLeft = budget; // every call sets its own
+  let text: string | undefined;
   try {
-    const text = JSON.stringify(value, canonicalReplacer) as string | undefined;
-    // A function or symbol alone: JSON has no text for it.
-    if (typeof text !== 'string') throw NOT_JSON;
-    return text;
+    text = JSON.stringify(value, canonicalReplacer) as string | undefined;
   } catch (err) {
     throw err === NOT_JSON || err === LARGE ? err : NOT_NATIVE;
-  } finally {
-    valuesLeft = Number.POSITIVE_INFINITY;
   }
+  // A function or symbol alone: JSON has no text for it.
+  if (typeof text !== 'string') throw NOT_JSON;
+  return text;
 }
 
 function canonicalReplacer(this: unknown, key: string, v: unknown): unknown {
