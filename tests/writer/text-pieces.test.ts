@@ -9,7 +9,7 @@
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import { canonicalJson, canonicalJsonByWalk, canonicalTextOrPieces } from '../../src/codec/canonical-json.js';
-import { validateTrigger } from '../../src/writer/triggers.js';
+import { materialText, validateTrigger } from '../../src/writer/triggers.js';
 import { defaultProfile } from 'savepoint';
 
 const outcome = (fn: () => string): string => {
@@ -58,5 +58,16 @@ describe('a large value in flat pieces', () => {
     expect(t.payloadText.length).toBeGreaterThan(3_000_000);
     expect(longest).toBeLessThan(t.payloadText.length / 4);
     expect(t.payloadPieces!.join('')).toBe(canonicalJson(payload));
+  });
+});
+
+describe('the material key of a payload at the size where its text comes in pieces', () => {
+  it('is the same whether made from the checkpoint request or from the payload read back (regression: the key around a wrapper object came in pieces, as a digest, one value earlier)', () => {
+    // 131,070 numbers: 131,071 values, within the engine's budget; the wrapper { material, status } is over it.
+    for (const items of [131_069, 131_070, 131_071]) {
+      const payload = Array.from({ length: items }, (_, i) => i % 10);
+      const fromRequest = validateTrigger(defaultProfile, { source: 'manual', status: 'in_progress', payload }, 0);
+      expect(materialText(defaultProfile, 'in_progress', payload)).toBe(fromRequest.material);
+    }
   });
 });
