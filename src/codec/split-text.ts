@@ -71,6 +71,18 @@ function utf8Count(s: string, a: number, b: number): number {
   return n;
 }
 
+/** Where the string whose text goes on at `from` in `s` ends: the next `"` not escaped by an odd run of backslashes; -1 if not in `s`. */
+function closingQuote(s: string, from: number): number {
+  let q = s.indexOf('"', from);
+  while (q >= 0) {
+    let k = q - 1;
+    while (k >= from && s.charCodeAt(k) === 0x5c) k--;
+    if ((q - 1 - k) % 2 === 0) return q;
+    q = s.indexOf('"', q + 1);
+  }
+  return -1;
+}
+
 /** The largest array index (V8 lists such keys of an object first, in numeric order). */
 const MAX_INDEX = 4294967294;
 const INDEX_KEY = /^(?:0|[1-9]\d{0,9})$/;
@@ -252,15 +264,8 @@ function scan(t: Segmented, maxBytes: number): Scan {
     let i = 0;
     while (i < s.length) {
       if (inString) {
-        // To the closing quote: the next `"` not escaped by an odd run of backslashes.
         const from = i;
-        let q = s.indexOf('"', i);
-        while (q >= 0) {
-          let k = q - 1;
-          while (k >= from && s.charCodeAt(k) === 0x5c) k--;
-          if ((q - 1 - k) % 2 === 0) break;
-          q = s.indexOf('"', q + 1);
-        }
+        const q = closingQuote(s, from);
         const stop = q < 0 ? s.length : q;
         byte += ascii ? stop - from : utf8Count(s, from, stop);
         if (q < 0) {
