@@ -75,7 +75,7 @@ export interface SplitSlot {
   readonly bytes: number;
   /** Size now, after values inside it moved out. */
   current: number;
-  /** For an array: the size of each item. */
+  /** For an array: the size of each item (needed only when the array is over the limit: it may be cut into chunks). */
   readonly items?: readonly number[];
   /** Candidate slots inside this value (marked dead when it moves). */
   readonly children: SplitSlot[];

@@ -22,7 +22,7 @@ interface TextSlot extends SplitSlot {
   readonly start: number;
   /** UTF-16 offset after its last character. */
   readonly end: number;
-  /** For an array: where each item starts. */
+  /** For an array over the limit (with `items`): where each item starts. */
   readonly itemStarts?: readonly number[];
   children: TextSlot[];
   up?: TextSlot;
@@ -231,11 +231,15 @@ function scan(t: Segmented, maxBytes: number): Scan {
       f.children.length = 0;
       if (tooLong && tooLong.at >= f.start) tooLong = undefined;
     } else if (!f.quiet && depth > 0 && bytes >= MIN_MOVE) {
-      slot = { start: f.start, end, bytes, current: bytes, children: f.children, dead: false, isArray: f.isArray, touched: false, ...(f.isArray ? { items: f.items, itemStarts: f.itemStarts } : {}) };
+      // Item sizes only matter to an array too large for one part (it may be cut into chunks): a
+      // smaller one's lists are reused by the next array at this depth, not kept (a list of
+      // small records: one number per record).
+      const chunkable = f.isArray && bytes > maxBytes;
+      slot = { start: f.start, end, bytes, current: bytes, children: f.children, dead: false, isArray: f.isArray, touched: false, ...(chunkable ? { items: f.items, itemStarts: f.itemStarts } : {}) };
       for (const child of f.children) child.up = slot;
       out.push(slot);
       f.children = [];
-      if (f.isArray) {
+      if (chunkable) {
         f.items = [];
         f.itemStarts = [];
       }
