@@ -4,12 +4,16 @@
  * weigh 5–10× the text. The object splitter (`splitDocument` on the parsed document) is the
  * oracle: the same main document's bytes, the same parts, the same refusals.
  */
+import { readdirSync, readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createWriter, defaultProfile, memoryStorage, type JsonValue } from 'savepoint';
 import { readSnapshot, resolveParts, splitDocument, type PartFile } from 'savepoint/toolkit';
 import { resolvePartsOfText } from '../../src/codec/resolve-text.js';
 import { listAll } from '../../src/storage/adapter.js';
+import { encodeForStorage, type SnapshotHeader } from '../../src/writer/size-limit.js';
+import { validateTrigger } from '../../src/writer/triggers.js';
+import { goldenPayload } from '../fixtures/split/payload.js';
 import { canonicalJson, canonicalJsonOf, parseJson, type JsonObject } from '../../src/codec/canonical-json.js';
 import { splitCanonicalText } from '../../src/codec/split-text.js';
 import { canonicalJsonBytes } from '../../src/codec/json-pieces.js';
@@ -163,5 +167,33 @@ describe('reading a split checkpoint back from its texts', () => {
     stringify.mockRestore();
     expect(back?.payload).toEqual(payload);
     expect(longest).toBeLessThan(64 * 1024);
+  });
+});
+
+describe('a split checkpoint written by the previous release (tests/fixtures/split)', () => {
+  const dir = new URL('../fixtures/split/', import.meta.url);
+  const header = { id: 'cp_20260101T000000000Z_000001', runId: 'r1', sequence: 1, createdAt: '2026-01-01T00:00:00.000Z', source: 'manual', sourceDetails: [], status: 'in_progress' } as const;
+  const partKey = (n: number): string => `checkpoints/r1/parts/1/${n}.json`;
+  const partFiles = (): string[] => readdirSync(dir).filter((f) => /^\d+\.json$/.test(f)).sort((a, b) => parseInt(a) - parseInt(b));
+
+  it('is written again byte for byte: main document and every part (the fixture was made by the object splitter before the text split)', async () => {
+    const t = validateTrigger(defaultProfile, { source: 'manual', status: 'in_progress', payload: goldenPayload() as JsonValue }, 0);
+    const s = await encodeForStorage(defaultProfile, header as unknown as SnapshotHeader<JsonValue>, t.payloadText, { maxBytes: 3000, onOversize: 'split', partKey }, t.payloadPieces);
+    expect(Buffer.from(s.bytes).equals(readFileSync(new URL('main.json', dir)))).toBe(true);
+    expect(s.parts.map((p) => p.key.split('/').pop())).toEqual(partFiles());
+    for (const p of s.parts) expect(Buffer.from(p.data).equals(readFileSync(new URL(p.key.split('/').pop()!, dir)))).toBe(true);
+  });
+
+  it('is read back from its texts (chunked arrays and parts holding references among them)', async () => {
+    const storage = memoryStorage();
+    for (const f of partFiles()) await storage.put(partKey(parseInt(f)), new Uint8Array(readFileSync(new URL(f, dir))));
+    const mainKey = 'checkpoints/r1/history/cp_20260101T000000000Z_000001.json';
+    const main = new Uint8Array(readFileSync(new URL('main.json', dir)));
+    await storage.put(mainKey, main);
+    const text = new TextDecoder().decode(main);
+    const doc = parseJson(text) as { integrity: { checksum: string } };
+    const fast = await resolvePartsOfText(text, doc, doc.integrity.checksum, async (k) => (await storage.get(k))?.bytes);
+    expect((fast as { state: unknown }).state).toEqual(goldenPayload());
+    expect((await readSnapshot(storage, defaultProfile, mainKey))?.payload).toEqual(goldenPayload());
   });
 });
