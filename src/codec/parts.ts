@@ -61,8 +61,25 @@ function isRef(v: JsonObject): boolean {
 export function hasPartRefs(value: JsonValue): boolean {
   if (Array.isArray(value)) return value.some(hasPartRefs);
   if (!isObject(value)) return false;
-  if (isRef(value)) return true;
+  if (partRefsOf(value)) return true;
   return Object.values(value).some(hasPartRefs);
+}
+
+const isPartRef = (r: unknown): r is PartRef =>
+  typeof r === 'object' && r !== null && !Array.isArray(r) && typeof (r as { key?: unknown }).key === 'string' && typeof (r as { sha256?: unknown }).sha256 === 'string';
+
+/**
+ * @internal The parts `value` refers to when it is a part reference — its one member a marker
+ * whose value is a reference (`key` and `sha256` strings) or a list of them — else undefined.
+ * An object of one marker member whose value is anything else cannot refer to a part: it is
+ * read as the data it is (a raw `TypeError` on a payload that held `{"$savepoint_part": ""}`).
+ */
+export function partRefsOf(value: JsonObject): { readonly refs: readonly PartRef[]; readonly chunked: boolean } | undefined {
+  if (!isRef(value)) return undefined;
+  const single = value[PART_MARKER];
+  if (single !== undefined) return isPartRef(single) ? { refs: [single], chunked: false } : undefined;
+  const list = value[PARTS_MARKER];
+  return Array.isArray(list) && list.every(isPartRef) ? { refs: list as unknown as PartRef[], chunked: true } : undefined;
 }
 
 /**
@@ -338,7 +355,7 @@ export async function resolveParts(document: JsonValue, load: (key: string) => P
       const v = h[k]!;
       if (Array.isArray(v)) for (let i = 0; i < v.length; i++) stack.push([v as unknown as Record<number, JsonValue>, i]);
       else if (isObject(v)) {
-        if (isRef(v)) pending.push({ holder: h, key: k, ref: v });
+        if (partRefsOf(v)) pending.push({ holder: h, key: k, ref: v });
         else for (const name of Object.keys(v)) stack.push([v, name]);
       }
     }
@@ -348,10 +365,10 @@ export async function resolveParts(document: JsonValue, load: (key: string) => P
     const level = pending;
     pending = [];
     const loadOne = async ({ ref }: { ref: JsonObject }): Promise<JsonValue> => {
-      const single = ref[PART_MARKER] as unknown as PartRef | undefined;
-      if (single) return fetchRef(single);
+      const { refs, chunked } = partRefsOf(ref)!;
+      if (!chunked) return fetchRef(refs[0]!);
       const chunks: JsonValue[] = [];
-      for (const chunkRef of ref[PARTS_MARKER] as unknown as PartRef[]) {
+      for (const chunkRef of refs) {
         const c = await fetchRef(chunkRef);
         if (Array.isArray(c)) for (const item of c) chunks.push(item);
         else chunks.push(c);

@@ -1,5 +1,5 @@
 import { canonicalJson, parseJson, type JsonObject, type JsonValue } from './canonical-json.js';
-import { PART_MARKER, PARTS_MARKER } from './parts.js';
+import { PART_MARKER, PARTS_MARKER, partRefsOf } from './parts.js';
 import { sha256Hex, sha256Incremental } from './sha256.js';
 import { utf8Decode } from './utf8.js';
 
@@ -62,20 +62,16 @@ function refsOf(text: string): TextRef[] | undefined {
     if (end < 0) return undefined;
     if (text.charCodeAt(end) !== 0x7d) continue; // more members: not a reference
     const refText = text.slice(at, end + 1);
-    let body: unknown;
+    let ref: JsonValue;
     try {
-      body = parseJson(text.slice(from, end), 'part reference');
+      ref = parseJson(refText, 'part reference');
     } catch {
       return undefined;
     }
-    const list = chunked ? body : [body];
-    if (!Array.isArray(list)) return undefined;
-    const parts: TextRef['parts'][number][] = [];
-    for (const r of list) {
-      if (!isObject(r) || typeof r.key !== 'string' || typeof r.sha256 !== 'string') return undefined;
-      parts.push({ key: r.key, sha256: r.sha256, bytes: typeof r.bytes === 'number' && r.bytes > 0 ? r.bytes : 0 });
-    }
-    out.push({ start: at, end: end + 1, text: refText, chunked, parts });
+    const found = isObject(ref) ? partRefsOf(ref) : undefined;
+    if (!found) continue; // a marker holding something else refers to no part: data
+    const parts = found.refs.map((r) => ({ key: r.key, sha256: r.sha256, bytes: typeof r.bytes === 'number' && r.bytes > 0 ? r.bytes : 0 }));
+    out.push({ start: at, end: end + 1, text: refText, chunked: found.chunked, parts });
     at = end;
   }
   return out;
@@ -226,7 +222,7 @@ function substitute(value: JsonValue, values: Map<string, JsonValue[]>): JsonVal
     if (Array.isArray(v)) for (let i = v.length - 1; i >= 0; i--) stack.push([v as unknown as Record<number, JsonValue>, i]);
     else if (isObject(v)) {
       const keys = Object.keys(v);
-      if (keys.length === 1 && (keys[0] === PART_MARKER || keys[0] === PARTS_MARKER)) found.push([holder, key, canonicalJson(v)]);
+      if (partRefsOf(v)) found.push([holder, key, canonicalJson(v)]);
       else for (let i = keys.length - 1; i >= 0; i--) stack.push([v, keys[i]!]);
     }
   }

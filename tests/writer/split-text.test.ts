@@ -197,3 +197,17 @@ describe('a split checkpoint written by the previous release (tests/fixtures/spl
     expect((await readSnapshot(storage, defaultProfile, mainKey))?.payload).toEqual(goldenPayload());
   });
 });
+
+describe('a payload holding a part marker that refers to no part', () => {
+  it('is read back as the data it is, split or not (regression: a raw TypeError from resolveParts)', async () => {
+    const odd = { a: { $savepoint_part: '' }, b: { $savepoint_parts: 3 }, c: { $savepoint_part: { key: 1, sha256: 'x' } }, d: [{ $savepoint_parts: [null] }] };
+    for (const payload of [odd, { ...odd, rows: Array.from({ length: 300 }, (_, i) => ({ i, s: `row ${i}`.padEnd(40, '.') })) }]) {
+      const storage = memoryStorage();
+      const writer = createWriter({ storage, profile: defaultProfile, runId: 'r1', maxSnapshotBytes: 4096, heartbeatIntervalMs: false });
+      const r = await writer.checkpoint({ source: 'manual', status: 'in_progress', payload });
+      await writer.close();
+      if (!r.ok) throw r.error;
+      expect((await readSnapshot(storage, defaultProfile, r.key))?.payload).toEqual(payload);
+    }
+  });
+});
