@@ -162,12 +162,16 @@ export function canonicalJsonOf(value: unknown): { readonly text: string; readon
  * the pieces one after the other (`sealMembers`) never needs the whole text as a flat string.
  * @internal
  */
-export function canonicalTextOrPieces(value: unknown): { text: string; pieces?: readonly string[] } {
+export function canonicalTextOrPieces(value: unknown, budget = LARGE_VALUES): { text: string; pieces?: readonly string[] } {
   if (typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value)) || value === undefined) return { text: canonicalJson(value) };
   try {
-    return { text: native(value) };
+    return { text: native(value, budget) };
   } catch (err) {
-    if (err !== NOT_NATIVE && err !== NOT_JSON) throw err;
+    if (err !== NOT_NATIVE && err !== NOT_JSON && err !== LARGE) throw err;
+    if (err === LARGE) {
+      const pieces = inPieces(value, budget);
+      if (pieces) return { text: ropeOf(pieces), pieces };
+    }
   }
   const out: string[] = [];
   try {
@@ -177,9 +181,123 @@ export function canonicalTextOrPieces(value: unknown): { text: string; pieces?: 
     return { text: canonicalJsonReportingPath(value) };
   }
   if (!out.some((p) => p.length >= BIG_STRING)) return { text: out.join('') };
+  return { text: ropeOf(out), pieces: out };
+}
+
+/** The pieces as one string that is flattened only if something reads it whole. */
+function ropeOf(pieces: readonly string[]): string {
   let rope = '';
-  for (const p of out) rope += p;
-  return { text: rope, pieces: out };
+  for (const p of pieces) rope += p;
+  return rope;
+}
+
+/**
+ * Values the engine's `JSON.stringify` serializes in one call of {@link canonicalTextOrPieces}
+ * before the value counts as large. The engine returns a rope of small strings; the first read
+ * of it copies it whole into one flat string while the rope still lives: a second copy of a
+ * large payload's text at the peak (issue 13, defect 6: many small values). A large value is
+ * serialized instead in pieces of at most this many values, each flattened on its own.
+ */
+const LARGE_VALUES = 1 << 17;
+/** Thrown by the replacer when a call serialized more values than its budget. */
+const LARGE = Symbol('large');
+/** Replacer calls left before {@link LARGE} (Infinity: no budget, as `canonicalJson` wants one string). */
+let valuesLeft = Number.POSITIVE_INFINITY;
+/** Items of an array serialized in one call of the engine, when the array is large. */
+const ITEMS_AT_ONCE = 1024;
+/** Pieces shorter than this are joined to their neighbours. */
+const SMALL_PIECE = 64 * 1024;
+
+/**
+ * The canonical text of a large `value` as flat pieces: the engine serializes what fits in the
+ * budget in one call; an object or array that does not is written member by member (an array
+ * `ITEMS_AT_ONCE` items at a time), each member the same way. The same text `native` makes,
+ * and the same checks (the replacer's); undefined for anything the walk must decide (a value
+ * the engine cannot serialize exactly like the walk, or one JSON cannot carry: the walk finds
+ * where).
+ */
+function inPieces(value: unknown, budget: number): string[] | undefined {
+  const pieces: string[] = [];
+  let small = '';
+  const push = (text: string): void => {
+    if (text.length < SMALL_PIECE) {
+      small += text;
+      if (small.length < SMALL_PIECE) return;
+      pieces.push(flat(small));
+      small = '';
+      return;
+    }
+    if (small.length > 0) pieces.push(flat(small));
+    small = '';
+    pieces.push(flat(text));
+  };
+  const stack = new Set<object>();
+  /** Writes `v`: by the engine in one call when it is within the budget, else member by member. */
+  const write = (v: unknown): void => {
+    let text: string | undefined;
+    try {
+      text = native(v, budget);
+    } catch (err) {
+      if (err !== LARGE) throw err;
+    }
+    if (text !== undefined) {
+      push(text);
+      return;
+    }
+    if (hasToJson(v)) {
+      sawToJson = true;
+      write((v as { toJSON: () => unknown }).toJSON());
+      return;
+    }
+    if (typeof v !== 'object' || v === null || stack.has(v)) throw NOT_JSON;
+    stack.add(v);
+    if (Array.isArray(v)) {
+      push('[');
+      for (let i = 0; i < v.length; i += ITEMS_AT_ONCE) {
+        if (i > 0) push(',');
+        const slice = v.slice(i, i + ITEMS_AT_ONCE);
+        let chunk: string | undefined;
+        try {
+          chunk = native(slice, budget);
+        } catch (err) {
+          if (err !== LARGE) throw err;
+        }
+        if (chunk !== undefined) push(chunk.slice(1, -1));
+        else
+          for (let k = 0; k < slice.length; k++) {
+            if (k > 0) push(',');
+            if (slice[k] === undefined || !(k in slice)) throw NOT_JSON;
+            write(slice[k]);
+          }
+      }
+      push(']');
+    } else {
+      if (!isPlainObject(v)) throw NOT_JSON;
+      const record = v as Record<string, unknown>;
+      const keys = Object.keys(record);
+      sortKeys(keys);
+      push('{');
+      let first = true;
+      for (const key of keys) {
+        const item = record[key];
+        if (item === undefined) continue;
+        if (FORBIDDEN_KEYS.has(key)) throw NOT_JSON;
+        push(`${first ? '' : ','}${JSON.stringify(key)}:`);
+        write(item);
+        first = false;
+      }
+      push('}');
+    }
+    stack.delete(v);
+  };
+  try {
+    write(value);
+  } catch (err) {
+    if (err === NOT_JSON || err === NOT_NATIVE) return undefined;
+    throw err;
+  }
+  if (small.length > 0) pieces.push(flat(small));
+  return pieces;
 }
 
 /** Where the first object with `toJSON` is, depth first in key order; undefined if none. */
@@ -218,17 +336,23 @@ const ARRAY_INDEX = /^(?:0|[1-9]\d{0,9})$/;
  * numerically), a cycle, a getter or `toJSON` that throws — goes to `fast`, so the result
  * and the errors are the same on both paths.
  */
-function native(value: unknown): string {
+function native(value: unknown, budget = Number.POSITIVE_INFINITY): string {
   if (value === undefined) throw NOT_JSON;
   if (hasToJson(value)) sawToJson = true;
+  valuesLeft = budget; // every call sets its own
+  let text: string | undefined;
   try {
-    return JSON.stringify(value, canonicalReplacer);
+    text = JSON.stringify(value, canonicalReplacer) as string | undefined;
   } catch (err) {
-    throw err === NOT_JSON ? NOT_JSON : NOT_NATIVE;
+    throw err === NOT_JSON || err === LARGE ? err : NOT_NATIVE;
   }
+  // A function or symbol alone: JSON has no text for it.
+  if (typeof text !== 'string') throw NOT_JSON;
+  return text;
 }
 
 function canonicalReplacer(this: unknown, key: string, v: unknown): unknown {
+  if (--valuesLeft < 0) throw LARGE;
   switch (typeof v) {
     case 'string':
       // The engine would copy a big string into its pieces, then again to flatten them: the walk keeps a reference.

@@ -150,8 +150,10 @@ export async function documentChecksum(document: JsonObject): Promise<string> {
 
 /** What a format's payload sealer returns (see {@link payloadSealerOf}): a sealed document, not encoded. */
 export interface SealedPayloadDocument {
-  /** The document as `parseJson` would read its stored bytes back (keys in canonical order). */
-  readonly document: JsonObject;
+  /** The canonical JSON text of the sealed document, checksum included, in segments (big strings and the payload's text shared, not copied). */
+  readonly text: readonly string[];
+  /** The document as `parseJson` would read its stored bytes back (keys in canonical order), parsed on each call. */
+  document(): JsonObject;
   readonly integrity: Integrity;
   /** Length of its canonical UTF-8 bytes. */
   readonly bytes: number;
@@ -550,18 +552,19 @@ export function compiledJsonDocumentFormat<P, D extends JsonObject>(options: Com
       if (!(await verifyStoredBytes(plain, text, integrity?.checksum))) await verifyDocument(document as JsonObject, where);
       const draft = options.fromDocument(document as D);
       return withMember(draft, 'integrity', (document as JsonObject)[INTEGRITY_FIELD] as Integrity);
-    }, async (document, where) => {
-      // The same checks on a document already parsed (a split snapshot reassembled): no bytes to search, so the checksum is hashed from its canonical pieces.
+    }, async (document, where, checksumVerified) => {
+      // The same checks on a document already parsed (a split snapshot reassembled): no bytes to search, so the checksum is hashed from its canonical
+      // pieces — unless the caller already verified it over the reassembled text (resolvePartsOfText).
       assertValid(await validate(document), where);
-      await verifyDocument(document, where);
+      if (checksumVerified !== true) await verifyDocument(document, where);
       const draft = options.fromDocument(document as D);
       return withMember(draft, 'integrity', document[INTEGRITY_FIELD] as Integrity);
     }),
   };
 }
 
-/** A format's `decode` of an already parsed document. */
-type ParsedDecoder<P> = (document: JsonObject, where: string) => Promise<Snapshot<P>>;
+/** A format's `decode` of an already parsed document; `checksumVerified`: its checksum was already verified over its canonical text. */
+type ParsedDecoder<P> = (document: JsonObject, where: string, checksumVerified?: boolean) => Promise<Snapshot<P>>;
 /** A format's sealer of a payload text without encoding it. */
 type PayloadSealer<P> = (header: Omit<SnapshotDraft<P>, 'payload'>, payloadText: string, payloadPieces?: readonly string[]) => Promise<SealedPayloadDocument>;
 
@@ -676,26 +679,32 @@ function membersOf(document: JsonObject, member: string, payload: MemberText): M
 /**
  * {@link sealMembers} without the bytes: the same checksum, hashed chunk by chunk while the
  * pieces are encoded (`sha256HexAndLengthOfPiecesSync`), the same length, and the sealed
- * document parsed from the pieces with big strings shared. Where no incremental hash exists
- * the bytes are encoded once to be hashed, then let go.
+ * document's text in pieces, big strings and the payload's text shared. Where no incremental
+ * hash exists the bytes are encoded once to be hashed, then let go.
  */
 async function sealMembersUnencoded(members: ReadonlyMap<string, string | readonly string[]>, formatVersion = FORMAT_VERSION): Promise<SealedPayloadDocument> {
-  const { pieces } = piecesOfMembers(members, JSON.stringify(formatVersion));
+  const { pieces, gap } = piecesOfMembers(members, JSON.stringify(formatVersion));
   let sealed = sha256HexAndLengthOfPiecesSync(pieces);
   if (!sealed) {
     const { buffer, length } = encodePieces(pieces, 0);
     sealed = { hex: await sha256Hex(buffer.subarray(0, length)), bytes: length };
   }
   const integrity: Integrity = { format_version: formatVersion, algorithm: 'sha256', checksum: sealed.hex };
+  const text = pieces.slice(0, gap);
+  text.push(`${CHECKSUM_OPEN}${sealed.hex}",`);
+  for (let i = gap; i < pieces.length; i++) text.push(pieces[i]!); // not a spread: there may be very many
   // Member by member, in canonical key order (the order a parse of the stored bytes gives): a
   // large member's text is parsed as it is, never joined with the others into one more copy.
-  const keys = [...members.keys(), INTEGRITY_FIELD];
-  sortKeys(keys);
-  const document: JsonObject = {};
-  for (const key of keys) {
-    const value = key === INTEGRITY_FIELD ? undefined : members.get(key)!;
-    if (value === undefined) document[key] = { algorithm: integrity.algorithm, checksum: integrity.checksum, format_version: integrity.format_version };
-    else document[key] = typeof value === 'string' ? parseJson(value, `member ${key}`) : parseJsonPieces(value, `member ${key}`);
-  }
-  return { document, integrity, bytes: sealed.bytes + CHECKSUM_SPAN };
+  const document = (): JsonObject => {
+    const keys = [...members.keys(), INTEGRITY_FIELD];
+    sortKeys(keys);
+    const out: JsonObject = {};
+    for (const key of keys) {
+      const value = key === INTEGRITY_FIELD ? undefined : members.get(key)!;
+      if (value === undefined) out[key] = { algorithm: integrity.algorithm, checksum: integrity.checksum, format_version: integrity.format_version };
+      else out[key] = typeof value === 'string' ? parseJson(value, `member ${key}`) : parseJsonPieces(value, `member ${key}`);
+    }
+    return out;
+  };
+  return { text, document, integrity, bytes: sealed.bytes + CHECKSUM_SPAN };
 }

@@ -61,30 +61,59 @@ function isRef(v: JsonObject): boolean {
 export function hasPartRefs(value: JsonValue): boolean {
   if (Array.isArray(value)) return value.some(hasPartRefs);
   if (!isObject(value)) return false;
-  if (isRef(value)) return true;
+  if (partRefsOf(value)) return true;
   return Object.values(value).some(hasPartRefs);
 }
 
+const isPartRef = (r: unknown): r is PartRef =>
+  typeof r === 'object' && r !== null && !Array.isArray(r) && typeof (r as { key?: unknown }).key === 'string' && typeof (r as { sha256?: unknown }).sha256 === 'string';
+
+/**
+ * @internal The parts `value` refers to when it is a part reference — its one member a marker
+ * whose value is a reference (`key` and `sha256` strings) or a list of them — else undefined.
+ * An object of one marker member whose value is anything else cannot refer to a part: it is
+ * read as the data it is (a raw `TypeError` on a payload that held `{"$savepoint_part": ""}`).
+ */
+export function partRefsOf(value: JsonObject): { readonly refs: readonly PartRef[]; readonly chunked: boolean } | undefined {
+  if (!isRef(value)) return undefined;
+  const single = value[PART_MARKER];
+  if (single !== undefined) return isPartRef(single) ? { refs: [single], chunked: false } : undefined;
+  const list = value[PARTS_MARKER];
+  return Array.isArray(list) && list.every(isPartRef) ? { refs: list as unknown as PartRef[], chunked: true } : undefined;
+}
+
+/**
+ * @internal One value of a document that could move to a part file, as the splitting
+ * decisions see it (the object splitter below and the text splitter, split-text.ts, make
+ * the same decisions, so both store the same bytes).
+ */
+export interface SplitSlot {
+  /** Canonical JSON size in bytes. */
+  readonly bytes: number;
+  /** Size now, after values inside it moved out. */
+  current: number;
+  /** For an array: the size of each item (needed only when the array is over the limit: it may be cut into chunks). */
+  readonly items?: readonly number[];
+  /** Candidate slots inside this value (marked dead when it moves). */
+  readonly children: SplitSlot[];
+  /** The nearest enclosing slot. */
+  up?: SplitSlot;
+  dead: boolean;
+  readonly isArray: boolean;
+}
+
 /** One value of the document that could move to a part file. */
-interface Slot {
+interface Slot extends SplitSlot {
   /** Where the value is (let go once it moved: see {@link kill}). */
   parent: JsonObject | JsonValue[];
   readonly key: string | number;
   value: JsonValue;
-  /** Canonical JSON size in bytes. */
-  readonly bytes: number;
-  /** Candidate slots inside this value (marked dead when it moves). */
   readonly children: Slot[];
-  /** For an array: the size of each item. */
-  readonly items?: readonly number[];
-  /** Size now, after values inside it moved out. */
-  current: number;
-  /** The nearest enclosing slot. */
   up?: Slot;
-  dead: boolean;
 }
 
-const MIN_MOVE = 256; // moving smaller values would cost more in references than it saves
+/** @internal */
+export const MIN_MOVE = 256; // moving smaller values would cost more in references than it saves
 
 /**
  * Canonical JSON size of `value`, computed once for every node bottom-up (linear in the
@@ -99,7 +128,7 @@ function measure(value: JsonValue, parent: JsonObject | JsonValue[] | undefined,
   if (typeof value === 'string') {
     bytes = jsonStringBytes(value);
     if (bytes > maxBytes) {
-      throw new CheckpointError('checkpoint_too_large', `a single value of ${bytes} bytes exceeds the ${maxBytes}-byte limit and cannot be split`, { details: { bytes, limit: maxBytes } });
+      throw valueTooLarge(bytes, maxBytes);
     }
   } else if (Array.isArray(value)) {
     bytes = 2 + Math.max(0, value.length - 1);
@@ -124,7 +153,7 @@ function measure(value: JsonValue, parent: JsonObject | JsonValue[] | undefined,
     bytes += Math.max(0, count - 1);
   } else bytes = canonicalJson(value).length; // numbers, booleans, null: ASCII
   if (parent !== undefined && bytes >= MIN_MOVE && !(isObject(value) && isRef(value))) {
-    const slot: Slot = { parent, key, value, bytes, current: bytes, children, dead: false, ...(items ? { items } : {}) };
+    const slot: Slot = { parent, key, value, bytes, current: bytes, children, dead: false, isArray: Array.isArray(value), ...(items ? { items } : {}) };
     for (const child of children) child.up = slot;
     out.push(slot);
     siblings.push(slot);
@@ -141,13 +170,20 @@ const DETACHED: JsonValue[] = [];
  * piece by piece as it moves out instead of living until the split ends (issue 13, defect 6).
  */
 function kill(slot: Slot): void {
-  const stack = [slot];
+  killSlots(slot, (s) => {
+    s.value = null;
+    s.parent = DETACHED;
+  });
+}
+
+/** @internal Marks `slot` and every slot inside it dead (`release` lets go of what each held), and empties their lists of children. */
+export function killSlots<S extends SplitSlot>(slot: S, release?: (s: S) => void): void {
+  const stack: SplitSlot[] = [slot];
   while (stack.length > 0) {
     const s = stack.pop()!;
     if (s.dead && s !== slot) continue;
     s.dead = true;
-    s.value = null;
-    s.parent = DETACHED;
+    release?.(s as S);
     for (const child of s.children) stack.push(child); // not push(...children): a spread of 100k+ arguments overflows the stack
     s.children.length = 0;
   }
@@ -169,49 +205,96 @@ export async function splitDocument(document: JsonObject, maxBytes: number, part
   // A copy unless the caller hands over a document of its own (the writer's private parse):
   // a copy of a document over the limit is one more payload's worth of memory at the peak.
   const main = options.owned === true ? document : (structuredClone(document) as JsonObject);
-  const parts: PartFile[] = [];
   const slots: Slot[] = [];
-  let mainBytes = measure(main, undefined, '', slots, [], maxBytes);
-  const makePart = async (value: JsonValue): Promise<PartFile> => {
+  const mainBytes = measure(main, undefined, '', slots, [], maxBytes);
+  const { parts } = await moveLargestFirst(slots, mainBytes, maxBytes, partKey, {
     // Straight to bytes: a big string is encoded from the document's own string, never copied as text first.
-    const data = canonicalJsonBytes(value);
-    return { key: partKey(parts.length + 1), sha256: await sha256Hex(data), bytes: data.length, data };
+    bytesOf: (slot) => canonicalJsonBytes(slot.value),
+    chunkBytesOf: (slot, from, to) => canonicalJsonBytes((slot.value as JsonValue[]).slice(from, to)),
+    place: (slot, replacement) => {
+      (slot.parent as Record<string | number, JsonValue>)[slot.key] = replacement;
+      kill(slot);
+    },
+  });
+  const out = canonicalJsonLength(main);
+  if (out > maxBytes) throw mainTooLarge(out, maxBytes);
+  return { main, parts };
+}
+
+/** @internal `checkpoint_too_large` for a main document that still does not fit after splitting. */
+export function mainTooLarge(bytes: number, maxBytes: number): CheckpointError {
+  return new CheckpointError('checkpoint_too_large', `snapshot main document is ${bytes} bytes after splitting, over the ${maxBytes}-byte limit`, {
+    details: { bytes, limit: maxBytes },
+  });
+}
+
+/** @internal `checkpoint_too_large` for a string that alone is over the limit: no split can make its document fit. */
+export function valueTooLarge(bytes: number, maxBytes: number): CheckpointError {
+  return new CheckpointError('checkpoint_too_large', `a single value of ${bytes} bytes exceeds the ${maxBytes}-byte limit and cannot be split`, { details: { bytes, limit: maxBytes } });
+}
+
+/** @internal How a splitter encodes and replaces the values {@link moveLargestFirst} decides to move. */
+export interface SlotMover<S extends SplitSlot> {
+  /** The canonical UTF-8 of the slot's value as it is now (values moved out of it replaced by their references). */
+  bytesOf(slot: S): Uint8Array;
+  /** The canonical UTF-8 of the array of the slot's items `from` to `to` (nothing inside it moved). */
+  chunkBytesOf(slot: S, from: number, to: number): Uint8Array;
+  /** Puts `replacement` (a reference) in place of the slot's value, whose canonical text is `text`, and marks the slot and every slot inside it dead. */
+  place(slot: S, replacement: JsonValue, text: string): void;
+}
+
+/**
+ * @internal The splitting decisions, shared by the object and the text splitter: moves the
+ * largest values first into part files named by `partKey(n)` until the main document, of
+ * `mainBytes` now, fits in `maxBytes`; an array too large for one part whose items each fit
+ * is cut into chunks. `slots` is every candidate in the order a walk of the parsed document
+ * meets their ends. Returns the part files, in the order their keys were given, and the main
+ * document's size after the moves.
+ *
+ * Linear in the document (issue 13, defect 6): candidates are taken largest first, and each
+ * byte is serialized into at most one part.
+ */
+export async function moveLargestFirst<S extends SplitSlot>(
+  slots: S[],
+  mainBytes: number,
+  maxBytes: number,
+  partKey: (n: number) => string,
+  mover: SlotMover<S>,
+): Promise<{ parts: PartFile[]; mainBytes: number }> {
+  const parts: PartFile[] = [];
+  const makePart = async (data: Uint8Array): Promise<PartFile> => {
+    const part: PartFile = { key: partKey(parts.length + 1), sha256: await sha256Hex(data), bytes: data.length, data };
+    parts.push(part);
+    return part;
   };
   const refOf = (p: PartFile): PartRef => ({ key: p.key, sha256: p.sha256, bytes: p.bytes });
   /** Moves `slot` to part files if it can; false when it is too large to move whole. */
-  const move = async (slot: Slot): Promise<boolean> => {
+  const move = async (slot: S): Promise<boolean> => {
     let replacement: JsonValue;
     if (slot.current <= maxBytes) {
-      const part = await makePart(slot.value);
-      parts.push(part);
-      replacement = { [PART_MARKER]: refOf(part) } as unknown as JsonValue;
-    } else if (Array.isArray(slot.value) && slot.current === slot.bytes && slot.items && slot.items.every((b) => b + 2 <= maxBytes)) {
+      replacement = { [PART_MARKER]: refOf(await makePart(mover.bytesOf(slot))) } as unknown as JsonValue;
+    } else if (slot.isArray && slot.current === slot.bytes && slot.items && slot.items.every((b) => b + 2 <= maxBytes)) {
       // An array too large for one part whose items each fit: chunk it greedily by item size.
-      const values = slot.value;
       const refs: PartRef[] = [];
-      let chunk: JsonValue[] = [];
+      let from = 0;
       let chunkBytes = 2;
-      const flush = async (): Promise<void> => {
-        const part = await makePart(chunk);
-        parts.push(part);
-        refs.push(refOf(part));
-        chunk = [];
-        chunkBytes = 2;
-      };
       for (const [i, size] of slot.items.entries()) {
         const b = size + 1;
-        if (chunk.length > 0 && chunkBytes + b > maxBytes) await flush();
-        chunk.push(values[i]!);
+        if (i > from && chunkBytes + b > maxBytes) {
+          refs.push(refOf(await makePart(mover.chunkBytesOf(slot, from, i))));
+          from = i;
+          chunkBytes = 2;
+        }
         chunkBytes += b;
       }
-      if (chunk.length > 0) await flush();
+      if (slot.items.length > from) refs.push(refOf(await makePart(mover.chunkBytesOf(slot, from, slot.items.length))));
       replacement = { [PARTS_MARKER]: refs } as unknown as JsonValue;
     } else return false; // too large to move whole: its own values are candidates further down
-    (slot.parent as Record<string | number, JsonValue>)[slot.key] = replacement;
-    const delta = utf8Encode(canonicalJson(replacement)).length - slot.current;
+    const text = canonicalJson(replacement);
+    const delta = utf8Encode(text).length - slot.current;
     mainBytes += delta;
     for (let a = slot.up; a; a = a.up) a.current += delta;
-    kill(slot);
+    mover.place(slot, replacement, text);
     return true;
   };
   // Largest first (stable: among equal sizes, document order); each value is serialized into at most one part.
@@ -232,13 +315,7 @@ export async function splitDocument(document: JsonObject, maxBytes: number, part
       if (!slot.dead && slot.current <= maxBytes && slot.current >= MIN_MOVE && (await move(slot))) progress = true;
     }
   }
-  const out = canonicalJsonLength(main);
-  if (out > maxBytes) {
-    throw new CheckpointError('checkpoint_too_large', `snapshot main document is ${out} bytes after splitting, over the ${maxBytes}-byte limit`, {
-      details: { bytes: out, limit: maxBytes },
-    });
-  }
-  return { main, parts };
+  return { parts, mainBytes };
 }
 
 /** What a part loader returns: the part's JSON value, or its stored bytes (checked without serializing them again). */
@@ -278,7 +355,7 @@ export async function resolveParts(document: JsonValue, load: (key: string) => P
       const v = h[k]!;
       if (Array.isArray(v)) for (let i = 0; i < v.length; i++) stack.push([v as unknown as Record<number, JsonValue>, i]);
       else if (isObject(v)) {
-        if (isRef(v)) pending.push({ holder: h, key: k, ref: v });
+        if (partRefsOf(v)) pending.push({ holder: h, key: k, ref: v });
         else for (const name of Object.keys(v)) stack.push([v, name]);
       }
     }
@@ -288,10 +365,10 @@ export async function resolveParts(document: JsonValue, load: (key: string) => P
     const level = pending;
     pending = [];
     const loadOne = async ({ ref }: { ref: JsonObject }): Promise<JsonValue> => {
-      const single = ref[PART_MARKER] as unknown as PartRef | undefined;
-      if (single) return fetchRef(single);
+      const { refs, chunked } = partRefsOf(ref)!;
+      if (!chunked) return fetchRef(refs[0]!);
       const chunks: JsonValue[] = [];
-      for (const chunkRef of ref[PARTS_MARKER] as unknown as PartRef[]) {
+      for (const chunkRef of refs) {
         const c = await fetchRef(chunkRef);
         if (Array.isArray(c)) for (const item of c) chunks.push(item);
         else chunks.push(c);

@@ -132,3 +132,15 @@ export function sha256HexAndLengthOfPiecesSync(pieces: readonly string[]): { rea
   const bytes = utf8Chunks(pieces, (chunk) => hash.update(chunk));
   return { hex: hash.digest('hex'), bytes };
 }
+
+/** An incremental SHA-256 (strings taken as UTF-8) where the runtime has one (Node); else undefined. */
+export function sha256Incremental(): { update(data: Uint8Array | string): void; hex(): string } | undefined {
+  if (!nodeCreateHash) return undefined;
+  const hash = nodeCreateHash('sha256');
+  return {
+    update: (data) => {
+      hash.update(data);
+    },
+    hex: () => hash.digest('hex'),
+  };
+}

@@ -2,6 +2,7 @@ import { parseJson, type JsonObject } from '../codec/canonical-json.js';
 import { canonicalJsonBytes } from '../codec/json-pieces.js';
 import { payloadSealerOf, payloadTextSyncEncoderOf } from '../codec/json-document.js';
 import { splitDocument, type PartFile } from '../codec/parts.js';
+import { splitCanonicalText } from '../codec/split-text.js';
 import { handOver } from '../storage/handed-over.js';
 import { utf8Decode } from '../codec/utf8.js';
 import { CheckpointError } from '../model/errors.js';
@@ -160,9 +161,11 @@ export async function encodeForStorage<P>(profile: Profile<P>, header: SnapshotH
 /**
  * Splits a snapshot over the limit from its payload's text: the format seals the document
  * without encoding it (`payloadSealerOf`: checksum and size from the text's pieces, big strings
- * shared), the profile's splitter moves values into part files, each encoded straight to its
- * bytes, and only the main document, within the limit, is encoded as a whole. At no point are
- * the whole document's bytes, or its text, held beside the parts (issue 13, defect 6).
+ * shared). The core splitter then works on that canonical text itself (`splitCanonicalText`:
+ * no object of the payload is built, each part is encoded straight from spans of the text); a
+ * profile's own splitter gets the document parsed. Only the main document, within the limit,
+ * is encoded as a whole: at no point are the whole document's bytes held beside the parts
+ * (issue 13, defect 6).
  */
 async function splitSealed<P>(
   profile: Profile<P>,
@@ -174,8 +177,12 @@ async function splitSealed<P>(
 ): Promise<StorableSnapshot<P>> {
   const sealed = await seal(header, payloadText, payloadPieces);
   const snapshot = snapshotFromText(header, sealed.integrity, payloadText);
-  const { main, parts } = await profile.splitDocument(sealed.document, policy.maxBytes, policy.partKey!, { owned: true });
-  // The parts core's splitter made are the writer's alone and never change: a store may keep them without a copy.
-  if (profile.splitDocument === splitDocument) for (const part of parts) handOver(part.data);
+  if (profile.splitDocument === splitDocument) {
+    const { main, parts } = await splitCanonicalText(sealed.text, policy.maxBytes, policy.partKey!);
+    // The parts and the main document are the writer's alone and never change: a store may keep them without a copy.
+    for (const part of parts) handOver(part.data);
+    return { bytes: handOver(main), snapshot, parts, splitFrom: sealed.bytes };
+  }
+  const { main, parts } = await profile.splitDocument(sealed.document(), policy.maxBytes, policy.partKey!, { owned: true });
   return { bytes: handOver(canonicalJsonBytes(main)), snapshot, parts, splitFrom: sealed.bytes };
 }

@@ -75,8 +75,13 @@ export function materialText<P>(profile: Profile<P>, status: string, payload: P)
 }
 
 function materialKey(status: string, view: unknown): string {
-  const { text, pieces } = canonicalJsonOf({ status, material: view as never });
-  return (pieces && digestOfPieces(pieces)) ?? text;
+  if (view === undefined) return canonicalJsonOf({ status }).text;
+  // Built around the view's own text as validateTrigger builds it around the payload's: whether a
+  // large text comes in pieces (and the key is then a digest) is decided on the same value on both
+  // sides — a wrapper object counts a few values more (issue 13: the text of a large value in pieces).
+  const { text, pieces } = canonicalJsonOf(view);
+  const tail = `,"status":${JSON.stringify(status)}}`;
+  return (pieces && digestOfPieces(['{"material":', ...pieces, tail])) ?? `{"material":${text}${tail}`;
 }
 
 /**
