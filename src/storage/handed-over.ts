@@ -21,6 +21,11 @@ export function isHandedOver(bytes: Uint8Array): boolean {
   return handedOver.has(bytes);
 }
 
+/** The bytes a store keeps for a put: `bytes` itself when handed over, else a copy the caller can no longer change. */
+export function ownedCopy(bytes: Uint8Array): Uint8Array {
+  return handedOver.has(bytes) ? bytes : bytes.slice();
+}
+
 /**
  * Stores that copy a put's (and a batch's) bytes before the call returns — `memoryStorage`,
  * whose `put` copies before its first await. A caller may then seal its next document into

@@ -2,7 +2,7 @@ import { CheckpointError } from '../model/errors.js';
 import { assertBytesArgument, assertOptionsArgument } from '../model/arguments.js';
 import type { BatchOperation, BatchOutcome, DeleteOptions, PutOptions, PutResult, StorageAdapter, StorageEntry, StoredObject } from './adapter.js';
 import { assertBatchOperations } from './batch-operation.js';
-import { isHandedOver, markCopiesOnPut } from './handed-over.js';
+import { markCopiesOnPut, ownedCopy } from './handed-over.js';
 import { assertKey, assertPrefix } from './keys.js';
 import { sortedKeys } from './sorted-keys.js';
 
@@ -81,7 +81,7 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageAdapte
   let slabAt = 0;
   const copyOf = (bytes: Uint8Array): Uint8Array => {
     // A buffer the writer made and handed over (a split checkpoint's parts) is kept as it is: no one changes it.
-    if (bytes.length > SLAB_VALUE_LIMIT) return isHandedOver(bytes) ? bytes : bytes.slice();
+    if (bytes.length > SLAB_VALUE_LIMIT) return ownedCopy(bytes);
     if (slabAt + bytes.length > slab.byteLength) {
       slab = new ArrayBuffer(SLAB_BYTES);
       slabAt = 0;

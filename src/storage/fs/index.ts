@@ -14,6 +14,7 @@ import { INTERNAL_MARK, lockName, newOwner, tempName, type Owner } from './names
 import { createJournal, JOURNAL_NAME, type AckedState, type Journal, type RecoveryReport } from './journal.js';
 import { keyPath, keyRefused, occupiedRefused, symlinkRefused, type KeyPath } from './paths.js';
 import { sweepInternalFiles } from './sweep.js';
+import { ownedCopy } from '../handed-over.js';
 
 /** Options of {@link fsStorage}. */
 export interface FsStorageOptions {
@@ -612,8 +613,8 @@ export function createFsStorage(options: FsStorageOptions, internals: FsInternal
       assertOpen();
       assertKey(key);
       if (!(bytes instanceof Uint8Array)) throw new CheckpointError('checkpoint_schema_invalid', `value of ${key} is not a Uint8Array`, { details: { key } });
-      // Copy before the first await: the caller may reuse its buffer as soon as put() returns.
-      return track(doPut(key, bytes.slice(), opts));
+      // Copy before the first await: the caller may reuse its buffer as soon as put() returns (unless the writer handed it over: a large part it never touches again).
+      return track(doPut(key, ownedCopy(bytes), opts));
     },
 
     async delete(key: string, opts: DeleteOptions = {}): Promise<boolean> {
@@ -637,8 +638,8 @@ export function createFsStorage(options: FsStorageOptions, internals: FsInternal
           async batch(operations: readonly BatchOperation[]): Promise<BatchOutcome[]> {
             assertOpen();
             assertBatchOperations(operations);
-            // Copied now: the caller may reuse its buffers as soon as batch() returns.
-            const ops = operations.map((op): BatchOperation => (op.type === 'put' ? { ...op, bytes: op.bytes.slice() } : op));
+            // Copied now: the caller may reuse its buffers as soon as batch() returns (handed-over ones excepted, as in put).
+            const ops = operations.map((op): BatchOperation => (op.type === 'put' ? { ...op, bytes: ownedCopy(op.bytes) } : op));
             if (ops.length === 0) return [];
             return track(journaled(ops, 'writing', ops[0]!.key));
           },
