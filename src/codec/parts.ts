@@ -65,8 +65,18 @@ export function hasPartRefs(value: JsonValue): boolean {
   return Object.values(value).some(hasPartRefs);
 }
 
-const isPartRef = (r: unknown): r is PartRef =>
-  typeof r === 'object' && r !== null && !Array.isArray(r) && typeof (r as { key?: unknown }).key === 'string' && typeof (r as { sha256?: unknown }).sha256 === 'string';
+/**
+ * A reference exactly as savepoint writes it: `bytes`, `key` and `sha256`, nothing else. The
+ * members of a reference are outside the document's checksum (it covers the reassembled
+ * document), so a reference edited into any other shape is not taken for one: it is data,
+ * and the checksum catches it. `bytes` is checked against the part's stored length where the
+ * stored bytes are read.
+ */
+const isPartRef = (r: unknown): r is PartRef => {
+  if (typeof r !== 'object' || r === null || Array.isArray(r)) return false;
+  const { key, sha256, bytes } = r as { key?: unknown; sha256?: unknown; bytes?: unknown };
+  return typeof key === 'string' && typeof sha256 === 'string' && typeof bytes === 'number' && Number.isSafeInteger(bytes) && bytes > 0 && Object.keys(r).length === 3;
+};
 
 /**
  * @internal The parts `value` refers to when it is a part reference — its one member a marker
@@ -339,6 +349,7 @@ export async function resolveParts(document: JsonValue, load: (key: string) => P
     const loaded = await load(ref.key);
     if (loaded === undefined) throw new CheckpointError('checkpoint_not_found', `part file ${ref.key} is missing`, { details: { key: ref.key } });
     if (isLoadedBytes(loaded)) {
+      if (loaded.bytes.length !== ref.bytes) throw mismatch(ref);
       const value = loaded.value();
       if ((await sha256Hex(loaded.bytes)) !== ref.sha256 && (await sha256Hex(canonicalJson(value))) !== ref.sha256) throw mismatch(ref);
       return value;

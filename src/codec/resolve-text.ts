@@ -70,7 +70,7 @@ function refsOf(text: string): TextRef[] | undefined {
     }
     const found = isObject(ref) ? partRefsOf(ref) : undefined;
     if (!found) continue; // a marker holding something else refers to no part: data
-    const parts = found.refs.map((r) => ({ key: r.key, sha256: r.sha256, bytes: typeof r.bytes === 'number' && r.bytes > 0 ? r.bytes : 0 }));
+    const parts = found.refs.map((r) => ({ key: r.key, sha256: r.sha256, bytes: r.bytes }));
     out.push({ start: at, end: end + 1, text: refText, chunked: found.chunked, parts });
     at = end;
   }
@@ -185,7 +185,7 @@ async function expand(ref: TextRef, hash: Hash, take: () => Promise<Uint8Array |
  * parsed; references inside it are resolved the same way, one after the other.
  */
 async function partValue(part: TextRef['parts'][number], stored: Uint8Array | undefined, hash: Hash, load: (key: string) => Promise<Uint8Array | undefined>, inner: boolean): Promise<JsonValue> {
-  if (stored === undefined || (await sha256Hex(stored)) !== part.sha256) throw GIVE_UP;
+  if (stored === undefined || stored.length !== part.bytes || (await sha256Hex(stored)) !== part.sha256) throw GIVE_UP;
   const text = utf8Decode(stored, part.key);
   const refs = refsOf(text);
   if (!refs) throw GIVE_UP;

@@ -157,6 +157,19 @@ describe('reading a split checkpoint back from its texts', () => {
     );
   });
 
+  it('a part reference edited in the main document is refused, not read past: its members are outside the checksum (regression: "bytes" renamed was read as a reference)', async () => {
+    const payload = Array.from({ length: 200 }, (_, i) => ({ id: i, name: `item ${i}`, tags: ['a'] }));
+    for (const edit of [(t: string) => t.replace('{"bytes":', '{"aytes":'), (t: string) => t.replace(/\{"bytes":(\d+)/, (_, n: string) => `{"bytes":${Number(n) + 1}`), (t: string) => t.replace('{"bytes":', '{"extra":1,"bytes":')]) {
+      const { storage, r } = await written(payload, 2000);
+      if (!r.ok) throw r.error;
+      const text = new TextDecoder().decode((await storage.get(r.key))!.bytes);
+      const edited = edit(text);
+      expect(edited).not.toBe(text);
+      await storage.put(r.key, new TextEncoder().encode(edited));
+      await expect(readSnapshot(storage, defaultProfile, r.key)).rejects.toMatchObject({ reasonCode: 'checkpoint_integrity_mismatch' });
+    }
+  });
+
   it('a split checkpoint of many small values is read without serializing the reassembled document again (regression: its whole text was rebuilt to check the checksum)', async () => {
     const payload = Array.from({ length: 4000 }, (_, i) => ({ id: i, name: `item ${i}`, tags: ['a', 'b'], note: 'abcdefghijklmnopqrstuvwxyz' }));
     const { storage, r } = await written(payload, 64 * 1024);
