@@ -132,6 +132,15 @@ export function plainCanonicalJson(value: unknown): string | undefined {
 }
 
 /**
+ * Canonical JSON of a plain object (see `isPlain`) as {@link plainCanonicalJson} makes it,
+ * without its `JSON.stringify` text first: the saver stores a checkpoint's plain metadata
+ * canonical only. Undefined for anything else (the serializer decides, as in {@link dumpAll}).
+ */
+export function plainObjectCanonicalJson(value: unknown): string | undefined {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) && isPlain(value, []) ? plainCanonicalJson(value) : undefined;
+}
+
+/**
  * The serializer's output for each of `values`, in order: with `plain`, plain JSON data as
  * its JSON text without a call; the rest serialized at once under one await, and no await at
  * all when nothing is left to serialize (each await is a microtask, and LangGraph's

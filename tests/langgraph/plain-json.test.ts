@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { listAll, memoryStorage } from 'savepoint';
 import { SavepointSaver } from 'savepoint/langgraph';
 import { manualClock } from 'savepoint/testing';
-import { dumpAll, plainCanonicalJson, plainJson, writesPlainAsJson } from '../../src/langgraph/plain-json.js';
+import { dumpAll, plainCanonicalJson, plainJson, plainObjectCanonicalJson, writesPlainAsJson } from '../../src/langgraph/plain-json.js';
 import { canonicalJson } from '../../src/codec/canonical-json.js';
 
 /** Strings of every kind (lone surrogates, controls, line separators), every kind of number, booleans, null. */
@@ -81,6 +81,17 @@ describe('SavepointSaver: plain JSON data written as its JSON text without a ser
     );
     expect(plainCanonicalJson({ b: [Number.NaN, -0, 1e21], '10': 'x', '9': { z: null, a: '\uD800' } })).toBe('{"10":"x","9":{"a":"\\ud800","z":null},"b":[null,0,1e+21]}');
     expect(plainCanonicalJson(JSON.parse('{"a":{"__proto__":1}}'))).toBeUndefined();
+  });
+
+  it('property: the canonical text of plain metadata, made without its JSON text, is that of any plain object and undefined for anything else', () => {
+    fc.assert(
+      fc.property(fc.oneof(anyValue, metadataExtra), (value) => {
+        const object = value !== null && typeof value === 'object' && !Array.isArray(value);
+        expect(plainObjectCanonicalJson(value)).toBe(object && plainJson(value) !== undefined ? plainCanonicalJson(value) : undefined);
+      }),
+      { numRuns: 300 },
+    );
+    expect(plainObjectCanonicalJson({ step: 1, source: 'loop', parents: {} })).toBe('{"parents":{},"source":"loop","step":1}');
   });
 
   it('metadata with a "__proto__" key is refused as before, written without the serializer or not', async () => {
