@@ -1,5 +1,6 @@
 import { JsonPlusSerializer, type SerializerProtocol } from '@langchain/langgraph-checkpoint';
 import { sortKeys } from '../codec/canonical-json.js';
+import { quoteRecent } from './recent-texts.js';
 
 /**
  * The serializer's output for one value: its `[type, bytes]`, or the JSON text of plain data
@@ -96,6 +97,8 @@ function isPlainObject(record: Record<string, unknown>, stack: object[]): boolea
 
 /** The JSON text of plain JSON data (see `isPlain`); undefined for anything else (the serializer decides). */
 export function plainJson(value: unknown): string | undefined {
+  // A string a task wrote is, the next superstep, a channel's value: encoded once (see quoteRecent).
+  if (typeof value === 'string') return quoteRecent(value);
   return isPlain(value, []) ? JSON.stringify(value) : undefined;
 }
 

@@ -7,6 +7,7 @@ import { SavepointSaver } from 'savepoint/langgraph';
 import { manualClock } from 'savepoint/testing';
 import { dumpAll, plainCanonicalJson, plainJson, plainObjectCanonicalJson, writesPlainAsJson } from '../../src/langgraph/plain-json.js';
 import { canonicalJson } from '../../src/codec/canonical-json.js';
+import { quoteRecent, rememberingRecent } from '../../src/langgraph/recent-texts.js';
 
 /** Strings of every kind (lone surrogates, controls, line separators), every kind of number, booleans, null. */
 const primitive = fc.oneof(
@@ -92,6 +93,31 @@ describe('SavepointSaver: plain JSON data written as its JSON text without a ser
       { numRuns: 300 },
     );
     expect(plainObjectCanonicalJson({ step: 1, source: 'loop', parents: {} })).toBe('{"parents":{},"source":"loop","step":1}');
+  });
+
+  it('property: a string encoder that remembers recent long strings gives what encoding each string anew gives, whatever came before', () => {
+    let calls = 0;
+    const encode = (text: string): string => {
+      calls++;
+      return JSON.stringify(text);
+    };
+    // Few, long, alike strings (equal content as other instances, one character apart, short ones): slots hit, miss and get overwritten.
+    const text = fc.tuple(fc.constantFrom('a', 'b', '"', '\uD800'), fc.integer({ min: 0, max: 3 }), fc.nat(12)).map(([c, n, k]) => `${'x'.repeat(60 + k)}${c}`.repeat(n) + String(k));
+    fc.assert(
+      fc.property(fc.array(text, { maxLength: 40 }), (texts) => {
+        const recent = rememberingRecent(encode);
+        for (const t of texts) expect(recent(t)).toBe(JSON.stringify(t));
+      }),
+      { numRuns: 200 },
+    );
+    const recent = rememberingRecent(encode);
+    const long = 'step 1 '.repeat(60);
+    calls = 0;
+    recent(long);
+    recent(long);
+    recent(`${long}`.slice(0));
+    expect(calls).toBe(1);
+    expect(quoteRecent(long)).toBe(JSON.stringify(long));
   });
 
   it('metadata with a "__proto__" key is refused as before, written without the serializer or not', async () => {
