@@ -1,5 +1,7 @@
 /** Shorter strings are cheaper to encode again than to look up. */
 const MIN_LENGTH = 64;
+/** Longer strings are not kept alive by this cache (a large value would be held, with its JSON, after the saver is done with it). */
+const MAX_LENGTH = 64 * 1024;
 /** Strings remembered: a superstep's pending writes, whose values the next checkpoint holds. */
 const SLOTS = 8;
 
@@ -17,7 +19,7 @@ export function rememberingRecent(encode: (text: string) => string): (text: stri
   const outputs: string[] = [];
   let next = 0;
   return (text) => {
-    if (text.length < MIN_LENGTH) return encode(text);
+    if (text.length < MIN_LENGTH || text.length > MAX_LENGTH) return encode(text);
     for (let i = 0; i < inputs.length; i++) if (inputs[i] === text) return outputs[i]!;
     const out = encode(text);
     inputs[next] = text;
