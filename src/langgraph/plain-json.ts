@@ -1,5 +1,6 @@
 import { JsonPlusSerializer, type SerializerProtocol } from '@langchain/langgraph-checkpoint';
 import { sortKeys } from '../codec/canonical-json.js';
+import { quoteRecent } from './recent-texts.js';
 
 /**
  * The serializer's output for one value: its `[type, bytes]`, or the JSON text of plain data
@@ -96,6 +97,8 @@ function isPlainObject(record: Record<string, unknown>, stack: object[]): boolea
 
 /** The JSON text of plain JSON data (see `isPlain`); undefined for anything else (the serializer decides). */
 export function plainJson(value: unknown): string | undefined {
+  // A string a task wrote is, the next superstep, a channel's value: encoded once (see quoteRecent).
+  if (typeof value === 'string') return quoteRecent(value);
   return isPlain(value, []) ? JSON.stringify(value) : undefined;
 }
 
@@ -129,6 +132,15 @@ export function plainCanonicalJson(value: unknown): string | undefined {
     text += `${i > 0 ? ',' : ''}${JSON.stringify(key)}:${item}`;
   }
   return `${text}}`;
+}
+
+/**
+ * Canonical JSON of a plain object (see `isPlain`) as {@link plainCanonicalJson} makes it,
+ * without its `JSON.stringify` text first: the saver stores a checkpoint's plain metadata
+ * canonical only. Undefined for anything else (the serializer decides, as in {@link dumpAll}).
+ */
+export function plainObjectCanonicalJson(value: unknown): string | undefined {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) && isPlain(value, []) ? plainCanonicalJson(value) : undefined;
 }
 
 /**

@@ -30,7 +30,7 @@ import { compareIds, hasId, insertId, loadRunState, reserveSequence, type RunSta
 import { decodeWrites, encodeWrites, type StoredWrite } from './writes.js';
 import { encodeCheckpointDocument } from './document.js';
 import { channelText, jsonTextOf, storedChannel, storedValue, storedWrite, valueBytes } from './serialized.js';
-import { dumpAll, plainCanonicalJson, writesPlainAsJson, type Dumped } from './plain-json.js';
+import { dumpAll, plainCanonicalJson, plainObjectCanonicalJson, writesPlainAsJson, type Dumped } from './plain-json.js';
 
 /** Options of {@link SavepointSaver}. */
 export interface SavepointSaverOptions {
@@ -97,8 +97,8 @@ const isRecord = (value: unknown): value is Record<string, unknown> => value !==
  * the serializer's output in `metadata_blob`. Plain metadata (written without the serializer)
  * is made canonical as it is (`text`); anything else is parsed back from the serializer's JSON.
  */
-function storedMetadata(metadata: unknown, dumped: Dumped): { json?: JsonObject; text?: string; blob?: SerializedValue } {
-  const text = typeof dumped === 'string' && isRecord(metadata) ? plainCanonicalJson(metadata) : undefined;
+function storedMetadata(metadata: unknown, dumped: Dumped, plainText: string | undefined): { json?: JsonObject; text?: string; blob?: SerializedValue } {
+  const text = plainText ?? (typeof dumped === 'string' && isRecord(metadata) ? plainCanonicalJson(metadata) : undefined);
   if (text !== undefined) return { json: metadata as JsonObject, text };
   const json = jsonTextOf(dumped, 'metadata');
   const parsed = json === undefined ? undefined : parseJson(json, 'metadata');
@@ -252,12 +252,14 @@ export class SavepointSaver extends BaseCheckpointSaver {
     const plain = this.plainAsJson ?? (await this.decidePlain());
     // Every serialization at once, one await (none when all is plain data): each await is a microtask, and LangGraph's AsyncLocalStorage makes those cost.
     const fresh = Object.keys(values ?? {}).filter((channel) => Object.hasOwn(newVersions, channel));
-    const pending: unknown[] = [bare, metadata];
+    // Plain metadata is stored as canonical JSON only: its JSON.stringify text would go unused.
+    const metadataText = plain ? plainObjectCanonicalJson(metadata) : undefined;
+    const pending: unknown[] = [bare, metadataText === undefined ? metadata : null];
     for (const channel of fresh) pending.push(values[channel]);
     const all = dumpAll(this.serde, pending, plain);
     const dumped = Array.isArray(all) ? all : await all;
     const { channels, texts } = this.storedChannels(checkpoint, values ?? {}, newVersions, parent, fresh, dumped);
-    const stored = storedMetadata(metadata, dumped[1]!);
+    const stored = storedMetadata(metadata, dumped[1]!, metadataText);
     const payload: LangGraphPayload = { thread_id: threadId, checkpoint_ns: ns, checkpoint: storedValue(dumped[0]!), channel_values: channels, metadata: stored.json ?? {} };
     if (parentId !== undefined) payload.parent_checkpoint_id = parentId;
     if (stored.blob) payload.metadata_blob = stored.blob;
@@ -506,7 +508,7 @@ export class SavepointSaver extends BaseCheckpointSaver {
    */
   private leavingWith(state: RunState, id: string): { ids: string[]; keys: string[] } | undefined {
     if (this.keepLast === false || !this.storage.capabilities.atomicBatch || typeof this.storage.batch !== 'function') return undefined;
-    const known = state.ids.includes(id);
+    const known = hasId(state, id);
     const excess = state.ids.length + (known ? 0 : 1) - this.keepLast;
     if (excess <= 0) return undefined;
     const ids = state.ids.slice(0, excess);

@@ -4,6 +4,7 @@ import { fromBase64, toBase64 } from '../storage/github/encoding.js';
 import type { SerializedValue, StoredChannel } from './profile.js';
 import type { StoredWrite } from './writes.js';
 import type { Dumped } from './plain-json.js';
+import { quoteRecent } from './recent-texts.js';
 
 /**
  * Exact UTF-8: refuses malformed bytes (and surrogates encoded as bytes), keeps a leading
@@ -74,7 +75,7 @@ export function valueBytes(value: SerializedValue, where: string): Uint8Array {
 const quote = JSON.stringify;
 
 /** Canonical JSON text of a stored value's own members (`"data":…` or `"text":…`; both sort before `"type"`). */
-const bodyText = (value: SerializedValue): string => ('text' in value ? `"text":${quote(value.text)}` : `"data":${quote(value.data)}`);
+const bodyText = (value: SerializedValue): string => ('text' in value ? `"text":${quoteRecent(value.text)}` : `"data":${quote(value.data)}`);
 
 /** Canonical JSON of a stored value: `{"data"|"text":…,"type":…}` (keys in code-unit order). */
 export function valueText(value: SerializedValue): string {
@@ -95,5 +96,5 @@ export function channelText(channel: StoredChannel): string {
 export function writeText(write: StoredWrite): string {
   const head = `{"channel":${quote(write.channel)},`;
   const idx = `"idx":${quote(write.idx)}`;
-  return 'text' in write ? `${head}${idx},"text":${quote(write.text)},"type":${quote(write.type)}}` : `${head}"data":${quote(write.data)},${idx},"type":${quote(write.type)}}`;
+  return 'text' in write ? `${head}${idx},"text":${quoteRecent(write.text)},"type":${quote(write.type)}}` : `${head}"data":${quote(write.data)},${idx},"type":${quote(write.type)}}`;
 }

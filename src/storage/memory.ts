@@ -56,6 +56,7 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageAdapte
     new CheckpointError('checkpoint_conflict', `conditional write of ${key} failed: ${why}`, { details: { key } });
 
   const check = (key: string, cond: PutOptions & DeleteOptions): void => {
+    if (!cond.ifAbsent && cond.ifVersion === undefined) return;
     const cell = cells.get(key);
     if (cond.ifAbsent && cell) throw conflict(key, 'key exists');
     if (cond.ifVersion !== undefined && cell?.version !== cond.ifVersion) throw conflict(key, cell ? 'version changed' : 'key is gone');
@@ -94,8 +95,10 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageAdapte
   /** Stores `copy` (a copy the store owns) under `key`; returns the new version. */
   const store = (key: string, copy: Uint8Array): string => {
     const version = String(++counter);
-    if (!cells.has(key)) order.add(key);
+    // One hash lookup, not two: the map grows only when the key is new.
+    const size = cells.size;
     cells.set(key, { bytes: copy, version });
+    if (cells.size !== size) order.add(key);
     return version;
   };
 

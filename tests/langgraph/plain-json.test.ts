@@ -5,8 +5,9 @@ import { describe, expect, it } from 'vitest';
 import { listAll, memoryStorage } from 'savepoint';
 import { SavepointSaver } from 'savepoint/langgraph';
 import { manualClock } from 'savepoint/testing';
-import { dumpAll, plainCanonicalJson, plainJson, writesPlainAsJson } from '../../src/langgraph/plain-json.js';
+import { dumpAll, plainCanonicalJson, plainJson, plainObjectCanonicalJson, writesPlainAsJson } from '../../src/langgraph/plain-json.js';
 import { canonicalJson } from '../../src/codec/canonical-json.js';
+import { quoteRecent, rememberingRecent } from '../../src/langgraph/recent-texts.js';
 
 /** Strings of every kind (lone surrogates, controls, line separators), every kind of number, booleans, null. */
 const primitive = fc.oneof(
@@ -83,6 +84,42 @@ describe('SavepointSaver: plain JSON data written as its JSON text without a ser
     expect(plainCanonicalJson(JSON.parse('{"a":{"__proto__":1}}'))).toBeUndefined();
   });
 
+  it('property: the canonical text of plain metadata, made without its JSON text, is that of any plain object and undefined for anything else', () => {
+    fc.assert(
+      fc.property(fc.oneof(anyValue, metadataExtra), (value) => {
+        const object = value !== null && typeof value === 'object' && !Array.isArray(value);
+        expect(plainObjectCanonicalJson(value)).toBe(object && plainJson(value) !== undefined ? plainCanonicalJson(value) : undefined);
+      }),
+      { numRuns: 300 },
+    );
+    expect(plainObjectCanonicalJson({ step: 1, source: 'loop', parents: {} })).toBe('{"parents":{},"source":"loop","step":1}');
+  });
+
+  it('property: a string encoder that remembers recent long strings gives what encoding each string anew gives, whatever came before', () => {
+    let calls = 0;
+    const encode = (text: string): string => {
+      calls++;
+      return JSON.stringify(text);
+    };
+    // Few, long, alike strings (equal content as other instances, one character apart, short ones): slots hit, miss and get overwritten.
+    const text = fc.tuple(fc.constantFrom('a', 'b', '"', '\uD800'), fc.integer({ min: 0, max: 3 }), fc.nat(12)).map(([c, n, k]) => `${'x'.repeat(60 + k)}${c}`.repeat(n) + String(k));
+    fc.assert(
+      fc.property(fc.array(text, { maxLength: 40 }), (texts) => {
+        const recent = rememberingRecent(encode);
+        for (const t of texts) expect(recent(t)).toBe(JSON.stringify(t));
+      }),
+      { numRuns: 200 },
+    );
+    const recent = rememberingRecent(encode);
+    const long = 'step 1 '.repeat(60);
+    calls = 0;
+    recent(long);
+    recent(long);
+    recent(`${long}`.slice(0));
+    expect(calls).toBe(1);
+    expect(quoteRecent(long)).toBe(JSON.stringify(long));
+  });
+
   it('metadata with a "__proto__" key is refused as before, written without the serializer or not', async () => {
     const metadata = JSON.parse('{"source":"loop","step":0,"parents":{},"x":{"__proto__":1}}') as CheckpointMetadata;
     for (const serde of [undefined, new SubclassedSerializer()]) {
@@ -121,13 +158,22 @@ describe('SavepointSaver: plain JSON data written as its JSON text without a ser
         const checkpoints = steps.map((values, i): Checkpoint => ({ ...emptyCheckpoint(), id: uuid6(i), channel_values: values, channel_versions: Object.fromEntries(Object.keys(values).map((k) => [k, i + 1])) }));
         const stores = [memoryStorage(), memoryStorage()];
         const savers = [new SavepointSaver({ storage: stores[0]!, clock: manualClock() }), new SavepointSaver({ storage: stores[1]!, clock: manualClock(), serde: new SubclassedSerializer() })];
+        // Metadata holding a "__proto__" key (fc.jsonValue makes some) is refused by both, alike.
+        const refused: (string | undefined)[] = [];
         for (const saver of savers) {
           let config: RunnableConfig = { configurable: { thread_id: 't', checkpoint_ns: '' } };
-          for (const [i, checkpoint] of checkpoints.entries()) {
-            config = await saver.put(config, checkpoint, { source: 'loop', step: i, parents: {}, ...metadata } as CheckpointMetadata, checkpoint.channel_versions);
-            await saver.putWrites(config, writes, `task-${i}`);
+          try {
+            for (const [i, checkpoint] of checkpoints.entries()) {
+              config = await saver.put(config, checkpoint, { source: 'loop', step: i, parents: {}, ...metadata } as CheckpointMetadata, checkpoint.channel_versions);
+              await saver.putWrites(config, writes, `task-${i}`);
+            }
+            refused.push(undefined);
+          } catch (err) {
+            refused.push((err as { reasonCode?: string }).reasonCode ?? String(err));
           }
         }
+        expect(refused[1]).toBe(refused[0]);
+        expect([undefined, 'checkpoint_schema_invalid']).toContain(refused[0]);
         const keys = await listAll(stores[0]!, '');
         expect(await listAll(stores[1]!, '')).toEqual(keys);
         for (const { key } of keys) expect((await stores[0]!.get(key))!.bytes).toEqual((await stores[1]!.get(key))!.bytes);

@@ -71,6 +71,28 @@ describe('memoryStorage listing order', () => {
     expect(await listed(storage, 'r/')).toEqual(['r/a', 'r/aa', 'r/b']);
   });
 
+  it('sortedKeys in small chunks (split when full, dropped when empty) lists what a sorted set would, for every prefix', () => {
+    const chunkKey = fc.string({ unit: fc.constantFrom('a', 'b', '/', '\uE000', '\u{1F600}'), maxLength: 4 });
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 4 }), fc.array(fc.tuple(fc.boolean(), chunkKey), { maxLength: 80 }), fc.array(chunkKey, { maxLength: 4 }), (chunk, ops, prefixes) => {
+        const keys = sortedKeys(chunk);
+        const model = new Set<string>();
+        for (const [add, k] of ops) {
+          if (add) {
+            keys.add(k);
+            model.add(k);
+          } else {
+            keys.remove(k);
+            model.delete(k);
+          }
+        }
+        const sorted = [...model].sort();
+        for (const p of ['', ...prefixes]) expect(keys.withPrefix(p)).toEqual(sorted.filter((k) => k.startsWith(p)));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it('sortedKeys ignores a second add and a remove of a key it does not hold', () => {
     const keys = sortedKeys();
     for (const k of ['b', 'a', 'c', 'c', 'a', 'b']) keys.add(k);
