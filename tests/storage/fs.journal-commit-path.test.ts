@@ -4,7 +4,8 @@
  * is planned without any file-system call, its record is the only call until it is durable,
  * the pool refills only once that write has returned, and the caller is answered before the
  * background apply issues its first call. And planning at once (without calls) decides every
- * condition exactly as planning through calls does: a property against memoryStorage.
+ * condition exactly as planning through calls does: a property against memoryStorage. The
+ * record, sealed in place with one digest, reads back through the Hash-based check.
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,6 +17,7 @@ import { memoryStorage } from 'savepoint';
 import { utf8Decode, utf8Encode } from '../../src/codec/utf8.js';
 import { realIo, type FsIo } from '../../src/storage/fs/fd.js';
 import { createFsStorage } from '../../src/storage/fs/index.js';
+import { decodeJournal, encodeRecord, type JournalOp } from '../../src/storage/fs/journal.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'savepoint-fs-commit-path-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -185,6 +187,31 @@ describe('fsStorage journal: planning at once decides as planning through calls 
         }
       }),
       { numRuns: 25 },
+    );
+  });
+});
+
+describe('fsStorage journal: the record sealed in place reads back (property)', () => {
+  it('any operations, bytes and epoch: decodeJournal (a Hash over epoch and body) accepts what encodeRecord sealed in one digest', () => {
+    const opsArb = fc.array(
+      fc.oneof(
+        fc.record({ key: fc.string({ minLength: 1, maxLength: 12 }), bytes: fc.uint8Array({ maxLength: 300 }), version: fc.option(fc.string({ maxLength: 20 }), { nil: undefined }) }),
+        fc.record({ key: fc.string({ minLength: 1, maxLength: 12 }) }),
+      ),
+      { minLength: 1, maxLength: 5 },
+    );
+    fc.assert(
+      fc.property(opsArb, fc.integer({ min: 1, max: 0xffffffff }), (ops, epoch) => {
+        const journalOps = ops.map((o): JournalOp => ('bytes' in o ? (o.version === undefined ? ['p', o.key, o.bytes.length] : ['p', o.key, o.bytes.length, o.version]) : ['d', o.key]));
+        const payloads = ops.flatMap((o) => ('bytes' in o ? [o.bytes] : []));
+        const record = encodeRecord(journalOps, payloads, epoch);
+        const found = decodeJournal(record);
+        expect(found).toMatchObject({ end: record.length, epoch, torn: 0 });
+        expect(found.records[0]!.ops).toEqual(
+          ops.map((o) => ('bytes' in o ? { type: 'put', key: o.key, bytes: o.bytes, ...(o.version === undefined ? {} : { version: o.version }) } : { type: 'delete', key: o.key })),
+        );
+      }),
+      { numRuns: 100 },
     );
   });
 });
