@@ -1163,7 +1163,7 @@ export function createJournal(deps: JournalDeps): Journal {
             () => undefined,
           );
       const accepted = placing ? await planGroup(group, states, cache, exact).finally(() => placing) : await planGroup(group, states, cache, exact);
-      await placing;
+      if (placing) await placing;
       if (accepted.length === 0) return;
       const all = accepted.flatMap((a) => a.planned);
       try {
