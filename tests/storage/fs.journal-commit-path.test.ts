@@ -82,7 +82,8 @@ describe('fsStorage journal: the commit path of a busy run', () => {
         await store.batch!(checkpointOps(i, bytes));
         await quiet(rec);
       }
-      for (let i = 3; i < 8; i++) {
+      let checked = 0;
+      for (let i = 3; checked < 5 && i < 30; i++) {
         rec.log.length = 0;
         const answered = store.batch!(checkpointOps(i, bytes));
         const outcomes = await answered;
@@ -92,6 +93,13 @@ describe('fsStorage journal: the commit path of a busy run', () => {
         const start = seen.indexOf('record+');
         const end = seen.indexOf('record-');
         expect(start).toBeGreaterThanOrEqual(0);
+        // A hold lasts at most a second: on a slow machine the lock may have been taken anew, and
+        // a new hold reads where the journal ends (`read`) before its first record. Not a busy run's path: next batch.
+        if (seen.slice(0, start).includes('read+')) {
+          await quiet(rec);
+          continue;
+        }
+        checked++;
         // No call of its own before the record (regression: the pool's refill opened two files while the batch was planned).
         expect(seen.slice(0, start)).toEqual([]);
         // Nothing beside the record's O_DSYNC write (the refill's file creations slowed it).
@@ -103,6 +111,7 @@ describe('fsStorage journal: the commit path of a busy run', () => {
         expect(rec.log).toContain('open+');
         expect(rec.log).toContain('rename+');
       }
+      expect(checked).toBe(5);
     } finally {
       await store.close();
     }
