@@ -407,7 +407,8 @@ export function createFsStorage(options: FsStorageOptions, internals: FsInternal
 
   /** A batch through the journal, its failures as the adapter's errors. */
   async function journaled(ops: readonly BatchOperation[], what: string, key: string): Promise<BatchOutcome[]> {
-    await rootDir();
+    // No await once the root is open (the commit's path).
+    if (!root) await rootDir();
     try {
       return await journal!.commit(ops);
     } catch (err) {
@@ -606,7 +607,8 @@ export function createFsStorage(options: FsStorageOptions, internals: FsInternal
     async get(key: string): Promise<StoredObject | undefined> {
       assertOpen();
       assertKey(key);
-      return track(doGet(key));
+      // `return await`: an async function returning a promise takes two more microtask turns to settle (issue 15: the answer without extra hops).
+      return await track(doGet(key));
     },
 
     async put(key: string, bytes: Uint8Array, opts: PutOptions = {}): Promise<PutResult> {
@@ -614,13 +616,13 @@ export function createFsStorage(options: FsStorageOptions, internals: FsInternal
       assertKey(key);
       if (!(bytes instanceof Uint8Array)) throw new CheckpointError('checkpoint_schema_invalid', `value of ${key} is not a Uint8Array`, { details: { key } });
       // Copy before the first await: the caller may reuse its buffer as soon as put() returns (unless the writer handed it over: a large part it never touches again).
-      return track(doPut(key, ownedCopy(bytes), opts));
+      return await track(doPut(key, ownedCopy(bytes), opts));
     },
 
     async delete(key: string, opts: DeleteOptions = {}): Promise<boolean> {
       assertOpen();
       assertKey(key);
-      return track(doDelete(key, opts));
+      return await track(doDelete(key, opts));
     },
 
     ...(useJournal
@@ -641,7 +643,7 @@ export function createFsStorage(options: FsStorageOptions, internals: FsInternal
             // Copied now: the caller may reuse its buffers as soon as batch() returns (handed-over ones excepted, as in put).
             const ops = operations.map((op): BatchOperation => (op.type === 'put' ? { ...op, bytes: ownedCopy(op.bytes) } : op));
             if (ops.length === 0) return [];
-            return track(journaled(ops, 'writing', ops[0]!.key));
+            return await track(journaled(ops, 'writing', ops[0]!.key));
           },
         }
       : {}),

@@ -1,6 +1,6 @@
 import { constants, type BigIntStats } from 'node:fs';
 import fsp from 'node:fs/promises';
-import { createHash, randomInt } from 'node:crypto';
+import crypto, { createHash, randomInt } from 'node:crypto';
 import { CheckpointError } from '../../model/errors.js';
 import type { BatchOperation, BatchOutcome } from '../adapter.js';
 import { openDir, type OpenedDir, type RootDir } from './dir.js';
@@ -162,24 +162,50 @@ function conflict(key: string, why: string): CheckpointError {
 }
 
 /** A record's seal: the first 8 bytes of sha256 over its epoch field and its body. */
-const seal = (epochField: Uint8Array, body: Uint8Array): Buffer => createHash('sha256').update(epochField).update(body).digest().subarray(0, 8);
+function seal(epochField: Uint8Array, body: Uint8Array): Buffer {
+  const hash = createHash('sha256');
+  hash.update(epochField);
+  hash.update(body);
+  return hash.digest().subarray(0, 8);
+}
+
+/** crypto.hash (Node ≥ 20.12): a one-shot digest without a Hash object. */
+const oneShot: ((algorithm: string, data: Uint8Array, encoding: 'buffer') => Buffer) | undefined = typeof crypto.hash === 'function' ? crypto.hash : undefined;
+
+/**
+ * Seals the record `out` in place (see {@link seal}). On the commit path (issue 15) a Hash
+ * object cost ~35 µs after an idle moment, a one-shot digest ~13 µs: the epoch field is
+ * copied into the seal's last four bytes, right before the body, so that epoch | body is
+ * one contiguous range to digest; the seal then overwrites it.
+ */
+function sealInPlace(out: Buffer): void {
+  if (!oneShot) {
+    out.set(seal(out.subarray(8, 12), out.subarray(HEADER)), 12);
+    return;
+  }
+  out.copyWithin(HEADER - 4, 8, 12);
+  out.set(oneShot('sha256', out.subarray(HEADER - 4), 'buffer').subarray(0, 8), 12);
+}
 
 /** Encodes one record of journal epoch `epoch` (a nonzero u32). */
 export function encodeRecord(ops: readonly JournalOp[], payloads: readonly Uint8Array[], epoch = 1): Uint8Array {
-  const json = Buffer.from(JSON.stringify(ops), 'utf8');
-  const bodyLength = 4 + json.length + payloads.reduce((n, p) => n + p.length, 0);
+  // The JSON text is encoded straight into the record (no intermediate buffer).
+  const json = JSON.stringify(ops);
+  const jsonLength = Buffer.byteLength(json, 'utf8');
+  let bodyLength = 4 + jsonLength;
+  for (const p of payloads) bodyLength += p.length;
   const out = Buffer.allocUnsafe(HEADER + bodyLength);
   out.writeUInt32BE(MAGIC, 0);
   out.writeUInt32BE(bodyLength, 4);
   out.writeUInt32BE(epoch, 8);
-  out.writeUInt32BE(json.length, HEADER);
-  json.copy(out, HEADER + 4);
-  let at = HEADER + 4 + json.length;
+  out.writeUInt32BE(jsonLength, HEADER);
+  out.write(json, HEADER + 4, 'utf8');
+  let at = HEADER + 4 + jsonLength;
   for (const p of payloads) {
     out.set(p, at);
     at += p.length;
   }
-  seal(out.subarray(8, 12), out.subarray(HEADER)).copy(out, 12);
+  sealInPlace(out);
   return out;
 }
 
@@ -309,6 +335,8 @@ export function createJournal(deps: JournalDeps): Journal {
   let applying: Promise<void> | undefined;
   /** Whether futimes times read back exactly (probed once): then versions are known at the commit point. */
   let exactTimes: Promise<boolean> | undefined;
+  /** The probe's answer once it is in (no await on the commit path after that). */
+  let exactNow: boolean | undefined;
   /**
    * Kept descriptors (issue 15): the file each key holds now, as this hold of the lock
    * applied it — its temp file's descriptor, left open after the rename — so the journal
@@ -327,12 +355,19 @@ export function createJournal(deps: JournalDeps): Journal {
    */
   let keptVerified = true;
 
+  /** The journal files' descriptors once open (a commit writes without awaiting `fds`). */
+  const opened: [number | undefined, number | undefined] = [undefined, undefined];
   /** A journal file's descriptor, the file preallocated. */
   function journalFd(file: FileNo = 0): Promise<number> {
     const opening = (fds[file] ??= openJournalFile(file));
-    opening.catch(() => {
-      if (fds[file] === opening) fds[file] = undefined;
-    });
+    opening.then(
+      (jfd) => {
+        if (fds[file] === opening) opened[file] = jfd;
+      },
+      () => {
+        if (fds[file] === opening) fds[file] = undefined;
+      },
+    );
     return opening;
   }
   async function openJournalFile(file: FileNo): Promise<number> {
@@ -590,6 +625,10 @@ export function createJournal(deps: JournalDeps): Journal {
      * stat. Files written since are all in `states` (or `pending`), which are asked first.
      */
     readonly names?: Map<string, Promise<Set<string>>>;
+    /** The walks that found their directory, by directory key: what a batch planned at once uses (see planNow). */
+    readonly ready: Map<string, OpenedDir>;
+    /** The listings that completed, by directory (see `names`). */
+    readonly listed: Map<string, Set<string>>;
   }
   /** A point in the apply queue, reached once every group committed before it is applied (or failed to be). */
   interface ApplyMark {
@@ -597,7 +636,7 @@ export function createJournal(deps: JournalDeps): Journal {
   }
   /** What the apply queue holds: a committed group, a directory cache to close, a mark. */
   type ApplyItem = Planned[] | DirCache | ApplyMark;
-  const newDirCache = (listed: boolean): DirCache => ({ byKey: new Map(), all: [], ...(listed ? { names: new Map() } : {}) });
+  const newDirCache = (listed: boolean): DirCache => ({ byKey: new Map(), all: [], ready: new Map(), listed: new Map(), ...(listed ? { names: new Map() } : {}) });
   async function dirOf(cache: DirCache, dirKey: string, key: string, create: boolean): Promise<OpenedDir | undefined> {
     const cached = cache.byKey.get(dirKey);
     if (cached) {
@@ -608,6 +647,10 @@ export function createJournal(deps: JournalDeps): Journal {
     const opening = walkRetrying(dirKey, key, create);
     cache.byKey.set(dirKey, opening);
     cache.all.push(opening);
+    opening.then(
+      (od) => od && cache.ready.set(dirKey, od),
+      () => undefined,
+    );
     return opening;
   }
   /** A walk that makes missing directories starts over when one it is in is pruned under it (ENOENT from mkdir: an emptied directory removed by a delete being applied). */
@@ -626,13 +669,29 @@ export function createJournal(deps: JournalDeps): Journal {
   }
 
   /** The names in a key's directory, listed once per cache. */
-  function namesIn(names: Map<string, Promise<Set<string>>>, od: OpenedDir): Promise<Set<string>> {
-    let listed = names.get(od.dir.rel);
+  function namesIn(cache: DirCache, names: Map<string, Promise<Set<string>>>, od: OpenedDir): Promise<Set<string>> {
+    const rel = od.dir.rel;
+    let listed = names.get(rel);
     if (!listed) {
-      listed = fsp.readdir(od.dir.prefix).then((entries) => new Set(entries));
-      names.set(od.dir.rel, listed);
+      listed = fsp.readdir(od.dir.prefix).then((entries) => {
+        const set = new Set(entries);
+        cache.listed.set(rel, set);
+        return set;
+      });
+      names.set(rel, listed);
     }
     return listed;
+  }
+
+  /** What the key holds when it is known without a call (learned under this hold, acknowledged, or absent from its directory's completed listing); else undefined. */
+  function stateNow(states: Map<string, KeyState>, od: OpenedDir, key: string, base: string, cache: DirCache): KeyState | undefined {
+    const known = states.get(key) ?? pending.get(key)?.after;
+    if (known || !cache.names) return known;
+    const names = cache.listed.get(od.dir.rel);
+    if (!names || names.has(base)) return undefined;
+    const absent: KeyState = { exists: false };
+    states.set(key, absent);
+    return absent;
   }
 
   /** What the key holds: learned earlier under this hold (or acknowledged and not yet applied), absent from its directory's listing, or stat'ed now (and remembered). */
@@ -640,7 +699,7 @@ export function createJournal(deps: JournalDeps): Journal {
     const known = states.get(key) ?? pending.get(key)?.after;
     if (known) return known;
     if (od && cache.names) {
-      const names = await namesIn(cache.names, od).catch(() => undefined);
+      const names = await namesIn(cache, cache.names, od).catch(() => undefined);
       if (names && !names.has(keyPath(key).base) && !states.has(key) && !pending.has(key)) {
         const absent: KeyState = { exists: false };
         states.set(key, absent);
@@ -665,7 +724,11 @@ export function createJournal(deps: JournalDeps): Journal {
   async function checkOne(op: BatchOperation, states: Map<string, KeyState>, cache: DirCache): Promise<Checked> {
     const kp = keyPath(op.key);
     const od = await dirOf(cache, kp.dirKey, op.key, op.type === 'put');
-    const before = await knownState(states, od, op.key, cache);
+    return checked(op, od, await knownState(states, od, op.key, cache));
+  }
+
+  /** An operation's condition held against `before` (what the key holds), or its refusal. */
+  function checked(op: BatchOperation, od: OpenedDir | undefined, before: KeyState): Checked {
     const cond = op as { ifAbsent?: boolean; ifVersion?: string };
     if (cond.ifAbsent && before.exists) throw conflict(op.key, 'key exists');
     if (cond.ifVersion !== undefined && (!before.exists || before.version !== cond.ifVersion)) throw conflict(op.key, before.exists ? 'version changed' : 'key is gone');
@@ -678,10 +741,14 @@ export function createJournal(deps: JournalDeps): Journal {
    * any byte is written.
    */
   async function plan(c: Checked, exact: boolean): Promise<Planned> {
+    return planWith(c, exact, c.op.type === 'put' ? await pool.take() : undefined);
+  }
+  /** {@link plan} with the put's temp file in hand. */
+  function planWith(c: Checked, exact: boolean, temp: PooledTemp | undefined): Planned {
     const { op, od, before } = c;
     const entry = od ? { od } : {};
     if (op.type === 'put') {
-      const temp = await pool.take();
+      if (!temp) throw new Error('a put is planned with its temp file');
       const mtimeSeconds = nextMtimeSeconds(before.mtimeNs === undefined ? undefined : ({ mtimeNs: before.mtimeNs } as BigIntStats));
       const mtimeNs = futimesNs(mtimeSeconds);
       const version = `${mtimeNs}.${temp.ino}.${op.bytes.length}`;
@@ -705,6 +772,35 @@ export function createJournal(deps: JournalDeps): Journal {
       throw failed.reason;
     }
     // Later batches of the group (and of this hold) check against what this one leaves.
+    for (const p of done) if (p.after) states.set(p.op.key, p.after);
+    return done;
+  }
+
+  /**
+   * Plans a batch at once, without a call or an await, when everything it needs is in hand
+   * (issue 15: a busy run's commit path): each key's directory walked and its state known
+   * under this hold, a young temp file in the pool for each put. Undefined when something
+   * must be fetched first (planBatch plans it then); throws the first refusal as planBatch does.
+   */
+  function planNow(ops: readonly BatchOperation[], states: Map<string, KeyState>, cache: DirCache, exact: boolean): Planned[] | undefined {
+    const found: Checked[] = [];
+    for (const op of ops) {
+      const kp = keyPath(op.key);
+      const od = cache.ready.get(kp.dirKey);
+      const before = od && stateNow(states, od, op.key, kp.base, cache);
+      if (!before) return undefined;
+      // Every condition before any temp file is taken: a refusal leaves the pool as it was.
+      found.push(checked(op, od, before));
+    }
+    const done: Planned[] = [];
+    for (const c of found) {
+      const temp = c.op.type === 'put' ? pool.takeReady() : undefined;
+      if (c.op.type === 'put' && !temp) {
+        giveBack(done);
+        return undefined;
+      }
+      done.push(planWith(c, exact, temp));
+    }
     for (const p of done) if (p.after) states.set(p.op.key, p.after);
     return done;
   }
@@ -745,8 +841,10 @@ export function createJournal(deps: JournalDeps): Journal {
    * the next commit, `flush()`, or letting the lock go.
    */
   async function runApplies(): Promise<void> {
-    // Starts after `applying` is set: a queue of marks alone is done without any other await, and its end clears `applying`.
-    await undefined;
+    // Starts on the next turn of the event loop (after `applying` is set): the callers a commit
+    // just answered resume before the apply's work, which would otherwise run ahead of them
+    // in the microtask queue (issue 15: the commit's answer without extra hops).
+    await new Promise<void>((r) => setImmediate(r));
     while (toApply.length > 0) {
       const head = toApply[0]!;
       if (!Array.isArray(head)) {
@@ -943,10 +1041,16 @@ export function createJournal(deps: JournalDeps): Journal {
       }
       keptVerified = true;
     }
+    return placeNow(h)!;
+  }
+
+  /** {@link placeRecord} once this hold knows where records go (undefined before: it reads the journal). */
+  function placeNow(h: Held): { end: number; epoch: number } | undefined {
+    if (h.active === undefined || h.end === undefined || h.epoch === undefined) return undefined;
     // An empty file starts a new epoch: old records behind offset 0 must never read as part of
     // it. Right after a switch the epoch is the one after the retiring file's (set by rotate).
     if (h.end === 0 && !h.retiring) h.epoch = newEpoch();
-    return { end: h.end!, epoch: h.epoch! };
+    return { end: h.end, epoch: h.epoch };
   }
 
   /**
@@ -1012,10 +1116,25 @@ export function createJournal(deps: JournalDeps): Journal {
     waves.push(wave);
     const accepted: { item: Pending; planned: Planned[] }[] = [];
     for (const items of waves) {
-      const settled = await Promise.allSettled(items.map((item) => planBatch(item.ops, states, cache, exact)));
-      settled.forEach((r, i) => {
-        if (r.status === 'fulfilled') accepted.push({ item: items[i]!, planned: r.value });
-        else items[i]!.reject(r.reason);
+      // Planned at once where nothing must be fetched (the keys of a busy run), else through the calls it needs.
+      const now = items.map((item): Planned[] | undefined | null => {
+        try {
+          return planNow(item.ops, states, cache, exact);
+        } catch (err) {
+          item.reject(err);
+          return null;
+        }
+      });
+      const later = items.filter((_, i) => now[i] === undefined);
+      const settled = later.length === 0 ? [] : await Promise.allSettled(later.map((item) => planBatch(item.ops, states, cache, exact)));
+      items.forEach((item, i) => {
+        const planned = now[i];
+        if (planned) accepted.push({ item, planned });
+        else if (planned === undefined) {
+          const r = settled[later.indexOf(item)]!;
+          if (r.status === 'fulfilled') accepted.push({ item, planned: r.value });
+          else item.reject(r.reason);
+        }
       });
     }
     return accepted;
@@ -1028,18 +1147,23 @@ export function createJournal(deps: JournalDeps): Journal {
    * afterwards, in the background.
    */
   async function commitGroup(group: Pending[]): Promise<void> {
-    const exact = await (exactTimes ??= pool.exactTimes().catch(() => false));
+    const exact = exactNow ?? (await (exactTimes ??= pool.exactTimes().then(
+      (known) => (exactNow = known),
+      () => (exactNow = false),
+    )));
     await locked(async (lock, h) => {
       if (lock.brokeStale || needRecovery) await recoverLocked();
       const states = (h.states ??= new Map<string, KeyState>());
       const cache = (h.dirs ??= newDirCache(!h.unlisted));
-      // Where the record goes is found while the batches are checked (its reads are independent).
-      const placing = placeRecord(h).then(
-        () => undefined,
-        () => undefined,
-      );
-      const accepted = await planGroup(group, states, cache, exact).finally(() => placing);
-      await placing;
+      // Where the record goes is found while the batches are checked (its reads are independent); known already for the rest of a hold.
+      const placing = placeNow(h)
+        ? undefined
+        : placeRecord(h).then(
+            () => undefined,
+            () => undefined,
+          );
+      const accepted = placing ? await planGroup(group, states, cache, exact).finally(() => placing) : await planGroup(group, states, cache, exact);
+      if (placing) await placing;
       if (accepted.length === 0) return;
       const all = accepted.flatMap((a) => a.planned);
       try {
@@ -1052,14 +1176,19 @@ export function createJournal(deps: JournalDeps): Journal {
       }
       // Committed. Until the files are applied, this process's reads answer from `pending`.
       for (const p of all) if (p.after) pending.set(p.op.key, p);
-      scheduleApply(all);
+      const answers = accepted.map((a) => () => a.item.resolve(a.planned.map((p) => p.outcome)));
       if (!exact) {
         // Versions come from the applied files: answer once they are there.
+        scheduleApply(all);
         await drain();
         if (needRecovery) await recoverLocked();
         forget(h);
+        answerSpread(answers);
+      } else {
+        // Answered first: the apply starts on a later turn of the event loop (runApplies), after the caller has resumed.
+        answerSpread(answers);
+        scheduleApply(all);
       }
-      answerSpread(accepted.map((a) => () => a.item.resolve(a.planned.map((p) => p.outcome))));
       if ((h.end ?? 0) > deps.checkpointBytes) await rotate(h);
     });
   }
@@ -1140,18 +1269,23 @@ export function createJournal(deps: JournalDeps): Journal {
       } else if (op.type === 'delete') ops.push(['d', op.key]);
     }
     if (ops.length === 0) return;
-    const at = await placeRecord(h);
+    const at = placeNow(h) ?? (await placeRecord(h));
     let record = encodeRecord(ops, payloads, at.epoch);
     if (at.end > 0 && at.end + record.length > preallocBytes) {
       // Past the preallocated file: switch files rather than grow it.
       await rotate(h);
       record = encodeRecord(ops, payloads, (await placeRecord(h)).epoch);
     }
-    const jfd = await journalFd(h.active);
+    const file = h.active ?? 0;
+    const jfd = opened[file] ?? (await journalFd(file));
     const end = h.end ?? 0;
     try {
       // The commit point: one write in place, durable when it returns (O_DSYNC; else an fdatasync follows).
       await io.writeAt(jfd, record, end);
+      // Temp files for the next commits are made once this write is durable, on a later turn
+      // of the event loop: file creations running in the kernel beside the O_DSYNC write slowed
+      // it (issue 15, measured interleaved: see docs/performance.md).
+      setImmediate(() => pool.refill());
       if (O_DSYNC === undefined) await io.datasync(jfd);
       h.end = end + record.length;
       for (const op of ops) h.keys?.add(op[1]);
@@ -1448,6 +1582,7 @@ export function createJournal(deps: JournalDeps): Journal {
           await Promise.all(
             fds.map(async (opening, file) => {
               fds[file] = undefined;
+              opened[file] = undefined;
               await opening?.then((jfd) => io.close(jfd)).catch(() => undefined);
             }),
           );

@@ -30,8 +30,16 @@ export interface PooledTemp {
 }
 
 export interface TempPool {
-  /** A pooled temp file (made now when the pool is empty); the pool refills in the background. */
+  /**
+   * A pooled temp file at once, without any call (undefined when the pool has none young).
+   * Does not refill: a commit calls {@link TempPool.refill} once its record's write is
+   * issued, so the refill's file creations do not run in the kernel before it (issue 15).
+   */
+  takeReady(): PooledTemp | undefined;
+  /** A pooled temp file, made now when the pool is empty (the commit waits for it). Does not refill. */
   take(): Promise<PooledTemp>;
+  /** Starts making temp files in the background until the pool holds what it wants (no-op while a refill runs). */
+  refill(): void;
   /** Gives back a temp file that was never written. */
   giveBack(temp: PooledTemp): void;
   /** Whether a time set with futimes reads back exactly as {@link futimesNs} predicts (probed once). */
@@ -95,20 +103,24 @@ export function createTempPool(root: RootDir, io: FsIo, timing: LockTiming, file
       .finally(() => (refilling = undefined));
   }
 
+  function takeReady(): PooledTemp | undefined {
+    for (let t = pool.pop(); t; t = pool.pop()) {
+      if (young(t)) return t;
+      void drop(t);
+    }
+    return undefined;
+  }
+
   return {
+    takeReady,
     async take() {
-      for (let t = pool.pop(); t; t = pool.pop()) {
-        if (young(t)) {
-          refill();
-          return t;
-        }
-        void drop(t);
-      }
+      const ready = takeReady();
+      if (ready) return ready;
       // Empty after a refill: the store is busier than the pool was sized for.
       if (filled) want = Math.min(MAX_POOL, want * 2);
-      refill();
       return make();
     },
+    refill,
     giveBack(t) {
       if (!closed && young(t)) pool.push(t);
       else void drop(t);
