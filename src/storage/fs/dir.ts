@@ -120,17 +120,21 @@ export interface OpenedDir {
  * and `create` is not set. Rejects with `checkpoint_key_invalid` (reason `symlink`) when a
  * component is a symbolic link, and (reason `path_occupied`) when `create` finds a file.
  */
-export async function openDir(root: RootDir, dirKey: string, key: string, create: boolean, io: FsIo = realIo): Promise<OpenedDir | undefined> {
+export async function openDir(root: RootDir, dirKey: string, key: string, create: boolean, io: FsIo = realIo, from?: readonly Dir[]): Promise<OpenedDir | undefined> {
   const opened: Dir[] = [];
   const changed: Dir[] = [];
   const close = async (): Promise<void> => {
     await Promise.all(opened.map((d) => io.close(d.fd).catch(() => undefined)));
   };
-  let current: Dir = root;
+  // A walk may start below the root, from directories another walk holds open (`from`: the root
+  // first, each the previous one's child, the last an ancestor of dirKey): as safe as walking
+  // them again, since each was opened without following a link; they stay that walk's to close.
+  const start = from && from.length > 1 && dirKey.startsWith(`${from[from.length - 1]!.rel}/`) ? from : [root];
+  let current: Dir = start[start.length - 1]!;
   try {
-    if (dirKey !== '') {
-      let rel = '';
-      for (const segment of dirKey.split('/')) {
+    if (dirKey !== current.rel) {
+      let rel = current.rel;
+      for (const segment of dirKey.slice(rel ? rel.length + 1 : 0).split('/')) {
         rel = rel ? `${rel}/${segment}` : segment;
         const name = current.at(segment);
         let fd: number | undefined;
@@ -171,5 +175,5 @@ export async function openDir(root: RootDir, dirKey: string, key: string, create
     await close();
     throw err;
   }
-  return { dir: current, changed, chain: [root, ...opened], close };
+  return { dir: current, changed, chain: [...start, ...opened], close };
 }

@@ -3,7 +3,7 @@ import fsp from 'node:fs/promises';
 import crypto, { createHash, randomInt } from 'node:crypto';
 import { CheckpointError } from '../../model/errors.js';
 import type { BatchOperation, BatchOutcome } from '../adapter.js';
-import { openDir, type OpenedDir, type RootDir } from './dir.js';
+import { openDir, type Dir, type OpenedDir, type RootDir } from './dir.js';
 import type { FsIo } from './fd.js';
 import { errnoOf, nextMtimeSeconds, versionOf } from './io.js';
 import { acquireLock, lstatIfAny, releaseLock, type HeldLock, type LockTiming } from './lock.js';
@@ -643,8 +643,14 @@ export function createJournal(deps: JournalDeps): Journal {
       const od = await cached.catch(() => undefined);
       if (od) return od;
     }
-    // Not opened yet, or found missing (or refused) before: walk again, it may exist now.
-    const opening = walkRetrying(dirKey, key, create);
+    // Not opened yet, or found missing (or refused) before: walk again, it may exist now —
+    // from its parent, opened (once) through the same cache: the many new directories of one
+    // parent (a LangGraph thread's `parts/<sequence>/`, one per superstep, often planned
+    // together) then cost one open (and mkdir) each, not a walk each from the root.
+    const cut = dirKey.lastIndexOf('/');
+    const opening = (cut > 0 ? dirOf(cache, dirKey.slice(0, cut), key, create) : Promise.resolve(undefined)).then((parent) =>
+      cut > 0 && !parent ? (create ? walkRetrying(dirKey, key, create) : undefined) : walkRetrying(dirKey, key, create, parent?.chain),
+    );
     cache.byKey.set(dirKey, opening);
     cache.all.push(opening);
     opening.then(
@@ -653,11 +659,14 @@ export function createJournal(deps: JournalDeps): Journal {
     );
     return opening;
   }
-  /** A walk that makes missing directories starts over when one it is in is pruned under it (ENOENT from mkdir: an emptied directory removed by a delete being applied). */
-  async function walkRetrying(dirKey: string, key: string, create: boolean): Promise<OpenedDir | undefined> {
+  /**
+   * A walk that makes missing directories starts over — from the root — when one it is in is
+   * pruned under it (ENOENT from mkdir: an emptied directory removed by a delete being applied).
+   */
+  async function walkRetrying(dirKey: string, key: string, create: boolean, from?: readonly Dir[]): Promise<OpenedDir | undefined> {
     for (let attempt = 0; ; attempt++) {
       try {
-        return await openDir(root, dirKey, key, create, io);
+        return await openDir(root, dirKey, key, create, io, attempt === 0 ? from : undefined);
       } catch (err) {
         if (!create || attempt >= 8 || errnoOf(err) !== 'ENOENT') throw err;
       }
