@@ -16,11 +16,6 @@ export function handOver<T extends Uint8Array>(bytes: T): T {
   return bytes;
 }
 
-/** Whether a store may keep `bytes` itself instead of a copy. */
-export function isHandedOver(bytes: Uint8Array): boolean {
-  return handedOver.has(bytes);
-}
-
 /** The bytes a store keeps for a put: `bytes` itself when handed over, else a copy the caller can no longer change. */
 export function ownedCopy(bytes: Uint8Array): Uint8Array {
   return handedOver.has(bytes) ? bytes : bytes.slice();
