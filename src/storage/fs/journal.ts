@@ -371,24 +371,22 @@ export function createJournal(deps: JournalDeps): Journal {
     return opening;
   }
   async function openJournalFile(file: FileNo): Promise<number> {
-    {
-      const opened = await io.open(root.at(JOURNAL_NAMES[file]), O_RDWR | O_CREAT | O_NOFOLLOW | (O_DSYNC ?? 0), deps.fileMode);
-      try {
-        const size = Number((await io.fstat(opened)).size);
-        if (size < preallocBytes) {
-          // Written zeros, not a hole or fallocate(): blocks that are allocated and written
-          // leave a commit's fdatasync nothing but the record's own data to flush.
-          await io.writeAt(opened, new Uint8Array(preallocBytes - size), size);
-          await io.fsync(opened);
-        }
-        // The journal's own directory entry must survive a power loss before any record counts.
-        await io.fsync(root.fd);
-      } catch (err) {
-        await io.close(opened).catch(() => undefined);
-        throw err;
+    const jfd = await io.open(root.at(JOURNAL_NAMES[file]), O_RDWR | O_CREAT | O_NOFOLLOW | (O_DSYNC ?? 0), deps.fileMode);
+    try {
+      const size = Number((await io.fstat(jfd)).size);
+      if (size < preallocBytes) {
+        // Written zeros, not a hole or fallocate(): blocks that are allocated and written
+        // leave a commit's fdatasync nothing but the record's own data to flush.
+        await io.writeAt(jfd, new Uint8Array(preallocBytes - size), size);
+        await io.fsync(jfd);
       }
-      return opened;
+      // The journal's own directory entry must survive a power loss before any record counts.
+      await io.fsync(root.fd);
+    } catch (err) {
+      await io.close(jfd).catch(() => undefined);
+      throw err;
     }
+    return jfd;
   }
 
   /*
@@ -708,12 +706,10 @@ export function createJournal(deps: JournalDeps): Journal {
     const known = states.get(key) ?? pending.get(key)?.after;
     if (known) return known;
     if (od && cache.names) {
-      const names = await namesIn(cache, cache.names, od).catch(() => undefined);
-      if (names && !names.has(keyPath(key).base) && !states.has(key) && !pending.has(key)) {
-        const absent: KeyState = { exists: false };
-        states.set(key, absent);
-        return absent;
-      }
+      // Listed once per directory (a failed listing leaves it unlisted: the key is stat'ed below).
+      await namesIn(cache, cache.names, od).catch(() => undefined);
+      const now = stateNow(states, od, key, keyPath(key).base, cache);
+      if (now) return now;
     }
     const { exists, version, mtimeNs } = await stateOf(od, key);
     const state: KeyState = exists ? { exists, version: version!, mtimeNs: mtimeNs! } : { exists };
