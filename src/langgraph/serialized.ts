@@ -50,18 +50,14 @@ function textOf(type: string, bytes: Uint8Array): string | undefined {
 
 /** A channel's serializer output as stored (see {@link storedValue}; a primitive's JSON text as type `json`), with its version. */
 export function storedChannel(dumped: Dumped, version: number | string): StoredChannel {
-  if (typeof dumped === 'string') return { type: 'json', text: dumped, version };
-  const [type, bytes] = dumped;
-  const text = textOf(type, bytes);
-  return text !== undefined ? { type, text, version } : { type, data: toBase64(bytes), version };
+  const v = storedValue(dumped);
+  return 'text' in v ? { type: v.type, text: v.text, version } : { type: v.type, data: v.data, version };
 }
 
 /** One pending write's serializer output as stored (as {@link storedChannel}). */
 export function storedWrite(idx: number, channel: string, dumped: Dumped): StoredWrite {
-  if (typeof dumped === 'string') return { idx, channel, type: 'json', text: dumped };
-  const [type, bytes] = dumped;
-  const text = textOf(type, bytes);
-  return text !== undefined ? { idx, channel, type, text } : { idx, channel, type, data: toBase64(bytes) };
+  const v = storedValue(dumped);
+  return 'text' in v ? { idx, channel, type: v.type, text: v.text } : { idx, channel, type: v.type, data: v.data };
 }
 
 /** The serializer's bytes of a stored value, in either form (documents written before the text form hold base64 only). */
