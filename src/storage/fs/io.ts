@@ -18,7 +18,7 @@ export function errnoOf(err: unknown): string | undefined {
  * repeats, even when the file system reuses an inode number within one timestamp tick
  * (ext4 does: a replaced key's inodes alternate A, B, A, B…).
  */
-export function versionOf(st: Pick<BigIntStats, 'mtimeNs' | 'ino' | 'size'>): string {
+export function versionOf(st: BigIntStats): string {
   return `${st.mtimeNs}.${st.ino}.${st.size}`;
 }
 

@@ -11,8 +11,6 @@ import { INTERNAL_MARK, newOwner, tempName, type Owner } from './names.js';
 import { keyPath, occupiedRefused, symlinkRefused } from './paths.js';
 import { backgroundLane, type Lane } from './lane.js';
 import { createTempPool, futimesNs, type PooledTemp } from './temp-pool.js';
-import { errorOf, skipped, type CallResult, type FsCall } from './calls.js';
-import { callRunner } from './worker.js';
 
 /*
  * The write-ahead journal (issue 15, item 3): a batch's writes become one record written
@@ -312,12 +310,6 @@ export interface AckedState {
   readonly version?: string;
 }
 
-/** A step of an apply: its operations' calls go in one list, a barrier before the next step. */
-interface ApplyStep {
-  readonly kind: 'fill' | 'land' | 'delete';
-  readonly items: readonly Planned[];
-}
-
 interface Pending {
   readonly ops: readonly BatchOperation[];
   resolve(outcomes: BatchOutcome[]): void;
@@ -336,8 +328,6 @@ export function createJournal(deps: JournalDeps): Journal {
   const lane = backgroundLane();
   // Refills go ahead of applies in the lane: a commit that finds the pool empty makes its temp file on its own path (measured under 8 runs: 47 % of takes before, 29 % after).
   const pool = createTempPool(root, io, timing, deps.fileMode, lane.first);
-  // Background call lists: one hand-off each to the process's file worker on the real file system (worker.ts).
-  const runCalls = callRunner(io, lane);
   /** This process's acknowledged operations whose files are not applied yet: the last one of each key. */
   const pending = new Map<string, Planned>();
   /** Committed groups waiting to be applied, in commit order; a directory cache to close once the groups before it are applied. */
@@ -861,8 +851,6 @@ export function createJournal(deps: JournalDeps): Journal {
     // in the microtask queue (issue 15: the commit's answer without extra hops).
     await new Promise<void>((r) => setImmediate(r));
     while (toApply.length > 0) {
-      // Experiment switch (sixth round, reverted): FSW_WIN=<ms> waits that long before each apply, so more groups merge.
-      if (process.env.FSW_WIN) await new Promise<void>((r) => setTimeout(r, Number(process.env.FSW_WIN)));
       const head = toApply[0]!;
       if (!Array.isArray(head)) {
         toApply.shift();
@@ -898,12 +886,6 @@ export function createJournal(deps: JournalDeps): Journal {
    * is not there yet: files that are new (history) first, then replaced ones (latest,
    * index), all of a step at once; deletes last, one by one (each prunes directories left
    * empty).
-   *
-   * The steps' calls go as one list to the executor (calls.ts: on the real file system one
-   * hand-off to the file worker instead of ~5 trips through the thread pool per file), a
-   * barrier between steps: once a call of a step failed, the later steps are not made. What
-   * the list leaves undone (a directory pruned and made again meanwhile: ENOENT) is finished
-   * in process, and the list goes on from the next step.
    */
   async function applyMerged(planned: readonly Planned[]): Promise<void> {
     const first = new Map<string, Planned>();
@@ -917,109 +899,31 @@ export function createJournal(deps: JournalDeps): Journal {
     giveBack(planned.filter((p) => p.temp && last.get(p.op.key) !== p));
     const puts = [...last.values()].filter((p) => p.op.type === 'put');
     const existed = (p: Planned): boolean => first.get(p.op.key)!.before.exists;
-    const steps = ([
-      { kind: 'fill', items: puts },
-      { kind: 'land', items: puts.filter((p) => !existed(p)) },
-      { kind: 'land', items: puts.filter(existed) },
-      { kind: 'delete', items: [...last.values()].filter((p) => p.op.type === 'delete' && existed(p)) },
-    ] satisfies ApplyStep[]).filter((s) => s.items.length > 0);
-    // The descriptors these keys kept are replaced or deleted: closed first (a close's failure stops nothing).
-    const closing = [...last.keys()].flatMap((key) => {
-      const fd = takeKept(key);
-      return fd === undefined ? [] : [{ op: 'close', fd } as const];
-    });
-    for (let from = 0; from < steps.length || closing.length > 0; ) {
-      const list: FsCall[] = closing.splice(0);
-      const at = steps.slice(from).map((step) => {
-        if (list.length > 0) list.push({ op: 'barrier' });
-        return step.items.map((p) => callsOf(step.kind, p, list));
-      });
-      const results = await runCalls(list);
-      from += await settleSteps(steps.slice(from), at, results);
-    }
+    await settleAll(puts.map(fill));
+    await settleAll(puts.filter((p) => !existed(p)).map(land));
+    await settleAll(puts.filter(existed).map(land));
+    for (const p of last.values()) if (p.op.type === 'delete' && existed(p)) await unlinkKey(p);
     for (const [key, p] of last) if (pending.get(key) === p) pending.delete(key);
   }
 
-  /** Appends `p`'s calls for a step to `list`; answers the index of each. */
-  function callsOf(kind: ApplyStep['kind'], p: Planned, list: FsCall[]): number[] {
-    const add = (call: FsCall): number => list.push(call) - 1;
-    const kp = keyPath(p.op.key);
-    if (kind === 'fill') {
-      const temp = p.temp!;
-      const written = add({ op: 'write', fd: temp.fd, bytes: (p.op as { bytes: Uint8Array }).bytes });
-      const timed = add({ op: 'futimes', fd: temp.fd, seconds: p.mtimeSeconds!, need: written });
+  /** Runs every call; rejects (once all settled) with the first failure. */
+  async function settleAll(calls: readonly Promise<void>[]): Promise<void> {
+    const failed = (await Promise.allSettled(calls)).find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
+  }
+
+  /** Writes a put's bytes into its temp file and sets the mtime its version names. */
+  async function fill(p: Planned): Promise<void> {
+    const temp = p.temp!;
+    await lane(() => io.write(temp.fd, (p.op as { bytes: Uint8Array }).bytes));
+    await lane(() => io.futimes(temp.fd, p.mtimeSeconds!));
+    if (!p.exact) {
       // Timestamps that do not read back as set: the version is the file's own (the commit waits for it).
-      return p.exact ? [written, timed] : [written, timed, add({ op: 'fstat', fd: temp.fd, need: timed })];
+      const version = versionOf(await lane(() => io.fstat(temp.fd)));
+      p.outcome = { type: 'put', key: p.op.key, version };
+      p.after = { exists: true, version, mtimeNs: BigInt(version.slice(0, version.indexOf('.'))) };
     }
-    if (kind === 'land') return [add({ op: 'rename', from: p.temp!.path, to: p.od!.dir.at(kp.base) })];
-    if (!p.od) return [];
-    const unlinked = add({ op: 'unlink', path: p.od.dir.at(kp.base) });
-    return [unlinked, ...pruneCalls(p.od, unlinked, list)];
-  }
-
-  /** rmdir of each directory of `od`'s chain left empty, innermost first, each only if the previous call succeeded. */
-  function pruneCalls(od: OpenedDir, after: number, list: FsCall[]): number[] {
-    const out: number[] = [];
-    for (let i = od.chain.length - 1, need = after; i > 0; i--) {
-      const rel = od.chain[i]!.rel;
-      need = list.push({ op: 'rmdir', path: od.chain[i - 1]!.at(rel.slice(rel.lastIndexOf('/') + 1)), need }) - 1;
-      out.push(need);
-    }
-    return out;
-  }
-
-  /**
-   * Takes in the answers of `steps` (their calls at `at`), step by step: a step whose calls
-   * succeeded is done; a failed call is finished in process where it can be (ENOENT: a
-   * directory pruned and made again) or its failure thrown. Answers how many steps are done:
-   * the next list starts after them (the steps after one finished in process were skipped
-   * by the barrier).
-   */
-  async function settleSteps(steps: readonly ApplyStep[], at: readonly (readonly number[])[][], results: readonly CallResult[]): Promise<number> {
-    for (let s = 0; s < steps.length; s++) {
-      const { kind, items } = steps[s]!;
-      const firstCall = at[s]!.find((calls) => calls.length > 0)?.[0];
-      if (firstCall !== undefined && skipped(results[firstCall])) return s;
-      let failure: unknown;
-      let finishedHere = false;
-      for (let i = 0; i < items.length; i++) {
-        const p = items[i]!;
-        const mine = at[s]![i]!.map((k) => results[k]);
-        const err = mine.map(errorOf).find((e) => e !== undefined);
-        if (kind === 'fill') {
-          const stamp = mine[2]?.ok ? mine[2].stamp : undefined;
-          if (err !== undefined) failure ??= err;
-          else if (stamp) {
-            const version = versionOf(stamp);
-            p.outcome = { type: 'put', key: p.op.key, version };
-            p.after = { exists: true, version, mtimeNs: stamp.mtimeNs };
-          }
-        } else if (kind === 'land') {
-          if (err === undefined) landed(p);
-          else if (errnoOf(err) !== 'ENOENT') failure ??= err;
-          else {
-            finishedHere = true;
-            await land(p);
-          }
-        } else if (errnoOf(errorOf(mine[0])) === 'ENOENT') {
-          finishedHere = true;
-          await unlinkKey(p);
-        }
-      }
-      if (failure !== undefined) throw failure;
-      if (finishedHere) return s + 1;
-    }
-    return steps.length;
-  }
-
-  /** A renamed temp file: its descriptor is kept for the checkpoint's fsync (or closed when the process keeps MAX_KEPT). */
-  function landed(p: Planned): void {
-    p.landed = true;
-    p.closed = true;
-    if (keptInProcess < MAX_KEPT) {
-      kept.set(p.op.key, p.temp!.fd);
-      keptInProcess++;
-    } else void runCalls([{ op: 'close', fd: p.temp!.fd }]);
+    // Left open: once renamed over its key it is kept for the checkpoint's fsync (land).
   }
 
   /** Takes the kept descriptor of `key` out (the caller closes it), if any. */
@@ -1031,44 +935,75 @@ export function createJournal(deps: JournalDeps): Journal {
     }
     return fd;
   }
+  /** Keeps `fd` as the descriptor of the file `key` holds now (closing the one it replaced), or closes it when the process keeps MAX_KEPT. */
+  async function keep(key: string, fd: number): Promise<void> {
+    const replaced = takeKept(key);
+    const closing = replaced === undefined ? [] : [replaced];
+    if (keptInProcess < MAX_KEPT) {
+      kept.set(key, fd);
+      keptInProcess++;
+    } else closing.push(fd);
+    // The file is in place: a failed close leaks nothing of what is committed.
+    await Promise.all(closing.map((c) => lane(() => io.close(c)).catch(() => undefined)));
+  }
+  /** Closes the kept descriptor of `key` (its file is being deleted), if any. */
+  async function unkeep(key: string): Promise<void> {
+    const fd = takeKept(key);
+    if (fd === undefined) return;
+    await lane(() => io.close(fd)).catch(() => undefined);
+  }
   /** Closes of dropped descriptors under way (close() waits for them). */
   let dropping: Promise<unknown> = Promise.resolve();
   /**
    * Forgets every kept descriptor — the files may be replaced by someone else (the lock
-   * goes) or by a replay — and closes them in the background: up to MAX_KEPT closes
+   * goes) or by a replay — and closes them in the background lane: up to MAX_KEPT closes
    * at once would otherwise queue ahead of the next commit's write in the thread pool.
    */
   function dropKept(): void {
     const fds = [...kept.values()];
     kept.clear();
     keptInProcess -= fds.length;
-    if (fds.length > 0) dropping = Promise.all([dropping, runCalls(fds.map((fd) => ({ op: 'close', fd }) as const))]);
+    if (fds.length > 0) dropping = Promise.all([dropping, ...fds.map((fd) => lane(() => io.close(fd)).catch(() => undefined))]);
   }
 
-  /** Renames a filled temp file over its key through a fresh walk (its directory was pruned and made again since the group was planned). */
+  /** Renames a filled temp file over its key (through a fresh walk if the key's directory was pruned and made again meanwhile). */
   async function land(p: Planned): Promise<void> {
     const kp = keyPath(p.op.key);
-    const od = await walkRetrying(kp.dirKey, p.op.key, true);
     try {
-      await io.rename(p.temp!.path, od!.dir.at(kp.base));
-    } finally {
-      await od?.close();
+      await lane(() => io.rename(p.temp!.path, p.od!.dir.at(kp.base)));
+    } catch (err) {
+      if (errnoOf(err) !== 'ENOENT') throw err;
+      const od = await walkRetrying(kp.dirKey, p.op.key, true);
+      try {
+        await io.rename(p.temp!.path, od!.dir.at(kp.base));
+      } finally {
+        await od?.close();
+      }
     }
-    landed(p);
+    p.landed = true;
+    p.closed = true;
+    await keep(p.op.key, p.temp!.fd);
   }
 
-  /** Removes a deleted key's file found by a fresh walk (its directory was pruned and made again) and prunes emptied directories. */
+  /** Removes a deleted key's file (found by a fresh walk if its directory was pruned and made again) and prunes emptied directories. */
   async function unlinkKey(p: Planned): Promise<void> {
+    await unkeep(p.op.key);
     const kp = keyPath(p.op.key);
-    const od = await openDir(root, kp.dirKey, p.op.key, false, io);
-    if (!od) return;
+    let od = p.od;
+    let fresh: OpenedDir | undefined;
     try {
-      await io.unlink(od.dir.at(kp.base));
-      await prune(od);
-    } catch {
-      // Gone already, or not ours to remove: nothing left to do.
+      for (let attempt = 0; od; attempt++) {
+        try {
+          await lane(() => io.unlink(od!.dir.at(kp.base)));
+          break;
+        } catch (err) {
+          if (errnoOf(err) !== 'ENOENT' || attempt > 0) return;
+          od = fresh = await openDir(root, kp.dirKey, p.op.key, false, io);
+        }
+      }
+      if (od) await prune(od);
     } finally {
-      await od.close();
+      await fresh?.close();
     }
   }
 
