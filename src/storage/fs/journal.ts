@@ -527,15 +527,19 @@ export function createJournal(deps: JournalDeps): Journal {
 
   // A release under way (the linger timer's): names through the root's descriptor are still in use.
   let releasing: Promise<void> | undefined;
-  /** Releases the lock; the token is kept for the next hold unless `keepToken` is false (nothing more to commit soon). */
-  async function letGo(keepToken = true): Promise<void> {
+  /**
+   * Releases the lock; the token is kept for the next hold unless `keepToken` is false
+   * (nothing more to commit soon). `unlessBusy` (the linger timer's): the hold goes on if a
+   * commit comes while the files are being applied — the wait for them is the release's
+   * longest part, and a commit meanwhile would otherwise wait for it all, then take the lock
+   * again (issue 17: a LangGraph thread's first checkpoint waited for the previous thread's
+   * files).
+   */
+  async function letGo(keepToken = true, unlessBusy = false): Promise<void> {
+    // One release at a time: one that kept the hold is followed by this one.
+    if (releasing) await releasing.catch(() => undefined);
     const h = held;
-    held = undefined;
-    if (!h) {
-      await releasing;
-      return;
-    }
-    lastSeen = undefined;
+    if (!h) return;
     const done = (async () => {
       // Everything this hold committed is in the files before the lock goes: records not yet
       // applied exist only while their writer holds the lock (other instances' reads rely on it).
@@ -543,6 +547,10 @@ export function createJournal(deps: JournalDeps): Journal {
       // And the next holder finds one journal file with records at most.
       await h.retiring?.done;
       h.retiring = undefined;
+      // Decided and let go in the same turn: a commit that comes later waits for the release.
+      if (held !== h || (unlessBusy && (busy || running !== undefined))) return;
+      held = undefined;
+      lastSeen = undefined;
       if (needRecovery) await recoverLocked().catch(() => undefined);
       else if (h.active !== undefined && h.end !== undefined && h.epoch !== undefined && h.keys) lastSeen = { active: h.active, end: h.end, epoch: h.epoch, keys: h.keys };
       if (h.dirs) await closeDirs(h.dirs);
@@ -582,7 +590,7 @@ export function createJournal(deps: JournalDeps): Journal {
       else if (held) {
         linger = setTimeout(() => {
           linger = undefined;
-          if (!busy) void letGo().catch(() => undefined);
+          if (!busy) void letGo(true, true).catch(() => undefined);
         }, LINGER_MS);
         linger.unref?.();
       }
