@@ -1,0 +1,26 @@
+import './validation-globals.js';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { validate } from '@langchain/langgraph-checkpoint-validation';
+import { fsStorage } from 'savepoint/fs';
+import { SavepointSaver } from 'savepoint/langgraph';
+
+// LangGraph's own checkpointer validation suite, in full (no filters), against fsStorage with
+// the write-ahead journal (issue 17: a put is answered before its directories are made, and
+// a thread's run is listed once). Each checkpointer gets a fresh store, as the suite requires.
+const dirs = new Map<SavepointSaver, string>();
+validate({
+  checkpointerName: 'savepoint SavepointSaver on fsStorage (journal)',
+  async createCheckpointer() {
+    const dir = await mkdtemp(join(tmpdir(), 'savepoint-lg-validate-journal-'));
+    const saver = new SavepointSaver({ storage: fsStorage({ dir, journal: true }) });
+    dirs.set(saver, dir);
+    return saver;
+  },
+  async destroyCheckpointer(saver) {
+    await saver.storage.close();
+    await rm(dirs.get(saver)!, { recursive: true, force: true });
+    dirs.delete(saver);
+  },
+});
