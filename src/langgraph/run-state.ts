@@ -44,19 +44,23 @@ export interface RunState {
 const HISTORY_NAME = /\/history\/([^/]+)\.json$/;
 const PARTS_SEQUENCE = /\/parts\/(\d+)\//;
 
-/** Lists a run's checkpoint ids and writes folders once and reads its newest document's sequence. */
+/**
+ * Lists a run's checkpoint ids and writes folders — one listing of the run's folder, not one
+ * of `history/` and one of `parts/` (issue 17: on fs each listing walks the run's directories,
+ * a new thread's first checkpoint waited for both) — and reads its newest document's sequence.
+ */
 export async function loadRunState(storage: StorageAdapter, runId: string, readSequence: (key: string) => Promise<Snapshot<LangGraphPayload> | undefined>): Promise<RunState> {
   const ids: string[] = [];
-  for await (const entry of storage.list(`${runDir(runId)}/history/`)) {
-    const m = HISTORY_NAME.exec(entry.key);
-    if (m) ids.push(m[1]!);
+  const writeSequences = new Set<number>();
+  const prefix = `${runDir(runId)}/`;
+  for await (const entry of storage.list(prefix)) {
+    const rest = entry.key.slice(prefix.length - 1);
+    const history = rest.startsWith('/history/') ? HISTORY_NAME.exec(rest) : null;
+    if (history) ids.push(history[1]!);
+    const parts = rest.startsWith('/parts/') ? PARTS_SEQUENCE.exec(rest) : null;
+    if (parts) writeSequences.add(Number(parts[1]));
   }
   ids.sort(compareIds);
-  const writeSequences = new Set<number>();
-  for await (const entry of storage.list(`${runDir(runId)}/parts/`)) {
-    const m = PARTS_SEQUENCE.exec(entry.key);
-    if (m) writeSequences.add(Number(m[1]));
-  }
   let maxSequence = 0;
   const sequences = new Map<string, number>();
   const newest = ids.at(-1);

@@ -370,6 +370,11 @@ export class SavepointSaver extends BaseCheckpointSaver {
     const ns = namespaceOf(config);
     const runId = await runIdOf(threadId, ns);
     let id: string | undefined = getCheckpointId(config) || undefined;
+    // A run this saver has not listed yet: its listing (one, shared with the puts that follow) gives the newest id.
+    if (id === undefined && !this.runs.has(runId)) {
+      id = (await this.run(runId)).ids.at(-1);
+      if (id === undefined) return undefined;
+    }
     if (id === undefined) {
       for await (const entry of this.storage.list(`${LANGGRAPH_ROOT}/${runId}/history/`)) {
         const name = entry.key.slice(entry.key.lastIndexOf('/') + 1);

@@ -15,17 +15,21 @@ validate({
 });
 
 const dirs = new Map<SavepointSaver, string>();
-validate({
-  checkpointerName: 'savepoint SavepointSaver on fsStorage',
-  async createCheckpointer() {
-    const dir = await mkdtemp(join(tmpdir(), 'savepoint-lg-validate-'));
-    const saver = new SavepointSaver({ storage: fsStorage({ dir }) });
-    dirs.set(saver, dir);
-    return saver;
-  },
-  async destroyCheckpointer(saver) {
-    await saver.storage.close();
-    await rm(dirs.get(saver)!, { recursive: true, force: true });
-    dirs.delete(saver);
-  },
-});
+// Both fsStorage modes: direct, and the write-ahead journal (issue 17: a put is answered
+// before its directories are made, and a thread's run is listed once).
+for (const journal of [false, true]) {
+  validate({
+    checkpointerName: `savepoint SavepointSaver on fsStorage${journal ? ' (journal)' : ''}`,
+    async createCheckpointer() {
+      const dir = await mkdtemp(join(tmpdir(), 'savepoint-lg-validate-'));
+      const saver = new SavepointSaver({ storage: fsStorage({ dir, journal }) });
+      dirs.set(saver, dir);
+      return saver;
+    },
+    async destroyCheckpointer(saver) {
+      await saver.storage.close();
+      await rm(dirs.get(saver)!, { recursive: true, force: true });
+      dirs.delete(saver);
+    },
+  });
+}

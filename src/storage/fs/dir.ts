@@ -114,13 +114,23 @@ export interface OpenedDir {
 }
 
 /**
- * Opens directory `dirKey` below the root one component at a time, never following a
- * symbolic link. With `create`, missing components are made (mode 0o777 minus the umask).
- * Resolves `undefined` when a component is missing (without `create`) or is not a directory
- * and `create` is not set. Rejects with `checkpoint_key_invalid` (reason `symlink`) when a
- * component is a symbolic link, and (reason `path_occupied`) when `create` finds a file.
+ * How a walk treats missing components: `false` resolves `undefined` (and so does a file in
+ * the way), `true` makes them, `'probe'` resolves `undefined` but refuses a file in the way
+ * as `true` does (a journaled put plans into a directory it makes only when applied), and
+ * `'make'` makes them with a mkdir before the open (components known to be missing: one
+ * call fewer than an open that fails first).
  */
-export async function openDir(root: RootDir, dirKey: string, key: string, create: boolean, io: FsIo = realIo, from?: readonly Dir[]): Promise<OpenedDir | undefined> {
+export type WalkMode = boolean | 'probe' | 'make';
+
+/**
+ * Opens directory `dirKey` below the root one component at a time, never following a
+ * symbolic link. With `create` (or `'make'`), missing components are made (mode 0o777 minus
+ * the umask). Resolves `undefined` when a component is missing (without `create`) or is not
+ * a directory and `create` is `false`. Rejects with `checkpoint_key_invalid` (reason
+ * `symlink`) when a component is a symbolic link, and (reason `path_occupied`) when a walk
+ * that is not `false` finds a file. See {@link WalkMode}.
+ */
+export async function openDir(root: RootDir, dirKey: string, key: string, create: WalkMode, io: FsIo = realIo, from?: readonly Dir[]): Promise<OpenedDir | undefined> {
   const opened: Dir[] = [];
   const changed: Dir[] = [];
   const close = async (): Promise<void> => {
@@ -138,33 +148,27 @@ export async function openDir(root: RootDir, dirKey: string, key: string, create
         rel = rel ? `${rel}/${segment}` : segment;
         const name = current.at(segment);
         let fd: number | undefined;
+        const makes = create === true || create === 'make';
         for (let attempt = 0; fd === undefined; attempt++) {
           try {
+            if (create === 'make' && attempt === 0) await makeIn(current, name, changed, io);
             fd = await io.open(name, DIR_FLAGS);
           } catch (err) {
             const code = errnoOf(err);
             // Linux answers O_DIRECTORY | O_NOFOLLOW on a symbolic link with ENOTDIR, not ELOOP.
             if (code === 'ELOOP' || (code === 'ENOTDIR' && (await isLink(name)))) throw symlinkRefused(key);
             if (code === 'ENOTDIR') {
-              if (create) throw keyRefused(key, 'a parent path is a file (another key)', 'path_occupied');
+              if (create !== false) throw keyRefused(key, 'a parent path is a file (another key)', 'path_occupied');
               await close();
               return undefined;
             }
             if (code !== 'ENOENT') throw err;
-            if (!create) {
+            if (!makes) {
               await close();
               return undefined;
             }
             if (attempt > 8) throw err;
-            // mkdir never follows a link at its last component; a racing mkdir is fine (EEXIST).
-            try {
-              await io.mkdir(name);
-              if (!changed.includes(current)) changed.push(current);
-            } catch (mkErr) {
-              const mk = errnoOf(mkErr);
-              // ENOENT: the directory we create in was removed (an emptied run pruned); the caller retries.
-              if (mk !== 'EEXIST') throw mkErr;
-            }
+            await makeIn(current, name, changed, io);
           }
         }
         current = makeDir(fd, rel, root.containment, root.real);
@@ -176,4 +180,15 @@ export async function openDir(root: RootDir, dirKey: string, key: string, create
     throw err;
   }
   return { dir: current, changed, chain: [...start, ...opened], close };
+}
+
+/** mkdir `name` in `parent` (never follows a link at its last component); one that exists already is fine (a racing mkdir: EEXIST). */
+async function makeIn(parent: Dir, name: string, changed: Dir[], io: FsIo): Promise<void> {
+  try {
+    await io.mkdir(name);
+    if (!changed.includes(parent)) changed.push(parent);
+  } catch (mkErr) {
+    // ENOENT: the directory we create in was removed (an emptied run pruned); the caller retries.
+    if (errnoOf(mkErr) !== 'EEXIST') throw mkErr;
+  }
 }

@@ -3,12 +3,12 @@ import fsp from 'node:fs/promises';
 import crypto, { createHash, randomInt } from 'node:crypto';
 import { CheckpointError } from '../../model/errors.js';
 import type { BatchOperation, BatchOutcome } from '../adapter.js';
-import { openDir, type Dir, type OpenedDir, type RootDir } from './dir.js';
+import { openDir, type Dir, type OpenedDir, type RootDir, type WalkMode } from './dir.js';
 import type { FsIo } from './fd.js';
 import { errnoOf, nextMtimeSeconds, versionOf } from './io.js';
 import { acquireLock, lstatIfAny, releaseLock, type HeldLock, type LockTiming } from './lock.js';
 import { INTERNAL_MARK, newOwner, tempName, type Owner } from './names.js';
-import { keyPath, occupiedRefused, symlinkRefused } from './paths.js';
+import { keyPath, keyRefused, occupiedRefused, symlinkRefused } from './paths.js';
 import { backgroundLane, type Lane } from './lane.js';
 import { createTempPool, futimesNs, type PooledTemp } from './temp-pool.js';
 
@@ -286,7 +286,10 @@ interface KeyState {
  */
 interface Planned {
   readonly op: BatchOperation;
-  readonly od?: OpenedDir;
+  /** The key's directory; for a put into one that is missing, opened once its apply made it (makeDir). */
+  od?: OpenedDir;
+  /** An operation on a key whose directory was missing when planned: the hold's directories through which its apply opens it (a put's makes it). */
+  readonly dirs?: DirCache;
   readonly temp?: PooledTemp;
   /** The mtime the put's file gets (seconds, as futimes takes them). */
   readonly mtimeSeconds?: number;
@@ -303,6 +306,32 @@ interface Planned {
   landed?: boolean;
 }
 
+/** The directories a group opened, shared by its operations (a checkpoint's keys share their run's directory). */
+interface DirCache {
+  readonly byKey: Map<string, Promise<OpenedDir | undefined>>;
+  /** Every walk made, to close at the end of the group. */
+  readonly all: Promise<OpenedDir | undefined>[];
+  /**
+   * Names in each directory, listed once under the hold (absent: not used). A key not
+   * known in `states` and not listed has no file: a new history file's `ifAbsent` costs no
+   * stat. Files written since are all in `states` (or `pending`), which are asked first.
+   */
+  readonly names?: Map<string, Promise<Set<string>>>;
+  /** The walks that found their directory, by directory key: what a batch planned at once uses (see planNow). */
+  readonly ready: Map<string, OpenedDir>;
+  /** The listings that completed, by directory (see `names`). */
+  readonly listed: Map<string, Set<string>>;
+  /**
+   * Directories found missing under this hold (a walk, or a parent missing or made by
+   * this hold): a put into one is planned without making it (issue 17: no mkdir on the
+   * commit path); its apply makes it (makeDir). Nobody else makes them meanwhile.
+   */
+  readonly missing: Set<string>;
+  /** Directories a planned put's apply will make: a put of a file at such a path is refused now, as it would be once made. */
+  readonly toMake: Set<string>;
+  /** Directories this hold's applies made (a mkdir that succeeded): every entry in them is this hold's, so a subdirectory not walked yet is missing. */
+  readonly made: Set<string>;
+}
 /** An acknowledged key state not yet in its file: the bytes (null: deleted) and version. */
 export interface AckedState {
   readonly bytes: Uint8Array | null;
@@ -498,15 +527,19 @@ export function createJournal(deps: JournalDeps): Journal {
 
   // A release under way (the linger timer's): names through the root's descriptor are still in use.
   let releasing: Promise<void> | undefined;
-  /** Releases the lock; the token is kept for the next hold unless `keepToken` is false (nothing more to commit soon). */
-  async function letGo(keepToken = true): Promise<void> {
+  /**
+   * Releases the lock; the token is kept for the next hold unless `keepToken` is false
+   * (nothing more to commit soon). `unlessBusy` (the linger timer's): the hold goes on if a
+   * commit comes while the files are being applied — the wait for them is the release's
+   * longest part, and a commit meanwhile would otherwise wait for it all, then take the lock
+   * again (issue 17: a LangGraph thread's first checkpoint waited for the previous thread's
+   * files).
+   */
+  async function letGo(keepToken = true, unlessBusy = false): Promise<void> {
+    // One release at a time: one that kept the hold is followed by this one.
+    if (releasing) await releasing.catch(() => undefined);
     const h = held;
-    held = undefined;
-    if (!h) {
-      await releasing;
-      return;
-    }
-    lastSeen = undefined;
+    if (!h) return;
     const done = (async () => {
       // Everything this hold committed is in the files before the lock goes: records not yet
       // applied exist only while their writer holds the lock (other instances' reads rely on it).
@@ -514,6 +547,10 @@ export function createJournal(deps: JournalDeps): Journal {
       // And the next holder finds one journal file with records at most.
       await h.retiring?.done;
       h.retiring = undefined;
+      // Decided and let go in the same turn: a commit that comes later waits for the release.
+      if (held !== h || (unlessBusy && (busy || running !== undefined))) return;
+      held = undefined;
+      lastSeen = undefined;
       if (needRecovery) await recoverLocked().catch(() => undefined);
       else if (h.active !== undefined && h.end !== undefined && h.epoch !== undefined && h.keys) lastSeen = { active: h.active, end: h.end, epoch: h.epoch, keys: h.keys };
       if (h.dirs) await closeDirs(h.dirs);
@@ -553,7 +590,7 @@ export function createJournal(deps: JournalDeps): Journal {
       else if (held) {
         linger = setTimeout(() => {
           linger = undefined;
-          if (!busy) void letGo().catch(() => undefined);
+          if (!busy) void letGo(true, true).catch(() => undefined);
         }, LINGER_MS);
         linger.unref?.();
       }
@@ -612,43 +649,78 @@ export function createJournal(deps: JournalDeps): Journal {
     }
   }
 
-  /** The directories a group opened, shared by its operations (a checkpoint's keys share their run's directory). */
-  interface DirCache {
-    readonly byKey: Map<string, Promise<OpenedDir | undefined>>;
-    /** Every walk made, to close at the end of the group. */
-    readonly all: Promise<OpenedDir | undefined>[];
-    /**
-     * Names in each directory, listed once under the hold (absent: not used). A key not
-     * known in `states` and not listed has no file: a new history file's `ifAbsent` costs no
-     * stat. Files written since are all in `states` (or `pending`), which are asked first.
-     */
-    readonly names?: Map<string, Promise<Set<string>>>;
-    /** The walks that found their directory, by directory key: what a batch planned at once uses (see planNow). */
-    readonly ready: Map<string, OpenedDir>;
-    /** The listings that completed, by directory (see `names`). */
-    readonly listed: Map<string, Set<string>>;
-  }
   /** A point in the apply queue, reached once every group committed before it is applied (or failed to be). */
   interface ApplyMark {
     readonly reached: () => void;
   }
   /** What the apply queue holds: a committed group, a directory cache to close, a mark. */
   type ApplyItem = Planned[] | DirCache | ApplyMark;
-  const newDirCache = (listed: boolean): DirCache => ({ byKey: new Map(), all: [], ready: new Map(), listed: new Map(), ...(listed ? { names: new Map() } : {}) });
-  async function dirOf(cache: DirCache, dirKey: string, key: string, create: boolean): Promise<OpenedDir | undefined> {
+  const newDirCache = (listed: boolean): DirCache => ({
+    byKey: new Map(),
+    all: [],
+    ready: new Map(),
+    listed: new Map(),
+    missing: new Set(),
+    toMake: new Set(),
+    made: new Set(),
+    ...(listed ? { names: new Map() } : {}),
+  });
+  const parentOf = (dirKey: string): string | undefined => {
+    const cut = dirKey.lastIndexOf('/');
+    return cut > 0 ? dirKey.slice(0, cut) : undefined;
+  };
+  /** Whether this hold wrote (or acknowledged) a file at `path`. */
+  const fileAt = (path: string): boolean => (held?.states?.get(path) ?? pending.get(path)?.after)?.exists === true;
+  const parentIsFile = (key: string): CheckpointError => keyRefused(key, 'a parent path is a file (another key)', 'path_occupied');
+  /**
+   * Whether directory `dirKey` is known to be absent without a call — found missing under
+   * this hold, or its parent is (or was made by this hold, and it was never walked) — and
+   * remembered as missing unless a file this hold wrote is there: a put planned into it
+   * (`'probe'`) is refused then, as a walk that made it would be.
+   */
+  function knownMissing(cache: DirCache, dirKey: string, key: string, mode: WalkMode): boolean {
+    const parent = parentOf(dirKey);
+    const missing = cache.missing.has(dirKey) || (parent !== undefined && (cache.missing.has(parent) || (cache.made.has(parent) && !cache.byKey.has(dirKey))));
+    if (!missing) return false;
+    if (fileAt(dirKey)) {
+      if (mode === 'probe') throw parentIsFile(key);
+      return true;
+    }
+    cache.missing.add(dirKey);
+    return true;
+  }
+  /**
+   * A key's directory, opened once per hold through `cache`. `mode` as openDir's: `'probe'`
+   * (a put being planned) resolves undefined for a missing directory — the put's apply makes
+   * it (makeDir) — and refuses a symlink or a file in the way now, as a walk that made it
+   * would; `'make'` (at apply) makes the missing components known missing with a mkdir first.
+   */
+  async function dirOf(cache: DirCache, dirKey: string, key: string, mode: WalkMode): Promise<OpenedDir | undefined> {
+    const ready = cache.ready.get(dirKey);
+    if (ready) return ready;
+    // A walk under way (or one that failed) is awaited; a directory known missing is decided
+    // at once, so that the puts an apply makes it for share one walk.
     const cached = cache.byKey.get(dirKey);
-    if (cached) {
+    if (cached && !cache.missing.has(dirKey)) {
       const od = await cached.catch(() => undefined);
       if (od) return od;
     }
+    if (mode !== 'make' && mode !== true && knownMissing(cache, dirKey, key, mode)) return undefined;
+    // Made with a mkdir first when known missing; no longer missing once its making starts (later walks await it).
+    const making: WalkMode = mode === 'make' && !cache.missing.delete(dirKey) ? true : mode;
     // Not opened yet, or found missing (or refused) before: walk again, it may exist now —
     // from its parent, opened (once) through the same cache: the many new directories of one
     // parent (a LangGraph thread's `parts/<sequence>/`, one per superstep, often planned
-    // together) then cost one open (and mkdir) each, not a walk each from the root.
-    const cut = dirKey.lastIndexOf('/');
-    const opening = (cut > 0 ? dirOf(cache, dirKey.slice(0, cut), key, create) : Promise.resolve(undefined)).then((parent) =>
-      cut > 0 && !parent ? (create ? walkRetrying(dirKey, key, create) : undefined) : walkRetrying(dirKey, key, create, parent?.chain),
-    );
+    // together) then cost one open each, not a walk each from the root.
+    const parentKey = parentOf(dirKey);
+    const opening = (parentKey !== undefined ? dirOf(cache, parentKey, key, mode) : Promise.resolve(undefined)).then(async (parent) => {
+      // Its parent missing (a probe's), or not a directory (a plain walk's): no directory here either.
+      if (parentKey !== undefined && !parent) return mode === 'probe' ? missingNow(cache, dirKey, key) : undefined;
+      const od = await walkRetrying(dirKey, key, making, parent?.chain, mode === 'make' ? laneIo : io);
+      if (!od && mode === 'probe') return missingNow(cache, dirKey, key);
+      if (od && mode === 'make' && od.chain.length >= 2 && od.changed.includes(od.chain[od.chain.length - 2]!)) madeDir(cache, dirKey);
+      return od;
+    });
     cache.byKey.set(dirKey, opening);
     cache.all.push(opening);
     opening.then(
@@ -657,16 +729,33 @@ export function createJournal(deps: JournalDeps): Journal {
     );
     return opening;
   }
+  /** A probe found `dirKey` missing: remembered (refused if this hold wrote a file there). */
+  function missingNow(cache: DirCache, dirKey: string, key: string): undefined {
+    if (fileAt(dirKey)) throw parentIsFile(key);
+    cache.missing.add(dirKey);
+    return undefined;
+  }
+  /** A directory this hold made: empty then, so its listing is known (every file written since is in `states`). */
+  function madeDir(cache: DirCache, dirKey: string): void {
+    cache.made.add(dirKey);
+    if (cache.names && !cache.names.has(dirKey)) {
+      const names = new Set<string>();
+      cache.names.set(dirKey, Promise.resolve(names));
+      cache.listed.set(dirKey, names);
+    }
+  }
+  /** The background lane's calls: the directories a put's apply makes (makeDir) wait their turn as its other calls. */
+  const laneIo: FsIo = { ...io, open: (path, flags, mode) => lane(() => io.open(path, flags, mode)), mkdir: (path) => lane(() => io.mkdir(path)), close: (fd) => lane(() => io.close(fd)) };
   /**
    * A walk that makes missing directories starts over — from the root — when one it is in is
    * pruned under it (ENOENT from mkdir: an emptied directory removed by a delete being applied).
    */
-  async function walkRetrying(dirKey: string, key: string, create: boolean, from?: readonly Dir[]): Promise<OpenedDir | undefined> {
+  async function walkRetrying(dirKey: string, key: string, create: WalkMode, from?: readonly Dir[], through: FsIo = io): Promise<OpenedDir | undefined> {
     for (let attempt = 0; ; attempt++) {
       try {
-        return await openDir(root, dirKey, key, create, io, attempt === 0 ? from : undefined);
+        return await openDir(root, dirKey, key, create, through, attempt === 0 ? from : undefined);
       } catch (err) {
-        if (!create || attempt >= 8 || errnoOf(err) !== 'ENOENT') throw err;
+        if (!(create === true || create === 'make') || attempt >= 8 || errnoOf(err) !== 'ENOENT') throw err;
       }
     }
   }
@@ -701,6 +790,15 @@ export function createJournal(deps: JournalDeps): Journal {
     return absent;
   }
 
+  /** What a key in a directory known missing holds: what this hold wrote, else nothing. */
+  function stateMissing(states: Map<string, KeyState>, key: string): KeyState {
+    const known = states.get(key) ?? pending.get(key)?.after;
+    if (known) return known;
+    const absent: KeyState = { exists: false };
+    states.set(key, absent);
+    return absent;
+  }
+
   /** What the key holds: learned earlier under this hold (or acknowledged and not yet applied), absent from its directory's listing, or stat'ed now (and remembered). */
   async function knownState(states: Map<string, KeyState>, od: OpenedDir | undefined, key: string, cache: DirCache): Promise<KeyState> {
     const known = states.get(key) ?? pending.get(key)?.after;
@@ -723,21 +821,25 @@ export function createJournal(deps: JournalDeps): Journal {
     readonly op: BatchOperation;
     readonly od?: OpenedDir;
     readonly before: KeyState;
+    /** Its directory was missing: the cache through which its apply opens it (a put's makes it). */
+    readonly dirs?: DirCache;
   }
 
   /** Checks one operation's condition against what the key holds (no file is written). */
   async function checkOne(op: BatchOperation, states: Map<string, KeyState>, cache: DirCache): Promise<Checked> {
     const kp = keyPath(op.key);
-    const od = await dirOf(cache, kp.dirKey, op.key, op.type === 'put');
-    return checked(op, od, await knownState(states, od, op.key, cache));
+    const od = await dirOf(cache, kp.dirKey, op.key, op.type === 'put' ? 'probe' : false);
+    return checked(op, od, await knownState(states, od, op.key, cache), cache);
   }
 
   /** An operation's condition held against `before` (what the key holds), or its refusal. */
-  function checked(op: BatchOperation, od: OpenedDir | undefined, before: KeyState): Checked {
+  function checked(op: BatchOperation, od: OpenedDir | undefined, before: KeyState, cache: DirCache): Checked {
+    // A directory this hold made, or will make for a put already planned, is in the way of a file.
+    if (op.type === 'put' && (cache.toMake.has(op.key) || cache.made.has(op.key))) throw occupiedRefused(op.key);
     const cond = op as { ifAbsent?: boolean; ifVersion?: string };
     if (cond.ifAbsent && before.exists) throw conflict(op.key, 'key exists');
     if (cond.ifVersion !== undefined && (!before.exists || before.version !== cond.ifVersion)) throw conflict(op.key, before.exists ? 'version changed' : 'key is gone');
-    return { op, ...(od ? { od } : {}), before };
+    return { op, ...(od ? { od } : { dirs: cache }), before };
   }
 
   /**
@@ -750,8 +852,9 @@ export function createJournal(deps: JournalDeps): Journal {
   }
   /** {@link plan} with the put's temp file in hand. */
   function planWith(c: Checked, exact: boolean, temp: PooledTemp | undefined): Planned {
-    const { op, od, before } = c;
-    const entry = od ? { od } : {};
+    const { op, od, before, dirs } = c;
+    const entry = od ? { od } : dirs ? { dirs } : {};
+    if (dirs && op.type === 'put') toMake(dirs, keyPath(op.key).dirKey);
     if (op.type === 'put') {
       if (!temp) throw new Error('a put is planned with its temp file');
       const mtimeSeconds = nextMtimeSeconds(before.mtimeNs === undefined ? undefined : ({ mtimeNs: before.mtimeNs } as BigIntStats));
@@ -762,6 +865,11 @@ export function createJournal(deps: JournalDeps): Journal {
     }
     if (op.type === 'delete') return { op, ...entry, before, after: { exists: false }, outcome: { type: 'delete', key: op.key, existed: before.exists }, exact };
     return { op, ...entry, before, outcome: { type: 'check', key: op.key }, exact };
+  }
+
+  /** Remembers that an apply will make `dirKey` and its missing parents. */
+  function toMake(cache: DirCache, dirKey: string | undefined): void {
+    for (let d = dirKey; d !== undefined && cache.missing.has(d) && !cache.toMake.has(d); d = parentOf(d)) cache.toMake.add(d);
   }
 
   /** Checks a batch's conditions and plans it; rejects with the first refusal (nothing planned stays). */
@@ -792,10 +900,11 @@ export function createJournal(deps: JournalDeps): Journal {
     for (const op of ops) {
       const kp = keyPath(op.key);
       const od = cache.ready.get(kp.dirKey);
-      const before = od && stateNow(states, od, op.key, kp.base, cache);
+      // A directory known missing holds only what this hold wrote into it (acknowledged, not yet applied).
+      const before = od ? stateNow(states, od, op.key, kp.base, cache) : knownMissing(cache, kp.dirKey, op.key, op.type === 'put' ? 'probe' : false) ? stateMissing(states, op.key) : undefined;
       if (!before) return undefined;
       // Every condition before any temp file is taken: a refusal leaves the pool as it was.
-      found.push(checked(op, od, before));
+      found.push(checked(op, od, before, cache));
     }
     const done: Planned[] = [];
     for (const c of found) {
@@ -899,10 +1008,11 @@ export function createJournal(deps: JournalDeps): Journal {
     giveBack(planned.filter((p) => p.temp && last.get(p.op.key) !== p));
     const puts = [...last.values()].filter((p) => p.op.type === 'put');
     const existed = (p: Planned): boolean => first.get(p.op.key)!.before.exists;
-    await settleAll(puts.map(fill));
+    // Directories a put was planned into without them (issue 17: no mkdir on the commit path) are made beside the fills.
+    await settleAll([...puts.filter((p) => !p.od).map(makeDir), ...puts.map(fill)]);
     await settleAll(puts.filter((p) => !existed(p)).map(land));
     await settleAll(puts.filter(existed).map(land));
-    for (const p of last.values()) if (p.op.type === 'delete' && existed(p)) await unlinkKey(p);
+    for (const p of last.values()) if (p.op.type === 'delete' && existed(p)) await unlinkKey(await openedLate(p));
     for (const [key, p] of last) if (pending.get(key) === p) pending.delete(key);
   }
 
@@ -910,6 +1020,30 @@ export function createJournal(deps: JournalDeps): Journal {
   async function settleAll(calls: readonly Promise<void>[]): Promise<void> {
     const failed = (await Promise.allSettled(calls)).find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
+  }
+
+  /**
+   * Makes the directory of a put planned while it was missing, through the hold's cache it
+   * was planned with (one walk per directory, from its parent; the cache closes it once its
+   * groups are applied). Never follows a link: a symlink planted since is refused, the apply
+   * fails and the journal is replayed (which refuses the key too).
+   */
+  async function makeDir(p: Planned): Promise<void> {
+    if (!p.dirs) throw new Error('a put into a missing directory is planned with the cache that makes it');
+    p.od = await dirOf(p.dirs, keyPath(p.op.key).dirKey, p.op.key, 'make');
+  }
+  /**
+   * A delete planned while its directory was missing (its key acknowledged, not yet
+   * applied): the directory as it is now, walked on disk unless the cache opened it since
+   * (what the cache knows missing may have been made by an apply planned with another).
+   */
+  async function openedLate(p: Planned): Promise<Planned> {
+    if (p.od || !p.dirs) return p;
+    const dirKey = keyPath(p.op.key).dirKey;
+    const walk = p.dirs.ready.get(dirKey) ?? walkRetrying(dirKey, p.op.key, false, undefined, laneIo);
+    if (walk instanceof Promise) p.dirs.all.push(walk); // closed with the cache
+    p.od = await walk;
+    return p;
   }
 
   /** Writes a put's bytes into its temp file and sets the mtime its version names. */
