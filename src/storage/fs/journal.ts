@@ -302,8 +302,17 @@ interface Planned {
   readonly exact: boolean;
   /** Set once its temp file's descriptor is closing. */
   closed?: boolean;
-  /** Set once its temp file was renamed into place or given back (nothing left to remove). */
+  /** Set once its temp file was renamed into place or given back (nothing left to remove), or handed to a later put of its key (`taken`). */
   landed?: boolean;
+  /** Set when an apply has taken it (its decisions are made): its temp file is no longer free to be handed on. */
+  claimed?: boolean;
+  /**
+   * A put acknowledged and not applied yet whose temp file a later put of the same key took
+   * over (see {@link inheritTemp}): never applied itself, the later put's apply replaces it.
+   */
+  taken?: boolean;
+  /** The put whose temp file this one took over (given back to it if this one is not committed). */
+  readonly from?: Planned;
 }
 
 /** The directories a group opened, shared by its operations (a checkpoint's keys share their run's directory). */
@@ -848,10 +857,49 @@ export function createJournal(deps: JournalDeps): Journal {
    * any byte is written.
    */
   async function plan(c: Checked, exact: boolean): Promise<Planned> {
-    return planWith(c, exact, c.op.type === 'put' ? await pool.take() : undefined);
+    if (c.op.type !== 'put') return planWith(c, exact, undefined);
+    const from = inheritable(c.op.key, exact);
+    return from ? planWith(c, exact, inheritTemp(from), from) : planWith(c, exact, await pool.take());
   }
-  /** {@link plan} with the put's temp file in hand. */
-  function planWith(c: Checked, exact: boolean, temp: PooledTemp | undefined): Planned {
+
+  /**
+   * The acknowledged put of `key` not yet taken by an apply, whose temp file a new put of
+   * the key may take over (issue 15): that put would never reach the disk — the apply merges
+   * it away — so its temp file serves the new one instead of a new inode from the pool. A
+   * run's latest.json and index are replaced by every checkpoint: under 8 busy runs two of a
+   * checkpoint's three temp files came from the pool only to go back to it when applied,
+   * and the pool ran empty (a temp file made on the commit's path) for ~40 % of the puts.
+   * Only while versions are known at the commit point (`exact`), and only a young temp file
+   * (an old one may be swept as a crashed writer's).
+   */
+  function inheritable(key: string, exact: boolean): Planned | undefined {
+    const prev = pending.get(key);
+    return exact && prev?.op.type === 'put' && prev.temp && !prev.landed && !prev.claimed && pool.young(prev.temp) ? prev : undefined;
+  }
+  /** Takes over the temp file of `prev` (see {@link inheritable}). */
+  function inheritTemp(prev: Planned): PooledTemp {
+    prev.taken = true;
+    prev.landed = true;
+    return prev.temp!;
+  }
+  /**
+   * A put that took over an earlier put's temp file and is not committed (refused, or its
+   * record failed): the temp file goes back to that put — unless an apply has taken it
+   * meanwhile and so skipped it, when its file must come from the journal (a replay) and
+   * the temp file is removed.
+   */
+  function giveBackInherited(p: Planned): void {
+    const prev = p.from!;
+    if (!prev.claimed) {
+      prev.taken = false;
+      prev.landed = false;
+      return;
+    }
+    needRecovery = true;
+    void Promise.all([io.close(p.temp!.fd).catch(() => undefined), io.unlink(p.temp!.path).catch(() => undefined)]);
+  }
+  /** {@link plan} with the put's temp file in hand (`from`: the put it was taken over from). */
+  function planWith(c: Checked, exact: boolean, temp: PooledTemp | undefined, from?: Planned): Planned {
     const { op, od, before, dirs } = c;
     const entry = od ? { od } : dirs ? { dirs } : {};
     if (dirs && op.type === 'put') toMake(dirs, keyPath(op.key).dirKey);
@@ -861,7 +909,7 @@ export function createJournal(deps: JournalDeps): Journal {
       const mtimeNs = futimesNs(mtimeSeconds);
       const version = `${mtimeNs}.${temp.ino}.${op.bytes.length}`;
       const after: KeyState = { exists: true, version, mtimeNs };
-      return { op, ...entry, temp, mtimeSeconds, before, after, outcome: { type: 'put', key: op.key, version }, exact };
+      return { op, ...entry, temp, mtimeSeconds, before, after, outcome: { type: 'put', key: op.key, version }, exact, ...(from ? { from } : {}) };
     }
     if (op.type === 'delete') return { op, ...entry, before, after: { exists: false }, outcome: { type: 'delete', key: op.key, existed: before.exists }, exact };
     return { op, ...entry, before, outcome: { type: 'check', key: op.key }, exact };
@@ -908,12 +956,13 @@ export function createJournal(deps: JournalDeps): Journal {
     }
     const done: Planned[] = [];
     for (const c of found) {
-      const temp = c.op.type === 'put' ? pool.takeReady() : undefined;
+      const from = c.op.type === 'put' ? inheritable(c.op.key, exact) : undefined;
+      const temp = from ? inheritTemp(from) : c.op.type === 'put' ? pool.takeReady() : undefined;
       if (c.op.type === 'put' && !temp) {
         giveBack(done);
         return undefined;
       }
-      done.push(planWith(c, exact, temp));
+      done.push(planWith(c, exact, temp, from));
     }
     for (const p of done) if (p.after) states.set(p.op.key, p.after);
     return done;
@@ -924,7 +973,8 @@ export function createJournal(deps: JournalDeps): Journal {
     for (const p of planned) {
       if (p.temp && !p.landed) {
         p.landed = true;
-        pool.giveBack(p.temp);
+        if (p.from) giveBackInherited(p);
+        else pool.giveBack(p.temp);
       }
     }
   }
@@ -970,6 +1020,8 @@ export function createJournal(deps: JournalDeps): Journal {
       const cacheAt = toApply.findIndex((x) => !Array.isArray(x));
       const groups = toApply.splice(0, cacheAt === -1 ? toApply.length : cacheAt) as Planned[][];
       const planned = groups.flat();
+      // From here on their temp files are the apply's: a later put no longer takes one over (inheritable).
+      for (const p of planned) p.claimed = true;
       try {
         await applyMerged(planned);
       } catch {
@@ -1006,14 +1058,16 @@ export function createJournal(deps: JournalDeps): Journal {
       last.set(p.op.key, p);
     }
     giveBack(planned.filter((p) => p.temp && last.get(p.op.key) !== p));
-    const puts = [...last.values()].filter((p) => p.op.type === 'put');
+    // A put whose temp file a later put took over is replaced by that one's apply (inheritTemp).
+    const puts = [...last.values()].filter((p) => p.op.type === 'put' && !p.taken);
     const existed = (p: Planned): boolean => first.get(p.op.key)!.before.exists;
     // Directories a put was planned into without them (issue 17: no mkdir on the commit path) are made beside the fills.
     await settleAll([...puts.filter((p) => !p.od).map(makeDir), ...puts.map(fill)]);
     await settleAll(puts.filter((p) => !existed(p)).map(land));
     await settleAll(puts.filter(existed).map(land));
     for (const p of last.values()) if (p.op.type === 'delete' && existed(p)) await unlinkKey(await openedLate(p));
-    for (const [key, p] of last) if (pending.get(key) === p) pending.delete(key);
+    // A put taken over stays what reads answer until the put that took it over is committed (or the journal replayed).
+    for (const [key, p] of last) if (pending.get(key) === p && !p.taken) pending.delete(key);
   }
 
   /** Runs every call; rejects (once all settled) with the first failure. */

@@ -40,6 +40,8 @@ export interface TempPool {
   take(): Promise<PooledTemp>;
   /** Starts making temp files in the background until the pool holds what it wants (no-op while a refill runs). */
   refill(): void;
+  /** Whether `temp` is young enough to be written (older ones may be swept as a crashed writer's). */
+  young(temp: PooledTemp): boolean;
   /** Gives back a temp file that was never written. */
   giveBack(temp: PooledTemp): void;
   /** Whether a time set with futimes reads back exactly as {@link futimesNs} predicts (probed once). */
@@ -121,6 +123,7 @@ export function createTempPool(root: RootDir, io: FsIo, timing: LockTiming, file
       return make();
     },
     refill,
+    young,
     giveBack(t) {
       if (!closed && young(t)) pool.push(t);
       else void drop(t);
