@@ -17,7 +17,7 @@ import {
   type SerializerProtocol,
 } from '@langchain/langgraph-checkpoint';
 import { canonicalJson, parseJson, type JsonObject } from '../codec/canonical-json.js';
-import { systemClock, toRfc3339, type Clock } from '../model/clock.js';
+import { systemClock, type Clock } from '../model/clock.js';
 import { CheckpointError, isCheckpointError } from '../model/errors.js';
 import type { Snapshot } from '../model/snapshot.js';
 import { readSnapshot } from '../profiles/read-snapshot.js';
@@ -29,6 +29,7 @@ import { DEFAULT_KEEP_LAST, LANGGRAPH_SOURCES, langGraphProfile, type LangGraphP
 import { compareIds, hasId, insertId, loadRunState, reserveSequence, type RunState } from './run-state.js';
 import { decodeWrites, encodeWrites, type StoredWrite } from './writes.js';
 import { encodeCheckpointDocument } from './document.js';
+import { createdAtText } from './created-at.js';
 import { channelText, jsonTextOf, storedChannel, storedValue, storedWrite, valueBytes } from './serialized.js';
 import { dumpAll, plainCanonicalJson, plainObjectCanonicalJson, writesPlainAsJson, type Dumped } from './plain-json.js';
 
@@ -146,6 +147,11 @@ export class SavepointSaver extends BaseCheckpointSaver {
   private plainAsJson: boolean | undefined;
   /** Run ids of recent (thread, namespace) pairs: runIdOf is async (a long id is hashed). Cleared when it grows. */
   private readonly runIds = new Map<string, string>();
+  /** The (thread, namespace) pair the last put or putWrites named, and its run id: a graph names the same one call after call (see {@link knownRunId}). */
+  private lastRun: { readonly threadId: string; readonly ns: string; readonly runId: string } | undefined;
+  /** The last two checkpoint ids that passed `assertCheckpointId` (see {@link assertId}). */
+  private checkedId: string | undefined;
+  private checkedIdBefore: string | undefined;
 
   constructor(options: SavepointSaverOptions) {
     super(options?.serde);
@@ -205,6 +211,30 @@ export class SavepointSaver extends BaseCheckpointSaver {
     return runId;
   }
 
+  /**
+   * The run id of a (thread, namespace) pair this saver has met, without building its map key
+   * (a new string to hash on every call) when it is the pair of the last call. Inside a graph
+   * the saver's calls run between LangGraph's, cache-cold (issue 17): each step it skips counts.
+   */
+  private knownRunId(threadId: string, ns: string): string | undefined {
+    const last = this.lastRun;
+    if (last !== undefined && last.threadId === threadId && last.ns === ns) return last.runId;
+    const runId = this.runIds.get(`${threadId.length}:${threadId}${ns}`);
+    if (runId !== undefined) this.lastRun = { threadId, ns, runId };
+    return runId;
+  }
+
+  /**
+   * `assertCheckpointId`, skipped for the last two ids that passed it (a pure check): LangGraph
+   * names each checkpoint id three times — put's id, the next put's parent, putWrites' checkpoint.
+   */
+  private assertId(id: unknown, field?: string): asserts id is string {
+    if (typeof id === 'string' && (id === this.checkedId || id === this.checkedIdBefore)) return;
+    assertCheckpointId(id, field);
+    this.checkedIdBefore = this.checkedId;
+    this.checkedId = id;
+  }
+
   private async decidePlain(): Promise<boolean> {
     return (this.plainAsJson ??= await writesPlainAsJson(this.serde));
   }
@@ -241,10 +271,10 @@ export class SavepointSaver extends BaseCheckpointSaver {
     const ns = namespaceOf(config);
     const parentValue = configurableOf(config)?.checkpoint_id;
     const parentId = typeof parentValue === 'string' && parentValue !== '' ? parentValue : undefined;
-    if (parentId !== undefined) assertCheckpointId(parentId, 'parent checkpoint_id');
-    assertCheckpointId(checkpoint?.id);
+    if (parentId !== undefined) this.assertId(parentId, 'parent checkpoint_id');
+    this.assertId(checkpoint?.id);
     // Known runs, sequences and parents are answered without an await (each is a microtask per put).
-    const runId = this.runIds.get(`${threadId.length}:${threadId}${ns}`) ?? (await this.runIdFor(threadId, ns));
+    const runId = this.knownRunId(threadId, ns) ?? (await this.runIdFor(threadId, ns));
     const state = this.loaded.get(runId) ?? (await this.run(runId));
     const sequence = sequenceNow(state, checkpoint.id) ?? (await this.sequenceOf(state, checkpoint.id));
     const parent = parentId === undefined ? undefined : state.last?.id === parentId ? state.last : await this.parentChannels(state, parentId);
@@ -264,7 +294,7 @@ export class SavepointSaver extends BaseCheckpointSaver {
     if (parentId !== undefined) payload.parent_checkpoint_id = parentId;
     if (stored.blob) payload.metadata_blob = stored.blob;
     const source = (LANGGRAPH_SOURCES as readonly string[]).includes(metadata?.source) ? metadata.source : 'update';
-    const header = { id: checkpoint.id, runId, sequence, createdAt: toRfc3339(this.clock.now()), source };
+    const header = { id: checkpoint.id, runId, sequence, createdAt: createdAtText(this.clock.now()), source };
     const encoded = encodeCheckpointDocument(header, payload, { texts, scratch: this.sealBuffer(), metadata: stored.text });
     const bytes = encoded instanceof Uint8Array ? encoded : await encoded;
     const key = checkpointKey(runId, checkpoint.id);
@@ -326,9 +356,9 @@ export class SavepointSaver extends BaseCheckpointSaver {
     if (checkpointId === undefined || checkpointId === '') {
       throw new CheckpointError('checkpoint_config_invalid', 'putWrites: config.configurable.checkpoint_id is required', { details: { operation: 'putWrites' } });
     }
-    assertCheckpointId(checkpointId);
+    this.assertId(checkpointId);
     if (typeof taskId !== 'string') throw new CheckpointError('checkpoint_config_invalid', 'putWrites: taskId must be a string');
-    const runId = this.runIds.get(`${threadId.length}:${threadId}${ns}`) ?? (await this.runIdFor(threadId, ns));
+    const runId = this.knownRunId(threadId, ns) ?? (await this.runIdFor(threadId, ns));
     const state = this.loaded.get(runId) ?? (await this.run(runId));
     const sequence = sequenceNow(state, checkpointId) ?? (await this.sequenceOf(state, checkpointId));
     const key = writesKey(runId, sequence, plainSegment(taskId) ?? (await segmentOf(taskId)));

@@ -6,8 +6,6 @@ import { markCopiesOnPut, ownedCopy } from './handed-over.js';
 import { assertKey, assertPrefix } from './keys.js';
 import { sortedKeys } from './sorted-keys.js';
 
-/** A placeholder copy before the first put of a batch. */
-const EMPTY: Uint8Array = new Uint8Array(0);
 /** Values up to this size share slabs of SLAB_BYTES (see copyOf). */
 const SLAB_VALUE_LIMIT = 4096;
 const SLAB_BYTES = 65536;
@@ -21,9 +19,12 @@ export interface MemoryStorageOptions {
   maxValueBytes?: number;
 }
 
+/** A stored value: bytes `at` to `at + length` of `data` (a shared slab, or a buffer of its own), and its version. */
 interface Cell {
-  bytes: Uint8Array;
-  version: string;
+  readonly data: Uint8Array;
+  readonly at: number;
+  readonly length: number;
+  readonly version: string;
 }
 
 /**
@@ -78,26 +79,29 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageAdapte
   // Small values are copied into views of a shared slab: a Uint8Array of its own is a
   // backing store allocated and tracked apart, which cost more than the copy. The views never
   // leave the store (get() hands out copies), so no caller can reach a neighbour through `.buffer`.
-  let slab = new ArrayBuffer(0);
+  // A cell names its place in the slab (no view per value: a typed array is an allocation of
+  // its own, and the store is called between LangGraph's steps, cache-cold: issue 17).
+  let slab = new Uint8Array(0);
   let slabAt = 0;
-  const copyOf = (bytes: Uint8Array): Uint8Array => {
+  /** Copies `bytes` (or takes them, when handed over) and stores them under `key`; returns the new version. */
+  const storeCopy = (key: string, bytes: Uint8Array): string => {
+    const length = bytes.length;
     // A buffer the writer made and handed over (a split checkpoint's parts) is kept as it is: no one changes it.
-    if (bytes.length > SLAB_VALUE_LIMIT) return ownedCopy(bytes);
-    if (slabAt + bytes.length > slab.byteLength) {
-      slab = new ArrayBuffer(SLAB_BYTES);
+    if (length > SLAB_VALUE_LIMIT) return store(key, ownedCopy(bytes), 0, length);
+    if (slabAt + length > slab.length) {
+      slab = new Uint8Array(SLAB_BYTES);
       slabAt = 0;
     }
-    const view = new Uint8Array(slab, slabAt, bytes.length);
-    view.set(bytes);
-    slabAt += bytes.length;
-    return view;
+    slab.set(bytes, slabAt);
+    slabAt += length;
+    return store(key, slab, slabAt - length, length);
   };
-  /** Stores `copy` (a copy the store owns) under `key`; returns the new version. */
-  const store = (key: string, copy: Uint8Array): string => {
+  /** Stores bytes `at` to `at + length` of `data` (which the store owns) under `key`; returns the new version. */
+  const store = (key: string, data: Uint8Array, at: number, length: number): string => {
     const version = String(++counter);
     // One hash lookup, not two: the map grows only when the key is new.
     const size = cells.size;
-    cells.set(key, { bytes: copy, version });
+    cells.set(key, { data, at, length, version });
     if (cells.size !== size) order.add(key);
     return version;
   };
@@ -117,7 +121,8 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageAdapte
       open();
       assertKey(key);
       const cell = cells.get(key);
-      return cell ? { bytes: cell.bytes.slice(), version: cell.version } : undefined;
+      if (!cell) return undefined;
+      return { bytes: cell.data.slice(cell.at, cell.at + cell.length), version: cell.version };
     },
 
     async put(key: string, bytes: Uint8Array, opts: PutOptions = {}): Promise<PutResult> {
@@ -127,7 +132,7 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageAdapte
       assertBytesArgument(bytes, 'memoryStorage.put');
       checkSize(key, bytes);
       check(key, opts);
-      return { version: store(key, copyOf(bytes)) };
+      return { version: storeCopy(key, bytes) };
     },
 
     async delete(key: string, opts: DeleteOptions = {}): Promise<boolean> {
@@ -142,7 +147,7 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageAdapte
       assertPrefix(prefix);
       for (const key of order.withPrefix(prefix)) {
         const cell = cells.get(key);
-        if (cell) yield { key, version: cell.version, size: cell.bytes.length };
+        if (cell) yield { key, version: cell.version, size: cell.length };
       }
     },
 
@@ -153,14 +158,18 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageAdapte
       // A checkpoint's history entry and `latest` carry the same bytes, one put after the other:
       // the second reuses the first's copy (looked up by the previous put only: no map per batch).
       let lastBytes: Uint8Array | undefined;
-      let lastCopy = EMPTY;
+      let lastKey = '';
       for (const op of operations) {
         if (op.type === 'put') {
-          if (op.bytes !== lastBytes) {
+          let version: string;
+          const copied = op.bytes === lastBytes ? cells.get(lastKey) : undefined;
+          if (copied) version = store(op.key, copied.data, copied.at, copied.length);
+          else {
+            version = storeCopy(op.key, op.bytes);
             lastBytes = op.bytes;
-            lastCopy = copyOf(op.bytes);
+            lastKey = op.key;
           }
-          outcomes.push({ type: 'put', key: op.key, version: store(op.key, lastCopy) });
+          outcomes.push({ type: 'put', key: op.key, version });
         }
         else if (op.type === 'delete') outcomes.push({ type: 'delete', key: op.key, existed: forget(op.key) });
         else outcomes.push({ type: 'check', key: op.key });
