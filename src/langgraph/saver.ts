@@ -31,7 +31,7 @@ import { decodeWrites, encodeWrites, type StoredWrite } from './writes.js';
 import { encodeCheckpointDocument } from './document.js';
 import { createdAtText } from './created-at.js';
 import { channelText, jsonTextOf, storedChannel, storedValue, storedWrite, valueBytes } from './serialized.js';
-import { dumpAll, plainCanonicalJson, plainObjectCanonicalJson, writesPlainAsJson, type Dumped } from './plain-json.js';
+import { dumpAll, plainCanonicalJson, plainJsonWithout, plainObjectCanonicalJson, writesPlainAsJson, type Dumped } from './plain-json.js';
 
 /** Options of {@link SavepointSaver}. */
 export interface SavepointSaverOptions {
@@ -48,6 +48,9 @@ export interface SavepointSaverOptions {
   /** Clock for the documents' `created_at`. @default systemClock */
   readonly clock?: Clock;
 }
+
+/** The condition of a task's first writes (one object, not one per call). */
+const IF_ABSENT = Object.freeze({ ifAbsent: true });
 
 /** Size of a saver's sealing buffer (see `sealBuffer`): larger documents get a buffer of their own. */
 const SCRATCH_BYTES = 32 * 1024;
@@ -89,6 +92,12 @@ function namespaceOf(config: RunnableConfig): string {
  */
 function sequenceNow(state: RunState, id: string): number | undefined {
   return state.sequences.get(id) ?? (hasId(state, id) ? undefined : reserveSequence(state, id));
+}
+
+/** The checkpoint as the serializer is handed it: without `channel_values`, which are stored one by one. */
+function withoutChannelValues(checkpoint: Checkpoint): Omit<Checkpoint, 'channel_values'> {
+  const { channel_values: _values, ...bare } = checkpoint;
+  return bare;
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
@@ -278,16 +287,19 @@ export class SavepointSaver extends BaseCheckpointSaver {
     const state = this.loaded.get(runId) ?? (await this.run(runId));
     const sequence = sequenceNow(state, checkpoint.id) ?? (await this.sequenceOf(state, checkpoint.id));
     const parent = parentId === undefined ? undefined : state.last?.id === parentId ? state.last : await this.parentChannels(state, parentId);
-    const { channel_values: values, ...bare } = checkpoint;
+    const values = checkpoint.channel_values;
     const plain = this.plainAsJson ?? (await this.decidePlain());
     // Every serialization at once, one await (none when all is plain data): each await is a microtask, and LangGraph's AsyncLocalStorage makes those cost.
     const fresh = Object.keys(values ?? {}).filter((channel) => Object.hasOwn(newVersions, channel));
     // Plain metadata is stored as canonical JSON only: its JSON.stringify text would go unused.
     const metadataText = plain ? plainObjectCanonicalJson(metadata) : undefined;
-    const pending: unknown[] = [bare, metadataText === undefined ? metadata : null];
+    // The checkpoint without its channel values, as the serializer's text when plain (no copy of it made).
+    const bareText = plain ? plainJsonWithout(checkpoint, 'channel_values') : undefined;
+    const pending: unknown[] = [bareText === undefined ? withoutChannelValues(checkpoint) : null, metadataText === undefined ? metadata : null];
     for (const channel of fresh) pending.push(values[channel]);
     const all = dumpAll(this.serde, pending, plain);
     const dumped = Array.isArray(all) ? all : await all;
+    if (bareText !== undefined) dumped[0] = bareText;
     const { channels, texts } = this.storedChannels(checkpoint, values ?? {}, newVersions, parent, fresh, dumped);
     const stored = storedMetadata(metadata, dumped[1]!, metadataText);
     const payload: LangGraphPayload = { thread_id: threadId, checkpoint_ns: ns, checkpoint: storedValue(dumped[0]!), channel_values: channels, metadata: stored.json ?? {} };
@@ -363,9 +375,10 @@ export class SavepointSaver extends BaseCheckpointSaver {
     const sequence = sequenceNow(state, checkpointId) ?? (await this.sequenceOf(state, checkpointId));
     const key = writesKey(runId, sequence, plainSegment(taskId) ?? (await segmentOf(taskId)));
     const plain = this.plainAsJson ?? (await this.decidePlain());
-    const all = dumpAll(this.serde, writes.map(([, value]) => value), plain);
+    // Index access, not `([channel, value]) =>`: destructuring runs the iterator protocol where the code is not optimized yet (cache-cold, issue 17).
+    const all = dumpAll(this.serde, writes.map((write) => write[1]), plain);
     const dumped = Array.isArray(all) ? all : await all;
-    const fresh = writes.map(([channel], index): StoredWrite => storedWrite(WRITES_IDX_MAP[channel] ?? index, channel, dumped[index]!));
+    const fresh = writes.map((write, index): StoredWrite => storedWrite(WRITES_IDX_MAP[write[0]] ?? index, write[0], dumped[index]!));
     const document = { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpointId, task_id: taskId, task_path: taskPath ?? '' };
     // Usually the task's first writes: create-only, one storage call. Otherwise merge as
     // MemorySaver does: a regular write (idx >= 0) already stored is kept, special ones replace.
@@ -381,11 +394,11 @@ export class SavepointSaver extends BaseCheckpointSaver {
       const encoded = encodeWrites(document, merged, this.sealBuffer());
       const bytes = encoded instanceof Uint8Array ? encoded : await encoded;
       try {
-        await this.storage.put(key, bytes, existing ? { ifVersion: existing.version } : { ifAbsent: true });
+        await this.storage.put(key, bytes, existing ? { ifVersion: existing.version } : IF_ABSENT);
         // Only for sequences whose writes this saver has seen from the start; others are listed when pruned.
         const known = state.writeKeys.get(sequence);
         if (known) known.add(key);
-        else if (!existing && this.ownsSequence(state, sequence)) state.writeKeys.set(sequence, new Set([key]));
+        else if (!existing && this.ownsSequence(state, sequence)) state.writeKeys.set(sequence, new Set<string>().add(key));
         return;
       } catch (err) {
         if (!isCheckpointError(err, 'checkpoint_conflict') || attempt >= 3) throw err;
