@@ -24,6 +24,7 @@ import { readSnapshot } from '../profiles/read-snapshot.js';
 import { deleteRun } from '../runs/delete-run.js';
 import type { BatchOperation, StorageAdapter } from '../storage/adapter.js';
 import { copiesOnPut } from '../storage/handed-over.js';
+import { immediateOf, type ImmediateStore } from '../storage/immediate.js';
 import { LANGGRAPH_ROOT, NS_SEPARATOR, assertCheckpointId, checkpointKey, plainSegment, runIdOf, segmentOf, threadSegmentOfRun, writesDir, writesKey } from './keys.js';
 import { DEFAULT_KEEP_LAST, LANGGRAPH_SOURCES, langGraphProfile, type LangGraphPayload, type SerializedValue, type StoredChannel } from './profile.js';
 import { compareIds, hasId, insertId, loadRunState, reserveSequence, type RunState } from './run-state.js';
@@ -148,6 +149,8 @@ export class SavepointSaver extends BaseCheckpointSaver {
   private readonly runs = new Map<string, Promise<RunState>>();
   /** The run states of `runs` that have loaded, so a put or putWrites of a known run needs no await for it. */
   private readonly loaded = new Map<string, RunState>();
+  /** The store's put and batch without a promise (`memoryStorage`: see storage/immediate.ts): a put then needs no await at all. */
+  private readonly immediate: ImmediateStore | undefined;
   /** Whether the store copies a put's bytes before the call returns (`memoryStorage`), so documents may be sealed in {@link sealBuffer}. */
   private readonly storeCopies: boolean;
   /** Made at the first seal (see {@link sealBuffer}): a saver that never puts holds none. */
@@ -175,6 +178,7 @@ export class SavepointSaver extends BaseCheckpointSaver {
     this.keepLast = keepLast;
     this.clock = options.clock ?? systemClock;
     this.storeCopies = copiesOnPut(this.storage);
+    this.immediate = immediateOf(this.storage);
   }
 
   /**
@@ -313,11 +317,14 @@ export class SavepointSaver extends BaseCheckpointSaver {
     // With an atomic batch, the checkpoints retention lets go leave in the same commit.
     const leaving = this.leavingWith(state, checkpoint.id);
     if (leaving) {
-      await this.storage.batch!([{ type: 'put', key, bytes }, ...leaving.keys.map((k): BatchOperation => ({ type: 'delete', key: k }))]);
+      const operations: BatchOperation[] = [{ type: 'put', key, bytes }, ...leaving.keys.map((k): BatchOperation => ({ type: 'delete', key: k }))];
+      if (this.immediate) this.immediate.batch(operations);
+      else await this.storage.batch!(operations);
       insertId(state, checkpoint.id);
       for (const id of leaving.ids) this.forget(state, id);
     } else {
-      await this.storage.put(key, bytes);
+      if (this.immediate) this.immediate.put(key, bytes);
+      else await this.storage.put(key, bytes);
       insertId(state, checkpoint.id);
     }
     if (state.ids.at(-1) === checkpoint.id) state.last = { id: checkpoint.id, channels, texts };
@@ -394,7 +401,9 @@ export class SavepointSaver extends BaseCheckpointSaver {
       const encoded = encodeWrites(document, merged, this.sealBuffer());
       const bytes = encoded instanceof Uint8Array ? encoded : await encoded;
       try {
-        await this.storage.put(key, bytes, existing ? { ifVersion: existing.version } : IF_ABSENT);
+        const condition = existing ? { ifVersion: existing.version } : IF_ABSENT;
+        if (this.immediate) this.immediate.put(key, bytes, condition);
+        else await this.storage.put(key, bytes, condition);
         // Only for sequences whose writes this saver has seen from the start; others are listed when pruned.
         const known = state.writeKeys.get(sequence);
         if (known) known.add(key);

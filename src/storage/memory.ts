@@ -3,6 +3,7 @@ import { assertBytesArgument, assertOptionsArgument } from '../model/arguments.j
 import type { BatchOperation, BatchOutcome, DeleteOptions, PutOptions, PutResult, StorageAdapter, StorageEntry, StoredObject } from './adapter.js';
 import { assertBatchOperations } from './batch-operation.js';
 import { markCopiesOnPut, ownedCopy } from './handed-over.js';
+import { markImmediate } from './immediate.js';
 import { assertKey, assertPrefix } from './keys.js';
 import { sortedKeys } from './sorted-keys.js';
 
@@ -112,8 +113,44 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageAdapte
     return true;
   };
 
+  const putNow = (key: string, bytes: Uint8Array, opts: PutOptions = {}): PutResult => {
+    open();
+    assertKey(key);
+    // A string would be stored as-is and come back as a string: refuse it, as batch() does.
+    assertBytesArgument(bytes, 'memoryStorage.put');
+    checkSize(key, bytes);
+    check(key, opts);
+    return { version: storeCopy(key, bytes) };
+  };
+
+  const batchNow = (operations: readonly BatchOperation[]): BatchOutcome[] => {
+    open();
+    assertBatchOperations(operations, checkOperation);
+    const outcomes: BatchOutcome[] = [];
+    // A checkpoint's history entry and `latest` carry the same bytes, one put after the other:
+    // the second reuses the first's copy (looked up by the previous put only: no map per batch).
+    let lastBytes: Uint8Array | undefined;
+    let lastKey = '';
+    for (const op of operations) {
+      if (op.type === 'put') {
+        let version: string;
+        const copied = op.bytes === lastBytes ? cells.get(lastKey) : undefined;
+        if (copied) version = store(op.key, copied.data, copied.at, copied.length);
+        else {
+          version = storeCopy(op.key, op.bytes);
+          lastBytes = op.bytes;
+          lastKey = op.key;
+        }
+        outcomes.push({ type: 'put', key: op.key, version });
+      } else if (op.type === 'delete') outcomes.push({ type: 'delete', key: op.key, existed: forget(op.key) });
+      else outcomes.push({ type: 'check', key: op.key });
+    }
+    return outcomes;
+  };
+
   // put() and batch() copy the bytes before their first await: a caller may reuse its buffer as soon as the call returns.
-  return markCopiesOnPut({
+  // All their work is synchronous: the LangGraph saver calls it without a promise (see immediate.ts).
+  const adapter: StorageAdapter = {
     name: 'memory',
     capabilities: { atomicBatch: true, crossProcessConditional: false, ...(options.maxValueBytes !== undefined ? { maxValueBytes: options.maxValueBytes } : {}) },
 
@@ -126,13 +163,7 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageAdapte
     },
 
     async put(key: string, bytes: Uint8Array, opts: PutOptions = {}): Promise<PutResult> {
-      open();
-      assertKey(key);
-      // A string would be stored as-is and come back as a string: refuse it, as batch() does.
-      assertBytesArgument(bytes, 'memoryStorage.put');
-      checkSize(key, bytes);
-      check(key, opts);
-      return { version: storeCopy(key, bytes) };
+      return putNow(key, bytes, opts);
     },
 
     async delete(key: string, opts: DeleteOptions = {}): Promise<boolean> {
@@ -152,33 +183,12 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageAdapte
     },
 
     async batch(operations: readonly BatchOperation[]): Promise<BatchOutcome[]> {
-      open();
-      assertBatchOperations(operations, checkOperation);
-      const outcomes: BatchOutcome[] = [];
-      // A checkpoint's history entry and `latest` carry the same bytes, one put after the other:
-      // the second reuses the first's copy (looked up by the previous put only: no map per batch).
-      let lastBytes: Uint8Array | undefined;
-      let lastKey = '';
-      for (const op of operations) {
-        if (op.type === 'put') {
-          let version: string;
-          const copied = op.bytes === lastBytes ? cells.get(lastKey) : undefined;
-          if (copied) version = store(op.key, copied.data, copied.at, copied.length);
-          else {
-            version = storeCopy(op.key, op.bytes);
-            lastBytes = op.bytes;
-            lastKey = op.key;
-          }
-          outcomes.push({ type: 'put', key: op.key, version });
-        }
-        else if (op.type === 'delete') outcomes.push({ type: 'delete', key: op.key, existed: forget(op.key) });
-        else outcomes.push({ type: 'check', key: op.key });
-      }
-      return outcomes;
+      return batchNow(operations);
     },
 
     async close(): Promise<void> {
       closed = true;
     },
-  });
+  };
+  return markImmediate(markCopiesOnPut(adapter), { put: putNow, batch: batchNow });
 }
