@@ -1,4 +1,4 @@
-import { canonicalJson } from '../codec/canonical-json.js';
+import { canonicalJson, quotedKey, sortKeys } from '../codec/canonical-json.js';
 import { sealAroundIntegrity, sealAroundIntegrityInto } from '../codec/json-document.js';
 import type { LangGraphPayload, StoredChannel } from './profile.js';
 import { channelText, valueText } from './serialized.js';
@@ -34,11 +34,12 @@ export interface KnownText {
 
 /** Canonical JSON of `channel_values`: names in code-unit order, each channel's known text or its text now. */
 function channelValuesText(channels: Readonly<Record<string, StoredChannel>>, texts: ChannelTexts | undefined): string {
-  const names = Object.keys(channels).sort();
+  const names = Object.keys(channels);
+  sortKeys(names);
   let text = '{';
   for (let i = 0; i < names.length; i++) {
     const name = names[i]!;
-    text += `${i > 0 ? ',' : ''}${quote(name)}:${texts?.[name] ?? channelText(channels[name]!)}`;
+    text += `${i > 0 ? ',' : ''}${quotedKey(name)}:${texts?.[name] ?? channelText(channels[name]!)}`;
   }
   return `${text}}`;
 }
