@@ -398,6 +398,24 @@ function canonicalReplacer(this: unknown, key: string, v: unknown): unknown {
   }
 }
 
+/**
+ * `JSON.stringify(key)`, remembered for the few member names documents use (a profile's
+ * members, a graph's metadata and channel names): a call of the builtin costs more than a
+ * lookup of a string whose hash is known. Cleared when it grows.
+ */
+export function quotedKey(key: string): string {
+  // A long key is not kept alive here (a map's keys can be anything).
+  if (key.length > 64) return JSON.stringify(key);
+  let quoted = QUOTED_KEYS.get(key);
+  if (quoted === undefined) {
+    quoted = JSON.stringify(key);
+    if (QUOTED_KEYS.size >= 256) QUOTED_KEYS.clear();
+    QUOTED_KEYS.set(key, quoted);
+  }
+  return quoted;
+}
+const QUOTED_KEYS = new Map<string, string>();
+
 /** Sorts keys by UTF-16 code units, as `Array.prototype.sort` does, without its allocations for the few keys an object usually has. */
 export function sortKeys(keys: string[]): void {
   if (keys.length > 16) {

@@ -6,7 +6,7 @@ import type { Integrity, Snapshot, SnapshotDraft } from '../model/snapshot.js';
 import { assertValid, type DocumentValidator, type JsonSchema } from '../model/document-validator.js';
 import { withMember } from '../model/with-member.js';
 import { loadValidator } from '../model/load-validator.js';
-import { canonicalJson, canonicalTextOrPieces, parseJson, sortKeys, type JsonObject } from './canonical-json.js';
+import { canonicalJson, canonicalTextOrPieces, parseJson, quotedKey, sortKeys, type JsonObject } from './canonical-json.js';
 import { gunzip, isGzip } from './gzip.js';
 import { sha256Hex, sha256HexAndLengthOfPiecesSync, sha256HexOfParts, sha256HexOfTextSync, sha256HexSync } from './sha256.js';
 import { parseJsonPieces } from './json-pieces.js';
@@ -346,17 +346,6 @@ interface SealedPieces {
 /** The pieces of a document given as a map of member texts. */
 const piecesOfMembers = (members: ReadonlyMap<string, MemberText>, version: string): SealedPieces => sealedPieces([...members.keys()], (k) => members.get(k), version);
 
-/** `JSON.stringify(key)`, remembered for the few member names a profile's documents use. */
-function quotedKey(key: string): string {
-  let quoted = QUOTED_KEYS.get(key);
-  if (quoted === undefined) {
-    quoted = JSON.stringify(key);
-    if (QUOTED_KEYS.size >= 256) QUOTED_KEYS.clear();
-    QUOTED_KEYS.set(key, quoted);
-  }
-  return quoted;
-}
-const QUOTED_KEYS = new Map<string, string>();
 
 /**
  * UTF-8 of the concatenation of `pieces` into one buffer with `spare` bytes left over at its

@@ -1,11 +1,16 @@
-import { canonicalJson } from '../codec/canonical-json.js';
+import { canonicalJson, quotedKey, sortKeys } from '../codec/canonical-json.js';
 import { sealAroundIntegrity, sealAroundIntegrityInto } from '../codec/json-document.js';
 import type { LangGraphPayload, StoredChannel } from './profile.js';
 import { channelText, valueText } from './serialized.js';
 
 const quote = JSON.stringify;
 
-/** The snapshot header of a checkpoint document (what `SnapshotDraft` holds besides the payload). */
+/**
+ * The snapshot header of a checkpoint document (what `SnapshotDraft` holds besides the
+ * payload). Its strings need no JSON escaping and are written between quotes as they are: a
+ * checked checkpoint id (`[A-Za-z0-9-]`), a run id made of key segments, an RFC 3339 time, a
+ * LangGraph source name; the sequence is a positive integer.
+ */
 export interface CheckpointHeader {
   readonly id: string;
   readonly runId: string;
@@ -29,11 +34,12 @@ export interface KnownText {
 
 /** Canonical JSON of `channel_values`: names in code-unit order, each channel's known text or its text now. */
 function channelValuesText(channels: Readonly<Record<string, StoredChannel>>, texts: ChannelTexts | undefined): string {
-  const names = Object.keys(channels).sort();
+  const names = Object.keys(channels);
+  sortKeys(names);
   let text = '{';
   for (let i = 0; i < names.length; i++) {
     const name = names[i]!;
-    text += `${i > 0 ? ',' : ''}${quote(name)}:${texts?.[name] ?? channelText(channels[name]!)}`;
+    text += `${i > 0 ? ',' : ''}${quotedKey(name)}:${texts?.[name] ?? channelText(channels[name]!)}`;
   }
   return `${text}}`;
 }
@@ -51,12 +57,13 @@ export function encodeCheckpointDocument(header: CheckpointHeader, payload: Lang
   const { texts, scratch } = known;
   const before =
     `{"channel_values":${channelValuesText(payload.channel_values, texts)},"checkpoint":${valueText(payload.checkpoint)},` +
-    `"checkpoint_ns":${quote(payload.checkpoint_ns)},"created_at":${quote(header.createdAt)},`;
+    `"checkpoint_ns":${quote(payload.checkpoint_ns)},"created_at":"${header.createdAt}",`;
   const after =
     `,"metadata":${known.metadata ?? canonicalJson(payload.metadata)}` +
     (payload.metadata_blob !== undefined ? `,"metadata_blob":${valueText(payload.metadata_blob)}` : '') +
     (payload.parent_checkpoint_id !== undefined ? `,"parent_checkpoint_id":${quote(payload.parent_checkpoint_id)}` : '') +
-    `,"run_id":${quote(header.runId)},"sequence":${quote(header.sequence)},"snapshot_id":${quote(header.id)},"source":${quote(header.source)}` +
+    // The header's strings need no escaping (see CheckpointHeader): no JSON.stringify call each.
+    `,"run_id":"${header.runId}","sequence":${header.sequence},"snapshot_id":"${header.id}","source":"${header.source}"` +
     `,"source_details":[],"status":"in_progress","thread_id":${quote(payload.thread_id)}}`;
   return (scratch && sealAroundIntegrityInto(before, after, scratch)) || sealAroundIntegrity(before, after);
 }

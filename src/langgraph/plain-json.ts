@@ -1,5 +1,5 @@
 import { JsonPlusSerializer, type SerializerProtocol } from '@langchain/langgraph-checkpoint';
-import { sortKeys } from '../codec/canonical-json.js';
+import { quotedKey, sortKeys } from '../codec/canonical-json.js';
 import { quoteRecent } from './recent-texts.js';
 
 /**
@@ -103,6 +103,29 @@ export function plainJson(value: unknown): string | undefined {
 }
 
 /**
+ * `JSON.stringify` of `record` without its member `excluded` when the rest is plain JSON data
+ * (see `isPlain`; `record` itself a plain object), else undefined: what
+ * `plainJson(recordWithout)` gives, without copying the record first (a rest copy,
+ * `{ [excluded]: _, ...rest }`, is a runtime call; issue 17: the saver's put leaves a
+ * checkpoint's `channel_values` out this way, cache-cold, once a superstep).
+ */
+export function plainJsonWithout(record: object, excluded: string): string | undefined {
+  const proto: unknown = Object.getPrototypeOf(record);
+  if (proto !== Object.prototype && proto !== null) return undefined;
+  const r = record as Record<string, unknown>;
+  if (r.lg_name === 'Send' || typeof r.toJSON === 'function') return undefined;
+  const stack: object[] = [record];
+  let text = '{';
+  for (const key of Object.keys(r)) {
+    if (key === excluded) continue;
+    const value = r[key];
+    if (!isPlain(value, stack)) return undefined;
+    text += `${text.length > 1 ? ',' : ''}${quotedKey(key)}:${typeof value === 'string' ? quoteRecent(value) : JSON.stringify(value)}`;
+  }
+  return `${text}}`;
+}
+
+/**
  * Canonical JSON of plain data (see `isPlain`, which `value` passed: {@link plainJson} gave
  * its text) without parsing that text back: what `canonicalJson(JSON.parse(plainJson(value)))`
  * is — keys in code-unit order, numbers and strings as `JSON.stringify` writes them (a number
@@ -129,7 +152,7 @@ export function plainCanonicalJson(value: unknown): string | undefined {
     const key = keys[i]!;
     const item = key === '__proto__' ? undefined : plainCanonicalJson(record[key]);
     if (item === undefined) return undefined;
-    text += `${i > 0 ? ',' : ''}${JSON.stringify(key)}:${item}`;
+    text += `${i > 0 ? ',' : ''}${quotedKey(key)}:${item}`;
   }
   return `${text}}`;
 }

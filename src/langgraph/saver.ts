@@ -17,20 +17,22 @@ import {
   type SerializerProtocol,
 } from '@langchain/langgraph-checkpoint';
 import { canonicalJson, parseJson, type JsonObject } from '../codec/canonical-json.js';
-import { systemClock, toRfc3339, type Clock } from '../model/clock.js';
+import { systemClock, type Clock } from '../model/clock.js';
 import { CheckpointError, isCheckpointError } from '../model/errors.js';
 import type { Snapshot } from '../model/snapshot.js';
 import { readSnapshot } from '../profiles/read-snapshot.js';
 import { deleteRun } from '../runs/delete-run.js';
 import type { BatchOperation, StorageAdapter } from '../storage/adapter.js';
 import { copiesOnPut } from '../storage/handed-over.js';
+import { immediateOf, type ImmediateStore } from '../storage/immediate.js';
 import { LANGGRAPH_ROOT, NS_SEPARATOR, assertCheckpointId, checkpointKey, plainSegment, runIdOf, segmentOf, threadSegmentOfRun, writesDir, writesKey } from './keys.js';
 import { DEFAULT_KEEP_LAST, LANGGRAPH_SOURCES, langGraphProfile, type LangGraphPayload, type SerializedValue, type StoredChannel } from './profile.js';
 import { compareIds, hasId, insertId, loadRunState, reserveSequence, type RunState } from './run-state.js';
 import { decodeWrites, encodeWrites, type StoredWrite } from './writes.js';
 import { encodeCheckpointDocument } from './document.js';
+import { createdAtText } from './created-at.js';
 import { channelText, jsonTextOf, storedChannel, storedValue, storedWrite, valueBytes } from './serialized.js';
-import { dumpAll, plainCanonicalJson, plainObjectCanonicalJson, writesPlainAsJson, type Dumped } from './plain-json.js';
+import { dumpAll, plainCanonicalJson, plainJsonWithout, plainObjectCanonicalJson, writesPlainAsJson, type Dumped } from './plain-json.js';
 
 /** Options of {@link SavepointSaver}. */
 export interface SavepointSaverOptions {
@@ -47,6 +49,9 @@ export interface SavepointSaverOptions {
   /** Clock for the documents' `created_at`. @default systemClock */
   readonly clock?: Clock;
 }
+
+/** The condition of a task's first writes (one object, not one per call). */
+const IF_ABSENT = Object.freeze({ ifAbsent: true });
 
 /** Size of a saver's sealing buffer (see `sealBuffer`): larger documents get a buffer of their own. */
 const SCRATCH_BYTES = 32 * 1024;
@@ -88,6 +93,12 @@ function namespaceOf(config: RunnableConfig): string {
  */
 function sequenceNow(state: RunState, id: string): number | undefined {
   return state.sequences.get(id) ?? (hasId(state, id) ? undefined : reserveSequence(state, id));
+}
+
+/** The checkpoint as the serializer is handed it: without `channel_values`, which are stored one by one. */
+function withoutChannelValues(checkpoint: Checkpoint): Omit<Checkpoint, 'channel_values'> {
+  const { channel_values: _values, ...bare } = checkpoint;
+  return bare;
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
@@ -138,6 +149,8 @@ export class SavepointSaver extends BaseCheckpointSaver {
   private readonly runs = new Map<string, Promise<RunState>>();
   /** The run states of `runs` that have loaded, so a put or putWrites of a known run needs no await for it. */
   private readonly loaded = new Map<string, RunState>();
+  /** The store's put and batch without a promise (`memoryStorage`: see storage/immediate.ts): a put then needs no await at all. */
+  private readonly immediate: ImmediateStore | undefined;
   /** Whether the store copies a put's bytes before the call returns (`memoryStorage`), so documents may be sealed in {@link sealBuffer}. */
   private readonly storeCopies: boolean;
   /** Made at the first seal (see {@link sealBuffer}): a saver that never puts holds none. */
@@ -146,6 +159,11 @@ export class SavepointSaver extends BaseCheckpointSaver {
   private plainAsJson: boolean | undefined;
   /** Run ids of recent (thread, namespace) pairs: runIdOf is async (a long id is hashed). Cleared when it grows. */
   private readonly runIds = new Map<string, string>();
+  /** The (thread, namespace) pair the last put or putWrites named, and its run id: a graph names the same one call after call (see {@link knownRunId}). */
+  private lastRun: { readonly threadId: string; readonly ns: string; readonly runId: string } | undefined;
+  /** The last two checkpoint ids that passed `assertCheckpointId` (see {@link assertId}). */
+  private checkedId: string | undefined;
+  private checkedIdBefore: string | undefined;
 
   constructor(options: SavepointSaverOptions) {
     super(options?.serde);
@@ -160,6 +178,7 @@ export class SavepointSaver extends BaseCheckpointSaver {
     this.keepLast = keepLast;
     this.clock = options.clock ?? systemClock;
     this.storeCopies = copiesOnPut(this.storage);
+    this.immediate = immediateOf(this.storage);
   }
 
   /**
@@ -205,6 +224,30 @@ export class SavepointSaver extends BaseCheckpointSaver {
     return runId;
   }
 
+  /**
+   * The run id of a (thread, namespace) pair this saver has met, without building its map key
+   * (a new string to hash on every call) when it is the pair of the last call. Inside a graph
+   * the saver's calls run between LangGraph's, cache-cold (issue 17): each step it skips counts.
+   */
+  private knownRunId(threadId: string, ns: string): string | undefined {
+    const last = this.lastRun;
+    if (last !== undefined && last.threadId === threadId && last.ns === ns) return last.runId;
+    const runId = this.runIds.get(`${threadId.length}:${threadId}${ns}`);
+    if (runId !== undefined) this.lastRun = { threadId, ns, runId };
+    return runId;
+  }
+
+  /**
+   * `assertCheckpointId`, skipped for the last two ids that passed it (a pure check): LangGraph
+   * names each checkpoint id three times — put's id, the next put's parent, putWrites' checkpoint.
+   */
+  private assertId(id: unknown, field?: string): asserts id is string {
+    if (typeof id === 'string' && (id === this.checkedId || id === this.checkedIdBefore)) return;
+    assertCheckpointId(id, field);
+    this.checkedIdBefore = this.checkedId;
+    this.checkedId = id;
+  }
+
   private async decidePlain(): Promise<boolean> {
     return (this.plainAsJson ??= await writesPlainAsJson(this.serde));
   }
@@ -241,41 +284,47 @@ export class SavepointSaver extends BaseCheckpointSaver {
     const ns = namespaceOf(config);
     const parentValue = configurableOf(config)?.checkpoint_id;
     const parentId = typeof parentValue === 'string' && parentValue !== '' ? parentValue : undefined;
-    if (parentId !== undefined) assertCheckpointId(parentId, 'parent checkpoint_id');
-    assertCheckpointId(checkpoint?.id);
+    if (parentId !== undefined) this.assertId(parentId, 'parent checkpoint_id');
+    this.assertId(checkpoint?.id);
     // Known runs, sequences and parents are answered without an await (each is a microtask per put).
-    const runId = this.runIds.get(`${threadId.length}:${threadId}${ns}`) ?? (await this.runIdFor(threadId, ns));
+    const runId = this.knownRunId(threadId, ns) ?? (await this.runIdFor(threadId, ns));
     const state = this.loaded.get(runId) ?? (await this.run(runId));
     const sequence = sequenceNow(state, checkpoint.id) ?? (await this.sequenceOf(state, checkpoint.id));
     const parent = parentId === undefined ? undefined : state.last?.id === parentId ? state.last : await this.parentChannels(state, parentId);
-    const { channel_values: values, ...bare } = checkpoint;
+    const values = checkpoint.channel_values;
     const plain = this.plainAsJson ?? (await this.decidePlain());
     // Every serialization at once, one await (none when all is plain data): each await is a microtask, and LangGraph's AsyncLocalStorage makes those cost.
     const fresh = Object.keys(values ?? {}).filter((channel) => Object.hasOwn(newVersions, channel));
     // Plain metadata is stored as canonical JSON only: its JSON.stringify text would go unused.
     const metadataText = plain ? plainObjectCanonicalJson(metadata) : undefined;
-    const pending: unknown[] = [bare, metadataText === undefined ? metadata : null];
+    // The checkpoint without its channel values, as the serializer's text when plain (no copy of it made).
+    const bareText = plain ? plainJsonWithout(checkpoint, 'channel_values') : undefined;
+    const pending: unknown[] = [bareText === undefined ? withoutChannelValues(checkpoint) : null, metadataText === undefined ? metadata : null];
     for (const channel of fresh) pending.push(values[channel]);
     const all = dumpAll(this.serde, pending, plain);
     const dumped = Array.isArray(all) ? all : await all;
+    if (bareText !== undefined) dumped[0] = bareText;
     const { channels, texts } = this.storedChannels(checkpoint, values ?? {}, newVersions, parent, fresh, dumped);
     const stored = storedMetadata(metadata, dumped[1]!, metadataText);
     const payload: LangGraphPayload = { thread_id: threadId, checkpoint_ns: ns, checkpoint: storedValue(dumped[0]!), channel_values: channels, metadata: stored.json ?? {} };
     if (parentId !== undefined) payload.parent_checkpoint_id = parentId;
     if (stored.blob) payload.metadata_blob = stored.blob;
     const source = (LANGGRAPH_SOURCES as readonly string[]).includes(metadata?.source) ? metadata.source : 'update';
-    const header = { id: checkpoint.id, runId, sequence, createdAt: toRfc3339(this.clock.now()), source };
+    const header = { id: checkpoint.id, runId, sequence, createdAt: createdAtText(this.clock.now()), source };
     const encoded = encodeCheckpointDocument(header, payload, { texts, scratch: this.sealBuffer(), metadata: stored.text });
     const bytes = encoded instanceof Uint8Array ? encoded : await encoded;
     const key = checkpointKey(runId, checkpoint.id);
     // With an atomic batch, the checkpoints retention lets go leave in the same commit.
     const leaving = this.leavingWith(state, checkpoint.id);
     if (leaving) {
-      await this.storage.batch!([{ type: 'put', key, bytes }, ...leaving.keys.map((k): BatchOperation => ({ type: 'delete', key: k }))]);
+      const operations: BatchOperation[] = [{ type: 'put', key, bytes }, ...leaving.keys.map((k): BatchOperation => ({ type: 'delete', key: k }))];
+      if (this.immediate) this.immediate.batch(operations);
+      else await this.storage.batch!(operations);
       insertId(state, checkpoint.id);
       for (const id of leaving.ids) this.forget(state, id);
     } else {
-      await this.storage.put(key, bytes);
+      if (this.immediate) this.immediate.put(key, bytes);
+      else await this.storage.put(key, bytes);
       insertId(state, checkpoint.id);
     }
     if (state.ids.at(-1) === checkpoint.id) state.last = { id: checkpoint.id, channels, texts };
@@ -326,16 +375,17 @@ export class SavepointSaver extends BaseCheckpointSaver {
     if (checkpointId === undefined || checkpointId === '') {
       throw new CheckpointError('checkpoint_config_invalid', 'putWrites: config.configurable.checkpoint_id is required', { details: { operation: 'putWrites' } });
     }
-    assertCheckpointId(checkpointId);
+    this.assertId(checkpointId);
     if (typeof taskId !== 'string') throw new CheckpointError('checkpoint_config_invalid', 'putWrites: taskId must be a string');
-    const runId = this.runIds.get(`${threadId.length}:${threadId}${ns}`) ?? (await this.runIdFor(threadId, ns));
+    const runId = this.knownRunId(threadId, ns) ?? (await this.runIdFor(threadId, ns));
     const state = this.loaded.get(runId) ?? (await this.run(runId));
     const sequence = sequenceNow(state, checkpointId) ?? (await this.sequenceOf(state, checkpointId));
     const key = writesKey(runId, sequence, plainSegment(taskId) ?? (await segmentOf(taskId)));
     const plain = this.plainAsJson ?? (await this.decidePlain());
-    const all = dumpAll(this.serde, writes.map(([, value]) => value), plain);
+    // Index access, not `([channel, value]) =>`: destructuring runs the iterator protocol where the code is not optimized yet (cache-cold, issue 17).
+    const all = dumpAll(this.serde, writes.map((write) => write[1]), plain);
     const dumped = Array.isArray(all) ? all : await all;
-    const fresh = writes.map(([channel], index): StoredWrite => storedWrite(WRITES_IDX_MAP[channel] ?? index, channel, dumped[index]!));
+    const fresh = writes.map((write, index): StoredWrite => storedWrite(WRITES_IDX_MAP[write[0]] ?? index, write[0], dumped[index]!));
     const document = { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpointId, task_id: taskId, task_path: taskPath ?? '' };
     // Usually the task's first writes: create-only, one storage call. Otherwise merge as
     // MemorySaver does: a regular write (idx >= 0) already stored is kept, special ones replace.
@@ -351,11 +401,13 @@ export class SavepointSaver extends BaseCheckpointSaver {
       const encoded = encodeWrites(document, merged, this.sealBuffer());
       const bytes = encoded instanceof Uint8Array ? encoded : await encoded;
       try {
-        await this.storage.put(key, bytes, existing ? { ifVersion: existing.version } : { ifAbsent: true });
+        const condition = existing ? { ifVersion: existing.version } : IF_ABSENT;
+        if (this.immediate) this.immediate.put(key, bytes, condition);
+        else await this.storage.put(key, bytes, condition);
         // Only for sequences whose writes this saver has seen from the start; others are listed when pruned.
         const known = state.writeKeys.get(sequence);
         if (known) known.add(key);
-        else if (!existing && this.ownsSequence(state, sequence)) state.writeKeys.set(sequence, new Set([key]));
+        else if (!existing && this.ownsSequence(state, sequence)) state.writeKeys.set(sequence, new Set<string>().add(key));
         return;
       } catch (err) {
         if (!isCheckpointError(err, 'checkpoint_conflict') || attempt >= 3) throw err;

@@ -3,11 +3,10 @@ import { assertBytesArgument, assertOptionsArgument } from '../model/arguments.j
 import type { BatchOperation, BatchOutcome, DeleteOptions, PutOptions, PutResult, StorageAdapter, StorageEntry, StoredObject } from './adapter.js';
 import { assertBatchOperations } from './batch-operation.js';
 import { markCopiesOnPut, ownedCopy } from './handed-over.js';
+import { markImmediate } from './immediate.js';
 import { assertKey, assertPrefix } from './keys.js';
 import { sortedKeys } from './sorted-keys.js';
 
-/** A placeholder copy before the first put of a batch. */
-const EMPTY: Uint8Array = new Uint8Array(0);
 /** Values up to this size share slabs of SLAB_BYTES (see copyOf). */
 const SLAB_VALUE_LIMIT = 4096;
 const SLAB_BYTES = 65536;
@@ -21,9 +20,12 @@ export interface MemoryStorageOptions {
   maxValueBytes?: number;
 }
 
+/** A stored value: bytes `at` to `at + length` of `data` (a shared slab, or a buffer of its own), and its version. */
 interface Cell {
-  bytes: Uint8Array;
-  version: string;
+  readonly data: Uint8Array;
+  readonly at: number;
+  readonly length: number;
+  readonly version: string;
 }
 
 /**
@@ -78,26 +80,29 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageAdapte
   // Small values are copied into views of a shared slab: a Uint8Array of its own is a
   // backing store allocated and tracked apart, which cost more than the copy. The views never
   // leave the store (get() hands out copies), so no caller can reach a neighbour through `.buffer`.
-  let slab = new ArrayBuffer(0);
+  // A cell names its place in the slab (no view per value: a typed array is an allocation of
+  // its own, and the store is called between LangGraph's steps, cache-cold: issue 17).
+  let slab = new Uint8Array(0);
   let slabAt = 0;
-  const copyOf = (bytes: Uint8Array): Uint8Array => {
+  /** Copies `bytes` (or takes them, when handed over) and stores them under `key`; returns the new version. */
+  const storeCopy = (key: string, bytes: Uint8Array): string => {
+    const length = bytes.length;
     // A buffer the writer made and handed over (a split checkpoint's parts) is kept as it is: no one changes it.
-    if (bytes.length > SLAB_VALUE_LIMIT) return ownedCopy(bytes);
-    if (slabAt + bytes.length > slab.byteLength) {
-      slab = new ArrayBuffer(SLAB_BYTES);
+    if (length > SLAB_VALUE_LIMIT) return store(key, ownedCopy(bytes), 0, length);
+    if (slabAt + length > slab.length) {
+      slab = new Uint8Array(SLAB_BYTES);
       slabAt = 0;
     }
-    const view = new Uint8Array(slab, slabAt, bytes.length);
-    view.set(bytes);
-    slabAt += bytes.length;
-    return view;
+    slab.set(bytes, slabAt);
+    slabAt += length;
+    return store(key, slab, slabAt - length, length);
   };
-  /** Stores `copy` (a copy the store owns) under `key`; returns the new version. */
-  const store = (key: string, copy: Uint8Array): string => {
+  /** Stores bytes `at` to `at + length` of `data` (which the store owns) under `key`; returns the new version. */
+  const store = (key: string, data: Uint8Array, at: number, length: number): string => {
     const version = String(++counter);
     // One hash lookup, not two: the map grows only when the key is new.
     const size = cells.size;
-    cells.set(key, { bytes: copy, version });
+    cells.set(key, { data, at, length, version });
     if (cells.size !== size) order.add(key);
     return version;
   };
@@ -108,8 +113,44 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageAdapte
     return true;
   };
 
+  const putNow = (key: string, bytes: Uint8Array, opts: PutOptions = {}): PutResult => {
+    open();
+    assertKey(key);
+    // A string would be stored as-is and come back as a string: refuse it, as batch() does.
+    assertBytesArgument(bytes, 'memoryStorage.put');
+    checkSize(key, bytes);
+    check(key, opts);
+    return { version: storeCopy(key, bytes) };
+  };
+
+  const batchNow = (operations: readonly BatchOperation[]): BatchOutcome[] => {
+    open();
+    assertBatchOperations(operations, checkOperation);
+    const outcomes: BatchOutcome[] = [];
+    // A checkpoint's history entry and `latest` carry the same bytes, one put after the other:
+    // the second reuses the first's copy (looked up by the previous put only: no map per batch).
+    let lastBytes: Uint8Array | undefined;
+    let lastKey = '';
+    for (const op of operations) {
+      if (op.type === 'put') {
+        let version: string;
+        const copied = op.bytes === lastBytes ? cells.get(lastKey) : undefined;
+        if (copied) version = store(op.key, copied.data, copied.at, copied.length);
+        else {
+          version = storeCopy(op.key, op.bytes);
+          lastBytes = op.bytes;
+          lastKey = op.key;
+        }
+        outcomes.push({ type: 'put', key: op.key, version });
+      } else if (op.type === 'delete') outcomes.push({ type: 'delete', key: op.key, existed: forget(op.key) });
+      else outcomes.push({ type: 'check', key: op.key });
+    }
+    return outcomes;
+  };
+
   // put() and batch() copy the bytes before their first await: a caller may reuse its buffer as soon as the call returns.
-  return markCopiesOnPut({
+  // All their work is synchronous: the LangGraph saver calls it without a promise (see immediate.ts).
+  const adapter: StorageAdapter = {
     name: 'memory',
     capabilities: { atomicBatch: true, crossProcessConditional: false, ...(options.maxValueBytes !== undefined ? { maxValueBytes: options.maxValueBytes } : {}) },
 
@@ -117,17 +158,12 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageAdapte
       open();
       assertKey(key);
       const cell = cells.get(key);
-      return cell ? { bytes: cell.bytes.slice(), version: cell.version } : undefined;
+      if (!cell) return undefined;
+      return { bytes: cell.data.slice(cell.at, cell.at + cell.length), version: cell.version };
     },
 
     async put(key: string, bytes: Uint8Array, opts: PutOptions = {}): Promise<PutResult> {
-      open();
-      assertKey(key);
-      // A string would be stored as-is and come back as a string: refuse it, as batch() does.
-      assertBytesArgument(bytes, 'memoryStorage.put');
-      checkSize(key, bytes);
-      check(key, opts);
-      return { version: store(key, copyOf(bytes)) };
+      return putNow(key, bytes, opts);
     },
 
     async delete(key: string, opts: DeleteOptions = {}): Promise<boolean> {
@@ -142,34 +178,17 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageAdapte
       assertPrefix(prefix);
       for (const key of order.withPrefix(prefix)) {
         const cell = cells.get(key);
-        if (cell) yield { key, version: cell.version, size: cell.bytes.length };
+        if (cell) yield { key, version: cell.version, size: cell.length };
       }
     },
 
     async batch(operations: readonly BatchOperation[]): Promise<BatchOutcome[]> {
-      open();
-      assertBatchOperations(operations, checkOperation);
-      const outcomes: BatchOutcome[] = [];
-      // A checkpoint's history entry and `latest` carry the same bytes, one put after the other:
-      // the second reuses the first's copy (looked up by the previous put only: no map per batch).
-      let lastBytes: Uint8Array | undefined;
-      let lastCopy = EMPTY;
-      for (const op of operations) {
-        if (op.type === 'put') {
-          if (op.bytes !== lastBytes) {
-            lastBytes = op.bytes;
-            lastCopy = copyOf(op.bytes);
-          }
-          outcomes.push({ type: 'put', key: op.key, version: store(op.key, lastCopy) });
-        }
-        else if (op.type === 'delete') outcomes.push({ type: 'delete', key: op.key, existed: forget(op.key) });
-        else outcomes.push({ type: 'check', key: op.key });
-      }
-      return outcomes;
+      return batchNow(operations);
     },
 
     async close(): Promise<void> {
       closed = true;
     },
-  });
+  };
+  return markImmediate(markCopiesOnPut(adapter), { put: putNow, batch: batchNow });
 }

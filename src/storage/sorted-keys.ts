@@ -50,23 +50,42 @@ export function sortedKeys(chunkKeys = CHUNK_KEYS): SortedKeys {
     }
     return lo;
   };
+  /** Puts `key` in its place now (a no-op when it is there). */
+  const insert = (key: string): void => {
+    const last = chunks[chunks.length - 1];
+    // New keys usually sort last (a run's next history file): check the end first.
+    if (last === undefined || last[last.length - 1]! < key) {
+      if (last !== undefined && last.length < chunkKeys) last.push(key);
+      else chunks.push([key]);
+      return;
+    }
+    const c = chunkOf(key);
+    const chunk = chunks[c]!;
+    const at = lowerBound(chunk, key);
+    if (chunk[at] === key) return;
+    chunk.splice(at, 0, key);
+    if (chunk.length > chunkKeys) chunks.splice(c + 1, 0, chunk.splice(chunk.length >>> 1));
+  };
+  /**
+   * Keys added since the order was last needed, not placed yet: a put only appends here, and
+   * the next list or remove sorts them and places them at once. A put pays no search among
+   * other keys (issue 17: inside a LangGraph graph each store call runs cache-cold, and a
+   * new thread's keys land between older threads'); a thread lists its keys once per invoke.
+   */
+  let pending: string[] = [];
+  const place = (): void => {
+    if (pending.length === 0) return;
+    const keys = pending;
+    pending = [];
+    keys.sort();
+    for (const key of keys) insert(key);
+  };
   return {
     add(key) {
-      const last = chunks[chunks.length - 1];
-      // New keys usually sort last (a run's next history file): check the end first.
-      if (last === undefined || last[last.length - 1]! < key) {
-        if (last !== undefined && last.length < chunkKeys) last.push(key);
-        else chunks.push([key]);
-        return;
-      }
-      const c = chunkOf(key);
-      const chunk = chunks[c]!;
-      const at = lowerBound(chunk, key);
-      if (chunk[at] === key) return;
-      chunk.splice(at, 0, key);
-      if (chunk.length > chunkKeys) chunks.splice(c + 1, 0, chunk.splice(chunk.length >>> 1));
+      pending.push(key);
     },
     remove(key) {
+      place();
       if (chunks.length === 0) return;
       const c = chunkOf(key);
       const chunk = chunks[c]!;
@@ -76,6 +95,7 @@ export function sortedKeys(chunkKeys = CHUNK_KEYS): SortedKeys {
       if (chunk.length === 0) chunks.splice(c, 1);
     },
     withPrefix(prefix) {
+      place();
       const out: string[] = [];
       if (chunks.length === 0) return out;
       let c = chunkOf(prefix);

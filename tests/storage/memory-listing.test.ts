@@ -93,6 +93,46 @@ describe('memoryStorage listing order', () => {
     );
   });
 
+  it('sortedKeys placing added keys only when listed or removed: every list in between, at any point, is what a sorted set would list', () => {
+    const key = fc.string({ unit: fc.constantFrom('a', 'b', '/', '\uE000'), maxLength: 3 });
+    const op = fc.oneof(fc.tuple(fc.constant('add' as const), key), fc.tuple(fc.constant('remove' as const), key), fc.tuple(fc.constant('list' as const), key));
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 3 }), fc.array(op, { maxLength: 60 }), (chunk, ops) => {
+        const keys = sortedKeys(chunk);
+        const model = new Set<string>();
+        for (const [what, k] of ops) {
+          if (what === 'add') {
+            keys.add(k);
+            model.add(k);
+          } else if (what === 'remove') {
+            keys.remove(k);
+            model.delete(k);
+          } else expect(keys.withPrefix(k)).toEqual([...model].sort().filter((m) => m.startsWith(k)));
+        }
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('memoryStorage: the puts of a batch that carry the same bytes share one copy, and each reads back its own bytes', async () => {
+    const storage = memoryStorage();
+    const bytes = new TextEncoder().encode('same');
+    await storage.batch!([
+      { type: 'put', key: 'b/1', bytes },
+      { type: 'put', key: 'b/2', bytes },
+      { type: 'delete', key: 'b/0' },
+      { type: 'put', key: 'b/3', bytes },
+    ]);
+    await storage.delete('b/1');
+    bytes.fill(0);
+    const first = await storage.get('b/2');
+    first!.bytes.fill(0x21);
+    expect(new TextDecoder().decode((await storage.get('b/2'))!.bytes)).toBe('same');
+    expect(new TextDecoder().decode((await storage.get('b/3'))!.bytes)).toBe('same');
+    expect(await storage.get('b/1')).toBeUndefined();
+    expect(await listed(storage, 'b/')).toEqual(['b/2', 'b/3']);
+  });
+
   it('sortedKeys ignores a second add and a remove of a key it does not hold', () => {
     const keys = sortedKeys();
     for (const k of ['b', 'a', 'c', 'c', 'a', 'b']) keys.add(k);
