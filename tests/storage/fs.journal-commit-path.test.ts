@@ -106,8 +106,9 @@ describe('fsStorage journal: the commit path of a busy run', () => {
         expect(seen.slice(start + 1, end)).toEqual([]);
         // Answered before the apply's first call (regression: the apply's writes were issued ahead of the caller's resumption).
         expect(seen.slice(end + 1).filter((c) => c.endsWith('+'))).toEqual([]);
+        // And then the pool refilled and the files were applied (once the commits paused: the apply's lull, a few ms).
+        for (let k = 0; k < 200_000 && !rec.log.includes('rename+'); k++) await new Promise((r) => setImmediate(r));
         await quiet(rec);
-        // And then the pool refilled and the files were applied.
         expect(rec.log).toContain('open+');
         expect(rec.log).toContain('rename+');
       }

@@ -82,6 +82,9 @@ export interface FsInternals {
   readonly io?: FsIo;
   /** How long the journal lock is kept after a commit (default 20 ms). */
   readonly journalLingerMs?: number;
+  /** How long the journal's applies wait for a pause in the commits (default 3 ms), and at most (default 40 ms). */
+  readonly journalApplyQuietMs?: number;
+  readonly journalApplyLagMs?: number;
 }
 
 /** What opening the store found. */
@@ -258,7 +261,16 @@ export function createFsStorage(options: FsStorageOptions, internals: FsInternal
       const hasJournal = useJournal || ((await lstatIfAny(opened.at(JOURNAL_NAME)))?.size ?? 0n) > 0n;
       let recovered: RecoveryReport | undefined;
       if (hasJournal) {
-        const j = createJournal({ root: opened, timing, fileMode, io, checkpointBytes, ...(internals.journalLingerMs === undefined ? {} : { lingerMs: internals.journalLingerMs }) });
+        const j = createJournal({
+          root: opened,
+          timing,
+          fileMode,
+          io,
+          checkpointBytes,
+          ...(internals.journalLingerMs === undefined ? {} : { lingerMs: internals.journalLingerMs }),
+          ...(internals.journalApplyQuietMs === undefined ? {} : { applyQuietMs: internals.journalApplyQuietMs }),
+          ...(internals.journalApplyLagMs === undefined ? {} : { applyLagMs: internals.journalApplyLagMs }),
+        });
         recovered = await j.recover();
         if (useJournal) journal = j;
         else await j.close();

@@ -125,6 +125,10 @@ export interface JournalDeps {
   readonly checkpointBytes: number;
   /** How long the journal lock is kept after a commit (test seam; 20 ms). */
   readonly lingerMs?: number;
+  /** How long applies wait for a pause in the commits (default 3 ms; 0: apply at once). */
+  readonly applyQuietMs?: number;
+  /** At most how long after a group's commit its apply starts while commits keep coming (default 40 ms). */
+  readonly applyLagMs?: number;
 }
 
 /** What recovery found. */
@@ -438,6 +442,19 @@ export function createJournal(deps: JournalDeps): Journal {
    */
   const LINGER_MS = deps.lingerMs ?? 20;
   const MAX_HOLD_MS = Math.min(1000, timing.staleAfterMs / 4);
+  /*
+   * Applies wait for a lull in the commits (issue 15 / 17): an apply's file creations,
+   * writes and renames running beside a commit's O_DSYNC write slowed that write two- to
+   * threefold (the device flushes what they dirtied with it) — a LangGraph thread's chain
+   * of puts, each waiting for the one before, paid it at every superstep. So the groups
+   * committed wait until no commit has come for APPLY_QUIET_MS, and at most APPLY_LAG_MS
+   * after the first of them was committed (how old the files a reader that is not savepoint
+   * sees can be while commits keep coming); waiting merges more groups too (a run's
+   * latest.json landed once per more checkpoints). `flush()`, letting the lock go and a
+   * commit that waits for its files apply at once. Measured in docs/performance.md.
+   */
+  const APPLY_QUIET_MS = deps.applyQuietMs ?? 3;
+  const APPLY_LAG_MS = deps.applyLagMs ?? 40;
   /** The temp file our lock is a link of, kept between holds while young (one link(2) takes the lock). */
   interface Token {
     readonly path: string;
@@ -1009,6 +1026,7 @@ export function createJournal(deps: JournalDeps): Journal {
     // just answered resume before the apply's work, which would otherwise run ahead of them
     // in the microtask queue (issue 15: the commit's answer without extra hops).
     await new Promise<void>((r) => setImmediate(r));
+    await lull();
     while (toApply.length > 0) {
       const head = toApply[0]!;
       if (!Array.isArray(head)) {
@@ -1031,9 +1049,41 @@ export function createJournal(deps: JournalDeps): Journal {
     }
     applying = undefined;
   }
-  /** Resolves once every group committed so far has been applied (or has failed to). */
+  /** Resolves once every group committed so far has been applied (or has failed to), applying them at once. */
   async function drain(): Promise<void> {
-    while (applying) await applying;
+    hurrying++;
+    try {
+      hurry?.();
+      while (applying) await applying;
+    } finally {
+      hurrying--;
+    }
+  }
+
+  /** When the last commit's record was written (performance.now()). */
+  let lastCommitAt = 0;
+  /** Callers waiting for the applies to be done (drain): no lull then. */
+  let hurrying = 0;
+  /** Ends the lull under way at once. */
+  let hurry: (() => void) | undefined;
+  /** Waits until no commit has come for APPLY_QUIET_MS, at most APPLY_LAG_MS (see APPLY_QUIET_MS). */
+  async function lull(): Promise<void> {
+    const since = performance.now();
+    for (;;) {
+      const now = performance.now();
+      // A commit under way (or queued) counts as one now: a chain of puts, each issued as the one before is answered, is never paused.
+      const last = running !== undefined ? now : lastCommitAt;
+      const wait = Math.min(last + APPLY_QUIET_MS, since + APPLY_LAG_MS) - now;
+      if (wait <= 0 || hurrying > 0) return;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, wait);
+        hurry = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      hurry = undefined;
+    }
   }
   /** Resolves once the groups committed so far are applied (or failed to), whatever is committed after. */
   function appliedSoFar(): Promise<void> {
@@ -1480,6 +1530,7 @@ export function createJournal(deps: JournalDeps): Journal {
       // it (issue 15, measured interleaved: see docs/performance.md).
       setImmediate(() => pool.refill());
       if (O_DSYNC === undefined) await io.datasync(jfd);
+      lastCommitAt = performance.now();
       h.end = end + record.length;
       for (const op of ops) h.keys?.add(op[1]);
     } catch (err) {
