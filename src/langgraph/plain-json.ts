@@ -88,11 +88,16 @@ function isPlainArray(array: unknown[], stack: object[]): boolean {
 }
 
 function isPlainObject(record: Record<string, unknown>, stack: object[]): boolean {
-  const proto: unknown = Object.getPrototypeOf(record);
-  if (proto !== Object.prototype && proto !== null) return false;
-  if (record.lg_name === 'Send' || typeof record.toJSON === 'function') return false;
+  if (!isPlainShell(record)) return false;
   for (const key of Object.keys(record)) if (!isPlain(record[key], stack)) return false;
   return true;
+}
+
+/** The object itself, not its members: prototype `Object.prototype` or null, not a `Send`, no `toJSON`. */
+function isPlainShell(record: Record<string, unknown>): boolean {
+  const proto: unknown = Object.getPrototypeOf(record);
+  if (proto !== Object.prototype && proto !== null) return false;
+  return record.lg_name !== 'Send' && typeof record.toJSON !== 'function';
 }
 
 /** The JSON text of plain JSON data (see `isPlain`); undefined for anything else (the serializer decides). */
@@ -110,10 +115,8 @@ export function plainJson(value: unknown): string | undefined {
  * checkpoint's `channel_values` out this way, cache-cold, once a superstep).
  */
 export function plainJsonWithout(record: object, excluded: string): string | undefined {
-  const proto: unknown = Object.getPrototypeOf(record);
-  if (proto !== Object.prototype && proto !== null) return undefined;
   const r = record as Record<string, unknown>;
-  if (r.lg_name === 'Send' || typeof r.toJSON === 'function') return undefined;
+  if (!isPlainShell(r)) return undefined;
   const stack: object[] = [record];
   let text = '{';
   for (const key of Object.keys(r)) {
