@@ -312,7 +312,7 @@ interface Planned {
   claimed?: boolean;
   /**
    * A put acknowledged and not applied yet whose temp file a later put of the same key took
-   * over (see {@link inheritTemp}): never applied itself, the later put's apply replaces it.
+   * over (see {@link takeOver}): never applied itself, the later put's apply replaces it.
    */
   taken?: boolean;
   /** The put whose temp file this one took over (given back to it if this one is not committed). */
@@ -696,7 +696,7 @@ export function createJournal(deps: JournalDeps): Journal {
     return cut > 0 ? dirKey.slice(0, cut) : undefined;
   };
   /** Whether this hold wrote (or acknowledged) a file at `path`. */
-  const fileAt = (path: string): boolean => (held?.states?.get(path) ?? pending.get(path)?.after)?.exists === true;
+  const fileAt = (path: string): boolean => learned(held?.states, path)?.exists === true;
   const parentIsFile = (key: string): CheckpointError => keyRefused(key, 'a parent path is a file (another key)', 'path_occupied');
   /**
    * Whether directory `dirKey` is known to be absent without a call — found missing under
@@ -805,29 +805,33 @@ export function createJournal(deps: JournalDeps): Journal {
     return listed;
   }
 
-  /** What the key holds when it is known without a call (learned under this hold, acknowledged, or absent from its directory's completed listing); else undefined. */
-  function stateNow(states: Map<string, KeyState>, od: OpenedDir, key: string, base: string, cache: DirCache): KeyState | undefined {
-    const known = states.get(key) ?? pending.get(key)?.after;
-    if (known || !cache.names) return known;
-    const names = cache.listed.get(od.dir.rel);
-    if (!names || names.has(base)) return undefined;
+  /** What the key holds as learned under this hold (`states`), or acknowledged and not yet applied; else undefined. */
+  function learned(states: Map<string, KeyState> | undefined, key: string): KeyState | undefined {
+    return states?.get(key) ?? pending.get(key)?.after;
+  }
+  /** Remembers under this hold that `key` holds nothing, and says so. */
+  function absentNow(states: Map<string, KeyState>, key: string): KeyState {
     const absent: KeyState = { exists: false };
     states.set(key, absent);
     return absent;
+  }
+
+  /** What the key holds when it is known without a call (learned under this hold, acknowledged, or absent from its directory's completed listing); else undefined. */
+  function stateNow(states: Map<string, KeyState>, od: OpenedDir, key: string, base: string, cache: DirCache): KeyState | undefined {
+    const known = learned(states, key);
+    if (known || !cache.names) return known;
+    const names = cache.listed.get(od.dir.rel);
+    return !names || names.has(base) ? undefined : absentNow(states, key);
   }
 
   /** What a key in a directory known missing holds: what this hold wrote, else nothing. */
   function stateMissing(states: Map<string, KeyState>, key: string): KeyState {
-    const known = states.get(key) ?? pending.get(key)?.after;
-    if (known) return known;
-    const absent: KeyState = { exists: false };
-    states.set(key, absent);
-    return absent;
+    return learned(states, key) ?? absentNow(states, key);
   }
 
   /** What the key holds: learned earlier under this hold (or acknowledged and not yet applied), absent from its directory's listing, or stat'ed now (and remembered). */
   async function knownState(states: Map<string, KeyState>, od: OpenedDir | undefined, key: string, cache: DirCache): Promise<KeyState> {
-    const known = states.get(key) ?? pending.get(key)?.after;
+    const known = learned(states, key);
     if (known) return known;
     if (od && cache.names) {
       // Listed once per directory (a failed listing leaves it unlisted: the key is stat'ed below).
@@ -875,29 +879,27 @@ export function createJournal(deps: JournalDeps): Journal {
    */
   async function plan(c: Checked, exact: boolean): Promise<Planned> {
     if (c.op.type !== 'put') return planWith(c, exact, undefined);
-    const from = inheritable(c.op.key, exact);
-    return from ? planWith(c, exact, inheritTemp(from), from) : planWith(c, exact, await pool.take());
+    const from = takeOver(c.op.key, exact);
+    return from ? planWith(c, exact, from.temp, from) : planWith(c, exact, await pool.take());
   }
 
   /**
-   * The acknowledged put of `key` not yet taken by an apply, whose temp file a new put of
-   * the key may take over (issue 15): that put would never reach the disk — the apply merges
-   * it away — so its temp file serves the new one instead of a new inode from the pool. A
+   * Takes over the temp file of the acknowledged put of `key` not yet taken by an apply and
+   * returns that put (undefined when there is none; issue 15): that put would never reach
+   * the disk — the apply merges it away — so its temp file serves the new one instead of a
+   * new inode from the pool. A
    * run's latest.json and index are replaced by every checkpoint: under 8 busy runs two of a
    * checkpoint's three temp files came from the pool only to go back to it when applied,
    * and the pool ran empty (a temp file made on the commit's path) for ~40 % of the puts.
    * Only while versions are known at the commit point (`exact`), and only a young temp file
    * (an old one may be swept as a crashed writer's).
    */
-  function inheritable(key: string, exact: boolean): Planned | undefined {
+  function takeOver(key: string, exact: boolean): Planned | undefined {
     const prev = pending.get(key);
-    return exact && prev?.op.type === 'put' && prev.temp && !prev.landed && !prev.claimed && pool.young(prev.temp) ? prev : undefined;
-  }
-  /** Takes over the temp file of `prev` (see {@link inheritable}). */
-  function inheritTemp(prev: Planned): PooledTemp {
+    if (!exact || prev?.op.type !== 'put' || !prev.temp || prev.landed || prev.claimed || !pool.young(prev.temp)) return undefined;
     prev.taken = true;
     prev.landed = true;
-    return prev.temp!;
+    return prev;
   }
   /**
    * A put that took over an earlier put's temp file and is not committed (refused, or its
@@ -973,8 +975,8 @@ export function createJournal(deps: JournalDeps): Journal {
     }
     const done: Planned[] = [];
     for (const c of found) {
-      const from = c.op.type === 'put' ? inheritable(c.op.key, exact) : undefined;
-      const temp = from ? inheritTemp(from) : c.op.type === 'put' ? pool.takeReady() : undefined;
+      const from = c.op.type === 'put' ? takeOver(c.op.key, exact) : undefined;
+      const temp = from ? from.temp : c.op.type === 'put' ? pool.takeReady() : undefined;
       if (c.op.type === 'put' && !temp) {
         giveBack(done);
         return undefined;
@@ -1038,7 +1040,7 @@ export function createJournal(deps: JournalDeps): Journal {
       const cacheAt = toApply.findIndex((x) => !Array.isArray(x));
       const groups = toApply.splice(0, cacheAt === -1 ? toApply.length : cacheAt) as Planned[][];
       const planned = groups.flat();
-      // From here on their temp files are the apply's: a later put no longer takes one over (inheritable).
+      // From here on their temp files are the apply's: a later put no longer takes one over (takeOver).
       for (const p of planned) p.claimed = true;
       try {
         await applyMerged(planned);
@@ -1108,7 +1110,7 @@ export function createJournal(deps: JournalDeps): Journal {
       last.set(p.op.key, p);
     }
     giveBack(planned.filter((p) => p.temp && last.get(p.op.key) !== p));
-    // A put whose temp file a later put took over is replaced by that one's apply (inheritTemp).
+    // A put whose temp file a later put took over is replaced by that one's apply (takeOver).
     const puts = [...last.values()].filter((p) => p.op.type === 'put' && !p.taken);
     const existed = (p: Planned): boolean => first.get(p.op.key)!.before.exists;
     // Directories a put was planned into without them (issue 17: no mkdir on the commit path) are made beside the fills.
