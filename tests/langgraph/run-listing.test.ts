@@ -5,19 +5,11 @@
  * run (each listing walks the run's directories on fs, behind the previous thread's files).
  * And the run state that one listing gives is the one two listings gave: a property.
  */
-import { emptyCheckpoint, uuid6, type Checkpoint } from '@langchain/langgraph-checkpoint';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { memoryStorage, type StorageAdapter } from 'savepoint';
 import { SavepointSaver } from 'savepoint/langgraph';
-
-const cp = (n: number, values: Record<string, unknown> = {}): Checkpoint => ({
-  ...emptyCheckpoint(),
-  id: uuid6(n),
-  channel_values: values,
-  channel_versions: Object.fromEntries(Object.keys(values).map((k) => [k, n + 1])),
-});
-const meta = { source: 'loop' as const, step: 0, parents: {} };
+import { cp, meta } from './checkpoints.js';
 
 /** `storage` with its list calls recorded (prefixes, in order). */
 function countingLists(storage: StorageAdapter): { storage: StorageAdapter; lists: string[] } {

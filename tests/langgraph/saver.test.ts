@@ -1,5 +1,4 @@
 import type { RunnableConfig } from '@langchain/core/runnables';
-import { emptyCheckpoint, uuid6, type Checkpoint } from '@langchain/langgraph-checkpoint';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { assertKey, assertRunId } from 'savepoint/toolkit';
@@ -9,15 +8,7 @@ import type { StorageAdapter } from 'savepoint';
 import { manualClock } from 'savepoint/testing';
 import { copiesOnPut } from '../../src/storage/handed-over.js';
 import { decodeWrites } from '../../src/langgraph/writes.js';
-
-const cp = (n: number, values: Record<string, unknown> = {}): Checkpoint => ({
-  ...emptyCheckpoint(),
-  id: uuid6(n),
-  channel_values: values,
-  channel_versions: Object.fromEntries(Object.keys(values).map((k) => [k, n + 1])),
-});
-
-const meta = { source: 'loop' as const, step: 0, parents: {} };
+import { cp, meta } from './checkpoints.js';
 
 async function toArray<T>(it: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = [];
