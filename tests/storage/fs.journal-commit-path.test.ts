@@ -7,26 +7,17 @@
  * condition exactly as planning through calls does: a property against memoryStorage. The
  * record, sealed in place with one digest, reads back through the Hash-based check.
  */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import fc from 'fast-check';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { BatchOperation, StorageAdapter } from 'savepoint';
 import { memoryStorage } from 'savepoint';
 import { utf8Decode, utf8Encode } from '../../src/codec/utf8.js';
 import { realIo, type FsIo } from '../../src/storage/fs/fd.js';
 import { createFsStorage } from '../../src/storage/fs/index.js';
 import { decodeJournal, encodeRecord, type JournalOp } from '../../src/storage/fs/journal.js';
+import { scratchDirs } from '../support/scratch.js';
 
-const scratch = mkdtempSync(join(tmpdir(), 'savepoint-fs-commit-path-'));
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
-let counter = 0;
-const fresh = (): string => {
-  const dir = join(scratch, `c${counter++}`);
-  mkdirSync(dir);
-  return dir;
-};
+const fresh = scratchDirs('fs-commit-path');
 
 const MAGIC = [0x53, 0x50, 0x4a, 0x32]; // a journal record starts with "SPJ2"
 const isRecord = (bytes: unknown): boolean => bytes instanceof Uint8Array && bytes.length > 20 && MAGIC.every((m, i) => bytes[i] === m);

@@ -6,25 +6,18 @@
  * and a later put that is not committed gives the temp file back — or, when an apply has
  * skipped the earlier put meanwhile, has the journal replayed.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { BatchOperation, BatchOutcome, StorageAdapter } from 'savepoint';
 import { memoryStorage } from 'savepoint';
 import { utf8Decode, utf8Encode } from '../../src/codec/utf8.js';
 import { realIo, type FsIo } from '../../src/storage/fs/fd.js';
 import { createFsStorage } from '../../src/storage/fs/index.js';
+import { scratchDirs } from '../support/scratch.js';
 
-const scratch = mkdtempSync(join(tmpdir(), 'savepoint-fs-journal-inherit-'));
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
-let counter = 0;
-const fresh = (): string => {
-  const dir = join(scratch, `i${counter++}`);
-  mkdirSync(dir);
-  return dir;
-};
+const fresh = scratchDirs('fs-journal-inherit');
 const text = (s: string): Uint8Array => utf8Encode(s);
 /** Gates to open after each test: a failed assertion must not leave applies held (the background lane is the process's). */
 const gates: (() => void)[] = [];

@@ -5,24 +5,17 @@
  * file each key holds NOW — not an older inode — after a lock hand-over to another instance,
  * after a replay that rewrote a file, and over random writes that switch journal files.
  */
-import fs, { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import fs, { statSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { utf8Encode } from '../../src/codec/utf8.js';
 import { realIo, type FsIo } from '../../src/storage/fs/fd.js';
 import { createFsStorage } from '../../src/storage/fs/index.js';
 import { keptDescriptors } from '../../src/storage/fs/journal.js';
+import { scratchDirs } from '../support/scratch.js';
 
-const scratch = mkdtempSync(join(tmpdir(), 'savepoint-fs-journal-kept-'));
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
-let counter = 0;
-const fresh = (): string => {
-  const dir = join(scratch, `k${counter++}`);
-  mkdirSync(dir);
-  return dir;
-};
+const fresh = scratchDirs('fs-journal-kept');
 const b = (s: string): Uint8Array => utf8Encode(s);
 
 /** The real calls, recording the inode behind every fsync; `failNext(name)` fails the next call of that name once. */

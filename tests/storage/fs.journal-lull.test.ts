@@ -5,22 +5,15 @@
  * every superstep. Applies start once no commit has come for a few ms (at most a bounded lag
  * after the first waiting group); flush() applies at once; nothing acknowledged is lost.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { utf8Encode } from '../../src/codec/utf8.js';
 import { realIo, type FsIo } from '../../src/storage/fs/fd.js';
 import { createFsStorage } from '../../src/storage/fs/index.js';
+import { scratchDirs } from '../support/scratch.js';
 
-const scratch = mkdtempSync(join(tmpdir(), 'savepoint-fs-journal-lull-'));
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
-let counter = 0;
-const fresh = (): string => {
-  const dir = join(scratch, `l${counter++}`);
-  mkdirSync(dir);
-  return dir;
-};
+const fresh = scratchDirs('fs-journal-lull');
 const text = (s: string): Uint8Array => utf8Encode(s);
 
 /** Real calls; renames counted as issued and as done. */

@@ -6,25 +6,18 @@
  * before the rename. Until then reads answer the acknowledged bytes. And the lock's linger
  * ends without waiting when a commit comes while the files are applied.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { StorageAdapter } from 'savepoint';
 import { memoryStorage } from 'savepoint';
 import { utf8Decode, utf8Encode } from '../../src/codec/utf8.js';
 import { realIo, type FsIo } from '../../src/storage/fs/fd.js';
 import { createFsStorage } from '../../src/storage/fs/index.js';
+import { scratchDirs } from '../support/scratch.js';
 
-const scratch = mkdtempSync(join(tmpdir(), 'savepoint-fs-journal-mkdir-'));
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
-let counter = 0;
-const fresh = (): string => {
-  const dir = join(scratch, `m${counter++}`);
-  mkdirSync(dir);
-  return dir;
-};
+const fresh = scratchDirs('fs-journal-mkdir');
 
 /** The real calls, logged as issued (`mkdir <last component>`, `rename`, …); renames wait while the gate is closed (the apply held back). */
 function gatedIo(): { io: FsIo; log: string[]; close(): void; open(): void } {
