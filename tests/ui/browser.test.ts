@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -154,7 +154,8 @@ describe.skipIf(skipBrowser('tests/ui/browser'))('savepoint ui in a real browser
   });
 
   it('applies a retention plan only with --allow-prune and a typed confirmation', async () => {
-    const dir = (await buildViewerStore()).dir;
+    const built = await buildViewerStore();
+    const dir = built.dir;
     const storage = fsStorage({ dir, create: false, cleanupOnOpen: false });
     const pruning = await startUiServer({
       storage,
@@ -180,6 +181,7 @@ describe.skipIf(skipBrowser('tests/ui/browser'))('savepoint ui in a real browser
     } finally {
       await pruning.close();
       await storage.close();
+      await built.close();
     }
   });
 
@@ -209,6 +211,8 @@ describe.skipIf(skipBrowser('tests/ui/browser'))('savepoint ui in a real browser
     } finally {
       await big.close();
       await storage.close();
+      // 10,000 files: left behind, every test run added them to the temp directory.
+      rmSync(dir, { recursive: true, force: true });
     }
   }, 180_000);
 });

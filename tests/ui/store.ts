@@ -2,7 +2,7 @@
  * Builds the stores the viewer's tests look at, through the public writer on a real
  * directory, with a hand-moved clock so times (heartbeats, a gap) are exact.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createWriter, defaultProfile, type DefaultTrigger, type JsonValue, type LifecycleStatus } from 'savepoint';
@@ -52,9 +52,11 @@ export async function buildViewerStore(): Promise<{ dir: string; close(): Promis
   if (!first.ok) throw first.error;
   return {
     dir,
+    /** Closes the writer and the store, and removes the directory (every test run made one and left it in the temp directory). */
     async close() {
       await live.close();
       await storage.close();
+      rmSync(dir, { recursive: true, force: true });
     },
   };
 }
