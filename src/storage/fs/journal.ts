@@ -1117,7 +1117,10 @@ export function createJournal(deps: JournalDeps): Journal {
     await settleAll([...puts.filter((p) => !p.od).map(makeDir), ...puts.map(fill)]);
     await settleAll(puts.filter((p) => !existed(p)).map(land));
     await settleAll(puts.filter(existed).map(land));
-    for (const p of last.values()) if (p.op.type === 'delete' && existed(p)) await unlinkKey(await openedLate(p));
+    // A directory a put of this apply landed in is not empty: no rmdir to try after a delete there
+    // (a run's history file in, its oldest out, every checkpoint once retention keeps it bounded).
+    const holding = new Set(puts.map((p) => keyPath(p.op.key).dirKey));
+    for (const p of last.values()) if (p.op.type === 'delete' && existed(p)) await unlinkKey(await openedLate(p), holding.has(keyPath(p.op.key).dirKey));
     // A put taken over stays what reads answer until the put that took it over is committed (or the journal replayed).
     for (const [key, p] of last) if (pending.get(key) === p && !p.taken) pending.delete(key);
   }
@@ -1225,8 +1228,8 @@ export function createJournal(deps: JournalDeps): Journal {
     await keep(p.op.key, p.temp!.fd);
   }
 
-  /** Removes a deleted key's file (found by a fresh walk if its directory was pruned and made again) and prunes emptied directories. */
-  async function unlinkKey(p: Planned): Promise<void> {
+  /** Removes a deleted key's file (found by a fresh walk if its directory was pruned and made again) and prunes emptied directories, unless `inUse` (the directory holds a file this apply put there). */
+  async function unlinkKey(p: Planned, inUse = false): Promise<void> {
     await unkeep(p.op.key);
     const kp = keyPath(p.op.key);
     let od = p.od;
@@ -1241,7 +1244,7 @@ export function createJournal(deps: JournalDeps): Journal {
           od = fresh = await openDir(root, kp.dirKey, p.op.key, false, io);
         }
       }
-      if (od) await prune(od);
+      if (od && !inUse) await prune(od);
     } finally {
       await fresh?.close();
     }
