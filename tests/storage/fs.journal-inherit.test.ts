@@ -15,6 +15,7 @@ import { memoryStorage } from 'savepoint';
 import { utf8Decode, utf8Encode } from '../../src/codec/utf8.js';
 import { realIo, type FsIo } from '../../src/storage/fs/fd.js';
 import { createFsStorage } from '../../src/storage/fs/index.js';
+import { gate } from '../support/rename-gate.js';
 import { scratchDirs } from '../support/scratch.js';
 
 const fresh = scratchDirs('fs-journal-inherit');
@@ -29,13 +30,12 @@ const versionOf = (o: BatchOutcome): string => (o as { version: string }).versio
 
 /** Real calls; renames wait while `renames` is closed (the apply held back); the next record write fails while `failWrite` is set, after `writeHeld` resolves. */
 function gatedIo(): { io: FsIo; closeRenames(): void; openRenames(): void; failNextRecord(held: Promise<void>): void } {
-  let gate: Promise<void> | undefined;
-  let release = (): void => undefined;
+  const renames = gate();
   let failing: Promise<void> | undefined;
   const io: FsIo = {
     ...realIo,
     rename: async (from, to) => {
-      await gate;
+      await renames.wait();
       return realIo.rename(from, to);
     },
     writeAt: async (fd, bytes, position) => {
@@ -49,19 +49,11 @@ function gatedIo(): { io: FsIo; closeRenames(): void; openRenames(): void; failN
       return realIo.writeAt(fd, bytes, position);
     },
   };
-  gates.push(() => {
-    gate = undefined;
-    release();
-  });
+  gates.push(renames.open);
   return {
     io,
-    closeRenames: () => {
-      gate = new Promise((r) => (release = r));
-    },
-    openRenames: () => {
-      gate = undefined;
-      release();
-    },
+    closeRenames: renames.close,
+    openRenames: renames.open,
     failNextRecord: (held) => {
       failing = held;
     },

@@ -15,6 +15,7 @@ import { memoryStorage } from 'savepoint';
 import { utf8Decode, utf8Encode } from '../../src/codec/utf8.js';
 import { realIo, type FsIo } from '../../src/storage/fs/fd.js';
 import { createFsStorage } from '../../src/storage/fs/index.js';
+import { gate } from '../support/rename-gate.js';
 import { scratchDirs } from '../support/scratch.js';
 
 const fresh = scratchDirs('fs-journal-mkdir');
@@ -22,8 +23,7 @@ const fresh = scratchDirs('fs-journal-mkdir');
 /** The real calls, logged as issued (`mkdir <last component>`, `rename`, …); renames wait while the gate is closed (the apply held back). */
 function gatedIo(): { io: FsIo; log: string[]; close(): void; open(): void } {
   const log: string[] = [];
-  let gate: Promise<void> | undefined;
-  let release = (): void => undefined;
+  const renames = gate();
   const io: FsIo = {
     ...realIo,
     mkdir: (path) => {
@@ -32,21 +32,11 @@ function gatedIo(): { io: FsIo; log: string[]; close(): void; open(): void } {
     },
     rename: async (from, to) => {
       log.push('rename');
-      await gate;
+      await renames.wait();
       return realIo.rename(from, to);
     },
   };
-  return {
-    io,
-    log,
-    close: () => {
-      gate = new Promise((r) => (release = r));
-    },
-    open: () => {
-      gate = undefined;
-      release();
-    },
-  };
+  return { io, log, close: renames.close, open: renames.open };
 }
 
 const text = (s: string): Uint8Array => utf8Encode(s);
