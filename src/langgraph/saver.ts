@@ -17,7 +17,7 @@ import {
   type SerializerProtocol,
 } from '@langchain/langgraph-checkpoint';
 import { canonicalJson, parseJson, type JsonObject } from '../codec/canonical-json.js';
-import { systemClock, type Clock } from '../model/clock.js';
+import { systemClock, toRfc3339, type Clock } from '../model/clock.js';
 import { CheckpointError, isCheckpointError } from '../model/errors.js';
 import type { Snapshot } from '../model/snapshot.js';
 import { readSnapshot } from '../profiles/read-snapshot.js';
@@ -30,7 +30,6 @@ import { DEFAULT_KEEP_LAST, LANGGRAPH_SOURCES, langGraphProfile, type LangGraphP
 import { compareIds, hasId, insertId, loadRunState, reserveSequence, type RunState } from './run-state.js';
 import { decodeWrites, encodeWrites, type StoredWrite } from './writes.js';
 import { encodeCheckpointDocument } from './document.js';
-import { createdAtText } from './created-at.js';
 import { channelText, jsonTextOf, storedChannel, storedValue, storedWrite, valueBytes } from './serialized.js';
 import { dumpAll, plainCanonicalJson, plainJsonWithout, plainObjectCanonicalJson, writesPlainAsJson, type Dumped } from './plain-json.js';
 
@@ -310,7 +309,7 @@ export class SavepointSaver extends BaseCheckpointSaver {
     if (parentId !== undefined) payload.parent_checkpoint_id = parentId;
     if (stored.blob) payload.metadata_blob = stored.blob;
     const source = (LANGGRAPH_SOURCES as readonly string[]).includes(metadata?.source) ? metadata.source : 'update';
-    const header = { id: checkpoint.id, runId, sequence, createdAt: createdAtText(this.clock.now()), source };
+    const header = { id: checkpoint.id, runId, sequence, createdAt: toRfc3339(this.clock.now()), source };
     const encoded = encodeCheckpointDocument(header, payload, { texts, scratch: this.sealBuffer(), metadata: stored.text });
     const bytes = encoded instanceof Uint8Array ? encoded : await encoded;
     const key = checkpointKey(runId, checkpoint.id);
