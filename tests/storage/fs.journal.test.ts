@@ -451,6 +451,28 @@ describe('one write and one fdatasync per commit (issue 15)', () => {
     expect(decodeJournal(Buffer.concat([Buffer.alloc(20), old2])).records).toHaveLength(0);
   });
 
+  it('a put whose temp file came from an earlier put, then merged away by a delete, costs no replay (regression: the journal was replayed and checkpointed)', async () => {
+    // put, put (takes the first one's temp file over), delete, put — one apply merges them: the
+    // second put's temp file went back as if it had never been committed, which asked for a replay.
+    for (let round = 0; round < 5; round++) {
+      const dir = fresh();
+      const s = createFsStorage({ dir, journal: true, journalCheckpointBytes: 1 << 20 }, { journalLingerMs: 2 });
+      await s.ready();
+      const key = 'runs/a/latest.json';
+      await s.put(key, b('value 0'));
+      await s.put(key, b('value 1'));
+      await s.delete(key);
+      await s.put(key, b('value 3'));
+      await s.flush!();
+      // No replay: the journal still holds the four records (a replay checkpoints and empties it).
+      expect(journalLog(dir).map((r) => r.ops.map((o) => o.type))).toEqual([['put'], ['put'], ['delete'], ['put']]);
+      expect(readFileSync(join(dir, key), 'utf8')).toBe('value 3');
+      // The temp file went back to the pool: none is left behind in the run's directory once closed.
+      await s.close();
+      expect(readdirSync(join(dir, 'runs/a'))).toEqual(['latest.json']);
+    }
+  });
+
   it('two instances taking turns (as two processes do) append after each other, across checkpoints (property)', async () => {
     const value = (i: number): string => `value ${i} ${'x'.repeat(i % 7 * 9)}`;
     await fc.assert(

@@ -987,12 +987,18 @@ export function createJournal(deps: JournalDeps): Journal {
     return done;
   }
 
-  /** Returns planned temp files that were never written to the pool. */
-  function giveBack(planned: readonly Planned[]): void {
+  /**
+   * Returns planned temp files that were never written to the pool. `committed`: the puts
+   * are in the journal and an apply merged them away (a later operation of the key won):
+   * each one's temp file is its own then, even one it took over from an earlier put, and
+   * goes back to the pool as any other. Not committed, a taken-over temp file goes back to
+   * the put it came from (giveBackInherited).
+   */
+  function giveBack(planned: readonly Planned[], committed = false): void {
     for (const p of planned) {
       if (p.temp && !p.landed) {
         p.landed = true;
-        if (p.from) giveBackInherited(p);
+        if (p.from && !committed) giveBackInherited(p);
         else pool.giveBack(p.temp);
       }
     }
@@ -1109,7 +1115,11 @@ export function createJournal(deps: JournalDeps): Journal {
       last.delete(p.op.key); // re-inserted: the map keeps the order of each key's last operation
       last.set(p.op.key, p);
     }
-    giveBack(planned.filter((p) => p.temp && last.get(p.op.key) !== p));
+    // Merged away: a put followed by a delete of its key (then a put again) included, its temp file taken over or not.
+    giveBack(
+      planned.filter((p) => p.temp && last.get(p.op.key) !== p),
+      true,
+    );
     // A put whose temp file a later put took over is replaced by that one's apply (takeOver).
     const puts = [...last.values()].filter((p) => p.op.type === 'put' && !p.taken);
     const existed = (p: Planned): boolean => first.get(p.op.key)!.before.exists;
