@@ -539,6 +539,7 @@ export function createJournal(deps: JournalDeps): Journal {
       token ??= await newToken();
       try {
         const lock = await acquireLock(root.at(JOURNAL_LOCK), root.prefix, 'journal', token, timing);
+        lockOurs = true;
         // Descriptors kept from an earlier hold are trusted once the journal is found as it was left (placeRecord).
         keptVerified = false;
         return { lock, token, since: Date.now() };
@@ -553,6 +554,12 @@ export function createJournal(deps: JournalDeps): Journal {
 
   // A release under way (the linger timer's): names through the root's descriptor are still in use.
   let releasing: Promise<void> | undefined;
+  /**
+   * Whether the journal lock is ours: from its taking until its release renames it away.
+   * Not `held || releasing`: once renamed away (the release's first call) another instance
+   * may take the lock and commit before the release is over, and reads must see that.
+   */
+  let lockOurs = false;
   /**
    * Releases the lock; the token is kept for the next hold unless `keepToken` is false
    * (nothing more to commit soon). `unlessBusy` (the linger timer's): the hold goes on if a
@@ -583,6 +590,7 @@ export function createJournal(deps: JournalDeps): Journal {
       // Once the lock is gone another process may replace any file: the descriptors stay only
       // if the next hold finds the journal as this one leaves it (nobody committed meanwhile).
       if (!lastSeen) dropKept();
+      lockOurs = false;
       await releaseLock(h.lock, timing);
       if (keepToken && spare === undefined && young(h.token)) spare = h.token;
       else await dropToken(h.token);
@@ -1807,8 +1815,8 @@ export function createJournal(deps: JournalDeps): Journal {
     },
     async unapplied(prefix) {
       const out = new Map<string, AckedState>();
-      // Ours: while we hold the lock (or are letting it go) nobody else has records unapplied.
-      if (pending.size > 0 || held || releasing) {
+      // Ours: while the lock is ours nobody else has records unapplied.
+      if (pending.size > 0 || lockOurs) {
         for (const [key, p] of pending) if (key.startsWith(prefix)) out.set(key, ackedOf(p));
         return out;
       }
