@@ -4,7 +4,7 @@
  * only while the lock is its own; once it has renamed the lock away — its release is not
  * over yet — another instance may take the lock and commit, and a read must see that commit.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock, type Clock } from 'savepoint';
@@ -74,5 +74,54 @@ describe('fsStorage journal: reads right after an instance lets the journal lock
     await Promise.all([releasing.flush!(), next.flush!()]);
     await Promise.all([releasing.close(), next.close()]);
     expect(readFileSync(join(dir, key), 'utf8')).toBe('value 10');
+  });
+
+  it('come after every commit of the releasing holder is applied, one made while its release waited for a checkpoint included (regression: released with that commit unapplied)', async () => {
+    const dir = fresh();
+    const fsyncs = gate();
+    const renames = gate();
+    gates.push(fsyncs.open, renames.open);
+    let syncing = 0;
+    const releasingIo: FsIo = {
+      ...realIo,
+      fsync: async (fd) => {
+        const waiting = fsyncs.wait();
+        if (waiting) {
+          syncing++;
+          await waiting;
+        }
+        return realIo.fsync(fd);
+      },
+      rename: async (from, to) => {
+        await renames.wait();
+        return realIo.rename(from, to);
+      },
+    };
+    // Small journal files: the first put fills one, and its checkpoint runs in the background.
+    const releasing = createFsStorage({ dir, journal: true, journalCheckpointBytes: 150 }, { io: releasingIo, journalLingerMs: 2 });
+    const other = createFsStorage({ dir, journal: true }, { journalLingerMs: 2 });
+    await Promise.all([releasing.ready(), other.ready()]);
+    const lockFile = join(dir, '.sp\\lock-\\journal');
+
+    fsyncs.close();
+    await releasing.put('runs/a/latest.json', text(`first ${'x'.repeat(200)}`));
+    // The background checkpoint is at its fsyncs; the linger timer's release waits for it.
+    for (let i = 0; i < 20_000 && syncing === 0; i++) await new Promise((r) => setImmediate(r));
+    expect(syncing).toBeGreaterThan(0);
+    await new Promise((r) => setTimeout(r, 20));
+    // A commit while the release waits: acknowledged, its apply held back.
+    renames.close();
+    await releasing.put('runs/b/latest.json', text('second'));
+    expect(existsSync(join(dir, 'runs/b/latest.json'))).toBe(false);
+    // The checkpoint ends; the release goes on, and must not let the lock go before that commit's file is there.
+    fsyncs.open();
+    for (let i = 0; i < 50 && existsSync(lockFile); i++) await new Promise((r) => setTimeout(r, 2));
+    const seen = await other.get('runs/b/latest.json');
+    expect(seen && utf8Decode(seen.bytes)).toBe('second');
+
+    renames.open();
+    await Promise.all([releasing.flush!(), other.flush!()]);
+    await Promise.all([releasing.close(), other.close()]);
+    expect(readFileSync(join(dir, 'runs/b/latest.json'), 'utf8')).toBe('second');
   });
 });

@@ -575,13 +575,18 @@ export function createJournal(deps: JournalDeps): Journal {
     if (!h) return;
     const done = (async () => {
       // Everything this hold committed is in the files before the lock goes: records not yet
-      // applied exist only while their writer holds the lock (other instances' reads rely on it).
-      await drain();
-      // And the next holder finds one journal file with records at most.
-      await h.retiring?.done;
-      h.retiring = undefined;
-      // Decided and let go in the same turn: a commit that comes later waits for the release.
-      if (held !== h || (unlessBusy && (busy || running !== undefined))) return;
+      // applied exist only while their writer holds the lock (other instances' reads rely on
+      // it). And the next holder finds one journal file with records at most. A commit may
+      // come while either is awaited (a background checkpoint's fsyncs take long): its apply,
+      // and the checkpoint it may start, are awaited too (regression: the lock went with a
+      // commit's files unapplied, and another instance read the files it replaced).
+      for (;;) {
+        await drain();
+        await settleRetiring(h);
+        // Decided and let go in the same turn: a commit that comes later waits for the release.
+        if (held !== h || (unlessBusy && (busy || running !== undefined))) return;
+        if (applying === undefined && !h.retiring) break;
+      }
       held = undefined;
       lastSeen = undefined;
       if (needRecovery) await recoverLocked().catch(() => undefined);
