@@ -521,7 +521,7 @@ describe('one write and one fdatasync per commit (issue 15)', () => {
           await Promise.all([a.close(), c.close(), r.close()]);
         },
       ),
-      { numRuns: 25 },
+      { numRuns: 60 },
     );
   });
 });
