@@ -115,6 +115,24 @@ describe.skipIf(skipBrowser('tests/ui/browser'))('savepoint ui in a real browser
     await page.close();
   });
 
+  it("marks a run's view ready only once its timeline rows are painted (regression: ready before the rows' animation frame; a loaded machine read none)", async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    // Records how many rows exist at the very moment the ready mark is set.
+    await page.addInitScript(() => {
+      const seen: number[] = [];
+      (window as { __rowsAtReady?: number[] }).__rowsAtReady = seen;
+      new MutationObserver((records) => {
+        for (const r of records) if (r.attributeName === 'data-ready') seen.push(document.querySelectorAll('#timeline .row').length);
+      }).observe(document, { attributes: true, subtree: true, attributeFilter: ['data-ready'] });
+    });
+    await page.goto(`${ui.url}#/run/agent-damaged`);
+    await ready(page, '#/run/agent-damaged');
+    const rowsAtReady = await page.evaluate(() => (window as { __rowsAtReady?: number[] }).__rowsAtReady);
+    expect(rowsAtReady).toHaveLength(1);
+    expect(rowsAtReady![0]).toBeGreaterThan(0);
+    await page.close();
+  });
+
   it('draws the retention dry run on the timeline and stays read-only', async () => {
     const page = await open(`${ui.url}#/run/build-finished`);
     await ready(page, '#/run/build-finished');

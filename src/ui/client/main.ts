@@ -291,6 +291,8 @@ async function route(): Promise<void> {
     clear(main);
     showError(main, err);
   }
+  // Ready once painted: a timeline's rows are drawn in an animation frame, which runs before this one.
+  await new Promise<void>((painted) => requestAnimationFrame(() => painted()));
   main.dataset.ready = location.hash || '#/';
 }
 
