@@ -17,7 +17,8 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 const escape = (segment: string): string => segment.replace(/~/g, '~0').replace(/\//g, '~1');
 
 function walk(from: unknown, to: unknown, path: string, out: SnapshotChange[]): void {
-  if (Object.is(from, to)) return;
+  // `===` too: -0 and 0 are one JSON value (stored as 0), never a change; Object.is for NaN.
+  if (from === to || Object.is(from, to)) return;
   if (Array.isArray(from) && Array.isArray(to)) {
     const n = Math.max(from.length, to.length);
     for (let i = 0; i < n; i++) {
@@ -44,7 +45,8 @@ function walk(from: unknown, to: unknown, path: string, out: SnapshotChange[]): 
 /**
  * The JSON paths added, removed or changed from snapshot `a` to snapshot `b`: of the
  * payload (paths under `/payload`), or of the whole envelope with `all`. Arrays compare
- * by position; keys in sorted order, so the result is deterministic. Used by
+ * by position; keys in sorted order, so the result is deterministic. Values compare as
+ * stored JSON does: `-0` equals `0`. Used by
  * `savepoint diff RUN A B` and meant for viewers.
  *
  * @example

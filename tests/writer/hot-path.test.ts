@@ -84,9 +84,10 @@ describe('the synchronous hot path seals exactly what the general path seals', (
         expect(stored.snapshot.integrity).toEqual(reference.snapshot.integrity);
         expect(stored.parts).toEqual([]);
         expect(Buffer.from((viaAsync as { value: { bytes: Uint8Array } }).value.bytes).equals(Buffer.from(reference.bytes))).toBe(true);
-        // What was sealed reads back as the snapshot handed out.
+        // What was sealed reads back as the snapshot handed out, as JSON carries it (-0 is 0:
+        // fc.jsonValue makes some, seed 586122979 did; docs/writing.md).
         const read = await defaultProfile.document.decode(stored.bytes, 'hot-path');
-        expect(read).toEqual({ ...stored.snapshot, payload });
+        expect(read).toEqual({ ...stored.snapshot, payload: JSON.parse(text) });
       }),
       { numRuns: 150 },
     );
