@@ -11,7 +11,7 @@ import { systemClock, type Clock } from 'savepoint';
 import { utf8Decode, utf8Encode } from '../../src/codec/utf8.js';
 import { realIo, type FsIo } from '../../src/storage/fs/fd.js';
 import { createFsStorage } from '../../src/storage/fs/index.js';
-import { gate } from '../support/rename-gate.js';
+import { gate, heldAt } from '../support/rename-gate.js';
 import { scratchDirs } from '../support/scratch.js';
 
 const fresh = scratchDirs('fs-journal-handover');
@@ -33,28 +33,12 @@ describe('fsStorage journal: reads right after an instance lets the journal lock
     gates.push(unlinks.open);
     let held = (): void => undefined;
     const atUnlink = new Promise<void>((r) => (held = r));
-    const releasingIo: FsIo = {
-      ...realIo,
-      unlink: async (path) => {
-        const waiting = unlinks.wait();
-        if (waiting) {
-          held();
-          await waiting;
-        }
-        return realIo.unlink(path);
-      },
-    };
+    const releasingIo: FsIo = { ...realIo, unlink: heldAt(unlinks, realIo.unlink, () => held()) };
     const releasing = createFsStorage({ dir, journal: true, clock }, { io: releasingIo, journalLingerMs: 2 });
     // The next holder: its applies wait, so its write is in its journal record only.
     const renames = gate();
     gates.push(renames.open);
-    const nextIo: FsIo = {
-      ...realIo,
-      rename: async (from, to) => {
-        await renames.wait();
-        return realIo.rename(from, to);
-      },
-    };
+    const nextIo: FsIo = { ...realIo, rename: heldAt(renames, realIo.rename) };
     const next = createFsStorage({ dir, journal: true }, { io: nextIo, journalLingerMs: 60_000 });
     await Promise.all([releasing.ready(), next.ready()]);
 
@@ -82,21 +66,7 @@ describe('fsStorage journal: reads right after an instance lets the journal lock
     const renames = gate();
     gates.push(fsyncs.open, renames.open);
     let syncing = 0;
-    const releasingIo: FsIo = {
-      ...realIo,
-      fsync: async (fd) => {
-        const waiting = fsyncs.wait();
-        if (waiting) {
-          syncing++;
-          await waiting;
-        }
-        return realIo.fsync(fd);
-      },
-      rename: async (from, to) => {
-        await renames.wait();
-        return realIo.rename(from, to);
-      },
-    };
+    const releasingIo: FsIo = { ...realIo, fsync: heldAt(fsyncs, realIo.fsync, () => syncing++), rename: heldAt(renames, realIo.rename) };
     // Small journal files: the first put fills one, and its checkpoint runs in the background.
     const releasing = createFsStorage({ dir, journal: true, journalCheckpointBytes: 150 }, { io: releasingIo, journalLingerMs: 2 });
     const other = createFsStorage({ dir, journal: true }, { journalLingerMs: 2 });

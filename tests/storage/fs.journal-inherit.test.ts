@@ -15,7 +15,7 @@ import { memoryStorage } from 'savepoint';
 import { utf8Decode, utf8Encode } from '../../src/codec/utf8.js';
 import { realIo, type FsIo } from '../../src/storage/fs/fd.js';
 import { createFsStorage } from '../../src/storage/fs/index.js';
-import { gate } from '../support/rename-gate.js';
+import { gate, heldAt } from '../support/rename-gate.js';
 import { scratchDirs } from '../support/scratch.js';
 
 const fresh = scratchDirs('fs-journal-inherit');
@@ -34,10 +34,7 @@ function gatedIo(): { io: FsIo; closeRenames(): void; openRenames(): void; failN
   let failing: Promise<void> | undefined;
   const io: FsIo = {
     ...realIo,
-    rename: async (from, to) => {
-      await renames.wait();
-      return realIo.rename(from, to);
-    },
+    rename: heldAt(renames, realIo.rename),
     writeAt: async (fd, bytes, position) => {
       // A record (not the header of zeros that voids one).
       if (failing && bytes.some((b) => b !== 0)) {
