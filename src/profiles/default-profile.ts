@@ -8,7 +8,7 @@ import { anySchema } from '../model/standard-schema.js';
 import { withMember } from '../model/with-member.js';
 import type { Priority, SnapshotDraft, TriggerRecord } from '../model/snapshot.js';
 import type { DefaultDocumentSchema } from './default-document-schema.js';
-import { snapshotLifecycleRetention } from './snapshot-lifecycle/retention.js';
+import { freezePolicy, type RetentionPolicy } from '../retention/policy.js';
 import { defineProfile, type PayloadSchema, type Profile } from './define-profile.js';
 import { historyBySnapshotId, standardLayout } from './layout.js';
 
@@ -49,13 +49,29 @@ export type DefaultTrigger = 'step_boundary' | 'error_boundary' | 'timer' | 'man
 export type DefaultDocument = z.infer<typeof DefaultDocumentSchema>;
 
 /**
+ * snapshot-lifecycle.md's retention defaults, as data (the spec's folder is not imported: the
+ * default profile is not that spec's): the latest 50 per run younger than 14 days, the latest
+ * `failed` and `completed` always, gzip of history after 24 h.
+ */
+const DEFAULT_RETENTION: RetentionPolicy = freezePolicy({
+  name: 'snapshotLifecycle',
+  rules: [
+    { rule: 'keep-last', count: 50, maxAge: '14d' },
+    { rule: 'keep-latest-status', status: 'failed' },
+    { rule: 'keep-latest-status', status: 'completed' },
+  ],
+  compressAfter: '24h',
+});
+
+/**
  * The embedded default profile: any JSON state, snapshot-lifecycle.md's triggers
  * (`step_boundary`, `error_boundary`, `timer`, `manual`), statuses and layout
  * (`checkpoints/<run_id>/latest.json`, `history/<snapshot_id>.json`), plus an
  * `index.json` per run for fast listing and resume fallback. Its retention policy is
- * snapshot-lifecycle.md's (`snapshotLifecycleRetention`): the latest 50 per run, the latest
- * failed and completed, nothing older than 14 days otherwise, gzip of history after 24 h.
+ * snapshot-lifecycle.md's: the latest 50 per run, the latest failed and
+ * completed, nothing older than 14 days otherwise, gzip of history after 24 h.
  */
+
 export const defaultProfile: Profile<JsonValue, DefaultTrigger, LifecycleStatus> = defineProfile({
   name: 'default',
   description: 'Any JSON state, in the snapshot-lifecycle layout',
@@ -73,7 +89,7 @@ export const defaultProfile: Profile<JsonValue, DefaultTrigger, LifecycleStatus>
   layout: standardLayout({ root: 'checkpoints', history: historyBySnapshotId() }),
   // The snapshot-lifecycle layout, and its rule: history entries are never rewritten.
   immutableHistory: true,
-  retention: snapshotLifecycleRetention,
+  retention: DEFAULT_RETENTION,
   // The document's JSON Schema and validator were generated from DefaultDocumentSchema at build time.
   document: compiledJsonDocumentFormat<JsonValue, DefaultDocument>({
     jsonSchema: generated.jsonSchema,
