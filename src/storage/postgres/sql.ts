@@ -47,15 +47,12 @@ export interface StoreSql {
   readonly drop: readonly string[];
 }
 
-/** Builds the statements of the store `schema`.`table`. */
-export function storeSql(schema: string, table: string): StoreSql {
-  assertIdentifier(schema, 'schema');
-  assertIdentifier(table, 'table');
-  const t = `${quote(schema)}.${quote(table)}`;
-  const seq = `${quote(schema)}.${quote(`${table}_version_seq`)}`;
-  const fn = `${quote(schema)}.${quote(`${table}_batch`)}`;
-  const next = `nextval('${seq.replace(/'/g, "''")}')`;
-  const batchBody = `
+/**
+ * The body of the table's batch function: each operation in order, a failed condition raising
+ * CONFLICT_SQLSTATE with its 1-based index. `t` is the quoted table, `next` the expression of a new version.
+ */
+function batchFunctionBody(t: string, next: string): string {
+  return `
 DECLARE
   i integer;
   v bigint;
@@ -100,6 +97,17 @@ BEGIN
     DELETE FROM ${t} AS s WHERE s.key_order = ANY (placeholders);
   END IF;
 END`;
+}
+
+/** Builds the statements of the store `schema`.`table`. */
+export function storeSql(schema: string, table: string): StoreSql {
+  assertIdentifier(schema, 'schema');
+  assertIdentifier(table, 'table');
+  const t = `${quote(schema)}.${quote(table)}`;
+  const seq = `${quote(schema)}.${quote(`${table}_version_seq`)}`;
+  const fn = `${quote(schema)}.${quote(`${table}_batch`)}`;
+  const next = `nextval('${seq.replace(/'/g, "''")}')`;
+  const batchBody = batchFunctionBody(t, next);
   const listCols = 'key_order, version::text AS version, octet_length(value) AS size';
   return {
     table: t,

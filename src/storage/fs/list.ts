@@ -1,0 +1,112 @@
+import fsp from 'node:fs/promises';
+import type { StorageEntry } from '../adapter.js';
+import { assertKey, assertPrefix } from '../keys.js';
+import { openChild, openDir, type Dir, type OpenedDir, type RootDir } from './dir.js';
+import { fdClose } from './fd.js';
+import { errnoOf, fsError, versionOf } from './io.js';
+import type { AckedState } from './journal.js';
+import { rootDir } from './lifecycle.js';
+import { lstatIfAny } from './lock.js';
+import { assertOpen, closeRoot, scrubFor, type FsStoreState } from './store-state.js';
+
+/** The keys under `prefix` in code-unit order, with the journal's acknowledged writes not applied yet. */
+export async function* listEntries(state: FsStoreState, prefix: string): AsyncGenerator<StorageEntry> {
+  assertOpen(state);
+  assertPrefix(prefix);
+  const base = await rootDir(state);
+  const slash = prefix.lastIndexOf('/');
+  const dirKey = slash < 0 ? '' : prefix.slice(0, slash);
+  let od: OpenedDir | undefined;
+  // A listing is not an awaited call close() can wait for: the root stays open until it ends.
+  state.listings++;
+  try {
+    const acked = state.journal ? await state.journal.unapplied(prefix) : undefined;
+    od = await openDir(base, dirKey, prefix, false);
+    const files = od ? walk(base, od.dir, prefix.slice(slash + 1)) : undefined;
+    yield* acked && acked.size > 0 ? withUnapplied(files, acked) : (files ?? []);
+  } catch (err) {
+    throw fsError(err, 'checkpoint_storage_unavailable', 'listing', prefix, scrubFor(state, od ? [od.dir] : []));
+  } finally {
+    await od?.close();
+    state.listings--;
+    if (state.closed) await closeRoot(state);
+  }
+}
+
+/** The key files below `dir` whose names start with `namePrefix`, depth-first in key order. */
+async function* walk(base: RootDir, dir: Dir, namePrefix: string): AsyncGenerator<StorageEntry> {
+  let entries;
+  try {
+    entries = await fsp.readdir(dir.prefix, { withFileTypes: true });
+  } catch (err) {
+    const code = errnoOf(err);
+    if (code === 'ENOENT' || code === 'ENOTDIR') return;
+    throw err;
+  }
+  // Sorting names, with "/" appended to directories, yields keys in full-key code-unit
+  // order while walking depth-first: every key under "a/" sorts exactly where "a/" does.
+  const children: { name: string; dir: boolean; sortKey: string }[] = [];
+  for (const entry of entries) {
+    const name = entry.name;
+    if (name.includes('\\') || !name.startsWith(namePrefix)) continue; // internal files, and names no key can have
+    if (entry.isDirectory()) children.push({ name, dir: true, sortKey: `${name}/` });
+    else if (entry.isFile()) children.push({ name, dir: false, sortKey: name });
+    // Symlinks, FIFOs, sockets: not keys.
+  }
+  children.sort((a, b) => (a.sortKey < b.sortKey ? -1 : a.sortKey > b.sortKey ? 1 : 0));
+  for (let i = 0; i < children.length; ) {
+    const child = children[i]!;
+    if (child.dir) {
+      i++;
+      const sub = await openChild(base, dir, child.name);
+      if (!sub) continue; // gone, or swapped for a link since the listing
+      try {
+        yield* walk(base, sub, '');
+      } finally {
+        await fdClose(sub.fd).catch(() => undefined);
+      }
+      continue;
+    }
+    // stat a run of consecutive files together; yield them in order.
+    const run: string[] = [];
+    while (i < children.length && !children[i]!.dir && run.length < 32) run.push(children[i++]!.name);
+    const stats = await Promise.all(run.map((name) => lstatIfAny(dir.at(name))));
+    for (let j = 0; j < run.length; j++) {
+      const st = stats[j];
+      const key = dir.rel ? `${dir.rel}/${run[j]!}` : run[j]!;
+      if (!st || !st.isFile() || !isKey(key)) continue;
+      yield { key, version: versionOf(st), size: Number(st.size) };
+    }
+  }
+}
+
+/**
+ * A listing of the files merged with the journal's acknowledged writes not applied yet: a
+ * put not on disk appears in its place (in key order), a replaced key shows its new version,
+ * a deleted one is left out.
+ */
+async function* withUnapplied(files: AsyncIterable<StorageEntry> | undefined, acked: ReadonlyMap<string, AckedState>): AsyncGenerator<StorageEntry> {
+  const puts: StorageEntry[] = [];
+  for (const [key, state] of acked) if (state.bytes !== null && state.version !== undefined) puts.push({ key, version: state.version, size: state.bytes.length });
+  puts.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  let i = 0;
+  for await (const entry of files ?? []) {
+    while (i < puts.length && puts[i]!.key < entry.key) yield puts[i++]!;
+    if (i < puts.length && puts[i]!.key === entry.key) {
+      yield puts[i++]!;
+      continue;
+    }
+    if (acked.get(entry.key)?.bytes === null) continue;
+    yield entry;
+  }
+  while (i < puts.length) yield puts[i++]!;
+}
+
+function isKey(key: string): boolean {
+  try {
+    assertKey(key);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,55 @@
+import type { PostgresPool } from './driver.js';
+import { toStoreError } from './errors.js';
+import { config } from './options.js';
+import { SCHEMA_MARKER } from './sql.js';
+import { getPool, run, type PostgresStoreState } from './store-state.js';
+
+/** Creates or upgrades the table, its sequence and its batch function, in one transaction. */
+export async function migrateNow(state: PostgresStoreState): Promise<void> {
+  const p = await getPool(state);
+  let client;
+  try {
+    client = await p.connect();
+  } catch (err) {
+    throw toStoreError(err, 'migrate', state.scrubber);
+  }
+  let failed: unknown;
+  try {
+    state.roundTrips++;
+    await client.query('BEGIN');
+    // One lock for every savepoint store: concurrent first uses (even of different tables in
+    // one schema) would otherwise race in CREATE SCHEMA / CREATE TABLE IF NOT EXISTS.
+    state.roundTrips++;
+    await client.query("SELECT pg_advisory_xact_lock(hashtext('savepoint.migrate'))");
+    for (const statement of state.settings.sql.migrate) {
+      state.roundTrips++;
+      await client.query(statement);
+    }
+    state.roundTrips++;
+    await client.query('COMMIT');
+  } catch (err) {
+    failed = err;
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw toStoreError(err, 'migrate', state.scrubber);
+  } finally {
+    client.release(failed instanceof Error ? failed : undefined);
+  }
+}
+
+/** The pool, once the table is known to exist at the current layout (checked once per store). */
+export function readyPool(state: PostgresStoreState): Promise<PostgresPool> {
+  state.ready ??= (async () => {
+    const sql = state.settings.sql;
+    const p = await getPool(state);
+    const marker = await run<{ marker: string | null }>(state, p, sql.readMarker, [sql.table], 'setup');
+    if (marker.rows[0]?.marker !== SCHEMA_MARKER) {
+      if (!state.settings.autoMigrate) throw config(`table ${sql.table} is missing or at another layout: run migrate() (autoMigrate is false)`, 'autoMigrate');
+      await migrateNow(state);
+    }
+    return p;
+  })().catch((err: unknown) => {
+    state.ready = undefined; // a failed setup (server down) is tried again by the next call
+    throw err;
+  });
+  return state.ready;
+}

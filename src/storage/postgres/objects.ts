@@ -1,0 +1,57 @@
+import type { DeleteOptions, PutOptions, PutResult, StoredObject } from '../adapter.js';
+import { assertKey } from '../keys.js';
+import { checkSize, conflict, versionParam } from './checks.js';
+import { readyPool } from './migrate.js';
+import { orderKey } from './order-key.js';
+import { run, type PostgresStoreState } from './store-state.js';
+
+// get, put and delete of one key: one statement each, its condition checked in the statement that writes.
+
+interface ObjectRow {
+  value: Buffer;
+  version: string;
+}
+
+export async function getObject(state: PostgresStoreState, key: string): Promise<StoredObject | undefined> {
+  assertKey(key);
+  const res = await run<ObjectRow>(state, await readyPool(state), state.settings.sql.get, [orderKey(key)], 'get', key);
+  const row = res.rows[0];
+  return row ? { bytes: new Uint8Array(row.value), version: row.version } : undefined;
+}
+
+export async function putObject(state: PostgresStoreState, key: string, bytes: Uint8Array, opts: PutOptions): Promise<PutResult> {
+  const sql = state.settings.sql;
+  assertKey(key);
+  checkSize(state.settings.maxValueBytes, key, bytes);
+  const params = [orderKey(key), key, Buffer.from(bytes)]; // copied now: the caller may reuse its buffer
+  const p = await readyPool(state);
+  if (opts.ifVersion !== undefined) {
+    const v = typeof opts.ifVersion === 'string' && !opts.ifAbsent ? versionParam(opts.ifVersion) : undefined;
+    if (v === undefined) throw conflict(key, 'version does not match');
+    const res = await run<{ version: string }>(state, p, sql.putIfVersion, [...params, v], 'put', key);
+    if (!res.rows[0]) throw conflict(key, 'version changed or key is gone');
+    return { version: res.rows[0].version };
+  }
+  if (opts.ifAbsent) {
+    const res = await run<{ version: string }>(state, p, sql.putIfAbsent, params, 'put', key);
+    if (!res.rows[0]) throw conflict(key, 'key exists');
+    return { version: res.rows[0].version };
+  }
+  const res = await run<{ version: string }>(state, p, sql.putAny, params, 'put', key);
+  return { version: res.rows[0]!.version };
+}
+
+export async function deleteObject(state: PostgresStoreState, key: string, opts: DeleteOptions): Promise<boolean> {
+  const sql = state.settings.sql;
+  assertKey(key);
+  const p = await readyPool(state);
+  if (opts.ifVersion !== undefined) {
+    const v = typeof opts.ifVersion === 'string' ? versionParam(opts.ifVersion) : undefined;
+    if (v === undefined) throw conflict(key, 'version does not match');
+    const res = await run(state, p, sql.deleteIfVersion, [orderKey(key), v], 'delete', key);
+    if (res.rows.length === 0) throw conflict(key, 'version changed or key is gone');
+    return true;
+  }
+  const res = await run(state, p, sql.deleteAny, [orderKey(key)], 'delete', key);
+  return res.rows.length > 0;
+}

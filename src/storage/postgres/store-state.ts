@@ -1,0 +1,89 @@
+import { CheckpointError } from '../../model/errors.js';
+import { createScrubber, type Scrubber } from '../github/secrets.js';
+import { createOwnPool, type PostgresPool, type PostgresQueryResult } from './driver.js';
+import { toStoreError } from './errors.js';
+import type { PostgresSettings } from './options.js';
+
+/** Everything one postgresStorage instance keeps between calls. */
+export interface PostgresStoreState {
+  /** The checked options, defaults filled in. */
+  readonly settings: PostgresSettings;
+  /** Removes the connection string and its password from every error the store raises. */
+  readonly scrubber: Scrubber;
+  /** `close()` was called: every new call is refused with `checkpoint_closed`. */
+  closed: boolean;
+  /** Statements sent to the server so far (`stats()`). */
+  roundTrips: number;
+  /** The pool (the caller's, or the store's own once made); made at first use. */
+  poolPromise: Promise<PostgresPool> | undefined;
+  /** The pool once the table is known to be at the current layout; reset when that setup fails, so the next call tries again. */
+  ready: Promise<PostgresPool> | undefined;
+  /** Calls in flight: `close()` lets them finish before it ends the pool. */
+  readonly inflight: Set<Promise<unknown>>;
+}
+
+/** A scrubber that knows the connection string and its password. */
+function secretScrubber(connectionString: string | undefined): Scrubber {
+  const scrubber = createScrubber();
+  if (connectionString) {
+    scrubber.remember(connectionString);
+    try {
+      const password = decodeURIComponent(new URL(connectionString).password);
+      if (password) scrubber.remember(password);
+    } catch {
+      // not a URL (key=value form): the whole string is remembered above
+    }
+  }
+  return scrubber;
+}
+
+/** The state of a store that has not reached its server yet. */
+export function newStoreState(settings: PostgresSettings): PostgresStoreState {
+  return { settings, scrubber: secretScrubber(settings.connectionString), closed: false, roundTrips: 0, poolPromise: undefined, ready: undefined, inflight: new Set() };
+}
+
+export function closedError(state: PostgresStoreState): CheckpointError {
+  return new CheckpointError('checkpoint_closed', `postgres storage ${state.settings.sql.table} is closed`);
+}
+
+/** The caller's pool, or the store's own (made once, at first use). */
+export function getPool(state: PostgresStoreState): Promise<PostgresPool> {
+  const s = state.settings;
+  return (state.poolPromise ??= s.givenPool
+    ? Promise.resolve(s.givenPool)
+    : createOwnPool({ connectionString: s.connectionString!, max: s.poolSize, connectionTimeoutMillis: s.connectionTimeoutMs, statementTimeoutMs: s.statementTimeoutMs }));
+}
+
+/** One statement (one round trip), its failure as the store's error. */
+export async function run<R>(state: PostgresStoreState, p: PostgresPool, text: string, values: unknown[], during: string, key?: string): Promise<PostgresQueryResult<R>> {
+  state.roundTrips++;
+  try {
+    return await p.query<R>(text, values);
+  } catch (err) {
+    throw toStoreError(err, during, state.scrubber, key === undefined ? {} : { key });
+  }
+}
+
+/**
+ * Runs one public call: refuses it after close(), and tracks it so that close() lets calls
+ * already in flight finish before it ends the pool.
+ */
+export function guard<T>(state: PostgresStoreState, body: () => Promise<T>): Promise<T> {
+  if (state.closed) return Promise.reject(closedError(state));
+  const p = body();
+  state.inflight.add(p);
+  const forget = (): void => void state.inflight.delete(p);
+  p.then(forget, forget);
+  return p;
+}
+
+/** Refuses new calls, lets those in flight finish, and ends the pool if the store made it. */
+export async function closeStore(state: PostgresStoreState): Promise<void> {
+  if (state.closed) return;
+  state.closed = true;
+  await Promise.allSettled([...state.inflight]);
+  if (!state.settings.givenPool && state.poolPromise) {
+    const p = await state.poolPromise.catch(() => undefined);
+    await p?.end().catch(() => undefined);
+  }
+}
