@@ -13,15 +13,20 @@ import { giveBack } from './temps.js';
  * not fsynced one by one: the journal is the truth until a checkpoint has fsynced them.
  */
 
-/**
- * Applies committed operations: each key's last one only (an earlier put of the same key
- * never touches the disk: its temp file goes back to the pool). Whole-file renames, in
- * three steps so that a reader that is not savepoint never sees a file refer to one that
- * is not there yet: files that are new (history) first, then replaced ones (latest,
- * index), all of a step at once; deletes last, one by one (each prunes directories left
- * empty).
- */
-export async function applyMerged(s: JournalState, planned: readonly Planned[]): Promise<void> {
+/** What an apply does with committed operations (decided before any call: see planApply). */
+interface ApplyPlan {
+  /** Each key's last operation, in the order of each key's last operation. */
+  readonly last: ReadonlyMap<string, Planned>;
+  /** Puts that never reach the disk (a later operation of their key won): their temp files go back to the pool. */
+  readonly mergedAway: readonly Planned[];
+  /** The puts whose files are renamed into place. */
+  readonly puts: readonly Planned[];
+  /** Whether the key existed before the first of these operations (a put that creates is applied first). */
+  readonly existed: (p: Planned) => boolean;
+}
+
+/** Each key's last operation only, and which puts are merged away (pure: no call, no change). */
+function planApply(planned: readonly Planned[]): ApplyPlan {
   const first = new Map<string, Planned>();
   const last = new Map<string, Planned>();
   for (const p of planned) {
@@ -31,14 +36,24 @@ export async function applyMerged(s: JournalState, planned: readonly Planned[]):
     last.set(p.op.key, p);
   }
   // Merged away: a put followed by a delete of its key (then a put again) included, its temp file taken over or not.
-  giveBack(
-    s,
-    planned.filter((p) => p.temp && last.get(p.op.key) !== p),
-    true,
-  );
+  const mergedAway = planned.filter((p) => p.temp && last.get(p.op.key) !== p);
   // A put whose temp file a later put took over is replaced by that one's apply (takeOver).
   const puts = [...last.values()].filter((p) => p.op.type === 'put' && !p.taken);
   const existed = (p: Planned): boolean => first.get(p.op.key)!.before.exists;
+  return { last, mergedAway, puts, existed };
+}
+
+/**
+ * Applies committed operations: each key's last one only (an earlier put of the same key
+ * never touches the disk: its temp file goes back to the pool). Whole-file renames, in
+ * three steps so that a reader that is not savepoint never sees a file refer to one that
+ * is not there yet: files that are new (history) first, then replaced ones (latest,
+ * index), all of a step at once; deletes last, one by one (each prunes directories left
+ * empty).
+ */
+export async function applyMerged(s: JournalState, planned: readonly Planned[]): Promise<void> {
+  const { last, mergedAway, puts, existed } = planApply(planned);
+  giveBack(s, mergedAway, true);
   // Directories a put was planned into without them (no mkdir on the commit path) are made beside the fills.
   await settleAll([...puts.filter((p) => !p.od).map((p) => makeDir(s, p)), ...puts.map((p) => fill(s, p))]);
   await settleAll(puts.filter((p) => !existed(p)).map((p) => land(s, p)));

@@ -42,33 +42,31 @@ export interface JournalState {
   readonly checkpointBytes: number;
   /** Size each journal file is preallocated to (written zeros). */
   readonly preallocBytes: number;
-  /*
-   * The journal lock lingers: taking and releasing it costs eight file-system calls — four
-   * times a commit's own two — and letting it go waits for the files to be applied, so a
-   * holder keeps it for lingerMs after a commit (a run's next checkpoint, or a graph's next
-   * superstep, usually comes sooner: at 2 ms the lock was let go and taken again between
-   * most checkpoints of a run whose steps do some work) and at most maxHoldMs in all, well
-   * inside the stale bound. Other processes wait for it as for any lock: a hand-over
-   * between processes costs them up to lingerMs.
+  /**
+   * How long the journal lock lingers after a commit. Taking and releasing it costs eight
+   * file-system calls — four times a commit's own two — and letting it go waits for the
+   * files to be applied, so a holder keeps it for lingerMs after a commit (a run's next
+   * checkpoint, or a graph's next superstep, usually comes sooner: at 2 ms the lock was let
+   * go and taken again between most checkpoints of a run whose steps do some work) and at
+   * most maxHoldMs in all, well inside the stale bound. Other processes wait for it as for
+   * any lock: a hand-over between processes costs them up to lingerMs.
    */
-  /** How long the lock is kept after a commit (see above). */
   readonly lingerMs: number;
-  /** At most how long one hold of the lock lasts (see above). */
+  /** At most how long one hold of the lock lasts (see lingerMs). */
   readonly maxHoldMs: number;
-  /*
-   * Applies wait for a lull in the commits: an apply's file creations, writes and renames
-   * running beside a commit's O_DSYNC write slowed that write two- to threefold (the device
-   * flushes what they dirtied with it) — a LangGraph thread's chain of puts, each waiting for
-   * the one before, paid it at every superstep. So the groups committed wait until no commit
-   * has come for applyQuietMs, and at most applyLagMs after the first of them was committed
-   * (how old the files a reader that is not savepoint sees can be while commits keep coming);
-   * waiting merges more groups too (a run's latest.json landed once per more checkpoints).
-   * `flush()`, letting the lock go and a commit that waits for its files apply at once.
-   * Measured in docs/performance.md.
+  /**
+   * How long no commit must have come before applies start. Applies wait for a lull in the
+   * commits: an apply's file creations, writes and renames running beside a commit's O_DSYNC
+   * write slowed that write two- to threefold (the device flushes what they dirtied with
+   * it) — a LangGraph thread's chain of puts, each waiting for the one before, paid it at
+   * every superstep. So the groups committed wait until no commit has come for applyQuietMs,
+   * and at most applyLagMs after the first of them was committed (how old the files a reader
+   * that is not savepoint sees can be while commits keep coming); waiting merges more groups
+   * too (a run's latest.json landed once per more checkpoints). `flush()`, letting the lock
+   * go and a commit that waits for its files apply at once. Measured in docs/performance.md.
    */
-  /** How long no commit must have come before applies start (see above). */
   readonly applyQuietMs: number;
-  /** At most how long applies wait after the first group waiting was committed (see above). */
+  /** At most how long applies wait after the first group waiting was committed (see applyQuietMs). */
   readonly applyLagMs: number;
   /** Two of the thread pool's four threads at most for background work (with every other journaled store of the process): a commit's write finds one free. */
   readonly lane: BackgroundLane;
