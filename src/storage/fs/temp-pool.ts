@@ -6,7 +6,7 @@ import type { LockTiming } from './lock.js';
 import { newOwner, tempName } from './names.js';
 
 /*
- * Empty temp files made ahead of need (issue 15). A journaled put is acknowledged once its
+ * Empty temp files made ahead of need. A journaled put is acknowledged once its
  * record is durable, and its version — `<mtime ns>.<inode>.<size>` — must be known then,
  * before its file is written: so the inode comes from a temp file created beforehand, off
  * the commit's path (creating one costs a new inode and a directory entry, ~0.1–0.6 ms),
@@ -33,7 +33,7 @@ export interface TempPool {
   /**
    * A pooled temp file at once, without any call (undefined when the pool has none young).
    * Does not refill: a commit calls {@link TempPool.refill} once its record's write is
-   * issued, so the refill's file creations do not run in the kernel before it (issue 15).
+   * issued, so the refill's file creations do not run in the kernel before it.
    */
   takeReady(): PooledTemp | undefined;
   /** A pooled temp file, made now when the pool is empty (the commit waits for it). Does not refill. */
@@ -66,6 +66,32 @@ export function futimesNs(seconds: number): bigint {
   return BigInt(sec) * 1_000_000_000n + BigInt(nsec);
 }
 
+/** Where a pool makes its temp files, and how. */
+interface PoolPlace {
+  readonly root: RootDir;
+  readonly io: FsIo;
+  readonly timing: LockTiming;
+  readonly fileMode: number;
+}
+
+/** Makes an empty temp file in the root (`through`: the lane its calls go through, or at once). */
+async function makeTemp(at: PoolPlace, through: Lane = (call) => call()): Promise<PooledTemp> {
+  const { root, io, timing, fileMode } = at;
+  const owner = newOwner(timing.clock.now());
+  const path = root.at(tempName(owner));
+  const fd = await through(() => io.open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, fileMode));
+  try {
+    return { path, fd, ino: (await through(() => io.fstat(fd))).ino, atMs: owner.atMs };
+  } catch (err) {
+    await dropTemp(io, { path, fd });
+    throw err;
+  }
+}
+/** Closes and removes a temp file (failures ignored: a leftover is swept as any temp file). */
+async function dropTemp(io: FsIo, t: { readonly path: string; readonly fd: number }): Promise<void> {
+  await Promise.all([io.close(t.fd).catch(() => undefined), io.unlink(t.path).catch(() => undefined)]);
+}
+
 /** `lane`: where refills run (background work, see lane.ts); a temp file a commit waits for is made at once. */
 export function createTempPool(root: RootDir, io: FsIo, timing: LockTiming, fileMode: number, lane: Lane): TempPool {
   const pool: PooledTemp[] = [];
@@ -76,21 +102,9 @@ export function createTempPool(root: RootDir, io: FsIo, timing: LockTiming, file
   let closed = false;
   let probe: Promise<boolean> | undefined;
   const young = (t: PooledTemp): boolean => timing.clock.now() - t.atMs <= timing.staleAfterMs / 4;
-
-  async function make(through: Lane = (call) => call()): Promise<PooledTemp> {
-    const owner = newOwner(timing.clock.now());
-    const path = root.at(tempName(owner));
-    const fd = await through(() => io.open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, fileMode));
-    try {
-      return { path, fd, ino: (await through(() => io.fstat(fd))).ino, atMs: owner.atMs };
-    } catch (err) {
-      await drop({ path, fd });
-      throw err;
-    }
-  }
-  async function drop(t: { readonly path: string; readonly fd: number }): Promise<void> {
-    await Promise.all([io.close(t.fd).catch(() => undefined), io.unlink(t.path).catch(() => undefined)]);
-  }
+  const place: PoolPlace = { root, io, timing, fileMode };
+  const make = (through?: Lane): Promise<PooledTemp> => makeTemp(place, through);
+  const drop = (t: { readonly path: string; readonly fd: number }): Promise<void> => dropTemp(io, t);
   function refill(): void {
     if (refilling || closed || pool.length >= want) return;
     refilling = (async () => {

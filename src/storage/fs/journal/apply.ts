@@ -1,0 +1,176 @@
+import { openDir, type OpenedDir } from '../dir.js';
+import { errnoOf, versionOf } from '../io.js';
+import { keyPath } from '../paths.js';
+import { dirOf, walkRetrying } from './dirs.js';
+import { keep, unkeep } from './kept.js';
+import type { Planned } from './planned.js';
+import type { JournalState } from './state.js';
+import { giveBack } from './temps.js';
+
+/*
+ * Applying committed operations to the spec's files, by rename of whole files (a reader
+ * that is not savepoint sees an old or a new file, never a torn one). The applied files are
+ * not fsynced one by one: the journal is the truth until a checkpoint has fsynced them.
+ */
+
+/** What an apply does with committed operations (decided before any call: see planApply). */
+interface ApplyPlan {
+  /** Each key's last operation, in the order of each key's last operation. */
+  readonly last: ReadonlyMap<string, Planned>;
+  /** Puts that never reach the disk (a later operation of their key won): their temp files go back to the pool. */
+  readonly mergedAway: readonly Planned[];
+  /** The puts whose files are renamed into place. */
+  readonly puts: readonly Planned[];
+  /** Whether the key existed before the first of these operations (a put that creates is applied first). */
+  readonly existed: (p: Planned) => boolean;
+}
+
+/** Each key's last operation only, and which puts are merged away (pure: no call, no change). */
+function planApply(planned: readonly Planned[]): ApplyPlan {
+  const first = new Map<string, Planned>();
+  const last = new Map<string, Planned>();
+  for (const p of planned) {
+    if (p.op.type === 'check') continue;
+    if (!first.has(p.op.key)) first.set(p.op.key, p);
+    last.delete(p.op.key); // re-inserted: the map keeps the order of each key's last operation
+    last.set(p.op.key, p);
+  }
+  // Merged away: a put followed by a delete of its key (then a put again) included, its temp file taken over or not.
+  const mergedAway = planned.filter((p) => p.temp && last.get(p.op.key) !== p);
+  // A put whose temp file a later put took over is replaced by that one's apply (takeOver).
+  const puts = [...last.values()].filter((p) => p.op.type === 'put' && !p.taken);
+  const existed = (p: Planned): boolean => first.get(p.op.key)!.before.exists;
+  return { last, mergedAway, puts, existed };
+}
+
+/**
+ * Applies committed operations: each key's last one only (an earlier put of the same key
+ * never touches the disk: its temp file goes back to the pool). Whole-file renames, in
+ * three steps so that a reader that is not savepoint never sees a file refer to one that
+ * is not there yet: files that are new (history) first, then replaced ones (latest,
+ * index), all of a step at once; deletes last, one by one (each prunes directories left
+ * empty).
+ */
+export async function applyMerged(s: JournalState, planned: readonly Planned[]): Promise<void> {
+  const { last, mergedAway, puts, existed } = planApply(planned);
+  giveBack(s, mergedAway, true);
+  // Directories a put was planned into without them (no mkdir on the commit path) are made beside the fills.
+  await settleAll([...puts.filter((p) => !p.od).map((p) => makeDir(s, p)), ...puts.map((p) => fill(s, p))]);
+  await settleAll(puts.filter((p) => !existed(p)).map((p) => land(s, p)));
+  await settleAll(puts.filter(existed).map((p) => land(s, p)));
+  // A directory a put of this apply landed in is not empty: no rmdir to try after a delete there
+  // (a run's history file in, its oldest out, every checkpoint once retention keeps it bounded).
+  const holding = new Set(puts.map((p) => keyPath(p.op.key).dirKey));
+  for (const p of last.values()) if (p.op.type === 'delete' && existed(p)) await unlinkKey(s, await openedLate(s, p), holding.has(keyPath(p.op.key).dirKey));
+  // A put taken over stays what reads answer until the put that took it over is committed (or the journal replayed).
+  for (const [key, p] of last) if (s.pending.get(key) === p && !p.taken) s.pending.delete(key);
+}
+
+/** Runs every call; rejects (once all settled) with the first failure. */
+async function settleAll(calls: readonly Promise<void>[]): Promise<void> {
+  const failed = (await Promise.allSettled(calls)).find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+}
+
+/**
+ * Makes the directory of a put planned while it was missing, through the hold's cache it
+ * was planned with (one walk per directory, from its parent; the cache closes it once its
+ * groups are applied). Never follows a link: a symlink planted since is refused, the apply
+ * fails and the journal is replayed (which refuses the key too).
+ */
+async function makeDir(s: JournalState, p: Planned): Promise<void> {
+  if (!p.dirs) throw new Error('a put into a missing directory is planned with the cache that makes it');
+  p.od = await dirOf(s, p.dirs, keyPath(p.op.key).dirKey, p.op.key, 'make');
+}
+/**
+ * A delete planned while its directory was missing (its key acknowledged, not yet
+ * applied): the directory as it is now, walked on disk unless the cache opened it since
+ * (what the cache knows missing may have been made by an apply planned with another).
+ */
+async function openedLate(s: JournalState, p: Planned): Promise<Planned> {
+  if (p.od || !p.dirs) return p;
+  const dirKey = keyPath(p.op.key).dirKey;
+  const walk = p.dirs.ready.get(dirKey) ?? walkRetrying(s, dirKey, p.op.key, false, undefined, s.laneIo);
+  if (walk instanceof Promise) p.dirs.all.push(walk); // closed with the cache
+  p.od = await walk;
+  return p;
+}
+
+/** Writes a put's bytes into its temp file and sets the mtime its version names. */
+async function fill(s: JournalState, p: Planned): Promise<void> {
+  const { io, lane } = s;
+  const temp = p.temp!;
+  await lane(() => io.write(temp.fd, (p.op as { bytes: Uint8Array }).bytes));
+  await lane(() => io.futimes(temp.fd, p.mtimeSeconds!));
+  if (!p.exact) {
+    // Timestamps that do not read back as set: the version is the file's own (the commit waits for it).
+    const version = versionOf(await lane(() => io.fstat(temp.fd)));
+    p.outcome = { type: 'put', key: p.op.key, version };
+    p.after = { exists: true, version, mtimeNs: BigInt(version.slice(0, version.indexOf('.'))) };
+  }
+  // Left open: once renamed over its key it is kept for the checkpoint's fsync (land).
+}
+
+/** Renames a filled temp file over its key (through a fresh walk if the key's directory was pruned and made again meanwhile). */
+async function land(s: JournalState, p: Planned): Promise<void> {
+  const kp = keyPath(p.op.key);
+  try {
+    await s.lane(() => s.io.rename(p.temp!.path, p.od!.dir.at(kp.base)));
+  } catch (err) {
+    if (errnoOf(err) !== 'ENOENT') throw err;
+    const od = await walkRetrying(s, kp.dirKey, p.op.key, true);
+    try {
+      await s.io.rename(p.temp!.path, od!.dir.at(kp.base));
+    } finally {
+      await od?.close();
+    }
+  }
+  p.landed = true;
+  p.closed = true;
+  await keep(s, p.op.key, p.temp!.fd);
+}
+
+/** Removes a deleted key's file (found by a fresh walk if its directory was pruned and made again) and prunes emptied directories, unless `inUse` (the directory holds a file this apply put there). */
+async function unlinkKey(s: JournalState, p: Planned, inUse = false): Promise<void> {
+  await unkeep(s, p.op.key);
+  const kp = keyPath(p.op.key);
+  let od = p.od;
+  let fresh: OpenedDir | undefined;
+  try {
+    for (let attempt = 0; od; attempt++) {
+      try {
+        await s.lane(() => s.io.unlink(od!.dir.at(kp.base)));
+        break;
+      } catch (err) {
+        if (errnoOf(err) !== 'ENOENT' || attempt > 0) return;
+        od = fresh = await openDir(s.root, kp.dirKey, p.op.key, false, s.io);
+      }
+    }
+    if (od && !inUse) await prune(s, od);
+  } finally {
+    await fresh?.close();
+  }
+}
+
+/** Closes and removes the temp files of operations that did not land. */
+export async function discard(s: JournalState, planned: readonly Planned[]): Promise<void> {
+  await Promise.all(
+    planned.map(async (p) => {
+      if (!p.temp || p.landed) return;
+      p.landed = true;
+      await Promise.all([p.closed ? undefined : s.io.close(p.temp.fd).catch(() => undefined), s.io.unlink(p.temp.path).catch(() => undefined)]);
+    }),
+  );
+}
+
+/** Removes the directories of `od`'s chain that are left empty, deepest first (stops at the first that is not). */
+async function prune(s: JournalState, od: OpenedDir): Promise<void> {
+  for (let i = od.chain.length - 1; i > 0; i--) {
+    const rel = od.chain[i]!.rel;
+    try {
+      await s.io.rmdir(od.chain[i - 1]!.at(rel.slice(rel.lastIndexOf('/') + 1)));
+    } catch {
+      return;
+    }
+  }
+}

@@ -1,0 +1,129 @@
+import { constants } from 'node:fs';
+import { CheckpointError } from '../../../model/errors.js';
+import { openDir, type OpenedDir } from '../dir.js';
+import { errnoOf } from '../io.js';
+import type { Lane } from '../lane.js';
+import { keyPath } from '../paths.js';
+import { appliedSoFar } from './apply-queue.js';
+import { readDecoded, voidFile, type FileNo } from './files.js';
+import type { Held } from './hold.js';
+import { takeKept } from './kept.js';
+import { keysOf, newEpoch } from './record.js';
+import type { JournalState } from './state.js';
+
+/*
+ * A checkpoint makes the files the journal names durable in place (fsync of each file and of
+ * every directory on its path), then empties the journal: under the lock for both files
+ * (checkpointLocked), or in the background for a full file while commits go to the other
+ * (checkpointRetiring, started by rotate).
+ */
+
+const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = constants;
+
+/** The background checkpoint of a full journal file; a failure leaves it to the next replay. */
+export async function checkpointRetiring(s: JournalState, file: FileNo, keys: ReadonlySet<string>): Promise<void> {
+  try {
+    await appliedSoFar(s);
+    // A group failed to apply: the next commit (or letting the lock go) replays both files.
+    if (s.needRecovery) return;
+    await syncKeys(s, keys, s.lane);
+    await voidFile(s, file);
+  } catch {
+    s.needRecovery = true;
+  }
+}
+
+/** Waits for this hold's background checkpoint, if any. */
+export async function settleRetiring(h: Held | undefined): Promise<void> {
+  const r = h?.retiring;
+  if (!r) return;
+  await r.done;
+  if (h.retiring === r) h.retiring = undefined;
+}
+
+/**
+ * Makes every file the journal names durable in place (fsync of each file and of every
+ * directory on its path), then empties both journal files. Under the lock, with no
+ * background checkpoint running.
+ */
+export async function checkpointLocked(s: JournalState, keys?: readonly string[]): Promise<void> {
+  const { held } = s;
+  // The keys are known while the journal's end is (no hashing of the whole journal on the event loop).
+  const names = keys ?? (held?.end !== undefined && held.keys ? [...held.keys] : [...new Set((await Promise.all([readDecoded(s, 0), readDecoded(s, 1)])).flatMap((f) => [...keysOf(f)]))]);
+  await syncKeys(s, names);
+  if (s.held) s.held.end = undefined;
+  await Promise.all([voidFile(s, 0), voidFile(s, 1)]);
+  if (s.held) {
+    s.held.end = 0;
+    s.held.epoch = newEpoch();
+    s.held.keys = new Set();
+  }
+}
+
+/** fsyncs a key's file in place (gone, or a link: nothing of ours to make durable). */
+async function syncFile(s: JournalState, od: OpenedDir, key: string, through: Lane): Promise<void> {
+  const { io } = s;
+  // Taken out first: a later apply of the key must not close it under the fsync.
+  let ffd = takeKept(s, key);
+  if (ffd !== undefined) {
+    try {
+      await through(() => io.fsync(ffd!));
+    } finally {
+      await through(() => io.close(ffd!)).catch(() => undefined);
+    }
+    return;
+  }
+  try {
+    ffd = await through(() => io.open(od.dir.at(keyPath(key).base), O_RDONLY | O_NOFOLLOW | O_NONBLOCK));
+  } catch (err) {
+    if (errnoOf(err) === 'ENOENT' || errnoOf(err) === 'ELOOP') return;
+    throw err;
+  }
+  try {
+    await through(() => io.fsync(ffd));
+  } finally {
+    await through(() => io.close(ffd)).catch(() => undefined);
+  }
+}
+
+/** Calls made at once, on the commit's path (recovery, close). */
+const direct: Lane = (call) => call();
+
+/** fsyncs the files of `names` and every directory on their paths (`through`: the background lane, or at once). */
+async function syncKeys(s: JournalState, names: Iterable<string>, through: Lane = direct): Promise<void> {
+  // One walk per directory, not per key: a journal's keys are mostly a few runs' files.
+  const byDir = new Map<string, string[]>();
+  for (const key of names) {
+    const dirKey = keyPath(key).dirKey;
+    const list = byDir.get(dirKey);
+    if (list) list.push(key);
+    else byDir.set(dirKey, [key]);
+  }
+  const dirs = new Map<string, Promise<void>>();
+  await Promise.all(
+    [...byDir].map(async ([dirKey, keysInDir]) => {
+      const od = await openDir(s.root, dirKey, keysInDir[0]!, false, s.io).catch((err: unknown) => {
+        if (err instanceof CheckpointError && err.reasonCode === 'checkpoint_key_invalid') return undefined; // see recoverLocked
+        throw err;
+      });
+      if (!od) return;
+      try {
+        const syncs: Promise<void>[] = [];
+        for (const d of od.chain) {
+          if (!dirs.has(d.rel)) {
+            const done = through(() => s.io.fsync(d.fd));
+            // Awaited below; marked handled now in case another directory's failure ends the wait first.
+            done.catch(() => undefined);
+            dirs.set(d.rel, done);
+            syncs.push(done);
+          }
+        }
+        for (const key of keysInDir) syncs.push(syncFile(s, od, key, through));
+        await Promise.all(syncs);
+      } finally {
+        await od.close();
+      }
+    }),
+  );
+  await Promise.all(dirs.values());
+}

@@ -1,0 +1,51 @@
+import { drain } from './apply-queue.js';
+import { checkpointLocked, settleRetiring } from './checkpoint.js';
+import { readDecoded } from './files.js';
+import { dropToken, letGo, locked } from './hold.js';
+import { dropKept } from './kept.js';
+import { recoverLocked } from './recover.js';
+import type { JournalState } from './state.js';
+
+/** Waits until everything acknowledged so far is applied to the files (replaying what failed). */
+export async function flushJournal(s: JournalState): Promise<void> {
+  while (s.running) await s.running;
+  await drain(s);
+  // A background checkpoint under way ends too (its failure is replayed now).
+  await settleRetiring(s.held);
+  await s.releasing?.catch(() => undefined);
+  if (s.needRecovery) await locked(s, () => recoverLocked(s));
+}
+
+/** Waits for pending commits, checkpoints, closes the journal files, lets the lock go and empties the temp pool. */
+export async function closeJournal(s: JournalState): Promise<void> {
+  while (s.running) await s.running;
+  await drain(s);
+  if (s.fds[0] !== undefined || s.fds[1] !== undefined) {
+    try {
+      await locked(
+        s,
+        async (_lock, h) => {
+          await settleRetiring(h);
+          if (!s.keptVerified) dropKept(s);
+          if (s.needRecovery) await recoverLocked(s);
+          else if ((await Promise.all([readDecoded(s, 0), readDecoded(s, 1)])).some((f) => f.records.length > 0)) await checkpointLocked(s);
+        },
+        false,
+      );
+    } finally {
+      await Promise.all(
+        s.fds.map(async (opening, file) => {
+          s.fds[file] = undefined;
+          s.opened[file] = undefined;
+          await opening?.then((jfd) => s.io.close(jfd)).catch(() => undefined);
+        }),
+      );
+    }
+  }
+  if (s.linger) clearTimeout(s.linger);
+  await letGo(s);
+  if (s.spare) await dropToken(s, s.spare);
+  s.spare = undefined;
+  await s.dropping;
+  await s.pool.close();
+}

@@ -1,0 +1,197 @@
+import { constants } from 'node:fs';
+import { errnoOf } from '../io.js';
+import { acquireLock, releaseLock, type HeldLock } from '../lock.js';
+import { newOwner, tempName, type Owner } from '../names.js';
+import { drain } from './apply-queue.js';
+import { settleRetiring } from './checkpoint.js';
+import { closeDirs, type DirCache } from './dirs.js';
+import { JOURNAL_LOCK, type FileNo } from './files.js';
+import { dropKept } from './kept.js';
+import type { KeyState } from './planned.js';
+import { recoverLocked } from './recover.js';
+import type { JournalState } from './state.js';
+
+/*
+ * One hold of the journal lock: a temp file of ours in the root, linked as the lock (the
+ * same link-a-temp-file lock as keys' locks, see ../lock.ts), taken for a commit and kept
+ * for a while after it (lingerMs, at most maxHoldMs: see state.ts).
+ */
+
+const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = constants;
+
+/** The temp file our lock is a link of, kept between holds while young (one link(2) takes the lock). */
+export interface Token {
+  readonly path: string;
+  readonly fd: number;
+  readonly ino: bigint;
+  readonly owner: Owner;
+}
+/** Where the journal ended, its epoch and the keys it named when we last let the lock go. */
+export interface LastSeen {
+  readonly active: FileNo;
+  readonly end: number;
+  readonly epoch: number;
+  readonly keys: Set<string>;
+}
+/** A full journal file being checkpointed in the background while commits go to the other. */
+export interface Retiring {
+  readonly file: FileNo;
+  readonly keys: ReadonlySet<string>;
+  /** Settles once its files are fsynced and it is emptied; never rejects (a failure sets needRecovery: the next commit replays both files). */
+  readonly done: Promise<void>;
+}
+/** What this process knows while it holds the journal lock. */
+export interface Held {
+  readonly lock: HeldLock;
+  readonly token: Token;
+  readonly since: number;
+  /** The journal file commits go to (with `end`, once known). */
+  active?: FileNo;
+  /** The other file, while its checkpoint runs. */
+  retiring?: Retiring;
+  /** Where the next record goes while we hold the lock (nobody else writes it), once known. */
+  end?: number;
+  /** The epoch of the journal's records, once known. */
+  epoch?: number;
+  /** The keys the journal's records name, known with `end`: a checkpoint fsyncs them without reading the journal back. */
+  keys?: Set<string>;
+  /**
+   * What keys hold (or will hold once the group in hand is applied), learned while the
+   * lock is held: no other journaled writer changes them meanwhile, so a condition is
+   * checked without a stat. Dropped after any failure.
+   */
+  states?: Map<string, KeyState>;
+  /**
+   * Directories opened while the lock is held, reused by the next groups: no other
+   * journaled writer changes them meanwhile. One our own deletes pruned (emptied, removed)
+   * makes a later rename into it fail with ENOENT, and the file lands through a fresh walk
+   * that makes the directory again; a stat through it finds nothing, which is right for
+   * every key not known (in `states`) to have been written since.
+   */
+  dirs?: DirCache;
+  /** Set after a failure (what was known is dropped): directory listings are not trusted for the rest of the hold. */
+  unlisted?: boolean;
+}
+
+async function newToken(s: JournalState): Promise<Token> {
+  const owner = newOwner(s.timing.clock.now());
+  const path = s.root.at(tempName(owner));
+  const tfd = await s.io.open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, s.fileMode);
+  try {
+    return { path, fd: tfd, ino: (await s.io.fstat(tfd)).ino, owner };
+  } catch (err) {
+    await dropToken(s, { path, fd: tfd });
+    throw err;
+  }
+}
+export async function dropToken(s: JournalState, t: { readonly path: string; readonly fd: number }): Promise<void> {
+  await Promise.all([s.io.close(t.fd).catch(() => undefined), s.io.unlink(t.path).catch(() => undefined)]);
+}
+/**
+ * A kept token stays well inside the stale bound: others judge a lock by its token's age
+ * (and sweep temp files older than the bound), and a hold lasts at most maxHoldMs more.
+ */
+const young = (s: JournalState, t: Token): boolean => s.timing.clock.now() - t.owner.atMs <= s.timing.staleAfterMs / 4;
+
+async function take(s: JournalState): Promise<Held> {
+  for (let attempt = 0; ; attempt++) {
+    let token = s.spare;
+    s.spare = undefined;
+    if (token && !young(s, token)) {
+      await dropToken(s, token);
+      token = undefined;
+    }
+    const reused = token !== undefined;
+    token ??= await newToken(s);
+    try {
+      const lock = await acquireLock(s.root.at(JOURNAL_LOCK), s.root.prefix, 'journal', token, s.timing);
+      s.lockOurs = true;
+      // Descriptors kept from an earlier hold are trusted once the journal is found as it was left (placeRecord).
+      s.keptVerified = false;
+      return { lock, token, since: Date.now() };
+    } catch (err) {
+      await dropToken(s, token);
+      // A kept token someone removed (a sweep): take the lock with a fresh one.
+      if (reused && attempt === 0 && errnoOf(err) === 'ENOENT') continue;
+      throw err;
+    }
+  }
+}
+
+/**
+ * Releases the lock; the token is kept for the next hold unless `keepToken` is false
+ * (nothing more to commit soon). `unlessBusy` (the linger timer's): the hold goes on if a
+ * commit comes while the files are being applied — the wait for them is the release's
+ * longest part, and a commit meanwhile would otherwise wait for it all, then take the lock
+ * again (a LangGraph thread's first checkpoint waited for the previous thread's files).
+ */
+export async function letGo(s: JournalState, keepToken = true, unlessBusy = false): Promise<void> {
+  // One release at a time: one that kept the hold is followed by this one.
+  if (s.releasing) await s.releasing.catch(() => undefined);
+  const h = s.held;
+  if (!h) return;
+  const done = release(s, h, keepToken, unlessBusy);
+  s.releasing = done;
+  try {
+    await done;
+  } finally {
+    if (s.releasing === done) s.releasing = undefined;
+  }
+}
+
+/** {@link letGo}'s release of hold `h`, once it is the only one under way. */
+async function release(s: JournalState, h: Held, keepToken: boolean, unlessBusy: boolean): Promise<void> {
+  // Everything this hold committed is in the files before the lock goes: records not yet
+  // applied exist only while their writer holds the lock (other instances' reads rely on
+  // it). And the next holder finds one journal file with records at most. A commit may
+  // come while either is awaited (a background checkpoint's fsyncs take long): its apply,
+  // and the checkpoint it may start, are awaited too (regression: the lock went with a
+  // commit's files unapplied, and another instance read the files it replaced).
+  for (;;) {
+    await drain(s);
+    await settleRetiring(h);
+    // Decided and let go in the same turn: a commit that comes later waits for the release.
+    if (s.held !== h || (unlessBusy && (s.busy || s.running !== undefined))) return;
+    if (s.applying === undefined && !h.retiring) break;
+  }
+  s.held = undefined;
+  s.lastSeen = undefined;
+  if (s.needRecovery) await recoverLocked(s).catch(() => undefined);
+  else if (h.active !== undefined && h.end !== undefined && h.epoch !== undefined && h.keys) s.lastSeen = { active: h.active, end: h.end, epoch: h.epoch, keys: h.keys };
+  if (h.dirs) await closeDirs(h.dirs);
+  // Once the lock is gone another process may replace any file: the descriptors stay only
+  // if the next hold finds the journal as this one leaves it (nobody committed meanwhile).
+  if (!s.lastSeen) dropKept(s);
+  s.lockOurs = false;
+  await releaseLock(h.lock, s.timing);
+  if (keepToken && s.spare === undefined && young(s, h.token)) s.spare = h.token;
+  else await dropToken(s, h.token);
+}
+
+/** Runs `fn` holding the journal lock (a temp file of ours in the root, linked as the lock). */
+export async function locked<T>(s: JournalState, fn: (lock: HeldLock, h: Held) => Promise<T>, keep = true): Promise<T> {
+  if (s.linger) clearTimeout(s.linger);
+  s.linger = undefined;
+  s.busy = true;
+  try {
+    if (s.held && Date.now() - s.held.since > s.maxHoldMs) await letGo(s);
+    if (!s.held) await s.releasing?.catch(() => undefined);
+    const fresh = !s.held;
+    s.held ??= await take(s);
+    return await fn(fresh ? s.held.lock : { ...s.held.lock, brokeStale: false }, s.held);
+  } catch (err) {
+    // After a failure nothing is assumed about the journal: the next commit starts afresh.
+    await letGo(s).catch(() => undefined);
+    throw err;
+  } finally {
+    s.busy = false;
+    if (!keep) await letGo(s, false);
+    else if (s.held) {
+      s.linger = setTimeout(() => {
+        s.linger = undefined;
+        if (!s.busy) void letGo(s, true, true).catch(() => undefined);
+      }, s.lingerMs);
+      s.linger.unref?.();
+    }
+  }
+}

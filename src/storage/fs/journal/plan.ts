@@ -1,0 +1,165 @@
+import type { BigIntStats } from 'node:fs';
+import { CheckpointError } from '../../../model/errors.js';
+import type { BatchOperation } from '../../adapter.js';
+import type { OpenedDir } from '../dir.js';
+import { nextMtimeSeconds } from '../io.js';
+import { keyPath, occupiedRefused } from '../paths.js';
+import { futimesNs, type PooledTemp } from '../temp-pool.js';
+import { dirOf, knownMissing, toMake, type DirCache } from './dirs.js';
+import { knownState, stateMissing, stateNow } from './key-state.js';
+import type { Checked, KeyState, Pending, Planned } from './planned.js';
+import type { JournalState } from './state.js';
+import { giveBack, takeOver } from './temps.js';
+
+/*
+ * Planning a group under the lock: each batch's conditions checked against what its keys
+ * hold, then each operation planned — a put with its temp file and the mtime its file will
+ * have, so its version is known before any byte is written.
+ */
+
+function conflict(key: string, why: string): CheckpointError {
+  return new CheckpointError('checkpoint_conflict', `conditional write of ${key} failed: ${why}`, { details: { key } });
+}
+
+/** Checks one operation's condition against what the key holds (no file is written). */
+async function checkOne(s: JournalState, op: BatchOperation, states: Map<string, KeyState>, cache: DirCache): Promise<Checked> {
+  const kp = keyPath(op.key);
+  const od = await dirOf(s, cache, kp.dirKey, op.key, op.type === 'put' ? 'probe' : false);
+  return checked(op, od, await knownState(s, states, od, op.key, cache), cache);
+}
+
+/** An operation's condition held against `before` (what the key holds), or its refusal. */
+function checked(op: BatchOperation, od: OpenedDir | undefined, before: KeyState, cache: DirCache): Checked {
+  // A directory this hold made, or will make for a put already planned, is in the way of a file.
+  if (op.type === 'put' && (cache.toMake.has(op.key) || cache.made.has(op.key))) throw occupiedRefused(op.key);
+  const cond = op as { ifAbsent?: boolean; ifVersion?: string };
+  if (cond.ifAbsent && before.exists) throw conflict(op.key, 'key exists');
+  if (cond.ifVersion !== undefined && (!before.exists || before.version !== cond.ifVersion)) throw conflict(op.key, before.exists ? 'version changed' : 'key is gone');
+  return { op, ...(od ? { od } : { dirs: cache }), before };
+}
+
+/**
+ * Plans a checked operation: a put gets an empty temp file made ahead (its inode) and the
+ * mtime its file will have, past the previous one's — so its version is known now, before
+ * any byte is written.
+ */
+async function plan(s: JournalState, c: Checked, exact: boolean): Promise<Planned> {
+  if (c.op.type !== 'put') return planWith(c, exact, undefined);
+  const from = takeOver(s, c.op.key, exact);
+  return from ? planWith(c, exact, from.temp, from) : planWith(c, exact, await s.pool.take());
+}
+
+/** {@link plan} with the put's temp file in hand (`from`: the put it was taken over from). */
+function planWith(c: Checked, exact: boolean, temp: PooledTemp | undefined, from?: Planned): Planned {
+  const { op, od, before, dirs } = c;
+  const entry = od ? { od } : dirs ? { dirs } : {};
+  if (dirs && op.type === 'put') toMake(dirs, keyPath(op.key).dirKey);
+  if (op.type === 'put') {
+    if (!temp) throw new Error('a put is planned with its temp file');
+    const mtimeSeconds = nextMtimeSeconds(before.mtimeNs === undefined ? undefined : ({ mtimeNs: before.mtimeNs } as BigIntStats));
+    const mtimeNs = futimesNs(mtimeSeconds);
+    const version = `${mtimeNs}.${temp.ino}.${op.bytes.length}`;
+    const after: KeyState = { exists: true, version, mtimeNs };
+    return { op, ...entry, temp, mtimeSeconds, before, after, outcome: { type: 'put', key: op.key, version }, exact, ...(from ? { from } : {}) };
+  }
+  if (op.type === 'delete') return { op, ...entry, before, after: { exists: false }, outcome: { type: 'delete', key: op.key, existed: before.exists }, exact };
+  return { op, ...entry, before, outcome: { type: 'check', key: op.key }, exact };
+}
+
+/** Checks a batch's conditions and plans it; rejects with the first refusal (nothing planned stays). */
+async function planBatch(s: JournalState, ops: readonly BatchOperation[], states: Map<string, KeyState>, cache: DirCache, exact: boolean): Promise<Planned[]> {
+  const checked = await Promise.allSettled(ops.map((op) => checkOne(s, op, states, cache)));
+  const refused = checked.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (refused) throw refused.reason;
+  const planned = await Promise.allSettled(checked.map((r) => plan(s, (r as PromiseFulfilledResult<Checked>).value, exact)));
+  const done = planned.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+  const failed = planned.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) {
+    giveBack(s, done);
+    throw failed.reason;
+  }
+  // Later batches of the group (and of this hold) check against what this one leaves.
+  for (const p of done) if (p.after) states.set(p.op.key, p.after);
+  return done;
+}
+
+/**
+ * Plans a batch at once, without a call or an await, when everything it needs is in hand
+ * (a busy run's commit path): each key's directory walked and its state known under this
+ * hold, a young temp file in the pool for each put. Undefined when something must be
+ * fetched first (planBatch plans it then); throws the first refusal as planBatch does.
+ */
+function planNow(s: JournalState, ops: readonly BatchOperation[], states: Map<string, KeyState>, cache: DirCache, exact: boolean): Planned[] | undefined {
+  const found: Checked[] = [];
+  for (const op of ops) {
+    const kp = keyPath(op.key);
+    const od = cache.ready.get(kp.dirKey);
+    // A directory known missing holds only what this hold wrote into it (acknowledged, not yet applied).
+    const before = od ? stateNow(s, states, od, op.key, kp.base, cache) : knownMissing(s, cache, kp.dirKey, op.key, op.type === 'put' ? 'probe' : false) ? stateMissing(s, states, op.key) : undefined;
+    if (!before) return undefined;
+    // Every condition before any temp file is taken: a refusal leaves the pool as it was.
+    found.push(checked(op, od, before, cache));
+  }
+  const done: Planned[] = [];
+  for (const c of found) {
+    const from = c.op.type === 'put' ? takeOver(s, c.op.key, exact) : undefined;
+    const temp = from ? from.temp : c.op.type === 'put' ? s.pool.takeReady() : undefined;
+    if (c.op.type === 'put' && !temp) {
+      giveBack(s, done);
+      return undefined;
+    }
+    done.push(planWith(c, exact, temp, from));
+  }
+  for (const p of done) if (p.after) states.set(p.op.key, p.after);
+  return done;
+}
+
+/** The batches of a group split in waves: a batch on a key an earlier batch of its wave names starts the next wave. */
+function wavesOf(group: readonly Pending[]): Pending[][] {
+  const waves: Pending[][] = [];
+  let wave: Pending[] = [];
+  let named = new Set<string>();
+  for (const item of group) {
+    if (item.ops.some((op) => named.has(op.key))) {
+      waves.push(wave);
+      wave = [];
+      named = new Set();
+    }
+    wave.push(item);
+    for (const op of item.ops) named.add(op.key);
+  }
+  waves.push(wave);
+  return waves;
+}
+
+/**
+ * Plans a group's batches in order of arrival: batches on keys no earlier batch of the
+ * group names (concurrent runs: the common case) at once, a batch on a key an earlier one
+ * names after it (its conditions see what that one leaves). Rejects the refused ones.
+ */
+export async function planGroup(s: JournalState, group: readonly Pending[], states: Map<string, KeyState>, cache: DirCache, exact: boolean): Promise<{ item: Pending; planned: Planned[] }[]> {
+  const accepted: { item: Pending; planned: Planned[] }[] = [];
+  for (const items of wavesOf(group)) {
+    // Planned at once where nothing must be fetched (the keys of a busy run), else through the calls it needs.
+    const now = items.map((item): Planned[] | undefined | null => {
+      try {
+        return planNow(s, item.ops, states, cache, exact);
+      } catch (err) {
+        item.reject(err);
+        return null;
+      }
+    });
+    const later = items.filter((_, i) => now[i] === undefined);
+    const settled = later.length === 0 ? [] : await Promise.allSettled(later.map((item) => planBatch(s, item.ops, states, cache, exact)));
+    items.forEach((item, i) => {
+      const planned = now[i];
+      if (planned) accepted.push({ item, planned });
+      else if (planned === undefined) {
+        const r = settled[later.indexOf(item)]!;
+        if (r.status === 'fulfilled') accepted.push({ item, planned: r.value });
+        else item.reject(r.reason);
+      }
+    });
+  }
+  return accepted;
+}
