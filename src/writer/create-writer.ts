@@ -22,6 +22,7 @@ import { encodeForStorage, encodeForStorageSync, type SizePolicy, type SnapshotH
 import { materialText, sameMaterial, validateTrigger, type MaterialState, type ValidatedTrigger } from './triggers.js';
 import type { CheckpointFailure, CheckpointInput, CheckpointResult, CheckpointSuccess, CheckpointWriter, WriterEventMap, WriterOptions } from './types.js';
 import { assertOptionsArgument } from '../model/arguments.js';
+import { isBufferedStorage, rateBudgetOf } from '../storage/buffered.js';
 
 /** A checkpoint call waiting in the queue. */
 interface Job<P> {
@@ -366,7 +367,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
       const replaces: ReplaceOp[] = [];
       const newest = planned.at(-1);
       const hasHistory = typeof layout.historyKey === 'function';
-      const budgetLow = batchWhenLow && storage.rateBudget?.().low === true;
+      const budgetLow = batchWhenLow && rateBudgetOf(storage)?.low === true;
       let batchFile: { key: string; bytes: Uint8Array; members: { sequence: number; bytes: Uint8Array }[] } | undefined;
       if (hasHistory && budgetLow && planned.length >= 2 && layout.batchKey) {
         const members = planned.map((p) => ({ sequence: p.draft.sequence, bytes: p.stored.bytes }));
@@ -739,7 +740,7 @@ export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> 
     async flush() {
       await idle();
       await exclusive(syncIndex);
-      if (!storage.flush) return;
+      if (!isBufferedStorage(storage)) return;
       try {
         await storage.flush();
       } catch (raw) {

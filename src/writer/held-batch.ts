@@ -1,6 +1,7 @@
 import { encodeBatchFile } from '../profiles/batch-file.js';
 import type { RunIndexEntry } from '../model/run-index.js';
 import type { StorageAdapter } from '../storage/adapter.js';
+import { isBufferedStorage, isHeldLocally, rateBudgetOf, tellsHeldWrites } from '../storage/buffered.js';
 import type { HeadLocation } from './sequence-recovery.js';
 
 /** One snapshot of a batch file: its sequence and its document bytes as stored. */
@@ -39,7 +40,7 @@ export async function joinHeldHead(
   maxBytes: number,
 ): Promise<HeldBatch | undefined> {
   const loc = head.location;
-  if (added.length === 0 || (loc.kind !== 'history' && loc.kind !== 'batch') || storage.isPending?.(loc.key) !== true) return undefined;
+  if (added.length === 0 || (loc.kind !== 'history' && loc.kind !== 'batch') || isHeldLocally(storage, loc.key) !== true) return undefined;
   let held: readonly BatchMember[];
   if (loc.kind === 'batch') held = loc.members;
   else {
@@ -73,9 +74,9 @@ export function repointEntries(entries: readonly RunIndexEntry[], batch: HeldBat
  * it was pushed; false leaves it held (pushed by the bounds, `flush()` or `close()`).
  */
 export async function pushHeldAtRunEnd(storage: StorageAdapter): Promise<boolean> {
-  if (typeof storage.isPending !== 'function' || typeof storage.flush !== 'function') return false;
+  if (!tellsHeldWrites(storage) || !isBufferedStorage(storage)) return false;
   // An exhausted budget would make flush() wait for the reset: the checkpoint stays queued instead.
-  if (!((storage.rateBudget?.().remaining ?? 0) > 0)) return false;
+  if (!((rateBudgetOf(storage)?.remaining ?? 0) > 0)) return false;
   try {
     await storage.flush();
     return true;
