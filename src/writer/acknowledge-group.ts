@@ -15,11 +15,18 @@ type Outcome = 'written' | 'queued';
  * run's index entries and history as the stored files now are. A held run end is pushed
  * first (run-end-push.ts).
  */
-export async function acknowledgeGroup<P>(state: WriterState<P>, group: GroupDraft<P>, headRewrite: HeadRewrite<P> | undefined, facts: GroupFacts, write: GroupWrite, report: WriteReport): Promise<void> {
+export function acknowledgeGroup<P>(state: WriterState<P>, group: GroupDraft<P>, headRewrite: HeadRewrite<P> | undefined, facts: GroupFacts, write: GroupWrite, report: WriteReport): void | Promise<void> {
+  const { config } = state;
+  if (report.pending && endsRun(config.profile, group.planned)) {
+    return pushHeldAtRunEnd(config.storage).then((pushed) => settleGroup(state, group, headRewrite, facts, write, report, pushed ? 'written' : 'queued'));
+  }
+  return settleGroup(state, group, headRewrite, facts, write, report, report.pending ? 'queued' : 'written');
+}
+
+/** Acknowledges the group's jobs with `outcome` and moves the run on; a promise only while pruned files are deleted. */
+function settleGroup<P>(state: WriterState<P>, group: GroupDraft<P>, headRewrite: HeadRewrite<P> | undefined, facts: GroupFacts, write: GroupWrite, report: WriteReport, outcome: Outcome): void | Promise<void> {
   const { config } = state;
   const { planned } = group;
-  const pushed = report.pending && endsRun(config.profile, planned) && (await pushHeldAtRunEnd(config.storage));
-  const outcome: Outcome = report.pending && !pushed ? 'queued' : 'written';
   const mode = write.batchFile ? 'batch-file' : report.mode;
   state.unindexed = write.writeIndex ? [] : write.entries;
   if (headRewrite) settleHeadRewrite(state, group, headRewrite, report);
@@ -27,11 +34,10 @@ export async function acknowledgeGroup<P>(state: WriterState<P>, group: GroupDra
   const newest = planned.at(-1);
   if (newest) advanceHead(state, newest, write.batchFile, report);
   const { held, prune } = facts;
-  if (config.autoRetention) {
-    if (held) state.history = [...state.history.filter((e) => e.file_path !== held.replaced), ...repointEntries(state.history, held)];
-    state.history.push(...write.written);
-    if (prune.length > 0) await removePruned(state, prune, write.plan.deletes !== undefined);
-  }
+  if (!config.autoRetention) return;
+  if (held) state.history = [...state.history.filter((e) => e.file_path !== held.replaced), ...repointEntries(state.history, held)];
+  state.history.push(...write.written);
+  if (prune.length > 0) return removePruned(state, prune, write.plan.deletes !== undefined);
 }
 
 /** The head, rewritten with the triggers coalesced into it, moves to its new version; those triggers are acknowledged `coalesced`. */

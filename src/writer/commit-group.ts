@@ -5,6 +5,7 @@ import { acknowledgeGroup } from './acknowledge-group.js';
 import { planPrune } from './auto-retention.js';
 import { openWithRetry } from './open-run.js';
 import { executeWrite, type WritePlan, type WriteReport } from './ordered-write.js';
+import type { RunIndexEntry } from '../model/run-index.js';
 import { finishDrafts, newGroupDraft, planJob, type GroupDraft, type HeadRewrite } from './plan-group.js';
 import { prunable } from './prune-step.js';
 import { retryAfterFirst } from './retry.js';
@@ -26,19 +27,6 @@ export function storePlan<P>(state: WriterState<P>, plan: WritePlan, through: nu
     : executeWrite(storage, runId, plan, state.index, now, useAtomicBatch);
 }
 
-/** Plans `jobs` in call order; a job that cannot be encoded fails alone, a new snapshot re-arms the heartbeat. */
-async function planGroup<P>(state: WriterState<P>, jobs: readonly Job<P>[]): Promise<GroupDraft<P>> {
-  const group = newGroupDraft<P>(state.nextSequence);
-  for (const job of jobs) {
-    const pending = planJob(state.config, state.head, group, job);
-    const step = pending instanceof Promise ? await pending : pending;
-    if (step.kind === 'rejected') job.resolve(failure(state, step.error, 'validate'));
-    else if (step.kind === 'planned') state.heartbeat.reset(step.planned.state.status === state.config.activeStatus);
-  }
-  state.nextSequence = group.nextSequence;
-  return group;
-}
-
 /** Awaited one at a time, checkpoints below the floor join the head's file while the store still holds it (profiles/held-batch.ts). */
 function joinHeld<P>(state: WriterState<P>, group: GroupDraft<P>, headRewrite: HeadRewrite<P> | undefined, budgetLow: boolean): Promise<HeldBatch | undefined> | undefined {
   const { config, head } = state;
@@ -51,20 +39,35 @@ function joinHeld<P>(state: WriterState<P>, group: GroupDraft<P>, headRewrite: H
   return profile.joinHeldHead(config.storage, layout.batchKey, config.runId, held, added, config.maxBytes);
 }
 
-/** What the plan needs from storage, read in this order: the held head, the `latest` being replaced, the preserved runs. */
-async function gatherFacts<P>(state: WriterState<P>, group: GroupDraft<P>, headRewrite: HeadRewrite<P> | undefined): Promise<GroupFacts> {
+/**
+ * What the plan needs from storage, read in this order: the held head, the `latest` being
+ * replaced, the preserved runs. Without a read to make, no promise.
+ */
+function gatherFacts<P>(state: WriterState<P>, group: GroupDraft<P>, headRewrite: HeadRewrite<P> | undefined): GroupFacts | Promise<GroupFacts> {
   const { config } = state;
   const budgetLow = config.batchWhenLow && rateBudgetOf(config.storage)?.low === true;
   const joining = joinHeld(state, group, headRewrite, budgetLow);
+  const latestBytes = latestBytesOf(group, headRewrite);
+  const candidates = config.autoRetention && group.planned.length > 0 ? planPrune(state.history, config.autoRetention) : [];
+  if (!joining && !(latestBytes && config.profile.document.keepForeignFields) && candidates.length === 0) return { budgetLow, held: undefined, latestBytes, prune: candidates };
+  return readFacts(state, budgetLow, joining, latestBytes, candidates);
+}
+
+async function readFacts<P>(
+  state: WriterState<P>,
+  budgetLow: boolean,
+  joining: Promise<HeldBatch | undefined> | undefined,
+  latestBytes: Uint8Array | undefined,
+  candidates: RunIndexEntry[],
+): Promise<GroupFacts> {
+  const { config } = state;
   const held = joining ? await joining : undefined;
-  let latestBytes = latestBytesOf(group, headRewrite);
   // A single-artifact format keeps what other tools wrote in the file it replaces (one read, only for such formats).
   const keepForeign = config.profile.document.keepForeignFields;
   if (latestBytes && keepForeign) {
     const previous = await config.storage.get(config.latestKey);
     if (previous) latestBytes = await keepForeign(previous.bytes, latestBytes);
   }
-  const candidates = config.autoRetention && group.planned.length > 0 ? planPrune(state.history, config.autoRetention) : [];
   const prune = candidates.length > 0 ? await prunable(state, candidates) : candidates;
   return { budgetLow, held, latestBytes, prune };
 }
@@ -80,11 +83,21 @@ export async function commitGroup<P>(state: WriterState<P>, queued: Job<P>[]): P
     for (const job of jobs) job.resolve(result);
     return;
   }
-  const group = await planGroup(state, jobs);
+  // Plan, in call order: a job that cannot be encoded fails alone, a new snapshot re-arms the heartbeat.
+  const group = newGroupDraft<P>(state.nextSequence);
+  for (const job of jobs) {
+    const planning = planJob(state.config, state.head, group, job);
+    const step = planning instanceof Promise ? await planning : planning;
+    if (step.kind === 'rejected') job.resolve(failure(state, step.error, 'validate'));
+    else if (step.kind === 'planned') state.heartbeat.reset(step.planned.state.status === state.config.activeStatus);
+  }
+  state.nextSequence = group.nextSequence;
   if (group.planned.length === 0 && group.intoHead.length === 0) return;
   try {
-    const headRewrite = await finishDrafts(state.config, state.head, group);
-    const facts = await gatherFacts(state, group, headRewrite);
+    const finishing = finishDrafts(state.config, state.head, group);
+    const headRewrite = finishing ? await finishing : undefined;
+    const gathering = gatherFacts(state, group, headRewrite);
+    const facts = gathering instanceof Promise ? await gathering : gathering;
     const run = { head: state.head, unindexed: state.unindexed, indexDoc: state.index.doc, lastSequence: state.lastSequence, partsBySequence: state.partsBySequence };
     const write = buildGroupWrite(state.config, run, group, headRewrite, facts);
     for (const p of group.planned) if (p.stored.parts.length > 0) state.partsBySequence.set(p.draft.sequence, p.stored.parts.map((part) => part.key));
@@ -96,7 +109,8 @@ export async function commitGroup<P>(state: WriterState<P>, queued: Job<P>[]): P
     } catch (first) {
       report = await retryAfterFirst(() => storePlan(state, write.plan, through), state.retry, first);
     }
-    await acknowledgeGroup(state, group, headRewrite, facts, write, report);
+    const acknowledging = acknowledgeGroup(state, group, headRewrite, facts, write, report);
+    if (acknowledging) await acknowledging;
   } catch (raw) {
     failGroup(state, group, raw);
   }

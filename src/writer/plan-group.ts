@@ -140,16 +140,24 @@ const rejected = <P>(raw: unknown): JobStep<P> => ({ kind: 'rejected', error: to
  * Completes the drafts once every job is planned: snapshots that took coalesced triggers are
  * encoded again with their `source_details` (immutable history: the first one also carries
  * what only `latest` held of the head), and the head is rewritten with the triggers
- * coalesced into it. Returns that rewrite, if any.
+ * coalesced into it. Returns that rewrite, if any (undefined without a promise when there is
+ * nothing to encode again).
  */
-export async function finishDrafts<P>(config: WriterConfig<P>, head: Head<P> | undefined, group: GroupDraft<P>): Promise<HeadRewrite<P> | undefined> {
+export function finishDrafts<P>(config: WriterConfig<P>, head: Head<P> | undefined, group: GroupDraft<P>): Promise<HeadRewrite<P> | undefined> | undefined {
   const { planned, intoHead } = group;
-  const { profile, runId } = config;
   // Immutable history: the first new snapshot's entry carries what only latest held of the head.
   const carried =
     config.immutableHistory && head && planned.length > 0 && (head.latestOnly.length > 0 || intoHead.length > 0)
       ? carriedRecords([...head.latestOnly, ...intoHead.map((x) => x.record)], head.header.id)
       : NO_RECORDS;
+  // Nothing to encode again: no promise (an await costs a microtask and a promise per checkpoint).
+  if (carried.length === 0 && (intoHead.length === 0 || !head) && planned.every((p) => p.details.length === 0)) return undefined;
+  return encodeFinished(config, head, group, carried);
+}
+
+async function encodeFinished<P>(config: WriterConfig<P>, head: Head<P> | undefined, group: GroupDraft<P>, carried: readonly TriggerRecord[]): Promise<HeadRewrite<P> | undefined> {
+  const { planned, intoHead } = group;
+  const { profile, runId } = config;
   // Snapshots that took coalesced triggers are encoded again with their source_details.
   for (const p of planned) {
     const before = p === planned[0] ? carried : [];
