@@ -78,7 +78,11 @@ export function repointEntries(entries: readonly RunIndexEntry[], batch: HeldBat
 const entryOf = <P>(p: Planned<P>, filePath: string): RunIndexEntry =>
   Object.freeze({ sequence: p.draft.sequence, checkpoint_id: p.draft.id, trigger: p.draft.source, timestamp: p.draft.createdAt, file_path: filePath, status: p.draft.status });
 
-/** Below the rate-limit floor, a group of two or more snapshots goes into one batch file (when it fits); a held head's batch takes precedence. */
+/**
+ * Below the rate-limit floor, a group of two or more snapshots goes into one batch file (when
+ * it fits); a held head's batch takes precedence. This stays in the engine: it is layout data
+ * (any layout with a `batchKey`) and a store's budget, not one profile's rule.
+ */
 function batchFileOf<P>(config: WriterConfig<P>, planned: readonly Planned<P>[], facts: GroupFacts): BatchFileWrite | undefined {
   if (facts.held) return { key: facts.held.key, bytes: facts.held.bytes, members: [...facts.held.members] };
   const { layout } = config;
