@@ -9,7 +9,7 @@ import type { RunIndexEntry } from '../model/run-index.js';
 import { finishDrafts, newGroupDraft, planJob, type GroupDraft, type HeadRewrite } from './plan-group.js';
 import { prunable } from './prune-step.js';
 import { retryAfterFirst } from './retry.js';
-import { failure, nowOf, type Job, type WriterState } from './state.js';
+import { failure, type Job, type WriterState } from './state.js';
 import { buildGroupWrite, latestBytesOf, type GroupFacts } from './write-plan.js';
 
 /**
@@ -21,10 +21,9 @@ import { buildGroupWrite, latestBytesOf, type GroupFacts } from './write-plan.js
 /** One attempt at storing a plan, fenced by the run lease when there is one. */
 export function storePlan<P>(state: WriterState<P>, plan: WritePlan, through: number): Promise<WriteReport> {
   const { storage, runId, useAtomicBatch } = state.config;
-  const now = (): string => nowOf(state);
   return state.lock
-    ? state.lock.fenced(through, (fence) => executeWrite(storage, runId, plan, state.index, now, useAtomicBatch, fence))
-    : executeWrite(storage, runId, plan, state.index, now, useAtomicBatch);
+    ? state.lock.fenced(through, (fence) => executeWrite(storage, runId, plan, state.index, state.now, useAtomicBatch, fence))
+    : executeWrite(storage, runId, plan, state.index, state.now, useAtomicBatch);
 }
 
 /** Awaited one at a time, checkpoints below the floor join the head's file while the store still holds it (profiles/held-batch.ts). */

@@ -118,20 +118,26 @@ export function planJob<P>(config: WriterConfig<P>, head: Head<P> | undefined, g
     ...(t.priority ? { priority: t.priority } : {}),
     status: t.status,
   };
-  const add = (stored: StorableSnapshot<P>): JobStep<P> => {
-    group.nextSequence++;
-    const planned: Planned<P> = { draft, payloadText: t.payloadText, payloadPieces: t.payloadPieces, state: t, createdAtMs: t.at, creator: job, coalesced: [], details: [], stored, key: config.latestKey };
-    group.planned.push(planned);
-    return { kind: 'planned', planned };
-  };
   let stored: StorableSnapshot<P> | undefined;
   try {
     stored = encodeForStorageSync(profile, draft, t.payloadText, config.withinLimit, t.payloadPieces);
   } catch (raw) {
     return rejected(raw);
   }
-  if (stored) return add(stored);
-  return encodeForStorage(profile, draft, t.payloadText, sizePolicy(config, refOf(runId, draft), 0), t.payloadPieces).then(add, (raw: unknown) => rejected<P>(raw));
+  if (stored) return addPlanned(config, group, job, draft, stored);
+  return encodeForStorage(profile, draft, t.payloadText, sizePolicy(config, refOf(runId, draft), 0), t.payloadPieces).then(
+    (encoded) => addPlanned(config, group, job, draft, encoded),
+    (raw: unknown) => rejected<P>(raw),
+  );
+}
+
+/** The encoded snapshot joins the group and takes its number. */
+function addPlanned<P>(config: WriterConfig<P>, group: GroupDraft<P>, job: Job<P>, draft: SnapshotHeader<P>, stored: StorableSnapshot<P>): JobStep<P> {
+  const t = job.trigger;
+  group.nextSequence++;
+  const planned: Planned<P> = { draft, payloadText: t.payloadText, payloadPieces: t.payloadPieces, state: t, createdAtMs: t.at, creator: job, coalesced: [], details: [], stored, key: config.latestKey };
+  group.planned.push(planned);
+  return { kind: 'planned', planned };
 }
 
 const rejected = <P>(raw: unknown): JobStep<P> => ({ kind: 'rejected', error: toCheckpointError(raw, 'checkpoint_schema_invalid', 'snapshot cannot be encoded') });

@@ -57,6 +57,8 @@ export interface WriterState<P> {
   readonly heartbeat: Heartbeat;
   /** Backoff of storage calls, reporting each retry as an event. */
   readonly retry: RetryOptions;
+  /** The writer's clock as RFC 3339 (one function for every write: the index stamps its time with it). */
+  readonly now: () => string;
   /** Sequences a previous lock holder claimed and may still write (see run-lock.ts): never reused. */
   inheritedClaims: number;
   /** `close()` has begun: new checkpoints are refused. */
@@ -121,6 +123,7 @@ export function createWriterState<P>(config: WriterConfig<P>, onBeat: (state: Wr
       maxMs: config.retryMaxMs,
       onRetry: (attempt: number, delayMs: number, error: CheckpointError) => emitter.emit('retry', { runId, attempt, delayMs, reasonCode: error.reasonCode }),
     },
+    now: () => toRfc3339(clock.now()),
     inheritedClaims: 0,
     closing: false,
     closed: false,
@@ -140,9 +143,6 @@ export function createWriterState<P>(config: WriterConfig<P>, onBeat: (state: Wr
   };
   return state;
 }
-
-/** The writer's clock, as RFC 3339. */
-export const nowOf = <P>(state: WriterState<P>): string => toRfc3339(state.config.clock.now());
 
 /** Reports `error` through the `error` event and makes the failure result a caller gets. */
 export function failure<P>(state: WriterState<P>, error: CheckpointError, during: WriterEventMap['error']['during']): CheckpointFailure {
