@@ -70,6 +70,7 @@ export { batchFileJsonSchema, encodeBatchFile, decodeBatchFile, type BatchFile, 
 export { assertKey, assertPrefix, joinKey, MAX_KEY_LENGTH } from '../storage/keys.js';
 export { assertBatchOperation } from '../storage/batch-operation.js';
 export type { BatchCheck, RateBudget } from '../storage/adapter.js';
+export type { BufferedStorage, BufferedPutResult, BufferedBatchOutcome } from '../storage/buffered.js';
 
 // Profiles: layouts, reading, the default profile's document.
 export type { TriggerSpec, StatusSpec, SnapshotIdContext, PayloadOf } from '../profiles/define-profile.js';

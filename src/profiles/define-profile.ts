@@ -8,6 +8,7 @@ import { isStandardSchema, type StandardSchemaV1 } from '../model/standard-schem
 import type { ResumeRule } from '../resume/types.js';
 import type { RetentionPolicy } from '../retention/policy.js';
 import type { ProfileLayout } from './layout.js';
+import { joinHeldHead, type HeldHeadJoin } from './held-batch.js';
 import { assertOptionsArgument } from '../model/arguments.js';
 
 /**
@@ -141,6 +142,12 @@ export interface ProfileDefinition<P, T extends string = string, S extends strin
   readonly retention?: RetentionPolicy;
   /** Where to resume from a restored snapshot. */
   readonly resume?: ResumeRule<P>;
+  /**
+   * How checkpoints join the run's newest snapshot into one batch file (the layout's
+   * `batchKey`) while a buffered store still holds that snapshot's file locally (held-batch.ts).
+   * @default joinHeldHead
+   */
+  readonly joinHeldHead?: HeldHeadJoin;
 }
 
 /**
@@ -148,11 +155,13 @@ export interface ProfileDefinition<P, T extends string = string, S extends strin
  * the trigger names and `S` the status names (`string` when not known).
  */
 export interface Profile<P = unknown, T extends string = string, S extends string = string>
-  extends Required<Omit<ProfileDefinition<P, T, S>, 'description' | 'retention' | 'resume' | 'heartbeat'>> {
+  extends Required<Omit<ProfileDefinition<P, T, S>, 'description' | 'retention' | 'resume' | 'heartbeat' | 'joinHeldHead'>> {
   readonly description: string;
   readonly heartbeat: { readonly source: T; readonly intervalMs: number; readonly whenUnchanged: HeartbeatWhenUnchanged; payload?(last: P): P } | false;
   readonly retention?: RetentionPolicy;
   readonly resume?: ResumeRule<P>;
+  /** See {@link ProfileDefinition.joinHeldHead}; absent on a profile not made by `defineProfile`, which then never joins held files. */
+  readonly joinHeldHead?: HeldHeadJoin;
   /** True when `status` ends a run. */
   isTerminal(status: string): boolean;
   /** The trigger spec of `source`; throws `checkpoint_schema_invalid` for a source the profile does not declare. */
@@ -234,6 +243,7 @@ export function defineProfile<P, const T extends string = string, const S extend
     immutableHistory: definition.immutableHistory ?? false,
     ...(definition.retention ? { retention: definition.retention } : {}),
     ...(definition.resume ? { resume: definition.resume } : {}),
+    joinHeldHead: definition.joinHeldHead ?? joinHeldHead,
     isTerminal: (status) => terminalSet.has(status),
     trigger(source) {
       const spec = Object.hasOwn(triggers, source) ? triggers[source] : undefined;

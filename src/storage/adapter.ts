@@ -9,7 +9,9 @@ import { assertStorageArgument, assertStringArgument } from '../model/arguments.
  * way a write conditioned on a version replaces exactly what the caller read. Adapters
  * declare which to the conformance suite (`versions: 'per-write' | 'content'`).
  *
- * Every adapter must pass `runStorageConformance` from `savepoint/testing`.
+ * Every adapter must pass `runStorageConformance` from `savepoint/testing`. A store that
+ * holds writes locally before its backend has them adds the members of `BufferedStorage`
+ * (buffered.ts): they are no part of this contract.
  */
 
 /** What an adapter can do beyond the required operations. Declared, never guessed. */
@@ -57,25 +59,10 @@ export interface DeleteOptions {
 export interface PutResult {
   /** The version now stored under the key. */
   readonly version: string;
-  /**
-   * True when the adapter accepted the write into its local durable-later queue instead
-   * of the backend (phased-workflow-github.md `emergency_fallback`: rate limit exhausted).
-   * Reads through the same adapter already see it; `flush()` pushes it to the backend.
-   */
-  readonly pending?: boolean;
 }
 
-/** A backend's request budget (GitHub's `x-ratelimit-*` headers), for callers that can batch. */
-export interface RateBudget {
-  /** Requests left in the current window, as last reported by the backend. */
-  readonly remaining: number;
-  /** Size of the window's budget. */
-  readonly limit: number;
-  /** When the window resets, in epoch milliseconds. */
-  readonly resetAtMs: number;
-  /** True below the adapter's low-water mark (spec: 100): writers should batch. */
-  readonly low: boolean;
-}
+// Kept here too, so every name of the contract still resolves from this module.
+export type { RateBudget } from './buffered.js';
 
 /**
  * A condition on a key that a batch asserts without writing it: the batch applies only if
@@ -96,8 +83,7 @@ export type BatchOperation =
 
 /** Per-operation outcome of a batch, in the order given. */
 export type BatchOutcome =
-  /** `pending`: as {@link PutResult.pending} — the batch was accepted into the adapter's local queue, not yet stored by the backend. */
-  | { readonly type: 'put'; readonly key: string; readonly version: string; readonly pending?: boolean }
+  | { readonly type: 'put'; readonly key: string; readonly version: string }
   | { readonly type: 'delete'; readonly key: string; readonly existed: boolean }
   /** A {@link BatchCheck} that held. */
   | { readonly type: 'check'; readonly key: string };
@@ -126,16 +112,6 @@ export interface StorageAdapter {
   list(prefix: string): AsyncIterable<StorageEntry>;
   /** All operations or none; conditions are checked before anything is applied. Present only when `capabilities.atomicBatch`. */
   batch?(operations: readonly BatchOperation[]): Promise<BatchOutcome[]>;
-  /** The backend's request budget, for adapters of rate-limited backends. Writers batch when it is `low`. */
-  rateBudget?(): RateBudget;
-  /** Pushes writes held in a local queue (see {@link PutResult.pending}) to the backend. */
-  flush?(): Promise<void>;
-  /**
-   * True while a write of `key` is held in the adapter's local queue (see
-   * {@link PutResult.pending}), not yet at the backend. Writers use it to keep growing a
-   * batch file that has not left the machine instead of starting a new one.
-   */
-  isPending?(key: string): boolean;
   /** Releases resources (after flushing any local queue); later calls reject with `checkpoint_closed`. Idempotent. */
   close(): Promise<void>;
 }

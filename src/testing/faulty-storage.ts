@@ -1,6 +1,7 @@
 import { CheckpointError } from '../model/errors.js';
 import type { ReasonCode } from '../model/reason-codes.js';
 import type { BatchOperation, BatchOutcome, DeleteOptions, PutOptions, PutResult, StorageAdapter, StorageEntry, StoredObject } from '../storage/adapter.js';
+import type { BufferedStorage } from '../storage/buffered.js';
 import { assertStorageArgument, assertOptionsArgument } from '../model/arguments.js';
 
 /** The operations {@link faultyStorage} counts and can fault. */
@@ -50,8 +51,8 @@ export interface OperationRecord extends OperationInfo {
   readonly outcome: 'ok' | FaultAction | 'rejected';
 }
 
-/** A {@link StorageAdapter} wrapper that fails or "crashes" on schedule. */
-export interface FaultyStorage extends StorageAdapter {
+/** A {@link StorageAdapter} wrapper that fails or "crashes" on schedule (buffering members of the inner store pass through). */
+export interface FaultyStorage extends BufferedStorage {
   /** Every counted operation so far, with its outcome. */
   readonly log: readonly OperationRecord[];
   /** True once a `crash` or `crash-after` fault fired. */
@@ -167,9 +168,10 @@ export function faultyStorage(inner: StorageAdapter, plan: FaultPlan = {}): Faul
     },
   };
   // Optional capabilities pass straight through: they describe the backend, not an operation to fault.
-  if (inner.rateBudget) adapter.rateBudget = inner.rateBudget.bind(inner);
-  if (inner.flush) {
-    const flush = inner.flush.bind(inner);
+  const buffered: BufferedStorage = inner;
+  if (buffered.rateBudget) adapter.rateBudget = buffered.rateBudget.bind(inner);
+  if (buffered.flush) {
+    const flush = buffered.flush.bind(inner);
     adapter.flush = () => run('put', [], flush);
   }
   if (inner.batch) {

@@ -1,6 +1,7 @@
 import { CheckpointError, isCheckpointError } from '../model/errors.js';
 import { createRunIndexEncoder, decodeRunIndex, emptyRunIndex, mergeRunIndex, pruneRunIndex, type RunIndex, type RunIndexEncoder, type RunIndexEntry } from '../model/run-index.js';
 import type { BatchOperation, StorageAdapter } from '../storage/adapter.js';
+import { isPendingResult } from '../storage/buffered.js';
 import type { WriteFence } from './run-lock.js';
 
 /** One key to create (history entry, part file, batch file): create-only, idempotent on equal bytes. */
@@ -151,7 +152,7 @@ export async function executeWrite(
         }
         // An adapter with a durable-later queue (githubStorage under an exhausted rate limit) marks queued puts.
         let queued = false;
-        for (const o of outcomes) if (o.type === 'put' && o.pending === true) queued = true;
+        for (const o of outcomes) if (o.type === 'put' && isPendingResult(o)) queued = true;
         return { versions, pending: queued, mode: 'batch' };
       } catch (err) {
         if (!isConflict(err) || round >= 4) throw err;
@@ -183,7 +184,7 @@ export async function executeWrite(
     try {
       const r = await storage.put(c.key, c.bytes, { ifAbsent: true });
       versions.set(c.key, r.version);
-      pending ||= r.pending === true;
+      pending ||= isPendingResult(r);
     } catch (err) {
       if (!isConflict(err)) throw err;
       const landed = await landedVersion(storage, c.key, c.bytes);
@@ -195,7 +196,7 @@ export async function executeWrite(
     try {
       const res = await storage.put(r.key, r.bytes, { ifVersion: r.ifVersion });
       versions.set(r.key, res.version);
-      pending ||= res.pending === true;
+      pending ||= isPendingResult(res);
     } catch (err) {
       if (!isConflict(err)) throw err;
       const landed = await landedVersion(storage, r.key, r.bytes);
@@ -208,7 +209,7 @@ export async function executeWrite(
   if (plan.latest) {
     const r = await storage.put(plan.latest.key, plan.latest.bytes);
     versions.set(plan.latest.key, r.version);
-    pending ||= r.pending === true;
+    pending ||= isPendingResult(r);
   }
   if (plan.index) {
     for (let round = 0; ; round++) {
@@ -218,7 +219,7 @@ export async function executeWrite(
         index.doc = merged.doc;
         index.version = r.version;
         versions.set(plan.index.key, r.version);
-        pending ||= r.pending === true;
+        pending ||= isPendingResult(r);
         break;
       } catch (err) {
         if (!isConflict(err) || round >= 4) throw err;

@@ -165,7 +165,7 @@ export async function encodeForStorage<P>(profile: Profile<P>, header: SnapshotH
  * no object of the payload is built, each part is encoded straight from spans of the text); a
  * profile's own splitter gets the document parsed. Only the main document, within the limit,
  * is encoded as a whole: at no point are the whole document's bytes held beside the parts
- * (issue 13, defect 6).
+ * (peak memory of a large payload).
  */
 async function splitSealed<P>(
   profile: Profile<P>,

@@ -78,7 +78,7 @@ function materialKey(status: string, view: unknown): string {
   if (view === undefined) return canonicalJsonOf({ status }).text;
   // Built around the view's own text as validateTrigger builds it around the payload's: whether a
   // large text comes in pieces (and the key is then a digest) is decided on the same value on both
-  // sides — a wrapper object counts a few values more (issue 13: the text of a large value in pieces).
+  // sides — a wrapper object counts a few values more (the text of a large value comes in pieces).
   const { text, pieces } = canonicalJsonOf(view);
   const tail = `,"status":${JSON.stringify(status)}}`;
   return (pieces && digestOfPieces(['{"material":', ...pieces, tail])) ?? `{"material":${text}${tail}`;
@@ -86,8 +86,8 @@ function materialKey(status: string, view: unknown): string {
 
 /**
  * A material text that holds big strings by reference (see `canonicalJsonOf`) is compared by
- * its SHA-256, hashed piece by piece: comparing two such texts would copy both whole (issue 13:
- * the second checkpoint of a 64 MiB payload flattened both to compare them). Undefined where no
+ * its SHA-256, hashed piece by piece: comparing two such texts would copy both whole (the
+ * second checkpoint of a 64 MiB payload would flatten both to compare them). Undefined where no
  * synchronous hash exists (the text is compared then).
  */
 function digestOfPieces(pieces: readonly string[]): string | undefined {

@@ -30,7 +30,7 @@ export interface CheckpointSuccess<P = unknown> {
    * - `coalesced`: no material change within the coalescing window; the trigger was recorded in the
    *   `source_details` of the existing snapshot `snapshotId`, and that record is durable.
    * - `queued`: the adapter accepted the write into its local durable-later queue
-   *   (`PutResult.pending`, phased-workflow-github.md `emergency_fallback`); `storage.flush()` pushes it.
+   *   (`BufferedPutResult.pending`, phased-workflow-github.md `emergency_fallback`); `storage.flush()` pushes it.
    */
   readonly outcome: CheckpointOutcome;
   readonly snapshotId: string;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createWriter, defaultProfile, listAll, memoryStorage, type BatchOperation, type StorageAdapter } from 'savepoint';
-import { decodeBatchFile, decodeRunIndex, readSnapshot, type RateBudget } from 'savepoint/toolkit';
+import { decodeBatchFile, decodeRunIndex, readSnapshot, type BufferedStorage, type RateBudget } from 'savepoint/toolkit';
 import { faultyStorage } from 'savepoint/testing';
 import { gatedStorage, historyOf, instantTimerClock, latestOf, manualClock, phasedLike, sequentialMemory, tick } from './helpers.js';
 
@@ -206,11 +206,11 @@ describe('fail-forward', () => {
 });
 
 /** A rate-limited fake backend: counts requests, reports a budget. */
-function rateLimitedStore(low: () => boolean, atomic: boolean): StorageAdapter & { requests: string[]; hold(): void; release(): void } {
+function rateLimitedStore(low: () => boolean, atomic: boolean): BufferedStorage & { requests: string[]; hold(): void; release(): void } {
   const g = gatedStorage(atomic ? memoryStorage() : sequentialMemory());
   const requests: string[] = [];
   const budget = (): RateBudget => ({ remaining: low() ? 50 : 4000, limit: 5000, resetAtMs: 0, low: low() });
-  const store: StorageAdapter & { requests: string[]; hold(): void; release(): void } = {
+  const store: BufferedStorage & { requests: string[]; hold(): void; release(): void } = {
     name: 'rate-limited',
     capabilities: { atomicBatch: atomic, crossProcessConditional: false },
     requests,

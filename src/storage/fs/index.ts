@@ -30,6 +30,8 @@ export interface FsStorage extends StorageAdapter {
    * call this to surface a bad directory early.
    */
   ready(): Promise<FsOpenReport>;
+  /** With the journal: waits until every acknowledged write is in the spec's files (the `flush` of `BufferedStorage`). */
+  flush?(): Promise<void>;
 }
 
 const DIRECT: StorageCapabilities = Object.freeze({

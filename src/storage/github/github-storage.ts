@@ -12,6 +12,7 @@ import type {
   StorageEntry,
   StoredObject,
 } from '../adapter.js';
+import type { BufferedBatchOutcome, BufferedStorage } from '../buffered.js';
 import { assertBatchOperations } from '../batch-operation.js';
 import { assertKey, assertPrefix } from '../keys.js';
 import { gitBlobSha } from './git-blob.js';
@@ -211,8 +212,8 @@ export interface PendingWrite {
 }
 
 /** The GitHub adapter: a {@link StorageAdapter} with its rate budget, queue and counters. */
-export interface GitHubStorage extends StorageAdapter {
-  batch(operations: readonly BatchOperation[]): Promise<BatchOutcome[]>;
+export interface GitHubStorage extends BufferedStorage {
+  batch(operations: readonly BatchOperation[]): Promise<BufferedBatchOutcome[]>;
   rateBudget(): RateBudget;
   flush(): Promise<void>;
   /** Requests sent so far, by GitHub operation id, and the queue size. */

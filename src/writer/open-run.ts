@@ -1,0 +1,61 @@
+import { parseRfc3339 } from '../model/clock.js';
+import type { RunIndexEntry } from '../model/run-index.js';
+import { canonicalJson } from '../codec/canonical-json.js';
+import { latestOnlyRecords } from './coalescing.js';
+import { withRetry } from './retry.js';
+import { recoverRun, type RecoveredRun } from './sequence-recovery.js';
+import { materialText } from './triggers.js';
+import type { Head, WriterState } from './state.js';
+
+/**
+ * Opens the run, or reads it again after a failed group: takes the lock the first time,
+ * then recovers numbering, index, history and head from storage.
+ */
+export async function ensureOpen<P>(state: WriterState<P>): Promise<void> {
+  if (state.opened && !state.needsRecovery) return;
+  const { storage, profile, runId, autoRetention } = state.config;
+  const lock = state.lock;
+  let tookOver = false;
+  if (!state.opened && lock && !lock.held) {
+    const acquired = await lock.acquire();
+    tookOver = acquired.tookOver;
+    state.inheritedClaims = Math.max(state.inheritedClaims, acquired.inheritedClaims);
+  }
+  const recovered = await recoverRun(storage, profile, runId);
+  state.lastSequence = Math.max(recovered.lastSequence, state.inheritedClaims);
+  state.nextSequence = state.lastSequence + 1;
+  state.index.doc = recovered.index.doc;
+  state.index.version = recovered.index.version;
+  state.unindexed = recovered.unindexed;
+  if (autoRetention) state.history = historyOf(recovered, state.config.latestKey);
+  state.head = await headOf(state, recovered);
+  const first = !state.opened;
+  state.opened = true;
+  state.needsRecovery = false;
+  if (first) state.emitter.emit('opened', { runId, lastSequence: state.lastSequence, locked: lock?.held ?? false, tookOver });
+}
+
+/** {@link ensureOpen} with the writer's retries. */
+export const openWithRetry = <P>(state: WriterState<P>): Promise<void> => withRetry(() => ensureOpen(state), state.retry);
+
+/** The run's history entries (indexed or not, `latest` left out), ascending by sequence. */
+function historyOf(recovered: RecoveredRun<unknown>, latestKey: string): RunIndexEntry[] {
+  const bySequence = new Map<number, RunIndexEntry>();
+  for (const e of [...(recovered.index.doc?.checkpoints ?? []), ...recovered.unindexed]) if (e.file_path !== latestKey) bySequence.set(e.sequence, Object.freeze({ ...e }));
+  return [...bySequence.values()].sort((a, b) => a.sequence - b.sequence);
+}
+
+/** The recovered newest snapshot as the writer's head (immutable history: with the records only `latest` holds). */
+async function headOf<P>(state: WriterState<P>, recovered: RecoveredRun<P>): Promise<Head<P> | undefined> {
+  const s = recovered.head?.snapshot;
+  if (!s || !recovered.head) return undefined;
+  const { storage, profile, immutableHistory } = state.config;
+  return {
+    header: { id: s.id, runId: s.runId, sequence: s.sequence, createdAt: s.createdAt, source: s.source, sourceDetails: s.sourceDetails, ...(s.priority ? { priority: s.priority } : {}), status: s.status },
+    payloadText: canonicalJson(s.payload),
+    state: { material: materialText(profile, s.status, s.payload), status: s.status },
+    createdAtMs: parseRfc3339(s.createdAt),
+    location: recovered.head.location,
+    latestOnly: immutableHistory ? await latestOnlyRecords(storage, profile, s, recovered.head.location) : [],
+  };
+}

@@ -1,0 +1,115 @@
+import { isCheckpointError } from '../model/errors.js';
+import { decodeRunIndex } from '../model/run-index.js';
+import type { Snapshot } from '../model/snapshot.js';
+import { decodeBatchFile } from '../profiles/batch-file.js';
+import type { KeyInfo } from '../profiles/layout.js';
+import type { StorageEntry } from '../storage/adapter.js';
+import { BATCH_NAME, batchMembers, commonDir, dirOf, entryOf, knownOf, see, tryDecode, type RunRecovery } from './recovery-evidence.js';
+
+/** Reads `latest`: its number and snapshot, or a corrupt file. */
+export async function readLatest<P>(r: RunRecovery<P>): Promise<void> {
+  const latestObj = await r.storage.get(r.latestKey);
+  if (!latestObj) return;
+  r.latest = await tryDecode(r.storage, r.profile, r.latestKey, latestObj.bytes);
+  if (r.latest) {
+    see(r, r.latest.sequence);
+    knownOf(r, r.latest.sequence, r.latest.id, r.latest.createdAt);
+  } else r.corrupt.push(r.latestKey);
+}
+
+/** Reads the run index (where the profile keeps one): every number it lists, and its entries by file. */
+export async function readIndex<P>(r: RunRecovery<P>): Promise<void> {
+  const indexKey = r.profile.layout.indexKey?.(r.runId);
+  if (indexKey) {
+    const obj = await r.storage.get(indexKey);
+    if (obj) {
+      r.index.version = obj.version;
+      try {
+        r.index.doc = decodeRunIndex(obj.bytes, indexKey);
+      } catch {
+        r.corrupt.push(indexKey);
+      }
+    }
+  }
+  for (const e of r.index.doc?.checkpoints ?? []) {
+    see(r, e.sequence);
+    knownOf(r, e.sequence, e.checkpoint_id, e.timestamp);
+    const list = r.indexed.get(e.file_path) ?? [];
+    list.push(e);
+    r.indexed.set(e.file_path, list);
+  }
+}
+
+/** Lists the folder(s) holding the run's files; keys of other runs are filtered out by classify. */
+export async function listRunFiles<P>(r: RunRecovery<P>): Promise<void> {
+  const { layout, triggers } = r.profile;
+  let prefix = dirOf(r.latestKey);
+  const firstTrigger = Object.keys(triggers)[0] ?? 'manual';
+  const sampleHistory = layout.historyKey?.({ runId: r.runId, id: 'x', sequence: 1, source: firstTrigger });
+  if (sampleHistory) prefix = commonDir(prefix, dirOf(sampleHistory));
+  for await (const entry of r.storage.list(prefix)) {
+    const info = layout.classify(entry.key);
+    if (!info || info.runId !== r.runId) continue;
+    r.listed.set(entry.key, entry);
+  }
+}
+
+/** Records a decoded snapshot the index does not list. */
+function addUnindexed<P>(r: RunRecovery<P>, s: Snapshot<P>, key: string): void {
+  see(r, s.sequence);
+  knownOf(r, s.sequence, s.id, s.createdAt);
+  r.unindexed.push(entryOf(s as Snapshot<unknown>, key));
+}
+
+/** A history entry the index does not list: decoded (its number and where it is), or corrupt. */
+async function scanHistoryFile<P>(r: RunRecovery<P>, key: string, entry: StorageEntry, info: KeyInfo): Promise<void> {
+  const obj = await r.storage.get(key);
+  if (!obj) return;
+  const s = await tryDecode(r.storage, r.profile, key, obj.bytes);
+  if (!s) {
+    r.corrupt.push(key);
+    if (info.sequence === undefined) r.unnumbered.push(info.snapshotId);
+    return;
+  }
+  addUnindexed(r, s, key);
+  r.decoded.set(s.sequence, { snapshot: s, location: info.compressed ? { kind: 'fixed' } : { kind: 'history', key, version: entry.version } });
+}
+
+/** A batch file the index does not list: its valid members (and where they are), or corrupt. */
+async function scanBatchFile<P>(r: RunRecovery<P>, key: string, entry: StorageEntry): Promise<void> {
+  const obj = await r.storage.get(key);
+  if (!obj) return;
+  let members;
+  try {
+    members = await decodeBatchFile(r.storage, r.profile, key, obj.bytes);
+  } catch (err) {
+    if (!isCheckpointError(err)) throw err;
+    r.corrupt.push(key);
+    return;
+  }
+  const raw = await batchMembers(r.storage, r.profile, key, obj.bytes);
+  for (const member of members) {
+    if (!member.ok) continue;
+    const s = member.snapshot;
+    addUnindexed(r, s, key);
+    r.decoded.set(s.sequence, { snapshot: s, location: raw ? { kind: 'batch', key, version: entry.version, members: raw } : { kind: 'fixed' } });
+  }
+}
+
+/** Every number the listed files claim (by name, even when corrupt), and the snapshots the index does not list. */
+export async function scanListed<P>(r: RunRecovery<P>): Promise<void> {
+  const layout = r.profile.layout;
+  for (const [key, entry] of r.listed) {
+    const info = layout.classify(key)!;
+    if (info.kind === 'part') see(r, info.sequence);
+    if (info.kind === 'history') {
+      see(r, info.sequence);
+      if (!r.indexed.has(key)) await scanHistoryFile(r, key, entry, info);
+    }
+    if (info.kind === 'batch') {
+      const m = BATCH_NAME.exec(key);
+      if (m) see(r, Number(m[2]));
+      if (!r.indexed.has(key)) await scanBatchFile(r, key, entry);
+    }
+  }
+}

@@ -1,0 +1,96 @@
+import { toRfc3339 } from '../model/clock.js';
+import { isCheckpointError } from '../model/errors.js';
+import { parseLock, type AcquireResult, type WriteFence } from './run-lock.js';
+import { confirm, resync, rewrite, take } from './run-lock-lease.js';
+import { liveOwners, lockDocument, locked, notHeld, serial, staleness, stopTimer, type RunLockState } from './run-lock-state.js';
+
+/** Takes the lock: create-only, or over a stale holder (lease ended, process dead) or any holder with `takeover: 'force'`. */
+export function acquireLock(state: RunLockState): Promise<AcquireResult> {
+  return serial(state, async () => {
+    const { storage, key, owner, clock, takeover } = state.options;
+    state.released = false;
+    state.lostError = undefined;
+    state.acquiredAt = toRfc3339(clock.now());
+    state.claimedThrough = 0;
+    for (let round = 0; round < 3; round++) {
+      try {
+        return await take(state, async () => (await storage.put(key, lockDocument(state), { ifAbsent: true })).version, false, 0);
+      } catch (err) {
+        if (!isCheckpointError(err, 'checkpoint_conflict')) throw err;
+      }
+      const current = await storage.get(key);
+      if (!current) continue; // released meanwhile: try to create again
+      const holder = parseLock(current.bytes);
+      if (holder?.owner === owner) return await take(state, async () => current.version, false, 0);
+      const stale = staleness(state, holder);
+      if (stale === 'valid' && takeover !== 'force') {
+        throw locked(state, holder, 'is locked by another writer', "; it is taken over when that lease ends without renewal, or at once with createWriter({ takeover: 'force' })");
+      }
+      // A holder whose process is gone wrote nothing after its claims; any other may still wake up and try.
+      const claimed = holder?.claimed_through;
+      const inherited = stale === 'dead' || typeof claimed !== 'number' || !Number.isSafeInteger(claimed) || claimed < 0 ? 0 : claimed;
+      try {
+        return await take(state, async () => (await storage.put(key, lockDocument(state), { ifVersion: current.version })).version, true, inherited);
+      } catch (err) {
+        if (!isCheckpointError(err, 'checkpoint_conflict')) throw err;
+        const now = await storage.get(key);
+        throw locked(state, now ? parseLock(now.bytes) : undefined, 'was taken over by another writer first');
+      }
+    }
+    throw locked(state, undefined, 'has a lock that keeps changing');
+  });
+}
+
+/**
+ * Runs one group write under the lease: renewals wait for it, and it can only land while
+ * the lock holds this writer's version. `through` is the highest sequence the write uses.
+ */
+export function fencedWrite<T>(state: RunLockState, through: number, write: (fence: WriteFence) => Promise<T>): Promise<T> {
+  return serial(state, async () => {
+    const { clock, leaseMs, key } = state.options;
+    for (;;) {
+      const withCheck = state.useCheck;
+      if (state.uncertain) await resync(state);
+      if (withCheck) {
+        if (clock.now() >= state.leaseUntil - leaseMs / 2) await rewrite(state); // the timer is late (event loop stalled): renew now
+      } else {
+        // Claim the numbers first: a writer taking over after this point numbers after them.
+        state.claimedThrough = Math.max(state.claimedThrough, through);
+        await rewrite(state);
+      }
+      if (state.version === undefined) throw notHeld(state);
+      const fence: WriteFence = withCheck ? { check: { type: 'check', key, ifVersion: state.version }, confirm: () => confirm(state) } : { confirm: () => confirm(state) };
+      let result: T;
+      try {
+        result = await write(fence);
+      } catch (err) {
+        if (withCheck && isCheckpointError(err, 'checkpoint_unsupported')) {
+          state.useCheck = false; // refused before anything was applied: fence by claims from now on
+          continue;
+        }
+        await confirm(state); // a lost lease explains the failure better than the storage error
+        throw err;
+      }
+      if (!withCheck) await confirm(state); // never acknowledge a write made after the lease was lost
+      return result;
+    }
+  });
+}
+
+/** Stops renewing and deletes the lock if this writer still holds it. */
+export function releaseLock(state: RunLockState): Promise<void> {
+  state.released = true;
+  stopTimer(state);
+  return serial(state, async () => {
+    liveOwners.delete(state.options.owner);
+    if (state.version === undefined) return;
+    const v = state.version;
+    state.version = undefined;
+    try {
+      await state.options.storage.delete(state.options.key, { ifVersion: v });
+    } catch (err) {
+      // Someone took over (conflict) — then it is theirs to keep.
+      if (!isCheckpointError(err, 'checkpoint_conflict')) throw err;
+    }
+  });
+}

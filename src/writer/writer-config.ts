@@ -1,0 +1,140 @@
+import { systemClock, type Clock } from '../model/clock.js';
+import { CheckpointError } from '../model/errors.js';
+import type { Profile } from '../profiles/define-profile.js';
+import type { ProfileLayout } from '../profiles/layout.js';
+import type { StorageAdapter } from '../storage/adapter.js';
+import { perRunPolicyOf, type PerRunPolicy } from './auto-retention.js';
+import { defaultIsProcessAlive } from './run-lock.js';
+import type { SizePolicy } from './size-limit.js';
+import type { HeartbeatPayload, WriterLockIdentity, WriterOptions } from './types.js';
+
+/** The settings of one writer: its options checked and resolved against the profile and the store, fixed for its life. */
+export interface WriterConfig<P> {
+  readonly storage: StorageAdapter;
+  readonly runId: string;
+  readonly profile: Profile<P>;
+  readonly clock: Clock;
+  readonly failMode: 'result' | 'throw';
+  /** Coalescing window in ms. */
+  readonly windowMs: number;
+  readonly heartbeatMs: number | false;
+  /** The trigger a beat stores under; undefined when the profile has none. */
+  readonly heartbeatSource: string | undefined;
+  readonly nonJson: 'error' | 'warn';
+  /** The caller's `heartbeatPayload` option, as given. */
+  readonly heartbeatPayload: HeartbeatPayload<P> | undefined;
+  /** What a beat stores: the caller's heartbeatPayload, else the profile's (fields "since the previous snapshot"), else the last state. */
+  readonly beatPayload: ((last: P) => P) | undefined;
+  /** The profile stores nothing on a beat when the state did not change. */
+  readonly skipUnchangedBeats: boolean;
+  readonly maxQueue: number;
+  readonly maxAttempts: number;
+  readonly retryBaseMs: number;
+  readonly retryMaxMs: number;
+  /** Largest stored document: the profile's or the option, capped by the store's limit. */
+  readonly maxBytes: number;
+  readonly onOversize: 'split' | 'reject';
+  /** What encodeForStorageSync needs of the policy (it never splits): built once, not per checkpoint. */
+  readonly withinLimit: SizePolicy;
+  readonly lockEnabled: boolean;
+  readonly leaseMs: number;
+  readonly takeover: 'stale' | 'force';
+  /** The `lockIdentity` option (the process's own identity is looked up only when a lock is used). */
+  readonly lockIdentity: WriterLockIdentity | undefined;
+  readonly isProcessAlive: (pid: number) => boolean;
+  /** Write a queued group as one batch file when the store's rate budget is low. */
+  readonly batchWhenLow: boolean;
+  readonly groupCommit: boolean;
+  /** The store has an atomic `batch()`. */
+  readonly useAtomicBatch: boolean;
+  /** The per-run retention bound, unless the run is exempt or the option is off. */
+  readonly autoRetention: PerRunPolicy | undefined;
+  readonly layout: ProfileLayout;
+  readonly latestKey: string;
+  /** The profile keeps history entries (not only `latest`). */
+  readonly hasHistory: boolean;
+  /** History entries are never rewritten: coalesced triggers go to latest, then into the next entry (coalescing.ts). */
+  readonly immutableHistory: boolean;
+  readonly indexKey: string | undefined;
+  readonly activeStatus: string;
+}
+
+export function configError(why: string): CheckpointError {
+  return new CheckpointError('checkpoint_config_invalid', `createWriter: ${why}`);
+}
+
+const positive = (name: string, value: number | undefined): void => {
+  if (value !== undefined && !(Number.isFinite(value) && value > 0)) throw configError(`${name} must be a positive number`);
+};
+
+/** Checks `options` (throwing `checkpoint_config_invalid`) and resolves every default from the profile and the store. */
+export function resolveWriterConfig<P>(options: WriterOptions<P>, profile: Profile<P>): WriterConfig<P> {
+  const { storage, runId } = options;
+  if (!storage || typeof storage.put !== 'function') throw configError('storage must be a StorageAdapter');
+  if (!profile || typeof profile.trigger !== 'function') throw configError('profile must come from defineProfile');
+  profile.assertRunId(runId);
+  const failMode = options.failMode ?? 'result';
+  if (failMode !== 'result' && failMode !== 'throw') throw configError("failMode must be 'result' or 'throw'");
+  const windowMs = options.coalesceWindowMs ?? profile.coalesceWindowMs;
+  if (!(windowMs >= 0)) throw configError('coalesceWindowMs must be >= 0');
+  const heartbeatMs = options.heartbeatIntervalMs ?? (profile.heartbeat ? profile.heartbeat.intervalMs : false);
+  if (heartbeatMs !== false) positive('heartbeatIntervalMs', heartbeatMs);
+  const heartbeatSource = profile.heartbeat ? profile.heartbeat.source : Object.hasOwn(profile.triggers, 'timer') ? 'timer' : undefined;
+  const nonJson = options.nonJson ?? 'error';
+  if (nonJson !== 'error' && nonJson !== 'warn') throw configError("nonJson must be 'error' or 'warn'");
+  if (heartbeatMs !== false && heartbeatSource === undefined) throw configError(`profile "${profile.name}" has no heartbeat trigger`);
+  const maxQueue = options.maxQueue ?? 256;
+  positive('maxQueue', maxQueue);
+  const maxAttempts = options.maxAttempts ?? 3;
+  if (!(Number.isInteger(maxAttempts) && maxAttempts >= 1)) throw configError('maxAttempts must be an integer >= 1');
+  const retryBaseMs = options.retryBaseMs ?? 200;
+  const retryMaxMs = options.retryMaxMs ?? 5000;
+  if (!(retryBaseMs >= 0) || !(retryMaxMs >= 0)) throw configError('retry delays must be >= 0');
+  const maxBytes = Math.min(options.maxSnapshotBytes ?? profile.maxSnapshotBytes, storage.capabilities.maxValueBytes ?? Number.POSITIVE_INFINITY);
+  positive('maxSnapshotBytes', maxBytes);
+  const onOversize = options.onOversize ?? profile.onOversize;
+  const lockEnabled = options.lock === undefined || options.lock === 'auto' ? storage.capabilities.crossProcessConditional : options.lock;
+  const leaseMs = options.lockLeaseMs ?? 30_000;
+  positive('lockLeaseMs', leaseMs);
+  const takeover = options.takeover ?? 'stale';
+  if (takeover !== 'stale' && takeover !== 'force') throw configError("takeover must be 'stale' or 'force'");
+  if (options.autoRetention !== undefined && typeof options.autoRetention !== 'boolean') throw configError('autoRetention must be a boolean');
+  const perRunPolicy = options.autoRetention === false || typeof profile.layout.historyKey !== 'function' ? undefined : perRunPolicyOf(profile.retention);
+  const layout = profile.layout;
+  return {
+    storage,
+    runId,
+    profile,
+    clock: options.clock ?? systemClock,
+    failMode,
+    windowMs,
+    heartbeatMs,
+    heartbeatSource,
+    nonJson,
+    heartbeatPayload: options.heartbeatPayload,
+    beatPayload: options.heartbeatPayload ?? (profile.heartbeat ? profile.heartbeat.payload : undefined),
+    skipUnchangedBeats: profile.heartbeat !== false && profile.heartbeat?.whenUnchanged === 'skip',
+    maxQueue,
+    maxAttempts,
+    retryBaseMs,
+    retryMaxMs,
+    maxBytes,
+    onOversize,
+    withinLimit: { maxBytes, onOversize },
+    lockEnabled,
+    leaseMs,
+    takeover,
+    lockIdentity: options.lockIdentity,
+    isProcessAlive: options.isProcessAlive ?? defaultIsProcessAlive,
+    batchWhenLow: options.batchWhenBudgetLow ?? true,
+    groupCommit: options.groupCommit ?? true,
+    useAtomicBatch: storage.capabilities.atomicBatch && typeof storage.batch === 'function',
+    autoRetention: perRunPolicy && !perRunPolicy.preserveRunIds.has(runId) ? perRunPolicy : undefined,
+    layout,
+    latestKey: layout.latestKey(runId),
+    hasHistory: typeof layout.historyKey === 'function',
+    immutableHistory: profile.immutableHistory && typeof layout.historyKey === 'function',
+    indexKey: layout.indexKey?.(runId),
+    activeStatus: profile.statuses.active,
+  };
+}
