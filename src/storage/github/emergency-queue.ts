@@ -18,6 +18,9 @@ export interface QueuedWrite {
   readonly maybeLanded: boolean;
 }
 
+/** The keys a queued write touches, in order. */
+export const keysOf = (w: QueuedWrite): string[] => w.operations.map((o) => o.key);
+
 /**
  * Where the queue keeps its writes across crashes. `store` resolves only once the entry is
  * durable (the write is acknowledged after it); `load` returns what earlier processes left,
