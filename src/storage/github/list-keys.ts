@@ -1,6 +1,6 @@
 import type { StorageEntry } from '../adapter.js';
 import { assertKey, assertPrefix } from '../keys.js';
-import { INIT_MARKER_PATH } from './commit-builder.js';
+import { INIT_MARKER_PATH } from './init-repository.js';
 import { listTree } from './listing.js';
 import { loadQueue } from './queue-push.js';
 import { assertOpen, type GitHubStoreState } from './store-state.js';

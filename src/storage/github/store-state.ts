@@ -1,7 +1,7 @@
 import { systemClock, type Clock, type TimerHandle } from '../../model/clock.js';
 import { CheckpointError } from '../../model/errors.js';
 import type { StorageCapabilities } from '../adapter.js';
-import { restore } from './commit-builder.js';
+import { restore } from './restore.js';
 import type { RepoContext } from './context.js';
 import { createEmergencyQueue, type EmergencyQueue } from './emergency-queue.js';
 import type { GitHubStorageEvent, GitHubStorageEventListener } from './events.js';
