@@ -1,7 +1,8 @@
 import { sleep } from '../../model/clock.js';
 import { CheckpointError, isCheckpointError } from '../../model/errors.js';
 import { commitOperations } from './commit-builder.js';
-import { deleteFile, putFile } from './contents.js';
+import { deleteFile } from './contents.js';
+import { putFile } from './put-file.js';
 import { keysOf, mergeQueuedWrites, type QueuedWrite } from './emergency-queue.js';
 import { retryAtOf } from './http.js';
 import type { GitHubStoreState } from './store-state.js';

@@ -2,7 +2,8 @@ import type { BatchOperation, BatchOutcome, DeleteOptions, PutOptions, PutResult
 import { assertBatchOperations } from '../batch-operation.js';
 import { assertKey } from '../keys.js';
 import { commitOperations } from './commit-builder.js';
-import { deleteFile, putFile } from './contents.js';
+import { deleteFile } from './contents.js';
+import { putFile } from './put-file.js';
 import { assertOpen, type GitHubStoreState } from './store-state.js';
 import { assertConditions, checkSize } from './write-checks.js';
 import { runWrite } from './write-path.js';
