@@ -1,10 +1,8 @@
 import { sleep } from '../../model/clock.js';
 import { CheckpointError, isCheckpointError } from '../../model/errors.js';
-import type { PutOptions } from '../adapter.js';
-import { conditionFailed, mergeRunIndexBytes } from './conflicts.js';
+import { conditionFailed } from './conflicts.js';
 import { encodeRepoPath, type RepoContext } from './context.js';
-import { fromBase64, toBase64 } from './encoding.js';
-import { gitBlobSha } from './git-blob.js';
+import { fromBase64 } from './encoding.js';
 import type { KnownEntry } from './head-state.js';
 import { isAmbiguous, type GitHubRequest, type GitHubResponse } from './http.js';
 
@@ -24,7 +22,7 @@ interface ContentEntryJson {
   readonly entries?: readonly ContentEntryJson[];
 }
 
-interface FileCommitJson {
+export interface FileCommitJson {
   readonly content?: { readonly sha?: string; readonly size?: number } | null;
   readonly commit?: { readonly sha?: string; readonly tree?: { readonly sha?: string }; readonly parents?: readonly { readonly sha?: string }[] };
 }
@@ -41,7 +39,7 @@ export async function raceBackoff(ctx: RepoContext, attempt: number): Promise<vo
 }
 
 /** A write that lost every race it was allowed (spec: "max 3 attempts, then log error"). */
-function keptChanging(key: string, attempts: number): CheckpointError {
+export function keptChanging(key: string, attempts: number): CheckpointError {
   const base = conditionFailed(key, 'the file kept changing');
   return new CheckpointError('checkpoint_conflict', base.message.replace(/^checkpoint_conflict: /, ''), { details: { key, attempts, attemptsExhausted: true } });
 }
@@ -57,7 +55,7 @@ export function withDetails(err: CheckpointError, extra: Record<string, number |
  * Runs a write; when it fails after one of its attempts landed damaged bytes (`damaged()`
  * names those paths), puts them back before the failure is reported, with `details.restored`.
  * A write must not leave what GitHub mangled as the newest file because a later attempt of it
- * lost a race or an answer (issue 13).
+ * lost a race or an answer.
  */
 export async function restoringOnFailure<T>(ctx: RepoContext, damaged: () => readonly DamagedPath[], write: () => Promise<T>): Promise<T> {
   try {
@@ -77,7 +75,7 @@ export async function restoringOnFailure<T>(ctx: RepoContext, damaged: () => rea
 }
 
 /** A path a landed attempt left damaged: what it held before (`sha`) and the blob left there (`left`), when known. */
-interface DamagedPath {
+export interface DamagedPath {
   readonly path: string;
   readonly sha: string | null;
   readonly left?: string | null;
@@ -86,8 +84,8 @@ interface DamagedPath {
 /**
  * Blobs this adapter's own writes left damaged at a path and did not put back (a rate limit
  * came first, or restoring failed), by path. A later write of this adapter whose condition
- * finds one of them finds its own damage, not another writer's update, and replaces it
- * (issue 13: a queued write that had landed corrupt conflicted with itself on every push).
+ * finds one of them finds its own damage, not another writer's update, and replaces it — else
+ * a queued write that had landed corrupt would conflict with itself on every push.
  */
 const ownDamage = new WeakMap<RepoContext, Map<string, string>>();
 
@@ -187,7 +185,7 @@ export async function listDirectory(
  * wasn't supplied" means it exists. A read that contradicts that answer came from a
  * lagging replica and is repeated.
  */
-async function currentSha(ctx: RepoContext, path: string, expect: (sha: string | undefined) => boolean): Promise<string | undefined> {
+export async function currentSha(ctx: RepoContext, path: string, expect: (sha: string | undefined) => boolean): Promise<string | undefined> {
   let sha: string | undefined;
   for (let i = 0; i < MAX_ATTEMPTS; i++) {
     sha = (await readFile(ctx, path, ctx.branch))?.sha;
@@ -196,7 +194,7 @@ async function currentSha(ctx: RepoContext, path: string, expect: (sha: string |
   return sha;
 }
 
-function rememberCommit(ctx: RepoContext, json: FileCommitJson, path: string, sha: string | null, size: number): void {
+export function rememberCommit(ctx: RepoContext, json: FileCommitJson, path: string, sha: string | null, size: number): void {
   const commit = json.commit?.sha;
   const tree = json.commit?.tree?.sha;
   if (!commit || !tree) return;
@@ -222,156 +220,8 @@ export async function sendWrite(ctx: RepoContext, lost: { count: number }, req: 
   }
 }
 
-function identity(ctx: RepoContext): Record<string, unknown> {
+export function identity(ctx: RepoContext): Record<string, unknown> {
   return ctx.committer ? { committer: { name: ctx.committer.name, email: ctx.committer.email } } : {};
-}
-
-/**
- * Creates or replaces one file through the contents API (one request, plus one
- * read-back by commit sha when verifying by read-back).
- *
- * - `ifAbsent` sends no sha: GitHub's 422 "sha wasn't supplied" means the key exists.
- * - `ifVersion` sends it as the blob sha: a 409 "does not match" means it changed. GitHub
- *   *creates* a missing path even when a sha is given (201); the adapter then removes
- *   the file it just created and reports the conflict ("key is gone").
- * - Unconditional puts use the sha the adapter knows, re-reading it on 409/422.
- * - A lost answer (timeout, network error, 5xx) is resolved by comparing the stored blob
- *   sha with the locally computed one, so a write that landed is never repeated.
- * - A run `index.json` whose condition fails is merged with the stored one instead.
- */
-export async function putFile(ctx: RepoContext, key: string, bytes: Uint8Array, options: PutOptions, maybeLanded = false): Promise<string> {
-  const damage = { paths: [] as DamagedPath[] };
-  const version = await restoringOnFailure(ctx, () => damage.paths, () => putFileAttempts(ctx, key, bytes, options, maybeLanded, damage));
-  forgetDamage(ctx, [ctx.toPath(key)]);
-  return version;
-}
-
-/** The attempts of {@link putFile}; `damage.paths` names what a landed attempt left unverified. */
-async function putFileAttempts(ctx: RepoContext, key: string, bytes: Uint8Array, options: PutOptions, maybeLanded: boolean, damage: { paths: DamagedPath[] }): Promise<string> {
-  const path = ctx.toPath(key);
-  let content = bytes;
-  let expected = await gitBlobSha(content);
-  const own = ctx.state.ownWrites(0).get(path);
-  const knownSha = own ? (own.sha ?? undefined) : (ctx.state.fileAt(path)?.sha ?? undefined);
-  let sha: string | undefined = options.ifAbsent ? undefined : (options.ifVersion ?? knownSha);
-  let ambiguous = maybeLanded;
-  const lost = { count: 0 };
-  let races = 0;
-  let verifyFailures = 0;
-  /** Contents PUTs sent: every attempt counts, whatever made the one before fail (spec: "max 3 attempts"). */
-  let sent = 0;
-  let conditional = options.ifAbsent === true || options.ifVersion !== undefined;
-  // What the path held before this put (the sha of the first accepted PUT, or none when it
-  // created the file): restored if GitHub keeps storing something else.
-  let previous: string | null | undefined;
-  const landed = (): string => {
-    ctx.emit({ type: 'landed_after_timeout', level: 'info', keys: [key] });
-    ctx.state.invalidate();
-    return expected;
-  };
-  const tryMerge = async (current: string): Promise<boolean> => {
-    if (!ctx.mergeRunIndexes) return false;
-    const theirs = await readBlob(ctx, current);
-    const base = options.ifVersion !== undefined ? await readBlob(ctx, options.ifVersion) : undefined;
-    const merged = theirs ? mergeRunIndexBytes(content, base, theirs) : undefined;
-    if (!merged) return false;
-    ctx.emit({ type: 'index_merged', level: 'info', key });
-    content = merged;
-    expected = await gitBlobSha(content);
-    sha = current;
-    conditional = false; // the merge already accounts for the other writer
-    return true;
-  };
-
-  for (;;) {
-    if (sent >= ctx.maxWriteAttempts) {
-      throw new CheckpointError('checkpoint_storage_unavailable', `write of ${key} got no answer in ${sent} attempts`, { details: { key, attempts: sent, attemptsExhausted: true, ambiguous: true } });
-    }
-    sent++;
-    const res = await sendWrite(ctx, lost, {
-      method: 'PUT',
-      path: `${ctx.repoPath}/contents/${encodeRepoPath(path)}`,
-      body: { message: ctx.message({ operation: 'put', keys: [key] }), content: toBase64(content), branch: ctx.branch, ...(sha !== undefined ? { sha } : {}), ...identity(ctx) },
-      operation: 'repos/create-or-update-file-contents',
-      idempotent: false,
-    });
-    if (res === undefined) {
-      ambiguous = true;
-      // It may have landed: what this process last wrote there is no longer the newest truth,
-      // so reads must not prefer it to what the branch shows (see forgetOwnWrites).
-      ctx.state.forgetOwnWrites([path]);
-      continue;
-    }
-    if (res.status === 200 || res.status === 201) {
-      if (previous === undefined) previous = res.status === 201 ? null : (sha ?? null);
-      const json = res.json as FileCommitJson;
-      const stored = json.content?.sha;
-      const commit = json.commit?.sha;
-      if (res.status === 201 && options.ifVersion !== undefined && conditional) {
-        // GitHub ignored the sha because the path was gone: undo, then report the conflict.
-        if (stored) await deleteFile(ctx, key, { ifVersion: stored }).catch(() => undefined);
-        throw conditionFailed(key, 'key is gone');
-      }
-      let ok = stored === expected;
-      if (ok && ctx.verify === 'read-back' && commit) {
-        const back = await readFile(ctx, path, commit);
-        ok = back !== undefined && back.sha === expected && (await gitBlobSha(back.bytes)) === expected;
-      }
-      rememberCommit(ctx, json, path, stored ?? null, json.content?.size ?? content.length);
-      if (ok) return expected;
-      // Put back if a later attempt fails otherwise (a lost race, a lost answer), where the bad blob still is.
-      damage.paths = [{ path, sha: previous ?? null, ...(stored ? { left: stored } : {}) }];
-      if (++verifyFailures >= MAX_ATTEMPTS || sent >= ctx.maxWriteAttempts) {
-        damage.paths = []; // restored here, and the failure says whether it worked
-        const restored = await ctx.restore([{ path, sha: previous ?? null }]);
-        throw new CheckpointError('checkpoint_atomic_write_failed', `write of ${key} did not verify after ${sent} attempts`, { details: { key, attempts: sent, attemptsExhausted: true, restored } });
-      }
-      ctx.emit({ type: 'verify_retry', level: 'warn', attempt: verifyFailures, keys: [key] });
-      sha = stored;
-      conditional = false;
-      continue;
-    }
-    if (res.status === 422 && /sha/i.test(res.message) && /supplied/i.test(res.message)) {
-      // The key exists and no sha was sent.
-      const current = await currentSha(ctx, path, (s) => s !== undefined);
-      if (ambiguous && current === expected) return landed();
-      if (conditional && isOwnDamage(ctx, path, current)) {
-        sha = current; // our own damaged write, not another writer's: replace it
-        conditional = false;
-        continue;
-      }
-      if (current === undefined) throw unexpected('repos/create-or-update-file-contents', 422, res.message);
-      if (conditional) {
-        if (await tryMerge(current)) continue;
-        throw conditionFailed(key, 'key exists');
-      }
-      if (++races > ctx.maxConflictRetries || sent >= ctx.maxWriteAttempts) throw keptChanging(key, sent);
-      ctx.emit({ type: 'conflict_retry', level: 'info', attempt: races, reason: 'stale_sha', keys: [key] });
-      await raceBackoff(ctx, races);
-      sha = current;
-      continue;
-    }
-    if (res.status === 409) {
-      // Stale sha: the file changed since that version.
-      const sentSha = sha;
-      const current = await currentSha(ctx, path, (s) => s !== sentSha);
-      if (ambiguous && current === expected) return landed();
-      if (conditional && isOwnDamage(ctx, path, current)) {
-        sha = current; // our own damaged write, not another writer's: replace it
-        conditional = false;
-        continue;
-      }
-      if (conditional) {
-        if (current !== undefined && (await tryMerge(current))) continue;
-        throw conditionFailed(key, current === undefined ? 'key is gone' : 'version changed');
-      }
-      if (++races > ctx.maxConflictRetries || sent >= ctx.maxWriteAttempts) throw keptChanging(key, sent);
-      ctx.emit({ type: 'conflict_retry', level: 'info', attempt: races, reason: 'stale_sha', keys: [key] });
-      sha = current;
-      continue;
-    }
-    throw unexpected('repos/create-or-update-file-contents', res.status, res.message);
-  }
 }
 
 /**

@@ -1,9 +1,5 @@
-import { parseJson } from '../../codec/canonical-json.js';
-import { utf8Decode, utf8Encode } from '../../codec/utf8.js';
-import { CheckpointError } from '../../model/errors.js';
 import { listAll, type BatchOperation, type StorageAdapter } from '../adapter.js';
-import { fromBase64, toBase64 } from './encoding.js';
-import { gitBlobSha } from './git-blob.js';
+import { decodeQueuedWrite, encodeQueuedWrite, versionsOf } from './queue-codec.js';
 
 /** A write accepted while GitHub's rate limit was exhausted, waiting to be pushed. */
 export interface QueuedWrite {
@@ -17,6 +13,9 @@ export interface QueuedWrite {
   /** An earlier attempt may have landed (its answer was lost): pushing checks before writing. */
   readonly maybeLanded: boolean;
 }
+
+/** The keys a queued write touches, in order. */
+export const keysOf = (w: QueuedWrite): string[] => w.operations.map((o) => o.key);
 
 /**
  * Where the queue keeps its writes across crashes. `store` resolves only once the entry is
@@ -77,28 +76,16 @@ export interface EmergencyQueue {
   overlay(): ReadonlyMap<string, { bytes: Uint8Array; version: string } | null>;
 }
 
-interface SpilledOperation {
-  readonly type: 'put' | 'delete' | 'check';
-  readonly key: string;
-  readonly bytes?: string;
-  readonly ifAbsent?: boolean;
-  readonly ifVersion?: string;
-}
-
-interface SpilledWrite {
-  readonly format: 'savepoint-github-queue/1';
-  readonly seq: number;
-  readonly kind: QueuedWrite['kind'];
-  readonly enqueuedAtMs: number;
-  readonly maybeLanded: boolean;
-  readonly operations: readonly SpilledOperation[];
-}
-
-/** One operation as the spill stores it (bytes in base64; a check keeps its condition, never becomes a write). */
-function spilled(op: BatchOperation): SpilledOperation {
-  const cond = { ...(op.type !== 'delete' && op.ifAbsent ? { ifAbsent: true } : {}), ...(op.ifVersion !== undefined ? { ifVersion: op.ifVersion } : {}) };
-  if (op.type === 'put') return { type: 'put', key: op.key, bytes: toBase64(op.bytes), ...cond };
-  return { type: op.type, key: op.key, ...cond };
+/** What the queue keeps: its writes in order, their names in the spill, and the next number. */
+interface QueueState {
+  readonly spill: QueueSpill | undefined;
+  /** Queued writes, oldest first. */
+  readonly items: QueuedWrite[];
+  /** The spill's name of each queued write, by seq. */
+  readonly names: Map<number, string>;
+  nextSeq: number;
+  /** The one load of what earlier processes spilled. */
+  loaded: Promise<void> | undefined;
 }
 
 /**
@@ -107,114 +94,79 @@ function spilled(op: BatchOperation): SpilledOperation {
  * process; a new adapter with the same spill picks the writes up and pushes them, in order.
  */
 export function createEmergencyQueue(spill: QueueSpill | undefined): EmergencyQueue {
-  const items: QueuedWrite[] = [];
-  /** The spill's name of each queued write, by seq. */
-  const names = new Map<number, string>();
-  let nextSeq = 1;
-  let loaded: Promise<void> | undefined;
-  const fileOf = (seq: number): string => `${String(seq).padStart(12, '0')}.json`;
-
-  const versionsOf = async (operations: readonly BatchOperation[]): Promise<Record<string, string>> => {
-    const out: Record<string, string> = {};
-    for (const op of operations) if (op.type === 'put') out[op.key] = await gitBlobSha(op.bytes);
-    return out;
-  };
-
-  const decode = async (bytes: Uint8Array, key: string): Promise<QueuedWrite> => {
-    const doc = parseJson(utf8Decode(bytes, key), key) as unknown as SpilledWrite;
-    if (doc.format !== 'savepoint-github-queue/1' || !Array.isArray(doc.operations)) {
-      throw new CheckpointError('checkpoint_schema_invalid', `${key} is not a savepoint GitHub queue entry`, { details: { key } });
-    }
-    const operations: BatchOperation[] = doc.operations.map((o) => {
-      const cond = { ...(o.ifAbsent ? { ifAbsent: true } : {}), ...(o.ifVersion !== undefined ? { ifVersion: o.ifVersion } : {}) };
-      if (o.type === 'delete') return { type: 'delete', key: o.key, ...(o.ifVersion !== undefined ? { ifVersion: o.ifVersion } : {}) };
-      if (o.type === 'check') {
-        if (o.ifVersion !== undefined) return { type: 'check', key: o.key, ifVersion: o.ifVersion };
-        if (o.ifAbsent === true) return { type: 'check', key: o.key, ifAbsent: true };
-        throw new CheckpointError('checkpoint_schema_invalid', `${key} holds a check without a condition`, { details: { key } });
-      }
-      if (o.type !== 'put') throw new CheckpointError('checkpoint_schema_invalid', `${key} holds an operation of unknown type`, { details: { key } });
-      const data = fromBase64(o.bytes ?? '');
-      if (!data) throw new CheckpointError('checkpoint_schema_invalid', `${key} holds bytes that are not base64`, { details: { key } });
-      return { type: 'put', key: o.key, bytes: data, ...cond };
-    });
-    return { seq: doc.seq, kind: doc.kind, operations, versions: await versionsOf(operations), enqueuedAtMs: doc.enqueuedAtMs, maybeLanded: doc.maybeLanded };
-  };
-
-  const removeSpilled = async (seq: number): Promise<void> => {
-    const name = names.get(seq);
-    if (spill && name !== undefined) await spill.remove(name);
-    names.delete(seq);
-  };
-
+  const q: QueueState = { spill, items: [], names: new Map(), nextSeq: 1, loaded: undefined };
   return {
     durable: spill?.durable ?? false,
     async close() {
       await spill?.close?.();
     },
-    load() {
-      loaded ??= (async () => {
-        if (!spill) return;
-        const found: { w: QueuedWrite; name: string }[] = [];
-        for (const entry of await spill.load()) found.push({ w: await decode(entry.bytes, entry.name), name: entry.name });
-        // Renumbered in the spill's order (queues of several crashed processes may reuse numbers);
-        // new entries are numbered past every stored one so their names never collide.
-        nextSeq = Math.max(1, ...found.map((f) => f.w.seq + 1), found.length + 1);
-        found.forEach((f, i) => {
-          // A restarted process may have lost its answer after pushing: check before writing again.
-          items.push({ ...f.w, seq: i + 1, maybeLanded: true });
-          names.set(i + 1, f.name);
-        });
-      })();
-      return loaded;
-    },
+    load: () => (q.loaded ??= loadSpilled(q)),
     get size() {
-      return items.length;
+      return q.items.length;
     },
-    entries: () => [...items],
-    peek: () => items[0],
-    async enqueue(kind, operations, maybeLanded, nowMs) {
-      const seq = nextSeq++;
-      const copy: BatchOperation[] = operations.map((op) => (op.type === 'put' ? { ...op, bytes: op.bytes.slice() } : { ...op }));
-      const write: QueuedWrite = { seq, kind, operations: copy, versions: await versionsOf(copy), enqueuedAtMs: nowMs, maybeLanded };
-      if (spill) {
-        const doc: SpilledWrite = {
-          format: 'savepoint-github-queue/1',
-          seq,
-          kind,
-          enqueuedAtMs: nowMs,
-          maybeLanded,
-          operations: copy.map(spilled),
-        };
-        // Durable before acknowledged: if this throws, the write is not accepted.
-        names.set(seq, await spill.store(fileOf(seq), utf8Encode(JSON.stringify(doc))));
-      }
-      items.push(write);
-      return write;
-    },
+    entries: () => [...q.items],
+    peek: () => q.items[0],
+    enqueue: (kind, operations, maybeLanded, nowMs) => enqueueWrite(q, kind, operations, maybeLanded, nowMs),
     async shift(seq) {
-      if (items[0]?.seq !== seq) return;
-      await removeSpilled(seq);
-      items.shift();
+      if (q.items[0]?.seq !== seq) return;
+      await removeSpilled(q, seq);
+      q.items.shift();
     },
     async discard(seq) {
-      const i = items.findIndex((w) => w.seq === seq);
+      const i = q.items.findIndex((w) => w.seq === seq);
       if (i < 0) return false;
-      await removeSpilled(seq);
-      items.splice(i, 1);
+      await removeSpilled(q, seq);
+      q.items.splice(i, 1);
       return true;
     },
-    overlay() {
-      const out = new Map<string, { bytes: Uint8Array; version: string } | null>();
-      for (const w of items) {
-        for (const op of w.operations) {
-          if (op.type === 'check') continue; // a fence writes nothing
-          out.set(op.key, op.type === 'put' ? { bytes: op.bytes, version: w.versions[op.key]! } : null);
-        }
-      }
-      return out;
-    },
+    overlay: () => overlayOf(q.items),
   };
+}
+
+async function loadSpilled(q: QueueState): Promise<void> {
+  if (!q.spill) return;
+  const found: { w: QueuedWrite; name: string }[] = [];
+  for (const entry of await q.spill.load()) found.push({ w: await decodeQueuedWrite(entry.bytes, entry.name), name: entry.name });
+  // Renumbered in the spill's order (queues of several crashed processes may reuse numbers);
+  // new entries are numbered past every stored one so their names never collide.
+  q.nextSeq = Math.max(1, ...found.map((f) => f.w.seq + 1), found.length + 1);
+  found.forEach((f, i) => {
+    // A restarted process may have lost its answer after pushing: check before writing again.
+    q.items.push({ ...f.w, seq: i + 1, maybeLanded: true });
+    q.names.set(i + 1, f.name);
+  });
+}
+
+const fileOf = (seq: number): string => `${String(seq).padStart(12, '0')}.json`;
+
+async function enqueueWrite(q: QueueState, kind: QueuedWrite['kind'], operations: readonly BatchOperation[], maybeLanded: boolean, nowMs: number): Promise<QueuedWrite> {
+  const seq = q.nextSeq++;
+  const copy: BatchOperation[] = operations.map((op) => (op.type === 'put' ? { ...op, bytes: op.bytes.slice() } : { ...op }));
+  const write: QueuedWrite = { seq, kind, operations: copy, versions: await versionsOf(copy), enqueuedAtMs: nowMs, maybeLanded };
+  if (q.spill) {
+    // Durable before acknowledged: if this throws, the write is not accepted.
+    q.names.set(seq, await q.spill.store(fileOf(seq), encodeQueuedWrite(write)));
+  }
+  q.items.push(write);
+  return write;
+}
+
+async function removeSpilled(q: QueueState, seq: number): Promise<void> {
+  const name = q.names.get(seq);
+  if (q.spill && name !== undefined) await q.spill.remove(name);
+  q.names.delete(seq);
+}
+
+/** What reads see: key → bytes and version of its last queued put, or `null` for a queued delete. */
+function overlayOf(items: readonly QueuedWrite[]): Map<string, { bytes: Uint8Array; version: string } | null> {
+  const out = new Map<string, { bytes: Uint8Array; version: string } | null>();
+  for (const w of items) {
+    for (const op of w.operations) {
+      if (op.type === 'check') continue; // a fence writes nothing
+      out.set(op.key, op.type === 'put' ? { bytes: op.bytes, version: w.versions[op.key]! } : null);
+    }
+  }
+  return out;
 }
 
 /**

@@ -1,9 +1,10 @@
-import { sleep, type Clock } from '../../model/clock.js';
-import { CheckpointError, type CheckpointErrorDetails } from '../../model/errors.js';
+import type { Clock } from '../../model/clock.js';
+import { CheckpointError } from '../../model/errors.js';
 import type { RateBudget } from '../adapter.js';
 import type { GitHubStorageEventListener } from './events.js';
-import { classifyRateLimit, rateLimitWaitMs, RESET_BUFFER_MS, createRateLimitTracker, type RateLimitKind } from './rate-limit.js';
-import { safeCause, type Scrubber } from './secrets.js';
+import { request } from './http-request.js';
+import { createHttpState } from './http-state.js';
+import type { Scrubber } from './secrets.js';
 
 /** A token, or a function returning the current one (GitHub App installation tokens rotate). */
 export type GitHubTokenSource = string | (() => string | Promise<string>);
@@ -97,165 +98,12 @@ export function retryAtOf(err: unknown): number | undefined {
  * turns every failure into a secret-free `CheckpointError`.
  */
 export function createGitHubHttp(options: GitHubHttpOptions): GitHubHttp {
-  const { clock, scrubber, emit } = options;
-  const tracker = createRateLimitTracker({ lowWater: options.lowWater, contentPerHour: options.contentPerHour, contentLowWater: options.contentLowWater, now: clock.now() });
-  const byOperation: Record<string, number> = {};
-  let contentRequests = 0;
-  let rateLimitWaits = 0;
-  let retries = 0;
-  let lastWriteAt = -Infinity;
-  let pacing: Promise<void> = Promise.resolve();
-  let secondaryStreak = 0;
-  let lowWarnedFor = -1;
-  const base = options.baseUrl.replace(/\/+$/, '');
-
-  const fail = (reasonCode: 'checkpoint_storage_unavailable' | 'checkpoint_rate_limited', message: string, details: CheckpointErrorDetails, cause?: unknown): CheckpointError =>
-    new CheckpointError(reasonCode, scrubber.scrub(message), { details, ...(cause !== undefined ? { cause: safeCause(cause, scrubber) } : {}) });
-
-  const pace = (): Promise<void> => {
-    const next = pacing.then(async () => {
-      const wait = lastWriteAt + options.minWriteIntervalMs - clock.now();
-      if (wait > 0) await sleep(clock, wait);
-      lastWriteAt = clock.now();
-    });
-    pacing = next.catch(() => undefined);
-    return next;
-  };
-
-  const waitOrThrow = async (kind: RateLimitKind, waitMs: number, operation: string): Promise<void> => {
-    const retryAtMs = clock.now() + waitMs;
-    if (waitMs > options.maxRateLimitWaitMs) {
-      throw fail('checkpoint_rate_limited', `GitHub ${kind} rate limit: ${operation} can be retried in ${Math.ceil(waitMs / 1000)} s, longer than the ${Math.round(options.maxRateLimitWaitMs / 1000)} s this adapter waits`, {
-        operation,
-        kind,
-        retryAtMs,
-      });
-    }
-    rateLimitWaits++;
-    emit({ type: 'rate_limit_wait', level: 'warn', kind, waitMs, operation });
-    await sleep(clock, waitMs);
-  };
-
-  async function once(req: GitHubRequest): Promise<{ status: number; headers: Headers; bytes: Uint8Array }> {
-    const token = typeof options.token === 'function' ? await options.token() : options.token;
-    scrubber.remember(token);
-    const query = Object.entries(req.query ?? {}).filter((e): e is [string, string] => e[1] !== undefined);
-    const url = `${base}${req.path}${query.length > 0 ? `?${new URLSearchParams(query).toString()}` : ''}`;
-    const headers: Record<string, string> = {
-      accept: req.accept ?? 'application/vnd.github+json',
-      authorization: `Bearer ${token}`,
-      'x-github-api-version': '2022-11-28',
-      'user-agent': options.userAgent,
-    };
-    if (req.body !== undefined) headers['content-type'] = 'application/json';
-    const controller = new AbortController();
-    // A watchdog on real network I/O, not a wait: it runs on the platform timer, not the Clock.
-    const timer = globalThis.setTimeout(() => controller.abort(), options.requestTimeoutMs) as unknown as { unref?: () => void };
-    timer.unref?.();
-    tracker.countCall();
-    byOperation[req.operation] = (byOperation[req.operation] ?? 0) + 1;
-    if (req.method !== 'GET') {
-      contentRequests++;
-      tracker.noteContentRequest(clock.now());
-    }
-    try {
-      const res = await options.fetch(url, {
-        method: req.method,
-        headers,
-        ...(req.body !== undefined ? { body: JSON.stringify(req.body) } : {}),
-        signal: controller.signal,
-      });
-      // Read the body under the same watchdog: a slow body is as lost as a slow status line.
-      return { status: res.status, headers: res.headers, bytes: new Uint8Array(await res.arrayBuffer()) };
-    } finally {
-      globalThis.clearTimeout(timer as Parameters<typeof globalThis.clearTimeout>[0]);
-    }
-  }
-
-  async function request(req: GitHubRequest): Promise<GitHubResponse> {
-    let attempt = 0;
-    let rateAttempts = 0;
-    for (;;) {
-      const blocked = tracker.exhaustedUntil(clock.now());
-      if (blocked !== undefined) await waitOrThrow('primary', blocked - clock.now() + RESET_BUFFER_MS, req.operation);
-      if (req.method !== 'GET') await pace();
-      let res: { status: number; headers: Headers; bytes: Uint8Array };
-      try {
-        res = await once(req);
-      } catch (err) {
-        const timeout = err instanceof Error && (err.name === 'AbortError' || err.name === 'TimeoutError');
-        const reason = timeout ? 'timeout' : 'network';
-        if (req.idempotent && attempt < options.maxRetries) {
-          attempt++;
-          retries++;
-          emit({ type: 'request_retry', level: 'info', operation: req.operation, attempt, reason });
-          await sleep(clock, 500 * 2 ** (attempt - 1));
-          continue;
-        }
-        throw fail('checkpoint_storage_unavailable', `GitHub ${req.operation} failed: ${timeout ? `no answer within ${options.requestTimeoutMs} ms` : 'network error'}`, {
-          operation: req.operation,
-          ambiguous: !req.idempotent,
-          reason,
-        }, err);
-      }
-      tracker.observe(res.headers, clock.now());
-      const raw = req.raw && res.status === 200;
-      const bytes = res.bytes;
-      let json: unknown;
-      if (!raw && bytes.length > 0) {
-        try {
-          json = JSON.parse(new TextDecoder().decode(bytes));
-        } catch {
-          json = undefined;
-        }
-      }
-      const message = scrubber.scrub(typeof (json as { message?: unknown } | undefined)?.message === 'string' ? (json as { message: string }).message : '');
-      const budget = tracker.budget(clock.now());
-      if (budget.remaining < options.lowWater && lowWarnedFor !== budget.resetAtMs) {
-        lowWarnedFor = budget.resetAtMs;
-        emit({ type: 'rate_limit_low', level: 'warn', remaining: budget.remaining, limit: budget.limit, resetAtMs: budget.resetAtMs, message: `Rate limit low: ${budget.remaining} remaining` });
-      }
-
-      const kind = classifyRateLimit(res.status, res.headers, message);
-      if (kind) {
-        if (kind === 'secondary') secondaryStreak++;
-        const waitMs = rateLimitWaitMs(kind, res.headers, clock.now(), Math.max(0, secondaryStreak - 1));
-        rateAttempts++;
-        if (rateAttempts > (kind === 'secondary' ? options.maxSecondaryRetries : 2)) {
-          throw fail('checkpoint_rate_limited', `GitHub ${kind} rate limit persists for ${req.operation}`, { operation: req.operation, kind, retryAtMs: clock.now() + waitMs, status: res.status });
-        }
-        await waitOrThrow(kind, waitMs, req.operation);
-        continue;
-      }
-      if (res.status >= 200 && res.status < 300) secondaryStreak = 0;
-      if (res.status === 401 || res.status === 403) {
-        throw fail('checkpoint_storage_unavailable', `GitHub refused ${req.operation} (${res.status}${message ? `: ${message}` : ''}); check the token and its permissions (Contents: read and write)`, {
-          operation: req.operation,
-          status: res.status,
-        });
-      }
-      if (res.status >= 500) {
-        if (req.idempotent && attempt < options.maxRetries) {
-          attempt++;
-          retries++;
-          emit({ type: 'request_retry', level: 'info', operation: req.operation, attempt, reason: 'server_error', status: res.status });
-          await sleep(clock, 500 * 2 ** (attempt - 1));
-          continue;
-        }
-        throw fail('checkpoint_storage_unavailable', `GitHub ${req.operation} failed with ${res.status}${message ? `: ${message}` : ''}`, {
-          operation: req.operation,
-          status: res.status,
-          ambiguous: !req.idempotent,
-        });
-      }
-      return { status: res.status, headers: res.headers, json, ...(raw ? { bytes } : {}), message };
-    }
-  }
-
+  const h = createHttpState(options);
+  const { clock } = options;
   return {
-    request,
-    budget: () => tracker.budget(clock.now()),
-    blockedUntil: () => tracker.exhaustedUntil(clock.now()),
-    stats: () => ({ requests: tracker.calls, contentRequests, byOperation: { ...byOperation }, rateLimitWaits, retries }),
+    request: (req) => request(h, req),
+    budget: () => h.tracker.budget(clock.now()),
+    blockedUntil: () => h.tracker.exhaustedUntil(clock.now()),
+    stats: () => ({ requests: h.tracker.calls, contentRequests: h.contentRequests, byOperation: { ...h.byOperation }, rateLimitWaits: h.rateLimitWaits, retries: h.retries }),
   };
 }

@@ -138,124 +138,139 @@ export interface GitStore {
   isAncestor(ancestor: string, commit: string): boolean;
 }
 
+/** The object database and refs a {@link GitStore} keeps. */
+interface GitStoreState {
+  readonly objects: Map<string, GitObject>;
+  readonly refs: Map<string, string>;
+}
+
 /** Creates an empty object database. */
 export function createGitStore(): GitStore {
-  const objects = new Map<string, GitObject>();
-  const refs = new Map<string, string>();
-
-  const tree = (sha: string): readonly GitTreeEntry[] => {
-    const obj = objects.get(sha);
-    if (obj?.type !== 'tree') throw new GitTreeError(`${sha} is not a tree`);
-    return obj.entries;
-  };
-
-  const store: GitStore = {
+  const db: GitStoreState = { objects: new Map(), refs: new Map() };
+  const { objects } = db;
+  return {
     objects,
-    refs,
+    refs: db.refs,
     putBlob(data) {
       const sha = blobSha(data);
       if (!objects.has(sha)) objects.set(sha, { type: 'blob', data: Buffer.from(data) });
       return sha;
     },
-    putTree(entries) {
-      const names = new Set<string>();
-      for (const e of entries) {
-        if (e.name === '' || e.name.includes('/') || e.name === '.' || e.name === '..') throw new GitTreeError(`invalid tree entry name "${e.name}"`);
-        if (names.has(e.name)) throw new GitTreeError(`duplicate tree entry "${e.name}"`);
-        names.add(e.name);
-      }
-      const sha = treeSha(entries);
-      if (!objects.has(sha)) objects.set(sha, { type: 'tree', entries: [...entries].sort((a, b) => Buffer.compare(sortKey(a), sortKey(b))) });
-      return sha;
-    },
+    putTree: (entries) => putTree(db, entries),
     putCommit(commit) {
       const sha = commitSha(commit);
       if (!objects.has(sha)) objects.set(sha, { type: 'commit', commit });
       return sha;
     },
     get: (sha) => objects.get(sha),
-    entryAt(root, path) {
-      const segments = path.split('/');
-      let current = root;
-      for (let i = 0; i < segments.length; i++) {
-        const entry = tree(current).find((e) => e.name === segments[i]);
-        if (!entry) return undefined;
-        if (i === segments.length - 1) {
-          const obj = objects.get(entry.sha);
-          return { path, mode: entry.mode, type: entry.type, sha: entry.sha, ...(obj?.type === 'blob' ? { size: obj.data.length } : {}) };
-        }
-        if (entry.type !== 'tree') return undefined;
-        current = entry.sha;
-      }
-      return undefined;
-    },
-    walk(root, prefix = '') {
-      const out: GitPathEntry[] = [];
-      for (const e of tree(root)) {
-        const path = prefix === '' ? e.name : `${prefix}/${e.name}`;
-        const obj = objects.get(e.sha);
-        out.push({ path, mode: e.mode, type: e.type, sha: e.sha, ...(obj?.type === 'blob' ? { size: obj.data.length } : {}) });
-        if (e.type === 'tree') out.push(...store.walk(e.sha, path));
-      }
-      return out;
-    },
-    applyChanges(base, changes) {
-      // Group changes by first segment and rebuild only the subtrees they touch.
-      const rebuild = (treeSha: string | undefined, list: readonly GitTreeChange[], root: boolean): string | undefined => {
-        const entries = new Map<string, GitTreeEntry>();
-        if (treeSha !== undefined) for (const e of tree(treeSha)) entries.set(e.name, e);
-        const nested = new Map<string, GitTreeChange[]>();
-        for (const change of list) {
-          const slash = change.path.indexOf('/');
-          if (slash === -1) {
-            if (change.entry === null) {
-              if (!entries.has(change.path)) throw new GitTreeError(`cannot delete ${change.path}: not in the base tree`);
-              entries.delete(change.path);
-            } else {
-              entries.set(change.path, { name: change.path, ...change.entry });
-            }
-            continue;
-          }
-          const head = change.path.slice(0, slash);
-          const rest = { path: change.path.slice(slash + 1), entry: change.entry };
-          const bucket = nested.get(head);
-          if (bucket) bucket.push(rest);
-          else nested.set(head, [rest]);
-        }
-        for (const [name, list2] of nested) {
-          const existing = entries.get(name);
-          if (existing && existing.type !== 'tree') {
-            if (list2.every((c) => c.entry === null)) throw new GitTreeError(`cannot delete below ${name}: it is not a directory`);
-            entries.delete(name); // a file replaced by a directory, as git allows
-          }
-          const sub = rebuild(existing?.type === 'tree' ? existing.sha : undefined, list2, false);
-          if (sub === undefined) entries.delete(name);
-          else entries.set(name, { name, mode: '040000', type: 'tree', sha: sub });
-        }
-        // Git has no empty directories: a subtree left empty disappears (the root stays, as the empty tree).
-        if (entries.size === 0 && !root) return undefined;
-        return store.putTree([...entries.values()]);
-      };
-      for (const c of changes) {
-        if (c.path === '' || c.path.startsWith('/') || c.path.endsWith('/') || c.path.split('/').some((s) => s === '' || s === '.' || s === '..')) {
-          throw new GitTreeError(`invalid path "${c.path}"`);
-        }
-      }
-      return rebuild(base, changes, true) ?? store.putTree([]);
-    },
-    isAncestor(ancestor, commit) {
-      const seen = new Set<string>();
-      const stack = [commit];
-      while (stack.length > 0) {
-        const sha = stack.pop()!;
-        if (sha === ancestor) return true;
-        if (seen.has(sha)) continue;
-        seen.add(sha);
-        const obj = objects.get(sha);
-        if (obj?.type === 'commit') stack.push(...obj.commit.parents);
-      }
-      return false;
-    },
+    entryAt: (root, path) => entryAt(db, root, path),
+    walk: (root, prefix) => walk(db, root, prefix),
+    applyChanges: (base, changes) => applyChanges(db, base, changes),
+    isAncestor: (ancestor, commit) => isAncestor(db, ancestor, commit),
   };
-  return store;
+}
+
+function treeEntries(db: GitStoreState, sha: string): readonly GitTreeEntry[] {
+  const obj = db.objects.get(sha);
+  if (obj?.type !== 'tree') throw new GitTreeError(`${sha} is not a tree`);
+  return obj.entries;
+}
+
+function putTree(db: GitStoreState, entries: readonly GitTreeEntry[]): string {
+  const names = new Set<string>();
+  for (const e of entries) {
+    if (e.name === '' || e.name.includes('/') || e.name === '.' || e.name === '..') throw new GitTreeError(`invalid tree entry name "${e.name}"`);
+    if (names.has(e.name)) throw new GitTreeError(`duplicate tree entry "${e.name}"`);
+    names.add(e.name);
+  }
+  const sha = treeSha(entries);
+  if (!db.objects.has(sha)) db.objects.set(sha, { type: 'tree', entries: [...entries].sort((a, b) => Buffer.compare(sortKey(a), sortKey(b))) });
+  return sha;
+}
+
+function entryAt(db: GitStoreState, root: string, path: string): GitPathEntry | undefined {
+  const segments = path.split('/');
+  let current = root;
+  for (let i = 0; i < segments.length; i++) {
+    const entry = treeEntries(db, current).find((e) => e.name === segments[i]);
+    if (!entry) return undefined;
+    if (i === segments.length - 1) {
+      const obj = db.objects.get(entry.sha);
+      return { path, mode: entry.mode, type: entry.type, sha: entry.sha, ...(obj?.type === 'blob' ? { size: obj.data.length } : {}) };
+    }
+    if (entry.type !== 'tree') return undefined;
+    current = entry.sha;
+  }
+  return undefined;
+}
+
+function walk(db: GitStoreState, root: string, prefix = ''): GitPathEntry[] {
+  const out: GitPathEntry[] = [];
+  for (const e of treeEntries(db, root)) {
+    const path = prefix === '' ? e.name : `${prefix}/${e.name}`;
+    const obj = db.objects.get(e.sha);
+    out.push({ path, mode: e.mode, type: e.type, sha: e.sha, ...(obj?.type === 'blob' ? { size: obj.data.length } : {}) });
+    if (e.type === 'tree') out.push(...walk(db, e.sha, path));
+  }
+  return out;
+}
+
+function applyChanges(db: GitStoreState, base: string | undefined, changes: readonly GitTreeChange[]): string {
+  for (const c of changes) {
+    if (c.path === '' || c.path.startsWith('/') || c.path.endsWith('/') || c.path.split('/').some((s) => s === '' || s === '.' || s === '..')) {
+      throw new GitTreeError(`invalid path "${c.path}"`);
+    }
+  }
+  return rebuild(db, base, changes, true) ?? putTree(db, []);
+}
+
+/** Group changes by first segment and rebuild only the subtrees they touch. */
+function rebuild(db: GitStoreState, treeSha: string | undefined, list: readonly GitTreeChange[], root: boolean): string | undefined {
+  const entries = new Map<string, GitTreeEntry>();
+  if (treeSha !== undefined) for (const e of treeEntries(db, treeSha)) entries.set(e.name, e);
+  const nested = new Map<string, GitTreeChange[]>();
+  for (const change of list) {
+    const slash = change.path.indexOf('/');
+    if (slash === -1) {
+      if (change.entry === null) {
+        if (!entries.has(change.path)) throw new GitTreeError(`cannot delete ${change.path}: not in the base tree`);
+        entries.delete(change.path);
+      } else {
+        entries.set(change.path, { name: change.path, ...change.entry });
+      }
+      continue;
+    }
+    const head = change.path.slice(0, slash);
+    const rest = { path: change.path.slice(slash + 1), entry: change.entry };
+    const bucket = nested.get(head);
+    if (bucket) bucket.push(rest);
+    else nested.set(head, [rest]);
+  }
+  for (const [name, list2] of nested) {
+    const existing = entries.get(name);
+    if (existing && existing.type !== 'tree') {
+      if (list2.every((c) => c.entry === null)) throw new GitTreeError(`cannot delete below ${name}: it is not a directory`);
+      entries.delete(name); // a file replaced by a directory, as git allows
+    }
+    const sub = rebuild(db, existing?.type === 'tree' ? existing.sha : undefined, list2, false);
+    if (sub === undefined) entries.delete(name);
+    else entries.set(name, { name, mode: '040000', type: 'tree', sha: sub });
+  }
+  // Git has no empty directories: a subtree left empty disappears (the root stays, as the empty tree).
+  if (entries.size === 0 && !root) return undefined;
+  return putTree(db, [...entries.values()]);
+}
+
+function isAncestor(db: GitStoreState, ancestor: string, commit: string): boolean {
+  const seen = new Set<string>();
+  const stack = [commit];
+  while (stack.length > 0) {
+    const sha = stack.pop()!;
+    if (sha === ancestor) return true;
+    if (seen.has(sha)) continue;
+    seen.add(sha);
+    const obj = db.objects.get(sha);
+    if (obj?.type === 'commit') stack.push(...obj.commit.parents);
+  }
+  return false;
 }

@@ -1,4 +1,4 @@
-import { GitTreeError, type GitMode, type GitObjectType, type GitPathEntry, type GitSignature, type GitTreeChange } from './git-store.js';
+import { GitTreeError, type GitCommitData, type GitMode, type GitObjectType, type GitPathEntry, type GitSignature, type GitTreeChange } from './git-store.js';
 import type { RepoState } from './repo-state.js';
 import type { GitHubOperationId } from './schemas.js';
 
@@ -302,22 +302,15 @@ const lineCount = (data: Buffer | undefined): number => {
   return text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
 };
 
-function getCommit(ctx: HandlerContext, rawRef: string): Reply {
-  const docs = `${DOCS}/commits/commits#get-a-commit`;
-  if (ctx.state.empty) return emptyRepo(docs);
-  const ref = fromPathSegments(rawRef);
-  const resolved = resolveRef(ctx, ref);
-  if (!resolved) return errorReply(422, `No commit found for SHA: ${ref}`, docs);
+/** The files commit `commit` changed against its first parent, as GitHub lists them, with the line counts. */
+function commitDiff(ctx: HandlerContext, commit: string, c: GitCommitData): { files: Record<string, unknown>[]; additions: number; deletions: number } {
   const { store } = ctx.state;
-  const obj = store.get(resolved.commit);
-  if (obj?.type !== 'commit') return errorReply(422, `No commit found for SHA: ${ref}`, docs);
-  const c = obj.commit;
+  const { api, html } = urls(ctx);
   const blobs = (tree: string | undefined): Map<string, string> =>
     new Map(tree ? store.walk(tree).filter((e) => e.type === 'blob').map((e) => [e.path, e.sha] as const) : []);
   const parentTree = c.parents[0] ? commitTreeSha(ctx, c.parents[0]) : undefined;
   const before = blobs(parentTree);
   const after = blobs(c.tree);
-  const { api, html } = urls(ctx);
   const data = (sha: string | undefined): Buffer | undefined => {
     const o = sha ? store.get(sha) : undefined;
     return o?.type === 'blob' ? o.data : undefined;
@@ -343,11 +336,26 @@ function getCommit(ctx: HandlerContext, rawRef: string): Reply {
       additions: add,
       deletions: del,
       changes: add + del,
-      blob_url: `${html}/blob/${resolved.commit}/${encodePath(path)}`,
-      raw_url: `${html}/raw/${resolved.commit}/${encodePath(path)}`,
-      contents_url: `${api}/contents/${encodePath(path)}?ref=${resolved.commit}`,
+      blob_url: `${html}/blob/${commit}/${encodePath(path)}`,
+      raw_url: `${html}/raw/${commit}/${encodePath(path)}`,
+      contents_url: `${api}/contents/${encodePath(path)}?ref=${commit}`,
     });
   }
+  return { files, additions, deletions };
+}
+
+function getCommit(ctx: HandlerContext, rawRef: string): Reply {
+  const docs = `${DOCS}/commits/commits#get-a-commit`;
+  if (ctx.state.empty) return emptyRepo(docs);
+  const ref = fromPathSegments(rawRef);
+  const resolved = resolveRef(ctx, ref);
+  if (!resolved) return errorReply(422, `No commit found for SHA: ${ref}`, docs);
+  const { store } = ctx.state;
+  const obj = store.get(resolved.commit);
+  if (obj?.type !== 'commit') return errorReply(422, `No commit found for SHA: ${ref}`, docs);
+  const c = obj.commit;
+  const { api, html } = urls(ctx);
+  const { files, additions, deletions } = commitDiff(ctx, resolved.commit, c);
   const perPage = Math.min(Math.max(Number(ctx.query.get('per_page') ?? ctx.commitFilesPerPage) || ctx.commitFilesPerPage, 1), ctx.commitFilesPerPage);
   const page = Math.max(Number(ctx.query.get('page') ?? 1) || 1, 1);
   const pageFiles = files.slice((page - 1) * perPage, page * perPage);

@@ -86,17 +86,7 @@ export function createRepoState(options: { defaultBranch: string; now: () => num
         .filter((e): e is GitPathEntry & { size: number } => e.type === 'blob' && e.size !== undefined)
         .map((e) => ({ path: e.path, sha: e.sha, size: e.size }));
     },
-    log(branch) {
-      const out: EmulatorCommit[] = [];
-      let sha = store.refs.get(branch ?? options.defaultBranch);
-      while (sha) {
-        const obj = store.get(sha);
-        if (obj?.type !== 'commit') break;
-        out.push({ sha, message: obj.commit.message, parents: obj.commit.parents, tree: obj.commit.tree });
-        sha = obj.commit.parents[0];
-      }
-      return out;
-    },
+    log: (branch) => firstParentLog(store, store.refs.get(branch ?? options.defaultBranch)),
     commitFiles(changes, opts = {}) {
       const branch = opts.branch ?? options.defaultBranch;
       const head = store.refs.get(branch);
@@ -109,16 +99,7 @@ export function createRepoState(options: { defaultBranch: string; now: () => num
       );
       return state.commitTree(branch, tree, opts.message ?? 'another writer');
     },
-    staleHead(branch, commitsBack) {
-      let sha = store.refs.get(branch);
-      for (let i = 0; i < commitsBack && sha; i++) {
-        const obj = store.get(sha);
-        const parent = obj?.type === 'commit' ? obj.commit.parents[0] : undefined;
-        if (!parent) break;
-        sha = parent;
-      }
-      return sha;
-    },
+    staleHead: (branch, commitsBack) => firstParentBehind(store, store.refs.get(branch), commitsBack),
     commitTree(branch, tree, message, author, committer) {
       const head = store.refs.get(branch);
       const a = author ?? signature();
@@ -131,6 +112,31 @@ export function createRepoState(options: { defaultBranch: string; now: () => num
   };
   if (options.initialFiles && Object.keys(options.initialFiles).length > 0) state.commitFiles(options.initialFiles, { message: 'Initial commit' });
   return state;
+}
+
+/** The commits from `sha` back along first parents, newest first. */
+function firstParentLog(store: GitStore, head: string | undefined): EmulatorCommit[] {
+  const out: EmulatorCommit[] = [];
+  let sha = head;
+  while (sha) {
+    const obj = store.get(sha);
+    if (obj?.type !== 'commit') break;
+    out.push({ sha, message: obj.commit.message, parents: obj.commit.parents, tree: obj.commit.tree });
+    sha = obj.commit.parents[0];
+  }
+  return out;
+}
+
+/** The commit `commitsBack` first-parent steps behind `head` (or the oldest there is). */
+function firstParentBehind(store: GitStore, head: string | undefined, commitsBack: number): string | undefined {
+  let sha = head;
+  for (let i = 0; i < commitsBack && sha; i++) {
+    const obj = store.get(sha);
+    const parent = obj?.type === 'commit' ? obj.commit.parents[0] : undefined;
+    if (!parent) break;
+    sha = parent;
+  }
+  return sha;
 }
 
 export { blobSha };

@@ -1,0 +1,63 @@
+import { CheckpointError } from '../../model/errors.js';
+import { readBackOf, type PathChange, type TreeEntry, type TreePlan } from './commit-plan.js';
+import { commitFiles, type CommitFile } from './commit-reads.js';
+import { rewriteOf, type CommitRun, type Prepared } from './commit-run.js';
+import { rememberUnverified } from './commit-unverified.js';
+import { MAX_ATTEMPTS } from './contents.js';
+import type { RepoContext } from './context.js';
+import { restore, type RestorePath } from './restore.js';
+
+/** One landed attempt: its commit, the tree entries it wrote, and the plan they came from. */
+export interface LandedAttempt {
+  readonly commit: string;
+  /** The sha the branch names now, as the ref update answered. */
+  readonly moved: string | undefined;
+  readonly entries: readonly TreeEntry[];
+  readonly plan: TreePlan;
+}
+
+/**
+ * Write-then-verify: reads the commit back by its sha and compares every blob sha (or, with
+ * `verify: 'sha'`, trusts the ref update's answer). Resolves what did not verify and the
+ * changes as stored.
+ */
+export async function verifyCommit(ctx: RepoContext, run: CommitRun, landed: LandedAttempt): Promise<{ bad: Prepared[]; changes: readonly PathChange[] }> {
+  const { commit, entries, plan } = landed;
+  if (ctx.verify === 'read-back') {
+    let files: Map<string, CommitFile>;
+    try {
+      files = await commitFiles(ctx, commit);
+    } catch (err) {
+      // Landed, not verified: the batch sent again reads this commit back first.
+      const first = run.verifyFailures === 0 ? plan.before : run.original;
+      rememberUnverified(ctx, run.print, { commit, before: first, written: new Set(entries.map((e) => e.path)) });
+      ctx.state.invalidate();
+      throw err;
+    }
+    // The commit landed either way: our listings now describe it, with what GitHub actually stored.
+    return readBackOf(run.items, entries, plan, files);
+  }
+  return { bad: landed.moved !== commit ? run.items.filter((p) => p.op.type === 'put') : [], changes: plan.changes };
+}
+
+/**
+ * A landed attempt stored `bad` otherwise than sent: rewrites only those (their conditions
+ * were already met), or, out of attempts, puts the paths back and fails.
+ */
+export async function retryUnverified(ctx: RepoContext, run: CommitRun, damage: { paths: RestorePath[] }, bad: readonly Prepared[], changes: readonly PathChange[]): Promise<void> {
+  // Put back if a later attempt fails otherwise (a lost race, a lost answer): only where the bad blob still is.
+  const left = new Map(changes.map((c) => [c.path, c.sha]));
+  damage.paths = bad.map((p) => ({ path: p.path, sha: run.original.get(p.path) ?? null, ...(ctx.verify === 'read-back' ? { left: left.get(p.path) ?? null } : {}) }));
+  if (++run.verifyFailures >= MAX_ATTEMPTS || run.sent >= ctx.maxWriteAttempts) {
+    damage.paths = []; // restored here, and the failure says whether it worked
+    // Do not leave what GitHub mangled in place (a damaged latest.json would hide the good
+    // one): point the paths back at the blobs they held before this batch, by sha.
+    const restored = await restore(ctx, bad.map((p) => ({ path: p.path, sha: run.original.get(p.path) ?? null })));
+    throw new CheckpointError('checkpoint_atomic_write_failed', `commit of ${bad.length} keys did not verify after ${run.sent} attempts`, {
+      details: { keys: bad.map((p) => p.op.key).slice(0, 20), attempts: run.sent, attemptsExhausted: true, restored },
+    });
+  }
+  ctx.emit({ type: 'verify_retry', level: 'warn', attempt: run.verifyFailures, keys: bad.map((p) => p.op.key) });
+  run.items = rewriteOf(bad);
+  run.conditionsChecked = true;
+}
