@@ -221,10 +221,7 @@ function scanSegment(st: ScanState, s: string, base: number, ascii: boolean): vo
       byte++;
       i = q + 1;
       inString = false;
-      if (st.stringIsKey) {
-        if (st.keyText !== undefined) st.keyText = s.slice(from, q);
-        endKey(st);
-      } else endString(st, base + i, byte);
+      stringEnded(st, s, from, q, base + i, byte);
       continue;
     }
     const c = s.charCodeAt(i);
@@ -297,6 +294,14 @@ function ended(st: ScanState, bytes: number, slot: TextSlot | undefined): void {
   f.count++;
   if (f.isArray) f.items.push(bytes);
   if (slot) f.children.push(slot);
+}
+
+/** The string token whose text in `s` runs from `from` to its closing quote at `q` ended at `end` (UTF-8 offset `byte`): a key or a value. */
+function stringEnded(st: ScanState, s: string, from: number, q: number, end: number, byte: number): void {
+  if (st.stringIsKey) {
+    if (st.keyText !== undefined) st.keyText = s.slice(from, q);
+    endKey(st);
+  } else endString(st, end, byte);
 }
 
 /** A string value ended at `end` (UTF-8 offset `byte`). */
