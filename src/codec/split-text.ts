@@ -3,7 +3,7 @@ import { killSlots, MIN_MOVE, moveLargestFirst, mainTooLarge, PART_MARKER, PARTS
 
 /**
  * The core splitter ({@link splitDocument}) working on a document's canonical text instead of
- * its parse (issue 13, defect 6). A payload of many small values weighs 5 to 10 times its JSON
+ * its parse. A payload of many small values weighs 5 to 10 times its JSON
  * text as objects: parsing it back to split it cost more than 5× the payload at the peak. Here
  * one scan of the text measures every value and records where each candidate starts and
  * ends; the same decisions as the object splitter's ({@link moveLargestFirst}) pick the values
@@ -146,203 +146,253 @@ interface Scan {
 }
 
 /**
+ * The scan's state between tokens. The per-character state (the UTF-8 offset, whether a
+ * string or another scalar is being read) lives in locals of {@link scanSegment} while it
+ * runs and is stored here between segments: the hot loop touches no object per character.
+ */
+interface ScanState {
+  readonly maxBytes: number;
+  /** The candidates found so far, in the object splitter's order. */
+  readonly out: TextSlot[];
+  readonly frames: Frame[];
+  /** Index of the innermost open frame. */
+  depth: number;
+  /** UTF-8 offset of the scan. */
+  byte: number;
+  /** The first string over `maxBytes` (outside a part reference). */
+  tooLong: { bytes: number; at: number } | undefined;
+  root: TextSlot | undefined;
+  // A token being read: a string (key or value) or another scalar.
+  inString: boolean;
+  stringIsKey: boolean;
+  tokenStart: number;
+  tokenStartByte: number;
+  /** The key being read; `undefined` once a segment cut it. */
+  keyText: string | undefined;
+  inScalar: boolean;
+}
+
+/**
  * Measures every value of the canonical text `t` in one pass and collects the candidates as
  * the object splitter's `measure` does, in the order its walk of the parsed document finishes
  * them (an object's array-index keys first, as V8 enumerates them). Throws `checkpoint_too_large`
  * for a string that alone is over `maxBytes`.
  */
 function scan(t: Segmented, maxBytes: number): Scan {
-  const out: TextSlot[] = [];
-  const frames: Frame[] = [];
-  let depth = -1; // index of the innermost open frame
-  let byte = 0;
-  let tooLong: { bytes: number; at: number } | undefined;
-  let root: TextSlot | undefined;
-  // A token being read: a string (key or value) or another scalar.
-  let inString = false;
-  let stringIsKey = false;
-  let tokenStart = 0;
-  let tokenStartByte = 0;
-  let keyText: string | undefined;
-  let inScalar = false;
+  const st: ScanState = {
+    maxBytes,
+    out: [],
+    frames: [],
+    depth: -1,
+    byte: 0,
+    tooLong: undefined,
+    root: undefined,
+    inString: false,
+    stringIsKey: false,
+    tokenStart: 0,
+    tokenStartByte: 0,
+    keyText: undefined,
+    inScalar: false,
+  };
+  for (let si = 0; si < t.segments.length; si++) scanSegment(st, t.segments[si]!, t.starts[si]!, t.ascii[si]!);
+  const { root } = st;
+  if (!root || st.depth !== -1 || st.inString || st.inScalar) throw new Error('split-text: the text is not one JSON object');
+  if (st.tooLong) throw valueTooLarge(st.tooLong.bytes, maxBytes);
+  return { slots: st.out, root, bytes: root.bytes };
+}
 
-  const valueStarts = (at: number): void => {
-    const f = frames[depth]!;
-    if (f.isArray) f.itemStarts.push(at);
-  };
-  /** A value of `bytes` from `start` to `end` ended inside the innermost frame. */
-  const ended = (bytes: number, slot: TextSlot | undefined): void => {
-    const f = frames[depth]!;
-    f.count++;
-    if (f.isArray) f.items.push(bytes);
-    if (slot) f.children.push(slot);
-  };
-  const quietHere = (): boolean => frames[depth]!.memberQuiet;
-  const endString = (end: number): void => {
-    const bytes = byte - tokenStartByte;
-    if (quietHere()) {
-      ended(bytes, undefined);
-      return;
-    }
-    if (bytes > maxBytes && tooLong === undefined) tooLong = { bytes, at: tokenStart };
-    let slot: TextSlot | undefined;
-    if (bytes >= MIN_MOVE) {
-      slot = { start: tokenStart, end, bytes, current: bytes, children: [], dead: false, isArray: false, touched: false };
-      out.push(slot);
-    }
-    ended(bytes, slot);
-  };
-  const endKey = (): void => {
-    const f = frames[depth]!;
-    f.expectKey = false;
-    const raw = keyText;
-    if (f.count === 0) f.markerFirst = raw === PART_MARKER || raw === PARTS_MARKER;
-    f.memberQuiet = f.quiet || (depth === 0 && raw === 'integrity');
-    const index = raw === undefined ? -1 : arrayIndexOf(raw);
-    if (index >= 0 || f.blocks) {
-      f.blocks ??= [{ index: -1, out: f.outLen, child: 0 }]; // the members before
-      f.blocks.push({ index, out: out.length, child: f.children.length });
-    }
-  };
-  const open = (isArray: boolean, at: number): void => {
-    const parentQuiet = depth >= 0 && quietHere();
-    if (depth >= 0) valueStarts(at);
-    depth++;
-    const f = (frames[depth] ??= newFrame());
-    f.isArray = isArray;
-    f.start = at;
-    f.startByte = byte;
-    f.outLen = out.length;
-    f.count = 0;
-    f.markerFirst = false;
-    f.quiet = parentQuiet;
-    f.memberQuiet = parentQuiet;
-    f.expectKey = !isArray;
-    f.blocks = undefined;
-  };
-  const close = (end: number): void => {
-    const f = frames[depth]!;
-    const bytes = byte - f.startByte;
-    if (f.blocks) reorder(f, out);
-    let slot: TextSlot | undefined;
-    if (!f.isArray && f.count === 1 && f.markerFirst) {
-      // A part reference in the payload itself: nothing inside it is a candidate, nor is it.
-      out.length = f.outLen;
-      f.children.length = 0;
-      if (tooLong && tooLong.at >= f.start) tooLong = undefined;
-    } else if (!f.quiet && depth > 0 && bytes >= MIN_MOVE) {
-      // Item sizes only matter to an array too large for one part (it may be cut into chunks): a
-      // smaller one's lists are reused by the next array at this depth, not kept (a list of
-      // small records: one number per record).
-      const chunkable = f.isArray && bytes > maxBytes;
-      slot = { start: f.start, end, bytes, current: bytes, children: f.children, dead: false, isArray: f.isArray, touched: false, ...(chunkable ? { items: f.items, itemStarts: f.itemStarts } : {}) };
-      for (const child of f.children) child.up = slot;
-      out.push(slot);
-      f.children = [];
-      if (chunkable) {
-        f.items = [];
-        f.itemStarts = [];
-      }
-    }
-    if (depth === 0) {
-      root = { start: f.start, end, bytes, current: bytes, children: f.children, dead: false, isArray: false, touched: true };
-      depth--;
-      return;
-    }
-    const kids = slot ? undefined : f.children;
-    depth--;
-    ended(bytes, slot);
-    if (kids) {
-      const p = frames[depth]!;
-      for (const child of kids) p.children.push(child); // not a spread: there may be 100k+
-      kids.length = 0;
-    }
-    f.items.length = 0;
-    f.itemStarts.length = 0;
-  };
-
-  for (let si = 0; si < t.segments.length; si++) {
-    const s = t.segments[si]!;
-    const base = t.starts[si]!;
-    const ascii = t.ascii[si]!;
-    let i = 0;
-    while (i < s.length) {
-      if (inString) {
-        const from = i;
-        const q = closingQuote(s, from);
-        const stop = q < 0 ? s.length : q;
-        byte += ascii ? stop - from : utf8Count(s, from, stop);
-        if (q < 0) {
-          if (stringIsKey) keyText = undefined; // a key cut by a segment: no key savepoint looks for is
-          i = s.length;
-          continue;
-        }
-        byte++;
-        i = q + 1;
-        inString = false;
-        if (stringIsKey) {
-          if (keyText !== undefined) keyText = s.slice(from, q);
-          endKey();
-        } else endString(base + i);
+/** Scans one segment `s` of the text, which starts at offset `base` (`ascii`: it has no other character). */
+function scanSegment(st: ScanState, s: string, base: number, ascii: boolean): void {
+  let byte = st.byte;
+  let inString = st.inString;
+  let inScalar = st.inScalar;
+  let i = 0;
+  while (i < s.length) {
+    if (inString) {
+      const from = i;
+      const q = closingQuote(s, from);
+      const stop = q < 0 ? s.length : q;
+      byte += ascii ? stop - from : utf8Count(s, from, stop);
+      if (q < 0) {
+        if (st.stringIsKey) st.keyText = undefined; // a key cut by a segment: no key savepoint looks for is
+        i = s.length;
         continue;
       }
-      const c = s.charCodeAt(i);
-      if (inScalar) {
-        if (c !== 0x2c && c !== 0x5d && c !== 0x7d) {
-          i++;
-          byte++;
-          continue;
-        }
-        inScalar = false;
-        ended(byte - tokenStartByte, undefined); // numbers, true, false, null: never 256 bytes
+      byte++;
+      i = q + 1;
+      inString = false;
+      stringEnded(st, s, from, q, base + i, byte);
+      continue;
+    }
+    const c = s.charCodeAt(i);
+    if (inScalar) {
+      if (c !== 0x2c && c !== 0x5d && c !== 0x7d) {
+        i++;
+        byte++;
+        continue;
       }
-      switch (c) {
-        case 0x7b: // {
-        case 0x5b: // [
-          open(c === 0x5b, base + i);
-          i++;
-          byte++;
-          break;
-        case 0x7d: // }
-        case 0x5d: // ]
-          i++;
-          byte++;
-          close(base + i);
-          break;
-        case 0x2c: // ,
-          i++;
-          byte++;
-          if (!frames[depth]!.isArray) frames[depth]!.expectKey = true;
-          break;
-        case 0x3a: // :
-          i++;
-          byte++;
-          break;
-        case 0x22: {
-          const f = frames[depth]!;
-          stringIsKey = !f.isArray && f.expectKey;
-          if (!stringIsKey) valueStarts(base + i);
-          keyText = '';
-          inString = true;
-          tokenStart = base + i;
-          tokenStartByte = byte;
-          i++;
-          byte++;
-          break;
-        }
-        default:
-          valueStarts(base + i);
-          inScalar = true;
-          tokenStart = base + i;
-          tokenStartByte = byte;
-          i++;
-          byte++;
+      inScalar = false;
+      ended(st, byte - st.tokenStartByte, undefined); // numbers, true, false, null: never 256 bytes
+    }
+    switch (c) {
+      case 0x7b: // {
+      case 0x5b: // [
+        open(st, c === 0x5b, base + i, byte);
+        i++;
+        byte++;
+        break;
+      case 0x7d: // }
+      case 0x5d: // ]
+        i++;
+        byte++;
+        close(st, base + i, byte);
+        break;
+      case 0x2c: // ,
+        i++;
+        byte++;
+        if (!st.frames[st.depth]!.isArray) st.frames[st.depth]!.expectKey = true;
+        break;
+      case 0x3a: // :
+        i++;
+        byte++;
+        break;
+      case 0x22: {
+        const f = st.frames[st.depth]!;
+        st.stringIsKey = !f.isArray && f.expectKey;
+        if (!st.stringIsKey) valueStarts(st, base + i);
+        st.keyText = '';
+        inString = true;
+        st.tokenStart = base + i;
+        st.tokenStartByte = byte;
+        i++;
+        byte++;
+        break;
       }
+      default:
+        valueStarts(st, base + i);
+        inScalar = true;
+        st.tokenStart = base + i;
+        st.tokenStartByte = byte;
+        i++;
+        byte++;
     }
   }
-  if (!root || depth !== -1 || inString || inScalar) throw new Error('split-text: the text is not one JSON object');
-  if (tooLong) throw valueTooLarge(tooLong.bytes, maxBytes);
-  return { slots: out, root, bytes: root.bytes };
+  st.byte = byte;
+  st.inString = inString;
+  st.inScalar = inScalar;
+}
+
+/** A value starts at `at` in the innermost frame (an array records where each item starts). */
+function valueStarts(st: ScanState, at: number): void {
+  const f = st.frames[st.depth]!;
+  if (f.isArray) f.itemStarts.push(at);
+}
+
+/** A value of `bytes` ended inside the innermost frame (`slot`: its candidate, if it is one). */
+function ended(st: ScanState, bytes: number, slot: TextSlot | undefined): void {
+  const f = st.frames[st.depth]!;
+  f.count++;
+  if (f.isArray) f.items.push(bytes);
+  if (slot) f.children.push(slot);
+}
+
+/** The string token whose text in `s` runs from `from` to its closing quote at `q` ended at `end` (UTF-8 offset `byte`): a key or a value. */
+function stringEnded(st: ScanState, s: string, from: number, q: number, end: number, byte: number): void {
+  if (st.stringIsKey) {
+    if (st.keyText !== undefined) st.keyText = s.slice(from, q);
+    endKey(st);
+  } else endString(st, end, byte);
+}
+
+/** A string value ended at `end` (UTF-8 offset `byte`). */
+function endString(st: ScanState, end: number, byte: number): void {
+  const bytes = byte - st.tokenStartByte;
+  if (st.frames[st.depth]!.memberQuiet) {
+    ended(st, bytes, undefined);
+    return;
+  }
+  if (bytes > st.maxBytes && st.tooLong === undefined) st.tooLong = { bytes, at: st.tokenStart };
+  let slot: TextSlot | undefined;
+  if (bytes >= MIN_MOVE) {
+    slot = { start: st.tokenStart, end, bytes, current: bytes, children: [], dead: false, isArray: false, touched: false };
+    st.out.push(slot);
+  }
+  ended(st, bytes, slot);
+}
+
+/** An object's key ended: what the member after it is (quiet, a part marker, an array index that reorders the members). */
+function endKey(st: ScanState): void {
+  const f = st.frames[st.depth]!;
+  f.expectKey = false;
+  const raw = st.keyText;
+  if (f.count === 0) f.markerFirst = raw === PART_MARKER || raw === PARTS_MARKER;
+  f.memberQuiet = f.quiet || (st.depth === 0 && raw === 'integrity');
+  const index = raw === undefined ? -1 : arrayIndexOf(raw);
+  if (index >= 0 || f.blocks) {
+    f.blocks ??= [{ index: -1, out: f.outLen, child: 0 }]; // the members before
+    f.blocks.push({ index, out: st.out.length, child: f.children.length });
+  }
+}
+
+/** An object or array opens at `at` (UTF-8 offset `byte`): the next frame is reset for it. */
+function open(st: ScanState, isArray: boolean, at: number, byte: number): void {
+  const parentQuiet = st.depth >= 0 && st.frames[st.depth]!.memberQuiet;
+  if (st.depth >= 0) valueStarts(st, at);
+  st.depth++;
+  const f = (st.frames[st.depth] ??= newFrame());
+  f.isArray = isArray;
+  f.start = at;
+  f.startByte = byte;
+  f.outLen = st.out.length;
+  f.count = 0;
+  f.markerFirst = false;
+  f.quiet = parentQuiet;
+  f.memberQuiet = parentQuiet;
+  f.expectKey = !isArray;
+  f.blocks = undefined;
+}
+
+/** The innermost object or array closes at `end` (UTF-8 offset `byte`): it becomes a candidate, the root, or hands its candidates up. */
+function close(st: ScanState, end: number, byte: number): void {
+  const { out } = st;
+  const f = st.frames[st.depth]!;
+  const bytes = byte - f.startByte;
+  if (f.blocks) reorder(f, out);
+  let slot: TextSlot | undefined;
+  if (!f.isArray && f.count === 1 && f.markerFirst) {
+    // A part reference in the payload itself: nothing inside it is a candidate, nor is it.
+    out.length = f.outLen;
+    f.children.length = 0;
+    if (st.tooLong && st.tooLong.at >= f.start) st.tooLong = undefined;
+  } else if (!f.quiet && st.depth > 0 && bytes >= MIN_MOVE) {
+    // Item sizes only matter to an array too large for one part (it may be cut into chunks): a
+    // smaller one's lists are reused by the next array at this depth, not kept (a list of
+    // small records: one number per record).
+    const chunkable = f.isArray && bytes > st.maxBytes;
+    slot = { start: f.start, end, bytes, current: bytes, children: f.children, dead: false, isArray: f.isArray, touched: false, ...(chunkable ? { items: f.items, itemStarts: f.itemStarts } : {}) };
+    for (const child of f.children) child.up = slot;
+    out.push(slot);
+    f.children = [];
+    if (chunkable) {
+      f.items = [];
+      f.itemStarts = [];
+    }
+  }
+  if (st.depth === 0) {
+    st.root = { start: f.start, end, bytes, current: bytes, children: f.children, dead: false, isArray: false, touched: true };
+    st.depth--;
+    return;
+  }
+  const kids = slot ? undefined : f.children;
+  st.depth--;
+  ended(st, bytes, slot);
+  if (kids) {
+    const p = st.frames[st.depth]!;
+    for (const child of kids) p.children.push(child); // not a spread: there may be 100k+
+    kids.length = 0;
+  }
+  f.items.length = 0;
+  f.itemStarts.length = 0;
 }
 
 /**

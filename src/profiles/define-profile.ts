@@ -9,6 +9,7 @@ import type { ResumeRule } from '../resume/types.js';
 import type { RetentionPolicy } from '../retention/policy.js';
 import type { ProfileLayout } from './layout.js';
 import { joinHeldHead, type HeldHeadJoin } from './held-batch.js';
+import { withHistoryKeyFrom } from './layout-probe.js';
 import { assertOptionsArgument } from '../model/arguments.js';
 
 /**
@@ -230,7 +231,7 @@ export function defineProfile<P, const T extends string = string, const S extend
     triggers: definition.triggers,
     statuses: definition.statuses,
     document: definition.document,
-    layout: definition.layout,
+    layout: withHistoryKeyFrom(definition.layout),
     newSnapshotId: definition.newSnapshotId ?? ((ctx) => newSnapshotId(ctx.createdAtMs)),
     assertRunId: withStoreWideNames(definition.layout, definition.assertRunId ?? assertRunId),
     heartbeat,

@@ -6,6 +6,7 @@ import type { Snapshot } from '../model/snapshot.js';
 import { decodeBatchFile } from '../profiles/batch-file.js';
 import type { Profile } from '../profiles/define-profile.js';
 import { GZIP_SUFFIX, type KeyInfo, type ProfileLayout } from '../profiles/layout.js';
+import { historyKeyOfSequence, runListPrefix } from '../profiles/layout-probe.js';
 import { decodeStoredSnapshotTolerant } from '../profiles/read-snapshot.js';
 import type { ForeignReadWarning } from '../codec/json-document.js';
 import { mapLimit } from '../storage/map-limit.js';
@@ -93,36 +94,6 @@ export interface LocatedSnapshot<P> {
 /** Reason codes that mean "this file's content is unusable" rather than "storage failed". */
 const CONTENT_ERRORS = new Set<ReasonCode>(['checkpoint_schema_invalid', 'checkpoint_integrity_mismatch', 'checkpoint_not_found', 'checkpoint_too_large']);
 
-const SAMPLE_IDS = [
-  ['cp_20000101T000000000Z_aaaaaaaaaa', 'cp_20991231T235959999Z_zzzzzzzzzz'],
-  ['00000000-0000-4000-8000-000000000000', 'ffffffff-ffff-4fff-bfff-ffffffffffff'],
-] as const;
-
-const derivableCache = new WeakMap<ProfileLayout, boolean>();
-
-/**
- * True when the layout's history key does not depend on the snapshot id, so the key of
- * sequence N+1 can be computed from N and the trigger alone (`cp_{NNN}_{trigger}.json`),
- * unlike `history/<snapshot_id>.json`.
- */
-export function historyKeysDerivable(layout: ProfileLayout): boolean {
-  const cached = derivableCache.get(layout);
-  if (cached !== undefined) return cached;
-  let derivable = false;
-  if (layout.historyKey) {
-    try {
-      derivable = SAMPLE_IDS.every(([a, b]) => {
-        const ref = { runId: 'probe-run', sequence: 12, source: 'manual' };
-        return layout.historyKey!({ ...ref, id: a }) === layout.historyKey!({ ...ref, id: b });
-      });
-    } catch {
-      derivable = false;
-    }
-  }
-  derivableCache.set(layout, derivable);
-  return derivable;
-}
-
 /** The keys history entry `sequence` of `runId` can have, one per trigger (and `.gz` forms). */
 function nextHistoryKeys(profile: Profile<unknown>, runId: string, sequence: number): string[] {
   const layout = profile.layout;
@@ -130,7 +101,7 @@ function nextHistoryKeys(profile: Profile<unknown>, runId: string, sequence: num
   for (const source of Object.keys(profile.triggers)) {
     let key: string;
     try {
-      key = layout.historyKey!({ runId, id: SAMPLE_IDS[0][0], sequence, source });
+      key = historyKeyOfSequence(layout, runId, sequence, source);
     } catch {
       continue; // a trigger name the layout cannot put in a key is never written either
     }
@@ -139,42 +110,6 @@ function nextHistoryKeys(profile: Profile<unknown>, runId: string, sequence: num
   }
   return [...keys];
 }
-
-/**
- * The prefix that covers every file of `runId`: the longest common folder of the keys the
- * layout derives for the run, or `runsPrefix` for layouts whose run files share no folder.
- */
-export function runListPrefix(layout: ProfileLayout, runId: string): string {
-  const keys = [layout.latestKey(runId)];
-  if (layout.indexKey) keys.push(layout.indexKey(runId));
-  if (layout.batchKey) {
-    try {
-      keys.push(layout.batchKey(runId, 1, 2), layout.batchKey(runId, 900, 1000));
-    } catch {
-      // a layout that cannot name batches has none to list
-    }
-  }
-  if (layout.historyKey) {
-    for (const [id] of SAMPLE_IDS) {
-      for (const sequence of [1, 98765]) {
-        try {
-          keys.push(layout.historyKey({ runId, id, sequence, source: 'manual' }));
-        } catch {
-          // ids the layout refuses are never written either
-        }
-      }
-    }
-  }
-  let common = keys[0]!;
-  for (const k of keys) {
-    let i = 0;
-    while (i < common.length && i < k.length && common[i] === k[i]) i++;
-    common = common.slice(0, i);
-  }
-  const folder = common.slice(0, common.lastIndexOf('/') + 1);
-  return folder.startsWith(layout.runsPrefix) ? folder : layout.runsPrefix;
-}
-
 
 /** First and last sequence of a batch file from its name (`batch_{first}_{last}.json`, the spec's pattern), when it has that form. */
 function batchRange(key: string): { first: number; last: number } | undefined {
@@ -507,7 +442,7 @@ async function fromIndexTop<P>(search: Search<P>): Promise<boolean> {
 async function newerExists<P>(search: Search<P>, mode: NewerCheck, maxProbe: number): Promise<boolean> {
   const { profile, runId } = search;
   const layout = profile.layout;
-  const probe = (mode === 'auto' || mode === 'probe') && historyKeysDerivable(layout);
+  const probe = (mode === 'auto' || mode === 'probe') && layout.historyKeyFrom === 'sequence';
   if (probe) {
     let sequence = search.best!.snapshot.sequence + 1;
     for (let steps = 0; steps < maxProbe; steps++, sequence++) {
@@ -531,6 +466,15 @@ async function newerExists<P>(search: Search<P>, mode: NewerCheck, maxProbe: num
   }
 }
 
+/** What one scan knows while it reads: whether the run's index may still order the files. */
+interface ScanState<P> {
+  readonly search: Search<P>;
+  readonly indexKey: string | undefined;
+  readonly concurrency: number;
+  /** The index agrees with the file names and with every file read so far. */
+  indexTrusted: boolean;
+}
+
 /** Step 4: the index and one listing; files read newest first until none unread can be newer. */
 async function scan<P>(search: Search<P>, concurrency: number): Promise<void> {
   const { storage, profile, runId } = search;
@@ -538,14 +482,29 @@ async function scan<P>(search: Search<P>, concurrency: number): Promise<void> {
   const resolve = indexPathResolver(profile as Profile<unknown>, runId);
   const indexKey = layout.indexKey?.(runId);
   const index = await search.index();
-  let indexTrusted = index !== undefined && indexConsistent(index, runId, profile as Profile<unknown>, resolve);
-  if (index && !indexTrusted) {
+  const state: ScanState<P> = { search, indexKey, concurrency, indexTrusted: index !== undefined && indexConsistent(index, runId, profile as Profile<unknown>, resolve) };
+  if (index && !state.indexTrusted) {
     search.skip(indexKey!, 'index', 'checkpoint_integrity_mismatch', `${indexKey}: entries disagree with the file names or are out of order; used to find files, not to order them`);
   }
 
   search.lists++;
   const listed = await listRunSnapshotFiles(storage, layout, runId);
-  // One candidate per file, keyed without `.gz` so an index path and its compressed file meet.
+  const all = [...scanCandidates(state, listed, index, resolve).values()];
+  // Files whose sequence is unknown until read: all of them must be read.
+  await mapLimit(
+    all.filter((c) => c.hint === undefined),
+    concurrency,
+    (c) => readScanCandidate(state, c),
+  );
+  await readNewestFirst(
+    state,
+    all.filter((c) => c.hint !== undefined).sort((a, b) => b.hint! - a.hint!),
+  );
+}
+
+/** One candidate per listed file and index entry, keyed without `.gz` so an index path and its compressed file meet. */
+function scanCandidates<P>(state: ScanState<P>, listed: Map<string, KeyInfo>, index: RunIndex | undefined, resolve: (path: string) => { key: string; info: KeyInfo } | undefined): Map<string, Candidate> {
+  const { search } = state;
   const candidates = new Map<string, Candidate>();
   for (const [key, info] of listed) {
     const name = info.kind === 'history' ? info.sequence : batchRange(key)?.last;
@@ -561,7 +520,7 @@ async function scan<P>(search: Search<P>, concurrency: number): Promise<void> {
       candidate = { key: target.key, info: target.info };
       candidates.set(id, candidate);
     }
-    if (indexTrusted) {
+    if (state.indexTrusted) {
       search.highest = Math.max(search.highest, entry.sequence);
       if (candidate.hintFrom !== 'name' && (candidate.hint === undefined || entry.sequence > candidate.hint)) {
         candidate.hint = entry.sequence;
@@ -569,45 +528,46 @@ async function scan<P>(search: Search<P>, concurrency: number): Promise<void> {
       }
     }
   }
+  return candidates;
+}
 
-  const read = async (c: Candidate): Promise<void> => {
-    const found = await search.readCandidate(c.key, c.info, c.hintFrom === 'index' ? 'index' : 'scan');
-    if (found === undefined) {
-      search.skip(c.key, c.info.kind === 'batch' ? 'batch' : 'history', 'checkpoint_not_found', `${c.key} is named by the index or the listing but does not exist`);
-      return;
+/** Reads one candidate of a scan; a file that holds other sequences than its index entry says stops the index ordering anything. */
+async function readScanCandidate<P>(state: ScanState<P>, c: Candidate): Promise<void> {
+  const { search, indexKey } = state;
+  const found = await search.readCandidate(c.key, c.info, c.hintFrom === 'index' ? 'index' : 'scan');
+  if (found === undefined) {
+    search.skip(c.key, c.info.kind === 'batch' ? 'batch' : 'history', 'checkpoint_not_found', `${c.key} is named by the index or the listing but does not exist`);
+    return;
+  }
+  if (c.hintFrom === 'index' && state.indexTrusted && found.length > 0) {
+    const sequences = found.map((s) => s.sequence);
+    const top = Math.max(...sequences);
+    if (c.info.kind === 'batch' ? !sequences.includes(c.hint!) : top !== c.hint) {
+      state.indexTrusted = false;
+      search.skip(indexKey!, 'index', 'checkpoint_integrity_mismatch', `${indexKey}: its entry for ${c.key} says sequence ${c.hint}, the file holds ${top}; not used to order files`);
+    } else if (top > c.hint!) {
+      // A batch file holding members the index does not list: the index is incomplete, so its hints bound nothing.
+      state.indexTrusted = false;
     }
-    if (c.hintFrom === 'index' && indexTrusted && found.length > 0) {
-      const sequences = found.map((s) => s.sequence);
-      const top = Math.max(...sequences);
-      if (c.info.kind === 'batch' ? !sequences.includes(c.hint!) : top !== c.hint) {
-        indexTrusted = false;
-        search.skip(indexKey!, 'index', 'checkpoint_integrity_mismatch', `${indexKey}: its entry for ${c.key} says sequence ${c.hint}, the file holds ${top}; not used to order files`);
-      } else if (top > c.hint!) {
-        // A batch file holding members the index does not list: the index is incomplete, so its hints bound nothing.
-        indexTrusted = false;
-      }
-    }
-  };
+  }
+}
 
-  // Files whose sequence is unknown until read: all of them must be read.
-  const all = [...candidates.values()];
-  await mapLimit(
-    all.filter((c) => c.hint === undefined),
-    concurrency,
-    read,
-  );
-
-  // Files with a sequence hint, newest first; stop once nothing unread can beat the best
-  // (a valid `latest` is already the best, so nothing at or below it is read). Reads start
-  // one at a time (the newest is usually valid) and widen while they keep failing. A
-  // cursor walks the sorted list once: an index naming 100k missing files costs 100k
-  // reads, not 100k passes over the list.
-  let pending = all.filter((c) => c.hint !== undefined).sort((a, b) => b.hint! - a.hint!);
+/**
+ * Reads files with a sequence hint, newest first; stops once nothing unread can beat the best
+ * (a valid `latest` is already the best, so nothing at or below it is read). Reads start
+ * one at a time (the newest is usually valid) and widen while they keep failing. A
+ * cursor walks the sorted list once: an index naming 100k missing files costs 100k
+ * reads, not 100k passes over the list.
+ */
+async function readNewestFirst<P>(state: ScanState<P>, sorted: Candidate[]): Promise<void> {
+  const { search, concurrency } = state;
+  const read = (c: Candidate): Promise<void> => readScanCandidate(state, c);
+  let pending = sorted;
   let cursor = 0;
   let width = 1;
   let indexHintsDropped = false;
   for (;;) {
-    if (!indexTrusted && !indexHintsDropped) {
+    if (!state.indexTrusted && !indexHintsDropped) {
       // An index entry lied about its file: index hints bound nothing any more, read them all (once).
       indexHintsDropped = true;
       const rest = pending.slice(cursor);

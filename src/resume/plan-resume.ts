@@ -1,5 +1,4 @@
 import { formatDuration } from '../model/human-duration.js';
-import { canonicalJson } from '../codec/canonical-json.js';
 import type { ForeignReadWarning } from '../codec/json-document.js';
 import { assertStorageProfileOptions } from '../model/arguments.js';
 import { systemClock, type Clock } from '../model/clock.js';
@@ -8,7 +7,7 @@ import type { Profile } from '../profiles/define-profile.js';
 import type { StorageAdapter } from '../storage/adapter.js';
 import { locateNewestSnapshot, type LocatedSnapshot, type NewerCheck, type SkippedFile, type SnapshotOrigin } from './locate.js';
 import { defaultResumeRule } from './default-rule.js';
-import { RESUME_HISTORY_LIMIT, type ResumePoint, type ResumeRule, type ResumeWarning } from './types.js';
+import { RESUME_HISTORY_LIMIT, type ResumePoint, type ResumeCallerContext, type ResumeRule, type ResumeWarning } from './types.js';
 import { listRunSnapshots } from '../runs/list-snapshots.js';
 
 /** Options of {@link planResume}. */
@@ -22,9 +21,9 @@ export interface PlanResumeOptions<P> {
   /** Clock for the snapshot's age. @default systemClock */
   readonly clock?: Clock;
   /**
-   * The lessons active now (phased-workflow-github.md `active_lessons`). When given and
-   * the rule reports the snapshot's lessons, a difference is the warning
-   * `resume_lessons_changed`.
+   * The lessons active now (phased-workflow-github.md `active_lessons`). Passed to the
+   * rule's {@link ResumeRule.callerWarnings}: the phasedWorkflow rule warns
+   * `resume_lessons_changed` when they differ from the snapshot's.
    * @default undefined (not compared)
    */
   readonly currentLessons?: readonly unknown[];
@@ -87,29 +86,6 @@ export interface ResumePlan<P> extends ResumePoint {
   readonly ageMs: number;
 }
 
-function lessonsDiff(before: readonly unknown[], now: readonly unknown[]): { added: number; removed: number } {
-  const count = (items: readonly unknown[]): Map<string, number> => {
-    const m = new Map<string, number>();
-    for (const item of items) {
-      let key: string;
-      try {
-        key = canonicalJson(item);
-      } catch {
-        key = String(item);
-      }
-      m.set(key, (m.get(key) ?? 0) + 1);
-    }
-    return m;
-  };
-  const a = count(before);
-  const b = count(now);
-  let added = 0;
-  let removed = 0;
-  for (const [k, n] of b) added += Math.max(0, n - (a.get(k) ?? 0));
-  for (const [k, n] of a) removed += Math.max(0, n - (b.get(k) ?? 0));
-  return { added, removed };
-}
-
 /**
  * The run's snapshots before `sequence`, newest first, at most RESUME_HISTORY_LIMIT, for a
  * rule that asks for them. Only a convenience for the rule (naming things): a failure to read
@@ -158,7 +134,6 @@ export async function planResume<P>(options: PlanResumeOptions<P>): Promise<Resu
   assertStorageProfileOptions(options, 'planResume');
   const { profile, runId } = options;
   const clock = options.clock ?? systemClock;
-  const staleAfterMs = options.staleAfterMs ?? 3_600_000;
   const located = await locateNewestSnapshot({
     storage: options.storage,
     profile,
@@ -173,6 +148,45 @@ export async function planResume<P>(options: PlanResumeOptions<P>): Promise<Resu
   const history = wanted === false ? undefined : await earlierSnapshots(options.storage, profile, runId, snapshot.sequence, wanted === true ? undefined : wanted);
   const point = rule(snapshot, { now, isTerminal: profile.isTerminal, profileName: profile.name, ...(history ? { history } : {}) });
 
+  const ageMs = now - Date.parse(snapshot.createdAt);
+  const warnings = locateWarnings(located);
+  if (profile.isTerminal(snapshot.status)) {
+    warnings.push({ code: 'resume_run_terminal', message: `the run's newest snapshot has the terminal status ${snapshot.status}`, details: { status: snapshot.status } });
+  }
+  const age = ageWarning(ageMs, options.staleAfterMs ?? 3_600_000);
+  if (age) warnings.push(age);
+  if (rule.callerWarnings) warnings.push(...rule.callerWarnings(snapshot, callerContext(options)));
+  warnings.push(...(point.warnings ?? []));
+  const external = options.warnExternalState !== false ? externalStateWarning(point) : undefined;
+  if (external) warnings.push(external);
+
+  // Object.assign, not a spread: V8 built this object in dictionary mode from `...point`
+  // followed by nine more members, which was a quarter of an in-memory resume's CPU.
+  return Object.assign({}, point, {
+    runId,
+    snapshot,
+    payload: snapshot.payload,
+    source: {
+      key: located.key,
+      origin: located.origin,
+      ...(located.batchPosition !== undefined ? { batchPosition: located.batchPosition } : {}),
+      latest: located.latest,
+    },
+    warnings,
+    skipped: located.skipped,
+    nextSequence: located.highestSequence + 1,
+    ageMs,
+  });
+}
+
+/** What the caller says holds now, for the rule's {@link ResumeRule.callerWarnings}. */
+function callerContext<P>(options: PlanResumeOptions<P>): ResumeCallerContext {
+  return options.currentLessons !== undefined ? { currentLessons: options.currentLessons } : {};
+}
+
+/** The warnings about where the snapshot was found: `latest` unusable, foreign files, files skipped, duplicate sequences. */
+function locateWarnings(located: LocatedSnapshot<unknown>): ResumeWarning[] {
+  const { snapshot } = located;
   const warnings: ResumeWarning[] = [];
   const from = `snapshot ${snapshot.sequence} from ${located.key}`;
   if (located.latest === 'missing') warnings.push({ code: 'resume_latest_missing', message: `latest is missing; resuming from ${from}`, details: { key: located.key } });
@@ -199,61 +213,36 @@ export async function planResume<P>(options: PlanResumeOptions<P>): Promise<Resu
       details: { sequence: snapshot.sequence, duplicates: located.duplicates },
     });
   }
-  if (profile.isTerminal(snapshot.status)) {
-    warnings.push({ code: 'resume_run_terminal', message: `the run's newest snapshot has the terminal status ${snapshot.status}`, details: { status: snapshot.status } });
-  }
-  const createdMs = Date.parse(snapshot.createdAt);
-  const ageMs = now - createdMs;
+  return warnings;
+}
+
+/** `resume_snapshot_stale` for a snapshot older than `staleAfterMs`, `resume_clock_skew` for one from the future. */
+function ageWarning(ageMs: number, staleAfterMs: number): ResumeWarning | undefined {
   if (ageMs > staleAfterMs) {
-    warnings.push({
+    return {
       code: 'resume_snapshot_stale',
       message: `the snapshot is ${formatDuration(ageMs)} old; time-sensitive state (rate limits, leases, caches) may have changed`,
       details: { ageMs, staleAfterMs },
-    });
-  } else if (ageMs < -CLOCK_SKEW_TOLERANCE_MS) {
-    warnings.push({ code: 'resume_clock_skew', message: `the snapshot was created ${Math.round(-ageMs / 1000)} s in the future of this clock`, details: { ageMs } });
+    };
   }
-  if (options.currentLessons !== undefined && point.activeLessons !== undefined) {
-    const { added, removed } = lessonsDiff(point.activeLessons, options.currentLessons);
-    if (added > 0 || removed > 0) {
-      warnings.push({
-        code: 'resume_lessons_changed',
-        message: `active lessons changed since the checkpoint (${added} added, ${removed} removed); behaviour may differ`,
-        details: { added, removed },
-      });
-    }
-  }
-  warnings.push(...(point.warnings ?? []));
-  // Only news is a warning: the snapshot names state outside it (files, commits, a plan file), or
-  // its spec says its runs act on external systems. Warning on every resume of every profile
-  // taught people to ignore warnings.
-  const refs = Object.entries(point.externalRefs ?? {}).filter(([, n]) => n > 0);
-  if (options.warnExternalState !== false && (refs.length > 0 || point.externalStateNote)) {
-    warnings.push({
-      code: 'resume_external_state',
-      message:
-        refs.length > 0
-          ? `the checkpoint refers to external state it does not capture (${refs.map(([k, n]) => `${n} ${k}`).join(', ')}); check it has not changed`
-          : point.externalStateNote!,
-      details: Object.fromEntries(refs),
-    });
-  }
+  if (ageMs < -CLOCK_SKEW_TOLERANCE_MS) return { code: 'resume_clock_skew', message: `the snapshot was created ${Math.round(-ageMs / 1000)} s in the future of this clock`, details: { ageMs } };
+  return undefined;
+}
 
-  // Object.assign, not a spread: V8 built this object in dictionary mode from `...point`
-  // followed by nine more members, which was a quarter of an in-memory resume's CPU.
-  return Object.assign({}, point, {
-    runId,
-    snapshot,
-    payload: snapshot.payload,
-    source: {
-      key: located.key,
-      origin: located.origin,
-      ...(located.batchPosition !== undefined ? { batchPosition: located.batchPosition } : {}),
-      latest: located.latest,
-    },
-    warnings,
-    skipped: located.skipped,
-    nextSequence: located.highestSequence + 1,
-    ageMs,
-  });
+/**
+ * `resume_external_state`, only when it is news: the snapshot names state outside it (files,
+ * commits, a plan file), or its spec says its runs act on external systems. Warning on every
+ * resume of every profile taught people to ignore warnings.
+ */
+function externalStateWarning(point: ResumePoint): ResumeWarning | undefined {
+  const refs = Object.entries(point.externalRefs ?? {}).filter(([, n]) => n > 0);
+  if (refs.length === 0 && !point.externalStateNote) return undefined;
+  return {
+    code: 'resume_external_state',
+    message:
+      refs.length > 0
+        ? `the checkpoint refers to external state it does not capture (${refs.map(([k, n]) => `${n} ${k}`).join(', ')}); check it has not changed`
+        : point.externalStateNote!,
+    details: Object.fromEntries(refs),
+  };
 }

@@ -38,12 +38,6 @@ export interface ResumePoint {
   /** State the profile restores for the caller (phase outputs, breaker state, cost…). */
   readonly restored?: Readonly<Record<string, unknown>>;
   /**
-   * The lessons active when the snapshot was taken (phased-workflow-github.md
-   * `active_lessons`), so the planner can warn when the caller's current lessons differ.
-   * Absent when the profile has no notion of lessons.
-   */
-  readonly activeLessons?: readonly unknown[];
-  /**
    * How many references to state outside the checkpoint the snapshot carries (files
    * modified, commits, a plan file…), by kind, for the "external state not captured"
    * warning. Counts only: the references themselves stay in `restored`.
@@ -75,15 +69,22 @@ export interface ResumeRuleContext {
   readonly history?: readonly Snapshot<unknown>[];
 }
 
+/**
+ * What the caller of the planner says holds now, for a rule to compare the snapshot with
+ * (`planResume`'s `currentLessons`, for phased-workflow's lessons). Opaque to the planner:
+ * each rule reads the members it knows.
+ */
+export type ResumeCallerContext = Readonly<Record<string, unknown>>;
+
 /** The most earlier snapshots {@link planResume} reads for a rule that asks for the run's history. */
 export const RESUME_HISTORY_LIMIT = 64;
 
 /**
  * A profile's resume rule: a pure function of the restored snapshot (and the context the
- * planner gives it).
+ * planner gives it). `R` is the point it returns, for a rule that adds members of its own.
  */
-export interface ResumeRule<P> {
-  (snapshot: Snapshot<P>, context: ResumeRuleContext): ResumePoint;
+export interface ResumeRule<P, R extends ResumePoint = ResumePoint> {
+  (snapshot: Snapshot<P>, context: ResumeRuleContext): R;
   /**
    * Asks the planner for the run's earlier snapshots (`context.history`) when it returns
    * true (or a stop condition) for the restored snapshot — e.g. the phasedWorkflow rule, to
@@ -92,4 +93,10 @@ export interface ResumeRule<P> {
    * after the first earlier snapshot for which it returns true. @default never
    */
   readonly readsHistory?: (snapshot: Snapshot<P>) => boolean | ((earlier: Snapshot<unknown>) => boolean);
+  /**
+   * Warnings from comparing the restored snapshot with what the caller says holds now
+   * (e.g. the phasedWorkflow rule's `resume_lessons_changed`). The planner adds them after
+   * its own warnings about the snapshot's age and before the point's own. @default none
+   */
+  readonly callerWarnings?: (snapshot: Snapshot<P>, caller: ResumeCallerContext) => readonly ResumeWarning[];
 }

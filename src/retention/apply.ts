@@ -1,19 +1,16 @@
-import { gunzip, gzip, isGzip } from '../codec/gzip.js';
 import { assertStorageProfileOptions } from '../model/arguments.js';
 import { systemClock, toRfc3339, type Clock } from '../model/clock.js';
 import { CheckpointError, isCheckpointError } from '../model/errors.js';
 import type { ReasonCode } from '../model/reason-codes.js';
-import { decodeRunIndex, encodeRunIndex, pruneRunIndex } from '../model/run-index.js';
-import type { Snapshot } from '../model/snapshot.js';
-import { decodeBatchFile } from '../profiles/batch-file.js';
 import type { Profile } from '../profiles/define-profile.js';
 import type { KeyKind } from '../profiles/layout.js';
 import { GZIP_SUFFIX } from '../profiles/layout.js';
-import { decodeStoredSnapshot } from '../profiles/read-snapshot.js';
 import type { StorageAdapter } from '../storage/adapter.js';
+import { compressHistoryEntry, Skip, SKIPPABLE, snapshotRef, updateIndex, writeSummary } from './apply-operations.js';
+import { applyState, finishReport, nowIso, pendingCompression, runStats, type ApplyState, type RunStats } from './apply-state.js';
 import { appendRetentionLog, DEFAULT_RETENTION_LOG_ENTRIES, type RetentionLogEntry } from './log.js';
 import type { RetentionOperation, RetentionPlan } from './plan.js';
-import { buildRetentionSummary, decodeRetentionSummary, encodeRetentionSummary, genericRetentionSummarizer, type RetentionSummarizer, type RetentionSummary } from './summary.js';
+import { genericRetentionSummarizer, type RetentionSummarizer } from './summary.js';
 
 /** What happened to one operation. */
 export interface RetentionOperationOutcome {
@@ -85,36 +82,12 @@ export interface ApplyRetentionOptions<P = unknown> {
   readonly maxLogEntries?: number;
 }
 
-/** Reason codes that mean "this file or this step cannot be done now" (skip it, go on) rather than "storage failed" (stop). */
-const SKIPPABLE: ReadonlySet<ReasonCode> = new Set<ReasonCode>([
-  'checkpoint_schema_invalid',
-  'checkpoint_integrity_mismatch',
-  'checkpoint_conflict',
-  'checkpoint_not_found',
-  'checkpoint_no_valid_snapshot',
-]);
-
-class Skip extends Error {
-  constructor(
-    readonly reasonCode: ReasonCode,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
 const EXPECTED_KIND: Record<RetentionOperation['type'], readonly KeyKind[]> = {
   'write-summary': ['summary'],
   compress: ['history'],
   delete: ['history', 'batch', 'part', 'latest', 'index'],
   'update-index': ['index'],
 };
-
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
 
 /**
  * Executes a plan: writes summaries, compresses, deletes, updates run indexes, then
@@ -147,13 +120,26 @@ export async function applyRetention<P>(options: ApplyRetentionOptions<P>): Prom
   if (typeof planArg !== 'object' || planArg === null || !Array.isArray((planArg as { operations?: unknown }).operations)) {
     throw new CheckpointError('checkpoint_config_invalid', 'applyRetention: plan must be a plan made by planRetention', { details: { function: 'applyRetention' } });
   }
-  const { storage, profile, plan } = options;
+  const { profile, plan } = options;
   const clock = options.clock ?? systemClock;
   const startedAt = toRfc3339(clock.now());
   const summarizer = options.summarizer ?? plan.summarizer ?? genericRetentionSummarizer;
   if (plan.profile !== profile.name) {
     throw new CheckpointError('checkpoint_config_invalid', `the plan was made for profile "${plan.profile}", not "${profile.name}"`, { details: { profile: profile.name } });
   }
+  assertPlanInLayout(plan, profile);
+
+  const state = applyState(options, clock, startedAt, summarizer);
+  if (options.dryRun) {
+    for (const operation of plan.operations) state.outcomes.push({ operation, outcome: 'planned' });
+    return finishReport(state, 'dry_run', { ...(state.logKey ? { key: state.logKey } : {}), written: false });
+  }
+  for (const op of plan.operations) await applyOperation(state, op);
+  return appendLogAndFinish(state);
+}
+
+/** Every key of the plan must be one the profile's layout recognizes, of the kind its operation expects. */
+function assertPlanInLayout<P>(plan: RetentionPlan, profile: Profile<P>): void {
   for (const op of plan.operations) {
     const info = profile.layout.classify(op.key);
     if (!info || info.runId !== op.runId || !EXPECTED_KIND[op.type].includes(info.kind) || (op.type === 'delete' && info.kind !== op.kind)) {
@@ -163,145 +149,124 @@ export async function applyRetention<P>(options: ApplyRetentionOptions<P>): Prom
       throw new CheckpointError('checkpoint_config_invalid', 'plan compress operation has a bad target', { details: { runId: op.runId } });
     }
   }
+}
 
-  const outcomes: RetentionOperationOutcome[] = [];
-  const totals = { done: 0, skipped: 0, filesDeleted: 0, compressed: 0, summariesWritten: 0, indexesUpdated: 0, bytesFreed: 0 };
-  const logKey = profile.layout.retentionLogKey;
-  const finish = (status: RetentionReport['status'], log: RetentionReport['log']): RetentionReport => ({
-    dryRun: options.dryRun ?? false,
-    profile: plan.profile,
-    policy: plan.policy,
-    startedAt,
-    finishedAt: toRfc3339(clock.now()),
-    status,
-    planned: plan.totals,
-    outcomes,
-    totals: { ...totals },
-    log,
-  });
-
-  if (options.dryRun) {
-    for (const operation of plan.operations) outcomes.push({ operation, outcome: 'planned' });
-    return finish('dry_run', { ...(logKey ? { key: logKey } : {}), written: false });
+/** Carries out one operation: done, skipped (its run's earlier step was, or a data problem), or the apply stops with a {@link RetentionPruneError}. */
+async function applyOperation<P>(state: ApplyState<P>, op: RetentionOperation): Promise<void> {
+  const runSkip = op.type !== 'compress' ? state.skippedRuns.get(op.runId) : undefined;
+  if (runSkip) {
+    state.outcomes.push({ operation: op, outcome: 'skipped', ...runSkip });
+    state.totals.skipped++;
+    markSkipped(state, op);
+    return;
   }
-
-  // What did not happen, so the index update leaves those entries alone.
-  const blocked = new Set<string>();
-  const compressedSnapshots = new Set<string>();
-  const plannedCompressions = new Set(plan.operations.flatMap((op) => (op.type === 'compress' ? [snapshotRef(op.runId, op.snapshotId)] : [])));
-  const pendingCompression = (runId: string, snapshotId: string): boolean => {
-    const ref = snapshotRef(runId, snapshotId);
-    return plannedCompressions.has(ref) && !compressedSnapshots.has(ref);
-  };
-  /** Runs whose remaining operations are skipped, and why. */
-  const skippedRuns = new Map<string, { reasonCode: ReasonCode; message: string }>();
-  const perRun = new Map<string, { deleted: number; compressed: number; summarized: boolean; runDeleted: boolean }>();
-  const runStats = (runId: string): { deleted: number; compressed: number; summarized: boolean; runDeleted: boolean } => {
-    let s = perRun.get(runId);
-    if (!s) perRun.set(runId, (s = { deleted: 0, compressed: 0, summarized: false, runDeleted: false }));
-    return s;
-  };
-  const now = (): string => toRfc3339(clock.now());
-
-  const run = async (op: RetentionOperation): Promise<'done' | 'already-done'> => {
-    switch (op.type) {
-      case 'write-summary':
-        return writeSummary(storage, profile, op, summarizer, now());
-      case 'compress':
-        return compress(storage, profile, op);
-      case 'delete': {
-        const existed = await storage.delete(op.key, op.ifVersion !== undefined ? { ifVersion: op.ifVersion } : {});
-        return existed ? 'done' : 'already-done';
-      }
-      case 'update-index':
-        return updateIndex(storage, op, blocked, pendingCompression, now());
-    }
-  };
-
-  const markSkipped = (op: RetentionOperation): void => {
-    if (op.type !== 'delete') return;
-    blocked.add(op.key);
-    if (op.snapshotId !== undefined) blocked.add(snapshotRef(op.runId, op.snapshotId));
-  };
-  for (const op of plan.operations) {
-    const runSkip = op.type !== 'compress' ? skippedRuns.get(op.runId) : undefined;
-    if (runSkip) {
-      outcomes.push({ operation: op, outcome: 'skipped', ...runSkip });
-      totals.skipped++;
-      markSkipped(op);
-      continue;
-    }
-    try {
-      const outcome = await run(op);
-      outcomes.push({ operation: op, outcome });
-      totals.done++;
-      if (op.type === 'compress') compressedSnapshots.add(snapshotRef(op.runId, op.snapshotId));
-      const stats = runStats(op.runId);
-      if (op.type === 'delete') {
-        if (outcome === 'done') {
-          totals.filesDeleted++;
-          totals.bytesFreed += op.size;
-        }
-        if (op.kind === 'history') stats.deleted++;
-        if (op.kind === 'latest') stats.runDeleted = true;
-      } else if (op.type === 'compress') {
-        totals.compressed++;
-        stats.compressed++;
-      } else if (op.type === 'write-summary') {
-        if (outcome === 'done') {
-          totals.summariesWritten++;
-          stats.summarized = true;
-        }
-      } else if (outcome === 'done') {
-        totals.indexesUpdated++;
-      }
-    } catch (err) {
-      const code = err instanceof Skip ? err.reasonCode : isCheckpointError(err) && SKIPPABLE.has(err.reasonCode) ? err.reasonCode : undefined;
-      if (code !== undefined) {
-        outcomes.push({ operation: op, outcome: 'skipped', reasonCode: code, message: err instanceof Error ? err.message : String(err) });
-        totals.skipped++;
-        markSkipped(op);
-        // No summary, or a deleted run whose index or latest.json changed since the plan: the run's files stay.
-        if (op.type === 'write-summary') skippedRuns.set(op.runId, { reasonCode: 'checkpoint_no_valid_snapshot', message: "skipped: the run's summary could not be written" });
-        else if (op.type === 'delete' && (op.kind === 'latest' || op.kind === 'index')) {
-          skippedRuns.set(op.runId, { reasonCode: code, message: `skipped: the run's ${op.kind} changed since the plan, so the run is kept` });
-        }
-        continue;
-      }
-      const reasonCode: ReasonCode = isCheckpointError(err) ? err.reasonCode : 'checkpoint_storage_unavailable';
-      outcomes.push({ operation: op, outcome: 'failed', reasonCode });
-      let logged = false;
-      if (options.log !== false && logKey) {
-        try {
-          await appendRetentionLog(storage, logKey, logEntry(plan, outcomes, totals, perRun, 'failed', now(), { reason_code: reasonCode, key: op.key }), options.maxLogEntries);
-          logged = true;
-        } catch {
-          // The store that just failed may refuse this too; the thrown error carries the report.
-        }
-      }
-      const report = finish('failed', { ...(logKey ? { key: logKey } : {}), written: logged });
-      throw new RetentionPruneError(`retention stopped at ${op.type} of ${op.key} after ${totals.done} of ${plan.operations.length} operations`, report, err, {
-        operationsDone: totals.done,
-        operationsPlanned: plan.operations.length,
-        failedOperation: op.type,
-        failedKey: op.key,
-        reason: reasonCode,
-      });
-    }
-  }
-
-  const status = totals.skipped > 0 ? 'completed_with_skips' : 'completed';
-  if (options.log === false || !logKey) return finish(status, { ...(logKey ? { key: logKey } : {}), written: false });
+  let outcome: 'done' | 'already-done';
   try {
-    await appendRetentionLog(storage, logKey, logEntry(plan, outcomes, totals, perRun, status, now()), options.maxLogEntries ?? DEFAULT_RETENTION_LOG_ENTRIES);
-    return finish(status, { key: logKey, written: true });
+    outcome = await executeOperation(state, op);
+  } catch (err) {
+    const code = err instanceof Skip ? err.reasonCode : isCheckpointError(err) && SKIPPABLE.has(err.reasonCode) ? err.reasonCode : undefined;
+    if (code === undefined) return stopAt(state, op, err);
+    state.outcomes.push({ operation: op, outcome: 'skipped', reasonCode: code, message: err instanceof Error ? err.message : String(err) });
+    state.totals.skipped++;
+    markSkipped(state, op);
+    // No summary, or a deleted run whose index or latest.json changed since the plan: the run's files stay.
+    if (op.type === 'write-summary') state.skippedRuns.set(op.runId, { reasonCode: 'checkpoint_no_valid_snapshot', message: "skipped: the run's summary could not be written" });
+    else if (op.type === 'delete' && (op.kind === 'latest' || op.kind === 'index')) {
+      state.skippedRuns.set(op.runId, { reasonCode: code, message: `skipped: the run's ${op.kind} changed since the plan, so the run is kept` });
+    }
+    return;
+  }
+  recordDone(state, op, outcome);
+}
+
+async function executeOperation<P>(state: ApplyState<P>, op: RetentionOperation): Promise<'done' | 'already-done'> {
+  const { storage, profile } = state;
+  switch (op.type) {
+    case 'write-summary':
+      return writeSummary(storage, profile, op, state.summarizer, nowIso(state));
+    case 'compress':
+      return compressHistoryEntry(storage, profile, op);
+    case 'delete': {
+      const existed = await storage.delete(op.key, op.ifVersion !== undefined ? { ifVersion: op.ifVersion } : {});
+      return existed ? 'done' : 'already-done';
+    }
+    case 'update-index':
+      return updateIndex(storage, op, state.blocked, (runId, snapshotId) => pendingCompression(state, runId, snapshotId), nowIso(state));
+  }
+}
+
+/** What did not happen, so the index update leaves those entries alone. */
+function markSkipped<P>(state: ApplyState<P>, op: RetentionOperation): void {
+  if (op.type !== 'delete') return;
+  state.blocked.add(op.key);
+  if (op.snapshotId !== undefined) state.blocked.add(snapshotRef(op.runId, op.snapshotId));
+}
+
+function recordDone<P>(state: ApplyState<P>, op: RetentionOperation, outcome: 'done' | 'already-done'): void {
+  const { totals } = state;
+  state.outcomes.push({ operation: op, outcome });
+  totals.done++;
+  if (op.type === 'compress') state.compressedSnapshots.add(snapshotRef(op.runId, op.snapshotId));
+  const stats = runStats(state, op.runId);
+  if (op.type === 'delete') {
+    if (outcome === 'done') {
+      totals.filesDeleted++;
+      totals.bytesFreed += op.size;
+    }
+    if (op.kind === 'history') stats.deleted++;
+    if (op.kind === 'latest') stats.runDeleted = true;
+  } else if (op.type === 'compress') {
+    totals.compressed++;
+    stats.compressed++;
+  } else if (op.type === 'write-summary') {
+    if (outcome === 'done') {
+      totals.summariesWritten++;
+      stats.summarized = true;
+    }
+  } else if (outcome === 'done') {
+    totals.indexesUpdated++;
+  }
+}
+
+/** A storage failure at `op`: logs what was done (when the store lets it) and throws a {@link RetentionPruneError}. */
+async function stopAt<P>(state: ApplyState<P>, op: RetentionOperation, err: unknown): Promise<never> {
+  const { storage, plan, options, logKey, totals } = state;
+  const reasonCode: ReasonCode = isCheckpointError(err) ? err.reasonCode : 'checkpoint_storage_unavailable';
+  state.outcomes.push({ operation: op, outcome: 'failed', reasonCode });
+  let logged = false;
+  if (options.log !== false && logKey) {
+    try {
+      await appendRetentionLog(storage, logKey, logEntry(plan, state.outcomes, totals, state.perRun, 'failed', nowIso(state), { reason_code: reasonCode, key: op.key }), options.maxLogEntries);
+      logged = true;
+    } catch {
+      // The store that just failed may refuse this too; the thrown error carries the report.
+    }
+  }
+  const report = finishReport(state, 'failed', { ...(logKey ? { key: logKey } : {}), written: logged });
+  throw new RetentionPruneError(`retention stopped at ${op.type} of ${op.key} after ${totals.done} of ${plan.operations.length} operations`, report, err, {
+    operationsDone: totals.done,
+    operationsPlanned: plan.operations.length,
+    failedOperation: op.type,
+    failedKey: op.key,
+    reason: reasonCode,
+  });
+}
+
+/** Appends this apply's entry to the retention log (unless told not to) and makes the report. */
+async function appendLogAndFinish<P>(state: ApplyState<P>): Promise<RetentionReport> {
+  const { storage, plan, options, logKey, totals } = state;
+  const status = totals.skipped > 0 ? 'completed_with_skips' : 'completed';
+  if (options.log === false || !logKey) return finishReport(state, status, { ...(logKey ? { key: logKey } : {}), written: false });
+  try {
+    await appendRetentionLog(storage, logKey, logEntry(plan, state.outcomes, totals, state.perRun, status, nowIso(state)), options.maxLogEntries ?? DEFAULT_RETENTION_LOG_ENTRIES);
+    return finishReport(state, status, { key: logKey, written: true });
   } catch (err) {
     if (isCheckpointError(err) && SKIPPABLE.has(err.reasonCode)) {
       // A log savepoint cannot read is never overwritten; the report says it was not appended.
-      return finish('completed_with_skips', { key: logKey, written: false, reasonCode: err.reasonCode });
+      return finishReport(state, 'completed_with_skips', { key: logKey, written: false, reasonCode: err.reasonCode });
     }
     const reasonCode: ReasonCode = isCheckpointError(err) ? err.reasonCode : 'checkpoint_storage_unavailable';
-    const report = finish('failed', { key: logKey, written: false, reasonCode });
+    const report = finishReport(state, 'failed', { key: logKey, written: false, reasonCode });
     throw new RetentionPruneError(`retention applied every operation but could not append to ${logKey}`, report, err, {
       operationsDone: totals.done,
       operationsPlanned: plan.operations.length,
@@ -311,11 +276,12 @@ export async function applyRetention<P>(options: ApplyRetentionOptions<P>): Prom
   }
 }
 
+/** The retention log's entry for this apply. */
 function logEntry(
   plan: RetentionPlan,
   outcomes: readonly RetentionOperationOutcome[],
   totals: RetentionReport['totals'],
-  perRun: ReadonlyMap<string, { deleted: number; compressed: number; summarized: boolean; runDeleted: boolean }>,
+  perRun: ReadonlyMap<string, RunStats>,
   status: RetentionLogEntry['status'],
   at: string,
   error?: { reason_code: ReasonCode; key: string },
@@ -340,147 +306,3 @@ function logEntry(
   };
 }
 
-async function loadFinalSnapshot<P>(storage: StorageAdapter, profile: Profile<P>, sources: readonly { key: string; id: string }[]): Promise<Snapshot<P>> {
-  for (const source of sources) {
-    const stored = await storage.get(source.key);
-    if (!stored) continue;
-    try {
-      if (profile.layout.classify(source.key)?.kind === 'batch') {
-        const members = await decodeBatchFile(storage, profile, source.key, stored.bytes);
-        const hit = members.find((m) => m.ok && m.snapshot.id === source.id);
-        if (hit?.ok) return hit.snapshot;
-        continue;
-      }
-      return await decodeStoredSnapshot(storage, profile, source.key, stored.bytes);
-    } catch (err) {
-      if (isCheckpointError(err) && SKIPPABLE.has(err.reasonCode)) continue;
-      throw err;
-    }
-  }
-  throw new Skip('checkpoint_no_valid_snapshot', 'no readable snapshot to summarize the run from');
-}
-
-async function writeSummary<P>(
-  storage: StorageAdapter,
-  profile: Profile<P>,
-  op: Extract<RetentionOperation, { type: 'write-summary' }>,
-  summarizer: RetentionSummarizer,
-  archivedAt: string,
-): Promise<'done' | 'already-done'> {
-  for (let attempt = 0; ; attempt++) {
-    const existing = await storage.get(op.key);
-    let previous: RetentionSummary | undefined;
-    if (existing) {
-      // A summary that cannot be read is not overwritten: the run waits until someone looks at it.
-      previous = decodeRetentionSummary(existing.bytes, op.key);
-      if (previous.last_checkpoint_id === op.lastCheckpointId) return 'already-done';
-    }
-    const latest = await loadFinalSnapshot(storage, profile, op.sources);
-    const startedAt =
-      previous && Date.parse(previous.started_at) < Date.parse(op.startedAt) ? previous.started_at : op.startedAt;
-    const summary = buildRetentionSummary(
-      { runId: op.runId, latest, startedAt, checkpointCount: Math.max(op.checkpointCount, previous?.checkpoint_count ?? 0), ...(previous ? { previous } : {}) },
-      summarizer,
-      archivedAt,
-    );
-    const bytes = encodeRetentionSummary(decodeRetentionSummary(encodeRetentionSummary(summary), op.key));
-    try {
-      await storage.put(op.key, bytes, existing ? { ifVersion: existing.version } : { ifAbsent: true });
-      return 'done';
-    } catch (err) {
-      if (!isCheckpointError(err, 'checkpoint_conflict') || attempt >= 2) throw err;
-    }
-  }
-}
-
-async function compress<P>(storage: StorageAdapter, profile: Profile<P>, op: Extract<RetentionOperation, { type: 'compress' }>): Promise<'done' | 'already-done'> {
-  const to = op.key + GZIP_SUFFIX;
-  const plain = await storage.get(op.key);
-  if (!plain) {
-    // Gone: an earlier apply finished this compression (the .gz is there) or someone deleted it.
-    if (await storage.get(to)) return 'already-done';
-    throw new Skip('checkpoint_not_found', `${op.key} is gone and ${to} does not exist`);
-  }
-  if (isGzip(plain.bytes)) throw new Skip('checkpoint_schema_invalid', `${op.key} is already gzip content`);
-  // Only a valid snapshot is compressed: its integrity block travels inside the .gz, and
-  // the gzip trailer's CRC-32 covers the compressed artifact.
-  await decodeStoredSnapshot(storage, profile, op.key, plain.bytes);
-  const packed = gzip(plain.bytes);
-  try {
-    await storage.put(to, packed, { ifAbsent: true });
-  } catch (err) {
-    if (!isCheckpointError(err, 'checkpoint_conflict')) throw err;
-    // A .gz is already there: left by an interrupted apply (same content) or broken.
-    const existing = await storage.get(to);
-    if (existing && !holds(existing.bytes, plain.bytes)) {
-      if (isCompleteGzip(existing.bytes, profile.maxSnapshotBytes)) throw new Skip('checkpoint_conflict', `${to} exists with different content`);
-      await storage.put(to, packed, { ifVersion: existing.version });
-    }
-  }
-  const back = await storage.get(to);
-  if (!back || !holds(back.bytes, plain.bytes)) {
-    throw new CheckpointError('checkpoint_atomic_write_failed', `${to} does not read back as the gzip of ${op.key}`, { details: { key: to } });
-  }
-  await storage.delete(op.key, { ifVersion: plain.version });
-  return 'done';
-}
-
-/** True when `gz` gunzips (with a valid CRC) to exactly `plain`. */
-function holds(gz: Uint8Array, plain: Uint8Array): boolean {
-  try {
-    return sameBytes(gunzip(gz, 'compressed entry', { maxBytes: plain.length }), plain);
-  } catch {
-    return false;
-  }
-}
-
-/**
- * True when `gz` is a complete gzip stream (of something else than the plain entry): then it
- * is not ours to replace. One that inflates past `maxBytes` was never written by an
- * interrupted apply either, so it counts as complete (and is left alone).
- */
-function isCompleteGzip(gz: Uint8Array, maxBytes: number): boolean {
-  try {
-    gunzip(gz, 'compressed entry', { maxBytes });
-    return true;
-  } catch (err) {
-    return isCheckpointError(err, 'checkpoint_too_large');
-  }
-}
-
-async function updateIndex(
-  storage: StorageAdapter,
-  op: Extract<RetentionOperation, { type: 'update-index' }>,
-  blocked: ReadonlySet<string>,
-  pendingCompression: (runId: string, snapshotId: string) => boolean,
-  now: string,
-): Promise<'done' | 'already-done'> {
-  const remove = new Set(op.remove);
-  const rename = new Set(op.rename);
-  for (let attempt = 0; ; attempt++) {
-    const stored = await storage.get(op.key);
-    if (!stored) return 'already-done';
-    const index = decodeRunIndex(stored.bytes, op.key);
-    // An entry goes before its snapshot's files (so the index never names a deleted file),
-    // unless an earlier operation on them was skipped; it gains .gz once its compression is done.
-    const removePaths = new Set<string>();
-    const renamePaths = new Map<string, string>();
-    for (const e of index.checkpoints) {
-      if (remove.has(e.checkpoint_id) && !blocked.has(e.file_path) && !blocked.has(snapshotRef(op.runId, e.checkpoint_id))) removePaths.add(e.file_path);
-      else if (rename.has(e.checkpoint_id) && !e.file_path.endsWith(GZIP_SUFFIX) && !pendingCompression(op.runId, e.checkpoint_id)) renamePaths.set(e.file_path, e.file_path + GZIP_SUFFIX);
-    }
-    if (removePaths.size === 0 && renamePaths.size === 0) return 'already-done';
-    const next = pruneRunIndex(index, removePaths, now, renamePaths);
-    try {
-      await storage.put(op.key, encodeRunIndex(next), { ifVersion: stored.version });
-      return 'done';
-    } catch (err) {
-      // A writer appended an entry meanwhile: read it again and prune that.
-      if (!isCheckpointError(err, 'checkpoint_conflict') || attempt >= 4) throw err;
-    }
-  }
-}
-
-function snapshotRef(runId: string, snapshotId: string): string {
-  return `${runId}\u0000${snapshotId}`;
-}

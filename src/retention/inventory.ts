@@ -5,7 +5,7 @@ import { decodeRunIndex, type RunIndexEntry } from '../model/run-index.js';
 import type { Snapshot } from '../model/snapshot.js';
 import { decodeBatchFile } from '../profiles/batch-file.js';
 import type { Profile } from '../profiles/define-profile.js';
-import type { KeyKind } from '../profiles/layout.js';
+import type { KeyKind, ProfileLayout } from '../profiles/layout.js';
 import { decodeStoredSnapshot } from '../profiles/read-snapshot.js';
 import type { StorageAdapter } from '../storage/adapter.js';
 import { decodePreservedRuns, preservedRunIds } from './preserved-runs.js';
@@ -193,7 +193,6 @@ function metaOf<P>(s: Snapshot<P>): Meta {
 export async function buildInventory<P>(options: BuildInventoryOptions<P>): Promise<RetentionInventory> {
   assertStorageProfileOptions(options, 'buildInventory');
   const { storage, profile } = options;
-  const { layout } = profile;
   const concurrency = options.concurrency ?? 8;
   if (!Number.isInteger(concurrency) || concurrency < 1) {
     throw new CheckpointError('checkpoint_config_invalid', 'buildInventory: concurrency must be a positive integer', { details: { concurrency } });
@@ -206,6 +205,25 @@ export async function buildInventory<P>(options: BuildInventoryOptions<P>): Prom
     return err.reasonCode;
   };
 
+  const raw = await listRawRuns(storage, profile.layout);
+  const { preservedRuns, preservedRunsReadable } = await readPreservedRuns(storage, profile.layout, problem);
+  const runIds = [...raw.keys()].sort(compareStrings);
+  const limit = createLimiter(concurrency);
+  const runs = await Promise.all(
+    runIds.map((runId) => inventoryRun({ storage, profile, runId, limit, problem: (key, kind, err) => problem(key, kind, err, runId) }, raw.get(runId)!)),
+  );
+  problems.sort((a, b) => compareStrings(a.key, b.key) || compareStrings(a.message, b.message));
+  return {
+    profile: { name: profile.name, compressHistory: profile.compressHistory },
+    runs,
+    preservedRuns,
+    preservedRunsReadable,
+    problems,
+  };
+}
+
+/** One listing of `runsPrefix`: the files of each run the layout recognizes, by kind. */
+async function listRawRuns(storage: StorageAdapter, layout: ProfileLayout): Promise<Map<string, RawRun>> {
   const raw = new Map<string, RawRun>();
   for await (const entry of storage.list(layout.runsPrefix)) {
     const info = layout.classify(entry.key);
@@ -243,53 +261,81 @@ export async function buildInventory<P>(options: BuildInventoryOptions<P>): Prom
         break; // locks and anything else: never touched
     }
   }
+  return raw;
+}
 
-  let preservedRuns: string[] = [];
-  let preservedRunsReadable = true;
-  if (layout.preservedRunsKey) {
-    const stored = await storage.get(layout.preservedRunsKey);
-    if (stored) {
-      try {
-        preservedRuns = preservedRunIds(decodePreservedRuns(stored.bytes, layout.preservedRunsKey));
-      } catch (err) {
-        problem(layout.preservedRunsKey, 'preserved_runs', err);
-        preservedRunsReadable = false;
-      }
-    }
+/** The runs `preserved_runs.json` lists; not readable (reported) when it exists but cannot be decoded. */
+async function readPreservedRuns(
+  storage: StorageAdapter,
+  layout: ProfileLayout,
+  problem: (key: string, kind: KeyKind, err: unknown) => ReasonCode,
+): Promise<{ preservedRuns: string[]; preservedRunsReadable: boolean }> {
+  if (!layout.preservedRunsKey) return { preservedRuns: [], preservedRunsReadable: true };
+  const stored = await storage.get(layout.preservedRunsKey);
+  if (!stored) return { preservedRuns: [], preservedRunsReadable: true };
+  try {
+    return { preservedRuns: preservedRunIds(decodePreservedRuns(stored.bytes, layout.preservedRunsKey)), preservedRunsReadable: true };
+  } catch (err) {
+    problem(layout.preservedRunsKey, 'preserved_runs', err);
+    return { preservedRuns: [], preservedRunsReadable: false };
   }
-
-  const runIds = [...raw.keys()].sort(compareStrings);
-  const limit = createLimiter(concurrency);
-  const runs = await Promise.all(
-    runIds.map((runId) => inventoryRun(storage, profile, runId, raw.get(runId)!, limit, (key, kind, err) => problem(key, kind, err, runId))),
-  );
-  problems.sort((a, b) => compareStrings(a.key, b.key) || compareStrings(a.message, b.message));
-  return {
-    profile: { name: profile.name, compressHistory: profile.compressHistory },
-    runs,
-    preservedRuns,
-    preservedRunsReadable,
-    problems,
-  };
 }
 
 /** Reason codes that mean "this file's content is bad", as opposed to "storage failed". */
 const DATA_PROBLEMS: ReadonlySet<ReasonCode> = new Set<ReasonCode>(['checkpoint_schema_invalid', 'checkpoint_integrity_mismatch', 'checkpoint_not_found', 'checkpoint_too_large']);
 
-async function inventoryRun<P>(
-  storage: StorageAdapter,
-  profile: Profile<P>,
-  runId: string,
-  files: RawRun,
-  limit: Limiter,
-  problem: (key: string, kind: KeyKind, err: unknown) => ReasonCode,
-): Promise<InventoryRun> {
+/** What reading one run needs: the store, the profile, the shared read limiter, and where data problems are reported. */
+interface RunReader<P> {
+  readonly storage: StorageAdapter;
+  readonly profile: Profile<P>;
+  readonly runId: string;
+  readonly limit: Limiter;
+  /** Reports a data problem (and returns its reason code); rethrows a storage failure. */
+  readonly problem: (key: string, kind: KeyKind, err: unknown) => ReasonCode;
+}
+
+/** A snapshot found in a history or batch file. */
+interface Found {
+  meta: Meta;
+  file?: RawFile;
+  batch?: string;
+}
+
+async function inventoryRun<P>(reader: RunReader<P>, files: RawRun): Promise<InventoryRun> {
+  const { runId, profile } = reader;
   // The index says status and time of most snapshots without opening them.
+  const { index, byId, bySequence } = await readIndex(reader, files);
+  const { latest, latestMeta } = await readLatest(reader, files);
+  const unreadable: UnreadableFile[] = [];
+  const history = await Promise.all(files.history.map((file) => readHistoryFile(reader, file, byId, bySequence, unreadable)));
+  const { batches, batchFound } = await readBatches(reader, files, unreadable);
+  const { snapshots, orphanParts } = assembleSnapshots(runId, [...history, ...batchFound], latestMeta, files.parts);
+  const summary = await readSummary(reader, files, snapshots.length === 0);
+
+  unreadable.sort((a, b) => compareStrings(a.key, b.key));
+  const summaryKey = profile.layout.summaryKey?.(runId);
+  return {
+    runId,
+    snapshots,
+    ...(summaryKey !== undefined ? { summaryKey } : {}),
+    ...(latest ? { latest } : {}),
+    ...(index ? { index } : {}),
+    ...(summary ? { summary } : {}),
+    batches,
+    orphanParts: orphanParts.sort((a, b) => compareStrings(a.key, b.key)),
+    unreadable,
+  };
+}
+
+async function readIndex<P>(
+  reader: RunReader<P>,
+  files: RawRun,
+): Promise<{ index: InventoryRun['index']; byId: Map<string, RunIndexEntry>; bySequence: Map<number, RunIndexEntry> }> {
   let index: InventoryRun['index'];
   const byId = new Map<string, RunIndexEntry>();
   const bySequence = new Map<number, RunIndexEntry>();
   if (files.index) {
-    const stored = await limit(() => storage.get(files.index!.key));
+    const stored = await reader.limit(() => reader.storage.get(files.index!.key));
     if (stored) {
       try {
         const decoded = decodeRunIndex(stored.bytes, files.index.key);
@@ -299,53 +345,58 @@ async function inventoryRun<P>(
           bySequence.set(e.sequence, e);
         }
       } catch (err) {
-        problem(files.index.key, 'index', err);
+        reader.problem(files.index.key, 'index', err);
         index = { key: files.index.key, version: stored.version, size: files.index.size, readable: false, entries: [] };
       }
     }
   }
+  return { index, byId, bySequence };
+}
 
-  let latest: InventoryRun['latest'];
-  let latestMeta: Meta | undefined;
-  if (files.latest) {
-    const key = files.latest.key;
-    const stored = await limit(() => storage.get(key));
-    if (stored) {
-      try {
-        latestMeta = metaOf(await limit(() => decodeStoredSnapshot(storage, profile, key, stored.bytes)));
-        latest = { key: files.latest.key, version: stored.version, size: files.latest.size, readable: true, snapshotId: latestMeta.id };
-      } catch (err) {
-        problem(files.latest.key, 'latest', err);
-        latest = { key: files.latest.key, version: stored.version, size: files.latest.size, readable: false };
-      }
-    }
+async function readLatest<P>(reader: RunReader<P>, files: RawRun): Promise<{ latest: InventoryRun['latest']; latestMeta: Meta | undefined }> {
+  if (!files.latest) return { latest: undefined, latestMeta: undefined };
+  const { storage, profile, limit } = reader;
+  const key = files.latest.key;
+  const stored = await limit(() => storage.get(key));
+  if (!stored) return { latest: undefined, latestMeta: undefined };
+  try {
+    const latestMeta = metaOf(await limit(() => decodeStoredSnapshot(storage, profile, key, stored.bytes)));
+    return { latest: { key: files.latest.key, version: stored.version, size: files.latest.size, readable: true, snapshotId: latestMeta.id }, latestMeta };
+  } catch (err) {
+    reader.problem(files.latest.key, 'latest', err);
+    return { latest: { key: files.latest.key, version: stored.version, size: files.latest.size, readable: false }, latestMeta: undefined };
   }
+}
 
-  const unreadable: UnreadableFile[] = [];
-  interface Found {
-    meta: Meta;
-    file?: RawFile;
-    batch?: string;
+/** A history entry's snapshot: from the index when its entry has a status, else decoded; unreadable ones are added to `unreadable`. */
+async function readHistoryFile<P>(
+  reader: RunReader<P>,
+  file: RawFile,
+  byId: ReadonlyMap<string, RunIndexEntry>,
+  bySequence: ReadonlyMap<number, RunIndexEntry>,
+  unreadable: UnreadableFile[],
+): Promise<Found | undefined> {
+  const { storage, profile, limit } = reader;
+  const entry = file.snapshotId !== undefined ? byId.get(file.snapshotId) : file.sequence !== undefined ? bySequence.get(file.sequence) : undefined;
+  if (entry?.status !== undefined) {
+    const createdAt = entry.timestamp;
+    return { file, meta: { id: entry.checkpoint_id, sequence: entry.sequence, createdAt, status: entry.status, source: entry.trigger, origin: 'index' } };
   }
+  try {
+    const decoded = await limit(async () => {
+      const stored = await storage.get(file.key);
+      return stored ? decodeStoredSnapshot(storage, profile, file.key, stored.bytes) : undefined;
+    });
+    return decoded ? { file, meta: metaOf(decoded) } : undefined; // undefined: deleted since the listing
+  } catch (err) {
+    unreadable.push({ key: file.key, version: file.version, size: file.size, kind: 'history', reasonCode: reader.problem(file.key, 'history', err) });
+    return undefined;
+  }
+}
 
-  const history = await Promise.all(files.history.map(async (file): Promise<Found | undefined> => {
-    const entry = file.snapshotId !== undefined ? byId.get(file.snapshotId) : file.sequence !== undefined ? bySequence.get(file.sequence) : undefined;
-    if (entry?.status !== undefined) {
-      const createdAt = entry.timestamp;
-      return { file, meta: { id: entry.checkpoint_id, sequence: entry.sequence, createdAt, status: entry.status, source: entry.trigger, origin: 'index' } };
-    }
-    try {
-      const decoded = await limit(async () => {
-        const stored = await storage.get(file.key);
-        return stored ? decodeStoredSnapshot(storage, profile, file.key, stored.bytes) : undefined;
-      });
-      return decoded ? { file, meta: metaOf(decoded) } : undefined; // undefined: deleted since the listing
-    } catch (err) {
-      unreadable.push({ key: file.key, version: file.version, size: file.size, kind: 'history', reasonCode: problem(file.key, 'history', err) });
-      return undefined;
-    }
-  }));
-
+/** The run's batch files, read one after another, and the snapshots their readable members hold. */
+async function readBatches<P>(reader: RunReader<P>, files: RawRun, unreadable: UnreadableFile[]): Promise<{ batches: InventoryBatch[]; batchFound: Found[] }> {
+  const { storage, profile, limit } = reader;
   const batches: InventoryBatch[] = [];
   const batchFound: Found[] = [];
   for (const file of files.batches) {
@@ -363,30 +414,44 @@ async function inventoryRun<P>(
           batchFound.push({ meta: metaOf(m.snapshot), batch: file.key });
         } else {
           bad++;
-          problem(`${file.key}#${m.position}`, 'batch', m.error);
+          reader.problem(`${file.key}#${m.position}`, 'batch', m.error);
         }
       }
       batches.push({ key: file.key, version: file.version, size: file.size, memberIds, unreadableMembers: bad });
     } catch (err) {
-      unreadable.push({ key: file.key, version: file.version, size: file.size, kind: 'batch', reasonCode: problem(file.key, 'batch', err) });
+      unreadable.push({ key: file.key, version: file.version, size: file.size, kind: 'batch', reasonCode: reader.problem(file.key, 'batch', err) });
     }
   }
+  return { batches, batchFound };
+}
 
-  // One snapshot per id: a plain entry, its .gz twin and batch copies are the same snapshot.
-  interface Building {
-    meta: Meta;
-    files: (RetentionFile & { compressed: boolean })[];
-    batches: string[];
-    parts: RetentionFile[];
-    latest: boolean;
-  }
+/** A snapshot being put together from every file that holds it. */
+interface Building {
+  meta: Meta;
+  files: (RetentionFile & { compressed: boolean })[];
+  batches: string[];
+  parts: RetentionFile[];
+  latest: boolean;
+}
+
+/**
+ * The run's snapshots, one per id (a plain entry, its .gz twin and batch copies are the same
+ * snapshot), in (sequence, time, id) order, with their part files; parts no snapshot owns
+ * are orphans.
+ */
+function assembleSnapshots(
+  runId: string,
+  found: readonly (Found | undefined)[],
+  latestMeta: Meta | undefined,
+  parts: readonly RawFile[],
+): { snapshots: InventorySnapshot[]; orphanParts: (RetentionFile & { sequence: number })[] } {
   const byIdBuilding = new Map<string, Building>();
-  for (const found of [...history, ...batchFound]) {
-    if (!found) continue;
-    let b = byIdBuilding.get(found.meta.id);
-    if (!b) byIdBuilding.set(found.meta.id, (b = { meta: found.meta, files: [], batches: [], parts: [], latest: false }));
-    if (found.file) b.files.push({ key: found.file.key, version: found.file.version, size: found.file.size, compressed: found.file.compressed });
-    if (found.batch) b.batches.push(found.batch);
+  for (const f of found) {
+    if (!f) continue;
+    let b = byIdBuilding.get(f.meta.id);
+    if (!b) byIdBuilding.set(f.meta.id, (b = { meta: f.meta, files: [], batches: [], parts: [], latest: false }));
+    if (f.file) b.files.push({ key: f.file.key, version: f.file.version, size: f.file.size, compressed: f.file.compressed });
+    if (f.batch) b.batches.push(f.batch);
   }
   if (latestMeta) {
     const held = byIdBuilding.get(latestMeta.id);
@@ -397,7 +462,7 @@ async function inventoryRun<P>(
   const bySeq = new Map<number, Building>();
   for (const b of byIdBuilding.values()) if (!bySeq.has(b.meta.sequence)) bySeq.set(b.meta.sequence, b);
   const orphanParts: (RetentionFile & { sequence: number })[] = [];
-  for (const part of files.parts) {
+  for (const part of parts) {
     const owner = bySeq.get(part.sequence!);
     const f = { key: part.key, version: part.version, size: part.size };
     if (owner) owner.parts.push(f);
@@ -422,36 +487,25 @@ async function inventoryRun<P>(
     };
   });
   snapshots.sort(compareInventorySnapshots);
+  return { snapshots, orphanParts };
+}
 
-  let summary: InventoryRun['summary'];
-  if (files.summary) {
-    summary = { key: files.summary.key, version: files.summary.version, size: files.summary.size };
-    // Only a run with nothing else left is ranked by its summary.
-    if (snapshots.length === 0) {
-      const key = files.summary.key;
-      const stored = await limit(() => storage.get(key));
-      if (stored) {
-        try {
-          const doc = decodeRetentionSummary(stored.bytes, files.summary.key);
-          summary = { ...summary, version: stored.version, lastCheckpointAtMs: Date.parse(doc.last_checkpoint_at) };
-        } catch (err) {
-          problem(files.summary.key, 'summary', err);
-        }
+/** The run's summary file; its `last_checkpoint_at` is read only for a run with nothing else left, which it ranks. */
+async function readSummary<P>(reader: RunReader<P>, files: RawRun, nothingElse: boolean): Promise<InventoryRun['summary']> {
+  if (!files.summary) return undefined;
+  let summary: InventoryRun['summary'] = { key: files.summary.key, version: files.summary.version, size: files.summary.size };
+  // Only a run with nothing else left is ranked by its summary.
+  if (nothingElse) {
+    const key = files.summary.key;
+    const stored = await reader.limit(() => reader.storage.get(key));
+    if (stored) {
+      try {
+        const doc = decodeRetentionSummary(stored.bytes, files.summary.key);
+        summary = { ...summary, version: stored.version, lastCheckpointAtMs: Date.parse(doc.last_checkpoint_at) };
+      } catch (err) {
+        reader.problem(files.summary.key, 'summary', err);
       }
     }
   }
-
-  unreadable.sort((a, b) => compareStrings(a.key, b.key));
-  const summaryKey = profile.layout.summaryKey?.(runId);
-  return {
-    runId,
-    snapshots,
-    ...(summaryKey !== undefined ? { summaryKey } : {}),
-    ...(latest ? { latest } : {}),
-    ...(index ? { index } : {}),
-    ...(summary ? { summary } : {}),
-    batches,
-    orphanParts: orphanParts.sort((a, b) => compareStrings(a.key, b.key)),
-    unreadable,
-  };
+  return summary;
 }

@@ -8,7 +8,7 @@ import { decodeRunIndex } from '../../model/run-index.js';
 import { decodeBatchFile } from '../../profiles/batch-file.js';
 import { GZIP_SUFFIX } from '../../profiles/layout.js';
 import { indexPathResolver } from '../../resume/locate.js';
-import { collectRunFiles, type ClassifiedEntry } from '../../profiles/run-files.js';
+import { collectRunFiles, type ClassifiedEntry, type RunFiles } from '../../profiles/run-files.js';
 import type { Command, CommandContext } from '../command.js';
 import { EXIT, printJson, table } from '../io.js';
 import { mapLimit } from '../../storage/map-limit.js';
@@ -83,6 +83,130 @@ async function checkFixedFiles(ctx: CommandContext, runId: string): Promise<Find
   return findings;
 }
 
+/** One `verify` in progress: what it found and how many files it has checked and decoded. */
+interface VerifyState {
+  readonly ctx: CommandContext;
+  readonly findings: Finding[];
+  readonly bar: { tick(): void; done(): void };
+  checked: number;
+  decoded: number;
+}
+
+function tick(state: VerifyState): void {
+  state.checked++;
+  state.bar.tick();
+}
+
+/** Checks one run's files: its fixed files, every snapshot file, batch files, the index, and latest against its history. */
+async function verifyRun(state: VerifyState, run: RunFiles): Promise<void> {
+  const { ctx, findings } = state;
+  findings.push(...(await checkFixedFiles(ctx, run.runId)));
+  const singles = [...(run.latest ? [run.latest] : []), ...run.history];
+  const rows = await mapLimit(singles, 8, async (e) => {
+    const row = await loadEntry(ctx.storage, ctx.profile, e);
+    tick(state);
+    return row;
+  });
+  for (const row of rows) if (row.error) findings.push(finding(row.key, row.error));
+  // Written (or, for a single-artifact format, edited) by another tool: readable, only not sealed by savepoint.
+  for (const row of rows) for (const code of row.readWarnings ?? []) findings.push({ key: row.key, level: 'warning', reasonCode: code, message: UNSEALED_MESSAGES[code] });
+  state.decoded += rows.filter((r) => r.snapshot).length;
+  /** The checksum of each sequence history and batch files hold. */
+  const sequences = new Map<number, string>();
+  for (const row of rows.slice(run.latest ? 1 : 0)) if (row.snapshot) sequences.set(row.snapshot.sequence, row.snapshot.integrity.checksum);
+  for (const batch of run.batches) await checkBatch(state, batch, sequences);
+  if (run.index) await checkIndex(state, run, run.index);
+  const latest = rows[0]?.snapshot && run.latest ? rows[0].snapshot : undefined;
+  if (latest && sequences.size > 0) checkLatestAgainstHistory(findings, run.latest!.key, latest, sequences);
+}
+
+async function checkBatch(state: VerifyState, batch: ClassifiedEntry, sequences: Map<number, string>): Promise<void> {
+  const { ctx, findings } = state;
+  try {
+    const stored = await ctx.storage.get(batch.key);
+    for (const m of stored ? await decodeBatchFile(ctx.storage, ctx.profile, batch.key, stored.bytes) : []) {
+      if (m.ok) sequences.set(m.snapshot.sequence, m.snapshot.integrity.checksum);
+      else findings.push(finding(`${batch.key}#${m.position}`, m.error));
+    }
+  } catch (err) {
+    if (!isCheckpointError(err)) throw err;
+    findings.push(finding(batch.key, err));
+  }
+  tick(state);
+}
+
+/** Every index entry must point at a history or batch file of the run. */
+async function checkIndex(state: VerifyState, run: RunFiles, indexEntry: ClassifiedEntry): Promise<void> {
+  const { ctx, findings } = state;
+  try {
+    const stored = await ctx.storage.get(indexEntry.key);
+    const index = stored ? decodeRunIndex(stored.bytes, indexEntry.key) : undefined;
+    const present = new Set([...run.history, ...run.batches].map((e) => e.key));
+    const resolve = indexPathResolver(ctx.profile, run.runId);
+    // Readers accept an entry whose file is now gzipped (or the reverse), and resolve paths as the spec writes them.
+    const found = (path: string): boolean => {
+      const key = resolve(path)?.key ?? path;
+      const twin = key.endsWith(GZIP_SUFFIX) ? key.slice(0, -GZIP_SUFFIX.length) : `${key}${GZIP_SUFFIX}`;
+      return present.has(key) || present.has(twin);
+    };
+    for (const e of index?.checkpoints ?? []) {
+      if (!found(e.file_path)) {
+        findings.push({ key: indexEntry.key, level: 'problem', reasonCode: 'checkpoint_not_found', message: `index entry ${e.sequence} points at missing ${e.file_path}` });
+      }
+    }
+  } catch (err) {
+    if (!isCheckpointError(err)) throw err;
+    findings.push(finding(indexEntry.key, err));
+  }
+  tick(state);
+}
+
+/** Warnings when history holds a newer sequence than latest, or another document under latest's sequence. */
+function checkLatestAgainstHistory(findings: Finding[], latestKey: string, latest: { readonly sequence: number; readonly integrity: { readonly checksum: string } }, sequences: ReadonlyMap<number, string>): void {
+  const newest = Math.max(...sequences.keys());
+  if (newest > latest.sequence) {
+    findings.push({
+      key: latestKey,
+      level: 'warning',
+      reasonCode: 'checkpoint_latest_stale',
+      message: `latest holds sequence ${latest.sequence} but history has ${newest} (a write was interrupted between history and latest; resume uses the newer entry)`,
+    });
+  }
+  const same = sequences.get(latest.sequence);
+  if (same !== undefined && same !== latest.integrity.checksum) {
+    findings.push({
+      key: latestKey,
+      level: 'warning',
+      reasonCode: 'checkpoint_latest_differs',
+      message: `latest and its history entry (sequence ${latest.sequence}) hold different documents`,
+    });
+  }
+}
+
+/** Prints the findings (a table, or JSON) and the summary line. */
+async function printFindings(state: VerifyState): Promise<number> {
+  const { ctx, findings, checked } = state;
+  const problems = findings.filter((f) => f.level === 'problem');
+  // Schema errors and not one document decoded: most likely the wrong --profile, so name the one that fits.
+  const hint = state.decoded === 0 && problems.some((f) => f.reasonCode === 'checkpoint_schema_invalid') ? (await profileHint(ctx.storage, ctx.profile)).trim() : '';
+  if (ctx.json) {
+    printJson(ctx.io, { profile: ctx.profile.name, checked, problems: problems.length, findings, ...(hint ? { hint } : {}) });
+  } else {
+    if (findings.length > 0) {
+      ctx.io.stdout.write(
+        table(
+          ['LEVEL', 'REASON', 'FILE', 'DETAIL'],
+          findings.map((f) => [f.level === 'problem' ? ctx.style.red('problem') : ctx.style.yellow('warning'), f.reasonCode, f.key, f.message]),
+        ),
+      );
+    }
+    const summary = `Checked ${checked} file${checked === 1 ? '' : 's'}: ${problems.length} problem${problems.length === 1 ? '' : 's'}, ${findings.length - problems.length} warning${findings.length - problems.length === 1 ? '' : 's'}.`;
+    ctx.io.stdout.write(`${problems.length > 0 ? ctx.style.red(summary) : ctx.style.green(summary)}\n`);
+    if (hint) ctx.io.stderr.write(`${hint}\n`);
+  }
+  return problems.length > 0 ? EXIT.failed : EXIT.ok;
+}
+
 /** `savepoint verify [RUN]` */
 export const verifyCommand: Command = {
   name: 'verify',
@@ -94,114 +218,16 @@ export const verifyCommand: Command = {
     for (const runId of runIds) ctx.profile.assertRunId(runId);
     const files = await collectRunFiles(ctx.storage, ctx.profile, runIds.length === 1 ? runIds[0] : undefined);
     await assertRunsExist(ctx.storage, ctx.profile, files, runIds, storeLabel(ctx.values, ctx.storage));
-    const findings: Finding[] = [];
     const runs = [...files.runs.values()].filter((r) => runIds.length === 0 || runIds.includes(r.runId));
     const storeWide = runIds.length === 0 ? files.storeWide : [];
     const total = runs.reduce((n, r) => n + r.history.length + r.batches.length + (r.latest ? 1 : 0) + (r.index ? 1 : 0), 0) + storeWide.length;
-    const bar = progressBar(ctx.io, total, 'verifying');
-    let checked = 0;
-    let decoded = 0;
-    const tick = (): void => {
-      checked++;
-      bar.tick();
-    };
-
-    for (const run of runs) {
-      findings.push(...(await checkFixedFiles(ctx, run.runId)));
-      const singles = [...(run.latest ? [run.latest] : []), ...run.history];
-      const rows = await mapLimit(singles, 8, async (e) => {
-        const row = await loadEntry(ctx.storage, ctx.profile, e);
-        tick();
-        return row;
-      });
-      for (const row of rows) if (row.error) findings.push(finding(row.key, row.error));
-      // Written (or, for a single-artifact format, edited) by another tool: readable, only not sealed by savepoint.
-      for (const row of rows) for (const code of row.readWarnings ?? []) findings.push({ key: row.key, level: 'warning', reasonCode: code, message: UNSEALED_MESSAGES[code] });
-      decoded += rows.filter((r) => r.snapshot).length;
-      const sequences = new Map<number, string>();
-      for (const row of rows.slice(run.latest ? 1 : 0)) if (row.snapshot) sequences.set(row.snapshot.sequence, row.snapshot.integrity.checksum);
-      for (const batch of run.batches) {
-        try {
-          const stored = await ctx.storage.get(batch.key);
-          for (const m of stored ? await decodeBatchFile(ctx.storage, ctx.profile, batch.key, stored.bytes) : []) {
-            if (m.ok) sequences.set(m.snapshot.sequence, m.snapshot.integrity.checksum);
-            else findings.push(finding(`${batch.key}#${m.position}`, m.error));
-          }
-        } catch (err) {
-          if (!isCheckpointError(err)) throw err;
-          findings.push(finding(batch.key, err));
-        }
-        tick();
-      }
-      if (run.index) {
-        try {
-          const stored = await ctx.storage.get(run.index.key);
-          const index = stored ? decodeRunIndex(stored.bytes, run.index.key) : undefined;
-          const present = new Set([...run.history, ...run.batches].map((e) => e.key));
-          const resolve = indexPathResolver(ctx.profile, run.runId);
-          // Readers accept an entry whose file is now gzipped (or the reverse), and resolve paths as the spec writes them.
-          const found = (path: string): boolean => {
-            const key = resolve(path)?.key ?? path;
-            const twin = key.endsWith(GZIP_SUFFIX) ? key.slice(0, -GZIP_SUFFIX.length) : `${key}${GZIP_SUFFIX}`;
-            return present.has(key) || present.has(twin);
-          };
-          for (const e of index?.checkpoints ?? []) {
-            if (!found(e.file_path)) {
-              findings.push({ key: run.index.key, level: 'problem', reasonCode: 'checkpoint_not_found', message: `index entry ${e.sequence} points at missing ${e.file_path}` });
-            }
-          }
-        } catch (err) {
-          if (!isCheckpointError(err)) throw err;
-          findings.push(finding(run.index.key, err));
-        }
-        tick();
-      }
-      const latest = rows[0]?.snapshot && run.latest ? rows[0].snapshot : undefined;
-      if (latest && sequences.size > 0) {
-        const newest = Math.max(...sequences.keys());
-        if (newest > latest.sequence) {
-          findings.push({
-            key: run.latest!.key,
-            level: 'warning',
-            reasonCode: 'checkpoint_latest_stale',
-            message: `latest holds sequence ${latest.sequence} but history has ${newest} (a write was interrupted between history and latest; resume uses the newer entry)`,
-          });
-        }
-        const same = sequences.get(latest.sequence);
-        if (same !== undefined && same !== latest.integrity.checksum) {
-          findings.push({
-            key: run.latest!.key,
-            level: 'warning',
-            reasonCode: 'checkpoint_latest_differs',
-            message: `latest and its history entry (sequence ${latest.sequence}) hold different documents`,
-          });
-        }
-      }
-    }
+    const state: VerifyState = { ctx, findings: [], bar: progressBar(ctx.io, total, 'verifying'), checked: 0, decoded: 0 };
+    for (const run of runs) await verifyRun(state, run);
     for (const entry of storeWide) {
-      findings.push(...(await checkJsonFile(ctx, entry)));
-      tick();
+      state.findings.push(...(await checkJsonFile(ctx, entry)));
+      tick(state);
     }
-    bar.done();
-
-    const problems = findings.filter((f) => f.level === 'problem');
-    // Schema errors and not one document decoded: most likely the wrong --profile, so name the one that fits.
-    const hint = decoded === 0 && problems.some((f) => f.reasonCode === 'checkpoint_schema_invalid') ? (await profileHint(ctx.storage, ctx.profile)).trim() : '';
-    if (ctx.json) {
-      printJson(ctx.io, { profile: ctx.profile.name, checked, problems: problems.length, findings, ...(hint ? { hint } : {}) });
-    } else {
-      if (findings.length > 0) {
-        ctx.io.stdout.write(
-          table(
-            ['LEVEL', 'REASON', 'FILE', 'DETAIL'],
-            findings.map((f) => [f.level === 'problem' ? ctx.style.red('problem') : ctx.style.yellow('warning'), f.reasonCode, f.key, f.message]),
-          ),
-        );
-      }
-      const summary = `Checked ${checked} file${checked === 1 ? '' : 's'}: ${problems.length} problem${problems.length === 1 ? '' : 's'}, ${findings.length - problems.length} warning${findings.length - problems.length === 1 ? '' : 's'}.`;
-      ctx.io.stdout.write(`${problems.length > 0 ? ctx.style.red(summary) : ctx.style.green(summary)}\n`);
-      if (hint) ctx.io.stderr.write(`${hint}\n`);
-    }
-    return problems.length > 0 ? EXIT.failed : EXIT.ok;
+    state.bar.done();
+    return printFindings(state);
   },
 };

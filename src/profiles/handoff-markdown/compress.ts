@@ -150,58 +150,11 @@ export function compress(doc: HandoffDocument, options: CompressOptions): Compre
   const tokensOf = (d: HandoffDocument): number => count(renderHandoff(reserve ? asStored(d) : d));
 
   const originalTokens = tokensOf(doc);
-  const extras = doc.extraSections ?? [];
-  const pbp = doc.playByPlay;
-  const olderPbp = Math.max(0, pbp.length - keepRecent);
-  const mentions = [...doc.currentState, ...doc.nextActions].join('\n');
-  const recentFrom = Math.max(0, doc.artifactTrail.length - keepRecent);
-  const isActive = (e: ArtifactEntry, i: number): boolean => i >= recentFrom || mentions.includes(e.file.trim());
-  const completedIdx = doc.artifactTrail.map((e, i) => (isActive(e, i) ? -1 : i)).filter((i) => i >= 0);
-  const activeIdx = doc.artifactTrail.map((e, i) => (isActive(e, i) ? i : -1)).filter((i) => i >= 0);
-  const withRationale = doc.decisions.map((d, i) => (splitDecision(d).rationale !== undefined ? i : -1)).filter((i) => i >= 0);
-
-  const build = (level: Level): HandoffDocument => {
-    const keptExtras = extras.slice(0, extras.length - level.extras);
-    let playByPlay: PlayByPlayEntry[];
-    if (level.pbpDropped) playByPlay = [];
-    else if (level.pbpFolded >= 2) playByPlay = [summaryEntry(pbp.slice(0, level.pbpFolded)), ...pbp.slice(level.pbpFolded)];
-    else playByPlay = [...pbp];
-    let artifactTrail: ArtifactEntry[] = [];
-    if (!level.artifactsCleared) {
-      const dropped = new Set([...completedIdx.slice(0, level.completedDropped), ...activeIdx.slice(0, level.activeDropped)]);
-      artifactTrail = doc.artifactTrail.filter((_, i) => !dropped.has(i));
-      if (level.completedDropped > 0) {
-        artifactTrail.unshift({ file: '…', status: 'summarized', keyChange: `${level.completedDropped} completed entr${level.completedDropped === 1 ? 'y' : 'ies'} omitted` });
-      }
-    }
-    const stripped = new Set(withRationale.slice(0, level.rationales));
-    const { extraSections: _e, ...rest } = doc;
-    return {
-      ...rest,
-      decisions: doc.decisions.map((d, i) => (stripped.has(i) ? splitDecision(d).decision : d)),
-      technicalContext: doc.technicalContext.slice(0, doc.technicalContext.length - level.techDropped),
-      playByPlay,
-      artifactTrail,
-      ...(keptExtras.length > 0 ? { extraSections: keptExtras } : {}),
-    };
-  };
-
-  // Every step the hierarchy allows, lowest priority first; the last leaves Must Keep alone.
-  const steps: ((l: Level) => void)[] = [];
-  for (let i = 0; i < extras.length; i++) steps.push((l) => void l.extras++);
-  for (let k = 2; k <= olderPbp; k++) steps.push((l) => void (l.pbpFolded = k));
-  for (let i = 0; i < completedIdx.length; i++) steps.push((l) => void l.completedDropped++);
-  for (let i = 0; i < withRationale.length; i++) steps.push((l) => void l.rationales++);
-  for (let i = 0; i < doc.technicalContext.length; i++) steps.push((l) => void l.techDropped++);
-  for (let k = Math.max(2, olderPbp + 1); k <= pbp.length; k++) steps.push((l) => void (l.pbpFolded = k));
-  if (pbp.length > 0) steps.push((l) => void (l.pbpDropped = true));
-  for (let i = 0; i < activeIdx.length; i++) steps.push((l) => void l.activeDropped++);
-  if (doc.artifactTrail.length > 0) steps.push((l) => void (l.artifactsCleared = true));
-
-  const initial = (): Level => ({ extras: 0, pbpFolded: 0, pbpDropped: false, completedDropped: 0, rationales: 0, techDropped: 0, activeDropped: 0, artifactsCleared: false });
-  const floorLevel = initial();
+  const parts = compressibleParts(doc, keepRecent);
+  const steps = cutSteps(parts);
+  const floorLevel = initialLevel();
   for (const step of steps) step(floorLevel);
-  const mustKeepTokens = tokensOf(build(floorLevel));
+  const mustKeepTokens = tokensOf(buildAtLevel(parts, floorLevel));
 
   if (originalTokens <= maxTokens) return { document: doc, tokens: originalTokens, originalTokens, mustKeepTokens, actions: [] };
   if (mustKeepTokens > maxTokens) {
@@ -212,16 +165,94 @@ export function compress(doc: HandoffDocument, options: CompressOptions): Compre
     );
   }
 
-  const level = initial();
+  const level = initialLevel();
   let document = doc;
   let tokens = originalTokens;
   for (const step of steps) {
     step(level);
-    document = build(level);
+    document = buildAtLevel(parts, level);
     tokens = tokensOf(document);
     if (tokens <= maxTokens) break;
   }
-  return { document, tokens, originalTokens, mustKeepTokens, actions: describe(level, pbp.length, olderPbp) };
+  return { document, tokens, originalTokens, mustKeepTokens, actions: describe(level, parts.pbp.length, parts.olderPbp) };
+}
+
+/** What of a hand-off may be cut, by position: found once, then cut level by level. */
+interface CompressibleParts {
+  readonly doc: HandoffDocument;
+  readonly extras: NonNullable<HandoffDocument['extraSections']>;
+  readonly pbp: readonly PlayByPlayEntry[];
+  /** Play-By-Play entries older than the `keepRecent` newest. */
+  readonly olderPbp: number;
+  /** Artifact Trail rows neither recent nor mentioned in Current State or Next Actions, then the others. */
+  readonly completedIdx: readonly number[];
+  readonly activeIdx: readonly number[];
+  /** Decisions with a rationale that may go. */
+  readonly withRationale: readonly number[];
+}
+
+function compressibleParts(doc: HandoffDocument, keepRecent: number): CompressibleParts {
+  const pbp = doc.playByPlay;
+  const mentions = [...doc.currentState, ...doc.nextActions].join('\n');
+  const recentFrom = Math.max(0, doc.artifactTrail.length - keepRecent);
+  const isActive = (e: ArtifactEntry, i: number): boolean => i >= recentFrom || mentions.includes(e.file.trim());
+  return {
+    doc,
+    extras: doc.extraSections ?? [],
+    pbp,
+    olderPbp: Math.max(0, pbp.length - keepRecent),
+    completedIdx: doc.artifactTrail.map((e, i) => (isActive(e, i) ? -1 : i)).filter((i) => i >= 0),
+    activeIdx: doc.artifactTrail.map((e, i) => (isActive(e, i) ? i : -1)).filter((i) => i >= 0),
+    withRationale: doc.decisions.map((d, i) => (splitDecision(d).rationale !== undefined ? i : -1)).filter((i) => i >= 0),
+  };
+}
+
+function initialLevel(): Level {
+  return { extras: 0, pbpFolded: 0, pbpDropped: false, completedDropped: 0, rationales: 0, techDropped: 0, activeDropped: 0, artifactsCleared: false };
+}
+
+/** Every step the hierarchy allows, lowest priority first; the last leaves Must Keep alone. */
+function cutSteps(parts: CompressibleParts): ((l: Level) => void)[] {
+  const { doc, extras, pbp, olderPbp, completedIdx, activeIdx, withRationale } = parts;
+  const steps: ((l: Level) => void)[] = [];
+  for (let i = 0; i < extras.length; i++) steps.push((l) => void l.extras++);
+  for (let k = 2; k <= olderPbp; k++) steps.push((l) => void (l.pbpFolded = k));
+  for (let i = 0; i < completedIdx.length; i++) steps.push((l) => void l.completedDropped++);
+  for (let i = 0; i < withRationale.length; i++) steps.push((l) => void l.rationales++);
+  for (let i = 0; i < doc.technicalContext.length; i++) steps.push((l) => void l.techDropped++);
+  for (let k = Math.max(2, olderPbp + 1); k <= pbp.length; k++) steps.push((l) => void (l.pbpFolded = k));
+  if (pbp.length > 0) steps.push((l) => void (l.pbpDropped = true));
+  for (let i = 0; i < activeIdx.length; i++) steps.push((l) => void l.activeDropped++);
+  if (doc.artifactTrail.length > 0) steps.push((l) => void (l.artifactsCleared = true));
+  return steps;
+}
+
+/** The document with everything `level` cuts cut. */
+function buildAtLevel(parts: CompressibleParts, level: Level): HandoffDocument {
+  const { doc, extras, pbp } = parts;
+  const keptExtras = extras.slice(0, extras.length - level.extras);
+  let playByPlay: PlayByPlayEntry[];
+  if (level.pbpDropped) playByPlay = [];
+  else if (level.pbpFolded >= 2) playByPlay = [summaryEntry(pbp.slice(0, level.pbpFolded)), ...pbp.slice(level.pbpFolded)];
+  else playByPlay = [...pbp];
+  let artifactTrail: ArtifactEntry[] = [];
+  if (!level.artifactsCleared) {
+    const dropped = new Set([...parts.completedIdx.slice(0, level.completedDropped), ...parts.activeIdx.slice(0, level.activeDropped)]);
+    artifactTrail = doc.artifactTrail.filter((_, i) => !dropped.has(i));
+    if (level.completedDropped > 0) {
+      artifactTrail.unshift({ file: '…', status: 'summarized', keyChange: `${level.completedDropped} completed entr${level.completedDropped === 1 ? 'y' : 'ies'} omitted` });
+    }
+  }
+  const stripped = new Set(parts.withRationale.slice(0, level.rationales));
+  const { extraSections: _e, ...rest } = doc;
+  return {
+    ...rest,
+    decisions: doc.decisions.map((d, i) => (stripped.has(i) ? splitDecision(d).decision : d)),
+    technicalContext: doc.technicalContext.slice(0, doc.technicalContext.length - level.techDropped),
+    playByPlay,
+    artifactTrail,
+    ...(keptExtras.length > 0 ? { extraSections: keptExtras } : {}),
+  };
 }
 
 function describe(l: Level, pbpCount: number, olderPbp: number): string[] {

@@ -165,6 +165,7 @@ export function handoffHistoryNaming(idPrefix = 'chk'): HistoryNaming {
   const pattern = new RegExp(`^${escaped}-(\\d{3,})\\.md$`);
   return {
     dir: '',
+    keyFrom: 'sequence',
     name: (ref) => `${handoffCheckpointId(ref.sequence, idPrefix)}.md`,
     parse: (fileName) => {
       const m = pattern.exec(fileName);

@@ -11,6 +11,7 @@ export {
   PHASED_WORKFLOW_PHASE_KEYS,
   type PhasedWorkflowResumeFields,
   type PhasedWorkflowResumeOptions,
+  type PhasedWorkflowResumePoint,
 } from './resume-rule.js';
 export { phasedWorkflowRetention, createPhasedWorkflowRetention, type PhasedWorkflowRetentionOptions } from './retention.js';
 export { phasedWorkflowSummarizer, summarizePhasedPayload } from './summary.js';

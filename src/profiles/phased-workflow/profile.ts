@@ -108,6 +108,7 @@ const TRIGGER_DESCRIPTIONS: Record<PhasedTrigger, string> = {
  */
 export const phasedHistoryNaming: HistoryNaming = {
   dir: '',
+  keyFrom: 'sequence',
   name: (ref) => `cp_${String(ref.sequence).padStart(3, '0')}_${ref.source}.json`,
   parse: (fileName) => {
     // Padded (`cp_001_…`, what savepoint writes) or not (`cp_1_…`, what the spec's own n8n node writes).

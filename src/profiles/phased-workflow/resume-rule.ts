@@ -2,6 +2,10 @@ import type { Snapshot } from '../../model/snapshot.js';
 import type { ResumePoint, ResumeRule, ResumeRuleContext } from '../../resume/types.js';
 import { objectOf } from '../../resume/rule-helpers.js';
 import { assertObjectArgument, assertOptionsArgument } from '../../model/arguments.js';
+import { activeLessonsOf, lessonsChangedWarnings } from './lessons.js';
+import { byRank, KEY_PATTERN, knownPhaseKeys, phaseKeyOf, phaseNamesSeen } from './phase-keys.js';
+
+export { PHASED_WORKFLOW_PHASE_KEYS } from './phase-keys.js';
 
 /**
  * The part of a phased-workflow-github.md payload the resume rule reads: the checkpoint's
@@ -19,9 +23,6 @@ export interface PhasedWorkflowResumeFields {
     readonly active_lessons?: readonly unknown[];
   };
 }
-
-/** The phase keys of phased-workflow-github.md's `phase_outputs`, in workflow order. */
-export const PHASED_WORKFLOW_PHASE_KEYS = ['phase_0', 'phase_0_5', 'phase_1', 'phase_2', 'phase_3', 'phase_4', 'phase_5', 'phase_6', 'phase_7', 'phase_8'] as const;
 
 /** Options of {@link createPhasedWorkflowResumeRule}. */
 export interface PhasedWorkflowResumeOptions {
@@ -49,63 +50,163 @@ export interface PhasedWorkflowResumeOptions {
   readonly completeAt?: string;
 }
 
-const KEY_PATTERN = /^phase_(\d+)(?:_(\d+))?$/;
-
-function keyRank(key: string): [number, number] {
-  const m = KEY_PATTERN.exec(key);
-  return m ? [Number(m[1]), m[2] === undefined ? -1 : Number(m[2])] : [Number.MAX_SAFE_INTEGER, 0];
+/** A phasedWorkflow resume point: a {@link ResumePoint} with the lessons active at the checkpoint. */
+export interface PhasedWorkflowResumePoint extends ResumePoint {
+  /**
+   * The lessons active when the snapshot was taken (phased-workflow-github.md
+   * `active_lessons`); the rule warns `resume_lessons_changed` when the caller's current
+   * lessons differ.
+   */
+  readonly activeLessons: readonly unknown[];
 }
 
-function byRank(a: string, b: string): number {
-  const [a1, a2] = keyRank(a);
-  const [b1, b2] = keyRank(b);
-  return a1 - b1 || a2 - b2 || (a < b ? -1 : a > b ? 1 : 0);
+/** The workflow's phases as one snapshot sees them. */
+interface PhaseOrder {
+  /** The checkpoint's phase. */
+  readonly phase: string;
+  readonly outputs: Readonly<Record<string, unknown>>;
+  /** The number keys known so far; naming phases from the run's history adds to it. */
+  readonly known: Set<string>;
+  readonly currentKey: string | undefined;
+  /** The workflow's phases in order: the caller's names when given, else the number keys. */
+  readonly names: readonly string[];
+  /** The checkpoint's phase's position in `names`, or -1. */
+  readonly index: number;
 }
 
-/**
- * The number key (`phase_0_5`) of a phase name (`phase_0_5_research`). A `_<digits>`
- * after the major number counts as a minor number only when that key is one the
- * workflow knows (`phase_0_5`), so `phase_2_5_checks` stays `phase_2` unless a
- * `phase_2_5` exists.
- */
-function phaseKeyOf(phase: string, known: ReadonlySet<string>): string | undefined {
-  const m = /^phase_(\d+)(?:_(\d+)(?=_|$))?(?=_|$)/.exec(phase);
-  if (!m) return undefined;
-  const minor = m[2] === undefined ? undefined : `phase_${m[1]}_${m[2]}`;
-  if (minor !== undefined && known.has(minor)) return minor;
-  return `phase_${m[1]}`;
+function phaseOrder(payload: PhasedWorkflowResumeFields, options: PhasedWorkflowResumeOptions, explicitOrder: boolean): PhaseOrder {
+  const { phase, state_snapshot: state } = payload;
+  const outputs = objectOf(state.phase_outputs) ?? {};
+  const known = knownPhaseKeys(outputs);
+  const currentKey = phaseKeyOf(phase, known);
+  const byName = options.phaseNames;
+  const names = explicitOrder ? [...options.phases!] : [...known].sort(byRank).map((k) => (byName?.[k] ? `${k}_${byName[k]}` : k));
+  const order = { phase, outputs, known, currentKey, names, index: names.indexOf(phase) };
+  if (order.index < 0 && currentKey !== undefined) order.index = names.findIndex((n) => keyOfName(order, n) === currentKey);
+  return order;
 }
 
-/** A `phase_{number}_{name}` value (a full name, not a bare number key) found at `value`, if any. */
-function fullPhaseName(value: unknown): string | undefined {
-  return typeof value === 'string' && !KEY_PATTERN.test(value) && /^phase_\d+(?:_\d+)?_[A-Za-z]/.test(value) ? value : undefined;
+function keyOfName(order: PhaseOrder, name: string): string | undefined {
+  return KEY_PATTERN.test(name) ? name : phaseKeyOf(name, order.known);
 }
 
-/**
- * The full names a run's snapshots give its phases, by number key: each snapshot's `phase`,
- * its `current_phase_state.phase`, and a `phase` member of any phase output (read liberally:
- * other tools may record it there). The restored snapshot's own names win, then the newest
- * earlier snapshot's.
- */
-function phaseNamesSeen(payloads: readonly unknown[], known: Set<string>): Map<string, string> {
-  const seen = new Map<string, string>();
-  const add = (value: unknown): void => {
-    const name = fullPhaseName(value);
-    if (name === undefined) return;
-    const key = phaseKeyOf(name, known);
-    if (key === undefined || seen.has(key)) return;
-    seen.set(key, name);
-    known.add(key);
-  };
-  for (const payload of payloads) {
-    const p = objectOf(payload);
-    if (!p) continue;
-    add(p.phase);
-    const state = objectOf(p.state_snapshot);
-    add(objectOf(state?.current_phase_state)?.phase);
-    for (const output of Object.values(objectOf(state?.phase_outputs) ?? {})) add(objectOf(output)?.phase);
+function hasOutput(order: PhaseOrder, name: string): boolean {
+  const key = keyOfName(order, name);
+  return key !== undefined && order.outputs[key] !== null && order.outputs[key] !== undefined;
+}
+
+/** Where to resume and why; `remainingFrom` is where in the order the remaining phases start. */
+interface Decision {
+  readonly at: string;
+  readonly reason: string;
+  readonly explanation: string;
+  readonly eligible: boolean;
+  readonly remainingFrom: number;
+}
+
+/** The decision for a `phase_complete` checkpoint: the next phase, the end of the workflow, or a human when the phase is unknown. */
+function afterPhaseComplete(snapshot: Snapshot<PhasedWorkflowResumeFields>, order: PhaseOrder, completeAt: string, history: readonly Snapshot<unknown>[]): Decision {
+  const { phase, names, index } = order;
+  let next = index >= 0 ? names[index + 1] : undefined;
+  // Nobody gave the next phase's name: the run's own snapshots may have named it (a phase
+  // the run was in before a gate sent it back, or before an earlier resume).
+  if (next !== undefined && KEY_PATTERN.test(next)) next = phaseNamesSeen([snapshot.payload, ...history.map((s) => s.payload)], order.known).get(next) ?? next;
+  const remainingFrom = index < 0 ? 0 : index + 1;
+  if (next !== undefined) {
+    // A bare number key means nobody named the phase: say so rather than pass it off as a name.
+    const unnamed = KEY_PATTERN.test(next) ? ` (its full name is unknown: the run's snapshots never named ${next}; give the workflow's phases or phaseNames to name it)` : '';
+    const explanation = `${phase} completed at checkpoint ${snapshot.sequence}; resume at the next phase, ${next}${unnamed}`;
+    return { at: next, reason: 'phase_complete_next_phase', explanation, eligible: true, remainingFrom };
   }
-  return seen;
+  if (index >= 0) {
+    return { at: completeAt, reason: 'phase_complete_workflow_done', eligible: false, explanation: `${phase} is the workflow's last phase and it completed; there is nothing left to resume`, remainingFrom };
+  }
+  return {
+    at: phase,
+    reason: 'phase_complete_unknown_phase',
+    eligible: false,
+    explanation: `${phase} completed but is not a phase of this workflow, so the next phase is unknown; a human decides`,
+    remainingFrom,
+  };
+}
+
+/** Where to resume, by the checkpoint's trigger. */
+function decide(snapshot: Snapshot<PhasedWorkflowResumeFields>, order: PhaseOrder, completeAt: string, context: ResumeRuleContext | undefined): Decision {
+  const { phase } = order;
+  const trigger = snapshot.source;
+  const remainingFrom = order.index < 0 ? 0 : order.index;
+  if (trigger === 'phase_complete') return afterPhaseComplete(snapshot, order, completeAt, context?.history ?? []);
+  if (trigger === 'gate_decision') {
+    const explanation = `checkpoint ${snapshot.sequence} followed a gate decision on ${phase}; resume at its gate, which may need re-evaluation`;
+    return { at: `${phase}_gate`, reason: 'gate_decision_reevaluate_gate', explanation, eligible: true, remainingFrom };
+  }
+  if (trigger === 'circuit_breaker') {
+    return { at: 'human_review', reason: 'circuit_breaker_human_review', eligible: false, explanation: `a circuit breaker tripped during ${phase}; resuming requires a human decision`, remainingFrom };
+  }
+  const explanation = `checkpoint ${snapshot.sequence} (${trigger}) was taken inside ${phase}; resume at the start of that phase`;
+  return { at: phase, reason: 'restart_current_phase', explanation, eligible: true, remainingFrom };
+}
+
+/** What a rule made by {@link createPhasedWorkflowResumeRule} settles once, from its options. */
+interface RuleSettings {
+  readonly options: PhasedWorkflowResumeOptions;
+  readonly completeAt: string;
+  /** The caller gave the workflow's phases in order. */
+  readonly explicitOrder: boolean;
+}
+
+function phasedResumePoint(snapshot: Snapshot<PhasedWorkflowResumeFields>, settings: RuleSettings, context: ResumeRuleContext | undefined): PhasedWorkflowResumePoint {
+  const state = snapshot.payload.state_snapshot;
+  const order = phaseOrder(snapshot.payload, settings.options, settings.explicitOrder);
+  const completed = order.names.filter((n) => hasOutput(order, n));
+  const { at, reason, explanation, eligible, remainingFrom } = decide(snapshot, order, settings.completeAt, context);
+  const remaining = order.names.slice(remainingFrom).filter((n) => !hasOutput(order, n));
+  const cost = typeof state.cost_accumulated === 'number' ? state.cost_accumulated : 0;
+  const activeLessons = activeLessonsOf(state);
+  const message =
+    `RESUME: Continuing run ${snapshot.runId} from checkpoint ${snapshot.id}\n` +
+    `Resume point: ${at}\n` +
+    `Phases completed: ${completed.length > 0 ? completed.join(', ') : 'none'}\n` +
+    `Cost so far: $${cost.toFixed(2)}`;
+
+  return {
+    at,
+    reason,
+    explanation,
+    eligible,
+    completed,
+    remaining,
+    message,
+    restored: {
+      current_phase: order.phase,
+      ...(order.currentKey !== undefined ? { current_phase_key: order.currentKey } : {}),
+      phase_outputs: order.outputs,
+      circuit_breaker_state: state.circuit_breaker_state,
+      cost_accumulated: cost,
+      active_lessons: activeLessons,
+    },
+    activeLessons,
+    // phased-workflow-github.md resume_limitations.external_state
+    externalStateNote: 'the checkpoint captures workflow state, not external state; if external systems changed (e.g. the GitHub repository), resume may produce different results',
+  };
+}
+
+/**
+ * Only a phase_complete names a phase the snapshot may not: the planner reads the run's
+ * earlier snapshots for it alone, and never when the caller gave the order.
+ * It stops at the newest earlier snapshot that names the next phase.
+ */
+function phasedReadsHistory(options: PhasedWorkflowResumeOptions, explicitOrder: boolean): (snapshot: Snapshot<PhasedWorkflowResumeFields>) => false | ((earlier: Snapshot<unknown>) => boolean) {
+  return (snapshot) => {
+    if (explicitOrder || snapshot?.source !== 'phase_complete' || !objectOf(snapshot.payload)) return false;
+    const known = knownPhaseKeys(objectOf(objectOf(snapshot.payload.state_snapshot)?.phase_outputs) ?? {});
+    const current = typeof snapshot.payload.phase === 'string' ? phaseKeyOf(snapshot.payload.phase, known) : undefined;
+    if (current === undefined) return false;
+    const order = [...known].sort(byRank);
+    const next = order[order.indexOf(current) + 1];
+    if (next === undefined || options.phaseNames?.[next]) return false;
+    return (earlier) => phaseNamesSeen([earlier.payload], new Set(known)).has(next);
+  };
 }
 
 /**
@@ -123,122 +224,20 @@ function phaseNamesSeen(payloads: readonly unknown[], known: Set<string>): Map<s
  * `cost_accumulated`, `active_lessons`, and `current_phase` set to the checkpoint's
  * phase) and emits step_5_notify's `RESUME:` message. Completed phases are those with a
  * non-null output; remaining ones are the phases from the current one on whose output is
- * still null (earlier null phases were skipped by the workflow).
+ * still null (earlier null phases were skipped by the workflow). Given `planResume`'s
+ * `currentLessons`, it warns `resume_lessons_changed` when they differ from the
+ * checkpoint's `active_lessons` (lesson_changes).
  */
-export function createPhasedWorkflowResumeRule(options: PhasedWorkflowResumeOptions = {}): ResumeRule<PhasedWorkflowResumeFields> {
+export function createPhasedWorkflowResumeRule(options: PhasedWorkflowResumeOptions = {}): ResumeRule<PhasedWorkflowResumeFields, PhasedWorkflowResumePoint> {
   assertOptionsArgument(options, 'createPhasedWorkflowResumeRule');
-  const completeAt = options.completeAt ?? 'workflow_complete';
-  const explicitOrder = options.phases !== undefined && options.phases.length > 0;
-  const rule = (snapshot: Snapshot<PhasedWorkflowResumeFields>, context?: ResumeRuleContext): ResumePoint => {
+  const settings: RuleSettings = { options, completeAt: options.completeAt ?? 'workflow_complete', explicitOrder: options.phases !== undefined && options.phases.length > 0 };
+  const rule = (snapshot: Snapshot<PhasedWorkflowResumeFields>, context?: ResumeRuleContext): PhasedWorkflowResumePoint => {
     assertObjectArgument(snapshot, 'phasedWorkflowResumeRule', 'snapshot');
     assertObjectArgument(snapshot.payload, 'phasedWorkflowResumeRule', 'snapshot.payload');
-    const { phase, state_snapshot: state } = snapshot.payload;
-    const outputs = objectOf(state.phase_outputs) ?? {};
-    const known = new Set<string>([...PHASED_WORKFLOW_PHASE_KEYS, ...Object.keys(outputs).filter((k) => KEY_PATTERN.test(k))]);
-    const currentKey = phaseKeyOf(phase, known);
-
-    // The workflow's order: the caller's names when given, else the number keys.
-    const byName = options.phaseNames;
-    const names = explicitOrder ? [...options.phases!] : [...known].sort(byRank).map((k) => (byName?.[k] ? `${k}_${byName[k]}` : k));
-    const keyOfName = (name: string): string | undefined => (KEY_PATTERN.test(name) ? name : phaseKeyOf(name, known));
-    let index = names.indexOf(phase);
-    if (index < 0 && currentKey !== undefined) index = names.findIndex((n) => keyOfName(n) === currentKey);
-
-    const hasOutput = (name: string): boolean => {
-      const key = keyOfName(name);
-      return key !== undefined && outputs[key] !== null && outputs[key] !== undefined;
-    };
-    const completed = names.filter(hasOutput);
-    const trigger = snapshot.source;
-
-    let at: string;
-    let reason: string;
-    let explanation: string;
-    let eligible = true;
-    let remainingFrom = index < 0 ? 0 : index;
-    if (trigger === 'phase_complete') {
-      let next = index >= 0 ? names[index + 1] : undefined;
-      // Nobody gave the next phase's name: the run's own snapshots may have named it (a phase
-      // the run was in before a gate sent it back, or before an earlier resume).
-      if (next !== undefined && KEY_PATTERN.test(next)) next = phaseNamesSeen([snapshot.payload, ...(context?.history ?? []).map((s) => s.payload)], known).get(next) ?? next;
-      remainingFrom = index < 0 ? 0 : index + 1;
-      if (next !== undefined) {
-        at = next;
-        reason = 'phase_complete_next_phase';
-        // A bare number key means nobody named the phase: say so rather than pass it off as a name.
-        const unnamed = KEY_PATTERN.test(next) ? ` (its full name is unknown: the run's snapshots never named ${next}; give the workflow's phases or phaseNames to name it)` : '';
-        explanation = `${phase} completed at checkpoint ${snapshot.sequence}; resume at the next phase, ${next}${unnamed}`;
-      } else if (index >= 0) {
-        at = completeAt;
-        reason = 'phase_complete_workflow_done';
-        eligible = false;
-        explanation = `${phase} is the workflow's last phase and it completed; there is nothing left to resume`;
-      } else {
-        at = phase;
-        reason = 'phase_complete_unknown_phase';
-        eligible = false;
-        explanation = `${phase} completed but is not a phase of this workflow, so the next phase is unknown; a human decides`;
-      }
-    } else if (trigger === 'gate_decision') {
-      at = `${phase}_gate`;
-      reason = 'gate_decision_reevaluate_gate';
-      explanation = `checkpoint ${snapshot.sequence} followed a gate decision on ${phase}; resume at its gate, which may need re-evaluation`;
-    } else if (trigger === 'circuit_breaker') {
-      at = 'human_review';
-      reason = 'circuit_breaker_human_review';
-      eligible = false;
-      explanation = `a circuit breaker tripped during ${phase}; resuming requires a human decision`;
-    } else {
-      at = phase;
-      reason = 'restart_current_phase';
-      explanation = `checkpoint ${snapshot.sequence} (${trigger}) was taken inside ${phase}; resume at the start of that phase`;
-    }
-    const remaining = names.slice(remainingFrom).filter((n) => !hasOutput(n));
-    const cost = typeof state.cost_accumulated === 'number' ? state.cost_accumulated : 0;
-    const activeLessons = Array.isArray(state.active_lessons) ? state.active_lessons : [];
-    const message =
-      `RESUME: Continuing run ${snapshot.runId} from checkpoint ${snapshot.id}\n` +
-      `Resume point: ${at}\n` +
-      `Phases completed: ${completed.length > 0 ? completed.join(', ') : 'none'}\n` +
-      `Cost so far: $${cost.toFixed(2)}`;
-
-    return {
-      at,
-      reason,
-      explanation,
-      eligible,
-      completed,
-      remaining,
-      message,
-      restored: {
-        current_phase: phase,
-        ...(currentKey !== undefined ? { current_phase_key: currentKey } : {}),
-        phase_outputs: outputs,
-        circuit_breaker_state: state.circuit_breaker_state,
-        cost_accumulated: cost,
-        active_lessons: activeLessons,
-      },
-      activeLessons,
-      // phased-workflow-github.md resume_limitations.external_state
-      externalStateNote: 'the checkpoint captures workflow state, not external state; if external systems changed (e.g. the GitHub repository), resume may produce different results',
-    };
+    return phasedResumePoint(snapshot, settings, context);
   };
-  // Only a phase_complete names a phase the snapshot may not: the planner reads the run's
-  // earlier snapshots for it alone, and never when the caller gave the order.
-  // It stops at the newest earlier snapshot that names the next phase.
-  const readsHistory = (snapshot: Snapshot<PhasedWorkflowResumeFields>): false | ((earlier: Snapshot<unknown>) => boolean) => {
-    if (explicitOrder || snapshot?.source !== 'phase_complete' || !objectOf(snapshot.payload)) return false;
-    const outputs = objectOf(objectOf(snapshot.payload.state_snapshot)?.phase_outputs) ?? {};
-    const known = new Set<string>([...PHASED_WORKFLOW_PHASE_KEYS, ...Object.keys(outputs).filter((k) => KEY_PATTERN.test(k))]);
-    const current = typeof snapshot.payload.phase === 'string' ? phaseKeyOf(snapshot.payload.phase, known) : undefined;
-    if (current === undefined) return false;
-    const order = [...known].sort(byRank);
-    const next = order[order.indexOf(current) + 1];
-    if (next === undefined || options.phaseNames?.[next]) return false;
-    return (earlier) => phaseNamesSeen([earlier.payload], new Set(known)).has(next);
-  };
-  return Object.assign(rule, { readsHistory }) as ResumeRule<PhasedWorkflowResumeFields>;
+  return Object.assign(rule, { readsHistory: phasedReadsHistory(options, settings.explicitOrder), callerWarnings: lessonsChangedWarnings });
 }
 
 /** The phasedWorkflow resume rule with phases named by their number keys; see {@link createPhasedWorkflowResumeRule}. */
-export const phasedWorkflowResumeRule: ResumeRule<PhasedWorkflowResumeFields> = createPhasedWorkflowResumeRule();
+export const phasedWorkflowResumeRule: ResumeRule<PhasedWorkflowResumeFields, PhasedWorkflowResumePoint> = createPhasedWorkflowResumeRule();

@@ -46,6 +46,7 @@ export function planExecutorLayout(options: PlanExecutorLayoutOptions = {}): Pro
     latestKey: (n) => `${stem(n)}.json`,
     lockKey: (n) => `${stem(n)}.lock`,
     partKey: (ref, part) => `${stem(ref.runId)}.parts/${ref.sequence}/${part}`,
+    ...(history ? { historyKeyFrom: 'id' as const } : {}),
     classify(key): KeyInfo | undefined {
       if (!key.startsWith(plans)) return undefined;
       const rest = key.slice(plans.length);

@@ -79,17 +79,7 @@ export function parseProgress(text: string, where = '.ccc-progress.md'): ParsedP
   assertStringArgument(text, 'parseProgress', 'text');
   const lines = normalizeNewlines(text).split('\n');
   const { preamble, sections } = splitSections(lines, 2, 2);
-  const header: Record<string, string> = {};
-  let meta: unknown;
-  for (const line of preamble) {
-    const m = PROGRESS_HEADER_LINE.exec(line);
-    if (m) {
-      header[m[1]!.toLowerCase()] = m[2]!;
-      continue;
-    }
-    const c = SAVEPOINT_META_LINE.exec(line);
-    if (c) meta = parseJson(c[1]!, `${where} (savepoint metadata)`);
-  }
+  const { header, meta } = parsePreamble(preamble, where);
   if (header.issue === undefined || header.issue === '') throw schemaError(`${where}: the **Issue:** line is missing`, { where, section: 'Issue' });
   const issueParts = ISSUE_SEPARATOR.exec(header.issue);
   const issue = issueParts
@@ -115,47 +105,68 @@ export function parseProgress(text: string, where = '.ccc-progress.md'): ParsedP
     }
     if (seen.has(spec.field)) throw schemaError(`${where}: section "${spec.title}" appears more than once`, { where, section: spec.title });
     seen.add(spec.field);
-    const items = spec.field === 'continuationPrompt' ? [] : parseListItems(section.lines).filter((i) => !NONE.test(i));
-    switch (spec.field) {
-      case 'completedTasks':
-        doc.completedTasks = items.map((i) => i.replace(DONE_MARK, '').replace(/^\[[xX]\]\s+/, ''));
-        break;
-      case 'remainingTasks':
-        doc.remainingTasks = items.map((i) => i.replace(/^\[ \]\s+/, ''));
-        break;
-      case 'currentTask': {
-        if (items.length > 1) throw schemaError(`${where}: section "Current Task" lists more than one task`, { where, section: 'Current Task' });
-        const only = items[0];
-        if (only !== undefined) {
-          const parts = splitLast(only, TASK_SEPARATOR);
-          doc.currentTask = parts ? { description: parts[0].trim(), status: parts[1].trim() } : { description: only, status: '' };
-        }
-        break;
-      }
-      case 'decisions':
-        doc.decisions = items.map((i): ProgressDecision => {
-          const at = i.indexOf(': ');
-          return at > 0 ? { decision: i.slice(0, at).trim(), rationale: i.slice(at + 2).trim() } : { decision: i, rationale: '' };
-        });
-        break;
-      case 'blockers':
-        doc.blockers = items.map((i): ProgressBlocker => {
-          const m = UNBLOCKED.exec(i);
-          return m && m[1]!.trim() !== '' ? { description: m[1]!.trim(), unblockedBy: m[2]! } : { description: i, unblockedBy: '' };
-        });
-        break;
-      case 'continuationPrompt': {
-        const value = normalizeBlock(section.lines);
-        if (value === '') throw schemaError(`${where}: section "Continuation Prompt" is empty`, { where, section: 'Continuation Prompt' });
-        doc.continuationPrompt = value;
-        break;
-      }
-    }
+    readSection(doc, spec.field, section.lines, where);
   }
   if (!seen.has('continuationPrompt')) throw schemaError(`${where}: missing required section "Continuation Prompt"`, { where, sections: ['Continuation Prompt'] });
   if (extras.length > 0) doc.extraSections = extras;
   assertValid(validateProgressDocument(doc), where);
   return meta === undefined ? { document: doc as ProgressDocument } : { document: doc as ProgressDocument, meta };
+}
+
+/** The `**Field:** value` lines before the first section (by lower-case field), and savepoint's metadata comment, if any. */
+function parsePreamble(preamble: readonly string[], where: string): { header: Record<string, string>; meta: unknown } {
+  const header: Record<string, string> = {};
+  let meta: unknown;
+  for (const line of preamble) {
+    const m = PROGRESS_HEADER_LINE.exec(line);
+    if (m) {
+      header[m[1]!.toLowerCase()] = m[2]!;
+      continue;
+    }
+    const c = SAVEPOINT_META_LINE.exec(line);
+    if (c) meta = parseJson(c[1]!, `${where} (savepoint metadata)`);
+  }
+  return { header, meta };
+}
+
+/** Sets the document field one known section holds, from the section's lines. */
+function readSection(doc: Record<string, unknown>, field: ListField, lines: readonly string[], where: string): void {
+  const items = field === 'continuationPrompt' ? [] : parseListItems(lines).filter((i) => !NONE.test(i));
+  switch (field) {
+    case 'completedTasks':
+      doc.completedTasks = items.map((i) => i.replace(DONE_MARK, '').replace(/^\[[xX]\]\s+/, ''));
+      break;
+    case 'remainingTasks':
+      doc.remainingTasks = items.map((i) => i.replace(/^\[ \]\s+/, ''));
+      break;
+    case 'currentTask': {
+      if (items.length > 1) throw schemaError(`${where}: section "Current Task" lists more than one task`, { where, section: 'Current Task' });
+      const only = items[0];
+      if (only !== undefined) {
+        const parts = splitLast(only, TASK_SEPARATOR);
+        doc.currentTask = parts ? { description: parts[0].trim(), status: parts[1].trim() } : { description: only, status: '' };
+      }
+      break;
+    }
+    case 'decisions':
+      doc.decisions = items.map((i): ProgressDecision => {
+        const at = i.indexOf(': ');
+        return at > 0 ? { decision: i.slice(0, at).trim(), rationale: i.slice(at + 2).trim() } : { decision: i, rationale: '' };
+      });
+      break;
+    case 'blockers':
+      doc.blockers = items.map((i): ProgressBlocker => {
+        const m = UNBLOCKED.exec(i);
+        return m && m[1]!.trim() !== '' ? { description: m[1]!.trim(), unblockedBy: m[2]! } : { description: i, unblockedBy: '' };
+      });
+      break;
+    case 'continuationPrompt': {
+      const value = normalizeBlock(lines);
+      if (value === '') throw schemaError(`${where}: section "Continuation Prompt" is empty`, { where, section: 'Continuation Prompt' });
+      doc.continuationPrompt = value;
+      break;
+    }
+  }
 }
 
 function bullets(items: readonly string[], where: string): string {

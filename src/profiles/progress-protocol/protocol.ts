@@ -1,18 +1,16 @@
 import { resolve } from 'node:path';
-import { utf8Decode, utf8Encode } from '../../codec/utf8.js';
 import { systemClock, toRfc3339, type Clock } from '../../model/clock.js';
-import { CheckpointError, isCheckpointError } from '../../model/errors.js';
-import { newSnapshotId, RUN_ID_PATTERN } from '../../model/ids.js';
-import { parseProgress, readContinuationPrompt } from './codec.js';
-import { keepProgressForeignFields } from './foreign.js';
-import { continuationPromptFor, genericContinuationTemplate, renderContinuationBox } from './continuation.js';
-import { readStateFile, readTextIfExists, updateStateFile, writeFileAtomic, type CccState } from './files.js';
-import { gitSnapshot } from './git.js';
-import { ProgressDocumentSchema, ProgressMetaSchema, type ProgressDocument } from './model.js';
-import { PROGRESS_STATUSES, progressProtocol, type ProgressStatus } from './profile.js';
+import { CheckpointError } from '../../model/errors.js';
+import { readStateFile, type CccState } from './files.js';
+import type { ProgressDocument } from './model.js';
+import type { ProgressStatus } from './profile.js';
 import type { StatusSink } from './sinks/status-sink.js';
-import { renderStatusComment, statusCommentFor, taskPosition } from './status-comment.js';
 import { assertArrayArgument, assertOptionsArgument } from '../../model/arguments.js';
+import { continuationStep } from './protocol/continuation-step.js';
+import { gitStep } from './protocol/git-step.js';
+import { persistProgress } from './protocol/persist-progress.js';
+import { say, type ProtocolRun } from './protocol/run-state.js';
+import { trackerStep } from './protocol/tracker-step.js';
 
 /** progress-protocol.md's invocation profiles: manual runs all four steps, automated (the stop hook) steps 1 and 3. */
 export type ProtocolProfile = 'manual' | 'automated';
@@ -74,8 +72,7 @@ export interface CommitMessageContext {
   readonly timestamp: string;
 }
 
-/** The default commit message: `checkpoint(CIA-123): task 3 of 7 — Implement scoring`. */
-export const DEFAULT_COMMIT_MESSAGE = 'checkpoint({issue}): task {n} of {m} — {task}';
+export { DEFAULT_COMMIT_MESSAGE } from './protocol/git-step.js';
 
 /** Options of {@link runCheckpointProtocol}. */
 export interface CheckpointProtocolOptions {
@@ -120,35 +117,6 @@ export interface CheckpointProtocolOptions {
   readonly log?: (text: string) => void;
 }
 
-const CONSEQUENCE = {
-  1: 'session state not saved to .ccc-progress.md.',
-  2: 'work not committed.',
-  3: 'status not persisted to issue tracker.',
-  4: 'generic template printed instead.',
-} as const;
-
-function causeOf(err: unknown): string {
-  if (isCheckpointError(err)) {
-    const cause = err.details.cause;
-    if (typeof cause === 'string' && cause !== '') return cause;
-    return err.reasonCode;
-  }
-  const code = (err as NodeJS.ErrnoException | undefined)?.code;
-  return typeof code === 'string' && /^[A-Z_]+$/.test(code) ? code : 'unexpected error';
-}
-
-function runIdFor(issueId: string): string {
-  const cleaned = issueId.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 128);
-  return RUN_ID_PATTERN.test(cleaned) ? cleaned : 'session';
-}
-
-function commitMessageFor(template: CheckpointProtocolOptions['commitMessage'], doc: ProgressDocument, timestamp: string): string {
-  const { n, m, description } = taskPosition(doc);
-  const context: CommitMessageContext = { issue: doc.issue.id, title: doc.issue.title, task: description.replace(/\s*\n\s*/g, ' '), n, m, mode: doc.executionMode, timestamp };
-  if (typeof template === 'function') return template(context);
-  return (template ?? DEFAULT_COMMIT_MESSAGE).replace(/\{(issue|title|task|n|m|mode|timestamp)\}/g, (_, key: keyof CommitMessageContext) => String(context[key]));
-}
-
 /** Formats the completion report exactly as progress-protocol.md shows it. */
 export function formatCompletionReport(steps: readonly ProtocolStepResult[]): string {
   assertArrayArgument(steps, 'formatCompletionReport', 'steps');
@@ -187,195 +155,15 @@ export async function runCheckpointProtocol(options: CheckpointProtocolOptions):
   assertOptionsArgument(options, 'runCheckpointProtocol');
   if (typeof options.cwd !== 'string' || options.cwd === '') throw new CheckpointError('checkpoint_config_invalid', 'runCheckpointProtocol needs cwd');
   const profile = options.profile ?? 'manual';
-  const manual = profile === 'manual';
-  const clock = options.clock ?? systemClock;
-  const nowMs = clock.now();
-  const now = toRfc3339(nowMs);
-  const progressName = options.progressFile ?? '.ccc-progress.md';
-  const progressPath = resolve(options.cwd, progressName);
-  const statePath = resolve(options.cwd, options.stateFile ?? '.ccc-state.json');
-  const output: string[] = [];
-  const say = (text: string): void => {
-    output.push(text);
-    options.log?.(text);
-  };
-  const steps: ProtocolStepResult[] = [];
-  const record = (result: ProtocolStepResult): void => {
-    steps.push(result);
-    if (result.message) say(result.message);
-  };
-  const fail = (step: 1 | 2 | 3 | 4, name: string, err: unknown, warning: string): ProtocolStepResult => {
-    const cause = causeOf(err);
-    return {
-      step,
-      name,
-      outcome: 'failed',
-      cause,
-      consequence: CONSEQUENCE[step],
-      message: `Warning: ${warning} (${cause}).`,
-      ...(isCheckpointError(err) ? { error: err } : {}),
-    };
-  };
+  const run = await startRun(options, profile === 'manual');
+  await persistProgress(run);
+  await gitStep(run);
+  await trackerStep(run);
+  await continuationStep(run);
 
-  let state: CccState = {};
-  let stateError: unknown;
-  try {
-    state = await readStateFile(statePath);
-  } catch (err) {
-    stateError = err;
-  }
-  const activeTaskFiles = options.inScopeFiles ?? (Array.isArray(state.activeTaskFiles) ? state.activeTaskFiles.filter((f): f is string => typeof f === 'string') : undefined);
-
-  // Step 1: persist progress.
-  let previous: ProgressDocument | undefined;
-  let progress: ProgressDocument | undefined;
-  try {
-    let previousMeta: { run_id?: string; sequence?: number } | undefined;
-    let text: string | undefined;
-    try {
-      text = await readTextIfExists(progressPath);
-    } catch (err) {
-      say(`Warning: the existing ${progressName} could not be read (${causeOf(err)}); it is rewritten from this checkpoint's state.`);
-    }
-    if (text !== undefined) {
-      try {
-        const parsed = parseProgress(text, progressName);
-        previous = parsed.document;
-        const meta = ProgressMetaSchema.partial().safeParse(parsed.meta);
-        if (meta.success) previousMeta = meta.data;
-      } catch (err) {
-        say(`Warning: the existing ${progressName} could not be read (${causeOf(err)}); it is rewritten from this checkpoint's state.`);
-      }
-    }
-    const input = Object.fromEntries(Object.entries(options.progress ?? {}).filter(([, v]) => v !== undefined)) as ProgressInput;
-    if (!input.issue && !previous) throw new CheckpointError('checkpoint_schema_invalid', 'no issue given', { details: { cause: `no issue given and no readable ${progressName}` } });
-    const merged = {
-      ...(previous ?? { completedTasks: [], remainingTasks: [], decisions: [], blockers: [], executionMode: '', continuationPrompt: '' }),
-      ...input,
-      session: input.session || now,
-    } as ProgressDocument;
-    const tasksChanged = input.currentTask !== undefined || input.remainingTasks !== undefined || input.completedTasks !== undefined || options.nextAction !== undefined;
-    if (input.continuationPrompt === undefined && (tasksChanged || !merged.continuationPrompt)) {
-      merged.continuationPrompt = continuationPromptFor(merged, { ...(activeTaskFiles ? { keyFiles: activeTaskFiles } : {}), ...(options.nextAction ? { nextAction: options.nextAction } : {}) });
-    }
-    const checked = ProgressDocumentSchema.safeParse(merged);
-    if (!checked.success) {
-      const path = `/${checked.error.issues[0]!.path.join('/')}`;
-      throw new CheckpointError('checkpoint_schema_invalid', `progress does not match its schema at ${path}`, { details: { cause: `invalid progress at ${path}` } });
-    }
-    progress = checked.data;
-    const source = options.source ?? (manual ? 'handoff_request' : 'gate_boundary');
-    progressProtocol.trigger(source);
-    const status = options.status ?? (progress.blockers.length > 0 ? 'blocked' : 'in_progress');
-    if (!(PROGRESS_STATUSES as readonly string[]).includes(status)) throw new CheckpointError('checkpoint_schema_invalid', `unknown status ${status}`, { details: { cause: `unknown status ${status}` } });
-    const encoded = await progressProtocol.document.encode({
-      id: newSnapshotId(nowMs),
-      runId: options.runId ?? previousMeta?.run_id ?? runIdFor(progress.issue.id),
-      sequence: (previousMeta?.sequence ?? 0) + 1,
-      createdAt: now,
-      source,
-      sourceDetails: [],
-      status,
-      payload: progress,
-    });
-    progress = encoded.snapshot.payload;
-    // Lines the previous file's writer added (a **Branch:** line, a note) stay, as in any savepoint rewrite.
-    const bytes = text === undefined ? encoded.bytes : await keepProgressForeignFields(utf8Encode(text), encoded.bytes);
-    await writeFileAtomic(progressPath, utf8Decode(bytes));
-    record({ step: 1, name: 'Persist progress', outcome: 'succeeded', message: `Progress saved to ${progressName}.` });
-  } catch (err) {
-    record(fail(1, 'Persist progress', err, `progress not persisted to ${progressName}`));
-  }
-
-  // Step 2: git snapshot (manual only).
-  if (!manual) {
-    steps.push({ step: 2, name: 'Git snapshot', outcome: 'not_run' });
-  } else if (stateError !== undefined && options.inScopeFiles === undefined) {
-    record({ step: 2, name: 'Git snapshot', outcome: 'skipped', message: `Git snapshot skipped — .ccc-state.json could not be read (${causeOf(stateError)}), so no file is known to be in scope.` });
-  } else {
-    try {
-      const message = commitMessageFor(options.commitMessage, progress ?? previous ?? emptyProgress(), now);
-      const result = await gitSnapshot({ cwd: options.cwd, inScopeFiles: activeTaskFiles, message, ...(options.git ?? {}) });
-      record({ step: 2, name: 'Git snapshot', outcome: result.outcome === 'committed' ? 'succeeded' : 'skipped', message: result.message });
-    } catch (err) {
-      record(fail(2, 'Git snapshot', err, 'git snapshot failed'));
-    }
-  }
-
-  // Step 3: tracker status upsert (both profiles).
-  let commentId: string | undefined;
-  const sink = options.sink;
-  if (!sink) {
-    record({ step: 3, name: 'Tracker update', outcome: 'skipped', message: 'Tracker update skipped — no tracker configured.' });
-  } else {
-    const name = `${sink.name} update`;
-    try {
-      if (stateError !== undefined) throw stateError;
-      const doc = progress ?? previous;
-      if (!doc) throw new CheckpointError('checkpoint_schema_invalid', 'no progress state', { details: { cause: 'no progress state to report' } });
-      const status = options.status ?? (doc.blockers.length > 0 ? 'blocked' : 'in_progress');
-      const body = renderStatusComment(statusCommentFor(doc, { ...(previous ? { previous } : {}), status, ...(options.nextAction ? { nextAction: options.nextAction } : {}), updated: now }));
-      const stored = state.checkpointCommentId;
-      const existing = typeof stored === 'number' || (typeof stored === 'string' && stored !== '') ? String(stored) : undefined;
-      let created: string | undefined;
-      if (existing !== undefined && (await sink.updateComment(existing, body))) {
-        commentId = existing;
-        record({ step: 3, name, outcome: 'succeeded', message: `${sink.name} status comment updated.` });
-      } else {
-        created = await sink.createComment(body);
-        commentId = created;
-        try {
-          await updateStateFile(statePath, { checkpointCommentId: created });
-        } catch (err) {
-          record({
-            step: 3,
-            name,
-            outcome: 'failed',
-            cause: 'checkpointCommentId not stored in .ccc-state.json',
-            consequence: 'the comment was created, but the next checkpoint will create another.',
-            message: `Warning: ${sink.name} status comment created, but its id could not be stored in .ccc-state.json (${causeOf(err)}).`,
-            ...(isCheckpointError(err) ? { error: err } : {}),
-          });
-          created = undefined;
-        }
-        if (created) record({ step: 3, name, outcome: 'succeeded', message: `${sink.name} status comment created.` });
-      }
-    } catch (err) {
-      record(fail(3, name, err, `${name} skipped`));
-    }
-  }
-
-  // Step 4: continuation prompt (manual only).
-  let continuationPrompt: string | undefined;
-  if (!manual) {
-    steps.push({ step: 4, name: 'Continuation prompt', outcome: 'not_run' });
-  } else {
-    let cause: string;
-    try {
-      const text = await readTextIfExists(progressPath);
-      continuationPrompt = text === undefined ? undefined : readContinuationPrompt(text);
-      cause = text === undefined ? `${progressName} not found` : 'no Continuation Prompt section';
-    } catch (err) {
-      cause = `${progressName} unreadable: ${(err as NodeJS.ErrnoException).code ?? 'error'}`;
-    }
-    if (continuationPrompt !== undefined) {
-      record({ step: 4, name: 'Continuation prompt', outcome: 'succeeded', message: renderContinuationBox(continuationPrompt) });
-    } else {
-      const template = genericContinuationTemplate(progress?.issue.id ?? previous?.issue.id ?? options.progress?.issue?.id);
-      continuationPrompt = template;
-      record({
-        step: 4,
-        name: 'Continuation prompt',
-        outcome: 'failed',
-        cause,
-        consequence: CONSEQUENCE[4],
-        message: `Warning: could not read the continuation prompt from ${progressName} (${cause}); here is a generic template to fill in.\n${renderContinuationBox(template)}`,
-      });
-    }
-  }
-
+  const { steps, progress, continuationPrompt, commentId } = run;
   const summary = formatCompletionReport(steps);
-  say(summary);
+  say(run, summary);
   const counted = steps.filter((s) => s.outcome !== 'not_run');
   return {
     profile,
@@ -383,13 +171,38 @@ export async function runCheckpointProtocol(options: CheckpointProtocolOptions):
     succeeded: counted.filter((s) => s.outcome !== 'failed').length,
     total: counted.length,
     summary,
-    output: output.join('\n'),
+    output: run.output.join('\n'),
     ...(progress ? { progress } : {}),
     ...(continuationPrompt !== undefined ? { continuationPrompt } : {}),
     ...(commentId !== undefined ? { commentId } : {}),
   };
 }
 
-function emptyProgress(): ProgressDocument {
-  return { issue: { id: 'unknown', title: '' }, session: '', executionMode: '', completedTasks: [], remainingTasks: [], decisions: [], blockers: [], continuationPrompt: '-' };
+/** The run's settings, and `.ccc-state.json` read once (a failure to read it is kept for the steps that need it). */
+async function startRun(options: CheckpointProtocolOptions, manual: boolean): Promise<ProtocolRun> {
+  const clock = options.clock ?? systemClock;
+  const nowMs = clock.now();
+  const progressName = options.progressFile ?? '.ccc-progress.md';
+  const statePath = resolve(options.cwd, options.stateFile ?? '.ccc-state.json');
+  let state: CccState = {};
+  let stateError: unknown;
+  try {
+    state = await readStateFile(statePath);
+  } catch (err) {
+    stateError = err;
+  }
+  return {
+    options,
+    manual,
+    nowMs,
+    now: toRfc3339(nowMs),
+    progressName,
+    progressPath: resolve(options.cwd, progressName),
+    statePath,
+    output: [],
+    steps: [],
+    state,
+    stateError,
+    activeTaskFiles: options.inScopeFiles ?? (Array.isArray(state.activeTaskFiles) ? state.activeTaskFiles.filter((f): f is string => typeof f === 'string') : undefined),
+  };
 }
