@@ -52,7 +52,7 @@ describe('planResume: finding the snapshot', () => {
     const inner = memoryStorage();
     await writeRun(inner, phasedTestProfile, RUN, 4, (n) => phasedState(n), { source: () => 'phase_complete' });
     const storage = faultyStorage(inner);
-    // The locate's cost alone: the rule without its history read (tests/profiles/phased-resume-names.test.ts).
+    // The locate's cost alone: the rule without its history read (tests/profiles/phased-workflow/resume-names.test.ts).
     const rule = (s: Parameters<NonNullable<typeof phasedTestProfile.resume>>[0], c: Parameters<NonNullable<typeof phasedTestProfile.resume>>[1]) => phasedTestProfile.resume!(s, c);
     const plan = await planResume({ storage, profile: phasedTestProfile, runId: RUN, clock: fresh, rule });
     expect(plan.snapshot.sequence).toBe(4);
