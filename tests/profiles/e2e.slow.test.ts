@@ -24,7 +24,7 @@ import { utf8Decode, utf8Encode } from '../../src/codec/utf8.js';
 import { fsStorage } from 'savepoint/fs';
 import { githubStorage } from 'savepoint/github';
 import { startGitHubEmulator, type GitHubEmulator } from 'savepoint/testing';
-import { manualClock, type ManualClock } from './clock.js';
+import { manualClock, type ManualClock } from '../support/clock.js';
 import { lifecyclePayloadArb } from './arbitraries.js';
 
 // Each profile end to end — write, coalesce, retain, resume — on every storage a user

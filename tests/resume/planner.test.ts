@@ -13,7 +13,9 @@ import {
 import { encodeBatchFile, encodeRunIndex, gzip, splitDocument } from 'savepoint/toolkit';
 import { utf8Encode, utf8Decode } from '../../src/codec/utf8.js';
 import { faultyStorage } from 'savepoint/testing';
-import { compressEntry, corrupt, defaultState, encodeSnapshot, flipBit, indexEntry, phasedState, phasedTestProfile, putIndex, T0, writeRun } from './support.js';
+import { compressEntry, corrupt, encodeSnapshot, flipBit, indexEntry, putIndex, writeRun } from '../support/runs.js';
+import { defaultState, phasedState, phasedTestProfile } from '../support/profiles.js';
+import { T0 } from '../support/clock.js';
 
 const RUN = 'run-1';
 const clockAt = (ms: number): Clock => ({ now: () => ms, setTimeout: () => 0, clearTimeout: () => undefined });

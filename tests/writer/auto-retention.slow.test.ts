@@ -9,7 +9,8 @@ import { createWriter, defaultProfile, memoryStorage, preserveRun, type StorageA
 import { decodeRunIndex } from 'savepoint/toolkit';
 import { phasedWorkflow } from 'savepoint/phased-workflow';
 import { faultyStorage } from 'savepoint/testing';
-import { latestOf, manualClock } from './helpers.js';
+import { latestOf } from '../support/runs.js';
+import { manualClock } from '../support/clock.js';
 import { countingStorage } from '../support/counting-storage.js';
 
 const STATUSES = ['in_progress', 'failed', 'completed', 'paused'] as const;

@@ -9,7 +9,7 @@ import { bundledChildPerFile } from '../support/bundle-child.js';
 import { describe, expect, it } from 'vitest';
 import { createWriter, defaultProfile } from 'savepoint';
 import { fsStorage } from 'savepoint/fs';
-import { historyOf, latestOf, triggersOf } from './helpers.js';
+import { historyOf, latestOf, triggersOf } from '../support/runs.js';
 import { startJsonChild as startChild, type Line } from '../support/line-child.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));

@@ -11,7 +11,7 @@ import { defaultProfile } from 'savepoint';
 import { fsStorage } from 'savepoint/fs';
 import { bundledChildPerFile } from '../support/bundle-child.js';
 import { startJsonChild as startChild } from '../support/line-child.js';
-import { historyOf } from './helpers.js';
+import { historyOf } from '../support/runs.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const bundled = bundledChildPerFile(join(root, 'tests/fixtures/writer/lease-child.ts'), 'savepoint-lease-proc-');

@@ -24,7 +24,7 @@ import {
 import { readSnapshot, newSnapshotId, gzip, type SnapshotDraft, validateSync } from 'savepoint/toolkit';
 import { utf8Decode, utf8Encode } from '../../../src/codec/utf8.js';
 import { faultyStorage } from 'savepoint/testing';
-import { manualClock } from '../clock.js';
+import { manualClock } from '../../support/clock.js';
 import { externalValidator, lifecyclePayloadArb, runIdArb, triggerRecords } from '../arbitraries.js';
 
 const fixture = (name: string): string => readFileSync(new URL(`../../fixtures/profiles/${name}`, import.meta.url), 'utf8');
