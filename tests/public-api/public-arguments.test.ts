@@ -1,16 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import {
-  appendRetentionLog,
   assertRunId,
   buildInventory,
-  collectRunFiles,
   decodeStoredSnapshot,
   gunzip,
   gzip,
-  locateNewestSnapshot,
-  readRetentionLog,
   readSnapshot,
 } from 'savepoint/toolkit';
+import { appendRetentionLog, readRetentionLog } from '../../src/retention/log.js';
+import { collectRunFiles } from '../../src/profiles/run-files.js';
+import { locateNewestSnapshot } from '../../src/resume/locate.js';
 import {
   applyRetention,
   cleanupAfterRunCompletion,

@@ -10,7 +10,8 @@ import {
   type JsonObject,
   type StorageAdapter,
 } from 'savepoint';
-import { encodeBatchFile, encodeRunIndex, gzip, splitDocument } from 'savepoint/toolkit';
+import { encodeRunIndex, gzip, splitDocument } from 'savepoint/toolkit';
+import { encodeBatchFile } from '../../src/profiles/batch-file.js';
 import { utf8Encode, utf8Decode } from '../../src/codec/utf8.js';
 import { faultyStorage } from 'savepoint/testing';
 import { compressEntry, corrupt, encodeSnapshot, flipBit, indexEntry, putIndex, writeRun } from '../support/runs.js';

@@ -19,7 +19,8 @@ import {
   type RetentionPolicy,
   type StorageAdapter,
 } from 'savepoint';
-import { buildInventory, decodeRetentionLog, decodeRunIndex, readSnapshot, type PlanRetentionOptions } from 'savepoint/toolkit';
+import { buildInventory, decodeRunIndex, readSnapshot, type PlanRetentionOptions } from 'savepoint/toolkit';
+import { decodeRetentionLog } from '../../src/retention/log.js';
 import { phasedWorkflow } from 'savepoint/phased-workflow';
 import { faultyStorage, type FaultAction } from 'savepoint/testing';
 import { DAY, HOUR, storeState, uuidFor, writeRun, type RunSpec, type SnapSpec } from '../fixtures/retention/store.js';

@@ -18,21 +18,16 @@ import {
 import {
   buildInventory,
   buildRetentionSummary,
-  decodePreservedRuns,
-  decodeRetentionLog,
-  decodeRetentionSummary,
   describeRetentionRule,
-  encodePreservedRuns,
   formatRetentionDuration,
   genericRetentionSummarizer,
   parseRetentionDuration,
-  preservedRunIds,
-  preservedRunsJsonSchema,
   resolveRetentionPolicy,
-  retentionLogJsonSchema,
   retentionPolicyJsonSchema,
-  retentionSummaryJsonSchema,
 } from 'savepoint/toolkit';
+import { decodePreservedRuns, encodePreservedRuns, preservedRunIds, preservedRunsJsonSchema } from '../../src/retention/preserved-runs.js';
+import { decodeRetentionLog, retentionLogJsonSchema } from '../../src/retention/log.js';
+import { decodeRetentionSummary, retentionSummaryJsonSchema } from '../../src/retention/summary.js';
 import { createPhasedWorkflowRetention, phasedWorkflowRetention, phasedWorkflowSummarizer, summarizePhasedPayload } from 'savepoint/phased-workflow';
 import { createSnapshotLifecycleRetention, snapshotLifecycleRetention } from 'savepoint/snapshot-lifecycle';
 import { preservedRunsCanonicalJsonSchema } from '../../src/retention/preserved-runs.js';
