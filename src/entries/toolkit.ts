@@ -62,6 +62,13 @@ export { readSnapshot, decodeStoredSnapshot, decodeStoredSnapshotTolerant } from
 export { coalescedTriggers } from '../model/coalesced-triggers.js';
 export { decodeRunIndex, encodeRunIndex, mergeRunIndex, type RunIndex, type RunIndexEntry } from '../model/run-index.js';
 export { decodeBatchFile, type BatchFile, type BatchMember } from '../profiles/batch-file.js';
+
+// The JSON Schema of every store-wide document, so that tools in any language validate the same files.
+export { runIndexJsonSchema } from '../model/run-index.js';
+export { batchFileJsonSchema } from '../profiles/batch-file.js';
+export { retentionSummaryJsonSchema } from '../retention/summary.js';
+export { preservedRunsJsonSchema } from '../retention/preserved-runs.js';
+export { retentionLogJsonSchema } from '../retention/log.js';
 export { diffSnapshots, type SnapshotChange, type DiffSnapshotsOptions } from '../runs/diff.js';
 
 // Writing: detailed result and event types.

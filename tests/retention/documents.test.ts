@@ -22,12 +22,15 @@ import {
   formatRetentionDuration,
   genericRetentionSummarizer,
   parseRetentionDuration,
+  preservedRunsJsonSchema,
   resolveRetentionPolicy,
+  retentionLogJsonSchema,
   retentionPolicyJsonSchema,
+  retentionSummaryJsonSchema,
 } from 'savepoint/toolkit';
-import { decodePreservedRuns, encodePreservedRuns, preservedRunIds, preservedRunsJsonSchema } from '../../src/retention/preserved-runs.js';
-import { decodeRetentionLog, retentionLogJsonSchema } from '../../src/retention/log.js';
-import { decodeRetentionSummary, retentionSummaryJsonSchema } from '../../src/retention/summary.js';
+import { decodePreservedRuns, encodePreservedRuns, preservedRunIds } from '../../src/retention/preserved-runs.js';
+import { decodeRetentionLog } from '../../src/retention/log.js';
+import { decodeRetentionSummary } from '../../src/retention/summary.js';
 import { createPhasedWorkflowRetention, phasedWorkflowRetention, phasedWorkflowSummarizer, summarizePhasedPayload } from 'savepoint/phased-workflow';
 import { createSnapshotLifecycleRetention, snapshotLifecycleRetention } from 'savepoint/snapshot-lifecycle';
 import { preservedRunsCanonicalJsonSchema } from '../../src/retention/preserved-runs.js';
