@@ -4,7 +4,9 @@ import { defineConfig } from 'vitest/config';
 const src = (p: string): string => fileURLToPath(new URL(`./src/${p}`, import.meta.url));
 
 // Every test file belongs to one project, named by its file name:
-// - `*.process.test.ts`: starts processes, servers (PostgreSQL), a browser or tsc, or builds the package;
+// - `*.process.test.ts`: runs savepoint, its CLI or an example in other processes, starts a
+//   server (PostgreSQL), a browser or tsc, or builds the package (a quick `git` or `mkfifo` call
+//   does not count);
 // - `*.slow.test.ts`: in-process but long (fault sweeps over every call, long property runs,
 //   LangGraph's validation suite);
 // - any other `*.test.ts`: `unit`, in-process and fast.
