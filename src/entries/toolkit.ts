@@ -39,6 +39,7 @@ export {
   type ForeignReadWarning,
 } from '../codec/json-document.js';
 export { splitDocument, resolveParts, type PartRef, type PartFile, type SplitResult, type SplitOptions } from '../codec/parts.js';
+export type { RunImporter, RunImportOptions, RunImportReport, RunImportFile, RunImportAction } from '../profiles/import-run.js';
 
 // Storage adapters: key and batch checks.
 export { assertKey, assertPrefix, joinKey, MAX_KEY_LENGTH } from '../storage/keys.js';
