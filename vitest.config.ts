@@ -3,6 +3,19 @@ import { defineConfig } from 'vitest/config';
 
 const src = (p: string): string => fileURLToPath(new URL(`./src/${p}`, import.meta.url));
 
+// Every test file belongs to one project, named by its file name:
+// - `*.process.test.ts`: runs savepoint, its CLI or an example in other processes, starts a
+//   server (PostgreSQL), a browser or tsc, or builds the package (a quick `git` or `mkfifo` call
+//   does not count);
+// - `*.slow.test.ts`: in-process but long (fault sweeps over every call, long property runs,
+//   LangGraph's validation suite);
+// - any other `*.test.ts`: `unit`, in-process and fast.
+// `npm test` runs every project, each file isolated. `npm run test:quick` (the inner loop) runs
+// `unit` only, on every core, with workers that keep their modules between files
+// (`--no-isolate`): unit files share no global state they do not reset.
+const files = ['tests/**/*.test.ts', 'examples/**/*.test.ts'];
+const only = (kind: string): string[] => files.map((f) => f.replace('*.test.ts', `*.${kind}.test.ts`));
+
 export default defineConfig({
   resolve: {
     // Tests and examples import the package by its public name, as users do.
@@ -12,10 +25,14 @@ export default defineConfig({
     ],
   },
   test: {
-    include: ['tests/**/*.test.ts', 'examples/**/*.test.ts'],
     // Crash tests spawn child processes; two cores are shared with everything else.
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    projects: [
+      { extends: true, test: { name: 'unit', include: files, exclude: ['**/node_modules/**', ...only('process'), ...only('slow')] } },
+      { extends: true, test: { name: 'process', include: only('process') } },
+      { extends: true, test: { name: 'slow', include: only('slow') } },
+    ],
   },
 });

@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import pg from 'pg';
 import { postgresStorage } from 'savepoint/postgres';
-import { findPostgresBin, startPostgres } from '../tests/postgres/server.js';
+import { findPostgresBin, startPostgres } from '../tests/support/postgres-server.js';
 import { fmt, median, type BenchRow } from './harness.js';
 
 const PROCESSES = 8;

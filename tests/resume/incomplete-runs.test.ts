@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { defaultProfile, findIncompleteRuns, memoryStorage, type CheckpointError } from 'savepoint';
 import { utf8Encode } from '../../src/codec/utf8.js';
 import { faultyStorage } from 'savepoint/testing';
-import { corrupt, defaultState, phasedState, phasedTestProfile, T0, writeRun } from './support.js';
+import { corrupt, writeRun } from '../support/runs.js';
+import { defaultState, phasedState, phasedTestProfile } from '../support/profiles.js';
+import { T0 } from '../support/clock.js';
 
 const minutes = (m: number) => (n: number) => T0 + m * 60_000 + n * 1000;
 

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { memoryStorage, planResume, type StorageAdapter } from 'savepoint';
 import { toRfc3339, type RunIndexEntry } from 'savepoint/toolkit';
-import { indexEntry, phasedState, phasedTestProfile, putIndex, T0, writeRun } from './support.js';
+import { indexEntry, putIndex, writeRun } from '../support/runs.js';
+import { phasedState, phasedTestProfile } from '../support/profiles.js';
+import { T0 } from '../support/clock.js';
 
 // Issue 13 item 5: when the index names files that are missing, the history fallback was
 // quadratic (100k entries: 160 s; 1M did not finish in 15 min). Checked here by scaling

@@ -15,8 +15,11 @@ import { gunzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, defaultProfile, isCheckpointError, memoryStorage, planResume, type Profile, type StorageAdapter } from 'savepoint';
-import { encodeBatchFile, gzip, toRfc3339 } from 'savepoint/toolkit';
-import { defaultState, encodeSnapshot, indexEntry, PHASED_TRIGGERS, phasedState, phasedTestProfile, putIndex, T0, type Written } from './support.js';
+import { gzip, toRfc3339 } from 'savepoint/toolkit';
+import { encodeBatchFile } from '../../src/profiles/batch-file.js';
+import { defaultState, PHASED_TRIGGERS, phasedState, phasedTestProfile } from '../support/profiles.js';
+import { encodeSnapshot, indexEntry, putIndex, type Written } from '../support/runs.js';
+import { T0 } from '../support/clock.js';
 
 const RUN = 'prop-run';
 type Damage = { kind: 'none' } | { kind: 'flip'; at: number } | { kind: 'truncate'; at: number } | { kind: 'delete' };

@@ -10,10 +10,13 @@ import {
   type JsonObject,
   type StorageAdapter,
 } from 'savepoint';
-import { encodeBatchFile, encodeRunIndex, gzip, splitDocument } from 'savepoint/toolkit';
+import { encodeRunIndex, gzip, splitDocument } from 'savepoint/toolkit';
+import { encodeBatchFile } from '../../src/profiles/batch-file.js';
 import { utf8Encode, utf8Decode } from '../../src/codec/utf8.js';
 import { faultyStorage } from 'savepoint/testing';
-import { compressEntry, corrupt, defaultState, encodeSnapshot, flipBit, indexEntry, phasedState, phasedTestProfile, putIndex, T0, writeRun } from './support.js';
+import { compressEntry, corrupt, encodeSnapshot, flipBit, indexEntry, putIndex, writeRun } from '../support/runs.js';
+import { defaultState, phasedState, phasedTestProfile } from '../support/profiles.js';
+import { T0 } from '../support/clock.js';
 
 const RUN = 'run-1';
 const clockAt = (ms: number): Clock => ({ now: () => ms, setTimeout: () => 0, clearTimeout: () => undefined });
@@ -52,7 +55,7 @@ describe('planResume: finding the snapshot', () => {
     const inner = memoryStorage();
     await writeRun(inner, phasedTestProfile, RUN, 4, (n) => phasedState(n), { source: () => 'phase_complete' });
     const storage = faultyStorage(inner);
-    // The locate's cost alone: the rule without its history read (tests/profiles/phased-resume-names.test.ts).
+    // The locate's cost alone: the rule without its history read (tests/profiles/phased-workflow/resume-names.test.ts).
     const rule = (s: Parameters<NonNullable<typeof phasedTestProfile.resume>>[0], c: Parameters<NonNullable<typeof phasedTestProfile.resume>>[1]) => phasedTestProfile.resume!(s, c);
     const plan = await planResume({ storage, profile: phasedTestProfile, runId: RUN, clock: fresh, rule });
     expect(plan.snapshot.sequence).toBe(4);

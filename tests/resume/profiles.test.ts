@@ -8,7 +8,8 @@ import { createPlanExecutorProfile, planExecutor, type PlanExecutorPayload } fro
 import { createWriter, memoryStorage, planResume, isCheckpointError, type Profile, type StorageAdapter } from 'savepoint';
 import { phasedWorkflow, type PhasedWorkflowPayload } from 'savepoint/phased-workflow';
 import { snapshotLifecycle, type SnapshotLifecyclePayload } from 'savepoint/snapshot-lifecycle';
-import { corrupt, flipBit, manualClock } from './support.js';
+import { corrupt, flipBit } from '../support/runs.js';
+import { manualClock } from '../support/clock.js';
 
 const fixture = <T>(name: string): T => JSON.parse(readFileSync(new URL(`../fixtures/resume/${name}`, import.meta.url), 'utf8')) as T;
 const phasedPayload = fixture<PhasedWorkflowPayload>('phased-workflow.payload.json');

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { calendarBucketer, calendarBucketLabel, type InventorySnapshot, type RetentionInventory } from 'savepoint/toolkit';
+import { type InventorySnapshot, type RetentionInventory } from 'savepoint/toolkit';
+import { calendarBucketer, calendarBucketLabel } from '../../src/retention/calendar.js';
 import { keepDaily, keepHourly, keepMonthly, keepWeekly, keepYearly, planRetention } from 'savepoint';
 import { ZONES } from './arbitraries.js';
 import { referenceBucket } from './reference.js';

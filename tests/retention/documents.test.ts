@@ -18,21 +18,19 @@ import {
 import {
   buildInventory,
   buildRetentionSummary,
-  decodePreservedRuns,
-  decodeRetentionLog,
-  decodeRetentionSummary,
   describeRetentionRule,
-  encodePreservedRuns,
   formatRetentionDuration,
   genericRetentionSummarizer,
   parseRetentionDuration,
-  preservedRunIds,
   preservedRunsJsonSchema,
   resolveRetentionPolicy,
   retentionLogJsonSchema,
   retentionPolicyJsonSchema,
   retentionSummaryJsonSchema,
 } from 'savepoint/toolkit';
+import { decodePreservedRuns, encodePreservedRuns, preservedRunIds } from '../../src/retention/preserved-runs.js';
+import { decodeRetentionLog } from '../../src/retention/log.js';
+import { decodeRetentionSummary } from '../../src/retention/summary.js';
 import { createPhasedWorkflowRetention, phasedWorkflowRetention, phasedWorkflowSummarizer, summarizePhasedPayload } from 'savepoint/phased-workflow';
 import { createSnapshotLifecycleRetention, snapshotLifecycleRetention } from 'savepoint/snapshot-lifecycle';
 import { preservedRunsCanonicalJsonSchema } from '../../src/retention/preserved-runs.js';

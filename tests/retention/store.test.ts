@@ -15,7 +15,8 @@ import {
   type Clock,
   type RetentionPlan,
 } from 'savepoint';
-import { buildInventory, decodeRetentionLog, decodeRunIndex, gunzip, readSnapshot } from 'savepoint/toolkit';
+import { buildInventory, decodeRunIndex, gunzip, readSnapshot } from 'savepoint/toolkit';
+import { decodeRetentionLog } from '../../src/retention/log.js';
 import { snapshotLifecycleRetention } from 'savepoint/snapshot-lifecycle';
 import { utf8Encode } from '../../src/codec/utf8.js';
 import { DAY, HOUR, runKeys, writeRun, type SnapSpec } from '../fixtures/retention/store.js';

@@ -1,6 +1,6 @@
 /**
  * A child process's stdout as lines, with a way to wait for one: the shared core of the
- * process tests' children (tests/storage/child.ts, tests/postgres/child.ts, and the writer
+ * process tests' children (tests/storage/fs/child.ts, tests/storage/postgres/child.ts, and the writer
  * fixtures' JSON-line children through startJsonChild).
  */
 import { spawn, type ChildProcess } from 'node:child_process';

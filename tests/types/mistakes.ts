@@ -1,6 +1,6 @@
 /**
  * Compile-time fixtures: each `@ts-expect-error` marks a mistake the public types must
- * reject. `tests/types/types.test.ts` runs `tsc --noEmit -p tests/types`, so if a change makes
+ * reject. `tests/types/types.process.test.ts` runs `tsc --noEmit -p tests/types`, so if a change makes
  * one of these compile again, the directive becomes unused and the test fails.
  * Nothing here runs.
  */

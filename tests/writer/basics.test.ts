@@ -3,7 +3,10 @@ import { createWriter, defaultProfile, isCheckpointError, listAll, memoryStorage
 import { decodeRunIndex } from 'savepoint/toolkit';
 import { utf8Decode } from '../../src/codec/utf8.js';
 import { faultyStorage } from 'savepoint/testing';
-import { historyOf, latestOf, manualClock, phasedLike, planLike, sequentialMemory, T0 } from './helpers.js';
+import { historyOf, latestOf } from '../support/runs.js';
+import { manualClock, T0 } from '../support/clock.js';
+import { phasedLike, planLike } from '../support/profiles.js';
+import { sequentialMemory } from '../support/storages.js';
 
 const run = 'run-1';
 

@@ -11,7 +11,7 @@ import { importPlanExecutorDocument, planExecutor } from 'savepoint/plan-executo
 import { importSnapshotLifecycleDocument, snapshotLifecycle } from 'savepoint/snapshot-lifecycle';
 import { readSnapshot } from 'savepoint/toolkit';
 import { handoffMarkdown, parseHandoff } from 'savepoint/handoff-markdown';
-import { manualClock } from './helpers.js';
+import { manualClock } from '../support/clock.js';
 
 const fixture = (name: string): string => readFileSync(new URL(`../fixtures/writer/${name}`, import.meta.url), 'utf8');
 

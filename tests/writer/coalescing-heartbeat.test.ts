@@ -2,7 +2,10 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createWriter, defaultProfile, defineProfile, memoryStorage, planResume, type CheckpointResult, type JsonValue } from 'savepoint';
 import { utf8Decode } from '../../src/codec/utf8.js';
-import { historyOf, latestOf, manualClock, phasedLike, putLog, sequentialMemory, T0 } from './helpers.js';
+import { historyOf, latestOf } from '../support/runs.js';
+import { manualClock, T0 } from '../support/clock.js';
+import { phasedLike } from '../support/profiles.js';
+import { putLog, sequentialMemory } from '../support/storages.js';
 
 const run = 'run-c';
 

@@ -8,7 +8,7 @@ import { createWriter, defaultProfile, memoryStorage, type JsonValue } from 'sav
 import { readSnapshot, splitDocument } from 'savepoint/toolkit';
 import { canonicalJsonByWalk, canonicalJsonOf } from '../../src/codec/canonical-json.js';
 import { materialText, validateTrigger } from '../../src/writer/triggers.js';
-import { manualClock } from './helpers.js';
+import { manualClock } from '../support/clock.js';
 
 const LIMIT = 16 * 1024;
 

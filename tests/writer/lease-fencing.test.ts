@@ -7,7 +7,9 @@
 import { describe, expect, it } from 'vitest';
 import { createWriter, defaultProfile, memoryStorage, type StorageAdapter } from 'savepoint';
 import { utf8Decode, utf8Encode } from '../../src/codec/utf8.js';
-import { historyOf, manualClock, sequentialMemory } from './helpers.js';
+import { historyOf } from '../support/runs.js';
+import { manualClock } from '../support/clock.js';
+import { sequentialMemory } from '../support/storages.js';
 import { pausableStorage } from './lease-helpers.js';
 
 const run = 'run-f';

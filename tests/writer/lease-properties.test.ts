@@ -7,7 +7,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createWriter, defaultProfile, memoryStorage, type CheckpointResult, type CheckpointWriter, type JsonValue, type StorageAdapter } from 'savepoint';
-import { historyOf, manualClock, sequentialMemory } from './helpers.js';
+import { historyOf } from '../support/runs.js';
+import { manualClock } from '../support/clock.js';
+import { sequentialMemory } from '../support/storages.js';
 import { pausableStorage } from './lease-helpers.js';
 
 const run = 'run-p';

@@ -6,7 +6,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, createWriter, defaultProfile, memoryStorage, type JsonValue } from 'savepoint';
-import { latestOf, manualClock } from './helpers.js';
+import { latestOf } from '../support/runs.js';
+import { manualClock } from '../support/clock.js';
 
 type State = { items: number[]; note: string };
 

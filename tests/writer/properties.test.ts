@@ -3,7 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { canonicalJson, createWriter, defaultProfile, memoryStorage, type CheckpointResult, type JsonValue, type Snapshot } from 'savepoint';
 import { coalescedTriggers, readSnapshot } from 'savepoint/toolkit';
 import { faultyStorage, type FaultAction } from 'savepoint/testing';
-import { historyOf, instantTimerClock, latestOf, manualClock, putLog, sequentialMemory, T0, triggersOf } from './helpers.js';
+import { historyOf, latestOf, triggersOf } from '../support/runs.js';
+import { instantTimerClock, manualClock, T0 } from '../support/clock.js';
+import { putLog, sequentialMemory } from '../support/storages.js';
 
 const run = 'run-p';
 const SOURCES = ['step_boundary', 'error_boundary', 'timer', 'manual'] as const;

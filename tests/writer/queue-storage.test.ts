@@ -2,7 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { createWriter, defaultProfile, listAll, memoryStorage, type BatchOperation, type StorageAdapter } from 'savepoint';
 import { decodeBatchFile, decodeRunIndex, readSnapshot, type BufferedStorage, type RateBudget } from 'savepoint/toolkit';
 import { faultyStorage } from 'savepoint/testing';
-import { gatedStorage, historyOf, instantTimerClock, latestOf, manualClock, phasedLike, sequentialMemory, tick } from './helpers.js';
+import { gatedStorage, sequentialMemory } from '../support/storages.js';
+import { historyOf, latestOf } from '../support/runs.js';
+import { instantTimerClock, manualClock, tick } from '../support/clock.js';
+import { phasedLike } from '../support/profiles.js';
 
 const run = 'run-q';
 

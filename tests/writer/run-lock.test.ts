@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createWriter, defaultProfile, memoryStorage } from 'savepoint';
 import { utf8Decode } from '../../src/codec/utf8.js';
-import { manualClock } from './helpers.js';
+import { manualClock } from '../support/clock.js';
 import { pausableStorage } from './lease-helpers.js';
 
 const run = 'run-l';

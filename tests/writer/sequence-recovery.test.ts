@@ -9,7 +9,9 @@ import { describe, expect, it } from 'vitest';
 import { createWriter, defaultProfile, memoryStorage, planResume, type JsonValue, type StorageAdapter } from 'savepoint';
 import { utf8Encode } from '../../src/codec/utf8.js';
 import { faultyStorage } from 'savepoint/testing';
-import { historyOf, manualClock, sequentialMemory } from './helpers.js';
+import { historyOf } from '../support/runs.js';
+import { manualClock } from '../support/clock.js';
+import { sequentialMemory } from '../support/storages.js';
 
 const run = 'run-s';
 const layout = defaultProfile.layout;
