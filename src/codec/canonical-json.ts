@@ -1,9 +1,6 @@
 import { CheckpointError } from '../model/errors.js';
-
-/** A value JSON can carry without loss. */
-export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
-/** A JSON object. */
-export type JsonObject = { [key: string]: JsonValue };
+import { type JsonValue } from '../contract/json.js';
+export type { JsonValue, JsonObject } from '../contract/json.js';
 
 /** Keys that would let a decoded document reach `Object.prototype` through a later merge. */
 const FORBIDDEN_KEYS = new Set(['__proto__']);

@@ -4,6 +4,8 @@ import { sha256Hex } from './sha256.js';
 import { utf8Encode } from './utf8.js';
 import { canonicalJsonBytes, canonicalJsonLength, jsonStringBytes } from './json-pieces.js';
 import { assertObjectArgument, assertFunctionArgument } from '../model/arguments.js';
+import { type PartRef, type PartFile, type SplitOptions, type SplitResult } from '../contract/split.js';
+export type { PartRef, PartFile, SplitOptions, SplitResult } from '../contract/split.js';
 
 /**
  * Oversized snapshots (phased-workflow-github.md `size_management`: "split large arrays
@@ -19,36 +21,6 @@ import { assertObjectArgument, assertFunctionArgument } from '../model/arguments
 export const PART_MARKER = '$savepoint_part';
 /** Marker of a chunked array. */
 export const PARTS_MARKER = '$savepoint_parts';
-
-/** A reference to one part file. */
-export interface PartRef {
-  readonly key: string;
-  readonly sha256: string;
-  readonly bytes: number;
-}
-
-/** A part file to write before the main document. */
-export interface PartFile extends PartRef {
-  readonly data: Uint8Array;
-}
-
-/** Result of {@link splitDocument}. */
-/** Options of {@link splitDocument} and of a profile's `splitDocument` hook. */
-export interface SplitOptions {
-  /**
-   * The caller owns `document` and will not use it again: the splitter may change it in place
-   * (moved values replaced by their references) instead of copying it first. The writer passes
-   * its private parse of the document. @default false
-   */
-  readonly owned?: boolean;
-}
-
-export interface SplitResult {
-  /** The main document with references in place of the moved values. */
-  readonly main: JsonObject;
-  /** Part files, to be written (create-only) before the main document. */
-  readonly parts: readonly PartFile[];
-}
 
 const isObject = (v: JsonValue | undefined): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 

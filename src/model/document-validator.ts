@@ -2,15 +2,7 @@ import type { ErrorObject } from 'ajv';
 import { CheckpointError } from './errors.js';
 import type { PrecompiledValidator } from './generated/validators.js';
 import { assertArrayArgument } from './arguments.js';
-
-/*
- * The part of validation the core entry needs: turning a validator compiled at build time
- * (src/model/generated/<schema>.js) into issues, and throwing on them. It loads neither ajv
- * nor zod; compiling a schema at run time is `compileValidator` (validate.ts), which does.
- */
-
-/** A JSON Schema (draft 2020-12) object. */
-export type JsonSchema = { readonly [key: string]: unknown };
+export type { JsonSchema } from '../contract/json.js';
 
 /** One schema violation: the JSON Pointer of the value and what is wrong with it. */
 export interface SchemaIssue {

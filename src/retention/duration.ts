@@ -1,12 +1,6 @@
 import { CheckpointError } from '../model/errors.js';
-
-/**
- * A length of time: milliseconds, or a string of number–unit pairs such as `'14d'`,
- * `'24h'`, `'1w2d'`, `'90m'`, `'1d12h30m'`. Units: `w` (7 days), `d` (24 hours), `h`,
- * `m` (minutes), `s`, `ms`. Months and years are not accepted because their length
- * varies; use a calendar rule (`keepMonthly`) for those.
- */
-export type RetentionDuration = number | string;
+import { type RetentionDuration } from '../contract/retention-policy.js';
+export type { RetentionDuration } from '../contract/retention-policy.js';
 
 const UNIT_MS: Readonly<Record<string, number>> = {
   w: 7 * 86_400_000,

@@ -1,38 +1,13 @@
-import type { z } from 'zod';
-import { canonicalJson, parseJson, type JsonValue } from '../codec/canonical-json.js';
+import { canonicalJson, parseJson } from '../codec/canonical-json.js';
 import { utf8Decode, utf8Encode } from '../codec/utf8.js';
-import type { Snapshot } from '../model/snapshot.js';
 import { assertValid, documentValidator, type JsonSchema } from '../model/document-validator.js';
 import * as generated from '../model/generated/retention-summary.js';
-import type { RetentionSummarySchema } from './summary-schema.js';
 import { assertObjectArgument, assertFunctionArgument } from '../model/arguments.js';
-
-/** An archived run's summary document (`<root>/<run_id>/summary.json`); see {@link RetentionSummarySchema}. */
-export type RetentionSummary = z.infer<typeof RetentionSummarySchema>;
+import { type RetentionSummary, type RetentionSummaryInput, type RetentionSummarizer } from '../contract/retention-policy.js';
+export type { RetentionSummary, RetentionSummaryInput, RetentionSummarizer } from '../contract/retention-policy.js';
 
 /** JSON Schema of a run summary document. */
 export const retentionSummaryJsonSchema: JsonSchema = generated.jsonSchema;
-
-/** What a {@link RetentionSummarizer} is given. */
-export interface RetentionSummaryInput {
-  readonly runId: string;
-  /** The newest readable snapshot of the run (its final checkpoint). */
-  readonly latest: Snapshot<unknown>;
-  /** Creation time of the run's first checkpoint, as far as storage (and an earlier summary) still know it. */
-  readonly startedAt: string;
-  /** Checkpoints the run wrote (its newest sequence number). */
-  readonly checkpointCount: number;
-  /** The summary written earlier, when the run is summarized again after resuming. */
-  readonly previous?: RetentionSummary;
-}
-
-/**
- * Returns the profile-specific fields of an archived run's summary. They are merged over
- * the generic ones (`run_id`, `started_at`, `completed_at`, `final_status`), so a
- * summarizer may also override `started_at`, `completed_at` or `final_status`; the
- * fields savepoint owns cannot be overridden.
- */
-export type RetentionSummarizer = (input: RetentionSummaryInput) => Readonly<Record<string, JsonValue>>;
 
 /**
  * The generic summarizer: adds nothing. The summary then has `run_id`, `started_at`
