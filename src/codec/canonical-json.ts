@@ -192,7 +192,7 @@ function ropeOf(pieces: readonly string[]): string {
  * Values the engine's `JSON.stringify` serializes in one call of {@link canonicalTextOrPieces}
  * before the value counts as large. The engine returns a rope of small strings; the first read
  * of it copies it whole into one flat string while the rope still lives: a second copy of a
- * large payload's text at the peak (issue 13, defect 6: many small values). A large value is
+ * large payload's text at the peak (many small values). A large value is
  * serialized instead in pieces of at most this many values, each flattened on its own.
  */
 const LARGE_VALUES = 1 << 17;
@@ -214,87 +214,104 @@ const SMALL_PIECE = 64 * 1024;
  * where).
  */
 function inPieces(value: unknown, budget: number): string[] | undefined {
-  const pieces: string[] = [];
-  let small = '';
-  const push = (text: string): void => {
-    if (text.length < SMALL_PIECE) {
-      small += text;
-      if (small.length < SMALL_PIECE) return;
-      pieces.push(flat(small));
-      small = '';
-      return;
-    }
-    if (small.length > 0) pieces.push(flat(small));
-    small = '';
-    pieces.push(flat(text));
-  };
-  const stack = new Set<object>();
-  /** Writes `v`: by the engine in one call when it is within the budget, else member by member. */
-  const write = (v: unknown): void => {
-    let text: string | undefined;
-    try {
-      text = native(v, budget);
-    } catch (err) {
-      if (err !== LARGE) throw err;
-    }
-    if (text !== undefined) {
-      push(text);
-      return;
-    }
-    if (hasToJson(v)) {
-      sawToJson = true;
-      write((v as { toJSON: () => unknown }).toJSON());
-      return;
-    }
-    if (typeof v !== 'object' || v === null || stack.has(v)) throw NOT_JSON;
-    stack.add(v);
-    if (Array.isArray(v)) {
-      push('[');
-      for (let i = 0; i < v.length; i += ITEMS_AT_ONCE) {
-        if (i > 0) push(',');
-        const slice = v.slice(i, i + ITEMS_AT_ONCE);
-        let chunk: string | undefined;
-        try {
-          chunk = native(slice, budget);
-        } catch (err) {
-          if (err !== LARGE) throw err;
-        }
-        if (chunk !== undefined) push(chunk.slice(1, -1));
-        else
-          for (let k = 0; k < slice.length; k++) {
-            if (k > 0) push(',');
-            if (slice[k] === undefined || !(k in slice)) throw NOT_JSON;
-            write(slice[k]);
-          }
-      }
-      push(']');
-    } else {
-      if (!isPlainObject(v)) throw NOT_JSON;
-      const record = v as Record<string, unknown>;
-      const keys = Object.keys(record);
-      sortKeys(keys);
-      push('{');
-      let first = true;
-      for (const key of keys) {
-        const item = record[key];
-        if (item === undefined) continue;
-        if (FORBIDDEN_KEYS.has(key)) throw NOT_JSON;
-        push(`${first ? '' : ','}${JSON.stringify(key)}:`);
-        write(item);
-        first = false;
-      }
-      push('}');
-    }
-    stack.delete(v);
-  };
+  const w: PieceWriter = { pieces: [], small: '', stack: new Set(), budget };
   try {
-    write(value);
+    writePieces(w, value);
   } catch (err) {
     if (err === NOT_JSON || err === NOT_NATIVE) return undefined;
     throw err;
   }
-  if (small.length > 0) pieces.push(flat(small));
-  return pieces;
+  if (w.small.length > 0) w.pieces.push(flat(w.small));
+  return w.pieces;
+}
+
+/** The text {@link inPieces} has written so far. */
+interface PieceWriter {
+  /** Flat pieces, in order. */
+  readonly pieces: string[];
+  /** Short texts not yet a piece: joined until they reach {@link SMALL_PIECE}. */
+  small: string;
+  /** Objects being written (a cycle is not JSON). */
+  readonly stack: Set<object>;
+  /** Values the engine may serialize in one call. */
+  readonly budget: number;
+}
+
+function pushPiece(w: PieceWriter, text: string): void {
+  if (text.length < SMALL_PIECE) {
+    w.small += text;
+    if (w.small.length < SMALL_PIECE) return;
+    w.pieces.push(flat(w.small));
+    w.small = '';
+    return;
+  }
+  if (w.small.length > 0) w.pieces.push(flat(w.small));
+  w.small = '';
+  w.pieces.push(flat(text));
+}
+
+/** `native(v, budget)`, or undefined when `v` holds more values than the budget. */
+function nativeWithin(v: unknown, budget: number): string | undefined {
+  try {
+    return native(v, budget);
+  } catch (err) {
+    if (err !== LARGE) throw err;
+    return undefined;
+  }
+}
+
+/** Writes `v`: by the engine in one call when it is within the budget, else member by member. */
+function writePieces(w: PieceWriter, v: unknown): void {
+  const text = nativeWithin(v, w.budget);
+  if (text !== undefined) {
+    pushPiece(w, text);
+    return;
+  }
+  if (hasToJson(v)) {
+    sawToJson = true;
+    writePieces(w, (v as { toJSON: () => unknown }).toJSON());
+    return;
+  }
+  if (typeof v !== 'object' || v === null || w.stack.has(v)) throw NOT_JSON;
+  w.stack.add(v);
+  if (Array.isArray(v)) writeArrayPieces(w, v);
+  else writeObjectPieces(w, v);
+  w.stack.delete(v);
+}
+
+function writeArrayPieces(w: PieceWriter, v: readonly unknown[]): void {
+  pushPiece(w, '[');
+  for (let i = 0; i < v.length; i += ITEMS_AT_ONCE) {
+    if (i > 0) pushPiece(w, ',');
+    const slice = v.slice(i, i + ITEMS_AT_ONCE);
+    const chunk = nativeWithin(slice, w.budget);
+    if (chunk !== undefined) pushPiece(w, chunk.slice(1, -1));
+    else
+      for (let k = 0; k < slice.length; k++) {
+        if (k > 0) pushPiece(w, ',');
+        if (slice[k] === undefined || !(k in slice)) throw NOT_JSON;
+        writePieces(w, slice[k]);
+      }
+  }
+  pushPiece(w, ']');
+}
+
+function writeObjectPieces(w: PieceWriter, v: object): void {
+  if (!isPlainObject(v)) throw NOT_JSON;
+  const record = v as Record<string, unknown>;
+  const keys = Object.keys(record);
+  sortKeys(keys);
+  pushPiece(w, '{');
+  let first = true;
+  for (const key of keys) {
+    const item = record[key];
+    if (item === undefined) continue;
+    if (FORBIDDEN_KEYS.has(key)) throw NOT_JSON;
+    pushPiece(w, `${first ? '' : ','}${JSON.stringify(key)}:`);
+    writePieces(w, item);
+    first = false;
+  }
+  pushPiece(w, '}');
 }
 
 /** Where the first object with `toJSON` is, depth first in key order; undefined if none. */

@@ -1,8 +1,10 @@
-import { CheckpointError } from '../model/errors.js';
 import type { ReasonCode } from '../model/reason-codes.js';
 import type { BatchOperation, BatchOutcome, DeleteOptions, PutOptions, PutResult, StorageAdapter, StorageEntry, StoredObject } from '../storage/adapter.js';
 import type { BufferedStorage } from '../storage/buffered.js';
 import { assertStorageArgument, assertOptionsArgument } from '../model/arguments.js';
+import { faultyList } from './faulty/list.js';
+import { runOperation } from './faulty/run.js';
+import { newFaultState, type FaultState } from './faulty/state.js';
 
 /** The operations {@link faultyStorage} counts and can fault. */
 export type StorageOperation = 'get' | 'put' | 'delete' | 'list' | 'batch';
@@ -78,110 +80,49 @@ export interface FaultyStorage extends BufferedStorage {
 export function faultyStorage(inner: StorageAdapter, plan: FaultPlan = {}): FaultyStorage {
   assertStorageArgument(inner, 'faultyStorage', 'inner');
   assertOptionsArgument(plan, 'faultyStorage');
-  const log: OperationRecord[] = [];
-  let counted = 0;
-  let crashed = false;
-  let closed = false;
-  const reasonCode = plan.reasonCode ?? 'checkpoint_storage_unavailable';
-
-  const decide = (info: OperationInfo): FaultAction | undefined => {
-    const at = plan.at;
-    if (at === undefined) return undefined;
-    if (typeof at === 'function') return at(info);
-    const hit = typeof at === 'number' ? at === info.index : at.includes(info.index);
-    return hit ? (plan.action ?? 'fail') : undefined;
-  };
-
-  const injected = (info: OperationInfo, action: FaultAction): CheckpointError =>
-    new CheckpointError(reasonCode, `injected ${action} at ${info.operation} #${info.index}`, {
-      details: { operation: info.operation, index: info.index, injected: true },
-    });
-
-  async function run<T>(operation: StorageOperation, keys: readonly string[], call: () => Promise<T>): Promise<T> {
-    // The wrapper honours close() itself (the inner store stays open for the "restarted process").
-    if (closed) throw new CheckpointError('checkpoint_closed', `faulty(${inner.name}) is closed`);
-    const isWrite = operation === 'put' || operation === 'delete' || operation === 'batch';
-    const counts = plan.count !== 'writes' || isWrite;
-    const info: OperationInfo = { index: counts ? counted : -1, operation, keys };
-    if (counts) counted++;
-    if (crashed) {
-      if (counts) log.push({ ...info, outcome: 'rejected' });
-      throw new CheckpointError(reasonCode, `storage crashed before ${operation}`, { details: { operation, crashed: true } });
-    }
-    const action = counts ? decide(info) : undefined;
-    if (action === 'fail' || action === 'crash') {
-      if (action === 'crash') crashed = true;
-      log.push({ ...info, outcome: action });
-      throw injected(info, action);
-    }
-    let result: T;
-    try {
-      result = await call();
-    } catch (err) {
-      if (counts) log.push({ ...info, outcome: 'rejected' });
-      throw err;
-    }
-    if (action === 'fail-after' || action === 'crash-after') {
-      if (action === 'crash-after') crashed = true;
-      log.push({ ...info, outcome: action });
-      throw injected(info, action);
-    }
-    if (counts) log.push({ ...info, outcome: 'ok' });
-    return result;
-  }
-
+  const state = newFaultState(inner, plan);
   const adapter: FaultyStorage = {
     name: `faulty(${inner.name})`,
     capabilities: inner.capabilities,
     get log() {
-      return log;
+      return state.log;
     },
     get crashed() {
-      return crashed;
+      return state.crashed;
     },
     get count() {
-      return counted;
+      return state.counted;
     },
-    get: (key: string): Promise<StoredObject | undefined> => run('get', [key], () => inner.get(key)),
-    put: (key: string, bytes: Uint8Array, options?: PutOptions): Promise<PutResult> => run('put', [key], () => inner.put(key, bytes, options)),
-    delete: (key: string, options?: DeleteOptions): Promise<boolean> => run('delete', [key], () => inner.delete(key, options)),
-    list(prefix: string): AsyncIterable<StorageEntry> {
-      return {
-        [Symbol.asyncIterator]: () => {
-          let iterator: AsyncIterator<StorageEntry> | undefined;
-          return {
-            async next(): Promise<IteratorResult<StorageEntry>> {
-              if (!iterator) {
-                // The whole listing counts as one operation, faulted before the first entry.
-                iterator = await run('list', [prefix], async () => inner.list(prefix)[Symbol.asyncIterator]());
-              }
-              if (crashed) throw new CheckpointError(reasonCode, 'storage crashed during list', { details: { operation: 'list', crashed: true } });
-              return iterator.next();
-            },
-          };
-        },
-      };
-    },
+    get: (key: string): Promise<StoredObject | undefined> => runOperation(state, 'get', [key], () => inner.get(key)),
+    put: (key: string, bytes: Uint8Array, options?: PutOptions): Promise<PutResult> => runOperation(state, 'put', [key], () => inner.put(key, bytes, options)),
+    delete: (key: string, options?: DeleteOptions): Promise<boolean> => runOperation(state, 'delete', [key], () => inner.delete(key, options)),
+    list: (prefix: string): AsyncIterable<StorageEntry> => faultyList(state, prefix),
     async close(): Promise<void> {
       // Closing a wrapper must not close the inner store: tests reopen it as a "new process".
-      closed = true;
+      state.closed = true;
     },
   };
-  // Optional capabilities pass straight through: they describe the backend, not an operation to fault.
+  passOptionalMembers(state, adapter);
+  return adapter;
+}
+
+/** Optional capabilities pass straight through: they describe the backend, not an operation to fault. */
+function passOptionalMembers(state: FaultState, adapter: FaultyStorage): void {
+  const inner = state.inner;
   const buffered: BufferedStorage = inner;
   if (buffered.rateBudget) adapter.rateBudget = buffered.rateBudget.bind(inner);
   if (buffered.flush) {
     const flush = buffered.flush.bind(inner);
-    adapter.flush = () => run('put', [], flush);
+    adapter.flush = () => runOperation(state, 'put', [], flush);
   }
   if (inner.batch) {
     const batch = inner.batch.bind(inner);
     adapter.batch = (operations: readonly BatchOperation[]): Promise<BatchOutcome[]> =>
-      run(
+      runOperation(
+        state,
         'batch',
         operations.map((op) => op.key),
         () => batch(operations),
       );
   }
-  return adapter;
 }

@@ -138,78 +138,41 @@ const ROUTES: readonly (readonly [RegExp, Route])[] = [
   [/^retention$/, (s, _p, q) => retentionView(s, q.get('run') ?? undefined)],
 ];
 
+/** What the request handler of a running viewer needs. */
+interface UiServerState {
+  /** The URL token every request path must start with. */
+  readonly token: string;
+  readonly source: ViewerSource & { readonly timelines: ReturnType<typeof timelineCache> };
+  /** What `api/info` answers. */
+  readonly info: { readonly profile: string; readonly store: string; readonly allowPrune: boolean; readonly heartbeatMs: number | null };
+  /** The port bound (0 until the server listens). */
+  port: number;
+}
+
 /** Starts the viewer on 127.0.0.1. */
 export async function startUiServer<P>(options: UiServerOptions<P>): Promise<UiServer> {
   const token = options.token ?? randomBytes(32).toString('base64url');
   // The viewer only reads envelopes and hands payloads to the page as JSON: any payload type will do.
   const base: ViewerSource = { storage: options.storage, profile: options.profile as unknown as Profile<unknown>, clock: options.clock };
-  const source = { ...base, timelines: timelineCache(base) };
-  const info = {
-    profile: options.profile.name,
-    store: options.storeLabel ?? options.storage.name,
-    allowPrune: options.allowPrune === true,
-    heartbeatMs: options.profile.heartbeat ? options.profile.heartbeat.intervalMs : null,
+  const state: UiServerState = {
+    token,
+    source: { ...base, timelines: timelineCache(base) },
+    info: {
+      profile: options.profile.name,
+      store: options.storeLabel ?? options.storage.name,
+      allowPrune: options.allowPrune === true,
+      heartbeatMs: options.profile.heartbeat ? options.profile.heartbeat.intervalMs : null,
+    },
+    port: 0,
   };
-  let port = 0;
-
-  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    // Only the loopback names reach us legitimately; anything else is a rebinding attempt.
-    const host = req.headers.host ?? '';
-    if (host !== `127.0.0.1:${port}` && host !== `localhost:${port}`) throw new HttpError(421, 'ui_bad_host', 'wrong Host header');
-    const url = new URL(req.url ?? '/', `http://127.0.0.1:${port}`);
-    const segments = url.pathname.split('/');
-    // segments[0] is '' (leading slash); segments[1] must be the token.
-    if (segments.length < 3 || !sameToken(segments[1] ?? '', token)) throw new HttpError(404, 'ui_not_found', 'not found');
-    const rest = segments.slice(2).join('/');
-    if (req.method === 'GET' && (rest === '' || rest === 'index.html')) return send(res, 200, 'text/html; charset=utf-8', UI_ASSETS.html);
-    if (req.method === 'GET' && rest === 'app.js') return send(res, 200, 'text/javascript; charset=utf-8', UI_ASSETS.js);
-    if (req.method === 'GET' && rest === 'app.css') return send(res, 200, 'text/css; charset=utf-8', UI_ASSETS.css);
-    if (!rest.startsWith('api/')) throw new HttpError(404, 'ui_not_found', 'not found');
-    const api = rest.slice(4);
-    if (req.method === 'GET' && api === 'info') return sendJson(res, 200, info);
-    if (req.method === 'POST' && api === 'retention/apply') {
-      if (!info.allowPrune) throw new HttpError(403, 'ui_read_only', 'this viewer is read-only: start it with --allow-prune to apply retention');
-      if (req.headers['content-type'] !== 'application/json') throw new HttpError(415, 'ui_bad_request', 'expected application/json');
-      const body = await readBody(req);
-      const digest = body && typeof body === 'object' && typeof (body as { digest?: unknown }).digest === 'string' ? (body as { digest: string }).digest : undefined;
-      if (!digest || (body as { confirm?: unknown }).confirm !== true) throw new HttpError(400, 'ui_bad_request', 'a confirmed plan digest is required');
-      const result = await applyRetentionPlan(source, digest);
-      if (!result) throw new HttpError(409, 'ui_plan_changed', 'the store changed since the plan was shown; look at the new plan first');
-      return sendJson(res, 200, result);
-    }
-    if (req.method !== 'GET') throw new HttpError(405, 'ui_method_not_allowed', 'method not allowed');
-    let params: string[];
-    try {
-      params = api.split('/').map((p) => decodeURIComponent(p));
-    } catch {
-      throw new HttpError(400, 'ui_bad_request', 'bad path encoding');
-    }
-    const path = params.join('/');
-    for (const [pattern, route] of ROUTES) {
-      const m = pattern.exec(path);
-      // A decoded segment holding "/" would re-split differently: refuse it rather than guess.
-      if (m && m.slice(1).every((p) => !p.includes('/'))) return sendJson(res, 200, await route(source, m.slice(1), url.searchParams));
-    }
-    throw new HttpError(404, 'ui_not_found', 'not found');
-  };
-
   const server: Server = createServer((req, res) => {
-    handle(req, res).catch((err: unknown) => {
-      if (res.headersSent) return res.destroy();
-      if (err instanceof HttpError) return sendJson(res, err.status, { error: { reasonCode: err.reasonCode, message: err.message } });
-      if (isCheckpointError(err)) {
-        const status = err.reasonCode === 'checkpoint_key_invalid' ? 400 : err.reasonCode === 'checkpoint_not_found' ? 404 : 500;
-        return sendJson(res, status, { error: { reasonCode: err.reasonCode, message: err.message } });
-      }
-      // Unknown failures are not described to the page: their text may hold anything.
-      sendJson(res, 500, { error: { reasonCode: 'ui_internal_error', message: 'internal error' } });
-    });
+    handleRequest(state, req, res).catch((err: unknown) => sendFailure(res, err));
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
   });
-  port = (server.address() as AddressInfo).port;
+  const port = (state.port = (server.address() as AddressInfo).port);
   return {
     url: `http://127.0.0.1:${port}/${token}/`,
     port,
@@ -219,4 +182,69 @@ export async function startUiServer<P>(options: UiServerOptions<P>): Promise<UiS
         server.close(() => resolve());
       }),
   };
+}
+
+async function handleRequest(state: UiServerState, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const port = state.port;
+  // Only the loopback names reach us legitimately; anything else is a rebinding attempt.
+  const host = req.headers.host ?? '';
+  if (host !== `127.0.0.1:${port}` && host !== `localhost:${port}`) throw new HttpError(421, 'ui_bad_host', 'wrong Host header');
+  const url = new URL(req.url ?? '/', `http://127.0.0.1:${port}`);
+  const segments = url.pathname.split('/');
+  // segments[0] is '' (leading slash); segments[1] must be the token.
+  if (segments.length < 3 || !sameToken(segments[1] ?? '', state.token)) throw new HttpError(404, 'ui_not_found', 'not found');
+  const rest = segments.slice(2).join('/');
+  if (req.method === 'GET' && (rest === '' || rest === 'index.html')) return send(res, 200, 'text/html; charset=utf-8', UI_ASSETS.html);
+  if (req.method === 'GET' && rest === 'app.js') return send(res, 200, 'text/javascript; charset=utf-8', UI_ASSETS.js);
+  if (req.method === 'GET' && rest === 'app.css') return send(res, 200, 'text/css; charset=utf-8', UI_ASSETS.css);
+  if (!rest.startsWith('api/')) throw new HttpError(404, 'ui_not_found', 'not found');
+  const api = rest.slice(4);
+  if (req.method === 'GET' && api === 'info') return sendJson(res, 200, state.info);
+  if (req.method === 'POST' && api === 'retention/apply') return applyRetention(state, req, res);
+  if (req.method !== 'GET') throw new HttpError(405, 'ui_method_not_allowed', 'method not allowed');
+  return sendJson(res, 200, await routeGet(state, api, url.searchParams));
+}
+
+/** `POST api/retention/apply`: applies the plan the page showed, named by its digest, if pruning is allowed. */
+async function applyRetention(state: UiServerState, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  if (!state.info.allowPrune) throw new HttpError(403, 'ui_read_only', 'this viewer is read-only: start it with --allow-prune to apply retention');
+  if (req.headers['content-type'] !== 'application/json') throw new HttpError(415, 'ui_bad_request', 'expected application/json');
+  const body = await readBody(req);
+  const digest = body && typeof body === 'object' && typeof (body as { digest?: unknown }).digest === 'string' ? (body as { digest: string }).digest : undefined;
+  if (!digest || (body as { confirm?: unknown }).confirm !== true) throw new HttpError(400, 'ui_bad_request', 'a confirmed plan digest is required');
+  const result = await applyRetentionPlan(state.source, digest);
+  if (!result) throw new HttpError(409, 'ui_plan_changed', 'the store changed since the plan was shown; look at the new plan first');
+  return sendJson(res, 200, result);
+}
+
+/** Answers a GET under `api/` from {@link ROUTES}. */
+async function routeGet(state: UiServerState, api: string, query: URLSearchParams): Promise<unknown> {
+  let params: string[];
+  try {
+    params = api.split('/').map((p) => decodeURIComponent(p));
+  } catch {
+    throw new HttpError(400, 'ui_bad_request', 'bad path encoding');
+  }
+  const path = params.join('/');
+  for (const [pattern, route] of ROUTES) {
+    const m = pattern.exec(path);
+    // A decoded segment holding "/" would re-split differently: refuse it rather than guess.
+    if (m && m.slice(1).every((p) => !p.includes('/'))) return route(state.source, m.slice(1), query);
+  }
+  throw new HttpError(404, 'ui_not_found', 'not found');
+}
+
+/** The error answer: HttpErrors and CheckpointErrors are described, anything else is not. */
+function sendFailure(res: ServerResponse, err: unknown): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  if (err instanceof HttpError) return sendJson(res, err.status, { error: { reasonCode: err.reasonCode, message: err.message } });
+  if (isCheckpointError(err)) {
+    const status = err.reasonCode === 'checkpoint_key_invalid' ? 400 : err.reasonCode === 'checkpoint_not_found' ? 404 : 500;
+    return sendJson(res, status, { error: { reasonCode: err.reasonCode, message: err.message } });
+  }
+  // Unknown failures are not described to the page: their text may hold anything.
+  sendJson(res, 500, { error: { reasonCode: 'ui_internal_error', message: 'internal error' } });
 }

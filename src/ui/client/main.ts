@@ -161,91 +161,123 @@ function expandEntry(e: Partial<TimelineEntry>): TimelineEntry {
   };
 }
 
+/** A run's page as it is drawn: its timeline entries so far, and the boxes they are drawn in. */
+interface RunPage {
+  readonly runId: string;
+  entries: TimelineEntry[];
+  /** Indexes of the entries that follow a gap (an unusually long silence before them). */
+  gaps: Set<number>;
+  /** Retention decisions by sequence, once a dry run was shown. */
+  readonly decisions: Map<number, Decision>;
+  /** Index of the selected timeline row. */
+  selected: number | undefined;
+  readonly summary: HTMLElement;
+  readonly listBox: HTMLElement;
+  readonly axisBox: HTMLElement;
+  readonly panels: HTMLElement;
+}
+
+function summarizeRun(page: RunPage, complete: boolean): void {
+  const { entries, gaps } = page;
+  page.summary.textContent = complete
+    ? [plural(entries.length, 'snapshot'), plural(entries.filter((e) => e.heartbeat).length, 'heartbeat'), plural(gaps.size, 'gap')].join(', ')
+    : `${entries.length} snapshots (reading their files…)`;
+}
+
+function drawTimeline(page: RunPage): void {
+  const open = (e: TimelineEntry): void => {
+    if (e.sequence !== null && !e.error) location.hash = `#/run/${enc(page.runId)}/snap/${e.sequence}`;
+  };
+  const list = snapshotList(page.entries, page.gaps, page.decisions, open, page.selected, (i) => (page.selected = i));
+  page.axisBox.replaceChildren(timeAxis(page.entries, page.gaps, page.decisions, (i) => list.select(i)));
+  page.listBox.replaceChildren(h('div', { class: 'row head', 'aria-hidden': 'true' }, ...['Seq', 'Created', 'Trigger', 'Status', 'Size', 'Retention'].map((c) => h('span', {}, c))), list.element);
+}
+
+/** A button that opens a panel (filled by `fill`) above the timeline, or closes it if open. */
+function panelToggle(page: RunPage, id: string, title: string, fill: (into: HTMLElement) => Promise<void>): HTMLElement {
+  return h('button', {
+    id: `show-${id}`,
+    onclick: async () => {
+      const existing = document.getElementById(id);
+      if (existing) return existing.remove();
+      const p = panel(id, title);
+      page.panels.prepend(p);
+      try {
+        await fill(p);
+      } catch (err) {
+        showError(p, err);
+      }
+    },
+  }, title);
+}
+
+/** The retention dry run of the run: its decisions marked on the timeline, its counts and rules in the panel. */
+async function retentionPanel(page: RunPage, into: HTMLElement): Promise<void> {
+  const plan = await get<RetentionView>(`retention?run=${enc(page.runId)}`);
+  page.decisions.clear();
+  for (const d of plan.decisions) page.decisions.set(d.sequence, { action: d.action, reasons: d.reasons });
+  drawTimeline(page);
+  const counts = plan.runs.find((r) => r.runId === page.runId)?.counts ?? {};
+  append(
+    into,
+    h('p', {}, `Policy "${plan.policy}": `, ...Object.entries(counts).map(([k, v]) => h('span', { class: `tag act-${k}` }, `${v} ${k}`))),
+    h('ul', { class: 'rules' }, ...plan.rules.map((r) => h('li', {}, r))),
+    info.allowPrune
+      ? h('button', { id: 'apply-retention', class: 'danger', onclick: () => confirmApply(plan, into) }, 'Apply…')
+      : h('p', { class: 'muted' }, 'Read-only viewer: start it with --allow-prune to apply.'),
+  );
+}
+
 async function runView(runId: string): Promise<void> {
   setCrumbs(['runs', '#/'], [runId, null]);
   // A long run paints from the listing at once; its files' details follow.
   const quick = await get<{ complete: boolean; snapshots: Partial<TimelineEntry>[] }>(`runs/${enc(runId)}/timeline?quick=1`);
-  let entries = quick.snapshots.map(expandEntry);
-  let gaps = gapsBefore(entries, info.heartbeatMs);
-  const decisions = new Map<number, Decision>();
+  const entries = quick.snapshots.map(expandEntry);
+  const page: RunPage = {
+    runId,
+    entries,
+    gaps: gapsBefore(entries, info.heartbeatMs),
+    decisions: new Map<number, Decision>(),
+    selected: undefined,
+    summary: h('p', { class: 'muted', id: 'run-summary' }),
+    listBox: h('div', { class: 'list-box' }),
+    axisBox: h('div', { class: 'axis-box' }),
+    panels: h('div', { class: 'panels' }),
+  };
   clear(main);
-  const summary = h('p', { class: 'muted', id: 'run-summary' });
-  const summarize = (complete: boolean): void => {
-    summary.textContent = complete
-      ? [plural(entries.length, 'snapshot'), plural(entries.filter((e) => e.heartbeat).length, 'heartbeat'), plural(gaps.size, 'gap')].join(', ')
-      : `${entries.length} snapshots (reading their files…)`;
-  };
-  const open = (e: TimelineEntry): void => {
-    if (e.sequence !== null && !e.error) location.hash = `#/run/${enc(runId)}/snap/${e.sequence}`;
-  };
-  const listBox = h('div', { class: 'list-box' });
-  const axisBox = h('div', { class: 'axis-box' });
-  let selected: number | undefined;
-  const draw = (): void => {
-    const list = snapshotList(entries, gaps, decisions, open, selected, (i) => (selected = i));
-    axisBox.replaceChildren(timeAxis(entries, gaps, decisions, (i) => list.select(i)));
-    listBox.replaceChildren(h('div', { class: 'row head', 'aria-hidden': 'true' }, ...['Seq', 'Created', 'Trigger', 'Status', 'Size', 'Retention'].map((c) => h('span', {}, c))), list.element);
-  };
-  const panels = h('div', { class: 'panels' });
-  const toggle = (id: string, title: string, fill: (into: HTMLElement) => Promise<void>) =>
-    h('button', {
-      id: `show-${id}`,
-      onclick: async () => {
-        const existing = document.getElementById(id);
-        if (existing) return existing.remove();
-        const p = panel(id, title);
-        panels.prepend(p);
-        try {
-          await fill(p);
-        } catch (err) {
-          showError(p, err);
-        }
-      },
-    }, title);
   append(
     main,
     h('h1', {}, runId),
-    summary,
+    page.summary,
     h(
       'div',
       { class: 'actions' },
-      toggle('verify', 'Verify', (p) => verifyPanel(runId, p)),
+      panelToggle(page, 'verify', 'Verify', (p) => verifyPanel(runId, p)),
       ' ',
-      toggle('resume', 'Resume plan', (p) => resumePanel(runId, p)),
+      panelToggle(page, 'resume', 'Resume plan', (p) => resumePanel(runId, p)),
       ' ',
-      toggle('retention', 'Retention dry run', async (p) => {
-        const plan = await get<RetentionView>(`retention?run=${enc(runId)}`);
-        decisions.clear();
-        for (const d of plan.decisions) decisions.set(d.sequence, { action: d.action, reasons: d.reasons });
-        draw();
-        const counts = plan.runs.find((r) => r.runId === runId)?.counts ?? {};
-        append(
-          p,
-          h('p', {}, `Policy "${plan.policy}": `, ...Object.entries(counts).map(([k, v]) => h('span', { class: `tag act-${k}` }, `${v} ${k}`))),
-          h('ul', { class: 'rules' }, ...plan.rules.map((r) => h('li', {}, r))),
-          info.allowPrune
-            ? h('button', { id: 'apply-retention', class: 'danger', onclick: () => confirmApply(plan, p) }, 'Apply…')
-            : h('p', { class: 'muted' }, 'Read-only viewer: start it with --allow-prune to apply.'),
-        );
-      }),
+      panelToggle(page, 'retention', 'Retention dry run', (p) => retentionPanel(page, p)),
     ),
-    panels,
-    axisBox,
-    listBox,
+    page.panels,
+    page.axisBox,
+    page.listBox,
   );
-  summarize(quick.complete);
-  draw();
+  summarizeRun(page, quick.complete);
+  drawTimeline(page);
   document.getElementById('timeline')?.focus();
-  if (!quick.complete) {
-    const fullTimeline = await get<{ snapshots: Partial<TimelineEntry>[] }>(`runs/${enc(runId)}/timeline`);
-    if (!main.contains(summary)) return; // the user moved on
-    const hadFocus = document.activeElement?.id === 'timeline';
-    entries = fullTimeline.snapshots.map(expandEntry);
-    gaps = gapsBefore(entries, info.heartbeatMs);
-    summarize(true);
-    draw();
-    if (hadFocus) document.getElementById('timeline')?.focus();
-  }
+  if (!quick.complete) await completeRunView(page);
+}
+
+/** Redraws the run's page with the details of every file, unless the user moved on meanwhile. */
+async function completeRunView(page: RunPage): Promise<void> {
+  const fullTimeline = await get<{ snapshots: Partial<TimelineEntry>[] }>(`runs/${enc(page.runId)}/timeline`);
+  if (!main.contains(page.summary)) return; // the user moved on
+  const hadFocus = document.activeElement?.id === 'timeline';
+  page.entries = fullTimeline.snapshots.map(expandEntry);
+  page.gaps = gapsBefore(page.entries, info.heartbeatMs);
+  summarizeRun(page, true);
+  drawTimeline(page);
+  if (hadFocus) document.getElementById('timeline')?.focus();
 }
 
 async function snapshotView(runId: string, ref: string): Promise<void> {
