@@ -30,7 +30,7 @@ const NOT_JSON = Symbol('not JSON');
  * Strings at least this long that need no escape are placed in the text by reference (a
  * rope holding the caller's own string) instead of being copied by `JSON.stringify` — in
  * pieces, then again when the pieces are flattened — and the encoder writes them straight into
- * the stored bytes (issue 13: peak memory of large checkpoints). Strings are immutable, so
+ * the stored bytes (peak memory of large checkpoints). Strings are immutable, so
  * nothing the caller does later can change the text.
  */
 export const BIG_STRING = 64 * 1024;
@@ -115,7 +115,7 @@ function fast(v: unknown, stack: Set<object>): string {
  */
 export function canonicalJson(value: unknown): string {
   // No cache keyed on object identity here: a caller may mutate an object between two
-  // calls, and a remembered text would then be stale (issue 13, defect 1).
+  // calls, and a remembered text would then be stale.
   // A header member (an id, a time, a sequence) needs no replacer.
   if (typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value))) return JSON.stringify(value);
   // An empty list (a snapshot's source_details, most of the time) needs no replacer either.

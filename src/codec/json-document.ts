@@ -502,8 +502,8 @@ export function parsedDecoderOf<P>(format: DocumentFormat<P>): ParsedDecoder<P> 
 /**
  * @internal The companion of `format.encodePayloadText`: the same sealed document as a JSON object
  * (big payload strings shared with the text's pieces, not copied), its integrity block and its
- * length in bytes, computed without encoding it whole (the writer splits it into parts; issue 13,
- * defect 6). Undefined unless `encodePayloadText` is a JSON document format's own.
+ * length in bytes, computed without encoding it whole (the writer splits it into parts).
+ * Undefined unless `encodePayloadText` is a JSON document format's own.
  */
 export function payloadSealerOf<P>(format: DocumentFormat<P>): PayloadSealer<P> | undefined {
   return (format.encodePayloadText as { [PAYLOAD_SEALER]?: PayloadSealer<P> } | undefined)?.[PAYLOAD_SEALER];
@@ -540,7 +540,7 @@ function encodeText<P, D extends JsonObject>(
     assertHeader(await validate(sealedShape(document)), header);
     return sealPieces(piecesOf(document, payloadText, payloadPieces), formatVersion);
   };
-  // The split path's companion (issue 13, defect 6): the same sealed document, never encoded whole.
+  // The split path's companion: the same sealed document, never encoded whole.
   const seal: PayloadSealer<P> = async (header, payloadText, payloadPieces) => {
     const document = headerDocument(header);
     assertHeader(await validate(sealedShape(document)), header);

@@ -6,7 +6,7 @@ import { utf8Chunks, utf8EncodePieces, utf8Length } from './utf8.js';
  * Canonical JSON held in pieces (`canonicalJsonOf`): a big string that needs no escape is a
  * piece of its own, by reference, between two `"` pieces. These helpers measure, encode and
  * parse such text without joining it into one string, so a large checkpoint is split with
- * the caller's strings shared, never copied whole (issue 13, defect 6: ≤ 3× the payload).
+ * the caller's strings shared, never copied whole (≤ 3× the payload).
  */
 
 /** Below this length a string's JSON form is measured from a copy (cheaper than the chunked encoder). */

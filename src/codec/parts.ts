@@ -149,7 +149,7 @@ const DETACHED: JsonValue[] = [];
 /**
  * Marks `slot` and every slot inside it dead, and lets go of their values and holders: the
  * part file now holds what they held, and a document handed over (`owned`) is then freed
- * piece by piece as it moves out instead of living until the split ends (issue 13, defect 6).
+ * piece by piece as it moves out instead of living until the split ends.
  */
 function kill(slot: Slot): void {
   killSlots(slot, (s) => {
@@ -178,7 +178,7 @@ export function killSlots<S extends SplitSlot>(slot: S, release?: (s: S) => void
  * is never moved. Throws `checkpoint_too_large` when a single value that cannot be cut (a
  * string) is over `maxBytes`, or when even the references do not fit.
  *
- * Linear in the document (issue 13, defect 6): every value's size is measured once, the
+ * Linear in the document: every value's size is measured once, the
  * candidates are taken largest first, and each byte is serialized into at most one part.
  */
 export async function splitDocument(document: JsonObject, maxBytes: number, partKey: (n: number) => string, options: SplitOptions = {}): Promise<SplitResult> {
@@ -233,7 +233,7 @@ export interface SlotMover<S extends SplitSlot> {
  * meets their ends. Returns the part files, in the order their keys were given, and the main
  * document's size after the moves.
  *
- * Linear in the document (issue 13, defect 6): candidates are taken largest first, and each
+ * Linear in the document: candidates are taken largest first, and each
  * byte is serialized into at most one part.
  */
 export async function moveLargestFirst<S extends SplitSlot>(
@@ -372,7 +372,7 @@ export async function resolveParts(document: JsonValue, load: (key: string) => P
  * Parts loaded at once, and their stored bytes at most (a batch holds at least one part). All
  * of a level at once held every part's stored bytes in memory beside the values parsed from them
  * (a 64 MiB snapshot: its bytes whole, then its values); a few at a time keep the reads
- * overlapped and only those parts' bytes alive (issue 13, defect 6).
+ * overlapped and only those parts' bytes alive.
  */
 const LOADS_AT_ONCE = 8;
 const BYTES_AT_ONCE = 16 * 1024 * 1024;

@@ -4,7 +4,7 @@ import { sha256Hex, sha256Incremental } from './sha256.js';
 import { utf8Decode } from './utf8.js';
 
 /**
- * Reading a split snapshot back verified from its texts (issue 13, defect 6). The document's
+ * Reading a split snapshot back verified from its texts. The document's
  * checksum covers its canonical text reassembled: the main document's text with each part's
  * text in place of its reference. That text is hashed as it streams past — the main text's
  * spans, then each part's stored bytes once its own SHA-256 matched — and each part is parsed

@@ -35,7 +35,7 @@ let scratch: Uint8Array | undefined;
 /**
  * The UTF-8 of the concatenation of `pieces`, handed to `sink` a chunk at a time in one reused
  * scratch buffer (the sink must use a chunk before it returns), and its total length: a
- * large text is hashed and measured without its bytes ever existing whole (issue 13: a split
+ * large text is hashed and measured without its bytes ever existing whole (a split
  * checkpoint is sized and sealed before any part is encoded). A chunk never ends between the
  * two halves of a surrogate pair, so the bytes are those `utf8Encode` makes of the whole.
  */

@@ -44,7 +44,7 @@ export const systemClock: Clock = {
  * RFC 3339 UTC timestamp with millisecond precision, e.g. `2025-12-14T15:30:00.000Z`.
  * Remembers the last millisecond (the writer formats it several times per checkpoint) and
  * the text of the last second: within it only the milliseconds change, so the next time
- * joins two strings instead of making a `Date` and its ISO text (issue 17: the LangGraph
+ * joins two strings instead of making a `Date` and its ISO text (the LangGraph
  * saver formats a time per put, between LangGraph's own steps, where that cost ~1 µs).
  */
 export function toRfc3339(ms: number): string {

@@ -1,6 +1,6 @@
 /*
  * The snapshot model's constants, apart from its zod schemas (snapshot.ts), so the core
- * entry uses them without loading zod (issue 18). snapshot.ts re-exports them.
+ * entry uses them without loading zod. snapshot.ts re-exports them.
  */
 
 /** Priorities phased-workflow-github.md gives its triggers. */

@@ -8,7 +8,7 @@ import { LIFECYCLE_STATUSES } from './default-profile.js';
  * The zod schemas of the default profile's document, for tools (`savepoint/toolkit`), other
  * profiles and the build-time catalog of validators (scripts/validator-catalog.ts). The
  * default profile itself (default-profile.ts) uses the JSON Schema and validator generated
- * from them (src/model/generated/), so the core entry does not load zod (issue 18).
+ * from them (src/model/generated/), so the core entry does not load zod.
  */
 
 /** Any JSON value: the generic profile stores the agent's state as given. */

@@ -71,7 +71,7 @@ async function decodeStored<P>(storage: StorageAdapter, profile: Profile<P>, key
   if (!text.includes(`"${PART_MARKER}"`) && !text.includes(`"${PARTS_MARKER}"`)) return decodeTolerant(profile.document, bytes, key);
   const decodeParsed = parsedDecoderOf(profile.document);
   // A JSON document format's own split snapshot, as savepoint stores it: the checksum is verified
-  // over the reassembled text as the parts stream past, each part parsed once (issue 13, defect 6).
+  // over the reassembled text as the parts stream past, each part parsed once.
   const main = parseJson(text, key);
   const checksum = (main as { integrity?: { checksum?: unknown } } | null)?.integrity?.checksum;
   const verified =
@@ -85,7 +85,7 @@ async function decodeStored<P>(storage: StorageAdapter, profile: Profile<P>, key
       return part ? { bytes: part.bytes, value: () => parseJson(utf8Decode(part.bytes, partKey), partKey) } : undefined;
     }));
   // The reassembled document is decoded as it is, not encoded and parsed again: the same schema
-  // and checksum checks without two more copies of a large snapshot (issue 13, defect 6).
+  // and checksum checks without two more copies of a large snapshot.
   if (decodeParsed && typeof resolved === 'object' && resolved !== null && !Array.isArray(resolved)) {
     try {
       return { snapshot: await decodeParsed(resolved, key, verified !== undefined), warnings: [] };

@@ -6,7 +6,7 @@ import { CALENDAR_UNITS, MAX_RETENTION_RULES } from './policy.js';
  * The zod schemas of a retention policy's JSON form, for tools (`savepoint/toolkit`) and
  * the build-time catalog of validators (scripts/validator-catalog.ts). policy.ts checks a
  * policy with the JSON Schema and validator generated from them (src/model/generated/),
- * so the core entry does not load zod (issue 18).
+ * so the core entry does not load zod.
  */
 
 const count = z.number().int().min(0);

@@ -33,8 +33,8 @@ function lowerBound(keys: readonly string[], x: string): number {
  * Sorted keys in chunks of at most `chunkKeys` (each chunk sorted, every key of a chunk below
  * every key of the next, no chunk empty): a key that does not sort last (a new thread's keys
  * land between older threads' — `t-10` before `t-2`) moves one chunk's keys, not the whole
- * store's. With one flat array, a put into a store of 200,000 keys cost ~30 µs of memmove
- * (issue 17). `chunkKeys` is for tests (small chunks split and empty often).
+ * store's. With one flat array, a put into a store of 200,000 keys cost ~30 µs of memmove.
+ * `chunkKeys` is for tests (small chunks split and empty often).
  */
 export function sortedKeys(chunkKeys = CHUNK_KEYS): SortedKeys {
   const chunks: string[][] = [];
@@ -69,7 +69,7 @@ export function sortedKeys(chunkKeys = CHUNK_KEYS): SortedKeys {
   /**
    * Keys added since the order was last needed, not placed yet: a put only appends here, and
    * the next list or remove sorts them and places them at once. A put pays no search among
-   * other keys (issue 17: inside a LangGraph graph each store call runs cache-cold, and a
+   * other keys (inside a LangGraph graph each store call runs cache-cold, and a
    * new thread's keys land between older threads'); a thread lists its keys once per invoke.
    */
   let pending: string[] = [];

@@ -19,7 +19,7 @@ export interface PhasedWorkflowRetentionOptions {
    * Keep more than the spec: runs 11–50 keep their final checkpoint's history entry, the
    * index trimmed to it and a summary beside `latest.json`, and runs 51+ keep their final
    * checkpoint beside the summary unless the cleanup passes `allowRunDeletion: true`
-   * (savepoint's behaviour before issue 16). @default false (the spec's tiers)
+   * (savepoint's earlier default). @default false (the spec's tiers)
    */
   readonly conservative?: boolean;
 }

@@ -5,7 +5,7 @@ import { sha256Hex } from '../../codec/sha256.js';
 import { PHASE_KEYS } from './schema.js';
 import { assertFunctionArgument, assertObjectArgument } from '../../model/arguments.js';
 
-// Measured and encoded from the canonical text's pieces: a big string is never copied to be counted (issue 13, defect 6).
+// Measured and encoded from the canonical text's pieces: a big string is never copied to be counted.
 const size = (v: JsonValue): number => canonicalJsonLength(v);
 const isObject = (v: JsonValue | undefined): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isRef = (v: JsonObject): boolean => {

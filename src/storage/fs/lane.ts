@@ -20,7 +20,7 @@ export type Lane = <T>(call: () => Promise<T>) => Promise<T>;
 
 /**
  * A lane whose `first` entry queues a call ahead of every waiting one (still within the
- * width): work a commit will wait for (temp files made ahead, issue 15) passes applies,
+ * width): work a commit will wait for (temp files made ahead) passes applies,
  * which can lag — a lagging apply merges more groups and so needs fewer temp files.
  */
 export type BackgroundLane = Lane & { readonly first: Lane };
