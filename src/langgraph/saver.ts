@@ -23,8 +23,7 @@ import type { Snapshot } from '../model/snapshot.js';
 import { readSnapshot } from '../profiles/read-snapshot.js';
 import { deleteRun } from '../runs/delete-run.js';
 import type { BatchOperation, StorageAdapter } from '../storage/adapter.js';
-import { copiesOnPut } from '../storage/handed-over.js';
-import { immediateOf, type ImmediateStore } from '../storage/immediate.js';
+import { copiesOnPut, immediateOf, type ImmediateStore } from '../storage/immediate.js';
 import { LANGGRAPH_ROOT, NS_SEPARATOR, assertCheckpointId, checkpointKey, plainSegment, runIdOf, segmentOf, threadSegmentOfRun, writesDir, writesKey } from './keys.js';
 import { DEFAULT_KEEP_LAST, LANGGRAPH_SOURCES, langGraphProfile, type LangGraphPayload, type SerializedValue, type StoredChannel } from './profile.js';
 import { compareIds, hasId, insertId, loadRunState, reserveSequence, type RunState } from './run-state.js';
@@ -148,7 +147,7 @@ export class SavepointSaver extends BaseCheckpointSaver {
   private readonly runs = new Map<string, Promise<RunState>>();
   /** The run states of `runs` that have loaded, so a put or putWrites of a known run needs no await for it. */
   private readonly loaded = new Map<string, RunState>();
-  /** The store's put and batch without a promise (`memoryStorage`: see storage/immediate.ts): a put then needs no await at all. */
+  /** The store's put and batch without a promise (a `SynchronousStorage`, as `memoryStorage`: see storage/immediate.ts): a put then needs no await at all. */
   private readonly immediate: ImmediateStore | undefined;
   /** Whether the store copies a put's bytes before the call returns (`memoryStorage`), so documents may be sealed in {@link sealBuffer}. */
   private readonly storeCopies: boolean;
