@@ -121,7 +121,6 @@ function mergedIndex(runId: string, state: IndexState, plan: NonNullable<WritePl
   return { doc, bytes: (state.encoder ??= createRunIndexEncoder()).encode(doc) };
 }
 
-
 /** The index put of one round: the merged index, conditional on the version last read or written. */
 interface IndexPut {
   readonly key: string;
