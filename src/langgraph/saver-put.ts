@@ -82,20 +82,39 @@ function encodeCheckpoint(
   const bareText = plain ? plainJsonWithout(checkpoint, 'channel_values') : undefined;
   const pending: unknown[] = [bareText === undefined ? withoutChannelValues(checkpoint) : null, metadataText === undefined ? metadata : null];
   for (const channel of fresh) pending.push(values[channel]);
-  const seal = (dumped: Dumped[]): Encoded | Promise<Encoded> => {
-    if (bareText !== undefined) dumped[0] = bareText;
-    const { channels, texts } = storedChannels(checkpoint, values ?? {}, newVersions, at.parent, fresh, dumped);
-    const stored = storedMetadata(metadata, dumped[1]!, metadataText);
-    const payload: LangGraphPayload = { thread_id: at.threadId, checkpoint_ns: at.ns, checkpoint: storedValue(dumped[0]!), channel_values: channels, metadata: stored.json ?? {} };
-    if (at.parentId !== undefined) payload.parent_checkpoint_id = at.parentId;
-    if (stored.blob) payload.metadata_blob = stored.blob;
-    const source = (LANGGRAPH_SOURCES as readonly string[]).includes(metadata?.source) ? metadata.source : 'update';
-    const header = { id: checkpoint.id, runId: at.runId, sequence: at.sequence, createdAt: toRfc3339(state.clock.now()), source };
-    const bytes = encodeCheckpointDocument(header, payload, { texts, scratch: sealBuffer(state), metadata: stored.text });
-    return bytes instanceof Uint8Array ? { bytes, channels, texts } : bytes.then((sealed) => ({ bytes: sealed, channels, texts }));
-  };
   const all = dumpAll(state.saver.serde, pending, plain);
-  return Array.isArray(all) ? seal(all) : all.then(seal);
+  const serialized: Serialized = { fresh, bareText, metadataText };
+  // No closure on the plain path: it runs once a superstep, cache-cold.
+  return Array.isArray(all) ? sealCheckpoint(state, at, checkpoint, metadata, newVersions, serialized, all) : all.then((dumped) => sealCheckpoint(state, at, checkpoint, metadata, newVersions, serialized, dumped));
+}
+
+/** What {@link encodeCheckpoint} made before the serializer's output: the fresh channels, and the texts made without it. */
+interface Serialized {
+  readonly fresh: readonly string[];
+  readonly bareText: string | undefined;
+  readonly metadataText: string | undefined;
+}
+
+/** A checkpoint's document from the serializer's output (`dumped`: checkpoint, metadata, fresh channels), sealed. */
+function sealCheckpoint(
+  state: SaverState,
+  at: Placement,
+  checkpoint: Checkpoint,
+  metadata: CheckpointMetadata,
+  newVersions: ChannelVersions,
+  serialized: Serialized,
+  dumped: Dumped[],
+): Encoded | Promise<Encoded> {
+  if (serialized.bareText !== undefined) dumped[0] = serialized.bareText;
+  const { channels, texts } = storedChannels(checkpoint, checkpoint.channel_values ?? {}, newVersions, at.parent, serialized.fresh, dumped);
+  const stored = storedMetadata(metadata, dumped[1]!, serialized.metadataText);
+  const payload: LangGraphPayload = { thread_id: at.threadId, checkpoint_ns: at.ns, checkpoint: storedValue(dumped[0]!), channel_values: channels, metadata: stored.json ?? {} };
+  if (at.parentId !== undefined) payload.parent_checkpoint_id = at.parentId;
+  if (stored.blob) payload.metadata_blob = stored.blob;
+  const source = (LANGGRAPH_SOURCES as readonly string[]).includes(metadata?.source) ? metadata.source : 'update';
+  const header = { id: checkpoint.id, runId: at.runId, sequence: at.sequence, createdAt: toRfc3339(state.clock.now()), source };
+  const bytes = encodeCheckpointDocument(header, payload, { texts, scratch: sealBuffer(state), metadata: stored.text });
+  return bytes instanceof Uint8Array ? { bytes, channels, texts } : bytes.then((sealed) => ({ bytes: sealed, channels, texts }));
 }
 
 /**
@@ -105,13 +124,16 @@ function encodeCheckpoint(
  */
 function storeCheckpoint(state: SaverState, run: RunState, id: string, encoded: Encoded): Promise<void> | undefined {
   const leaving = leavingWith(state, run, id);
-  const plan: WritePlan = { creates: NONE, replaces: NONE, puts: [{ key: checkpointKey(run.runId, id), bytes: encoded.bytes }], ...(leaving ? { deletes: leaving.keys } : {}) };
+  const puts = [{ key: checkpointKey(run.runId, id), bytes: encoded.bytes }];
+  const plan: WritePlan = leaving ? { creates: NONE, replaces: NONE, puts, deletes: leaving.keys } : { creates: NONE, replaces: NONE, puts };
   const written = writeGroup(state.storage, plan, leaving !== undefined);
-  const stored = (): Promise<void> | undefined => {
-    insertId(run, id);
-    if (leaving) for (const old of leaving.ids) forget(run, old);
-    if (run.ids.at(-1) === id) run.last = { id, channels: encoded.channels, texts: encoded.texts };
-    return state.keepLast !== false && run.ids.length > state.keepLast ? prune(state, run) : undefined;
-  };
-  return written instanceof Promise ? written.then(stored) : stored();
+  return written instanceof Promise ? written.then(() => stored(state, run, id, encoded, leaving?.ids)) : stored(state, run, id, encoded, leaving?.ids);
+}
+
+/** The run's state once checkpoint `id` is stored (and `left` deleted with it); prunes what is still beyond `keepLast`. */
+function stored(state: SaverState, run: RunState, id: string, encoded: Encoded, left: readonly string[] | undefined): Promise<void> | undefined {
+  insertId(run, id);
+  if (left) for (const old of left) forget(run, old);
+  if (run.ids.at(-1) === id) run.last = { id, channels: encoded.channels, texts: encoded.texts };
+  return state.keepLast !== false && run.ids.length > state.keepLast ? prune(state, run) : undefined;
 }

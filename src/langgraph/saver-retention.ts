@@ -13,7 +13,7 @@ const NONE: readonly never[] = Object.freeze([]);
  * when all their keys are known and the adapter has an atomic batch — so they can be
  * deleted in the put's own commit. Undefined otherwise ({@link prune} deletes them after).
  */
-export function leavingWith(state: SaverState, run: RunState, id: string): { ids: string[]; keys: string[] } | undefined {
+export function leavingWith(state: SaverState, run: RunState, id: string): { ids: readonly string[]; keys: string[] } | undefined {
   if (state.keepLast === false || !state.storage.capabilities.atomicBatch || typeof state.storage.batch !== 'function') return undefined;
   const ids = planKeepLast(run.ids, state.keepLast, id, hasId(run, id));
   // None leaving; or the new id among the oldest (an old checkpoint put again): the plain path decides.

@@ -8,7 +8,7 @@ import { memoryStorage } from 'savepoint';
 import type { StorageAdapter } from '../../src/storage/adapter.js';
 import { isSynchronousStorage } from '../../src/storage/immediate.js';
 import { planKeepLast } from '../../src/writer/auto-retention.js';
-import { executeWrite, type WritePlan } from '../../src/writer/ordered-write.js';
+import { executeWrite, type WritePlan, type WriteReport } from '../../src/writer/ordered-write.js';
 import { writeGroup } from '../../src/writer/write-step.js';
 
 const bytes = (text: string): Uint8Array => new TextEncoder().encode(text);
@@ -34,7 +34,7 @@ describe('writeGroup', () => {
     const plan: WritePlan = { creates: [], replaces: [], puts: [{ key: 'a/1', bytes: bytes('one') }] };
     const report = writeGroup(storage, plan, false);
     expect(report).not.toBeInstanceOf(Promise);
-    expect((report as { versions: Map<string, string> }).versions.has('a/1')).toBe(true);
+    expect((report as WriteReport).versions.has('a/1')).toBe(true);
     const calls: string[] = [];
     const wrapped = counted(storage, calls);
     expect(isSynchronousStorage(wrapped)).toBe(false);
