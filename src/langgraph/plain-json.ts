@@ -111,7 +111,7 @@ export function plainJson(value: unknown): string | undefined {
  * `JSON.stringify` of `record` without its member `excluded` when the rest is plain JSON data
  * (see `isPlain`; `record` itself a plain object), else undefined: what
  * `plainJson(recordWithout)` gives, without copying the record first (a rest copy,
- * `{ [excluded]: _, ...rest }`, is a runtime call; issue 17: the saver's put leaves a
+ * `{ [excluded]: _, ...rest }`, is a runtime call, and the saver's put leaves a
  * checkpoint's `channel_values` out this way, cache-cold, once a superstep).
  */
 export function plainJsonWithout(record: object, excluded: string): string | undefined {

@@ -9,7 +9,7 @@ const SLOTS = 8;
  * `encode` (a pure function of a string: JSON.stringify) remembering its last few results for
  * long strings. A value LangGraph writes as a task's pending write is the value the next
  * checkpoint stores for that channel — the same string — so the saver encodes it once per
- * superstep, not twice (issue 17: JSON.stringify of a 600-character string costs ~1 µs on
+ * superstep, not twice (JSON.stringify of a 600-character string costs ~1 µs on
  * Node 20, and the text is quoted once more to be stored as a JSON string). Strings are
  * compared with `===` (the same string is found by identity; an equal one by content, which
  * gives the same result): no hashing, nothing that can go stale, as strings never change.

@@ -46,7 +46,7 @@ const PARTS_SEQUENCE = /\/parts\/(\d+)\//;
 
 /**
  * Lists a run's checkpoint ids and writes folders — one listing of the run's folder, not one
- * of `history/` and one of `parts/` (issue 17: on fs each listing walks the run's directories,
+ * of `history/` and one of `parts/` (on fs each listing walks the run's directories,
  * a new thread's first checkpoint waited for both) — and reads its newest document's sequence.
  */
 export async function loadRunState(storage: StorageAdapter, runId: string, readSequence: (key: string) => Promise<Snapshot<LangGraphPayload> | undefined>): Promise<RunState> {

@@ -2,8 +2,8 @@ import { CheckpointError } from '../model/errors.js';
 import { assertBytesArgument, assertOptionsArgument } from '../model/arguments.js';
 import type { BatchOperation, BatchOutcome, DeleteOptions, PutOptions, PutResult, StorageAdapter, StorageEntry, StoredObject } from './adapter.js';
 import { assertBatchOperations } from './batch-operation.js';
-import { markCopiesOnPut, ownedCopy } from './handed-over.js';
-import { markImmediate } from './immediate.js';
+import { ownedCopy } from './handed-over.js';
+import { declareSynchronous } from './immediate.js';
 import { assertKey, assertPrefix } from './keys.js';
 import { sortedKeys } from './sorted-keys.js';
 
@@ -81,7 +81,7 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageAdapte
   // backing store allocated and tracked apart, which cost more than the copy. The views never
   // leave the store (get() hands out copies), so no caller can reach a neighbour through `.buffer`.
   // A cell names its place in the slab (no view per value: a typed array is an allocation of
-  // its own, and the store is called between LangGraph's steps, cache-cold: issue 17).
+  // its own, and the store is called between LangGraph's steps, cache-cold).
   let slab = new Uint8Array(0);
   let slabAt = 0;
   /** Copies `bytes` (or takes them, when handed over) and stores them under `key`; returns the new version. */
@@ -149,7 +149,7 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageAdapte
   };
 
   // put() and batch() copy the bytes before their first await: a caller may reuse its buffer as soon as the call returns.
-  // All their work is synchronous: the LangGraph saver calls it without a promise (see immediate.ts).
+  // All their work is synchronous: declared as putNow/batchNow (SynchronousStorage, see immediate.ts).
   const adapter: StorageAdapter = {
     name: 'memory',
     capabilities: { atomicBatch: true, crossProcessConditional: false, ...(options.maxValueBytes !== undefined ? { maxValueBytes: options.maxValueBytes } : {}) },
@@ -190,5 +190,5 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageAdapte
       closed = true;
     },
   };
-  return markImmediate(markCopiesOnPut(adapter), { put: putNow, batch: batchNow });
+  return declareSynchronous(adapter, { put: putNow, batch: batchNow });
 }

@@ -7,7 +7,7 @@ import type { StorageAdapter } from '../storage/adapter.js';
 
 /**
  * The part of a profile's retention policy the writer applies by itself, per run, as it
- * writes (issue 15: bounded runs without a cron job): keep the `keep` newest snapshots and
+ * writes (bounded runs without a cron job): keep the `keep` newest snapshots and
  * the newest one of each `keepStatuses` status; delete the rest of the run's history.
  */
 export interface PerRunPolicy {
@@ -65,6 +65,23 @@ export function planPrune(history: readonly RunIndexEntry[], policy: PerRunPolic
   }
   const keptFiles = new Set([...kept].map((e) => e.file_path));
   return history.filter((e) => !kept.has(e) && !keptFiles.has(e.file_path));
+}
+
+const NOTHING_LEAVES: readonly string[] = Object.freeze([]);
+
+/**
+ * The ids a keep-last bound with no slack lets go once `id` is stored (the LangGraph saver's
+ * `keepLast`): the oldest of `ids` (ascending; `known` when `id` is among them already)
+ * beyond the newest `keep`, `[]` while within. Undefined when `id` itself would be one of
+ * them (an old checkpoint put again): the caller stores it and prunes after.
+ */
+export function planKeepLast(ids: readonly string[], keep: number, id: string, known: boolean): readonly string[] | undefined {
+  const excess = ids.length + (known ? 0 : 1) - keep;
+  // One shared empty answer: this runs on every put of a LangGraph thread.
+  if (excess <= 0) return NOTHING_LEAVES;
+  const leaving = ids.slice(0, excess);
+  if (leaving.includes(id) || leaving.length !== excess || (!known && ids.length > 0 && id < ids[excess - 1]!)) return undefined;
+  return leaving;
 }
 
 /** True when `runId` is listed in the store's `preserved_runs.json` (read fresh: a person may add a run at any time). */

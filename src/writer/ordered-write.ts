@@ -8,6 +8,20 @@ import type { WriteFence } from './run-lock.js';
 export interface CreateOp {
   readonly key: string;
   readonly bytes: Uint8Array;
+  /**
+   * Makes this a merge-on-conflict create (a LangGraph task's pending writes, which a task may
+   * send more than once): when the key exists, its stored bytes are merged with ours and
+   * replaced on their version, instead of the key being foreign unless it holds our bytes.
+   * Called with `undefined` when the key is gone again: it then returns our bytes, sealed anew
+   * (`bytes` may be a view of a reused buffer, valid only until the first await).
+   */
+  readonly merge?: (stored: Uint8Array | undefined) => Uint8Array | Promise<Uint8Array>;
+}
+
+/** One key to put unconditionally (a document only its writer names: the LangGraph saver's checkpoint document). */
+export interface PutOp {
+  readonly key: string;
+  readonly bytes: Uint8Array;
 }
 
 /** One key to replace only if it still holds `ifVersion` (rewrite of the still-open snapshot). */
@@ -23,6 +37,8 @@ export interface WritePlan {
   readonly creates: readonly CreateOp[];
   /** Rewrites of the open snapshot's stored entry, adding coalesced triggers to its `source_details`. */
   readonly replaces: readonly ReplaceOp[];
+  /** Unconditional puts, after the replaces (and the fence's confirmation), before `latest`. */
+  readonly puts?: readonly PutOp[];
   /** The new `latest` document. */
   readonly latest?: { readonly key: string; readonly bytes: Uint8Array };
   /**
@@ -32,10 +48,11 @@ export interface WritePlan {
    */
   readonly index?: { readonly key: string; readonly entries: readonly RunIndexEntry[]; readonly remove?: ReadonlySet<string> };
   /**
-   * Keys to delete in the same atomic batch, after the index that no longer lists them: the
-   * files of snapshots the writer's per-run retention lets go. Only with an atomic batch (one
-   * commit instead of one more per checkpoint); the sequential path never receives them — the
-   * writer deletes those after the plan is durable.
+   * Keys to delete, after the index that no longer lists them: the files of snapshots the
+   * per-run retention bound lets go. With an atomic batch they go in the same batch (one
+   * commit instead of one more per checkpoint); on the sequential path they are deleted one by
+   * one, in order, after everything else is stored (the writer deletes its own after the plan
+   * is durable instead, and passes none there).
    */
   readonly deletes?: readonly string[];
 }
@@ -55,6 +72,8 @@ export interface WriteReport {
   /** True when any put was accepted into the adapter's local durable-later queue. */
   readonly pending: boolean;
   readonly mode: 'sequential' | 'batch';
+  /** Keys of merge-on-conflict creates ({@link CreateOp.merge}) that were merged into what was stored, not created. */
+  readonly merged?: ReadonlySet<string>;
 }
 
 const bytesEqual = (a: Uint8Array, b: Uint8Array): boolean => a.length === b.length && a.every((v, i) => v === b[i]);
@@ -103,12 +122,36 @@ function mergedIndex(runId: string, state: IndexState, plan: NonNullable<WritePl
   return { doc, bytes: (state.encoder ??= createRunIndexEncoder()).encode(doc) };
 }
 
+/** The index put of one round: the merged index, conditional on the version last read or written. */
+interface IndexPut {
+  readonly key: string;
+  readonly merged: { doc: RunIndex; bytes: Uint8Array };
+  readonly version: string | undefined;
+}
+
+/**
+ * One round's batch, in the crash-safe order: creates, replaces, unconditional puts, `latest`,
+ * the fence's check, the index, then the deletes the index no longer lists.
+ */
+export function batchOperations(plan: WritePlan, creates: readonly CreateOp[], replaces: readonly ReplaceOp[], fence?: WriteFence, indexPut?: IndexPut): BatchOperation[] {
+  const ops: BatchOperation[] = [];
+  for (const c of creates) ops.push({ type: 'put', key: c.key, bytes: c.bytes, ifAbsent: true });
+  for (const r of replaces) ops.push({ type: 'put', key: r.key, bytes: r.bytes, ifVersion: r.ifVersion });
+  if (plan.puts) for (const p of plan.puts) ops.push({ type: 'put', key: p.key, bytes: p.bytes });
+  if (plan.latest) ops.push({ type: 'put', key: plan.latest.key, bytes: plan.latest.bytes });
+  if (fence?.check) ops.push(fence.check);
+  if (indexPut) ops.push({ type: 'put', key: indexPut.key, bytes: indexPut.merged.bytes, ...(indexPut.version !== undefined ? { ifVersion: indexPut.version } : { ifAbsent: true }) });
+  if (plan.deletes) for (const key of plan.deletes) ops.push({ type: 'delete', key });
+  return ops;
+}
+
 /**
  * Stores a group in the crash-safe order: history entries create-only (parts before the
- * document that references them), then the rewrite of the open snapshot, then `latest`
- * (replace), then the index (conditional replace, merged with `mergeRunIndex` and retried
- * on a conflict). A crash between any two calls leaves the previous `latest` intact or the
- * new one complete, and every acknowledged snapshot in history.
+ * document that references them), then the rewrite of the open snapshot, then unconditional
+ * puts and `latest` (replace), then the index (conditional replace, merged with
+ * `mergeRunIndex` and retried on a conflict), then the deletes. A crash between any two calls
+ * leaves the previous `latest` intact or the new one complete, and every acknowledged snapshot
+ * in history.
  *
  * With `useBatch` (adapter declares `atomicBatch`), the same operations go in one `batch()`.
  * Every step is idempotent, so the whole plan can be retried after an ambiguous failure.
@@ -125,61 +168,80 @@ export async function executeWrite(
   useBatch: boolean,
   fence?: WriteFence,
 ): Promise<WriteReport> {
-  const versions = new Map<string, string>();
-  let pending = false;
+  return useBatch && storage.batch ? writeBatch(storage, runId, plan, index, now, fence) : writeSequential(storage, runId, plan, index, now, fence);
+}
 
-  if (useBatch && storage.batch) {
-    let creates = plan.creates;
-    let replaces = plan.replaces;
-    for (let round = 0; ; round++) {
-      const ops: BatchOperation[] = [];
-      for (const c of creates) ops.push({ type: 'put', key: c.key, bytes: c.bytes, ifAbsent: true });
-      for (const r of replaces) ops.push({ type: 'put', key: r.key, bytes: r.bytes, ifVersion: r.ifVersion });
-      if (plan.latest) ops.push({ type: 'put', key: plan.latest.key, bytes: plan.latest.bytes });
-      if (fence?.check) ops.push(fence.check);
-      let merged: { doc: RunIndex; bytes: Uint8Array } | undefined;
-      if (plan.index) {
-        merged = mergedIndex(runId, index, plan.index, now());
-        ops.push({ type: 'put', key: plan.index.key, bytes: merged.bytes, ...(index.version !== undefined ? { ifVersion: index.version } : { ifAbsent: true }) });
+/** The batch path of {@link executeWrite}: one `batch()` a round, retried after finding out which condition lost. */
+async function writeBatch(storage: StorageAdapter, runId: string, plan: WritePlan, index: IndexState, now: () => string, fence?: WriteFence): Promise<WriteReport> {
+  const versions = new Map<string, string>();
+  const merged = new Set<string>();
+  let creates = plan.creates;
+  let replaces = plan.replaces;
+  for (let round = 0; ; round++) {
+    const indexPut = plan.index ? { key: plan.index.key, merged: mergedIndex(runId, index, plan.index, now()), version: index.version } : undefined;
+    const ops = batchOperations(plan, creates, replaces, fence, indexPut);
+    try {
+      const outcomes = ops.length > 0 ? await storage.batch!(ops) : [];
+      for (const o of outcomes) if (o.type === 'put') versions.set(o.key, o.version);
+      if (indexPut) {
+        index.doc = indexPut.merged.doc;
+        index.version = versions.get(indexPut.key);
       }
-      for (const key of plan.deletes ?? []) ops.push({ type: 'delete', key });
-      try {
-        const outcomes = ops.length > 0 ? await storage.batch(ops) : [];
-        for (const o of outcomes) if (o.type === 'put') versions.set(o.key, o.version);
-        if (plan.index && merged) {
-          index.doc = merged.doc;
-          index.version = versions.get(plan.index.key);
-        }
-        // An adapter with a durable-later queue (githubStorage under an exhausted rate limit) marks queued puts.
-        let queued = false;
-        for (const o of outcomes) if (o.type === 'put' && isPendingResult(o)) queued = true;
-        return { versions, pending: queued, mode: 'batch' };
-      } catch (err) {
-        if (!isConflict(err) || round >= 4) throw err;
-        await fence?.confirm(); // the lease's check lost: checkpoint_run_locked, nothing to reconcile
-        // Find out which condition lost: keys an earlier attempt already stored drop out,
-        // foreign content is a real conflict, a moved index is re-read and merged again.
-        const keptCreates: CreateOp[] = [];
-        for (const c of creates) {
-          const landed = await landedVersion(storage, c.key, c.bytes);
-          if (landed === undefined) keptCreates.push(c);
-          else versions.set(c.key, landed);
-        }
-        const keptReplaces: ReplaceOp[] = [];
-        for (const r of replaces) {
-          const current = await storage.get(r.key);
-          if (current && bytesEqual(current.bytes, r.bytes)) versions.set(r.key, current.version);
-          else if (!current || current.version !== r.ifVersion) throw foreign(r.key);
-          else keptReplaces.push(r);
-        }
-        creates = keptCreates;
-        replaces = keptReplaces;
-        if (plan.index) await readIndex(storage, plan.index.key, index);
-      }
+      // An adapter with a durable-later queue (githubStorage under an exhausted rate limit) marks queued puts.
+      let queued = false;
+      for (const o of outcomes) if (o.type === 'put' && isPendingResult(o)) queued = true;
+      return { versions, pending: queued, mode: 'batch', ...(merged.size > 0 ? { merged } : {}) };
+    } catch (err) {
+      if (!isConflict(err) || round >= 4) throw err;
+      await fence?.confirm(); // the lease's check lost: checkpoint_run_locked, nothing to reconcile
+      ({ creates, replaces } = await reconcile(storage, creates, replaces, versions, merged));
+      if (plan.index) await readIndex(storage, plan.index.key, index);
     }
   }
+}
 
-  if (plan.deletes && plan.deletes.length > 0) throw new CheckpointError('checkpoint_config_invalid', 'deletes in a write plan need an atomic batch');
+/**
+ * After a batch conflict, finds out which condition lost: keys an earlier attempt already
+ * stored drop out, foreign content is a real conflict, a merge-on-conflict create that finds
+ * its key taken becomes a replace of what it merged with.
+ */
+async function reconcile(
+  storage: StorageAdapter,
+  creates: readonly CreateOp[],
+  replaces: readonly ReplaceOp[],
+  versions: Map<string, string>,
+  merged: Set<string>,
+): Promise<{ creates: CreateOp[]; replaces: ReplaceOp[] }> {
+  const keptCreates: CreateOp[] = [];
+  const keptReplaces: ReplaceOp[] = [];
+  for (const c of creates) {
+    if (c.merge) {
+      const current = await storage.get(c.key);
+      if (!current) keptCreates.push({ key: c.key, bytes: await c.merge(undefined), merge: c.merge });
+      else {
+        keptReplaces.push({ key: c.key, bytes: await c.merge(current.bytes), ifVersion: current.version });
+        merged.add(c.key);
+      }
+      continue;
+    }
+    const landed = await landedVersion(storage, c.key, c.bytes);
+    if (landed === undefined) keptCreates.push(c);
+    else versions.set(c.key, landed);
+  }
+  for (const r of replaces) {
+    const current = await storage.get(r.key);
+    if (current && bytesEqual(current.bytes, r.bytes)) versions.set(r.key, current.version);
+    else if (!current || current.version !== r.ifVersion) throw foreign(r.key);
+    else keptReplaces.push(r);
+  }
+  return { creates: keptCreates, replaces: keptReplaces };
+}
+
+/** The sequential path of {@link executeWrite}: one call a key, in the crash-safe order. */
+async function writeSequential(storage: StorageAdapter, runId: string, plan: WritePlan, index: IndexState, now: () => string, fence?: WriteFence): Promise<WriteReport> {
+  const versions = new Map<string, string>();
+  const merged = new Set<string>();
+  let pending = false;
   for (const c of plan.creates) {
     try {
       const r = await storage.put(c.key, c.bytes, { ifAbsent: true });
@@ -187,6 +249,10 @@ export async function executeWrite(
       pending ||= isPendingResult(r);
     } catch (err) {
       if (!isConflict(err)) throw err;
+      if (c.merge) {
+        if (await mergeCreate(storage, c, versions, merged)) pending = true;
+        continue;
+      }
       const landed = await landedVersion(storage, c.key, c.bytes);
       if (landed === undefined) throw err;
       versions.set(c.key, landed);
@@ -206,26 +272,55 @@ export async function executeWrite(
   }
   // A writer that lost its lease while creating history must not replace another writer's latest.
   await fence?.confirm();
+  for (const p of plan.puts ?? []) {
+    const r = await storage.put(p.key, p.bytes);
+    versions.set(p.key, r.version);
+    if (isPendingResult(r)) pending = true;
+  }
   if (plan.latest) {
     const r = await storage.put(plan.latest.key, plan.latest.bytes);
     versions.set(plan.latest.key, r.version);
     pending ||= isPendingResult(r);
   }
-  if (plan.index) {
-    for (let round = 0; ; round++) {
-      const merged = mergedIndex(runId, index, plan.index, now());
-      try {
-        const r = await storage.put(plan.index.key, merged.bytes, index.version !== undefined ? { ifVersion: index.version } : { ifAbsent: true });
-        index.doc = merged.doc;
-        index.version = r.version;
-        versions.set(plan.index.key, r.version);
-        pending ||= isPendingResult(r);
-        break;
-      } catch (err) {
-        if (!isConflict(err) || round >= 4) throw err;
-        await readIndex(storage, plan.index.key, index);
-      }
+  if (plan.index && (await writeIndex(storage, runId, plan.index, index, now, versions))) pending = true;
+  for (const key of plan.deletes ?? []) await storage.delete(key);
+  return { versions, pending, mode: 'sequential', ...(merged.size > 0 ? { merged } : {}) };
+}
+
+/** Replaces the run index (merged with our entries), re-read and merged again on a conflict. Returns whether the put was queued. */
+async function writeIndex(storage: StorageAdapter, runId: string, plan: NonNullable<WritePlan['index']>, index: IndexState, now: () => string, versions: Map<string, string>): Promise<boolean> {
+  for (let round = 0; ; round++) {
+    const merged = mergedIndex(runId, index, plan, now());
+    try {
+      const r = await storage.put(plan.key, merged.bytes, index.version !== undefined ? { ifVersion: index.version } : { ifAbsent: true });
+      index.doc = merged.doc;
+      index.version = r.version;
+      versions.set(plan.key, r.version);
+      return isPendingResult(r);
+    } catch (err) {
+      if (!isConflict(err) || round >= 4) throw err;
+      await readIndex(storage, plan.key, index);
     }
   }
-  return { versions, pending, mode: 'sequential' };
+}
+
+/**
+ * A merge-on-conflict create whose key was taken: merges with what is stored and replaces it
+ * on its version (or creates it again when it is gone), as often as the key moves meanwhile,
+ * three times at most. Returns whether the put was queued.
+ */
+async function mergeCreate(storage: StorageAdapter, create: CreateOp, versions: Map<string, string>, merged: Set<string>): Promise<boolean> {
+  for (let attempt = 1; ; attempt++) {
+    const existing = await storage.get(create.key);
+    const bytes = await create.merge!(existing?.bytes);
+    try {
+      const r = await storage.put(create.key, bytes, existing ? { ifVersion: existing.version } : { ifAbsent: true });
+      versions.set(create.key, r.version);
+      if (existing) merged.add(create.key);
+      else merged.delete(create.key);
+      return isPendingResult(r);
+    } catch (err) {
+      if (!isConflict(err) || attempt >= 3) throw err;
+    }
+  }
 }

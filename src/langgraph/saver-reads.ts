@@ -1,0 +1,177 @@
+import type { RunnableConfig } from '@langchain/core/runnables';
+import {
+  TASKS,
+  compareWritesSortKeys,
+  getCheckpointId,
+  maxChannelVersion,
+  writesSortKey,
+  type Checkpoint,
+  type CheckpointListOptions,
+  type CheckpointMetadata,
+  type CheckpointPendingWrite,
+  type CheckpointTuple,
+} from '@langchain/langgraph-checkpoint';
+import { canonicalJson } from '../codec/canonical-json.js';
+import type { Snapshot } from '../model/snapshot.js';
+import { checkpointIdOf, configurableOf, namespaceOf, requireThreadId, type Configurable } from './config.js';
+import { LANGGRAPH_ROOT, NS_SEPARATOR, assertCheckpointId, checkpointKey, runIdOf, segmentOf, threadSegmentOfRun, writesDir } from './keys.js';
+import type { LangGraphPayload } from './profile.js';
+import { compareIds } from './run-state.js';
+import { runOf } from './saver-runs.js';
+import { readCheckpoint, type SaverState } from './saver-state.js';
+import { valueBytes } from './serialized.js';
+import { decodeWrites, type StoredWrite } from './writes.js';
+
+const sameJson = (a: unknown, b: unknown): boolean => a === b || (typeof a === 'object' && typeof b === 'object' && a !== null && b !== null && canonicalJson(a) === canonicalJson(b));
+
+/** LangGraph's `getTuple`: the checkpoint `config` names, else the thread's newest. */
+export async function getCheckpointTuple(state: SaverState, config: RunnableConfig): Promise<CheckpointTuple | undefined> {
+  const threadValue = configurableOf(config)?.thread_id;
+  if (threadValue === undefined || threadValue === null) return undefined;
+  const threadId = requireThreadId(config, 'getTuple');
+  const ns = namespaceOf(config);
+  const runId = await runIdOf(threadId, ns);
+  let id: string | undefined = getCheckpointId(config) || undefined;
+  // A run the saver has not listed yet: its listing (one, shared with the puts that follow) gives the newest id.
+  if (id === undefined && !state.runs.has(runId)) {
+    id = (await runOf(state, runId)).ids.at(-1);
+    if (id === undefined) return undefined;
+  }
+  id ??= await newestId(state, runId);
+  if (id === undefined) return undefined;
+  assertCheckpointId(id);
+  const snapshot = await readCheckpoint(state, checkpointKey(runId, id));
+  if (!snapshot || snapshot.payload.thread_id !== threadId || snapshot.payload.checkpoint_ns !== ns) return undefined;
+  return toTuple(state, snapshot);
+}
+
+/** The newest checkpoint id stored in a run, listed now. */
+async function newestId(state: SaverState, runId: string): Promise<string | undefined> {
+  let id: string | undefined;
+  for await (const entry of state.storage.list(`${LANGGRAPH_ROOT}/${runId}/history/`)) {
+    const name = entry.key.slice(entry.key.lastIndexOf('/') + 1);
+    if (name.endsWith('.json')) {
+      const candidate = name.slice(0, -'.json'.length);
+      if (id === undefined || compareIds(candidate, id) > 0) id = candidate;
+    }
+  }
+  return id;
+}
+
+/** What LangGraph's `list` selects by: thread, namespace, one checkpoint id, ids before one. */
+interface ListSelection {
+  readonly threadId: string | undefined;
+  readonly ns: string | undefined;
+  readonly onlyId: string | undefined;
+  readonly beforeId: string | undefined;
+}
+
+/** LangGraph's `list`: runs in id order, each run's checkpoints newest first. */
+export async function* listCheckpointTuples(state: SaverState, config: RunnableConfig, options?: CheckpointListOptions): AsyncGenerator<CheckpointTuple> {
+  const { before, filter } = options ?? {};
+  let remaining = options?.limit;
+  const c = configurableOf(config) ?? {};
+  const selection: ListSelection = {
+    threadId: c.thread_id === undefined || c.thread_id === null ? undefined : requireThreadId(config, 'list'),
+    ns: c.checkpoint_ns === undefined || c.checkpoint_ns === null ? undefined : namespaceOf(config),
+    onlyId: checkpointIdOf(c),
+    beforeId: checkpointIdOf(before?.configurable as Configurable | undefined),
+  };
+  const runs = await listedIds(state, selection);
+  for (const runId of [...runs.keys()].sort(compareIds)) {
+    for (const id of runs.get(runId)!.sort(compareIds).reverse()) {
+      if (remaining !== undefined && remaining <= 0) return;
+      const snapshot = await readCheckpoint(state, checkpointKey(runId, id));
+      if (!snapshot) continue; // deleted while listing
+      const p = snapshot.payload;
+      if ((selection.threadId !== undefined && p.thread_id !== selection.threadId) || (selection.ns !== undefined && p.checkpoint_ns !== selection.ns)) continue;
+      if (filter && Object.keys(filter).length > 0) {
+        const metadata = (await metadataOf(state, p)) as Record<string, unknown>;
+        if (!Object.entries(filter).every(([k, v]) => sameJson(metadata?.[k], v))) continue;
+      }
+      if (remaining !== undefined) remaining--;
+      yield await toTuple(state, snapshot);
+    }
+  }
+}
+
+/** The checkpoint ids of each run the selection names, as listed (unsorted). */
+async function listedIds(state: SaverState, selection: ListSelection): Promise<Map<string, string[]>> {
+  const { threadId, ns, onlyId, beforeId } = selection;
+  const threadSegment = threadId === undefined ? undefined : await segmentOf(threadId);
+  const nsSegment = ns === undefined || ns === '' ? ns : await segmentOf(ns);
+  const runs = new Map<string, string[]>();
+  for await (const entry of state.storage.list(threadSegment === undefined ? `${LANGGRAPH_ROOT}/` : `${LANGGRAPH_ROOT}/${threadSegment}`)) {
+    const m = /^langgraph\/([^/]+)\/history\/([^/]+)\.json$/.exec(entry.key);
+    if (!m) continue;
+    const [, runId, id] = m as unknown as [string, string, string];
+    if (threadSegment !== undefined && threadSegmentOfRun(runId) !== threadSegment) continue;
+    if (nsSegment !== undefined) {
+      const dot = runId.indexOf(NS_SEPARATOR);
+      if ((dot < 0 ? '' : runId.slice(dot + 1)) !== nsSegment) continue;
+    }
+    if (onlyId !== undefined && id !== onlyId) continue;
+    if (beforeId !== undefined && id >= beforeId) continue;
+    let ids = runs.get(runId);
+    if (!ids) runs.set(runId, (ids = []));
+    ids.push(id);
+  }
+  return runs;
+}
+
+async function metadataOf(state: SaverState, p: LangGraphPayload): Promise<CheckpointMetadata> {
+  const serde = state.saver.serde;
+  if (p.metadata_blob) return (await serde.loadsTyped(p.metadata_blob.type, valueBytes(p.metadata_blob, 'metadata'))) as CheckpointMetadata;
+  return (await serde.loadsTyped('json', canonicalJson(p.metadata))) as CheckpointMetadata;
+}
+
+async function toTuple(state: SaverState, snapshot: Snapshot<LangGraphPayload>): Promise<CheckpointTuple> {
+  const serde = state.saver.serde;
+  const p = snapshot.payload;
+  const where = checkpointKey(snapshot.runId, snapshot.id);
+  const checkpoint = (await serde.loadsTyped(p.checkpoint.type, valueBytes(p.checkpoint, where))) as Checkpoint;
+  checkpoint.channel_values = {};
+  for (const [channel, value] of Object.entries(p.channel_values)) {
+    checkpoint.channel_values[channel] = await serde.loadsTyped(value.type, valueBytes(value, where));
+  }
+  const parentId = p.parent_checkpoint_id;
+  if (checkpoint.v < 4 && parentId !== undefined) await migratePendingSends(state, checkpoint, snapshot.runId, parentId);
+  const tuple: CheckpointTuple = {
+    config: { configurable: { thread_id: p.thread_id, checkpoint_ns: p.checkpoint_ns, checkpoint_id: snapshot.id } },
+    checkpoint,
+    metadata: await metadataOf(state, p),
+    pendingWrites: await pendingWrites(state, snapshot.runId, snapshot.sequence, snapshot.id),
+  };
+  if (parentId !== undefined) tuple.parentConfig = { configurable: { thread_id: p.thread_id, checkpoint_ns: p.checkpoint_ns, checkpoint_id: parentId } };
+  return tuple;
+}
+
+/** A checkpoint's pending writes, in LangGraph's `writesSortKey` order (the order live execution applies them). */
+async function pendingWrites(state: SaverState, runId: string, sequence: number, checkpointId: string): Promise<CheckpointPendingWrite[]> {
+  const keys: string[] = [];
+  for await (const entry of state.storage.list(writesDir(runId, sequence))) keys.push(entry.key);
+  const docs = await Promise.all(
+    keys.map(async (key) => {
+      const stored = await state.storage.get(key);
+      return stored ? decodeWrites(stored.bytes, key) : undefined;
+    }),
+  );
+  const sorted: { sortKey: ReturnType<typeof writesSortKey>; taskId: string; write: StoredWrite; key: string }[] = [];
+  for (const [i, doc] of docs.entries()) {
+    if (!doc || doc.checkpoint_id !== checkpointId) continue;
+    for (const write of doc.writes) sorted.push({ sortKey: writesSortKey(doc.task_path, doc.task_id, write.idx), taskId: doc.task_id, write, key: keys[i]! });
+  }
+  sorted.sort((a, b) => compareWritesSortKeys(a.sortKey, b.sortKey));
+  const serde = state.saver.serde;
+  return Promise.all(sorted.map(async ({ taskId, write, key }) => [taskId, write.channel, await serde.loadsTyped(write.type, valueBytes(write, key))] as CheckpointPendingWrite));
+}
+
+/** Checkpoints older than format v4 kept pending sends in their parent's writes (as MemorySaver migrates them). */
+async function migratePendingSends(state: SaverState, checkpoint: Checkpoint, runId: string, parentId: string): Promise<void> {
+  const parent = await readCheckpoint(state, checkpointKey(runId, parentId));
+  const writes = parent ? await pendingWrites(state, runId, parent.sequence, parentId) : [];
+  const values = checkpoint.channel_values as Record<string, unknown>;
+  values[TASKS] = writes.filter(([, channel]) => channel === TASKS).map(([, , value]) => value);
+  const versions = checkpoint.channel_versions as Record<string, number | string>;
+  versions[TASKS] = Object.keys(versions).length > 0 ? maxChannelVersion(...Object.values(versions)) : state.saver.getNextVersion(undefined);
+}

@@ -1,0 +1,69 @@
+import { CheckpointError } from '../model/errors.js';
+import { planKeepLast } from '../writer/auto-retention.js';
+import type { WritePlan } from '../writer/ordered-write.js';
+import { writeGroup } from '../writer/write-step.js';
+import { checkpointKey, writesDir } from './keys.js';
+import { hasId, type RunState } from './run-state.js';
+import { readCheckpoint, type SaverState } from './saver-state.js';
+
+const NONE: readonly never[] = Object.freeze([]);
+
+/**
+ * The checkpoints (and their pending writes) that `keepLast` lets go once `id` is stored,
+ * when all their keys are known and the adapter has an atomic batch — so they can be
+ * deleted in the put's own commit. Undefined otherwise ({@link prune} deletes them after).
+ */
+export function leavingWith(state: SaverState, run: RunState, id: string): { ids: readonly string[]; keys: string[] } | undefined {
+  if (state.keepLast === false || !state.storage.capabilities.atomicBatch || typeof state.storage.batch !== 'function') return undefined;
+  const ids = planKeepLast(run.ids, state.keepLast, id, hasId(run, id));
+  // None leaving; or the new id among the oldest (an old checkpoint put again): the plain path decides.
+  if (ids === undefined || ids.length === 0) return undefined;
+  const keys: string[] = [];
+  for (const old of ids) {
+    const sequence = run.sequences.get(old);
+    const writes = sequence === undefined ? undefined : run.writeKeys.get(sequence);
+    if (!writes) return undefined;
+    keys.push(checkpointKey(run.runId, old), ...writes);
+  }
+  return { ids, keys };
+}
+
+/** Drops a deleted checkpoint from the run's state. */
+export function forget(run: RunState, id: string): void {
+  const at = run.ids.indexOf(id);
+  if (at >= 0) run.ids.splice(at, 1);
+  const sequence = run.sequences.get(id);
+  if (sequence !== undefined) run.writeKeys.delete(sequence);
+  run.sequences.delete(id);
+}
+
+/**
+ * Deletes the oldest checkpoints of the run beyond `keepLast`, each with its pending writes
+ * (document first, so none is left without its writes), one write step each.
+ */
+export async function prune(state: SaverState, run: RunState): Promise<void> {
+  if (state.keepLast === false) return;
+  while (run.ids.length > state.keepLast) {
+    const id = run.ids[0]!;
+    const key = checkpointKey(run.runId, id);
+    try {
+      const sequence = run.sequences.get(id) ?? (await readCheckpoint(state, key).catch(() => undefined))?.sequence;
+      const deletes = [key];
+      if (sequence !== undefined) {
+        const known = run.writeKeys.get(sequence);
+        if (known) deletes.push(...known);
+        else for await (const entry of state.storage.list(writesDir(run.runId, sequence))) deletes.push(entry.key);
+      }
+      const plan: WritePlan = { creates: NONE, replaces: NONE, deletes };
+      await writeGroup(state.storage, plan, false);
+      if (sequence !== undefined) run.writeKeys.delete(sequence);
+    } catch (err) {
+      throw new CheckpointError('checkpoint_retention_prune_failed', `SavepointSaver: could not delete an old checkpoint of run ${run.runId} (the new one is stored)`, {
+        cause: err,
+        details: { runId: run.runId },
+      });
+    }
+    run.ids.shift();
+    run.sequences.delete(id);
+  }
+}

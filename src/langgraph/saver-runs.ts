@@ -1,0 +1,76 @@
+import { checkpointKey, runIdOf } from './keys.js';
+import { hasId, loadRunState, reserveSequence, type RunState } from './run-state.js';
+import { readCheckpoint, type SaverState } from './saver-state.js';
+
+/** The state of run `runId`, loaded once (one listing) and shared by every call that waits for it. */
+export function runOf(state: SaverState, runId: string): Promise<RunState> {
+  let run = state.runs.get(runId);
+  if (!run) {
+    const loading = loadRunState(state.storage, runId, (key) => readCheckpoint(state, key));
+    run = loading;
+    state.runs.set(runId, loading);
+    loading.then(
+      (loaded) => {
+        if (state.runs.get(runId) === loading) state.loaded.set(runId, loaded);
+      },
+      () => state.runs.delete(runId),
+    );
+  }
+  return run;
+}
+
+/** Forgets what the saver knew of a run (its files were deleted). */
+export function forgetRun(state: SaverState, runId: string): void {
+  state.runs.delete(runId);
+  state.loaded.delete(runId);
+}
+
+/** The run id of a (thread, namespace) pair, remembered for the next put (runIdOf is async). */
+export async function runIdFor(state: SaverState, threadId: string, ns: string): Promise<string> {
+  const key = `${threadId.length}:${threadId}${ns}`;
+  const known = state.runIds.get(key);
+  if (known !== undefined) return known;
+  const runId = await runIdOf(threadId, ns);
+  if (state.runIds.size >= 1024) state.runIds.clear();
+  state.runIds.set(key, runId);
+  return runId;
+}
+
+/**
+ * The run id of a (thread, namespace) pair the saver has met, without building its map key
+ * (a new string to hash on every call) when it is the pair of the last call. Inside a graph
+ * the saver's calls run between LangGraph's, cache-cold: each step it skips counts.
+ */
+export function knownRunId(state: SaverState, threadId: string, ns: string): string | undefined {
+  const last = state.lastRun;
+  if (last !== undefined && last.threadId === threadId && last.ns === ns) return last.runId;
+  const runId = state.runIds.get(`${threadId.length}:${threadId}${ns}`);
+  if (runId !== undefined) state.lastRun = { threadId, ns, runId };
+  return runId;
+}
+
+/**
+ * The sequence of checkpoint `id` without a promise: known, or reserved now for a checkpoint
+ * the run does not hold (every put of a new checkpoint); undefined when its document must be
+ * read ({@link sequenceOf}). An await is a microtask, and LangGraph's AsyncLocalStorage makes
+ * each one cost.
+ */
+export function sequenceNow(run: RunState, id: string): number | undefined {
+  return run.sequences.get(id) ?? (hasId(run, id) ? undefined : reserveSequence(run, id));
+}
+
+/** The sequence of a stored checkpoint (read from its document when not known yet), else a new one. */
+export async function sequenceOf(state: SaverState, run: RunState, id: string): Promise<number> {
+  const known = run.sequences.get(id);
+  if (known !== undefined) return known;
+  if (hasId(run, id)) {
+    const stored = await readCheckpoint(state, checkpointKey(run.runId, id));
+    if (stored && !run.sequences.has(id)) run.sequences.set(id, stored.sequence);
+  }
+  return reserveSequence(run, id);
+}
+
+/** True for a sequence the saver reserved itself and found no writes under (no other saver can have written its writes). */
+export function ownsSequence(run: RunState, sequence: number): boolean {
+  return sequence > run.loadedMaxSequence && !run.leftoverWrites.has(sequence);
+}

@@ -1,0 +1,90 @@
+import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
+import type { Clock } from '../model/clock.js';
+import type { Snapshot } from '../model/snapshot.js';
+import { readSnapshot } from '../profiles/read-snapshot.js';
+import type { StorageAdapter } from '../storage/adapter.js';
+import { copiesOnPut } from '../storage/immediate.js';
+import { assertCheckpointId } from './keys.js';
+import { writesPlainAsJson } from './plain-json.js';
+import { langGraphProfile, type LangGraphPayload } from './profile.js';
+import type { RunState } from './run-state.js';
+
+/** Size of a saver's sealing buffer (see {@link sealBuffer}): larger documents get a buffer of their own. */
+const SCRATCH_BYTES = 32 * 1024;
+
+/**
+ * Everything a `SavepointSaver` holds between calls: its options, what it knows of the runs it
+ * met, and the caches that keep a steady-state put free of awaits. The saver's steps are plain
+ * functions over it (saver-put.ts, saver-writes.ts, saver-retention.ts, saver-reads.ts).
+ */
+export interface SaverState {
+  readonly storage: StorageAdapter;
+  readonly keepLast: number | false;
+  readonly clock: Clock;
+  /** The saver itself, for its serializer (`serde`, which LangGraph lets a caller set) and `getNextVersion`. */
+  readonly saver: BaseCheckpointSaver;
+  /** Each run's state as it loads (see saver-runs.ts). */
+  readonly runs: Map<string, Promise<RunState>>;
+  /** The run states of `runs` that have loaded, so a put or putWrites of a known run needs no await for it. */
+  readonly loaded: Map<string, RunState>;
+  /** Run ids of recent (thread, namespace) pairs: runIdOf is async (a long id is hashed). Cleared when it grows. */
+  readonly runIds: Map<string, string>;
+  /** The (thread, namespace) pair the last put or putWrites named, and its run id: a graph names the same one call after call. */
+  lastRun: { readonly threadId: string; readonly ns: string; readonly runId: string } | undefined;
+  /** The last two checkpoint ids that passed `assertCheckpointId` (see {@link assertId}). */
+  checkedId: string | undefined;
+  checkedIdBefore: string | undefined;
+  /** Whether the store copies a put's bytes before the call returns (a `SynchronousStorage`), so documents may be sealed in {@link sealBuffer}. */
+  readonly storeCopies: boolean;
+  /** Made at the first seal (see {@link sealBuffer}): a saver that never puts holds none. */
+  scratch: Uint8Array | undefined;
+  /** Whether plain JSON data is written as its JSON text without calling the serializer (`writesPlainAsJson`): decided at the first put or putWrites. */
+  plainAsJson: boolean | undefined;
+}
+
+export function createSaverState(saver: BaseCheckpointSaver, storage: StorageAdapter, keepLast: number | false, clock: Clock): SaverState {
+  return {
+    storage,
+    keepLast,
+    clock,
+    saver,
+    runs: new Map(),
+    loaded: new Map(),
+    runIds: new Map(),
+    lastRun: undefined,
+    checkedId: undefined,
+    checkedIdBefore: undefined,
+    storeCopies: copiesOnPut(storage),
+    scratch: undefined,
+    plainAsJson: undefined,
+  };
+}
+
+/**
+ * Where documents are sealed when the store copies a put's bytes before the call returns:
+ * one buffer per saver, made at its first put, instead of a new one per document, whose
+ * allocation and collection cost more than sealing a small document. Each sealed view goes
+ * straight into one store call, in the same synchronous run, and is never kept.
+ */
+export function sealBuffer(state: SaverState): Uint8Array | undefined {
+  return state.storeCopies ? (state.scratch ??= new Uint8Array(SCRATCH_BYTES)) : undefined;
+}
+
+/**
+ * `assertCheckpointId`, skipped for the last two ids that passed it (a pure check): LangGraph
+ * names each checkpoint id three times — put's id, the next put's parent, putWrites' checkpoint.
+ */
+export function assertId(state: SaverState, id: unknown, field?: string): asserts id is string {
+  if (typeof id === 'string' && (id === state.checkedId || id === state.checkedIdBefore)) return;
+  assertCheckpointId(id, field);
+  state.checkedIdBefore = state.checkedId;
+  state.checkedId = id;
+}
+
+export async function decidePlain(state: SaverState): Promise<boolean> {
+  return (state.plainAsJson ??= await writesPlainAsJson(state.saver.serde));
+}
+
+export function readCheckpoint(state: SaverState, key: string): Promise<Snapshot<LangGraphPayload> | undefined> {
+  return readSnapshot(state.storage, langGraphProfile, key);
+}

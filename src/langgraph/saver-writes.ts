@@ -1,0 +1,67 @@
+import type { RunnableConfig } from '@langchain/core/runnables';
+import { WRITES_IDX_MAP, type PendingWrite } from '@langchain/langgraph-checkpoint';
+import { CheckpointError } from '../model/errors.js';
+import type { WritePlan } from '../writer/ordered-write.js';
+import { writeGroup } from '../writer/write-step.js';
+import { configurableOf, namespaceOf, requireThreadId } from './config.js';
+import { plainSegment, segmentOf, writesKey } from './keys.js';
+import { dumpAll } from './plain-json.js';
+import type { RunState } from './run-state.js';
+import { knownRunId, ownsSequence, runIdFor, runOf, sequenceNow, sequenceOf } from './saver-runs.js';
+import { assertId, decidePlain, sealBuffer, type SaverState } from './saver-state.js';
+import { storedWrite } from './serialized.js';
+import { decodeWrites, encodeWrites, type StoredWrite, type WritesDocument } from './writes.js';
+
+const NONE: readonly never[] = Object.freeze([]);
+
+/** LangGraph's `putWrites`: a task's pending writes, one sealed document per task and checkpoint. */
+export async function putTaskWrites(state: SaverState, config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath?: string): Promise<void> {
+  const threadId = requireThreadId(config, 'putWrites');
+  const ns = namespaceOf(config);
+  const checkpointId = configurableOf(config)?.checkpoint_id;
+  if (checkpointId === undefined || checkpointId === '') {
+    throw new CheckpointError('checkpoint_config_invalid', 'putWrites: config.configurable.checkpoint_id is required', { details: { operation: 'putWrites' } });
+  }
+  assertId(state, checkpointId);
+  if (typeof taskId !== 'string') throw new CheckpointError('checkpoint_config_invalid', 'putWrites: taskId must be a string');
+  const runId = knownRunId(state, threadId, ns) ?? (await runIdFor(state, threadId, ns));
+  const run = state.loaded.get(runId) ?? (await runOf(state, runId));
+  const sequence = sequenceNow(run, checkpointId) ?? (await sequenceOf(state, run, checkpointId));
+  const key = writesKey(runId, sequence, plainSegment(taskId) ?? (await segmentOf(taskId)));
+  const plain = state.plainAsJson ?? (await decidePlain(state));
+  // Index access, not `([channel, value]) =>`: destructuring runs the iterator protocol where the code is not optimized yet (cache-cold).
+  const all = dumpAll(state.saver.serde, writes.map((write) => write[1]), plain);
+  const dumped = Array.isArray(all) ? all : await all;
+  const fresh = writes.map((write, index): StoredWrite => storedWrite(WRITES_IDX_MAP[write[0]] ?? index, write[0], dumped[index]!));
+  const document = { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpointId, task_id: taskId, task_path: taskPath ?? '' };
+  const encoded = encodeWrites(document, fresh, sealBuffer(state));
+  const bytes = encoded instanceof Uint8Array ? encoded : await encoded;
+  // Usually the task's first writes: create-only, one storage call. Otherwise merged as
+  // MemorySaver does (see mergeWrites).
+  const plan: WritePlan = { creates: [{ key, bytes, merge: (stored) => mergeWrites(document, fresh, stored, key) }], replaces: NONE };
+  const written = writeGroup(state.storage, plan, false);
+  const report = written instanceof Promise ? await written : written;
+  noteWritesKey(run, sequence, key, report.merged?.has(key) === true);
+}
+
+/**
+ * A task's writes merged into the ones stored under its key, as MemorySaver merges them: a
+ * regular write (idx >= 0) already stored is kept, special ones replace. Sealed into a buffer
+ * of its own (the saver's sealing buffer is valid only until the next await).
+ */
+async function mergeWrites(document: Omit<WritesDocument, 'integrity' | 'writes'>, fresh: readonly StoredWrite[], stored: Uint8Array | undefined, key: string): Promise<Uint8Array> {
+  let merged = fresh;
+  if (stored) {
+    const byIdx = new Map((await decodeWrites(stored, key)).writes.map((w) => [w.idx, w]));
+    for (const w of fresh) if (w.idx < 0 || !byIdx.has(w.idx)) byIdx.set(w.idx, w);
+    merged = [...byIdx.values()];
+  }
+  return encodeWrites(document, merged);
+}
+
+/** Remembers a writes key for pruning without a listing: only for sequences whose writes the saver has seen from the start; others are listed when pruned. */
+function noteWritesKey(run: RunState, sequence: number, key: string, merged: boolean): void {
+  const known = run.writeKeys.get(sequence);
+  if (known) known.add(key);
+  else if (!merged && ownsSequence(run, sequence)) run.writeKeys.set(sequence, new Set<string>().add(key));
+}
