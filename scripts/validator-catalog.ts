@@ -2,7 +2,7 @@
  * Every JSON Schema the package validates stored documents against, for
  * scripts/generate-validators.ts. Each one gets an ajv validator compiled at build time,
  * so validation never needs `new Function` at run time (a Content-Security-Policy
- * without 'unsafe-eval' allows it), and a module of its own under src/model/generated/,
+ * without 'unsafe-eval' allows it), and a module of its own under src/codec/generated/,
  * loaded only by the code that reads that document. tests/core/validators.test.ts fails
  * when a schema here changes without regeneration, or when a built-in schema is missing
  * from here.
@@ -15,13 +15,13 @@ import { phasedWorkflow } from '../src/profiles/phased-workflow/profile.js';
 import { planExecutor } from '../src/profiles/plan-executor/profile.js';
 import { snapshotLifecycle } from '../src/profiles/snapshot-lifecycle/profile.js';
 import { DefaultDocumentSchema } from '../src/profiles/default-document-schema.js';
-import { RunIndexSchema } from '../src/model/run-index-schema.js';
-import type { JsonSchema } from '../src/model/validate.js';
-import { BatchFileSchema } from '../src/profiles/batch-file-schema.js';
+import { RunIndexSchema } from '../src/codec/run-index-schema.js';
+import type { JsonSchema } from '../src/codec/validate.js';
+import { BatchFileSchema } from '../src/snapshot-io/batch-file-schema.js';
 import { PreservedRunsInputSchema, PreservedRunsSchema } from '../src/retention/preserved-runs-schema.js';
 import { RetentionLogSchema } from '../src/retention/log-schema.js';
 import { RetentionPolicySchema } from '../src/retention/policy-schema.js';
-import { RetentionSummarySchema } from '../src/retention/summary-schema.js';
+import { RetentionSummarySchema } from '../src/contract/retention-summary-schema.js';
 import * as handoff from '../src/entries/handoff-markdown.js';
 import * as progress from '../src/entries/progress-protocol.js';
 
@@ -33,7 +33,7 @@ const pick = (mod: Record<string, unknown>, prefix: string): [string, JsonSchema
 /** A stored document's JSON Schema, as savepoint exports it (what the document holds: zod's output side). */
 const stored = (schema: z.ZodType): JsonSchema => z.toJSONSchema(schema, { io: 'output' }) as JsonSchema;
 
-/** Name → schema. A name is the generated module's (`runIndex` → src/model/generated/run-index.js). */
+/** Name → schema. A name is the generated module's (`runIndex` → src/codec/generated/run-index.js). */
 export const VALIDATOR_CATALOG: readonly (readonly [string, JsonSchema])[] = [
   ['defaultDocument', z.toJSONSchema(DefaultDocumentSchema, { io: 'output', unrepresentable: 'any' }) as JsonSchema],
   ['snapshotLifecycleDocument', snapshotLifecycle.document.jsonSchema],

@@ -16,11 +16,12 @@
  */
 
 // Errors and the snapshot model.
-export { CheckpointError, isCheckpointError, type CheckpointErrorDetails } from './model/errors.js';
-export { REASON_CODES, type ReasonCode } from './model/reason-codes.js';
-export type { Snapshot, TriggerRecord } from './model/snapshot.js';
-export { systemClock, type Clock } from './model/clock.js';
-export { canonicalJson, parseJson, type JsonValue, type JsonObject } from './codec/canonical-json.js';
+export { CheckpointError, isCheckpointError, type CheckpointErrorDetails } from './contract/errors.js';
+export { REASON_CODES, type ReasonCode } from './contract/reason-codes.js';
+export type { Snapshot, TriggerRecord } from './contract/snapshot.js';
+export { systemClock, type Clock } from './contract/clock.js';
+export { canonicalJson, parseJson } from './codec/canonical-json.js';
+export { type JsonValue, type JsonObject } from './contract/json.js';
 
 // Storage: the contract and the embedded store.
 export {
@@ -34,15 +35,16 @@ export {
   type DeleteOptions,
   type BatchOperation,
   type BatchOutcome,
-} from './storage/adapter.js';
+} from './contract/storage.js';
 export { memoryStorage, type MemoryStorageOptions } from './storage/memory.js';
 
 // Profiles.
-export { defineProfile, type Profile, type ProfileDefinition } from './profiles/define-profile.js';
-export { standardLayout } from './profiles/layout.js';
+export { defineProfile } from './profiles/define-profile.js';
+export { type Profile, type ProfileDefinition } from './contract/profile.js';
+export { standardLayout } from './snapshot-io/layout.js';
 export { defaultProfile, jsonProfile, type JsonProfileOptions, type DefaultTrigger, type LifecycleStatus } from './profiles/default-profile.js';
-export type { PayloadSchema, PayloadOf, TriggerOf, StatusOf } from './profiles/define-profile.js';
-export type { StandardSchemaV1 } from './model/standard-schema.js';
+export type { PayloadSchema, PayloadOf, TriggerOf, StatusOf } from './contract/profile.js';
+export type { StandardSchemaV1 } from './contract/standard-schema.js';
 
 // Writing.
 export { createWriter } from './writer/create-writer.js';
@@ -52,24 +54,12 @@ export type { CheckpointSuccess, CheckpointFailure } from './writer/types.js';
 // Resuming.
 export { planResume, type PlanResumeOptions, type ResumePlan } from './resume/plan-resume.js';
 export { findIncompleteRuns, type IncompleteRun } from './resume/incomplete-runs.js';
-export type { ResumePoint, ResumeRule } from './resume/types.js';
+export type { ResumePoint, ResumeRule } from './contract/resume-rule.js';
 export { RESUME_WARNING_CODES } from './resume/warnings.js';
 
 // Retention.
-export {
-  keepLast,
-  keepWithin,
-  keepLatestStatus,
-  keepHourly,
-  keepDaily,
-  keepWeekly,
-  keepMonthly,
-  keepYearly,
-  preserveRuns,
-  keepRunTiers,
-  type RetentionPolicy,
-  type RetentionRule,
-} from './retention/policy.js';
+export { keepLast, keepWithin, keepLatestStatus, keepHourly, keepDaily, keepWeekly, keepMonthly, keepYearly, preserveRuns, keepRunTiers } from './retention/policy.js';
+export { type RetentionPolicy, type RetentionRule } from './contract/retention-policy.js';
 export { planRetention, type RetentionPlan } from './retention/plan.js';
 export { applyRetention, type RetentionReport } from './retention/apply.js';
 export { runRetention, cleanupAfterRunCompletion, type RunRetentionOptions } from './retention/run.js';

@@ -1,7 +1,7 @@
-import type { Clock } from '../model/clock.js';
-import type { Profile } from '../profiles/define-profile.js';
-import type { StorageAdapter } from '../storage/adapter.js';
-import { collectRunFiles, type RunFiles } from '../profiles/run-files.js';
+import type { Clock } from '../contract/clock.js';
+import type { Profile } from '../contract/profile.js';
+import type { StorageAdapter } from '../contract/storage.js';
+import { collectRunFiles, type RunFiles } from '../snapshot-io/run-files.js';
 import { CliError, notFound, type CliIo, type Style } from './io.js';
 
 /** An option of a command, in `node:util` parseArgs form plus help text. */

@@ -1,4 +1,4 @@
-import type { ReasonCode } from '../model/reason-codes.js';
+import type { ReasonCode } from '../contract/reason-codes.js';
 /** Where the CLI reads and writes; injectable so commands run in-process in tests too. */
 export interface CliIo {
   readonly stdout: { write(text: string): unknown; readonly isTTY?: boolean };

@@ -1,8 +1,8 @@
-import type { Profile } from '../profiles/define-profile.js';
-import { collectRunFiles, type StoreFiles } from '../profiles/run-files.js';
-import type { StorageAdapter } from '../storage/adapter.js';
+import type { Profile } from '../contract/profile.js';
+import { collectRunFiles, type StoreFiles } from '../snapshot-io/run-files.js';
+import type { StorageAdapter } from '../contract/storage.js';
 import { CliError, notFound } from './io.js';
-import { loadEntry } from './inspect.js';
+import { loadEntry } from '../runs/inspect.js';
 import { PROFILE_NAMES, profileByName } from './profiles.js';
 
 /** How many runs' latest documents a probe decodes per profile: enough to tell layouts apart, cheap on a big store. */

@@ -1,4 +1,4 @@
-import type { Profile } from '../profiles/define-profile.js';
+import type { Profile } from '../contract/profile.js';
 import { defaultProfile } from '../profiles/default-profile.js';
 import { phasedWorkflow } from '../profiles/phased-workflow/profile.js';
 import { planExecutor } from '../profiles/plan-executor/profile.js';
@@ -6,7 +6,7 @@ import { snapshotLifecycle } from '../profiles/snapshot-lifecycle/profile.js';
 import { existsSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { assertProfileArgument } from '../model/arguments.js';
+import { assertProfileArgument } from '../contract/arguments.js';
 import { CliError, notFound } from './io.js';
 
 /**

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
-import { isCheckpointError, type CheckpointError } from '../model/errors.js';
-import { systemClock, type Clock } from '../model/clock.js';
-import type { StorageAdapter } from '../storage/adapter.js';
+import { isCheckpointError, type CheckpointError } from '../contract/errors.js';
+import { systemClock, type Clock } from '../contract/clock.js';
+import type { StorageAdapter } from '../contract/storage.js';
 import type { Command, OptionSpec } from './command.js';
 import { checkpointCommand } from './commands/checkpoint.js';
 import { diffCommand } from './commands/diff.js';

@@ -1,5 +1,5 @@
 import { fsStorage } from '../storage/fs/index.js';
-import type { StorageAdapter } from '../storage/adapter.js';
+import type { StorageAdapter } from '../contract/storage.js';
 import { stat } from 'node:fs/promises';
 import { CliError, notFound } from './io.js';
 

@@ -1,6 +1,5 @@
-import { CheckpointError } from '../model/errors.js';
+import { CheckpointError } from '../contract/errors.js';
 import { type JsonValue } from '../contract/json.js';
-export type { JsonValue, JsonObject } from '../contract/json.js';
 
 /** Keys that would let a decoded document reach `Object.prototype` through a later merge. */
 const FORBIDDEN_KEYS = new Set(['__proto__']);

@@ -1,6 +1,6 @@
 import { gzipSync, Inflate } from 'fflate';
-import { assertBytesArgument, assertOptionsArgument } from '../model/arguments.js';
-import { CheckpointError } from '../model/errors.js';
+import { assertBytesArgument, assertOptionsArgument } from '../contract/arguments.js';
+import { CheckpointError } from '../contract/errors.js';
 
 let crcTable: Uint32Array | undefined;
 

@@ -1,20 +1,20 @@
 import type { z } from 'zod';
-import { assertBytesArgument, assertStringArgument } from '../model/arguments.js';
-import { CheckpointError } from '../model/errors.js';
-import { FORMAT_VERSION } from '../model/snapshot-constants.js';
-import type { Integrity, Snapshot, SnapshotDraft } from '../model/snapshot.js';
-import { assertValid, type DocumentValidator, type JsonSchema } from '../model/document-validator.js';
-import { withMember } from '../model/with-member.js';
-import { loadValidator } from '../model/load-validator.js';
-import { canonicalJson, canonicalTextOrPieces, parseJson, quotedKey, sortKeys, type JsonObject } from './canonical-json.js';
+import { assertBytesArgument, assertStringArgument } from '../contract/arguments.js';
+import { CheckpointError } from '../contract/errors.js';
+import { FORMAT_VERSION } from '../contract/snapshot-constants.js';
+import type { Integrity, Snapshot, SnapshotDraft } from '../contract/snapshot.js';
+import { assertValid, type DocumentValidator } from './document-validator.js';
+import { type JsonSchema } from '../contract/json.js';
+import { withMember } from '../contract/with-member.js';
+import { loadValidator } from './load-validator.js';
+import { canonicalJson, canonicalTextOrPieces, parseJson, quotedKey, sortKeys } from './canonical-json.js';
+import { type JsonObject } from '../contract/json.js';
 import { gunzip, isGzip } from './gzip.js';
 import { sha256Hex, sha256HexAndLengthOfPiecesSync, sha256HexOfParts, sha256HexOfTextSync, sha256HexSync } from './sha256.js';
 import { parseJsonPieces } from './json-pieces.js';
 import { utf8Decode, utf8Encode, utf8EncodeInto } from './utf8.js';
-import { assertObjectArgument, assertOptionsArgument } from '../model/arguments.js';
+import { assertObjectArgument, assertOptionsArgument } from '../contract/arguments.js';
 import { type ForeignRead, type DocumentFormat } from '../contract/document-format.js';
-export type { EncodedSnapshot, ForeignReadWarning, ForeignRead, DocumentFormat } from '../contract/document-format.js';
-export { FOREIGN_READ_WARNINGS } from '../contract/document-format.js';
 
 /**
  * The read path's one decode: the strict `decode` first, then the format's `decodeForeign`
@@ -429,7 +429,7 @@ export interface CompiledJsonDocumentOptions<P, D extends JsonObject> extends Om
 
 /**
  * {@link jsonDocumentFormat} from a JSON Schema and its validator, both generated at build
- * time (src/model/generated/): how built-in profiles make their format without loading zod
+ * time (src/codec/generated/): how built-in profiles make their format without loading zod
  * or ajv.
  */
 export function compiledJsonDocumentFormat<P, D extends JsonObject>(options: CompiledJsonDocumentOptions<P, D>): DocumentFormat<P> {

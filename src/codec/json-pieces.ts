@@ -1,5 +1,6 @@
-import { BIG_STRING, canonicalTextOrPieces, NEEDS_ESCAPE, parseJson, type JsonValue } from './canonical-json.js';
-import { CheckpointError } from '../model/errors.js';
+import { BIG_STRING, canonicalTextOrPieces, NEEDS_ESCAPE, parseJson } from './canonical-json.js';
+import { type JsonValue } from '../contract/json.js';
+import { CheckpointError } from '../contract/errors.js';
 import { utf8Chunks, utf8EncodePieces, utf8Length } from './utf8.js';
 
 /**

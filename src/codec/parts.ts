@@ -1,11 +1,11 @@
-import { CheckpointError } from '../model/errors.js';
-import { canonicalJson, type JsonObject, type JsonValue } from './canonical-json.js';
+import { CheckpointError } from '../contract/errors.js';
+import { canonicalJson } from './canonical-json.js';
+import { type JsonObject, type JsonValue } from '../contract/json.js';
 import { sha256Hex } from './sha256.js';
 import { utf8Encode } from './utf8.js';
 import { canonicalJsonBytes, canonicalJsonLength, jsonStringBytes } from './json-pieces.js';
-import { assertObjectArgument, assertFunctionArgument } from '../model/arguments.js';
+import { assertObjectArgument, assertFunctionArgument } from '../contract/arguments.js';
 import { type PartRef, type PartFile, type SplitOptions, type SplitResult } from '../contract/split.js';
-export type { PartRef, PartFile, SplitOptions, SplitResult } from '../contract/split.js';
 
 /**
  * Oversized snapshots (phased-workflow-github.md `size_management`: "split large arrays

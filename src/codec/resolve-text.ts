@@ -1,4 +1,5 @@
-import { canonicalJson, parseJson, type JsonObject, type JsonValue } from './canonical-json.js';
+import { canonicalJson, parseJson } from './canonical-json.js';
+import { type JsonObject, type JsonValue } from '../contract/json.js';
 import { PART_MARKER, PARTS_MARKER, partRefsOf } from './parts.js';
 import { sha256Hex, sha256Incremental } from './sha256.js';
 import { utf8Decode } from './utf8.js';

@@ -1,5 +1,5 @@
 import { utf8Chunks, utf8Encode } from './utf8.js';
-import { assertBytesArgument } from '../model/arguments.js';
+import { assertBytesArgument } from '../contract/arguments.js';
 
 const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
 

@@ -1,5 +1,6 @@
 import { utf8EncodeInto } from './utf8.js';
-import { killSlots, MIN_MOVE, moveLargestFirst, mainTooLarge, PART_MARKER, PARTS_MARKER, valueTooLarge, type PartFile, type SplitSlot } from './parts.js';
+import { killSlots, MIN_MOVE, moveLargestFirst, mainTooLarge, PART_MARKER, PARTS_MARKER, valueTooLarge, type SplitSlot } from './parts.js';
+import { type PartFile } from '../contract/split.js';
 
 /**
  * The core splitter ({@link splitDocument}) working on a document's canonical text instead of

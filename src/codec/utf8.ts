@@ -1,4 +1,4 @@
-import { CheckpointError } from '../model/errors.js';
+import { CheckpointError } from '../contract/errors.js';
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });

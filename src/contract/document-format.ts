@@ -1,5 +1,5 @@
-import type { Integrity, Snapshot, SnapshotDraft } from '../model/snapshot.js';
-import type { JsonSchema } from '../model/document-validator.js';
+import type { Integrity, Snapshot, SnapshotDraft } from './snapshot.js';
+import type { JsonSchema } from './json.js';
 
 /** A document's bytes and the snapshot it seals. */
 export interface EncodedSnapshot<P> {

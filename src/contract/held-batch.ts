@@ -1,4 +1,4 @@
-import type { StorageAdapter } from '../storage/adapter.js';
+import type { StorageAdapter } from './storage.js';
 
 /**
  * Held batches: joining new checkpoints into the file of the run's newest snapshot while a

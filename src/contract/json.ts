@@ -6,7 +6,7 @@ export type JsonObject = { [key: string]: JsonValue };
 
 /*
  * The part of validation the core entry needs: turning a validator compiled at build time
- * (src/model/generated/<schema>.js) into issues, and throwing on them. It loads neither ajv
+ * (src/codec/generated/<schema>.js) into issues, and throwing on them. It loads neither ajv
  * nor zod; compiling a schema at run time is `compileValidator` (validate.ts), which does.
  */
 

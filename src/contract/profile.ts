@@ -1,12 +1,12 @@
-import type { JsonObject } from '../codec/canonical-json.js';
-import type { DocumentFormat } from '../codec/json-document.js';
-import type { SplitOptions, SplitResult } from '../codec/parts.js';
-import type { Priority } from '../model/snapshot.js';
-import type { StandardSchemaV1 } from '../model/standard-schema.js';
-import type { ResumeRule } from '../resume/types.js';
-import type { RetentionPolicy } from '../retention/policy.js';
-import type { ProfileLayout } from '../profiles/layout.js';
-import type { HeldHeadJoin } from '../profiles/held-batch.js';
+import type { JsonObject } from './json.js';
+import type { DocumentFormat } from './document-format.js';
+import type { SplitOptions, SplitResult } from './split.js';
+import type { Priority } from './snapshot.js';
+import type { StandardSchemaV1 } from './standard-schema.js';
+import type { ResumeRule } from './resume-rule.js';
+import type { RetentionPolicy } from './retention-policy.js';
+import type { ProfileLayout } from './layout.js';
+import type { HeldHeadJoin } from './held-batch.js';
 
 /**
  * What a heartbeat does when the run's state has not changed since its newest snapshot:

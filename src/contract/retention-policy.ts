@@ -1,7 +1,7 @@
 import type { z } from 'zod';
-import type { JsonValue } from '../codec/canonical-json.js';
-import type { Snapshot } from '../model/snapshot.js';
-import type { RetentionSummarySchema } from '../retention/summary-schema.js';
+import type { JsonValue } from './json.js';
+import type { Snapshot } from './snapshot.js';
+import type { RetentionSummarySchema } from './retention-summary-schema.js';
 /**
  * A length of time: milliseconds, or a string of number–unit pairs such as `'14d'`,
  * `'24h'`, `'1w2d'`, `'90m'`, `'1d12h30m'`. Units: `w` (7 days), `d` (24 hours), `h`,

@@ -1,4 +1,4 @@
-import type { JsonObject } from '../codec/canonical-json.js';
+import type { JsonObject } from './json.js';
 
 /** A reference to one part file. */
 export interface PartRef {

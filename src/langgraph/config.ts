@@ -1,5 +1,5 @@
 import type { RunnableConfig } from '@langchain/core/runnables';
-import { CheckpointError } from '../model/errors.js';
+import { CheckpointError } from '../contract/errors.js';
 
 /** `config.configurable`, where LangGraph puts the thread, namespace and checkpoint ids. */
 export type Configurable = Record<string, unknown>;

@@ -1,6 +1,6 @@
 import { sha256Hex, toHex } from '../codec/sha256.js';
 import { utf8Encode } from '../codec/utf8.js';
-import { CheckpointError } from '../model/errors.js';
+import { CheckpointError } from '../contract/errors.js';
 
 /** Folder of every LangGraph store file, below the adapter's root. */
 export const LANGGRAPH_ROOT = 'langgraph';

@@ -1,9 +1,10 @@
 import { z } from 'zod';
-import type { JsonObject } from '../codec/canonical-json.js';
+import type { JsonObject } from '../contract/json.js';
 import { jsonDocumentFormat } from '../codec/json-document.js';
-import { IntegritySchema, Rfc3339Schema, TriggerRecordSchema } from '../model/snapshot.js';
-import { defineProfile, type Profile } from '../profiles/define-profile.js';
-import { historyBySnapshotId, standardLayout } from '../profiles/layout.js';
+import { IntegritySchema, Rfc3339Schema, TriggerRecordSchema } from '../contract/snapshot.js';
+import { defineProfile } from '../profiles/define-profile.js';
+import { type Profile } from '../contract/profile.js';
+import { historyBySnapshotId, standardLayout } from '../snapshot-io/layout.js';
 import { JsonValueSchema } from '../profiles/default-document-schema.js';
 import { keepLast } from '../retention/policy.js';
 import { LANGGRAPH_ROOT } from './keys.js';

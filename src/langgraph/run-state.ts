@@ -1,7 +1,7 @@
-import type { StorageAdapter } from '../storage/adapter.js';
+import type { StorageAdapter } from '../contract/storage.js';
 import { checkpointKey, runDir } from './keys.js';
 import type { LangGraphPayload, StoredChannel } from './profile.js';
-import type { Snapshot } from '../model/snapshot.js';
+import type { Snapshot } from '../contract/snapshot.js';
 
 /** The newest checkpoint a saver wrote in a run, kept so the next put copies unchanged channels without a read. */
 export interface LastCheckpoint {

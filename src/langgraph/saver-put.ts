@@ -1,6 +1,6 @@
 import type { RunnableConfig } from '@langchain/core/runnables';
 import type { ChannelVersions, Checkpoint, CheckpointMetadata } from '@langchain/langgraph-checkpoint';
-import { toRfc3339 } from '../model/clock.js';
+import { toRfc3339 } from '../contract/clock.js';
 import type { WritePlan } from '../writer/ordered-write.js';
 import { writeGroup } from '../writer/write-step.js';
 import { checkpointIdOf, configurableOf, namespaceOf, requireThreadId } from './config.js';

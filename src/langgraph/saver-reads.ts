@@ -12,7 +12,7 @@ import {
   type CheckpointTuple,
 } from '@langchain/langgraph-checkpoint';
 import { canonicalJson } from '../codec/canonical-json.js';
-import type { Snapshot } from '../model/snapshot.js';
+import type { Snapshot } from '../contract/snapshot.js';
 import { checkpointIdOf, configurableOf, namespaceOf, requireThreadId, type Configurable } from './config.js';
 import { LANGGRAPH_ROOT, NS_SEPARATOR, assertCheckpointId, checkpointKey, runIdOf, segmentOf, threadSegmentOfRun, writesDir } from './keys.js';
 import type { LangGraphPayload } from './profile.js';

@@ -1,4 +1,4 @@
-import { CheckpointError } from '../model/errors.js';
+import { CheckpointError } from '../contract/errors.js';
 import { planKeepLast } from '../writer/auto-retention.js';
 import type { WritePlan } from '../writer/ordered-write.js';
 import { writeGroup } from '../writer/write-step.js';

@@ -1,9 +1,9 @@
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
-import type { Clock } from '../model/clock.js';
-import type { Snapshot } from '../model/snapshot.js';
-import { readSnapshot } from '../profiles/read-snapshot.js';
-import type { StorageAdapter } from '../storage/adapter.js';
-import { copiesOnPut } from '../storage/immediate.js';
+import type { Clock } from '../contract/clock.js';
+import type { Snapshot } from '../contract/snapshot.js';
+import { readSnapshot } from '../snapshot-io/read-snapshot.js';
+import type { StorageAdapter } from '../contract/storage.js';
+import { copiesOnPut } from '../contract/synchronous-storage.js';
 import { assertCheckpointId } from './keys.js';
 import { writesPlainAsJson } from './plain-json.js';
 import { langGraphProfile, type LangGraphPayload } from './profile.js';

@@ -1,6 +1,6 @@
 import type { RunnableConfig } from '@langchain/core/runnables';
 import { WRITES_IDX_MAP, type PendingWrite } from '@langchain/langgraph-checkpoint';
-import { CheckpointError } from '../model/errors.js';
+import { CheckpointError } from '../contract/errors.js';
 import type { WritePlan } from '../writer/ordered-write.js';
 import { writeGroup } from '../writer/write-step.js';
 import { configurableOf, namespaceOf, requireThreadId } from './config.js';

@@ -9,10 +9,10 @@ import {
   type PendingWrite,
   type SerializerProtocol,
 } from '@langchain/langgraph-checkpoint';
-import { systemClock, type Clock } from '../model/clock.js';
-import { CheckpointError } from '../model/errors.js';
+import { systemClock, type Clock } from '../contract/clock.js';
+import { CheckpointError } from '../contract/errors.js';
 import { deleteRun } from '../runs/delete-run.js';
-import type { StorageAdapter } from '../storage/adapter.js';
+import type { StorageAdapter } from '../contract/storage.js';
 import { LANGGRAPH_ROOT, segmentOf, threadSegmentOfRun } from './keys.js';
 import { DEFAULT_KEEP_LAST, langGraphProfile } from './profile.js';
 import { getCheckpointTuple, listCheckpointTuples } from './saver-reads.js';

@@ -1,6 +1,6 @@
 import { utf8Decode, utf8Encode } from '../codec/utf8.js';
-import { CheckpointError } from '../model/errors.js';
-import { fromBase64, toBase64 } from '../storage/github/encoding.js';
+import { CheckpointError } from '../contract/errors.js';
+import { fromBase64, toBase64 } from '../codec/base64.js';
 import type { SerializedValue, StoredChannel } from './profile.js';
 import type { StoredWrite } from './writes.js';
 import type { Dumped } from './plain-json.js';

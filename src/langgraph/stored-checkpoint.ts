@@ -1,6 +1,7 @@
 import type { ChannelVersions, Checkpoint } from '@langchain/langgraph-checkpoint';
-import { parseJson, type JsonObject } from '../codec/canonical-json.js';
-import { CheckpointError } from '../model/errors.js';
+import { parseJson } from '../codec/canonical-json.js';
+import { type JsonObject } from '../contract/json.js';
+import { CheckpointError } from '../contract/errors.js';
 import type { SerializedValue, StoredChannel } from './profile.js';
 import { channelText, jsonTextOf, storedChannel, storedValue } from './serialized.js';
 import { plainCanonicalJson, type Dumped } from './plain-json.js';

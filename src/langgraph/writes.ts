@@ -1,9 +1,10 @@
 import { z } from 'zod';
-import { parseJson, type JsonObject } from '../codec/canonical-json.js';
+import { parseJson } from '../codec/canonical-json.js';
+import { type JsonObject } from '../contract/json.js';
 import { sealAroundIntegrity, sealAroundIntegrityInto, verifyDocument } from '../codec/json-document.js';
 import { utf8Decode } from '../codec/utf8.js';
-import { CheckpointError } from '../model/errors.js';
-import { IntegritySchema } from '../model/snapshot.js';
+import { CheckpointError } from '../contract/errors.js';
+import { IntegritySchema } from '../contract/snapshot.js';
 import { writeText } from './serialized.js';
 
 /** One pending write of a task, as LangGraph's serializer wrote its value (UTF-8 `text` or base64 `data`, as in `SerializedValueSchema`). */

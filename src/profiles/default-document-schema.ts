@@ -1,14 +1,14 @@
 import { z } from 'zod';
-import type { JsonValue } from '../codec/canonical-json.js';
-import { SNAPSHOT_ID_PATTERN } from '../model/ids.js';
-import { IntegritySchema, PRIORITIES, Rfc3339Schema, TriggerRecordSchema } from '../model/snapshot.js';
+import type { JsonValue } from '../contract/json.js';
+import { SNAPSHOT_ID_PATTERN } from '../contract/ids.js';
+import { IntegritySchema, PRIORITIES, Rfc3339Schema, TriggerRecordSchema } from '../contract/snapshot.js';
 import { LIFECYCLE_STATUSES } from './default-profile.js';
 
 /*
  * The zod schemas of the default profile's document, for tools (`savepoint/toolkit`), other
  * profiles and the build-time catalog of validators (scripts/validator-catalog.ts). The
  * default profile itself (default-profile.ts) uses the JSON Schema and validator generated
- * from them (src/model/generated/), so the core entry does not load zod.
+ * from them (src/codec/generated/), so the core entry does not load zod.
  */
 
 /** Any JSON value: the generic profile stores the agent's state as given. */

@@ -1,16 +1,19 @@
 import type { z } from 'zod';
-import type { JsonValue } from '../codec/canonical-json.js';
-import { compiledJsonDocumentFormat, type DocumentFormat } from '../codec/json-document.js';
-import { documentValidator } from '../model/document-validator.js';
-import { CheckpointError } from '../model/errors.js';
-import * as generated from '../model/generated/default-document.js';
-import { anySchema } from '../model/standard-schema.js';
-import { withMember } from '../model/with-member.js';
-import type { Priority, SnapshotDraft, TriggerRecord } from '../model/snapshot.js';
+import type { JsonValue } from '../contract/json.js';
+import { compiledJsonDocumentFormat } from '../codec/json-document.js';
+import { type DocumentFormat } from '../contract/document-format.js';
+import { documentValidator } from '../codec/document-validator.js';
+import { CheckpointError } from '../contract/errors.js';
+import * as generated from '../codec/generated/default-document.js';
+import { anySchema } from '../contract/standard-schema.js';
+import { withMember } from '../contract/with-member.js';
+import type { Priority, SnapshotDraft, TriggerRecord } from '../contract/snapshot.js';
 import type { DefaultDocumentSchema } from './default-document-schema.js';
-import { freezePolicy, type RetentionPolicy } from '../retention/policy.js';
-import { defineProfile, type PayloadSchema, type Profile } from './define-profile.js';
-import { historyBySnapshotId, standardLayout } from './layout.js';
+import { freezePolicy } from '../retention/policy.js';
+import { type RetentionPolicy } from '../contract/retention-policy.js';
+import { defineProfile } from './define-profile.js';
+import { type PayloadSchema, type Profile } from '../contract/profile.js';
+import { historyBySnapshotId, standardLayout } from '../snapshot-io/layout.js';
 
 /** The header fields every snapshot-lifecycle.md document starts with (plus savepoint's `sequence` and `priority`). */
 export interface LifecycleHeader {

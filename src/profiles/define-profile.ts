@@ -1,13 +1,12 @@
 import { splitDocument } from '../codec/parts.js';
-import { CheckpointError } from '../model/errors.js';
-import { assertRunId, newSnapshotId } from '../model/ids.js';
-import { isStandardSchema } from '../model/standard-schema.js';
-import type { ProfileLayout } from './layout.js';
-import { joinHeldHead } from './held-batch.js';
-import { withHistoryKeyFrom } from './layout-probe.js';
-import { assertOptionsArgument } from '../model/arguments.js';
+import { CheckpointError } from '../contract/errors.js';
+import { assertRunId, newSnapshotId } from '../contract/ids.js';
+import { isStandardSchema } from '../contract/standard-schema.js';
+import type { ProfileLayout } from '../contract/layout.js';
+import { joinHeldHead } from '../snapshot-io/held-batch.js';
+import { withHistoryKeyFrom } from '../snapshot-io/layout-probe.js';
+import { assertOptionsArgument } from '../contract/arguments.js';
 import { type TriggerSpec, type ProfileDefinition, type Profile } from '../contract/profile.js';
-export type { HeartbeatWhenUnchanged, TriggerSpec, StatusSpec, PayloadSchema, SnapshotIdContext, ProfileDefinition, Profile, PayloadOf, TriggerOf, StatusOf } from '../contract/profile.js';
 
 /**
  * `check`, plus: the run's files must not land on (or under) a store-wide file of the

@@ -1,10 +1,12 @@
 import { z } from 'zod';
-import { canonicalJson, parseJson, type JsonObject, type JsonValue } from '../codec/canonical-json.js';
-import { documentChecksum, INTEGRITY_FIELD, type EncodedSnapshot, type ForeignRead, type ForeignReadWarning } from '../codec/json-document.js';
+import { canonicalJson, parseJson } from '../codec/canonical-json.js';
+import { type JsonObject, type JsonValue } from '../contract/json.js';
+import { documentChecksum, INTEGRITY_FIELD } from '../codec/json-document.js';
+import { type EncodedSnapshot, type ForeignRead, type ForeignReadWarning } from '../contract/document-format.js';
 import { gunzip, isGzip } from '../codec/gzip.js';
 import { sha256Hex } from '../codec/sha256.js';
-import { CheckpointError } from '../model/errors.js';
-import { FORMAT_VERSION, type Integrity, type SnapshotDraft } from '../model/snapshot.js';
+import { CheckpointError } from '../contract/errors.js';
+import { FORMAT_VERSION, type Integrity, type SnapshotDraft } from '../contract/snapshot.js';
 import { utf8Decode, utf8Encode } from '../codec/utf8.js';
 
 /**

@@ -1,6 +1,6 @@
-import type { ForeignReadWarning } from '../codec/json-document.js';
-import type { ReasonCode } from '../model/reason-codes.js';
-import type { StorageAdapter } from '../storage/adapter.js';
+import type { ForeignReadWarning } from '../contract/document-format.js';
+import type { ReasonCode } from '../contract/reason-codes.js';
+import type { StorageAdapter } from '../contract/storage.js';
 
 /** Options of a profile's whole-run import ({@link RunImporter}). */
 export interface RunImportOptions {

@@ -1,16 +1,17 @@
-import { parseJson, type JsonObject } from '../codec/canonical-json.js';
+import { parseJson } from '../codec/canonical-json.js';
+import { type JsonObject } from '../contract/json.js';
 import { gunzip, gzip, isGzip } from '../codec/gzip.js';
 import { utf8Decode, utf8Encode } from '../codec/utf8.js';
-import type { EncodedSnapshot } from '../codec/json-document.js';
-import type { KeyInfo } from './layout.js';
-import { assertOptionsArgument, assertStorageArgument, assertStringArgument } from '../model/arguments.js';
-import { CheckpointError, isCheckpointError } from '../model/errors.js';
-import type { StorageAdapter } from '../storage/adapter.js';
-import type { Profile } from './define-profile.js';
+import type { EncodedSnapshot } from '../contract/document-format.js';
+import type { KeyInfo } from '../contract/layout.js';
+import { assertOptionsArgument, assertStorageArgument, assertStringArgument } from '../contract/arguments.js';
+import { CheckpointError, isCheckpointError } from '../contract/errors.js';
+import type { StorageAdapter } from '../contract/storage.js';
+import type { Profile } from '../contract/profile.js';
 import type { ForeignSealer } from './foreign-json.js';
 import type { RunImporter, RunImportFile, RunImportOptions, RunImportReport } from './import-run.js';
-import { decodeStoredSnapshotTolerant } from './read-snapshot.js';
-import { collectRunFiles, type ClassifiedEntry } from './run-files.js';
+import { decodeStoredSnapshotTolerant } from '../snapshot-io/read-snapshot.js';
+import { collectRunFiles, type ClassifiedEntry } from '../snapshot-io/run-files.js';
 
 const sameBytes = (a: Uint8Array | undefined, b: Uint8Array): boolean => a !== undefined && a.length === b.length && a.every((x, i) => x === b[i]);
 

@@ -1,7 +1,7 @@
-import type { Snapshot } from '../model/snapshot.js';
-import type { ResumePoint, ResumeRule, ResumeRuleContext } from './types.js';
+import type { Snapshot } from '../contract/snapshot.js';
+import type { ResumePoint, ResumeRule, ResumeRuleContext } from '../contract/resume-rule.js';
 import { objectOf, stringsOf } from './rule-helpers.js';
-import { assertObjectArgument } from '../model/arguments.js';
+import { assertObjectArgument } from '../contract/arguments.js';
 
 /**
  * Resume rule of the default profile (any JSON state), also used for every profile

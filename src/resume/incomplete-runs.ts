@@ -1,9 +1,9 @@
-import { isCheckpointError, type CheckpointError } from '../model/errors.js';
-import { assertStorageProfileOptions } from '../model/arguments.js';
-import type { ForeignReadWarning } from '../codec/json-document.js';
-import { decodeRunIndex } from '../model/run-index.js';
-import type { Profile } from '../profiles/define-profile.js';
-import type { StorageAdapter } from '../storage/adapter.js';
+import { isCheckpointError, type CheckpointError } from '../contract/errors.js';
+import { assertStorageProfileOptions } from '../contract/arguments.js';
+import type { ForeignReadWarning } from '../contract/document-format.js';
+import { decodeRunIndex } from '../codec/run-index.js';
+import type { Profile } from '../contract/profile.js';
+import type { StorageAdapter } from '../contract/storage.js';
 import { mapLimit } from '../storage/map-limit.js';
 import { indexConsistent, indexPathResolver, locateNewestSnapshot, stripGz, type NewerCheck } from './locate.js';
 

@@ -1,16 +1,16 @@
-import { CheckpointError, isCheckpointError } from '../model/errors.js';
-import { assertStorageProfileOptions } from '../model/arguments.js';
-import type { ReasonCode } from '../model/reason-codes.js';
-import { decodeRunIndex, type RunIndex } from '../model/run-index.js';
-import type { Snapshot } from '../model/snapshot.js';
-import { decodeBatchFile } from '../profiles/batch-file.js';
-import type { Profile } from '../profiles/define-profile.js';
-import { GZIP_SUFFIX, type KeyInfo, type ProfileLayout } from '../profiles/layout.js';
-import { historyKeyOfSequence, runListPrefix } from '../profiles/layout-probe.js';
-import { decodeStoredSnapshotTolerant } from '../profiles/read-snapshot.js';
-import type { ForeignReadWarning } from '../codec/json-document.js';
+import { CheckpointError, isCheckpointError } from '../contract/errors.js';
+import { assertStorageProfileOptions } from '../contract/arguments.js';
+import type { ReasonCode } from '../contract/reason-codes.js';
+import { decodeRunIndex, type RunIndex } from '../codec/run-index.js';
+import type { Snapshot } from '../contract/snapshot.js';
+import { decodeBatchFile } from '../snapshot-io/batch-file.js';
+import type { Profile } from '../contract/profile.js';
+import { GZIP_SUFFIX, type KeyInfo, type ProfileLayout } from '../contract/layout.js';
+import { historyKeyOfSequence, runListPrefix } from '../snapshot-io/layout-probe.js';
+import { decodeStoredSnapshotTolerant } from '../snapshot-io/read-snapshot.js';
+import type { ForeignReadWarning } from '../contract/document-format.js';
 import { mapLimit } from '../storage/map-limit.js';
-import type { StorageAdapter } from '../storage/adapter.js';
+import type { StorageAdapter } from '../contract/storage.js';
 
 /**
  * How {@link locateNewestSnapshot} makes sure no snapshot is newer than the one `latest`

@@ -1,13 +1,13 @@
-import { formatDuration } from '../model/human-duration.js';
-import type { ForeignReadWarning } from '../codec/json-document.js';
-import { assertStorageProfileOptions } from '../model/arguments.js';
-import { systemClock, type Clock } from '../model/clock.js';
-import type { Snapshot } from '../model/snapshot.js';
-import type { Profile } from '../profiles/define-profile.js';
-import type { StorageAdapter } from '../storage/adapter.js';
+import { formatDuration } from '../contract/human-duration.js';
+import type { ForeignReadWarning } from '../contract/document-format.js';
+import { assertStorageProfileOptions } from '../contract/arguments.js';
+import { systemClock, type Clock } from '../contract/clock.js';
+import type { Snapshot } from '../contract/snapshot.js';
+import type { Profile } from '../contract/profile.js';
+import type { StorageAdapter } from '../contract/storage.js';
 import { locateNewestSnapshot, type LocatedSnapshot, type NewerCheck, type SkippedFile, type SnapshotOrigin } from './locate.js';
 import { defaultResumeRule } from './default-rule.js';
-import { RESUME_HISTORY_LIMIT, type ResumePoint, type ResumeCallerContext, type ResumeRule, type ResumeWarning } from './types.js';
+import { RESUME_HISTORY_LIMIT, type ResumePoint, type ResumeCallerContext, type ResumeRule, type ResumeWarning } from '../contract/resume-rule.js';
 import { listRunSnapshots } from '../runs/list-snapshots.js';
 
 /** Options of {@link planResume}. */

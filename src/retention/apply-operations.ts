@@ -1,15 +1,16 @@
 import { gunzip, gzip, isGzip } from '../codec/gzip.js';
-import { CheckpointError, isCheckpointError } from '../model/errors.js';
-import type { ReasonCode } from '../model/reason-codes.js';
-import { decodeRunIndex, encodeRunIndex, pruneRunIndex } from '../model/run-index.js';
-import type { Snapshot } from '../model/snapshot.js';
-import { decodeBatchFile } from '../profiles/batch-file.js';
-import type { Profile } from '../profiles/define-profile.js';
-import { GZIP_SUFFIX } from '../profiles/layout.js';
-import { decodeStoredSnapshot } from '../profiles/read-snapshot.js';
-import type { StorageAdapter } from '../storage/adapter.js';
+import { CheckpointError, isCheckpointError } from '../contract/errors.js';
+import type { ReasonCode } from '../contract/reason-codes.js';
+import { decodeRunIndex, encodeRunIndex, pruneRunIndex } from '../codec/run-index.js';
+import type { Snapshot } from '../contract/snapshot.js';
+import { decodeBatchFile } from '../snapshot-io/batch-file.js';
+import type { Profile } from '../contract/profile.js';
+import { GZIP_SUFFIX } from '../contract/layout.js';
+import { decodeStoredSnapshot } from '../snapshot-io/read-snapshot.js';
+import type { StorageAdapter } from '../contract/storage.js';
 import type { RetentionOperation } from './plan.js';
-import { buildRetentionSummary, decodeRetentionSummary, encodeRetentionSummary, type RetentionSummarizer, type RetentionSummary } from './summary.js';
+import { buildRetentionSummary, decodeRetentionSummary, encodeRetentionSummary } from './summary.js';
+import { type RetentionSummarizer, type RetentionSummary } from '../contract/retention-policy.js';
 
 /** Reason codes that mean "this file or this step cannot be done now" (skip it, go on) rather than "storage failed" (stop). */
 export const SKIPPABLE: ReadonlySet<ReasonCode> = new Set<ReasonCode>([

@@ -1,11 +1,11 @@
-import { toRfc3339, type Clock } from '../model/clock.js';
-import type { ReasonCode } from '../model/reason-codes.js';
-import type { Profile } from '../profiles/define-profile.js';
-import type { StorageAdapter } from '../storage/adapter.js';
+import { toRfc3339, type Clock } from '../contract/clock.js';
+import type { ReasonCode } from '../contract/reason-codes.js';
+import type { Profile } from '../contract/profile.js';
+import type { StorageAdapter } from '../contract/storage.js';
 import type { ApplyRetentionOptions, RetentionOperationOutcome, RetentionReport } from './apply.js';
 import { snapshotRef } from './apply-operations.js';
 import type { RetentionPlan } from './plan.js';
-import type { RetentionSummarizer } from './summary.js';
+import type { RetentionSummarizer } from '../contract/retention-policy.js';
 
 /** What an apply did to one run, for the retention log. */
 export interface RunStats {

@@ -1,16 +1,17 @@
-import { assertStorageProfileOptions } from '../model/arguments.js';
-import { systemClock, toRfc3339, type Clock } from '../model/clock.js';
-import { CheckpointError, isCheckpointError } from '../model/errors.js';
-import type { ReasonCode } from '../model/reason-codes.js';
-import type { Profile } from '../profiles/define-profile.js';
-import type { KeyKind } from '../profiles/layout.js';
-import { GZIP_SUFFIX } from '../profiles/layout.js';
-import type { StorageAdapter } from '../storage/adapter.js';
+import { assertStorageProfileOptions } from '../contract/arguments.js';
+import { systemClock, toRfc3339, type Clock } from '../contract/clock.js';
+import { CheckpointError, isCheckpointError } from '../contract/errors.js';
+import type { ReasonCode } from '../contract/reason-codes.js';
+import type { Profile } from '../contract/profile.js';
+import type { KeyKind } from '../contract/layout.js';
+import { GZIP_SUFFIX } from '../contract/layout.js';
+import type { StorageAdapter } from '../contract/storage.js';
 import { compressHistoryEntry, Skip, SKIPPABLE, snapshotRef, updateIndex, writeSummary } from './apply-operations.js';
 import { applyState, finishReport, nowIso, pendingCompression, runStats, type ApplyState, type RunStats } from './apply-state.js';
 import { appendRetentionLog, DEFAULT_RETENTION_LOG_ENTRIES, type RetentionLogEntry } from './log.js';
 import type { RetentionOperation, RetentionPlan } from './plan.js';
-import { genericRetentionSummarizer, type RetentionSummarizer } from './summary.js';
+import { genericRetentionSummarizer } from './summary.js';
+import { type RetentionSummarizer } from '../contract/retention-policy.js';
 
 /** What happened to one operation. */
 export interface RetentionOperationOutcome {

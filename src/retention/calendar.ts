@@ -1,6 +1,6 @@
-import { CheckpointError } from '../model/errors.js';
-import type { CalendarUnit } from './policy.js';
-import { assertStringArgument } from '../model/arguments.js';
+import { CheckpointError } from '../contract/errors.js';
+import type { CalendarUnit } from '../contract/retention-policy.js';
+import { assertStringArgument } from '../contract/arguments.js';
 
 /*
  * Calendar buckets in an IANA time zone without a time-zone library: the platform's

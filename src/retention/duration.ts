@@ -1,6 +1,5 @@
-import { CheckpointError } from '../model/errors.js';
+import { CheckpointError } from '../contract/errors.js';
 import { type RetentionDuration } from '../contract/retention-policy.js';
-export type { RetentionDuration } from '../contract/retention-policy.js';
 
 const UNIT_MS: Readonly<Record<string, number>> = {
   w: 7 * 86_400_000,

@@ -1,6 +1,6 @@
 import type { RetentionReport } from './apply.js';
 import type { RetentionPlan } from './plan.js';
-import { assertArrayArgument, assertObjectArgument, assertOptionsArgument } from '../model/arguments.js';
+import { assertArrayArgument, assertObjectArgument, assertOptionsArgument } from '../contract/arguments.js';
 
 /** Options of {@link formatRetentionPlan}. */
 export interface FormatRetentionPlanOptions {

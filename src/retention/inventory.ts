@@ -1,13 +1,13 @@
-import { CheckpointError, isCheckpointError } from '../model/errors.js';
-import { assertStorageProfileOptions } from '../model/arguments.js';
-import type { ReasonCode } from '../model/reason-codes.js';
-import { decodeRunIndex, type RunIndexEntry } from '../model/run-index.js';
-import type { Snapshot } from '../model/snapshot.js';
-import { decodeBatchFile } from '../profiles/batch-file.js';
-import type { Profile } from '../profiles/define-profile.js';
-import type { KeyKind, ProfileLayout } from '../profiles/layout.js';
-import { decodeStoredSnapshot } from '../profiles/read-snapshot.js';
-import type { StorageAdapter } from '../storage/adapter.js';
+import { CheckpointError, isCheckpointError } from '../contract/errors.js';
+import { assertStorageProfileOptions } from '../contract/arguments.js';
+import type { ReasonCode } from '../contract/reason-codes.js';
+import { decodeRunIndex, type RunIndexEntry } from '../codec/run-index.js';
+import type { Snapshot } from '../contract/snapshot.js';
+import { decodeBatchFile } from '../snapshot-io/batch-file.js';
+import type { Profile } from '../contract/profile.js';
+import type { KeyKind, ProfileLayout } from '../contract/layout.js';
+import { decodeStoredSnapshot } from '../snapshot-io/read-snapshot.js';
+import type { StorageAdapter } from '../contract/storage.js';
 import { decodePreservedRuns, preservedRunIds } from './preserved-runs.js';
 import { decodeRetentionSummary } from './summary.js';
 

@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { REASON_CODES } from '../model/reason-codes.js';
-import { Rfc3339Schema } from '../model/snapshot.js';
+import { REASON_CODES } from '../contract/reason-codes.js';
+import { Rfc3339Schema } from '../contract/snapshot.js';
 
 /*
  * The zod schemas of `retention_log.json`, for tools (`savepoint/toolkit`) and the
  * build-time catalog of validators (scripts/validator-catalog.ts). log.ts reads and
  * writes the document with the JSON Schema and validator generated from them
- * (src/model/generated/), so the core entry does not load zod.
+ * (src/codec/generated/), so the core entry does not load zod.
  */
 
 const count = z.number().int().min(0);

@@ -1,12 +1,13 @@
 import type { z } from 'zod';
-import { assertOptionsArgument, assertStorageArgument, assertStringArgument } from '../model/arguments.js';
+import { assertOptionsArgument, assertStorageArgument, assertStringArgument } from '../contract/arguments.js';
 import { canonicalJson, parseJson } from '../codec/canonical-json.js';
 import { utf8Decode, utf8Encode } from '../codec/utf8.js';
-import { isCheckpointError } from '../model/errors.js';
-import { assertValid, documentValidator, type JsonSchema } from '../model/document-validator.js';
-import * as generated from '../model/generated/retention-log.js';
+import { isCheckpointError } from '../contract/errors.js';
+import { assertValid, documentValidator } from '../codec/document-validator.js';
+import { type JsonSchema } from '../contract/json.js';
+import * as generated from '../codec/generated/retention-log.js';
 import type { RetentionLogEntrySchema, RetentionLogSchema } from './log-schema.js';
-import type { StorageAdapter } from '../storage/adapter.js';
+import type { StorageAdapter } from '../contract/storage.js';
 
 /*
  * phased-workflow-github.md: "retention_log.json: Log of cleanup actions" and cleanup step

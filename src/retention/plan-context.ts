@@ -1,8 +1,9 @@
-import { CheckpointError } from '../model/errors.js';
+import { CheckpointError } from '../contract/errors.js';
 import { calendarBucketer } from './calendar.js';
 import type { RetentionInventory } from './inventory.js';
 import type { PlanRetentionOptions } from './plan.js';
-import { resolveRetentionPolicy, type ResolvedRetentionPolicy, type ResolvedRule, type RetentionPolicy } from './policy.js';
+import { resolveRetentionPolicy, type ResolvedRetentionPolicy, type ResolvedRule } from './policy.js';
+import { type RetentionPolicy } from '../contract/retention-policy.js';
 
 /** The policy's `run-tiers` rule, resolved. */
 export type TiersRule = Extract<ResolvedRule, { rule: 'run-tiers' }>;

@@ -1,4 +1,4 @@
-import { GZIP_SUFFIX } from '../profiles/layout.js';
+import { GZIP_SUFFIX } from '../contract/layout.js';
 import { compareInventorySnapshots, type InventoryRun, type InventorySnapshot, type RetentionFile } from './inventory.js';
 import { A_COMPRESS, A_SUMMARIZE, plainFile } from './plan-codes.js';
 import type { DeleteReason, PlanRetentionOptions, RetentionOperation } from './plan.js';

@@ -1,4 +1,4 @@
-import { CheckpointError } from '../model/errors.js';
+import { CheckpointError } from '../contract/errors.js';
 import { compareInventorySnapshots, type InventoryRun, type InventorySnapshot } from './inventory.js';
 import { compareStrings } from './plan-codes.js';
 import type { TiersRule } from './plan-context.js';

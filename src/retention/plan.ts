@@ -1,12 +1,13 @@
-import { toRfc3339 } from '../model/clock.js';
+import { toRfc3339 } from '../contract/clock.js';
 import type { InventoryProblem, InventorySnapshot, RetentionInventory, UnreadableFile } from './inventory.js';
 import { ACTIONS } from './plan-codes.js';
 import { planContext, reasonNamer, type PlanContext } from './plan-context.js';
 import { emitRunOperations, type OpTotals } from './plan-operations.js';
 import { rankRuns, sortedRuns, sortedSnapshots } from './plan-order.js';
 import { planRun, type PlanState } from './plan-run.js';
-import { describeRetentionRule, type RetentionPolicy } from './policy.js';
-import type { RetentionSummarizer } from './summary.js';
+import { describeRetentionRule } from './policy.js';
+import { type RetentionPolicy } from '../contract/retention-policy.js';
+import type { RetentionSummarizer } from '../contract/retention-policy.js';
 
 /**
  * What happens to a snapshot:

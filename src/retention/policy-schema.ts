@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import { RETENTION_DURATION_PATTERN } from './duration.js';
-import { CALENDAR_UNITS, MAX_RETENTION_RULES } from './policy.js';
+import { CALENDAR_UNITS } from '../contract/retention-policy.js';
+import { MAX_RETENTION_RULES } from './policy.js';
 
 /*
  * The zod schemas of a retention policy's JSON form, for tools (`savepoint/toolkit`) and
  * the build-time catalog of validators (scripts/validator-catalog.ts). policy.ts checks a
- * policy with the JSON Schema and validator generated from them (src/model/generated/),
+ * policy with the JSON Schema and validator generated from them (src/codec/generated/),
  * so the core entry does not load zod.
  */
 

@@ -1,16 +1,15 @@
 import type { z } from 'zod';
-import { CheckpointError } from '../model/errors.js';
+import { CheckpointError } from '../contract/errors.js';
 import type { ErrorObject } from 'ajv';
-import type { JsonSchema } from '../model/document-validator.js';
-import * as generated from '../model/generated/retention-policy.js';
+import type { JsonSchema } from '../contract/json.js';
+import * as generated from '../codec/generated/retention-policy.js';
 import { assertTimeZone } from './calendar.js';
-import { formatRetentionDuration, parseRetentionDuration, type RetentionDuration } from './duration.js';
+import { formatRetentionDuration, parseRetentionDuration } from './duration.js';
+import { type RetentionDuration } from '../contract/retention-policy.js';
 import type { RetentionPolicySchema } from './policy-schema.js';
-import type { RetentionSummarizer } from './summary.js';
-import { assertObjectArgument } from '../model/arguments.js';
+import type { RetentionSummarizer } from '../contract/retention-policy.js';
+import { assertObjectArgument } from '../contract/arguments.js';
 import { type CalendarUnit, type KeepLastRule, type KeepWithinRule, type KeepLatestStatusRule, type KeepCalendarRule, type PreserveRunsRule, type RunTiersRule, type RetentionRule, type RetentionPolicy } from '../contract/retention-policy.js';
-export type { CalendarUnit, KeepLastRule, KeepWithinRule, KeepLatestStatusRule, KeepCalendarRule, PreserveRunsRule, RunTiersRule, RetentionRule, RetentionPolicy } from '../contract/retention-policy.js';
-export { CALENDAR_UNITS } from '../contract/retention-policy.js';
 
 /** Most rules one policy may hold (each rule is one bit of a reason mask in the planner). */
 export const MAX_RETENTION_RULES = 24;

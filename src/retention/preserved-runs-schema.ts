@@ -4,7 +4,7 @@ import { z } from 'zod';
  * The zod schemas of `preserved_runs.json`, for tools (`savepoint/toolkit`) and the
  * build-time catalog of validators (scripts/validator-catalog.ts). preserved-runs.ts reads and
  * writes the document with the JSON Schema and validator generated from them
- * (src/model/generated/), so the core entry does not load zod.
+ * (src/codec/generated/), so the core entry does not load zod.
  */
 
 /** One preserved run, as savepoint writes it. Extra members a person added are kept. */

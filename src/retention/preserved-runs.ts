@@ -1,15 +1,17 @@
 import type { z } from 'zod';
-import { assertArrayArgument, assertObjectArgument, assertStorageProfileOptions } from '../model/arguments.js';
-import { canonicalJson, parseJson, type JsonObject, type JsonValue } from '../codec/canonical-json.js';
+import { assertArrayArgument, assertObjectArgument, assertStorageProfileOptions } from '../contract/arguments.js';
+import { canonicalJson, parseJson } from '../codec/canonical-json.js';
+import { type JsonObject, type JsonValue } from '../contract/json.js';
 import { utf8Decode, utf8Encode } from '../codec/utf8.js';
-import { systemClock, toRfc3339, type Clock } from '../model/clock.js';
-import { CheckpointError, isCheckpointError } from '../model/errors.js';
-import { assertValid, documentValidator, type JsonSchema } from '../model/document-validator.js';
-import * as accepted from '../model/generated/preserved-runs.js';
-import * as canonical from '../model/generated/preserved-runs-canonical.js';
+import { systemClock, toRfc3339, type Clock } from '../contract/clock.js';
+import { CheckpointError, isCheckpointError } from '../contract/errors.js';
+import { assertValid, documentValidator } from '../codec/document-validator.js';
+import { type JsonSchema } from '../contract/json.js';
+import * as accepted from '../codec/generated/preserved-runs.js';
+import * as canonical from '../codec/generated/preserved-runs-canonical.js';
 import type { PreservedRunEntrySchema, PreservedRunsSchema } from './preserved-runs-schema.js';
-import type { Profile } from '../profiles/define-profile.js';
-import type { StorageAdapter } from '../storage/adapter.js';
+import type { Profile } from '../contract/profile.js';
+import type { StorageAdapter } from '../contract/storage.js';
 
 /*
  * phased-workflow-github.md `manual_override`: "Add run_id to /checkpoints/preserved_runs.json"

@@ -1,14 +1,14 @@
-import { systemClock, type Clock } from '../model/clock.js';
-import { assertStorageProfileOptions } from '../model/arguments.js';
-import { isCheckpointError } from '../model/errors.js';
-import type { Profile } from '../profiles/define-profile.js';
-import { readSnapshot } from '../profiles/read-snapshot.js';
-import type { StorageAdapter } from '../storage/adapter.js';
+import { systemClock, type Clock } from '../contract/clock.js';
+import { assertStorageProfileOptions } from '../contract/arguments.js';
+import { isCheckpointError } from '../contract/errors.js';
+import type { Profile } from '../contract/profile.js';
+import { readSnapshot } from '../snapshot-io/read-snapshot.js';
+import type { StorageAdapter } from '../contract/storage.js';
 import { applyRetention, type RetentionReport } from './apply.js';
 import { buildInventory, type RetentionInventory } from './inventory.js';
 import { planRetention, type RetentionPlan } from './plan.js';
-import type { RetentionPolicy } from './policy.js';
-import type { RetentionSummarizer } from './summary.js';
+import type { RetentionPolicy } from '../contract/retention-policy.js';
+import type { RetentionSummarizer } from '../contract/retention-policy.js';
 
 /** Options of {@link runRetention}. */
 export interface RunRetentionOptions<P = unknown> {

@@ -1,10 +1,10 @@
 import { canonicalJson, parseJson } from '../codec/canonical-json.js';
 import { utf8Decode, utf8Encode } from '../codec/utf8.js';
-import { assertValid, documentValidator, type JsonSchema } from '../model/document-validator.js';
-import * as generated from '../model/generated/retention-summary.js';
-import { assertObjectArgument, assertFunctionArgument } from '../model/arguments.js';
+import { assertValid, documentValidator } from '../codec/document-validator.js';
+import { type JsonSchema } from '../contract/json.js';
+import * as generated from '../codec/generated/retention-summary.js';
+import { assertObjectArgument, assertFunctionArgument } from '../contract/arguments.js';
 import { type RetentionSummary, type RetentionSummaryInput, type RetentionSummarizer } from '../contract/retention-policy.js';
-export type { RetentionSummary, RetentionSummaryInput, RetentionSummarizer } from '../contract/retention-policy.js';
 
 /** JSON Schema of a run summary document. */
 export const retentionSummaryJsonSchema: JsonSchema = generated.jsonSchema;

@@ -1,8 +1,8 @@
-import type { Profile } from '../profiles/define-profile.js';
-import type { KeyKind } from '../profiles/layout.js';
-import { collectRunFiles } from '../profiles/run-files.js';
-import type { StorageAdapter } from '../storage/adapter.js';
-import { assertStorageProfileOptions } from '../model/arguments.js';
+import type { Profile } from '../contract/profile.js';
+import type { KeyKind } from '../contract/layout.js';
+import { collectRunFiles } from '../snapshot-io/run-files.js';
+import type { StorageAdapter } from '../contract/storage.js';
+import { assertStorageProfileOptions } from '../contract/arguments.js';
 
 /** Options of {@link deleteRun}. */
 export interface DeleteRunOptions<P = unknown> {

@@ -1,5 +1,5 @@
-import { CheckpointError } from '../model/errors.js';
-import type { Snapshot } from '../model/snapshot.js';
+import { CheckpointError } from '../contract/errors.js';
+import type { Snapshot } from '../contract/snapshot.js';
 
 /** One difference between two snapshots, at an RFC 6901 JSON Pointer (`/payload/steps/2`). */
 export type SnapshotChange =

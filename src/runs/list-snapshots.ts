@@ -1,10 +1,11 @@
-import { canonicalJson, type JsonValue } from '../codec/canonical-json.js';
-import { CheckpointError, isCheckpointError } from '../model/errors.js';
-import type { Snapshot } from '../model/snapshot.js';
-import type { Profile } from '../profiles/define-profile.js';
-import { readSnapshot } from '../profiles/read-snapshot.js';
-import { collectRunFiles, type ClassifiedEntry } from '../profiles/run-files.js';
-import type { StorageAdapter } from '../storage/adapter.js';
+import { canonicalJson } from '../codec/canonical-json.js';
+import { type JsonValue } from '../contract/json.js';
+import { CheckpointError, isCheckpointError } from '../contract/errors.js';
+import type { Snapshot } from '../contract/snapshot.js';
+import type { Profile } from '../contract/profile.js';
+import { readSnapshot } from '../snapshot-io/read-snapshot.js';
+import { collectRunFiles, type ClassifiedEntry } from '../snapshot-io/run-files.js';
+import type { StorageAdapter } from '../contract/storage.js';
 
 /** Which snapshots {@link listRunSnapshots} returns. */
 export interface ListRunSnapshotsOptions<P = unknown> {

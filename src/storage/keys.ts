@@ -1,4 +1,4 @@
-import { CheckpointError } from '../model/errors.js';
+import { CheckpointError } from '../contract/errors.js';
 
 /** Longest key accepted, in UTF-16 code units. */
 export const MAX_KEY_LENGTH = 1024;

@@ -1,9 +1,9 @@
-import { CheckpointError } from '../model/errors.js';
-import { assertBytesArgument, assertOptionsArgument } from '../model/arguments.js';
-import type { BatchOperation, BatchOutcome, DeleteOptions, PutOptions, PutResult, StorageAdapter, StorageEntry, StoredObject } from './adapter.js';
+import { CheckpointError } from '../contract/errors.js';
+import { assertBytesArgument, assertOptionsArgument } from '../contract/arguments.js';
+import type { BatchOperation, BatchOutcome, DeleteOptions, PutOptions, PutResult, StorageAdapter, StorageEntry, StoredObject } from '../contract/storage.js';
 import { assertBatchOperations } from './batch-operation.js';
 import { ownedCopy } from './handed-over.js';
-import { declareSynchronous } from './immediate.js';
+import { declareSynchronous } from '../contract/synchronous-storage.js';
 import { assertKey, assertPrefix } from './keys.js';
 import { sortedKeys } from './sorted-keys.js';
 

@@ -1,7 +1,7 @@
-import type { ReasonCode } from '../model/reason-codes.js';
-import type { BatchOperation, BatchOutcome, DeleteOptions, PutOptions, PutResult, StorageAdapter, StorageEntry, StoredObject } from '../storage/adapter.js';
-import type { BufferedStorage } from '../storage/buffered.js';
-import { assertStorageArgument, assertOptionsArgument } from '../model/arguments.js';
+import type { ReasonCode } from '../contract/reason-codes.js';
+import type { BatchOperation, BatchOutcome, DeleteOptions, PutOptions, PutResult, StorageAdapter, StorageEntry, StoredObject } from '../contract/storage.js';
+import type { BufferedStorage } from '../contract/buffered-storage.js';
+import { assertStorageArgument, assertOptionsArgument } from '../contract/arguments.js';
 import { faultyList } from './faulty/list.js';
 import { runOperation } from './faulty/run.js';
 import { newFaultState, type FaultState } from './faulty/state.js';

@@ -1,5 +1,5 @@
-import type { Clock, TimerHandle } from '../model/clock.js';
-import { CheckpointError } from '../model/errors.js';
+import type { Clock, TimerHandle } from '../contract/clock.js';
+import { CheckpointError } from '../contract/errors.js';
 
 /**
  * A {@link Clock} that a test moves by hand: time stands still until {@link advance} moves

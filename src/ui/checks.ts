@@ -1,7 +1,7 @@
 /** Verify and resume, as the run view's panels show them. */
-import { isCheckpointError } from '../model/errors.js';
+import { isCheckpointError } from '../contract/errors.js';
 import { planResume } from '../resume/plan-resume.js';
-import { loadEntry, loadRunSnapshots } from '../cli/inspect.js';
+import { loadEntry, loadRunSnapshots } from '../runs/inspect.js';
 import { errorView, runFiles, type ErrorView, type ViewerSource } from './source.js';
 
 /** The findings of checking one run's files, as `savepoint verify` reports them. */

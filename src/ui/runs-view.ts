@@ -1,12 +1,12 @@
 /** The runs view: each run's status, activity, size, lock holder and resumability. */
 import { parseJson } from '../codec/canonical-json.js';
 import { utf8Decode } from '../codec/utf8.js';
-import { isCheckpointError } from '../model/errors.js';
-import type { Snapshot } from '../model/snapshot.js';
-import { collectRunFiles, type RunFiles } from '../profiles/run-files.js';
+import { isCheckpointError } from '../contract/errors.js';
+import type { Snapshot } from '../contract/snapshot.js';
+import { collectRunFiles, type RunFiles } from '../snapshot-io/run-files.js';
 import { planResume } from '../resume/plan-resume.js';
 import { mapLimit } from '../storage/map-limit.js';
-import { loadEntry } from '../cli/inspect.js';
+import { loadEntry } from '../runs/inspect.js';
 import { errorView, type ErrorView, type ViewerSource } from './source.js';
 
 /** Who holds a run's lock, as far as its lock file says. */

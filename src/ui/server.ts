@@ -9,8 +9,8 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { isCheckpointError } from '../model/errors.js';
-import type { Profile } from '../profiles/define-profile.js';
+import { isCheckpointError } from '../contract/errors.js';
+import type { Profile } from '../contract/profile.js';
 import { UI_ASSETS } from './generated/assets.js';
 import { resumeView, verifyRun } from './checks.js';
 import { applyRetentionPlan, retentionView } from './retention-view.js';

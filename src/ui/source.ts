@@ -2,11 +2,11 @@
  * What every view of the viewer reads from: a store, the profile it was written with, and
  * a clock; and how the views report an error to the page.
  */
-import type { Clock } from '../model/clock.js';
-import { type CheckpointError } from '../model/errors.js';
-import type { Profile } from '../profiles/define-profile.js';
-import { collectRunFiles, type RunFiles } from '../profiles/run-files.js';
-import type { StorageAdapter } from '../storage/adapter.js';
+import type { Clock } from '../contract/clock.js';
+import { type CheckpointError } from '../contract/errors.js';
+import type { Profile } from '../contract/profile.js';
+import { collectRunFiles, type RunFiles } from '../snapshot-io/run-files.js';
+import type { StorageAdapter } from '../contract/storage.js';
 
 /** The store the viewer shows. */
 export interface ViewerSource {

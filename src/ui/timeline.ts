@@ -2,12 +2,12 @@
  * A run's timeline: its snapshots in sequence, read through the same decode-and-verify path
  * as the CLI, cached by key and version; and single snapshots and diffs found through it.
  */
-import { SNAPSHOT_ID_PATTERN } from '../model/ids.js';
-import type { Snapshot } from '../model/snapshot.js';
-import type { Profile } from '../profiles/define-profile.js';
-import { decodeStoredSnapshot } from '../profiles/read-snapshot.js';
-import { collectRunFiles } from '../profiles/run-files.js';
-import { loadEntry, loadRunSnapshots, type SnapshotRow } from '../cli/inspect.js';
+import { SNAPSHOT_ID_PATTERN } from '../contract/ids.js';
+import type { Snapshot } from '../contract/snapshot.js';
+import type { Profile } from '../contract/profile.js';
+import { decodeStoredSnapshot } from '../snapshot-io/read-snapshot.js';
+import { collectRunFiles } from '../snapshot-io/run-files.js';
+import { loadEntry, loadRunSnapshots, type SnapshotRow } from '../runs/inspect.js';
 import { errorView, runFiles, type ErrorView, type ViewerSource } from './source.js';
 
 /** One snapshot on a run's timeline. */

@@ -1,9 +1,9 @@
-import { isCheckpointError } from '../model/errors.js';
-import type { RunIndexEntry } from '../model/run-index.js';
-import type { Profile } from '../profiles/define-profile.js';
+import { isCheckpointError } from '../contract/errors.js';
+import type { RunIndexEntry } from '../codec/run-index.js';
+import type { Profile } from '../contract/profile.js';
 import { decodePreservedRuns } from '../retention/preserved-runs.js';
-import type { RetentionPolicy } from '../retention/policy.js';
-import type { StorageAdapter } from '../storage/adapter.js';
+import type { RetentionPolicy } from '../contract/retention-policy.js';
+import type { StorageAdapter } from '../contract/storage.js';
 
 /**
  * The part of a profile's retention policy the writer applies by itself, per run, as it

@@ -1,4 +1,4 @@
-import { toCheckpointError } from '../model/errors.js';
+import { toCheckpointError } from '../contract/errors.js';
 import { parseJson } from '../codec/canonical-json.js';
 import { settleBeat } from './heartbeat.js';
 import { accept } from './queue.js';

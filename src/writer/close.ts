@@ -1,5 +1,5 @@
-import { CheckpointError, toCheckpointError } from '../model/errors.js';
-import { isBufferedStorage } from '../storage/buffered.js';
+import { CheckpointError, toCheckpointError } from '../contract/errors.js';
+import { isBufferedStorage } from '../contract/buffered-storage.js';
 import { storePlan } from './commit-group.js';
 import { openWithRetry } from './open-run.js';
 import type { WritePlan } from './ordered-write.js';

@@ -28,12 +28,12 @@
  * @module
  */
 import { canonicalJson } from '../codec/canonical-json.js';
-import { isCheckpointError } from '../model/errors.js';
-import type { Snapshot, TriggerRecord } from '../model/snapshot.js';
-import { decodeBatchFile } from '../profiles/batch-file.js';
-import type { Profile } from '../profiles/define-profile.js';
-import { decodeStoredSnapshot } from '../profiles/read-snapshot.js';
-import type { StorageAdapter } from '../storage/adapter.js';
+import { isCheckpointError } from '../contract/errors.js';
+import type { Snapshot, TriggerRecord } from '../contract/snapshot.js';
+import { decodeBatchFile } from '../snapshot-io/batch-file.js';
+import type { Profile } from '../contract/profile.js';
+import { decodeStoredSnapshot } from '../snapshot-io/read-snapshot.js';
+import type { StorageAdapter } from '../contract/storage.js';
 import type { HeadLocation } from './sequence-recovery.js';
 import { sameMaterial, type MaterialState } from './triggers.js';
 

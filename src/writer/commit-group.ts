@@ -1,11 +1,11 @@
-import { toCheckpointError } from '../model/errors.js';
-import { rateBudgetOf } from '../storage/buffered.js';
-import type { HeldBatch } from '../profiles/held-batch.js';
+import { toCheckpointError } from '../contract/errors.js';
+import { rateBudgetOf } from '../contract/buffered-storage.js';
+import type { HeldBatch } from '../contract/held-batch.js';
 import { acknowledgeGroup } from './acknowledge-group.js';
 import { planPrune } from './auto-retention.js';
 import { openWithRetry } from './open-run.js';
 import { executeWrite, type WritePlan, type WriteReport } from './ordered-write.js';
-import type { RunIndexEntry } from '../model/run-index.js';
+import type { RunIndexEntry } from '../codec/run-index.js';
 import { finishDrafts, newGroupDraft, planJob, type GroupDraft, type HeadRewrite } from './plan-group.js';
 import { prunable } from './prune-step.js';
 import { retryAfterFirst } from './retry.js';

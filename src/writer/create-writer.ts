@@ -1,13 +1,13 @@
-import type { Profile } from '../profiles/define-profile.js';
+import type { Profile } from '../contract/profile.js';
 import { defaultProfile, type DefaultTrigger, type LifecycleStatus } from '../profiles/default-profile.js';
-import type { JsonValue } from '../codec/canonical-json.js';
+import type { JsonValue } from '../contract/json.js';
 import { onBeat } from './beat.js';
 import { closeWriter, flushWriter, openRun } from './close.js';
 import { accept } from './queue.js';
 import { createWriterState } from './state.js';
 import type { CheckpointResult, CheckpointWriter, WriterOptions } from './types.js';
 import { resolveWriterConfig } from './writer-config.js';
-import { assertOptionsArgument } from '../model/arguments.js';
+import { assertOptionsArgument } from '../contract/arguments.js';
 
 /**
  * Creates the {@link CheckpointWriter} of one run: the object an agent runtime calls at

@@ -1,4 +1,4 @@
-import type { Clock, TimerHandle } from '../model/clock.js';
+import type { Clock, TimerHandle } from '../contract/clock.js';
 import type { CheckpointResult, HeartbeatPayload } from './types.js';
 
 /** The heartbeat timer of one writer. */

@@ -1,5 +1,5 @@
-import { parseRfc3339 } from '../model/clock.js';
-import type { RunIndexEntry } from '../model/run-index.js';
+import { parseRfc3339 } from '../contract/clock.js';
+import type { RunIndexEntry } from '../codec/run-index.js';
 import { canonicalJson } from '../codec/canonical-json.js';
 import { latestOnlyRecords } from './coalescing.js';
 import { withRetry } from './retry.js';

@@ -1,7 +1,7 @@
-import { CheckpointError, isCheckpointError } from '../model/errors.js';
-import { createRunIndexEncoder, decodeRunIndex, emptyRunIndex, mergeRunIndex, pruneRunIndex, type RunIndex, type RunIndexEncoder, type RunIndexEntry } from '../model/run-index.js';
-import type { BatchOperation, StorageAdapter } from '../storage/adapter.js';
-import { isPendingResult } from '../storage/buffered.js';
+import { CheckpointError, isCheckpointError } from '../contract/errors.js';
+import { createRunIndexEncoder, decodeRunIndex, emptyRunIndex, mergeRunIndex, pruneRunIndex, type RunIndex, type RunIndexEncoder, type RunIndexEntry } from '../codec/run-index.js';
+import type { BatchOperation, StorageAdapter } from '../contract/storage.js';
+import { isPendingResult } from '../contract/buffered-storage.js';
 import type { WriteFence } from './run-lock.js';
 
 /** One key to create (history entry, part file, batch file): create-only, idempotent on equal bytes. */

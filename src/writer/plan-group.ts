@@ -1,7 +1,7 @@
-import { toRfc3339 } from '../model/clock.js';
-import { toCheckpointError, type CheckpointError } from '../model/errors.js';
-import type { TriggerRecord } from '../model/snapshot.js';
-import type { HistoryRef } from '../profiles/layout.js';
+import { toRfc3339 } from '../contract/clock.js';
+import { toCheckpointError, type CheckpointError } from '../contract/errors.js';
+import type { TriggerRecord } from '../contract/snapshot.js';
+import type { HistoryRef } from '../contract/layout.js';
 import { carriedRecords, shouldCoalesce, type CoalesceBase } from './coalescing.js';
 import type { HeadLocation } from './sequence-recovery.js';
 import { encodeForStorage, encodeForStorageSync, type SizePolicy, type SnapshotHeader, type StorableSnapshot } from './size-limit.js';

@@ -1,6 +1,6 @@
-import { toCheckpointError } from '../model/errors.js';
-import type { RunIndexEntry } from '../model/run-index.js';
-import type { Profile } from '../profiles/define-profile.js';
+import { toCheckpointError } from '../contract/errors.js';
+import type { RunIndexEntry } from '../codec/run-index.js';
+import type { Profile } from '../contract/profile.js';
 import { isPreservedRun } from './auto-retention.js';
 import { failure, type WriterState } from './state.js';
 

@@ -1,4 +1,4 @@
-import { CheckpointError, toCheckpointError } from '../model/errors.js';
+import { CheckpointError, toCheckpointError } from '../contract/errors.js';
 import { commitGroup } from './commit-group.js';
 import { failure, type WriterState } from './state.js';
 import { sameMaterial, validateTrigger, type ValidatedTrigger } from './triggers.js';

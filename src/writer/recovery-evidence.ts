@@ -1,13 +1,14 @@
-import { canonicalJson, parseJson, type JsonObject } from '../codec/canonical-json.js';
+import { canonicalJson, parseJson } from '../codec/canonical-json.js';
+import { type JsonObject } from '../contract/json.js';
 import { utf8Decode, utf8Encode } from '../codec/utf8.js';
 import { gunzip, isGzip } from '../codec/gzip.js';
-import { isCheckpointError } from '../model/errors.js';
-import type { RunIndexEntry } from '../model/run-index.js';
-import type { Snapshot } from '../model/snapshot.js';
-import { decodeBatchFile } from '../profiles/batch-file.js';
-import type { Profile } from '../profiles/define-profile.js';
-import { decodeStoredSnapshot } from '../profiles/read-snapshot.js';
-import type { StorageAdapter, StorageEntry } from '../storage/adapter.js';
+import { isCheckpointError } from '../contract/errors.js';
+import type { RunIndexEntry } from '../codec/run-index.js';
+import type { Snapshot } from '../contract/snapshot.js';
+import { decodeBatchFile } from '../snapshot-io/batch-file.js';
+import type { Profile } from '../contract/profile.js';
+import { decodeStoredSnapshot } from '../snapshot-io/read-snapshot.js';
+import type { StorageAdapter, StorageEntry } from '../contract/storage.js';
 import type { IndexState } from './ordered-write.js';
 import type { HeadLocation } from './sequence-recovery.js';
 

@@ -1,4 +1,4 @@
-import type { Snapshot } from '../model/snapshot.js';
+import type { Snapshot } from '../contract/snapshot.js';
 import { batchMembers, tryDecode, type RunRecovery } from './recovery-evidence.js';
 import type { HeadLocation, RecoveredHead } from './sequence-recovery.js';
 

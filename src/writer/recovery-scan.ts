@@ -1,9 +1,9 @@
-import { isCheckpointError } from '../model/errors.js';
-import { decodeRunIndex } from '../model/run-index.js';
-import type { Snapshot } from '../model/snapshot.js';
-import { decodeBatchFile } from '../profiles/batch-file.js';
-import type { KeyInfo } from '../profiles/layout.js';
-import type { StorageEntry } from '../storage/adapter.js';
+import { isCheckpointError } from '../contract/errors.js';
+import { decodeRunIndex } from '../codec/run-index.js';
+import type { Snapshot } from '../contract/snapshot.js';
+import { decodeBatchFile } from '../snapshot-io/batch-file.js';
+import type { KeyInfo } from '../contract/layout.js';
+import type { StorageEntry } from '../contract/storage.js';
 import { BATCH_NAME, batchMembers, commonDir, dirOf, entryOf, knownOf, see, tryDecode, type RunRecovery } from './recovery-evidence.js';
 
 /** Reads `latest`: its number and snapshot, or a corrupt file. */

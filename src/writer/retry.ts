@@ -1,6 +1,6 @@
-import { sleep, type Clock } from '../model/clock.js';
-import { CheckpointError, toCheckpointError } from '../model/errors.js';
-import type { ReasonCode } from '../model/reason-codes.js';
+import { sleep, type Clock } from '../contract/clock.js';
+import { CheckpointError, toCheckpointError } from '../contract/errors.js';
+import type { ReasonCode } from '../contract/reason-codes.js';
 
 /** Failures another attempt cannot fix: bad input, bad config, a lost lock, a closed store. */
 const PERMANENT: ReadonlySet<ReasonCode> = new Set<ReasonCode>([

@@ -1,5 +1,5 @@
-import type { StorageAdapter } from '../storage/adapter.js';
-import { isBufferedStorage, rateBudgetOf, tellsHeldWrites } from '../storage/buffered.js';
+import type { StorageAdapter } from '../contract/storage.js';
+import { isBufferedStorage, rateBudgetOf, tellsHeldWrites } from '../contract/buffered-storage.js';
 
 /**
  * A run's terminal checkpoint does not wait for the hold's bounds: when the store holds

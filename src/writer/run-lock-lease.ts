@@ -1,4 +1,4 @@
-import { CheckpointError, isCheckpointError } from '../model/errors.js';
+import { CheckpointError, isCheckpointError } from '../contract/errors.js';
 import { parseLock } from './run-lock.js';
 import { liveOwners, lockDocument, lost, notHeld, serial, stopTimer, type RunLockState } from './run-lock-state.js';
 import type { AcquireResult } from './run-lock.js';

@@ -1,5 +1,5 @@
-import { toRfc3339 } from '../model/clock.js';
-import { isCheckpointError } from '../model/errors.js';
+import { toRfc3339 } from '../contract/clock.js';
+import { isCheckpointError } from '../contract/errors.js';
 import { parseLock, type AcquireResult, type WriteFence } from './run-lock.js';
 import { confirm, resync, rewrite, take } from './run-lock-lease.js';
 import { liveOwners, lockDocument, locked, notHeld, serial, staleness, stopTimer, type RunLockState } from './run-lock-state.js';

@@ -1,8 +1,8 @@
-import { formatDuration } from '../model/human-duration.js';
+import { formatDuration } from '../contract/human-duration.js';
 import { canonicalJson } from '../codec/canonical-json.js';
 import { utf8Encode } from '../codec/utf8.js';
-import { toRfc3339, type TimerHandle } from '../model/clock.js';
-import { CheckpointError } from '../model/errors.js';
+import { toRfc3339, type TimerHandle } from '../contract/clock.js';
+import { CheckpointError } from '../contract/errors.js';
 import { parseLock, type RunLockDocument, type RunLockOptions } from './run-lock.js';
 
 /** Owner ids of writers alive in this process: a lock naming this pid but no live owner was left by a dead writer. */

@@ -1,8 +1,8 @@
 import { parseJson } from '../codec/canonical-json.js';
 import { utf8Decode } from '../codec/utf8.js';
-import type { Clock } from '../model/clock.js';
-import type { CheckpointError } from '../model/errors.js';
-import type { BatchCheck, StorageAdapter } from '../storage/adapter.js';
+import type { Clock } from '../contract/clock.js';
+import type { CheckpointError } from '../contract/errors.js';
+import type { BatchCheck, StorageAdapter } from '../contract/storage.js';
 import { acquireLock, fencedWrite, releaseLock } from './run-lock-ops.js';
 import { createRunLockState } from './run-lock-state.js';
 import type { WriterLockIdentity } from './types.js';

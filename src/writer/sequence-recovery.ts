@@ -1,7 +1,7 @@
-import type { RunIndexEntry } from '../model/run-index.js';
-import type { Snapshot } from '../model/snapshot.js';
-import type { Profile } from '../profiles/define-profile.js';
-import type { StorageAdapter } from '../storage/adapter.js';
+import type { RunIndexEntry } from '../codec/run-index.js';
+import type { Snapshot } from '../contract/snapshot.js';
+import type { Profile } from '../contract/profile.js';
+import type { StorageAdapter } from '../contract/storage.js';
 import type { IndexState } from './ordered-write.js';
 import { createRecovery, see, unreadableNumbers } from './recovery-evidence.js';
 import { findHead } from './recovery-head.js';

@@ -1,13 +1,15 @@
-import { parseJson, type JsonObject } from '../codec/canonical-json.js';
+import { parseJson } from '../codec/canonical-json.js';
+import { type JsonObject } from '../contract/json.js';
 import { canonicalJsonBytes } from '../codec/json-pieces.js';
 import { payloadSealerOf, payloadTextSyncEncoderOf } from '../codec/json-document.js';
-import { splitDocument, type PartFile } from '../codec/parts.js';
+import { splitDocument } from '../codec/parts.js';
+import { type PartFile } from '../contract/split.js';
 import { splitCanonicalText } from '../codec/split-text.js';
 import { handOver } from '../storage/handed-over.js';
 import { utf8Decode } from '../codec/utf8.js';
-import { CheckpointError } from '../model/errors.js';
-import type { Integrity, Snapshot, SnapshotDraft } from '../model/snapshot.js';
-import type { Profile } from '../profiles/define-profile.js';
+import { CheckpointError } from '../contract/errors.js';
+import type { Integrity, Snapshot, SnapshotDraft } from '../contract/snapshot.js';
+import type { Profile } from '../contract/profile.js';
 
 /** What a released buffer is set to. */
 const EMPTY = new Uint8Array(0);

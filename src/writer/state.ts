@@ -1,8 +1,8 @@
-import { toRfc3339 } from '../model/clock.js';
-import type { CheckpointError } from '../model/errors.js';
-import { newUuidV4 } from '../model/ids.js';
-import type { RunIndexEntry } from '../model/run-index.js';
-import type { TriggerRecord } from '../model/snapshot.js';
+import { toRfc3339 } from '../contract/clock.js';
+import type { CheckpointError } from '../contract/errors.js';
+import { newUuidV4 } from '../contract/ids.js';
+import type { RunIndexEntry } from '../codec/run-index.js';
+import type { TriggerRecord } from '../contract/snapshot.js';
 import { createWriterEmitter, type WriterEmitter } from './events.js';
 import { createHeartbeat, type Heartbeat } from './heartbeat.js';
 import type { IndexState } from './ordered-write.js';

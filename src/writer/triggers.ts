@@ -1,9 +1,9 @@
 import { canonicalJsonOf } from '../codec/canonical-json.js';
 import { sha256HexOfPartsSync } from '../codec/sha256.js';
-import { CheckpointError, isCheckpointError } from '../model/errors.js';
-import type { Priority } from '../model/snapshot.js';
-import { issueKey, validateSync } from '../model/standard-schema.js';
-import type { Profile } from '../profiles/define-profile.js';
+import { CheckpointError, isCheckpointError } from '../contract/errors.js';
+import type { Priority } from '../contract/snapshot.js';
+import { issueKey, validateSync } from '../contract/standard-schema.js';
+import type { Profile } from '../contract/profile.js';
 import type { CheckpointInput } from './types.js';
 
 /** What decides whether two checkpoints carry the same material state (see {@link sameMaterial}). */

@@ -1,10 +1,10 @@
-import type { JsonValue } from '../codec/canonical-json.js';
-import type { Clock } from '../model/clock.js';
-import type { CheckpointError } from '../model/errors.js';
-import type { ReasonCode } from '../model/reason-codes.js';
-import type { Snapshot } from '../model/snapshot.js';
-import type { Profile } from '../profiles/define-profile.js';
-import type { StorageAdapter } from '../storage/adapter.js';
+import type { JsonValue } from '../contract/json.js';
+import type { Clock } from '../contract/clock.js';
+import type { CheckpointError } from '../contract/errors.js';
+import type { ReasonCode } from '../contract/reason-codes.js';
+import type { Snapshot } from '../contract/snapshot.js';
+import type { Profile } from '../contract/profile.js';
+import type { StorageAdapter } from '../contract/storage.js';
 
 /**
  * What the agent passes to {@link CheckpointWriter.checkpoint}. `T` and `S` are the profile's

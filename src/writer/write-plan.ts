@@ -1,7 +1,7 @@
-import { indexDeferral, type RunIndex, type RunIndexEntry } from '../model/run-index.js';
-import { encodeBatchFile } from '../profiles/batch-file.js';
-import type { HeldBatch, HeldMember } from '../profiles/held-batch.js';
-import type { Profile } from '../profiles/define-profile.js';
+import { indexDeferral, type RunIndex, type RunIndexEntry } from '../codec/run-index.js';
+import { encodeBatchFile } from '../snapshot-io/batch-file.js';
+import type { HeldBatch, HeldMember } from '../contract/held-batch.js';
+import type { Profile } from '../contract/profile.js';
 import type { CreateOp, ReplaceOp, WritePlan } from './ordered-write.js';
 import { refOf, type GroupDraft, type HeadRewrite, type Planned } from './plan-group.js';
 import { prunedKeys } from './prune-step.js';

@@ -1,6 +1,6 @@
-import { isCheckpointError } from '../model/errors.js';
-import type { StorageAdapter } from '../storage/adapter.js';
-import { isSynchronousStorage, type SynchronousStorage } from '../storage/immediate.js';
+import { isCheckpointError } from '../contract/errors.js';
+import type { StorageAdapter } from '../contract/storage.js';
+import { isSynchronousStorage, type SynchronousStorage } from '../contract/synchronous-storage.js';
 import { batchOperations, executeWrite, type IndexState, type WritePlan, type WriteReport } from './ordered-write.js';
 
 /** The condition of a create (one object, not one per call). */

@@ -1,8 +1,8 @@
-import { systemClock, type Clock } from '../model/clock.js';
-import { CheckpointError } from '../model/errors.js';
-import type { Profile } from '../profiles/define-profile.js';
-import type { ProfileLayout } from '../profiles/layout.js';
-import type { StorageAdapter } from '../storage/adapter.js';
+import { systemClock, type Clock } from '../contract/clock.js';
+import { CheckpointError } from '../contract/errors.js';
+import type { Profile } from '../contract/profile.js';
+import type { ProfileLayout } from '../contract/layout.js';
+import type { StorageAdapter } from '../contract/storage.js';
 import { perRunPolicyOf, type PerRunPolicy } from './auto-retention.js';
 import { defaultIsProcessAlive } from './run-lock.js';
 import type { SizePolicy } from './size-limit.js';

@@ -8,7 +8,7 @@ import { listAll, memoryStorage } from 'savepoint';
 import { fsStorage } from 'savepoint/fs';
 import { langGraphProfile, SavepointSaver, type LangGraphPayload, type SerializedValue } from 'savepoint/langgraph';
 import { sealDocumentBytes } from '../../src/codec/json-document.js';
-import type { JsonObject } from '../../src/codec/canonical-json.js';
+import type { JsonObject } from '../../src/contract/json.js';
 import { encodeCheckpointDocument } from '../../src/langgraph/document.js';
 import { storedValue, valueBytes } from '../../src/langgraph/serialized.js';
 import { encodeWrites, decodeWrites, type StoredWrite } from '../../src/langgraph/writes.js';

@@ -6,7 +6,7 @@ import { isCheckpointError, listAll, memoryStorage } from 'savepoint';
 import { langGraphProfile, runIdOf, SavepointSaver } from 'savepoint/langgraph';
 import type { StorageAdapter } from 'savepoint';
 import { manualClock } from 'savepoint/testing';
-import { copiesOnPut } from '../../src/storage/immediate.js';
+import { copiesOnPut } from '../../src/contract/synchronous-storage.js';
 import { decodeWrites } from '../../src/langgraph/writes.js';
 import { cp, meta } from './checkpoints.js';
 

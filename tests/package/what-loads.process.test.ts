@@ -21,7 +21,7 @@ const FIRST_USE = `
   console.log(createWriter, defaultProfile, memoryStorage, planResume, runRetention);
 `;
 
-/** The generated validator modules of the core's own documents (src/model/generated/<name>.js). */
+/** The generated validator modules of the core's own documents (src/codec/generated/<name>.js). */
 const CORE_VALIDATORS = ['default-document', 'run-index', 'batch-file', 'preserved-runs', 'preserved-runs-canonical', 'retention-log', 'retention-policy', 'retention-summary'];
 
 const generatedModule = (input: string): string | undefined => /src\/model\/generated\/([^/]+)\.js$/.exec(input)?.[1];

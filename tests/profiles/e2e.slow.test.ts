@@ -19,7 +19,7 @@ import { createSnapshotLifecycleRetention, lifecycleTriggers, snapshotLifecycle,
 import { decodeRunIndex, gunzip, readSnapshot } from 'savepoint/toolkit';
 import { emptyPhaseOutputs, initialPhasedPayload, phasedTriggers, phasedWorkflow, type PhasedWorkflowPayload } from 'savepoint/phased-workflow';
 import { isGzip } from '../../src/codec/gzip.js';
-import { newUuidV4 } from '../../src/model/ids.js';
+import { newUuidV4 } from '../../src/contract/ids.js';
 import { utf8Decode, utf8Encode } from '../../src/codec/utf8.js';
 import { fsStorage } from 'savepoint/fs';
 import { githubStorage } from 'savepoint/github';

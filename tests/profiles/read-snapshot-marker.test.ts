@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { includesBytes } from '../../src/profiles/read-snapshot.js';
+import { includesBytes } from '../../src/snapshot-io/read-snapshot.js';
 
 /** The plain search it must agree with: every start position, byte by byte. */
 function naive(haystack: Uint8Array, needle: Uint8Array): boolean {

@@ -8,7 +8,7 @@ import {
   readSnapshot,
 } from 'savepoint/toolkit';
 import { appendRetentionLog, readRetentionLog } from '../../src/retention/log.js';
-import { collectRunFiles } from '../../src/profiles/run-files.js';
+import { collectRunFiles } from '../../src/snapshot-io/run-files.js';
 import { locateNewestSnapshot } from '../../src/resume/locate.js';
 import {
   applyRetention,

@@ -16,7 +16,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, defaultProfile, isCheckpointError, memoryStorage, planResume, type Profile, type StorageAdapter } from 'savepoint';
 import { gzip, toRfc3339 } from 'savepoint/toolkit';
-import { encodeBatchFile } from '../../src/profiles/batch-file.js';
+import { encodeBatchFile } from '../../src/snapshot-io/batch-file.js';
 import { defaultState, PHASED_TRIGGERS, phasedState, phasedTestProfile } from '../support/profiles.js';
 import { encodeSnapshot, indexEntry, putIndex, type Written } from '../support/runs.js';
 import { T0 } from '../support/clock.js';

@@ -11,7 +11,7 @@ import {
   type StorageAdapter,
 } from 'savepoint';
 import { encodeRunIndex, gzip, splitDocument } from 'savepoint/toolkit';
-import { encodeBatchFile } from '../../src/profiles/batch-file.js';
+import { encodeBatchFile } from '../../src/snapshot-io/batch-file.js';
 import { utf8Encode, utf8Decode } from '../../src/codec/utf8.js';
 import { faultyStorage } from 'savepoint/testing';
 import { compressEntry, corrupt, encodeSnapshot, flipBit, indexEntry, putIndex, writeRun } from '../support/runs.js';

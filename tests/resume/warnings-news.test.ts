@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createWriter, defaultProfile, memoryStorage, planResume } from 'savepoint';
 import { manualClock } from 'savepoint/testing';
-import { formatDuration } from '../../src/model/human-duration.js';
+import { formatDuration } from '../../src/contract/human-duration.js';
 
 describe('resume warnings carry news (issue 18: defaults that do not surprise)', () => {
   it('a default-profile run that names no external state resumes without resume_external_state', async () => {

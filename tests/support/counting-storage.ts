@@ -1,4 +1,4 @@
-import type { StorageAdapter } from '../../src/storage/adapter.js';
+import type { StorageAdapter } from '../../src/contract/storage.js';
 
 /**
  * `inner` with its writing calls recorded in `calls`: `put`, `delete`, and `batch:<n>` for a

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { createWriter, memoryStorage, planResume } from 'savepoint';
 import { initialPhasedPayload, phasedTriggers, phasedWorkflow, PHASED_TRIGGERS, type PhasedTrigger } from 'savepoint/phased-workflow';
 import { manualClock } from 'savepoint/testing';
-import { newUuidV4 } from '../../src/model/ids.js';
+import { newUuidV4 } from '../../src/contract/ids.js';
 
 /** The resume reason each trigger's snapshot leads to (the rule's classes). */
 const reasonOf = (t: PhasedTrigger): RegExp =>

@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, defaultProfile, isCheckpointError, type JsonValue, type Profile } from 'savepoint';
-import { newSnapshotId } from '../../src/model/ids.js';
+import { newSnapshotId } from '../../src/contract/ids.js';
 import { assertKey } from '../../src/storage/keys.js';
 import { materialText, sameMaterial, validateTrigger } from '../../src/writer/triggers.js';
 import { encodeForStorage, encodeForStorageSync, snapshotFromText, type SnapshotHeader } from '../../src/writer/size-limit.js';

@@ -10,11 +10,12 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createWriter, defaultProfile, memoryStorage, type JsonValue } from 'savepoint';
 import { readSnapshot, resolveParts, splitDocument, type PartFile } from 'savepoint/toolkit';
 import { resolvePartsOfText } from '../../src/codec/resolve-text.js';
-import { listAll } from '../../src/storage/adapter.js';
+import { listAll } from '../../src/contract/storage.js';
 import { encodeForStorage, type SnapshotHeader } from '../../src/writer/size-limit.js';
 import { validateTrigger } from '../../src/writer/triggers.js';
 import { goldenPayload } from '../fixtures/split/payload.js';
-import { canonicalJson, canonicalJsonOf, parseJson, type JsonObject } from '../../src/codec/canonical-json.js';
+import { canonicalJson, canonicalJsonOf, parseJson } from '../../src/codec/canonical-json.js';
+import { type JsonObject } from '../../src/contract/json.js';
 import { splitCanonicalText } from '../../src/codec/split-text.js';
 import { canonicalJsonBytes } from '../../src/codec/json-pieces.js';
 

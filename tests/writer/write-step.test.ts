@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { memoryStorage } from 'savepoint';
-import type { StorageAdapter } from '../../src/storage/adapter.js';
-import { isSynchronousStorage } from '../../src/storage/immediate.js';
+import type { StorageAdapter } from '../../src/contract/storage.js';
+import { isSynchronousStorage } from '../../src/contract/synchronous-storage.js';
 import { planKeepLast } from '../../src/writer/auto-retention.js';
 import { executeWrite, type WritePlan, type WriteReport } from '../../src/writer/ordered-write.js';
 import { writeGroup } from '../../src/writer/write-step.js';

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { parseJson } from '../../codec/canonical-json.js';
-import { readSnapshot } from '../../profiles/read-snapshot.js';
+import { readSnapshot } from '../../snapshot-io/read-snapshot.js';
 import { createWriter } from '../../writer/create-writer.js';
 import { runArgument, stringFlag, type Command } from '../command.js';
 import { CliError, EXIT, printJson } from '../io.js';

@@ -1,8 +1,8 @@
-import type { Snapshot } from '../../model/snapshot.js';
+import type { Snapshot } from '../../contract/snapshot.js';
 import { diffSnapshots } from '../../runs/diff.js';
 import { runFilesOf, type Command, type CommandContext } from '../command.js';
 import { CliError, EXIT, notFound, printJson } from '../io.js';
-import { loadRunSnapshots, type SnapshotRow } from '../inspect.js';
+import { loadRunSnapshots, type SnapshotRow } from '../../runs/inspect.js';
 
 /** A snapshot named on the command line: `latest`, a sequence number, or a snapshot id. */
 function pick(rows: readonly SnapshotRow[], ref: string, runId: string): Snapshot<unknown> {

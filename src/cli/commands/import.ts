@@ -1,4 +1,4 @@
-import { collectRunFiles } from '../../profiles/run-files.js';
+import { collectRunFiles } from '../../snapshot-io/run-files.js';
 import type { RunImportReport } from '../../profiles/import-run.js';
 import { fsStorage } from '../../storage/fs/index.js';
 import { stringFlag, type Command } from '../command.js';

@@ -1,7 +1,7 @@
 import { runArgument, runFilesOf, type Command } from '../command.js';
 import { EXIT, formatBytes, printJson, table } from '../io.js';
-import { loadEntry, loadRunSnapshots } from '../inspect.js';
-import { coalescedTriggers } from '../../model/coalesced-triggers.js';
+import { loadEntry, loadRunSnapshots } from '../../runs/inspect.js';
+import { coalescedTriggers } from '../../contract/coalesced-triggers.js';
 import { progressBar } from '../progress.js';
 
 /** `savepoint ls RUN` */

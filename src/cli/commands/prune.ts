@@ -1,16 +1,6 @@
 import { formatRetentionPlan, formatRetentionReport } from '../../retention/format.js';
-import {
-  keepDaily,
-  keepHourly,
-  keepLast,
-  keepLatestStatus,
-  keepMonthly,
-  keepWeekly,
-  keepWithin,
-  keepYearly,
-  type RetentionPolicy,
-  type RetentionRule,
-} from '../../retention/policy.js';
+import { keepDaily, keepHourly, keepLast, keepLatestStatus, keepMonthly, keepWeekly, keepWithin, keepYearly } from '../../retention/policy.js';
+import { type RetentionPolicy, type RetentionRule } from '../../contract/retention-policy.js';
 import { applyRetention } from '../../retention/apply.js';
 import { buildInventory, type RetentionInventory } from '../../retention/inventory.js';
 import { planRetention, type RetentionPlan } from '../../retention/plan.js';

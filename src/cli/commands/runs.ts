@@ -1,9 +1,9 @@
-import { collectRunFiles } from '../../profiles/run-files.js';
-import { decodeRunIndex } from '../../model/run-index.js';
+import { collectRunFiles } from '../../snapshot-io/run-files.js';
+import { decodeRunIndex } from '../../codec/run-index.js';
 import type { Command } from '../command.js';
 import { EXIT, formatBytes, printJson, table } from '../io.js';
 import { mapLimit } from '../../storage/map-limit.js';
-import { loadEntry } from '../inspect.js';
+import { loadEntry } from '../../runs/inspect.js';
 import { progressBar } from '../progress.js';
 
 /** `savepoint runs [--incomplete]` */

@@ -1,8 +1,8 @@
-import { readSnapshot } from '../../profiles/read-snapshot.js';
-import type { Snapshot } from '../../model/snapshot.js';
+import { readSnapshot } from '../../snapshot-io/read-snapshot.js';
+import type { Snapshot } from '../../contract/snapshot.js';
 import { runArgument, runFilesOf, stringFlag, type Command } from '../command.js';
 import { CliError, EXIT, notFound, printJson } from '../io.js';
-import { loadRunSnapshots } from '../inspect.js';
+import { loadRunSnapshots } from '../../runs/inspect.js';
 
 /** `savepoint show RUN [--seq N | --id ID]` */
 export const showCommand: Command = {

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
-import { toRfc3339 } from '../../model/clock.js';
-import { isCheckpointError } from '../../model/errors.js';
-import { formatDuration } from '../../model/human-duration.js';
+import { toRfc3339 } from '../../contract/clock.js';
+import { isCheckpointError } from '../../contract/errors.js';
+import { formatDuration } from '../../contract/human-duration.js';
 import { defaultIsProcessAlive, parseLock } from '../../writer/run-lock.js';
 import { runArgument, runFilesOf, type Command, type CommandContext } from '../command.js';
 import { CliError, EXIT, printJson } from '../io.js';

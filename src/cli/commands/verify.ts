@@ -1,18 +1,18 @@
 import { lstat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseJson } from '../../codec/canonical-json.js';
-import type { ForeignReadWarning } from '../../codec/json-document.js';
+import type { ForeignReadWarning } from '../../contract/document-format.js';
 import { utf8Decode } from '../../codec/utf8.js';
-import { isCheckpointError, type CheckpointError } from '../../model/errors.js';
-import { decodeRunIndex } from '../../model/run-index.js';
-import { decodeBatchFile } from '../../profiles/batch-file.js';
-import { GZIP_SUFFIX } from '../../profiles/layout.js';
+import { isCheckpointError, type CheckpointError } from '../../contract/errors.js';
+import { decodeRunIndex } from '../../codec/run-index.js';
+import { decodeBatchFile } from '../../snapshot-io/batch-file.js';
+import { GZIP_SUFFIX } from '../../contract/layout.js';
 import { indexPathResolver } from '../../resume/locate.js';
-import { collectRunFiles, type ClassifiedEntry, type RunFiles } from '../../profiles/run-files.js';
+import { collectRunFiles, type ClassifiedEntry, type RunFiles } from '../../snapshot-io/run-files.js';
 import type { Command, CommandContext } from '../command.js';
 import { EXIT, printJson, table } from '../io.js';
 import { mapLimit } from '../../storage/map-limit.js';
-import { loadEntry } from '../inspect.js';
+import { loadEntry } from '../../runs/inspect.js';
 import { progressBar } from '../progress.js';
 import { assertRunsExist, profileHint, storeLabel } from '../probe.js';
 

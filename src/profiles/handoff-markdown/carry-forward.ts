@@ -1,8 +1,8 @@
-import type { JsonValue } from '../../codec/canonical-json.js';
-import { systemClock, toRfc3339, type Clock } from '../../model/clock.js';
-import { CheckpointError } from '../../model/errors.js';
+import type { JsonValue } from '../../contract/json.js';
+import { systemClock, toRfc3339, type Clock } from '../../contract/clock.js';
+import { CheckpointError } from '../../contract/errors.js';
 import type { ArtifactEntry, ExtraSection, HandoffDocument, PlayByPlayEntry } from './model.js';
-import { assertObjectArgument, assertOptionsArgument, assertSchemaArgument } from '../../model/arguments.js';
+import { assertObjectArgument, assertOptionsArgument, assertSchemaArgument } from '../../contract/arguments.js';
 import { HandoffDocumentSchema } from './model.js';
 
 /** Front-matter keys savepoint writes into stored documents (its seal line, coalesced triggers, and the separate keys an earlier version wrote); they describe one snapshot and are never carried forward. */

@@ -8,10 +8,11 @@
  * "Cannot find package 'yaml'" error.
  */
 import { parseDocument, stringify } from 'yaml';
-import { canonicalJson, type JsonValue } from '../../codec/canonical-json.js';
-import { CheckpointError } from '../../model/errors.js';
-import { assertValid, documentValidator as validatorOf, type DocumentValidator } from '../../model/document-validator.js';
-import * as generated from '../../model/generated/handoff-handoff-document-json-schema.js';
+import { canonicalJson } from '../../codec/canonical-json.js';
+import { type JsonValue } from '../../contract/json.js';
+import { CheckpointError } from '../../contract/errors.js';
+import { assertValid, documentValidator as validatorOf, type DocumentValidator } from '../../codec/document-validator.js';
+import * as generated from '../../codec/generated/handoff-handoff-document-json-schema.js';
 import {
   assertRenderable,
   escapeTableCell,
@@ -36,7 +37,7 @@ import {
   type HandoffDocument,
   type PlayByPlayEntry,
 } from './model.js';
-import { assertArrayArgument, assertSchemaArgument, assertStringArgument } from '../../model/arguments.js';
+import { assertArrayArgument, assertSchemaArgument, assertStringArgument } from '../../contract/arguments.js';
 
 type SectionKind = 'text' | 'list' | 'playByPlay' | 'table';
 type SectionField = 'problem' | 'sessionIntent' | 'decisions' | 'technicalContext' | 'playByPlay' | 'artifactTrail' | 'currentState' | 'nextActions' | 'userRules';

@@ -1,8 +1,8 @@
-import { CheckpointError } from '../../model/errors.js';
+import { CheckpointError } from '../../contract/errors.js';
 import { renderHandoff } from './codec.js';
 import { SEAL_KEY } from './seal.js';
 import type { ArtifactEntry, HandoffDocument, PlayByPlayEntry } from './model.js';
-import { assertObjectArgument, assertOptionsArgument, assertStringArgument } from '../../model/arguments.js';
+import { assertObjectArgument, assertOptionsArgument, assertStringArgument } from '../../contract/arguments.js';
 
 /** Counts the tokens of a text. Pass your model's real tokenizer (e.g. `(t) => encoding.encode(t).length`). */
 export type TokenCounter = (text: string) => number;

@@ -2,15 +2,15 @@
  * Hand-offs other tools write: read by handoff-markdown.md's own rules, never dropped on
  * savepoint's next rewrite, and sealed as they are on import.
  */
-import type { EncodedSnapshot, ForeignRead, ForeignReadWarning } from '../../codec/json-document.js';
+import type { EncodedSnapshot, ForeignRead, ForeignReadWarning } from '../../contract/document-format.js';
 import { gunzip, gzip, isGzip } from '../../codec/gzip.js';
 import { sha256Hex } from '../../codec/sha256.js';
 import { utf8Decode, utf8Encode } from '../../codec/utf8.js';
-import { CheckpointError } from '../../model/errors.js';
-import { FORMAT_VERSION, type Integrity, type Snapshot } from '../../model/snapshot.js';
-import { assertValid } from '../../model/document-validator.js';
+import { CheckpointError } from '../../contract/errors.js';
+import { FORMAT_VERSION, type Integrity, type Snapshot } from '../../contract/snapshot.js';
+import { assertValid } from '../../codec/document-validator.js';
 import { LIFECYCLE_STATUSES } from '../default-profile.js';
-import type { KeyInfo } from '../layout.js';
+import type { KeyInfo } from '../../contract/layout.js';
 import { parseHandoffUnchecked, validateHandoffDocument } from './codec.js';
 import { base64urlOfHex, liberalUtc, rawSections } from './foreign-text.js';
 import { editFrontMatter, frontMatterBlocks, splitFrontMatterText } from './front-matter-text.js';

@@ -8,7 +8,7 @@
  * are `\n`, trailing whitespace is removed from every line, runs of blank lines outside
  * code fences are collapsed to one, and leading/trailing blank lines are dropped.
  */
-import { CheckpointError } from '../../model/errors.js';
+import { CheckpointError } from '../../contract/errors.js';
 
 /** A fence opener, also after list markers (`- ```ts`). */
 const FENCE_OPEN = /^\s*(?:(?:[-*+]|\d{1,9}[.)])\s+)*(`{3,}|~{3,})(.*)$/;

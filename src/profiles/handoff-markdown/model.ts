@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import type { JsonValue } from '../../codec/canonical-json.js';
-import type { JsonSchema } from '../../model/validate.js';
-import { Rfc3339Schema, storedSnapshotMetaShape, TriggerRecordSchema } from '../../model/snapshot.js';
+import type { JsonValue } from '../../contract/json.js';
+import type { JsonSchema } from '../../codec/validate.js';
+import { Rfc3339Schema, storedSnapshotMetaShape, TriggerRecordSchema } from '../../contract/snapshot.js';
 import { JsonValueSchema } from '../default-document-schema.js';
 
 /** One line of text (no line break). */

@@ -1,17 +1,19 @@
-import type { JsonObject, JsonValue } from '../../codec/canonical-json.js';
-import type { DocumentFormat } from '../../codec/json-document.js';
+import type { JsonObject, JsonValue } from '../../contract/json.js';
+import type { DocumentFormat } from '../../contract/document-format.js';
 import { gunzip, isGzip } from '../../codec/gzip.js';
 import { utf8Decode, utf8Encode } from '../../codec/utf8.js';
-import { CheckpointError } from '../../model/errors.js';
-import { FORMAT_VERSION, type Integrity, type Snapshot, type SnapshotDraft } from '../../model/snapshot.js';
-import { assertValid, documentValidator } from '../../model/document-validator.js';
-import * as generated from '../../model/generated/handoff-stored-handoff-json-schema.js';
-import * as generatedLegacy from '../../model/generated/handoff-legacy-stored-handoff-json-schema.js';
-import { defineProfile, type Profile } from '../define-profile.js';
+import { CheckpointError } from '../../contract/errors.js';
+import { FORMAT_VERSION, type Integrity, type Snapshot, type SnapshotDraft } from '../../contract/snapshot.js';
+import { assertValid, documentValidator } from '../../codec/document-validator.js';
+import * as generated from '../../codec/generated/handoff-stored-handoff-json-schema.js';
+import * as generatedLegacy from '../../codec/generated/handoff-legacy-stored-handoff-json-schema.js';
+import { defineProfile } from '../define-profile.js';
+import { type Profile } from '../../contract/profile.js';
 import { LIFECYCLE_STATUSES } from '../default-profile.js';
-import { standardLayout, type HistoryNaming, type KeyInfo, type ProfileLayout } from '../layout.js';
-import type { ResumePoint, ResumeRule } from '../../resume/types.js';
-import type { RetentionPolicy } from '../../retention/policy.js';
+import { standardLayout, type HistoryNaming } from '../../snapshot-io/layout.js';
+import { type KeyInfo, type ProfileLayout } from '../../contract/layout.js';
+import type { ResumePoint, ResumeRule } from '../../contract/resume-rule.js';
+import type { RetentionPolicy } from '../../contract/retention-policy.js';
 import { parseHandoffUnchecked, renderHandoff, renderPlayByPlayEntry } from './codec.js';
 import {
   HandoffPayloadSchema,
@@ -27,7 +29,7 @@ import { COALESCED_KEY, handoffChecksum, handoffSealDigest, parseSealLine, paylo
 export { handoffChecksum };
 import { handoffForeignReader, keepHandoffForeignFields } from './foreign.js';
 import { HANDOFF_TRIGGERS } from './triggers.js';
-import { assertObjectArgument, assertOptionsArgument, assertStringArgument } from '../../model/arguments.js';
+import { assertObjectArgument, assertOptionsArgument, assertStringArgument } from '../../contract/arguments.js';
 
 /** Options of {@link handoffMarkdownFormat}. */
 export interface HandoffMarkdownFormatOptions {

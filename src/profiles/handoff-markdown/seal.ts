@@ -10,10 +10,11 @@
  * Triggers coalesced into the snapshot (rare for hand-offs) go in a second key,
  * `savepoint_coalesced`, only when there are some.
  */
-import { canonicalJson, type JsonValue } from '../../codec/canonical-json.js';
+import { canonicalJson } from '../../codec/canonical-json.js';
+import { type JsonValue } from '../../contract/json.js';
 import { sha256Hex } from '../../codec/sha256.js';
-import { PRIORITIES, type Priority } from '../../model/snapshot.js';
-import { assertObjectArgument } from '../../model/arguments.js';
+import { PRIORITIES, type Priority } from '../../contract/snapshot.js';
+import { assertObjectArgument } from '../../contract/arguments.js';
 import type { HandoffPayload } from './model.js';
 
 /** The front-matter key of savepoint's seal line. */

@@ -1,7 +1,7 @@
-import { CheckpointError } from '../../model/errors.js';
-import type { TriggerSpec } from '../define-profile.js';
+import { CheckpointError } from '../../contract/errors.js';
+import type { TriggerSpec } from '../../contract/profile.js';
 import type { HandoffPayload } from './model.js';
-import { assertArrayArgument, assertObjectArgument } from '../../model/arguments.js';
+import { assertArrayArgument, assertObjectArgument } from '../../contract/arguments.js';
 
 /** The five checkpoint triggers of handoff-markdown.md ("Create a new checkpoint when"), in the spec's order. */
 export const HANDOFF_TRIGGERS = {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import type { JsonObject, JsonValue } from '../../codec/canonical-json.js';
-import { PRIORITIES, type SnapshotDraft } from '../../model/snapshot.js';
-import type { EncodedSnapshot } from '../../codec/json-document.js';
+import type { JsonObject, JsonValue } from '../../contract/json.js';
+import { PRIORITIES, type SnapshotDraft } from '../../contract/snapshot.js';
+import type { EncodedSnapshot } from '../../contract/document-format.js';
 import { foreignJsonReader, hasMembers, LiberalTimeSchema, sealAsIs, toUtc } from '../foreign-json.js';
 import { parseDocumentWith } from '../snapshot-lifecycle/import.js';
 import { PHASE_KEYS, PHASED_STATUSES, type PhasedStatus, PHASED_TRIGGER_PRIORITIES, PHASED_TRIGGERS, type PhaseKey, type PhasedWorkflowPayload } from './schema.js';

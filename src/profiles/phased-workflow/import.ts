@@ -1,13 +1,13 @@
-import type { JsonObject } from '../../codec/canonical-json.js';
-import { CheckpointError } from '../../model/errors.js';
-import type { EncodedSnapshot } from '../../codec/json-document.js';
+import type { JsonObject } from '../../contract/json.js';
+import { CheckpointError } from '../../contract/errors.js';
+import type { EncodedSnapshot } from '../../contract/document-format.js';
 import { importSpecDocument, parseDocumentWith, withForeignFallback, type JsonProfileImportOptions } from '../snapshot-lifecycle/import.js';
 import { phasedSealedBySavepoint, sealPhasedForeign } from './foreign.js';
 import type { RunImporter } from '../import-run.js';
 import { jsonRunImporter } from '../json-run-import.js';
 import { phasedWorkflow, type PhasedWorkflowProfile } from './profile.js';
 import { phasedWorkflowDocumentSchema, type PhasedStatus, type PhasedWorkflowPayload } from './schema.js';
-import { assertOptionsArgument } from '../../model/arguments.js';
+import { assertOptionsArgument } from '../../contract/arguments.js';
 
 /** Options of {@link importPhasedWorkflowDocument}. */
 export interface ImportPhasedWorkflowOptions extends JsonProfileImportOptions {

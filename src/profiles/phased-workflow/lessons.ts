@@ -1,6 +1,6 @@
 import { canonicalJson } from '../../codec/canonical-json.js';
-import type { Snapshot } from '../../model/snapshot.js';
-import type { ResumeCallerContext, ResumeWarning } from '../../resume/types.js';
+import type { Snapshot } from '../../contract/snapshot.js';
+import type { ResumeCallerContext, ResumeWarning } from '../../contract/resume-rule.js';
 
 /** How many lessons `now` has that `before` lacks, and the reverse, compared as multisets of their canonical JSON. */
 export function lessonsDiff(before: readonly unknown[], now: readonly unknown[]): { added: number; removed: number } {

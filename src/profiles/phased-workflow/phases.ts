@@ -1,6 +1,6 @@
-import { CheckpointError } from '../../model/errors.js';
+import { CheckpointError } from '../../contract/errors.js';
 import { PHASE_KEYS, PHASE_PATTERN, type PhaseKey, type PhaseOutputs, type PhasedWorkflowPayload } from './schema.js';
-import { assertObjectArgument } from '../../model/arguments.js';
+import { assertObjectArgument } from '../../contract/arguments.js';
 
 /** A `phase` value taken apart. */
 export interface ParsedPhase {

@@ -1,13 +1,14 @@
 import { jsonDocumentFormat } from '../../codec/json-document.js';
-import { CheckpointError } from '../../model/errors.js';
-import { assertRunId, newUuidV4 } from '../../model/ids.js';
+import { CheckpointError } from '../../contract/errors.js';
+import { assertRunId, newUuidV4 } from '../../contract/ids.js';
 import { phasedWorkflowResumeRule } from './resume-rule.js';
 import { decodePhasedWorkflowForeign } from './foreign.js';
-import type { ResumeRule } from '../../resume/types.js';
+import type { ResumeRule } from '../../contract/resume-rule.js';
 import { phasedWorkflowRetention } from './retention.js';
-import type { RetentionPolicy } from '../../retention/policy.js';
-import { defineProfile, type Profile } from '../define-profile.js';
-import { standardLayout, type HistoryNaming } from '../layout.js';
+import type { RetentionPolicy } from '../../contract/retention-policy.js';
+import { defineProfile } from '../define-profile.js';
+import { type Profile } from '../../contract/profile.js';
+import { standardLayout, type HistoryNaming } from '../../snapshot-io/layout.js';
 import { splitPhasedWorkflowDocument } from './split.js';
 import {
   PHASED_STATUSES,
@@ -22,7 +23,7 @@ import {
   type PhasedWorkflowDocument,
   type PhasedWorkflowPayload,
 } from './schema.js';
-import { assertOptionsArgument } from '../../model/arguments.js';
+import { assertOptionsArgument } from '../../contract/arguments.js';
 
 /** Options of {@link createPhasedWorkflowProfile}. */
 

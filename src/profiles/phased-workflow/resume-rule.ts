@@ -1,7 +1,7 @@
-import type { Snapshot } from '../../model/snapshot.js';
-import type { ResumePoint, ResumeRule, ResumeRuleContext } from '../../resume/types.js';
+import type { Snapshot } from '../../contract/snapshot.js';
+import type { ResumePoint, ResumeRule, ResumeRuleContext } from '../../contract/resume-rule.js';
 import { objectOf } from '../../resume/rule-helpers.js';
-import { assertObjectArgument, assertOptionsArgument } from '../../model/arguments.js';
+import { assertObjectArgument, assertOptionsArgument } from '../../contract/arguments.js';
 import { activeLessonsOf, lessonsChangedWarnings } from './lessons.js';
 import { byRank, KEY_PATTERN, knownPhaseKeys, phaseKeyOf, phaseNamesSeen } from './phase-keys.js';
 

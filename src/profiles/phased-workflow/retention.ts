@@ -1,9 +1,10 @@
-import { freezePolicy, keepRunTiers, type RetentionPolicy } from '../../retention/policy.js';
-import type { RetentionDuration } from '../../retention/duration.js';
-import type { RetentionSummarizer } from '../../retention/summary.js';
+import { freezePolicy, keepRunTiers } from '../../retention/policy.js';
+import { type RetentionPolicy } from '../../contract/retention-policy.js';
+import type { RetentionDuration } from '../../contract/retention-policy.js';
+import type { RetentionSummarizer } from '../../contract/retention-policy.js';
 import { phasedWorkflowSummarizer } from './summary.js';
-import { assertOptionsArgument } from '../../model/arguments.js';
-import { CheckpointError } from '../../model/errors.js';
+import { assertOptionsArgument } from '../../contract/arguments.js';
+import { CheckpointError } from '../../contract/errors.js';
 
 /** Options of {@link createPhasedWorkflowRetention}; every default is phased-workflow-github.md's. */
 export interface PhasedWorkflowRetentionOptions {

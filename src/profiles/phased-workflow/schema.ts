@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { IntegritySchema, PRIORITIES, Rfc3339Schema, TriggerRecordSchema, type Priority } from '../../model/snapshot.js';
+import { IntegritySchema, PRIORITIES, Rfc3339Schema, TriggerRecordSchema, type Priority } from '../../contract/snapshot.js';
 import { JsonValueSchema } from '../default-document-schema.js';
-import { assertOptionsArgument } from '../../model/arguments.js';
+import { assertOptionsArgument } from '../../contract/arguments.js';
 
 /** The `phase_outputs` keys of phased-workflow-github.md, in phase order. */
 export const PHASE_KEYS = ['phase_0', 'phase_0_5', 'phase_1', 'phase_2', 'phase_3', 'phase_4', 'phase_5', 'phase_6', 'phase_7', 'phase_8'] as const;

@@ -1,9 +1,10 @@
-import type { JsonObject, JsonValue } from '../../codec/canonical-json.js';
+import type { JsonObject, JsonValue } from '../../contract/json.js';
 import { canonicalJsonBytes, canonicalJsonLength } from '../../codec/json-pieces.js';
-import { PART_MARKER, PARTS_MARKER, splitDocument, type PartFile, type SplitOptions, type SplitResult } from '../../codec/parts.js';
+import { PART_MARKER, PARTS_MARKER, splitDocument } from '../../codec/parts.js';
+import { type PartFile, type SplitOptions, type SplitResult } from '../../contract/split.js';
 import { sha256Hex } from '../../codec/sha256.js';
 import { PHASE_KEYS } from './schema.js';
-import { assertFunctionArgument, assertObjectArgument } from '../../model/arguments.js';
+import { assertFunctionArgument, assertObjectArgument } from '../../contract/arguments.js';
 
 // Measured and encoded from the canonical text's pieces: a big string is never copied to be counted.
 const size = (v: JsonValue): number => canonicalJsonLength(v);

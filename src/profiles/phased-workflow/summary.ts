@@ -1,5 +1,5 @@
-import type { RetentionSummarizer } from '../../retention/summary.js';
-import { assertObjectArgument } from '../../model/arguments.js';
+import type { RetentionSummarizer } from '../../contract/retention-policy.js';
+import { assertObjectArgument } from '../../contract/arguments.js';
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 

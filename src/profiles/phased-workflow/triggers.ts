@@ -1,6 +1,6 @@
-import type { JsonValue } from '../../codec/canonical-json.js';
-import { CheckpointError } from '../../model/errors.js';
-import type { Priority, Snapshot } from '../../model/snapshot.js';
+import type { JsonValue } from '../../contract/json.js';
+import { CheckpointError } from '../../contract/errors.js';
+import type { Priority, Snapshot } from '../../contract/snapshot.js';
 import { completedPhaseKeys } from './phases.js';
 import {
   PHASED_TRIGGER_PRIORITIES,
@@ -11,7 +11,7 @@ import {
   type PhasedTrigger,
   type PhasedWorkflowPayload,
 } from './schema.js';
-import { assertObjectArgument, assertOptionsArgument } from '../../model/arguments.js';
+import { assertObjectArgument, assertOptionsArgument } from '../../contract/arguments.js';
 
 /**
  * A checkpoint request at one of phased-workflow-github.md's trigger points: the

@@ -1,12 +1,15 @@
 import { z } from 'zod';
-import { canonicalJson, parseJson, type JsonObject } from '../../codec/canonical-json.js';
-import { documentChecksum, verifyDocument, type DocumentFormat } from '../../codec/json-document.js';
+import { canonicalJson, parseJson } from '../../codec/canonical-json.js';
+import { type JsonObject } from '../../contract/json.js';
+import { documentChecksum, verifyDocument } from '../../codec/json-document.js';
+import { type DocumentFormat } from '../../contract/document-format.js';
 import { gunzip, isGzip } from '../../codec/gzip.js';
 import { utf8Decode, utf8Encode } from '../../codec/utf8.js';
-import { CheckpointError } from '../../model/errors.js';
-import { FORMAT_VERSION, type Integrity, type SnapshotDraft } from '../../model/snapshot.js';
-import { assertValid, documentValidator, type JsonSchema } from '../../model/document-validator.js';
-import * as generated from '../../model/generated/plan-executor-document.js';
+import { CheckpointError } from '../../contract/errors.js';
+import { FORMAT_VERSION, type Integrity, type SnapshotDraft } from '../../contract/snapshot.js';
+import { assertValid, documentValidator } from '../../codec/document-validator.js';
+import { type JsonSchema } from '../../contract/json.js';
+import * as generated from '../../codec/generated/plan-executor-document.js';
 import {
   PlanExecutorDocumentSchema,
   type PlanExecutorDocument,

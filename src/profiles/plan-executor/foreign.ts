@@ -1,9 +1,11 @@
 import { z } from 'zod';
-import { canonicalJson, parseJson, type JsonObject, type JsonValue } from '../../codec/canonical-json.js';
-import { INTEGRITY_FIELD, type EncodedSnapshot } from '../../codec/json-document.js';
+import { canonicalJson, parseJson } from '../../codec/canonical-json.js';
+import { type JsonObject, type JsonValue } from '../../contract/json.js';
+import { INTEGRITY_FIELD } from '../../codec/json-document.js';
+import { type EncodedSnapshot } from '../../contract/document-format.js';
 import { gunzip, isGzip } from '../../codec/gzip.js';
 import { utf8Decode, utf8Encode } from '../../codec/utf8.js';
-import { PRIORITIES, type SnapshotDraft } from '../../model/snapshot.js';
+import { PRIORITIES, type SnapshotDraft } from '../../contract/snapshot.js';
 import { foreignJsonReader, hasMembers, isJsonObject, LiberalTimeSchema, sealAsIs, toUtc } from '../foreign-json.js';
 import { importedSnapshotId, parseDocumentWith } from '../snapshot-lifecycle/import.js';
 import { PLAN_EXECUTOR_STATUSES, PLAN_EXECUTOR_TRIGGERS, PlanNumberSchema, type PlanExecutorPayload, type PlanExecutorStatus, type PlanExecutorTrigger } from './schema.js';

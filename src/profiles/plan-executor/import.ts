@@ -1,12 +1,13 @@
-import { canonicalJson, type JsonObject } from '../../codec/canonical-json.js';
-import type { EncodedSnapshot } from '../../codec/json-document.js';
+import { canonicalJson } from '../../codec/canonical-json.js';
+import { type JsonObject } from '../../contract/json.js';
+import type { EncodedSnapshot } from '../../contract/document-format.js';
 import { importedSnapshotId, importSpecDocument, parseDocumentWith, withForeignFallback, type JsonProfileImportOptions } from '../snapshot-lifecycle/import.js';
 import { planExecutorSealedBySavepoint, sealPlanExecutorForeign } from './foreign.js';
 import type { RunImporter } from '../import-run.js';
 import { jsonRunImporter } from '../json-run-import.js';
 import { planExecutor, type PlanExecutorProfile } from './profile.js';
 import { PlanExecutorIntegritySchema, PlanExecutorSpecDocumentSchema, type PlanExecutorPayload, type PlanExecutorStatus, type PlanExecutorTrigger } from './schema.js';
-import { assertOptionsArgument } from '../../model/arguments.js';
+import { assertOptionsArgument } from '../../contract/arguments.js';
 
 /** Options of {@link importPlanExecutorDocument}. */
 export interface ImportPlanExecutorOptions extends JsonProfileImportOptions {

@@ -1,8 +1,8 @@
-import { CheckpointError } from '../../model/errors.js';
-import { assertRunId, SNAPSHOT_ID_PATTERN } from '../../model/ids.js';
+import { CheckpointError } from '../../contract/errors.js';
+import { assertRunId, SNAPSHOT_ID_PATTERN } from '../../contract/ids.js';
 import { assertKey } from '../../storage/keys.js';
-import { GZIP_SUFFIX, type KeyInfo, type ProfileLayout } from '../layout.js';
-import { assertOptionsArgument } from '../../model/arguments.js';
+import { GZIP_SUFFIX, type KeyInfo, type ProfileLayout } from '../../contract/layout.js';
+import { assertOptionsArgument } from '../../contract/arguments.js';
 
 /** Options of {@link planExecutorLayout}. */
 export interface PlanExecutorLayoutOptions {

@@ -1,11 +1,12 @@
 import { planExecutorResumeRule } from './resume-rule.js';
-import type { ResumeRule } from '../../resume/types.js';
-import type { RetentionPolicy } from '../../retention/policy.js';
-import { defineProfile, type Profile } from '../define-profile.js';
+import type { ResumeRule } from '../../contract/resume-rule.js';
+import type { RetentionPolicy } from '../../contract/retention-policy.js';
+import { defineProfile } from '../define-profile.js';
+import { type Profile } from '../../contract/profile.js';
 import { planExecutorDocumentFormat } from './document.js';
 import { planExecutorLayout } from './layout.js';
 import { PLAN_EXECUTOR_STATUSES, PlanExecutorPayloadSchema, type PlanExecutorPayload, type PlanExecutorTrigger } from './schema.js';
-import { assertOptionsArgument } from '../../model/arguments.js';
+import { assertOptionsArgument } from '../../contract/arguments.js';
 
 /** Options of {@link createPlanExecutorProfile}. */
 export interface PlanExecutorProfileOptions {

@@ -1,7 +1,7 @@
-import { CheckpointError } from '../../model/errors.js';
-import type { Snapshot } from '../../model/snapshot.js';
+import { CheckpointError } from '../../contract/errors.js';
+import type { Snapshot } from '../../contract/snapshot.js';
 import type { PlanCompletedTask, PlanExecutorPayload, PlanExecutorSpecDocument, PlanExecutorStatus, PlanExecutorTrigger, PlanRemainingTask } from './schema.js';
-import { assertObjectArgument, assertOptionsArgument } from '../../model/arguments.js';
+import { assertObjectArgument, assertOptionsArgument } from '../../contract/arguments.js';
 
 /** A checkpoint request for the writer: trigger, plan status and payload. */
 export interface PlanExecutorCheckpointRequest {

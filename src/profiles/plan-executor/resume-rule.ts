@@ -1,7 +1,7 @@
-import type { Snapshot } from '../../model/snapshot.js';
-import type { ResumePoint, ResumeRule, ResumeWarning } from '../../resume/types.js';
+import type { Snapshot } from '../../contract/snapshot.js';
+import type { ResumePoint, ResumeRule, ResumeWarning } from '../../contract/resume-rule.js';
 import { stringsOf } from '../../resume/rule-helpers.js';
-import { assertObjectArgument } from '../../model/arguments.js';
+import { assertObjectArgument } from '../../contract/arguments.js';
 
 /**
  * The plan-executor.md fields the resume rule reads (the `NN-CHECKPOINT.json` document

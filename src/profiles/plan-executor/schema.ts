@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { RUN_ID_PATTERN, SNAPSHOT_ID_PATTERN } from '../../model/ids.js';
-import { PRIORITIES, Rfc3339Schema, TriggerRecordSchema } from '../../model/snapshot.js';
+import { RUN_ID_PATTERN, SNAPSHOT_ID_PATTERN } from '../../contract/ids.js';
+import { PRIORITIES, Rfc3339Schema, TriggerRecordSchema } from '../../contract/snapshot.js';
 
 /**
  * plan-executor.md `status` values. `completed` and `failed` end a run; `timeout` does

@@ -1,7 +1,7 @@
 import { canonicalJson } from '../../codec/canonical-json.js';
 import { sha256Hex } from '../../codec/sha256.js';
-import { assertObjectArgument } from '../../model/arguments.js';
-import type { Integrity } from '../../model/snapshot.js';
+import { assertObjectArgument } from '../../contract/arguments.js';
+import type { Integrity } from '../../contract/snapshot.js';
 import type { ProgressDocument, ProgressMeta } from './model.js';
 
 /**

@@ -2,12 +2,12 @@
  * Render and parse `.ccc-progress.md` exactly as progress-protocol.md (Step 1) lays it out.
  */
 import { canonicalJson, parseJson } from '../../codec/canonical-json.js';
-import { CheckpointError } from '../../model/errors.js';
-import { assertValid, documentValidator, type DocumentValidator } from '../../model/document-validator.js';
-import * as generated from '../../model/generated/progress-progress-document-json-schema.js';
+import { CheckpointError } from '../../contract/errors.js';
+import { assertValid, documentValidator, type DocumentValidator } from '../../codec/document-validator.js';
+import * as generated from '../../codec/generated/progress-progress-document-json-schema.js';
 import { assertRenderable, normalizeBlock, normalizeNewlines, normalizeText, parseListItems, renderListItems, sectionKey, splitSections } from '../handoff-markdown/markdown.js';
 import { ProgressDocumentSchema, type ProgressBlocker, type ProgressDecision, type ProgressDocument, type ProgressMeta } from './model.js';
-import { assertStringArgument } from '../../model/arguments.js';
+import { assertStringArgument } from '../../contract/arguments.js';
 
 /** Title line of the progress file. */
 export const PROGRESS_TITLE = '# Session Progress';

@@ -1,6 +1,6 @@
 import type { ProgressDocument } from './model.js';
 import { nextActionOf, taskPosition } from './status-comment.js';
-import { assertOptionsArgument, assertStringArgument } from '../../model/arguments.js';
+import { assertOptionsArgument, assertStringArgument } from '../../contract/arguments.js';
 import { assertProgressDocArgument } from './doc-argument.js';
 
 /** The box of Step 4, as the spec draws it. */

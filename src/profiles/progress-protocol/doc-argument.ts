@@ -1,4 +1,4 @@
-import { assertArrayArgument, assertObjectArgument } from '../../model/arguments.js';
+import { assertArrayArgument, assertObjectArgument } from '../../contract/arguments.js';
 
 /**
  * Shape check of a progress document passed to a public helper: the lists the helpers walk.

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { open, readFile, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { CheckpointError } from '../../model/errors.js';
-import { assertObjectArgument, assertStringArgument } from '../../model/arguments.js';
+import { CheckpointError } from '../../contract/errors.js';
+import { assertObjectArgument, assertStringArgument } from '../../contract/arguments.js';
 
 /**
  * Writes `data` so a crash never leaves a half-written file: a temp file in the same

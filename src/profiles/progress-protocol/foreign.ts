@@ -5,15 +5,15 @@
  * is on import.
  */
 import { canonicalJson } from '../../codec/canonical-json.js';
-import type { EncodedSnapshot, ForeignRead, ForeignReadWarning } from '../../codec/json-document.js';
+import type { EncodedSnapshot, ForeignRead, ForeignReadWarning } from '../../contract/document-format.js';
 import { gunzip, isGzip } from '../../codec/gzip.js';
 import { sha256Hex } from '../../codec/sha256.js';
 import { utf8Decode, utf8Encode } from '../../codec/utf8.js';
-import { CheckpointError } from '../../model/errors.js';
-import { FORMAT_VERSION, type Snapshot } from '../../model/snapshot.js';
+import { CheckpointError } from '../../contract/errors.js';
+import { FORMAT_VERSION, type Snapshot } from '../../contract/snapshot.js';
 import { liberalUtc, rawSections } from '../handoff-markdown/foreign-text.js';
 import { headingOf, normalizeNewlines, splitSections } from '../handoff-markdown/markdown.js';
-import type { KeyInfo } from '../layout.js';
+import type { KeyInfo } from '../../contract/layout.js';
 import { importedSnapshotId } from '../snapshot-lifecycle/import.js';
 import { isProgressSectionKey, parseProgress, PROGRESS_HEADER_LINE, SAVEPOINT_META_LINE } from './codec.js';
 import { PROGRESS_STATUSES, PROGRESS_TRIGGERS, ProgressMetaSchema, type ProgressDocument, type ProgressMeta } from './model.js';

@@ -1,8 +1,8 @@
 import { execFile } from 'node:child_process';
 import { access, constants } from 'node:fs/promises';
 import { isAbsolute, posix, relative, resolve, sep } from 'node:path';
-import { CheckpointError } from '../../model/errors.js';
-import { assertOptionsArgument, assertStringArgument } from '../../model/arguments.js';
+import { CheckpointError } from '../../contract/errors.js';
+import { assertOptionsArgument, assertStringArgument } from '../../contract/arguments.js';
 
 /** What {@link gitSnapshot} did. */
 export type GitSnapshotResult =

@@ -1,5 +1,5 @@
-import type { EncodedSnapshot } from '../../codec/json-document.js';
-import type { Profile } from '../define-profile.js';
+import type { EncodedSnapshot } from '../../contract/document-format.js';
+import type { Profile } from '../../contract/profile.js';
 import type { RunImporter } from '../import-run.js';
 import { documentRunImporter, importAsLatest } from '../json-run-import.js';
 import { sealProgressAsIs, type ProgressSealOptions } from './foreign.js';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { Rfc3339Schema, storedSnapshotMetaShape } from '../../model/snapshot.js';
-import type { JsonSchema } from '../../model/validate.js';
-import type { TriggerSpec } from '../define-profile.js';
+import { Rfc3339Schema, storedSnapshotMetaShape } from '../../contract/snapshot.js';
+import type { JsonSchema } from '../../codec/validate.js';
+import type { TriggerSpec } from '../../contract/profile.js';
 
 const OneLine = z.string().regex(/^[^\n]*$/);
 const Item = z.string().min(1);

@@ -1,11 +1,11 @@
 import { resolve } from 'node:path';
-import { systemClock, toRfc3339, type Clock } from '../../model/clock.js';
-import { CheckpointError } from '../../model/errors.js';
+import { systemClock, toRfc3339, type Clock } from '../../contract/clock.js';
+import { CheckpointError } from '../../contract/errors.js';
 import { readStateFile, type CccState } from './files.js';
 import type { ProgressDocument } from './model.js';
 import type { ProgressStatus } from './profile.js';
 import type { StatusSink } from './sinks/status-sink.js';
-import { assertArrayArgument, assertOptionsArgument } from '../../model/arguments.js';
+import { assertArrayArgument, assertOptionsArgument } from '../../contract/arguments.js';
 import { continuationStep } from './protocol/continuation-step.js';
 import { gitStep } from './protocol/git-step.js';
 import { persistProgress } from './protocol/persist-progress.js';

@@ -1,6 +1,6 @@
 import type { ProgressDocument } from './model.js';
 import type { ProgressStatus } from './profile.js';
-import { assertObjectArgument, assertOptionsArgument, assertStringArgument } from '../../model/arguments.js';
+import { assertObjectArgument, assertOptionsArgument, assertStringArgument } from '../../contract/arguments.js';
 import { assertProgressDocArgument } from './doc-argument.js';
 
 /** How each status reads in the comment (progress-protocol.md: In Progress / Blocked / Resuming). */

@@ -1,11 +1,11 @@
-import type { Clock } from '../../model/clock.js';
-import { CheckpointError, isCheckpointError } from '../../model/errors.js';
+import type { Clock } from '../../contract/clock.js';
+import { CheckpointError, isCheckpointError } from '../../contract/errors.js';
 import { runCheckpointProtocol, type CheckpointProtocolOptions, type ProgressInput } from './protocol.js';
 import { githubIssueCommentSink } from './sinks/github.js';
 import type { TrackerHttpOptions } from './sinks/http.js';
 import { linearStatusSink } from './sinks/linear.js';
 import type { StatusSink } from './sinks/status-sink.js';
-import { assertObjectArgument, assertOptionsArgument } from '../../model/arguments.js';
+import { assertObjectArgument, assertOptionsArgument } from '../../contract/arguments.js';
 
 /** Environment variables {@link sinkFromEnv} reads. */
 export type TrackerEnv = Readonly<Record<string, string | undefined>>;

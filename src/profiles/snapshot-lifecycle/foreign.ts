@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import type { JsonObject } from '../../codec/canonical-json.js';
-import { PRIORITIES, type SnapshotDraft } from '../../model/snapshot.js';
-import type { EncodedSnapshot } from '../../codec/json-document.js';
+import type { JsonObject } from '../../contract/json.js';
+import { PRIORITIES, type SnapshotDraft } from '../../contract/snapshot.js';
+import type { EncodedSnapshot } from '../../contract/document-format.js';
 import { foreignJsonReader, hasMembers, LiberalTimeSchema, sealAsIs, toUtc } from '../foreign-json.js';
-import { parseDocumentWith } from '../snapshot-lifecycle/import.js';
+import { parseDocumentWith } from './import.js';
 import { LIFECYCLE_COMMAND_KINDS, LIFECYCLE_COMMAND_RESULTS, LIFECYCLE_RUN_STATUSES, LIFECYCLE_SOURCES, LIFECYCLE_WINDOW_PRESSURES, type SnapshotLifecyclePayload } from './schema.js';
 
 /**

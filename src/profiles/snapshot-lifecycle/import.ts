@@ -1,19 +1,21 @@
 import type { z } from 'zod';
-import { parseJson, type JsonObject, type JsonValue } from '../../codec/canonical-json.js';
-import { documentChecksum, INTEGRITY_FIELD, verifyDocument, type EncodedSnapshot } from '../../codec/json-document.js';
+import { parseJson } from '../../codec/canonical-json.js';
+import { type JsonObject, type JsonValue } from '../../contract/json.js';
+import { documentChecksum, INTEGRITY_FIELD, verifyDocument } from '../../codec/json-document.js';
+import { type EncodedSnapshot } from '../../contract/document-format.js';
 import { gunzip, isGzip } from '../../codec/gzip.js';
 import { utf8Decode } from '../../codec/utf8.js';
-import { CheckpointError, isCheckpointError } from '../../model/errors.js';
-import { newSnapshotId } from '../../model/ids.js';
-import type { SnapshotDraft } from '../../model/snapshot.js';
+import { CheckpointError, isCheckpointError } from '../../contract/errors.js';
+import { newSnapshotId } from '../../contract/ids.js';
+import type { SnapshotDraft } from '../../contract/snapshot.js';
 import { sha256Hex } from '../../codec/sha256.js';
-import type { Profile } from '../define-profile.js';
+import type { Profile } from '../../contract/profile.js';
 import { snapshotLifecycleDocumentSchema, type LifecycleSource, type SnapshotLifecyclePayload } from './schema.js';
 import { snapshotLifecycle, type SnapshotLifecycleProfile } from './profile.js';
 import { lifecycleSealedBySavepoint, sealLifecycleForeign } from './foreign.js';
 import type { RunImporter } from '../import-run.js';
 import { jsonRunImporter } from '../json-run-import.js';
-import { assertOptionsArgument, assertProfileArgument } from '../../model/arguments.js';
+import { assertOptionsArgument, assertProfileArgument } from '../../contract/arguments.js';
 
 /** Options common to the `import…Document` helpers of the JSON profiles. */
 export interface JsonProfileImportOptions {

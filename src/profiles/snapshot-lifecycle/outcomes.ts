@@ -1,8 +1,8 @@
-import { CheckpointError, isCheckpointError } from '../../model/errors.js';
+import { CheckpointError, isCheckpointError } from '../../contract/errors.js';
 import type { CheckpointResult, CheckpointWriter, HeartbeatPayload } from '../../writer/types.js';
 import { LifecycleCommandOutcomeSchema, DEFAULT_MAX_COMMAND_OUTCOMES, type LifecycleCommandOutcome, type SnapshotLifecyclePayload } from './schema.js';
 import type { LifecycleCheckpointRequest } from './triggers.js';
-import { assertFunctionArgument, assertObjectArgument, assertOptionsArgument } from '../../model/arguments.js';
+import { assertFunctionArgument, assertObjectArgument, assertOptionsArgument } from '../../contract/arguments.js';
 
 /** Options of {@link createCommandOutcomeRecorder}. */
 export interface CommandOutcomeRecorderOptions {

@@ -1,13 +1,14 @@
 import { jsonDocumentFormat } from '../../codec/json-document.js';
-import { CheckpointError } from '../../model/errors.js';
+import { CheckpointError } from '../../contract/errors.js';
 import { snapshotLifecycleResumeRule } from './resume-rule.js';
 import { decodeSnapshotLifecycleForeign } from './foreign.js';
-import type { ResumeRule } from '../../resume/types.js';
+import type { ResumeRule } from '../../contract/resume-rule.js';
 import { snapshotLifecycleRetention } from './retention.js';
-import type { RetentionPolicy } from '../../retention/policy.js';
+import type { RetentionPolicy } from '../../contract/retention-policy.js';
 import { fromLifecycleHeader, toLifecycleHeader } from '../default-profile.js';
-import { defineProfile, type Profile } from '../define-profile.js';
-import { historyBySnapshotId, standardLayout } from '../layout.js';
+import { defineProfile } from '../define-profile.js';
+import { type Profile } from '../../contract/profile.js';
+import { historyBySnapshotId, standardLayout } from '../../snapshot-io/layout.js';
 import {
   DEFAULT_MAX_COMMAND_OUTCOMES,
   LIFECYCLE_RUN_STATUSES,
@@ -18,7 +19,7 @@ import {
   type SnapshotLifecycleDocument,
   type SnapshotLifecyclePayload,
 } from './schema.js';
-import { assertOptionsArgument } from '../../model/arguments.js';
+import { assertOptionsArgument } from '../../contract/arguments.js';
 
 /** Options of {@link createSnapshotLifecycleProfile}. */
 export interface SnapshotLifecycleProfileOptions {

@@ -1,7 +1,7 @@
-import type { Snapshot } from '../../model/snapshot.js';
-import type { ResumePoint, ResumeRule, ResumeWarning } from '../../resume/types.js';
+import type { Snapshot } from '../../contract/snapshot.js';
+import type { ResumePoint, ResumeRule, ResumeWarning } from '../../contract/resume-rule.js';
 import { bullets, stringsOf } from '../../resume/rule-helpers.js';
-import { assertObjectArgument } from '../../model/arguments.js';
+import { assertObjectArgument } from '../../contract/arguments.js';
 
 /**
  * The part of a snapshot-lifecycle.md payload the resume rule reads: `step_state` with

@@ -1,6 +1,7 @@
-import { freezePolicy, keepLast, keepLatestStatus, type RetentionPolicy, type RetentionRule } from '../../retention/policy.js';
-import type { RetentionDuration } from '../../retention/duration.js';
-import { assertOptionsArgument } from '../../model/arguments.js';
+import { freezePolicy, keepLast, keepLatestStatus } from '../../retention/policy.js';
+import { type RetentionPolicy, type RetentionRule } from '../../contract/retention-policy.js';
+import type { RetentionDuration } from '../../contract/retention-policy.js';
+import { assertOptionsArgument } from '../../contract/arguments.js';
 
 /** Options of {@link createSnapshotLifecycleRetention}; every default is snapshot-lifecycle.md's. */
 export interface SnapshotLifecycleRetentionOptions {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { SNAPSHOT_ID_PATTERN } from '../../model/ids.js';
-import { IntegritySchema, PRIORITIES, Rfc3339Schema, TriggerRecordSchema } from '../../model/snapshot.js';
+import { SNAPSHOT_ID_PATTERN } from '../../contract/ids.js';
+import { IntegritySchema, PRIORITIES, Rfc3339Schema, TriggerRecordSchema } from '../../contract/snapshot.js';
 
 /** snapshot-lifecycle.md `source` values: the four trigger boundaries. */
 export const LIFECYCLE_SOURCES = ['step_boundary', 'error_boundary', 'timer', 'manual'] as const;

@@ -1,5 +1,5 @@
 import fsp from 'node:fs/promises';
-import type { DeleteOptions } from '../adapter.js';
+import type { DeleteOptions } from '../../contract/storage.js';
 import { openDir, type OpenedDir } from './dir.js';
 import { fdClose, fdSync } from './fd.js';
 import { conflict, exclusive, lockWith, openTemp, quietly, Retry, type Temp } from './direct-write.js';

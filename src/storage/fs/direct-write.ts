@@ -1,7 +1,7 @@
 import { constants, type BigIntStats } from 'node:fs';
 import fsp from 'node:fs/promises';
-import { CheckpointError } from '../../model/errors.js';
-import type { PutOptions, PutResult } from '../adapter.js';
+import { CheckpointError } from '../../contract/errors.js';
+import type { PutOptions, PutResult } from '../../contract/storage.js';
 import { openDir, type Dir, type OpenedDir } from './dir.js';
 import { fdClose, fdOpen, fdStat, fdSync, fdUtimes, fdWriteAll, fsLink, fsRename } from './fd.js';
 import { errnoOf, fsError, nextMtimeSeconds, versionOf } from './io.js';

@@ -1,5 +1,5 @@
-import { CheckpointError } from '../../model/errors.js';
-import type { BatchOperation, BatchOutcome, DeleteOptions, PutOptions, PutResult, StorageAdapter, StorageCapabilities, StorageEntry, StoredObject } from '../adapter.js';
+import { CheckpointError } from '../../contract/errors.js';
+import type { BatchOperation, BatchOutcome, DeleteOptions, PutOptions, PutResult, StorageAdapter, StorageCapabilities, StorageEntry, StoredObject } from '../../contract/storage.js';
 import { ownedCopy } from '../handed-over.js';
 import { assertKey } from '../keys.js';
 import { directDelete } from './direct-delete.js';

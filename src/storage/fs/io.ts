@@ -1,7 +1,7 @@
 import type { BigIntStats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
-import { CheckpointError } from '../../model/errors.js';
-import type { ReasonCode } from '../../model/reason-codes.js';
+import { CheckpointError } from '../../contract/errors.js';
+import type { ReasonCode } from '../../contract/reason-codes.js';
 
 /** The errno code of a Node system error, if it is one. */
 export function errnoOf(err: unknown): string | undefined {

@@ -1,5 +1,5 @@
 import { assertBatchOperations } from '../batch-operation.js';
-import type { BatchOperation, BatchOutcome, DeleteOptions, PutOptions, PutResult } from '../adapter.js';
+import type { BatchOperation, BatchOutcome, DeleteOptions, PutOptions, PutResult } from '../../contract/storage.js';
 import { ownedCopy } from '../handed-over.js';
 import { errnoOf, fsError } from './io.js';
 import { rootDir } from './lifecycle.js';

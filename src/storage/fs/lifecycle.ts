@@ -1,10 +1,10 @@
 import fsp from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { CheckpointError } from '../../model/errors.js';
+import { CheckpointError } from '../../contract/errors.js';
 import { openRoot, type Containment, type RootDir } from './dir.js';
 import { fdClose } from './fd.js';
 import { errnoOf } from './io.js';
-import { createJournal, JOURNAL_NAME, type RecoveryReport } from './journal.js';
+import { createJournal, JOURNAL_NAME, type RecoveryReport } from './journal/index.js';
 import { lstatIfAny } from './lock.js';
 import { closeRoot, type FsStoreState } from './store-state.js';
 import { sweepInternalFiles } from './sweep.js';

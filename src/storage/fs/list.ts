@@ -1,10 +1,10 @@
 import fsp from 'node:fs/promises';
-import type { StorageEntry } from '../adapter.js';
+import type { StorageEntry } from '../../contract/storage.js';
 import { assertKey, assertPrefix } from '../keys.js';
 import { openChild, openDir, type Dir, type OpenedDir, type RootDir } from './dir.js';
 import { fdClose } from './fd.js';
 import { errnoOf, fsError, versionOf } from './io.js';
-import type { AckedState } from './journal.js';
+import type { AckedState } from './journal/index.js';
 import { rootDir } from './lifecycle.js';
 import { lstatIfAny } from './lock.js';
 import { assertOpen, closeRoot, scrubFor, type FsStoreState } from './store-state.js';

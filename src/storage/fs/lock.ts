@@ -1,7 +1,7 @@
 import fsp from 'node:fs/promises';
 import type { BigIntStats } from 'node:fs';
-import { sleep, type Clock } from '../../model/clock.js';
-import { CheckpointError } from '../../model/errors.js';
+import { sleep, type Clock } from '../../contract/clock.js';
+import { CheckpointError } from '../../contract/errors.js';
 import { fsLink, fsRename } from './fd.js';
 import { errnoOf } from './io.js';
 import { INTERNAL_MARK, deadName, newOwner, ownerGone, parseOwner, type Owner } from './names.js';

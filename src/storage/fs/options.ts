@@ -1,5 +1,5 @@
-import { systemClock, type Clock } from '../../model/clock.js';
-import { CheckpointError } from '../../model/errors.js';
+import { systemClock, type Clock } from '../../contract/clock.js';
+import { CheckpointError } from '../../contract/errors.js';
 import { realIo, type FsIo } from './fd.js';
 import type { LockTiming } from './lock.js';
 

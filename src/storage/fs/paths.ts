@@ -1,4 +1,4 @@
-import { CheckpointError } from '../../model/errors.js';
+import { CheckpointError } from '../../contract/errors.js';
 
 /** Where a (valid) key lives below the store root. */
 export interface KeyPath {

@@ -1,6 +1,6 @@
 import { constants } from 'node:fs';
 import fsp, { type FileHandle } from 'node:fs/promises';
-import type { StoredObject } from '../adapter.js';
+import type { StoredObject } from '../../contract/storage.js';
 import { openDir, type Dir, type OpenedDir } from './dir.js';
 import { errnoOf, fsError, readAll, versionOf } from './io.js';
 import { rootDir } from './lifecycle.js';

@@ -1,8 +1,8 @@
-import { CheckpointError } from '../../model/errors.js';
+import { CheckpointError } from '../../contract/errors.js';
 import type { Dir, RootDir } from './dir.js';
 import { fdClose } from './fd.js';
 import { scrubber, type Scrub } from './io.js';
-import type { Journal } from './journal.js';
+import type { Journal } from './journal/index.js';
 import type { FsSettings } from './options.js';
 import type { FsOpenReport } from './lifecycle.js';
 

@@ -1,5 +1,5 @@
-import { CheckpointError } from '../../model/errors.js';
-import type { BatchOperation, BatchOutcome } from '../adapter.js';
+import { CheckpointError } from '../../contract/errors.js';
+import type { BatchOperation, BatchOutcome } from '../../contract/storage.js';
 import { conditionsHold } from './commit-conditions.js';
 import { planTree } from './commit-plan.js';
 import { ensureListings, readHead } from './commit-reads.js';

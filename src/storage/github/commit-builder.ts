@@ -1,4 +1,4 @@
-import type { BatchOperation, BatchOutcome } from '../adapter.js';
+import type { BatchOperation, BatchOutcome } from '../../contract/storage.js';
 import { commitAttempts } from './commit-attempts.js';
 import type { CommitOptions } from './commit-run.js';
 import { forgetDamage, restoringOnFailure } from './contents.js';

@@ -1,4 +1,4 @@
-import { CheckpointError } from '../../model/errors.js';
+import { CheckpointError } from '../../contract/errors.js';
 import { conditionFailed, mergeRunIndexBytes } from './conflicts.js';
 import { isOwnDamage, readBlob } from './contents.js';
 import { resetMerges, type CommitRun, type Prepared } from './commit-run.js';

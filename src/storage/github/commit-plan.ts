@@ -1,7 +1,7 @@
 import type { CommitFile } from './commit-reads.js';
 import type { Prepared } from './commit-run.js';
 import type { RepoContext } from './context.js';
-import { asUtf8Text } from './encoding.js';
+import { asUtf8Text } from '../../codec/base64.js';
 
 /** One entry of a tree to create on top of the head (`sha: null` removes the path). */
 export interface TreeEntry {

@@ -1,4 +1,4 @@
-import { CheckpointError } from '../../model/errors.js';
+import { CheckpointError } from '../../contract/errors.js';
 import { listDirectory, unexpected } from './contents.js';
 import { dirOf, encodeRepoPath, type RepoContext } from './context.js';
 import type { KnownHead } from './head-state.js';

@@ -1,5 +1,5 @@
-import type { CheckpointError } from '../../model/errors.js';
-import type { BatchOperation, BatchOutcome } from '../adapter.js';
+import type { CheckpointError } from '../../contract/errors.js';
+import type { BatchOperation, BatchOutcome } from '../../contract/storage.js';
 import type { RepoContext } from './context.js';
 import { gitBlobSha } from './git-blob.js';
 

@@ -1,9 +1,9 @@
-import { CheckpointError } from '../../model/errors.js';
+import { CheckpointError } from '../../contract/errors.js';
 import type { PlannedEntry, TreeEntry } from './commit-plan.js';
 import { resetMerges, type CommitOptions, type CommitRun, type Prepared } from './commit-run.js';
 import { MAX_ATTEMPTS, raceBackoff, sendWrite, unexpected } from './contents.js';
 import { encodeRepoPath, type RepoContext } from './context.js';
-import { toBase64 } from './encoding.js';
+import { toBase64 } from '../../codec/base64.js';
 import type { KnownHead } from './head-state.js';
 
 /** The planned entries with their blobs uploaded, in order; a blob GitHub stores under another sha is sent again. */

@@ -1,4 +1,4 @@
-import { CheckpointError } from '../../model/errors.js';
+import { CheckpointError } from '../../contract/errors.js';
 import { readBackOf, type PathChange, type TreeEntry, type TreePlan } from './commit-plan.js';
 import { commitFiles, type CommitFile } from './commit-reads.js';
 import { rewriteOf, type CommitRun, type Prepared } from './commit-run.js';

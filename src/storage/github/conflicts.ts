@@ -1,5 +1,5 @@
-import { CheckpointError, isCheckpointError } from '../../model/errors.js';
-import { decodeRunIndex, encodeRunIndex, mergeRunIndex, pruneRunIndex, type RunIndex, type RunIndexEntry } from '../../model/run-index.js';
+import { CheckpointError, isCheckpointError } from '../../contract/errors.js';
+import { decodeRunIndex, encodeRunIndex, mergeRunIndex, pruneRunIndex, type RunIndex, type RunIndexEntry } from '../../codec/run-index.js';
 import { canonicalJson } from '../../codec/canonical-json.js';
 
 /** A failed condition (`ifAbsent` / `ifVersion`), reported the way every adapter reports it. */

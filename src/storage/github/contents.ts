@@ -1,8 +1,8 @@
-import { sleep } from '../../model/clock.js';
-import { CheckpointError, isCheckpointError } from '../../model/errors.js';
+import { sleep } from '../../contract/clock.js';
+import { CheckpointError, isCheckpointError } from '../../contract/errors.js';
 import { conditionFailed } from './conflicts.js';
 import { encodeRepoPath, type RepoContext } from './context.js';
-import { fromBase64 } from './encoding.js';
+import { fromBase64 } from '../../codec/base64.js';
 import type { KnownEntry } from './head-state.js';
 import { isAmbiguous, type GitHubRequest, type GitHubResponse } from './http.js';
 

@@ -1,4 +1,4 @@
-import type { Clock } from '../../model/clock.js';
+import type { Clock } from '../../contract/clock.js';
 import type { GitHubStorageEventListener } from './events.js';
 import type { HeadState } from './head-state.js';
 import type { GitHubHttp } from './http.js';

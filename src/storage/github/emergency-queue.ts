@@ -1,4 +1,4 @@
-import { listAll, type BatchOperation, type StorageAdapter } from '../adapter.js';
+import { listAll, type BatchOperation, type StorageAdapter } from '../../contract/storage.js';
 import { decodeQueuedWrite, encodeQueuedWrite, versionsOf } from './queue-codec.js';
 
 /** A write accepted while GitHub's rate limit was exhausted, waiting to be pushed. */

@@ -1,4 +1,4 @@
-import type { ReasonCode } from '../../model/reason-codes.js';
+import type { ReasonCode } from '../../contract/reason-codes.js';
 
 /**
  * What githubStorage reports while it works, through the `onEvent` option. Events never

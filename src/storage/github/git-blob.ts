@@ -1,6 +1,6 @@
 import { toHex } from '../../codec/sha256.js';
 import { utf8Encode } from '../../codec/utf8.js';
-import { assertBytesArgument } from '../../model/arguments.js';
+import { assertBytesArgument } from '../../contract/arguments.js';
 
 function subtle(): SubtleCrypto {
   const c = (globalThis as { crypto?: Crypto }).crypto;

@@ -1,6 +1,6 @@
-import type { Clock } from '../../model/clock.js';
-import type { BatchOperation, RateBudget, StorageAdapter } from '../adapter.js';
-import type { BufferedBatchOutcome, BufferedStorage } from '../buffered.js';
+import type { Clock } from '../../contract/clock.js';
+import type { BatchOperation, RateBudget, StorageAdapter } from '../../contract/storage.js';
+import type { BufferedBatchOutcome, BufferedStorage } from '../../contract/buffered-storage.js';
 import type { CommitMessageContext, GitHubCommitIdentity } from './context.js';
 import type { GitHubStorageEventListener } from './events.js';
 import { guardErrors } from './guard-errors.js';

@@ -1,4 +1,4 @@
-import type { StorageEntry } from '../adapter.js';
+import type { StorageEntry } from '../../contract/storage.js';
 import type { GitHubStorage } from './github-storage.js';
 import { surfaceError, type Scrubber } from './secrets.js';
 

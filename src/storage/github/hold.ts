@@ -1,4 +1,4 @@
-import type { BatchOperation } from '../adapter.js';
+import type { BatchOperation } from '../../contract/storage.js';
 import type { QueuedWrite } from './emergency-queue.js';
 import type { GitHubStorageOptions } from './github-storage.js';
 import { configError } from './options.js';

@@ -1,5 +1,5 @@
-import { sleep } from '../../model/clock.js';
-import { CheckpointError, type CheckpointErrorDetails } from '../../model/errors.js';
+import { sleep } from '../../contract/clock.js';
+import { CheckpointError, type CheckpointErrorDetails } from '../../contract/errors.js';
 import type { GitHubRequest, GitHubResponse } from './http.js';
 import { sendOnce, type RawAnswer } from './http-send.js';
 import type { HttpState } from './http-state.js';

@@ -1,6 +1,6 @@
-import type { Clock } from '../../model/clock.js';
-import { CheckpointError } from '../../model/errors.js';
-import type { RateBudget } from '../adapter.js';
+import type { Clock } from '../../contract/clock.js';
+import { CheckpointError } from '../../contract/errors.js';
+import type { RateBudget } from '../../contract/storage.js';
 import type { GitHubStorageEventListener } from './events.js';
 import { request } from './http-request.js';
 import { createHttpState } from './http-state.js';

@@ -1,6 +1,6 @@
 import { unexpected } from './contents.js';
 import { encodeRepoPath, type RepoContext } from './context.js';
-import { toBase64 } from './encoding.js';
+import { toBase64 } from '../../codec/base64.js';
 import { isAmbiguous } from './http.js';
 
 /**

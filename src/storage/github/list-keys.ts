@@ -1,4 +1,4 @@
-import type { StorageEntry } from '../adapter.js';
+import type { StorageEntry } from '../../contract/storage.js';
 import { assertKey, assertPrefix } from '../keys.js';
 import { INIT_MARKER_PATH } from './init-repository.js';
 import { listTree } from './listing.js';

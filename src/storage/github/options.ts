@@ -1,5 +1,5 @@
-import type { Clock } from '../../model/clock.js';
-import { CheckpointError } from '../../model/errors.js';
+import type { Clock } from '../../contract/clock.js';
+import { CheckpointError } from '../../contract/errors.js';
 import { assertKey } from '../keys.js';
 import type { CommitMessageContext, GitHubCommitIdentity } from './context.js';
 import { storageSpill, type QueueSpill } from './emergency-queue.js';

@@ -1,4 +1,4 @@
-import { CheckpointError } from '../../model/errors.js';
+import { CheckpointError } from '../../contract/errors.js';
 import { keysOf } from './emergency-queue.js';
 import type { PendingWrite } from './github-storage.js';
 import { loadQueue } from './queue-push.js';

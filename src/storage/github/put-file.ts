@@ -1,5 +1,5 @@
-import { CheckpointError } from '../../model/errors.js';
-import type { PutOptions } from '../adapter.js';
+import { CheckpointError } from '../../contract/errors.js';
+import type { PutOptions } from '../../contract/storage.js';
 import { conditionFailed, mergeRunIndexBytes } from './conflicts.js';
 import {
   currentSha,
@@ -20,7 +20,7 @@ import {
   type FileCommitJson,
 } from './contents.js';
 import { encodeRepoPath, type RepoContext } from './context.js';
-import { toBase64 } from './encoding.js';
+import { toBase64 } from '../../codec/base64.js';
 import { gitBlobSha } from './git-blob.js';
 import type { GitHubResponse } from './http.js';
 

@@ -1,5 +1,5 @@
-import { CheckpointError } from '../../model/errors.js';
-import type { BatchOperation } from '../adapter.js';
+import { CheckpointError } from '../../contract/errors.js';
+import type { BatchOperation } from '../../contract/storage.js';
 import { isOwnDamage } from './contents.js';
 import { keysOf, type QueuedWrite } from './emergency-queue.js';
 import { scheduleFlush } from './queue-push.js';

@@ -1,9 +1,9 @@
 import { parseJson } from '../../codec/canonical-json.js';
 import { utf8Decode, utf8Encode } from '../../codec/utf8.js';
-import { CheckpointError } from '../../model/errors.js';
-import type { BatchOperation } from '../adapter.js';
+import { CheckpointError } from '../../contract/errors.js';
+import type { BatchOperation } from '../../contract/storage.js';
 import type { QueuedWrite } from './emergency-queue.js';
-import { fromBase64, toBase64 } from './encoding.js';
+import { fromBase64, toBase64 } from '../../codec/base64.js';
 import { gitBlobSha } from './git-blob.js';
 
 interface SpilledOperation {

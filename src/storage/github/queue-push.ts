@@ -1,5 +1,5 @@
-import { sleep } from '../../model/clock.js';
-import { CheckpointError, isCheckpointError } from '../../model/errors.js';
+import { sleep } from '../../contract/clock.js';
+import { CheckpointError, isCheckpointError } from '../../contract/errors.js';
 import { commitOperations } from './commit-builder.js';
 import { deleteFile } from './contents.js';
 import { putFile } from './put-file.js';

@@ -1,4 +1,4 @@
-import type { RateBudget } from '../adapter.js';
+import type { RateBudget } from '../../contract/storage.js';
 
 /** phased-workflow-github.md `on_403_rate_limit`: wait until reset plus 5 s. */
 export const RESET_BUFFER_MS = 5000;

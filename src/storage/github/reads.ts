@@ -1,4 +1,4 @@
-import type { StoredObject } from '../adapter.js';
+import type { StoredObject } from '../../contract/storage.js';
 import { assertKey } from '../keys.js';
 import { readFile } from './contents.js';
 import { loadQueue } from './queue-push.js';

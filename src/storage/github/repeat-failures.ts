@@ -1,5 +1,5 @@
-import { CheckpointError, isCheckpointError } from '../../model/errors.js';
-import type { BatchOperation } from '../adapter.js';
+import { CheckpointError, isCheckpointError } from '../../contract/errors.js';
+import type { BatchOperation } from '../../contract/storage.js';
 import { withDetails } from './contents.js';
 import type { QueuedWrite } from './emergency-queue.js';
 import { gitBlobSha } from './git-blob.js';

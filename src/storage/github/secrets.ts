@@ -1,5 +1,5 @@
-import { CheckpointError } from '../../model/errors.js';
-import type { ReasonCode } from '../../model/reason-codes.js';
+import { CheckpointError } from '../../contract/errors.js';
+import type { ReasonCode } from '../../contract/reason-codes.js';
 
 /**
  * Keeps tokens out of everything githubStorage throws or emits. Messages are built from

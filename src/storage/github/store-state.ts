@@ -1,6 +1,6 @@
-import { systemClock, type Clock, type TimerHandle } from '../../model/clock.js';
-import { CheckpointError } from '../../model/errors.js';
-import type { StorageCapabilities } from '../adapter.js';
+import { systemClock, type Clock, type TimerHandle } from '../../contract/clock.js';
+import { CheckpointError } from '../../contract/errors.js';
+import type { StorageCapabilities } from '../../contract/storage.js';
 import { restore } from './restore.js';
 import type { RepoContext } from './context.js';
 import { createEmergencyQueue, type EmergencyQueue } from './emergency-queue.js';

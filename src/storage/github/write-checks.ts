@@ -1,4 +1,4 @@
-import { CheckpointError } from '../../model/errors.js';
+import { CheckpointError } from '../../contract/errors.js';
 
 /** Checks a write's conditions: a malformed one is a `checkpoint_config_invalid`, never a TypeError or an unconditional write. */
 export function assertConditions(key: string, opts: unknown, what: string): void {

@@ -1,4 +1,4 @@
-import type { BatchOperation, BatchOutcome, DeleteOptions, PutOptions, PutResult } from '../adapter.js';
+import type { BatchOperation, BatchOutcome, DeleteOptions, PutOptions, PutResult } from '../../contract/storage.js';
 import { assertBatchOperations } from '../batch-operation.js';
 import { assertKey } from '../keys.js';
 import { commitOperations } from './commit-builder.js';

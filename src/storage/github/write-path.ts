@@ -1,5 +1,5 @@
-import { isCheckpointError } from '../../model/errors.js';
-import type { BatchOperation } from '../adapter.js';
+import { isCheckpointError } from '../../contract/errors.js';
+import type { BatchOperation } from '../../contract/storage.js';
 import type { QueuedWrite } from './emergency-queue.js';
 import { holdWrite, isHolding } from './hold.js';
 import { retryAtOf } from './http.js';

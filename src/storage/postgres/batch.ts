@@ -1,4 +1,4 @@
-import type { BatchOperation, BatchOutcome } from '../adapter.js';
+import type { BatchOperation, BatchOutcome } from '../../contract/storage.js';
 import { assertBatchOperations } from '../batch-operation.js';
 import type { PostgresQueryResult } from './driver.js';
 import { checkSize, conflict, versionParam } from './checks.js';

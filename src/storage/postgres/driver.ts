@@ -1,4 +1,4 @@
-import { CheckpointError } from '../../model/errors.js';
+import { CheckpointError } from '../../contract/errors.js';
 
 /** A query result as node-postgres returns it. */
 export interface PostgresQueryResult<R> {

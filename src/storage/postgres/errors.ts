@@ -1,5 +1,5 @@
-import { CheckpointError, type CheckpointErrorDetails } from '../../model/errors.js';
-import type { ReasonCode } from '../../model/reason-codes.js';
+import { CheckpointError, type CheckpointErrorDetails } from '../../contract/errors.js';
+import type { ReasonCode } from '../../contract/reason-codes.js';
 import { safeCause, type Scrubber } from '../github/secrets.js';
 import { CONFLICT_SQLSTATE } from './sql.js';
 

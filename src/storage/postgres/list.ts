@@ -1,4 +1,4 @@
-import type { StorageEntry } from '../adapter.js';
+import type { StorageEntry } from '../../contract/storage.js';
 import { assertPrefix } from '../keys.js';
 import { readyPool } from './migrate.js';
 import { keyOf, prefixRange } from './order-key.js';

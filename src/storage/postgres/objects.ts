@@ -1,4 +1,4 @@
-import type { DeleteOptions, PutOptions, PutResult, StoredObject } from '../adapter.js';
+import type { DeleteOptions, PutOptions, PutResult, StoredObject } from '../../contract/storage.js';
 import { assertKey } from '../keys.js';
 import { checkSize, conflict, versionParam } from './checks.js';
 import { readyPool } from './migrate.js';

@@ -1,4 +1,4 @@
-import { CheckpointError } from '../../model/errors.js';
+import { CheckpointError } from '../../contract/errors.js';
 import type { PostgresPool } from './driver.js';
 import { storeSql, type StoreSql } from './sql.js';
 

@@ -1,4 +1,4 @@
-import type { BatchOperation, BatchOutcome, DeleteOptions, PutOptions, PutResult, StorageAdapter, StorageEntry, StoredObject } from '../adapter.js';
+import type { BatchOperation, BatchOutcome, DeleteOptions, PutOptions, PutResult, StorageAdapter, StorageEntry, StoredObject } from '../../contract/storage.js';
 import { runBatch } from './batch.js';
 import { listEntries } from './list.js';
 import { migrateNow } from './migrate.js';

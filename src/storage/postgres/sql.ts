@@ -1,4 +1,4 @@
-import { CheckpointError } from '../../model/errors.js';
+import { CheckpointError } from '../../contract/errors.js';
 
 /**
  * Every SQL text postgresStorage sends, built once per store from validated identifiers.

@@ -1,4 +1,4 @@
-import { CheckpointError } from '../../model/errors.js';
+import { CheckpointError } from '../../contract/errors.js';
 import { createScrubber, type Scrubber } from '../github/secrets.js';
 import { createOwnPool, type PostgresPool, type PostgresQueryResult } from './driver.js';
 import { toStoreError } from './errors.js';

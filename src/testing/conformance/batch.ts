@@ -1,5 +1,5 @@
-import type { BatchOperation, BatchOutcome, StorageAdapter } from '../../storage/adapter.js';
-import { listAll } from '../../storage/adapter.js';
+import type { BatchOperation, BatchOutcome, StorageAdapter } from '../../contract/storage.js';
+import { listAll } from '../../contract/storage.js';
 import { equal, equalJson, fail, ok, rejects, sameBytes, utf8 } from './check.js';
 import type { SuiteContext } from './context.js';
 

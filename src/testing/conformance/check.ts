@@ -1,5 +1,5 @@
-import { isCheckpointError, type CheckpointError } from '../../model/errors.js';
-import { isReasonCode, type ReasonCode } from '../../model/reason-codes.js';
+import { isCheckpointError, type CheckpointError } from '../../contract/errors.js';
+import { isReasonCode, type ReasonCode } from '../../contract/reason-codes.js';
 
 /**
  * The suite's own assertions, so it runs under any test runner without its `expect`.

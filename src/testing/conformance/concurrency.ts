@@ -1,4 +1,4 @@
-import { listAll } from '../../storage/adapter.js';
+import { listAll } from '../../contract/storage.js';
 import { asCheckpointError, equal, equalJson, fail, ok, sameBytes, utf8 } from './check.js';
 import type { SuiteContext } from './context.js';
 

@@ -1,4 +1,4 @@
-import type { StorageAdapter } from '../../storage/adapter.js';
+import type { StorageAdapter } from '../../contract/storage.js';
 import type { StorageConformanceOptions } from './options.js';
 
 /** What each group of conformance tests gets: the options, and helpers to register tests. */

@@ -4,7 +4,7 @@
  *
  * @packageDocumentation
  */
-import { CheckpointError } from '../../model/errors.js';
+import { CheckpointError } from '../../contract/errors.js';
 import { basicTests } from './basic.js';
 import { batchTests } from './batch.js';
 import { concurrencyTests } from './concurrency.js';

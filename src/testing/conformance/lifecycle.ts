@@ -1,5 +1,5 @@
-import type { StorageAdapter } from '../../storage/adapter.js';
-import { listAll } from '../../storage/adapter.js';
+import type { StorageAdapter } from '../../contract/storage.js';
+import { listAll } from '../../contract/storage.js';
 import { asCheckpointError, equal, equalJson, ok, rejects, sameBytes, utf8 } from './check.js';
 import type { SuiteContext } from './context.js';
 

@@ -1,5 +1,5 @@
-import type { PutOptions, StorageAdapter } from '../../storage/adapter.js';
-import { listAll } from '../../storage/adapter.js';
+import type { PutOptions, StorageAdapter } from '../../contract/storage.js';
+import { listAll } from '../../contract/storage.js';
 import { equal, equalJson, ok, rejects, sameBytes } from './check.js';
 import type { SuiteContext } from './context.js';
 import { codeUnitCompare } from './listing.js';

@@ -1,4 +1,4 @@
-import type { StorageAdapter, StorageCapabilities } from '../../storage/adapter.js';
+import type { StorageAdapter, StorageCapabilities } from '../../contract/storage.js';
 
 /** A fast-check function, as far as these types need to know it. */
 type FastCheckFunction = (...args: never[]) => unknown;

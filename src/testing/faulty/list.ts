@@ -1,5 +1,5 @@
-import { CheckpointError } from '../../model/errors.js';
-import type { StorageEntry } from '../../storage/adapter.js';
+import { CheckpointError } from '../../contract/errors.js';
+import type { StorageEntry } from '../../contract/storage.js';
 import { runOperation } from './run.js';
 import type { FaultState } from './state.js';
 

@@ -1,4 +1,4 @@
-import { CheckpointError } from '../../model/errors.js';
+import { CheckpointError } from '../../contract/errors.js';
 import type { FaultAction, OperationInfo, StorageOperation } from '../faulty-storage.js';
 import type { FaultState } from './state.js';
 

@@ -1,5 +1,5 @@
-import type { ReasonCode } from '../../model/reason-codes.js';
-import type { StorageAdapter } from '../../storage/adapter.js';
+import type { ReasonCode } from '../../contract/reason-codes.js';
+import type { StorageAdapter } from '../../contract/storage.js';
 import type { FaultPlan, OperationRecord } from '../faulty-storage.js';
 
 /** Everything a `faultyStorage` wrapper knows: its plan, and what happened so far. */

@@ -1,4 +1,4 @@
-import { systemClock, type Clock } from '../../model/clock.js';
+import { systemClock, type Clock } from '../../contract/clock.js';
 import { createFaultSchedule, type FaultSchedule } from './faults.js';
 import { createRepoState, type RepoState } from './repo-state.js';
 import type { SchemaViolation } from './schemas.js';

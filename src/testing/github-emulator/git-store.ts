@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { assertArrayArgument, assertBytesArgument, assertObjectArgument } from '../../model/arguments.js';
+import { assertArrayArgument, assertBytesArgument, assertObjectArgument } from '../../contract/arguments.js';
 
 /** Modes GitHub's tree API accepts, as the API spells them. */
 export type GitMode = '100644' | '100755' | '040000' | '160000' | '120000';

@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Clock } from '../../model/clock.js';
-import { assertOptionsArgument } from '../../model/arguments.js';
+import type { Clock } from '../../contract/clock.js';
+import { assertOptionsArgument } from '../../contract/arguments.js';
 import { createEmulatorState } from './emulator-state.js';
 import type { EmulatorFault, EmulatorFaults } from './faults.js';
 import { rateLimitView } from './rate-budget.js';

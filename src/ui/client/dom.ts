@@ -1,4 +1,4 @@
-export { formatDuration } from '../../model/human-duration.js';
+export { formatDuration } from '../../contract/human-duration.js';
 /** Tiny DOM helpers: the viewer has no framework (see the CHANGELOG for why). */
 type Child = Node | string | number | null | undefined | false;
 

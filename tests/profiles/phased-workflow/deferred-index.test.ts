@@ -10,7 +10,7 @@ import { createWriter, findIncompleteRuns, memoryStorage, planResume, type Stora
 import { decodeRunIndex } from 'savepoint/toolkit';
 import { initialPhasedPayload, phasedWorkflow } from 'savepoint/phased-workflow';
 import { faultyStorage } from 'savepoint/testing';
-import { newUuidV4 } from '../../../src/model/ids.js';
+import { newUuidV4 } from '../../../src/contract/ids.js';
 
 async function historyKeys(storage: StorageAdapter, runId: string): Promise<string[]> {
   const keys: string[] = [];

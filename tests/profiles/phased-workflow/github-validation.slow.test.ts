@@ -13,7 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { cleanupAfterRunCompletion, createWriter, listAll, planResume, type CheckpointResult } from 'savepoint';
 import { decodeBatchFile, decodeRunIndex, readSnapshot } from 'savepoint/toolkit';
 import { initialPhasedPayload, phasedTriggers, phasedWorkflow, phasedWorkflowRetention, type PhasedWorkflowPayload } from 'savepoint/phased-workflow';
-import { newUuidV4 } from '../../../src/model/ids.js';
+import { newUuidV4 } from '../../../src/contract/ids.js';
 import { gitBlobSha, type GitHubStorage } from 'savepoint/github';
 import { scaledClock, envPerTest, type Env } from '../../support/github.js';
 

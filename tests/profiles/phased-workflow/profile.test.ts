@@ -26,7 +26,7 @@ import {
 import { PART_MARKER } from '../../../src/codec/parts.js';
 import { canonicalJson, createWriter, isCheckpointError, memoryStorage, parseJson, type JsonObject } from 'savepoint';
 import { decodeRunIndex, gzip, readSnapshot, resolveParts, splitDocument, type SnapshotDraft, validateSync } from 'savepoint/toolkit';
-import { newUuidV4 } from '../../../src/model/ids.js';
+import { newUuidV4 } from '../../../src/contract/ids.js';
 import { snapshotLifecycle } from 'savepoint/snapshot-lifecycle';
 import { utf8Decode, utf8Encode } from '../../../src/codec/utf8.js';
 import { externalValidator, jsonDouble, jsonObject, jsonValue, nonEmpty, rfc3339, text, triggerRecords } from '../arbitraries.js';

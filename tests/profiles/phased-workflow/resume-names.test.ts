@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createWriter, memoryStorage, planResume, type Snapshot } from 'savepoint';
 import { PHASE_KEYS, initialPhasedPayload, phasedWorkflow, phasedWorkflowResumeRule, type PhasedWorkflowPayload } from 'savepoint/phased-workflow';
-import { newUuidV4 } from '../../../src/model/ids.js';
+import { newUuidV4 } from '../../../src/contract/ids.js';
 import { manualClock } from '../../support/clock.js';
 
 /** The payload of a run in `phase` with the outputs of `done` filled in. */

@@ -19,7 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fsStorage } from 'savepoint/fs';
 import { generationOf, valueFor } from '../../fixtures/storage/generation.mjs';
 import { buildChildModule, spawnChild, type ChildModule, type LineChild } from './child.js';
-import { JOURNAL_NAMES } from '../../../src/storage/fs/journal.js';
+import { JOURNAL_NAMES } from '../../../src/storage/fs/journal/index.js';
 
 const KILLS = Number(process.env.SAVEPOINT_FS_KILLS ?? 50);
 const INTERNAL = '.sp\\';

@@ -14,7 +14,7 @@ import { memoryStorage } from 'savepoint';
 import { utf8Decode, utf8Encode } from '../../../src/codec/utf8.js';
 import { realIo, type FsIo } from '../../../src/storage/fs/fd.js';
 import { createFsStorage } from '../../../src/storage/fs/index.js';
-import { decodeJournal, encodeRecord, type JournalOp } from '../../../src/storage/fs/journal.js';
+import { decodeJournal, encodeRecord, type JournalOp } from '../../../src/storage/fs/journal/index.js';
 import { scratchDirs } from '../../support/scratch.js';
 
 const fresh = scratchDirs('fs-commit-path');

@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { utf8Encode } from '../../../src/codec/utf8.js';
 import { realIo, type FsIo } from '../../../src/storage/fs/fd.js';
 import { createFsStorage } from '../../../src/storage/fs/index.js';
-import { keptDescriptors } from '../../../src/storage/fs/journal.js';
+import { keptDescriptors } from '../../../src/storage/fs/journal/index.js';
 import { scratchDirs } from '../../support/scratch.js';
 
 const fresh = scratchDirs('fs-journal-kept');

@@ -14,7 +14,7 @@ import { utf8Encode } from '../../../src/codec/utf8.js';
 import { fsStorage } from 'savepoint/fs';
 import { realIo, type FsIo } from '../../../src/storage/fs/fd.js';
 import { createFsStorage } from '../../../src/storage/fs/index.js';
-import { decodeJournal, encodeRecord, JOURNAL_NAMES, nextEpoch, replayOrder, type DecodedRecord } from '../../../src/storage/fs/journal.js';
+import { decodeJournal, encodeRecord, JOURNAL_NAMES, nextEpoch, replayOrder, type DecodedRecord } from '../../../src/storage/fs/journal/index.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'savepoint-fs-journal-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createWriter, type CheckpointError } from 'savepoint';
 import { initialPhasedPayload, phasedTriggers, phasedWorkflow } from 'savepoint/phased-workflow';
-import { newUuidV4 } from '../../../src/model/ids.js';
+import { newUuidV4 } from '../../../src/contract/ids.js';
 import type { GitHubStorageEvent } from 'savepoint/github';
 import { envPerTest, text, type Env } from '../../support/github.js';
 

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { createWriter, planResume } from 'savepoint';
 import { initialPhasedPayload, phasedTriggers, phasedWorkflow } from 'savepoint/phased-workflow';
-import { newUuidV4 } from '../../../src/model/ids.js';
+import { newUuidV4 } from '../../../src/contract/ids.js';
 import { envPerTest, text, type Env } from '../../support/github.js';
 
 const env = envPerTest({ storage: { emergencyQueue: 'memory' } });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decodeRunIndex, encodeRunIndex, mergeRunIndex, type RunIndex } from 'savepoint/toolkit';
-import { emptyRunIndex } from '../../../src/model/run-index.js';
+import { emptyRunIndex } from '../../../src/codec/run-index.js';
 import { gitBlobSha } from 'savepoint/github';
 import { scaledClock, envPerTest, str, text, type Env } from '../../support/github.js';
 

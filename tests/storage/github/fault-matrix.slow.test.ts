@@ -15,7 +15,7 @@ import { describe, expect, it } from 'vitest';
 import { createWriter, type CheckpointResult } from 'savepoint';
 import { decodeRunIndex } from 'savepoint/toolkit';
 import { initialPhasedPayload, phasedTriggers, phasedWorkflow, type PhasedWorkflowPayload } from 'savepoint/phased-workflow';
-import { newUuidV4 } from '../../../src/model/ids.js';
+import { newUuidV4 } from '../../../src/contract/ids.js';
 import type { EmulatorFault, FaultRule, GitHubOperationId } from 'savepoint/testing';
 import { startEnv } from '../../support/github.js';
 

@@ -19,7 +19,7 @@ import { decodeBatchFile, decodeRunIndex } from 'savepoint/toolkit';
 import { githubStorage } from 'savepoint/github';
 import { initialPhasedPayload, phasedWorkflow, type PhasedWorkflowPayload } from 'savepoint/phased-workflow';
 import { startGitHubEmulator, type GitHubEmulator } from 'savepoint/testing';
-import { newUuidV4 } from '../../../src/model/ids.js';
+import { newUuidV4 } from '../../../src/contract/ids.js';
 import { mergeQueuedWrites, type QueuedWrite } from '../../../src/storage/github/emergency-queue.js';
 import { bundledChildPerFile } from '../../support/bundle-child.js';
 import { envPerTest, text } from '../../support/github.js';

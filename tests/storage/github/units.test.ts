@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { extract } from '../../../scripts/extract-github-schemas.js';
-import { fromBase64, toBase64, asUtf8Text } from '../../../src/storage/github/encoding.js';
+import { fromBase64, toBase64, asUtf8Text } from '../../../src/codec/base64.js';
 import { createScrubber } from '../../../src/storage/github/secrets.js';
 import { classifyRateLimit, rateLimitWaitMs } from '../../../src/storage/github/rate-limit.js';
 
@@ -23,7 +23,7 @@ describe('runs everywhere fetch does', () => {
         const spec = m[1]!;
         if (spec.startsWith('node:') || ['fs', 'path', 'os', 'crypto', 'http', 'https', 'url', 'child_process'].includes(spec)) offenders.push(`${file}: ${spec}`);
         if (spec.startsWith('.')) {
-          // Sources are .ts; generated modules (src/model/generated) are plain .js.
+          // Sources are .ts; generated modules (src/codec/generated) are plain .js.
           const ts = resolve(dirname(file), spec.replace(/\.js$/, '.ts'));
           visit(existsSync(ts) ? ts : resolve(dirname(file), spec));
         }

@@ -6,8 +6,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { memoryStorage } from 'savepoint';
-import type { BatchOperation, PutOptions, StorageAdapter } from '../../../src/storage/adapter.js';
-import { immediateOf } from '../../../src/storage/immediate.js';
+import type { BatchOperation, PutOptions, StorageAdapter } from '../../../src/contract/storage.js';
+import { immediateOf } from '../../../src/contract/synchronous-storage.js';
 
 type Op = { readonly put: [string, string, 'none' | 'absent' | 'v1' | 'v2'] } | { readonly batch: [string, string | null][] };
 

@@ -6,7 +6,7 @@
  * than the writer's deferred index update holds back).
  */
 import { decodeRunIndex, readSnapshot } from 'savepoint/toolkit';
-import { indexDeferral } from '../../../src/model/run-index.js';
+import { indexDeferral } from '../../../src/codec/run-index.js';
 import { defaultProfile, listAll, type StorageAdapter } from 'savepoint';
 
 /** What the check found, for the test's messages. */

@@ -1,6 +1,6 @@
 import { utf8Decode, utf8Encode } from '../../../codec/utf8.js';
-import { CheckpointError } from '../../../model/errors.js';
-import { newSnapshotId, RUN_ID_PATTERN } from '../../../model/ids.js';
+import { CheckpointError } from '../../../contract/errors.js';
+import { newSnapshotId, RUN_ID_PATTERN } from '../../../contract/ids.js';
 import { parseProgress } from '../codec.js';
 import { continuationPromptFor } from '../continuation.js';
 import { readTextIfExists, writeFileAtomic } from '../files.js';

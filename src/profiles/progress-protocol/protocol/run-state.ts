@@ -1,4 +1,4 @@
-import { isCheckpointError } from '../../../model/errors.js';
+import { isCheckpointError } from '../../../contract/errors.js';
 import type { CccState } from '../files.js';
 import type { ProgressDocument } from '../model.js';
 import type { CheckpointProtocolOptions, ProtocolStepResult } from '../protocol.js';

@@ -1,4 +1,4 @@
-import { CheckpointError, isCheckpointError } from '../../../model/errors.js';
+import { CheckpointError, isCheckpointError } from '../../../contract/errors.js';
 import { updateStateFile } from '../files.js';
 import type { StatusSink } from '../sinks/status-sink.js';
 import { renderStatusComment, statusCommentFor } from '../status-comment.js';

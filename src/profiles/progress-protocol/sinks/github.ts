@@ -1,7 +1,7 @@
-import { CheckpointError } from '../../../model/errors.js';
+import { CheckpointError } from '../../../contract/errors.js';
 import { trackerError, trackerRequest, type TrackerHttpOptions } from './http.js';
 import type { StatusSink } from './status-sink.js';
-import { assertOptionsArgument } from '../../../model/arguments.js';
+import { assertOptionsArgument } from '../../../contract/arguments.js';
 
 /** Options of {@link githubIssueCommentSink}. */
 export interface GitHubIssueCommentSinkOptions extends TrackerHttpOptions {

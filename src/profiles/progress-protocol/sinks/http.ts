@@ -1,6 +1,6 @@
-import { systemClock, type Clock } from '../../../model/clock.js';
-import { CheckpointError } from '../../../model/errors.js';
-import { assertOptionsArgument, assertStringArgument } from '../../../model/arguments.js';
+import { systemClock, type Clock } from '../../../contract/clock.js';
+import { CheckpointError } from '../../../contract/errors.js';
+import { assertOptionsArgument, assertStringArgument } from '../../../contract/arguments.js';
 
 /** HTTP options shared by the tracker sinks. */
 export interface TrackerHttpOptions {

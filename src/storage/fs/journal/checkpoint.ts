@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { CheckpointError } from '../../../model/errors.js';
+import { CheckpointError } from '../../../contract/errors.js';
 import { openDir, type OpenedDir } from '../dir.js';
 import { errnoOf } from '../io.js';
 import type { Lane } from '../lane.js';

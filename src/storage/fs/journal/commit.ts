@@ -1,4 +1,4 @@
-import type { BatchOperation, BatchOutcome } from '../../adapter.js';
+import type { BatchOperation, BatchOutcome } from '../../../contract/storage.js';
 import { drain, forget, scheduleApply } from './apply-queue.js';
 import { newDirCache } from './dirs.js';
 import { journalFd, O_DSYNC } from './files.js';

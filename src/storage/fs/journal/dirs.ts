@@ -1,4 +1,4 @@
-import type { CheckpointError } from '../../../model/errors.js';
+import type { CheckpointError } from '../../../contract/errors.js';
 import { openDir, type Dir, type OpenedDir, type WalkMode } from '../dir.js';
 import type { FsIo } from '../fd.js';
 import { errnoOf } from '../io.js';

@@ -1,4 +1,4 @@
-import type { BatchOperation, BatchOutcome } from '../../adapter.js';
+import type { BatchOperation, BatchOutcome } from '../../../contract/storage.js';
 import { closeJournal, flushJournal } from './close.js';
 import { commitBatch } from './commit.js';
 import { locked } from './hold.js';

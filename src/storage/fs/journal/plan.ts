@@ -1,6 +1,6 @@
 import type { BigIntStats } from 'node:fs';
-import { CheckpointError } from '../../../model/errors.js';
-import type { BatchOperation } from '../../adapter.js';
+import { CheckpointError } from '../../../contract/errors.js';
+import type { BatchOperation } from '../../../contract/storage.js';
 import type { OpenedDir } from '../dir.js';
 import { nextMtimeSeconds } from '../io.js';
 import { keyPath, occupiedRefused } from '../paths.js';

@@ -1,4 +1,4 @@
-import type { BatchOperation, BatchOutcome } from '../../adapter.js';
+import type { BatchOperation, BatchOutcome } from '../../../contract/storage.js';
 import type { OpenedDir } from '../dir.js';
 import type { PooledTemp } from '../temp-pool.js';
 import type { DirCache } from './dirs.js';

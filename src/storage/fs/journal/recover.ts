@@ -1,5 +1,5 @@
 import { constants, type BigIntStats } from 'node:fs';
-import { CheckpointError } from '../../../model/errors.js';
+import { CheckpointError } from '../../../contract/errors.js';
 import { openDir, type OpenedDir } from '../dir.js';
 import { nextMtimeSeconds, versionOf } from '../io.js';
 import { newOwner, tempName } from '../names.js';

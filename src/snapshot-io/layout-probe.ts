@@ -1,4 +1,4 @@
-import type { HistoryRef, ProfileLayout } from './layout.js';
+import type { HistoryRef, ProfileLayout } from '../contract/layout.js';
 
 /**
  * Snapshot ids of the shapes profiles mint (snapshot-lifecycle ids and UUIDs), at both ends

@@ -1,4 +1,4 @@
-import { canonicalJson } from '../codec/canonical-json.js';
+import { canonicalJson } from './canonical-json.js';
 
 /**
  * A content key for a JSON Schema: two 32-bit string hashes (cyrb53-style mixing) of its

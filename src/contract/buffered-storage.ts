@@ -1,4 +1,4 @@
-import type { BatchOperation, BatchOutcome, PutOptions, PutResult, StorageAdapter } from './adapter.js';
+import type { BatchOperation, BatchOutcome, PutOptions, PutResult, StorageAdapter } from './storage.js';
 
 /**
  * Buffered storage: the extension a store of a rate-limited or slow backend adds to the

@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { Rfc3339Schema } from './snapshot.js';
+import { Rfc3339Schema } from '../contract/snapshot.js';
 
 /*
  * The zod schemas of a run's `index.json`, for tools (`savepoint/toolkit`) and the
  * build-time catalog of validators (scripts/validator-catalog.ts). run-index.ts reads and
  * writes the document with the JSON Schema and validator generated from them
- * (src/model/generated/), so the core entry does not load zod.
+ * (src/codec/generated/), so the core entry does not load zod.
  */
 
 /**

@@ -1,4 +1,5 @@
-import { documentValidator, type DocumentValidator, type JsonSchema } from './document-validator.js';
+import { documentValidator, type DocumentValidator } from './document-validator.js';
+import { type JsonSchema } from '../contract/json.js';
 import { validatorLoaders } from './generated/loaders.js';
 import { schemaKey } from './schema-key.js';
 

@@ -1,7 +1,6 @@
 import { encodeBatchFile } from './batch-file.js';
-import { isHeldLocally } from '../storage/buffered.js';
+import { isHeldLocally } from '../contract/buffered-storage.js';
 import { type HeldMember, type HeldHeadJoin } from '../contract/held-batch.js';
-export type { HeldMember, HeldHead, HeldBatch, HeldHeadJoin } from '../contract/held-batch.js';
 
 /**
  * Joins `added` into the head's file while `storage` still holds it locally (see the module

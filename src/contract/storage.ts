@@ -1,4 +1,4 @@
-import { assertStorageArgument, assertStringArgument } from '../model/arguments.js';
+import { assertStorageArgument, assertStringArgument } from './arguments.js';
 /**
  * The StorageAdapter contract: a small key → bytes store with conditional writes.
  *
@@ -62,7 +62,7 @@ export interface PutResult {
 }
 
 // Kept here too, so every name of the contract still resolves from this module.
-export type { RateBudget } from './buffered.js';
+export type { RateBudget } from './buffered-storage.js';
 
 /**
  * A condition on a key that a batch asserts without writing it: the batch applies only if

@@ -1,7 +1,7 @@
-import type { StorageAdapter, StorageEntry } from '../storage/adapter.js';
-import { assertProfileArgument, assertStorageArgument } from '../model/arguments.js';
-import type { Profile } from './define-profile.js';
-import type { KeyInfo } from './layout.js';
+import type { StorageAdapter, StorageEntry } from '../contract/storage.js';
+import { assertProfileArgument, assertStorageArgument } from '../contract/arguments.js';
+import type { Profile } from '../contract/profile.js';
+import type { KeyInfo } from '../contract/layout.js';
 
 /** A stored key with what the layout says it is. */
 export interface ClassifiedEntry extends StorageEntry {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { JsonObject } from '../codec/canonical-json.js';
+import type { JsonObject } from './json.js';
 import { PRIORITIES, type Priority } from './snapshot-constants.js';
 
 export { PRIORITIES, FORMAT_VERSION, type Priority } from './snapshot-constants.js';

@@ -6,8 +6,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { assertTimeMsArgument } from '../../src/model/arguments.js';
-import { toRfc3339 } from '../../src/model/clock.js';
+import { assertTimeMsArgument } from '../../src/contract/arguments.js';
+import { toRfc3339 } from '../../src/contract/clock.js';
 
 /** The formatting without any remembered text: checked, then a Date's ISO text. */
 function plainRfc3339(ms: number): string {

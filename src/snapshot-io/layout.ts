@@ -1,11 +1,9 @@
-import { CheckpointError } from '../model/errors.js';
-import { assertRunId } from '../model/ids.js';
+import { CheckpointError } from '../contract/errors.js';
+import { assertRunId } from '../contract/ids.js';
 import { assertKey } from '../storage/keys.js';
-import { assertOptionsArgument } from '../model/arguments.js';
+import { assertOptionsArgument } from '../contract/arguments.js';
 import { probeHistoryKeyFrom } from './layout-probe.js';
 import { type KeyKind, type KeyInfo, type HistoryRef, type ProfileLayout, GZIP_SUFFIX } from '../contract/layout.js';
-export type { KeyKind, KeyInfo, HistoryRef, ProfileLayout } from '../contract/layout.js';
-export { GZIP_SUFFIX } from '../contract/layout.js';
 
 /** How a {@link standardLayout} names history entries inside a run's folder. */
 export interface HistoryNaming {

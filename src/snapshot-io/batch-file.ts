@@ -1,16 +1,18 @@
 import type { z } from 'zod';
-import { canonicalJson, parseJson, type JsonObject } from '../codec/canonical-json.js';
+import { canonicalJson, parseJson } from '../codec/canonical-json.js';
+import { type JsonObject } from '../contract/json.js';
 import { gunzip, isGzip } from '../codec/gzip.js';
 import { utf8Decode, utf8Encode } from '../codec/utf8.js';
-import { CheckpointError, isCheckpointError } from '../model/errors.js';
-import type { Snapshot } from '../model/snapshot.js';
-import { assertValid, documentValidator, type JsonSchema } from '../model/document-validator.js';
-import * as generated from '../model/generated/batch-file.js';
+import { CheckpointError, isCheckpointError } from '../contract/errors.js';
+import type { Snapshot } from '../contract/snapshot.js';
+import { assertValid, documentValidator } from '../codec/document-validator.js';
+import { type JsonSchema } from '../contract/json.js';
+import * as generated from '../codec/generated/batch-file.js';
 import type { BatchFileSchema } from './batch-file-schema.js';
-import type { StorageAdapter } from '../storage/adapter.js';
-import type { Profile } from './define-profile.js';
+import type { StorageAdapter } from '../contract/storage.js';
+import type { Profile } from '../contract/profile.js';
 import { decodeStoredSnapshot } from './read-snapshot.js';
-import { assertArrayArgument } from '../model/arguments.js';
+import { assertArrayArgument } from '../contract/arguments.js';
 
 /** The TypeScript type of {@link BatchFileSchema}: phased-workflow-github.md's `batch_{first}_{last}.json`. */
 export type BatchFile = z.infer<typeof BatchFileSchema>;

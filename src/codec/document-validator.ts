@@ -1,8 +1,7 @@
 import type { ErrorObject } from 'ajv';
-import { CheckpointError } from './errors.js';
+import { CheckpointError } from '../contract/errors.js';
 import type { PrecompiledValidator } from './generated/validators.js';
-import { assertArrayArgument } from './arguments.js';
-export type { JsonSchema } from '../contract/json.js';
+import { assertArrayArgument } from '../contract/arguments.js';
 
 /** One schema violation: the JSON Pointer of the value and what is wrong with it. */
 export interface SchemaIssue {

@@ -1,10 +1,11 @@
 import type { z } from 'zod';
-import { canonicalJson, parseJson } from '../codec/canonical-json.js';
-import { utf8Decode, utf8Encode, utf8EncodeInto } from '../codec/utf8.js';
+import { canonicalJson, parseJson } from './canonical-json.js';
+import { utf8Decode, utf8Encode, utf8EncodeInto } from './utf8.js';
 import type { RunIndexEntrySchema, RunIndexSchema } from './run-index-schema.js';
-import { assertValid, documentValidator, type JsonSchema } from './document-validator.js';
+import { assertValid, documentValidator } from './document-validator.js';
+import { type JsonSchema } from '../contract/json.js';
 import * as generated from './generated/run-index.js';
-import { assertArrayArgument, assertObjectArgument } from './arguments.js';
+import { assertArrayArgument, assertObjectArgument } from '../contract/arguments.js';
 
 /** The TypeScript type of {@link RunIndexEntrySchema}: one entry of a run index. */
 export type RunIndexEntry = z.infer<typeof RunIndexEntrySchema>;

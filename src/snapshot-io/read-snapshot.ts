@@ -1,14 +1,15 @@
 import { parseJson } from '../codec/canonical-json.js';
 import { canonicalJsonBytes } from '../codec/json-pieces.js';
-import { assertBytesArgument, assertProfileArgument, assertStorageArgument, assertStringArgument } from '../model/arguments.js';
+import { assertBytesArgument, assertProfileArgument, assertStorageArgument, assertStringArgument } from '../contract/arguments.js';
 import { gunzip, isGzip } from '../codec/gzip.js';
 import { PART_MARKER, PARTS_MARKER, resolveParts } from '../codec/parts.js';
 import { resolvePartsOfText } from '../codec/resolve-text.js';
 import { utf8Decode, utf8Encode } from '../codec/utf8.js';
-import { decodeTolerant, parsedDecoderOf, type ForeignRead } from '../codec/json-document.js';
-import type { Snapshot } from '../model/snapshot.js';
-import type { StorageAdapter } from '../storage/adapter.js';
-import type { Profile } from './define-profile.js';
+import { decodeTolerant, parsedDecoderOf } from '../codec/json-document.js';
+import { type ForeignRead } from '../contract/document-format.js';
+import type { Snapshot } from '../contract/snapshot.js';
+import type { StorageAdapter } from '../contract/storage.js';
+import type { Profile } from '../contract/profile.js';
 
 /**
  * Decodes the stored bytes of a snapshot document: gunzips `.gz` content, resolves part

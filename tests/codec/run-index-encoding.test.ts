@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson } from 'savepoint';
 import { encodeRunIndex, mergeRunIndex, type RunIndex, type RunIndexEntry } from 'savepoint/toolkit';
-import { createRunIndexEncoder } from '../../src/model/run-index.js';
+import { createRunIndexEncoder } from '../../src/codec/run-index.js';
 
 const entry = (sequence: number, note: string): RunIndexEntry => ({
   sequence,

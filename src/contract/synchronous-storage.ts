@@ -1,4 +1,4 @@
-import type { BatchOperation, BatchOutcome, PutOptions, PutResult, StorageAdapter } from './adapter.js';
+import type { BatchOperation, BatchOutcome, PutOptions, PutResult, StorageAdapter } from './storage.js';
 
 /**
  * A store whose `put` and `batch` do all their work synchronously, and say so: an optional

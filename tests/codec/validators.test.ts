@@ -9,9 +9,9 @@ import * as phased from 'savepoint/phased-workflow';
 import * as planExec from 'savepoint/plan-executor';
 import * as handoff from 'savepoint/handoff-markdown';
 import * as progress from 'savepoint/progress-protocol';
-import { precompiledValidators } from '../../src/model/generated/validators.js';
-import { validatorLoaders } from '../../src/model/generated/loaders.js';
-import { schemaKey } from '../../src/model/schema-key.js';
+import { precompiledValidators } from '../../src/codec/generated/validators.js';
+import { validatorLoaders } from '../../src/codec/generated/loaders.js';
+import { schemaKey } from '../../src/codec/schema-key.js';
 import { generate } from '../../scripts/generate-validators.js';
 import { VALIDATOR_CATALOG } from '../../scripts/validator-catalog.js';
 
@@ -21,10 +21,10 @@ const exportedSchemas = (mod: Record<string, unknown>): [string, object][] =>
   Object.entries(mod).filter(([name, v]) => name.endsWith('JsonSchema') && typeof v === 'object' && v !== null) as [string, object][];
 
 describe('validators compiled at build time', () => {
-  it('src/model/generated/ holds what scripts/generate-validators.ts produces now, one module per schema', () => {
+  it('src/codec/generated/ holds what scripts/generate-validators.ts produces now, one module per schema', () => {
     const files = generate();
     for (const [name, code] of files) {
-      const current = readFileSync(new URL(`../../src/model/generated/${name}`, import.meta.url), 'utf8');
+      const current = readFileSync(new URL(`../../src/codec/generated/${name}`, import.meta.url), 'utf8');
       expect(current === code, `${name} is stale: run npx tsx scripts/generate-validators.ts`).toBe(true);
     }
     expect(files.size).toBe(2 * VALIDATOR_CATALOG.length + 2);

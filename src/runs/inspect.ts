@@ -1,11 +1,11 @@
-import { isCheckpointError, toCheckpointError, type CheckpointError } from '../model/errors.js';
-import type { Snapshot } from '../model/snapshot.js';
-import { decodeBatchFile } from '../profiles/batch-file.js';
-import type { Profile } from '../profiles/define-profile.js';
-import { decodeStoredSnapshotTolerant } from '../profiles/read-snapshot.js';
-import type { ForeignReadWarning } from '../codec/json-document.js';
-import type { ClassifiedEntry, RunFiles } from '../profiles/run-files.js';
-import type { StorageAdapter } from '../storage/adapter.js';
+import { isCheckpointError, toCheckpointError, type CheckpointError } from '../contract/errors.js';
+import type { Snapshot } from '../contract/snapshot.js';
+import { decodeBatchFile } from '../snapshot-io/batch-file.js';
+import type { Profile } from '../contract/profile.js';
+import { decodeStoredSnapshotTolerant } from '../snapshot-io/read-snapshot.js';
+import type { ForeignReadWarning } from '../contract/document-format.js';
+import type { ClassifiedEntry, RunFiles } from '../snapshot-io/run-files.js';
+import type { StorageAdapter } from '../contract/storage.js';
 import { mapLimit } from '../storage/map-limit.js';
 
 /** One stored snapshot as the CLI shows it: decoded, or the reason it could not be. */

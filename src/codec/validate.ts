@@ -1,10 +1,12 @@
 import Ajv2020Module from 'ajv/dist/2020.js';
 import { precompiledValidators } from './generated/validators.js';
 import { schemaKey } from './schema-key.js';
-import { assertObjectArgument } from './arguments.js';
-import { documentValidator, type AjvValidator, type DocumentValidator, type JsonSchema } from './document-validator.js';
+import { assertObjectArgument } from '../contract/arguments.js';
+import { documentValidator, type AjvValidator, type DocumentValidator } from './document-validator.js';
+import { type JsonSchema } from '../contract/json.js';
 
-export { assertValid, type DocumentValidator, type JsonSchema, type SchemaIssue } from './document-validator.js';
+export { assertValid, type DocumentValidator, type SchemaIssue } from './document-validator.js';
+export { type JsonSchema } from '../contract/json.js';
 
 // ajv ships CJS with `exports.default`; under NodeNext the default import is the module object.
 const Ajv2020 = ((Ajv2020Module as unknown as { default?: unknown }).default ?? Ajv2020Module) as typeof Ajv2020Module.default;
@@ -22,7 +24,7 @@ const compiled = new WeakMap<object, AjvValidator>();
  * run time, which does need eval. Validators are cached per schema object.
  *
  * savepoint's own modules import their document's validator directly
- * (src/model/generated/<schema>.js) and never load this one, nor ajv: it is for custom
+ * (src/codec/generated/<schema>.js) and never load this one, nor ajv: it is for custom
  * profiles and tools (`savepoint/toolkit`).
  */
 export function compileValidator(schema: JsonSchema): DocumentValidator {

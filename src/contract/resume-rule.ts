@@ -1,5 +1,5 @@
-import type { CheckpointErrorDetails } from '../model/errors.js';
-import type { Snapshot } from '../model/snapshot.js';
+import type { CheckpointErrorDetails } from './errors.js';
+import type { Snapshot } from './snapshot.js';
 
 /**
  * A warning attached to a resume plan. `code` is stable (see `RESUME_WARNING_CODES`);
