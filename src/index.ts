@@ -47,7 +47,7 @@ export type { PayloadSchema, PayloadOf, TriggerOf, StatusOf } from './contract/p
 export type { StandardSchemaV1 } from './contract/standard-schema.js';
 
 // Writing.
-export { createWriter } from './writer/create-writer.js';
+export { createWriter } from './profiles/default-writer.js';
 export type { CheckpointInput, CheckpointResult, CheckpointWriter, HeartbeatPayload, WriterOptions } from './writer/types.js';
 export type { CheckpointSuccess, CheckpointFailure } from './writer/types.js';
 
