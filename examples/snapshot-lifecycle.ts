@@ -82,7 +82,7 @@ await outcomes.track('shell', 'npm test', async () => {
   await advance(4000);
   return 38;
 }, { summary: (n) => `${n} tests passed` });
-outcomes.record({ kind: 'tool_use', name: 'edit_file', result: 'PASS', duration_ms: 12, summary: 'src/model/snapshot.ts' });
+outcomes.record({ kind: 'tool_use', name: 'edit_file', result: 'PASS', duration_ms: 12, summary: 'src/contract/snapshot.ts' });
 state = show('step 19.1 done', await checkpointWithOutcomes(writer, outcomes, lifecycleTriggers.stepFinished(state, 'done')));
 
 // A recoverable error at step 19.2, then two heartbeats while the plan stays in_progress.

@@ -1,7 +1,7 @@
 /**
  * Makes the README's links absolute (to the repository on GitHub), so they work on the
  * npm registry's page, which shows the README without the files beside it. Run after
- * editing the README: `npx tsx scripts/readme-links.ts`; tests/package/readme.test.ts
+ * editing the README: `npx tsx scripts/readme-links.ts`; tests/package/readme.process.test.ts
  * fails while a relative link is left or a link names a file the repository lacks.
  */
 import { readFileSync, writeFileSync } from 'node:fs';

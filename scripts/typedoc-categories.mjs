@@ -1,5 +1,5 @@
 // A TypeDoc plugin: groups the API reference by concept (Writing, Resuming, Retention,
-// Storage, Profiles, Testing, Model) from the folder each declaration lives in, so no source
+// Storage, Profiles, Testing, Model) from the folder (or contract file) each declaration lives in, so no source
 // file needs a @category tag and a new export lands in the right group by itself.
 import { Comment, CommentTag, Converter, ReflectionKind } from 'typedoc';
 
@@ -8,11 +8,19 @@ const BY_FOLDER = [
   ['/src/resume/', 'Resuming'],
   ['/src/retention/', 'Retention'],
   ['/src/storage/', 'Storage'],
+  ['/src/contract/synchronous-storage', 'Storage'],
+  ['/src/contract/buffered-storage', 'Storage'],
+  ['/src/contract/storage', 'Storage'],
   ['/src/profiles/', 'Profiles'],
   ['/src/testing/', 'Testing'],
   ['/src/langgraph/', 'LangGraph'],
   ['/src/cli/', 'CLI'],
-  ['/src/model/', 'Model'],
+  ['/src/contract/profile', 'Profiles'],
+  ['/src/contract/layout', 'Profiles'],
+  ['/src/contract/resume-rule', 'Resuming'],
+  ['/src/contract/retention', 'Retention'],
+  ['/src/contract/', 'Model'],
+  ['/src/snapshot-io/', 'Model'],
   ['/src/codec/', 'Model'],
 ];
 

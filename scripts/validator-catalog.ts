@@ -3,7 +3,7 @@
  * scripts/generate-validators.ts. Each one gets an ajv validator compiled at build time,
  * so validation never needs `new Function` at run time (a Content-Security-Policy
  * without 'unsafe-eval' allows it), and a module of its own under src/codec/generated/,
- * loaded only by the code that reads that document. tests/core/validators.test.ts fails
+ * loaded only by the code that reads that document. tests/codec/validators.test.ts fails
  * when a schema here changes without regeneration, or when a built-in schema is missing
  * from here.
  *

@@ -22,7 +22,7 @@ import { decodePlanExecutorForeign, keepPlanExecutorForeignFields } from './fore
 /** JSON Schema (draft 2020-12) of `NN-CHECKPOINT.json` as savepoint writes it. */
 export const planExecutorJsonSchema = z.toJSONSchema(PlanExecutorDocumentSchema, { io: 'output', unrepresentable: 'any' }) as JsonSchema;
 
-// Generated at build time from planExecutorJsonSchema (tests/core/validators.test.ts keeps them equal).
+// Generated at build time from planExecutorJsonSchema (tests/codec/validators.test.ts keeps them equal).
 const validate = documentValidator(generated.validate);
 
 /** The spec document of a draft, without `integrity`. */

@@ -1,5 +1,5 @@
 /**
- * memoryStorage's immediate form (src/storage/immediate.ts), which the LangGraph saver calls
+ * memoryStorage's immediate form (src/contract/synchronous-storage.ts), which the LangGraph saver calls
  * without a promise: for any sequence of puts (plain or conditional) and batches it must return
  * what the adapter's promises resolve to, throw what they reject with, and leave the same store.
  */
