@@ -1,5 +1,5 @@
 /**
- * fs vs SQLite bench (issue 15): savepoint's durable checkpoint on fsStorage against
+ * fs vs SQLite bench: savepoint's durable checkpoint on fsStorage against
  * LangGraph's SqliteSaver (better-sqlite3) with `PRAGMA synchronous=FULL` in WAL mode (the
  * journal mode SqliteSaver sets itself), same process, interleaved, ratios of medians.
  *
@@ -9,7 +9,7 @@
  *   no counterpart for). Target: fs ≤ 1.5× SQLite's latency.
  * - the adapter alone: one fsStorage batch of the three keys a checkpoint writes (journal), or
  *   three durable puts (direct), vs SqliteSaver.put — separates fsStorage's cost from the
- *   writer's own CPU (being cut in parallel, wave 2).
+ *   writer's own CPU.
  * - 8 concurrent runs on one adapter: checkpoints/s vs 8 concurrent SqliteSaver threads on
  *   one database (target ≥ 1.0×), and the event loop's p99 delay during the fs load
  *   (monitorEventLoopDelay; target ≤ 5 ms).
@@ -18,7 +18,7 @@
  * stores and databases go: FS_PEERS_DIR (default the OS's temporary directory) — creating a
  * file (a new inode, one per file savepoint writes; SQLite creates none per commit) costs
  * several times more in some directories of a busy file system than in others (see
- * docs/performance.md, "Fourth round").
+ * docs/performance.md, "The fs journal, step by step").
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';

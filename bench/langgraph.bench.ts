@@ -135,7 +135,7 @@ export async function bench(): Promise<BenchRow[]> {
     // its serializer's promises, is left out, in its favour). Replayed alone (the rows below)
     // the same calls cost about half: back to back, in warm caches. Inside the graph each runs
     // after LangGraph's own code, and whichever call comes first pays the cold caches — with
-    // cloned or live arguments alike (issue 17).
+    // cloned or live arguments alike.
     {
       const own = { a: [] as number[], b: [] as number[] };
       const timed = (saver: BaseCheckpointSaver, out: number[]): BaseCheckpointSaver => {

@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- large`: peak memory of one large checkpoint (issue 13, item 6: "time and
+ * `npm run bench -- large`: peak memory of one large checkpoint ("time and
  * memory linear in the payload, ≤ 3× the payload's bytes in memory"). Each figure is one
  * child process (bench/large-child.ts) that builds a payload of 100 flat ASCII strings and
  * reports its peak RSS; a child that only builds the payload is the baseline, and a row's

@@ -53,7 +53,7 @@ const kb = (n: number): string => `${(n / 1024).toFixed(1)} KB`;
 const holds = (s: Size, pkg: string): boolean => s.inputs.some((i) => i.includes(`node_modules/${pkg}/`));
 const validatorsIn = (s: Size): string[] => s.inputs.map((i) => /src\/model\/generated\/([^/]+)\.js$/.exec(i)?.[1]).filter((m): m is string => m !== undefined);
 
-/** The first use: a writer with the default profile on the memory store (issue 18's core figure). */
+/** The first use: a writer with the default profile on the memory store (the core entry's figure). */
 const FIRST_USE = `import { createWriter, defaultProfile, memoryStorage } from './src/index.ts'; console.log(createWriter, defaultProfile, memoryStorage);`;
 
 /** The core's own documents: the only generated validators the first use may hold. */
@@ -101,7 +101,7 @@ export async function bench(): Promise<BenchRow[]> {
   const own = await size(`export * from './src/index.ts';`, ['zod', 'ajv', 'ajv/*', 'fflate']);
   const zod = await size(`import { z } from 'zod'; console.log(z);`);
   const ajv = await size(`import A from 'ajv/dist/2020.js'; console.log(new A());`);
-  // What the root entry exported before each spec system got its own subpath (issue 14):
+  // What the root entry exported before each spec system got its own subpath:
   // today's root plus the toolkit and the three JSON spec subpaths.
   const oldRoot = await size(
     ['index', 'entries/toolkit', 'entries/snapshot-lifecycle', 'entries/phased-workflow', 'entries/plan-executor'].map((e) => `export * from './src/${e}.ts';`).join('\n'),
@@ -143,7 +143,7 @@ export async function bench(): Promise<BenchRow[]> {
       area: 'package',
       name: 'core + defaultProfile + memoryStorage, min + gzip, all dependencies',
       savepoint: `${kb(firstUse.gz)} gzip (${kb(firstUse.min)} min)`,
-      baseline: '185.5 KB gzip (b604502); 205 KB (issue 18)',
+      baseline: '185.5 KB gzip (b604502); 205 KB',
       ratio: (firstUse.gz / (185.5 * 1024)).toFixed(2),
       target: '<= 60 KB',
       met: firstUse.gz <= 60 * 1024,
@@ -162,7 +162,7 @@ export async function bench(): Promise<BenchRow[]> {
       area: 'package',
       name: "cold import('savepoint') of dist, median of 7 fresh processes",
       savepoint: cold === undefined ? 'no dist (npm run build)' : `${cold.ms.toFixed(0)} ms`,
-      baseline: cold?.baselineMs !== undefined ? `${cold.baselineMs.toFixed(0)} ms (b604502, interleaved)` : '117 ms (b604502); 300–490 ms (issue 18)',
+      baseline: cold?.baselineMs !== undefined ? `${cold.baselineMs.toFixed(0)} ms (b604502, interleaved)` : '117 ms (b604502); 300–490 ms',
       ratio: cold === undefined ? '—' : (cold.ms / (cold.baselineMs ?? 117)).toFixed(2),
       // On a loaded machine the absolute time says little: the ratio to the interleaved baseline, times its 117 ms quiet figure, is the estimate.
       target: '<= 100 ms (quiet machine)',
@@ -172,7 +172,7 @@ export async function bench(): Promise<BenchRow[]> {
       area: 'package',
       name: 'tarball packed / unpacked (npm pack --dry-run)',
       savepoint: tar === undefined ? 'no dist (npm run build)' : `${kb(tar.packed)} / ${kb(tar.unpacked)}, ${tar.files} files, ${tar.twice.length} shipped twice${tar.twice.length ? ` (${tar.twice.join('; ')})` : ''}`,
-      baseline: '742 KB / 3.9 MB, 1 twice (b604502); 591 KB / 3.3 MB (issue 18)',
+      baseline: '742 KB / 3.9 MB, 1 twice (b604502); 591 KB / 3.3 MB',
       ratio: tar === undefined ? '—' : (tar.packed / (742 * 1024)).toFixed(2),
       target: 'report; no file twice',
       met: tar !== undefined && tar.twice.length === 0,

@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- peers`: savepoint against LangGraph's own checkpointers (issue 15), in
+ * `npm run bench -- peers`: savepoint against LangGraph's own checkpointers, in
  * this process, interleaved, medians and ratios side by side.
  *
  * - memory, 1 KB state: `writer.checkpoint()` vs `MemorySaver.put()+putWrites()`, target ≤ 1.0×;

@@ -4,7 +4,7 @@
  * 8 processes, each writing one run/thread of ~1 KB states step after step, all at once.
  * Rounds alternate between the two (interleaved, so machine load hits both alike); the figures
  * are medians of the rounds: checkpoints per second across the 8 processes, and statements
- * (round trips) the driver sent per checkpoint. Targets (issue 19): ≥ 1.0× PostgresSaver's
+ * (round trips) the driver sent per checkpoint. Targets: ≥ 1.0× PostgresSaver's
  * throughput, one round trip per checkpoint.
  *
  *   npm run bench -- postgres        (BENCH_PG_ROUNDS=3, BENCH_PG_COUNT=50 per process)

@@ -1,6 +1,6 @@
 /**
  * CPU time of this process's threads, by kind, from `/proc/self/task` (Linux only): where a
- * checkpoint's CPU goes when eight runs share two cores (issue 15, the 8-run row). Three
+ * checkpoint's CPU goes when eight runs share two cores (the 8-run row). Three
  * kinds: the main thread (JavaScript, and the wake-ups of every asynchronous call), libuv's
  * thread pool (the file-system calls themselves: almost all kernel time), and V8's helper
  * threads (the optimizing compiler and the concurrent garbage collector: user time only).

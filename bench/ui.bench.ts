@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- ui`: the viewer (`savepoint ui`) in Debian's chromium on a run of
- * 10,000 snapshots on a real directory (issue 21's targets): first paint of the run's
+ * 10,000 snapshots on a real directory: first paint of the run's
  * timeline < 1 s with a cold server, smooth scrolling (frame time while scrolling the
  * virtualized list), and the page's assets ≤ 50 KB gzip. Three rounds, medians; each
  * round starts a new server so nothing is cached. Skipped without chromium.

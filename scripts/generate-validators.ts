@@ -12,7 +12,7 @@
  *
  * One module per schema means a program loads only the validators of the documents it
  * reads: the core entry loads the default profile's and the store-wide documents', never
- * another profile's (issue 18).
+ * another profile's.
  *
  * The catalog imports the modules that define the schemas, and some of those import their
  * generated module: a new schema's module must exist before the first run (a stub will do:

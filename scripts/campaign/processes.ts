@@ -94,7 +94,7 @@ function tornFiles(dir: string): string[] {
 }
 
 /**
- * The journal's campaign (issue 15): a journaled writer (in `journal` or `journal-rotating`
+ * The journal's campaign: a journaled writer (in `journal` or `journal-rotating`
  * mode, alternately) killed with SIGKILL at a random moment — mid-commit, mid-apply or while
  * the journal is emptied. Before any reopen, every spec file must parse (a reader that is not
  * savepoint never sees a torn file); after reopening (replay), planResume must return the

@@ -36,9 +36,11 @@ export { assertKey, assertPrefix, joinKey, MAX_KEY_LENGTH } from '../storage/key
 export { assertBatchOperation } from '../storage/batch-operation.js';
 export type { BatchCheck, RateBudget } from '../contract/storage.js';
 export type { BufferedStorage, BufferedPutResult, BufferedBatchOutcome } from '../contract/buffered-storage.js';
+export type { SynchronousStorage } from '../contract/synchronous-storage.js';
 
 // Profiles: layouts and reading stored snapshots back.
 export type { TriggerSpec, StatusSpec, SnapshotIdContext } from '../contract/profile.js';
+export type { HeldHeadJoin, HeldHead, HeldMember, HeldBatch } from '../contract/held-batch.js';
 export { historyBySnapshotId, type HistoryNaming, type StandardLayoutOptions } from '../snapshot-io/layout.js';
 export { GZIP_SUFFIX, type ProfileLayout, type KeyInfo, type KeyKind, type HistoryRef } from '../contract/layout.js';
 export type { DefaultDocument } from '../profiles/default-profile.js';
@@ -62,7 +64,7 @@ export type { CheckpointOutcome, CheckpointSuccess, CheckpointFailure, WriterLoc
 export type { ListRunSnapshotsOptions, GetRunSnapshotOptions, DeleteRunOptions, DeleteRunResult } from '../runs/index.js';
 
 // Resume rules: the rule contract and the default rule to build on.
-export type { ResumeRuleContext, ResumeWarning } from '../contract/resume-rule.js';
+export type { ResumeRuleContext, ResumeWarning, ResumeCallerContext } from '../contract/resume-rule.js';
 export { RESUME_HISTORY_LIMIT } from '../contract/resume-rule.js';
 export type { ResumeSource } from '../resume/plan-resume.js';
 export type { FindIncompleteRunsOptions } from '../resume/incomplete-runs.js';
