@@ -1,0 +1,27 @@
+import type { StorageEntry, StoredObject } from '../../contract/storage.js';
+import { assertKey, assertPrefix } from '../keys.js';
+import { assertOpen } from './checks.js';
+import type { MemoryState } from './state.js';
+
+/** The value under `key`, as a copy the caller may change, or undefined (the store's `get`, done at once). */
+export function getNow(state: MemoryState, key: string): StoredObject | undefined {
+  assertOpen(state);
+  assertKey(key);
+  const cell = state.cells.get(key);
+  if (!cell) return undefined;
+  return { bytes: cell.data.slice(cell.at, cell.at + cell.length), version: cell.version };
+}
+
+/**
+ * The entries whose keys start with `prefix`, in listing order (the store's `list`). Lazy, as
+ * any async generator: the checks run at the first `next()`, and a key removed while the caller
+ * walks is skipped.
+ */
+export async function* listEntries(state: MemoryState, prefix: string): AsyncGenerator<StorageEntry> {
+  assertOpen(state);
+  assertPrefix(prefix);
+  for (const key of state.order.withPrefix(prefix)) {
+    const cell = state.cells.get(key);
+    if (cell) yield { key, version: cell.version, size: cell.length };
+  }
+}
