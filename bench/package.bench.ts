@@ -51,7 +51,7 @@ async function size(
 
 const kb = (n: number): string => `${(n / 1024).toFixed(1)} KB`;
 const holds = (s: Size, pkg: string): boolean => s.inputs.some((i) => i.includes(`node_modules/${pkg}/`));
-const validatorsIn = (s: Size): string[] => s.inputs.map((i) => /src\/model\/generated\/([^/]+)\.js$/.exec(i)?.[1]).filter((m): m is string => m !== undefined);
+const validatorsIn = (s: Size): string[] => s.inputs.map((i) => /src\/codec\/generated\/([^/]+)\.js$/.exec(i)?.[1]).filter((m): m is string => m !== undefined);
 
 /** The first use: a writer with the default profile on the memory store (the core entry's figure). */
 const FIRST_USE = `import { createWriter, defaultProfile, memoryStorage } from './src/index.ts'; console.log(createWriter, defaultProfile, memoryStorage);`;

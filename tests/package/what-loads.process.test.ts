@@ -24,7 +24,7 @@ const FIRST_USE = `
 /** The generated validator modules of the core's own documents (src/codec/generated/<name>.js). */
 const CORE_VALIDATORS = ['default-document', 'run-index', 'batch-file', 'preserved-runs', 'preserved-runs-canonical', 'retention-log', 'retention-policy', 'retention-summary'];
 
-const generatedModule = (input: string): string | undefined => /src\/model\/generated\/([^/]+)\.js$/.exec(input)?.[1];
+const generatedModule = (input: string): string | undefined => /src\/codec\/generated\/([^/]+)\.js$/.exec(input)?.[1];
 
 /** Inputs of the bundle's entry chunk and of every chunk it imports statically: what `import` loads before any dynamic import. */
 function staticallyLoaded(metafile: Metafile): string[] {
