@@ -56,8 +56,9 @@ describe('standardLayout', () => {
 });
 
 describe('defaultProfile', () => {
-  it('retains like snapshot-lifecycle.md, whose layout and statuses it uses', () => {
-    expect(defaultProfile.retention).toBe(snapshotLifecycleRetention);
+  it('retains like snapshot-lifecycle.md, whose layout and statuses it uses (the same rules, stated as its own data)', () => {
+    expect(defaultProfile.retention).toEqual(snapshotLifecycleRetention);
+    expect(Object.isFrozen(defaultProfile.retention) && Object.isFrozen(defaultProfile.retention!.rules)).toBe(true);
   });
 });
 
