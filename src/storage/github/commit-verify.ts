@@ -2,7 +2,7 @@ import { CheckpointError } from '../../model/errors.js';
 import { readBackOf, type PathChange, type TreeEntry, type TreePlan } from './commit-plan.js';
 import { commitFiles, type CommitFile } from './commit-reads.js';
 import { rewriteOf, type CommitRun, type Prepared } from './commit-run.js';
-import { rememberUnverified } from './commit-unverified.js';
+import { beforeAttempt, rememberUnverified } from './commit-unverified.js';
 import { MAX_ATTEMPTS } from './contents.js';
 import type { RepoContext } from './context.js';
 import { restore, type RestorePath } from './restore.js';
@@ -29,8 +29,7 @@ export async function verifyCommit(ctx: RepoContext, run: CommitRun, landed: Lan
       files = await commitFiles(ctx, commit);
     } catch (err) {
       // Landed, not verified: the batch sent again reads this commit back first.
-      const first = run.verifyFailures === 0 ? plan.before : run.original;
-      rememberUnverified(ctx, run.print, { commit, before: first, written: new Set(entries.map((e) => e.path)) });
+      rememberUnverified(ctx, run.print, { commit, before: beforeAttempt(run, plan), written: new Set(entries.map((e) => e.path)) });
       ctx.state.invalidate();
       throw err;
     }

@@ -163,7 +163,7 @@ describe('fault matrix: zero lost, zero duplicated checkpoints', () => {
     expect(report.fired).toBeGreaterThan(0);
   });
 
-  // Combined faults random seeds found (issue 13), replayed as examples; docs/github.md, "Combined faults".
+  // Combined faults random seeds found, replayed as examples; docs/github.md, "Combined faults".
   const found: readonly { readonly name: string; readonly rules: readonly FaultRule[]; readonly checkpoints: number; readonly windowMs: number }[] = [
     {
       name: 'a lock write whose answer was lost three times, then a rate limit: the queued, fenced checkpoint batch is still pushed',
@@ -201,6 +201,16 @@ describe('fault matrix: zero lost, zero duplicated checkpoints', () => {
       ],
       checkpoints: 2,
       windowMs: 3_600_000,
+    },
+    {
+      name: 'a checkpoint commit that landed with a corrupt tree while its answers were lost and the head moved is repaired, not acknowledged corrupt (seed -2059593866)',
+      rules: [
+        { fault: { kind: 'network-error', landed: true }, operation: 'git/update-ref', skip: 0, times: 2 },
+        { fault: { kind: 'move-head' }, operation: 'repos/get-content', skip: 0, times: 1 },
+        { fault: { kind: 'corrupt-write' }, operation: 'git/create-tree', skip: 0, times: 2 },
+      ],
+      checkpoints: 2,
+      windowMs: 120_000,
     },
   ];
   for (const example of found) {
