@@ -212,6 +212,16 @@ describe('fault matrix: zero lost, zero duplicated checkpoints', () => {
       checkpoints: 2,
       windowMs: 120_000,
     },
+    {
+      name: 'a merged queue push that landed unverified is sent again as the same merge: a queued lock renewal it overwrote does not conflict with the later one (seed -2089206054)',
+      rules: [
+        { fault: { kind: 'primary-rate-limit', status: 429 }, operation: 'repos/get-commit', skip: 0, times: 1 },
+        { fault: { kind: 'move-head' }, operation: 'repos/get-content', skip: 1, times: 1 },
+        { fault: { kind: 'primary-rate-limit', status: 429 }, operation: 'git/create-tree', skip: 0, times: 2 },
+      ],
+      checkpoints: 2,
+      windowMs: 3_600_000,
+    },
   ];
   for (const example of found) {
     it(example.name, async () => {
