@@ -222,6 +222,16 @@ describe('fault matrix: zero lost, zero duplicated checkpoints', () => {
       checkpoints: 2,
       windowMs: 3_600_000,
     },
+    {
+      name: 'a corrupt write left in place because its restore hit the rate limit is replaced by the checkpoint sent again, not a conflict with it (seed -2059593866, last draw)',
+      rules: [
+        { fault: { kind: 'primary-rate-limit', status: 403 }, operation: 'git/create-tree', skip: 3, times: 1 },
+        { fault: { kind: 'move-head' }, operation: 'repos/get-content', skip: 0, times: 1 },
+        { fault: { kind: 'corrupt-write' }, operation: 'git/create-tree', skip: 0, times: 3 },
+      ],
+      checkpoints: 2,
+      windowMs: 3_600_000,
+    },
   ];
   for (const example of found) {
     it(example.name, async () => {
