@@ -10,6 +10,9 @@
  *   lists each sequence once;
  * - latest.json is the newest stored checkpoint; every stored document validates.
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createWriter, type CheckpointResult } from 'savepoint';
@@ -62,7 +65,10 @@ interface Report {
 }
 
 async function scenario(rules: readonly FaultRule[], checkpoints: number, windowMs: number): Promise<Report> {
-  const e = await startEnv({ emulator: { rateLimit: { windowMs }, logBodies: false }, storage: { requestTimeoutMs: 150 } });
+  // A spill of its own: the default one (in the working directory, named by the emulator's URL)
+  // would hand writes a run left queued to a later run whose emulator got the same port.
+  const spill = await mkdtemp(join(tmpdir(), 'savepoint-fault-matrix-'));
+  const e = await startEnv({ emulator: { rateLimit: { windowMs }, logBodies: false }, storage: { requestTimeoutMs: 150, emergencyQueue: { dir: spill } } });
   try {
     const runId = newUuidV4();
     const writer = createWriter({ storage: e.storage, profile: phasedWorkflow, runId, clock: e.clock, heartbeatIntervalMs: false });
@@ -127,6 +133,7 @@ async function scenario(rules: readonly FaultRule[], checkpoints: number, window
     throw err;
   } finally {
     await e.close();
+    await rm(spill, { recursive: true, force: true });
   }
 }
 
