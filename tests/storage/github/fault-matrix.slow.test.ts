@@ -239,6 +239,16 @@ describe('fault matrix: zero lost, zero duplicated checkpoints', () => {
       checkpoints: 2,
       windowMs: 3_600_000,
     },
+    {
+      name: 'a corrupt write whose restore lost its answer is restored on the next attempt, not left in place (seed 797333146)',
+      rules: [
+        { fault: { kind: 'corrupt-write' }, operation: 'git/create-tree', skip: 1, times: 3 },
+        { fault: { kind: 'move-head' }, operation: 'repos/get-content', skip: 1, times: 1 },
+        { fault: { kind: 'status', status: 502 }, operation: 'git/update-ref', skip: 4, times: 1 },
+      ],
+      checkpoints: 2,
+      windowMs: 120_000,
+    },
   ];
   for (const example of found) {
     it(example.name, async () => {
