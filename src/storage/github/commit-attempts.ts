@@ -5,7 +5,7 @@ import { planTree } from './commit-plan.js';
 import { ensureListings, readHead } from './commit-reads.js';
 import { outcomesOf, startCommitRun, type CommitOptions, type CommitRun } from './commit-run.js';
 import { createCommitObject, moveBranch, uploadBlobs } from './commit-send.js';
-import { settleEarlierAttempt } from './commit-unverified.js';
+import { rememberLost, settleEarlierAttempt } from './commit-unverified.js';
 import { retryUnverified, verifyCommit } from './commit-verify.js';
 import type { RepoContext } from './context.js';
 import type { KnownHead } from './head-state.js';
@@ -28,7 +28,7 @@ export async function commitAttempts(ctx: RepoContext, ops: readonly BatchOperat
       head,
       run.items.map((p) => p.path),
     );
-    if (await settleEarlierAttempt(ctx, run, damage)) return outcomesOf(run);
+    if (await settleEarlierAttempt(ctx, run, head, damage)) return outcomesOf(run);
     // Conditions, against the listings of this head (a failure on a cached head reads a fresh one).
     if (!run.conditionsChecked && !(await conditionsHold(ctx, run, fresh))) continue;
     assertAttemptsLeft(ctx, run);
@@ -42,7 +42,8 @@ export async function commitAttempts(ctx: RepoContext, ops: readonly BatchOperat
     }
     const { tree, commit } = await createCommitObject(ctx, head, entries, run.items, options);
     const ref = await moveBranch(ctx, run, commit);
-    if (ref === 'retry') continue;
+    if (ref === 'lost') rememberLost(ctx, run, { commit, parent: head.commit, entries, plan });
+    if (ref === 'lost' || ref === 'raced') continue;
 
     const { bad, changes } = await verifyCommit(ctx, run, { commit, moved: ref.moved, entries, plan });
     ctx.state.setHead({ commit, tree, atMs: ctx.clock.now() }, true);

@@ -60,10 +60,10 @@ export async function createCommitObject(ctx: RepoContext, head: KnownHead, entr
 
 /**
  * Points the branch at `commit` (a fast forward, never forced): resolves the sha the ref
- * now names, or `'retry'` when the answer was lost or another commit won the race (the run
- * is set up for the next attempt).
+ * now names, `'lost'` when the answer was lost (the commit may have landed), or `'raced'`
+ * when another commit won the race (either way the run is set up for the next attempt).
  */
-export async function moveBranch(ctx: RepoContext, run: CommitRun, commit: string): Promise<{ moved: string | undefined } | 'retry'> {
+export async function moveBranch(ctx: RepoContext, run: CommitRun, commit: string): Promise<{ moved: string | undefined } | 'lost' | 'raced'> {
   run.sent++;
   const refRes = await sendWrite(ctx, run.lost, {
     method: 'PATCH',
@@ -79,7 +79,7 @@ export async function moveBranch(ctx: RepoContext, run: CommitRun, commit: strin
     ctx.state.forgetOwnWrites(run.items.map((p) => p.path));
     run.conditionsChecked = false;
     ctx.state.invalidate();
-    return 'retry';
+    return 'lost';
   }
   if (refRes.status === 422 && /fast.forward/i.test(refRes.message)) {
     if (++run.races > ctx.maxConflictRetries || run.sent >= ctx.maxWriteAttempts) {
@@ -92,7 +92,7 @@ export async function moveBranch(ctx: RepoContext, run: CommitRun, commit: strin
     await raceBackoff(ctx, run.races);
     run.conditionsChecked = false;
     await resetMerges(run);
-    return 'retry';
+    return 'raced';
   }
   if (refRes.status !== 200) throw unexpected('git/update-ref', refRes.status, refRes.message);
   return { moved: (refRes.json as { object?: { sha?: string } }).object?.sha };

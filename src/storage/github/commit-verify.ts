@@ -2,8 +2,8 @@ import { CheckpointError } from '../../contract/errors.js';
 import { readBackOf, type PathChange, type TreeEntry, type TreePlan } from './commit-plan.js';
 import { commitFiles, type CommitFile } from './commit-reads.js';
 import { rewriteOf, type CommitRun, type Prepared } from './commit-run.js';
-import { rememberUnverified } from './commit-unverified.js';
-import { MAX_ATTEMPTS } from './contents.js';
+import { beforeAttempt, rememberUnverified } from './commit-unverified.js';
+import { MAX_ATTEMPTS, rememberDamage } from './contents.js';
 import type { RepoContext } from './context.js';
 import { restore, type RestorePath } from './restore.js';
 
@@ -29,8 +29,7 @@ export async function verifyCommit(ctx: RepoContext, run: CommitRun, landed: Lan
       files = await commitFiles(ctx, commit);
     } catch (err) {
       // Landed, not verified: the batch sent again reads this commit back first.
-      const first = run.verifyFailures === 0 ? plan.before : run.original;
-      rememberUnverified(ctx, run.print, { commit, before: first, written: new Set(entries.map((e) => e.path)) });
+      rememberUnverified(ctx, run.print, { commit, before: beforeAttempt(run, plan), written: new Set(entries.map((e) => e.path)) });
       ctx.state.invalidate();
       throw err;
     }
@@ -49,10 +48,14 @@ export async function retryUnverified(ctx: RepoContext, run: CommitRun, damage: 
   const left = new Map(changes.map((c) => [c.path, c.sha]));
   damage.paths = bad.map((p) => ({ path: p.path, sha: run.original.get(p.path) ?? null, ...(ctx.verify === 'read-back' ? { left: left.get(p.path) ?? null } : {}) }));
   if (++run.verifyFailures >= MAX_ATTEMPTS || run.sent >= ctx.maxWriteAttempts) {
+    const damaged = damage.paths;
     damage.paths = []; // restored here, and the failure says whether it worked
     // Do not leave what GitHub mangled in place (a damaged latest.json would hide the good
     // one): point the paths back at the blobs they held before this batch, by sha.
     const restored = await restore(ctx, bad.map((p) => ({ path: p.path, sha: run.original.get(p.path) ?? null })));
+    // Left in place (a rate limit, a head that kept moving): the caller's next write of these
+    // paths replaces it, instead of conflicting with it (a create-only checkpoint file above all).
+    if (!restored) rememberDamage(ctx, damaged);
     throw new CheckpointError('checkpoint_atomic_write_failed', `commit of ${bad.length} keys did not verify after ${run.sent} attempts`, {
       details: { keys: bad.map((p) => p.op.key).slice(0, 20), attempts: run.sent, attemptsExhausted: true, restored },
     });

@@ -89,7 +89,8 @@ export interface DamagedPath {
  */
 const ownDamage = new WeakMap<RepoContext, Map<string, string>>();
 
-function rememberDamage(ctx: RepoContext, paths: readonly DamagedPath[]): void {
+/** Remembers `paths`' damaged blobs (`left`) as this adapter's own damage. */
+export function rememberDamage(ctx: RepoContext, paths: readonly DamagedPath[]): void {
   let known = ownDamage.get(ctx);
   if (!known) ownDamage.set(ctx, (known = new Map()));
   for (const p of paths) if (typeof p.left === 'string') known.set(p.path, p.left);

@@ -13,6 +13,7 @@ import {
   readBlob,
   readFile,
   rememberCommit,
+  rememberDamage,
   restoringOnFailure,
   sendWrite,
   unexpected,
@@ -163,8 +164,10 @@ async function onStored(ctx: RepoContext, run: PutRun, res: GitHubResponse, dama
   // Put back if a later attempt fails otherwise (a lost race, a lost answer), where the bad blob still is.
   damage.paths = [{ path, sha: run.previous ?? null, ...(stored ? { left: stored } : {}) }];
   if (++run.verifyFailures >= MAX_ATTEMPTS || run.sent >= ctx.maxWriteAttempts) {
+    const damaged = damage.paths;
     damage.paths = []; // restored here, and the failure says whether it worked
     const restored = await ctx.restore([{ path, sha: run.previous ?? null }]);
+    if (!restored) rememberDamage(ctx, damaged); // left in place: the next write of this key replaces it
     throw new CheckpointError('checkpoint_atomic_write_failed', `write of ${key} did not verify after ${run.sent} attempts`, { details: { key, attempts: run.sent, attemptsExhausted: true, restored } });
   }
   ctx.emit({ type: 'verify_retry', level: 'warn', attempt: run.verifyFailures, keys: [key] });

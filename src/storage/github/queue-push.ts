@@ -92,10 +92,23 @@ export async function drain(store: GitHubStoreState, wait: boolean): Promise<boo
   return true;
 }
 
-/** Pushes every queued write in one commit (mergeQueuedWrites). */
+/**
+ * The writes one merged push sends: the whole queue, or after a merged push that may have
+ * landed (a rate limit, a lost answer), the same writes again. With the writes queued since,
+ * it would be another batch, which cannot tell that commit for its own: a queued put that a
+ * later write of the same key overwrote in it would conflict with that later write.
+ */
+function writesToMerge(store: GitHubStoreState): readonly QueuedWrite[] {
+  const all = store.queue.entries();
+  let tried = 0;
+  while (tried < all.length && store.attempted.has(all[tried]!.seq)) tried++;
+  return tried > 1 ? all.slice(0, tried) : all;
+}
+
+/** Pushes the queued writes (see writesToMerge) in one commit (mergeQueuedWrites). */
 async function pushMerged(store: GitHubStoreState, wait: boolean): Promise<'pushed' | 'failed' | 'rate-limited' | 'waited'> {
   const { clock } = store;
-  const writes = store.queue.entries();
+  const writes = writesToMerge(store);
   try {
     await commitOperations(store.ctx, mergeQueuedWrites(writes), { operation: 'batch', maybeLanded: writes.some((w) => w.maybeLanded || store.attempted.has(w.seq)) });
   } catch (err) {

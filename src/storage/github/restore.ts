@@ -1,5 +1,5 @@
 import { ensureListings, readHead } from './commit-reads.js';
-import { MAX_ATTEMPTS } from './contents.js';
+import { MAX_ATTEMPTS, sendWrite } from './contents.js';
 import { encodeRepoPath, type RepoContext } from './context.js';
 
 /** A path a landed write left damaged: what it held before (`sha`), and the blob the write left there (`left`), when known. */
@@ -12,11 +12,13 @@ export interface RestorePath {
 /**
  * Points `paths` back at the blobs they held (or removes them), by sha, in one commit on
  * the current head. A path that no longer holds what the damaged write `left` there (another
- * writer replaced it since) is left alone. A head that moves meanwhile is read again, up to
- * `MAX_ATTEMPTS` commits: a corrupt write must not stay in place as the newest file because
- * the head kept moving. Best effort: resolves whether the paths are restored.
+ * writer replaced it since) is left alone. A head that moves meanwhile, or a ref update whose
+ * answer is lost, is read again, up to `MAX_ATTEMPTS` commits: a corrupt write must not stay
+ * in place as the newest file because the head kept moving or one answer got lost. Best
+ * effort: resolves whether the paths are restored.
  */
 export async function restore(ctx: RepoContext, paths: readonly RestorePath[]): Promise<boolean> {
+  const lost = { count: 0 };
   try {
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
       if (attempt > 1) ctx.state.invalidate();
@@ -42,7 +44,7 @@ export async function restore(ctx: RepoContext, paths: readonly RestorePath[]): 
       });
       const commitSha = (commitRes.json as { sha?: string } | undefined)?.sha;
       if (commitRes.status !== 201 || !commitSha) return false;
-      const ref = await ctx.http.request({
+      const ref = await sendWrite(ctx, lost, {
         method: 'PATCH',
         path: `${ctx.repoPath}/git/refs/${encodeRepoPath(`heads/${ctx.branch}`)}`,
         body: { sha: commitSha, force: false },
@@ -50,6 +52,8 @@ export async function restore(ctx: RepoContext, paths: readonly RestorePath[]): 
         idempotent: false,
       });
       ctx.state.invalidate();
+      // No answer: the next attempt reads the head again, and finds the paths put back if it landed.
+      if (ref === undefined) continue;
       if (ref.status === 200) return true;
       if (!(ref.status === 422 && /fast.forward/i.test(ref.message))) return false;
     }

@@ -10,6 +10,9 @@
  *   lists each sequence once;
  * - latest.json is the newest stored checkpoint; every stored document validates.
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createWriter, type CheckpointResult } from 'savepoint';
@@ -62,7 +65,10 @@ interface Report {
 }
 
 async function scenario(rules: readonly FaultRule[], checkpoints: number, windowMs: number): Promise<Report> {
-  const e = await startEnv({ emulator: { rateLimit: { windowMs }, logBodies: false }, storage: { requestTimeoutMs: 150 } });
+  // A spill of its own: the default one (in the working directory, named by the emulator's URL)
+  // would hand writes a run left queued to a later run whose emulator got the same port.
+  const spill = await mkdtemp(join(tmpdir(), 'savepoint-fault-matrix-'));
+  const e = await startEnv({ emulator: { rateLimit: { windowMs }, logBodies: false }, storage: { requestTimeoutMs: 150, emergencyQueue: { dir: spill } } });
   try {
     const runId = newUuidV4();
     const writer = createWriter({ storage: e.storage, profile: phasedWorkflow, runId, clock: e.clock, heartbeatIntervalMs: false });
@@ -127,6 +133,7 @@ async function scenario(rules: readonly FaultRule[], checkpoints: number, window
     throw err;
   } finally {
     await e.close();
+    await rm(spill, { recursive: true, force: true });
   }
 }
 
@@ -163,7 +170,7 @@ describe('fault matrix: zero lost, zero duplicated checkpoints', () => {
     expect(report.fired).toBeGreaterThan(0);
   });
 
-  // Combined faults random seeds found (issue 13), replayed as examples; docs/github.md, "Combined faults".
+  // Combined faults random seeds found, replayed as examples; docs/github.md, "Combined faults".
   const found: readonly { readonly name: string; readonly rules: readonly FaultRule[]; readonly checkpoints: number; readonly windowMs: number }[] = [
     {
       name: 'a lock write whose answer was lost three times, then a rate limit: the queued, fenced checkpoint batch is still pushed',
@@ -201,6 +208,46 @@ describe('fault matrix: zero lost, zero duplicated checkpoints', () => {
       ],
       checkpoints: 2,
       windowMs: 3_600_000,
+    },
+    {
+      name: 'a checkpoint commit that landed with a corrupt tree while its answers were lost and the head moved is repaired, not acknowledged corrupt (seed -2059593866)',
+      rules: [
+        { fault: { kind: 'network-error', landed: true }, operation: 'git/update-ref', skip: 0, times: 2 },
+        { fault: { kind: 'move-head' }, operation: 'repos/get-content', skip: 0, times: 1 },
+        { fault: { kind: 'corrupt-write' }, operation: 'git/create-tree', skip: 0, times: 2 },
+      ],
+      checkpoints: 2,
+      windowMs: 120_000,
+    },
+    {
+      name: 'a merged queue push that landed unverified is sent again as the same merge: a queued lock renewal it overwrote does not conflict with the later one (seed -2089206054)',
+      rules: [
+        { fault: { kind: 'primary-rate-limit', status: 429 }, operation: 'repos/get-commit', skip: 0, times: 1 },
+        { fault: { kind: 'move-head' }, operation: 'repos/get-content', skip: 1, times: 1 },
+        { fault: { kind: 'primary-rate-limit', status: 429 }, operation: 'git/create-tree', skip: 0, times: 2 },
+      ],
+      checkpoints: 2,
+      windowMs: 3_600_000,
+    },
+    {
+      name: 'a corrupt write left in place because its restore hit the rate limit is replaced by the checkpoint sent again, not a conflict with it (seed -2059593866, last draw)',
+      rules: [
+        { fault: { kind: 'primary-rate-limit', status: 403 }, operation: 'git/create-tree', skip: 3, times: 1 },
+        { fault: { kind: 'move-head' }, operation: 'repos/get-content', skip: 0, times: 1 },
+        { fault: { kind: 'corrupt-write' }, operation: 'git/create-tree', skip: 0, times: 3 },
+      ],
+      checkpoints: 2,
+      windowMs: 3_600_000,
+    },
+    {
+      name: 'a corrupt write whose restore lost its answer is restored on the next attempt, not left in place (seed 797333146)',
+      rules: [
+        { fault: { kind: 'corrupt-write' }, operation: 'git/create-tree', skip: 1, times: 3 },
+        { fault: { kind: 'move-head' }, operation: 'repos/get-content', skip: 1, times: 1 },
+        { fault: { kind: 'status', status: 502 }, operation: 'git/update-ref', skip: 4, times: 1 },
+      ],
+      checkpoints: 2,
+      windowMs: 120_000,
     },
   ];
   for (const example of found) {
