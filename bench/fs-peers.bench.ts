@@ -52,7 +52,14 @@ async function sqlitePut(saver: SqliteSaver, thread: string, i: number): Promise
   const id = `${String(checkpointIds++).padStart(12, '0')}-${randomUUID()}`;
   await saver.put(
     { configurable: { thread_id: thread, checkpoint_ns: '' } },
-    { v: 4, id, ts: new Date().toISOString(), channel_values: { state: payload1k(i) }, channel_versions: { state: i + 1 }, versions_seen: {} },
+    {
+      v: 4,
+      id,
+      ts: new Date().toISOString(),
+      channel_values: { state: payload1k(i) },
+      channel_versions: { state: i + 1 },
+      versions_seen: {},
+    },
     { source: 'loop', step: i, parents: {} },
   );
 }
@@ -132,7 +139,9 @@ async function single(base: string, journal: boolean): Promise<BenchRow[]> {
 
 /** 8 runs each making PER_RUN checkpoints one after another, all 8 at once, on one adapter. */
 async function concurrentFs(storage: FsStorage, round: number, lease: boolean): Promise<number> {
-  const writers = Array.from({ length: RUNS }, (_, r) => createWriter({ storage, profile: defaultProfile, runId: `run-${round}-${r}`, ...(lease ? {} : { lock: false }) }));
+  const writers = Array.from({ length: RUNS }, (_, r) =>
+    createWriter({ storage, profile: defaultProfile, runId: `run-${round}-${r}`, ...(lease ? {} : { lock: false }) }),
+  );
   const ms = await timeMs(() =>
     Promise.all(
       writers.map(async (w) => {
@@ -158,7 +167,8 @@ async function concurrentSqlite(saver: SqliteSaver, round: number): Promise<numb
 }
 
 const perCheckpoint = (ms: number, checkpoints: number): string => `${fmt((ms * 1000) / checkpoints)} µs`;
-const cpuText = (c: Cpu, checkpoints: number): string => `${perCheckpoint(c.user + c.sys, checkpoints)} (kernel ${perCheckpoint(c.sys, checkpoints)})`;
+const cpuText = (c: Cpu, checkpoints: number): string =>
+  `${perCheckpoint(c.user + c.sys, checkpoints)} (kernel ${perCheckpoint(c.sys, checkpoints)})`;
 
 /**
  * Where the CPU of the 8-run rows goes, per checkpoint (Linux only; see thread-cpu.ts): the

@@ -56,7 +56,12 @@ function payload(at: number, cost: number): PhasedWorkflowPayload {
     phase: 'phase_2_build',
     state_snapshot: {
       phase_outputs: emptyPhaseOutputs(),
-      current_phase_state: { phase: 'phase_2_build', started_at: new Date(at).toISOString(), progress: { step: cost }, partial_output: null },
+      current_phase_state: {
+        phase: 'phase_2_build',
+        started_at: new Date(at).toISOString(),
+        progress: { step: cost },
+        partial_output: null,
+      },
       gate_history: [],
       circuit_breaker_state: {},
       cost_accumulated: cost,
@@ -81,8 +86,19 @@ async function setup(): Promise<{ gh: GitHubEmulator; clock: Clock; storage: (ve
   const clock = virtualClock();
   // The content-creation limit is what a long unbatched run meets first on GitHub; it is
   // reported separately below, so the emulator does not enforce it while counting.
-  const gh = await startGitHubEmulator({ token: TOKEN, clock, logBodies: false, validate: false, secondaryLimit: false, rateLimit: { limit: 1_000_000 } });
-  return { gh, clock, storage: (verify = 'read-back') => githubStorage({ owner: gh.owner, repo: gh.repo, token: TOKEN, baseUrl: gh.url, clock, verify }) };
+  const gh = await startGitHubEmulator({
+    token: TOKEN,
+    clock,
+    logBodies: false,
+    validate: false,
+    secondaryLimit: false,
+    rateLimit: { limit: 1_000_000 },
+  });
+  return {
+    gh,
+    clock,
+    storage: (verify = 'read-back') => githubStorage({ owner: gh.owner, repo: gh.repo, token: TOKEN, baseUrl: gh.url, clock, verify }),
+  };
 }
 
 /** A run of `n` sequential checkpoints through the writer: one commit each. */
@@ -102,7 +118,10 @@ async function unbatched(n: number, verify: 'read-back' | 'sha'): Promise<{ tota
     await writer.close();
     const total = count(gh, start);
     const steadyLog = gh.requestLog.slice(afterFirst, beforeClose);
-    return { total, steady: { requests: steadyLog.length / (n - 1), content: steadyLog.filter((r) => r.contentCreating).length / (n - 1) } };
+    return {
+      total,
+      steady: { requests: steadyLog.length / (n - 1), content: steadyLog.filter((r) => r.contentCreating).length / (n - 1) },
+    };
   } finally {
     await gh.close();
   }
@@ -126,7 +145,9 @@ async function batched(groups: number, group: number): Promise<{ total: Count; s
     const commitsBefore = gh.state.log().length;
     let cost = 1;
     for (let g = 0; g < groups; g++) {
-      const pending = Array.from({ length: group }, () => writer.checkpoint(phasedTriggers.at('expensive_op', payload(clock.now(), cost++))));
+      const pending = Array.from({ length: group }, () =>
+        writer.checkpoint(phasedTriggers.at('expensive_op', payload(clock.now(), cost++))),
+      );
       for (const r of await Promise.all(pending)) if (!r.ok) throw r.error;
       gh.rateLimit.set({ remaining: 90 });
     }
@@ -158,13 +179,22 @@ async function naive(n: number): Promise<Count> {
       return res.status === 200 ? ((await res.json()) as { sha: string; content: string }) : undefined;
     };
     const put = async (path: string, content: string, sha?: string): Promise<void> => {
-      const res = await fetch(`${base}/${path}`, { method: 'PUT', headers, body: JSON.stringify({ message: `Checkpoint ${path}`, content: b64(content), ...(sha ? { sha } : {}) }) });
+      const res = await fetch(`${base}/${path}`, {
+        method: 'PUT',
+        headers,
+        body: JSON.stringify({ message: `Checkpoint ${path}`, content: b64(content), ...(sha ? { sha } : {}) }),
+      });
       if (res.status !== 200 && res.status !== 201) throw new Error(`naive PUT ${path}: ${res.status}`);
     };
     const start = gh.requestLog.length;
     const index: { sequence: number; file_path: string }[] = [];
     for (let i = 1; i <= n; i++) {
-      const doc = JSON.stringify({ checkpoint_id: crypto.randomUUID(), run_id: runId, sequence_number: i, state_snapshot: payload(0, i).state_snapshot });
+      const doc = JSON.stringify({
+        checkpoint_id: crypto.randomUUID(),
+        run_id: runId,
+        sequence_number: i,
+        state_snapshot: payload(0, i).state_snapshot,
+      });
       const cp = `${dir}/cp_${String(i).padStart(3, '0')}_expensive_op.json`;
       await put(cp, doc); // 3_write_to_github
       const back = await get(cp); // 6_verify_write
@@ -190,7 +220,15 @@ export async function bench(): Promise<BenchRow[]> {
   const naiveContent = base.content / N;
   const per = readBack.total.requests / N;
   const rows: BenchRow[] = [];
-  const row = (name: string, savepoint: number, baseline: number, unit: string, target: string, met: boolean, lowerIsBetter = true): void => {
+  const row = (
+    name: string,
+    savepoint: number,
+    baseline: number,
+    unit: string,
+    target: string,
+    met: boolean,
+    lowerIsBetter = true,
+  ): void => {
     rows.push({
       area: 'github',
       name,
@@ -201,15 +239,68 @@ export async function bench(): Promise<BenchRow[]> {
       met,
     });
   };
-  row('requests/checkpoint, unbatched, steady state (writer, 1 commit each, read-back verify)', readBack.steady.requests, naivePer, 'req', '≤ 4', readBack.steady.requests <= 4);
+  row(
+    'requests/checkpoint, unbatched, steady state (writer, 1 commit each, read-back verify)',
+    readBack.steady.requests,
+    naivePer,
+    'req',
+    '≤ 4',
+    readBack.steady.requests <= 4,
+  );
   // Informational: the first checkpoint pays for the head read, a directory listing, the run lock and recovery.
   row(`requests/checkpoint, unbatched, whole run of ${N} (cold head, run lock, recovery)`, per, naivePer, 'req', '—', true);
-  row('requests/checkpoint, unbatched, verify "sha" (no read-back)', shaOnly.steady.requests, naivePer, 'req', '≤ 3 cached head', shaOnly.steady.requests <= 3);
-  row(`requests/checkpoint, batched (rate budget low, ${batch.commits} commits for 200 checkpoints)`, batch.steady.requests, naivePer, 'req', '≤ 0.2', batch.steady.requests <= 0.2);
-  row('checkpoints per 5,000-request hour, unbatched', HOUR_BUDGET / readBack.steady.requests, HOUR_BUDGET / naivePer, 'cp', '≥ 1,250', HOUR_BUDGET / readBack.steady.requests >= 1250, false);
-  row('checkpoints per 5,000-request hour, batched', HOUR_BUDGET / batch.steady.requests, HOUR_BUDGET / naivePer, 'cp', '≥ 25,000', HOUR_BUDGET / batch.steady.requests >= 25_000, false);
+  row(
+    'requests/checkpoint, unbatched, verify "sha" (no read-back)',
+    shaOnly.steady.requests,
+    naivePer,
+    'req',
+    '≤ 3 cached head',
+    shaOnly.steady.requests <= 3,
+  );
+  row(
+    `requests/checkpoint, batched (rate budget low, ${batch.commits} commits for 200 checkpoints)`,
+    batch.steady.requests,
+    naivePer,
+    'req',
+    '≤ 0.2',
+    batch.steady.requests <= 0.2,
+  );
+  row(
+    'checkpoints per 5,000-request hour, unbatched',
+    HOUR_BUDGET / readBack.steady.requests,
+    HOUR_BUDGET / naivePer,
+    'cp',
+    '≥ 1,250',
+    HOUR_BUDGET / readBack.steady.requests >= 1250,
+    false,
+  );
+  row(
+    'checkpoints per 5,000-request hour, batched',
+    HOUR_BUDGET / batch.steady.requests,
+    HOUR_BUDGET / naivePer,
+    'cp',
+    '≥ 25,000',
+    HOUR_BUDGET / batch.steady.requests >= 25_000,
+    false,
+  );
   // GitHub's secondary limit: 500 content-generating requests per hour binds before 5,000.
-  row('checkpoints/hour under the 500 content-request limit, unbatched', CONTENT_PER_HOUR / readBack.steady.content, CONTENT_PER_HOUR / naiveContent, 'cp', '—', true, false);
-  row('checkpoints/hour under the 500 content-request limit, batched', CONTENT_PER_HOUR / batch.steady.content, CONTENT_PER_HOUR / naiveContent, 'cp', '—', true, false);
+  row(
+    'checkpoints/hour under the 500 content-request limit, unbatched',
+    CONTENT_PER_HOUR / readBack.steady.content,
+    CONTENT_PER_HOUR / naiveContent,
+    'cp',
+    '—',
+    true,
+    false,
+  );
+  row(
+    'checkpoints/hour under the 500 content-request limit, batched',
+    CONTENT_PER_HOUR / batch.steady.content,
+    CONTENT_PER_HOUR / naiveContent,
+    'cp',
+    '—',
+    true,
+    false,
+  );
   return rows;
 }

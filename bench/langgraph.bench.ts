@@ -11,7 +11,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Annotation, END, START, StateGraph } from '@langchain/langgraph';
 import type { RunnableConfig } from '@langchain/core/runnables';
-import { MemorySaver, type BaseCheckpointSaver, type ChannelVersions, type Checkpoint, type CheckpointMetadata, type PendingWrite } from '@langchain/langgraph-checkpoint';
+import {
+  MemorySaver,
+  type BaseCheckpointSaver,
+  type ChannelVersions,
+  type Checkpoint,
+  type CheckpointMetadata,
+  type PendingWrite,
+} from '@langchain/langgraph-checkpoint';
 import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
 import { memoryStorage } from '../src/index.js';
 import { fsStorage } from '../src/entries/fs.js';
@@ -30,7 +37,11 @@ const State = Annotation.Root({
 /** A loop of `steps` supersteps: each changes every channel, about 1 KB of state. */
 function graph(steps: number) {
   return new StateGraph(State)
-    .addNode('step', (s: typeof State.State) => ({ count: s.count + 1, note: `step ${s.count + 1} `.repeat(60), log: [`did ${s.count + 1}`] }))
+    .addNode('step', (s: typeof State.State) => ({
+      count: s.count + 1,
+      note: `step ${s.count + 1} `.repeat(60),
+      log: [`did ${s.count + 1}`],
+    }))
     .addEdge(START, 'step')
     .addConditionalEdges('step', (s) => (s.count >= steps ? END : 'step'), ['step', END]);
 }
@@ -41,7 +52,9 @@ async function runThread(checkpointer: BaseCheckpointSaver, steps: number): Prom
   await app.invoke({ count: 0 }, { configurable: { thread_id: `t-${++threads}` }, recursionLimit: steps + 10 });
 }
 
-type SaverCall = { readonly op: 'put'; readonly args: Parameters<BaseCheckpointSaver['put']> } | { readonly op: 'putWrites'; readonly args: Parameters<BaseCheckpointSaver['putWrites']> };
+type SaverCall =
+  | { readonly op: 'put'; readonly args: Parameters<BaseCheckpointSaver['put']> }
+  | { readonly op: 'putWrites'; readonly args: Parameters<BaseCheckpointSaver['putWrites']> };
 
 /** A `MemorySaver` that also records the put and putWrites calls the graph makes (copies of their data: LangGraph may reuse its objects). */
 class RecordingSaver extends MemorySaver {
@@ -95,7 +108,13 @@ function sqlite(dir: string, synchronous?: 'FULL'): SqliteSaver {
   return saver;
 }
 
-function perStepRow(area: string, name: string, times: { a: number[]; b: number[] }, baseline: string, target: number | undefined): BenchRow {
+function perStepRow(
+  area: string,
+  name: string,
+  times: { a: number[]; b: number[] },
+  baseline: string,
+  target: number | undefined,
+): BenchRow {
   const a = median(times.a) / STEPS;
   const b = median(times.b) / STEPS;
   const ratio = a / b;
@@ -124,7 +143,11 @@ export async function bench(): Promise<BenchRow[]> {
       perStepRow(
         'langgraph',
         `SavepointSaver(memoryStorage) vs MemorySaver, ${STEPS}-superstep graph`,
-        await interleave(40, () => runThread(memSaver, STEPS), () => runThread(memBaseline, STEPS)),
+        await interleave(
+          40,
+          () => runThread(memSaver, STEPS),
+          () => runThread(memBaseline, STEPS),
+        ),
         'MemorySaver',
         1.0,
       ),
@@ -188,7 +211,15 @@ export async function bench(): Promise<BenchRow[]> {
       const memoryReplay = replayer(recorder.calls, () => new MemorySaver(), threadsPerStore);
       const own = { a: [] as number[], b: [] as number[] };
       for (let i = 0; i < 400; i++) {
-        for (const [run, out] of i % 2 ? ([[savepointReplay, own.a], [memoryReplay, own.b]] as const) : ([[memoryReplay, own.b], [savepointReplay, own.a]] as const)) {
+        for (const [run, out] of i % 2
+          ? ([
+              [savepointReplay, own.a],
+              [memoryReplay, own.b],
+            ] as const)
+          : ([
+              [memoryReplay, own.b],
+              [savepointReplay, own.a],
+            ] as const)) {
           await run();
           if (i >= 40) out.push(elapsed);
         }
@@ -220,7 +251,19 @@ export async function bench(): Promise<BenchRow[]> {
         const baseline = sqlite(dir, sync);
         await runThread(baseline, 2);
         await runThread(fsSaver, 2);
-        rows.push(perStepRow('langgraph', `SavepointSaver(${mode}) vs ${label}`, await interleave(10, () => runThread(fsSaver, STEPS), () => runThread(baseline, STEPS)), label, target));
+        rows.push(
+          perStepRow(
+            'langgraph',
+            `SavepointSaver(${mode}) vs ${label}`,
+            await interleave(
+              10,
+              () => runThread(fsSaver, STEPS),
+              () => runThread(baseline, STEPS),
+            ),
+            label,
+            target,
+          ),
+        );
         baseline.db.close();
       }
       await fsStore.close();

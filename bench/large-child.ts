@@ -25,13 +25,15 @@ function buildPayload(bytes: number): Record<string, JsonValue> {
     const records = Math.floor(each / 100);
     for (let i = 0; i < STRINGS; i++) {
       const list: JsonValue[] = [];
-      for (let r = 0; r < records; r++) list.push({ id: i * records + r, name: `item ${i}-${r}`, tags: ['a', 'b'], note: 'abcdefghijklmnopqrstuvwxyz0123456789' });
+      for (let r = 0; r < records; r++)
+        list.push({ id: i * records + r, name: `item ${i}-${r}`, tags: ['a', 'b'], note: 'abcdefghijklmnopqrstuvwxyz0123456789' });
       out[`s${String(i).padStart(3, '0')}`] = list;
     }
     return out;
   }
   // Flat one-byte strings, each different (a repeat() would be a rope the encoder flattens).
-  for (let i = 0; i < STRINGS; i++) out[`s${String(i).padStart(3, '0')}`] = Buffer.alloc(each, `${i}:abcdefghijklmnopqrstuvwxyz `).toString('latin1');
+  for (let i = 0; i < STRINGS; i++)
+    out[`s${String(i).padStart(3, '0')}`] = Buffer.alloc(each, `${i}:abcdefghijklmnopqrstuvwxyz `).toString('latin1');
   return out;
 }
 
@@ -39,7 +41,12 @@ const payloadBytes = Number(mib) * 1024 * 1024;
 const keep: { payload?: unknown; result?: unknown } = {};
 if (mode !== 'resume') keep.payload = buildPayload(payloadBytes);
 const maxSnapshotBytes = limit ? Number(limit) : undefined;
-const options = { profile: defaultProfile, runId: 'large', heartbeatIntervalMs: false as const, ...(maxSnapshotBytes ? { maxSnapshotBytes } : {}) };
+const options = {
+  profile: defaultProfile,
+  runId: 'large',
+  heartbeatIntervalMs: false as const,
+  ...(maxSnapshotBytes ? { maxSnapshotBytes } : {}),
+};
 if (mode === 'write-memory' || mode === 'write-fs' || mode === 'write-memory-twice') {
   const storage = mode === 'write-fs' ? fsStorage({ dir }) : memoryStorage();
   const writer = createWriter({ ...options, storage });

@@ -36,7 +36,13 @@ function peakRss(mode: string, dir: string, limit: number | undefined): number {
 /** Per mode, the (peak − baseline) / payload ratios of each round. */
 export function measure(limit: number | undefined, rounds = ROUNDS): Record<(typeof MODES)[number], number[]> {
   const payload = MIB * 1024 * 1024;
-  const out = { baseline: [] as number[], 'write-memory': [] as number[], 'write-fs': [] as number[], resume: [] as number[], 'write-memory-twice': [] as number[] };
+  const out = {
+    baseline: [] as number[],
+    'write-memory': [] as number[],
+    'write-fs': [] as number[],
+    resume: [] as number[],
+    'write-memory-twice': [] as number[],
+  };
   for (let r = 0; r < rounds; r++) {
     const dir = mkdtempSync(join(tmpdir(), 'savepoint-large-'));
     try {

@@ -51,13 +51,23 @@ async function size(
 
 const kb = (n: number): string => `${(n / 1024).toFixed(1)} KB`;
 const holds = (s: Size, pkg: string): boolean => s.inputs.some((i) => i.includes(`node_modules/${pkg}/`));
-const validatorsIn = (s: Size): string[] => s.inputs.map((i) => /src\/codec\/generated\/([^/]+)\.js$/.exec(i)?.[1]).filter((m): m is string => m !== undefined);
+const validatorsIn = (s: Size): string[] =>
+  s.inputs.map((i) => /src\/codec\/generated\/([^/]+)\.js$/.exec(i)?.[1]).filter((m): m is string => m !== undefined);
 
 /** The first use: a writer with the default profile on the memory store (the core entry's figure). */
 const FIRST_USE = `import { createWriter, defaultProfile, memoryStorage } from './src/index.ts'; console.log(createWriter, defaultProfile, memoryStorage);`;
 
 /** The core's own documents: the only generated validators the first use may hold. */
-const CORE_VALIDATORS = new Set(['default-document', 'run-index', 'batch-file', 'preserved-runs', 'preserved-runs-canonical', 'retention-log', 'retention-policy', 'retention-summary']);
+const CORE_VALIDATORS = new Set([
+  'default-document',
+  'run-index',
+  'batch-file',
+  'preserved-runs',
+  'preserved-runs-canonical',
+  'retention-log',
+  'retention-policy',
+  'retention-summary',
+]);
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
@@ -71,7 +81,17 @@ function coldImportMs(runs = 7): { ms: number; baselineMs?: number } | undefined
   if (!existsSync(dist)) return undefined;
   const baseline = process.env.SAVEPOINT_BASELINE_DIST ? `${process.env.SAVEPOINT_BASELINE_DIST}/index.js` : undefined;
   const time = (file: string): number =>
-    Number(execFileSync(process.execPath, ['--input-type=module', '-e', `const t = performance.now(); await import(${JSON.stringify(file)}); console.log(performance.now() - t);`], { encoding: 'utf8' }));
+    Number(
+      execFileSync(
+        process.execPath,
+        [
+          '--input-type=module',
+          '-e',
+          `const t = performance.now(); await import(${JSON.stringify(file)}); console.log(performance.now() - t);`,
+        ],
+        { encoding: 'utf8' },
+      ),
+    );
   const times: number[] = [];
   const baselineTimes: number[] = [];
   for (let i = 0; i < runs; i++) {
@@ -84,12 +104,18 @@ function coldImportMs(runs = 7): { ms: number; baselineMs?: number } | undefined
 /** `npm pack --dry-run` sizes of the built package; undefined without a build. */
 function tarball(): { packed: number; unpacked: number; files: number; twice: string[] } | undefined {
   if (!existsSync(fileURLToPath(new URL('../dist/index.js', import.meta.url)))) return undefined;
-  const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
   const [info] = JSON.parse(out) as { size: number; unpackedSize: number; files: { path: string; size: number }[] }[];
   // A file shipped twice: the same content under two paths (a copied chunk, a twin .d.ts / .d.cts).
   const byContent = new Map<string, string[]>();
   for (const f of info!.files) {
-    const hash = createHash('sha256').update(readFileSync(`${ROOT}${f.path}`)).digest('hex');
+    const hash = createHash('sha256')
+      .update(readFileSync(`${ROOT}${f.path}`))
+      .digest('hex');
     byContent.set(hash, [...(byContent.get(hash) ?? []), f.path]);
   }
   const twice = [...byContent.values()].filter((paths) => paths.length > 1).map((paths) => paths.join(' = '));
@@ -104,7 +130,9 @@ export async function bench(): Promise<BenchRow[]> {
   // What the root entry exported before each spec system got its own subpath:
   // today's root plus the toolkit and the three JSON spec subpaths.
   const oldRoot = await size(
-    ['index', 'entries/toolkit', 'entries/snapshot-lifecycle', 'entries/phased-workflow', 'entries/plan-executor'].map((e) => `export * from './src/${e}.ts';`).join('\n'),
+    ['index', 'entries/toolkit', 'entries/snapshot-lifecycle', 'entries/phased-workflow', 'entries/plan-executor']
+      .map((e) => `export * from './src/${e}.ts';`)
+      .join('\n'),
   );
   const github = await size(`export * from './src/entries/github.ts';`, ['zod', 'ajv', 'ajv/*', 'fflate']);
   const firstUse = await size(FIRST_USE);
@@ -123,7 +151,15 @@ export async function bench(): Promise<BenchRow[]> {
     } catch {
       // reported as the row's figure
     }
-    conditionRows.push({ area: 'package', name: `core + defaultProfile + memoryStorage, esbuild ${name}`, savepoint: figure, baseline: 'bundled, 185.5 KB gzip (b604502)', ratio: '—', target: 'bundles', met });
+    conditionRows.push({
+      area: 'package',
+      name: `core + defaultProfile + memoryStorage, esbuild ${name}`,
+      savepoint: figure,
+      baseline: 'bundled, 185.5 KB gzip (b604502)',
+      ratio: '—',
+      target: 'bundles',
+      met,
+    });
   }
   const cold = coldImportMs();
   const tar = tarball();
@@ -171,14 +207,21 @@ export async function bench(): Promise<BenchRow[]> {
     {
       area: 'package',
       name: 'tarball packed / unpacked (npm pack --dry-run)',
-      savepoint: tar === undefined ? 'no dist (npm run build)' : `${kb(tar.packed)} / ${kb(tar.unpacked)}, ${tar.files} files, ${tar.twice.length} shipped twice${tar.twice.length ? ` (${tar.twice.join('; ')})` : ''}`,
+      savepoint:
+        tar === undefined
+          ? 'no dist (npm run build)'
+          : `${kb(tar.packed)} / ${kb(tar.unpacked)}, ${tar.files} files, ${tar.twice.length} shipped twice${tar.twice.length ? ` (${tar.twice.join('; ')})` : ''}`,
       baseline: '742 KB / 3.9 MB, 1 twice (b604502); 591 KB / 3.3 MB',
       ratio: tar === undefined ? '—' : (tar.packed / (742 * 1024)).toFixed(2),
       target: 'report; no file twice',
       met: tar !== undefined && tar.twice.length === 0,
     },
     row('core entry (every root export), minified + gzip, all dependencies', all, `dependencies in it: ${deps(all)}`),
-    row('root entry before the per-spec subpaths (root + toolkit + 3 spec entries)', oldRoot, `root now is ${Math.round((all.gz / oldRoot.gz) * 100)}% of it`),
+    row(
+      'root entry before the per-spec subpaths (root + toolkit + 3 spec entries)',
+      oldRoot,
+      `root now is ${Math.round((all.gz / oldRoot.gz) * 100)}% of it`,
+    ),
     row("  of which savepoint's own code (incl. precompiled validators)", own),
     row('zod, whole z namespace (toolkit schemas and spec subpaths only)', zod),
     row('ajv (custom schemas compiled at run time; toolkit only)', ajv),

@@ -30,7 +30,8 @@ const QUICK = process.env.SAVEPOINT_BENCH_QUICK === '1';
 function stateOf(kb: number, step: number): JsonValue {
   const items = Math.max(1, Math.floor(kb));
   const list: JsonValue[] = [];
-  for (let k = 0; k < items; k++) list.push({ id: k, text: `item ${k} `.padEnd(990, String.fromCharCode(97 + ((k * 7) % 26))), rev: k === step % items ? step : 0 });
+  for (let k = 0; k < items; k++)
+    list.push({ id: k, text: `item ${k} `.padEnd(990, String.fromCharCode(97 + ((k * 7) % 26))), rev: k === step % items ? step : 0 });
   return { step, items: list };
 }
 
@@ -38,7 +39,12 @@ function stateOf(kb: number, step: number): JsonValue {
 function langGraphStep(saver: MemorySaver | SqliteSaver, threadId: string) {
   let parent: string | undefined;
   return async (state: JsonValue, step: number): Promise<void> => {
-    const checkpoint: Checkpoint = { ...emptyCheckpoint(), id: uuid6(step), channel_values: { state }, channel_versions: { state: step + 1 } };
+    const checkpoint: Checkpoint = {
+      ...emptyCheckpoint(),
+      id: uuid6(step),
+      channel_values: { state },
+      channel_versions: { state: step + 1 },
+    };
     const config = { configurable: { thread_id: threadId, checkpoint_ns: '', ...(parent ? { checkpoint_id: parent } : {}) } };
     const next = await saver.put(config, checkpoint, { source: 'loop', step, parents: {} });
     await saver.putWrites(next, [['state', state]], `task-${step}`);
@@ -72,10 +78,17 @@ function phasedStep(storage: StorageAdapter, runId: string) {
 }
 
 /** What the growth row needs of a run: one step, and close. */
-type Stepper = (storage: StorageAdapter, runId: string) => { writer: { close(): Promise<void> }; step: (state: JsonValue) => Promise<void> };
+type Stepper = (
+  storage: StorageAdapter,
+  runId: string,
+) => { writer: { close(): Promise<void> }; step: (state: JsonValue) => Promise<void> };
 
 /** Interleaves single operations of the two contenders, alternating which goes first. */
-async function pairwise(rounds: number, a: (i: number) => Promise<unknown>, b: (i: number) => Promise<unknown>): Promise<{ a: number; b: number }> {
+async function pairwise(
+  rounds: number,
+  a: (i: number) => Promise<unknown>,
+  b: (i: number) => Promise<unknown>,
+): Promise<{ a: number; b: number }> {
   const ta: number[] = [];
   const tb: number[] = [];
   for (let i = 0; i < rounds; i++) {
@@ -113,7 +126,11 @@ async function writeRow(kb: number, rounds: number, limit: number): Promise<Benc
     await lg(states[i % 64]!, i);
   }
   let n = 50;
-  const m = await pairwise(rounds, () => sp.step(states[n++ % 64]!), () => lg(states[n % 64]!, n));
+  const m = await pairwise(
+    rounds,
+    () => sp.step(states[n++ % 64]!),
+    () => lg(states[n % 64]!, n),
+  );
   await sp.writer.close();
   return ratioRow(`memory, ${kb} KB state: checkpoint() vs put()+putWrites()`, m.a, m.b, 'MemorySaver', limit);
 }
@@ -150,7 +167,12 @@ async function readRow(rounds: number): Promise<BenchRow> {
  * seconds on a shared machine, so timing the first 200 and the last 200 minutes apart would
  * compare two different machines. The long run's first total-200 checkpoints are not timed.
  */
-async function growth(storage: StorageAdapter, total: number, stepper: Stepper = savepointStep, runIds: readonly [string, string] = ['growth-long', 'growth-fresh']): Promise<{ first: number; last: number }> {
+async function growth(
+  storage: StorageAdapter,
+  total: number,
+  stepper: Stepper = savepointStep,
+  runIds: readonly [string, string] = ['growth-long', 'growth-fresh'],
+): Promise<{ first: number; last: number }> {
   const long = stepper(storage, runIds[0]);
   for (let i = 0; i < total - 200; i++) await long.step({ step: i, note: 'x'.repeat(1000) });
   const fresh = stepper(storage, runIds[1]);
@@ -236,7 +258,10 @@ export async function bench(): Promise<BenchRow[]> {
       rmSync(dir, { recursive: true, force: true });
     }
   }
-  if (want('growth') || want('phased')) rows.push(growthRow('memoryStorage, phasedWorkflow', total, await growth(memoryStorage(), total, phasedStep, [newRunId(), newRunId()])));
+  if (want('growth') || want('phased'))
+    rows.push(
+      growthRow('memoryStorage, phasedWorkflow', total, await growth(memoryStorage(), total, phasedStep, [newRunId(), newRunId()])),
+    );
   if (want('footprint')) rows.push(await footprintRow(QUICK ? 200 : 500));
   return rows;
 }

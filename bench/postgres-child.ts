@@ -56,9 +56,18 @@ async function langgraphSide(): Promise<Side> {
   return {
     async loop() {
       for (let i = 1; i <= count; i++) {
-        const checkpoint: Checkpoint = { ...emptyCheckpoint(), id: uuid6(-1), channel_values: { state: state(i) }, channel_versions: { state: i } };
+        const checkpoint: Checkpoint = {
+          ...emptyCheckpoint(),
+          id: uuid6(-1),
+          channel_values: { state: state(i) },
+          channel_versions: { state: i },
+        };
         // One LangGraph super-step: the task's pending writes, then the checkpoint.
-        await saver.putWrites({ configurable: { ...config.configurable, checkpoint_id: checkpoint.id } }, [['state', state(i)]], `task-${i}`);
+        await saver.putWrites(
+          { configurable: { ...config.configurable, checkpoint_id: checkpoint.id } },
+          [['state', state(i)]],
+          `task-${i}`,
+        );
         config = (await saver.put(config, checkpoint, { source: 'loop', step: i, parents: {} }, { state: i })) as typeof config;
       }
     },

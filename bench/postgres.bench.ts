@@ -29,7 +29,10 @@ type Mode = 'savepoint' | 'langgraph';
 /** One round: 8 children ready, then all told to go at once; wall time until the last is done. */
 async function round(mode: Mode, url: string, where: string, tag: string): Promise<{ perSecond: number; statementsPerCheckpoint: number }> {
   const children = Array.from({ length: PROCESSES }, (_, i) => {
-    const proc = spawn(process.execPath, ['--import', 'tsx', CHILD, mode, url, where, `${tag}-${i}`, String(COUNT)], { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
+    const proc = spawn(process.execPath, ['--import', 'tsx', CHILD, mode, url, where, `${tag}-${i}`, String(COUNT)], {
+      cwd: ROOT,
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
     const lines: string[] = [];
     const next = (prefix: string): Promise<string> =>
       new Promise((resolve, reject) => {

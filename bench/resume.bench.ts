@@ -58,7 +58,9 @@ function phasedPayload(n: number): PhasedWorkflowPayload {
   return {
     phase: 'phase_3_build',
     state_snapshot: {
-      phase_outputs: Object.fromEntries(keys.map((k, i) => [k, i < 4 ? { result: `output ${i}` } : null])) as PhasedWorkflowPayload['state_snapshot']['phase_outputs'],
+      phase_outputs: Object.fromEntries(
+        keys.map((k, i) => [k, i < 4 ? { result: `output ${i}` } : null]),
+      ) as PhasedWorkflowPayload['state_snapshot']['phase_outputs'],
       current_phase_state: { phase: 'phase_3_build', started_at: toRfc3339(T0), progress: { step: n }, partial_output: null },
       gate_history: [],
       circuit_breaker_state: { github_api: 'closed' },
@@ -80,8 +82,20 @@ interface Case<P> {
 }
 
 const cases = [
-  { label: 'default profile (history by snapshot id)', profile: defaultProfile, runId: 'bench-run', source: 'step_boundary', payload: (n: number) => ({ step: n, note: `state ${n}` }) },
-  { label: 'phasedWorkflow (cp_NNN_trigger, probe)', profile: phasedWorkflow, runId: '7c9e6679-7425-40de-944b-e07fc1f90ae7', source: 'expensive_op', payload: phasedPayload },
+  {
+    label: 'default profile (history by snapshot id)',
+    profile: defaultProfile,
+    runId: 'bench-run',
+    source: 'step_boundary',
+    payload: (n: number) => ({ step: n, note: `state ${n}` }),
+  },
+  {
+    label: 'phasedWorkflow (cp_NNN_trigger, probe)',
+    profile: phasedWorkflow,
+    runId: '7c9e6679-7425-40de-944b-e07fc1f90ae7',
+    source: 'expensive_op',
+    payload: phasedPayload,
+  },
 ] as const;
 
 interface Encoded {
@@ -107,7 +121,18 @@ async function encodeRun<P>(c: Case<P>, count: number): Promise<Encoded[]> {
       payload: c.payload(n),
     });
     const key = c.profile.layout.historyKey!({ runId: c.runId, id, sequence: n, source: c.source });
-    out.push({ key, bytes, entry: { sequence: n, checkpoint_id: snapshot.id, trigger: c.source, timestamp: snapshot.createdAt, file_path: key, status: 'in_progress' } });
+    out.push({
+      key,
+      bytes,
+      entry: {
+        sequence: n,
+        checkpoint_id: snapshot.id,
+        trigger: c.source,
+        timestamp: snapshot.createdAt,
+        file_path: key,
+        status: 'in_progress',
+      },
+    });
   }
   return out;
 }
@@ -120,7 +145,12 @@ function filesOf<P>(c: Case<P>, encoded: readonly Encoded[], size: number): Map<
   files.set(c.profile.layout.latestKey(c.runId), first[first.length - 1]!.bytes);
   files.set(
     c.profile.layout.indexKey!(c.runId),
-    encodeRunIndex({ run_id: c.runId, checkpoint_count: first.length, checkpoints: first.map((e) => e.entry), last_updated: toRfc3339(T0 + size * 1000) }),
+    encodeRunIndex({
+      run_id: c.runId,
+      checkpoint_count: first.length,
+      checkpoints: first.map((e) => e.entry),
+      last_updated: toRfc3339(T0 + size * 1000),
+    }),
   );
   return files;
 }
@@ -174,7 +204,11 @@ export async function bench(): Promise<BenchRow[]> {
       const p = await plan(s);
       const reads = `${s.gets} get / ${s.lists} list`;
       if (p.snapshot.sequence !== size) throw new Error(`bench: resumed ${p.snapshot.sequence}, expected ${size}`);
-      const { a, b } = await interleave(300, () => plan(s), () => plan(base));
+      const { a, b } = await interleave(
+        300,
+        () => plan(s),
+        () => plan(base),
+      );
       const ratio = median(a) / median(b);
       rows.push({
         area: AREA,

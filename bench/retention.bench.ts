@@ -26,7 +26,11 @@ const PER_RUN = 100;
 
 const calendarPolicy: RetentionPolicy = {
   name: 'calendar',
-  rules: [keepHourly(24, { timeZone: 'Europe/Berlin' }), keepDaily(7, { timeZone: 'Europe/Berlin' }), keepWeekly(4, { timeZone: 'Europe/Berlin' })],
+  rules: [
+    keepHourly(24, { timeZone: 'Europe/Berlin' }),
+    keepDaily(7, { timeZone: 'Europe/Berlin' }),
+    keepWeekly(4, { timeZone: 'Europe/Berlin' }),
+  ],
   compressAfter: '24h',
 };
 
@@ -142,11 +146,15 @@ async function child(runs: number, policyName: string, rounds: number): Promise<
 }
 
 function runChild(runs: number, policy: string, rounds: number): ChildResult {
-  const result = spawnSync(process.execPath, ['--expose-gc', '--max-old-space-size=4096', '--import', 'tsx', fileURLToPath(import.meta.url)], {
-    env: { ...process.env, SAVEPOINT_RETENTION_BENCH_CHILD: JSON.stringify({ runs, policy, rounds }) },
-    encoding: 'utf8',
-    maxBuffer: 1 << 20,
-  });
+  const result = spawnSync(
+    process.execPath,
+    ['--expose-gc', '--max-old-space-size=4096', '--import', 'tsx', fileURLToPath(import.meta.url)],
+    {
+      env: { ...process.env, SAVEPOINT_RETENTION_BENCH_CHILD: JSON.stringify({ runs, policy, rounds }) },
+      encoding: 'utf8',
+      maxBuffer: 1 << 20,
+    },
+  );
   if (result.status !== 0) throw new Error(`retention bench child failed: ${result.stderr}`);
   return JSON.parse(result.stdout.trim().split('\n').pop()!) as ChildResult;
 }

@@ -33,4 +33,6 @@ const line = (row: string[]): string => `| ${row.map((c, i) => c.padEnd(widths[i
 console.log(line(header));
 console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
 for (const row of table.slice(1)) console.log(line(row));
-console.log(`\nnode ${process.version}, ${process.platform}/${process.arch}; medians of interleaved runs; ratios compare runs made in this same process.`);
+console.log(
+  `\nnode ${process.version}, ${process.platform}/${process.arch}; medians of interleaved runs; ratios compare runs made in this same process.`,
+);

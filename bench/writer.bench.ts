@@ -68,7 +68,8 @@ async function fsRatio(samples: number): Promise<BenchRow> {
     const adStorage = fsStorage({ dir: join(base, 'fs') });
     const rawDir = join(base, 'raw', 'checkpoints', 'bench');
     mkdirSync(join(rawDir, 'history'), { recursive: true });
-    const doc = (i: number): Uint8Array => new TextEncoder().encode(JSON.stringify({ snapshot_id: `cp_${i}`, sequence: i + 1, state: payload4k(i) }));
+    const doc = (i: number): Uint8Array =>
+      new TextEncoder().encode(JSON.stringify({ snapshot_id: `cp_${i}`, sequence: i + 1, state: payload4k(i) }));
     const contenders: (() => (i: number) => Promise<void>)[] = [
       () => async (i) => {
         const r = await writer.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: payload4k(i) });
@@ -163,7 +164,9 @@ async function groupCommitRatio(rounds: number, atomic: boolean): Promise<BenchR
         const w = createWriter({ storage, profile: defaultProfile, runId: `run-${r}`, groupCommit, heartbeatIntervalMs: false });
         // Agents that do not wait for each checkpoint before their next step: every step's
         // checkpoint is issued at once and awaited at the end (each with a distinct state).
-        const rs = await Promise.all(Array.from({ length: perRun }, (_, i) => w.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { step: i } })));
+        const rs = await Promise.all(
+          Array.from({ length: perRun }, (_, i) => w.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { step: i } })),
+        );
         for (const x of rs) if (!x.ok) throw x.error;
         await w.close();
       }),
@@ -193,7 +196,11 @@ async function burst(): Promise<BenchRow> {
     batch: (ops) => (writes++, inner.batch!(ops)),
   };
   const w = createWriter({ storage, profile: defaultProfile, runId: 'burst', heartbeatIntervalMs: false });
-  const rs = await Promise.all(Array.from({ length: 1000 }, (_, i) => w.checkpoint({ source: i % 2 ? 'manual' : 'step_boundary', status: 'in_progress', payload: { same: 'state' } })));
+  const rs = await Promise.all(
+    Array.from({ length: 1000 }, (_, i) =>
+      w.checkpoint({ source: i % 2 ? 'manual' : 'step_boundary', status: 'in_progress', payload: { same: 'state' } }),
+    ),
+  );
   const written = rs.filter((r) => r.ok && r.outcome === 'written').length;
   const coalesced = rs.filter((r) => r.ok && r.outcome === 'coalesced').length;
   await w.close();

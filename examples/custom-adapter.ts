@@ -53,7 +53,8 @@ export function compressedMapStorage(options: CompressedMapStorageOptions = {}):
   const ensureOpen = (): void => {
     if (closed) throw new CheckpointError('checkpoint_closed', 'compressedMapStorage is closed');
   };
-  const conflict = (key: string, why: string): CheckpointError => new CheckpointError('checkpoint_conflict', `conditional write of ${key} failed: ${why}`, { details: { key } });
+  const conflict = (key: string, why: string): CheckpointError =>
+    new CheckpointError('checkpoint_conflict', `conditional write of ${key} failed: ${why}`, { details: { key } });
 
   return {
     name: 'compressed-map',
@@ -80,11 +81,14 @@ export function compressedMapStorage(options: CompressedMapStorageOptions = {}):
       ensureOpen();
       assertKey(key);
       if (bytes.length > maxValueBytes) {
-        throw new CheckpointError('checkpoint_too_large', `value of ${key} is ${bytes.length} bytes, over ${maxValueBytes}`, { details: { key, size: bytes.length } });
+        throw new CheckpointError('checkpoint_too_large', `value of ${key} is ${bytes.length} bytes, over ${maxValueBytes}`, {
+          details: { key, size: bytes.length },
+        });
       }
       const current = cells.get(key);
       if (opts.ifAbsent && current) throw conflict(key, 'key exists');
-      if (opts.ifVersion !== undefined && current?.version !== opts.ifVersion) throw conflict(key, current ? 'version changed' : 'key is gone');
+      if (opts.ifVersion !== undefined && current?.version !== opts.ifVersion)
+        throw conflict(key, current ? 'version changed' : 'key is gone');
       // A write counter makes every version new, even for identical bytes (a content hash would not).
       const version = `w${++writes}`;
       cells.set(key, { zipped: gzip(bytes), size: bytes.length, version });
@@ -95,7 +99,8 @@ export function compressedMapStorage(options: CompressedMapStorageOptions = {}):
       ensureOpen();
       assertKey(key);
       const current = cells.get(key);
-      if (opts.ifVersion !== undefined && current?.version !== opts.ifVersion) throw conflict(key, current ? 'version changed' : 'key is gone');
+      if (opts.ifVersion !== undefined && current?.version !== opts.ifVersion)
+        throw conflict(key, current ? 'version changed' : 'key is gone');
       return cells.delete(key);
     },
 
@@ -122,7 +127,11 @@ async function main(): Promise<void> {
   // Any savepoint component runs on it — here a writer with the default profile.
   const writer = createWriter({ storage, profile: defaultProfile, runId: 'run-42' });
   for (let step = 1; step <= 3; step++) {
-    const r = await writer.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { step, notes: 'lorem ipsum '.repeat(200) } });
+    const r = await writer.checkpoint({
+      source: 'step_boundary',
+      status: 'in_progress',
+      payload: { step, notes: 'lorem ipsum '.repeat(200) },
+    });
     console.log(r.ok ? `checkpoint ${r.sequence}: ${r.outcome} → ${r.key}` : `checkpoint failed: ${r.reasonCode}`);
   }
   await writer.close();
@@ -137,7 +146,9 @@ async function main(): Promise<void> {
     storage.put('notes/plan.md', new TextEncoder().encode('from A'), { ifVersion: version }),
     storage.put('notes/plan.md', new TextEncoder().encode('from B'), { ifVersion: version }),
   ]);
-  console.log(`racing replaces: A ${a.status}, B ${b.status}${b.status === 'rejected' && isCheckpointError(b.reason, 'checkpoint_conflict') ? ' (checkpoint_conflict)' : ''}`);
+  console.log(
+    `racing replaces: A ${a.status}, B ${b.status}${b.status === 'rejected' && isCheckpointError(b.reason, 'checkpoint_conflict') ? ' (checkpoint_conflict)' : ''}`,
+  );
   console.log(`notes/plan.md = ${JSON.stringify(new TextDecoder().decode((await storage.get('notes/plan.md'))!.bytes))}`);
 
   // The declared limit is enforced, with a stable reason code.

@@ -64,14 +64,20 @@ console.log(`\nrun ${runId}`);
 const writer = createWriter({ storage, profile: phasedWorkflow, runId });
 let state = show(await writer.checkpoint(phasedTriggers.phaseComplete(initial, 'phase_0', { request: 'add write-then-verify' })));
 const before = storage.stats().requests;
-state = show(await writer.checkpoint(phasedTriggers.gateDecision(state, { gate_id: 'gate_0', decision: 'pass', score: 0.91, iteration: 1 })));
+state = show(
+  await writer.checkpoint(phasedTriggers.gateDecision(state, { gate_id: 'gate_0', decision: 'pass', score: 0.91, iteration: 1 })),
+);
 state = show(await writer.checkpoint(phasedTriggers.at('expensive_op', { ...state, phase: 'phase_1_plan' })));
 console.log(`  ${(storage.stats().requests - before) / 2} GitHub requests per checkpoint (tree, commit, ref update, read-back)`);
 
 if (gh) {
   // 2. Another process commits to the branch between our read and our write: rebuilt and retried.
   gh.faults.add({ operation: 'git/update-ref', fault: { kind: 'move-head', path: 'elsewhere/other-process.txt' } });
-  state = show(await writer.checkpoint(phasedTriggers.at('iteration', { ...state, state_snapshot: { ...state.state_snapshot, cost_accumulated: 0.5 } })));
+  state = show(
+    await writer.checkpoint(
+      phasedTriggers.at('iteration', { ...state, state_snapshot: { ...state.state_snapshot, cost_accumulated: 0.5 } }),
+    ),
+  );
   console.log(`  lost the race ${events.filter((e) => e.type === 'conflict_retry').length}× to another writer, rebuilt on its commit`);
 
   // 3. Fewer than 100 requests left: the writer batches queued checkpoints into batch_{first}_{last}.json.
@@ -79,7 +85,9 @@ if (gh) {
   await storage.get(`checkpoints/${runId}/latest.json`); // the budget is learned from every answer
   console.log(`\nrate budget: ${storage.rateBudget().remaining} left, low=${storage.rateBudget().low}`);
   const burst = await Promise.all(
-    [1, 2, 3, 4].map((i) => writer.checkpoint(phasedTriggers.at('expensive_op', { ...state, state_snapshot: { ...state.state_snapshot, cost_accumulated: i } }))),
+    [1, 2, 3, 4].map((i) =>
+      writer.checkpoint(phasedTriggers.at('expensive_op', { ...state, state_snapshot: { ...state.state_snapshot, cost_accumulated: i } })),
+    ),
   );
   burst.forEach(show);
 
@@ -91,7 +99,9 @@ if (gh) {
   console.log(`  held in the emergency queue: ${storage.pendingWrites().length} write(s); reads already see it:`);
   const latest = await storage.get(phasedWorkflow.layout.latestKey(runId));
   const onGitHub = trip.ok && gh.state.readFile(trip.key) !== undefined;
-  console.log(`  latest.json (from the queue) is checkpoint #${(JSON.parse(new TextDecoder().decode(latest!.bytes)) as { sequence_number: number }).sequence_number}; on GitHub yet: ${onGitHub}`);
+  console.log(
+    `  latest.json (from the queue) is checkpoint #${(JSON.parse(new TextDecoder().decode(latest!.bytes)) as { sequence_number: number }).sequence_number}; on GitHub yet: ${onGitHub}`,
+  );
   console.log('  close() pushes it once the limit resets…');
 }
 await writer.close(); // flushes the emergency queue first
@@ -103,8 +113,12 @@ const fresh = open();
 const plan = await planResume({ storage: fresh, profile: phasedWorkflow, runId });
 console.log(`\nresume at ${plan.at} from #${plan.snapshot.sequence} (${plan.snapshot.source}): ${plan.explanation}`);
 const index = decodeRunIndex((await fresh.get(phasedWorkflow.layout.indexKey!(runId)))!.bytes);
-console.log(`index.json lists ${index.checkpoint_count} checkpoints: ${index.checkpoints.map((c) => c.file_path.slice(c.file_path.lastIndexOf('/') + 1)).join(', ')}`);
-console.log(`requests: ${storage.stats().requests + fresh.stats().requests} in total; rate budget left ${fresh.rateBudget().remaining}/${fresh.rateBudget().limit}`);
+console.log(
+  `index.json lists ${index.checkpoint_count} checkpoints: ${index.checkpoints.map((c) => c.file_path.slice(c.file_path.lastIndexOf('/') + 1)).join(', ')}`,
+);
+console.log(
+  `requests: ${storage.stats().requests + fresh.stats().requests} in total; rate budget left ${fresh.rateBudget().remaining}/${fresh.rateBudget().limit}`,
+);
 if (gh) {
   console.log(`emulator: ${gh.state.log().length} commits, ${gh.schemaViolations.length} schema violations`);
   await gh.close();

@@ -27,8 +27,12 @@ const chk001: HandoffDocument = {
   created: new Date(clock.now()).toISOString(),
   anchor: 'end-of-phase-1',
   problem: 'Build a paint-by-numbers game with AI-generated images.',
-  sessionIntent: 'Create "Chromatic Quest" - web game where Gemini API generates images converted to paint-by-numbers format. Must work offline after initial generation.',
-  decisions: ['Platform: Web (browser) — the user plays on laptops and tablets', 'Persistence: LocalStorage (no backend) — offline after first load'],
+  sessionIntent:
+    'Create "Chromatic Quest" - web game where Gemini API generates images converted to paint-by-numbers format. Must work offline after initial generation.',
+  decisions: [
+    'Platform: Web (browser) — the user plays on laptops and tablets',
+    'Persistence: LocalStorage (no backend) — offline after first load',
+  ],
   technicalContext: ['React 19.x + TypeScript 5.x', 'Vite 7.x, Tailwind CSS 4.x', 'HTML5 Canvas API'],
   playByPlay: [{ phase: 'Phase 1', action: 'Implemented core canvas + color quantization', outcome: 'Complete' }],
   artifactTrail: [
@@ -103,11 +107,16 @@ const { bytes, snapshot } = await handoffMarkdown.document.encode({
   payload: (({ checkpoint: _c, created: _d, frontMatter: _f, ...payload }) => payload)(compact),
 });
 const storage = memoryStorage();
-await storage.put(handoffMarkdown.layout.historyKey!({ runId: 'chromatic-quest', id: snapshot.id, sequence: 3, source: 'pre_compression' }), bytes);
+await storage.put(
+  handoffMarkdown.layout.historyKey!({ runId: 'chromatic-quest', id: snapshot.id, sequence: 3, source: 'pre_compression' }),
+  bytes,
+);
 await storage.put(handoffMarkdown.layout.latestKey('chromatic-quest'), bytes);
 const stored = (await storage.get('checkpoints/chromatic-quest/latest.md'))!;
 const back = await handoffMarkdown.document.decode(stored.bytes, 'checkpoints/chromatic-quest/latest.md');
-console.log(`stored ${bytes.length} bytes at checkpoints/chromatic-quest/chk-003.md and latest.md; checksum ${back.integrity.checksum.slice(0, 12)}… verified`);
+console.log(
+  `stored ${bytes.length} bytes at checkpoints/chromatic-quest/chk-003.md and latest.md; checksum ${back.integrity.checksum.slice(0, 12)}… verified`,
+);
 
 // 6. What the next session gets: the resume point from Next Actions, and the document itself.
 const point = handoffMarkdown.resume!(back, { now: Date.now(), isTerminal: handoffMarkdown.isTerminal });
@@ -115,4 +124,5 @@ console.log(`\nresume at: ${point.at} (${point.reason}, eligible: ${point.eligib
 console.log(`\n${point.continuationPrompt}\n`);
 console.log('----- latest.md -----');
 console.log(new TextDecoder().decode(stored.bytes));
-if (parseHandoff(new TextDecoder().decode(stored.bytes)).nextActions[0] !== point.at) throw new Error('resume point does not match Next Actions');
+if (parseHandoff(new TextDecoder().decode(stored.bytes)).nextActions[0] !== point.at)
+  throw new Error('resume point does not match Next Actions');

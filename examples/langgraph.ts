@@ -55,7 +55,12 @@ export function buildGraph(options: { delayMs?: number; onNode?: (name: string, 
       'plan',
       node('plan', (s) => {
         const request = String(s.messages.at(-1)?.content ?? '');
-        return { items: request.split(',').map((x) => x.trim()).filter(Boolean) };
+        return {
+          items: request
+            .split(',')
+            .map((x) => x.trim())
+            .filter(Boolean),
+        };
       }),
     )
     .addNode(
@@ -65,7 +70,15 @@ export function buildGraph(options: { delayMs?: number; onNode?: (name: string, 
         const next = s.items[done];
         if (next === undefined) return { messages: [new AIMessage({ id: `ai-final`, content: 'all items priced' })] };
         // What an LLM would answer: a tool call (ids fixed so a resumed run matches an uninterrupted one).
-        return { messages: [new AIMessage({ id: `ai-${done}`, content: '', tool_calls: [{ id: `call-${done}`, name: 'lookup_price', args: { item: next } }] })] };
+        return {
+          messages: [
+            new AIMessage({
+              id: `ai-${done}`,
+              content: '',
+              tool_calls: [{ id: `call-${done}`, name: 'lookup_price', args: { item: next } }],
+            }),
+          ],
+        };
       }),
     )
     .addNode('tools', async (s: GraphState) => {
@@ -74,7 +87,15 @@ export function buildGraph(options: { delayMs?: number; onNode?: (name: string, 
       const out = (await new ToolNode([lookupPrice]).invoke(s)) as { messages: BaseMessage[] };
       const price = (JSON.parse(String(out.messages[0]!.content)) as { price: number }).price;
       // Fixed ids (set in the constructor, which is what the serializer keeps) so runs compare equal.
-      const messages = out.messages.map((m, i) => new ToolMessage({ id: `tool-${priced(s.messages) + i}`, content: m.content, tool_call_id: (m as ToolMessage).tool_call_id, name: m.name ?? 'lookup_price' }));
+      const messages = out.messages.map(
+        (m, i) =>
+          new ToolMessage({
+            id: `tool-${priced(s.messages) + i}`,
+            content: m.content,
+            tool_call_id: (m as ToolMessage).tool_call_id,
+            name: m.name ?? 'lookup_price',
+          }),
+      );
       return { messages, total: s.total + price };
     })
     .addNode(
@@ -83,7 +104,10 @@ export function buildGraph(options: { delayMs?: number; onNode?: (name: string, 
     )
     .addEdge(START, 'plan')
     .addEdge('plan', 'agent')
-    .addConditionalEdges('agent', (s) => ((s.messages.at(-1) as AIMessage).tool_calls?.length ? 'tools' : 'summarize'), ['tools', 'summarize'])
+    .addConditionalEdges('agent', (s) => ((s.messages.at(-1) as AIMessage).tool_calls?.length ? 'tools' : 'summarize'), [
+      'tools',
+      'summarize',
+    ])
     .addEdge('tools', 'agent')
     .addEdge('summarize', END);
 }
@@ -97,7 +121,11 @@ export async function runToEnd(dir: string, threadId: string, options: Parameter
     const config = { configurable: { thread_id: threadId } };
     const saved = await app.getState(config);
     // A new thread (no checkpoint yet) starts from the request.
-    if (saved.metadata === undefined) return (await app.invoke({ messages: [new HumanMessage({ id: 'request', content: 'apple, bread, cheese, dates, eggs' })] }, config)) as GraphState;
+    if (saved.metadata === undefined)
+      return (await app.invoke(
+        { messages: [new HumanMessage({ id: 'request', content: 'apple, bread, cheese, dates, eggs' })] },
+        config,
+      )) as GraphState;
     // A thread with tasks left resumes (input null). Not `saved.next`: it leaves out a task whose
     // writes were saved before a crash that came before the checkpoint after it, so such a thread
     // shows an empty `next` yet is not finished; `saved.tasks` still lists that task.
@@ -112,14 +140,24 @@ export async function runToEnd(dir: string, threadId: string, options: Parameter
 export async function main(argv: string[]): Promise<void> {
   const { values } = parseArgs({
     args: argv,
-    options: { dir: { type: 'string', default: '.langgraph-demo' }, thread: { type: 'string', default: 'order-42' }, delay: { type: 'string', default: '0' }, marker: { type: 'string' } },
+    options: {
+      dir: { type: 'string', default: '.langgraph-demo' },
+      thread: { type: 'string', default: 'order-42' },
+      delay: { type: 'string', default: '0' },
+      marker: { type: 'string' },
+    },
   });
   const marker = values.marker;
   const final = await runToEnd(values.dir, values.thread, {
     delayMs: Number(values.delay),
     ...(marker ? { onNode: (name: string) => appendFileSync(marker, `${name}\n`) } : {}),
   });
-  const summary = { report: final.report, total: final.total, items: final.items, messages: final.messages.map((m) => ({ type: m.getType(), id: m.id, content: m.content })) };
+  const summary = {
+    report: final.report,
+    total: final.total,
+    items: final.items,
+    messages: final.messages.map((m) => ({ type: m.getType(), id: m.id, content: m.content })),
+  };
   process.stdout.write(`${JSON.stringify(summary)}\n`);
 }
 

@@ -19,7 +19,11 @@ import { decodeRunIndex } from 'savepoint/toolkit';
 
 const storage = memoryStorage();
 let clockMs = Date.UTC(2025, 11, 5, 10, 0, 0);
-const clock = { now: () => clockMs, setTimeout: (fn: () => void, ms: number) => setTimeout(fn, ms), clearTimeout: (h: unknown) => clearTimeout(h as NodeJS.Timeout) };
+const clock = {
+  now: () => clockMs,
+  setTimeout: (fn: () => void, ms: number) => setTimeout(fn, ms),
+  clearTimeout: (h: unknown) => clearTimeout(h as NodeJS.Timeout),
+};
 const later = (minutes: number): void => void (clockMs += minutes * 60_000);
 
 function show(r: CheckpointResult<PhasedWorkflowPayload>, quiet = false): PhasedWorkflowPayload {
@@ -41,7 +45,11 @@ const initial: PhasedWorkflowPayload = {
 const at = (p: PhasedWorkflowPayload, phase: string, cost: number): PhasedWorkflowPayload => ({
   ...p,
   phase,
-  state_snapshot: { ...p.state_snapshot, cost_accumulated: cost, current_phase_state: { ...p.state_snapshot.current_phase_state, phase, started_at: new Date(clockMs).toISOString() } },
+  state_snapshot: {
+    ...p.state_snapshot,
+    cost_accumulated: cost,
+    current_phase_state: { ...p.state_snapshot.current_phase_state, phase, started_at: new Date(clockMs).toISOString() },
+  },
 });
 
 // 1. One run through three phases, a gate, the 80% cost threshold and a circuit-breaker trip.
@@ -51,7 +59,9 @@ const writer = createWriter({ storage, profile: phasedWorkflow, runId, clock });
 const cost = createCostThresholdTrigger({ budgetUsd: 10 });
 let state = show(await writer.checkpoint(phasedTriggers.phaseComplete(initial, 'phase_0', { request: 'add write-then-verify' })));
 later(5);
-state = show(await writer.checkpoint(phasedTriggers.gateDecision(state, { gate_id: 'gate_0', decision: 'pass', score: 0.91, iteration: 1 })));
+state = show(
+  await writer.checkpoint(phasedTriggers.gateDecision(state, { gate_id: 'gate_0', decision: 'pass', score: 0.91, iteration: 1 })),
+);
 later(20);
 state = at(state, 'phase_0_5_research', 6.2);
 state = show(await writer.checkpoint(phasedTriggers.phaseComplete(state, 'phase_0_5', { findings: 12 })));
@@ -75,11 +85,22 @@ console.log(`\nresume at ${plan.at} (eligible ${plan.eligible}): ${plan.explanat
 
 // 3. Size management: a 12 MB phase output (12 288 build-log lines) goes to part files the checkpoint references.
 const big = createWriter({ storage, profile: phasedWorkflow, runId: crypto.randomUUID(), clock });
-const huge = show(await big.checkpoint(phasedTriggers.phaseComplete(at(initial, 'phase_2_build', 1), 'phase_2', { log: Array.from({ length: 12 * 1024 }, (_, i) => `line ${i} `.padEnd(1024, '.')) })), true);
+const huge = show(
+  await big.checkpoint(
+    phasedTriggers.phaseComplete(at(initial, 'phase_2_build', 1), 'phase_2', {
+      log: Array.from({ length: 12 * 1024 }, (_, i) => `line ${i} `.padEnd(1024, '.')),
+    }),
+  ),
+  true,
+);
 const parts = await listAll(storage, `checkpoints/${big.runId}/parts/`);
-console.log(`\n12 MB phase output: main checkpoint ${(await storage.get(phasedWorkflow.layout.latestKey(big.runId)))!.bytes.length} bytes + ${parts.length} part file(s)`);
+console.log(
+  `\n12 MB phase output: main checkpoint ${(await storage.get(phasedWorkflow.layout.latestKey(big.runId)))!.bytes.length} bytes + ${parts.length} part file(s)`,
+);
 const back = await planResume({ storage, profile: phasedWorkflow, runId: big.runId, clock });
-console.log(`read back whole: ${JSON.stringify(back.payload.state_snapshot.phase_outputs.phase_2).length === JSON.stringify(huge.state_snapshot.phase_outputs.phase_2).length}`);
+console.log(
+  `read back whole: ${JSON.stringify(back.payload.state_snapshot.phase_outputs.phase_2).length === JSON.stringify(huge.state_snapshot.phase_outputs.phase_2).length}`,
+);
 await big.close();
 
 // 4. Retention after a successful run: the 10 newest runs keep everything, older ones their final checkpoint.
@@ -99,7 +120,11 @@ for (let r = 0; r < 12; r++) {
 }
 const cleanup = await cleanupAfterRunCompletion({ storage, profile: phasedWorkflow, runId: runs.at(-1)!, clock });
 if (cleanup.ran) console.log(`\nretention after run completion: ${cleanup.report.totals.filesDeleted} files deleted`);
-for (const [label, id] of [['newest run', runs.at(-1)!], ['11th newest', runs[1]!], ['preserved run', runId]] as const) {
+for (const [label, id] of [
+  ['newest run', runs.at(-1)!],
+  ['11th newest', runs[1]!],
+  ['preserved run', runId],
+] as const) {
   const n = (await listAll(storage, `checkpoints/${id}/`)).filter((f) => /cp_\d+|latest/.test(f.key)).length;
   console.log(`  ${label}: ${n} checkpoint files`);
 }

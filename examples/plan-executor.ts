@@ -21,15 +21,23 @@ const tasks = ['Task 1: Setup', 'Task 2: Models', 'Task 3: Add API routes', 'Tas
 
 function show(label: string, result: CheckpointResult<PlanExecutorPayload>): PlanExecutorPayload {
   if (!result.ok) throw result.error;
-  console.log(`${label.padEnd(22)} → ${result.outcome} #${result.sequence} (${result.snapshot.source}, ${result.snapshot.status}) at ${result.key}`);
+  console.log(
+    `${label.padEnd(22)} → ${result.outcome} #${result.sequence} (${result.snapshot.source}, ${result.snapshot.status}) at ${result.key}`,
+  );
   return result.snapshot.payload;
 }
 
 // 1. The executor starts plan 02 and writes a checkpoint after each task completion.
 const writer = createWriter({ storage, profile: planExecutor, runId: '02' });
 let state = show('plan start', await writer.checkpoint(planExecutorTriggers.start('02', tasks)));
-state = show('task 1 done', await writer.checkpoint(planExecutorTriggers.taskCompleted(state, { commit: 'abc123', files: ['package.json'] })));
-state = show('task 2 done', await writer.checkpoint(planExecutorTriggers.taskCompleted(state, { commit: 'def456', files: ['src/models.ts'] })));
+state = show(
+  'task 1 done',
+  await writer.checkpoint(planExecutorTriggers.taskCompleted(state, { commit: 'abc123', files: ['package.json'] })),
+);
+state = show(
+  'task 2 done',
+  await writer.checkpoint(planExecutorTriggers.taskCompleted(state, { commit: 'def456', files: ['src/models.ts'] })),
+);
 
 // 2. The orchestrator's time limit hits during task 3, after one partial commit.
 show('timeout', await writer.checkpoint(planExecutorTriggers.timedOut(state, { partialCommits: ['0a1b2c3'], files: ['src/api.ts'] })));
@@ -52,8 +60,14 @@ console.log(`continuation prompt:\n${plan.continuationPrompt ?? ''}\n`);
 
 // 5. The resumed executor continues the same plan; numbering continues after the timeout.
 const resumed = createWriter({ storage, profile: planExecutor, runId: '02' });
-state = show('task 3 done (resumed)', await resumed.checkpoint(planExecutorTriggers.taskCompleted(plan.payload, { commit: '789abc', files: ['src/api.ts'] })));
-show('task 4 done', await resumed.checkpoint(planExecutorTriggers.taskCompleted(state, { commit: 'fed987', files: ['tests/api.test.ts'] })));
+state = show(
+  'task 3 done (resumed)',
+  await resumed.checkpoint(planExecutorTriggers.taskCompleted(plan.payload, { commit: '789abc', files: ['src/api.ts'] })),
+);
+show(
+  'task 4 done',
+  await resumed.checkpoint(planExecutorTriggers.taskCompleted(state, { commit: 'fed987', files: ['tests/api.test.ts'] })),
+);
 await resumed.close();
 console.log('incomplete plans now:', (await findIncompleteRuns({ storage, profile: planExecutor })).length);
 
@@ -78,4 +92,6 @@ const example = {
 const imported = await importPlanExecutorDocument(example);
 await storage.put(planExecutor.layout.latestKey('03'), imported.bytes);
 const foreign = await planResume({ storage, profile: planExecutor, runId: '03' });
-console.log(`\nimported plan 03 (snapshot ${imported.snapshot.id}): resume at task index ${foreign.at}, ${foreign.remaining.length} tasks remain`);
+console.log(
+  `\nimported plan 03 (snapshot ${imported.snapshot.id}): resume at task index ${foreign.at}, ${foreign.remaining.length} tasks remain`,
+);

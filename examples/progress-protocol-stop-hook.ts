@@ -71,11 +71,18 @@ writeFileSync(
     remainingTasks: ['Sync queue', 'Offline banner'],
     decisions: [{ decision: 'IndexedDB over Cache API', rationale: 'images are generated, not fetched' }],
     blockers: [],
-    continuationPrompt: 'Resume GAME-12. Current task: task 2 of 4 — Cache generated images. Key files: app.ts.\nNext action: write the LRU eviction.',
+    continuationPrompt:
+      'Resume GAME-12. Current task: task 2 of 4 — Cache generated images. Key files: app.ts.\nNext action: write the LRU eviction.',
   }),
 );
 
-const env = { SAVEPOINT_TRACKER: 'github', GITHUB_TOKEN: 'example-token', GITHUB_REPOSITORY: 'acme/game', SAVEPOINT_GITHUB_ISSUE: '12', GITHUB_API_URL: apiUrl };
+const env = {
+  SAVEPOINT_TRACKER: 'github',
+  GITHUB_TOKEN: 'example-token',
+  GITHUB_REPOSITORY: 'acme/game',
+  SAVEPOINT_GITHUB_ISSUE: '12',
+  GITHUB_API_URL: apiUrl,
+};
 
 try {
   console.log('$ stop hook (gate 1)');
@@ -88,7 +95,15 @@ try {
   console.log(`exit code ${second}`);
 
   console.log('\n$ stop hook (gate 3, the tracker is back: the same comment is updated in place)');
-  const third = await runStopHook({ cwd: dir, env, progress: { currentTask: { description: 'Sync queue', status: 'starting' }, completedTasks: ['Service worker registered', 'Cache generated images'], remainingTasks: ['Offline banner'] } });
+  const third = await runStopHook({
+    cwd: dir,
+    env,
+    progress: {
+      currentTask: { description: 'Sync queue', status: 'starting' },
+      completedTasks: ['Service worker registered', 'Cache generated images'],
+      remainingTasks: ['Offline banner'],
+    },
+  });
   console.log(`exit code ${third}; comments on the issue: ${comments.size}`);
   console.log(`\nThe "Checkpoint Status" comment:\n${[...comments.values()][0]}`);
 

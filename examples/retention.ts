@@ -43,7 +43,11 @@ async function run(runId: string, start: number, steps: number, every: number, f
   const writer = createWriter<JsonValue>({ storage, profile: defaultProfile, runId, clock, heartbeatIntervalMs: false });
   for (let step = 1; step <= steps; step++) {
     const status = step === steps ? final : step === failAt ? 'failed' : 'in_progress';
-    const r = await writer.checkpoint({ source: step === failAt ? 'error_boundary' : 'step_boundary', status, payload: { step, of: steps } });
+    const r = await writer.checkpoint({
+      source: step === failAt ? 'error_boundary' : 'step_boundary',
+      status,
+      payload: { step, of: steps },
+    });
     if (!r.ok) throw new Error(`checkpoint failed: ${r.reasonCode}`);
     now += every;
   }
@@ -69,7 +73,9 @@ console.log(formatRetentionReport(dry.report));
 console.log('\n--- apply ---');
 const applied = await runRetention({ storage, profile: defaultProfile, policy: snapshotLifecycleRetention, clock });
 console.log(formatRetentionReport(applied.report));
-console.log(`store: ${(await listAll(storage, 'checkpoints/')).length} files; compressed history entries: ${(await listAll(storage, 'checkpoints/')).filter((e) => e.key.endsWith('.json.gz')).length}`);
+console.log(
+  `store: ${(await listAll(storage, 'checkpoints/')).length} files; compressed history entries: ${(await listAll(storage, 'checkpoints/')).filter((e) => e.key.endsWith('.json.gz')).length}`,
+);
 
 console.log('\n--- "keep 7 daily + 4 weekly" (Europe/Berlin), dry run ---');
 const calendar = await runRetention({
@@ -77,7 +83,12 @@ const calendar = await runRetention({
   profile: defaultProfile,
   policy: {
     name: '7-daily-4-weekly',
-    rules: [keepDaily(7, { timeZone: 'Europe/Berlin' }), keepWeekly(4, { timeZone: 'Europe/Berlin' }), keepLatestStatus('failed'), keepLatestStatus('completed')],
+    rules: [
+      keepDaily(7, { timeZone: 'Europe/Berlin' }),
+      keepWeekly(4, { timeZone: 'Europe/Berlin' }),
+      keepLatestStatus('failed'),
+      keepLatestStatus('completed'),
+    ],
   },
   clock,
   dryRun: true,

@@ -72,45 +72,80 @@ let state: SnapshotLifecyclePayload = {
 };
 
 // Step boundary: the step enters in_progress.
-state = show('step 19.1 in_progress', await checkpointWithOutcomes(writer, outcomes, lifecycleTriggers.stepEntered(state, { step_id: '19.1', step_ordinal: 1 })));
+state = show(
+  'step 19.1 in_progress',
+  await checkpointWithOutcomes(writer, outcomes, lifecycleTriggers.stepEntered(state, { step_id: '19.1', step_ordinal: 1 })),
+);
 // A manual /checkpoint 1 s later with nothing changed is coalesced (recorded in source_details).
 await advance(1000);
 await checkpointWithOutcomes(writer, outcomes, lifecycleTriggers.manual(state));
 
 // The agent runs commands; the recorder collects them for the next snapshot.
-await outcomes.track('shell', 'npm test', async () => {
-  await advance(4000);
-  return 38;
-}, { summary: (n) => `${n} tests passed` });
+await outcomes.track(
+  'shell',
+  'npm test',
+  async () => {
+    await advance(4000);
+    return 38;
+  },
+  { summary: (n) => `${n} tests passed` },
+);
 outcomes.record({ kind: 'tool_use', name: 'edit_file', result: 'PASS', duration_ms: 12, summary: 'src/contract/snapshot.ts' });
 state = show('step 19.1 done', await checkpointWithOutcomes(writer, outcomes, lifecycleTriggers.stepFinished(state, 'done')));
 
 // A recoverable error at step 19.2, then two heartbeats while the plan stays in_progress.
 await advance(10_000);
-state = show('step 19.2 in_progress', await checkpointWithOutcomes(writer, outcomes, lifecycleTriggers.stepEntered(state, { step_id: '19.2', step_ordinal: 2 })));
-outcomes.record({ kind: 'shell', name: 'npm run build', result: 'FAIL', duration_ms: 2300, reason_code: 'tsc_error', summary: '1 type error' });
-state = show('recoverable error', await checkpointWithOutcomes(writer, outcomes, lifecycleTriggers.recoverableError(state, { reason_code: 'tsc_error', next_actions: ['fix src/writer/index.ts:12'] })));
+state = show(
+  'step 19.2 in_progress',
+  await checkpointWithOutcomes(writer, outcomes, lifecycleTriggers.stepEntered(state, { step_id: '19.2', step_ordinal: 2 })),
+);
+outcomes.record({
+  kind: 'shell',
+  name: 'npm run build',
+  result: 'FAIL',
+  duration_ms: 2300,
+  reason_code: 'tsc_error',
+  summary: '1 type error',
+});
+state = show(
+  'recoverable error',
+  await checkpointWithOutcomes(
+    writer,
+    outcomes,
+    lifecycleTriggers.recoverableError(state, { reason_code: 'tsc_error', next_actions: ['fix src/writer/index.ts:12'] }),
+  ),
+);
 await advance(240_000);
 const latest = await readSnapshot(storage, snapshotLifecycle, snapshotLifecycle.layout.latestKey(runId));
 console.log(`4 minutes without a trigger: latest is #${latest?.sequence} (${latest?.source}), the second 120 s heartbeat`);
 
 // Five more days of work: a step every 2 hours, the agent paused in between (no heartbeat while paused).
 for (let i = 3; i <= 62; i++) {
-  const entered = await checkpointWithOutcomes(writer, outcomes, lifecycleTriggers.stepEntered(state, { step_id: `19.${i}`, step_ordinal: i }));
+  const entered = await checkpointWithOutcomes(
+    writer,
+    outcomes,
+    lifecycleTriggers.stepEntered(state, { step_id: `19.${i}`, step_ordinal: i }),
+  );
   state = show(i === 3 ? 'steps 19.3 … 19.62' : '', entered, i !== 3);
   await advance(60_000);
   state = show('', await checkpointWithOutcomes(writer, outcomes, lifecycleTriggers.stepFinished(state, 'done')), true);
   state = show('', await checkpointWithOutcomes(writer, outcomes, lifecycleTriggers.manual(state, 'paused')), true);
   await advance(119 * 60_000);
 }
-const stop = await checkpointWithOutcomes(writer, outcomes, lifecycleTriggers.forcedStop(state, { reason_code: 'disk_full', next_actions: ['free disk space', 'resume'] }));
+const stop = await checkpointWithOutcomes(
+  writer,
+  outcomes,
+  lifecycleTriggers.forcedStop(state, { reason_code: 'disk_full', next_actions: ['free disk space', 'resume'] }),
+);
 show('forced stop', stop);
 await writer.close();
 
 const before = (await listAll(storage, `checkpoints/${runId}/history/`)).length;
 const { report } = await runRetention({ storage, profile: snapshotLifecycle, clock });
 const after = await listAll(storage, `checkpoints/${runId}/history/`);
-console.log(`\nretention (${snapshotLifecycle.retention?.name}): history ${before} → ${after.length} files, ${after.filter((e) => e.key.endsWith('.gz')).length} gzipped; ${report.totals.filesDeleted} deleted, ${report.totals.compressed} compressed`);
+console.log(
+  `\nretention (${snapshotLifecycle.retention?.name}): history ${before} → ${after.length} files, ${after.filter((e) => e.key.endsWith('.gz')).length} gzipped; ${report.totals.filesDeleted} deleted, ${report.totals.compressed} compressed`,
+);
 
 // Resume: the run failed at a forced stop, so the hints say a human decides.
 const plan = await planResume({ storage, profile: snapshotLifecycle, runId, clock });

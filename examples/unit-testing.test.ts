@@ -5,7 +5,16 @@
  *   npx vitest run examples/unit-testing.test.ts
  */
 import { describe, expect, it } from 'vitest';
-import { createWriter, defaultProfile, listAll, memoryStorage, planResume, type Clock, type JsonValue, type StorageAdapter } from 'savepoint';
+import {
+  createWriter,
+  defaultProfile,
+  listAll,
+  memoryStorage,
+  planResume,
+  type Clock,
+  type JsonValue,
+  type StorageAdapter,
+} from 'savepoint';
 // manualClock: a clock the test moves by hand, so there is no real waiting and no flaky timing.
 import { faultyStorage, manualClock } from 'savepoint/testing';
 

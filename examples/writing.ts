@@ -36,7 +36,11 @@ writer.on('heartbeat', () => console.log('  [heartbeat] the state has not change
 
 console.log('1. step boundaries');
 for (let step = 1; step <= 2; step++) {
-  const r = await writer.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { step, todo: ['a', 'b'].slice(step - 1) } });
+  const r = await writer.checkpoint({
+    source: 'step_boundary',
+    status: 'in_progress',
+    payload: { step, todo: ['a', 'b'].slice(step - 1) },
+  });
   console.log(`  → ${r.ok ? `${r.outcome} as #${r.sequence}` : r.reasonCode}`);
   await clock.advance(5_000);
 }
@@ -45,9 +49,13 @@ console.log('2. an error boundary 1 s after a step boundary, same state → coal
 await writer.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { step: 3, todo: [] } });
 await clock.advance(1_000);
 const c = await writer.checkpoint({ source: 'error_boundary', status: 'in_progress', payload: { step: 3, todo: [] } });
-console.log(`  → ${c.ok ? `${c.outcome} into #${c.sequence}, source_details = ${JSON.stringify(c.snapshot.sourceDetails)}` : c.reasonCode}`);
+console.log(
+  `  → ${c.ok ? `${c.outcome} into #${c.sequence}, source_details = ${JSON.stringify(c.snapshot.sourceDetails)}` : c.reasonCode}`,
+);
 
-console.log('3. two minutes without a checkpoint while in_progress → heartbeat (snapshotLifecycle would store the state again; the default profile does not)');
+console.log(
+  '3. two minutes without a checkpoint while in_progress → heartbeat (snapshotLifecycle would store the state again; the default profile does not)',
+);
 await clock.advance(120_000);
 await writer.flush();
 

@@ -15,8 +15,9 @@ const RAW = REPOSITORY.replace('https://github.com/', 'https://raw.githubusercon
 
 /** The README with every relative link made absolute: images to raw files, the rest to blob/main. */
 export function absoluteLinks(markdown: string): string {
-  return markdown.replace(/(!?)\]\((?!https?:|#|mailto:)([^)\s]+)\)/g, (_m, bang: string, target: string) =>
-    `${bang}](${bang ? `${RAW}/main` : `${REPOSITORY}/blob/main`}/${target.replace(/^\.\//, '')})`,
+  return markdown.replace(
+    /(!?)\]\((?!https?:|#|mailto:)([^)\s]+)\)/g,
+    (_m, bang: string, target: string) => `${bang}](${bang ? `${RAW}/main` : `${REPOSITORY}/blob/main`}/${target.replace(/^\.\//, '')})`,
   );
 }
 

@@ -42,7 +42,13 @@ export { memoryStorage, type MemoryStorageOptions } from './storage/memory.js';
 export { defineProfile } from './profiles/define-profile.js';
 export { type Profile, type ProfileDefinition } from './contract/profile.js';
 export { standardLayout } from './snapshot-io/layout.js';
-export { defaultProfile, jsonProfile, type JsonProfileOptions, type DefaultTrigger, type LifecycleStatus } from './profiles/default-profile.js';
+export {
+  defaultProfile,
+  jsonProfile,
+  type JsonProfileOptions,
+  type DefaultTrigger,
+  type LifecycleStatus,
+} from './profiles/default-profile.js';
 export type { PayloadSchema, PayloadOf, TriggerOf, StatusOf } from './contract/profile.js';
 export type { StandardSchemaV1 } from './contract/standard-schema.js';
 
@@ -58,7 +64,18 @@ export type { ResumePoint, ResumeRule } from './contract/resume-rule.js';
 export { RESUME_WARNING_CODES } from './resume/warnings.js';
 
 // Retention.
-export { keepLast, keepWithin, keepLatestStatus, keepHourly, keepDaily, keepWeekly, keepMonthly, keepYearly, preserveRuns, keepRunTiers } from './retention/policy.js';
+export {
+  keepLast,
+  keepWithin,
+  keepLatestStatus,
+  keepHourly,
+  keepDaily,
+  keepWeekly,
+  keepMonthly,
+  keepYearly,
+  preserveRuns,
+  keepRunTiers,
+} from './retention/policy.js';
 export { type RetentionPolicy, type RetentionRule } from './contract/retention-policy.js';
 export { planRetention, type RetentionPlan } from './retention/plan.js';
 export { applyRetention, type RetentionReport } from './retention/apply.js';

@@ -80,7 +80,10 @@ export const pruneDuringWriteRun: CampaignRun = {
         await pruner;
         await w.close();
         const plan = await planResume({ storage, profile, runId: 'run-prune' });
-        record(r, pruneProblem ?? (plan.snapshot.sequence === last ? undefined : `resumed ${plan.snapshot.sequence}, acknowledged ${last}`));
+        record(
+          r,
+          pruneProblem ?? (plan.snapshot.sequence === last ? undefined : `resumed ${plan.snapshot.sequence}, acknowledged ${last}`),
+        );
       } catch (err) {
         record(r, `threw ${describe(err)}`);
       } finally {

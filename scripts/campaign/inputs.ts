@@ -76,7 +76,14 @@ export const hugeInputRun: CampaignRun = {
           else {
             const plan = await planResume({ storage, profile, runId: 'run-h' });
             const back = (plan.payload as { items: unknown[] }).items.length;
-            record(r, back !== items.length ? `read back ${back} of ${items.length} items` : Date.now() - started > 30_000 ? `took ${Date.now() - started} ms` : undefined);
+            record(
+              r,
+              back !== items.length
+                ? `read back ${back} of ${items.length} items`
+                : Date.now() - started > 30_000
+                  ? `took ${Date.now() - started} ms`
+                  : undefined,
+            );
           }
         } else {
           const w = writer(storage, 'run-h');
@@ -87,7 +94,10 @@ export const hugeInputRun: CampaignRun = {
           await storage.put('checkpoints/run-h/history/cp_20990101T000000000Z_bomb000000.json.gz', bomb);
           const plan = await planResume({ storage, profile, runId: 'run-h', newerCheck: 'scan' });
           const ms = Date.now() - planted;
-          record(r, plan.snapshot.sequence !== 1 ? `resumed ${plan.snapshot.sequence}` : ms > 30_000 ? `the bomb took ${ms} ms` : undefined);
+          record(
+            r,
+            plan.snapshot.sequence !== 1 ? `resumed ${plan.snapshot.sequence}` : ms > 30_000 ? `the bomb took ${ms} ms` : undefined,
+          );
         }
       } catch (err) {
         record(r, `threw ${describe(err)}`);

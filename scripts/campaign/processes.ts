@@ -23,7 +23,9 @@ interface Child {
 }
 
 function startChild(dir: string, runId: string, mode?: JournalMode): Child {
-  const proc = spawn(process.execPath, ['--import', 'tsx', CHILD, dir, runId, ...(mode ? [mode] : [])], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, ['--import', 'tsx', CHILD, dir, runId, ...(mode ? [mode] : [])], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const acks = new Map<number, string>();
   let buffer = '';
   let onReady: () => void = () => undefined;
@@ -126,7 +128,10 @@ export const crashJournalRun: CampaignRun = {
           if (lastAck === 0) record(r, undefined);
           else {
             const plan = await planResume({ storage, profile, runId: 'run-crash' });
-            record(r, plan.snapshot.sequence >= lastAck ? undefined : `${mode}: resumed ${plan.snapshot.sequence}, acknowledged ${lastAck}`);
+            record(
+              r,
+              plan.snapshot.sequence >= lastAck ? undefined : `${mode}: resumed ${plan.snapshot.sequence}, acknowledged ${lastAck}`,
+            );
           }
         } catch (err) {
           record(r, `${mode}: planResume threw ${describe(err)} after ${lastAck} acks`);

@@ -10,7 +10,18 @@ import { damagedFileRun, enospcRun, symlinkRaceRun } from './storage-faults.js';
 import { fuzzRun, hugeInputRun } from './inputs.js';
 import type { CampaignRun } from './shared.js';
 
-const RUNS: readonly CampaignRun[] = [crashRun, crashJournalRun, twoWriterRun, pruneDuringWriteRun, leasePauseRun, enospcRun, damagedFileRun, symlinkRaceRun, fuzzRun, hugeInputRun];
+const RUNS: readonly CampaignRun[] = [
+  crashRun,
+  crashJournalRun,
+  twoWriterRun,
+  pruneDuringWriteRun,
+  leasePauseRun,
+  enospcRun,
+  damagedFileRun,
+  symlinkRaceRun,
+  fuzzRun,
+  hugeInputRun,
+];
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');

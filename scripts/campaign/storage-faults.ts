@@ -56,11 +56,14 @@ export const enospcRun: CampaignRun = {
 
 /** Ways to damage a stored file: each returns the new content. */
 const DAMAGE: readonly [string, (bytes: Buffer) => Buffer | Uint8Array][] = [
-  ['flip a byte', (b) => {
-    const c = Buffer.from(b);
-    c[Math.floor(Math.random() * c.length)]! ^= 1 << Math.floor(Math.random() * 8);
-    return c;
-  }],
+  [
+    'flip a byte',
+    (b) => {
+      const c = Buffer.from(b);
+      c[Math.floor(Math.random() * c.length)]! ^= 1 << Math.floor(Math.random() * 8);
+      return c;
+    },
+  ],
   ['truncate', (b) => b.subarray(0, Math.floor(Math.random() * b.length))],
   ['empty', () => Buffer.alloc(0)],
   ['garbage', (b) => Buffer.from(Array.from({ length: b.length }, () => Math.floor(Math.random() * 256)))],

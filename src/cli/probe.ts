@@ -50,9 +50,16 @@ export async function profileHint(storage: StorageAdapter, current: Profile<unkn
  * Checks that every run named on the command line exists in `files` (exit 2 naming the
  * first missing one), and that a store-wide command found something to work on.
  */
-export async function assertRunsExist(storage: StorageAdapter, profile: Profile<unknown>, files: StoreFiles, runIds: readonly string[], where: string): Promise<void> {
+export async function assertRunsExist(
+  storage: StorageAdapter,
+  profile: Profile<unknown>,
+  files: StoreFiles,
+  runIds: readonly string[],
+  where: string,
+): Promise<void> {
   for (const runId of runIds) {
-    if (!files.runs.has(runId)) throw notFound(`run "${runId}" not found in ${where} (profile ${profile.name}).${await profileHint(storage, profile)}`);
+    if (!files.runs.has(runId))
+      throw notFound(`run "${runId}" not found in ${where} (profile ${profile.name}).${await profileHint(storage, profile)}`);
   }
   if (runIds.length === 0 && files.runs.size === 0 && files.storeWide.length === 0) {
     throw notFound(`no ${profile.name} runs in ${where}.${await profileHint(storage, profile)}`);

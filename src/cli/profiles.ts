@@ -23,7 +23,8 @@ const PROFILES: Readonly<Record<string, () => Promise<Profile<unknown>>>> = {
     try {
       return (await import('../profiles/handoff-markdown/index.js')).handoffMarkdown as Profile<unknown>;
     } catch (err) {
-      if ((err as { code?: string }).code === 'ERR_MODULE_NOT_FOUND') throw new CliError('--profile handoffMarkdown needs the "yaml" package: npm install yaml');
+      if ((err as { code?: string }).code === 'ERR_MODULE_NOT_FOUND')
+        throw new CliError('--profile handoffMarkdown needs the "yaml" package: npm install yaml');
       throw err;
     }
   },
@@ -55,7 +56,9 @@ async function profileFromModule(path: string, cwd: string): Promise<Profile<unk
   try {
     assertProfileArgument(candidate, '--profile');
   } catch {
-    throw new CliError(`profile module ${path} exports no profile: export one made by defineProfile or jsonProfile as the default export or as "profile"`);
+    throw new CliError(
+      `profile module ${path} exports no profile: export one made by defineProfile or jsonProfile as the default export or as "profile"`,
+    );
   }
   return candidate as Profile<unknown>;
 }
@@ -64,6 +67,9 @@ async function profileFromModule(path: string, cwd: string): Promise<Profile<unk
 export async function profileByName(name: string, cwd: string = process.cwd()): Promise<Profile<unknown>> {
   if (isProfilePath(name)) return profileFromModule(name, cwd);
   const load = Object.hasOwn(PROFILES, name) ? PROFILES[name] : undefined;
-  if (!load) throw new CliError(`unknown profile "${name}"; valid: ${PROFILE_NAMES.join(', ')}, or a module file that exports one (./my-profile.js)`);
+  if (!load)
+    throw new CliError(
+      `unknown profile "${name}"; valid: ${PROFILE_NAMES.join(', ')}, or a module file that exports one (./my-profile.js)`,
+    );
   return load();
 }

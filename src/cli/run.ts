@@ -19,26 +19,57 @@ import { PROFILE_NAMES, profileByName } from './profiles.js';
 import { openStore } from './store.js';
 
 /** Every command, in the order `--help` lists them. */
-export const COMMANDS: readonly Command[] = [runsCommand, lsCommand, showCommand, verifyCommand, pruneCommand, resumeCommand, checkpointCommand, diffCommand, importCommand, unlockCommand, uiCommand];
+export const COMMANDS: readonly Command[] = [
+  runsCommand,
+  lsCommand,
+  showCommand,
+  verifyCommand,
+  pruneCommand,
+  resumeCommand,
+  checkpointCommand,
+  diffCommand,
+  importCommand,
+  unlockCommand,
+  uiCommand,
+];
 
 /** Options every command accepts. */
 export const GLOBAL_OPTIONS: Readonly<Record<string, OptionSpec>> = {
-  dir: { type: 'string', value: 'PATH', description: 'File-system store root, holding checkpoints/<run>/… (default: the current directory)' },
-  github: { type: 'string', value: 'OWNER/REPO[@BRANCH][:PATH]', description: 'GitHub store; token from GITHUB_TOKEN, API from GITHUB_API_URL' },
+  dir: {
+    type: 'string',
+    value: 'PATH',
+    description: 'File-system store root, holding checkpoints/<run>/… (default: the current directory)',
+  },
+  github: {
+    type: 'string',
+    value: 'OWNER/REPO[@BRANCH][:PATH]',
+    description: 'GitHub store; token from GITHUB_TOKEN, API from GITHUB_API_URL',
+  },
   postgres: {
     type: 'string',
     value: 'URL',
-    description: 'PostgreSQL store (needs the pg package); or set SAVEPOINT_POSTGRES_URL (keeps the password out of ps). Table from SAVEPOINT_POSTGRES_SCHEMA/_TABLE',
+    description:
+      'PostgreSQL store (needs the pg package); or set SAVEPOINT_POSTGRES_URL (keeps the password out of ps). Table from SAVEPOINT_POSTGRES_SCHEMA/_TABLE',
   },
-  profile: { type: 'string', value: 'NAME', description: `Profile: ${PROFILE_NAMES.join(', ')}, or a module file exporting one (./my-profile.js) (default "default")` },
+  profile: {
+    type: 'string',
+    value: 'NAME',
+    description: `Profile: ${PROFILE_NAMES.join(', ')}, or a module file exporting one (./my-profile.js) (default "default")`,
+  },
   json: { type: 'boolean', description: 'Machine-readable JSON output' },
   quiet: { type: 'boolean', short: 'q', description: 'Results and errors only: no progress, no notes (prune: totals only)' },
-  verbose: { type: 'boolean', short: 'v', description: 'Also say on stderr which store and profile were used and how long the command took' },
+  verbose: {
+    type: 'boolean',
+    short: 'v',
+    description: 'Also say on stderr which store and profile were used and how long the command took',
+  },
   help: { type: 'boolean', short: 'h', description: 'Show help' },
 };
 
 function renderOptions(options: Readonly<Record<string, OptionSpec>>): string {
-  const rows = Object.entries(options).map(([name, o]) => [`${o.short ? `-${o.short}, ` : '    '}--${name}${o.value ? ` ${o.value}` : ''}`, o.description] as const);
+  const rows = Object.entries(options).map(
+    ([name, o]) => [`${o.short ? `-${o.short}, ` : '    '}--${name}${o.value ? ` ${o.value}` : ''}`, o.description] as const,
+  );
   const width = Math.max(0, ...rows.map(([l]) => l.length));
   return rows.map(([l, d]) => `  ${l.padEnd(width)}  ${d}`).join('\n');
 }
@@ -83,7 +114,11 @@ export interface RunCliOptions {
 }
 
 /** Which store a command used, for -v: never a token or a password. */
-export function storeLabel(values: Readonly<Record<string, unknown>>, env: Readonly<Record<string, string | undefined>>, given: StorageAdapter | undefined): string {
+export function storeLabel(
+  values: Readonly<Record<string, unknown>>,
+  env: Readonly<Record<string, string | undefined>>,
+  given: StorageAdapter | undefined,
+): string {
   if (given) return `store ${given.name}`;
   if (typeof values.github === 'string') return `GitHub store ${values.github}`;
   const pg = typeof values.postgres === 'string' ? values.postgres : env.SAVEPOINT_POSTGRES_URL;
@@ -125,7 +160,10 @@ export async function runCli(argv: readonly string[], io: CliIo, options: RunCli
     parsed = parseArgs({
       args: argv.filter((_, i) => i !== nameAt),
       options: Object.fromEntries(
-        Object.entries(specs).map(([k, o]) => [k, { type: o.type, ...(o.short ? { short: o.short } : {}), ...(o.multiple ? { multiple: true } : {}) }]),
+        Object.entries(specs).map(([k, o]) => [
+          k,
+          { type: o.type, ...(o.short ? { short: o.short } : {}), ...(o.multiple ? { multiple: true } : {}) },
+        ]),
       ),
       allowPositionals: true,
       strict: true,
@@ -143,12 +181,18 @@ export async function runCli(argv: readonly string[], io: CliIo, options: RunCli
   // No positional argument is ever ignored: `runs extra` or `show RUN X Y` is a usage error.
   const max = command.maxPositionals ?? Number.POSITIVE_INFINITY;
   if (parsed.positionals.length > max) {
-    return reportError(io, command.name, json, new CliError(`unexpected argument "${parsed.positionals[max]}" (usage: savepoint ${command.name} ${command.usage})`));
+    return reportError(
+      io,
+      command.name,
+      json,
+      new CliError(`unexpected argument "${parsed.positionals[max]}" (usage: savepoint ${command.name} ${command.usage})`),
+    );
   }
   let storage: StorageAdapter | undefined;
   const started = Date.now();
   // -q: progress bars and notes are drawn only on a terminal, so a quiet run is told stderr is none.
-  const commandIo: CliIo = values.quiet === true ? { ...io, stderr: { ...io.stderr, write: (t: string) => io.stderr.write(t), isTTY: false } } : io;
+  const commandIo: CliIo =
+    values.quiet === true ? { ...io, stderr: { ...io.stderr, write: (t: string) => io.stderr.write(t), isTTY: false } } : io;
   try {
     const profile = await profileByName(typeof values.profile === 'string' ? values.profile : 'default');
     storage = options.storage ?? (await openStore(values, io.env));
@@ -162,7 +206,10 @@ export async function runCli(argv: readonly string[], io: CliIo, options: RunCli
       positionals: parsed.positionals,
       values,
     });
-    if (values.verbose === true && values.quiet !== true) io.stderr.write(`savepoint ${command.name}: ${storeLabel(values, io.env, options.storage)}, profile ${profile.name}, ${Date.now() - started} ms, exit ${code}\n`);
+    if (values.verbose === true && values.quiet !== true)
+      io.stderr.write(
+        `savepoint ${command.name}: ${storeLabel(values, io.env, options.storage)}, profile ${profile.name}, ${Date.now() - started} ms, exit ${code}\n`,
+      );
     return code;
   } catch (err) {
     if (err instanceof CliError || isCheckpointError(err)) return reportError(io, command.name, json, err);
@@ -177,7 +224,11 @@ export async function runCli(argv: readonly string[], io: CliIo, options: RunCli
  * of a global flag, so `savepoint --dir ./store runs` finds `runs`, not `./store`.
  */
 export function commandIndex(argv: readonly string[]): number {
-  const takesValue = new Set(Object.entries(GLOBAL_OPTIONS).filter(([, o]) => o.type === 'string').map(([k]) => `--${k}`));
+  const takesValue = new Set(
+    Object.entries(GLOBAL_OPTIONS)
+      .filter(([, o]) => o.type === 'string')
+      .map(([k]) => `--${k}`),
+  );
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--') return i + 1 < argv.length ? i + 1 : -1;
@@ -194,14 +245,19 @@ export function commandIndex(argv: readonly string[]): number {
 function reportError(io: CliIo, command: string, json: boolean, err: CliError | CheckpointError): number {
   const exitCode = err instanceof CliError ? err.exitCode : cliExitCode(err);
   const reasonCode = err instanceof CliError ? err.reasonCode : err.reasonCode;
-  if (json) io.stderr.write(`${JSON.stringify({ schemaVersion: JSON_SCHEMA_VERSION, error: { command, reasonCode, message: err.message, exitCode } })}\n`);
+  if (json)
+    io.stderr.write(
+      `${JSON.stringify({ schemaVersion: JSON_SCHEMA_VERSION, error: { command, reasonCode, message: err.message, exitCode } })}\n`,
+    );
   else io.stderr.write(`savepoint ${command}: ${err.message}\n`);
   return exitCode;
 }
 
 /** A bad key, run id or option is the user's input (2); a missing run is "not found" (2); the rest an operation that failed (1). */
 function cliExitCode(err: CheckpointError): number {
-  return err.reasonCode === 'checkpoint_key_invalid' || err.reasonCode === 'checkpoint_config_invalid' || err.reasonCode === 'checkpoint_not_found'
+  return err.reasonCode === 'checkpoint_key_invalid' ||
+    err.reasonCode === 'checkpoint_config_invalid' ||
+    err.reasonCode === 'checkpoint_not_found'
     ? EXIT.usage
     : EXIT.failed;
 }

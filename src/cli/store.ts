@@ -19,7 +19,10 @@ export function parseGitHubTarget(value: string): { owner: string; repo: string;
  * open-time sweep: it inspects a store that may be a whole project directory, and the
  * agent's own writers clean up after crashed ones.
  */
-export async function openStore(values: Readonly<Record<string, unknown>>, env: Readonly<Record<string, string | undefined>>): Promise<StorageAdapter> {
+export async function openStore(
+  values: Readonly<Record<string, unknown>>,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<StorageAdapter> {
   const named = ['dir', 'github', 'postgres'].filter((k) => typeof values[k] === 'string');
   if (named.length > 1) throw new CliError('give one of --dir, --github and --postgres');
   if (typeof values.github === 'string') return openGitHubStore(parseGitHubTarget(values.github), env);

@@ -143,7 +143,11 @@ const hasToJson = (v: unknown): boolean => typeof v === 'object' && v !== null &
  * functions, class instances, cycles — is refused by `canonicalJson` itself; an object member
  * that is `undefined` is left out, which reads back the same.)
  */
-export function canonicalJsonOf(value: unknown): { readonly text: string; readonly convertedAt?: string; readonly pieces?: readonly string[] } {
+export function canonicalJsonOf(value: unknown): {
+  readonly text: string;
+  readonly convertedAt?: string;
+  readonly pieces?: readonly string[];
+} {
   sawToJson = false;
   const { text, pieces } = canonicalTextOrPieces(value);
   const found = sawToJson ? firstToJsonPath(value, []) : undefined;
@@ -159,7 +163,8 @@ export function canonicalJsonOf(value: unknown): { readonly text: string; readon
  * @internal
  */
 export function canonicalTextOrPieces(value: unknown, budget = LARGE_VALUES): { text: string; pieces?: readonly string[] } {
-  if (typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value)) || value === undefined) return { text: canonicalJson(value) };
+  if (typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value)) || value === undefined)
+    return { text: canonicalJson(value) };
   try {
     return { text: native(value, budget) };
   } catch (err) {

@@ -19,7 +19,10 @@ export type AjvValidator = PrecompiledValidator;
 export function issuesOf(errors: readonly ErrorObject[] | null | undefined): SchemaIssue[] {
   return (errors ?? []).map((e) => ({
     path: e.instancePath === '' ? '/' : e.instancePath,
-    message: e.keyword === 'additionalProperties' ? `unexpected property "${String((e.params as { additionalProperty?: string }).additionalProperty)}"` : (e.message ?? e.keyword),
+    message:
+      e.keyword === 'additionalProperties'
+        ? `unexpected property "${String((e.params as { additionalProperty?: string }).additionalProperty)}"`
+        : (e.message ?? e.keyword),
   }));
 }
 

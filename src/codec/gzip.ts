@@ -110,7 +110,9 @@ export function gunzip(bytes: Uint8Array, where = 'compressed document', options
   const maxBytes = options.maxBytes ?? DEFAULT_GUNZIP_MAX_BYTES;
   assertBytesArgument(bytes, 'gunzip');
   if (typeof maxBytes !== 'number' || !(maxBytes >= 0)) {
-    throw new CheckpointError('checkpoint_config_invalid', 'gunzip: maxBytes must be a non-negative number', { details: { maxBytes: String(maxBytes) } });
+    throw new CheckpointError('checkpoint_config_invalid', 'gunzip: maxBytes must be a non-negative number', {
+      details: { maxBytes: String(maxBytes) },
+    });
   }
   const start = isGzip(bytes) && bytes.length >= 18 && bytes[2] === 8 ? headerLength(bytes) : -1;
   if (start < 0 || start + 8 > bytes.length) {
@@ -121,7 +123,9 @@ export function gunzip(bytes: Uint8Array, where = 'compressed document', options
   const storedSize = view.getUint32(bytes.length - 4, true);
   // The trailer's length is not trusted (a truncated file's last bytes say anything): the output is counted.
   const tooLarge = (): CheckpointError =>
-    new CheckpointError('checkpoint_too_large', `${where} decompresses to more than ${maxBytes} bytes, the limit`, { details: { limit: maxBytes } });
+    new CheckpointError('checkpoint_too_large', `${where} decompresses to more than ${maxBytes} bytes, the limit`, {
+      details: { limit: maxBytes },
+    });
 
   const chunks: Uint8Array[] = [];
   let total = 0;

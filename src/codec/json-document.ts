@@ -24,7 +24,8 @@ import { type ForeignRead, type DocumentFormat } from '../contract/document-form
  * or a broken seal on a document savepoint sealed as it was).
  */
 export async function decodeTolerant<P>(format: DocumentFormat<P>, bytes: Uint8Array, where: string): Promise<ForeignRead<P>> {
-  if (typeof (format as Partial<DocumentFormat<P>> | null)?.decode !== 'function') throw new CheckpointError('checkpoint_config_invalid', 'decodeTolerant: format must be a DocumentFormat (with decode)');
+  if (typeof (format as Partial<DocumentFormat<P>> | null)?.decode !== 'function')
+    throw new CheckpointError('checkpoint_config_invalid', 'decodeTolerant: format must be a DocumentFormat (with decode)');
   assertBytesArgument(bytes, 'decodeTolerant');
   assertStringArgument(where, 'decodeTolerant', 'where');
   try {
@@ -94,7 +95,10 @@ export interface SealedDocument {
  * `"checksum":"…",` member, written in place. No string of the whole document is built
  * when a member is large (a 200 KB payload would be copied into it, and again to encode it).
  */
-export function sealMembers(members: ReadonlyMap<string, string | readonly string[]>, formatVersion = FORMAT_VERSION): Promise<{ integrity: Integrity; bytes: Uint8Array }> {
+export function sealMembers(
+  members: ReadonlyMap<string, string | readonly string[]>,
+  formatVersion = FORMAT_VERSION,
+): Promise<{ integrity: Integrity; bytes: Uint8Array }> {
   return sealPieces(piecesOfMembers(members, JSON.stringify(formatVersion)), formatVersion);
 }
 
@@ -109,7 +113,10 @@ async function sealPieces({ pieces, gap }: SealedPieces, formatVersion: string):
  * undefined elsewhere (then await `sealMembers`). The writer's hot path: an await costs a
  * promise and a microtask turn per level, and a small document is sealed in a few microseconds.
  */
-export function sealMembersSync(members: ReadonlyMap<string, string | readonly string[]>, formatVersion = FORMAT_VERSION): { integrity: Integrity; bytes: Uint8Array } | undefined {
+export function sealMembersSync(
+  members: ReadonlyMap<string, string | readonly string[]>,
+  formatVersion = FORMAT_VERSION,
+): { integrity: Integrity; bytes: Uint8Array } | undefined {
   if (!canHashSync) return undefined;
   return sealPiecesSync(piecesOfMembers(members, JSON.stringify(formatVersion)), formatVersion);
 }
@@ -137,7 +144,12 @@ const piecesAroundIntegrity = (before: string, after: string, formatVersion: str
  * to a store which copies them before its call returns (`memoryStorage`): a fresh buffer per
  * small document costs more to allocate and collect than the document costs to encode.
  */
-export function sealAroundIntegrityInto(before: string, after: string, scratch: Uint8Array, formatVersion = FORMAT_VERSION): Uint8Array | undefined {
+export function sealAroundIntegrityInto(
+  before: string,
+  after: string,
+  scratch: Uint8Array,
+  formatVersion = FORMAT_VERSION,
+): Uint8Array | undefined {
   if (!canHashSync) return undefined;
   const [head, tail] = piecesAroundIntegrity(before, after, formatVersion).pieces as [string, string];
   const room = scratch.length - CHECKSUM_SPAN;
@@ -181,7 +193,13 @@ const canHashSync = sha256HexSync(new Uint8Array(0)) !== undefined;
  * after it; the text from byte `at` on (right after `"integrity":{"algorithm":"sha256",`) moves
  * up and `"checksum":"…",` is written in the gap.
  */
-function sealEncoded(buffer: Uint8Array, length: number, at: number, checksum: string, formatVersion: string): { integrity: Integrity; bytes: Uint8Array } {
+function sealEncoded(
+  buffer: Uint8Array,
+  length: number,
+  at: number,
+  checksum: string,
+  formatVersion: string,
+): { integrity: Integrity; bytes: Uint8Array } {
   const total = writeChecksum(buffer, length, at, checksum);
   const bytes = total === buffer.length ? buffer : buffer.slice(0, total);
   return { integrity: { format_version: formatVersion, algorithm: 'sha256', checksum }, bytes };
@@ -262,7 +280,8 @@ interface SealedPieces {
 }
 
 /** The pieces of a document given as a map of member texts. */
-const piecesOfMembers = (members: ReadonlyMap<string, MemberText>, version: string): SealedPieces => sealedPieces([...members.keys()], (k) => members.get(k), version);
+const piecesOfMembers = (members: ReadonlyMap<string, MemberText>, version: string): SealedPieces =>
+  sealedPieces([...members.keys()], (k) => members.get(k), version);
 
 /**
  * UTF-8 of the concatenation of `pieces` into one buffer with `spare` bytes left over at its
@@ -310,7 +329,10 @@ export async function sealDocumentBytes(document: JsonObject, formatVersion = FO
 }
 
 /** Adds the integrity block to `document` (without one) and returns the sealed document. */
-export async function sealDocument(document: JsonObject, formatVersion = FORMAT_VERSION): Promise<{ document: JsonObject; integrity: Integrity }> {
+export async function sealDocument(
+  document: JsonObject,
+  formatVersion = FORMAT_VERSION,
+): Promise<{ document: JsonObject; integrity: Integrity }> {
   const { document: sealed, integrity } = await sealDocumentBytes(document, formatVersion);
   return { document: sealed, integrity };
 }
@@ -403,7 +425,10 @@ export function jsonDocumentFormat<P, D extends JsonObject>(options: JsonDocumen
   assertOptionsArgument(options, 'jsonDocumentFormat');
   assertObjectArgument(options.schema, 'jsonDocumentFormat', 'schema');
   if (typeof (options.schema as { toJSONSchema?: unknown }).toJSONSchema !== 'function') {
-    throw new CheckpointError('checkpoint_config_invalid', 'jsonDocumentFormat: schema must be a zod 4 schema (it has no toJSONSchema method)');
+    throw new CheckpointError(
+      'checkpoint_config_invalid',
+      'jsonDocumentFormat: schema must be a zod 4 schema (it has no toJSONSchema method)',
+    );
   }
   // The schema's own method (zod 4): the same as z.toJSONSchema, without loading zod here.
   const jsonSchema = options.schema.toJSONSchema({ io: 'output', unrepresentable: 'any' }) as JsonSchema;
@@ -419,7 +444,10 @@ export function jsonDocumentFormat<P, D extends JsonObject>(options: JsonDocumen
  * Options of {@link compiledJsonDocumentFormat}: {@link JsonDocumentFormatOptions} with the
  * document's JSON Schema and validator given instead of a zod schema.
  */
-export interface CompiledJsonDocumentOptions<P, D extends JsonObject> extends Omit<JsonDocumentFormatOptions<P, D>, 'schema' | 'validator'> {
+export interface CompiledJsonDocumentOptions<P, D extends JsonObject> extends Omit<
+  JsonDocumentFormatOptions<P, D>,
+  'schema' | 'validator'
+> {
   readonly jsonSchema: JsonSchema;
   /** The validator of `jsonSchema` (one of `validator` and `loadValidator` is needed). */
   readonly validator?: DocumentValidator;
@@ -435,10 +463,12 @@ export interface CompiledJsonDocumentOptions<P, D extends JsonObject> extends Om
 export function compiledJsonDocumentFormat<P, D extends JsonObject>(options: CompiledJsonDocumentOptions<P, D>): DocumentFormat<P> {
   const { jsonSchema, loadValidator } = options;
   let validator = options.validator;
-  if (!validator && !loadValidator) throw new CheckpointError('checkpoint_config_invalid', 'compiledJsonDocumentFormat needs a validator or loadValidator');
+  if (!validator && !loadValidator)
+    throw new CheckpointError('checkpoint_config_invalid', 'compiledJsonDocumentFormat needs a validator or loadValidator');
   // Loaded once, on the first encode or decode; after that a check is a plain call.
   const loaded = async (): Promise<DocumentValidator> => (validator ??= await loadValidator!());
-  const validate = (doc: unknown): ReturnType<DocumentValidator> | Promise<ReturnType<DocumentValidator>> => (validator ? validator(doc) : loaded().then((v) => v(doc)));
+  const validate = (doc: unknown): ReturnType<DocumentValidator> | Promise<ReturnType<DocumentValidator>> =>
+    validator ? validator(doc) : loaded().then((v) => v(doc));
 
   return {
     extension: '.json',
@@ -449,30 +479,37 @@ export function compiledJsonDocumentFormat<P, D extends JsonObject>(options: Com
       return { bytes, snapshot: { ...draft, integrity } };
     },
     ...(options.payloadMember !== undefined ? encodeText(options, validate, () => validator, options.payloadMember) : {}),
-    decode: withParsedDecoder(async (bytes, where) => {
-      const plain = isGzip(bytes) ? gunzip(bytes, where) : bytes;
-      const text = utf8Decode(plain, where);
-      const document = parseJson(text, where);
-      assertValid(await validate(document), where);
-      const integrity = (document as JsonObject)[INTEGRITY_FIELD] as { checksum?: unknown } | undefined;
-      if (!(await verifyStoredBytes(plain, text, integrity?.checksum))) await verifyDocument(document as JsonObject, where);
-      const draft = options.fromDocument(document as D);
-      return withMember(draft, 'integrity', (document as JsonObject)[INTEGRITY_FIELD] as Integrity);
-    }, async (document, where, checksumVerified) => {
-      // The same checks on a document already parsed (a split snapshot reassembled): no bytes to search, so the checksum is hashed from its canonical
-      // pieces — unless the caller already verified it over the reassembled text (resolvePartsOfText).
-      assertValid(await validate(document), where);
-      if (checksumVerified !== true) await verifyDocument(document, where);
-      const draft = options.fromDocument(document as D);
-      return withMember(draft, 'integrity', document[INTEGRITY_FIELD] as Integrity);
-    }),
+    decode: withParsedDecoder(
+      async (bytes, where) => {
+        const plain = isGzip(bytes) ? gunzip(bytes, where) : bytes;
+        const text = utf8Decode(plain, where);
+        const document = parseJson(text, where);
+        assertValid(await validate(document), where);
+        const integrity = (document as JsonObject)[INTEGRITY_FIELD] as { checksum?: unknown } | undefined;
+        if (!(await verifyStoredBytes(plain, text, integrity?.checksum))) await verifyDocument(document as JsonObject, where);
+        const draft = options.fromDocument(document as D);
+        return withMember(draft, 'integrity', (document as JsonObject)[INTEGRITY_FIELD] as Integrity);
+      },
+      async (document, where, checksumVerified) => {
+        // The same checks on a document already parsed (a split snapshot reassembled): no bytes to search, so the checksum is hashed from its canonical
+        // pieces — unless the caller already verified it over the reassembled text (resolvePartsOfText).
+        assertValid(await validate(document), where);
+        if (checksumVerified !== true) await verifyDocument(document, where);
+        const draft = options.fromDocument(document as D);
+        return withMember(draft, 'integrity', document[INTEGRITY_FIELD] as Integrity);
+      },
+    ),
   };
 }
 
 /** A format's `decode` of an already parsed document; `checksumVerified`: its checksum was already verified over its canonical text. */
 type ParsedDecoder<P> = (document: JsonObject, where: string, checksumVerified?: boolean) => Promise<Snapshot<P>>;
 /** A format's sealer of a payload text without encoding it. */
-type PayloadSealer<P> = (header: Omit<SnapshotDraft<P>, 'payload'>, payloadText: string, payloadPieces?: readonly string[]) => Promise<SealedPayloadDocument>;
+type PayloadSealer<P> = (
+  header: Omit<SnapshotDraft<P>, 'payload'>,
+  payloadText: string,
+  payloadPieces?: readonly string[],
+) => Promise<SealedPayloadDocument>;
 
 // A companion is a property of the very function it accompanies: a format that replaces `decode`
 // or `encodePayloadText` with a function of its own (spreading the rest of a built-in format) has
@@ -521,7 +558,8 @@ function encodeText<P, D extends JsonObject>(
   const placeholder = { format_version: options.formatVersion ?? FORMAT_VERSION, algorithm: 'sha256', checksum: CHECKSUM_PLACEHOLDER };
   const headerDocument = (header: Omit<SnapshotDraft<P>, 'payload'>): JsonObject => {
     const document = options.toDocument(withMember(header, 'payload', null as P)) as JsonObject;
-    if (!Object.hasOwn(document, member)) throw new CheckpointError('checkpoint_config_invalid', `toDocument did not place the payload at "${member}"`);
+    if (!Object.hasOwn(document, member))
+      throw new CheckpointError('checkpoint_config_invalid', `toDocument did not place the payload at "${member}"`);
     return document;
   };
   const assertHeader = (issues: ReturnType<DocumentValidator>, header: Omit<SnapshotDraft<P>, 'payload'>): void => {
@@ -534,7 +572,11 @@ function encodeText<P, D extends JsonObject>(
   const versionText = JSON.stringify(formatVersion);
   // The members' texts, the payload's as given: no map of them is built (this runs per checkpoint).
   const piecesOf = (document: JsonObject, payloadText: string, payloadPieces: readonly string[] | undefined): SealedPieces =>
-    sealedPieces(Object.keys(document), (key) => (key === member ? (payloadPieces ?? payloadText) : document[key] === undefined ? undefined : canonicalJson(document[key])), versionText);
+    sealedPieces(
+      Object.keys(document),
+      (key) => (key === member ? (payloadPieces ?? payloadText) : document[key] === undefined ? undefined : canonicalJson(document[key])),
+      versionText,
+    );
   const encodePayloadText: NonNullable<DocumentFormat<P>['encodePayloadText']> = async (header, payloadText, payloadPieces) => {
     const document = headerDocument(header);
     assertHeader(await validate(sealedShape(document)), header);
@@ -588,7 +630,10 @@ function membersOf(document: JsonObject, member: string, payload: MemberText): M
  * document's text in pieces, big strings and the payload's text shared. Where no incremental
  * hash exists the bytes are encoded once to be hashed, then let go.
  */
-async function sealMembersUnencoded(members: ReadonlyMap<string, string | readonly string[]>, formatVersion = FORMAT_VERSION): Promise<SealedPayloadDocument> {
+async function sealMembersUnencoded(
+  members: ReadonlyMap<string, string | readonly string[]>,
+  formatVersion = FORMAT_VERSION,
+): Promise<SealedPayloadDocument> {
   const { pieces, gap } = piecesOfMembers(members, JSON.stringify(formatVersion));
   let sealed = sha256HexAndLengthOfPiecesSync(pieces);
   if (!sealed) {
@@ -607,7 +652,8 @@ async function sealMembersUnencoded(members: ReadonlyMap<string, string | readon
     const out: JsonObject = {};
     for (const key of keys) {
       const value = key === INTEGRITY_FIELD ? undefined : members.get(key)!;
-      if (value === undefined) out[key] = { algorithm: integrity.algorithm, checksum: integrity.checksum, format_version: integrity.format_version };
+      if (value === undefined)
+        out[key] = { algorithm: integrity.algorithm, checksum: integrity.checksum, format_version: integrity.format_version };
       else out[key] = typeof value === 'string' ? parseJson(value, `member ${key}`) : parseJsonPieces(value, `member ${key}`);
     }
     return out;

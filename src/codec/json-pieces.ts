@@ -86,6 +86,7 @@ export function parseJsonPieces(pieces: readonly string[], where = 'document'): 
       } else if (typeof v === 'object' && v !== null) stack.push(v as Record<string | number, JsonValue>);
     }
   }
-  if (found !== big.length) throw new CheckpointError('checkpoint_schema_invalid', `${where}: ${found} of ${big.length} large strings found again after parsing`);
+  if (found !== big.length)
+    throw new CheckpointError('checkpoint_schema_invalid', `${where}: ${found} of ${big.length} large strings found again after parsing`);
   return root.value;
 }

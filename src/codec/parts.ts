@@ -47,7 +47,14 @@ export function hasPartRefs(value: JsonValue): boolean {
 const isPartRef = (r: unknown): r is PartRef => {
   if (typeof r !== 'object' || r === null || Array.isArray(r)) return false;
   const { key, sha256, bytes } = r as { key?: unknown; sha256?: unknown; bytes?: unknown };
-  return typeof key === 'string' && typeof sha256 === 'string' && typeof bytes === 'number' && Number.isSafeInteger(bytes) && bytes > 0 && Object.keys(r).length === 3;
+  return (
+    typeof key === 'string' &&
+    typeof sha256 === 'string' &&
+    typeof bytes === 'number' &&
+    Number.isSafeInteger(bytes) &&
+    bytes > 0 &&
+    Object.keys(r).length === 3
+  );
 };
 
 /**
@@ -103,7 +110,14 @@ export const MIN_MOVE = 256; // moving smaller values would cost more in referen
  * references are never moved. Throws `checkpoint_too_large` at once for a string that
  * alone exceeds `maxBytes`: no split can make such a document fit.
  */
-function measure(value: JsonValue, parent: JsonObject | JsonValue[] | undefined, key: string | number, out: Slot[], siblings: Slot[], maxBytes: number): number {
+function measure(
+  value: JsonValue,
+  parent: JsonObject | JsonValue[] | undefined,
+  key: string | number,
+  out: Slot[],
+  siblings: Slot[],
+  maxBytes: number,
+): number {
   let bytes: number;
   const children: Slot[] = [];
   let items: number[] | undefined;
@@ -129,13 +143,25 @@ function measure(value: JsonValue, parent: JsonObject | JsonValue[] | undefined,
       if (v === undefined) continue;
       if (parent === undefined && k === 'integrity') {
         bytes += jsonStringBytes(k) + 1 + utf8Encode(canonicalJson(v)).length; // never moved
-      } else bytes += jsonStringBytes(k) + 1 + (isRef(value) ? utf8Encode(canonicalJson(v)).length : measure(v, value, k, out, children, maxBytes));
+      } else
+        bytes +=
+          jsonStringBytes(k) + 1 + (isRef(value) ? utf8Encode(canonicalJson(v)).length : measure(v, value, k, out, children, maxBytes));
       count++;
     }
     bytes += Math.max(0, count - 1);
   } else bytes = canonicalJson(value).length; // numbers, booleans, null: ASCII
   if (parent !== undefined && bytes >= MIN_MOVE && !(isObject(value) && isRef(value))) {
-    const slot: Slot = { parent, key, value, bytes, current: bytes, children, dead: false, isArray: Array.isArray(value), ...(items ? { items } : {}) };
+    const slot: Slot = {
+      parent,
+      key,
+      value,
+      bytes,
+      current: bytes,
+      children,
+      dead: false,
+      isArray: Array.isArray(value),
+      ...(items ? { items } : {}),
+    };
     for (const child of children) child.up = slot;
     out.push(slot);
     siblings.push(slot);
@@ -181,7 +207,12 @@ export function killSlots<S extends SplitSlot>(slot: S, release?: (s: S) => void
  * Linear in the document: every value's size is measured once, the
  * candidates are taken largest first, and each byte is serialized into at most one part.
  */
-export async function splitDocument(document: JsonObject, maxBytes: number, partKey: (n: number) => string, options: SplitOptions = {}): Promise<SplitResult> {
+export async function splitDocument(
+  document: JsonObject,
+  maxBytes: number,
+  partKey: (n: number) => string,
+  options: SplitOptions = {},
+): Promise<SplitResult> {
   assertObjectArgument(document, 'splitDocument', 'document');
   assertFunctionArgument(partKey, 'splitDocument', 'partKey');
   // A copy unless the caller hands over a document of its own (the writer's private parse):
@@ -205,14 +236,22 @@ export async function splitDocument(document: JsonObject, maxBytes: number, part
 
 /** @internal `checkpoint_too_large` for a main document that still does not fit after splitting. */
 export function mainTooLarge(bytes: number, maxBytes: number): CheckpointError {
-  return new CheckpointError('checkpoint_too_large', `snapshot main document is ${bytes} bytes after splitting, over the ${maxBytes}-byte limit`, {
-    details: { bytes, limit: maxBytes },
-  });
+  return new CheckpointError(
+    'checkpoint_too_large',
+    `snapshot main document is ${bytes} bytes after splitting, over the ${maxBytes}-byte limit`,
+    {
+      details: { bytes, limit: maxBytes },
+    },
+  );
 }
 
 /** @internal `checkpoint_too_large` for a string that alone is over the limit: no split can make its document fit. */
 export function valueTooLarge(bytes: number, maxBytes: number): CheckpointError {
-  return new CheckpointError('checkpoint_too_large', `a single value of ${bytes} bytes exceeds the ${maxBytes}-byte limit and cannot be split`, { details: { bytes, limit: maxBytes } });
+  return new CheckpointError(
+    'checkpoint_too_large',
+    `a single value of ${bytes} bytes exceeds the ${maxBytes}-byte limit and cannot be split`,
+    { details: { bytes, limit: maxBytes } },
+  );
 }
 
 /** @internal How a splitter encodes and replaces the values {@link moveLargestFirst} decides to move. */
@@ -289,7 +328,7 @@ export async function moveLargestFirst<S extends SplitSlot>(
   // before their contents moved out may fit now (a part may hold references): move them,
   // largest first, in passes over what is left. A move only shrinks its enclosing values, so
   // each pass is linear and there are at most as many passes as the document is deep.
-  for (let progress = true; progress && mainBytes > maxBytes; ) {
+  for (let progress = true; progress && mainBytes > maxBytes;) {
     progress = false;
     const left = slots.filter((s) => !s.dead).sort((a, b) => b.current - a.current);
     for (const slot of left) {
@@ -304,7 +343,11 @@ export async function moveLargestFirst<S extends SplitSlot>(
 export type LoadedPart = JsonValue | { readonly bytes: Uint8Array; readonly value: () => JsonValue };
 
 const isLoadedBytes = (v: LoadedPart): v is { bytes: Uint8Array; value: () => JsonValue } =>
-  typeof v === 'object' && v !== null && !Array.isArray(v) && (v as { bytes?: unknown }).bytes instanceof Uint8Array && typeof (v as { value?: unknown }).value === 'function';
+  typeof v === 'object' &&
+  v !== null &&
+  !Array.isArray(v) &&
+  (v as { bytes?: unknown }).bytes instanceof Uint8Array &&
+  typeof (v as { value?: unknown }).value === 'function';
 
 /**
  * Replaces every part reference in `document` with the part's content, loaded through
@@ -319,7 +362,8 @@ const isLoadedBytes = (v: LoadedPart): v is { bytes: Uint8Array; value: () => Js
 export async function resolveParts(document: JsonValue, load: (key: string) => Promise<LoadedPart | undefined>): Promise<JsonValue> {
   const fetchRef = async (ref: PartRef): Promise<JsonValue> => {
     const loaded = await load(ref.key);
-    if (loaded === undefined) throw new CheckpointError('checkpoint_not_found', `part file ${ref.key} is missing`, { details: { key: ref.key } });
+    if (loaded === undefined)
+      throw new CheckpointError('checkpoint_not_found', `part file ${ref.key} is missing`, { details: { key: ref.key } });
     if (isLoadedBytes(loaded)) {
       if (loaded.bytes.length !== ref.bytes) throw mismatch(ref);
       const value = loaded.value();
@@ -409,5 +453,7 @@ function loadBatches<T extends { ref: JsonObject }>(level: readonly T[]): T[][] 
 }
 
 function mismatch(ref: PartRef): CheckpointError {
-  return new CheckpointError('checkpoint_integrity_mismatch', `part file ${ref.key} does not match its checksum`, { details: { key: ref.key } });
+  return new CheckpointError('checkpoint_integrity_mismatch', `part file ${ref.key} does not match its checksum`, {
+    details: { key: ref.key },
+  });
 }

@@ -91,7 +91,12 @@ const GIVE_UP = Symbol('give up');
  * (see the module's comment). `load` returns a part's stored bytes. Returns the reassembled
  * document, or `undefined` when the caller must resolve it the general way.
  */
-export async function resolvePartsOfText(text: string, main: JsonValue, checksum: string, load: (key: string) => Promise<Uint8Array | undefined>): Promise<JsonValue | undefined> {
+export async function resolvePartsOfText(
+  text: string,
+  main: JsonValue,
+  checksum: string,
+  load: (key: string) => Promise<Uint8Array | undefined>,
+): Promise<JsonValue | undefined> {
   const hash = sha256Incremental();
   if (!hash || !/^[0-9a-f]{64}$/.test(checksum)) return undefined;
   // The checksum member of the root's integrity (never moved to a part), left out of what is hashed.
@@ -161,7 +166,12 @@ function remember(values: Map<string, JsonValue[]>, key: string, value: JsonValu
 }
 
 /** A reference's value, its parts checked and hashed into `hash` as the canonical text in its place. */
-async function expand(ref: TextRef, hash: Hash, take: () => Promise<Uint8Array | undefined>, load: (key: string) => Promise<Uint8Array | undefined>): Promise<JsonValue> {
+async function expand(
+  ref: TextRef,
+  hash: Hash,
+  take: () => Promise<Uint8Array | undefined>,
+  load: (key: string) => Promise<Uint8Array | undefined>,
+): Promise<JsonValue> {
   if (!ref.chunked) return partValue(ref.parts[0]!, await take(), hash, load, false);
   hash.update('[');
   const items: JsonValue[] = [];
@@ -185,7 +195,13 @@ async function expand(ref: TextRef, hash: Hash, take: () => Promise<Uint8Array |
  * SHA-256, hashed into `hash` (`inner`: without its outer brackets, a chunk of an array), and
  * parsed; references inside it are resolved the same way, one after the other.
  */
-async function partValue(part: TextRef['parts'][number], stored: Uint8Array | undefined, hash: Hash, load: (key: string) => Promise<Uint8Array | undefined>, inner: boolean): Promise<JsonValue> {
+async function partValue(
+  part: TextRef['parts'][number],
+  stored: Uint8Array | undefined,
+  hash: Hash,
+  load: (key: string) => Promise<Uint8Array | undefined>,
+  inner: boolean,
+): Promise<JsonValue> {
   if (stored === undefined || stored.length !== part.bytes || (await sha256Hex(stored)) !== part.sha256) throw GIVE_UP;
   const text = utf8Decode(stored, part.key);
   const refs = refsOf(text);

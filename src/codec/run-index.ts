@@ -56,7 +56,8 @@ function entryJson(e: RunIndexEntry): string | undefined {
   if (keys.length !== (e.status === undefined ? 5 : 6)) return undefined;
   for (let i = 0; i < keys.length; i++) if (!ENTRY_KEYS.has(keys[i]!)) return undefined;
   const { checkpoint_id, file_path, sequence, status, timestamp, trigger } = e;
-  if (typeof checkpoint_id !== 'string' || typeof file_path !== 'string' || typeof timestamp !== 'string' || typeof trigger !== 'string') return undefined;
+  if (typeof checkpoint_id !== 'string' || typeof file_path !== 'string' || typeof timestamp !== 'string' || typeof trigger !== 'string')
+    return undefined;
   if (typeof sequence !== 'number' || !Number.isFinite(sequence) || (status !== undefined && typeof status !== 'string')) return undefined;
   const s = JSON.stringify;
   return `{"checkpoint_id":${s(checkpoint_id)},"file_path":${s(file_path)},"sequence":${s(sequence)},${status === undefined ? '' : `"status":${s(status)},`}"timestamp":${s(timestamp)},"trigger":${s(trigger)}}`;
@@ -66,7 +67,8 @@ function entryJson(e: RunIndexEntry): string | undefined {
 export function encodeRunIndex(index: RunIndex): Uint8Array {
   assertRunIndexArgument(index, 'encodeRunIndex');
   const { checkpoints, ...rest } = index;
-  if (Object.keys(rest).length !== 3 || !('run_id' in rest && 'checkpoint_count' in rest && 'last_updated' in rest)) return utf8Encode(canonicalJson(index));
+  if (Object.keys(rest).length !== 3 || !('run_id' in rest && 'checkpoint_count' in rest && 'last_updated' in rest))
+    return utf8Encode(canonicalJson(index));
   // Members in canonical order: checkpoint_count, checkpoints, last_updated, run_id.
   const texts = new Array<string>(checkpoints.length);
   for (let i = 0; i < checkpoints.length; i++) texts[i] = textOfEntry(checkpoints[i]!);
@@ -128,7 +130,12 @@ export function createRunIndexEncoder(): RunIndexEncoder {
     encode(index) {
       assertRunIndexArgument(index, 'encodeRunIndex');
       const { checkpoints } = index;
-      if (Object.keys(index).length !== 4 || typeof index.checkpoint_count !== 'number' || typeof index.last_updated !== 'string' || typeof index.run_id !== 'string') {
+      if (
+        Object.keys(index).length !== 4 ||
+        typeof index.checkpoint_count !== 'number' ||
+        typeof index.last_updated !== 'string' ||
+        typeof index.run_id !== 'string'
+      ) {
         return encodeRunIndex(index);
       }
       const k = sharedFrom(checkpoints);

@@ -370,7 +370,17 @@ function close(st: ScanState, end: number, byte: number): void {
     // smaller one's lists are reused by the next array at this depth, not kept (a list of
     // small records: one number per record).
     const chunkable = f.isArray && bytes > st.maxBytes;
-    slot = { start: f.start, end, bytes, current: bytes, children: f.children, dead: false, isArray: f.isArray, touched: false, ...(chunkable ? { items: f.items, itemStarts: f.itemStarts } : {}) };
+    slot = {
+      start: f.start,
+      end,
+      bytes,
+      current: bytes,
+      children: f.children,
+      dead: false,
+      isArray: f.isArray,
+      touched: false,
+      ...(chunkable ? { items: f.items, itemStarts: f.itemStarts } : {}),
+    };
     for (const child of f.children) child.up = slot;
     out.push(slot);
     f.children = [];
@@ -404,7 +414,12 @@ function close(st: ScanState, end: number, byte: number): void {
 function reorder(f: Frame, out: TextSlot[]): void {
   const blocks = f.blocks!;
   if (out.length === f.outLen) return;
-  const order = blocks.map((b, n) => ({ b, n, outEnd: blocks[n + 1]?.out ?? out.length, childEnd: blocks[n + 1]?.child ?? f.children.length }));
+  const order = blocks.map((b, n) => ({
+    b,
+    n,
+    outEnd: blocks[n + 1]?.out ?? out.length,
+    childEnd: blocks[n + 1]?.child ?? f.children.length,
+  }));
   order.sort((x, y) => (x.b.index < 0 ? 1 : 0) - (y.b.index < 0 ? 1 : 0) || (x.b.index >= 0 ? x.b.index - y.b.index : x.n - y.n));
   const slots: TextSlot[] = [];
   const children: TextSlot[] = [];
@@ -487,7 +502,11 @@ function chunkBytes(t: Segmented, slot: TextSlot, from: number, to: number): Uin
  * {@link splitDocument} splits its parse: the same main document's bytes and the same parts.
  * Throws `checkpoint_too_large` as it does.
  */
-export async function splitCanonicalText(segments: readonly string[], maxBytes: number, partKey: (n: number) => string): Promise<{ main: Uint8Array; parts: PartFile[] }> {
+export async function splitCanonicalText(
+  segments: readonly string[],
+  maxBytes: number,
+  partKey: (n: number) => string,
+): Promise<{ main: Uint8Array; parts: PartFile[] }> {
   const t = segmented(segments);
   const { slots, root, bytes } = scan(t, maxBytes);
   const { parts, mainBytes } = await moveLargestFirst(slots, bytes, maxBytes, partKey, {

@@ -43,7 +43,7 @@ export function utf8Chunks(pieces: readonly string[], sink?: (chunk: Uint8Array)
   const buffer = (scratch ??= new Uint8Array(CHUNK_UNITS * 3));
   let total = 0;
   for (const piece of pieces) {
-    for (let at = 0; at < piece.length; ) {
+    for (let at = 0; at < piece.length;) {
       let end = Math.min(piece.length, at + CHUNK_UNITS);
       const last = piece.charCodeAt(end - 1);
       if (end < piece.length && last >= 0xd800 && last <= 0xdbff) end--;

@@ -8,10 +8,12 @@ import { CheckpointError } from './errors.js';
  * echo the value, which may come from untrusted input.
  */
 
-const invalid = (fn: string, what: string): CheckpointError => new CheckpointError('checkpoint_config_invalid', `${fn}: ${what}`, { details: { function: fn } });
+const invalid = (fn: string, what: string): CheckpointError =>
+  new CheckpointError('checkpoint_config_invalid', `${fn}: ${what}`, { details: { function: fn } });
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
-const hasFunctions = (value: Record<string, unknown>, names: readonly string[]): boolean => names.every((n) => typeof value[n] === 'function');
+const hasFunctions = (value: Record<string, unknown>, names: readonly string[]): boolean =>
+  names.every((n) => typeof value[n] === 'function');
 
 /** Throws unless `value` is an options object. */
 export function assertOptionsArgument(value: unknown, fn: string): asserts value is object {
@@ -20,7 +22,8 @@ export function assertOptionsArgument(value: unknown, fn: string): asserts value
 
 /** Throws unless `value` looks like a StorageAdapter (get, put, delete, list). */
 export function assertStorageArgument(value: unknown, fn: string, name = 'storage'): void {
-  if (!isObject(value) || !hasFunctions(value, ['get', 'put', 'delete', 'list'])) throw invalid(fn, `${name} must be a StorageAdapter (get, put, delete, list)`);
+  if (!isObject(value) || !hasFunctions(value, ['get', 'put', 'delete', 'list']))
+    throw invalid(fn, `${name} must be a StorageAdapter (get, put, delete, list)`);
 }
 
 /** Throws unless `value` looks like a profile made by defineProfile (layout, document, statuses, assertRunId). */
@@ -83,7 +86,8 @@ export function assertDateArgument(value: unknown, fn: string, name: string): as
 
 /** Throws unless `value` is a time in milliseconds a Date can hold (finite, within ±8.64e15). */
 export function assertTimeMsArgument(value: unknown, fn: string, name: string): asserts value is number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || Math.abs(value) > 8.64e15) throw invalid(fn, `${name} must be a time in milliseconds`);
+  if (typeof value !== 'number' || !Number.isFinite(value) || Math.abs(value) > 8.64e15)
+    throw invalid(fn, `${name} must be a time in milliseconds`);
 }
 
 /**
@@ -91,6 +95,12 @@ export function assertTimeMsArgument(value: unknown, fn: string, name: string): 
  * `safeParse`) accepts `value`: for helpers that take a whole document, where a shape check
  * of the top level would leave nested fields to fail as raw TypeErrors.
  */
-export function assertSchemaArgument(schema: { safeParse(value: unknown): { success: boolean } }, value: unknown, fn: string, name: string): void {
-  if (!schema.safeParse(value).success) throw new CheckpointError('checkpoint_schema_invalid', `${fn}: ${name} does not match its schema`, { details: { function: fn } });
+export function assertSchemaArgument(
+  schema: { safeParse(value: unknown): { success: boolean } },
+  value: unknown,
+  fn: string,
+  name: string,
+): void {
+  if (!schema.safeParse(value).success)
+    throw new CheckpointError('checkpoint_schema_invalid', `${fn}: ${name} does not match its schema`, { details: { function: fn } });
 }

@@ -21,7 +21,8 @@ export type BufferedPutResult = PutResult & {
 };
 
 /** A batch outcome of a buffered store; `pending` on a put: as {@link BufferedPutResult}, the batch was accepted into the local queue, not yet stored by the backend. */
-export type BufferedBatchOutcome = Exclude<BatchOutcome, { readonly type: 'put' }> | (Extract<BatchOutcome, { readonly type: 'put' }> & { readonly pending?: boolean });
+export type BufferedBatchOutcome =
+  Exclude<BatchOutcome, { readonly type: 'put' }> | (Extract<BatchOutcome, { readonly type: 'put' }> & { readonly pending?: boolean });
 
 /** A backend's request budget (GitHub's `x-ratelimit-*` headers), for callers that can batch. */
 export interface RateBudget {

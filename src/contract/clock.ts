@@ -88,7 +88,13 @@ export function parseRfc3339(value: string): number {
 
 /** Resolves after `ms` on `clock`. */
 export function sleep(clock: Clock, ms: number): Promise<void> {
-  if (typeof clock !== 'object' || clock === null || typeof clock.setTimeout !== 'function') return Promise.reject(new CheckpointError('checkpoint_config_invalid', 'sleep: clock must be a Clock', { details: { function: 'sleep' } }));
-  if (typeof ms !== 'number' || Number.isNaN(ms)) return Promise.reject(new CheckpointError('checkpoint_config_invalid', 'sleep: ms must be a number', { details: { function: 'sleep' } }));
+  if (typeof clock !== 'object' || clock === null || typeof clock.setTimeout !== 'function')
+    return Promise.reject(
+      new CheckpointError('checkpoint_config_invalid', 'sleep: clock must be a Clock', { details: { function: 'sleep' } }),
+    );
+  if (typeof ms !== 'number' || Number.isNaN(ms))
+    return Promise.reject(
+      new CheckpointError('checkpoint_config_invalid', 'sleep: ms must be a number', { details: { function: 'sleep' } }),
+    );
   return new Promise((resolve) => clock.setTimeout(resolve, Math.max(0, ms)));
 }

@@ -3,7 +3,11 @@ import type { Snapshot, TriggerRecord } from './snapshot.js';
 
 /** Throws unless `s` looks like a snapshot as far as this reads it (an id and a list of trigger records). */
 function assertSnapshotArgument(s: unknown, name: string): asserts s is Snapshot<unknown> {
-  const ok = typeof s === 'object' && s !== null && typeof (s as Snapshot<unknown>).id === 'string' && Array.isArray((s as Snapshot<unknown>).sourceDetails);
+  const ok =
+    typeof s === 'object' &&
+    s !== null &&
+    typeof (s as Snapshot<unknown>).id === 'string' &&
+    Array.isArray((s as Snapshot<unknown>).sourceDetails);
   if (!ok) throw new CheckpointError('checkpoint_config_invalid', `coalescedTriggers: ${name} must be a snapshot`);
 }
 
@@ -23,7 +27,8 @@ function assertSnapshotArgument(s: unknown, name: string): asserts s is Snapshot
  * ```
  */
 export function coalescedTriggers(history: readonly Snapshot<unknown>[], latest?: Snapshot<unknown>): Map<string, TriggerRecord[]> {
-  if (!Array.isArray(history as unknown)) throw new CheckpointError('checkpoint_config_invalid', 'coalescedTriggers: history must be an array of snapshots');
+  if (!Array.isArray(history as unknown))
+    throw new CheckpointError('checkpoint_config_invalid', 'coalescedTriggers: history must be an array of snapshots');
   history.forEach((s: unknown, i) => assertSnapshotArgument(s, `history[${i}]`));
   if (latest !== undefined) assertSnapshotArgument(latest, 'latest');
   const out = new Map<string, TriggerRecord[]>();

@@ -54,14 +54,22 @@ export interface DocumentFormat<P> {
    * never flattened whole (large payloads). Returns the integrity block
    * and the stored bytes (the caller owns the snapshot object).
    */
-  encodePayloadText?(header: Omit<SnapshotDraft<P>, 'payload'>, payloadText: string, payloadPieces?: readonly string[]): Promise<{ readonly bytes: Uint8Array; readonly integrity: Integrity }>;
+  encodePayloadText?(
+    header: Omit<SnapshotDraft<P>, 'payload'>,
+    payloadText: string,
+    payloadPieces?: readonly string[],
+  ): Promise<{ readonly bytes: Uint8Array; readonly integrity: Integrity }>;
   /**
    * `encodePayloadText` without a promise, when the format can seal synchronously (its
    * validator is loaded and the runtime hashes synchronously, as Node does); `undefined`
    * otherwise, and the caller awaits `encodePayloadText`. Same bytes, same checks, same errors:
    * it spares the writer's hot path a promise and a microtask turn per level.
    */
-  encodePayloadTextSync?(header: Omit<SnapshotDraft<P>, 'payload'>, payloadText: string, payloadPieces?: readonly string[]): { readonly bytes: Uint8Array; readonly integrity: Integrity } | undefined;
+  encodePayloadTextSync?(
+    header: Omit<SnapshotDraft<P>, 'payload'>,
+    payloadText: string,
+    payloadPieces?: readonly string[],
+  ): { readonly bytes: Uint8Array; readonly integrity: Integrity } | undefined;
   /**
    * Decodes bytes (gunzipping `.gz` content transparently), validates and verifies them.
    * Throws `checkpoint_schema_invalid` or `checkpoint_integrity_mismatch`; `where` names

@@ -52,7 +52,12 @@ export function isCheckpointError(err: unknown, reasonCode?: ReasonCode): err is
  * The wrapped error's message is kept as `cause` only; callers that might hold secrets in
  * messages (HTTP adapters) must scrub before calling this.
  */
-export function toCheckpointError(err: unknown, reasonCode: ReasonCode, message: string, details?: CheckpointErrorDetails): CheckpointError {
+export function toCheckpointError(
+  err: unknown,
+  reasonCode: ReasonCode,
+  message: string,
+  details?: CheckpointErrorDetails,
+): CheckpointError {
   if (err instanceof CheckpointError) return err;
   return new CheckpointError(reasonCode, message, { cause: err, ...(details ? { details } : {}) });
 }

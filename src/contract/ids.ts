@@ -95,8 +95,12 @@ export function assertRunId(runId: unknown): asserts runId is string {
     );
   }
   if (RESERVED_RUN_IDS.includes(runId.toLowerCase())) {
-    throw new CheckpointError('checkpoint_key_invalid', 'run id is the name of a store-wide file (preserved_runs.json, retention_log.json) and cannot name a run', {
-      details: { length: runId.length },
-    });
+    throw new CheckpointError(
+      'checkpoint_key_invalid',
+      'run id is the name of a store-wide file (preserved_runs.json, retention_log.json) and cannot name a run',
+      {
+        details: { length: runId.length },
+      },
+    );
   }
 }

@@ -87,7 +87,9 @@ export interface ProfileDefinition<P, T extends string = string, S extends strin
    * carries none the writer knows of); the writer's `heartbeatPayload` option overrides it.
    * @default { source: 'timer', intervalMs: 120_000, whenUnchanged: 'write' } when the profile has a `timer` trigger
    */
-  readonly heartbeat?: { readonly source: NoInfer<T>; readonly intervalMs: number; readonly whenUnchanged?: HeartbeatWhenUnchanged; payload?(last: P): P } | false;
+  readonly heartbeat?:
+    | { readonly source: NoInfer<T>; readonly intervalMs: number; readonly whenUnchanged?: HeartbeatWhenUnchanged; payload?(last: P): P }
+    | false;
   /** Coalescing window (snapshot-lifecycle.md: 3 s). @default 3000 */
   readonly coalesceWindowMs?: number;
   /**
@@ -107,7 +109,12 @@ export interface ProfileDefinition<P, T extends string = string, S extends strin
    * change in place instead of copying it first.
    * @default splitDocument (largest values first)
    */
-  readonly splitDocument?: (document: JsonObject, maxBytes: number, partKey: (n: number) => string, options?: SplitOptions) => Promise<SplitResult>;
+  readonly splitDocument?: (
+    document: JsonObject,
+    maxBytes: number,
+    partKey: (n: number) => string,
+    options?: SplitOptions,
+  ) => Promise<SplitResult>;
   /** History entries may be gzipped by retention (never `latest`). @default true */
   readonly compressHistory?: boolean;
   /**
@@ -135,10 +142,12 @@ export interface ProfileDefinition<P, T extends string = string, S extends strin
  * A validated, frozen profile with every default filled in. `P` is the payload type, `T`
  * the trigger names and `S` the status names (`string` when not known).
  */
-export interface Profile<P = unknown, T extends string = string, S extends string = string>
-  extends Required<Omit<ProfileDefinition<P, T, S>, 'description' | 'retention' | 'resume' | 'heartbeat' | 'joinHeldHead'>> {
+export interface Profile<P = unknown, T extends string = string, S extends string = string> extends Required<
+  Omit<ProfileDefinition<P, T, S>, 'description' | 'retention' | 'resume' | 'heartbeat' | 'joinHeldHead'>
+> {
   readonly description: string;
-  readonly heartbeat: { readonly source: T; readonly intervalMs: number; readonly whenUnchanged: HeartbeatWhenUnchanged; payload?(last: P): P } | false;
+  readonly heartbeat:
+    { readonly source: T; readonly intervalMs: number; readonly whenUnchanged: HeartbeatWhenUnchanged; payload?(last: P): P } | false;
   readonly retention?: RetentionPolicy;
   readonly resume?: ResumeRule<P>;
   /** See {@link ProfileDefinition.joinHeldHead}; absent on a profile not made by `defineProfile`, which then never joins held files. */

@@ -61,7 +61,11 @@ export function anySchema<T>(): StandardSchemaV1<T, T> {
  * so it is `checkpoint_config_invalid`.
  */
 export function validateSync<Output>(schema: StandardSchemaV1<unknown, Output>, value: unknown): StandardSchemaV1.Result<Output> {
-  if (!isStandardSchema(schema)) throw new CheckpointError('checkpoint_config_invalid', 'validateSync: schema must be a Standard Schema (zod 3.24+ or 4, valibot, arktype, …)');
+  if (!isStandardSchema(schema))
+    throw new CheckpointError(
+      'checkpoint_config_invalid',
+      'validateSync: schema must be a Standard Schema (zod 3.24+ or 4, valibot, arktype, …)',
+    );
   const result = schema['~standard'].validate(value);
   if (result instanceof Promise) {
     result.catch(() => undefined); // nobody awaits it: keep a rejection from surfacing as unhandled

@@ -71,8 +71,7 @@ export type { RateBudget } from './buffered-storage.js';
  * fails with `checkpoint_conflict` and is never acknowledged.
  */
 export type BatchCheck = { readonly type: 'check'; readonly key: string } & (
-  | { readonly ifVersion: string; readonly ifAbsent?: undefined }
-  | { readonly ifAbsent: true; readonly ifVersion?: undefined }
+  { readonly ifVersion: string; readonly ifAbsent?: undefined } | { readonly ifAbsent: true; readonly ifVersion?: undefined }
 );
 
 /** One operation of an atomic {@link StorageAdapter.batch}. */
@@ -118,7 +117,8 @@ export interface StorageAdapter {
 
 /** Collects `adapter.list(prefix)` into an array. */
 export async function listAll(adapter: Pick<StorageAdapter, 'list'>, prefix: string): Promise<StorageEntry[]> {
-  if (typeof adapter !== 'object' || adapter === null || typeof adapter.list !== 'function') assertStorageArgument(adapter, 'listAll', 'adapter');
+  if (typeof adapter !== 'object' || adapter === null || typeof adapter.list !== 'function')
+    assertStorageArgument(adapter, 'listAll', 'adapter');
   assertStringArgument(prefix, 'listAll', 'prefix');
   const out: StorageEntry[] = [];
   for await (const entry of adapter.list(prefix)) out.push(entry);

@@ -17,7 +17,15 @@ export { newSnapshotId, assertRunId } from '../contract/ids.js';
 export { toRfc3339, type TimerHandle, type TimerOptions } from '../contract/clock.js';
 
 // A profile's document: the envelope schemas, validators of payloads and documents.
-export { PRIORITIES, Rfc3339Schema, TriggerRecordSchema, IntegritySchema, type Priority, type Integrity, type SnapshotDraft } from '../contract/snapshot.js';
+export {
+  PRIORITIES,
+  Rfc3339Schema,
+  TriggerRecordSchema,
+  IntegritySchema,
+  type Priority,
+  type Integrity,
+  type SnapshotDraft,
+} from '../contract/snapshot.js';
 export { JsonValueSchema } from '../profiles/default-document-schema.js';
 export { compileValidator, assertValid, type JsonSchema, type SchemaIssue, type DocumentValidator } from '../codec/validate.js';
 export { validateSync, type StandardSchemaV1 } from '../contract/standard-schema.js';
@@ -25,7 +33,15 @@ export { validateSync, type StandardSchemaV1 } from '../contract/standard-schema
 // Document formats: the JSON format, seals, gzip, large documents in parts, tolerant reads.
 export { sha256Hex } from '../codec/sha256.js';
 export { gzip, gunzip, type GunzipOptions } from '../codec/gzip.js';
-export { jsonDocumentFormat, documentChecksum, sealDocumentBytes, verifyDocument, decodeTolerant, type SealedDocument, type JsonDocumentFormatOptions } from '../codec/json-document.js';
+export {
+  jsonDocumentFormat,
+  documentChecksum,
+  sealDocumentBytes,
+  verifyDocument,
+  decodeTolerant,
+  type SealedDocument,
+  type JsonDocumentFormatOptions,
+} from '../codec/json-document.js';
 export { type DocumentFormat, type EncodedSnapshot, type ForeignRead, type ForeignReadWarning } from '../contract/document-format.js';
 export { splitDocument, resolveParts } from '../codec/parts.js';
 export { type PartRef, type PartFile, type SplitResult, type SplitOptions } from '../contract/split.js';
@@ -58,7 +74,14 @@ export { retentionLogJsonSchema } from '../retention/log.js';
 export { diffSnapshots, type SnapshotChange, type DiffSnapshotsOptions } from '../runs/diff.js';
 
 // Writing: detailed result and event types.
-export type { CheckpointOutcome, CheckpointSuccess, CheckpointFailure, WriterLockIdentity, WriterEventMap, WriterEventName } from '../writer/types.js';
+export type {
+  CheckpointOutcome,
+  CheckpointSuccess,
+  CheckpointFailure,
+  WriterLockIdentity,
+  WriterEventMap,
+  WriterEventName,
+} from '../writer/types.js';
 
 // Run history: option and result types of listRunSnapshots, getRunSnapshot, deleteRun.
 export type { ListRunSnapshotsOptions, GetRunSnapshotOptions, DeleteRunOptions, DeleteRunResult } from '../runs/index.js';
@@ -73,8 +96,24 @@ export { defaultResumeRule } from '../resume/default-rule.js';
 
 // Retention: policies from configuration, rule names and durations, the inventory planRetention
 // takes, run summaries, and the error applyRetention throws.
-export { resolveRetentionPolicy, retentionRuleName, describeRetentionRule, retentionPolicyJsonSchema, type CalendarRuleOptions, type ResolvedRule, type ResolvedRetentionPolicy } from '../retention/policy.js';
-export { type CalendarUnit, type KeepLastRule, type KeepWithinRule, type KeepLatestStatusRule, type KeepCalendarRule, type PreserveRunsRule, type RunTiersRule } from '../contract/retention-policy.js';
+export {
+  resolveRetentionPolicy,
+  retentionRuleName,
+  describeRetentionRule,
+  retentionPolicyJsonSchema,
+  type CalendarRuleOptions,
+  type ResolvedRule,
+  type ResolvedRetentionPolicy,
+} from '../retention/policy.js';
+export {
+  type CalendarUnit,
+  type KeepLastRule,
+  type KeepWithinRule,
+  type KeepLatestStatusRule,
+  type KeepCalendarRule,
+  type PreserveRunsRule,
+  type RunTiersRule,
+} from '../contract/retention-policy.js';
 export { RetentionPolicySchema } from '../retention/policy-schema.js';
 export { parseRetentionDuration, formatRetentionDuration } from '../retention/duration.js';
 export { type RetentionDuration } from '../contract/retention-policy.js';
@@ -89,7 +128,15 @@ export {
   type RetentionFile,
   type UnreadableFile,
 } from '../retention/inventory.js';
-export type { PlanRetentionOptions, PlannedSnapshot, PlannedRun, RetentionAction, RetentionOperation, RunTier, DeleteReason } from '../retention/plan.js';
+export type {
+  PlanRetentionOptions,
+  PlannedSnapshot,
+  PlannedRun,
+  RetentionAction,
+  RetentionOperation,
+  RunTier,
+  DeleteReason,
+} from '../retention/plan.js';
 export { RetentionPruneError, type ApplyRetentionOptions, type RetentionOperationOutcome } from '../retention/apply.js';
 export type { FormatRetentionPlanOptions } from '../retention/format.js';
 export type { RetentionRun, CleanupAfterRunCompletionOptions, RetentionCleanupResult } from '../retention/run.js';

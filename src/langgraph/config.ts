@@ -11,9 +11,13 @@ export function configurableOf(config: RunnableConfig): Configurable | undefined
 export function requireThreadId(config: RunnableConfig, operation: string): string {
   const threadId = configurableOf(config)?.thread_id;
   if (typeof threadId !== 'string' && typeof threadId !== 'number') {
-    throw new CheckpointError('checkpoint_config_invalid', `${operation}: config.configurable.thread_id is required (graph.invoke(input, { configurable: { thread_id } }))`, {
-      details: { operation },
-    });
+    throw new CheckpointError(
+      'checkpoint_config_invalid',
+      `${operation}: config.configurable.thread_id is required (graph.invoke(input, { configurable: { thread_id } }))`,
+      {
+        details: { operation },
+      },
+    );
   }
   return String(threadId);
 }

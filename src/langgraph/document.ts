@@ -53,7 +53,11 @@ function channelValuesText(channels: Readonly<Record<string, StoredChannel>>, te
  * and versions checked where they are made), so the JSON Schema check is left to reads,
  * which all run it.
  */
-export function encodeCheckpointDocument(header: CheckpointHeader, payload: LangGraphPayload, known: KnownText = {}): Uint8Array | Promise<Uint8Array> {
+export function encodeCheckpointDocument(
+  header: CheckpointHeader,
+  payload: LangGraphPayload,
+  known: KnownText = {},
+): Uint8Array | Promise<Uint8Array> {
   const { texts, scratch } = known;
   const before =
     `{"channel_values":${channelValuesText(payload.channel_values, texts)},"checkpoint":${valueText(payload.checkpoint)},` +

@@ -50,7 +50,8 @@ export const checkpointKey = (runId: string, checkpointId: string): string => `$
 /** Folder of the pending writes of the checkpoint with `sequence` (retention's part files go with their snapshot). */
 export const writesDir = (runId: string, sequence: number): string => `${runDir(runId)}/parts/${sequence}/`;
 /** The pending writes one task made against the checkpoint with `sequence`. */
-export const writesKey = (runId: string, sequence: number, taskSegment: string): string => `${writesDir(runId, sequence)}w_${taskSegment}.json`;
+export const writesKey = (runId: string, sequence: number, taskSegment: string): string =>
+  `${writesDir(runId, sequence)}w_${taskSegment}.json`;
 
 /** LangGraph checkpoint ids become file names: uuid-like text only. */
 const CHECKPOINT_ID = /^[A-Za-z0-9][A-Za-z0-9-]{0,127}$/;

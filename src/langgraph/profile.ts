@@ -30,7 +30,10 @@ export type SerializedValue = z.infer<typeof SerializedValueSchema>;
 
 const channelVersion = z.union([z.number(), z.string().min(0)]);
 /** A channel's value and the channel version it was written at (so unchanged channels carry over by version). */
-export const StoredChannelSchema = z.union([z.object({ ...textForm, version: channelVersion }).strict(), z.object({ ...base64Form, version: channelVersion }).strict()]);
+export const StoredChannelSchema = z.union([
+  z.object({ ...textForm, version: channelVersion }).strict(),
+  z.object({ ...base64Form, version: channelVersion }).strict(),
+]);
 /** The TypeScript type of {@link StoredChannelSchema}. */
 export type StoredChannel = z.infer<typeof StoredChannelSchema>;
 
@@ -108,7 +111,17 @@ export const langGraphProfile: Profile<LangGraphPayload> = defineProfile<LangGra
     }),
     fromDocument: (d) => {
       const { snapshot_id, run_id, sequence, created_at, source, source_details, status, integrity: _integrity, ...payload } = d;
-      return { id: snapshot_id, runId: run_id, sequence, createdAt: created_at, source, sourceDetails: source_details, status, payload, metadata: payload.metadata };
+      return {
+        id: snapshot_id,
+        runId: run_id,
+        sequence,
+        createdAt: created_at,
+        source,
+        sourceDetails: source_details,
+        status,
+        payload,
+        metadata: payload.metadata,
+      };
     },
   }),
 });

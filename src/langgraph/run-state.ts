@@ -49,7 +49,11 @@ const PARTS_SEQUENCE = /\/parts\/(\d+)\//;
  * of `history/` and one of `parts/` (on fs each listing walks the run's directories,
  * a new thread's first checkpoint waited for both) — and reads its newest document's sequence.
  */
-export async function loadRunState(storage: StorageAdapter, runId: string, readSequence: (key: string) => Promise<Snapshot<LangGraphPayload> | undefined>): Promise<RunState> {
+export async function loadRunState(
+  storage: StorageAdapter,
+  runId: string,
+  readSequence: (key: string) => Promise<Snapshot<LangGraphPayload> | undefined>,
+): Promise<RunState> {
   const ids: string[] = [];
   const writeSequences = new Set<number>();
   const prefix = `${runDir(runId)}/`;

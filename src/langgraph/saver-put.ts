@@ -42,7 +42,13 @@ async function parentChannels(state: SaverState, run: RunState, parentId: string
 }
 
 /** LangGraph's `put`: one sealed document per checkpoint, written by the engine's write step with what `keepLast` lets go. */
-export async function putCheckpoint(state: SaverState, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions): Promise<RunnableConfig> {
+export async function putCheckpoint(
+  state: SaverState,
+  config: RunnableConfig,
+  checkpoint: Checkpoint,
+  metadata: CheckpointMetadata,
+  newVersions: ChannelVersions,
+): Promise<RunnableConfig> {
   const threadId = requireThreadId(config, 'put');
   const ns = namespaceOf(config);
   const parentId = checkpointIdOf(configurableOf(config));
@@ -80,12 +86,17 @@ function encodeCheckpoint(
   const metadataText = plain ? plainObjectCanonicalJson(metadata) : undefined;
   // The checkpoint without its channel values, as the serializer's text when plain (no copy of it made).
   const bareText = plain ? plainJsonWithout(checkpoint, 'channel_values') : undefined;
-  const pending: unknown[] = [bareText === undefined ? withoutChannelValues(checkpoint) : null, metadataText === undefined ? metadata : null];
+  const pending: unknown[] = [
+    bareText === undefined ? withoutChannelValues(checkpoint) : null,
+    metadataText === undefined ? metadata : null,
+  ];
   for (const channel of fresh) pending.push(values[channel]);
   const all = dumpAll(state.saver.serde, pending, plain);
   const serialized: Serialized = { fresh, bareText, metadataText };
   // No closure on the plain path: it runs once a superstep, cache-cold.
-  return Array.isArray(all) ? sealCheckpoint(state, at, checkpoint, metadata, newVersions, serialized, all) : all.then((dumped) => sealCheckpoint(state, at, checkpoint, metadata, newVersions, serialized, dumped));
+  return Array.isArray(all)
+    ? sealCheckpoint(state, at, checkpoint, metadata, newVersions, serialized, all)
+    : all.then((dumped) => sealCheckpoint(state, at, checkpoint, metadata, newVersions, serialized, dumped));
 }
 
 /** What {@link encodeCheckpoint} made before the serializer's output: the fresh channels, and the texts made without it. */
@@ -108,7 +119,13 @@ function sealCheckpoint(
   if (serialized.bareText !== undefined) dumped[0] = serialized.bareText;
   const { channels, texts } = storedChannels(checkpoint, checkpoint.channel_values ?? {}, newVersions, at.parent, serialized.fresh, dumped);
   const stored = storedMetadata(metadata, dumped[1]!, serialized.metadataText);
-  const payload: LangGraphPayload = { thread_id: at.threadId, checkpoint_ns: at.ns, checkpoint: storedValue(dumped[0]!), channel_values: channels, metadata: stored.json ?? {} };
+  const payload: LangGraphPayload = {
+    thread_id: at.threadId,
+    checkpoint_ns: at.ns,
+    checkpoint: storedValue(dumped[0]!),
+    channel_values: channels,
+    metadata: stored.json ?? {},
+  };
   if (at.parentId !== undefined) payload.parent_checkpoint_id = at.parentId;
   if (stored.blob) payload.metadata_blob = stored.blob;
   const source = (LANGGRAPH_SOURCES as readonly string[]).includes(metadata?.source) ? metadata.source : 'update';
@@ -125,13 +142,23 @@ function sealCheckpoint(
 function storeCheckpoint(state: SaverState, run: RunState, id: string, encoded: Encoded): Promise<void> | undefined {
   const leaving = leavingWith(state, run, id);
   const puts = [{ key: checkpointKey(run.runId, id), bytes: encoded.bytes }];
-  const plan: WritePlan = leaving ? { creates: NONE, replaces: NONE, puts, deletes: leaving.keys } : { creates: NONE, replaces: NONE, puts };
+  const plan: WritePlan = leaving
+    ? { creates: NONE, replaces: NONE, puts, deletes: leaving.keys }
+    : { creates: NONE, replaces: NONE, puts };
   const written = writeGroup(state.storage, plan, leaving !== undefined);
-  return written instanceof Promise ? written.then(() => stored(state, run, id, encoded, leaving?.ids)) : stored(state, run, id, encoded, leaving?.ids);
+  return written instanceof Promise
+    ? written.then(() => stored(state, run, id, encoded, leaving?.ids))
+    : stored(state, run, id, encoded, leaving?.ids);
 }
 
 /** The run's state once checkpoint `id` is stored (and `left` deleted with it); prunes what is still beyond `keepLast`. */
-function stored(state: SaverState, run: RunState, id: string, encoded: Encoded, left: readonly string[] | undefined): Promise<void> | undefined {
+function stored(
+  state: SaverState,
+  run: RunState,
+  id: string,
+  encoded: Encoded,
+  left: readonly string[] | undefined,
+): Promise<void> | undefined {
   insertId(run, id);
   if (left) for (const old of left) forget(run, old);
   if (run.ids.at(-1) === id) run.last = { id, channels: encoded.channels, texts: encoded.texts };

@@ -14,7 +14,16 @@ import {
 import { canonicalJson } from '../codec/canonical-json.js';
 import type { Snapshot } from '../contract/snapshot.js';
 import { checkpointIdOf, configurableOf, namespaceOf, requireThreadId, type Configurable } from './config.js';
-import { LANGGRAPH_ROOT, NS_SEPARATOR, assertCheckpointId, checkpointKey, runIdOf, segmentOf, threadSegmentOfRun, writesDir } from './keys.js';
+import {
+  LANGGRAPH_ROOT,
+  NS_SEPARATOR,
+  assertCheckpointId,
+  checkpointKey,
+  runIdOf,
+  segmentOf,
+  threadSegmentOfRun,
+  writesDir,
+} from './keys.js';
 import type { LangGraphPayload } from './profile.js';
 import { compareIds } from './run-state.js';
 import { runOf } from './saver-runs.js';
@@ -22,7 +31,8 @@ import { readCheckpoint, type SaverState } from './saver-state.js';
 import { valueBytes } from './serialized.js';
 import { decodeWrites, type StoredWrite } from './writes.js';
 
-const sameJson = (a: unknown, b: unknown): boolean => a === b || (typeof a === 'object' && typeof b === 'object' && a !== null && b !== null && canonicalJson(a) === canonicalJson(b));
+const sameJson = (a: unknown, b: unknown): boolean =>
+  a === b || (typeof a === 'object' && typeof b === 'object' && a !== null && b !== null && canonicalJson(a) === canonicalJson(b));
 
 /** LangGraph's `getTuple`: the checkpoint `config` names, else the thread's newest. */
 export async function getCheckpointTuple(state: SaverState, config: RunnableConfig): Promise<CheckpointTuple | undefined> {
@@ -67,7 +77,11 @@ interface ListSelection {
 }
 
 /** LangGraph's `list`: runs in id order, each run's checkpoints newest first. */
-export async function* listCheckpointTuples(state: SaverState, config: RunnableConfig, options?: CheckpointListOptions): AsyncGenerator<CheckpointTuple> {
+export async function* listCheckpointTuples(
+  state: SaverState,
+  config: RunnableConfig,
+  options?: CheckpointListOptions,
+): AsyncGenerator<CheckpointTuple> {
   const { before, filter } = options ?? {};
   let remaining = options?.limit;
   const c = configurableOf(config) ?? {};
@@ -84,7 +98,11 @@ export async function* listCheckpointTuples(state: SaverState, config: RunnableC
       const snapshot = await readCheckpoint(state, checkpointKey(runId, id));
       if (!snapshot) continue; // deleted while listing
       const p = snapshot.payload;
-      if ((selection.threadId !== undefined && p.thread_id !== selection.threadId) || (selection.ns !== undefined && p.checkpoint_ns !== selection.ns)) continue;
+      if (
+        (selection.threadId !== undefined && p.thread_id !== selection.threadId) ||
+        (selection.ns !== undefined && p.checkpoint_ns !== selection.ns)
+      )
+        continue;
       if (filter && Object.keys(filter).length > 0) {
         const metadata = (await metadataOf(state, p)) as Record<string, unknown>;
         if (!Object.entries(filter).every(([k, v]) => sameJson(metadata?.[k], v))) continue;
@@ -142,7 +160,8 @@ async function toTuple(state: SaverState, snapshot: Snapshot<LangGraphPayload>):
     metadata: await metadataOf(state, p),
     pendingWrites: await pendingWrites(state, snapshot.runId, snapshot.sequence, snapshot.id),
   };
-  if (parentId !== undefined) tuple.parentConfig = { configurable: { thread_id: p.thread_id, checkpoint_ns: p.checkpoint_ns, checkpoint_id: parentId } };
+  if (parentId !== undefined)
+    tuple.parentConfig = { configurable: { thread_id: p.thread_id, checkpoint_ns: p.checkpoint_ns, checkpoint_id: parentId } };
   return tuple;
 }
 
@@ -159,11 +178,17 @@ async function pendingWrites(state: SaverState, runId: string, sequence: number,
   const sorted: { sortKey: ReturnType<typeof writesSortKey>; taskId: string; write: StoredWrite; key: string }[] = [];
   for (const [i, doc] of docs.entries()) {
     if (!doc || doc.checkpoint_id !== checkpointId) continue;
-    for (const write of doc.writes) sorted.push({ sortKey: writesSortKey(doc.task_path, doc.task_id, write.idx), taskId: doc.task_id, write, key: keys[i]! });
+    for (const write of doc.writes)
+      sorted.push({ sortKey: writesSortKey(doc.task_path, doc.task_id, write.idx), taskId: doc.task_id, write, key: keys[i]! });
   }
   sorted.sort((a, b) => compareWritesSortKeys(a.sortKey, b.sortKey));
   const serde = state.saver.serde;
-  return Promise.all(sorted.map(async ({ taskId, write, key }) => [taskId, write.channel, await serde.loadsTyped(write.type, valueBytes(write, key))] as CheckpointPendingWrite));
+  return Promise.all(
+    sorted.map(
+      async ({ taskId, write, key }) =>
+        [taskId, write.channel, await serde.loadsTyped(write.type, valueBytes(write, key))] as CheckpointPendingWrite,
+    ),
+  );
 }
 
 /** Checkpoints older than format v4 kept pending sends in their parent's writes (as MemorySaver migrates them). */
@@ -173,5 +198,6 @@ async function migratePendingSends(state: SaverState, checkpoint: Checkpoint, ru
   const values = checkpoint.channel_values as Record<string, unknown>;
   values[TASKS] = writes.filter(([, channel]) => channel === TASKS).map(([, , value]) => value);
   const versions = checkpoint.channel_versions as Record<string, number | string>;
-  versions[TASKS] = Object.keys(versions).length > 0 ? maxChannelVersion(...Object.values(versions)) : state.saver.getNextVersion(undefined);
+  versions[TASKS] =
+    Object.keys(versions).length > 0 ? maxChannelVersion(...Object.values(versions)) : state.saver.getNextVersion(undefined);
 }

@@ -58,10 +58,14 @@ export async function prune(state: SaverState, run: RunState): Promise<void> {
       await writeGroup(state.storage, plan, false);
       if (sequence !== undefined) run.writeKeys.delete(sequence);
     } catch (err) {
-      throw new CheckpointError('checkpoint_retention_prune_failed', `SavepointSaver: could not delete an old checkpoint of run ${run.runId} (the new one is stored)`, {
-        cause: err,
-        details: { runId: run.runId },
-      });
+      throw new CheckpointError(
+        'checkpoint_retention_prune_failed',
+        `SavepointSaver: could not delete an old checkpoint of run ${run.runId} (the new one is stored)`,
+        {
+          cause: err,
+          details: { runId: run.runId },
+        },
+      );
     }
     run.ids.shift();
     run.sequences.delete(id);

@@ -15,12 +15,20 @@ import { decodeWrites, encodeWrites, type StoredWrite, type WritesDocument } fro
 const NONE: readonly never[] = Object.freeze([]);
 
 /** LangGraph's `putWrites`: a task's pending writes, one sealed document per task and checkpoint. */
-export async function putTaskWrites(state: SaverState, config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath?: string): Promise<void> {
+export async function putTaskWrites(
+  state: SaverState,
+  config: RunnableConfig,
+  writes: PendingWrite[],
+  taskId: string,
+  taskPath?: string,
+): Promise<void> {
   const threadId = requireThreadId(config, 'putWrites');
   const ns = namespaceOf(config);
   const checkpointId = configurableOf(config)?.checkpoint_id;
   if (checkpointId === undefined || checkpointId === '') {
-    throw new CheckpointError('checkpoint_config_invalid', 'putWrites: config.configurable.checkpoint_id is required', { details: { operation: 'putWrites' } });
+    throw new CheckpointError('checkpoint_config_invalid', 'putWrites: config.configurable.checkpoint_id is required', {
+      details: { operation: 'putWrites' },
+    });
   }
   assertId(state, checkpointId);
   if (typeof taskId !== 'string') throw new CheckpointError('checkpoint_config_invalid', 'putWrites: taskId must be a string');
@@ -30,7 +38,11 @@ export async function putTaskWrites(state: SaverState, config: RunnableConfig, w
   const key = writesKey(runId, sequence, plainSegment(taskId) ?? (await segmentOf(taskId)));
   const plain = state.plainAsJson ?? (await decidePlain(state));
   // Index access, not `([channel, value]) =>`: destructuring runs the iterator protocol where the code is not optimized yet (cache-cold).
-  const all = dumpAll(state.saver.serde, writes.map((write) => write[1]), plain);
+  const all = dumpAll(
+    state.saver.serde,
+    writes.map((write) => write[1]),
+    plain,
+  );
   const dumped = Array.isArray(all) ? all : await all;
   const fresh = writes.map((write, index): StoredWrite => storedWrite(WRITES_IDX_MAP[write[0]] ?? index, write[0], dumped[index]!));
   const document = { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpointId, task_id: taskId, task_path: taskPath ?? '' };
@@ -49,7 +61,12 @@ export async function putTaskWrites(state: SaverState, config: RunnableConfig, w
  * regular write (idx >= 0) already stored is kept, special ones replace. Sealed into a buffer
  * of its own (the saver's sealing buffer is valid only until the next await).
  */
-async function mergeWrites(document: Omit<WritesDocument, 'integrity' | 'writes'>, fresh: readonly StoredWrite[], stored: Uint8Array | undefined, key: string): Promise<Uint8Array> {
+async function mergeWrites(
+  document: Omit<WritesDocument, 'integrity' | 'writes'>,
+  fresh: readonly StoredWrite[],
+  stored: Uint8Array | undefined,
+  key: string,
+): Promise<Uint8Array> {
   let merged = fresh;
   if (stored) {
     const byIdx = new Map((await decodeWrites(stored, key)).writes.map((w) => [w.idx, w]));

@@ -74,7 +74,9 @@ export class SavepointSaver extends BaseCheckpointSaver {
     }
     const keepLast = options.keepLast ?? DEFAULT_KEEP_LAST;
     if (keepLast !== false && !(Number.isInteger(keepLast) && keepLast >= 1)) {
-      throw new CheckpointError('checkpoint_config_invalid', 'SavepointSaver: keepLast must be a positive integer or false', { details: { keepLast: String(keepLast) } });
+      throw new CheckpointError('checkpoint_config_invalid', 'SavepointSaver: keepLast must be a positive integer or false', {
+        details: { keepLast: String(keepLast) },
+      });
     }
     this.storage = options.storage;
     this.keepLast = keepLast;
@@ -98,7 +100,8 @@ export class SavepointSaver extends BaseCheckpointSaver {
   }
 
   async deleteThread(threadId: string): Promise<void> {
-    if (typeof threadId !== 'string' && typeof threadId !== 'number') throw new CheckpointError('checkpoint_config_invalid', 'deleteThread: threadId must be a string');
+    if (typeof threadId !== 'string' && typeof threadId !== 'number')
+      throw new CheckpointError('checkpoint_config_invalid', 'deleteThread: threadId must be a string');
     const segment = await segmentOf(String(threadId));
     const runIds = new Set<string>();
     for await (const entry of this.storage.list(`${LANGGRAPH_ROOT}/${segment}`)) {

@@ -43,7 +43,9 @@ export function jsonTextOf(dumped: Dumped, where: string): string | undefined {
 /** The text form of the serializer's output when it has one (see {@link storedValue}); throws on an empty type tag. */
 function textOf(type: string, bytes: Uint8Array): string | undefined {
   if (typeof type !== 'string' || type === '') {
-    throw new CheckpointError('checkpoint_schema_invalid', 'SavepointSaver: the serializer returned an empty type tag', { details: { type: String(type) } });
+    throw new CheckpointError('checkpoint_schema_invalid', 'SavepointSaver: the serializer returned an empty type tag', {
+      details: { type: String(type) },
+    });
   }
   return type === 'json' ? exactText(bytes) : undefined;
 }
@@ -71,7 +73,8 @@ export function valueBytes(value: SerializedValue, where: string): Uint8Array {
 const quote = JSON.stringify;
 
 /** Canonical JSON text of a stored value's own members (`"data":…` or `"text":…`; both sort before `"type"`). */
-const bodyText = (value: SerializedValue): string => ('text' in value ? `"text":${quoteRecent(value.text)}` : `"data":${quote(value.data)}`);
+const bodyText = (value: SerializedValue): string =>
+  'text' in value ? `"text":${quoteRecent(value.text)}` : `"data":${quote(value.data)}`;
 
 /** Canonical JSON of a stored value: `{"data"|"text":…,"type":…}` (keys in code-unit order). */
 export function valueText(value: SerializedValue): string {
@@ -80,7 +83,9 @@ export function valueText(value: SerializedValue): string {
 
 function versionText(version: number | string): string {
   if (typeof version === 'string' || (typeof version === 'number' && Number.isFinite(version))) return quote(version);
-  throw new CheckpointError('checkpoint_schema_invalid', 'SavepointSaver: a channel version must be a finite number or a string', { details: { version: String(version) } });
+  throw new CheckpointError('checkpoint_schema_invalid', 'SavepointSaver: a channel version must be a finite number or a string', {
+    details: { version: String(version) },
+  });
 }
 
 /** Canonical JSON of a stored channel: `{"data"|"text":…,"type":…,"version":…}`. */
@@ -92,5 +97,7 @@ export function channelText(channel: StoredChannel): string {
 export function writeText(write: StoredWrite): string {
   const head = `{"channel":${quote(write.channel)},`;
   const idx = `"idx":${quote(write.idx)}`;
-  return 'text' in write ? `${head}${idx},"text":${quoteRecent(write.text)},"type":${quote(write.type)}}` : `${head}"data":${quote(write.data)},${idx},"type":${quote(write.type)}}`;
+  return 'text' in write
+    ? `${head}${idx},"text":${quoteRecent(write.text)},"type":${quote(write.type)}}`
+    : `${head}"data":${quote(write.data)},${idx},"type":${quote(write.type)}}`;
 }

@@ -25,7 +25,11 @@ const isRecord = (value: unknown): value is Record<string, unknown> => value !==
  * the serializer's output in `metadata_blob`. Plain metadata (written without the serializer)
  * is made canonical as it is (`text`); anything else is parsed back from the serializer's JSON.
  */
-export function storedMetadata(metadata: unknown, dumped: Dumped, plainText: string | undefined): { json?: JsonObject; text?: string; blob?: SerializedValue } {
+export function storedMetadata(
+  metadata: unknown,
+  dumped: Dumped,
+  plainText: string | undefined,
+): { json?: JsonObject; text?: string; blob?: SerializedValue } {
   const text = plainText ?? (typeof dumped === 'string' && isRecord(metadata) ? plainCanonicalJson(metadata) : undefined);
   if (text !== undefined) return { json: metadata as JsonObject, text };
   const json = jsonTextOf(dumped, 'metadata');
@@ -53,7 +57,10 @@ export function storedChannels(
   let next = 0;
   for (const channel of Object.keys(values)) {
     // As a plain object's key it would set the prototype: refused as canonical JSON refuses it.
-    if (channel === '__proto__') throw new CheckpointError('checkpoint_schema_invalid', 'SavepointSaver: a channel named "__proto__" cannot be stored as JSON', { details: { path: '$.channel_values.__proto__' } });
+    if (channel === '__proto__')
+      throw new CheckpointError('checkpoint_schema_invalid', 'SavepointSaver: a channel named "__proto__" cannot be stored as JSON', {
+        details: { path: '$.channel_values.__proto__' },
+      });
     const version = checkpoint.channel_versions?.[channel] ?? newVersions[channel];
     let stored: StoredChannel | undefined;
     if (fresh[next] === channel) {

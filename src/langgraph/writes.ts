@@ -39,7 +39,11 @@ export type WritesDocument = z.infer<typeof WritesDocumentSchema>;
  * string, or a write made by `storedValue`). With `scratch`, a view of it when the bytes fit,
  * as `encodeCheckpointDocument` makes: for a store that copies them before its call returns.
  */
-export function encodeWrites(document: Omit<WritesDocument, 'integrity' | 'writes'>, stored: readonly StoredWrite[], scratch?: Uint8Array): Uint8Array | Promise<Uint8Array> {
+export function encodeWrites(
+  document: Omit<WritesDocument, 'integrity' | 'writes'>,
+  stored: readonly StoredWrite[],
+  scratch?: Uint8Array,
+): Uint8Array | Promise<Uint8Array> {
   const q = JSON.stringify;
   let writes = '[';
   for (let i = 0; i < stored.length; i++) writes += `${i > 0 ? ',' : ''}${writeText(stored[i]!)}`;

@@ -29,14 +29,30 @@ export interface LifecycleHeader {
 
 /** The internal model's common fields as snapshot-lifecycle.md's header fields (used by the default and snapshotLifecycle profiles). */
 export function toLifecycleHeader(s: Omit<SnapshotDraft<unknown>, 'payload'>): LifecycleHeader {
-  const header: LifecycleHeader = { snapshot_id: s.id, run_id: s.runId, sequence: s.sequence, created_at: s.createdAt, source: s.source, source_details: s.sourceDetails, status: s.status };
+  const header: LifecycleHeader = {
+    snapshot_id: s.id,
+    run_id: s.runId,
+    sequence: s.sequence,
+    created_at: s.createdAt,
+    source: s.source,
+    source_details: s.sourceDetails,
+    status: s.status,
+  };
   if (s.priority) header.priority = s.priority;
   return header;
 }
 
 /** Inverse of {@link toLifecycleHeader}. */
 export function fromLifecycleHeader(d: LifecycleHeader): Omit<SnapshotDraft<unknown>, 'payload'> {
-  const header: Omit<SnapshotDraft<unknown>, 'payload'> = { id: d.snapshot_id, runId: d.run_id, sequence: d.sequence, createdAt: d.created_at, source: d.source, sourceDetails: d.source_details, status: d.status };
+  const header: Omit<SnapshotDraft<unknown>, 'payload'> = {
+    id: d.snapshot_id,
+    runId: d.run_id,
+    sequence: d.sequence,
+    createdAt: d.created_at,
+    source: d.source,
+    sourceDetails: d.source_details,
+    status: d.status,
+  };
   if (d.priority) header.priority = d.priority;
   return header;
 }
@@ -134,7 +150,8 @@ export function jsonProfile<T>(options: JsonProfileOptions<T> = {}): Profile<T, 
   if (options === null || typeof options !== 'object') {
     throw new CheckpointError('checkpoint_config_invalid', 'jsonProfile options must be an object');
   }
-  if (options.schema === undefined && options.name === undefined) return defaultProfile as unknown as Profile<T, DefaultTrigger, LifecycleStatus>;
+  if (options.schema === undefined && options.name === undefined)
+    return defaultProfile as unknown as Profile<T, DefaultTrigger, LifecycleStatus>;
   const { name: _name, description: _description, isTerminal: _isTerminal, trigger: _trigger, ...base } = defaultProfile;
   // A payload that passed the schema is stored as the default profile's `state` member; the
   // document format only moves it between `state` and `payload`, whatever its type.
@@ -146,7 +163,11 @@ export function jsonProfile<T>(options: JsonProfileOptions<T> = {}): Profile<T, 
     document: base.document as unknown as DocumentFormat<T>,
     materialView: (payload: T) => payload,
     // The default profile's beat derives nothing from the payload (no `heartbeat.payload`).
-    heartbeat: base.heartbeat && { source: base.heartbeat.source, intervalMs: base.heartbeat.intervalMs, whenUnchanged: base.heartbeat.whenUnchanged },
+    heartbeat: base.heartbeat && {
+      source: base.heartbeat.source,
+      intervalMs: base.heartbeat.intervalMs,
+      whenUnchanged: base.heartbeat.whenUnchanged,
+    },
     resume: undefined,
   });
 }

@@ -27,11 +27,14 @@ import { defaultProfile, type DefaultTrigger, type LifecycleStatus } from './def
 export function createWriter<P = JsonValue>(
   options: WriterOptions<P, DefaultTrigger, LifecycleStatus> & { readonly profile?: undefined },
 ): CheckpointWriter<P, DefaultTrigger, LifecycleStatus>;
-export function createWriter<P, T extends string = string, S extends string = string>(options: WriterOptions<P, T, S> & { readonly profile: Profile<P, T, S> }): CheckpointWriter<P, T, S>;
+export function createWriter<P, T extends string = string, S extends string = string>(
+  options: WriterOptions<P, T, S> & { readonly profile: Profile<P, T, S> },
+): CheckpointWriter<P, T, S>;
 export function createWriter<P>(options: WriterOptions<P>): CheckpointWriter<P> {
   assertOptionsArgument(options, 'createWriter');
   // No profile: the default one (any JSON state). The payload type is the caller's to name;
   // encoding still refuses anything canonical JSON cannot carry.
-  if ('profile' in options && options.profile !== undefined) return createProfileWriter(options as WriterOptions<P> & { readonly profile: Profile<P> });
+  if ('profile' in options && options.profile !== undefined)
+    return createProfileWriter(options as WriterOptions<P> & { readonly profile: Profile<P> });
   return createProfileWriter({ ...options, profile: defaultProfile as unknown as Profile<P> });
 }

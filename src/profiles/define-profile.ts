@@ -14,12 +14,16 @@ import { type TriggerSpec, type ProfileDefinition, type Profile } from '../contr
  * a run with that id would occupy, breaking every prune and `preserveRun` after it.
  */
 function withStoreWideNames(layout: ProfileLayout, check: (runId: string) => void): (runId: string) => void {
-  const storeWide = [layout.preservedRunsKey, layout.retentionLogKey].filter((k): k is string => k !== undefined).map((k) => k.toLowerCase());
+  const storeWide = [layout.preservedRunsKey, layout.retentionLogKey]
+    .filter((k): k is string => k !== undefined)
+    .map((k) => k.toLowerCase());
   return (runId) => {
     check(runId);
     const latest = layout.latestKey(runId).toLowerCase();
     if (storeWide.some((k) => latest === k || latest.startsWith(`${k}/`))) {
-      throw new CheckpointError('checkpoint_key_invalid', "run id names a store-wide file of the profile's layout and cannot name a run", { details: { length: runId.length } });
+      throw new CheckpointError('checkpoint_key_invalid', "run id names a store-wide file of the profile's layout and cannot name a run", {
+        details: { length: runId.length },
+      });
     }
   };
 }
@@ -44,11 +48,14 @@ function configError(name: string, why: string): CheckpointError {
  * });
  * ```
  */
-export function defineProfile<P, const T extends string = string, const S extends string = string>(definition: ProfileDefinition<P, T, S>): Profile<P, T, S> {
+export function defineProfile<P, const T extends string = string, const S extends string = string>(
+  definition: ProfileDefinition<P, T, S>,
+): Profile<P, T, S> {
   assertOptionsArgument(definition, 'defineProfile');
   const { name } = definition;
   if (!/^[A-Za-z][A-Za-z0-9_-]*$/.test(name ?? '')) throw configError(String(name), 'name must be an identifier');
-  if (!isStandardSchema(definition.payload)) throw configError(name, 'payload must be a Standard Schema (zod 3.24+ or 4, valibot, arktype, …)');
+  if (!isStandardSchema(definition.payload))
+    throw configError(name, 'payload must be a Standard Schema (zod 3.24+ or 4, valibot, arktype, …)');
   const triggers: Readonly<Record<string, TriggerSpec>> = definition.triggers;
   if (Object.keys(triggers).length === 0) throw configError(name, 'declares no triggers');
   const { all, terminal, active } = definition.statuses;
@@ -56,15 +63,27 @@ export function defineProfile<P, const T extends string = string, const S extend
   for (const s of [...terminal, active]) if (!statusSet.has(s)) throw configError(name, `status "${s}" is not in statuses.all`);
   if (terminal.includes(active)) throw configError(name, 'the active status cannot be terminal');
 
-  const declared = definition.heartbeat === undefined ? (Object.hasOwn(triggers, 'timer') ? { source: 'timer' as T, intervalMs: 120_000 } : false) : definition.heartbeat;
+  const declared =
+    definition.heartbeat === undefined
+      ? Object.hasOwn(triggers, 'timer')
+        ? { source: 'timer' as T, intervalMs: 120_000 }
+        : false
+      : definition.heartbeat;
   if (declared && declared.whenUnchanged !== undefined && declared.whenUnchanged !== 'write' && declared.whenUnchanged !== 'skip') {
     throw configError(name, `heartbeat.whenUnchanged must be 'write' or 'skip'`);
   }
-  if (declared && declared.payload !== undefined && typeof declared.payload !== 'function') throw configError(name, 'heartbeat.payload must be a function');
+  if (declared && declared.payload !== undefined && typeof declared.payload !== 'function')
+    throw configError(name, 'heartbeat.payload must be a function');
   const heartbeat = declared
-    ? { source: declared.source, intervalMs: declared.intervalMs, whenUnchanged: declared.whenUnchanged ?? 'write', ...(declared.payload ? { payload: declared.payload } : {}) }
+    ? {
+        source: declared.source,
+        intervalMs: declared.intervalMs,
+        whenUnchanged: declared.whenUnchanged ?? 'write',
+        ...(declared.payload ? { payload: declared.payload } : {}),
+      }
     : false;
-  if (heartbeat && !Object.hasOwn(triggers, heartbeat.source as string)) throw configError(name, `heartbeat source "${heartbeat.source}" is not a trigger`);
+  if (heartbeat && !Object.hasOwn(triggers, heartbeat.source as string))
+    throw configError(name, `heartbeat source "${heartbeat.source}" is not a trigger`);
   if (heartbeat && !(heartbeat.intervalMs > 0)) throw configError(name, 'heartbeat interval must be positive');
   const coalesceWindowMs = definition.coalesceWindowMs ?? 3000;
   if (!(coalesceWindowMs >= 0)) throw configError(name, 'coalesceWindowMs must be >= 0');
@@ -97,9 +116,13 @@ export function defineProfile<P, const T extends string = string, const S extend
     trigger(source) {
       const spec = Object.hasOwn(triggers, source) ? triggers[source] : undefined;
       if (!spec) {
-        throw new CheckpointError('checkpoint_schema_invalid', `profile "${name}" has no trigger "${source}"; valid: ${Object.keys(triggers).join(', ')}`, {
-          details: { profile: name, source },
-        });
+        throw new CheckpointError(
+          'checkpoint_schema_invalid',
+          `profile "${name}" has no trigger "${source}"; valid: ${Object.keys(triggers).join(', ')}`,
+          {
+            details: { profile: name, source },
+          },
+        );
       }
       return spec;
     },

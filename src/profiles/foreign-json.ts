@@ -67,7 +67,8 @@ export function foreignJsonReader<P>(options: ForeignJsonReaderOptions<P>): (byt
   return async (bytes, where) => {
     const plain = isGzip(bytes) ? gunzip(bytes, where) : bytes;
     const document = parseJson(utf8Decode(plain, where), where);
-    if (!isJsonObject(document)) throw new CheckpointError('checkpoint_schema_invalid', `${where} is not a JSON object`, { details: { where } });
+    if (!isJsonObject(document))
+      throw new CheckpointError('checkpoint_schema_invalid', `${where} is not a JSON object`, { details: { where } });
     const integrity = document[INTEGRITY_FIELD];
     const warnings: ForeignReadWarning[] = [];
     let seal: Integrity | undefined;
@@ -78,7 +79,9 @@ export function foreignJsonReader<P>(options: ForeignJsonReaderOptions<P>): (byt
         seal = { format_version: String(integrity.format_version ?? FORMAT_VERSION), algorithm: 'sha256', checksum: stored as string };
       } else {
         if (options.kind === 'history') {
-          throw new CheckpointError('checkpoint_integrity_mismatch', `${where}: savepoint sealed this file and its bytes changed since`, { details: { where } });
+          throw new CheckpointError('checkpoint_integrity_mismatch', `${where}: savepoint sealed this file and its bytes changed since`, {
+            details: { where },
+          });
         }
         warnings.push('checkpoint_integrity_mismatch');
       }
@@ -87,7 +90,10 @@ export function foreignJsonReader<P>(options: ForeignJsonReaderOptions<P>): (byt
     }
     const { [INTEGRITY_FIELD]: _integrity, ...rest } = document;
     const draft = await options.toDraft(rest, where, integrity);
-    return { snapshot: { ...draft, integrity: seal ?? { format_version: FORMAT_VERSION, algorithm: 'sha256', checksum: await sha256Hex(plain) } }, warnings };
+    return {
+      snapshot: { ...draft, integrity: seal ?? { format_version: FORMAT_VERSION, algorithm: 'sha256', checksum: await sha256Hex(plain) } },
+      warnings,
+    };
   };
 }
 
@@ -102,7 +108,10 @@ export async function sealAsIs(document: JsonObject, meta: JsonObject = {}): Pro
   const { [INTEGRITY_FIELD]: _replaced, ...rest } = document;
   const base: JsonObject = { format_version: FORMAT_VERSION, algorithm: 'sha256', ...meta };
   const checksum = await documentChecksum({ ...rest, [INTEGRITY_FIELD]: base });
-  return { bytes: utf8Encode(canonicalJson({ ...rest, [INTEGRITY_FIELD]: { ...base, checksum } })), integrity: { format_version: FORMAT_VERSION, algorithm: 'sha256', checksum } };
+  return {
+    bytes: utf8Encode(canonicalJson({ ...rest, [INTEGRITY_FIELD]: { ...base, checksum } })),
+    integrity: { format_version: FORMAT_VERSION, algorithm: 'sha256', checksum },
+  };
 }
 
 /** Seals one foreign document of a profile: its stored bytes and the snapshot they hold. */

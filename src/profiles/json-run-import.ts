@@ -13,7 +13,8 @@ import type { RunImporter, RunImportFile, RunImportOptions, RunImportReport } fr
 import { decodeStoredSnapshotTolerant } from '../snapshot-io/read-snapshot.js';
 import { collectRunFiles, type ClassifiedEntry } from '../snapshot-io/run-files.js';
 
-const sameBytes = (a: Uint8Array | undefined, b: Uint8Array): boolean => a !== undefined && a.length === b.length && a.every((x, i) => x === b[i]);
+const sameBytes = (a: Uint8Array | undefined, b: Uint8Array): boolean =>
+  a !== undefined && a.length === b.length && a.every((x, i) => x === b[i]);
 
 /**
  * The whole-run import of a JSON profile: every snapshot file of the run (latest, history)
@@ -57,13 +58,33 @@ export function documentRunImporter<P>(profile: Profile<P>, seal: StoredSealer):
         files.push(await writeTo(target, entry.key, stored.bytes, [], apply));
       }
     }
-    return { runId, profile: profile.name, applied: apply, files, changes: files.filter((f) => f.action === 'seal' || f.action === 'copy').length };
+    return {
+      runId,
+      profile: profile.name,
+      applied: apply,
+      files,
+      changes: files.filter((f) => f.action === 'seal' || f.action === 'copy').length,
+    };
   };
 }
 
-async function importSnapshotFile<P>(source: StorageAdapter, profile: Profile<P>, seal: StoredSealer, entry: ClassifiedEntry, target: StorageAdapter | undefined, apply: boolean): Promise<RunImportFile> {
+async function importSnapshotFile<P>(
+  source: StorageAdapter,
+  profile: Profile<P>,
+  seal: StoredSealer,
+  entry: ClassifiedEntry,
+  target: StorageAdapter | undefined,
+  apply: boolean,
+): Promise<RunImportFile> {
   const stored = await source.get(entry.key);
-  if (!stored) return { key: entry.key, action: 'skip', warnings: [], reasonCode: 'checkpoint_not_found', message: `${entry.key} disappeared while importing` };
+  if (!stored)
+    return {
+      key: entry.key,
+      action: 'skip',
+      warnings: [],
+      reasonCode: 'checkpoint_not_found',
+      message: `${entry.key} disappeared while importing`,
+    };
   let warnings;
   try {
     ({ warnings } = await decodeStoredSnapshotTolerant(source, profile, entry.key, stored.bytes));
@@ -71,7 +92,8 @@ async function importSnapshotFile<P>(source: StorageAdapter, profile: Profile<P>
     if (!isCheckpointError(err)) throw err;
     return { key: entry.key, action: 'skip', warnings: [], reasonCode: err.reasonCode, message: err.message };
   }
-  if (warnings.length === 0) return target ? writeTo(target, entry.key, stored.bytes, warnings, apply) : { key: entry.key, action: 'keep', warnings };
+  if (warnings.length === 0)
+    return target ? writeTo(target, entry.key, stored.bytes, warnings, apply) : { key: entry.key, action: 'keep', warnings };
   const compressed = isGzip(stored.bytes);
   const plain = compressed ? gunzip(stored.bytes, entry.key, { maxBytes: profile.maxSnapshotBytes }) : stored.bytes;
   const sealed = await seal(plain, entry.key);
@@ -82,23 +104,42 @@ async function importSnapshotFile<P>(source: StorageAdapter, profile: Profile<P>
   return { key: entry.key, action: 'seal', targetKey: entry.key, warnings };
 }
 
-async function writeTo(target: StorageAdapter, key: string, bytes: Uint8Array, warnings: RunImportFile['warnings'], apply: boolean): Promise<RunImportFile> {
+async function writeTo(
+  target: StorageAdapter,
+  key: string,
+  bytes: Uint8Array,
+  warnings: RunImportFile['warnings'],
+  apply: boolean,
+): Promise<RunImportFile> {
   if (sameBytes((await target.get(key))?.bytes, bytes)) return { key, action: 'keep', targetKey: key, warnings };
   if (apply) await target.put(key, bytes);
   return { key, action: 'copy', targetKey: key, warnings };
 }
 
 /** Seals one document's bytes as it is, as the file `key` of a layout (`locate` names its run). */
-export type DocumentSealer<P> = (bytes: Uint8Array, key: string, locate: (where: string) => KeyInfo | undefined) => Promise<EncodedSnapshot<P>>;
+export type DocumentSealer<P> = (
+  bytes: Uint8Array,
+  key: string,
+  locate: (where: string) => KeyInfo | undefined,
+) => Promise<EncodedSnapshot<P>>;
 
 /**
  * The single-document import of a text format (the Markdown profiles' `import…Document`):
  * `input` (text or bytes) sealed as it is as run `runId`'s latest file of `profile`.
  */
-export async function importAsLatest<P>(fn: string, input: unknown, options: { readonly runId: string; readonly profile?: Profile<P> }, fallback: Profile<P>, seal: DocumentSealer<P>): Promise<EncodedSnapshot<P>> {
+export async function importAsLatest<P>(
+  fn: string,
+  input: unknown,
+  options: { readonly runId: string; readonly profile?: Profile<P> },
+  fallback: Profile<P>,
+  seal: DocumentSealer<P>,
+): Promise<EncodedSnapshot<P>> {
   assertOptionsArgument(options, fn);
   assertStringArgument(options.runId, fn, 'runId');
   const profile = options.profile ?? fallback;
-  if (typeof input !== 'string' && !(input instanceof Uint8Array)) throw new CheckpointError('checkpoint_schema_invalid', `${fn} needs the document as a string or bytes`);
-  return seal(typeof input === 'string' ? utf8Encode(input) : input, profile.layout.latestKey(options.runId), (where) => profile.layout.classify(where));
+  if (typeof input !== 'string' && !(input instanceof Uint8Array))
+    throw new CheckpointError('checkpoint_schema_invalid', `${fn} needs the document as a string or bytes`);
+  return seal(typeof input === 'string' ? utf8Encode(input) : input, profile.layout.latestKey(options.runId), (where) =>
+    profile.layout.classify(where),
+  );
 }

@@ -98,31 +98,51 @@ export async function findIncompleteRuns<P>(options: FindIncompleteRunsOptions<P
     const covered = new Set(index.checkpoints.map((e) => stripGz(resolve(e.file_path)!.key)));
     for (const file of files) if (!covered.has(file)) return 'uncovered';
     if (profile.isTerminal(last.status)) return 'terminal';
-    return { runId, status: last.status, sequence: last.sequence, snapshotId: last.checkpoint_id, source: last.trigger, createdAt: last.timestamp, from: 'index' };
+    return {
+      runId,
+      status: last.status,
+      sequence: last.sequence,
+      snapshotId: last.checkpoint_id,
+      source: last.trigger,
+      createdAt: last.timestamp,
+      from: 'index',
+    };
   };
 
-  const found = await mapLimit([...runs.entries()], Math.max(1, options.concurrency ?? 8), async ([runId, run]): Promise<IncompleteRun | undefined> => {
-    let newerCheck = options.newerCheck;
-    if (run.index) {
-      const quick = await fromIndex(runId, run.files);
-      if (quick === 'terminal') return undefined;
-      // The listing already shows a file the index does not know: look at it rather than trust latest.
-      if (quick === 'uncovered') newerCheck = 'scan';
-      else if (quick) return quick;
-    }
-    try {
-      const { snapshot, readWarnings } = await locateNewestSnapshot({ storage, profile, runId, ...(newerCheck ? { newerCheck } : {}) });
-      if (profile.isTerminal(snapshot.status)) return undefined;
-      const run = { runId, status: snapshot.status, sequence: snapshot.sequence, snapshotId: snapshot.id, source: snapshot.source, createdAt: snapshot.createdAt, from: 'snapshot' as const };
-      return readWarnings.length > 0 ? { ...run, readWarnings } : run;
-    } catch (err) {
-      if (isCheckpointError(err, 'checkpoint_no_valid_snapshot') || isCheckpointError(err, 'checkpoint_not_found')) {
-        options.onUnreadable?.(runId, err);
-        return undefined;
+  const found = await mapLimit(
+    [...runs.entries()],
+    Math.max(1, options.concurrency ?? 8),
+    async ([runId, run]): Promise<IncompleteRun | undefined> => {
+      let newerCheck = options.newerCheck;
+      if (run.index) {
+        const quick = await fromIndex(runId, run.files);
+        if (quick === 'terminal') return undefined;
+        // The listing already shows a file the index does not know: look at it rather than trust latest.
+        if (quick === 'uncovered') newerCheck = 'scan';
+        else if (quick) return quick;
       }
-      throw err;
-    }
-  });
+      try {
+        const { snapshot, readWarnings } = await locateNewestSnapshot({ storage, profile, runId, ...(newerCheck ? { newerCheck } : {}) });
+        if (profile.isTerminal(snapshot.status)) return undefined;
+        const run = {
+          runId,
+          status: snapshot.status,
+          sequence: snapshot.sequence,
+          snapshotId: snapshot.id,
+          source: snapshot.source,
+          createdAt: snapshot.createdAt,
+          from: 'snapshot' as const,
+        };
+        return readWarnings.length > 0 ? { ...run, readWarnings } : run;
+      } catch (err) {
+        if (isCheckpointError(err, 'checkpoint_no_valid_snapshot') || isCheckpointError(err, 'checkpoint_not_found')) {
+          options.onUnreadable?.(runId, err);
+          return undefined;
+        }
+        throw err;
+      }
+    },
+  );
 
   return found
     .filter((r): r is IncompleteRun => r !== undefined)

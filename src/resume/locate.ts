@@ -92,7 +92,12 @@ export interface LocatedSnapshot<P> {
 }
 
 /** Reason codes that mean "this file's content is unusable" rather than "storage failed". */
-const CONTENT_ERRORS = new Set<ReasonCode>(['checkpoint_schema_invalid', 'checkpoint_integrity_mismatch', 'checkpoint_not_found', 'checkpoint_too_large']);
+const CONTENT_ERRORS = new Set<ReasonCode>([
+  'checkpoint_schema_invalid',
+  'checkpoint_integrity_mismatch',
+  'checkpoint_not_found',
+  'checkpoint_too_large',
+]);
 
 /** The keys history entry `sequence` of `runId` can have, one per trigger (and `.gz` forms). */
 function nextHistoryKeys(profile: Profile<unknown>, runId: string, sequence: number): string[] {
@@ -130,7 +135,9 @@ interface Candidate {
 
 /** Internal state of one locate call. */
 class Search<P> {
-  best: { snapshot: Snapshot<P>; key: string; origin: SnapshotOrigin; batchPosition?: number; warnings: readonly ForeignReadWarning[] } | undefined;
+  best:
+    | { snapshot: Snapshot<P>; key: string; origin: SnapshotOrigin; batchPosition?: number; warnings: readonly ForeignReadWarning[] }
+    | undefined;
   readonly skipped: SkippedFile[] = [];
   highest = 0;
   duplicates = 0;
@@ -191,20 +198,31 @@ class Search<P> {
     };
     if (snapshot.runId !== this.runId) return mismatch(`the document belongs to another run`);
     if (info?.kind === 'history') {
-      if (info.sequence !== undefined && info.sequence !== snapshot.sequence) return mismatch(`the file name says sequence ${info.sequence}, the document ${snapshot.sequence}`);
-      if (info.snapshotId !== undefined && info.snapshotId !== snapshot.id) return mismatch(`the file name says snapshot ${info.snapshotId}, the document ${snapshot.id}`);
-      if (info.source !== undefined && info.source !== snapshot.source) return mismatch(`the file name says trigger ${info.source}, the document ${snapshot.source}`);
+      if (info.sequence !== undefined && info.sequence !== snapshot.sequence)
+        return mismatch(`the file name says sequence ${info.sequence}, the document ${snapshot.sequence}`);
+      if (info.snapshotId !== undefined && info.snapshotId !== snapshot.id)
+        return mismatch(`the file name says snapshot ${info.snapshotId}, the document ${snapshot.id}`);
+      if (info.source !== undefined && info.source !== snapshot.source)
+        return mismatch(`the file name says trigger ${info.source}, the document ${snapshot.source}`);
     }
     if (info?.kind === 'batch') {
       const range = batchRange(key.replace(/#\d+$/, ''));
       const first = range?.first ?? info.sequence;
-      if (first !== undefined && snapshot.sequence < first) return mismatch(`a member has sequence ${snapshot.sequence}, below the batch's first sequence ${first}`);
-      if (range && snapshot.sequence > range.last) return mismatch(`a member has sequence ${snapshot.sequence}, above the batch's last sequence ${range.last}`);
+      if (first !== undefined && snapshot.sequence < first)
+        return mismatch(`a member has sequence ${snapshot.sequence}, below the batch's first sequence ${first}`);
+      if (range && snapshot.sequence > range.last)
+        return mismatch(`a member has sequence ${snapshot.sequence}, above the batch's last sequence ${range.last}`);
     }
     return true;
   }
 
-  consider(snapshot: Snapshot<P>, key: string, origin: SnapshotOrigin, batchPosition?: number, warnings: readonly ForeignReadWarning[] = []): void {
+  consider(
+    snapshot: Snapshot<P>,
+    key: string,
+    origin: SnapshotOrigin,
+    batchPosition?: number,
+    warnings: readonly ForeignReadWarning[] = [],
+  ): void {
     this.highest = Math.max(this.highest, snapshot.sequence);
     const best = this.best;
     if (best && snapshot.sequence === best.snapshot.sequence) {
@@ -278,7 +296,12 @@ class Search<P> {
  * planner use it to order files and stop early; an index that fails them is still used
  * to find files, but not to order them.
  */
-export function indexConsistent(index: RunIndex, runId: string, profile: Profile<unknown>, resolve: (path: string) => { key: string; info: KeyInfo } | undefined): boolean {
+export function indexConsistent(
+  index: RunIndex,
+  runId: string,
+  profile: Profile<unknown>,
+  resolve: (path: string) => { key: string; info: KeyInfo } | undefined,
+): boolean {
   if (index.run_id !== runId || index.checkpoint_count !== index.checkpoints.length) return false;
   const statuses = new Set(profile.statuses.all);
   let previous = 0;
@@ -395,14 +418,18 @@ export async function locateNewestSnapshot<P>(options: LocateSnapshotOptions<P>)
     if (latestBytes === undefined && search.skipped.length === 0 && search.highest === 0) {
       throw new CheckpointError('checkpoint_not_found', `run ${runId} has no snapshots`, { details: { runId } });
     }
-    throw new CheckpointError('checkpoint_no_valid_snapshot', `run ${runId}: none of its ${keys.length} snapshot file(s) passed validation`, {
-      details: {
-        runId,
-        skipped: keys.length,
-        keys: keys.slice(0, 20),
-        reasonCodes: [...new Set(search.skipped.map((s) => s.reasonCode))],
+    throw new CheckpointError(
+      'checkpoint_no_valid_snapshot',
+      `run ${runId}: none of its ${keys.length} snapshot file(s) passed validation`,
+      {
+        details: {
+          runId,
+          skipped: keys.length,
+          keys: keys.slice(0, 20),
+          reasonCodes: [...new Set(search.skipped.map((s) => s.reasonCode))],
+        },
       },
-    });
+    );
   }
   if (latestState === 'valid' && best.origin !== 'latest') latestState = 'stale';
   return {
@@ -447,10 +474,13 @@ async function newerExists<P>(search: Search<P>, mode: NewerCheck, maxProbe: num
     let sequence = search.best!.snapshot.sequence + 1;
     for (let steps = 0; steps < maxProbe; steps++, sequence++) {
       const keys = nextHistoryKeys(profile as Profile<unknown>, runId, sequence);
-      const present = (await Promise.all(keys.map(async (key) => ((await search.get(key)) !== undefined ? key : undefined)))).filter((k): k is string => k !== undefined);
+      const present = (await Promise.all(keys.map(async (key) => ((await search.get(key)) !== undefined ? key : undefined)))).filter(
+        (k): k is string => k !== undefined,
+      );
       if (present.length === 0) return false;
       search.highest = Math.max(search.highest, sequence);
-      for (const key of present) await search.readCandidate(key, layout.classify(key) ?? { kind: 'history', runId, compressed: false }, 'probe');
+      for (const key of present)
+        await search.readCandidate(key, layout.classify(key) ?? { kind: 'history', runId, compressed: false }, 'probe');
     }
     return true; // a long run of newer entries: something is off, look at everything
   }
@@ -482,9 +512,19 @@ async function scan<P>(search: Search<P>, concurrency: number): Promise<void> {
   const resolve = indexPathResolver(profile as Profile<unknown>, runId);
   const indexKey = layout.indexKey?.(runId);
   const index = await search.index();
-  const state: ScanState<P> = { search, indexKey, concurrency, indexTrusted: index !== undefined && indexConsistent(index, runId, profile as Profile<unknown>, resolve) };
+  const state: ScanState<P> = {
+    search,
+    indexKey,
+    concurrency,
+    indexTrusted: index !== undefined && indexConsistent(index, runId, profile as Profile<unknown>, resolve),
+  };
   if (index && !state.indexTrusted) {
-    search.skip(indexKey!, 'index', 'checkpoint_integrity_mismatch', `${indexKey}: entries disagree with the file names or are out of order; used to find files, not to order them`);
+    search.skip(
+      indexKey!,
+      'index',
+      'checkpoint_integrity_mismatch',
+      `${indexKey}: entries disagree with the file names or are out of order; used to find files, not to order them`,
+    );
   }
 
   search.lists++;
@@ -503,7 +543,12 @@ async function scan<P>(search: Search<P>, concurrency: number): Promise<void> {
 }
 
 /** One candidate per listed file and index entry, keyed without `.gz` so an index path and its compressed file meet. */
-function scanCandidates<P>(state: ScanState<P>, listed: Map<string, KeyInfo>, index: RunIndex | undefined, resolve: (path: string) => { key: string; info: KeyInfo } | undefined): Map<string, Candidate> {
+function scanCandidates<P>(
+  state: ScanState<P>,
+  listed: Map<string, KeyInfo>,
+  index: RunIndex | undefined,
+  resolve: (path: string) => { key: string; info: KeyInfo } | undefined,
+): Map<string, Candidate> {
   const { search } = state;
   const candidates = new Map<string, Candidate>();
   for (const [key, info] of listed) {
@@ -536,7 +581,12 @@ async function readScanCandidate<P>(state: ScanState<P>, c: Candidate): Promise<
   const { search, indexKey } = state;
   const found = await search.readCandidate(c.key, c.info, c.hintFrom === 'index' ? 'index' : 'scan');
   if (found === undefined) {
-    search.skip(c.key, c.info.kind === 'batch' ? 'batch' : 'history', 'checkpoint_not_found', `${c.key} is named by the index or the listing but does not exist`);
+    search.skip(
+      c.key,
+      c.info.kind === 'batch' ? 'batch' : 'history',
+      'checkpoint_not_found',
+      `${c.key} is named by the index or the listing but does not exist`,
+    );
     return;
   }
   if (c.hintFrom === 'index' && state.indexTrusted && found.length > 0) {
@@ -544,7 +594,12 @@ async function readScanCandidate<P>(state: ScanState<P>, c: Candidate): Promise<
     const top = Math.max(...sequences);
     if (c.info.kind === 'batch' ? !sequences.includes(c.hint!) : top !== c.hint) {
       state.indexTrusted = false;
-      search.skip(indexKey!, 'index', 'checkpoint_integrity_mismatch', `${indexKey}: its entry for ${c.key} says sequence ${c.hint}, the file holds ${top}; not used to order files`);
+      search.skip(
+        indexKey!,
+        'index',
+        'checkpoint_integrity_mismatch',
+        `${indexKey}: its entry for ${c.key} says sequence ${c.hint}, the file holds ${top}; not used to order files`,
+      );
     } else if (top > c.hint!) {
       // A batch file holding members the index does not list: the index is incomplete, so its hints bound nothing.
       state.indexTrusted = false;

@@ -7,7 +7,13 @@ import type { Profile } from '../contract/profile.js';
 import type { StorageAdapter } from '../contract/storage.js';
 import { locateNewestSnapshot, type LocatedSnapshot, type NewerCheck, type SkippedFile, type SnapshotOrigin } from './locate.js';
 import { defaultResumeRule } from './default-rule.js';
-import { RESUME_HISTORY_LIMIT, type ResumePoint, type ResumeCallerContext, type ResumeRule, type ResumeWarning } from '../contract/resume-rule.js';
+import {
+  RESUME_HISTORY_LIMIT,
+  type ResumePoint,
+  type ResumeCallerContext,
+  type ResumeRule,
+  type ResumeWarning,
+} from '../contract/resume-rule.js';
 import { listRunSnapshots } from '../runs/list-snapshots.js';
 
 /** Options of {@link planResume}. */
@@ -91,7 +97,13 @@ export interface ResumePlan<P> extends ResumePoint {
  * rule that asks for them. Only a convenience for the rule (naming things): a failure to read
  * them leaves the rule without history rather than failing the resume.
  */
-async function earlierSnapshots<P>(storage: StorageAdapter, profile: Profile<P>, runId: string, sequence: number, until?: (earlier: Snapshot<unknown>) => boolean): Promise<Snapshot<unknown>[] | undefined> {
+async function earlierSnapshots<P>(
+  storage: StorageAdapter,
+  profile: Profile<P>,
+  runId: string,
+  sequence: number,
+  until?: (earlier: Snapshot<unknown>) => boolean,
+): Promise<Snapshot<unknown>[] | undefined> {
   const out: Snapshot<unknown>[] = [];
   try {
     for await (const s of listRunSnapshots({ storage, profile, runId, before: sequence, limit: RESUME_HISTORY_LIMIT })) {
@@ -110,7 +122,8 @@ const CLOCK_SKEW_TOLERANCE_MS = 5000;
 /** The sentence of each tolerant-read warning on a plan. */
 const FOREIGN_READ_MESSAGES: Readonly<Record<ForeignReadWarning, (key: string) => string>> = {
   checkpoint_unsealed: (key) => `${key} has no savepoint seal (another tool wrote it); it was validated against the spec's schema only`,
-  checkpoint_foreign_seal: (key) => `${key} carries another tool's id or checksum scheme, which savepoint cannot verify; it was validated against the spec's schema only`,
+  checkpoint_foreign_seal: (key) =>
+    `${key} carries another tool's id or checksum scheme, which savepoint cannot verify; it was validated against the spec's schema only`,
   checkpoint_integrity_mismatch: (key) => `${key} was edited after savepoint sealed it; the edited file is resumed as the newest truth`,
 };
 
@@ -145,13 +158,20 @@ export async function planResume<P>(options: PlanResumeOptions<P>): Promise<Resu
   const now = clock.now();
   const rule: ResumeRule<P> = options.rule ?? profile.resume ?? (defaultResumeRule as ResumeRule<P>);
   const wanted = rule.readsHistory?.(snapshot) ?? false;
-  const history = wanted === false ? undefined : await earlierSnapshots(options.storage, profile, runId, snapshot.sequence, wanted === true ? undefined : wanted);
+  const history =
+    wanted === false
+      ? undefined
+      : await earlierSnapshots(options.storage, profile, runId, snapshot.sequence, wanted === true ? undefined : wanted);
   const point = rule(snapshot, { now, isTerminal: profile.isTerminal, profileName: profile.name, ...(history ? { history } : {}) });
 
   const ageMs = now - Date.parse(snapshot.createdAt);
   const warnings = locateWarnings(located);
   if (profile.isTerminal(snapshot.status)) {
-    warnings.push({ code: 'resume_run_terminal', message: `the run's newest snapshot has the terminal status ${snapshot.status}`, details: { status: snapshot.status } });
+    warnings.push({
+      code: 'resume_run_terminal',
+      message: `the run's newest snapshot has the terminal status ${snapshot.status}`,
+      details: { status: snapshot.status },
+    });
   }
   const age = ageWarning(ageMs, options.staleAfterMs ?? 3_600_000);
   if (age) warnings.push(age);
@@ -189,8 +209,14 @@ function locateWarnings(located: LocatedSnapshot<unknown>): ResumeWarning[] {
   const { snapshot } = located;
   const warnings: ResumeWarning[] = [];
   const from = `snapshot ${snapshot.sequence} from ${located.key}`;
-  if (located.latest === 'missing') warnings.push({ code: 'resume_latest_missing', message: `latest is missing; resuming from ${from}`, details: { key: located.key } });
-  if (located.latest === 'invalid') warnings.push({ code: 'resume_latest_invalid', message: `latest failed validation; resuming from ${from}`, details: { key: located.key } });
+  if (located.latest === 'missing')
+    warnings.push({ code: 'resume_latest_missing', message: `latest is missing; resuming from ${from}`, details: { key: located.key } });
+  if (located.latest === 'invalid')
+    warnings.push({
+      code: 'resume_latest_invalid',
+      message: `latest failed validation; resuming from ${from}`,
+      details: { key: located.key },
+    });
   if (located.latest === 'stale') {
     warnings.push({
       code: 'resume_latest_stale',
@@ -198,7 +224,8 @@ function locateWarnings(located: LocatedSnapshot<unknown>): ResumeWarning[] {
       details: { key: located.key, sequence: snapshot.sequence },
     });
   }
-  for (const code of located.readWarnings) warnings.push({ code, message: FOREIGN_READ_MESSAGES[code](located.key), details: { key: located.key } });
+  for (const code of located.readWarnings)
+    warnings.push({ code, message: FOREIGN_READ_MESSAGES[code](located.key), details: { key: located.key } });
   if (located.skipped.length > 0) {
     warnings.push({
       code: 'resume_files_skipped',
@@ -225,7 +252,12 @@ function ageWarning(ageMs: number, staleAfterMs: number): ResumeWarning | undefi
       details: { ageMs, staleAfterMs },
     };
   }
-  if (ageMs < -CLOCK_SKEW_TOLERANCE_MS) return { code: 'resume_clock_skew', message: `the snapshot was created ${Math.round(-ageMs / 1000)} s in the future of this clock`, details: { ageMs } };
+  if (ageMs < -CLOCK_SKEW_TOLERANCE_MS)
+    return {
+      code: 'resume_clock_skew',
+      message: `the snapshot was created ${Math.round(-ageMs / 1000)} s in the future of this clock`,
+      details: { ageMs },
+    };
   return undefined;
 }
 

@@ -37,7 +37,11 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return true;
 }
 
-async function loadFinalSnapshot<P>(storage: StorageAdapter, profile: Profile<P>, sources: readonly { key: string; id: string }[]): Promise<Snapshot<P>> {
+async function loadFinalSnapshot<P>(
+  storage: StorageAdapter,
+  profile: Profile<P>,
+  sources: readonly { key: string; id: string }[],
+): Promise<Snapshot<P>> {
   for (const source of sources) {
     const stored = await storage.get(source.key);
     if (!stored) continue;
@@ -74,10 +78,15 @@ export async function writeSummary<P>(
       if (previous.last_checkpoint_id === op.lastCheckpointId) return 'already-done';
     }
     const latest = await loadFinalSnapshot(storage, profile, op.sources);
-    const startedAt =
-      previous && Date.parse(previous.started_at) < Date.parse(op.startedAt) ? previous.started_at : op.startedAt;
+    const startedAt = previous && Date.parse(previous.started_at) < Date.parse(op.startedAt) ? previous.started_at : op.startedAt;
     const summary = buildRetentionSummary(
-      { runId: op.runId, latest, startedAt, checkpointCount: Math.max(op.checkpointCount, previous?.checkpoint_count ?? 0), ...(previous ? { previous } : {}) },
+      {
+        runId: op.runId,
+        latest,
+        startedAt,
+        checkpointCount: Math.max(op.checkpointCount, previous?.checkpoint_count ?? 0),
+        ...(previous ? { previous } : {}),
+      },
       summarizer,
       archivedAt,
     );
@@ -95,7 +104,11 @@ export async function writeSummary<P>(
  * Writes `<entry>.gz` create-only, reads it back and checks it against the plain entry,
  * then deletes the plain one (on the version read).
  */
-export async function compressHistoryEntry<P>(storage: StorageAdapter, profile: Profile<P>, op: Extract<RetentionOperation, { type: 'compress' }>): Promise<'done' | 'already-done'> {
+export async function compressHistoryEntry<P>(
+  storage: StorageAdapter,
+  profile: Profile<P>,
+  op: Extract<RetentionOperation, { type: 'compress' }>,
+): Promise<'done' | 'already-done'> {
   const to = op.key + GZIP_SUFFIX;
   const plain = await storage.get(op.key);
   if (!plain) {
@@ -115,13 +128,16 @@ export async function compressHistoryEntry<P>(storage: StorageAdapter, profile: 
     // A .gz is already there: left by an interrupted apply (same content) or broken.
     const existing = await storage.get(to);
     if (existing && !holds(existing.bytes, plain.bytes)) {
-      if (isCompleteGzip(existing.bytes, profile.maxSnapshotBytes)) throw new Skip('checkpoint_conflict', `${to} exists with different content`);
+      if (isCompleteGzip(existing.bytes, profile.maxSnapshotBytes))
+        throw new Skip('checkpoint_conflict', `${to} exists with different content`);
       await storage.put(to, packed, { ifVersion: existing.version });
     }
   }
   const back = await storage.get(to);
   if (!back || !holds(back.bytes, plain.bytes)) {
-    throw new CheckpointError('checkpoint_atomic_write_failed', `${to} does not read back as the gzip of ${op.key}`, { details: { key: to } });
+    throw new CheckpointError('checkpoint_atomic_write_failed', `${to} does not read back as the gzip of ${op.key}`, {
+      details: { key: to },
+    });
   }
   await storage.delete(op.key, { ifVersion: plain.version });
   return 'done';
@@ -169,8 +185,10 @@ export async function updateIndex(
     const removePaths = new Set<string>();
     const renamePaths = new Map<string, string>();
     for (const e of index.checkpoints) {
-      if (remove.has(e.checkpoint_id) && !blocked.has(e.file_path) && !blocked.has(snapshotRef(op.runId, e.checkpoint_id))) removePaths.add(e.file_path);
-      else if (rename.has(e.checkpoint_id) && !e.file_path.endsWith(GZIP_SUFFIX) && !pendingCompression(op.runId, e.checkpoint_id)) renamePaths.set(e.file_path, e.file_path + GZIP_SUFFIX);
+      if (remove.has(e.checkpoint_id) && !blocked.has(e.file_path) && !blocked.has(snapshotRef(op.runId, e.checkpoint_id)))
+        removePaths.add(e.file_path);
+      else if (rename.has(e.checkpoint_id) && !e.file_path.endsWith(GZIP_SUFFIX) && !pendingCompression(op.runId, e.checkpoint_id))
+        renamePaths.set(e.file_path, e.file_path + GZIP_SUFFIX);
     }
     if (removePaths.size === 0 && renamePaths.size === 0) return 'already-done';
     const next = pruneRunIndex(index, removePaths, now, renamePaths);

@@ -27,7 +27,15 @@ export interface ApplyState<P> {
   readonly logKey: string | undefined;
   /** One outcome per operation reached, in order. */
   readonly outcomes: RetentionOperationOutcome[];
-  readonly totals: { done: number; skipped: number; filesDeleted: number; compressed: number; summariesWritten: number; indexesUpdated: number; bytesFreed: number };
+  readonly totals: {
+    done: number;
+    skipped: number;
+    filesDeleted: number;
+    compressed: number;
+    summariesWritten: number;
+    indexesUpdated: number;
+    bytesFreed: number;
+  };
   /** Keys and snapshots (`snapshotRef`) whose deletion was skipped, so the index update leaves their entries alone. */
   readonly blocked: Set<string>;
   readonly compressedSnapshots: Set<string>;
@@ -37,7 +45,12 @@ export interface ApplyState<P> {
   readonly perRun: Map<string, RunStats>;
 }
 
-export function applyState<P>(options: ApplyRetentionOptions<P>, clock: Clock, startedAt: string, summarizer: RetentionSummarizer): ApplyState<P> {
+export function applyState<P>(
+  options: ApplyRetentionOptions<P>,
+  clock: Clock,
+  startedAt: string,
+  summarizer: RetentionSummarizer,
+): ApplyState<P> {
   const { plan } = options;
   return {
     options,

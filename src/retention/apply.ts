@@ -119,14 +119,18 @@ export async function applyRetention<P>(options: ApplyRetentionOptions<P>): Prom
   assertStorageProfileOptions(options, 'applyRetention');
   const planArg: unknown = options.plan;
   if (typeof planArg !== 'object' || planArg === null || !Array.isArray((planArg as { operations?: unknown }).operations)) {
-    throw new CheckpointError('checkpoint_config_invalid', 'applyRetention: plan must be a plan made by planRetention', { details: { function: 'applyRetention' } });
+    throw new CheckpointError('checkpoint_config_invalid', 'applyRetention: plan must be a plan made by planRetention', {
+      details: { function: 'applyRetention' },
+    });
   }
   const { profile, plan } = options;
   const clock = options.clock ?? systemClock;
   const startedAt = toRfc3339(clock.now());
   const summarizer = options.summarizer ?? plan.summarizer ?? genericRetentionSummarizer;
   if (plan.profile !== profile.name) {
-    throw new CheckpointError('checkpoint_config_invalid', `the plan was made for profile "${plan.profile}", not "${profile.name}"`, { details: { profile: profile.name } });
+    throw new CheckpointError('checkpoint_config_invalid', `the plan was made for profile "${plan.profile}", not "${profile.name}"`, {
+      details: { profile: profile.name },
+    });
   }
   assertPlanInLayout(plan, profile);
 
@@ -143,8 +147,15 @@ export async function applyRetention<P>(options: ApplyRetentionOptions<P>): Prom
 function assertPlanInLayout<P>(plan: RetentionPlan, profile: Profile<P>): void {
   for (const op of plan.operations) {
     const info = profile.layout.classify(op.key);
-    if (!info || info.runId !== op.runId || !EXPECTED_KIND[op.type].includes(info.kind) || (op.type === 'delete' && info.kind !== op.kind)) {
-      throw new CheckpointError('checkpoint_config_invalid', `plan operation ${op.type} names a key outside the profile's layout`, { details: { runId: op.runId } });
+    if (
+      !info ||
+      info.runId !== op.runId ||
+      !EXPECTED_KIND[op.type].includes(info.kind) ||
+      (op.type === 'delete' && info.kind !== op.kind)
+    ) {
+      throw new CheckpointError('checkpoint_config_invalid', `plan operation ${op.type} names a key outside the profile's layout`, {
+        details: { runId: op.runId },
+      });
     }
     if (op.type === 'compress' && (info.compressed || profile.layout.classify(op.key + GZIP_SUFFIX)?.kind !== 'history')) {
       throw new CheckpointError('checkpoint_config_invalid', 'plan compress operation has a bad target', { details: { runId: op.runId } });
@@ -165,15 +176,23 @@ async function applyOperation<P>(state: ApplyState<P>, op: RetentionOperation): 
   try {
     outcome = await executeOperation(state, op);
   } catch (err) {
-    const code = err instanceof Skip ? err.reasonCode : isCheckpointError(err) && SKIPPABLE.has(err.reasonCode) ? err.reasonCode : undefined;
+    const code =
+      err instanceof Skip ? err.reasonCode : isCheckpointError(err) && SKIPPABLE.has(err.reasonCode) ? err.reasonCode : undefined;
     if (code === undefined) return stopAt(state, op, err);
     state.outcomes.push({ operation: op, outcome: 'skipped', reasonCode: code, message: err instanceof Error ? err.message : String(err) });
     state.totals.skipped++;
     markSkipped(state, op);
     // No summary, or a deleted run whose index or latest.json changed since the plan: the run's files stay.
-    if (op.type === 'write-summary') state.skippedRuns.set(op.runId, { reasonCode: 'checkpoint_no_valid_snapshot', message: "skipped: the run's summary could not be written" });
+    if (op.type === 'write-summary')
+      state.skippedRuns.set(op.runId, {
+        reasonCode: 'checkpoint_no_valid_snapshot',
+        message: "skipped: the run's summary could not be written",
+      });
     else if (op.type === 'delete' && (op.kind === 'latest' || op.kind === 'index')) {
-      state.skippedRuns.set(op.runId, { reasonCode: code, message: `skipped: the run's ${op.kind} changed since the plan, so the run is kept` });
+      state.skippedRuns.set(op.runId, {
+        reasonCode: code,
+        message: `skipped: the run's ${op.kind} changed since the plan, so the run is kept`,
+      });
     }
     return;
   }
@@ -237,20 +256,30 @@ async function stopAt<P>(state: ApplyState<P>, op: RetentionOperation, err: unkn
   let logged = false;
   if (options.log !== false && logKey) {
     try {
-      await appendRetentionLog(storage, logKey, logEntry(plan, state.outcomes, totals, state.perRun, 'failed', nowIso(state), { reason_code: reasonCode, key: op.key }), options.maxLogEntries);
+      await appendRetentionLog(
+        storage,
+        logKey,
+        logEntry(plan, state.outcomes, totals, state.perRun, 'failed', nowIso(state), { reason_code: reasonCode, key: op.key }),
+        options.maxLogEntries,
+      );
       logged = true;
     } catch {
       // The store that just failed may refuse this too; the thrown error carries the report.
     }
   }
   const report = finishReport(state, 'failed', { ...(logKey ? { key: logKey } : {}), written: logged });
-  throw new RetentionPruneError(`retention stopped at ${op.type} of ${op.key} after ${totals.done} of ${plan.operations.length} operations`, report, err, {
-    operationsDone: totals.done,
-    operationsPlanned: plan.operations.length,
-    failedOperation: op.type,
-    failedKey: op.key,
-    reason: reasonCode,
-  });
+  throw new RetentionPruneError(
+    `retention stopped at ${op.type} of ${op.key} after ${totals.done} of ${plan.operations.length} operations`,
+    report,
+    err,
+    {
+      operationsDone: totals.done,
+      operationsPlanned: plan.operations.length,
+      failedOperation: op.type,
+      failedKey: op.key,
+      reason: reasonCode,
+    },
+  );
 }
 
 /** Appends this apply's entry to the retention log (unless told not to) and makes the report. */
@@ -259,7 +288,12 @@ async function appendLogAndFinish<P>(state: ApplyState<P>): Promise<RetentionRep
   const status = totals.skipped > 0 ? 'completed_with_skips' : 'completed';
   if (options.log === false || !logKey) return finishReport(state, status, { ...(logKey ? { key: logKey } : {}), written: false });
   try {
-    await appendRetentionLog(storage, logKey, logEntry(plan, state.outcomes, totals, state.perRun, status, nowIso(state)), options.maxLogEntries ?? DEFAULT_RETENTION_LOG_ENTRIES);
+    await appendRetentionLog(
+      storage,
+      logKey,
+      logEntry(plan, state.outcomes, totals, state.perRun, status, nowIso(state)),
+      options.maxLogEntries ?? DEFAULT_RETENTION_LOG_ENTRIES,
+    );
     return finishReport(state, status, { key: logKey, written: true });
   } catch (err) {
     if (isCheckpointError(err) && SKIPPABLE.has(err.reasonCode)) {
@@ -300,10 +334,15 @@ function logEntry(
     bytes_freed: totals.bytesFreed,
     summaries_written: runs.filter(([, s]) => s.summarized).map(([id]) => id),
     runs_deleted: runs.filter(([, s]) => s.runDeleted).map(([id]) => id),
-    runs: runs.slice(0, 200).map(([id, s]) => ({ run_id: id, deleted: s.deleted, compressed: s.compressed, summarized: s.summarized, run_deleted: s.runDeleted })),
+    runs: runs.slice(0, 200).map(([id, s]) => ({
+      run_id: id,
+      deleted: s.deleted,
+      compressed: s.compressed,
+      summarized: s.summarized,
+      run_deleted: s.runDeleted,
+    })),
     runs_truncated: Math.max(0, runs.length - 200),
     skipped: skipped.slice(0, 100).map((o) => ({ key: o.operation.key, reason_code: o.reasonCode ?? 'checkpoint_schema_invalid' })),
     ...(error ? { error } : {}),
   };
 }
-

@@ -123,7 +123,8 @@ function offsetFunction(timeZone: string): (ms: number) => number {
  */
 export function calendarBucketer(unit: CalendarUnit, timeZone: string): (ms: number) => number {
   assertStringArgument(timeZone, 'calendarBucketer', 'timeZone');
-  if (!['hour', 'day', 'week', 'month', 'year'].includes(unit)) throw new CheckpointError('checkpoint_config_invalid', 'calendarBucketer: unit must be hour, day, week, month or year');
+  if (!['hour', 'day', 'week', 'month', 'year'].includes(unit))
+    throw new CheckpointError('checkpoint_config_invalid', 'calendarBucketer: unit must be hour, day, week, month or year');
   assertTimeZone(timeZone);
   const offset = offsetFunction(timeZone);
   switch (unit) {

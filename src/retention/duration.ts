@@ -53,7 +53,11 @@ export function formatRetentionDuration(ms: number): string {
 }
 
 function invalid(what: string): CheckpointError {
-  return new CheckpointError('checkpoint_config_invalid', `${what} must be a non-negative number of milliseconds or a string like "14d", "24h", "1w2d"`, {
-    details: { field: what },
-  });
+  return new CheckpointError(
+    'checkpoint_config_invalid',
+    `${what} must be a non-negative number of milliseconds or a string like "14d", "24h", "1w2d"`,
+    {
+      details: { field: what },
+    },
+  );
 }

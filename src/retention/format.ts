@@ -15,7 +15,12 @@ export interface FormatRetentionPlanOptions {
 
 function table(rows: readonly (readonly string[])[]): string[] {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ').trimEnd());
+  return rows.map((r) =>
+    r
+      .map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd(),
+  );
 }
 
 function bytes(n: number): string {
@@ -33,7 +38,8 @@ function bytes(n: number): string {
 export function formatRetentionPlan(plan: RetentionPlan, options: FormatRetentionPlanOptions = {}): string {
   assertObjectArgument(plan, 'formatRetentionPlan', 'plan');
   assertOptionsArgument(options, 'formatRetentionPlan');
-  for (const field of ['rules', 'snapshots', 'runs', 'operations', 'unreadable', 'problems'] as const) assertArrayArgument(plan[field], 'formatRetentionPlan', `plan.${field}`);
+  for (const field of ['rules', 'snapshots', 'runs', 'operations', 'unreadable', 'problems'] as const)
+    assertArrayArgument(plan[field], 'formatRetentionPlan', `plan.${field}`);
   assertObjectArgument(plan.options, 'formatRetentionPlan', 'plan.options');
   assertObjectArgument(plan.totals, 'formatRetentionPlan', 'plan.totals');
   const maxRows = options.maxRows ?? 200;
@@ -58,7 +64,14 @@ export function formatRetentionPlan(plan: RetentionPlan, options: FormatRetentio
     out.push('');
     const runRows: string[][] = [['RUN', 'RANK', 'TIER', 'PRESERVED', 'SUMMARY', 'RUN DELETED']];
     for (const r of plan.runs.slice(0, maxRows)) {
-      runRows.push([r.runId, r.rank === undefined ? '-' : String(r.rank), r.tier ?? '-', r.preserved ? 'yes' : 'no', r.summary, r.deleteRun ? 'yes' : 'no']);
+      runRows.push([
+        r.runId,
+        r.rank === undefined ? '-' : String(r.rank),
+        r.tier ?? '-',
+        r.preserved ? 'yes' : 'no',
+        r.summary,
+        r.deleteRun ? 'yes' : 'no',
+      ]);
     }
     out.push(...table(runRows));
     if (plan.runs.length > maxRows) out.push(`… ${plan.runs.length - maxRows} more run(s) not shown`);
@@ -79,7 +92,8 @@ export function formatRetentionPlan(plan: RetentionPlan, options: FormatRetentio
   if (plan.unreadable.length > 0 || plan.problems.length > 0) {
     out.push('Problems:');
     for (const p of plan.problems) out.push(`  ${p.key}: ${p.reasonCode}`);
-    for (const u of plan.unreadable) out.push(`  ${u.file.key}: unreadable ${u.file.kind} file, ${u.action === 'keep' ? 'kept' : 'deleted'}`);
+    for (const u of plan.unreadable)
+      out.push(`  ${u.file.key}: unreadable ${u.file.kind} file, ${u.action === 'keep' ? 'kept' : 'deleted'}`);
   }
   return out.join('\n');
 }
@@ -98,7 +112,8 @@ export function formatRetentionReport(report: RetentionReport): string {
     `  log: ${report.log.key ?? 'none'}${report.log.written ? ' (entry appended)' : report.log.reasonCode ? ` (not appended: ${report.log.reasonCode})` : ' (not appended)'}`,
   ];
   for (const o of report.outcomes) {
-    if (o.outcome === 'skipped' || o.outcome === 'failed') out.push(`  ${o.outcome}: ${o.operation.type} ${o.operation.key} (${o.reasonCode ?? 'unknown'})`);
+    if (o.outcome === 'skipped' || o.outcome === 'failed')
+      out.push(`  ${o.outcome}: ${o.operation.type} ${o.operation.key} (${o.reasonCode ?? 'unknown'})`);
   }
   return out.join('\n');
 }

@@ -195,7 +195,9 @@ export async function buildInventory<P>(options: BuildInventoryOptions<P>): Prom
   const { storage, profile } = options;
   const concurrency = options.concurrency ?? 8;
   if (!Number.isInteger(concurrency) || concurrency < 1) {
-    throw new CheckpointError('checkpoint_config_invalid', 'buildInventory: concurrency must be a positive integer', { details: { concurrency } });
+    throw new CheckpointError('checkpoint_config_invalid', 'buildInventory: concurrency must be a positive integer', {
+      details: { concurrency },
+    });
   }
   const problems: InventoryProblem[] = [];
   const problem = (key: string, kind: KeyKind, err: unknown, runId?: string): ReasonCode => {
@@ -210,7 +212,9 @@ export async function buildInventory<P>(options: BuildInventoryOptions<P>): Prom
   const runIds = [...raw.keys()].sort(compareStrings);
   const limit = createLimiter(concurrency);
   const runs = await Promise.all(
-    runIds.map((runId) => inventoryRun({ storage, profile, runId, limit, problem: (key, kind, err) => problem(key, kind, err, runId) }, raw.get(runId)!)),
+    runIds.map((runId) =>
+      inventoryRun({ storage, profile, runId, limit, problem: (key, kind, err) => problem(key, kind, err, runId) }, raw.get(runId)!),
+    ),
   );
   problems.sort((a, b) => compareStrings(a.key, b.key) || compareStrings(a.message, b.message));
   return {
@@ -282,7 +286,12 @@ async function readPreservedRuns(
 }
 
 /** Reason codes that mean "this file's content is bad", as opposed to "storage failed". */
-const DATA_PROBLEMS: ReadonlySet<ReasonCode> = new Set<ReasonCode>(['checkpoint_schema_invalid', 'checkpoint_integrity_mismatch', 'checkpoint_not_found', 'checkpoint_too_large']);
+const DATA_PROBLEMS: ReadonlySet<ReasonCode> = new Set<ReasonCode>([
+  'checkpoint_schema_invalid',
+  'checkpoint_integrity_mismatch',
+  'checkpoint_not_found',
+  'checkpoint_too_large',
+]);
 
 /** What reading one run needs: the store, the profile, the shared read limiter, and where data problems are reported. */
 interface RunReader<P> {
@@ -353,7 +362,10 @@ async function readIndex<P>(
   return { index, byId, bySequence };
 }
 
-async function readLatest<P>(reader: RunReader<P>, files: RawRun): Promise<{ latest: InventoryRun['latest']; latestMeta: Meta | undefined }> {
+async function readLatest<P>(
+  reader: RunReader<P>,
+  files: RawRun,
+): Promise<{ latest: InventoryRun['latest']; latestMeta: Meta | undefined }> {
   if (!files.latest) return { latest: undefined, latestMeta: undefined };
   const { storage, profile, limit } = reader;
   const key = files.latest.key;
@@ -361,7 +373,10 @@ async function readLatest<P>(reader: RunReader<P>, files: RawRun): Promise<{ lat
   if (!stored) return { latest: undefined, latestMeta: undefined };
   try {
     const latestMeta = metaOf(await limit(() => decodeStoredSnapshot(storage, profile, key, stored.bytes)));
-    return { latest: { key: files.latest.key, version: stored.version, size: files.latest.size, readable: true, snapshotId: latestMeta.id }, latestMeta };
+    return {
+      latest: { key: files.latest.key, version: stored.version, size: files.latest.size, readable: true, snapshotId: latestMeta.id },
+      latestMeta,
+    };
   } catch (err) {
     reader.problem(files.latest.key, 'latest', err);
     return { latest: { key: files.latest.key, version: stored.version, size: files.latest.size, readable: false }, latestMeta: undefined };
@@ -377,10 +392,14 @@ async function readHistoryFile<P>(
   unreadable: UnreadableFile[],
 ): Promise<Found | undefined> {
   const { storage, profile, limit } = reader;
-  const entry = file.snapshotId !== undefined ? byId.get(file.snapshotId) : file.sequence !== undefined ? bySequence.get(file.sequence) : undefined;
+  const entry =
+    file.snapshotId !== undefined ? byId.get(file.snapshotId) : file.sequence !== undefined ? bySequence.get(file.sequence) : undefined;
   if (entry?.status !== undefined) {
     const createdAt = entry.timestamp;
-    return { file, meta: { id: entry.checkpoint_id, sequence: entry.sequence, createdAt, status: entry.status, source: entry.trigger, origin: 'index' } };
+    return {
+      file,
+      meta: { id: entry.checkpoint_id, sequence: entry.sequence, createdAt, status: entry.status, source: entry.trigger, origin: 'index' },
+    };
   }
   try {
     const decoded = await limit(async () => {
@@ -389,13 +408,23 @@ async function readHistoryFile<P>(
     });
     return decoded ? { file, meta: metaOf(decoded) } : undefined; // undefined: deleted since the listing
   } catch (err) {
-    unreadable.push({ key: file.key, version: file.version, size: file.size, kind: 'history', reasonCode: reader.problem(file.key, 'history', err) });
+    unreadable.push({
+      key: file.key,
+      version: file.version,
+      size: file.size,
+      kind: 'history',
+      reasonCode: reader.problem(file.key, 'history', err),
+    });
     return undefined;
   }
 }
 
 /** The run's batch files, read one after another, and the snapshots their readable members hold. */
-async function readBatches<P>(reader: RunReader<P>, files: RawRun, unreadable: UnreadableFile[]): Promise<{ batches: InventoryBatch[]; batchFound: Found[] }> {
+async function readBatches<P>(
+  reader: RunReader<P>,
+  files: RawRun,
+  unreadable: UnreadableFile[],
+): Promise<{ batches: InventoryBatch[]; batchFound: Found[] }> {
   const { storage, profile, limit } = reader;
   const batches: InventoryBatch[] = [];
   const batchFound: Found[] = [];
@@ -419,7 +448,13 @@ async function readBatches<P>(reader: RunReader<P>, files: RawRun, unreadable: U
       }
       batches.push({ key: file.key, version: file.version, size: file.size, memberIds, unreadableMembers: bad });
     } catch (err) {
-      unreadable.push({ key: file.key, version: file.version, size: file.size, kind: 'batch', reasonCode: reader.problem(file.key, 'batch', err) });
+      unreadable.push({
+        key: file.key,
+        version: file.version,
+        size: file.size,
+        kind: 'batch',
+        reasonCode: reader.problem(file.key, 'batch', err),
+      });
     }
   }
   return { batches, batchFound };

@@ -47,7 +47,10 @@ export const RetentionLogEntrySchema = z
     /** Operations skipped and why (at most 100). */
     skipped: z.array(z.object({ key: z.string(), reason_code: z.enum(REASON_CODES) }).strict()),
     /** Why a failed apply stopped. */
-    error: z.object({ reason_code: z.enum(REASON_CODES), key: z.string().optional() }).strict().optional(),
+    error: z
+      .object({ reason_code: z.enum(REASON_CODES), key: z.string().optional() })
+      .strict()
+      .optional(),
   })
   .strict();
 

@@ -55,7 +55,12 @@ export async function readRetentionLog(storage: StorageAdapter, key: string): Pr
  * validate is left alone and the call throws `checkpoint_schema_invalid`: savepoint
  * never overwrites a file it cannot read.
  */
-export async function appendRetentionLog(storage: StorageAdapter, key: string, entry: RetentionLogEntry, maxEntries = DEFAULT_RETENTION_LOG_ENTRIES): Promise<void> {
+export async function appendRetentionLog(
+  storage: StorageAdapter,
+  key: string,
+  entry: RetentionLogEntry,
+  maxEntries = DEFAULT_RETENTION_LOG_ENTRIES,
+): Promise<void> {
   assertStorageArgument(storage, 'appendRetentionLog');
   assertStringArgument(key, 'appendRetentionLog', 'key');
   assertOptionsArgument(entry, 'appendRetentionLog');

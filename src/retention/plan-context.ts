@@ -34,14 +34,32 @@ export interface PlanContext {
 }
 
 /** Checks `now`, resolves the policy and the options. Throws `checkpoint_config_invalid` for an invalid policy or `now`. */
-export function planContext(inventory: RetentionInventory, policy: RetentionPolicy, now: number, options: PlanRetentionOptions): PlanContext {
-  if (!Number.isFinite(now)) throw new CheckpointError('checkpoint_config_invalid', 'planRetention: now must be epoch milliseconds', { details: { field: 'now' } });
+export function planContext(
+  inventory: RetentionInventory,
+  policy: RetentionPolicy,
+  now: number,
+  options: PlanRetentionOptions,
+): PlanContext {
+  if (!Number.isFinite(now))
+    throw new CheckpointError('checkpoint_config_invalid', 'planRetention: now must be epoch milliseconds', { details: { field: 'now' } });
   const resolved = resolveRetentionPolicy(policy);
-  const opts: Required<PlanRetentionOptions> = { allowRunDeletion: options.allowRunDeletion ?? false, deleteUnreadable: options.deleteUnreadable ?? false };
+  const opts: Required<PlanRetentionOptions> = {
+    allowRunDeletion: options.allowRunDeletion ?? false,
+    deleteUnreadable: options.deleteUnreadable ?? false,
+  };
   const rules = resolved.rules;
   const tiers = rules.find((r): r is TiersRule => r.rule === 'run-tiers');
   const tierName = tiers?.name ?? 'run-tier';
-  const bitNames = ['latest', 'newest', 'preserved-run', 'preserved-runs-unreadable', 'no-rules', `${tierName}-recent`, `${tierName}-final`, 'batch-member-kept'];
+  const bitNames = [
+    'latest',
+    'newest',
+    'preserved-run',
+    'preserved-runs-unreadable',
+    'no-rules',
+    `${tierName}-recent`,
+    `${tierName}-final`,
+    'batch-member-kept',
+  ];
   rules.forEach((r) => bitNames.push(r.name));
   return {
     inventory,

@@ -39,7 +39,15 @@ interface DeleteSink {
   readonly count: OpTotals;
 }
 
-function del(sink: DeleteSink, key: string, kind: 'history' | 'batch' | 'part' | 'latest' | 'index', reason: DeleteReason, size: number, snapshotId?: string, ifVersion?: string): void {
+function del(
+  sink: DeleteSink,
+  key: string,
+  kind: 'history' | 'batch' | 'part' | 'latest' | 'index',
+  reason: DeleteReason,
+  size: number,
+  snapshotId?: string,
+  ifVersion?: string,
+): void {
   sink.deletes?.push({ type: 'delete', runId: sink.runId, key, kind, reason, snapshotId, ifVersion, size });
   sink.count.filesDeleted++;
   sink.count.bytesFreed += size;
@@ -56,7 +64,15 @@ function summaryOperation(d: RunDecision): RetentionOperation {
     for (const f of s.files) sources.push({ key: f.key, id: s.id });
     for (const b of s.batches) sources.push({ key: b, id: s.id });
   }
-  return { type: 'write-summary', runId: run.runId, key: d.summaryKey!, startedAt: snaps[0]!.createdAt, checkpointCount: d.maxSequence, lastCheckpointId: snaps[finalIdx]!.id, sources };
+  return {
+    type: 'write-summary',
+    runId: run.runId,
+    key: d.summaryKey!,
+    startedAt: snaps[0]!.createdAt,
+    checkpointCount: d.maxSequence,
+    lastCheckpointId: snaps[finalIdx]!.id,
+    sources,
+  };
 }
 
 function compressOperations(d: RunDecision, actions: Uint8Array, out: RetentionOperation[]): void {
@@ -73,7 +89,14 @@ function compressOperations(d: RunDecision, actions: Uint8Array, out: RetentionO
  * The run's file deletions, in order: history entries and their parts, batches, unreadable
  * files and orphaned parts. The parts of a deleted run are returned instead, to go last.
  */
-function fileDeletes(d: RunDecision, sink: DeleteSink, masks: Int32Array, actions: Uint8Array, opts: Required<PlanRetentionOptions>, noRules: boolean): RetentionFile[] | undefined {
+function fileDeletes(
+  d: RunDecision,
+  sink: DeleteSink,
+  masks: Int32Array,
+  actions: Uint8Array,
+  opts: Required<PlanRetentionOptions>,
+  noRules: boolean,
+): RetentionFile[] | undefined {
   const { run, snaps, offset: o, deleteRun, archived } = d;
   let deferredParts: RetentionFile[] | undefined;
   if (d.removed > 0) {
@@ -188,7 +211,8 @@ function indexUpdate(d: RunDecision, actions: Uint8Array): RetentionOperation | 
     const a = actions[o + i]!;
     const s = snaps[i]!;
     if (a >= A_SUMMARIZE) (remove ??= []).push(e.checkpoint_id);
-    else if (s.files.length > 0 && !e.file_path.endsWith(GZIP_SUFFIX) && (a === A_COMPRESS || plainFile(s) === undefined)) (rename ??= []).push(e.checkpoint_id);
+    else if (s.files.length > 0 && !e.file_path.endsWith(GZIP_SUFFIX) && (a === A_COMPRESS || plainFile(s) === undefined))
+      (rename ??= []).push(e.checkpoint_id);
   }
   return remove || rename ? { type: 'update-index', runId, key: run.index.key, remove: remove ?? [], rename: rename ?? [] } : undefined;
 }

@@ -8,13 +8,19 @@ export function sortedRuns(runs: readonly InventoryRun[]): InventoryRun[] {
   let sorted = true;
   for (let i = 1; i < runs.length; i++) {
     const c = compareStrings(runs[i - 1]!.runId, runs[i]!.runId);
-    if (c === 0) throw new CheckpointError('checkpoint_config_invalid', 'retention inventory lists a run twice', { details: { runId: runs[i]!.runId } });
+    if (c === 0)
+      throw new CheckpointError('checkpoint_config_invalid', 'retention inventory lists a run twice', {
+        details: { runId: runs[i]!.runId },
+      });
     if (c > 0) sorted = false;
   }
   if (sorted) return runs as InventoryRun[];
   const copy = [...runs].sort((a, b) => compareStrings(a.runId, b.runId));
   for (let i = 1; i < copy.length; i++) {
-    if (copy[i - 1]!.runId === copy[i]!.runId) throw new CheckpointError('checkpoint_config_invalid', 'retention inventory lists a run twice', { details: { runId: copy[i]!.runId } });
+    if (copy[i - 1]!.runId === copy[i]!.runId)
+      throw new CheckpointError('checkpoint_config_invalid', 'retention inventory lists a run twice', {
+        details: { runId: copy[i]!.runId },
+      });
   }
   return copy;
 }

@@ -1,5 +1,20 @@
 import type { InventoryRun, InventorySnapshot, UnreadableFile } from './inventory.js';
-import { A_COMPRESS, A_DELETE, A_KEEP, A_SUMMARIZE, B_BATCH, B_LATEST, B_NEWEST, B_NO_RULES, B_PRESERVED, B_PRESERVED_UNREADABLE, B_TIER_FINAL, B_TIER_RECENT, plainFile, RULE_SHIFT } from './plan-codes.js';
+import {
+  A_COMPRESS,
+  A_DELETE,
+  A_KEEP,
+  A_SUMMARIZE,
+  B_BATCH,
+  B_LATEST,
+  B_NEWEST,
+  B_NO_RULES,
+  B_PRESERVED,
+  B_PRESERVED_UNREADABLE,
+  B_TIER_FINAL,
+  B_TIER_RECENT,
+  plainFile,
+  RULE_SHIFT,
+} from './plan-codes.js';
 import type { PlanContext } from './plan-context.js';
 import { emitRunOperations, type OpTotals, type RunDecision } from './plan-operations.js';
 import type { PlannedRun, RunTier } from './plan.js';
@@ -15,7 +30,16 @@ export interface PlanState {
   readonly plannedRuns: PlannedRun[];
   readonly unreadable: { runId: string; file: UnreadableFile; action: 'keep' | 'delete' }[];
   readonly counted: OpTotals;
-  readonly totals: { keep: number; compress: number; summarize: number; delete: number; runsArchived: number; runsDeleted: number; filesDeleted: number; bytesFreed: number };
+  readonly totals: {
+    keep: number;
+    compress: number;
+    summarize: number;
+    delete: number;
+    runsArchived: number;
+    runsDeleted: number;
+    filesDeleted: number;
+    bytesFreed: number;
+  };
 }
 
 /** What a run is before any rule looks at its snapshots. */
@@ -38,7 +62,14 @@ function runFacts(ctx: PlanContext, run: InventoryRun, snaps: readonly Inventory
   let preservedByRule = false;
   for (const rule of ctx.preserveRules) if (rule.runIds.has(runId)) preservedByRule = true;
   const preserved = ctx.preservedFile.has(runId) || preservedByRule || !ctx.inventory.preservedRunsReadable;
-  const tier: RunTier | undefined = tiers && rank !== undefined ? (rank < tiers.keepAll ? 'recent' : rank < tiers.keepAll + tiers.keepFinal ? 'final' : 'archive') : undefined;
+  const tier: RunTier | undefined =
+    tiers && rank !== undefined
+      ? rank < tiers.keepAll
+        ? 'recent'
+        : rank < tiers.keepAll + tiers.keepFinal
+          ? 'final'
+          : 'archive'
+      : undefined;
   // Without a place for a summary (a layout with no summaryKey) an archived run is only thinned.
   const summaryKey = run.summary?.key ?? run.summaryKey;
   const archived = tier === 'archive' && !preserved && summaryKey !== undefined;
@@ -54,7 +85,14 @@ function runFacts(ctx: PlanContext, run: InventoryRun, snaps: readonly Inventory
 }
 
 /** Marks the snapshots one `keep-calendar` rule keeps: the newest of each of the `count` newest buckets. */
-function markCalendar(ctx: PlanContext, k: number, rule: Extract<ResolvedRule, { rule: 'keep-calendar' }>, masks: Int32Array, o: number, snaps: readonly InventorySnapshot[]): void {
+function markCalendar(
+  ctx: PlanContext,
+  k: number,
+  rule: Extract<ResolvedRule, { rule: 'keep-calendar' }>,
+  masks: Int32Array,
+  o: number,
+  snaps: readonly InventorySnapshot[],
+): void {
   if (rule.count === 0) return;
   const bit = 1 << (RULE_SHIFT + k);
   const bucket = ctx.bucketers[k]!;
@@ -151,7 +189,7 @@ function batchesOf(ctx: PlanContext, run: InventoryRun, snaps: readonly Inventor
 /** A kept member keeps its whole batch file, so its batchmates stay too (reason `batch-member-kept`). */
 function spreadBatches(batches: Batches, masks: Int32Array, o: number): void {
   if (!batches.members) return;
-  for (let changed = true; changed; ) {
+  for (let changed = true; changed;) {
     changed = false;
     for (const [key, members] of batches.members) {
       if (!batches.pinned!.has(key) && !members.some((i) => masks[o + i] !== 0)) continue;
@@ -173,7 +211,15 @@ interface RunFate {
 }
 
 /** Settles the run's fate and the safety reasons (its final snapshot, batchmates of kept snapshots). */
-function settleRun(ctx: PlanContext, run: InventoryRun, facts: RunFacts, batches: Batches, masks: Int32Array, o: number, n: number): RunFate {
+function settleRun(
+  ctx: PlanContext,
+  run: InventoryRun,
+  facts: RunFacts,
+  batches: Batches,
+  masks: Int32Array,
+  o: number,
+  n: number,
+): RunFate {
   const { tiers, opts } = ctx;
   const { tier, latestIdx, newestIdx } = facts;
   const keptByRules = anyKept(masks, o, n);
@@ -182,17 +228,32 @@ function settleRun(ctx: PlanContext, run: InventoryRun, facts: RunFacts, batches
     if (finalIdx >= 0) masks[o + finalIdx]! |= B_TIER_FINAL;
   }
   const pinned = batches.pinned !== undefined && batches.pinned.size > 0;
-  const healthy = (!run.latest || run.latest.readable) && (!run.index || run.index.readable) && (opts.deleteUnreadable || (run.unreadable.length === 0 && !pinned));
+  const healthy =
+    (!run.latest || run.latest.readable) &&
+    (!run.index || run.index.readable) &&
+    (opts.deleteUnreadable || (run.unreadable.length === 0 && !pinned));
   // The spec's "runs 11–50: delete all except latest.json": only when latest.json is the
   // run's readable newest snapshot and no other rule keeps anything of the run (then the
   // run keeps its final checkpoint as with 'checkpoint', the conservative form).
   const latestOnly =
-    tier === 'final' && tiers!.finalKeeps === 'latest' && !facts.preserved && healthy && !keptByRules && latestIdx >= 0 && latestIdx === newestIdx && run.latest?.readable === true;
+    tier === 'final' &&
+    tiers!.finalKeeps === 'latest' &&
+    !facts.preserved &&
+    healthy &&
+    !keptByRules &&
+    latestIdx >= 0 &&
+    latestIdx === newestIdx &&
+    run.latest?.readable === true;
   // latest.json alone holds a latest-only run's final snapshot: its batch file is not kept for it.
   if (!latestOnly) spreadBatches(batches, masks, o);
 
   const nothingKept = !anyKept(masks, o, n);
-  const deleteRun = facts.archived && (opts.allowRunDeletion || tiers!.archiveKeeps === 'summary') && healthy && nothingKept && (n > 0 || run.summary !== undefined);
+  const deleteRun =
+    facts.archived &&
+    (opts.allowRunDeletion || tiers!.archiveKeeps === 'summary') &&
+    healthy &&
+    nothingKept &&
+    (n > 0 || run.summary !== undefined);
   if (!deleteRun) {
     if (latestIdx >= 0) masks[o + latestIdx]! |= B_LATEST;
     if (newestIdx >= 0 && newestIdx !== latestIdx) masks[o + newestIdx]! |= B_NEWEST;
@@ -202,7 +263,14 @@ function settleRun(ctx: PlanContext, run: InventoryRun, facts: RunFacts, batches
 }
 
 /** Sets each snapshot's action from its reasons; returns the counts of each action. */
-function decideActions(ctx: PlanContext, state: PlanState, snaps: readonly InventorySnapshot[], o: number, archived: boolean, latestOnly: boolean): PlannedRun['counts'] {
+function decideActions(
+  ctx: PlanContext,
+  state: PlanState,
+  snaps: readonly InventorySnapshot[],
+  o: number,
+  archived: boolean,
+  latestOnly: boolean,
+): PlannedRun['counts'] {
   const { masks, actions } = state;
   let keep = 0;
   let compress = 0;
@@ -231,7 +299,14 @@ function decideActions(ctx: PlanContext, state: PlanState, snaps: readonly Inven
  * Plans one run into `state`: its snapshots' reasons and actions at `o`…, its decision (for
  * the operations), its files counted, and its {@link PlannedRun}.
  */
-export function planRun(ctx: PlanContext, state: PlanState, run: InventoryRun, snaps: readonly InventorySnapshot[], o: number, rank: number | undefined): void {
+export function planRun(
+  ctx: PlanContext,
+  state: PlanState,
+  run: InventoryRun,
+  snaps: readonly InventorySnapshot[],
+  o: number,
+  rank: number | undefined,
+): void {
   const { opts } = ctx;
   const { masks, totals } = state;
   const n = snaps.length;
@@ -252,7 +327,8 @@ export function planRun(ctx: PlanContext, state: PlanState, run: InventoryRun, s
   const thinned = (tier === 'final' || tier === 'archive') && !preserved && !latestOnly && summaryKey !== undefined;
   const needsSummary = thinned && n > 0 && (removed > 0 || (archived && run.summary === undefined));
   const partsSafe = opts.deleteUnreadable || (run.unreadable.length === 0 && !pinned);
-  for (const file of run.unreadable) state.unreadable.push({ runId, file, action: opts.deleteUnreadable && !preserved ? 'delete' : 'keep' });
+  for (const file of run.unreadable)
+    state.unreadable.push({ runId, file, action: opts.deleteUnreadable && !preserved ? 'delete' : 'keep' });
 
   const decision: RunDecision = {
     run,

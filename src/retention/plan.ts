@@ -177,7 +177,12 @@ export interface RetentionPlan {
  *
  * Throws `checkpoint_config_invalid` for an invalid policy or `now`.
  */
-export function planRetention(inventory: RetentionInventory, policy: RetentionPolicy, now: number, options: PlanRetentionOptions = {}): RetentionPlan {
+export function planRetention(
+  inventory: RetentionInventory,
+  policy: RetentionPolicy,
+  now: number,
+  options: PlanRetentionOptions = {},
+): RetentionPlan {
   const ctx = planContext(inventory, policy, now, options);
   const runs = sortedRuns(inventory.runs);
   const rankOf = rankRuns(runs, ctx.tiers);
@@ -224,7 +229,13 @@ export function planRetention(inventory: RetentionInventory, policy: RetentionPo
 }
 
 /** `plan` with `snapshots` and `operations` built from the planner's compact decisions on first access, then cached. */
-function withLazyLists(plan: Omit<RetentionPlan, 'snapshots' | 'operations'>, ctx: PlanContext, state: PlanState, runSnaps: readonly (readonly InventorySnapshot[])[], total: number): RetentionPlan {
+function withLazyLists(
+  plan: Omit<RetentionPlan, 'snapshots' | 'operations'>,
+  ctx: PlanContext,
+  state: PlanState,
+  runSnaps: readonly (readonly InventorySnapshot[])[],
+  total: number,
+): RetentionPlan {
   const { masks, actions } = state;
   const reasonsOf = reasonNamer(ctx.bitNames);
   let snapshotsCache: PlannedSnapshot[] | undefined;

@@ -19,10 +19,26 @@ export const RetentionRuleSchema = z.discriminatedUnion('rule', [
   z.object({ rule: z.literal('keep-last'), count, maxAge: duration.optional(), name }).strict(),
   z.object({ rule: z.literal('keep-within'), duration, name }).strict(),
   z.object({ rule: z.literal('keep-latest-status'), status: z.string().min(1), name }).strict(),
-  z.object({ rule: z.literal('keep-calendar'), unit: z.enum(CALENDAR_UNITS), count, timeZone: z.string().min(1).optional(), maxAge: duration.optional(), name }).strict(),
+  z
+    .object({
+      rule: z.literal('keep-calendar'),
+      unit: z.enum(CALENDAR_UNITS),
+      count,
+      timeZone: z.string().min(1).optional(),
+      maxAge: duration.optional(),
+      name,
+    })
+    .strict(),
   z.object({ rule: z.literal('preserve-runs'), runIds: z.array(z.string().min(1)), name }).strict(),
   z
-    .object({ rule: z.literal('run-tiers'), keepAll: count, keepFinal: count, finalKeeps: z.enum(['latest', 'checkpoint']).optional(), archiveKeeps: z.enum(['summary', 'final']).optional(), name })
+    .object({
+      rule: z.literal('run-tiers'),
+      keepAll: count,
+      keepFinal: count,
+      finalKeeps: z.enum(['latest', 'checkpoint']).optional(),
+      archiveKeeps: z.enum(['summary', 'final']).optional(),
+      name,
+    })
     .strict(),
 ]);
 

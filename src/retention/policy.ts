@@ -9,7 +9,17 @@ import { type RetentionDuration } from '../contract/retention-policy.js';
 import type { RetentionPolicySchema } from './policy-schema.js';
 import type { RetentionSummarizer } from '../contract/retention-policy.js';
 import { assertObjectArgument } from '../contract/arguments.js';
-import { type CalendarUnit, type KeepLastRule, type KeepWithinRule, type KeepLatestStatusRule, type KeepCalendarRule, type PreserveRunsRule, type RunTiersRule, type RetentionRule, type RetentionPolicy } from '../contract/retention-policy.js';
+import {
+  type CalendarUnit,
+  type KeepLastRule,
+  type KeepWithinRule,
+  type KeepLatestStatusRule,
+  type KeepCalendarRule,
+  type PreserveRunsRule,
+  type RunTiersRule,
+  type RetentionRule,
+  type RetentionPolicy,
+} from '../contract/retention-policy.js';
 
 /** Most rules one policy may hold (each rule is one bit of a reason mask in the planner). */
 export const MAX_RETENTION_RULES = 24;
@@ -28,8 +38,11 @@ const RULE_CONST = '/properties/rule/const';
 function policyProblem(errors: readonly ErrorObject[]): { path: string; message: string } {
   const mismatched = errors.filter((e) => e.keyword === 'const' && e.schemaPath.endsWith(RULE_CONST));
   const otherShapes = mismatched.map((e) => e.schemaPath.slice(0, -RULE_CONST.length + 1));
-  const relevant = errors.filter((e) => e.keyword !== 'oneOf' && !/\/anyOf\/\d/.test(e.schemaPath) && !otherShapes.some((shape) => e.schemaPath.startsWith(shape)));
-  const dotted = (pointer: string, member?: unknown): string => [...pointer.split('/').slice(1), ...(member === undefined ? [] : [String(member)])].join('.');
+  const relevant = errors.filter(
+    (e) => e.keyword !== 'oneOf' && !/\/anyOf\/\d/.test(e.schemaPath) && !otherShapes.some((shape) => e.schemaPath.startsWith(shape)),
+  );
+  const dotted = (pointer: string, member?: unknown): string =>
+    [...pointer.split('/').slice(1), ...(member === undefined ? [] : [String(member)])].join('.');
   const first = relevant[0];
   if (!first) {
     const kinds = mismatched.map((e) => JSON.stringify((e.params as { allowedValue?: unknown }).allowedValue));
@@ -53,7 +66,14 @@ export type ResolvedRule =
   | { readonly rule: 'keep-last'; readonly name: string; readonly count: number; readonly maxAgeMs: number }
   | { readonly rule: 'keep-within'; readonly name: string; readonly durationMs: number }
   | { readonly rule: 'keep-latest-status'; readonly name: string; readonly status: string }
-  | { readonly rule: 'keep-calendar'; readonly name: string; readonly unit: CalendarUnit; readonly count: number; readonly timeZone: string; readonly maxAgeMs: number }
+  | {
+      readonly rule: 'keep-calendar';
+      readonly name: string;
+      readonly unit: CalendarUnit;
+      readonly count: number;
+      readonly timeZone: string;
+      readonly maxAgeMs: number;
+    }
   | { readonly rule: 'preserve-runs'; readonly name: string; readonly runIds: ReadonlySet<string> }
   | {
       readonly rule: 'run-tiers';
@@ -73,7 +93,13 @@ export interface ResolvedRetentionPolicy {
   readonly summarizer?: RetentionSummarizer;
 }
 
-const CALENDAR_NAMES: Record<CalendarUnit, string> = { hour: 'keep-hourly', day: 'keep-daily', week: 'keep-weekly', month: 'keep-monthly', year: 'keep-yearly' };
+const CALENDAR_NAMES: Record<CalendarUnit, string> = {
+  hour: 'keep-hourly',
+  day: 'keep-daily',
+  week: 'keep-weekly',
+  month: 'keep-monthly',
+  year: 'keep-yearly',
+};
 
 /** The default reason name of a rule (`keep-last`, `keep-latest-failed`, `keep-daily`, …). */
 export function retentionRuleName(rule: RetentionRule): string {
@@ -106,11 +132,14 @@ export function resolveRetentionPolicy(policy: RetentionPolicy): ResolvedRetenti
   }
   const checked = data as z.output<typeof RetentionPolicySchema>;
   if (summarizer !== undefined && typeof summarizer !== 'function') {
-    throw new CheckpointError('checkpoint_config_invalid', 'retention policy summarizer must be a function', { details: { path: 'summarizer' } });
+    throw new CheckpointError('checkpoint_config_invalid', 'retention policy summarizer must be a function', {
+      details: { path: 'summarizer' },
+    });
   }
   const rules = checked.rules.map((rule, i): ResolvedRule => {
     const ruleName = retentionRuleName(rule);
-    const ms = (d: RetentionDuration | undefined, field: string): number => (d === undefined ? Infinity : parseRetentionDuration(d, `rules.${i}.${field}`));
+    const ms = (d: RetentionDuration | undefined, field: string): number =>
+      d === undefined ? Infinity : parseRetentionDuration(d, `rules.${i}.${field}`);
     switch (rule.rule) {
       case 'keep-last':
         return { rule: 'keep-last', name: ruleName, count: rule.count, maxAgeMs: ms(rule.maxAge, 'maxAge') };
@@ -133,16 +162,22 @@ export function resolveRetentionPolicy(policy: RetentionPolicy): ResolvedRetenti
         // final snapshot's batch file and batchmates — raising keepFinal would then delete what
         // a smaller count kept (found by the monotonicity property).
         if (finalKeeps === 'latest' && archiveKeeps === 'final') {
-          throw new CheckpointError('checkpoint_config_invalid', `retention policy is invalid at "rules.${i}.archiveKeeps": with finalKeeps 'latest', archived runs must keep their summary only (archiveKeeps: 'summary'), never more than the runs before them`, {
-            details: { path: `rules.${i}.archiveKeeps` },
-          });
+          throw new CheckpointError(
+            'checkpoint_config_invalid',
+            `retention policy is invalid at "rules.${i}.archiveKeeps": with finalKeeps 'latest', archived runs must keep their summary only (archiveKeeps: 'summary'), never more than the runs before them`,
+            {
+              details: { path: `rules.${i}.archiveKeeps` },
+            },
+          );
         }
         return { rule: 'run-tiers', name: ruleName, keepAll: rule.keepAll, keepFinal: rule.keepFinal, finalKeeps, archiveKeeps };
       }
     }
   });
   if (rules.filter((r) => r.rule === 'run-tiers').length > 1) {
-    throw new CheckpointError('checkpoint_config_invalid', 'retention policy may hold at most one run-tiers rule', { details: { path: 'rules' } });
+    throw new CheckpointError('checkpoint_config_invalid', 'retention policy may hold at most one run-tiers rule', {
+      details: { path: 'rules' },
+    });
   }
   return {
     name: checked.name ?? 'custom',
@@ -155,7 +190,8 @@ export function resolveRetentionPolicy(policy: RetentionPolicy): ResolvedRetenti
 /** Describes a rule in one short line, for dry runs (`keep-last 50 (max age 14d)`). */
 export function describeRetentionRule(rule: RetentionRule): string {
   assertObjectArgument(rule, 'describeRetentionRule', 'rule');
-  const age = (d: RetentionDuration | undefined): string => (d === undefined ? '' : ` (max age ${formatRetentionDuration(parseRetentionDuration(d))})`);
+  const age = (d: RetentionDuration | undefined): string =>
+    d === undefined ? '' : ` (max age ${formatRetentionDuration(parseRetentionDuration(d))})`;
   switch (rule.rule) {
     case 'keep-last':
       return `${retentionRuleName(rule)}: newest ${rule.count} per run${age(rule.maxAge)}`;
@@ -182,14 +218,31 @@ export interface CalendarRuleOptions {
   readonly name?: string;
 }
 
-const calendar = (unit: CalendarUnit, n: number, options: CalendarRuleOptions = {}): KeepCalendarRule => ({ rule: 'keep-calendar', unit, count: n, ...options });
+const calendar = (unit: CalendarUnit, n: number, options: CalendarRuleOptions = {}): KeepCalendarRule => ({
+  rule: 'keep-calendar',
+  unit,
+  count: n,
+  ...options,
+});
 
 /** `keep-last`: the `count` newest snapshots per run, optionally only those younger than `maxAge`. */
-export const keepLast = (n: number, options: { maxAge?: RetentionDuration; name?: string } = {}): KeepLastRule => ({ rule: 'keep-last', count: n, ...options });
+export const keepLast = (n: number, options: { maxAge?: RetentionDuration; name?: string } = {}): KeepLastRule => ({
+  rule: 'keep-last',
+  count: n,
+  ...options,
+});
 /** `keep-within`: every snapshot younger than `duration`. */
-export const keepWithin = (d: RetentionDuration, options: { name?: string } = {}): KeepWithinRule => ({ rule: 'keep-within', duration: d, ...options });
+export const keepWithin = (d: RetentionDuration, options: { name?: string } = {}): KeepWithinRule => ({
+  rule: 'keep-within',
+  duration: d,
+  ...options,
+});
 /** `keep-latest-<status>`: the newest snapshot with `status` in each run. */
-export const keepLatestStatus = (status: string, options: { name?: string } = {}): KeepLatestStatusRule => ({ rule: 'keep-latest-status', status, ...options });
+export const keepLatestStatus = (status: string, options: { name?: string } = {}): KeepLatestStatusRule => ({
+  rule: 'keep-latest-status',
+  status,
+  ...options,
+});
 /** `keep-hourly`: newest snapshot per local hour, for `n` hours that have one. */
 export const keepHourly = (n: number, options?: CalendarRuleOptions): KeepCalendarRule => calendar('hour', n, options);
 /** `keep-daily`: newest snapshot per local day, for `n` days that have one. */
@@ -201,9 +254,19 @@ export const keepMonthly = (n: number, options?: CalendarRuleOptions): KeepCalen
 /** `keep-yearly`: newest snapshot per local year, for `n` years that have one. */
 export const keepYearly = (n: number, options?: CalendarRuleOptions): KeepCalendarRule => calendar('year', n, options);
 /** `preserve-runs`: every snapshot of these runs (like adding them to `preserved_runs.json`, without touching storage). */
-export const preserveRuns = (runIds: readonly string[], options: { name?: string } = {}): PreserveRunsRule => ({ rule: 'preserve-runs', runIds, ...options });
+export const preserveRuns = (runIds: readonly string[], options: { name?: string } = {}): PreserveRunsRule => ({
+  rule: 'preserve-runs',
+  runIds,
+  ...options,
+});
 /** `run-tiers`: the `keepAll` newest runs keep everything, the next `keepFinal` keep their final snapshot (or `latest.json` only), older runs are archived to a summary (only). */
-export const keepRunTiers = (tiers: { keepAll: number; keepFinal: number; finalKeeps?: 'latest' | 'checkpoint'; archiveKeeps?: 'summary' | 'final'; name?: string }): RunTiersRule => ({
+export const keepRunTiers = (tiers: {
+  keepAll: number;
+  keepFinal: number;
+  finalKeeps?: 'latest' | 'checkpoint';
+  archiveKeeps?: 'summary' | 'final';
+  name?: string;
+}): RunTiersRule => ({
   rule: 'run-tiers',
   ...tiers,
 });

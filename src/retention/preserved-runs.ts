@@ -90,11 +90,17 @@ export interface PreserveRunOptions<P = unknown> {
 
 function preservedKey<P>(profile: Profile<P>): string {
   const key = profile.layout.preservedRunsKey;
-  if (!key) throw new CheckpointError('checkpoint_unsupported', `profile "${profile.name}" has no preserved_runs.json`, { details: { profile: profile.name } });
+  if (!key)
+    throw new CheckpointError('checkpoint_unsupported', `profile "${profile.name}" has no preserved_runs.json`, {
+      details: { profile: profile.name },
+    });
   return key;
 }
 
-async function update<P>(options: Omit<PreserveRunOptions<P>, 'reason'>, change: (doc: PreservedRuns) => PreservedRuns | undefined): Promise<PreservedRuns> {
+async function update<P>(
+  options: Omit<PreserveRunOptions<P>, 'reason'>,
+  change: (doc: PreservedRuns) => PreservedRuns | undefined,
+): Promise<PreservedRuns> {
   const { storage, profile } = options;
   const key = preservedKey(profile);
   for (let attempt = 0; ; attempt++) {
@@ -134,7 +140,9 @@ export async function unpreserveRun<P>(options: Omit<PreserveRunOptions<P>, 'rea
   // Any string: a hand-written file may list an id the profile would refuse, and removing it must work.
   if (typeof options.runId !== 'string') throw new CheckpointError('checkpoint_key_invalid', 'unpreserveRun: runId must be a string');
   return update(options, (doc) =>
-    doc.preserved_runs.some((e) => e.run_id === options.runId) ? { ...doc, preserved_runs: doc.preserved_runs.filter((e) => e.run_id !== options.runId) } : undefined,
+    doc.preserved_runs.some((e) => e.run_id === options.runId)
+      ? { ...doc, preserved_runs: doc.preserved_runs.filter((e) => e.run_id !== options.runId) }
+      : undefined,
   );
 }
 

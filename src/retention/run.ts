@@ -54,7 +54,11 @@ export async function runRetention<P>(options: RunRetentionOptions<P>): Promise<
   const { storage, profile } = options;
   const clock = options.clock ?? systemClock;
   const policy = options.policy ?? profile.retention ?? { name: 'none', rules: [] };
-  const inventory = await buildInventory({ storage, profile, ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}) });
+  const inventory = await buildInventory({
+    storage,
+    profile,
+    ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
+  });
   const plan = planRetention(inventory, policy, clock.now(), {
     allowRunDeletion: options.allowRunDeletion ?? false,
     deleteUnreadable: options.deleteUnreadable ?? false,
@@ -108,7 +112,8 @@ export async function cleanupAfterRunCompletion<P>(options: CleanupAfterRunCompl
     if (!latest) return { ran: false, reason: 'run_not_found' };
     status = latest.status;
   } catch (err) {
-    if (isCheckpointError(err, 'checkpoint_schema_invalid') || isCheckpointError(err, 'checkpoint_integrity_mismatch')) return { ran: false, reason: 'latest_unreadable' };
+    if (isCheckpointError(err, 'checkpoint_schema_invalid') || isCheckpointError(err, 'checkpoint_integrity_mismatch'))
+      return { ran: false, reason: 'latest_unreadable' };
     throw err;
   }
   if (!(options.successStatuses ?? ['completed']).includes(status)) return { ran: false, reason: 'run_not_completed', status };

@@ -43,7 +43,8 @@ export async function deleteRun<P>(options: DeleteRunOptions<P>): Promise<Delete
     .sort((a, b) => ORDER.indexOf(a.info.kind) - ORDER.indexOf(b.info.kind))
     .map((e) => e.key);
   if (storage.capabilities.atomicBatch && storage.batch) {
-    for (let i = 0; i < keys.length; i += CHUNK) await storage.batch(keys.slice(i, i + CHUNK).map((key) => ({ type: 'delete' as const, key })));
+    for (let i = 0; i < keys.length; i += CHUNK)
+      await storage.batch(keys.slice(i, i + CHUNK).map((key) => ({ type: 'delete' as const, key })));
   } else {
     for (const key of keys) await storage.delete(key);
   }

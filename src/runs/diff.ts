@@ -56,7 +56,10 @@ function walk(from: unknown, to: unknown, path: string, out: SnapshotChange[]): 
  * ```
  */
 export function diffSnapshots(a: Snapshot<unknown>, b: Snapshot<unknown>, options: DiffSnapshotsOptions = {}): SnapshotChange[] {
-  for (const [name, s] of [['a', a], ['b', b]] as const) {
+  for (const [name, s] of [
+    ['a', a],
+    ['b', b],
+  ] as const) {
     if (!isObject(s)) throw new CheckpointError('checkpoint_config_invalid', `diffSnapshots: ${name} must be a snapshot`);
   }
   const out: SnapshotChange[] = [];

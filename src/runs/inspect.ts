@@ -23,7 +23,6 @@ export interface SnapshotRow {
   readonly error?: CheckpointError;
 }
 
-
 const asError = (err: unknown, key: string): CheckpointError =>
   isCheckpointError(err) ? err : toCheckpointError(err, 'checkpoint_storage_unavailable', `reading ${key} failed`, { key });
 
@@ -51,20 +50,29 @@ export async function loadEntry(storage: StorageAdapter, profile: Profile<unknow
  * alone for profiles that keep no history — in ascending sequence, corrupt ones included
  * with their error.
  */
-export async function loadRunSnapshots(storage: StorageAdapter, profile: Profile<unknown>, run: RunFiles, onFile?: () => void): Promise<SnapshotRow[]> {
+export async function loadRunSnapshots(
+  storage: StorageAdapter,
+  profile: Profile<unknown>,
+  run: RunFiles,
+  onFile?: () => void,
+): Promise<SnapshotRow[]> {
   const singles = run.history.length > 0 || run.batches.length > 0 || !run.latest ? run.history : [run.latest];
-  const rows = (await mapLimit(singles, 8, async (e) => {
-    const row = await loadEntry(storage, profile, e);
-    onFile?.();
-    return [row];
-  })).flat();
+  const rows = (
+    await mapLimit(singles, 8, async (e) => {
+      const row = await loadEntry(storage, profile, e);
+      onFile?.();
+      return [row];
+    })
+  ).flat();
   for (const batch of run.batches) {
     const base = { key: batch.key, size: batch.size, compressed: false, batched: true };
     try {
       const stored = await storage.get(batch.key);
       if (stored) {
         for (const member of await decodeBatchFile(storage, profile, batch.key, stored.bytes)) {
-          rows.push(member.ok ? { ...base, snapshot: member.snapshot } : { ...base, key: `${batch.key}#${member.position}`, error: member.error });
+          rows.push(
+            member.ok ? { ...base, snapshot: member.snapshot } : { ...base, key: `${batch.key}#${member.position}`, error: member.error },
+          );
         }
       }
     } catch (err) {
@@ -75,4 +83,3 @@ export async function loadRunSnapshots(storage: StorageAdapter, profile: Profile
   const seq = (r: SnapshotRow): number => r.snapshot?.sequence ?? r.sequenceHint ?? Number.MAX_SAFE_INTEGER;
   return rows.sort((a, b) => seq(a) - seq(b) || (a.key < b.key ? -1 : 1));
 }
-

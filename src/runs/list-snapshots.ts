@@ -31,14 +31,20 @@ function matches<P>(snapshot: Snapshot<P>, filter: ListRunSnapshotsOptions<P>['f
 }
 
 /** Reads the snapshots stored under `entries`, skipping unreadable files (`savepoint verify` reports them) but not storage failures. */
-async function collectSnapshots<P>(storage: StorageAdapter, profile: Profile<P>, runId: string, entries: ClassifiedEntry[]): Promise<Snapshot<P>[]> {
+async function collectSnapshots<P>(
+  storage: StorageAdapter,
+  profile: Profile<P>,
+  runId: string,
+  entries: ClassifiedEntry[],
+): Promise<Snapshot<P>[]> {
   const out: Snapshot<P>[] = [];
   for (const entry of entries) {
     try {
       const s = await readSnapshot(storage, profile, entry.key);
       if (s && s.runId === runId) out.push(s);
     } catch (err) {
-      if (!isCheckpointError(err) || err.reasonCode === 'checkpoint_storage_unavailable' || err.reasonCode === 'checkpoint_rate_limited') throw err;
+      if (!isCheckpointError(err) || err.reasonCode === 'checkpoint_storage_unavailable' || err.reasonCode === 'checkpoint_rate_limited')
+        throw err;
     }
   }
   return out;
@@ -63,7 +69,8 @@ export async function* listRunSnapshots<P>(options: ListRunSnapshotsOptions<P>):
   const { storage, profile, runId, before, limit, filter } = options ?? ({} as ListRunSnapshotsOptions<P>);
   if (!storage || !profile) throw new CheckpointError('checkpoint_config_invalid', 'listRunSnapshots: storage and profile are required');
   profile.assertRunId(runId);
-  if (limit !== undefined && !(Number.isInteger(limit) && limit >= 0)) throw new CheckpointError('checkpoint_config_invalid', 'listRunSnapshots: limit must be a non-negative integer');
+  if (limit !== undefined && !(Number.isInteger(limit) && limit >= 0))
+    throw new CheckpointError('checkpoint_config_invalid', 'listRunSnapshots: limit must be a non-negative integer');
   if (before !== undefined && typeof before !== 'number' && typeof before?.id !== 'string') {
     throw new CheckpointError('checkpoint_config_invalid', 'listRunSnapshots: before must be a sequence number or { id }');
   }
@@ -99,10 +106,11 @@ export async function* listRunSnapshots<P>(options: ListRunSnapshotsOptions<P>):
 }
 
 /** Options of {@link getRunSnapshot}: the run and either the snapshot's `id` or its `sequence`. */
-export type GetRunSnapshotOptions<P = unknown> = { readonly storage: StorageAdapter; readonly profile: Profile<P>; readonly runId: string } & (
-  | { readonly id: string; readonly sequence?: undefined }
-  | { readonly sequence: number; readonly id?: undefined }
-);
+export type GetRunSnapshotOptions<P = unknown> = {
+  readonly storage: StorageAdapter;
+  readonly profile: Profile<P>;
+  readonly runId: string;
+} & ({ readonly id: string; readonly sequence?: undefined } | { readonly sequence: number; readonly id?: undefined });
 
 /**
  * One snapshot of a run by id or by sequence, verified like every read; `undefined` when
@@ -115,7 +123,8 @@ export type GetRunSnapshotOptions<P = unknown> = { readonly storage: StorageAdap
  */
 export async function getRunSnapshot<P>(options: GetRunSnapshotOptions<P>): Promise<Snapshot<P> | undefined> {
   const { storage, profile, runId, id, sequence } = options ?? ({} as GetRunSnapshotOptions<P>);
-  if ((id === undefined) === (sequence === undefined)) throw new CheckpointError('checkpoint_config_invalid', 'getRunSnapshot: give exactly one of id and sequence');
+  if ((id === undefined) === (sequence === undefined))
+    throw new CheckpointError('checkpoint_config_invalid', 'getRunSnapshot: give exactly one of id and sequence');
   const run = (await collectRunFiles(storage, profile as Profile<unknown>, (profile.assertRunId(runId), runId))).runs.get(runId);
   if (!run) return undefined;
   const named = run.history.filter((e) => (id !== undefined ? e.info.snapshotId === id : e.info.sequence === sequence));

@@ -29,20 +29,31 @@ export function encodeBatchFile(members: readonly { sequence: number; bytes: Uin
   const sorted = [...members].sort((a, b) => a.sequence - b.sequence);
   const batch: BatchFile = {
     checkpoints: sorted.map((m) => parseJson(utf8Decode(m.bytes)) as JsonObject),
-    batch_metadata: { first_sequence: sorted[0]!.sequence, last_sequence: sorted[sorted.length - 1]!.sequence, checkpoint_count: sorted.length },
+    batch_metadata: {
+      first_sequence: sorted[0]!.sequence,
+      last_sequence: sorted[sorted.length - 1]!.sequence,
+      checkpoint_count: sorted.length,
+    },
   };
   return utf8Encode(canonicalJson(batch));
 }
 
 /** One member of a batch file: its snapshot, or the reason it failed validation. */
-export type BatchMember<P> = { readonly ok: true; readonly snapshot: Snapshot<P> } | { readonly ok: false; readonly position: number; readonly error: CheckpointError };
+export type BatchMember<P> =
+  | { readonly ok: true; readonly snapshot: Snapshot<P> }
+  | { readonly ok: false; readonly position: number; readonly error: CheckpointError };
 
 /**
  * Decodes a batch file. The envelope must be valid (`checkpoint_schema_invalid`
  * otherwise); each member is decoded on its own through the profile, so one corrupt
  * member does not hide the others.
  */
-export async function decodeBatchFile<P>(storage: StorageAdapter, profile: Profile<P>, key: string, stored: Uint8Array): Promise<BatchMember<P>[]> {
+export async function decodeBatchFile<P>(
+  storage: StorageAdapter,
+  profile: Profile<P>,
+  key: string,
+  stored: Uint8Array,
+): Promise<BatchMember<P>[]> {
   const bytes = isGzip(stored) ? gunzip(stored, key, { maxBytes: profile.maxSnapshotBytes }) : stored;
   const envelope = parseJson(utf8Decode(bytes, key), key);
   assertValid(validator(envelope), key);
@@ -50,7 +61,10 @@ export async function decodeBatchFile<P>(storage: StorageAdapter, profile: Profi
   const out: BatchMember<P>[] = [];
   for (const [position, member] of batch.checkpoints.entries()) {
     try {
-      out.push({ ok: true, snapshot: await decodeStoredSnapshot(storage, profile, `${key}#${position}`, utf8Encode(canonicalJson(member))) });
+      out.push({
+        ok: true,
+        snapshot: await decodeStoredSnapshot(storage, profile, `${key}#${position}`, utf8Encode(canonicalJson(member))),
+      });
     } catch (err) {
       if (!isCheckpointError(err)) throw err;
       out.push({ ok: false, position, error: err });

@@ -18,7 +18,12 @@ import type { Profile } from '../contract/profile.js';
  * tolerantly when the format reads foreign documents (see {@link decodeStoredSnapshotTolerant}).
  * This is the one read path every component (resume, retention, CLI) uses, so every read is validated.
  */
-export async function decodeStoredSnapshot<P>(storage: StorageAdapter, profile: Profile<P>, key: string, stored: Uint8Array): Promise<Snapshot<P>> {
+export async function decodeStoredSnapshot<P>(
+  storage: StorageAdapter,
+  profile: Profile<P>,
+  key: string,
+  stored: Uint8Array,
+): Promise<Snapshot<P>> {
   assertStorageArgument(storage, 'decodeStoredSnapshot');
   assertProfileArgument(profile, 'decodeStoredSnapshot');
   assertStringArgument(key, 'decodeStoredSnapshot', 'key');
@@ -32,7 +37,12 @@ export async function decodeStoredSnapshot<P>(storage: StorageAdapter, profile: 
  * sealed document edited since (`checkpoint_integrity_mismatch`). `warnings` is empty for a
  * document savepoint sealed and nobody changed.
  */
-export async function decodeStoredSnapshotTolerant<P>(storage: StorageAdapter, profile: Profile<P>, key: string, stored: Uint8Array): Promise<ForeignRead<P>> {
+export async function decodeStoredSnapshotTolerant<P>(
+  storage: StorageAdapter,
+  profile: Profile<P>,
+  key: string,
+  stored: Uint8Array,
+): Promise<ForeignRead<P>> {
   assertStorageArgument(storage, 'decodeStoredSnapshotTolerant');
   assertProfileArgument(profile, 'decodeStoredSnapshotTolerant');
   assertStringArgument(key, 'decodeStoredSnapshotTolerant', 'key');
@@ -81,10 +91,13 @@ async function decodeStored<P>(storage: StorageAdapter, profile: Profile<P>, key
       : undefined;
   const resolved =
     verified ??
-    (await resolveParts(verified === undefined && decodeParsed && typeof checksum === 'string' ? parseJson(text, key) : main, async (partKey) => {
-      const part = await storage.get(partKey);
-      return part ? { bytes: part.bytes, value: () => parseJson(utf8Decode(part.bytes, partKey), partKey) } : undefined;
-    }));
+    (await resolveParts(
+      verified === undefined && decodeParsed && typeof checksum === 'string' ? parseJson(text, key) : main,
+      async (partKey) => {
+        const part = await storage.get(partKey);
+        return part ? { bytes: part.bytes, value: () => parseJson(utf8Decode(part.bytes, partKey), partKey) } : undefined;
+      },
+    ));
   // The reassembled document is decoded as it is, not encoded and parsed again: the same schema
   // and checksum checks without two more copies of a large snapshot.
   if (decodeParsed && typeof resolved === 'object' && resolved !== null && !Array.isArray(resolved)) {

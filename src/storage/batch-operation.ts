@@ -15,11 +15,15 @@ export function assertBatchOperation(op: BatchOperation): void {
   }
   assertKey(op.key);
   if (op.type === 'put' && !(op.bytes instanceof Uint8Array)) {
-    throw new CheckpointError('checkpoint_config_invalid', `batch put of ${op.key} needs bytes (a Uint8Array)`, { details: { key: op.key } });
+    throw new CheckpointError('checkpoint_config_invalid', `batch put of ${op.key} needs bytes (a Uint8Array)`, {
+      details: { key: op.key },
+    });
   }
   const cond = op as { ifVersion?: unknown; ifAbsent?: unknown };
   if (op.type === 'check' && typeof cond.ifVersion !== 'string' && cond.ifAbsent !== true) {
-    throw new CheckpointError('checkpoint_config_invalid', `batch check of ${op.key} needs ifVersion or ifAbsent`, { details: { key: op.key } });
+    throw new CheckpointError('checkpoint_config_invalid', `batch check of ${op.key} needs ifVersion or ifAbsent`, {
+      details: { key: op.key },
+    });
   }
 }
 

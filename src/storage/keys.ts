@@ -71,7 +71,8 @@ function checkKey(key: unknown): asserts key is string {
     if (segment === '') reject('has an empty segment', key);
     if (segment === '.' || segment === '..') reject('has a "." or ".." segment', key);
     // A UTF-16 code unit is at most 3 UTF-8 bytes: short segments need no encoding (hot path).
-    if (segment.length * 3 > MAX_SEGMENT_BYTES && encoder.encode(segment).length > MAX_SEGMENT_BYTES) reject(`has a segment longer than ${MAX_SEGMENT_BYTES} bytes`, key);
+    if (segment.length * 3 > MAX_SEGMENT_BYTES && encoder.encode(segment).length > MAX_SEGMENT_BYTES)
+      reject(`has a segment longer than ${MAX_SEGMENT_BYTES} bytes`, key);
   }
 }
 

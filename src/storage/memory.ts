@@ -1,6 +1,15 @@
 import { CheckpointError } from '../contract/errors.js';
 import { assertOptionsArgument } from '../contract/arguments.js';
-import type { BatchOperation, BatchOutcome, DeleteOptions, PutOptions, PutResult, StorageAdapter, StorageEntry, StoredObject } from '../contract/storage.js';
+import type {
+  BatchOperation,
+  BatchOutcome,
+  DeleteOptions,
+  PutOptions,
+  PutResult,
+  StorageAdapter,
+  StorageEntry,
+  StoredObject,
+} from '../contract/storage.js';
 import { declareSynchronous } from '../contract/synchronous-storage.js';
 import { batchNow } from './memory/batch.js';
 import { checkOperation } from './memory/checks.js';
@@ -38,7 +47,11 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageAdapte
   // All their work is synchronous: declared as putNow/batchNow (SynchronousStorage, see contract/synchronous-storage.ts).
   const adapter: StorageAdapter = {
     name: 'memory',
-    capabilities: { atomicBatch: true, crossProcessConditional: false, ...(options.maxValueBytes !== undefined ? { maxValueBytes: options.maxValueBytes } : {}) },
+    capabilities: {
+      atomicBatch: true,
+      crossProcessConditional: false,
+      ...(options.maxValueBytes !== undefined ? { maxValueBytes: options.maxValueBytes } : {}),
+    },
     async get(key: string): Promise<StoredObject | undefined> {
       return getNow(state, key);
     },

@@ -1,5 +1,14 @@
 import type { ReasonCode } from '../contract/reason-codes.js';
-import type { BatchOperation, BatchOutcome, DeleteOptions, PutOptions, PutResult, StorageAdapter, StorageEntry, StoredObject } from '../contract/storage.js';
+import type {
+  BatchOperation,
+  BatchOutcome,
+  DeleteOptions,
+  PutOptions,
+  PutResult,
+  StorageAdapter,
+  StorageEntry,
+  StoredObject,
+} from '../contract/storage.js';
 import type { BufferedStorage } from '../contract/buffered-storage.js';
 import { assertStorageArgument, assertOptionsArgument } from '../contract/arguments.js';
 import { faultyList } from './faulty/list.js';
@@ -94,8 +103,10 @@ export function faultyStorage(inner: StorageAdapter, plan: FaultPlan = {}): Faul
       return state.counted;
     },
     get: (key: string): Promise<StoredObject | undefined> => runOperation(state, 'get', [key], () => inner.get(key)),
-    put: (key: string, bytes: Uint8Array, options?: PutOptions): Promise<PutResult> => runOperation(state, 'put', [key], () => inner.put(key, bytes, options)),
-    delete: (key: string, options?: DeleteOptions): Promise<boolean> => runOperation(state, 'delete', [key], () => inner.delete(key, options)),
+    put: (key: string, bytes: Uint8Array, options?: PutOptions): Promise<PutResult> =>
+      runOperation(state, 'put', [key], () => inner.put(key, bytes, options)),
+    delete: (key: string, options?: DeleteOptions): Promise<boolean> =>
+      runOperation(state, 'delete', [key], () => inner.delete(key, options)),
     list: (prefix: string): AsyncIterable<StorageEntry> => faultyList(state, prefix),
     async close(): Promise<void> {
       // Closing a wrapper must not close the inner store: tests reopen it as a "new process".

@@ -59,7 +59,14 @@ async function settle(): Promise<void> {
  * ```
  */
 export function manualClock(start: number | Date | string = MANUAL_CLOCK_START): ManualClock {
-  let now = typeof start === 'number' ? start : typeof start === 'string' ? Date.parse(start) : start instanceof Date ? start.getTime() : Number.NaN;
+  let now =
+    typeof start === 'number'
+      ? start
+      : typeof start === 'string'
+        ? Date.parse(start)
+        : start instanceof Date
+          ? start.getTime()
+          : Number.NaN;
   if (!Number.isFinite(now)) {
     throw new CheckpointError('checkpoint_config_invalid', `manualClock: start must be a valid time, got ${String(start)}`);
   }

@@ -16,7 +16,8 @@ export async function verifyRun(source: ViewerSource, runId: string): Promise<Ve
   const run = await runFiles(source, runId);
   if (!run) return undefined;
   const rows = await loadRunSnapshots(source.storage, source.profile, run);
-  const latest = run.latest && (run.history.length > 0 || run.batches.length > 0) ? [await loadEntry(source.storage, source.profile, run.latest)] : [];
+  const latest =
+    run.latest && (run.history.length > 0 || run.batches.length > 0) ? [await loadEntry(source.storage, source.profile, run.latest)] : [];
   const all = [...rows, ...latest];
   return {
     runId,

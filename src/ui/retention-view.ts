@@ -20,7 +20,12 @@ export interface RetentionView {
   readonly rules: readonly string[];
   /** Identifies this exact plan: applying needs it, so what is applied is what was shown. */
   readonly digest: string;
-  readonly runs: readonly { readonly runId: string; readonly tier: string | null; readonly counts: Readonly<Record<string, number>>; readonly deleteRun: boolean }[];
+  readonly runs: readonly {
+    readonly runId: string;
+    readonly tier: string | null;
+    readonly counts: Readonly<Record<string, number>>;
+    readonly deleteRun: boolean;
+  }[];
   /** Decisions of the asked run's snapshots (all runs' counts are in `runs`). */
   readonly decisions: readonly RetentionDecisionView[];
   readonly operations: number;

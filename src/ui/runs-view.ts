@@ -70,7 +70,8 @@ async function resumability(source: ViewerSource, runId: string, latest: Snapsho
   if (latest && source.profile.isTerminal(latest.status)) return { state: 'finished', status: latest.status, sequence: latest.sequence };
   try {
     const plan = await planResume({ storage: source.storage, profile: source.profile, runId, clock: source.clock });
-    if (source.profile.isTerminal(plan.snapshot.status)) return { state: 'finished', status: plan.snapshot.status, sequence: plan.snapshot.sequence };
+    if (source.profile.isTerminal(plan.snapshot.status))
+      return { state: 'finished', status: plan.snapshot.status, sequence: plan.snapshot.sequence };
     return { state: 'resumable', at: plan.at, reason: plan.reason, eligible: plan.eligible, sequence: plan.snapshot.sequence };
   } catch (err) {
     if (isCheckpointError(err)) return { state: 'unresumable', error: errorView(err) };
@@ -79,7 +80,10 @@ async function resumability(source: ViewerSource, runId: string, latest: Snapsho
 }
 
 /** Every run of the store with its status, activity, size, lock holder and resumability. */
-export async function listRunViews(source: ViewerSource, onListing?: (files: Awaited<ReturnType<typeof collectRunFiles>>) => void): Promise<RunView[]> {
+export async function listRunViews(
+  source: ViewerSource,
+  onListing?: (files: Awaited<ReturnType<typeof collectRunFiles>>) => void,
+): Promise<RunView[]> {
   const files = await collectRunFiles(source.storage, source.profile);
   onListing?.(files);
   return mapLimit([...files.runs.values()], 8, async (run): Promise<RunView> => {

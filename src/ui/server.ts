@@ -68,7 +68,8 @@ function send(res: ServerResponse, status: number, type: string, body: string): 
   res.end(body);
 }
 
-const sendJson = (res: ServerResponse, status: number, value: unknown): void => send(res, status, 'application/json; charset=utf-8', JSON.stringify(value));
+const sendJson = (res: ServerResponse, status: number, value: unknown): void =>
+  send(res, status, 'application/json; charset=utf-8', JSON.stringify(value));
 
 function sameToken(given: string, token: string): boolean {
   const a = Buffer.from(given);
@@ -91,7 +92,11 @@ async function readBody(req: IncomingMessage, max = 16 * 1024): Promise<unknown>
   }
 }
 
-type Route = (source: ViewerSource & { readonly timelines: ReturnType<typeof timelineCache> }, params: string[], query: URLSearchParams) => Promise<unknown>;
+type Route = (
+  source: ViewerSource & { readonly timelines: ReturnType<typeof timelineCache> },
+  params: string[],
+  query: URLSearchParams,
+) => Promise<unknown>;
 
 /**
  * A timeline entry without its empty members (null, false, []) and without the key of a
@@ -122,7 +127,10 @@ const ROUTES: readonly (readonly [RegExp, Route])[] = [
       return { runId: run, complete: t.complete, snapshots: t.snapshots.map(compactEntry) };
     },
   ],
-  [/^runs\/([^/]+)\/snapshots\/([^/]+)$/, async (s, [run, ref]) => (await findSnapshot(s, run!, ref!, s.timelines)) ?? notFound(`snapshot "${ref}" of run "${run}"`)],
+  [
+    /^runs\/([^/]+)\/snapshots\/([^/]+)$/,
+    async (s, [run, ref]) => (await findSnapshot(s, run!, ref!, s.timelines)) ?? notFound(`snapshot "${ref}" of run "${run}"`),
+  ],
   [
     /^runs\/([^/]+)\/diff$/,
     async (s, [run], q) => {
@@ -207,11 +215,16 @@ async function handleRequest(state: UiServerState, req: IncomingMessage, res: Se
 
 /** `POST api/retention/apply`: applies the plan the page showed, named by its digest, if pruning is allowed. */
 async function applyRetention(state: UiServerState, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  if (!state.info.allowPrune) throw new HttpError(403, 'ui_read_only', 'this viewer is read-only: start it with --allow-prune to apply retention');
+  if (!state.info.allowPrune)
+    throw new HttpError(403, 'ui_read_only', 'this viewer is read-only: start it with --allow-prune to apply retention');
   if (req.headers['content-type'] !== 'application/json') throw new HttpError(415, 'ui_bad_request', 'expected application/json');
   const body = await readBody(req);
-  const digest = body && typeof body === 'object' && typeof (body as { digest?: unknown }).digest === 'string' ? (body as { digest: string }).digest : undefined;
-  if (!digest || (body as { confirm?: unknown }).confirm !== true) throw new HttpError(400, 'ui_bad_request', 'a confirmed plan digest is required');
+  const digest =
+    body && typeof body === 'object' && typeof (body as { digest?: unknown }).digest === 'string'
+      ? (body as { digest: string }).digest
+      : undefined;
+  if (!digest || (body as { confirm?: unknown }).confirm !== true)
+    throw new HttpError(400, 'ui_bad_request', 'a confirmed plan digest is required');
   const result = await applyRetentionPlan(state.source, digest);
   if (!result) throw new HttpError(409, 'ui_plan_changed', 'the store changed since the plan was shown; look at the new plan first');
   return sendJson(res, 200, result);

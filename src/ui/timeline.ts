@@ -40,13 +40,19 @@ function withCarried(entries: TimelineEntry[]): TimelineEntry[] {
   return entries.map((e) => (e.id !== null && extra.has(e.id) ? { ...e, coalesced: [...e.coalesced, ...extra.get(e.id)!] } : e));
 }
 
-const toEntry = (profile: Profile<unknown>) => (row: SnapshotRow): TimelineEntry => {
-  const s = row.snapshot;
-  const entry = entryOf(profile, row);
-  const carried = s ? s.sourceDetails.flatMap((d) => (d.coalesced_into !== undefined && d.coalesced_into !== s.id ? [{ into: d.coalesced_into, source: d.source }] : [])) : [];
-  if (carried.length > 0) carriedBy.set(entry, carried);
-  return entry;
-};
+const toEntry =
+  (profile: Profile<unknown>) =>
+  (row: SnapshotRow): TimelineEntry => {
+    const s = row.snapshot;
+    const entry = entryOf(profile, row);
+    const carried = s
+      ? s.sourceDetails.flatMap((d) =>
+          d.coalesced_into !== undefined && d.coalesced_into !== s.id ? [{ into: d.coalesced_into, source: d.source }] : [],
+        )
+      : [];
+    if (carried.length > 0) carriedBy.set(entry, carried);
+    return entry;
+  };
 
 function entryOf(profile: Profile<unknown>, row: SnapshotRow): TimelineEntry {
   const s = row.snapshot;
@@ -144,7 +150,21 @@ export function timelineCache(source: ViewerSource): {
         const hit = cache.get(e.key);
         if (hit && hit.version === e.version) return hit.entry;
         const id = e.info.snapshotId ?? null;
-        return { key: e.key, sequence: e.info.sequence ?? null, id, createdAt: timeFromSnapshotId(id ?? undefined), source: e.info.source ?? null, coalesced: [], status: null, size: e.size, compressed: e.info.compressed, batched: false, heartbeat: false, error: null, pending: true as const };
+        return {
+          key: e.key,
+          sequence: e.info.sequence ?? null,
+          id,
+          createdAt: timeFromSnapshotId(id ?? undefined),
+          source: e.info.source ?? null,
+          coalesced: [],
+          status: null,
+          size: e.size,
+          compressed: e.info.compressed,
+          batched: false,
+          heartbeat: false,
+          error: null,
+          pending: true as const,
+        };
       });
       const complete = run.batches.length === 0 && cached.every((e) => !('pending' in e));
       if (complete) return { complete, snapshots: withCarried(cached.sort(bySequenceThenTime)) };
@@ -184,10 +204,12 @@ export async function findSnapshot(
   }
   const rows = await loadRunSnapshots(source.storage, source.profile, run);
   const wanted = /^[0-9]+$/.test(ref) ? Number(ref) : undefined;
-  const found = ref === 'latest' ? rows.at(-1)?.snapshot : rows.find((r) => r.snapshot && (r.snapshot.id === ref || r.snapshot.sequence === wanted))?.snapshot;
+  const found =
+    ref === 'latest'
+      ? rows.at(-1)?.snapshot
+      : rows.find((r) => r.snapshot && (r.snapshot.id === ref || r.snapshot.sequence === wanted))?.snapshot;
   if (found || wanted === undefined || !run.latest) return found;
   // A profile without history keeps its one snapshot in latest.
   const latest = await loadEntry(source.storage, source.profile, run.latest);
   return latest.snapshot?.sequence === wanted ? latest.snapshot : undefined;
 }
-

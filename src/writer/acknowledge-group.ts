@@ -15,16 +15,33 @@ type Outcome = 'written' | 'queued';
  * run's index entries and history as the stored files now are. A held run end is pushed
  * first (run-end-push.ts).
  */
-export function acknowledgeGroup<P>(state: WriterState<P>, group: GroupDraft<P>, headRewrite: HeadRewrite<P> | undefined, facts: GroupFacts, write: GroupWrite, report: WriteReport): void | Promise<void> {
+export function acknowledgeGroup<P>(
+  state: WriterState<P>,
+  group: GroupDraft<P>,
+  headRewrite: HeadRewrite<P> | undefined,
+  facts: GroupFacts,
+  write: GroupWrite,
+  report: WriteReport,
+): void | Promise<void> {
   const { config } = state;
   if (report.pending && endsRun(config.profile, group.planned)) {
-    return pushHeldAtRunEnd(config.storage).then((pushed) => settleGroup(state, group, headRewrite, facts, write, report, pushed ? 'written' : 'queued'));
+    return pushHeldAtRunEnd(config.storage).then((pushed) =>
+      settleGroup(state, group, headRewrite, facts, write, report, pushed ? 'written' : 'queued'),
+    );
   }
   return settleGroup(state, group, headRewrite, facts, write, report, report.pending ? 'queued' : 'written');
 }
 
 /** Acknowledges the group's jobs with `outcome` and moves the run on; a promise only while pruned files are deleted. */
-function settleGroup<P>(state: WriterState<P>, group: GroupDraft<P>, headRewrite: HeadRewrite<P> | undefined, facts: GroupFacts, write: GroupWrite, report: WriteReport, outcome: Outcome): void | Promise<void> {
+function settleGroup<P>(
+  state: WriterState<P>,
+  group: GroupDraft<P>,
+  headRewrite: HeadRewrite<P> | undefined,
+  facts: GroupFacts,
+  write: GroupWrite,
+  report: WriteReport,
+  outcome: Outcome,
+): void | Promise<void> {
   const { config } = state;
   const { planned } = group;
   const mode = write.batchFile ? 'batch-file' : report.mode;
@@ -52,9 +69,18 @@ function settleHeadRewrite<P>(state: WriterState<P>, group: GroupDraft<P>, headR
     loc.kind === 'history'
       ? { kind: 'history', key: loc.key, version: report.versions.get(loc.key) ?? loc.version }
       : loc.kind === 'batch'
-        ? { kind: 'batch', key: loc.key, version: report.versions.get(loc.key) ?? loc.version, members: withRewrittenHead(loc.members, head.header.sequence, headRewrite.stored.bytes) }
+        ? {
+            kind: 'batch',
+            key: loc.key,
+            version: report.versions.get(loc.key) ?? loc.version,
+            members: withRewrittenHead(loc.members, head.header.sequence, headRewrite.stored.bytes),
+          }
         : loc;
-  state.head = { ...head, header: headRewrite.header, ...(immutableHistory ? { location: loc, latestOnly: [...head.latestOnly, ...intoHead.map((x) => x.record)] } : { location }) };
+  state.head = {
+    ...head,
+    header: headRewrite.header,
+    ...(immutableHistory ? { location: loc, latestOnly: [...head.latestOnly, ...intoHead.map((x) => x.record)] } : { location }),
+  };
   // Where the records are: the rewritten entry, latest, or (immutable history) the new snapshot's entry.
   const key = immutableHistory ? (planned[0]?.key ?? latestKey) : loc.kind === 'history' || loc.kind === 'batch' ? loc.key : latestKey;
   const s = headRewrite.stored.snapshot;
@@ -68,13 +94,26 @@ function settleHeadRewrite<P>(state: WriterState<P>, group: GroupDraft<P>, headR
       snapshot: s,
       ...(newest && !hasHistory ? { supersededBy: newest.draft.sequence } : {}),
     };
-    state.emitter.emit('coalesced', { runId, snapshotId: s.id, sequence: s.sequence, source: job.trigger.source, status: s.status, recorded: s.sourceDetails.length });
+    state.emitter.emit('coalesced', {
+      runId,
+      snapshotId: s.id,
+      sequence: s.sequence,
+      source: job.trigger.source,
+      status: s.status,
+      recorded: s.sourceDetails.length,
+    });
     job.resolve(result);
   }
 }
 
 /** Acknowledges a new snapshot's creator and the triggers coalesced into it (latest-only profiles: superseded by the group's newest). */
-function acknowledgePlanned<P>(state: WriterState<P>, p: Planned<P>, planned: readonly Planned<P>[], outcome: Outcome, mode: WriterEventMap['written']['mode']): void {
+function acknowledgePlanned<P>(
+  state: WriterState<P>,
+  p: Planned<P>,
+  planned: readonly Planned<P>[],
+  outcome: Outcome,
+  mode: WriterEventMap['written']['mode'],
+): void {
   const { emitter, config } = state;
   const { runId } = config;
   const newest = planned.at(-1);
@@ -82,7 +121,13 @@ function acknowledgePlanned<P>(state: WriterState<P>, p: Planned<P>, planned: re
   const supersededBy = !config.hasHistory && p !== newest ? newest!.draft.sequence : undefined;
   // phased-workflow-github.md, size_management: "3. Log warning about large checkpoint".
   if (p.stored.splitFrom !== undefined) {
-    emitter.emit('split', { runId, sequence: s.sequence, bytes: p.stored.splitFrom, limit: config.maxBytes, parts: p.stored.parts.map((part) => part.key) });
+    emitter.emit('split', {
+      runId,
+      sequence: s.sequence,
+      bytes: p.stored.splitFrom,
+      limit: config.maxBytes,
+      parts: p.stored.parts.map((part) => part.key),
+    });
   }
   if (emitter.has('written')) {
     emitter.emit('written', {
@@ -104,8 +149,23 @@ function acknowledgePlanned<P>(state: WriterState<P>, p: Planned<P>, planned: re
       : { ok: true, outcome, snapshotId: s.id, sequence: s.sequence, key: p.key, snapshot: s, supersededBy },
   );
   for (const job of p.coalesced) {
-    emitter.emit('coalesced', { runId, snapshotId: s.id, sequence: s.sequence, source: job.trigger.source, status: s.status, recorded: s.sourceDetails.length });
-    job.resolve({ ok: true, outcome: 'coalesced', snapshotId: s.id, sequence: s.sequence, key: p.key, snapshot: s, ...(supersededBy === undefined ? {} : { supersededBy }) });
+    emitter.emit('coalesced', {
+      runId,
+      snapshotId: s.id,
+      sequence: s.sequence,
+      source: job.trigger.source,
+      status: s.status,
+      recorded: s.sourceDetails.length,
+    });
+    job.resolve({
+      ok: true,
+      outcome: 'coalesced',
+      snapshotId: s.id,
+      sequence: s.sequence,
+      key: p.key,
+      snapshot: s,
+      ...(supersededBy === undefined ? {} : { supersededBy }),
+    });
   }
 }
 
@@ -114,8 +174,17 @@ function advanceHead<P>(state: WriterState<P>, newest: Planned<P>, batchFile: Ba
   state.lastSequence = newest.draft.sequence;
   let location: HeadLocation;
   if (!state.config.hasHistory) location = { kind: 'latest' };
-  else if (batchFile) location = { kind: 'batch', key: batchFile.key, version: report.versions.get(batchFile.key) ?? '', members: batchFile.members };
+  else if (batchFile)
+    location = { kind: 'batch', key: batchFile.key, version: report.versions.get(batchFile.key) ?? '', members: batchFile.members };
   else location = { kind: 'history', key: newest.key, version: report.versions.get(newest.key) ?? '' };
   if ((location.kind === 'history' || location.kind === 'batch') && location.version === '') location = { kind: 'fixed' };
-  state.head = { header: newest.draft, payloadText: newest.payloadText, payloadPieces: newest.payloadPieces, state: newest.state, createdAtMs: newest.createdAtMs, location, latestOnly: [] };
+  state.head = {
+    header: newest.draft,
+    payloadText: newest.payloadText,
+    payloadPieces: newest.payloadPieces,
+    state: newest.state,
+    createdAtMs: newest.createdAtMs,
+    location,
+    latestOnly: [],
+  };
 }

@@ -26,7 +26,9 @@ export function onBeat<P>(state: WriterState<P>): void {
     return;
   }
   void accept(state, { source: heartbeatSource, status: lastInput.status, payload }, 'heartbeat').then((r) => {
-    settleBeat(heartbeatPayload, r, payload, (raw) => failure(state, toCheckpointError(raw, 'checkpoint_config_invalid', 'heartbeatPayload.settled failed'), 'heartbeat'));
+    settleBeat(heartbeatPayload, r, payload, (raw) =>
+      failure(state, toCheckpointError(raw, 'checkpoint_config_invalid', 'heartbeatPayload.settled failed'), 'heartbeat'),
+    );
     // A failed beat is reported through `error`; keep beating so the state is tried again.
     if (!r.ok) heartbeat.reset(state.lastInput?.status === activeStatus);
   });

@@ -11,12 +11,16 @@ import type { CheckpointFailure } from './types.js';
 /** `writer.open()`: opens the run (after whatever is queued) unless the writer is closing. */
 export async function openRun<P>(state: WriterState<P>): Promise<{ readonly ok: true; readonly lastSequence: number } | CheckpointFailure> {
   const { runId } = state.config;
-  if (state.closing || state.closed) return deliverFailure(state, failure(state, new CheckpointError('checkpoint_closed', `writer of run ${runId} is closed`), 'open'));
+  if (state.closing || state.closed)
+    return deliverFailure(state, failure(state, new CheckpointError('checkpoint_closed', `writer of run ${runId} is closed`), 'open'));
   try {
     await exclusive(state, () => openWithRetry(state));
     return { ok: true as const, lastSequence: state.lastSequence };
   } catch (raw) {
-    return deliverFailure(state, failure(state, toCheckpointError(raw, 'checkpoint_storage_unavailable', 'could not open the run'), 'open'));
+    return deliverFailure(
+      state,
+      failure(state, toCheckpointError(raw, 'checkpoint_storage_unavailable', 'could not open the run'), 'open'),
+    );
   }
 }
 

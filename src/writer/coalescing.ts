@@ -71,7 +71,14 @@ export interface CoalesceBase {
  * coalesced into it (a `gate_decision` joining a `phase_complete` would resume at the next
  * phase instead of the gate).
  */
-export function shouldCoalesce(base: CoalesceBase | undefined, state: MaterialState, at: number, windowMs: number, critical = false, resumeAs?: string): boolean {
+export function shouldCoalesce(
+  base: CoalesceBase | undefined,
+  state: MaterialState,
+  at: number,
+  windowMs: number,
+  critical = false,
+  resumeAs?: string,
+): boolean {
   if (critical || !base || !base.open || base.resumeAs !== resumeAs) return false;
   const elapsed = at - base.createdAtMs;
   return elapsed >= 0 && elapsed <= windowMs && sameMaterial(base.state, state);
@@ -83,7 +90,12 @@ export function carriedRecords(records: readonly TriggerRecord[], into: string):
 }
 
 /** The snapshot with `id` as its stored history entry (or batch member) holds it; undefined when unreadable. */
-async function historyCopy<P>(storage: StorageAdapter, profile: Profile<P>, location: HeadLocation, id: string): Promise<Snapshot<P> | undefined> {
+async function historyCopy<P>(
+  storage: StorageAdapter,
+  profile: Profile<P>,
+  location: HeadLocation,
+  id: string,
+): Promise<Snapshot<P> | undefined> {
   if (location.kind !== 'history' && location.kind !== 'batch') return undefined;
   try {
     const obj = await storage.get(location.key);
@@ -104,7 +116,12 @@ async function historyCopy<P>(storage: StorageAdapter, profile: Profile<P>, loca
  * read (compressed, missing, damaged) every record is carried: a record twice is better than
  * a trigger lost.
  */
-export async function latestOnlyRecords<P>(storage: StorageAdapter, profile: Profile<P>, head: Snapshot<P>, location: HeadLocation): Promise<TriggerRecord[]> {
+export async function latestOnlyRecords<P>(
+  storage: StorageAdapter,
+  profile: Profile<P>,
+  head: Snapshot<P>,
+  location: HeadLocation,
+): Promise<TriggerRecord[]> {
   const own = head.sourceDetails.filter((r) => r.coalesced_into === undefined);
   if (own.length === 0 || location.kind === 'latest') return [];
   const copy = await historyCopy(storage, profile, location, head.id);

@@ -27,14 +27,25 @@ export function storePlan<P>(state: WriterState<P>, plan: WritePlan, through: nu
 }
 
 /** Awaited one at a time, checkpoints below the floor join the head's file while the store still holds it (profiles/held-batch.ts). */
-function joinHeld<P>(state: WriterState<P>, group: GroupDraft<P>, headRewrite: HeadRewrite<P> | undefined, budgetLow: boolean): Promise<HeldBatch | undefined> | undefined {
+function joinHeld<P>(
+  state: WriterState<P>,
+  group: GroupDraft<P>,
+  headRewrite: HeadRewrite<P> | undefined,
+  budgetLow: boolean,
+): Promise<HeldBatch | undefined> | undefined {
   const { config, head } = state;
   const { layout, profile } = config;
   const loc = head?.location;
-  if (!(config.hasHistory && budgetLow && layout.batchKey && config.useAtomicBatch && !headRewrite && head && group.planned.length > 0)) return undefined;
+  if (!(config.hasHistory && budgetLow && layout.batchKey && config.useAtomicBatch && !headRewrite && head && group.planned.length > 0))
+    return undefined;
   if (!profile.joinHeldHead || !loc || (loc.kind !== 'history' && loc.kind !== 'batch')) return undefined;
   const added = group.planned.map((p) => ({ sequence: p.draft.sequence, bytes: p.stored.bytes }));
-  const held = { sequence: head.header.sequence, key: loc.key, version: loc.version, ...(loc.kind === 'batch' ? { members: loc.members } : {}) };
+  const held = {
+    sequence: head.header.sequence,
+    key: loc.key,
+    version: loc.version,
+    ...(loc.kind === 'batch' ? { members: loc.members } : {}),
+  };
   return profile.joinHeldHead(config.storage, layout.batchKey, config.runId, held, added, config.maxBytes);
 }
 
@@ -42,13 +53,18 @@ function joinHeld<P>(state: WriterState<P>, group: GroupDraft<P>, headRewrite: H
  * What the plan needs from storage, read in this order: the held head, the `latest` being
  * replaced, the preserved runs. Without a read to make, no promise.
  */
-function gatherFacts<P>(state: WriterState<P>, group: GroupDraft<P>, headRewrite: HeadRewrite<P> | undefined): GroupFacts | Promise<GroupFacts> {
+function gatherFacts<P>(
+  state: WriterState<P>,
+  group: GroupDraft<P>,
+  headRewrite: HeadRewrite<P> | undefined,
+): GroupFacts | Promise<GroupFacts> {
   const { config } = state;
   const budgetLow = config.batchWhenLow && rateBudgetOf(config.storage)?.low === true;
   const joining = joinHeld(state, group, headRewrite, budgetLow);
   const latestBytes = latestBytesOf(group, headRewrite);
   const candidates = config.autoRetention && group.planned.length > 0 ? planPrune(state.history, config.autoRetention) : [];
-  if (!joining && !(latestBytes && config.profile.document.keepForeignFields) && candidates.length === 0) return { budgetLow, held: undefined, latestBytes, prune: candidates };
+  if (!joining && !(latestBytes && config.profile.document.keepForeignFields) && candidates.length === 0)
+    return { budgetLow, held: undefined, latestBytes, prune: candidates };
   return readFacts(state, budgetLow, joining, latestBytes, candidates);
 }
 
@@ -97,9 +113,20 @@ export async function commitGroup<P>(state: WriterState<P>, queued: Job<P>[]): P
     const headRewrite = finishing ? await finishing : undefined;
     const gathering = gatherFacts(state, group, headRewrite);
     const facts = gathering instanceof Promise ? await gathering : gathering;
-    const run = { head: state.head, unindexed: state.unindexed, indexDoc: state.index.doc, lastSequence: state.lastSequence, partsBySequence: state.partsBySequence };
+    const run = {
+      head: state.head,
+      unindexed: state.unindexed,
+      indexDoc: state.index.doc,
+      lastSequence: state.lastSequence,
+      partsBySequence: state.partsBySequence,
+    };
     const write = buildGroupWrite(state.config, run, group, headRewrite, facts);
-    for (const p of group.planned) if (p.stored.parts.length > 0) state.partsBySequence.set(p.draft.sequence, p.stored.parts.map((part) => part.key));
+    for (const p of group.planned)
+      if (p.stored.parts.length > 0)
+        state.partsBySequence.set(
+          p.draft.sequence,
+          p.stored.parts.map((part) => part.key),
+        );
     const through = group.planned.at(-1)?.draft.sequence ?? state.lastSequence;
     // The first attempt is awaited here, not through withRetry (a promise, a turn and two closures less per checkpoint).
     let report: WriteReport;

@@ -14,7 +14,9 @@ import { assertOptionsArgument } from '../contract/arguments.js';
  * stores each group of checkpoints in an order no crash can corrupt. The public `createWriter`
  * (`src/profiles/default-writer.ts`) fills in the default profile when none is given.
  */
-export function createWriter<P, T extends string = string, S extends string = string>(options: WriterOptions<P, T, S> & { readonly profile: Profile<P, T, S> }): CheckpointWriter<P, T, S>;
+export function createWriter<P, T extends string = string, S extends string = string>(
+  options: WriterOptions<P, T, S> & { readonly profile: Profile<P, T, S> },
+): CheckpointWriter<P, T, S>;
 export function createWriter<P>(options: WriterOptions<P> & { readonly profile: Profile<P> }): CheckpointWriter<P> {
   assertOptionsArgument(options, 'createWriter');
   const { profile } = options;

@@ -54,7 +54,12 @@ export function createHeartbeat(clock: Clock, intervalMs: number | false, beat: 
  * `heartbeatWithOutcomes` puts back outcomes a failed or coalesced beat did not store). A
  * hook that throws is reported through `report`, never into the timer.
  */
-export function settleBeat<P>(make: HeartbeatPayload<P> | undefined, result: CheckpointResult<P>, payload: P, report: (error: unknown) => void): void {
+export function settleBeat<P>(
+  make: HeartbeatPayload<P> | undefined,
+  result: CheckpointResult<P>,
+  payload: P,
+  report: (error: unknown) => void,
+): void {
   if (typeof make?.settled !== 'function') return;
   try {
     make.settled(result, payload);

@@ -41,7 +41,8 @@ export const openWithRetry = <P>(state: WriterState<P>): Promise<void> => withRe
 /** The run's history entries (indexed or not, `latest` left out), ascending by sequence. */
 function historyOf(recovered: RecoveredRun<unknown>, latestKey: string): RunIndexEntry[] {
   const bySequence = new Map<number, RunIndexEntry>();
-  for (const e of [...(recovered.index.doc?.checkpoints ?? []), ...recovered.unindexed]) if (e.file_path !== latestKey) bySequence.set(e.sequence, Object.freeze({ ...e }));
+  for (const e of [...(recovered.index.doc?.checkpoints ?? []), ...recovered.unindexed])
+    if (e.file_path !== latestKey) bySequence.set(e.sequence, Object.freeze({ ...e }));
   return [...bySequence.values()].sort((a, b) => a.sequence - b.sequence);
 }
 
@@ -51,7 +52,16 @@ async function headOf<P>(state: WriterState<P>, recovered: RecoveredRun<P>): Pro
   if (!s || !recovered.head) return undefined;
   const { storage, profile, immutableHistory } = state.config;
   return {
-    header: { id: s.id, runId: s.runId, sequence: s.sequence, createdAt: s.createdAt, source: s.source, sourceDetails: s.sourceDetails, ...(s.priority ? { priority: s.priority } : {}), status: s.status },
+    header: {
+      id: s.id,
+      runId: s.runId,
+      sequence: s.sequence,
+      createdAt: s.createdAt,
+      source: s.source,
+      sourceDetails: s.sourceDetails,
+      ...(s.priority ? { priority: s.priority } : {}),
+      status: s.status,
+    },
     payloadText: canonicalJson(s.payload),
     state: { material: materialText(profile, s.status, s.payload), status: s.status },
     createdAtMs: parseRfc3339(s.createdAt),

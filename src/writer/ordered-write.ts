@@ -1,5 +1,14 @@
 import { CheckpointError, isCheckpointError } from '../contract/errors.js';
-import { createRunIndexEncoder, decodeRunIndex, emptyRunIndex, mergeRunIndex, pruneRunIndex, type RunIndex, type RunIndexEncoder, type RunIndexEntry } from '../codec/run-index.js';
+import {
+  createRunIndexEncoder,
+  decodeRunIndex,
+  emptyRunIndex,
+  mergeRunIndex,
+  pruneRunIndex,
+  type RunIndex,
+  type RunIndexEncoder,
+  type RunIndexEntry,
+} from '../codec/run-index.js';
 import type { BatchOperation, StorageAdapter } from '../contract/storage.js';
 import { isPendingResult } from '../contract/buffered-storage.js';
 import type { WriteFence } from './run-lock.js';
@@ -81,7 +90,9 @@ const bytesEqual = (a: Uint8Array, b: Uint8Array): boolean => a.length === b.len
 const isConflict = (err: unknown): boolean => isCheckpointError(err, 'checkpoint_conflict');
 
 function foreign(key: string): CheckpointError {
-  return new CheckpointError('checkpoint_conflict', `${key} holds content this writer did not write (another writer on the run?)`, { details: { key } });
+  return new CheckpointError('checkpoint_conflict', `${key} holds content this writer did not write (another writer on the run?)`, {
+    details: { key },
+  });
 }
 
 /**
@@ -109,7 +120,12 @@ async function readIndex(storage: StorageAdapter, key: string, state: IndexState
   }
 }
 
-function mergedIndex(runId: string, state: IndexState, plan: NonNullable<WritePlan['index']>, now: string): { doc: RunIndex; bytes: Uint8Array } {
+function mergedIndex(
+  runId: string,
+  state: IndexState,
+  plan: NonNullable<WritePlan['index']>,
+  now: string,
+): { doc: RunIndex; bytes: Uint8Array } {
   let base = state.doc ?? emptyRunIndex(runId, now);
   let entries = plan.entries;
   const remove = plan.remove;
@@ -133,14 +149,26 @@ interface IndexPut {
  * One round's batch, in the crash-safe order: creates, replaces, unconditional puts, `latest`,
  * the fence's check, the index, then the deletes the index no longer lists.
  */
-export function batchOperations(plan: WritePlan, creates: readonly CreateOp[], replaces: readonly ReplaceOp[], fence?: WriteFence, indexPut?: IndexPut): BatchOperation[] {
+export function batchOperations(
+  plan: WritePlan,
+  creates: readonly CreateOp[],
+  replaces: readonly ReplaceOp[],
+  fence?: WriteFence,
+  indexPut?: IndexPut,
+): BatchOperation[] {
   const ops: BatchOperation[] = [];
   for (const c of creates) ops.push({ type: 'put', key: c.key, bytes: c.bytes, ifAbsent: true });
   for (const r of replaces) ops.push({ type: 'put', key: r.key, bytes: r.bytes, ifVersion: r.ifVersion });
   if (plan.puts) for (const p of plan.puts) ops.push({ type: 'put', key: p.key, bytes: p.bytes });
   if (plan.latest) ops.push({ type: 'put', key: plan.latest.key, bytes: plan.latest.bytes });
   if (fence?.check) ops.push(fence.check);
-  if (indexPut) ops.push({ type: 'put', key: indexPut.key, bytes: indexPut.merged.bytes, ...(indexPut.version !== undefined ? { ifVersion: indexPut.version } : { ifAbsent: true }) });
+  if (indexPut)
+    ops.push({
+      type: 'put',
+      key: indexPut.key,
+      bytes: indexPut.merged.bytes,
+      ...(indexPut.version !== undefined ? { ifVersion: indexPut.version } : { ifAbsent: true }),
+    });
   if (plan.deletes) for (const key of plan.deletes) ops.push({ type: 'delete', key });
   return ops;
 }
@@ -168,17 +196,28 @@ export async function executeWrite(
   useBatch: boolean,
   fence?: WriteFence,
 ): Promise<WriteReport> {
-  return useBatch && storage.batch ? writeBatch(storage, runId, plan, index, now, fence) : writeSequential(storage, runId, plan, index, now, fence);
+  return useBatch && storage.batch
+    ? writeBatch(storage, runId, plan, index, now, fence)
+    : writeSequential(storage, runId, plan, index, now, fence);
 }
 
 /** The batch path of {@link executeWrite}: one `batch()` a round, retried after finding out which condition lost. */
-async function writeBatch(storage: StorageAdapter, runId: string, plan: WritePlan, index: IndexState, now: () => string, fence?: WriteFence): Promise<WriteReport> {
+async function writeBatch(
+  storage: StorageAdapter,
+  runId: string,
+  plan: WritePlan,
+  index: IndexState,
+  now: () => string,
+  fence?: WriteFence,
+): Promise<WriteReport> {
   const versions = new Map<string, string>();
   const merged = new Set<string>();
   let creates = plan.creates;
   let replaces = plan.replaces;
   for (let round = 0; ; round++) {
-    const indexPut = plan.index ? { key: plan.index.key, merged: mergedIndex(runId, index, plan.index, now()), version: index.version } : undefined;
+    const indexPut = plan.index
+      ? { key: plan.index.key, merged: mergedIndex(runId, index, plan.index, now()), version: index.version }
+      : undefined;
     const ops = batchOperations(plan, creates, replaces, fence, indexPut);
     try {
       const outcomes = ops.length > 0 ? await storage.batch!(ops) : [];
@@ -238,7 +277,14 @@ async function reconcile(
 }
 
 /** The sequential path of {@link executeWrite}: one call a key, in the crash-safe order. */
-async function writeSequential(storage: StorageAdapter, runId: string, plan: WritePlan, index: IndexState, now: () => string, fence?: WriteFence): Promise<WriteReport> {
+async function writeSequential(
+  storage: StorageAdapter,
+  runId: string,
+  plan: WritePlan,
+  index: IndexState,
+  now: () => string,
+  fence?: WriteFence,
+): Promise<WriteReport> {
   const versions = new Map<string, string>();
   const merged = new Set<string>();
   let pending = false;
@@ -288,7 +334,14 @@ async function writeSequential(storage: StorageAdapter, runId: string, plan: Wri
 }
 
 /** Replaces the run index (merged with our entries), re-read and merged again on a conflict. Returns whether the put was queued. */
-async function writeIndex(storage: StorageAdapter, runId: string, plan: NonNullable<WritePlan['index']>, index: IndexState, now: () => string, versions: Map<string, string>): Promise<boolean> {
+async function writeIndex(
+  storage: StorageAdapter,
+  runId: string,
+  plan: NonNullable<WritePlan['index']>,
+  index: IndexState,
+  now: () => string,
+  versions: Map<string, string>,
+): Promise<boolean> {
   for (let round = 0; ; round++) {
     const merged = mergedIndex(runId, index, plan, now());
     try {
@@ -309,7 +362,12 @@ async function writeIndex(storage: StorageAdapter, runId: string, plan: NonNulla
  * on its version (or creates it again when it is gone), as often as the key moves meanwhile,
  * three times at most. Returns whether the put was queued.
  */
-async function mergeCreate(storage: StorageAdapter, create: CreateOp, versions: Map<string, string>, merged: Set<string>): Promise<boolean> {
+async function mergeCreate(
+  storage: StorageAdapter,
+  create: CreateOp,
+  versions: Map<string, string>,
+  merged: Set<string>,
+): Promise<boolean> {
   for (let attempt = 1; ; attempt++) {
     const existing = await storage.get(create.key);
     const bytes = await create.merge!(existing?.bytes);

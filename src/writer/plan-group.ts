@@ -56,14 +56,22 @@ export interface HeadRewrite<P> {
 }
 
 /** What planning one job did: coalesced it, planned a snapshot, or refused it (not storable: it fails alone and uses no number). */
-export type JobStep<P> = { readonly kind: 'coalesced' } | { readonly kind: 'planned'; readonly planned: Planned<P> } | { readonly kind: 'rejected'; readonly error: CheckpointError };
+export type JobStep<P> =
+  | { readonly kind: 'coalesced' }
+  | { readonly kind: 'planned'; readonly planned: Planned<P> }
+  | { readonly kind: 'rejected'; readonly error: CheckpointError };
 
 const COALESCED = Object.freeze({ kind: 'coalesced' as const });
 
 /** No trigger records (shared, never changed: `carried` is only read). */
 const NO_RECORDS: readonly TriggerRecord[] = Object.freeze([]);
 
-export const newGroupDraft = <P>(firstSequence: number): GroupDraft<P> => ({ firstSequence, nextSequence: firstSequence, planned: [], intoHead: [] });
+export const newGroupDraft = <P>(firstSequence: number): GroupDraft<P> => ({
+  firstSequence,
+  nextSequence: firstSequence,
+  planned: [],
+  intoHead: [],
+});
 
 export const refOf = <P>(runId: string, d: SnapshotHeader<P>): HistoryRef => ({ runId, id: d.id, sequence: d.sequence, source: d.source });
 
@@ -87,7 +95,12 @@ function coalesceJob<P>(config: WriterConfig<P>, head: Head<P> | undefined, grou
   const base: CoalesceBase | undefined = last
     ? { state: last.state, createdAtMs: last.createdAtMs, open: true, resumeAs: resumeAsOf(config, last.draft.source) }
     : head
-      ? { state: head.state, createdAtMs: head.createdAtMs, open: head.location.kind !== 'fixed', resumeAs: resumeAsOf(config, head.header.source) }
+      ? {
+          state: head.state,
+          createdAtMs: head.createdAtMs,
+          open: head.location.kind !== 'fixed',
+          resumeAs: resumeAsOf(config, head.header.source),
+        }
       : undefined;
   if (!shouldCoalesce(base, t, t.at, config.windowMs, t.priority === 'critical', resumeAsOf(config, t.source))) return false;
   const record: TriggerRecord = { source: t.source, at: toRfc3339(t.at), ...(t.priority ? { priority: t.priority } : {}) };
@@ -103,7 +116,12 @@ function coalesceJob<P>(config: WriterConfig<P>, head: Head<P> | undefined, grou
  * and encoded. Synchronous unless the document needs the asynchronous encoder (an await
  * costs a microtask and a promise per checkpoint).
  */
-export function planJob<P>(config: WriterConfig<P>, head: Head<P> | undefined, group: GroupDraft<P>, job: Job<P>): JobStep<P> | Promise<JobStep<P>> {
+export function planJob<P>(
+  config: WriterConfig<P>,
+  head: Head<P> | undefined,
+  group: GroupDraft<P>,
+  job: Job<P>,
+): JobStep<P> | Promise<JobStep<P>> {
   if (coalesceJob(config, head, group, job)) return COALESCED;
   const { profile, runId } = config;
   const t = job.trigger;
@@ -132,15 +150,35 @@ export function planJob<P>(config: WriterConfig<P>, head: Head<P> | undefined, g
 }
 
 /** The encoded snapshot joins the group and takes its number. */
-function addPlanned<P>(config: WriterConfig<P>, group: GroupDraft<P>, job: Job<P>, draft: SnapshotHeader<P>, stored: StorableSnapshot<P>): JobStep<P> {
+function addPlanned<P>(
+  config: WriterConfig<P>,
+  group: GroupDraft<P>,
+  job: Job<P>,
+  draft: SnapshotHeader<P>,
+  stored: StorableSnapshot<P>,
+): JobStep<P> {
   const t = job.trigger;
   group.nextSequence++;
-  const planned: Planned<P> = { draft, payloadText: t.payloadText, payloadPieces: t.payloadPieces, state: t, createdAtMs: t.at, creator: job, coalesced: [], details: [], stored, key: config.latestKey };
+  const planned: Planned<P> = {
+    draft,
+    payloadText: t.payloadText,
+    payloadPieces: t.payloadPieces,
+    state: t,
+    createdAtMs: t.at,
+    creator: job,
+    coalesced: [],
+    details: [],
+    stored,
+    key: config.latestKey,
+  };
   group.planned.push(planned);
   return { kind: 'planned', planned };
 }
 
-const rejected = <P>(raw: unknown): JobStep<P> => ({ kind: 'rejected', error: toCheckpointError(raw, 'checkpoint_schema_invalid', 'snapshot cannot be encoded') });
+const rejected = <P>(raw: unknown): JobStep<P> => ({
+  kind: 'rejected',
+  error: toCheckpointError(raw, 'checkpoint_schema_invalid', 'snapshot cannot be encoded'),
+});
 
 /**
  * Completes the drafts once every job is planned: snapshots that took coalesced triggers are
@@ -149,7 +187,11 @@ const rejected = <P>(raw: unknown): JobStep<P> => ({ kind: 'rejected', error: to
  * coalesced into it. Returns that rewrite, if any (undefined without a promise when there is
  * nothing to encode again).
  */
-export function finishDrafts<P>(config: WriterConfig<P>, head: Head<P> | undefined, group: GroupDraft<P>): Promise<HeadRewrite<P> | undefined> | undefined {
+export function finishDrafts<P>(
+  config: WriterConfig<P>,
+  head: Head<P> | undefined,
+  group: GroupDraft<P>,
+): Promise<HeadRewrite<P> | undefined> | undefined {
   const { planned, intoHead } = group;
   // Immutable history: the first new snapshot's entry carries what only latest held of the head.
   const carried =
@@ -161,7 +203,12 @@ export function finishDrafts<P>(config: WriterConfig<P>, head: Head<P> | undefin
   return encodeFinished(config, head, group, carried);
 }
 
-async function encodeFinished<P>(config: WriterConfig<P>, head: Head<P> | undefined, group: GroupDraft<P>, carried: readonly TriggerRecord[]): Promise<HeadRewrite<P> | undefined> {
+async function encodeFinished<P>(
+  config: WriterConfig<P>,
+  head: Head<P> | undefined,
+  group: GroupDraft<P>,
+  carried: readonly TriggerRecord[],
+): Promise<HeadRewrite<P> | undefined> {
   const { planned, intoHead } = group;
   const { profile, runId } = config;
   // Snapshots that took coalesced triggers are encoded again with their source_details.
@@ -174,5 +221,15 @@ async function encodeFinished<P>(config: WriterConfig<P>, head: Head<P> | undefi
   if (intoHead.length === 0 || !head) return undefined;
   const details = [...head.header.sourceDetails, ...intoHead.map((x) => x.record)];
   const draft: SnapshotHeader<P> = { ...head.header, sourceDetails: details };
-  return { stored: await encodeForStorage(profile, draft, head.payloadText, sizePolicy(config, refOf(runId, draft), details.length), head.payloadPieces), location: head.location, header: draft };
+  return {
+    stored: await encodeForStorage(
+      profile,
+      draft,
+      head.payloadText,
+      sizePolicy(config, refOf(runId, draft), details.length),
+      head.payloadPieces,
+    ),
+    location: head.location,
+    header: draft,
+  };
 }

@@ -39,7 +39,8 @@ function schedule<P>(state: WriterState<P>): void {
 function enqueue<P>(state: WriterState<P>, trigger: ValidatedTrigger): Promise<CheckpointResult<P>> {
   return new Promise((resolve) => {
     const last = state.queue.at(-1);
-    if (last && sameMaterial(last.trigger, trigger) && last.riders.length < state.config.maxQueue) last.riders.push({ trigger, resolve, riders: [] });
+    if (last && sameMaterial(last.trigger, trigger) && last.riders.length < state.config.maxQueue)
+      last.riders.push({ trigger, resolve, riders: [] });
     else state.queue.push({ trigger, resolve, riders: [] });
     schedule(state);
   });
@@ -55,10 +56,20 @@ function nonJsonRefused(path: string): CheckpointError {
 }
 
 /** Validates a checkpoint (or a beat) and queues it; refused when the writer is closing or the queue is full. */
-export function accept<P>(state: WriterState<P>, input: CheckpointInput<P>, during: 'validate' | 'heartbeat'): Promise<CheckpointResult<P>> {
+export function accept<P>(
+  state: WriterState<P>,
+  input: CheckpointInput<P>,
+  during: 'validate' | 'heartbeat',
+): Promise<CheckpointResult<P>> {
   const { runId, profile, clock, maxQueue } = state.config;
   if (state.closing || state.closed) {
-    return Promise.resolve(failure(state, new CheckpointError('checkpoint_closed', `writer of run ${runId} is closed`, { details: { runId } }), during === 'heartbeat' ? 'heartbeat' : 'validate'));
+    return Promise.resolve(
+      failure(
+        state,
+        new CheckpointError('checkpoint_closed', `writer of run ${runId} is closed`, { details: { runId } }),
+        during === 'heartbeat' ? 'heartbeat' : 'validate',
+      ),
+    );
   }
   let trigger: ValidatedTrigger;
   try {
@@ -77,9 +88,13 @@ export function accept<P>(state: WriterState<P>, input: CheckpointInput<P>, duri
     return Promise.resolve(
       failure(
         state,
-        new CheckpointError('checkpoint_backpressure', `writer queue of run ${runId} is full (${maxQueue} checkpoints wait behind the one in flight)`, {
-          details: { runId, queued: queue.length, maxQueue },
-        }),
+        new CheckpointError(
+          'checkpoint_backpressure',
+          `writer queue of run ${runId} is full (${maxQueue} checkpoints wait behind the one in flight)`,
+          {
+            details: { runId, queued: queue.length, maxQueue },
+          },
+        ),
         'queue',
       ),
     );

@@ -125,7 +125,12 @@ export const entryOf = (s: Snapshot<unknown>, key: string): RunIndexEntry => ({
   status: s.status,
 });
 
-export async function tryDecode<P>(storage: StorageAdapter, profile: Profile<P>, key: string, bytes: Uint8Array): Promise<Snapshot<P> | undefined> {
+export async function tryDecode<P>(
+  storage: StorageAdapter,
+  profile: Profile<P>,
+  key: string,
+  bytes: Uint8Array,
+): Promise<Snapshot<P> | undefined> {
   try {
     return await decodeStoredSnapshot(storage, profile, key, bytes);
   } catch (err) {
@@ -138,7 +143,12 @@ export async function tryDecode<P>(storage: StorageAdapter, profile: Profile<P>,
  * Member documents of a batch file as canonical bytes, paired with their sequences (what
  * the writer re-encodes when it rewrites one member); `undefined` unless every member is valid.
  */
-export async function batchMembers<P>(storage: StorageAdapter, profile: Profile<P>, key: string, bytes: Uint8Array): Promise<{ sequence: number; bytes: Uint8Array }[] | undefined> {
+export async function batchMembers<P>(
+  storage: StorageAdapter,
+  profile: Profile<P>,
+  key: string,
+  bytes: Uint8Array,
+): Promise<{ sequence: number; bytes: Uint8Array }[] | undefined> {
   try {
     const decoded = await decodeBatchFile(storage, profile, key, bytes);
     const plain = isGzip(bytes) ? gunzip(bytes, key) : bytes;
@@ -155,4 +165,3 @@ export async function batchMembers<P>(storage: StorageAdapter, profile: Profile<
     throw err;
   }
 }
-

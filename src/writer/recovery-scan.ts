@@ -72,7 +72,10 @@ async function scanHistoryFile<P>(r: RunRecovery<P>, key: string, entry: Storage
     return;
   }
   addUnindexed(r, s, key);
-  r.decoded.set(s.sequence, { snapshot: s, location: info.compressed ? { kind: 'fixed' } : { kind: 'history', key, version: entry.version } });
+  r.decoded.set(s.sequence, {
+    snapshot: s,
+    location: info.compressed ? { kind: 'fixed' } : { kind: 'history', key, version: entry.version },
+  });
 }
 
 /** A batch file the index does not list: its valid members (and where they are), or corrupt. */
@@ -92,7 +95,10 @@ async function scanBatchFile<P>(r: RunRecovery<P>, key: string, entry: StorageEn
     if (!member.ok) continue;
     const s = member.snapshot;
     addUnindexed(r, s, key);
-    r.decoded.set(s.sequence, { snapshot: s, location: raw ? { kind: 'batch', key, version: entry.version, members: raw } : { kind: 'fixed' } });
+    r.decoded.set(s.sequence, {
+      snapshot: s,
+      location: raw ? { kind: 'batch', key, version: entry.version, members: raw } : { kind: 'fixed' },
+    });
   }
 }
 

@@ -66,7 +66,9 @@ export function scheduleRenewal(state: RunLockState): void {
         try {
           await rewrite(state);
         } catch (raw) {
-          const err = isCheckpointError(raw) ? raw : new CheckpointError('checkpoint_storage_unavailable', 'lease renewal failed', { cause: raw });
+          const err = isCheckpointError(raw)
+            ? raw
+            : new CheckpointError('checkpoint_storage_unavailable', 'lease renewal failed', { cause: raw });
           onRenewalError?.(err);
           scheduleRenewal(state); // storage trouble: try again next period (a lost lease stops here: version is gone)
         }
@@ -78,7 +80,12 @@ export function scheduleRenewal(state: RunLockState): void {
 }
 
 /** Holds the lock at the version `put` stored, and starts renewing it. */
-export async function take(state: RunLockState, put: () => Promise<string>, tookOver: boolean, inheritedClaims: number): Promise<AcquireResult> {
+export async function take(
+  state: RunLockState,
+  put: () => Promise<string>,
+  tookOver: boolean,
+  inheritedClaims: number,
+): Promise<AcquireResult> {
   state.version = await put();
   liveOwners.add(state.options.owner);
   scheduleRenewal(state);

@@ -24,13 +24,23 @@ export function acquireLock(state: RunLockState): Promise<AcquireResult> {
       if (holder?.owner === owner) return await take(state, async () => current.version, false, 0);
       const stale = staleness(state, holder);
       if (stale === 'valid' && takeover !== 'force') {
-        throw locked(state, holder, 'is locked by another writer', "; it is taken over when that lease ends without renewal, or at once with createWriter({ takeover: 'force' })");
+        throw locked(
+          state,
+          holder,
+          'is locked by another writer',
+          "; it is taken over when that lease ends without renewal, or at once with createWriter({ takeover: 'force' })",
+        );
       }
       // A holder whose process is gone wrote nothing after its claims; any other may still wake up and try.
       const claimed = holder?.claimed_through;
       const inherited = stale === 'dead' || typeof claimed !== 'number' || !Number.isSafeInteger(claimed) || claimed < 0 ? 0 : claimed;
       try {
-        return await take(state, async () => (await storage.put(key, lockDocument(state), { ifVersion: current.version })).version, true, inherited);
+        return await take(
+          state,
+          async () => (await storage.put(key, lockDocument(state), { ifVersion: current.version })).version,
+          true,
+          inherited,
+        );
       } catch (err) {
         if (!isCheckpointError(err, 'checkpoint_conflict')) throw err;
         const now = await storage.get(key);
@@ -59,7 +69,9 @@ export function fencedWrite<T>(state: RunLockState, through: number, write: (fen
         await rewrite(state);
       }
       if (state.version === undefined) throw notHeld(state);
-      const fence: WriteFence = withCheck ? { check: { type: 'check', key, ifVersion: state.version }, confirm: () => confirm(state) } : { confirm: () => confirm(state) };
+      const fence: WriteFence = withCheck
+        ? { check: { type: 'check', key, ifVersion: state.version }, confirm: () => confirm(state) }
+        : { confirm: () => confirm(state) };
       let result: T;
       try {
         result = await write(fence);

@@ -77,29 +77,43 @@ export function lockDocument(state: RunLockState): Uint8Array {
   return utf8Encode(canonicalJson(doc as never));
 }
 
-const sameHost = (state: RunLockState, holder: RunLockDocument): boolean => state.options.identity.hostname !== 'unknown' && holder.hostname === state.options.identity.hostname;
+const sameHost = (state: RunLockState, holder: RunLockDocument): boolean =>
+  state.options.identity.hostname !== 'unknown' && holder.hostname === state.options.identity.hostname;
 
 /** What is known about a holder, for messages: who, where, and when its lease ends. Never a guess. */
 function describe(state: RunLockState, holder: RunLockDocument): string {
   const { clock, identity, isProcessAlive } = state.options;
   const left = holder.lease_until - clock.now();
-  const lease = left > 0 ? `lease ends in ${formatDuration(left)} (${toRfc3339(holder.lease_until)})` : `lease ended ${formatDuration(left)} ago`;
-  const where = sameHost(state, holder) ? `on this host (${holder.hostname})${holder.pid !== identity.pid && isProcessAlive(holder.pid) ? ', process running' : ''}` : `on host ${holder.hostname}`;
+  const lease =
+    left > 0 ? `lease ends in ${formatDuration(left)} (${toRfc3339(holder.lease_until)})` : `lease ended ${formatDuration(left)} ago`;
+  const where = sameHost(state, holder)
+    ? `on this host (${holder.hostname})${holder.pid !== identity.pid && isProcessAlive(holder.pid) ? ', process running' : ''}`
+    : `on host ${holder.hostname}`;
   return `pid ${holder.pid} ${where}, ${lease}`;
 }
 
 /** `checkpoint_run_locked`, saying what is known about the holder. */
 export function locked(state: RunLockState, holder: RunLockDocument | undefined, what: string, hint = ''): CheckpointError {
   const { runId, key, clock } = state.options;
-  return new CheckpointError('checkpoint_run_locked', `run ${runId} ${what}${holder ? `: held by ${describe(state, holder)}` : ''}${hint}`, {
-    details: {
-      runId,
-      key,
-      ...(holder
-        ? { owner: holder.owner, hostname: holder.hostname, pid: holder.pid, leaseUntil: toRfc3339(holder.lease_until), leaseEndsInMs: Math.max(0, holder.lease_until - clock.now()) }
-        : {}),
+  return new CheckpointError(
+    'checkpoint_run_locked',
+    `run ${runId} ${what}${holder ? `: held by ${describe(state, holder)}` : ''}${hint}`,
+    {
+      details: {
+        runId,
+        key,
+        ...(holder
+          ? {
+              owner: holder.owner,
+              hostname: holder.hostname,
+              pid: holder.pid,
+              leaseUntil: toRfc3339(holder.lease_until),
+              leaseEndsInMs: Math.max(0, holder.lease_until - clock.now()),
+            }
+          : {}),
+      },
     },
-  });
+  );
 }
 
 export function staleness(state: RunLockState, holder: RunLockDocument | undefined): Staleness {

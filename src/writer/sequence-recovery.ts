@@ -10,7 +10,12 @@ import { listRunFiles, readIndex, readLatest, scanListed } from './recovery-scan
 /** Where the newest snapshot is stored, as far as rewriting it (coalescing) is concerned. */
 export type HeadLocation =
   | { readonly kind: 'history'; readonly key: string; readonly version: string }
-  | { readonly kind: 'batch'; readonly key: string; readonly version: string; readonly members: readonly { sequence: number; bytes: Uint8Array }[] }
+  | {
+      readonly kind: 'batch';
+      readonly key: string;
+      readonly version: string;
+      readonly members: readonly { sequence: number; bytes: Uint8Array }[];
+    }
   /** Profiles without history: the snapshot lives in `latest` only. */
   | { readonly kind: 'latest' }
   /** Stored where it must not be rewritten (compressed, or not found): closed for coalescing. */

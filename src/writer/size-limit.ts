@@ -84,9 +84,13 @@ function settlePayload<P>(snapshot: object, value: P): P {
 }
 
 function tooLarge(profile: { readonly name: string }, sequence: number, bytes: number, limit: number, why: string): CheckpointError {
-  return new CheckpointError('checkpoint_too_large', `snapshot ${sequence} is ${bytes} bytes, over the ${limit}-byte limit, and profile "${profile.name}" ${why}`, {
-    details: { sequence, bytes, limit },
-  });
+  return new CheckpointError(
+    'checkpoint_too_large',
+    `snapshot ${sequence} is ${bytes} bytes, over the ${limit}-byte limit, and profile "${profile.name}" ${why}`,
+    {
+      details: { sequence, bytes, limit },
+    },
+  );
 }
 
 /**
@@ -97,7 +101,8 @@ function tooLarge(profile: { readonly name: string }, sequence: number, bytes: n
 export function assertPayloadFits<P>(profile: Profile<P>, payloadText: string, policy: SizePolicy, sequence = 0): void {
   if (payloadText.length <= policy.maxBytes) return;
   if (policy.onOversize === 'reject') throw tooLarge(profile, sequence, payloadText.length, policy.maxBytes, 'rejects oversized snapshots');
-  if (!policy.partKey || profile.document.extension !== '.json') throw tooLarge(profile, sequence, payloadText.length, policy.maxBytes, 'cannot split its documents');
+  if (!policy.partKey || profile.document.extension !== '.json')
+    throw tooLarge(profile, sequence, payloadText.length, policy.maxBytes, 'cannot split its documents');
 }
 
 /** The parts of a snapshot that has none (shared: nobody changes it). */
@@ -111,13 +116,23 @@ const NO_PARTS: readonly PartFile[] = Object.freeze([]);
  * Same bytes and same errors as `encodeForStorage` (a test compares the two over random
  * headers and payloads).
  */
-export function encodeForStorageSync<P>(profile: Profile<P>, header: SnapshotHeader<P>, payloadText: string, policy: SizePolicy, payloadPieces?: readonly string[]): StorableSnapshot<P> | undefined {
+export function encodeForStorageSync<P>(
+  profile: Profile<P>,
+  header: SnapshotHeader<P>,
+  payloadText: string,
+  policy: SizePolicy,
+  payloadPieces?: readonly string[],
+): StorableSnapshot<P> | undefined {
   const encodeSync = payloadText.length > policy.maxBytes ? undefined : payloadTextSyncEncoderOf(profile.document);
   if (!encodeSync) return undefined;
   const sealed = encodeSync(header, payloadText, payloadPieces);
   if (sealed === undefined || sealed.bytes.length > policy.maxBytes) return undefined;
   // As in encodeForStorage: bytes the format's own encoder made for the writer alone may be kept by the store without a copy.
-  return { bytes: payloadSealerOf(profile.document) ? handOver(sealed.bytes) : sealed.bytes, snapshot: snapshotFromText(header, sealed.integrity, payloadText), parts: NO_PARTS };
+  return {
+    bytes: payloadSealerOf(profile.document) ? handOver(sealed.bytes) : sealed.bytes,
+    snapshot: snapshotFromText(header, sealed.integrity, payloadText),
+    parts: NO_PARTS,
+  };
 }
 
 /**
@@ -131,7 +146,13 @@ export function encodeForStorageSync<P>(profile: Profile<P>, header: SnapshotHea
  * `checkpoint_too_large`. The checksum covers the reassembled document, so readers
  * (`decodeStoredSnapshot`) see exactly what was written.
  */
-export async function encodeForStorage<P>(profile: Profile<P>, header: SnapshotHeader<P>, payloadText: string, policy: SizePolicy, payloadPieces?: readonly string[]): Promise<StorableSnapshot<P>> {
+export async function encodeForStorage<P>(
+  profile: Profile<P>,
+  header: SnapshotHeader<P>,
+  payloadText: string,
+  policy: SizePolicy,
+  payloadPieces?: readonly string[],
+): Promise<StorableSnapshot<P>> {
   assertPayloadFits(profile, payloadText, policy, header.sequence);
   // Over the limit for certain (its UTF-8 is at least as long as the text), and allowed to split
   // (assertPayloadFits): sized, sealed and split without the whole document ever being encoded.
@@ -139,12 +160,20 @@ export async function encodeForStorage<P>(profile: Profile<P>, header: SnapshotH
   if (payloadText.length > policy.maxBytes && seal) return splitSealed(profile, seal, header, payloadText, policy, payloadPieces);
   let bytes: Uint8Array;
   let integrity: Integrity;
-  if (profile.document.encodePayloadText) ({ bytes, integrity } = await profile.document.encodePayloadText(header, payloadText, payloadPieces));
-  else ({ bytes, snapshot: { integrity } } = await profile.document.encode({ ...header, payload: parseJson(payloadText, 'payload') as P }));
+  if (profile.document.encodePayloadText)
+    ({ bytes, integrity } = await profile.document.encodePayloadText(header, payloadText, payloadPieces));
+  else
+    ({
+      bytes,
+      snapshot: { integrity },
+    } = await profile.document.encode({ ...header, payload: parseJson(payloadText, 'payload') as P }));
   // The format's own encoding (it has a sealer) made these bytes for the writer alone: a store may keep them without a copy.
-  if (bytes.length <= policy.maxBytes) return { bytes: seal ? handOver(bytes) : bytes, snapshot: snapshotFromText(header, integrity, payloadText), parts: [] };
-  if (policy.onOversize === 'reject') throw tooLarge(profile, header.sequence, bytes.length, policy.maxBytes, 'rejects oversized snapshots');
-  if (!policy.partKey || profile.document.extension !== '.json') throw tooLarge(profile, header.sequence, bytes.length, policy.maxBytes, 'cannot split its documents');
+  if (bytes.length <= policy.maxBytes)
+    return { bytes: seal ? handOver(bytes) : bytes, snapshot: snapshotFromText(header, integrity, payloadText), parts: [] };
+  if (policy.onOversize === 'reject')
+    throw tooLarge(profile, header.sequence, bytes.length, policy.maxBytes, 'rejects oversized snapshots');
+  if (!policy.partKey || profile.document.extension !== '.json')
+    throw tooLarge(profile, header.sequence, bytes.length, policy.maxBytes, 'cannot split its documents');
   const splitFrom = bytes.length;
   if (seal) {
     // The bytes go before the split: the parts are built from the payload's text instead.

@@ -121,7 +121,8 @@ export function createWriterState<P>(config: WriterConfig<P>, onBeat: (state: Wr
       attempts: config.maxAttempts,
       baseMs: config.retryBaseMs,
       maxMs: config.retryMaxMs,
-      onRetry: (attempt: number, delayMs: number, error: CheckpointError) => emitter.emit('retry', { runId, attempt, delayMs, reasonCode: error.reasonCode }),
+      onRetry: (attempt: number, delayMs: number, error: CheckpointError) =>
+        emitter.emit('retry', { runId, attempt, delayMs, reasonCode: error.reasonCode }),
     },
     now: () => toRfc3339(clock.now()),
     inheritedClaims: 0,

@@ -26,7 +26,8 @@ export interface MaterialState {
  * statuses are (a canonical JSON value followed by `,"status":` cannot be read two ways).
  */
 export function sameMaterial(a: MaterialState, b: MaterialState): boolean {
-  if (a.payloadAsMaterial !== undefined && b.payloadAsMaterial !== undefined) return a.status === b.status && a.payloadAsMaterial === b.payloadAsMaterial;
+  if (a.payloadAsMaterial !== undefined && b.payloadAsMaterial !== undefined)
+    return a.status === b.status && a.payloadAsMaterial === b.payloadAsMaterial;
   return a.material === b.material;
 }
 
@@ -109,9 +110,13 @@ export function validateTrigger<P>(profile: Profile<P>, input: CheckpointInput<P
   if (typeof source !== 'string') throw new CheckpointError('checkpoint_schema_invalid', 'checkpoint source must be a string');
   const spec = profile.trigger(source);
   if (typeof status !== 'string' || !profile.statuses.all.includes(status)) {
-    throw new CheckpointError('checkpoint_schema_invalid', `profile "${profile.name}" has no status ${JSON.stringify(String(status))}; valid: ${profile.statuses.all.join(', ')}`, {
-      details: { profile: profile.name, paths: ['$.status'] },
-    });
+    throw new CheckpointError(
+      'checkpoint_schema_invalid',
+      `profile "${profile.name}" has no status ${JSON.stringify(String(status))}; valid: ${profile.statuses.all.join(', ')}`,
+      {
+        details: { profile: profile.name, paths: ['$.status'] },
+      },
+    );
   }
   const parsed = validateSync(profile.payload, input.payload);
   if (parsed.issues) {
@@ -119,9 +124,13 @@ export function validateTrigger<P>(profile: Profile<P>, input: CheckpointInput<P
     const paths = issues.slice(0, 20).map((i) => jsonPath(i.path));
     // Paths only: a schema library's message may quote the rejected value (valibot: "received 7"),
     // and a payload may hold secrets, which must never reach an error.
-    throw new CheckpointError('checkpoint_schema_invalid', `payload does not match profile "${profile.name}" at ${paths.slice(0, 5).join(', ')}`, {
-      details: { profile: profile.name, paths },
-    });
+    throw new CheckpointError(
+      'checkpoint_schema_invalid',
+      `payload does not match profile "${profile.name}" at ${paths.slice(0, 5).join(', ')}`,
+      {
+        details: { profile: profile.name, paths },
+      },
+    );
   }
   let payloadText: string;
   let material: string;

@@ -264,7 +264,13 @@ export interface WriterEventMap {
    * was stored split into part files (`parts`, their keys) — phased-workflow-github.md's "log
    * warning about large checkpoint". Nothing is lost; reads put it back together.
    */
-  split: { readonly runId: string; readonly sequence: number; readonly bytes: number; readonly limit: number; readonly parts: readonly string[] };
+  split: {
+    readonly runId: string;
+    readonly sequence: number;
+    readonly bytes: number;
+    readonly limit: number;
+    readonly parts: readonly string[];
+  };
   /** The heartbeat timer fired. */
   heartbeat: { readonly runId: string; readonly at: number };
   /** With `nonJson: 'warn'`: a payload value was stored converted (a `Date` as its ISO string); `path` is where, never the value. */

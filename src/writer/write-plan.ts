@@ -76,7 +76,14 @@ export function repointEntries(entries: readonly RunIndexEntry[], batch: HeldBat
 
 // Frozen: the index encoder then serializes each entry once, however often the index is rewritten.
 const entryOf = <P>(p: Planned<P>, filePath: string): RunIndexEntry =>
-  Object.freeze({ sequence: p.draft.sequence, checkpoint_id: p.draft.id, trigger: p.draft.source, timestamp: p.draft.createdAt, file_path: filePath, status: p.draft.status });
+  Object.freeze({
+    sequence: p.draft.sequence,
+    checkpoint_id: p.draft.id,
+    trigger: p.draft.source,
+    timestamp: p.draft.createdAt,
+    file_path: filePath,
+    status: p.draft.status,
+  });
 
 /**
  * Below the rate-limit floor, a group of two or more snapshots goes into one batch file (when
@@ -89,20 +96,39 @@ function batchFileOf<P>(config: WriterConfig<P>, planned: readonly Planned<P>[],
   if (!(config.hasHistory && facts.budgetLow && planned.length >= 2 && layout.batchKey)) return undefined;
   const members = planned.map((p) => ({ sequence: p.draft.sequence, bytes: p.stored.bytes }));
   const bytes = encodeBatchFile(members);
-  return bytes.length <= config.maxBytes ? { key: layout.batchKey(config.runId, planned[0]!.draft.sequence, planned.at(-1)!.draft.sequence), bytes, members } : undefined;
+  return bytes.length <= config.maxBytes
+    ? { key: layout.batchKey(config.runId, planned[0]!.draft.sequence, planned.at(-1)!.draft.sequence), bytes, members }
+    : undefined;
 }
 
 /** The writes of a head rewrite: its parts, and its history entry or batch file replaced in place (not with immutable history once a new snapshot follows). */
-function headRewriteOps<P>(config: WriterConfig<P>, head: Head<P>, rewrite: HeadRewrite<P>, hasNewest: boolean, creates: CreateOp[], replaces: ReplaceOp[]): void {
+function headRewriteOps<P>(
+  config: WriterConfig<P>,
+  head: Head<P>,
+  rewrite: HeadRewrite<P>,
+  hasNewest: boolean,
+  creates: CreateOp[],
+  replaces: ReplaceOp[],
+): void {
   if (config.immutableHistory && hasNewest) return;
   for (const part of rewrite.stored.parts) creates.push({ key: part.key, bytes: part.data });
   const loc = config.immutableHistory ? { kind: 'latest' as const } : rewrite.location;
   if (loc.kind === 'history') replaces.push({ key: loc.key, bytes: rewrite.stored.bytes, ifVersion: loc.version });
-  if (loc.kind === 'batch') replaces.push({ key: loc.key, bytes: encodeBatchFile(withRewrittenHead(loc.members, head.header.sequence, rewrite.stored.bytes)), ifVersion: loc.version });
+  if (loc.kind === 'batch')
+    replaces.push({
+      key: loc.key,
+      bytes: encodeBatchFile(withRewrittenHead(loc.members, head.header.sequence, rewrite.stored.bytes)),
+      ifVersion: loc.version,
+    });
 }
 
 /** The creates of the new snapshots: their parts, and their history entries or batch file (setting each one's key). Latest-only profiles store the newest state alone. */
-function snapshotOps<P>(config: WriterConfig<P>, planned: readonly Planned<P>[], batchFile: BatchFileWrite | undefined, creates: CreateOp[]): void {
+function snapshotOps<P>(
+  config: WriterConfig<P>,
+  planned: readonly Planned<P>[],
+  batchFile: BatchFileWrite | undefined,
+  creates: CreateOp[],
+): void {
   const newest = planned.at(-1);
   for (const p of planned) {
     if (!config.hasHistory && p !== newest) continue;
@@ -121,9 +147,20 @@ function snapshotOps<P>(config: WriterConfig<P>, planned: readonly Planned<P>[],
 }
 
 /** Index entries not yet stored once this group lands: held back ones, the held file's repointed, and this group's. */
-function pendingEntries<P>(config: WriterConfig<P>, run: RunView<P>, planned: readonly Planned<P>[], written: RunIndexEntry[], held: HeldBatch | undefined): RunIndexEntry[] {
+function pendingEntries<P>(
+  config: WriterConfig<P>,
+  run: RunView<P>,
+  planned: readonly Planned<P>[],
+  written: RunIndexEntry[],
+  held: HeldBatch | undefined,
+): RunIndexEntry[] {
   const { unindexed } = run;
-  if (held) return [...unindexed.filter((e) => e.file_path !== held.replaced), ...repointEntries([...(run.indexDoc?.checkpoints ?? []), ...unindexed], held), ...written];
+  if (held)
+    return [
+      ...unindexed.filter((e) => e.file_path !== held.replaced),
+      ...repointEntries([...(run.indexDoc?.checkpoints ?? []), ...unindexed], held),
+      ...written,
+    ];
   if (unindexed.length === 0 && config.hasHistory) return written;
   const newest = planned.at(-1);
   return [...unindexed, ...(config.hasHistory ? written : newest ? [entryOf(newest, config.latestKey)] : [])];
@@ -134,7 +171,13 @@ function pendingEntries<P>(config: WriterConfig<P>, run: RunView<P>, planned: re
  * one batch file), the head's rewrite, `latest`, the index when it is due, and the files
  * retention lets go.
  */
-export function buildGroupWrite<P>(config: WriterConfig<P>, run: RunView<P>, group: GroupDraft<P>, headRewrite: HeadRewrite<P> | undefined, facts: GroupFacts): GroupWrite {
+export function buildGroupWrite<P>(
+  config: WriterConfig<P>,
+  run: RunView<P>,
+  group: GroupDraft<P>,
+  headRewrite: HeadRewrite<P> | undefined,
+  facts: GroupFacts,
+): GroupWrite {
   const { planned } = group;
   const { held, prune } = facts;
   const creates: CreateOp[] = [];
@@ -168,6 +211,7 @@ export function buildGroupWrite<P>(config: WriterConfig<P>, run: RunView<P>, gro
   // With an atomic batch the pruned files go in the same commit (one durable commit per
   // checkpoint, not two); otherwise they are deleted after this plan is durable. The held
   // file a batch file took over goes in the same write.
-  if (config.useAtomicBatch && (prune.length > 0 || held)) plan.deletes = [...prunedKeys(prune, run.partsBySequence), ...(held ? [held.replaced] : [])];
+  if (config.useAtomicBatch && (prune.length > 0 || held))
+    plan.deletes = [...prunedKeys(prune, run.partsBySequence), ...(held ? [held.replaced] : [])];
   return { plan, batchFile, entries, writeIndex, written };
 }

@@ -38,13 +38,16 @@ export function writeGroup(storage: StorageAdapter, plan: WritePlan, useBatch: b
 function writeNow(storage: SynchronousStorage, plan: WritePlan, useBatch: boolean): WriteReport {
   const versions = new Map<string, string>();
   if (useBatch) {
-    for (const o of storage.batchNow(batchOperations(plan, plan.creates, plan.replaces))) if (o.type === 'put') versions.set(o.key, o.version);
+    for (const o of storage.batchNow(batchOperations(plan, plan.creates, plan.replaces)))
+      if (o.type === 'put') versions.set(o.key, o.version);
     return { versions, pending: false, mode: 'batch' };
   }
   // Index loops, not for-of: this runs between LangGraph's steps, where the code is not optimized yet and for-of runs the iterator protocol.
   const { creates, replaces, puts } = plan;
-  for (let i = 0; i < creates.length; i++) versions.set(creates[i]!.key, storage.putNow(creates[i]!.key, creates[i]!.bytes, IF_ABSENT).version);
-  for (let i = 0; i < replaces.length; i++) versions.set(replaces[i]!.key, storage.putNow(replaces[i]!.key, replaces[i]!.bytes, { ifVersion: replaces[i]!.ifVersion }).version);
+  for (let i = 0; i < creates.length; i++)
+    versions.set(creates[i]!.key, storage.putNow(creates[i]!.key, creates[i]!.bytes, IF_ABSENT).version);
+  for (let i = 0; i < replaces.length; i++)
+    versions.set(replaces[i]!.key, storage.putNow(replaces[i]!.key, replaces[i]!.bytes, { ifVersion: replaces[i]!.ifVersion }).version);
   if (puts) for (let i = 0; i < puts.length; i++) versions.set(puts[i]!.key, storage.putNow(puts[i]!.key, puts[i]!.bytes).version);
   if (plan.latest) versions.set(plan.latest.key, storage.putNow(plan.latest.key, plan.latest.bytes).version);
   return { versions, pending: false, mode: 'sequential' };

@@ -90,7 +90,10 @@ export function resolveWriterConfig<P>(options: WriterOptions<P>, profile: Profi
   const retryBaseMs = options.retryBaseMs ?? 200;
   const retryMaxMs = options.retryMaxMs ?? 5000;
   if (!(retryBaseMs >= 0) || !(retryMaxMs >= 0)) throw configError('retry delays must be >= 0');
-  const maxBytes = Math.min(options.maxSnapshotBytes ?? profile.maxSnapshotBytes, storage.capabilities.maxValueBytes ?? Number.POSITIVE_INFINITY);
+  const maxBytes = Math.min(
+    options.maxSnapshotBytes ?? profile.maxSnapshotBytes,
+    storage.capabilities.maxValueBytes ?? Number.POSITIVE_INFINITY,
+  );
   positive('maxSnapshotBytes', maxBytes);
   const onOversize = options.onOversize ?? profile.onOversize;
   const lockEnabled = options.lock === undefined || options.lock === 'auto' ? storage.capabilities.crossProcessConditional : options.lock;
@@ -98,8 +101,10 @@ export function resolveWriterConfig<P>(options: WriterOptions<P>, profile: Profi
   positive('lockLeaseMs', leaseMs);
   const takeover = options.takeover ?? 'stale';
   if (takeover !== 'stale' && takeover !== 'force') throw configError("takeover must be 'stale' or 'force'");
-  if (options.autoRetention !== undefined && typeof options.autoRetention !== 'boolean') throw configError('autoRetention must be a boolean');
-  const perRunPolicy = options.autoRetention === false || typeof profile.layout.historyKey !== 'function' ? undefined : perRunPolicyOf(profile.retention);
+  if (options.autoRetention !== undefined && typeof options.autoRetention !== 'boolean')
+    throw configError('autoRetention must be a boolean');
+  const perRunPolicy =
+    options.autoRetention === false || typeof profile.layout.historyKey !== 'function' ? undefined : perRunPolicyOf(profile.retention);
   const layout = profile.layout;
   return {
     storage,

@@ -59,7 +59,13 @@ describe.skipIf(skipBrowser('tests/browser'))('in a browser, under a CSP without
       if (url.startsWith('/gh/')) {
         // Same-origin proxy to the emulator, so the page needs no CORS.
         const proxied = request(
-          { host: upstream.hostname, port: upstream.port, method: req.method, path: `${upstream.pathname.replace(/\/$/, '')}${url.slice(3)}`, headers: { ...req.headers, host: upstream.host } },
+          {
+            host: upstream.hostname,
+            port: upstream.port,
+            method: req.method,
+            path: `${upstream.pathname.replace(/\/$/, '')}${url.slice(3)}`,
+            headers: { ...req.headers, host: upstream.host },
+          },
           (up) => {
             res.writeHead(up.statusCode ?? 502, up.headers);
             up.pipe(res);
@@ -81,7 +87,15 @@ describe.skipIf(skipBrowser('tests/browser'))('in a browser, under a CSP without
     origin = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
     browser = await chromium.launch({
       executablePath,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
   }, 300_000);
 
@@ -115,7 +129,9 @@ describe.skipIf(skipBrowser('tests/browser'))('in a browser, under a CSP without
       fallbackSkipped: ['checkpoint_integrity_mismatch'],
     });
     expect(outcome.results.github).toMatchObject({ at: 'phase_0_5' }); // phase_0 completed; the spec orders phase_0_5 next
-    expect(String((outcome.results.github as { message: string }).message)).toContain('RESUME: Continuing run 0f8fad5b-d9cb-469f-a165-70867728950e');
+    expect(String((outcome.results.github as { message: string }).message)).toContain(
+      'RESUME: Continuing run 0f8fad5b-d9cb-469f-a165-70867728950e',
+    );
     // The CSP is in force: compiling an unknown schema needs eval and is refused.
     expect(outcome.results.runtimeCompile).toBe('EvalError');
     await page.close();

@@ -23,7 +23,11 @@ async function memoryScenario(): Promise<Outcome> {
   const storage = memoryStorage();
   const writer = createWriter({ storage, profile: defaultProfile, runId: 'browser-run' });
   for (let step = 1; step <= 3; step++) {
-    const r = await writer.checkpoint({ source: 'step_boundary', status: step === 3 ? 'completed' : 'in_progress', payload: { step } as JsonValue });
+    const r = await writer.checkpoint({
+      source: 'step_boundary',
+      status: step === 3 ? 'completed' : 'in_progress',
+      payload: { step } as JsonValue,
+    });
     if (!r.ok) throw r.error;
   }
   await writer.close();
@@ -58,7 +62,11 @@ async function githubScenario(token: string): Promise<Outcome> {
     const state = empty.state_snapshot;
     return { ...empty, state_snapshot: { ...state, phase_outputs: { ...state.phase_outputs, ...done }, cost_accumulated: 2.5 } };
   };
-  const a = await writer.checkpoint({ source: 'phase_complete', status: 'in_progress', payload: payload('phase_0_intake', { phase_0: { ok: true } }) });
+  const a = await writer.checkpoint({
+    source: 'phase_complete',
+    status: 'in_progress',
+    payload: payload('phase_0_intake', { phase_0: { ok: true } }),
+  });
   if (!a.ok) throw a.error;
   await writer.close();
   const plan = await planResume({ storage, profile: phasedWorkflow, runId });
@@ -69,7 +77,9 @@ async function githubScenario(token: string): Promise<Outcome> {
 async function main(): Promise<void> {
   const results: Outcome = {};
   try {
-    results.nodeGlobals = typeof (globalThis as { process?: unknown }).process === 'undefined' && typeof (globalThis as { Buffer?: unknown }).Buffer === 'undefined';
+    results.nodeGlobals =
+      typeof (globalThis as { process?: unknown }).process === 'undefined' &&
+      typeof (globalThis as { Buffer?: unknown }).Buffer === 'undefined';
     results.memory = await memoryScenario();
     results.github = await githubScenario(new URLSearchParams(location.search).get('token') ?? '');
     // A schema savepoint never saw must be compiled at run time, which this page's CSP

@@ -12,12 +12,20 @@ import { startGitHubEmulator, type GitHubEmulator } from 'savepoint/testing';
 import { ensureBuilt, ROOT } from '../support/build.js';
 
 /** Runs the built `savepoint` binary as a child process, the way a shell hook does. */
-function cli(args: string[], options: { env?: Record<string, string>; stdin?: string; cwd?: string } = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+function cli(
+  args: string[],
+  options: { env?: Record<string, string>; stdin?: string; cwd?: string } = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = execFile(
       process.execPath,
       [join(ROOT, 'dist', 'cli.js'), ...args],
-      { env: { PATH: process.env.PATH ?? '', ...options.env }, encoding: 'utf8', timeout: 60_000, ...(options.cwd ? { cwd: options.cwd } : {}) },
+      {
+        env: { PATH: process.env.PATH ?? '', ...options.env },
+        encoding: 'utf8',
+        timeout: 60_000,
+        ...(options.cwd ? { cwd: options.cwd } : {}),
+      },
       (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
     if (options.stdin !== undefined) child.stdin!.end(options.stdin);
@@ -28,7 +36,11 @@ function cli(args: string[], options: { env?: Record<string, string>; stdin?: st
 async function writeRun(storage: ReturnType<typeof fsStorage>, runId: string, steps: number, finalStatus: LifecycleStatus): Promise<void> {
   const writer = createWriter({ storage, profile: defaultProfile, runId, heartbeatIntervalMs: false, coalesceWindowMs: 0 });
   for (let i = 1; i <= steps; i++) {
-    const r = await writer.checkpoint({ source: 'step_boundary', status: i === steps ? finalStatus : 'in_progress', payload: { step: i } as JsonValue });
+    const r = await writer.checkpoint({
+      source: 'step_boundary',
+      status: i === steps ? finalStatus : 'in_progress',
+      payload: { step: i } as JsonValue,
+    });
     expect(r.ok).toBe(true);
   }
   await writer.close();
@@ -68,14 +80,16 @@ describe('savepoint CLI on a file-system store', () => {
     expect(incomplete.stdout).toContain('run-a');
     expect(incomplete.stdout).not.toContain('run-b');
 
-    const json = JSON.parse((await cli(['runs', '--json', '--dir', dir])).stdout) as { runs: { runId: string; sequence: number; terminal: boolean }[] };
+    const json = JSON.parse((await cli(['runs', '--json', '--dir', dir])).stdout) as {
+      runs: { runId: string; sequence: number; terminal: boolean }[];
+    };
     expect(json.runs.map((r) => [r.runId, r.sequence, r.terminal])).toEqual([
       ['run-a', 3, false],
       ['run-b', 2, true],
     ]);
   });
 
-  it('reads the specs\' ./checkpoints/<run>/ from the current directory when --dir is not given', async () => {
+  it("reads the specs' ./checkpoints/<run>/ from the current directory when --dir is not given", async () => {
     const here = await cli(['runs', '--json'], { cwd: dir });
     expect((JSON.parse(here.stdout) as { runs: unknown[] }).runs).toHaveLength(2);
     const missing = await cli(['runs', '--dir', join(dir, 'no-such-store')]);
@@ -93,9 +107,13 @@ describe('savepoint CLI on a file-system store', () => {
     const show = await cli(['show', 'run-a', '--seq', '2', '--dir', dir]);
     expect(show.stdout).toMatch(/^sequence\s+2$/m);
     expect(show.stdout).toContain('"step": 2');
-    const byId = JSON.parse((await cli(['show', 'run-a', '--json', '--dir', dir])).stdout) as { snapshot: { sequence: number; id: string } };
+    const byId = JSON.parse((await cli(['show', 'run-a', '--json', '--dir', dir])).stdout) as {
+      snapshot: { sequence: number; id: string };
+    };
     expect(byId.snapshot.sequence).toBe(3);
-    const again = JSON.parse((await cli(['show', 'run-a', '--id', byId.snapshot.id, '--json', '--dir', dir])).stdout) as { snapshot: { sequence: number } };
+    const again = JSON.parse((await cli(['show', 'run-a', '--id', byId.snapshot.id, '--json', '--dir', dir])).stdout) as {
+      snapshot: { sequence: number };
+    };
     expect(again.snapshot.sequence).toBe(3);
     expect((await cli(['show', 'run-a', '--seq', '99', '--dir', dir])).code).toBe(2); // a snapshot that does not exist, as diff
     expect((await cli(['show', '../etc', '--dir', dir])).code).toBe(2);
@@ -111,10 +129,14 @@ describe('savepoint CLI on a file-system store', () => {
   });
 
   it('checkpoint writes the manual trigger with a payload from stdin; an unknown trigger is a usage error', async () => {
-    const r = await cli(['checkpoint', 'run-a', '--source', 'manual', '--payload', '-', '--dir', dir], { stdin: '{"step": 4, "note": "from a hook"}' });
+    const r = await cli(['checkpoint', 'run-a', '--source', 'manual', '--payload', '-', '--dir', dir], {
+      stdin: '{"step": 4, "note": "from a hook"}',
+    });
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^written run-a #4 cp_/);
-    const show = JSON.parse((await cli(['show', 'run-a', '--json', '--dir', dir])).stdout) as { snapshot: { source: string; payload: unknown } };
+    const show = JSON.parse((await cli(['show', 'run-a', '--json', '--dir', dir])).stdout) as {
+      snapshot: { source: string; payload: unknown };
+    };
     expect(show.snapshot).toMatchObject({ source: 'manual', payload: { step: 4, note: 'from a hook' } });
     const bad = await cli(['checkpoint', 'run-a', '--source', 'phase_complete', '--dir', dir]);
     expect(bad.code).toBe(2);
@@ -184,8 +206,24 @@ describe('savepoint CLI on a GitHub store (local emulator)', () => {
       const state = empty.state_snapshot;
       return { ...empty, state_snapshot: { ...state, phase_outputs: { ...state.phase_outputs, ...done }, cost_accumulated: 1.25 } };
     };
-    expect((await writer.checkpoint({ source: 'phase_complete', status: 'in_progress', payload: payload('phase_0_intake', { phase_0: { ok: true } }) })).ok).toBe(true);
-    expect((await writer.checkpoint({ source: 'gate_decision', status: 'in_progress', payload: payload('phase_1_design', { phase_0: { ok: true } }) })).ok).toBe(true);
+    expect(
+      (
+        await writer.checkpoint({
+          source: 'phase_complete',
+          status: 'in_progress',
+          payload: payload('phase_0_intake', { phase_0: { ok: true } }),
+        })
+      ).ok,
+    ).toBe(true);
+    expect(
+      (
+        await writer.checkpoint({
+          source: 'gate_decision',
+          status: 'in_progress',
+          payload: payload('phase_1_design', { phase_0: { ok: true } }),
+        })
+      ).ok,
+    ).toBe(true);
     await writer.close();
     await storage.close();
   }, 300_000);
@@ -236,12 +274,19 @@ describe('savepoint ls with coalesced triggers under immutable history (issue 16
   it('lists each trigger with the snapshot it joined, whether latest or the next history entry records it', async () => {
     const storage = fsStorage({ dir });
     const writer = createWriter({ storage, profile: defaultProfile, runId: 'run-c', heartbeatIntervalMs: false, coalesceWindowMs: 60_000 });
-    for (const [source, step] of [['step_boundary', 1], ['manual', 1], ['step_boundary', 2], ['error_boundary', 2]] as const) {
+    for (const [source, step] of [
+      ['step_boundary', 1],
+      ['manual', 1],
+      ['step_boundary', 2],
+      ['error_boundary', 2],
+    ] as const) {
       expect((await writer.checkpoint({ source, status: 'in_progress', payload: { step } })).ok).toBe(true);
     }
     await writer.close();
     await storage.close();
-    const ls = JSON.parse((await cli(['ls', 'run-c', '--json', '--dir', dir])).stdout) as { snapshots: { sequence: number; source: string; coalesced: string[] }[] };
+    const ls = JSON.parse((await cli(['ls', 'run-c', '--json', '--dir', dir])).stdout) as {
+      snapshots: { sequence: number; source: string; coalesced: string[] }[];
+    };
     expect(ls.snapshots.map((s) => [s.sequence, s.source, s.coalesced])).toEqual([
       [1, 'step_boundary', ['manual']], // carried by #2's history entry (coalesced_into #1)
       [2, 'step_boundary', ['error_boundary']], // in latest.json only

@@ -56,7 +56,9 @@ describe('exit codes, per command', () => {
     const scratch = mkdtempSync(join(tmpdir(), 'savepoint-cli-exit-cp-'));
     try {
       expect(await code(['checkpoint', 'new-run', '--source', 'manual', '--payload', '-', '--dir', scratch], '{"a":1}')).toBe(0);
-      expect(await code(['checkpoint', 'new-run', '--source', 'no_such_trigger', '--payload', '-', '--dir', scratch], '{"a":1}')).not.toBe(0);
+      expect(await code(['checkpoint', 'new-run', '--source', 'no_such_trigger', '--payload', '-', '--dir', scratch], '{"a":1}')).not.toBe(
+        0,
+      );
     } finally {
       rmSync(scratch, { recursive: true, force: true });
     }
@@ -70,10 +72,13 @@ describe('exit codes, per command', () => {
     expect(await code([name, '--no-such-flag', '--dir', dir])).toBe(2);
   });
 
-  it.each([['ls'], ['show'], ['verify'], ['prune'], ['resume'], ['unlock'], ['import']])('%s: 2 for a run that does not exist', async (name) => {
-    const args = name === 'import' ? [name, 'no-such-run', '--profile', 'phasedWorkflow'] : [name, 'no-such-run'];
-    expect(await code([...args, '--dir', dir])).toBe(2);
-  });
+  it.each([['ls'], ['show'], ['verify'], ['prune'], ['resume'], ['unlock'], ['import']])(
+    '%s: 2 for a run that does not exist',
+    async (name) => {
+      const args = name === 'import' ? [name, 'no-such-run', '--profile', 'phasedWorkflow'] : [name, 'no-such-run'];
+      expect(await code([...args, '--dir', dir])).toBe(2);
+    },
+  );
 
   it('diff: 2 for a snapshot that does not exist; every command: 2 for an unknown command or a store directory that does not exist', async () => {
     expect(await code(['diff', 'r1', '1', '99', '--dir', dir])).toBe(2);

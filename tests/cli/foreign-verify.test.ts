@@ -43,10 +43,20 @@ describe('savepoint verify / ls on runs other tools wrote', () => {
     let json = JSON.parse(res.out) as { problems: number; findings: Finding[] };
     expect(res.code).toBe(0);
     expect(json.problems).toBe(0);
-    expect(json.findings.filter((f) => f.reasonCode === 'checkpoint_unsealed').map((f) => f.key).sort()).toEqual([`${run}/cp_1_phase_complete.json`, `${run}/cp_2_gate_decision.json`, `${run}/latest.json`]);
+    expect(
+      json.findings
+        .filter((f) => f.reasonCode === 'checkpoint_unsealed')
+        .map((f) => f.key)
+        .sort(),
+    ).toEqual([`${run}/cp_1_phase_complete.json`, `${run}/cp_2_gate_decision.json`, `${run}/latest.json`]);
 
     const ls = await cli(['ls', PHASED_RUN, '--json', '--profile', 'phasedWorkflow', '--dir', dir]);
-    expect((JSON.parse(ls.out) as { snapshots: { sequence: number; readWarnings?: string[] }[] }).snapshots.map((s) => [s.sequence, s.readWarnings])).toEqual([
+    expect(
+      (JSON.parse(ls.out) as { snapshots: { sequence: number; readWarnings?: string[] }[] }).snapshots.map((s) => [
+        s.sequence,
+        s.readWarnings,
+      ]),
+    ).toEqual([
       [1, ['checkpoint_unsealed']],
       [2, ['checkpoint_unsealed']],
     ]);
@@ -61,7 +71,9 @@ describe('savepoint verify / ls on runs other tools wrote', () => {
     res = await cli(['verify', '--json', '--profile', 'phasedWorkflow', '--dir', dir]);
     json = JSON.parse(res.out) as { problems: number; findings: Finding[] };
     expect(res.code).toBe(1);
-    expect(json.findings).toContainEqual(expect.objectContaining({ key: `${run}/cp_003_iteration.json`, level: 'problem', reasonCode: 'checkpoint_integrity_mismatch' }));
+    expect(json.findings).toContainEqual(
+      expect.objectContaining({ key: `${run}/cp_003_iteration.json`, level: 'problem', reasonCode: 'checkpoint_integrity_mismatch' }),
+    );
     await storage.close();
   });
 });

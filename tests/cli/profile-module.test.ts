@@ -26,8 +26,14 @@ describe('--profile with a module file', () => {
     const w = createWriter({ storage, profile: tickets, runId: 'TICKET-7', heartbeatIntervalMs: false });
     expect((await w.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { step: 1 } })).ok).toBe(true);
     await w.close();
-    writeFileSync(join(work, 'tickets.mjs'), `import { jsonProfile } from ${JSON.stringify(src)};\nexport default jsonProfile({ name: 'tickets' });\n`);
-    writeFileSync(join(work, 'named.mjs'), `import { jsonProfile } from ${JSON.stringify(src)};\nexport const profile = jsonProfile({ name: 'tickets' });\n`);
+    writeFileSync(
+      join(work, 'tickets.mjs'),
+      `import { jsonProfile } from ${JSON.stringify(src)};\nexport default jsonProfile({ name: 'tickets' });\n`,
+    );
+    writeFileSync(
+      join(work, 'named.mjs'),
+      `import { jsonProfile } from ${JSON.stringify(src)};\nexport const profile = jsonProfile({ name: 'tickets' });\n`,
+    );
 
     for (const file of ['tickets.mjs', 'named.mjs']) {
       const r = await cli(['runs', '--json', '--dir', dir, '--profile', join(work, file)]);
@@ -50,6 +56,8 @@ describe('--profile with a module file', () => {
     const broken = await cli(['runs', '--dir', work, '--profile', join(work, 'broken.mjs')]);
     expect(broken.code).toBe(2);
     expect(broken.err).toMatch(/could not be loaded: boom at load/);
-    expect((await cli(['runs', '--dir', work, '--profile', 'nosuchname'])).err).toMatch(/unknown profile "nosuchname"; valid: .*or a module file/);
+    expect((await cli(['runs', '--dir', work, '--profile', 'nosuchname'])).err).toMatch(
+      /unknown profile "nosuchname"; valid: .*or a module file/,
+    );
   });
 });

@@ -20,7 +20,11 @@ let dir = '';
 function inPty(args: string[]): { screen: string; code: number } {
   const command = [process.execPath, CLI, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
   // -q quiet, -e the child's exit code, -c the command; the typescript file is /dev/null.
-  const r = spawnSync(SCRIPT!, ['-qec', command, '/dev/null'], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '', TERM: 'xterm' }, timeout: 60_000 });
+  const r = spawnSync(SCRIPT!, ['-qec', command, '/dev/null'], {
+    encoding: 'utf8',
+    env: { ...process.env, NO_COLOR: '', TERM: 'xterm' },
+    timeout: 60_000,
+  });
   return { screen: r.stdout, code: r.status ?? -1 };
 }
 
@@ -73,6 +77,8 @@ describe('the CLI in a real terminal and in a pipe', () => {
     expect(inPty(['ls', 'no-such-run', '--dir', dir]).code).toBe(2);
     expect(inPipe(['ls', 'no-such-run', '--dir', dir]).code).toBe(2);
     expect(inPty(['unlock', 'run-1', '--dir', dir]).code).toBe(0);
-    expect(JSON.parse(execFileSync(process.execPath, [CLI, 'runs', '--dir', dir, '--json'], { encoding: 'utf8' }))).toMatchObject({ schemaVersion: 1 });
+    expect(JSON.parse(execFileSync(process.execPath, [CLI, 'runs', '--dir', dir, '--json'], { encoding: 'utf8' }))).toMatchObject({
+      schemaVersion: 1,
+    });
   });
 });

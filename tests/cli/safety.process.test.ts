@@ -31,14 +31,25 @@ beforeAll(async () => {
   const storage = fsStorage({ dir });
   for (const runId of ['build-1', 'build-2', 'build-3']) {
     const w = createWriter({ storage, profile: defaultProfile, runId, heartbeatIntervalMs: false, coalesceWindowMs: 0 });
-    for (let i = 1; i <= 3; i++) await w.checkpoint({ source: 'step_boundary', status: i === 3 ? 'completed' : 'in_progress', payload: { i } as JsonValue });
+    for (let i = 1; i <= 3; i++)
+      await w.checkpoint({ source: 'step_boundary', status: i === 3 ? 'completed' : 'in_progress', payload: { i } as JsonValue });
     await w.close();
   }
   await storage.close();
   phasedDir = mkdtempSync(join(tmpdir(), 'savepoint-cli-phased-'));
   const ps = fsStorage({ dir: phasedDir });
-  const pw = createWriter({ storage: ps, profile: phasedWorkflow, runId: '3b241101-e2bb-4255-8caf-4136c566a962', heartbeatIntervalMs: false, coalesceWindowMs: 0 });
-  await pw.checkpoint({ source: 'phase_complete', status: 'in_progress', payload: initialPhasedPayload('phase_0_intake', '2026-01-15T14:00:00.000Z') });
+  const pw = createWriter({
+    storage: ps,
+    profile: phasedWorkflow,
+    runId: '3b241101-e2bb-4255-8caf-4136c566a962',
+    heartbeatIntervalMs: false,
+    coalesceWindowMs: 0,
+  });
+  await pw.checkpoint({
+    source: 'phase_complete',
+    status: 'in_progress',
+    payload: initialPhasedPayload('phase_0_intake', '2026-01-15T14:00:00.000Z'),
+  });
   await pw.close();
   await ps.close();
 }, 120_000);
@@ -175,7 +186,10 @@ describe('a closed pipe', () => {
       await storage.close();
       expect(existsSync(join(ROOT, 'src/cli/main.ts'))).toBe(true);
       const { code, stderr } = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
-        const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'show', 'r', '--json', '--dir', big], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+        const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'show', 'r', '--json', '--dir', big], {
+          cwd: ROOT,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
         let err = '';
         child.stderr.on('data', (d: Buffer) => (err += d.toString()));
         // Read one chunk, then close our end like `head -2` does.
@@ -212,7 +226,8 @@ describe('--json outputs validate against schemas/cli/<command>.v1.json', () => 
     const ajv = new (Ajv2020 as unknown as typeof import('ajv').default)({ strict: false });
     const compiled = new Map<string, ReturnType<typeof ajv.compile>>();
     const check = (name: string, text: string): void => {
-      if (!compiled.has(name)) compiled.set(name, ajv.compile(JSON.parse(readFileSync(join(ROOT, 'schemas/cli', `${name}.v1.json`), 'utf8'))));
+      if (!compiled.has(name))
+        compiled.set(name, ajv.compile(JSON.parse(readFileSync(join(ROOT, 'schemas/cli', `${name}.v1.json`), 'utf8'))));
       const validate = compiled.get(name)!;
       const ok = validate(JSON.parse(text));
       expect(validate.errors ?? [], name).toEqual([]);

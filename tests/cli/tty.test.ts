@@ -48,7 +48,9 @@ describe('CLI on a terminal', () => {
     const verbose = fakeIo(false);
     expect(await runCli(['runs', '-v'], verbose, { storage })).toBe(0);
     expect(verbose.err).toMatch(/^savepoint runs: store memory, profile default, \d+ ms, exit 0\n$/);
-        expect(storeLabel({ postgres: 'postgres://agent:hunter2-secret@db.example:5432/runs' }, {}, undefined)).toBe('PostgreSQL store db.example:5432/runs');
+    expect(storeLabel({ postgres: 'postgres://agent:hunter2-secret@db.example:5432/runs' }, {}, undefined)).toBe(
+      'PostgreSQL store db.example:5432/runs',
+    );
     expect(storeLabel({}, { SAVEPOINT_POSTGRES_URL: 'postgres://a:pw-secret@h/db' }, undefined)).not.toContain('pw-secret');
     expect(storeLabel({ github: 'o/r@main' }, { GITHUB_TOKEN: 'ghp_secret' }, undefined)).toBe('GitHub store o/r@main');
   });

@@ -48,7 +48,13 @@ describe('savepoint unlock', () => {
       const forced = await cli(['unlock', runId, '--dir', dir, '--force', '--json']);
       expect(forced.code).toBe(0);
       valid(validateUnlock, forced.out);
-      expect(JSON.parse(forced.out)).toMatchObject({ schemaVersion: 1, runId, removed: true, forced: true, lock: { pid: child.child.pid, live: true } });
+      expect(JSON.parse(forced.out)).toMatchObject({
+        schemaVersion: 1,
+        runId,
+        removed: true,
+        forced: true,
+        lock: { pid: child.child.pid, live: true },
+      });
       // The holder's next checkpoint is fenced out: refused, never acknowledged.
       const results = (): typeof child.lines => child.lines.filter((l) => l.type === 'ack' || l.type === 'fail');
       child.child.stdin!.write('cp\n');

@@ -37,7 +37,8 @@ async function storeWithRun(steps = 3): Promise<string> {
   dirs.push(dir);
   const storage = fsStorage({ dir });
   const writer = createWriter({ storage, profile, runId: 'run-a', heartbeatIntervalMs: false, coalesceWindowMs: 0 });
-  for (let i = 1; i <= steps; i++) expect((await writer.checkpoint({ source: 'manual', status: 'in_progress', payload: { step: i } })).ok).toBe(true);
+  for (let i = 1; i <= steps; i++)
+    expect((await writer.checkpoint({ source: 'manual', status: 'in_progress', payload: { step: i } })).ok).toBe(true);
   await writer.close();
   await storage.close();
   return dir;
@@ -79,7 +80,9 @@ describe('verify sees what the listing hides (issue 13 item 8)', () => {
     mkdirSync(join(dir, 'checkpoints/run-a/index.json'));
     const { code, json } = await verify(dir);
     expect(code).toBe(1);
-    expect(json.findings).toContainEqual(expect.objectContaining({ key: 'checkpoints/run-a/index.json', reasonCode: 'checkpoint_key_invalid' }));
+    expect(json.findings).toContainEqual(
+      expect.objectContaining({ key: 'checkpoints/run-a/index.json', reasonCode: 'checkpoint_key_invalid' }),
+    );
   });
 });
 

@@ -8,7 +8,7 @@ const shuffleKeys = (v: unknown, seed: number): unknown => {
   if (Array.isArray(v)) return v.map((x) => shuffleKeys(x, seed));
   if (v && typeof v === 'object') {
     const entries = Object.entries(v);
-    entries.sort((a, b) => ((a[0].length * 31 + seed) % 7) - ((b[0].length * 31 + seed) % 7) || (seed % 2 ? a[0] < b[0] ? 1 : -1 : 0));
+    entries.sort((a, b) => ((a[0].length * 31 + seed) % 7) - ((b[0].length * 31 + seed) % 7) || (seed % 2 ? (a[0] < b[0] ? 1 : -1) : 0));
     return Object.fromEntries(entries.map(([k, x]) => [k, shuffleKeys(x, seed)]));
   }
   return v;
@@ -52,29 +52,46 @@ describe('canonicalJson', () => {
       }
       return JSON.stringify(v);
     };
-    fc.assert(fc.property(json, (value) => canonicalJson(value) === reference(value)), { numRuns: 500 });
+    fc.assert(
+      fc.property(json, (value) => canonicalJson(value) === reference(value)),
+      { numRuns: 500 },
+    );
   });
 
   it('on anything at all, either serializes as JSON does or fails with checkpoint_schema_invalid and a path (property)', () => {
     fc.assert(
-      fc.property(fc.anything({ withBigInt: true, withDate: true, withMap: true, withSet: true, withTypedArray: true, withNullPrototype: true, withSparseArray: true }), (value) => {
-        let text: string;
-        try {
-          text = canonicalJson(value);
-        } catch (err) {
-          expect(isCheckpointError(err, 'checkpoint_schema_invalid')).toBe(true);
-          expect((err as { details: { path?: string } }).details.path).toMatch(/^\$/);
-          return;
-        }
-        expect(JSON.parse(text)).toEqual(JSON.parse(JSON.stringify(value)));
-      }),
+      fc.property(
+        fc.anything({
+          withBigInt: true,
+          withDate: true,
+          withMap: true,
+          withSet: true,
+          withTypedArray: true,
+          withNullPrototype: true,
+          withSparseArray: true,
+        }),
+        (value) => {
+          let text: string;
+          try {
+            text = canonicalJson(value);
+          } catch (err) {
+            expect(isCheckpointError(err, 'checkpoint_schema_invalid')).toBe(true);
+            expect((err as { details: { path?: string } }).details.path).toMatch(/^\$/);
+            return;
+          }
+          expect(JSON.parse(text)).toEqual(JSON.parse(JSON.stringify(value)));
+        },
+      ),
       { numRuns: 1000 },
     );
   });
 
   it('the native path (JSON.stringify with a checking replacer) and the JavaScript walk agree on anything, text or error and path (property)', () => {
     // Keys V8 orders numerically ("10" before "9"), keys below the digits ("-", "$"), unsorted keys, nulls, undefined members.
-    const key = fc.oneof(fc.constantFrom('0', '1', '9', '10', '01', '-1', '4294967295', '$', '-', 'a', 'B', 'é', '', 'toJSON'), fc.string({ maxLength: 4 }));
+    const key = fc.oneof(
+      fc.constantFrom('0', '1', '9', '10', '01', '-1', '4294967295', '$', '-', 'a', 'B', 'é', '', 'toJSON'),
+      fc.string({ maxLength: 4 }),
+    );
     const tricky = fc.letrec((tie) => ({
       value: fc.oneof(
         { depthSize: 'small' },
@@ -88,10 +105,15 @@ describe('canonicalJson', () => {
       try {
         return `text ${f(v)}`;
       } catch (err) {
-        return isCheckpointError(err) ? `error ${err.reasonCode} ${String((err.details as { path?: string } | undefined)?.path)}` : `raw ${String(err)}`;
+        return isCheckpointError(err)
+          ? `error ${err.reasonCode} ${String((err.details as { path?: string } | undefined)?.path)}`
+          : `raw ${String(err)}`;
       }
     };
-    fc.assert(fc.property(tricky, (v) => outcome(canonicalJson, v) === outcome(canonicalJsonByWalk, v)), { numRuns: 3000 });
+    fc.assert(
+      fc.property(tricky, (v) => outcome(canonicalJson, v) === outcome(canonicalJsonByWalk, v)),
+      { numRuns: 3000 },
+    );
   });
 
   it('orders array-index keys as text, not as numbers', () => {

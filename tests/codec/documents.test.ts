@@ -70,7 +70,17 @@ describe('default profile document', () => {
       payload: { step: 1 },
     });
     const doc = JSON.parse(utf8Decode(bytes)) as Record<string, unknown>;
-    expect(Object.keys(doc).sort()).toEqual(['created_at', 'integrity', 'run_id', 'sequence', 'snapshot_id', 'source', 'source_details', 'state', 'status']);
+    expect(Object.keys(doc).sort()).toEqual([
+      'created_at',
+      'integrity',
+      'run_id',
+      'sequence',
+      'snapshot_id',
+      'source',
+      'source_details',
+      'state',
+      'status',
+    ]);
     expect(doc.snapshot_id).toMatch(/^cp_19700101T000000000Z_[0-9a-z]{10}$/);
     expect(doc.integrity).toMatchObject({ format_version: '1.0', algorithm: 'sha256' });
   });
@@ -94,9 +104,13 @@ describe('default profile document', () => {
       ['run_id', 'r2'],
     ] as const) {
       const tampered = utf8Encode(JSON.stringify({ ...doc, [field]: value }));
-      await expect(defaultProfile.document.decode(tampered, 'latest.json')).rejects.toMatchObject({ reasonCode: 'checkpoint_integrity_mismatch' });
+      await expect(defaultProfile.document.decode(tampered, 'latest.json')).rejects.toMatchObject({
+        reasonCode: 'checkpoint_integrity_mismatch',
+      });
     }
-    await expect(defaultProfile.document.decode(utf8Encode(JSON.stringify({ ...doc, status: 'exploded' })), 'latest.json')).rejects.toMatchObject({
+    await expect(
+      defaultProfile.document.decode(utf8Encode(JSON.stringify({ ...doc, status: 'exploded' })), 'latest.json'),
+    ).rejects.toMatchObject({
       reasonCode: 'checkpoint_schema_invalid',
     });
     const { integrity: _i, ...noIntegrity } = doc;
@@ -129,7 +143,11 @@ describe('part files', () => {
     await fc.assert(
       fc.asyncProperty(
         fc.array(fc.string({ minLength: 0, maxLength: 300 }), { maxLength: 60 }),
-        fc.dictionary(fc.string({ minLength: 1, maxLength: 5 }).filter((k) => k !== '__proto__' && !k.startsWith('$')), fc.array(fc.integer(), { maxLength: 80 }), { maxKeys: 8 }),
+        fc.dictionary(
+          fc.string({ minLength: 1, maxLength: 5 }).filter((k) => k !== '__proto__' && !k.startsWith('$')),
+          fc.array(fc.integer(), { maxLength: 80 }),
+          { maxKeys: 8 },
+        ),
         fc.integer({ min: 1200, max: 4000 }),
         async (list, dict, max) => {
           const document: JsonObject = { snapshot_id: 'x', list, dict, integrity: { checksum: 'c' } };
@@ -157,7 +175,11 @@ describe('part files', () => {
       status: 'in_progress',
       payload: { big },
     });
-    const { main, parts } = await splitDocument(parseJson(utf8Decode(bytes)) as JsonObject, 4096, (n) => `checkpoints/r1/parts/1/${n}.json`);
+    const { main, parts } = await splitDocument(
+      parseJson(utf8Decode(bytes)) as JsonObject,
+      4096,
+      (n) => `checkpoints/r1/parts/1/${n}.json`,
+    );
     expect(parts.length).toBeGreaterThan(1);
     for (const p of parts) await storage.put(p.key, p.data, { ifAbsent: true });
     await storage.put('checkpoints/r1/latest.json', utf8Encode(canonicalJson(main)));
@@ -165,12 +187,18 @@ describe('part files', () => {
     expect(snap?.payload).toEqual({ big });
 
     await storage.put(parts[0]!.key, utf8Encode('[]'));
-    await expect(readSnapshot(storage, defaultProfile, 'checkpoints/r1/latest.json')).rejects.toMatchObject({ reasonCode: 'checkpoint_integrity_mismatch' });
+    await expect(readSnapshot(storage, defaultProfile, 'checkpoints/r1/latest.json')).rejects.toMatchObject({
+      reasonCode: 'checkpoint_integrity_mismatch',
+    });
     await storage.delete(parts[0]!.key);
-    await expect(decodeStoredSnapshot(storage, defaultProfile, 'k', utf8Encode(canonicalJson(main)))).rejects.toMatchObject({ reasonCode: 'checkpoint_not_found' });
+    await expect(decodeStoredSnapshot(storage, defaultProfile, 'k', utf8Encode(canonicalJson(main)))).rejects.toMatchObject({
+      reasonCode: 'checkpoint_not_found',
+    });
   });
 
   it('refuses an unsplittable value over the limit with checkpoint_too_large', async () => {
-    await expect(splitDocument({ s: 'x'.repeat(5000) }, 1000, (n) => `p/${n}`)).rejects.toMatchObject({ reasonCode: 'checkpoint_too_large' });
+    await expect(splitDocument({ s: 'x'.repeat(5000) }, 1000, (n) => `p/${n}`)).rejects.toMatchObject({
+      reasonCode: 'checkpoint_too_large',
+    });
   });
 });

@@ -104,7 +104,8 @@ describe('readers skip a planted bomb instead of stalling (issue 13 item 5)', ()
   async function runWithBomb(): Promise<{ storage: StorageAdapter; bombKey: string }> {
     const storage = memoryStorage();
     const writer = createWriter({ storage, profile, runId: 'run-a', clock: manualClock(Date.UTC(2025, 5, 1)) });
-    for (let i = 1; i <= 3; i++) expect((await writer.checkpoint({ source: 'manual', status: 'in_progress', payload: { step: i } })).ok).toBe(true);
+    for (let i = 1; i <= 3; i++)
+      expect((await writer.checkpoint({ source: 'manual', status: 'in_progress', payload: { step: i } })).ok).toBe(true);
     await writer.close();
     const bombKey = 'checkpoints/run-a/history/cp_20990101T000000000Z_bomb000000.json.gz';
     expect(profile.layout.classify(bombKey)?.kind).toBe('history');

@@ -64,7 +64,22 @@ describe('utf8Decode', () => {
 });
 
 describe('assertKey', () => {
-  const bad = ['', '/abs', 'a//b', 'a/', './a', 'a/../b', '..', 'a\\b', 'C:/x', 'c:', 'a\u0000b', 'a\nb', 'x'.repeat(1025), `${'y'.repeat(256)}/z`];
+  const bad = [
+    '',
+    '/abs',
+    'a//b',
+    'a/',
+    './a',
+    'a/../b',
+    '..',
+    'a\\b',
+    'C:/x',
+    'c:',
+    'a\u0000b',
+    'a\nb',
+    'x'.repeat(1025),
+    `${'y'.repeat(256)}/z`,
+  ];
   it.each(bad.map((k) => [JSON.stringify(k).slice(0, 40), k]))('rejects %s', (_label, key) => {
     expect(() => assertKey(key)).toThrow(/checkpoint_key_invalid/);
   });
@@ -87,19 +102,26 @@ describe('assertKey', () => {
       }
     };
     fc.assert(
-      fc.property(fc.array(fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom('a/b', 'a//b', '../x', 'a/./b', 'ok.json', 'C:/x', 'a\\b')), { minLength: 1, maxLength: 30 }), (keys) => {
-        const first = keys.map(verdict);
-        // Many distinct keys between the two passes, so the memo is also cleared and refilled.
-        for (let i = 0; i < 1100; i++) verdict(`filler/${i}`);
-        expect(keys.map(verdict)).toEqual(first);
-        expect(keys.map(verdict)).toEqual(first);
-      }),
+      fc.property(
+        fc.array(fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom('a/b', 'a//b', '../x', 'a/./b', 'ok.json', 'C:/x', 'a\\b')), {
+          minLength: 1,
+          maxLength: 30,
+        }),
+        (keys) => {
+          const first = keys.map(verdict);
+          // Many distinct keys between the two passes, so the memo is also cleared and refilled.
+          for (let i = 0; i < 1100; i++) verdict(`filler/${i}`);
+          expect(keys.map(verdict)).toEqual(first);
+          expect(keys.map(verdict)).toEqual(first);
+        },
+      ),
       { numRuns: 40 },
     );
   });
 
   it('accepts ordinary keys', () => {
-    for (const k of ['a', 'checkpoints/run-1/latest.json', 'x/.hidden', 'a/b c/ü.json', '...', 'a..b']) expect(() => assertKey(k)).not.toThrow();
+    for (const k of ['a', 'checkpoints/run-1/latest.json', 'x/.hidden', 'a/b c/ü.json', '...', 'a..b'])
+      expect(() => assertKey(k)).not.toThrow();
   });
 
   it('no accepted key resolves outside the root, on POSIX or Windows rules (property)', () => {

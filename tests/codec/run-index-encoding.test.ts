@@ -24,11 +24,18 @@ describe('run index encoding and merging', () => {
     fc.assert(
       fc.property(entries, fc.string({ minLength: 1, maxLength: 8 }), (list, runId) => {
         const checkpoints = list.map(([s, n, freeze]) => (freeze ? Object.freeze(entry(s, n)) : entry(s, n)));
-        const index: RunIndex = { run_id: runId, checkpoint_count: checkpoints.length, checkpoints, last_updated: '2026-01-02T00:00:00.000Z' };
+        const index: RunIndex = {
+          run_id: runId,
+          checkpoint_count: checkpoints.length,
+          checkpoints,
+          last_updated: '2026-01-02T00:00:00.000Z',
+        };
         const text = new TextDecoder().decode(encodeRunIndex(index));
         expect(text).toBe(canonicalJson(index));
         // Encoding again (bytes from the cache) gives the same text.
-        expect(new TextDecoder().decode(encodeRunIndex({ ...index, last_updated: '2026-01-03T00:00:00.000Z' }))).toBe(canonicalJson({ ...index, last_updated: '2026-01-03T00:00:00.000Z' }));
+        expect(new TextDecoder().decode(encodeRunIndex({ ...index, last_updated: '2026-01-03T00:00:00.000Z' }))).toBe(
+          canonicalJson({ ...index, last_updated: '2026-01-03T00:00:00.000Z' }),
+        );
       }),
       { numRuns: 200 },
     );
@@ -39,7 +46,11 @@ describe('run index encoding and merging', () => {
       fc.property(entries, entries, (a, b) => {
         const base = [...new Map(a.map(([s, n]) => [s, entry(s, n)])).values()].sort((x, y) => x.sequence - y.sequence);
         const added = b.map(([s, n]) => entry(s, n));
-        const merged = mergeRunIndex({ run_id: 'r', checkpoint_count: base.length, checkpoints: base, last_updated: 'x' }, added, '2026-01-01T00:00:00.000Z');
+        const merged = mergeRunIndex(
+          { run_id: 'r', checkpoint_count: base.length, checkpoints: base, last_updated: 'x' },
+          added,
+          '2026-01-01T00:00:00.000Z',
+        );
         const expected = new Map<number, RunIndexEntry>();
         for (const e of [...base, ...added]) expected.set(e.sequence, e);
         const want = [...expected.values()].sort((x, y) => x.sequence - y.sequence);
@@ -62,11 +73,17 @@ describe('run index encoding and merging', () => {
     );
     fc.assert(
       fc.property(entries, fc.array(step, { maxLength: 12 }), fc.string({ minLength: 1, maxLength: 4 }), (first, steps, runId) => {
-        const make = (list: typeof first): RunIndexEntry[] => list.map(([s, n, freeze]) => (freeze ? Object.freeze(entry(s, n)) : entry(s, n)));
+        const make = (list: typeof first): RunIndexEntry[] =>
+          list.map(([s, n, freeze]) => (freeze ? Object.freeze(entry(s, n)) : entry(s, n)));
         const encoder = createRunIndexEncoder();
         let list = make(first);
         const check = (i: number): void => {
-          const index: RunIndex = { run_id: runId, checkpoint_count: list.length, checkpoints: list, last_updated: `2026-01-0${(i % 9) + 1}T00:00:00.000Z` };
+          const index: RunIndex = {
+            run_id: runId,
+            checkpoint_count: list.length,
+            checkpoints: list,
+            last_updated: `2026-01-0${(i % 9) + 1}T00:00:00.000Z`,
+          };
           expect(new TextDecoder().decode(encoder.encode(index))).toBe(new TextDecoder().decode(encodeRunIndex(index)));
         };
         check(0);

@@ -11,7 +11,9 @@ import { documentChecksum, sealDocumentBytes } from 'savepoint/toolkit';
 
 const text = (maxLength: number): fc.Arbitrary<string> => fc.string({ unit: 'grapheme', maxLength });
 // Keys on both sides of "integrity" in code-unit order, and non-ASCII keys.
-const key = fc.oneof(fc.constantFrom('a', 'hash', 'id', 'integrit', 'integrityx', 'state', 'z'), text(6)).filter((k) => k !== 'integrity' && k !== '__proto__');
+const key = fc
+  .oneof(fc.constantFrom('a', 'hash', 'id', 'integrit', 'integrityx', 'state', 'z'), text(6))
+  .filter((k) => k !== 'integrity' && k !== '__proto__');
 
 describe('sealing documents that are not ASCII', () => {
   it('property: the sealed bytes are the canonical JSON of the sealed document and the checksum is documentChecksum, whatever the characters and member sizes', async () => {

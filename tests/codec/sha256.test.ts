@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { sha256Hex } from 'savepoint/toolkit';
 import { toHex } from '../../src/codec/sha256.js';
 
-const webCrypto = async (bytes: Uint8Array): Promise<string> => toHex(new Uint8Array(await crypto.subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>)));
+const webCrypto = async (bytes: Uint8Array): Promise<string> =>
+  toHex(new Uint8Array(await crypto.subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>)));
 
 describe('sha256Hex on Node (node:crypto fast path)', () => {
   it('property: equals WebCrypto SHA-256 for any bytes and any string', async () => {

@@ -10,18 +10,29 @@ import { verifyStoredBytes } from '../../src/codec/json-document.js';
 
 const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
 /** JSON values savepoint stores: canonical JSON refuses `__proto__` keys anywhere, by design. */
-const storableJson = (): fc.Arbitrary<JsonValue> => (fc.oneof(fc.jsonValue(), fc.jsonValue({ stringUnit: 'binary' })) as fc.Arbitrary<JsonValue>).filter((v) => !JSON.stringify(v).includes('"__proto__"'));
+const storableJson = (): fc.Arbitrary<JsonValue> =>
+  (fc.oneof(fc.jsonValue(), fc.jsonValue({ stringUnit: 'binary' })) as fc.Arbitrary<JsonValue>).filter(
+    (v) => !JSON.stringify(v).includes('"__proto__"'),
+  );
 const dec = (b: Uint8Array): string => new TextDecoder().decode(b);
 
 describe('sealing and verifying over the stored bytes', () => {
   it('property: the stored bytes are the canonical JSON of the sealed document, and the checksum is documentChecksum', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.dictionary(fc.string({ minLength: 1, maxLength: 12, unit: fc.constantFrom('a', 'é', 'i', 'z', '\u{1F600}', '"') }).filter((k) => k !== '__proto__' && k !== 'integrity'), storableJson()), async (doc) => {
-        const sealed = await sealDocumentBytes(doc as JsonObject);
-        expect(dec(sealed.bytes)).toBe(canonicalJson(sealed.document));
-        expect(sealed.integrity.checksum).toBe(await documentChecksum(sealed.document));
-        expect(await verifyStoredBytes(sealed.bytes, dec(sealed.bytes), sealed.integrity.checksum)).toBe(true);
-      }),
+      fc.asyncProperty(
+        fc.dictionary(
+          fc
+            .string({ minLength: 1, maxLength: 12, unit: fc.constantFrom('a', 'é', 'i', 'z', '\u{1F600}', '"') })
+            .filter((k) => k !== '__proto__' && k !== 'integrity'),
+          storableJson(),
+        ),
+        async (doc) => {
+          const sealed = await sealDocumentBytes(doc as JsonObject);
+          expect(dec(sealed.bytes)).toBe(canonicalJson(sealed.document));
+          expect(sealed.integrity.checksum).toBe(await documentChecksum(sealed.document));
+          expect(await verifyStoredBytes(sealed.bytes, dec(sealed.bytes), sealed.integrity.checksum)).toBe(true);
+        },
+      ),
       { numRuns: 400 },
     );
   });
@@ -72,11 +83,21 @@ describe('sealing and verifying over the stored bytes', () => {
     const s = await defaultProfile.document.decode(pretty, 'pretty.json');
     expect(s.payload).toEqual({ a: [1, 2], b: 1 });
     const tampered = enc(JSON.stringify({ ...sealed.document, state: { b: 2, a: [1, 2] } }, null, 2));
-    await expect(defaultProfile.document.decode(tampered, 'bad.json')).rejects.toMatchObject({ reasonCode: 'checkpoint_integrity_mismatch' });
+    await expect(defaultProfile.document.decode(tampered, 'bad.json')).rejects.toMatchObject({
+      reasonCode: 'checkpoint_integrity_mismatch',
+    });
   });
 
   it("the default profile's text path stores the same bytes as encoding the document object", async () => {
-    const header = { id: 'cp_20260101T000000000Z_abcdef', runId: 'r', sequence: 3, createdAt: '2026-01-01T00:00:00.000Z', source: 'manual', sourceDetails: [], status: 'in_progress' };
+    const header = {
+      id: 'cp_20260101T000000000Z_abcdef',
+      runId: 'r',
+      sequence: 3,
+      createdAt: '2026-01-01T00:00:00.000Z',
+      source: 'manual',
+      sourceDetails: [],
+      status: 'in_progress',
+    };
     const payload = { z: [1, { y: 'ü' }], a: null };
     const viaObject = await defaultProfile.document.encode({ ...header, payload });
     const viaText = await defaultProfile.document.encodePayloadText!(header, canonicalJson(payload));

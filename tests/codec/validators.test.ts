@@ -66,7 +66,9 @@ describe('validators compiled at build time', () => {
     const realDoc = JSON.parse(new TextDecoder().decode(bytes)) as Record<string, unknown>;
     const samples = fc.oneof(
       fc.jsonValue(),
-      fc.record({ key: fc.constantFrom(...Object.keys(realDoc)), value: fc.jsonValue() }).map(({ key, value }) => ({ ...realDoc, [key]: value })),
+      fc
+        .record({ key: fc.constantFrom(...Object.keys(realDoc)), value: fc.jsonValue() })
+        .map(({ key, value }) => ({ ...realDoc, [key]: value })),
       fc.constant(realDoc),
     );
     for (const [name, schema] of VALIDATOR_CATALOG) {
@@ -77,7 +79,10 @@ describe('validators compiled at build time', () => {
           const a = runtime(doc);
           const b = built(doc);
           expect(b, name).toBe(a);
-          if (!a) expect((built.errors ?? []).map((e) => e.instancePath + e.keyword).sort(), name).toEqual((runtime.errors ?? []).map((e) => e.instancePath + e.keyword).sort());
+          if (!a)
+            expect((built.errors ?? []).map((e) => e.instancePath + e.keyword).sort(), name).toEqual(
+              (runtime.errors ?? []).map((e) => e.instancePath + e.keyword).sort(),
+            );
         }),
         { numRuns: 60 },
       );

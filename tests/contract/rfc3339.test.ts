@@ -27,16 +27,31 @@ function outcome(format: () => string): { text: string } | { error: unknown } {
 describe('toRfc3339 (the remembered second)', () => {
   it('property: any sequence of times (close together, across seconds, before 1970, fractional, far off) formats as a plain Date does', () => {
     const base = fc.integer({ min: -2e12, max: 2.5e14 });
-    const time = fc.oneof(base, fc.tuple(base, fc.array(fc.integer({ min: -1500, max: 1500 }), { maxLength: 6 })).map(([b]) => b), fc.double({ min: -1e12, max: 1e13, noNaN: true }), fc.constantFrom(0, 999, 1000, -1, -1000, 8.64e15, -8.64e15));
+    const time = fc.oneof(
+      base,
+      fc.tuple(base, fc.array(fc.integer({ min: -1500, max: 1500 }), { maxLength: 6 })).map(([b]) => b),
+      fc.double({ min: -1e12, max: 1e13, noNaN: true }),
+      fc.constantFrom(0, 999, 1000, -1, -1000, 8.64e15, -8.64e15),
+    );
     fc.assert(
-      fc.property(base, fc.array(fc.oneof(time, fc.integer({ min: -1500, max: 1500 }).map((d) => ({ d }))), { maxLength: 30 }), (start, steps) => {
-        let last = start;
-        for (const step of steps) {
-          const ms = typeof step === 'number' ? step : last + step.d;
-          last = ms;
-          expect(outcome(() => toRfc3339(ms))).toEqual(outcome(() => plainRfc3339(ms)));
-        }
-      }),
+      fc.property(
+        base,
+        fc.array(
+          fc.oneof(
+            time,
+            fc.integer({ min: -1500, max: 1500 }).map((d) => ({ d })),
+          ),
+          { maxLength: 30 },
+        ),
+        (start, steps) => {
+          let last = start;
+          for (const step of steps) {
+            const ms = typeof step === 'number' ? step : last + step.d;
+            last = ms;
+            expect(outcome(() => toRfc3339(ms))).toEqual(outcome(() => plainRfc3339(ms)));
+          }
+        },
+      ),
       { numRuns: 300 },
     );
   });

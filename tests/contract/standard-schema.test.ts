@@ -3,7 +3,17 @@ import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import * as z3 from 'zod3';
-import { createWriter, defaultProfile, defineProfile, isCheckpointError, jsonProfile, listAll, memoryStorage, planResume, type Profile } from 'savepoint';
+import {
+  createWriter,
+  defaultProfile,
+  defineProfile,
+  isCheckpointError,
+  jsonProfile,
+  listAll,
+  memoryStorage,
+  planResume,
+  type Profile,
+} from 'savepoint';
 import { readSnapshot } from 'savepoint/toolkit';
 
 interface Step {
@@ -31,7 +41,11 @@ describe.each(Object.entries(schemas))('a payload schema from %s', (_library, sc
     const writer = createWriter({ storage, profile, runId: 'r1', heartbeatIntervalMs: false, coalesceWindowMs: 0 });
     const ok = await writer.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { step: 1, label: 'a' } });
     expect(ok.ok).toBe(true);
-    const bad = await writer.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { step: -1, label: 7 } as unknown as Step });
+    const bad = await writer.checkpoint({
+      source: 'step_boundary',
+      status: 'in_progress',
+      payload: { step: -1, label: 7 } as unknown as Step,
+    });
     expect(bad.ok).toBe(false);
     if (!bad.ok) {
       expect(bad.reasonCode).toBe('checkpoint_schema_invalid');
@@ -73,9 +87,18 @@ describe('Standard Schema payloads', () => {
     const storage = memoryStorage();
     const writers = Object.entries(schemas).map(([name, schema]) => ({
       name,
-      writer: createWriter({ storage, profile: jsonProfile<Step>({ schema }), runId: `p-${name.replace(' ', '')}`, heartbeatIntervalMs: false, coalesceWindowMs: 0 }),
+      writer: createWriter({
+        storage,
+        profile: jsonProfile<Step>({ schema }),
+        runId: `p-${name.replace(' ', '')}`,
+        heartbeatIntervalMs: false,
+        coalesceWindowMs: 0,
+      }),
     }));
-    const value = fc.oneof(fc.record({ step: fc.oneof(fc.integer({ min: -3, max: 3 }), fc.double(), fc.string()), label: fc.oneof(fc.string(), fc.integer()) }), fc.jsonValue());
+    const value = fc.oneof(
+      fc.record({ step: fc.oneof(fc.integer({ min: -3, max: 3 }), fc.double(), fc.string()), label: fc.oneof(fc.string(), fc.integer()) }),
+      fc.jsonValue(),
+    );
     await fc.assert(
       fc.asyncProperty(value, async (payload) => {
         for (const { name, writer } of writers) {
@@ -114,7 +137,7 @@ describe('Standard Schema payloads', () => {
     }
   });
 
-  it('createWriter without a profile writes the default profile\'s documents', async () => {
+  it("createWriter without a profile writes the default profile's documents", async () => {
     const storage = memoryStorage();
     const writer = createWriter({ storage, runId: 'd', heartbeatIntervalMs: false });
     expect(writer.profile).toBe(defaultProfile);

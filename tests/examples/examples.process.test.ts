@@ -10,7 +10,11 @@ import { ROOT } from '../support/build.js';
  * components' tests; custom-adapter and unit-testing also have vitest files of their own.)
  */
 const EXAMPLES: Record<string, RegExp[]> = {
-  quickstart: [/checkpoint after "run tests" failed: checkpoint_storage_unavailable/, /resuming agent-run-1 from snapshot #3/, /checkpoint #5 after "open pull request" — run completed/],
+  quickstart: [
+    /checkpoint after "run tests" failed: checkpoint_storage_unavailable/,
+    /resuming agent-run-1 from snapshot #3/,
+    /checkpoint #5 after "open pull request" — run completed/,
+  ],
   writing: [/latest: #4 step_boundary completed/, /\[heartbeat\] the state has not changed/],
   retention: [/retention is idempotent/],
   'plan-executor': [/incomplete plans now: 0/, /imported plan 03/],
@@ -38,9 +42,13 @@ function run(name: string): Promise<{ code: number; out: string }> {
 }
 
 describe('examples', () => {
-  it.each(Object.keys(EXAMPLES))('%s runs and exits 0', async (name) => {
-    const { code, out } = await run(name);
-    expect(code, out).toBe(0);
-    for (const pattern of EXAMPLES[name]!) expect(out).toMatch(pattern);
-  }, 150_000);
+  it.each(Object.keys(EXAMPLES))(
+    '%s runs and exits 0',
+    async (name) => {
+      const { code, out } = await run(name);
+      expect(code, out).toBe(0);
+      for (const pattern of EXAMPLES[name]!) expect(out).toMatch(pattern);
+    },
+    150_000,
+  );
 });

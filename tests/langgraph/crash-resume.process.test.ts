@@ -18,7 +18,10 @@ const bundled = bundledChildPerFile(join(ROOT, 'tests/langgraph/graph-child.ts')
 /** Nodes of one full run: plan, five (agent, tools) rounds, the final agent turn, summarize. */
 const ALL_NODES = 13;
 
-function start(args: string[]): { kill: () => void; done: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> } {
+function start(args: string[]): {
+  kill: () => void;
+  done: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>;
+} {
   const child = spawn(process.execPath, [bundled.bundle, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
@@ -41,7 +44,10 @@ async function finalState(args: string[]): Promise<unknown> {
 
 function silentIo() {
   let out = '';
-  return { io: { stdout: { write: (t: string) => (out += t) }, stderr: { write: (t: string) => (out += t) }, readStdin: async () => '', env: {} }, out: () => out };
+  return {
+    io: { stdout: { write: (t: string) => (out += t) }, stderr: { write: (t: string) => (out += t) }, readStdin: async () => '', env: {} },
+    out: () => out,
+  };
 }
 
 describe('examples/langgraph.ts under SIGKILL', () => {
@@ -77,7 +83,7 @@ describe('examples/langgraph.ts under SIGKILL', () => {
     }
   });
 
-  it('resumed from any point a crash can leave (a task\'s writes saved, the next checkpoint not), it ends in the state of an uninterrupted run', async () => {
+  it("resumed from any point a crash can leave (a task's writes saved, the next checkpoint not), it ends in the state of an uninterrupted run", async () => {
     // LangGraph saves a task's writes before the checkpoint after that task, and does not wait
     // for that checkpoint before running on. A store cut after checkpoint k and its task's
     // writes is what a SIGKILL between the two leaves; the example once read LangGraph's empty

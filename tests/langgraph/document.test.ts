@@ -16,8 +16,17 @@ import { encodeWrites, decodeWrites, type StoredWrite } from '../../src/langgrap
 const FIXTURE = join(import.meta.dirname, '../fixtures/langgraph/base64-store');
 
 /** Any string, lone surrogates and a byte order mark included. */
-const anyText = fc.oneof(fc.string({ unit: 'binary', maxLength: 30 }), fc.string({ unit: 'grapheme', maxLength: 30 }), fc.constantFrom('\uFEFFbom', '\uD800', 'a\uDC00b', '"\\\n\u0000'));
-const anyBytes = fc.oneof(fc.uint8Array({ maxLength: 40 }), anyText.map((t) => new TextEncoder().encode(t)), fc.constant(new Uint8Array([0xef, 0xbb, 0xbf, 0x31])), fc.constant(new Uint8Array([0xed, 0xa0, 0x80])));
+const anyText = fc.oneof(
+  fc.string({ unit: 'binary', maxLength: 30 }),
+  fc.string({ unit: 'grapheme', maxLength: 30 }),
+  fc.constantFrom('\uFEFFbom', '\uD800', 'a\uDC00b', '"\\\n\u0000'),
+);
+const anyBytes = fc.oneof(
+  fc.uint8Array({ maxLength: 40 }),
+  anyText.map((t) => new TextEncoder().encode(t)),
+  fc.constant(new Uint8Array([0xef, 0xbb, 0xbf, 0x31])),
+  fc.constant(new Uint8Array([0xed, 0xa0, 0x80])),
+);
 const serialized = fc.tuple(fc.constantFrom('json', 'bytes', 'x-custom'), anyBytes).map(([type, bytes]) => storedValue([type, bytes]));
 const jsonValue = fc.jsonValue({ maxDepth: 2 }) as fc.Arbitrary<unknown>;
 const checkpointId = fc.uuid();
@@ -34,11 +43,15 @@ const payload: fc.Arbitrary<LangGraphPayload> = fc.record(
     checkpoint: serialized,
     channel_values: fc.dictionary(
       fc.oneof(anyText, fc.constantFrom('0', '10', '2', '__start__', 'branch:to:step')).filter((k) => k !== '__proto__'),
-      fc.tuple(serialized, fc.oneof(fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), anyText)).map(([v, version]) => ({ ...v, version })),
+      fc
+        .tuple(serialized, fc.oneof(fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), anyText))
+        .map(([v, version]) => ({ ...v, version })),
       { maxKeys: 5 },
     ),
     // (A "__proto__" key anywhere is refused by both encoders alike.)
-    metadata: fc.dictionary(anyText, jsonValue, { maxKeys: 4 }).filter((m) => !JSON.stringify(m).includes('"__proto__"')) as fc.Arbitrary<JsonObject>,
+    metadata: fc
+      .dictionary(anyText, jsonValue, { maxKeys: 4 })
+      .filter((m) => !JSON.stringify(m).includes('"__proto__"')) as fc.Arbitrary<JsonObject>,
     metadata_blob: serialized,
   },
   { requiredKeys: ['thread_id', 'checkpoint_ns', 'checkpoint', 'channel_values', 'metadata'] },
@@ -47,32 +60,62 @@ const payload: fc.Arbitrary<LangGraphPayload> = fc.record(
 describe('SavepointSaver documents: assembled as text, the same bytes as the generic encoder', () => {
   it('property: a checkpoint document is byte for byte what langGraphProfile.document.encode makes, and decodes to the same payload', async () => {
     await fc.assert(
-      fc.asyncProperty(payload, checkpointId, fc.integer({ min: 1, max: 1e9 }), fc.constantFrom('input', 'loop', 'update', 'fork'), fc.date({ min: new Date(0), max: new Date('9999-12-31'), noInvalidDate: true }), async (p, id, sequence, source, at) => {
-        const scratch = nextScratch();
-        const draft = { id, runId: 'run-1', sequence, createdAt: at.toISOString(), source, sourceDetails: [], status: 'in_progress', payload: p };
-        const generic = await langGraphProfile.document.encode(draft);
-        const fast = await encodeCheckpointDocument({ id, runId: 'run-1', sequence, createdAt: at.toISOString(), source }, p);
-        expect(new TextDecoder().decode(fast)).toBe(new TextDecoder().decode(generic.bytes));
-        // Sealed into a reused buffer (left dirty by the run before; some too small): the same bytes.
-        const inScratch = await encodeCheckpointDocument({ id, runId: 'run-1', sequence, createdAt: at.toISOString(), source }, p, { scratch });
-        expect(inScratch).toEqual(generic.bytes);
-        expect((await langGraphProfile.document.decode(fast, 'x')).payload).toEqual(JSON.parse(JSON.stringify(p)));
-      }),
+      fc.asyncProperty(
+        payload,
+        checkpointId,
+        fc.integer({ min: 1, max: 1e9 }),
+        fc.constantFrom('input', 'loop', 'update', 'fork'),
+        fc.date({ min: new Date(0), max: new Date('9999-12-31'), noInvalidDate: true }),
+        async (p, id, sequence, source, at) => {
+          const scratch = nextScratch();
+          const draft = {
+            id,
+            runId: 'run-1',
+            sequence,
+            createdAt: at.toISOString(),
+            source,
+            sourceDetails: [],
+            status: 'in_progress',
+            payload: p,
+          };
+          const generic = await langGraphProfile.document.encode(draft);
+          const fast = await encodeCheckpointDocument({ id, runId: 'run-1', sequence, createdAt: at.toISOString(), source }, p);
+          expect(new TextDecoder().decode(fast)).toBe(new TextDecoder().decode(generic.bytes));
+          // Sealed into a reused buffer (left dirty by the run before; some too small): the same bytes.
+          const inScratch = await encodeCheckpointDocument({ id, runId: 'run-1', sequence, createdAt: at.toISOString(), source }, p, {
+            scratch,
+          });
+          expect(inScratch).toEqual(generic.bytes);
+          expect((await langGraphProfile.document.decode(fast, 'x')).payload).toEqual(JSON.parse(JSON.stringify(p)));
+        },
+      ),
       { numRuns: 80 },
     );
   });
 
   it('property: a writes document is byte for byte what sealDocumentBytes makes, and decodes to the same writes', async () => {
-    const write: fc.Arbitrary<StoredWrite> = fc.tuple(fc.integer({ min: -4, max: 1000 }), anyText, serialized).map(([idx, channel, v]) => ({ idx, channel, ...v }));
+    const write: fc.Arbitrary<StoredWrite> = fc
+      .tuple(fc.integer({ min: -4, max: 1000 }), anyText, serialized)
+      .map(([idx, channel, v]) => ({ idx, channel, ...v }));
     await fc.assert(
-      fc.asyncProperty(anyText, anyText, checkpointId, anyText, anyText, fc.array(write, { maxLength: 4 }), async (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, writes) => {
-        const scratch = nextScratch();
-        const document = { thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, writes };
-        const bytes = await encodeWrites(document, writes);
-        expect(new TextDecoder().decode(bytes)).toBe(new TextDecoder().decode((await sealDocumentBytes(document as unknown as JsonObject)).bytes));
-        expect(await encodeWrites(document, writes, scratch)).toEqual(bytes);
-        expect((await decodeWrites(bytes, 'w')).writes).toEqual(writes);
-      }),
+      fc.asyncProperty(
+        anyText,
+        anyText,
+        checkpointId,
+        anyText,
+        anyText,
+        fc.array(write, { maxLength: 4 }),
+        async (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, writes) => {
+          const scratch = nextScratch();
+          const document = { thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, writes };
+          const bytes = await encodeWrites(document, writes);
+          expect(new TextDecoder().decode(bytes)).toBe(
+            new TextDecoder().decode((await sealDocumentBytes(document as unknown as JsonObject)).bytes),
+          );
+          expect(await encodeWrites(document, writes, scratch)).toEqual(bytes);
+          expect((await decodeWrites(bytes, 'w')).writes).toEqual(writes);
+        },
+      ),
       { numRuns: 80 },
     );
   });
@@ -130,16 +173,25 @@ describe('SavepointSaver documents: assembled as text, the same bytes as the gen
       expect(head?.pendingWrites).toEqual([['task-2', '__error__', { message: 'boom' }]]);
       const all = [];
       for await (const t of saver.list({ configurable: { thread_id: 'order-42' } }, { filter: { user: 'ana' } })) all.push(t);
-      expect(all.map((t) => t.checkpoint.channel_values)).toEqual([{ note: 'café \u{1F600} "quoted"', items: ['a', 'b'], blob: new Uint8Array([0, 255, 1]) }]);
+      expect(all.map((t) => t.checkpoint.channel_values)).toEqual([
+        { note: 'café \u{1F600} "quoted"', items: ['a', 'b'], blob: new Uint8Array([0, 255, 1]) },
+      ]);
       expect(all[0]?.pendingWrites).toEqual([
         ['task-1', 'items', ['c']],
         ['task-1', 'note', 'next'],
       ]);
       // A put on top carries the base64 `blob` channel over from the old parent unchanged.
-      const next: Checkpoint = { ...emptyCheckpoint(), id: '1f0cb3a0-0000-6000-8000-000000000003', channel_values: { note: 'third', items: ['a'], blob: new Uint8Array([0, 255, 1]) }, channel_versions: { note: 3, items: 3, blob: 1 } };
+      const next: Checkpoint = {
+        ...emptyCheckpoint(),
+        id: '1f0cb3a0-0000-6000-8000-000000000003',
+        channel_values: { note: 'third', items: ['a'], blob: new Uint8Array([0, 255, 1]) },
+        channel_versions: { note: 3, items: 3, blob: 1 },
+      };
       const saved = await saver.put(head!.config, next, { source: 'loop', step: 1, parents: {} }, { note: 3, items: 3 });
       expect((await saver.getTuple(saved))?.checkpoint.channel_values).toEqual(next.channel_values);
-      const text = new TextDecoder().decode((await storage.get('langgraph/order-42/history/1f0cb3a0-0000-6000-8000-000000000003.json'))!.bytes);
+      const text = new TextDecoder().decode(
+        (await storage.get('langgraph/order-42/history/1f0cb3a0-0000-6000-8000-000000000003.json'))!.bytes,
+      );
       expect(text).toContain('"note":{"text":"\\"third\\"","type":"json","version":3}');
       expect(text).toContain('"blob":{"data":"AP8B","type":"bytes","version":1}');
       expect((await listAll(storage, 'langgraph/')).length).toBe(5);
@@ -151,15 +203,30 @@ describe('SavepointSaver documents: assembled as text, the same bytes as the gen
 
   it('without the per-put JSON Schema check, a put still refuses what the schema would: a "__proto__" channel, a NaN version, an empty type tag — and stores nothing', async () => {
     const storage = memoryStorage();
-    const code = async (p: Promise<unknown>): Promise<string | undefined> => ((await p.then(() => undefined, (e: unknown) => e)) as { reasonCode?: string } | undefined)?.reasonCode;
+    const code = async (p: Promise<unknown>): Promise<string | undefined> =>
+      (
+        (await p.then(
+          () => undefined,
+          (e: unknown) => e,
+        )) as { reasonCode?: string } | undefined
+      )?.reasonCode;
     const config = { configurable: { thread_id: 't' } };
     const meta = { source: 'loop' as const, step: 0, parents: {} };
-    const proto: Checkpoint = { ...emptyCheckpoint(), id: uuid6(1), channel_values: JSON.parse('{"__proto__": 1}') as Record<string, unknown>, channel_versions: JSON.parse('{"__proto__": 1}') as Record<string, number> };
-    expect(await code(new SavepointSaver({ storage }).put(config, proto, meta, JSON.parse('{"__proto__": 1}') as Record<string, number>))).toBe('checkpoint_schema_invalid');
+    const proto: Checkpoint = {
+      ...emptyCheckpoint(),
+      id: uuid6(1),
+      channel_values: JSON.parse('{"__proto__": 1}') as Record<string, unknown>,
+      channel_versions: JSON.parse('{"__proto__": 1}') as Record<string, number>,
+    };
+    expect(
+      await code(new SavepointSaver({ storage }).put(config, proto, meta, JSON.parse('{"__proto__": 1}') as Record<string, number>)),
+    ).toBe('checkpoint_schema_invalid');
     const nan: Checkpoint = { ...emptyCheckpoint(), id: uuid6(2), channel_values: { a: 1 }, channel_versions: { a: Number.NaN } };
     expect(await code(new SavepointSaver({ storage }).put(config, nan, meta, { a: Number.NaN }))).toBe('checkpoint_schema_invalid');
     const serde = new JsonPlusSerializer();
-    const untagged = Object.assign(Object.create(serde) as JsonPlusSerializer, { dumpsTyped: async (value: unknown) => ['', (await serde.dumpsTyped(value))[1]] });
+    const untagged = Object.assign(Object.create(serde) as JsonPlusSerializer, {
+      dumpsTyped: async (value: unknown) => ['', (await serde.dumpsTyped(value))[1]],
+    });
     const ok: Checkpoint = { ...emptyCheckpoint(), id: uuid6(3), channel_values: { a: 1 }, channel_versions: { a: 1 } };
     expect(await code(new SavepointSaver({ storage, serde: untagged }).put(config, ok, meta, { a: 1 }))).toBe('checkpoint_schema_invalid');
     expect(await listAll(storage, '')).toEqual([]);

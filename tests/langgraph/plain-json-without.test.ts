@@ -18,12 +18,23 @@ class Box {
 
 describe('plainJsonWithout', () => {
   it('property: for any record (plain or not, with or without the member), the text plainJson gives for the record without that member', () => {
-    const leaf = fc.oneof(fc.jsonValue({ maxDepth: 2 }), fc.constant(undefined), fc.constant(new Box(1)), fc.constant(new Map([[1, 2]])), fc.constant({ toJSON: () => 1 }), fc.constant({ lg_name: 'Send', node: 'a', args: 1 }), fc.string({ minLength: 60, maxLength: 80 }));
-    const record = fc.dictionary(fc.oneof(fc.string({ maxLength: 6 }), fc.constantFrom('channel_values', '10', '2', 'v', 'id')), leaf, { maxKeys: 6 });
+    const leaf = fc.oneof(
+      fc.jsonValue({ maxDepth: 2 }),
+      fc.constant(undefined),
+      fc.constant(new Box(1)),
+      fc.constant(new Map([[1, 2]])),
+      fc.constant({ toJSON: () => 1 }),
+      fc.constant({ lg_name: 'Send', node: 'a', args: 1 }),
+      fc.string({ minLength: 60, maxLength: 80 }),
+    );
+    const record = fc.dictionary(fc.oneof(fc.string({ maxLength: 6 }), fc.constantFrom('channel_values', '10', '2', 'v', 'id')), leaf, {
+      maxKeys: 6,
+    });
     const proto = fc.constantFrom('object', 'null', 'class');
     fc.assert(
       fc.property(record, proto, (r, p) => {
-        const subject: Record<string, unknown> = p === 'object' ? { ...r } : p === 'null' ? Object.assign(Object.create(null) as object, r) : Object.assign(new Box(2), r);
+        const subject: Record<string, unknown> =
+          p === 'object' ? { ...r } : p === 'null' ? Object.assign(Object.create(null) as object, r) : Object.assign(new Box(2), r);
         const expected = p === 'class' ? undefined : plainJson(withoutKey(subject, 'channel_values'));
         expect(plainJsonWithout(subject, 'channel_values')).toBe(expected);
       }),

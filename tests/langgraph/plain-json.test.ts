@@ -1,5 +1,12 @@
 import type { RunnableConfig } from '@langchain/core/runnables';
-import { JsonPlusSerializer, emptyCheckpoint, uuid6, type Checkpoint, type CheckpointMetadata, type SerializerProtocol } from '@langchain/langgraph-checkpoint';
+import {
+  JsonPlusSerializer,
+  emptyCheckpoint,
+  uuid6,
+  type Checkpoint,
+  type CheckpointMetadata,
+  type SerializerProtocol,
+} from '@langchain/langgraph-checkpoint';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { listAll, memoryStorage } from 'savepoint';
@@ -39,13 +46,22 @@ const special = fc.constantFrom<unknown>(
   })(),
 );
 const anyValue: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
-  value: fc.oneof({ depthSize: 'small' }, primitive, special, fc.array(tie('value'), { maxLength: 3 }), fc.dictionary(fc.string({ maxLength: 4 }), tie('value'), { maxKeys: 3 }), fc.jsonValue({ maxDepth: 3 })),
+  value: fc.oneof(
+    { depthSize: 'small' },
+    primitive,
+    special,
+    fc.array(tie('value'), { maxLength: 3 }),
+    fc.dictionary(fc.string({ maxLength: 4 }), tie('value'), { maxKeys: 3 }),
+    fc.jsonValue({ maxDepth: 3 }),
+  ),
 })).value;
 
 class SubclassedSerializer extends JsonPlusSerializer {}
 
 /** Extra metadata members: plain data of every kind (NaN, -0, integer-like keys, nesting) and what the serializer changes. */
-const metadataExtra = fc.dictionary(fc.oneof(fc.string({ maxLength: 4 }), fc.constantFrom('10', '9', 'user', 'é')), anyValue, { maxKeys: 3 });
+const metadataExtra = fc.dictionary(fc.oneof(fc.string({ maxLength: 4 }), fc.constantFrom('10', '9', 'user', 'é')), anyValue, {
+  maxKeys: 3,
+});
 
 describe('SavepointSaver: plain JSON data written as its JSON text without a serializer call (issue 17)', () => {
   it('property: for any value, the text written without the serializer is exactly what JsonPlusSerializer writes, as type json — or the serializer is called', async () => {
@@ -63,7 +79,18 @@ describe('SavepointSaver: plain JSON data written as its JSON text without a ser
       { numRuns: 400 },
     );
     expect(plain).toBeGreaterThan(100);
-    for (const other of [undefined, new Uint8Array(1), 1n, Symbol('s'), () => 1, [1, undefined], { a: undefined }, [new Date(0)], { n: { lg_name: 'Send' } }]) expect(plainJson(other)).toBeUndefined();
+    for (const other of [
+      undefined,
+      new Uint8Array(1),
+      1n,
+      Symbol('s'),
+      () => 1,
+      [1, undefined],
+      { a: undefined },
+      [new Date(0)],
+      { n: { lg_name: 'Send' } },
+    ])
+      expect(plainJson(other)).toBeUndefined();
     const deep: unknown[] = [];
     let at = deep;
     for (let i = 0; i < 100; i++) at.push((at = []));
@@ -80,7 +107,9 @@ describe('SavepointSaver: plain JSON data written as its JSON text without a ser
       }),
       { numRuns: 300 },
     );
-    expect(plainCanonicalJson({ b: [Number.NaN, -0, 1e21], '10': 'x', '9': { z: null, a: '\uD800' } })).toBe('{"10":"x","9":{"a":"\\ud800","z":null},"b":[null,0,1e+21]}');
+    expect(plainCanonicalJson({ b: [Number.NaN, -0, 1e21], '10': 'x', '9': { z: null, a: '\uD800' } })).toBe(
+      '{"10":"x","9":{"a":"\\ud800","z":null},"b":[null,0,1e+21]}',
+    );
     expect(plainCanonicalJson(JSON.parse('{"a":{"__proto__":1}}'))).toBeUndefined();
   });
 
@@ -102,7 +131,9 @@ describe('SavepointSaver: plain JSON data written as its JSON text without a ser
       return JSON.stringify(text);
     };
     // Few, long, alike strings (equal content as other instances, one character apart, short ones): slots hit, miss and get overwritten.
-    const text = fc.tuple(fc.constantFrom('a', 'b', '"', '\uD800'), fc.integer({ min: 0, max: 3 }), fc.nat(12)).map(([c, n, k]) => `${'x'.repeat(60 + k)}${c}`.repeat(n) + String(k));
+    const text = fc
+      .tuple(fc.constantFrom('a', 'b', '"', '\uD800'), fc.integer({ min: 0, max: 3 }), fc.nat(12))
+      .map(([c, n, k]) => `${'x'.repeat(60 + k)}${c}`.repeat(n) + String(k));
     fc.assert(
       fc.property(fc.array(text, { maxLength: 40 }), (texts) => {
         const recent = rememberingRecent(encode);
@@ -134,17 +165,23 @@ describe('SavepointSaver: plain JSON data written as its JSON text without a ser
     }
   });
 
-  it('only LangGraph\'s own JsonPlusSerializer, unchanged, is skipped: a subclass, a replaced method or another serializer is always called', async () => {
+  it("only LangGraph's own JsonPlusSerializer, unchanged, is skipped: a subclass, a replaced method or another serializer is always called", async () => {
     expect(await writesPlainAsJson(new JsonPlusSerializer())).toBe(true);
     expect(await writesPlainAsJson(new SubclassedSerializer())).toBe(false);
     const replaced = new JsonPlusSerializer();
     replaced.dumpsTyped = async (value: unknown) => ['json', new TextEncoder().encode(JSON.stringify(value))];
     expect(await writesPlainAsJson(replaced)).toBe(false);
-    const other: SerializerProtocol = { dumpsTyped: async (value: unknown) => ['json', new TextEncoder().encode(JSON.stringify(value))], loadsTyped: async (_t: string, d: Uint8Array | string) => JSON.parse(String(d)) as unknown };
+    const other: SerializerProtocol = {
+      dumpsTyped: async (value: unknown) => ['json', new TextEncoder().encode(JSON.stringify(value))],
+      loadsTyped: async (_t: string, d: Uint8Array | string) => JSON.parse(String(d)) as unknown,
+    };
     expect(await writesPlainAsJson(other)).toBe(false);
     // Without `primitives`, every value goes to the serializer.
     const calls: unknown[] = [];
-    const counting: SerializerProtocol = { dumpsTyped: async (value: unknown) => (calls.push(value), ['json', new Uint8Array(0)]), loadsTyped: async () => undefined };
+    const counting: SerializerProtocol = {
+      dumpsTyped: async (value: unknown) => (calls.push(value), ['json', new Uint8Array(0)]),
+      loadsTyped: async () => undefined,
+    };
     await dumpAll(counting, [1, 'a', null], false);
     expect(calls).toEqual([1, 'a', null]);
     expect(dumpAll(counting, [1, 'a', null, { b: [2] }], true)).toEqual(['1', '"a"', 'null', '{"b":[2]}']);
@@ -154,33 +191,51 @@ describe('SavepointSaver: plain JSON data written as its JSON text without a ser
   it('property: the store holds byte for byte what a saver calling the serializer for every value holds (checkpoints, channels, pending writes), and reads back the same', async () => {
     const state = fc.dictionary(fc.constantFrom('a', 'b', 'c', 'branch:to:x'), anyValue, { minKeys: 1 });
     await fc.assert(
-      fc.asyncProperty(fc.array(state, { minLength: 1, maxLength: 3 }), fc.array(fc.tuple(fc.constantFrom('a', 'b', '__error__'), anyValue), { maxLength: 3 }), metadataExtra, async (steps, writes, metadata) => {
-        const checkpoints = steps.map((values, i): Checkpoint => ({ ...emptyCheckpoint(), id: uuid6(i), channel_values: values, channel_versions: Object.fromEntries(Object.keys(values).map((k) => [k, i + 1])) }));
-        const stores = [memoryStorage(), memoryStorage()];
-        const savers = [new SavepointSaver({ storage: stores[0]!, clock: manualClock() }), new SavepointSaver({ storage: stores[1]!, clock: manualClock(), serde: new SubclassedSerializer() })];
-        // Metadata holding a "__proto__" key (fc.jsonValue makes some) is refused by both, alike.
-        const refused: (string | undefined)[] = [];
-        for (const saver of savers) {
-          let config: RunnableConfig = { configurable: { thread_id: 't', checkpoint_ns: '' } };
-          try {
-            for (const [i, checkpoint] of checkpoints.entries()) {
-              config = await saver.put(config, checkpoint, { source: 'loop', step: i, parents: {}, ...metadata } as CheckpointMetadata, checkpoint.channel_versions);
-              await saver.putWrites(config, writes, `task-${i}`);
+      fc.asyncProperty(
+        fc.array(state, { minLength: 1, maxLength: 3 }),
+        fc.array(fc.tuple(fc.constantFrom('a', 'b', '__error__'), anyValue), { maxLength: 3 }),
+        metadataExtra,
+        async (steps, writes, metadata) => {
+          const checkpoints = steps.map((values, i): Checkpoint => ({
+            ...emptyCheckpoint(),
+            id: uuid6(i),
+            channel_values: values,
+            channel_versions: Object.fromEntries(Object.keys(values).map((k) => [k, i + 1])),
+          }));
+          const stores = [memoryStorage(), memoryStorage()];
+          const savers = [
+            new SavepointSaver({ storage: stores[0]!, clock: manualClock() }),
+            new SavepointSaver({ storage: stores[1]!, clock: manualClock(), serde: new SubclassedSerializer() }),
+          ];
+          // Metadata holding a "__proto__" key (fc.jsonValue makes some) is refused by both, alike.
+          const refused: (string | undefined)[] = [];
+          for (const saver of savers) {
+            let config: RunnableConfig = { configurable: { thread_id: 't', checkpoint_ns: '' } };
+            try {
+              for (const [i, checkpoint] of checkpoints.entries()) {
+                config = await saver.put(
+                  config,
+                  checkpoint,
+                  { source: 'loop', step: i, parents: {}, ...metadata } as CheckpointMetadata,
+                  checkpoint.channel_versions,
+                );
+                await saver.putWrites(config, writes, `task-${i}`);
+              }
+              refused.push(undefined);
+            } catch (err) {
+              refused.push((err as { reasonCode?: string }).reasonCode ?? String(err));
             }
-            refused.push(undefined);
-          } catch (err) {
-            refused.push((err as { reasonCode?: string }).reasonCode ?? String(err));
           }
-        }
-        expect(refused[1]).toBe(refused[0]);
-        expect([undefined, 'checkpoint_schema_invalid']).toContain(refused[0]);
-        const keys = await listAll(stores[0]!, '');
-        expect(await listAll(stores[1]!, '')).toEqual(keys);
-        for (const { key } of keys) expect((await stores[0]!.get(key))!.bytes).toEqual((await stores[1]!.get(key))!.bytes);
-        const [a, b] = await Promise.all(savers.map((s) => s.getTuple({ configurable: { thread_id: 't' } })));
-        expect(a?.checkpoint.channel_values).toEqual(b?.checkpoint.channel_values);
-        expect(a?.pendingWrites).toEqual(b?.pendingWrites);
-      }),
+          expect(refused[1]).toBe(refused[0]);
+          expect([undefined, 'checkpoint_schema_invalid']).toContain(refused[0]);
+          const keys = await listAll(stores[0]!, '');
+          expect(await listAll(stores[1]!, '')).toEqual(keys);
+          for (const { key } of keys) expect((await stores[0]!.get(key))!.bytes).toEqual((await stores[1]!.get(key))!.bytes);
+          const [a, b] = await Promise.all(savers.map((s) => s.getTuple({ configurable: { thread_id: 't' } })));
+          expect(a?.checkpoint.channel_values).toEqual(b?.checkpoint.channel_values);
+          expect(a?.pendingWrites).toEqual(b?.pendingWrites);
+        },
+      ),
       { numRuns: 40 },
     );
   });

@@ -23,7 +23,12 @@ function fakeIo(): { io: Parameters<typeof runCli>[1]; out: () => string; err: (
 
 function checkpointAt(step: number): Checkpoint {
   const c = emptyCheckpoint();
-  return { ...c, id: uuid6(step), channel_values: { count: step, log: `step ${step}` }, channel_versions: { count: step + 1, log: step + 1 } };
+  return {
+    ...c,
+    id: uuid6(step),
+    channel_values: { count: step, log: `step ${step}` },
+    channel_versions: { count: step + 1, log: step + 1 },
+  };
 }
 
 /** Writes `n` supersteps into thread `t` (namespace `ns`): put + one task's writes each, chained by parent as LangGraph does. */
@@ -32,7 +37,12 @@ async function writeSteps(saver: SavepointSaver, threadId: string, n: number, ns
   const ids: string[] = [];
   for (let step = 0; step < n; step++) {
     const cp = checkpointAt(step);
-    config = (await saver.put(config, cp, { source: step === 0 ? 'input' : 'loop', step, parents: {} }, { count: step + 1, log: step + 1 })) as typeof config;
+    config = (await saver.put(
+      config,
+      cp,
+      { source: step === 0 ? 'input' : 'loop', step, parents: {} },
+      { count: step + 1, log: step + 1 },
+    )) as typeof config;
     await saver.putWrites(config, [['count', step + 1]], `task-${step}`);
     ids.push(cp.id);
   }
@@ -40,7 +50,12 @@ async function writeSteps(saver: SavepointSaver, threadId: string, n: number, ns
 }
 
 async function historyIds(storage: StorageAdapter, runId: string): Promise<string[]> {
-  return (await listAll(storage, `langgraph/${runId}/history/`)).map((e) => e.key.split('/').at(-1)!.replace(/\.json$/, ''));
+  return (await listAll(storage, `langgraph/${runId}/history/`)).map((e) =>
+    e.key
+      .split('/')
+      .at(-1)!
+      .replace(/\.json$/, ''),
+  );
 }
 
 async function partDirs(storage: StorageAdapter, runId: string): Promise<number[]> {
@@ -85,17 +100,22 @@ describe('SavepointSaver stores under savepoint retention, verify, ls and prune'
 
   it('property: for any steps and keepLast, exactly min(steps, keepLast) checkpoints stay, the newest with its writes, and no writes without their checkpoint', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 1, max: 12 }), fc.integer({ min: 1, max: 6 }), fc.constantFrom('', 'child'), async (steps, keep, ns) => {
-        const storage = memoryStorage();
-        const saver = new SavepointSaver({ storage, keepLast: keep });
-        const ids = await writeSteps(saver, 'p', steps, ns);
-        const runId = await runIdOf('p', ns);
-        expect(await historyIds(storage, runId)).toEqual(ids.slice(-keep));
-        expect((await partDirs(storage, runId)).length).toBe(Math.min(steps, keep));
-        const tuple = await saver.getTuple({ configurable: { thread_id: 'p', checkpoint_ns: ns } });
-        expect(tuple?.checkpoint.id).toBe(ids.at(-1));
-        expect(tuple?.pendingWrites).toEqual([[`task-${steps - 1}`, 'count', steps]]);
-      }),
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 12 }),
+        fc.integer({ min: 1, max: 6 }),
+        fc.constantFrom('', 'child'),
+        async (steps, keep, ns) => {
+          const storage = memoryStorage();
+          const saver = new SavepointSaver({ storage, keepLast: keep });
+          const ids = await writeSteps(saver, 'p', steps, ns);
+          const runId = await runIdOf('p', ns);
+          expect(await historyIds(storage, runId)).toEqual(ids.slice(-keep));
+          expect((await partDirs(storage, runId)).length).toBe(Math.min(steps, keep));
+          const tuple = await saver.getTuple({ configurable: { thread_id: 'p', checkpoint_ns: ns } });
+          expect(tuple?.checkpoint.id).toBe(ids.at(-1));
+          expect(tuple?.pendingWrites).toEqual([[`task-${steps - 1}`, 'count', steps]]);
+        },
+      ),
       { numRuns: 40 },
     );
   });
@@ -104,31 +124,37 @@ describe('SavepointSaver stores under savepoint retention, verify, ls and prune'
     // LangGraph saves a task's writes without waiting for the put of the checkpoint before
     // them, so a process killed mid-graph can leave writes whose checkpoint never landed.
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 1, max: 5 }), fc.integer({ min: 1, max: 4 }), fc.integer({ min: 0, max: 8 }), fc.integer({ min: 1, max: 4 }), async (stored, lost, extra, keep) => {
-        const storage = memoryStorage();
-        const killed = new SavepointSaver({ storage, keepLast: keep });
-        await writeSteps(killed, 'k', stored);
-        for (let i = 0; i < lost; i++) {
-          const never = { configurable: { thread_id: 'k', checkpoint_ns: '', checkpoint_id: uuid6(100 + i) } };
-          await killed.putWrites(never, [['count', -1]], `lost-${i}`);
-        }
-        const resumed = new SavepointSaver({ storage, keepLast: keep });
-        const ids = await writeSteps(resumed, 'k', lost + extra);
-        const runId = await runIdOf('k', '');
-        const kept = await historyIds(storage, runId);
-        const keptSequences = await Promise.all(kept.map(async (id) => (await storage.get(`langgraph/${runId}/history/${id}.json`))!));
-        const sequences = keptSequences.map((s) => (JSON.parse(new TextDecoder().decode(s.bytes)) as { sequence: number }).sequence);
-        // Every writes folder belongs to a kept checkpoint: the leftovers left with the checkpoint that reused their sequence.
-        for (const dir of await partDirs(storage, runId)) expect(sequences).toContain(dir);
-        const tuple = await resumed.getTuple({ configurable: { thread_id: 'k' } });
-        expect(tuple?.checkpoint.id).toBe(ids.at(-1));
-        expect(tuple?.pendingWrites).toEqual([[`task-${lost + extra - 1}`, 'count', lost + extra]]);
-      }),
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 5 }),
+        fc.integer({ min: 1, max: 4 }),
+        fc.integer({ min: 0, max: 8 }),
+        fc.integer({ min: 1, max: 4 }),
+        async (stored, lost, extra, keep) => {
+          const storage = memoryStorage();
+          const killed = new SavepointSaver({ storage, keepLast: keep });
+          await writeSteps(killed, 'k', stored);
+          for (let i = 0; i < lost; i++) {
+            const never = { configurable: { thread_id: 'k', checkpoint_ns: '', checkpoint_id: uuid6(100 + i) } };
+            await killed.putWrites(never, [['count', -1]], `lost-${i}`);
+          }
+          const resumed = new SavepointSaver({ storage, keepLast: keep });
+          const ids = await writeSteps(resumed, 'k', lost + extra);
+          const runId = await runIdOf('k', '');
+          const kept = await historyIds(storage, runId);
+          const keptSequences = await Promise.all(kept.map(async (id) => (await storage.get(`langgraph/${runId}/history/${id}.json`))!));
+          const sequences = keptSequences.map((s) => (JSON.parse(new TextDecoder().decode(s.bytes)) as { sequence: number }).sequence);
+          // Every writes folder belongs to a kept checkpoint: the leftovers left with the checkpoint that reused their sequence.
+          for (const dir of await partDirs(storage, runId)) expect(sequences).toContain(dir);
+          const tuple = await resumed.getTuple({ configurable: { thread_id: 'k' } });
+          expect(tuple?.checkpoint.id).toBe(ids.at(-1));
+          expect(tuple?.pendingWrites).toEqual([[`task-${lost + extra - 1}`, 'count', lost + extra]]);
+        },
+      ),
       { numRuns: 60 },
     );
   });
 
-  it('runRetention with the langgraph profile keeps each thread namespace\'s newest N with their writes; planning again deletes nothing', async () => {
+  it("runRetention with the langgraph profile keeps each thread namespace's newest N with their writes; planning again deletes nothing", async () => {
     const storage = memoryStorage();
     const saver = new SavepointSaver({ storage, keepLast: false });
     const root = await writeSteps(saver, 'a', 6);
@@ -165,14 +191,15 @@ describe('SavepointSaver stores under savepoint retention, verify, ls and prune'
     expect(isCheckpointError(err, 'checkpoint_integrity_mismatch')).toBe(true);
   });
 
-  it('savepoint ls lists a thread\'s checkpoints and prune --apply keeps the last N with their writes', async () => {
+  it("savepoint ls lists a thread's checkpoints and prune --apply keeps the last N with their writes", async () => {
     const storage = memoryStorage();
     const saver = new SavepointSaver({ storage, keepLast: false });
     const ids = await writeSteps(saver, 'cli-thread', 5);
     const runId = await runIdOf('cli-thread', '');
     const ls = fakeIo();
     expect(await runCli(['ls', runId, '--profile', 'langgraph'], ls.io, { storage })).toBe(0);
-    for (let seq = 1; seq <= 5; seq++) expect(ls.out()).toMatch(new RegExp(`^\\s+${seq}\\s.*${seq === 1 ? 'input' : 'loop'}\\s+in_progress`, 'm'));
+    for (let seq = 1; seq <= 5; seq++)
+      expect(ls.out()).toMatch(new RegExp(`^\\s+${seq}\\s.*${seq === 1 ? 'input' : 'loop'}\\s+in_progress`, 'm'));
 
     const runs = fakeIo();
     expect(await runCli(['runs', '--profile', 'langgraph'], runs.io, { storage })).toBe(0);

@@ -40,32 +40,37 @@ describe('SavepointSaver: listings before a thread’s first checkpoint', () => 
 
   it('property: a saver that starts on a store another saver wrote finds the same newest checkpoint, pending writes and next sequences as that saver', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 1, max: 6 }), fc.array(fc.boolean(), { minLength: 6, maxLength: 6 }), fc.boolean(), async (count, withWrites, getFirst) => {
-        const storage = memoryStorage();
-        const first = new SavepointSaver({ storage, keepLast: 3 });
-        const config = { configurable: { thread_id: 'p', checkpoint_ns: '' } };
-        let parent = config as typeof config & { configurable: { checkpoint_id?: string } };
-        const ids: string[] = [];
-        for (let i = 1; i <= count; i++) {
-          const c = cp(i, { a: i });
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 6 }),
+        fc.array(fc.boolean(), { minLength: 6, maxLength: 6 }),
+        fc.boolean(),
+        async (count, withWrites, getFirst) => {
+          const storage = memoryStorage();
+          const first = new SavepointSaver({ storage, keepLast: 3 });
+          const config = { configurable: { thread_id: 'p', checkpoint_ns: '' } };
+          let parent = config as typeof config & { configurable: { checkpoint_id?: string } };
+          const ids: string[] = [];
+          for (let i = 1; i <= count; i++) {
+            const c = cp(i, { a: i });
+            ids.unshift(c.id);
+            parent = (await first.put(parent, c, { ...meta, step: i }, { a: i + 1 })) as typeof parent;
+            if (withWrites[i - 1]) await first.putWrites(parent, [['a', i]], `task-${i}`);
+          }
+          const second = new SavepointSaver({ storage, keepLast: 3 });
+          if (getFirst) expect((await second.getTuple(config))?.checkpoint.id).toBe(ids[0]);
+          // The next checkpoint and its writes go where the first saver would put them.
+          const c = cp(count + 1, { a: 0 });
           ids.unshift(c.id);
-          parent = (await first.put(parent, c, { ...meta, step: i }, { a: i + 1 })) as typeof parent;
-          if (withWrites[i - 1]) await first.putWrites(parent, [['a', i]], `task-${i}`);
-        }
-        const second = new SavepointSaver({ storage, keepLast: 3 });
-        if (getFirst) expect((await second.getTuple(config))?.checkpoint.id).toBe(ids[0]);
-        // The next checkpoint and its writes go where the first saver would put them.
-        const c = cp(count + 1, { a: 0 });
-        ids.unshift(c.id);
-        const next = await second.put(parent, c, { ...meta, step: count + 1 }, { a: count + 2 });
-        await second.putWrites(next, [['a', 0]], 'task-next');
-        const tuple = await first.getTuple(config);
-        expect(tuple?.checkpoint.id).toBe(c.id);
-        expect(tuple?.pendingWrites).toEqual([['task-next', 'a', 0]]);
-        const listed: string[] = [];
-        for await (const t of second.list(config)) listed.push(t.checkpoint.id);
-        expect(listed).toEqual(ids.slice(0, 3));
-      }),
+          const next = await second.put(parent, c, { ...meta, step: count + 1 }, { a: count + 2 });
+          await second.putWrites(next, [['a', 0]], 'task-next');
+          const tuple = await first.getTuple(config);
+          expect(tuple?.checkpoint.id).toBe(c.id);
+          expect(tuple?.pendingWrites).toEqual([['task-next', 'a', 0]]);
+          const listed: string[] = [];
+          for await (const t of second.list(config)) listed.push(t.checkpoint.id);
+          expect(listed).toEqual(ids.slice(0, 3));
+        },
+      ),
       { numRuns: 25 },
     );
   });

@@ -18,7 +18,10 @@ async function toArray<T>(it: AsyncIterable<T>): Promise<T[]> {
 
 describe('SavepointSaver: ids, namespaces and ordering beyond the validation suite', () => {
   it('property: any thread id and namespace (unicode, long, path-like) round-trips, stays in its own thread, and deleteThread removes only it', async () => {
-    const id = fc.oneof(fc.string({ unit: 'grapheme', minLength: 1, maxLength: 80 }), fc.constantFrom('../x', 'a/b', '.', '..', 'x_616263', 'h_0', 'abc', 'A.B', '__proto__'));
+    const id = fc.oneof(
+      fc.string({ unit: 'grapheme', minLength: 1, maxLength: 80 }),
+      fc.constantFrom('../x', 'a/b', '.', '..', 'x_616263', 'h_0', 'abc', 'A.B', '__proto__'),
+    );
     await fc.assert(
       fc.asyncProperty(id, id, fc.oneof(fc.constant(''), id), async (a, b, ns) => {
         fc.pre(a !== b);
@@ -42,7 +45,7 @@ describe('SavepointSaver: ids, namespaces and ordering beyond the validation sui
     );
   });
 
-  it('writes sent before their checkpoint\'s put (LangGraph chains puts, not writes) are found on that checkpoint', async () => {
+  it("writes sent before their checkpoint's put (LangGraph chains puts, not writes) are found on that checkpoint", async () => {
     const storage = memoryStorage();
     const saver = new SavepointSaver({ storage });
     const first = await saver.put({ configurable: { thread_id: 't' } }, cp(1, { a: 1 }), meta, { a: 2 });
@@ -74,7 +77,14 @@ describe('SavepointSaver: ids, namespaces and ordering beyond the validation sui
     const saver = new SavepointSaver({ storage });
     const cfg = await saver.put({ configurable: { thread_id: 'w' } }, cp(1), meta, {});
     await saver.putWrites(cfg, [['x', 1]], 'task');
-    await saver.putWrites(cfg, [['x', 2], ['__error__', 'boom']], 'task');
+    await saver.putWrites(
+      cfg,
+      [
+        ['x', 2],
+        ['__error__', 'boom'],
+      ],
+      'task',
+    );
     await saver.putWrites(cfg, [['__error__', 'boom again']], 'task');
     expect((await saver.getTuple(cfg))?.pendingWrites).toEqual([
       ['task', '__error__', 'boom again'],
@@ -91,10 +101,18 @@ describe('SavepointSaver: ids, namespaces and ordering beyond the validation sui
 
   it('rejects bad arguments with reason codes: no thread id, no checkpoint id for writes, ids that cannot name a file, bad options', async () => {
     const saver = new SavepointSaver({ storage: memoryStorage() });
-    const code = async (p: Promise<unknown>): Promise<string | undefined> => ((await p.then(() => undefined, (e: unknown) => e)) as { reasonCode?: string } | undefined)?.reasonCode;
+    const code = async (p: Promise<unknown>): Promise<string | undefined> =>
+      (
+        (await p.then(
+          () => undefined,
+          (e: unknown) => e,
+        )) as { reasonCode?: string } | undefined
+      )?.reasonCode;
     expect(await code(saver.put({ configurable: {} }, cp(1), meta, {}))).toBe('checkpoint_config_invalid');
     expect(await code(saver.putWrites({ configurable: { thread_id: 't' } }, [], 'x'))).toBe('checkpoint_config_invalid');
-    expect(await code(saver.put({ configurable: { thread_id: 't' } }, { ...cp(1), id: '../../etc' }, meta, {}))).toBe('checkpoint_key_invalid');
+    expect(await code(saver.put({ configurable: { thread_id: 't' } }, { ...cp(1), id: '../../etc' }, meta, {}))).toBe(
+      'checkpoint_key_invalid',
+    );
     expect(await code(saver.getTuple({ configurable: { thread_id: 't', checkpoint_id: 'a/b' } }))).toBe('checkpoint_key_invalid');
     expect(() => new SavepointSaver({ storage: memoryStorage(), keepLast: 0 })).toThrow(/keepLast/);
     expect(() => new SavepointSaver({} as never)).toThrow(/storage/);
@@ -111,12 +129,21 @@ describe('SavepointSaver on memoryStorage: one sealing buffer, reused', () => {
     const savers = [new SavepointSaver({ storage, clock: manualClock() }), new SavepointSaver({ storage: plain, clock: manualClock() })];
     // Documents of every size around each other (a short one after a long one must not keep the
     // long one's tail), one too large for the buffer.
-    const checkpoints = Array.from({ length: 12 }, (_, i) => cp(i + 1, { note: 'é"'.repeat(i === 6 ? 12_000 : i % 3 === 2 ? 2000 : i + 1), n: i + 1 }));
+    const checkpoints = Array.from({ length: 12 }, (_, i) =>
+      cp(i + 1, { note: 'é"'.repeat(i === 6 ? 12_000 : i % 3 === 2 ? 2000 : i + 1), n: i + 1 }),
+    );
     for (const saver of savers) {
       let config: RunnableConfig = { configurable: { thread_id: 't', checkpoint_ns: '' } };
       for (let n = 1; n <= 12; n++) {
         config = await saver.put(config, checkpoints[n - 1]!, { ...meta, step: n }, { note: n + 1, n: n + 1 });
-        await saver.putWrites(config, [['note', 'w'.repeat(n * 97)], ['n', n]], `task-${n}`);
+        await saver.putWrites(
+          config,
+          [
+            ['note', 'w'.repeat(n * 97)],
+            ['n', n],
+          ],
+          `task-${n}`,
+        );
       }
     }
     const keys = await listAll(storage, '');

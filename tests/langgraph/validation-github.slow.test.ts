@@ -13,7 +13,13 @@ validate({
   checkpointerName: 'savepoint SavepointSaver on githubStorage',
   async createCheckpointer() {
     const gh = await startGitHubEmulator({ token: TOKEN });
-    const storage: GitHubStorage = githubStorage({ owner: gh.owner, repo: gh.repo, token: TOKEN, baseUrl: gh.url, requestTimeoutMs: 10_000 });
+    const storage: GitHubStorage = githubStorage({
+      owner: gh.owner,
+      repo: gh.repo,
+      token: TOKEN,
+      baseUrl: gh.url,
+      requestTimeoutMs: 10_000,
+    });
     const saver = new SavepointSaver({ storage });
     emulators.set(saver, gh);
     return saver;

@@ -78,7 +78,8 @@ describe('the packed package in a consumer project', () => {
   it('type-checks savepoint and savepoint/testing without fast-check (an optional peer) installed', () => {
     expect(existsSync(join(dir, 'node_modules', 'fast-check'))).toBe(false);
     mkdirSync(join(dir, 'node_modules', '@types'), { recursive: true });
-    if (!existsSync(join(dir, 'node_modules', '@types', 'node'))) symlinkSync(join(ROOT, 'node_modules', '@types', 'node'), join(dir, 'node_modules', '@types', 'node'), 'dir');
+    if (!existsSync(join(dir, 'node_modules', '@types', 'node')))
+      symlinkSync(join(ROOT, 'node_modules', '@types', 'node'), join(dir, 'node_modules', '@types', 'node'), 'dir');
     writeFileSync(
       join(dir, 'types.mts'),
       `import { memoryStorage } from 'savepoint';
@@ -91,7 +92,18 @@ describe('the packed package in a consumer project', () => {
     );
     writeFileSync(
       join(dir, 'tsconfig.json'),
-      JSON.stringify({ compilerOptions: { strict: true, noEmit: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', types: ['node'], skipLibCheck: false }, files: ['types.mts'] }),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          noEmit: true,
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          target: 'es2022',
+          types: ['node'],
+          skipLibCheck: false,
+        },
+        files: ['types.mts'],
+      }),
     );
     const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
     const result = spawnSync(process.execPath, [tsc, '-p', dir], { cwd: dir, encoding: 'utf8' });

@@ -14,7 +14,11 @@ describe('npm pack contents', () => {
 
   beforeAll(async () => {
     await ensureBuilt();
-    const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     files = (JSON.parse(out) as { files: PackFile[] }[])[0]!.files.map((f) => f.path).sort();
   }, 180_000);
 
@@ -34,7 +38,8 @@ describe('npm pack contents', () => {
 
   it('ships nothing but dist and the documents: no sources, tests, fixtures, examples or source maps', () => {
     // The CLI's --json output schemas ship too (schemas/cli/<command>.v<N>.json), for scripts to validate against.
-    const allowed = /^(dist\/[^/]+\.(js|cjs|d\.ts|d\.cts)|schemas\/cli\/[a-z-]+\.v\d+\.json|README\.md|DESIGN\.md|LICENSE|CHANGELOG\.md|package\.json)$/;
+    const allowed =
+      /^(dist\/[^/]+\.(js|cjs|d\.ts|d\.cts)|schemas\/cli\/[a-z-]+\.v\d+\.json|README\.md|DESIGN\.md|LICENSE|CHANGELOG\.md|package\.json)$/;
     expect(files.filter((f) => !allowed.test(f))).toEqual([]);
     expect(files.some((f) => /(^|\/)(src|tests|examples|bench|fixtures)\//.test(f))).toBe(false);
     expect(files.some((f) => f.endsWith('.map'))).toBe(false);

@@ -13,11 +13,15 @@ describe('README links (shown on the npm registry page, without the files beside
     expect(absoluteLinks(readme)).toBe(readme);
   });
 
-  it("name files this repository has, on its default branch", () => {
+  it('name files this repository has, on its default branch', () => {
     const own = links
       .map((l) => l.replace(/#.*$/, ''))
-      .filter((l) => l.startsWith(`${REPOSITORY}/blob/main/`) || l.startsWith(REPOSITORY.replace('github.com', 'raw.githubusercontent.com')))
-      .map((l) => l.replace(`${REPOSITORY}/blob/main/`, '').replace(`${REPOSITORY.replace('github.com', 'raw.githubusercontent.com')}/main/`, ''));
+      .filter(
+        (l) => l.startsWith(`${REPOSITORY}/blob/main/`) || l.startsWith(REPOSITORY.replace('github.com', 'raw.githubusercontent.com')),
+      )
+      .map((l) =>
+        l.replace(`${REPOSITORY}/blob/main/`, '').replace(`${REPOSITORY.replace('github.com', 'raw.githubusercontent.com')}/main/`, ''),
+      );
     expect(own.length).toBeGreaterThan(10);
     expect(own.filter((f) => !existsSync(join(ROOT, f)))).toEqual([]);
   });

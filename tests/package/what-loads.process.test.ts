@@ -22,7 +22,16 @@ const FIRST_USE = `
 `;
 
 /** The generated validator modules of the core's own documents (src/codec/generated/<name>.js). */
-const CORE_VALIDATORS = ['default-document', 'run-index', 'batch-file', 'preserved-runs', 'preserved-runs-canonical', 'retention-log', 'retention-policy', 'retention-summary'];
+const CORE_VALIDATORS = [
+  'default-document',
+  'run-index',
+  'batch-file',
+  'preserved-runs',
+  'preserved-runs-canonical',
+  'retention-log',
+  'retention-policy',
+  'retention-summary',
+];
 
 const generatedModule = (input: string): string | undefined => /src\/codec\/generated\/([^/]+)\.js$/.exec(input)?.[1];
 
@@ -41,7 +50,8 @@ function staticallyLoaded(metafile: Metafile): string[] {
 }
 
 /** The modules an output holds code of (the metafile also lists modules parsed and then shaken out entirely). */
-const inputsOf = (output: Metafile['outputs'][string]): string[] => Object.keys(output.inputs).filter((i) => output.inputs[i]!.bytesInOutput > 0);
+const inputsOf = (output: Metafile['outputs'][string]): string[] =>
+  Object.keys(output.inputs).filter((i) => output.inputs[i]!.bytesInOutput > 0);
 
 async function bundle(contents: string, splitting: boolean, platform: 'browser' | 'node' = 'browser'): Promise<Metafile> {
   const r = await build({
@@ -69,7 +79,10 @@ describe('what a program loads', () => {
   });
 
   it.each([
-    ['handoff-markdown', ['handoff-handoff-document-json-schema', 'handoff-stored-handoff-json-schema', 'handoff-legacy-stored-handoff-json-schema']],
+    [
+      'handoff-markdown',
+      ['handoff-handoff-document-json-schema', 'handoff-stored-handoff-json-schema', 'handoff-legacy-stored-handoff-json-schema'],
+    ],
     ['progress-protocol', ['progress-progress-document-json-schema', 'progress-stored-progress-json-schema']],
     ['plan-executor', ['plan-executor-document']],
     ['snapshot-lifecycle', []],

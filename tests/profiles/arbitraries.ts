@@ -11,9 +11,7 @@ export function externalValidator(schema: object): (doc: unknown) => string[] {
   return (doc) => (validate(doc) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message ?? ''}`));
 }
 
-export const rfc3339 = fc
-  .integer({ min: Date.UTC(2000, 0, 1), max: Date.UTC(2099, 11, 31) })
-  .map((ms) => new Date(ms).toISOString());
+export const rfc3339 = fc.integer({ min: Date.UTC(2000, 0, 1), max: Date.UTC(2099, 11, 31) }).map((ms) => new Date(ms).toISOString());
 
 const safeKey = fc.string({ minLength: 1, maxLength: 8 }).filter((k) => k !== '__proto__' && !k.startsWith('$'));
 
@@ -72,4 +70,3 @@ export const lifecyclePayloadArb: fc.Arbitrary<SnapshotLifecyclePayload> = fc.re
   }),
   command_outcomes: fc.array(outcomeArb, { maxLength: 20 }),
 });
-

@@ -15,9 +15,20 @@ import {
   type StorageAdapter,
 } from 'savepoint';
 import { createPlanExecutorProfile, planExecutor, planExecutorTriggers } from 'savepoint/plan-executor';
-import { createSnapshotLifecycleRetention, lifecycleTriggers, snapshotLifecycle, type SnapshotLifecyclePayload } from 'savepoint/snapshot-lifecycle';
+import {
+  createSnapshotLifecycleRetention,
+  lifecycleTriggers,
+  snapshotLifecycle,
+  type SnapshotLifecyclePayload,
+} from 'savepoint/snapshot-lifecycle';
 import { decodeRunIndex, gunzip, readSnapshot } from 'savepoint/toolkit';
-import { emptyPhaseOutputs, initialPhasedPayload, phasedTriggers, phasedWorkflow, type PhasedWorkflowPayload } from 'savepoint/phased-workflow';
+import {
+  emptyPhaseOutputs,
+  initialPhasedPayload,
+  phasedTriggers,
+  phasedWorkflow,
+  type PhasedWorkflowPayload,
+} from 'savepoint/phased-workflow';
 import { isGzip } from '../../src/codec/gzip.js';
 import { newUuidV4 } from '../../src/contract/ids.js';
 import { utf8Decode, utf8Encode } from '../../src/codec/utf8.js';
@@ -57,12 +68,22 @@ const STORAGES: { name: string; make: () => Promise<StorageAdapter> }[] = [
   {
     name: 'github',
     make: async () =>
-      githubStorage({ owner: gh.owner, repo: gh.repo, token: TOKEN, baseUrl: gh.url, basePath: `e2e/${++n}`, minWriteIntervalMs: 0, contentRequestsPerHour: 1e6 }),
+      githubStorage({
+        owner: gh.owner,
+        repo: gh.repo,
+        token: TOKEN,
+        baseUrl: gh.url,
+        basePath: `e2e/${++n}`,
+        minWriteIntervalMs: 0,
+        contentRequestsPerHour: 1e6,
+      }),
   },
 ];
 
-const json = (bytes: Uint8Array): Record<string, unknown> => JSON.parse(utf8Decode(isGzip(bytes) ? gunzip(bytes, 'x') : bytes)) as Record<string, unknown>;
-const keysUnder = async (storage: StorageAdapter, prefix: string): Promise<string[]> => (await listAll(storage, prefix)).map((e) => e.key.slice(prefix.length));
+const json = (bytes: Uint8Array): Record<string, unknown> =>
+  JSON.parse(utf8Decode(isGzip(bytes) ? gunzip(bytes, 'x') : bytes)) as Record<string, unknown>;
+const keysUnder = async (storage: StorageAdapter, prefix: string): Promise<string[]> =>
+  (await listAll(storage, prefix)).map((e) => e.key.slice(prefix.length));
 const [lifecycleBase] = fc.sample(lifecyclePayloadArb, { numRuns: 1, seed: 99 });
 
 async function later(clock: ManualClock, ms: number): Promise<void> {
@@ -88,7 +109,10 @@ describe.each(STORAGES)('profiles end to end on $name storage', ({ make }) => {
     // 59 more snapshots an hour apart; number 5 ends an attempt as failed.
     for (let i = 2; i <= 60; i++) {
       await later(clock, 3_600_000);
-      const req = i === 5 ? lifecycleTriggers.forcedStop(state, { reason_code: 'disk_full' }) : lifecycleTriggers.stepEntered(state, { step_id: `s${i}`, step_ordinal: i });
+      const req =
+        i === 5
+          ? lifecycleTriggers.forcedStop(state, { reason_code: 'disk_full' })
+          : lifecycleTriggers.stepEntered(state, { step_id: `s${i}`, step_ordinal: i });
       const r = await writer.checkpoint(req);
       expect(r).toMatchObject({ ok: true, outcome: 'written', sequence: i });
       if (r.ok) state = r.snapshot.payload;
@@ -127,33 +151,57 @@ describe.each(STORAGES)('profiles end to end on $name storage', ({ make }) => {
     const storage = await make();
     const clock = manualClock(Date.UTC(2025, 11, 5, 9, 0, 0));
     const empty = initialPhasedPayload('phase_0_intake', new Date(clock.now()).toISOString());
-    const base: PhasedWorkflowPayload = { ...empty, state_snapshot: { ...empty.state_snapshot, cost_accumulated: 0.5, active_lessons: ['L-1'] } };
+    const base: PhasedWorkflowPayload = {
+      ...empty,
+      state_snapshot: { ...empty.state_snapshot, cost_accumulated: 0.5, active_lessons: ['L-1'] },
+    };
     const runId = newUuidV4();
     const writer = createWriter({ storage, profile: phasedWorkflow, runId, clock });
     const done = await writer.checkpoint(phasedTriggers.phaseComplete(base, 'phase_0', { ok: true }));
     expect(done).toMatchObject({ ok: true, outcome: 'written', sequence: 1, key: `checkpoints/${runId}/cp_001_phase_complete.json` });
     const payload = done.ok ? done.snapshot.payload : base;
     await later(clock, 60_000);
-    const gate = await writer.checkpoint(phasedTriggers.gateDecision(payload, { gate_id: 'gate_0', decision: 'pass', score: 0.9, iteration: 1 }));
+    const gate = await writer.checkpoint(
+      phasedTriggers.gateDecision(payload, { gate_id: 'gate_0', decision: 'pass', score: 0.9, iteration: 1 }),
+    );
     expect(gate).toMatchObject({ ok: true, sequence: 2, key: `checkpoints/${runId}/cp_002_gate_decision.json` });
     await later(clock, 1000);
     // same state, only api_metrics changed: a second gate_decision (it resumes as the first) is coalesced into #2
     const gatePayload = gate.ok ? gate.snapshot.payload : payload;
     const same = { ...gatePayload, context_fields: { ...gatePayload.context_fields, api_metrics: { github: { calls: 3 } } } };
-    expect(await writer.checkpoint(phasedTriggers.at('gate_decision', same))).toMatchObject({ ok: true, outcome: 'coalesced', sequence: 2 });
+    expect(await writer.checkpoint(phasedTriggers.at('gate_decision', same))).toMatchObject({
+      ok: true,
+      outcome: 'coalesced',
+      sequence: 2,
+    });
     await writer.close();
 
     const files = await keysUnder(storage, `checkpoints/${runId}/`);
-    expect(files.filter((f) => !f.startsWith('.'))).toEqual(['cp_001_phase_complete.json', 'cp_002_gate_decision.json', 'index.json', 'latest.json']);
+    expect(files.filter((f) => !f.startsWith('.'))).toEqual([
+      'cp_001_phase_complete.json',
+      'cp_002_gate_decision.json',
+      'index.json',
+      'latest.json',
+    ]);
     const index = decodeRunIndex((await storage.get(`checkpoints/${runId}/index.json`))!.bytes);
     expect(index.checkpoints.map((c) => [c.sequence, c.trigger, c.file_path])).toEqual([
       [1, 'phase_complete', `checkpoints/${runId}/cp_001_phase_complete.json`],
       [2, 'gate_decision', `checkpoints/${runId}/cp_002_gate_decision.json`],
     ]);
     const latest = json((await storage.get(`checkpoints/${runId}/latest.json`))!.bytes);
-    expect(latest).toMatchObject({ checkpoint_id: index.checkpoints[1]!.checkpoint_id, run_id: runId, trigger: 'gate_decision', sequence_number: 2, priority: 'high', status: 'in_progress' });
+    expect(latest).toMatchObject({
+      checkpoint_id: index.checkpoints[1]!.checkpoint_id,
+      run_id: runId,
+      trigger: 'gate_decision',
+      sequence_number: 2,
+      priority: 'high',
+      status: 'in_progress',
+    });
     expect((latest.source_details as { source: string }[]).map((d) => d.source)).toEqual(['gate_decision']);
-    expect(await planResume({ storage, profile: phasedWorkflow, runId, clock })).toMatchObject({ at: 'phase_0_intake_gate', eligible: true });
+    expect(await planResume({ storage, profile: phasedWorkflow, runId, clock })).toMatchObject({
+      at: 'phase_0_intake_gate',
+      eligible: true,
+    });
     await preserveRun({ storage, profile: phasedWorkflow, runId, reason: 'kept for the test', clock });
 
     // 11 more runs, each completed: after the last one, the spec's cleanup thins the oldest
@@ -165,20 +213,30 @@ describe.each(STORAGES)('profiles end to end on $name storage', ({ make }) => {
       const w = createWriter({ storage, profile: phasedWorkflow, runId: id, clock });
       const a = await w.checkpoint(phasedTriggers.phaseComplete(base, 'phase_0', { r }));
       await later(clock, 10_000);
-      const last = r === 0 ? phasedTriggers.circuitBreakerTrip(a.ok ? a.snapshot.payload : base, 'github_api', { state: 'open' }, 'failed') : phasedTriggers.at('phase_complete', a.ok ? a.snapshot.payload : base, 'completed');
+      const last =
+        r === 0
+          ? phasedTriggers.circuitBreakerTrip(a.ok ? a.snapshot.payload : base, 'github_api', { state: 'open' }, 'failed')
+          : phasedTriggers.at('phase_complete', a.ok ? a.snapshot.payload : base, 'completed');
       expect(await w.checkpoint(last)).toMatchObject({ ok: true, sequence: 2 });
       await w.close();
     }
     const cleanup = await cleanupAfterRunCompletion({ storage, profile: phasedWorkflow, runId: runs.at(-1)!, clock });
     expect(cleanup.ran).toBe(true);
-    const checkpointsOf = async (id: string): Promise<string[]> => (await keysUnder(storage, `checkpoints/${id}/`)).filter((f) => /^cp_|^latest/.test(f));
+    const checkpointsOf = async (id: string): Promise<string[]> =>
+      (await keysUnder(storage, `checkpoints/${id}/`)).filter((f) => /^cp_|^latest/.test(f));
     expect(await checkpointsOf(runs.at(-1)!)).toHaveLength(3); // one of the 10 newest: everything
     expect(await checkpointsOf(runs[0]!)).toEqual(['latest.json']); // the 11th newest: "delete all except latest.json" (issue 16)
     expect(await checkpointsOf(runId)).toHaveLength(3); // preserved
     expect((await storage.get('checkpoints/retention_log.json')) !== undefined).toBe(true);
     // resume per trigger: a tripped breaker needs a human, a completed phase goes on
-    expect(await planResume({ storage, profile: phasedWorkflow, runId: runs[0]!, clock })).toMatchObject({ at: 'human_review', eligible: false });
-    expect(await planResume({ storage, profile: phasedWorkflow, runId: runs[1]!, clock })).toMatchObject({ at: 'phase_0_5', eligible: true });
+    expect(await planResume({ storage, profile: phasedWorkflow, runId: runs[0]!, clock })).toMatchObject({
+      at: 'human_review',
+      eligible: false,
+    });
+    expect(await planResume({ storage, profile: phasedWorkflow, runId: runs[1]!, clock })).toMatchObject({
+      at: 'phase_0_5',
+      eligible: true,
+    });
     const incomplete = await findIncompleteRuns({ storage, profile: phasedWorkflow });
     expect(incomplete.map((r) => r.runId)).toEqual([runId]);
     await storage.close();
@@ -196,29 +254,63 @@ describe.each(STORAGES)('profiles end to end on $name storage', ({ make }) => {
       expect(await writer.checkpoint(req)).toMatchObject({ ok: true, outcome: 'written' });
     }
     await later(clock, 1000);
-    expect(await writer.checkpoint(planExecutorTriggers.manual(req.payload))).toMatchObject({ ok: true, outcome: 'coalesced', sequence: 3 });
+    expect(await writer.checkpoint(planExecutorTriggers.manual(req.payload))).toMatchObject({
+      ok: true,
+      outcome: 'coalesced',
+      sequence: 3,
+    });
     await later(clock, 600_000);
-    expect(await writer.checkpoint(planExecutorTriggers.timedOut(req.payload, { partialCommits: ['0a1b2c'] }))).toMatchObject({ ok: true, sequence: 4 });
+    expect(await writer.checkpoint(planExecutorTriggers.timedOut(req.payload, { partialCommits: ['0a1b2c'] }))).toMatchObject({
+      ok: true,
+      sequence: 4,
+    });
     await writer.close();
 
     // exactly the spec's file and fields (+ integrity), nothing else in plans/
     expect(await keysUnder(storage, 'plans/')).toEqual(['02-CHECKPOINT.json']);
     const doc = json((await storage.get('plans/02-CHECKPOINT.json'))!.bytes);
     expect(Object.keys(doc).sort()).toEqual(
-      ['completed_tasks', 'current_task', 'current_task_index', 'error', 'files_modified', 'integrity', 'last_activity', 'partial_commits', 'plan_number', 'remaining_tasks', 'status', 'task_commits', 'total_tasks'].sort(),
+      [
+        'completed_tasks',
+        'current_task',
+        'current_task_index',
+        'error',
+        'files_modified',
+        'integrity',
+        'last_activity',
+        'partial_commits',
+        'plan_number',
+        'remaining_tasks',
+        'status',
+        'task_commits',
+        'total_tasks',
+      ].sort(),
     );
-    expect(doc).toMatchObject({ plan_number: '02', status: 'timeout', current_task_index: 2, task_commits: { '1': 'abc123', '2': 'def456' }, last_activity: new Date(clock.now()).toISOString() });
+    expect(doc).toMatchObject({
+      plan_number: '02',
+      status: 'timeout',
+      current_task_index: 2,
+      task_commits: { '1': 'abc123', '2': 'def456' },
+      last_activity: new Date(clock.now()).toISOString(),
+    });
     expect(doc.integrity).toMatchObject({ sequence: 4, source: 'timeout' });
 
     expect((await findIncompleteRuns({ storage, profile: planExecutor })).map((r) => [r.runId, r.status])).toEqual([['02', 'timeout']]);
     const plan = await planResume({ storage, profile: planExecutor, runId: '02', clock });
     expect(plan).toMatchObject({ at: '2', reason: 'timeout_resume_current_task', eligible: true, nextSequence: 5 });
     const resumed = createWriter({ storage, profile: planExecutor, runId: '02', clock });
-    expect(await resumed.checkpoint(planExecutorTriggers.taskCompleted(plan.payload, { commit: '789abc' }))).toMatchObject({ ok: true, sequence: 5 });
+    expect(await resumed.checkpoint(planExecutorTriggers.taskCompleted(plan.payload, { commit: '789abc' }))).toMatchObject({
+      ok: true,
+      sequence: 5,
+    });
     await resumed.close();
 
     // with history and a retention policy (the spec has none): keep the 3 newest
-    const historical = createPlanExecutorProfile({ statePath: 'state', history: true, retention: createSnapshotLifecycleRetention({ keepLast: 3, compressAfter: false }) });
+    const historical = createPlanExecutorProfile({
+      statePath: 'state',
+      history: true,
+      retention: createSnapshotLifecycleRetention({ keepLast: 3, compressAfter: false }),
+    });
     const hw = createWriter({ storage, profile: historical, runId: '07', clock });
     let h = planExecutorTriggers.start('07', ['a', 'b', 'c', 'd', 'e']);
     await hw.checkpoint(h);
@@ -232,7 +324,11 @@ describe.each(STORAGES)('profiles end to end on $name storage', ({ make }) => {
     expect((await keysUnder(storage, historyDir)).filter((k) => k !== 'index.json')).toHaveLength(6);
     await runRetention({ storage, profile: historical, clock });
     expect((await keysUnder(storage, historyDir)).filter((k) => k !== 'index.json')).toHaveLength(3);
-    expect(await planResume({ storage, profile: historical, runId: '07', clock })).toMatchObject({ at: 'plan_complete', eligible: false, nextSequence: 7 });
+    expect(await planResume({ storage, profile: historical, runId: '07', clock })).toMatchObject({
+      at: 'plan_complete',
+      eligible: false,
+      nextSequence: 7,
+    });
     expect(await findIncompleteRuns({ storage, profile: historical })).toEqual([]);
     await storage.close();
   });
@@ -278,7 +374,9 @@ describe('phasedWorkflow size management through the writer (memory storage)', (
     expect(splits).toHaveLength(1);
     expect(splits[0]).toMatchObject({ sequence: 1, limit: 10 * 1024 * 1024 });
     expect(splits[0]!.bytes).toBeGreaterThan(10 * 1024 * 1024);
-    expect(splits[0]!.parts.map((k) => k.slice(k.lastIndexOf('/') + 1)).sort()).toEqual((await keysUnder(storage, `checkpoints/${runId}/parts/1/`)).sort());
+    expect(splits[0]!.parts.map((k) => k.slice(k.lastIndexOf('/') + 1)).sort()).toEqual(
+      (await keysUnder(storage, `checkpoints/${runId}/parts/1/`)).sort(),
+    );
     expect((await keysUnder(storage, `checkpoints/${runId}/parts/1/`)).length).toBeGreaterThan(0);
     expect((json(main) as { state_snapshot: { cost_accumulated: number } }).state_snapshot.cost_accumulated).toBe(12.5);
     const plan = await planResume({ storage, profile: phasedWorkflow, runId, clock });

@@ -25,7 +25,13 @@ describe('standardLayout', () => {
   });
 
   it('does not recognise keys outside the layout', () => {
-    for (const key of ['other/run/latest.json', 'checkpoints/latest.json', 'checkpoints/run/history/nested/x.json', 'checkpoints/.hidden/latest.json', 'checkpoints/run/notes.txt']) {
+    for (const key of [
+      'other/run/latest.json',
+      'checkpoints/latest.json',
+      'checkpoints/run/history/nested/x.json',
+      'checkpoints/.hidden/latest.json',
+      'checkpoints/run/notes.txt',
+    ]) {
       expect(layout.classify(key)).toBeUndefined();
     }
     expect(layout.classify('checkpoints/preserved_runs.json')).toEqual({ kind: 'preserved_runs', compressed: false });

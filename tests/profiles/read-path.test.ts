@@ -8,7 +8,10 @@ describe('the shared read path', () => {
   it('never mistakes a Markdown document that mentions the part marker for a split JSON document', async () => {
     const example = parseHandoff(readFileSync(new URL('../fixtures/handoff/chk-003.md', import.meta.url), 'utf8'));
     const { checkpoint: _c, created: _d, frontMatter: _f, ...payload } = example as HandoffDocument;
-    const mention = { ...payload, problem: 'Explain why a document holding {"$savepoint_part": {"key": "x"}} and "$savepoint_parts" is split.' } as HandoffPayload;
+    const mention = {
+      ...payload,
+      problem: 'Explain why a document holding {"$savepoint_part": {"key": "x"}} and "$savepoint_parts" is split.',
+    } as HandoffPayload;
     const { bytes, snapshot } = await handoffMarkdown.document.encode({
       id: 'chk-001',
       runId: 'r',

@@ -14,7 +14,8 @@ function naive(haystack: Uint8Array, needle: Uint8Array): boolean {
 
 const marker = new TextEncoder().encode('"$savepoint_part');
 /** Bytes drawn mostly from the marker's own, so near misses and overlaps are common. */
-const bytesLike = (maxLength: number) => fc.array(fc.oneof(fc.constantFrom(...marker), fc.integer({ min: 0, max: 255 })), { maxLength }).map((a) => Uint8Array.from(a));
+const bytesLike = (maxLength: number) =>
+  fc.array(fc.oneof(fc.constantFrom(...marker), fc.integer({ min: 0, max: 255 })), { maxLength }).map((a) => Uint8Array.from(a));
 
 describe('includesBytes (the part-marker scan of every JSON read)', () => {
   it('finds the marker at the start, in the middle and at the very end, and not when a byte differs', () => {

@@ -1,12 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  assertRunId,
-  buildInventory,
-  decodeStoredSnapshot,
-  gunzip,
-  gzip,
-  readSnapshot,
-} from 'savepoint/toolkit';
+import { assertRunId, buildInventory, decodeStoredSnapshot, gunzip, gzip, readSnapshot } from 'savepoint/toolkit';
 import { appendRetentionLog, readRetentionLog } from '../../src/retention/log.js';
 import { collectRunFiles } from '../../src/snapshot-io/run-files.js';
 import { locateNewestSnapshot } from '../../src/resume/locate.js';
@@ -69,8 +62,14 @@ describe('public entries answer bad arguments with a CheckpointError (issue 13 i
   for (const [name, call, extra] of OPTION_ENTRIES) {
     it(`${name}: a bad options object, a missing or bad profile, a missing or bad storage`, async () => {
       for (const [what, value] of BAD) expect(await outcome(() => call(value)), `${name}(${what})`).toBe('checkpoint_config_invalid');
-      for (const [what, value] of BAD) expect(await outcome(() => call({ storage, profile: value, ...extra })), `${name} with profile ${what}`).toBe('checkpoint_config_invalid');
-      for (const [what, value] of BAD) expect(await outcome(() => call({ storage: value, profile, ...extra })), `${name} with storage ${what}`).toBe('checkpoint_config_invalid');
+      for (const [what, value] of BAD)
+        expect(await outcome(() => call({ storage, profile: value, ...extra })), `${name} with profile ${what}`).toBe(
+          'checkpoint_config_invalid',
+        );
+      for (const [what, value] of BAD)
+        expect(await outcome(() => call({ storage: value, profile, ...extra })), `${name} with storage ${what}`).toBe(
+          'checkpoint_config_invalid',
+        );
       // The same call with real arguments does not fail on its arguments.
       const good = await outcome(() => call({ storage, profile, ...extra }));
       expect(['ok', 'checkpoint_not_found'], `${name} with good arguments`).toContain(good);
@@ -81,7 +80,10 @@ describe('public entries answer bad arguments with a CheckpointError (issue 13 i
     for (const [name, call, extra] of OPTION_ENTRIES) {
       if (!('runId' in extra)) continue;
       // unpreserveRun takes any string: a hand-written file may list an id the profile refuses.
-      for (const runId of name === 'unpreserveRun' ? [undefined, 42] : [undefined, 42, '../x', '', 'a/b']) expect(await outcome(() => call({ storage, profile, ...extra, runId })), `${name}(runId ${String(runId)})`).toBe('checkpoint_key_invalid');
+      for (const runId of name === 'unpreserveRun' ? [undefined, 42] : [undefined, 42, '../x', '', 'a/b'])
+        expect(await outcome(() => call({ storage, profile, ...extra, runId })), `${name}(runId ${String(runId)})`).toBe(
+          'checkpoint_key_invalid',
+        );
     }
   });
 
@@ -133,7 +135,17 @@ describe('public entries answer bad arguments with a CheckpointError (issue 13 i
 
   it('parseHandoff: a YAML alias bomb and an alias to nowhere are checkpoint_schema_invalid, not a ReferenceError', async () => {
     const body = '\n## Current State\nx\n';
-    const bomb = ['---', 'a: &a ["x","x","x","x","x","x","x","x","x"]', 'b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]', 'c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]', 'd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]', 'e: [*d,*d,*d,*d,*d,*d,*d,*d,*d]', 'checkpoint: 1', 'created: 2025-01-01T00:00:00Z', '---'].join('\n');
+    const bomb = [
+      '---',
+      'a: &a ["x","x","x","x","x","x","x","x","x"]',
+      'b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]',
+      'c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]',
+      'd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]',
+      'e: [*d,*d,*d,*d,*d,*d,*d,*d,*d]',
+      'checkpoint: 1',
+      'created: 2025-01-01T00:00:00Z',
+      '---',
+    ].join('\n');
     expect(await outcome(() => parseHandoff(bomb + body))).toBe('checkpoint_schema_invalid');
     expect(await outcome(() => parseHandoff(['---', 'a: *nowhere', '---'].join('\n') + body))).toBe('checkpoint_schema_invalid');
     expect(await outcome(() => parseHandoff(42 as never))).toBe('checkpoint_schema_invalid');
@@ -146,7 +158,8 @@ describe('reserved names are not run ids (issue 13 item 9)', () => {
   it('assertRunId and every profile refuse them with checkpoint_key_invalid', async () => {
     for (const runId of reserved) {
       expect(await outcome(() => assertRunId(runId)), runId).toBe('checkpoint_key_invalid');
-      for (const p of [defaultProfile, phasedWorkflow]) expect(await outcome(() => p.assertRunId(runId)), `${p.name} ${runId}`).toBe('checkpoint_key_invalid');
+      for (const p of [defaultProfile, phasedWorkflow])
+        expect(await outcome(() => p.assertRunId(runId)), `${p.name} ${runId}`).toBe('checkpoint_key_invalid');
     }
     expect(await outcome(() => assertRunId('preserved_runs.json.bak'))).toBe('ok');
   });

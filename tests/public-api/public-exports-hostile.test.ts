@@ -53,7 +53,12 @@ const HOSTILE: readonly [string, unknown][] = [
 ];
 
 const entriesDir = fileURLToPath(new URL('../../src/entries/', import.meta.url));
-const ENTRY_NAMES = ['savepoint', ...readdirSync(entriesDir).filter((f) => f.endsWith('.ts')).map((f) => `savepoint/${f.slice(0, -3)}`)];
+const ENTRY_NAMES = [
+  'savepoint',
+  ...readdirSync(entriesDir)
+    .filter((f) => f.endsWith('.ts'))
+    .map((f) => `savepoint/${f.slice(0, -3)}`),
+];
 
 async function load(entry: string): Promise<Record<string, unknown>> {
   const path = entry === 'savepoint' ? '../../src/index.ts' : `../../src/entries/${entry.slice('savepoint/'.length)}.ts`;
@@ -83,7 +88,8 @@ async function outcome(call: () => unknown): Promise<string> {
     return 'ok';
   } catch (err) {
     if (err instanceof HostileError) return 'hostile';
-    if (isCheckpointError(err)) return (REASON_CODES as readonly string[]).includes(err.reasonCode) ? err.reasonCode : `raw CheckpointError with unknown code`;
+    if (isCheckpointError(err))
+      return (REASON_CODES as readonly string[]).includes(err.reasonCode) ? err.reasonCode : `raw CheckpointError with unknown code`;
     return `raw ${err instanceof Error ? `${err.name}: ${err.message}` : typeof err}`;
   }
 }
@@ -115,7 +121,9 @@ describe('every exported function and class answers hostile arguments with a Che
         if (typeof value !== 'function') continue;
         callables += 1;
         const fn = value as (...args: unknown[]) => unknown;
-        const invoke = isClass(fn) ? (args: unknown[]) => Reflect.construct(fn, args) : (args: unknown[]) => Reflect.apply(fn, undefined, args);
+        const invoke = isClass(fn)
+          ? (args: unknown[]) => Reflect.construct(fn, args)
+          : (args: unknown[]) => Reflect.apply(fn, undefined, args);
         for (const [what, arg] of HOSTILE) {
           for (const args of [[arg], [arg, arg, arg]]) {
             const result = await outcome(() => invoke(args));

@@ -39,9 +39,17 @@ interface Line {
 }
 
 /** Runs the child; resolves its JSON lines once it exits (SIGKILLed after `killAfterAcks` acknowledgements, if given). */
-function runChild(dir: string, profile: string, runId: string, count: number | 'forever', killAfterAcks?: number): Promise<{ lines: Line[]; signal: NodeJS.Signals | null; code: number | null }> {
+function runChild(
+  dir: string,
+  profile: string,
+  runId: string,
+  count: number | 'forever',
+  killAfterAcks?: number,
+): Promise<{ lines: Line[]; signal: NodeJS.Signals | null; code: number | null }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bundled.bundle, dir, profile, runId, String(count), fixtures], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [bundled.bundle, dir, profile, runId, String(count), fixtures], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     const lines: Line[] = [];
     let acks = 0;
     createInterface({ input: child.stdout }).on('line', (text) => {
@@ -122,52 +130,84 @@ async function crashAndResume(profile: Profile<unknown>, runId: string, counterO
 
 describe('crash and resume across processes (writer + fsStorage + SIGKILL)', () => {
   it('phasedWorkflow (history keys derivable)', async () => {
-    await crashAndResume(phasedWorkflow as Profile<unknown>, '1b4e28ba-2fa1-41d2-883f-0016d3cca427', (p) => (p as { state_snapshot: { cost_accumulated: number } }).state_snapshot.cost_accumulated);
+    await crashAndResume(
+      phasedWorkflow as Profile<unknown>,
+      '1b4e28ba-2fa1-41d2-883f-0016d3cca427',
+      (p) => (p as { state_snapshot: { cost_accumulated: number } }).state_snapshot.cost_accumulated,
+    );
   });
 
   it('snapshotLifecycle (history by snapshot id)', async () => {
-    await crashAndResume(snapshotLifecycle as Profile<unknown>, 'session-e2e', (p) => (p as { step_state: { step_ordinal: number } }).step_state.step_ordinal);
+    await crashAndResume(
+      snapshotLifecycle as Profile<unknown>,
+      'session-e2e',
+      (p) => (p as { step_state: { step_ordinal: number } }).step_state.step_ordinal,
+    );
   });
 });
 
 describe('a crash exactly between the history write and the latest write (fsStorage, deterministic)', () => {
   const cases = [
-    { profile: phasedWorkflow as Profile<unknown>, runId: '9f0d4c2e-6b1a-4d3e-8f2a-1c2b3d4e5f60', payload: 'phased-workflow.payload.json', source: 'expensive_op', via: 'probe' },
-    { profile: snapshotLifecycle as Profile<unknown>, runId: 'session-gap', payload: 'snapshot-lifecycle.payload.json', source: 'step_boundary', via: 'scan' },
+    {
+      profile: phasedWorkflow as Profile<unknown>,
+      runId: '9f0d4c2e-6b1a-4d3e-8f2a-1c2b3d4e5f60',
+      payload: 'phased-workflow.payload.json',
+      source: 'expensive_op',
+      via: 'probe',
+    },
+    {
+      profile: snapshotLifecycle as Profile<unknown>,
+      runId: 'session-gap',
+      payload: 'snapshot-lifecycle.payload.json',
+      source: 'step_boundary',
+      via: 'scan',
+    },
   ] as const;
 
-  it.each(cases)('$profile.name: the newer history entry wins ($via), and a new writer continues after it', async ({ profile, runId, payload, source, via }) => {
-    const dir = join(bundled.work, `${profile.name}-gap`);
-    const base = JSON.parse(readFileSync(join(fixtures, payload), 'utf8')) as Record<string, unknown>;
-    const state = (n: number): unknown =>
-      profile === snapshotLifecycle
-        ? { ...base, step_state: { ...(base.step_state as object), step_ordinal: n } }
-        : { ...base, state_snapshot: { ...(base.state_snapshot as object), cost_accumulated: n } };
-    const inner = fsStorage({ dir });
-    const latestKey = profile.layout.latestKey(runId);
-    let armed = false;
-    // The "process" dies at the put of latest: history is durable, latest and index are not.
-    const dying = faultyStorage(inner, { at: (op) => (armed && op.operation === 'put' && op.keys[0] === latestKey ? 'crash' : undefined) });
-    const deadPid = 2 ** 22 + 12345; // a pid no process has: the lock it leaves is a dead writer's
-    const writer = createWriter({ storage: dying, profile, runId, heartbeatIntervalMs: false, maxAttempts: 1, lockIdentity: { pid: deadPid, hostname: hostname() } });
-    for (let n = 1; n <= 3; n++) expect((await writer.checkpoint({ source, status: 'in_progress', payload: state(n) })).ok).toBe(true);
-    armed = true;
-    expect((await writer.checkpoint({ source, status: 'in_progress', payload: state(4) })).ok).toBe(false);
-    expect(dying.crashed).toBe(true);
+  it.each(cases)(
+    '$profile.name: the newer history entry wins ($via), and a new writer continues after it',
+    async ({ profile, runId, payload, source, via }) => {
+      const dir = join(bundled.work, `${profile.name}-gap`);
+      const base = JSON.parse(readFileSync(join(fixtures, payload), 'utf8')) as Record<string, unknown>;
+      const state = (n: number): unknown =>
+        profile === snapshotLifecycle
+          ? { ...base, step_state: { ...(base.step_state as object), step_ordinal: n } }
+          : { ...base, state_snapshot: { ...(base.state_snapshot as object), cost_accumulated: n } };
+      const inner = fsStorage({ dir });
+      const latestKey = profile.layout.latestKey(runId);
+      let armed = false;
+      // The "process" dies at the put of latest: history is durable, latest and index are not.
+      const dying = faultyStorage(inner, {
+        at: (op) => (armed && op.operation === 'put' && op.keys[0] === latestKey ? 'crash' : undefined),
+      });
+      const deadPid = 2 ** 22 + 12345; // a pid no process has: the lock it leaves is a dead writer's
+      const writer = createWriter({
+        storage: dying,
+        profile,
+        runId,
+        heartbeatIntervalMs: false,
+        maxAttempts: 1,
+        lockIdentity: { pid: deadPid, hostname: hostname() },
+      });
+      for (let n = 1; n <= 3; n++) expect((await writer.checkpoint({ source, status: 'in_progress', payload: state(n) })).ok).toBe(true);
+      armed = true;
+      expect((await writer.checkpoint({ source, status: 'in_progress', payload: state(4) })).ok).toBe(false);
+      expect(dying.crashed).toBe(true);
 
-    const plan = await planResume({ storage: inner, profile, runId });
-    expect(plan.snapshot.sequence).toBe(4);
-    expect(plan.source).toMatchObject({ origin: via, latest: 'stale' });
-    expect(plan.warnings.map((w) => w.code)).toContain('resume_latest_stale');
-    expect(plan.nextSequence).toBe(5);
+      const plan = await planResume({ storage: inner, profile, runId });
+      expect(plan.snapshot.sequence).toBe(4);
+      expect(plan.source).toMatchObject({ origin: via, latest: 'stale' });
+      expect(plan.warnings.map((w) => w.code)).toContain('resume_latest_stale');
+      expect(plan.nextSequence).toBe(5);
 
-    const next = createWriter({ storage: inner, profile, runId, heartbeatIntervalMs: false, isProcessAlive: (pid) => pid !== deadPid });
-    const result = await next.checkpoint({ source, status: 'in_progress', payload: state(5) });
-    expect(result).toMatchObject({ ok: true, sequence: 5 });
-    await next.close();
-    const after = await planResume({ storage: inner, profile, runId });
-    expect(after.snapshot.sequence).toBe(5);
-    expect(after.source.origin).toBe('latest');
-    await inner.close();
-  });
+      const next = createWriter({ storage: inner, profile, runId, heartbeatIntervalMs: false, isProcessAlive: (pid) => pid !== deadPid });
+      const result = await next.checkpoint({ source, status: 'in_progress', payload: state(5) });
+      expect(result).toMatchObject({ ok: true, sequence: 5 });
+      await next.close();
+      const after = await planResume({ storage: inner, profile, runId });
+      expect(after.snapshot.sequence).toBe(5);
+      expect(after.source.origin).toBe('latest');
+      await inner.close();
+    },
+  );
 });

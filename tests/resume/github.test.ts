@@ -10,7 +10,9 @@ import { githubStorage } from 'savepoint/github';
 import { startGitHubEmulator, type GitHubEmulator } from 'savepoint/testing';
 import { readFileSync } from 'node:fs';
 
-const base = JSON.parse(readFileSync(new URL('../fixtures/resume/phased-workflow.payload.json', import.meta.url), 'utf8')) as PhasedWorkflowPayload;
+const base = JSON.parse(
+  readFileSync(new URL('../fixtures/resume/phased-workflow.payload.json', import.meta.url), 'utf8'),
+) as PhasedWorkflowPayload;
 const RUN = '3d6f0a2b-8c4e-4f1a-9b7d-2e5c8a1f0b3d';
 let gh: GitHubEmulator;
 
@@ -29,7 +31,11 @@ describe('planResume on githubStorage (emulator)', () => {
     const storage = open();
     const writer = createWriter({ storage, profile: phasedWorkflow, runId: RUN, heartbeatIntervalMs: false, coalesceWindowMs: 0 });
     for (const cost of [1, 2, 3]) {
-      const r = await writer.checkpoint({ source: 'phase_complete', status: 'in_progress', payload: { ...base, state_snapshot: { ...base.state_snapshot, cost_accumulated: cost } } });
+      const r = await writer.checkpoint({
+        source: 'phase_complete',
+        status: 'in_progress',
+        payload: { ...base, state_snapshot: { ...base.state_snapshot, cost_accumulated: cost } },
+      });
       expect(r.ok).toBe(true);
     }
     await writer.close();
@@ -37,7 +43,10 @@ describe('planResume on githubStorage (emulator)', () => {
     const reader = open();
     // The locate's cost alone: the profile's rule without its history read (after a
     // phase_complete it reads earlier snapshots to name the next phase; counted below).
-    const rule = (s: Parameters<NonNullable<typeof phasedWorkflow.resume>>[0], c: Parameters<NonNullable<typeof phasedWorkflow.resume>>[1]) => phasedWorkflow.resume!(s, c);
+    const rule = (
+      s: Parameters<NonNullable<typeof phasedWorkflow.resume>>[0],
+      c: Parameters<NonNullable<typeof phasedWorkflow.resume>>[1],
+    ) => phasedWorkflow.resume!(s, c);
     let before = requests();
     const plan = await planResume({ storage: reader, profile: phasedWorkflow, runId: RUN, rule });
     expect(plan).toMatchObject({ at: 'phase_2', snapshot: { sequence: 3 }, source: { origin: 'latest', latest: 'valid' } });

@@ -12,9 +12,18 @@ describe('findIncompleteRuns (startup detection)', () => {
   it('lists runs whose newest status is not terminal, newest first', async () => {
     const storage = memoryStorage();
     await writeRun(storage, defaultProfile, 'run-a', 3, defaultState, { createdAtMs: minutes(30) });
-    await writeRun(storage, defaultProfile, 'run-b', 2, defaultState, { createdAtMs: minutes(40), status: (n) => (n === 2 ? 'completed' : 'in_progress') });
-    await writeRun(storage, defaultProfile, 'run-c', 2, defaultState, { createdAtMs: minutes(50), status: (n) => (n === 2 ? 'failed' : 'in_progress') });
-    await writeRun(storage, defaultProfile, 'run-d', 4, defaultState, { createdAtMs: minutes(10), status: (n) => (n === 4 ? 'paused' : 'in_progress') });
+    await writeRun(storage, defaultProfile, 'run-b', 2, defaultState, {
+      createdAtMs: minutes(40),
+      status: (n) => (n === 2 ? 'completed' : 'in_progress'),
+    });
+    await writeRun(storage, defaultProfile, 'run-c', 2, defaultState, {
+      createdAtMs: minutes(50),
+      status: (n) => (n === 2 ? 'failed' : 'in_progress'),
+    });
+    await writeRun(storage, defaultProfile, 'run-d', 4, defaultState, {
+      createdAtMs: minutes(10),
+      status: (n) => (n === 4 ? 'paused' : 'in_progress'),
+    });
     await writeRun(storage, defaultProfile, 'run-e', 1, defaultState, { createdAtMs: minutes(60) });
     const runs = await findIncompleteRuns({ storage, profile: defaultProfile });
     expect(runs.map((r) => [r.runId, r.status, r.sequence])).toEqual([
@@ -39,7 +48,11 @@ describe('findIncompleteRuns (startup detection)', () => {
   it('a history entry the index does not know (crash before the index write) is read: a completed run is not listed', async () => {
     const storage = memoryStorage();
     // Snapshot 3 (completed) reached history; latest and index still say 2, in_progress.
-    await writeRun(storage, defaultProfile, 'run-x', 3, defaultState, { latestAt: 2, index: 2, status: (n) => (n === 3 ? 'completed' : 'in_progress') });
+    await writeRun(storage, defaultProfile, 'run-x', 3, defaultState, {
+      latestAt: 2,
+      index: 2,
+      status: (n) => (n === 3 ? 'completed' : 'in_progress'),
+    });
     expect(await findIncompleteRuns({ storage, profile: defaultProfile })).toEqual([]);
   });
 

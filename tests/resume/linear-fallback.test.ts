@@ -37,7 +37,13 @@ async function storeWithMissingFiles(n: number): Promise<StorageAdapter> {
 async function timePlan(storage: StorageAdapter): Promise<number> {
   const started = performance.now();
   // One read at a time: the walk over the candidates is then the whole cost, as it is for any width.
-  const plan = await planResume({ storage, profile, runId: RUN, concurrency: 1, clock: { now: () => T0, setTimeout: () => 0, clearTimeout: () => undefined } });
+  const plan = await planResume({
+    storage,
+    profile,
+    runId: RUN,
+    concurrency: 1,
+    clock: { now: () => T0, setTimeout: () => 0, clearTimeout: () => undefined },
+  });
   const ms = performance.now() - started;
   expect(plan.snapshot.sequence).toBe(3);
   return ms;

@@ -59,7 +59,9 @@ const scenario: fc.Arbitrary<Scenario> = fc
       gz: fc.array(fc.boolean(), { minLength: count, maxLength: count }),
       sources: fc.array(fc.integer({ min: 0, max: PHASED_TRIGGERS.length - 1 }), { minLength: count, maxLength: count }),
       batch: fc.option(
-        fc.tuple(fc.integer({ min: 1, max: count }), fc.integer({ min: 0, max: 3 })).map(([a, len]): [number, number] => [a, Math.min(count, a + len)]),
+        fc
+          .tuple(fc.integer({ min: 1, max: count }), fc.integer({ min: 0, max: 3 }))
+          .map(([a, len]): [number, number] => [a, Math.min(count, a + len)]),
         { nil: undefined, freq: 3 },
       ),
       lock: fc.boolean(),
@@ -82,7 +84,8 @@ function applyDamage(bytes: Uint8Array, d: Damage, gzipped: boolean): Uint8Array
   return out;
 }
 
-const same = (a: Uint8Array | undefined, b: Uint8Array): boolean => a !== undefined && a.length === b.length && a.every((x, i) => x === b[i]);
+const same = (a: Uint8Array | undefined, b: Uint8Array): boolean =>
+  a !== undefined && a.length === b.length && a.every((x, i) => x === b[i]);
 
 interface Built {
   readonly storage: StorageAdapter;
@@ -107,9 +110,17 @@ async function build(s: Scenario): Promise<Built> {
   const written: Written<unknown>[] = [];
   for (let n = 1; n <= s.count; n++) {
     const createdAtMs = T0 + n * 1000;
-    const id = s.phased ? `00000000-0000-4000-8000-${String(n).padStart(12, '0')}` : `cp_${toRfc3339(createdAtMs).replace(/[-:.]/g, '')}_seq${String(n).padStart(4, '0')}`;
+    const id = s.phased
+      ? `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`
+      : `cp_${toRfc3339(createdAtMs).replace(/[-:.]/g, '')}_seq${String(n).padStart(4, '0')}`;
     const payload = s.phased ? phasedState(n) : defaultState(n);
-    written.push(await encodeSnapshot(profile, RUN, n, payload, { id, createdAtMs, source: s.phased ? PHASED_TRIGGERS[s.sources[n - 1]!] : 'step_boundary' }));
+    written.push(
+      await encodeSnapshot(profile, RUN, n, payload, {
+        id,
+        createdAtMs,
+        source: s.phased ? PHASED_TRIGGERS[s.sources[n - 1]!] : 'step_boundary',
+      }),
+    );
   }
   const validSequences = new Set<number>();
   const damaged = new Set<string>();
@@ -188,8 +199,7 @@ async function build(s: Scenario): Promise<Built> {
           if (json === new TextDecoder().decode(m.bytes)) {
             validSequences.add(m.snapshot.sequence);
             fileValid.add(m.snapshot.sequence);
-          }
-          else damaged.add(`${key}#${i}`);
+          } else damaged.add(`${key}#${i}`);
         });
         // Members beyond the original list (a flipped array?) cannot appear from one bit flip.
       }
@@ -214,7 +224,12 @@ async function build(s: Scenario): Promise<Built> {
   }
 
   if (s.indexUpTo >= 0) {
-    await putIndex(storage, profile, RUN, written.slice(0, s.indexUpTo).map((w) => indexEntry(w, filePath.get(w.snapshot.sequence))));
+    await putIndex(
+      storage,
+      profile,
+      RUN,
+      written.slice(0, s.indexUpTo).map((w) => indexEntry(w, filePath.get(w.snapshot.sequence))),
+    );
     const key = profile.layout.indexKey!(RUN);
     if (s.indexDamage.kind !== 'none') {
       damaged.add(key);
@@ -228,13 +243,26 @@ async function build(s: Scenario): Promise<Built> {
   return { storage, profile, written, validSequences, damaged, snapshotFiles, historyPresent, latestValid, fileValid };
 }
 
-async function outcome(b: Built, newerCheck: 'scan' | 'auto'): Promise<{ sequence: number; skipped: string[]; missing: string[]; payload: unknown; next: number } | { error: string }> {
+async function outcome(
+  b: Built,
+  newerCheck: 'scan' | 'auto',
+): Promise<{ sequence: number; skipped: string[]; missing: string[]; payload: unknown; next: number } | { error: string }> {
   try {
-    const plan = await planResume({ storage: b.storage, profile: b.profile, runId: RUN, newerCheck, clock: { now: () => T0, setTimeout: () => 0, clearTimeout: () => undefined } });
+    const plan = await planResume({
+      storage: b.storage,
+      profile: b.profile,
+      runId: RUN,
+      newerCheck,
+      clock: { now: () => T0, setTimeout: () => 0, clearTimeout: () => undefined },
+    });
     return {
       sequence: plan.snapshot.sequence,
       skipped: plan.skipped.map((x) => x.key),
-      missing: (await Promise.all(plan.skipped.map(async (x) => (x.reasonCode === 'checkpoint_not_found' && !(await b.storage.get(x.key)) ? x.key : '')))).filter(Boolean),
+      missing: (
+        await Promise.all(
+          plan.skipped.map(async (x) => (x.reasonCode === 'checkpoint_not_found' && !(await b.storage.get(x.key)) ? x.key : '')),
+        )
+      ).filter(Boolean),
       payload: plan.payload,
       next: plan.nextSequence,
     };
@@ -262,7 +290,10 @@ function checkCommon(b: Built, got: Awaited<ReturnType<typeof outcome>>, expecte
   const indexDamaged = b.damaged.has(b.profile.layout.indexKey!(RUN));
   for (const key of ok.skipped) {
     const phantom = indexDamaged && ok.missing.includes(key);
-    expect(b.damaged.has(key) || b.damaged.has(key.replace(/\.gz$/, '')) || phantom, `${key} skipped; damaged: ${[...b.damaged].join(' ')}`).toBe(true);
+    expect(
+      b.damaged.has(key) || b.damaged.has(key.replace(/\.gz$/, '')) || phantom,
+      `${key} skipped; damaged: ${[...b.damaged].join(' ')}`,
+    ).toBe(true);
   }
 }
 
@@ -270,7 +301,19 @@ describe('planResume under random damage (fast-check)', () => {
   // Found by the scan property (seed -1657568757): a flipped index still decodes and names a file
   // that does not exist ("bp_…" for "cp_…"); the plan reports it missing, the newest valid (#4) wins.
   it('a flipped index naming a file that does not exist: reported missing, resume from the newest valid', async () => {
-    const s = {"phased":false,"count":5,"latestAt":0,"indexUpTo":5,"gz":[false,false,false,false,false],"sources":[0,0,0,0,0],"batch":undefined,"lock":false,"latestDamage":{"kind":"none"},"indexDamage":{"kind":"flip","at":0.2868525896414343},"fileDamage":[{"kind":"delete"},{"kind":"flip","at":0},{"kind":"flip","at":0},{"kind":"none"},{"kind":"flip","at":0}]} as unknown as Parameters<typeof build>[0];
+    const s = {
+      phased: false,
+      count: 5,
+      latestAt: 0,
+      indexUpTo: 5,
+      gz: [false, false, false, false, false],
+      sources: [0, 0, 0, 0, 0],
+      batch: undefined,
+      lock: false,
+      latestDamage: { kind: 'none' },
+      indexDamage: { kind: 'flip', at: 0.2868525896414343 },
+      fileDamage: [{ kind: 'delete' }, { kind: 'flip', at: 0 }, { kind: 'flip', at: 0 }, { kind: 'none' }, { kind: 'flip', at: 0 }],
+    } as unknown as Parameters<typeof build>[0];
     const b = await build(s);
     const got = await outcome(b, 'scan');
     checkCommon(b, got, 4);
@@ -284,7 +327,10 @@ describe('planResume under random damage (fast-check)', () => {
         const expected = Math.max(0, ...b.validSequences);
         checkCommon(b, await outcome(b, 'scan'), expected);
       }),
-      { numRuns: Number(process.env.RESUME_PROPERTY_RUNS ?? 250), ...(process.env.RESUME_PROPERTY_SEED ? { seed: Number(process.env.RESUME_PROPERTY_SEED) } : {}) },
+      {
+        numRuns: Number(process.env.RESUME_PROPERTY_RUNS ?? 250),
+        ...(process.env.RESUME_PROPERTY_SEED ? { seed: Number(process.env.RESUME_PROPERTY_SEED) } : {}),
+      },
     );
   });
 
@@ -319,7 +365,10 @@ describe('planResume under random damage (fast-check)', () => {
         expect(allowed).toContain(seq);
         checkCommon(b, got, seq);
       }),
-      { numRuns: Number(process.env.RESUME_PROPERTY_RUNS ?? 250), ...(process.env.RESUME_PROPERTY_SEED ? { seed: Number(process.env.RESUME_PROPERTY_SEED) } : {}) },
+      {
+        numRuns: Number(process.env.RESUME_PROPERTY_RUNS ?? 250),
+        ...(process.env.RESUME_PROPERTY_SEED ? { seed: Number(process.env.RESUME_PROPERTY_SEED) } : {}),
+      },
     );
   });
 });

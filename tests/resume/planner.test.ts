@@ -56,7 +56,10 @@ describe('planResume: finding the snapshot', () => {
     await writeRun(inner, phasedTestProfile, RUN, 4, (n) => phasedState(n), { source: () => 'phase_complete' });
     const storage = faultyStorage(inner);
     // The locate's cost alone: the rule without its history read (tests/profiles/phased-workflow/resume-names.test.ts).
-    const rule = (s: Parameters<NonNullable<typeof phasedTestProfile.resume>>[0], c: Parameters<NonNullable<typeof phasedTestProfile.resume>>[1]) => phasedTestProfile.resume!(s, c);
+    const rule = (
+      s: Parameters<NonNullable<typeof phasedTestProfile.resume>>[0],
+      c: Parameters<NonNullable<typeof phasedTestProfile.resume>>[1],
+    ) => phasedTestProfile.resume!(s, c);
     const plan = await planResume({ storage, profile: phasedTestProfile, runId: RUN, clock: fresh, rule });
     expect(plan.snapshot.sequence).toBe(4);
     expect(lists(storage)).toBe(0);
@@ -151,7 +154,10 @@ describe('planResume: finding the snapshot', () => {
   it('scan orders id-named history by the sequence inside the documents, not by name', async () => {
     const storage = memoryStorage();
     // Clock went backwards for the newest snapshot: its id (timestamp) sorts first by name.
-    await writeRun(storage, defaultProfile, RUN, 4, defaultState, { index: false, createdAtMs: (n) => (n === 4 ? T0 - 3_600_000 : T0 + n * 1000) });
+    await writeRun(storage, defaultProfile, RUN, 4, defaultState, {
+      index: false,
+      createdAtMs: (n) => (n === 4 ? T0 - 3_600_000 : T0 + n * 1000),
+    });
     await storage.delete(defaultProfile.layout.latestKey(RUN));
     const plan = await planResume({ storage, profile: defaultProfile, runId: RUN, clock: fresh });
     expect(plan.snapshot.sequence).toBe(4);
@@ -182,7 +188,11 @@ describe('planResume: finding the snapshot', () => {
 
   it('stale latest on a derivable layout (crash between history and latest): the probe finds the newer entry', async () => {
     const storage = memoryStorage();
-    await writeRun(storage, phasedTestProfile, RUN, 5, (n) => phasedState(n), { latestAt: 4, index: 4, source: (n) => (n === 5 ? 'gate_decision' : 'phase_complete') });
+    await writeRun(storage, phasedTestProfile, RUN, 5, (n) => phasedState(n), {
+      latestAt: 4,
+      index: 4,
+      source: (n) => (n === 5 ? 'gate_decision' : 'phase_complete'),
+    });
     const plan = await planResume({ storage, profile: phasedTestProfile, runId: RUN, clock: fresh });
     expect(plan.snapshot.sequence).toBe(5);
     expect(plan.source).toMatchObject({ origin: 'probe', latest: 'stale', key: 'checkpoints/run-1/cp_005_gate_decision.json' });
@@ -204,7 +214,9 @@ describe('planResume: finding the snapshot', () => {
     const storage = memoryStorage();
     await writeRun(storage, defaultProfile, RUN, 5, defaultState, { latestAt: 4, index: 4 });
     expect((await planResume({ storage, profile: defaultProfile, runId: RUN, clock: fresh })).snapshot.sequence).toBe(4);
-    expect((await planResume({ storage, profile: defaultProfile, runId: RUN, clock: fresh, newerCheck: 'scan' })).snapshot.sequence).toBe(5);
+    expect((await planResume({ storage, profile: defaultProfile, runId: RUN, clock: fresh, newerCheck: 'scan' })).snapshot.sequence).toBe(
+      5,
+    );
   });
 
   it('an index ahead of latest (a failed latest write the writer survived) is found by the scan', async () => {
@@ -220,13 +232,19 @@ describe('planResume: finding the snapshot', () => {
     const { written } = await writeRun(storage, defaultProfile, RUN, 3, defaultState);
     await corrupt(storage, defaultProfile.layout.latestKey(RUN), (b) => flipBit(b, 100));
     for (const w of written) await corrupt(storage, w.historyKey, (b) => b.slice(0, b.length >> 1));
-    const details = await expectError(planResume({ storage, profile: defaultProfile, runId: RUN, clock: fresh }), 'checkpoint_no_valid_snapshot');
+    const details = await expectError(
+      planResume({ storage, profile: defaultProfile, runId: RUN, clock: fresh }),
+      'checkpoint_no_valid_snapshot',
+    );
     expect(details).toMatchObject({ runId: RUN, skipped: 4 });
     expect(details.keys).toEqual(expect.arrayContaining(written.map((w) => w.historyKey)));
   });
 
   it('a run with no files at all → checkpoint_not_found', async () => {
-    await expectError(planResume({ storage: memoryStorage(), profile: defaultProfile, runId: 'nobody', clock: fresh }), 'checkpoint_not_found');
+    await expectError(
+      planResume({ storage: memoryStorage(), profile: defaultProfile, runId: 'nobody', clock: fresh }),
+      'checkpoint_not_found',
+    );
   });
 
   it('an invalid run id → checkpoint_key_invalid before any read', async () => {
@@ -239,7 +257,9 @@ describe('planResume: finding the snapshot', () => {
     const inner = memoryStorage();
     await writeRun(inner, defaultProfile, RUN, 3, defaultState);
     await inner.delete(defaultProfile.layout.latestKey(RUN));
-    const storage = faultyStorage(inner, { at: (op) => (op.operation === 'get' && op.keys[0]!.includes('/history/') ? 'fail' : undefined) });
+    const storage = faultyStorage(inner, {
+      at: (op) => (op.operation === 'get' && op.keys[0]!.includes('/history/') ? 'fail' : undefined),
+    });
     await expectError(planResume({ storage, profile: defaultProfile, runId: RUN, clock: fresh }), 'checkpoint_storage_unavailable');
   });
 
@@ -251,7 +271,9 @@ describe('planResume: finding the snapshot', () => {
     await storage.put('checkpoints/run-1/cp_009_manual.json', written[0]!.bytes);
     const plan = await planResume({ storage, profile: phasedTestProfile, runId: RUN, clock: fresh });
     expect(plan.snapshot.sequence).toBe(3);
-    expect(plan.skipped).toEqual([expect.objectContaining({ key: 'checkpoints/run-1/cp_009_manual.json', reasonCode: 'checkpoint_integrity_mismatch' })]);
+    expect(plan.skipped).toEqual([
+      expect.objectContaining({ key: 'checkpoints/run-1/cp_009_manual.json', reasonCode: 'checkpoint_integrity_mismatch' }),
+    ]);
     expect(plan.nextSequence).toBe(10);
   });
 
@@ -270,7 +292,12 @@ describe('planResume: finding the snapshot', () => {
     const { written } = await writeRun(storage, defaultProfile, RUN, 4, defaultState);
     await storage.delete(defaultProfile.layout.latestKey(RUN));
     // Ascending, ids agree with the file names, but the entry of snapshot 2 claims sequence 9.
-    await putIndex(storage, defaultProfile, RUN, [indexEntry(written[0]!), { ...indexEntry(written[1]!), sequence: 9 }, indexEntry(written[2]!), indexEntry(written[3]!)]);
+    await putIndex(storage, defaultProfile, RUN, [
+      indexEntry(written[0]!),
+      { ...indexEntry(written[1]!), sequence: 9 },
+      indexEntry(written[2]!),
+      indexEntry(written[3]!),
+    ]);
     const plan = await planResume({ storage, profile: defaultProfile, runId: RUN, clock: fresh });
     expect(plan.snapshot.sequence).toBe(4);
     expect(plan.skipped).toEqual([expect.objectContaining({ kind: 'index', reasonCode: 'checkpoint_integrity_mismatch' })]);
@@ -282,7 +309,12 @@ describe('planResume: finding the snapshot', () => {
     const { written } = await writeRun(storage, defaultProfile, RUN, 4, defaultState);
     await storage.delete(defaultProfile.layout.latestKey(RUN));
     const entries = written.map((w) => indexEntry(w));
-    const index = { run_id: RUN, checkpoint_count: 4, checkpoints: [entries[0]!, entries[2]!, entries[1]!, entries[3]!], last_updated: '2026-01-16T00:00:00.000Z' };
+    const index = {
+      run_id: RUN,
+      checkpoint_count: 4,
+      checkpoints: [entries[0]!, entries[2]!, entries[1]!, entries[3]!],
+      last_updated: '2026-01-16T00:00:00.000Z',
+    };
     await storage.put(defaultProfile.layout.indexKey!(RUN), encodeRunIndex(index));
     const plan = await planResume({ storage, profile: defaultProfile, runId: RUN, clock: fresh });
     expect(plan.snapshot.sequence).toBe(4);
@@ -320,7 +352,9 @@ describe('planResume: finding the snapshot', () => {
     await storage.put(batchKey, utf8Encode(canonicalJson(doc as unknown as JsonObject)));
     const plan = await planResume({ storage, profile: phasedTestProfile, runId: RUN, clock: fresh });
     expect(plan.snapshot.sequence).toBe(2);
-    expect(plan.skipped).toEqual([expect.objectContaining({ key: `${batchKey}#2`, kind: 'batch', reasonCode: 'checkpoint_integrity_mismatch' })]);
+    expect(plan.skipped).toEqual([
+      expect.objectContaining({ key: `${batchKey}#2`, kind: 'batch', reasonCode: 'checkpoint_integrity_mismatch' }),
+    ]);
   });
 
   it('an oversized snapshot stored with part files is reassembled; a missing part skips it as checkpoint_not_found', async () => {
@@ -329,7 +363,9 @@ describe('planResume: finding the snapshot', () => {
     const { written } = await writeRun(storage, defaultProfile, RUN, 2, (n) => (n === 2 ? big : defaultState(n)));
     const w = written[1]!;
     const ref = { runId: RUN, id: w.snapshot.id, sequence: 2, source: w.snapshot.source };
-    const { main, parts } = await splitDocument(parseJson(utf8Decode(w.bytes)) as JsonObject, 4096, (n) => defaultProfile.layout.partKey!(ref, `${n}.json`));
+    const { main, parts } = await splitDocument(parseJson(utf8Decode(w.bytes)) as JsonObject, 4096, (n) =>
+      defaultProfile.layout.partKey!(ref, `${n}.json`),
+    );
     expect(parts.length).toBeGreaterThan(0);
     for (const p of parts) await storage.put(p.key, p.data);
     await storage.put(w.historyKey, utf8Encode(canonicalJson(main)));
@@ -352,17 +388,30 @@ describe('planResume: finding the snapshot', () => {
 
 describe('planResume: rules and warnings', () => {
   async function phasedRun(storage: StorageAdapter, lessons = ['L-1', 'L-2']): Promise<void> {
-    await writeRun(storage, phasedTestProfile, RUN, 3, (n) => phasedState(n, lessons), { source: (n) => (n === 3 ? 'phase_complete' : 'manual') });
+    await writeRun(storage, phasedTestProfile, RUN, 3, (n) => phasedState(n, lessons), {
+      source: (n) => (n === 3 ? 'phase_complete' : 'manual'),
+    });
   }
 
   it('uses the profile’s rule: phased RESUME message, restored state, completed and remaining', async () => {
     const storage = memoryStorage();
     await phasedRun(storage);
     const plan = await planResume({ storage, profile: phasedTestProfile, runId: RUN, clock: fresh });
-    expect(plan).toMatchObject({ at: 'phase_2', reason: 'phase_complete_next_phase', eligible: true, completed: ['phase_0', 'phase_0_5', 'phase_1'] });
+    expect(plan).toMatchObject({
+      at: 'phase_2',
+      reason: 'phase_complete_next_phase',
+      eligible: true,
+      completed: ['phase_0', 'phase_0_5', 'phase_1'],
+    });
     expect(plan.remaining).toEqual(['phase_2', 'phase_3', 'phase_4', 'phase_5', 'phase_6', 'phase_7', 'phase_8']);
-    expect(plan.message).toMatch(/^RESUME: Continuing run run-1 from checkpoint [0-9a-f-]{36}\nResume point: phase_2\nPhases completed: phase_0, phase_0_5, phase_1\nCost so far: \$1\.50$/);
-    expect(plan.restored).toMatchObject({ cost_accumulated: 1.5, active_lessons: ['L-1', 'L-2'], circuit_breaker_state: { github: 'closed' } });
+    expect(plan.message).toMatch(
+      /^RESUME: Continuing run run-1 from checkpoint [0-9a-f-]{36}\nResume point: phase_2\nPhases completed: phase_0, phase_0_5, phase_1\nCost so far: \$1\.50$/,
+    );
+    expect(plan.restored).toMatchObject({
+      cost_accumulated: 1.5,
+      active_lessons: ['L-1', 'L-2'],
+      circuit_breaker_state: { github: 'closed' },
+    });
   });
 
   it('a rule passed in options overrides the profile’s', async () => {
@@ -393,8 +442,16 @@ describe('planResume: rules and warnings', () => {
     expect(young.warnings.map((w) => w.code)).not.toContain('resume_snapshot_stale');
     const old = await planResume({ storage, profile: phasedTestProfile, runId: RUN, clock: clockAt(created + 61 * 60_000) });
     expect(old.ageMs).toBe(61 * 60_000);
-    expect(old.warnings.find((w) => w.code === 'resume_snapshot_stale')).toMatchObject({ details: { ageMs: 61 * 60_000, staleAfterMs: 3_600_000 } });
-    const custom = await planResume({ storage, profile: phasedTestProfile, runId: RUN, clock: clockAt(created + 11_000), staleAfterMs: 10_000 });
+    expect(old.warnings.find((w) => w.code === 'resume_snapshot_stale')).toMatchObject({
+      details: { ageMs: 61 * 60_000, staleAfterMs: 3_600_000 },
+    });
+    const custom = await planResume({
+      storage,
+      profile: phasedTestProfile,
+      runId: RUN,
+      clock: clockAt(created + 11_000),
+      staleAfterMs: 10_000,
+    });
     expect(custom.warnings.map((w) => w.code)).toContain('resume_snapshot_stale');
   });
 
@@ -403,7 +460,13 @@ describe('planResume: rules and warnings', () => {
     await phasedRun(storage, ['L-1', 'L-2']);
     const same = await planResume({ storage, profile: phasedTestProfile, runId: RUN, clock: fresh, currentLessons: ['L-2', 'L-1'] });
     expect(same.warnings.map((w) => w.code)).not.toContain('resume_lessons_changed');
-    const changed = await planResume({ storage, profile: phasedTestProfile, runId: RUN, clock: fresh, currentLessons: ['L-1', 'L-3', 'L-4'] });
+    const changed = await planResume({
+      storage,
+      profile: phasedTestProfile,
+      runId: RUN,
+      clock: fresh,
+      currentLessons: ['L-1', 'L-3', 'L-4'],
+    });
     expect(changed.warnings.find((w) => w.code === 'resume_lessons_changed')).toMatchObject({ details: { added: 2, removed: 1 } });
   });
 

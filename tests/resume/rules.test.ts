@@ -23,7 +23,11 @@ function snap<P>(payload: P, over: Partial<Snapshot<P>> = {}): Snapshot<P> {
 }
 
 describe('snapshotLifecycleResumeRule (snapshot-lifecycle.md resume_hints)', () => {
-  const base = (hints: SnapshotLifecycleResumeFields['step_state']['resume_hints'], stepStatus = 'in_progress', result = 'PASS'): SnapshotLifecycleResumeFields => ({
+  const base = (
+    hints: SnapshotLifecycleResumeFields['step_state']['resume_hints'],
+    stepStatus = 'in_progress',
+    result = 'PASS',
+  ): SnapshotLifecycleResumeFields => ({
     step_state: {
       plan_path: 'plans/epic-19.md',
       step_id: '19.2',
@@ -36,9 +40,20 @@ describe('snapshotLifecycleResumeRule (snapshot-lifecycle.md resume_hints)', () 
   });
 
   it('eligible hints: resume at the step, reason_code and next_actions from the hints', () => {
-    const point = snapshotLifecycleResumeRule(snap(base({ eligible: true, reason_code: 'step_in_progress', next_actions: ['re-run npm test', 'finish heartbeat'] })), ctx);
-    expect(point).toMatchObject({ at: '19.2', reason: 'step_in_progress', eligible: true, completed: [], remaining: ['re-run npm test', 'finish heartbeat'] });
-    expect(point.continuationPrompt).toBe('Resume plans/epic-19.md at step 19.2 (ordinal 2, in_progress).\nNext actions:\n- re-run npm test\n- finish heartbeat');
+    const point = snapshotLifecycleResumeRule(
+      snap(base({ eligible: true, reason_code: 'step_in_progress', next_actions: ['re-run npm test', 'finish heartbeat'] })),
+      ctx,
+    );
+    expect(point).toMatchObject({
+      at: '19.2',
+      reason: 'step_in_progress',
+      eligible: true,
+      completed: [],
+      remaining: ['re-run npm test', 'finish heartbeat'],
+    });
+    expect(point.continuationPrompt).toBe(
+      'Resume plans/epic-19.md at step 19.2 (ordinal 2, in_progress).\nNext actions:\n- re-run npm test\n- finish heartbeat',
+    );
     expect(point.restored).toMatchObject({ plan_path: 'plans/epic-19.md', step_id: '19.2', step_ordinal: 2 });
     expect(point.externalRefs).toEqual({ plan_files: 1, protected_artifacts: 2 });
     expect(point.warnings).toBeUndefined();
@@ -46,7 +61,13 @@ describe('snapshotLifecycleResumeRule (snapshot-lifecycle.md resume_hints)', () 
 
   it('a done step resumes after it', () => {
     const point = snapshotLifecycleResumeRule(snap(base({ eligible: true, reason_code: '', next_actions: ['start 19.3'] }, 'done')), ctx);
-    expect(point).toMatchObject({ at: 'after:19.2', reason: 'step_finished_continue', eligible: true, completed: ['19.2'], remaining: ['start 19.3'] });
+    expect(point).toMatchObject({
+      at: 'after:19.2',
+      reason: 'step_finished_continue',
+      eligible: true,
+      completed: ['19.2'],
+      remaining: ['start 19.3'],
+    });
     expect(point.continuationPrompt).toMatch(/^Resume plans\/epic-19.md after step 19.2/);
   });
 
@@ -56,7 +77,10 @@ describe('snapshotLifecycleResumeRule (snapshot-lifecycle.md resume_hints)', () 
   });
 
   it('not eligible: a plan that says so and why', () => {
-    const point = snapshotLifecycleResumeRule(snap(base({ eligible: false, reason_code: 'checkpoint_integrity_mismatch', next_actions: ['ask the operator'] })), ctx);
+    const point = snapshotLifecycleResumeRule(
+      snap(base({ eligible: false, reason_code: 'checkpoint_integrity_mismatch', next_actions: ['ask the operator'] })),
+      ctx,
+    );
     expect(point.eligible).toBe(false);
     expect(point.reason).toBe('checkpoint_integrity_mismatch');
     expect(point.explanation).toMatch(/not eligible for automatic resume \(reason_code checkpoint_integrity_mismatch\)/);
@@ -69,15 +93,21 @@ describe('snapshotLifecycleResumeRule (snapshot-lifecycle.md resume_hints)', () 
   });
 
   it('a failed todo compliance check is a warning with the violation count', () => {
-    const point = snapshotLifecycleResumeRule(snap(base({ eligible: true, reason_code: 'x', next_actions: [] }, 'in_progress', 'FAIL')), ctx);
-    expect(point.warnings).toEqual([expect.objectContaining({ code: 'resume_todo_noncompliant', details: { result: 'FAIL', violations: 2 } })]);
+    const point = snapshotLifecycleResumeRule(
+      snap(base({ eligible: true, reason_code: 'x', next_actions: [] }, 'in_progress', 'FAIL')),
+      ctx,
+    );
+    expect(point.warnings).toEqual([
+      expect.objectContaining({ code: 'resume_todo_noncompliant', details: { result: 'FAIL', violations: 2 } }),
+    ]);
   });
 });
 
 describe('phasedWorkflowResumeRule (phased-workflow-github.md step_4_determine_resume_point)', () => {
   const outputs = (done: string[]): Record<string, object | null> => {
     const o: Record<string, object | null> = {};
-    for (const k of ['phase_0', 'phase_0_5', 'phase_1', 'phase_2', 'phase_3', 'phase_4', 'phase_5', 'phase_6', 'phase_7', 'phase_8']) o[k] = done.includes(k) ? { ok: k } : null;
+    for (const k of ['phase_0', 'phase_0_5', 'phase_1', 'phase_2', 'phase_3', 'phase_4', 'phase_5', 'phase_6', 'phase_7', 'phase_8'])
+      o[k] = done.includes(k) ? { ok: k } : null;
     return o;
   };
   const payload = (phase: string, done: string[]): PhasedWorkflowResumeFields => ({
@@ -104,7 +134,11 @@ describe('phasedWorkflowResumeRule (phased-workflow-github.md step_4_determine_r
     const phases = ['phase_0_triage', 'phase_1_plan', 'phase_2_build', 'phase_3_verify'];
     const rule = createPhasedWorkflowResumeRule({ phases });
     const point = rule(snap(payload('phase_1_plan', ['phase_0', 'phase_1']), { source: 'phase_complete' }), ctx);
-    expect(point).toMatchObject({ at: 'phase_2_build', completed: ['phase_0_triage', 'phase_1_plan'], remaining: ['phase_2_build', 'phase_3_verify'] });
+    expect(point).toMatchObject({
+      at: 'phase_2_build',
+      completed: ['phase_0_triage', 'phase_1_plan'],
+      remaining: ['phase_2_build', 'phase_3_verify'],
+    });
     const last = rule(snap(payload('phase_3_verify', ['phase_0', 'phase_1', 'phase_2', 'phase_3']), { source: 'phase_complete' }), ctx);
     expect(last).toMatchObject({ at: 'workflow_complete', eligible: false, reason: 'phase_complete_workflow_done', remaining: [] });
   });
@@ -118,27 +152,42 @@ describe('phasedWorkflowResumeRule (phased-workflow-github.md step_4_determine_r
   });
 
   it('a workflow that skips phase_0_5: phase_2_5_x is phase_2 unless phase_2_5 is known', () => {
-    const point = phasedWorkflowResumeRule(snap(payload('phase_2_5_checks', ['phase_0', 'phase_1', 'phase_2']), { source: 'phase_complete' }), ctx);
+    const point = phasedWorkflowResumeRule(
+      snap(payload('phase_2_5_checks', ['phase_0', 'phase_1', 'phase_2']), { source: 'phase_complete' }),
+      ctx,
+    );
     expect(point.at).toBe('phase_3');
     expect(point.restored).toMatchObject({ current_phase_key: 'phase_2' });
   });
 
   it('gate_decision → <phase>_gate', () => {
-    const point = phasedWorkflowResumeRule(snap(payload('phase_3_build', ['phase_0', 'phase_1', 'phase_2', 'phase_3']), { source: 'gate_decision' }), ctx);
+    const point = phasedWorkflowResumeRule(
+      snap(payload('phase_3_build', ['phase_0', 'phase_1', 'phase_2', 'phase_3']), { source: 'gate_decision' }),
+      ctx,
+    );
     expect(point).toMatchObject({ at: 'phase_3_build_gate', reason: 'gate_decision_reevaluate_gate', eligible: true });
     expect(point.remaining[0]).toBe('phase_4');
   });
 
   it('circuit_breaker → human_review, not eligible', () => {
-    const point = phasedWorkflowResumeRule(snap(payload('phase_4_test', ['phase_0', 'phase_1', 'phase_2', 'phase_3']), { source: 'circuit_breaker' }), ctx);
+    const point = phasedWorkflowResumeRule(
+      snap(payload('phase_4_test', ['phase_0', 'phase_1', 'phase_2', 'phase_3']), { source: 'circuit_breaker' }),
+      ctx,
+    );
     expect(point).toMatchObject({ at: 'human_review', reason: 'circuit_breaker_human_review', eligible: false });
   });
 
-  it.each(['escalation', 'iteration', 'cost_threshold', 'expensive_op', 'destructive_op', 'manual'])('%s → the start of the current phase', (trigger) => {
-    const point = phasedWorkflowResumeRule(snap(payload('phase_4_test', ['phase_0', 'phase_1', 'phase_2', 'phase_3']), { source: trigger }), ctx);
-    expect(point).toMatchObject({ at: 'phase_4_test', reason: 'restart_current_phase', eligible: true });
-    expect(point.remaining[0]).toBe('phase_4');
-  });
+  it.each(['escalation', 'iteration', 'cost_threshold', 'expensive_op', 'destructive_op', 'manual'])(
+    '%s → the start of the current phase',
+    (trigger) => {
+      const point = phasedWorkflowResumeRule(
+        snap(payload('phase_4_test', ['phase_0', 'phase_1', 'phase_2', 'phase_3']), { source: trigger }),
+        ctx,
+      );
+      expect(point).toMatchObject({ at: 'phase_4_test', reason: 'restart_current_phase', eligible: true });
+      expect(point.remaining[0]).toBe('phase_4');
+    },
+  );
 
   it('restores phase outputs, breaker state, cost and active lessons, and emits the RESUME message', () => {
     const point = phasedWorkflowResumeRule(
@@ -186,7 +235,11 @@ describe('planExecutorResumeRule (plan-executor.md)', () => {
       completed: ['Task 1: Setup', 'Task 2: Models'],
       remaining: ['Task 3: Add API routes', 'Task 4: Tests'],
     });
-    expect(point.restored).toMatchObject({ current_task_index: 2, task_commits: { '1': 'abc123', '2': 'def456' }, files_modified: ['src/api.ts', 'src/models.ts'] });
+    expect(point.restored).toMatchObject({
+      current_task_index: 2,
+      task_commits: { '1': 'abc123', '2': 'def456' },
+      files_modified: ['src/api.ts', 'src/models.ts'],
+    });
     expect(point.continuationPrompt).toContain('Resume plan 02 at task 3 of 4: Task 3: Add API routes.');
     expect(point.continuationPrompt).toContain('Completed: Task 1: Setup (abc123); Task 2: Models (def456).');
     expect(point.externalRefs).toEqual({ files_modified: 2, commits: 2 });
@@ -196,7 +249,9 @@ describe('planExecutorResumeRule (plan-executor.md)', () => {
   it('timeout resumes the current task and flags partial commits', () => {
     const point = planExecutorResumeRule(snap({ ...example, partial_commits: ['9f8e7d'] }, { status: 'timeout' }), ctx);
     expect(point).toMatchObject({ at: '2', reason: 'timeout_resume_current_task', eligible: true });
-    expect(point.warnings).toEqual([expect.objectContaining({ code: 'resume_partial_commits', details: { partial_commits: 1, status: 'timeout' } })]);
+    expect(point.warnings).toEqual([
+      expect.objectContaining({ code: 'resume_partial_commits', details: { partial_commits: 1, status: 'timeout' } }),
+    ]);
     expect(point.continuationPrompt).toContain('Partial commits before the interruption: 9f8e7d.');
   });
 
@@ -209,7 +264,10 @@ describe('planExecutorResumeRule (plan-executor.md)', () => {
   });
 
   it('completed: nothing remains', () => {
-    const point = planExecutorResumeRule(snap({ ...example, current_task_index: 4, current_task: '', remaining_tasks: [] }, { status: 'completed' }), ctx);
+    const point = planExecutorResumeRule(
+      snap({ ...example, current_task_index: 4, current_task: '', remaining_tasks: [] }, { status: 'completed' }),
+      ctx,
+    );
     expect(point).toMatchObject({ at: 'plan_complete', eligible: false, reason: 'plan_completed', remaining: [] });
   });
 
@@ -222,7 +280,13 @@ describe('planExecutorResumeRule (plan-executor.md)', () => {
 describe('defaultResumeRule (generic JSON state)', () => {
   it('resumes after the snapshot while the run is not terminal', () => {
     const point = defaultResumeRule(snap({ step: 3 }), ctx);
-    expect(point).toMatchObject({ at: 'cp_20260115T143000000Z_k3v9x2m7qa', reason: 'continue_after_snapshot', eligible: true, completed: [], remaining: [] });
+    expect(point).toMatchObject({
+      at: 'cp_20260115T143000000Z_k3v9x2m7qa',
+      reason: 'continue_after_snapshot',
+      eligible: true,
+      completed: [],
+      remaining: [],
+    });
   });
 
   it('picks up conventional fields of object state', () => {
@@ -259,8 +323,17 @@ describe('rules fit the profiles’ full payload types', () => {
     type FullPhased = {
       phase: string;
       state_snapshot: {
-        phase_outputs: { phase_0: Record<string, unknown> | null; phase_0_5: Record<string, unknown> | null; phase_1: Record<string, unknown> | null };
-        current_phase_state: { phase: string; started_at: string; progress: Record<string, unknown>; partial_output: Record<string, unknown> | null };
+        phase_outputs: {
+          phase_0: Record<string, unknown> | null;
+          phase_0_5: Record<string, unknown> | null;
+          phase_1: Record<string, unknown> | null;
+        };
+        current_phase_state: {
+          phase: string;
+          started_at: string;
+          progress: Record<string, unknown>;
+          partial_output: Record<string, unknown> | null;
+        };
         gate_history: { gate_id: string; decision: string; score: number; iteration: number }[];
         circuit_breaker_state: Record<string, unknown>;
         cost_accumulated: number;
@@ -279,7 +352,12 @@ describe('rules fit the profiles’ full payload types', () => {
         todo_compliance: { result: 'PASS' | 'FAIL' | 'WARN'; violations: string[]; checked_at: string };
         resume_hints: { eligible: boolean; reason_code: string; next_actions: string[] };
       };
-      context_digest: { window_pressure: 'low' | 'medium' | 'high'; protected_artifacts: string[]; dropped_items: number; policy_profile: string };
+      context_digest: {
+        window_pressure: 'low' | 'medium' | 'high';
+        protected_artifacts: string[];
+        dropped_items: number;
+        policy_profile: string;
+      };
       command_outcomes: unknown[];
     };
     const rules: [ResumeRule<FullPlanExecutor>, ResumeRule<FullPhased>, ResumeRule<FullLifecycle>, ResumeRule<{ anything: 1 }>] = [

@@ -20,20 +20,15 @@ describe('resume warnings carry news (issue 18: defaults that do not surprise)',
     expect((await writer.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: {} })).ok).toBe(true);
     await writer.close();
     const later = { ...clock, now: () => Date.parse('2026-02-21T17:05:00Z') };
-    const stale = (await planResume({ storage, profile: defaultProfile, runId: 'old', clock: later })).warnings.find((w) => w.code === 'resume_snapshot_stale');
+    const stale = (await planResume({ storage, profile: defaultProfile, runId: 'old', clock: later })).warnings.find(
+      (w) => w.code === 'resume_snapshot_stale',
+    );
     expect(stale?.message).toMatch(/^the snapshot is 52 days old;/);
   });
 
   it('formatDuration picks the largest sensible unit', () => {
-    expect([0, 45_000, 59_400, 90_000, 3_600_000, 2 * 3_600_000 + 5 * 60_000, 47 * 3_600_000, 74_465 * 60_000].map(formatDuration)).toEqual([
-      '0 s',
-      '45 s',
-      '59 s',
-      '2 min',
-      '1 h',
-      '2 h 5 min',
-      '47 h',
-      '52 days',
-    ]);
+    expect([0, 45_000, 59_400, 90_000, 3_600_000, 2 * 3_600_000 + 5 * 60_000, 47 * 3_600_000, 74_465 * 60_000].map(formatDuration)).toEqual(
+      ['0 s', '45 s', '59 s', '2 min', '1 h', '2 h 5 min', '47 h', '52 days'],
+    );
   });
 });

@@ -68,7 +68,13 @@ function buildRun(runId: string, seed: RunSeed): InventoryRun {
   const times = seed.snaps.map((s) => NOW - s.slot * HALF_HOUR);
   const order = seed.snaps.map((_, i) => i).sort((a, b) => times[a]! - times[b]! || a - b);
   const seqOf = new Map<number, number>();
-  const seqs = seed.sequenceOrder === 'time' ? order.map((_, k) => k + 1) : permute(order.map((_, k) => k + 1), seed.shuffleSeed);
+  const seqs =
+    seed.sequenceOrder === 'time'
+      ? order.map((_, k) => k + 1)
+      : permute(
+          order.map((_, k) => k + 1),
+          seed.shuffleSeed,
+        );
   order.forEach((i, k) => seqOf.set(i, seqs[k]!));
   const batchKeys = [`${dir}/batch_1_2.json`, `${dir}/batch_3_4.json`];
   const snapshots: InventorySnapshot[] = seed.snaps.map((s, i) => {
@@ -141,20 +147,58 @@ function buildRun(runId: string, seed: RunSeed): InventoryRun {
   }));
   const entries: RunIndexEntry[] = snapshots
     .filter((s) => s.files.length > 0 || s.batches.length > 0)
-    .map((s) => ({ sequence: s.sequence, checkpoint_id: s.id, trigger: 'manual', timestamp: s.createdAt, file_path: s.files[0]?.key.replace(/\.gz$/, '') ?? s.batches[0]!, status: s.status }));
-  if (seed.dangling) entries.push({ sequence: 1, checkpoint_id: 'gone001', trigger: 'manual', timestamp: new Date(NOW).toISOString(), file_path: `${dir}/history/gone001.json`, status: 'in_progress' });
+    .map((s) => ({
+      sequence: s.sequence,
+      checkpoint_id: s.id,
+      trigger: 'manual',
+      timestamp: s.createdAt,
+      file_path: s.files[0]?.key.replace(/\.gz$/, '') ?? s.batches[0]!,
+      status: s.status,
+    }));
+  if (seed.dangling)
+    entries.push({
+      sequence: 1,
+      checkpoint_id: 'gone001',
+      trigger: 'manual',
+      timestamp: new Date(NOW).toISOString(),
+      file_path: `${dir}/history/gone001.json`,
+      status: 'in_progress',
+    });
   return {
     runId,
     snapshots,
     summaryKey: `${dir}/summary.json`,
     ...(latest ? { latest } : {}),
     ...(seed.index !== 'none'
-      ? { index: { key: `${dir}/index.json`, version: '3', size: 200, readable: seed.index === 'readable', entries: seed.index === 'readable' ? entries : [] } }
+      ? {
+          index: {
+            key: `${dir}/index.json`,
+            version: '3',
+            size: 200,
+            readable: seed.index === 'readable',
+            entries: seed.index === 'readable' ? entries : [],
+          },
+        }
       : {}),
-    ...(seed.summary ? { summary: { key: `${dir}/summary.json`, version: '1', size: 50, lastCheckpointAtMs: NOW - 50 * 24 * 3_600_000 } } : {}),
+    ...(seed.summary
+      ? { summary: { key: `${dir}/summary.json`, version: '1', size: 50, lastCheckpointAtMs: NOW - 50 * 24 * 3_600_000 } }
+      : {}),
     batches,
-    orphanParts: seed.orphanPart >= 0 && !snapshots.some((s) => s.sequence === seed.orphanPart) ? [{ key: `${dir}/parts/${seed.orphanPart}/1.json`, version: '1', size: 10, sequence: seed.orphanPart }] : [],
-    unreadable: seed.unreadableFile ? [{ key: `${dir}/history/broken.json`, version: '1', size: 5, kind: 'history' as const, reasonCode: 'checkpoint_schema_invalid' as const }] : [],
+    orphanParts:
+      seed.orphanPart >= 0 && !snapshots.some((s) => s.sequence === seed.orphanPart)
+        ? [{ key: `${dir}/parts/${seed.orphanPart}/1.json`, version: '1', size: 10, sequence: seed.orphanPart }]
+        : [],
+    unreadable: seed.unreadableFile
+      ? [
+          {
+            key: `${dir}/history/broken.json`,
+            version: '1',
+            size: 5,
+            kind: 'history' as const,
+            reasonCode: 'checkpoint_schema_invalid' as const,
+          },
+        ]
+      : [],
   } satisfies InventoryRun;
 }
 
@@ -181,9 +225,9 @@ const durationArb = fc.oneof(
 );
 
 export const ruleArb: fc.Arbitrary<RetentionRule> = fc.oneof(
-  fc.record({ rule: fc.constant('keep-last' as const), count: fc.nat({ max: 8 }) }, { requiredKeys: ['rule', 'count'] }).chain((r) =>
-    fc.option(durationArb, { nil: undefined }).map((maxAge) => (maxAge === undefined ? r : { ...r, maxAge })),
-  ),
+  fc
+    .record({ rule: fc.constant('keep-last' as const), count: fc.nat({ max: 8 }) }, { requiredKeys: ['rule', 'count'] })
+    .chain((r) => fc.option(durationArb, { nil: undefined }).map((maxAge) => (maxAge === undefined ? r : { ...r, maxAge }))),
   durationArb.map((duration) => ({ rule: 'keep-within' as const, duration })),
   fc.constantFrom(...STATUSES).map((status) => ({ rule: 'keep-latest-status' as const, status })),
   fc
@@ -197,7 +241,12 @@ export const ruleArb: fc.Arbitrary<RetentionRule> = fc.oneof(
   fc.array(fc.nat({ max: 6 }), { maxLength: 2 }).map((ids) => ({ rule: 'preserve-runs' as const, runIds: ids.map((i) => `run-${i}`) })),
   fc
     .record(
-      { keepAll: fc.nat({ max: 3 }), keepFinal: fc.nat({ max: 3 }), finalKeeps: fc.constantFrom('latest' as const, 'checkpoint' as const), archiveKeeps: fc.constantFrom('summary' as const, 'final' as const) },
+      {
+        keepAll: fc.nat({ max: 3 }),
+        keepFinal: fc.nat({ max: 3 }),
+        finalKeeps: fc.constantFrom('latest' as const, 'checkpoint' as const),
+        archiveKeeps: fc.constantFrom('summary' as const, 'final' as const),
+      },
       { requiredKeys: ['keepAll', 'keepFinal'] },
     )
     // finalKeeps 'latest' goes with archiveKeeps 'summary' only (the policy refuses the rest).

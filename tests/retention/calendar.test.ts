@@ -8,7 +8,8 @@ import { referenceBucket } from './reference.js';
 
 const UNITS = ['hour', 'day', 'week', 'month', 'year'] as const;
 const at = (iso: string): number => Date.parse(iso);
-const label = (unit: (typeof UNITS)[number], tz: string, iso: string): string => calendarBucketLabel(unit, calendarBucketer(unit, tz)(at(iso)));
+const label = (unit: (typeof UNITS)[number], tz: string, iso: string): string =>
+  calendarBucketLabel(unit, calendarBucketer(unit, tz)(at(iso)));
 
 function inventory(times: readonly string[]): RetentionInventory {
   const snapshots: InventorySnapshot[] = times.map((t, i) => ({
@@ -44,13 +45,19 @@ describe('calendar buckets', () => {
   it('agree with Intl-formatted local dates and textbook ISO weeks (property)', () => {
     const instant = fc.integer({ min: at('1990-01-01T00:00:00Z'), max: at('2045-12-31T00:00:00Z') });
     fc.assert(
-      fc.property(instant, fc.integer({ min: -3 * 86_400_000, max: 3 * 86_400_000 }), fc.constantFrom(...ZONES), fc.constantFrom(...UNITS), (a, delta, tz, unit) => {
-        const b = a + delta;
-        const bucket = calendarBucketer(unit, tz);
-        const ref = (ms: number): string => referenceBucket(unit, tz, ms);
-        expect(calendarBucketLabel(unit, bucket(a))).toBe(ref(a));
-        expect(bucket(a) === bucket(b)).toBe(ref(a) === ref(b));
-      }),
+      fc.property(
+        instant,
+        fc.integer({ min: -3 * 86_400_000, max: 3 * 86_400_000 }),
+        fc.constantFrom(...ZONES),
+        fc.constantFrom(...UNITS),
+        (a, delta, tz, unit) => {
+          const b = a + delta;
+          const bucket = calendarBucketer(unit, tz);
+          const ref = (ms: number): string => referenceBucket(unit, tz, ms);
+          expect(calendarBucketLabel(unit, bucket(a))).toBe(ref(a));
+          expect(bucket(a) === bucket(b)).toBe(ref(a) === ref(b));
+        },
+      ),
       { numRuns: 2000 },
     );
   });
@@ -61,7 +68,13 @@ describe('calendar buckets', () => {
     expect(label('hour', tz, '2024-11-03T06:30:00Z')).toBe('2024-11-03T01'); // 01:30 EST, an hour later
     expect(label('hour', tz, '2024-11-03T07:30:00Z')).toBe('2024-11-03T02');
     expect(label('day', tz, '2024-11-03T03:30:00Z')).toBe('2024-11-02'); // 23:30 EDT the day before
-    const inv = inventory(['2024-11-03T04:30:00.000Z', '2024-11-03T05:30:00.000Z', '2024-11-03T06:10:00.000Z', '2024-11-03T06:30:00.000Z', '2024-11-03T07:30:00.000Z']);
+    const inv = inventory([
+      '2024-11-03T04:30:00.000Z',
+      '2024-11-03T05:30:00.000Z',
+      '2024-11-03T06:10:00.000Z',
+      '2024-11-03T06:30:00.000Z',
+      '2024-11-03T07:30:00.000Z',
+    ]);
     // Hourly, newest per local hour: 00:30 EDT, [01:30 EDT, 01:10 EST, 01:30 EST] → 01:30 EST, 02:30 EST.
     expect(keptTimes(inv, keepHourly(10, { timeZone: tz }), at('2024-11-04T00:00:00Z'))).toEqual([
       '2024-11-03T04:30:00.000Z',
@@ -84,7 +97,10 @@ describe('calendar buckets', () => {
     const b = calendarBucketer('hour', tz);
     expect(b(at('2024-03-10T07:00:00Z')) - b(at('2024-03-10T06:59:00Z'))).toBe(2); // 02:00 never happened
     const inv = inventory(['2024-03-10T06:30:00.000Z', '2024-03-10T06:59:00.000Z', '2024-03-10T07:00:00.000Z', '2024-03-10T07:59:00.000Z']);
-    expect(keptTimes(inv, keepHourly(2, { timeZone: tz }), at('2024-03-11T00:00:00Z'))).toEqual(['2024-03-10T06:59:00.000Z', '2024-03-10T07:59:00.000Z']);
+    expect(keptTimes(inv, keepHourly(2, { timeZone: tz }), at('2024-03-11T00:00:00Z'))).toEqual([
+      '2024-03-10T06:59:00.000Z',
+      '2024-03-10T07:59:00.000Z',
+    ]);
   });
 
   it('Europe/Berlin DST weekend: daily buckets follow local midnight (23 h and 25 h days)', () => {
@@ -110,7 +126,10 @@ describe('calendar buckets', () => {
     expect(label('year', 'UTC', '2024-12-31T11:00:00Z')).toBe('2024');
     const inv = inventory(['2024-01-30T12:00:00.000Z', '2024-01-31T22:00:00.000Z', '2024-01-31T23:30:00.000Z', '2024-02-15T12:00:00.000Z']);
     // Berlin: January = {30th, 31st 23:00}; February = {Feb 1 00:30, Feb 15}.
-    expect(keptTimes(inv, keepMonthly(5, { timeZone: 'Europe/Berlin' }), at('2024-03-01T00:00:00Z'))).toEqual(['2024-01-31T22:00:00.000Z', '2024-02-15T12:00:00.000Z']);
+    expect(keptTimes(inv, keepMonthly(5, { timeZone: 'Europe/Berlin' }), at('2024-03-01T00:00:00Z'))).toEqual([
+      '2024-01-31T22:00:00.000Z',
+      '2024-02-15T12:00:00.000Z',
+    ]);
     expect(keptTimes(inv, keepMonthly(5), at('2024-03-01T00:00:00Z'))).toEqual(['2024-01-31T23:30:00.000Z', '2024-02-15T12:00:00.000Z']);
     expect(keptTimes(inv, keepYearly(5), at('2024-03-01T00:00:00Z'))).toEqual(['2024-02-15T12:00:00.000Z']);
   });
@@ -148,6 +167,8 @@ describe('calendar buckets', () => {
   });
 
   it('rejects an unknown time zone with checkpoint_config_invalid', () => {
-    expect(() => planRetention(inventory([]), { rules: [keepDaily(1, { timeZone: 'Mars/Olympus' })] }, 0)).toThrow(/checkpoint_config_invalid/);
+    expect(() => planRetention(inventory([]), { rules: [keepDaily(1, { timeZone: 'Mars/Olympus' })] }, 0)).toThrow(
+      /checkpoint_config_invalid/,
+    );
   });
 });

@@ -42,11 +42,21 @@ const series = (n: number, start: number, step: number, status = 'in_progress'):
 const lifecycle: Scenario<unknown> = {
   name: 'default profile: keep-last, latest failed, compression, batch, parts, tiers with run deletion',
   profile: defaultProfile as Profile<unknown>,
-  policy: { name: 'mixed', rules: [keepLast(3, { maxAge: '14d' }), keepLatestStatus('failed'), keepRunTiers({ keepAll: 1, keepFinal: 1 })], compressAfter: '2d' },
+  policy: {
+    name: 'mixed',
+    rules: [keepLast(3, { maxAge: '14d' }), keepLatestStatus('failed'), keepRunTiers({ keepAll: 1, keepFinal: 1 })],
+    compressAfter: '2d',
+  },
   options: { allowRunDeletion: true },
   async build(storage) {
     const p = defaultProfile;
-    await writeRun(storage, p, 'run-a', series(8, NOW - 8 * DAY, DAY).map((s) => (s.sequence === 2 ? { ...s, status: 'failed' } : s)), { batch: [3, 4], parts: [2, 5], gzTwin: [6] });
+    await writeRun(
+      storage,
+      p,
+      'run-a',
+      series(8, NOW - 8 * DAY, DAY).map((s) => (s.sequence === 2 ? { ...s, status: 'failed' } : s)),
+      { batch: [3, 4], parts: [2, 5], gzTwin: [6] },
+    );
     await writeRun(storage, p, 'run-b', series(4, NOW - 20 * DAY, HOUR, 'completed'), { parts: [1] });
     await writeRun(storage, p, 'run-c', series(3, NOW - 3 * HOUR, HOUR));
     await writeRun(storage, p, 'run-d', series(5, NOW - 30 * DAY, HOUR, 'failed'), { unindexed: [5] });
@@ -60,7 +70,8 @@ const phased: Scenario<unknown> = {
   policy: { name: 'tiers', rules: [keepRunTiers({ keepAll: 2, keepFinal: 2, finalKeeps: 'latest', archiveKeeps: 'summary' })] },
   options: {},
   async build(storage) {
-    for (const [i, runId] of phasedRuns.entries()) await writeRun(storage, phasedWorkflow, runId, series(3, NOW - (10 - i) * DAY, HOUR, 'completed'));
+    for (const [i, runId] of phasedRuns.entries())
+      await writeRun(storage, phasedWorkflow, runId, series(3, NOW - (10 - i) * DAY, HOUR, 'completed'));
   },
 };
 
@@ -112,7 +123,11 @@ async function assertIndexesConsistent<P>(storage: StorageAdapter, profile: Prof
 }
 
 /** Applies the plan on a store that crashes at operation `at`, then plans and applies again on the "restarted" store. */
-async function crashThenRecover<P>(scenario: Scenario<P>, at: number, action: FaultAction): Promise<{ crashed: boolean; state: Record<string, string>; inner: StorageAdapter; count: number }> {
+async function crashThenRecover<P>(
+  scenario: Scenario<P>,
+  at: number,
+  action: FaultAction,
+): Promise<{ crashed: boolean; state: Record<string, string>; inner: StorageAdapter; count: number }> {
   const inner = await fresh(scenario);
   const plan = planRetention(await buildInventory({ storage: inner, profile: scenario.profile }), scenario.policy, NOW, scenario.options);
   const storage = faultyStorage(inner, { at, action });
@@ -127,7 +142,12 @@ async function crashThenRecover<P>(scenario: Scenario<P>, at: number, action: Fa
   await assertResumable(inner, scenario.profile);
   await assertIndexesConsistent(inner, scenario.profile);
   if (crashed) {
-    const again = planRetention(await buildInventory({ storage: inner, profile: scenario.profile }), scenario.policy, NOW, scenario.options);
+    const again = planRetention(
+      await buildInventory({ storage: inner, profile: scenario.profile }),
+      scenario.policy,
+      NOW,
+      scenario.options,
+    );
     const report = await applyRetention({ storage: inner, profile: scenario.profile, plan: again, clock });
     expect(report.status).toBe('completed');
   }
@@ -176,7 +196,10 @@ describe('crash safety of applyRetention', () => {
   });
 
   it('random stores and policies: crash anywhere, recover, same end state (property)', async () => {
-    const snapArb = fc.record({ ageHours: fc.integer({ min: 0, max: 40 * 24 }), status: fc.constantFrom('in_progress', 'failed', 'completed') });
+    const snapArb = fc.record({
+      ageHours: fc.integer({ min: 0, max: 40 * 24 }),
+      status: fc.constantFrom('in_progress', 'failed', 'completed'),
+    });
     const runArb = fc.record({
       snaps: fc.array(snapArb, { minLength: 1, maxLength: 6 }),
       batch: fc.boolean(),
@@ -187,7 +210,13 @@ describe('crash safety of applyRetention', () => {
     await fc.assert(
       fc.asyncProperty(
         fc.array(runArb, { minLength: 1, maxLength: 4 }),
-        fc.record({ keepLast: fc.nat({ max: 4 }), keepAll: fc.nat({ max: 2 }), keepFinal: fc.nat({ max: 2 }), tiers: fc.boolean(), compress: fc.boolean() }),
+        fc.record({
+          keepLast: fc.nat({ max: 4 }),
+          keepAll: fc.nat({ max: 2 }),
+          keepFinal: fc.nat({ max: 2 }),
+          tiers: fc.boolean(),
+          compress: fc.boolean(),
+        }),
         fc.boolean(),
         fc.nat({ max: 80 }),
         fc.constantFrom<FaultAction>('crash', 'crash-after'),
@@ -197,7 +226,11 @@ describe('crash safety of applyRetention', () => {
             profile: defaultProfile as Profile<unknown>,
             policy: {
               name: 'random',
-              rules: [keepLast(p.keepLast, { maxAge: '14d' }), keepLatestStatus('failed'), ...(p.tiers ? [keepRunTiers({ keepAll: p.keepAll, keepFinal: p.keepFinal })] : [])],
+              rules: [
+                keepLast(p.keepLast, { maxAge: '14d' }),
+                keepLatestStatus('failed'),
+                ...(p.tiers ? [keepRunTiers({ keepAll: p.keepAll, keepFinal: p.keepFinal })] : []),
+              ],
               ...(p.compress ? { compressAfter: '1d' } : {}),
             },
             options: { allowRunDeletion },

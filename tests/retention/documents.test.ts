@@ -31,7 +31,12 @@ import {
 import { decodePreservedRuns, encodePreservedRuns, preservedRunIds } from '../../src/retention/preserved-runs.js';
 import { decodeRetentionLog } from '../../src/retention/log.js';
 import { decodeRetentionSummary } from '../../src/retention/summary.js';
-import { createPhasedWorkflowRetention, phasedWorkflowRetention, phasedWorkflowSummarizer, summarizePhasedPayload } from 'savepoint/phased-workflow';
+import {
+  createPhasedWorkflowRetention,
+  phasedWorkflowRetention,
+  phasedWorkflowSummarizer,
+  summarizePhasedPayload,
+} from 'savepoint/phased-workflow';
 import { createSnapshotLifecycleRetention, snapshotLifecycleRetention } from 'savepoint/snapshot-lifecycle';
 import { preservedRunsCanonicalJsonSchema } from '../../src/retention/preserved-runs.js';
 import { utf8Decode, utf8Encode } from '../../src/codec/utf8.js';
@@ -101,7 +106,9 @@ describe('durations and policies', () => {
     });
     expect(Object.isFrozen(snapshotLifecycleRetention) && Object.isFrozen(snapshotLifecycleRetention.rules)).toBe(true);
     // The spec's tiers (issue 16): runs 11–50 keep latest.json only, runs 51+ their summary only.
-    expect(phasedWorkflowRetention.rules).toEqual([{ rule: 'run-tiers', keepAll: 10, keepFinal: 40, finalKeeps: 'latest', archiveKeeps: 'summary' }]);
+    expect(phasedWorkflowRetention.rules).toEqual([
+      { rule: 'run-tiers', keepAll: 10, keepFinal: 40, finalKeeps: 'latest', archiveKeeps: 'summary' },
+    ]);
     expect(phasedWorkflowRetention.rules.map(describeRetentionRule)).toEqual([
       'run-tier: 10 newest runs keep all, next 40 keep their latest.json only, older runs are archived to a summary only',
     ]);
@@ -113,7 +120,9 @@ describe('durations and policies', () => {
       'keep-latest-completed: newest "completed" snapshot per run',
     ]);
     expect(createSnapshotLifecycleRetention({ keepLast: 10, compressAfter: false }).compressAfter).toBeUndefined();
-    expect(createPhasedWorkflowRetention({ keepAll: 3, keepFinal: 7 }).rules).toEqual([{ rule: 'run-tiers', keepAll: 3, keepFinal: 7, finalKeeps: 'latest', archiveKeeps: 'summary' }]);
+    expect(createPhasedWorkflowRetention({ keepAll: 3, keepFinal: 7 }).rules).toEqual([
+      { rule: 'run-tiers', keepAll: 3, keepFinal: 7, finalKeeps: 'latest', archiveKeeps: 'summary' },
+    ]);
     expect(createPhasedWorkflowRetention({ conservative: true }).rules).toEqual([{ rule: 'run-tiers', keepAll: 10, keepFinal: 40 }]);
     expect(() => createPhasedWorkflowRetention({ conservative: 'yes' as unknown as boolean })).toThrow(/conservative must be a boolean/);
   });
@@ -134,7 +143,10 @@ describe('preserved_runs.json', () => {
       expect(preservedRunIds(decodePreservedRuns(bytes(form)))).toEqual(['run-a', 'run-b']);
     }
     expect(decodePreservedRuns(bytes(forms[1]))).toEqual({ preserved_runs: [{ run_id: 'run-a', reason: 'lesson' }, { run_id: 'run-b' }] });
-    expect(decodePreservedRuns(bytes(forms[4]))).toEqual({ note: 'kept for the post-mortem', preserved_runs: [{ run_id: 'run-a' }, { run_id: 'run-b' }] });
+    expect(decodePreservedRuns(bytes(forms[4]))).toEqual({
+      note: 'kept for the post-mortem',
+      preserved_runs: [{ run_id: 'run-a' }, { run_id: 'run-b' }],
+    });
   });
 
   it('refuses what is not a list of runs', () => {
@@ -155,15 +167,21 @@ describe('preserved_runs.json', () => {
       preserved_runs: [{ run_id: 'run-a', reason: 'interesting failure', preserved_at: new Date(NOW).toISOString() }, { run_id: 'run-z' }],
     });
     expect(external(preservedRunsCanonicalJsonSchema)(doc)).toBe(true);
-    expect(utf8Decode(encodePreservedRuns(decodePreservedRuns(bytes(doc))))).toBe(utf8Decode((await storage.get('checkpoints/preserved_runs.json'))!.bytes));
+    expect(utf8Decode(encodePreservedRuns(decodePreservedRuns(bytes(doc))))).toBe(
+      utf8Decode((await storage.get('checkpoints/preserved_runs.json'))!.bytes),
+    );
     await unpreserveRun({ storage, profile: defaultProfile, runId: 'run-z' });
     expect(preservedRunIds(decodePreservedRuns((await storage.get('checkpoints/preserved_runs.json'))!.bytes))).toEqual(['run-a']);
-    await expect(preserveRun({ storage, profile: defaultProfile, runId: '../escape' })).rejects.toMatchObject({ reasonCode: 'checkpoint_key_invalid' });
+    await expect(preserveRun({ storage, profile: defaultProfile, runId: '../escape' })).rejects.toMatchObject({
+      reasonCode: 'checkpoint_key_invalid',
+    });
   });
 });
 
 describe('run summaries', () => {
-  const payload = JSON.parse(readFileSync(new URL('../fixtures/retention/phased-checkpoint-payload.json', import.meta.url), 'utf8')) as unknown;
+  const payload = JSON.parse(
+    readFileSync(new URL('../fixtures/retention/phased-checkpoint-payload.json', import.meta.url), 'utf8'),
+  ) as unknown;
   const latest: Snapshot<unknown> = {
     id: '3f2b8c1e-9d4a-4e7b-a5c6-1b2d3e4f5a6b',
     runId: 'a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d',
@@ -179,7 +197,11 @@ describe('run summaries', () => {
   it('phasedWorkflow summarizer: phases_completed, total_cost_usd, errors_count from the phased payload', () => {
     expect(summarizePhasedPayload(payload)).toEqual({ phases_completed: 4, total_cost_usd: 3.17, errors_count: 2 });
     expect(summarizePhasedPayload({})).toEqual({ phases_completed: 0, total_cost_usd: 0, errors_count: 0 });
-    const summary = buildRetentionSummary({ runId: latest.runId, latest, startedAt: '2025-12-05T10:00:00.000Z', checkpointCount: 4 }, phasedWorkflowSummarizer, '2025-12-06T00:00:00.000Z');
+    const summary = buildRetentionSummary(
+      { runId: latest.runId, latest, startedAt: '2025-12-05T10:00:00.000Z', checkpointCount: 4 },
+      phasedWorkflowSummarizer,
+      '2025-12-06T00:00:00.000Z',
+    );
     expect(summary).toEqual({
       run_id: latest.runId,
       started_at: '2025-12-05T10:00:00.000Z',
@@ -198,8 +220,21 @@ describe('run summaries', () => {
   });
 
   it('the generic summarizer gives the fields it can and leaves the profile-specific ones out', () => {
-    const summary = buildRetentionSummary({ runId: 'r', latest: { ...latest, runId: 'r' }, startedAt: '2025-12-05T10:00:00.000Z', checkpointCount: 4 }, genericRetentionSummarizer, '2025-12-06T00:00:00.000Z');
-    expect(Object.keys(summary).sort()).toEqual(['archived_at', 'checkpoint_count', 'completed_at', 'final_status', 'last_checkpoint_at', 'last_checkpoint_id', 'run_id', 'started_at']);
+    const summary = buildRetentionSummary(
+      { runId: 'r', latest: { ...latest, runId: 'r' }, startedAt: '2025-12-05T10:00:00.000Z', checkpointCount: 4 },
+      genericRetentionSummarizer,
+      '2025-12-06T00:00:00.000Z',
+    );
+    expect(Object.keys(summary).sort()).toEqual([
+      'archived_at',
+      'checkpoint_count',
+      'completed_at',
+      'final_status',
+      'last_checkpoint_at',
+      'last_checkpoint_id',
+      'run_id',
+      'started_at',
+    ]);
   });
 
   it('a summarizer cannot override the fields savepoint owns', () => {
@@ -212,21 +247,40 @@ describe('run summaries', () => {
 describe('retention_log.json', () => {
   it('appends one validated entry per apply, capped at maxLogEntries', async () => {
     const storage = memoryStorage();
-    await writeRun(storage, defaultProfile, 'run-a', Array.from({ length: 6 }, (_, i) => ({ sequence: i + 1, at: NOW - (6 - i) * DAY, status: 'in_progress' })));
+    await writeRun(
+      storage,
+      defaultProfile,
+      'run-a',
+      Array.from({ length: 6 }, (_, i) => ({ sequence: i + 1, at: NOW - (6 - i) * DAY, status: 'in_progress' })),
+    );
     for (let i = 0; i < 4; i++) {
-      const plan = planRetention(await buildInventory({ storage, profile: defaultProfile }), { name: `p${i}`, rules: [keepLast(5 - i)] }, NOW);
+      const plan = planRetention(
+        await buildInventory({ storage, profile: defaultProfile }),
+        { name: `p${i}`, rules: [keepLast(5 - i)] },
+        NOW,
+      );
       await applyRetention({ storage, profile: defaultProfile, plan, clock, maxLogEntries: 3 });
     }
     const raw = JSON.parse(utf8Decode((await storage.get('checkpoints/retention_log.json'))!.bytes)) as unknown;
     expect(external(retentionLogJsonSchema)(raw)).toBe(true);
     const log = decodeRetentionLog(utf8Encode(JSON.stringify(raw)));
     expect(log.entries.map((e) => e.policy)).toEqual(['p1', 'p2', 'p3']);
-    expect(log.entries[2]).toMatchObject({ status: 'completed', snapshots: { delete: 1 }, files_deleted: 1, runs: [{ run_id: 'run-a', deleted: 1, compressed: 0, summarized: false, run_deleted: false }] });
+    expect(log.entries[2]).toMatchObject({
+      status: 'completed',
+      snapshots: { delete: 1 },
+      files_deleted: 1,
+      runs: [{ run_id: 'run-a', deleted: 1, compressed: 0, summarized: false, run_deleted: false }],
+    });
   });
 
   it('never overwrites a log it cannot read; the report says the entry was not appended', async () => {
     const storage = memoryStorage();
-    await writeRun(storage, defaultProfile, 'run-a', Array.from({ length: 3 }, (_, i) => ({ sequence: i + 1, at: NOW - (3 - i) * DAY, status: 'in_progress' })));
+    await writeRun(
+      storage,
+      defaultProfile,
+      'run-a',
+      Array.from({ length: 3 }, (_, i) => ({ sequence: i + 1, at: NOW - (3 - i) * DAY, status: 'in_progress' })),
+    );
     await storage.put('checkpoints/retention_log.json', utf8Encode('my notes, not JSON'));
     const plan = planRetention(await buildInventory({ storage, profile: defaultProfile }), { rules: [keepLast(1)] }, NOW);
     const report = await applyRetention({ storage, profile: defaultProfile, plan, clock });

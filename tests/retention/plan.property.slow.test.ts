@@ -32,9 +32,14 @@ function applied(inv: RetentionInventory, plan: RetentionPlan): RetentionInvento
   const planRuns = new Map(plan.runs.map((r) => [r.runId, r]));
   const runs = inv.runs.map((run): InventoryRun => {
     const pr = planRuns.get(run.runId)!;
-    const final = run.snapshots.find((s) => s.latest) ?? [...run.snapshots].sort((a, b) => b.sequence - a.sequence || b.createdAtMs - a.createdAtMs || (b.id > a.id ? 1 : -1))[0];
+    const final =
+      run.snapshots.find((s) => s.latest) ??
+      [...run.snapshots].sort((a, b) => b.sequence - a.sequence || b.createdAtMs - a.createdAtMs || (b.id > a.id ? 1 : -1))[0];
     const summary =
-      run.summary ?? (summaries.has(run.runId) ? { key: run.summaryKey!, version: 's', size: 10, ...(final ? { lastCheckpointAtMs: final.createdAtMs } : {}) } : undefined);
+      run.summary ??
+      (summaries.has(run.runId)
+        ? { key: run.summaryKey!, version: 's', size: 10, ...(final ? { lastCheckpointAtMs: final.createdAtMs } : {}) }
+        : undefined);
     if (pr.deleteRun) {
       return {
         runId: run.runId,
@@ -49,7 +54,12 @@ function applied(inv: RetentionInventory, plan: RetentionPlan): RetentionInvento
     const snapshots = run.snapshots
       .filter((s) => isKept(byKey.get(key(run.runId, s.id))!.action))
       // A run thinned to latest.json loses its kept snapshot's history and batch files.
-      .map((s) => ({ ...s, files: s.files.filter((f) => !deletedKeys.has(f.key)), batches: s.batches.filter((b) => !deletedKeys.has(b)), parts: s.parts.filter((p) => !deletedKeys.has(p.key)) }))
+      .map((s) => ({
+        ...s,
+        files: s.files.filter((f) => !deletedKeys.has(f.key)),
+        batches: s.batches.filter((b) => !deletedKeys.has(b)),
+        parts: s.parts.filter((p) => !deletedKeys.has(p.key)),
+      }))
       .map((s) => {
         if (byKey.get(key(run.runId, s.id))!.action !== 'compress') return s;
         const plain = s.files.find((f) => !f.compressed)!;
@@ -60,7 +70,12 @@ function applied(inv: RetentionInventory, plan: RetentionPlan): RetentionInvento
     if (index && indexOp && indexOp.type === 'update-index') {
       const remove = new Set(indexOp.remove);
       const rename = new Set(indexOp.rename);
-      index = { ...index, entries: index.entries.filter((e) => !remove.has(e.checkpoint_id)).map((e) => (rename.has(e.checkpoint_id) ? { ...e, file_path: `${e.file_path}.gz` } : e)) };
+      index = {
+        ...index,
+        entries: index.entries
+          .filter((e) => !remove.has(e.checkpoint_id))
+          .map((e) => (rename.has(e.checkpoint_id) ? { ...e, file_path: `${e.file_path}.gz` } : e)),
+      };
     }
     const { index: _index, ...rest } = run;
     return {
@@ -90,8 +105,12 @@ function shuffled<T>(items: readonly T[], seed: number): T[] {
 /** A policy where one count or duration (chosen by `pick`) is raised by `by` (≥ 1 unit). */
 function raise(policy: RetentionPolicy, pick: number, by: number): RetentionPolicy {
   const slots: ((p: RetentionPolicy) => RetentionPolicy)[] = [];
-  const withRule = (i: number, f: (r: RetentionRule) => RetentionRule) => (p: RetentionPolicy) => ({ ...p, rules: p.rules.map((r, j) => (j === i ? f(r) : r)) });
-  const more = (d: number | string | undefined): number | string | undefined => (d === undefined ? undefined : durationMs(d) + by * 3_600_000);
+  const withRule = (i: number, f: (r: RetentionRule) => RetentionRule) => (p: RetentionPolicy) => ({
+    ...p,
+    rules: p.rules.map((r, j) => (j === i ? f(r) : r)),
+  });
+  const more = (d: number | string | undefined): number | string | undefined =>
+    d === undefined ? undefined : durationMs(d) + by * 3_600_000;
   policy.rules.forEach((r, i) => {
     switch (r.rule) {
       case 'keep-last':
@@ -167,13 +186,16 @@ describe('planRetention properties', () => {
         const plan = planRetention(inv, policy, NOW, options);
         const d = decisions(plan);
         const deletedRuns = new Set(plan.runs.filter((r) => r.deleteRun).map((r) => r.runId));
-        const preservedByRule = (runId: string): boolean => policy.rules.some((r) => r.rule === 'preserve-runs' && r.runIds.includes(runId));
+        const preservedByRule = (runId: string): boolean =>
+          policy.rules.some((r) => r.rule === 'preserve-runs' && r.runIds.includes(runId));
         for (const run of inv.runs) {
           if (deletedRuns.has(run.runId)) {
             // Only on request: the plan's flag, or the policy's tiers saying "summary only" (the phased spec's runs 51+).
             expect(options.allowRunDeletion || policy.rules.some((r) => r.rule === 'run-tiers' && r.archiveKeeps === 'summary')).toBe(true);
             expect(plan.runs.find((r) => r.runId === run.runId)!.tier).toBe('archive');
-            expect(plan.operations.some((o) => o.type === 'write-summary' && o.runId === run.runId) || run.summary !== undefined).toBe(true);
+            expect(plan.operations.some((o) => o.type === 'write-summary' && o.runId === run.runId) || run.summary !== undefined).toBe(
+              true,
+            );
             continue;
           }
           const latest = run.snapshots.find((s) => s.latest);
@@ -205,7 +227,8 @@ describe('planRetention properties', () => {
         // latest.json goes only with its run; the index also when the run keeps latest.json alone.
         const latestOnly = new Set(plan.runs.filter((r) => r.latestOnly).map((r) => r.runId));
         for (const op of plan.operations) if (op.type === 'delete' && op.kind === 'latest') expect(deletedRuns.has(op.runId)).toBe(true);
-        for (const op of plan.operations) if (op.type === 'delete' && op.kind === 'index') expect(deletedRuns.has(op.runId) || latestOnly.has(op.runId)).toBe(true);
+        for (const op of plan.operations)
+          if (op.type === 'delete' && op.kind === 'index') expect(deletedRuns.has(op.runId) || latestOnly.has(op.runId)).toBe(true);
         // A run thinned to latest.json keeps it, and the parts of the snapshot it holds.
         for (const run of inv.runs) {
           if (!latestOnly.has(run.runId)) continue;
@@ -263,7 +286,8 @@ describe('planRetention properties', () => {
         const before = decisions(planRetention(inv, policy, NOW, options));
         const raisedPlan = planRetention(inv, raise(policy, pick, by), NOW, options);
         const after = decisions(raisedPlan);
-        for (const [k, d] of before) if (isKept(d.action)) expect({ k, action: after.get(k)!.action }).toEqual({ k, action: expect.stringMatching(/keep|compress/) });
+        for (const [k, d] of before)
+          if (isKept(d.action)) expect({ k, action: after.get(k)!.action }).toEqual({ k, action: expect.stringMatching(/keep|compress/) });
       }),
       RUNS,
     );
@@ -294,9 +318,10 @@ describe('planRetention properties', () => {
   });
 
   it("the phased spec's tiers alone (latest.json only, summary only): matches the reference, keeps latest.json, and a second plan over the result does nothing", () => {
-    const specTiers = fc.record({ keepAll: fc.nat({ max: 2 }), keepFinal: fc.nat({ max: 3 }) }).map(
-      (t): RetentionPolicy => ({ name: 'spec-tiers', rules: [{ rule: 'run-tiers', ...t, finalKeeps: 'latest', archiveKeeps: 'summary' }] }),
-    );
+    const specTiers = fc.record({ keepAll: fc.nat({ max: 2 }), keepFinal: fc.nat({ max: 3 }) }).map((t): RetentionPolicy => ({
+      name: 'spec-tiers',
+      rules: [{ rule: 'run-tiers', ...t, finalKeeps: 'latest', archiveKeeps: 'summary' }],
+    }));
     let latestOnlyRuns = 0;
     fc.assert(
       fc.property(inventoryArb, specTiers, optionsArb, (inv, policy, options) => {

@@ -10,21 +10,45 @@ import { isCheckpointError, type RetentionPolicy } from 'savepoint';
 
 const duration = fc.oneof(fc.nat(), fc.double(), fc.constantFrom('14d', '1h30m', '2 weeks', '', 'soon', '5m', '-1d'));
 const rule = fc.oneof(
-  fc.record({ rule: fc.constant('keep-last'), count: fc.oneof(fc.nat(60), fc.integer({ min: -2, max: -1 }), fc.constant(1.5)), maxAge: duration }, { requiredKeys: ['rule'] }),
+  fc.record(
+    { rule: fc.constant('keep-last'), count: fc.oneof(fc.nat(60), fc.integer({ min: -2, max: -1 }), fc.constant(1.5)), maxAge: duration },
+    { requiredKeys: ['rule'] },
+  ),
   fc.record({ rule: fc.constant('keep-within'), duration }, { requiredKeys: ['rule'] }),
   fc.record({ rule: fc.constant('keep-latest-status'), status: fc.constantFrom('failed', '', 3) }, { requiredKeys: ['rule'] }),
   fc.record(
-    { rule: fc.constant('keep-calendar'), unit: fc.constantFrom('hour', 'day', 'week', 'month', 'year', 'decade'), count: fc.nat(10), timeZone: fc.constantFrom('UTC', ''), maxAge: duration },
+    {
+      rule: fc.constant('keep-calendar'),
+      unit: fc.constantFrom('hour', 'day', 'week', 'month', 'year', 'decade'),
+      count: fc.nat(10),
+      timeZone: fc.constantFrom('UTC', ''),
+      maxAge: duration,
+    },
     { requiredKeys: ['rule'] },
   ),
-  fc.record({ rule: fc.constant('preserve-runs'), runIds: fc.array(fc.constantFrom('run-a', '', 7), { maxLength: 3 }) }, { requiredKeys: ['rule'] }),
-  fc.record({ rule: fc.constant('run-tiers'), keepAll: fc.nat(5), keepFinal: fc.oneof(fc.nat(5), fc.constant(-1)) }, { requiredKeys: ['rule'] }),
+  fc.record(
+    { rule: fc.constant('preserve-runs'), runIds: fc.array(fc.constantFrom('run-a', '', 7), { maxLength: 3 }) },
+    { requiredKeys: ['rule'] },
+  ),
+  fc.record(
+    { rule: fc.constant('run-tiers'), keepAll: fc.nat(5), keepFinal: fc.oneof(fc.nat(5), fc.constant(-1)) },
+    { requiredKeys: ['rule'] },
+  ),
   fc.record({ rule: fc.constantFrom('keep-forever', 3), count: fc.nat() }),
 );
 const policy = fc.record(
   {
     name: fc.oneof(fc.constantFrom('p', ''), fc.string({ minLength: 99, maxLength: 101 })),
-    rules: fc.oneof(fc.array(fc.oneof(rule, rule.map((r) => ({ ...r, extra: 1 }))), { maxLength: 4 }), fc.constant('keep-last')),
+    rules: fc.oneof(
+      fc.array(
+        fc.oneof(
+          rule,
+          rule.map((r) => ({ ...r, extra: 1 })),
+        ),
+        { maxLength: 4 },
+      ),
+      fc.constant('keep-last'),
+    ),
     compressAfter: duration,
     extra: fc.constant(true),
   },
@@ -70,6 +94,11 @@ describe('run tiers never let an older tier keep more than a newer one', () => {
       expect(isCheckpointError(refusal) && refusal.reasonCode === 'checkpoint_config_invalid').toBe(true);
       expect((refusal as Error).message).toContain('rules.0.archiveKeeps');
     }
-    expect(resolveRetentionPolicy({ name: 'tiers', rules: [{ rule: 'run-tiers', keepAll: 1, keepFinal: 1, finalKeeps: 'latest', archiveKeeps: 'summary' }] }).rules[0]).toMatchObject({ finalKeeps: 'latest', archiveKeeps: 'summary' });
+    expect(
+      resolveRetentionPolicy({
+        name: 'tiers',
+        rules: [{ rule: 'run-tiers', keepAll: 1, keepFinal: 1, finalKeeps: 'latest', archiveKeeps: 'summary' }],
+      }).rules[0],
+    ).toMatchObject({ finalKeeps: 'latest', archiveKeeps: 'summary' });
   });
 });

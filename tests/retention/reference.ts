@@ -26,7 +26,14 @@ const formatters = new Map<string, Intl.DateTimeFormat>();
 export function referenceBucket(unit: string, timeZone: string, ms: number): string {
   let f = formatters.get(timeZone);
   if (!f) {
-    f = new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit' });
+    f = new Intl.DateTimeFormat('en-US', {
+      timeZone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+    });
     formatters.set(timeZone, f);
   }
   const parts = Object.fromEntries(f.formatToParts(ms).map((p) => [p.type, p.value]));
@@ -60,14 +67,16 @@ export function referenceBucket(unit: string, timeZone: string, ms: number): str
 function ruleName(rule: RetentionRule): string {
   if (rule.name) return rule.name;
   if (rule.rule === 'keep-latest-status') return `keep-latest-${rule.status}`;
-  if (rule.rule === 'keep-calendar') return { hour: 'keep-hourly', day: 'keep-daily', week: 'keep-weekly', month: 'keep-monthly', year: 'keep-yearly' }[rule.unit];
+  if (rule.rule === 'keep-calendar')
+    return { hour: 'keep-hourly', day: 'keep-daily', week: 'keep-weekly', month: 'keep-monthly', year: 'keep-yearly' }[rule.unit];
   if (rule.rule === 'run-tiers') return 'run-tier';
   return rule.rule;
 }
 
 /** `a` is newer than `b` within a run: a higher sequence; at the same sequence, later, or as late with a greater id. */
 const newer = (a: InventorySnapshot, b: InventorySnapshot): boolean =>
-  a.sequence > b.sequence || (a.sequence === b.sequence && (a.createdAtMs > b.createdAtMs || (a.createdAtMs === b.createdAtMs && a.id > b.id)));
+  a.sequence > b.sequence ||
+  (a.sequence === b.sequence && (a.createdAtMs > b.createdAtMs || (a.createdAtMs === b.createdAtMs && a.id > b.id)));
 
 export interface ReferenceDecision {
   readonly action: RetentionAction;
@@ -90,7 +99,12 @@ function finalOf(snaps: readonly InventorySnapshot[]): InventorySnapshot | undef
   return best;
 }
 
-export function referencePlan(inv: RetentionInventory, policy: RetentionPolicy, now: number, options: PlanRetentionOptions = {}): ReferencePlan {
+export function referencePlan(
+  inv: RetentionInventory,
+  policy: RetentionPolicy,
+  now: number,
+  options: PlanRetentionOptions = {},
+): ReferencePlan {
   const rules = policy.rules;
   const tiers = rules.find((r) => r.rule === 'run-tiers');
   const tierName = tiers ? ruleName(tiers) : 'run-tier';
@@ -119,7 +133,14 @@ export function referencePlan(inv: RetentionInventory, policy: RetentionPolicy, 
     const preservedRule = rules.some((r) => r.rule === 'preserve-runs' && r.runIds.includes(run.runId));
     const preserved = preservedFile || preservedRule || !inv.preservedRunsReadable;
     const rank = ranked.indexOf(run);
-    const tier = tiers && tiers.rule === 'run-tiers' ? (rank < tiers.keepAll ? 'recent' : rank < tiers.keepAll + tiers.keepFinal ? 'final' : 'archive') : undefined;
+    const tier =
+      tiers && tiers.rule === 'run-tiers'
+        ? rank < tiers.keepAll
+          ? 'recent'
+          : rank < tiers.keepAll + tiers.keepFinal
+            ? 'final'
+            : 'archive'
+        : undefined;
     const summaryKey = run.summary?.key ?? run.summaryKey;
     const archived = tier === 'archive' && !preserved && summaryKey !== undefined;
     const final = finalOf(snaps);
@@ -176,7 +197,8 @@ export function referencePlan(inv: RetentionInventory, policy: RetentionPolicy, 
       (options.deleteUnreadable === true || (run.unreadable.length === 0 && !run.batches.some((b) => b.unreadableMembers > 0)));
     const latestSnap = snaps.find((s) => s.latest);
     let newestSnap: InventorySnapshot | undefined;
-    for (const s of snaps) if (!newestSnap || s.sequence > newestSnap.sequence || (s.sequence === newestSnap.sequence && newer(s, newestSnap))) newestSnap = s;
+    for (const s of snaps)
+      if (!newestSnap || s.sequence > newestSnap.sequence || (s.sequence === newestSnap.sequence && newer(s, newestSnap))) newestSnap = s;
     const latestOnly =
       tier === 'final' &&
       tierRule?.finalKeeps === 'latest' &&
@@ -208,14 +230,20 @@ export function referencePlan(inv: RetentionInventory, policy: RetentionPolicy, 
     spread();
 
     const nothingKept = snaps.every((s) => reasons.get(s)!.size === 0);
-    const deleteRun = archived && (options.allowRunDeletion === true || tierRule?.archiveKeeps === 'summary') && healthy && nothingKept && (snaps.length > 0 || run.summary !== undefined);
+    const deleteRun =
+      archived &&
+      (options.allowRunDeletion === true || tierRule?.archiveKeeps === 'summary') &&
+      healthy &&
+      nothingKept &&
+      (snaps.length > 0 || run.summary !== undefined);
     if (latestOnly) latestOnlyRuns.add(run.runId);
     if (deleteRun) deletedRuns.add(run.runId);
     else {
       const latest = snaps.find((s) => s.latest);
       if (latest) add(latest, 'latest');
       let maxSeq: InventorySnapshot | undefined;
-      for (const s of snaps) if (!maxSeq || s.sequence > maxSeq.sequence || (s.sequence === maxSeq.sequence && newer(s, maxSeq))) maxSeq = s;
+      for (const s of snaps)
+        if (!maxSeq || s.sequence > maxSeq.sequence || (s.sequence === maxSeq.sequence && newer(s, maxSeq))) maxSeq = s;
       if (maxSeq && maxSeq !== latest) add(maxSeq, 'newest');
       spread();
     }
@@ -225,7 +253,10 @@ export function referencePlan(inv: RetentionInventory, policy: RetentionPolicy, 
       const r = reasons.get(s)!;
       let action: RetentionAction;
       if (r.size > 0) {
-        action = inv.profile.compressHistory && !latestOnly && now - s.createdAtMs >= compressAfter && s.files.some((f) => !f.compressed) ? 'compress' : 'keep';
+        action =
+          inv.profile.compressHistory && !latestOnly && now - s.createdAtMs >= compressAfter && s.files.some((f) => !f.compressed)
+            ? 'compress'
+            : 'keep';
       } else action = archived ? 'summarize' : 'delete';
       out.set(`${run.runId}\u0000${s.id}`, { action, reasons: r });
     }

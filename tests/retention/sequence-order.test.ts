@@ -66,7 +66,10 @@ describe('retention orders a run by sequence (issue 13 item 4)', () => {
           // The planner must not rely on the inventory's order either.
           const given = shuffle ? { ...run, snapshots: [...run.snapshots].reverse() } : run;
           const plan = planRetention(inventoryOf(given), { rules: [keepLast(n)] }, NOW);
-          const kept = plan.snapshots.filter((p) => p.action === 'keep').map((p) => p.snapshot.sequence).sort((a, b) => a - b);
+          const kept = plan.snapshots
+            .filter((p) => p.action === 'keep')
+            .map((p) => p.snapshot.sequence)
+            .sort((a, b) => a - b);
           const expected = Array.from({ length: n }, (_, k) => ids.length - n + 1 + k);
           expect(kept).toEqual(expected);
         },
@@ -87,7 +90,16 @@ describe('retention orders a run by sequence (issue 13 item 4)', () => {
     // Sequence 3 carries an older time than 1 and 2 (the clock stepped back by two days).
     const times = [0, 0, 2 * 86_400_000];
     const keptWith = (maxAge: '1d' | '7d'): number[] =>
-      planRetention(inventoryOf(runOf(['a', 'b', 'c'].map((c) => c.repeat(10)), times)), { rules: [keepLast(2, { maxAge })] }, NOW)
+      planRetention(
+        inventoryOf(
+          runOf(
+            ['a', 'b', 'c'].map((c) => c.repeat(10)),
+            times,
+          ),
+        ),
+        { rules: [keepLast(2, { maxAge })] },
+        NOW,
+      )
         .snapshots.filter((p) => p.action === 'keep' && p.reasons.some((r) => r.startsWith('keep-last')))
         .map((p) => p.snapshot.sequence);
     // The two highest sequences are 2 and 3; 3 is older than a day, so only 2 is kept by the rule.
@@ -112,7 +124,10 @@ describe('retention orders a run by sequence (issue 13 item 4)', () => {
       const left = await listAll(storage, 'checkpoints/run-a/history/');
       const sequences: number[] = [];
       for (const { key } of left) {
-        const doc = JSON.parse(new TextDecoder().decode((await storage.get(key))!.bytes)) as { sequence?: number; sequence_number?: number };
+        const doc = JSON.parse(new TextDecoder().decode((await storage.get(key))!.bytes)) as {
+          sequence?: number;
+          sequence_number?: number;
+        };
         sequences.push(doc.sequence ?? doc.sequence_number ?? -1);
       }
       expect(sequences.sort((a, b) => a - b)).toEqual([7, 8]);

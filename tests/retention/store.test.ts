@@ -52,7 +52,9 @@ describe('buildInventory', () => {
       ['checkpoints/run-a/history/cp_20250101T000000000Z_zzzz.json', 'checkpoint_schema_invalid'],
       [keys.get(2)!, 'checkpoint_schema_invalid'],
     ]);
-    expect(inv.runs[0]!.unreadable.map((u) => u.key).sort()).toEqual([keys.get(2)!, 'checkpoints/run-a/history/cp_20250101T000000000Z_zzzz.json'].sort());
+    expect(inv.runs[0]!.unreadable.map((u) => u.key).sort()).toEqual(
+      [keys.get(2)!, 'checkpoints/run-a/history/cp_20250101T000000000Z_zzzz.json'].sort(),
+    );
     const plan = planRetention(inv, { rules: [keepLast(1)] }, NOW);
     expect(plan.unreadable.every((u) => u.action === 'keep')).toBe(true);
     const deleted = plan.operations.filter((o) => o.type === 'delete').map((o) => o.key);
@@ -81,21 +83,33 @@ describe('applyRetention on memory storage', () => {
   it('snapshot-lifecycle defaults: 50 per run, latest failed/completed, 14 days, gzip after 24 h', async () => {
     const storage = memoryStorage();
     // 70 snapshots an hour apart ending now; #3 failed, #10 completed, then in progress again.
-    const snaps = series(70, NOW - 69 * HOUR, HOUR).map((s) => (s.sequence === 3 ? { ...s, status: 'failed' } : s.sequence === 10 ? { ...s, status: 'completed' } : s));
+    const snaps = series(70, NOW - 69 * HOUR, HOUR).map((s) =>
+      s.sequence === 3 ? { ...s, status: 'failed' } : s.sequence === 10 ? { ...s, status: 'completed' } : s,
+    );
     await writeRun(storage, profile, 'run-a', snaps);
     // An old run: 5 snapshots 20 days ago, the last completed.
-    await writeRun(storage, profile, 'run-old', series(5, NOW - 20 * DAY, HOUR).map((s) => (s.sequence === 5 ? { ...s, status: 'completed' } : s)));
+    await writeRun(
+      storage,
+      profile,
+      'run-old',
+      series(5, NOW - 20 * DAY, HOUR).map((s) => (s.sequence === 5 ? { ...s, status: 'completed' } : s)),
+    );
 
     const inv = await buildInventory({ storage, profile });
     const plan = planRetention(inv, snapshotLifecycleRetention, NOW);
     const byRun = (run: string): RetentionPlan['snapshots'] => plan.snapshots.filter((p) => p.snapshot.runId === run);
-    const kept = (run: string): number[] => byRun(run).filter((p) => p.action === 'keep' || p.action === 'compress').map((p) => p.snapshot.sequence);
+    const kept = (run: string): number[] =>
+      byRun(run)
+        .filter((p) => p.action === 'keep' || p.action === 'compress')
+        .map((p) => p.snapshot.sequence);
 
     expect(kept('run-a')).toEqual([3, 10, ...Array.from({ length: 50 }, (_, i) => 21 + i)]);
     expect(byRun('run-a').find((p) => p.snapshot.sequence === 3)!.reasons).toEqual(['keep-latest-failed']);
     expect(byRun('run-a').find((p) => p.snapshot.sequence === 70)!.reasons).toEqual(['latest', 'keep-last']);
     // Older than 24 h and kept → compressed; the last 24 h stay plain.
-    const compressed = byRun('run-a').filter((p) => p.action === 'compress').map((p) => p.snapshot.sequence);
+    const compressed = byRun('run-a')
+      .filter((p) => p.action === 'compress')
+      .map((p) => p.snapshot.sequence);
     expect(compressed).toEqual([3, 10, ...Array.from({ length: 70 - 24 - 20 }, (_, i) => 21 + i)]);
     // run-old: everything is older than 14 days; only the latest (completed) stays.
     expect(kept('run-old')).toEqual([5]);
@@ -133,7 +147,11 @@ describe('applyRetention on memory storage', () => {
     const storage = memoryStorage();
     await writeRun(storage, profile, 'run-a', series(6, NOW - 6 * DAY, DAY));
     const before = await listAll(storage, '');
-    const plan = planRetention(await buildInventory({ storage, profile }), { name: 'two', rules: [keepLast(2)], compressAfter: '36h' }, NOW);
+    const plan = planRetention(
+      await buildInventory({ storage, profile }),
+      { name: 'two', rules: [keepLast(2)], compressAfter: '36h' },
+      NOW,
+    );
     const report = await applyRetention({ storage, profile, plan, dryRun: true, clock });
     expect(report.status).toBe('dry_run');
     expect(report.outcomes.every((o) => o.outcome === 'planned')).toBe(true);
@@ -150,11 +168,44 @@ describe('applyRetention on memory storage', () => {
     const storage = memoryStorage();
     await writeRun(storage, profile, 'run-a', series(3, NOW - 3 * DAY, DAY));
     const plan = planRetention(await buildInventory({ storage, profile }), { rules: [keepLast(1)] }, NOW);
-    const forged: RetentionPlan = { ...plan, operations: [...plan.operations, { type: 'delete', runId: 'run-a', key: 'elsewhere/secret.json', kind: 'history', reason: 'snapshot', size: 1, snapshotId: undefined, ifVersion: undefined }] };
-    await expect(applyRetention({ storage, profile, plan: forged, clock })).rejects.toMatchObject({ reasonCode: 'checkpoint_config_invalid' });
+    const forged: RetentionPlan = {
+      ...plan,
+      operations: [
+        ...plan.operations,
+        {
+          type: 'delete',
+          runId: 'run-a',
+          key: 'elsewhere/secret.json',
+          kind: 'history',
+          reason: 'snapshot',
+          size: 1,
+          snapshotId: undefined,
+          ifVersion: undefined,
+        },
+      ],
+    };
+    await expect(applyRetention({ storage, profile, plan: forged, clock })).rejects.toMatchObject({
+      reasonCode: 'checkpoint_config_invalid',
+    });
     expect((await listAll(storage, '')).length).toBe(5); // nothing touched
-    const lying: RetentionPlan = { ...plan, operations: [{ type: 'delete', runId: 'run-b', key: 'checkpoints/run-a/latest.json', kind: 'latest', reason: 'snapshot', size: 1, snapshotId: undefined, ifVersion: undefined }] };
-    await expect(applyRetention({ storage, profile, plan: lying, clock })).rejects.toMatchObject({ reasonCode: 'checkpoint_config_invalid' });
+    const lying: RetentionPlan = {
+      ...plan,
+      operations: [
+        {
+          type: 'delete',
+          runId: 'run-b',
+          key: 'checkpoints/run-a/latest.json',
+          kind: 'latest',
+          reason: 'snapshot',
+          size: 1,
+          snapshotId: undefined,
+          ifVersion: undefined,
+        },
+      ],
+    };
+    await expect(applyRetention({ storage, profile, plan: lying, clock })).rejects.toMatchObject({
+      reasonCode: 'checkpoint_config_invalid',
+    });
   });
 
   it('keeps every snapshot of a preserved run', async () => {
@@ -163,7 +214,9 @@ describe('applyRetention on memory storage', () => {
     await writeRun(storage, profile, 'run-b', series(5, NOW - 30 * DAY, HOUR));
     await preserveRun({ storage, profile, runId: 'run-b', reason: 'interesting failure', clock });
     const plan = planRetention(await buildInventory({ storage, profile }), { rules: [keepLast(1)] }, NOW);
-    expect(plan.snapshots.filter((p) => p.snapshot.runId === 'run-b').every((p) => p.action === 'keep' && p.reasons.includes('preserved-run'))).toBe(true);
+    expect(
+      plan.snapshots.filter((p) => p.snapshot.runId === 'run-b').every((p) => p.action === 'keep' && p.reasons.includes('preserved-run')),
+    ).toBe(true);
     expect(plan.snapshots.filter((p) => p.snapshot.runId === 'run-a' && p.action === 'delete')).toHaveLength(4);
   });
 
@@ -223,7 +276,10 @@ describe('applyRetention on memory storage', () => {
     const plan = planRetention(await buildInventory({ storage, profile }), { rules: [keepLast(5)], compressAfter: '1d' }, NOW);
     const report = await applyRetention({ storage, profile, plan, clock });
     expect(report.status).toBe('completed_with_skips');
-    expect(report.outcomes.find((o) => o.operation.key === keys.get(1))).toMatchObject({ outcome: 'skipped', reasonCode: 'checkpoint_integrity_mismatch' });
+    expect(report.outcomes.find((o) => o.operation.key === keys.get(1))).toMatchObject({
+      outcome: 'skipped',
+      reasonCode: 'checkpoint_integrity_mismatch',
+    });
     expect(await storage.get(keys.get(1)!)).toBeDefined();
     expect(await storage.get(`${keys.get(1)!}.gz`)).toBeUndefined();
     const index = decodeRunIndex((await storage.get('checkpoints/run-a/index.json'))!.bytes);
@@ -244,7 +300,11 @@ describe('applyRetention on memory storage', () => {
       expect(isCheckpointError(err, 'checkpoint_retention_prune_failed')).toBe(true);
       const e = err as { report: { outcomes: { outcome: string }[]; totals: { filesDeleted: number } }; details: Record<string, unknown> };
       // The index is updated first (it must never name a deleted file), then the files go.
-      expect(e.report.outcomes.map((o) => (o as unknown as { operation: { type: string } }).operation.type)).toEqual(['update-index', 'delete', 'delete']);
+      expect(e.report.outcomes.map((o) => (o as unknown as { operation: { type: string } }).operation.type)).toEqual([
+        'update-index',
+        'delete',
+        'delete',
+      ]);
       expect(e.report.totals.filesDeleted).toBe(1);
       expect(e.report.outcomes.map((o) => o.outcome)).toEqual(['done', 'done', 'failed']);
       expect(e.details).toMatchObject({ operationsDone: 2, failedOperation: 'delete' });
@@ -258,7 +318,8 @@ describe('applyRetention on memory storage', () => {
 
   it('archives old runs with run tiers: summary first, final snapshot kept unless allowRunDeletion', async () => {
     const storage = memoryStorage();
-    for (let r = 0; r < 5; r++) await writeRun(storage, profile, `run-${r}`, series(3, NOW - (10 - r) * DAY, HOUR, r === 0 ? 'completed' : 'in_progress'));
+    for (let r = 0; r < 5; r++)
+      await writeRun(storage, profile, `run-${r}`, series(3, NOW - (10 - r) * DAY, HOUR, r === 0 ? 'completed' : 'in_progress'));
     const policy = { name: 'tiers', rules: [keepRunTiers({ keepAll: 1, keepFinal: 2 })] };
     const plan = planRetention(await buildInventory({ storage, profile }), policy, NOW);
     expect(plan.runs.map((r) => [r.runId, r.rank, r.tier, r.summary])).toEqual([
@@ -270,7 +331,9 @@ describe('applyRetention on memory storage', () => {
     ]);
     await applyRetention({ storage, profile, plan, clock });
     expect(await runKeys(storage, profile, 'run-0')).toEqual([
-      'checkpoints/run-0/history/' + plan.snapshots.find((p) => p.snapshot.runId === 'run-0' && p.snapshot.sequence === 3)!.snapshot.id + '.json',
+      'checkpoints/run-0/history/' +
+        plan.snapshots.find((p) => p.snapshot.runId === 'run-0' && p.snapshot.sequence === 3)!.snapshot.id +
+        '.json',
       'checkpoints/run-0/index.json',
       'checkpoints/run-0/latest.json',
       'checkpoints/run-0/summary.json',
@@ -304,7 +367,11 @@ describe('keepLatestStatus', () => {
       { sequence: 3, at: NOW - 38 * DAY, status: 'completed' },
       { sequence: 4, at: NOW - 1 * DAY, status: 'in_progress' },
     ]);
-    const plan = planRetention(await buildInventory({ storage, profile }), { rules: [keepLast(1), keepLatestStatus('failed'), keepLatestStatus('completed')] }, NOW);
+    const plan = planRetention(
+      await buildInventory({ storage, profile }),
+      { rules: [keepLast(1), keepLatestStatus('failed'), keepLatestStatus('completed')] },
+      NOW,
+    );
     expect(plan.snapshots.map((p) => p.action)).toEqual(['delete', 'keep', 'keep', 'keep']);
   });
 });

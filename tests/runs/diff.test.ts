@@ -4,13 +4,26 @@ import { diffSnapshots, type SnapshotChange } from 'savepoint/toolkit';
 import type { Snapshot } from 'savepoint';
 
 const snap = (payload: unknown, extra: Partial<Snapshot<unknown>> = {}): Snapshot<unknown> =>
-  ({ id: 'a', runId: 'r', sequence: 1, createdAt: '2026-01-01T00:00:00Z', source: 'manual', sourceDetails: [], status: 'in_progress', payload, ...extra }) as Snapshot<unknown>;
+  ({
+    id: 'a',
+    runId: 'r',
+    sequence: 1,
+    createdAt: '2026-01-01T00:00:00Z',
+    source: 'manual',
+    sourceDetails: [],
+    status: 'in_progress',
+    payload,
+    ...extra,
+  }) as Snapshot<unknown>;
 
 /** Applies changes to a JSON value by pointer (objects only need this for the property). */
 function apply(value: unknown, changes: readonly SnapshotChange[]): unknown {
   const root = { payload: structuredClone(value) } as Record<string, unknown>;
   for (const c of changes) {
-    const parts = c.path.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+    const parts = c.path
+      .split('/')
+      .slice(1)
+      .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
     const last = parts.pop()!;
     let at = root as Record<string, unknown>;
     for (const p of parts) at = at[p] as Record<string, unknown>;
@@ -24,7 +37,10 @@ function apply(value: unknown, changes: readonly SnapshotChange[]): unknown {
 
 describe('diffSnapshots', () => {
   it('names added, removed and changed payload paths, escaping / and ~', () => {
-    const changes = diffSnapshots(snap({ step: 1, gone: true, list: [1, 2], 'a/b~': 0 }), snap({ step: 2, list: [1, 2, 3], new: { x: 1 }, 'a/b~': 0 }));
+    const changes = diffSnapshots(
+      snap({ step: 1, gone: true, list: [1, 2], 'a/b~': 0 }),
+      snap({ step: 2, list: [1, 2, 3], new: { x: 1 }, 'a/b~': 0 }),
+    );
     expect(changes).toEqual([
       { kind: 'removed', path: '/payload/gone', from: true },
       { kind: 'added', path: '/payload/list/2', to: 3 },
@@ -36,7 +52,9 @@ describe('diffSnapshots', () => {
 
   it('compares the envelope only with all', () => {
     expect(diffSnapshots(snap({}), snap({}, { status: 'completed', sequence: 2 }))).toEqual([]);
-    expect(diffSnapshots(snap({}), snap({}, { status: 'completed' }), { all: true })).toEqual([{ kind: 'changed', path: '/status', from: 'in_progress', to: 'completed' }]);
+    expect(diffSnapshots(snap({}), snap({}, { status: 'completed' }), { all: true })).toEqual([
+      { kind: 'changed', path: '/status', from: 'in_progress', to: 'completed' },
+    ]);
   });
 
   it('-0 and 0 are the same value, as in a stored document (regression: "changed 0 → 0")', () => {

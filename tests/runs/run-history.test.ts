@@ -19,7 +19,11 @@ import { langGraphProfile, runIdOf, SavepointSaver } from 'savepoint/langgraph';
 async function writeRun(storage: StorageAdapter, runId: string, n: number): Promise<void> {
   const writer = createWriter({ storage, profile: defaultProfile, runId, heartbeatIntervalMs: false, coalesceWindowMs: 0 });
   for (let i = 1; i <= n; i++) {
-    const r = await writer.checkpoint({ source: 'step_boundary', status: i === n ? 'completed' : 'in_progress', payload: { step: i, stage: i % 3 === 0 ? 'review' : 'work' } as JsonValue });
+    const r = await writer.checkpoint({
+      source: 'step_boundary',
+      status: i === n ? 'completed' : 'in_progress',
+      payload: { step: i, stage: i % 3 === 0 ? 'review' : 'work' } as JsonValue,
+    });
     expect(r.ok).toBe(true);
   }
   await writer.close();
@@ -44,10 +48,25 @@ describe('run history API: listRunSnapshots, getRunSnapshot, deleteRun', () => {
     const all = await collect(listRunSnapshots({ storage, profile: defaultProfile, runId: 'run-1' }));
     expect(all.map((s) => s.sequence)).toEqual([7, 6, 5, 4, 3, 2, 1]);
     expect(all.every((s) => s.runId === 'run-1')).toBe(true);
-    expect((await collect(listRunSnapshots({ storage, profile: defaultProfile, runId: 'run-1', limit: 2 }))).map((s) => s.sequence)).toEqual([7, 6]);
-    expect((await collect(listRunSnapshots({ storage, profile: defaultProfile, runId: 'run-1', before: 4 }))).map((s) => s.sequence)).toEqual([3, 2, 1]);
-    expect((await collect(listRunSnapshots({ storage, profile: defaultProfile, runId: 'run-1', before: { id: all[1]!.id }, limit: 1 }))).map((s) => s.sequence)).toEqual([5]);
-    const review = await collect(listRunSnapshots({ storage, profile: defaultProfile, runId: 'run-1', filter: (s) => (s.payload as { stage: string }).stage === 'review' }));
+    expect(
+      (await collect(listRunSnapshots({ storage, profile: defaultProfile, runId: 'run-1', limit: 2 }))).map((s) => s.sequence),
+    ).toEqual([7, 6]);
+    expect(
+      (await collect(listRunSnapshots({ storage, profile: defaultProfile, runId: 'run-1', before: 4 }))).map((s) => s.sequence),
+    ).toEqual([3, 2, 1]);
+    expect(
+      (await collect(listRunSnapshots({ storage, profile: defaultProfile, runId: 'run-1', before: { id: all[1]!.id }, limit: 1 }))).map(
+        (s) => s.sequence,
+      ),
+    ).toEqual([5]);
+    const review = await collect(
+      listRunSnapshots({
+        storage,
+        profile: defaultProfile,
+        runId: 'run-1',
+        filter: (s) => (s.payload as { stage: string }).stage === 'review',
+      }),
+    );
     expect(review.map((s) => s.sequence)).toEqual([6, 3]);
     expect(await collect(listRunSnapshots({ storage, profile: defaultProfile, runId: 'no-such-run' }))).toEqual([]);
     expect(await collect(listRunSnapshots({ storage, profile: defaultProfile, runId: 'run-1', before: { id: 'cp_nope' } }))).toEqual([]);
@@ -58,11 +77,23 @@ describe('run history API: listRunSnapshots, getRunSnapshot, deleteRun', () => {
     await writeRun(storage, 'prop-run', 9);
     const all = await collect(listRunSnapshots({ storage, profile: defaultProfile, runId: 'prop-run' }));
     await fc.assert(
-      fc.asyncProperty(fc.option(fc.integer({ min: 0, max: 12 }), { nil: undefined }), fc.option(fc.integer({ min: 0, max: 11 }), { nil: undefined }), async (limit, before) => {
-        const got = await collect(listRunSnapshots({ storage, profile: defaultProfile, runId: 'prop-run', ...(limit !== undefined ? { limit } : {}), ...(before !== undefined ? { before } : {}) }));
-        const want = all.filter((s) => before === undefined || s.sequence < before).slice(0, limit ?? Infinity);
-        expect(got.map((s) => s.id)).toEqual(want.map((s) => s.id));
-      }),
+      fc.asyncProperty(
+        fc.option(fc.integer({ min: 0, max: 12 }), { nil: undefined }),
+        fc.option(fc.integer({ min: 0, max: 11 }), { nil: undefined }),
+        async (limit, before) => {
+          const got = await collect(
+            listRunSnapshots({
+              storage,
+              profile: defaultProfile,
+              runId: 'prop-run',
+              ...(limit !== undefined ? { limit } : {}),
+              ...(before !== undefined ? { before } : {}),
+            }),
+          );
+          const want = all.filter((s) => before === undefined || s.sequence < before).slice(0, limit ?? Infinity);
+          expect(got.map((s) => s.id)).toEqual(want.map((s) => s.id));
+        },
+      ),
       { numRuns: 60 },
     );
   });
@@ -83,7 +114,7 @@ describe('run history API: listRunSnapshots, getRunSnapshot, deleteRun', () => {
     const storage = memoryStorage();
     await writeRun(storage, 'run-d', 3);
     await writeRun(storage, 'run-keep', 2);
-    await storage.put('checkpoints/run-d/notes.txt', new TextEncoder().encode('not savepoint\'s'));
+    await storage.put('checkpoints/run-d/notes.txt', new TextEncoder().encode("not savepoint's"));
     const keepBefore = await listAll(storage, 'checkpoints/run-keep/');
     const { deleted } = await deleteRun({ storage, profile: defaultProfile, runId: 'run-d' });
     expect(deleted.length).toBeGreaterThanOrEqual(5); // 3 history + latest + index (+ lock)
@@ -99,12 +130,21 @@ describe('run history API: listRunSnapshots, getRunSnapshot, deleteRun', () => {
     let config = { configurable: { thread_id: 'meta', checkpoint_ns: '' } } as { configurable: Record<string, unknown> };
     for (let step = -1; step < 4; step++) {
       const cp = { ...emptyCheckpoint(), id: uuid6(step) };
-      config = (await saver.put(config, cp, { source: step < 0 ? 'input' : 'loop', step, parents: {}, ...(step === 2 ? { tags: ['x', 'y'] } : {}) }, {})) as typeof config;
+      config = (await saver.put(
+        config,
+        cp,
+        { source: step < 0 ? 'input' : 'loop', step, parents: {}, ...(step === 2 ? { tags: ['x', 'y'] } : {}) },
+        {},
+      )) as typeof config;
     }
     const runId = await runIdOf('meta', '');
     const loops = await collect(listRunSnapshots({ storage, profile: langGraphProfile, runId, filter: { source: 'loop' } }));
     expect(loops.map((s) => s.metadata?.step)).toEqual([3, 2, 1, 0]);
-    expect((await collect(listRunSnapshots({ storage, profile: langGraphProfile, runId, filter: { tags: ['x', 'y'] } }))).map((s) => s.metadata?.step)).toEqual([2]);
+    expect(
+      (await collect(listRunSnapshots({ storage, profile: langGraphProfile, runId, filter: { tags: ['x', 'y'] } }))).map(
+        (s) => s.metadata?.step,
+      ),
+    ).toEqual([2]);
     expect(await collect(listRunSnapshots({ storage, profile: langGraphProfile, runId, filter: { tags: ['y', 'x'] } }))).toEqual([]);
     // The saver's list() applies the same filter semantics.
     const tuples = [];

@@ -6,7 +6,8 @@ import { existsSync } from 'node:fs';
  * `SAVEPOINT_SKIP_BROWSER=1` is set — then they are skipped with a printed warning. A silent
  * skip would let a machine without chromium pass `npm test` having never run them.
  */
-export const CHROMIUM: string | undefined = process.env.CHROMIUM_PATH ?? ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
+export const CHROMIUM: string | undefined =
+  process.env.CHROMIUM_PATH ?? ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
 
 /** True when the browser suites are skipped on request; prints why, once per suite file. */
 export function skipBrowser(suite: string): boolean {

@@ -28,7 +28,8 @@ export async function bundleChild(entry: string, outfile: string): Promise<void>
         name: 'savepoint-alias',
         setup(b) {
           b.onResolve({ filter: /^savepoint(\/.*)?$/ }, (args) => ({
-            path: args.path === 'savepoint' ? join(ROOT, 'src/index.ts') : join(ROOT, `src/entries/${args.path.slice('savepoint/'.length)}.ts`),
+            path:
+              args.path === 'savepoint' ? join(ROOT, 'src/index.ts') : join(ROOT, `src/entries/${args.path.slice('savepoint/'.length)}.ts`),
           }));
         },
       },

@@ -6,7 +6,8 @@ import type { StorageAdapter } from 'savepoint';
 import { utf8Decode, utf8Encode } from '../../src/codec/utf8.js';
 
 /** The text of a fixture in tests/fixtures/foreign/<profile>/. */
-export const foreignFixture = (profile: string, name: string): string => readFileSync(new URL(`../fixtures/foreign/${profile}/${name}`, import.meta.url), 'utf8');
+export const foreignFixture = (profile: string, name: string): string =>
+  readFileSync(new URL(`../fixtures/foreign/${profile}/${name}`, import.meta.url), 'utf8');
 
 /** Stores fixture files under the given keys, as another tool would have written them. */
 export async function putFixtures(storage: StorageAdapter, profile: string, files: Readonly<Record<string, string>>): Promise<void> {
@@ -30,7 +31,8 @@ export function tempDirs(prefix: string): () => string {
 }
 
 /** The codes of a plan's warnings about how its snapshot was read (`checkpoint_…`; not its age). */
-export const readWarningCodes = (plan: { warnings: readonly { code: string }[] }): string[] => plan.warnings.map((w) => w.code).filter((c) => c.startsWith('checkpoint_'));
+export const readWarningCodes = (plan: { warnings: readonly { code: string }[] }): string[] =>
+  plan.warnings.map((w) => w.code).filter((c) => c.startsWith('checkpoint_'));
 
 /** The stored text under `key`. */
 export const storedText = async (storage: StorageAdapter, key: string): Promise<string> => utf8Decode((await storage.get(key))!.bytes);

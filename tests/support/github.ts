@@ -98,7 +98,9 @@ export interface Env {
 }
 
 /** An emulator and a githubStorage on it, sharing a virtual clock. */
-export async function startEnv(options: { emulator?: GitHubEmulatorOptions; storage?: Partial<GitHubStorageOptions>; clock?: Clock } = {}): Promise<Env> {
+export async function startEnv(
+  options: { emulator?: GitHubEmulatorOptions; storage?: Partial<GitHubStorageOptions>; clock?: Clock } = {},
+): Promise<Env> {
   const clock = (options.clock ?? virtualClock()) as VirtualClock;
   const gh = await startGitHubEmulator({ token: TOKEN, clock, ...options.emulator });
   const events: GitHubStorageEvent[] = [];

@@ -47,7 +47,9 @@ export function watchLines(proc: ChildProcess, options: LineChildOptions = {}): 
       }
     }
   });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => proc.on('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    proc.on('exit', (code, signal) => resolve({ code, signal })),
+  );
   return {
     proc,
     lines,
@@ -62,7 +64,10 @@ export function watchLines(proc: ChildProcess, options: LineChildOptions = {}): 
         return Promise.resolve(seen);
       }
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`child did not print the expected line within ${timeoutMs} ms; stderr: ${err}`)), timeoutMs);
+        const timer = setTimeout(
+          () => reject(new Error(`child did not print the expected line within ${timeoutMs} ms; stderr: ${err}`)),
+          timeoutMs,
+        );
         const waiter = {
           test,
           resolve: (l: string) => {

@@ -15,7 +15,9 @@ const run = promisify(execFile);
 
 /** Where initdb, pg_ctl and postgres live, or undefined when PostgreSQL is not installed. */
 export function findPostgresBin(): string | undefined {
-  const fromPath = (process.env.PATH ?? '').split(delimiter).find((d) => d && existsSync(join(d, 'initdb')) && existsSync(join(d, 'pg_ctl')));
+  const fromPath = (process.env.PATH ?? '')
+    .split(delimiter)
+    .find((d) => d && existsSync(join(d, 'initdb')) && existsSync(join(d, 'pg_ctl')));
   if (fromPath) return fromPath;
   const root = '/usr/lib/postgresql';
   if (!existsSync(root)) return undefined;
@@ -32,7 +34,8 @@ export function findPostgresBin(): string | undefined {
 export function postgresAvailability(): { bin: string } | { skip: string } {
   const bin = findPostgresBin();
   if (bin) return { bin };
-  const why = "PostgreSQL binaries (initdb, pg_ctl) not found on PATH or in /usr/lib/postgresql/*/bin: install Debian's postgresql package (.ci/run does)";
+  const why =
+    "PostgreSQL binaries (initdb, pg_ctl) not found on PATH or in /usr/lib/postgresql/*/bin: install Debian's postgresql package (.ci/run does)";
   if (process.env.CI === 'true' || process.env.CI === '1') throw new Error(`CI: ${why}`);
   console.warn(`\n*** SKIPPING PostgreSQL tests: ${why} ***\n`);
   return { skip: why };
@@ -54,7 +57,8 @@ function serverUser(): { uid: number; gid: number } | undefined {
   if (typeof process.getuid !== 'function' || process.getuid() !== 0) return undefined;
   const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
   const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim());
-  if (!Number.isInteger(uid) || !Number.isInteger(gid)) throw new Error('running as root needs the "postgres" account to run the server (initdb refuses root)');
+  if (!Number.isInteger(uid) || !Number.isInteger(gid))
+    throw new Error('running as root needs the "postgres" account to run the server (initdb refuses root)');
   return { uid, gid };
 }
 

@@ -20,7 +20,17 @@ const phasedStyle = {
 /** The fields every phased-style document begins with. */
 const envelope = { checkpoint_id: z.string(), run_id: z.string(), timestamp: Rfc3339Schema };
 
-export const PHASED_TRIGGERS = ['phase_complete', 'gate_decision', 'circuit_breaker', 'escalation', 'iteration', 'cost_threshold', 'expensive_op', 'destructive_op', 'manual'] as const;
+export const PHASED_TRIGGERS = [
+  'phase_complete',
+  'gate_decision',
+  'circuit_breaker',
+  'escalation',
+  'iteration',
+  'cost_threshold',
+  'expensive_op',
+  'destructive_op',
+  'manual',
+] as const;
 
 const PhasedPayload = z.object({
   phase: z.string().regex(/^phase_\d+(_\d+)?_[a-z0-9_]+$/),
@@ -85,7 +95,9 @@ export const phasedTestProfile: Profile<PhasedPayload> = defineProfile<PhasedPay
  * The writer tests' phased-workflow-like profile: the spec's triggers and priorities, a small
  * payload with a volatile `updated_at` left out of the material view.
  */
-const PhasedLikePayloadSchema = z.object({ phase: z.string(), cost: z.number(), updated_at: z.string().optional(), blob: z.array(z.string()).optional() }).strict();
+const PhasedLikePayloadSchema = z
+  .object({ phase: z.string(), cost: z.number(), updated_at: z.string().optional(), blob: z.array(z.string()).optional() })
+  .strict();
 type PhasedLikePayload = z.infer<typeof PhasedLikePayloadSchema>;
 const PhasedLikeDocSchema = z
   .object({

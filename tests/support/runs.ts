@@ -30,7 +30,10 @@ export const latestOf = <P>(storage: StorageAdapter, profile: Profile<P>, runId:
  */
 export function triggersOf<P>(history: readonly Snapshot<P>[], latest: Snapshot<P> | undefined, id: string): TriggerRecord[] {
   const own = (s: Snapshot<P> | undefined): TriggerRecord[] => (s ? s.sourceDetails.filter((r) => r.coalesced_into === undefined) : []);
-  const stored = [...own(history.find((s) => s.id === id)), ...history.flatMap((s) => s.sourceDetails.filter((r) => r.coalesced_into === id).map(({ coalesced_into: _into, ...r }) => r))];
+  const stored = [
+    ...own(history.find((s) => s.id === id)),
+    ...history.flatMap((s) => s.sourceDetails.filter((r) => r.coalesced_into === id).map(({ coalesced_into: _into, ...r }) => r)),
+  ];
   const inLatest = latest?.id === id ? own(latest) : [];
   return inLatest.length > stored.length ? inLatest : stored;
 }
@@ -69,11 +72,23 @@ export async function encodeSnapshot<P>(
 
 /** The index entry of a written snapshot. */
 export function indexEntry<P>(w: Written<P>, filePath = w.historyKey): RunIndexEntry {
-  return { sequence: w.snapshot.sequence, checkpoint_id: w.snapshot.id, trigger: w.snapshot.source, timestamp: w.snapshot.createdAt, file_path: filePath, status: w.snapshot.status };
+  return {
+    sequence: w.snapshot.sequence,
+    checkpoint_id: w.snapshot.id,
+    trigger: w.snapshot.source,
+    timestamp: w.snapshot.createdAt,
+    file_path: filePath,
+    status: w.snapshot.status,
+  };
 }
 
 /** Writes the run's index over `entries`. */
-export async function putIndex<P>(storage: StorageAdapter, profile: Profile<P>, runId: string, entries: readonly RunIndexEntry[]): Promise<void> {
+export async function putIndex<P>(
+  storage: StorageAdapter,
+  profile: Profile<P>,
+  runId: string,
+  entries: readonly RunIndexEntry[],
+): Promise<void> {
   const sorted = [...entries].sort((a, b) => a.sequence - b.sequence);
   await storage.put(
     profile.layout.indexKey!(runId),
@@ -95,7 +110,13 @@ export async function writeRun<P>(
   runId: string,
   count: number,
   state: (n: number) => P,
-  opts: { latestAt?: number; index?: boolean | number; status?: (n: number) => string; source?: (n: number) => string; createdAtMs?: (n: number) => number } = {},
+  opts: {
+    latestAt?: number;
+    index?: boolean | number;
+    status?: (n: number) => string;
+    source?: (n: number) => string;
+    createdAtMs?: (n: number) => number;
+  } = {},
 ): Promise<RunBuild<P>> {
   const written: Written<P>[] = [];
   for (let n = 1; n <= count; n++) {
@@ -110,7 +131,13 @@ export async function writeRun<P>(
   const latest = written[(opts.latestAt ?? count) - 1];
   if (latest) await storage.put(profile.layout.latestKey(runId), latest.bytes);
   const indexUpTo = opts.index === false ? 0 : typeof opts.index === 'number' ? opts.index : count;
-  if (profile.layout.indexKey && opts.index !== false) await putIndex(storage, profile, runId, written.slice(0, indexUpTo).map((w) => indexEntry(w)));
+  if (profile.layout.indexKey && opts.index !== false)
+    await putIndex(
+      storage,
+      profile,
+      runId,
+      written.slice(0, indexUpTo).map((w) => indexEntry(w)),
+    );
   return { written };
 }
 
@@ -118,7 +145,7 @@ export async function writeRun<P>(
 export function flipBit(bytes: Uint8Array, bit: number): Uint8Array {
   const out = bytes.slice();
   const i = Math.floor(bit / 8) % out.length;
-  out[i] = out[i]! ^ (1 << bit % 8);
+  out[i] = out[i]! ^ (1 << (bit % 8));
   return out;
 }
 
@@ -137,4 +164,3 @@ export async function compressEntry(storage: StorageAdapter, key: string): Promi
   await storage.delete(key);
   return `${key}.gz`;
 }
-

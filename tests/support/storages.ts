@@ -15,7 +15,9 @@ export function sequentialMemory(inner: StorageAdapter = memoryStorage()): Stora
 }
 
 /** A storage whose writes wait until `release()` (a slow store, for group commit and backpressure). */
-export function gatedStorage(inner: StorageAdapter = memoryStorage()): StorageAdapter & { hold(): void; release(): void; writes: string[] } {
+export function gatedStorage(
+  inner: StorageAdapter = memoryStorage(),
+): StorageAdapter & { hold(): void; release(): void; writes: string[] } {
   let gate: Promise<void> | undefined;
   let open: (() => void) | undefined;
   const writes: string[] = [];

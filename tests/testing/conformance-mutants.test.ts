@@ -60,7 +60,8 @@ function contentStorage(): StorageAdapter {
   };
   const check = (key: string, cond: { ifAbsent?: boolean; ifVersion?: string }): void => {
     const cell = cells.get(key);
-    if ((cond.ifAbsent && cell) || (cond.ifVersion !== undefined && cell?.version !== cond.ifVersion)) throw new CheckpointError('checkpoint_conflict', 'condition failed');
+    if ((cond.ifAbsent && cell) || (cond.ifVersion !== undefined && cell?.version !== cond.ifVersion))
+      throw new CheckpointError('checkpoint_conflict', 'condition failed');
   };
   return {
     name: 'content',
@@ -110,7 +111,8 @@ describe('the conformance suite catches broken adapters', () => {
       mutant((inner) => ({
         async put(k, b, o) {
           const cur = await inner.get(k);
-          if (o?.ifVersion !== undefined && (!cur || (await sha256Hex(cur.bytes)) !== o.ifVersion)) throw new CheckpointError('checkpoint_conflict', 'changed');
+          if (o?.ifVersion !== undefined && (!cur || (await sha256Hex(cur.bytes)) !== o.ifVersion))
+            throw new CheckpointError('checkpoint_conflict', 'changed');
           await inner.put(k, b, o?.ifAbsent ? o : {});
           return { version: await sha256Hex(b) };
         },
@@ -241,7 +243,8 @@ describe('the conformance suite catches broken adapters', () => {
         async batch(ops) {
           const out = [];
           for (const op of ops) {
-            if (op.type === 'put') out.push({ type: 'put' as const, key: op.key, version: (await inner.put(op.key, op.bytes, op)).version });
+            if (op.type === 'put')
+              out.push({ type: 'put' as const, key: op.key, version: (await inner.put(op.key, op.bytes, op)).version });
             else out.push({ type: 'delete' as const, key: op.key, existed: await inner.delete(op.key, op) });
           }
           return out;

@@ -137,7 +137,13 @@ describe('manualClock', () => {
     const storage = memoryStorage();
     const clock = manualClock('2026-01-01T00:00:00Z');
     // heartbeatPayload: a beat's own state, which the default profile stores on every beat.
-    const writer = createWriter({ storage, profile: defaultProfile, runId: 'run-1', clock, heartbeatPayload: (last) => ({ ...(last as object), beat: true }) });
+    const writer = createWriter({
+      storage,
+      profile: defaultProfile,
+      runId: 'run-1',
+      clock,
+      heartbeatPayload: (last) => ({ ...(last as object), beat: true }),
+    });
     await writer.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { step: 1 } });
     await clock.advance(119_000);
     expect((await listAll(storage, 'checkpoints/run-1/history/')).length).toBe(1);

@@ -55,7 +55,11 @@ export async function interfacePayloads(): Promise<void> {
 
   const profile = jsonProfile<AgentState>();
   const typed = createWriter({ storage, profile, runId: 'r' });
-  const r: CheckpointResult<AgentState> = await typed.checkpoint({ source: 'timer', status: 'in_progress', payload: { step: 2, notes: ['a'] } });
+  const r: CheckpointResult<AgentState> = await typed.checkpoint({
+    source: 'timer',
+    status: 'in_progress',
+    payload: { step: 2, notes: ['a'] },
+  });
   if (r.ok) {
     const step: number = r.snapshot.payload.step; // read back typed, no `as unknown as`
     void step;
@@ -100,7 +104,11 @@ export async function customProfiles(): Promise<void> {
   const wrongTrigger: TriggerOf<typeof custom> = 'step_boundary';
   void wrongTrigger;
 
-  const w: CheckpointWriter<{ step: number }, 'step_done' | 'manual', 'running' | 'done'> = createWriter({ storage, profile: custom, runId: 'r' });
+  const w: CheckpointWriter<{ step: number }, 'step_done' | 'manual', 'running' | 'done'> = createWriter({
+    storage,
+    profile: custom,
+    runId: 'r',
+  });
   await w.checkpoint({ source: 'step_done', status: 'done', payload: { step: 1 } });
   // @ts-expect-error the default profile's status is not this profile's
   await w.checkpoint({ source: 'step_done', status: 'completed', payload: { step: 1 } });

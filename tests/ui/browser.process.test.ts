@@ -38,7 +38,11 @@ describe.skipIf(skipBrowser('tests/ui/browser'))('savepoint ui in a real browser
     const executablePath = assertChromium();
     mkdirSync(SHOTS, { recursive: true });
     store = await buildViewerStore();
-    ui = await startUiServer({ storage: fsStorage({ dir: store.dir, create: false, cleanupOnOpen: false }), profile: defaultProfile, clock: systemClock });
+    ui = await startUiServer({
+      storage: fsStorage({ dir: store.dir, create: false, cleanupOnOpen: false }),
+      profile: defaultProfile,
+      clock: systemClock,
+    });
     browser = await chromium.launch({ executablePath, args: ['--no-sandbox'] });
   }, 120_000);
   afterAll(async () => {
@@ -50,7 +54,9 @@ describe.skipIf(skipBrowser('tests/ui/browser'))('savepoint ui in a real browser
   it('lists runs with status, lock holder and resumability', async () => {
     const page = await open(ui.url);
     await ready(page, '#/');
-    const rows = await page.$$eval('#runs tbody tr', (trs) => trs.map((tr) => [tr.getAttribute('data-run'), ...Array.from(tr.querySelectorAll('td')).map((td) => td.textContent ?? '')]));
+    const rows = await page.$$eval('#runs tbody tr', (trs) =>
+      trs.map((tr) => [tr.getAttribute('data-run'), ...Array.from(tr.querySelectorAll('td')).map((td) => td.textContent ?? '')]),
+    );
     const byRun = Object.fromEntries(rows.map((r) => [r[0], r.slice(1)]));
     expect(Object.keys(byRun).sort()).toEqual(['agent-damaged', 'agent-idle', 'agent-live', 'build-finished']);
     expect(byRun['build-finished']![1]).toBe('completed');
@@ -72,7 +78,9 @@ describe.skipIf(skipBrowser('tests/ui/browser'))('savepoint ui in a real browser
     await page.keyboard.press('Enter');
     await ready(page, '#/run/agent-idle');
     await page.waitForFunction(() => document.getElementById('run-summary')?.textContent === '4 snapshots, 2 heartbeats, 1 gap');
-    const timeline = await page.$$eval('#timeline .row', (rows) => rows.map((r) => ({ seq: r.getAttribute('data-seq'), cls: r.className, text: r.textContent })));
+    const timeline = await page.$$eval('#timeline .row', (rows) =>
+      rows.map((r) => ({ seq: r.getAttribute('data-seq'), cls: r.className, text: r.textContent })),
+    );
     expect(timeline.map((r) => r.seq)).toEqual(['1', '2', '3', '4']);
     expect(timeline.filter((r) => r.cls.includes('heartbeat')).map((r) => r.seq)).toEqual(['2', '3']);
     expect(timeline.find((r) => r.cls.includes('after-gap'))?.seq).toBe('4');
@@ -94,7 +102,9 @@ describe.skipIf(skipBrowser('tests/ui/browser'))('savepoint ui in a real browser
     await page.fill('#diff-against', '1');
     await page.press('#diff-against', 'Enter');
     await page.waitForFunction(() => document.querySelector('#diff p')?.textContent?.startsWith('#1 → #3'));
-    expect(await page.$$eval('#diff li', (lis) => lis.map((l) => `${l.className} ${l.getAttribute('data-path')}`))).toContain('added /payload/beat');
+    expect(await page.$$eval('#diff li', (lis) => lis.map((l) => `${l.className} ${l.getAttribute('data-path')}`))).toContain(
+      'added /payload/beat',
+    );
     await page.screenshot({ path: join(SHOTS, 'snapshot.png') });
     await page.close();
   });
@@ -216,7 +226,11 @@ describe.skipIf(skipBrowser('tests/ui/browser'))('savepoint ui in a real browser
       const firstPaintMs = Date.now() - t0;
       // Only the visible rows exist, however long the run.
       expect(await page.$$eval('#timeline .row', (r) => r.length)).toBeLessThan(100);
-      await page.waitForFunction(() => document.getElementById('run-summary')?.textContent === '10000 snapshots, 2000 heartbeats, 20 gaps', undefined, { timeout: 60_000 });
+      await page.waitForFunction(
+        () => document.getElementById('run-summary')?.textContent === '10000 snapshots, 2000 heartbeats, 20 gaps',
+        undefined,
+        { timeout: 60_000 },
+      );
       await page.keyboard.press('Home');
       await page.waitForFunction(() => document.querySelector('#timeline .row.selected')?.getAttribute('data-seq') === '1');
       await page.keyboard.press('End');

@@ -7,7 +7,12 @@ import { ensureBuilt, ROOT } from '../support/build.js';
 import { buildViewerStore } from './store.js';
 
 /** `savepoint ui` as a user runs it: the built CLI in a child process. */
-function startCli(args: string[]): { url: Promise<string>; exit: Promise<number | null>; stderr: () => string; kill(signal: NodeJS.Signals): void } {
+function startCli(args: string[]): {
+  url: Promise<string>;
+  exit: Promise<number | null>;
+  stderr: () => string;
+  kill(signal: NodeJS.Signals): void;
+} {
   const child = spawn(process.execPath, [join(ROOT, 'dist/cli.js'), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
@@ -67,7 +72,11 @@ describe('savepoint ui (the command)', () => {
   });
 
   it('refuses bad usage with exit 2', async () => {
-    for (const args of [['ui', 'extra'], ['ui', '--port', 'http'], ['ui', '--port', '70000']]) {
+    for (const args of [
+      ['ui', 'extra'],
+      ['ui', '--port', 'http'],
+      ['ui', '--port', '70000'],
+    ]) {
       const cli = startCli([...args, '--dir', store.dir]);
       expect(await cli.exit).toBe(2);
     }

@@ -10,10 +10,20 @@ import { startUiServer, UI_CSP, type UiServer } from '../../src/ui/server.js';
 import { buildViewerStore } from './store.js';
 
 /** A raw request, so the Host header and the path are exactly what a hostile client sends. */
-function raw(port: number, path: string, options: { method?: string; host?: string; body?: string; type?: string } = {}): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
+function raw(
+  port: number,
+  path: string,
+  options: { method?: string; host?: string; body?: string; type?: string } = {},
+): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: '127.0.0.1', port, path, method: options.method ?? 'GET', headers: { host: options.host ?? `127.0.0.1:${port}`, ...(options.type ? { 'content-type': options.type } : {}) } },
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: options.method ?? 'GET',
+        headers: { host: options.host ?? `127.0.0.1:${port}`, ...(options.type ? { 'content-type': options.type } : {}) },
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -36,7 +46,11 @@ describe('savepoint ui server', () => {
 
   beforeAll(async () => {
     store = await buildViewerStore();
-    ui = await startUiServer({ storage: fsStorage({ dir: store.dir, create: false, cleanupOnOpen: false }), profile: defaultProfile, clock: systemClock });
+    ui = await startUiServer({
+      storage: fsStorage({ dir: store.dir, create: false, cleanupOnOpen: false }),
+      profile: defaultProfile,
+      clock: systemClock,
+    });
     token = new URL(ui.url).pathname.split('/')[1]!;
   });
   afterAll(async () => {
@@ -90,12 +104,19 @@ describe('savepoint ui server', () => {
       [4, 'step_boundary', false],
     ]);
     const damaged = (await api('runs/agent-damaged/timeline')).json.snapshots as any[];
-    expect(damaged.find((s) => s.error)).toMatchObject({ key: expect.stringMatching(/^checkpoints\/agent-damaged\/history\//), error: { reasonCode: 'checkpoint_schema_invalid' } });
+    expect(damaged.find((s) => s.error)).toMatchObject({
+      key: expect.stringMatching(/^checkpoints\/agent-damaged\/history\//),
+      error: { reasonCode: 'checkpoint_schema_invalid' },
+    });
   });
 
   it('answers a quick timeline from the listing, complete once the files were read', async () => {
     const first = await ui.close().then(async () => {
-      ui = await startUiServer({ storage: fsStorage({ dir: store.dir, create: false, cleanupOnOpen: false }), profile: defaultProfile, clock: systemClock });
+      ui = await startUiServer({
+        storage: fsStorage({ dir: store.dir, create: false, cleanupOnOpen: false }),
+        profile: defaultProfile,
+        clock: systemClock,
+      });
       token = new URL(ui.url).pathname.split('/')[1]!;
       return (await api('runs/agent-idle/timeline?quick=1')).json;
     });
@@ -114,7 +135,12 @@ describe('savepoint ui server', () => {
     expect(snap.payload).toEqual({ step: 2, notes: 'resumed', extra: { nested: [1, 2] } });
     const diff = (await api('runs/agent-idle/diff?a=1&b=4')).json;
     const paths = Object.fromEntries((diff.changes as any[]).map((c) => [c.path, c.kind]));
-    expect(paths).toMatchObject({ '/payload/step': 'changed', '/payload/notes': 'changed', '/payload/extra': 'added', '/sequence': 'changed' });
+    expect(paths).toMatchObject({
+      '/payload/step': 'changed',
+      '/payload/notes': 'changed',
+      '/payload/extra': 'added',
+      '/sequence': 'changed',
+    });
   });
 
   it('verifies a run and plans its resume, with reason codes', async () => {
@@ -130,7 +156,11 @@ describe('savepoint ui server', () => {
     const plan = (await api('retention?run=agent-idle')).json;
     expect(plan.digest).toMatch(/^[0-9a-f]{64}$/);
     expect(plan.decisions.map((d: any) => d.sequence).sort()).toEqual([1, 2, 3, 4]);
-    const apply = await raw(ui.port, `/${token}/api/retention/apply`, { method: 'POST', type: 'application/json', body: JSON.stringify({ digest: plan.digest, confirm: true }) });
+    const apply = await raw(ui.port, `/${token}/api/retention/apply`, {
+      method: 'POST',
+      type: 'application/json',
+      body: JSON.stringify({ digest: plan.digest, confirm: true }),
+    });
     expect(apply.status).toBe(403);
     expect(JSON.parse(apply.body).error.reasonCode).toBe('ui_read_only');
   });
@@ -154,7 +184,8 @@ describe('savepoint ui server with --allow-prune', () => {
     const profile = defineProfile({ ...defaultProfile, retention: { name: 'keep-one', rules: [keepLast(1)] } });
     const ui = await startUiServer({ storage, profile, clock: systemClock, allowPrune: true });
     const base = new URL(ui.url).pathname;
-    const post = (body: unknown, type = 'application/json') => raw(ui.port, `${base}api/retention/apply`, { method: 'POST', type, body: JSON.stringify(body) });
+    const post = (body: unknown, type = 'application/json') =>
+      raw(ui.port, `${base}api/retention/apply`, { method: 'POST', type, body: JSON.stringify(body) });
     try {
       const plan = JSON.parse((await raw(ui.port, `${base}api/retention?run=build-finished`)).body);
       expect(plan.decisions.filter((d: any) => d.action === 'delete')).toHaveLength(2);
@@ -209,7 +240,14 @@ describe('savepoint ui over other stores and profiles', () => {
     const runId = '0f8fad5b-d9cb-469f-a165-70867728950e';
     const writer = createWriter({ storage, profile: phasedWorkflow, runId, heartbeatIntervalMs: false });
     const empty = initialPhasedPayload('phase_0_intake', '2026-11-22T00:00:00Z');
-    const r = await writer.checkpoint({ source: 'phase_complete', status: 'in_progress', payload: { ...empty, state_snapshot: { ...empty.state_snapshot, phase_outputs: { ...empty.state_snapshot.phase_outputs, phase_0: { ok: true } } } } });
+    const r = await writer.checkpoint({
+      source: 'phase_complete',
+      status: 'in_progress',
+      payload: {
+        ...empty,
+        state_snapshot: { ...empty.state_snapshot, phase_outputs: { ...empty.state_snapshot.phase_outputs, phase_0: { ok: true } } },
+      },
+    });
     expect(r.ok).toBe(true);
     await writer.close();
     const ui = await startUiServer({ storage, profile: phasedWorkflow, clock: systemClock, storeLabel: 'github acme/checkpoints' });

@@ -16,7 +16,10 @@ export async function buildViewerStore(): Promise<{ dir: string; close(): Promis
   const dir = mkdtempSync(join(tmpdir(), 'savepoint-ui-'));
   const storage = fsStorage({ dir });
   const clock = manualClock(START);
-  const write = async (runId: string, steps: { source: DefaultTrigger; status: LifecycleStatus; payload: JsonValue; advanceMs: number }[]) => {
+  const write = async (
+    runId: string,
+    steps: { source: DefaultTrigger; status: LifecycleStatus; payload: JsonValue; advanceMs: number }[],
+  ) => {
     const writer = createWriter({ storage, profile: defaultProfile, runId, clock, autoRetention: false, heartbeatIntervalMs: false });
     for (const s of steps) {
       await clock.advance(s.advanceMs);
@@ -35,7 +38,12 @@ export async function buildViewerStore(): Promise<{ dir: string; close(): Promis
     { source: 'timer', status: 'in_progress', payload: { step: 1, notes: 'start', beat: 1 }, advanceMs: 120_000 },
     { source: 'timer', status: 'in_progress', payload: { step: 1, notes: 'start', beat: 2 }, advanceMs: 120_000 },
     // Three hours of silence: the timeline shows a gap.
-    { source: 'step_boundary', status: 'in_progress', payload: { step: 2, notes: 'resumed', extra: { nested: [1, 2] } }, advanceMs: 3 * 3600_000 },
+    {
+      source: 'step_boundary',
+      status: 'in_progress',
+      payload: { step: 2, notes: 'resumed', extra: { nested: [1, 2] } },
+      advanceMs: 3 * 3600_000,
+    },
   ]);
   await write('agent-damaged', [
     { source: 'step_boundary', status: 'in_progress', payload: { step: 1 }, advanceMs: 1000 },

@@ -27,7 +27,12 @@ async function indexOf(storage: StorageAdapter, runId: string) {
 }
 
 /** Writes `statuses.length` checkpoints with distinct states; returns the sequence → history key map of what was written. */
-async function writeRun(storage: StorageAdapter, runId: string, statuses: readonly LifecycleStatus[], options: { autoRetention?: boolean } = {}) {
+async function writeRun(
+  storage: StorageAdapter,
+  runId: string,
+  statuses: readonly LifecycleStatus[],
+  options: { autoRetention?: boolean } = {},
+) {
   const clock = manualClock();
   const writer = createWriter({ storage, profile: defaultProfile, runId, clock, heartbeatIntervalMs: false, ...options });
   const pruned: number[] = [];
@@ -130,13 +135,21 @@ describe('automatic per-run retention', () => {
     await writeRun(storage, 'kept', many);
     expect(await historyKeys(storage, 'kept')).toHaveLength(80);
 
-    const phased = createWriter({ storage, profile: phasedWorkflow, runId: '0b9d5c2e-8f3a-4c1b-9d2e-7a6b5c4d3e2f', heartbeatIntervalMs: false, clock: manualClock() });
+    const phased = createWriter({
+      storage,
+      profile: phasedWorkflow,
+      runId: '0b9d5c2e-8f3a-4c1b-9d2e-7a6b5c4d3e2f',
+      heartbeatIntervalMs: false,
+      clock: manualClock(),
+    });
     expect(phased.profile.retention?.rules.some((r) => r.rule === 'keep-last')).toBe(false);
     await phased.close();
   });
 
   it('rejects a non-boolean autoRetention', () => {
-    expect(() => createWriter({ storage: memoryStorage(), profile: defaultProfile, runId: 'x', autoRetention: 'yes' as never })).toThrow(/autoRetention/);
+    expect(() => createWriter({ storage: memoryStorage(), profile: defaultProfile, runId: 'x', autoRetention: 'yes' as never })).toThrow(
+      /autoRetention/,
+    );
   });
 
   it('a crash at any write of a prune leaves a resumable run whose index lists only existing files, and the next writer finishes the prune', async () => {
@@ -147,7 +160,14 @@ describe('automatic per-run retention', () => {
         const inner = memoryStorage();
         const faulty = faultyStorage(inner, { at, action, count: 'writes' });
         const clock = manualClock();
-        const w1 = createWriter({ storage: faulty, profile: defaultProfile, runId: 'c', clock, heartbeatIntervalMs: false, maxAttempts: 1 });
+        const w1 = createWriter({
+          storage: faulty,
+          profile: defaultProfile,
+          runId: 'c',
+          clock,
+          heartbeatIntervalMs: false,
+          maxAttempts: 1,
+        });
         for (const [i, status] of statuses.entries()) {
           await w1.checkpoint({ source: 'step_boundary', status, payload: { i } });
           await clock.advance(1000);

@@ -36,7 +36,9 @@ describe('checkpoint(): triggers and validation', () => {
     expect(r3.ok && r3.snapshot).toEqual(latest);
     const index = decodeRunIndex((await storage.get(defaultProfile.layout.indexKey!(run)))!.bytes);
     expect(index.checkpoint_count).toBe(3);
-    expect(index.checkpoints.map((e) => [e.sequence, e.trigger, e.status, e.checkpoint_id])).toEqual(history.map((s) => [s.sequence, 'step_boundary', 'in_progress', s.id]));
+    expect(index.checkpoints.map((e) => [e.sequence, e.trigger, e.status, e.checkpoint_id])).toEqual(
+      history.map((s) => [s.sequence, 'step_boundary', 'in_progress', s.id]),
+    );
     await w.close();
   });
 
@@ -67,7 +69,11 @@ describe('checkpoint(): triggers and validation', () => {
     const w = createWriter({ storage, profile: phasedLike, runId: run, clock: manualClock() });
     const bad = await w.checkpoint({ source: 'manual', status: 'running', payload: { phase: 'phase_1_x', cost: 1 } });
     expect(!bad.ok && bad.reasonCode).toBe('checkpoint_schema_invalid');
-    const r = await w.checkpoint({ source: 'manual', status: 'in_progress', payload: { phase: 'phase_1_x', cost: 'SECRET-VALUE' as unknown as number } });
+    const r = await w.checkpoint({
+      source: 'manual',
+      status: 'in_progress',
+      payload: { phase: 'phase_1_x', cost: 'SECRET-VALUE' as unknown as number },
+    });
     expect(!r.ok && r.reasonCode).toBe('checkpoint_schema_invalid');
     expect(!r.ok && r.error.details.paths).toEqual(['$.cost']);
     expect(!r.ok && JSON.stringify(r.error.toJSON())).not.toContain('SECRET-VALUE');
@@ -81,7 +87,12 @@ describe('checkpoint(): triggers and validation', () => {
     const storage = memoryStorage();
     const clock = manualClock();
     const w = createWriter({ storage, profile: phasedLike, runId: run, clock });
-    const expected: Record<string, string | undefined> = { circuit_breaker: 'critical', phase_complete: 'high', iteration: 'medium', manual: undefined };
+    const expected: Record<string, string | undefined> = {
+      circuit_breaker: 'critical',
+      phase_complete: 'high',
+      iteration: 'medium',
+      manual: undefined,
+    };
     let cost = 0;
     for (const [source, priority] of Object.entries(expected)) {
       const r = await w.checkpoint({ source, status: 'in_progress', payload: { phase: 'phase_1_plan', cost: cost++ } });
@@ -117,7 +128,9 @@ describe('checkpoint(): triggers and validation', () => {
   it('failMode throw rejects with the CheckpointError instead', async () => {
     const w = createWriter({ storage: memoryStorage(), profile: defaultProfile, runId: run, clock: manualClock(), failMode: 'throw' });
     // @ts-expect-error an unknown trigger is a compile error, and a run-time one for untyped callers
-    await expect(w.checkpoint({ source: 'nope', status: 'in_progress', payload: 1 })).rejects.toSatisfy((e) => isCheckpointError(e, 'checkpoint_schema_invalid'));
+    await expect(w.checkpoint({ source: 'nope', status: 'in_progress', payload: 1 })).rejects.toSatisfy((e) =>
+      isCheckpointError(e, 'checkpoint_schema_invalid'),
+    );
     const ok = await w.checkpoint({ source: 'manual', status: 'in_progress', payload: 1 });
     expect(ok.ok).toBe(true);
   });
@@ -126,8 +139,12 @@ describe('checkpoint(): triggers and validation', () => {
     const storage = memoryStorage();
     expect(() => createWriter({ storage, profile: defaultProfile, runId: '../x' })).toThrow(/checkpoint_key_invalid/);
     expect(() => createWriter({ storage, profile: defaultProfile, runId: run, maxQueue: 0 })).toThrow(/checkpoint_config_invalid/);
-    expect(() => createWriter({ storage, profile: defaultProfile, runId: run, failMode: 'loud' as 'throw' })).toThrow(/checkpoint_config_invalid/);
-    expect(() => createWriter({ storage, profile: phasedLike, runId: run, heartbeatIntervalMs: 1000 })).toThrow(/checkpoint_config_invalid/);
+    expect(() => createWriter({ storage, profile: defaultProfile, runId: run, failMode: 'loud' as 'throw' })).toThrow(
+      /checkpoint_config_invalid/,
+    );
+    expect(() => createWriter({ storage, profile: phasedLike, runId: run, heartbeatIntervalMs: 1000 })).toThrow(
+      /checkpoint_config_invalid/,
+    );
   });
 });
 
@@ -140,7 +157,9 @@ describe('write order', () => {
     await w.checkpoint({ source: 'manual', status: 'in_progress', payload: 1 });
     await clock.advance(4000);
     await w.checkpoint({ source: 'manual', status: 'in_progress', payload: 2 });
-    const writes = storage.log.filter((r) => r.operation !== 'get' && r.operation !== 'list').map((r) => `${r.operation} ${r.keys[0]!.replace(/cp_\w+/, 'ID')}`);
+    const writes = storage.log
+      .filter((r) => r.operation !== 'get' && r.operation !== 'list')
+      .map((r) => `${r.operation} ${r.keys[0]!.replace(/cp_\w+/, 'ID')}`);
     expect(writes).toEqual([
       'put checkpoints/run-1/history/ID.json',
       'put checkpoints/run-1/latest.json',
@@ -158,7 +177,11 @@ describe('write order', () => {
     const writes = storage.log.filter((r) => r.operation === 'batch' || r.operation === 'put');
     expect(writes.length).toBe(1);
     expect(writes[0]!.operation).toBe('batch');
-    expect(writes[0]!.keys.map((k) => k.replace(/cp_\w+/, 'ID'))).toEqual(['checkpoints/run-1/history/ID.json', 'checkpoints/run-1/latest.json', 'checkpoints/run-1/index.json']);
+    expect(writes[0]!.keys.map((k) => k.replace(/cp_\w+/, 'ID'))).toEqual([
+      'checkpoints/run-1/history/ID.json',
+      'checkpoints/run-1/latest.json',
+      'checkpoints/run-1/index.json',
+    ]);
   });
 
   it('a profile without history writes latest only; without an index it skips the index', async () => {

@@ -46,7 +46,17 @@ describe('built-in profiles', () => {
 
   it('phasedWorkflow: the nine triggers with their spec priorities', async () => {
     const { snapshot } = await importPhasedWorkflowDocument(JSON.parse(fixture('phased-workflow.checkpoint.json')));
-    const triggers = ['phase_complete', 'gate_decision', 'circuit_breaker', 'escalation', 'iteration', 'cost_threshold', 'expensive_op', 'destructive_op', 'manual'];
+    const triggers = [
+      'phase_complete',
+      'gate_decision',
+      'circuit_breaker',
+      'escalation',
+      'iteration',
+      'cost_threshold',
+      'expensive_op',
+      'destructive_op',
+      'manual',
+    ];
     await writeEach(phasedWorkflow, snapshot.runId, snapshot.payload, triggers);
     expect(Object.fromEntries(triggers.map((t) => [t, phasedWorkflow.trigger(t).priority]))).toMatchObject({
       circuit_breaker: 'critical',
@@ -66,7 +76,18 @@ describe('built-in profiles', () => {
   });
 
   it('handoffMarkdown: session break and pre-compression (and the other spec triggers)', async () => {
-    const { checkpoint: _c, created: _d, frontMatter: _f, ...payload } = parseHandoff(fixture('handoff-chk-003.md')) as ReturnType<typeof parseHandoff> & { frontMatter?: unknown };
-    await writeEach(handoffMarkdown, 'session-1', payload, ['session_break', 'pre_compression', 'phase_completion', 'major_decision', 'context_shift']);
+    const {
+      checkpoint: _c,
+      created: _d,
+      frontMatter: _f,
+      ...payload
+    } = parseHandoff(fixture('handoff-chk-003.md')) as ReturnType<typeof parseHandoff> & { frontMatter?: unknown };
+    await writeEach(handoffMarkdown, 'session-1', payload, [
+      'session_break',
+      'pre_compression',
+      'phase_completion',
+      'major_decision',
+      'context_shift',
+    ]);
   });
 });

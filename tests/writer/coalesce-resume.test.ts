@@ -12,7 +12,13 @@ import { newUuidV4 } from '../../src/contract/ids.js';
 
 /** The resume reason each trigger's snapshot leads to (the rule's classes). */
 const reasonOf = (t: PhasedTrigger): RegExp =>
-  t === 'phase_complete' ? /^phase_complete_/ : t === 'gate_decision' ? /^gate_decision_/ : t === 'circuit_breaker' ? /^circuit_breaker_/ : /^restart_current_phase$/;
+  t === 'phase_complete'
+    ? /^phase_complete_/
+    : t === 'gate_decision'
+      ? /^gate_decision_/
+      : t === 'circuit_breaker'
+        ? /^circuit_breaker_/
+        : /^restart_current_phase$/;
 
 async function lastResume(triggers: readonly { t: PhasedTrigger; waitMs: number }[]) {
   const storage = memoryStorage();
@@ -54,10 +60,16 @@ describe('coalescing keeps the resume action of the newest trigger', () => {
 
   it('property: whatever triggers fire with no state change, inside the window or not, the resume follows the newest one', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.record({ t: fc.constantFrom(...PHASED_TRIGGERS), waitMs: fc.integer({ min: 0, max: 4000 }) }), { minLength: 1, maxLength: 8 }), async (triggers) => {
-        const { plan } = await lastResume(triggers);
-        expect(plan.reason).toMatch(reasonOf(triggers.at(-1)!.t));
-      }),
+      fc.asyncProperty(
+        fc.array(fc.record({ t: fc.constantFrom(...PHASED_TRIGGERS), waitMs: fc.integer({ min: 0, max: 4000 }) }), {
+          minLength: 1,
+          maxLength: 8,
+        }),
+        async (triggers) => {
+          const { plan } = await lastResume(triggers);
+          expect(plan.reason).toMatch(reasonOf(triggers.at(-1)!.t));
+        },
+      ),
       { numRuns: 150 },
     );
   });

@@ -11,7 +11,11 @@ const run = 'run-c';
 
 /** The default profile, but storing the state again on every beat as snapshot-lifecycle.md's heartbeat does. */
 const { name: _n, description: _d, isTerminal: _t, trigger: _tr, ...defaultBase } = defaultProfile;
-const beatingProfile = defineProfile({ ...defaultBase, name: 'beating', heartbeat: { source: 'timer', intervalMs: 120_000, whenUnchanged: 'write' } });
+const beatingProfile = defineProfile({
+  ...defaultBase,
+  name: 'beating',
+  heartbeat: { source: 'timer', intervalMs: 120_000, whenUnchanged: 'write' },
+});
 const at = (ms: number): string => new Date(T0 + ms).toISOString();
 
 describe('coalescing (snapshot-lifecycle.md: 3 s, no material change → one snapshot + source_details)', () => {
@@ -107,7 +111,11 @@ describe('coalescing (snapshot-lifecycle.md: 3 s, no material change → one sna
       else texts.push(utf8Decode((await storage.get(e.key))!.bytes));
     }
     expect(parts.length).toBeGreaterThan(0);
-    for (const key of parts) expect(texts.some((t) => t.includes(JSON.stringify(key))), `${key} unreferenced`).toBe(true);
+    for (const key of parts)
+      expect(
+        texts.some((t) => t.includes(JSON.stringify(key))),
+        `${key} unreferenced`,
+      ).toBe(true);
   });
 
   it('a writer that opens a run whose latest holds coalesced triggers carries them into its first history entry (issue 16)', async () => {
@@ -117,7 +125,10 @@ describe('coalescing (snapshot-lifecycle.md: 3 s, no material change → one sna
     const a = await w1.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { n: 1 } });
     await w1.checkpoint({ source: 'error_boundary', status: 'in_progress', payload: { n: 1 } });
     await clock.advance(1000);
-    await Promise.all([w1.checkpoint({ source: 'manual', status: 'in_progress', payload: { n: 1 } }), w1.checkpoint({ source: 'timer', status: 'in_progress', payload: { n: 1 } })]);
+    await Promise.all([
+      w1.checkpoint({ source: 'manual', status: 'in_progress', payload: { n: 1 } }),
+      w1.checkpoint({ source: 'timer', status: 'in_progress', payload: { n: 1 } }),
+    ]);
     await w1.close();
     const id = a.ok ? a.snapshotId : '';
     // A resume reads latest: it reports the coalesced triggers.
@@ -170,9 +181,17 @@ describe('coalescing (snapshot-lifecycle.md: 3 s, no material change → one sna
     const storage = memoryStorage();
     const clock = manualClock();
     const w = createWriter({ storage, profile: phasedLike, runId: run, clock });
-    const r1 = await w.checkpoint({ source: 'iteration', status: 'in_progress', payload: { phase: 'phase_1_a', cost: 1, updated_at: 'x' } });
+    const r1 = await w.checkpoint({
+      source: 'iteration',
+      status: 'in_progress',
+      payload: { phase: 'phase_1_a', cost: 1, updated_at: 'x' },
+    });
     await clock.advance(500);
-    const r2 = await w.checkpoint({ source: 'expensive_op', status: 'in_progress', payload: { phase: 'phase_1_a', cost: 1, updated_at: 'y' } });
+    const r2 = await w.checkpoint({
+      source: 'expensive_op',
+      status: 'in_progress',
+      payload: { phase: 'phase_1_a', cost: 1, updated_at: 'y' },
+    });
     expect(r2.ok && r2.outcome).toBe('coalesced');
     expect(r2.ok && r2.snapshot.sourceDetails).toEqual([{ source: 'expensive_op', at: at(500), priority: 'medium' }]);
     expect(r1.ok && r1.snapshot.payload.updated_at).toBe('x');
@@ -198,9 +217,17 @@ describe('coalescing (snapshot-lifecycle.md: 3 s, no material change → one sna
   it('a burst of 1,000 identical triggers inside the window makes exactly one write', async () => {
     const storage = memoryStorage();
     let writes = 0;
-    const counting = { ...storage, batch: (ops: Parameters<NonNullable<typeof storage.batch>>[0]) => (writes++, storage.batch!(ops)), put: (...a: Parameters<typeof storage.put>) => (writes++, storage.put(...a)) };
+    const counting = {
+      ...storage,
+      batch: (ops: Parameters<NonNullable<typeof storage.batch>>[0]) => (writes++, storage.batch!(ops)),
+      put: (...a: Parameters<typeof storage.put>) => (writes++, storage.put(...a)),
+    };
     const w = createWriter({ storage: counting, profile: defaultProfile, runId: run, clock: manualClock() });
-    const results = await Promise.all(Array.from({ length: 1000 }, (_, i) => w.checkpoint({ source: i % 2 ? 'manual' : 'step_boundary', status: 'in_progress', payload: { same: true } })));
+    const results = await Promise.all(
+      Array.from({ length: 1000 }, (_, i) =>
+        w.checkpoint({ source: i % 2 ? 'manual' : 'step_boundary', status: 'in_progress', payload: { same: true } }),
+      ),
+    );
     expect(writes).toBe(1);
     expect(results.filter((r) => r.ok && r.outcome === 'written').length).toBe(1);
     expect(results.filter((r) => r.ok && r.outcome === 'coalesced').length).toBe(999);
@@ -218,7 +245,14 @@ describe('coalescing (snapshot-lifecycle.md: 3 s, no material change → one sna
     await w.checkpoint({ source: 'manual', status: 'in_progress', payload: { secret: 'TOP-SECRET-123' } });
     await w.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { secret: 'TOP-SECRET-123' } });
     expect(events.length).toBe(2);
-    expect(JSON.parse(events[0]!)).toMatchObject({ runId: run, sequence: 1, source: 'manual', outcome: 'written', groupSize: 1, mode: 'batch' });
+    expect(JSON.parse(events[0]!)).toMatchObject({
+      runId: run,
+      sequence: 1,
+      source: 'manual',
+      outcome: 'written',
+      groupSize: 1,
+      mode: 'batch',
+    });
     expect(JSON.parse(events[1]!)).toMatchObject({ runId: run, sequence: 1, source: 'step_boundary', recorded: 1 });
     for (const e of events) expect(e).not.toContain('TOP-SECRET');
   });
@@ -246,7 +280,10 @@ describe('heartbeat (every 120 s while in_progress)', () => {
   });
 
   it('property: on the default profile no timer snapshot repeats the snapshot before it; on a write-on-beat profile every 120 s idle adds one', async () => {
-    const step = fc.oneof(fc.record({ kind: fc.constant('checkpoint' as const), state: fc.integer({ min: 0, max: 2 }) }), fc.record({ kind: fc.constant('wait' as const), ms: fc.integer({ min: 1, max: 400_000 }) }));
+    const step = fc.oneof(
+      fc.record({ kind: fc.constant('checkpoint' as const), state: fc.integer({ min: 0, max: 2 }) }),
+      fc.record({ kind: fc.constant('wait' as const), ms: fc.integer({ min: 1, max: 400_000 }) }),
+    );
     await fc.assert(
       fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 25 }), async (steps) => {
         for (const profile of [defaultProfile, beatingProfile]) {
@@ -301,13 +338,21 @@ describe('heartbeat (every 120 s while in_progress)', () => {
   it('after a failed write the next beat stores the state (it is news to the store)', async () => {
     const inner = memoryStorage();
     let failNext = false;
-    const flaky = { ...inner, capabilities: inner.capabilities, get: inner.get, list: inner.list, put: inner.put, delete: inner.delete, batch: async (ops: Parameters<NonNullable<typeof inner.batch>>[0]) => {
-      if (failNext) {
-        failNext = false;
-        throw new Error('disk hiccup');
-      }
-      return inner.batch!(ops);
-    } };
+    const flaky = {
+      ...inner,
+      capabilities: inner.capabilities,
+      get: inner.get,
+      list: inner.list,
+      put: inner.put,
+      delete: inner.delete,
+      batch: async (ops: Parameters<NonNullable<typeof inner.batch>>[0]) => {
+        if (failNext) {
+          failNext = false;
+          throw new Error('disk hiccup');
+        }
+        return inner.batch!(ops);
+      },
+    };
     const clock = manualClock();
     const w = createWriter({ storage: flaky, profile: defaultProfile, runId: run, clock, maxAttempts: 1 });
     w.on('error', () => undefined);
@@ -352,7 +397,13 @@ describe('heartbeat (every 120 s while in_progress)', () => {
   it('a new snapshot re-arms the timer; heartbeatPayload refreshes volatile state', async () => {
     const storage = memoryStorage();
     const clock = manualClock();
-    const w = createWriter({ storage, profile: defaultProfile, runId: run, clock, heartbeatPayload: (last) => ({ ...(last as object), beat_at: clock.now() - T0 }) });
+    const w = createWriter({
+      storage,
+      profile: defaultProfile,
+      runId: run,
+      clock,
+      heartbeatPayload: (last) => ({ ...(last as object), beat_at: clock.now() - T0 }),
+    });
     await w.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { step: 1 } });
     await clock.advance(60_000);
     await w.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { step: 2 } });

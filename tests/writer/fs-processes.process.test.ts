@@ -26,7 +26,7 @@ describe('real crash test: SIGKILL a writer process at random moments, ≥ 100 t
     const acks: Line[] = [];
     let openFailures = 0;
     let seed = 12345;
-    const random = (): number => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const random = (): number => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     const t0 = Date.now();
     // Children start (slowly, on a loaded machine) while earlier ones run; each waits for "go".
     const pool = [start(['crash', dir, runId]), start(['crash', dir, runId])];
@@ -86,7 +86,7 @@ describe('real crash test: SIGKILL a writer process at random moments, ≥ 100 t
     expect(latest!.sequence).toBeGreaterThanOrEqual(lastWritten);
     // And the run goes on.
     const w = createWriter({ storage, profile: defaultProfile, runId, heartbeatIntervalMs: false });
-    const after = await w.checkpoint({ source: "manual", status: "completed", payload: { done: true } });
+    const after = await w.checkpoint({ source: 'manual', status: 'completed', payload: { done: true } });
     expect(after.ok && after.sequence).toBe(history.length + 1);
     await w.close();
     console.log(`crash test: ${kills} SIGKILLs in ${elapsed} ms, ${acks.length} acknowledged, ${history.length} snapshots in history`);

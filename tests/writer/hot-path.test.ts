@@ -14,13 +14,19 @@ import { encodeForStorage, encodeForStorageSync, snapshotFromText, type Snapshot
 
 /** JSON values savepoint stores: canonical JSON refuses `__proto__` keys anywhere, by design. */
 const storableJson = (): fc.Arbitrary<JsonValue> =>
-  (fc.oneof(fc.jsonValue(), fc.jsonValue({ stringUnit: 'binary' })) as fc.Arbitrary<JsonValue>).filter((v) => !JSON.stringify(v).includes('"__proto__"'));
+  (fc.oneof(fc.jsonValue(), fc.jsonValue({ stringUnit: 'binary' })) as fc.Arbitrary<JsonValue>).filter(
+    (v) => !JSON.stringify(v).includes('"__proto__"'),
+  );
 
 const RFC3339_MIN = Date.UTC(2000, 0, 1);
 const RFC3339_MAX = Date.UTC(2099, 11, 31);
 
 const triggerRecord = fc.record(
-  { source: fc.constantFrom('step_boundary', 'error_boundary', 'timer', 'manual'), at: fc.integer({ min: RFC3339_MIN, max: RFC3339_MAX }).map((ms) => new Date(ms).toISOString()), coalesced_into: fc.string({ minLength: 1, maxLength: 8 }) },
+  {
+    source: fc.constantFrom('step_boundary', 'error_boundary', 'timer', 'manual'),
+    at: fc.integer({ min: RFC3339_MIN, max: RFC3339_MAX }).map((ms) => new Date(ms).toISOString()),
+    coalesced_into: fc.string({ minLength: 1, maxLength: 8 }),
+  },
   { requiredKeys: ['source', 'at'] },
 );
 
@@ -94,20 +100,42 @@ describe('the synchronous hot path seals exactly what the general path seals', (
   });
 
   it('leaves to the general path what it cannot do alone: a format without the synchronous method, a document over the limit', async () => {
-    const draft = headerOf({ at: RFC3339_MIN, runId: 'run-1', sequence: 1, source: 'manual', sourceDetails: [], priority: undefined, status: 'in_progress', badId: false });
+    const draft = headerOf({
+      at: RFC3339_MIN,
+      runId: 'run-1',
+      sequence: 1,
+      source: 'manual',
+      sourceDetails: [],
+      priority: undefined,
+      status: 'in_progress',
+      badId: false,
+    });
     const text = canonicalJson({ note: 'x'.repeat(2000) });
     expect(encodeForStorageSync(defaultProfile, draft, text, { maxBytes: 1000, onOversize: 'split' })).toBeUndefined();
     expect(encodeForStorageSync(defaultProfile, draft, text, { maxBytes: 2100, onOversize: 'reject' })).toBeUndefined();
     const { encodePayloadTextSync: _dropped, ...asyncOnly } = defaultProfile.document;
     const profile: Profile<JsonValue> = { ...defaultProfile, document: asyncOnly };
     expect(encodeForStorageSync(profile, draft, text, policy)).toBeUndefined();
-    expect(Buffer.from((await encodeForStorage(profile, draft, text, policy)).bytes).equals(Buffer.from((await defaultProfile.document.encode({ ...draft, payload: { note: 'x'.repeat(2000) } })).bytes))).toBe(true);
+    expect(
+      Buffer.from((await encodeForStorage(profile, draft, text, policy)).bytes).equals(
+        Buffer.from((await defaultProfile.document.encode({ ...draft, payload: { note: 'x'.repeat(2000) } })).bytes),
+      ),
+    ).toBe(true);
   });
 });
 
-describe('a format of the user\'s own next to the built-in synchronous sealer', () => {
+describe("a format of the user's own next to the built-in synchronous sealer", () => {
   it('an encodePayloadText of your own, with the rest of a built-in format spread in, is called: the built-in synchronous sealer never stands in for it', async () => {
-    const draft = headerOf({ at: RFC3339_MIN, runId: 'run-1', sequence: 1, source: 'manual', sourceDetails: [], priority: undefined, status: 'in_progress', badId: false });
+    const draft = headerOf({
+      at: RFC3339_MIN,
+      runId: 'run-1',
+      sequence: 1,
+      source: 'manual',
+      sourceDetails: [],
+      priority: undefined,
+      status: 'in_progress',
+      badId: false,
+    });
     const text = canonicalJson({ note: 'mine' });
     let called = 0;
     const builtIn = defaultProfile.document;
@@ -168,7 +196,23 @@ function referenceKeyError(key: string): string | undefined {
 
 describe('storage keys on the hot path', () => {
   it('property: assertKey accepts exactly the keys the reference checks accept, and words a refusal the same', () => {
-    const unit = fc.constantFrom('a', 'b', '/', '.', '\\', ':', 'C', '\u0000', '\u001f', '\u007f', 'é', '\u{1F600}', '-', 'x'.repeat(40), 'é'.repeat(60));
+    const unit = fc.constantFrom(
+      'a',
+      'b',
+      '/',
+      '.',
+      '\\',
+      ':',
+      'C',
+      '\u0000',
+      '\u001f',
+      '\u007f',
+      'é',
+      '\u{1F600}',
+      '-',
+      'x'.repeat(40),
+      'é'.repeat(60),
+    );
     fc.assert(
       fc.property(fc.string({ unit, maxLength: 30 }), (key) => {
         const expected = referenceKeyError(key);
@@ -188,10 +232,20 @@ describe('storage keys on the hot path', () => {
 
 describe('material state compared on the hot path', () => {
   it('property: sameMaterial decides exactly as comparing the material keys, for payload-as-material and other views alike', () => {
-    const viewing: Profile<JsonValue> = { ...defaultProfile, materialView: (p: JsonValue) => (p !== null && typeof p === 'object' && !Array.isArray(p) && 'volatile' in p ? { ...p, volatile: null } : p) };
+    const viewing: Profile<JsonValue> = {
+      ...defaultProfile,
+      materialView: (p: JsonValue) =>
+        p !== null && typeof p === 'object' && !Array.isArray(p) && 'volatile' in p ? { ...p, volatile: null } : p,
+    };
     const status = fc.constantFrom('in_progress', 'failed');
     // Small pools, so that equal states come up often.
-    const payload = fc.oneof(fc.constantFrom<JsonValue>({ a: 1 }, { a: 1, volatile: 2 }, { a: 1, volatile: 3 }, [1, 2], 'x', { material: { a: 1 }, status: 'in_progress' }), storableJson());
+    const payload = fc.oneof(
+      fc.constantFrom<JsonValue>({ a: 1 }, { a: 1, volatile: 2 }, { a: 1, volatile: 3 }, [1, 2], 'x', {
+        material: { a: 1 },
+        status: 'in_progress',
+      }),
+      storableJson(),
+    );
     fc.assert(
       fc.property(fc.boolean(), payload, status, payload, status, (withView, p1, s1, p2, s2) => {
         const profile = withView ? viewing : defaultProfile;

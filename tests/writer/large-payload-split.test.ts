@@ -24,18 +24,35 @@ const BIG = 64 * 1024; // canonical-json's BIG_STRING: strings this long go by r
 
 /** A big string that needs no escape: ASCII, or with two- and three-byte characters. */
 const bigString = fc
-  .record({ seed: fc.constantFrom('abc', 'xyz 123', 'é-ü', '漢字かな', 'a\u00ff'), extra: fc.nat({ max: 40_000 }), tag: fc.nat({ max: 999 }) })
+  .record({
+    seed: fc.constantFrom('abc', 'xyz 123', 'é-ü', '漢字かな', 'a\u00ff'),
+    extra: fc.nat({ max: 40_000 }),
+    tag: fc.nat({ max: 999 }),
+  })
   .map(({ seed, extra, tag }) => `${tag}:${seed.repeat(Math.ceil((BIG + extra) / seed.length))}`);
 /** Small values, escapes and surrogate pairs among them. */
-const small = fc.oneof(fc.string({ unit: 'grapheme', maxLength: 40 }), fc.string({ maxLength: 300 }), fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean(), fc.constant(null));
+const small = fc.oneof(
+  fc.string({ unit: 'grapheme', maxLength: 40 }),
+  fc.string({ maxLength: 300 }),
+  fc.integer(),
+  fc.double({ noNaN: true, noDefaultInfinity: true }),
+  fc.boolean(),
+  fc.constant(null),
+);
 const payloadArb: fc.Arbitrary<JsonValue> = fc.letrec<{ value: JsonValue; node: JsonValue }>((tie) => ({
   value: fc.oneof({ weight: 3, arbitrary: small }, { weight: 2, arbitrary: bigString }, { weight: 2, arbitrary: tie('node') }),
-  node: fc.oneof({ maxDepth: 3 }, fc.array(tie('value'), { maxLength: 5 }), fc.dictionary(fc.string({ maxLength: 6 }), tie('value'), { maxKeys: 5 })),
+  node: fc.oneof(
+    { maxDepth: 3 },
+    fc.array(tie('value'), { maxLength: 5 }),
+    fc.dictionary(fc.string({ maxLength: 6 }), tie('value'), { maxKeys: 5 }),
+  ),
 })).node;
 
 /** Over the limit with no big string at all: the payload's text is one flat string, not pieces. */
 const manyMedium: fc.Arbitrary<JsonValue> = fc.array(
-  fc.tuple(fc.string({ unit: 'grapheme', maxLength: 8 }), fc.nat({ max: 4000 })).map(([s, n]) => (s || 'x').repeat(Math.ceil(n / Math.max(1, s.length)))),
+  fc
+    .tuple(fc.string({ unit: 'grapheme', maxLength: 8 }), fc.nat({ max: 4000 }))
+    .map(([s, n]) => (s || 'x').repeat(Math.ceil(n / Math.max(1, s.length)))),
   { minLength: 5, maxLength: 40 },
 );
 
@@ -74,7 +91,13 @@ function countingWhole(method: 'encodePayloadText' | 'decode'): { profile: Profi
 }
 
 /** The split as it was made before: the whole document encoded, parsed back, and split. */
-async function splitTheOldWay(profile: Profile<JsonValue>, h: SnapshotHeader<JsonValue>, text: string, pieces: readonly string[] | undefined, maxBytes: number) {
+async function splitTheOldWay(
+  profile: Profile<JsonValue>,
+  h: SnapshotHeader<JsonValue>,
+  text: string,
+  pieces: readonly string[] | undefined,
+  maxBytes: number,
+) {
   const { bytes, integrity } = await profile.document.encodePayloadText!(h, text, pieces);
   const document = parseJson(utf8Decode(bytes)) as JsonObject;
   const { main, parts } = await profile.splitDocument(document, maxBytes, policy(maxBytes).partKey!, { owned: true });
@@ -102,13 +125,17 @@ describe('splitting a large checkpoint from its text', () => {
           got = err as Error;
         }
         if (expected instanceof Error || got instanceof Error) {
-          expect(got instanceof Error && (got as { reasonCode?: string }).reasonCode).toBe(expected instanceof Error && (expected as { reasonCode?: string }).reasonCode);
+          expect(got instanceof Error && (got as { reasonCode?: string }).reasonCode).toBe(
+            expected instanceof Error && (expected as { reasonCode?: string }).reasonCode,
+          );
           return;
         }
         expect(got.splitFrom).toBe(expected.splitFrom);
         expect(got.snapshot.integrity).toEqual(expected.integrity);
         expect(Buffer.from(got.bytes).equals(Buffer.from(expected.bytes))).toBe(true);
-        expect(got.parts.map(({ key, sha256, bytes }) => ({ key, sha256, bytes }))).toEqual(expected.parts.map(({ key, sha256, bytes }) => ({ key, sha256, bytes })));
+        expect(got.parts.map(({ key, sha256, bytes }) => ({ key, sha256, bytes }))).toEqual(
+          expected.parts.map(({ key, sha256, bytes }) => ({ key, sha256, bytes })),
+        );
         got.parts.forEach((p, i) => expect(Buffer.from(p.data).equals(Buffer.from(expected.parts[i]!.data))).toBe(true));
       }),
       { numRuns: 30 },
@@ -129,7 +156,9 @@ describe('splitting a large checkpoint from its text', () => {
     expect(calls()).toBe(0);
     // The split event still reports the whole document's size, over the limit.
     const { id, runId, sequence, createdAt, source, sourceDetails, status } = r.snapshot;
-    const whole = (await format.encodePayloadText!({ id, runId, sequence, createdAt, source, sourceDetails, status }, canonicalJson(payload))).bytes.length;
+    const whole = (
+      await format.encodePayloadText!({ id, runId, sequence, createdAt, source, sourceDetails, status }, canonicalJson(payload))
+    ).bytes.length;
     expect(splits).toEqual([whole]);
     expect((await readSnapshot(storage, defaultProfile, r.key))?.payload).toEqual(payload);
   });
@@ -138,7 +167,10 @@ describe('splitting a large checkpoint from its text', () => {
     const format = defaultProfile.document;
     const own: Profile<JsonValue> = Object.freeze({
       ...defaultProfile,
-      document: { ...format, encodePayloadText: (...args: Parameters<NonNullable<typeof format.encodePayloadText>>) => format.encodePayloadText!(...args) },
+      document: {
+        ...format,
+        encodePayloadText: (...args: Parameters<NonNullable<typeof format.encodePayloadText>>) => format.encodePayloadText!(...args),
+      },
     }) as Profile<JsonValue>;
     const t = validateTrigger(defaultProfile, { source: 'manual', status: 'in_progress', payload: OVER_LIMIT }, 0);
     const viaBytes = await encodeForStorage(own, header(1), t.payloadText, policy(200_000), t.payloadPieces);
@@ -200,17 +232,22 @@ describe('splitting a large checkpoint from its text', () => {
   it('jsonStringBytes is the UTF-8 length of JSON.stringify, short or long, escaped or not (property)', () => {
     fc.assert(
       // Units JSON escapes or encodes in 2, 3 or 4 bytes, lone surrogates among them.
-      fc.property(fc.string({ unit: fc.constantFrom('a', '"', '\\', '\n', '\u0001', 'é', '漢', '😀', '\ud800', '\udc00'), maxLength: 80 }), fc.nat({ max: 3000 }), (s, n) => {
-        const long = s.repeat(Math.ceil(n / Math.max(1, s.length)));
-        for (const text of [s, long, `${long}${'x'.repeat(1100)}`]) expect(jsonStringBytes(text)).toBe(utf8Encode(JSON.stringify(text)).length);
-      }),
+      fc.property(
+        fc.string({ unit: fc.constantFrom('a', '"', '\\', '\n', '\u0001', 'é', '漢', '😀', '\ud800', '\udc00'), maxLength: 80 }),
+        fc.nat({ max: 3000 }),
+        (s, n) => {
+          const long = s.repeat(Math.ceil(n / Math.max(1, s.length)));
+          for (const text of [s, long, `${long}${'x'.repeat(1100)}`])
+            expect(jsonStringBytes(text)).toBe(utf8Encode(JSON.stringify(text)).length);
+        },
+      ),
       { numRuns: 25 },
     );
   });
 });
 
 describe('buffers the writer hands over', () => {
-  it('memoryStorage keeps a large buffer handed over as it is, and still copies every other buffer (a split checkpoint\'s parts were held twice)', async () => {
+  it("memoryStorage keeps a large buffer handed over as it is, and still copies every other buffer (a split checkpoint's parts were held twice)", async () => {
     const storage = memoryStorage();
     const mine = new Uint8Array(70_000).fill(1);
     const handed = handOver(new Uint8Array(70_000).fill(2));
@@ -234,12 +271,14 @@ describe('buffers the writer hands over', () => {
 });
 
 describe('reading parts back', () => {
-  it('loads a level\'s parts in batches of at most 8 and 16 MiB of stored bytes (regression: all at once held every part\'s bytes beside the values parsed so far)', async () => {
+  it("loads a level's parts in batches of at most 8 and 16 MiB of stored bytes (regression: all at once held every part's bytes beside the values parsed so far)", async () => {
     const content = (i: number): JsonValue => ({ i, text: `part ${i}` });
     const refsOf = async (count: number, declared: number): Promise<JsonObject> => {
       const out: JsonObject = {};
       for (let i = 0; i < count; i++) {
-        const sha256 = createHash('sha256').update(canonicalJson(content(i))).digest('hex');
+        const sha256 = createHash('sha256')
+          .update(canonicalJson(content(i)))
+          .digest('hex');
         out[`k${i}`] = { $savepoint_part: { key: `p/${i}`, sha256, bytes: declared } };
       }
       return out;

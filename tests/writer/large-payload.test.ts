@@ -76,7 +76,10 @@ describe('large checkpoints', () => {
     // Interleaved, best of 5: load spikes on a shared machine hit both sizes alike and rarely all five runs.
     const best = { small: { write: Infinity, read: Infinity }, large: { write: Infinity, read: Infinity } };
     for (let i = 0; i < 5; i++) {
-      for (const [k, state] of [['small', small], ['large', large]] as const) {
+      for (const [k, state] of [
+        ['small', small],
+        ['large', large],
+      ] as const) {
         const m = await once(state, `${k}-${i}`);
         best[k].write = Math.min(best[k].write, m.write);
         best[k].read = Math.min(best[k].read, m.read);
@@ -86,7 +89,7 @@ describe('large checkpoints', () => {
     expect(best.large.read / best.small.read).toBeLessThan(8);
   });
 
-  it('splitDocument copies a document it is given, and changes one handed over with { owned: true } in place (the writer\'s private parse: one payload less at the peak)', async () => {
+  it("splitDocument copies a document it is given, and changes one handed over with { owned: true } in place (the writer's private parse: one payload less at the peak)", async () => {
     const doc = { state: payload(40) } as { state: JsonValue };
     const before = JSON.stringify(doc);
     const copied = await splitDocument(doc, LIMIT, (n) => `p/${n}`);
@@ -99,16 +102,31 @@ describe('large checkpoints', () => {
   });
 
   it('a payload with one string over the limit is refused before the document is encoded or split', async () => {
-    const writer = createWriter({ storage: memoryStorage(), profile: defaultProfile, runId: 'huge', maxSnapshotBytes: LIMIT, heartbeatIntervalMs: false });
+    const writer = createWriter({
+      storage: memoryStorage(),
+      profile: defaultProfile,
+      runId: 'huge',
+      maxSnapshotBytes: LIMIT,
+      heartbeatIntervalMs: false,
+    });
     const r = await writer.checkpoint({ source: 'manual', status: 'in_progress', payload: { s: 'x'.repeat(LIMIT * 4) } });
     await writer.close();
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.reasonCode).toBe('checkpoint_too_large');
-    await expect(splitDocument({ a: 'y'.repeat(LIMIT + 1) }, LIMIT, (n) => `p/${n}`)).rejects.toMatchObject({ reasonCode: 'checkpoint_too_large' });
+    await expect(splitDocument({ a: 'y'.repeat(LIMIT + 1) }, LIMIT, (n) => `p/${n}`)).rejects.toMatchObject({
+      reasonCode: 'checkpoint_too_large',
+    });
   });
 
   it("with onOversize 'reject', an oversized payload is refused from its text alone", async () => {
-    const writer = createWriter({ storage: memoryStorage(), profile: defaultProfile, runId: 'rej', maxSnapshotBytes: LIMIT, onOversize: 'reject', heartbeatIntervalMs: false });
+    const writer = createWriter({
+      storage: memoryStorage(),
+      profile: defaultProfile,
+      runId: 'rej',
+      maxSnapshotBytes: LIMIT,
+      onOversize: 'reject',
+      heartbeatIntervalMs: false,
+    });
     const r = await writer.checkpoint({ source: 'manual', status: 'in_progress', payload: payload(10) });
     await writer.close();
     expect(!r.ok && r.reasonCode).toBe('checkpoint_too_large');

@@ -19,8 +19,24 @@ const hostB = { pid: 200, hostname: 'host-b' };
 const lockKey = defaultProfile.layout.lockKey(run);
 const isHistory = (key: string): boolean => defaultProfile.layout.classify(key)?.kind === 'history';
 
-function writerOn(storage: StorageAdapter, clock: ReturnType<typeof manualClock>, identity: { pid: number; hostname: string }, takeover: 'stale' | 'force' = 'stale') {
-  return createWriter({ storage, profile: defaultProfile, runId: run, clock, lock: true, lockLeaseMs: lease, lockIdentity: identity, heartbeatIntervalMs: false, takeover, maxAttempts: 1 });
+function writerOn(
+  storage: StorageAdapter,
+  clock: ReturnType<typeof manualClock>,
+  identity: { pid: number; hostname: string },
+  takeover: 'stale' | 'force' = 'stale',
+) {
+  return createWriter({
+    storage,
+    profile: defaultProfile,
+    runId: run,
+    clock,
+    lock: true,
+    lockLeaseMs: lease,
+    lockIdentity: identity,
+    heartbeatIntervalMs: false,
+    takeover,
+    maxAttempts: 1,
+  });
 }
 
 const paths: [string, (s: StorageAdapter) => StorageAdapter][] = [
@@ -139,7 +155,17 @@ describe('claims in the lock document (stores without an atomic batch)', () => {
     const frozen = viewA.pauseAt((c) => c.op === 'put' && isHistory(c.key));
     void a.checkpoint({ source: 'manual', status: 'in_progress', payload: 2 }); // "killed" here: never resumed
     await frozen;
-    const b = createWriter({ storage: shared, profile: defaultProfile, runId: run, clock, lock: true, lockLeaseMs: lease, lockIdentity: { pid: 101, hostname: 'host-a' }, isProcessAlive: (pid) => pid !== 100, heartbeatIntervalMs: false });
+    const b = createWriter({
+      storage: shared,
+      profile: defaultProfile,
+      runId: run,
+      clock,
+      lock: true,
+      lockLeaseMs: lease,
+      lockIdentity: { pid: 101, hostname: 'host-a' },
+      isProcessAlive: (pid) => pid !== 100,
+      heartbeatIntervalMs: false,
+    });
     const r = await b.checkpoint({ source: 'manual', status: 'in_progress', payload: 'b' });
     expect(r.ok && r.sequence).toBe(2);
     await b.close();
@@ -148,7 +174,16 @@ describe('claims in the lock document (stores without an atomic batch)', () => {
   it('a lock document with a malformed claim is taken over without inheriting it', async () => {
     const storage = memoryStorage();
     const clock = manualClock();
-    const doc = { savepoint_lock: 1, run_id: run, owner: 'someone', pid: 7, hostname: 'host-z', acquired_at: '2025-01-01T00:00:00.000Z', lease_until: clock.now() - 1, claimed_through: 'many' };
+    const doc = {
+      savepoint_lock: 1,
+      run_id: run,
+      owner: 'someone',
+      pid: 7,
+      hostname: 'host-z',
+      acquired_at: '2025-01-01T00:00:00.000Z',
+      lease_until: clock.now() - 1,
+      claimed_through: 'many',
+    };
     await storage.put(lockKey, utf8Encode(JSON.stringify(doc)));
     const b = writerOn(storage, clock, hostB);
     const r = await b.checkpoint({ source: 'manual', status: 'in_progress', payload: 1 });
@@ -191,8 +226,25 @@ describe('renewal', () => {
     const storage = memoryStorage();
     const clock = manualClock();
     const timers: { ms: number; background: boolean }[] = [];
-    const spy = { ...clock, now: () => clock.now(), setTimeout: (cb: () => void, ms: number, o?: { background?: boolean }) => (timers.push({ ms, background: o?.background === true }), clock.setTimeout(cb, ms, o)), clearTimeout: (h: unknown) => clock.clearTimeout(h) };
-    const a = createWriter({ storage, profile: defaultProfile, runId: run, clock: spy, lock: true, lockLeaseMs: lease, lockIdentity: hostA, heartbeatIntervalMs: false });
+    const spy = {
+      ...clock,
+      now: () => clock.now(),
+      setTimeout: (cb: () => void, ms: number, o?: { background?: boolean }) => (
+        timers.push({ ms, background: o?.background === true }),
+        clock.setTimeout(cb, ms, o)
+      ),
+      clearTimeout: (h: unknown) => clock.clearTimeout(h),
+    };
+    const a = createWriter({
+      storage,
+      profile: defaultProfile,
+      runId: run,
+      clock: spy,
+      lock: true,
+      lockLeaseMs: lease,
+      lockIdentity: hostA,
+      heartbeatIntervalMs: false,
+    });
     expect((await a.checkpoint({ source: 'manual', status: 'in_progress', payload: 1 })).ok).toBe(true);
     await clock.advance(lease * 5);
     const b = writerOn(storage, clock, hostB);

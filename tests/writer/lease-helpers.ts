@@ -1,7 +1,9 @@
 import type { BatchOperation, StorageAdapter } from 'savepoint';
 
 /** Which storage call a {@link pausableStorage} is asked to stop at. */
-export type StorageCall = { readonly op: 'get' | 'put' | 'delete' | 'list'; readonly key: string } | { readonly op: 'batch'; readonly ops: readonly BatchOperation[] };
+export type StorageCall =
+  | { readonly op: 'get' | 'put' | 'delete' | 'list'; readonly key: string }
+  | { readonly op: 'batch'; readonly ops: readonly BatchOperation[] };
 
 /**
  * One writer's view of a shared store that can be frozen like a process under SIGSTOP:

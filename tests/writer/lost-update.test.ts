@@ -71,23 +71,26 @@ describe('mutating the payload a result returned', () => {
 
   it('property: after any sequence of mutations of returned payloads, latest holds the last state passed', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.tuple(fc.integer({ min: 0, max: 5 }), fc.integer({ min: 0, max: 4000 })), { minLength: 1, maxLength: 12 }), async (steps) => {
-        const storage = memoryStorage();
-        const clock = manualClock();
-        const writer = createWriter({ storage, profile: defaultProfile, runId: 'lost-p', clock, heartbeatIntervalMs: false });
-        let state: State = { items: [], note: '' };
-        let expected = '';
-        for (const [value, advance] of steps) {
-          state.items.push(value);
-          expected = JSON.stringify(state); // not canonicalJson: the old code returned stale text for these objects
-          const r = await writer.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: state as unknown as JsonValue });
-          if (!r.ok) throw r.error;
-          state = r.snapshot.payload as State;
-          await clock.advance(advance);
-        }
-        await writer.close();
-        expect(JSON.stringify((await latestOf(storage, defaultProfile, 'lost-p'))?.payload)).toBe(expected);
-      }),
+      fc.asyncProperty(
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 5 }), fc.integer({ min: 0, max: 4000 })), { minLength: 1, maxLength: 12 }),
+        async (steps) => {
+          const storage = memoryStorage();
+          const clock = manualClock();
+          const writer = createWriter({ storage, profile: defaultProfile, runId: 'lost-p', clock, heartbeatIntervalMs: false });
+          let state: State = { items: [], note: '' };
+          let expected = '';
+          for (const [value, advance] of steps) {
+            state.items.push(value);
+            expected = JSON.stringify(state); // not canonicalJson: the old code returned stale text for these objects
+            const r = await writer.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: state as unknown as JsonValue });
+            if (!r.ok) throw r.error;
+            state = r.snapshot.payload as State;
+            await clock.advance(advance);
+          }
+          await writer.close();
+          expect(JSON.stringify((await latestOf(storage, defaultProfile, 'lost-p'))?.payload)).toBe(expected);
+        },
+      ),
       { numRuns: 40 },
     );
   });

@@ -23,7 +23,11 @@ describe("the writer's private copy of a payload", () => {
   it("a Date is refused by default (it would come back a string), with its path and never its value; nonJson: 'warn' stores it converted and says where", async () => {
     const storage = memoryStorage();
     const strict = createWriter({ storage, profile: defaultProfile, runId: 'dates', heartbeatIntervalMs: false });
-    const refused = await strict.checkpoint({ source: 'manual', status: 'in_progress', payload: { plan: { due: new Date(Date.UTC(2026, 0, 2)) }, secret: 'TOP' } as unknown as JsonValue });
+    const refused = await strict.checkpoint({
+      source: 'manual',
+      status: 'in_progress',
+      payload: { plan: { due: new Date(Date.UTC(2026, 0, 2)) }, secret: 'TOP' } as unknown as JsonValue,
+    });
     await strict.close();
     expect(refused.ok).toBe(false);
     if (refused.ok) return;
@@ -33,7 +37,11 @@ describe("the writer's private copy of a payload", () => {
     const lenient = createWriter({ storage, profile: defaultProfile, runId: 'dates', heartbeatIntervalMs: false, nonJson: 'warn' });
     const converted: string[] = [];
     lenient.on('converted', (e) => converted.push(e.path));
-    const stored = await lenient.checkpoint({ source: 'manual', status: 'in_progress', payload: [1, { due: new Date(0) }] as unknown as JsonValue });
+    const stored = await lenient.checkpoint({
+      source: 'manual',
+      status: 'in_progress',
+      payload: [1, { due: new Date(0) }] as unknown as JsonValue,
+    });
     await lenient.close();
     expect(stored.ok && stored.snapshot.payload).toEqual([1, { due: '1970-01-01T00:00:00.000Z' }]);
     expect(converted).toEqual(['$[1].due']);
@@ -43,20 +51,31 @@ describe("the writer's private copy of a payload", () => {
   it('property: a value JSON keeps is stored and read back unchanged; one it cannot keep is refused, never changed silently', async () => {
     const { default: fc } = await import('fast-check');
     await fc.assert(
-      fc.asyncProperty(fc.anything({ withDate: true, withMap: true, withSet: true, withBigInt: true, withNullPrototype: true, withSparseArray: true, maxDepth: 3 }), async (value) => {
-        const storage = memoryStorage();
-        const writer = createWriter({ storage, profile: defaultProfile, runId: 'any', heartbeatIntervalMs: false });
-        const r = await writer.checkpoint({ source: 'manual', status: 'in_progress', payload: value as JsonValue });
-        await writer.close();
-        if (!r.ok) {
-          expect(r.reasonCode).toBe('checkpoint_schema_invalid');
-          return;
-        }
-        // Stored: what comes back is what JSON round-trips exactly (undefined members left out, -0 as 0).
-        const back = (await readSnapshot(storage, defaultProfile, defaultProfile.layout.latestKey('any')))!.payload;
-        expect(back).toEqual(JSON.parse(JSON.stringify(value)));
-        expect(hasDate(value)).toBe(false); // no Date slipped through converted
-      }),
+      fc.asyncProperty(
+        fc.anything({
+          withDate: true,
+          withMap: true,
+          withSet: true,
+          withBigInt: true,
+          withNullPrototype: true,
+          withSparseArray: true,
+          maxDepth: 3,
+        }),
+        async (value) => {
+          const storage = memoryStorage();
+          const writer = createWriter({ storage, profile: defaultProfile, runId: 'any', heartbeatIntervalMs: false });
+          const r = await writer.checkpoint({ source: 'manual', status: 'in_progress', payload: value as JsonValue });
+          await writer.close();
+          if (!r.ok) {
+            expect(r.reasonCode).toBe('checkpoint_schema_invalid');
+            return;
+          }
+          // Stored: what comes back is what JSON round-trips exactly (undefined members left out, -0 as 0).
+          const back = (await readSnapshot(storage, defaultProfile, defaultProfile.layout.latestKey('any')))!.payload;
+          expect(back).toEqual(JSON.parse(JSON.stringify(value)));
+          expect(hasDate(value)).toBe(false); // no Date slipped through converted
+        },
+      ),
       { numRuns: 300 },
     );
   });

@@ -1,6 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, createWriter, defaultProfile, memoryStorage, type CheckpointResult, type JsonValue, type Snapshot } from 'savepoint';
+import {
+  canonicalJson,
+  createWriter,
+  defaultProfile,
+  memoryStorage,
+  type CheckpointResult,
+  type JsonValue,
+  type Snapshot,
+} from 'savepoint';
 import { coalescedTriggers, readSnapshot } from 'savepoint/toolkit';
 import { faultyStorage, type FaultAction } from 'savepoint/testing';
 import { historyOf, latestOf, triggersOf } from '../support/runs.js';
@@ -14,9 +22,19 @@ const WINDOW = 3000;
 type Call = { source: (typeof SOURCES)[number]; state: number; status: 'in_progress' | 'paused' };
 type Op = { kind: 'advance'; ms: number } | { kind: 'calls'; calls: Call[] };
 
-const call = fc.record({ source: fc.constantFrom(...SOURCES), state: fc.integer({ min: 0, max: 2 }), status: fc.constantFrom('in_progress' as const, 'paused' as const) });
+const call = fc.record({
+  source: fc.constantFrom(...SOURCES),
+  state: fc.integer({ min: 0, max: 2 }),
+  status: fc.constantFrom('in_progress' as const, 'paused' as const),
+});
 const op: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('advance' as const), ms: fc.oneof(fc.integer({ min: 0, max: 4000 }), fc.constantFrom(2999, 3000, 3001)) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('advance' as const),
+      ms: fc.oneof(fc.integer({ min: 0, max: 4000 }), fc.constantFrom(2999, 3000, 3001)),
+    }),
+  },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('calls' as const), calls: fc.array(call, { minLength: 1, maxLength: 4 }) }) },
 );
 
@@ -70,7 +88,9 @@ describe('property: random schedules of triggers, state changes and clock advanc
             continue;
           }
           // A group of calls made without awaiting: they go through one group commit.
-          const rs: CheckpointResult<JsonValue>[] = await Promise.all(o.calls.map((c) => w.checkpoint({ source: c.source, status: c.status, payload: { v: c.state } })));
+          const rs: CheckpointResult<JsonValue>[] = await Promise.all(
+            o.calls.map((c) => w.checkpoint({ source: c.source, status: c.status, payload: { v: c.state } })),
+          );
           for (const r of rs) outcomes.push(r.ok ? `${r.outcome}#${r.sequence}` : r.reasonCode);
         }
         const expected = model(ops);
@@ -78,9 +98,13 @@ describe('property: random schedules of triggers, state changes and clock advanc
         const history = await historyOf(storage, defaultProfile, run);
         const latest = await latestOf(storage, defaultProfile, run);
         // Every trigger, coalesced or not, is recorded in latest or history, with the snapshot it joined.
-        expect(history.map((s) => [s.sequence, [s.source, ...triggersOf(history, latest, s.id).map((d) => d.source)], Date.parse(s.createdAt) - T0])).toEqual(
-          expected.snapshots.map((s, i) => [i + 1, s.sources, s.at]),
-        );
+        expect(
+          history.map((s) => [
+            s.sequence,
+            [s.source, ...triggersOf(history, latest, s.id).map((d) => d.source)],
+            Date.parse(s.createdAt) - T0,
+          ]),
+        ).toEqual(expected.snapshots.map((s, i) => [i + 1, s.sources, s.at]));
         expect(expectHistoryNeverRewritten(storage.puts)).toBe(history.length);
         // savepoint/toolkit's coalescedTriggers gathers the same records (what `savepoint ls` shows).
         const gathered = coalescedTriggers(history, latest);
@@ -110,7 +134,12 @@ const ACTIONS: FaultAction[] = ['fail', 'fail-after', 'crash', 'crash-after'];
 type Step = { advance: number; calls: { state: number; source: (typeof SOURCES)[number] }[] };
 
 /** Runs `steps` through a writer on faulty storage, then checks invariants 1 and 2 and a reopened writer's numbering. */
-async function runWithFault(steps: Step[], plan: { at: number; action: FaultAction; count: 'all' | 'writes' }, atomic: boolean, maxAttempts: number): Promise<number> {
+async function runWithFault(
+  steps: Step[],
+  plan: { at: number; action: FaultAction; count: 'all' | 'writes' },
+  atomic: boolean,
+  maxAttempts: number,
+): Promise<number> {
   const inner = memoryStorage();
   const base = putLog(atomic ? inner : sequentialMemory(inner));
   const storage = faultyStorage(base, plan);
@@ -164,7 +193,14 @@ describe('a failed or crashed storage call at every operation index', () => {
   const scenario: Step[] = [
     { advance: 0, calls: [{ state: 0, source: 'step_boundary' }] },
     { advance: 1000, calls: [{ state: 0, source: 'error_boundary' }] },
-    { advance: 500, calls: [{ state: 1, source: 'step_boundary' }, { state: 1, source: 'manual' }, { state: 2, source: 'step_boundary' }] },
+    {
+      advance: 500,
+      calls: [
+        { state: 1, source: 'step_boundary' },
+        { state: 1, source: 'manual' },
+        { state: 2, source: 'step_boundary' },
+      ],
+    },
     { advance: 3500, calls: [{ state: 2, source: 'timer' }] },
     { advance: 100, calls: [{ state: 2, source: 'manual' }] },
   ];
@@ -185,7 +221,13 @@ describe('a failed or crashed storage call at every operation index', () => {
 describe('property: a failed or crashed storage call at a random operation index of a random schedule', () => {
   it('keeps invariants 1 and 2, and a reopened writer continues the sequence without gaps', async () => {
     const scenario = fc.array(
-      fc.record({ advance: fc.constantFrom(0, 1000, 3500), calls: fc.array(fc.record({ state: fc.integer({ min: 0, max: 2 }), source: fc.constantFrom(...SOURCES) }), { minLength: 1, maxLength: 3 }) }),
+      fc.record({
+        advance: fc.constantFrom(0, 1000, 3500),
+        calls: fc.array(fc.record({ state: fc.integer({ min: 0, max: 2 }), source: fc.constantFrom(...SOURCES) }), {
+          minLength: 1,
+          maxLength: 3,
+        }),
+      }),
       { minLength: 1, maxLength: 6 },
     );
     await fc.assert(

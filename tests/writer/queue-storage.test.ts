@@ -74,7 +74,9 @@ describe('sequence numbers recovered from storage', () => {
     const w1 = createWriter({ storage: sequentialMemory(inner), profile: defaultProfile, runId: run, clock });
     await w1.checkpoint({ source: 'manual', status: 'in_progress', payload: 1 });
     // Crash right after the history entry of snapshot 2: latest and index still say 1.
-    const crashing = faultyStorage(sequentialMemory(inner), { at: (op) => (op.operation === 'put' && op.keys[0]!.endsWith('latest.json') ? 'crash' : undefined) });
+    const crashing = faultyStorage(sequentialMemory(inner), {
+      at: (op) => (op.operation === 'put' && op.keys[0]!.endsWith('latest.json') ? 'crash' : undefined),
+    });
     const w2 = createWriter({ storage: crashing, profile: defaultProfile, runId: run, clock, maxAttempts: 1 });
     const lost = await w2.checkpoint({ source: 'manual', status: 'in_progress', payload: 2 });
     expect(lost.ok).toBe(false);
@@ -126,8 +128,19 @@ describe('size limit', () => {
 
   it("rejects with checkpoint_too_large when onOversize is 'reject', without using a number", async () => {
     const storage = memoryStorage();
-    const w = createWriter({ storage, profile: phasedLike, runId: run, clock: manualClock(), maxSnapshotBytes: 1024, onOversize: 'reject' });
-    const r = await w.checkpoint({ source: 'phase_complete', status: 'in_progress', payload: { phase: 'p', cost: 1, blob: ['y'.repeat(2000)] } });
+    const w = createWriter({
+      storage,
+      profile: phasedLike,
+      runId: run,
+      clock: manualClock(),
+      maxSnapshotBytes: 1024,
+      onOversize: 'reject',
+    });
+    const r = await w.checkpoint({
+      source: 'phase_complete',
+      status: 'in_progress',
+      payload: { phase: 'p', cost: 1, blob: ['y'.repeat(2000)] },
+    });
     expect(!r.ok && r.reasonCode).toBe('checkpoint_too_large');
     expect(await listAll(storage, '')).toEqual([]);
     const ok = await w.checkpoint({ source: 'phase_complete', status: 'in_progress', payload: { phase: 'p', cost: 1 } });
@@ -135,8 +148,18 @@ describe('size limit', () => {
   });
 
   it('defaults to 10 MB and honours the adapter maxValueBytes', async () => {
-    const w = createWriter({ storage: memoryStorage({ maxValueBytes: 2048 }), profile: phasedLike, runId: run, clock: manualClock(), onOversize: 'reject' });
-    const r = await w.checkpoint({ source: 'phase_complete', status: 'in_progress', payload: { phase: 'p', cost: 1, blob: ['y'.repeat(3000)] } });
+    const w = createWriter({
+      storage: memoryStorage({ maxValueBytes: 2048 }),
+      profile: phasedLike,
+      runId: run,
+      clock: manualClock(),
+      onOversize: 'reject',
+    });
+    const r = await w.checkpoint({
+      source: 'phase_complete',
+      status: 'in_progress',
+      payload: { phase: 'p', cost: 1, blob: ['y'.repeat(3000)] },
+    });
     expect(!r.ok && r.reasonCode).toBe('checkpoint_too_large');
     expect(phasedLike.maxSnapshotBytes).toBe(10 * 1024 * 1024);
   });
@@ -154,7 +177,11 @@ describe('fail-forward', () => {
     w.on('error', (e) => events.push(`error ${e.during} ${e.reasonCode}`));
     const r = await w.checkpoint({ source: 'manual', status: 'in_progress', payload: 1 });
     expect(!r.ok && r.reasonCode).toBe('checkpoint_storage_unavailable');
-    expect(events).toEqual(['retry 1 100 checkpoint_storage_unavailable', 'retry 2 200 checkpoint_storage_unavailable', 'error write checkpoint_storage_unavailable']);
+    expect(events).toEqual([
+      'retry 1 100 checkpoint_storage_unavailable',
+      'retry 2 200 checkpoint_storage_unavailable',
+      'error write checkpoint_storage_unavailable',
+    ]);
     failing = false;
     const ok = await w.checkpoint({ source: 'manual', status: 'in_progress', payload: 2 });
     expect(ok.ok && ok.sequence).toBe(1); // nothing of the failed attempt landed, so its number is free
@@ -181,7 +208,9 @@ describe('fail-forward', () => {
   it("failMode 'throw' rejects with the storage error", async () => {
     const storage = faultyStorage(memoryStorage(), { at: () => 'fail' });
     const w = createWriter({ storage, profile: defaultProfile, runId: run, clock: instantTimerClock(), failMode: 'throw', maxAttempts: 2 });
-    await expect(w.checkpoint({ source: 'manual', status: 'in_progress', payload: 1 })).rejects.toMatchObject({ reasonCode: 'checkpoint_storage_unavailable' });
+    await expect(w.checkpoint({ source: 'manual', status: 'in_progress', payload: 1 })).rejects.toMatchObject({
+      reasonCode: 'checkpoint_storage_unavailable',
+    });
   });
 
   it("reports 'queued' when the adapter accepted the write into its durable-later queue", async () => {
@@ -242,7 +271,9 @@ describe('rate-limited backends (phased-workflow-github.md batching_strategy)', 
       const first = w.checkpoint({ source: 'phase_complete', status: 'in_progress', payload: { phase: 'p1', cost: 1 } });
       await tick();
       await tick();
-      const queued = [2, 3, 4].map((n) => w.checkpoint({ source: 'gate_decision', status: 'in_progress', payload: { phase: `p${n}`, cost: n } }));
+      const queued = [2, 3, 4].map((n) =>
+        w.checkpoint({ source: 'gate_decision', status: 'in_progress', payload: { phase: `p${n}`, cost: n } }),
+      );
       storage.requests.length = 0;
       storage.release();
       const results = await Promise.all([first, ...queued]);

@@ -12,7 +12,15 @@ describe('run lock (the two-writer rule: the second writer gets checkpoint_run_l
     const storage = memoryStorage();
     const clock = manualClock();
     const a = createWriter({ storage, profile: defaultProfile, runId: run, clock, lock: true, lockIdentity: here });
-    const b = createWriter({ storage, profile: defaultProfile, runId: run, clock, lock: true, lockIdentity: { pid: 4343, hostname: 'host-a' }, isProcessAlive: () => true });
+    const b = createWriter({
+      storage,
+      profile: defaultProfile,
+      runId: run,
+      clock,
+      lock: true,
+      lockIdentity: { pid: 4343, hostname: 'host-a' },
+      isProcessAlive: () => true,
+    });
     expect((await a.checkpoint({ source: 'manual', status: 'in_progress', payload: 1 })).ok).toBe(true);
     const lockDoc = JSON.parse(utf8Decode((await storage.get(defaultProfile.layout.lockKey(run)))!.bytes));
     expect(lockDoc).toMatchObject({ savepoint_lock: 1, run_id: run, pid: 4242, hostname: 'host-a' });
@@ -34,7 +42,15 @@ describe('run lock (the two-writer rule: the second writer gets checkpoint_run_l
     const a = createWriter({ storage, profile: defaultProfile, runId: run, clock, lock: true, lockIdentity: here });
     await a.checkpoint({ source: 'manual', status: 'in_progress', payload: 1 });
     const opened: boolean[] = [];
-    const b = createWriter({ storage, profile: defaultProfile, runId: run, clock, lock: true, lockIdentity: { pid: 5000, hostname: 'host-a' }, isProcessAlive: (pid) => pid !== 4242 });
+    const b = createWriter({
+      storage,
+      profile: defaultProfile,
+      runId: run,
+      clock,
+      lock: true,
+      lockIdentity: { pid: 5000, hostname: 'host-a' },
+      isProcessAlive: (pid) => pid !== 4242,
+    });
     b.on('opened', (e) => opened.push(e.tookOver));
     const r = await b.checkpoint({ source: 'manual', status: 'in_progress', payload: 2 });
     expect(r.ok && r.sequence).toBe(2);
@@ -46,9 +62,27 @@ describe('run lock (the two-writer rule: the second writer gets checkpoint_run_l
     const clock = manualClock();
     const lease = 60_000;
     const viewA = pausableStorage(shared);
-    const a = createWriter({ storage: viewA, profile: defaultProfile, runId: run, clock, lock: true, lockLeaseMs: lease, lockIdentity: here, heartbeatIntervalMs: false });
+    const a = createWriter({
+      storage: viewA,
+      profile: defaultProfile,
+      runId: run,
+      clock,
+      lock: true,
+      lockLeaseMs: lease,
+      lockIdentity: here,
+      heartbeatIntervalMs: false,
+    });
     await a.checkpoint({ source: 'manual', status: 'in_progress', payload: 1 });
-    const b = createWriter({ storage: shared, profile: defaultProfile, runId: run, clock, lock: true, lockLeaseMs: lease, lockIdentity: { pid: 1, hostname: 'host-b' }, heartbeatIntervalMs: false });
+    const b = createWriter({
+      storage: shared,
+      profile: defaultProfile,
+      runId: run,
+      clock,
+      lock: true,
+      lockLeaseMs: lease,
+      lockIdentity: { pid: 1, hostname: 'host-b' },
+      heartbeatIntervalMs: false,
+    });
     const early = await b.checkpoint({ source: 'manual', status: 'in_progress', payload: 2 });
     expect(!early.ok && early.reasonCode).toBe('checkpoint_run_locked');
     expect(!early.ok && early.error.message).toContain('held by pid 4242 on host host-a, lease ends in 1 min');
@@ -69,12 +103,29 @@ describe('run lock (the two-writer rule: the second writer gets checkpoint_run_l
     const storage = memoryStorage();
     const clock = manualClock();
     const lease = 60_000;
-    const a = createWriter({ storage, profile: defaultProfile, runId: run, clock, lock: true, lockLeaseMs: lease, lockIdentity: here, heartbeatIntervalMs: false });
+    const a = createWriter({
+      storage,
+      profile: defaultProfile,
+      runId: run,
+      clock,
+      lock: true,
+      lockLeaseMs: lease,
+      lockIdentity: here,
+      heartbeatIntervalMs: false,
+    });
     for (let i = 0; i < 5; i++) {
       expect((await a.checkpoint({ source: 'manual', status: 'in_progress', payload: i })).ok).toBe(true);
       await clock.advance(40_000);
     }
-    const b = createWriter({ storage, profile: defaultProfile, runId: run, clock, lock: true, lockLeaseMs: lease, lockIdentity: { pid: 1, hostname: 'host-b' } });
+    const b = createWriter({
+      storage,
+      profile: defaultProfile,
+      runId: run,
+      clock,
+      lock: true,
+      lockLeaseMs: lease,
+      lockIdentity: { pid: 1, hostname: 'host-b' },
+    });
     expect((await b.open()).ok).toBe(false);
   });
 

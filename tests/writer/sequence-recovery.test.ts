@@ -32,7 +32,13 @@ async function writeRun(storage: StorageAdapter, count: number): Promise<{ key: 
 }
 
 async function nextSequenceOf(storage: StorageAdapter): Promise<number> {
-  const w = createWriter<JsonValue>({ storage, profile: defaultProfile, runId: run, clock: manualClock(Date.parse('2025-06-01T00:00:00Z')), heartbeatIntervalMs: false });
+  const w = createWriter<JsonValue>({
+    storage,
+    profile: defaultProfile,
+    runId: run,
+    clock: manualClock(Date.parse('2025-06-01T00:00:00Z')),
+    heartbeatIntervalMs: false,
+  });
   const r = await w.checkpoint({ source: 'manual', status: 'in_progress', payload: { after: 'damage' } });
   await w.close();
   if (!r.ok) throw r.error;
@@ -90,7 +96,9 @@ describe('what a failed checkpoint leaves: an unacknowledged history entry is a 
     const inner = memoryStorage();
     const latestKey = layout.latestKey(run);
     let failLatest = false;
-    const storage = faultyStorage(sequentialMemory(inner), { at: (op) => (failLatest && op.operation === 'put' && op.keys[0] === latestKey ? 'fail' : undefined) });
+    const storage = faultyStorage(sequentialMemory(inner), {
+      at: (op) => (failLatest && op.operation === 'put' && op.keys[0] === latestKey ? 'fail' : undefined),
+    });
     const clock = manualClock();
     const w = createWriter<JsonValue>({ storage, profile: defaultProfile, runId: run, clock, heartbeatIntervalMs: false, maxAttempts: 1 });
     expect((await w.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { step: 1 } })).ok).toBe(true);
@@ -123,7 +131,9 @@ describe('what a failed checkpoint leaves: an unacknowledged history entry is a 
     const inner = memoryStorage();
     const latestKey = layout.latestKey(run);
     let failLatest = false;
-    const storage = faultyStorage(sequentialMemory(inner), { at: (op) => (failLatest && op.operation === 'put' && op.keys[0] === latestKey ? 'fail' : undefined) });
+    const storage = faultyStorage(sequentialMemory(inner), {
+      at: (op) => (failLatest && op.operation === 'put' && op.keys[0] === latestKey ? 'fail' : undefined),
+    });
     const clock = manualClock();
     const w = createWriter<JsonValue>({ storage, profile: defaultProfile, runId: run, clock, heartbeatIntervalMs: false, maxAttempts: 1 });
     await w.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { step: 1 } });

@@ -35,7 +35,10 @@ const text = fc.oneof(
 const bigText = fc.nat({ max: 5000 }).map((n) => `big:${'b'.repeat(64 * 1024 + n)}`);
 const value: fc.Arbitrary<JsonValue> = fc.letrec<{ v: JsonValue; node: JsonValue }>((tie) => ({
   v: fc.oneof(
-    { weight: 4, arbitrary: fc.oneof(text, fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean(), fc.constant(null)) },
+    {
+      weight: 4,
+      arbitrary: fc.oneof(text, fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean(), fc.constant(null)),
+    },
     { weight: 1, arbitrary: fc.oneof({ weight: 5, arbitrary: fc.constant('') }, bigText) },
     { weight: 4, arbitrary: tie('node') },
   ),
@@ -44,11 +47,14 @@ const value: fc.Arbitrary<JsonValue> = fc.letrec<{ v: JsonValue; node: JsonValue
     fc.array(tie('v'), { maxLength: 12 }),
     fc.dictionary(key, tie('v'), { maxKeys: 6 }),
     // Many equal records: ties among equal sizes, and arrays that are cut into chunks.
-    fc.tuple(fc.nat({ max: 60 }), fc.nat({ max: 80 })).map(([n, w]) => Array.from({ length: n }, (_, i) => ({ i: i % 3, s: 'r'.repeat(w) }))),
+    fc
+      .tuple(fc.nat({ max: 60 }), fc.nat({ max: 80 }))
+      .map(([n, w]) => Array.from({ length: n }, (_, i) => ({ i: i % 3, s: 'r'.repeat(w) }))),
   ),
 })).node;
 const documentArb = fc.dictionary(key, value, { maxKeys: 6 }).map((d) => {
-  if (Object.hasOwn(d, 'integrity')) d.integrity = { algorithm: 'sha256', checksum: 'c'.repeat(64), format_version: '1', note: 'n'.repeat(300) };
+  if (Object.hasOwn(d, 'integrity'))
+    d.integrity = { algorithm: 'sha256', checksum: 'c'.repeat(64), format_version: '1', note: 'n'.repeat(300) };
   return d;
 });
 
@@ -102,7 +108,12 @@ describe('a split checkpoint of many small values', () => {
   afterEach(() => vi.restoreAllMocks());
 
   it('is written without parsing its payload back into objects (regression: the sealer parsed the whole payload text to split it)', async () => {
-    const payload = Array.from({ length: 4000 }, (_, i) => ({ id: i, name: `item ${i}`, tags: ['a', 'b'], note: 'abcdefghijklmnopqrstuvwxyz' }));
+    const payload = Array.from({ length: 4000 }, (_, i) => ({
+      id: i,
+      name: `item ${i}`,
+      tags: ['a', 'b'],
+      note: 'abcdefghijklmnopqrstuvwxyz',
+    }));
     const storage = memoryStorage();
     const writer = createWriter({ storage, profile: defaultProfile, runId: 'r1', maxSnapshotBytes: 64 * 1024, heartbeatIntervalMs: false });
     const parse = vi.spyOn(JSON, 'parse');
@@ -130,7 +141,13 @@ describe('reading a split checkpoint back from its texts', () => {
   }
 
   it('resolves as resolveParts does, verified over the reassembled text, and any changed byte of a part or of the main document is caught (property)', async () => {
-    const payloadArb = fc.oneof(value, fc.array(fc.record({ id: fc.nat(), name: fc.string({ maxLength: 12 }), tags: fc.array(fc.constantFrom('a', 'é', '😀'), { maxLength: 3 }) }), { minLength: 50, maxLength: 400 }));
+    const payloadArb = fc.oneof(
+      value,
+      fc.array(
+        fc.record({ id: fc.nat(), name: fc.string({ maxLength: 12 }), tags: fc.array(fc.constantFrom('a', 'é', '😀'), { maxLength: 3 }) }),
+        { minLength: 50, maxLength: 400 },
+      ),
+    );
     await fc.assert(
       fc.asyncProperty(payloadArb, fc.integer({ min: 2000, max: 20_000 }), fc.nat(), async (payload, maxBytes, pick) => {
         const { storage, r } = await written(payload, maxBytes);
@@ -148,11 +165,13 @@ describe('reading a split checkpoint back from its texts', () => {
         if (keys.length === 0) return;
         const target = pick % 3 === 0 ? r.key : keys[pick % keys.length]!;
         const bytes = new Uint8Array((await storage.get(target))!.bytes);
-        const at = bytes.findIndex((b, i) => i > (pick % bytes.length) && b >= 0x61 && b <= 0x7a);
+        const at = bytes.findIndex((b, i) => i > pick % bytes.length && b >= 0x61 && b <= 0x7a);
         if (at < 0) return;
         bytes[at] = bytes[at] === 0x61 ? 0x62 : 0x61;
         await storage.put(target, bytes);
-        await expect(readSnapshot(storage, defaultProfile, r.key)).rejects.toMatchObject({ reasonCode: expect.stringMatching(/checkpoint_integrity_mismatch|checkpoint_schema_invalid|checkpoint_not_found/) });
+        await expect(readSnapshot(storage, defaultProfile, r.key)).rejects.toMatchObject({
+          reasonCode: expect.stringMatching(/checkpoint_integrity_mismatch|checkpoint_schema_invalid|checkpoint_not_found/),
+        });
       }),
       { numRuns: 40 },
     );
@@ -160,7 +179,11 @@ describe('reading a split checkpoint back from its texts', () => {
 
   it('a part reference edited in the main document is refused, not read past: its members are outside the checksum (regression: "bytes" renamed was read as a reference)', async () => {
     const payload = Array.from({ length: 200 }, (_, i) => ({ id: i, name: `item ${i}`, tags: ['a'] }));
-    for (const edit of [(t: string) => t.replace('{"bytes":', '{"aytes":'), (t: string) => t.replace(/\{"bytes":(\d+)/, (_, n: string) => `{"bytes":${Number(n) + 1}`), (t: string) => t.replace('{"bytes":', '{"extra":1,"bytes":')]) {
+    for (const edit of [
+      (t: string) => t.replace('{"bytes":', '{"aytes":'),
+      (t: string) => t.replace(/\{"bytes":(\d+)/, (_, n: string) => `{"bytes":${Number(n) + 1}`),
+      (t: string) => t.replace('{"bytes":', '{"extra":1,"bytes":'),
+    ]) {
       const { storage, r } = await written(payload, 2000);
       if (!r.ok) throw r.error;
       const text = new TextDecoder().decode((await storage.get(r.key))!.bytes);
@@ -172,7 +195,12 @@ describe('reading a split checkpoint back from its texts', () => {
   });
 
   it('a split checkpoint of many small values is read without serializing the reassembled document again (regression: its whole text was rebuilt to check the checksum)', async () => {
-    const payload = Array.from({ length: 4000 }, (_, i) => ({ id: i, name: `item ${i}`, tags: ['a', 'b'], note: 'abcdefghijklmnopqrstuvwxyz' }));
+    const payload = Array.from({ length: 4000 }, (_, i) => ({
+      id: i,
+      name: `item ${i}`,
+      tags: ['a', 'b'],
+      note: 'abcdefghijklmnopqrstuvwxyz',
+    }));
     const { storage, r } = await written(payload, 64 * 1024);
     if (!r.ok) throw r.error;
     const stringify = vi.spyOn(JSON, 'stringify');
@@ -186,13 +214,30 @@ describe('reading a split checkpoint back from its texts', () => {
 
 describe('a split checkpoint written by the previous release (tests/fixtures/split)', () => {
   const dir = new URL('../fixtures/split/', import.meta.url);
-  const header = { id: 'cp_20260101T000000000Z_000001', runId: 'r1', sequence: 1, createdAt: '2026-01-01T00:00:00.000Z', source: 'manual', sourceDetails: [], status: 'in_progress' } as const;
+  const header = {
+    id: 'cp_20260101T000000000Z_000001',
+    runId: 'r1',
+    sequence: 1,
+    createdAt: '2026-01-01T00:00:00.000Z',
+    source: 'manual',
+    sourceDetails: [],
+    status: 'in_progress',
+  } as const;
   const partKey = (n: number): string => `checkpoints/r1/parts/1/${n}.json`;
-  const partFiles = (): string[] => readdirSync(dir).filter((f) => /^\d+\.json$/.test(f)).sort((a, b) => parseInt(a) - parseInt(b));
+  const partFiles = (): string[] =>
+    readdirSync(dir)
+      .filter((f) => /^\d+\.json$/.test(f))
+      .sort((a, b) => parseInt(a) - parseInt(b));
 
   it('is written again byte for byte: main document and every part (the fixture was made by the object splitter before the text split)', async () => {
     const t = validateTrigger(defaultProfile, { source: 'manual', status: 'in_progress', payload: goldenPayload() as JsonValue }, 0);
-    const s = await encodeForStorage(defaultProfile, header as unknown as SnapshotHeader<JsonValue>, t.payloadText, { maxBytes: 3000, onOversize: 'split', partKey }, t.payloadPieces);
+    const s = await encodeForStorage(
+      defaultProfile,
+      header as unknown as SnapshotHeader<JsonValue>,
+      t.payloadText,
+      { maxBytes: 3000, onOversize: 'split', partKey },
+      t.payloadPieces,
+    );
     expect(Buffer.from(s.bytes).equals(readFileSync(new URL('main.json', dir)))).toBe(true);
     expect(s.parts.map((p) => p.key.split('/').pop())).toEqual(partFiles());
     for (const p of s.parts) expect(Buffer.from(p.data).equals(readFileSync(new URL(p.key.split('/').pop()!, dir)))).toBe(true);
@@ -214,7 +259,12 @@ describe('a split checkpoint written by the previous release (tests/fixtures/spl
 
 describe('a payload holding a part marker that refers to no part', () => {
   it('is read back as the data it is, split or not (regression: a raw TypeError from resolveParts)', async () => {
-    const odd = { a: { $savepoint_part: '' }, b: { $savepoint_parts: 3 }, c: { $savepoint_part: { key: 1, sha256: 'x' } }, d: [{ $savepoint_parts: [null] }] };
+    const odd = {
+      a: { $savepoint_part: '' },
+      b: { $savepoint_parts: 3 },
+      c: { $savepoint_part: { key: 1, sha256: 'x' } },
+      d: [{ $savepoint_parts: [null] }],
+    };
     for (const payload of [odd, { ...odd, rows: Array.from({ length: 300 }, (_, i) => ({ i, s: `row ${i}`.padEnd(40, '.') })) }]) {
       const storage = memoryStorage();
       const writer = createWriter({ storage, profile: defaultProfile, runId: 'r1', maxSnapshotBytes: 4096, heartbeatIntervalMs: false });

@@ -34,7 +34,7 @@ const valueArb: fc.Arbitrary<unknown> = fc.letrec<{ v: unknown; node: unknown }>
 })).node;
 
 describe('a large value in flat pieces', () => {
-  it('is the walk\'s text, cut at every budget, and refused as the walk refuses it (property)', () => {
+  it("is the walk's text, cut at every budget, and refused as the walk refuses it (property)", () => {
     fc.assert(
       fc.property(valueArb, fc.integer({ min: 1, max: 40 }), (value, budget) => {
         const expected = outcome(() => canonicalJsonByWalk(value));
@@ -50,7 +50,12 @@ describe('a large value in flat pieces', () => {
   });
 
   it('a payload of many small values comes in flat pieces, never one rope of its whole text (regression: one JSON.stringify of it all)', () => {
-    const payload = Array.from({ length: 40_000 }, (_, i) => ({ id: i, name: `item ${i}`, tags: ['a', 'b'], note: 'abcdefghijklmnopqrstuvwxyz' }));
+    const payload = Array.from({ length: 40_000 }, (_, i) => ({
+      id: i,
+      name: `item ${i}`,
+      tags: ['a', 'b'],
+      note: 'abcdefghijklmnopqrstuvwxyz',
+    }));
     const stringify = vi.spyOn(JSON, 'stringify');
     const t = validateTrigger(defaultProfile, { source: 'manual', status: 'in_progress', payload }, 0);
     const longest = Math.max(0, ...stringify.mock.results.map((r) => (typeof r.value === 'string' ? r.value.length : 0)));

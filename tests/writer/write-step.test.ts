@@ -51,7 +51,11 @@ describe('writeGroup', () => {
       await storage.put('old/1', bytes('x'));
       await storage.put('old/2', bytes('y'));
       const calls: string[] = [];
-      await writeGroup(counted(storage, calls), { creates: [], replaces: [], puts: [{ key: 'new', bytes: bytes('n') }], deletes: ['old/1', 'old/2'] }, useBatch);
+      await writeGroup(
+        counted(storage, calls),
+        { creates: [], replaces: [], puts: [{ key: 'new', bytes: bytes('n') }], deletes: ['old/1', 'old/2'] },
+        useBatch,
+      );
       expect(calls).toEqual(useBatch ? ['batch 3'] : ['put new', 'delete old/1', 'delete old/2']);
       expect(await text(storage, 'new')).toBe('n');
       expect(await text(storage, 'old/1')).toBeUndefined();
@@ -75,7 +79,9 @@ describe('writeGroup', () => {
   it('a plain create that finds foreign bytes is a conflict; equal bytes have landed', async () => {
     const storage = memoryStorage();
     await storage.put('c', bytes('theirs'));
-    await expect(Promise.resolve().then(() => writeGroup(storage, { creates: [{ key: 'c', bytes: bytes('ours') }], replaces: [] }, false))).rejects.toMatchObject({ reasonCode: 'checkpoint_conflict' });
+    await expect(
+      Promise.resolve().then(() => writeGroup(storage, { creates: [{ key: 'c', bytes: bytes('ours') }], replaces: [] }, false)),
+    ).rejects.toMatchObject({ reasonCode: 'checkpoint_conflict' });
     const report = await writeGroup(storage, { creates: [{ key: 'c', bytes: bytes('theirs') }], replaces: [] }, true);
     expect(report.versions.get('c')).toBe((await storage.get('c'))!.version);
   });
@@ -84,7 +90,14 @@ describe('writeGroup', () => {
     const storage = memoryStorage();
     await storage.put('d', bytes('x'));
     const calls: string[] = [];
-    const report = await executeWrite(counted(storage, calls), 'r', { creates: [{ key: 'e', bytes: bytes('e') }], replaces: [], deletes: ['d'] }, {}, () => '', false);
+    const report = await executeWrite(
+      counted(storage, calls),
+      'r',
+      { creates: [{ key: 'e', bytes: bytes('e') }], replaces: [], deletes: ['d'] },
+      {},
+      () => '',
+      false,
+    );
     expect(report.mode).toBe('sequential');
     expect(calls).toEqual(['put e', 'delete d']);
   });

@@ -31,9 +31,12 @@ export const checkpointCommand: Command = {
     const payloadArg = stringFlag(ctx, 'payload');
     let payload: unknown;
     if (payloadArg !== undefined) {
-      const text = payloadArg === '-' ? await ctx.io.readStdin() : await readFile(payloadArg, 'utf8').catch(() => {
-        throw new CliError(`cannot read payload file ${payloadArg}`);
-      });
+      const text =
+        payloadArg === '-'
+          ? await ctx.io.readStdin()
+          : await readFile(payloadArg, 'utf8').catch(() => {
+              throw new CliError(`cannot read payload file ${payloadArg}`);
+            });
       payload = parseJson(text, payloadArg === '-' ? 'payload from stdin' : payloadArg);
     }
     const writer = createWriter({ storage, profile, runId, clock: ctx.clock, failMode: 'throw', heartbeatIntervalMs: false });
@@ -51,7 +54,8 @@ export const checkpointCommand: Command = {
       }
       const result = await writer.checkpoint({ source, status, payload });
       if (!result.ok) throw result.error;
-      if (ctx.json) printJson(ctx.io, { outcome: result.outcome, runId, sequence: result.sequence, snapshotId: result.snapshotId, key: result.key });
+      if (ctx.json)
+        printJson(ctx.io, { outcome: result.outcome, runId, sequence: result.sequence, snapshotId: result.snapshotId, key: result.key });
       else ctx.io.stdout.write(`${result.outcome} ${runId} #${result.sequence} ${result.snapshotId} → ${result.key}\n`);
       return EXIT.ok;
     } finally {

@@ -7,7 +7,8 @@ import { loadRunSnapshots, type SnapshotRow } from '../../runs/inspect.js';
 /** A snapshot named on the command line: `latest`, a sequence number, or a snapshot id. */
 function pick(rows: readonly SnapshotRow[], ref: string, runId: string): Snapshot<unknown> {
   const valid = rows.flatMap((r) => (r.snapshot ? [r.snapshot] : []));
-  const found = ref === 'latest' ? valid.at(-1) : /^\d+$/.test(ref) ? valid.find((s) => s.sequence === Number(ref)) : valid.find((s) => s.id === ref);
+  const found =
+    ref === 'latest' ? valid.at(-1) : /^\d+$/.test(ref) ? valid.find((s) => s.sequence === Number(ref)) : valid.find((s) => s.id === ref);
   if (!found) throw notFound(`run "${runId}" has no valid snapshot "${ref}" (give a sequence number, a snapshot id or latest)`);
   return found;
 }
@@ -42,7 +43,9 @@ export const diffCommand: Command = {
           ? style.red(`- ${c.path} ${show(c.from)}`)
           : style.yellow(`~ ${c.path} ${show(c.from)} → ${show(c.to)}`),
     );
-    ctx.io.stdout.write(`#${from.sequence} ${from.id} → #${to.sequence} ${to.id}: ${changes.length === 0 ? 'no differences' : `${changes.length} change(s)`}\n`);
+    ctx.io.stdout.write(
+      `#${from.sequence} ${from.id} → #${to.sequence} ${to.id}: ${changes.length === 0 ? 'no differences' : `${changes.length} change(s)`}\n`,
+    );
     if (lines.length > 0) ctx.io.stdout.write(`${lines.join('\n')}\n`);
     return EXIT.ok;
   },

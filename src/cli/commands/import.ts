@@ -10,10 +10,15 @@ import { progressBar } from '../progress.js';
 export const importCommand: Command = {
   name: 'import',
   usage: '[RUN…] [--apply] [--to-dir DIR]',
-  summary: "Seal runs another tool wrote (all runs, or the RUNs named), in place or copied to --to-dir; a dry run unless --apply; a second run changes nothing",
+  summary:
+    'Seal runs another tool wrote (all runs, or the RUNs named), in place or copied to --to-dir; a dry run unless --apply; a second run changes nothing',
   options: {
     apply: { type: 'boolean', description: 'Write (default: dry run, report only)' },
-    'to-dir': { type: 'string', value: 'DIR', description: 'Copy the runs, sealed, into this directory store instead of sealing them in place' },
+    'to-dir': {
+      type: 'string',
+      value: 'DIR',
+      description: 'Copy the runs, sealed, into this directory store instead of sealing them in place',
+    },
   },
   async run(ctx) {
     const importer = await runImporterOf(ctx.profile.name);
@@ -37,10 +42,19 @@ export const importCommand: Command = {
       if (ctx.json) {
         printJson(ctx.io, { applied: apply, changes, runs: reports });
       } else {
-        const rows = reports.flatMap((r) => r.files.map((f) => [f.action === 'skip' ? ctx.style.red('skip') : f.action, r.runId, f.key, f.reasonCode ?? f.warnings.join(', ')]));
+        const rows = reports.flatMap((r) =>
+          r.files.map((f) => [
+            f.action === 'skip' ? ctx.style.red('skip') : f.action,
+            r.runId,
+            f.key,
+            f.reasonCode ?? f.warnings.join(', '),
+          ]),
+        );
         if (rows.length > 0) ctx.io.stdout.write(table(['ACTION', 'RUN', 'FILE', 'WHY'], rows));
         const verb = apply ? (target ? 'copied or sealed' : 'sealed') : 'would be written (dry run; --apply writes)';
-        ctx.io.stdout.write(`${reports.length} run${reports.length === 1 ? '' : 's'}: ${changes} file${changes === 1 ? '' : 's'} ${verb}, ${skipped.length} skipped.\n`);
+        ctx.io.stdout.write(
+          `${reports.length} run${reports.length === 1 ? '' : 's'}: ${changes} file${changes === 1 ? '' : 's'} ${verb}, ${skipped.length} skipped.\n`,
+        );
       }
       return skipped.length > 0 ? EXIT.failed : EXIT.ok;
     } finally {

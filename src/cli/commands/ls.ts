@@ -18,8 +18,14 @@ export const lsCommand: Command = {
     const rows = await loadRunSnapshots(ctx.storage, ctx.profile, run, () => bar.tick());
     bar.done();
     // Coalesced triggers may be in latest or in a later history entry (immutable history): gather them per snapshot.
-    const latest = run.latest && rows.some((r) => r.key !== run.latest!.key) ? (await loadEntry(ctx.storage, ctx.profile, run.latest)).snapshot : undefined;
-    const coalesced = coalescedTriggers(rows.flatMap((r) => (r.snapshot ? [r.snapshot] : [])), latest);
+    const latest =
+      run.latest && rows.some((r) => r.key !== run.latest!.key)
+        ? (await loadEntry(ctx.storage, ctx.profile, run.latest)).snapshot
+        : undefined;
+    const coalesced = coalescedTriggers(
+      rows.flatMap((r) => (r.snapshot ? [r.snapshot] : [])),
+      latest,
+    );
     const coalescedOf = (id: string): string[] => (coalesced.get(id) ?? []).map((d) => d.source);
     if (ctx.json) {
       printJson(ctx.io, {
@@ -51,7 +57,8 @@ export const lsCommand: Command = {
         ['SEQ', 'CREATED', 'TRIGGER', 'STATUS', 'SIZE', 'STORED'],
         rows.map((r) => {
           const stored = `${r.compressed ? 'gzip' : 'plain'}${r.batched ? ' (batch)' : ''}${r.readWarnings ? ' unsealed' : ''}`;
-          if (!r.snapshot) return ['?', '-', style.red(r.error!.reasonCode), style.red('unreadable'), formatBytes(r.size), `${stored} ${r.key}`];
+          if (!r.snapshot)
+            return ['?', '-', style.red(r.error!.reasonCode), style.red('unreadable'), formatBytes(r.size), `${stored} ${r.key}`];
           const s = r.snapshot;
           const sources = coalescedOf(s.id);
           const coalesced = sources.length > 0 ? style.dim(` (+${sources.join(', ')})`) : '';

@@ -1,5 +1,14 @@
 import { formatRetentionPlan, formatRetentionReport } from '../../retention/format.js';
-import { keepDaily, keepHourly, keepLast, keepLatestStatus, keepMonthly, keepWeekly, keepWithin, keepYearly } from '../../retention/policy.js';
+import {
+  keepDaily,
+  keepHourly,
+  keepLast,
+  keepLatestStatus,
+  keepMonthly,
+  keepWeekly,
+  keepWithin,
+  keepYearly,
+} from '../../retention/policy.js';
 import { type RetentionPolicy, type RetentionRule } from '../../contract/retention-policy.js';
 import { applyRetention } from '../../retention/apply.js';
 import { buildInventory, type RetentionInventory } from '../../retention/inventory.js';
@@ -34,7 +43,9 @@ function policyFromFlags(ctx: CommandContext): RetentionPolicy | undefined {
   for (const status of Array.isArray(statuses) ? statuses : []) {
     // A typo would add a rule that keeps nothing, and the dry run would look plausible.
     if (!ctx.profile.statuses.all.includes(status)) {
-      throw new CliError(`--keep-status "${status}" is not a status of profile ${ctx.profile.name}; valid: ${ctx.profile.statuses.all.join(', ')}`);
+      throw new CliError(
+        `--keep-status "${status}" is not a status of profile ${ctx.profile.name}; valid: ${ctx.profile.statuses.all.join(', ')}`,
+      );
     }
     rules.push(keepLatestStatus(status));
   }
@@ -57,7 +68,9 @@ async function inventoryOf(ctx: CommandContext, runIds: readonly string[]): Prom
   const known = new Set(inventory.runs.map((r) => r.runId));
   const missing = runIds.find((r) => !known.has(r));
   if (missing !== undefined) {
-    throw notFound(`run "${missing}" not found in ${storeLabel(ctx.values, ctx.storage)} (profile ${ctx.profile.name}).${await profileHint(ctx.storage, ctx.profile)}`);
+    throw notFound(
+      `run "${missing}" not found in ${storeLabel(ctx.values, ctx.storage)} (profile ${ctx.profile.name}).${await profileHint(ctx.storage, ctx.profile)}`,
+    );
   }
   const wanted = new Set(runIds);
   return {
@@ -71,7 +84,8 @@ async function inventoryOf(ctx: CommandContext, runIds: readonly string[]): Prom
 export const pruneCommand: Command = {
   name: 'prune',
   usage: '[RUN…] [--keep-last N] [--keep-within DUR] [--keep-daily N] … [--apply]',
-  summary: "Apply a retention policy (the profile's, or one from flags) to every run or the runs named; a dry run with reasons unless --apply",
+  summary:
+    "Apply a retention policy (the profile's, or one from flags) to every run or the runs named; a dry run with reasons unless --apply",
   options: {
     'keep-last': { type: 'string', value: 'N', description: 'Keep the last N snapshots of each run' },
     'keep-within': { type: 'string', value: 'DUR', description: 'Keep snapshots younger than DUR (e.g. 14d, 36h, 1w2d)' },
@@ -84,7 +98,11 @@ export const pruneCommand: Command = {
     'compress-after': { type: 'string', value: 'DUR', description: 'Gzip kept history entries older than DUR' },
     tz: { type: 'string', value: 'ZONE', description: 'IANA time zone for calendar buckets (default UTC)' },
     apply: { type: 'boolean', description: 'Execute the plan (default: dry run)' },
-    'allow-run-deletion': { type: 'boolean', description: "Allow a plan to delete every snapshot of an archived run, keeping only its summary (a policy whose run tiers say archiveKeeps: 'summary', as phasedWorkflow's spec tiers do, deletes them without this flag)" },
+    'allow-run-deletion': {
+      type: 'boolean',
+      description:
+        "Allow a plan to delete every snapshot of an archived run, keeping only its summary (a policy whose run tiers say archiveKeeps: 'summary', as phasedWorkflow's spec tiers do, deletes them without this flag)",
+    },
     'delete-unreadable': { type: 'boolean', description: 'Also delete files that fail validation (default: kept and reported)' },
   },
   async run(ctx) {

@@ -59,7 +59,14 @@ export const runsCommand: Command = {
     ctx.io.stdout.write(
       table(
         ['RUN', 'STATUS', 'SEQ', 'SNAPSHOTS', 'LAST ACTIVITY', 'SIZE'],
-        shown.map((r) => [r.runId, color(r), r.sequence === null ? '-' : String(r.sequence), String(r.snapshots), r.lastActivity ?? '-', formatBytes(r.bytes)]),
+        shown.map((r) => [
+          r.runId,
+          color(r),
+          r.sequence === null ? '-' : String(r.sequence),
+          String(r.snapshots),
+          r.lastActivity ?? '-',
+          formatBytes(r.bytes),
+        ]),
         new Set([2, 3, 5]),
       ),
     );

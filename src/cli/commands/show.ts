@@ -35,7 +35,8 @@ export const showCommand: Command = {
       const run = await runFilesOf(ctx, runId);
       const rows = await loadRunSnapshots(ctx.storage, ctx.profile, run);
       const found = rows.find((r) => r.snapshot && (seq !== undefined ? r.snapshot.sequence === seq : r.snapshot.id === idFlag));
-      if (!found?.snapshot) throw notFound(`run "${runId}" has no valid snapshot with ${seq !== undefined ? `sequence ${seq}` : `id ${idFlag}`}`);
+      if (!found?.snapshot)
+        throw notFound(`run "${runId}" has no valid snapshot with ${seq !== undefined ? `sequence ${seq}` : `id ${idFlag}`}`);
       snapshot = found.snapshot;
       key = found.key;
     }
@@ -50,7 +51,11 @@ export const showCommand: Command = {
       `${style.bold('sequence')}   ${snapshot.sequence}`,
       `${style.bold('created')}    ${snapshot.createdAt}`,
       `${style.bold('trigger')}    ${snapshot.source}${snapshot.priority ? ` (${snapshot.priority})` : ''}`,
-      ...(snapshot.sourceDetails.length > 0 ? [`${style.bold('coalesced')}  ${snapshot.sourceDetails.map((d) => `${d.source} at ${d.at}${d.coalesced_into ? ` (into ${d.coalesced_into})` : ''}`).join(', ')}`] : []),
+      ...(snapshot.sourceDetails.length > 0
+        ? [
+            `${style.bold('coalesced')}  ${snapshot.sourceDetails.map((d) => `${d.source} at ${d.at}${d.coalesced_into ? ` (into ${d.coalesced_into})` : ''}`).join(', ')}`,
+          ]
+        : []),
       `${style.bold('status')}     ${snapshot.status}`,
       `${style.bold('checksum')}   sha256:${snapshot.integrity.checksum}`,
       `${style.bold('file')}       ${key}`,

@@ -40,7 +40,14 @@ export const uiCommand: Command = {
     if (!/^[0-9]+$/.test(rawPort) || port > 65535) throw new CliError('--port takes a number from 0 to 65535');
     let server;
     try {
-      server = await startUiServer({ storage: ctx.storage, profile: ctx.profile, clock: ctx.clock, port, allowPrune: ctx.values['allow-prune'] === true, storeLabel: storeLabel(ctx) });
+      server = await startUiServer({
+        storage: ctx.storage,
+        profile: ctx.profile,
+        clock: ctx.clock,
+        port,
+        allowPrune: ctx.values['allow-prune'] === true,
+        storeLabel: storeLabel(ctx),
+      });
     } catch (err) {
       throw new CliError(`cannot listen on 127.0.0.1:${port}: ${(err as { code?: string }).code ?? 'error'}`, EXIT.failed);
     }

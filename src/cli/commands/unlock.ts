@@ -50,7 +50,10 @@ export const unlockCommand: Command = {
   maxPositionals: 1,
   summary: "Remove a run's writer lock left by a process that is gone (refuses a live holder without --force)",
   options: {
-    force: { type: 'boolean', description: "Remove it even while its lease runs: the holder's next write fails with checkpoint_run_locked" },
+    force: {
+      type: 'boolean',
+      description: "Remove it even while its lease runs: the holder's next write fails with checkpoint_run_locked",
+    },
   },
   async run(ctx: CommandContext) {
     const runId = runArgument(ctx, 'unlock');
@@ -74,12 +77,19 @@ export const unlockCommand: Command = {
       await ctx.storage.delete(key, { ifVersion: stored.version });
     } catch (err) {
       if (isCheckpointError(err, 'checkpoint_conflict')) {
-        throw new CliError(`the lock of run ${runId} changed while unlocking (its holder renewed it or another writer took it); nothing removed`, EXIT.locked, 'checkpoint_run_locked');
+        throw new CliError(
+          `the lock of run ${runId} changed while unlocking (its holder renewed it or another writer took it); nothing removed`,
+          EXIT.locked,
+          'checkpoint_run_locked',
+        );
       }
       throw err;
     }
     if (ctx.json) printJson(ctx.io, { runId, lock: info, removed: true, forced: force && info.live });
-    else ctx.io.stdout.write(`removed the lock of run ${runId}: ${describe(info, now)}${force && info.live ? ' (forced: that writer\'s next write fails with checkpoint_run_locked)' : ''}\n`);
+    else
+      ctx.io.stdout.write(
+        `removed the lock of run ${runId}: ${describe(info, now)}${force && info.live ? " (forced: that writer's next write fails with checkpoint_run_locked)" : ''}\n`,
+      );
     return EXIT.ok;
   },
 };

@@ -24,7 +24,12 @@ interface Finding {
   readonly message: string;
 }
 
-const finding = (key: string, err: CheckpointError, level: Finding['level'] = 'problem'): Finding => ({ key, level, reasonCode: err.reasonCode, message: err.message });
+const finding = (key: string, err: CheckpointError, level: Finding['level'] = 'problem'): Finding => ({
+  key,
+  level,
+  reasonCode: err.reasonCode,
+  message: err.message,
+});
 
 async function checkJsonFile(ctx: CommandContext, entry: ClassifiedEntry): Promise<Finding[]> {
   try {
@@ -65,7 +70,12 @@ async function checkFixedFiles(ctx: CommandContext, runId: string): Promise<Find
     { key: layout.lockKey(runId), what: 'lock', level: 'warning' },
   ];
   const findings: Finding[] = [];
-  const dir = ctx.storage.name === 'fs' && typeof ctx.values.github !== 'string' ? (typeof ctx.values.dir === 'string' ? ctx.values.dir : '.') : undefined;
+  const dir =
+    ctx.storage.name === 'fs' && typeof ctx.values.github !== 'string'
+      ? typeof ctx.values.dir === 'string'
+        ? ctx.values.dir
+        : '.'
+      : undefined;
   for (const { key, what, level } of slots) {
     try {
       await ctx.storage.get(key);
@@ -77,7 +87,12 @@ async function checkFixedFiles(ctx: CommandContext, runId: string): Promise<Find
     if (dir === undefined) continue;
     const stats = await lstat(join(dir, key)).catch(() => undefined);
     if (stats && !stats.isFile()) {
-      findings.push({ key, level, reasonCode: 'checkpoint_key_invalid', message: `${what} is ${describeNonFile(stats)}, not a file: the store refuses to read or replace it` });
+      findings.push({
+        key,
+        level,
+        reasonCode: 'checkpoint_key_invalid',
+        message: `${what} is ${describeNonFile(stats)}, not a file: the store refuses to read or replace it`,
+      });
     }
   }
   return findings;
@@ -109,7 +124,9 @@ async function verifyRun(state: VerifyState, run: RunFiles): Promise<void> {
   });
   for (const row of rows) if (row.error) findings.push(finding(row.key, row.error));
   // Written (or, for a single-artifact format, edited) by another tool: readable, only not sealed by savepoint.
-  for (const row of rows) for (const code of row.readWarnings ?? []) findings.push({ key: row.key, level: 'warning', reasonCode: code, message: UNSEALED_MESSAGES[code] });
+  for (const row of rows)
+    for (const code of row.readWarnings ?? [])
+      findings.push({ key: row.key, level: 'warning', reasonCode: code, message: UNSEALED_MESSAGES[code] });
   state.decoded += rows.filter((r) => r.snapshot).length;
   /** The checksum of each sequence history and batch files hold. */
   const sequences = new Map<number, string>();
@@ -151,7 +168,12 @@ async function checkIndex(state: VerifyState, run: RunFiles, indexEntry: Classif
     };
     for (const e of index?.checkpoints ?? []) {
       if (!found(e.file_path)) {
-        findings.push({ key: indexEntry.key, level: 'problem', reasonCode: 'checkpoint_not_found', message: `index entry ${e.sequence} points at missing ${e.file_path}` });
+        findings.push({
+          key: indexEntry.key,
+          level: 'problem',
+          reasonCode: 'checkpoint_not_found',
+          message: `index entry ${e.sequence} points at missing ${e.file_path}`,
+        });
       }
     }
   } catch (err) {
@@ -162,7 +184,12 @@ async function checkIndex(state: VerifyState, run: RunFiles, indexEntry: Classif
 }
 
 /** Warnings when history holds a newer sequence than latest, or another document under latest's sequence. */
-function checkLatestAgainstHistory(findings: Finding[], latestKey: string, latest: { readonly sequence: number; readonly integrity: { readonly checksum: string } }, sequences: ReadonlyMap<number, string>): void {
+function checkLatestAgainstHistory(
+  findings: Finding[],
+  latestKey: string,
+  latest: { readonly sequence: number; readonly integrity: { readonly checksum: string } },
+  sequences: ReadonlyMap<number, string>,
+): void {
   const newest = Math.max(...sequences.keys());
   if (newest > latest.sequence) {
     findings.push({
@@ -188,7 +215,10 @@ async function printFindings(state: VerifyState): Promise<number> {
   const { ctx, findings, checked } = state;
   const problems = findings.filter((f) => f.level === 'problem');
   // Schema errors and not one document decoded: most likely the wrong --profile, so name the one that fits.
-  const hint = state.decoded === 0 && problems.some((f) => f.reasonCode === 'checkpoint_schema_invalid') ? (await profileHint(ctx.storage, ctx.profile)).trim() : '';
+  const hint =
+    state.decoded === 0 && problems.some((f) => f.reasonCode === 'checkpoint_schema_invalid')
+      ? (await profileHint(ctx.storage, ctx.profile)).trim()
+      : '';
   if (ctx.json) {
     printJson(ctx.io, { profile: ctx.profile.name, checked, problems: problems.length, findings, ...(hint ? { hint } : {}) });
   } else {
@@ -196,7 +226,12 @@ async function printFindings(state: VerifyState): Promise<number> {
       ctx.io.stdout.write(
         table(
           ['LEVEL', 'REASON', 'FILE', 'DETAIL'],
-          findings.map((f) => [f.level === 'problem' ? ctx.style.red('problem') : ctx.style.yellow('warning'), f.reasonCode, f.key, f.message]),
+          findings.map((f) => [
+            f.level === 'problem' ? ctx.style.red('problem') : ctx.style.yellow('warning'),
+            f.reasonCode,
+            f.key,
+            f.message,
+          ]),
         ),
       );
     }
@@ -211,7 +246,8 @@ async function printFindings(state: VerifyState): Promise<number> {
 export const verifyCommand: Command = {
   name: 'verify',
   usage: '[RUN…]',
-  summary: 'Check every stored file (schema + checksum), or only those of the runs named; print each problem with its reason code; exit 1 if any',
+  summary:
+    'Check every stored file (schema + checksum), or only those of the runs named; print each problem with its reason code; exit 1 if any',
   options: {},
   async run(ctx) {
     const runIds = [...new Set(ctx.positionals)];
@@ -220,7 +256,8 @@ export const verifyCommand: Command = {
     await assertRunsExist(ctx.storage, ctx.profile, files, runIds, storeLabel(ctx.values, ctx.storage));
     const runs = [...files.runs.values()].filter((r) => runIds.length === 0 || runIds.includes(r.runId));
     const storeWide = runIds.length === 0 ? files.storeWide : [];
-    const total = runs.reduce((n, r) => n + r.history.length + r.batches.length + (r.latest ? 1 : 0) + (r.index ? 1 : 0), 0) + storeWide.length;
+    const total =
+      runs.reduce((n, r) => n + r.history.length + r.batches.length + (r.latest ? 1 : 0) + (r.index ? 1 : 0), 0) + storeWide.length;
     const state: VerifyState = { ctx, findings: [], bar: progressBar(ctx.io, total, 'verifying'), checked: 0, decoded: 0 };
     for (const run of runs) await verifyRun(state, run);
     for (const entry of storeWide) {

@@ -6,7 +6,17 @@ import { assertObjectArgument, assertOptionsArgument, assertSchemaArgument } fro
 import { HandoffDocumentSchema } from './model.js';
 
 /** Front-matter keys savepoint writes into stored documents (its seal line, coalesced triggers, and the separate keys an earlier version wrote); they describe one snapshot and are never carried forward. */
-export const SAVEPOINT_FRONT_MATTER_KEYS = ['savepoint', 'savepoint_coalesced', 'run_id', 'sequence', 'source', 'source_details', 'priority', 'status', 'integrity'] as const;
+export const SAVEPOINT_FRONT_MATTER_KEYS = [
+  'savepoint',
+  'savepoint_coalesced',
+  'run_id',
+  'sequence',
+  'source',
+  'source_details',
+  'priority',
+  'status',
+  'integrity',
+] as const;
 
 /**
  * What changed since the previous checkpoint. Only `currentState` and `nextActions` are
@@ -68,7 +78,8 @@ export interface NextCheckpointOptions {
  */
 export function nextCheckpointId(id: string): string {
   const m = /^(.*?)(\d+)$/.exec(id);
-  if (!m) throw new CheckpointError('checkpoint_config_invalid', 'the previous checkpoint id does not end in a number; pass update.checkpoint');
+  if (!m)
+    throw new CheckpointError('checkpoint_config_invalid', 'the previous checkpoint id does not end in a number; pass update.checkpoint');
   const next = String(Number(m[2]) + 1).padStart(m[2]!.length, '0');
   return `${m[1]}${next}`;
 }
@@ -140,13 +151,25 @@ export function nextCheckpoint(previous: HandoffDocument, update: HandoffUpdate,
     return (prune as readonly string[]).some((f) => f.trim() === entry.file.trim());
   };
   // Within the update too, the last entry for a file wins.
-  const updated = (update.artifactTrail ?? []).filter((e, i, all) => !all.slice(i + 1).some((later) => later.file.trim() === e.file.trim()));
-  const artifactTrail = [...previous.artifactTrail.filter((e) => !touched.has(e.file.trim()) && !pruned(e)), ...updated.map((e) => ({ ...e }))];
+  const updated = (update.artifactTrail ?? []).filter(
+    (e, i, all) => !all.slice(i + 1).some((later) => later.file.trim() === e.file.trim()),
+  );
+  const artifactTrail = [
+    ...previous.artifactTrail.filter((e) => !touched.has(e.file.trim()) && !pruned(e)),
+    ...updated.map((e) => ({ ...e })),
+  ];
 
   const carriedFrontMatter: Record<string, JsonValue> = { ...(update.frontMatter ?? previous.frontMatter ?? {}) };
   for (const key of SAVEPOINT_FRONT_MATTER_KEYS) delete carriedFrontMatter[key];
 
-  const userRules = update.userRules === null ? undefined : update.userRules !== undefined ? [...update.userRules] : previous.userRules ? [...previous.userRules] : undefined;
+  const userRules =
+    update.userRules === null
+      ? undefined
+      : update.userRules !== undefined
+        ? [...update.userRules]
+        : previous.userRules
+          ? [...previous.userRules]
+          : undefined;
   const extraSections = update.extraSections ?? previous.extraSections;
 
   return {

@@ -40,7 +40,16 @@ import {
 import { assertArrayArgument, assertSchemaArgument, assertStringArgument } from '../../contract/arguments.js';
 
 type SectionKind = 'text' | 'list' | 'playByPlay' | 'table';
-type SectionField = 'problem' | 'sessionIntent' | 'decisions' | 'technicalContext' | 'playByPlay' | 'artifactTrail' | 'currentState' | 'nextActions' | 'userRules';
+type SectionField =
+  | 'problem'
+  | 'sessionIntent'
+  | 'decisions'
+  | 'technicalContext'
+  | 'playByPlay'
+  | 'artifactTrail'
+  | 'currentState'
+  | 'nextActions'
+  | 'userRules';
 
 interface SectionSpec {
   readonly field: SectionField;
@@ -99,7 +108,8 @@ export function renderPlayByPlayEntry(entry: PlayByPlayEntry): string {
 }
 
 function assertPlayByPlayRenderable(entry: PlayByPlayEntry, where: string): void {
-  const bad = ARROW_TEST.test(entry.phase) || ARROW_TEST.test(entry.outcome) || (entry.outcome.trim() === '' && ARROW_TEST.test(entry.action));
+  const bad =
+    ARROW_TEST.test(entry.phase) || ARROW_TEST.test(entry.outcome) || (entry.outcome.trim() === '' && ARROW_TEST.test(entry.action));
   if (bad) throw schemaError(`${where} has an arrow inside a part; only the action of a three-part line may contain one`, { where });
 }
 
@@ -111,7 +121,9 @@ export function renderArtifactTable(rows: readonly ArtifactEntry[]): string {
   assertArrayArgument(rows, 'renderArtifactTable', 'rows');
   const lines = [TABLE_HEADER, TABLE_DELIMITER];
   for (const row of rows) {
-    lines.push(`| \`${escapeTableCell(row.file.trim())}\` | ${escapeTableCell(row.status.trim())} | ${escapeTableCell(row.keyChange.trim())} |`);
+    lines.push(
+      `| \`${escapeTableCell(row.file.trim())}\` | ${escapeTableCell(row.status.trim())} | ${escapeTableCell(row.keyChange.trim())} |`,
+    );
   }
   return lines.join('\n');
 }
@@ -133,7 +145,10 @@ export function parseArtifactTable(lines: readonly string[], where: string): Art
     const line = body[i]!;
     if (!isTableRow(line)) {
       if (NOTHING.test(line)) continue;
-      throw schemaError(`${where}: section "Artifact Trail" must be a table of File / Status / Key Change`, { where, section: 'Artifact Trail' });
+      throw schemaError(`${where}: section "Artifact Trail" must be a table of File / Status / Key Change`, {
+        where,
+        section: 'Artifact Trail',
+      });
     }
     if (isTableDelimiter(line)) continue;
     const next = body[i + 1];
@@ -143,7 +158,11 @@ export function parseArtifactTable(lines: readonly string[], where: string): Art
         const at = keys.findIndex((k) => names.includes(k));
         return at >= 0 ? at : fallback;
       };
-      columns = { file: find(['file', 'path', 'files'], 0), status: find(['status'], 1), keyChange: find(['keychange', 'change', 'changes', 'description'], 2) };
+      columns = {
+        file: find(['file', 'path', 'files'], 0),
+        status: find(['status'], 1),
+        keyChange: find(['keychange', 'change', 'changes', 'description'], 2),
+      };
       continue;
     }
     rows.push(splitTableRow(line));
@@ -171,7 +190,8 @@ function splitFrontMatter(text: string, where: string): { yaml: string; body: st
   const lines = normalizeNewlines(text).split('\n');
   let start = 0;
   while (start < lines.length && lines[start]!.trim() === '') start++;
-  if (lines[start]?.trimEnd() !== '---') throw schemaError(`${where}: the front matter (--- checkpoint / created ---) is missing`, { where, section: 'front matter' });
+  if (lines[start]?.trimEnd() !== '---')
+    throw schemaError(`${where}: the front matter (--- checkpoint / created ---) is missing`, { where, section: 'front matter' });
   let end = start + 1;
   while (end < lines.length && !/^(?:---|\.\.\.)\s*$/.test(lines[end]!)) end++;
   if (end >= lines.length) throw schemaError(`${where}: the front matter is not closed by a --- line`, { where, section: 'front matter' });
@@ -194,13 +214,17 @@ function readFrontMatter(yamlText: string, where: string): Record<string, unknow
   } catch (err) {
     // yaml throws a ReferenceError for an alias bomb ("excessive alias count") and for an
     // alias to an anchor that is not there: hostile or broken input, not a program error.
-    throw schemaError(`${where}: the front matter's aliases expand too far or point nowhere (${err instanceof Error ? err.name : 'error'})`, {
-      where,
-      section: 'front matter',
-    });
+    throw schemaError(
+      `${where}: the front matter's aliases expand too far or point nowhere (${err instanceof Error ? err.name : 'error'})`,
+      {
+        where,
+        section: 'front matter',
+      },
+    );
   }
   if (value === null || value === undefined) return {};
-  if (typeof value !== 'object' || Array.isArray(value)) throw schemaError(`${where}: the front matter must be a YAML mapping`, { where, section: 'front matter' });
+  if (typeof value !== 'object' || Array.isArray(value))
+    throw schemaError(`${where}: the front matter must be a YAML mapping`, { where, section: 'front matter' });
   return value as Record<string, unknown>;
 }
 
@@ -227,7 +251,10 @@ function parseHandoffStructure(text: string, where: string): Record<string, unkn
     try {
       canonicalJson(rest);
     } catch (err) {
-      throw new CheckpointError('checkpoint_schema_invalid', `${where}: the front matter holds a value JSON cannot carry`, { cause: err, details: { where } });
+      throw new CheckpointError('checkpoint_schema_invalid', `${where}: the front matter holds a value JSON cannot carry`, {
+        cause: err,
+        details: { where },
+      });
     }
     doc.frontMatter = rest;
   }
@@ -267,7 +294,10 @@ function parseHandoffStructure(text: string, where: string): Record<string, unkn
   }
   const missing = HANDOFF_SECTIONS.filter((s) => s.required && !seen.has(s.field)).map((s) => s.title);
   if (missing.length > 0) {
-    throw schemaError(`${where}: missing required section${missing.length > 1 ? 's' : ''} ${missing.map((m) => `"${m}"`).join(', ')}`, { where, sections: missing });
+    throw schemaError(`${where}: missing required section${missing.length > 1 ? 's' : ''} ${missing.map((m) => `"${m}"`).join(', ')}`, {
+      where,
+      sections: missing,
+    });
   }
   if (extras.length > 0) doc.extraSections = extras;
   return doc;
@@ -292,7 +322,11 @@ function parseHandoffStructure(text: string, where: string): Record<string, unkn
  * ```
  */
 export function parseHandoff(text: string, where = 'hand-off document'): HandoffDocument {
-  if (typeof text !== 'string') throw schemaError('parseHandoff needs the document as a string', { where: typeof where === 'string' ? where : 'hand-off document', section: 'front matter' });
+  if (typeof text !== 'string')
+    throw schemaError('parseHandoff needs the document as a string', {
+      where: typeof where === 'string' ? where : 'hand-off document',
+      section: 'front matter',
+    });
   const doc = parseHandoffStructure(text, where);
   assertValid(validateHandoffDocument(doc), where);
   return doc as unknown as HandoffDocument;
@@ -341,7 +375,9 @@ export function renderHandoff(doc: HandoffDocument): string {
   const checked = HandoffDocumentSchema.safeParse(doc);
   if (!checked.success) {
     const issue = checked.error.issues[0]!;
-    throw schemaError(`hand-off document does not match its schema: /${issue.path.join('/')} ${issue.message}`, { paths: checked.error.issues.slice(0, 20).map((i) => `/${i.path.join('/')}`) });
+    throw schemaError(`hand-off document does not match its schema: /${issue.path.join('/')} ${issue.message}`, {
+      paths: checked.error.issues.slice(0, 20).map((i) => `/${i.path.join('/')}`),
+    });
   }
   const parts: string[] = [`---\n${renderFrontMatter(doc)}---`];
   for (const spec of HANDOFF_SECTIONS) {

@@ -35,7 +35,10 @@ export function splitDecision(text: string): { decision: string; rationale?: str
   const [first = '', ...rest] = text.split('\n');
   const m = /^(.+?)\s+(?:—|–|--)\s+(.+)$/.exec(first);
   const decision = (m ? m[1]! : first).trim();
-  const rationale = [m?.[2], ...rest].filter((s): s is string => s !== undefined).join('\n').trim();
+  const rationale = [m?.[2], ...rest]
+    .filter((s): s is string => s !== undefined)
+    .join('\n')
+    .trim();
   return rationale === '' || decision === '' ? { decision: text } : { decision, rationale };
 }
 
@@ -106,7 +109,14 @@ interface Level {
 function summaryEntry(entries: readonly PlayByPlayEntry[]): PlayByPlayEntry {
   const first = entries[0]!;
   const last = entries[entries.length - 1]!;
-  const phase = first.phase === last.phase ? first.phase : first.phase === '' ? last.phase : last.phase === '' ? first.phase : `${first.phase} … ${last.phase}`;
+  const phase =
+    first.phase === last.phase
+      ? first.phase
+      : first.phase === ''
+        ? last.phase
+        : last.phase === ''
+          ? first.phase
+          : `${first.phase} … ${last.phase}`;
   return { phase, action: `${entries.length} earlier actions (summarized)`, outcome: last.outcome };
 }
 
@@ -144,8 +154,10 @@ export function compress(doc: HandoffDocument, options: CompressOptions): Compre
   const { maxTokens } = options;
   const count = options.countTokens ?? estimateTokens;
   const keepRecent = options.keepRecent ?? 3;
-  if (!(Number.isFinite(maxTokens) && maxTokens > 0)) throw new CheckpointError('checkpoint_config_invalid', 'compress: maxTokens must be a positive number');
-  if (!(Number.isInteger(keepRecent) && keepRecent >= 0)) throw new CheckpointError('checkpoint_config_invalid', 'compress: keepRecent must be an integer >= 0');
+  if (!(Number.isFinite(maxTokens) && maxTokens > 0))
+    throw new CheckpointError('checkpoint_config_invalid', 'compress: maxTokens must be a positive number');
+  if (!(Number.isInteger(keepRecent) && keepRecent >= 0))
+    throw new CheckpointError('checkpoint_config_invalid', 'compress: keepRecent must be an integer >= 0');
   const reserve = options.reserveSeal ?? true;
   const tokensOf = (d: HandoffDocument): number => count(renderHandoff(reserve ? asStored(d) : d));
 
@@ -208,7 +220,16 @@ function compressibleParts(doc: HandoffDocument, keepRecent: number): Compressib
 }
 
 function initialLevel(): Level {
-  return { extras: 0, pbpFolded: 0, pbpDropped: false, completedDropped: 0, rationales: 0, techDropped: 0, activeDropped: 0, artifactsCleared: false };
+  return {
+    extras: 0,
+    pbpFolded: 0,
+    pbpDropped: false,
+    completedDropped: 0,
+    rationales: 0,
+    techDropped: 0,
+    activeDropped: 0,
+    artifactsCleared: false,
+  };
 }
 
 /** Every step the hierarchy allows, lowest priority first; the last leaves Must Keep alone. */
@@ -240,7 +261,11 @@ function buildAtLevel(parts: CompressibleParts, level: Level): HandoffDocument {
     const dropped = new Set([...parts.completedIdx.slice(0, level.completedDropped), ...parts.activeIdx.slice(0, level.activeDropped)]);
     artifactTrail = doc.artifactTrail.filter((_, i) => !dropped.has(i));
     if (level.completedDropped > 0) {
-      artifactTrail.unshift({ file: '…', status: 'summarized', keyChange: `${level.completedDropped} completed entr${level.completedDropped === 1 ? 'y' : 'ies'} omitted` });
+      artifactTrail.unshift({
+        file: '…',
+        status: 'summarized',
+        keyChange: `${level.completedDropped} completed entr${level.completedDropped === 1 ? 'y' : 'ies'} omitted`,
+      });
     }
   }
   const stripped = new Set(parts.withRationale.slice(0, level.rationales));
@@ -260,13 +285,17 @@ function describe(l: Level, pbpCount: number, olderPbp: number): string[] {
   const plural = (n: number, one: string, many: string): string => `${n} ${n === 1 ? one : many}`;
   if (l.extras > 0) out.push(`dropped ${plural(l.extras, 'section', 'sections')} outside the spec`);
   if (l.pbpFolded >= 2 && !l.pbpDropped) {
-    out.push(`summarized ${plural(l.pbpFolded, 'Play-By-Play entry', 'Play-By-Play entries')} (${Math.min(l.pbpFolded, olderPbp)} older, ${Math.max(0, l.pbpFolded - olderPbp)} recent)`);
+    out.push(
+      `summarized ${plural(l.pbpFolded, 'Play-By-Play entry', 'Play-By-Play entries')} (${Math.min(l.pbpFolded, olderPbp)} older, ${Math.max(0, l.pbpFolded - olderPbp)} recent)`,
+    );
   }
-  if (l.completedDropped > 0) out.push(`summarized ${plural(l.completedDropped, 'completed Artifact Trail entry', 'completed Artifact Trail entries')}`);
+  if (l.completedDropped > 0)
+    out.push(`summarized ${plural(l.completedDropped, 'completed Artifact Trail entry', 'completed Artifact Trail entries')}`);
   if (l.rationales > 0) out.push(`removed the rationale of ${plural(l.rationales, 'historical decision', 'historical decisions')}`);
   if (l.techDropped > 0) out.push(`dropped ${plural(l.techDropped, 'Technical Context item', 'Technical Context items')}`);
   if (l.pbpDropped) out.push(`dropped all ${plural(pbpCount, 'Play-By-Play entry', 'Play-By-Play entries')}`);
   if (l.artifactsCleared) out.push('dropped the whole Artifact Trail');
-  else if (l.activeDropped > 0) out.push(`dropped ${plural(l.activeDropped, 'recent Artifact Trail entry', 'recent Artifact Trail entries')}`);
+  else if (l.activeDropped > 0)
+    out.push(`dropped ${plural(l.activeDropped, 'recent Artifact Trail entry', 'recent Artifact Trail entries')}`);
   return out;
 }

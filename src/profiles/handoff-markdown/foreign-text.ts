@@ -18,7 +18,14 @@ export function liberalUtc(time: string): string | undefined {
   const offset = m[4] ?? 'Z';
   const text = `${m[1]}T${m[2]}${m[3] ?? ':00'}${offset === 'z' ? 'Z' : offset}`;
   if (/^[Zz]$/.test(offset) && m[3] !== undefined) return text;
-  const zone = offset === 'Z' || offset === 'z' ? 'Z' : offset.length === 3 ? `${offset}:00` : offset.includes(':') ? offset : `${offset.slice(0, 3)}:${offset.slice(3)}`;
+  const zone =
+    offset === 'Z' || offset === 'z'
+      ? 'Z'
+      : offset.length === 3
+        ? `${offset}:00`
+        : offset.includes(':')
+          ? offset
+          : `${offset.slice(0, 3)}:${offset.slice(3)}`;
   const ms = Date.parse(`${m[1]}T${m[2]}${m[3] ?? ':00'}${zone}`);
   return Number.isNaN(ms) ? undefined : new Date(ms).toISOString();
 }

@@ -15,7 +15,16 @@ import { parseHandoffUnchecked, validateHandoffDocument } from './codec.js';
 import { base64urlOfHex, liberalUtc, rawSections } from './foreign-text.js';
 import { editFrontMatter, frontMatterBlocks, splitFrontMatterText } from './front-matter-text.js';
 import type { HandoffPayload, LegacyStoredHandoff } from './model.js';
-import { COALESCED_KEY, handoffChecksum, handoffSealDigest, parseSealLine, payloadOf, SEAL_KEY, sealLine, type HandoffSeal } from './seal.js';
+import {
+  COALESCED_KEY,
+  handoffChecksum,
+  handoffSealDigest,
+  parseSealLine,
+  payloadOf,
+  SEAL_KEY,
+  sealLine,
+  type HandoffSeal,
+} from './seal.js';
 import { HANDOFF_TRIGGERS } from './triggers.js';
 
 /** The trigger of a hand-off another tool wrote: it was written for a next session. */
@@ -30,7 +39,18 @@ const LEGACY_KEYS = ['run_id', 'sequence', 'source', 'source_details', 'priority
 /** Keys by which a front matter says another tool sealed it in its own way. */
 const FOREIGN_SEAL_KEYS = ['integrity', 'checksum', 'hash', 'sha256', 'digest', 'signature'];
 /** Section keys the spec defines (and the Essential Information heading over six of them). */
-const SPEC_SECTION_KEYS = new Set(['problem', 'sessionintent', 'essentialinformation', 'decisions', 'technicalcontext', 'playbyplay', 'artifacttrail', 'currentstate', 'nextactions', 'userrules']);
+const SPEC_SECTION_KEYS = new Set([
+  'problem',
+  'sessionintent',
+  'essentialinformation',
+  'decisions',
+  'technicalcontext',
+  'playbyplay',
+  'artifacttrail',
+  'currentstate',
+  'nextactions',
+  'userrules',
+]);
 
 interface Bookkeeping {
   readonly sequence: number;
@@ -39,7 +59,8 @@ interface Bookkeeping {
   readonly priority?: HandoffSeal['priority'];
 }
 
-const isLegacy = (fm: Record<string, unknown>): boolean => fm[SEAL_KEY] === undefined && typeof fm.integrity === 'object' && fm.integrity !== null && fm.run_id !== undefined;
+const isLegacy = (fm: Record<string, unknown>): boolean =>
+  fm[SEAL_KEY] === undefined && typeof fm.integrity === 'object' && fm.integrity !== null && fm.run_id !== undefined;
 const validTrigger = (s: unknown): s is string => typeof s === 'string' && Object.hasOwn(HANDOFF_TRIGGERS, s);
 const validStatus = (s: unknown): s is string => typeof s === 'string' && (LIFECYCLE_STATUSES as readonly string[]).includes(s);
 
@@ -54,14 +75,27 @@ function plainText(bytes: Uint8Array, where: string): string {
 }
 
 /** Whether savepoint's seal (current or earlier) still holds over the parsed document, and its bookkeeping. */
-async function sealState(doc: Record<string, unknown>, fm: Record<string, unknown>): Promise<{ book?: Bookkeeping; intact: boolean } | undefined> {
+async function sealState(
+  doc: Record<string, unknown>,
+  fm: Record<string, unknown>,
+): Promise<{ book?: Bookkeeping; intact: boolean } | undefined> {
   const seal = parseSealLine(fm[SEAL_KEY]);
   if (seal) return { book: seal, intact: base64urlOfHex(await handoffSealDigest(doc, seal)) === seal.checksum };
   if (!isLegacy(fm)) return undefined;
   const legacy = fm as Partial<LegacyStoredHandoff['frontMatter']>;
   const intact = (await handoffChecksum(doc)) === (legacy.integrity as { checksum?: unknown } | undefined)?.checksum;
   const sequence = Number.isInteger(legacy.sequence) && legacy.sequence! >= 1 ? legacy.sequence! : undefined;
-  return sequence === undefined ? { intact } : { intact, book: { sequence, source: String(legacy.source), status: String(legacy.status), ...(legacy.priority ? { priority: legacy.priority } : {}) } };
+  return sequence === undefined
+    ? { intact }
+    : {
+        intact,
+        book: {
+          sequence,
+          source: String(legacy.source),
+          status: String(legacy.status),
+          ...(legacy.priority ? { priority: legacy.priority } : {}),
+        },
+      };
 }
 
 /**
@@ -74,24 +108,35 @@ async function sealState(doc: Record<string, unknown>, fm: Record<string, unknow
  * `latest.md` edited since is the newest truth (`checkpoint_integrity_mismatch`, savepoint's
  * bookkeeping kept); a sealed `chk-NNN.md` whose content changed stays refused.
  */
-export function handoffForeignReader(locate: (where: string) => KeyInfo | undefined): (bytes: Uint8Array, where: string) => Promise<ForeignRead<HandoffPayload>> {
+export function handoffForeignReader(
+  locate: (where: string) => KeyInfo | undefined,
+): (bytes: Uint8Array, where: string) => Promise<ForeignRead<HandoffPayload>> {
   return async (bytes, where) => {
     const text = plainText(bytes, where);
     const doc = parseHandoffUnchecked(text, where);
     assertValid(validateHandoffDocument(doc), where);
     const located = locate(where);
-    if (located?.runId === undefined) throw new CheckpointError('checkpoint_schema_invalid', `${where} is not a hand-off file of this layout: its folder names the run`, { details: { where } });
+    if (located?.runId === undefined)
+      throw new CheckpointError('checkpoint_schema_invalid', `${where} is not a hand-off file of this layout: its folder names the run`, {
+        details: { where },
+      });
     const fm = (doc.frontMatter ?? {}) as Record<string, unknown>;
     const warnings: ForeignReadWarning[] = [];
     const state = await sealState(doc, fm);
     if (state) {
-      if (!state.intact && located.kind !== 'latest') throw new CheckpointError('checkpoint_integrity_mismatch', `${where}: savepoint sealed this hand-off and its content changed since`, { details: { where } });
+      if (!state.intact && located.kind !== 'latest')
+        throw new CheckpointError(
+          'checkpoint_integrity_mismatch',
+          `${where}: savepoint sealed this hand-off and its content changed since`,
+          { details: { where } },
+        );
       if (!state.intact) warnings.push('checkpoint_integrity_mismatch');
     } else {
       warnings.push(FOREIGN_SEAL_KEYS.some((k) => Object.hasOwn(fm, k)) ? 'checkpoint_foreign_seal' : 'checkpoint_unsealed');
     }
     const createdAt = liberalUtc(String(doc.created));
-    if (createdAt === undefined) throw new CheckpointError('checkpoint_schema_invalid', `${where}: created is not an ISO 8601 time`, { details: { where } });
+    if (createdAt === undefined)
+      throw new CheckpointError('checkpoint_schema_invalid', `${where}: created is not an ISO 8601 time`, { details: { where } });
     const book = state?.book;
     const id = String(doc.checkpoint);
     const snapshot: Snapshot<HandoffPayload> = {
@@ -153,14 +198,26 @@ export async function keepHandoffForeignFields(previous: Uint8Array, next: Uint8
   while (preamble.length > 0 && preamble[preamble.length - 1]!.trim() === '') preamble.pop();
   const sections = rawSections(body, 3, 2).filter((s) => !SPEC_SECTION_KEYS.has(s.key) && !present.has(s.key));
   if (yaml.length === 0 && preamble.length === 0 && sections.length === 0) return next;
-  return utf8Encode(await resealHandoff(text, yaml, preamble, sections.map((s) => s.text)));
+  return utf8Encode(
+    await resealHandoff(
+      text,
+      yaml,
+      preamble,
+      sections.map((s) => s.text),
+    ),
+  );
 }
 
 /**
  * `text` (a hand-off savepoint just rendered, sealed) with `yaml` lines added to its front
  * matter, `preamble` lines right after it and `sections` appended, sealed again.
  */
-async function resealHandoff(text: string, yaml: readonly string[], preamble: readonly string[], sections: readonly string[]): Promise<string> {
+async function resealHandoff(
+  text: string,
+  yaml: readonly string[],
+  preamble: readonly string[],
+  sections: readonly string[],
+): Promise<string> {
   const doc = parseHandoffUnchecked(text, 'hand-off');
   const seal = parseSealLine((doc.frontMatter as Record<string, unknown> | undefined)?.[SEAL_KEY]);
   if (!seal) return text;
@@ -191,7 +248,12 @@ export interface HandoffSealOptions {
  * bookkeeping of the seal it had, else `options`, else what a tolerant read derives. The
  * result reads strictly, without a warning, and any later edit is caught.
  */
-export async function sealHandoffAsIs(bytes: Uint8Array, where: string, locate: (where: string) => KeyInfo | undefined, options: HandoffSealOptions = {}): Promise<EncodedSnapshot<HandoffPayload>> {
+export async function sealHandoffAsIs(
+  bytes: Uint8Array,
+  where: string,
+  locate: (where: string) => KeyInfo | undefined,
+  options: HandoffSealOptions = {},
+): Promise<EncodedSnapshot<HandoffPayload>> {
   const compressed = isGzip(bytes);
   const { snapshot } = await handoffForeignReader(locate)(bytes, where);
   const text = plainText(bytes, where);
@@ -213,6 +275,14 @@ export async function sealHandoffAsIs(bytes: Uint8Array, where: string, locate: 
   const plain = utf8Encode(sealedText);
   return {
     bytes: compressed ? gzip(plain) : plain,
-    snapshot: { ...snapshot, sequence: seal.sequence, source: seal.source, status: seal.status, sourceDetails: [], payload: payloadOf(parseHandoffUnchecked(sealedText, where)), integrity },
+    snapshot: {
+      ...snapshot,
+      sequence: seal.sequence,
+      source: seal.source,
+      status: seal.status,
+      sourceDetails: [],
+      payload: payloadOf(parseHandoffUnchecked(sealedText, where)),
+      integrity,
+    },
   };
 }

@@ -27,8 +27,13 @@ export interface ImportHandoffMarkdownOptions extends HandoffSealOptions {
  * await storage.put(handoffMarkdown.layout.latestKey('chromatic-quest'), bytes);
  * ```
  */
-export async function importHandoffMarkdownDocument(input: string | Uint8Array, options: ImportHandoffMarkdownOptions): Promise<EncodedSnapshot<HandoffPayload>> {
-  return importAsLatest('importHandoffMarkdownDocument', input, options, handoffMarkdown, (bytes, key, locate) => sealHandoffAsIs(bytes, key, locate, options));
+export async function importHandoffMarkdownDocument(
+  input: string | Uint8Array,
+  options: ImportHandoffMarkdownOptions,
+): Promise<EncodedSnapshot<HandoffPayload>> {
+  return importAsLatest('importHandoffMarkdownDocument', input, options, handoffMarkdown, (bytes, key, locate) =>
+    sealHandoffAsIs(bytes, key, locate, options),
+  );
 }
 
 /**
@@ -42,4 +47,7 @@ export async function importHandoffMarkdownDocument(input: string | Uint8Array, 
  * ```
  */
 export const importHandoffMarkdownRun: RunImporter = (source, runId, options) =>
-  documentRunImporter(handoffMarkdown, async (plain, key) => (await sealHandoffAsIs(plain, key, (where) => handoffMarkdown.layout.classify(where))).bytes)(source, runId, options);
+  documentRunImporter(
+    handoffMarkdown,
+    async (plain, key) => (await sealHandoffAsIs(plain, key, (where) => handoffMarkdown.layout.classify(where))).bytes,
+  )(source, runId, options);

@@ -32,8 +32,23 @@ export {
   renderArtifactTable,
   HANDOFF_SECTIONS,
 } from './codec.js';
-export { nextCheckpoint, nextCheckpointId, SAVEPOINT_FRONT_MATTER_KEYS, type HandoffUpdate, type NextCheckpointOptions } from './carry-forward.js';
-export { compress, estimateTokens, splitDecision, SEAL_LINE_PLACEHOLDER, SEAL_LINE_MAX_TOKENS, type CompressOptions, type CompressResult, type TokenCounter } from './compress.js';
+export {
+  nextCheckpoint,
+  nextCheckpointId,
+  SAVEPOINT_FRONT_MATTER_KEYS,
+  type HandoffUpdate,
+  type NextCheckpointOptions,
+} from './carry-forward.js';
+export {
+  compress,
+  estimateTokens,
+  splitDecision,
+  SEAL_LINE_PLACEHOLDER,
+  SEAL_LINE_MAX_TOKENS,
+  type CompressOptions,
+  type CompressResult,
+  type TokenCounter,
+} from './compress.js';
 export { HANDOFF_TRIGGERS, detectHandoffTriggers, contextPressure, type HandoffTrigger, type ContextPressureInput } from './triggers.js';
 export {
   handoffMarkdown,

@@ -71,7 +71,10 @@ export function fencesBalanced(text: string): boolean {
 export function headingOf(line: string): { level: number; title: string } | undefined {
   const m = HEADING.exec(line);
   if (!m) return undefined;
-  const title = (m[2] ?? '').replace(/[ \t]+#+$/, '').replace(/^#+$/, '').trim();
+  const title = (m[2] ?? '')
+    .replace(/[ \t]+#+$/, '')
+    .replace(/^#+$/, '')
+    .trim();
   return { level: m[1]!.length, title };
 }
 
@@ -249,9 +252,13 @@ export function assertRenderable(text: string, where: string, freeText: boolean)
   lines.forEach((line, i) => {
     const h = fenced[i] ? undefined : headingOf(line);
     if (h && h.level <= 3) {
-      throw new CheckpointError('checkpoint_schema_invalid', `${where} has a line that would start a new section (a level ${h.level} heading)`, {
-        details: { where, line: i + 1 },
-      });
+      throw new CheckpointError(
+        'checkpoint_schema_invalid',
+        `${where} has a line that would start a new section (a level ${h.level} heading)`,
+        {
+          details: { where, line: i + 1 },
+        },
+      );
     }
   });
 }

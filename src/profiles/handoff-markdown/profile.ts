@@ -24,7 +24,16 @@ import {
   type StoredHandoff,
 } from './model.js';
 import { base64urlOfHex, liberalUtc } from './foreign-text.js';
-import { COALESCED_KEY, handoffChecksum, handoffSealDigest, parseSealLine, payloadOf, SEAL_KEY, sealLine, type HandoffSeal } from './seal.js';
+import {
+  COALESCED_KEY,
+  handoffChecksum,
+  handoffSealDigest,
+  parseSealLine,
+  payloadOf,
+  SEAL_KEY,
+  sealLine,
+  type HandoffSeal,
+} from './seal.js';
 
 export { handoffChecksum };
 import { handoffForeignReader, keepHandoffForeignFields } from './foreign.js';
@@ -44,7 +53,9 @@ async function decodeLegacy(doc: Record<string, unknown>, where: string): Promis
   assertValid(validateLegacy(doc), where);
   const stored = doc as unknown as LegacyStoredHandoff;
   if ((await handoffChecksum(doc)) !== stored.frontMatter.integrity.checksum) {
-    throw new CheckpointError('checkpoint_integrity_mismatch', `${where}: stored checksum does not match the content`, { details: { where } });
+    throw new CheckpointError('checkpoint_integrity_mismatch', `${where}: stored checksum does not match the content`, {
+      details: { where },
+    });
   }
   const fm = stored.frontMatter;
   return {
@@ -76,7 +87,8 @@ async function decodeLegacy(doc: Record<string, unknown>, where: string): Promis
 export function handoffMarkdownFormat(options: HandoffMarkdownFormatOptions & HandoffLayoutOptions = {}): DocumentFormat<HandoffPayload> {
   assertOptionsArgument(options, 'handoffMarkdownFormat');
   const formatVersion = options.formatVersion ?? FORMAT_VERSION;
-  if (!/^\S{1,16}$/.test(formatVersion)) throw new CheckpointError('checkpoint_config_invalid', 'formatVersion must be 1-16 characters without spaces');
+  if (!/^\S{1,16}$/.test(formatVersion))
+    throw new CheckpointError('checkpoint_config_invalid', 'formatVersion must be 1-16 characters without spaces');
   const validate = documentValidator(generated.validate); // storedHandoffJsonSchema's, generated at build time
   const layout = handoffLayout(options);
   const locate = (where: string): KeyInfo | undefined => layout.classify(where);
@@ -89,23 +101,44 @@ export function handoffMarkdownFormat(options: HandoffMarkdownFormatOptions & Ha
       const parsedPayload = HandoffPayloadSchema.safeParse(draft.payload);
       if (!parsedPayload.success) {
         const issue = parsedPayload.error.issues[0]!;
-        throw new CheckpointError('checkpoint_schema_invalid', `${where}: payload does not match the hand-off schema: /${issue.path.join('/')} ${issue.message}`, {
-          details: { paths: parsedPayload.error.issues.slice(0, 20).map((i) => `/${i.path.join('/')}`) },
-        });
+        throw new CheckpointError(
+          'checkpoint_schema_invalid',
+          `${where}: payload does not match the hand-off schema: /${issue.path.join('/')} ${issue.message}`,
+          {
+            details: { paths: parsedPayload.error.issues.slice(0, 20).map((i) => `/${i.path.join('/')}`) },
+          },
+        );
       }
-      const seal: HandoffSeal = { formatVersion, sequence: draft.sequence, source: draft.source, status: draft.status, ...(draft.priority ? { priority: draft.priority } : {}) };
+      const seal: HandoffSeal = {
+        formatVersion,
+        sequence: draft.sequence,
+        source: draft.source,
+        status: draft.status,
+        ...(draft.priority ? { priority: draft.priority } : {}),
+      };
       const frontMatter: Record<string, JsonValue> = {
         [SEAL_KEY]: sealLine(seal),
         ...(draft.sourceDetails.length > 0 ? { [COALESCED_KEY]: draft.sourceDetails as unknown as JsonValue } : {}),
       };
-      const unsealed: HandoffDocument = { ...(draft.payload as HandoffPayload), checkpoint: draft.id, created: draft.createdAt, frontMatter };
+      const unsealed: HandoffDocument = {
+        ...(draft.payload as HandoffPayload),
+        checkpoint: draft.id,
+        created: draft.createdAt,
+        frontMatter,
+      };
       // Seal what a reader will parse back (text in normal form), so the checksum verifies.
       const normalized = parseHandoffUnchecked(renderHandoff(unsealed), where);
       const digest = await handoffSealDigest(normalized, seal);
-      const sealed = { ...normalized, frontMatter: { ...(normalized.frontMatter as JsonObject), [SEAL_KEY]: sealLine({ ...seal, checksum: base64urlOfHex(digest) }) } };
+      const sealed = {
+        ...normalized,
+        frontMatter: { ...(normalized.frontMatter as JsonObject), [SEAL_KEY]: sealLine({ ...seal, checksum: base64urlOfHex(digest) }) },
+      };
       assertValid(validate(sealed), where);
       const integrity: Integrity = { format_version: formatVersion, algorithm: 'sha256', checksum: digest };
-      return { bytes: utf8Encode(renderHandoff(sealed as unknown as HandoffDocument)), snapshot: { ...draft, payload: payloadOf(sealed), integrity } };
+      return {
+        bytes: utf8Encode(renderHandoff(sealed as unknown as HandoffDocument)),
+        snapshot: { ...draft, payload: payloadOf(sealed), integrity },
+      };
     },
     async decode(bytes: Uint8Array, where: string): Promise<Snapshot<HandoffPayload>> {
       const plain = isGzip(bytes) ? gunzip(bytes, where) : bytes;
@@ -113,19 +146,30 @@ export function handoffMarkdownFormat(options: HandoffMarkdownFormatOptions & Ha
       const fm = (doc.frontMatter ?? {}) as Record<string, unknown>;
       if (fm[SEAL_KEY] === undefined && fm.integrity !== undefined && fm.run_id !== undefined) return decodeLegacy(doc, where);
       const seal = parseSealLine(fm[SEAL_KEY]);
-      if (!seal) throw new CheckpointError('checkpoint_schema_invalid', `${where} has no savepoint seal line (another tool wrote it)`, { details: { where } });
+      if (!seal)
+        throw new CheckpointError('checkpoint_schema_invalid', `${where} has no savepoint seal line (another tool wrote it)`, {
+          details: { where },
+        });
       assertValid(validate(doc), where);
       if (!Object.hasOwn(HANDOFF_TRIGGERS, seal.source) || !(LIFECYCLE_STATUSES as readonly string[]).includes(seal.status)) {
-        throw new CheckpointError('checkpoint_schema_invalid', `${where}: the seal line names an unknown trigger or status`, { details: { where } });
+        throw new CheckpointError('checkpoint_schema_invalid', `${where}: the seal line names an unknown trigger or status`, {
+          details: { where },
+        });
       }
       const digest = await handoffSealDigest(doc, seal);
       if (base64urlOfHex(digest) !== seal.checksum) {
-        throw new CheckpointError('checkpoint_integrity_mismatch', `${where}: stored checksum does not match the content`, { details: { where } });
+        throw new CheckpointError('checkpoint_integrity_mismatch', `${where}: stored checksum does not match the content`, {
+          details: { where },
+        });
       }
       const runId = locate(where)?.runId;
-      if (runId === undefined) throw new CheckpointError('checkpoint_schema_invalid', `${where} is not a hand-off file of this layout: its folder names the run`, { details: { where } });
+      if (runId === undefined)
+        throw new CheckpointError('checkpoint_schema_invalid', `${where} is not a hand-off file of this layout: its folder names the run`, {
+          details: { where },
+        });
       const createdAt = liberalUtc(String(doc.created));
-      if (createdAt === undefined) throw new CheckpointError('checkpoint_schema_invalid', `${where}: created is not an ISO 8601 time`, { details: { where } });
+      if (createdAt === undefined)
+        throw new CheckpointError('checkpoint_schema_invalid', `${where}: created is not an ISO 8601 time`, { details: { where } });
       const stored = doc as unknown as StoredHandoff;
       return {
         id: stored.checkpoint,
@@ -184,8 +228,14 @@ export function handoffHistoryNaming(idPrefix = 'chk'): HistoryNaming {
 export function handoffLayout(options: HandoffLayoutOptions = {}): ProfileLayout {
   assertOptionsArgument(options, 'handoffLayout');
   const idPrefix = options.idPrefix ?? 'chk';
-  if (!ID_PREFIX.test(idPrefix)) throw new CheckpointError('checkpoint_config_invalid', 'idPrefix must be 1-64 characters of [A-Za-z0-9._-]');
-  return standardLayout({ root: options.root ?? 'checkpoints', latestName: 'latest.md', indexName: false, history: handoffHistoryNaming(idPrefix) });
+  if (!ID_PREFIX.test(idPrefix))
+    throw new CheckpointError('checkpoint_config_invalid', 'idPrefix must be 1-64 characters of [A-Za-z0-9._-]');
+  return standardLayout({
+    root: options.root ?? 'checkpoints',
+    latestName: 'latest.md',
+    indexName: false,
+    history: handoffHistoryNaming(idPrefix),
+  });
 }
 
 const NO_BLOCKER = /^blocked\s*:\s*(?:none|no|n\/a|-|—)?\.?\s*$/i;
@@ -204,7 +254,9 @@ export const handoffResumeRule: ResumeRule<HandoffPayload> = (snapshot, context)
   assertObjectArgument(snapshot.payload, 'handoffResumeRule', 'snapshot.payload');
   assertObjectArgument(context, 'handoffResumeRule', 'context');
   const p = snapshot.payload;
-  const terminal = context.isTerminal ? context.isTerminal(snapshot.status) : snapshot.status === 'completed' || snapshot.status === 'failed';
+  const terminal = context.isTerminal
+    ? context.isTerminal(snapshot.status)
+    : snapshot.status === 'completed' || snapshot.status === 'failed';
   const work = p.nextActions.filter((a) => !BLOCKER.test(a));
   const blockers = p.nextActions.filter((a) => BLOCKER.test(a) && !NO_BLOCKER.test(a));
   const remaining = p.nextActions.filter((a) => !NO_BLOCKER.test(a));
@@ -219,13 +271,33 @@ export const handoffResumeRule: ResumeRule<HandoffPayload> = (snapshot, context)
   };
   let point: Omit<ResumePoint, keyof typeof base>;
   if (terminal) {
-    point = { at: 'done', reason: `run_${snapshot.status}`, explanation: `Checkpoint ${snapshot.id} ended the run with status ${snapshot.status}.`, eligible: false };
+    point = {
+      at: 'done',
+      reason: `run_${snapshot.status}`,
+      explanation: `Checkpoint ${snapshot.id} ended the run with status ${snapshot.status}.`,
+      eligible: false,
+    };
   } else if (blockers.length > 0) {
-    point = { at: work[0] ?? blockers[0]!, reason: 'blocked', explanation: `Checkpoint ${snapshot.id} lists ${blockers.length} active blocker(s) under Next Actions; a human must clear them first.`, eligible: false };
+    point = {
+      at: work[0] ?? blockers[0]!,
+      reason: 'blocked',
+      explanation: `Checkpoint ${snapshot.id} lists ${blockers.length} active blocker(s) under Next Actions; a human must clear them first.`,
+      eligible: false,
+    };
   } else if (work.length === 0) {
-    point = { at: 'done', reason: 'no_next_actions', explanation: `Checkpoint ${snapshot.id} lists no pending Next Actions.`, eligible: false };
+    point = {
+      at: 'done',
+      reason: 'no_next_actions',
+      explanation: `Checkpoint ${snapshot.id} lists no pending Next Actions.`,
+      eligible: false,
+    };
   } else {
-    point = { at: work[0]!, reason: 'next_action', explanation: `Resume with the first of ${work.length} Next Action(s) of checkpoint ${snapshot.id}.`, eligible: true };
+    point = {
+      at: work[0]!,
+      reason: 'next_action',
+      explanation: `Resume with the first of ${work.length} Next Action(s) of checkpoint ${snapshot.id}.`,
+      eligible: true,
+    };
   }
   return { ...point, ...base };
 };

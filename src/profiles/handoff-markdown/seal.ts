@@ -40,13 +40,27 @@ export function parseSealLine(value: unknown): HandoffSeal | undefined {
   if (typeof value !== 'string') return undefined;
   const m = LINE.exec(value);
   if (!m) return undefined;
-  return { formatVersion: m[1]!, sequence: Number(m[2]), source: m[3]!, status: m[4]!, ...(m[5] ? { priority: m[5] as Priority } : {}), checksum: m[6]! };
+  return {
+    formatVersion: m[1]!,
+    sequence: Number(m[2]),
+    source: m[3]!,
+    status: m[4]!,
+    ...(m[5] ? { priority: m[5] as Priority } : {}),
+    checksum: m[6]!,
+  };
 }
 
 /** The seal line's value, without the checksum when `seal.checksum` is absent. */
 export function sealLine(seal: HandoffSeal): string {
   assertObjectArgument(seal, 'sealLine', 'seal');
-  return [seal.formatVersion, String(seal.sequence), seal.source, seal.status, ...(seal.priority ? [seal.priority] : []), ...(seal.checksum ? [seal.checksum] : [])].join(' ');
+  return [
+    seal.formatVersion,
+    String(seal.sequence),
+    seal.source,
+    seal.status,
+    ...(seal.priority ? [seal.priority] : []),
+    ...(seal.checksum ? [seal.checksum] : []),
+  ].join(' ');
 }
 
 /**
@@ -89,4 +103,3 @@ export function payloadOf(doc: Readonly<Record<string, unknown>>): HandoffPayloa
   const { checkpoint: _c, created: _cr, frontMatter: _f, ...payload } = doc;
   return payload as unknown as HandoffPayload;
 }
-

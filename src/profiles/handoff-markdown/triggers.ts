@@ -39,12 +39,14 @@ export function detectHandoffTriggers(previous: Body | undefined, next: Body): H
   assertObjectArgument(next, 'detectHandoffTriggers', 'next');
   if (!previous) return [];
   assertObjectArgument(previous, 'detectHandoffTriggers', 'previous');
-  for (const body of [previous, next]) for (const field of ['decisions', 'playByPlay'] as const) assertArrayArgument(body[field], 'detectHandoffTriggers', field);
+  for (const body of [previous, next])
+    for (const field of ['decisions', 'playByPlay'] as const) assertArrayArgument(body[field], 'detectHandoffTriggers', field);
   const fired: HandoffTrigger[] = [];
   if (next.playByPlay.length > previous.playByPlay.length) fired.push('phase_completion');
   const before = new Set(previous.decisions);
   if (next.decisions.some((d) => !before.has(d))) fired.push('major_decision');
-  if (next.sessionIntent.trim() !== previous.sessionIntent.trim() || next.problem.trim() !== previous.problem.trim()) fired.push('context_shift');
+  if (next.sessionIntent.trim() !== previous.sessionIntent.trim() || next.problem.trim() !== previous.problem.trim())
+    fired.push('context_shift');
   return fired;
 }
 
@@ -70,7 +72,10 @@ export function contextPressure(input: ContextPressureInput): boolean {
   assertObjectArgument(input, 'contextPressure', 'input');
   const threshold = input.threshold ?? 0.8;
   if (!(input.contextWindowTokens > 0) || !(threshold > 0 && threshold <= 1) || !(input.usedTokens >= 0)) {
-    throw new CheckpointError('checkpoint_config_invalid', 'contextPressure needs usedTokens >= 0, contextWindowTokens > 0 and 0 < threshold <= 1');
+    throw new CheckpointError(
+      'checkpoint_config_invalid',
+      'contextPressure needs usedTokens >= 0, contextWindowTokens > 0 and 0 < threshold <= 1',
+    );
   }
   return input.usedTokens >= input.contextWindowTokens * threshold;
 }

@@ -4,9 +4,20 @@ import { PRIORITIES, type SnapshotDraft } from '../../contract/snapshot.js';
 import type { EncodedSnapshot } from '../../contract/document-format.js';
 import { foreignJsonReader, hasMembers, LiberalTimeSchema, sealAsIs, toUtc } from '../foreign-json.js';
 import { parseDocumentWith } from '../snapshot-lifecycle/import.js';
-import { PHASE_KEYS, PHASED_STATUSES, type PhasedStatus, PHASED_TRIGGER_PRIORITIES, PHASED_TRIGGERS, type PhaseKey, type PhasedWorkflowPayload } from './schema.js';
+import {
+  PHASE_KEYS,
+  PHASED_STATUSES,
+  type PhasedStatus,
+  PHASED_TRIGGER_PRIORITIES,
+  PHASED_TRIGGERS,
+  type PhaseKey,
+  type PhasedWorkflowPayload,
+} from './schema.js';
 
-const JsonObjectSchema = z.record(z.string(), z.custom<JsonValue>(() => true));
+const JsonObjectSchema = z.record(
+  z.string(),
+  z.custom<JsonValue>(() => true),
+);
 const optionalArray = z.array(z.custom<JsonValue>(() => true)).optional();
 
 /**
@@ -25,12 +36,23 @@ const SpecDocumentSchema = z.object({
   phase: z.string().regex(/^phase_(0_5|[0-8])_\S+$/),
   sequence_number: z.number().int().min(1),
   status: z.enum(PHASED_STATUSES).optional(),
-  source_details: z.array(z.object({ source: z.string().min(1), at: LiberalTimeSchema, priority: z.enum(PRIORITIES).optional() })).optional(),
+  source_details: z
+    .array(z.object({ source: z.string().min(1), at: LiberalTimeSchema, priority: z.enum(PRIORITIES).optional() }))
+    .optional(),
   priority: z.enum(PRIORITIES).optional(),
   state_snapshot: z.object({
     phase_outputs: z.record(z.string(), JsonObjectSchema.nullable()).optional(),
-    current_phase_state: z.object({ phase: z.string().optional(), started_at: z.string().optional(), progress: JsonObjectSchema.optional(), partial_output: JsonObjectSchema.nullable().optional() }).optional(),
-    gate_history: z.array(z.object({ gate_id: z.string(), decision: z.string(), score: z.number(), iteration: z.number().int() })).optional(),
+    current_phase_state: z
+      .object({
+        phase: z.string().optional(),
+        started_at: z.string().optional(),
+        progress: JsonObjectSchema.optional(),
+        partial_output: JsonObjectSchema.nullable().optional(),
+      })
+      .optional(),
+    gate_history: z
+      .array(z.object({ gate_id: z.string(), decision: z.string(), score: z.number(), iteration: z.number().int() }))
+      .optional(),
     circuit_breaker_state: JsonObjectSchema.optional(),
     cost_accumulated: z.number().min(0).optional(),
     health_history: optionalArray,
@@ -70,7 +92,12 @@ export function phasedForeignDraft(document: JsonObject, where: string): Snapsho
       phase: d.phase,
       state_snapshot: {
         phase_outputs: outputs,
-        current_phase_state: { phase: current?.phase ?? d.phase, started_at: current?.started_at ?? d.timestamp, progress: current?.progress ?? {}, partial_output: current?.partial_output ?? null },
+        current_phase_state: {
+          phase: current?.phase ?? d.phase,
+          started_at: current?.started_at ?? d.timestamp,
+          progress: current?.progress ?? {},
+          partial_output: current?.partial_output ?? null,
+        },
         gate_history: s.gate_history ?? [],
         circuit_breaker_state: s.circuit_breaker_state ?? {},
         cost_accumulated: s.cost_accumulated ?? 0,
@@ -102,7 +129,11 @@ export const decodePhasedWorkflowForeign = foreignJsonReader<PhasedWorkflowPaylo
  * Seals a phased-workflow checkpoint another tool wrote, as it is (see `sealAsIs`): savepoint
  * adds only `status` (`status`, default `in_progress`) and `source_details` (none) when missing.
  */
-export async function sealPhasedForeign(document: JsonObject, where: string, status?: PhasedStatus): Promise<EncodedSnapshot<PhasedWorkflowPayload>> {
+export async function sealPhasedForeign(
+  document: JsonObject,
+  where: string,
+  status?: PhasedStatus,
+): Promise<EncodedSnapshot<PhasedWorkflowPayload>> {
   const { integrity: _theirs, ...rest } = document;
   const draft = phasedForeignDraft(rest, where);
   const kept = typeof rest.status === 'string' ? draft.status : (status ?? draft.status);

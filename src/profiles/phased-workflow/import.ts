@@ -25,7 +25,10 @@ export interface ImportPhasedWorkflowOptions extends JsonProfileImportOptions {
  * triggers, the trigger's spec priority) and the document is sealed; an existing
  * `integrity` block must verify unless `reseal`. The spec fields come out unchanged.
  */
-export async function importPhasedWorkflowDocument(input: unknown, options: ImportPhasedWorkflowOptions = {}): Promise<EncodedSnapshot<PhasedWorkflowPayload>> {
+export async function importPhasedWorkflowDocument(
+  input: unknown,
+  options: ImportPhasedWorkflowOptions = {},
+): Promise<EncodedSnapshot<PhasedWorkflowPayload>> {
   assertOptionsArgument(options, 'importPhasedWorkflowDocument');
   const profile = options.profile ?? phasedWorkflow;
   const seal = async (d: JsonObject, where: string) => {
@@ -33,15 +36,23 @@ export async function importPhasedWorkflowDocument(input: unknown, options: Impo
     try {
       profile.assertRunId(sealed.snapshot.runId); // the spec's UUID v4 run ids, unless the profile accepts others
     } catch (err) {
-      throw new CheckpointError('checkpoint_schema_invalid', `${where}: /run_id ${err instanceof Error ? err.message : 'is invalid'}`, { details: { paths: ['/run_id'] } });
+      throw new CheckpointError('checkpoint_schema_invalid', `${where}: /run_id ${err instanceof Error ? err.message : 'is invalid'}`, {
+        details: { paths: ['/run_id'] },
+      });
     }
     return sealed;
   };
   return withForeignFallback(input, options, () => importStrict(profile, input, options), phasedSealedBySavepoint, seal);
 }
 
-function importStrict(profile: PhasedWorkflowProfile, input: unknown, options: ImportPhasedWorkflowOptions): Promise<EncodedSnapshot<PhasedWorkflowPayload>> {
-  const specShape = phasedWorkflowDocumentSchema({ uuidRunIds: false }).omit({ integrity: true }).partial({ status: true, source_details: true, priority: true });
+function importStrict(
+  profile: PhasedWorkflowProfile,
+  input: unknown,
+  options: ImportPhasedWorkflowOptions,
+): Promise<EncodedSnapshot<PhasedWorkflowPayload>> {
+  const specShape = phasedWorkflowDocumentSchema({ uuidRunIds: false })
+    .omit({ integrity: true })
+    .partial({ status: true, source_details: true, priority: true });
   return importSpecDocument(profile, input, options, (rest, where) => {
     const d = parseDocumentWith(specShape, rest, where);
     const priority = d.priority ?? profile.trigger(d.trigger).priority;

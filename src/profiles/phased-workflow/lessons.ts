@@ -35,7 +35,10 @@ export function activeLessonsOf(state: { readonly active_lessons?: readonly unkn
  * phased-workflow-github.md lesson_changes: `resume_lessons_changed` when the caller's
  * `currentLessons` (given to `planResume`) differ from the lessons active at the checkpoint.
  */
-export function lessonsChangedWarnings(snapshot: Snapshot<{ readonly state_snapshot: { readonly active_lessons?: readonly unknown[] } }>, caller: ResumeCallerContext): readonly ResumeWarning[] {
+export function lessonsChangedWarnings(
+  snapshot: Snapshot<{ readonly state_snapshot: { readonly active_lessons?: readonly unknown[] } }>,
+  caller: ResumeCallerContext,
+): readonly ResumeWarning[] {
   const current = caller.currentLessons as readonly unknown[] | undefined;
   if (current === undefined) return [];
   const { added, removed } = lessonsDiff(activeLessonsOf(snapshot.payload.state_snapshot), current);

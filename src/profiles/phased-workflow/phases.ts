@@ -15,7 +15,8 @@ export interface ParsedPhase {
 /** `phase_{number}_{name}` for a phase key and a name, e.g. `phaseId('phase_3', 'build')` → `phase_3_build`. */
 export function phaseId(key: PhaseKey, name: string): string {
   const id = `${key}_${name}`;
-  if (!PHASE_PATTERN.test(id)) throw new CheckpointError('checkpoint_schema_invalid', 'a phase name must start with a letter and hold only letters, digits, _ and -');
+  if (!PHASE_PATTERN.test(id))
+    throw new CheckpointError('checkpoint_schema_invalid', 'a phase name must start with a letter and hold only letters, digits, _ and -');
   return id;
 }
 
@@ -65,7 +66,11 @@ export function completedPhaseKeys(outputs: PhaseOutputs): PhaseKey[] {
  * ```
  */
 export function initialPhasedPayload(phase: string, startedAt: string): PhasedWorkflowPayload {
-  if (!PHASE_PATTERN.test(phase)) throw new CheckpointError('checkpoint_schema_invalid', `phase must be phase_{number}_{name} (e.g. phase_0_intake), got ${JSON.stringify(phase)}`);
+  if (!PHASE_PATTERN.test(phase))
+    throw new CheckpointError(
+      'checkpoint_schema_invalid',
+      `phase must be phase_{number}_{name} (e.g. phase_0_intake), got ${JSON.stringify(phase)}`,
+    );
   return {
     phase,
     state_snapshot: {

@@ -144,25 +144,43 @@ export function createPhasedWorkflowProfile(options: PhasedWorkflowProfileOption
   const schema = phasedWorkflowDocumentSchema({ ...(options.phaseNames ? { phaseNames: options.phaseNames } : {}), uuidRunIds });
   for (const [key, name] of Object.entries(options.phaseNames ?? {})) {
     if (!/^[A-Za-z][A-Za-z0-9_-]*$/.test(String(name))) {
-      throw new CheckpointError('checkpoint_config_invalid', `phasedWorkflow: the name of ${key} must start with a letter and hold only letters, digits, _ and -`, {
-        details: { phase: key },
-      });
+      throw new CheckpointError(
+        'checkpoint_config_invalid',
+        `phasedWorkflow: the name of ${key} must start with a letter and hold only letters, digits, _ and -`,
+        {
+          details: { phase: key },
+        },
+      );
     }
   }
   return defineProfile<PhasedWorkflowPayload>({
     name: 'phasedWorkflow',
     description: 'phased-workflow-github.md: cp_NNN_trigger.json + latest.json + index.json per run, nine prioritized triggers',
     payload: phasedWorkflowPayloadSchema(options.phaseNames),
-    triggers: Object.fromEntries(PHASED_TRIGGERS.map((t) => [t, { priority: PHASED_TRIGGER_PRIORITIES[t], description: TRIGGER_DESCRIPTIONS[t], resumeAs: PHASED_RESUME_AS[t] }])),
+    triggers: Object.fromEntries(
+      PHASED_TRIGGERS.map((t) => [
+        t,
+        { priority: PHASED_TRIGGER_PRIORITIES[t], description: TRIGGER_DESCRIPTIONS[t], resumeAs: PHASED_RESUME_AS[t] },
+      ]),
+    ),
     statuses: { all: PHASED_STATUSES, terminal: ['completed', 'failed'], active: 'in_progress' },
-    layout: standardLayout({ root: options.root ?? 'checkpoints', history: phasedHistoryNaming, indexName: 'index.json', summaryName: 'summary.json' }),
+    layout: standardLayout({
+      root: options.root ?? 'checkpoints',
+      history: phasedHistoryNaming,
+      indexName: 'index.json',
+      summaryName: 'summary.json',
+    }),
     newSnapshotId: () => newUuidV4(),
     assertRunId(runId) {
       assertRunId(runId);
       if (uuidRunIds && !PHASED_UUID_V4_PATTERN.test(runId)) {
-        throw new CheckpointError('checkpoint_key_invalid', 'phasedWorkflow run ids must be UUID v4 (set uuidRunIds: false to accept others)', {
-          details: { length: runId.length },
-        });
+        throw new CheckpointError(
+          'checkpoint_key_invalid',
+          'phasedWorkflow run ids must be UUID v4 (set uuidRunIds: false to accept others)',
+          {
+            details: { length: runId.length },
+          },
+        );
       }
     },
     heartbeat: false,

@@ -105,21 +105,35 @@ interface Decision {
 }
 
 /** The decision for a `phase_complete` checkpoint: the next phase, the end of the workflow, or a human when the phase is unknown. */
-function afterPhaseComplete(snapshot: Snapshot<PhasedWorkflowResumeFields>, order: PhaseOrder, completeAt: string, history: readonly Snapshot<unknown>[]): Decision {
+function afterPhaseComplete(
+  snapshot: Snapshot<PhasedWorkflowResumeFields>,
+  order: PhaseOrder,
+  completeAt: string,
+  history: readonly Snapshot<unknown>[],
+): Decision {
   const { phase, names, index } = order;
   let next = index >= 0 ? names[index + 1] : undefined;
   // Nobody gave the next phase's name: the run's own snapshots may have named it (a phase
   // the run was in before a gate sent it back, or before an earlier resume).
-  if (next !== undefined && KEY_PATTERN.test(next)) next = phaseNamesSeen([snapshot.payload, ...history.map((s) => s.payload)], order.known).get(next) ?? next;
+  if (next !== undefined && KEY_PATTERN.test(next))
+    next = phaseNamesSeen([snapshot.payload, ...history.map((s) => s.payload)], order.known).get(next) ?? next;
   const remainingFrom = index < 0 ? 0 : index + 1;
   if (next !== undefined) {
     // A bare number key means nobody named the phase: say so rather than pass it off as a name.
-    const unnamed = KEY_PATTERN.test(next) ? ` (its full name is unknown: the run's snapshots never named ${next}; give the workflow's phases or phaseNames to name it)` : '';
+    const unnamed = KEY_PATTERN.test(next)
+      ? ` (its full name is unknown: the run's snapshots never named ${next}; give the workflow's phases or phaseNames to name it)`
+      : '';
     const explanation = `${phase} completed at checkpoint ${snapshot.sequence}; resume at the next phase, ${next}${unnamed}`;
     return { at: next, reason: 'phase_complete_next_phase', explanation, eligible: true, remainingFrom };
   }
   if (index >= 0) {
-    return { at: completeAt, reason: 'phase_complete_workflow_done', eligible: false, explanation: `${phase} is the workflow's last phase and it completed; there is nothing left to resume`, remainingFrom };
+    return {
+      at: completeAt,
+      reason: 'phase_complete_workflow_done',
+      eligible: false,
+      explanation: `${phase} is the workflow's last phase and it completed; there is nothing left to resume`,
+      remainingFrom,
+    };
   }
   return {
     at: phase,
@@ -131,7 +145,12 @@ function afterPhaseComplete(snapshot: Snapshot<PhasedWorkflowResumeFields>, orde
 }
 
 /** Where to resume, by the checkpoint's trigger. */
-function decide(snapshot: Snapshot<PhasedWorkflowResumeFields>, order: PhaseOrder, completeAt: string, context: ResumeRuleContext | undefined): Decision {
+function decide(
+  snapshot: Snapshot<PhasedWorkflowResumeFields>,
+  order: PhaseOrder,
+  completeAt: string,
+  context: ResumeRuleContext | undefined,
+): Decision {
   const { phase } = order;
   const trigger = snapshot.source;
   const remainingFrom = order.index < 0 ? 0 : order.index;
@@ -141,7 +160,13 @@ function decide(snapshot: Snapshot<PhasedWorkflowResumeFields>, order: PhaseOrde
     return { at: `${phase}_gate`, reason: 'gate_decision_reevaluate_gate', explanation, eligible: true, remainingFrom };
   }
   if (trigger === 'circuit_breaker') {
-    return { at: 'human_review', reason: 'circuit_breaker_human_review', eligible: false, explanation: `a circuit breaker tripped during ${phase}; resuming requires a human decision`, remainingFrom };
+    return {
+      at: 'human_review',
+      reason: 'circuit_breaker_human_review',
+      eligible: false,
+      explanation: `a circuit breaker tripped during ${phase}; resuming requires a human decision`,
+      remainingFrom,
+    };
   }
   const explanation = `checkpoint ${snapshot.sequence} (${trigger}) was taken inside ${phase}; resume at the start of that phase`;
   return { at: phase, reason: 'restart_current_phase', explanation, eligible: true, remainingFrom };
@@ -155,7 +180,11 @@ interface RuleSettings {
   readonly explicitOrder: boolean;
 }
 
-function phasedResumePoint(snapshot: Snapshot<PhasedWorkflowResumeFields>, settings: RuleSettings, context: ResumeRuleContext | undefined): PhasedWorkflowResumePoint {
+function phasedResumePoint(
+  snapshot: Snapshot<PhasedWorkflowResumeFields>,
+  settings: RuleSettings,
+  context: ResumeRuleContext | undefined,
+): PhasedWorkflowResumePoint {
   const state = snapshot.payload.state_snapshot;
   const order = phaseOrder(snapshot.payload, settings.options, settings.explicitOrder);
   const completed = order.names.filter((n) => hasOutput(order, n));
@@ -187,7 +216,8 @@ function phasedResumePoint(snapshot: Snapshot<PhasedWorkflowResumeFields>, setti
     },
     activeLessons,
     // phased-workflow-github.md resume_limitations.external_state
-    externalStateNote: 'the checkpoint captures workflow state, not external state; if external systems changed (e.g. the GitHub repository), resume may produce different results',
+    externalStateNote:
+      'the checkpoint captures workflow state, not external state; if external systems changed (e.g. the GitHub repository), resume may produce different results',
   };
 }
 
@@ -196,7 +226,10 @@ function phasedResumePoint(snapshot: Snapshot<PhasedWorkflowResumeFields>, setti
  * earlier snapshots for it alone, and never when the caller gave the order.
  * It stops at the newest earlier snapshot that names the next phase.
  */
-function phasedReadsHistory(options: PhasedWorkflowResumeOptions, explicitOrder: boolean): (snapshot: Snapshot<PhasedWorkflowResumeFields>) => false | ((earlier: Snapshot<unknown>) => boolean) {
+function phasedReadsHistory(
+  options: PhasedWorkflowResumeOptions,
+  explicitOrder: boolean,
+): (snapshot: Snapshot<PhasedWorkflowResumeFields>) => false | ((earlier: Snapshot<unknown>) => boolean) {
   return (snapshot) => {
     if (explicitOrder || snapshot?.source !== 'phase_complete' || !objectOf(snapshot.payload)) return false;
     const known = knownPhaseKeys(objectOf(objectOf(snapshot.payload.state_snapshot)?.phase_outputs) ?? {});
@@ -228,9 +261,15 @@ function phasedReadsHistory(options: PhasedWorkflowResumeOptions, explicitOrder:
  * `currentLessons`, it warns `resume_lessons_changed` when they differ from the
  * checkpoint's `active_lessons` (lesson_changes).
  */
-export function createPhasedWorkflowResumeRule(options: PhasedWorkflowResumeOptions = {}): ResumeRule<PhasedWorkflowResumeFields, PhasedWorkflowResumePoint> {
+export function createPhasedWorkflowResumeRule(
+  options: PhasedWorkflowResumeOptions = {},
+): ResumeRule<PhasedWorkflowResumeFields, PhasedWorkflowResumePoint> {
   assertOptionsArgument(options, 'createPhasedWorkflowResumeRule');
-  const settings: RuleSettings = { options, completeAt: options.completeAt ?? 'workflow_complete', explicitOrder: options.phases !== undefined && options.phases.length > 0 };
+  const settings: RuleSettings = {
+    options,
+    completeAt: options.completeAt ?? 'workflow_complete',
+    explicitOrder: options.phases !== undefined && options.phases.length > 0,
+  };
   const rule = (snapshot: Snapshot<PhasedWorkflowResumeFields>, context?: ResumeRuleContext): PhasedWorkflowResumePoint => {
     assertObjectArgument(snapshot, 'phasedWorkflowResumeRule', 'snapshot');
     assertObjectArgument(snapshot.payload, 'phasedWorkflowResumeRule', 'snapshot.payload');

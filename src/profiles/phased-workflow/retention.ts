@@ -40,7 +40,8 @@ export function createPhasedWorkflowRetention(options: PhasedWorkflowRetentionOp
   assertOptionsArgument(options, 'createPhasedWorkflowRetention');
   const compressAfter = options.compressAfter ?? false;
   const conservative = options.conservative ?? false;
-  if (typeof conservative !== 'boolean') throw new CheckpointError('checkpoint_config_invalid', 'createPhasedWorkflowRetention: conservative must be a boolean');
+  if (typeof conservative !== 'boolean')
+    throw new CheckpointError('checkpoint_config_invalid', 'createPhasedWorkflowRetention: conservative must be a boolean');
   const tiers = conservative ? {} : ({ finalKeeps: 'latest', archiveKeeps: 'summary' } as const);
   return freezePolicy({
     name: conservative ? 'phasedWorkflowConservative' : 'phasedWorkflow',

@@ -4,7 +4,18 @@ import { JsonValueSchema } from '../default-document-schema.js';
 import { assertOptionsArgument } from '../../contract/arguments.js';
 
 /** The `phase_outputs` keys of phased-workflow-github.md, in phase order. */
-export const PHASE_KEYS = ['phase_0', 'phase_0_5', 'phase_1', 'phase_2', 'phase_3', 'phase_4', 'phase_5', 'phase_6', 'phase_7', 'phase_8'] as const;
+export const PHASE_KEYS = [
+  'phase_0',
+  'phase_0_5',
+  'phase_1',
+  'phase_2',
+  'phase_3',
+  'phase_4',
+  'phase_5',
+  'phase_6',
+  'phase_7',
+  'phase_8',
+] as const;
 /** One `phase_outputs` key. */
 export type PhaseKey = (typeof PHASE_KEYS)[number];
 

@@ -25,7 +25,12 @@ const isRef = (v: JsonObject): boolean => {
  * Part references use the core's `$savepoint_part` form, so `readSnapshot` reassembles
  * the document and checks its integrity as for any split snapshot.
  */
-export async function splitPhasedWorkflowDocument(document: JsonObject, maxBytes: number, partKey: (n: number) => string, options: SplitOptions = {}): Promise<SplitResult> {
+export async function splitPhasedWorkflowDocument(
+  document: JsonObject,
+  maxBytes: number,
+  partKey: (n: number) => string,
+  options: SplitOptions = {},
+): Promise<SplitResult> {
   assertObjectArgument(document, 'splitPhasedWorkflowDocument', 'document');
   assertFunctionArgument(partKey, 'splitPhasedWorkflowDocument', 'partKey');
   if (size(document) <= maxBytes) return { main: document, parts: [] };

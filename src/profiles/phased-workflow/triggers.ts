@@ -38,9 +38,18 @@ const request = (source: PhasedTrigger, payload: PhasedWorkflowPayload, status: 
  */
 export const phasedTriggers = {
   /** `after_each_phase` (high): stores the phase's full output under its key; `phase` stays the completed phase. */
-  phaseComplete(payload: PhasedWorkflowPayload, key: PhaseKey, output: Record<string, JsonValue>, status: PhasedStatus = 'in_progress'): PhasedCheckpointRequest {
+  phaseComplete(
+    payload: PhasedWorkflowPayload,
+    key: PhaseKey,
+    output: Record<string, JsonValue>,
+    status: PhasedStatus = 'in_progress',
+  ): PhasedCheckpointRequest {
     const state = payload.state_snapshot;
-    return request('phase_complete', { ...payload, state_snapshot: { ...state, phase_outputs: { ...state.phase_outputs, [key]: output } } }, status);
+    return request(
+      'phase_complete',
+      { ...payload, state_snapshot: { ...state, phase_outputs: { ...state.phase_outputs, [key]: output } } },
+      status,
+    );
   },
 
   /** `after_gate_decision` (high): appends the decision to `gate_history` and records the gate's iteration in `iteration_counts`. */
@@ -50,7 +59,10 @@ export const phasedTriggers = {
       {
         ...payload,
         state_snapshot: { ...payload.state_snapshot, gate_history: [...payload.state_snapshot.gate_history, { ...gate }] },
-        context_fields: { ...payload.context_fields, iteration_counts: { ...payload.context_fields.iteration_counts, [gate.gate_id]: gate.iteration } },
+        context_fields: {
+          ...payload.context_fields,
+          iteration_counts: { ...payload.context_fields.iteration_counts, [gate.gate_id]: gate.iteration },
+        },
       },
       status,
     );
@@ -60,9 +72,18 @@ export const phasedTriggers = {
    * `on_circuit_breaker_trip` (critical): records the breaker's state. The run is
    * `paused` by default, because the spec resumes a tripped run only after human review.
    */
-  circuitBreakerTrip(payload: PhasedWorkflowPayload, breaker: string, breakerState: JsonValue, status: PhasedStatus = 'paused'): PhasedCheckpointRequest {
+  circuitBreakerTrip(
+    payload: PhasedWorkflowPayload,
+    breaker: string,
+    breakerState: JsonValue,
+    status: PhasedStatus = 'paused',
+  ): PhasedCheckpointRequest {
     const state = payload.state_snapshot;
-    return request('circuit_breaker', { ...payload, state_snapshot: { ...state, circuit_breaker_state: { ...state.circuit_breaker_state, [breaker]: breakerState } } }, status);
+    return request(
+      'circuit_breaker',
+      { ...payload, state_snapshot: { ...state, circuit_breaker_state: { ...state.circuit_breaker_state, [breaker]: breakerState } } },
+      status,
+    );
   },
 
   /** Any other trigger (`escalation`, `iteration`, `expensive_op`, `destructive_op`, `manual`, …) with the payload as given. */
@@ -116,8 +137,10 @@ export interface CostThresholdTrigger {
 export function createCostThresholdTrigger(options: CostThresholdOptions): CostThresholdTrigger {
   assertOptionsArgument(options, 'createCostThresholdTrigger');
   const threshold = options.threshold ?? 0.8;
-  if (!(options.budgetUsd > 0) || !Number.isFinite(options.budgetUsd)) throw new CheckpointError('checkpoint_config_invalid', 'cost threshold: budgetUsd must be a positive number');
-  if (!(threshold > 0 && threshold <= 1)) throw new CheckpointError('checkpoint_config_invalid', 'cost threshold: threshold must be in (0, 1]');
+  if (!(options.budgetUsd > 0) || !Number.isFinite(options.budgetUsd))
+    throw new CheckpointError('checkpoint_config_invalid', 'cost threshold: budgetUsd must be a positive number');
+  if (!(threshold > 0 && threshold <= 1))
+    throw new CheckpointError('checkpoint_config_invalid', 'cost threshold: threshold must be in (0, 1]');
   const thresholdUsd = options.budgetUsd * threshold;
   let fired = options.fired ?? false;
   return {
@@ -137,7 +160,10 @@ export function createCostThresholdTrigger(options: CostThresholdOptions): CostT
  * The spec's `summary_schema` record of a run, from its first and last snapshots:
  * kept for archived runs when retention deletes their checkpoints.
  */
-export function phasedRunSummary(first: Pick<Snapshot<PhasedWorkflowPayload>, 'createdAt'>, last: Snapshot<PhasedWorkflowPayload>): PhasedRunSummary {
+export function phasedRunSummary(
+  first: Pick<Snapshot<PhasedWorkflowPayload>, 'createdAt'>,
+  last: Snapshot<PhasedWorkflowPayload>,
+): PhasedRunSummary {
   assertObjectArgument(first, 'phasedRunSummary', 'first');
   assertObjectArgument(last, 'phasedRunSummary', 'last');
   assertObjectArgument(last.payload, 'phasedRunSummary', 'last.payload');

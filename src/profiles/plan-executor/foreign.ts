@@ -8,7 +8,14 @@ import { utf8Decode, utf8Encode } from '../../codec/utf8.js';
 import { PRIORITIES, type SnapshotDraft } from '../../contract/snapshot.js';
 import { foreignJsonReader, hasMembers, isJsonObject, LiberalTimeSchema, sealAsIs, toUtc } from '../foreign-json.js';
 import { importedSnapshotId, parseDocumentWith } from '../snapshot-lifecycle/import.js';
-import { PLAN_EXECUTOR_STATUSES, PLAN_EXECUTOR_TRIGGERS, PlanNumberSchema, type PlanExecutorPayload, type PlanExecutorStatus, type PlanExecutorTrigger } from './schema.js';
+import {
+  PLAN_EXECUTOR_STATUSES,
+  PLAN_EXECUTOR_TRIGGERS,
+  PlanNumberSchema,
+  type PlanExecutorPayload,
+  type PlanExecutorStatus,
+  type PlanExecutorTrigger,
+} from './schema.js';
 
 /** The members plan-executor.md defines; anything else at the top level is another tool's (or savepoint's `integrity`). */
 export const PLAN_EXECUTOR_SPEC_MEMBERS = [
@@ -53,7 +60,9 @@ const BookkeepingSchema = z.object({
   snapshot_id: z.string().min(1),
   sequence: z.number().int().min(1),
   source: z.enum(PLAN_EXECUTOR_TRIGGERS),
-  source_details: z.array(z.object({ source: z.string().min(1), at: LiberalTimeSchema, priority: z.enum(PRIORITIES).optional() })).optional(),
+  source_details: z
+    .array(z.object({ source: z.string().min(1), at: LiberalTimeSchema, priority: z.enum(PRIORITIES).optional() }))
+    .optional(),
   priority: z.enum(PRIORITIES).optional(),
 });
 
@@ -71,7 +80,11 @@ function defaultSource(status: PlanExecutorStatus, completedCount: number): Plan
  * savepoint's bookkeeping is kept when its `integrity` is still there (an edit after sealing);
  * otherwise the snapshot is number 1 of its plan with an id derived from its content.
  */
-export async function planExecutorForeignDraft(document: JsonObject, where: string, integrity: JsonValue | undefined): Promise<SnapshotDraft<PlanExecutorPayload>> {
+export async function planExecutorForeignDraft(
+  document: JsonObject,
+  where: string,
+  integrity: JsonValue | undefined,
+): Promise<SnapshotDraft<PlanExecutorPayload>> {
   const d = parseDocumentWith(SpecDocumentSchema, document, where);
   const kept = BookkeepingSchema.safeParse(integrity);
   const { status, last_activity, ...spec } = d;
@@ -147,14 +160,29 @@ export interface PlanExecutorSealOptions {
  * its members stay, savepoint's bookkeeping goes into `integrity` (kept from an earlier seal,
  * else from `options`, else derived as for a tolerant read).
  */
-export async function sealPlanExecutorForeign(document: JsonObject, where: string, options: PlanExecutorSealOptions = {}): Promise<EncodedSnapshot<PlanExecutorPayload>> {
+export async function sealPlanExecutorForeign(
+  document: JsonObject,
+  where: string,
+  options: PlanExecutorSealOptions = {},
+): Promise<EncodedSnapshot<PlanExecutorPayload>> {
   const { [INTEGRITY_FIELD]: theirs, ...rest } = document;
   const kept = BookkeepingSchema.safeParse(theirs).success;
   const derived = await planExecutorForeignDraft(rest, where, theirs);
   const draft = kept
     ? derived
-    : { ...derived, ...(options.sequence !== undefined ? { sequence: options.sequence } : {}), ...(options.source ? { source: options.source } : {}), ...(options.snapshotId ? { id: options.snapshotId } : {}) };
-  const meta: JsonObject = { snapshot_id: draft.id, sequence: draft.sequence, source: draft.source, source_details: draft.sourceDetails, ...(draft.priority ? { priority: draft.priority } : {}) };
+    : {
+        ...derived,
+        ...(options.sequence !== undefined ? { sequence: options.sequence } : {}),
+        ...(options.source ? { source: options.source } : {}),
+        ...(options.snapshotId ? { id: options.snapshotId } : {}),
+      };
+  const meta: JsonObject = {
+    snapshot_id: draft.id,
+    sequence: draft.sequence,
+    source: draft.source,
+    source_details: draft.sourceDetails,
+    ...(draft.priority ? { priority: draft.priority } : {}),
+  };
   const { bytes, integrity } = await sealAsIs(rest, meta);
   return { bytes, snapshot: { ...draft, integrity } };
 }

@@ -1,12 +1,24 @@
 import { canonicalJson } from '../../codec/canonical-json.js';
 import { type JsonObject } from '../../contract/json.js';
 import type { EncodedSnapshot } from '../../contract/document-format.js';
-import { importedSnapshotId, importSpecDocument, parseDocumentWith, withForeignFallback, type JsonProfileImportOptions } from '../snapshot-lifecycle/import.js';
+import {
+  importedSnapshotId,
+  importSpecDocument,
+  parseDocumentWith,
+  withForeignFallback,
+  type JsonProfileImportOptions,
+} from '../snapshot-lifecycle/import.js';
 import { planExecutorSealedBySavepoint, sealPlanExecutorForeign } from './foreign.js';
 import type { RunImporter } from '../import-run.js';
 import { jsonRunImporter } from '../json-run-import.js';
 import { planExecutor, type PlanExecutorProfile } from './profile.js';
-import { PlanExecutorIntegritySchema, PlanExecutorSpecDocumentSchema, type PlanExecutorPayload, type PlanExecutorStatus, type PlanExecutorTrigger } from './schema.js';
+import {
+  PlanExecutorIntegritySchema,
+  PlanExecutorSpecDocumentSchema,
+  type PlanExecutorPayload,
+  type PlanExecutorStatus,
+  type PlanExecutorTrigger,
+} from './schema.js';
 import { assertOptionsArgument } from '../../contract/arguments.js';
 
 /** Options of {@link importPlanExecutorDocument}. */
@@ -24,7 +36,9 @@ export interface ImportPlanExecutorOptions extends JsonProfileImportOptions {
   readonly snapshotId?: string;
 }
 
-const BookkeepingSchema = PlanExecutorIntegritySchema.omit({ checksum: true, format_version: true, algorithm: true }).partial({ source_details: true }).loose();
+const BookkeepingSchema = PlanExecutorIntegritySchema.omit({ checksum: true, format_version: true, algorithm: true })
+  .partial({ source_details: true })
+  .loose();
 
 function defaultSource(status: PlanExecutorStatus, completedCount: number): PlanExecutorTrigger {
   if (status === 'timeout') return 'timeout';
@@ -45,15 +59,26 @@ function defaultSource(status: PlanExecutorStatus, completedCount: number): Plan
  * await storage.put(planExecutor.layout.latestKey('02'), bytes);
  * ```
  */
-export async function importPlanExecutorDocument(input: unknown, options: ImportPlanExecutorOptions = {}): Promise<EncodedSnapshot<PlanExecutorPayload>> {
+export async function importPlanExecutorDocument(
+  input: unknown,
+  options: ImportPlanExecutorOptions = {},
+): Promise<EncodedSnapshot<PlanExecutorPayload>> {
   assertOptionsArgument(options, 'importPlanExecutorDocument');
   const profile = options.profile ?? planExecutor;
   const seal = (d: JsonObject, where: string) =>
-    sealPlanExecutorForeign(d, where, { ...(options.sequence !== undefined ? { sequence: options.sequence } : {}), ...(options.source ? { source: options.source } : {}), ...(options.snapshotId ? { snapshotId: options.snapshotId } : {}) });
+    sealPlanExecutorForeign(d, where, {
+      ...(options.sequence !== undefined ? { sequence: options.sequence } : {}),
+      ...(options.source ? { source: options.source } : {}),
+      ...(options.snapshotId ? { snapshotId: options.snapshotId } : {}),
+    });
   return withForeignFallback(input, options, () => importStrict(profile, input, options), planExecutorSealedBySavepoint, seal);
 }
 
-function importStrict(profile: PlanExecutorProfile, input: unknown, options: ImportPlanExecutorOptions): Promise<EncodedSnapshot<PlanExecutorPayload>> {
+function importStrict(
+  profile: PlanExecutorProfile,
+  input: unknown,
+  options: ImportPlanExecutorOptions,
+): Promise<EncodedSnapshot<PlanExecutorPayload>> {
   return importSpecDocument(profile, input, options, async (rest, where, bookkeeping) => {
     const { status, last_activity, ...payload } = parseDocumentWith(PlanExecutorSpecDocumentSchema, rest, where);
     // A sealed document keeps its bookkeeping; an integrity block of another tool (resealed) is replaced.

@@ -1,6 +1,13 @@
 import { CheckpointError } from '../../contract/errors.js';
 import type { Snapshot } from '../../contract/snapshot.js';
-import type { PlanCompletedTask, PlanExecutorPayload, PlanExecutorSpecDocument, PlanExecutorStatus, PlanExecutorTrigger, PlanRemainingTask } from './schema.js';
+import type {
+  PlanCompletedTask,
+  PlanExecutorPayload,
+  PlanExecutorSpecDocument,
+  PlanExecutorStatus,
+  PlanExecutorTrigger,
+  PlanRemainingTask,
+} from './schema.js';
 import { assertObjectArgument, assertOptionsArgument } from '../../contract/arguments.js';
 
 /** A checkpoint request for the writer: trigger, plan status and payload. */
@@ -120,10 +127,12 @@ export const planExecutorTriggers = {
 } as const;
 
 /** A plan-executor checkpoint as a document (spec-only or sealed) or as a snapshot. */
-export type PlanExecutorCheckpoint = PlanExecutorSpecDocument | (PlanExecutorSpecDocument & { readonly integrity: unknown }) | Snapshot<PlanExecutorPayload>;
+export type PlanExecutorCheckpoint =
+  PlanExecutorSpecDocument | (PlanExecutorSpecDocument & { readonly integrity: unknown }) | Snapshot<PlanExecutorPayload>;
 
 function asDocument(checkpoint: PlanExecutorCheckpoint): PlanExecutorSpecDocument {
-  if ('payload' in checkpoint) return { ...checkpoint.payload, status: checkpoint.status as PlanExecutorStatus, last_activity: checkpoint.createdAt };
+  if ('payload' in checkpoint)
+    return { ...checkpoint.payload, status: checkpoint.status as PlanExecutorStatus, last_activity: checkpoint.createdAt };
   return checkpoint;
 }
 

@@ -63,10 +63,27 @@ function planView(snapshot: Snapshot<PlanExecutorResumeFields>): PlanView {
 function decide(v: PlanView): Pick<ResumePoint, 'at' | 'reason' | 'explanation' | 'eligible'> {
   const { p, taskNo } = v;
   const at = String(p.current_task_index);
-  if (v.done) return { at: 'plan_complete', reason: 'plan_completed', explanation: `plan ${p.plan_number} completed all ${v.total} tasks; there is nothing left to resume`, eligible: false };
-  if (v.status === 'timeout') return { at, reason: 'timeout_resume_current_task', explanation: `plan ${p.plan_number} timed out during ${taskNo}; resume that task`, eligible: true };
+  if (v.done)
+    return {
+      at: 'plan_complete',
+      reason: 'plan_completed',
+      explanation: `plan ${p.plan_number} completed all ${v.total} tasks; there is nothing left to resume`,
+      eligible: false,
+    };
+  if (v.status === 'timeout')
+    return {
+      at,
+      reason: 'timeout_resume_current_task',
+      explanation: `plan ${p.plan_number} timed out during ${taskNo}; resume that task`,
+      eligible: true,
+    };
   if (v.status === 'failed') {
-    return { at, reason: 'failed_retry_current_task', explanation: `plan ${p.plan_number} failed during ${taskNo}; retry that task after looking at the recorded error`, eligible: true };
+    return {
+      at,
+      reason: 'failed_retry_current_task',
+      explanation: `plan ${p.plan_number} failed during ${taskNo}; retry that task after looking at the recorded error`,
+      eligible: true,
+    };
   }
   return { at, reason: 'continue_current_task', explanation: `plan ${p.plan_number} is at ${taskNo}; continue with it`, eligible: true };
 }
@@ -93,7 +110,9 @@ function planWarnings(v: PlanView): ResumeWarning[] {
 
 function continuationPrompt(v: PlanView): string {
   const { p, done, status, completedTasks, remainingTasks, partialCommits, files } = v;
-  const lines = [done ? `Plan ${p.plan_number} is complete (${v.total} tasks).` : `Resume plan ${p.plan_number} at ${v.taskNo}: ${p.current_task}.`];
+  const lines = [
+    done ? `Plan ${p.plan_number} is complete (${v.total} tasks).` : `Resume plan ${p.plan_number} at ${v.taskNo}: ${p.current_task}.`,
+  ];
   if (completedTasks.length > 0) lines.push(`Completed: ${completedTasks.map((t) => `${t.name} (${t.commit})`).join('; ')}.`);
   if (!done && remainingTasks.length > 0) lines.push(`Then: ${remainingTasks.join('; ')}.`);
   if (partialCommits.length > 0) lines.push(`Partial commits before the interruption: ${partialCommits.map(String).join(', ')}.`);

@@ -9,7 +9,10 @@ import type { ProgressDocument, ProgressMeta } from './model.js';
  * `{ document, meta }` as parsed, with `meta.integrity.checksum` left out. Line endings
  * and blank lines do not change it; any edit of content does.
  */
-export async function progressChecksum(document: ProgressDocument, meta: Omit<ProgressMeta, 'integrity'> & { integrity: Omit<Integrity, 'checksum'> & { checksum?: string } }): Promise<string> {
+export async function progressChecksum(
+  document: ProgressDocument,
+  meta: Omit<ProgressMeta, 'integrity'> & { integrity: Omit<Integrity, 'checksum'> & { checksum?: string } },
+): Promise<string> {
   assertObjectArgument(document, 'progressChecksum', 'document');
   assertObjectArgument(meta, 'progressChecksum', 'meta');
   assertObjectArgument(meta.integrity, 'progressChecksum', 'meta.integrity');

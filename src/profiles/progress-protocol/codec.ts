@@ -5,7 +5,16 @@ import { canonicalJson, parseJson } from '../../codec/canonical-json.js';
 import { CheckpointError } from '../../contract/errors.js';
 import { assertValid, documentValidator, type DocumentValidator } from '../../codec/document-validator.js';
 import * as generated from '../../codec/generated/progress-progress-document-json-schema.js';
-import { assertRenderable, normalizeBlock, normalizeNewlines, normalizeText, parseListItems, renderListItems, sectionKey, splitSections } from '../handoff-markdown/markdown.js';
+import {
+  assertRenderable,
+  normalizeBlock,
+  normalizeNewlines,
+  normalizeText,
+  parseListItems,
+  renderListItems,
+  sectionKey,
+  splitSections,
+} from '../handoff-markdown/markdown.js';
 import { ProgressDocumentSchema, type ProgressBlocker, type ProgressDecision, type ProgressDocument, type ProgressMeta } from './model.js';
 import { assertStringArgument } from '../../contract/arguments.js';
 
@@ -80,7 +89,8 @@ export function parseProgress(text: string, where = '.ccc-progress.md'): ParsedP
   const lines = normalizeNewlines(text).split('\n');
   const { preamble, sections } = splitSections(lines, 2, 2);
   const { header, meta } = parsePreamble(preamble, where);
-  if (header.issue === undefined || header.issue === '') throw schemaError(`${where}: the **Issue:** line is missing`, { where, section: 'Issue' });
+  if (header.issue === undefined || header.issue === '')
+    throw schemaError(`${where}: the **Issue:** line is missing`, { where, section: 'Issue' });
   const issueParts = ISSUE_SEPARATOR.exec(header.issue);
   const issue = issueParts
     ? { id: header.issue.slice(0, issueParts.index).trim(), title: header.issue.slice(issueParts.index + issueParts[0].length).trim() }
@@ -107,7 +117,8 @@ export function parseProgress(text: string, where = '.ccc-progress.md'): ParsedP
     seen.add(spec.field);
     readSection(doc, spec.field, section.lines, where);
   }
-  if (!seen.has('continuationPrompt')) throw schemaError(`${where}: missing required section "Continuation Prompt"`, { where, sections: ['Continuation Prompt'] });
+  if (!seen.has('continuationPrompt'))
+    throw schemaError(`${where}: missing required section "Continuation Prompt"`, { where, sections: ['Continuation Prompt'] });
   if (extras.length > 0) doc.extraSections = extras;
   assertValid(validateProgressDocument(doc), where);
   return meta === undefined ? { document: doc as ProgressDocument } : { document: doc as ProgressDocument, meta };
@@ -140,7 +151,8 @@ function readSection(doc: Record<string, unknown>, field: ListField, lines: read
       doc.remainingTasks = items.map((i) => i.replace(/^\[ \]\s+/, ''));
       break;
     case 'currentTask': {
-      if (items.length > 1) throw schemaError(`${where}: section "Current Task" lists more than one task`, { where, section: 'Current Task' });
+      if (items.length > 1)
+        throw schemaError(`${where}: section "Current Task" lists more than one task`, { where, section: 'Current Task' });
       const only = items[0];
       if (only !== undefined) {
         const parts = splitLast(only, TASK_SEPARATOR);
@@ -199,18 +211,34 @@ export function renderProgress(doc: ProgressDocument, meta?: ProgressMeta): stri
   }
   const id = doc.issue.id.trim();
   check(!ISSUE_SEPARATOR.test(id), 'the issue id may not contain a spaced dash (it separates id and title)');
-  doc.completedTasks.forEach((t) => check(!DONE_MARK.test(t) && !/^\[[xX]\]\s/.test(t), `completed task "${t.slice(0, 40)}" may not carry its own ✓ or [x]`));
+  doc.completedTasks.forEach((t) =>
+    check(!DONE_MARK.test(t) && !/^\[[xX]\]\s/.test(t), `completed task "${t.slice(0, 40)}" may not carry its own ✓ or [x]`),
+  );
   doc.remainingTasks.forEach((t) => check(!/^\[ \]\s/.test(t), `remaining task "${t.slice(0, 40)}" may not start with "[ ]"`));
   const current = doc.currentTask;
   if (current) {
-    check(!TASK_SEPARATOR.test(current.status) && (current.status.trim() !== '' || !TASK_SEPARATOR.test(current.description)), 'the current task may contain " — " only in its description, and only when it has a status');
+    check(
+      !TASK_SEPARATOR.test(current.status) && (current.status.trim() !== '' || !TASK_SEPARATOR.test(current.description)),
+      'the current task may contain " — " only in its description, and only when it has a status',
+    );
   }
-  doc.decisions.forEach((d) => check(!d.decision.includes(': ') && !d.decision.includes('\n'), `decision "${d.decision.slice(0, 40)}" may not contain ": " or a line break (": " separates the rationale)`));
-  doc.blockers.forEach((b) => check(!/\(unblocked by:/i.test(b.description), `blocker "${b.description.slice(0, 40)}" may not contain "(unblocked by:" itself`));
+  doc.decisions.forEach((d) =>
+    check(
+      !d.decision.includes(': ') && !d.decision.includes('\n'),
+      `decision "${d.decision.slice(0, 40)}" may not contain ": " or a line break (": " separates the rationale)`,
+    ),
+  );
+  doc.blockers.forEach((b) =>
+    check(!/\(unblocked by:/i.test(b.description), `blocker "${b.description.slice(0, 40)}" may not contain "(unblocked by:" itself`),
+  );
 
   const title = doc.issue.title.trim();
   const head = [PROGRESS_TITLE, ...(meta ? [`<!-- savepoint: ${canonicalJson(meta)} -->`] : [])].join('\n');
-  const fields = [`**Issue:** ${id}${title ? ` — ${title}` : ''}`, `**Session:** ${doc.session.trim()}`.trimEnd(), `**Execution Mode:** exec:${doc.executionMode.trim()}`].join('\n');
+  const fields = [
+    `**Issue:** ${id}${title ? ` — ${title}` : ''}`,
+    `**Session:** ${doc.session.trim()}`.trimEnd(),
+    `**Execution Mode:** exec:${doc.executionMode.trim()}`,
+  ].join('\n');
   const currentLine = current ? [`${current.description.trim()}${current.status.trim() ? ` — ${current.status.trim()}` : ''}`] : [];
   const prompt = normalizeText(doc.continuationPrompt);
   check(prompt !== '', 'the continuation prompt is empty');
@@ -218,7 +246,10 @@ export function renderProgress(doc: ProgressDocument, meta?: ProgressMeta): stri
   const parts = [
     head,
     fields,
-    `## Completed Tasks\n${bullets(doc.completedTasks.map((t) => `${t.trim()} ✓`), 'section "Completed Tasks"')}`,
+    `## Completed Tasks\n${bullets(
+      doc.completedTasks.map((t) => `${t.trim()} ✓`),
+      'section "Completed Tasks"',
+    )}`,
     `## Current Task\n${bullets(currentLine, 'section "Current Task"')}`,
     `## Remaining Tasks\n${bullets(doc.remainingTasks, 'section "Remaining Tasks"')}`,
     `## Decisions Made\n${bullets(
@@ -226,7 +257,9 @@ export function renderProgress(doc: ProgressDocument, meta?: ProgressMeta): stri
       'section "Decisions Made"',
     )}`,
     `## Blockers\n${bullets(
-      doc.blockers.map((b) => (b.unblockedBy.trim() ? `${b.description.trim()} (unblocked by: ${b.unblockedBy.trim()})` : b.description.trim())),
+      doc.blockers.map((b) =>
+        b.unblockedBy.trim() ? `${b.description.trim()} (unblocked by: ${b.unblockedBy.trim()})` : b.description.trim(),
+      ),
       'section "Blockers"',
     )}`,
     `## Continuation Prompt\n${prompt}`,

@@ -31,7 +31,10 @@ const stripDot = (s: string): string => s.trim().replace(/[.\s]+$/, '');
  * A continuation prompt in the spec's shape, from the progress state:
  * `Resume CIA-123. Current task: task 3 of 7 — <task>. Key files: a.ts, b.ts.\nNext action: <step>.`
  */
-export function continuationPromptFor(doc: ProgressDocument, options: { readonly keyFiles?: readonly string[]; readonly nextAction?: string } = {}): string {
+export function continuationPromptFor(
+  doc: ProgressDocument,
+  options: { readonly keyFiles?: readonly string[]; readonly nextAction?: string } = {},
+): string {
   assertProgressDocArgument(doc, 'continuationPromptFor');
   assertOptionsArgument(options, 'continuationPromptFor');
   const { n, m, description } = taskPosition(doc);

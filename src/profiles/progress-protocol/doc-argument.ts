@@ -7,5 +7,6 @@ import { assertArrayArgument, assertObjectArgument } from '../../contract/argume
 export function assertProgressDocArgument(doc: unknown, fn: string): void {
   assertObjectArgument(doc, fn, 'doc');
   const d = doc as Record<string, unknown>;
-  for (const field of ['completedTasks', 'remainingTasks', 'decisions', 'blockers'] as const) assertArrayArgument(d[field], fn, `doc.${field}`);
+  for (const field of ['completedTasks', 'remainingTasks', 'decisions', 'blockers'] as const)
+    assertArrayArgument(d[field], fn, `doc.${field}`);
 }

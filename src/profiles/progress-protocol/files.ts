@@ -72,7 +72,8 @@ export async function readStateFile(path: string): Promise<CccState> {
   } catch (err) {
     throw new CheckpointError('checkpoint_schema_invalid', '.ccc-state.json is not valid JSON', { cause: err });
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new CheckpointError('checkpoint_schema_invalid', '.ccc-state.json is not a JSON object');
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new CheckpointError('checkpoint_schema_invalid', '.ccc-state.json is not a JSON object');
   return value as CccState;
 }
 

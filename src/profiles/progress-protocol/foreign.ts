@@ -24,7 +24,6 @@ export const FOREIGN_PROGRESS_SOURCE = 'handoff_request';
 /** `created_at` of a progress file whose `**Session:**` line is not a time. */
 export const UNKNOWN_SESSION_TIME = '1970-01-01T00:00:00Z';
 
-
 const plainText = (bytes: Uint8Array, where: string): string => utf8Decode(isGzip(bytes) ? gunzip(bytes, where) : bytes, where);
 
 /** Where a progress file lives: the layout's run of a key. */
@@ -41,12 +40,17 @@ export type ProgressLocator = (where: string) => KeyInfo | undefined;
  * that changed since is the newest truth (`checkpoint_integrity_mismatch`, savepoint's
  * bookkeeping kept).
  */
-export function progressForeignReader(locate: ProgressLocator): (bytes: Uint8Array, where: string) => Promise<ForeignRead<ProgressDocument>> {
+export function progressForeignReader(
+  locate: ProgressLocator,
+): (bytes: Uint8Array, where: string) => Promise<ForeignRead<ProgressDocument>> {
   return async (bytes, where) => {
     const text = plainText(bytes, where);
     const { document, meta } = parseProgress(text, where);
     const runId = locate(where)?.runId;
-    if (runId === undefined) throw new CheckpointError('checkpoint_schema_invalid', `${where} is not a progress file of this layout: its place names the run`, { details: { where } });
+    if (runId === undefined)
+      throw new CheckpointError('checkpoint_schema_invalid', `${where} is not a progress file of this layout: its place names the run`, {
+        details: { where },
+      });
     const warnings: ForeignReadWarning[] = [];
     const ours = ProgressMetaSchema.safeParse(meta);
     const book = ours.success ? ours.data : undefined;
@@ -64,7 +68,12 @@ export function progressForeignReader(locate: ProgressLocator): (bytes: Uint8Arr
       source: book && Object.hasOwn(PROGRESS_TRIGGERS, book.source) ? book.source : FOREIGN_PROGRESS_SOURCE,
       sourceDetails: book?.source_details ?? [],
       ...(book?.priority ? { priority: book.priority } : {}),
-      status: book && (PROGRESS_STATUSES as readonly string[]).includes(book.status) ? book.status : document.blockers.length > 0 ? 'blocked' : 'in_progress',
+      status:
+        book && (PROGRESS_STATUSES as readonly string[]).includes(book.status)
+          ? book.status
+          : document.blockers.length > 0
+            ? 'blocked'
+            : 'in_progress',
       payload: document,
       integrity: { format_version: FORMAT_VERSION, algorithm: 'sha256', checksum: await sha256Hex(utf8Encode(text)) },
     };
@@ -75,7 +84,9 @@ export function progressForeignReader(locate: ProgressLocator): (bytes: Uint8Arr
 /** Lines of the part before the first `##` section that another tool wrote (not the title, the three header lines, savepoint's comment or blank lines). */
 function foreignPreamble(lines: readonly string[]): string[] {
   const { preamble } = splitSections(lines, 2, 2);
-  return preamble.filter((l) => l.trim() !== '' && !PROGRESS_HEADER_LINE.test(l) && !SAVEPOINT_META_LINE.test(l) && headingOf(l)?.level !== 1);
+  return preamble.filter(
+    (l) => l.trim() !== '' && !PROGRESS_HEADER_LINE.test(l) && !SAVEPOINT_META_LINE.test(l) && headingOf(l)?.level !== 1,
+  );
 }
 
 /** `text` with its metadata comment replaced by (or, without one, given) `meta`'s, right under the title. */
@@ -89,7 +100,10 @@ function withMeta(text: string, meta: ProgressMeta): string {
 }
 
 /** `meta` with its checksum over `text`'s document. */
-async function sealed(text: string, meta: Omit<ProgressMeta, 'integrity'> & { integrity: { format_version: string; algorithm: 'sha256' } }): Promise<{ meta: ProgressMeta; document: ProgressDocument }> {
+async function sealed(
+  text: string,
+  meta: Omit<ProgressMeta, 'integrity'> & { integrity: { format_version: string; algorithm: 'sha256' } },
+): Promise<{ meta: ProgressMeta; document: ProgressDocument }> {
   const { document } = parseProgress(text, 'progress file');
   return { meta: { ...meta, integrity: { ...meta.integrity, checksum: await progressChecksum(document, meta) } }, document };
 }
@@ -140,7 +154,12 @@ export interface ProgressSealOptions {
  * earlier one) with the bookkeeping of the seal it had, else `options`, else what a
  * tolerant read derives. The result reads strictly, without a warning.
  */
-export async function sealProgressAsIs(bytes: Uint8Array, where: string, locate: ProgressLocator, options: ProgressSealOptions = {}): Promise<EncodedSnapshot<ProgressDocument>> {
+export async function sealProgressAsIs(
+  bytes: Uint8Array,
+  where: string,
+  locate: ProgressLocator,
+  options: ProgressSealOptions = {},
+): Promise<EncodedSnapshot<ProgressDocument>> {
   const { snapshot, warnings } = await progressForeignReader(locate)(bytes, where);
   const hadSeal = warnings.length === 0 || warnings.includes('checkpoint_integrity_mismatch');
   const text = plainText(bytes, where);
@@ -160,6 +179,14 @@ export async function sealProgressAsIs(bytes: Uint8Array, where: string, locate:
   const out = withMeta(text, meta);
   return {
     bytes: utf8Encode(out.endsWith('\n') ? out : `${out}\n`),
-    snapshot: { ...snapshot, id: meta.snapshot_id, sequence: meta.sequence, source: meta.source, status: meta.status, payload: document, integrity: meta.integrity },
+    snapshot: {
+      ...snapshot,
+      id: meta.snapshot_id,
+      sequence: meta.sequence,
+      source: meta.source,
+      status: meta.status,
+      payload: document,
+      integrity: meta.integrity,
+    },
   };
 }

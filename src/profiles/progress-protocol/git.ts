@@ -54,7 +54,10 @@ function runGit(args: readonly string[], cwd: string, options: GitSnapshotOption
   });
 }
 
-function gitFailure(cause: string, code: 'checkpoint_unsupported' | 'checkpoint_atomic_write_failed' = 'checkpoint_unsupported'): CheckpointError {
+function gitFailure(
+  cause: string,
+  code: 'checkpoint_unsupported' | 'checkpoint_atomic_write_failed' = 'checkpoint_unsupported',
+): CheckpointError {
   return new CheckpointError(code, `git snapshot failed: ${cause}`, { details: { cause } });
 }
 
@@ -102,11 +105,17 @@ export async function gitSnapshot(options: GitSnapshotOptions): Promise<GitSnaps
 
   const scope = (options.inScopeFiles ?? []).filter((f) => typeof f === 'string' && f.trim() !== '');
   if (scope.length === 0) {
-    return { outcome: 'skipped', reason: 'no_scope', message: 'Git snapshot skipped — no in-scope files (.ccc-state.json has no activeTaskFiles).' };
+    return {
+      outcome: 'skipped',
+      reason: 'no_scope',
+      message: 'Git snapshot skipped — no in-scope files (.ccc-state.json has no activeTaskFiles).',
+    };
   }
   const scoped = scope
     .map((f) => {
-      const rel = relative(root, isAbsolute(f) ? f : resolve(options.cwd, f)).split(sep).join('/');
+      const rel = relative(root, isAbsolute(f) ? f : resolve(options.cwd, f))
+        .split(sep)
+        .join('/');
       return { rel, folder: f.endsWith('/') };
     })
     .filter(({ rel }) => rel !== '' && !rel.startsWith('..') && !posix.isAbsolute(rel));
@@ -118,7 +127,8 @@ export async function gitSnapshot(options: GitSnapshotOptions): Promise<GitSnaps
     files.add(e.path);
     if (e.from) files.add(e.from);
   }
-  if (files.size === 0) return { outcome: 'skipped', reason: 'nothing_to_stage', message: 'Git snapshot skipped — nothing in scope to stage.' };
+  if (files.size === 0)
+    return { outcome: 'skipped', reason: 'nothing_to_stage', message: 'Git snapshot skipped — nothing in scope to stage.' };
 
   const list = [...files].sort();
   const commit = await runGit(['commit', '--only', '--quiet', '-m', options.message, '--', ...list], root, options);
@@ -128,11 +138,21 @@ export async function gitSnapshot(options: GitSnapshotOptions): Promise<GitSnaps
     }
     const hook = await runGit(['rev-parse', '--git-path', 'hooks/pre-commit'], root, options);
     const hookPath = resolve(root, hook.stdout.trim());
-    const hasHook = hook.code === 0 && (await access(hookPath, constants.X_OK).then(() => true, () => false));
+    const hasHook =
+      hook.code === 0 &&
+      (await access(hookPath, constants.X_OK).then(
+        () => true,
+        () => false,
+      ));
     if (hasHook) return { outcome: 'skipped', reason: 'hook_failed', message: 'Git snapshot skipped — pre-commit hook failed.' };
     throw gitFailure(`git commit exited with code ${commit.code}`, 'checkpoint_atomic_write_failed');
   }
   const head = await runGit(['rev-parse', '--short', 'HEAD'], root, options);
   const sha = head.stdout.trim();
-  return { outcome: 'committed', commit: sha, files: list, message: `Git snapshot: committed ${list.length} in-scope file${list.length === 1 ? '' : 's'} (${sha}).` };
+  return {
+    outcome: 'committed',
+    commit: sha,
+    files: list,
+    message: `Git snapshot: committed ${list.length} in-scope file${list.length === 1 ? '' : 's'} (${sha}).`,
+  };
 }

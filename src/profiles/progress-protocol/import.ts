@@ -25,8 +25,13 @@ export interface ImportProgressProtocolOptions extends ProgressSealOptions {
  * await storage.put(progressProtocol.layout.latestKey('CIA-123'), bytes);
  * ```
  */
-export async function importProgressProtocolDocument(input: string | Uint8Array, options: ImportProgressProtocolOptions): Promise<EncodedSnapshot<ProgressDocument>> {
-  return importAsLatest('importProgressProtocolDocument', input, options, progressProtocol, (bytes, key, locate) => sealProgressAsIs(bytes, key, locate, options));
+export async function importProgressProtocolDocument(
+  input: string | Uint8Array,
+  options: ImportProgressProtocolOptions,
+): Promise<EncodedSnapshot<ProgressDocument>> {
+  return importAsLatest('importProgressProtocolDocument', input, options, progressProtocol, (bytes, key, locate) =>
+    sealProgressAsIs(bytes, key, locate, options),
+  );
 }
 
 /**
@@ -40,4 +45,7 @@ export async function importProgressProtocolDocument(input: string | Uint8Array,
  * ```
  */
 export const importProgressProtocolRun: RunImporter = (source, runId, options) =>
-  documentRunImporter(progressProtocol, async (plain, key) => (await sealProgressAsIs(plain, key, (where) => progressProtocol.layout.classify(where))).bytes)(source, runId, options);
+  documentRunImporter(
+    progressProtocol,
+    async (plain, key) => (await sealProgressAsIs(plain, key, (where) => progressProtocol.layout.classify(where))).bytes,
+  )(source, runId, options);

@@ -17,7 +17,15 @@ export {
   type ProgressMeta,
   type StoredProgress,
 } from './model.js';
-export { parseProgress, renderProgress, readContinuationPrompt, validateProgressDocument, PROGRESS_SECTIONS, PROGRESS_TITLE, type ParsedProgress } from './codec.js';
+export {
+  parseProgress,
+  renderProgress,
+  readContinuationPrompt,
+  validateProgressDocument,
+  PROGRESS_SECTIONS,
+  PROGRESS_TITLE,
+  type ParsedProgress,
+} from './codec.js';
 export {
   progressProtocol,
   progressProtocolProfile,
@@ -55,7 +63,13 @@ export {
   type StatusCommentFields,
   type StatusCommentOptions,
 } from './status-comment.js';
-export { renderContinuationBox, genericContinuationTemplate, continuationPromptFor, CONTINUATION_BOX, CONTINUATION_FOOTER } from './continuation.js';
+export {
+  renderContinuationBox,
+  genericContinuationTemplate,
+  continuationPromptFor,
+  CONTINUATION_BOX,
+  CONTINUATION_FOOTER,
+} from './continuation.js';
 export type { StatusSink } from './sinks/status-sink.js';
 export { trackerRequest, trackerError, type TrackerHttpOptions, type TrackerResponse } from './sinks/http.js';
 export { linearStatusSink, LINEAR_COMMENT_CREATE, LINEAR_COMMENT_UPDATE, type LinearStatusSinkOptions } from './sinks/linear.js';

@@ -14,7 +14,16 @@ import { assertKey } from '../../storage/keys.js';
 import { parseProgress, renderProgress } from './codec.js';
 import { progressChecksum } from './checksum.js';
 import { keepProgressForeignFields, progressForeignReader } from './foreign.js';
-import { PROGRESS_STATUSES, PROGRESS_TRIGGERS, ProgressDocumentSchema, storedProgressJsonSchema, type ProgressStatus, type ProgressDocument, type ProgressMeta, type StoredProgress } from './model.js';
+import {
+  PROGRESS_STATUSES,
+  PROGRESS_TRIGGERS,
+  ProgressDocumentSchema,
+  storedProgressJsonSchema,
+  type ProgressStatus,
+  type ProgressDocument,
+  type ProgressMeta,
+  type StoredProgress,
+} from './model.js';
 import { assertObjectArgument, assertOptionsArgument } from '../../contract/arguments.js';
 
 export { PROGRESS_STATUSES, PROGRESS_TRIGGERS, type ProgressStatus };
@@ -33,7 +42,9 @@ export interface ProgressProtocolFormatOptions {
  * `{ document, meta }` with ajv against {@link storedProgressJsonSchema}, then verify the
  * checksum (see {@link progressChecksum}).
  */
-export function progressProtocolFormat(options: ProgressProtocolFormatOptions & ProgressLayoutOptions = {}): DocumentFormat<ProgressDocument> {
+export function progressProtocolFormat(
+  options: ProgressProtocolFormatOptions & ProgressLayoutOptions = {},
+): DocumentFormat<ProgressDocument> {
   assertOptionsArgument(options, 'progressProtocolFormat');
   const formatVersion = options.formatVersion ?? FORMAT_VERSION;
   const validate = documentValidator(generated.validate); // storedProgressJsonSchema's, generated at build time
@@ -64,12 +75,18 @@ export function progressProtocolFormat(options: ProgressProtocolFormatOptions & 
       const plain = isGzip(bytes) ? gunzip(bytes, where) : bytes;
       const parsed = parseProgress(utf8Decode(plain, where), where);
       if (parsed.meta === undefined) {
-        throw new CheckpointError('checkpoint_schema_invalid', `${where} has no savepoint metadata comment (it was not written by savepoint)`, { details: { where } });
+        throw new CheckpointError(
+          'checkpoint_schema_invalid',
+          `${where} has no savepoint metadata comment (it was not written by savepoint)`,
+          { details: { where } },
+        );
       }
       assertValid(validate(parsed), where);
       const { document, meta } = parsed as StoredProgress;
       if ((await progressChecksum(document, meta)) !== meta.integrity.checksum) {
-        throw new CheckpointError('checkpoint_integrity_mismatch', `${where}: stored checksum does not match the content`, { details: { where } });
+        throw new CheckpointError('checkpoint_integrity_mismatch', `${where}: stored checksum does not match the content`, {
+          details: { where },
+        });
       }
       return {
         id: meta.snapshot_id,
@@ -117,7 +134,8 @@ export function progressLayout(options: ProgressLayoutOptions = {}): ProfileLayo
   assertOptionsArgument(options, 'progressLayout');
   const fileName = options.fileName ?? '.ccc-progress.md';
   assertKey(fileName);
-  if (fileName.includes('/')) throw new CheckpointError('checkpoint_config_invalid', 'progressLayout: fileName must be a single path segment');
+  if (fileName.includes('/'))
+    throw new CheckpointError('checkpoint_config_invalid', 'progressLayout: fileName must be a single path segment');
   const project = options.projectRunId;
   if (project !== undefined) {
     assertRunId(project);
@@ -130,7 +148,11 @@ export function progressLayout(options: ProgressLayoutOptions = {}): ProfileLayo
       latestKey: (runId) => (only(runId), fileName),
       lockKey: (runId) => (only(runId), lockKey),
       classify: (key): KeyInfo | undefined =>
-        key === fileName ? { kind: 'latest', runId: project, compressed: false } : key === lockKey ? { kind: 'lock', runId: project, compressed: false } : undefined,
+        key === fileName
+          ? { kind: 'latest', runId: project, compressed: false }
+          : key === lockKey
+            ? { kind: 'lock', runId: project, compressed: false }
+            : undefined,
     };
   }
   const root = options.root ?? 'progress';
@@ -177,12 +199,23 @@ export const progressResumeRule: ResumeRule<ProgressDocument> = (snapshot, conte
     completed: [...p.completedTasks],
     remaining,
     continuationPrompt: p.continuationPrompt,
-    restored: { issue: p.issue, executionMode: p.executionMode, decisions: p.decisions, blockers: p.blockers, currentTask: p.currentTask ?? null },
+    restored: {
+      issue: p.issue,
+      executionMode: p.executionMode,
+      decisions: p.decisions,
+      blockers: p.blockers,
+      currentTask: p.currentTask ?? null,
+    },
   };
   const total = p.completedTasks.length + remaining.length;
   let point: Omit<ResumePoint, keyof typeof base>;
   if (terminal) {
-    point = { at: 'done', reason: `run_${snapshot.status}`, explanation: `The progress file of ${p.issue.id} ended with status ${snapshot.status}.`, eligible: false };
+    point = {
+      at: 'done',
+      reason: `run_${snapshot.status}`,
+      explanation: `The progress file of ${p.issue.id} ended with status ${snapshot.status}.`,
+      eligible: false,
+    };
   } else if (p.blockers.length > 0 || snapshot.status === 'blocked') {
     point = {
       at: remaining[0] ?? 'done',
@@ -198,7 +231,12 @@ export const progressResumeRule: ResumeRule<ProgressDocument> = (snapshot, conte
       eligible: true,
     };
   } else if (remaining.length > 0) {
-    point = { at: remaining[0]!, reason: 'next_task', explanation: `Resume ${p.issue.id} with the next remaining task (${p.completedTasks.length + 1} of ${total}).`, eligible: true };
+    point = {
+      at: remaining[0]!,
+      reason: 'next_task',
+      explanation: `Resume ${p.issue.id} with the next remaining task (${p.completedTasks.length + 1} of ${total}).`,
+      eligible: true,
+    };
   } else {
     point = { at: 'done', reason: 'no_remaining_tasks', explanation: `${p.issue.id} has no current or remaining task.`, eligible: false };
   }

@@ -123,7 +123,8 @@ export function formatCompletionReport(steps: readonly ProtocolStepResult[]): st
   const counted = steps.filter((s) => s.outcome !== 'not_run');
   const ok = counted.filter((s) => s.outcome !== 'failed').length;
   const lines = [`Checkpoint complete: ${ok}/${counted.length} steps succeeded.`];
-  for (const s of counted) if (s.outcome === 'failed') lines.push(`Failed: ${s.name} (${s.cause ?? 'error'}) — ${s.consequence ?? ''}`.trimEnd());
+  for (const s of counted)
+    if (s.outcome === 'failed') lines.push(`Failed: ${s.name} (${s.cause ?? 'error'}) — ${s.consequence ?? ''}`.trimEnd());
   return lines.join('\n');
 }
 
@@ -153,7 +154,8 @@ export function formatCompletionReport(steps: readonly ProtocolStepResult[]): st
  */
 export async function runCheckpointProtocol(options: CheckpointProtocolOptions): Promise<CheckpointReport> {
   assertOptionsArgument(options, 'runCheckpointProtocol');
-  if (typeof options.cwd !== 'string' || options.cwd === '') throw new CheckpointError('checkpoint_config_invalid', 'runCheckpointProtocol needs cwd');
+  if (typeof options.cwd !== 'string' || options.cwd === '')
+    throw new CheckpointError('checkpoint_config_invalid', 'runCheckpointProtocol needs cwd');
   const profile = options.profile ?? 'manual';
   const run = await startRun(options, profile === 'manual');
   await persistProgress(run);
@@ -203,6 +205,8 @@ async function startRun(options: CheckpointProtocolOptions, manual: boolean): Pr
     steps: [],
     state,
     stateError,
-    activeTaskFiles: options.inScopeFiles ?? (Array.isArray(state.activeTaskFiles) ? state.activeTaskFiles.filter((f): f is string => typeof f === 'string') : undefined),
+    activeTaskFiles:
+      options.inScopeFiles ??
+      (Array.isArray(state.activeTaskFiles) ? state.activeTaskFiles.filter((f): f is string => typeof f === 'string') : undefined),
   };
 }

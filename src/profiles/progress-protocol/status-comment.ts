@@ -34,7 +34,8 @@ const oneLine = (text: string): string => text.replace(/\s*\n\s*/g, ' ').trim();
 /** The comment body exactly in the spec's format. */
 export function renderStatusComment(f: StatusCommentFields): string {
   assertObjectArgument(f, 'renderStatusComment', 'fields');
-  for (const field of ['updated', 'task', 'status', 'decisions', 'blockers'] as const) assertStringArgument(f[field], 'renderStatusComment', field);
+  for (const field of ['updated', 'task', 'status', 'decisions', 'blockers'] as const)
+    assertStringArgument(f[field], 'renderStatusComment', field);
   return [
     '## Checkpoint Status',
     '',

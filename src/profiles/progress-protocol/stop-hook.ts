@@ -28,17 +28,26 @@ export function sinkFromEnv(env: TrackerEnv, http: TrackerHttpOptions = {}): Sta
   const choice = (env.SAVEPOINT_TRACKER ?? '').trim().toLowerCase();
   const timeout = Number(env.SAVEPOINT_TRACKER_TIMEOUT_MS);
   const httpOptions: TrackerHttpOptions = { ...http, ...(Number.isFinite(timeout) && timeout > 0 ? { timeoutMs: timeout } : {}) };
-  const tracker = choice !== '' ? choice : env.LINEAR_API_KEY ? 'linear' : env.GITHUB_TOKEN && env.SAVEPOINT_GITHUB_ISSUE ? 'github' : 'none';
+  const tracker =
+    choice !== '' ? choice : env.LINEAR_API_KEY ? 'linear' : env.GITHUB_TOKEN && env.SAVEPOINT_GITHUB_ISSUE ? 'github' : 'none';
   const need = (name: string): string => {
     const value = env[name];
-    if (!value) throw new CheckpointError('checkpoint_config_invalid', `tracker ${tracker}: ${name} is not set`, { details: { cause: `${name} not set` } });
+    if (!value)
+      throw new CheckpointError('checkpoint_config_invalid', `tracker ${tracker}: ${name} is not set`, {
+        details: { cause: `${name} not set` },
+      });
     return value;
   };
   switch (tracker) {
     case 'none':
       return undefined;
     case 'linear':
-      return linearStatusSink({ ...httpOptions, apiKey: need('LINEAR_API_KEY'), issueId: need('LINEAR_ISSUE_ID'), ...(env.LINEAR_API_URL ? { endpoint: env.LINEAR_API_URL } : {}) });
+      return linearStatusSink({
+        ...httpOptions,
+        apiKey: need('LINEAR_API_KEY'),
+        issueId: need('LINEAR_ISSUE_ID'),
+        ...(env.LINEAR_API_URL ? { endpoint: env.LINEAR_API_URL } : {}),
+      });
     case 'github': {
       const [owner = '', repo = ''] = need('GITHUB_REPOSITORY').split('/');
       return githubIssueCommentSink({
@@ -51,7 +60,9 @@ export function sinkFromEnv(env: TrackerEnv, http: TrackerHttpOptions = {}): Sta
       });
     }
     default:
-      throw new CheckpointError('checkpoint_config_invalid', 'SAVEPOINT_TRACKER must be linear, github or none', { details: { cause: 'unknown SAVEPOINT_TRACKER' } });
+      throw new CheckpointError('checkpoint_config_invalid', 'SAVEPOINT_TRACKER must be linear, github or none', {
+        details: { cause: 'unknown SAVEPOINT_TRACKER' },
+      });
   }
 }
 
@@ -61,7 +72,10 @@ function failingSink(name: string, error: CheckpointError): StatusSink {
 }
 
 /** Options of {@link runStopHook}. */
-export interface StopHookOptions extends Pick<CheckpointProtocolOptions, 'commitMessage' | 'progressFile' | 'stateFile' | 'status' | 'nextAction' | 'runId'> {
+export interface StopHookOptions extends Pick<
+  CheckpointProtocolOptions,
+  'commitMessage' | 'progressFile' | 'stateFile' | 'status' | 'nextAction' | 'runId'
+> {
   /** Project directory. @default process.cwd() */
   readonly cwd?: string;
   /** Environment the tracker is configured from. @default process.env */
@@ -102,8 +116,16 @@ export async function runStopHook(options: StopHookOptions = {}): Promise<number
     try {
       sink = sinkFromEnv(env, { ...(options.fetch ? { fetch: options.fetch } : {}), ...(options.clock ? { clock: options.clock } : {}) });
     } catch (err) {
-      const name = (env.SAVEPOINT_TRACKER ?? '').toLowerCase() === 'github' || (!env.LINEAR_API_KEY && env.GITHUB_TOKEN) ? 'GitHub' : 'Linear';
-      sink = failingSink(name, isCheckpointError(err) ? err : new CheckpointError('checkpoint_config_invalid', 'tracker configuration invalid', { details: { cause: 'tracker configuration invalid' } }));
+      const name =
+        (env.SAVEPOINT_TRACKER ?? '').toLowerCase() === 'github' || (!env.LINEAR_API_KEY && env.GITHUB_TOKEN) ? 'GitHub' : 'Linear';
+      sink = failingSink(
+        name,
+        isCheckpointError(err)
+          ? err
+          : new CheckpointError('checkpoint_config_invalid', 'tracker configuration invalid', {
+              details: { cause: 'tracker configuration invalid' },
+            }),
+      );
     }
   }
   try {

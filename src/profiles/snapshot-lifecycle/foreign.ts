@@ -4,7 +4,14 @@ import { PRIORITIES, type SnapshotDraft } from '../../contract/snapshot.js';
 import type { EncodedSnapshot } from '../../contract/document-format.js';
 import { foreignJsonReader, hasMembers, LiberalTimeSchema, sealAsIs, toUtc } from '../foreign-json.js';
 import { parseDocumentWith } from './import.js';
-import { LIFECYCLE_COMMAND_KINDS, LIFECYCLE_COMMAND_RESULTS, LIFECYCLE_RUN_STATUSES, LIFECYCLE_SOURCES, LIFECYCLE_WINDOW_PRESSURES, type SnapshotLifecyclePayload } from './schema.js';
+import {
+  LIFECYCLE_COMMAND_KINDS,
+  LIFECYCLE_COMMAND_RESULTS,
+  LIFECYCLE_RUN_STATUSES,
+  LIFECYCLE_SOURCES,
+  LIFECYCLE_WINDOW_PRESSURES,
+  type SnapshotLifecyclePayload,
+} from './schema.js';
 
 /**
  * `cp_<timestamp>_<suffix>` in any timestamp format another tool picks (`cp_20260115T143000Z_a1b2`,
@@ -29,7 +36,14 @@ const SpecDocumentSchema = z.object({
   status: z.enum(LIFECYCLE_RUN_STATUSES),
   sequence: z.number().int().min(1).optional(),
   source_details: z
-    .array(z.object({ source: z.string().min(1), at: LiberalTimeSchema, priority: z.enum(PRIORITIES).optional(), coalesced_into: z.string().min(1).optional() }))
+    .array(
+      z.object({
+        source: z.string().min(1),
+        at: LiberalTimeSchema,
+        priority: z.enum(PRIORITIES).optional(),
+        coalesced_into: z.string().min(1).optional(),
+      }),
+    )
     .optional(),
   priority: z.enum(PRIORITIES).optional(),
   step_state: z.object({
@@ -108,7 +122,11 @@ export const decodeSnapshotLifecycleForeign = foreignJsonReader<SnapshotLifecycl
  * savepoint adds only `sequence` (`sequence`, else its time in ms) and `source_details` (none)
  * when missing, and replaces another tool's `integrity` with its own.
  */
-export async function sealLifecycleForeign(document: JsonObject, where: string, sequence?: number): Promise<EncodedSnapshot<SnapshotLifecyclePayload>> {
+export async function sealLifecycleForeign(
+  document: JsonObject,
+  where: string,
+  sequence?: number,
+): Promise<EncodedSnapshot<SnapshotLifecyclePayload>> {
   const { integrity: _theirs, ...rest } = document;
   const draft = lifecycleForeignDraft(rest, where);
   const seq = typeof rest.sequence === 'number' ? draft.sequence : (sequence ?? draft.sequence);

@@ -47,7 +47,9 @@ export function parseDocumentWith<T>(schema: z.ZodType<T>, value: unknown, where
   if (parsed.success) return parsed.data;
   const paths = parsed.error.issues.map((i) => (i.path.length === 0 ? '/' : `/${i.path.map(String).join('/')}`));
   const shown = parsed.error.issues.slice(0, 5).map((i, n) => `${paths[n]} ${i.message}`);
-  throw new CheckpointError('checkpoint_schema_invalid', `${where} does not match its schema: ${shown.join('; ')}`, { details: { paths: paths.slice(0, 20) } });
+  throw new CheckpointError('checkpoint_schema_invalid', `${where} does not match its schema: ${shown.join('; ')}`, {
+    details: { paths: paths.slice(0, 20) },
+  });
 }
 
 /**
@@ -98,7 +100,12 @@ export async function withForeignFallback<P>(
     // A document with savepoint's additions but no seal at all is one savepoint may import (as the strict path does).
     if (Object.hasOwn(document, INTEGRITY_FIELD) && sealedBySavepoint(document) && !options.reseal) {
       const integrity = document[INTEGRITY_FIELD] as { checksum?: unknown } | undefined;
-      if (integrity?.checksum !== (await documentChecksum(document))) throw isCheckpointError(err, 'checkpoint_integrity_mismatch') ? err : new CheckpointError('checkpoint_integrity_mismatch', `${where}: stored checksum does not match the content`, { details: { where } });
+      if (integrity?.checksum !== (await documentChecksum(document)))
+        throw isCheckpointError(err, 'checkpoint_integrity_mismatch')
+          ? err
+          : new CheckpointError('checkpoint_integrity_mismatch', `${where}: stored checksum does not match the content`, {
+              details: { where },
+            });
     }
     try {
       return await seal(document, where);
@@ -147,10 +154,20 @@ export async function importSnapshotLifecycleDocument(
 ): Promise<EncodedSnapshot<SnapshotLifecyclePayload>> {
   assertOptionsArgument(options, 'importSnapshotLifecycleDocument');
   const profile = options.profile ?? snapshotLifecycle;
-  return withForeignFallback(input, options, () => importStrict(profile, input, options), lifecycleSealedBySavepoint, (d, where) => sealLifecycleForeign(d, where, options.sequence));
+  return withForeignFallback(
+    input,
+    options,
+    () => importStrict(profile, input, options),
+    lifecycleSealedBySavepoint,
+    (d, where) => sealLifecycleForeign(d, where, options.sequence),
+  );
 }
 
-function importStrict(profile: SnapshotLifecycleProfile, input: unknown, options: ImportSnapshotLifecycleOptions): Promise<EncodedSnapshot<SnapshotLifecyclePayload>> {
+function importStrict(
+  profile: SnapshotLifecycleProfile,
+  input: unknown,
+  options: ImportSnapshotLifecycleOptions,
+): Promise<EncodedSnapshot<SnapshotLifecyclePayload>> {
   const sealed = snapshotLifecycleDocumentSchema(Number.MAX_SAFE_INTEGER);
   const specShape = sealed.omit({ integrity: true }).partial({ sequence: true, source_details: true });
   return importSpecDocument(profile, input, options, (rest, where) => {

@@ -1,6 +1,11 @@
 import { CheckpointError, isCheckpointError } from '../../contract/errors.js';
 import type { CheckpointResult, CheckpointWriter, HeartbeatPayload } from '../../writer/types.js';
-import { LifecycleCommandOutcomeSchema, DEFAULT_MAX_COMMAND_OUTCOMES, type LifecycleCommandOutcome, type SnapshotLifecyclePayload } from './schema.js';
+import {
+  LifecycleCommandOutcomeSchema,
+  DEFAULT_MAX_COMMAND_OUTCOMES,
+  type LifecycleCommandOutcome,
+  type SnapshotLifecyclePayload,
+} from './schema.js';
 import type { LifecycleCheckpointRequest } from './triggers.js';
 import { assertFunctionArgument, assertObjectArgument, assertOptionsArgument } from '../../contract/arguments.js';
 
@@ -76,7 +81,8 @@ export function createCommandOutcomeRecorder(options: CommandOutcomeRecorderOpti
   const limit = options.limit ?? DEFAULT_MAX_COMMAND_OUTCOMES;
   const maxSummaryLength = options.maxSummaryLength ?? 500;
   const now = options.now ?? (() => Date.now());
-  if (!Number.isInteger(limit) || limit < 1) throw new CheckpointError('checkpoint_config_invalid', 'command outcome recorder: limit must be a positive integer');
+  if (!Number.isInteger(limit) || limit < 1)
+    throw new CheckpointError('checkpoint_config_invalid', 'command outcome recorder: limit must be a positive integer');
   if (!Number.isInteger(maxSummaryLength) || maxSummaryLength < 1) {
     throw new CheckpointError('checkpoint_config_invalid', 'command outcome recorder: maxSummaryLength must be a positive integer');
   }
@@ -93,12 +99,17 @@ export function createCommandOutcomeRecorder(options: CommandOutcomeRecorderOpti
 
   const recorder: CommandOutcomeRecorder = {
     record(outcome) {
-      const entry: LifecycleCommandOutcome = { ...outcome, summary: typeof outcome.summary === 'string' ? cut(outcome.summary) : outcome.summary };
+      const entry: LifecycleCommandOutcome = {
+        ...outcome,
+        summary: typeof outcome.summary === 'string' ? cut(outcome.summary) : outcome.summary,
+      };
       if (entry.reason_code === undefined) delete entry.reason_code;
       const parsed = LifecycleCommandOutcomeSchema.safeParse(entry);
       if (!parsed.success) {
         const paths = parsed.error.issues.map((i) => `/${i.path.join('/')}`);
-        throw new CheckpointError('checkpoint_schema_invalid', `command outcome does not match its schema at ${paths.join(', ')}`, { details: { paths } });
+        throw new CheckpointError('checkpoint_schema_invalid', `command outcome does not match its schema at ${paths.join(', ')}`, {
+          details: { paths },
+        });
       }
       entries.push(entry);
       trim();
@@ -175,7 +186,11 @@ export async function checkpointWithOutcomes(
   const outcomes = recorder.drain();
   let result: CheckpointResult<SnapshotLifecyclePayload>;
   try {
-    result = await writer.checkpoint({ source: request.source, status: request.status, payload: { ...request.payload, command_outcomes: outcomes } });
+    result = await writer.checkpoint({
+      source: request.source,
+      status: request.status,
+      payload: { ...request.payload, command_outcomes: outcomes },
+    });
   } catch (err) {
     recorder.restore(outcomes); // failMode 'throw'
     throw err;

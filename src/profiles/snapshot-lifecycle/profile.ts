@@ -120,7 +120,11 @@ export function createSnapshotLifecycleProfile(options: SnapshotLifecycleProfile
     payload: snapshotLifecyclePayloadSchema(maxCommandOutcomes),
     triggers: TRIGGERS,
     statuses: { all: LIFECYCLE_RUN_STATUSES, terminal: ['failed', 'completed'], active: 'in_progress' },
-    layout: standardLayout({ root: options.root ?? 'checkpoints', history: historyBySnapshotId(), indexName: options.index === false ? false : 'index.json' }),
+    layout: standardLayout({
+      root: options.root ?? 'checkpoints',
+      history: historyBySnapshotId(),
+      indexName: options.index === false ? false : 'index.json',
+    }),
     heartbeat: heartbeatIntervalMs === false ? false : { source: 'timer', intervalMs: heartbeatIntervalMs, payload: heartbeatPayload },
     coalesceWindowMs: options.coalesceWindowMs ?? 3000,
     materialView,

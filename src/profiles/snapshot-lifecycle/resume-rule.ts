@@ -15,7 +15,11 @@ export interface SnapshotLifecycleResumeFields {
     readonly step_ordinal?: number;
     readonly step_status?: string;
     readonly todo_compliance?: { readonly result?: string; readonly violations?: readonly unknown[]; readonly checked_at?: string };
-    readonly resume_hints?: { readonly eligible?: boolean; readonly reason_code?: string | null; readonly next_actions?: readonly string[] };
+    readonly resume_hints?: {
+      readonly eligible?: boolean;
+      readonly reason_code?: string | null;
+      readonly next_actions?: readonly string[];
+    };
   };
   readonly context_digest?: { readonly protected_artifacts?: readonly string[] };
 }
@@ -35,7 +39,9 @@ const FINISHED_STEP = new Set(['done', 'skipped']);
  * `resume_hints_missing`) and an explanation a human can act on. A `todo_compliance`
  * result other than `PASS` adds the warning `resume_todo_noncompliant`.
  */
-export const snapshotLifecycleResumeRule: ResumeRule<SnapshotLifecycleResumeFields> = (snapshot: Snapshot<SnapshotLifecycleResumeFields>): ResumePoint => {
+export const snapshotLifecycleResumeRule: ResumeRule<SnapshotLifecycleResumeFields> = (
+  snapshot: Snapshot<SnapshotLifecycleResumeFields>,
+): ResumePoint => {
   assertObjectArgument(snapshot, 'snapshotLifecycleResumeRule', 'snapshot');
   assertObjectArgument(snapshot.payload, 'snapshotLifecycleResumeRule', 'snapshot.payload');
   const step = snapshot.payload.step_state;
@@ -70,7 +76,9 @@ export const snapshotLifecycleResumeRule: ResumeRule<SnapshotLifecycleResumeFiel
     explanation = `resume_hints mark snapshot ${snapshot.id} not eligible for automatic resume (reason_code ${reason}); work stands at step ${stepId} (${stepStatus}) of ${plan}`;
   } else {
     eligible = true;
-    reason = hints.reason_code || (finished ? 'step_finished_continue' : stepStatus === 'failed' ? 'step_failed_retry' : 'step_in_progress_continue');
+    reason =
+      hints.reason_code ||
+      (finished ? 'step_finished_continue' : stepStatus === 'failed' ? 'step_failed_retry' : 'step_in_progress_continue');
     explanation = finished
       ? `step ${stepId} is ${stepStatus}; continue with the step after it in ${plan}`
       : `step ${stepId} is ${stepStatus}; ${stepStatus === 'failed' ? 'retry' : 'continue'} it`;

@@ -1,4 +1,11 @@
-import type { LifecycleSource, LifecycleStatus, LifecycleResumeHints, SnapshotLifecyclePayload, LifecycleStepState, LifecycleTerminalStepStatus } from './schema.js';
+import type {
+  LifecycleSource,
+  LifecycleStatus,
+  LifecycleResumeHints,
+  SnapshotLifecyclePayload,
+  LifecycleStepState,
+  LifecycleTerminalStepStatus,
+} from './schema.js';
 
 /**
  * A checkpoint request at one of snapshot-lifecycle.md's trigger points: the trigger
@@ -60,7 +67,9 @@ export const lifecycleTriggers = {
         step_ordinal: step.step_ordinal,
         plan_path: step.plan_path ?? payload.step_state.plan_path,
         step_status: 'in_progress',
-        resume_hints: step.resume_hints ? { ...step.resume_hints, next_actions: [...step.resume_hints.next_actions] } : { eligible: true, reason_code: 'step_in_progress', next_actions: [] },
+        resume_hints: step.resume_hints
+          ? { ...step.resume_hints, next_actions: [...step.resume_hints.next_actions] }
+          : { eligible: true, reason_code: 'step_in_progress', next_actions: [] },
       }),
     };
   },
@@ -77,7 +86,9 @@ export const lifecycleTriggers = {
     runStatus: LifecycleStatus = 'in_progress',
     resumeHints?: LifecycleResumeHints,
   ): LifecycleCheckpointRequest {
-    const resume_hints = resumeHints ? { ...resumeHints, next_actions: [...resumeHints.next_actions] } : { eligible: true, reason_code: `step_${stepStatus}`, next_actions: [] };
+    const resume_hints = resumeHints
+      ? { ...resumeHints, next_actions: [...resumeHints.next_actions] }
+      : { eligible: true, reason_code: `step_${stepStatus}`, next_actions: [] };
     return { source: 'step_boundary', status: runStatus, payload: withStep(payload, { step_status: stepStatus, resume_hints }) };
   },
 

@@ -130,7 +130,14 @@ export type WalkMode = boolean | 'probe' | 'make';
  * `symlink`) when a component is a symbolic link, and (reason `path_occupied`) when a walk
  * that is not `false` finds a file. See {@link WalkMode}.
  */
-export async function openDir(root: RootDir, dirKey: string, key: string, create: WalkMode, io: FsIo = realIo, from?: readonly Dir[]): Promise<OpenedDir | undefined> {
+export async function openDir(
+  root: RootDir,
+  dirKey: string,
+  key: string,
+  create: WalkMode,
+  io: FsIo = realIo,
+  from?: readonly Dir[],
+): Promise<OpenedDir | undefined> {
   const opened: Dir[] = [];
   const changed: Dir[] = [];
   const close = async (): Promise<void> => {

@@ -39,14 +39,19 @@ async function remove(settings: FsSettings, od: OpenedDir, kp: KeyPath, opts: De
     const previous = await lstatIfAny(dir.at(kp.base));
     if (previous?.isSymbolicLink()) throw symlinkRefused(kp.key);
     const exists = previous !== undefined && previous.isFile();
-    if (opts.ifVersion !== undefined && (!exists || versionOf(previous) !== opts.ifVersion)) throw conflict(kp.key, exists ? 'version changed' : 'key is gone');
+    if (opts.ifVersion !== undefined && (!exists || versionOf(previous) !== opts.ifVersion))
+      throw conflict(kp.key, exists ? 'version changed' : 'key is gone');
     if (!exists) return false;
     await assertHeld(lock, kp.key, timing);
     await fsp.unlink(dir.at(kp.base));
     await fdSync(dir.fd);
     return true;
   } finally {
-    await quietly([lock ? releaseLock(lock, timing) : undefined, temp ? fdClose(temp.fd) : undefined, temp ? fsp.unlink(temp.path) : undefined]);
+    await quietly([
+      lock ? releaseLock(lock, timing) : undefined,
+      temp ? fdClose(temp.fd) : undefined,
+      temp ? fsp.unlink(temp.path) : undefined,
+    ]);
   }
 }
 

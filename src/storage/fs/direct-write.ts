@@ -115,7 +115,13 @@ async function createOnly(settings: FsSettings, od: OpenedDir, kp: KeyPath, byte
 }
 
 /** Replace (unconditional or `ifVersion`) under the key's lock: temp → write → fsync → rename → fsync dir. */
-async function replace(settings: FsSettings, od: OpenedDir, kp: KeyPath, bytes: Uint8Array, ifVersion: string | undefined): Promise<PutResult> {
+async function replace(
+  settings: FsSettings,
+  od: OpenedDir,
+  kp: KeyPath,
+  bytes: Uint8Array,
+  ifVersion: string | undefined,
+): Promise<PutResult> {
   const timing = settings.timing;
   const dir = od.dir;
   const target = dir.at(kp.base);
@@ -126,7 +132,8 @@ async function replace(settings: FsSettings, od: OpenedDir, kp: KeyPath, bytes: 
     lock = await lockWith(settings, dir, kp, temp);
     const previous = await lstatIfAny(target);
     assertFileOrAbsent(kp, previous);
-    if (ifVersion !== undefined && (!previous || versionOf(previous) !== ifVersion)) throw conflict(kp.key, previous ? 'version changed' : 'key is gone');
+    if (ifVersion !== undefined && (!previous || versionOf(previous) !== ifVersion))
+      throw conflict(kp.key, previous ? 'version changed' : 'key is gone');
     await fdWriteAll(temp.fd, bytes);
     let st = await fdStat(temp.fd);
     // The version must move past the previous one. The write's own mtime usually does
@@ -172,7 +179,10 @@ export async function directPut(state: FsStoreState, key: string, bytes: Uint8Ar
     } catch (err) {
       // Only failures before anything was committed are retried: a put never lands twice.
       if (err instanceof Retry && attempt < 8) continue;
-      if (err instanceof Retry) throw new CheckpointError('checkpoint_atomic_write_failed', `writing ${key} failed: its directory kept vanishing`, { details: { key, code: 'ENOENT' } });
+      if (err instanceof Retry)
+        throw new CheckpointError('checkpoint_atomic_write_failed', `writing ${key} failed: its directory kept vanishing`, {
+          details: { key, code: 'ENOENT' },
+        });
       if (errnoOf(err) === 'ENAMETOOLONG') throw keyRefused(key, 'the path is too long for this file system', 'name_too_long');
       throw fsError(err, 'checkpoint_atomic_write_failed', 'writing', key, scrubFor(state, od ? [od.dir] : []));
     } finally {

@@ -25,11 +25,14 @@ export async function fdWriteAll(fd: number, bytes: Uint8Array): Promise<void> {
     offset += written;
   }
 }
-export const fsRename = (from: string, to: string): Promise<void> => call<void>((cb) => fs.rename(from, to, (err) => cb(err ?? null, undefined)));
-export const fsLink = (existing: string, target: string): Promise<void> => call<void>((cb) => fs.link(existing, target, (err) => cb(err ?? null, undefined)));
+export const fsRename = (from: string, to: string): Promise<void> =>
+  call<void>((cb) => fs.rename(from, to, (err) => cb(err ?? null, undefined)));
+export const fsLink = (existing: string, target: string): Promise<void> =>
+  call<void>((cb) => fs.link(existing, target, (err) => cb(err ?? null, undefined)));
 export const fdStat = (fd: number): Promise<BigIntStats> => call<BigIntStats>((cb) => fs.fstat(fd, { bigint: true }, cb));
 /** Sets a file's access and modification times (seconds, as futimes takes them). */
-export const fdUtimes = (fd: number, seconds: number): Promise<void> => call<void>((cb) => fs.futimes(fd, seconds, seconds, (err) => cb(err ?? null, undefined)));
+export const fdUtimes = (fd: number, seconds: number): Promise<void> =>
+  call<void>((cb) => fs.futimes(fd, seconds, seconds, (err) => cb(err ?? null, undefined)));
 
 /**
  * The file-system calls the journal makes, as one object so tests can inject a fault (or a

@@ -1,5 +1,15 @@
 import { CheckpointError } from '../../contract/errors.js';
-import type { BatchOperation, BatchOutcome, DeleteOptions, PutOptions, PutResult, StorageAdapter, StorageCapabilities, StorageEntry, StoredObject } from '../../contract/storage.js';
+import type {
+  BatchOperation,
+  BatchOutcome,
+  DeleteOptions,
+  PutOptions,
+  PutResult,
+  StorageAdapter,
+  StorageCapabilities,
+  StorageEntry,
+  StoredObject,
+} from '../../contract/storage.js';
 import { ownedCopy } from '../handed-over.js';
 import { assertKey } from '../keys.js';
 import { directDelete } from './direct-delete.js';
@@ -116,7 +126,8 @@ export function createFsStorage(options: FsStorageOptions, internals: FsInternal
     async put(key: string, bytes: Uint8Array, opts: PutOptions = {}): Promise<PutResult> {
       assertOpen(state);
       assertKey(key);
-      if (!(bytes instanceof Uint8Array)) throw new CheckpointError('checkpoint_schema_invalid', `value of ${key} is not a Uint8Array`, { details: { key } });
+      if (!(bytes instanceof Uint8Array))
+        throw new CheckpointError('checkpoint_schema_invalid', `value of ${key} is not a Uint8Array`, { details: { key } });
       // Copy before the first await: the caller may reuse its buffer as soon as put() returns (unless the writer handed it over: a large part it never touches again).
       const owned = ownedCopy(bytes);
       return await track(state, useJournal ? journaledPut(state, key, owned, opts) : directPut(state, key, owned, opts));

@@ -31,7 +31,10 @@ export interface FsOpenReport {
 /** Creates and resolves the root, sweeps stale files and replays a journal left there. */
 async function openStore(state: FsStoreState): Promise<FsOpenReport> {
   if (process.platform === 'win32') {
-    throw new CheckpointError('checkpoint_unsupported', 'fsStorage needs POSIX rename and directory fsync semantics; Windows is not supported');
+    throw new CheckpointError(
+      'checkpoint_unsupported',
+      'fsStorage needs POSIX rename and directory fsync semantics; Windows is not supported',
+    );
   }
   const settings = state.settings;
   const abs = resolve(settings.dir);

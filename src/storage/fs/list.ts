@@ -54,7 +54,7 @@ async function* walk(base: RootDir, dir: Dir, namePrefix: string): AsyncGenerato
     // Symlinks, FIFOs, sockets: not keys.
   }
   children.sort((a, b) => (a.sortKey < b.sortKey ? -1 : a.sortKey > b.sortKey ? 1 : 0));
-  for (let i = 0; i < children.length; ) {
+  for (let i = 0; i < children.length;) {
     const child = children[i]!;
     if (child.dir) {
       i++;
@@ -85,9 +85,13 @@ async function* walk(base: RootDir, dir: Dir, namePrefix: string): AsyncGenerato
  * put not on disk appears in its place (in key order), a replaced key shows its new version,
  * a deleted one is left out.
  */
-async function* withUnapplied(files: AsyncIterable<StorageEntry> | undefined, acked: ReadonlyMap<string, AckedState>): AsyncGenerator<StorageEntry> {
+async function* withUnapplied(
+  files: AsyncIterable<StorageEntry> | undefined,
+  acked: ReadonlyMap<string, AckedState>,
+): AsyncGenerator<StorageEntry> {
   const puts: StorageEntry[] = [];
-  for (const [key, state] of acked) if (state.bytes !== null && state.version !== undefined) puts.push({ key, version: state.version, size: state.bytes.length });
+  for (const [key, state] of acked)
+    if (state.bytes !== null && state.version !== undefined) puts.push({ key, version: state.version, size: state.bytes.length });
   puts.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   let i = 0;
   for await (const entry of files ?? []) {

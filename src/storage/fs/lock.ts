@@ -99,7 +99,12 @@ export async function tempsByInode(dir: string): Promise<Map<bigint, Owner | und
 }
 
 /** Inspects the lock at `path` in `dir`; `temps` is a listing from {@link tempsByInode} to reuse. */
-export async function inspectLock(path: string, dir: string, timing: LockTiming, temps?: Map<bigint, Owner | undefined>): Promise<LockState> {
+export async function inspectLock(
+  path: string,
+  dir: string,
+  timing: LockTiming,
+  temps?: Map<bigint, Owner | undefined>,
+): Promise<LockState> {
   const st = await lstatIfAny(path);
   if (!st) return 'gone';
   if (!st.isFile()) return { ino: st.ino, stale: true }; // not a lock fsStorage makes
@@ -155,9 +160,13 @@ export async function acquireLock(path: string, dir: string, key: string, token:
       continue;
     }
     if (timing.clock.now() - start >= timing.lockTimeoutMs) {
-      throw new CheckpointError('checkpoint_atomic_write_failed', `lock of ${key} is held by a live process (pid ${state.pid ?? '?'}) for over ${timing.lockTimeoutMs} ms`, {
-        details: { key, reason: 'lock_timeout', holderPid: state.pid ?? -1 },
-      });
+      throw new CheckpointError(
+        'checkpoint_atomic_write_failed',
+        `lock of ${key} is held by a live process (pid ${state.pid ?? '?'}) for over ${timing.lockTimeoutMs} ms`,
+        {
+          details: { key, reason: 'lock_timeout', holderPid: state.pid ?? -1 },
+        },
+      );
     }
     await sleep(timing.clock, delay * (0.5 + Math.random()));
     delay = Math.min(delay * 2, 50);
@@ -172,9 +181,13 @@ export async function acquireLock(path: string, dir: string, key: string, token:
 export async function assertHeld(lock: HeldLock, key: string, timing: LockTiming): Promise<void> {
   if (timing.clock.now() - lock.token.owner.atMs <= timing.staleAfterMs / 2) return;
   if ((await lstatIfAny(lock.path).catch(() => undefined))?.ino !== lock.token.ino) {
-    throw new CheckpointError('checkpoint_atomic_write_failed', `lock of ${key} was broken while held (the write stalled past the stale bound); nothing was written`, {
-      details: { key, reason: 'lock_lost' },
-    });
+    throw new CheckpointError(
+      'checkpoint_atomic_write_failed',
+      `lock of ${key} was broken while held (the write stalled past the stale bound); nothing was written`,
+      {
+        details: { key, reason: 'lock_lost' },
+      },
+    );
   }
 }
 

@@ -65,7 +65,8 @@ const MAX_VERBATIM_LOCK_BASE = 200;
  */
 export function lockName(base: string): string {
   // A UTF-16 code unit is at most 3 UTF-8 bytes: short names need no encoding to be measured.
-  if (base.length * 3 <= MAX_VERBATIM_LOCK_BASE || utf8.encode(base).length <= MAX_VERBATIM_LOCK_BASE) return `${INTERNAL_MARK}lock-${base}`;
+  if (base.length * 3 <= MAX_VERBATIM_LOCK_BASE || utf8.encode(base).length <= MAX_VERBATIM_LOCK_BASE)
+    return `${INTERNAL_MARK}lock-${base}`;
   return `${INTERNAL_MARK}lockh-${createHash('sha256').update(base).digest('hex')}`;
 }
 

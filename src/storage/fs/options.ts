@@ -121,7 +121,8 @@ export function fsSettings(options: FsStorageOptions, internals: FsInternals): F
     lockTimeoutMs: positive('lockTimeoutMs', options.lockTimeoutMs, 10_000),
   };
   const fileMode = options.fileMode ?? 0o666;
-  if (!Number.isInteger(fileMode) || fileMode < 0 || fileMode > 0o7777) throw configInvalid('`fileMode` must be a permission mode such as 0o600');
+  if (!Number.isInteger(fileMode) || fileMode < 0 || fileMode > 0o7777)
+    throw configInvalid('`fileMode` must be a permission mode such as 0o600');
   return {
     dir: options.dir,
     create: options.create !== false,

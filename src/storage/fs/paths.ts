@@ -31,5 +31,9 @@ export function symlinkRefused(key: string): CheckpointError {
 
 /** Thrown when a key's path holds a directory or a special file instead of a regular file. */
 export function occupiedRefused(key: string): CheckpointError {
-  return keyRefused(key, 'a directory or special file is in the way (keys "a" and "a/b" cannot both exist in a file system)', 'path_occupied');
+  return keyRefused(
+    key,
+    'a directory or special file is in the way (keys "a" and "a/b" cannot both exist in a file system)',
+    'path_occupied',
+  );
 }

@@ -28,7 +28,16 @@ export interface FsStoreState {
 
 /** The state of a store not opened yet. */
 export function newStoreState(settings: FsSettings): FsStoreState {
-  return { settings, journal: undefined, opening: undefined, root: undefined, closed: false, inflight: new Set(), queues: new Map(), listings: 0 };
+  return {
+    settings,
+    journal: undefined,
+    opening: undefined,
+    root: undefined,
+    closed: false,
+    inflight: new Set(),
+    queues: new Map(),
+    listings: 0,
+  };
 }
 
 export function assertOpen(state: FsStoreState): void {

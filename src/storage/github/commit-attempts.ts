@@ -17,7 +17,12 @@ import type { RestorePath } from './restore.js';
  * unverified. Each attempt: the head, what earlier attempts left, the conditions, the tree
  * plan, the blobs, tree and commit, the ref update, then the read-back.
  */
-export async function commitAttempts(ctx: RepoContext, ops: readonly BatchOperation[], options: CommitOptions, damage: { paths: RestorePath[] }): Promise<BatchOutcome[]> {
+export async function commitAttempts(
+  ctx: RepoContext,
+  ops: readonly BatchOperation[],
+  options: CommitOptions,
+  damage: { paths: RestorePath[] },
+): Promise<BatchOutcome[]> {
   const run = await startCommitRun(ctx, ops, options);
   for (;;) {
     const current = await headForAttempt(ctx);
@@ -70,7 +75,11 @@ async function headForAttempt(ctx: RepoContext): Promise<{ head: KnownHead; fres
 /** Fails once every write attempt was sent; only lost answers get here (races and failed verifications stop where they happen). */
 function assertAttemptsLeft(ctx: RepoContext, run: CommitRun): void {
   if (run.sent < ctx.maxWriteAttempts) return;
-  throw new CheckpointError('checkpoint_storage_unavailable', `commit of ${run.keys.length} keys got no answer in ${run.sent} attempts${run.lastLost ? ` (${run.lastLost.message})` : ''}`, {
-    details: { keys: run.keys.slice(0, 20), attempts: run.sent, attemptsExhausted: true, ambiguous: true },
-  });
+  throw new CheckpointError(
+    'checkpoint_storage_unavailable',
+    `commit of ${run.keys.length} keys got no answer in ${run.sent} attempts${run.lastLost ? ` (${run.lastLost.message})` : ''}`,
+    {
+      details: { keys: run.keys.slice(0, 20), attempts: run.sent, attemptsExhausted: true, ambiguous: true },
+    },
+  );
 }

@@ -35,7 +35,9 @@ async function conditionOf(ctx: RepoContext, p: Prepared): Promise<CheckpointErr
   // A directory holds no value: a check sees the key as absent (nothing can be written there anyway).
   const cur = p.op.type === 'check' && found && found.type !== 'file' ? null : found;
   if (cur && cur.type !== 'file') {
-    throw new CheckpointError('checkpoint_unsupported', `${p.op.key} is a directory in the repository; git cannot hold a value there`, { details: { key: p.op.key } });
+    throw new CheckpointError('checkpoint_unsupported', `${p.op.key} is a directory in the repository; git cannot hold a value there`, {
+      details: { key: p.op.key },
+    });
   }
   const { op } = p;
   const createOnly = (op.type === 'put' || op.type === 'check') && op.ifAbsent === true;

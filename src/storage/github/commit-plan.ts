@@ -34,7 +34,8 @@ export interface TreePlan {
 }
 
 /** Whether the commit's diff shows `p` as it was meant: the expected blob, or the path removed. */
-export const verified = (p: Prepared, f: CommitFile | undefined): boolean => (p.op.type === 'put' ? f?.sha === p.expected && f?.status !== 'removed' : f?.status === 'removed');
+export const verified = (p: Prepared, f: CommitFile | undefined): boolean =>
+  p.op.type === 'put' ? f?.sha === p.expected && f?.status !== 'removed' : f?.status === 'removed';
 
 /** Whether the head's listings show every write of `items` as sent (a check wrote nothing: only the writes tell). */
 export function writesLanded(ctx: RepoContext, items: readonly Prepared[]): boolean {

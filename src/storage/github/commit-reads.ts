@@ -27,9 +27,13 @@ export async function readHead(ctx: RepoContext): Promise<KnownHead | 'empty'> {
   });
   if (res.status === 409) return 'empty';
   if (res.status !== 200) {
-    throw new CheckpointError('checkpoint_storage_unavailable', `branch ${ctx.branch} cannot be read (${res.status}${res.message ? `: ${res.message}` : ''}); create it first`, {
-      details: { operation: 'repos/get-commit', status: res.status },
-    });
+    throw new CheckpointError(
+      'checkpoint_storage_unavailable',
+      `branch ${ctx.branch} cannot be read (${res.status}${res.message ? `: ${res.message}` : ''}); create it first`,
+      {
+        details: { operation: 'repos/get-commit', status: res.status },
+      },
+    );
   }
   const json = res.json as CommitJson;
   if (!json.sha || !json.commit?.tree?.sha) throw unexpected('repos/get-commit', res.status, 'no sha in the answer');
@@ -50,7 +54,13 @@ export async function ensureListings(ctx: RepoContext, head: KnownHead, paths: r
 export async function commitFiles(ctx: RepoContext, commit: string): Promise<Map<string, CommitFile>> {
   const files = new Map<string, CommitFile>();
   for (let page = 1; page <= 10; page++) {
-    const res = await ctx.http.request({ method: 'GET', path: `${ctx.repoPath}/commits/${commit}`, query: { per_page: '300', page: String(page) }, operation: 'repos/get-commit', idempotent: true });
+    const res = await ctx.http.request({
+      method: 'GET',
+      path: `${ctx.repoPath}/commits/${commit}`,
+      query: { per_page: '300', page: String(page) },
+      operation: 'repos/get-commit',
+      idempotent: true,
+    });
     if (res.status !== 200) throw unexpected('repos/get-commit', res.status, res.message);
     const list = (res.json as CommitJson).files ?? [];
     for (const f of list) if (f.filename) files.set(f.filename, { status: f.status ?? '', sha: f.sha ?? null });

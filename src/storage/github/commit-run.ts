@@ -50,7 +50,11 @@ const batchPrint = (items: readonly Prepared[]): string => JSON.stringify(items.
 /** The run of a new commit of `ops`: each put's blob sha computed. */
 export async function startCommitRun(ctx: RepoContext, ops: readonly BatchOperation[], options: CommitOptions): Promise<CommitRun> {
   const items: Prepared[] = await Promise.all(
-    ops.map(async (op) => ({ op, path: ctx.toPath(op.key), ...(op.type === 'put' ? { bytes: op.bytes, expected: await gitBlobSha(op.bytes) } : {}) })),
+    ops.map(async (op) => ({
+      op,
+      path: ctx.toPath(op.key),
+      ...(op.type === 'put' ? { bytes: op.bytes, expected: await gitBlobSha(op.bytes) } : {}),
+    })),
   );
   return {
     items,
@@ -71,7 +75,11 @@ export async function startCommitRun(ctx: RepoContext, ops: readonly BatchOperat
 /** What the batch reports: each put's version, each delete's `existed`, each check. */
 export function outcomesOf(run: CommitRun): BatchOutcome[] {
   return run.all.map((p): BatchOutcome =>
-    p.op.type === 'put' ? { type: 'put', key: p.op.key, version: p.expected! } : p.op.type === 'delete' ? { type: 'delete', key: p.op.key, existed: p.existed ?? false } : { type: 'check', key: p.op.key },
+    p.op.type === 'put'
+      ? { type: 'put', key: p.op.key, version: p.expected! }
+      : p.op.type === 'delete'
+        ? { type: 'delete', key: p.op.key, existed: p.existed ?? false }
+        : { type: 'check', key: p.op.key },
   );
 }
 
@@ -86,4 +94,9 @@ export async function resetMerges(run: CommitRun): Promise<void> {
 
 /** The rewrite of what did not verify: unconditional (its conditions held when it first landed). */
 export const rewriteOf = (bad: readonly Prepared[]): Prepared[] =>
-  bad.map((p) => ({ op: p.op.type === 'put' ? { type: 'put', key: p.op.key, bytes: p.bytes! } : { type: 'delete', key: p.op.key }, path: p.path, ...(p.bytes ? { bytes: p.bytes, expected: p.expected! } : {}), existed: p.existed ?? false }));
+  bad.map((p) => ({
+    op: p.op.type === 'put' ? { type: 'put', key: p.op.key, bytes: p.bytes! } : { type: 'delete', key: p.op.key },
+    path: p.path,
+    ...(p.bytes ? { bytes: p.bytes, expected: p.expected! } : {}),
+    existed: p.existed ?? false,
+  }));

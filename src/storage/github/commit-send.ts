@@ -28,15 +28,28 @@ export async function uploadBlobs(ctx: RepoContext, planned: readonly PlannedEnt
       blob = (res.json as { sha?: string }).sha;
       if (blob !== p.expected) ctx.emit({ type: 'verify_retry', level: 'warn', attempt, keys: [p.op.key] });
     }
-    if (blob !== p.expected) throw new CheckpointError('checkpoint_atomic_write_failed', `blob of ${p.op.key} did not verify`, { details: { key: p.op.key } });
+    if (blob !== p.expected)
+      throw new CheckpointError('checkpoint_atomic_write_failed', `blob of ${p.op.key} did not verify`, { details: { key: p.op.key } });
     entries.push({ path: p.path, mode: '100644', type: 'blob', sha: blob });
   }
   return entries;
 }
 
 /** Creates the tree on top of `head` and the commit holding it (invisible until the branch points at it). */
-export async function createCommitObject(ctx: RepoContext, head: KnownHead, entries: readonly TreeEntry[], items: readonly Prepared[], options: CommitOptions): Promise<{ tree: string; commit: string }> {
-  const treeRes = await ctx.http.request({ method: 'POST', path: `${ctx.repoPath}/git/trees`, body: { base_tree: head.tree, tree: entries }, operation: 'git/create-tree', idempotent: true });
+export async function createCommitObject(
+  ctx: RepoContext,
+  head: KnownHead,
+  entries: readonly TreeEntry[],
+  items: readonly Prepared[],
+  options: CommitOptions,
+): Promise<{ tree: string; commit: string }> {
+  const treeRes = await ctx.http.request({
+    method: 'POST',
+    path: `${ctx.repoPath}/git/trees`,
+    body: { base_tree: head.tree, tree: entries },
+    operation: 'git/create-tree',
+    idempotent: true,
+  });
   if (treeRes.status !== 201) throw unexpected('git/create-tree', treeRes.status, treeRes.message);
   const tree = (treeRes.json as { sha?: string }).sha;
   if (!tree) throw unexpected('git/create-tree', treeRes.status, 'no sha in the answer');
@@ -63,7 +76,11 @@ export async function createCommitObject(ctx: RepoContext, head: KnownHead, entr
  * now names, `'lost'` when the answer was lost (the commit may have landed), or `'raced'`
  * when another commit won the race (either way the run is set up for the next attempt).
  */
-export async function moveBranch(ctx: RepoContext, run: CommitRun, commit: string): Promise<{ moved: string | undefined } | 'lost' | 'raced'> {
+export async function moveBranch(
+  ctx: RepoContext,
+  run: CommitRun,
+  commit: string,
+): Promise<{ moved: string | undefined } | 'lost' | 'raced'> {
   run.sent++;
   const refRes = await sendWrite(ctx, run.lost, {
     method: 'PATCH',
@@ -83,9 +100,13 @@ export async function moveBranch(ctx: RepoContext, run: CommitRun, commit: strin
   }
   if (refRes.status === 422 && /fast.forward/i.test(refRes.message)) {
     if (++run.races > ctx.maxConflictRetries || run.sent >= ctx.maxWriteAttempts) {
-      throw new CheckpointError('checkpoint_conflict', `the branch kept moving: ${run.races} commits of ${run.keys.length} keys lost the race`, {
-        details: { keys: run.keys.slice(0, 20), attempts: run.sent, attemptsExhausted: true },
-      });
+      throw new CheckpointError(
+        'checkpoint_conflict',
+        `the branch kept moving: ${run.races} commits of ${run.keys.length} keys lost the race`,
+        {
+          details: { keys: run.keys.slice(0, 20), attempts: run.sent, attemptsExhausted: true },
+        },
+      );
     }
     ctx.emit({ type: 'conflict_retry', level: 'info', attempt: run.races, reason: 'not_fast_forward', keys: run.keys });
     ctx.state.invalidate();

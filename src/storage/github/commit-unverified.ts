@@ -36,7 +36,8 @@ export function rememberUnverified(ctx: RepoContext, print: string, commit: Unve
 }
 
 /** What the paths of an attempt's commit held before it: its own head's, or the batch's first landed attempt's. */
-export const beforeAttempt = (run: CommitRun, plan: TreePlan): ReadonlyMap<string, string | null> => (run.verifyFailures === 0 ? plan.before : run.original);
+export const beforeAttempt = (run: CommitRun, plan: TreePlan): ReadonlyMap<string, string | null> =>
+  run.verifyFailures === 0 ? plan.before : run.original;
 
 /**
  * An attempt whose ref update got no answer: remembered, so that the next attempt (or the
@@ -44,7 +45,11 @@ export const beforeAttempt = (run: CommitRun, plan: TreePlan): ReadonlyMap<strin
  * GitHub stored otherwise than sent (which the head's listings alone cannot tell from another
  * writer's).
  */
-export function rememberLost(ctx: RepoContext, run: CommitRun, attempt: { commit: string; parent: string; entries: readonly TreeEntry[]; plan: TreePlan }): void {
+export function rememberLost(
+  ctx: RepoContext,
+  run: CommitRun,
+  attempt: { commit: string; parent: string; entries: readonly TreeEntry[]; plan: TreePlan },
+): void {
   rememberUnverified(ctx, run.print, {
     commit: attempt.commit,
     before: beforeAttempt(run, attempt.plan),
@@ -58,7 +63,12 @@ export function rememberLost(ctx: RepoContext, run: CommitRun, attempt: { commit
  * it did as sent (the batch is done). A commit of the batch that landed unverified is read
  * back now, and only what it did not store as sent is rewritten (`run.items`, `damage.paths`).
  */
-export async function settleEarlierAttempt(ctx: RepoContext, run: CommitRun, head: KnownHead, damage: { paths: RestorePath[] }): Promise<boolean> {
+export async function settleEarlierAttempt(
+  ctx: RepoContext,
+  run: CommitRun,
+  head: KnownHead,
+  damage: { paths: RestorePath[] },
+): Promise<boolean> {
   const earlier = run.ambiguous ? unverifiedCommits.get(ctx)?.get(run.print) : undefined;
   if (earlier) unverifiedCommits.get(ctx)?.delete(run.print);
   // A lost attempt that stored everything as sent needs no read-back: the listings tell.
@@ -93,7 +103,12 @@ export async function settleEarlierAttempt(ctx: RepoContext, run: CommitRun, hea
  * did not land: the branch still names the head it was built on, or the head's listings do
  * not hold what it stored (a blob GitHub damaged is still recognised as ours by its sha).
  */
-async function landedFiles(ctx: RepoContext, print: string, head: KnownHead, earlier: UnverifiedCommit): Promise<Map<string, CommitFile> | undefined> {
+async function landedFiles(
+  ctx: RepoContext,
+  print: string,
+  head: KnownHead,
+  earlier: UnverifiedCommit,
+): Promise<Map<string, CommitFile> | undefined> {
   if (earlier.lost && head.commit === earlier.lost.parent) return undefined;
   let files: Map<string, CommitFile>;
   try {

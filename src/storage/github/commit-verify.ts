@@ -21,7 +21,11 @@ export interface LandedAttempt {
  * `verify: 'sha'`, trusts the ref update's answer). Resolves what did not verify and the
  * changes as stored.
  */
-export async function verifyCommit(ctx: RepoContext, run: CommitRun, landed: LandedAttempt): Promise<{ bad: Prepared[]; changes: readonly PathChange[] }> {
+export async function verifyCommit(
+  ctx: RepoContext,
+  run: CommitRun,
+  landed: LandedAttempt,
+): Promise<{ bad: Prepared[]; changes: readonly PathChange[] }> {
   const { commit, entries, plan } = landed;
   if (ctx.verify === 'read-back') {
     let files: Map<string, CommitFile>;
@@ -43,16 +47,29 @@ export async function verifyCommit(ctx: RepoContext, run: CommitRun, landed: Lan
  * A landed attempt stored `bad` otherwise than sent: rewrites only those (their conditions
  * were already met), or, out of attempts, puts the paths back and fails.
  */
-export async function retryUnverified(ctx: RepoContext, run: CommitRun, damage: { paths: RestorePath[] }, bad: readonly Prepared[], changes: readonly PathChange[]): Promise<void> {
+export async function retryUnverified(
+  ctx: RepoContext,
+  run: CommitRun,
+  damage: { paths: RestorePath[] },
+  bad: readonly Prepared[],
+  changes: readonly PathChange[],
+): Promise<void> {
   // Put back if a later attempt fails otherwise (a lost race, a lost answer): only where the bad blob still is.
   const left = new Map(changes.map((c) => [c.path, c.sha]));
-  damage.paths = bad.map((p) => ({ path: p.path, sha: run.original.get(p.path) ?? null, ...(ctx.verify === 'read-back' ? { left: left.get(p.path) ?? null } : {}) }));
+  damage.paths = bad.map((p) => ({
+    path: p.path,
+    sha: run.original.get(p.path) ?? null,
+    ...(ctx.verify === 'read-back' ? { left: left.get(p.path) ?? null } : {}),
+  }));
   if (++run.verifyFailures >= MAX_ATTEMPTS || run.sent >= ctx.maxWriteAttempts) {
     const damaged = damage.paths;
     damage.paths = []; // restored here, and the failure says whether it worked
     // Do not leave what GitHub mangled in place (a damaged latest.json would hide the good
     // one): point the paths back at the blobs they held before this batch, by sha.
-    const restored = await restore(ctx, bad.map((p) => ({ path: p.path, sha: run.original.get(p.path) ?? null })));
+    const restored = await restore(
+      ctx,
+      bad.map((p) => ({ path: p.path, sha: run.original.get(p.path) ?? null })),
+    );
     // Left in place (a rate limit, a head that kept moving): the caller's next write of these
     // paths replaces it, instead of conflicting with it (a create-only checkpoint file above all).
     if (!restored) rememberDamage(ctx, damaged);

@@ -24,7 +24,11 @@ interface ContentEntryJson {
 
 export interface FileCommitJson {
   readonly content?: { readonly sha?: string; readonly size?: number } | null;
-  readonly commit?: { readonly sha?: string; readonly tree?: { readonly sha?: string }; readonly parents?: readonly { readonly sha?: string }[] };
+  readonly commit?: {
+    readonly sha?: string;
+    readonly tree?: { readonly sha?: string };
+    readonly parents?: readonly { readonly sha?: string }[];
+  };
 }
 
 /**
@@ -41,14 +45,19 @@ export async function raceBackoff(ctx: RepoContext, attempt: number): Promise<vo
 /** A write that lost every race it was allowed (spec: "max 3 attempts, then log error"). */
 export function keptChanging(key: string, attempts: number): CheckpointError {
   const base = conditionFailed(key, 'the file kept changing');
-  return new CheckpointError('checkpoint_conflict', base.message.replace(/^checkpoint_conflict: /, ''), { details: { key, attempts, attemptsExhausted: true } });
+  return new CheckpointError('checkpoint_conflict', base.message.replace(/^checkpoint_conflict: /, ''), {
+    details: { key, attempts, attemptsExhausted: true },
+  });
 }
 
 /** `err` with more details (a CheckpointError's details are frozen). */
 export function withDetails(err: CheckpointError, extra: Record<string, number | boolean>): CheckpointError {
   const prefix = `${err.reasonCode}: `;
   const message = err.message.startsWith(prefix) ? err.message.slice(prefix.length) : err.message;
-  return new CheckpointError(err.reasonCode, message, { details: { ...err.details, ...extra }, ...(err.cause !== undefined ? { cause: err.cause } : {}) });
+  return new CheckpointError(err.reasonCode, message, {
+    details: { ...err.details, ...extra },
+    ...(err.cause !== undefined ? { cause: err.cause } : {}),
+  });
 }
 
 /**
@@ -110,12 +119,21 @@ export function forgetDamage(ctx: RepoContext, paths: readonly string[]): void {
 
 /** An answer this adapter cannot interpret: reported, never guessed around. */
 export function unexpected(operation: string, status: number, message: string): CheckpointError {
-  return new CheckpointError('checkpoint_storage_unavailable', `GitHub ${operation} answered ${status}${message ? `: ${message}` : ''}`, { details: { operation, status } });
+  return new CheckpointError('checkpoint_storage_unavailable', `GitHub ${operation} answered ${status}${message ? `: ${message}` : ''}`, {
+    details: { operation, status },
+  });
 }
 
 /** A blob's bytes by sha (immutable, so never stale), or undefined when there is no such blob. */
 export async function readBlob(ctx: RepoContext, sha: string): Promise<Uint8Array | undefined> {
-  const res = await ctx.http.request({ method: 'GET', path: `${ctx.repoPath}/git/blobs/${sha}`, accept: RAW_MEDIA, raw: true, operation: 'git/get-blob', idempotent: true });
+  const res = await ctx.http.request({
+    method: 'GET',
+    path: `${ctx.repoPath}/git/blobs/${sha}`,
+    accept: RAW_MEDIA,
+    raw: true,
+    operation: 'git/get-blob',
+    idempotent: true,
+  });
   if (res.status === 200 && res.bytes) return res.bytes;
   if (res.status === 404 || res.status === 422) return undefined;
   throw unexpected('git/get-blob', res.status, res.message);
@@ -186,7 +204,11 @@ export async function listDirectory(
  * wasn't supplied" means it exists. A read that contradicts that answer came from a
  * lagging replica and is repeated.
  */
-export async function currentSha(ctx: RepoContext, path: string, expect: (sha: string | undefined) => boolean): Promise<string | undefined> {
+export async function currentSha(
+  ctx: RepoContext,
+  path: string,
+  expect: (sha: string | undefined) => boolean,
+): Promise<string | undefined> {
   let sha: string | undefined;
   for (let i = 0; i < MAX_ATTEMPTS; i++) {
     sha = (await readFile(ctx, path, ctx.branch))?.sha;
@@ -243,7 +265,9 @@ export async function deleteFile(ctx: RepoContext, key: string, options: { ifVer
   let sent = 0;
   for (;;) {
     if (sent >= ctx.maxWriteAttempts) {
-      throw new CheckpointError('checkpoint_storage_unavailable', `delete of ${key} got no answer in ${sent} attempts`, { details: { key, attempts: sent, attemptsExhausted: true, ambiguous: true } });
+      throw new CheckpointError('checkpoint_storage_unavailable', `delete of ${key} got no answer in ${sent} attempts`, {
+        details: { key, attempts: sent, attemptsExhausted: true, ambiguous: true },
+      });
     }
     sent++;
     const res = await sendWrite(ctx, lost, {
@@ -262,7 +286,8 @@ export async function deleteFile(ctx: RepoContext, key: string, options: { ifVer
       const json = res.json as FileCommitJson;
       if (ctx.verify === 'read-back' && json.commit?.sha) {
         const back = await readFile(ctx, path, json.commit.sha);
-        if (back !== undefined) throw new CheckpointError('checkpoint_atomic_write_failed', `delete of ${key} did not take effect`, { details: { key } });
+        if (back !== undefined)
+          throw new CheckpointError('checkpoint_atomic_write_failed', `delete of ${key} did not take effect`, { details: { key } });
       }
       rememberCommit(ctx, json, path, null, 0);
       return true;

@@ -139,7 +139,13 @@ async function loadSpilled(q: QueueState): Promise<void> {
 
 const fileOf = (seq: number): string => `${String(seq).padStart(12, '0')}.json`;
 
-async function enqueueWrite(q: QueueState, kind: QueuedWrite['kind'], operations: readonly BatchOperation[], maybeLanded: boolean, nowMs: number): Promise<QueuedWrite> {
+async function enqueueWrite(
+  q: QueueState,
+  kind: QueuedWrite['kind'],
+  operations: readonly BatchOperation[],
+  maybeLanded: boolean,
+  nowMs: number,
+): Promise<QueuedWrite> {
   const seq = q.nextSeq++;
   const copy: BatchOperation[] = operations.map((op) => (op.type === 'put' ? { ...op, bytes: op.bytes.slice() } : { ...op }));
   const write: QueuedWrite = { seq, kind, operations: copy, versions: await versionsOf(copy), enqueuedAtMs: nowMs, maybeLanded };
@@ -192,8 +198,10 @@ export function mergeQueuedWrites(writes: readonly QueuedWrite[]): BatchOperatio
   const out: BatchOperation[] = [];
   for (const [key, { first, last }] of byKey) {
     // What the first operation required of GitHub's state.
-    const cond: { ifAbsent?: true; ifVersion?: string } = first.type !== 'delete' && first.ifAbsent ? { ifAbsent: true } : first.ifVersion !== undefined ? { ifVersion: first.ifVersion } : {};
-    if (last === undefined) out.push(first); // only checks: the first one speaks of GitHub's state
+    const cond: { ifAbsent?: true; ifVersion?: string } =
+      first.type !== 'delete' && first.ifAbsent ? { ifAbsent: true } : first.ifVersion !== undefined ? { ifVersion: first.ifVersion } : {};
+    if (last === undefined)
+      out.push(first); // only checks: the first one speaks of GitHub's state
     else if (last.type === 'put') out.push({ type: 'put', key, bytes: last.bytes, ...cond });
     else if (cond.ifAbsent) out.push({ type: 'check', key, ifAbsent: true });
     else out.push({ type: 'delete', key, ...(cond.ifVersion !== undefined ? { ifVersion: cond.ifVersion } : {}) });

@@ -8,13 +8,39 @@ import type { ReasonCode } from '../../contract/reason-codes.js';
  */
 export type GitHubStorageEvent =
   /** phased-workflow-github.md `before_write`: fewer than the low-water mark of requests left. Once per window. */
-  | { readonly type: 'rate_limit_low'; readonly level: 'warn'; readonly remaining: number; readonly limit: number; readonly resetAtMs: number; readonly message: string }
+  | {
+      readonly type: 'rate_limit_low';
+      readonly level: 'warn';
+      readonly remaining: number;
+      readonly limit: number;
+      readonly resetAtMs: number;
+      readonly message: string;
+    }
   /** A request waits for a rate limit to pass. */
-  | { readonly type: 'rate_limit_wait'; readonly level: 'warn'; readonly kind: 'primary' | 'secondary'; readonly waitMs: number; readonly operation: string }
+  | {
+      readonly type: 'rate_limit_wait';
+      readonly level: 'warn';
+      readonly kind: 'primary' | 'secondary';
+      readonly waitMs: number;
+      readonly operation: string;
+    }
   /** A request is retried after a server error, a network error or a timeout. */
-  | { readonly type: 'request_retry'; readonly level: 'info'; readonly operation: string; readonly attempt: number; readonly reason: 'server_error' | 'network' | 'timeout'; readonly status?: number }
+  | {
+      readonly type: 'request_retry';
+      readonly level: 'info';
+      readonly operation: string;
+      readonly attempt: number;
+      readonly reason: 'server_error' | 'network' | 'timeout';
+      readonly status?: number;
+    }
   /** A write lost a race (409 stale sha, 422 not a fast forward) and is rebuilt on the new head. */
-  | { readonly type: 'conflict_retry'; readonly level: 'info'; readonly attempt: number; readonly reason: 'not_fast_forward' | 'stale_sha'; readonly keys: readonly string[] }
+  | {
+      readonly type: 'conflict_retry';
+      readonly level: 'info';
+      readonly attempt: number;
+      readonly reason: 'not_fast_forward' | 'stale_sha';
+      readonly keys: readonly string[];
+    }
   /** Two writers changed one run index; their entries were merged instead of failing. */
   | { readonly type: 'index_merged'; readonly level: 'info'; readonly key: string }
   /** Read-back after a write did not match what was sent; the write is repeated. */
@@ -49,9 +75,22 @@ export type GitHubStorageEvent =
       readonly message: string;
     }
   /** A queued write reached GitHub. */
-  | { readonly type: 'queue_flushed'; readonly level: 'info'; readonly seq: number; readonly keys: readonly string[]; readonly pending: number }
+  | {
+      readonly type: 'queue_flushed';
+      readonly level: 'info';
+      readonly seq: number;
+      readonly keys: readonly string[];
+      readonly pending: number;
+    }
   /** A queued write could not be pushed yet; it stays queued. */
-  | { readonly type: 'queue_flush_failed'; readonly level: 'error'; readonly seq: number; readonly keys: readonly string[]; readonly reasonCode: ReasonCode; readonly message: string };
+  | {
+      readonly type: 'queue_flush_failed';
+      readonly level: 'error';
+      readonly seq: number;
+      readonly keys: readonly string[];
+      readonly reasonCode: ReasonCode;
+      readonly message: string;
+    };
 
 /** Receives {@link GitHubStorageEvent}s. Exceptions it throws are ignored. */
 export type GitHubStorageEventListener = (event: GitHubStorageEvent) => void;

@@ -115,7 +115,17 @@ export function fileSpill(root: string, identity: SpillIdentity): QueueSpill | u
   const proc = nodeProcess();
   if (!fs || !proc) return undefined;
   const host = hostName(proc);
-  const s: FileSpillState = { fs, proc, root, identity, host, own: `${host}~${proc.pid}~${Math.random().toString(36).slice(2, 10)}`, dir: undefined, ownReady: undefined, adopted: 0 };
+  const s: FileSpillState = {
+    fs,
+    proc,
+    root,
+    identity,
+    host,
+    own: `${host}~${proc.pid}~${Math.random().toString(36).slice(2, 10)}`,
+    dir: undefined,
+    ownReady: undefined,
+    adopted: 0,
+  };
   return {
     durable: true,
     load: () => loadOrphaned(s),
@@ -128,7 +138,9 @@ export function fileSpill(root: string, identity: SpillIdentity): QueueSpill | u
 function queueDir(s: FileSpillState): Promise<string> {
   return (s.dir ??= (async () => {
     const { identity } = s;
-    const hash = (await sha256Hex(JSON.stringify([identity.baseUrl, identity.owner, identity.repo, identity.branch, identity.basePath]))).slice(0, 16);
+    const hash = (
+      await sha256Hex(JSON.stringify([identity.baseUrl, identity.owner, identity.repo, identity.branch, identity.basePath]))
+    ).slice(0, 16);
     const safe = (v: string): string => v.replace(/[^A-Za-z0-9_.-]/g, '_');
     // Created by the first queued write only: an adapter that never queues leaves no trace.
     return `${s.root.replace(/[\\/]+$/, '')}/${safe(identity.owner)}+${safe(identity.repo)}+${hash}`;

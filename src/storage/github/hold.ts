@@ -17,11 +17,13 @@ export interface HoldOption {
 /** The `holdBelowFloor` option with its defaults, or undefined when writes are never held. */
 export function holdOptionOf(option: GitHubStorageOptions['holdBelowFloor']): HoldOption | undefined {
   if (option === false) return undefined;
-  if (option !== undefined && (option === null || typeof option !== 'object')) throw configError('holdBelowFloor must be false or { maxWrites?, maxHoldMs? }');
+  if (option !== undefined && (option === null || typeof option !== 'object'))
+    throw configError('holdBelowFloor must be false or { maxWrites?, maxHoldMs? }');
   const maxWrites = option?.maxWrites ?? 8;
   const maxHoldMs = option?.maxHoldMs ?? 30_000;
   if (!(Number.isInteger(maxWrites) && maxWrites >= 1)) throw configError('holdBelowFloor.maxWrites must be an integer >= 1');
-  if (!(typeof maxHoldMs === 'number' && maxHoldMs >= 0 && Number.isFinite(maxHoldMs))) throw configError('holdBelowFloor.maxHoldMs must be a finite number >= 0');
+  if (!(typeof maxHoldMs === 'number' && maxHoldMs >= 0 && Number.isFinite(maxHoldMs)))
+    throw configError('holdBelowFloor.maxHoldMs must be a finite number >= 0');
   return { maxWrites, maxHoldMs };
 }
 
@@ -34,7 +36,12 @@ export function isHolding(store: GitHubStoreState): boolean {
  * Holds a write below the floor: durable locally now, pushed with the writes held with it —
  * at once when the queue reached `maxWrites`, else by the time the oldest waited `maxHoldMs`.
  */
-export async function holdWrite<T>(store: GitHubStoreState, kind: QueuedWrite['kind'], operations: readonly BatchOperation[], queued: QueuedAnswer<T>): Promise<T> {
+export async function holdWrite<T>(
+  store: GitHubStoreState,
+  kind: QueuedWrite['kind'],
+  operations: readonly BatchOperation[],
+  queued: QueuedAnswer<T>,
+): Promise<T> {
   const { queue, clock } = store;
   const hold = store.hold!;
   const oldest = queue.peek()?.enqueuedAtMs ?? clock.now();

@@ -14,9 +14,18 @@ interface Tries {
   rateAttempts: number;
 }
 
-function fail(h: HttpState, reasonCode: 'checkpoint_storage_unavailable' | 'checkpoint_rate_limited', message: string, details: CheckpointErrorDetails, cause?: unknown): CheckpointError {
+function fail(
+  h: HttpState,
+  reasonCode: 'checkpoint_storage_unavailable' | 'checkpoint_rate_limited',
+  message: string,
+  details: CheckpointErrorDetails,
+  cause?: unknown,
+): CheckpointError {
   const { scrubber } = h.options;
-  return new CheckpointError(reasonCode, scrubber.scrub(message), { details, ...(cause !== undefined ? { cause: safeCause(cause, scrubber) } : {}) });
+  return new CheckpointError(reasonCode, scrubber.scrub(message), {
+    details,
+    ...(cause !== undefined ? { cause: safeCause(cause, scrubber) } : {}),
+  });
 }
 
 /** Waits until the last content-generating request is `minWriteIntervalMs` old (requests queue behind each other). */
@@ -36,11 +45,16 @@ async function waitOrThrow(h: HttpState, kind: RateLimitKind, waitMs: number, op
   const { clock, maxRateLimitWaitMs } = h.options;
   const retryAtMs = clock.now() + waitMs;
   if (waitMs > maxRateLimitWaitMs) {
-    throw fail(h, 'checkpoint_rate_limited', `GitHub ${kind} rate limit: ${operation} can be retried in ${Math.ceil(waitMs / 1000)} s, longer than the ${Math.round(maxRateLimitWaitMs / 1000)} s this adapter waits`, {
-      operation,
-      kind,
-      retryAtMs,
-    });
+    throw fail(
+      h,
+      'checkpoint_rate_limited',
+      `GitHub ${kind} rate limit: ${operation} can be retried in ${Math.ceil(waitMs / 1000)} s, longer than the ${Math.round(maxRateLimitWaitMs / 1000)} s this adapter waits`,
+      {
+        operation,
+        kind,
+        retryAtMs,
+      },
+    );
   }
   h.rateLimitWaits++;
   h.options.emit({ type: 'rate_limit_wait', level: 'warn', kind, waitMs, operation });
@@ -107,7 +121,9 @@ async function interpret(h: HttpState, req: GitHubRequest, tries: Tries, res: Ra
       json = undefined;
     }
   }
-  const message = options.scrubber.scrub(typeof (json as { message?: unknown } | undefined)?.message === 'string' ? (json as { message: string }).message : '');
+  const message = options.scrubber.scrub(
+    typeof (json as { message?: unknown } | undefined)?.message === 'string' ? (json as { message: string }).message : '',
+  );
   warnIfLow(h);
 
   const kind = classifyRateLimit(res.status, res.headers, message);
@@ -116,23 +132,40 @@ async function interpret(h: HttpState, req: GitHubRequest, tries: Tries, res: Ra
     const waitMs = rateLimitWaitMs(kind, res.headers, clock.now(), Math.max(0, h.secondaryStreak - 1));
     tries.rateAttempts++;
     if (tries.rateAttempts > (kind === 'secondary' ? options.maxSecondaryRetries : 2)) {
-      throw fail(h, 'checkpoint_rate_limited', `GitHub ${kind} rate limit persists for ${req.operation}`, { operation: req.operation, kind, retryAtMs: clock.now() + waitMs, status: res.status });
+      throw fail(h, 'checkpoint_rate_limited', `GitHub ${kind} rate limit persists for ${req.operation}`, {
+        operation: req.operation,
+        kind,
+        retryAtMs: clock.now() + waitMs,
+        status: res.status,
+      });
     }
     await waitOrThrow(h, kind, waitMs, req.operation);
     return undefined;
   }
   if (res.status >= 200 && res.status < 300) h.secondaryStreak = 0;
   if (res.status === 401 || res.status === 403) {
-    throw fail(h, 'checkpoint_storage_unavailable', `GitHub refused ${req.operation} (${res.status}${message ? `: ${message}` : ''}); check the token and its permissions (Contents: read and write)`, {
-      operation: req.operation,
-      status: res.status,
-    });
+    throw fail(
+      h,
+      'checkpoint_storage_unavailable',
+      `GitHub refused ${req.operation} (${res.status}${message ? `: ${message}` : ''}); check the token and its permissions (Contents: read and write)`,
+      {
+        operation: req.operation,
+        status: res.status,
+      },
+    );
   }
   if (res.status >= 500) {
     if (req.idempotent && tries.attempt < options.maxRetries) {
       tries.attempt++;
       h.retries++;
-      options.emit({ type: 'request_retry', level: 'info', operation: req.operation, attempt: tries.attempt, reason: 'server_error', status: res.status });
+      options.emit({
+        type: 'request_retry',
+        level: 'info',
+        operation: req.operation,
+        attempt: tries.attempt,
+        reason: 'server_error',
+        status: res.status,
+      });
       await sleep(clock, 500 * 2 ** (tries.attempt - 1));
       return undefined;
     }
@@ -150,6 +183,13 @@ function warnIfLow(h: HttpState): void {
   const budget = h.tracker.budget(h.options.clock.now());
   if (budget.remaining < h.options.lowWater && h.lowWarnedFor !== budget.resetAtMs) {
     h.lowWarnedFor = budget.resetAtMs;
-    h.options.emit({ type: 'rate_limit_low', level: 'warn', remaining: budget.remaining, limit: budget.limit, resetAtMs: budget.resetAtMs, message: `Rate limit low: ${budget.remaining} remaining` });
+    h.options.emit({
+      type: 'rate_limit_low',
+      level: 'warn',
+      remaining: budget.remaining,
+      limit: budget.limit,
+      resetAtMs: budget.resetAtMs,
+      message: `Rate limit low: ${budget.remaining} remaining`,
+    });
   }
 }

@@ -30,7 +30,12 @@ export function createHttpState(options: GitHubHttpOptions): HttpState {
   return {
     options,
     base: options.baseUrl.replace(/\/+$/, ''),
-    tracker: createRateLimitTracker({ lowWater: options.lowWater, contentPerHour: options.contentPerHour, contentLowWater: options.contentLowWater, now: options.clock.now() }),
+    tracker: createRateLimitTracker({
+      lowWater: options.lowWater,
+      contentPerHour: options.contentPerHour,
+      contentLowWater: options.contentLowWater,
+      now: options.clock.now(),
+    }),
     byOperation: {},
     contentRequests: 0,
     rateLimitWaits: 0,

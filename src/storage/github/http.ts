@@ -104,6 +104,12 @@ export function createGitHubHttp(options: GitHubHttpOptions): GitHubHttp {
     request: (req) => request(h, req),
     budget: () => h.tracker.budget(clock.now()),
     blockedUntil: () => h.tracker.exhaustedUntil(clock.now()),
-    stats: () => ({ requests: h.tracker.calls, contentRequests: h.contentRequests, byOperation: { ...h.byOperation }, rateLimitWaits: h.rateLimitWaits, retries: h.retries }),
+    stats: () => ({
+      requests: h.tracker.calls,
+      contentRequests: h.contentRequests,
+      byOperation: { ...h.byOperation },
+      rateLimitWaits: h.rateLimitWaits,
+      retries: h.retries,
+    }),
   };
 }

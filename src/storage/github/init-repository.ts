@@ -27,7 +27,8 @@ export async function initEmptyRepository(ctx: RepoContext): Promise<void> {
       idempotent: false,
     });
     // 422: someone else initialised it meanwhile, which is just as good.
-    if (res.status !== 200 && res.status !== 201 && res.status !== 422) throw unexpected('repos/create-or-update-file-contents', res.status, res.message);
+    if (res.status !== 200 && res.status !== 201 && res.status !== 422)
+      throw unexpected('repos/create-or-update-file-contents', res.status, res.message);
   } catch (err) {
     if (!isAmbiguous(err)) throw err;
   }

@@ -17,7 +17,8 @@ export function pendingWrites(store: GitHubStoreState): readonly PendingWrite[] 
 /** `discardPendingWrite()`: gives up queued write `seq`; false when there is none. */
 export async function discardPendingWrite(store: GitHubStoreState, seq: number): Promise<boolean> {
   assertOpen(store);
-  if (!Number.isSafeInteger(seq)) throw new CheckpointError('checkpoint_config_invalid', 'discardPendingWrite() takes the seq of a pending write (an integer)');
+  if (!Number.isSafeInteger(seq))
+    throw new CheckpointError('checkpoint_config_invalid', 'discardPendingWrite() takes the seq of a pending write (an integer)');
   return store.lock(async () => {
     await loadQueue(store);
     return store.queue.discard(seq);

@@ -40,7 +40,11 @@ import type { GitHubResponse } from './http.js';
  */
 export async function putFile(ctx: RepoContext, key: string, bytes: Uint8Array, options: PutOptions, maybeLanded = false): Promise<string> {
   const damage = { paths: [] as DamagedPath[] };
-  const version = await restoringOnFailure(ctx, () => damage.paths, () => putFileAttempts(ctx, key, bytes, options, maybeLanded, damage));
+  const version = await restoringOnFailure(
+    ctx,
+    () => damage.paths,
+    () => putFileAttempts(ctx, key, bytes, options, maybeLanded, damage),
+  );
   forgetDamage(ctx, [ctx.toPath(key)]);
   return version;
 }
@@ -73,7 +77,14 @@ interface PutRun {
 }
 
 /** The attempts of {@link putFile}; `damage.paths` names what a landed attempt left unverified. */
-async function putFileAttempts(ctx: RepoContext, key: string, bytes: Uint8Array, options: PutOptions, maybeLanded: boolean, damage: { paths: DamagedPath[] }): Promise<string> {
+async function putFileAttempts(
+  ctx: RepoContext,
+  key: string,
+  bytes: Uint8Array,
+  options: PutOptions,
+  maybeLanded: boolean,
+  damage: { paths: DamagedPath[] },
+): Promise<string> {
   const path = ctx.toPath(key);
   const own = ctx.state.ownWrites(0).get(path);
   const knownSha = own ? (own.sha ?? undefined) : (ctx.state.fileAt(path)?.sha ?? undefined);
@@ -94,13 +105,21 @@ async function putFileAttempts(ctx: RepoContext, key: string, bytes: Uint8Array,
   };
   for (;;) {
     if (run.sent >= ctx.maxWriteAttempts) {
-      throw new CheckpointError('checkpoint_storage_unavailable', `write of ${key} got no answer in ${run.sent} attempts`, { details: { key, attempts: run.sent, attemptsExhausted: true, ambiguous: true } });
+      throw new CheckpointError('checkpoint_storage_unavailable', `write of ${key} got no answer in ${run.sent} attempts`, {
+        details: { key, attempts: run.sent, attemptsExhausted: true, ambiguous: true },
+      });
     }
     run.sent++;
     const res = await sendWrite(ctx, run.lost, {
       method: 'PUT',
       path: `${ctx.repoPath}/contents/${encodeRepoPath(path)}`,
-      body: { message: ctx.message({ operation: 'put', keys: [key] }), content: toBase64(run.content), branch: ctx.branch, ...(run.sha !== undefined ? { sha: run.sha } : {}), ...identity(ctx) },
+      body: {
+        message: ctx.message({ operation: 'put', keys: [key] }),
+        content: toBase64(run.content),
+        branch: ctx.branch,
+        ...(run.sha !== undefined ? { sha: run.sha } : {}),
+        ...identity(ctx),
+      },
       operation: 'repos/create-or-update-file-contents',
       idempotent: false,
     });
@@ -168,7 +187,9 @@ async function onStored(ctx: RepoContext, run: PutRun, res: GitHubResponse, dama
     damage.paths = []; // restored here, and the failure says whether it worked
     const restored = await ctx.restore([{ path, sha: run.previous ?? null }]);
     if (!restored) rememberDamage(ctx, damaged); // left in place: the next write of this key replaces it
-    throw new CheckpointError('checkpoint_atomic_write_failed', `write of ${key} did not verify after ${run.sent} attempts`, { details: { key, attempts: run.sent, attemptsExhausted: true, restored } });
+    throw new CheckpointError('checkpoint_atomic_write_failed', `write of ${key} did not verify after ${run.sent} attempts`, {
+      details: { key, attempts: run.sent, attemptsExhausted: true, restored },
+    });
   }
   ctx.emit({ type: 'verify_retry', level: 'warn', attempt: run.verifyFailures, keys: [key] });
   run.sha = stored;

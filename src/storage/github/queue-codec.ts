@@ -26,7 +26,10 @@ interface SpilledWrite {
 
 /** One operation as the spill stores it (bytes in base64; a check keeps its condition, never becomes a write). */
 function spilled(op: BatchOperation): SpilledOperation {
-  const cond = { ...(op.type !== 'delete' && op.ifAbsent ? { ifAbsent: true } : {}), ...(op.ifVersion !== undefined ? { ifVersion: op.ifVersion } : {}) };
+  const cond = {
+    ...(op.type !== 'delete' && op.ifAbsent ? { ifAbsent: true } : {}),
+    ...(op.ifVersion !== undefined ? { ifVersion: op.ifVersion } : {}),
+  };
   if (op.type === 'put') return { type: 'put', key: op.key, bytes: toBase64(op.bytes), ...cond };
   return { type: op.type, key: op.key, ...cond };
 }
@@ -65,10 +68,18 @@ export async function decodeQueuedWrite(bytes: Uint8Array, key: string): Promise
       if (o.ifAbsent === true) return { type: 'check', key: o.key, ifAbsent: true };
       throw new CheckpointError('checkpoint_schema_invalid', `${key} holds a check without a condition`, { details: { key } });
     }
-    if (o.type !== 'put') throw new CheckpointError('checkpoint_schema_invalid', `${key} holds an operation of unknown type`, { details: { key } });
+    if (o.type !== 'put')
+      throw new CheckpointError('checkpoint_schema_invalid', `${key} holds an operation of unknown type`, { details: { key } });
     const data = fromBase64(o.bytes ?? '');
     if (!data) throw new CheckpointError('checkpoint_schema_invalid', `${key} holds bytes that are not base64`, { details: { key } });
     return { type: 'put', key: o.key, bytes: data, ...cond };
   });
-  return { seq: doc.seq, kind: doc.kind, operations, versions: await versionsOf(operations), enqueuedAtMs: doc.enqueuedAtMs, maybeLanded: doc.maybeLanded };
+  return {
+    seq: doc.seq,
+    kind: doc.kind,
+    operations,
+    versions: await versionsOf(operations),
+    enqueuedAtMs: doc.enqueuedAtMs,
+    maybeLanded: doc.maybeLanded,
+  };
 }

@@ -110,7 +110,10 @@ async function pushMerged(store: GitHubStoreState, wait: boolean): Promise<'push
   const { clock } = store;
   const writes = writesToMerge(store);
   try {
-    await commitOperations(store.ctx, mergeQueuedWrites(writes), { operation: 'batch', maybeLanded: writes.some((w) => w.maybeLanded || store.attempted.has(w.seq)) });
+    await commitOperations(store.ctx, mergeQueuedWrites(writes), {
+      operation: 'batch',
+      maybeLanded: writes.some((w) => w.maybeLanded || store.attempted.has(w.seq)),
+    });
   } catch (err) {
     for (const w of writes) store.attempted.add(w.seq);
     if (!isCheckpointError(err, 'checkpoint_rate_limited')) return 'failed';

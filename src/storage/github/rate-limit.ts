@@ -101,7 +101,8 @@ export function rateLimitWaitMs(kind: RateLimitKind, headers: Headers, now: numb
   const retryAfter = Number(headers.get('retry-after') ?? NaN);
   if (Number.isFinite(retryAfter) && retryAfter >= 0) return retryAfter * 1000;
   const reset = Number(headers.get('x-ratelimit-reset') ?? NaN);
-  if ((kind === 'primary' || headers.get('x-ratelimit-remaining') === '0') && Number.isFinite(reset)) return Math.max(0, reset * 1000 - now + RESET_BUFFER_MS);
+  if ((kind === 'primary' || headers.get('x-ratelimit-remaining') === '0') && Number.isFinite(reset))
+    return Math.max(0, reset * 1000 - now + RESET_BUFFER_MS);
   if (kind === 'primary') return SECONDARY_MIN_WAIT_MS;
   return SECONDARY_MIN_WAIT_MS * 2 ** Math.min(secondaryStreak, 6);
 }

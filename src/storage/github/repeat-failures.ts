@@ -5,8 +5,24 @@ import type { QueuedWrite } from './emergency-queue.js';
 import { gitBlobSha } from './git-blob.js';
 import type { GitHubStoreState } from './store-state.js';
 
-function reportFailure(store: GitHubStoreState, operations: readonly BatchOperation[], e: CheckpointError, attempts: number, requests: number, repeated: boolean): void {
-  store.emit({ type: 'write_failed', level: 'error', keys: operations.map((o) => o.key), reasonCode: e.reasonCode, attempts, requests, repeated, message: e.message });
+function reportFailure(
+  store: GitHubStoreState,
+  operations: readonly BatchOperation[],
+  e: CheckpointError,
+  attempts: number,
+  requests: number,
+  repeated: boolean,
+): void {
+  store.emit({
+    type: 'write_failed',
+    level: 'error',
+    keys: operations.map((o) => o.key),
+    reasonCode: e.reasonCode,
+    attempts,
+    requests,
+    repeated,
+    message: e.message,
+  });
 }
 
 /**
@@ -20,7 +36,15 @@ async function fingerprint(kind: string, ops: readonly BatchOperation[]): Promis
   const named = creates.length > 0 ? creates : ops;
   return JSON.stringify([
     kind,
-    await Promise.all(named.map(async (op) => [op.type, op.key, op.type !== 'delete' && op.ifAbsent === true, op.ifVersion ?? null, op.type === 'put' ? await gitBlobSha(op.bytes) : null])),
+    await Promise.all(
+      named.map(async (op) => [
+        op.type,
+        op.key,
+        op.type !== 'delete' && op.ifAbsent === true,
+        op.ifVersion ?? null,
+        op.type === 'put' ? await gitBlobSha(op.bytes) : null,
+      ]),
+    ),
   ]);
 }
 
@@ -30,7 +54,12 @@ async function fingerprint(kind: string, ops: readonly BatchOperation[]): Promis
  * `repeatFailureMs`, so sending the very same write again fails without a request — the
  * spec's "max 3 attempts" holds per checkpoint even when the caller retries too.
  */
-export async function attemptDirect<T>(store: GitHubStoreState, kind: QueuedWrite['kind'], operations: readonly BatchOperation[], direct: () => Promise<T>): Promise<T> {
+export async function attemptDirect<T>(
+  store: GitHubStoreState,
+  kind: QueuedWrite['kind'],
+  operations: readonly BatchOperation[],
+  direct: () => Promise<T>,
+): Promise<T> {
   const { failedWrites, repeatFailureMs, clock } = store;
   let print: string | undefined;
   if (repeatFailureMs > 0 && failedWrites.size > 0) {

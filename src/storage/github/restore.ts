@@ -24,7 +24,11 @@ export async function restore(ctx: RepoContext, paths: readonly RestorePath[]): 
       if (attempt > 1) ctx.state.invalidate();
       const head = ctx.state.head ?? (await readHead(ctx));
       if (head === 'empty') return false;
-      await ensureListings(ctx, head, paths.map((p) => p.path));
+      await ensureListings(
+        ctx,
+        head,
+        paths.map((p) => p.path),
+      );
       const tree = paths
         .filter((p) => {
           const now = ctx.state.fileAt(p.path)?.sha ?? null;
@@ -32,7 +36,13 @@ export async function restore(ctx: RepoContext, paths: readonly RestorePath[]): 
         })
         .map((p) => ({ path: p.path, mode: '100644', type: 'blob', sha: p.sha }));
       if (tree.length === 0) return true;
-      const treeRes = await ctx.http.request({ method: 'POST', path: `${ctx.repoPath}/git/trees`, body: { base_tree: head.tree, tree }, operation: 'git/create-tree', idempotent: true });
+      const treeRes = await ctx.http.request({
+        method: 'POST',
+        path: `${ctx.repoPath}/git/trees`,
+        body: { base_tree: head.tree, tree },
+        operation: 'git/create-tree',
+        idempotent: true,
+      });
       const treeSha = (treeRes.json as { sha?: string } | undefined)?.sha;
       if (treeRes.status !== 201 || !treeSha) return false;
       const commitRes = await ctx.http.request({

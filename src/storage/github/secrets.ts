@@ -73,8 +73,14 @@ export function safeCause(err: unknown, scrubber: Scrubber, depth = 0): Error {
   const nested = depth + 1 < MAX_DEPTH;
   const safe: Error & { code?: string; errors?: Error[] } =
     err instanceof AggregateError && Array.isArray(errors)
-      ? new AggregateError(nested ? errors.map((e: unknown) => safeCause(e, scrubber, depth + 1)) : [], scrubber.scrub(typeof message === 'string' ? message : ''))
-      : new Error(scrubber.scrub(typeof message === 'string' ? message : ''), nested && cause !== undefined ? { cause: safeCause(cause, scrubber, depth + 1) } : undefined);
+      ? new AggregateError(
+          nested ? errors.map((e: unknown) => safeCause(e, scrubber, depth + 1)) : [],
+          scrubber.scrub(typeof message === 'string' ? message : ''),
+        )
+      : new Error(
+          scrubber.scrub(typeof message === 'string' ? message : ''),
+          nested && cause !== undefined ? { cause: safeCause(cause, scrubber, depth + 1) } : undefined,
+        );
   if (err instanceof AggregateError && nested && cause !== undefined) safe.cause = safeCause(cause, scrubber, depth + 1);
   safe.name = typeof name === 'string' ? scrubber.scrub(name) : 'Error';
   safe.stack = typeof stack === 'string' ? scrubber.scrub(stack) : `${safe.name}: ${safe.message}`;
@@ -102,7 +108,11 @@ export function surfaceError(err: unknown, scrubber: Scrubber): CheckpointError 
   const source = err instanceof CheckpointError ? err : undefined;
   const reasonCode: ReasonCode = source?.reasonCode ?? 'checkpoint_storage_unavailable';
   const prefix = `${reasonCode}: `;
-  const message = source ? (source.message.startsWith(prefix) ? source.message.slice(prefix.length) : source.message) : `github storage failed: ${err instanceof Error ? err.message : describeUnknown(err)}`;
+  const message = source
+    ? source.message.startsWith(prefix)
+      ? source.message.slice(prefix.length)
+      : source.message
+    : `github storage failed: ${err instanceof Error ? err.message : describeUnknown(err)}`;
   const cause = source ? source.cause : err;
   const out = new CheckpointError(reasonCode, scrubber.scrub(message), {
     details: scrubValue(source?.details ?? {}, scrubber),

@@ -16,7 +16,13 @@ export async function putKey(store: GitHubStoreState, key: string, bytes: Uint8A
   assertConditions(key, opts, 'put');
   checkSize(store.maxValueBytes, key, bytes);
   const data = bytes.slice();
-  const op: BatchOperation = { type: 'put', key, bytes: data, ...(opts.ifAbsent ? { ifAbsent: true } : {}), ...(opts.ifVersion !== undefined ? { ifVersion: opts.ifVersion } : {}) };
+  const op: BatchOperation = {
+    type: 'put',
+    key,
+    bytes: data,
+    ...(opts.ifAbsent ? { ifAbsent: true } : {}),
+    ...(opts.ifVersion !== undefined ? { ifVersion: opts.ifVersion } : {}),
+  };
   return runWrite(
     store,
     'put',

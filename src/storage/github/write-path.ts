@@ -13,7 +13,13 @@ import { assertOpen, type GitHubStoreState } from './store-state.js';
  * exhausted. A queued write that fails for another reason does not fail this one: it is
  * reported (`queue_flush_failed`), retried later, and this write queues behind it.
  */
-export function runWrite<T>(store: GitHubStoreState, kind: QueuedWrite['kind'], operations: readonly BatchOperation[], direct: () => Promise<T>, queued: QueuedAnswer<T>): Promise<T> {
+export function runWrite<T>(
+  store: GitHubStoreState,
+  kind: QueuedWrite['kind'],
+  operations: readonly BatchOperation[],
+  direct: () => Promise<T>,
+  queued: QueuedAnswer<T>,
+): Promise<T> {
   const { queue, clock } = store;
   return store.lock(async () => {
     assertOpen(store);

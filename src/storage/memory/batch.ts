@@ -9,7 +9,11 @@ import type { MemoryState } from './state.js';
  * applied, so a batch is atomic. `checkOperation` is the store's own check of one operation,
  * made once per store (see memory.ts) so that a batch allocates no callback.
  */
-export function batchNow(state: MemoryState, operations: readonly BatchOperation[], checkOperation: (op: BatchOperation) => void): BatchOutcome[] {
+export function batchNow(
+  state: MemoryState,
+  operations: readonly BatchOperation[],
+  checkOperation: (op: BatchOperation) => void,
+): BatchOutcome[] {
   if (state.closed) throw closedError();
   assertBatchOperations(operations, checkOperation);
   const outcomes: BatchOutcome[] = [];

@@ -28,9 +28,13 @@ export function checkCondition(state: MemoryState, key: string, cond: PutOptions
 export function checkSize(state: MemoryState, key: string, bytes: Uint8Array): void {
   const options = state.options;
   if (options.maxValueBytes !== undefined && bytes.length > options.maxValueBytes) {
-    throw new CheckpointError('checkpoint_too_large', `value of ${key} is ${bytes.length} bytes, over the ${options.maxValueBytes}-byte limit`, {
-      details: { key, size: bytes.length, limit: options.maxValueBytes },
-    });
+    throw new CheckpointError(
+      'checkpoint_too_large',
+      `value of ${key} is ${bytes.length} bytes, over the ${options.maxValueBytes}-byte limit`,
+      {
+        details: { key, size: bytes.length, limit: options.maxValueBytes },
+      },
+    );
   }
 }
 

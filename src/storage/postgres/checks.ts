@@ -14,7 +14,8 @@ export const conflict = (key: string, why: string): CheckpointError =>
 
 /** Refuses a value that is not bytes, or larger than `maxValueBytes`. */
 export function checkSize(maxValueBytes: number, key: string, bytes: unknown): void {
-  if (!(bytes instanceof Uint8Array)) throw new CheckpointError('checkpoint_config_invalid', `value of ${key} must be a Uint8Array`, { details: { key } });
+  if (!(bytes instanceof Uint8Array))
+    throw new CheckpointError('checkpoint_config_invalid', `value of ${key} must be a Uint8Array`, { details: { key } });
   if (bytes.length > maxValueBytes) {
     throw new CheckpointError('checkpoint_too_large', `value of ${key} is ${bytes.length} bytes, over the ${maxValueBytes}-byte limit`, {
       details: { key, size: bytes.length, limit: maxValueBytes },

@@ -45,9 +45,13 @@ export async function createOwnPool(settings: OwnPoolSettings): Promise<Postgres
     const loaded = (await import('pg')) as unknown as PgModule & { default?: PgModule };
     mod = loaded.Pool ? loaded : (loaded.default as PgModule);
   } catch {
-    throw new CheckpointError('checkpoint_config_invalid', 'postgresStorage({ connectionString }) needs the "pg" package: run `npm i pg` (or pass your own pool)', {
-      details: { missing: 'pg' },
-    });
+    throw new CheckpointError(
+      'checkpoint_config_invalid',
+      'postgresStorage({ connectionString }) needs the "pg" package: run `npm i pg` (or pass your own pool)',
+      {
+        details: { missing: 'pg' },
+      },
+    );
   }
   const pool = new mod.Pool({
     connectionString: settings.connectionString,

@@ -18,17 +18,21 @@ const RETRY_AS_CONFLICT = new Set([
 
 function classify(code: string, message: string): { reason: ReasonCode; why: string } {
   if (code === CONFLICT_SQLSTATE || RETRY_AS_CONFLICT.has(code)) return { reason: 'checkpoint_conflict', why: 'a condition failed' };
-  if (code === '57014') return { reason: 'checkpoint_storage_unavailable', why: 'statement timed out (statement_timeout) or was cancelled' };
-  if (code === '54000' || code === '22001' || code === '54001') return { reason: 'checkpoint_too_large', why: 'the server refused the value size' };
+  if (code === '57014')
+    return { reason: 'checkpoint_storage_unavailable', why: 'statement timed out (statement_timeout) or was cancelled' };
+  if (code === '54000' || code === '22001' || code === '54001')
+    return { reason: 'checkpoint_too_large', why: 'the server refused the value size' };
   if (message === 'timeout exceeded when trying to connect') {
     // pg-pool's message when every pooled connection stayed busy for connectionTimeoutMillis.
     return { reason: 'checkpoint_backpressure', why: 'connection pool is full (every connection stayed busy for connectionTimeoutMillis)' };
   }
-  if (/^(08|53|57P|58)/.test(code) || /^E[A-Z]+$/.test(code)) return { reason: 'checkpoint_storage_unavailable', why: 'server unreachable or connection lost' };
+  if (/^(08|53|57P|58)/.test(code) || /^E[A-Z]+$/.test(code))
+    return { reason: 'checkpoint_storage_unavailable', why: 'server unreachable or connection lost' };
   if (/Connection terminated|connection timeout|Client has encountered a connection error|Connection ended/i.test(message)) {
     return { reason: 'checkpoint_storage_unavailable', why: 'connection lost' };
   }
-  if (/^(42|3F|3D|28)/.test(code)) return { reason: 'checkpoint_config_invalid', why: 'the server refused the store setup (missing table, permissions or database)' };
+  if (/^(42|3F|3D|28)/.test(code))
+    return { reason: 'checkpoint_config_invalid', why: 'the server refused the store setup (missing table, permissions or database)' };
   return { reason: 'checkpoint_storage_unavailable', why: 'the server answered with an error' };
 }
 

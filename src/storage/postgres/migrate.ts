@@ -43,7 +43,8 @@ export function readyPool(state: PostgresStoreState): Promise<PostgresPool> {
     const p = await getPool(state);
     const marker = await run<{ marker: string | null }>(state, p, sql.readMarker, [sql.table], 'setup');
     if (marker.rows[0]?.marker !== SCHEMA_MARKER) {
-      if (!state.settings.autoMigrate) throw config(`table ${sql.table} is missing or at another layout: run migrate() (autoMigrate is false)`, 'autoMigrate');
+      if (!state.settings.autoMigrate)
+        throw config(`table ${sql.table} is missing or at another layout: run migrate() (autoMigrate is false)`, 'autoMigrate');
       await migrateNow(state);
     }
     return p;

@@ -65,7 +65,8 @@ export function config(message: string, option: string): CheckpointError {
 
 function positiveInt(value: unknown, name: string, max: number, fallback: number): number {
   if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) throw config(`${name} must be an integer from 1 to ${max}`, name);
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max)
+    throw config(`${name} must be an integer from 1 to ${max}`, name);
   return value;
 }
 
@@ -73,11 +74,16 @@ function positiveInt(value: unknown, name: string, max: number, fallback: number
 export function postgresSettings(options: PostgresStorageOptions): PostgresSettings {
   if (!options || typeof options !== 'object') throw config('postgresStorage needs options: { pool } or { connectionString }', 'options');
   const { pool: givenPool, connectionString } = options;
-  if ((givenPool === undefined) === (connectionString === undefined)) throw config('postgresStorage needs exactly one of pool and connectionString', 'pool');
-  if (givenPool !== undefined && (typeof givenPool !== 'object' || typeof givenPool.query !== 'function' || typeof givenPool.connect !== 'function')) {
+  if ((givenPool === undefined) === (connectionString === undefined))
+    throw config('postgresStorage needs exactly one of pool and connectionString', 'pool');
+  if (
+    givenPool !== undefined &&
+    (typeof givenPool !== 'object' || typeof givenPool.query !== 'function' || typeof givenPool.connect !== 'function')
+  ) {
     throw config('pool must be a node-postgres Pool (with query() and connect())', 'pool');
   }
-  if (connectionString !== undefined && (typeof connectionString !== 'string' || connectionString === '')) throw config('connectionString must be a non-empty string', 'connectionString');
+  if (connectionString !== undefined && (typeof connectionString !== 'string' || connectionString === ''))
+    throw config('connectionString must be a non-empty string', 'connectionString');
   const schema = options.schema ?? 'public';
   const table = options.table ?? 'savepoint_objects';
   const sql = storeSql(schema, table);
@@ -86,7 +92,20 @@ export function postgresSettings(options: PostgresStorageOptions): PostgresSetti
   const connectionTimeoutMs = positiveInt(options.connectionTimeoutMs, 'connectionTimeoutMs', 3_600_000, 10_000);
   const statementTimeoutMs = positiveInt(options.statementTimeoutMs, 'statementTimeoutMs', 3_600_000, 30_000);
   const pageSize = positiveInt(options.listPageSize, 'listPageSize', 100_000, 1000);
-  if (options.autoMigrate !== undefined && typeof options.autoMigrate !== 'boolean') throw config('autoMigrate must be a boolean', 'autoMigrate');
+  if (options.autoMigrate !== undefined && typeof options.autoMigrate !== 'boolean')
+    throw config('autoMigrate must be a boolean', 'autoMigrate');
   const autoMigrate = options.autoMigrate ?? true;
-  return { givenPool, connectionString, schema, table, sql, maxValueBytes, poolSize, connectionTimeoutMs, statementTimeoutMs, pageSize, autoMigrate };
+  return {
+    givenPool,
+    connectionString,
+    schema,
+    table,
+    sql,
+    maxValueBytes,
+    poolSize,
+    connectionTimeoutMs,
+    statementTimeoutMs,
+    pageSize,
+    autoMigrate,
+  };
 }

@@ -1,4 +1,13 @@
-import type { BatchOperation, BatchOutcome, DeleteOptions, PutOptions, PutResult, StorageAdapter, StorageEntry, StoredObject } from '../../contract/storage.js';
+import type {
+  BatchOperation,
+  BatchOutcome,
+  DeleteOptions,
+  PutOptions,
+  PutResult,
+  StorageAdapter,
+  StorageEntry,
+  StoredObject,
+} from '../../contract/storage.js';
 import { runBatch } from './batch.js';
 import { listEntries } from './list.js';
 import { migrateNow } from './migrate.js';
@@ -55,7 +64,8 @@ export function postgresStorage(options: PostgresStorageOptions): PostgresStorag
     migrationSql: () => [...sql.migrate],
     stats: () => ({ roundTrips: state.roundTrips }),
     get: (key: string): Promise<StoredObject | undefined> => guard(state, () => getObject(state, key)),
-    put: (key: string, bytes: Uint8Array, opts: PutOptions = {}): Promise<PutResult> => guard(state, () => putObject(state, key, bytes, opts)),
+    put: (key: string, bytes: Uint8Array, opts: PutOptions = {}): Promise<PutResult> =>
+      guard(state, () => putObject(state, key, bytes, opts)),
     delete: (key: string, opts: DeleteOptions = {}): Promise<boolean> => guard(state, () => deleteObject(state, key, opts)),
     list: (prefix: string): AsyncIterable<StorageEntry> => listEntries(state, prefix),
     batch: (operations: readonly BatchOperation[]): Promise<BatchOutcome[]> => guard(state, () => runBatch(state, operations)),

@@ -19,9 +19,13 @@ const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,47}$/;
 /** Checks a schema or table name: a plain identifier, so the derived names fit in 63 bytes. */
 export function assertIdentifier(value: unknown, what: string): asserts value is string {
   if (typeof value !== 'string' || !IDENTIFIER.test(value)) {
-    throw new CheckpointError('checkpoint_config_invalid', `${what} must be a plain identifier (letters, digits, _; at most 48 characters, not starting with a digit)`, {
-      details: { option: what },
-    });
+    throw new CheckpointError(
+      'checkpoint_config_invalid',
+      `${what} must be a plain identifier (letters, digits, _; at most 48 characters, not starting with a digit)`,
+      {
+        details: { option: what },
+      },
+    );
   }
 }
 

@@ -39,7 +39,15 @@ function secretScrubber(connectionString: string | undefined): Scrubber {
 
 /** The state of a store that has not reached its server yet. */
 export function newStoreState(settings: PostgresSettings): PostgresStoreState {
-  return { settings, scrubber: secretScrubber(settings.connectionString), closed: false, roundTrips: 0, poolPromise: undefined, ready: undefined, inflight: new Set() };
+  return {
+    settings,
+    scrubber: secretScrubber(settings.connectionString),
+    closed: false,
+    roundTrips: 0,
+    poolPromise: undefined,
+    ready: undefined,
+    inflight: new Set(),
+  };
 }
 
 export function closedError(state: PostgresStoreState): CheckpointError {
@@ -51,11 +59,23 @@ export function getPool(state: PostgresStoreState): Promise<PostgresPool> {
   const s = state.settings;
   return (state.poolPromise ??= s.givenPool
     ? Promise.resolve(s.givenPool)
-    : createOwnPool({ connectionString: s.connectionString!, max: s.poolSize, connectionTimeoutMillis: s.connectionTimeoutMs, statementTimeoutMs: s.statementTimeoutMs }));
+    : createOwnPool({
+        connectionString: s.connectionString!,
+        max: s.poolSize,
+        connectionTimeoutMillis: s.connectionTimeoutMs,
+        statementTimeoutMs: s.statementTimeoutMs,
+      }));
 }
 
 /** One statement (one round trip), its failure as the store's error. */
-export async function run<R>(state: PostgresStoreState, p: PostgresPool, text: string, values: unknown[], during: string, key?: string): Promise<PostgresQueryResult<R>> {
+export async function run<R>(
+  state: PostgresStoreState,
+  p: PostgresPool,
+  text: string,
+  values: unknown[],
+  during: string,
+  key?: string,
+): Promise<PostgresQueryResult<R>> {
   state.roundTrips++;
   try {
     return await p.query<R>(text, values);

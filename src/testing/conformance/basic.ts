@@ -20,7 +20,8 @@ function getPutTests(ctx: SuiteContext): void {
     equal(typeof caps.atomicBatch, 'boolean', 'capabilities.atomicBatch type');
     equal(typeof caps.crossProcessConditional, 'boolean', 'capabilities.crossProcessConditional type');
     equal(typeof s.batch === 'function', caps.atomicBatch, 'batch() is present exactly when capabilities.atomicBatch is true');
-    if (caps.maxValueBytes !== undefined) ok(Number.isInteger(caps.maxValueBytes) && caps.maxValueBytes > 0, 'capabilities.maxValueBytes must be a positive integer');
+    if (caps.maxValueBytes !== undefined)
+      ok(Number.isInteger(caps.maxValueBytes) && caps.maxValueBytes > 0, 'capabilities.maxValueBytes must be a positive integer');
     const expected = ctx.options.capabilities ?? {};
     for (const field of ['atomicBatch', 'crossProcessConditional', 'maxValueBytes'] as const) {
       if (field in expected) equal(caps[field], expected[field], `capabilities.${field} (as the test options expect)`);

@@ -56,7 +56,11 @@ export function asCheckpointError(err: unknown): CheckpointError | undefined {
  * Calls `call` and expects a rejection with `code`. A synchronous throw fails too: the
  * contract says every method *rejects*, and callers chain `.catch()` on the promise.
  */
-export async function rejects(call: () => Promise<unknown> | AsyncIterable<unknown>, code: ReasonCode, what: string): Promise<CheckpointError> {
+export async function rejects(
+  call: () => Promise<unknown> | AsyncIterable<unknown>,
+  code: ReasonCode,
+  what: string,
+): Promise<CheckpointError> {
   let pending: Promise<unknown>;
   try {
     const result = call();

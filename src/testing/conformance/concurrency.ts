@@ -50,7 +50,9 @@ function racingConditionalTests(ctx: SuiteContext, n: number): void {
     let { version } = await s.put('race/replace', utf8('base'));
     for (let round = 0; round < ROUNDS; round++) {
       const base = version;
-      const results = await Promise.allSettled(Array.from({ length: n }, (_, i) => s.put('race/replace', utf8(`round ${round} racer ${i}`), { ifVersion: base })));
+      const results = await Promise.allSettled(
+        Array.from({ length: n }, (_, i) => s.put('race/replace', utf8(`round ${round} racer ${i}`), { ifVersion: base })),
+      );
       const { winners, values } = tally(results, `round ${round}`);
       equal(winners.length, 1, `round ${round}: number of winning replace-if-version puts`);
       const w = winners[0]!;
@@ -80,7 +82,9 @@ function racingConditionalTests(ctx: SuiteContext, n: number): void {
       await s.delete(key);
       // The key is gone: every ifVersion racer must lose; exactly one create-only racer wins.
       const results = await Promise.allSettled(
-        Array.from({ length: n }, (_, i) => (i % 2 ? s.put(key, utf8(`create ${i}`), { ifAbsent: true }) : s.put(key, utf8(`replace ${i}`), { ifVersion: version }))),
+        Array.from({ length: n }, (_, i) =>
+          i % 2 ? s.put(key, utf8(`create ${i}`), { ifAbsent: true }) : s.put(key, utf8(`replace ${i}`), { ifVersion: version }),
+        ),
       );
       const { winners } = tally(results, `round ${round}`);
       equal(winners.length, 1, `round ${round}: winners`);
@@ -119,7 +123,10 @@ function racingWriteTests(ctx: SuiteContext, n: number): void {
       const old = `sib/${round}/old`;
       const fresh = `sib/${round}/new`;
       await s.put(old, utf8('old'));
-      const [deleted, created] = await Promise.all([s.delete(old), round % 2 ? s.put(fresh, utf8('new'), { ifAbsent: true }) : s.put(fresh, utf8('new'))]);
+      const [deleted, created] = await Promise.all([
+        s.delete(old),
+        round % 2 ? s.put(fresh, utf8('new'), { ifAbsent: true }) : s.put(fresh, utf8('new')),
+      ]);
       equal(deleted, true, `round ${round}: delete`);
       equal((await s.get(fresh))?.version, created.version, `round ${round}: the concurrent write is stored`);
       equal(await s.get(old), undefined, `round ${round}: the deleted key`);

@@ -50,7 +50,7 @@ function ifVersionTests(ctx: SuiteContext): void {
     ok(v2.version !== v1.version, 'a conditional replace must return a new version');
     await expectUnchanged(s, 'cond/k', utf8('two'), v2.version, 'after a conditional replace');
     const v3 = await s.put('cond/k', utf8('two'), { ifVersion: v2.version });
-    if (ctx.contentVersions) equal(v3.version, v2.version, "replacing with identical bytes keeps a content version");
+    if (ctx.contentVersions) equal(v3.version, v2.version, 'replacing with identical bytes keeps a content version');
     else ok(v3.version !== v2.version, 'replacing with identical bytes must still change the version');
   });
 
@@ -58,7 +58,11 @@ function ifVersionTests(ctx: SuiteContext): void {
     const v1 = await s.put('cond/k', utf8('one'));
     const v2 = await s.put('cond/k', utf8('two'));
     await rejects(() => s.put('cond/k', utf8('three'), { ifVersion: v1.version }), 'checkpoint_conflict', 'replace with a stale version');
-    await rejects(() => s.put('cond/k', utf8('three'), { ifVersion: 'no-such-version' }), 'checkpoint_conflict', 'replace with a version that never existed');
+    await rejects(
+      () => s.put('cond/k', utf8('three'), { ifVersion: 'no-such-version' }),
+      'checkpoint_conflict',
+      'replace with a version that never existed',
+    );
     await rejects(() => s.put('cond/k', utf8('three'), { ifVersion: '' }), 'checkpoint_conflict', 'replace with an empty version string');
     await expectUnchanged(s, 'cond/k', utf8('two'), v2.version, 'after refused replaces');
   });
@@ -68,7 +72,11 @@ function ifVersionTests(ctx: SuiteContext): void {
     await rejects(() => s.put('cond/missing', utf8('x'), { ifVersion: other.version }), 'checkpoint_conflict', 'replace of a missing key');
     const gone = await s.put('cond/gone', utf8('x'));
     await s.delete('cond/gone');
-    await rejects(() => s.put('cond/gone', utf8('y'), { ifVersion: gone.version }), 'checkpoint_conflict', 'replace of a deleted key with its last version');
+    await rejects(
+      () => s.put('cond/gone', utf8('y'), { ifVersion: gone.version }),
+      'checkpoint_conflict',
+      'replace of a deleted key with its last version',
+    );
     equal(await s.get('cond/missing'), undefined, 'a refused replace must not create the key');
     equal(await s.get('cond/gone'), undefined, 'a refused replace must not re-create a deleted key');
   });

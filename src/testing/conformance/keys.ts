@@ -68,7 +68,15 @@ export function keyTests(ctx: SuiteContext): void {
         await rejects(() => s.delete(k), 'checkpoint_key_invalid', 'delete');
         if (s.batch) {
           const batch = s.batch.bind(s);
-          await rejects(() => batch([{ type: 'put', key: 'fine', bytes: utf8('x') }, { type: 'put', key: k, bytes: utf8('x') }]), 'checkpoint_key_invalid', 'batch');
+          await rejects(
+            () =>
+              batch([
+                { type: 'put', key: 'fine', bytes: utf8('x') },
+                { type: 'put', key: k, bytes: utf8('x') },
+              ]),
+            'checkpoint_key_invalid',
+            'batch',
+          );
         }
         equalJson(await listAll(s, ''), [], 'nothing may be stored after refused calls');
       });

@@ -27,13 +27,15 @@ export function lifecycleTests(ctx: SuiteContext): void {
       await s.close();
       const settled = await Promise.allSettled([...writes, read]);
       for (const [i, r] of settled.entries()) {
-        if (r.status === 'rejected') ok(asCheckpointError(r.reason), `operation ${i} in flight at close rejected with a non-CheckpointError: ${String(r.reason)}`);
+        if (r.status === 'rejected')
+          ok(asCheckpointError(r.reason), `operation ${i} in flight at close rejected with a non-CheckpointError: ${String(r.reason)}`);
       }
       if (ctx.options.reopen) {
         const again = await ctx.options.reopen(s);
         try {
           for (const [i, r] of settled.slice(0, 4).entries()) {
-            if (r.status === 'fulfilled') sameBytes((await again.get(`c/inflight-${i}`))?.bytes, utf8(String(i)), `acknowledged write ${i} after reopen`);
+            if (r.status === 'fulfilled')
+              sameBytes((await again.get(`c/inflight-${i}`))?.bytes, utf8(String(i)), `acknowledged write ${i} after reopen`);
           }
         } finally {
           await again.close();
@@ -60,7 +62,11 @@ export function lifecycleTests(ctx: SuiteContext): void {
         equalJson(await listAll(again, ''), listed, 'list after reopen');
         // Versions from before the restart still work as conditions.
         await again.put('r/a', utf8('alpha2'), { ifVersion: a.version });
-        await rejects(() => again!.put('r/a', utf8('alpha3'), { ifVersion: a.version }), 'checkpoint_conflict', 'a version from before the restart, once replaced');
+        await rejects(
+          () => again!.put('r/a', utf8('alpha3'), { ifVersion: a.version }),
+          'checkpoint_conflict',
+          'a version from before the restart, once replaced',
+        );
         await again.close();
         again = undefined;
       } finally {

@@ -36,7 +36,25 @@ export const LIST_KEYS: readonly string[] = [
   'é',
 ];
 
-const PREFIXES = ['', 'a', 'a/', 'a-', 'M', 'b/', 'b/c', 'b/c/', 'b/c/d', 'run-1', 'run-1/', 'run-1/history/', 'run-10/', 'z/', 'é', 'q', 'q/'];
+const PREFIXES = [
+  '',
+  'a',
+  'a/',
+  'a-',
+  'M',
+  'b/',
+  'b/c',
+  'b/c/',
+  'b/c/d',
+  'run-1',
+  'run-1/',
+  'run-1/history/',
+  'run-10/',
+  'z/',
+  'é',
+  'q',
+  'q/',
+];
 
 /** Listing: order, prefixes, versions and sizes, invalid prefixes. */
 export function listingTests(ctx: SuiteContext): void {

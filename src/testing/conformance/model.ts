@@ -47,9 +47,23 @@ export function modelOperations(fc: FastCheck, nestedKeys: boolean): ReturnType<
     { weight: 2, arbitrary: fc.record({ op: fc.constant('get' as const), key }) },
     {
       weight: 5,
-      arbitrary: fc.record({ op: fc.constant('put' as const), key, bytes, cond: fc.constantFrom<PutCondition>('none', 'absent', 'current', 'stale', 'unknown'), pick: fc.nat() }),
+      arbitrary: fc.record({
+        op: fc.constant('put' as const),
+        key,
+        bytes,
+        cond: fc.constantFrom<PutCondition>('none', 'absent', 'current', 'stale', 'unknown'),
+        pick: fc.nat(),
+      }),
     },
-    { weight: 2, arbitrary: fc.record({ op: fc.constant('delete' as const), key, cond: fc.constantFrom<DeleteCondition>('none', 'current', 'stale', 'unknown'), pick: fc.nat() }) },
+    {
+      weight: 2,
+      arbitrary: fc.record({
+        op: fc.constant('delete' as const),
+        key,
+        cond: fc.constantFrom<DeleteCondition>('none', 'current', 'stale', 'unknown'),
+        pick: fc.nat(),
+      }),
+    },
     { weight: 1, arbitrary: fc.record({ op: fc.constant('list' as const), prefix: fc.constantFrom(...MODEL_PREFIXES) }) },
   );
   return fc.array(op, { minLength: 1, maxLength: 40, size: 'medium' });
@@ -156,7 +170,9 @@ export function modelTests(ctx: SuiteContext): void {
   ctx.group('model-based property', () => {
     ctx.testRaw(`${runs} random operation sequences match a reference model`, async () => {
       const fc = await loadFastCheck(ctx.options.fc);
-      const property = fc.asyncProperty(modelOperations(fc, ctx.nestedKeys), (ops) => ctx.withAdapter((s) => runAgainstModel(s, ops as ModelOperation[], ctx.contentVersions)));
+      const property = fc.asyncProperty(modelOperations(fc, ctx.nestedKeys), (ops) =>
+        ctx.withAdapter((s) => runAgainstModel(s, ops as ModelOperation[], ctx.contentVersions)),
+      );
       await fc.assert(property, { numRuns: runs, ...(ctx.options.propertySeed !== undefined ? { seed: ctx.options.propertySeed } : {}) });
     });
   });

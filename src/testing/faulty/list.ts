@@ -13,7 +13,8 @@ export function faultyList(state: FaultState, prefix: string): AsyncIterable<Sto
           if (!iterator) {
             iterator = await runOperation(state, 'list', [prefix], async () => state.inner.list(prefix)[Symbol.asyncIterator]());
           }
-          if (state.crashed) throw new CheckpointError(state.reasonCode, 'storage crashed during list', { details: { operation: 'list', crashed: true } });
+          if (state.crashed)
+            throw new CheckpointError(state.reasonCode, 'storage crashed during list', { details: { operation: 'list', crashed: true } });
           return iterator.next();
         },
       };

@@ -18,7 +18,12 @@ function injectedFault(state: FaultState, info: OperationInfo, action: FaultActi
 }
 
 /** Runs one operation through the fault plan: counts and logs it, and faults it before or after `call` when the plan says so. */
-export async function runOperation<T>(state: FaultState, operation: StorageOperation, keys: readonly string[], call: () => Promise<T>): Promise<T> {
+export async function runOperation<T>(
+  state: FaultState,
+  operation: StorageOperation,
+  keys: readonly string[],
+  call: () => Promise<T>,
+): Promise<T> {
   // The wrapper honours close() itself (the inner store stays open for the "restarted process").
   if (state.closed) throw new CheckpointError('checkpoint_closed', `faulty(${state.inner.name}) is closed`);
   const isWrite = operation === 'put' || operation === 'delete' || operation === 'batch';

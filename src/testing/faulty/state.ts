@@ -19,5 +19,13 @@ export interface FaultState {
 }
 
 export function newFaultState(inner: StorageAdapter, plan: FaultPlan): FaultState {
-  return { inner, plan, reasonCode: plan.reasonCode ?? 'checkpoint_storage_unavailable', log: [], counted: 0, crashed: false, closed: false };
+  return {
+    inner,
+    plan,
+    reasonCode: plan.reasonCode ?? 'checkpoint_storage_unavailable',
+    log: [],
+    counted: 0,
+    crashed: false,
+    closed: false,
+  };
 }

@@ -69,7 +69,10 @@ export function createEmulatorState(options: GitHubEmulatorOptions): EmulatorSer
       resetAtMs: clock.now() + windowMs,
       used: 0,
     },
-    secondary: options.secondaryLimit === false ? undefined : { perMinute: options.secondaryLimit?.perMinute ?? 80, perHour: options.secondaryLimit?.perHour ?? 500 },
+    secondary:
+      options.secondaryLimit === false
+        ? undefined
+        : { perMinute: options.secondaryLimit?.perMinute ?? 80, perHour: options.secondaryLimit?.perHour ?? 500 },
     created: [],
     seq: 0,
     base: '',

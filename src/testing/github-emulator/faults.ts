@@ -108,7 +108,12 @@ export function createFaultSchedule(): FaultSchedule {
       for (const r of rules) {
         if (!live(r) || kinds.has(r.rule.fault.kind)) continue;
         const ops = r.rule.operation;
-        if (ops !== undefined && request.operation !== 'unknown' && !(typeof ops === 'string' ? ops === request.operation : ops.includes(request.operation))) continue;
+        if (
+          ops !== undefined &&
+          request.operation !== 'unknown' &&
+          !(typeof ops === 'string' ? ops === request.operation : ops.includes(request.operation))
+        )
+          continue;
         if (ops !== undefined && request.operation === 'unknown') continue;
         if (r.rule.when && !r.rule.when(request)) continue;
         if (r.skipped < (r.rule.skip ?? 0)) {

@@ -179,12 +179,14 @@ function treeEntries(db: GitStoreState, sha: string): readonly GitTreeEntry[] {
 function putTree(db: GitStoreState, entries: readonly GitTreeEntry[]): string {
   const names = new Set<string>();
   for (const e of entries) {
-    if (e.name === '' || e.name.includes('/') || e.name === '.' || e.name === '..') throw new GitTreeError(`invalid tree entry name "${e.name}"`);
+    if (e.name === '' || e.name.includes('/') || e.name === '.' || e.name === '..')
+      throw new GitTreeError(`invalid tree entry name "${e.name}"`);
     if (names.has(e.name)) throw new GitTreeError(`duplicate tree entry "${e.name}"`);
     names.add(e.name);
   }
   const sha = treeSha(entries);
-  if (!db.objects.has(sha)) db.objects.set(sha, { type: 'tree', entries: [...entries].sort((a, b) => Buffer.compare(sortKey(a), sortKey(b))) });
+  if (!db.objects.has(sha))
+    db.objects.set(sha, { type: 'tree', entries: [...entries].sort((a, b) => Buffer.compare(sortKey(a), sortKey(b))) });
   return sha;
 }
 
@@ -217,7 +219,12 @@ function walk(db: GitStoreState, root: string, prefix = ''): GitPathEntry[] {
 
 function applyChanges(db: GitStoreState, base: string | undefined, changes: readonly GitTreeChange[]): string {
   for (const c of changes) {
-    if (c.path === '' || c.path.startsWith('/') || c.path.endsWith('/') || c.path.split('/').some((s) => s === '' || s === '.' || s === '..')) {
+    if (
+      c.path === '' ||
+      c.path.startsWith('/') ||
+      c.path.endsWith('/') ||
+      c.path.split('/').some((s) => s === '' || s === '.' || s === '..')
+    ) {
       throw new GitTreeError(`invalid path "${c.path}"`);
     }
   }

@@ -1,4 +1,12 @@
-import { GitTreeError, type GitCommitData, type GitMode, type GitObjectType, type GitPathEntry, type GitSignature, type GitTreeChange } from './git-store.js';
+import {
+  GitTreeError,
+  type GitCommitData,
+  type GitMode,
+  type GitObjectType,
+  type GitPathEntry,
+  type GitSignature,
+  type GitTreeChange,
+} from './git-store.js';
 import type { RepoState } from './repo-state.js';
 import type { GitHubOperationId } from './schemas.js';
 
@@ -69,7 +77,8 @@ function flip(bytes: Uint8Array): Uint8Array {
   return out;
 }
 
-const nodeId = (kind: string, sha: string): string => `${kind}_kwDO${Buffer.from(sha.slice(0, 24), 'hex').toString('base64').replace(/[+/=]/g, '')}`;
+const nodeId = (kind: string, sha: string): string =>
+  `${kind}_kwDO${Buffer.from(sha.slice(0, 24), 'hex').toString('base64').replace(/[+/=]/g, '')}`;
 
 function urls(ctx: HandlerContext) {
   const api = `${ctx.base}/repos/${ctx.owner}/${ctx.repo}`;
@@ -140,7 +149,17 @@ function dirEntries(ctx: HandlerContext, tree: string, path: string, ref: string
   // GitHub lists at most 1,000 files of a directory through the contents API.
   return obj.entries.slice(0, ctx.contentsDirectoryLimit).map((e) => {
     const child = store.get(e.sha);
-    return contentItem(ctx, { path: path === '' ? e.name : `${path}/${e.name}`, mode: e.mode, type: e.type, sha: e.sha, ...(child?.type === 'blob' ? { size: child.data.length } : {}) }, ref);
+    return contentItem(
+      ctx,
+      {
+        path: path === '' ? e.name : `${path}/${e.name}`,
+        mode: e.mode,
+        type: e.type,
+        sha: e.sha,
+        ...(child?.type === 'blob' ? { size: child.data.length } : {}),
+      },
+      ref,
+    );
   });
 }
 
@@ -152,7 +171,8 @@ function getContent(ctx: HandlerContext, rawPath: string): Reply {
   if (!resolved) return errorReply(404, `No commit found for the ref ${refParam ?? ''}`, docs);
   const ref = refParam ?? ctx.state.defaultBranch;
   const path = fromPathSegments(rawPath);
-  const entry: GitPathEntry | undefined = path === '' ? { path: '', mode: '040000', type: 'tree', sha: resolved.tree } : ctx.state.store.entryAt(resolved.tree, path);
+  const entry: GitPathEntry | undefined =
+    path === '' ? { path: '', mode: '040000', type: 'tree', sha: resolved.tree } : ctx.state.store.entryAt(resolved.tree, path);
   if (!entry) return errorReply(404, 'Not Found', docs);
   const objectMedia = ctx.accept.includes('application/vnd.github.object');
   const rawMedia = ctx.accept.includes('application/vnd.github.raw');
@@ -180,7 +200,11 @@ function getContent(ctx: HandlerContext, rawPath: string): Reply {
       { errors: [{ resource: 'Blob', field: 'data', code: 'too_large' }] },
     );
   }
-  return { status: 200, json: { ...contentItem(ctx, entry, ref), content: base64Wrapped(obj.data), encoding: 'base64' }, mediaType: JSON_TYPE };
+  return {
+    status: 200,
+    json: { ...contentItem(ctx, entry, ref), content: base64Wrapped(obj.data), encoding: 'base64' },
+    mediaType: JSON_TYPE,
+  };
 }
 
 interface Signed {
@@ -242,7 +266,9 @@ function putContent(ctx: HandlerContext, rawPath: string): Reply {
   const blob = ctx.state.store.putBlob(ctx.corrupt ? flip(bytes) : bytes);
   let tree: string;
   try {
-    tree = ctx.state.store.applyChanges(head ? commitTreeSha(ctx, head) : undefined, [{ path, entry: { mode: '100644', type: 'blob', sha: blob } }]);
+    tree = ctx.state.store.applyChanges(head ? commitTreeSha(ctx, head) : undefined, [
+      { path, entry: { mode: '100644', type: 'blob', sha: blob } },
+    ]);
   } catch (err) {
     if (err instanceof GitTreeError) return errorReply(422, `Invalid request.\n\n${err.message}`, docs);
     throw err;
@@ -303,11 +329,22 @@ const lineCount = (data: Buffer | undefined): number => {
 };
 
 /** The files commit `commit` changed against its first parent, as GitHub lists them, with the line counts. */
-function commitDiff(ctx: HandlerContext, commit: string, c: GitCommitData): { files: Record<string, unknown>[]; additions: number; deletions: number } {
+function commitDiff(
+  ctx: HandlerContext,
+  commit: string,
+  c: GitCommitData,
+): { files: Record<string, unknown>[]; additions: number; deletions: number } {
   const { store } = ctx.state;
   const { api, html } = urls(ctx);
   const blobs = (tree: string | undefined): Map<string, string> =>
-    new Map(tree ? store.walk(tree).filter((e) => e.type === 'blob').map((e) => [e.path, e.sha] as const) : []);
+    new Map(
+      tree
+        ? store
+            .walk(tree)
+            .filter((e) => e.type === 'blob')
+            .map((e) => [e.path, e.sha] as const)
+        : [],
+    );
   const parentTree = c.parents[0] ? commitTreeSha(ctx, c.parents[0]) : undefined;
   const before = blobs(parentTree);
   const after = blobs(c.tree);
@@ -356,7 +393,10 @@ function getCommit(ctx: HandlerContext, rawRef: string): Reply {
   const c = obj.commit;
   const { api, html } = urls(ctx);
   const { files, additions, deletions } = commitDiff(ctx, resolved.commit, c);
-  const perPage = Math.min(Math.max(Number(ctx.query.get('per_page') ?? ctx.commitFilesPerPage) || ctx.commitFilesPerPage, 1), ctx.commitFilesPerPage);
+  const perPage = Math.min(
+    Math.max(Number(ctx.query.get('per_page') ?? ctx.commitFilesPerPage) || ctx.commitFilesPerPage, 1),
+    ctx.commitFilesPerPage,
+  );
   const page = Math.max(Number(ctx.query.get('page') ?? 1) || 1, 1);
   const pageFiles = files.slice((page - 1) * perPage, page * perPage);
   const headers: Record<string, string> = {};
@@ -415,11 +455,19 @@ function getBlob(ctx: HandlerContext, sha: string): Reply {
   if (ctx.state.empty) return emptyRepo(docs);
   const obj = ctx.state.store.get(sha);
   if (obj?.type !== 'blob') return errorReply(404, 'Not Found', docs);
-  if (ctx.accept.includes('application/vnd.github.raw')) return { status: 200, raw: new Uint8Array(obj.data), mediaType: 'application/vnd.github.raw' };
+  if (ctx.accept.includes('application/vnd.github.raw'))
+    return { status: 200, raw: new Uint8Array(obj.data), mediaType: 'application/vnd.github.raw' };
   return {
     status: 200,
     mediaType: JSON_TYPE,
-    json: { sha, node_id: nodeId('B', sha), size: obj.data.length, url: `${urls(ctx).api}/git/blobs/${sha}`, content: base64Wrapped(obj.data), encoding: 'base64' },
+    json: {
+      sha,
+      node_id: nodeId('B', sha),
+      size: obj.data.length,
+      url: `${urls(ctx).api}/git/blobs/${sha}`,
+      content: base64Wrapped(obj.data),
+      encoding: 'base64',
+    },
   };
 }
 
@@ -453,21 +501,26 @@ function createTree(ctx: HandlerContext): Reply {
   if (ctx.state.empty) return emptyRepo(docs);
   const body = ctx.body as { tree: readonly TreeInput[]; base_tree?: string };
   const { store } = ctx.state;
-  if (body.base_tree !== undefined && store.get(body.base_tree)?.type !== 'tree') return errorReply(422, 'Invalid request.\n\nbase_tree is not a valid tree oid', docs);
+  if (body.base_tree !== undefined && store.get(body.base_tree)?.type !== 'tree')
+    return errorReply(422, 'Invalid request.\n\nbase_tree is not a valid tree oid', docs);
   const changes: GitTreeChange[] = [];
   for (const item of body.tree) {
-    if (!item.path || !item.mode || !item.type) return errorReply(422, 'Invalid request.\n\nEach tree entry needs path, mode and type', docs);
+    if (!item.path || !item.mode || !item.type)
+      return errorReply(422, 'Invalid request.\n\nEach tree entry needs path, mode and type', docs);
     const hasContent = item.content !== undefined;
     const hasSha = item.sha !== undefined;
     if (hasContent && hasSha) return errorReply(422, 'Invalid request.\n\nUse either tree.sha or content, not both', docs);
     if (hasContent) {
-      const sha = store.putBlob(Buffer.from(ctx.corrupt ? String.fromCharCode(item.content!.charCodeAt(0) ^ 0x20) + item.content!.slice(1) : item.content!, 'utf8'));
+      const sha = store.putBlob(
+        Buffer.from(ctx.corrupt ? String.fromCharCode(item.content!.charCodeAt(0) ^ 0x20) + item.content!.slice(1) : item.content!, 'utf8'),
+      );
       changes.push({ path: item.path, entry: { mode: item.mode, type: 'blob', sha } });
     } else if (item.sha === null) {
       changes.push({ path: item.path, entry: null });
     } else if (typeof item.sha === 'string') {
       const obj = store.get(item.sha);
-      if (!obj || (item.type !== 'commit' && obj.type !== item.type)) return errorReply(422, `Invalid request.\n\ntree.sha ${item.sha} is not a valid ${item.type}`, docs);
+      if (!obj || (item.type !== 'commit' && obj.type !== item.type))
+        return errorReply(422, `Invalid request.\n\ntree.sha ${item.sha} is not a valid ${item.type}`, docs);
       changes.push({ path: item.path, entry: { mode: item.mode, type: item.type, sha: item.sha } });
     } else {
       return errorReply(422, 'Invalid request.\n\nEach tree entry needs sha or content', docs);
@@ -507,7 +560,13 @@ function getTree(ctx: HandlerContext, rawSha: string): Reply {
         return obj?.type === 'tree'
           ? obj.entries.map((e) => {
               const child = store.get(e.sha);
-              return { path: e.name, mode: e.mode, type: e.type, sha: e.sha, ...(child?.type === 'blob' ? { size: child.data.length } : {}) };
+              return {
+                path: e.name,
+                mode: e.mode,
+                type: e.type,
+                sha: e.sha,
+                ...(child?.type === 'blob' ? { size: child.data.length } : {}),
+              };
             })
           : [];
       })();
@@ -521,9 +580,16 @@ function createCommit(ctx: HandlerContext): Reply {
   const body = ctx.body as { message: string; tree: string; parents?: string[]; author?: Signed; committer?: Signed };
   const { store } = ctx.state;
   if (store.get(body.tree)?.type !== 'tree') return errorReply(422, 'Tree SHA does not exist', docs);
-  for (const p of body.parents ?? []) if (store.get(p)?.type !== 'commit') return errorReply(422, 'Parent SHA does not exist or is not a commit object', docs);
+  for (const p of body.parents ?? [])
+    if (store.get(p)?.type !== 'commit') return errorReply(422, 'Parent SHA does not exist or is not a commit object', docs);
   const author = signatureOf(ctx, body.author);
-  const sha = store.putCommit({ tree: body.tree, parents: body.parents ?? [], author, committer: signatureOf(ctx, body.committer, author), message: body.message });
+  const sha = store.putCommit({
+    tree: body.tree,
+    parents: body.parents ?? [],
+    author,
+    committer: signatureOf(ctx, body.committer, author),
+    message: body.message,
+  });
   return { status: 201, json: gitCommitJson(ctx, sha), mediaType: JSON_TYPE };
 }
 
@@ -577,27 +643,62 @@ export function route(method: string, repoPath: string): { route: Route; param: 
   let param: string | undefined;
   switch (method) {
     case 'GET':
-      if ((param = m(/^\/contents(?:\/(.*))?$/)) !== undefined) return { param, route: { operation: 'repos/get-content', contentCreating: false, branch: def, handle: (c) => getContent(c, param!) } };
-      if ((param = m(/^\/commits\/(.+)$/)) !== undefined) return { param, route: { operation: 'repos/get-commit', contentCreating: false, branch: def, handle: (c) => getCommit(c, param!) } };
-      if ((param = m(/^\/git\/blobs\/([^/]+)$/)) !== undefined) return { param, route: { operation: 'git/get-blob', contentCreating: false, branch: def, handle: (c) => getBlob(c, param!) } };
-      if ((param = m(/^\/git\/trees\/(.+)$/)) !== undefined) return { param, route: { operation: 'git/get-tree', contentCreating: false, branch: def, handle: (c) => getTree(c, param!) } };
-      if ((param = m(/^\/git\/ref\/(.+)$/)) !== undefined) return { param, route: { operation: 'git/get-ref', contentCreating: false, branch: def, handle: (c) => getRef(c, param!) } };
+      if ((param = m(/^\/contents(?:\/(.*))?$/)) !== undefined)
+        return {
+          param,
+          route: { operation: 'repos/get-content', contentCreating: false, branch: def, handle: (c) => getContent(c, param!) },
+        };
+      if ((param = m(/^\/commits\/(.+)$/)) !== undefined)
+        return {
+          param,
+          route: { operation: 'repos/get-commit', contentCreating: false, branch: def, handle: (c) => getCommit(c, param!) },
+        };
+      if ((param = m(/^\/git\/blobs\/([^/]+)$/)) !== undefined)
+        return { param, route: { operation: 'git/get-blob', contentCreating: false, branch: def, handle: (c) => getBlob(c, param!) } };
+      if ((param = m(/^\/git\/trees\/(.+)$/)) !== undefined)
+        return { param, route: { operation: 'git/get-tree', contentCreating: false, branch: def, handle: (c) => getTree(c, param!) } };
+      if ((param = m(/^\/git\/ref\/(.+)$/)) !== undefined)
+        return { param, route: { operation: 'git/get-ref', contentCreating: false, branch: def, handle: (c) => getRef(c, param!) } };
       return undefined;
     case 'PUT':
-      if ((param = m(/^\/contents\/(.+)$/)) !== undefined) return { param, route: { operation: 'repos/create-or-update-file-contents', contentCreating: true, branch: bodyBranch, handle: (c) => putContent(c, param!) } };
+      if ((param = m(/^\/contents\/(.+)$/)) !== undefined)
+        return {
+          param,
+          route: {
+            operation: 'repos/create-or-update-file-contents',
+            contentCreating: true,
+            branch: bodyBranch,
+            handle: (c) => putContent(c, param!),
+          },
+        };
       return undefined;
     case 'DELETE':
-      if ((param = m(/^\/contents\/(.+)$/)) !== undefined) return { param, route: { operation: 'repos/delete-file', contentCreating: true, branch: bodyBranch, handle: (c) => deleteContent(c, param!) } };
+      if ((param = m(/^\/contents\/(.+)$/)) !== undefined)
+        return {
+          param,
+          route: { operation: 'repos/delete-file', contentCreating: true, branch: bodyBranch, handle: (c) => deleteContent(c, param!) },
+        };
       return undefined;
     case 'POST':
-      if (repoPath === '/git/blobs') return { param: '', route: { operation: 'git/create-blob', contentCreating: true, branch: def, handle: createBlob } };
-      if (repoPath === '/git/trees') return { param: '', route: { operation: 'git/create-tree', contentCreating: true, branch: def, handle: createTree } };
-      if (repoPath === '/git/commits') return { param: '', route: { operation: 'git/create-commit', contentCreating: true, branch: def, handle: createCommit } };
+      if (repoPath === '/git/blobs')
+        return { param: '', route: { operation: 'git/create-blob', contentCreating: true, branch: def, handle: createBlob } };
+      if (repoPath === '/git/trees')
+        return { param: '', route: { operation: 'git/create-tree', contentCreating: true, branch: def, handle: createTree } };
+      if (repoPath === '/git/commits')
+        return { param: '', route: { operation: 'git/create-commit', contentCreating: true, branch: def, handle: createCommit } };
       return undefined;
     case 'PATCH':
       if ((param = m(/^\/git\/refs\/(.+)$/)) !== undefined) {
         const p = param;
-        return { param, route: { operation: 'git/update-ref', contentCreating: true, branch: () => fromPathSegments(p).replace(/^(refs\/)?heads\//, ''), handle: (c) => updateRef(c, p) } };
+        return {
+          param,
+          route: {
+            operation: 'git/update-ref',
+            contentCreating: true,
+            branch: () => fromPathSegments(p).replace(/^(refs\/)?heads\//, ''),
+            handle: (c) => updateRef(c, p),
+          },
+        };
       }
       return undefined;
     default:

@@ -29,4 +29,10 @@ export {
   type GitPathEntry,
   type GitTreeChange,
 } from './git-store.js';
-export { GITHUB_SCHEMA_SOURCE, validateRequestBody as validateGitHubRequestBody, validateResponseBody as validateGitHubResponseBody, type GitHubOperationId, type SchemaViolation } from './schemas.js';
+export {
+  GITHUB_SCHEMA_SOURCE,
+  validateRequestBody as validateGitHubRequestBody,
+  validateResponseBody as validateGitHubResponseBody,
+  type GitHubOperationId,
+  type SchemaViolation,
+} from './schemas.js';

@@ -48,7 +48,13 @@ export interface RepoState extends EmulatorState {
 const text = new TextEncoder();
 
 /** @internal */
-export function createRepoState(options: { defaultBranch: string; now: () => number; userName: string; userEmail: string; initialFiles?: Readonly<Record<string, string>> }): RepoState {
+export function createRepoState(options: {
+  defaultBranch: string;
+  now: () => number;
+  userName: string;
+  userEmail: string;
+  initialFiles?: Readonly<Record<string, string>>;
+}): RepoState {
   const store = createGitStore();
   const iso = (): string => new Date(Math.floor(options.now() / 1000) * 1000).toISOString().replace('.000Z', 'Z');
   const signature = (): GitSignature => ({ name: options.userName, email: options.userEmail, date: iso() });
@@ -94,7 +100,14 @@ export function createRepoState(options: { defaultBranch: string; now: () => num
         head ? treeOf(head) : undefined,
         Object.entries(changes).map(([path, content]) => ({
           path,
-          entry: content === null ? null : { mode: '100644' as const, type: 'blob' as const, sha: store.putBlob(typeof content === 'string' ? text.encode(content) : content) },
+          entry:
+            content === null
+              ? null
+              : {
+                  mode: '100644' as const,
+                  type: 'blob' as const,
+                  sha: store.putBlob(typeof content === 'string' ? text.encode(content) : content),
+                },
         })),
       );
       return state.commitTree(branch, tree, opts.message ?? 'another writer');
@@ -110,7 +123,8 @@ export function createRepoState(options: { defaultBranch: string; now: () => num
     },
     signature,
   };
-  if (options.initialFiles && Object.keys(options.initialFiles).length > 0) state.commitFiles(options.initialFiles, { message: 'Initial commit' });
+  if (options.initialFiles && Object.keys(options.initialFiles).length > 0)
+    state.commitFiles(options.initialFiles, { message: 'Initial commit' });
   return state;
 }
 

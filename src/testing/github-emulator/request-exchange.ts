@@ -67,7 +67,8 @@ export function logExchange(emu: EmulatorServerState, ex: Exchange, r: Reply | u
   const { operation } = ex;
   if (r && emu.validate && operation !== 'unknown' && r.json !== undefined && !r.raw) {
     const errors = validateResponseBody(operation, r.status, r.mediaType, r.json);
-    if (errors.length > 0) emu.schemaViolations.push({ operation, direction: 'response', status: r.status, mediaType: r.mediaType, errors });
+    if (errors.length > 0)
+      emu.schemaViolations.push({ operation, direction: 'response', status: r.status, mediaType: r.mediaType, errors });
   }
   emu.requestLog.push({
     seq: ex.n,

@@ -32,7 +32,10 @@ export async function injectFaults(emu: EmulatorServerState, ex: Exchange, match
     switch (fault.kind) {
       case 'move-head': {
         const branch = matched.branch(ctx);
-        emu.state.commitFiles({ [fault.path ?? `foreign/${n}.txt`]: `written by another process before request ${n}\n` }, { branch, message: `foreign write before request ${n}` });
+        emu.state.commitFiles(
+          { [fault.path ?? `foreign/${n}.txt`]: `written by another process before request ${n}\n` },
+          { branch, message: `foreign write before request ${n}` },
+        );
         break;
       }
       case 'stale-read':

@@ -87,6 +87,10 @@ export function validateResponseBody(operation: GitHubOperationId, status: numbe
 }
 
 /** The operations and statuses the pinned file covers (for tests that check coverage). */
-export function pinnedOperations(): Readonly<Record<string, { readonly method: string; readonly path: string; readonly statuses: readonly string[] }>> {
-  return Object.fromEntries(Object.entries(file.operations).map(([id, op]) => [id, { method: op.method, path: op.path, statuses: Object.keys(op.responses) }]));
+export function pinnedOperations(): Readonly<
+  Record<string, { readonly method: string; readonly path: string; readonly statuses: readonly string[] }>
+> {
+  return Object.fromEntries(
+    Object.entries(file.operations).map(([id, op]) => [id, { method: op.method, path: op.path, statuses: Object.keys(op.responses) }]),
+  );
 }

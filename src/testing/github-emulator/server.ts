@@ -137,7 +137,8 @@ export async function startGitHubEmulator(options: GitHubEmulatorOptions = {}): 
   const emu = createEmulatorState(options);
   const server = createServer((req, res) => {
     handleRequest(emu, req, res).catch((err: unknown) => {
-      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ message: `emulator error: ${String(err)}` }));
+      if (!res.headersSent)
+        res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ message: `emulator error: ${String(err)}` }));
     });
   });
   await new Promise<void>((resolve, reject) => {

@@ -15,7 +15,8 @@ export class ApiFailure extends Error {
 
 async function parse<T>(res: Response): Promise<T> {
   const body = (await res.json()) as T | { error: ApiError };
-  if (!res.ok) throw new ApiFailure(res.status, (body as { error: ApiError }).error ?? { reasonCode: 'ui_http_error', message: String(res.status) });
+  if (!res.ok)
+    throw new ApiFailure(res.status, (body as { error: ApiError }).error ?? { reasonCode: 'ui_http_error', message: String(res.status) });
   return body as T;
 }
 
@@ -24,7 +25,9 @@ export async function get<T>(path: string): Promise<T> {
 }
 
 export async function post<T>(path: string, body: unknown): Promise<T> {
-  return parse<T>(await fetch(`api/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }));
+  return parse<T>(
+    await fetch(`api/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+  );
 }
 
 export const enc = encodeURIComponent;

@@ -3,7 +3,11 @@ export { formatDuration } from '../../contract/human-duration.js';
 type Child = Node | string | number | null | undefined | false;
 
 /** Creates an element; `attrs` keys starting with `on` add listeners, others set attributes. */
-export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, unknown> = {}, ...children: Child[]): HTMLElementTagNameMap[K] {
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Record<string, unknown> = {},
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
   const el = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) {
     if (v === undefined || v === null || v === false) continue;
@@ -34,5 +38,10 @@ export function formatBytes(n: number): string {
 export function shortTime(iso: string | null): string {
   if (!iso) return '—';
   const t = Date.parse(iso);
-  return Number.isNaN(t) ? iso : new Date(t).toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z');
+  return Number.isNaN(t)
+    ? iso
+    : new Date(t)
+        .toISOString()
+        .replace('T', ' ')
+        .replace(/\.\d+Z$/, 'Z');
 }

@@ -37,7 +37,8 @@ function setCrumbs(...parts: [string, string | null][]): void {
 
 function resumableCell(r: RunView): HTMLElement {
   const v = r.resumable;
-  if (v.state === 'resumable') return h('span', { class: v.eligible ? 'ok' : 'warn', title: v.reason }, v.eligible ? `yes, at ${v.at}` : `needs a human (${v.at})`);
+  if (v.state === 'resumable')
+    return h('span', { class: v.eligible ? 'ok' : 'warn', title: v.reason }, v.eligible ? `yes, at ${v.at}` : `needs a human (${v.at})`);
   if (v.state === 'finished') return h('span', { class: 'muted' }, `finished (${v.status})`);
   return h('span', { class: 'bad', title: v.error.message }, `no: ${v.error.reasonCode}`);
 }
@@ -61,7 +62,17 @@ async function runsView(): Promise<void> {
     h(
       'table',
       { id: 'runs' },
-      h('thead', {}, h('tr', {}, ...['Run', 'Status', 'Seq', 'Last activity', 'Files', 'Size', 'Lock holder', 'Resumable'].map((c) => h('th', { scope: 'col' }, c)))),
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          ...['Run', 'Status', 'Seq', 'Last activity', 'Files', 'Size', 'Lock holder', 'Resumable'].map((c) =>
+            h('th', { scope: 'col' }, c),
+          ),
+        ),
+      ),
       h(
         'tbody',
         {},
@@ -72,7 +83,11 @@ async function runsView(): Promise<void> {
             h('td', {}, h('a', { href: `#/run/${enc(r.runId)}` }, r.runId)),
             h('td', { class: r.terminal ? 'muted' : '' }, r.status ?? '—'),
             h('td', { class: 'num' }, r.sequence ?? '—'),
-            h('td', { title: r.lastActivity ?? '' }, r.lastActivity ? `${shortTime(r.lastActivity)} (${formatDuration(now - Date.parse(r.lastActivity))} ago)` : '—'),
+            h(
+              'td',
+              { title: r.lastActivity ?? '' },
+              r.lastActivity ? `${shortTime(r.lastActivity)} (${formatDuration(now - Date.parse(r.lastActivity))} ago)` : '—',
+            ),
             h('td', { class: 'num' }, r.files),
             h('td', { class: 'num' }, formatBytes(r.bytes)),
             h('td', {}, lockCell(r)),
@@ -92,8 +107,18 @@ async function verifyPanel(runId: string, into: HTMLElement): Promise<void> {
   const v = await get<{ checked: number; problems: { key: string; reasonCode: string; message: string }[] }>(`runs/${enc(runId)}/verify`);
   append(
     into,
-    h('p', { class: v.problems.length ? 'bad' : 'ok' }, `Checked ${v.checked} file${v.checked === 1 ? '' : 's'}: ${v.problems.length} problem${v.problems.length === 1 ? '' : 's'}`),
-    v.problems.length ? h('ul', { class: 'findings' }, ...v.problems.map((p) => h('li', {}, h('code', {}, p.reasonCode), ' ', h('span', { class: 'key' }, p.key), ': ', p.message))) : null,
+    h(
+      'p',
+      { class: v.problems.length ? 'bad' : 'ok' },
+      `Checked ${v.checked} file${v.checked === 1 ? '' : 's'}: ${v.problems.length} problem${v.problems.length === 1 ? '' : 's'}`,
+    ),
+    v.problems.length
+      ? h(
+          'ul',
+          { class: 'findings' },
+          ...v.problems.map((p) => h('li', {}, h('code', {}, p.reasonCode), ' ', h('span', { class: 'key' }, p.key), ': ', p.message)),
+        )
+      : null,
   );
 }
 
@@ -107,15 +132,27 @@ async function resumePanel(runId: string, into: HTMLElement): Promise<void> {
   const skipped = r.skipped as { key: string; reasonCode: string; message: string }[];
   append(
     into,
-    h('dl', { class: 'plan' }, ...([
-      ['Resume at', String(r.at)],
-      ['Why', `${String(r.explanation)} (${String(r.reason)})`],
-      ['Automatic', r.eligible ? 'yes' : 'no — a human decides'],
-      ['From snapshot', `#${String(r.sequence)} (${String(r.status)}), ${formatDuration(Number(r.ageMs))} old`],
-      ['Next sequence', String(r.nextSequence)],
-    ] as const).flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)])),
+    h(
+      'dl',
+      { class: 'plan' },
+      ...(
+        [
+          ['Resume at', String(r.at)],
+          ['Why', `${String(r.explanation)} (${String(r.reason)})`],
+          ['Automatic', r.eligible ? 'yes' : 'no — a human decides'],
+          ['From snapshot', `#${String(r.sequence)} (${String(r.status)}), ${formatDuration(Number(r.ageMs))} old`],
+          ['Next sequence', String(r.nextSequence)],
+        ] as const
+      ).flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]),
+    ),
     warnings.length ? h('ul', { class: 'warnings' }, ...warnings.map((w) => h('li', {}, h('code', {}, w.code), ' ', w.message))) : null,
-    skipped.length ? h('ul', { class: 'findings' }, ...skipped.map((s) => h('li', {}, 'skipped ', h('span', { class: 'key' }, s.key), ': ', h('code', {}, s.reasonCode)))) : null,
+    skipped.length
+      ? h(
+          'ul',
+          { class: 'findings' },
+          ...skipped.map((s) => h('li', {}, 'skipped ', h('span', { class: 'key' }, s.key), ': ', h('code', {}, s.reasonCode))),
+        )
+      : null,
   );
 }
 
@@ -123,7 +160,23 @@ function confirmApply(plan: RetentionView, into: HTMLElement): void {
   const input = h('input', { id: 'confirm-text', 'aria-label': 'type prune to confirm', autocomplete: 'off' });
   const status = h('p', { role: 'status' });
   const go = h('button', { id: 'confirm-apply', disabled: true }, `Delete / compress (${plan.operations} operations)`);
-  const dialog = h('dialog', { id: 'confirm' }, h('p', {}, `Apply policy "${plan.policy}" to the whole store: ${plan.operations} operations. Type `, h('code', {}, 'prune'), ' to confirm.'), input, ' ', go, ' ', h('button', { onclick: () => dialog.close() }, 'Cancel'), status);
+  const dialog = h(
+    'dialog',
+    { id: 'confirm' },
+    h(
+      'p',
+      {},
+      `Apply policy "${plan.policy}" to the whole store: ${plan.operations} operations. Type `,
+      h('code', {}, 'prune'),
+      ' to confirm.',
+    ),
+    input,
+    ' ',
+    go,
+    ' ',
+    h('button', { onclick: () => dialog.close() }, 'Cancel'),
+    status,
+  );
   input.addEventListener('input', () => (go.disabled = input.value !== 'prune'));
   go.addEventListener('click', async () => {
     go.disabled = true;
@@ -180,7 +233,9 @@ interface RunPage {
 function summarizeRun(page: RunPage, complete: boolean): void {
   const { entries, gaps } = page;
   page.summary.textContent = complete
-    ? [plural(entries.length, 'snapshot'), plural(entries.filter((e) => e.heartbeat).length, 'heartbeat'), plural(gaps.size, 'gap')].join(', ')
+    ? [plural(entries.length, 'snapshot'), plural(entries.filter((e) => e.heartbeat).length, 'heartbeat'), plural(gaps.size, 'gap')].join(
+        ', ',
+      )
     : `${entries.length} snapshots (reading their files…)`;
 }
 
@@ -190,25 +245,36 @@ function drawTimeline(page: RunPage): void {
   };
   const list = snapshotList(page.entries, page.gaps, page.decisions, open, page.selected, (i) => (page.selected = i));
   page.axisBox.replaceChildren(timeAxis(page.entries, page.gaps, page.decisions, (i) => list.select(i)));
-  page.listBox.replaceChildren(h('div', { class: 'row head', 'aria-hidden': 'true' }, ...['Seq', 'Created', 'Trigger', 'Status', 'Size', 'Retention'].map((c) => h('span', {}, c))), list.element);
+  page.listBox.replaceChildren(
+    h(
+      'div',
+      { class: 'row head', 'aria-hidden': 'true' },
+      ...['Seq', 'Created', 'Trigger', 'Status', 'Size', 'Retention'].map((c) => h('span', {}, c)),
+    ),
+    list.element,
+  );
 }
 
 /** A button that opens a panel (filled by `fill`) above the timeline, or closes it if open. */
 function panelToggle(page: RunPage, id: string, title: string, fill: (into: HTMLElement) => Promise<void>): HTMLElement {
-  return h('button', {
-    id: `show-${id}`,
-    onclick: async () => {
-      const existing = document.getElementById(id);
-      if (existing) return existing.remove();
-      const p = panel(id, title);
-      page.panels.prepend(p);
-      try {
-        await fill(p);
-      } catch (err) {
-        showError(p, err);
-      }
+  return h(
+    'button',
+    {
+      id: `show-${id}`,
+      onclick: async () => {
+        const existing = document.getElementById(id);
+        if (existing) return existing.remove();
+        const p = panel(id, title);
+        page.panels.prepend(p);
+        try {
+          await fill(p);
+        } catch (err) {
+          showError(p, err);
+        }
+      },
     },
-  }, title);
+    title,
+  );
 }
 
 /** The retention dry run of the run: its decisions marked on the timeline, its counts and rules in the panel. */
@@ -285,7 +351,13 @@ async function snapshotView(runId: string, ref: string): Promise<void> {
   const snapshot = await get<Record<string, unknown>>(`runs/${enc(runId)}/snapshots/${enc(ref)}`);
   clear(main);
   const seq = Number(snapshot.sequence);
-  const against = h('input', { id: 'diff-against', inputmode: 'numeric', size: 8, value: seq > 1 ? String(seq - 1) : '', 'aria-label': 'sequence or id to compare with' });
+  const against = h('input', {
+    id: 'diff-against',
+    inputmode: 'numeric',
+    size: 8,
+    value: seq > 1 ? String(seq - 1) : '',
+    'aria-label': 'sequence or id to compare with',
+  });
   const result = h('div', { id: 'diff', 'aria-live': 'polite' });
   const runDiff = async (): Promise<void> => {
     clear(result);
@@ -294,17 +366,43 @@ async function snapshotView(runId: string, ref: string): Promise<void> {
       append(
         result,
         h('p', {}, `#${d.a} → #${d.b}: ${d.changes.length} change${d.changes.length === 1 ? '' : 's'}`),
-        h('ul', { class: 'changes' }, ...d.changes.map((c) => h('li', { class: c.kind, 'data-path': c.path }, h('span', { class: 'kind' }, c.kind), ' ', h('code', {}, c.path), c.kind === 'changed' ? h('span', { class: 'vals' }, ` ${JSON.stringify(c.from)} → ${JSON.stringify(c.to)}`) : h('span', { class: 'vals' }, ` ${JSON.stringify(c.kind === 'added' ? c.to : c.from)}`)))),
+        h(
+          'ul',
+          { class: 'changes' },
+          ...d.changes.map((c) =>
+            h(
+              'li',
+              { class: c.kind, 'data-path': c.path },
+              h('span', { class: 'kind' }, c.kind),
+              ' ',
+              h('code', {}, c.path),
+              c.kind === 'changed'
+                ? h('span', { class: 'vals' }, ` ${JSON.stringify(c.from)} → ${JSON.stringify(c.to)}`)
+                : h('span', { class: 'vals' }, ` ${JSON.stringify(c.kind === 'added' ? c.to : c.from)}`),
+            ),
+          ),
+        ),
       );
     } catch (err) {
       showError(result, err);
     }
   };
-  const form = h('form', { class: 'diff-form', onsubmit: (ev: Event) => (ev.preventDefault(), void runDiff()) }, h('label', { for: 'diff-against' }, 'Compare with snapshot '), against, ' ', h('button', { type: 'submit' }, 'Diff'));
+  const form = h(
+    'form',
+    { class: 'diff-form', onsubmit: (ev: Event) => (ev.preventDefault(), void runDiff()) },
+    h('label', { for: 'diff-against' }, 'Compare with snapshot '),
+    against,
+    ' ',
+    h('button', { type: 'submit' }, 'Diff'),
+  );
   append(
     main,
     h('h1', {}, `${runId} #${String(snapshot.sequence)}`),
-    h('p', { class: 'muted' }, `${String(snapshot.source)} · ${String(snapshot.status)} · ${shortTime(String(snapshot.createdAt))} · ${String(snapshot.id)}`),
+    h(
+      'p',
+      { class: 'muted' },
+      `${String(snapshot.source)} · ${String(snapshot.status)} · ${shortTime(String(snapshot.createdAt))} · ${String(snapshot.id)}`,
+    ),
     form,
     result,
     h('h2', {}, 'Document'),

@@ -15,7 +15,12 @@ export interface Decision {
 }
 
 const ROW = 28;
-const ACTION_LABEL: Record<Decision['action'], string> = { keep: 'kept', compress: 'compressed', summarize: 'summarized', delete: 'deleted' };
+const ACTION_LABEL: Record<Decision['action'], string> = {
+  keep: 'kept',
+  compress: 'compressed',
+  summarize: 'summarized',
+  delete: 'deleted',
+};
 const ACTION_COLOR: Record<Decision['action'], string> = { keep: '#2e7d32', compress: '#1565c0', summarize: '#8e24aa', delete: '#c62828' };
 
 /**
@@ -25,7 +30,8 @@ const ACTION_COLOR: Record<Decision['action'], string> = { keep: '#2e7d32', comp
 export function gapsBefore(entries: readonly TimelineEntry[], heartbeatMs: number | null): Set<number> {
   const times = entries.map((e) => (e.createdAt ? Date.parse(e.createdAt) : Number.NaN));
   const intervals: number[] = [];
-  for (let i = 1; i < times.length; i++) if (!Number.isNaN(times[i]!) && !Number.isNaN(times[i - 1]!)) intervals.push(times[i]! - times[i - 1]!);
+  for (let i = 1; i < times.length; i++)
+    if (!Number.isNaN(times[i]!) && !Number.isNaN(times[i - 1]!)) intervals.push(times[i]! - times[i - 1]!);
   const sorted = [...intervals].sort((a, b) => a - b);
   const median = sorted.length ? sorted[Math.floor(sorted.length / 2)]! : 0;
   const threshold = Math.max(60_000, heartbeatMs ? 3 * heartbeatMs : 10 * median);
@@ -35,8 +41,18 @@ export function gapsBefore(entries: readonly TimelineEntry[], heartbeatMs: numbe
 }
 
 /** Draws every snapshot on a time axis; clicking picks the nearest one. */
-export function timeAxis(entries: readonly TimelineEntry[], gaps: ReadonlySet<number>, decisions: ReadonlyMap<number, Decision>, onPick: (index: number) => void): HTMLCanvasElement {
-  const canvas = h('canvas', { id: 'axis', height: 56, 'aria-label': `time axis of ${entries.length} snapshots; the list below has the same content`, role: 'img' });
+export function timeAxis(
+  entries: readonly TimelineEntry[],
+  gaps: ReadonlySet<number>,
+  decisions: ReadonlyMap<number, Decision>,
+  onPick: (index: number) => void,
+): HTMLCanvasElement {
+  const canvas = h('canvas', {
+    id: 'axis',
+    height: 56,
+    'aria-label': `time axis of ${entries.length} snapshots; the list below has the same content`,
+    role: 'img',
+  });
   const times = entries.map((e) => (e.createdAt ? Date.parse(e.createdAt) : Number.NaN));
   const valid = times.filter((t) => !Number.isNaN(t));
   const t0 = Math.min(...valid);
@@ -87,7 +103,12 @@ function rowContent(e: TimelineEntry, gap: boolean, decision: Decision | undefin
   const since = previous?.createdAt && e.createdAt ? Date.parse(e.createdAt) - Date.parse(previous.createdAt) : undefined;
   return [
     h('span', { class: 'c-seq' }, e.sequence ?? '?'),
-    h('span', { class: 'c-time' }, shortTime(e.createdAt), gap && since !== undefined ? h('span', { class: 'gap', title: 'gap before this snapshot' }, ` ⟵ gap ${formatDuration(since)}`) : null),
+    h(
+      'span',
+      { class: 'c-time' },
+      shortTime(e.createdAt),
+      gap && since !== undefined ? h('span', { class: 'gap', title: 'gap before this snapshot' }, ` ⟵ gap ${formatDuration(since)}`) : null,
+    ),
     h(
       'span',
       { class: 'c-trigger' },
@@ -97,7 +118,18 @@ function rowContent(e: TimelineEntry, gap: boolean, decision: Decision | undefin
     ),
     h('span', { class: 'c-status' }, e.error ? 'unreadable' : e.pending ? '…' : e.status),
     h('span', { class: 'c-size' }, formatBytes(e.size), e.compressed ? ' gz' : '', e.batched ? ' batch' : ''),
-    h('span', { class: 'c-retention' }, decision ? h('span', { class: `tag act-${decision.action}`, title: decision.reasons.join(', ') || 'no rule keeps it' }, ACTION_LABEL[decision.action]) : null, decision?.reasons.length ? h('span', { class: 'reasons' }, ` ${decision.reasons.join(', ')}`) : null),
+    h(
+      'span',
+      { class: 'c-retention' },
+      decision
+        ? h(
+            'span',
+            { class: `tag act-${decision.action}`, title: decision.reasons.join(', ') || 'no rule keeps it' },
+            ACTION_LABEL[decision.action],
+          )
+        : null,
+      decision?.reasons.length ? h('span', { class: 'reasons' }, ` ${decision.reasons.join(', ')}`) : null,
+    ),
   ];
 }
 
@@ -113,7 +145,18 @@ export function snapshotList(
   const inner = h('div', { class: 'inner' });
   // Through the CSSOM, not a style attribute: the page's CSP allows no inline styles.
   inner.style.height = `${entries.length * ROW}px`;
-  const list = h('div', { id: 'timeline', class: 'vlist', role: 'listbox', tabindex: 0, 'aria-label': `${entries.length} snapshots`, 'aria-rowcount': entries.length }, inner);
+  const list = h(
+    'div',
+    {
+      id: 'timeline',
+      class: 'vlist',
+      role: 'listbox',
+      tabindex: 0,
+      'aria-label': `${entries.length} snapshots`,
+      'aria-rowcount': entries.length,
+    },
+    inner,
+  );
   let selected = initial ?? entries.length - 1;
   let frame = 0;
   const render = (): void => {
@@ -124,7 +167,17 @@ export function snapshotList(
       ...entries.slice(first, last).map((e, j) => {
         const i = first + j;
         const decision = e.sequence !== null ? decisions.get(e.sequence) : undefined;
-        const row = h('div', { class: `row${i === selected ? ' selected' : ''}${gaps.has(i) ? ' after-gap' : ''}${e.heartbeat ? ' heartbeat' : ''}`, role: 'option', id: `row-${i}`, 'data-seq': e.sequence ?? '', 'aria-selected': i === selected ? 'true' : 'false' }, ...rowContent(e, gaps.has(i), decision, entries[i - 1]));
+        const row = h(
+          'div',
+          {
+            class: `row${i === selected ? ' selected' : ''}${gaps.has(i) ? ' after-gap' : ''}${e.heartbeat ? ' heartbeat' : ''}`,
+            role: 'option',
+            id: `row-${i}`,
+            'data-seq': e.sequence ?? '',
+            'aria-selected': i === selected ? 'true' : 'false',
+          },
+          ...rowContent(e, gaps.has(i), decision, entries[i - 1]),
+        );
         row.style.top = `${i * ROW}px`;
         row.addEventListener('click', () => {
           select(i);

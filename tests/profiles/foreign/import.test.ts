@@ -12,8 +12,11 @@ import { captureIo } from '../../support/cli-io.js';
 
 const tempDir = tempDirs('savepoint-import-');
 const asJson = (bytes: Uint8Array): JsonObject => parseJson(utf8Decode(bytes)) as JsonObject;
-const snapshotOf = async (storage: StorageAdapter, key: string, profile: typeof snapshotLifecycle | typeof phasedWorkflow | typeof planExecutor) =>
-  decodeStoredSnapshotTolerant(storage, profile as never, key, (await storage.get(key))!.bytes);
+const snapshotOf = async (
+  storage: StorageAdapter,
+  key: string,
+  profile: typeof snapshotLifecycle | typeof phasedWorkflow | typeof planExecutor,
+) => decodeStoredSnapshotTolerant(storage, profile as never, key, (await storage.get(key))!.bytes);
 
 const LIFECYCLE_RUN = 'sess-2026-01-15-a';
 const lifecycleFiles = {
@@ -43,7 +46,9 @@ describe('import…Document accepts what real tools produce', () => {
       expect(asJson(imported.bytes)[member], name).toEqual((parseJson(text) as JsonObject)[member]);
       const read = await decodeStoredSnapshotTolerant(memoryStorage(), profile as never, name, imported.bytes);
       expect(read.warnings, name).toEqual([]);
-      expect((await (importDocument as (input: unknown) => Promise<{ bytes: Uint8Array }>)(imported.bytes)).bytes, name).toEqual(imported.bytes);
+      expect((await (importDocument as (input: unknown) => Promise<{ bytes: Uint8Array }>)(imported.bytes)).bytes, name).toEqual(
+        imported.bytes,
+      );
     }
   });
 });
@@ -54,7 +59,9 @@ describe('whole-run import', () => {
     await putFixtures(storage, 'phased-workflow', phasedFiles);
     const dry = await importPhasedWorkflowRun(storage, PHASED_RUN);
     expect(dry).toMatchObject({ applied: false, changes: 3 });
-    expect(utf8Decode((await storage.get(`checkpoints/${PHASED_RUN}/latest.json`))!.bytes)).toBe(foreignFixture('phased-workflow', 'latest.json'));
+    expect(utf8Decode((await storage.get(`checkpoints/${PHASED_RUN}/latest.json`))!.bytes)).toBe(
+      foreignFixture('phased-workflow', 'latest.json'),
+    );
 
     const applied = await importPhasedWorkflowRun(storage, PHASED_RUN, { apply: true });
     expect(applied.files.map((f) => [f.action, f.warnings])).toEqual([
@@ -66,7 +73,11 @@ describe('whole-run import', () => {
     expect(plan.warnings.map((w) => w.code)).not.toContain('checkpoint_unsealed');
     expect(plan.snapshot.sequence).toBe(2);
     const cp1 = asJson((await storage.get(`checkpoints/${PHASED_RUN}/cp_1_phase_complete.json`))!.bytes);
-    expect(cp1).toMatchObject({ ...(parseJson(foreignFixture('phased-workflow', 'cp_1_phase_complete.json')) as JsonObject), status: 'in_progress', source_details: [] });
+    expect(cp1).toMatchObject({
+      ...(parseJson(foreignFixture('phased-workflow', 'cp_1_phase_complete.json')) as JsonObject),
+      status: 'in_progress',
+      source_details: [],
+    });
     expect((await importPhasedWorkflowRun(storage, PHASED_RUN, { apply: true })).changes).toBe(0);
   });
 
@@ -81,9 +92,15 @@ describe('whole-run import', () => {
       expect((await snapshotOf(target, key, snapshotLifecycle)).warnings).toEqual([]);
     }
     const older = asJson((await target.get(`checkpoints/${LIFECYCLE_RUN}/history/cp_1768487100_a1b2.json`))!.bytes);
-    expect(older).toMatchObject({ vendor: { host: 'ci-7' }, created_at: '2026-01-15T15:25:00.123456+01:00', sequence: Date.parse('2026-01-15T14:25:00.123Z') });
+    expect(older).toMatchObject({
+      vendor: { host: 'ci-7' },
+      created_at: '2026-01-15T15:25:00.123456+01:00',
+      sequence: Date.parse('2026-01-15T14:25:00.123Z'),
+    });
     expect((await importSnapshotLifecycleRun(source, LIFECYCLE_RUN, { apply: true, target })).changes).toBe(0);
-    expect((await planResume({ storage: target, profile: snapshotLifecycle, runId: LIFECYCLE_RUN })).snapshot.id).toBe('cp_20260115143000_7f3e9a');
+    expect((await planResume({ storage: target, profile: snapshotLifecycle, runId: LIFECYCLE_RUN })).snapshot.id).toBe(
+      'cp_20260115143000_7f3e9a',
+    );
 
     // One byte of a sealed history file changes: the next import reports it and leaves it alone.
     const key = `checkpoints/${LIFECYCLE_RUN}/history/cp_1768487100_a1b2.json`;
@@ -150,6 +167,8 @@ describe('argument checks of the tolerant read and run import entries', () => {
       ['importSnapshotLifecycleRun target', () => importSnapshotLifecycleRun(memoryStorage(), 'run', { target: 42 as never })],
     ];
     for (const [what, call] of bad) await expect(call(), what).rejects.toSatisfy((e: unknown) => isCheckpointError(e));
-    await expect(importPlanExecutorRun(memoryStorage(), '02')).rejects.toSatisfy((e: unknown) => isCheckpointError(e, 'checkpoint_not_found'));
+    await expect(importPlanExecutorRun(memoryStorage(), '02')).rejects.toSatisfy((e: unknown) =>
+      isCheckpointError(e, 'checkpoint_not_found'),
+    );
   });
 });

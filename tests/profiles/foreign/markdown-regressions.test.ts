@@ -9,7 +9,15 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createWriter, findIncompleteRuns, memoryStorage, planResume } from 'savepoint';
 import { manualClock } from 'savepoint/testing';
 import { fsStorage } from 'savepoint/fs';
-import { compress, estimateTokens, handoffMarkdown, parseHandoff, renderHandoff, type HandoffDocument, type HandoffPayload } from 'savepoint/handoff-markdown';
+import {
+  compress,
+  estimateTokens,
+  handoffMarkdown,
+  parseHandoff,
+  renderHandoff,
+  type HandoffDocument,
+  type HandoffPayload,
+} from 'savepoint/handoff-markdown';
 import { parseProgress, progressProtocol } from 'savepoint/progress-protocol';
 import { runCli } from '../../../src/cli/run.js';
 import { utf8Decode, utf8Encode } from '../../../src/codec/utf8.js';
@@ -35,8 +43,20 @@ async function cli(args: string[]): Promise<{ code: number; out: string }> {
 
 describe('issue 16 (Markdown): what other tools write is resumable', () => {
   for (const [name, profile, runId, key, fixture] of [
-    ["handoff-markdown.md's own chk-003 example verbatim", handoffMarkdown, 'chromatic-quest', HANDOFF, ['handoff-markdown', 'chk-003.spec-example.md']],
-    ['a .ccc-progress.md without savepoint\'s metadata line', progressProtocol, 'CIA-123', PROGRESS, ['progress-protocol', 'ccc-progress.tool.md']],
+    [
+      "handoff-markdown.md's own chk-003 example verbatim",
+      handoffMarkdown,
+      'chromatic-quest',
+      HANDOFF,
+      ['handoff-markdown', 'chk-003.spec-example.md'],
+    ],
+    [
+      "a .ccc-progress.md without savepoint's metadata line",
+      progressProtocol,
+      'CIA-123',
+      PROGRESS,
+      ['progress-protocol', 'ccc-progress.tool.md'],
+    ],
   ] as const) {
     it(`${name}: planResume resumes it, findIncompleteRuns lists it, verify calls it unsealed (not corrupt)`, async () => {
       const dir = mkdtempSync(join(tmpdir(), 'savepoint-md-regression-'));
@@ -60,7 +80,16 @@ describe('issue 16 (Markdown): what other tools write is resumable', () => {
     expect((await writer.checkpoint({ source: 'gate_boundary', status: 'in_progress', payload })).ok).toBe(true);
     await writer.close();
     const ours = utf8Decode((await storage.get(PROGRESS))!.bytes);
-    await storage.put(PROGRESS, utf8Encode(ours.split('\n').filter((l) => !l.startsWith('<!-- savepoint:')).join('\n').replace('Linear sink passing', 'both sinks passing')));
+    await storage.put(
+      PROGRESS,
+      utf8Encode(
+        ours
+          .split('\n')
+          .filter((l) => !l.startsWith('<!-- savepoint:'))
+          .join('\n')
+          .replace('Linear sink passing', 'both sinks passing'),
+      ),
+    );
     const resumed = await planResume({ storage, profile: progressProtocol, runId: 'CIA-123', clock });
     expect(resumed.payload.currentTask?.status).toBe('both sinks passing, GitHub sink in progress');
   });
@@ -100,7 +129,11 @@ describe('issue 16 (Markdown): what other tools write is resumable', () => {
     // The largest hand-off that renders within 700 tokens by itself: compress() used to return it as is.
     const withEntries = (n: number): HandoffDocument => ({
       ...example,
-      playByPlay: Array.from({ length: n }, (_, i) => ({ phase: `Phase ${i + 1}`, action: `Implemented part ${i + 1} of the loop`, outcome: 'Complete' })),
+      playByPlay: Array.from({ length: n }, (_, i) => ({
+        phase: `Phase ${i + 1}`,
+        action: `Implemented part ${i + 1} of the loop`,
+        outcome: 'Complete',
+      })),
     });
     let n = 0;
     while (estimateTokens(renderHandoff(withEntries(n + 1))) <= 700) n++;

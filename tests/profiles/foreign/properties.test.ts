@@ -23,7 +23,13 @@ const anyTime = fc
   .map(({ ms, offsetMin, digits, zulu }) => {
     const offset = zulu ? 0 : offsetMin;
     const local = new Date(ms + offset * 60_000).toISOString().slice(0, 19);
-    const frac = digits === 0 ? '' : `.${String(ms % 1000).padStart(3, '0').padEnd(digits, '7').slice(0, digits)}`;
+    const frac =
+      digits === 0
+        ? ''
+        : `.${String(ms % 1000)
+            .padStart(3, '0')
+            .padEnd(digits, '7')
+            .slice(0, digits)}`;
     const sign = offset < 0 ? '-' : '+';
     const abs = Math.abs(offset);
     const tz = zulu ? 'Z' : `${sign}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
@@ -38,7 +44,21 @@ const vendorFields = (taken: readonly string[]) =>
     { maxKeys: 3 },
   );
 
-const PLAN_MEMBERS = ['plan_number', 'current_task_index', 'current_task', 'status', 'last_activity', 'total_tasks', 'completed_tasks', 'remaining_tasks', 'task_commits', 'files_modified', 'partial_commits', 'error', 'integrity'];
+const PLAN_MEMBERS = [
+  'plan_number',
+  'current_task_index',
+  'current_task',
+  'status',
+  'last_activity',
+  'total_tasks',
+  'completed_tasks',
+  'remaining_tasks',
+  'task_commits',
+  'files_modified',
+  'partial_commits',
+  'error',
+  'integrity',
+];
 
 describe('property: any spec-valid foreign document resumes', () => {
   it('planExecutor', async () => {
@@ -49,13 +69,24 @@ describe('property: any spec-valid foreign document resumes', () => {
           current_task_index: fc.nat(50),
           current_task: fc.string({ maxLength: 20 }),
           status: fc.constantFrom('in_progress', 'completed', 'failed', 'timeout'),
-          completed: fc.array(fc.record({ name: fc.string({ maxLength: 10 }), commit: fc.stringMatching(/^[0-9a-f]{6,12}$/) }), { maxLength: 4 }),
+          completed: fc.array(fc.record({ name: fc.string({ maxLength: 10 }), commit: fc.stringMatching(/^[0-9a-f]{6,12}$/) }), {
+            maxLength: 4,
+          }),
           error: fc.option(fc.string({ maxLength: 10 })),
         }),
         anyTime,
         vendorFields(PLAN_MEMBERS),
         async (p, time, vendor) => {
-          const doc = { ...vendor, plan_number: p.plan_number, current_task_index: p.current_task_index, current_task: p.current_task, status: p.status, last_activity: time.text, completed_tasks: p.completed, error: p.error };
+          const doc = {
+            ...vendor,
+            plan_number: p.plan_number,
+            current_task_index: p.current_task_index,
+            current_task: p.current_task,
+            status: p.status,
+            last_activity: time.text,
+            completed_tasks: p.completed,
+            error: p.error,
+          };
           const storage = memoryStorage();
           await storage.put(`plans/${p.plan_number}-CHECKPOINT.json`, utf8Encode(JSON.stringify(doc)));
           const plan = await planResume({ storage, profile: planExecutor, runId: p.plan_number, clock });
@@ -83,7 +114,14 @@ describe('property: any spec-valid foreign document resumes', () => {
         async (time, stepStatus, id, sealed, vendor, sequence) => {
           const storage = memoryStorage();
           const run = 'sess-1';
-          const life = { ...lifecycle, ...vendor, snapshot_id: id, created_at: time.text, run_id: run, step_state: { ...(lifecycle.step_state as JsonObject), step_status: stepStatus } } as Record<string, JsonValue>;
+          const life = {
+            ...lifecycle,
+            ...vendor,
+            snapshot_id: id,
+            created_at: time.text,
+            run_id: run,
+            step_state: { ...(lifecycle.step_state as JsonObject), step_status: stepStatus },
+          } as Record<string, JsonValue>;
           if (!sealed) delete life.integrity;
           await storage.put(`checkpoints/${run}/history/${id}.json`, utf8Encode(JSON.stringify(life)));
           const a = await planResume({ storage, profile: snapshotLifecycle, runId: run, clock });
@@ -134,7 +172,12 @@ describe('property: any single-byte change to a sealed history file is reported'
       phasedWorkflow,
       `checkpoints/${PHASED_RUN}/cp_002_gate_decision.json`,
       async () => {
-        const read = await decodeStoredSnapshotTolerant(memoryStorage(), phasedWorkflow, 'x', utf8Encode(foreignFixture('phased-workflow', 'cp_2_gate_decision.json')));
+        const read = await decodeStoredSnapshotTolerant(
+          memoryStorage(),
+          phasedWorkflow,
+          'x',
+          utf8Encode(foreignFixture('phased-workflow', 'cp_2_gate_decision.json')),
+        );
         const { integrity: _i, ...d } = read.snapshot;
         return d;
       },

@@ -16,8 +16,18 @@ describe('each spec example, written by another tool, resumes', () => {
     await putFixtures(storage, 'plan-executor', { 'plans/02-CHECKPOINT.json': '02-CHECKPOINT.spec-example.json' });
     const plan = await planResume({ storage, profile: planExecutor, runId: '02', clock });
     expect(codes(plan)).toContain('checkpoint_unsealed');
-    expect(plan.snapshot).toMatchObject({ runId: '02', status: 'in_progress', createdAt: '2026-01-15T14:30:00Z', sequence: 1, source: 'task_complete' });
-    expect(plan.payload).toMatchObject({ current_task_index: 2, task_commits: { '1': 'abc123', '2': 'def456' }, files_modified: ['src/api.ts', 'src/models.ts'] });
+    expect(plan.snapshot).toMatchObject({
+      runId: '02',
+      status: 'in_progress',
+      createdAt: '2026-01-15T14:30:00Z',
+      sequence: 1,
+      source: 'task_complete',
+    });
+    expect(plan.payload).toMatchObject({
+      current_task_index: 2,
+      task_commits: { '1': 'abc123', '2': 'def456' },
+      files_modified: ['src/api.ts', 'src/models.ts'],
+    });
     const runs = await findIncompleteRuns({ storage, profile: planExecutor });
     expect(runs.map((r) => [r.runId, r.status, r.readWarnings])).toEqual([['02', 'in_progress', ['checkpoint_unsealed']]]);
   });

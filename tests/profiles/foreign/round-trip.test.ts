@@ -11,8 +11,10 @@ import { foreignFixture, PHASED_RUN, putFixtures } from '../../support/foreign.j
 // other tool's fields are intact → the other tool rewrites → savepoint still resumes.
 
 const codes = (plan: { warnings: readonly { code: string }[] }): string[] => plan.warnings.map((w) => w.code);
-const readJson = async (storage: StorageAdapter, key: string): Promise<JsonObject> => parseJson(utf8Decode((await storage.get(key))!.bytes, key)) as JsonObject;
-const writeJson = (storage: StorageAdapter, key: string, doc: unknown, pretty = false) => storage.put(key, utf8Encode(JSON.stringify(doc, null, pretty ? 2 : undefined)));
+const readJson = async (storage: StorageAdapter, key: string): Promise<JsonObject> =>
+  parseJson(utf8Decode((await storage.get(key))!.bytes, key)) as JsonObject;
+const writeJson = (storage: StorageAdapter, key: string, doc: unknown, pretty = false) =>
+  storage.put(key, utf8Encode(JSON.stringify(doc, null, pretty ? 2 : undefined)));
 
 describe('round trip with the other tool', () => {
   it('planExecutor: the other executor and savepoint take turns on NN-CHECKPOINT.json; its fields survive', async () => {
@@ -26,7 +28,12 @@ describe('round trip with the other tool', () => {
 
     const writer = createWriter({ storage, profile: planExecutor, runId: '02', clock, heartbeatIntervalMs: false, coalesceWindowMs: 0 });
     const payload = first.payload as PlanExecutorPayload;
-    const done = { ...payload, current_task_index: 4, current_task: 'done', completed_tasks: [...(payload.completed_tasks ?? []), { name: 'Task 4: Tests', commit: '9f8e7d6' }] };
+    const done = {
+      ...payload,
+      current_task_index: 4,
+      current_task: 'done',
+      completed_tasks: [...(payload.completed_tasks ?? []), { name: 'Task 4: Tests', commit: '9f8e7d6' }],
+    };
     expect((await writer.checkpoint({ source: 'task_complete', status: 'in_progress', payload: done })).ok).toBe(true);
     await writer.close();
 
@@ -40,7 +47,12 @@ describe('round trip with the other tool', () => {
     expect(sealed.snapshot.sequence).toBe(2);
 
     // The other executor rewrites the file, keeping what it does not know (savepoint's integrity).
-    await writeJson(storage, key, { ...afterSavepoint, status: 'completed', current_task: 'all done', last_activity: '2026-01-15T15:10:00+00:00' }, true);
+    await writeJson(
+      storage,
+      key,
+      { ...afterSavepoint, status: 'completed', current_task: 'all done', last_activity: '2026-01-15T15:10:00+00:00' },
+      true,
+    );
     const edited = await planResume({ storage, profile: planExecutor, runId: '02', clock });
     expect(codes(edited)).toContain('checkpoint_integrity_mismatch');
     expect(edited.snapshot).toMatchObject({ status: 'completed', sequence: 2, createdAt: '2026-01-15T15:10:00.000Z' });
@@ -54,10 +66,16 @@ describe('round trip with the other tool', () => {
 
     // savepoint writes again: numbering goes on, the other executor's fields are still there.
     const again = createWriter({ storage, profile: planExecutor, runId: '02', clock, heartbeatIntervalMs: false, coalesceWindowMs: 0 });
-    expect((await again.checkpoint({ source: 'manual', status: 'in_progress', payload: { ...done, current_task: 'savepoint again' } })).ok).toBe(true);
+    expect(
+      (await again.checkpoint({ source: 'manual', status: 'in_progress', payload: { ...done, current_task: 'savepoint again' } })).ok,
+    ).toBe(true);
     await again.close();
     const final = await readJson(storage, key);
-    expect(final).toMatchObject({ executor: { name: 'long-run-executor' }, started_at: '2026-01-15T14:00:00Z', current_task: 'savepoint again' });
+    expect(final).toMatchObject({
+      executor: { name: 'long-run-executor' },
+      started_at: '2026-01-15T14:00:00Z',
+      current_task: 'savepoint again',
+    });
     expect(codes(await planResume({ storage, profile: planExecutor, runId: '02', clock }))).not.toContain('checkpoint_unsealed');
   });
 
@@ -75,7 +93,14 @@ describe('round trip with the other tool', () => {
     for await (const e of storage.list(`${dir}/history/`)) before.set(e.key, (await storage.get(e.key))!.bytes);
 
     const plan = await planResume({ storage, profile: snapshotLifecycle, runId: run, clock });
-    const writer = createWriter({ storage, profile: snapshotLifecycle, runId: run, clock, heartbeatIntervalMs: false, coalesceWindowMs: 0 });
+    const writer = createWriter({
+      storage,
+      profile: snapshotLifecycle,
+      runId: run,
+      clock,
+      heartbeatIntervalMs: false,
+      coalesceWindowMs: 0,
+    });
     const payload = plan.payload as { step_state: JsonObject; context_digest: JsonObject };
     const next = { ...payload, step_state: { ...payload.step_state, step_status: 'done' }, command_outcomes: [] };
     const written = await writer.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: next as never });
@@ -89,7 +114,11 @@ describe('round trip with the other tool', () => {
     expect(resumed).toMatchObject({ at: 'after:19.2' });
 
     // The other tool writes its next snapshot (no sequence, its own id and seal) a minute later.
-    const theirs = { ...(parseJson(foreignFixture('snapshot-lifecycle', 'latest.spec.json')) as JsonObject), snapshot_id: 'cp_20260115150100_c0ffee', created_at: '2026-01-15T15:01:00+00:00' };
+    const theirs = {
+      ...(parseJson(foreignFixture('snapshot-lifecycle', 'latest.spec.json')) as JsonObject),
+      snapshot_id: 'cp_20260115150100_c0ffee',
+      created_at: '2026-01-15T15:01:00+00:00',
+    };
     await writeJson(storage, `${dir}/history/cp_20260115150100_c0ffee.json`, theirs);
     await writeJson(storage, `${dir}/latest.json`, theirs);
     const third = await planResume({ storage, profile: snapshotLifecycle, runId: run, clock });
@@ -110,14 +139,22 @@ describe('round trip with the other tool', () => {
     const writer = createWriter({ storage, profile: phasedWorkflow, runId: PHASED_RUN, clock, coalesceWindowMs: 0 });
     expect((await writer.checkpoint({ source: 'iteration', status: 'in_progress', payload: plan.payload as never })).ok).toBe(true);
     await writer.close();
-    expect(utf8Decode((await storage.get(`${dir}/cp_1_phase_complete.json`))!.bytes)).toBe(foreignFixture('phased-workflow', 'cp_1_phase_complete.json'));
+    expect(utf8Decode((await storage.get(`${dir}/cp_1_phase_complete.json`))!.bytes)).toBe(
+      foreignFixture('phased-workflow', 'cp_1_phase_complete.json'),
+    );
     expect(await storage.get(`${dir}/cp_003_iteration.json`)).toBeDefined();
     const ours = await planResume({ storage, profile: phasedWorkflow, runId: PHASED_RUN, clock });
     expect(ours.snapshot).toMatchObject({ sequence: 3, source: 'iteration' });
     expect(codes(ours)).not.toContain('checkpoint_unsealed');
 
     // n8n's next checkpoint: sequence_number = checkpoint_count + 1, unpadded name, latest.json updated.
-    const n8n = { ...(parseJson(foreignFixture('phased-workflow', 'cp_2_gate_decision.json')) as JsonObject), checkpoint_id: 'd4e5f6a7-b8c9-4d0e-8f1a-3b4c5d6e7f80', sequence_number: 4, trigger: 'phase_complete', timestamp: '2026-01-15T15:05:00.000Z' };
+    const n8n = {
+      ...(parseJson(foreignFixture('phased-workflow', 'cp_2_gate_decision.json')) as JsonObject),
+      checkpoint_id: 'd4e5f6a7-b8c9-4d0e-8f1a-3b4c5d6e7f80',
+      sequence_number: 4,
+      trigger: 'phase_complete',
+      timestamp: '2026-01-15T15:05:00.000Z',
+    };
     await writeJson(storage, `${dir}/cp_4_phase_complete.json`, n8n);
     await writeJson(storage, `${dir}/latest.json`, n8n);
     const fourth = await planResume({ storage, profile: phasedWorkflow, runId: PHASED_RUN, clock });

@@ -27,7 +27,12 @@ describe('the spec example (handoff-markdown.md § Example)', () => {
       created: '2025-12-14T15:30:00Z',
       anchor: 'end-of-phase-2',
       problem: 'Build a paint-by-numbers game with AI-generated images.',
-      decisions: ['Platform: Web (browser)', 'Image generation: Gemini API', 'Persistence: LocalStorage (no backend)', 'Game name: Chromatic Quest'],
+      decisions: [
+        'Platform: Web (browser)',
+        'Image generation: Gemini API',
+        'Persistence: LocalStorage (no backend)',
+        'Game name: Chromatic Quest',
+      ],
       technicalContext: ['React 19.x + TypeScript 5.x', 'Vite 7.x, Tailwind CSS 4.x', 'HTML5 Canvas API', '@google/genai SDK'],
       playByPlay: [
         { phase: 'Phase 1', action: 'Implemented core canvas + color quantization', outcome: 'Complete' },
@@ -78,7 +83,11 @@ describe('hand-written documents', () => {
   });
 
   it('keeps code fences whose lines start with # inside their item', () => {
-    expect(doc.technicalContext).toEqual(['React 19.x + TypeScript 5.x', 'Build setup:\n```sh\n# install\nnpm ci\n## not a heading\n```', 'Vite 7.x']);
+    expect(doc.technicalContext).toEqual([
+      'React 19.x + TypeScript 5.x',
+      'Build setup:\n```sh\n# install\nnpm ci\n## not a heading\n```',
+      'Vite 7.x',
+    ]);
   });
 
   it('reads -> arrows and Play-By-Play lines with fewer than three parts', () => {
@@ -111,7 +120,10 @@ describe('hand-written documents', () => {
   it('reads "None" under Artifact Trail as no rows, and a Play-By-Play item over several lines as one line', () => {
     const text = example
       .replace(/\| File \| Status[\s\S]*?\n\n### Current State/, 'None\n\n### Current State')
-      .replace('- Phase 2 → Integrated Gemini API with retry logic → Complete', '- Phase 2 → Integrated Gemini API\n  with retry logic → Complete');
+      .replace(
+        '- Phase 2 → Integrated Gemini API with retry logic → Complete',
+        '- Phase 2 → Integrated Gemini API\n  with retry logic → Complete',
+      );
     const d = parseHandoff(text);
     expect(d.artifactTrail).toEqual([]);
     expect(d.playByPlay[1]).toEqual({ phase: 'Phase 2', action: 'Integrated Gemini API with retry logic', outcome: 'Complete' });
@@ -150,9 +162,13 @@ describe('errors name what is wrong', () => {
   });
 
   it('an empty Problem, a repeated section, a broken table are named', () => {
-    expect(schemaError(() => parseHandoff(example.replace('Build a paint-by-numbers game with AI-generated images.', ''))).message).toMatch(/"Problem" is empty/);
+    expect(schemaError(() => parseHandoff(example.replace('Build a paint-by-numbers game with AI-generated images.', ''))).message).toMatch(
+      /"Problem" is empty/,
+    );
     expect(schemaError(() => parseHandoff(`${example}\n### Decisions\n- again\n`)).message).toMatch(/"Decisions" appears more than once/);
-    expect(schemaError(() => parseHandoff(example.replace('| `src/services/gemini.ts`', 'just some prose\n| `src/services/gemini.ts`'))).message).toMatch(/"Artifact Trail" must be a table/);
+    expect(
+      schemaError(() => parseHandoff(example.replace('| `src/services/gemini.ts`', 'just some prose\n| `src/services/gemini.ts`'))).message,
+    ).toMatch(/"Artifact Trail" must be a table/);
   });
 
   it('front matter: missing, unclosed, invalid YAML, missing or malformed fields', () => {
@@ -169,9 +185,13 @@ describe('errors name what is wrong', () => {
     const doc = parseHandoff(example);
     expect(schemaError(() => renderHandoff({ ...doc, problem: 'x\n```\nunclosed' })).message).toMatch(/never closed/);
     expect(schemaError(() => renderHandoff({ ...doc, problem: 'x\n## Sneaky' })).message).toMatch(/new section/);
-    expect(schemaError(() => renderHandoff({ ...doc, playByPlay: [{ phase: 'a → b', action: 'c', outcome: 'd' }] })).message).toMatch(/arrow/);
+    expect(schemaError(() => renderHandoff({ ...doc, playByPlay: [{ phase: 'a → b', action: 'c', outcome: 'd' }] })).message).toMatch(
+      /arrow/,
+    );
     expect(schemaError(() => renderHandoff({ ...doc, frontMatter: { created: 'x' } })).message).toMatch(/header field/);
-    expect(schemaError(() => renderHandoff({ ...doc, extraSections: [{ heading: 'Decisions', body: '' }] })).message).toMatch(/cannot be written/);
+    expect(schemaError(() => renderHandoff({ ...doc, extraSections: [{ heading: 'Decisions', body: '' }] })).message).toMatch(
+      /cannot be written/,
+    );
     expect(schemaError(() => renderHandoff({ ...doc, decisions: [''] } as HandoffDocument)).message).toMatch(/decisions/);
   });
 });
@@ -194,7 +214,11 @@ describe('render ∘ parse (property)', () => {
   it('rendering is a fixed point after one parse, also for text not in normal form', () => {
     fc.assert(
       fc.property(handoffDocument, fc.constantFrom('  ', '\t', '\n\n\n'), (doc, junk) => {
-        const messy: HandoffDocument = { ...doc, problem: `${doc.problem}${junk}`, currentState: doc.currentState.map((s) => `${s}${junk === '\n\n\n' ? ' ' : junk}`) };
+        const messy: HandoffDocument = {
+          ...doc,
+          problem: `${doc.problem}${junk}`,
+          currentState: doc.currentState.map((s) => `${s}${junk === '\n\n\n' ? ' ' : junk}`),
+        };
         const once = renderHandoff(messy);
         expect(renderHandoff(parseHandoff(once))).toBe(once);
       }),
@@ -204,7 +228,10 @@ describe('render ∘ parse (property)', () => {
 });
 
 describe('every read error has a stable reason code (property)', () => {
-  const mutate = fc.array(fc.tuple(fc.constantFrom('delete', 'duplicate', 'swap', 'truncate', 'crlf'), fc.nat()), { minLength: 1, maxLength: 4 });
+  const mutate = fc.array(fc.tuple(fc.constantFrom('delete', 'duplicate', 'swap', 'truncate', 'crlf'), fc.nat()), {
+    minLength: 1,
+    maxLength: 4,
+  });
 
   it('parseHandoff on damaged documents returns a document or throws checkpoint_schema_invalid, nothing else', () => {
     fc.assert(
@@ -214,7 +241,8 @@ describe('every read error has a stable reason code (property)', () => {
           const i = lines.length === 0 ? 0 : n % lines.length;
           if (op === 'delete') lines.splice(i, 1);
           else if (op === 'duplicate') lines.splice(i, 0, lines[i] ?? '');
-          else if (op === 'swap' && lines.length > 1) [lines[i], lines[(i + 1) % lines.length]] = [lines[(i + 1) % lines.length]!, lines[i]!];
+          else if (op === 'swap' && lines.length > 1)
+            [lines[i], lines[(i + 1) % lines.length]] = [lines[(i + 1) % lines.length]!, lines[i]!];
           else if (op === 'truncate') lines = lines.slice(0, i);
           else lines[i] = `${lines[i] ?? ''}\r`;
         }

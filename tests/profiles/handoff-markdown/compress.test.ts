@@ -2,7 +2,15 @@ import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isCheckpointError } from 'savepoint';
-import { compress, estimateTokens, parseHandoff, renderHandoff, splitDecision, type HandoffDocument, type TokenCounter } from 'savepoint/handoff-markdown';
+import {
+  compress,
+  estimateTokens,
+  parseHandoff,
+  renderHandoff,
+  splitDecision,
+  type HandoffDocument,
+  type TokenCounter,
+} from 'savepoint/handoff-markdown';
 import { handoffDocument } from './arbitraries.js';
 
 const example = parseHandoff(readFileSync(new URL('../../fixtures/handoff/chk-003.md', import.meta.url), 'utf8'));
@@ -10,7 +18,13 @@ const example = parseHandoff(readFileSync(new URL('../../fixtures/handoff/chk-00
 /** Must Keep alone, built here from the spec's hierarchy independently of the implementation. */
 function mustKeepOnly(doc: HandoffDocument): HandoffDocument {
   const { extraSections: _extra, ...rest } = doc;
-  return { ...rest, technicalContext: [], playByPlay: [], artifactTrail: [], decisions: doc.decisions.map((d) => splitDecision(d).decision) };
+  return {
+    ...rest,
+    technicalContext: [],
+    playByPlay: [],
+    artifactTrail: [],
+    decisions: doc.decisions.map((d) => splitDecision(d).decision),
+  };
 }
 
 function expectMustKeepIntact(before: HandoffDocument, after: HandoffDocument): void {
@@ -81,10 +95,22 @@ describe('compress: properties', () => {
 describe('compress: the priority hierarchy', () => {
   const long: HandoffDocument = {
     ...example,
-    decisions: ['Platform: Web (browser) — the user plays on laptops and tablets', 'Image generation: Gemini API — best quality per cost', 'Game name: Chromatic Quest'],
-    playByPlay: Array.from({ length: 8 }, (_, i) => ({ phase: `Phase ${i + 1}`, action: `Did a considerable amount of work in step number ${i + 1}`, outcome: 'Complete' })),
+    decisions: [
+      'Platform: Web (browser) — the user plays on laptops and tablets',
+      'Image generation: Gemini API — best quality per cost',
+      'Game name: Chromatic Quest',
+    ],
+    playByPlay: Array.from({ length: 8 }, (_, i) => ({
+      phase: `Phase ${i + 1}`,
+      action: `Did a considerable amount of work in step number ${i + 1}`,
+      outcome: 'Complete',
+    })),
     artifactTrail: [
-      ...Array.from({ length: 6 }, (_, i) => ({ file: `src/old/module${i}.ts`, status: 'created', keyChange: `An older module that was finished long ago, number ${i}` })),
+      ...Array.from({ length: 6 }, (_, i) => ({
+        file: `src/old/module${i}.ts`,
+        status: 'created',
+        keyChange: `An older module that was finished long ago, number ${i}`,
+      })),
       { file: 'src/game/timer.ts', status: 'modified', keyChange: 'Timer ticks' },
       { file: 'src/game/scoring.ts', status: 'created', keyChange: 'Scores' },
     ],
@@ -112,7 +138,10 @@ describe('compress: the priority hierarchy', () => {
     expect(folded).toBeLessThanOrEqual(5); // never more than the older entries while they suffice
     expect(pbp[0]).toEqual({ phase: `Phase 1 … Phase ${folded}`, action: `${folded} earlier actions (summarized)`, outcome: 'Complete' });
     expect(pbp.slice(-3)).toEqual(long.playByPlay.slice(-3)); // the recent ones stay detailed
-    expect(r.actions).toEqual(['dropped 1 section outside the spec', `summarized ${folded} Play-By-Play entries (${folded} older, 0 recent)`]);
+    expect(r.actions).toEqual([
+      'dropped 1 section outside the spec',
+      `summarized ${folded} Play-By-Play entries (${folded} older, 0 recent)`,
+    ]);
   });
 
   it('cuts Should Keep only once Can Summarize is exhausted, and keeps mentioned files longest (every budget)', () => {
@@ -128,7 +157,10 @@ describe('compress: the priority hierarchy', () => {
       const summarized = r.playByPlay[0]?.action.match(/^(\d+) earlier actions/);
       const folded = r.playByPlay.length === 0 ? long.playByPlay.length : summarized ? Number(summarized[1]) : 0;
       const canSummarizeDone =
-        r.extraSections === undefined && folded >= 5 && completed.every((f) => !files.includes(f)) && r.decisions.every((d) => !d.includes(' — '));
+        r.extraSections === undefined &&
+        folded >= 5 &&
+        completed.every((f) => !files.includes(f)) &&
+        r.decisions.every((d) => !d.includes(' — '));
       const activeCut = active.some((f) => !files.includes(f));
       const shouldKeepCut = r.technicalContext.length < long.technicalContext.length || folded > 5 || activeCut;
       if (shouldKeepCut) {
@@ -149,7 +181,9 @@ describe('compress: the priority hierarchy', () => {
     const floor = estimateTokens(renderHandoff(mustKeepOnly(long)));
     const r = compress(long, { maxTokens: floor, reserveSeal: false });
     expect(r.document).toEqual(mustKeepOnly(long));
-    expect(r.actions).toEqual(expect.arrayContaining([expect.stringMatching(/dropped all 8 Play-By-Play entries/), 'dropped the whole Artifact Trail']));
+    expect(r.actions).toEqual(
+      expect.arrayContaining([expect.stringMatching(/dropped all 8 Play-By-Play entries/), 'dropped the whole Artifact Trail']),
+    );
     let caught: unknown;
     try {
       compress(long, { maxTokens: floor - 1, reserveSeal: false });
@@ -182,7 +216,10 @@ describe('estimateTokens and splitDecision', () => {
   });
 
   it('splits a decision from its rationale at an em dash, en dash, -- or further lines', () => {
-    expect(splitDecision('Persistence: LocalStorage — works offline')).toEqual({ decision: 'Persistence: LocalStorage', rationale: 'works offline' });
+    expect(splitDecision('Persistence: LocalStorage — works offline')).toEqual({
+      decision: 'Persistence: LocalStorage',
+      rationale: 'works offline',
+    });
     expect(splitDecision('A -- because')).toEqual({ decision: 'A', rationale: 'because' });
     expect(splitDecision('A\nwhy it was chosen')).toEqual({ decision: 'A', rationale: 'why it was chosen' });
     expect(splitDecision('Platform: Web (browser)')).toEqual({ decision: 'Platform: Web (browser)' });

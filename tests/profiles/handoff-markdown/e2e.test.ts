@@ -22,7 +22,11 @@ const example = parseHandoff(readFileSync(new URL('../../fixtures/handoff/chk-00
 const payloadOf = ({ checkpoint: _c, created: _d, frontMatter: _f, ...payload }: HandoffDocument): HandoffPayload => payload;
 
 let t = Date.UTC(2025, 11, 14, 15, 30);
-const clock = { now: () => t, setTimeout: (cb: () => void, ms: number) => setTimeout(cb, ms), clearTimeout: (h: unknown) => clearTimeout(h as NodeJS.Timeout) };
+const clock = {
+  now: () => t,
+  setTimeout: (cb: () => void, ms: number) => setTimeout(cb, ms),
+  clearTimeout: (h: unknown) => clearTimeout(h as NodeJS.Timeout),
+};
 
 const cleanups: (() => void)[] = [];
 afterEach(() => cleanups.splice(0).forEach((c) => c()));
@@ -33,7 +37,13 @@ describe('handoffMarkdown end to end: writer → storage → planResume', () => 
     const writer = createWriter({ storage, profile: handoffMarkdown, runId: 'chromatic-quest', clock });
 
     const first = await writer.checkpoint({ source: 'phase_completion', status: 'in_progress', payload: payloadOf(example) });
-    expect(first).toMatchObject({ ok: true, outcome: 'written', snapshotId: 'chk-001', sequence: 1, key: 'checkpoints/chromatic-quest/chk-001.md' });
+    expect(first).toMatchObject({
+      ok: true,
+      outcome: 'written',
+      snapshotId: 'chk-001',
+      sequence: 1,
+      key: 'checkpoints/chromatic-quest/chk-001.md',
+    });
 
     t += 60_000;
     const doc1: HandoffDocument = { ...example, checkpoint: 'chk-001' };
@@ -54,7 +64,14 @@ describe('handoffMarkdown end to end: writer → storage → planResume', () => 
     expect(second).toMatchObject({ ok: true, outcome: 'written', snapshotId: 'chk-002' });
 
     t += 60_000;
-    const doc3 = nextCheckpoint(doc2, { currentState: ['Phases 1-3 complete', 'Offline spike started'], nextActions: ['Phase 4: cache generated images in IndexedDB', 'Blocked: None'] }, { clock });
+    const doc3 = nextCheckpoint(
+      doc2,
+      {
+        currentState: ['Phases 1-3 complete', 'Offline spike started'],
+        nextActions: ['Phase 4: cache generated images in IndexedDB', 'Blocked: None'],
+      },
+      { clock },
+    );
     const budget = estimateTokens(renderHandoff(doc3)) - 40;
     const { document: compact, tokens } = compress(doc3, { maxTokens: budget });
     expect(tokens).toBeLessThanOrEqual(budget);
@@ -77,13 +94,17 @@ describe('handoffMarkdown end to end: writer → storage → planResume', () => 
     expect(asSpec.frontMatter).toEqual({ savepoint: expect.stringMatching(/^1\.0 3 pre_compression paused [A-Za-z0-9_-]{43}$/) });
     // the stored file, savepoint's seal line included, fits the budget given to compress()
     expect(estimateTokens(latestText)).toBeLessThanOrEqual(budget);
-    expect(parseHandoff(utf8Decode((await storage.get('checkpoints/chromatic-quest/chk-001.md'))!.bytes)).decisions).toEqual(example.decisions);
+    expect(parseHandoff(utf8Decode((await storage.get('checkpoints/chromatic-quest/chk-001.md'))!.bytes)).decisions).toEqual(
+      example.decisions,
+    );
 
     const plan = await planResume({ storage, profile: handoffMarkdown, runId: 'chromatic-quest', clock });
     expect(plan.snapshot.id).toBe('chk-003');
     expect(plan.source.origin).toBe('latest');
     expect(plan).toMatchObject({ at: 'Phase 4: cache generated images in IndexedDB', reason: 'next_action', eligible: true });
-    expect(plan.continuationPrompt).toBe('Continue from hand-off checkpoint chk-003.\nNext actions:\n- Phase 4: cache generated images in IndexedDB\n- Blocked: None');
+    expect(plan.continuationPrompt).toBe(
+      'Continue from hand-off checkpoint chk-003.\nNext actions:\n- Phase 4: cache generated images in IndexedDB\n- Blocked: None',
+    );
     expect(plan.payload.decisions.map((d) => d.split(' — ')[0])).toEqual([...example.decisions, 'Scoring: combo multiplier capped at 8x']);
     expect(plan.nextSequence).toBe(4);
   });
@@ -93,11 +114,18 @@ describe('handoffMarkdown end to end: writer → storage → planResume', () => 
     const writer = createWriter({ storage, profile: handoffMarkdown, runId: 'quest', clock });
     await writer.checkpoint({ source: 'session_break', status: 'in_progress', payload: payloadOf(example) });
     t += 10_000;
-    await writer.checkpoint({ source: 'major_decision', status: 'in_progress', payload: { ...payloadOf(example), decisions: [...example.decisions, 'Sound: off by default'] } });
+    await writer.checkpoint({
+      source: 'major_decision',
+      status: 'in_progress',
+      payload: { ...payloadOf(example), decisions: [...example.decisions, 'Sound: off by default'] },
+    });
     await writer.close();
     const latest = 'checkpoints/quest/latest.md';
     const text = utf8Decode((await storage.get(latest))!.bytes);
-    await storage.put(latest, utf8Encode(text.replace('- Phase 3: Implement game mechanics', '- Phase 3: Implement game mechanics and sound')));
+    await storage.put(
+      latest,
+      utf8Encode(text.replace('- Phase 3: Implement game mechanics', '- Phase 3: Implement game mechanics and sound')),
+    );
 
     const plan = await planResume({ storage, profile: handoffMarkdown, runId: 'quest', clock });
     expect(plan.snapshot).toMatchObject({ id: 'chk-002', sequence: 2, source: 'major_decision' });
@@ -121,11 +149,19 @@ describe('handoffMarkdown end to end: writer → storage → planResume', () => 
     const writer = createWriter({ storage, profile, runId: 'abc', clock });
     for (let i = 0; i < 3; i++) {
       t += 5000;
-      const r = await writer.checkpoint({ source: 'phase_completion', status: 'in_progress', payload: { ...payloadOf(example), currentState: [`step ${i}`] } });
+      const r = await writer.checkpoint({
+        source: 'phase_completion',
+        status: 'in_progress',
+        payload: { ...payloadOf(example), currentState: [`step ${i}`] },
+      });
       expect(r.ok).toBe(true);
     }
     await writer.close();
-    expect(readdirSync(join(dir, 'handoffs', 'abc')).filter((f) => f.endsWith('.md')).sort()).toEqual(['latest.md', 'session-abc-001.md', 'session-abc-002.md', 'session-abc-003.md']);
+    expect(
+      readdirSync(join(dir, 'handoffs', 'abc'))
+        .filter((f) => f.endsWith('.md'))
+        .sort(),
+    ).toEqual(['latest.md', 'session-abc-001.md', 'session-abc-002.md', 'session-abc-003.md']);
     const onDisk = readFileSync(join(dir, 'handoffs', 'abc', 'session-abc-002.md'), 'utf8');
     expect(parseHandoff(onDisk)).toMatchObject({ checkpoint: 'session-abc-002', currentState: ['step 1'] });
     // a person deletes latest.md: resume scans the chk files
@@ -141,15 +177,29 @@ describe('handoffMarkdown end to end: writer → storage → planResume', () => 
     const writer = createWriter({ storage, profile: handoffMarkdown, runId: 'long', clock });
     for (let i = 1; i <= 6; i++) {
       t += 3_600_000;
-      const r = await writer.checkpoint({ source: 'phase_completion', status: 'in_progress', payload: { ...payloadOf(example), currentState: [`phase ${i} done`] } });
+      const r = await writer.checkpoint({
+        source: 'phase_completion',
+        status: 'in_progress',
+        payload: { ...payloadOf(example), currentState: [`phase ${i} done`] },
+      });
       expect(r.ok).toBe(true);
     }
     await writer.close();
     t += 48 * 3_600_000;
-    const { plan } = await runRetention({ storage, profile: handoffMarkdown, policy: { rules: [keepLast(3)], compressAfter: '24h' }, clock });
+    const { plan } = await runRetention({
+      storage,
+      profile: handoffMarkdown,
+      policy: { rules: [keepLast(3)], compressAfter: '24h' },
+      clock,
+    });
     expect(plan.operations.length).toBeGreaterThan(0);
     const keys = (await listAll(storage, 'checkpoints/long/')).map((e) => e.key).filter((k) => /\.md(\.gz)?$/.test(k));
-    expect(keys).toEqual(['checkpoints/long/chk-004.md.gz', 'checkpoints/long/chk-005.md.gz', 'checkpoints/long/chk-006.md.gz', 'checkpoints/long/latest.md']);
+    expect(keys).toEqual([
+      'checkpoints/long/chk-004.md.gz',
+      'checkpoints/long/chk-005.md.gz',
+      'checkpoints/long/chk-006.md.gz',
+      'checkpoints/long/latest.md',
+    ]);
     const resumed = await planResume({ storage, profile: handoffMarkdown, runId: 'long', clock });
     expect(resumed.payload.currentState).toEqual(['phase 6 done']);
     // the gzipped history still decodes through the one read path
@@ -173,7 +223,11 @@ describe('handoffMarkdown history is immutable (issue 16, item 6)', () => {
     const plan = await planResume({ storage, profile: handoffMarkdown, runId: 'quiet', clock });
     expect(plan.snapshot.sourceDetails.map((d) => d.source)).toEqual(['context_shift']);
     t += 60_000;
-    const next = await writer.checkpoint({ source: 'session_break', status: 'in_progress', payload: { ...payloadOf(example), decisions: [...example.decisions, 'Ship it'] } });
+    const next = await writer.checkpoint({
+      source: 'session_break',
+      status: 'in_progress',
+      payload: { ...payloadOf(example), decisions: [...example.decisions, 'Ship it'] },
+    });
     if (!next.ok) throw next.error;
     expect(next.snapshot.sourceDetails).toEqual([expect.objectContaining({ source: 'context_shift', coalesced_into: 'chk-001' })]);
     expect((await storage.get(first.key))!.bytes).toEqual(written);

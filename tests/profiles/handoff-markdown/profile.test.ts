@@ -51,9 +51,13 @@ describe('handoffMarkdown document format', () => {
   it("writes the spec document with savepoint's one seal line in the front matter", async () => {
     const { bytes, snapshot } = await handoffMarkdown.document.encode(draft(payloadOf(example)));
     const text = utf8Decode(bytes);
-    expect(text).toMatch(/^---\ncheckpoint: chk-003\ncreated: 2025-12-14T15:30:00.000Z\nanchor: end-of-phase-2\nsavepoint: 1\.0 3 phase_completion in_progress [A-Za-z0-9_-]{43}\n---\n\n## Problem\n/);
+    expect(text).toMatch(
+      /^---\ncheckpoint: chk-003\ncreated: 2025-12-14T15:30:00.000Z\nanchor: end-of-phase-2\nsavepoint: 1\.0 3 phase_completion in_progress [A-Za-z0-9_-]{43}\n---\n\n## Problem\n/,
+    );
     // the body is exactly the spec example's
-    expect(text.slice(text.indexOf('## Problem'))).toBe(readFileSync(new URL('../../fixtures/handoff/chk-003.md', import.meta.url), 'utf8').split('---\n\n')[1]);
+    expect(text.slice(text.indexOf('## Problem'))).toBe(
+      readFileSync(new URL('../../fixtures/handoff/chk-003.md', import.meta.url), 'utf8').split('---\n\n')[1],
+    );
     // a reader of the spec reads it as a hand-off document
     const asSpec = parseHandoff(text);
     expect(asSpec.checkpoint).toBe('chk-003');
@@ -64,20 +68,25 @@ describe('handoffMarkdown document format', () => {
 
   it('encode then decode is the identity, and the document validates (property)', async () => {
     await fc.assert(
-      fc.asyncProperty(handoffDocument, fc.integer({ min: 1, max: 5000 }), fc.constantFrom('in_progress', 'paused', 'completed', 'failed'), async (doc, seq, status) => {
-        const d = draft(payloadOf(doc), seq, {
-          status,
-          sourceDetails: seq % 2 === 0 ? [{ source: 'major_decision', at: '2025-12-14T15:30:01.000Z' }] : [],
-          ...(seq % 3 === 0 ? { priority: 'high' as const } : {}),
-        });
-        const { bytes, snapshot } = await handoffMarkdown.document.encode(d);
-        const back = await handoffMarkdown.document.decode(bytes, LATEST);
-        expect(back).toEqual(snapshot);
-        expect({ ...back, integrity: undefined }).toEqual({ ...d, integrity: undefined });
-        // gzip (retention's history compression) and CRLF line endings are transparent
-        expect(await handoffMarkdown.document.decode(gzip(bytes), 'checkpoints/chromatic-quest/chk-001.md.gz')).toEqual(snapshot);
-        expect(await handoffMarkdown.document.decode(utf8Encode(utf8Decode(bytes).replace(/\n/g, '\r\n')), LATEST)).toEqual(snapshot);
-      }),
+      fc.asyncProperty(
+        handoffDocument,
+        fc.integer({ min: 1, max: 5000 }),
+        fc.constantFrom('in_progress', 'paused', 'completed', 'failed'),
+        async (doc, seq, status) => {
+          const d = draft(payloadOf(doc), seq, {
+            status,
+            sourceDetails: seq % 2 === 0 ? [{ source: 'major_decision', at: '2025-12-14T15:30:01.000Z' }] : [],
+            ...(seq % 3 === 0 ? { priority: 'high' as const } : {}),
+          });
+          const { bytes, snapshot } = await handoffMarkdown.document.encode(d);
+          const back = await handoffMarkdown.document.decode(bytes, LATEST);
+          expect(back).toEqual(snapshot);
+          expect({ ...back, integrity: undefined }).toEqual({ ...d, integrity: undefined });
+          // gzip (retention's history compression) and CRLF line endings are transparent
+          expect(await handoffMarkdown.document.decode(gzip(bytes), 'checkpoints/chromatic-quest/chk-001.md.gz')).toEqual(snapshot);
+          expect(await handoffMarkdown.document.decode(utf8Encode(utf8Decode(bytes).replace(/\n/g, '\r\n')), LATEST)).toEqual(snapshot);
+        },
+      ),
       { numRuns: 80 },
     );
   });
@@ -106,7 +115,11 @@ describe('handoffMarkdown document format', () => {
       const err = await decodeError(utf8Encode(edited));
       expect(isCheckpointError(err, 'checkpoint_integrity_mismatch')).toBe(true);
     }
-    for (const harmless of [text.replace(/\n/g, '\r\n'), text.replace('## Session Intent', '\n\n## Session Intent'), text.replace(/savepoint: (.*)/, 'savepoint: "$1"')]) {
+    for (const harmless of [
+      text.replace(/\n/g, '\r\n'),
+      text.replace('## Session Intent', '\n\n## Session Intent'),
+      text.replace(/savepoint: (.*)/, 'savepoint: "$1"'),
+    ]) {
       await expect(handoffMarkdown.document.decode(utf8Encode(harmless), LATEST)).resolves.toMatchObject({ id: 'chk-003' });
     }
   });
@@ -116,8 +129,14 @@ describe('handoffMarkdown document format', () => {
     const err = await decodeError(plain);
     expect(isCheckpointError(err, 'checkpoint_schema_invalid')).toBe(true);
     expect((err as Error).message).toMatch(/no savepoint seal line/);
-    await expect(handoffMarkdown.document.encode(draft({ ...payloadOf(example), nextActions: 'x' } as never))).rejects.toThrow(/checkpoint_schema_invalid/);
-    const missing = await decodeError(utf8Encode(utf8Decode((await handoffMarkdown.document.encode(draft(payloadOf(example)))).bytes).replace(/### Next Actions[\s\S]*?\n\n/, '')));
+    await expect(handoffMarkdown.document.encode(draft({ ...payloadOf(example), nextActions: 'x' } as never))).rejects.toThrow(
+      /checkpoint_schema_invalid/,
+    );
+    const missing = await decodeError(
+      utf8Encode(
+        utf8Decode((await handoffMarkdown.document.encode(draft(payloadOf(example)))).bytes).replace(/### Next Actions[\s\S]*?\n\n/, ''),
+      ),
+    );
     expect(isCheckpointError(missing, 'checkpoint_schema_invalid')).toBe(true);
     expect((missing as Error).message).toContain('"Next Actions"');
   });
@@ -125,7 +144,13 @@ describe('handoffMarkdown document format', () => {
 
 describe('handoffMarkdown profile', () => {
   it('declares the spec triggers, chk-NNN ids and no heartbeat', () => {
-    expect(Object.keys(handoffMarkdown.triggers)).toEqual(['phase_completion', 'major_decision', 'context_shift', 'session_break', 'pre_compression']);
+    expect(Object.keys(handoffMarkdown.triggers)).toEqual([
+      'phase_completion',
+      'major_decision',
+      'context_shift',
+      'session_break',
+      'pre_compression',
+    ]);
     expect(handoffMarkdown.newSnapshotId({ runId: 'r', sequence: 7, source: 'session_break', createdAtMs: 0 })).toBe('chk-007');
     expect(handoffMarkdown.newSnapshotId({ runId: 'r', sequence: 1234, source: 'session_break', createdAtMs: 0 })).toBe('chk-1234');
     expect(handoffMarkdown.heartbeat).toBe(false);
@@ -140,7 +165,13 @@ describe('handoffMarkdown profile', () => {
     expect(layout.latestKey('quest')).toBe('checkpoints/quest/latest.md');
     expect(layout.historyKey!(ref)).toBe('checkpoints/quest/chk-003.md');
     expect(layout.indexKey).toBeUndefined();
-    expect(layout.classify('checkpoints/quest/chk-003.md')).toEqual({ kind: 'history', runId: 'quest', sequence: 3, snapshotId: 'chk-003', compressed: false });
+    expect(layout.classify('checkpoints/quest/chk-003.md')).toEqual({
+      kind: 'history',
+      runId: 'quest',
+      sequence: 3,
+      snapshotId: 'chk-003',
+      compressed: false,
+    });
     expect(layout.classify('checkpoints/quest/chk-003.md.gz')).toMatchObject({ kind: 'history', sequence: 3, compressed: true });
     expect(layout.classify('checkpoints/quest/latest.md')).toEqual({ kind: 'latest', runId: 'quest', compressed: false });
     expect(layout.classify('checkpoints/quest/notes.md')).toBeUndefined();
@@ -153,7 +184,8 @@ describe('handoffMarkdown profile', () => {
 });
 
 describe('resume rule: Next Actions is the resume point', () => {
-  const snapshot = async (payload: HandoffPayload, status = 'in_progress') => (await handoffMarkdown.document.encode(draft(payload, 3, { status }))).snapshot;
+  const snapshot = async (payload: HandoffPayload, status = 'in_progress') =>
+    (await handoffMarkdown.document.encode(draft(payload, 3, { status }))).snapshot;
 
   it('resumes at the first Next Action with a continuation prompt built from Next Actions', async () => {
     const point = handoffResumeRule(await snapshot(payloadOf(example)), { now: 0, isTerminal: handoffMarkdown.isTerminal });
@@ -161,7 +193,10 @@ describe('resume rule: Next Actions is the resume point', () => {
       at: 'Phase 3: Implement game mechanics (timer, scoring, combos)',
       reason: 'next_action',
       eligible: true,
-      completed: ['Phase 1 → Implemented core canvas + color quantization → Complete', 'Phase 2 → Integrated Gemini API with retry logic → Complete'],
+      completed: [
+        'Phase 1 → Implemented core canvas + color quantization → Complete',
+        'Phase 2 → Integrated Gemini API with retry logic → Complete',
+      ],
       remaining: ['Phase 3: Implement game mechanics (timer, scoring, combos)'],
     });
     expect(point.continuationPrompt).toBe(
@@ -173,7 +208,10 @@ describe('resume rule: Next Actions is the resume point', () => {
   });
 
   it('an active blocker, no next actions or a terminal status make the run ineligible', async () => {
-    const blocked = handoffResumeRule(await snapshot({ ...payloadOf(example), nextActions: ['Phase 3: mechanics', 'Blocked: waiting for the API key'] }), { now: 0 });
+    const blocked = handoffResumeRule(
+      await snapshot({ ...payloadOf(example), nextActions: ['Phase 3: mechanics', 'Blocked: waiting for the API key'] }),
+      { now: 0 },
+    );
     expect(blocked).toMatchObject({ reason: 'blocked', eligible: false, at: 'Phase 3: mechanics' });
     const none = handoffResumeRule(await snapshot({ ...payloadOf(example), nextActions: ['Blocked: None'] }), { now: 0 });
     expect(none).toMatchObject({ reason: 'no_next_actions', eligible: false, at: 'done' });

@@ -14,7 +14,8 @@ import { newUuidV4 } from '../../../src/contract/ids.js';
 
 async function historyKeys(storage: StorageAdapter, runId: string): Promise<string[]> {
   const keys: string[] = [];
-  for await (const e of storage.list(`checkpoints/${runId}/`)) if (phasedWorkflow.layout.classify(e.key)?.kind === 'history') keys.push(e.key);
+  for await (const e of storage.list(`checkpoints/${runId}/`))
+    if (phasedWorkflow.layout.classify(e.key)?.kind === 'history') keys.push(e.key);
   return keys.sort();
 }
 

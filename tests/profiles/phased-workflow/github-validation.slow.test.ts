@@ -12,7 +12,13 @@
 import { describe, expect, it } from 'vitest';
 import { cleanupAfterRunCompletion, createWriter, listAll, planResume, type CheckpointResult } from 'savepoint';
 import { decodeBatchFile, decodeRunIndex, readSnapshot } from 'savepoint/toolkit';
-import { initialPhasedPayload, phasedTriggers, phasedWorkflow, phasedWorkflowRetention, type PhasedWorkflowPayload } from 'savepoint/phased-workflow';
+import {
+  initialPhasedPayload,
+  phasedTriggers,
+  phasedWorkflow,
+  phasedWorkflowRetention,
+  type PhasedWorkflowPayload,
+} from 'savepoint/phased-workflow';
 import { newUuidV4 } from '../../../src/contract/ids.js';
 import { gitBlobSha, type GitHubStorage } from 'savepoint/github';
 import { scaledClock, envPerTest, type Env } from '../../support/github.js';
@@ -24,7 +30,8 @@ const ok = (r: CheckpointResult<PhasedWorkflowPayload>): PhasedWorkflowPayload =
   if (!r.ok) throw r.error;
   return r.snapshot.payload;
 };
-const writerOn = (storage: GitHubStorage, e: Env, runId = newUuidV4()) => createWriter({ storage, profile: phasedWorkflow, runId, clock: e.clock, heartbeatIntervalMs: false });
+const writerOn = (storage: GitHubStorage, e: Env, runId = newUuidV4()) =>
+  createWriter({ storage, profile: phasedWorkflow, runId, clock: e.clock, heartbeatIntervalMs: false });
 const files = (e: Env, runId: string): string[] =>
   e.gh.state
     .listFiles()
@@ -41,7 +48,10 @@ describe('phased-workflow-github.md validation criteria on GitHub (emulated)', (
     expect(r.ok).toBe(true);
     expect(files(e, w.runId)).toEqual(expect.arrayContaining(['cp_001_phase_complete.json', 'latest.json', 'index.json']));
     // The lock file is a separate commit; the checkpoint's three files are one.
-    const checkpointCommits = e.gh.state.log().slice(0, e.gh.state.log().length - commits).filter((c) => !c.message.includes('lock'));
+    const checkpointCommits = e.gh.state
+      .log()
+      .slice(0, e.gh.state.log().length - commits)
+      .filter((c) => !c.message.includes('lock'));
     expect(checkpointCommits).toHaveLength(1);
     const index = decodeRunIndex(e.gh.state.readFile(`checkpoints/${w.runId}/index.json`)!);
     expect(index.checkpoints.map((c) => c.file_path)).toEqual([`checkpoints/${w.runId}/cp_001_phase_complete.json`]);
@@ -96,7 +106,9 @@ describe('phased-workflow-github.md validation criteria on GitHub (emulated)', (
     const key = `checkpoints/${w.runId}/${batches.at(-1)!}`;
     const members = await decodeBatchFile(e.storage, phasedWorkflow, key, e.gh.state.readFile(key)!);
     expect(members.every((m) => m.ok)).toBe(true);
-    const doc = JSON.parse(new TextDecoder().decode(e.gh.state.readFile(key)!)) as { batch_metadata: { first_sequence: number; last_sequence: number; checkpoint_count: number } };
+    const doc = JSON.parse(new TextDecoder().decode(e.gh.state.readFile(key)!)) as {
+      batch_metadata: { first_sequence: number; last_sequence: number; checkpoint_count: number };
+    };
     expect(batches.at(-1)).toBe(`batch_${doc.batch_metadata.first_sequence}_${doc.batch_metadata.last_sequence}.json`);
     // Every queued checkpoint is in a batch file, and a batch costs one commit.
     const refUpdates = e.gh.requestLog.slice(before).filter((x) => x.operation === 'git/update-ref' && x.status === 200).length;
@@ -143,7 +155,13 @@ describe('phased-workflow-github.md validation criteria on GitHub (emulated)', (
       await e.clock.advance(3_600_000);
     }
     const newest = runs.at(-1)!;
-    const result = await cleanupAfterRunCompletion({ storage: e.storage, profile: phasedWorkflow, runId: newest, policy: phasedWorkflowRetention, clock: e.clock });
+    const result = await cleanupAfterRunCompletion({
+      storage: e.storage,
+      profile: phasedWorkflow,
+      runId: newest,
+      policy: phasedWorkflowRetention,
+      clock: e.clock,
+    });
     expect(result.ran).toBe(true);
     for (const [i, runId] of runs.entries()) {
       const rank = 60 - i;
@@ -163,7 +181,12 @@ describe('phased-workflow-github.md validation criteria on GitHub (emulated)', (
         const storage = e.another({ maxConflictRetries: 10 });
         const w = writerOn(storage, e);
         let s = initial(e.clock.now());
-        for (let i = 0; i < 3; i++) s = ok(await w.checkpoint(phasedTriggers.at('iteration', { ...s, state_snapshot: { ...s.state_snapshot, cost_accumulated: n * 10 + i } })));
+        for (let i = 0; i < 3; i++)
+          s = ok(
+            await w.checkpoint(
+              phasedTriggers.at('iteration', { ...s, state_snapshot: { ...s.state_snapshot, cost_accumulated: n * 10 + i } }),
+            ),
+          );
         await w.close();
         return w.runId;
       }),

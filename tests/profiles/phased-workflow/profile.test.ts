@@ -32,15 +32,35 @@ import { utf8Decode, utf8Encode } from '../../../src/codec/utf8.js';
 import { externalValidator, jsonDouble, jsonObject, jsonValue, nonEmpty, rfc3339, text, triggerRecords } from '../arbitraries.js';
 
 const fixture = (name: string): string => readFileSync(new URL(`../../fixtures/profiles/${name}`, import.meta.url), 'utf8');
-const TRIGGERS = ['phase_complete', 'gate_decision', 'circuit_breaker', 'escalation', 'iteration', 'cost_threshold', 'expensive_op', 'destructive_op', 'manual'] as const;
+const TRIGGERS = [
+  'phase_complete',
+  'gate_decision',
+  'circuit_breaker',
+  'escalation',
+  'iteration',
+  'cost_threshold',
+  'expensive_op',
+  'destructive_op',
+  'manual',
+] as const;
 
 const phaseArb = fc.tuple(fc.constantFrom(...PHASE_KEYS), fc.stringMatching(/^[a-z][a-z0-9_]{0,12}$/)).map(([k, n]) => `${k}_${n}`);
 
 const phasedPayloadArb: fc.Arbitrary<PhasedWorkflowPayload> = fc.record({
   phase: phaseArb,
   state_snapshot: fc.record({
-    phase_outputs: fc.record(Object.fromEntries(PHASE_KEYS.map((k) => [k, fc.option(jsonObject, { nil: null })])) as Record<(typeof PHASE_KEYS)[number], fc.Arbitrary<JsonObject | null>>),
-    current_phase_state: fc.record({ phase: text, started_at: text, progress: jsonObject, partial_output: fc.option(jsonObject, { nil: null }) }),
+    phase_outputs: fc.record(
+      Object.fromEntries(PHASE_KEYS.map((k) => [k, fc.option(jsonObject, { nil: null })])) as Record<
+        (typeof PHASE_KEYS)[number],
+        fc.Arbitrary<JsonObject | null>
+      >,
+    ),
+    current_phase_state: fc.record({
+      phase: text,
+      started_at: text,
+      progress: jsonObject,
+      partial_output: fc.option(jsonObject, { nil: null }),
+    }),
     gate_history: fc.array(fc.record({ gate_id: text, decision: text, score: jsonDouble(), iteration: fc.integer() }), { maxLength: 4 }),
     circuit_breaker_state: jsonObject,
     cost_accumulated: jsonDouble({ min: 0, max: 1e6 }),
@@ -51,23 +71,31 @@ const phasedPayloadArb: fc.Arbitrary<PhasedWorkflowPayload> = fc.record({
   context_fields: fc.record({
     api_metrics: jsonObject,
     fallback_flags: jsonObject,
-    iteration_counts: fc.dictionary(nonEmpty.filter((k) => k !== '__proto__'), fc.nat(50), { maxKeys: 3 }),
+    iteration_counts: fc.dictionary(
+      nonEmpty.filter((k) => k !== '__proto__'),
+      fc.nat(50),
+      { maxKeys: 3 },
+    ),
     warnings: fc.array(jsonValue, { maxLength: 3 }),
   }),
 });
 
-const draftArb: fc.Arbitrary<SnapshotDraft<PhasedWorkflowPayload>> = fc.record({
-  id: fc.uuid({ version: 4 }),
-  runId: fc.uuid({ version: 4 }),
-  sequence: fc.integer({ min: 1, max: 1e5 }),
-  createdAt: rfc3339,
-  source: fc.constantFrom(...TRIGGERS),
-  sourceDetails: triggerRecords(TRIGGERS),
-  status: fc.constantFrom('in_progress', 'paused', 'completed', 'failed'),
-  payload: phasedPayloadArb,
-}).chain((d) =>
-  fc.option(fc.constantFrom('critical', 'high', 'medium', 'low' as const), { nil: undefined }).map((priority) => (priority ? { ...d, priority } : d)),
-);
+const draftArb: fc.Arbitrary<SnapshotDraft<PhasedWorkflowPayload>> = fc
+  .record({
+    id: fc.uuid({ version: 4 }),
+    runId: fc.uuid({ version: 4 }),
+    sequence: fc.integer({ min: 1, max: 1e5 }),
+    createdAt: rfc3339,
+    source: fc.constantFrom(...TRIGGERS),
+    sourceDetails: triggerRecords(TRIGGERS),
+    status: fc.constantFrom('in_progress', 'paused', 'completed', 'failed'),
+    payload: phasedPayloadArb,
+  })
+  .chain((d) =>
+    fc
+      .option(fc.constantFrom('critical', 'high', 'medium', 'low' as const), { nil: undefined })
+      .map((priority) => (priority ? { ...d, priority } : d)),
+  );
 
 describe('phasedWorkflow document', () => {
   it('snapshot → document → snapshot is the identity; every document validates against the exported JSON Schema (property)', async () => {
@@ -93,10 +121,32 @@ describe('phasedWorkflow document', () => {
     const { bytes } = await phasedWorkflow.document.encode({ ...draft!, priority: 'high' });
     const doc = JSON.parse(utf8Decode(bytes)) as Record<string, unknown>;
     expect(Object.keys(doc).sort()).toEqual(
-      ['checkpoint_id', 'context_fields', 'integrity', 'phase', 'priority', 'run_id', 'sequence_number', 'source_details', 'state_snapshot', 'status', 'timestamp', 'trigger'].sort(),
+      [
+        'checkpoint_id',
+        'context_fields',
+        'integrity',
+        'phase',
+        'priority',
+        'run_id',
+        'sequence_number',
+        'source_details',
+        'state_snapshot',
+        'status',
+        'timestamp',
+        'trigger',
+      ].sort(),
     );
     expect(Object.keys(doc.state_snapshot as object).sort()).toEqual(
-      ['active_lessons', 'circuit_breaker_state', 'cost_accumulated', 'current_phase_state', 'errors_encountered', 'gate_history', 'health_history', 'phase_outputs'].sort(),
+      [
+        'active_lessons',
+        'circuit_breaker_state',
+        'cost_accumulated',
+        'current_phase_state',
+        'errors_encountered',
+        'gate_history',
+        'health_history',
+        'phase_outputs',
+      ].sort(),
     );
     expect(Object.keys((doc.state_snapshot as { phase_outputs: object }).phase_outputs)).toEqual([...PHASE_KEYS].sort());
     expect(Object.keys(doc.context_fields as object).sort()).toEqual(['api_metrics', 'fallback_flags', 'iteration_counts', 'warnings']);
@@ -139,7 +189,8 @@ describe('phasedWorkflow profile rules', () => {
   it('declares the nine triggers with the spec priorities, no heartbeat, UUID ids and the spec statuses', () => {
     expect(Object.keys(phasedWorkflow.triggers).sort()).toEqual([...TRIGGERS].sort());
     expect(phasedWorkflow.trigger('circuit_breaker').priority).toBe('critical');
-    for (const t of ['phase_complete', 'gate_decision', 'escalation', 'cost_threshold', 'destructive_op', 'manual']) expect(phasedWorkflow.trigger(t).priority).toBe('high');
+    for (const t of ['phase_complete', 'gate_decision', 'escalation', 'cost_threshold', 'destructive_op', 'manual'])
+      expect(phasedWorkflow.trigger(t).priority).toBe('high');
     for (const t of ['iteration', 'expensive_op']) expect(phasedWorkflow.trigger(t).priority).toBe('medium');
     expect(phasedWorkflow.heartbeat).toBe(false);
     expect(phasedWorkflow.retention).toBe(phasedWorkflowRetention);
@@ -179,14 +230,17 @@ describe('phasedWorkflow profile rules', () => {
   it('the spec index_schema fixture is a valid run index', () => {
     const index = decodeRunIndex(utf8Encode(fixture('phased-workflow.index.json')));
     expect(index.checkpoint_count).toBe(4);
-    for (const e of index.checkpoints) expect(phasedWorkflow.layout.classify(e.file_path)).toMatchObject({ kind: 'history', sequence: e.sequence, source: e.trigger });
+    for (const e of index.checkpoints)
+      expect(phasedWorkflow.layout.classify(e.file_path)).toMatchObject({ kind: 'history', sequence: e.sequence, source: e.trigger });
   });
 
   it('api_metrics are not material state; everything else is', () => {
     const [p] = fc.sample(phasedPayloadArb, { numRuns: 1, seed: 1 });
     const view = (x: PhasedWorkflowPayload): string => canonicalJson(phasedWorkflow.materialView(x));
     expect(view({ ...p!, context_fields: { ...p!.context_fields, api_metrics: { github: { calls: 99 } } } })).toBe(view(p!));
-    expect(view({ ...p!, state_snapshot: { ...p!.state_snapshot, cost_accumulated: p!.state_snapshot.cost_accumulated + 1 } })).not.toBe(view(p!));
+    expect(view({ ...p!, state_snapshot: { ...p!.state_snapshot, cost_accumulated: p!.state_snapshot.cost_accumulated + 1 } })).not.toBe(
+      view(p!),
+    );
     expect(view({ ...p!, context_fields: { ...p!.context_fields, warnings: [...p!.context_fields.warnings, 'w'] } })).not.toBe(view(p!));
   });
 });
@@ -197,7 +251,12 @@ describe('phases and trigger helpers', () => {
   it('initialPhasedPayload: the spec-valid state of a run entering its first phase, accepted by the writer', async () => {
     const payload = initialPhasedPayload('phase_0_intake', '2026-01-15T14:00:00.000Z');
     expect(PhasedWorkflowPayloadSchema.parse(payload)).toEqual(payload);
-    expect(payload.state_snapshot.current_phase_state).toEqual({ phase: 'phase_0_intake', started_at: '2026-01-15T14:00:00.000Z', progress: {}, partial_output: null });
+    expect(payload.state_snapshot.current_phase_state).toEqual({
+      phase: 'phase_0_intake',
+      started_at: '2026-01-15T14:00:00.000Z',
+      progress: {},
+      partial_output: null,
+    });
     expect(completedPhaseKeys(payload.state_snapshot.phase_outputs)).toEqual([]);
     expect(payload.state_snapshot.cost_accumulated).toBe(0);
     // Each call gives fresh objects: filling one run's state never leaks into another's.
@@ -293,7 +352,15 @@ describe('phases and trigger helpers', () => {
       source: 'phase_complete',
       sourceDetails: [],
       status: 'completed',
-      payload: { ...base!, state_snapshot: { ...base!.state_snapshot, phase_outputs: { ...emptyPhaseOutputs(), phase_0: {}, phase_0_5: {} }, cost_accumulated: 4.5, errors_encountered: ['x'] } },
+      payload: {
+        ...base!,
+        state_snapshot: {
+          ...base!.state_snapshot,
+          phase_outputs: { ...emptyPhaseOutputs(), phase_0: {}, phase_0_5: {} },
+          cost_accumulated: 4.5,
+          errors_encountered: ['x'],
+        },
+      },
       integrity: { format_version: '1.0', algorithm: 'sha256' as const, checksum: '0'.repeat(64) },
     };
     const summary = phasedRunSummary({ createdAt: '2025-12-05T10:00:00.000Z' }, last);
@@ -327,7 +394,9 @@ describe('size management (over 10 MB)', () => {
     expect(encoded.bytes.length).toBeGreaterThan(10 * 1024 * 1024);
     const doc = parseJson(utf8Decode(encoded.bytes)) as JsonObject;
     const ref = { runId: draft!.runId, id: draft!.id, sequence: draft!.sequence, source: draft!.source };
-    const { main, parts } = await splitPhasedWorkflowDocument(doc, phasedWorkflow.maxSnapshotBytes, (n) => phasedWorkflow.layout.partKey!(ref, `${n}.json`));
+    const { main, parts } = await splitPhasedWorkflowDocument(doc, phasedWorkflow.maxSnapshotBytes, (n) =>
+      phasedWorkflow.layout.partKey!(ref, `${n}.json`),
+    );
     const mainBytes = utf8Encode(canonicalJson(main));
     expect(mainBytes.length).toBeLessThanOrEqual(10 * 1024 * 1024);
     const outputs = (main.state_snapshot as JsonObject).phase_outputs as JsonObject;
@@ -348,7 +417,8 @@ describe('size management (over 10 MB)', () => {
     await storage.put(key, mainBytes);
     const back = await readSnapshot(storage, phasedWorkflow, key);
     expect(back).toEqual(encoded.snapshot);
-    for (const p of parts) expect(phasedWorkflow.layout.classify(p.key)).toMatchObject({ kind: 'part', runId: draft!.runId, sequence: draft!.sequence });
+    for (const p of parts)
+      expect(phasedWorkflow.layout.classify(p.key)).toMatchObject({ kind: 'part', runId: draft!.runId, sequence: draft!.sequence });
     // a part that does not match its reference is an integrity error
     await storage.put(parts[0]!.key, utf8Encode('{"tag":"tampered"}'));
     await expect(readSnapshot(storage, phasedWorkflow, key)).rejects.toMatchObject({ reasonCode: 'checkpoint_integrity_mismatch' });
@@ -357,7 +427,10 @@ describe('size management (over 10 MB)', () => {
   it('an oversized phase output made of many small items is cut into a few chunk parts (core splitDocument fix)', async () => {
     const [draft] = fc.sample(draftArb, { numRuns: 1, seed: 14 });
     const log = Array.from({ length: 1200 }, (_, i) => `line ${i} `.padEnd(1024, '.'));
-    const payload = { ...draft!.payload, state_snapshot: { ...draft!.payload.state_snapshot, phase_outputs: { ...emptyPhaseOutputs(), phase_2: { log } } } };
+    const payload = {
+      ...draft!.payload,
+      state_snapshot: { ...draft!.payload.state_snapshot, phase_outputs: { ...emptyPhaseOutputs(), phase_2: { log } } },
+    };
     const encoded = await phasedWorkflow.document.encode({ ...draft!, payload });
     const doc = parseJson(utf8Decode(encoded.bytes)) as JsonObject;
     for (const split of [splitPhasedWorkflowDocument, splitDocument]) {
@@ -372,7 +445,10 @@ describe('size management (over 10 MB)', () => {
 
   it('falls back to the generic splitter when phase outputs alone cannot make it fit, and leaves small documents alone', async () => {
     const doc: JsonObject = {
-      state_snapshot: { phase_outputs: { ...emptyPhaseOutputs(), phase_1: { a: 'y'.repeat(3000) } }, errors_encountered: Array.from({ length: 40 }, () => 'z'.repeat(300)) },
+      state_snapshot: {
+        phase_outputs: { ...emptyPhaseOutputs(), phase_1: { a: 'y'.repeat(3000) } },
+        errors_encountered: Array.from({ length: 40 }, () => 'z'.repeat(300)),
+      },
       integrity: { checksum: 'c' },
     };
     const { main, parts } = await splitPhasedWorkflowDocument(doc, 4000, (n) => `p/${n}.json`);
@@ -411,8 +487,17 @@ describe('phased-workflow fixtures', () => {
   it('resumes with the profile rule: after phase_complete at the next phase, restoring the state step_3 lists', async () => {
     const { snapshot } = await importPhasedWorkflowDocument(specText);
     const point = phasedWorkflow.resume!(snapshot, { now: 0, isTerminal: phasedWorkflow.isTerminal });
-    expect(point).toMatchObject({ at: 'phase_3', eligible: true, reason: 'phase_complete_next_phase', completed: ['phase_0', 'phase_0_5', 'phase_1', 'phase_2'] });
-    expect(point.restored).toMatchObject({ current_phase: 'phase_2_design', cost_accumulated: 3.17, active_lessons: ['L-014: verify after every GitHub PUT'] });
+    expect(point).toMatchObject({
+      at: 'phase_3',
+      eligible: true,
+      reason: 'phase_complete_next_phase',
+      completed: ['phase_0', 'phase_0_5', 'phase_1', 'phase_2'],
+    });
+    expect(point.restored).toMatchObject({
+      current_phase: 'phase_2_design',
+      cost_accumulated: 3.17,
+      active_lessons: ['L-014: verify after every GitHub PUT'],
+    });
     expect(point.message).toContain(`RESUME: Continuing run ${String(spec.run_id)} from checkpoint ${String(spec.checkpoint_id)}`);
     const tripped = (await importPhasedWorkflowDocument({ ...spec, trigger: 'circuit_breaker' })).snapshot;
     expect(tripped.priority).toBe('critical');
@@ -421,11 +506,20 @@ describe('phased-workflow fixtures', () => {
 
   it('refuses what the spec schema refuses', async () => {
     const { trigger: _t, ...noTrigger } = spec;
-    for (const bad of [noTrigger, { ...spec, trigger: 'timer' }, { ...spec, phase: 'design' }, { ...spec, state_snapshot: { ...(spec.state_snapshot as JsonObject), cost_accumulated: 'free' } }]) {
+    for (const bad of [
+      noTrigger,
+      { ...spec, trigger: 'timer' },
+      { ...spec, phase: 'design' },
+      { ...spec, state_snapshot: { ...(spec.state_snapshot as JsonObject), cost_accumulated: 'free' } },
+    ]) {
       await expect(importPhasedWorkflowDocument(bad)).rejects.toSatisfy((e) => isCheckpointError(e, 'checkpoint_schema_invalid'));
     }
     const sealed = parseJson(fixture('phased-workflow.sealed.json')) as JsonObject;
-    await expect(importPhasedWorkflowDocument({ ...sealed, sequence_number: 5 })).rejects.toMatchObject({ reasonCode: 'checkpoint_integrity_mismatch' });
-    await expect(importPhasedWorkflowDocument({ ...sealed, run_id: 'not-a-uuid' }, { reseal: true })).rejects.toMatchObject({ reasonCode: 'checkpoint_schema_invalid' });
+    await expect(importPhasedWorkflowDocument({ ...sealed, sequence_number: 5 })).rejects.toMatchObject({
+      reasonCode: 'checkpoint_integrity_mismatch',
+    });
+    await expect(importPhasedWorkflowDocument({ ...sealed, run_id: 'not-a-uuid' }, { reseal: true })).rejects.toMatchObject({
+      reasonCode: 'checkpoint_schema_invalid',
+    });
   });
 });

@@ -9,7 +9,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createWriter, memoryStorage, planResume, type Snapshot } from 'savepoint';
-import { PHASE_KEYS, initialPhasedPayload, phasedWorkflow, phasedWorkflowResumeRule, type PhasedWorkflowPayload } from 'savepoint/phased-workflow';
+import {
+  PHASE_KEYS,
+  initialPhasedPayload,
+  phasedWorkflow,
+  phasedWorkflowResumeRule,
+  type PhasedWorkflowPayload,
+} from 'savepoint/phased-workflow';
 import { newUuidV4 } from '../../../src/contract/ids.js';
 import { manualClock } from '../../support/clock.js';
 
@@ -18,11 +24,16 @@ function inPhase(phase: string, done: readonly string[]): PhasedWorkflowPayload 
   const p = initialPhasedPayload(phase, '2026-01-15T14:00:00.000Z');
   const outputs = { ...p.state_snapshot.phase_outputs } as Record<string, unknown>;
   for (const key of done) outputs[key] = { done: key };
-  return { ...p, state_snapshot: { ...p.state_snapshot, phase_outputs: outputs as PhasedWorkflowPayload['state_snapshot']['phase_outputs'] } };
+  return {
+    ...p,
+    state_snapshot: { ...p.state_snapshot, phase_outputs: outputs as PhasedWorkflowPayload['state_snapshot']['phase_outputs'] },
+  };
 }
 
 /** Writes a run through a real writer: each step is a checkpoint `[trigger, phase, completed keys]`. */
-async function writeRun(steps: readonly (readonly [string, string, readonly string[]])[]): Promise<{ storage: ReturnType<typeof memoryStorage>; runId: string }> {
+async function writeRun(
+  steps: readonly (readonly [string, string, readonly string[]])[],
+): Promise<{ storage: ReturnType<typeof memoryStorage>; runId: string }> {
   const storage = memoryStorage();
   const runId = newUuidV4();
   const clock = manualClock();
@@ -63,9 +74,11 @@ describe('phasedWorkflow resume after phase_complete names the next phase from t
 
   it('reads the run history only when the rule asks (phase_complete without the caller giving the order)', () => {
     const snap = { source: 'phase_complete' } as Snapshot<PhasedWorkflowPayload>;
-    expect(typeof phasedWorkflowResumeRule.readsHistory?.({ ...snap, payload: inPhase("phase_2_design", []) })).toBe("function");
-    expect(phasedWorkflowResumeRule.readsHistory?.({ ...snap, source: "gate_decision", payload: inPhase("phase_2_design", []) })).toBe(false);
-    expect(phasedWorkflowResumeRule.readsHistory?.({ ...snap, payload: inPhase("phase_8_ship", []) })).toBe(false);
+    expect(typeof phasedWorkflowResumeRule.readsHistory?.({ ...snap, payload: inPhase('phase_2_design', []) })).toBe('function');
+    expect(phasedWorkflowResumeRule.readsHistory?.({ ...snap, source: 'gate_decision', payload: inPhase('phase_2_design', []) })).toBe(
+      false,
+    );
+    expect(phasedWorkflowResumeRule.readsHistory?.({ ...snap, payload: inPhase('phase_8_ship', []) })).toBe(false);
   });
 
   // Keys in workflow order, without phase_8 (it has no next phase).

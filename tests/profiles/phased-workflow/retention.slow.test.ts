@@ -52,21 +52,39 @@ async function sixtyRuns(make: () => StorageAdapter): Promise<StorageAdapter> {
       storage,
       profile,
       runId,
-      TRIGGERS.map((source, k) => ({ sequence: k + 1, at: start + k * 10 * 60_000, source, status: k === 3 ? (i % 7 === 3 ? 'failed' : 'completed') : 'in_progress' })),
+      TRIGGERS.map((source, k) => ({
+        sequence: k + 1,
+        at: start + k * 10 * 60_000,
+        source,
+        status: k === 3 ? (i % 7 === 3 ? 'failed' : 'completed') : 'in_progress',
+      })),
     );
   }
   return storage;
 }
 
-const json = async (storage: StorageAdapter, key: string): Promise<Record<string, unknown>> => JSON.parse(utf8Decode((await storage.get(key))!.bytes)) as Record<string, unknown>;
+const json = async (storage: StorageAdapter, key: string): Promise<Record<string, unknown>> =>
+  JSON.parse(utf8Decode((await storage.get(key))!.bytes)) as Record<string, unknown>;
 
-const ALL_FILES = ['cp_001_phase_complete.json', 'cp_002_gate_decision.json', 'cp_003_phase_complete.json', 'cp_004_phase_complete.json', 'index.json', 'latest.json'];
+const ALL_FILES = [
+  'cp_001_phase_complete.json',
+  'cp_002_gate_decision.json',
+  'cp_003_phase_complete.json',
+  'cp_004_phase_complete.json',
+  'index.json',
+  'latest.json',
+];
 
 /** Exactly the spec's summary_schema fields (and types) of an archived run's summary, plus savepoint's own. */
 async function expectSummary(storage: StorageAdapter, runId: string, i: number): Promise<void> {
   const summary = await json(storage, `checkpoints/${runId}/summary.json`);
   const start = NOW - (i + 1) * HOUR;
-  const specFields = Object.fromEntries(['run_id', 'started_at', 'completed_at', 'phases_completed', 'final_status', 'total_cost_usd', 'errors_count'].map((k) => [k, summary[k]]));
+  const specFields = Object.fromEntries(
+    ['run_id', 'started_at', 'completed_at', 'phases_completed', 'final_status', 'total_cost_usd', 'errors_count'].map((k) => [
+      k,
+      summary[k],
+    ]),
+  );
   expect(PhasedRunSummarySchema.parse(specFields)).toEqual({
     run_id: runId,
     started_at: new Date(start).toISOString(),
@@ -76,7 +94,11 @@ async function expectSummary(storage: StorageAdapter, runId: string, i: number):
     total_cost_usd: 2,
     errors_count: 1,
   });
-  expect(summary).toMatchObject({ checkpoint_count: 4, last_checkpoint_at: new Date(start + 30 * 60_000).toISOString(), archived_at: new Date(NOW).toISOString() });
+  expect(summary).toMatchObject({
+    checkpoint_count: 4,
+    last_checkpoint_at: new Date(start + 30 * 60_000).toISOString(),
+    archived_at: new Date(NOW).toISOString(),
+  });
 }
 
 describe.each(storages)('phased-workflow-github.md retention test: 60 runs on %s', (_name, make) => {
@@ -132,7 +154,12 @@ describe.each(storages)('phased-workflow-github.md retention test: 60 runs on %s
       const summary = await json(storage, `checkpoints/${runId}/summary.json`);
       const start = NOW - (i + 1) * HOUR;
       // latest.json was all that was left: the run is known to have started by its final checkpoint.
-      expect(summary).toMatchObject({ run_id: runId, started_at: new Date(start + 30 * 60_000).toISOString(), phases_completed: 4, checkpoint_count: 4 });
+      expect(summary).toMatchObject({
+        run_id: runId,
+        started_at: new Date(start + 30 * 60_000).toISOString(),
+        phases_completed: 4,
+        checkpoint_count: 4,
+      });
     }
   });
 
@@ -152,7 +179,14 @@ describe.each(storages)('phased-workflow-github.md retention test: 60 runs on %s
       const rank = rankOf(i);
       const keys = (await runKeys(storage, profile, runId)).map((k) => k.slice(k.lastIndexOf('/') + 1));
       if (rank <= 10 || runId === preserved) {
-        expect(keys).toEqual(['cp_001_phase_complete.json', 'cp_002_gate_decision.json', 'cp_003_phase_complete.json', 'cp_004_phase_complete.json', 'index.json', 'latest.json']);
+        expect(keys).toEqual([
+          'cp_001_phase_complete.json',
+          'cp_002_gate_decision.json',
+          'cp_003_phase_complete.json',
+          'cp_004_phase_complete.json',
+          'index.json',
+          'latest.json',
+        ]);
         continue;
       }
       // Conservative: 11–50 keep the final checkpoint's history entry, the index and a summary beside
@@ -170,7 +204,12 @@ describe.each(storages)('phased-workflow-github.md retention test: 60 runs on %s
 
     const log = decodeRetentionLog((await storage.get('checkpoints/retention_log.json'))!.bytes);
     expect(log.entries).toHaveLength(1);
-    expect(log.entries[0]).toMatchObject({ policy: 'phasedWorkflowConservative', status: 'completed', files_deleted: 49 * 3, runs_deleted: [] });
+    expect(log.entries[0]).toMatchObject({
+      policy: 'phasedWorkflowConservative',
+      status: 'completed',
+      files_deleted: 49 * 3,
+      runs_deleted: [],
+    });
     expect(log.entries[0]!.summaries_written).toHaveLength(49);
 
     // Cleanup again: nothing more to do, but the log records the run.
@@ -182,7 +221,14 @@ describe.each(storages)('phased-workflow-github.md retention test: 60 runs on %s
   it('conservative with allowRunDeletion: runs 51+ keep only their summary', async () => {
     const storage = await sixtyRuns(make);
     const conservative = createPhasedWorkflowRetention({ conservative: true });
-    const result = await cleanupAfterRunCompletion({ storage, profile, runId: runIds[0]!, policy: conservative, clock, allowRunDeletion: true });
+    const result = await cleanupAfterRunCompletion({
+      storage,
+      profile,
+      runId: runIds[0]!,
+      policy: conservative,
+      clock,
+      allowRunDeletion: true,
+    });
     expect(result.ran).toBe(true);
     for (const [i, runId] of runIds.entries()) {
       const keys = (await runKeys(storage, profile, runId)).map((k) => k.slice(k.lastIndexOf('/') + 1));
@@ -202,8 +248,14 @@ describe.each(storages)('phased-workflow-github.md retention test: 60 runs on %s
     const storage = make();
     const runId = uuidFor('unfinished');
     await writeRun(storage, profile, runId, [{ sequence: 1, at: NOW - HOUR, status: 'in_progress' }]);
-    expect(await cleanupAfterRunCompletion({ storage, profile, runId, policy: phasedWorkflowRetention, clock })).toEqual({ ran: false, reason: 'run_not_completed', status: 'in_progress' });
-    expect(await cleanupAfterRunCompletion({ storage, profile, runId: uuidFor('missing'), policy: phasedWorkflowRetention, clock })).toEqual({ ran: false, reason: 'run_not_found' });
+    expect(await cleanupAfterRunCompletion({ storage, profile, runId, policy: phasedWorkflowRetention, clock })).toEqual({
+      ran: false,
+      reason: 'run_not_completed',
+      status: 'in_progress',
+    });
+    expect(
+      await cleanupAfterRunCompletion({ storage, profile, runId: uuidFor('missing'), policy: phasedWorkflowRetention, clock }),
+    ).toEqual({ ran: false, reason: 'run_not_found' });
     expect(await storage.get('checkpoints/retention_log.json')).toBeUndefined();
   });
 });

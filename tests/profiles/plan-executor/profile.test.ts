@@ -65,7 +65,20 @@ const draftArb: fc.Arbitrary<SnapshotDraft<PlanExecutorPayload>> = planNumberArb
     })),
 );
 
-const SPEC_FIELDS = ['plan_number', 'current_task_index', 'current_task', 'status', 'last_activity', 'total_tasks', 'completed_tasks', 'remaining_tasks', 'task_commits', 'files_modified', 'partial_commits', 'error'];
+const SPEC_FIELDS = [
+  'plan_number',
+  'current_task_index',
+  'current_task',
+  'status',
+  'last_activity',
+  'total_tasks',
+  'completed_tasks',
+  'remaining_tasks',
+  'task_commits',
+  'files_modified',
+  'partial_commits',
+  'error',
+];
 
 describe('planExecutor document', () => {
   it('snapshot → document → snapshot is the identity; every document validates against the exported JSON Schema (property)', async () => {
@@ -90,20 +103,36 @@ describe('planExecutor document', () => {
 
   it('adds exactly one object, integrity, holding the checksum and the bookkeeping the spec has no field for', async () => {
     const [draft] = fc.sample(draftArb, { numRuns: 1, seed: 5 });
-    const { bytes, snapshot } = await planExecutor.document.encode({ ...draft!, sourceDetails: [{ source: 'manual', at: draft!.createdAt }] });
+    const { bytes, snapshot } = await planExecutor.document.encode({
+      ...draft!,
+      sourceDetails: [{ source: 'manual', at: draft!.createdAt }],
+    });
     const doc = JSON.parse(utf8Decode(bytes)) as Record<string, Record<string, unknown>>;
     expect(doc.last_activity).toBe(draft!.createdAt);
     expect(doc.status).toBe(draft!.status);
     expect(Object.keys(doc.integrity!).sort()).toEqual(
-      ['algorithm', 'checksum', 'format_version', 'sequence', 'snapshot_id', 'source', 'source_details', ...(draft!.priority ? ['priority'] : [])].sort(),
+      [
+        'algorithm',
+        'checksum',
+        'format_version',
+        'sequence',
+        'snapshot_id',
+        'source',
+        'source_details',
+        ...(draft!.priority ? ['priority'] : []),
+      ].sort(),
     );
     expect(doc.integrity).toMatchObject({ snapshot_id: draft!.id, sequence: draft!.sequence, source: draft!.source });
     expect(snapshot.integrity).toEqual({ format_version: '1.0', algorithm: 'sha256', checksum: doc.integrity!.checksum });
     // the checksum covers the bookkeeping too
     const tampered = { ...doc, integrity: { ...doc.integrity, sequence: draft!.sequence + 1 } };
-    await expect(planExecutor.document.decode(utf8Encode(JSON.stringify(tampered)), 'x')).rejects.toMatchObject({ reasonCode: 'checkpoint_integrity_mismatch' });
+    await expect(planExecutor.document.decode(utf8Encode(JSON.stringify(tampered)), 'x')).rejects.toMatchObject({
+      reasonCode: 'checkpoint_integrity_mismatch',
+    });
     const edited = { ...doc, current_task_index: 99 };
-    await expect(planExecutor.document.decode(utf8Encode(JSON.stringify(edited)), 'x')).rejects.toMatchObject({ reasonCode: 'checkpoint_integrity_mismatch' });
+    await expect(planExecutor.document.decode(utf8Encode(JSON.stringify(edited)), 'x')).rejects.toMatchObject({
+      reasonCode: 'checkpoint_integrity_mismatch',
+    });
   });
 
   it('refuses a run id other than plan_number, unknown statuses and malformed fields', async () => {
@@ -156,7 +185,11 @@ describe('planExecutor profile rules', () => {
     expect(l.classify(`${h}.gz`)).toEqual({ kind: 'history', runId: '02', snapshotId: id, compressed: true });
     expect(l.classify(l.indexKey!('02'))).toEqual({ kind: 'index', runId: '02', compressed: false });
     expect(l.classify(l.latestKey('02'))).toEqual({ kind: 'latest', runId: '02', compressed: false });
-    expect(l.classify(l.partKey!({ runId: '02', id, sequence: 3, source: 'manual' }, '1.json'))).toMatchObject({ kind: 'part', runId: '02', sequence: 3 });
+    expect(l.classify(l.partKey!({ runId: '02', id, sequence: 3, source: 'manual' }, '1.json'))).toMatchObject({
+      kind: 'part',
+      runId: '02',
+      sequence: 3,
+    });
     expect(l.classify('plans/02-CHECKPOINT.json')).toBeUndefined();
     expect(() => createPlanExecutorProfile({ statePath: '../x' })).toThrow(/checkpoint_key_invalid/);
   });
@@ -168,8 +201,17 @@ describe('planExecutor profile rules', () => {
         const id = newSnapshotId(0);
         expect(l.classify(l.latestKey(plan))).toEqual({ kind: 'latest', runId: plan, compressed: false });
         expect(l.classify(l.lockKey(plan))).toEqual({ kind: 'lock', runId: plan, compressed: false });
-        expect(l.classify(l.historyKey!({ runId: plan, id, sequence: seq, source: 'manual' }))).toEqual({ kind: 'history', runId: plan, snapshotId: id, compressed: false });
-        expect(l.classify(l.partKey!({ runId: plan, id, sequence: seq, source: 'manual' }, 'p.json'))).toMatchObject({ kind: 'part', runId: plan, sequence: seq });
+        expect(l.classify(l.historyKey!({ runId: plan, id, sequence: seq, source: 'manual' }))).toEqual({
+          kind: 'history',
+          runId: plan,
+          snapshotId: id,
+          compressed: false,
+        });
+        expect(l.classify(l.partKey!({ runId: plan, id, sequence: seq, source: 'manual' }, 'p.json'))).toMatchObject({
+          kind: 'part',
+          runId: plan,
+          sequence: seq,
+        });
       }),
     );
   });
@@ -179,10 +221,20 @@ describe('executor helpers', () => {
   it('follow a plan from start to completion, recording commits by 1-based task number', async () => {
     let req = planExecutorTriggers.start('03', ['Task 1: Setup', 'Task 2: Models', 'Task 3: Routes']);
     expect(req).toMatchObject({ source: 'plan_start', status: 'in_progress' });
-    expect(req.payload).toMatchObject({ current_task_index: 0, current_task: 'Task 1: Setup', total_tasks: 3, remaining_tasks: [{ name: 'Task 2: Models' }, { name: 'Task 3: Routes' }] });
+    expect(req.payload).toMatchObject({
+      current_task_index: 0,
+      current_task: 'Task 1: Setup',
+      total_tasks: 3,
+      remaining_tasks: [{ name: 'Task 2: Models' }, { name: 'Task 3: Routes' }],
+    });
     req = planExecutorTriggers.taskCompleted(req.payload, { commit: 'aaa111', files: ['package.json'] });
     expect(req).toMatchObject({ source: 'task_complete', status: 'in_progress' });
-    expect(req.payload).toMatchObject({ current_task_index: 1, current_task: 'Task 2: Models', task_commits: { '1': 'aaa111' }, completed_tasks: [{ name: 'Task 1: Setup', commit: 'aaa111' }] });
+    expect(req.payload).toMatchObject({
+      current_task_index: 1,
+      current_task: 'Task 2: Models',
+      task_commits: { '1': 'aaa111' },
+      completed_tasks: [{ name: 'Task 1: Setup', commit: 'aaa111' }],
+    });
     const timedOut = planExecutorTriggers.timedOut(req.payload, { partialCommits: ['bbb000'], files: ['src/models.ts'] });
     expect(timedOut).toMatchObject({ source: 'timeout', status: 'timeout' });
     expect(timedOut.payload).toMatchObject({ partial_commits: ['bbb000'], files_modified: ['package.json', 'src/models.ts'] });
@@ -192,7 +244,13 @@ describe('executor helpers', () => {
     expect(failed).toMatchObject({ source: 'task_failed', status: 'failed', payload: { error: 'tsc: 3 errors' } });
     req = planExecutorTriggers.taskCompleted(failed.payload, { commit: 'ccc333' });
     expect(req).toMatchObject({ source: 'task_complete', status: 'completed' });
-    expect(req.payload).toMatchObject({ current_task_index: 2, current_task: 'Task 3: Routes', remaining_tasks: [], error: null, task_commits: { '1': 'aaa111', '2': 'bbb222', '3': 'ccc333' } });
+    expect(req.payload).toMatchObject({
+      current_task_index: 2,
+      current_task: 'Task 3: Routes',
+      remaining_tasks: [],
+      error: null,
+      task_commits: { '1': 'aaa111', '2': 'bbb222', '3': 'ccc333' },
+    });
     for (const r of [req, failed, timedOut]) expect(validateSync(planExecutor.payload, r.payload).issues).toBeUndefined();
     expect(planExecutorTriggers.manual(req.payload, 'completed')).toEqual({ source: 'manual', status: 'completed', payload: req.payload });
     expect(() => planExecutorTriggers.start('04', [])).toThrow(/checkpoint_schema_invalid/);
@@ -247,7 +305,13 @@ describe('plan-executor.md example', () => {
     expect(canonicalJson(specFields)).toBe(canonicalJson(example));
     expect(integrity).toMatchObject({ sequence: 1, source: 'task_complete', source_details: [] });
     expect(externalValidator(planExecutor.document.jsonSchema)(sealed)).toEqual([]);
-    expect(snapshot).toMatchObject({ runId: '02', sequence: 1, createdAt: '2026-01-15T14:30:00Z', status: 'in_progress', source: 'task_complete' });
+    expect(snapshot).toMatchObject({
+      runId: '02',
+      sequence: 1,
+      createdAt: '2026-01-15T14:30:00Z',
+      status: 'in_progress',
+      source: 'task_complete',
+    });
     // deterministic: the same example always seals to the same bytes, kept as a fixture
     const sealedFixture = utf8Encode(fixture('plan-executor.sealed.json').trimEnd());
     expect(utf8Decode(bytes)).toBe(utf8Decode(sealedFixture));
@@ -267,7 +331,12 @@ describe('plan-executor.md example', () => {
   it('resumes at the current task with the profile resume rule; a timed-out copy resumes too, a completed one does not', async () => {
     const { snapshot } = await importPlanExecutorDocument(example);
     const point = planExecutor.resume!(snapshot, { now: Date.parse('2026-01-15T15:00:00Z'), isTerminal: planExecutor.isTerminal });
-    expect(point).toMatchObject({ at: '2', eligible: true, completed: ['Task 1: Setup', 'Task 2: Models'], remaining: ['Task 3: Add API routes', 'Task 4: Tests'] });
+    expect(point).toMatchObject({
+      at: '2',
+      eligible: true,
+      completed: ['Task 1: Setup', 'Task 2: Models'],
+      remaining: ['Task 3: Add API routes', 'Task 4: Tests'],
+    });
     const timedOut = (await importPlanExecutorDocument({ ...example, status: 'timeout' })).snapshot;
     expect(planExecutor.resume!(timedOut, { now: 0 })).toMatchObject({ at: '2', eligible: true, reason: 'timeout_resume_current_task' });
     const done = (await importPlanExecutorDocument({ ...example, status: 'completed', remaining_tasks: [] })).snapshot;
@@ -284,14 +353,19 @@ describe('plan-executor.md example', () => {
     const chosen = await importPlanExecutorDocument(example, { sequence: 9, source: 'manual', snapshotId: newSnapshotId(0) });
     expect(chosen.snapshot).toMatchObject({ sequence: 9, source: 'manual' });
     const sealed = parseJson(fixture('plan-executor.sealed.json')) as JsonObject;
-    await expect(importPlanExecutorDocument({ ...sealed, current_task: 'Task 4: Tests' })).rejects.toMatchObject({ reasonCode: 'checkpoint_integrity_mismatch' });
+    await expect(importPlanExecutorDocument({ ...sealed, current_task: 'Task 4: Tests' })).rejects.toMatchObject({
+      reasonCode: 'checkpoint_integrity_mismatch',
+    });
     const resealed = await importPlanExecutorDocument({ ...sealed, current_task: 'Task 4: Tests' }, { reseal: true });
     expect(resealed.snapshot.id).toBe((sealed.integrity as JsonObject).snapshot_id);
     expect(resealed.snapshot.payload.current_task).toBe('Task 4: Tests');
     // Issue 16: another executor's extra fields are kept, sealed with the rest (not refused).
     const vendor = await importPlanExecutorDocument({ ...example, extra: 1 });
     expect((parseJson(utf8Decode(vendor.bytes)) as JsonObject).extra).toBe(1);
-    for (const bad of [{ ...example, status: 'paused' }, { ...example, last_activity: 'yesterday' }]) {
+    for (const bad of [
+      { ...example, status: 'paused' },
+      { ...example, last_activity: 'yesterday' },
+    ]) {
       await expect(importPlanExecutorDocument(bad)).rejects.toSatisfy((e) => isCheckpointError(e, 'checkpoint_schema_invalid'));
     }
   });

@@ -16,7 +16,12 @@ export const progressDocument: fc.Arbitrary<ProgressDocument> = fc
     decisions: fc.array(fc.record({ decision: line, rationale: fc.oneof(line, fc.constant('')) }), { maxLength: 3 }),
     blockers: fc.array(fc.record({ description: line, unblockedBy: fc.oneof(line, fc.constant('')) }), { maxLength: 3 }),
     continuationPrompt: fc.array(line, { minLength: 1, maxLength: 3 }).map((ls) => ls.join('\n')),
-    extraSections: fc.option(fc.array(fc.record({ heading: fc.constantFrom('Notes', 'Links'), body: fc.oneof(line, fc.constant('')) }), { minLength: 1, maxLength: 2 }), { nil: undefined }),
+    extraSections: fc.option(
+      fc.array(fc.record({ heading: fc.constantFrom('Notes', 'Links'), body: fc.oneof(line, fc.constant('')) }), {
+        minLength: 1,
+        maxLength: 2,
+      }),
+      { nil: undefined },
+    ),
   })
   .map((d) => Object.fromEntries(Object.entries(d).filter(([, v]) => v !== undefined)) as ProgressDocument);
-

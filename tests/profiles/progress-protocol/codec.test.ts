@@ -3,7 +3,13 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compileValidator } from 'savepoint/toolkit';
 import { isCheckpointError } from 'savepoint';
-import { parseProgress, progressDocumentJsonSchema, readContinuationPrompt, renderProgress, type ProgressDocument } from 'savepoint/progress-protocol';
+import {
+  parseProgress,
+  progressDocumentJsonSchema,
+  readContinuationPrompt,
+  renderProgress,
+  type ProgressDocument,
+} from 'savepoint/progress-protocol';
 import { progressDocument } from './arbitraries.js';
 
 const fixture = (name: string): string => readFileSync(new URL(`../../fixtures/progress/${name}`, import.meta.url), 'utf8');
@@ -46,10 +52,18 @@ describe('.ccc-progress.md in the spec layout', () => {
   });
 
   it('writes empty lists as "- None" and reads them back as empty', () => {
-    const doc: ProgressDocument = { ...parseProgress(example).document, completedTasks: [], remainingTasks: [], decisions: [], blockers: [] };
+    const doc: ProgressDocument = {
+      ...parseProgress(example).document,
+      completedTasks: [],
+      remainingTasks: [],
+      decisions: [],
+      blockers: [],
+    };
     const { currentTask: _c, ...noCurrent } = doc;
     const text = renderProgress(noCurrent);
-    expect(text).toContain('## Completed Tasks\n- None\n\n## Current Task\n- None\n\n## Remaining Tasks\n- None\n\n## Decisions Made\n- None\n\n## Blockers\n- None\n');
+    expect(text).toContain(
+      '## Completed Tasks\n- None\n\n## Current Task\n- None\n\n## Remaining Tasks\n- None\n\n## Decisions Made\n- None\n\n## Blockers\n- None\n',
+    );
     expect(parseProgress(text).document).toEqual(noCurrent);
   });
 
@@ -74,12 +88,16 @@ describe('.ccc-progress.md in the spec layout', () => {
     const err = schemaError(() => parseProgress(example.replace(/## Continuation Prompt[\s\S]*$/, '')));
     expect(err.message).toMatch(/"Continuation Prompt"/);
     expect(err.details.sections).toEqual(['Continuation Prompt']);
-    expect(schemaError(() => parseProgress(example.replace(/## Current Task\n- [^\n]*\n/, '## Current Task\n- a\n- b\n'))).message).toMatch(/more than one/);
+    expect(schemaError(() => parseProgress(example.replace(/## Current Task\n- [^\n]*\n/, '## Current Task\n- a\n- b\n'))).message).toMatch(
+      /more than one/,
+    );
     expect(schemaError(() => parseProgress(`${example}\n## Blockers\n- again\n`)).message).toMatch(/more than once/);
   });
 
   it('missing list sections read as empty', () => {
-    const { document } = parseProgress(example.replace(/## Remaining Tasks\n(?:- [^\n]*\n)+\n/, '').replace(/## Blockers\n(?:- [^\n]*\n)+\n/, ''));
+    const { document } = parseProgress(
+      example.replace(/## Remaining Tasks\n(?:- [^\n]*\n)+\n/, '').replace(/## Blockers\n(?:- [^\n]*\n)+\n/, ''),
+    );
     expect(document.remainingTasks).toEqual([]);
     expect(document.blockers).toEqual([]);
   });
@@ -114,17 +132,22 @@ describe('.ccc-progress.md in the spec layout', () => {
 describe('every read error has a stable reason code (property)', () => {
   it('parseProgress on arbitrary or damaged text returns a document or throws checkpoint_schema_invalid', () => {
     fc.assert(
-      fc.property(progressDocument, fc.array(fc.nat(), { maxLength: 4 }), fc.string({ unit: 'binary', maxLength: 200 }), (doc, deletions, junk) => {
-        const lines = renderProgress(doc).split('\n');
-        for (const n of deletions) lines.splice(n % Math.max(1, lines.length), 1);
-        for (const text of [lines.join('\n'), junk, `**Issue:** X-1\n${junk}`, `<!-- savepoint: {${junk}} -->\n${lines.join('\n')}`]) {
-          try {
-            parseProgress(text);
-          } catch (err) {
-            expect(isCheckpointError(err, 'checkpoint_schema_invalid')).toBe(true);
+      fc.property(
+        progressDocument,
+        fc.array(fc.nat(), { maxLength: 4 }),
+        fc.string({ unit: 'binary', maxLength: 200 }),
+        (doc, deletions, junk) => {
+          const lines = renderProgress(doc).split('\n');
+          for (const n of deletions) lines.splice(n % Math.max(1, lines.length), 1);
+          for (const text of [lines.join('\n'), junk, `**Issue:** X-1\n${junk}`, `<!-- savepoint: {${junk}} -->\n${lines.join('\n')}`]) {
+            try {
+              parseProgress(text);
+            } catch (err) {
+              expect(isCheckpointError(err, 'checkpoint_schema_invalid')).toBe(true);
+            }
           }
-        }
-      }),
+        },
+      ),
       { numRuns: 300 },
     );
   });

@@ -16,7 +16,11 @@ import { GITHUB_TOKEN, git, read, startFakeGitHub, statusOf, tempRepo, write, ty
 
 const example = parseProgress(readFileSync(new URL('../../fixtures/progress/ccc-progress.md', import.meta.url), 'utf8')).document;
 let t = Date.UTC(2025, 11, 14, 15, 30);
-const clock = { now: () => t, setTimeout: (cb: () => void, ms: number) => setTimeout(cb, ms), clearTimeout: (h: unknown) => clearTimeout(h as NodeJS.Timeout) };
+const clock = {
+  now: () => t,
+  setTimeout: (cb: () => void, ms: number) => setTimeout(cb, ms),
+  clearTimeout: (h: unknown) => clearTimeout(h as NodeJS.Timeout),
+};
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -28,18 +32,34 @@ describe('progressProtocol end to end: writer → storage → planResume', () =>
     const storage = memoryStorage();
     const writer = createWriter({ storage, profile: progressProtocol, runId: 'CIA-123', clock });
     const unblocked: ProgressDocument = { ...example, blockers: [] };
-    expect(await writer.checkpoint({ source: 'handoff_request', status: 'in_progress', payload: unblocked })).toMatchObject({ ok: true, outcome: 'written', sequence: 1, key: 'progress/CIA-123/.ccc-progress.md' });
+    expect(await writer.checkpoint({ source: 'handoff_request', status: 'in_progress', payload: unblocked })).toMatchObject({
+      ok: true,
+      outcome: 'written',
+      sequence: 1,
+      key: 'progress/CIA-123/.ccc-progress.md',
+    });
     t += 1000;
-    expect(await writer.checkpoint({ source: 'context_threshold', status: 'in_progress', payload: { ...unblocked, session: '2025-12-14T15:30:01Z' } })).toMatchObject({ ok: true, outcome: 'coalesced' });
+    expect(
+      await writer.checkpoint({
+        source: 'context_threshold',
+        status: 'in_progress',
+        payload: { ...unblocked, session: '2025-12-14T15:30:01Z' },
+      }),
+    ).toMatchObject({ ok: true, outcome: 'coalesced' });
     t += 10_000;
     const next: ProgressDocument = {
       ...unblocked,
       completedTasks: [...unblocked.completedTasks, 'Tracker status upsert'],
       currentTask: { description: 'Continuation prompt box', status: 'starting' },
       remainingTasks: ['Stop hook entry'],
-      continuationPrompt: 'Resume CIA-123. Current task: task 4 of 5 — Continuation prompt box. Key files: src/continuation.ts.\nNext action: draw the box.',
+      continuationPrompt:
+        'Resume CIA-123. Current task: task 4 of 5 — Continuation prompt box. Key files: src/continuation.ts.\nNext action: draw the box.',
     };
-    expect(await writer.checkpoint({ source: 'gate_boundary', status: 'in_progress', payload: next })).toMatchObject({ ok: true, outcome: 'written', sequence: 2 });
+    expect(await writer.checkpoint({ source: 'gate_boundary', status: 'in_progress', payload: next })).toMatchObject({
+      ok: true,
+      outcome: 'written',
+      sequence: 2,
+    });
     await writer.close();
 
     const files = (await listAll(storage, 'progress/')).map((e) => e.key).filter((k) => !k.endsWith('.json'));
@@ -49,7 +69,12 @@ describe('progressProtocol end to end: writer → storage → planResume', () =>
     expect(readContinuationPrompt(text)).toBe(next.continuationPrompt);
 
     const plan = await planResume({ storage, profile: progressProtocol, runId: 'CIA-123', clock });
-    expect(plan).toMatchObject({ at: 'Continuation prompt box', reason: 'continue_current_task', eligible: true, continuationPrompt: next.continuationPrompt });
+    expect(plan).toMatchObject({
+      at: 'Continuation prompt box',
+      reason: 'continue_current_task',
+      eligible: true,
+      continuationPrompt: next.continuationPrompt,
+    });
     expect(plan.snapshot.sequence).toBe(2);
     expect(plan.completed).toEqual(['Write the progress file codec', 'Add the git snapshot step', 'Tracker status upsert']);
   });
@@ -82,10 +107,17 @@ describe('progressProtocol end to end: writer → storage → planResume', () =>
     // …and a savepoint writer continuing the run updates the same file, which the protocol then refreshes again
     const writer = createWriter({ storage, profile, runId: 'CIA-123', clock });
     t += 60_000;
-    const r = await writer.checkpoint({ source: 'session_split', status: 'resuming', payload: { ...plan.payload, currentTask: { description: 'Tracker status upsert', status: 'resumed' } } });
+    const r = await writer.checkpoint({
+      source: 'session_split',
+      status: 'resuming',
+      payload: { ...plan.payload, currentTask: { description: 'Tracker status upsert', status: 'resumed' } },
+    });
     expect(r).toMatchObject({ ok: true, sequence: 2, key: '.ccc-progress.md' });
     await writer.close();
-    expect(parseProgress(read(repo.dir, '.ccc-progress.md')).document.currentTask).toEqual({ description: 'Tracker status upsert', status: 'resumed' });
+    expect(parseProgress(read(repo.dir, '.ccc-progress.md')).document.currentTask).toEqual({
+      description: 'Tracker status upsert',
+      status: 'resumed',
+    });
     const again = await runCheckpointProtocol({ cwd: repo.dir, profile: 'automated', clock });
     expect(again.summary).toBe('Checkpoint complete: 2/2 steps succeeded.');
     expect((await planResume({ storage, profile, runId: 'CIA-123', clock })).snapshot.sequence).toBe(3);

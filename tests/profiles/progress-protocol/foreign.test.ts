@@ -35,10 +35,20 @@ describe('a .ccc-progress.md the protocol tool wrote resumes (progress-protocol.
     await putFixtures(storage, 'progress-protocol', { [FILE]: 'ccc-progress.spec-template.md' });
     const plan = await planResume({ storage, profile: progressProtocol, runId: RUN, clock });
     expect(codes(plan)).toEqual(['checkpoint_unsealed']);
-    expect(plan.snapshot).toMatchObject({ runId: RUN, sequence: 1, source: 'handoff_request', status: 'blocked', createdAt: '1970-01-01T00:00:00Z' });
-    expect(plan.continuationPrompt).toBe('Resume CIA-XXX. Current task: [task N of M]. Key files: [file list].\nNext action: [specific next step].');
+    expect(plan.snapshot).toMatchObject({
+      runId: RUN,
+      sequence: 1,
+      source: 'handoff_request',
+      status: 'blocked',
+      createdAt: '1970-01-01T00:00:00Z',
+    });
+    expect(plan.continuationPrompt).toBe(
+      'Resume CIA-XXX. Current task: [task N of M]. Key files: [file list].\nNext action: [specific next step].',
+    );
     expect(plan).toMatchObject({ reason: 'blocked', eligible: false });
-    expect((await findIncompleteRuns({ storage, profile: progressProtocol })).map((r) => [r.runId, r.status, r.readWarnings])).toEqual([[RUN, 'blocked', ['checkpoint_unsealed']]]);
+    expect((await findIncompleteRuns({ storage, profile: progressProtocol })).map((r) => [r.runId, r.status, r.readWarnings])).toEqual([
+      [RUN, 'blocked', ['checkpoint_unsealed']],
+    ]);
   });
 
   it('a real tool file: an offset and fractions, a Branch line, sections in another order, ## Decisions, an extra section, CRLF', async () => {
@@ -77,11 +87,24 @@ describe('the tool writes → savepoint resumes and writes → the tool rewrites
     const plan = await planResume({ storage, profile, runId: RUN, clock });
     const { extraSections: _theirs, ...mine } = plan.payload;
     const writer = createWriter({ storage, profile, runId: RUN, clock });
-    const next: ProgressDocument = { ...mine, completedTasks: [...mine.completedTasks, 'Tracker status upsert'], currentTask: { description: 'Continuation prompt box', status: 'started' }, remainingTasks: ['Stop hook entry'] };
-    expect(await writer.checkpoint({ source: 'gate_boundary', status: 'in_progress', payload: next })).toMatchObject({ ok: true, sequence: 2 });
+    const next: ProgressDocument = {
+      ...mine,
+      completedTasks: [...mine.completedTasks, 'Tracker status upsert'],
+      currentTask: { description: 'Continuation prompt box', status: 'started' },
+      remainingTasks: ['Stop hook entry'],
+    };
+    expect(await writer.checkpoint({ source: 'gate_boundary', status: 'in_progress', payload: next })).toMatchObject({
+      ok: true,
+      sequence: 2,
+    });
     await writer.close();
     const stored = readFileSync(path, 'utf8');
-    for (const theirs of ['**Branch:** feat/cia-123-checkpoints', '_Written by /ccc:checkpoint (stop hook, gate 2)._', '## Gate Log\n| gate | result |\n|------|--------|\n| 1 | passed |\n| 2 | passed |']) expect(stored).toContain(theirs);
+    for (const theirs of [
+      '**Branch:** feat/cia-123-checkpoints',
+      '_Written by /ccc:checkpoint (stop hook, gate 2)._',
+      '## Gate Log\n| gate | result |\n|------|--------|\n| 1 | passed |\n| 2 | passed |',
+    ])
+      expect(stored).toContain(theirs);
     const again = await planResume({ storage, profile, runId: RUN, clock });
     expect(codes(again)).toEqual([]);
     expect(again).toMatchObject({ at: 'Continuation prompt box', snapshot: { sequence: 2 } });
@@ -99,7 +122,10 @@ describe('the tool writes → savepoint resumes and writes → the tool rewrites
 
     // the tool edits the file but leaves savepoint's comment in place: the edit is the newest truth
     const writer2 = createWriter({ storage, profile, runId: RUN, clock });
-    expect((await writer2.checkpoint({ source: 'gate_boundary', status: 'in_progress', payload: { ...resumed.payload, remainingTasks: [] } })).ok).toBe(true);
+    expect(
+      (await writer2.checkpoint({ source: 'gate_boundary', status: 'in_progress', payload: { ...resumed.payload, remainingTasks: [] } }))
+        .ok,
+    ).toBe(true);
     await writer2.close();
     writeFileSync(path, readFileSync(path, 'utf8').replace('## Remaining Tasks\n- None', '## Remaining Tasks\n- Docs'));
     const edited = await planResume({ storage, profile, runId: RUN, clock });
@@ -115,7 +141,12 @@ describe('the tool writes → savepoint resumes and writes → the tool rewrites
     const report = await runCheckpointProtocol({ cwd: dir, profile: 'automated', progress: { remainingTasks: ['Stop hook entry'] } });
     expect(report.steps[0]).toMatchObject({ outcome: 'succeeded' });
     const after = readFileSync(join(dir, '.ccc-progress.md'), 'utf8');
-    for (const theirs of ['**Branch:** feat/cia-123-checkpoints', '_Written by /ccc:checkpoint (stop hook, gate 2)._', '## Gate Log\n| gate | result |']) expect(after).toContain(theirs);
+    for (const theirs of [
+      '**Branch:** feat/cia-123-checkpoints',
+      '_Written by /ccc:checkpoint (stop hook, gate 2)._',
+      '## Gate Log\n| gate | result |',
+    ])
+      expect(after).toContain(theirs);
     expect(after.match(/## Gate Log/g)).toHaveLength(1);
     expect(parseProgress(after).document.remainingTasks).toEqual(['Stop hook entry']);
   });
@@ -123,25 +154,30 @@ describe('the tool writes → savepoint resumes and writes → the tool rewrites
   it('property: any spec-valid foreign progress file resumes, and its extra lines and sections survive a savepoint rewrite byte for byte', async () => {
     const note = fc.stringMatching(/^[A-Za-z][A-Za-z0-9 .,:-]{0,30}$/);
     await fc.assert(
-      fc.asyncProperty(progressDocument, fc.array(note, { maxLength: 2 }), fc.option(fc.array(note, { minLength: 1, maxLength: 3 }), { nil: undefined }), async (doc, lines, notes) => {
-        const { extraSections: _e, ...spec } = doc;
-        const base = renderProgress(spec);
-        const extraLines = lines.map((l) => `**${l.split(' ')[0]!.replace(/:/g, '')}x:** ${l}`);
-        const section = notes ? `## Tool Notes\n${notes.map((n) => `- ${n}`).join('\n')}` : undefined;
-        const foreign = `${base.replace(/(\*\*Execution Mode:\*\*.*\n)/, `$1${extraLines.map((l) => `${l}\n`).join('')}`)}${section ? `\n${section}\n` : ''}`;
-        const storage = memoryStorage();
-        await storage.put(FILE, utf8Encode(foreign));
-        const plan = await planResume({ storage, profile: progressProtocol, runId: RUN, clock });
-        expect(codes(plan)).toEqual(['checkpoint_unsealed']);
-        expect(plan.continuationPrompt).toBe(parseProgress(base).document.continuationPrompt);
-        const writer = createWriter({ storage, profile: progressProtocol, runId: RUN, clock });
-        expect((await writer.checkpoint({ source: 'session_split', status: 'in_progress', payload: spec })).ok).toBe(true);
-        await writer.close();
-        const stored = await text(storage, FILE);
-        for (const l of extraLines) expect(stored).toContain(`\n${l}\n`);
-        if (section) expect(stored).toContain(section);
-        expect(codes(await planResume({ storage, profile: progressProtocol, runId: RUN, clock }))).toEqual([]);
-      }),
+      fc.asyncProperty(
+        progressDocument,
+        fc.array(note, { maxLength: 2 }),
+        fc.option(fc.array(note, { minLength: 1, maxLength: 3 }), { nil: undefined }),
+        async (doc, lines, notes) => {
+          const { extraSections: _e, ...spec } = doc;
+          const base = renderProgress(spec);
+          const extraLines = lines.map((l) => `**${l.split(' ')[0]!.replace(/:/g, '')}x:** ${l}`);
+          const section = notes ? `## Tool Notes\n${notes.map((n) => `- ${n}`).join('\n')}` : undefined;
+          const foreign = `${base.replace(/(\*\*Execution Mode:\*\*.*\n)/, `$1${extraLines.map((l) => `${l}\n`).join('')}`)}${section ? `\n${section}\n` : ''}`;
+          const storage = memoryStorage();
+          await storage.put(FILE, utf8Encode(foreign));
+          const plan = await planResume({ storage, profile: progressProtocol, runId: RUN, clock });
+          expect(codes(plan)).toEqual(['checkpoint_unsealed']);
+          expect(plan.continuationPrompt).toBe(parseProgress(base).document.continuationPrompt);
+          const writer = createWriter({ storage, profile: progressProtocol, runId: RUN, clock });
+          expect((await writer.checkpoint({ source: 'session_split', status: 'in_progress', payload: spec })).ok).toBe(true);
+          await writer.close();
+          const stored = await text(storage, FILE);
+          for (const l of extraLines) expect(stored).toContain(`\n${l}\n`);
+          if (section) expect(stored).toContain(section);
+          expect(codes(await planResume({ storage, profile: progressProtocol, runId: RUN, clock }))).toEqual([]);
+        },
+      ),
       { numRuns: 25 },
     );
   });
@@ -153,14 +189,29 @@ describe('import of progress runs', () => {
     await putFixtures(storage, 'progress-protocol', { [FILE]: 'ccc-progress.tool.md' });
     expect(await importProgressProtocolRun(storage, RUN)).toMatchObject({ applied: false, changes: 1 });
     expect(await text(storage, FILE)).toBe(foreignFixture('progress-protocol', 'ccc-progress.tool.md'));
-    expect((await importProgressProtocolRun(storage, RUN, { apply: true })).files).toEqual([expect.objectContaining({ key: FILE, action: 'seal', warnings: ['checkpoint_unsealed'] })]);
+    expect((await importProgressProtocolRun(storage, RUN, { apply: true })).files).toEqual([
+      expect.objectContaining({ key: FILE, action: 'seal', warnings: ['checkpoint_unsealed'] }),
+    ]);
     const sealed = await text(storage, FILE);
-    expect(sealed.split('\n').filter((l) => !l.startsWith('<!-- savepoint:')).join('\n')).toBe(foreignFixture('progress-protocol', 'ccc-progress.tool.md'));
-    expect(await progressProtocol.document.decode(utf8Encode(sealed), FILE)).toMatchObject({ runId: RUN, sequence: 1, createdAt: '2026-01-15T14:30:00.500Z' });
+    expect(
+      sealed
+        .split('\n')
+        .filter((l) => !l.startsWith('<!-- savepoint:'))
+        .join('\n'),
+    ).toBe(foreignFixture('progress-protocol', 'ccc-progress.tool.md'));
+    expect(await progressProtocol.document.decode(utf8Encode(sealed), FILE)).toMatchObject({
+      runId: RUN,
+      sequence: 1,
+      createdAt: '2026-01-15T14:30:00.500Z',
+    });
     expect((await importProgressProtocolRun(storage, RUN, { apply: true })).changes).toBe(0);
     expect(codes(await planResume({ storage, profile: progressProtocol, runId: RUN, clock }))).toEqual([]);
 
-    const { snapshot } = await importProgressProtocolDocument(foreignFixture('progress-protocol', 'ccc-progress.spec-template.md'), { runId: RUN, sequence: 4, source: 'gate_boundary' });
+    const { snapshot } = await importProgressProtocolDocument(foreignFixture('progress-protocol', 'ccc-progress.spec-template.md'), {
+      runId: RUN,
+      sequence: 4,
+      source: 'gate_boundary',
+    });
     expect(snapshot).toMatchObject({ runId: RUN, sequence: 4, source: 'gate_boundary', status: 'blocked' });
 
     const from = tempDir();

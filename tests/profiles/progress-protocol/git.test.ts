@@ -16,7 +16,8 @@ function repo(files?: Record<string, string>): string {
 }
 
 const headCount = (dir: string): number => Number(git(dir, 'rev-list', '--count', 'HEAD').trim());
-const lastCommitFiles = (dir: string): string[] => git(dir, 'show', '--name-only', '--format=', 'HEAD').trim().split('\n').filter(Boolean).sort();
+const lastCommitFiles = (dir: string): string[] =>
+  git(dir, 'show', '--name-only', '--format=', 'HEAD').trim().split('\n').filter(Boolean).sort();
 
 describe('Step 2: git snapshot against real repositories', () => {
   it('a clean tree is skipped with exactly the spec message', async () => {
@@ -77,8 +78,14 @@ describe('Step 2: git snapshot against real repositories', () => {
       reason: 'nothing_to_stage',
       message: 'Git snapshot skipped — nothing in scope to stage.',
     });
-    expect(await gitSnapshot({ cwd: dir, inScopeFiles: undefined, message: 'm' })).toMatchObject({ outcome: 'skipped', reason: 'no_scope' });
-    expect(await gitSnapshot({ cwd: dir, inScopeFiles: ['../outside.ts', '/etc/passwd'], message: 'm' })).toMatchObject({ outcome: 'skipped', reason: 'nothing_to_stage' });
+    expect(await gitSnapshot({ cwd: dir, inScopeFiles: undefined, message: 'm' })).toMatchObject({
+      outcome: 'skipped',
+      reason: 'no_scope',
+    });
+    expect(await gitSnapshot({ cwd: dir, inScopeFiles: ['../outside.ts', '/etc/passwd'], message: 'm' })).toMatchObject({
+      outcome: 'skipped',
+      reason: 'nothing_to_stage',
+    });
     expect(headCount(dir)).toBe(1);
     expect(statusOf(dir)).toEqual({ 'src/b.ts': ' M' });
   });
@@ -106,7 +113,9 @@ describe('Step 2: git snapshot against real repositories', () => {
     const err = await gitSnapshot({ cwd: dir, inScopeFiles: ['x'], message: 'm' }).catch((e: unknown) => e);
     expect(isCheckpointError(err)).toBe(true);
     expect((err as { details: { cause: string } }).details.cause).toBe('not a git repository');
-    const missing = await gitSnapshot({ cwd: dir, inScopeFiles: ['x'], message: 'm', gitBinary: 'git-that-does-not-exist' }).catch((e: unknown) => e);
+    const missing = await gitSnapshot({ cwd: dir, inScopeFiles: ['x'], message: 'm', gitBinary: 'git-that-does-not-exist' }).catch(
+      (e: unknown) => e,
+    );
     expect((missing as { details: { cause: string } }).details.cause).toBe('git not found');
   });
 

@@ -47,7 +47,8 @@ export function installPreCommitHook(dir: string, script: string): void {
 /** `git status --porcelain` as `{ path: XY }`. */
 export function statusOf(dir: string): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const line of git(dir, 'status', '--porcelain=v1', '--untracked-files=all').split('\n')) if (line.length > 3) out[line.slice(3)] = line.slice(0, 2);
+  for (const line of git(dir, 'status', '--porcelain=v1', '--untracked-files=all').split('\n'))
+    if (line.length > 3) out[line.slice(3)] = line.slice(0, 2);
   return out;
 }
 
@@ -85,7 +86,9 @@ function send(res: ServerResponse, status: number, body: unknown, headers: Recor
   res.end(JSON.stringify(body));
 }
 
-async function startFake(handle: (req: IncomingMessage, text: string, res: ServerResponse, state: FakeTracker) => void): Promise<FakeTracker> {
+async function startFake(
+  handle: (req: IncomingMessage, text: string, res: ServerResponse, state: FakeTracker) => void,
+): Promise<FakeTracker> {
   const faults: Fault[] = [];
   const waiters: (() => void)[] = [];
   const tracker = { requests: [], comments: new Map() } as unknown as FakeTracker & { url: string };
@@ -135,7 +138,14 @@ export function startFakeLinear(): Promise<FakeTracker> {
     const body = state.requests.at(-1)!.body as { query?: unknown; variables?: Record<string, unknown> } | undefined;
     if (req.method !== 'POST' || req.url !== '/graphql') return send(res, 404, { errors: [{ message: 'Not found' }] });
     if (req.headers.authorization !== LINEAR_KEY) {
-      return send(res, 400, { errors: [{ message: 'Authentication required, not authenticated', extensions: { type: 'authentication error', code: 'AUTHENTICATION_ERROR', userError: true } }] });
+      return send(res, 400, {
+        errors: [
+          {
+            message: 'Authentication required, not authenticated',
+            extensions: { type: 'authentication error', code: 'AUTHENTICATION_ERROR', userError: true },
+          },
+        ],
+      });
     }
     if (!String(req.headers['content-type']).startsWith('application/json') || typeof body?.query !== 'string') {
       return send(res, 400, { errors: [{ message: 'Must provide query string.', extensions: { code: 'BAD_REQUEST' } }] });
@@ -145,21 +155,39 @@ export function startFakeLinear(): Promise<FakeTracker> {
     if (/mutation \w*\(\$input: CommentCreateInput!\) \{ commentCreate\(input: \$input\) \{ success comment \{ id \} \} \}/.test(query)) {
       const input = vars.input as { issueId?: unknown; body?: unknown } | undefined;
       if (typeof input?.issueId !== 'string' || typeof input.body !== 'string') {
-        return send(res, 400, { errors: [{ message: 'Argument Validation Error', extensions: { type: 'invalid input', code: 'INVALID_INPUT' } }] });
+        return send(res, 400, {
+          errors: [{ message: 'Argument Validation Error', extensions: { type: 'invalid input', code: 'INVALID_INPUT' } }],
+        });
       }
       const id = randomUUID();
       state.comments.set(id, { body: input.body, issue: input.issueId });
       return send(res, 200, { data: { commentCreate: { success: true, comment: { id } } } });
     }
-    if (/mutation \w*\(\$id: String!, \$input: CommentUpdateInput!\) \{ commentUpdate\(id: \$id, input: \$input\) \{ success comment \{ id \} \} \}/.test(query)) {
+    if (
+      /mutation \w*\(\$id: String!, \$input: CommentUpdateInput!\) \{ commentUpdate\(id: \$id, input: \$input\) \{ success comment \{ id \} \} \}/.test(
+        query,
+      )
+    ) {
       const id = vars.id;
       const input = vars.input as { body?: unknown } | undefined;
-      if (typeof id !== 'string' || typeof input?.body !== 'string') return send(res, 400, { errors: [{ message: 'Argument Validation Error', extensions: { type: 'invalid input' } }] });
+      if (typeof id !== 'string' || typeof input?.body !== 'string')
+        return send(res, 400, { errors: [{ message: 'Argument Validation Error', extensions: { type: 'invalid input' } }] });
       const existing = state.comments.get(id);
       if (!existing) {
         return send(res, 200, {
           data: null,
-          errors: [{ message: 'Entity not found: Comment', path: ['commentUpdate'], extensions: { type: 'invalid input', code: 'INPUT_ERROR', userError: true, userPresentableMessage: 'Could not find referenced Comment.' } }],
+          errors: [
+            {
+              message: 'Entity not found: Comment',
+              path: ['commentUpdate'],
+              extensions: {
+                type: 'invalid input',
+                code: 'INPUT_ERROR',
+                userError: true,
+                userPresentableMessage: 'Could not find referenced Comment.',
+              },
+            },
+          ],
         });
       }
       existing.body = input.body;
@@ -173,7 +201,19 @@ export function startFakeLinear(): Promise<FakeTracker> {
 export const GITHUB_TOKEN = 'ghp_TESTSECRET0123456789abcdef';
 
 const require = createRequire(import.meta.url);
-type OpenApi = { paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: object }> }; responses: Record<string, { content?: Record<string, { schema: object }> }> }>>; components: { schemas: Record<string, object> } };
+type OpenApi = {
+  paths: Record<
+    string,
+    Record<
+      string,
+      {
+        requestBody?: { content: Record<string, { schema: object }> };
+        responses: Record<string, { content?: Record<string, { schema: object }> }>;
+      }
+    >
+  >;
+  components: { schemas: Record<string, object> };
+};
 let openapi: OpenApi | undefined;
 const Ajv = ((AjvModule as unknown as { default?: unknown }).default ?? AjvModule) as typeof AjvModule.default;
 let ajv: InstanceType<typeof Ajv> | undefined;
@@ -190,7 +230,10 @@ export function githubSchemaErrors(path: string, method: 'post' | 'patch', part:
     ajv.addSchema({ $id: 'gh', components: openapi.components });
   }
   const op = openapi.paths[path]![method]!;
-  const schema = part === 'request' ? op.requestBody!.content['application/json']!.schema : op.responses[String(part)]!.content!['application/json']!.schema;
+  const schema =
+    part === 'request'
+      ? op.requestBody!.content['application/json']!.schema
+      : op.responses[String(part)]!.content!['application/json']!.schema;
   const rewritten = JSON.parse(JSON.stringify(schema).replace(/"#\/components\//g, '"gh#/components/')) as object;
   const validate = ajv.compile(rewritten);
   return validate(value) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message}`);
@@ -207,8 +250,12 @@ export function startFakeGitHub(owner = 'acme', repo = 'app'): Promise<FakeTrack
   return startFake((req, _text, res, state) => {
     const url = req.url ?? '';
     const base = `http://${req.headers.host}`;
-    if (req.headers.authorization !== `Bearer ${GITHUB_TOKEN}`) return send(res, 401, { message: 'Bad credentials', documentation_url: 'https://docs.github.com/rest', status: '401' });
-    if (!req.headers['user-agent']) return send(res, 403, { message: 'Request forbidden by administrative rules. Please make sure your request has a User-Agent header' });
+    if (req.headers.authorization !== `Bearer ${GITHUB_TOKEN}`)
+      return send(res, 401, { message: 'Bad credentials', documentation_url: 'https://docs.github.com/rest', status: '401' });
+    if (!req.headers['user-agent'])
+      return send(res, 403, {
+        message: 'Request forbidden by administrative rules. Please make sure your request has a User-Agent header',
+      });
     const body = state.requests.at(-1)!.body as { body?: unknown } | undefined;
     const comment = (id: number, text: string, issue: string) => ({
       id,
@@ -216,7 +263,26 @@ export function startFakeGitHub(owner = 'acme', repo = 'app'): Promise<FakeTrack
       url: `${base}/repos/${owner}/${repo}/issues/comments/${id}`,
       html_url: `https://github.com/${owner}/${repo}/issues/${issue}#issuecomment-${id}`,
       body: text,
-      user: { login: 'savepoint-bot', id: 1, node_id: 'U_1', avatar_url: 'https://avatars.example/1', gravatar_id: '', url: `${base}/users/savepoint-bot`, html_url: 'https://github.com/savepoint-bot', followers_url: '', following_url: '', gists_url: '', starred_url: '', subscriptions_url: '', organizations_url: '', repos_url: '', events_url: '', received_events_url: '', type: 'Bot', site_admin: false },
+      user: {
+        login: 'savepoint-bot',
+        id: 1,
+        node_id: 'U_1',
+        avatar_url: 'https://avatars.example/1',
+        gravatar_id: '',
+        url: `${base}/users/savepoint-bot`,
+        html_url: 'https://github.com/savepoint-bot',
+        followers_url: '',
+        following_url: '',
+        gists_url: '',
+        starred_url: '',
+        subscriptions_url: '',
+        organizations_url: '',
+        repos_url: '',
+        events_url: '',
+        received_events_url: '',
+        type: 'Bot',
+        site_admin: false,
+      },
       created_at: '2025-12-14T15:30:00Z',
       updated_at: '2025-12-14T15:30:00Z',
       issue_url: `${base}/repos/${owner}/${repo}/issues/${issue}`,
@@ -224,7 +290,11 @@ export function startFakeGitHub(owner = 'acme', repo = 'app'): Promise<FakeTrack
     });
     const create = new RegExp(`^/repos/${owner}/${repo}/issues/(\\d+)/comments$`).exec(url);
     if (req.method === 'POST' && create) {
-      if (typeof body?.body !== 'string') return send(res, 422, { message: 'Invalid request.', errors: [{ resource: 'IssueComment', code: 'missing_field', field: 'body' }] });
+      if (typeof body?.body !== 'string')
+        return send(res, 422, {
+          message: 'Invalid request.',
+          errors: [{ resource: 'IssueComment', code: 'missing_field', field: 'body' }],
+        });
       const id = nextId++;
       state.comments.set(String(id), { body: body.body, issue: create[1]! });
       return send(res, 201, comment(id, body.body, create[1]!), { location: `${base}/repos/${owner}/${repo}/issues/comments/${id}` });
@@ -232,7 +302,12 @@ export function startFakeGitHub(owner = 'acme', repo = 'app'): Promise<FakeTrack
     const update = new RegExp(`^/repos/${owner}/${repo}/issues/comments/(\\d+)$`).exec(url);
     if (req.method === 'PATCH' && update) {
       const existing = state.comments.get(update[1]!);
-      if (!existing) return send(res, 404, { message: 'Not Found', documentation_url: 'https://docs.github.com/rest/issues/comments#update-an-issue-comment', status: '404' });
+      if (!existing)
+        return send(res, 404, {
+          message: 'Not Found',
+          documentation_url: 'https://docs.github.com/rest/issues/comments#update-an-issue-comment',
+          status: '404',
+        });
       if (typeof body?.body !== 'string') return send(res, 422, { message: 'Invalid request.' });
       existing.body = body.body;
       return send(res, 200, comment(Number(update[1]), body.body, existing.issue));

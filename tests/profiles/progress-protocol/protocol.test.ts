@@ -19,7 +19,11 @@ afterEach(async () => {
 });
 
 async function setup(): Promise<{ dir: string; server: FakeTracker }> {
-  const repo = tempRepo({ 'src/scoring.ts': 'export {}\n', 'src/menu.ts': 'export {}\n', '.gitignore': '.ccc-progress.md\n.ccc-state.json\n' });
+  const repo = tempRepo({
+    'src/scoring.ts': 'export {}\n',
+    'src/menu.ts': 'export {}\n',
+    '.gitignore': '.ccc-progress.md\n.ccc-state.json\n',
+  });
   const server = await startFakeLinear();
   cleanups.push(repo.cleanup, () => server.close());
   write(repo.dir, '.ccc-state.json', JSON.stringify({ activeTaskFiles: ['src/scoring.ts'], executionMode: 'tdd' }, null, 2));
@@ -65,11 +69,15 @@ describe('the manual profile: all four steps', () => {
     const text = read(dir, '.ccc-progress.md');
     const parsed = parseProgress(text).document;
     expect(parsed).toMatchObject({ ...progress, session: '2025-12-14T15:30:00.000Z' });
-    expect(parsed.continuationPrompt).toBe('Resume CIA-123. Current task: task 2 of 3 — Combo multiplier. Key files: src/scoring.ts.\nNext action: Continue Combo multiplier (tests red).');
+    expect(parsed.continuationPrompt).toBe(
+      'Resume CIA-123. Current task: task 2 of 3 — Combo multiplier. Key files: src/scoring.ts.\nNext action: Continue Combo multiplier (tests red).',
+    );
     const snapshot = await progressProtocol.document.decode(utf8EncodeForTest(text), '.ccc-progress.md');
     expect(snapshot).toMatchObject({ runId: 'CIA-123', sequence: 1, source: 'handoff_request', status: 'in_progress' });
     // Step 2: only the in-scope file was committed
-    expect(git(dir, 'show', '--name-only', '--format=%s', 'HEAD').trim()).toBe('checkpoint(CIA-123): task 2 of 3 — Combo multiplier\n\nsrc/scoring.ts');
+    expect(git(dir, 'show', '--name-only', '--format=%s', 'HEAD').trim()).toBe(
+      'checkpoint(CIA-123): task 2 of 3 — Combo multiplier\n\nsrc/scoring.ts',
+    );
     expect(statusOf(dir)).toEqual({ 'src/menu.ts': ' M' });
     // Step 3: one comment
     expect(server.comments.size).toBe(1);
@@ -103,7 +111,9 @@ describe('the manual profile: all four steps', () => {
     const { dir, server } = await setup();
     server.fail({ status: 503 });
     const report = await runCheckpointProtocol(options(dir, server));
-    expect(report.summary).toBe('Checkpoint complete: 3/4 steps succeeded.\nFailed: Linear update (HTTP 503) — status not persisted to issue tracker.');
+    expect(report.summary).toBe(
+      'Checkpoint complete: 3/4 steps succeeded.\nFailed: Linear update (HTTP 503) — status not persisted to issue tracker.',
+    );
     expect(report.steps[3]!.outcome).toBe('succeeded');
     expect(report.output).toContain('Warning: Linear update skipped (HTTP 503).');
   });
@@ -122,7 +132,14 @@ describe('the manual profile: all four steps', () => {
     const { dir, server } = await setup();
     await runCheckpointProtocol(options(dir, server));
     const second = await runCheckpointProtocol(
-      options(dir, server, { progress: { completedTasks: ['Timer', 'Combo multiplier'], currentTask: { description: 'Leaderboard', status: 'starting' }, remainingTasks: [] }, clock: { now: () => Date.UTC(2025, 11, 14, 16, 0) } }),
+      options(dir, server, {
+        progress: {
+          completedTasks: ['Timer', 'Combo multiplier'],
+          currentTask: { description: 'Leaderboard', status: 'starting' },
+          remainingTasks: [],
+        },
+        clock: { now: () => Date.UTC(2025, 11, 14, 16, 0) },
+      }),
     );
     expect(second.summary).toBe('Checkpoint complete: 4/4 steps succeeded.');
     const text = read(dir, '.ccc-progress.md');
@@ -147,15 +164,23 @@ describe('the manual profile: all four steps', () => {
         'Failed: Continuation prompt (blocked-path unreadable: EISDIR) — generic template printed instead.',
       ].join('\n'),
     );
-    expect(report.steps[3]!.message).toContain(`${CONTINUATION_BOX}\n\nResume CIA-123. Current task: [task N of M]. Key files: [file list].\nNext action: [specific next step].`);
+    expect(report.steps[3]!.message).toContain(
+      `${CONTINUATION_BOX}\n\nResume CIA-123. Current task: [task N of M]. Key files: [file list].\nNext action: [specific next step].`,
+    );
     expect(report.output).toMatch(/Warning: could not read the continuation prompt/);
   });
 
   it('a progress file without a Continuation Prompt, hand-edited after step 1, gets the generic template', async () => {
     const { dir } = await setup();
-    const report = await runCheckpointProtocol({ cwd: dir, progress, clock: { now: () => 0 }, progressFile: 'p.md', log: (t) => {
-      if (t.startsWith('Progress saved')) writeFileSync(join(dir, 'p.md'), '# Session Progress\n\n**Issue:** CIA-123\n');
-    } });
+    const report = await runCheckpointProtocol({
+      cwd: dir,
+      progress,
+      clock: { now: () => 0 },
+      progressFile: 'p.md',
+      log: (t) => {
+        if (t.startsWith('Progress saved')) writeFileSync(join(dir, 'p.md'), '# Session Progress\n\n**Issue:** CIA-123\n');
+      },
+    });
     expect(report.steps[3]).toMatchObject({ outcome: 'failed', cause: 'no Continuation Prompt section' });
     expect(report.steps[2]).toMatchObject({ outcome: 'skipped', message: 'Tracker update skipped — no tracker configured.' });
   });
@@ -192,8 +217,18 @@ describe('never suppress partial success', () => {
         const sink =
           tracker === 'none'
             ? undefined
-            : linearStatusSink({ issueId: 'CIA-123', apiKey: tracker === '401' ? 'lin_api_bad' : LINEAR_KEY, endpoint: `${server.url}/graphql` });
-        const report = await runCheckpointProtocol({ cwd: dir, profile: 'automated', progress, ...(sink ? { sink } : {}), ...(step1Fails ? { progressFile: 'a-directory' } : {}) });
+            : linearStatusSink({
+                issueId: 'CIA-123',
+                apiKey: tracker === '401' ? 'lin_api_bad' : LINEAR_KEY,
+                endpoint: `${server.url}/graphql`,
+              });
+        const report = await runCheckpointProtocol({
+          cwd: dir,
+          profile: 'automated',
+          progress,
+          ...(sink ? { sink } : {}),
+          ...(step1Fails ? { progressFile: 'a-directory' } : {}),
+        });
         const failed = [...(step1Fails ? ['Persist progress'] : []), ...(tracker === '503' || tracker === '401' ? ['Linear update'] : [])];
         const lines = report.summary.split('\n');
         expect(lines[0]).toBe(`Checkpoint complete: ${2 - failed.length}/2 steps succeeded.`);

@@ -11,7 +11,15 @@ import {
   type CheckpointProtocolOptions,
   type StatusSink,
 } from 'savepoint/progress-protocol';
-import { GITHUB_TOKEN, LINEAR_KEY, githubSchemaErrors, manualClock, startFakeGitHub, startFakeLinear, type FakeTracker } from './helpers.js';
+import {
+  GITHUB_TOKEN,
+  LINEAR_KEY,
+  githubSchemaErrors,
+  manualClock,
+  startFakeGitHub,
+  startFakeLinear,
+  type FakeTracker,
+} from './helpers.js';
 
 const COMMENTS = '/repos/{owner}/{repo}/issues/{issue_number}/comments';
 const COMMENT = '/repos/{owner}/{repo}/issues/comments/{comment_id}';
@@ -55,7 +63,8 @@ const cases: Case[] = [
   {
     name: 'GitHub',
     start: () => startFakeGitHub('acme', 'app'),
-    sink: (url, extra = {}) => githubIssueCommentSink({ owner: 'acme', repo: 'app', issueNumber: 7, token: GITHUB_TOKEN, baseUrl: url, ...extra }),
+    sink: (url, extra = {}) =>
+      githubIssueCommentSink({ owner: 'acme', repo: 'app', issueNumber: 7, token: GITHUB_TOKEN, baseUrl: url, ...extra }),
     badSink: (url) => githubIssueCommentSink({ owner: 'acme', repo: 'app', issueNumber: 7, token: 'ghp_WRONGSECRET', baseUrl: url }),
     token: GITHUB_TOKEN,
   },
@@ -89,11 +98,17 @@ describe.each(cases)('$name status sink against a local server speaking its API'
       ].join('\n'),
     );
     // the id is stored; the file's other fields, their order and its indentation are kept
-    expect(readFileSync(join(dir, '.ccc-state.json'), 'utf8')).toBe(`{\n    "phase": "build",\n    "activeTaskFiles": [\n        "src/a.ts"\n    ],\n    "checkpointCommentId": "${id}"\n}\n`);
+    expect(readFileSync(join(dir, '.ccc-state.json'), 'utf8')).toBe(
+      `{\n    "phase": "build",\n    "activeTaskFiles": [\n        "src/a.ts"\n    ],\n    "checkpointCommentId": "${id}"\n}\n`,
+    );
 
     const second = await run(c.sink(server.url), {
       clock: clockAt('2025-12-14T16:00:00Z'),
-      progress: { ...progress, decisions: [...progress.decisions, { decision: 'GitHub too', rationale: '' }], blockers: [{ description: 'Token', unblockedBy: 'admin' }] },
+      progress: {
+        ...progress,
+        decisions: [...progress.decisions, { decision: 'GitHub too', rationale: '' }],
+        blockers: [{ description: 'Token', unblockedBy: 'admin' }],
+      },
       nextAction: 'Write the GitHub sink tests',
     });
     expect(second.summary).toBe('Checkpoint complete: 2/2 steps succeeded.');
@@ -110,7 +125,10 @@ describe.each(cases)('$name status sink against a local server speaking its API'
   });
 
   it('re-creates the comment when the stored one was deleted, and stores the new id', async () => {
-    writeFileSync(join(dir, '.ccc-state.json'), JSON.stringify({ checkpointCommentId: c.name === 'GitHub' ? '999' : '00000000-0000-4000-8000-000000000000' }));
+    writeFileSync(
+      join(dir, '.ccc-state.json'),
+      JSON.stringify({ checkpointCommentId: c.name === 'GitHub' ? '999' : '00000000-0000-4000-8000-000000000000' }),
+    );
     const report = await run(c.sink(server.url));
     expect(report.summary).toBe('Checkpoint complete: 2/2 steps succeeded.');
     expect(server.requests).toHaveLength(2);
@@ -121,7 +139,9 @@ describe.each(cases)('$name status sink against a local server speaking its API'
   it('HTTP 503: warning, skip, and the exact report line', async () => {
     server.fail({ status: 503 });
     const report = await run(c.sink(server.url));
-    expect(report.summary).toBe(`Checkpoint complete: 1/2 steps succeeded.\nFailed: ${c.name} update (HTTP 503) — status not persisted to issue tracker.`);
+    expect(report.summary).toBe(
+      `Checkpoint complete: 1/2 steps succeeded.\nFailed: ${c.name} update (HTTP 503) — status not persisted to issue tracker.`,
+    );
     expect(report.output).toContain(`Warning: ${c.name} update skipped (HTTP 503).`);
     expect(report.steps[0]!.outcome).toBe('succeeded'); // step 1 still persisted
     expect(report.steps[2]!.error?.reasonCode).toBe('checkpoint_tracker_unavailable');
@@ -136,7 +156,9 @@ describe.each(cases)('$name status sink against a local server speaking its API'
     await new Promise((r) => setTimeout(r, 20));
     await clock.advance(5000);
     const report = await pending;
-    expect(report.summary).toBe(`Checkpoint complete: 1/2 steps succeeded.\nFailed: ${c.name} update (timeout after 5000 ms) — status not persisted to issue tracker.`);
+    expect(report.summary).toBe(
+      `Checkpoint complete: 1/2 steps succeeded.\nFailed: ${c.name} update (timeout after 5000 ms) — status not persisted to issue tracker.`,
+    );
     expect(clock.pending).toBe(0);
   });
 
@@ -155,7 +177,13 @@ describe.each(cases)('$name status sink against a local server speaking its API'
     expect(report.steps[2]!.outcome).toBe('failed');
     expect(report.steps[2]!.cause).toMatch(c.name === 'GitHub' ? /^HTTP 401$/ : /^HTTP 400, AUTHENTICATION_ERROR$/);
     const ok = await run(c.sink(server.url));
-    for (const text of [report.output, JSON.stringify(report.steps), ok.output, JSON.stringify(ok.steps), String(report.steps[2]!.error?.message)]) {
+    for (const text of [
+      report.output,
+      JSON.stringify(report.steps),
+      ok.output,
+      JSON.stringify(ok.steps),
+      String(report.steps[2]!.error?.message),
+    ]) {
       expect(text).not.toContain(c.token);
       expect(text).not.toContain('WRONGSECRET');
     }
@@ -171,8 +199,14 @@ describe('request and response shapes', () => {
       expect(await sink.updateComment(id, 'second')).toBe(true);
       const [create, update] = server.requests;
       expect(create!.headers.authorization).toBe(LINEAR_KEY);
-      expect(create!.body).toMatchObject({ query: expect.stringContaining('commentCreate(input: $input)'), variables: { input: { issueId: 'CIA-123', body: 'first' } } });
-      expect(update!.body).toMatchObject({ query: expect.stringContaining('commentUpdate(id: $id, input: $input)'), variables: { id, input: { body: 'second' } } });
+      expect(create!.body).toMatchObject({
+        query: expect.stringContaining('commentCreate(input: $input)'),
+        variables: { input: { issueId: 'CIA-123', body: 'first' } },
+      });
+      expect(update!.body).toMatchObject({
+        query: expect.stringContaining('commentUpdate(id: $id, input: $input)'),
+        variables: { id, input: { body: 'second' } },
+      });
       expect(server.comments.get(id)).toEqual({ body: 'second', issue: 'CIA-123' });
       const oauth = linearStatusSink({ issueId: 'CIA-123', apiKey: 'tok', tokenType: 'oauth', endpoint: `${server.url}/graphql` });
       await oauth.createComment('x').catch(() => undefined);
@@ -194,15 +228,27 @@ describe('request and response shapes', () => {
       const [create, update] = server.requests;
       expect(create).toMatchObject({ method: 'POST', path: '/repos/acme/app/issues/7/comments' });
       expect(update).toMatchObject({ method: 'PATCH', path: `/repos/acme/app/issues/comments/${id}` });
-      expect(create!.headers).toMatchObject({ authorization: `Bearer ${GITHUB_TOKEN}`, accept: 'application/vnd.github+json', 'x-github-api-version': '2022-11-28' });
+      expect(create!.headers).toMatchObject({
+        authorization: `Bearer ${GITHUB_TOKEN}`,
+        accept: 'application/vnd.github+json',
+        'x-github-api-version': '2022-11-28',
+      });
       expect(githubSchemaErrors(COMMENTS, 'post', 'request', create!.body)).toEqual([]);
       expect(githubSchemaErrors(COMMENT, 'patch', 'request', update!.body)).toEqual([]);
       // the fake answers with what GitHub documents
-      const created = await fetch(`${server.url}/repos/acme/app/issues/7/comments`, { method: 'POST', headers: { authorization: `Bearer ${GITHUB_TOKEN}`, 'user-agent': 't' }, body: JSON.stringify({ body: 'x' }) });
+      const created = await fetch(`${server.url}/repos/acme/app/issues/7/comments`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${GITHUB_TOKEN}`, 'user-agent': 't' },
+        body: JSON.stringify({ body: 'x' }),
+      });
       expect(created.status).toBe(201);
       const createdBody = (await created.json()) as { id: number };
       expect(githubSchemaErrors(COMMENTS, 'post', 201, createdBody)).toEqual([]);
-      const patched = await fetch(`${server.url}/repos/acme/app/issues/comments/${createdBody.id}`, { method: 'PATCH', headers: { authorization: `Bearer ${GITHUB_TOKEN}`, 'user-agent': 't' }, body: JSON.stringify({ body: 'y' }) });
+      const patched = await fetch(`${server.url}/repos/acme/app/issues/comments/${createdBody.id}`, {
+        method: 'PATCH',
+        headers: { authorization: `Bearer ${GITHUB_TOKEN}`, 'user-agent': 't' },
+        body: JSON.stringify({ body: 'y' }),
+      });
       expect(githubSchemaErrors(COMMENT, 'patch', 200, await patched.json())).toEqual([]);
       expect(githubSchemaErrors(COMMENTS, 'post', 'request', { nobody: 1 })).not.toEqual([]);
     } finally {
@@ -225,7 +271,18 @@ describe('request and response shapes', () => {
 
   it('renders the status comment exactly in the spec format', () => {
     expect(
-      renderStatusComment({ updated: '2025-12-14T15:30:00Z', taskNumber: 2, taskCount: 5, task: 'Scoring', status: 'resuming', decisions: '', blockers: '', next: 'Write\ntests' }),
-    ).toBe('## Checkpoint Status\n\n**Updated:** 2025-12-14T15:30:00Z\n**Task:** 2 of 5 — Scoring\n**Status:** Resuming\n\n**Decisions:** None\n**Blockers:** None\n**Next:** Write tests');
+      renderStatusComment({
+        updated: '2025-12-14T15:30:00Z',
+        taskNumber: 2,
+        taskCount: 5,
+        task: 'Scoring',
+        status: 'resuming',
+        decisions: '',
+        blockers: '',
+        next: 'Write\ntests',
+      }),
+    ).toBe(
+      '## Checkpoint Status\n\n**Updated:** 2025-12-14T15:30:00Z\n**Task:** 2 of 5 — Scoring\n**Status:** Resuming\n\n**Decisions:** None\n**Blockers:** None\n**Next:** Write tests',
+    );
   });
 });

@@ -64,7 +64,13 @@ describe('the stop-hook entry', () => {
     server = await startFakeGitHub('acme', 'app');
     server.fail({ status: 503 });
     const dir = project();
-    const result = await runHook(dir, { SAVEPOINT_TRACKER: 'github', GITHUB_TOKEN, GITHUB_REPOSITORY: 'acme/app', SAVEPOINT_GITHUB_ISSUE: '7', GITHUB_API_URL: server.url });
+    const result = await runHook(dir, {
+      SAVEPOINT_TRACKER: 'github',
+      GITHUB_TOKEN,
+      GITHUB_REPOSITORY: 'acme/app',
+      SAVEPOINT_GITHUB_ISSUE: '7',
+      GITHUB_API_URL: server.url,
+    });
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     expect(result.stdout).toBe(
@@ -95,7 +101,11 @@ describe('the stop-hook entry', () => {
     const dir = mkdtempSync(join(tmpdir(), 'savepoint-hook-empty-'));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     const out: string[] = [];
-    const code = await runStopHook({ cwd: dir, env: { LINEAR_API_KEY: LINEAR_KEY, LINEAR_ISSUE_ID: 'CIA-9', LINEAR_API_URL: `${server.url}/graphql` }, write: (t) => out.push(t) });
+    const code = await runStopHook({
+      cwd: dir,
+      env: { LINEAR_API_KEY: LINEAR_KEY, LINEAR_ISSUE_ID: 'CIA-9', LINEAR_API_URL: `${server.url}/graphql` },
+      write: (t) => out.push(t),
+    });
     expect(code).toBe(1);
     expect(out.join('')).toMatch(/^Checkpoint complete: 0\/2 steps succeeded\.$/m);
   });

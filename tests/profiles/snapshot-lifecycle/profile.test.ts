@@ -5,7 +5,16 @@ import { join } from 'node:path';
 import { fsStorage } from 'savepoint/fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, createWriter, memoryStorage, planResume, CheckpointError, isCheckpointError, parseJson, type JsonObject } from 'savepoint';
+import {
+  canonicalJson,
+  createWriter,
+  memoryStorage,
+  planResume,
+  CheckpointError,
+  isCheckpointError,
+  parseJson,
+  type JsonObject,
+} from 'savepoint';
 import {
   checkpointWithOutcomes,
   createCommandOutcomeRecorder,
@@ -78,7 +87,19 @@ describe('snapshotLifecycle document', () => {
     const { bytes } = await snapshotLifecycle.document.encode({ ...draft!, sourceDetails: [] });
     const doc = JSON.parse(utf8Decode(bytes)) as Record<string, unknown>;
     expect(Object.keys(doc).sort()).toEqual(
-      ['command_outcomes', 'context_digest', 'created_at', 'integrity', 'run_id', 'sequence', 'snapshot_id', 'source', 'source_details', 'status', 'step_state'].sort(),
+      [
+        'command_outcomes',
+        'context_digest',
+        'created_at',
+        'integrity',
+        'run_id',
+        'sequence',
+        'snapshot_id',
+        'source',
+        'source_details',
+        'status',
+        'step_state',
+      ].sort(),
     );
     expect(doc.snapshot_id).toMatch(/^cp_\d{8}T\d{9}Z_[0-9a-z]{10}$/);
     expect(Object.keys(doc.integrity as object).sort()).toEqual(['algorithm', 'checksum', 'format_version']);
@@ -94,8 +115,12 @@ describe('snapshotLifecycle document', () => {
     const roomy = createSnapshotLifecycleProfile({ maxCommandOutcomes: 21 });
     await expect(roomy.document.encode(tooMany)).resolves.toBeDefined();
     expect(validateSync(roomy.payload, tooMany.payload).issues).toBeUndefined();
-    await expect(snapshotLifecycle.document.encode({ ...draft!, source: 'gate_decision' })).rejects.toMatchObject({ reasonCode: 'checkpoint_schema_invalid' });
-    await expect(snapshotLifecycle.document.encode({ ...draft!, status: 'timeout' })).rejects.toMatchObject({ reasonCode: 'checkpoint_schema_invalid' });
+    await expect(snapshotLifecycle.document.encode({ ...draft!, source: 'gate_decision' })).rejects.toMatchObject({
+      reasonCode: 'checkpoint_schema_invalid',
+    });
+    await expect(snapshotLifecycle.document.encode({ ...draft!, status: 'timeout' })).rejects.toMatchObject({
+      reasonCode: 'checkpoint_schema_invalid',
+    });
     expect(() => snapshotLifecycle.trigger('gate_decision')).toThrow(CheckpointError);
     expect(() => createSnapshotLifecycleProfile({ maxCommandOutcomes: 0 })).toThrow(/checkpoint_config_invalid/);
   });
@@ -107,7 +132,12 @@ describe('snapshotLifecycle profile rules', () => {
     expect(snapshotLifecycle.statuses.all).toEqual(['in_progress', 'failed', 'completed', 'paused']);
     expect(['failed', 'completed'].every((s) => snapshotLifecycle.isTerminal(s))).toBe(true);
     expect(['in_progress', 'paused'].some((s) => snapshotLifecycle.isTerminal(s))).toBe(false);
-    expect(snapshotLifecycle.heartbeat).toEqual({ source: 'timer', intervalMs: 120_000, whenUnchanged: 'write', payload: expect.any(Function) });
+    expect(snapshotLifecycle.heartbeat).toEqual({
+      source: 'timer',
+      intervalMs: 120_000,
+      whenUnchanged: 'write',
+      payload: expect.any(Function),
+    });
     expect(snapshotLifecycle.coalesceWindowMs).toBe(3000);
     expect(createSnapshotLifecycleProfile({ heartbeatIntervalMs: false }).heartbeat).toBe(false);
     expect(snapshotLifecycle.retention).toBe(snapshotLifecycleRetention);
@@ -129,9 +159,18 @@ describe('snapshotLifecycle profile rules', () => {
   it('coalescing ignores only the todo-compliance check time; new command outcomes are material', () => {
     const [p] = fc.sample(lifecyclePayloadArb, { numRuns: 1, seed: 11 });
     const view = (x: SnapshotLifecyclePayload): string => canonicalJson(snapshotLifecycle.materialView(x));
-    const rechecked = { ...p!, step_state: { ...p!.step_state, todo_compliance: { ...p!.step_state.todo_compliance, checked_at: '2030-01-01T00:00:00.000Z' } } };
+    const rechecked = {
+      ...p!,
+      step_state: { ...p!.step_state, todo_compliance: { ...p!.step_state.todo_compliance, checked_at: '2030-01-01T00:00:00.000Z' } },
+    };
     expect(view(rechecked)).toBe(view(p!));
-    const more = { ...p!, command_outcomes: [...p!.command_outcomes.slice(0, 19), { kind: 'shell' as const, name: 'x', result: 'PASS' as const, duration_ms: 0, summary: 'new' }] };
+    const more = {
+      ...p!,
+      command_outcomes: [
+        ...p!.command_outcomes.slice(0, 19),
+        { kind: 'shell' as const, name: 'x', result: 'PASS' as const, duration_ms: 0, summary: 'new' },
+      ],
+    };
     expect(view(more)).not.toBe(view(p!));
     const moved = { ...p!, step_state: { ...p!.step_state, step_ordinal: p!.step_state.step_ordinal + 1 } };
     expect(view(moved)).not.toBe(view(p!));
@@ -143,9 +182,18 @@ describe('trigger helpers', () => {
   it('map each spec boundary to its source, status and step state', () => {
     const entered = lifecycleTriggers.stepEntered(base!, { step_id: '3.1', step_ordinal: 7 });
     expect(entered).toMatchObject({ source: 'step_boundary', status: 'in_progress' });
-    expect(entered.payload.step_state).toMatchObject({ step_id: '3.1', step_ordinal: 7, step_status: 'in_progress', plan_path: base!.step_state.plan_path });
+    expect(entered.payload.step_state).toMatchObject({
+      step_id: '3.1',
+      step_ordinal: 7,
+      step_status: 'in_progress',
+      plan_path: base!.step_state.plan_path,
+    });
     expect(entered.payload.step_state.resume_hints).toEqual({ eligible: true, reason_code: 'step_in_progress', next_actions: [] });
-    const hinted = lifecycleTriggers.stepEntered(base!, { step_id: '3.2', step_ordinal: 8, resume_hints: { eligible: false, reason_code: 'needs_review', next_actions: ['ask'] } });
+    const hinted = lifecycleTriggers.stepEntered(base!, {
+      step_id: '3.2',
+      step_ordinal: 8,
+      resume_hints: { eligible: false, reason_code: 'needs_review', next_actions: ['ask'] },
+    });
     expect(hinted.payload.step_state.resume_hints).toEqual({ eligible: false, reason_code: 'needs_review', next_actions: ['ask'] });
     for (const s of ['done', 'failed', 'skipped'] as const) {
       const finished = lifecycleTriggers.stepFinished(entered.payload, s);
@@ -197,10 +245,15 @@ describe('command outcome recorder', () => {
   it('track measures duration with the injected clock and records PASS, WARN and FAIL without error messages', async () => {
     let now = 1000;
     const rec = createCommandOutcomeRecorder({ now: () => now });
-    await rec.track('shell', 'npm test', async () => {
-      now += 250;
-      return 40;
-    }, { summary: (n) => `${n} tests passed` });
+    await rec.track(
+      'shell',
+      'npm test',
+      async () => {
+        now += 250;
+        return 40;
+      },
+      { summary: (n) => `${n} tests passed` },
+    );
     await rec.track('tool_use', 'lint', () => 'warnings', { warn: () => true });
     await expect(
       rec.track('shell', 'deploy', () => {
@@ -211,7 +264,14 @@ describe('command outcome recorder', () => {
     const [a, b, c] = rec.drain();
     expect(a).toEqual({ kind: 'shell', name: 'npm test', result: 'PASS', duration_ms: 250, summary: '40 tests passed' });
     expect(b).toMatchObject({ result: 'WARN', summary: 'ok' });
-    expect(c).toEqual({ kind: 'shell', name: 'deploy', result: 'FAIL', duration_ms: 5, reason_code: 'checkpoint_rate_limited', summary: 'failed: CheckpointError' });
+    expect(c).toEqual({
+      kind: 'shell',
+      name: 'deploy',
+      result: 'FAIL',
+      duration_ms: 5,
+      reason_code: 'checkpoint_rate_limited',
+      summary: 'failed: CheckpointError',
+    });
     expect(JSON.stringify(c)).not.toContain('ghp_secret');
   });
 
@@ -235,7 +295,13 @@ describe('snapshot-lifecycle fixtures', () => {
     expect(integrity).toMatchObject({ format_version: '1.0', algorithm: 'sha256' });
     expect(canonicalJson(specFields)).toBe(canonicalJson(spec));
     expect(externalValidator(snapshotLifecycle.document.jsonSchema)(sealed)).toEqual([]);
-    expect(snapshot).toMatchObject({ id: spec.snapshot_id, runId: 'session-2026-01-15-a', sequence: 12, source: 'step_boundary', status: 'in_progress' });
+    expect(snapshot).toMatchObject({
+      id: spec.snapshot_id,
+      runId: 'session-2026-01-15-a',
+      sequence: 12,
+      source: 'step_boundary',
+      status: 'in_progress',
+    });
     // the sealed fixture is exactly these bytes, and decoding + re-encoding it is the identity
     const sealedFixture = utf8Encode(fixture('snapshot-lifecycle.sealed.json').trimEnd());
     expect(utf8Decode(bytes)).toBe(utf8Decode(sealedFixture));
@@ -250,9 +316,16 @@ describe('snapshot-lifecycle fixtures', () => {
   it('resumes with the profile rule from the step state and resume hints', async () => {
     const { snapshot } = await importSnapshotLifecycleDocument(specText, { sequence: 12 });
     const point = snapshotLifecycle.resume!(snapshot, { now: 0, isTerminal: snapshotLifecycle.isTerminal });
-    expect(point).toMatchObject({ at: '19.2', eligible: true, reason: 'step_in_progress', remaining: ['re-run npm test', 'finish the writer\'s heartbeat'] });
+    expect(point).toMatchObject({
+      at: '19.2',
+      eligible: true,
+      reason: 'step_in_progress',
+      remaining: ['re-run npm test', "finish the writer's heartbeat"],
+    });
     const stopped = lifecycleTriggers.forcedStop(snapshot.payload, { reason_code: 'disk_full' });
-    const failed = (await snapshotLifecycle.document.encode({ ...snapshot, source: stopped.source, status: stopped.status, payload: stopped.payload })).snapshot;
+    const failed = (
+      await snapshotLifecycle.document.encode({ ...snapshot, source: stopped.source, status: stopped.status, payload: stopped.payload })
+    ).snapshot;
     expect(snapshotLifecycle.resume!(failed, { now: 0 })).toMatchObject({ eligible: false, reason: 'disk_full' });
   });
 
@@ -262,11 +335,17 @@ describe('snapshot-lifecycle fixtures', () => {
     await expect(importSnapshotLifecycleDocument(edited)).rejects.toMatchObject({ reasonCode: 'checkpoint_integrity_mismatch' });
     const resealed = await importSnapshotLifecycleDocument(edited, { reseal: true });
     expect(resealed.snapshot.status).toBe('paused');
-    await expect(snapshotLifecycle.document.decode(utf8Encode(JSON.stringify(edited)), 'x')).rejects.toMatchObject({ reasonCode: 'checkpoint_integrity_mismatch' });
-    await expect(snapshotLifecycle.document.decode(utf8Encode(JSON.stringify(spec)), 'x')).rejects.toMatchObject({ reasonCode: 'checkpoint_schema_invalid' });
+    await expect(snapshotLifecycle.document.decode(utf8Encode(JSON.stringify(edited)), 'x')).rejects.toMatchObject({
+      reasonCode: 'checkpoint_integrity_mismatch',
+    });
+    await expect(snapshotLifecycle.document.decode(utf8Encode(JSON.stringify(spec)), 'x')).rejects.toMatchObject({
+      reasonCode: 'checkpoint_schema_invalid',
+    });
     // Issue 16: another tool's extra member is kept, sealed with the rest (not refused); a value the spec enumerates still holds.
     expect((parseJson(utf8Decode((await importSnapshotLifecycleDocument({ ...spec, window: 1 })).bytes)) as JsonObject).window).toBe(1);
-    await expect(importSnapshotLifecycleDocument({ ...spec, source: 'cron' })).rejects.toSatisfy((e) => isCheckpointError(e, 'checkpoint_schema_invalid'));
+    await expect(importSnapshotLifecycleDocument({ ...spec, source: 'cron' })).rejects.toSatisfy((e) =>
+      isCheckpointError(e, 'checkpoint_schema_invalid'),
+    );
     await expect(importSnapshotLifecycleDocument('not json')).rejects.toSatisfy((e) => isCheckpointError(e, 'checkpoint_schema_invalid'));
   });
 });
@@ -279,7 +358,14 @@ describe('command outcomes with the writer', () => {
     const rec = createCommandOutcomeRecorder();
     let failing = false;
     const storage = faultyStorage(memoryStorage(), { at: () => (failing ? 'fail' : undefined), count: 'writes' });
-    const writer = createWriter({ storage, profile: snapshotLifecycle, runId: 'run-o', clock, heartbeatPayload: heartbeatWithOutcomes(rec), maxAttempts: 1 });
+    const writer = createWriter({
+      storage,
+      profile: snapshotLifecycle,
+      runId: 'run-o',
+      clock,
+      heartbeatPayload: heartbeatWithOutcomes(rec),
+      maxAttempts: 1,
+    });
     const [base] = fc.sample(lifecyclePayloadArb, { numRuns: 1, seed: 17 });
 
     rec.record(o('a'));
@@ -326,7 +412,9 @@ describe('command outcomes with the writer', () => {
     const storage = memoryStorage();
     const writer = createWriter({ storage, profile: snapshotLifecycle, runId: 'run-hb', clock });
     const [base] = fc.sample(lifecyclePayloadArb, { numRuns: 1, seed: 5 });
-    const first = await writer.checkpoint(lifecycleTriggers.stepEntered({ ...base!, command_outcomes: [o('a'), o('b')] }, { step_id: 's1', step_ordinal: 1 }));
+    const first = await writer.checkpoint(
+      lifecycleTriggers.stepEntered({ ...base!, command_outcomes: [o('a'), o('b')] }, { step_id: 's1', step_ordinal: 1 }),
+    );
     expect(first.ok && first.snapshot.payload.command_outcomes.map((x) => x.name)).toEqual(['a', 'b']);
     await clock.advance(120_000);
     await writer.flush();
@@ -343,7 +431,14 @@ describe('command outcomes with the writer', () => {
     const rec = createCommandOutcomeRecorder();
     let failing = false;
     const storage = faultyStorage(memoryStorage(), { at: () => (failing ? 'fail' : undefined), count: 'writes' });
-    const writer = createWriter({ storage, profile: snapshotLifecycle, runId: 'run-hf', clock, heartbeatPayload: heartbeatWithOutcomes(rec), maxAttempts: 1 });
+    const writer = createWriter({
+      storage,
+      profile: snapshotLifecycle,
+      runId: 'run-hf',
+      clock,
+      heartbeatPayload: heartbeatWithOutcomes(rec),
+      maxAttempts: 1,
+    });
     const [base] = fc.sample(lifecyclePayloadArb, { numRuns: 1, seed: 9 });
     const first = await checkpointWithOutcomes(writer, rec, lifecycleTriggers.stepEntered(base!, { step_id: 's1', step_ordinal: 1 }));
     expect(first.ok).toBe(true);
@@ -361,7 +456,8 @@ describe('command outcomes with the writer', () => {
   });
 
   it('property: over records, checkpoints, heartbeats and failing writes, every outcome is stored exactly once or is still pending (issue 16)', async () => {
-    type Step = { kind: 'record' } | { kind: 'checkpoint'; change: boolean } | { kind: 'advance'; ms: number } | { kind: 'failing'; on: boolean };
+    type Step =
+      { kind: 'record' } | { kind: 'checkpoint'; change: boolean } | { kind: 'advance'; ms: number } | { kind: 'failing'; on: boolean };
     const step: fc.Arbitrary<Step> = fc.oneof(
       fc.constant({ kind: 'record' as const }),
       fc.record({ kind: fc.constant('checkpoint' as const), change: fc.boolean() }),
@@ -376,14 +472,26 @@ describe('command outcomes with the writer', () => {
         let failing = false;
         const inner = memoryStorage();
         const storage = faultyStorage(inner, { at: () => (failing ? 'fail' : undefined), count: 'writes' });
-        const writer = createWriter({ storage, profile: snapshotLifecycle, runId: 'run-pp', clock, heartbeatPayload: heartbeatWithOutcomes(rec), maxAttempts: 1, autoRetention: false });
+        const writer = createWriter({
+          storage,
+          profile: snapshotLifecycle,
+          runId: 'run-pp',
+          clock,
+          heartbeatPayload: heartbeatWithOutcomes(rec),
+          maxAttempts: 1,
+          autoRetention: false,
+        });
         let recorded = 0;
         let ordinal = 1;
         for (const s of steps) {
           if (s.kind === 'record' && rec.pending().length < 20) rec.record(o(`o${recorded++}`));
           if (s.kind === 'checkpoint') {
             if (s.change) ordinal++;
-            await checkpointWithOutcomes(writer, rec, lifecycleTriggers.stepEntered(base!, { step_id: `s${ordinal}`, step_ordinal: ordinal }));
+            await checkpointWithOutcomes(
+              writer,
+              rec,
+              lifecycleTriggers.stepEntered(base!, { step_id: `s${ordinal}`, step_ordinal: ordinal }),
+            );
           }
           if (s.kind === 'advance') await clock.advance(s.ms);
           if (s.kind === 'failing') failing = s.on;
@@ -391,7 +499,8 @@ describe('command outcomes with the writer', () => {
         failing = false;
         await writer.close();
         const history = [];
-        for await (const e of inner.list('checkpoints/run-pp/history/')) history.push((await readSnapshot(inner, snapshotLifecycle, e.key))!);
+        for await (const e of inner.list('checkpoints/run-pp/history/'))
+          history.push((await readSnapshot(inner, snapshotLifecycle, e.key))!);
         history.sort((a, b) => a.sequence - b.sequence);
         const stored = history.flatMap((h) => h.payload.command_outcomes.map((x) => x.name));
         const pending = rec.pending().map((x) => x.name);

@@ -30,8 +30,21 @@ export async function buildChildModule(): Promise<ChildModule> {
     const esbuild = await import('esbuild');
     const dir = mkdtempSync(join(tmpdir(), 'savepoint-fs-bundle-'));
     const outfile = join(dir, 'fs.mjs');
-    await esbuild.build({ entryPoints: [entry], bundle: true, platform: 'node', format: 'esm', target: 'node20', outfile, logLevel: 'silent' });
-    return { url: pathToFileURL(outfile).href, execArgv: [], how: 'esbuild bundle', dispose: () => rmSync(dir, { recursive: true, force: true }) };
+    await esbuild.build({
+      entryPoints: [entry],
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      outfile,
+      logLevel: 'silent',
+    });
+    return {
+      url: pathToFileURL(outfile).href,
+      execArgv: [],
+      how: 'esbuild bundle',
+      dispose: () => rmSync(dir, { recursive: true, force: true }),
+    };
   } catch {
     return { url: pathToFileURL(entry).href, execArgv: ['--import', 'tsx'], how: 'tsx loader', dispose: () => undefined };
   }

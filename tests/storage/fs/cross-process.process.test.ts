@@ -37,14 +37,20 @@ async function race(workers: readonly LineChild[], cmd: (i: number) => Record<st
 
 describe.each(['direct', 'journal'] as const)('fsStorage between processes (%s)', (mode) => {
   it('two processes racing conditional writes on the same key: exactly one wins every race', async () => {
-    const workers = [spawnChild(module, 'race-worker.mjs', [join(dir, mode), mode]), spawnChild(module, 'race-worker.mjs', [join(dir, mode), mode])];
+    const workers = [
+      spawnChild(module, 'race-worker.mjs', [join(dir, mode), mode]),
+      spawnChild(module, 'race-worker.mjs', [join(dir, mode), mode]),
+    ];
     try {
       await Promise.all(workers.map((w) => w.waitFor((l) => l === 'ready')));
       const store = fsStorage({ dir: join(dir, mode), journal: mode === 'journal' });
       for (let round = 0; round < 15; round++) {
         const key = `checkpoints/run-${round}/history/cp_001.json`;
         const created = await race(workers, (i) => ({ key, value: `created by worker ${i}`, ifAbsent: true }));
-        expect(created.filter((r) => r.ok), JSON.stringify(created)).toHaveLength(1);
+        expect(
+          created.filter((r) => r.ok),
+          JSON.stringify(created),
+        ).toHaveLength(1);
         const loser = created.find((r) => !r.ok)!;
         expect(loser.code).toBe('checkpoint_conflict');
         const winner = created.findIndex((r) => r.ok);
@@ -54,7 +60,10 @@ describe.each(['direct', 'journal'] as const)('fsStorage between processes (%s)'
 
         // Both read the same version, both try to replace it.
         const replaced = await race(workers, (i) => ({ key, value: `replaced by worker ${i}`, ifVersion: stored!.version }));
-        expect(replaced.filter((r) => r.ok), JSON.stringify(replaced)).toHaveLength(1);
+        expect(
+          replaced.filter((r) => r.ok),
+          JSON.stringify(replaced),
+        ).toHaveLength(1);
         expect(replaced.find((r) => !r.ok)!.code).toBe('checkpoint_conflict');
         const w2 = replaced.findIndex((r) => r.ok);
         const after = await store.get(key);

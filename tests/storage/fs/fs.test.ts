@@ -1,5 +1,17 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import fs, { linkSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import fs, {
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import fsp from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -66,7 +78,8 @@ function deadPid(): number {
   return spawnSync(process.execPath, ['-e', '']).pid!;
 }
 let tags = 0;
-const tag = (host: string, pid: number, atMs: number): string => `${host}-${pid}-${Math.floor(atMs).toString(36)}-${(tags++).toString(16).padStart(12, '0')}`;
+const tag = (host: string, pid: number, atMs: number): string =>
+  `${host}-${pid}-${Math.floor(atMs).toString(36)}-${(tags++).toString(16).padStart(12, '0')}`;
 /** A temp file of process `pid` in `dir` and, when `lock` names one, the lock it holds (a hard link to it). */
 function plantHolder(dir: string, pid: number, lock?: string, atMs = Date.now()): string {
   const path = join(dir, `${INTERNAL}tmp-${tag(HOST_TAG, pid, atMs)}`);
@@ -115,7 +128,10 @@ describe('fsStorage on disk', () => {
     await expect(s.get('adir')).rejects.toMatchObject(occupied);
     await expect(s.get('fifo')).rejects.toMatchObject(occupied); // and does not hang on the FIFO
     expect(await listAll(s, '')).toEqual([]);
-    await expect(s.put('adir', b('x'))).rejects.toMatchObject({ reasonCode: 'checkpoint_key_invalid', details: { reason: 'path_occupied' } });
+    await expect(s.put('adir', b('x'))).rejects.toMatchObject({
+      reasonCode: 'checkpoint_key_invalid',
+      details: { reason: 'path_occupied' },
+    });
     await expect(s.put('adir', b('x'), { ifAbsent: true })).rejects.toMatchObject({ reasonCode: 'checkpoint_key_invalid' });
     await expect(s.put('fifo', b('x'))).rejects.toMatchObject({ reasonCode: 'checkpoint_key_invalid' });
     expect(await s.delete('adir')).toBe(false);
@@ -152,7 +168,12 @@ describe('fsStorage on disk', () => {
     const s = store(dir);
     expect(() => statSync(dir)).toThrow(); // the factory has no side effects
     const report = await s.ready();
-    expect(report).toEqual({ root: dir, containment: process.platform === 'linux' ? 'dir-fd' : 'path', removedTempFiles: 0, removedLocks: 0 });
+    expect(report).toEqual({
+      root: dir,
+      containment: process.platform === 'linux' ? 'dir-fd' : 'path',
+      removedTempFiles: 0,
+      removedLocks: 0,
+    });
     expect(statSync(dir).isDirectory()).toBe(true);
   });
 
@@ -234,13 +255,39 @@ describe('containment', () => {
     const siblingsBefore = readdirSync(base).sort();
     const s = store(dir);
     const segment = fc.oneof(
-      fc.constantFrom('..', '.', '', '...', 'a', 'b', 'link', 'file-link', 'up', 'outside', 'secret.txt', '..\\..', 'C:', '%2e%2e', '~', ' ', 'é', INTERNAL + 'tmp-x'),
+      fc.constantFrom(
+        '..',
+        '.',
+        '',
+        '...',
+        'a',
+        'b',
+        'link',
+        'file-link',
+        'up',
+        'outside',
+        'secret.txt',
+        '..\\..',
+        'C:',
+        '%2e%2e',
+        '~',
+        ' ',
+        'é',
+        INTERNAL + 'tmp-x',
+      ),
       fc.string({ unit: fc.constantFrom('a', '.', '/', '\\', '\u0000', ':', '\n', 'é', ' ', '~'), maxLength: 6 }),
     );
     const key = fc.oneof(
       fc.array(segment, { minLength: 1, maxLength: 5 }).map((parts) => parts.join('/')),
       fc.array(segment, { minLength: 1, maxLength: 4 }).map((parts) => `/${parts.join('/')}`),
-      fc.constantFrom(join(outside, 'evil'), '../outside/evil', 'link/evil', 'up/outside/evil', 'up/store/../outside/evil', 'x'.repeat(1100)),
+      fc.constantFrom(
+        join(outside, 'evil'),
+        '../outside/evil',
+        'link/evil',
+        'up/outside/evil',
+        'up/store/../outside/evil',
+        'x'.repeat(1100),
+      ),
       fc.string({ maxLength: 12 }),
     );
     const accepted = new Set<string>();
@@ -306,7 +353,13 @@ describe('temp and lock files', () => {
     const report = await store(dir).ready();
     expect(report).toMatchObject({ removedTempFiles: 4, removedLocks: 1 });
     expect(internalFiles(dir).sort()).toEqual(
-      [relative(dir, plant.liveTemp), relative(dir, plant.otherHostTemp), relative(dir, plant.unknown), `${INTERNAL}lock-live`, relative(dir, liveHolder)].sort(),
+      [
+        relative(dir, plant.liveTemp),
+        relative(dir, plant.otherHostTemp),
+        relative(dir, plant.unknown),
+        `${INTERNAL}lock-live`,
+        relative(dir, liveHolder),
+      ].sort(),
     );
     expect(() => statSync(deadHolder)).toThrow();
   });
@@ -359,7 +412,10 @@ describe('lock files', () => {
     const holder = plantHolder(dir, process.ppid, 'k');
     const s = store(dir, { cleanupOnOpen: false, clock: virtualClock(), lockTimeoutMs: 5_000 });
     const err = await s.put('k', b('new')).catch((e: unknown) => e);
-    expect(err).toMatchObject({ reasonCode: 'checkpoint_atomic_write_failed', details: { reason: 'lock_timeout', holderPid: process.ppid } });
+    expect(err).toMatchObject({
+      reasonCode: 'checkpoint_atomic_write_failed',
+      details: { reason: 'lock_timeout', holderPid: process.ppid },
+    });
     await expect(s.delete('k')).rejects.toMatchObject({ details: { reason: 'lock_timeout' } });
     expect(readFileSync(join(dir, 'k'), 'utf8')).toBe('old');
     await s.close();
@@ -381,7 +437,10 @@ describe('lock files', () => {
     const c = store(dir);
     let { version } = await a.put('k', b('base'));
     for (let round = 0; round < 10; round++) {
-      const results = await Promise.allSettled([a.put('k', b(`a${round}`), { ifVersion: version }), c.put('k', b(`c${round}`), { ifVersion: version })]);
+      const results = await Promise.allSettled([
+        a.put('k', b(`a${round}`), { ifVersion: version }),
+        c.put('k', b(`c${round}`), { ifVersion: version }),
+      ]);
       expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
       version = (await a.get('k'))!.version;
     }
@@ -405,13 +464,20 @@ describe('lock files', () => {
     const clock: Clock = { now: () => now, setTimeout: (cb) => setImmediate(cb), clearTimeout: () => undefined };
     const timing = { clock, staleAfterMs: 60_000, lockTimeoutMs: 1000 };
     const mine = plantHolder(dir, process.pid, undefined, now);
-    const token = { path: mine, ino: statSync(mine, { bigint: true }).ino, owner: { host: HOST_TAG, pid: process.pid, atMs: now, tag: '' } };
+    const token = {
+      path: mine,
+      ino: statSync(mine, { bigint: true }).ino,
+      owner: { host: HOST_TAG, pid: process.pid, atMs: now, tag: '' },
+    };
     const held = await acquireLock(path, dir, 'k', token, timing);
     await assertHeld(held, 'k', timing); // young: nothing to check
     now += 61_000; // the holder stalls past the stale bound; another process breaks the lock and takes it
     rmSync(path);
     const thief = plantHolder(dir, process.ppid, 'k');
-    await expect(assertHeld(held, 'k', timing)).rejects.toMatchObject({ reasonCode: 'checkpoint_atomic_write_failed', details: { key: 'k', reason: 'lock_lost' } });
+    await expect(assertHeld(held, 'k', timing)).rejects.toMatchObject({
+      reasonCode: 'checkpoint_atomic_write_failed',
+      details: { key: 'k', reason: 'lock_lost' },
+    });
     await releaseLock(held, timing);
     expect(statSync(path).ino).toBe(statSync(thief).ino);
     expect(internalFiles(dir).sort()).toEqual([`${INTERNAL}lock-k`, relative(dir, mine), relative(dir, thief)].sort());
@@ -562,7 +628,9 @@ describe('durability: the order of file-system calls', () => {
     const s = store(dir);
     await s.put('a/k', b('old'));
     vi.mocked(fs.write).mockImplementationOnce(((...args: unknown[]) => {
-      (args.at(-1) as (err: Error) => void)(Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28, syscall: 'write' }));
+      (args.at(-1) as (err: Error) => void)(
+        Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28, syscall: 'write' }),
+      );
     }) as never);
     const enospc = await s.put('a/k', b('new')).catch((e: unknown) => e);
     expect(enospc).toMatchObject({ reasonCode: 'checkpoint_atomic_write_failed', details: { key: 'a/k', code: 'ENOSPC' } });
@@ -570,16 +638,25 @@ describe('durability: the order of file-system calls', () => {
     const spied = vi.mocked(fs.open).getMockImplementation()!;
     vi.mocked(fs.open).mockImplementation(((path: string, ...rest: unknown[]) => {
       const cb = rest.at(-1) as (err: Error) => void;
-      if (String(path).includes(`${INTERNAL}tmp-`)) cb(Object.assign(new Error(`EACCES: permission denied, open '${path}'`), { code: 'EACCES', errno: -13, syscall: 'open', path }));
+      if (String(path).includes(`${INTERNAL}tmp-`))
+        cb(Object.assign(new Error(`EACCES: permission denied, open '${path}'`), { code: 'EACCES', errno: -13, syscall: 'open', path }));
       else (spied as (...a: unknown[]) => void)(path, ...rest);
     }) as never);
     const eacces = await s.put('a/k', b('new')).catch((e: unknown) => e);
-    expect(eacces).toMatchObject({ reasonCode: 'checkpoint_atomic_write_failed', details: { key: 'a/k', code: 'EACCES', syscall: 'open' } });
+    expect(eacces).toMatchObject({
+      reasonCode: 'checkpoint_atomic_write_failed',
+      details: { key: 'a/k', code: 'EACCES', syscall: 'open' },
+    });
     const cause = (eacces as Error).cause as NodeJS.ErrnoException;
     expect(cause.code).toBe('EACCES');
     expect(cause.message).toContain('<dir>/a/');
     for (const e of [enospc, eacces] as CheckpointError[]) {
-      const shown = JSON.stringify([e.message, e.toJSON(), String((e.cause as Error).message), (e.cause as NodeJS.ErrnoException).path ?? '']);
+      const shown = JSON.stringify([
+        e.message,
+        e.toJSON(),
+        String((e.cause as Error).message),
+        (e.cause as NodeJS.ErrnoException).path ?? '',
+      ]);
       expect(shown).not.toContain(scratch);
     }
     expect(text((await s.get('a/k'))?.bytes)).toBe('old');

@@ -112,13 +112,20 @@ describe('fsStorage journal: the commit path of a busy run', () => {
 
 /** One batch of the property: each operation on one of a few keys in two directories. */
 type Cond = 'none' | 'absent' | 'current' | 'stale';
-type OpSpec = { kind: 'put'; key: number; value: number; cond: Cond } | { kind: 'delete'; key: number; cond: Cond } | { kind: 'check'; key: number; cond: Cond };
+type OpSpec =
+  | { kind: 'put'; key: number; value: number; cond: Cond }
+  | { kind: 'delete'; key: number; cond: Cond }
+  | { kind: 'check'; key: number; cond: Cond };
 const KEYS = ['runs/a/latest.json', 'runs/a/index.json', 'runs/a/history/cp_1.json', 'runs/b/latest.json', 'runs/b/history/cp_1.json'];
 const condArb = fc.constantFrom<Cond>('none', 'absent', 'current', 'stale');
 const opArb: fc.Arbitrary<OpSpec> = fc.oneof(
   fc.record({ kind: fc.constant('put' as const), key: fc.nat(KEYS.length - 1), value: fc.nat(99), cond: condArb }),
   fc.record({ kind: fc.constant('delete' as const), key: fc.nat(KEYS.length - 1), cond: condArb }),
-  fc.record({ kind: fc.constant('check' as const), key: fc.nat(KEYS.length - 1), cond: fc.constantFrom<Cond>('absent', 'current', 'stale') }),
+  fc.record({
+    kind: fc.constant('check' as const),
+    key: fc.nat(KEYS.length - 1),
+    cond: fc.constantFrom<Cond>('absent', 'current', 'stale'),
+  }),
 );
 const batchArb = fc.uniqueArray(opArb, { minLength: 1, maxLength: 3, selector: (o) => o.key });
 /** Batches sent one after another (`together: false`) or several at once (one group commit). */
@@ -142,7 +149,7 @@ function toOps(s: Subject, batch: readonly OpSpec[]): BatchOperation[] {
             ? { ifVersion: seen.at(-2) ?? 'none-yet' }
             : {};
     if (o.kind === 'put') return { type: 'put', key, bytes: utf8Encode(`v${o.value}`), ...cond };
-    if (o.kind === 'delete') return { type: 'delete', key, ...(('ifVersion' in cond) ? cond : {}) };
+    if (o.kind === 'delete') return { type: 'delete', key, ...('ifVersion' in cond ? cond : {}) };
     return { type: 'check', key, ...cond } as BatchOperation;
   });
 }
@@ -173,11 +180,13 @@ describe('fsStorage journal: planning at once decides as planning through calls 
             for (const subject of [fsSide, model]) {
               // The same stale/current choice on both sides: taken from each side's own versions before the step.
               const opsFor = step.batches;
-              const answers = step.together ? await Promise.all(opsFor.map((b) => run(subject, b))) : await (async () => {
-                const out: string[] = [];
-                for (const b of opsFor) out.push(await run(subject, b));
-                return out;
-              })();
+              const answers = step.together
+                ? await Promise.all(opsFor.map((b) => run(subject, b)))
+                : await (async () => {
+                    const out: string[] = [];
+                    for (const b of opsFor) out.push(await run(subject, b));
+                    return out;
+                  })();
               (subject as Subject & { last?: string[] }).last = answers;
             }
             expect((fsSide as Subject & { last?: string[] }).last).toEqual((model as Subject & { last?: string[] }).last);
@@ -196,20 +205,30 @@ describe('fsStorage journal: the record sealed in place reads back (property)', 
   it('any operations, bytes and epoch: decodeJournal (a Hash over epoch and body) accepts what encodeRecord sealed in one digest', () => {
     const opsArb = fc.array(
       fc.oneof(
-        fc.record({ key: fc.string({ minLength: 1, maxLength: 12 }), bytes: fc.uint8Array({ maxLength: 300 }), version: fc.option(fc.string({ maxLength: 20 }), { nil: undefined }) }),
+        fc.record({
+          key: fc.string({ minLength: 1, maxLength: 12 }),
+          bytes: fc.uint8Array({ maxLength: 300 }),
+          version: fc.option(fc.string({ maxLength: 20 }), { nil: undefined }),
+        }),
         fc.record({ key: fc.string({ minLength: 1, maxLength: 12 }) }),
       ),
       { minLength: 1, maxLength: 5 },
     );
     fc.assert(
       fc.property(opsArb, fc.integer({ min: 1, max: 0xffffffff }), (ops, epoch) => {
-        const journalOps = ops.map((o): JournalOp => ('bytes' in o ? (o.version === undefined ? ['p', o.key, o.bytes.length] : ['p', o.key, o.bytes.length, o.version]) : ['d', o.key]));
+        const journalOps = ops.map((o): JournalOp =>
+          'bytes' in o ? (o.version === undefined ? ['p', o.key, o.bytes.length] : ['p', o.key, o.bytes.length, o.version]) : ['d', o.key],
+        );
         const payloads = ops.flatMap((o) => ('bytes' in o ? [o.bytes] : []));
         const record = encodeRecord(journalOps, payloads, epoch);
         const found = decodeJournal(record);
         expect(found).toMatchObject({ end: record.length, epoch, torn: 0 });
         expect(found.records[0]!.ops).toEqual(
-          ops.map((o) => ('bytes' in o ? { type: 'put', key: o.key, bytes: o.bytes, ...(o.version === undefined ? {} : { version: o.version }) } : { type: 'delete', key: o.key })),
+          ops.map((o) =>
+            'bytes' in o
+              ? { type: 'put', key: o.key, bytes: o.bytes, ...(o.version === undefined ? {} : { version: o.version }) }
+              : { type: 'delete', key: o.key },
+          ),
         );
       }),
       { numRuns: 100 },

@@ -148,7 +148,10 @@ describe('fsStorage journal: a replaced put takes over the temp file of the ackn
   it('property: batches of puts (some conditional) and deletes, applied late or at once, answer and land as memoryStorage holds them, each key at the version last acknowledged', async () => {
     const key = fc.constantFrom('r/latest.json', 'r/index.json', 'r/h/1.json', 'r/h/2.json');
     const op = fc.oneof(
-      { weight: 4, arbitrary: fc.record({ type: fc.constant('put' as const), key, value: fc.string({ maxLength: 3 }), ifAbsent: fc.boolean() }) },
+      {
+        weight: 4,
+        arbitrary: fc.record({ type: fc.constant('put' as const), key, value: fc.string({ maxLength: 3 }), ifAbsent: fc.boolean() }),
+      },
       { weight: 1, arbitrary: fc.record({ type: fc.constant('delete' as const), key }) },
     );
     const step = fc.record({ ops: fc.array(op, { minLength: 1, maxLength: 3 }), gate: fc.constantFrom('keep', 'close', 'open') });
@@ -165,7 +168,11 @@ describe('fsStorage journal: a replaced put takes over the temp file of the ackn
             if (s.gate === 'close' && !closed) gated.closeRenames();
             if (s.gate === 'open' && closed) gated.openRenames();
             closed = s.gate === 'close' ? true : s.gate === 'open' ? false : closed;
-            const ops: BatchOperation[] = s.ops.map((o) => (o.type === 'put' ? { type: 'put', key: o.key, bytes: text(o.value), ...(o.ifAbsent ? { ifAbsent: true } : {}) } : { type: 'delete', key: o.key }));
+            const ops: BatchOperation[] = s.ops.map((o) =>
+              o.type === 'put'
+                ? { type: 'put', key: o.key, bytes: text(o.value), ...(o.ifAbsent ? { ifAbsent: true } : {}) }
+                : { type: 'delete', key: o.key },
+            );
             const want = await model.batch!(ops).then(
               () => 'ok',
               (e: { reasonCode?: string }) => e.reasonCode ?? 'error',

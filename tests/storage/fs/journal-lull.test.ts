@@ -62,7 +62,10 @@ describe('fsStorage journal: applies wait for a lull in the commits', () => {
   it('commits that never pause are applied within the lag bound', async () => {
     const dir = fresh();
     const counted = countingIo();
-    const store = createFsStorage({ dir, journal: true }, { io: counted.io, journalLingerMs: 60_000, journalApplyQuietMs: 60_000, journalApplyLagMs: 5 });
+    const store = createFsStorage(
+      { dir, journal: true },
+      { io: counted.io, journalLingerMs: 60_000, journalApplyQuietMs: 60_000, journalApplyLagMs: 5 },
+    );
     await store.ready();
     try {
       await store.put('k/a.json', text('a'));
@@ -75,7 +78,10 @@ describe('fsStorage journal: applies wait for a lull in the commits', () => {
 
   it('flush() applies at once, whatever the lull still waits for', async () => {
     const dir = fresh();
-    const store = createFsStorage({ dir, journal: true }, { journalLingerMs: 60_000, journalApplyQuietMs: 600_000, journalApplyLagMs: 600_000 });
+    const store = createFsStorage(
+      { dir, journal: true },
+      { journalLingerMs: 60_000, journalApplyQuietMs: 600_000, journalApplyLagMs: 600_000 },
+    );
     try {
       await store.put('f/a.json', text('a'));
       const started = Date.now();

@@ -95,8 +95,14 @@ describe('fsStorage journal: directories made when applied, not on the commit pa
     writeFileSync(join(dir, 'plain'), 'x');
     const gated = gatedIo();
     const store = createFsStorage({ dir, journal: true }, { io: gated.io, journalLingerMs: 60_000 });
-    await expect(store.put('linked/a/b.json', text('x'))).rejects.toMatchObject({ reasonCode: 'checkpoint_key_invalid', details: { reason: 'symlink' } });
-    await expect(store.put('plain/a/b.json', text('x'))).rejects.toMatchObject({ reasonCode: 'checkpoint_key_invalid', details: { reason: 'path_occupied' } });
+    await expect(store.put('linked/a/b.json', text('x'))).rejects.toMatchObject({
+      reasonCode: 'checkpoint_key_invalid',
+      details: { reason: 'symlink' },
+    });
+    await expect(store.put('plain/a/b.json', text('x'))).rejects.toMatchObject({
+      reasonCode: 'checkpoint_key_invalid',
+      details: { reason: 'path_occupied' },
+    });
     gated.close();
     await store.put('n/f', text('file'));
     await expect(store.put('n/f/g/h.json', text('x'))).rejects.toMatchObject({ details: { reason: 'path_occupied' } });
@@ -112,7 +118,9 @@ describe('fsStorage journal: directories made when applied, not on the commit pa
   });
 
   it('property: puts and deletes in new nested directories, applied late or at once, read as memoryStorage does and land as it holds them', async () => {
-    const key = fc.tuple(fc.constantFrom('a', 'b'), fc.constantFrom('p', 'q'), fc.constantFrom('1', '2'), fc.constantFrom('x.json', 'y.json')).map((s) => s.join('/'));
+    const key = fc
+      .tuple(fc.constantFrom('a', 'b'), fc.constantFrom('p', 'q'), fc.constantFrom('1', '2'), fc.constantFrom('x.json', 'y.json'))
+      .map((s) => s.join('/'));
     const op = fc.oneof(
       fc.record({ type: fc.constant('put' as const), key, value: fc.string({ maxLength: 3 }) }),
       fc.record({ type: fc.constant('delete' as const), key }),

@@ -77,8 +77,13 @@ describe('fsStorage journal: pruning directories after deletes', () => {
   });
 
   it('property: after any batches of puts and deletes, no directory under the root is left empty and every present key is there', async () => {
-    const key = fc.tuple(fc.constantFrom('a', 'b'), fc.constantFrom('x', 'y'), fc.integer({ min: 0, max: 3 })).map(([r, d, n]) => `${r}/${d}/${n}.json`);
-    const op = fc.oneof(key.map((k) => ({ type: 'put' as const, key: k })), key.map((k) => ({ type: 'delete' as const, key: k })));
+    const key = fc
+      .tuple(fc.constantFrom('a', 'b'), fc.constantFrom('x', 'y'), fc.integer({ min: 0, max: 3 }))
+      .map(([r, d, n]) => `${r}/${d}/${n}.json`);
+    const op = fc.oneof(
+      key.map((k) => ({ type: 'put' as const, key: k })),
+      key.map((k) => ({ type: 'delete' as const, key: k })),
+    );
     await fc.assert(
       fc.asyncProperty(fc.array(fc.array(op, { minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 6 }), async (batches) => {
         const dir = fresh();
@@ -89,7 +94,9 @@ describe('fsStorage journal: pruning directories after deletes', () => {
             // One operation per key in a batch, as a checkpoint's batch has.
             const seen = new Set<string>();
             const ops = batch.filter((o) => !seen.has(o.key) && seen.add(o.key));
-            await store.batch!(ops.map((o) => (o.type === 'put' ? { type: 'put', key: o.key, bytes: text(o.key) } : { type: 'delete', key: o.key })));
+            await store.batch!(
+              ops.map((o) => (o.type === 'put' ? { type: 'put', key: o.key, bytes: text(o.key) } : { type: 'delete', key: o.key })),
+            );
             for (const o of ops) {
               if (o.type === 'put') present.add(o.key);
               else present.delete(o.key);

@@ -14,7 +14,14 @@ import { utf8Encode } from '../../../src/codec/utf8.js';
 import { fsStorage } from 'savepoint/fs';
 import { realIo, type FsIo } from '../../../src/storage/fs/fd.js';
 import { createFsStorage } from '../../../src/storage/fs/index.js';
-import { decodeJournal, encodeRecord, JOURNAL_NAMES, nextEpoch, replayOrder, type DecodedRecord } from '../../../src/storage/fs/journal/index.js';
+import {
+  decodeJournal,
+  encodeRecord,
+  JOURNAL_NAMES,
+  nextEpoch,
+  replayOrder,
+  type DecodedRecord,
+} from '../../../src/storage/fs/journal/index.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'savepoint-fs-journal-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -47,7 +54,12 @@ const later: Clock = { ...systemClock, now: () => Date.now() + 120_000 };
  * Wraps the real calls: counts them, and from step `failAt` on (or the first call for which
  * `failAt` returns true, given the calls so far) fails one (`fault`) or every later one (`crash`).
  */
-function faultyIo(): { io: FsIo; calls: string[]; arm(failAt: number | ((calls: readonly string[]) => boolean), mode: 'fault' | 'crash'): void; disarm(): void } {
+function faultyIo(): {
+  io: FsIo;
+  calls: string[];
+  arm(failAt: number | ((calls: readonly string[]) => boolean), mode: 'fault' | 'crash'): void;
+  disarm(): void;
+} {
   const calls: string[] = [];
   let failAt: number | ((calls: readonly string[]) => boolean) = Infinity;
   let failedAt = Infinity;
@@ -155,7 +167,13 @@ function wholeFiles(dir: string, where: string): void {
 
 describe('journal record format', () => {
   it('round-trips records and stops at a torn or corrupted one', () => {
-    const r1 = encodeRecord([['p', 'a/b', 3], ['d', 'c']], [b('xyz')]);
+    const r1 = encodeRecord(
+      [
+        ['p', 'a/b', 3],
+        ['d', 'c'],
+      ],
+      [b('xyz')],
+    );
     const r2 = encodeRecord([['p', 'k', 0]], [new Uint8Array(0)]);
     const both = Buffer.concat([r1, r2]);
     const { records, end } = decodeJournal(both);
@@ -167,7 +185,8 @@ describe('journal record format', () => {
       ],
       [['put', 'k', '']],
     ]);
-    for (let cut = r1.length; cut < both.length; cut++) expect(decodeJournal(both.subarray(0, cut))).toMatchObject({ end: r1.length, records: [{}] });
+    for (let cut = r1.length; cut < both.length; cut++)
+      expect(decodeJournal(both.subarray(0, cut))).toMatchObject({ end: r1.length, records: [{}] });
     const flipped = Buffer.from(both);
     flipped[r1.length + 20]! ^= 1;
     expect(decodeJournal(flipped).end).toBe(r1.length);
@@ -183,12 +202,20 @@ describe('journal mode', () => {
     const outcomes = await s.batch!(checkpointBatch(lease));
     expect(outcomes.map((o) => o.type)).toEqual(['check', 'put', 'put', 'put']);
     // Acknowledged: reads see it at once, with the version the batch answered; flush() brings the files up to date.
-    expect(await s.get('checkpoints/run-1/latest.json')).toEqual({ bytes: b(NEW.latest), version: (outcomes[2] as { version: string }).version });
+    expect(await s.get('checkpoints/run-1/latest.json')).toEqual({
+      bytes: b(NEW.latest),
+      version: (outcomes[2] as { version: string }).version,
+    });
     await s.flush!();
     expect(onDisk(dir)).toBe('new');
     expect((await s.get('checkpoints/run-1/latest.json'))?.version).toBe((outcomes[2] as { version: string }).version);
     await s.put('leases/run-1', b('holder 2')); // another writer took the run over
-    await expect(s.batch!([{ type: 'check', key: 'leases/run-1', ifVersion: lease }, { type: 'put', key: 'checkpoints/run-1/latest.json', bytes: b('stale') }])).rejects.toMatchObject({
+    await expect(
+      s.batch!([
+        { type: 'check', key: 'leases/run-1', ifVersion: lease },
+        { type: 'put', key: 'checkpoints/run-1/latest.json', bytes: b('stale') },
+      ]),
+    ).rejects.toMatchObject({
       reasonCode: 'checkpoint_conflict',
     });
     expect(onDisk(dir)).toBe('new');
@@ -284,71 +311,79 @@ describe('a fault or crash at every file-system call', () => {
   it.each([
     ['', {}],
     [' and of the journal checkpoint after it', { journalCheckpointBytes: 1 }],
-  ] as const)('of a batch%s: the files hold the whole old or the whole new state; an acknowledged batch is never lost', async (_, extra) => {
-    // Count the calls of one batch.
-    const probeDir = fresh();
-    const probeLease = await seed(probeDir);
-    const probe = faultyIo();
-    const p = await warmed(probeDir, probe.io, extra);
-    probe.arm(Infinity, 'fault');
-    await p.batch!(checkpointBatch(probeLease));
-    await p.flush!(); // the files are applied after the answer: their calls count too
-    const steps = probe.calls.length;
-    probe.disarm();
-    await p.close();
-    expect(steps).toBeGreaterThan(10);
+  ] as const)(
+    'of a batch%s: the files hold the whole old or the whole new state; an acknowledged batch is never lost',
+    async (_, extra) => {
+      // Count the calls of one batch.
+      const probeDir = fresh();
+      const probeLease = await seed(probeDir);
+      const probe = faultyIo();
+      const p = await warmed(probeDir, probe.io, extra);
+      probe.arm(Infinity, 'fault');
+      await p.batch!(checkpointBatch(probeLease));
+      await p.flush!(); // the files are applied after the answer: their calls count too
+      const steps = probe.calls.length;
+      probe.disarm();
+      await p.close();
+      expect(steps).toBeGreaterThan(10);
 
-    const seen = { fault: { acked: 0, refused: 0 }, crash: { acked: 0, refused: 0 } };
-    for (const mode of ['fault', 'crash'] as const) {
-      for (let step = 1; step <= steps + 1; step++) {
-        const dir = fresh();
-        const lease = await seed(dir);
-        const faults = faultyIo();
-        const s = await warmed(dir, faults.io, extra);
-        faults.arm(step, mode);
-        const acked = await s.batch!(checkpointBatch(lease)).then(
-          () => true,
-          () => false,
-        );
-        seen[mode][acked ? 'acked' : 'refused']++;
-        // The files are applied after the answer: flush() waits for them (a live process replays what a fault interrupted).
-        const flushed = await s.flush!().then(
-          () => true,
-          () => false,
-        );
-        const where = `${mode} at step ${step} (${faults.calls[step - 1] ?? 'after the last call'})`;
-        // Right away (a live process after a fault; a dead one after a crash) and after the next open:
-        const now = onDisk(dir);
-        // A live process (fault) has replayed a half-applied batch before flush() resolved; a dead one
-        // (crash) may have stopped between renames: each file is still whole, old or new.
-        if (mode === 'fault' && flushed) expect(['old', 'new'], `${where}: files right after`).toContain(now);
-        else wholeFiles(dir, where);
-        if (acked && flushed) expect(now, `${where}: acknowledged and flushed but not on disk`).toBe('new');
-        if (mode === 'fault') {
-          // The same instance keeps working: the next batch lands (replaying first if it must).
-          faults.disarm();
-          const lease2 = (await s.get('leases/run-1'))!.version;
-          await s.batch!([{ type: 'check', key: 'leases/run-1', ifVersion: lease2 }, { type: 'put', key: 'checkpoints/run-1/next.json', bytes: b('next') }]);
-          await s.close();
+      const seen = { fault: { acked: 0, refused: 0 }, crash: { acked: 0, refused: 0 } };
+      for (const mode of ['fault', 'crash'] as const) {
+        for (let step = 1; step <= steps + 1; step++) {
+          const dir = fresh();
+          const lease = await seed(dir);
+          const faults = faultyIo();
+          const s = await warmed(dir, faults.io, extra);
+          faults.arm(step, mode);
+          const acked = await s.batch!(checkpointBatch(lease)).then(
+            () => true,
+            () => false,
+          );
+          seen[mode][acked ? 'acked' : 'refused']++;
+          // The files are applied after the answer: flush() waits for them (a live process replays what a fault interrupted).
+          const flushed = await s.flush!().then(
+            () => true,
+            () => false,
+          );
+          const where = `${mode} at step ${step} (${faults.calls[step - 1] ?? 'after the last call'})`;
+          // Right away (a live process after a fault; a dead one after a crash) and after the next open:
+          const now = onDisk(dir);
+          // A live process (fault) has replayed a half-applied batch before flush() resolved; a dead one
+          // (crash) may have stopped between renames: each file is still whole, old or new.
+          if (mode === 'fault' && flushed) expect(['old', 'new'], `${where}: files right after`).toContain(now);
+          else wholeFiles(dir, where);
+          if (acked && flushed) expect(now, `${where}: acknowledged and flushed but not on disk`).toBe('new');
+          if (mode === 'fault') {
+            // The same instance keeps working: the next batch lands (replaying first if it must).
+            faults.disarm();
+            const lease2 = (await s.get('leases/run-1'))!.version;
+            await s.batch!([
+              { type: 'check', key: 'leases/run-1', ifVersion: lease2 },
+              { type: 'put', key: 'checkpoints/run-1/next.json', bytes: b('next') },
+            ]);
+            await s.close();
+          }
+          const reopened = fsStorage({ dir, journal: true, clock: later });
+          await reopened.ready();
+          const after = onDisk(dir);
+          expect(['old', 'new'], `${where}: files after reopening`).toContain(after);
+          if (acked) expect(after, `${where}: acknowledged batch lost on reopening`).toBe('new');
+          if (now === 'new') expect(after, `${where}: a new state went back`).toBe('new');
+          // No internal debris survives a reopen, and the journal is empty.
+          const debris = readdirSync(join(dir, 'checkpoints/run-1'), { recursive: true })
+            .map(String)
+            .filter((n) => n.includes('.sp\\'));
+          expect(debris, where).toEqual([]);
+          expect(journalRecords(dir), where).toBe(0);
+          await reopened.close();
         }
-        const reopened = fsStorage({ dir, journal: true, clock: later });
-        await reopened.ready();
-        const after = onDisk(dir);
-        expect(['old', 'new'], `${where}: files after reopening`).toContain(after);
-        if (acked) expect(after, `${where}: acknowledged batch lost on reopening`).toBe('new');
-        if (now === 'new') expect(after, `${where}: a new state went back`).toBe('new');
-        // No internal debris survives a reopen, and the journal is empty.
-        const debris = readdirSync(join(dir, 'checkpoints/run-1'), { recursive: true }).map(String).filter((n) => n.includes('.sp\\'));
-        expect(debris, where).toEqual([]);
-        expect(journalRecords(dir), where).toBe(0);
-        await reopened.close();
       }
-    }
-    // Both outcomes happened: faults before the commit point refuse, after it the batch stands.
-    expect(seen.fault.refused).toBeGreaterThan(0);
-    expect(seen.crash.refused).toBeGreaterThan(0);
-    expect(seen.fault.acked + seen.crash.acked).toBeGreaterThan(0);
-  });
+      // Both outcomes happened: faults before the commit point refuse, after it the batch stands.
+      expect(seen.fault.refused).toBeGreaterThan(0);
+      expect(seen.crash.refused).toBeGreaterThan(0);
+      expect(seen.fault.acked + seen.crash.acked).toBeGreaterThan(0);
+    },
+  );
 
   it('of recovery: a crash while replaying leaves old-or-new files, and the next open completes it', async () => {
     // Where the commit point falls in a batch: count on a twin store (same batch shape).
@@ -474,10 +509,18 @@ describe('one write and one fdatasync per commit (issue 15)', () => {
   });
 
   it('two instances taking turns (as two processes do) append after each other, across checkpoints (property)', async () => {
-    const value = (i: number): string => `value ${i} ${'x'.repeat(i % 7 * 9)}`;
+    const value = (i: number): string => `value ${i} ${'x'.repeat((i % 7) * 9)}`;
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.record({ by: fc.integer({ min: 0, max: 1 }), key: fc.constantFrom('runs/a/latest.json', 'runs/a/history/cp_1.json', 'runs/b/latest.json', 'top.json'), del: fc.boolean(), pause: fc.boolean() }), { minLength: 1, maxLength: 14 }),
+        fc.array(
+          fc.record({
+            by: fc.integer({ min: 0, max: 1 }),
+            key: fc.constantFrom('runs/a/latest.json', 'runs/a/history/cp_1.json', 'runs/b/latest.json', 'top.json'),
+            del: fc.boolean(),
+            pause: fc.boolean(),
+          }),
+          { minLength: 1, maxLength: 14 },
+        ),
         fc.constantFrom(150, 600, 1 << 20),
         async (steps, checkpointBytes) => {
           const dir = fresh();
@@ -509,7 +552,9 @@ describe('one write and one fdatasync per commit (issue 15)', () => {
           }
           // Both idle: every write applied, and a checkpoint a last write started is over.
           await Promise.all([a.flush!(), c.flush!()]);
-          const logged = journalLog(dir).flatMap((r) => r.ops.map((o): [string, string | null] => [o.key, o.type === 'put' ? Buffer.from(o.bytes).toString() : null]));
+          const logged = journalLog(dir).flatMap((r) =>
+            r.ops.map((o): [string, string | null] => [o.key, o.type === 'put' ? Buffer.from(o.bytes).toString() : null]),
+          );
           // The journal holds the writes since its last checkpoint, in commit order: a suffix of all of them.
           expect(logged).toEqual(written.slice(written.length - logged.length));
           if (checkpointBytes === 1 << 20) expect(logged).toEqual(written);
@@ -517,7 +562,8 @@ describe('one write and one fdatasync per commit (issue 15)', () => {
           for (const [key] of logged) rmSync(join(dir, key), { force: true });
           const r = fsStorage({ dir, journal: true, clock: later });
           await r.ready();
-          for (const [key] of logged) expect((await r.get(key)) && utf8(((await r.get(key)) as { bytes: Uint8Array }).bytes), key).toBe(model.get(key));
+          for (const [key] of logged)
+            expect((await r.get(key)) && utf8(((await r.get(key)) as { bytes: Uint8Array }).bytes), key).toBe(model.get(key));
           await Promise.all([a.close(), c.close(), r.close()]);
         },
       ),
@@ -556,7 +602,10 @@ describe('two journal files: a checkpoint does not hold commits up (issue 15)', 
     const stuck = new Promise<'held up'>((r) => setTimeout(() => r('held up'), 1000));
     expect(await Promise.race([next, stuck])).toBe('acknowledged');
     expect(journalRecords(dir)).toBe(2); // one record in each file, none emptied yet
-    gate.then(() => undefined, () => undefined);
+    gate.then(
+      () => undefined,
+      () => undefined,
+    );
     open();
     await s.flush!();
     expect(readFileSync(join(dir, 'runs/a/latest.json'), 'utf8')).toBe('a1');
@@ -571,7 +620,17 @@ describe('two journal files: a checkpoint does not hold commits up (issue 15)', 
     await s.ready();
     // What another process left: a record in each file, the second file's epoch the next of the first's; the files not applied.
     const epoch = 0xfffffffe;
-    writeFileSync(join(dir, JOURNAL_NAMES[1]), encodeRecord([['p', 'k/shared', 5], ['p', 'k/only-old', 3]], [b('older'), b('old')], epoch));
+    writeFileSync(
+      join(dir, JOURNAL_NAMES[1]),
+      encodeRecord(
+        [
+          ['p', 'k/shared', 5],
+          ['p', 'k/only-old', 3],
+        ],
+        [b('older'), b('old')],
+        epoch,
+      ),
+    );
     writeFileSync(join(dir, JOURNAL_NAMES[0]), encodeRecord([['p', 'k/shared', 5]], [b('newer')], nextEpoch(epoch)));
     // The commit that finds them may be refused (the replay comes first); the next one lands after the replay.
     await s.put('k/mine', b('mine')).catch(() => s.put('k/mine', b('mine')));
@@ -599,7 +658,10 @@ describe('two journal files: a checkpoint does not hold commits up (issue 15)', 
   it('after a crash between a switch and the end of the checkpoint, both files replay in order (property)', async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.record({ key: fc.constantFrom('r/a/latest.json', 'r/a/index.json', 'r/b/latest.json'), del: fc.boolean() }), { minLength: 2, maxLength: 10 }),
+        fc.array(fc.record({ key: fc.constantFrom('r/a/latest.json', 'r/a/index.json', 'r/b/latest.json'), del: fc.boolean() }), {
+          minLength: 2,
+          maxLength: 10,
+        }),
         fc.integer({ min: 1, max: 9 }),
         async (steps, stopAt) => {
           const dir = fresh();
@@ -611,7 +673,8 @@ describe('two journal files: a checkpoint does not hold commits up (issue 15)', 
             Object.entries(realIo).map(([name, fn]) => [
               name,
               (...args: unknown[]): Promise<unknown> => {
-                if (dead || (failing && name === 'fsync')) return Promise.reject(Object.assign(new Error('EIO: injected'), { code: 'EIO' }));
+                if (dead || (failing && name === 'fsync'))
+                  return Promise.reject(Object.assign(new Error('EIO: injected'), { code: 'EIO' }));
                 return (fn as (...a: unknown[]) => Promise<unknown>)(...args);
               },
             ]),

@@ -47,25 +47,29 @@ describe('fsStorage background lane', () => {
 
   it('never has more than `width` calls in flight, and runs every call, whichever entry (property)', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 1, max: 3 }), fc.array(fc.tuple(fc.boolean(), fc.nat({ max: 3 })), { minLength: 1, maxLength: 30 }), async (width, calls) => {
-        const lane = createLane(width);
-        let inFlight = 0;
-        let most = 0;
-        let ran = 0;
-        await Promise.all(
-          calls.map(([urgent, ticks]) =>
-            (urgent ? lane.first : lane)(async () => {
-              inFlight++;
-              most = Math.max(most, inFlight);
-              for (let i = 0; i < ticks; i++) await Promise.resolve();
-              inFlight--;
-              ran++;
-            }),
-          ),
-        );
-        expect(most).toBeLessThanOrEqual(width);
-        expect(ran).toBe(calls.length);
-      }),
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 3 }),
+        fc.array(fc.tuple(fc.boolean(), fc.nat({ max: 3 })), { minLength: 1, maxLength: 30 }),
+        async (width, calls) => {
+          const lane = createLane(width);
+          let inFlight = 0;
+          let most = 0;
+          let ran = 0;
+          await Promise.all(
+            calls.map(([urgent, ticks]) =>
+              (urgent ? lane.first : lane)(async () => {
+                inFlight++;
+                most = Math.max(most, inFlight);
+                for (let i = 0; i < ticks; i++) await Promise.resolve();
+                inFlight--;
+                ran++;
+              }),
+            ),
+          );
+          expect(most).toBeLessThanOrEqual(width);
+          expect(ran).toBe(calls.length);
+        },
+      ),
       { numRuns: 100 },
     );
   });

@@ -78,8 +78,12 @@ describe('single-file operations (contents API)', () => {
 
   it('rejects values over GitHub’s 100 MB file limit, invalid keys, and calls after close', async () => {
     const e = await env();
-    await expect(e.storage.put('huge.bin', new Uint8Array(GITHUB_MAX_FILE_BYTES + 1))).rejects.toMatchObject({ reasonCode: 'checkpoint_too_large' });
-    expect(() => e.another({ maxValueBytes: GITHUB_MAX_FILE_BYTES + 1 })).toThrow(expect.objectContaining({ reasonCode: 'checkpoint_config_invalid' }));
+    await expect(e.storage.put('huge.bin', new Uint8Array(GITHUB_MAX_FILE_BYTES + 1))).rejects.toMatchObject({
+      reasonCode: 'checkpoint_too_large',
+    });
+    expect(() => e.another({ maxValueBytes: GITHUB_MAX_FILE_BYTES + 1 })).toThrow(
+      expect.objectContaining({ reasonCode: 'checkpoint_config_invalid' }),
+    );
     const small = e.another({ maxValueBytes: 10 });
     expect(small.capabilities.maxValueBytes).toBe(10);
     await expect(small.put('eleven', new Uint8Array(11))).rejects.toMatchObject({ reasonCode: 'checkpoint_too_large' });
@@ -96,19 +100,25 @@ describe('single-file operations (contents API)', () => {
 });
 
 describe('batch: one atomic commit through the Git Data API', () => {
-  const checkpoint = (n: number, index: string, indexCond: { ifVersion?: string; ifAbsent?: boolean }) =>
-    [
-      { type: 'put' as const, key: `checkpoints/r1/cp_${String(n).padStart(3, '0')}_manual.json`, bytes: text(`{"n":${n}}`), ifAbsent: true },
-      { type: 'put' as const, key: 'checkpoints/r1/latest.json', bytes: text(`{"n":${n}}`) },
-      { type: 'put' as const, key: 'checkpoints/r1/index.json', bytes: text(index), ...indexCond },
-    ];
+  const checkpoint = (n: number, index: string, indexCond: { ifVersion?: string; ifAbsent?: boolean }) => [
+    { type: 'put' as const, key: `checkpoints/r1/cp_${String(n).padStart(3, '0')}_manual.json`, bytes: text(`{"n":${n}}`), ifAbsent: true },
+    { type: 'put' as const, key: 'checkpoints/r1/latest.json', bytes: text(`{"n":${n}}`) },
+    { type: 'put' as const, key: 'checkpoints/r1/index.json', bytes: text(index), ...indexCond },
+  ];
 
   it('commits history, latest and index together: 4 requests with a cached head, 6 cold, 3 with verify "sha"', async () => {
     const e = await env();
     let from = e.gh.requestLog.length;
     const commitsBefore = e.gh.state.log().length;
     const out = await e.storage.batch(checkpoint(1, 'i1', { ifAbsent: true }));
-    expect(ops(e, from)).toEqual(['repos/get-commit', 'repos/get-content', 'git/create-tree', 'git/create-commit', 'git/update-ref', 'repos/get-commit']);
+    expect(ops(e, from)).toEqual([
+      'repos/get-commit',
+      'repos/get-content',
+      'git/create-tree',
+      'git/create-commit',
+      'git/update-ref',
+      'repos/get-commit',
+    ]);
     expect(e.gh.state.log().length).toBe(commitsBefore + 1);
     from = e.gh.requestLog.length;
     await e.storage.batch(checkpoint(2, 'i2', { ifVersion: out[2]!.type === 'put' ? out[2]!.version : '' }));
@@ -137,7 +147,12 @@ describe('batch: one atomic commit through the Git Data API', () => {
     ).rejects.toMatchObject({ reasonCode: 'checkpoint_conflict' });
     expect(e.gh.state.head()).toBe(head);
     expect(e.gh.state.readFile('b.json')).toBeUndefined();
-    await expect(e.storage.batch([{ type: 'put', key: 'x', bytes: text('1') }, { type: 'delete', key: 'x' }])).rejects.toMatchObject({ reasonCode: 'checkpoint_conflict' });
+    await expect(
+      e.storage.batch([
+        { type: 'put', key: 'x', bytes: text('1') },
+        { type: 'delete', key: 'x' },
+      ]),
+    ).rejects.toMatchObject({ reasonCode: 'checkpoint_conflict' });
     expect(await e.storage.batch([])).toEqual([]);
   });
 
@@ -189,7 +204,9 @@ describe('batch: one atomic commit through the Git Data API', () => {
     const e = await env();
     e.gh.state.commitFiles(Object.fromEntries(Array.from({ length: 1001 }, (_, i) => [`big/f${String(i).padStart(4, '0')}`, String(i)])));
     // f1000 is past the first 1,000 entries the contents API lists.
-    await expect(e.storage.batch([{ type: 'put', key: 'big/f1000', bytes: text('x'), ifAbsent: true }])).rejects.toMatchObject({ reasonCode: 'checkpoint_conflict' });
+    await expect(e.storage.batch([{ type: 'put', key: 'big/f1000', bytes: text('x'), ifAbsent: true }])).rejects.toMatchObject({
+      reasonCode: 'checkpoint_conflict',
+    });
     expect(e.gh.requestLog.some((r) => r.operation === 'git/get-tree')).toBe(true);
     await e.storage.batch([{ type: 'put', key: 'big/f1001', bytes: text('6'), ifAbsent: true }]);
     expect(str(e.gh.state.readFile('big/f1001'))).toBe('6');
@@ -301,12 +318,17 @@ describe('write-then-verify (spec atomic_write: read back, compare, up to 3 atte
 
     // (A refused request — 422 for a missing sha — also uses up a fault, hence 5.)
     e.gh.faults.add({ operation: 'repos/create-or-update-file-contents', times: 5, fault: { kind: 'corrupt-write' } });
-    await expect(e.storage.put('v/latest.json', text('{"n":2}'))).rejects.toMatchObject({ reasonCode: 'checkpoint_atomic_write_failed', details: { restored: true } });
+    await expect(e.storage.put('v/latest.json', text('{"n":2}'))).rejects.toMatchObject({
+      reasonCode: 'checkpoint_atomic_write_failed',
+      details: { restored: true },
+    });
     expect(str(e.gh.state.readFile('v/latest.json'))).toBe('{"n":0}');
     expect(str((await e.storage.get('v/latest.json'))?.bytes)).toBe('{"n":0}');
     e.gh.faults.clear();
     e.gh.faults.add({ operation: 'repos/create-or-update-file-contents', times: 3, fault: { kind: 'corrupt-write' } });
-    await expect(e.storage.put('v/new.json', text('{"n":3}'), { ifAbsent: true })).rejects.toMatchObject({ reasonCode: 'checkpoint_atomic_write_failed' });
+    await expect(e.storage.put('v/new.json', text('{"n":3}'), { ifAbsent: true })).rejects.toMatchObject({
+      reasonCode: 'checkpoint_atomic_write_failed',
+    });
     expect(e.gh.state.readFile('v/new.json')).toBeUndefined();
   });
 });

@@ -24,7 +24,12 @@ async function failingCheckpoint(e: Env, fault: 'corrupt-write' | 'move-head') {
   // The fault hits the checkpoint's files, not the run's lock: lease renewals are writes of
   // their own (with their own budget), and what is counted here is the checkpoint's attempts.
   const notLock = (r: { path: string }): boolean => !r.path.includes('.savepoint-lock');
-  e.gh.faults.add({ times: 1000, ...(fault === 'move-head' ? { operation: 'git/update-ref' } : {}), when: notLock, fault: { kind: fault } });
+  e.gh.faults.add({
+    times: 1000,
+    ...(fault === 'move-head' ? { operation: 'git/update-ref' } : {}),
+    when: notLock,
+    fault: { kind: fault },
+  });
   const r = await w.checkpoint(phasedTriggers.phaseComplete(p, 'phase_1', { x: 'y' }));
   e.gh.faults.clear();
   // The checkpoint's own requests; the lease's lock reads and renewals are counted apart.
@@ -65,11 +70,17 @@ describe('at most 3 write attempts per checkpoint', () => {
     const e = await env();
     e.gh.faults.add({ times: 1000, operation: 'git/update-ref', fault: { kind: 'move-head' } });
     let from = e.gh.requestLog.length;
-    await expect(e.storage.batch([{ type: 'put', key: 'b/x', bytes: text('1') }])).rejects.toMatchObject({ reasonCode: 'checkpoint_conflict', details: { attempts: 3 } });
+    await expect(e.storage.batch([{ type: 'put', key: 'b/x', bytes: text('1') }])).rejects.toMatchObject({
+      reasonCode: 'checkpoint_conflict',
+      details: { attempts: 3 },
+    });
     expect(refUpdates(e, from)).toHaveLength(3);
     // The same write again at once: refused without a request.
     from = e.gh.requestLog.length;
-    await expect(e.storage.batch([{ type: 'put', key: 'b/x', bytes: text('1') }])).rejects.toMatchObject({ reasonCode: 'checkpoint_conflict', details: { repeated: true } });
+    await expect(e.storage.batch([{ type: 'put', key: 'b/x', bytes: text('1') }])).rejects.toMatchObject({
+      reasonCode: 'checkpoint_conflict',
+      details: { repeated: true },
+    });
     expect(e.gh.requestLog.length).toBe(from);
     e.gh.faults.clear();
     // Another write is not affected; the same one after repeatFailureMs is tried again.
@@ -79,7 +90,12 @@ describe('at most 3 write attempts per checkpoint', () => {
 
     e.gh.faults.add({ times: 1000, operation: 'repos/create-or-update-file-contents', fault: { kind: 'corrupt-write' } });
     from = e.gh.requestLog.length;
-    await expect(e.storage.put('p/x', text('1'))).rejects.toMatchObject({ reasonCode: 'checkpoint_atomic_write_failed', details: { attempts: 3 } });
-    expect(e.gh.requestLog.slice(from).filter((r) => (r as { operation: string }).operation === 'repos/create-or-update-file-contents')).toHaveLength(3);
+    await expect(e.storage.put('p/x', text('1'))).rejects.toMatchObject({
+      reasonCode: 'checkpoint_atomic_write_failed',
+      details: { attempts: 3 },
+    });
+    expect(
+      e.gh.requestLog.slice(from).filter((r) => (r as { operation: string }).operation === 'repos/create-or-update-file-contents'),
+    ).toHaveLength(3);
   });
 });

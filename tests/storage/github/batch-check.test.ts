@@ -29,7 +29,7 @@ describe('batch check operations on githubStorage', () => {
     expect(e.gh.state.readFile('run/unborn')).toBeUndefined();
   });
 
-  it('a lease taken by another process (behind this adapter\'s cached head) fences the batch: nothing is written', async () => {
+  it("a lease taken by another process (behind this adapter's cached head) fences the batch: nothing is written", async () => {
     const e = await env();
     const lease = await e.storage.put('run/lease', text('holder A'));
     e.gh.state.commitFiles({ 'run/lease': 'holder B' }); // another process took over
@@ -42,7 +42,12 @@ describe('batch check operations on githubStorage', () => {
     ).rejects.toMatchObject({ reasonCode: 'checkpoint_conflict', details: { key: 'run/lease' } });
     expect(e.gh.state.log()[0]!.sha).toBe(head);
     expect(e.gh.state.readFile('run/cp_2.json')).toBeUndefined();
-    await expect(e.storage.batch([{ type: 'check', key: 'run/lease', ifAbsent: true }, { type: 'delete', key: 'run/lease' }])).rejects.toMatchObject({
+    await expect(
+      e.storage.batch([
+        { type: 'check', key: 'run/lease', ifAbsent: true },
+        { type: 'delete', key: 'run/lease' },
+      ]),
+    ).rejects.toMatchObject({
       reasonCode: 'checkpoint_conflict',
     });
     expect(str(e.gh.state.readFile('run/lease'))).toBe('holder B');
@@ -77,7 +82,9 @@ describe('batch check operations on githubStorage', () => {
     const e = await env();
     const lease = await e.storage.put('run/lease', text('holder A'));
     const commits = e.gh.state.log().length;
-    expect(await e.storage.batch([{ type: 'check', key: 'run/lease', ifVersion: lease.version }])).toEqual([{ type: 'check', key: 'run/lease' }]);
+    expect(await e.storage.batch([{ type: 'check', key: 'run/lease', ifVersion: lease.version }])).toEqual([
+      { type: 'check', key: 'run/lease' },
+    ]);
     expect(e.gh.state.log().length).toBe(commits);
   });
 });
@@ -100,7 +107,9 @@ describe('check operations in the emergency queue', () => {
     ]);
     expect(str((await s.get('run/cp_1.json'))?.bytes)).toBe('cp 1');
     const [entry] = await listAll(spill, '');
-    const doc = JSON.parse(str((await spill.get(entry!.key))!.bytes)!) as { operations: { type: string; key: string; ifVersion?: string }[] };
+    const doc = JSON.parse(str((await spill.get(entry!.key))!.bytes)!) as {
+      operations: { type: string; key: string; ifVersion?: string }[];
+    };
     expect(doc.operations[0]).toEqual({ type: 'check', key: 'run/lease', ifVersion: lease.version });
     e.clock.auto = true;
     await s.flush();

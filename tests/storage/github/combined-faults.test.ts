@@ -36,7 +36,9 @@ describe('a write whose answer was lost, though it landed', () => {
     const e = await env();
     await e.storage.put('checkpoints/r/.lock.json', text('{"lease":1}'));
     e.gh.faults.add({ fault: { kind: 'network-error', landed: true }, operation: 'repos/create-or-update-file-contents', times: 3 });
-    await expect(e.storage.put('checkpoints/r/.lock.json', text('{"lease":2}'))).rejects.toMatchObject({ reasonCode: 'checkpoint_storage_unavailable' });
+    await expect(e.storage.put('checkpoints/r/.lock.json', text('{"lease":2}'))).rejects.toMatchObject({
+      reasonCode: 'checkpoint_storage_unavailable',
+    });
     e.gh.faults.clear();
     const stored = await e.storage.get('checkpoints/r/.lock.json');
     expect(decode(stored?.bytes)).toBe('{"lease":2}');
@@ -66,7 +68,9 @@ describe('a corrupt contents write whose rewrite got no answer', () => {
     await e.storage.put('checkpoints/r/latest.json', text('{"sequence":1}'));
     e.gh.faults.add({ fault: { kind: 'corrupt-write' }, operation: 'repos/create-or-update-file-contents', times: 1 });
     e.gh.faults.add({ fault: { kind: 'network-error' }, operation: 'repos/create-or-update-file-contents', skip: 1, times: 2 });
-    await expect(e.storage.put('checkpoints/r/latest.json', text('{"sequence":2}'))).rejects.toMatchObject({ details: { attemptsExhausted: true, restored: true } });
+    await expect(e.storage.put('checkpoints/r/latest.json', text('{"sequence":2}'))).rejects.toMatchObject({
+      details: { attemptsExhausted: true, restored: true },
+    });
     e.gh.faults.clear();
     expect(decode(e.gh.state.readFile('checkpoints/r/latest.json'))).toBe('{"sequence":1}');
   });
@@ -76,7 +80,14 @@ describe('when the damaged files cannot be put back either', () => {
   it('the checkpoint fails, and resume skips the corrupt file with its reason', async () => {
     const e = await env();
     const runId = newUuidV4();
-    const writer = createWriter({ storage: e.storage, profile: phasedWorkflow, runId, clock: e.clock, heartbeatIntervalMs: false, maxAttempts: 1 });
+    const writer = createWriter({
+      storage: e.storage,
+      profile: phasedWorkflow,
+      runId,
+      clock: e.clock,
+      heartbeatIntervalMs: false,
+      maxAttempts: 1,
+    });
     const base = initialPhasedPayload('phase_1_plan', new Date(e.clock.now()).toISOString());
     expect((await writer.checkpoint(phasedTriggers.at('iteration', base))).ok).toBe(true);
     const dir = `checkpoints/${runId}/`;
@@ -84,7 +95,9 @@ describe('when the damaged files cannot be put back either', () => {
     const notLock = (r: { path: string }): boolean => !r.path.includes('.savepoint-lock');
     e.gh.faults.add({ fault: { kind: 'corrupt-write' }, operation: 'git/create-tree', when: notLock, times: 100 });
     e.gh.faults.add({ fault: { kind: 'move-head' }, operation: 'git/update-ref', skip: 1, times: 100 });
-    const r = await writer.checkpoint(phasedTriggers.at('expensive_op', { ...base, state_snapshot: { ...base.state_snapshot, cost_accumulated: 2 } }));
+    const r = await writer.checkpoint(
+      phasedTriggers.at('expensive_op', { ...base, state_snapshot: { ...base.state_snapshot, cost_accumulated: 2 } }),
+    );
     e.gh.faults.clear();
     expect(r.ok).toBe(false);
     expect(!r.ok && r.reasonCode).toBe('checkpoint_conflict');
@@ -93,7 +106,9 @@ describe('when the damaged files cannot be put back either', () => {
     const plan = await planResume({ storage: e.storage, profile: phasedWorkflow, runId, clock: e.clock });
     expect(plan.snapshot.sequence).toBe(1);
     expect(plan.skipped.map((s) => s.key)).toContain(corrupt[0]!.path);
-    expect(plan.skipped.every((s) => s.reasonCode === 'checkpoint_schema_invalid' || s.reasonCode === 'checkpoint_integrity_mismatch')).toBe(true);
+    expect(
+      plan.skipped.every((s) => s.reasonCode === 'checkpoint_schema_invalid' || s.reasonCode === 'checkpoint_integrity_mismatch'),
+    ).toBe(true);
     expect(plan.warnings.map((w) => w.code)).toContain('resume_files_skipped');
     await writer.close();
   });
@@ -118,11 +133,16 @@ describe('a corrupt write whose read-back hits the rate limit', () => {
 describe('a write that landed corrupt, then hit the rate limit before it could repair it', () => {
   // Before: queued "maybe landed", it found its own corrupt blob where its condition expected
   // the old version (or no file) and failed with checkpoint_conflict on every push.
-  it('a contents put (the run lock\'s renewal) is pushed from the queue and repairs its own damage', async () => {
+  it("a contents put (the run lock's renewal) is pushed from the queue and repairs its own damage", async () => {
     const e = await env();
     const { version } = await e.storage.put('checkpoints/r/.lock.json', text('{"lease":1}'));
     e.gh.faults.add({ fault: { kind: 'corrupt-write' }, operation: 'repos/create-or-update-file-contents', times: 2 });
-    e.gh.faults.add({ fault: { kind: 'primary-rate-limit', status: 429 }, operation: 'repos/create-or-update-file-contents', skip: 2, times: 1 });
+    e.gh.faults.add({
+      fault: { kind: 'primary-rate-limit', status: 429 },
+      operation: 'repos/create-or-update-file-contents',
+      skip: 2,
+      times: 1,
+    });
     const r = await e.storage.put('checkpoints/r/.lock.json', text('{"lease":2}'), { ifVersion: version });
     expect(r.pending).toBe(true);
     e.gh.faults.clear();
@@ -142,4 +162,3 @@ describe('a write that landed corrupt, then hit the rate limit before it could r
     await expectSecondCheckpointStored(e);
   });
 });
-

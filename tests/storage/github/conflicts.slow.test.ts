@@ -25,7 +25,8 @@ const entry = (sequence: number) => ({
   timestamp: `2025-12-05T10:00:0${sequence}.000Z`,
   file_path: `checkpoints/${RUN}/cp_00${sequence}_phase_complete.json`,
 });
-const index = (...seqs: number[]): RunIndex => mergeRunIndex(emptyRunIndex(RUN, '2025-12-05T10:00:00.000Z'), seqs.map(entry), '2025-12-05T10:00:00.000Z');
+const index = (...seqs: number[]): RunIndex =>
+  mergeRunIndex(emptyRunIndex(RUN, '2025-12-05T10:00:00.000Z'), seqs.map(entry), '2025-12-05T10:00:00.000Z');
 const indexKey = `checkpoints/${RUN}/index.json`;
 const seqsOf = (bytes: Uint8Array | undefined): number[] => decodeRunIndex(bytes!).checkpoints.map((c) => c.sequence);
 
@@ -49,7 +50,9 @@ describe('a head that moves between the read and the write (422 not a fast forwa
   it('gives up after 3 attempts (the spec\'s "max 3 attempts") with checkpoint_conflict, having written nothing', async () => {
     const e = await env();
     e.gh.faults.add({ operation: 'git/update-ref', times: 10, fault: { kind: 'move-head' } });
-    await expect(e.storage.batch([{ type: 'put', key: 'busy/x', bytes: text('x') }])).rejects.toMatchObject({ reasonCode: 'checkpoint_conflict' });
+    await expect(e.storage.batch([{ type: 'put', key: 'busy/x', bytes: text('x') }])).rejects.toMatchObject({
+      reasonCode: 'checkpoint_conflict',
+    });
     expect(e.gh.state.readFile('busy/x')).toBeUndefined();
     expect(e.gh.requestLog.filter((r) => r.operation === 'git/update-ref')).toHaveLength(3);
   });
@@ -69,7 +72,9 @@ describe('a head that moves between the read and the write (422 not a fast forwa
     const other = e.another({ minWriteIntervalMs: 0 });
     const v2 = (await other.put('k', text('2'), { ifVersion: v1 })).version;
     // Our cached listing still says v1: the batch must not trust it.
-    await expect(e.storage.batch([{ type: 'put', key: 'k', bytes: text('3'), ifVersion: v1 }])).rejects.toMatchObject({ reasonCode: 'checkpoint_conflict' });
+    await expect(e.storage.batch([{ type: 'put', key: 'k', bytes: text('3'), ifVersion: v1 }])).rejects.toMatchObject({
+      reasonCode: 'checkpoint_conflict',
+    });
     await e.storage.batch([{ type: 'put', key: 'k', bytes: text('3'), ifVersion: v2 }]);
     await expect(other.put('k', text('4'), { ifVersion: v2 })).rejects.toMatchObject({ reasonCode: 'checkpoint_conflict' });
     expect(str(e.gh.state.readFile('k'))).toBe('3');
@@ -109,11 +114,17 @@ describe('run index merge (spec conflict_handling: "Merge checkpoint data if pos
     const e = await env();
     const base = (await e.storage.put(indexKey, encodeRunIndex(index(1)))).version;
     await e.another({ minWriteIntervalMs: 0 }).put(indexKey, encodeRunIndex(index(1, 2)), { ifVersion: base });
-    await expect(e.storage.put(indexKey, text('{"not":"an index"}'), { ifVersion: base })).rejects.toMatchObject({ reasonCode: 'checkpoint_conflict' });
+    await expect(e.storage.put(indexKey, text('{"not":"an index"}'), { ifVersion: base })).rejects.toMatchObject({
+      reasonCode: 'checkpoint_conflict',
+    });
     const otherRun = { ...index(1, 5), run_id: 'another-run' };
-    await expect(e.storage.put(indexKey, encodeRunIndex(otherRun), { ifVersion: base })).rejects.toMatchObject({ reasonCode: 'checkpoint_conflict' });
+    await expect(e.storage.put(indexKey, encodeRunIndex(otherRun), { ifVersion: base })).rejects.toMatchObject({
+      reasonCode: 'checkpoint_conflict',
+    });
     const strict = e.another({ mergeRunIndexes: false, minWriteIntervalMs: 0 });
-    await expect(strict.put(indexKey, encodeRunIndex(index(1, 9)), { ifVersion: base })).rejects.toMatchObject({ reasonCode: 'checkpoint_conflict' });
+    await expect(strict.put(indexKey, encodeRunIndex(index(1, 9)), { ifVersion: base })).rejects.toMatchObject({
+      reasonCode: 'checkpoint_conflict',
+    });
     expect(seqsOf(e.gh.state.readFile(indexKey))).toEqual([1, 2]);
   });
 });
@@ -211,7 +222,12 @@ describe('concurrent writers (spec validation criterion 6)', () => {
         const current = await w.get(indexKey);
         await w.batch([
           { type: 'put', key: `checkpoints/${RUN}/cp_00${seq}_phase_complete.json`, bytes: text(String(seq)), ifAbsent: true },
-          { type: 'put', key: indexKey, bytes: encodeRunIndex(mergeRunIndex(decodeRunIndex(current!.bytes), [entry(seq)], '2025-12-05T10:00:09.000Z')), ifVersion: current!.version },
+          {
+            type: 'put',
+            key: indexKey,
+            bytes: encodeRunIndex(mergeRunIndex(decodeRunIndex(current!.bytes), [entry(seq)], '2025-12-05T10:00:09.000Z')),
+            ifVersion: current!.version,
+          },
         ]);
       }),
     );

@@ -23,7 +23,10 @@ interface Line {
   [k: string]: unknown;
 }
 
-function run(args: string[], cwd: string): { lines: Line[]; waitFor: (pred: (l: Line) => boolean) => Promise<void>; kill: () => Promise<void>; exited: Promise<number | null> } {
+function run(
+  args: string[],
+  cwd: string,
+): { lines: Line[]; waitFor: (pred: (l: Line) => boolean) => Promise<void>; kill: () => Promise<void>; exited: Promise<number | null> } {
   const child = spawn(process.execPath, [bundled.bundle, ...args], { cwd, stdio: ['ignore', 'pipe', 'inherit'] });
   const lines: Line[] = [];
   const waiters: { pred: (l: Line) => boolean; resolve: () => void }[] = [];
@@ -100,7 +103,17 @@ describe('the default emergency queue is durable in Node', () => {
     gh = await startGitHubEmulator({ token: CHILD_TOKEN, clock, secondaryLimit: false, logBodies: false });
     const dir = mkdtempSync(join(tmpdir(), 'savepoint-gh-dir-'));
     work.push(dir);
-    const open = (branch = 'main') => githubStorage({ owner: gh!.owner, repo: gh!.repo, branch, baseUrl: gh!.url, token: CHILD_TOKEN, clock, minWriteIntervalMs: 0, emergencyQueue: { dir } });
+    const open = (branch = 'main') =>
+      githubStorage({
+        owner: gh!.owner,
+        repo: gh!.repo,
+        branch,
+        baseUrl: gh!.url,
+        token: CHILD_TOKEN,
+        clock,
+        minWriteIntervalMs: 0,
+        emergencyQueue: { dir },
+      });
     const s = open();
     expect(s.stats().queueDurable).toBe(true);
     clock.auto = false;
@@ -120,7 +133,15 @@ describe('the default emergency queue is durable in Node', () => {
     gh = await startGitHubEmulator({ token: CHILD_TOKEN, clock, secondaryLimit: false, logBodies: false });
     const dir = mkdtempSync(join(tmpdir(), 'savepoint-gh-none-'));
     work.push(dir);
-    const s = githubStorage({ owner: gh.owner, repo: gh.repo, baseUrl: gh.url, token: CHILD_TOKEN, clock, minWriteIntervalMs: 0, emergencyQueue: { dir: join(dir, 'q') } });
+    const s = githubStorage({
+      owner: gh.owner,
+      repo: gh.repo,
+      baseUrl: gh.url,
+      token: CHILD_TOKEN,
+      clock,
+      minWriteIntervalMs: 0,
+      emergencyQueue: { dir: join(dir, 'q') },
+    });
     await s.put('k', text('v'));
     expect(str((await s.get('k'))?.bytes)).toBe('v');
     await s.close();
@@ -131,7 +152,15 @@ describe('the default emergency queue is durable in Node', () => {
     const clock = virtualClock();
     gh = await startGitHubEmulator({ token: CHILD_TOKEN, clock, secondaryLimit: false, logBodies: false });
     const events: { type: string; durable?: boolean; message?: string }[] = [];
-    const s = githubStorage({ owner: gh.owner, repo: gh.repo, baseUrl: gh.url, token: CHILD_TOKEN, clock, emergencyQueue: 'memory', onEvent: (e) => events.push(e) });
+    const s = githubStorage({
+      owner: gh.owner,
+      repo: gh.repo,
+      baseUrl: gh.url,
+      token: CHILD_TOKEN,
+      clock,
+      emergencyQueue: 'memory',
+      onEvent: (e) => events.push(e),
+    });
     expect(s.stats().queueDurable).toBe(false);
     clock.auto = false;
     gh.rateLimit.set({ remaining: 0 });

@@ -20,7 +20,9 @@ const commitsTouching = (e: Env, path: string): number =>
     if (obj?.type !== 'commit') return false;
     const here = e.gh.state.store.entryAt(c.tree, path)?.sha;
     const parent = obj.commit.parents[0];
-    const before = parent ? e.gh.state.store.entryAt((e.gh.state.store.get(parent) as { commit: { tree: string } }).commit.tree, path)?.sha : undefined;
+    const before = parent
+      ? e.gh.state.store.entryAt((e.gh.state.store.get(parent) as { commit: { tree: string } }).commit.tree, path)?.sha
+      : undefined;
     return here !== before;
   }).length;
 
@@ -74,7 +76,11 @@ describe('emergency queue', () => {
     ]);
     // The three queued writes reach GitHub as ONE commit with their end state (issue 16: a
     // queue pushed write by write spent a commit, and its requests, per write).
-    const messages = e.gh.state.log().map((c) => c.message).reverse().slice(-3);
+    const messages = e.gh.state
+      .log()
+      .map((c) => c.message)
+      .reverse()
+      .slice(-3);
     expect(messages).toEqual(['savepoint: put q/a', 'savepoint: put q/old', 'savepoint: batch q/a (+2 more)']);
     expect(e.events.filter((ev) => ev.type === 'queue_flushed').map((ev) => ev.type === 'queue_flushed' && ev.seq)).toEqual([1, 2, 3]);
   });

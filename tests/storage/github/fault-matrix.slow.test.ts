@@ -52,7 +52,8 @@ const OPERATIONS: readonly GitHubOperationId[] = [
 
 const SEED = process.env.FAULT_MATRIX_SEED ? Number(process.env.FAULT_MATRIX_SEED) : undefined;
 
-const label = (f: EmulatorFault): string => `${f.kind}${'status' in f && f.status ? ` ${f.status}` : ''}${'landed' in f && f.landed ? ' (landed)' : ''}${'retryAfterSec' in f && f.retryAfterSec ? ' retry-after' : ''}`;
+const label = (f: EmulatorFault): string =>
+  `${f.kind}${'status' in f && f.status ? ` ${f.status}` : ''}${'landed' in f && f.landed ? ' (landed)' : ''}${'retryAfterSec' in f && f.retryAfterSec ? ' retry-after' : ''}`;
 
 interface Outcome {
   readonly acknowledged: { id: string; sequence: number; checksum: string }[];
@@ -68,7 +69,10 @@ async function scenario(rules: readonly FaultRule[], checkpoints: number, window
   // A spill of its own: the default one (in the working directory, named by the emulator's URL)
   // would hand writes a run left queued to a later run whose emulator got the same port.
   const spill = await mkdtemp(join(tmpdir(), 'savepoint-fault-matrix-'));
-  const e = await startEnv({ emulator: { rateLimit: { windowMs }, logBodies: false }, storage: { requestTimeoutMs: 150, emergencyQueue: { dir: spill } } });
+  const e = await startEnv({
+    emulator: { rateLimit: { windowMs }, logBodies: false },
+    storage: { requestTimeoutMs: 150, emergencyQueue: { dir: spill } },
+  });
   try {
     const runId = newUuidV4();
     const writer = createWriter({ storage: e.storage, profile: phasedWorkflow, runId, clock: e.clock, heartbeatIntervalMs: false });
@@ -103,7 +107,11 @@ async function scenario(rules: readonly FaultRule[], checkpoints: number, window
       const name = f.path.slice(dir.length);
       if (!/^cp_\d+_.*\.json$/.test(name) && !name.startsWith('batch_')) continue;
       const bytes = e.gh.state.readFile(f.path)!;
-      const docs = name.startsWith('batch_') ? (JSON.parse(new TextDecoder().decode(bytes)) as { checkpoints: unknown[] }).checkpoints.map((c) => new TextEncoder().encode(JSON.stringify(c))) : [bytes];
+      const docs = name.startsWith('batch_')
+        ? (JSON.parse(new TextDecoder().decode(bytes)) as { checkpoints: unknown[] }).checkpoints.map((c) =>
+            new TextEncoder().encode(JSON.stringify(c)),
+          )
+        : [bytes];
       for (const doc of docs) {
         const snap = await phasedWorkflow.document.decode(doc, f.path);
         ids.push(snap.id);
@@ -171,7 +179,12 @@ describe('fault matrix: zero lost, zero duplicated checkpoints', () => {
   });
 
   // Combined faults random seeds found, replayed as examples; docs/github.md, "Combined faults".
-  const found: readonly { readonly name: string; readonly rules: readonly FaultRule[]; readonly checkpoints: number; readonly windowMs: number }[] = [
+  const found: readonly {
+    readonly name: string;
+    readonly rules: readonly FaultRule[];
+    readonly checkpoints: number;
+    readonly windowMs: number;
+  }[] = [
     {
       name: 'a lock write whose answer was lost three times, then a rate limit: the queued, fenced checkpoint batch is still pushed',
       rules: [
@@ -265,14 +278,19 @@ describe('fault matrix: zero lost, zero duplicated checkpoints', () => {
       times: fc.integer({ min: 1, max: 3 }),
     });
     await fc.assert(
-      fc.asyncProperty(fc.array(rule, { minLength: 2, maxLength: 5 }), fc.integer({ min: 2, max: 5 }), fc.constantFrom(120_000, 3_600_000), async (rules, n, windowMs) => {
-        const r = await scenario(rules, n, windowMs);
-        totals.fired += r.fired;
-        if (r.fired > 0) totals.bitten++;
-        totals.acknowledged += r.acknowledged;
-        totals.queued += r.queued;
-        totals.runs++;
-      }),
+      fc.asyncProperty(
+        fc.array(rule, { minLength: 2, maxLength: 5 }),
+        fc.integer({ min: 2, max: 5 }),
+        fc.constantFrom(120_000, 3_600_000),
+        async (rules, n, windowMs) => {
+          const r = await scenario(rules, n, windowMs);
+          totals.fired += r.fired;
+          if (r.fired > 0) totals.bitten++;
+          totals.acknowledged += r.acknowledged;
+          totals.queued += r.queued;
+          totals.runs++;
+        },
+      ),
       // FAULT_MATRIX_SEED replays one seed (fast-check prints it with a counterexample).
       { numRuns: 25, ...(SEED !== undefined ? { seed: SEED } : {}) },
     );

@@ -50,11 +50,19 @@ describe('below the rate-limit floor, awaited checkpoints are batched (issue 16 
     expect(e.storage.rateBudget().low).toBe(true);
     // No timer fires while the checkpoints are written: only the size bound or a flush pushes.
     e.clock.auto = false;
-    const writer = createWriter({ storage: e.storage, profile: phasedWorkflow, runId, clock: e.clock, heartbeatIntervalMs: false, coalesceWindowMs: 0 });
+    const writer = createWriter({
+      storage: e.storage,
+      profile: phasedWorkflow,
+      runId,
+      clock: e.clock,
+      heartbeatIntervalMs: false,
+      coalesceWindowMs: 0,
+    });
     const commitsBefore = e.gh.state.log().length;
     const requestsBefore = e.gh.requestLog.length;
     const results: CheckpointResult<PhasedWorkflowPayload>[] = [];
-    for (let i = 1; i <= 4; i++) results.push(await writer.checkpoint({ source: 'expensive_op', status: 'in_progress', payload: payload(i) }));
+    for (let i = 1; i <= 4; i++)
+      results.push(await writer.checkpoint({ source: 'expensive_op', status: 'in_progress', payload: payload(i) }));
 
     const dir = `checkpoints/${runId}`;
     expect(results.map((r) => r.ok && [r.outcome, r.sequence, r.key])).toEqual([
@@ -64,20 +72,37 @@ describe('below the rate-limit floor, awaited checkpoints are batched (issue 16 
       ['queued', 4, `${dir}/batch_1_4.json`],
     ]);
     // Durable in the local queue, no checkpoint sent yet (only the run lease was taken).
-    expect(e.gh.state.log().slice(0, e.gh.state.log().length - commitsBefore).filter((c) => !c.message.includes('lock'))).toEqual([]);
+    expect(
+      e.gh.state
+        .log()
+        .slice(0, e.gh.state.log().length - commitsBefore)
+        .filter((c) => !c.message.includes('lock')),
+    ).toEqual([]);
     expect(e.storage.isPending(`${dir}/batch_1_4.json`)).toBe(true);
     expect(e.events.some((ev) => ev.type === 'write_queued' && /Rate limit low/.test(ev.message))).toBe(true);
 
     e.clock.auto = true;
     await writer.close();
-    const names = e.gh.state.listFiles().map((f) => f.path).filter((p) => p.startsWith(`${dir}/`) && !p.endsWith('.lock')).map((p) => p.slice(dir.length + 1));
+    const names = e.gh.state
+      .listFiles()
+      .map((f) => f.path)
+      .filter((p) => p.startsWith(`${dir}/`) && !p.endsWith('.lock'))
+      .map((p) => p.slice(dir.length + 1));
     expect(names.filter((n) => !n.includes('lock')).sort()).toEqual(['batch_1_4.json', 'index.json', 'latest.json']);
     // The run lease is taken and released on its own (never held: a held renewal could make
     // a live lease look stale); the four checkpoints are one commit.
-    const checkpointCommits = e.gh.state.log().slice(0, e.gh.state.log().length - commitsBefore).filter((c) => !c.message.includes('lock'));
+    const checkpointCommits = e.gh.state
+      .log()
+      .slice(0, e.gh.state.log().length - commitsBefore)
+      .filter((c) => !c.message.includes('lock'));
     expect(checkpointCommits).toHaveLength(1);
     expect(e.gh.requestLog.length - requestsBefore).toBeLessThanOrEqual(16); // was 24 sent write by write
-    const members = await decodeBatchFile(e.storage, phasedWorkflow, `${dir}/batch_1_4.json`, e.gh.state.readFile(`${dir}/batch_1_4.json`)!);
+    const members = await decodeBatchFile(
+      e.storage,
+      phasedWorkflow,
+      `${dir}/batch_1_4.json`,
+      e.gh.state.readFile(`${dir}/batch_1_4.json`)!,
+    );
     expect(members.map((m) => m.ok && m.snapshot.sequence)).toEqual([1, 2, 3, 4]);
     const doc = JSON.parse(new TextDecoder().decode(e.gh.state.readFile(`${dir}/batch_1_4.json`)!)) as { batch_metadata: unknown };
     expect(doc.batch_metadata).toEqual({ first_sequence: 1, last_sequence: 4, checkpoint_count: 4 });
@@ -88,38 +113,77 @@ describe('below the rate-limit floor, awaited checkpoints are batched (issue 16 
   });
 
   it('the size bound pushes the held queue as one commit; the next checkpoint starts a new file', async () => {
-    const e = await env({ storage: { minWriteIntervalMs: 0, emergencyQueue: { dir: tempDir('savepoint-held-') }, holdBelowFloor: { maxWrites: 3, maxHoldMs: 60_000 } } });
+    const e = await env({
+      storage: {
+        minWriteIntervalMs: 0,
+        emergencyQueue: { dir: tempDir('savepoint-held-') },
+        holdBelowFloor: { maxWrites: 3, maxHoldMs: 60_000 },
+      },
+    });
     const runId = newUuidV4();
     e.gh.rateLimit.set({ remaining: 90 });
     await e.storage.get('probe');
     e.clock.auto = false;
-    const writer = createWriter({ storage: e.storage, profile: phasedWorkflow, runId, clock: e.clock, heartbeatIntervalMs: false, coalesceWindowMs: 0, lock: false });
+    const writer = createWriter({
+      storage: e.storage,
+      profile: phasedWorkflow,
+      runId,
+      clock: e.clock,
+      heartbeatIntervalMs: false,
+      coalesceWindowMs: 0,
+      lock: false,
+    });
     const keys: string[] = [];
     for (let i = 1; i <= 4; i++) {
       const r = await writer.checkpoint({ source: 'expensive_op', status: 'in_progress', payload: payload(i) });
       keys.push(r.ok ? `${r.outcome} ${r.key.slice(r.key.lastIndexOf('/') + 1)}` : 'failed');
     }
     // The third held write reached the bound: pushed at once, so it is acknowledged as written.
-    expect(keys).toEqual(['queued cp_001_expensive_op.json', 'queued batch_1_2.json', 'written batch_1_3.json', 'queued cp_004_expensive_op.json']);
+    expect(keys).toEqual([
+      'queued cp_001_expensive_op.json',
+      'queued batch_1_2.json',
+      'written batch_1_3.json',
+      'queued cp_004_expensive_op.json',
+    ]);
     e.clock.auto = true;
     await writer.close();
     const dir = `checkpoints/${runId}`;
-    expect(e.gh.state.listFiles().map((f) => f.path).filter((p) => p.startsWith(`${dir}/`)).map((p) => p.slice(dir.length + 1)).sort()).toEqual([
-      'batch_1_3.json',
-      'cp_004_expensive_op.json',
-      'index.json',
-      'latest.json',
-    ]);
+    expect(
+      e.gh.state
+        .listFiles()
+        .map((f) => f.path)
+        .filter((p) => p.startsWith(`${dir}/`))
+        .map((p) => p.slice(dir.length + 1))
+        .sort(),
+    ).toEqual(['batch_1_3.json', 'cp_004_expensive_op.json', 'index.json', 'latest.json']);
   });
 
   it('the time bound: what is held is pushed by the adapter once the oldest held write waited maxHoldMs', async () => {
-    const e = await env({ storage: { minWriteIntervalMs: 0, emergencyQueue: { dir: tempDir('savepoint-held-') }, holdBelowFloor: { maxWrites: 100, maxHoldMs: 20_000 } } });
+    const e = await env({
+      storage: {
+        minWriteIntervalMs: 0,
+        emergencyQueue: { dir: tempDir('savepoint-held-') },
+        holdBelowFloor: { maxWrites: 100, maxHoldMs: 20_000 },
+      },
+    });
     const runId = newUuidV4();
     e.gh.rateLimit.set({ remaining: 90 });
     await e.storage.get('probe');
     e.clock.auto = false;
-    const writer = createWriter({ storage: e.storage, profile: phasedWorkflow, runId, clock: e.clock, heartbeatIntervalMs: false, coalesceWindowMs: 0, lock: false });
-    for (let i = 1; i <= 2; i++) expect(await writer.checkpoint({ source: 'expensive_op', status: 'in_progress', payload: payload(i) })).toMatchObject({ ok: true, outcome: 'queued' });
+    const writer = createWriter({
+      storage: e.storage,
+      profile: phasedWorkflow,
+      runId,
+      clock: e.clock,
+      heartbeatIntervalMs: false,
+      coalesceWindowMs: 0,
+      lock: false,
+    });
+    for (let i = 1; i <= 2; i++)
+      expect(await writer.checkpoint({ source: 'expensive_op', status: 'in_progress', payload: payload(i) })).toMatchObject({
+        ok: true,
+        outcome: 'queued',
+      });
     await e.clock.advance(10_000);
     expect(e.storage.stats().queued).toBeGreaterThan(0); // not yet
     e.clock.auto = true;
@@ -134,10 +198,22 @@ describe('below the rate-limit floor, awaited checkpoints are batched (issue 16 
     const runId = newUuidV4();
     e.gh.rateLimit.set({ remaining: 90 });
     await e.storage.get('probe');
-    const writer = createWriter({ storage: e.storage, profile: phasedWorkflow, runId, clock: e.clock, heartbeatIntervalMs: false, coalesceWindowMs: 0, lock: false });
+    const writer = createWriter({
+      storage: e.storage,
+      profile: phasedWorkflow,
+      runId,
+      clock: e.clock,
+      heartbeatIntervalMs: false,
+      coalesceWindowMs: 0,
+      lock: false,
+    });
     const first = await writer.checkpoint({ source: 'expensive_op', status: 'in_progress', payload: payload(1) });
     const last = await writer.checkpoint({ source: 'phase_complete', status: 'completed', payload: payload(2) });
-    expect([first.ok && first.outcome, last.ok && last.outcome, last.ok && last.key]).toEqual(['queued', 'written', `checkpoints/${runId}/batch_1_2.json`]);
+    expect([first.ok && first.outcome, last.ok && last.outcome, last.ok && last.key]).toEqual([
+      'queued',
+      'written',
+      `checkpoints/${runId}/batch_1_2.json`,
+    ]);
     expect(e.storage.stats().queued).toBe(0);
     expect(e.gh.state.readFile(`checkpoints/${runId}/batch_1_2.json`)).toBeDefined();
     expect(e.gh.state.readFile(`checkpoints/${runId}/cp_001_expensive_op.json`)).toBeUndefined();
@@ -145,7 +221,14 @@ describe('below the rate-limit floor, awaited checkpoints are batched (issue 16 
   });
 
   it('mergeQueuedWrites: the end state under the first conditions; a file created and deleted within the queue is only checked absent', () => {
-    const w = (seq: number, operations: QueuedWrite['operations']): QueuedWrite => ({ seq, kind: 'batch', operations, versions: {}, enqueuedAtMs: 0, maybeLanded: false });
+    const w = (seq: number, operations: QueuedWrite['operations']): QueuedWrite => ({
+      seq,
+      kind: 'batch',
+      operations,
+      versions: {},
+      enqueuedAtMs: 0,
+      maybeLanded: false,
+    });
     const merged = mergeQueuedWrites([
       w(1, [
         { type: 'put', key: 'cp_1', bytes: text('1'), ifAbsent: true },
@@ -189,42 +272,53 @@ function applyAtomic(state: Map<string, string>, ops: readonly QueuedWrite['oper
 describe('mergeQueuedWrites property', () => {
   const KEYS = ['a', 'b', 'c', 'lock'];
   // One step: an operation on a key, with a condition taken from the state the queue has reached (as checkQueuedConditions demands).
-  const stepArb = fc.record({ key: fc.constantFrom(...KEYS), kind: fc.constantFrom('put', 'delete', 'check'), cond: fc.constantFrom('none', 'state'), value: fc.nat(5) });
+  const stepArb = fc.record({
+    key: fc.constantFrom(...KEYS),
+    kind: fc.constantFrom('put', 'delete', 'check'),
+    cond: fc.constantFrom('none', 'state'),
+    value: fc.nat(5),
+  });
   it('pushing the merged queue as one batch ends where pushing each write in order ends, under the same conditions on the state before', () => {
     fc.assert(
-      fc.property(fc.dictionary(fc.constantFrom(...KEYS), fc.nat(5).map(String)), fc.array(fc.array(stepArb, { minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 6 }), (initialObj, writes) => {
-        const initial = new Map(Object.entries(initialObj));
-        let state = new Map(initial);
-        const queued: QueuedWrite[] = [];
-        for (const [i, steps] of writes.entries()) {
-          const ops: QueuedWrite['operations'][number][] = [];
-          const seen = new Set<string>();
-          for (const st of steps) {
-            if (seen.has(st.key)) continue; // one operation per key per write, as writers build them
-            seen.add(st.key);
-            const current = state.get(st.key);
-            const cond = st.cond === 'none' ? {} : current === undefined ? { ifAbsent: true as const } : { ifVersion: current };
-            if (st.kind === 'put') ops.push({ type: 'put', key: st.key, bytes: text(`${i}:${st.value}`), ...cond });
-            else if (st.kind === 'delete') ops.push({ type: 'delete', key: st.key, ...('ifVersion' in cond ? cond : {}) });
-            else if ('ifAbsent' in cond) ops.push({ type: 'check', key: st.key, ifAbsent: true });
-            else if (current !== undefined && st.cond === 'state') ops.push({ type: 'check', key: st.key, ifVersion: current });
+      fc.property(
+        fc.dictionary(fc.constantFrom(...KEYS), fc.nat(5).map(String)),
+        fc.array(fc.array(stepArb, { minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 6 }),
+        (initialObj, writes) => {
+          const initial = new Map(Object.entries(initialObj));
+          let state = new Map(initial);
+          const queued: QueuedWrite[] = [];
+          for (const [i, steps] of writes.entries()) {
+            const ops: QueuedWrite['operations'][number][] = [];
+            const seen = new Set<string>();
+            for (const st of steps) {
+              if (seen.has(st.key)) continue; // one operation per key per write, as writers build them
+              seen.add(st.key);
+              const current = state.get(st.key);
+              const cond = st.cond === 'none' ? {} : current === undefined ? { ifAbsent: true as const } : { ifVersion: current };
+              if (st.kind === 'put') ops.push({ type: 'put', key: st.key, bytes: text(`${i}:${st.value}`), ...cond });
+              else if (st.kind === 'delete') ops.push({ type: 'delete', key: st.key, ...('ifVersion' in cond ? cond : {}) });
+              else if ('ifAbsent' in cond) ops.push({ type: 'check', key: st.key, ifAbsent: true });
+              else if (current !== undefined && st.cond === 'state') ops.push({ type: 'check', key: st.key, ifVersion: current });
+            }
+            if (ops.length === 0) continue;
+            const after = applyAtomic(state, ops);
+            if (after === 'conflict') continue; // the queue would not have accepted it
+            state = after;
+            queued.push({ seq: i + 1, kind: 'batch', operations: ops, versions: {}, enqueuedAtMs: 0, maybeLanded: false });
           }
-          if (ops.length === 0) continue;
-          const after = applyAtomic(state, ops);
-          if (after === 'conflict') continue; // the queue would not have accepted it
-          state = after;
-          queued.push({ seq: i + 1, kind: 'batch', operations: ops, versions: {}, enqueuedAtMs: 0, maybeLanded: false });
-        }
-        if (queued.length === 0) return;
-        expect(applyAtomic(initial, mergeQueuedWrites(queued))).toEqual(state);
-        // The merged batch still fails where the first write would: on a state another writer changed.
-        const firstCond = queued[0]!.operations.find((op) => op.type === 'check' || (op.type !== 'delete' && op.ifAbsent === true) || op.ifVersion !== undefined);
-        if (firstCond) {
-          const changed = new Map(initial);
-          changed.set(firstCond.key, 'foreign');
-          expect(applyAtomic(changed, mergeQueuedWrites(queued))).toBe('conflict');
-        }
-      }),
+          if (queued.length === 0) return;
+          expect(applyAtomic(initial, mergeQueuedWrites(queued))).toEqual(state);
+          // The merged batch still fails where the first write would: on a state another writer changed.
+          const firstCond = queued[0]!.operations.find(
+            (op) => op.type === 'check' || (op.type !== 'delete' && op.ifAbsent === true) || op.ifVersion !== undefined,
+          );
+          if (firstCond) {
+            const changed = new Map(initial);
+            changed.set(firstCond.key, 'foreign');
+            expect(applyAtomic(changed, mergeQueuedWrites(queued))).toBe('conflict');
+          }
+        },
+      ),
       { numRuns: 200 },
     );
   });
@@ -241,7 +335,9 @@ describe('a SIGKILL between held checkpoints loses nothing acknowledged (issue 1
     gh.rateLimit.set({ remaining: 90 });
     const dir = tempDir('savepoint-held-queue-');
     const runId = newUuidV4();
-    const child = spawn(process.execPath, [bundled.bundle, gh.url, gh.owner, gh.repo, dir, runId], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [bundled.bundle, gh.url, gh.owner, gh.repo, dir, runId], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
     const acks: { i: number; outcome: string; key: string }[] = [];
     await new Promise<void>((resolve, reject) => {
@@ -268,16 +364,31 @@ describe('a SIGKILL between held checkpoints loses nothing acknowledged (issue 1
 
     // The next process on the same queue folder adopts and pushes what the dead one held.
     gh.rateLimit.set({ remaining: 5000 });
-    const next = githubStorage({ owner: gh.owner, repo: gh.repo, baseUrl: gh.url, token: CHILD_TOKEN, minWriteIntervalMs: 0, emergencyQueue: { dir } });
+    const next = githubStorage({
+      owner: gh.owner,
+      repo: gh.repo,
+      baseUrl: gh.url,
+      token: CHILD_TOKEN,
+      minWriteIntervalMs: 0,
+      emergencyQueue: { dir },
+    });
     await next.flush();
     const plan = await planResume({ storage: next, profile: phasedWorkflow, runId });
     expect(plan.snapshot.sequence).toBeGreaterThanOrEqual(last);
     const index = decodeRunIndex(gh.state.readFile(`checkpoints/${runId}/index.json`)!);
     const sequences = index.checkpoints.map((c) => c.sequence);
     for (let i = 1; i <= last; i++) expect(sequences).toContain(i);
-    const batches = gh.state.listFiles().map((f) => f.path).filter((p) => p.startsWith(`checkpoints/${runId}/batch_`));
+    const batches = gh.state
+      .listFiles()
+      .map((f) => f.path)
+      .filter((p) => p.startsWith(`checkpoints/${runId}/batch_`));
     expect(batches).toHaveLength(1);
-    expect(gh.state.listFiles().map((f) => f.path).some((p) => p.startsWith(`checkpoints/${runId}/cp_`))).toBe(false);
+    expect(
+      gh.state
+        .listFiles()
+        .map((f) => f.path)
+        .some((p) => p.startsWith(`checkpoints/${runId}/cp_`)),
+    ).toBe(false);
     await next.close();
   }, 60_000);
 });

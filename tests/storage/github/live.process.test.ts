@@ -41,7 +41,9 @@ describe.skipIf(!live)('githubStorage on the real GitHub API (opt-in)', () => {
     expect(version).toBe(await gitBlobSha(bytes));
     expect((await storage.get('a/one.json'))?.version).toBe(version);
     await expect(storage.put('a/one.json', bytes, { ifAbsent: true })).rejects.toMatchObject({ reasonCode: 'checkpoint_conflict' });
-    await expect(storage.put('a/one.json', utf8Encode('x'), { ifVersion: '0'.repeat(40) })).rejects.toMatchObject({ reasonCode: 'checkpoint_conflict' });
+    await expect(storage.put('a/one.json', utf8Encode('x'), { ifVersion: '0'.repeat(40) })).rejects.toMatchObject({
+      reasonCode: 'checkpoint_conflict',
+    });
     expect((await listAll(storage, 'a/')).map((e) => e.key)).toEqual(['a/one.json']);
     expect(await storage.delete('a/one.json', { ifVersion: version })).toBe(true);
     await expect(storage.put('a/one.json', bytes, { ifVersion: version })).rejects.toMatchObject({ reasonCode: 'checkpoint_conflict' });
@@ -65,7 +67,12 @@ describe.skipIf(!live)('githubStorage on the real GitHub API (opt-in)', () => {
   });
 
   it('never puts the token in an error', { timeout: 60_000 }, async () => {
-    const bad = githubStorage({ owner: owner!, repo: `${repo!}-does-not-exist-${Date.now()}`, token: token!, ...(branch ? { branch } : {}) });
+    const bad = githubStorage({
+      owner: owner!,
+      repo: `${repo!}-does-not-exist-${Date.now()}`,
+      token: token!,
+      ...(branch ? { branch } : {}),
+    });
     const err = await bad.put('x', utf8Encode('x')).catch((e: unknown) => e);
     expect(deepStrings(err).some((s) => s.includes(token!))).toBe(false);
   });

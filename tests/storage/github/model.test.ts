@@ -38,7 +38,11 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   fc.record({ op: fc.constant('list' as const), prefix: fc.constantFrom('', 'b/', 'b', 'e/f/') }),
   fc.record({
     op: fc.constant('batch' as const),
-    items: fc.uniqueArray(fc.record({ key, value: fc.option(value, { nil: null }), cond }), { minLength: 1, maxLength: 3, selector: (i) => i.key }),
+    items: fc.uniqueArray(fc.record({ key, value: fc.option(value, { nil: null }), cond }), {
+      minLength: 1,
+      maxLength: 3,
+      selector: (i) => i.key,
+    }),
   }),
 );
 
@@ -47,7 +51,15 @@ const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
 it('random operation sequences match a content-addressed model', async () => {
   await fc.assert(
     fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 12 }), async (ops) => {
-      const s = githubStorage({ owner: gh.owner, repo: gh.repo, token: TOKEN, baseUrl: gh.url, clock, basePath: `model/${++n}`, serializeWrites: 'adapter' });
+      const s = githubStorage({
+        owner: gh.owner,
+        repo: gh.repo,
+        token: TOKEN,
+        baseUrl: gh.url,
+        clock,
+        basePath: `model/${++n}`,
+        serializeWrites: 'adapter',
+      });
       const model = new Map<string, string>();
       const version = (v: string): Promise<string> => gitBlobSha(enc(v));
       const staleFor = async (k: string): Promise<string> => {
@@ -58,7 +70,10 @@ it('random operation sequences match a content-addressed model', async () => {
       const conditionOf = async (k: string, c: Cond): Promise<{ opts: { ifAbsent?: boolean; ifVersion?: string }; ok: boolean }> => {
         const cur = model.get(k);
         if (c === 'absent') return { opts: { ifAbsent: true }, ok: cur === undefined };
-        if (c === 'current') return cur === undefined ? { opts: { ifVersion: await staleFor(k) }, ok: false } : { opts: { ifVersion: await version(cur) }, ok: true };
+        if (c === 'current')
+          return cur === undefined
+            ? { opts: { ifVersion: await staleFor(k) }, ok: false }
+            : { opts: { ifVersion: await version(cur) }, ok: true };
         if (c === 'stale') return { opts: { ifVersion: await staleFor(k) }, ok: false };
         return { opts: {}, ok: true };
       };
@@ -66,7 +81,9 @@ it('random operation sequences match a content-addressed model', async () => {
         if (o.op === 'get') {
           const got = await s.get(o.key);
           const cur = model.get(o.key);
-          expect(got === undefined ? undefined : { text: new TextDecoder().decode(got.bytes), version: got.version }).toEqual(cur === undefined ? undefined : { text: cur, version: await version(cur) });
+          expect(got === undefined ? undefined : { text: new TextDecoder().decode(got.bytes), version: got.version }).toEqual(
+            cur === undefined ? undefined : { text: cur, version: await version(cur) },
+          );
         } else if (o.op === 'list') {
           const expected = await Promise.all(
             [...model.entries()]
@@ -98,7 +115,11 @@ it('random operation sequences match a content-addressed model', async () => {
             const c = item.value === null && item.cond === 'absent' ? 'none' : item.cond;
             const { opts, ok } = await conditionOf(item.key, c);
             allOk &&= ok;
-            batch.push(item.value === null ? { type: 'delete', key: item.key, ...(opts.ifVersion ? { ifVersion: opts.ifVersion } : {}) } : { type: 'put', key: item.key, bytes: enc(item.value), ...opts });
+            batch.push(
+              item.value === null
+                ? { type: 'delete', key: item.key, ...(opts.ifVersion ? { ifVersion: opts.ifVersion } : {}) }
+                : { type: 'put', key: item.key, bytes: enc(item.value), ...opts },
+            );
           }
           const result = await s.batch(batch).catch((err: unknown) => err);
           if (!allOk) {

@@ -126,7 +126,11 @@ describe('server errors and slow answers', () => {
     e.gh.faults.add({ operation: 'git/get-tree', fault: { kind: 'network-error' } });
     expect(await e.storage.get('x')).toBeUndefined();
     expect((await listAll(e.storage, '')).map((x) => x.key)).toEqual(['README.md']);
-    expect(e.events.filter((ev) => ev.type === 'request_retry').map((ev) => ev.type === 'request_retry' && ev.reason)).toEqual(['server_error', 'server_error', 'network']);
+    expect(e.events.filter((ev) => ev.type === 'request_retry').map((ev) => ev.type === 'request_retry' && ev.reason)).toEqual([
+      'server_error',
+      'server_error',
+      'network',
+    ]);
   });
 
   it('a read that outlives requestTimeoutMs is abandoned and retried', async () => {

@@ -23,10 +23,21 @@ afterAll(async () => {
 const carrier = (token: string): fc.Arbitrary<string> =>
   fc.oneof(
     fc.string({ maxLength: 12 }),
-    fc.tuple(fc.string({ maxLength: 8 }), fc.constantFrom('', ' ', 'Bearer ', 'token=', 'authorization: ')).map(([a, b]) => `${a}${b}${token}${a}`),
+    fc
+      .tuple(fc.string({ maxLength: 8 }), fc.constantFrom('', ' ', 'Bearer ', 'token=', 'authorization: '))
+      .map(([a, b]) => `${a}${b}${token}${a}`),
   );
 
-type Shape = { kind: 'error' | 'type' | 'aggregate' | 'object' | 'string'; message: string; name: string; stack: string; code: string; extra: string; cause?: Shape; errors: Shape[] };
+type Shape = {
+  kind: 'error' | 'type' | 'aggregate' | 'object' | 'string';
+  message: string;
+  name: string;
+  stack: string;
+  code: string;
+  extra: string;
+  cause?: Shape;
+  errors: Shape[];
+};
 
 /** An error tree at most `depth` levels deep (causes and AggregateError members). */
 const shape = (token: string, depth: number): fc.Arbitrary<Shape> =>
@@ -44,9 +55,20 @@ const shape = (token: string, depth: number): fc.Arbitrary<Shape> =>
 /** Builds the thrown value a shape describes. */
 function build(s: Shape): unknown {
   if (s.kind === 'string') return s.message;
-  if (s.kind === 'object') return { message: s.message, name: s.name, code: s.code, details: { extra: s.extra, nested: [s.stack] }, cause: s.cause ? build(s.cause) : undefined };
+  if (s.kind === 'object')
+    return {
+      message: s.message,
+      name: s.name,
+      code: s.code,
+      details: { extra: s.extra, nested: [s.stack] },
+      cause: s.cause ? build(s.cause) : undefined,
+    };
   const err: Error & Record<string, unknown> =
-    s.kind === 'aggregate' ? (new AggregateError(s.errors.map(build), s.message) as unknown as Error & Record<string, unknown>) : s.kind === 'type' ? (new TypeError(s.message) as unknown as Error & Record<string, unknown>) : (new Error(s.message) as unknown as Error & Record<string, unknown>);
+    s.kind === 'aggregate'
+      ? (new AggregateError(s.errors.map(build), s.message) as unknown as Error & Record<string, unknown>)
+      : s.kind === 'type'
+        ? (new TypeError(s.message) as unknown as Error & Record<string, unknown>)
+        : (new Error(s.message) as unknown as Error & Record<string, unknown>);
   err.name = s.name;
   err.stack = s.stack;
   err.code = s.code;
@@ -56,10 +78,12 @@ function build(s: Shape): unknown {
 }
 
 describe('githubStorage scrubs every error and event it surfaces', () => {
-  it('property: a token in any string property of any error thrown by fetch, or in the server\'s message, never reaches an error, an event or the console', async () => {
+  it("property: a token in any string property of any error thrown by fetch, or in the server's message, never reaches an error, an event or the console", async () => {
     const logged: unknown[] = [];
     let runs = 0;
-    const spies = (['log', 'info', 'warn', 'error', 'debug'] as const).map((m) => vi.spyOn(console, m).mockImplementation((...args: unknown[]) => void logged.push(args)));
+    const spies = (['log', 'info', 'warn', 'error', 'debug'] as const).map((m) =>
+      vi.spyOn(console, m).mockImplementation((...args: unknown[]) => void logged.push(args)),
+    );
     try {
       await fc.assert(
         fc.asyncProperty(
@@ -74,8 +98,24 @@ describe('githubStorage scrubs every error and event it surfaces', () => {
               if (source === 'fetch-throws') throw thrown;
               return fetch(input, init);
             };
-            if (source === 'server-message') gh.faults.add({ times: 20, fault: { kind: 'status', status: 500, message: `upstream said ${token}; ${deepStrings(thrown).join(' ')}` } });
-            const storage = githubStorage({ owner: gh.owner, repo: gh.repo, token, baseUrl: gh.url, fetch: fetchImpl, clock, maxRetries: 0, minWriteIntervalMs: 0, emergencyQueue: 'memory', basePath: `scrub/${seed}`, onEvent: (e) => events.push(e) });
+            if (source === 'server-message')
+              gh.faults.add({
+                times: 20,
+                fault: { kind: 'status', status: 500, message: `upstream said ${token}; ${deepStrings(thrown).join(' ')}` },
+              });
+            const storage = githubStorage({
+              owner: gh.owner,
+              repo: gh.repo,
+              token,
+              baseUrl: gh.url,
+              fetch: fetchImpl,
+              clock,
+              maxRetries: 0,
+              minWriteIntervalMs: 0,
+              emergencyQueue: 'memory',
+              basePath: `scrub/${seed}`,
+              onEvent: (e) => events.push(e),
+            });
             const run = (): Promise<unknown> =>
               op === 'get'
                 ? storage.get('k')
@@ -92,7 +132,14 @@ describe('githubStorage scrubs every error and event it surfaces', () => {
             );
             gh.faults.clear();
             expect(err).toBeInstanceOf(CheckpointError);
-            const everything = [...deepStrings(err), inspect(err, { depth: 30, showHidden: true }), ...deepStrings(events), inspect(events, { depth: 30 }), ...deepStrings(logged), JSON.stringify(err)];
+            const everything = [
+              ...deepStrings(err),
+              inspect(err, { depth: 30, showHidden: true }),
+              ...deepStrings(events),
+              inspect(events, { depth: 30 }),
+              ...deepStrings(logged),
+              JSON.stringify(err),
+            ];
             const leaks = everything.filter((s) => s.includes(token));
             expect(leaks).toEqual([]);
           },
@@ -111,7 +158,15 @@ describe('githubStorage scrubs every error and event it surfaces', () => {
       e.name = `FetchError(${token})`;
       return Promise.reject(e);
     };
-    const storage = githubStorage({ owner: gh.owner, repo: gh.repo, token: 'another-token-xyz', baseUrl: gh.url, fetch: fetchImpl, clock, maxRetries: 0 });
+    const storage = githubStorage({
+      owner: gh.owner,
+      repo: gh.repo,
+      token: 'another-token-xyz',
+      baseUrl: gh.url,
+      fetch: fetchImpl,
+      clock,
+      maxRetries: 0,
+    });
     const err = (await storage.get('k').catch((e: unknown) => e)) as CheckpointError;
     expect(err.reasonCode).toBe('checkpoint_storage_unavailable');
     expect((err.cause as Error).name).toBe('FetchError([redacted])');

@@ -13,7 +13,9 @@ afterEach(async () => {
 });
 
 function scan(label: string, value: unknown, secret: string): void {
-  const found = [...deepStrings(value), inspect(value, { depth: 20, showHidden: true })].filter((s) => s.includes(secret) || s.includes(secret.slice(4, 24)));
+  const found = [...deepStrings(value), inspect(value, { depth: 20, showHidden: true })].filter(
+    (s) => s.includes(secret) || s.includes(secret.slice(4, 24)),
+  );
   expect(found, `${label} leaks the token`).toEqual([]);
 }
 
@@ -36,7 +38,9 @@ describe('the token never leaves the Authorization header', () => {
     const fetchImpl: typeof fetch = async (input, init) => {
       if (chatty) {
         const auth = new Headers(init?.headers).get('authorization');
-        throw new TypeError(`fetch failed for ${String(input)} with headers {authorization: ${auth}}`, { cause: new Error(`socket hang up (${auth})`) });
+        throw new TypeError(`fetch failed for ${String(input)} with headers {authorization: ${auth}}`, {
+          cause: new Error(`socket hang up (${auth})`),
+        });
       }
       return fetch(input, init);
     };
@@ -53,7 +57,11 @@ describe('the token never leaves the Authorization header', () => {
     });
 
     // A server that echoes the token in its error message (a proxy, a misconfigured gateway).
-    gh.faults.add({ operation: 'repos/get-content', times: 3, fault: { kind: 'status', status: 500, message: `upstream rejected Bearer ${TOKEN}` } });
+    gh.faults.add({
+      operation: 'repos/get-content',
+      times: 3,
+      fault: { kind: 'status', status: 500, message: `upstream rejected Bearer ${TOKEN}` },
+    });
     await attempt(storage.get('a'));
     gh.faults.add({ operation: 'repos/create-or-update-file-contents', fault: { kind: 'status', status: 502, message: `token=${TOKEN}` } });
     await attempt(storage.put('a', text('1')));
@@ -76,7 +84,14 @@ describe('the token never leaves the Authorization header', () => {
     await attempt(storage.get('g'));
 
     // Wrong credentials: GitHub answers 401.
-    const wrong = githubStorage({ owner: gh.owner, repo: gh.repo, token: `${TOKEN}x`, baseUrl: gh.url, clock, onEvent: (e) => events.push(e) });
+    const wrong = githubStorage({
+      owner: gh.owner,
+      repo: gh.repo,
+      token: `${TOKEN}x`,
+      baseUrl: gh.url,
+      clock,
+      onEvent: (e) => events.push(e),
+    });
     await attempt(wrong.get('a'));
 
     expect(errors.length).toBeGreaterThanOrEqual(7);

@@ -21,7 +21,8 @@ describe('runs everywhere fetch does', () => {
       const source = readFileSync(file, 'utf8');
       for (const m of source.matchAll(/(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]/g)) {
         const spec = m[1]!;
-        if (spec.startsWith('node:') || ['fs', 'path', 'os', 'crypto', 'http', 'https', 'url', 'child_process'].includes(spec)) offenders.push(`${file}: ${spec}`);
+        if (spec.startsWith('node:') || ['fs', 'path', 'os', 'crypto', 'http', 'https', 'url', 'child_process'].includes(spec))
+          offenders.push(`${file}: ${spec}`);
         if (spec.startsWith('.')) {
           // Sources are .ts; generated modules (src/codec/generated) are plain .js.
           const ts = resolve(dirname(file), spec.replace(/\.js$/, '.ts'));
@@ -74,7 +75,9 @@ describe('rate-limit rules', () => {
     expect(classifyRateLimit(429, h({ 'x-ratelimit-remaining': '0' }), '')).toBe('primary');
     expect(classifyRateLimit(403, h({ 'x-ratelimit-remaining': '10' }), 'You have exceeded a secondary rate limit.')).toBe('secondary');
     expect(classifyRateLimit(403, h({ 'retry-after': '30' }), '')).toBe('secondary');
-    expect(classifyRateLimit(403, h({ 'x-ratelimit-remaining': '10' }), 'Resource not accessible by personal access token')).toBeUndefined();
+    expect(
+      classifyRateLimit(403, h({ 'x-ratelimit-remaining': '10' }), 'Resource not accessible by personal access token'),
+    ).toBeUndefined();
     expect(classifyRateLimit(404, h({}), 'rate limit')).toBeUndefined();
   });
 
@@ -91,7 +94,9 @@ describe('pinned OpenAPI schemas', () => {
     const require = createRequire(import.meta.url);
     const pkgPath = require.resolve('@octokit/openapi/package.json');
     const pkg = JSON.parse(readFileSync(pkgPath, 'utf8')) as { version: string };
-    const api = JSON.parse(readFileSync(pkgPath.replace(/package\.json$/, 'generated/api.github.com.json'), 'utf8')) as Parameters<typeof extract>[0];
+    const api = JSON.parse(readFileSync(pkgPath.replace(/package\.json$/, 'generated/api.github.com.json'), 'utf8')) as Parameters<
+      typeof extract
+    >[0];
     const pinned = JSON.parse(readFileSync(join(root, 'src/testing/github-emulator/openapi-schemas.json'), 'utf8')) as unknown;
     expect(pinned).toEqual(extract(api, pkg.version));
   });

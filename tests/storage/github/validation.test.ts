@@ -16,7 +16,15 @@ beforeAll(async () => {
 afterAll(async () => {
   await gh.close();
 });
-const base = (): GitHubStorageOptions => ({ owner: gh.owner, repo: gh.repo, token: TOKEN, baseUrl: gh.url, clock, minWriteIntervalMs: 0, emergencyQueue: 'memory' });
+const base = (): GitHubStorageOptions => ({
+  owner: gh.owner,
+  repo: gh.repo,
+  token: TOKEN,
+  baseUrl: gh.url,
+  clock,
+  minWriteIntervalMs: 0,
+  emergencyQueue: 'memory',
+});
 const make = (): GitHubStorage => githubStorage(base());
 
 async function refused(p: () => Promise<unknown>): Promise<CheckpointError> {
@@ -51,7 +59,10 @@ describe('githubStorage validates every argument', () => {
       [{ type: 'delete', key: 'a', ifVersion: {} }],
       [{ type: 'check', key: 'a' }],
       [{ type: 'check', key: 'a', ifVersion: 3 }],
-      [{ type: 'put', key: 'a', bytes: text('x') }, { type: 'check', key: 'a', ifAbsent: true }],
+      [
+        { type: 'put', key: 'a', bytes: text('x') },
+        { type: 'check', key: 'a', ifAbsent: true },
+      ],
     ];
     for (const ops of bad) {
       const err = await refused(() => s.batch(ops as BatchOperation[]));
@@ -63,18 +74,36 @@ describe('githubStorage validates every argument', () => {
   it('property: any value given as a batch operation is accepted or refused with a CheckpointError, never a TypeError', async () => {
     const s = make();
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.oneof(fc.anything(), fc.record({ type: fc.constantFrom('put', 'delete', 'check'), key: fc.constantFrom('ok', '', '/x', 'a/../b'), bytes: fc.anything(), ifVersion: fc.anything(), ifAbsent: fc.anything() }, { requiredKeys: ['type'] })), { maxLength: 3 }), async (ops) => {
-        const before = gh.requestLog.length;
-        const err = await s.batch(ops as BatchOperation[]).then(
-          () => undefined,
-          (e: unknown) => e,
-        );
-        // Only a fully valid batch may reach GitHub.
-        if (err !== undefined) {
-          expect(err).toBeInstanceOf(CheckpointError);
-          if ((err as CheckpointError).reasonCode !== 'checkpoint_conflict') expect(gh.requestLog.length).toBe(before);
-        }
-      }),
+      fc.asyncProperty(
+        fc.array(
+          fc.oneof(
+            fc.anything(),
+            fc.record(
+              {
+                type: fc.constantFrom('put', 'delete', 'check'),
+                key: fc.constantFrom('ok', '', '/x', 'a/../b'),
+                bytes: fc.anything(),
+                ifVersion: fc.anything(),
+                ifAbsent: fc.anything(),
+              },
+              { requiredKeys: ['type'] },
+            ),
+          ),
+          { maxLength: 3 },
+        ),
+        async (ops) => {
+          const before = gh.requestLog.length;
+          const err = await s.batch(ops as BatchOperation[]).then(
+            () => undefined,
+            (e: unknown) => e,
+          );
+          // Only a fully valid batch may reach GitHub.
+          if (err !== undefined) {
+            expect(err).toBeInstanceOf(CheckpointError);
+            if ((err as CheckpointError).reasonCode !== 'checkpoint_conflict') expect(gh.requestLog.length).toBe(before);
+          }
+        },
+      ),
       { numRuns: 150 },
     );
   }, 120_000);

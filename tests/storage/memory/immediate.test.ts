@@ -42,11 +42,14 @@ describe('memoryStorage immediate put and batch', () => {
         for (const o of ops) {
           if ('put' in o) {
             const [k, text, cond] = o.put;
-            const options: PutOptions = cond === 'none' ? {} : cond === 'absent' ? { ifAbsent: true } : { ifVersion: cond === 'v1' ? '1' : '2' };
+            const options: PutOptions =
+              cond === 'none' ? {} : cond === 'absent' ? { ifAbsent: true } : { ifVersion: cond === 'v1' ? '1' : '2' };
             const bytes = new TextEncoder().encode(text);
             expect(await outcome(() => now.put(k, bytes, options))).toEqual(await outcome(() => promised.put(k, bytes, options)));
           } else {
-            const operations: BatchOperation[] = o.batch.map(([k, v]) => (v === null ? { type: 'delete', key: k } : { type: 'put', key: k, bytes: v === 'x' ? shared : new TextEncoder().encode(v) }));
+            const operations: BatchOperation[] = o.batch.map(([k, v]) =>
+              v === null ? { type: 'delete', key: k } : { type: 'put', key: k, bytes: v === 'x' ? shared : new TextEncoder().encode(v) },
+            );
             expect(await outcome(() => now.batch(operations))).toEqual(await outcome(() => promised.batch!(operations)));
           }
         }

@@ -16,7 +16,10 @@ const op = fc.oneof(
   fc.record({ type: fc.constant('put' as const), key }),
   fc.record({ type: fc.constant('delete' as const), key }),
   // A batch names a key once (it refuses one named twice).
-  fc.record({ type: fc.constant('batch' as const), items: fc.uniqueArray(fc.record({ key, put: fc.boolean() }), { maxLength: 4, selector: (i) => i.key }) }),
+  fc.record({
+    type: fc.constant('batch' as const),
+    items: fc.uniqueArray(fc.record({ key, put: fc.boolean() }), { maxLength: 4, selector: (i) => i.key }),
+  }),
 );
 const prefix = fc.constantFrom('', 'r', 'r1', 'r1/', 'r10/', 'r2/a', 'r3/');
 
@@ -41,7 +44,9 @@ describe('memoryStorage listing order', () => {
             await storage.delete(o.key);
             model.delete(o.key);
           } else {
-            await storage.batch!(o.items.map((i) => (i.put ? { type: 'put' as const, key: i.key, bytes } : { type: 'delete' as const, key: i.key })));
+            await storage.batch!(
+              o.items.map((i) => (i.put ? { type: 'put' as const, key: i.key, bytes } : { type: 'delete' as const, key: i.key })),
+            );
             for (const i of o.items) {
               if (i.put) model.add(i.key);
               else model.delete(i.key);
@@ -74,28 +79,37 @@ describe('memoryStorage listing order', () => {
   it('sortedKeys in small chunks (split when full, dropped when empty) lists what a sorted set would, for every prefix', () => {
     const chunkKey = fc.string({ unit: fc.constantFrom('a', 'b', '/', '\uE000', '\u{1F600}'), maxLength: 4 });
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 4 }), fc.array(fc.tuple(fc.boolean(), chunkKey), { maxLength: 80 }), fc.array(chunkKey, { maxLength: 4 }), (chunk, ops, prefixes) => {
-        const keys = sortedKeys(chunk);
-        const model = new Set<string>();
-        for (const [add, k] of ops) {
-          if (add) {
-            keys.add(k);
-            model.add(k);
-          } else {
-            keys.remove(k);
-            model.delete(k);
+      fc.property(
+        fc.integer({ min: 1, max: 4 }),
+        fc.array(fc.tuple(fc.boolean(), chunkKey), { maxLength: 80 }),
+        fc.array(chunkKey, { maxLength: 4 }),
+        (chunk, ops, prefixes) => {
+          const keys = sortedKeys(chunk);
+          const model = new Set<string>();
+          for (const [add, k] of ops) {
+            if (add) {
+              keys.add(k);
+              model.add(k);
+            } else {
+              keys.remove(k);
+              model.delete(k);
+            }
           }
-        }
-        const sorted = [...model].sort();
-        for (const p of ['', ...prefixes]) expect(keys.withPrefix(p)).toEqual(sorted.filter((k) => k.startsWith(p)));
-      }),
+          const sorted = [...model].sort();
+          for (const p of ['', ...prefixes]) expect(keys.withPrefix(p)).toEqual(sorted.filter((k) => k.startsWith(p)));
+        },
+      ),
       { numRuns: 300 },
     );
   });
 
   it('sortedKeys placing added keys only when listed or removed: every list in between, at any point, is what a sorted set would list', () => {
     const key = fc.string({ unit: fc.constantFrom('a', 'b', '/', '\uE000'), maxLength: 3 });
-    const op = fc.oneof(fc.tuple(fc.constant('add' as const), key), fc.tuple(fc.constant('remove' as const), key), fc.tuple(fc.constant('list' as const), key));
+    const op = fc.oneof(
+      fc.tuple(fc.constant('add' as const), key),
+      fc.tuple(fc.constant('remove' as const), key),
+      fc.tuple(fc.constant('list' as const), key),
+    );
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 3 }), fc.array(op, { maxLength: 60 }), (chunk, ops) => {
         const keys = sortedKeys(chunk);

@@ -23,7 +23,10 @@ export async function buildChildBundle(): Promise<ChildBundle> {
   const esbuild = await import('esbuild');
   const dir = mkdtempSync(join(tmpdir(), 'savepoint-pg-bundle-'));
   const entry = join(dir, 'entry.ts');
-  writeFileSync(entry, `export * from ${JSON.stringify(join(ROOT, 'src', 'index.ts'))};\nexport * from ${JSON.stringify(join(ROOT, 'src', 'entries', 'postgres.ts'))};\n`);
+  writeFileSync(
+    entry,
+    `export * from ${JSON.stringify(join(ROOT, 'src', 'index.ts'))};\nexport * from ${JSON.stringify(join(ROOT, 'src', 'entries', 'postgres.ts'))};\n`,
+  );
   const outfile = join(dir, 'bundle.mjs');
   await esbuild.build({
     entryPoints: [entry],
@@ -46,6 +49,9 @@ export type { LineChild } from '../../support/line-child.js';
 
 /** Runs `tests/fixtures/postgres/<script>` with the bundle URL and a JSON config as arguments. */
 export function spawnPgChild(bundle: ChildBundle, script: string, config: Record<string, unknown>): LineChild {
-  const proc = spawn(process.execPath, [join(PG_FIXTURES, script), bundle.url, JSON.stringify(config)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [join(PG_FIXTURES, script), bundle.url, JSON.stringify(config)], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   return watchLines(proc, { timeoutMs: 30_000 });
 }

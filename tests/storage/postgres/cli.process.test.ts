@@ -36,7 +36,9 @@ async function cli(args: string[], env: Record<string, string> = {}): Promise<{ 
   it('lists, shows and verifies runs with --postgres URL', async () => {
     const runs = await cli(['runs', '--postgres', server().url, '--json'], tableEnv);
     expect(runs.code, runs.stderr).toBe(0);
-    expect((JSON.parse(runs.stdout) as { runs: { runId: string; sequence: number }[] }).runs).toEqual([expect.objectContaining({ runId: 'pg-run', sequence: 3 })]);
+    expect((JSON.parse(runs.stdout) as { runs: { runId: string; sequence: number }[] }).runs).toEqual([
+      expect.objectContaining({ runId: 'pg-run', sequence: 3 }),
+    ]);
     const ls = await cli(['ls', 'pg-run', '--postgres', server().url], tableEnv);
     expect(ls.code, ls.stderr).toBe(0);
     expect(ls.stdout).toMatch(/step_boundary/);

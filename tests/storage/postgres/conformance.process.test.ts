@@ -48,9 +48,16 @@ suites('postgresStorage against a real server', () => {
     describe,
     it,
     fc,
-    create: () => postgresStorage({ connectionString: server().url, schema: 'sp_conformance', table: freshTable(), maxValueBytes: 4096, poolSize: 4 }),
+    create: () =>
+      postgresStorage({ connectionString: server().url, schema: 'sp_conformance', table: freshTable(), maxValueBytes: 4096, poolSize: 4 }),
     destroy: drop,
-    reopen: (closed) => postgresStorage({ connectionString: server().url, schema: 'sp_conformance', table: (closed as PostgresStorage).table, maxValueBytes: 4096 }),
+    reopen: (closed) =>
+      postgresStorage({
+        connectionString: server().url,
+        schema: 'sp_conformance',
+        table: (closed as PostgresStorage).table,
+        maxValueBytes: 4096,
+      }),
     capabilities: { atomicBatch: true, crossProcessConditional: true, maxValueBytes: 4096 },
     nestedKeys: true,
     concurrency: 8,

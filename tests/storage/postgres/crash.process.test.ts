@@ -98,7 +98,9 @@ const threw = (c: LineChild): string[] => c.lines.filter((l) => l.startsWith('TH
     const loop = (async () => {
       for (let step = 1; !stop; step++) {
         try {
-          results.push(await writer.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { step, pad: 'y'.repeat(1000) } }));
+          results.push(
+            await writer.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { step, pad: 'y'.repeat(1000) } }),
+          );
         } catch (err) {
           thrown = err;
           return;

@@ -18,13 +18,18 @@ beforeAll(async () => {
 afterAll(() => bundle?.dispose());
 
 const noThrow = (c: LineChild): void => {
-  expect(c.lines.filter((l) => l.startsWith('THREW')), c.stderr()).toEqual([]);
+  expect(
+    c.lines.filter((l) => l.startsWith('THREW')),
+    c.stderr(),
+  ).toEqual([]);
 };
 
 (hasPostgres ? describe : describe.skip)('postgresStorage shared by processes', () => {
   it('8 child processes write 8 runs at once (first use of a new table included): every checkpoint lands, every run is whole', async () => {
     const table = freshTable('eight');
-    const children = Array.from({ length: 8 }, (_, i) => spawnPgChild(bundle, 'writer-child.mjs', { url: server().url, table, runId: `run-${i}`, count: 20 }));
+    const children = Array.from({ length: 8 }, (_, i) =>
+      spawnPgChild(bundle, 'writer-child.mjs', { url: server().url, table, runId: `run-${i}`, count: 20 }),
+    );
     const exits = await Promise.all(children.map((c) => c.exited));
     const storage = postgresStorage({ connectionString: server().url, table });
     try {
@@ -46,7 +51,9 @@ const noThrow = (c: LineChild): void => {
     for (let round = 0; round < 4; round++) {
       const runId = `race-${round}`;
       // Both keep writing until stopped, so neither can finish and release the run before the other tries.
-      const racers = ['host-a', 'host-b'].map((hostname) => spawnPgChild(bundle, 'writer-child.mjs', { url: server().url, table, runId, count: 0, hostname, pauseMs: 20 }));
+      const racers = ['host-a', 'host-b'].map((hostname) =>
+        spawnPgChild(bundle, 'writer-child.mjs', { url: server().url, table, runId, count: 0, hostname, pauseMs: 20 }),
+      );
       const first = await Promise.all(racers.map((c) => c.waitFor((l) => l.startsWith('opened') || l.startsWith('open-failed'))));
       const winners = racers.filter((_, i) => first[i] === 'opened 0');
       const losers = racers.filter((_, i) => first[i] === 'open-failed checkpoint_run_locked');
@@ -70,14 +77,29 @@ const noThrow = (c: LineChild): void => {
   it('the live writer renews its lease so another host cannot take the run; once it dies the lease expires and the other host takes over', async () => {
     const table = freshTable('lease');
     const leaseMs = 1500;
-    const holder = spawnPgChild(bundle, 'writer-child.mjs', { url: server().url, table, runId: 'leased', count: 0, hostname: 'host-a', leaseMs, pauseMs: 50 });
+    const holder = spawnPgChild(bundle, 'writer-child.mjs', {
+      url: server().url,
+      table,
+      runId: 'leased',
+      count: 0,
+      hostname: 'host-a',
+      leaseMs,
+      pauseMs: 50,
+    });
     try {
       await holder.waitFor((l) => l.startsWith('ack 3 '));
       // For three lease periods, a writer on another host keeps being refused: the holder renews.
       const until = Date.now() + 3 * leaseMs;
       let attempts = 0;
       while (Date.now() < until) {
-        const other = spawnPgChild(bundle, 'writer-child.mjs', { url: server().url, table, runId: 'leased', count: 1, hostname: 'host-b', leaseMs });
+        const other = spawnPgChild(bundle, 'writer-child.mjs', {
+          url: server().url,
+          table,
+          runId: 'leased',
+          count: 1,
+          hostname: 'host-b',
+          leaseMs,
+        });
         await other.exited;
         noThrow(other);
         expect(other.lines, other.stderr()).toEqual(['open-failed checkpoint_run_locked']);
@@ -96,7 +118,14 @@ const noThrow = (c: LineChild): void => {
       let taker: LineChild | undefined;
       const deadline = Date.now() + 20 * leaseMs;
       for (;;) {
-        const c = spawnPgChild(bundle, 'writer-child.mjs', { url: server().url, table, runId: 'leased', count: 2, hostname: 'host-b', leaseMs });
+        const c = spawnPgChild(bundle, 'writer-child.mjs', {
+          url: server().url,
+          table,
+          runId: 'leased',
+          count: 2,
+          hostname: 'host-b',
+          leaseMs,
+        });
         await c.exited;
         noThrow(c);
         if (c.lines[0]?.startsWith('opened')) {
@@ -104,7 +133,7 @@ const noThrow = (c: LineChild): void => {
           break;
         }
         expect(c.lines[0]).toBe('open-failed checkpoint_run_locked');
-        if (Date.now() > deadline) throw new Error('the dead holder\'s run was never taken over');
+        if (Date.now() > deadline) throw new Error("the dead holder's run was never taken over");
         await new Promise((r) => setTimeout(r, 200));
       }
       const maxAcked = Math.max(...acked.keys());

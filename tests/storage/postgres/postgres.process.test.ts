@@ -39,7 +39,8 @@ async function failure(p: Promise<unknown>): Promise<CheckpointError> {
 async function lockRows(store: PostgresStorage, keys: readonly string[]): Promise<{ release(): Promise<void> }> {
   const client = await pool.connect();
   await client.query('BEGIN');
-  for (const key of keys) await client.query(`SELECT 1 FROM "${store.schema}"."${store.table}" WHERE key_order = $1 FOR UPDATE`, [orderKey(key)]);
+  for (const key of keys)
+    await client.query(`SELECT 1 FROM "${store.schema}"."${store.table}" WHERE key_order = $1 FOR UPDATE`, [orderKey(key)]);
   return {
     async release() {
       await client.query('ROLLBACK');
@@ -73,7 +74,7 @@ async function waitForLockWaiters(n: number): Promise<void> {
         '$1/$2',
         `${'k/'.repeat(511)}xy`.slice(0, 1024),
         '\u{1f600}/\uff5e/\ue000',
-        'E\'\\x00\'', // a backslash: refused by assertKey, below
+        "E'\\x00'", // a backslash: refused by assertKey, below
       ];
       const valid = hostile.filter((k) => !k.includes('\\'));
       expect(`${'k/'.repeat(511)}xy`.slice(0, 1024)).toHaveLength(1024);
@@ -81,7 +82,7 @@ async function waitForLockWaiters(n: number): Promise<void> {
       for (const key of valid) expect(text((await s.get(key))?.bytes)).toBe(key);
       expect(await keysOf(s, '')).toEqual([...valid].sort());
       // Backslashes and NUL never reach the server: the contract refuses them first.
-      for (const key of ['a\\b', 'E\'\\x00\'', 'a\u0000b', '\u0000']) {
+      for (const key of ['a\\b', "E'\\x00'", 'a\u0000b', '\u0000']) {
         expect((await failure(s.put(key, utf8('x')))).reasonCode).toBe('checkpoint_key_invalid');
         expect((await failure(s.get(key))).reasonCode).toBe('checkpoint_key_invalid');
       }
@@ -147,7 +148,9 @@ async function waitForLockWaiters(n: number): Promise<void> {
   describe('setup', () => {
     it('creates the table once when many stores (separate pools, as separate processes would) start on it at once', async () => {
       const table = freshTable('stampede');
-      const stores = Array.from({ length: 8 }, () => postgresStorage({ connectionString: server().url, table, poolSize: 1, schema: 'stampede_schema' }));
+      const stores = Array.from({ length: 8 }, () =>
+        postgresStorage({ connectionString: server().url, table, poolSize: 1, schema: 'stampede_schema' }),
+      );
       const results = await Promise.allSettled(stores.map((s, i) => s.put(`k/${i}`, utf8(String(i)), { ifAbsent: true })));
       expect(results.filter((r) => r.status === 'rejected')).toEqual([]);
       expect(await keysOf(stores[0]!, 'k/')).toHaveLength(8);
@@ -220,7 +223,10 @@ async function waitForLockWaiters(n: number): Promise<void> {
       const table = freshTable();
       const a = postgresStorage({ connectionString: server().url, table, poolSize: 2 });
       const b = postgresStorage({ connectionString: server().url, table, poolSize: 2 });
-      await a.batch([{ type: 'check', key: 'nobody', ifAbsent: true }, { type: 'put', key: 'gate-a', bytes: utf8('s') }]);
+      await a.batch([
+        { type: 'check', key: 'nobody', ifAbsent: true },
+        { type: 'put', key: 'gate-a', bytes: utf8('s') },
+      ]);
       await b.put('gate-b', utf8('s'));
       expect(await keysOf(a, '')).toEqual(['gate-a', 'gate-b']);
       for (let round = 0; round < 4; round++) {
@@ -230,8 +236,16 @@ async function waitForLockWaiters(n: number): Promise<void> {
         // key; both committing would be write skew.
         const gates = await lockRows(a, ['gate-a', 'gate-b']);
         const pending = Promise.allSettled([
-          a.batch([{ type: 'check', key: y, ifAbsent: true }, { type: 'put', key: x, bytes: utf8('a') }, { type: 'put', key: 'gate-a', bytes: utf8(x) }]),
-          b.batch([{ type: 'check', key: x, ifAbsent: true }, { type: 'put', key: y, bytes: utf8('b') }, { type: 'put', key: 'gate-b', bytes: utf8(y) }]),
+          a.batch([
+            { type: 'check', key: y, ifAbsent: true },
+            { type: 'put', key: x, bytes: utf8('a') },
+            { type: 'put', key: 'gate-a', bytes: utf8(x) },
+          ]),
+          b.batch([
+            { type: 'check', key: x, ifAbsent: true },
+            { type: 'put', key: y, bytes: utf8('b') },
+            { type: 'put', key: 'gate-b', bytes: utf8(y) },
+          ]),
         ]);
         await waitForLockWaiters(2);
         await gates.release();
@@ -271,7 +285,13 @@ async function waitForLockWaiters(n: number): Promise<void> {
     const secret = 'pa55-w0rd-never-shown';
     const withPassword = (url: string): string => url.replace('postgres@', `postgres:${secret}@`);
     const noSecret = (err: CheckpointError): void => {
-      const all = [err.message, JSON.stringify(err), JSON.stringify(err.details), String((err.cause as Error | undefined)?.message), String(err.stack)].join('\n');
+      const all = [
+        err.message,
+        JSON.stringify(err),
+        JSON.stringify(err.details),
+        String((err.cause as Error | undefined)?.message),
+        String(err.stack),
+      ].join('\n');
       expect(all).not.toContain(secret);
     };
 
@@ -326,7 +346,9 @@ async function waitForLockWaiters(n: number): Promise<void> {
         const stuck = failure(s.put('busy', utf8('2')));
         // Wait until the store's statement is blocked on the lock, then drop its connection.
         await waitForLockWaiters(1);
-        await pool.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'savepoint' AND wait_event_type = 'Lock'`);
+        await pool.query(
+          `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'savepoint' AND wait_event_type = 'Lock'`,
+        );
         const err = await stuck;
         expect(err.reasonCode).toBe('checkpoint_storage_unavailable');
         noSecret(err);

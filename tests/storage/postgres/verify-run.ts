@@ -42,14 +42,18 @@ export async function verifyRun(storage: StorageAdapter, runId: string, acked: R
   let newest = indexedTop;
   for (const key of unindexed) {
     const snap = await readSnapshot(storage, defaultProfile, key);
-    if (!snap || snap.sequence <= indexedTop) throw new Error(`${runId}: ${key} is missing from the index but not newer than it (a half-applied batch)`);
+    if (!snap || snap.sequence <= indexedTop)
+      throw new Error(`${runId}: ${key} is missing from the index but not newer than it (a half-applied batch)`);
     newest = Math.max(newest, snap.sequence);
   }
   if (unindexed.length > indexDeferral(index.checkpoint_count, newest)) {
-    throw new Error(`${runId}: ${unindexed.length} history entries are not in the index, more than the writer holds back (a half-applied batch)`);
+    throw new Error(
+      `${runId}: ${unindexed.length} history entries are not in the index, more than the writer holds back (a half-applied batch)`,
+    );
   }
   const latest = await readSnapshot(storage, defaultProfile, layout.latestKey(runId));
-  if (!latest || latest.sequence !== newest) throw new Error(`${runId}: latest is #${latest?.sequence} but the newest history entry is #${newest} (a half-applied batch)`);
+  if (!latest || latest.sequence !== newest)
+    throw new Error(`${runId}: latest is #${latest?.sequence} but the newest history entry is #${newest} (a half-applied batch)`);
   const maxAcked = Math.max(0, ...acked.keys());
   if (newest < maxAcked) throw new Error(`${runId}: newest stored #${newest} is older than acknowledged #${maxAcked}`);
   return { history: history.length, latestSequence: latest.sequence };
@@ -74,7 +78,12 @@ export function ackedOf(lines: readonly string[]): Map<number, string> {
  * CI). A half-applied batch is stored state and fails every attempt; a commit in flight passes
  * once it has landed, a few milliseconds later.
  */
-export async function verifyRunSettled(storage: StorageAdapter, runId: string, acked: ReadonlyMap<number, string>, attempts = 3): Promise<RunCheck> {
+export async function verifyRunSettled(
+  storage: StorageAdapter,
+  runId: string,
+  acked: ReadonlyMap<number, string>,
+  attempts = 3,
+): Promise<RunCheck> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await verifyRun(storage, runId, acked);

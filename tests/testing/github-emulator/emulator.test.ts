@@ -1,5 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { startGitHubEmulator, validateGitHubResponseBody, validateGitHubRequestBody, GITHUB_SCHEMA_SOURCE, type GitHubEmulator, type GitHubOperationId } from 'savepoint/testing';
+import {
+  startGitHubEmulator,
+  validateGitHubResponseBody,
+  validateGitHubRequestBody,
+  GITHUB_SCHEMA_SOURCE,
+  type GitHubEmulator,
+  type GitHubOperationId,
+} from 'savepoint/testing';
 import { TOKEN, virtualClock } from '../../support/github.js';
 
 // The emulator answers as GitHub does; these tests speak raw HTTP to it.
@@ -23,7 +30,8 @@ function client(gh: GitHubEmulator, token = TOKEN) {
       ...(body ? { body: JSON.stringify(body) } : {}),
     });
     const raw = new Uint8Array(await res.arrayBuffer());
-    const json = res.headers.get('content-type')?.includes('json') && raw.length > 0 ? JSON.parse(new TextDecoder().decode(raw)) : undefined;
+    const json =
+      res.headers.get('content-type')?.includes('json') && raw.length > 0 ? JSON.parse(new TextDecoder().decode(raw)) : undefined;
     return { status: res.status, headers: res.headers, json, raw };
   };
 }
@@ -110,7 +118,10 @@ describe('git data API semantics', () => {
     const gh = await start();
     const call = client(gh);
     const head = (await call('GET', '/commits/heads/main')).json;
-    const tree = await call('POST', '/git/trees', { base_tree: head.commit.tree.sha, tree: [{ path: 'cp/a.json', mode: '100644', type: 'blob', content: '{}' }] });
+    const tree = await call('POST', '/git/trees', {
+      base_tree: head.commit.tree.sha,
+      tree: [{ path: 'cp/a.json', mode: '100644', type: 'blob', content: '{}' }],
+    });
     expect(tree.status).toBe(201);
     const commit = await call('POST', '/git/commits', { message: 'c', tree: tree.json.sha, parents: [head.sha] });
     expect(commit.status).toBe(201);
@@ -120,7 +131,10 @@ describe('git data API semantics', () => {
     expect(nff.status).toBe(422);
     expect(nff.json.message).toBe('Update is not a fast forward');
     const head2 = (await call('GET', '/commits/heads/main')).json;
-    const tree2 = await call('POST', '/git/trees', { base_tree: head2.commit.tree.sha, tree: [{ path: 'cp/a.json', mode: '100644', type: 'blob', content: '{}' }] });
+    const tree2 = await call('POST', '/git/trees', {
+      base_tree: head2.commit.tree.sha,
+      tree: [{ path: 'cp/a.json', mode: '100644', type: 'blob', content: '{}' }],
+    });
     const commit2 = await call('POST', '/git/commits', { message: 'c', tree: tree2.json.sha, parents: [head2.sha] });
     expect((await call('PATCH', '/git/refs/heads/main', { sha: commit2.json.sha, force: false })).status).toBe(200);
     expect(new TextDecoder().decode(gh.state.readFile('cp/a.json'))).toBe('{}');
@@ -268,7 +282,13 @@ describe('schemas from GitHub’s OpenAPI description', () => {
     const head = (await call('GET', '/commits/heads/main?per_page=1')).json;
     const blob = await call('POST', '/git/blobs', { content: b64('bin'), encoding: 'base64' });
     await call('GET', `/git/blobs/${blob.json.sha}`);
-    const tree = await call('POST', '/git/trees', { base_tree: head.commit.tree.sha, tree: [{ path: 's/b.bin', mode: '100644', type: 'blob', sha: blob.json.sha }, { path: 's/a.json', mode: '100644', type: 'blob', sha: null }] });
+    const tree = await call('POST', '/git/trees', {
+      base_tree: head.commit.tree.sha,
+      tree: [
+        { path: 's/b.bin', mode: '100644', type: 'blob', sha: blob.json.sha },
+        { path: 's/a.json', mode: '100644', type: 'blob', sha: null },
+      ],
+    });
     const commit = await call('POST', '/git/commits', { message: 'c', tree: tree.json.sha, parents: [head.sha] });
     await call('GET', '/git/ref/heads/main');
     await call('PATCH', '/git/refs/heads/main', { sha: commit.json.sha, force: false });
@@ -283,7 +303,9 @@ describe('schemas from GitHub’s OpenAPI description', () => {
     expect(gh.schemaViolations).toEqual([]);
     for (const r of gh.requestLog) {
       if (r.operation === 'unknown' || r.responseBody === undefined) continue;
-      expect(validateGitHubResponseBody(r.operation as GitHubOperationId, r.status, r.mediaType ?? 'application/json', r.responseBody)).toEqual([]);
+      expect(
+        validateGitHubResponseBody(r.operation as GitHubOperationId, r.status, r.mediaType ?? 'application/json', r.responseBody),
+      ).toEqual([]);
       if (r.requestBody !== undefined) expect(validateGitHubRequestBody(r.operation as GitHubOperationId, r.requestBody)).toEqual([]);
     }
     // The check can fail: a body missing required fields is reported.

@@ -20,7 +20,12 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('git object ids', () => {
   it('blob ids match git hash-object, in the emulator and in the adapter (WebCrypto)', async () => {
-    const samples = [new Uint8Array(), new TextEncoder().encode('hello\n'), new TextEncoder().encode('{"a":"ü€😀"}'), Uint8Array.from([0, 1, 2, 255, 254, 10, 13])];
+    const samples = [
+      new Uint8Array(),
+      new TextEncoder().encode('hello\n'),
+      new TextEncoder().encode('{"a":"ü€😀"}'),
+      Uint8Array.from([0, 1, 2, 255, 254, 10, 13]),
+    ];
     for (const bytes of samples) {
       const expected = git(['hash-object', '--stdin'], bytes);
       expect(gitBlobShaOf(bytes)).toBe(expected);

@@ -9,13 +9,32 @@ export const DEFAULT_COMMIT_MESSAGE = 'checkpoint({issue}): task {n} of {m} — 
 
 function commitMessageFor(template: CheckpointProtocolOptions['commitMessage'], doc: ProgressDocument, timestamp: string): string {
   const { n, m, description } = taskPosition(doc);
-  const context: CommitMessageContext = { issue: doc.issue.id, title: doc.issue.title, task: description.replace(/\s*\n\s*/g, ' '), n, m, mode: doc.executionMode, timestamp };
+  const context: CommitMessageContext = {
+    issue: doc.issue.id,
+    title: doc.issue.title,
+    task: description.replace(/\s*\n\s*/g, ' '),
+    n,
+    m,
+    mode: doc.executionMode,
+    timestamp,
+  };
   if (typeof template === 'function') return template(context);
-  return (template ?? DEFAULT_COMMIT_MESSAGE).replace(/\{(issue|title|task|n|m|mode|timestamp)\}/g, (_, key: keyof CommitMessageContext) => String(context[key]));
+  return (template ?? DEFAULT_COMMIT_MESSAGE).replace(/\{(issue|title|task|n|m|mode|timestamp)\}/g, (_, key: keyof CommitMessageContext) =>
+    String(context[key]),
+  );
 }
 
 function emptyProgress(): ProgressDocument {
-  return { issue: { id: 'unknown', title: '' }, session: '', executionMode: '', completedTasks: [], remainingTasks: [], decisions: [], blockers: [], continuationPrompt: '-' };
+  return {
+    issue: { id: 'unknown', title: '' },
+    session: '',
+    executionMode: '',
+    completedTasks: [],
+    remainingTasks: [],
+    decisions: [],
+    blockers: [],
+    continuationPrompt: '-',
+  };
 }
 
 /** Step 2, git snapshot (manual only): see {@link gitSnapshot} — only in-scope tracked files. */
@@ -24,12 +43,22 @@ export async function gitStep(run: ProtocolRun): Promise<void> {
   if (!run.manual) {
     run.steps.push({ step: 2, name: 'Git snapshot', outcome: 'not_run' });
   } else if (run.stateError !== undefined && options.inScopeFiles === undefined) {
-    record(run, { step: 2, name: 'Git snapshot', outcome: 'skipped', message: `Git snapshot skipped — .ccc-state.json could not be read (${causeOf(run.stateError)}), so no file is known to be in scope.` });
+    record(run, {
+      step: 2,
+      name: 'Git snapshot',
+      outcome: 'skipped',
+      message: `Git snapshot skipped — .ccc-state.json could not be read (${causeOf(run.stateError)}), so no file is known to be in scope.`,
+    });
   } else {
     try {
       const message = commitMessageFor(options.commitMessage, run.progress ?? run.previous ?? emptyProgress(), run.now);
       const result = await gitSnapshot({ cwd: options.cwd, inScopeFiles: run.activeTaskFiles, message, ...(options.git ?? {}) });
-      record(run, { step: 2, name: 'Git snapshot', outcome: result.outcome === 'committed' ? 'succeeded' : 'skipped', message: result.message });
+      record(run, {
+        step: 2,
+        name: 'Git snapshot',
+        outcome: result.outcome === 'committed' ? 'succeeded' : 'skipped',
+        message: result.message,
+      });
     } catch (err) {
       record(run, failedStep(2, 'Git snapshot', err, 'git snapshot failed'));
     }

@@ -11,12 +11,17 @@ import type { ProgressInput } from '../protocol.js';
 import { causeOf, failedStep, record, say, type ProtocolRun } from './run-state.js';
 
 function runIdFor(issueId: string): string {
-  const cleaned = issueId.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 128);
+  const cleaned = issueId
+    .replace(/[^A-Za-z0-9._-]+/g, '-')
+    .replace(/^[^A-Za-z0-9]+/, '')
+    .slice(0, 128);
   return RUN_ID_PATTERN.test(cleaned) ? cleaned : 'session';
 }
 
 /** The existing progress file's text, and the run id and sequence of its metadata; sets `run.previous` when it parses. */
-async function readPrevious(run: ProtocolRun): Promise<{ text: string | undefined; previousMeta: { run_id?: string; sequence?: number } | undefined }> {
+async function readPrevious(
+  run: ProtocolRun,
+): Promise<{ text: string | undefined; previousMeta: { run_id?: string; sequence?: number } | undefined }> {
   const { progressName } = run;
   let previousMeta: { run_id?: string; sequence?: number } | undefined;
   let text: string | undefined;
@@ -42,20 +47,32 @@ async function readPrevious(run: ProtocolRun): Promise<{ text: string | undefine
 function mergedProgress(run: ProtocolRun): ProgressDocument {
   const { options, previous } = run;
   const input = Object.fromEntries(Object.entries(options.progress ?? {}).filter(([, v]) => v !== undefined)) as ProgressInput;
-  if (!input.issue && !previous) throw new CheckpointError('checkpoint_schema_invalid', 'no issue given', { details: { cause: `no issue given and no readable ${run.progressName}` } });
+  if (!input.issue && !previous)
+    throw new CheckpointError('checkpoint_schema_invalid', 'no issue given', {
+      details: { cause: `no issue given and no readable ${run.progressName}` },
+    });
   const merged = {
     ...(previous ?? { completedTasks: [], remainingTasks: [], decisions: [], blockers: [], executionMode: '', continuationPrompt: '' }),
     ...input,
     session: input.session || run.now,
   } as ProgressDocument;
-  const tasksChanged = input.currentTask !== undefined || input.remainingTasks !== undefined || input.completedTasks !== undefined || options.nextAction !== undefined;
+  const tasksChanged =
+    input.currentTask !== undefined ||
+    input.remainingTasks !== undefined ||
+    input.completedTasks !== undefined ||
+    options.nextAction !== undefined;
   if (input.continuationPrompt === undefined && (tasksChanged || !merged.continuationPrompt)) {
-    merged.continuationPrompt = continuationPromptFor(merged, { ...(run.activeTaskFiles ? { keyFiles: run.activeTaskFiles } : {}), ...(options.nextAction ? { nextAction: options.nextAction } : {}) });
+    merged.continuationPrompt = continuationPromptFor(merged, {
+      ...(run.activeTaskFiles ? { keyFiles: run.activeTaskFiles } : {}),
+      ...(options.nextAction ? { nextAction: options.nextAction } : {}),
+    });
   }
   const checked = ProgressDocumentSchema.safeParse(merged);
   if (!checked.success) {
     const path = `/${checked.error.issues[0]!.path.join('/')}`;
-    throw new CheckpointError('checkpoint_schema_invalid', `progress does not match its schema at ${path}`, { details: { cause: `invalid progress at ${path}` } });
+    throw new CheckpointError('checkpoint_schema_invalid', `progress does not match its schema at ${path}`, {
+      details: { cause: `invalid progress at ${path}` },
+    });
   }
   return checked.data;
 }
@@ -72,7 +89,10 @@ export async function persistProgress(run: ProtocolRun): Promise<void> {
     const source = options.source ?? (run.manual ? 'handoff_request' : 'gate_boundary');
     progressProtocol.trigger(source);
     const status = options.status ?? (progress.blockers.length > 0 ? 'blocked' : 'in_progress');
-    if (!(PROGRESS_STATUSES as readonly string[]).includes(status)) throw new CheckpointError('checkpoint_schema_invalid', `unknown status ${status}`, { details: { cause: `unknown status ${status}` } });
+    if (!(PROGRESS_STATUSES as readonly string[]).includes(status))
+      throw new CheckpointError('checkpoint_schema_invalid', `unknown status ${status}`, {
+        details: { cause: `unknown status ${status}` },
+      });
     const encoded = await progressProtocol.document.encode({
       id: newSnapshotId(run.nowMs),
       runId: options.runId ?? previousMeta?.run_id ?? runIdFor(progress.issue.id),

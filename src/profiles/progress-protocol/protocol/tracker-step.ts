@@ -26,9 +26,17 @@ export async function trackerStep(run: ProtocolRun): Promise<void> {
 async function upsertStatusComment(run: ProtocolRun, sink: StatusSink, name: string): Promise<void> {
   const { options, previous } = run;
   const doc = run.progress ?? previous;
-  if (!doc) throw new CheckpointError('checkpoint_schema_invalid', 'no progress state', { details: { cause: 'no progress state to report' } });
+  if (!doc)
+    throw new CheckpointError('checkpoint_schema_invalid', 'no progress state', { details: { cause: 'no progress state to report' } });
   const status = options.status ?? (doc.blockers.length > 0 ? 'blocked' : 'in_progress');
-  const body = renderStatusComment(statusCommentFor(doc, { ...(previous ? { previous } : {}), status, ...(options.nextAction ? { nextAction: options.nextAction } : {}), updated: run.now }));
+  const body = renderStatusComment(
+    statusCommentFor(doc, {
+      ...(previous ? { previous } : {}),
+      status,
+      ...(options.nextAction ? { nextAction: options.nextAction } : {}),
+      updated: run.now,
+    }),
+  );
   const stored = run.state.checkpointCommentId;
   const existing = typeof stored === 'number' || (typeof stored === 'string' && stored !== '') ? String(stored) : undefined;
   if (existing !== undefined && (await sink.updateComment(existing, body))) {

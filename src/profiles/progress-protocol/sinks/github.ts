@@ -53,16 +53,27 @@ export function githubIssueCommentSink(options: GitHubIssueCommentSinkOptions): 
   return {
     name: 'GitHub',
     async createComment(body) {
-      const res = await trackerRequest('GitHub', `${repoPath}/issues/${issueNumber}/comments`, { method: 'POST', headers, body: JSON.stringify({ body }) }, options);
+      const res = await trackerRequest(
+        'GitHub',
+        `${repoPath}/issues/${issueNumber}/comments`,
+        { method: 'POST', headers, body: JSON.stringify({ body }) },
+        options,
+      );
       if (res.status !== 201 && res.status !== 200) throw trackerError('GitHub', `HTTP ${res.status}`);
       const id = (res.json as { id?: unknown } | undefined)?.id;
-      if (!(typeof id === 'number' && Number.isSafeInteger(id)) && !(typeof id === 'string' && /^\d+$/.test(id))) throw trackerError('GitHub', 'response without a comment id');
+      if (!(typeof id === 'number' && Number.isSafeInteger(id)) && !(typeof id === 'string' && /^\d+$/.test(id)))
+        throw trackerError('GitHub', 'response without a comment id');
       return String(id);
     },
     async updateComment(id, body) {
       // A stored id from another tracker (a Linear UUID) is simply not a GitHub comment.
       if (!/^\d+$/.test(id)) return false;
-      const res = await trackerRequest('GitHub', `${repoPath}/issues/comments/${id}`, { method: 'PATCH', headers, body: JSON.stringify({ body }) }, options);
+      const res = await trackerRequest(
+        'GitHub',
+        `${repoPath}/issues/comments/${id}`,
+        { method: 'PATCH', headers, body: JSON.stringify({ body }) },
+        options,
+      );
       if (res.status === 404 || res.status === 410) return false;
       if (res.status !== 200) throw trackerError('GitHub', `HTTP ${res.status}`);
       return true;

@@ -30,7 +30,11 @@ export interface TrackerResponse {
  * (`HTTP 503`, `timeout after 10000 ms`, `network error`); it never holds a token, a
  * header or a response body.
  */
-export function trackerError(tracker: string, cause: string, code: 'checkpoint_tracker_unavailable' | 'checkpoint_rate_limited' = 'checkpoint_tracker_unavailable'): CheckpointError {
+export function trackerError(
+  tracker: string,
+  cause: string,
+  code: 'checkpoint_tracker_unavailable' | 'checkpoint_rate_limited' = 'checkpoint_tracker_unavailable',
+): CheckpointError {
   return new CheckpointError(code, `${tracker}: ${cause}`, { details: { tracker, cause } });
 }
 
@@ -38,7 +42,12 @@ export function trackerError(tracker: string, cause: string, code: 'checkpoint_t
  * Sends one request with a timeout. Server errors (5xx) and rate limits (429, or 403 with
  * `x-ratelimit-remaining: 0`) reject; other statuses are returned for the sink to read.
  */
-export async function trackerRequest(tracker: string, url: string, init: RequestInit, options: TrackerHttpOptions): Promise<TrackerResponse> {
+export async function trackerRequest(
+  tracker: string,
+  url: string,
+  init: RequestInit,
+  options: TrackerHttpOptions,
+): Promise<TrackerResponse> {
   assertStringArgument(tracker, 'trackerRequest', 'tracker');
   assertStringArgument(url, 'trackerRequest', 'url');
   assertOptionsArgument(options, 'trackerRequest');

@@ -4,9 +4,11 @@ import type { StatusSink } from './status-sink.js';
 import { assertOptionsArgument } from '../../../contract/arguments.js';
 
 /** The `commentCreate` mutation savepoint sends (Linear GraphQL API). */
-export const LINEAR_COMMENT_CREATE = 'mutation CommentCreate($input: CommentCreateInput!) { commentCreate(input: $input) { success comment { id } } }';
+export const LINEAR_COMMENT_CREATE =
+  'mutation CommentCreate($input: CommentCreateInput!) { commentCreate(input: $input) { success comment { id } } }';
 /** The `commentUpdate` mutation savepoint sends (Linear GraphQL API). */
-export const LINEAR_COMMENT_UPDATE = 'mutation CommentUpdate($id: String!, $input: CommentUpdateInput!) { commentUpdate(id: $id, input: $input) { success comment { id } } }';
+export const LINEAR_COMMENT_UPDATE =
+  'mutation CommentUpdate($id: String!, $input: CommentUpdateInput!) { commentUpdate(id: $id, input: $input) { success comment { id } } }';
 
 /** Options of {@link linearStatusSink}. */
 export interface LinearStatusSinkOptions extends TrackerHttpOptions {
@@ -52,20 +54,37 @@ function errorCode(errors: readonly GraphQlError[]): string {
  */
 export function linearStatusSink(options: LinearStatusSinkOptions): StatusSink {
   assertOptionsArgument(options, 'linearStatusSink');
-  if (!options.issueId || !options.apiKey) throw new CheckpointError('checkpoint_config_invalid', 'linearStatusSink needs issueId and apiKey');
+  if (!options.issueId || !options.apiKey)
+    throw new CheckpointError('checkpoint_config_invalid', 'linearStatusSink needs issueId and apiKey');
   const endpoint = options.endpoint ?? 'https://api.linear.app/graphql';
   const authorization = options.tokenType === 'oauth' ? `Bearer ${options.apiKey}` : options.apiKey;
 
-  const call = async (query: string, variables: Record<string, unknown>, field: 'commentCreate' | 'commentUpdate'): Promise<{ id?: string; notFound: boolean }> => {
-    const res = await trackerRequest('Linear', endpoint, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json', authorization },
-      body: JSON.stringify({ query, variables }),
-    }, options);
-    const body = (res.json ?? {}) as { data?: Record<string, { success?: unknown; comment?: { id?: unknown } } | null>; errors?: GraphQlError[] };
+  const call = async (
+    query: string,
+    variables: Record<string, unknown>,
+    field: 'commentCreate' | 'commentUpdate',
+  ): Promise<{ id?: string; notFound: boolean }> => {
+    const res = await trackerRequest(
+      'Linear',
+      endpoint,
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json', authorization },
+        body: JSON.stringify({ query, variables }),
+      },
+      options,
+    );
+    const body = (res.json ?? {}) as {
+      data?: Record<string, { success?: unknown; comment?: { id?: unknown } } | null>;
+      errors?: GraphQlError[];
+    };
     if (Array.isArray(body.errors) && body.errors.length > 0) {
-      if (field === 'commentUpdate' && body.errors.some((e) => typeof e.message === 'string' && NOT_FOUND.test(e.message))) return { notFound: true };
-      throw trackerError('Linear', res.status >= 400 ? `HTTP ${res.status}, ${errorCode(body.errors)}` : `GraphQL error ${errorCode(body.errors)}`);
+      if (field === 'commentUpdate' && body.errors.some((e) => typeof e.message === 'string' && NOT_FOUND.test(e.message)))
+        return { notFound: true };
+      throw trackerError(
+        'Linear',
+        res.status >= 400 ? `HTTP ${res.status}, ${errorCode(body.errors)}` : `GraphQL error ${errorCode(body.errors)}`,
+      );
     }
     if (res.status >= 400) throw trackerError('Linear', `HTTP ${res.status}`);
     const payload = body.data?.[field];

@@ -61,7 +61,8 @@ export async function applyMerged(s: JournalState, planned: readonly Planned[]):
   // A directory a put of this apply landed in is not empty: no rmdir to try after a delete there
   // (a run's history file in, its oldest out, every checkpoint once retention keeps it bounded).
   const holding = new Set(puts.map((p) => keyPath(p.op.key).dirKey));
-  for (const p of last.values()) if (p.op.type === 'delete' && existed(p)) await unlinkKey(s, await openedLate(s, p), holding.has(keyPath(p.op.key).dirKey));
+  for (const p of last.values())
+    if (p.op.type === 'delete' && existed(p)) await unlinkKey(s, await openedLate(s, p), holding.has(keyPath(p.op.key).dirKey));
   // A put taken over stays what reads answer until the put that took it over is committed (or the journal replayed).
   for (const [key, p] of last) if (s.pending.get(key) === p && !p.taken) s.pending.delete(key);
 }
@@ -158,7 +159,10 @@ export async function discard(s: JournalState, planned: readonly Planned[]): Pro
     planned.map(async (p) => {
       if (!p.temp || p.landed) return;
       p.landed = true;
-      await Promise.all([p.closed ? undefined : s.io.close(p.temp.fd).catch(() => undefined), s.io.unlink(p.temp.path).catch(() => undefined)]);
+      await Promise.all([
+        p.closed ? undefined : s.io.close(p.temp.fd).catch(() => undefined),
+        s.io.unlink(p.temp.path).catch(() => undefined),
+      ]);
     }),
   );
 }

@@ -49,7 +49,11 @@ export async function settleRetiring(h: Held | undefined): Promise<void> {
 export async function checkpointLocked(s: JournalState, keys?: readonly string[]): Promise<void> {
   const { held } = s;
   // The keys are known while the journal's end is (no hashing of the whole journal on the event loop).
-  const names = keys ?? (held?.end !== undefined && held.keys ? [...held.keys] : [...new Set((await Promise.all([readDecoded(s, 0), readDecoded(s, 1)])).flatMap((f) => [...keysOf(f)]))]);
+  const names =
+    keys ??
+    (held?.end !== undefined && held.keys
+      ? [...held.keys]
+      : [...new Set((await Promise.all([readDecoded(s, 0), readDecoded(s, 1)])).flatMap((f) => [...keysOf(f)]))]);
   await syncKeys(s, names);
   if (s.held) s.held.end = undefined;
   await Promise.all([voidFile(s, 0), voidFile(s, 1)]);

@@ -47,10 +47,12 @@ async function pump(s: JournalState): Promise<void> {
  * afterwards, in the background.
  */
 async function commitGroup(s: JournalState, group: Pending[]): Promise<void> {
-  const exact = s.exactNow ?? (await (s.exactTimes ??= s.pool.exactTimes().then(
-    (known) => (s.exactNow = known),
-    () => (s.exactNow = false),
-  )));
+  const exact =
+    s.exactNow ??
+    (await (s.exactTimes ??= s.pool.exactTimes().then(
+      (known) => (s.exactNow = known),
+      () => (s.exactNow = false),
+    )));
   await locked(s, async (lock, h) => {
     if (lock.brokeStale || s.needRecovery) await recoverLocked(s);
     const states = (h.states ??= new Map<string, KeyState>());
@@ -62,7 +64,9 @@ async function commitGroup(s: JournalState, group: Pending[]): Promise<void> {
           () => undefined,
           () => undefined,
         );
-    const accepted = placing ? await planGroup(s, group, states, cache, exact).finally(() => placing) : await planGroup(s, group, states, cache, exact);
+    const accepted = placing
+      ? await planGroup(s, group, states, cache, exact).finally(() => placing)
+      : await planGroup(s, group, states, cache, exact);
     if (placing) await placing;
     if (accepted.length === 0) return;
     const all = accepted.flatMap((a) => a.planned);

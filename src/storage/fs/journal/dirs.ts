@@ -58,7 +58,9 @@ const parentIsFile = (key: string): CheckpointError => keyRefused(key, 'a parent
  */
 export function knownMissing(s: JournalState, cache: DirCache, dirKey: string, key: string, mode: WalkMode): boolean {
   const parent = parentOf(dirKey);
-  const missing = cache.missing.has(dirKey) || (parent !== undefined && (cache.missing.has(parent) || (cache.made.has(parent) && !cache.byKey.has(dirKey))));
+  const missing =
+    cache.missing.has(dirKey) ||
+    (parent !== undefined && (cache.missing.has(parent) || (cache.made.has(parent) && !cache.byKey.has(dirKey))));
   if (!missing) return false;
   if (fileAt(s, dirKey)) {
     if (mode === 'probe') throw parentIsFile(key);
@@ -126,7 +128,14 @@ function madeDir(cache: DirCache, dirKey: string): void {
  * A walk that makes missing directories starts over — from the root — when one it is in is
  * pruned under it (ENOENT from mkdir: an emptied directory removed by a delete being applied).
  */
-export async function walkRetrying(s: JournalState, dirKey: string, key: string, create: WalkMode, from?: readonly Dir[], through: FsIo = s.io): Promise<OpenedDir | undefined> {
+export async function walkRetrying(
+  s: JournalState,
+  dirKey: string,
+  key: string,
+  create: WalkMode,
+  from?: readonly Dir[],
+  through: FsIo = s.io,
+): Promise<OpenedDir | undefined> {
   for (let attempt = 0; ; attempt++) {
     try {
       return await openDir(s.root, dirKey, key, create, through, attempt === 0 ? from : undefined);

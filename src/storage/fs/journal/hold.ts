@@ -157,7 +157,8 @@ async function release(s: JournalState, h: Held, keepToken: boolean, unlessBusy:
   s.held = undefined;
   s.lastSeen = undefined;
   if (s.needRecovery) await recoverLocked(s).catch(() => undefined);
-  else if (h.active !== undefined && h.end !== undefined && h.epoch !== undefined && h.keys) s.lastSeen = { active: h.active, end: h.end, epoch: h.epoch, keys: h.keys };
+  else if (h.active !== undefined && h.end !== undefined && h.epoch !== undefined && h.keys)
+    s.lastSeen = { active: h.active, end: h.end, epoch: h.epoch, keys: h.keys };
   if (h.dirs) await closeDirs(h.dirs);
   // Once the lock is gone another process may replace any file: the descriptors stay only
   // if the next hold finds the journal as this one leaves it (nobody committed meanwhile).

@@ -50,7 +50,14 @@ function absentNow(states: Map<string, KeyState>, key: string): KeyState {
 }
 
 /** What the key holds when it is known without a call (learned under this hold, acknowledged, or absent from its directory's completed listing); else undefined. */
-export function stateNow(s: JournalState, states: Map<string, KeyState>, od: OpenedDir, key: string, base: string, cache: DirCache): KeyState | undefined {
+export function stateNow(
+  s: JournalState,
+  states: Map<string, KeyState>,
+  od: OpenedDir,
+  key: string,
+  base: string,
+  cache: DirCache,
+): KeyState | undefined {
   const known = learned(s, states, key);
   if (known || !cache.names) return known;
   const names = cache.listed.get(od.dir.rel);
@@ -63,7 +70,13 @@ export function stateMissing(s: JournalState, states: Map<string, KeyState>, key
 }
 
 /** What the key holds: learned earlier under this hold (or acknowledged and not yet applied), absent from its directory's listing, or stat'ed now (and remembered). */
-export async function knownState(s: JournalState, states: Map<string, KeyState>, od: OpenedDir | undefined, key: string, cache: DirCache): Promise<KeyState> {
+export async function knownState(
+  s: JournalState,
+  states: Map<string, KeyState>,
+  od: OpenedDir | undefined,
+  key: string,
+  cache: DirCache,
+): Promise<KeyState> {
   const known = learned(s, states, key);
   if (known) return known;
   if (od && cache.names) {

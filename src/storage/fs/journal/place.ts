@@ -70,9 +70,16 @@ async function readPlace(s: JournalState, h: Held): Promise<void> {
  * epoch follows where we stopped, and the other file is still empty. Three reads of a
  * header instead of reading the whole journal.
  */
-async function unchangedSince(s: JournalState, seen: { readonly active: FileNo; readonly end: number; readonly epoch: number }): Promise<boolean> {
+async function unchangedSince(
+  s: JournalState,
+  seen: { readonly active: FileNo; readonly end: number; readonly epoch: number },
+): Promise<boolean> {
   const [jfd, ofd] = await Promise.all([journalFd(s, seen.active), journalFd(s, otherFile(seen.active))]);
-  const [head, next, otherHead] = await Promise.all([s.io.read(jfd, HEADER, 0), s.io.read(jfd, HEADER, seen.end), s.io.read(ofd, HEADER, 0)]);
+  const [head, next, otherHead] = await Promise.all([
+    s.io.read(jfd, HEADER, 0),
+    s.io.read(jfd, HEADER, seen.end),
+    s.io.read(ofd, HEADER, 0),
+  ]);
   const recordOf = (b: Uint8Array): number | undefined => {
     if (b.length < HEADER) return undefined;
     const buf = Buffer.from(b.buffer, b.byteOffset, b.byteLength);

@@ -34,7 +34,8 @@ function checked(op: BatchOperation, od: OpenedDir | undefined, before: KeyState
   if (op.type === 'put' && (cache.toMake.has(op.key) || cache.made.has(op.key))) throw occupiedRefused(op.key);
   const cond = op as { ifAbsent?: boolean; ifVersion?: string };
   if (cond.ifAbsent && before.exists) throw conflict(op.key, 'key exists');
-  if (cond.ifVersion !== undefined && (!before.exists || before.version !== cond.ifVersion)) throw conflict(op.key, before.exists ? 'version changed' : 'key is gone');
+  if (cond.ifVersion !== undefined && (!before.exists || before.version !== cond.ifVersion))
+    throw conflict(op.key, before.exists ? 'version changed' : 'key is gone');
   return { op, ...(od ? { od } : { dirs: cache }), before };
 }
 
@@ -60,14 +61,31 @@ function planWith(c: Checked, exact: boolean, temp: PooledTemp | undefined, from
     const mtimeNs = futimesNs(mtimeSeconds);
     const version = `${mtimeNs}.${temp.ino}.${op.bytes.length}`;
     const after: KeyState = { exists: true, version, mtimeNs };
-    return { op, ...entry, temp, mtimeSeconds, before, after, outcome: { type: 'put', key: op.key, version }, exact, ...(from ? { from } : {}) };
+    return {
+      op,
+      ...entry,
+      temp,
+      mtimeSeconds,
+      before,
+      after,
+      outcome: { type: 'put', key: op.key, version },
+      exact,
+      ...(from ? { from } : {}),
+    };
   }
-  if (op.type === 'delete') return { op, ...entry, before, after: { exists: false }, outcome: { type: 'delete', key: op.key, existed: before.exists }, exact };
+  if (op.type === 'delete')
+    return { op, ...entry, before, after: { exists: false }, outcome: { type: 'delete', key: op.key, existed: before.exists }, exact };
   return { op, ...entry, before, outcome: { type: 'check', key: op.key }, exact };
 }
 
 /** Checks a batch's conditions and plans it; rejects with the first refusal (nothing planned stays). */
-async function planBatch(s: JournalState, ops: readonly BatchOperation[], states: Map<string, KeyState>, cache: DirCache, exact: boolean): Promise<Planned[]> {
+async function planBatch(
+  s: JournalState,
+  ops: readonly BatchOperation[],
+  states: Map<string, KeyState>,
+  cache: DirCache,
+  exact: boolean,
+): Promise<Planned[]> {
   const checked = await Promise.allSettled(ops.map((op) => checkOne(s, op, states, cache)));
   const refused = checked.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (refused) throw refused.reason;
@@ -89,13 +107,23 @@ async function planBatch(s: JournalState, ops: readonly BatchOperation[], states
  * hold, a young temp file in the pool for each put. Undefined when something must be
  * fetched first (planBatch plans it then); throws the first refusal as planBatch does.
  */
-function planNow(s: JournalState, ops: readonly BatchOperation[], states: Map<string, KeyState>, cache: DirCache, exact: boolean): Planned[] | undefined {
+function planNow(
+  s: JournalState,
+  ops: readonly BatchOperation[],
+  states: Map<string, KeyState>,
+  cache: DirCache,
+  exact: boolean,
+): Planned[] | undefined {
   const found: Checked[] = [];
   for (const op of ops) {
     const kp = keyPath(op.key);
     const od = cache.ready.get(kp.dirKey);
     // A directory known missing holds only what this hold wrote into it (acknowledged, not yet applied).
-    const before = od ? stateNow(s, states, od, op.key, kp.base, cache) : knownMissing(s, cache, kp.dirKey, op.key, op.type === 'put' ? 'probe' : false) ? stateMissing(s, states, op.key) : undefined;
+    const before = od
+      ? stateNow(s, states, od, op.key, kp.base, cache)
+      : knownMissing(s, cache, kp.dirKey, op.key, op.type === 'put' ? 'probe' : false)
+        ? stateMissing(s, states, op.key)
+        : undefined;
     if (!before) return undefined;
     // Every condition before any temp file is taken: a refusal leaves the pool as it was.
     found.push(checked(op, od, before, cache));
@@ -137,7 +165,13 @@ function wavesOf(group: readonly Pending[]): Pending[][] {
  * group names (concurrent runs: the common case) at once, a batch on a key an earlier one
  * names after it (its conditions see what that one leaves). Rejects the refused ones.
  */
-export async function planGroup(s: JournalState, group: readonly Pending[], states: Map<string, KeyState>, cache: DirCache, exact: boolean): Promise<{ item: Pending; planned: Planned[] }[]> {
+export async function planGroup(
+  s: JournalState,
+  group: readonly Pending[],
+  states: Map<string, KeyState>,
+  cache: DirCache,
+  exact: boolean,
+): Promise<{ item: Pending; planned: Planned[] }[]> {
   const accepted: { item: Pending; planned: Planned[] }[] = [];
   for (const items of wavesOf(group)) {
     // Planned at once where nothing must be fetched (the keys of a busy run), else through the calls it needs.

@@ -28,7 +28,8 @@ function seal(epochField: Uint8Array, body: Uint8Array): Buffer {
 }
 
 /** crypto.hash (Node ≥ 20.12): a one-shot digest without a Hash object. */
-const oneShot: ((algorithm: string, data: Uint8Array, encoding: 'buffer') => Buffer) | undefined = typeof crypto.hash === 'function' ? crypto.hash : undefined;
+const oneShot: ((algorithm: string, data: Uint8Array, encoding: 'buffer') => Buffer) | undefined =
+  typeof crypto.hash === 'function' ? crypto.hash : undefined;
 
 /**
  * Seals the record `out` in place (see {@link seal}). On the commit path a Hash object cost
@@ -69,7 +70,10 @@ export function encodeRecord(ops: readonly JournalOp[], payloads: readonly Uint8
 
 /** One decoded record: its operations with their bytes. */
 export interface DecodedRecord {
-  readonly ops: readonly ({ readonly type: 'put'; readonly key: string; readonly bytes: Uint8Array; readonly version?: string } | { readonly type: 'delete'; readonly key: string })[];
+  readonly ops: readonly (
+    | { readonly type: 'put'; readonly key: string; readonly bytes: Uint8Array; readonly version?: string }
+    | { readonly type: 'delete'; readonly key: string }
+  )[];
 }
 
 /** What {@link decodeJournal} found. */
@@ -109,7 +113,12 @@ export function decodeJournal(bytes: Uint8Array, expectEpoch?: number): DecodedJ
       for (const op of ops) {
         if (op[0] === 'p') {
           const version = op[3];
-          decoded.push({ type: 'put', key: op[1], bytes: new Uint8Array(body.subarray(p, p + op[2])), ...(typeof version === 'string' ? { version } : {}) });
+          decoded.push({
+            type: 'put',
+            key: op[1],
+            bytes: new Uint8Array(body.subarray(p, p + op[2])),
+            ...(typeof version === 'string' ? { version } : {}),
+          });
           p += op[2];
         } else decoded.push({ type: 'delete', key: op[1] });
       }

@@ -161,7 +161,12 @@ export function createJournalState(deps: JournalDeps): JournalState {
     applyLagMs: deps.applyLagMs ?? 40,
     lane,
     pool,
-    laneIo: { ...io, open: (path, flags, mode) => lane(() => io.open(path, flags, mode)), mkdir: (path) => lane(() => io.mkdir(path)), close: (fd) => lane(() => io.close(fd)) },
+    laneIo: {
+      ...io,
+      open: (path, flags, mode) => lane(() => io.open(path, flags, mode)),
+      mkdir: (path) => lane(() => io.mkdir(path)),
+      close: (fd) => lane(() => io.close(fd)),
+    },
     fds: [undefined, undefined],
     opened: [undefined, undefined],
     needRecovery: false,

@@ -28,7 +28,8 @@ export interface View {
 }
 
 /** The acknowledged state a pending operation leaves. */
-const ackedOf = (p: Planned): AckedState => (p.op.type === 'put' ? { bytes: p.op.bytes, version: (p.outcome as { version: string }).version } : { bytes: null });
+const ackedOf = (p: Planned): AckedState =>
+  p.op.type === 'put' ? { bytes: p.op.bytes, version: (p.outcome as { version: string }).version } : { bytes: null };
 
 /**
  * The keys (starting with `prefix`) whose acknowledged state may not be in their files yet —
@@ -78,7 +79,12 @@ async function fileView(s: JournalState, file: FileNo): Promise<View | undefined
       Object.assign(v, { start: 0, end: 0, keys: new Map() });
       continue;
     }
-    for (const r of found.records.slice(again)) for (const op of r.ops) v.keys.set(op.key, op.type === 'put' ? { bytes: op.bytes, ...(op.version === undefined ? {} : { version: op.version }) } : { bytes: null });
+    for (const r of found.records.slice(again))
+      for (const op of r.ops)
+        v.keys.set(
+          op.key,
+          op.type === 'put' ? { bytes: op.bytes, ...(op.version === undefined ? {} : { version: op.version }) } : { bytes: null },
+        );
     if (found.records.length > 0) v.start = from + found.lastStart;
     v.end = from + found.end;
     if (found.wants === undefined) return v;
