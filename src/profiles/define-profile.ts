@@ -32,6 +32,37 @@ function configError(name: string, why: string): CheckpointError {
   return new CheckpointError('checkpoint_config_invalid', `profile "${name}": ${why}`, { details: { profile: name } });
 }
 
+/** The profile's heartbeat: the declared one with its defaults, or the default `timer` heartbeat when the profile has that trigger. */
+function resolveHeartbeat<P, T extends string, S extends string>(
+  name: string,
+  definition: ProfileDefinition<P, T, S>,
+): Profile<P, T, S>['heartbeat'] {
+  const triggers: Readonly<Record<string, TriggerSpec>> = definition.triggers;
+  const declared =
+    definition.heartbeat === undefined
+      ? Object.hasOwn(triggers, 'timer')
+        ? { source: 'timer' as T, intervalMs: 120_000 }
+        : false
+      : definition.heartbeat;
+  if (declared && declared.whenUnchanged !== undefined && declared.whenUnchanged !== 'write' && declared.whenUnchanged !== 'skip') {
+    throw configError(name, `heartbeat.whenUnchanged must be 'write' or 'skip'`);
+  }
+  if (declared && declared.payload !== undefined && typeof declared.payload !== 'function')
+    throw configError(name, 'heartbeat.payload must be a function');
+  const heartbeat = declared
+    ? {
+        source: declared.source,
+        intervalMs: declared.intervalMs,
+        whenUnchanged: declared.whenUnchanged ?? 'write',
+        ...(declared.payload ? { payload: declared.payload } : {}),
+      }
+    : false;
+  if (heartbeat && !Object.hasOwn(triggers, heartbeat.source as string))
+    throw configError(name, `heartbeat source "${heartbeat.source}" is not a trigger`);
+  if (heartbeat && !(heartbeat.intervalMs > 0)) throw configError(name, 'heartbeat interval must be positive');
+  return heartbeat;
+}
+
 /**
  * Describes a checkpoint system so savepoint can write, retain and resume it. The
  * built-in profiles are made with it; use it for your own system too.
@@ -63,28 +94,7 @@ export function defineProfile<P, const T extends string = string, const S extend
   for (const s of [...terminal, active]) if (!statusSet.has(s)) throw configError(name, `status "${s}" is not in statuses.all`);
   if (terminal.includes(active)) throw configError(name, 'the active status cannot be terminal');
 
-  const declared =
-    definition.heartbeat === undefined
-      ? Object.hasOwn(triggers, 'timer')
-        ? { source: 'timer' as T, intervalMs: 120_000 }
-        : false
-      : definition.heartbeat;
-  if (declared && declared.whenUnchanged !== undefined && declared.whenUnchanged !== 'write' && declared.whenUnchanged !== 'skip') {
-    throw configError(name, `heartbeat.whenUnchanged must be 'write' or 'skip'`);
-  }
-  if (declared && declared.payload !== undefined && typeof declared.payload !== 'function')
-    throw configError(name, 'heartbeat.payload must be a function');
-  const heartbeat = declared
-    ? {
-        source: declared.source,
-        intervalMs: declared.intervalMs,
-        whenUnchanged: declared.whenUnchanged ?? 'write',
-        ...(declared.payload ? { payload: declared.payload } : {}),
-      }
-    : false;
-  if (heartbeat && !Object.hasOwn(triggers, heartbeat.source as string))
-    throw configError(name, `heartbeat source "${heartbeat.source}" is not a trigger`);
-  if (heartbeat && !(heartbeat.intervalMs > 0)) throw configError(name, 'heartbeat interval must be positive');
+  const heartbeat = resolveHeartbeat(name, definition);
   const coalesceWindowMs = definition.coalesceWindowMs ?? 3000;
   if (!(coalesceWindowMs >= 0)) throw configError(name, 'coalesceWindowMs must be >= 0');
   const maxSnapshotBytes = definition.maxSnapshotBytes ?? 10 * 1024 * 1024;

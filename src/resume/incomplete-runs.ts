@@ -44,6 +44,33 @@ export interface IncompleteRun {
   readonly readWarnings?: readonly ForeignReadWarning[];
 }
 
+/** What one listing shows of a run: its history/batch keys (without `.gz`) and whether it has an index. */
+interface ListedRun {
+  readonly files: Set<string>;
+  index: boolean;
+}
+
+/**
+ * runId → its {@link ListedRun}, from one listing of the store; runs with none of latest,
+ * index, history or batch (archived: a summary only) are not runs to resume.
+ */
+async function listRunFiles(storage: StorageAdapter, layout: Profile<unknown>['layout']): Promise<Map<string, ListedRun>> {
+  const runs = new Map<string, ListedRun>();
+  for await (const entry of storage.list(layout.runsPrefix)) {
+    const info = layout.classify(entry.key);
+    if (!info || info.runId === undefined) continue;
+    if (info.kind !== 'history' && info.kind !== 'batch' && info.kind !== 'latest' && info.kind !== 'index') continue;
+    let run = runs.get(info.runId);
+    if (!run) {
+      run = { files: new Set(), index: false };
+      runs.set(info.runId, run);
+    }
+    if (info.kind === 'index') run.index = true;
+    else if (info.kind !== 'latest') run.files.add(stripGz(entry.key));
+  }
+  return runs;
+}
+
 /**
  * Lists the runs whose newest snapshot is not terminal (`profile.isTerminal`), newest
  * first, for orchestrators that resume automatically on start
@@ -62,21 +89,7 @@ export async function findIncompleteRuns<P>(options: FindIncompleteRunsOptions<P
   const layout = profile.layout;
   const anyProfile = profile as Profile<unknown>;
 
-  // runId → its history/batch keys (without .gz) and whether it has an index; runs with none of
-  // latest, index, history or batch (archived: a summary only) are not runs to resume.
-  const runs = new Map<string, { files: Set<string>; index: boolean }>();
-  for await (const entry of storage.list(layout.runsPrefix)) {
-    const info = layout.classify(entry.key);
-    if (!info || info.runId === undefined) continue;
-    if (info.kind !== 'history' && info.kind !== 'batch' && info.kind !== 'latest' && info.kind !== 'index') continue;
-    let run = runs.get(info.runId);
-    if (!run) {
-      run = { files: new Set(), index: false };
-      runs.set(info.runId, run);
-    }
-    if (info.kind === 'index') run.index = true;
-    else if (info.kind !== 'latest') run.files.add(stripGz(entry.key));
-  }
+  const runs = await listRunFiles(storage, layout);
 
   /** The run's state from its index alone; `uncovered` when the index misses a listed file (which may be newer). */
   const fromIndex = async (runId: string, files: ReadonlySet<string>): Promise<IncompleteRun | 'terminal' | 'uncovered' | undefined> => {

@@ -72,6 +72,43 @@ async function decodeLegacy(doc: Record<string, unknown>, where: string): Promis
   };
 }
 
+/** Rejects a draft whose payload is not a hand-off payload, naming the first mismatch. */
+function assertHandoffPayload(payload: unknown, where: string): void {
+  const parsedPayload = HandoffPayloadSchema.safeParse(payload);
+  if (parsedPayload.success) return;
+  const issue = parsedPayload.error.issues[0]!;
+  throw new CheckpointError(
+    'checkpoint_schema_invalid',
+    `${where}: payload does not match the hand-off schema: /${issue.path.join('/')} ${issue.message}`,
+    {
+      details: { paths: parsedPayload.error.issues.slice(0, 20).map((i) => `/${i.path.join('/')}`) },
+    },
+  );
+}
+
+/** The document a draft becomes before its checksum is known: the seal line without checksum, and the coalesced triggers. */
+function unsealedDocument(draft: SnapshotDraft<HandoffPayload>, seal: HandoffSeal): HandoffDocument {
+  const frontMatter: Record<string, JsonValue> = {
+    [SEAL_KEY]: sealLine(seal),
+    ...(draft.sourceDetails.length > 0 ? { [COALESCED_KEY]: draft.sourceDetails as unknown as JsonValue } : {}),
+  };
+  return {
+    ...(draft.payload as HandoffPayload),
+    checkpoint: draft.id,
+    created: draft.createdAt,
+    frontMatter,
+  };
+}
+
+/** Rejects a seal line whose trigger or status savepoint does not know. */
+function assertKnownTriggerAndStatus(seal: HandoffSeal, where: string): void {
+  if (!Object.hasOwn(HANDOFF_TRIGGERS, seal.source) || !(LIFECYCLE_STATUSES as readonly string[]).includes(seal.status)) {
+    throw new CheckpointError('checkpoint_schema_invalid', `${where}: the seal line names an unknown trigger or status`, {
+      details: { where },
+    });
+  }
+}
+
 /**
  * The {@link DocumentFormat} of the `handoffMarkdown` profile: the spec's Markdown document
  * whose front matter also carries savepoint's one seal line, `savepoint: <format_version>
@@ -98,17 +135,7 @@ export function handoffMarkdownFormat(options: HandoffMarkdownFormatOptions & Ha
     jsonSchema: storedHandoffJsonSchema,
     async encode(draft: SnapshotDraft<HandoffPayload>) {
       const where = `snapshot ${draft.sequence} of run ${draft.runId}`;
-      const parsedPayload = HandoffPayloadSchema.safeParse(draft.payload);
-      if (!parsedPayload.success) {
-        const issue = parsedPayload.error.issues[0]!;
-        throw new CheckpointError(
-          'checkpoint_schema_invalid',
-          `${where}: payload does not match the hand-off schema: /${issue.path.join('/')} ${issue.message}`,
-          {
-            details: { paths: parsedPayload.error.issues.slice(0, 20).map((i) => `/${i.path.join('/')}`) },
-          },
-        );
-      }
+      assertHandoffPayload(draft.payload, where);
       const seal: HandoffSeal = {
         formatVersion,
         sequence: draft.sequence,
@@ -116,18 +143,8 @@ export function handoffMarkdownFormat(options: HandoffMarkdownFormatOptions & Ha
         status: draft.status,
         ...(draft.priority ? { priority: draft.priority } : {}),
       };
-      const frontMatter: Record<string, JsonValue> = {
-        [SEAL_KEY]: sealLine(seal),
-        ...(draft.sourceDetails.length > 0 ? { [COALESCED_KEY]: draft.sourceDetails as unknown as JsonValue } : {}),
-      };
-      const unsealed: HandoffDocument = {
-        ...(draft.payload as HandoffPayload),
-        checkpoint: draft.id,
-        created: draft.createdAt,
-        frontMatter,
-      };
       // Seal what a reader will parse back (text in normal form), so the checksum verifies.
-      const normalized = parseHandoffUnchecked(renderHandoff(unsealed), where);
+      const normalized = parseHandoffUnchecked(renderHandoff(unsealedDocument(draft, seal)), where);
       const digest = await handoffSealDigest(normalized, seal);
       const sealed = {
         ...normalized,
@@ -151,11 +168,7 @@ export function handoffMarkdownFormat(options: HandoffMarkdownFormatOptions & Ha
           details: { where },
         });
       assertValid(validate(doc), where);
-      if (!Object.hasOwn(HANDOFF_TRIGGERS, seal.source) || !(LIFECYCLE_STATUSES as readonly string[]).includes(seal.status)) {
-        throw new CheckpointError('checkpoint_schema_invalid', `${where}: the seal line names an unknown trigger or status`, {
-          details: { where },
-        });
-      }
+      assertKnownTriggerAndStatus(seal, where);
       const digest = await handoffSealDigest(doc, seal);
       if (base64urlOfHex(digest) !== seal.checksum) {
         throw new CheckpointError('checkpoint_integrity_mismatch', `${where}: stored checksum does not match the content`, {

@@ -8,6 +8,7 @@ import { phasedWorkflowRetention } from './retention.js';
 import type { RetentionPolicy } from '../../contract/retention-policy.js';
 import { defineProfile } from '../define-profile.js';
 import { type Profile } from '../../contract/profile.js';
+import type { SnapshotDraft } from '../../contract/snapshot.js';
 import { standardLayout, type HistoryNaming } from '../../snapshot-io/layout.js';
 import { splitPhasedWorkflowDocument } from './split.js';
 import {
@@ -124,6 +125,36 @@ function materialView(payload: PhasedWorkflowPayload): unknown {
   return { ...payload, context_fields: context };
 }
 
+/** Rejects phase names that are not a letter followed by letters, digits, `_` or `-`. */
+function assertPhaseNames(phaseNames: Readonly<Record<string, unknown>>): void {
+  for (const [key, name] of Object.entries(phaseNames)) {
+    if (!/^[A-Za-z][A-Za-z0-9_-]*$/.test(String(name))) {
+      throw new CheckpointError(
+        'checkpoint_config_invalid',
+        `phasedWorkflow: the name of ${key} must start with a letter and hold only letters, digits, _ and -`,
+        {
+          details: { phase: key },
+        },
+      );
+    }
+  }
+}
+
+/** The snapshot (without integrity) a phasedWorkflow checkpoint document stands for. */
+function phasedDraftOf(d: PhasedWorkflowDocument): SnapshotDraft<PhasedWorkflowPayload> {
+  return {
+    id: d.checkpoint_id,
+    runId: d.run_id,
+    sequence: d.sequence_number,
+    createdAt: d.timestamp,
+    source: d.trigger,
+    sourceDetails: d.source_details,
+    ...(d.priority ? { priority: d.priority } : {}),
+    status: d.status,
+    payload: { phase: d.phase, state_snapshot: d.state_snapshot, context_fields: d.context_fields },
+  };
+}
+
 /**
  * Makes a profile for phased-workflow-github.md: checkpoints with the spec's
  * `checkpoint_contents` (UUID v4 `checkpoint_id` and `run_id`, `timestamp`, one of nine
@@ -142,17 +173,7 @@ export function createPhasedWorkflowProfile(options: PhasedWorkflowProfileOption
   assertOptionsArgument(options, 'createPhasedWorkflowProfile');
   const uuidRunIds = options.uuidRunIds ?? true;
   const schema = phasedWorkflowDocumentSchema({ ...(options.phaseNames ? { phaseNames: options.phaseNames } : {}), uuidRunIds });
-  for (const [key, name] of Object.entries(options.phaseNames ?? {})) {
-    if (!/^[A-Za-z][A-Za-z0-9_-]*$/.test(String(name))) {
-      throw new CheckpointError(
-        'checkpoint_config_invalid',
-        `phasedWorkflow: the name of ${key} must start with a letter and hold only letters, digits, _ and -`,
-        {
-          details: { phase: key },
-        },
-      );
-    }
-  }
+  assertPhaseNames(options.phaseNames ?? {});
   return defineProfile<PhasedWorkflowPayload>({
     name: 'phasedWorkflow',
     description: 'phased-workflow-github.md: cp_NNN_trigger.json + latest.json + index.json per run, nine prioritized triggers',
@@ -206,17 +227,7 @@ export function createPhasedWorkflowProfile(options: PhasedWorkflowProfileOption
           source_details: s.sourceDetails,
           ...(s.priority ? { priority: s.priority } : {}),
         }),
-        fromDocument: (d) => ({
-          id: d.checkpoint_id,
-          runId: d.run_id,
-          sequence: d.sequence_number,
-          createdAt: d.timestamp,
-          source: d.trigger,
-          sourceDetails: d.source_details,
-          ...(d.priority ? { priority: d.priority } : {}),
-          status: d.status,
-          payload: { phase: d.phase, state_snapshot: d.state_snapshot, context_fields: d.context_fields },
-        }),
+        fromDocument: phasedDraftOf,
       }),
       // Checkpoints the spec's own n8n node (or another tool) writes: read with a warning (docs/profiles.md).
       decodeForeign: decodePhasedWorkflowForeign,

@@ -67,6 +67,27 @@ export interface CommandOutcomeRecorder {
 }
 
 /**
+ * The outcome as it is kept: its summary cut to `maxSummaryLength` characters, an absent
+ * `reason_code` dropped, and validated (`checkpoint_schema_invalid` for a malformed one).
+ */
+function checkedOutcome(outcome: LifecycleCommandOutcome, maxSummaryLength: number): LifecycleCommandOutcome {
+  const cut = (summary: string): string => (summary.length > maxSummaryLength ? `${summary.slice(0, maxSummaryLength - 1)}…` : summary);
+  const entry: LifecycleCommandOutcome = {
+    ...outcome,
+    summary: typeof outcome.summary === 'string' ? cut(outcome.summary) : outcome.summary,
+  };
+  if (entry.reason_code === undefined) delete entry.reason_code;
+  const parsed = LifecycleCommandOutcomeSchema.safeParse(entry);
+  if (!parsed.success) {
+    const paths = parsed.error.issues.map((i) => `/${i.path.join('/')}`);
+    throw new CheckpointError('checkpoint_schema_invalid', `command outcome does not match its schema at ${paths.join(', ')}`, {
+      details: { paths },
+    });
+  }
+  return entry;
+}
+
+/**
  * Makes a {@link CommandOutcomeRecorder}.
  *
  * @example
@@ -95,23 +116,10 @@ export function createCommandOutcomeRecorder(options: CommandOutcomeRecorderOpti
       entries = entries.slice(entries.length - limit);
     }
   };
-  const cut = (summary: string): string => (summary.length > maxSummaryLength ? `${summary.slice(0, maxSummaryLength - 1)}…` : summary);
 
   const recorder: CommandOutcomeRecorder = {
     record(outcome) {
-      const entry: LifecycleCommandOutcome = {
-        ...outcome,
-        summary: typeof outcome.summary === 'string' ? cut(outcome.summary) : outcome.summary,
-      };
-      if (entry.reason_code === undefined) delete entry.reason_code;
-      const parsed = LifecycleCommandOutcomeSchema.safeParse(entry);
-      if (!parsed.success) {
-        const paths = parsed.error.issues.map((i) => `/${i.path.join('/')}`);
-        throw new CheckpointError('checkpoint_schema_invalid', `command outcome does not match its schema at ${paths.join(', ')}`, {
-          details: { paths },
-        });
-      }
-      entries.push(entry);
+      entries.push(checkedOutcome(outcome, maxSummaryLength));
       trim();
     },
     async track(kind, name, fn, trackOptions = {}) {

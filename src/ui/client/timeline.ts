@@ -133,6 +133,31 @@ function rowContent(e: TimelineEntry, gap: boolean, decision: Decision | undefin
   ];
 }
 
+/** Row `i` of the list, placed at its offset (the list adds the click handler). */
+function timelineRow(
+  entries: readonly TimelineEntry[],
+  i: number,
+  isSelected: boolean,
+  gaps: ReadonlySet<number>,
+  decisions: ReadonlyMap<number, Decision>,
+): HTMLElement {
+  const e = entries[i]!;
+  const decision = e.sequence !== null ? decisions.get(e.sequence) : undefined;
+  const row = h(
+    'div',
+    {
+      class: `row${isSelected ? ' selected' : ''}${gaps.has(i) ? ' after-gap' : ''}${e.heartbeat ? ' heartbeat' : ''}`,
+      role: 'option',
+      id: `row-${i}`,
+      'data-seq': e.sequence ?? '',
+      'aria-selected': isSelected ? 'true' : 'false',
+    },
+    ...rowContent(e, gaps.has(i), decision, entries[i - 1]),
+  );
+  row.style.top = `${i * ROW}px`;
+  return row;
+}
+
 /** A virtualized, keyboard-driven list of a run's snapshots: only the visible rows exist in the DOM. */
 export function snapshotList(
   entries: readonly TimelineEntry[],
@@ -166,19 +191,7 @@ export function snapshotList(
     inner.replaceChildren(
       ...entries.slice(first, last).map((e, j) => {
         const i = first + j;
-        const decision = e.sequence !== null ? decisions.get(e.sequence) : undefined;
-        const row = h(
-          'div',
-          {
-            class: `row${i === selected ? ' selected' : ''}${gaps.has(i) ? ' after-gap' : ''}${e.heartbeat ? ' heartbeat' : ''}`,
-            role: 'option',
-            id: `row-${i}`,
-            'data-seq': e.sequence ?? '',
-            'aria-selected': i === selected ? 'true' : 'false',
-          },
-          ...rowContent(e, gaps.has(i), decision, entries[i - 1]),
-        );
-        row.style.top = `${i * ROW}px`;
+        const row = timelineRow(entries, i, i === selected, gaps, decisions);
         row.addEventListener('click', () => {
           select(i);
           onOpen(e);
