@@ -19,6 +19,7 @@ validate({
       token: TOKEN,
       baseUrl: gh.url,
       requestTimeoutMs: 10_000,
+      emergencyQueue: 'memory',
     });
     const saver = new SavepointSaver({ storage });
     emulators.set(saver, gh);

@@ -76,6 +76,7 @@ const STORAGES: { name: string; make: () => Promise<StorageAdapter> }[] = [
         basePath: `e2e/${++n}`,
         minWriteIntervalMs: 0,
         contentRequestsPerHour: 1e6,
+        emergencyQueue: 'memory',
       }),
   },
 ];

@@ -23,7 +23,15 @@ afterAll(async () => {
   await gh.close();
 });
 
-const open = () => githubStorage({ owner: gh.owner, repo: gh.repo, token: 'emulator-token', baseUrl: gh.url, minWriteIntervalMs: 0 });
+const open = () =>
+  githubStorage({
+    owner: gh.owner,
+    repo: gh.repo,
+    token: 'emulator-token',
+    baseUrl: gh.url,
+    minWriteIntervalMs: 0,
+    emergencyQueue: 'memory',
+  });
 const requests = () => gh.requestLog.length;
 
 describe('planResume on githubStorage (emulator)', () => {

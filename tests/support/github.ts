@@ -1,3 +1,6 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach } from 'vitest';
 import type { Clock } from 'savepoint';
 import type { TimerHandle } from 'savepoint/toolkit';
@@ -103,6 +106,10 @@ export async function startEnv(
 ): Promise<Env> {
   const clock = (options.clock ?? virtualClock()) as VirtualClock;
   const gh = await startGitHubEmulator({ token: TOKEN, clock, ...options.emulator });
+  // The env's own durable queue folder, shared by its adapters as processes in one working
+  // directory share the default one: the default (under the working directory) is named by
+  // the emulator's URL, and a reused port would let a later test adopt writes this one queued.
+  const spillDir = await mkdtemp(join(tmpdir(), 'savepoint-gh-queue-'));
   const events: GitHubStorageEvent[] = [];
   const adapters: GitHubStorage[] = [];
   const make = (extra: Partial<GitHubStorageOptions> = {}, record = true): GitHubStorage => {
@@ -114,6 +121,7 @@ export async function startEnv(
       clock,
       serializeWrites: 'adapter',
       requestTimeoutMs: 5000,
+      emergencyQueue: { dir: spillDir },
       ...(record ? { onEvent: (e: GitHubStorageEvent) => events.push(e) } : {}),
       ...options.storage,
       ...extra,
@@ -131,6 +139,7 @@ export async function startEnv(
     async close() {
       clock.auto = true;
       await gh.close();
+      await rm(spillDir, { recursive: true, force: true });
     },
   };
 }

@@ -37,6 +37,7 @@ runStorageConformance({
       baseUrl: gh.url,
       clock,
       basePath: `conformance/${++n}`,
+      emergencyQueue: 'memory',
       serializeWrites: 'adapter',
       // GitHub accepts 100 MB; a smaller declared limit checks the same enforcement
       // without pushing 100 MB through the emulator (1.4 GB of memory on a shared machine).

@@ -58,6 +58,7 @@ it('random operation sequences match a content-addressed model', async () => {
         baseUrl: gh.url,
         clock,
         basePath: `model/${++n}`,
+        emergencyQueue: 'memory',
         serializeWrites: 'adapter',
       });
       const model = new Map<string, string>();

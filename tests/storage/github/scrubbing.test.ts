@@ -166,6 +166,7 @@ describe('githubStorage scrubs every error and event it surfaces', () => {
       fetch: fetchImpl,
       clock,
       maxRetries: 0,
+      emergencyQueue: 'memory',
     });
     const err = (await storage.get('k').catch((e: unknown) => e)) as CheckpointError;
     expect(err.reasonCode).toBe('checkpoint_storage_unavailable');

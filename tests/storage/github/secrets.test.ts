@@ -54,6 +54,7 @@ describe('the token never leaves the Authorization header', () => {
       minWriteIntervalMs: 0,
       maxRetries: 1,
       onEvent: (e) => events.push(e),
+      emergencyQueue: 'memory',
     });
 
     // A server that echoes the token in its error message (a proxy, a misconfigured gateway).
@@ -91,6 +92,7 @@ describe('the token never leaves the Authorization header', () => {
       baseUrl: gh.url,
       clock,
       onEvent: (e) => events.push(e),
+      emergencyQueue: 'memory',
     });
     await attempt(wrong.get('a'));
 
@@ -112,7 +114,14 @@ describe('the token never leaves the Authorization header', () => {
     const gh = await startGitHubEmulator({ token: TOKEN });
     open.push(gh);
     gh.faults.add({ fault: { kind: 'status', status: 503, message: `bad ${TOKEN}` }, times: 10 });
-    const storage = githubStorage({ owner: gh.owner, repo: gh.repo, token: async () => TOKEN, baseUrl: gh.url, maxRetries: 0 });
+    const storage = githubStorage({
+      owner: gh.owner,
+      repo: gh.repo,
+      token: async () => TOKEN,
+      baseUrl: gh.url,
+      maxRetries: 0,
+      emergencyQueue: 'memory',
+    });
     const err = await storage.get('x').catch((e: unknown) => e);
     scan('error', err, TOKEN);
   });
@@ -122,7 +131,14 @@ describe('the token never leaves the Authorization header', () => {
     open.push(gh);
     const other = 'github_pat_11ABCDEFG0abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJ';
     gh.faults.add({ fault: { kind: 'status', status: 503, message: `leaked ${other}` }, times: 10 });
-    const storage = githubStorage({ owner: gh.owner, repo: gh.repo, token: TOKEN, baseUrl: gh.url, maxRetries: 0 });
+    const storage = githubStorage({
+      owner: gh.owner,
+      repo: gh.repo,
+      token: TOKEN,
+      baseUrl: gh.url,
+      maxRetries: 0,
+      emergencyQueue: 'memory',
+    });
     const err = await storage.get('x').catch((e: unknown) => e);
     scan('error', err, other);
   });
