@@ -109,6 +109,15 @@ function assertKnownTriggerAndStatus(seal: HandoffSeal, where: string): void {
   }
 }
 
+/** The run a hand-off file belongs to: its folder, as the layout classifies it. */
+function runIdOf(info: KeyInfo | undefined, where: string): string {
+  if (info?.runId === undefined)
+    throw new CheckpointError('checkpoint_schema_invalid', `${where} is not a hand-off file of this layout: its folder names the run`, {
+      details: { where },
+    });
+  return info.runId;
+}
+
 /**
  * The {@link DocumentFormat} of the `handoffMarkdown` profile: the spec's Markdown document
  * whose front matter also carries savepoint's one seal line, `savepoint: <format_version>
@@ -175,11 +184,7 @@ export function handoffMarkdownFormat(options: HandoffMarkdownFormatOptions & Ha
           details: { where },
         });
       }
-      const runId = locate(where)?.runId;
-      if (runId === undefined)
-        throw new CheckpointError('checkpoint_schema_invalid', `${where} is not a hand-off file of this layout: its folder names the run`, {
-          details: { where },
-        });
+      const runId = runIdOf(locate(where), where);
       const createdAt = liberalUtc(String(doc.created));
       if (createdAt === undefined)
         throw new CheckpointError('checkpoint_schema_invalid', `${where}: created is not an ISO 8601 time`, { details: { where } });
