@@ -1,18 +1,8 @@
 import { objectOf } from '../../resume/rule-helpers.js';
+import { PHASE_KEYS } from './schema.js';
 
-/** The phase keys of phased-workflow-github.md's `phase_outputs`, in workflow order. */
-export const PHASED_WORKFLOW_PHASE_KEYS = [
-  'phase_0',
-  'phase_0_5',
-  'phase_1',
-  'phase_2',
-  'phase_3',
-  'phase_4',
-  'phase_5',
-  'phase_6',
-  'phase_7',
-  'phase_8',
-] as const;
+/** The phase keys of phased-workflow-github.md's `phase_outputs`, in workflow order (the schema's own list). */
+export const PHASED_WORKFLOW_PHASE_KEYS = PHASE_KEYS;
 
 /** A bare number key of `phase_outputs` (`phase_1`, `phase_0_5`), as opposed to a full phase name. */
 export const KEY_PATTERN = /^phase_(\d+)(?:_(\d+))?$/;
