@@ -328,15 +328,6 @@ export async function sealDocumentBytes(document: JsonObject, formatVersion = FO
   return { document: { ...document, [INTEGRITY_FIELD]: integrity }, integrity, bytes };
 }
 
-/** Adds the integrity block to `document` (without one) and returns the sealed document. */
-export async function sealDocument(
-  document: JsonObject,
-  formatVersion = FORMAT_VERSION,
-): Promise<{ document: JsonObject; integrity: Integrity }> {
-  const { document: sealed, integrity } = await sealDocumentBytes(document, formatVersion);
-  return { document: sealed, integrity };
-}
-
 /** Throws `checkpoint_integrity_mismatch` unless the document's stored checksum matches its content. */
 export async function verifyDocument(document: JsonObject, where: string): Promise<void> {
   assertObjectArgument(document, 'verifyDocument', 'document');

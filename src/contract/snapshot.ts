@@ -74,25 +74,6 @@ export interface Snapshot<P = unknown> {
 /** A snapshot before it is sealed: everything but the integrity block. */
 export type SnapshotDraft<P = unknown> = Omit<Snapshot<P>, 'integrity'>;
 
-/** zod schema of the common part of {@link Snapshot}, with `payload` typed by `payload`. */
-export function snapshotSchema<S extends z.ZodType>(payload: S) {
-  return z
-    .object({
-      id: z.string().min(1),
-      runId: z.string().min(1),
-      sequence: z.number().int().min(1),
-      createdAt: Rfc3339Schema,
-      source: z.string().min(1),
-      sourceDetails: z.array(TriggerRecordSchema),
-      priority: z.enum(PRIORITIES).optional(),
-      status: z.string().min(1),
-      payload,
-      metadata: z.record(z.string(), z.json()).optional(),
-      integrity: IntegritySchema,
-    })
-    .strict();
-}
-
 /**
  * The snapshot fields that Markdown-bodied profiles (hand-off, progress protocol) carry
  * beside the spec's own text, in the snake_case of the stored formats. Their documents
