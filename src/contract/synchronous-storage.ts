@@ -26,12 +26,6 @@ export interface SynchronousStorage extends StorageAdapter {
   batchNow(operations: readonly BatchOperation[]): BatchOutcome[];
 }
 
-/** A store's synchronous `put` and `batch` (see {@link SynchronousStorage}). */
-export interface ImmediateStore {
-  put(key: string, bytes: Uint8Array, options?: PutOptions): PutResult;
-  batch(operations: readonly BatchOperation[]): BatchOutcome[];
-}
-
 /** True when `store` declares the {@link SynchronousStorage} capability. */
 export function isSynchronousStorage(store: StorageAdapter): store is SynchronousStorage {
   const s = store as Partial<SynchronousStorage>;
@@ -43,22 +37,16 @@ export function copiesOnPut(store: StorageAdapter): boolean {
   return (store as Partial<SynchronousStorage>).copiesOnPut === true;
 }
 
-/** `store`'s synchronous put and batch, when it declares them (see {@link SynchronousStorage}). */
-export function immediateOf(store: StorageAdapter): ImmediateStore | undefined {
-  if (!isSynchronousStorage(store)) return undefined;
-  return { put: (key, bytes, options) => store.putNow(key, bytes, options), batch: (operations) => store.batchNow(operations) };
-}
-
 /**
  * Adds the {@link SynchronousStorage} members to `adapter` as non-enumerable properties (see
  * there why) and returns it: for an adapter whose `put` and `batch` are `putNow` and `batchNow`
  * behind a promise, and which copies its input before each call returns.
  */
-export function declareSynchronous(adapter: StorageAdapter, now: ImmediateStore): SynchronousStorage {
+export function declareSynchronous(adapter: StorageAdapter, now: Pick<SynchronousStorage, 'putNow' | 'batchNow'>): SynchronousStorage {
   Object.defineProperties(adapter, {
     copiesOnPut: { value: true },
-    putNow: { value: now.put },
-    batchNow: { value: now.batch },
+    putNow: { value: now.putNow },
+    batchNow: { value: now.batchNow },
   });
   return adapter as SynchronousStorage;
 }

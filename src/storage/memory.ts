@@ -71,5 +71,5 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageAdapte
       state.closed = true;
     },
   };
-  return declareSynchronous(adapter, { put, batch });
+  return declareSynchronous(adapter, { putNow: put, batchNow: batch });
 }

@@ -7,7 +7,13 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { memoryStorage } from 'savepoint';
 import type { BatchOperation, PutOptions, StorageAdapter } from '../../../src/contract/storage.js';
-import { immediateOf } from '../../../src/contract/synchronous-storage.js';
+import { isSynchronousStorage, type SynchronousStorage } from '../../../src/contract/synchronous-storage.js';
+
+/** The store's synchronous put and batch, or undefined when it does not declare them. */
+function synchronousOf(store: StorageAdapter): { put: SynchronousStorage['putNow']; batch: SynchronousStorage['batchNow'] } | undefined {
+  if (!isSynchronousStorage(store)) return undefined;
+  return { put: (key, bytes, options) => store.putNow(key, bytes, options), batch: (operations) => store.batchNow(operations) };
+}
 
 type Op = { readonly put: [string, string, 'none' | 'absent' | 'v1' | 'v2'] } | { readonly batch: [string, string | null][] };
 
@@ -36,7 +42,7 @@ describe('memoryStorage immediate put and batch', () => {
       fc.asyncProperty(fc.array(op, { maxLength: 12 }), async (ops) => {
         const promised = memoryStorage();
         const direct = memoryStorage();
-        const now = immediateOf(direct)!;
+        const now = synchronousOf(direct)!;
         expect(now).toBeDefined();
         const shared = new TextEncoder().encode('shared');
         for (const o of ops) {
@@ -61,9 +67,9 @@ describe('memoryStorage immediate put and batch', () => {
 
   it('a closed store refuses immediate puts too; a wrapper around the store has no immediate form', async () => {
     const storage = memoryStorage();
-    const now = immediateOf(storage)!;
+    const now = synchronousOf(storage)!;
     await storage.close!();
     expect(() => now.put('a', new Uint8Array(1))).toThrow(/closed/);
-    expect(immediateOf({ ...storage })).toBeUndefined();
+    expect(synchronousOf({ ...storage })).toBeUndefined();
   });
 });
