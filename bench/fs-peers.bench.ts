@@ -25,7 +25,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
+import { SqliteSaver } from './sqlite-peer.js';
 import { createWriter, defaultProfile, type JsonValue } from 'savepoint';
 import { fsStorage, type FsStorage } from 'savepoint/fs';
 import { fmt, median, timeMs, type BenchRow } from './harness.js';
@@ -40,8 +40,8 @@ const bytes1k = (i: number): Uint8Array => new TextEncoder().encode(JSON.stringi
 
 function sqlite(path: string): SqliteSaver {
   const saver = SqliteSaver.fromConnString(path);
-  // better-sqlite3's handle (its types are not installed): WAL is what SqliteSaver sets up; FULL fsyncs the WAL on every commit.
-  const db = (saver as unknown as { db: { pragma(sql: string): unknown } }).db;
+  // WAL is what SqliteSaver sets up; FULL fsyncs the WAL on every commit.
+  const db = saver.db;
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
   return saver;
@@ -61,6 +61,7 @@ async function sqlitePut(saver: SqliteSaver, thread: string, i: number): Promise
       versions_seen: {},
     },
     { source: 'loop', step: i, parents: {} },
+    {},
   );
 }
 

@@ -19,7 +19,7 @@ import {
   type CheckpointMetadata,
   type PendingWrite,
 } from '@langchain/langgraph-checkpoint';
-import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
+import { SqliteSaver } from './sqlite-peer.js';
 import { memoryStorage } from '../src/index.js';
 import { fsStorage } from '../src/entries/fs.js';
 import { SavepointSaver } from '../src/entries/langgraph.js';

@@ -17,7 +17,7 @@ import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MemorySaver, emptyCheckpoint, uuid6, type Checkpoint } from '@langchain/langgraph-checkpoint';
-import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
+import { SqliteSaver } from './sqlite-peer.js';
 import { createWriter, defaultProfile, memoryStorage, planResume, type JsonValue, type StorageAdapter } from 'savepoint';
 import { fsStorage } from 'savepoint/fs';
 import { initialPhasedPayload, phasedWorkflow } from 'savepoint/phased-workflow';
@@ -46,7 +46,7 @@ function langGraphStep(saver: MemorySaver | SqliteSaver, threadId: string) {
       channel_versions: { state: step + 1 },
     };
     const config = { configurable: { thread_id: threadId, checkpoint_ns: '', ...(parent ? { checkpoint_id: parent } : {}) } };
-    const next = await saver.put(config, checkpoint, { source: 'loop', step, parents: {} });
+    const next = await saver.put(config, checkpoint, { source: 'loop', step, parents: {} }, {});
     await saver.putWrites(next, [['state', state]], `task-${step}`);
     parent = checkpoint.id;
   };
