@@ -58,8 +58,9 @@ export type { CheckpointInput, CheckpointResult, CheckpointWriter, HeartbeatPayl
 export type { CheckpointSuccess, CheckpointFailure } from './writer/types.js';
 
 // Resuming.
-export { planResume, type PlanResumeOptions, type ResumePlan } from './resume/plan-resume.js';
-export { findIncompleteRuns, type IncompleteRun } from './resume/incomplete-runs.js';
+export { planResume, findIncompleteRuns, type PlanResumeInput, type FindIncompleteRunsInput } from './profiles/default-resume.js';
+export type { PlanResumeOptions, ResumePlan } from './resume/plan-resume.js';
+export type { IncompleteRun } from './resume/incomplete-runs.js';
 export type { ResumePoint, ResumeRule } from './contract/resume-rule.js';
 export { RESUME_WARNING_CODES } from './resume/warnings.js';
 

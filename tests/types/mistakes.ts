@@ -10,6 +10,8 @@ import * as v from 'valibot';
 import {
   createWriter,
   defaultProfile,
+  findIncompleteRuns,
+  planResume,
   defineProfile,
   jsonProfile,
   memoryStorage,
@@ -71,6 +73,29 @@ export async function interfacePayloads(): Promise<void> {
 
   const stepType: PayloadOf<typeof profile> = { step: 1, notes: [] };
   void stepType;
+}
+
+export async function typedResume(): Promise<void> {
+  // The payload type is named the same way on every entry point: a type argument.
+  const plan = await planResume<AgentState>({ storage, runId: 'r' });
+  const step: number = plan.snapshot.payload.step;
+  void step;
+  // With the default profile given explicitly, or a jsonProfile of the type.
+  const explicit = await planResume<AgentState>({ storage, profile: defaultProfile, runId: 'r' });
+  const notes: string[] = explicit.snapshot.payload.notes;
+  void notes;
+  const fromJsonProfile = await planResume({ storage, profile: jsonProfile<AgentState>(), runId: 'r' });
+  void fromJsonProfile.snapshot.payload.notes;
+  // @ts-expect-error not a member of the named payload type
+  void plan.snapshot.payload.missing;
+  const untyped = await planResume({ storage, runId: 'r' });
+  // @ts-expect-error without a type argument the payload is any JSON value, not an AgentState
+  const wrong: number = untyped.snapshot.payload.step;
+  void wrong;
+  const runs = await findIncompleteRuns<AgentState>({ storage });
+  void runs;
+  // @ts-expect-error the run id is required
+  await planResume<AgentState>({ storage });
 }
 
 export async function schemaLibraries(): Promise<void> {
