@@ -5,9 +5,12 @@
 import { readdirSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { BenchRow } from './harness.js';
+import { recordResults } from './results.js';
 
 const dir = fileURLToPath(new URL('.', import.meta.url));
-const only = process.argv.slice(2);
+// `--no-record` leaves bench/results.json (the figures docs cite) as it is.
+const record = !process.argv.includes('--no-record');
+const only = process.argv.slice(2).filter((a) => a !== '--no-record');
 // The storage row comes first, then the layers built on it; unknown files last.
 const ORDER = ['storage', 'writer', 'retention', 'resume', 'github', 'postgres', 'langgraph', 'package'];
 const rank = (f: string): number => {
@@ -33,6 +36,7 @@ const line = (row: string[]): string => `| ${row.map((c, i) => c.padEnd(widths[i
 console.log(line(header));
 console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
 for (const row of table.slice(1)) console.log(line(row));
+if (record) recordResults(rows);
 console.log(
   `\nnode ${process.version}, ${process.platform}/${process.arch}; medians of interleaved runs; ratios compare runs made in this same process.`,
 );
