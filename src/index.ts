@@ -21,7 +21,7 @@ export { REASON_CODES, type ReasonCode } from './contract/reason-codes.js';
 export type { Snapshot, TriggerRecord } from './contract/snapshot.js';
 export { systemClock, type Clock } from './contract/clock.js';
 export { canonicalJson, parseJson } from './codec/canonical-json.js';
-export { type JsonValue, type JsonObject } from './contract/json.js';
+export { type JsonValue, type JsonObject, type JsonPayload } from './contract/json.js';
 
 // Storage: the contract and the embedded store.
 export {

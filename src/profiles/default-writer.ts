@@ -1,4 +1,4 @@
-import type { JsonValue } from '../contract/json.js';
+import type { JsonPayload } from '../contract/json.js';
 import type { Profile } from '../contract/profile.js';
 import { assertOptionsArgument } from '../contract/arguments.js';
 import { createWriter as createProfileWriter } from '../writer/create-writer.js';
@@ -24,7 +24,7 @@ import { defaultProfile, type DefaultTrigger, type LifecycleStatus } from './def
  * await writer.close();
  * ```
  */
-export function createWriter<P = JsonValue>(
+export function createWriter<P = JsonPayload>(
   options: WriterOptions<P, DefaultTrigger, LifecycleStatus> & { readonly profile?: undefined },
 ): CheckpointWriter<P, DefaultTrigger, LifecycleStatus>;
 export function createWriter<P, T extends string = string, S extends string = string>(

@@ -75,6 +75,16 @@ export async function interfacePayloads(): Promise<void> {
   void stepType;
 }
 
+export async function interfaceValueWithoutTypeArgument(state: AgentState): Promise<void> {
+  // A value typed by an interface is a payload of a writer made without a type argument too.
+  const writer = createWriter({ storage, runId: 'r' });
+  await writer.checkpoint({ source: 'manual', status: 'in_progress', payload: state });
+  // @ts-expect-error a function is still not JSON
+  await writer.checkpoint({ source: 'manual', status: 'in_progress', payload: (x: number) => x });
+  // @ts-expect-error nor a function inside an object literal
+  await writer.checkpoint({ source: 'manual', status: 'in_progress', payload: { step: 1, run: () => 1 } });
+}
+
 export async function typedResume(): Promise<void> {
   // The payload type is named the same way on every entry point: a type argument.
   const plan = await planResume<AgentState>({ storage, runId: 'r' });
