@@ -3,8 +3,9 @@ import { assertStorageArgument, assertStringArgument } from './arguments.js';
  * The StorageAdapter contract: a small key → bytes store with conditional writes.
  *
  * Keys are slash-separated relative paths (`checkpoints/run-1/latest.json`), checked by
- * {@link assertKey}. Versions are opaque strings that make "replace only if nobody changed
- * it since I read" possible. An adapter's versions either change on every write (memory,
+ * {@link assertKey}: well-formed Unicode only (no lone UTF-16 surrogate, which a store naming
+ * files or rows in UTF-8 would turn into U+FFFD and alias with another key). Versions are
+ * opaque strings that make "replace only if nobody changed it since I read" possible. An adapter's versions either change on every write (memory,
  * fs) or name the content (GitHub blob shas: identical bytes keep their version); either
  * way a write conditioned on a version replaces exactly what the caller read. Adapters
  * declare which to the conformance suite (`versions: 'per-write' | 'content'`).
