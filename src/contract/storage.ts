@@ -42,6 +42,18 @@ export interface StorageEntry {
   readonly size: number;
 }
 
+/** Options of a `get`. */
+export interface GetOptions {
+  /**
+   * The largest value the caller will take. An adapter that knows a value's size before reading
+   * it (fs: from `stat`; memory) refuses a larger one with `checkpoint_too_large` (details `key`,
+   * `bytes`, `limit`) without reading it, so a huge planted file costs neither time nor memory.
+   * Other adapters may ignore it: savepoint's readers also check the size of what they get.
+   * Readers pass the profile's `maxSnapshotBytes`.
+   */
+  readonly maxBytes?: number;
+}
+
 /** Conditions of a `put`. With neither, the put creates or replaces unconditionally. */
 export interface PutOptions {
   /** Create only: fail with `checkpoint_conflict` if the key exists. */
@@ -99,8 +111,8 @@ export interface StorageAdapter {
   /** Short adapter name for messages and reports (`memory`, `fs`, `github`). */
   readonly name: string;
   readonly capabilities: StorageCapabilities;
-  /** The value under `key` (a private copy), or `undefined` when there is none. */
-  get(key: string): Promise<StoredObject | undefined>;
+  /** The value under `key` (a private copy), or `undefined` when there is none; over `options.maxBytes`, `checkpoint_too_large`. */
+  get(key: string, options?: GetOptions): Promise<StoredObject | undefined>;
   /** Stores `bytes` under `key`; resolves once the write is durable. */
   put(key: string, bytes: Uint8Array, options?: PutOptions): Promise<PutResult>;
   /** Removes `key`; resolves `true` if it existed. A missing key is not an error unless `ifVersion` is given. */
