@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { createWriter, defaultProfile, isCheckpointError, memoryStorage, planResume, type StorageAdapter } from 'savepoint';
 import { readSnapshot } from 'savepoint/toolkit';
 import { documentReadLimit } from '../../src/snapshot-io/bounded-read.js';
+import { buildInventory } from '../../src/retention/inventory.js';
 
 const profile = { ...defaultProfile, maxSnapshotBytes: 4096 };
 
@@ -53,5 +54,30 @@ describe('a stored file over the profile’s limit', () => {
   it('a file at the limit is still read (the limit leaves room for gzip framing of a document at maxSnapshotBytes)', () => {
     expect(documentReadLimit(profile)).toBeGreaterThan(profile.maxSnapshotBytes);
     expect(documentReadLimit(defaultProfile)).toBeLessThan(defaultProfile.maxSnapshotBytes * 1.01);
+  });
+});
+
+describe('retention’s inventory and a history file over the profile’s limit', () => {
+  it('records it unreadable (checkpoint_too_large) without reading it, and keeps the sound snapshots', async () => {
+    const inner = memoryStorage();
+    await runWithHugeLatest(inner);
+    const hugeKey = profile.layout.historyKey!({
+      runId: 'r',
+      sequence: 9,
+      id: 'cp_20991231T000000000Z_huge000000',
+      source: 'step_boundary',
+    });
+    await inner.put(hugeKey, new Uint8Array(documentReadLimit(profile) + 1));
+    // What the inventory asked to read whole: the huge file must be refused from its size by the store.
+    const asked: { key: string; maxBytes: number | undefined }[] = [];
+    const storage: StorageAdapter = {
+      ...ignoringLimits(inner),
+      get: (key, options) => (asked.push({ key, maxBytes: options?.maxBytes }), inner.get(key, options)),
+    };
+    const inv = await buildInventory({ storage, profile });
+    const run = inv.runs.find((r) => r.runId === 'r')!;
+    expect(run.unreadable).toEqual(expect.arrayContaining([expect.objectContaining({ key: hugeKey, reasonCode: 'checkpoint_too_large' })]));
+    expect(asked.find((a) => a.key === hugeKey)?.maxBytes).toBe(documentReadLimit(profile));
+    expect(run.snapshots.map((s) => s.sequence)).toEqual(expect.arrayContaining([1, 2]));
   });
 });
