@@ -173,24 +173,17 @@ class Search<P> {
   }
 
   /** {@link get}, a file too large to read reported as skipped and answered `'too-large'`. */
-  private async getOrTooLarge(key: string, kind: SkippedFile['kind']): Promise<Uint8Array | undefined | 'too-large'> {
-    try {
-      return await this.get(key);
-    } catch (err) {
-      if (!isCheckpointError(err, 'checkpoint_too_large')) throw err;
-      this.skip(key, kind, err.reasonCode, err.message);
-      return 'too-large';
-    }
-  }
-
-  /** {@link get}, a file too large to read reported as skipped (`undefined`, as if there were none usable). */
-  async getOrSkip(key: string, kind: SkippedFile['kind'], limit: 'document' | 'index' = 'document'): Promise<Uint8Array | undefined> {
+  async getOrTooLarge(
+    key: string,
+    kind: SkippedFile['kind'],
+    limit: 'document' | 'index' = 'document',
+  ): Promise<Uint8Array | undefined | 'too-large'> {
     try {
       return await this.get(key, limit);
     } catch (err) {
       if (!isCheckpointError(err, 'checkpoint_too_large')) throw err;
       this.skip(key, kind, err.reasonCode, err.message);
-      return undefined;
+      return 'too-large';
     }
   }
 
@@ -215,8 +208,8 @@ class Search<P> {
     this.indexLoaded = true;
     const key = this.profile.layout.indexKey?.(this.runId);
     if (key === undefined) return undefined;
-    const bytes = await this.getOrSkip(key, 'index', 'index');
-    if (bytes === undefined) return undefined;
+    const bytes = await this.getOrTooLarge(key, 'index', 'index');
+    if (bytes === undefined || bytes === 'too-large') return undefined;
     try {
       this.indexDoc = decodeRunIndex(bytes, key);
     } catch (err) {
@@ -426,8 +419,9 @@ export async function locateNewestSnapshot<P>(options: LocateSnapshotOptions<P>)
 
   // 1. latest
   let latestState: LocatedSnapshot<P>['latest'] = 'missing';
-  const latestBytes = await search.getOrSkip(latestKey, 'latest');
-  if (latestBytes === undefined && search.skipped.length > 0) latestState = 'invalid';
+  const latestRead = await search.getOrTooLarge(latestKey, 'latest');
+  if (latestRead === 'too-large') latestState = 'invalid';
+  const latestBytes = latestRead === 'too-large' ? undefined : latestRead;
   if (latestBytes !== undefined) {
     latestState = 'invalid';
     try {
