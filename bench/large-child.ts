@@ -41,8 +41,10 @@ const payloadBytes = Number(mib) * 1024 * 1024;
 const keep: { payload?: unknown; result?: unknown } = {};
 if (mode !== 'resume') keep.payload = buildPayload(payloadBytes);
 const maxSnapshotBytes = limit ? Number(limit) : undefined;
+// Readers refuse a stored document over the profile's limit: a limit above the default is the profile's.
+const profile = maxSnapshotBytes ? { ...defaultProfile, maxSnapshotBytes } : defaultProfile;
 const options = {
-  profile: defaultProfile,
+  profile,
   runId: 'large',
   heartbeatIntervalMs: false as const,
   ...(maxSnapshotBytes ? { maxSnapshotBytes } : {}),
@@ -62,7 +64,7 @@ if (mode === 'write-memory' || mode === 'write-fs' || mode === 'write-memory-twi
   keep.result = storage; // memoryStorage keeps its copy: that is part of what a write costs there
 } else if (mode === 'resume') {
   const storage = fsStorage({ dir });
-  const plan = await planResume({ storage, profile: defaultProfile, runId: 'large' });
+  const plan = await planResume({ storage, profile, runId: 'large' });
   const restored = plan.payload as Record<string, JsonValue>;
   if (Object.keys(restored).length !== STRINGS) throw new Error('resumed payload is not the one written');
   keep.payload = restored;

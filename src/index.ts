@@ -30,6 +30,7 @@ export {
   type StorageCapabilities,
   type StoredObject,
   type StorageEntry,
+  type GetOptions,
   type PutOptions,
   type PutResult,
   type DeleteOptions,

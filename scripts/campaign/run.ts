@@ -8,6 +8,7 @@ import { crashJournalRun, crashRun, leasePauseRun } from './processes.js';
 import { pruneDuringWriteRun, twoWriterRun } from './concurrency.js';
 import { damagedFileRun, enospcRun, symlinkRaceRun } from './storage-faults.js';
 import { fuzzRun, hugeInputRun } from './inputs.js';
+import { hugeSparseFileRun, surrogateKeysRun } from './readers.js';
 import type { CampaignRun } from './shared.js';
 
 const RUNS: readonly CampaignRun[] = [
@@ -21,6 +22,8 @@ const RUNS: readonly CampaignRun[] = [
   symlinkRaceRun,
   fuzzRun,
   hugeInputRun,
+  hugeSparseFileRun,
+  surrogateKeysRun,
 ];
 
 const args = process.argv.slice(2);

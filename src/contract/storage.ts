@@ -3,8 +3,9 @@ import { assertStorageArgument, assertStringArgument } from './arguments.js';
  * The StorageAdapter contract: a small key → bytes store with conditional writes.
  *
  * Keys are slash-separated relative paths (`checkpoints/run-1/latest.json`), checked by
- * {@link assertKey}. Versions are opaque strings that make "replace only if nobody changed
- * it since I read" possible. An adapter's versions either change on every write (memory,
+ * {@link assertKey}: well-formed Unicode only (no lone UTF-16 surrogate, which a store naming
+ * files or rows in UTF-8 would turn into U+FFFD and alias with another key). Versions are
+ * opaque strings that make "replace only if nobody changed it since I read" possible. An adapter's versions either change on every write (memory,
  * fs) or name the content (GitHub blob shas: identical bytes keep their version); either
  * way a write conditioned on a version replaces exactly what the caller read. Adapters
  * declare which to the conformance suite (`versions: 'per-write' | 'content'`).
@@ -39,6 +40,18 @@ export interface StorageEntry {
   readonly version: string;
   /** Size in bytes of the stored value. */
   readonly size: number;
+}
+
+/** Options of a `get`. */
+export interface GetOptions {
+  /**
+   * The largest value the caller will take. An adapter that knows a value's size before reading
+   * it (fs: from `stat`; memory) refuses a larger one with `checkpoint_too_large` (details `key`,
+   * `bytes`, `limit`) without reading it, so a huge planted file costs neither time nor memory.
+   * Other adapters may ignore it: savepoint's readers also check the size of what they get.
+   * Readers pass the profile's `maxSnapshotBytes`.
+   */
+  readonly maxBytes?: number;
 }
 
 /** Conditions of a `put`. With neither, the put creates or replaces unconditionally. */
@@ -98,8 +111,8 @@ export interface StorageAdapter {
   /** Short adapter name for messages and reports (`memory`, `fs`, `github`). */
   readonly name: string;
   readonly capabilities: StorageCapabilities;
-  /** The value under `key` (a private copy), or `undefined` when there is none. */
-  get(key: string): Promise<StoredObject | undefined>;
+  /** The value under `key` (a private copy), or `undefined` when there is none; over `options.maxBytes`, `checkpoint_too_large`. */
+  get(key: string, options?: GetOptions): Promise<StoredObject | undefined>;
   /** Stores `bytes` under `key`; resolves once the write is durable. */
   put(key: string, bytes: Uint8Array, options?: PutOptions): Promise<PutResult>;
   /** Removes `key`; resolves `true` if it existed. A missing key is not an error unless `ifVersion` is given. */

@@ -51,7 +51,7 @@ export async function putCheckpoint(
 ): Promise<RunnableConfig> {
   const threadId = requireThreadId(config, 'put');
   const ns = namespaceOf(config);
-  const parentId = checkpointIdOf(configurableOf(config));
+  const parentId = checkpointIdOf(configurableOf(config, 'put'));
   if (parentId !== undefined) assertId(state, parentId, 'parent checkpoint_id');
   assertId(state, checkpoint?.id);
   // Known runs, sequences and parents are answered without an await (each is a microtask per put).

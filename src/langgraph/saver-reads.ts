@@ -36,7 +36,7 @@ const sameJson = (a: unknown, b: unknown): boolean =>
 
 /** LangGraph's `getTuple`: the checkpoint `config` names, else the thread's newest. */
 export async function getCheckpointTuple(state: SaverState, config: RunnableConfig): Promise<CheckpointTuple | undefined> {
-  const threadValue = configurableOf(config)?.thread_id;
+  const threadValue = configurableOf(config, 'getTuple')?.thread_id;
   if (threadValue === undefined || threadValue === null) return undefined;
   const threadId = requireThreadId(config, 'getTuple');
   const ns = namespaceOf(config);
@@ -84,7 +84,7 @@ export async function* listCheckpointTuples(
 ): AsyncGenerator<CheckpointTuple> {
   const { before, filter } = options ?? {};
   let remaining = options?.limit;
-  const c = configurableOf(config) ?? {};
+  const c = configurableOf(config, 'list') ?? {};
   const selection: ListSelection = {
     threadId: c.thread_id === undefined || c.thread_id === null ? undefined : requireThreadId(config, 'list'),
     ns: c.checkpoint_ns === undefined || c.checkpoint_ns === null ? undefined : namespaceOf(config),

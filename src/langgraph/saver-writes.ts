@@ -24,7 +24,7 @@ export async function putTaskWrites(
 ): Promise<void> {
   const threadId = requireThreadId(config, 'putWrites');
   const ns = namespaceOf(config);
-  const checkpointId = configurableOf(config)?.checkpoint_id;
+  const checkpointId = configurableOf(config, 'putWrites')?.checkpoint_id;
   if (checkpointId === undefined || checkpointId === '') {
     throw new CheckpointError('checkpoint_config_invalid', 'putWrites: config.configurable.checkpoint_id is required', {
       details: { operation: 'putWrites' },

@@ -1,7 +1,8 @@
 import { isCheckpointError, type CheckpointError } from '../contract/errors.js';
+import { getBounded, indexReadLimit } from '../snapshot-io/bounded-read.js';
 import { assertStorageProfileOptions } from '../contract/arguments.js';
 import type { ForeignReadWarning } from '../contract/document-format.js';
-import { decodeRunIndex } from '../codec/run-index.js';
+import { decodeRunIndex, type RunIndex } from '../codec/run-index.js';
 import type { Profile } from '../contract/profile.js';
 import type { StorageAdapter } from '../contract/storage.js';
 import { mapLimit } from '../storage/map-limit.js';
@@ -71,6 +72,24 @@ async function listRunFiles(storage: StorageAdapter, layout: Profile<unknown>['l
   return runs;
 }
 
+/** The run's index, or undefined when it is missing, too large to read or does not decode (the files decide then). */
+async function readRunIndex(storage: StorageAdapter, profile: Profile<unknown>, key: string): Promise<RunIndex | undefined> {
+  let stored;
+  try {
+    stored = await getBounded(storage, key, indexReadLimit(profile));
+  } catch (err) {
+    if (isCheckpointError(err, 'checkpoint_too_large')) return undefined;
+    throw err;
+  }
+  if (!stored) return undefined;
+  try {
+    return decodeRunIndex(stored.bytes, key);
+  } catch (err) {
+    if (isCheckpointError(err)) return undefined;
+    throw err;
+  }
+}
+
 /**
  * Lists the runs whose newest snapshot is not terminal (`profile.isTerminal`), newest
  * first, for orchestrators that resume automatically on start
@@ -95,15 +114,8 @@ export async function findIncompleteRuns<P>(options: FindIncompleteRunsOptions<P
   const fromIndex = async (runId: string, files: ReadonlySet<string>): Promise<IncompleteRun | 'terminal' | 'uncovered' | undefined> => {
     if (!layout.indexKey || !layout.historyKey) return undefined;
     const key = layout.indexKey(runId);
-    const stored = await storage.get(key);
-    if (!stored) return undefined;
-    let index;
-    try {
-      index = decodeRunIndex(stored.bytes, key);
-    } catch (err) {
-      if (isCheckpointError(err)) return undefined;
-      throw err;
-    }
+    const index = await readRunIndex(storage, anyProfile, key);
+    if (!index) return undefined;
     const resolve = indexPathResolver(anyProfile, runId);
     if (!indexConsistent(index, runId, anyProfile, resolve)) return undefined;
     const last = index.checkpoints[index.checkpoints.length - 1];

@@ -8,6 +8,7 @@ import type { Profile } from '../contract/profile.js';
 import { GZIP_SUFFIX, type KeyInfo, type ProfileLayout } from '../contract/layout.js';
 import { historyKeyOfSequence, runListPrefix } from '../snapshot-io/layout-probe.js';
 import { decodeStoredSnapshotTolerant } from '../snapshot-io/read-snapshot.js';
+import { documentReadLimit, getBounded, indexReadLimit } from '../snapshot-io/bounded-read.js';
 import type { ForeignReadWarning } from '../contract/document-format.js';
 import { mapLimit } from '../storage/map-limit.js';
 import type { StorageAdapter } from '../contract/storage.js';
@@ -154,9 +155,36 @@ class Search<P> {
     readonly runId: string,
   ) {}
 
-  async get(key: string): Promise<Uint8Array | undefined> {
+  /** A snapshot file's bytes (an index's with `limit: 'index'`); one over the profile's limit is refused unread. */
+  async get(key: string, limit: 'document' | 'index' = 'document'): Promise<Uint8Array | undefined> {
     this.gets++;
-    return (await this.storage.get(key))?.bytes;
+    const max = limit === 'index' ? indexReadLimit(this.profile) : documentReadLimit(this.profile);
+    return (await getBounded(this.storage, key, max))?.bytes;
+  }
+
+  /** Whether `key` holds something: a file too large to read is there all the same (and reported when read). */
+  async exists(key: string): Promise<boolean> {
+    try {
+      return (await this.get(key)) !== undefined;
+    } catch (err) {
+      if (isCheckpointError(err, 'checkpoint_too_large')) return true;
+      throw err;
+    }
+  }
+
+  /** {@link get}, a file too large to read reported as skipped and answered `'too-large'`. */
+  async getOrTooLarge(
+    key: string,
+    kind: SkippedFile['kind'],
+    limit: 'document' | 'index' = 'document',
+  ): Promise<Uint8Array | undefined | 'too-large'> {
+    try {
+      return await this.get(key, limit);
+    } catch (err) {
+      if (!isCheckpointError(err, 'checkpoint_too_large')) throw err;
+      this.skip(key, kind, err.reasonCode, err.message);
+      return 'too-large';
+    }
   }
 
   skip(key: string, kind: SkippedFile['kind'], reasonCode: ReasonCode, message: string): void {
@@ -180,8 +208,8 @@ class Search<P> {
     this.indexLoaded = true;
     const key = this.profile.layout.indexKey?.(this.runId);
     if (key === undefined) return undefined;
-    const bytes = await this.get(key);
-    if (bytes === undefined) return undefined;
+    const bytes = await this.getOrTooLarge(key, 'index', 'index');
+    if (bytes === undefined || bytes === 'too-large') return undefined;
     try {
       this.indexDoc = decodeRunIndex(bytes, key);
     } catch (err) {
@@ -240,13 +268,20 @@ class Search<P> {
    */
   async readCandidate(key: string, info: KeyInfo, origin: SnapshotOrigin): Promise<Snapshot<P>[] | undefined> {
     if (this.read.has(key)) return this.read.get(key);
-    let bytes = await this.get(key);
+    const kind = info.kind === 'batch' ? 'batch' : 'history';
+    let bytes: Uint8Array | undefined | 'too-large' = await this.getOrTooLarge(key, kind);
     let actualKey = key;
     if (bytes === undefined && info.kind === 'history' && this.profile.compressHistory) {
       // An index may still name the plain key of an entry retention has since gzipped, or the reverse.
       actualKey = key.endsWith(GZIP_SUFFIX) ? stripGz(key) : `${key}${GZIP_SUFFIX}`;
       if (this.read.has(actualKey)) return this.read.get(actualKey);
-      bytes = await this.get(actualKey);
+      bytes = await this.getOrTooLarge(actualKey, kind);
+    }
+    if (bytes === 'too-large') {
+      // There, but unusable: reported as skipped, like a file that does not decode.
+      this.read.set(key, []);
+      this.read.set(actualKey, []);
+      return [];
     }
     const found = bytes === undefined ? undefined : await this.decode(actualKey, bytes, info, origin);
     this.read.set(key, found);
@@ -384,7 +419,9 @@ export async function locateNewestSnapshot<P>(options: LocateSnapshotOptions<P>)
 
   // 1. latest
   let latestState: LocatedSnapshot<P>['latest'] = 'missing';
-  const latestBytes = await search.get(latestKey);
+  const latestRead = await search.getOrTooLarge(latestKey, 'latest');
+  if (latestRead === 'too-large') latestState = 'invalid';
+  const latestBytes = latestRead === 'too-large' ? undefined : latestRead;
   if (latestBytes !== undefined) {
     latestState = 'invalid';
     try {
@@ -474,7 +511,7 @@ async function newerExists<P>(search: Search<P>, mode: NewerCheck, maxProbe: num
     let sequence = search.best!.snapshot.sequence + 1;
     for (let steps = 0; steps < maxProbe; steps++, sequence++) {
       const keys = nextHistoryKeys(profile as Profile<unknown>, runId, sequence);
-      const present = (await Promise.all(keys.map(async (key) => ((await search.get(key)) !== undefined ? key : undefined)))).filter(
+      const present = (await Promise.all(keys.map(async (key) => ((await search.exists(key)) ? key : undefined)))).filter(
         (k): k is string => k !== undefined,
       );
       if (present.length === 0) return false;
@@ -489,7 +526,7 @@ async function newerExists<P>(search: Search<P>, mode: NewerCheck, maxProbe: num
   // One that cannot be read is there all the same: scan (the scan reads what matters, and
   // throws itself if the store is really down), rather than fail over a hint.
   try {
-    return (await search.get(layout.lockKey(runId))) !== undefined;
+    return await search.exists(layout.lockKey(runId));
   } catch (err) {
     if (isCheckpointError(err)) return true;
     throw err;

@@ -1,4 +1,5 @@
 import { CheckpointError, isCheckpointError } from '../contract/errors.js';
+import { documentReadLimit, getBounded } from '../snapshot-io/bounded-read.js';
 import { assertStorageProfileOptions } from '../contract/arguments.js';
 import type { ReasonCode } from '../contract/reason-codes.js';
 import { decodeRunIndex, type RunIndexEntry } from '../codec/run-index.js';
@@ -403,7 +404,7 @@ async function readHistoryFile<P>(
   }
   try {
     const decoded = await limit(async () => {
-      const stored = await storage.get(file.key);
+      const stored = await getBounded(storage, file.key, documentReadLimit(profile));
       return stored ? decodeStoredSnapshot(storage, profile, file.key, stored.bytes) : undefined;
     });
     return decoded ? { file, meta: metaOf(decoded) } : undefined; // undefined: deleted since the listing
@@ -431,7 +432,7 @@ async function readBatches<P>(
   for (const file of files.batches) {
     try {
       const members = await limit(async () => {
-        const stored = await storage.get(file.key);
+        const stored = await getBounded(storage, file.key, documentReadLimit(profile));
         return stored ? decodeBatchFile(storage, profile, file.key, stored.bytes) : undefined;
       });
       if (!members) continue;

@@ -1,4 +1,5 @@
 import { isCheckpointError, toCheckpointError, type CheckpointError } from '../contract/errors.js';
+import { documentReadLimit, getBounded } from '../snapshot-io/bounded-read.js';
 import type { Snapshot } from '../contract/snapshot.js';
 import { decodeBatchFile } from '../snapshot-io/batch-file.js';
 import type { Profile } from '../contract/profile.js';
@@ -36,7 +37,7 @@ export async function loadEntry(storage: StorageAdapter, profile: Profile<unknow
     ...(entry.info.sequence !== undefined ? { sequenceHint: entry.info.sequence } : {}),
   };
   try {
-    const stored = await storage.get(entry.key);
+    const stored = await getBounded(storage, entry.key, documentReadLimit(profile));
     if (!stored) return { ...base, error: asError(new Error('deleted while listing'), entry.key) };
     const { snapshot, warnings } = await decodeStoredSnapshotTolerant(storage, profile, entry.key, stored.bytes);
     return { ...base, snapshot, ...(warnings.length > 0 ? { readWarnings: warnings } : {}) };
@@ -67,7 +68,7 @@ export async function loadRunSnapshots(
   for (const batch of run.batches) {
     const base = { key: batch.key, size: batch.size, compressed: false, batched: true };
     try {
-      const stored = await storage.get(batch.key);
+      const stored = await getBounded(storage, batch.key, documentReadLimit(profile));
       if (stored) {
         for (const member of await decodeBatchFile(storage, profile, batch.key, stored.bytes)) {
           rows.push(

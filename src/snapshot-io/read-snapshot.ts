@@ -10,6 +10,7 @@ import { type ForeignRead } from '../contract/document-format.js';
 import type { Snapshot } from '../contract/snapshot.js';
 import type { StorageAdapter } from '../contract/storage.js';
 import type { Profile } from '../contract/profile.js';
+import { documentReadLimit, getBounded } from './bounded-read.js';
 
 /**
  * Decodes the stored bytes of a snapshot document: gunzips `.gz` content, resolves part
@@ -87,14 +88,19 @@ async function decodeStored<P>(storage: StorageAdapter, profile: Profile<P>, key
   const checksum = (main as { integrity?: { checksum?: unknown } } | null)?.integrity?.checksum;
   const verified =
     decodeParsed && typeof checksum === 'string'
-      ? await resolvePartsOfText(text, main, checksum, async (partKey) => (await storage.get(partKey))?.bytes)
+      ? await resolvePartsOfText(
+          text,
+          main,
+          checksum,
+          async (partKey) => (await getBounded(storage, partKey, documentReadLimit(profile)))?.bytes,
+        )
       : undefined;
   const resolved =
     verified ??
     (await resolveParts(
       verified === undefined && decodeParsed && typeof checksum === 'string' ? parseJson(text, key) : main,
       async (partKey) => {
-        const part = await storage.get(partKey);
+        const part = await getBounded(storage, partKey, documentReadLimit(profile));
         return part ? { bytes: part.bytes, value: () => parseJson(utf8Decode(part.bytes, partKey), partKey) } : undefined;
       },
     ));
@@ -110,11 +116,14 @@ async function decodeStored<P>(storage: StorageAdapter, profile: Profile<P>, key
   return decodeTolerant(profile.document, canonicalJsonBytes(resolved), key);
 }
 
-/** Reads and decodes the snapshot stored under `key`; `undefined` when there is no such key. */
+/**
+ * Reads and decodes the snapshot stored under `key`; `undefined` when there is no such key. A
+ * file over the profile's limit is refused unread (`checkpoint_too_large`, see {@link documentReadLimit}).
+ */
 export async function readSnapshot<P>(storage: StorageAdapter, profile: Profile<P>, key: string): Promise<Snapshot<P> | undefined> {
   assertStorageArgument(storage, 'readSnapshot');
   assertProfileArgument(profile, 'readSnapshot');
   assertStringArgument(key, 'readSnapshot', 'key');
-  const stored = await storage.get(key);
+  const stored = await getBounded(storage, key, documentReadLimit(profile));
   return stored ? decodeStoredSnapshot(storage, profile, key, stored.bytes) : undefined;
 }

@@ -18,7 +18,9 @@ function reject(why: string, key: unknown): never {
  * The single place keys are checked. A valid key is a relative, slash-separated path
  * that cannot escape an adapter's root on any platform: non-empty; at most
  * {@link MAX_KEY_LENGTH} characters; no leading `/`, no drive letter, no empty, `.` or
- * `..` segment; no backslash, NUL or other control character; each segment at most
+ * `..` segment; no backslash, NUL or other control character; no lone UTF-16 surrogate
+ * (a store that names files or rows in UTF-8 would turn it into U+FFFD, so `x\ud800` and
+ * `x\ufffd` would be one key there and two in memory); each segment at most
  * {@link MAX_SEGMENT_BYTES} UTF-8 bytes. Throws `checkpoint_key_invalid`.
  */
 export function assertKey(key: unknown): asserts key is string {
@@ -38,8 +40,8 @@ const recentlyValid = new Set<string>();
 
 /**
  * One pass over the usual key (a history entry's, new on every checkpoint): true only for a
- * key `checkKey` accepts — printable, no backslash, relative, no drive letter, no empty, `.`
- * or `..` segment, short segments. Anything else, valid or not, goes to `checkKey`, which
+ * key `checkKey` accepts — printable, no backslash, no surrogate (paired or not), relative, no
+ * drive letter, no empty, `.` or `..` segment, short segments. Anything else, valid or not, goes to `checkKey`, which
  * decides and words the error (a property test holds the two together).
  */
 function plainKey(key: unknown): key is string {
@@ -48,7 +50,7 @@ function plainKey(key: unknown): key is string {
   let start = 0;
   for (let i = 0; i <= key.length; i++) {
     const c = i === key.length ? 0x2f : key.charCodeAt(i);
-    if (c < 0x20 || c === 0x7f || c === 0x5c) return false;
+    if (c < 0x20 || c === 0x7f || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) return false;
     if (c !== 0x2f) continue;
     const length = i - start;
     if (length === 0 || length * 3 > MAX_SEGMENT_BYTES) return false;
@@ -65,6 +67,8 @@ function checkKey(key: unknown): asserts key is string {
   // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f]/.test(key)) reject('contains a control character', key);
   if (key.includes('\\')) reject('contains a backslash', key);
+  // With the u flag a well-formed pair is one code point: only an unpaired half matches.
+  if (/\p{Cs}/u.test(key)) reject('contains a lone UTF-16 surrogate (not well-formed Unicode)', key);
   if (key.startsWith('/')) reject('is absolute', key);
   if (/^[A-Za-z]:/.test(key)) reject('starts with a drive letter', key);
   for (const segment of key.split('/')) {

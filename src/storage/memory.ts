@@ -4,6 +4,7 @@ import type {
   BatchOperation,
   BatchOutcome,
   DeleteOptions,
+  GetOptions,
   PutOptions,
   PutResult,
   StorageAdapter,
@@ -52,8 +53,8 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageAdapte
       crossProcessConditional: false,
       ...(options.maxValueBytes !== undefined ? { maxValueBytes: options.maxValueBytes } : {}),
     },
-    async get(key: string): Promise<StoredObject | undefined> {
-      return getNow(state, key);
+    async get(key: string, opts?: GetOptions): Promise<StoredObject | undefined> {
+      return getNow(state, key, opts);
     },
     async put(key: string, bytes: Uint8Array, opts: PutOptions = {}): Promise<PutResult> {
       return putNow(state, key, bytes, opts);

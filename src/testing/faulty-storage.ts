@@ -3,6 +3,7 @@ import type {
   BatchOperation,
   BatchOutcome,
   DeleteOptions,
+  GetOptions,
   PutOptions,
   PutResult,
   StorageAdapter,
@@ -102,7 +103,8 @@ export function faultyStorage(inner: StorageAdapter, plan: FaultPlan = {}): Faul
     get count() {
       return state.counted;
     },
-    get: (key: string): Promise<StoredObject | undefined> => runOperation(state, 'get', [key], () => inner.get(key)),
+    get: (key: string, options?: GetOptions): Promise<StoredObject | undefined> =>
+      runOperation(state, 'get', [key], () => inner.get(key, options)),
     put: (key: string, bytes: Uint8Array, options?: PutOptions): Promise<PutResult> =>
       runOperation(state, 'put', [key], () => inner.put(key, bytes, options)),
     delete: (key: string, options?: DeleteOptions): Promise<boolean> =>

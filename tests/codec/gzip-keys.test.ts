@@ -79,9 +79,37 @@ describe('assertKey', () => {
     'a\nb',
     'x'.repeat(1025),
     `${'y'.repeat(256)}/z`,
+    'x\ud800',
+    'x\udfff/y',
+    '\udc00',
+    'a/\ude00\ud83d',
+    'runs/r\ud83d/latest.json',
   ];
   it.each(bad.map((k) => [JSON.stringify(k).slice(0, 40), k]))('rejects %s', (_label, key) => {
     expect(() => assertKey(key)).toThrow(/checkpoint_key_invalid/);
+  });
+
+  it('refuses a key exactly when it holds a lone surrogate or breaks another rule: one well-formed, one not (property)', () => {
+    const lone = fc.constantFrom('\ud800', '\udbff', '\udc00', '\udfff', '\ud83d');
+    fc.assert(
+      fc.property(fc.string({ unit: 'grapheme', minLength: 1, maxLength: 20 }), lone, fc.nat(), (text, half, at) => {
+        // eslint-disable-next-line no-control-regex
+        const good = `runs/${text.replace(/[\\/:.\u0000-\u001f\u007f]/g, '_')}`;
+        expect(() => assertKey(good)).not.toThrow();
+        const i = 5 + (at % (good.length - 4));
+        const bad = `${good.slice(0, i)}${half}${good.slice(i)}`;
+        // Inserted between the halves of a pair it may pair up with one: then two lone halves remain, or a pair.
+        const wellFormed = !/\p{Cs}/u.test(bad);
+        if (wellFormed) expect(() => assertKey(bad)).not.toThrow();
+        else expect(() => assertKey(bad)).toThrow(/checkpoint_key_invalid.*surrogate/);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('keeps a key with U+FFFD and stores a surrogate pair (the keys a lone surrogate would alias on a UTF-8 store)', () => {
+    expect(() => assertKey('x\ufffd')).not.toThrow();
+    expect(() => assertKey('x/\u{1f600}.json')).not.toThrow();
   });
 
   it('never echoes the key in the error message', () => {

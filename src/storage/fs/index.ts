@@ -3,6 +3,7 @@ import type {
   BatchOperation,
   BatchOutcome,
   DeleteOptions,
+  GetOptions,
   PutOptions,
   PutResult,
   StorageAdapter,
@@ -10,6 +11,7 @@ import type {
   StorageEntry,
   StoredObject,
 } from '../../contract/storage.js';
+import { assertGetOptions } from '../../contract/read-limit.js';
 import { ownedCopy } from '../handed-over.js';
 import { assertKey } from '../keys.js';
 import { directDelete } from './direct-delete.js';
@@ -116,11 +118,12 @@ export function createFsStorage(options: FsStorageOptions, internals: FsInternal
     dir: options.dir,
     ready: () => ready(state),
 
-    async get(key: string): Promise<StoredObject | undefined> {
+    async get(key: string, opts?: GetOptions): Promise<StoredObject | undefined> {
       assertOpen(state);
       assertKey(key);
+      assertGetOptions(opts, 'fsStorage.get');
       // `return await`: an async function returning a promise takes two more microtask turns to settle.
-      return await track(state, readStored(state, key));
+      return await track(state, readStored(state, key, opts));
     },
 
     async put(key: string, bytes: Uint8Array, opts: PutOptions = {}): Promise<PutResult> {

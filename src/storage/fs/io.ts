@@ -43,12 +43,19 @@ export function nextMtimeSeconds(previous: BigIntStats | undefined): number {
   return us / 1e6;
 }
 
+/**
+ * The most one read call asks for. Node's `read` takes its length as a 32-bit integer and
+ * aborts the process (an assertion, not an exception) on 2 GiB or more: a file is read in
+ * slices of this size.
+ */
+export const READ_SLICE_BYTES = 16 * 1024 * 1024;
+
 /** Reads `size` bytes from offset 0 into a fresh, unshared Uint8Array (shorter if the file is). */
 export async function readAll(fh: FileHandle, size: number): Promise<Uint8Array> {
   const bytes = new Uint8Array(size);
   let offset = 0;
   while (offset < size) {
-    const { bytesRead } = await fh.read(bytes, offset, size - offset, offset);
+    const { bytesRead } = await fh.read(bytes, offset, Math.min(size - offset, READ_SLICE_BYTES), offset);
     if (bytesRead === 0) return bytes.slice(0, offset);
     offset += bytesRead;
   }

@@ -61,6 +61,14 @@ export interface FsStorageOptions {
    * @default 1048576
    */
   journalCheckpointBytes?: number;
+  /**
+   * The largest file a `get` reads: a larger one is refused from its size, before it is read,
+   * with `checkpoint_too_large` naming the key and the limit (a reader's own, smaller
+   * `get(key, { maxBytes })` limit applies too). A planted or runaway file of gigabytes then
+   * costs one `stat`, not the time and memory of reading it.
+   * @default 1073741824 (1 GiB)
+   */
+  maxReadBytes?: number;
 }
 
 /** Test seams of {@link createFsStorage}; not part of the public API. */
@@ -100,7 +108,12 @@ export interface FsSettings {
   /** The file-system calls the journal makes. */
   readonly io: FsIo;
   readonly journalTuning: JournalTuning;
+  /** The largest file a `get` reads (`maxReadBytes`). */
+  readonly maxReadBytes: number;
 }
+
+/** The default of `maxReadBytes`: 1 GiB. */
+export const DEFAULT_MAX_READ_BYTES = 1024 * 1024 * 1024;
 
 export function configInvalid(message: string): CheckpointError {
   return new CheckpointError('checkpoint_config_invalid', `fsStorage: ${message}`);
@@ -123,6 +136,9 @@ export function fsSettings(options: FsStorageOptions, internals: FsInternals): F
   const fileMode = options.fileMode ?? 0o666;
   if (!Number.isInteger(fileMode) || fileMode < 0 || fileMode > 0o7777)
     throw configInvalid('`fileMode` must be a permission mode such as 0o600');
+  const maxReadBytes = options.maxReadBytes ?? DEFAULT_MAX_READ_BYTES;
+  if (!Number.isSafeInteger(maxReadBytes) || maxReadBytes <= 0)
+    throw configInvalid('`maxReadBytes` must be a positive whole number of bytes');
   return {
     dir: options.dir,
     create: options.create !== false,
@@ -132,6 +148,7 @@ export function fsSettings(options: FsStorageOptions, internals: FsInternals): F
     useJournal: options.journal === true,
     checkpointBytes: positive('journalCheckpointBytes', options.journalCheckpointBytes, 1 << 20),
     io: internals.io ?? realIo,
+    maxReadBytes,
     journalTuning: {
       ...(internals.journalLingerMs === undefined ? {} : { lingerMs: internals.journalLingerMs }),
       ...(internals.journalApplyQuietMs === undefined ? {} : { applyQuietMs: internals.journalApplyQuietMs }),

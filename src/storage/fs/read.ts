@@ -1,6 +1,7 @@
 import { constants } from 'node:fs';
 import fsp, { type FileHandle } from 'node:fs/promises';
-import type { StoredObject } from '../../contract/storage.js';
+import { readTooLarge } from '../../contract/read-limit.js';
+import type { GetOptions, StoredObject } from '../../contract/storage.js';
 import { openDir, type Dir, type OpenedDir } from './dir.js';
 import { errnoOf, fsError, readAll, versionOf } from './io.js';
 import { rootDir } from './lifecycle.js';
@@ -11,8 +12,23 @@ const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = constants;
 // O_NONBLOCK keeps a planted FIFO from hanging a read; it changes nothing for regular files.
 const READ_FLAGS = O_RDONLY | O_NOFOLLOW | O_NONBLOCK;
 
-/** The key's file in `dir`, or undefined when there is none. */
-async function readKeyFile(dir: Dir, kp: KeyPath): Promise<StoredObject | undefined> {
+/** The largest value a read takes, and whose limit that is (for the refusal's message). */
+interface ReadLimit {
+  readonly bytes: number;
+  readonly whose: string;
+}
+
+/** The smaller of the store's `maxReadBytes` and the caller's `maxBytes`. */
+function readLimitOf(state: FsStoreState, options: GetOptions | undefined): ReadLimit {
+  const store = state.settings.maxReadBytes;
+  const asked = options?.maxBytes;
+  return asked !== undefined && asked < store
+    ? { bytes: asked, whose: "the reader's limit (maxBytes)" }
+    : { bytes: store, whose: "the store's limit (maxReadBytes)" };
+}
+
+/** The key's file in `dir`, or undefined when there is none; a file over `limit` is refused from its size, unread. */
+async function readKeyFile(dir: Dir, kp: KeyPath, limit: ReadLimit): Promise<StoredObject | undefined> {
   let fh: FileHandle;
   try {
     fh = await fsp.open(dir.at(kp.base), READ_FLAGS);
@@ -26,6 +42,7 @@ async function readKeyFile(dir: Dir, kp: KeyPath): Promise<StoredObject | undefi
     const st = await fh.stat({ bigint: true });
     // A directory or FIFO where a key's file should be: say so (a reader must not take it for "no snapshot").
     if (!st.isFile()) throw occupiedRefused(kp.key);
+    if (st.size > BigInt(limit.bytes)) throw readTooLarge(kp.key, Number(st.size), limit.bytes, limit.whose);
     return { bytes: await readAll(fh, Number(st.size)), version: versionOf(st) };
   } finally {
     await fh.close().catch(() => undefined);
@@ -33,7 +50,8 @@ async function readKeyFile(dir: Dir, kp: KeyPath): Promise<StoredObject | undefi
 }
 
 /** A key's bytes and version: the journal's acknowledged state when it has one for the key, else the key's file. */
-export async function readStored(state: FsStoreState, key: string): Promise<StoredObject | undefined> {
+export async function readStored(state: FsStoreState, key: string, options?: GetOptions): Promise<StoredObject | undefined> {
+  const limit = readLimitOf(state, options);
   const base = await rootDir(state);
   const kp = keyPath(key);
   let od: OpenedDir | undefined;
@@ -42,9 +60,12 @@ export async function readStored(state: FsStoreState, key: string): Promise<Stor
     const journal = state.journal;
     const acked = journal ? (await journal.unapplied(key)).get(key) : undefined;
     if (acked?.bytes === null) return undefined;
-    if (acked?.version !== undefined) return { bytes: acked.bytes.slice(), version: acked.version };
+    if (acked?.version !== undefined) {
+      if (acked.bytes.length > limit.bytes) throw readTooLarge(key, acked.bytes.length, limit.bytes, limit.whose);
+      return { bytes: acked.bytes.slice(), version: acked.version };
+    }
     od = await openDir(base, kp.dirKey, key, false);
-    return od ? await readKeyFile(od.dir, kp) : undefined;
+    return od ? await readKeyFile(od.dir, kp, limit) : undefined;
   } catch (err) {
     if (errnoOf(err) === 'ENAMETOOLONG') return undefined;
     throw fsError(err, 'checkpoint_storage_unavailable', 'reading', key, scrubFor(state, od ? [od.dir] : []));

@@ -1,6 +1,7 @@
 import { CheckpointError } from '../../contract/errors.js';
 import { conditionFailed, mergeRunIndexBytes } from './conflicts.js';
 import { isOwnDamage, readBlob } from './contents.js';
+import { ownUnverifiedWrite } from './commit-unverified.js';
 import { resetMerges, type CommitRun, type Prepared } from './commit-run.js';
 import type { RepoContext } from './context.js';
 import { gitBlobSha } from './git-blob.js';
@@ -44,6 +45,8 @@ async function conditionOf(ctx: RepoContext, p: Prepared): Promise<CheckpointErr
   const stale = (createOnly && cur) || (op.ifVersion !== undefined && cur?.sha !== op.ifVersion);
   if (!stale) return undefined;
   if (cur && isOwnDamage(ctx, p.path, cur.sha)) return undefined; // our own damaged write, not another writer's: replaced now
+  // Our own landed write of these very bytes, its answer lost: nothing to write there again.
+  if (op.type === 'put' && cur && cur.sha === p.expected && ownUnverifiedWrite(ctx, p.path, cur.sha)) return undefined;
   if (op.type === 'put' && cur && ctx.mergeRunIndexes) {
     const theirs = await readBlob(ctx, cur.sha);
     const base = op.ifVersion !== undefined ? await readBlob(ctx, op.ifVersion) : undefined;

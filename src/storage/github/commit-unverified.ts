@@ -15,6 +15,8 @@ export interface UnverifiedCommit {
   readonly before: ReadonlyMap<string, string | null>;
   /** The paths it wrote. */
   readonly written: ReadonlySet<string>;
+  /** The blob sha it sent for each path it wrote a file to (a delete has none). */
+  readonly wrote?: ReadonlyMap<string, string>;
   /** Its ref update got no answer; `parent` is the head it was built on (while the branch still names it, it did not land). */
   readonly lost?: { readonly parent: string };
 }
@@ -33,6 +35,28 @@ export function rememberUnverified(ctx: RepoContext, print: string, commit: Unve
   if (!known) unverifiedCommits.set(ctx, (known = new Map()));
   known.set(print, commit);
   if (known.size > 100) known.delete(known.keys().next().value!); // bounded: the oldest go first
+}
+
+/**
+ * Whether `path` holds `sha` because a commit of this adapter whose answer was lost wrote it
+ * there: a batch sent again with other bytes elsewhere (a run index rebuilt, a lock renewed
+ * meanwhile) has another fingerprint, so {@link settleEarlierAttempt} cannot find that commit,
+ * yet its create-only checkpoint file, already stored with the very bytes it would write, is its
+ * own landed write and not another writer's.
+ */
+export function ownUnverifiedWrite(ctx: RepoContext, path: string, sha: string): boolean {
+  const known = unverifiedCommits.get(ctx);
+  if (!known) return false;
+  for (const commit of known.values()) if (commit.written.has(path) && commit.wrote?.get(path) === sha) return true;
+  return false;
+}
+
+/** The blob sha each put of `run` sent, at the paths an attempt's tree `entries` wrote. */
+export function wroteOf(run: CommitRun, entries: readonly TreeEntry[]): Map<string, string> {
+  const paths = new Set(entries.map((e) => e.path));
+  const wrote = new Map<string, string>();
+  for (const p of run.items) if (p.op.type === 'put' && p.expected !== undefined && paths.has(p.path)) wrote.set(p.path, p.expected);
+  return wrote;
 }
 
 /** What the paths of an attempt's commit held before it: its own head's, or the batch's first landed attempt's. */
@@ -54,6 +78,7 @@ export function rememberLost(
     commit: attempt.commit,
     before: beforeAttempt(run, attempt.plan),
     written: new Set(attempt.entries.map((e) => e.path)),
+    wrote: wroteOf(run, attempt.entries),
     lost: { parent: attempt.parent },
   });
 }

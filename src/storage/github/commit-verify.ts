@@ -2,7 +2,7 @@ import { CheckpointError } from '../../contract/errors.js';
 import { readBackOf, type PathChange, type TreeEntry, type TreePlan } from './commit-plan.js';
 import { commitFiles, type CommitFile } from './commit-reads.js';
 import { rewriteOf, type CommitRun, type Prepared } from './commit-run.js';
-import { beforeAttempt, rememberUnverified } from './commit-unverified.js';
+import { beforeAttempt, rememberUnverified, wroteOf } from './commit-unverified.js';
 import { MAX_ATTEMPTS, rememberDamage } from './contents.js';
 import type { RepoContext } from './context.js';
 import { restore, type RestorePath } from './restore.js';
@@ -33,7 +33,12 @@ export async function verifyCommit(
       files = await commitFiles(ctx, commit);
     } catch (err) {
       // Landed, not verified: the batch sent again reads this commit back first.
-      rememberUnverified(ctx, run.print, { commit, before: beforeAttempt(run, plan), written: new Set(entries.map((e) => e.path)) });
+      rememberUnverified(ctx, run.print, {
+        commit,
+        before: beforeAttempt(run, plan),
+        written: new Set(entries.map((e) => e.path)),
+        wrote: wroteOf(run, entries),
+      });
       ctx.state.invalidate();
       throw err;
     }

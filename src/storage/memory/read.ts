@@ -1,14 +1,18 @@
-import type { StorageEntry, StoredObject } from '../../contract/storage.js';
+import { assertGetOptions, readTooLarge } from '../../contract/read-limit.js';
+import type { GetOptions, StorageEntry, StoredObject } from '../../contract/storage.js';
 import { assertKey, assertPrefix } from '../keys.js';
 import { assertOpen } from './checks.js';
 import type { MemoryState } from './state.js';
 
 /** The value under `key`, as a copy the caller may change, or undefined (the store's `get`, done at once). */
-export function getNow(state: MemoryState, key: string): StoredObject | undefined {
+export function getNow(state: MemoryState, key: string, options?: GetOptions): StoredObject | undefined {
   assertOpen(state);
   assertKey(key);
+  assertGetOptions(options, 'memoryStorage.get');
   const cell = state.cells.get(key);
   if (!cell) return undefined;
+  const limit = options?.maxBytes;
+  if (limit !== undefined && cell.length > limit) throw readTooLarge(key, cell.length, limit, "the reader's limit (maxBytes)");
   return { bytes: cell.data.slice(cell.at, cell.at + cell.length), version: cell.version };
 }
 

@@ -31,6 +31,10 @@ export const INVALID_KEY_SAMPLES: readonly InvalidKeySample[] = [
   { label: 'drive-relative', key: 'c:x' },
   { label: 'longer than 1024 characters', key: 'k/'.repeat(512) + 'x' },
   { label: 'segment over 255 bytes', key: `a/${'é'.repeat(128)}` },
+  // A UTF-8 file or row name turns an unpaired surrogate into U+FFFD: it would alias another key.
+  { label: 'a lone high surrogate', key: 'x\ud800' },
+  { label: 'a lone low surrogate', key: 'runs/\udc00/latest.json' },
+  { label: 'a surrogate pair reversed', key: 'a/\ude00\ud83d' },
   { label: 'not a string (number)', key: 42 },
   { label: 'not a string (undefined)', key: undefined },
 ];
@@ -50,6 +54,7 @@ export const EDGE_KEYS: readonly string[] = [
   '%2e%2e/%2f',
   'ü/é',
   '\u{1f600}',
+  'x\ufffd',
   `seg/${'x'.repeat(255)}`,
   `seg2/${'é'.repeat(127)}x`,
   Array.from({ length: 5 }, (_, i) => String(i).repeat(204)).join('/'),
@@ -81,6 +86,19 @@ export function keyTests(ctx: SuiteContext): void {
         equalJson(await listAll(s, ''), [], 'nothing may be stored after refused calls');
       });
     }
+
+    ctx.test('never lets a key with a lone surrogate alias the key with U+FFFD in its place', async (s) => {
+      await s.put('x\ufffd', utf8('replacement character'));
+      await rejects(() => s.get('x\ud800'), 'checkpoint_key_invalid', 'get of the lone-surrogate twin');
+      await rejects(() => s.put('x\ud800', utf8('lone surrogate')), 'checkpoint_key_invalid', 'put of the lone-surrogate twin');
+      sameBytes((await s.get('x\ufffd'))?.bytes, utf8('replacement character'), 'value of the U+FFFD key');
+      equalJson(
+        (await listAll(s, '')).map((e) => e.key),
+        ['x\ufffd'],
+        'list after the refused twin',
+      );
+      equal(await s.delete('x\ufffd'), true, 'delete of the U+FFFD key');
+    });
 
     ctx.test('stores valid keys at the edges of the rules exactly as given', async (s) => {
       for (const key of EDGE_KEYS) {

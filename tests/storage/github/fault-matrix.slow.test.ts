@@ -262,6 +262,16 @@ describe('fault matrix: zero lost, zero duplicated checkpoints', () => {
       checkpoints: 2,
       windowMs: 120_000,
     },
+    {
+      name: 'a landed checkpoint commit whose read-back loses every answer is recognised by its queued retry, not refused as a conflict with itself (seed -1685049134)',
+      rules: [
+        { fault: { kind: 'delay', ms: 300 }, operation: 'repos/get-commit', skip: 0, times: 1 },
+        { fault: { kind: 'network-error', landed: true }, operation: 'repos/get-commit', skip: 1, times: 3 },
+        { fault: { kind: 'primary-rate-limit', status: 403 }, operation: 'repos/get-content', skip: 1, times: 1 },
+      ],
+      checkpoints: 2,
+      windowMs: 3_600_000,
+    },
   ];
   for (const example of found) {
     it(example.name, async () => {
