@@ -6,6 +6,7 @@ import {
   type CheckpointListOptions,
   type CheckpointMetadata,
   type CheckpointTuple,
+  type DeltaChannelHistory,
   type PendingWrite,
   type SerializerProtocol,
 } from '@langchain/langgraph-checkpoint';
@@ -15,6 +16,7 @@ import { deleteRun } from '../runs/delete-run.js';
 import type { StorageAdapter } from '../contract/storage.js';
 import { LANGGRAPH_ROOT, segmentOf, threadSegmentOfRun } from './keys.js';
 import { DEFAULT_KEEP_LAST, langGraphProfile } from './profile.js';
+import { deltaChannelHistory } from './saver-delta.js';
 import { getCheckpointTuple, listCheckpointTuples } from './saver-reads.js';
 import { putCheckpoint } from './saver-put.js';
 import { forgetRun } from './saver-runs.js';
@@ -97,6 +99,14 @@ export class SavepointSaver extends BaseCheckpointSaver {
 
   list(config: RunnableConfig, options?: CheckpointListOptions): AsyncGenerator<CheckpointTuple> {
     return listCheckpointTuples(this.state, config, options);
+  }
+
+  /**
+   * The writes and seed that rebuild `DeltaChannel` values (LangGraph's contract): one listing
+   * of the thread's namespace and one read per ancestor, instead of a `getTuple` per ancestor.
+   */
+  override getDeltaChannelHistory(options: { config: RunnableConfig; channels: string[] }): Promise<Record<string, DeltaChannelHistory>> {
+    return deltaChannelHistory(this.state, options?.config ?? {}, options?.channels ?? []);
   }
 
   async deleteThread(threadId: string): Promise<void> {
