@@ -42,6 +42,8 @@ export interface FsStorage extends StorageAdapter {
   ready(): Promise<FsOpenReport>;
   /** With the journal: waits until every acknowledged write is in the spec's files (the `flush` of `BufferedStorage`). */
   flush?(): Promise<void>;
+  /** With the journal: the same wait as `flush` (`BufferedStorage.applied`: the files are in place when it resolves). */
+  applied?(): Promise<void>;
 }
 
 const DIRECT: StorageCapabilities = Object.freeze({
@@ -143,6 +145,8 @@ export function createFsStorage(options: FsStorageOptions, internals: FsInternal
       ? {
           /** Waits until every acknowledged write is in the spec's files (they are applied in the background). */
           flush: (): Promise<void> => flushJournal(state),
+          /** The same wait as flush: the journal's only buffer is its files still to apply. */
+          applied: (): Promise<void> => flushJournal(state),
           batch: (operations: readonly BatchOperation[]): Promise<BatchOutcome[]> => journaledBatch(state, operations),
         }
       : {}),

@@ -129,7 +129,7 @@ export function fsSettings(options: FsStorageOptions, internals: FsInternals): F
     cleanupOnOpen: options.cleanupOnOpen !== false,
     timing,
     fileMode,
-    useJournal: options.journal === true,
+    useJournal: options.journal !== false,
     checkpointBytes: positive('journalCheckpointBytes', options.journalCheckpointBytes, 1 << 20),
     io: internals.io ?? realIo,
     journalTuning: {
