@@ -9,7 +9,7 @@ import type { BenchRow } from './harness.js';
 const dir = fileURLToPath(new URL('.', import.meta.url));
 const only = process.argv.slice(2);
 // The storage row comes first, then the layers built on it; unknown files last.
-const ORDER = ['storage', 'writer', 'retention', 'resume', 'github', 'postgres', 'langgraph', 'package'];
+const ORDER = ['storage', 'writer', 'retention', 'resume', 'github', 'postgres', 'langgraph', 'dedup', 'package'];
 const rank = (f: string): number => {
   const i = ORDER.indexOf(f.replace(/\.bench\.ts$/, ''));
   return i === -1 ? ORDER.length : i;

@@ -9,18 +9,12 @@ import {
 import type { Snapshot } from '../contract/snapshot.js';
 import { CheckpointError } from '../contract/errors.js';
 import { configurableOf, namespaceOf, requireThreadId } from './config.js';
-import { assertCheckpointId, checkpointKey, runDir, runIdOf } from './keys.js';
+import { assertCheckpointId, checkpointKey, runDir, runIdOf, writesDir } from './keys.js';
 import type { LangGraphPayload } from './profile.js';
 import { compareIds } from './run-state.js';
 import { readCheckpoint, type SaverState } from './saver-state.js';
 import { valueBytes } from './serialized.js';
 import { decodeWrites, type WritesDocument } from './writes.js';
-
-/** What one listing of a run's folder tells the walk: its newest checkpoint id, and the writes files of each sequence. */
-interface RunListing {
-  readonly newestId: string | undefined;
-  readonly writesBySequence: ReadonlyMap<number, readonly string[]>;
-}
 
 /** One ancestor on the walk: its document, and its writes files being read meanwhile. */
 interface Ancestor {
@@ -28,14 +22,15 @@ interface Ancestor {
   readonly writes: Promise<(WritesDocument | undefined)[]>;
 }
 
-const HISTORY_NAME = /^history\/([^/]+)\.json$/;
-const PARTS_FILE = /^parts\/(\d+)\/[^/]+$/;
+const HISTORY_NAME = /\/history\/([^/]+)\.json$/;
 
 /**
- * LangGraph's `getDeltaChannelHistory` over the saver's own files: one listing of the run,
- * then the parent chain read document by document (no `getTuple` per ancestor: no listing
- * of each writes folder, no deserialization of channels nobody asked for). The contract is
- * `BaseCheckpointSaver`'s: per channel, the on-path writes oldest to newest (each
+ * LangGraph's `getDeltaChannelHistory` over the saver's own files: the parent chain read
+ * document by document, each ancestor's writes folder listed and read while the next document
+ * is read — no `getTuple` per ancestor (no deserialization of channels nobody asked for), and
+ * no listing of the whole thread (on fs that walks every checkpoint's folder: a cost growing
+ * with the thread on every turn, where the chain is bounded by the channel's snapshots). The
+ * contract is `BaseCheckpointSaver`'s: per channel, the on-path writes oldest to newest (each
  * checkpoint's in `writesSortKey` order, the target's own excluded) down to the nearest
  * ancestor that stores the channel, whose value is the seed.
  */
@@ -58,8 +53,7 @@ async function walkAncestors(state: SaverState, config: RunnableConfig, channels
   const threadId = requireThreadId(config, 'getDeltaChannelHistory');
   const ns = namespaceOf(config);
   const runId = await runIdOf(threadId, ns);
-  const listing = await listRun(state, runId);
-  const targetId = getCheckpointId(config) || listing.newestId;
+  const targetId = getCheckpointId(config) || (await newestId(state, runId));
   if (targetId === undefined) return [];
   assertCheckpointId(targetId);
   const ours = (s: Snapshot<LangGraphPayload> | undefined): s is Snapshot<LangGraphPayload> =>
@@ -74,36 +68,30 @@ async function walkAncestors(state: SaverState, config: RunnableConfig, channels
     seen.add(cursor);
     const snapshot = await readCheckpoint(state, checkpointKey(runId, cursor));
     if (!ours(snapshot)) break; // pruned, or not this thread's: the walk ends as LangGraph's does at a missing ancestor
-    ancestors.push({ snapshot, writes: readWrites(state, listing.writesBySequence.get(snapshot.sequence) ?? []) });
+    const writes = readWrites(state, writesDir(runId, snapshot.sequence));
+    // Awaited in order later; a failure before it is reached must not go unhandled meanwhile.
+    writes.catch(() => undefined);
+    ancestors.push({ snapshot, writes });
     for (const channel of Object.keys(snapshot.payload.channel_values)) remaining.delete(channel);
     cursor = snapshot.payload.parent_checkpoint_id;
   }
   return ancestors;
 }
 
-/** One listing of the run's folder: its checkpoint ids (for the newest) and its writes files by sequence. */
-async function listRun(state: SaverState, runId: string): Promise<RunListing> {
-  const prefix = `${runDir(runId)}/`;
-  let newestId: string | undefined;
-  const writesBySequence = new Map<number, string[]>();
-  for await (const entry of state.storage.list(prefix)) {
-    const rest = entry.key.slice(prefix.length);
-    const history = HISTORY_NAME.exec(rest);
-    if (history) {
-      if (newestId === undefined || compareIds(history[1]!, newestId) > 0) newestId = history[1]!;
-      continue;
-    }
-    const parts = PARTS_FILE.exec(rest);
-    if (!parts) continue;
-    const sequence = Number(parts[1]);
-    const keys = writesBySequence.get(sequence);
-    if (keys) keys.push(entry.key);
-    else writesBySequence.set(sequence, [entry.key]);
+/** The newest checkpoint id of a run, from one listing of its `history/` folder. */
+async function newestId(state: SaverState, runId: string): Promise<string | undefined> {
+  let newest: string | undefined;
+  for await (const entry of state.storage.list(`${runDir(runId)}/history/`)) {
+    const name = HISTORY_NAME.exec(entry.key)?.[1];
+    if (name !== undefined && (newest === undefined || compareIds(name, newest) > 0)) newest = name;
   }
-  return { newestId, writesBySequence };
+  return newest;
 }
 
-function readWrites(state: SaverState, keys: readonly string[]): Promise<(WritesDocument | undefined)[]> {
+/** The writes documents of one checkpoint's sequence: its folder listed, then every file read at once. */
+async function readWrites(state: SaverState, dir: string): Promise<(WritesDocument | undefined)[]> {
+  const keys: string[] = [];
+  for await (const entry of state.storage.list(dir)) keys.push(entry.key);
   return Promise.all(
     keys.map(async (key) => {
       const stored = await state.storage.get(key);
