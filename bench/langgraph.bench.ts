@@ -242,7 +242,7 @@ export async function bench(): Promise<BenchRow[]> {
     for (const journal of [false, true]) {
       const fsStore = fsStorage({ dir: join(work, journal ? 'fs-journal' : 'fs'), journal });
       const fsSaver = new SavepointSaver({ storage: fsStore });
-      const mode = journal ? 'fsStorage journal' : 'fsStorage';
+      const mode = journal ? 'fsStorage (journal, the default)' : 'fsStorage direct (journal: false)';
       for (const [label, sync, target] of [
         ['SqliteSaver default (WAL, synchronous=NORMAL)', undefined, undefined],
         ['SqliteSaver synchronous=FULL', 'FULL', 1.5],
