@@ -12,7 +12,7 @@ const dir = fileURLToPath(new URL('.', import.meta.url));
 const record = !process.argv.includes('--no-record');
 const only = process.argv.slice(2).filter((a) => a !== '--no-record');
 // The storage row comes first, then the layers built on it; unknown files last.
-const ORDER = ['storage', 'writer', 'retention', 'resume', 'github', 'postgres', 'langgraph', 'package'];
+const ORDER = ['storage', 'writer', 'retention', 'resume', 'github', 'postgres', 'langgraph', 'dedup', 'package'];
 const rank = (f: string): number => {
   const i = ORDER.indexOf(f.replace(/\.bench\.ts$/, ''));
   return i === -1 ? ORDER.length : i;

@@ -45,6 +45,12 @@ export interface BufferedStorage extends StorageAdapter {
   /** Pushes writes held in a local queue (see {@link BufferedPutResult.pending}) to the backend. */
   flush?(): Promise<void>;
   /**
+   * Resolves once every write acknowledged so far is in the store's own files, where other
+   * tools read them: for a store that answers a write when it is durable elsewhere and writes
+   * the files after (fsStorage's journal). Never pushes to a remote backend (unlike `flush`).
+   */
+  applied?(): Promise<void>;
+  /**
    * True while a write of `key` is held in the adapter's local queue (see
    * {@link BufferedPutResult.pending}), not yet at the backend. Writers use it to keep growing a
    * batch file that has not left the machine instead of starting a new one.
@@ -55,6 +61,11 @@ export interface BufferedStorage extends StorageAdapter {
 /** True when `storage` can push held writes (`flush()`). */
 export function isBufferedStorage(storage: StorageAdapter): storage is BufferedStorage & { flush(): Promise<void> } {
   return typeof (storage as BufferedStorage).flush === 'function';
+}
+
+/** Waits until the store's acknowledged writes are in its own files (see {@link BufferedStorage.applied}); undefined when they always are. */
+export function appliedOf(storage: StorageAdapter): Promise<void> | undefined {
+  return (storage as BufferedStorage).applied?.();
 }
 
 /** The store's request budget, or undefined when it reports none. */

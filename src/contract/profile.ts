@@ -126,6 +126,13 @@ export interface ProfileDefinition<P, T extends string = string, S extends strin
    * `latest`) in place. @default false
    */
   readonly immutableHistory?: boolean;
+  /**
+   * Other tools read this profile's files straight from the store (a spec's files): the writer
+   * acknowledges a checkpoint only once its files are in place, on a store that answers a write
+   * before writing its files (fsStorage's journal applies them first; see `BufferedStorage.applied`).
+   * @default false
+   */
+  readonly readInPlace?: boolean;
   /** The profile's default retention policy. */
   readonly retention?: RetentionPolicy;
   /** Where to resume from a restored snapshot. */
@@ -143,13 +150,15 @@ export interface ProfileDefinition<P, T extends string = string, S extends strin
  * the trigger names and `S` the status names (`string` when not known).
  */
 export interface Profile<P = unknown, T extends string = string, S extends string = string> extends Required<
-  Omit<ProfileDefinition<P, T, S>, 'description' | 'retention' | 'resume' | 'heartbeat' | 'joinHeldHead'>
+  Omit<ProfileDefinition<P, T, S>, 'description' | 'retention' | 'resume' | 'heartbeat' | 'joinHeldHead' | 'readInPlace'>
 > {
   readonly description: string;
   readonly heartbeat:
     { readonly source: T; readonly intervalMs: number; readonly whenUnchanged: HeartbeatWhenUnchanged; payload?(last: P): P } | false;
   readonly retention?: RetentionPolicy;
   readonly resume?: ResumeRule<P>;
+  /** See {@link ProfileDefinition.readInPlace}; absent (false) on a profile not made by `defineProfile`. */
+  readonly readInPlace?: boolean;
   /** See {@link ProfileDefinition.joinHeldHead}; absent on a profile not made by `defineProfile`, which then never joins held files. */
   readonly joinHeldHead?: HeldHeadJoin;
   /** True when `status` ends a run. */

@@ -9,7 +9,12 @@ import { JsonValueSchema } from '../profiles/default-document-schema.js';
 import { keepLast } from '../retention/policy.js';
 import { LANGGRAPH_ROOT } from './keys.js';
 
-/** Checkpoints kept per thread namespace by default (snapshot-lifecycle.md's 50 per run). */
+/**
+ * Checkpoints per thread namespace that the langgraph profile's retention policy keeps
+ * (`runRetention({ profile: langGraphProfile })`, `savepoint prune --profile langgraph`;
+ * snapshot-lifecycle.md's 50 per run). `SavepointSaver` itself keeps every checkpoint unless
+ * given `keepLast`.
+ */
 export const DEFAULT_KEEP_LAST = 50;
 
 const serializedType = z.string().min(1);

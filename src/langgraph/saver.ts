@@ -6,6 +6,7 @@ import {
   type CheckpointListOptions,
   type CheckpointMetadata,
   type CheckpointTuple,
+  type DeltaChannelHistory,
   type PendingWrite,
   type SerializerProtocol,
 } from '@langchain/langgraph-checkpoint';
@@ -14,7 +15,8 @@ import { CheckpointError } from '../contract/errors.js';
 import { deleteRun } from '../runs/delete-run.js';
 import type { StorageAdapter } from '../contract/storage.js';
 import { LANGGRAPH_ROOT, segmentOf, threadSegmentOfRun } from './keys.js';
-import { DEFAULT_KEEP_LAST, langGraphProfile } from './profile.js';
+import { langGraphProfile } from './profile.js';
+import { deltaChannelHistory } from './saver-delta.js';
 import { getCheckpointTuple, listCheckpointTuples } from './saver-reads.js';
 import { putCheckpoint } from './saver-put.js';
 import { forgetRun } from './saver-runs.js';
@@ -29,8 +31,9 @@ export interface SavepointSaverOptions {
   readonly serde?: SerializerProtocol;
   /**
    * Checkpoints kept per thread namespace: after each put, the oldest beyond this many are
-   * deleted with their pending writes (the newest is never deleted). `false` keeps everything.
-   * @default 50
+   * deleted with their pending writes (the newest is never deleted). `false` keeps every
+   * checkpoint, as LangGraph's own savers do (time travel and forks reach any of them).
+   * @default false
    */
   readonly keepLast?: number | false;
   /** Clock for the documents' `created_at`. @default systemClock */
@@ -44,8 +47,8 @@ export interface SavepointSaverOptions {
  * one sealed (sha256) document `history/<checkpoint_id>.json` holding the serializer's
  * output as it is; each task's pending writes a sealed part file that retention keeps and
  * deletes with its checkpoint. A put writes one document (plus the changed channels' bytes
- * in it) and never rewrites anything that grows with the thread. `keepLast` (default 50)
- * bounds each thread; `runRetention({ profile: langGraphProfile })` and
+ * in it) and never rewrites anything that grows with the thread. Every checkpoint is kept,
+ * as LangGraph's savers keep them; `keepLast: 50` bounds each thread; `runRetention({ profile: langGraphProfile })` and
  * `savepoint verify|ls|prune --profile langgraph` work on the same store.
  *
  * One saver per thread at a time (as with every LangGraph checkpointer): a saver learns a
@@ -72,7 +75,7 @@ export class SavepointSaver extends BaseCheckpointSaver {
     if (!options || typeof options.storage?.get !== 'function') {
       throw new CheckpointError('checkpoint_config_invalid', 'SavepointSaver: options.storage must be a StorageAdapter');
     }
-    const keepLast = options.keepLast ?? DEFAULT_KEEP_LAST;
+    const keepLast = options.keepLast ?? false;
     if (keepLast !== false && !(Number.isInteger(keepLast) && keepLast >= 1)) {
       throw new CheckpointError('checkpoint_config_invalid', 'SavepointSaver: keepLast must be a positive integer or false', {
         details: { keepLast: String(keepLast) },
@@ -97,6 +100,14 @@ export class SavepointSaver extends BaseCheckpointSaver {
 
   list(config: RunnableConfig, options?: CheckpointListOptions): AsyncGenerator<CheckpointTuple> {
     return listCheckpointTuples(this.state, config, options);
+  }
+
+  /**
+   * The writes and seed that rebuild `DeltaChannel` values (LangGraph's contract): one listing
+   * of the thread's namespace and one read per ancestor, instead of a `getTuple` per ancestor.
+   */
+  override getDeltaChannelHistory(options: { config: RunnableConfig; channels: string[] }): Promise<Record<string, DeltaChannelHistory>> {
+    return deltaChannelHistory(this.state, options?.config ?? {}, options?.channels ?? []);
   }
 
   async deleteThread(threadId: string): Promise<void> {

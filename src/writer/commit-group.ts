@@ -1,5 +1,5 @@
 import { toCheckpointError } from '../contract/errors.js';
-import { rateBudgetOf } from '../contract/buffered-storage.js';
+import { appliedOf, rateBudgetOf } from '../contract/buffered-storage.js';
 import type { HeldBatch } from '../contract/held-batch.js';
 import { acknowledgeGroup } from './acknowledge-group.js';
 import { planPrune } from './auto-retention.js';
@@ -135,6 +135,9 @@ export async function commitGroup<P>(state: WriterState<P>, queued: Job<P>[]): P
     } catch (first) {
       report = await retryAfterFirst(() => storePlan(state, write.plan, through), state.retry, first);
     }
+    // Other tools read this profile's files in place: on a store that writes them after answering (fs journal), they are there first.
+    const applying = state.config.readInPlace ? appliedOf(state.config.storage) : undefined;
+    if (applying) await applying;
     const acknowledging = acknowledgeGroup(state, group, headRewrite, facts, write, report);
     if (acknowledging) await acknowledging;
   } catch (raw) {

@@ -55,6 +55,8 @@ export interface WriterConfig<P> {
   readonly hasHistory: boolean;
   /** History entries are never rewritten: coalesced triggers go to latest, then into the next entry (coalescing.ts). */
   readonly immutableHistory: boolean;
+  /** Other tools read the profile's files in place: a checkpoint is acknowledged once the store has them in its files (`appliedOf`). */
+  readonly readInPlace: boolean;
   readonly indexKey: string | undefined;
   readonly activeStatus: string;
 }
@@ -139,6 +141,7 @@ export function resolveWriterConfig<P>(options: WriterOptions<P>, profile: Profi
     latestKey: layout.latestKey(runId),
     hasHistory: typeof layout.historyKey === 'function',
     immutableHistory: profile.immutableHistory && typeof layout.historyKey === 'function',
+    readInPlace: profile.readInPlace === true,
     indexKey: layout.indexKey?.(runId),
     activeStatus: profile.statuses.active,
   };

@@ -26,11 +26,14 @@ beforeAll(async () => {
   const w = createWriter({ storage, profile: defaultProfile, runId: 'r1', heartbeatIntervalMs: false, coalesceWindowMs: 0 });
   for (let i = 1; i <= 3; i++) await w.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { i } });
   await w.close();
+  await storage.close();
   damaged = mkdtempSync(join(tmpdir(), 'savepoint-cli-exit-bad-'));
   const bad = fsStorage({ dir: damaged });
   const w2 = createWriter({ storage: bad, profile: defaultProfile, runId: 'r1', heartbeatIntervalMs: false });
   await w2.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { i: 1 } });
   await w2.close();
+  // Closed before the file is damaged behind its back: an open journal store replays its records over such a change when reopened.
+  await bad.close();
   writeFileSync(join(damaged, 'checkpoints/r1/latest.json'), '{"not":"a snapshot"}');
 }, 60_000);
 afterAll(() => {

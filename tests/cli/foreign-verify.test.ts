@@ -66,6 +66,8 @@ describe('savepoint verify / ls on runs other tools wrote', () => {
     const writer = createWriter({ storage, profile: phasedWorkflow, runId: PHASED_RUN, coalesceWindowMs: 0 });
     expect((await writer.checkpoint({ source: 'iteration', status: 'in_progress', payload: plan.payload as never })).ok).toBe(true);
     await writer.close();
+    // Closed before a file is changed behind its back: an open journal store replays its records over such a change when reopened.
+    await storage.close();
     const sealedPath = join(dir, run, 'cp_003_iteration.json');
     writeFileSync(sealedPath, readFileSync(sealedPath, 'utf8').replace('"cost_accumulated":0.87', '"cost_accumulated":0.86'));
     res = await cli(['verify', '--json', '--profile', 'phasedWorkflow', '--dir', dir]);
@@ -74,6 +76,5 @@ describe('savepoint verify / ls on runs other tools wrote', () => {
     expect(json.findings).toContainEqual(
       expect.objectContaining({ key: `${run}/cp_003_iteration.json`, level: 'problem', reasonCode: 'checkpoint_integrity_mismatch' }),
     );
-    await storage.close();
   });
 });

@@ -44,6 +44,7 @@ beforeAll(async () => {
     await w.checkpoint({ source: 'manual', status: r % 2 ? 'completed' : 'in_progress', payload: { r } });
     await w.close();
   }
+  await storage.close();
 }, 300_000);
 afterAll(() => {
   if (dir) rmSync(dir, { recursive: true, force: true });

@@ -76,6 +76,19 @@ describe('SavepointSaver stores under savepoint retention, verify, ls and prune'
     expect(calls.filter((c) => c.startsWith('batch:'))).toEqual(Array.from({ length: 9 }, () => 'batch:2'));
   });
 
+  it('keeps every checkpoint by default, as LangGraph’s savers do: the oldest of a long thread is still readable with its writes', async () => {
+    const storage = memoryStorage();
+    const saver = new SavepointSaver({ storage });
+    expect(saver.keepLast).toBe(false);
+    const ids = await writeSteps(saver, 'long', 60);
+    const runId = await runIdOf('long', '');
+    expect(await historyIds(storage, runId)).toEqual(ids);
+    expect(await partDirs(storage, runId)).toEqual(Array.from({ length: 60 }, (_, i) => i + 1));
+    const oldest = await saver.getTuple({ configurable: { thread_id: 'long', checkpoint_id: ids[0] } });
+    expect(oldest?.checkpoint.channel_values).toEqual({ count: 0, log: 'step 0' });
+    expect(oldest?.pendingWrites).toEqual([['task-0', 'count', 1]]);
+  });
+
   it('keeps the last N checkpoints per thread inline, each with its pending writes, and the newest always', async () => {
     const storage = memoryStorage();
     const saver = new SavepointSaver({ storage, keepLast: 3 });

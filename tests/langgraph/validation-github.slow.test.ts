@@ -1,15 +1,15 @@
 import './validation-globals.js';
-import { validate } from '@langchain/langgraph-checkpoint-validation';
+import { deltaChannelHistoryTests, validate, type CheckpointSaverTestInitializer } from '@langchain/langgraph-checkpoint-validation';
 import { githubStorage, type GitHubStorage } from 'savepoint/github';
 import { SavepointSaver } from 'savepoint/langgraph';
 import { startGitHubEmulator, type GitHubEmulator } from 'savepoint/testing';
 
 const TOKEN = 'ghp_langgraphVALIDATIONtoken0123456789abcd';
 
-// LangGraph's validation suite, in full, against githubStorage on the GitHub emulator
+// LangGraph's validation suite, in full and with its opt-in getDeltaChannelHistory suite, against githubStorage on the GitHub emulator
 // (a real HTTP server on 127.0.0.1): a fresh repository per checkpointer.
 const emulators = new Map<SavepointSaver, GitHubEmulator>();
-validate({
+const onGitHub: CheckpointSaverTestInitializer<SavepointSaver> = {
   checkpointerName: 'savepoint SavepointSaver on githubStorage',
   async createCheckpointer() {
     const gh = await startGitHubEmulator({ token: TOKEN });
@@ -30,4 +30,6 @@ validate({
     await emulators.get(saver)?.close();
     emulators.delete(saver);
   },
-});
+};
+validate(onGitHub);
+deltaChannelHistoryTests(onGitHub);

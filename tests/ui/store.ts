@@ -14,13 +14,20 @@ export const START = Date.parse('2026-11-20T09:00:00Z');
 /** A store with four runs: finished, idle with heartbeats and a gap, damaged, and held by a live writer. */
 export async function buildViewerStore(): Promise<{ dir: string; close(): Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), 'savepoint-ui-'));
-  const storage = fsStorage({ dir });
+  const written = fsStorage({ dir });
   const clock = manualClock(START);
   const write = async (
     runId: string,
     steps: { source: DefaultTrigger; status: LifecycleStatus; payload: JsonValue; advanceMs: number }[],
   ) => {
-    const writer = createWriter({ storage, profile: defaultProfile, runId, clock, autoRetention: false, heartbeatIntervalMs: false });
+    const writer = createWriter({
+      storage: written,
+      profile: defaultProfile,
+      runId,
+      clock,
+      autoRetention: false,
+      heartbeatIntervalMs: false,
+    });
     for (const s of steps) {
       await clock.advance(s.advanceMs);
       const r = await writer.checkpoint({ source: s.source, status: s.status, payload: s.payload });
@@ -49,12 +56,15 @@ export async function buildViewerStore(): Promise<{ dir: string; close(): Promis
     { source: 'step_boundary', status: 'in_progress', payload: { step: 1 }, advanceMs: 1000 },
     { source: 'step_boundary', status: 'in_progress', payload: { step: 2 }, advanceMs: 1000 },
   ]);
+  // Closed (its journal checkpointed) before a file is changed behind its back: an open store's next opening would replay it.
+  await written.close();
   // Damage the damaged run's newest history entry: verify and the timeline must show it.
   const history = join(dir, 'checkpoints', 'agent-damaged', 'history');
   const { readdirSync } = await import('node:fs');
   const newest = readdirSync(history).sort().at(-1)!;
   writeFileSync(join(history, newest), '{"not":"a snapshot"}');
   // A writer still at work (real clock, so its lease is live now): the runs view names the holder.
+  const storage = fsStorage({ dir });
   const live = createWriter({ storage, profile: defaultProfile, runId: 'agent-live', autoRetention: false, heartbeatIntervalMs: false });
   const first = await live.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { step: 1 } });
   if (!first.ok) throw first.error;

@@ -33,7 +33,7 @@ describe('a writer process stopped (SIGSTOP) past its lease, woken (SIGCONT) aft
 
       b.child.stdin!.write('cp\n');
       const bFirst = await b.waitFor((l) => l.type === 'ack' || l.type === 'fail', 20_000);
-      expect(bFirst).toMatchObject({ type: 'ack' });
+      expect(bFirst, JSON.stringify(bFirst)).toMatchObject({ type: 'ack' });
 
       a.child.kill('SIGCONT');
       const results = (): typeof a.lines => a.lines.filter((l) => l.type === 'ack' || l.type === 'fail');
@@ -48,7 +48,7 @@ describe('a writer process stopped (SIGSTOP) past its lease, woken (SIGCONT) aft
       await b.exited;
       await a.exited;
 
-      const history = await historyOf(fsStorage({ dir }), defaultProfile, runId);
+      const history = await historyOf(fsStorage({ dir, journal: false }), defaultProfile, runId);
       const sequences = history.map((s) => s.sequence);
       expect(new Set(sequences).size).toBe(sequences.length);
       for (const ack of b.lines.filter((l) => l.type === 'ack')) {

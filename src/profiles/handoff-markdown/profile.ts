@@ -352,6 +352,8 @@ export function handoffMarkdownProfile(options: HandoffMarkdownProfileOptions = 
   const idPrefix = options.idPrefix ?? 'chk';
   return defineProfile<HandoffPayload>({
     name: options.name ?? 'handoffMarkdown',
+    // Other tools read this spec's files: on fsStorage's journal they are in place before a checkpoint is acknowledged.
+    readInPlace: true,
     description: 'Markdown hand-off documents with front matter, carried forward and compressed under a token budget',
     payload: HandoffPayloadSchema,
     triggers: HANDOFF_TRIGGERS,

@@ -176,6 +176,8 @@ export function createPhasedWorkflowProfile(options: PhasedWorkflowProfileOption
   assertPhaseNames(options.phaseNames ?? {});
   return defineProfile<PhasedWorkflowPayload>({
     name: 'phasedWorkflow',
+    // Other tools read this spec's files: on fsStorage's journal they are in place before a checkpoint is acknowledged.
+    readInPlace: true,
     description: 'phased-workflow-github.md: cp_NNN_trigger.json + latest.json + index.json per run, nine prioritized triggers',
     payload: phasedWorkflowPayloadSchema(options.phaseNames),
     triggers: Object.fromEntries(

@@ -63,6 +63,8 @@ export function createPlanExecutorProfile(options: PlanExecutorProfileOptions = 
   assertOptionsArgument(options, 'createPlanExecutorProfile');
   return defineProfile<PlanExecutorPayload>({
     name: 'planExecutor',
+    // Other tools read this spec's files: on fsStorage's journal they are in place before a checkpoint is acknowledged.
+    readInPlace: true,
     description: 'plan-executor.md: {state_path}/plans/{NN}-CHECKPOINT.json, written after each task completion',
     payload: PlanExecutorPayloadSchema,
     triggers: TRIGGERS,

@@ -116,6 +116,8 @@ export function createSnapshotLifecycleProfile(options: SnapshotLifecycleProfile
   const heartbeatIntervalMs = options.heartbeatIntervalMs ?? 120_000;
   return defineProfile<SnapshotLifecyclePayload>({
     name: 'snapshotLifecycle',
+    // Other tools read this spec's files: on fsStorage's journal they are in place before a checkpoint is acknowledged.
+    readInPlace: true,
     description: 'snapshot-lifecycle.md: latest.json + immutable history per run, step/error/timer/manual triggers',
     payload: snapshotLifecyclePayloadSchema(maxCommandOutcomes),
     triggers: TRIGGERS,

@@ -44,6 +44,8 @@ export interface FsStorage extends StorageAdapter {
   ready(): Promise<FsOpenReport>;
   /** With the journal: waits until every acknowledged write is in the spec's files (the `flush` of `BufferedStorage`). */
   flush?(): Promise<void>;
+  /** With the journal: the same wait as `flush` (`BufferedStorage.applied`: the files are in place when it resolves). */
+  applied?(): Promise<void>;
 }
 
 const DIRECT: StorageCapabilities = Object.freeze({
@@ -76,7 +78,7 @@ const JOURNALED: StorageCapabilities = Object.freeze({ atomicBatch: true, crossP
  *   `/proc/self/fd/<fd>/<name>`), so a directory swapped for a symlink between check and
  *   use cannot redirect a write; a key whose path goes through a symbolic link is refused
  *   with `checkpoint_key_invalid`. No synchronous file-system call is made.
- * - **Journal** (`journal: true`): every write is one record of a write-ahead journal,
+ * - **Journal** (the default; `journal: false` for direct mode): every write is one record of a write-ahead journal,
  *   acknowledged once durable and applied to the files by rename in the background (reads
  *   through savepoint, in this process or another, see it at once; `flush()` waits for the
  *   files); `batch()` is atomic (`atomicBatch: true`), concurrent batches share one
@@ -96,9 +98,8 @@ const JOURNALED: StorageCapabilities = Object.freeze({ atomicBatch: true, crossP
  * const { version } = await storage.put('checkpoints/run-1/latest.json', bytes);
  * await storage.put('checkpoints/run-1/latest.json', next, { ifVersion: version });
  *
- * // One fsync per checkpoint, atomic batches, group commit across runs:
- * const journaled = fsStorage({ dir: '.checkpoints', journal: true });
- * await journaled.batch!([
+ * // The journal (the default): one durable write per commit, atomic batches, group commit across runs:
+ * await storage.batch!([
  *   { type: 'put', key: 'checkpoints/run-1/history/cp_2.json', bytes, ifAbsent: true },
  *   { type: 'put', key: 'checkpoints/run-1/latest.json', bytes },
  * ]);
@@ -146,6 +147,8 @@ export function createFsStorage(options: FsStorageOptions, internals: FsInternal
       ? {
           /** Waits until every acknowledged write is in the spec's files (they are applied in the background). */
           flush: (): Promise<void> => flushJournal(state),
+          /** The same wait as flush: the journal's only buffer is its files still to apply. */
+          applied: (): Promise<void> => flushJournal(state),
           batch: (operations: readonly BatchOperation[]): Promise<BatchOutcome[]> => journaledBatch(state, operations),
         }
       : {}),

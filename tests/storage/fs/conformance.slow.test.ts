@@ -12,16 +12,17 @@ afterAll(() => rmSync(base, { recursive: true, force: true }));
 let n = 0;
 
 runStorageConformance({
-  name: 'fsStorage',
+  // Direct mode; the journal (fsStorage's default) runs the suite in journal.conformance.slow.test.ts.
+  name: 'fsStorage (direct)',
   describe,
   it,
   fc,
-  create: () => fsStorage({ dir: join(base, `store-${n++}`) }),
+  create: () => fsStorage({ dir: join(base, `store-${n++}`), journal: false }),
   destroy: async (adapter: StorageAdapter) => {
     await adapter.close();
     rmSync((adapter as FsStorage).dir, { recursive: true, force: true });
   },
-  reopen: (closed: StorageAdapter) => fsStorage({ dir: (closed as FsStorage).dir }),
+  reopen: (closed: StorageAdapter) => fsStorage({ dir: (closed as FsStorage).dir, journal: false }),
   capabilities: { atomicBatch: false, crossProcessConditional: true },
   nestedKeys: false,
   concurrency: 8,

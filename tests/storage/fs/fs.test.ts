@@ -43,7 +43,8 @@ function sandbox(): { base: string; dir: string; outside: string } {
 
 const open: FsStorage[] = [];
 function store(dir: string, options: Omit<Parameters<typeof fsStorage>[0], 'dir'> = {}): FsStorage {
-  const s = fsStorage({ dir, ...options });
+  // Direct mode (the journal, fsStorage's default, has tests of its own: journal*.test.ts).
+  const s = fsStorage({ dir, journal: false, ...options });
   open.push(s);
   return s;
 }
