@@ -28,7 +28,7 @@ export async function share(dir: string, count: number, target: number): Promise
   try {
     await Promise.all(workers.map((w) => w.waitFor((l) => l === 'ready')));
     for (const w of workers) w.send('go');
-    await Promise.race(workers.map((w) => w.waitFor((l) => l === `ack ${target}`, 120_000)));
+    await Promise.race(workers.map((w) => w.waitFor((l) => l.startsWith(`ack ${target} `), 120_000)));
     for (const w of workers) w.send('stop');
     const done = await Promise.all(workers.map((w) => w.waitFor((l) => l.startsWith('done '), 60_000)));
     return done.map((line, i) => {
