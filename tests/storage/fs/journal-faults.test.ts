@@ -2,14 +2,19 @@
  * The fs journal under a full disk: a store whose file writes fail with ENOSPC answers with
  * typed errors, and closing it releases every file it holds even though its last checkpoint
  * fails (regression: the journal lock's token and the pooled temp files stayed open, and the
- * campaign's full tmpfs could not be unmounted).
+ * campaign's full tmpfs could not be unmounted). And on a read-only disk: an empty journal
+ * opens for reads, writes fail typed; a journal holding records refuses to open, saying what
+ * to do (regression: every call failed with `cannot open fsStorage directory: EROFS`).
  */
-import { readdirSync, readlinkSync, realpathSync } from 'node:fs';
+import { constants, readdirSync, readlinkSync, realpathSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CheckpointError } from 'savepoint';
 import { utf8Encode } from '../../../src/codec/utf8.js';
 import { realIo, type FsIo } from '../../../src/storage/fs/fd.js';
 import { createFsStorage } from '../../../src/storage/fs/index.js';
+import { encodeRecord, JOURNAL_NAME } from '../../../src/storage/fs/journal/index.js';
+import { utf8Decode } from '../../../src/codec/utf8.js';
 import { scratchDirs } from '../../support/scratch.js';
 
 const fresh = scratchDirs('fs-journal-faults');
@@ -48,5 +53,53 @@ describe.runIf(process.platform === 'linux')('fsStorage journal on a full disk',
     expect(failed).toBeInstanceOf(CheckpointError);
     await store.close().catch(() => undefined);
     expect(openUnder(dir)).toEqual([]);
+  });
+});
+
+const erofs = (syscall: string): Error => Object.assign(new Error(`EROFS: read-only file system, ${syscall}`), { code: 'EROFS', syscall });
+/** The store's calls as on a read-only mount: nothing is created, written, renamed or removed. */
+const readOnlyIo: FsIo = {
+  ...realIo,
+  open: (path, flags, mode) =>
+    flags & (constants.O_CREAT | constants.O_WRONLY | constants.O_RDWR) ? Promise.reject(erofs('open')) : realIo.open(path, flags, mode),
+  write: () => Promise.reject(erofs('write')),
+  writeAt: () => Promise.reject(erofs('write')),
+  rename: () => Promise.reject(erofs('rename')),
+  unlink: () => Promise.reject(erofs('unlink')),
+  mkdir: () => Promise.reject(erofs('mkdir')),
+  futimes: () => Promise.reject(erofs('futimes')),
+};
+
+describe('fsStorage journal on a read-only disk', () => {
+  it('with an empty journal: reads answer, writes fail with a CheckpointError', async () => {
+    const dir = fresh();
+    const rw = createFsStorage({ dir, journal: true });
+    await rw.put('runs/a/one', utf8Encode('1'));
+    await rw.close();
+    const ro = createFsStorage({ dir, journal: true, cleanupOnOpen: false }, { io: readOnlyIo });
+    try {
+      expect(utf8Decode((await ro.get('runs/a/one'))!.bytes)).toBe('1');
+      await expect(ro.put('runs/a/two', utf8Encode('2'))).rejects.toBeInstanceOf(CheckpointError);
+    } finally {
+      await ro.close().catch(() => undefined);
+    }
+  });
+
+  it('with records not yet applied: opening is refused, saying to mount it read-write', async () => {
+    const dir = fresh();
+    const rw = createFsStorage({ dir, journal: true });
+    await rw.put('runs/a/one', utf8Encode('1'));
+    await rw.close();
+    // A record a writer committed and did not apply before it stopped.
+    const record = encodeRecord([['p', 'runs/a/one', 1]], [utf8Encode('2')], 7);
+    writeFileSync(join(dir, JOURNAL_NAME), record);
+    const ro = createFsStorage({ dir, journal: true, cleanupOnOpen: false }, { io: readOnlyIo });
+    const err = await ro.get('runs/a/one').then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(CheckpointError);
+    expect((err as CheckpointError).message).toMatch(/read-write/);
+    await ro.close().catch(() => undefined);
   });
 });
