@@ -32,7 +32,7 @@ describe('fsStorage journal: the lock lease', () => {
     let reached = (): void => undefined;
     const atWrite = new Promise<void>((r) => (reached = r));
     const stalledIo: FsIo = { ...realIo, writeAt: heldAt(stall, realIo.writeAt, () => reached()), futimes: heldAt(stall, realIo.futimes) };
-    const timing = { staleAfterMs: 400, lockTimeoutMs: 5_000 };
+    const timing = { staleAfterMs: 2_000, lockTimeoutMs: 10_000 };
     const a = createFsStorage({ dir, journal: true, ...timing }, { io: stalledIo, journalLingerMs: 60_000 });
     const b = createFsStorage({ dir, journal: true, ...timing });
     try {
@@ -41,7 +41,7 @@ describe('fsStorage journal: the lock lease', () => {
       const late = a.put('runs/a/two', text('a2'));
       late.catch(() => undefined);
       await atWrite;
-      // B waits one lease (200 ms here) at most, breaks the lock and commits.
+      // B waits one lease (1 s here) at most, breaks the lock and commits.
       await b.put('runs/b/one', text('b1'));
       await b.put('runs/b/two', text('b2'));
       stall.open();

@@ -7,7 +7,7 @@ import { locked, type Held } from './hold.js';
 import { placeNow, placeRecord, rotate } from './place.js';
 import { planGroup } from './plan.js';
 import type { KeyState, Pending, Planned } from './planned.js';
-import { assertLease, leaseHeld, leaseLost } from './lease.js';
+import { assertLease, leaseHeld, leaseLost, renewLease } from './lease.js';
 import { encodeRecord, HEADER, type JournalOp } from './record.js';
 import { recoverLocked } from './recover.js';
 import type { JournalState } from './state.js';
@@ -148,6 +148,7 @@ async function writeRecord(s: JournalState, all: readonly Planned[], h: Held, ex
   const file = h.active ?? 0;
   const jfd = s.opened[file] ?? (await journalFd(s, file));
   const end = h.end ?? 0;
+  if (!leaseHeld(s)) await renewLease(s).catch(() => undefined);
   assertLease(s, 'the commit');
   try {
     // The commit point: one write in place, durable when it returns (O_DSYNC; else an fdatasync follows).

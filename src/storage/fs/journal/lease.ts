@@ -44,19 +44,26 @@ export function assertLease(s: JournalState, what: string): void {
   if (!leaseHeld(s)) throw leaseLost(what);
 }
 
+/** How much of the lease a renewal may still use: no one breaks the lock before all of it has run (a tenth kept for clock skew). */
+const RENEWABLE = 0.9;
+
 /**
  * Renews the lease: the lock is checked to be ours still, then its ctime moved to now. The
- * new lease counts from before the check, and only if the renewal ended while the old one
- * surely ran (else nobody could tell whether a breaker came first).
+ * new lease counts from before the check, and only if the renewal ended before anyone could
+ * break the old lease (nine tenths of it): then the futimes surely touched our lock. Past
+ * the trusted half, this is how a commit gets its lease back after a stall that was not a
+ * take-over (a slow event loop).
  */
 export async function renewLease(s: JournalState): Promise<void> {
   const h = s.held;
+  const old = s.leaseFrom;
   const from = Date.now();
-  if (!h || !leaseHeld(s, from)) return;
+  const renewable = (at: number): boolean => old !== undefined && at < old + s.leaseMs * RENEWABLE;
+  if (!h || !renewable(from)) return;
   const st = await lstatIfAny(s.root.at(JOURNAL_LOCK)).catch(() => undefined);
   if (st?.ino !== h.token.ino) return;
   await s.io.futimes(h.token.fd, from / 1000);
-  if (s.held === h && leaseHeld(s)) s.leaseFrom = from;
+  if (s.held === h && s.leaseFrom === old && renewable(Date.now())) s.leaseFrom = from;
 }
 
 /** Renews the lease every quarter of it while the lock is held (a long replay or release keeps it). */
