@@ -60,7 +60,13 @@ async function openStore(state: FsStoreState): Promise<FsOpenReport> {
       });
       // A read-only file system with an empty journal opens for reads (see read-only.ts).
       recovered = await j.recover().catch(async (err: unknown) => {
-        await openReadOnly(opened!, err);
+        try {
+          await openReadOnly(opened!, err);
+        } catch (refused) {
+          // The journal's own files (its lock's token, pooled temp files) are released with the failed open.
+          await j.close().catch(() => undefined);
+          throw refused;
+        }
         return undefined;
       });
       if (settings.useJournal) state.journal = j;

@@ -53,6 +53,12 @@ describe.runIf(process.platform === 'linux')('fsStorage journal on a full disk',
     expect(failed).toBeInstanceOf(CheckpointError);
     await store.close().catch(() => undefined);
     expect(openUnder(dir)).toEqual([]);
+    // Opened again on the full disk with a record to replay: the open fails, and holds nothing open either.
+    writeFileSync(join(dir, JOURNAL_NAME), encodeRecord([['p', 'runs/a/one', 1]], [utf8Encode('3')], 9));
+    const again = createFsStorage({ dir, journal: true }, { io });
+    await expect(again.get('runs/a/one')).rejects.toBeInstanceOf(CheckpointError);
+    await again.close().catch(() => undefined);
+    expect(openUnder(dir)).toEqual([]);
   });
 });
 

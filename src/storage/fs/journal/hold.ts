@@ -121,6 +121,8 @@ async function take(s: JournalState): Promise<Held> {
       s.keptVerified = false;
       return { lock, token, since: Date.now() };
     } catch (err) {
+      s.leaseFrom = undefined;
+      stopRenewal(s);
       await dropToken(s, token);
       // A kept token someone removed (a sweep): take the lock with a fresh one.
       if (reused && attempt === 0 && errnoOf(err) === 'ENOENT') continue;
