@@ -6,7 +6,8 @@
  */
 import { crashJournalRun, crashRun, leasePauseRun } from './processes.js';
 import { pruneDuringWriteRun, twoWriterRun } from './concurrency.js';
-import { damagedFileRun, enospcRun, symlinkRaceRun } from './storage-faults.js';
+import { damagedFileRun, enospcJournalRun, enospcRun, symlinkRaceJournalRun, symlinkRaceRun } from './storage-faults.js';
+import { erofsRun, journalFairnessRun, powerLossRun } from './journal.js';
 import { fuzzRun, hugeInputRun } from './inputs.js';
 import { hugeSparseFileRun, surrogateKeysRun } from './readers.js';
 import type { CampaignRun } from './shared.js';
@@ -17,9 +18,14 @@ const RUNS: readonly CampaignRun[] = [
   twoWriterRun,
   pruneDuringWriteRun,
   leasePauseRun,
+  journalFairnessRun,
   enospcRun,
+  enospcJournalRun,
+  erofsRun,
   damagedFileRun,
   symlinkRaceRun,
+  symlinkRaceJournalRun,
+  powerLossRun,
   fuzzRun,
   hugeInputRun,
   hugeSparseFileRun,

@@ -5,6 +5,7 @@ import { openRoot, type Containment, type RootDir } from './dir.js';
 import { fdClose } from './fd.js';
 import { errnoOf } from './io.js';
 import { createJournal, JOURNAL_NAME, type RecoveryReport } from './journal/index.js';
+import { openReadOnly } from './journal/read-only.js';
 import { lstatIfAny } from './lock.js';
 import { closeRoot, type FsStoreState } from './store-state.js';
 import { sweepInternalFiles } from './sweep.js';
@@ -57,7 +58,17 @@ async function openStore(state: FsStoreState): Promise<FsOpenReport> {
         checkpointBytes: settings.checkpointBytes,
         ...settings.journalTuning,
       });
-      recovered = await j.recover();
+      // A read-only file system with an empty journal opens for reads (see read-only.ts).
+      recovered = await j.recover().catch(async (err: unknown) => {
+        try {
+          await openReadOnly(opened!, err);
+        } catch (refused) {
+          // The journal's own files (its lock's token, pooled temp files) are released with the failed open.
+          await j.close().catch(() => undefined);
+          throw refused;
+        }
+        return undefined;
+      });
       if (settings.useJournal) state.journal = j;
       else await j.close();
     }

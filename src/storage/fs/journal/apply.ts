@@ -1,8 +1,10 @@
+import { CheckpointError } from '../../../contract/errors.js';
 import { openDir, type OpenedDir } from '../dir.js';
 import { errnoOf, versionOf } from '../io.js';
 import { keyPath } from '../paths.js';
 import { dirOf, walkRetrying } from './dirs.js';
 import { keep, unkeep } from './kept.js';
+import { assertLease } from './lease.js';
 import type { Planned } from './planned.js';
 import type { JournalState } from './state.js';
 import { giveBack } from './temps.js';
@@ -116,11 +118,16 @@ async function fill(s: JournalState, p: Planned): Promise<void> {
 async function land(s: JournalState, p: Planned): Promise<void> {
   const kp = keyPath(p.op.key);
   try {
-    await s.lane(() => s.io.rename(p.temp!.path, p.od!.dir.at(kp.base)));
+    await s.lane(() => {
+      // Checked right before the call (in the lane's turn): a holder whose lease may have run out renames nothing.
+      assertLease(s, 'applying the journal');
+      return s.io.rename(p.temp!.path, p.od!.dir.at(kp.base));
+    });
   } catch (err) {
     if (errnoOf(err) !== 'ENOENT') throw err;
     const od = await walkRetrying(s, kp.dirKey, p.op.key, true);
     try {
+      assertLease(s, 'applying the journal');
       await s.io.rename(p.temp!.path, od!.dir.at(kp.base));
     } finally {
       await od?.close();
@@ -140,9 +147,13 @@ async function unlinkKey(s: JournalState, p: Planned, inUse = false): Promise<vo
   try {
     for (let attempt = 0; od; attempt++) {
       try {
-        await s.lane(() => s.io.unlink(od!.dir.at(kp.base)));
+        await s.lane(() => {
+          assertLease(s, 'applying the journal');
+          return s.io.unlink(od!.dir.at(kp.base));
+        });
         break;
       } catch (err) {
+        if (err instanceof CheckpointError) throw err;
         if (errnoOf(err) !== 'ENOENT' || attempt > 0) return;
         od = fresh = await openDir(s.root, kp.dirKey, p.op.key, false, s.io);
       }

@@ -16,36 +16,44 @@ export async function flushJournal(s: JournalState): Promise<void> {
   if (s.needRecovery) await locked(s, () => recoverLocked(s));
 }
 
-/** Waits for pending commits, checkpoints, closes the journal files, lets the lock go and empties the temp pool. */
+/**
+ * Waits for pending commits, checkpoints, closes the journal files, lets the lock go and
+ * empties the temp pool. The files are released even when the checkpoint fails (a full or
+ * read-only disk): the failure is thrown after (regression: a failed final checkpoint left
+ * the lock's token and the pooled temp files open, and the disk could not be unmounted).
+ */
 export async function closeJournal(s: JournalState): Promise<void> {
   while (s.running) await s.running;
   await drain(s);
-  if (s.fds[0] !== undefined || s.fds[1] !== undefined) {
-    try {
-      await locked(
-        s,
-        async (_lock, h) => {
-          await settleRetiring(h);
-          if (!s.keptVerified) dropKept(s);
-          if (s.needRecovery) await recoverLocked(s);
-          else if ((await Promise.all([readDecoded(s, 0), readDecoded(s, 1)])).some((f) => f.records.length > 0)) await checkpointLocked(s);
-        },
-        false,
-      );
-    } finally {
-      await Promise.all(
-        s.fds.map(async (opening, file) => {
-          s.fds[file] = undefined;
-          s.opened[file] = undefined;
-          await opening?.then((jfd) => s.io.close(jfd)).catch(() => undefined);
-        }),
-      );
-    }
+  try {
+    if (s.fds[0] !== undefined || s.fds[1] !== undefined) await finalCheckpoint(s);
+  } finally {
+    await Promise.all(
+      s.fds.map(async (opening, file) => {
+        s.fds[file] = undefined;
+        s.opened[file] = undefined;
+        await opening?.then((jfd) => s.io.close(jfd)).catch(() => undefined);
+      }),
+    );
+    if (s.linger) clearTimeout(s.linger);
+    await letGo(s).catch(() => undefined);
+    if (s.spare) await dropToken(s, s.spare);
+    s.spare = undefined;
+    await s.dropping;
+    await s.pool.close();
   }
-  if (s.linger) clearTimeout(s.linger);
-  await letGo(s);
-  if (s.spare) await dropToken(s, s.spare);
-  s.spare = undefined;
-  await s.dropping;
-  await s.pool.close();
+}
+
+/** The journal replayed or checkpointed, so that it is empty once closed. */
+async function finalCheckpoint(s: JournalState): Promise<void> {
+  await locked(
+    s,
+    async (_lock, h) => {
+      await settleRetiring(h);
+      if (!s.keptVerified) dropKept(s);
+      if (s.needRecovery) await recoverLocked(s);
+      else if ((await Promise.all([readDecoded(s, 0), readDecoded(s, 1)])).some((f) => f.records.length > 0)) await checkpointLocked(s);
+    },
+    false,
+  );
 }

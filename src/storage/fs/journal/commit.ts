@@ -1,3 +1,4 @@
+import { CheckpointError } from '../../../contract/errors.js';
 import type { BatchOperation, BatchOutcome } from '../../../contract/storage.js';
 import { drain, forget, scheduleApply } from './apply-queue.js';
 import { newDirCache } from './dirs.js';
@@ -6,6 +7,7 @@ import { locked, type Held } from './hold.js';
 import { placeNow, placeRecord, rotate } from './place.js';
 import { planGroup } from './plan.js';
 import type { KeyState, Pending, Planned } from './planned.js';
+import { assertLease, leaseHeld, leaseLost, renewLease } from './lease.js';
 import { encodeRecord, HEADER, type JournalOp } from './record.js';
 import { recoverLocked } from './recover.js';
 import type { JournalState } from './state.js';
@@ -146,6 +148,8 @@ async function writeRecord(s: JournalState, all: readonly Planned[], h: Held, ex
   const file = h.active ?? 0;
   const jfd = s.opened[file] ?? (await journalFd(s, file));
   const end = h.end ?? 0;
+  if (!leaseHeld(s)) await renewLease(s).catch(() => undefined);
+  assertLease(s, 'the commit');
   try {
     // The commit point: one write in place, durable when it returns (O_DSYNC; else an fdatasync follows).
     await io.writeAt(jfd, record, end);
@@ -154,10 +158,17 @@ async function writeRecord(s: JournalState, all: readonly Planned[], h: Held, ex
     // it (measured interleaved: see docs/performance.md).
     setImmediate(() => s.pool.refill());
     if (O_DSYNC === undefined) await io.datasync(jfd);
+    if (!leaseHeld(s)) {
+      // Durable, but perhaps after a breaker read the journal: not acknowledged; whoever holds the lock next replays what is there.
+      h.end = undefined;
+      s.needRecovery = true;
+      throw leaseLost('the commit was durable');
+    }
     s.lastCommitAt = performance.now();
     h.end = end + record.length;
     for (const op of ops) h.keys?.add(op[1]);
   } catch (err) {
+    if (err instanceof CheckpointError) throw err;
     // Not committed: void a whole-but-unsynced or torn record, so no replay applies it.
     h.end = undefined;
     await io

@@ -1,4 +1,6 @@
 import { constants } from 'node:fs';
+import { errnoOf } from '../io.js';
+import { lstatIfAny } from '../lock.js';
 import { INTERNAL_MARK } from '../names.js';
 import { decodeJournal, HEADER, nextEpoch, type DecodedJournal } from './record.js';
 import type { JournalState } from './state.js';
@@ -73,7 +75,9 @@ async function openJournalFile(s: JournalState, file: FileNo): Promise<number> {
   const { io, root } = s;
   const jfd = await io.open(root.at(JOURNAL_NAMES[file]), O_RDWR | O_CREAT | O_NOFOLLOW | (O_DSYNC ?? 0), s.fileMode);
   try {
-    const size = Number((await io.fstat(jfd)).size);
+    const st = await io.fstat(jfd);
+    s.inos[file] = st.ino;
+    const size = Number(st.size);
     if (size < s.preallocBytes) {
       // Written zeros, not a hole or fallocate(): blocks that are allocated and written
       // leave a commit's fdatasync nothing but the record's own data to flush.
@@ -87,6 +91,51 @@ async function openJournalFile(s: JournalState, file: FileNo): Promise<number> {
     throw err;
   }
   return jfd;
+}
+
+/** Closes a journal file's descriptor and forgets what was read of it (it is opened again by name when next used). */
+async function dropFile(s: JournalState, file: FileNo): Promise<void> {
+  const opening = s.fds[file];
+  s.fds[file] = undefined;
+  s.opened[file] = undefined;
+  s.inos[file] = undefined;
+  s.views[file] = undefined;
+  await opening?.then((jfd) => s.io.close(jfd)).catch(() => undefined);
+}
+
+/**
+ * Whether the journal files open here are still the ones their names hold: a process that
+ * broke a lapsed lease replaces them (swapJournalFiles). Descriptors of replaced files are
+ * dropped; true when any was.
+ */
+export async function dropReplacedFiles(s: JournalState): Promise<boolean> {
+  const replaced = await Promise.all(
+    ([0, 1] as const).map(async (file) => {
+      if (s.fds[file] === undefined) return false;
+      await s.fds[file]!.catch(() => undefined);
+      const ino = s.inos[file];
+      const st = await lstatIfAny(s.root.at(JOURNAL_NAMES[file])).catch(() => undefined);
+      if (ino !== undefined && st?.ino === ino) return false;
+      await dropFile(s, file);
+      return true;
+    }),
+  );
+  return replaced.some(Boolean);
+}
+
+/**
+ * Replaces both (emptied) journal files with new ones, after taking the lock from a holder
+ * whose lease ran out while it may still run: a record or void it had begun to write goes
+ * to the old file, which nobody reads any more, never over records committed since.
+ */
+export async function swapJournalFiles(s: JournalState): Promise<void> {
+  for (const file of [0, 1] as const) {
+    await s.io.unlink(s.root.at(JOURNAL_NAMES[file])).catch((err: unknown) => {
+      if (errnoOf(err) !== 'ENOENT') throw err;
+    });
+    await dropFile(s, file);
+  }
+  await Promise.all([journalFd(s, 0), journalFd(s, 1)]);
 }
 
 /** Reads one whole journal file. */

@@ -1,11 +1,13 @@
 import { constants } from 'node:fs';
 import { errnoOf } from '../io.js';
-import { acquireLock, releaseLock, type HeldLock } from '../lock.js';
+import { releaseLock, type HeldLock } from '../lock.js';
 import { newOwner, tempName, type Owner } from '../names.js';
 import { drain } from './apply-queue.js';
 import { settleRetiring } from './checkpoint.js';
 import { closeDirs, type DirCache } from './dirs.js';
-import { JOURNAL_LOCK, type FileNo } from './files.js';
+import { dropReplacedFiles, type FileNo } from './files.js';
+import { leaseHeld, startRenewal, stopRenewal } from './lease.js';
+import { othersWaiting, takeJournalLock } from './queue.js';
 import { dropKept } from './kept.js';
 import type { KeyState } from './planned.js';
 import { recoverLocked } from './recover.js';
@@ -104,12 +106,23 @@ async function take(s: JournalState): Promise<Held> {
     const reused = token !== undefined;
     token ??= await newToken(s);
     try {
-      const lock = await acquireLock(s.root.at(JOURNAL_LOCK), s.root.prefix, 'journal', token, s.timing);
+      const lock = await takeJournalLock(s, token);
       s.lockOurs = true;
+      startRenewal(s);
+      // A holder that died (or whose lease ran out) may have left records unapplied: replayed before anything else.
+      if (lock.brokeStale) s.needRecovery = true;
+      if (lock.byLease) s.swapAfterRecovery = true;
+      // The files open here may have been replaced by a process that broke a lapsed lease (ours, or another's).
+      if (await dropReplacedFiles(s)) {
+        dropKept(s);
+        s.lastSeen = undefined;
+      }
       // Descriptors kept from an earlier hold are trusted once the journal is found as it was left (placeRecord).
       s.keptVerified = false;
       return { lock, token, since: Date.now() };
     } catch (err) {
+      s.leaseFrom = undefined;
+      stopRenewal(s);
       await dropToken(s, token);
       // A kept token someone removed (a sweep): take the lock with a fresh one.
       if (reused && attempt === 0 && errnoOf(err) === 'ENOENT') continue;
@@ -156,7 +169,8 @@ async function release(s: JournalState, h: Held, keepToken: boolean, unlessBusy:
   }
   s.held = undefined;
   s.lastSeen = undefined;
-  if (s.needRecovery) await recoverLocked(s).catch(() => undefined);
+  // Replayed only while the lease surely runs; else the next hold replays (after a breaker's own replay, if any).
+  if (s.needRecovery && leaseHeld(s)) await recoverLocked(s).catch(() => undefined);
   else if (h.active !== undefined && h.end !== undefined && h.epoch !== undefined && h.keys)
     s.lastSeen = { active: h.active, end: h.end, epoch: h.epoch, keys: h.keys };
   if (h.dirs) await closeDirs(h.dirs);
@@ -164,9 +178,25 @@ async function release(s: JournalState, h: Held, keepToken: boolean, unlessBusy:
   // if the next hold finds the journal as this one leaves it (nobody committed meanwhile).
   if (!s.lastSeen) dropKept(s);
   s.lockOurs = false;
+  stopRenewal(s);
   await releaseLock(h.lock, s.timing);
+  s.leaseFrom = undefined;
   if (keepToken && s.spare === undefined && young(s, h.token)) s.spare = h.token;
   else await dropToken(s, h.token);
+}
+
+/**
+ * Whether this hold has had its fair share while others wait: past sliceMs, the root is
+ * listed for their tickets (once per half slice); then the lock goes, and this process
+ * queues behind them for its next hold.
+ */
+async function sliceOver(s: JournalState, h: Held): Promise<boolean> {
+  const now = performance.now();
+  if (Date.now() - h.since <= s.sliceMs || now - s.lastWaitCheck < s.sliceMs / 2) return false;
+  s.lastWaitCheck = now;
+  if (!(await othersWaiting(s))) return false;
+  s.contended = true;
+  return true;
 }
 
 /** Runs `fn` holding the journal lock (a temp file of ours in the root, linked as the lock). */
@@ -175,7 +205,7 @@ export async function locked<T>(s: JournalState, fn: (lock: HeldLock, h: Held) =
   s.linger = undefined;
   s.busy = true;
   try {
-    if (s.held && Date.now() - s.held.since > s.maxHoldMs) await letGo(s);
+    if (s.held && (Date.now() - s.held.since > s.maxHoldMs || (await sliceOver(s, s.held)))) await letGo(s);
     if (!s.held) await s.releasing?.catch(() => undefined);
     const fresh = !s.held;
     s.held ??= await take(s);

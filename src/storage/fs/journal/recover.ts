@@ -6,7 +6,8 @@ import { newOwner, tempName } from '../names.js';
 import { keyPath } from '../paths.js';
 import { drain, forget } from './apply-queue.js';
 import { checkpointLocked, settleRetiring } from './checkpoint.js';
-import { epochsOf, readDecoded, replayOrder } from './files.js';
+import { epochsOf, readDecoded, replayOrder, swapJournalFiles } from './files.js';
+import { assertLease } from './lease.js';
 import { dropKept } from './kept.js';
 import { stateOf } from './key-state.js';
 import type { KeyState } from './planned.js';
@@ -51,6 +52,7 @@ export async function recoverLocked(s: JournalState): Promise<RecoveryReport> {
   let repaired = 0;
   let refused = 0;
   for (const [key, want] of last) {
+    assertLease(s, 'the replay of the journal');
     try {
       if (await repair(s, key, want)) repaired++;
     } catch (err) {
@@ -64,6 +66,11 @@ export async function recoverLocked(s: JournalState): Promise<RecoveryReport> {
   s.pending.clear();
   if (s.held) forget(s, s.held);
   await checkpointLocked(s, [...last.keys()]);
+  if (s.swapAfterRecovery) {
+    // The holder whose lease we broke may still write to the files it has open: new ones take their place.
+    await swapJournalFiles(s);
+    s.swapAfterRecovery = false;
+  }
   s.needRecovery = false;
   return { records: records.length, repaired, refused, discardedBytes: torn };
 }

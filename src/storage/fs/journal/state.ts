@@ -4,6 +4,7 @@ import { backgroundLane, type BackgroundLane } from '../lane.js';
 import type { LockTiming } from '../lock.js';
 import { createTempPool, type TempPool } from '../temp-pool.js';
 import type { Held, LastSeen, Token } from './hold.js';
+import { journalLeaseMs } from './lease.js';
 import type { ApplyItem, Pending, Planned } from './planned.js';
 import type { View } from './view.js';
 
@@ -79,6 +80,25 @@ export interface JournalState {
   readonly fds: [Promise<number> | undefined, Promise<number> | undefined];
   /** The journal files' descriptors once open (a commit writes without awaiting `fds`). */
   readonly opened: [number | undefined, number | undefined];
+  /** The inode numbers of the journal files open here: a file replaced since (swapJournalFiles) is opened again. */
+  readonly inos: [bigint | undefined, bigint | undefined];
+  /** The journal lock's lease (lease.ts). */
+  readonly leaseMs: number;
+  /** When this process's lease of the journal lock began (before the link or renewal that set it), while it holds the lock. */
+  leaseFrom: number | undefined;
+  /** The timer renewing the lease while the lock is held. */
+  renewal: ReturnType<typeof setInterval> | undefined;
+  /**
+   * How long a hold lasts at most once another process waits for the lock (queue.ts): the
+   * holder lets it go after this much and queues behind the waiters.
+   */
+  readonly sliceMs: number;
+  /** When this hold last looked for waiters (performance.now()). */
+  lastWaitCheck: number;
+  /** Set while others wait for the lock: this process queues (tickets) instead of taking it at once. */
+  contended: boolean;
+  /** Set when the lock was taken from a holder whose lease ran out while it may still run: the journal files are replaced after the replay. */
+  swapAfterRecovery: boolean;
   /** Set after a failure to apply, checkpoint or void: the next commit (or flush, or letting the lock go) replays both files first. */
   needRecovery: boolean;
   /** Batches waiting for the next group commit. */
@@ -169,6 +189,14 @@ export function createJournalState(deps: JournalDeps): JournalState {
     },
     fds: [undefined, undefined],
     opened: [undefined, undefined],
+    inos: [undefined, undefined],
+    leaseMs: journalLeaseMs(timing),
+    leaseFrom: undefined,
+    renewal: undefined,
+    sliceMs: Math.min(50, timing.staleAfterMs / 8),
+    lastWaitCheck: 0,
+    contended: false,
+    swapAfterRecovery: false,
     needRecovery: false,
     queue: [],
     running: undefined,

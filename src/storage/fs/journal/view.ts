@@ -1,5 +1,5 @@
 import { lstatIfAny } from '../lock.js';
-import { journalFd, JOURNAL_LOCK, replayOrder, type FileNo } from './files.js';
+import { dropReplacedFiles, journalFd, JOURNAL_LOCK, replayOrder, type FileNo } from './files.js';
 import type { AckedState, Planned } from './planned.js';
 import { decodeJournal, HEADER, MAGIC } from './record.js';
 import type { JournalState } from './state.js';
@@ -45,6 +45,8 @@ export async function unapplied(s: JournalState, prefix: string): Promise<Readon
   }
   // Nobody holds the lock: every record is applied.
   if (!(await lstatIfAny(s.root.at(JOURNAL_LOCK)))) return out;
+  // A process that broke a lapsed lease replaced the journal files: the ones open here would show none of the new records.
+  await dropReplacedFiles(s);
   for (const [key, state] of await journalView(s)) if (key.startsWith(prefix)) out.set(key, state);
   return out;
 }

@@ -1,0 +1,168 @@
+import { constants } from 'node:fs';
+import fsp from 'node:fs/promises';
+import { CheckpointError } from '../../../contract/errors.js';
+import { fsLink } from '../fd.js';
+import { errnoOf } from '../io.js';
+import { breakLock, lstatIfAny, tempsByInode, type HeldLock } from '../lock.js';
+import { INTERNAL_MARK, newOwner, ownerGone, parseOwner, processGone, type Owner } from '../names.js';
+import { JOURNAL_LOCK } from './files.js';
+import type { Token } from './hold.js';
+import type { JournalState } from './state.js';
+
+/*
+ * Taking the journal lock fairly. Every process on a directory must make progress: a
+ * holder that commits every few milliseconds would otherwise take the lock back at once
+ * each time it lets it go, and a process polling with backoff never found it free (one
+ * process acknowledged thousands of checkpoints, the other none).
+ *
+ * So waiting is a queue of tickets: a process that finds the lock taken makes a ticket file
+ * (`.sp\jwait-<owner>`, ordered by the time in its owner tag) and takes the lock only once no
+ * older live ticket is left; a holder that sees another's ticket lets the lock go after its
+ * fair slice (sliceMs) and, while contended, waits behind the tickets before it takes the
+ * lock again. A ticket counts while its process lives and renews it (its ctime, as the
+ * lock's lease): a paused waiter delays the others by one lease at most.
+ *
+ * Uncontended, taking the lock is one link(2), as before.
+ */
+
+const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = constants;
+const TICKET_PREFIX = `${INTERNAL_MARK}jwait-`;
+
+/** A held lock, with whether a live (or unknown) holder's lease was broken to take it. */
+export type TakenLock = HeldLock & { readonly byLease?: boolean };
+
+interface Ticket {
+  readonly name: string;
+  readonly owner: Owner;
+  readonly fd: number;
+  renewedAt: number;
+}
+
+/** Order of tickets: older first, ties by tag. */
+const before = (a: Owner, b: Owner): boolean => a.atMs < b.atMs || (a.atMs === b.atMs && a.tag < b.tag);
+
+/** The tickets of other waiters in the root, live ones only (dead ones are removed). */
+async function liveTickets(s: JournalState, own?: string): Promise<Owner[]> {
+  let names: string[];
+  try {
+    names = await fsp.readdir(s.root.prefix);
+  } catch {
+    return [];
+  }
+  const now = Date.now();
+  const out: Owner[] = [];
+  await Promise.all(
+    names
+      .filter((n) => n.startsWith(TICKET_PREFIX) && n !== own)
+      .map(async (name) => {
+        const owner = parseOwner(name.slice(TICKET_PREFIX.length));
+        const st = owner ? await lstatIfAny(s.root.at(name)).catch(() => undefined) : undefined;
+        if (!st) return;
+        const expired = now - Number(st.ctimeMs) > s.leaseMs || processGone(owner!);
+        if (expired) await fsp.unlink(s.root.at(name)).catch(() => undefined);
+        else out.push(owner!);
+      }),
+  );
+  return out;
+}
+
+/** Whether another process (or instance) waits for the lock: the holder lets it go after its slice. */
+export async function othersWaiting(s: JournalState): Promise<boolean> {
+  return (await liveTickets(s)).length > 0;
+}
+
+async function makeTicket(s: JournalState): Promise<Ticket> {
+  const owner = newOwner(Date.now());
+  const name = `${TICKET_PREFIX}${owner.tag}`;
+  const fd = await s.io.open(s.root.at(name), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, s.fileMode);
+  return { name, owner, fd, renewedAt: Date.now() };
+}
+
+async function dropTicket(s: JournalState, t: Ticket): Promise<void> {
+  await Promise.all([s.io.close(t.fd).catch(() => undefined), s.io.unlink(s.root.at(t.name)).catch(() => undefined)]);
+}
+
+/** What holds the lock now: gone, or its inode, whether it may be broken, and who holds it. */
+async function inspect(s: JournalState): Promise<'gone' | { ino: bigint; stale: boolean; byLease: boolean; pid?: number; leftMs: number }> {
+  const st = await lstatIfAny(s.root.at(JOURNAL_LOCK));
+  if (!st) return 'gone';
+  const leftMs = Number(st.ctimeMs) + s.leaseMs - Date.now();
+  if (!st.isFile()) return { ino: st.ino, stale: true, byLease: false, leftMs };
+  const owner = (await tempsByInode(s.root.prefix)).get(st.ino);
+  // No temp file has its inode: its holder has let it go (or died and was swept).
+  if (!owner) return { ino: st.ino, stale: true, byLease: false, leftMs };
+  const gone = ownerGone(owner, s.timing.clock.now(), s.timing.staleAfterMs);
+  return { ino: st.ino, stale: gone || leftMs < 0, byLease: !gone && leftMs < 0, pid: owner.pid, leftMs };
+}
+
+/** The refusal of a wait that ran out, saying what to do. */
+function busy(s: JournalState, pid: number | undefined, leftMs: number, waited: number): CheckpointError {
+  return new CheckpointError(
+    'checkpoint_atomic_write_failed',
+    `the journal of this directory is busy: waited ${waited} ms for its lock (held by pid ${pid ?? '?'}, whose lease ends in ${Math.max(0, Math.round(leftMs))} ms); ` +
+      'nothing was written — retry the write, raise lockTimeoutMs, or give each process its own directory',
+    { details: { key: 'journal', reason: 'lock_timeout', holderPid: pid ?? -1, leaseEndsInMs: Math.max(0, Math.round(leftMs)) } },
+  );
+}
+
+const pause = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Takes the journal lock with `token`: at once when free and nobody queues, else in ticket
+ * order; breaks a lock whose holder is gone or whose lease ran out. Rejects after
+ * lockTimeoutMs with what to do; ENOENT (the token was swept) passes through.
+ */
+export async function takeJournalLock(s: JournalState, token: Token): Promise<TakenLock> {
+  const path = s.root.at(JOURNAL_LOCK);
+  const dir = s.root.prefix;
+  if (!s.contended) {
+    s.leaseFrom = Date.now();
+    try {
+      await fsLink(token.path, path);
+      return { path, dir, token };
+    } catch (err) {
+      if (errnoOf(err) !== 'EEXIST') throw err;
+    }
+  }
+  const start = Date.now();
+  const ticket = await makeTicket(s);
+  let brokeStale = false;
+  let byLease = false;
+  try {
+    for (let round = 0; ; round++) {
+      const others = await liveTickets(s, ticket.name);
+      const ahead = others.filter((o) => before(o, ticket.owner)).length;
+      let holder: { pid?: number; leftMs: number } = { leftMs: 0 };
+      if (ahead === 0) {
+        s.leaseFrom = Date.now();
+        try {
+          await fsLink(token.path, path);
+          s.contended = others.length > 0;
+          return { path, dir, token, ...(brokeStale ? { brokeStale } : {}), ...(byLease ? { byLease } : {}) };
+        } catch (err) {
+          if (errnoOf(err) !== 'EEXIST') throw err;
+        }
+        const state = await inspect(s);
+        if (state === 'gone') continue;
+        if (state.stale) {
+          if (await breakLock(path, dir, state.ino, s.timing)) {
+            brokeStale = true;
+            byLease ||= state.byLease;
+          }
+          continue;
+        }
+        holder = state;
+      }
+      const waited = Date.now() - start;
+      if (waited >= s.timing.lockTimeoutMs) throw busy(s, holder.pid, holder.leftMs, waited);
+      if (Date.now() - ticket.renewedAt > s.leaseMs / 4) {
+        ticket.renewedAt = Date.now();
+        await s.io.futimes(ticket.fd, ticket.renewedAt / 1000).catch(() => undefined);
+      }
+      // The next in line polls often; the others less (each poll lists the root).
+      await pause(ahead === 0 ? 1 + Math.random() : Math.min(2 + round, 10) * (0.5 + Math.random()));
+    }
+  } finally {
+    await dropTicket(s, ticket);
+  }
+}
