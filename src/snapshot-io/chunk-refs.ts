@@ -97,3 +97,44 @@ export async function markChunks(storage: StorageAdapter): Promise<ChunkMarks> {
   }
   return { referenced, unreadable };
 }
+
+/** What {@link auditChunks} found. */
+export interface ChunkAudit {
+  /** Chunks some document references. */
+  readonly referenced: number;
+  /** Referenced chunks stored neither under their key nor hidden: id → a document that references it. */
+  readonly missing: { readonly id: string; readonly document: string }[];
+  /** Referenced chunks whose bytes do not match their id, or nodes that cannot be read. */
+  readonly damaged: { readonly id: string; readonly document: string; readonly reason: string }[];
+  /** Referenced chunks only a hidden copy holds (a sweep puts them back). */
+  readonly hiddenReferenced: string[];
+  /** Chunks stored under their key that no document references (a sweep frees them). */
+  readonly unreferenced: string[];
+}
+
+/** Checks every chunk the store's documents reference (read and verified against its id) and lists those nothing references. */
+export async function auditChunks(storage: StorageAdapter): Promise<ChunkAudit> {
+  const chunks = await listChunks(storage);
+  const marks = await markChunks(storage);
+  const audit: ChunkAudit = {
+    referenced: marks.referenced.size,
+    missing: [],
+    damaged: [...marks.unreadable],
+    hiddenReferenced: [],
+    unreferenced: [],
+  };
+  const addressing = addressingOf(storage);
+  await mapLimit([...marks.referenced], 16, async ([id, document]) => {
+    if (!chunks.live.has(id)) {
+      if (chunks.hidden.has(id)) audit.hiddenReferenced.push(id);
+      else audit.missing.push({ id, document });
+      return;
+    }
+    const stored = await storage.get(chunks.live.get(id)!);
+    if (!stored) audit.missing.push({ id, document });
+    else if ((addressing.idSync?.(stored.bytes) ?? (await addressing.id(stored.bytes))) !== id)
+      audit.damaged.push({ id, document, reason: `chunk ${chunks.live.get(id)!} does not match its id` });
+  });
+  for (const id of chunks.live.keys()) if (!marks.referenced.has(id)) audit.unreferenced.push(id);
+  return audit;
+}
