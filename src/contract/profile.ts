@@ -115,6 +115,12 @@ export interface ProfileDefinition<P, T extends string = string, S extends strin
     partKey: (n: number) => string,
     options?: SplitOptions,
   ) => Promise<SplitResult>;
+  /**
+   * Documents of 16 KiB and more are stored as content chunks shared store-wide (docs/storage.md,
+   * "Content chunks"); only savepoint's read path reassembles them, so a profile whose files other
+   * tools read leaves it off. The writer's `dedup` option overrides it. @default false
+   */
+  readonly dedup?: boolean;
   /** History entries may be gzipped by retention (never `latest`). @default true */
   readonly compressHistory?: boolean;
   /**
@@ -150,9 +156,11 @@ export interface ProfileDefinition<P, T extends string = string, S extends strin
  * the trigger names and `S` the status names (`string` when not known).
  */
 export interface Profile<P = unknown, T extends string = string, S extends string = string> extends Required<
-  Omit<ProfileDefinition<P, T, S>, 'description' | 'retention' | 'resume' | 'heartbeat' | 'joinHeldHead' | 'readInPlace'>
+  Omit<ProfileDefinition<P, T, S>, 'description' | 'retention' | 'resume' | 'heartbeat' | 'joinHeldHead' | 'readInPlace' | 'dedup'>
 > {
   readonly description: string;
+  /** See {@link ProfileDefinition.dedup}; absent means off. */
+  readonly dedup?: boolean;
   readonly heartbeat:
     { readonly source: T; readonly intervalMs: number; readonly whenUnchanged: HeartbeatWhenUnchanged; payload?(last: P): P } | false;
   readonly retention?: RetentionPolicy;

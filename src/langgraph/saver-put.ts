@@ -141,7 +141,7 @@ function sealCheckpoint(
  */
 function storeCheckpoint(state: SaverState, run: RunState, id: string, encoded: Encoded): Promise<void> | undefined {
   const leaving = leavingWith(state, run, id);
-  const puts = [{ key: checkpointKey(run.runId, id), bytes: encoded.bytes }];
+  const puts = [{ key: checkpointKey(run.runId, id), bytes: encoded.bytes, chunk: state.dedup }];
   const plan: WritePlan = leaving
     ? { creates: NONE, replaces: NONE, puts, deletes: leaving.keys }
     : { creates: NONE, replaces: NONE, puts };

@@ -40,9 +40,17 @@ export interface SaverState {
   scratch: Uint8Array | undefined;
   /** Whether plain JSON data is written as its JSON text without calling the serializer (`writesPlainAsJson`): decided at the first put or putWrites. */
   plainAsJson: boolean | undefined;
+  /** Checkpoint documents are stored as content chunks when large enough (the `dedup` option). */
+  readonly dedup: boolean;
 }
 
-export function createSaverState(saver: BaseCheckpointSaver, storage: StorageAdapter, keepLast: number | false, clock: Clock): SaverState {
+export function createSaverState(
+  saver: BaseCheckpointSaver,
+  storage: StorageAdapter,
+  keepLast: number | false,
+  clock: Clock,
+  dedup = true,
+): SaverState {
   return {
     storage,
     keepLast,
@@ -57,6 +65,7 @@ export function createSaverState(saver: BaseCheckpointSaver, storage: StorageAda
     storeCopies: copiesOnPut(storage),
     scratch: undefined,
     plainAsJson: undefined,
+    dedup,
   };
 }
 

@@ -38,6 +38,12 @@ export interface SavepointSaverOptions {
   readonly keepLast?: number | false;
   /** Clock for the documents' `created_at`. @default systemClock */
   readonly clock?: Clock;
+  /**
+   * Store checkpoint documents of 16 KiB and more as content chunks shared by every checkpoint
+   * and thread of the store holding the same bytes (docs/storage.md, "Content chunks"): a
+   * thread's whole history then costs about what its changes cost. @default true
+   */
+  readonly dedup?: boolean;
 }
 
 /**
@@ -83,7 +89,9 @@ export class SavepointSaver extends BaseCheckpointSaver {
     }
     this.storage = options.storage;
     this.keepLast = keepLast;
-    this.state = createSaverState(this, options.storage, keepLast, options.clock ?? systemClock);
+    if (options.dedup !== undefined && typeof options.dedup !== 'boolean')
+      throw new CheckpointError('checkpoint_config_invalid', 'SavepointSaver: dedup must be a boolean');
+    this.state = createSaverState(this, options.storage, keepLast, options.clock ?? systemClock, options.dedup ?? true);
   }
 
   put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions): Promise<RunnableConfig> {

@@ -108,6 +108,8 @@ export const defaultProfile: Profile<JsonValue, DefaultTrigger, LifecycleStatus>
   layout: standardLayout({ root: 'checkpoints', history: historyBySnapshotId() }),
   // The snapshot-lifecycle layout, and its rule: history entries are never rewritten.
   immutableHistory: true,
+  // Large states are stored as content chunks: a long run's history costs what its changes cost.
+  dedup: true,
   retention: DEFAULT_RETENTION,
   // The document's JSON Schema and validator were generated from DefaultDocumentSchema at build time.
   document: compiledJsonDocumentFormat<JsonValue, DefaultDocument>({

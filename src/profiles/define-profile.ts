@@ -100,6 +100,7 @@ export function defineProfile<P, const T extends string = string, const S extend
   const maxSnapshotBytes = definition.maxSnapshotBytes ?? 10 * 1024 * 1024;
   if (!(maxSnapshotBytes > 0)) throw configError(name, 'maxSnapshotBytes must be positive');
   const terminalSet = new Set<string>(terminal);
+  if (definition.dedup !== undefined && typeof definition.dedup !== 'boolean') throw configError(name, 'dedup must be a boolean');
 
   const profile: Profile<P, T, S> = {
     name,
@@ -120,6 +121,7 @@ export function defineProfile<P, const T extends string = string, const S extend
     compressHistory: definition.compressHistory ?? true,
     immutableHistory: definition.immutableHistory ?? false,
     readInPlace: definition.readInPlace ?? false,
+    dedup: definition.dedup ?? false,
     ...(definition.retention ? { retention: definition.retention } : {}),
     ...(definition.resume ? { resume: definition.resume } : {}),
     joinHeldHead: definition.joinHeldHead ?? joinHeldHead,

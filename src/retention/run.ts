@@ -1,3 +1,4 @@
+import { sweepChunks, type ChunkSweepOptions, type ChunkSweepReport } from './chunk-sweep.js';
 import { systemClock, type Clock } from '../contract/clock.js';
 import { assertStorageProfileOptions } from '../contract/arguments.js';
 import { isCheckpointError } from '../contract/errors.js';
@@ -30,6 +31,12 @@ export interface RunRetentionOptions<P = unknown> {
   readonly concurrency?: number;
   /** Append to `retention_log.json`. @default true */
   readonly log?: boolean;
+  /**
+   * After applying, free the content chunks no document references any more (`sweepChunks`:
+   * unreferenced chunks are hidden, and hidden copies older than the grace period deleted).
+   * `false` skips it. @default true (with `sweepChunks`'s defaults; nothing is changed on a dry run)
+   */
+  readonly sweepChunks?: boolean | ChunkSweepOptions;
 }
 
 /** What {@link runRetention} returns. */
@@ -37,6 +44,8 @@ export interface RetentionRun {
   readonly inventory: RetentionInventory;
   readonly plan: RetentionPlan;
   readonly report: RetentionReport;
+  /** What the chunk sweep did (absent when `sweepChunks` is `false`). */
+  readonly chunks?: ChunkSweepReport;
 }
 
 /**
@@ -72,7 +81,10 @@ export async function runRetention<P>(options: RunRetentionOptions<P>): Promise<
     ...(options.summarizer ? { summarizer: options.summarizer } : {}),
     ...(options.log !== undefined ? { log: options.log } : {}),
   });
-  return { inventory, plan, report };
+  const sweep = options.sweepChunks ?? true;
+  if (sweep === false) return { inventory, plan, report };
+  const chunks = await sweepChunks(storage, { clock, ...(sweep === true ? {} : sweep), ...(options.dryRun ? { dryRun: true } : {}) });
+  return { inventory, plan, report, chunks };
 }
 
 /** Options of {@link cleanupAfterRunCompletion}. */

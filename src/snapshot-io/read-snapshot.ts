@@ -11,6 +11,8 @@ import type { Snapshot } from '../contract/snapshot.js';
 import type { StorageAdapter } from '../contract/storage.js';
 import type { Profile } from '../contract/profile.js';
 import { documentReadLimit, getBounded } from './bounded-read.js';
+import { looksChunked } from '../codec/chunking.js';
+import { resolveChunked } from './chunk-store.js';
 
 /**
  * Decodes the stored bytes of a snapshot document: gunzips `.gz` content, resolves part
@@ -74,7 +76,9 @@ export function includesBytes(haystack: Uint8Array, needle: Uint8Array, anchor: 
 
 async function decodeStored<P>(storage: StorageAdapter, profile: Profile<P>, key: string, stored: Uint8Array): Promise<ForeignRead<P>> {
   // Bounded by the profile's limit while inflating: a small planted .gz must not cost gigabytes.
-  const bytes = isGzip(stored) ? gunzip(stored, key, { maxBytes: profile.maxSnapshotBytes }) : stored;
+  const unzipped = isGzip(stored) ? gunzip(stored, key, { maxBytes: profile.maxSnapshotBytes }) : stored;
+  // A document stored as content chunks is reassembled first; its seal is then checked as any document's.
+  const bytes = looksChunked(unzipped) ? ((await resolveChunked(storage, key, unzipped)) ?? unzipped) : unzipped;
   // Only JSON documents can be split into parts; a Markdown document may mention the marker in its text.
   if (profile.document.extension !== '.json') return decodeTolerant(profile.document, bytes, key);
   // Looked for in the bytes: decoding the text here too would decode every read twice.

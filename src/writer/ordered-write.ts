@@ -12,6 +12,7 @@ import {
 import type { BatchOperation, StorageAdapter } from '../contract/storage.js';
 import { isPendingResult } from '../contract/buffered-storage.js';
 import type { WriteFence } from './run-lock.js';
+import { chunkPlan, chunksDurable } from './chunk-step.js';
 
 /** One key to create (history entry, part file, batch file): create-only, idempotent on equal bytes. */
 export interface CreateOp {
@@ -25,12 +26,16 @@ export interface CreateOp {
    * (`bytes` may be a view of a reused buffer, valid only until the first await).
    */
   readonly merge?: (stored: Uint8Array | undefined) => Uint8Array | Promise<Uint8Array>;
+  /** Store this document as content chunks when it is large enough (see chunk-step.ts). */
+  readonly chunk?: boolean;
 }
 
 /** One key to put unconditionally (a document only its writer names: the LangGraph saver's checkpoint document). */
 export interface PutOp {
   readonly key: string;
   readonly bytes: Uint8Array;
+  /** Store this document as content chunks when it is large enough (see chunk-step.ts). */
+  readonly chunk?: boolean;
 }
 
 /** One key to replace only if it still holds `ifVersion` (rewrite of the still-open snapshot). */
@@ -38,10 +43,18 @@ export interface ReplaceOp {
   readonly key: string;
   readonly bytes: Uint8Array;
   readonly ifVersion: string;
+  /** Store this document as content chunks when it is large enough (see chunk-step.ts). */
+  readonly chunk?: boolean;
 }
 
 /** Everything one group commit stores, in the order it is stored. */
 export interface WritePlan {
+  /**
+   * Content chunks, stored before anything else (chunk-step.ts fills this in): a chunk's key
+   * names its bytes, so putting one that exists stores the same bytes again, and a document is
+   * never durable before a chunk it references.
+   */
+  readonly chunks?: readonly PutOp[];
   /** Part files first, then history entries (or one batch file) in sequence order. */
   readonly creates: readonly CreateOp[];
   /** Rewrites of the open snapshot's stored entry, adding coalesced triggers to its `source_details`. */
@@ -49,7 +62,7 @@ export interface WritePlan {
   /** Unconditional puts, after the replaces (and the fence's confirmation), before `latest`. */
   readonly puts?: readonly PutOp[];
   /** The new `latest` document. */
-  readonly latest?: { readonly key: string; readonly bytes: Uint8Array };
+  readonly latest?: { readonly key: string; readonly bytes: Uint8Array; readonly chunk?: boolean };
   /**
    * Entries to merge into the run index (conditional replace), and the `file_path`s of
    * entries to drop from it (the writer's automatic per-run retention; their files are
@@ -157,6 +170,7 @@ export function batchOperations(
   indexPut?: IndexPut,
 ): BatchOperation[] {
   const ops: BatchOperation[] = [];
+  if (plan.chunks) for (const c of plan.chunks) ops.push({ type: 'put', key: c.key, bytes: c.bytes });
   for (const c of creates) ops.push({ type: 'put', key: c.key, bytes: c.bytes, ifAbsent: true });
   for (const r of replaces) ops.push({ type: 'put', key: r.key, bytes: r.bytes, ifVersion: r.ifVersion });
   if (plan.puts) for (const p of plan.puts) ops.push({ type: 'put', key: p.key, bytes: p.bytes });
@@ -196,9 +210,31 @@ export async function executeWrite(
   useBatch: boolean,
   fence?: WriteFence,
 ): Promise<WriteReport> {
-  return useBatch && storage.batch
-    ? writeBatch(storage, runId, plan, index, now, fence)
-    : writeSequential(storage, runId, plan, index, now, fence);
+  const prepared = chunkPlan(storage, plan);
+  const chunked = prepared instanceof Promise ? await prepared : prepared;
+  const ready = chunked?.plan ?? plan;
+  const report = await (useBatch && storage.batch
+    ? writeBatch(storage, runId, ready, index, now, fence)
+    : writeSequential(storage, runId, ready, index, now, fence));
+  chunksDurable(storage, chunked);
+  return report;
+}
+
+/** Chunks stored at once on the sequential path (each is its own durable put). */
+const CHUNK_PUTS_AT_ONCE = 16;
+
+/** Puts `chunks` (a few at once); returns whether any was queued. */
+async function putChunks(storage: StorageAdapter, chunks: readonly PutOp[], versions: Map<string, string>): Promise<boolean> {
+  let pending = false;
+  for (let i = 0; i < chunks.length; i += CHUNK_PUTS_AT_ONCE) {
+    const slice = chunks.slice(i, i + CHUNK_PUTS_AT_ONCE);
+    const results = await Promise.all(slice.map((c) => storage.put(c.key, c.bytes)));
+    results.forEach((r, j) => {
+      versions.set(slice[j]!.key, r.version);
+      pending ||= isPendingResult(r);
+    });
+  }
+  return pending;
 }
 
 /** The batch path of {@link executeWrite}: one `batch()` a round, retried after finding out which condition lost. */
@@ -287,7 +323,7 @@ async function writeSequential(
 ): Promise<WriteReport> {
   const versions = new Map<string, string>();
   const merged = new Set<string>();
-  let pending = false;
+  let pending = plan.chunks && plan.chunks.length > 0 ? await putChunks(storage, plan.chunks, versions) : false;
   for (const c of plan.creates) {
     try {
       const r = await storage.put(c.key, c.bytes, { ifAbsent: true });

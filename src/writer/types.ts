@@ -215,6 +215,14 @@ export interface WriterOptions<P = JsonValue, T extends string = string, S exten
    * @default true
    */
   readonly autoRetention?: boolean;
+  /**
+   * Store documents of 16 KiB and more as content chunks shared by every checkpoint, run and
+   * thread of the store holding the same bytes (docs/storage.md, "Content chunks"): a long run's
+   * history then costs about what its changes cost. Readers need savepoint's read path to
+   * reassemble them, so spec profiles whose files other tools read leave it off.
+   * @default the profile's `dedup` (on for `defaultProfile` and `jsonProfile`, off for the spec profiles)
+   */
+  readonly dedup?: boolean;
 }
 
 /** Payloads of the writer's events. None carries payload contents. */

@@ -113,7 +113,7 @@ function headRewriteOps<P>(
   if (config.immutableHistory && hasNewest) return;
   for (const part of rewrite.stored.parts) creates.push({ key: part.key, bytes: part.data });
   const loc = config.immutableHistory ? { kind: 'latest' as const } : rewrite.location;
-  if (loc.kind === 'history') replaces.push({ key: loc.key, bytes: rewrite.stored.bytes, ifVersion: loc.version });
+  if (loc.kind === 'history') replaces.push({ key: loc.key, bytes: rewrite.stored.bytes, ifVersion: loc.version, chunk: config.dedup });
   if (loc.kind === 'batch')
     replaces.push({
       key: loc.key,
@@ -142,7 +142,7 @@ function snapshotOps<P>(
   }
   for (const p of planned) {
     p.key = config.layout.historyKey!(refOf(config.runId, p.draft));
-    creates.push({ key: p.key, bytes: p.stored.bytes });
+    creates.push(config.dedup ? { key: p.key, bytes: p.stored.bytes, chunk: true } : { key: p.key, bytes: p.stored.bytes });
   }
 }
 
@@ -201,7 +201,10 @@ export function buildGroupWrite<P>(
       endsRun(config.profile, planned));
   // Built member by member: object spreads in a literal cost more than the rest of the plan.
   const plan: { -readonly [K in keyof WritePlan]: WritePlan[K] } = { creates, replaces };
-  if (facts.latestBytes) plan.latest = { key: config.latestKey, bytes: facts.latestBytes };
+  if (facts.latestBytes)
+    plan.latest = config.dedup
+      ? { key: config.latestKey, bytes: facts.latestBytes, chunk: true }
+      : { key: config.latestKey, bytes: facts.latestBytes };
   if (writeIndex) {
     plan.index =
       prune.length > 0 || held

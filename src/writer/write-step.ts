@@ -1,6 +1,7 @@
 import { isCheckpointError } from '../contract/errors.js';
 import type { StorageAdapter } from '../contract/storage.js';
 import { isSynchronousStorage, type SynchronousStorage } from '../contract/synchronous-storage.js';
+import { chunkPlan, chunksDurable } from './chunk-step.js';
 import { batchOperations, executeWrite, type IndexState, type WritePlan, type WriteReport } from './ordered-write.js';
 
 /** The condition of a create (one object, not one per call). */
@@ -25,10 +26,15 @@ export function writeGroup(storage: StorageAdapter, plan: WritePlan, useBatch: b
   if (plan.index) throw new TypeError('writeGroup: a plan with a run index goes through executeWrite');
   const sequentialDeletes = !useBatch && plan.deletes !== undefined && plan.deletes.length > 0;
   if (!sequentialDeletes && isSynchronousStorage(storage)) {
-    try {
-      return writeNow(storage, plan, useBatch);
-    } catch (err) {
-      if (!isCheckpointError(err, 'checkpoint_conflict')) throw err;
+    const chunked = chunkPlan(storage, plan);
+    if (!(chunked instanceof Promise)) {
+      try {
+        const report = writeNow(storage, chunked?.plan ?? plan, useBatch);
+        chunksDurable(storage, chunked);
+        return report;
+      } catch (err) {
+        if (!isCheckpointError(err, 'checkpoint_conflict')) throw err;
+      }
     }
   }
   return executeWrite(storage, '', plan, NO_INDEX, noTime, useBatch);
@@ -43,7 +49,9 @@ function writeNow(storage: SynchronousStorage, plan: WritePlan, useBatch: boolea
     return { versions, pending: false, mode: 'batch' };
   }
   // Index loops, not for-of: this runs between LangGraph's steps, where the code is not optimized yet and for-of runs the iterator protocol.
-  const { creates, replaces, puts } = plan;
+  const { creates, replaces, puts, chunks } = plan;
+  if (chunks)
+    for (let i = 0; i < chunks.length; i++) versions.set(chunks[i]!.key, storage.putNow(chunks[i]!.key, chunks[i]!.bytes).version);
   for (let i = 0; i < creates.length; i++)
     versions.set(creates[i]!.key, storage.putNow(creates[i]!.key, creates[i]!.bytes, IF_ABSENT).version);
   for (let i = 0; i < replaces.length; i++)

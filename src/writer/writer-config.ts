@@ -59,6 +59,8 @@ export interface WriterConfig<P> {
   readonly readInPlace: boolean;
   readonly indexKey: string | undefined;
   readonly activeStatus: string;
+  /** Large documents are stored as content chunks shared store-wide (the profile's `dedup`, or the writer's option). */
+  readonly dedup: boolean;
 }
 
 export function configError(why: string): CheckpointError {
@@ -103,6 +105,7 @@ export function resolveWriterConfig<P>(options: WriterOptions<P>, profile: Profi
   positive('lockLeaseMs', leaseMs);
   const takeover = options.takeover ?? 'stale';
   if (takeover !== 'stale' && takeover !== 'force') throw configError("takeover must be 'stale' or 'force'");
+  if (options.dedup !== undefined && typeof options.dedup !== 'boolean') throw configError('dedup must be a boolean');
   if (options.autoRetention !== undefined && typeof options.autoRetention !== 'boolean')
     throw configError('autoRetention must be a boolean');
   const perRunPolicy =
@@ -144,5 +147,6 @@ export function resolveWriterConfig<P>(options: WriterOptions<P>, profile: Profi
     readInPlace: profile.readInPlace === true,
     indexKey: layout.indexKey?.(runId),
     activeStatus: profile.statuses.active,
+    dedup: options.dedup ?? profile.dedup ?? false,
   };
 }

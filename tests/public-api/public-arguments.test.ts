@@ -14,6 +14,7 @@ import {
   planResume,
   preserveRun,
   runRetention,
+  sweepChunks,
   unpreserveRun,
 } from 'savepoint';
 import { crc32, isGzip } from '../../src/codec/gzip.js';
@@ -61,6 +62,14 @@ const OPTION_ENTRIES: readonly [string, (options: unknown) => unknown, Record<st
 const PROFILE_OPTIONAL = new Set(['planResume', 'findIncompleteRuns']);
 
 describe('public entries answer bad arguments with a CheckpointError (issue 13 item 12)', () => {
+  it('sweepChunks: a missing or bad storage, a bad options object or grace period', async () => {
+    for (const [what, value] of BAD)
+      expect(await outcome(() => sweepChunks(value as never)), `sweepChunks(${what})`).toBe('checkpoint_config_invalid');
+    expect(await outcome(() => sweepChunks(storage, 'x' as never))).toBe('checkpoint_config_invalid');
+    expect(await outcome(() => sweepChunks(storage, { graceMs: -1 }))).toBe('checkpoint_config_invalid');
+    expect(await outcome(() => sweepChunks(storage))).toBe('ok');
+  });
+
   for (const [name, call, extra] of OPTION_ENTRIES) {
     it(`${name}: a bad options object, a missing or bad profile, a missing or bad storage`, async () => {
       for (const [what, value] of BAD) expect(await outcome(() => call(value)), `${name}(${what})`).toBe('checkpoint_config_invalid');

@@ -184,7 +184,15 @@ describe('splitting a large checkpoint from its text', () => {
     const { profile: counting, calls } = countingWhole('decode');
     const payload = OVER_LIMIT;
     const storage = memoryStorage();
-    const writer = createWriter({ storage, profile: defaultProfile, runId: 'r1', maxSnapshotBytes: 200_000, heartbeatIntervalMs: false });
+    // Without content chunks (on by default): this reads the split main document's own bytes.
+    const writer = createWriter({
+      storage,
+      profile: defaultProfile,
+      runId: 'r1',
+      maxSnapshotBytes: 200_000,
+      heartbeatIntervalMs: false,
+      dedup: false,
+    });
     const r = await writer.checkpoint({ source: 'manual', status: 'in_progress', payload });
     await writer.close();
     if (!r.ok) throw r.error;

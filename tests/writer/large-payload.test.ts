@@ -149,7 +149,8 @@ describe('large checkpoints', () => {
     expect(canonicalJsonOf({ q: quoted })).toEqual({ text: `{"q":${JSON.stringify(quoted)}}` });
 
     const storage = memoryStorage();
-    const writer = createWriter({ storage, profile: defaultProfile, runId: 'pieces', heartbeatIntervalMs: false });
+    // Without content chunks (on by default): this reads the document's own stored bytes.
+    const writer = createWriter({ storage, profile: defaultProfile, runId: 'pieces', heartbeatIntervalMs: false, dedup: false });
     const r = await writer.checkpoint({ source: 'manual', status: 'in_progress', payload });
     await writer.close();
     if (!r.ok) throw r.error;

@@ -1,0 +1,177 @@
+import { CheckpointError } from '../contract/errors.js';
+import { utf8Decode, utf8Encode } from './utf8.js';
+
+/**
+ * Content-defined chunking of a stored document's bytes, and the chunk tree that lists them.
+ *
+ * A document of {@link CHUNKED_MIN_BYTES} or more is stored as a small envelope naming its
+ * content chunks; the chunks live once in a store-wide namespace (`chunks/<2 hex>/<id>`),
+ * shared by every document holding the same bytes. Boundaries are cut where a rolling (gear)
+ * hash of the last 32 bytes matches a mask, so they depend on the bytes around them only: an
+ * append or a small edit changes the chunks it touches and no others. The list of leaf ids is
+ * itself cut into nodes by the ids' own bytes (a prolly tree): a node changes only when one of
+ * its children does, so a new version of a long document writes its changed leaves and the one
+ * path of nodes above them.
+ */
+
+/** Documents smaller than this are stored whole (byte-identical to a store without chunks). */
+export const CHUNKED_MIN_BYTES = 16 * 1024;
+/** No leaf boundary before this many bytes. */
+const LEAF_MIN = 256;
+/** A leaf is cut here at the latest. */
+const LEAF_MAX = 8 * 1024;
+/** High bits of the gear hash that must be zero at a boundary: 10 bits, a boundary every ~1 KiB past the minimum. */
+const LEAF_MASK = 0xffc00000;
+/** A node boundary follows an id whose last byte is a multiple of this (16 ids per node on average). */
+const NODE_FANOUT = 16;
+/** A node holds at most this many ids. */
+const NODE_MAX = 64;
+/** The envelope lists at most this many ids; more are cut into one more level of nodes. */
+const ROOT_MAX = 8;
+
+/** The envelope's one member. */
+export const CHUNKED_MARKER = '$savepoint_chunked';
+const ENVELOPE_PREFIX = utf8Encode(`{"${CHUNKED_MARKER}":`);
+/** An envelope is never larger than this (ROOT_MAX ids and a scheme name): larger documents are not envelopes. */
+export const ENVELOPE_MAX_BYTES = 4096;
+
+/** Where a chunk is stored: `chunks/<first two hex digits>/<id>`. */
+export const CHUNK_PREFIX = 'chunks/';
+export const chunkKey = (id: string): string => `${CHUNK_PREFIX}${id.slice(0, 2)}/${id}`;
+
+/** A chunked document's envelope: the ids at `depth` (0: leaves) whose content, in order, is the document's `bytes` bytes. */
+export interface ChunkEnvelope {
+  readonly bytes: number;
+  readonly depth: number;
+  readonly ids: readonly string[];
+  readonly scheme: string;
+}
+
+/** 256 pseudo-random 32-bit values (a fixed xorshift sequence: boundaries must never change between versions). */
+const GEAR: Uint32Array = (() => {
+  const table = new Uint32Array(256);
+  let x = 0x9e3779b9;
+  for (let i = 0; i < 256; i++) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    table[i] = x >>> 0;
+  }
+  return table;
+})();
+
+/** End offsets of the leaves of `bytes` (the last is `bytes.length`). */
+export function leafBoundaries(bytes: Uint8Array): number[] {
+  const ends: number[] = [];
+  const n = bytes.length;
+  let start = 0;
+  while (start < n) {
+    const last = Math.min(n, start + LEAF_MAX);
+    let i = Math.min(n, start + LEAF_MIN);
+    let h = 0;
+    // The window before the minimum still feeds the hash, so a boundary depends on the 32 bytes before it alone.
+    for (let j = Math.max(start, i - 32); j < i; j++) h = ((h << 1) + GEAR[bytes[j]!]!) | 0;
+    for (; i < last; i++) {
+      h = ((h << 1) + GEAR[bytes[i]!]!) | 0;
+      if ((h & LEAF_MASK) === 0) {
+        i++;
+        break;
+      }
+    }
+    ends.push(i);
+    start = i;
+  }
+  return ends;
+}
+
+/** Cuts a list of ids into nodes by the ids' last byte (see {@link NODE_FANOUT}). */
+export function nodeGroups(ids: readonly string[]): string[][] {
+  const groups: string[][] = [];
+  let group: string[] = [];
+  for (const id of ids) {
+    group.push(id);
+    if (group.length >= NODE_MAX || parseInt(id.slice(-2), 16) % NODE_FANOUT === 0) {
+      groups.push(group);
+      group = [];
+    }
+  }
+  if (group.length > 0) groups.push(group);
+  return groups;
+}
+
+/** Whether the tree needs one more level above `ids`. */
+export const needsLevel = (ids: readonly string[]): boolean => ids.length > ROOT_MAX;
+
+/** A node's bytes: one byte giving the id length in bytes, then the ids, binary. */
+export function encodeNode(ids: readonly string[]): Uint8Array {
+  const width = ids[0]!.length / 2;
+  const out = new Uint8Array(1 + ids.length * width);
+  out[0] = width;
+  let at = 1;
+  for (const id of ids) for (let i = 0; i < id.length; i += 2) out[at++] = parseInt(id.slice(i, i + 2), 16);
+  return out;
+}
+
+const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+
+/** The ids a node lists (see {@link encodeNode}); `checkpoint_integrity_mismatch` when it is not a node. */
+export function decodeNode(bytes: Uint8Array, id: string): string[] {
+  const width = bytes[0] ?? 0;
+  if (width === 0 || (bytes.length - 1) % width !== 0) throw chunkDamaged(id, 'is not a chunk-tree node');
+  const ids: string[] = [];
+  for (let at = 1; at < bytes.length; at += width) {
+    let s = '';
+    for (let i = 0; i < width; i++) s += HEX[bytes[at + i]!];
+    ids.push(s);
+  }
+  return ids;
+}
+
+/** The envelope's bytes (canonical JSON: members in code-unit order). */
+export function encodeEnvelope(envelope: ChunkEnvelope): Uint8Array {
+  const ids = envelope.ids.map((id) => `"${id}"`).join(',');
+  return utf8Encode(
+    `{"${CHUNKED_MARKER}":{"bytes":${envelope.bytes},"depth":${envelope.depth},"ids":[${ids}],"scheme":${JSON.stringify(envelope.scheme)}}}`,
+  );
+}
+
+/** Whether `bytes` start like an envelope (cheap; {@link decodeEnvelope} checks the rest). */
+export function looksChunked(bytes: Uint8Array): boolean {
+  if (bytes.length < ENVELOPE_PREFIX.length || bytes.length > ENVELOPE_MAX_BYTES) return false;
+  for (let i = 0; i < ENVELOPE_PREFIX.length; i++) if (bytes[i] !== ENVELOPE_PREFIX[i]) return false;
+  return true;
+}
+
+const ID = /^[0-9a-f]{2,256}$/;
+
+/** The envelope `bytes` hold, or undefined when they are not one; `checkpoint_integrity_mismatch` for a damaged one. */
+export function decodeEnvelope(bytes: Uint8Array, key: string): ChunkEnvelope | undefined {
+  if (!looksChunked(bytes)) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(utf8Decode(bytes, key));
+  } catch {
+    return undefined; // not JSON: the document's own decoder reports it
+  }
+  const body = (parsed as Record<string, unknown>)[CHUNKED_MARKER] as Partial<ChunkEnvelope> | undefined;
+  const ok =
+    typeof body === 'object' &&
+    body !== null &&
+    Object.keys(parsed as object).length === 1 &&
+    Number.isSafeInteger(body.bytes) &&
+    Number.isSafeInteger(body.depth) &&
+    body.depth! >= 0 &&
+    body.depth! < 16 &&
+    typeof body.scheme === 'string' &&
+    Array.isArray(body.ids) &&
+    body.ids.length > 0 &&
+    body.ids.every((id) => typeof id === 'string' && ID.test(id));
+  if (!ok) throw new CheckpointError('checkpoint_integrity_mismatch', `${key}: damaged chunk envelope`, { details: { key } });
+  return { bytes: body.bytes!, depth: body.depth!, ids: body.ids!, scheme: body.scheme! };
+}
+
+/** `checkpoint_integrity_mismatch` naming a damaged or missing chunk. */
+export function chunkDamaged(id: string, why: string): CheckpointError {
+  const key = chunkKey(id);
+  return new CheckpointError('checkpoint_integrity_mismatch', `chunk ${key} ${why}`, { details: { key } });
+}

@@ -1,0 +1,128 @@
+import { assertOptionsArgument, assertStorageArgument } from '../contract/arguments.js';
+import { systemClock, type Clock } from '../contract/clock.js';
+import { CheckpointError, isCheckpointError } from '../contract/errors.js';
+import type { StorageAdapter } from '../contract/storage.js';
+import { chunkKey } from '../codec/chunking.js';
+import { markChunks, listChunks } from '../snapshot-io/chunk-refs.js';
+import { addressingOf, forgetChunks, hiddenKey, KNOWN_CHUNK_TTL_MS } from '../snapshot-io/chunk-store.js';
+
+/** Options of {@link sweepChunks}. */
+export interface ChunkSweepOptions {
+  /**
+   * How long a chunk stays hidden before it is deleted. It must exceed the time a writer
+   * trusts that a chunk is stored (10 minutes) plus the time one checkpoint's write takes,
+   * in any process: a document written by a writer that learned of a chunk before the sweep
+   * hid it is then stored before the sweep looks again. @default 1 hour
+   */
+  readonly graceMs?: number;
+  /** Gives the time hidden copies are stamped with and compared against. @default systemClock */
+  readonly clock?: Clock;
+  /** Decide and report, change nothing. @default false */
+  readonly dryRun?: boolean;
+}
+
+/** What a {@link sweepChunks} did. */
+export interface ChunkSweepReport {
+  /** Chunks some document references. */
+  readonly referenced: number;
+  /** Chunks no document referenced, hidden (copied to `<key>.hidden-<ms>`, then removed from their key). */
+  readonly hidden: readonly string[];
+  /** Hidden chunks referenced again (a document written meanwhile), put back under their key. */
+  readonly restored: readonly string[];
+  /** Hidden copies older than the grace period and still unreferenced: deleted. */
+  readonly deleted: readonly string[];
+  /** Set when the sweep changed nothing because a chunk-tree node could not be read (what is below it is unknown). */
+  readonly stopped?: string;
+}
+
+/** The default grace period of {@link sweepChunks}. */
+export const CHUNK_SWEEP_GRACE_MS = 60 * 60 * 1000;
+
+/** Puts a hidden chunk back under its key when its copy is intact; false when the copy is damaged. */
+async function restore(storage: StorageAdapter, id: string, copyKey: string): Promise<boolean> {
+  const copy = await storage.get(copyKey);
+  if (!copy) return false;
+  const addressing = addressingOf(storage);
+  if ((addressing.idSync?.(copy.bytes) ?? (await addressing.id(copy.bytes))) !== id) return false;
+  await storage.put(chunkKey(id), copy.bytes);
+  return true;
+}
+
+/** Hides chunk `id`: its bytes copied to a hidden key stamped `nowMs`, then its own key removed. */
+async function hide(storage: StorageAdapter, id: string, key: string, nowMs: number): Promise<boolean> {
+  const stored = await storage.get(key);
+  if (!stored) return false;
+  await storage.put(hiddenKey(id, nowMs), stored.bytes);
+  await storage.delete(key);
+  return true;
+}
+
+/**
+ * Frees the chunks no document references (mark and sweep, in two steps as a lock-free
+ * "fossil" collection): a chunk found unreferenced is first hidden — copied to
+ * `chunks/<2>/<id>.hidden-<ms>`, then removed from its key — and its hidden copy is deleted by
+ * a later sweep, once it is older than `graceMs` and still unreferenced. A document referencing
+ * a hidden chunk still reads (the read path falls back to the copy) and makes the next sweep put
+ * it back. Writers write a chunk again once their knowledge of it is 10 minutes old, so a
+ * document written after a hide that reuses the chunk either wrote it anew or was written
+ * within the grace period, before the later sweep marks.
+ *
+ * Crash safe at every step: a copy is durable before its chunk is removed, a chunk is put back
+ * before its copy is removed, and nothing is deleted while any node of a chunk tree cannot be
+ * read (`stopped`). Chunks are listed before the documents are marked, so a chunk written while
+ * the sweep runs is not even looked at.
+ */
+export async function sweepChunks(storage: StorageAdapter, options: ChunkSweepOptions = {}): Promise<ChunkSweepReport> {
+  assertStorageArgument(storage, 'sweepChunks');
+  assertOptionsArgument(options, 'sweepChunks');
+  const clock = options.clock ?? systemClock;
+  const graceMs = options.graceMs ?? CHUNK_SWEEP_GRACE_MS;
+  if (!(Number.isFinite(graceMs) && graceMs >= 0))
+    throw new CheckpointError('checkpoint_config_invalid', 'sweepChunks: graceMs must be a non-negative number of milliseconds');
+  const nowMs = clock.now();
+  const chunks = await listChunks(storage);
+  if (chunks.live.size === 0 && chunks.hidden.size === 0) return { referenced: 0, hidden: [], restored: [], deleted: [] };
+  const marks = await markChunks(storage);
+  const report = { referenced: marks.referenced.size, hidden: [] as string[], restored: [] as string[], deleted: [] as string[] };
+  if (marks.unreadable.length > 0) {
+    const first = marks.unreadable[0]!;
+    return { ...report, stopped: `${first.document}: ${first.reason}` };
+  }
+  for (const [id, copies] of chunks.hidden) {
+    if (marks.referenced.has(id)) {
+      if (options.dryRun) {
+        report.restored.push(id);
+        continue;
+      }
+      const back = chunks.live.has(id) || (await restore(storage, id, copies[0]!.key));
+      if (!back) continue;
+      for (const c of copies) await storage.delete(c.key);
+      report.restored.push(id);
+      continue;
+    }
+    for (const c of copies) {
+      if (nowMs - c.atMs < graceMs) continue;
+      if (!options.dryRun) await storage.delete(c.key);
+      report.deleted.push(c.key);
+    }
+  }
+  for (const [id, key] of chunks.live) {
+    if (marks.referenced.has(id)) continue;
+    if (options.dryRun || (await hideQuietly(storage, id, key, nowMs))) report.hidden.push(id);
+  }
+  if (!options.dryRun) forgetChunks(storage, report.hidden);
+  return report;
+}
+
+/** {@link hide}, where a chunk removed meanwhile (another sweep) is no error. */
+async function hideQuietly(storage: StorageAdapter, id: string, key: string, nowMs: number): Promise<boolean> {
+  try {
+    return await hide(storage, id, key, nowMs);
+  } catch (err) {
+    if (isCheckpointError(err, 'checkpoint_not_found')) return false;
+    throw err;
+  }
+}
+
+/** The smallest grace period that keeps the rule of {@link sweepChunks} (what a writer trusts, plus a write's time). */
+export const MIN_SAFE_GRACE_MS = KNOWN_CHUNK_TTL_MS + 5 * 60 * 1000;

@@ -1,0 +1,140 @@
+import { isCheckpointError } from '../contract/errors.js';
+import type { StorageAdapter, StorageEntry } from '../contract/storage.js';
+import { gunzip, isGzip } from '../codec/gzip.js';
+import { CHUNK_PREFIX, decodeEnvelope, decodeNode, ENVELOPE_MAX_BYTES, looksChunked } from '../codec/chunking.js';
+import { addressingOf, HIDDEN_INFIX, readChunk } from './chunk-store.js';
+import { mapLimit } from '../storage/map-limit.js';
+
+/** The chunks of a store as one listing saw them. */
+export interface ChunkListing {
+  /** Chunk id → its key, for every chunk stored under its own key. */
+  readonly live: Map<string, string>;
+  /** Hidden copies a sweep made (see retention/chunk-sweep.ts): id → [{ key, hidden at (ms) }]. */
+  readonly hidden: Map<string, { readonly key: string; readonly atMs: number }[]>;
+}
+
+/** Every chunk key of `storage`, live and hidden. */
+export async function listChunks(storage: StorageAdapter): Promise<ChunkListing> {
+  const live = new Map<string, string>();
+  const hidden = new Map<string, { key: string; atMs: number }[]>();
+  for await (const entry of storage.list(CHUNK_PREFIX)) {
+    const name = entry.key.slice(entry.key.lastIndexOf('/') + 1);
+    const at = name.indexOf(HIDDEN_INFIX);
+    if (at < 0) {
+      live.set(name, entry.key);
+      continue;
+    }
+    const atMs = Number(name.slice(at + HIDDEN_INFIX.length));
+    const id = name.slice(0, at);
+    if (!Number.isSafeInteger(atMs)) continue;
+    let copies = hidden.get(id);
+    if (!copies) hidden.set(id, (copies = []));
+    copies.push({ key: entry.key, atMs });
+  }
+  return { live, hidden };
+}
+
+/** What marking found: every chunk the store's documents reference, and the ones it could not read. */
+export interface ChunkMarks {
+  /** Chunk id → a document that references it. */
+  readonly referenced: Map<string, string>;
+  /** Nodes of a chunk tree that could not be read (missing or damaged): what is below them is unknown. */
+  readonly unreadable: { readonly id: string; readonly document: string; readonly reason: string }[];
+}
+
+/** Whether a listed key can be a document that references chunks (not a chunk; small enough to be an envelope, gzipped or not). */
+const mayReference = (entry: StorageEntry): boolean => !entry.key.startsWith(CHUNK_PREFIX) && entry.size <= ENVELOPE_MAX_BYTES;
+
+/** The envelope a stored document is, if it is one (gzipped envelopes too: retention compresses history). */
+function envelopeOf(key: string, bytes: Uint8Array): ReturnType<typeof decodeEnvelope> {
+  try {
+    const plain = isGzip(bytes) ? gunzip(bytes, key, { maxBytes: ENVELOPE_MAX_BYTES }) : bytes;
+    return looksChunked(plain) ? decodeEnvelope(plain, key) : undefined;
+  } catch (err) {
+    if (isCheckpointError(err)) return undefined; // not an envelope (or a damaged one: the read path reports it)
+    throw err;
+  }
+}
+
+/**
+ * Marks every chunk referenced by a document of `storage` (mark and sweep's mark): each
+ * document that is an envelope, and every node of its chunk tree, read and verified. A node
+ * that cannot be read is reported in `unreadable` (a sweep then deletes nothing).
+ */
+export async function markChunks(storage: StorageAdapter): Promise<ChunkMarks> {
+  const referenced = new Map<string, string>();
+  const unreadable: ChunkMarks['unreadable'] = [];
+  const docs: StorageEntry[] = [];
+  for await (const entry of storage.list('')) if (mayReference(entry)) docs.push(entry);
+  const addressing = addressingOf(storage);
+  let level: { id: string; depth: number; document: string }[] = [];
+  await mapLimit(docs, 8, async (entry) => {
+    const stored = await storage.get(entry.key);
+    const envelope = stored && envelopeOf(entry.key, stored.bytes);
+    if (envelope) for (const id of envelope.ids) level.push({ id, depth: envelope.depth, document: entry.key });
+  });
+  const visitedNodes = new Set<string>();
+  while (level.length > 0) {
+    const next: typeof level = [];
+    const nodes: typeof level = [];
+    for (const ref of level) {
+      if (!referenced.has(ref.id)) referenced.set(ref.id, ref.document);
+      if (ref.depth > 0 && !visitedNodes.has(ref.id)) {
+        visitedNodes.add(ref.id);
+        nodes.push(ref);
+      }
+    }
+    await mapLimit(nodes, 16, async (ref) => {
+      try {
+        for (const child of decodeNode(await readChunk(storage, ref.id, addressing), ref.id))
+          next.push({ id: child, depth: ref.depth - 1, document: ref.document });
+      } catch (err) {
+        if (!isCheckpointError(err)) throw err;
+        unreadable.push({ id: ref.id, document: ref.document, reason: err.message });
+      }
+    });
+    level = next;
+  }
+  return { referenced, unreadable };
+}
+
+/** What {@link auditChunks} found. */
+export interface ChunkAudit {
+  /** Chunks some document references. */
+  readonly referenced: number;
+  /** Referenced chunks stored neither under their key nor hidden: id → a document that references it. */
+  readonly missing: { readonly id: string; readonly document: string }[];
+  /** Referenced chunks whose bytes do not match their id, or nodes that cannot be read. */
+  readonly damaged: { readonly id: string; readonly document: string; readonly reason: string }[];
+  /** Referenced chunks only a hidden copy holds (a sweep puts them back). */
+  readonly hiddenReferenced: string[];
+  /** Chunks stored under their key that no document references (a sweep frees them). */
+  readonly unreferenced: string[];
+}
+
+/** Checks every chunk the store's documents reference (read and verified against its id) and lists those nothing references. */
+export async function auditChunks(storage: StorageAdapter): Promise<ChunkAudit> {
+  const chunks = await listChunks(storage);
+  const marks = await markChunks(storage);
+  const audit: ChunkAudit = {
+    referenced: marks.referenced.size,
+    missing: [],
+    damaged: [...marks.unreadable],
+    hiddenReferenced: [],
+    unreferenced: [],
+  };
+  const addressing = addressingOf(storage);
+  await mapLimit([...marks.referenced], 16, async ([id, document]) => {
+    if (!chunks.live.has(id)) {
+      if (chunks.hidden.has(id)) audit.hiddenReferenced.push(id);
+      else audit.missing.push({ id, document });
+      return;
+    }
+    const stored = await storage.get(chunks.live.get(id)!);
+    if (!stored) audit.missing.push({ id, document });
+    else if ((addressing.idSync?.(stored.bytes) ?? (await addressing.id(stored.bytes))) !== id)
+      audit.damaged.push({ id, document, reason: `chunk ${chunks.live.get(id)!} does not match its id` });
+  });
+  for (const id of chunks.live.keys()) if (!marks.referenced.has(id)) audit.unreferenced.push(id);
+  return audit;
+}

@@ -1,0 +1,300 @@
+import { contentAddressingOf, type ContentAddressing } from '../contract/content-address.js';
+import type { StorageAdapter } from '../contract/storage.js';
+import { sha256Hex, sha256HexSync } from '../codec/sha256.js';
+import {
+  chunkDamaged,
+  chunkKey,
+  CHUNKED_MIN_BYTES,
+  decodeEnvelope,
+  decodeNode,
+  encodeEnvelope,
+  encodeNode,
+  leafBoundaries,
+  needsLevel,
+  nodeGroups,
+  type ChunkEnvelope,
+} from '../codec/chunking.js';
+
+/** SHA-256 hex: the addressing of every store that does not declare its own. */
+export const SHA256_ADDRESSING: ContentAddressing = Object.freeze({
+  scheme: 'sha256',
+  id: (bytes: Uint8Array) => sha256Hex(bytes),
+  idSync: (bytes: Uint8Array) => sha256HexSync(bytes),
+});
+
+/** The addressing chunks of `storage` are named and verified by. */
+export const addressingOf = (storage: StorageAdapter): ContentAddressing => contentAddressingOf(storage) ?? SHA256_ADDRESSING;
+
+/**
+ * How long a writer trusts that a chunk it wrote (or read) is still stored, and skips writing it
+ * again. A sweep deletes a chunk only after it was hidden for longer than its grace period
+ * (chunk-sweep.ts), which must exceed this plus the time one write takes: a writer that learned
+ * of a chunk before the sweep hid it has written its document before the sweep looks again.
+ */
+export const KNOWN_CHUNK_TTL_MS = 10 * 60 * 1000;
+/** Chunk ids remembered per store (about 100 bytes each). */
+const KNOWN_MAX = 200_000;
+/** Bytes of recently read chunks kept per store. */
+const READ_CACHE_BYTES = 8 * 1024 * 1024;
+/** Chunks fetched at once. */
+const FETCH_AT_ONCE = 16;
+
+/** What one process knows of a store's chunks. */
+interface ChunkState {
+  /** Chunk id → when it was last written or read (ms). */
+  readonly known: Map<string, number>;
+  /** Chunk id → bytes, in use order (oldest first), {@link READ_CACHE_BYTES} at most. */
+  readonly cache: Map<string, Uint8Array>;
+  cachedBytes: number;
+}
+
+const states = new WeakMap<StorageAdapter, ChunkState>();
+
+function stateOf(storage: StorageAdapter): ChunkState {
+  let s = states.get(storage);
+  if (!s) states.set(storage, (s = { known: new Map(), cache: new Map(), cachedBytes: 0 }));
+  return s;
+}
+
+/** Records that the chunks `ids` are stored now (call only once the write holding them is durable). */
+export function rememberChunks(storage: StorageAdapter, ids: readonly string[]): void {
+  const { known } = stateOf(storage);
+  const now = Date.now();
+  for (const id of ids) {
+    known.delete(id);
+    known.set(id, now);
+  }
+  if (known.size > KNOWN_MAX) for (const id of [...known.keys()].slice(0, known.size - KNOWN_MAX)) known.delete(id);
+}
+
+/** Forgets every chunk this process thinks `storage` holds (a sweep of this process removed some). */
+export function forgetChunks(storage: StorageAdapter, ids?: Iterable<string>): void {
+  const s = stateOf(storage);
+  if (!ids) {
+    s.known.clear();
+    s.cache.clear();
+    s.cachedBytes = 0;
+    return;
+  }
+  for (const id of ids) {
+    s.known.delete(id);
+    const bytes = s.cache.get(id);
+    if (bytes) {
+      s.cache.delete(id);
+      s.cachedBytes -= bytes.length;
+    }
+  }
+}
+
+function isKnown(state: ChunkState, id: string, now: number): boolean {
+  const at = state.known.get(id);
+  return at !== undefined && now - at < KNOWN_CHUNK_TTL_MS;
+}
+
+/** One chunk to store: its id, key and bytes. */
+export interface ChunkWrite {
+  readonly id: string;
+  readonly key: string;
+  readonly bytes: Uint8Array;
+}
+
+/** A document as stored with chunks: its envelope, the chunks not known to be stored yet, and every chunk it references. */
+export interface ChunkedDocument {
+  readonly envelope: Uint8Array;
+  readonly writes: readonly ChunkWrite[];
+  readonly ids: readonly string[];
+}
+
+/** The pieces of a chunked document before their ids are known: leaves, then each level of nodes. */
+class TreeBuilder {
+  readonly all: { id: string; bytes: Uint8Array }[] = [];
+  add(id: string, bytes: Uint8Array): string {
+    this.all.push({ id, bytes });
+    return id;
+  }
+  finish(storage: StorageAdapter, scheme: string, total: number, depth: number, ids: string[]): ChunkedDocument {
+    const state = stateOf(storage);
+    const now = Date.now();
+    const writes: ChunkWrite[] = [];
+    const seen = new Set<string>();
+    for (const { id, bytes } of this.all) {
+      if (seen.has(id)) continue;
+      seen.add(id);
+      if (!isKnown(state, id, now)) writes.push({ id, key: chunkKey(id), bytes });
+    }
+    return { envelope: encodeEnvelope({ bytes: total, depth, ids, scheme }), writes, ids: [...seen] };
+  }
+}
+
+/** Whether a document of `bytes` is stored as chunks (a smaller one is stored whole, byte for byte as without chunks). */
+export const isChunkable = (bytes: Uint8Array): boolean => bytes.length >= CHUNKED_MIN_BYTES;
+
+/**
+ * `bytes` as a chunked document of `storage` (see codec/chunking.ts), without a promise when the
+ * store's addressing hashes synchronously here.
+ */
+export function chunkDocument(storage: StorageAdapter, bytes: Uint8Array): ChunkedDocument | Promise<ChunkedDocument> {
+  const addressing = addressingOf(storage);
+  const ends = leafBoundaries(bytes);
+  const leaves: Uint8Array[] = [];
+  let start = 0;
+  for (const end of ends) {
+    leaves.push(bytes.subarray(start, end));
+    start = end;
+  }
+  const sync = addressing.idSync;
+  if (sync) {
+    const tree = new TreeBuilder();
+    let ids: string[] | undefined = [];
+    for (const leaf of leaves) {
+      const id = sync(leaf);
+      if (id === undefined) {
+        ids = undefined;
+        break;
+      }
+      ids.push(tree.add(id, leaf));
+    }
+    if (ids) {
+      let depth = 0;
+      let syncOk = true;
+      while (needsLevel(ids) && syncOk) {
+        const next: string[] = [];
+        for (const group of nodeGroups(ids)) {
+          const node = encodeNode(group);
+          const id = sync(node);
+          if (id === undefined) {
+            syncOk = false;
+            break;
+          }
+          next.push(tree.add(id, node));
+        }
+        ids = next;
+        depth++;
+      }
+      if (syncOk) return tree.finish(storage, addressing.scheme, bytes.length, depth, ids);
+    }
+  }
+  // Copies: the caller's buffer may be reused once this awaits (the saver's seal buffer).
+  return chunkDocumentAsync(
+    storage,
+    addressing,
+    bytes.length,
+    leaves.map((leaf) => leaf.slice()),
+  );
+}
+
+async function chunkDocumentAsync(
+  storage: StorageAdapter,
+  addressing: ContentAddressing,
+  total: number,
+  leaves: readonly Uint8Array[],
+): Promise<ChunkedDocument> {
+  const tree = new TreeBuilder();
+  let ids: string[] = [];
+  for (const leaf of leaves) ids.push(tree.add(await addressing.id(leaf), leaf));
+  let depth = 0;
+  while (needsLevel(ids)) {
+    const next: string[] = [];
+    for (const group of nodeGroups(ids)) {
+      const node = encodeNode(group);
+      next.push(tree.add(await addressing.id(node), node));
+    }
+    ids = next;
+    depth++;
+  }
+  return tree.finish(storage, addressing.scheme, total, depth, ids);
+}
+
+/** Keeps `bytes` of chunk `id` in the store's bounded cache of recently read chunks. */
+function cacheChunk(state: ChunkState, id: string, bytes: Uint8Array): void {
+  if (bytes.length > READ_CACHE_BYTES / 4 || state.cache.has(id)) return;
+  state.cache.set(id, bytes);
+  state.cachedBytes += bytes.length;
+  for (const [old, b] of state.cache) {
+    if (state.cachedBytes <= READ_CACHE_BYTES) break;
+    state.cache.delete(old);
+    state.cachedBytes -= b.length;
+  }
+}
+
+/** Key prefix of a hidden chunk's copies (see chunk-sweep.ts): `chunks/<2>/<id>.hidden-<ms>`. */
+export const HIDDEN_INFIX = '.hidden-';
+export const hiddenKey = (id: string, atMs: number): string => `${chunkKey(id)}${HIDDEN_INFIX}${atMs}`;
+
+/**
+ * The stored bytes of chunk `id`, verified against its id: from the cache, the chunk's key, or
+ * a copy a sweep hid (a document written while the sweep ran may still reference it).
+ * `checkpoint_integrity_mismatch` naming the chunk when it is missing or does not match.
+ */
+export async function readChunk(storage: StorageAdapter, id: string, addressing = addressingOf(storage)): Promise<Uint8Array> {
+  const state = stateOf(storage);
+  const cached = state.cache.get(id);
+  if (cached) {
+    state.cache.delete(id);
+    state.cache.set(id, cached);
+    return cached;
+  }
+  let stored = await storage.get(chunkKey(id));
+  if (!stored) {
+    for await (const entry of storage.list(`${chunkKey(id)}${HIDDEN_INFIX}`)) {
+      stored = await storage.get(entry.key);
+      if (stored) break;
+    }
+  }
+  if (!stored) throw chunkDamaged(id, 'is missing');
+  const bytes = stored.bytes;
+  const actual = addressing.idSync?.(bytes) ?? (await addressing.id(bytes));
+  if (actual !== id) throw chunkDamaged(id, 'does not match its id');
+  cacheChunk(state, id, bytes);
+  state.known.set(id, Date.now());
+  return bytes;
+}
+
+/** Reads `ids` (each verified), a few at a time, in order. */
+async function readAll(storage: StorageAdapter, addressing: ContentAddressing, ids: readonly string[]): Promise<Uint8Array[]> {
+  const out: Uint8Array[] = [];
+  for (let i = 0; i < ids.length; i += FETCH_AT_ONCE)
+    out.push(...(await Promise.all(ids.slice(i, i + FETCH_AT_ONCE).map((id) => readChunk(storage, id, addressing)))));
+  return out;
+}
+
+/** The leaf ids of an envelope, reading its nodes level by level (each level's nodes at once). */
+export async function leafIdsOf(storage: StorageAdapter, envelope: ChunkEnvelope, onNode?: (id: string) => void): Promise<string[]> {
+  const addressing = addressingOf(storage);
+  let ids = [...envelope.ids];
+  for (let depth = envelope.depth; depth > 0; depth--) {
+    const nodes = await readAll(storage, addressing, ids);
+    const next: string[] = [];
+    nodes.forEach((node, i) => {
+      onNode?.(ids[i]!);
+      for (const child of decodeNode(node, ids[i]!)) next.push(child);
+    });
+    ids = next;
+  }
+  return ids;
+}
+
+/**
+ * The document an envelope stands for, reassembled from its chunks (each verified against its
+ * id); undefined when `stored` is not an envelope. The document's own seal is then checked
+ * over the reassembled bytes by its decoder, as for any document.
+ */
+export async function resolveChunked(storage: StorageAdapter, key: string, stored: Uint8Array): Promise<Uint8Array | undefined> {
+  const envelope = decodeEnvelope(stored, key);
+  if (!envelope) return undefined;
+  const addressing = addressingOf(storage);
+  if (envelope.scheme !== addressing.scheme)
+    throw chunkDamaged(envelope.ids[0]!, `is named by ${envelope.scheme}, not by this store's ${addressing.scheme}`);
+  const leaves = await readAll(storage, addressing, await leafIdsOf(storage, envelope));
+  let total = 0;
+  for (const leaf of leaves) total += leaf.length;
+  if (total !== envelope.bytes)
+    throw chunkDamaged(envelope.ids[0]!, `and its siblings hold ${total} bytes where ${key} expects ${envelope.bytes}`);
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const leaf of leaves) {
+    out.set(leaf, at);
+    at += leaf.length;
+  }
+  return out;
+}

@@ -1,0 +1,93 @@
+import type { StorageAdapter } from '../contract/storage.js';
+import { chunkDocument, isChunkable, rememberChunks, type ChunkedDocument } from '../snapshot-io/chunk-store.js';
+import type { CreateOp, PutOp, ReplaceOp, WritePlan } from './ordered-write.js';
+
+/** A plan whose documents marked `chunk` are stored as content chunks, and the chunk ids they reference. */
+export interface ChunkedPlan {
+  readonly plan: WritePlan;
+  /**
+   * The chunks the plan writes: known stored once it is durable. Only what was written (or read)
+   * counts as known, never a chunk merely referenced again: the sweep's grace rule rests on it.
+   */
+  readonly ids: readonly string[];
+}
+
+type Chunked = ChunkedDocument | Promise<ChunkedDocument>;
+
+/** Whether any document of `plan` is to be stored as chunks. */
+function wantsChunks(plan: WritePlan): boolean {
+  const big = (op: { readonly bytes: Uint8Array; readonly chunk?: boolean }): boolean => op.chunk === true && isChunkable(op.bytes);
+  if (plan.latest && big(plan.latest)) return true;
+  for (const c of plan.creates) if (big(c)) return true;
+  for (const r of plan.replaces) if (big(r)) return true;
+  if (plan.puts) for (const p of plan.puts) if (big(p)) return true;
+  return false;
+}
+
+/** Documents of one plan chunked once each (`latest` is the newest history entry's very bytes). */
+class PlanChunker {
+  readonly done = new Map<Uint8Array, Chunked>();
+  constructor(readonly storage: StorageAdapter) {}
+  of(bytes: Uint8Array): Chunked {
+    let c = this.done.get(bytes);
+    if (!c) this.done.set(bytes, (c = chunkDocument(this.storage, bytes)));
+    return c;
+  }
+}
+
+/** The plan with its chunked documents' envelopes in place and their new chunks first (synchronous: every document chunked without a promise). */
+function assemble(plan: WritePlan, envelopes: Map<Uint8Array, ChunkedDocument>): ChunkedPlan {
+  const chunks: PutOp[] = [];
+  const seen = new Set<string>();
+  for (const doc of envelopes.values()) {
+    for (const w of doc.writes) {
+      if (seen.has(w.id)) continue;
+      seen.add(w.id);
+      chunks.push({ key: w.key, bytes: w.bytes });
+    }
+  }
+  const swap = <T extends { readonly bytes: Uint8Array; readonly chunk?: boolean }>(op: T): T => {
+    const doc = op.chunk === true ? envelopes.get(op.bytes) : undefined;
+    return doc ? { ...op, bytes: doc.envelope } : op;
+  };
+  const out: { -readonly [K in keyof WritePlan]: WritePlan[K] } = {
+    ...plan,
+    creates: plan.creates.map((c: CreateOp) => swap(c)),
+    replaces: plan.replaces.map((r: ReplaceOp) => swap(r)),
+    chunks: [...(plan.chunks ?? []), ...chunks],
+  };
+  if (plan.puts) out.puts = plan.puts.map((p) => swap(p));
+  if (plan.latest) out.latest = swap(plan.latest);
+  return { plan: out, ids: [...seen] };
+}
+
+/**
+ * Stores the documents of `plan` marked `chunk` (and at least {@link isChunkable}) as content
+ * chunks: each becomes a small envelope naming its chunks, and the chunks this process does not
+ * know to be stored already go first in the plan (`chunks`), so that no document is ever durable
+ * before a chunk it references. Synchronous when the store's addressing hashes synchronously.
+ */
+export function chunkPlan(storage: StorageAdapter, plan: WritePlan): ChunkedPlan | Promise<ChunkedPlan> | undefined {
+  if (!wantsChunks(plan)) return undefined;
+  const chunker = new PlanChunker(storage);
+  const visit = (op: { readonly bytes: Uint8Array; readonly chunk?: boolean }): void => {
+    if (op.chunk === true && isChunkable(op.bytes)) chunker.of(op.bytes);
+  };
+  for (const c of plan.creates) visit(c);
+  for (const r of plan.replaces) visit(r);
+  if (plan.puts) for (const p of plan.puts) visit(p);
+  if (plan.latest) visit(plan.latest);
+  let pending = false;
+  for (const c of chunker.done.values()) if (c instanceof Promise) pending = true;
+  if (!pending) return assemble(plan, chunker.done as Map<Uint8Array, ChunkedDocument>);
+  return (async () => {
+    const settled = new Map<Uint8Array, ChunkedDocument>();
+    for (const [bytes, c] of chunker.done) settled.set(bytes, await c);
+    return assemble(plan, settled);
+  })();
+}
+
+/** Records the chunks a durable plan referenced as stored (see `rememberChunks`). */
+export function chunksDurable(storage: StorageAdapter, chunked: ChunkedPlan | undefined): void {
+  if (chunked) rememberChunks(storage, chunked.ids);
+}

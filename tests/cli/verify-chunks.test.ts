@@ -1,0 +1,61 @@
+/**
+ * `savepoint verify` checks every content chunk a document references (present, and matching its
+ * id) and reports the ones no document references.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createWriter, defaultProfile, listAll } from 'savepoint';
+import { fsStorage } from 'savepoint/fs';
+import { runCli } from '../../src/cli/run.js';
+import { captureIo } from '../support/cli-io.js';
+import { CHUNK_PREFIX } from '../../src/codec/chunking.js';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+interface VerifyJson {
+  problems: number;
+  findings: { key: string; level: string; reasonCode: string; message: string }[];
+}
+
+async function verify(dir: string): Promise<{ code: number; json: VerifyJson }> {
+  const out = captureIo();
+  const code = await runCli(['verify', '--json', '--dir', dir], out);
+  return { code, json: JSON.parse(out.out) as VerifyJson };
+}
+
+describe('verify and content chunks', () => {
+  it('reports a missing chunk, a damaged one and an unreferenced one, each by its key', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'savepoint-verify-chunks-'));
+    dirs.push(dir);
+    const storage = fsStorage({ dir });
+    const writer = createWriter({ storage, profile: defaultProfile, runId: 'run-a', heartbeatIntervalMs: false });
+    const messages = Array.from({ length: 30 }, (_, i) => `message ${i} `.repeat(120));
+    const r = await writer.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { messages } });
+    if (!r.ok) throw r.error;
+    await writer.close();
+    expect((await verify(dir)).json.problems).toBe(0);
+
+    const chunks = await listAll(storage, CHUNK_PREFIX);
+    expect(chunks.length).toBeGreaterThan(3);
+    const [gone, damaged] = [chunks[0]!.key, chunks[1]!.key];
+    await storage.delete(gone);
+    const bytes = (await storage.get(damaged))!.bytes.slice();
+    bytes[0]! ^= 1;
+    await storage.put(damaged, bytes);
+    const stray = `${CHUNK_PREFIX}ab/ab${'0'.repeat(62)}`;
+    await storage.put(stray, new TextEncoder().encode('nobody refers to me'));
+    await storage.close();
+
+    const { code, json } = await verify(dir);
+    expect(code).not.toBe(0);
+    const at = (key: string) => json.findings.filter((f) => f.key === key);
+    expect(at(gone).some((f) => f.level === 'problem' && f.message.startsWith('missing'))).toBe(true);
+    expect(at(damaged).some((f) => f.level === 'problem' && f.reasonCode === 'checkpoint_integrity_mismatch')).toBe(true);
+    expect(at(stray)).toEqual([expect.objectContaining({ level: 'warning', reasonCode: 'checkpoint_chunk_unreferenced' })]);
+  });
+});

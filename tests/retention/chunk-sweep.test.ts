@@ -1,0 +1,214 @@
+/**
+ * The chunk sweep (retention/chunk-sweep.ts) never deletes a chunk a kept checkpoint references
+ * (DESIGN invariant 10): under random writes, random deletions of checkpoints, sweeps at random
+ * times and sweeps running beside a write; with a fault or a crash at every storage operation of
+ * a sweep; and it frees what nothing references once the grace period is over.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  createWriter,
+  defaultProfile,
+  listAll,
+  memoryStorage,
+  runRetention,
+  sweepChunks,
+  type JsonValue,
+  type StorageAdapter,
+} from 'savepoint';
+import { readSnapshot } from 'savepoint/toolkit';
+import { faultyStorage, manualClock, type FaultAction } from 'savepoint/testing';
+import { CHUNK_PREFIX } from '../../src/codec/chunking.js';
+import { forgetChunks, KNOWN_CHUNK_TTL_MS } from '../../src/snapshot-io/chunk-store.js';
+
+const GRACE = 60 * 60 * 1000;
+
+/** Prose-like text (not periodic) from a seed. */
+function prose(seed: number, size: number): string {
+  const words = ['agent', 'tool', 'result', 'and', 'then', 'wrote', 'a', 'long', 'answer', 'é', '"q"'];
+  let x = seed | 1;
+  let t = '';
+  while (t.length < size) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    t += `${words[(x >>> 0) % words.length]} ${(x >>> 8) % 1000} `;
+  }
+  return t;
+}
+
+/** A store with checkpoints written, and what each kept one must read back as. */
+class World {
+  readonly kept = new Map<string, JsonValue>();
+  readonly lists = new Map<string, JsonValue[]>();
+  /** Every state written, kept or not. */
+  readonly written: JsonValue[] = [];
+  /** Reads go through another adapter over the same data: its own chunk cache, and the writers' knowledge left alone. */
+  readonly reader: StorageAdapter;
+  constructor(readonly storage: StorageAdapter) {
+    this.reader = { ...storage };
+  }
+  async write(run: string, seed: number, again?: JsonValue): Promise<void> {
+    const base = this.lists.get(run) ?? Array.from({ length: 10 }, (_, i) => prose(i + 1, 1800));
+    // An even seed appends a message, an odd one replaces one: chunks of a replaced message may come back with an older state.
+    const list =
+      seed % 2 === 0 ? [...base, prose(seed, 2000)] : base.map((m, i) => (i === Math.abs(seed) % base.length ? prose(seed, 2000) : m));
+    if (!again) this.lists.set(run, list);
+    const writer = createWriter({ storage: this.storage, profile: defaultProfile, runId: run, heartbeatIntervalMs: false, lock: false });
+    const state = again ?? { messages: list, seed };
+    this.written.push(state);
+    const r = await writer.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: state });
+    await writer.close();
+    if (!r.ok) throw r.error;
+    this.kept.set(r.key!, state);
+    this.kept.set(`checkpoints/${run}/latest.json`, state);
+  }
+  async drop(pick: number): Promise<void> {
+    const history = [...this.kept.keys()].filter((k) => k.includes('/history/'));
+    if (history.length === 0) return;
+    const key = history[pick % history.length]!;
+    await this.storage.delete(key);
+    this.kept.delete(key);
+  }
+  async check(): Promise<void> {
+    forgetChunks(this.reader);
+    for (const [key, state] of this.kept) expect((await readSnapshot(this.reader, defaultProfile, key))?.payload, key).toEqual(state);
+  }
+}
+
+type Step =
+  | { kind: 'write'; run: number; seed: number }
+  | { kind: 'again'; pick: number }
+  | { kind: 'drop'; pick: number }
+  | { kind: 'sweep'; advance: number; beside: boolean; seed: number };
+
+const step: fc.Arbitrary<Step> = fc.oneof(
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant('write' as const), run: fc.nat({ max: 1 }), seed: fc.integer() }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('drop' as const), pick: fc.nat() }) },
+  // A state written before, written again (a fork, a thread copy): its chunks may be hidden by now.
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('again' as const), pick: fc.nat() }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant('sweep' as const),
+      advance: fc.integer({ min: 0, max: 2 * GRACE }),
+      beside: fc.boolean(),
+      seed: fc.integer(),
+    }),
+  },
+);
+
+describe('chunk sweep', () => {
+  it('never deletes a chunk a kept checkpoint references: random writes, deletions, sweeps at random times, sweeps beside a write', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { minLength: 4, maxLength: 14 }), async (steps) => {
+        const storage = memoryStorage();
+        const clock = manualClock(0);
+        const world = new World(storage);
+        const sweeper: StorageAdapter = { ...storage };
+        for (const s of steps) {
+          if (s.kind === 'write') await world.write(`r${s.run}`, s.seed);
+          else if (s.kind === 'drop') await world.drop(s.pick);
+          else if (s.kind === 'again') {
+            if (world.written.length > 0) await world.write('r1', 0, world.written[s.pick % world.written.length]);
+          } else {
+            await clock.advance(s.advance);
+            // Writers' knowledge of chunks lasts KNOWN_CHUNK_TTL_MS of real time: a manual clock that moves past it stands for that.
+            if (s.advance >= KNOWN_CHUNK_TTL_MS) forgetChunks(storage);
+            // The sweep runs as another process would: its own adapter over the same data, the writers' knowledge of chunks untouched.
+            const sweep = sweepChunks(sweeper, { clock, graceMs: GRACE });
+            if (s.beside) await Promise.all([sweep, world.write('r0', s.seed)]);
+            else await sweep;
+          }
+          await world.check();
+        }
+        // Once nothing references them, two sweeps a grace period apart free every chunk.
+        for (const key of world.kept.keys()) await storage.delete(key);
+        world.kept.clear();
+        await sweepChunks(storage, { clock, graceMs: GRACE });
+        await clock.advance(GRACE);
+        await sweepChunks(storage, { clock, graceMs: GRACE });
+        expect(await listAll(storage, CHUNK_PREFIX)).toEqual([]);
+      }),
+      { numRuns: 25 },
+    );
+  }, 120_000);
+
+  it('a chunk hidden by one sweep and referenced again by a writer that knew it is put back by the next, not deleted', async () => {
+    const storage = memoryStorage();
+    const sweeper: StorageAdapter = { ...storage }; // another process
+    const clock = manualClock(0);
+    const world = new World(storage);
+    await world.write('r0', 2);
+    await world.write('r0', 3); // replaces a message: chunks of the first state alone are now its history entry's
+    const first = world.written[0]!;
+    await world.drop(0);
+    const hidden = (await sweepChunks(sweeper, { clock, graceMs: GRACE })).hidden;
+    expect(hidden.length).toBeGreaterThan(0);
+    await world.write('r1', 0, first); // this writer still trusts those chunks: its document references them, hidden
+    await clock.advance(GRACE);
+    forgetChunks(storage);
+    const report = await sweepChunks(sweeper, { clock, graceMs: GRACE });
+    expect(report.restored.length).toBeGreaterThan(0);
+    await world.check();
+  });
+
+  /** A store with referenced chunks, unreferenced ones, hidden ones past and within the grace period, and a hidden one referenced again. */
+  async function scene(storage: StorageAdapter, clock: ReturnType<typeof manualClock>): Promise<Map<string, JsonValue>> {
+    const world = new World(storage);
+    await world.write('a', 1);
+    await world.write('a', 2);
+    await world.write('b', 3);
+    await world.drop(0);
+    await sweepChunks(storage, { clock, graceMs: GRACE }); // hides what checkpoint 1 alone referenced
+    await clock.advance(GRACE + 1);
+    await world.drop(0);
+    forgetChunks(storage);
+    await world.write('b', 4);
+    return world.kept;
+  }
+
+  for (const action of ['fail', 'fail-after', 'crash', 'crash-after'] as FaultAction[]) {
+    it(`a ${action} at every storage operation of a sweep loses nothing a kept checkpoint references`, async () => {
+      for (let at = 0; ; at++) {
+        const inner = memoryStorage();
+        const clock = manualClock(0);
+        const kept = await scene(inner, clock);
+        const storage = faultyStorage(inner, { at, action });
+        let failed = false;
+        try {
+          await sweepChunks(storage, { clock, graceMs: GRACE });
+        } catch {
+          failed = true;
+        }
+        forgetChunks(inner);
+        forgetChunks(storage);
+        for (const [key, state] of kept)
+          expect((await readSnapshot(inner, defaultProfile, key))?.payload, `${key} after a ${action} at ${at}`).toEqual(state);
+        // A sweep after the fault (the restarted process) ends as well.
+        await sweepChunks(inner, { clock, graceMs: GRACE });
+        forgetChunks(inner);
+        for (const [key, state] of kept) expect((await readSnapshot(inner, defaultProfile, key))?.payload).toEqual(state);
+        if (!failed && storage.count <= at) break;
+      }
+    }, 120_000);
+  }
+
+  it('runRetention sweeps after applying, and reports it', async () => {
+    const storage = memoryStorage();
+    const clock = manualClock(0);
+    const world = new World(storage);
+    await world.write('a', 1);
+    await world.write('a', 2);
+    await world.drop(0);
+    const run = await runRetention({ storage, profile: defaultProfile, clock, log: false });
+    expect(run.chunks?.hidden.length).toBeGreaterThan(0);
+    expect((await runRetention({ storage, profile: defaultProfile, clock, sweepChunks: false, log: false })).chunks).toBeUndefined();
+    await clock.advance(GRACE);
+    expect((await runRetention({ storage, profile: defaultProfile, clock, log: false })).chunks?.deleted.length).toBe(
+      run.chunks?.hidden.length,
+    );
+    forgetChunks(storage);
+    await world.check();
+  });
+});
