@@ -353,6 +353,7 @@ export function handoffMarkdownProfile(options: HandoffMarkdownProfileOptions = 
   return defineProfile<HandoffPayload>({
     name: options.name ?? 'handoffMarkdown',
     description: 'Markdown hand-off documents with front matter, carried forward and compressed under a token budget',
+    sharedFiles: 'the next session and people read the Markdown hand-off documents',
     payload: HandoffPayloadSchema,
     triggers: HANDOFF_TRIGGERS,
     statuses: { all: LIFECYCLE_STATUSES, terminal: ['completed', 'failed'], active: 'in_progress' },

@@ -177,6 +177,7 @@ export function createPhasedWorkflowProfile(options: PhasedWorkflowProfileOption
   return defineProfile<PhasedWorkflowPayload>({
     name: 'phasedWorkflow',
     description: 'phased-workflow-github.md: cp_NNN_trigger.json + latest.json + index.json per run, nine prioritized triggers',
+    sharedFiles: 'phased-workflow-github.md: the orchestrator and people read cp_NNN, latest.json and index.json in the repository',
     payload: phasedWorkflowPayloadSchema(options.phaseNames),
     triggers: Object.fromEntries(
       PHASED_TRIGGERS.map((t) => [

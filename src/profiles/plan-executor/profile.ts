@@ -64,6 +64,7 @@ export function createPlanExecutorProfile(options: PlanExecutorProfileOptions = 
   return defineProfile<PlanExecutorPayload>({
     name: 'planExecutor',
     description: 'plan-executor.md: {state_path}/plans/{NN}-CHECKPOINT.json, written after each task completion',
+    sharedFiles: 'plan-executor.md: status displays and executors read plans/NN-CHECKPOINT.json',
     payload: PlanExecutorPayloadSchema,
     triggers: TRIGGERS,
     statuses: { all: PLAN_EXECUTOR_STATUSES, terminal: ['completed', 'failed'], active: 'in_progress' },

@@ -271,6 +271,7 @@ export function progressProtocolProfile(options: ProgressProtocolProfileOptions 
   return defineProfile<ProgressDocument>({
     name: options.name ?? 'progressProtocol',
     description: 'The .ccc-progress.md single-artifact progress file of the four-step checkpoint protocol',
+    sharedFiles: 'the next agent session reads .ccc-progress.md',
     payload: ProgressDocumentSchema,
     triggers: PROGRESS_TRIGGERS,
     statuses: { all: PROGRESS_STATUSES, terminal: ['completed'], active: 'in_progress' },
