@@ -17,7 +17,7 @@ import { keyMissing, reservedKey } from './errors.js';
 import { KEYRING_KEY, keyIdsOf } from './keyring.js';
 import { keyringOf, type EncryptedKeyring } from './keyring-admin.js';
 import { hmacSha256 } from './primitives.js';
-import { readKeyring, readSession, writeSession, type EncryptedState } from './session.js';
+import { readKeyring, readSession, track, writeSession, type EncryptedState } from './session.js';
 import { dataKeyIdOf, openValue, sealValue } from './value-cipher.js';
 import { VALUE_OVERHEAD_BYTES } from './value-format.js';
 
@@ -79,8 +79,12 @@ async function getValue(state: EncryptedState, key: string): Promise<StoredObjec
 
 async function putValue(state: EncryptedState, key: string, bytes: Uint8Array, options?: PutOptions) {
   checkedKey(state, key);
-  const session = await writeSession(state);
-  return state.inner.put(key, await sealValue(session, key, bytes), options);
+  // The caller may reuse its buffer once put returns: seal it now (WebCrypto copies its input
+  // when called), or copy it while the session opens.
+  const ready = state.ready;
+  const input = ready ? bytes : bytes.slice();
+  const sealed = ready ? sealValue(ready, key, input) : writeSession(state).then((session) => sealValue(session, key, input));
+  return state.inner.put(key, await sealed, options);
 }
 
 async function batchValues(state: EncryptedState, operations: readonly BatchOperation[]): Promise<BatchOutcome[]> {
@@ -167,26 +171,34 @@ export function encryptedStorage(inner: StorageAdapter, options: EncryptedStorag
       'checkpoint_config_invalid',
       'encryptedStorage: inner already names content its own way (is it encrypted twice?)',
     );
-  const state: EncryptedState = { inner, keys: inputs.filter((k) => k !== undefined).map(toKey), session: undefined, closed: false };
+  const state: EncryptedState = {
+    inner,
+    keys: inputs.filter((k) => k !== undefined).map(toKey),
+    session: undefined,
+    ready: undefined,
+    closed: false,
+    inFlight: new Set(),
+  };
   const store: EncryptedStorage = {
     name: `encrypted(${inner.name})`,
     inner,
     capabilities: capabilitiesOf(inner, sharedFiles),
     contentAddressing: contentAddressing(state),
     keyring: keyringOf(state),
-    get: (key) => getValue(state, key),
-    put: (key, bytes, opts) => putValue(state, key, bytes, opts),
+    get: (key) => track(state, getValue(state, key)),
+    put: (key, bytes, opts) => track(state, putValue(state, key, bytes, opts)),
     delete: async (key, opts) => {
       checkedKey(state, key);
       return inner.delete(key, opts);
     },
     list: (prefix) => listValues(state, prefix),
     ...(inner.capabilities.atomicBatch && typeof inner.batch === 'function'
-      ? { batch: (ops: readonly BatchOperation[]) => batchValues(state, ops) }
+      ? { batch: (ops: readonly BatchOperation[]) => track(state, batchValues(state, ops)) }
       : {}),
     ...bufferedMembers(inner),
     async close() {
       state.closed = true;
+      await Promise.allSettled([...state.inFlight]);
       await inner.close();
     },
   };

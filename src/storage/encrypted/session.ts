@@ -26,7 +26,19 @@ export interface EncryptedState {
   readonly keys: readonly EncryptionKey[];
   /** The opened session, once one was made; a failed attempt is not kept, so a later call tries again. */
   session: Promise<Session> | undefined;
+  /** The session once opened, for the synchronous start of a put (WebCrypto copies its input when called). */
+  ready: Session | undefined;
   closed: boolean;
+  /** Calls under way, which `close()` lets finish before closing the inner store (their inner call may still be to come). */
+  readonly inFlight: Set<Promise<unknown>>;
+}
+
+/** Runs `op`, keeping it in `state.inFlight` until it settles. */
+export function track<T>(state: EncryptedState, op: Promise<T>): Promise<T> {
+  state.inFlight.add(op);
+  const done = (): void => void state.inFlight.delete(op);
+  op.then(done, done);
+  return op;
 }
 
 const encoder = new TextEncoder();
@@ -85,7 +97,7 @@ async function loadSession(state: EncryptedState, create: boolean): Promise<Sess
 /** The session for a write: opens the keyring, creating it on a new store. */
 export function writeSession(state: EncryptedState): Promise<Session> {
   if (!state.session) {
-    const loading = loadSession(state, true) as Promise<Session>;
+    const loading = (loadSession(state, true) as Promise<Session>).then((session) => (state.ready = session));
     state.session = loading;
     loading.catch(() => {
       if (state.session === loading) state.session = undefined;
@@ -98,7 +110,10 @@ export function writeSession(state: EncryptedState): Promise<Session> {
 export async function readSession(state: EncryptedState): Promise<Session | undefined> {
   if (state.session) return state.session;
   const loaded = await loadSession(state, false);
-  if (loaded && !state.session) state.session = Promise.resolve(loaded);
+  if (loaded && !state.session) {
+    state.session = Promise.resolve(loaded);
+    state.ready = loaded;
+  }
   return loaded;
 }
 
