@@ -62,20 +62,25 @@ export async function wrapDataKey(dataKeyId: string, dataKey: Uint8Array, key: E
   return { keyId: kek.id, ...(kdf ? { kdf } : {}), nonce, wrapped };
 }
 
-/** The data key, opened with the first of `keys` that opens a wrap, and that wrap's key id; `undefined` when none does. */
+/**
+ * The data key, opened with the first of `keys` that opens a wrap, and that wrap's key id;
+ * `'damaged'` when a wrap of one of `keys` (same key id) fails to open; `undefined` when no key has a wrap.
+ */
 export async function unwrapDataKey(
   keyring: Keyring,
   keys: readonly EncryptionKey[],
-): Promise<{ readonly dataKey: Uint8Array; readonly keyId: string } | undefined> {
+): Promise<{ readonly dataKey: Uint8Array; readonly keyId: string } | 'damaged' | undefined> {
+  let damagedWrap = false;
   for (const key of keys) {
     for (const wrap of keyring.wraps) {
       const kek: KeyEncryptionKey | undefined = await key.resolve(wrap.kdf);
       if (!kek || kek.id !== wrap.keyId) continue;
       const dataKey = await aesGcmOpen(kek.kek, wrap.nonce, wrapAad(keyring.dataKeyId, wrap.keyId), wrap.wrapped);
       if (dataKey && dataKey.length === KEY_BYTES) return { dataKey, keyId: wrap.keyId };
+      damagedWrap = true;
     }
   }
-  return undefined;
+  return damagedWrap ? 'damaged' : undefined;
 }
 
 /** The ids of `keys` as the keyring would name them (passphrase keys: under each wrap's salt that they open). */
@@ -101,7 +106,8 @@ export function encodeKeyring(keyring: Keyring): Uint8Array {
   return encoder.encode(canonicalJson({ format: FORMAT, version: VERSION, cipher: 'AES-256-GCM', data_key_id: keyring.dataKeyId, wraps }));
 }
 
-function damaged(why: string): CheckpointError {
+/** The keyring's bytes are not a keyring, or a wrap was changed. */
+export function damaged(why: string): CheckpointError {
   return new CheckpointError('checkpoint_integrity_mismatch', `the encrypted store's keyring (${KEYRING_KEY}) is damaged: ${why}`, {
     details: { key: KEYRING_KEY },
   });

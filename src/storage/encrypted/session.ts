@@ -2,7 +2,17 @@ import { isCheckpointError } from '../../contract/errors.js';
 import type { StorageAdapter } from '../../contract/storage.js';
 import type { EncryptionKey } from './encryption-key.js';
 import { keyMissing } from './errors.js';
-import { decodeKeyring, encodeKeyring, KEYRING_KEY, keyIdsOf, newDataKey, unwrapDataKey, wrapDataKey, type Keyring } from './keyring.js';
+import {
+  damaged,
+  decodeKeyring,
+  encodeKeyring,
+  KEYRING_KEY,
+  keyIdsOf,
+  newDataKey,
+  unwrapDataKey,
+  wrapDataKey,
+  type Keyring,
+} from './keyring.js';
 import { hkdfSha256, importAesKey, importHmacKey, KEY_BYTES } from './primitives.js';
 
 /**
@@ -68,6 +78,7 @@ export async function openKeyring(
   what: string,
 ): Promise<{ dataKey: Uint8Array; keyId: string }> {
   const opened = await unwrapDataKey(keyring, keys);
+  if (opened === 'damaged') throw damaged('the wrap of a key given fails authentication');
   if (opened) return opened;
   throw keyMissing(what, { dataKeyId: keyring.dataKeyId, wrapKeyIds: keyring.wraps.map((w) => w.keyId) }, await keyIdsOf(keys, keyring));
 }
