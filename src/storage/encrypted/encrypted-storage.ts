@@ -5,6 +5,7 @@ import type {
   BatchOperation,
   BatchOutcome,
   PutOptions,
+  PutResult,
   StorageAdapter,
   StorageCapabilities,
   StorageEntry,
@@ -77,14 +78,61 @@ async function getValue(state: EncryptedState, key: string): Promise<StoredObjec
   return { bytes: await openValue(session, key, stored.bytes), version: stored.version };
 }
 
-async function putValue(state: EncryptedState, key: string, bytes: Uint8Array, options?: PutOptions) {
+async function putValue(state: EncryptedState, key: string, bytes: Uint8Array, options?: PutOptions): Promise<PutResult> {
   checkedKey(state, key);
-  // The caller may reuse its buffer once put returns: seal it now (WebCrypto copies its input
-  // when called), or copy it while the session opens.
+  if (!(bytes instanceof Uint8Array)) throw notBytes(key);
+  // The caller may reuse its buffer once put returns: seal it now (synchronously, or through
+  // WebCrypto, which copies its input when called), or copy it while the session opens.
   const ready = state.ready;
-  const input = ready ? bytes : bytes.slice();
-  const sealed = ready ? sealValue(ready, key, input) : writeSession(state).then((session) => sealValue(session, key, input));
-  return state.inner.put(key, await sealed, options);
+  if (ready) {
+    const sealed = sealValue(ready, key, bytes);
+    return state.inner.put(key, sealed instanceof Uint8Array ? sealed : await sealed, options);
+  }
+  const input = bytes.slice();
+  const session = await writeSession(state);
+  return state.inner.put(key, await sealValue(session, key, input), options);
+}
+
+function notBytes(key: string): CheckpointError {
+  return new CheckpointError('checkpoint_schema_invalid', `value of ${key} is not a Uint8Array`, { details: { key } });
+}
+
+/**
+ * A put or batch on an open session with a synchronous cipher hands the sealed bytes to the
+ * inner store before returning, adding no promise of its own (the inner store keeps track of
+ * its calls under way); otherwise it goes the asynchronous way, tracked for `close()`.
+ */
+function putNowOrLater(state: EncryptedState, key: string, bytes: Uint8Array, options?: PutOptions): Promise<PutResult> {
+  const ready = state.ready;
+  if (!ready?.sync || state.closed) return track(state, putValue(state, key, bytes, options));
+  try {
+    checkedKey(state, key);
+    if (!(bytes instanceof Uint8Array)) throw notBytes(key);
+    return state.inner.put(key, sealValue(ready, key, bytes) as Uint8Array, options);
+  } catch (err) {
+    return Promise.reject(err);
+  }
+}
+
+function batchNowOrLater(state: EncryptedState, operations: readonly BatchOperation[]): Promise<BatchOutcome[]> {
+  const ready = state.ready;
+  if (!ready?.sync || state.closed || !Array.isArray(operations)) return track(state, batchValues(state, operations));
+  try {
+    const sealed = operations.map((op) => {
+      if (op?.key === KEYRING_KEY) throw reservedKey();
+      if (op?.type !== 'put') return op;
+      assertKey(op.key);
+      if (!(op.bytes instanceof Uint8Array)) throw notBytes(op.key);
+      return { ...op, bytes: sealValue(ready, op.key, op.bytes) as Uint8Array };
+    });
+    return state.inner.batch!(sealed);
+  } catch (err) {
+    return Promise.reject(err);
+  }
+}
+
+function isPut(op: BatchOperation): op is Extract<BatchOperation, { type: 'put' }> {
+  return op?.type === 'put' && op.bytes instanceof Uint8Array;
 }
 
 async function batchValues(state: EncryptedState, operations: readonly BatchOperation[]): Promise<BatchOutcome[]> {
@@ -93,11 +141,16 @@ async function batchValues(state: EncryptedState, operations: readonly BatchOper
   for (const op of operations) if (op?.key === KEYRING_KEY) throw reservedKey();
   if (!operations.some((op) => op?.type === 'put')) return state.inner.batch!(operations);
   for (const op of operations) if (op?.type === 'put') assertKey(op.key);
-  const session = await writeSession(state);
+  const ready = state.ready;
+  // As in a put: sealed before the first await, or copied while the session opens.
+  if (ready?.sync)
+    return state.inner.batch!(
+      operations.map((op) => (isPut(op) ? { ...op, bytes: sealValue(ready, op.key, op.bytes) as Uint8Array } : op)),
+    );
+  const copies = ready ? operations : operations.map((op) => (isPut(op) ? { ...op, bytes: op.bytes.slice() } : op));
+  const session = ready ?? (await writeSession(state));
   const sealed = await Promise.all(
-    operations.map(async (op) =>
-      op?.type === 'put' && op.bytes instanceof Uint8Array ? { ...op, bytes: await sealValue(session, op.key, op.bytes) } : op,
-    ),
+    copies.map(async (op) => (isPut(op) ? { ...op, bytes: await sealValue(session, op.key, op.bytes) } : op)),
   );
   return state.inner.batch!(sealed);
 }
@@ -134,7 +187,12 @@ function bufferedMembers(inner: StorageAdapter): Partial<Pick<BufferedStorage, '
 function contentAddressing(state: EncryptedState): ContentAddressing {
   return {
     scheme: 'hmac-sha256',
-    id: async (bytes) => toHex(await hmacSha256((await writeSession(state)).contentIdKey, bytes)),
+    async id(bytes) {
+      const session = await writeSession(state);
+      return session.sync ? session.sync.mac(bytes) : toHex(await hmacSha256(session.contentIdKey, bytes));
+    },
+    // Synchronous once the store's data key is open, where the runtime hashes synchronously.
+    idSync: (bytes) => state.ready?.sync?.mac(bytes),
   };
 }
 
@@ -186,14 +244,14 @@ export function encryptedStorage(inner: StorageAdapter, options: EncryptedStorag
     contentAddressing: contentAddressing(state),
     keyring: keyringOf(state),
     get: (key) => track(state, getValue(state, key)),
-    put: (key, bytes, opts) => track(state, putValue(state, key, bytes, opts)),
+    put: (key, bytes, opts) => putNowOrLater(state, key, bytes, opts),
     delete: async (key, opts) => {
       checkedKey(state, key);
       return inner.delete(key, opts);
     },
     list: (prefix) => listValues(state, prefix),
     ...(inner.capabilities.atomicBatch && typeof inner.batch === 'function'
-      ? { batch: (ops: readonly BatchOperation[]) => track(state, batchValues(state, ops)) }
+      ? { batch: (ops: readonly BatchOperation[]) => batchNowOrLater(state, ops) }
       : {}),
     ...bufferedMembers(inner),
     async close() {

@@ -13,6 +13,7 @@ import {
   wrapDataKey,
   type Keyring,
 } from './keyring.js';
+import { syncAead, type SyncAead } from './native-aead.js';
 import { hkdfSha256, importAesKey, importHmacKey, KEY_BYTES } from './primitives.js';
 
 /**
@@ -27,6 +28,8 @@ export interface Session {
   readonly valueKey: CryptoKey;
   /** HMAC-SHA-256 key for content ids. */
   readonly contentIdKey: CryptoKey;
+  /** The same keys for the runtime's synchronous implementation, where it has one (Node). */
+  readonly sync: SyncAead | undefined;
 }
 
 /** What an encrypted store keeps between calls. */
@@ -55,14 +58,15 @@ const encoder = new TextEncoder();
 const VALUE_INFO = encoder.encode('savepoint/value-aes-256-gcm/v1');
 const CONTENT_ID_INFO = encoder.encode('savepoint/content-id-hmac-sha256/v1');
 
-async function sessionOf(dataKeyId: string, dataKey: Uint8Array): Promise<Session> {
+/** The session of data key `dataKeyId`; `native: false` keeps to WebCrypto (tests compare the two). */
+export async function sessionOf(dataKeyId: string, dataKey: Uint8Array, native = true): Promise<Session> {
   const salt = hexBytes(dataKeyId);
   const [valueRaw, idRaw] = await Promise.all([
     hkdfSha256(dataKey, salt, VALUE_INFO, KEY_BYTES),
     hkdfSha256(dataKey, salt, CONTENT_ID_INFO, KEY_BYTES),
   ]);
   const [valueKey, contentIdKey] = await Promise.all([importAesKey(valueRaw), importHmacKey(idRaw)]);
-  return { dataKeyId, dataKeyIdBytes: salt, valueKey, contentIdKey };
+  return { dataKeyId, dataKeyIdBytes: salt, valueKey, contentIdKey, sync: native ? syncAead(valueRaw, idRaw) : undefined };
 }
 
 /** The stored keyring and its version, or `undefined` when the store has none yet. */
