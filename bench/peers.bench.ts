@@ -8,7 +8,9 @@
  * - growth: median cost of checkpoints #9,801–10,000 of one run vs #1–200 of a fresh run in the
  *   same store, interleaved, on memoryStorage and fsStorage, target ≤ 1.2×;
  * - footprint: bytes stored after 500 checkpoints of a slowly changing 200 KB state, default
- *   settings, vs SqliteSaver's database file, target ≤ 1/10.
+ *   settings, vs SqliteSaver's database file, target ≤ 1/10;
+ * - encrypted: one checkpoint of a 1 KB and a 200 KB state through `encryptedStorage` over
+ *   memoryStorage and fsStorage vs the same store unencrypted, target ≤ 1.2×.
  *
  * LangGraph's packages are devDependencies only. Set SAVEPOINT_BENCH_QUICK=1 for a short run
  * (growth over 2,000 checkpoints) while developing.
@@ -18,7 +20,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MemorySaver, emptyCheckpoint, uuid6, type Checkpoint } from '@langchain/langgraph-checkpoint';
 import { SqliteSaver } from './sqlite-peer.js';
-import { createWriter, defaultProfile, memoryStorage, planResume, type JsonValue, type StorageAdapter } from 'savepoint';
+import {
+  createWriter,
+  defaultProfile,
+  encryptedStorage,
+  EncryptionKey,
+  memoryStorage,
+  planResume,
+  type JsonValue,
+  type StorageAdapter,
+} from 'savepoint';
 import { fsStorage } from 'savepoint/fs';
 import { initialPhasedPayload, phasedWorkflow } from 'savepoint/phased-workflow';
 import { fmt, median, timeMs, type BenchRow } from './harness.js';
@@ -241,6 +252,41 @@ async function footprintRow(count: number): Promise<BenchRow> {
   }
 }
 
+/** One checkpoint through `encryptedStorage(store())` against one through a plain `store()`, interleaved. */
+async function encryptedRow(where: string, store: (name: string) => StorageAdapter, kb: number, rounds: number): Promise<BenchRow> {
+  const states = Array.from({ length: 64 }, (_, i) => stateOf(kb, i));
+  const enc = savepointStep(encryptedStorage(store('encrypted'), { keys: EncryptionKey.generate() }), 'bench');
+  const plain = savepointStep(store('plain'), 'bench');
+  for (let i = 0; i < 50; i++) {
+    await enc.step(states[i % 64]!);
+    await plain.step(states[i % 64]!);
+  }
+  let n = 50;
+  const m = await pairwise(
+    rounds,
+    () => enc.step(states[n++ % 64]!),
+    () => plain.step(states[n % 64]!),
+  );
+  await enc.writer.close();
+  await plain.writer.close();
+  return ratioRow(`encrypted ${where}, ${kb} KB state: checkpoint() vs unencrypted`, m.a, m.b, `${where} plain`, 1.2);
+}
+
+async function encryptedRows(): Promise<BenchRow[]> {
+  const rows: BenchRow[] = [];
+  const base = mkdtempSync(join(tmpdir(), 'savepoint-bench-encrypted-'));
+  try {
+    for (const kb of [1, 200]) {
+      const rounds = (kb === 1 ? 2000 : 300) / (QUICK ? 4 : 1);
+      rows.push(await encryptedRow('memoryStorage', () => memoryStorage(), kb, rounds));
+      rows.push(await encryptedRow('fsStorage', (name) => fsStorage({ dir: join(base, `${name}-${kb}`) }), kb, rounds / 4));
+    }
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
+  return rows;
+}
+
 export async function bench(): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
   const only = process.env.SAVEPOINT_BENCH_PEERS?.split(',');
@@ -263,5 +309,6 @@ export async function bench(): Promise<BenchRow[]> {
       growthRow('memoryStorage, phasedWorkflow', total, await growth(memoryStorage(), total, phasedStep, [newRunId(), newRunId()])),
     );
   if (want('footprint')) rows.push(await footprintRow(QUICK ? 200 : 500));
+  if (want('encrypted')) rows.push(...(await encryptedRows()));
   return rows;
 }

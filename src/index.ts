@@ -39,6 +39,16 @@ export {
 } from './contract/storage.js';
 export { memoryStorage, type MemoryStorageOptions } from './storage/memory.js';
 
+// Encryption at rest: any store, holding only ciphertext (WebCrypto; docs/security.md).
+export {
+  encryptedStorage,
+  type EncryptedStorage,
+  type EncryptedStorageOptions,
+  type EncryptionKeyInput,
+} from './storage/encrypted/encrypted-storage.js';
+export { EncryptionKey } from './storage/encrypted/encryption-key.js';
+export type { EncryptedKeyring, KeyringEntry, KeyringListing } from './storage/encrypted/keyring-admin.js';
+
 // Profiles.
 export { defineProfile } from './profiles/define-profile.js';
 export { type Profile, type ProfileDefinition } from './contract/profile.js';

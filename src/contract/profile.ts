@@ -149,6 +149,13 @@ export interface ProfileDefinition<P, T extends string = string, S extends strin
    * @default joinHeldHead
    */
   readonly joinHeldHead?: HeldHeadJoin;
+  /**
+   * Who else reads this profile's files, for a spec whose files other tools must read as
+   * written (one clause: "n8n-style orchestrators read cp_NNN files"). A store that holds
+   * values no other tool reads (`capabilities.opaqueValues`: an encrypted store) refuses the
+   * profile with this reason, unless its user accepted it. @default undefined (savepoint alone reads the files)
+   */
+  readonly sharedFiles?: string;
 }
 
 /**
@@ -156,8 +163,10 @@ export interface ProfileDefinition<P, T extends string = string, S extends strin
  * the trigger names and `S` the status names (`string` when not known).
  */
 export interface Profile<P = unknown, T extends string = string, S extends string = string> extends Required<
-  Omit<ProfileDefinition<P, T, S>, 'description' | 'retention' | 'resume' | 'heartbeat' | 'joinHeldHead' | 'readInPlace' | 'dedup'>
+  Omit<ProfileDefinition<P, T, S>, 'description' | 'retention' | 'resume' | 'heartbeat' | 'joinHeldHead' | 'readInPlace' | 'dedup' | 'sharedFiles'>
 > {
+  /** See {@link ProfileDefinition.sharedFiles}. */
+  readonly sharedFiles?: string;
   readonly description: string;
   /** See {@link ProfileDefinition.dedup}; absent means off. */
   readonly dedup?: boolean;

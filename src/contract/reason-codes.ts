@@ -43,6 +43,12 @@ export const REASON_CODES = [
    * reached, timed out, refused the request or answered with an error.
    */
   'checkpoint_tracker_unavailable',
+  /**
+   * An encrypted store's value or keyring cannot be opened with the keys given: none of them
+   * wraps the store's data key (a wrong key, or none). The message names the key ids the store
+   * needs, never a key.
+   */
+  'checkpoint_encryption_key_missing',
 ] as const;
 
 /** A stable reason code; see {@link REASON_CODES}. */

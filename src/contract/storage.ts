@@ -26,6 +26,14 @@ export interface StorageCapabilities {
   readonly crossProcessConditional: boolean;
   /** Largest value the backend accepts, in bytes, if it has a limit. */
   readonly maxValueBytes?: number;
+  /**
+   * The backend holds values in a form no other tool reads (an encrypted store holds only
+   * ciphertext). A profile whose files other tools read (`Profile.sharedFiles`) refuses such a
+   * store unless {@link StorageCapabilities.sharedFilesAccepted}. Absent means false.
+   */
+  readonly opaqueValues?: boolean;
+  /** The store's user accepted that other tools cannot read a shared-file profile's files through this opaque store. */
+  readonly sharedFilesAccepted?: boolean;
 }
 
 /** A stored value and its version. */

@@ -125,6 +125,7 @@ export function defineProfile<P, const T extends string = string, const S extend
     ...(definition.retention ? { retention: definition.retention } : {}),
     ...(definition.resume ? { resume: definition.resume } : {}),
     joinHeldHead: definition.joinHeldHead ?? joinHeldHead,
+    ...(definition.sharedFiles !== undefined ? { sharedFiles: definition.sharedFiles } : {}),
     isTerminal: (status) => terminalSet.has(status),
     trigger(source) {
       const spec = Object.hasOwn(triggers, source) ? triggers[source] : undefined;

@@ -27,7 +27,7 @@ export const precompiledValidators = {
   "6af6566f32f44eb2-662": v_batchFile,
   "ed73639a5fe9e606-1356": v_preservedRuns,
   "e82c7471493ff854-369": v_preservedRunsCanonical,
-  "a88f70c0d025d28e-3686": v_retentionLog,
+  "540ed35e3a153579-3758": v_retentionLog,
   "0513a749e49a93f0-2542": v_retentionPolicy,
   "882b483d0dff0a62-1246": v_retentionSummary,
   "78231879f655c15b-2179": v_handoff_handoffDocumentJsonSchema,

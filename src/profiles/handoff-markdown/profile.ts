@@ -355,6 +355,7 @@ export function handoffMarkdownProfile(options: HandoffMarkdownProfileOptions = 
     // Other tools read this spec's files: on fsStorage's journal they are in place before a checkpoint is acknowledged.
     readInPlace: true,
     description: 'Markdown hand-off documents with front matter, carried forward and compressed under a token budget',
+    sharedFiles: 'the next session and people read the Markdown hand-off documents',
     payload: HandoffPayloadSchema,
     triggers: HANDOFF_TRIGGERS,
     statuses: { all: LIFECYCLE_STATUSES, terminal: ['completed', 'failed'], active: 'in_progress' },

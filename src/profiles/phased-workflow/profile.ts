@@ -179,6 +179,7 @@ export function createPhasedWorkflowProfile(options: PhasedWorkflowProfileOption
     // Other tools read this spec's files: on fsStorage's journal they are in place before a checkpoint is acknowledged.
     readInPlace: true,
     description: 'phased-workflow-github.md: cp_NNN_trigger.json + latest.json + index.json per run, nine prioritized triggers',
+    sharedFiles: 'phased-workflow-github.md: the orchestrator and people read cp_NNN, latest.json and index.json in the repository',
     payload: phasedWorkflowPayloadSchema(options.phaseNames),
     triggers: Object.fromEntries(
       PHASED_TRIGGERS.map((t) => [

@@ -273,6 +273,7 @@ export function progressProtocolProfile(options: ProgressProtocolProfileOptions 
     // Other tools read this spec's files: on fsStorage's journal they are in place before a checkpoint is acknowledged.
     readInPlace: true,
     description: 'The .ccc-progress.md single-artifact progress file of the four-step checkpoint protocol',
+    sharedFiles: 'the next agent session reads .ccc-progress.md',
     payload: ProgressDocumentSchema,
     triggers: PROGRESS_TRIGGERS,
     statuses: { all: PROGRESS_STATUSES, terminal: ['completed'], active: 'in_progress' },

@@ -119,6 +119,7 @@ export function createSnapshotLifecycleProfile(options: SnapshotLifecycleProfile
     // Other tools read this spec's files: on fsStorage's journal they are in place before a checkpoint is acknowledged.
     readInPlace: true,
     description: 'snapshot-lifecycle.md: latest.json + immutable history per run, step/error/timer/manual triggers',
+    sharedFiles: 'snapshot-lifecycle.md: other tools validate latest.json and history against the spec',
     payload: snapshotLifecyclePayloadSchema(maxCommandOutcomes),
     triggers: TRIGGERS,
     statuses: { all: LIFECYCLE_RUN_STATUSES, terminal: ['failed', 'completed'], active: 'in_progress' },

@@ -1,0 +1,84 @@
+/**
+ * Node's synchronous AES-256-GCM and HMAC-SHA-256, reached without an import
+ * (`process.getBuiltinModule`, Node >= 20.16) as `codec/sha256.ts` reaches its hash: a
+ * WebCrypto call is a round trip through a worker job, which costs more than encrypting a
+ * small checkpoint itself. The bytes are the same as WebCrypto's (the same primitive, and
+ * tests check each opens the other's); browsers, Deno, Bun and edge runtimes use WebCrypto.
+ */
+
+interface NodeCipher {
+  setAAD(aad: Uint8Array): unknown;
+  update(data: Uint8Array): Uint8Array;
+  final(): Uint8Array;
+  getAuthTag(): Uint8Array;
+  setAuthTag(tag: Uint8Array): unknown;
+}
+
+interface NodeCryptoAead {
+  createSecretKey(key: Uint8Array): object;
+  createCipheriv(algorithm: 'aes-256-gcm', key: object, iv: Uint8Array, options: { authTagLength: number }): NodeCipher;
+  createDecipheriv(algorithm: 'aes-256-gcm', key: object, iv: Uint8Array, options: { authTagLength: number }): NodeCipher;
+  createHmac(algorithm: 'sha256', key: object): { update(data: Uint8Array): { digest(encoding: 'hex'): string } };
+}
+
+const nodeCrypto: NodeCryptoAead | undefined = (() => {
+  try {
+    const proc = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
+    const mod = proc?.getBuiltinModule?.('node:crypto') as Partial<NodeCryptoAead> | undefined;
+    return mod &&
+      typeof mod.createCipheriv === 'function' &&
+      typeof mod.createSecretKey === 'function' &&
+      typeof mod.createHmac === 'function'
+      ? (mod as NodeCryptoAead)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+})();
+
+/** Synchronous AES-256-GCM and HMAC-SHA-256 under fixed keys. */
+export interface SyncAead {
+  /** Ciphertext and 16-byte tag written into `out` from `offset`; `out` must have room for them. */
+  sealInto(nonce: Uint8Array, aad: Uint8Array, plaintext: Uint8Array, out: Uint8Array, offset: number): void;
+  /** The plaintext, or `undefined` when authentication fails. */
+  open(nonce: Uint8Array, aad: Uint8Array, sealed: Uint8Array): Uint8Array | undefined;
+  /** HMAC-SHA-256 of `bytes` under the id key, as hex. */
+  mac(bytes: Uint8Array): string;
+}
+
+/** A synchronous AEAD under `valueKey` (and HMAC under `macKey`), or `undefined` where the runtime has none. */
+export function syncAead(valueKey: Uint8Array, macKey: Uint8Array): SyncAead | undefined {
+  const c = nodeCrypto;
+  if (!c) return undefined;
+  const key = c.createSecretKey(valueKey);
+  const hmacKey = c.createSecretKey(macKey);
+  return {
+    sealInto(nonce, aad, plaintext, out, offset) {
+      const cipher = c.createCipheriv('aes-256-gcm', key, nonce, { authTagLength: 16 });
+      cipher.setAAD(aad);
+      const body = cipher.update(plaintext);
+      out.set(body, offset);
+      const rest = cipher.final();
+      out.set(rest, offset + body.length);
+      out.set(cipher.getAuthTag(), offset + body.length + rest.length);
+    },
+    open(nonce, aad, sealed) {
+      if (sealed.length < 16) return undefined;
+      const decipher = c.createDecipheriv('aes-256-gcm', key, nonce, { authTagLength: 16 });
+      decipher.setAAD(aad);
+      decipher.setAuthTag(sealed.subarray(sealed.length - 16));
+      const body = decipher.update(sealed.subarray(0, sealed.length - 16));
+      try {
+        const rest = decipher.final();
+        if (rest.length === 0) return new Uint8Array(body.buffer, body.byteOffset, body.length);
+        const out = new Uint8Array(body.length + rest.length);
+        out.set(body, 0);
+        out.set(rest, body.length);
+        return out;
+      } catch {
+        return undefined;
+      }
+    },
+    mac: (bytes) => c.createHmac('sha256', hmacKey).update(bytes).digest('hex'),
+  };
+}
