@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { canonicalJson, parseJson } from '../codec/canonical-json.js';
 import { type JsonObject, type JsonValue } from '../contract/json.js';
 import { documentChecksum, INTEGRITY_FIELD } from '../codec/json-document.js';
-import { type EncodedSnapshot, type ForeignRead, type ForeignReadWarning } from '../contract/document-format.js';
+import { type DocumentClaims, type EncodedSnapshot, type ForeignRead, type ForeignReadWarning } from '../contract/document-format.js';
 import { gunzip, isGzip } from '../codec/gzip.js';
 import { sha256Hex } from '../codec/sha256.js';
 import { CheckpointError } from '../contract/errors.js';
@@ -116,3 +116,35 @@ export async function sealAsIs(document: JsonObject, meta: JsonObject = {}): Pro
 
 /** Seals one foreign document of a profile: its stored bytes and the snapshot they hold. */
 export type ForeignSealer<P> = (document: JsonObject, where: string) => Promise<EncodedSnapshot<P>>;
+
+/** Where a JSON format keeps the members {@link jsonClaimsReader} reads. */
+export interface ClaimFields {
+  readonly sequence: string;
+  readonly id: string;
+  readonly source: string;
+}
+
+/**
+ * A format's `claimsOf` for JSON documents: parses the bytes (gunzipped) without validation
+ * and reads the sequence, id and trigger members when they have the right type; `undefined`
+ * when the bytes are not a JSON object. Never throws.
+ */
+export function jsonClaimsReader(fields: ClaimFields): (bytes: Uint8Array) => DocumentClaims | undefined {
+  return (bytes) => {
+    let document: unknown;
+    try {
+      document = JSON.parse(utf8Decode(isGzip(bytes) ? gunzip(bytes, 'claims') : bytes, 'claims').replace(/^\uFEFF/, ''));
+    } catch {
+      return undefined;
+    }
+    if (!isJsonObject(document)) return undefined;
+    const sequence = document[fields.sequence];
+    const id = document[fields.id];
+    const source = document[fields.source];
+    return {
+      ...(typeof sequence === 'number' && Number.isInteger(sequence) ? { sequence } : {}),
+      ...(typeof id === 'string' ? { id } : {}),
+      ...(typeof source === 'string' ? { source } : {}),
+    };
+  };
+}

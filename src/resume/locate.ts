@@ -8,7 +8,7 @@ import type { Profile } from '../contract/profile.js';
 import { GZIP_SUFFIX, type KeyInfo, type ProfileLayout } from '../contract/layout.js';
 import { historyKeyOfSequence, runListPrefix } from '../snapshot-io/layout-probe.js';
 import { decodeStoredSnapshotTolerant } from '../snapshot-io/read-snapshot.js';
-import type { ForeignReadWarning } from '../contract/document-format.js';
+import type { DocumentClaims, ForeignReadWarning } from '../contract/document-format.js';
 import { mapLimit } from '../storage/map-limit.js';
 import type { StorageAdapter } from '../contract/storage.js';
 
@@ -46,6 +46,8 @@ export interface SkippedFile {
   readonly reasonCode: ReasonCode;
   /** What is wrong, without payload contents. */
   readonly message: string;
+  /** What the file's name and content still say it holds (sequence, id, trigger), when anything. */
+  readonly claims?: DocumentClaims;
 }
 
 /** Options of {@link locateNewestSnapshot}. */
@@ -159,19 +161,38 @@ class Search<P> {
     return (await this.storage.get(key))?.bytes;
   }
 
-  skip(key: string, kind: SkippedFile['kind'], reasonCode: ReasonCode, message: string): void {
-    this.skipped.push({ key, kind, reasonCode, message });
+  skip(key: string, kind: SkippedFile['kind'], reasonCode: ReasonCode, message: string, claims?: DocumentClaims): void {
+    this.skipped.push({ key, kind, reasonCode, message, ...(claims ? { claims } : {}) });
   }
 
   /** Records a decode failure as a skipped file, or rethrows a storage failure. */
-  skipError(key: string, kind: SkippedFile['kind'], err: unknown): void {
+  skipError(key: string, kind: SkippedFile['kind'], err: unknown, bytes?: Uint8Array, info?: KeyInfo): void {
     if (isCheckpointError(err)) {
       if (!CONTENT_ERRORS.has(err.reasonCode)) throw err;
-      this.skip(key, kind, err.reasonCode, err.message);
+      this.skip(key, kind, err.reasonCode, err.message, this.claimsOf(bytes, info));
       return;
     }
     // A custom document format that throws on garbage: the file is unusable, not the store.
-    this.skip(key, kind, 'checkpoint_schema_invalid', `${key} cannot be decoded (${err instanceof Error ? err.name : 'error'})`);
+    const message = `${key} cannot be decoded (${err instanceof Error ? err.name : 'error'})`;
+    this.skip(key, kind, 'checkpoint_schema_invalid', message, this.claimsOf(bytes, info));
+  }
+
+  /** What a refused file says it holds: its content's claims, else its name's. */
+  claimsOf(bytes: Uint8Array | undefined, info: KeyInfo | undefined): DocumentClaims | undefined {
+    let content: DocumentClaims | undefined;
+    try {
+      content = bytes !== undefined ? this.profile.document.claimsOf?.(bytes) : undefined;
+    } catch {
+      content = undefined; // a hook that throws says nothing
+    }
+    const claims: { sequence?: number; id?: string; source?: string } = {};
+    const sequence = content?.sequence ?? (info?.kind === 'history' ? info.sequence : undefined);
+    const id = content?.id ?? (info?.kind === 'history' ? info.snapshotId : undefined);
+    const source = content?.source ?? (info?.kind === 'history' ? info.source : undefined);
+    if (sequence !== undefined) claims.sequence = sequence;
+    if (id !== undefined) claims.id = id;
+    if (source !== undefined) claims.source = source;
+    return Object.keys(claims).length > 0 ? claims : undefined;
   }
 
   /** The run's index, read and decoded once (`undefined` when absent or undecodable, which is reported). */
@@ -283,7 +304,7 @@ class Search<P> {
       this.consider(snapshot, actualKey, origin, undefined, warnings);
       return [snapshot];
     } catch (err) {
-      this.skipError(actualKey, kind, err);
+      this.skipError(actualKey, kind, err, bytes, info);
       return [];
     }
   }
@@ -394,7 +415,7 @@ export async function locateNewestSnapshot<P>(options: LocateSnapshotOptions<P>)
         search.consider(snapshot, latestKey, 'latest', undefined, warnings);
       }
     } catch (err) {
-      search.skipError(latestKey, 'latest', err);
+      search.skipError(latestKey, 'latest', err, latestBytes);
     }
   }
 
@@ -586,6 +607,7 @@ async function readScanCandidate<P>(state: ScanState<P>, c: Candidate): Promise<
       c.info.kind === 'batch' ? 'batch' : 'history',
       'checkpoint_not_found',
       `${c.key} is named by the index or the listing but does not exist`,
+      search.claimsOf(undefined, c.info),
     );
     return;
   }

@@ -13,6 +13,7 @@ import {
   type ResumeCallerContext,
   type ResumeRule,
   type ResumeWarning,
+  type UnreadableSnapshotFile,
 } from '../contract/resume-rule.js';
 import { listRunSnapshots } from '../runs/list-snapshots.js';
 
@@ -162,7 +163,14 @@ export async function planResume<P>(options: PlanResumeOptions<P>): Promise<Resu
     wanted === false
       ? undefined
       : await earlierSnapshots(options.storage, profile, runId, snapshot.sequence, wanted === true ? undefined : wanted);
-  const point = rule(snapshot, { now, isTerminal: profile.isTerminal, profileName: profile.name, ...(history ? { history } : {}) });
+  const unreadable = unreadableNewer(located);
+  const point = rule(snapshot, {
+    now,
+    isTerminal: profile.isTerminal,
+    profileName: profile.name,
+    ...(history ? { history } : {}),
+    ...(unreadable.length > 0 ? { unreadable } : {}),
+  });
 
   const ageMs = now - Date.parse(snapshot.createdAt);
   const warnings = locateWarnings(located);
@@ -197,6 +205,23 @@ export async function planResume<P>(options: PlanResumeOptions<P>): Promise<Resu
     nextSequence: located.highestSequence + 1,
     ageMs,
   });
+}
+
+/**
+ * The refused snapshot files that may be newer than the restored snapshot: they claim a
+ * higher sequence, or no sequence can be read from them (and they do not claim to be the
+ * restored snapshot itself). Resuming from the restored snapshot steps over them.
+ */
+function unreadableNewer(located: LocatedSnapshot<unknown>): UnreadableSnapshotFile[] {
+  const { sequence, id } = located.snapshot;
+  const out: UnreadableSnapshotFile[] = [];
+  for (const s of located.skipped) {
+    if (s.kind === 'index') continue;
+    const claims = s.claims ?? {};
+    const newer = claims.sequence !== undefined ? claims.sequence > sequence : claims.id !== id;
+    if (newer) out.push({ key: s.key, kind: s.kind, reasonCode: s.reasonCode, message: s.message, ...claims });
+  }
+  return out;
 }
 
 /** What the caller says holds now, for the rule's {@link ResumeRule.callerWarnings}. */
