@@ -91,6 +91,12 @@ export interface LocatedSnapshot<P> {
    * single-artifact file after savepoint sealed it); empty for a strict read.
    */
   readonly readWarnings: readonly ForeignReadWarning[];
+  /**
+   * Set when `latest` holds a snapshot another tool wrote that no history entry holds, whose
+   * sequence its content does not carry (a hand-off `checkpoint: handoff-final`), and that is
+   * newer by time than every history entry read: it is resumed, numbered after the history.
+   */
+  readonly renumbered?: { readonly from: number; readonly to: number };
 }
 
 /** Reason codes that mean "this file's content is unusable" rather than "storage failed". */
@@ -155,6 +161,13 @@ class Search<P> {
     readonly profile: Profile<P>,
     readonly runId: string,
   ) {}
+
+  /** The ids of the snapshots read from history and batch files. */
+  readIds(): Set<string> {
+    const ids = new Set<string>();
+    for (const found of this.read.values()) for (const s of found ?? []) ids.add(s.id);
+    return ids;
+  }
 
   async get(key: string): Promise<Uint8Array | undefined> {
     this.gets++;
@@ -405,6 +418,7 @@ export async function locateNewestSnapshot<P>(options: LocateSnapshotOptions<P>)
 
   // 1. latest
   let latestState: LocatedSnapshot<P>['latest'] = 'missing';
+  let foreignLatest: { snapshot: Snapshot<P>; warnings: readonly ForeignReadWarning[] } | undefined;
   const latestBytes = await search.get(latestKey);
   if (latestBytes !== undefined) {
     latestState = 'invalid';
@@ -413,6 +427,7 @@ export async function locateNewestSnapshot<P>(options: LocateSnapshotOptions<P>)
       if (search.belongs(snapshot, latestKey, 'latest', undefined)) {
         latestState = 'valid';
         search.consider(snapshot, latestKey, 'latest', undefined, warnings);
+        if (warnings.length > 0) foreignLatest = { snapshot, warnings };
       }
     } catch (err) {
       search.skipError(latestKey, 'latest', err, latestBytes);
@@ -452,19 +467,44 @@ export async function locateNewestSnapshot<P>(options: LocateSnapshotOptions<P>)
       },
     );
   }
-  if (latestState === 'valid' && best.origin !== 'latest') latestState = 'stale';
+  const renumbered = foreignLatest ? orphanLatest(search, foreignLatest.snapshot) : undefined;
+  if (renumbered && foreignLatest) {
+    search.best = {
+      snapshot: { ...foreignLatest.snapshot, sequence: renumbered.to },
+      key: latestKey,
+      origin: 'latest',
+      warnings: foreignLatest.warnings,
+    };
+    search.highest = renumbered.to;
+  }
+  const found = search.best!;
+  if (latestState === 'valid' && found.origin !== 'latest') latestState = 'stale';
   return {
-    snapshot: best.snapshot,
-    key: best.key,
-    ...(best.batchPosition !== undefined ? { batchPosition: best.batchPosition } : {}),
-    origin: best.origin,
+    ...(renumbered ? { renumbered } : {}),
+    snapshot: found.snapshot,
+    key: found.key,
+    ...(found.batchPosition !== undefined ? { batchPosition: found.batchPosition } : {}),
+    origin: found.origin,
     latest: latestState,
     skipped: search.skipped,
-    highestSequence: Math.max(search.highest, best.snapshot.sequence),
+    highestSequence: Math.max(search.highest, found.snapshot.sequence),
     duplicates: search.duplicates,
     reads: { get: search.gets, list: search.lists },
-    readWarnings: best.warnings,
+    readWarnings: found.warnings,
   };
+}
+
+/**
+ * A foreign `latest` that is older by sequence than the best history entry but no history
+ * entry read holds (another id) and that is newer by time: its sequence was only guessed
+ * (its id carries no number), so it is the newest, numbered after everything the run claims.
+ */
+function orphanLatest<P>(search: Search<P>, latest: Snapshot<P>): { from: number; to: number } | undefined {
+  const best = search.best;
+  if (!best || best.origin === 'latest' || best.snapshot.id === latest.id) return undefined;
+  if (!(Date.parse(latest.createdAt) > Date.parse(best.snapshot.createdAt))) return undefined;
+  if (search.readIds().has(latest.id)) return undefined;
+  return { from: latest.sequence, to: Math.max(search.highest, best.snapshot.sequence) + 1 };
 }
 
 /**

@@ -249,6 +249,13 @@ function locateWarnings(located: LocatedSnapshot<unknown>): ResumeWarning[] {
       details: { key: located.key, sequence: snapshot.sequence },
     });
   }
+  if (located.renumbered) {
+    warnings.push({
+      code: 'resume_latest_renumbered',
+      message: `latest holds ${snapshot.id}, which no history entry holds and which is newer than the history by time; resumed as sequence ${located.renumbered.to}`,
+      details: { key: located.key, from: located.renumbered.from, to: located.renumbered.to },
+    });
+  }
   for (const code of located.readWarnings)
     warnings.push({ code, message: FOREIGN_READ_MESSAGES[code](located.key), details: { key: located.key } });
   if (located.skipped.length > 0) {
