@@ -36,6 +36,17 @@ export interface ForeignRead<P> {
 }
 
 /**
+ * What a document that failed validation still says about itself, read best effort (its
+ * sequence, id and trigger): enough for a resume rule to know what it would step over.
+ */
+export interface DocumentClaims {
+  readonly sequence?: number;
+  readonly id?: string;
+  /** The trigger as written (not normalized: `GATE_DECISION` stays as it is). */
+  readonly source?: string;
+}
+
+/**
  * How a profile stores a snapshot as bytes. `decode` is the only way savepoint reads a
  * stored snapshot, so every read is validated: JSON Schema first, then the checksum.
  */
@@ -92,4 +103,11 @@ export interface DocumentFormat<P> {
    * holds nothing foreign, and never throw on a `previous` it cannot read (return `next`).
    */
   keepForeignFields?(previous: Uint8Array, next: Uint8Array): Uint8Array | Promise<Uint8Array>;
+  /**
+   * What a document `decode` refused still claims to be (sequence, id, trigger), read without
+   * validation; `undefined` when nothing can be read. Never throws. The resume planner passes
+   * the claims of refused files newer than the restored snapshot to the resume rule
+   * (`ResumeRuleContext.unreadable`). Absent: only what the key name says is known.
+   */
+  claimsOf?(bytes: Uint8Array): DocumentClaims | undefined;
 }

@@ -1,5 +1,7 @@
 import type { CheckpointErrorDetails } from './errors.js';
 import type { Snapshot } from './snapshot.js';
+import type { DocumentClaims } from './document-format.js';
+import type { ReasonCode } from './reason-codes.js';
 
 /**
  * A warning attached to a resume plan. `code` is stable (see `RESUME_WARNING_CODES`);
@@ -53,6 +55,21 @@ export interface ResumePoint {
   readonly warnings?: readonly ResumeWarning[];
 }
 
+/**
+ * A snapshot file the planner refused that may be newer than the restored snapshot (it claims
+ * a higher sequence, or its sequence cannot be read), with what its name and content still say.
+ * Resuming from an older snapshot steps over it; a rule decides whether that is safe.
+ */
+export interface UnreadableSnapshotFile extends DocumentClaims {
+  /** The storage key; a batch file member is `<key>#<position>`. */
+  readonly key: string;
+  readonly kind: 'latest' | 'history' | 'batch';
+  /** Why it was refused (`checkpoint_schema_invalid`, `checkpoint_integrity_mismatch`, …). */
+  readonly reasonCode: ReasonCode;
+  /** What is wrong, without payload contents. */
+  readonly message: string;
+}
+
 /** What a resume rule may consult besides the snapshot. */
 export interface ResumeRuleContext {
   /** Milliseconds since the epoch, from the planner's clock. */
@@ -67,6 +84,11 @@ export interface ResumeRuleContext {
    * Snapshots held only in batch files are not among them.
    */
   readonly history?: readonly Snapshot<unknown>[];
+  /**
+   * Refused snapshot files that may be newer than the restored snapshot (see
+   * {@link UnreadableSnapshotFile}); absent or empty when nothing was stepped over.
+   */
+  readonly unreadable?: readonly UnreadableSnapshotFile[];
 }
 
 /**

@@ -42,7 +42,13 @@ export {
   type SealedDocument,
   type JsonDocumentFormatOptions,
 } from '../codec/json-document.js';
-export { type DocumentFormat, type EncodedSnapshot, type ForeignRead, type ForeignReadWarning } from '../contract/document-format.js';
+export {
+  type DocumentClaims,
+  type DocumentFormat,
+  type EncodedSnapshot,
+  type ForeignRead,
+  type ForeignReadWarning,
+} from '../contract/document-format.js';
 export { splitDocument, resolveParts } from '../codec/parts.js';
 export { type PartRef, type PartFile, type SplitResult, type SplitOptions } from '../contract/split.js';
 export type { RunImporter, RunImportOptions, RunImportReport, RunImportFile, RunImportAction } from '../profiles/import-run.js';
@@ -87,7 +93,7 @@ export type {
 export type { ListRunSnapshotsOptions, GetRunSnapshotOptions, DeleteRunOptions, DeleteRunResult } from '../runs/index.js';
 
 // Resume rules: the rule contract and the default rule to build on.
-export type { ResumeRuleContext, ResumeWarning, ResumeCallerContext } from '../contract/resume-rule.js';
+export type { ResumeRuleContext, ResumeWarning, ResumeCallerContext, UnreadableSnapshotFile } from '../contract/resume-rule.js';
 export { RESUME_HISTORY_LIMIT } from '../contract/resume-rule.js';
 export type { ResumeSource } from '../resume/plan-resume.js';
 export type { FindIncompleteRunsOptions } from '../resume/incomplete-runs.js';

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { canonicalJson, parseJson } from '../codec/canonical-json.js';
 import { type JsonObject, type JsonValue } from '../contract/json.js';
 import { documentChecksum, INTEGRITY_FIELD } from '../codec/json-document.js';
-import { type EncodedSnapshot, type ForeignRead, type ForeignReadWarning } from '../contract/document-format.js';
+import { type DocumentClaims, type EncodedSnapshot, type ForeignRead, type ForeignReadWarning } from '../contract/document-format.js';
 import { gunzip, isGzip } from '../codec/gzip.js';
 import { sha256Hex } from '../codec/sha256.js';
 import { CheckpointError } from '../contract/errors.js';
@@ -57,6 +57,49 @@ export function hasMembers(document: JsonObject | undefined, names: readonly str
   return document !== undefined && names.filter((n) => Object.hasOwn(document, n)).length >= atLeast;
 }
 
+/** `integrity` as savepoint writes it: a format version, `algorithm: 'sha256'` and a 64-hex checksum. */
+export function hasSavepointIntegrity(document: JsonObject): boolean {
+  const integrity = document[INTEGRITY_FIELD];
+  return (
+    isJsonObject(integrity) &&
+    integrity.algorithm === 'sha256' &&
+    typeof integrity.format_version === 'string' &&
+    typeof integrity.checksum === 'string' &&
+    /^[0-9a-f]{64}$/.test(integrity.checksum)
+  );
+}
+
+/** `source_details` as savepoint writes it: an array of `{ source, at, … }` objects (empty included). */
+export function hasSavepointSourceDetails(document: JsonObject): boolean {
+  const details = document.source_details;
+  return Array.isArray(details) && details.every((d) => isJsonObject(d) && typeof d.source === 'string' && typeof d.at === 'string');
+}
+
+/**
+ * True when at least two of savepoint's marks are on the document: its `integrity` shape, its
+ * `source_details` shape, and `extra` (members only savepoint adds). One mark alone is what
+ * another tool may write too (the spec's own `source_details`, an integrity block of the
+ * spec's shape); two cannot all be lost to one changed byte.
+ */
+export function carriesSavepointMarks(document: JsonObject, extra: readonly string[]): boolean {
+  const marks = [hasSavepointIntegrity(document), hasSavepointSourceDetails(document), ...extra.map((m) => Object.hasOwn(document, m))];
+  return marks.filter(Boolean).length >= 2;
+}
+
+/**
+ * A foreign `source_details` in any shape the specs' words allow, as the model keeps it:
+ * a bare trigger name (`["timer"]`) or an entry without a time (`[{ "source": "timer" }]`)
+ * takes the document's own time; anything else is left for the schema to refuse.
+ */
+export function liberalSourceDetails(details: JsonValue | undefined, documentTime: JsonValue | undefined): JsonValue | undefined {
+  if (!Array.isArray(details)) return details;
+  return details.map((d) => {
+    if (typeof d === 'string') return { source: d, at: documentTime ?? null };
+    if (isJsonObject(d) && d.at === undefined) return { ...d, at: documentTime ?? null };
+    return d;
+  });
+}
+
 /**
  * Builds a format's `decodeForeign`: parses (and gunzips) the bytes, decides whose seal the
  * document carries, and maps it with the spec's own schema. The returned snapshot's
@@ -79,9 +122,11 @@ export function foreignJsonReader<P>(options: ForeignJsonReaderOptions<P>): (byt
         seal = { format_version: String(integrity.format_version ?? FORMAT_VERSION), algorithm: 'sha256', checksum: stored as string };
       } else {
         if (options.kind === 'history') {
-          throw new CheckpointError('checkpoint_integrity_mismatch', `${where}: savepoint sealed this file and its bytes changed since`, {
-            details: { where },
-          });
+          throw new CheckpointError(
+            'checkpoint_integrity_mismatch',
+            `${where}: the file carries savepoint's seal marks and its checksum is missing or does not match its bytes`,
+            { details: { where } },
+          );
         }
         warnings.push('checkpoint_integrity_mismatch');
       }
@@ -116,3 +161,35 @@ export async function sealAsIs(document: JsonObject, meta: JsonObject = {}): Pro
 
 /** Seals one foreign document of a profile: its stored bytes and the snapshot they hold. */
 export type ForeignSealer<P> = (document: JsonObject, where: string) => Promise<EncodedSnapshot<P>>;
+
+/** Where a JSON format keeps the members {@link jsonClaimsReader} reads. */
+export interface ClaimFields {
+  readonly sequence: string;
+  readonly id: string;
+  readonly source: string;
+}
+
+/**
+ * A format's `claimsOf` for JSON documents: parses the bytes (gunzipped) without validation
+ * and reads the sequence, id and trigger members when they have the right type; `undefined`
+ * when the bytes are not a JSON object. Never throws.
+ */
+export function jsonClaimsReader(fields: ClaimFields): (bytes: Uint8Array) => DocumentClaims | undefined {
+  return (bytes) => {
+    let document: unknown;
+    try {
+      document = JSON.parse(utf8Decode(isGzip(bytes) ? gunzip(bytes, 'claims') : bytes, 'claims').replace(/^\uFEFF/, ''));
+    } catch {
+      return undefined;
+    }
+    if (!isJsonObject(document)) return undefined;
+    const sequence = document[fields.sequence];
+    const id = document[fields.id];
+    const source = document[fields.source];
+    return {
+      ...(typeof sequence === 'number' && Number.isInteger(sequence) ? { sequence } : {}),
+      ...(typeof id === 'string' ? { id } : {}),
+      ...(typeof source === 'string' ? { source } : {}),
+    };
+  };
+}

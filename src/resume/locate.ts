@@ -9,7 +9,7 @@ import { GZIP_SUFFIX, type KeyInfo, type ProfileLayout } from '../contract/layou
 import { historyKeyOfSequence, runListPrefix } from '../snapshot-io/layout-probe.js';
 import { decodeStoredSnapshotTolerant } from '../snapshot-io/read-snapshot.js';
 import { documentReadLimit, getBounded, indexReadLimit } from '../snapshot-io/bounded-read.js';
-import type { ForeignReadWarning } from '../contract/document-format.js';
+import type { DocumentClaims, ForeignReadWarning } from '../contract/document-format.js';
 import { mapLimit } from '../storage/map-limit.js';
 import type { StorageAdapter } from '../contract/storage.js';
 
@@ -47,6 +47,8 @@ export interface SkippedFile {
   readonly reasonCode: ReasonCode;
   /** What is wrong, without payload contents. */
   readonly message: string;
+  /** What the file's name and content still say it holds (sequence, id, trigger), when anything. */
+  readonly claims?: DocumentClaims;
 }
 
 /** Options of {@link locateNewestSnapshot}. */
@@ -90,6 +92,12 @@ export interface LocatedSnapshot<P> {
    * single-artifact file after savepoint sealed it); empty for a strict read.
    */
   readonly readWarnings: readonly ForeignReadWarning[];
+  /**
+   * Set when `latest` holds a snapshot another tool wrote that no history entry holds, whose
+   * sequence its content does not carry (a hand-off `checkpoint: handoff-final`), and that is
+   * newer by time than every history entry read: it is resumed, numbered after the history.
+   */
+  readonly renumbered?: { readonly from: number; readonly to: number };
 }
 
 /** Reason codes that mean "this file's content is unusable" rather than "storage failed". */
@@ -155,6 +163,13 @@ class Search<P> {
     readonly runId: string,
   ) {}
 
+  /** The ids of the snapshots read from history and batch files. */
+  readIds(): Set<string> {
+    const ids = new Set<string>();
+    for (const found of this.read.values()) for (const s of found ?? []) ids.add(s.id);
+    return ids;
+  }
+
   /** A snapshot file's bytes (an index's with `limit: 'index'`); one over the profile's limit is refused unread. */
   async get(key: string, limit: 'document' | 'index' = 'document'): Promise<Uint8Array | undefined> {
     this.gets++;
@@ -187,19 +202,38 @@ class Search<P> {
     }
   }
 
-  skip(key: string, kind: SkippedFile['kind'], reasonCode: ReasonCode, message: string): void {
-    this.skipped.push({ key, kind, reasonCode, message });
+  skip(key: string, kind: SkippedFile['kind'], reasonCode: ReasonCode, message: string, claims?: DocumentClaims): void {
+    this.skipped.push({ key, kind, reasonCode, message, ...(claims ? { claims } : {}) });
   }
 
   /** Records a decode failure as a skipped file, or rethrows a storage failure. */
-  skipError(key: string, kind: SkippedFile['kind'], err: unknown): void {
+  skipError(key: string, kind: SkippedFile['kind'], err: unknown, bytes?: Uint8Array, info?: KeyInfo): void {
     if (isCheckpointError(err)) {
       if (!CONTENT_ERRORS.has(err.reasonCode)) throw err;
-      this.skip(key, kind, err.reasonCode, err.message);
+      this.skip(key, kind, err.reasonCode, err.message, this.claimsOf(bytes, info));
       return;
     }
     // A custom document format that throws on garbage: the file is unusable, not the store.
-    this.skip(key, kind, 'checkpoint_schema_invalid', `${key} cannot be decoded (${err instanceof Error ? err.name : 'error'})`);
+    const message = `${key} cannot be decoded (${err instanceof Error ? err.name : 'error'})`;
+    this.skip(key, kind, 'checkpoint_schema_invalid', message, this.claimsOf(bytes, info));
+  }
+
+  /** What a refused file says it holds: its content's claims, else its name's. */
+  claimsOf(bytes: Uint8Array | undefined, info: KeyInfo | undefined): DocumentClaims | undefined {
+    let content: DocumentClaims | undefined;
+    try {
+      content = bytes !== undefined ? this.profile.document.claimsOf?.(bytes) : undefined;
+    } catch {
+      content = undefined; // a hook that throws says nothing
+    }
+    const claims: { sequence?: number; id?: string; source?: string } = {};
+    const sequence = content?.sequence ?? (info?.kind === 'history' ? info.sequence : undefined);
+    const id = content?.id ?? (info?.kind === 'history' ? info.snapshotId : undefined);
+    const source = content?.source ?? (info?.kind === 'history' ? info.source : undefined);
+    if (sequence !== undefined) claims.sequence = sequence;
+    if (id !== undefined) claims.id = id;
+    if (source !== undefined) claims.source = source;
+    return Object.keys(claims).length > 0 ? claims : undefined;
   }
 
   /** The run's index, read and decoded once (`undefined` when absent or undecodable, which is reported). */
@@ -318,7 +352,7 @@ class Search<P> {
       this.consider(snapshot, actualKey, origin, undefined, warnings);
       return [snapshot];
     } catch (err) {
-      this.skipError(actualKey, kind, err);
+      this.skipError(actualKey, kind, err, bytes, info);
       return [];
     }
   }
@@ -419,6 +453,7 @@ export async function locateNewestSnapshot<P>(options: LocateSnapshotOptions<P>)
 
   // 1. latest
   let latestState: LocatedSnapshot<P>['latest'] = 'missing';
+  let foreignLatest: { snapshot: Snapshot<P>; warnings: readonly ForeignReadWarning[] } | undefined;
   const latestRead = await search.getOrTooLarge(latestKey, 'latest');
   if (latestRead === 'too-large') latestState = 'invalid';
   const latestBytes = latestRead === 'too-large' ? undefined : latestRead;
@@ -429,9 +464,10 @@ export async function locateNewestSnapshot<P>(options: LocateSnapshotOptions<P>)
       if (search.belongs(snapshot, latestKey, 'latest', undefined)) {
         latestState = 'valid';
         search.consider(snapshot, latestKey, 'latest', undefined, warnings);
+        if (warnings.length > 0) foreignLatest = { snapshot, warnings };
       }
     } catch (err) {
-      search.skipError(latestKey, 'latest', err);
+      search.skipError(latestKey, 'latest', err, latestBytes);
     }
   }
 
@@ -468,19 +504,44 @@ export async function locateNewestSnapshot<P>(options: LocateSnapshotOptions<P>)
       },
     );
   }
-  if (latestState === 'valid' && best.origin !== 'latest') latestState = 'stale';
+  const renumbered = foreignLatest ? orphanLatest(search, foreignLatest.snapshot) : undefined;
+  if (renumbered && foreignLatest) {
+    search.best = {
+      snapshot: { ...foreignLatest.snapshot, sequence: renumbered.to },
+      key: latestKey,
+      origin: 'latest',
+      warnings: foreignLatest.warnings,
+    };
+    search.highest = renumbered.to;
+  }
+  const found = search.best!;
+  if (latestState === 'valid' && found.origin !== 'latest') latestState = 'stale';
   return {
-    snapshot: best.snapshot,
-    key: best.key,
-    ...(best.batchPosition !== undefined ? { batchPosition: best.batchPosition } : {}),
-    origin: best.origin,
+    ...(renumbered ? { renumbered } : {}),
+    snapshot: found.snapshot,
+    key: found.key,
+    ...(found.batchPosition !== undefined ? { batchPosition: found.batchPosition } : {}),
+    origin: found.origin,
     latest: latestState,
     skipped: search.skipped,
-    highestSequence: Math.max(search.highest, best.snapshot.sequence),
+    highestSequence: Math.max(search.highest, found.snapshot.sequence),
     duplicates: search.duplicates,
     reads: { get: search.gets, list: search.lists },
-    readWarnings: best.warnings,
+    readWarnings: found.warnings,
   };
+}
+
+/**
+ * A foreign `latest` that is older by sequence than the best history entry but no history
+ * entry read holds (another id) and that is newer by time: its sequence was only guessed
+ * (its id carries no number), so it is the newest, numbered after everything the run claims.
+ */
+function orphanLatest<P>(search: Search<P>, latest: Snapshot<P>): { from: number; to: number } | undefined {
+  const best = search.best;
+  if (!best || best.origin === 'latest' || best.snapshot.id === latest.id) return undefined;
+  if (!(Date.parse(latest.createdAt) > Date.parse(best.snapshot.createdAt))) return undefined;
+  if (search.readIds().has(latest.id)) return undefined;
+  return { from: latest.sequence, to: Math.max(search.highest, best.snapshot.sequence) + 1 };
 }
 
 /**
@@ -623,6 +684,7 @@ async function readScanCandidate<P>(state: ScanState<P>, c: Candidate): Promise<
       c.info.kind === 'batch' ? 'batch' : 'history',
       'checkpoint_not_found',
       `${c.key} is named by the index or the listing but does not exist`,
+      search.claimsOf(undefined, c.info),
     );
     return;
   }

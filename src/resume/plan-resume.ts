@@ -14,6 +14,7 @@ import {
   type ResumeCallerContext,
   type ResumeRule,
   type ResumeWarning,
+  type UnreadableSnapshotFile,
 } from '../contract/resume-rule.js';
 import { listRunSnapshots } from '../runs/list-snapshots.js';
 
@@ -164,7 +165,14 @@ export async function planResume<P>(options: PlanResumeOptions<P>): Promise<Resu
     wanted === false
       ? undefined
       : await earlierSnapshots(options.storage, profile, runId, snapshot.sequence, wanted === true ? undefined : wanted);
-  const point = rule(snapshot, { now, isTerminal: profile.isTerminal, profileName: profile.name, ...(history ? { history } : {}) });
+  const unreadable = unreadableNewer(located);
+  const point = rule(snapshot, {
+    now,
+    isTerminal: profile.isTerminal,
+    profileName: profile.name,
+    ...(history ? { history } : {}),
+    ...(unreadable.length > 0 ? { unreadable } : {}),
+  });
 
   const ageMs = now - Date.parse(snapshot.createdAt);
   const warnings = locateWarnings(located);
@@ -201,6 +209,23 @@ export async function planResume<P>(options: PlanResumeOptions<P>): Promise<Resu
   });
 }
 
+/**
+ * The refused snapshot files that may be newer than the restored snapshot: they claim a
+ * higher sequence, or no sequence can be read from them (and they do not claim to be the
+ * restored snapshot itself). Resuming from the restored snapshot steps over them.
+ */
+function unreadableNewer(located: LocatedSnapshot<unknown>): UnreadableSnapshotFile[] {
+  const { sequence, id } = located.snapshot;
+  const out: UnreadableSnapshotFile[] = [];
+  for (const s of located.skipped) {
+    if (s.kind === 'index') continue;
+    const claims = s.claims ?? {};
+    const newer = claims.sequence !== undefined ? claims.sequence > sequence : claims.id !== id;
+    if (newer) out.push({ key: s.key, kind: s.kind, reasonCode: s.reasonCode, message: s.message, ...claims });
+  }
+  return out;
+}
+
 /** What the caller says holds now, for the rule's {@link ResumeRule.callerWarnings}. */
 function callerContext<P>(options: PlanResumeOptions<P>): ResumeCallerContext {
   return options.currentLessons !== undefined ? { currentLessons: options.currentLessons } : {};
@@ -224,6 +249,13 @@ function locateWarnings(located: LocatedSnapshot<unknown>): ResumeWarning[] {
       code: 'resume_latest_stale',
       message: `latest is older than ${from} (a crash between the history and latest writes); resuming from the newer one`,
       details: { key: located.key, sequence: snapshot.sequence },
+    });
+  }
+  if (located.renumbered) {
+    warnings.push({
+      code: 'resume_latest_renumbered',
+      message: `latest holds ${snapshot.id}, which no history entry holds and which is newer than the history by time; resumed as sequence ${located.renumbered.to}`,
+      details: { key: located.key, from: located.renumbered.from, to: located.renumbered.to },
     });
   }
   for (const code of located.readWarnings)

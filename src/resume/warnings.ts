@@ -17,6 +17,12 @@ export const RESUME_WARNING_CODES = [
   'resume_latest_invalid',
   /** `latest` was valid but older than a history entry (a crash between the history and latest writes). */
   'resume_latest_stale',
+  /**
+   * `latest` holds a snapshot another tool wrote that no history entry holds and whose sequence
+   * its content does not carry (an id without a number), newer by time than history: it is
+   * resumed, numbered after the history.
+   */
+  'resume_latest_renumbered',
   /** Some files failed validation and were skipped (see `skipped`). */
   'resume_files_skipped',
   /** Two different valid snapshots carry the restored snapshot's sequence. */

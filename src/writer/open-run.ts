@@ -21,7 +21,11 @@ export async function ensureOpen<P>(state: WriterState<P>): Promise<void> {
     tookOver = acquired.tookOver;
     state.inheritedClaims = Math.max(state.inheritedClaims, acquired.inheritedClaims);
   }
-  const recovered = await recoverRun(storage, profile, runId);
+  let recovered = await recoverRun(storage, profile, runId);
+  if (recovered.orphanLatest) {
+    await keepOrphanLatest(state, recovered.orphanLatest, Math.max(recovered.lastSequence, state.inheritedClaims) + 1);
+    recovered = await recoverRun(storage, profile, runId);
+  }
   state.lastSequence = Math.max(recovered.lastSequence, state.inheritedClaims);
   state.nextSequence = state.lastSequence + 1;
   state.index.doc = recovered.index.doc;
@@ -33,6 +37,28 @@ export async function ensureOpen<P>(state: WriterState<P>): Promise<void> {
   state.opened = true;
   state.needsRecovery = false;
   if (first) state.emitter.emit('opened', { runId, lastSequence: state.lastSequence, locked: lock?.held ?? false, tookOver });
+}
+
+/**
+ * Keeps a `latest` another tool wrote, which no history entry holds, as a history entry
+ * before the writer's next `latest` replaces it: its content sealed again as snapshot
+ * `sequence` (its own number when that is above the history, else the next one), with the
+ * id the profile gives that number (a hand-off `handoff-final` is kept as `chk-NNN`).
+ */
+async function keepOrphanLatest<P>(
+  state: WriterState<P>,
+  orphan: NonNullable<RecoveredRun<P>['orphanLatest']>,
+  next: number,
+): Promise<void> {
+  const { storage, profile, runId } = state.config;
+  const { integrity: _foreign, ...s } = orphan.snapshot;
+  const sequence = orphan.ownNumberFree ? s.sequence : next;
+  const createdAtMs = parseRfc3339(s.createdAt);
+  const id = profile.newSnapshotId({ runId, sequence, source: s.source, createdAtMs });
+  const key = profile.layout.historyKey!({ runId, id, sequence, source: s.source });
+  if ((await storage.get(key)) !== undefined) return; // never overwrite history
+  const encoded = await profile.document.encode({ ...s, id, sequence });
+  await storage.put(key, encoded.bytes);
 }
 
 /** {@link ensureOpen} with the writer's retries. */

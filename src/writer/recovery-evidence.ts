@@ -28,6 +28,8 @@ export interface RunRecovery<P> {
   lastSequence: number;
   /** `latest`, when it decodes. */
   latest: Snapshot<P> | undefined;
+  /** `latest`'s bytes when another tool wrote it (read with a foreign-read warning). */
+  foreignLatest?: Uint8Array;
   readonly index: IndexState;
   /** Index entries by file. */
   readonly indexed: Map<string, RunIndexEntry[]>;

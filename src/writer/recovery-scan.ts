@@ -2,6 +2,7 @@ import { isCheckpointError } from '../contract/errors.js';
 import { decodeRunIndex } from '../codec/run-index.js';
 import type { Snapshot } from '../contract/snapshot.js';
 import { decodeBatchFile } from '../snapshot-io/batch-file.js';
+import { decodeStoredSnapshotTolerant } from '../snapshot-io/read-snapshot.js';
 import type { KeyInfo } from '../contract/layout.js';
 import type { StorageEntry } from '../contract/storage.js';
 import { BATCH_NAME, batchMembers, commonDir, dirOf, entryOf, knownOf, see, tryDecode, type RunRecovery } from './recovery-evidence.js';
@@ -10,7 +11,14 @@ import { BATCH_NAME, batchMembers, commonDir, dirOf, entryOf, knownOf, see, tryD
 export async function readLatest<P>(r: RunRecovery<P>): Promise<void> {
   const latestObj = await r.storage.get(r.latestKey);
   if (!latestObj) return;
-  r.latest = await tryDecode(r.storage, r.profile, r.latestKey, latestObj.bytes);
+  try {
+    const read = await decodeStoredSnapshotTolerant(r.storage, r.profile, r.latestKey, latestObj.bytes);
+    r.latest = read.snapshot;
+    if (read.warnings.length > 0) r.foreignLatest = latestObj.bytes;
+  } catch (err) {
+    if (!isCheckpointError(err)) throw err;
+    r.latest = undefined;
+  }
   if (r.latest) {
     see(r, r.latest.sequence);
     knownOf(r, r.latest.sequence, r.latest.id, r.latest.createdAt);

@@ -1,9 +1,10 @@
 import type { RunIndexEntry } from '../codec/run-index.js';
+import { canonicalJson } from '../codec/canonical-json.js';
 import type { Snapshot } from '../contract/snapshot.js';
 import type { Profile } from '../contract/profile.js';
 import type { StorageAdapter } from '../contract/storage.js';
 import type { IndexState } from './ordered-write.js';
-import { createRecovery, see, unreadableNumbers } from './recovery-evidence.js';
+import { createRecovery, see, unreadableNumbers, type RunRecovery } from './recovery-evidence.js';
 import { findHead } from './recovery-head.js';
 import { listRunFiles, readIndex, readLatest, scanListed } from './recovery-scan.js';
 
@@ -39,6 +40,32 @@ export interface RecoveredRun<P> {
   readonly unindexed: readonly RunIndexEntry[];
   /** Files that failed validation (their numbers are still never reused when their names carry one). */
   readonly corrupt: readonly string[];
+  /**
+   * `latest` as another tool wrote it when no history entry holds it (its id is not among
+   * history's): the writer keeps it as a history entry before it rewrites `latest`.
+   */
+  readonly orphanLatest?: {
+    readonly snapshot: Snapshot<P>;
+    /** Its own sequence is above every history entry's, so it may keep it. */
+    readonly ownNumberFree: boolean;
+  };
+}
+
+/** `latest` when another tool wrote it and the run's history (listed and indexed) does not hold its id. */
+function orphanLatestOf<P>(r: RunRecovery<P>): RecoveredRun<P>['orphanLatest'] {
+  if (!r.foreignLatest || !r.latest || !r.profile.layout.historyKey) return undefined;
+  const { id, createdAt } = r.latest;
+  const content = canonicalJson(r.latest.payload);
+  // Held by id, or by content (the copy an earlier open kept under the history's own id).
+  for (const d of r.decoded.values())
+    if (d.snapshot.id === id || (d.snapshot.createdAt === createdAt && canonicalJson(d.snapshot.payload) === content)) return undefined;
+  if (r.index.doc?.checkpoints.some((e) => e.checkpoint_id === id)) return undefined;
+  const layout = r.profile.layout;
+  let highestHistory = 0;
+  for (const key of r.listed.keys()) highestHistory = Math.max(highestHistory, layout.classify(key)?.sequence ?? 0);
+  for (const n of r.decoded.keys()) highestHistory = Math.max(highestHistory, n);
+  for (const e of r.index.doc?.checkpoints ?? []) highestHistory = Math.max(highestHistory, e.sequence);
+  return { snapshot: r.latest, ownNumberFree: r.latest.sequence > highestHistory };
 }
 
 /**
@@ -56,5 +83,13 @@ export async function recoverRun<P>(storage: StorageAdapter, profile: Profile<P>
   await scanListed(r);
   see(r, unreadableNumbers(r.known, r.unnumbered));
   const head = await findHead(r);
-  return { lastSequence: r.lastSequence, ...(head ? { head } : {}), index: r.index, unindexed: r.unindexed, corrupt: r.corrupt };
+  const orphanLatest = orphanLatestOf(r);
+  return {
+    lastSequence: r.lastSequence,
+    ...(head ? { head } : {}),
+    index: r.index,
+    unindexed: r.unindexed,
+    corrupt: r.corrupt,
+    ...(orphanLatest ? { orphanLatest } : {}),
+  };
 }

@@ -138,11 +138,14 @@ export function handoffForeignReader(
     if (createdAt === undefined)
       throw new CheckpointError('checkpoint_schema_invalid', `${where}: created is not an ISO 8601 time`, { details: { where } });
     const book = state?.book;
-    const id = String(doc.checkpoint);
+    // An unsealed history file's name is its id and number (a hand-off kept from latest.md
+    // keeps its own `checkpoint:` line, e.g. `handoff-final`, inside chk-NNN.md).
+    const named = located.kind === 'history' && !book ? located : undefined;
+    const id = named?.snapshotId ?? String(doc.checkpoint);
     const snapshot: Snapshot<HandoffPayload> = {
       id,
       runId: located.runId,
-      sequence: book?.sequence ?? trailingNumber(id) ?? located.sequence ?? 1,
+      sequence: book?.sequence ?? named?.sequence ?? trailingNumber(id) ?? located.sequence ?? 1,
       createdAt,
       source: validTrigger(book?.source) ? book.source : FOREIGN_HANDOFF_SOURCE,
       sourceDetails: [],

@@ -258,12 +258,29 @@ export function handoffLayout(options: HandoffLayoutOptions = {}): ProfileLayout
 
 const NO_BLOCKER = /^blocked\s*:\s*(?:none|no|n\/a|-|—)?\.?\s*$/i;
 const BLOCKER = /^blocked\s*:/i;
+/** A task-list checkbox at the start of an item: `[ ]` open, `[x]` done. */
+const CHECKBOX = /^\[([ xX])\]\s*/;
+/** An item that says there is nothing to do. */
+const NOTHING = /^(?:none|nothing|n\/a|-|—)\.?$/i;
+
+/** One Next Actions item as the rule reads it: its text without a checkbox, and whether it is ticked off. */
+interface ActionItem {
+  readonly text: string;
+  readonly done: boolean;
+}
+
+function actionItem(line: string): ActionItem {
+  const box = CHECKBOX.exec(line);
+  return box ? { text: line.slice(box[0].length).trim(), done: box[1] !== ' ' } : { text: line.trim(), done: false };
+}
 
 /**
  * Resume rule of the hand-off profile: Next Actions is the resume point. `at` is the
- * first Next Action that is not a `Blocked:` line; a `Blocked: <something>` line other
- * than `Blocked: None` makes the run ineligible for automatic resume (a human unblocks
- * it), as does a terminal status or an empty Next Actions list. `continuationPrompt`
+ * first open Next Action that is not a `Blocked:` line, without its task-list checkbox
+ * (`- [ ] Phase 3` → `Phase 3`); ticked items (`- [x] …`) and `None` are not work. A
+ * `Blocked: <something>` line other than `Blocked: None`, ticked or not as `- [ ] Blocked: …`,
+ * makes the run ineligible for automatic resume (a human unblocks it; a ticked `- [x] Blocked:`
+ * is cleared), as does a terminal status or an empty Next Actions list. `continuationPrompt`
  * names the checkpoint and lists the Next Actions; `restored.markdown` is the whole
  * hand-off document, ready to paste into a new session.
  */
@@ -275,9 +292,13 @@ export const handoffResumeRule: ResumeRule<HandoffPayload> = (snapshot, context)
   const terminal = context.isTerminal
     ? context.isTerminal(snapshot.status)
     : snapshot.status === 'completed' || snapshot.status === 'failed';
-  const work = p.nextActions.filter((a) => !BLOCKER.test(a));
-  const blockers = p.nextActions.filter((a) => BLOCKER.test(a) && !NO_BLOCKER.test(a));
-  const remaining = p.nextActions.filter((a) => !NO_BLOCKER.test(a));
+  const open = p.nextActions
+    .map(actionItem)
+    .filter((a) => !a.done && !NOTHING.test(a.text))
+    .map((a) => a.text);
+  const work = open.filter((a) => !BLOCKER.test(a));
+  const blockers = open.filter((a) => BLOCKER.test(a) && !NO_BLOCKER.test(a));
+  const remaining = open.filter((a) => !NO_BLOCKER.test(a));
   const header = `Continue from hand-off checkpoint ${snapshot.id}${p.anchor ? ` (${p.anchor})` : ''}.`;
   const continuationPrompt = [header, 'Next actions:', ...p.nextActions.map((a) => `- ${a.replace(/\n/g, '\n  ')}`)].join('\n');
   const doc: HandoffDocument = { ...p, checkpoint: snapshot.id, created: snapshot.createdAt };

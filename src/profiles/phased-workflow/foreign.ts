@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { JsonObject, JsonValue } from '../../contract/json.js';
 import { PRIORITIES, type SnapshotDraft } from '../../contract/snapshot.js';
 import type { EncodedSnapshot } from '../../contract/document-format.js';
-import { foreignJsonReader, hasMembers, LiberalTimeSchema, sealAsIs, toUtc } from '../foreign-json.js';
+import { carriesSavepointMarks, foreignJsonReader, LiberalTimeSchema, sealAsIs, toUtc } from '../foreign-json.js';
 import { parseDocumentWith } from '../snapshot-lifecycle/import.js';
 import {
   PHASE_KEYS,
@@ -69,8 +69,8 @@ const SpecDocumentSchema = z.object({
     .optional(),
 });
 
-/** savepoint's additions to the spec's checkpoint: one of them marks a file savepoint wrote. */
-const SAVEPOINT_MEMBERS = ['status', 'source_details'] as const;
+/** savepoint's addition to the spec's checkpoint besides its `integrity` and `source_details` shapes. */
+const SAVEPOINT_MEMBERS = ['status'] as const;
 
 /** Maps a phased-workflow checkpoint another tool wrote (without `integrity`) to the model. */
 export function phasedForeignDraft(document: JsonObject, where: string): SnapshotDraft<PhasedWorkflowPayload> {
@@ -115,8 +115,11 @@ export function phasedForeignDraft(document: JsonObject, where: string): Snapsho
   };
 }
 
-/** True when savepoint wrote (or sealed) the checkpoint: its `status` or `source_details` is there. */
-export const phasedSealedBySavepoint = (document: JsonObject): boolean => hasMembers(document, SAVEPOINT_MEMBERS);
+/**
+ * True when savepoint wrote (or sealed) the checkpoint: two of its marks — savepoint's
+ * `integrity` shape, `source_details` of `{ source, at }` entries, a `status` — are there.
+ */
+export const phasedSealedBySavepoint = (document: JsonObject): boolean => carriesSavepointMarks(document, SAVEPOINT_MEMBERS);
 
 /** `decodeForeign` of the phasedWorkflow format: history-based, so a changed sealed file is refused. */
 export const decodePhasedWorkflowForeign = foreignJsonReader<PhasedWorkflowPayload>({

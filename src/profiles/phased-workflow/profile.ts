@@ -1,7 +1,8 @@
 import { jsonDocumentFormat } from '../../codec/json-document.js';
 import { CheckpointError } from '../../contract/errors.js';
 import { assertRunId, newUuidV4 } from '../../contract/ids.js';
-import { phasedWorkflowResumeRule } from './resume-rule.js';
+import { createPhasedWorkflowResumeRule, phasedWorkflowResumeRule } from './resume-rule.js';
+import { jsonClaimsReader } from '../foreign-json.js';
 import { decodePhasedWorkflowForeign } from './foreign.js';
 import type { ResumeRule } from '../../contract/resume-rule.js';
 import { phasedWorkflowRetention } from './retention.js';
@@ -234,9 +235,13 @@ export function createPhasedWorkflowProfile(options: PhasedWorkflowProfileOption
       }),
       // Checkpoints the spec's own n8n node (or another tool) writes: read with a warning (docs/profiles.md).
       decodeForeign: decodePhasedWorkflowForeign,
+      // What a refused checkpoint still says, so resume never steps over a gate it cannot read.
+      claimsOf: jsonClaimsReader({ sequence: 'sequence_number', id: 'checkpoint_id', source: 'trigger' }),
     },
     retention: options.retention ?? phasedWorkflowRetention,
-    resume: options.resume ?? phasedWorkflowResumeRule,
+    resume:
+      options.resume ??
+      (options.phaseNames ? createPhasedWorkflowResumeRule({ phaseNames: options.phaseNames }) : phasedWorkflowResumeRule),
   });
 }
 

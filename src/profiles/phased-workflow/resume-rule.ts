@@ -1,5 +1,5 @@
 import type { Snapshot } from '../../contract/snapshot.js';
-import type { ResumePoint, ResumeRule, ResumeRuleContext } from '../../contract/resume-rule.js';
+import type { ResumePoint, ResumeRule, ResumeRuleContext, UnreadableSnapshotFile } from '../../contract/resume-rule.js';
 import { objectOf } from '../../resume/rule-helpers.js';
 import { assertObjectArgument, assertOptionsArgument } from '../../contract/arguments.js';
 import { activeLessonsOf, lessonsChangedWarnings } from './lessons.js';
@@ -144,6 +144,38 @@ function afterPhaseComplete(
   };
 }
 
+/**
+ * Triggers whose checkpoint a human or a gate must see: resuming from an older checkpoint
+ * would step past a gate decision, a tripped breaker or an escalation.
+ */
+const NEVER_STEPPED_OVER = new Set(['gate_decision', 'circuit_breaker', 'escalation']);
+
+/**
+ * The refused newer checkpoint resume must not step over (step_2_validate_checkpoint:
+ * `on_invalid: cannot resume`): one that claims a gate, breaker or escalation trigger (in any
+ * case), or a higher sequence with no readable trigger. A file that says nothing (unparseable
+ * bytes, no sequence) is taken for a torn copy of the restored snapshot.
+ */
+function blockingUnreadable(context: ResumeRuleContext | undefined): UnreadableSnapshotFile | undefined {
+  return context?.unreadable?.find((f) =>
+    f.source !== undefined ? NEVER_STEPPED_OVER.has(f.source.toLowerCase()) : f.sequence !== undefined,
+  );
+}
+
+/** The decision when a newer checkpoint that cannot be read would be stepped over. */
+function refuseStepOver(snapshot: Snapshot<PhasedWorkflowResumeFields>, order: PhaseOrder, file: UnreadableSnapshotFile): Decision {
+  const what = `${file.source ?? 'checkpoint'}${file.sequence !== undefined ? ` ${file.sequence}` : ''}`;
+  return {
+    at: 'human_review',
+    reason: 'newer_checkpoint_unreadable',
+    eligible: false,
+    explanation:
+      `${file.key} (${what}) is newer than checkpoint ${snapshot.sequence} and failed validation (${file.reasonCode}: ${file.message}); ` +
+      `resuming from checkpoint ${snapshot.sequence} would step past it, so a human decides (fix the file or start fresh)`,
+    remainingFrom: order.index < 0 ? 0 : order.index,
+  };
+}
+
 /** Where to resume, by the checkpoint's trigger. */
 function decide(
   snapshot: Snapshot<PhasedWorkflowResumeFields>,
@@ -154,6 +186,8 @@ function decide(
   const { phase } = order;
   const trigger = snapshot.source;
   const remainingFrom = order.index < 0 ? 0 : order.index;
+  const blocking = blockingUnreadable(context);
+  if (blocking) return refuseStepOver(snapshot, order, blocking);
   if (trigger === 'phase_complete') return afterPhaseComplete(snapshot, order, completeAt, context?.history ?? []);
   if (trigger === 'gate_decision') {
     const explanation = `checkpoint ${snapshot.sequence} followed a gate decision on ${phase}; resume at its gate, which may need re-evaluation`;
@@ -251,7 +285,11 @@ function phasedReadsHistory(
  *   `workflow_complete` and `eligible: false`;
  * - `gate_decision` → `<phase>_gate` (the gate may need re-evaluation);
  * - `circuit_breaker` → `human_review`, `eligible: false` (a human decides);
- * - any other trigger → the start of the checkpoint's phase.
+ * - any other trigger → the start of the checkpoint's phase;
+ * - a newer checkpoint the planner refused (`context.unreadable`) that claims a gate,
+ *   breaker or escalation trigger, or a higher sequence with no readable trigger →
+ *   `human_review`, `eligible: false`, reason `newer_checkpoint_unreadable`
+ *   (step_2_validate_checkpoint's `on_invalid`: never step past it silently).
  *
  * It restores what step_3_restore_state lists (`phase_outputs`, `circuit_breaker_state`,
  * `cost_accumulated`, `active_lessons`, and `current_phase` set to the checkpoint's

@@ -1,3 +1,4 @@
+import { jsoncToJson, withoutBom } from './jsonc.js';
 import { randomBytes } from 'node:crypto';
 import { open, readFile, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -61,14 +62,23 @@ export interface CccState {
   readonly [field: string]: unknown;
 }
 
-/** Reads `.ccc-state.json`: `{}` when absent; `checkpoint_schema_invalid` when it is not a JSON object. */
+/**
+ * Reads `.ccc-state.json`: `{}` when absent; `checkpoint_schema_invalid` when it is not a JSON
+ * object. Read liberally: a UTF-8 byte order mark, comments and trailing commas (JSONC) are
+ * accepted.
+ */
 export async function readStateFile(path: string): Promise<CccState> {
   assertStringArgument(path, 'readStateFile', 'path');
   const text = await readTextIfExists(path);
   if (text === undefined) return {};
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    const plain = withoutBom(text);
+    try {
+      value = JSON.parse(plain);
+    } catch {
+      value = JSON.parse(jsoncToJson(plain));
+    }
   } catch (err) {
     throw new CheckpointError('checkpoint_schema_invalid', '.ccc-state.json is not valid JSON', { cause: err });
   }
@@ -78,14 +88,14 @@ export async function readStateFile(path: string): Promise<CccState> {
 }
 
 function indentOf(text: string): string | number {
-  const m = /^\{\r?\n([ \t]+)"/.exec(text);
+  const m = /^\{\r?\n([ \t]+)"/.exec(withoutBom(text));
   if (!m) return 2;
   return m[1]!.startsWith('\t') ? '\t' : m[1]!.length;
 }
 
 /**
  * Sets `fields` in `.ccc-state.json`, keeping every other field, their order and the
- * file's indentation. The file is re-read right before writing, so fields another
+ * file's indentation (and a byte order mark; comments are not kept: savepoint writes JSON). The file is re-read right before writing, so fields another
  * process wrote since the protocol started are kept too. Creates the file when absent.
  */
 export async function updateStateFile(path: string, fields: Readonly<Record<string, unknown>>): Promise<void> {
@@ -94,5 +104,6 @@ export async function updateStateFile(path: string, fields: Readonly<Record<stri
   const text = await readTextIfExists(path);
   const state = text === undefined ? {} : await readStateFile(path);
   const next = { ...state, ...fields };
-  await writeFileAtomic(path, `${JSON.stringify(next, null, text === undefined ? 2 : indentOf(text))}\n`);
+  const bom = text !== undefined && text !== withoutBom(text) ? '\uFEFF' : '';
+  await writeFileAtomic(path, `${bom}${JSON.stringify(next, null, text === undefined ? 2 : indentOf(text))}\n`);
 }

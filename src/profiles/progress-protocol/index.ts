@@ -74,6 +74,6 @@ export type { StatusSink } from './sinks/status-sink.js';
 export { trackerRequest, trackerError, type TrackerHttpOptions, type TrackerResponse } from './sinks/http.js';
 export { linearStatusSink, LINEAR_COMMENT_CREATE, LINEAR_COMMENT_UPDATE, type LinearStatusSinkOptions } from './sinks/linear.js';
 export { githubIssueCommentSink, type GitHubIssueCommentSinkOptions } from './sinks/github.js';
-export { runStopHook, sinkFromEnv, type StopHookOptions, type TrackerEnv } from './stop-hook.js';
+export { runStopHook, sinkFromEnv, type StopHookDecision, type StopHookOptions, type TrackerEnv } from './stop-hook.js';
 export { sealProgressAsIs, FOREIGN_PROGRESS_SOURCE, UNKNOWN_SESSION_TIME, type ProgressSealOptions } from './foreign.js';
 export { importProgressProtocolDocument, importProgressProtocolRun, type ImportProgressProtocolOptions } from './import.js';

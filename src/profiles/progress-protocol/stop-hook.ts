@@ -1,6 +1,7 @@
 import type { Clock } from '../../contract/clock.js';
 import { CheckpointError, isCheckpointError } from '../../contract/errors.js';
-import { runCheckpointProtocol, type CheckpointProtocolOptions, type ProgressInput } from './protocol.js';
+import { runCheckpointProtocol, type CheckpointProtocolOptions, type CheckpointReport, type ProgressInput } from './protocol.js';
+import { genericContinuationTemplate } from './continuation.js';
 import { githubIssueCommentSink } from './sinks/github.js';
 import type { TrackerHttpOptions } from './sinks/http.js';
 import { linearStatusSink } from './sinks/linear.js';
@@ -88,16 +89,48 @@ export interface StopHookOptions extends Pick<
   readonly fetch?: typeof globalThis.fetch;
   /** Clock. @default systemClock */
   readonly clock?: Clock;
-  /** Where the report goes. @default process.stdout.write */
+  /** Where the output goes. @default process.stdout.write */
   readonly write?: (text: string) => void;
+  /**
+   * Inject the continuation prompt through the Claude Code stop-hook contract: print
+   * `{"decision": "block", "reason": <prompt>, "systemMessage": <report>}` on stdout, so the
+   * agent continues with the prompt (progress-protocol.md: "the stop hook injects a
+   * continuation prompt via the `reason` field"). `false`: print the report as text.
+   * @default true
+   */
+  readonly inject?: boolean;
+  /**
+   * What Claude Code passed the hook on stdin (parsed), when the caller read it. With
+   * `stop_hook_active: true` (the agent is already continuing because of a stop hook) the hook
+   * does not block again, so a session cannot loop. The hook never reads stdin itself.
+   * @default undefined
+   */
+  readonly hookInput?: { readonly stop_hook_active?: boolean };
+}
+
+/** The Claude Code stop-hook output that blocks the stop and hands the agent `reason` as its next instruction. */
+export interface StopHookDecision {
+  readonly decision: 'block';
+  readonly reason: string;
+  /** The completion report, shown to the user. */
+  readonly systemMessage: string;
+}
+
+/** The prompt to inject: the one Step 4 would print, else the progress file's, else the spec's template. */
+function promptOf(report: CheckpointReport): string {
+  const prompt = report.continuationPrompt ?? report.progress?.continuationPrompt;
+  return prompt !== undefined && prompt.trim() !== '' ? prompt.trim() : genericContinuationTemplate(report.progress?.issue.id);
 }
 
 /**
  * The stop-hook entry: runs the automated profile (Steps 1 and 3) non-interactively — no
- * prompt, no stdin read — and writes everything it prints, ending with the completion
- * report, to stdout. Resolves the process exit code: `0` when at least one step
- * succeeded (partial success included, as the spec asks never to hide it), `1` only when
- * every step failed.
+ * prompt, no stdin read — and injects the continuation prompt through the Claude Code
+ * stop-hook contract: one JSON line on stdout, `{"decision": "block", "reason": <prompt>,
+ * "systemMessage": <everything the protocol printed, ending with the completion report>}`
+ * (see {@link StopHookOptions.inject}, {@link StopHookOptions.hookInput}). Resolves the process
+ * exit code: `0` when at least one step succeeded (partial success included, as the spec asks
+ * never to hide it), `1` only when every step failed (then the report is printed as text and
+ * nothing is injected).
  *
  * @example
  * ```ts
@@ -142,8 +175,16 @@ export async function runStopHook(options: StopHookOptions = {}): Promise<number
       ...(options.nextAction !== undefined ? { nextAction: options.nextAction } : {}),
       ...(options.runId !== undefined ? { runId: options.runId } : {}),
     });
-    write(`${report.output}\n`);
-    return report.succeeded > 0 ? 0 : 1;
+    if (report.succeeded === 0) {
+      write(`${report.output}\n`);
+      return 1;
+    }
+    if (options.inject === false || options.hookInput?.stop_hook_active === true) write(`${report.output}\n`);
+    else {
+      const decision: StopHookDecision = { decision: 'block', reason: promptOf(report), systemMessage: report.output };
+      write(`${JSON.stringify(decision)}\n`);
+    }
+    return 0;
   } catch (err) {
     write(`Checkpoint failed: ${isCheckpointError(err) ? err.reasonCode : 'unexpected error'}\n`);
     return 1;

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { JsonObject } from '../../contract/json.js';
 import { PRIORITIES, type SnapshotDraft } from '../../contract/snapshot.js';
 import type { EncodedSnapshot } from '../../contract/document-format.js';
-import { foreignJsonReader, hasMembers, LiberalTimeSchema, sealAsIs, toUtc } from '../foreign-json.js';
+import { carriesSavepointMarks, foreignJsonReader, liberalSourceDetails, LiberalTimeSchema, sealAsIs, toUtc } from '../foreign-json.js';
 import { parseDocumentWith } from './import.js';
 import {
   LIFECYCLE_COMMAND_KINDS,
@@ -72,8 +72,8 @@ const SpecDocumentSchema = z.object({
   ),
 });
 
-/** savepoint's additions to the spec's document: two of them mark a file savepoint wrote. */
-const SAVEPOINT_MEMBERS = ['sequence', 'source_details'] as const;
+/** savepoint's addition to the spec's document besides its `integrity` and `source_details` shapes. */
+const SAVEPOINT_MEMBERS = ['sequence'] as const;
 
 /**
  * The sequence of a document without one (the spec has no such field): its creation time in
@@ -86,7 +86,9 @@ export function sequenceFromTime(createdAt: string): number {
 
 /** Maps a snapshot-lifecycle.md document another tool wrote (without `integrity`) to the model. */
 export function lifecycleForeignDraft(document: JsonObject, where: string): SnapshotDraft<SnapshotLifecyclePayload> {
-  const d = parseDocumentWith(SpecDocumentSchema, document, where);
+  const liberal = { ...document, source_details: liberalSourceDetails(document.source_details, document.created_at) };
+  if (liberal.source_details === undefined) delete liberal.source_details;
+  const d = parseDocumentWith(SpecDocumentSchema, liberal, where);
   const createdAt = toUtc(d.created_at);
   const { todo_compliance: todo, ...step } = d.step_state;
   return {
@@ -107,8 +109,12 @@ export function lifecycleForeignDraft(document: JsonObject, where: string): Snap
   };
 }
 
-/** True when savepoint wrote (or sealed) the document: its `sequence` or `source_details` is there. */
-export const lifecycleSealedBySavepoint = (document: JsonObject): boolean => hasMembers(document, SAVEPOINT_MEMBERS);
+/**
+ * True when savepoint wrote (or sealed) the document: two of its marks — savepoint's
+ * `integrity` shape, `source_details` of `{ source, at }` entries, a `sequence` — are there.
+ * The spec names `source_details` itself, so it alone (in any shape) marks nothing.
+ */
+export const lifecycleSealedBySavepoint = (document: JsonObject): boolean => carriesSavepointMarks(document, SAVEPOINT_MEMBERS);
 
 /** `decodeForeign` of the snapshotLifecycle format: history-based, so a changed sealed file is refused. */
 export const decodeSnapshotLifecycleForeign = foreignJsonReader<SnapshotLifecyclePayload>({

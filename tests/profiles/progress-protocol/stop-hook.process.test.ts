@@ -73,15 +73,18 @@ describe('the stop-hook entry', () => {
     });
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
-    expect(result.stdout).toBe(
-      [
+    // One JSON line: the Claude Code stop-hook contract, the prompt in `reason`, the report beside it.
+    expect(result.stdout.endsWith('\n') && result.stdout.trimEnd().split('\n')).toHaveLength(1);
+    expect(JSON.parse(result.stdout)).toEqual({
+      decision: 'block',
+      reason: 'Resume CIA-9. Current task: task 2 of 3 — Two. Key files: a.ts.\nNext action: finish Two.',
+      systemMessage: [
         'Progress saved to .ccc-progress.md.',
         'Warning: GitHub update skipped (HTTP 503).',
         'Checkpoint complete: 1/2 steps succeeded.',
         'Failed: GitHub update (HTTP 503) — status not persisted to issue tracker.',
-        '',
       ].join('\n'),
-    );
+    });
     expect(result.stdout).not.toContain(GITHUB_TOKEN);
     expect(read(dir, '.ccc-progress.md')).toContain('## Current Task\n- Two — half done');
   });
@@ -91,7 +94,9 @@ describe('the stop-hook entry', () => {
     const dir = project();
     const result = await runHook(dir, { LINEAR_API_KEY: LINEAR_KEY, LINEAR_ISSUE_ID: 'CIA-9', LINEAR_API_URL: `${server.url}/graphql` });
     expect(result.code).toBe(0);
-    expect(result.stdout.trimEnd().split('\n').at(-1)).toBe('Checkpoint complete: 2/2 steps succeeded.');
+    expect((JSON.parse(result.stdout) as { systemMessage: string }).systemMessage.split('\n').at(-1)).toBe(
+      'Checkpoint complete: 2/2 steps succeeded.',
+    );
     expect(JSON.parse(read(dir, '.ccc-state.json'))).toEqual({ checkpointCommentId: [...server.comments.keys()][0] });
   });
 
@@ -116,6 +121,19 @@ describe('the stop-hook entry', () => {
     const code = await runStopHook({ cwd: dir, env: { SAVEPOINT_TRACKER: 'github', GITHUB_TOKEN: 'x' }, write: (t) => out.push(t) });
     expect(code).toBe(0);
     expect(out.join('')).toContain('Failed: GitHub update (GITHUB_REPOSITORY not set) — status not persisted to issue tracker.');
+  });
+
+  it('injects the continuation prompt through `reason`, unless the agent already continues from a stop hook (regression)', async () => {
+    const dir = project();
+    const out: string[] = [];
+    expect(await runStopHook({ cwd: dir, sink: null, write: (t) => out.push(t) })).toBe(0);
+    expect(JSON.parse(out.join(''))).toMatchObject({ decision: 'block', reason: expect.stringContaining('Resume CIA-9.') });
+    const again: string[] = [];
+    expect(await runStopHook({ cwd: dir, sink: null, hookInput: { stop_hook_active: true }, write: (t) => again.push(t) })).toBe(0);
+    expect(again.join('')).toMatch(/^Progress saved to \.ccc-progress\.md\.\n[\s\S]*Checkpoint complete: 2\/2 steps succeeded\.\n$/);
+    const text: string[] = [];
+    await runStopHook({ cwd: dir, sink: null, inject: false, write: (t) => text.push(t) });
+    expect(text.join('')).not.toContain('"decision"');
   });
 
   it('sinkFromEnv: none, linear, github', () => {
