@@ -245,11 +245,22 @@ export function commandIndex(argv: readonly string[]): number {
 function reportError(io: CliIo, command: string, json: boolean, err: CliError | CheckpointError): number {
   const exitCode = err instanceof CliError ? err.exitCode : cliExitCode(err);
   const reasonCode = err instanceof CliError ? err.reasonCode : err.reasonCode;
-  if (json)
-    io.stderr.write(
-      `${JSON.stringify({ schemaVersion: JSON_SCHEMA_VERSION, error: { command, reasonCode, message: err.message, exitCode } })}\n`,
-    );
-  else io.stderr.write(`savepoint ${command}: ${err.message}\n`);
+  const details = err instanceof CliError ? undefined : err.details;
+  if (json) {
+    const error = {
+      command,
+      reasonCode,
+      message: err.message,
+      exitCode,
+      ...(details && Object.keys(details).length > 0 ? { details } : {}),
+    };
+    io.stderr.write(`${JSON.stringify({ schemaVersion: JSON_SCHEMA_VERSION, error })}\n`);
+  } else {
+    io.stderr.write(`savepoint ${command}: ${err.message}\n`);
+    // Each file a resume refused, and why (details.issues of checkpoint_no_valid_snapshot).
+    const issues = details?.issues;
+    if (Array.isArray(issues)) for (const issue of issues) io.stderr.write(`  ${String(issue)}\n`);
+  }
   return exitCode;
 }
 

@@ -10,6 +10,7 @@ import { historyKeyOfSequence, runListPrefix } from '../snapshot-io/layout-probe
 import { decodeStoredSnapshotTolerant } from '../snapshot-io/read-snapshot.js';
 import type { ForeignReadWarning } from '../contract/document-format.js';
 import { mapLimit } from '../storage/map-limit.js';
+import { batchRange, identityIssue, refusalIssue } from '../snapshot-io/refusal.js';
 import type { StorageAdapter } from '../contract/storage.js';
 
 /**
@@ -46,6 +47,13 @@ export interface SkippedFile {
   readonly reasonCode: ReasonCode;
   /** What is wrong, without payload contents. */
   readonly message: string;
+  /**
+   * Why the file was refused, in one line: the first failing field and what is wrong with it
+   * (`/last_activity Invalid ISO datetime`), or the identity that disagrees with the file's
+   * place (`the document names run "a", its place in the store names run "b"`). `savepoint
+   * verify` reports the same words for the same file.
+   */
+  readonly issue: string;
 }
 
 /** Options of {@link locateNewestSnapshot}. */
@@ -116,12 +124,6 @@ function nextHistoryKeys(profile: Profile<unknown>, runId: string, sequence: num
   return [...keys];
 }
 
-/** First and last sequence of a batch file from its name (`batch_{first}_{last}.json`, the spec's pattern), when it has that form. */
-function batchRange(key: string): { first: number; last: number } | undefined {
-  const m = /(?:^|\/)batch_(\d+)_(\d+)\.json(?:\.gz)?$/.exec(key);
-  return m ? { first: Number(m[1]), last: Number(m[2]) } : undefined;
-}
-
 /** `key` without a trailing `.gz`. */
 export const stripGz = (key: string): string => (key.endsWith(GZIP_SUFFIX) ? key.slice(0, -GZIP_SUFFIX.length) : key);
 
@@ -159,15 +161,21 @@ class Search<P> {
     return (await this.storage.get(key))?.bytes;
   }
 
-  skip(key: string, kind: SkippedFile['kind'], reasonCode: ReasonCode, message: string): void {
-    this.skipped.push({ key, kind, reasonCode, message });
+  skip(
+    key: string,
+    kind: SkippedFile['kind'],
+    reasonCode: ReasonCode,
+    message: string,
+    issue = refusalIssue({ reasonCode, message }, key),
+  ): void {
+    this.skipped.push({ key, kind, reasonCode, message, issue });
   }
 
   /** Records a decode failure as a skipped file, or rethrows a storage failure. */
   skipError(key: string, kind: SkippedFile['kind'], err: unknown): void {
     if (isCheckpointError(err)) {
       if (!CONTENT_ERRORS.has(err.reasonCode)) throw err;
-      this.skip(key, kind, err.reasonCode, err.message);
+      this.skip(key, kind, err.reasonCode, err.message, refusalIssue(err, key));
       return;
     }
     // A custom document format that throws on garbage: the file is unusable, not the store.
@@ -190,30 +198,12 @@ class Search<P> {
     return this.indexDoc;
   }
 
-  /** Checks that a decoded snapshot belongs where it was found; records it as skipped if not. */
+  /** Checks that a decoded snapshot belongs where it was found; records it as skipped (a schema error, not a broken seal) if not. */
   belongs(snapshot: Snapshot<P>, key: string, kind: SkippedFile['kind'], info: KeyInfo | undefined): boolean {
-    const mismatch = (what: string): false => {
-      this.skip(key, kind, 'checkpoint_integrity_mismatch', `${key}: ${what}`);
-      return false;
-    };
-    if (snapshot.runId !== this.runId) return mismatch(`the document belongs to another run`);
-    if (info?.kind === 'history') {
-      if (info.sequence !== undefined && info.sequence !== snapshot.sequence)
-        return mismatch(`the file name says sequence ${info.sequence}, the document ${snapshot.sequence}`);
-      if (info.snapshotId !== undefined && info.snapshotId !== snapshot.id)
-        return mismatch(`the file name says snapshot ${info.snapshotId}, the document ${snapshot.id}`);
-      if (info.source !== undefined && info.source !== snapshot.source)
-        return mismatch(`the file name says trigger ${info.source}, the document ${snapshot.source}`);
-    }
-    if (info?.kind === 'batch') {
-      const range = batchRange(key.replace(/#\d+$/, ''));
-      const first = range?.first ?? info.sequence;
-      if (first !== undefined && snapshot.sequence < first)
-        return mismatch(`a member has sequence ${snapshot.sequence}, below the batch's first sequence ${first}`);
-      if (range && snapshot.sequence > range.last)
-        return mismatch(`a member has sequence ${snapshot.sequence}, above the batch's last sequence ${range.last}`);
-    }
-    return true;
+    const issue = identityIssue(snapshot as Snapshot<unknown>, this.runId, key, info);
+    if (issue === undefined) return true;
+    this.skip(key, kind, 'checkpoint_schema_invalid', `${key}: ${issue}`, issue);
+    return false;
   }
 
   consider(
@@ -418,18 +408,7 @@ export async function locateNewestSnapshot<P>(options: LocateSnapshotOptions<P>)
     if (latestBytes === undefined && search.skipped.length === 0 && search.highest === 0) {
       throw new CheckpointError('checkpoint_not_found', `run ${runId} has no snapshots`, { details: { runId } });
     }
-    throw new CheckpointError(
-      'checkpoint_no_valid_snapshot',
-      `run ${runId}: none of its ${keys.length} snapshot file(s) passed validation`,
-      {
-        details: {
-          runId,
-          skipped: keys.length,
-          keys: keys.slice(0, 20),
-          reasonCodes: [...new Set(search.skipped.map((s) => s.reasonCode))],
-        },
-      },
-    );
+    throw noValidSnapshot(runId, search.skipped);
   }
   if (latestState === 'valid' && best.origin !== 'latest') latestState = 'stale';
   return {
@@ -444,6 +423,29 @@ export async function locateNewestSnapshot<P>(options: LocateSnapshotOptions<P>)
     reads: { get: search.gets, list: search.lists },
     readWarnings: best.warnings,
   };
+}
+
+/**
+ * `checkpoint_no_valid_snapshot`, saying why: the first refused file and its issue in the
+ * message, and in `details.issues` each refused file as `<key>: <issue>` (at most 20), beside
+ * the keys and reason codes.
+ */
+function noValidSnapshot(runId: string, skipped: readonly SkippedFile[]): CheckpointError {
+  const first = skipped[0];
+  const why = first ? `; ${first.key}: ${first.issue}${skipped.length > 1 ? ` (and ${skipped.length - 1} more)` : ''}` : '';
+  return new CheckpointError(
+    'checkpoint_no_valid_snapshot',
+    `run ${runId}: none of its ${skipped.length} snapshot file(s) passed validation${why}`,
+    {
+      details: {
+        runId,
+        skipped: skipped.length,
+        keys: skipped.slice(0, 20).map((s) => s.key),
+        reasonCodes: [...new Set(skipped.map((s) => s.reasonCode))],
+        issues: skipped.slice(0, 20).map((s) => `${s.key}: ${s.issue}`),
+      },
+    },
+  );
 }
 
 /**

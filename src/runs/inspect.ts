@@ -1,4 +1,5 @@
-import { isCheckpointError, toCheckpointError, type CheckpointError } from '../contract/errors.js';
+import { CheckpointError, isCheckpointError, toCheckpointError } from '../contract/errors.js';
+import { identityIssue } from '../snapshot-io/refusal.js';
 import type { Snapshot } from '../contract/snapshot.js';
 import { decodeBatchFile } from '../snapshot-io/batch-file.js';
 import type { Profile } from '../contract/profile.js';
@@ -39,6 +40,9 @@ export async function loadEntry(storage: StorageAdapter, profile: Profile<unknow
     const stored = await storage.get(entry.key);
     if (!stored) return { ...base, error: asError(new Error('deleted while listing'), entry.key) };
     const { snapshot, warnings } = await decodeStoredSnapshotTolerant(storage, profile, entry.key, stored.bytes);
+    // A document that does not belong where it lies (a copied run folder) is refused by resume: say so here too.
+    const issue = entry.info.runId === undefined ? undefined : identityIssue(snapshot, entry.info.runId, entry.key, entry.info);
+    if (issue !== undefined) return { ...base, error: new CheckpointError('checkpoint_schema_invalid', `${entry.key}: ${issue}`) };
     return { ...base, snapshot, ...(warnings.length > 0 ? { readWarnings: warnings } : {}) };
   } catch (err) {
     return { ...base, error: asError(err, entry.key) };
@@ -69,10 +73,16 @@ export async function loadRunSnapshots(
     try {
       const stored = await storage.get(batch.key);
       if (stored) {
-        for (const member of await decodeBatchFile(storage, profile, batch.key, stored.bytes)) {
-          rows.push(
-            member.ok ? { ...base, snapshot: member.snapshot } : { ...base, key: `${batch.key}#${member.position}`, error: member.error },
-          );
+        for (const [position, member] of (await decodeBatchFile(storage, profile, batch.key, stored.bytes)).entries()) {
+          const key = `${batch.key}#${position}`;
+          const issue = member.ok ? identityIssue(member.snapshot, run.runId, key, batch.info) : undefined;
+          if (member.ok && issue === undefined) rows.push({ ...base, snapshot: member.snapshot });
+          else
+            rows.push({
+              ...base,
+              key,
+              error: member.ok ? new CheckpointError('checkpoint_schema_invalid', `${key}: ${issue}`) : member.error,
+            });
         }
       }
     } catch (err) {

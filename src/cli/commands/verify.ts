@@ -14,6 +14,7 @@ import { EXIT, printJson, table } from '../io.js';
 import { mapLimit } from '../../storage/map-limit.js';
 import { loadEntry } from '../../runs/inspect.js';
 import { progressBar } from '../progress.js';
+import { identityIssue, refusalIssue } from '../../snapshot-io/refusal.js';
 import { assertRunsExist, profileHint, storeLabel } from '../probe.js';
 
 /** A problem or warning found by `verify`. */
@@ -24,11 +25,12 @@ interface Finding {
   readonly message: string;
 }
 
+/** A file's refusal, in the words resume uses for the same file ({@link refusalIssue}). */
 const finding = (key: string, err: CheckpointError, level: Finding['level'] = 'problem'): Finding => ({
   key,
   level,
   reasonCode: err.reasonCode,
-  message: err.message,
+  message: refusalIssue(err, key),
 });
 
 async function checkJsonFile(ctx: CommandContext, entry: ClassifiedEntry): Promise<Finding[]> {
@@ -141,9 +143,13 @@ async function checkBatch(state: VerifyState, batch: ClassifiedEntry, sequences:
   const { ctx, findings } = state;
   try {
     const stored = await ctx.storage.get(batch.key);
-    for (const m of stored ? await decodeBatchFile(ctx.storage, ctx.profile, batch.key, stored.bytes) : []) {
-      if (m.ok) sequences.set(m.snapshot.sequence, m.snapshot.integrity.checksum);
-      else findings.push(finding(`${batch.key}#${m.position}`, m.error));
+    const members = stored ? await decodeBatchFile(ctx.storage, ctx.profile, batch.key, stored.bytes) : [];
+    for (const [position, m] of members.entries()) {
+      const key = `${batch.key}#${position}`;
+      const issue = m.ok && batch.info.runId !== undefined ? identityIssue(m.snapshot, batch.info.runId, key, batch.info) : undefined;
+      if (!m.ok) findings.push(finding(key, m.error));
+      else if (issue !== undefined) findings.push({ key, level: 'problem', reasonCode: 'checkpoint_schema_invalid', message: issue });
+      else sequences.set(m.snapshot.sequence, m.snapshot.integrity.checksum);
     }
   } catch (err) {
     if (!isCheckpointError(err)) throw err;
@@ -158,6 +164,17 @@ async function checkIndex(state: VerifyState, run: RunFiles, indexEntry: Classif
   try {
     const stored = await ctx.storage.get(indexEntry.key);
     const index = stored ? decodeRunIndex(stored.bytes, indexEntry.key) : undefined;
+    if (index && index.run_id !== run.runId) {
+      // A copied run folder: every entry points into the old run's folder; one finding says why.
+      findings.push({
+        key: indexEntry.key,
+        level: 'problem',
+        reasonCode: 'checkpoint_schema_invalid',
+        message: `the index names run "${index.run_id}", its place in the store names run "${run.runId}" (a copied or renamed run keeps its old id inside)`,
+      });
+      tick(state);
+      return;
+    }
     const present = new Set([...run.history, ...run.batches].map((e) => e.key));
     const resolve = indexPathResolver(ctx.profile, run.runId);
     // Readers accept an entry whose file is now gzipped (or the reverse), and resolve paths as the spec writes them.
