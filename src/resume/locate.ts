@@ -404,7 +404,6 @@ export async function locateNewestSnapshot<P>(options: LocateSnapshotOptions<P>)
 
   const best = search.best;
   if (!best) {
-    const keys = search.skipped.map((s) => s.key);
     if (latestBytes === undefined && search.skipped.length === 0 && search.highest === 0) {
       throw new CheckpointError('checkpoint_not_found', `run ${runId} has no snapshots`, { details: { runId } });
     }
