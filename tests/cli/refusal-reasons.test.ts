@@ -30,7 +30,9 @@ async function resumeJsonError(args: string[]): Promise<{ code: number; error: {
 /** A plan-executor store holding the spec's example `02-CHECKPOINT.json` with `change` applied. */
 function planStore(change: Record<string, unknown>): string {
   const dir = tempDir();
-  const example = JSON.parse(readFileSync(new URL('../fixtures/foreign/plan-executor/02-CHECKPOINT.spec-example.json', import.meta.url), 'utf8'));
+  const example = JSON.parse(
+    readFileSync(new URL('../fixtures/foreign/plan-executor/02-CHECKPOINT.spec-example.json', import.meta.url), 'utf8'),
+  );
   mkdirSync(join(dir, 'plans'));
   writeFileSync(join(dir, 'plans/02-CHECKPOINT.json'), JSON.stringify({ ...example, ...change }));
   return dir;

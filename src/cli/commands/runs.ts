@@ -5,6 +5,16 @@ import { EXIT, formatBytes, printJson, table } from '../io.js';
 import { mapLimit } from '../../storage/map-limit.js';
 import { loadEntry } from '../../runs/inspect.js';
 import { progressBar } from '../progress.js';
+import { profileHint, storeLabel } from '../probe.js';
+
+/** Newest activity first; runs without a time last, in run-id order. */
+function byActivity(a: { lastActivity: string | null; runId: string }, b: { lastActivity: string | null; runId: string }): number {
+  const time = (t: string | null): number => (t === null || Number.isNaN(Date.parse(t)) ? -1 : Date.parse(t));
+  return time(b.lastActivity) - time(a.lastActivity) || (a.runId < b.runId ? -1 : a.runId > b.runId ? 1 : 0);
+}
+
+/** The profile name in {@link profileHint}'s sentence. */
+const guessed = (hint: string): string => /--profile (\S+?)\.?$/.exec(hint.trim())?.[1] ?? '';
 
 /** `savepoint runs [--incomplete]` */
 export const runsCommand: Command = {
@@ -43,15 +53,17 @@ export const runsCommand: Command = {
       };
     });
     bar.done();
-    const shown = ctx.values.incomplete
-      ? runs.filter((r) => !r.terminal && r.sequence !== null).sort((a, b) => (b.lastActivity ?? '').localeCompare(a.lastActivity ?? ''))
-      : runs;
+    // Newest activity first (restic's order of what matters now); runs with no readable time last, by id.
+    const shown = (ctx.values.incomplete ? runs.filter((r) => !r.terminal && r.sequence !== null) : runs).sort(byActivity);
     if (ctx.json) {
       printJson(ctx.io, { profile: profile.name, runs: shown });
       return EXIT.ok;
     }
-    if (shown.length === 0) {
-      ctx.io.stdout.write(ctx.values.incomplete ? 'No incomplete runs.\n' : 'No runs.\n');
+    // A store that holds another profile's runs (none decodes under this one): name the profile that fits, as verify does.
+    const hint = runs.every((r) => r.sequence === null) ? await profileHint(storage, profile) : '';
+    if (shown.length === 0 || hint) {
+      const what = `No ${ctx.values.incomplete ? 'incomplete ' : ''}${profile.name} runs`;
+      ctx.io.stdout.write(hint ? `${what} in ${storeLabel(ctx.values, storage)} — try --profile ${guessed(hint)}.\n` : `${what}.\n`);
       return EXIT.ok;
     }
     const color = (r: (typeof shown)[number]): string =>

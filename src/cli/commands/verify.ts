@@ -1,4 +1,4 @@
-import { lstat } from 'node:fs/promises';
+import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseJson } from '../../codec/canonical-json.js';
 import type { ForeignReadWarning } from '../../contract/document-format.js';
@@ -72,12 +72,7 @@ async function checkFixedFiles(ctx: CommandContext, runId: string): Promise<Find
     { key: layout.lockKey(runId), what: 'lock', level: 'warning' },
   ];
   const findings: Finding[] = [];
-  const dir =
-    ctx.storage.name === 'fs' && typeof ctx.values.github !== 'string'
-      ? typeof ctx.values.dir === 'string'
-        ? ctx.values.dir
-        : '.'
-      : undefined;
+  const dir = fsRoot(ctx);
   for (const { key, what, level } of slots) {
     try {
       await ctx.storage.get(key);
@@ -98,6 +93,36 @@ async function checkFixedFiles(ctx: CommandContext, runId: string): Promise<Find
     }
   }
   return findings;
+}
+
+/** The directory of a file-system store, where paths can be looked at directly; `undefined` for other stores. */
+function fsRoot(ctx: CommandContext): string | undefined {
+  if (ctx.storage.name !== 'fs' || typeof ctx.values.github === 'string') return undefined;
+  return typeof ctx.values.dir === 'string' ? ctx.values.dir : '.';
+}
+
+/**
+ * Runs a listing cannot see: folders under the layout's runs root whose only entries are not
+ * regular files (a symbolic link as `latest.json`, which the store refuses to follow). Each is
+ * reported through its fixed files rather than silently left out.
+ */
+async function unlistedRuns(ctx: CommandContext, listed: ReadonlySet<string>, named: readonly string[]): Promise<string[]> {
+  const dir = fsRoot(ctx);
+  if (dir === undefined) return [];
+  if (named.length > 0) return named.filter((r) => !listed.has(r));
+  const root = join(dir, ctx.profile.layout.runsPrefix);
+  const entries = await readdir(root, { withFileTypes: true }).catch(() => []);
+  return entries
+    .filter((e) => e.isDirectory() && !listed.has(e.name))
+    .map((e) => e.name)
+    .filter((name) => {
+      try {
+        ctx.profile.assertRunId(name);
+        return true;
+      } catch {
+        return false;
+      }
+    });
 }
 
 /** One `verify` in progress: what it found and how many files it has checked and decoded. */
@@ -270,12 +295,23 @@ export const verifyCommand: Command = {
     const runIds = [...new Set(ctx.positionals)];
     for (const runId of runIds) ctx.profile.assertRunId(runId);
     const files = await collectRunFiles(ctx.storage, ctx.profile, runIds.length === 1 ? runIds[0] : undefined);
-    await assertRunsExist(ctx.storage, ctx.profile, files, runIds, storeLabel(ctx.values, ctx.storage));
+    // A run the listing misses may still have a fixed file that is not a file (a symbolic link): report it, not "not found".
+    const hidden: Finding[] = [];
+    for (const runId of await unlistedRuns(ctx, new Set(files.runs.keys()), runIds)) hidden.push(...(await checkFixedFiles(ctx, runId)));
+    const hiddenRuns = new Set(hidden.map((f) => ctx.profile.layout.classify(f.key)?.runId).filter((r): r is string => r !== undefined));
+    await assertRunsExist(
+      ctx.storage,
+      ctx.profile,
+      files,
+      runIds.filter((r) => !hiddenRuns.has(r)),
+      storeLabel(ctx.values, ctx.storage),
+      hidden.length,
+    );
     const runs = [...files.runs.values()].filter((r) => runIds.length === 0 || runIds.includes(r.runId));
     const storeWide = runIds.length === 0 ? files.storeWide : [];
     const total =
       runs.reduce((n, r) => n + r.history.length + r.batches.length + (r.latest ? 1 : 0) + (r.index ? 1 : 0), 0) + storeWide.length;
-    const state: VerifyState = { ctx, findings: [], bar: progressBar(ctx.io, total, 'verifying'), checked: 0, decoded: 0 };
+    const state: VerifyState = { ctx, findings: hidden, bar: progressBar(ctx.io, total, 'verifying'), checked: hidden.length, decoded: 0 };
     for (const run of runs) await verifyRun(state, run);
     for (const entry of storeWide) {
       state.findings.push(...(await checkJsonFile(ctx, entry)));
