@@ -3,6 +3,7 @@ import type { Profile } from '../contract/profile.js';
 import type { StorageAdapter } from '../contract/storage.js';
 import { collectRunFiles, type RunFiles } from '../snapshot-io/run-files.js';
 import { CliError, notFound, type CliIo, type Style } from './io.js';
+import { profileHint } from './probe.js';
 
 /** An option of a command, in `node:util` parseArgs form plus help text. */
 export interface OptionSpec {
@@ -60,6 +61,7 @@ export function stringFlag(context: CommandContext, name: string): string | unde
 /** The files of run `runId` in the command's store; exit 2 naming the run when it has none. */
 export async function runFilesOf(context: CommandContext, runId: string): Promise<RunFiles> {
   const run = (await collectRunFiles(context.storage, context.profile, runId)).runs.get(runId);
-  if (!run) throw notFound(`run "${runId}" not found (profile ${context.profile.name})`);
+  if (!run)
+    throw notFound(`run "${runId}" not found (profile ${context.profile.name}).${await profileHint(context.storage, context.profile)}`);
   return run;
 }

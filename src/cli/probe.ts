@@ -56,12 +56,14 @@ export async function assertRunsExist(
   files: StoreFiles,
   runIds: readonly string[],
   where: string,
+  /** Files found outside the listing (a symbolic link in place of a run's latest): something to report after all. */
+  unlisted = 0,
 ): Promise<void> {
   for (const runId of runIds) {
     if (!files.runs.has(runId))
       throw notFound(`run "${runId}" not found in ${where} (profile ${profile.name}).${await profileHint(storage, profile)}`);
   }
-  if (runIds.length === 0 && files.runs.size === 0 && files.storeWide.length === 0) {
+  if (runIds.length === 0 && files.runs.size === 0 && files.storeWide.length === 0 && unlisted === 0) {
     throw notFound(`no ${profile.name} runs in ${where}.${await profileHint(storage, profile)}`);
   }
 }

@@ -16,7 +16,8 @@ import { importCommand } from './commands/import.js';
 import { unlockCommand } from './commands/unlock.js';
 import { CliError, EXIT, JSON_SCHEMA_VERSION, makeStyle, type CliIo } from './io.js';
 import { PROFILE_NAMES, profileByName } from './profiles.js';
-import { openStore } from './store.js';
+import { openStore, storeDir } from './store.js';
+import { didYouMean, inCliWords, joinNegativeValues, usageMessage } from './usage.js';
 
 /** Every command, in the order `--help` lists them. */
 export const COMMANDS: readonly Command[] = [
@@ -121,6 +122,7 @@ export function storeLabel(
 ): string {
   if (given) return `store ${given.name}`;
   if (typeof values.github === 'string') return `GitHub store ${values.github}`;
+  if (typeof values.dir === 'string') return `file-system store ${values.dir}`;
   const pg = typeof values.postgres === 'string' ? values.postgres : env.SAVEPOINT_POSTGRES_URL;
   if (pg !== undefined) {
     try {
@@ -130,7 +132,7 @@ export function storeLabel(
       return 'PostgreSQL store';
     }
   }
-  return `file-system store ${typeof values.dir === 'string' ? values.dir : '.'}`;
+  return 'file-system store .';
 }
 
 /**
@@ -144,7 +146,11 @@ export async function runCli(argv: readonly string[], io: CliIo, options: RunCli
   const command = COMMANDS.find((c) => c.name === name);
   if (!command) {
     if (name !== undefined) {
-      io.stderr.write(`savepoint: unknown command "${name}"\n\n${helpText()}`);
+      const hint = didYouMean(
+        name,
+        COMMANDS.map((c) => c.name),
+      ).replace(/did you mean (\S+)\?/, 'did you mean "$1"?');
+      io.stderr.write(`savepoint: unknown command "${name}"${hint}. Run "savepoint --help" for the commands.\n`);
       return EXIT.usage;
     }
     if (argv.includes('--version') || argv.includes('-v')) {
@@ -158,7 +164,10 @@ export async function runCli(argv: readonly string[], io: CliIo, options: RunCli
   let parsed: ReturnType<typeof parseArgs>;
   try {
     parsed = parseArgs({
-      args: argv.filter((_, i) => i !== nameAt),
+      args: joinNegativeValues(
+        argv.filter((_, i) => i !== nameAt),
+        specs,
+      ),
       options: Object.fromEntries(
         Object.entries(specs).map(([k, o]) => [
           k,
@@ -169,8 +178,8 @@ export async function runCli(argv: readonly string[], io: CliIo, options: RunCli
       strict: true,
     });
   } catch (err) {
-    io.stderr.write(`savepoint ${command.name}: ${(err as Error).message}\n\n${helpText(command)}`);
-    return EXIT.usage;
+    const message = `${usageMessage(err, specs)}. Run "savepoint ${command.name} --help" for its options.`;
+    return reportError(io, command.name, argv.includes('--json'), new CliError(message));
   }
   const values = parsed.values as Record<string, string | boolean | string[] | undefined>;
   if (values.help) {
@@ -195,6 +204,9 @@ export async function runCli(argv: readonly string[], io: CliIo, options: RunCli
     values.quiet === true ? { ...io, stderr: { ...io.stderr, write: (t: string) => io.stderr.write(t), isTTY: false } } : io;
   try {
     const profile = await profileByName(typeof values.profile === 'string' ? values.profile : 'default');
+    // SAVEPOINT_DIR stands for --dir from here on, so every message and check names the directory used.
+    const dir = options.storage ? undefined : storeDir(values, io.env);
+    if (dir !== undefined && values.dir === undefined && io.env.SAVEPOINT_DIR === dir) values.dir = dir;
     storage = options.storage ?? (await openStore(values, io.env));
     const code = await command.run({
       io: commandIo,
@@ -245,11 +257,23 @@ export function commandIndex(argv: readonly string[]): number {
 function reportError(io: CliIo, command: string, json: boolean, err: CliError | CheckpointError): number {
   const exitCode = err instanceof CliError ? err.exitCode : cliExitCode(err);
   const reasonCode = err instanceof CliError ? err.reasonCode : err.reasonCode;
-  if (json)
-    io.stderr.write(
-      `${JSON.stringify({ schemaVersion: JSON_SCHEMA_VERSION, error: { command, reasonCode, message: err.message, exitCode } })}\n`,
-    );
-  else io.stderr.write(`savepoint ${command}: ${err.message}\n`);
+  const details = err instanceof CliError ? undefined : err.details;
+  const message = inCliWords(err.message);
+  if (json) {
+    const error = {
+      command,
+      reasonCode,
+      message,
+      exitCode,
+      ...(details && Object.keys(details).length > 0 ? { details } : {}),
+    };
+    io.stderr.write(`${JSON.stringify({ schemaVersion: JSON_SCHEMA_VERSION, error })}\n`);
+  } else {
+    io.stderr.write(`savepoint ${command}: ${message}\n`);
+    // Each file a resume refused, and why (details.issues of checkpoint_no_valid_snapshot).
+    const issues = details?.issues;
+    if (Array.isArray(issues)) for (const issue of issues) io.stderr.write(`  ${String(issue)}\n`);
+  }
   return exitCode;
 }
 

@@ -8,6 +8,7 @@ import { historyBySnapshotId, standardLayout } from '../snapshot-io/layout.js';
 import { JsonValueSchema } from '../profiles/default-document-schema.js';
 import { keepLast } from '../retention/policy.js';
 import { LANGGRAPH_ROOT } from './keys.js';
+import { langGraphResumeRule } from './resume-rule.js';
 
 /**
  * Checkpoints per thread namespace that the langgraph profile's retention policy keeps
@@ -102,6 +103,8 @@ export const langGraphProfile: Profile<LangGraphPayload> = defineProfile<LangGra
   compressHistory: false,
   layout: standardLayout({ root: LANGGRAPH_ROOT, history: historyBySnapshotId(), indexName: false }),
   retention: { name: 'langgraph', rules: [keepLast(DEFAULT_KEEP_LAST)] },
+  // A finished graph (no node scheduled) is not "in progress": see langGraphResumeRule.
+  resume: (snapshot, context) => langGraphResumeRule(snapshot, context),
   document: jsonDocumentFormat<LangGraphPayload, LangGraphDocument>({
     schema: LangGraphDocumentSchema,
     toDocument: (s) => ({

@@ -11,6 +11,7 @@ import { decodeStoredSnapshotTolerant } from '../snapshot-io/read-snapshot.js';
 import { documentReadLimit, getBounded, indexReadLimit } from '../snapshot-io/bounded-read.js';
 import type { DocumentClaims, ForeignReadWarning } from '../contract/document-format.js';
 import { mapLimit } from '../storage/map-limit.js';
+import { batchRange, identityIssue, refusalIssue } from '../snapshot-io/refusal.js';
 import type { StorageAdapter } from '../contract/storage.js';
 
 /**
@@ -49,6 +50,13 @@ export interface SkippedFile {
   readonly message: string;
   /** What the file's name and content still say it holds (sequence, id, trigger), when anything. */
   readonly claims?: DocumentClaims;
+  /**
+   * Why the file was refused, in one line: the first failing field and what is wrong with it
+   * (`/last_activity Invalid ISO datetime`), or the identity that disagrees with the file's
+   * place (`the document names run "a", its place in the store names run "b"`). `savepoint
+   * verify` reports the same words for the same file.
+   */
+  readonly issue: string;
 }
 
 /** Options of {@link locateNewestSnapshot}. */
@@ -125,12 +133,6 @@ function nextHistoryKeys(profile: Profile<unknown>, runId: string, sequence: num
   return [...keys];
 }
 
-/** First and last sequence of a batch file from its name (`batch_{first}_{last}.json`, the spec's pattern), when it has that form. */
-function batchRange(key: string): { first: number; last: number } | undefined {
-  const m = /(?:^|\/)batch_(\d+)_(\d+)\.json(?:\.gz)?$/.exec(key);
-  return m ? { first: Number(m[1]), last: Number(m[2]) } : undefined;
-}
-
 /** `key` without a trailing `.gz`. */
 export const stripGz = (key: string): string => (key.endsWith(GZIP_SUFFIX) ? key.slice(0, -GZIP_SUFFIX.length) : key);
 
@@ -202,20 +204,27 @@ class Search<P> {
     }
   }
 
-  skip(key: string, kind: SkippedFile['kind'], reasonCode: ReasonCode, message: string, claims?: DocumentClaims): void {
-    this.skipped.push({ key, kind, reasonCode, message, ...(claims ? { claims } : {}) });
+  skip(
+    key: string,
+    kind: SkippedFile['kind'],
+    reasonCode: ReasonCode,
+    message: string,
+    issue = refusalIssue({ reasonCode, message }, key),
+    claims?: DocumentClaims,
+  ): void {
+    this.skipped.push({ key, kind, reasonCode, message, issue, ...(claims ? { claims } : {}) });
   }
 
   /** Records a decode failure as a skipped file, or rethrows a storage failure. */
   skipError(key: string, kind: SkippedFile['kind'], err: unknown, bytes?: Uint8Array, info?: KeyInfo): void {
     if (isCheckpointError(err)) {
       if (!CONTENT_ERRORS.has(err.reasonCode)) throw err;
-      this.skip(key, kind, err.reasonCode, err.message, this.claimsOf(bytes, info));
+      this.skip(key, kind, err.reasonCode, err.message, refusalIssue(err, key), this.claimsOf(bytes, info));
       return;
     }
     // A custom document format that throws on garbage: the file is unusable, not the store.
     const message = `${key} cannot be decoded (${err instanceof Error ? err.name : 'error'})`;
-    this.skip(key, kind, 'checkpoint_schema_invalid', message, this.claimsOf(bytes, info));
+    this.skip(key, kind, 'checkpoint_schema_invalid', message, undefined, this.claimsOf(bytes, info));
   }
 
   /** What a refused file says it holds: its content's claims, else its name's. */
@@ -252,30 +261,12 @@ class Search<P> {
     return this.indexDoc;
   }
 
-  /** Checks that a decoded snapshot belongs where it was found; records it as skipped if not. */
+  /** Checks that a decoded snapshot belongs where it was found; records it as skipped (a schema error, not a broken seal) if not. */
   belongs(snapshot: Snapshot<P>, key: string, kind: SkippedFile['kind'], info: KeyInfo | undefined): boolean {
-    const mismatch = (what: string): false => {
-      this.skip(key, kind, 'checkpoint_integrity_mismatch', `${key}: ${what}`);
-      return false;
-    };
-    if (snapshot.runId !== this.runId) return mismatch(`the document belongs to another run`);
-    if (info?.kind === 'history') {
-      if (info.sequence !== undefined && info.sequence !== snapshot.sequence)
-        return mismatch(`the file name says sequence ${info.sequence}, the document ${snapshot.sequence}`);
-      if (info.snapshotId !== undefined && info.snapshotId !== snapshot.id)
-        return mismatch(`the file name says snapshot ${info.snapshotId}, the document ${snapshot.id}`);
-      if (info.source !== undefined && info.source !== snapshot.source)
-        return mismatch(`the file name says trigger ${info.source}, the document ${snapshot.source}`);
-    }
-    if (info?.kind === 'batch') {
-      const range = batchRange(key.replace(/#\d+$/, ''));
-      const first = range?.first ?? info.sequence;
-      if (first !== undefined && snapshot.sequence < first)
-        return mismatch(`a member has sequence ${snapshot.sequence}, below the batch's first sequence ${first}`);
-      if (range && snapshot.sequence > range.last)
-        return mismatch(`a member has sequence ${snapshot.sequence}, above the batch's last sequence ${range.last}`);
-    }
-    return true;
+    const issue = identityIssue(snapshot as Snapshot<unknown>, this.runId, key, info);
+    if (issue === undefined) return true;
+    this.skip(key, kind, 'checkpoint_schema_invalid', `${key}: ${issue}`, issue);
+    return false;
   }
 
   consider(
@@ -487,22 +478,10 @@ export async function locateNewestSnapshot<P>(options: LocateSnapshotOptions<P>)
 
   const best = search.best;
   if (!best) {
-    const keys = search.skipped.map((s) => s.key);
     if (latestBytes === undefined && search.skipped.length === 0 && search.highest === 0) {
       throw new CheckpointError('checkpoint_not_found', `run ${runId} has no snapshots`, { details: { runId } });
     }
-    throw new CheckpointError(
-      'checkpoint_no_valid_snapshot',
-      `run ${runId}: none of its ${keys.length} snapshot file(s) passed validation`,
-      {
-        details: {
-          runId,
-          skipped: keys.length,
-          keys: keys.slice(0, 20),
-          reasonCodes: [...new Set(search.skipped.map((s) => s.reasonCode))],
-        },
-      },
-    );
+    throw noValidSnapshot(runId, search.skipped);
   }
   const renumbered = foreignLatest ? orphanLatest(search, foreignLatest.snapshot) : undefined;
   if (renumbered && foreignLatest) {
@@ -542,6 +521,29 @@ function orphanLatest<P>(search: Search<P>, latest: Snapshot<P>): { from: number
   if (!(Date.parse(latest.createdAt) > Date.parse(best.snapshot.createdAt))) return undefined;
   if (search.readIds().has(latest.id)) return undefined;
   return { from: latest.sequence, to: Math.max(search.highest, best.snapshot.sequence) + 1 };
+}
+
+/**
+ * `checkpoint_no_valid_snapshot`, saying why: the first refused file and its issue in the
+ * message, and in `details.issues` each refused file as `<key>: <issue>` (at most 20), beside
+ * the keys and reason codes.
+ */
+function noValidSnapshot(runId: string, skipped: readonly SkippedFile[]): CheckpointError {
+  const first = skipped[0];
+  const why = first ? `; ${first.key}: ${first.issue}${skipped.length > 1 ? ` (and ${skipped.length - 1} more)` : ''}` : '';
+  return new CheckpointError(
+    'checkpoint_no_valid_snapshot',
+    `run ${runId}: none of its ${skipped.length} snapshot file(s) passed validation${why}`,
+    {
+      details: {
+        runId,
+        skipped: skipped.length,
+        keys: skipped.slice(0, 20).map((s) => s.key),
+        reasonCodes: [...new Set(skipped.map((s) => s.reasonCode))],
+        issues: skipped.slice(0, 20).map((s) => `${s.key}: ${s.issue}`),
+      },
+    },
+  );
 }
 
 /**
@@ -684,6 +686,7 @@ async function readScanCandidate<P>(state: ScanState<P>, c: Candidate): Promise<
       c.info.kind === 'batch' ? 'batch' : 'history',
       'checkpoint_not_found',
       `${c.key} is named by the index or the listing but does not exist`,
+      undefined,
       search.claimsOf(undefined, c.info),
     );
     return;

@@ -69,7 +69,11 @@ describe('no argument is ignored', () => {
   it('global flags may come before the command', async () => {
     const r = await cli(['--dir', dir, 'runs', '--json']);
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.out).runs.map((x: { runId: string }) => x.runId)).toEqual(['build-1', 'build-2', 'build-3']);
+    expect(
+      JSON.parse(r.out)
+        .runs.map((x: { runId: string }) => x.runId)
+        .sort(),
+    ).toEqual(['build-1', 'build-2', 'build-3']);
     expect((await cli(['--json', '--dir', dir, 'verify'])).code).toBe(0);
     expect((await cli(['--dir=' + dir, 'runs'])).code).toBe(0);
   });

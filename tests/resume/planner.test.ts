@@ -263,7 +263,7 @@ describe('planResume: finding the snapshot', () => {
     await expectError(planResume({ storage, profile: defaultProfile, runId: RUN, clock: fresh }), 'checkpoint_storage_unavailable');
   });
 
-  it('a history file whose name and content disagree is skipped as checkpoint_integrity_mismatch', async () => {
+  it('a history file whose name and content disagree is skipped as checkpoint_schema_invalid (an identity error, not a broken seal)', async () => {
     const storage = memoryStorage();
     const { written } = await writeRun(storage, phasedTestProfile, RUN, 3, (n) => phasedState(n), { index: false, source: () => 'manual' });
     await storage.delete(phasedTestProfile.layout.latestKey(RUN));
@@ -272,7 +272,7 @@ describe('planResume: finding the snapshot', () => {
     const plan = await planResume({ storage, profile: phasedTestProfile, runId: RUN, clock: fresh });
     expect(plan.snapshot.sequence).toBe(3);
     expect(plan.skipped).toEqual([
-      expect.objectContaining({ key: 'checkpoints/run-1/cp_009_manual.json', reasonCode: 'checkpoint_integrity_mismatch' }),
+      expect.objectContaining({ key: 'checkpoints/run-1/cp_009_manual.json', reasonCode: 'checkpoint_schema_invalid' }),
     ]);
     expect(plan.nextSequence).toBe(10);
   });
@@ -284,7 +284,7 @@ describe('planResume: finding the snapshot', () => {
     await storage.put(defaultProfile.layout.latestKey(RUN), other.bytes);
     const plan = await planResume({ storage, profile: defaultProfile, runId: RUN, clock: fresh });
     expect(plan.snapshot.sequence).toBe(2);
-    expect(plan.skipped[0]).toMatchObject({ kind: 'latest', reasonCode: 'checkpoint_integrity_mismatch' });
+    expect(plan.skipped[0]).toMatchObject({ kind: 'latest', reasonCode: 'checkpoint_schema_invalid' });
   });
 
   it('an index entry that lies about its sequence is caught when read; the answer stays exact', async () => {

@@ -1,5 +1,6 @@
 import type { Snapshot } from '../../contract/snapshot.js';
 import { diffSnapshots } from '../../runs/diff.js';
+import { langGraphView } from '../../langgraph/view.js';
 import { runFilesOf, type Command, type CommandContext } from '../command.js';
 import { CliError, EXIT, notFound, printJson } from '../io.js';
 import { loadRunSnapshots, type SnapshotRow } from '../../runs/inspect.js';
@@ -30,7 +31,13 @@ export const diffCommand: Command = {
     const rows = await loadRunSnapshots(ctx.storage, ctx.profile, run);
     const from = pick(rows, a, runId);
     const to = pick(rows, b, runId);
-    const changes = diffSnapshots(from, to, { all: ctx.values.all === true });
+    // A LangGraph checkpoint is compared as LangGraph users read it: channel values decoded, not the serializer's text inside JSON.
+    const asRead = (s: Snapshot<unknown>): Snapshot<unknown> => {
+      if (ctx.profile.name !== 'langgraph') return s;
+      const view = langGraphView(s);
+      return { ...s, payload: { channels: view.channels, next: view.next, step: view.step, metadata: view.metadata } };
+    };
+    const changes = diffSnapshots(asRead(from), asRead(to), { all: ctx.values.all === true });
     if (ctx.json) {
       printJson(ctx.io, { runId, from: { id: from.id, sequence: from.sequence }, to: { id: to.id, sequence: to.sequence }, changes });
       return EXIT.ok;

@@ -125,8 +125,10 @@ export const pruneCommand: Command = {
       printJson(ctx.io, { profile: ctx.profile.name, dryRun: !apply, plan, ...(apply ? { report } : {}) });
       return EXIT.ok;
     }
-    if (apply) ctx.io.stdout.write(`\n${formatRetentionReport(report)}`);
-    else ctx.io.stdout.write('\nDry run: nothing was changed. Run again with --apply to execute this plan.\n');
+    // -q: the totals above were the whole answer; otherwise the report, ending its last line.
+    if (apply && !quiet) ctx.io.stdout.write(`\n${formatRetentionReport(report)}\n`);
+    else if (apply) ctx.io.stdout.write(`${report.totals.done} operation(s) done, ${report.totals.skipped} skipped\n`);
+    else if (!quiet) ctx.io.stdout.write('\nDry run: nothing was changed. Run again with --apply to execute this plan.\n');
     return EXIT.ok;
   },
 };

@@ -32,7 +32,7 @@ export const resumeCommand: Command = {
       ...(plan.remaining.length > 0 ? [`${style.bold('remaining')}     ${plan.remaining.join(', ')}`] : []),
       `${style.bold('next sequence')} ${plan.nextSequence}`,
       ...plan.warnings.map((w) => `${style.yellow('warning')}       ${w.message} [${w.code}]`),
-      ...plan.skipped.map((s) => `${style.red('skipped')}       ${s.key}: ${s.reasonCode}`),
+      ...plan.skipped.map((s) => `${style.red('skipped')}       ${s.key}: ${s.issue} [${s.reasonCode}]`),
     ];
     if (plan.message) out.push('', plan.message);
     if (plan.continuationPrompt) out.push('', ...BOX, '', plan.continuationPrompt);

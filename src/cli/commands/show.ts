@@ -1,25 +1,58 @@
 import { readSnapshot } from '../../snapshot-io/read-snapshot.js';
 import type { Snapshot } from '../../contract/snapshot.js';
-import { runArgument, runFilesOf, stringFlag, type Command } from '../command.js';
+import { runArgument, runFilesOf, stringFlag, type Command, type CommandContext } from '../command.js';
+import { locateNewestSnapshot } from '../../resume/locate.js';
+import { langGraphView } from '../../langgraph/view.js';
+import { INTERRUPT_CHANNEL, pendingWritesOf } from '../../langgraph/pending-writes-view.js';
 import { CliError, EXIT, notFound, printJson } from '../io.js';
 import { loadRunSnapshots } from '../../runs/inspect.js';
+
+/** A LangGraph checkpoint as LangGraph users read it: thread, checkpoint, parent, step, next, channels decoded, pending writes, interrupts. */
+async function showLangGraph(ctx: CommandContext, runId: string, key: string, snapshot: Snapshot<unknown>): Promise<number> {
+  const view = langGraphView(snapshot);
+  const writes = await pendingWritesOf(ctx.storage, runId, snapshot.sequence);
+  const interrupts = writes.filter((w) => w.channel === INTERRUPT_CHANNEL).map((w) => w.value);
+  if (ctx.json) {
+    printJson(ctx.io, { key, snapshot, langgraph: { ...view, pendingWrites: writes, interrupts } });
+    return EXIT.ok;
+  }
+  const { style } = ctx;
+  const b = (label: string): string => style.bold(label.padEnd(12));
+  const lines = [
+    `${b('thread')}${view.threadId}${view.checkpointNs ? ` (namespace ${view.checkpointNs})` : ''}`,
+    `${b('checkpoint')}${view.checkpointId}`,
+    `${b('parent')}${view.parentCheckpointId ?? '-'}`,
+    `${b('step')}${view.step ?? '-'} (${view.source})`,
+    `${b('time')}${view.ts}`,
+    `${b('next')}${view.next.length > 0 ? view.next.join(', ') : 'nothing: the graph has finished'}`,
+    ...(interrupts.length > 0 ? [`${b('interrupts')}${interrupts.map((v) => JSON.stringify(v)).join(', ')}`] : []),
+    `${b('file')}${key}`,
+    style.bold('channels'),
+    ...Object.entries(view.channels).map(([name, value]) => `  ${name}: ${JSON.stringify(value)}`),
+    ...(writes.length > 0
+      ? [style.bold('pending writes'), ...writes.map((w) => `  ${w.taskPath || w.taskId} → ${w.channel}: ${JSON.stringify(w.value)}`)]
+      : []),
+  ];
+  ctx.io.stdout.write(`${lines.join('\n')}\n`);
+  return EXIT.ok;
+}
 
 /** `savepoint show RUN [--seq N | --id ID]` */
 export const showCommand: Command = {
   name: 'show',
-  usage: 'RUN [--seq N | --id ID]',
+  usage: 'RUN [--seq N|latest | --id ID]',
   maxPositionals: 1,
   summary: 'Show one snapshot (the latest by default)',
   options: {
-    seq: { type: 'string', value: 'N', description: 'The snapshot with this sequence number' },
-    id: { type: 'string', value: 'ID', description: 'The snapshot with this id' },
+    seq: { type: 'string', value: 'N', description: 'The snapshot with this sequence number, or latest (the newest)' },
+    id: { type: 'string', value: 'ID', description: 'The snapshot with this id (a LangGraph checkpoint id)' },
   },
   async run(ctx) {
     const runId = runArgument(ctx, 'show');
     const seqFlag = stringFlag(ctx, 'seq');
     const idFlag = stringFlag(ctx, 'id');
     if (seqFlag !== undefined && idFlag !== undefined) throw new CliError('give --seq or --id, not both');
-    const seq = seqFlag === undefined ? undefined : Number(seqFlag);
+    const seq = seqFlag === undefined || seqFlag === 'latest' ? undefined : Number(seqFlag);
     if (seq !== undefined && !(Number.isInteger(seq) && seq >= 1)) throw new CliError('--seq takes a positive integer');
 
     let snapshot: Snapshot<unknown> | undefined;
@@ -28,8 +61,15 @@ export const showCommand: Command = {
       key = ctx.profile.layout.latestKey(runId);
       snapshot = await readSnapshot(ctx.storage, ctx.profile, key);
       if (!snapshot) {
-        await runFilesOf(ctx, runId); // a run that is not there is named as such
-        throw notFound(`run "${runId}" has no latest snapshot: name one with --seq N or --id ID`);
+        const run = await runFilesOf(ctx, runId); // a run that is not there is named as such
+        // A layout without a latest document (LangGraph's): the newest history entry, as resume finds it.
+        const newest =
+          run.history.length > 0 || run.batches.length > 0
+            ? await locateNewestSnapshot({ storage: ctx.storage, profile: ctx.profile, runId }).catch(() => undefined)
+            : undefined;
+        if (!newest) throw notFound(`run "${runId}" has no readable latest snapshot: name one with --seq N or --id ID`);
+        snapshot = newest.snapshot;
+        key = newest.key;
       }
     } else {
       const run = await runFilesOf(ctx, runId);
@@ -40,6 +80,7 @@ export const showCommand: Command = {
       snapshot = found.snapshot;
       key = found.key;
     }
+    if (ctx.profile.name === 'langgraph') return showLangGraph(ctx, runId, key, snapshot);
     if (ctx.json) {
       printJson(ctx.io, { key, snapshot });
       return EXIT.ok;

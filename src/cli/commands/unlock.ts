@@ -61,7 +61,7 @@ export const unlockCommand: Command = {
     const stored = await ctx.storage.get(key);
     if (!stored) {
       await runFilesOf(ctx, runId); // a run that is not there is named as such
-      if (ctx.json) printJson(ctx.io, { runId, lock: null, removed: false });
+      if (ctx.json) printJson(ctx.io, { runId, lock: null, removed: false, forced: false });
       else ctx.io.stdout.write(`run ${runId} is not locked\n`);
       return EXIT.ok;
     }

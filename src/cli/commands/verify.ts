@@ -1,4 +1,4 @@
-import { lstat } from 'node:fs/promises';
+import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseJson } from '../../codec/canonical-json.js';
 import type { ForeignReadWarning } from '../../contract/document-format.js';
@@ -16,6 +16,7 @@ import { loadEntry } from '../../runs/inspect.js';
 import { progressBar } from '../progress.js';
 import { auditChunks } from '../../snapshot-io/chunk-refs.js';
 import { chunkKey } from '../../codec/chunking.js';
+import { identityIssue, refusalIssue } from '../../snapshot-io/refusal.js';
 import { assertRunsExist, profileHint, storeLabel } from '../probe.js';
 
 /** A problem or warning found by `verify`. */
@@ -26,11 +27,12 @@ interface Finding {
   readonly message: string;
 }
 
+/** A file's refusal, in the words resume uses for the same file ({@link refusalIssue}). */
 const finding = (key: string, err: CheckpointError, level: Finding['level'] = 'problem'): Finding => ({
   key,
   level,
   reasonCode: err.reasonCode,
-  message: err.message,
+  message: refusalIssue(err, key),
 });
 
 async function checkJsonFile(ctx: CommandContext, entry: ClassifiedEntry): Promise<Finding[]> {
@@ -72,12 +74,7 @@ async function checkFixedFiles(ctx: CommandContext, runId: string): Promise<Find
     { key: layout.lockKey(runId), what: 'lock', level: 'warning' },
   ];
   const findings: Finding[] = [];
-  const dir =
-    ctx.storage.name === 'fs' && typeof ctx.values.github !== 'string'
-      ? typeof ctx.values.dir === 'string'
-        ? ctx.values.dir
-        : '.'
-      : undefined;
+  const dir = fsRoot(ctx);
   for (const { key, what, level } of slots) {
     try {
       await ctx.storage.get(key);
@@ -98,6 +95,36 @@ async function checkFixedFiles(ctx: CommandContext, runId: string): Promise<Find
     }
   }
   return findings;
+}
+
+/** The directory of a file-system store, where paths can be looked at directly; `undefined` for other stores. */
+function fsRoot(ctx: CommandContext): string | undefined {
+  if (ctx.storage.name !== 'fs' || typeof ctx.values.github === 'string') return undefined;
+  return typeof ctx.values.dir === 'string' ? ctx.values.dir : '.';
+}
+
+/**
+ * Runs a listing cannot see: folders under the layout's runs root whose only entries are not
+ * regular files (a symbolic link as `latest.json`, which the store refuses to follow). Each is
+ * reported through its fixed files rather than silently left out.
+ */
+async function unlistedRuns(ctx: CommandContext, listed: ReadonlySet<string>, named: readonly string[]): Promise<string[]> {
+  const dir = fsRoot(ctx);
+  if (dir === undefined) return [];
+  if (named.length > 0) return named.filter((r) => !listed.has(r));
+  const root = join(dir, ctx.profile.layout.runsPrefix);
+  const entries = await readdir(root, { withFileTypes: true }).catch(() => []);
+  return entries
+    .filter((e) => e.isDirectory() && !listed.has(e.name))
+    .map((e) => e.name)
+    .filter((name) => {
+      try {
+        ctx.profile.assertRunId(name);
+        return true;
+      } catch {
+        return false;
+      }
+    });
 }
 
 /** One `verify` in progress: what it found and how many files it has checked and decoded. */
@@ -143,9 +170,13 @@ async function checkBatch(state: VerifyState, batch: ClassifiedEntry, sequences:
   const { ctx, findings } = state;
   try {
     const stored = await ctx.storage.get(batch.key);
-    for (const m of stored ? await decodeBatchFile(ctx.storage, ctx.profile, batch.key, stored.bytes) : []) {
-      if (m.ok) sequences.set(m.snapshot.sequence, m.snapshot.integrity.checksum);
-      else findings.push(finding(`${batch.key}#${m.position}`, m.error));
+    const members = stored ? await decodeBatchFile(ctx.storage, ctx.profile, batch.key, stored.bytes) : [];
+    for (const [position, m] of members.entries()) {
+      const key = `${batch.key}#${position}`;
+      const issue = m.ok && batch.info.runId !== undefined ? identityIssue(m.snapshot, batch.info.runId, key, batch.info) : undefined;
+      if (!m.ok) findings.push(finding(key, m.error));
+      else if (issue !== undefined) findings.push({ key, level: 'problem', reasonCode: 'checkpoint_schema_invalid', message: issue });
+      else sequences.set(m.snapshot.sequence, m.snapshot.integrity.checksum);
     }
   } catch (err) {
     if (!isCheckpointError(err)) throw err;
@@ -160,6 +191,17 @@ async function checkIndex(state: VerifyState, run: RunFiles, indexEntry: Classif
   try {
     const stored = await ctx.storage.get(indexEntry.key);
     const index = stored ? decodeRunIndex(stored.bytes, indexEntry.key) : undefined;
+    if (index && index.run_id !== run.runId) {
+      // A copied run folder: every entry points into the old run's folder; one finding says why.
+      findings.push({
+        key: indexEntry.key,
+        level: 'problem',
+        reasonCode: 'checkpoint_schema_invalid',
+        message: `the index names run "${index.run_id}", its place in the store names run "${run.runId}" (a copied or renamed run keeps its old id inside)`,
+      });
+      tick(state);
+      return;
+    }
     const present = new Set([...run.history, ...run.batches].map((e) => e.key));
     const resolve = indexPathResolver(ctx.profile, run.runId);
     // Readers accept an entry whose file is now gzipped (or the reverse), and resolve paths as the spec writes them.
@@ -290,12 +332,23 @@ export const verifyCommand: Command = {
     const runIds = [...new Set(ctx.positionals)];
     for (const runId of runIds) ctx.profile.assertRunId(runId);
     const files = await collectRunFiles(ctx.storage, ctx.profile, runIds.length === 1 ? runIds[0] : undefined);
-    await assertRunsExist(ctx.storage, ctx.profile, files, runIds, storeLabel(ctx.values, ctx.storage));
+    // A run the listing misses may still have a fixed file that is not a file (a symbolic link): report it, not "not found".
+    const hidden: Finding[] = [];
+    for (const runId of await unlistedRuns(ctx, new Set(files.runs.keys()), runIds)) hidden.push(...(await checkFixedFiles(ctx, runId)));
+    const hiddenRuns = new Set(hidden.map((f) => ctx.profile.layout.classify(f.key)?.runId).filter((r): r is string => r !== undefined));
+    await assertRunsExist(
+      ctx.storage,
+      ctx.profile,
+      files,
+      runIds.filter((r) => !hiddenRuns.has(r)),
+      storeLabel(ctx.values, ctx.storage),
+      hidden.length,
+    );
     const runs = [...files.runs.values()].filter((r) => runIds.length === 0 || runIds.includes(r.runId));
     const storeWide = runIds.length === 0 ? files.storeWide : [];
     const total =
       runs.reduce((n, r) => n + r.history.length + r.batches.length + (r.latest ? 1 : 0) + (r.index ? 1 : 0), 0) + storeWide.length;
-    const state: VerifyState = { ctx, findings: [], bar: progressBar(ctx.io, total, 'verifying'), checked: 0, decoded: 0 };
+    const state: VerifyState = { ctx, findings: hidden, bar: progressBar(ctx.io, total, 'verifying'), checked: hidden.length, decoded: 0 };
     for (const run of runs) await verifyRun(state, run);
     for (const entry of storeWide) {
       state.findings.push(...(await checkJsonFile(ctx, entry)));
