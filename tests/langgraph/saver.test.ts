@@ -147,13 +147,13 @@ describe('SavepointSaver on memoryStorage: one sealing buffer, reused', () => {
       }
     }
     const keys = await listAll(storage, '');
-    expect(keys.length).toBe(24);
+    expect(keys.length).toBe(25); // 12 checkpoints, 12 tasks' writes, the head
     expect(await listAll(plain, '')).toEqual(keys);
     for (const { key } of keys) {
       const ours = (await storage.get(key))!.bytes;
       expect(ours).toEqual((await plain.get(key))!.bytes);
       if (key.includes('/history/')) await langGraphProfile.document.decode(ours, key);
-      else await decodeWrites(ours, key);
+      else if (key.includes('/parts/')) await decodeWrites(ours, key);
     }
   });
 });
