@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { defineConfig, type Options } from 'tsup';
 
 const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
@@ -30,18 +30,10 @@ const common: Options = {
   define: { __SAVEPOINT_VERSION__: JSON.stringify(version) },
 };
 
-/**
- * The declarations are built once, for CommonJS (`.d.cts`); each ESM entry's `.d.ts` is one
- * line that re-exports its `.d.cts`. Two full sets (a `.d.ts` and a `.d.cts` twin of every
- * declaration chunk) would ship every type twice (issue 18), and one set also gives both
- * flavours the same class identities.
- */
-function writeEsmDeclarations(): void {
-  for (const name of Object.keys(entry)) writeFileSync(`dist/${name}.d.ts`, `export * from './${name}.cjs';\n`);
-}
-
 export default defineConfig([
   // The CLI (`bin`) is an ESM program with a shebang, built with the ESM entries so chunks are shared.
-  { ...common, entry: { ...entry, cli: 'src/cli/main.ts' }, format: ['esm'], dts: false, onSuccess: async () => writeEsmDeclarations() },
+  // Each flavour gets its own declarations: an ESM `.d.ts` that re-exported the `.d.cts` made an
+  // ESM app see the peers' CommonJS types (two `@langchain/core`s, so `compile()` refused the saver).
+  { ...common, entry: { ...entry, cli: 'src/cli/main.ts' }, format: ['esm'], dts: { entry } },
   { ...common, format: ['cjs'] },
 ]);

@@ -45,6 +45,8 @@ export function threadSegmentOfRun(runId: string): string {
 
 /** Keys of one run (a thread's namespace). */
 export const runDir = (runId: string): string => `${LANGGRAPH_ROOT}/${runId}`;
+/** The run's head: the sequence last claimed and its checkpoint (see head.ts). */
+export const headKey = (runId: string): string => `${runDir(runId)}/head.json`;
 /** A checkpoint's document, named by its id (LangGraph's uuid6 ids sort by time). */
 export const checkpointKey = (runId: string, checkpointId: string): string => `${runDir(runId)}/history/${checkpointId}.json`;
 /** Folder of the pending writes of the checkpoint with `sequence` (retention's part files go with their snapshot). */

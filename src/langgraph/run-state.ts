@@ -1,4 +1,5 @@
 import type { StorageAdapter } from '../contract/storage.js';
+import { readHead } from './head.js';
 import { checkpointKey, runDir } from './keys.js';
 import type { LangGraphPayload, StoredChannel } from './profile.js';
 import type { Snapshot } from '../contract/snapshot.js';
@@ -12,10 +13,11 @@ export interface LastCheckpoint {
 }
 
 /**
- * What a saver knows about one run (a thread's namespace) after listing it once: every
- * checkpoint id in ascending order, the sequences it has learned, and the highest
- * sequence. Later puts extend it without listing again, so a put costs the same on the
- * thousandth checkpoint as on the first.
+ * What a saver knows about one run (a thread's namespace) after listing it: every checkpoint
+ * id in ascending order, the sequences it has learned, the highest sequence, and the version
+ * of the run's head (head.ts). Later puts extend it without listing again, so a put costs the
+ * same on the thousandth checkpoint as on the first; a put that finds the head moved (another
+ * saver stored a checkpoint) learns the run again ({@link refreshRunState}).
  */
 export interface RunState {
   readonly runId: string;
@@ -26,6 +28,12 @@ export interface RunState {
   maxSequence: number;
   /** `maxSequence` when the run was listed: sequences above it were reserved by this saver. */
   loadedMaxSequence: number;
+  /** Version of the run's head as this saver last read or wrote it; undefined when the run had none. */
+  headVersion: string | undefined;
+  /** The head's sequence at that version: a new checkpoint claims one above it. */
+  headSequence: number;
+  /** The checkpoint the head names (the newest put), or the newest listed in a run stored before heads. */
+  headId: string | undefined;
   last?: LastCheckpoint;
   /**
    * Writes keys this saver stored, by checkpoint sequence: pruning deletes them without
@@ -38,45 +46,107 @@ export interface RunState {
    * saves a task's writes without waiting for the checkpoint before it). This saver reuses
    * those sequences, so pruning lists their folders and the leftovers go with the new checkpoint.
    */
-  readonly leftoverWrites: ReadonlySet<number>;
+  leftoverWrites: ReadonlySet<number>;
+  /**
+   * Puts of new checkpoints whose sequence is not claimed yet (their write step is under way):
+   * a task's writes for such a checkpoint wait for it, since a lost claim moves the checkpoint
+   * to another sequence, and its writes' folder with it.
+   */
+  readonly claiming: Map<string, Promise<unknown>>;
 }
 
 const HISTORY_NAME = /\/history\/([^/]+)\.json$/;
 const PARTS_SEQUENCE = /\/parts\/(\d+)\//;
 
+/** What one listing of a run (and a read of its head, else of its newest document) tells. */
+interface Learned {
+  readonly ids: string[];
+  readonly maxSequence: number;
+  readonly newest: { readonly id: string; readonly sequence: number } | undefined;
+  readonly headVersion: string | undefined;
+  readonly leftoverWrites: Set<number>;
+}
+
 /**
  * Lists a run's checkpoint ids and writes folders — one listing of the run's folder, not one
  * of `history/` and one of `parts/` (on fs each listing walks the run's directories,
- * a new thread's first checkpoint waited for both) — and reads its newest document's sequence.
+ * a new thread's first checkpoint waited for both) — and reads its head, or, in a run stored
+ * before heads, its newest document's sequence.
  */
-export async function loadRunState(
+async function learnRun(
   storage: StorageAdapter,
   runId: string,
   readSequence: (key: string) => Promise<Snapshot<LangGraphPayload> | undefined>,
-): Promise<RunState> {
+): Promise<Learned> {
   const ids: string[] = [];
   const writeSequences = new Set<number>();
   const prefix = `${runDir(runId)}/`;
+  let hasHead = false;
   for await (const entry of storage.list(prefix)) {
     const rest = entry.key.slice(prefix.length - 1);
     const history = rest.startsWith('/history/') ? HISTORY_NAME.exec(rest) : null;
     if (history) ids.push(history[1]!);
     const parts = rest.startsWith('/parts/') ? PARTS_SEQUENCE.exec(rest) : null;
     if (parts) writeSequences.add(Number(parts[1]));
+    if (rest === '/head.json') hasHead = true;
   }
   ids.sort(compareIds);
-  let maxSequence = 0;
-  const sequences = new Map<string, number>();
-  const newest = ids.at(-1);
-  if (newest !== undefined) {
-    const snapshot = await readSequence(checkpointKey(runId, newest));
-    if (snapshot) {
-      sequences.set(newest, snapshot.sequence);
-      maxSequence = snapshot.sequence;
-    }
+  const stored = hasHead ? await readHead(storage, runId) : undefined;
+  let newest: Learned['newest'];
+  if (stored?.head) newest = { id: stored.head.checkpointId, sequence: stored.head.sequence };
+  else if (ids.length > 0) {
+    const snapshot = await readSequence(checkpointKey(runId, ids.at(-1)!));
+    if (snapshot) newest = { id: snapshot.id, sequence: snapshot.sequence };
   }
+  const maxSequence = newest?.sequence ?? 0;
   const leftoverWrites = new Set([...writeSequences].filter((sequence) => sequence > maxSequence));
-  return { runId, ids, sequences, maxSequence, loadedMaxSequence: maxSequence, writeKeys: new Map(), leftoverWrites };
+  return { ids, maxSequence, newest, headVersion: stored?.version, leftoverWrites };
+}
+
+/** Lists a run (see {@link learnRun}) into a new state. */
+export async function loadRunState(
+  storage: StorageAdapter,
+  runId: string,
+  readSequence: (key: string) => Promise<Snapshot<LangGraphPayload> | undefined>,
+): Promise<RunState> {
+  const learned = await learnRun(storage, runId, readSequence);
+  const sequences = new Map<string, number>();
+  if (learned.newest) sequences.set(learned.newest.id, learned.newest.sequence);
+  return {
+    runId,
+    ids: learned.ids,
+    sequences,
+    maxSequence: learned.maxSequence,
+    loadedMaxSequence: learned.maxSequence,
+    headVersion: learned.headVersion,
+    headSequence: learned.maxSequence,
+    headId: learned.newest?.id,
+    writeKeys: new Map(),
+    leftoverWrites: learned.leftoverWrites,
+    claiming: new Map(),
+  };
+}
+
+/**
+ * Learns a run again after another saver moved its head: the ids it holds now, its head and
+ * highest sequence. What this saver learned of checkpoints still there (their sequences,
+ * their writes' keys) stays true and is kept; reservations above the head stay reserved.
+ */
+export async function refreshRunState(
+  storage: StorageAdapter,
+  run: RunState,
+  readSequence: (key: string) => Promise<Snapshot<LangGraphPayload> | undefined>,
+): Promise<void> {
+  const learned = await learnRun(storage, run.runId, readSequence);
+  run.ids.length = 0;
+  run.ids.push(...learned.ids);
+  if (learned.newest) run.sequences.set(learned.newest.id, learned.newest.sequence);
+  run.maxSequence = Math.max(run.maxSequence, learned.maxSequence);
+  run.loadedMaxSequence = Math.max(run.loadedMaxSequence, learned.maxSequence);
+  run.headVersion = learned.headVersion;
+  run.headSequence = learned.maxSequence;
+  run.headId = learned.newest?.id;
+  run.leftoverWrites = new Set([...learned.leftoverWrites].filter((sequence) => sequence > run.maxSequence));
 }
 
 /** Code-unit order, the order `list()` returns and LangGraph's ids sort in. */
@@ -108,6 +178,13 @@ export function insertId(state: RunState, id: string): void {
   }
   const at = lowerBound(ids, id);
   if (ids[at] !== id) ids.splice(at, 0, id);
+}
+
+/** Drops the sequence reserved for a checkpoint not stored yet, so the next reservation claims one above the head. */
+export function unreserve(state: RunState, id: string): number | undefined {
+  const sequence = state.sequences.get(id);
+  state.sequences.delete(id);
+  return sequence;
 }
 
 /**

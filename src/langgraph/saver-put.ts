@@ -1,16 +1,19 @@
 import type { RunnableConfig } from '@langchain/core/runnables';
 import type { ChannelVersions, Checkpoint, CheckpointMetadata } from '@langchain/langgraph-checkpoint';
 import { toRfc3339 } from '../contract/clock.js';
-import type { WritePlan } from '../writer/ordered-write.js';
+import { isCheckpointError } from '../contract/errors.js';
+import type { WritePlan, WriteReport } from '../writer/ordered-write.js';
 import { writeGroup } from '../writer/write-step.js';
 import { checkpointIdOf, configurableOf, namespaceOf, requireThreadId } from './config.js';
 import { encodeCheckpointDocument } from './document.js';
-import { checkpointKey } from './keys.js';
+import { encodeHead } from './head.js';
+import { checkpointKey, headKey } from './keys.js';
 import { dumpAll, plainJsonWithout, plainObjectCanonicalJson, type Dumped } from './plain-json.js';
 import { LANGGRAPH_SOURCES, type LangGraphPayload, type StoredChannel } from './profile.js';
-import { insertId, type RunState } from './run-state.js';
+import { hasId, insertId, refreshRunState, reserveSequence, unreserve, type RunState } from './run-state.js';
 import { forget, leavingWith, prune } from './saver-retention.js';
 import { knownRunId, runIdFor, runOf, sequenceNow, sequenceOf } from './saver-runs.js';
+import { moveWrites } from './saver-writes.js';
 import { assertId, decidePlain, readCheckpoint, sealBuffer, type SaverState } from './saver-state.js';
 import { storedValue } from './serialized.js';
 import { storedChannels, storedMetadata, withoutChannelValues, type Parent } from './stored-checkpoint.js';
@@ -57,14 +60,73 @@ export async function putCheckpoint(
   // Known runs, sequences and parents are answered without an await (each is a microtask per put).
   const runId = knownRunId(state, threadId, ns) ?? (await runIdFor(state, threadId, ns));
   const run = state.loaded.get(runId) ?? (await runOf(state, runId));
-  const sequence = sequenceNow(run, checkpoint.id) ?? (await sequenceOf(state, run, checkpoint.id));
+  const request: PutRequest = { threadId, ns, runId, parentId, checkpoint, metadata, newVersions };
+  if (hasId(run, checkpoint.id)) await placeAndStore(state, run, request, false);
+  else {
+    // A new checkpoint claims a sequence: writes for it wait until the claim holds (see RunState.claiming).
+    const putting = placeAndStore(state, run, request, true);
+    run.claiming.set(checkpoint.id, putting);
+    try {
+      await putting;
+    } finally {
+      if (run.claiming.get(checkpoint.id) === putting) run.claiming.delete(checkpoint.id);
+    }
+  }
+  return { configurable: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpoint.id } };
+}
+
+/** What one `put` was asked to store. */
+interface PutRequest {
+  readonly threadId: string;
+  readonly ns: string;
+  readonly runId: string;
+  readonly parentId: string | undefined;
+  readonly checkpoint: Checkpoint;
+  readonly metadata: CheckpointMetadata;
+  readonly newVersions: ChannelVersions;
+}
+
+/** How many times a put learns the run again after another saver claimed the sequence it meant to. */
+const CLAIM_ATTEMPTS = 64;
+
+/**
+ * Places a checkpoint (sequence, parent), seals and stores it; a new checkpoint (`claims`)
+ * also moves the run's head to its sequence in the same write step. When the head moved
+ * meanwhile (another saver on the thread stored a checkpoint), the run is learned again
+ * and the checkpoint claims the next sequence, as often as it takes.
+ */
+async function placeAndStore(state: SaverState, run: RunState, request: PutRequest, claims: boolean): Promise<void> {
+  const { checkpoint, parentId } = request;
+  const id = checkpoint.id;
+  let sequence = sequenceNow(run, id) ?? (await sequenceOf(state, run, id));
+  // A sequence reserved (for early writes) before the run was learned again may be another checkpoint's now.
+  if (claims && sequence <= run.headSequence) sequence = await reclaim(state, run, id);
   const parent = parentId === undefined ? undefined : run.last?.id === parentId ? run.last : await parentChannels(state, run, parentId);
   const plain = state.plainAsJson ?? (await decidePlain(state));
-  const encoding = encodeCheckpoint(state, { threadId, ns, runId, sequence, parentId, parent }, checkpoint, metadata, newVersions, plain);
-  const encoded = encoding instanceof Promise ? await encoding : encoding;
-  const stored = storeCheckpoint(state, run, checkpoint.id, encoded);
-  if (stored) await stored;
-  return { configurable: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpoint.id } };
+  for (let attempt = 1; ; attempt++) {
+    const at: Placement = { threadId: request.threadId, ns: request.ns, runId: request.runId, sequence, parentId, parent };
+    const encoding = encodeCheckpoint(state, at, checkpoint, request.metadata, request.newVersions, plain);
+    const encoded = encoding instanceof Promise ? await encoding : encoding;
+    try {
+      const stored = storeCheckpoint(state, run, id, encoded, claims ? sequence : undefined);
+      if (stored) await stored;
+      return;
+    } catch (err) {
+      if (!claims || !isCheckpointError(err, 'checkpoint_conflict') || attempt >= CLAIM_ATTEMPTS) throw err;
+    }
+    // Savers that collide take turns: a short random pause, longer as collisions repeat.
+    await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(attempt, 10)));
+    await refreshRunState(state.storage, run, (key) => readCheckpoint(state, key));
+    sequence = await reclaim(state, run, id);
+  }
+}
+
+/** A new sequence above the head for checkpoint `id`, its early writes moved along with it. */
+async function reclaim(state: SaverState, run: RunState, id: string): Promise<number> {
+  const before = unreserve(run, id);
+  const sequence = reserveSequence(run, id);
+  if (before !== undefined && before !== sequence) await moveWrites(state, run, before, sequence);
+  return sequence;
 }
 
 /**
@@ -136,19 +198,33 @@ function sealCheckpoint(
 
 /**
  * Stores a checkpoint document through the write step: with an atomic batch, the checkpoints
- * `keepLast` lets go leave in the same commit; others are pruned after. Returns a promise only
- * when something was awaited (a synchronous store's steady-state put awaits nothing).
+ * `keepLast` lets go leave in the same commit; others are pruned after. A new checkpoint
+ * (`claimed`: its sequence) replaces the run's head on the version last seen (creates it in a
+ * new run), before the document on the sequential path: the step fails with
+ * `checkpoint_conflict` when another saver claimed first. Returns a promise only when
+ * something was awaited (a synchronous store's steady-state put awaits nothing).
  */
-function storeCheckpoint(state: SaverState, run: RunState, id: string, encoded: Encoded): Promise<void> | undefined {
+function storeCheckpoint(
+  state: SaverState,
+  run: RunState,
+  id: string,
+  encoded: Encoded,
+  claimed: number | undefined,
+): Promise<void> | undefined {
   const leaving = leavingWith(state, run, id);
   const puts = [{ key: checkpointKey(run.runId, id), bytes: encoded.bytes, chunk: state.dedup }];
-  const plan: WritePlan = leaving
-    ? { creates: NONE, replaces: NONE, puts, deletes: leaving.keys }
-    : { creates: NONE, replaces: NONE, puts };
+  const head = claimed === undefined ? undefined : { key: headKey(run.runId), bytes: encodeHead({ checkpointId: id, sequence: claimed }) };
+  const version = run.headVersion;
+  const plan: WritePlan = {
+    creates: head && version === undefined ? [head] : NONE,
+    replaces: head && version !== undefined ? [{ ...head, ifVersion: version }] : NONE,
+    puts,
+    ...(leaving ? { deletes: leaving.keys } : {}),
+  };
   const written = writeGroup(state.storage, plan, leaving !== undefined);
   return written instanceof Promise
-    ? written.then(() => stored(state, run, id, encoded, leaving?.ids))
-    : stored(state, run, id, encoded, leaving?.ids);
+    ? written.then((report) => stored(state, run, id, encoded, leaving?.ids, head && { sequence: claimed!, report }))
+    : stored(state, run, id, encoded, leaving?.ids, head && { sequence: claimed!, report: written });
 }
 
 /** The run's state once checkpoint `id` is stored (and `left` deleted with it); prunes what is still beyond `keepLast`. */
@@ -158,7 +234,13 @@ function stored(
   id: string,
   encoded: Encoded,
   left: readonly string[] | undefined,
+  claim: { readonly sequence: number; readonly report: WriteReport } | undefined,
 ): Promise<void> | undefined {
+  if (claim) {
+    run.headVersion = claim.report.versions.get(headKey(run.runId));
+    run.headSequence = claim.sequence;
+    run.headId = id;
+  }
   insertId(run, id);
   if (left) for (const old of left) forget(run, old);
   if (run.ids.at(-1) === id) run.last = { id, channels: encoded.channels, texts: encoded.texts };

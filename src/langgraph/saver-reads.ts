@@ -25,7 +25,8 @@ import {
   writesDir,
 } from './keys.js';
 import type { LangGraphPayload } from './profile.js';
-import { compareIds } from './run-state.js';
+import { readHead } from './head.js';
+import { compareIds, insertId, refreshRunState } from './run-state.js';
 import { runOf } from './saver-runs.js';
 import { readCheckpoint, type SaverState } from './saver-state.js';
 import { valueBytes } from './serialized.js';
@@ -34,29 +35,61 @@ import { decodeWrites, type StoredWrite } from './writes.js';
 const sameJson = (a: unknown, b: unknown): boolean =>
   a === b || (typeof a === 'object' && typeof b === 'object' && a !== null && b !== null && canonicalJson(a) === canonicalJson(b));
 
-/** LangGraph's `getTuple`: the checkpoint `config` names, else the thread's newest. */
+/** LangGraph's `getTuple`: the checkpoint `config` names, else the thread's newest (the last one put). */
 export async function getCheckpointTuple(state: SaverState, config: RunnableConfig): Promise<CheckpointTuple | undefined> {
   const threadValue = configurableOf(config, 'getTuple')?.thread_id;
   if (threadValue === undefined || threadValue === null) return undefined;
   const threadId = requireThreadId(config, 'getTuple');
   const ns = namespaceOf(config);
   const runId = await runIdOf(threadId, ns);
-  let id: string | undefined = getCheckpointId(config) || undefined;
+  const named: string | undefined = getCheckpointId(config) || undefined;
+  let id = named;
   // A run the saver has not listed yet: its listing (one, shared with the puts that follow) gives the newest id.
   if (id === undefined && !state.runs.has(runId)) {
-    id = (await runOf(state, runId)).ids.at(-1);
+    id = (await runOf(state, runId)).headId;
     if (id === undefined) return undefined;
   }
   id ??= await newestId(state, runId);
   if (id === undefined) return undefined;
   assertCheckpointId(id);
-  const snapshot = await readCheckpoint(state, checkpointKey(runId, id));
+  let snapshot = await readCheckpoint(state, checkpointKey(runId, id));
+  // The head names a checkpoint whose document is not there (a put cut short between the two): the newest listed is.
+  if (!snapshot && named === undefined) {
+    id = await newestListedId(state, runId);
+    snapshot = id === undefined ? undefined : await readCheckpoint(state, checkpointKey(runId, id));
+  }
   if (!snapshot || snapshot.payload.thread_id !== threadId || snapshot.payload.checkpoint_ns !== ns) return undefined;
+  noteStored(state, runId, snapshot);
   return toTuple(state, snapshot);
 }
 
-/** The newest checkpoint id stored in a run, listed now. */
+/**
+ * Tells a run's state about a checkpoint read: its sequence, so writes for it (a graph
+ * resumed by this saver from a checkpoint another one stored) go to its folder without a read.
+ */
+function noteStored(state: SaverState, runId: string, snapshot: Snapshot<LangGraphPayload>): void {
+  const run = state.loaded.get(runId);
+  if (!run || run.sequences.has(snapshot.id)) return;
+  run.sequences.set(snapshot.id, snapshot.sequence);
+  insertId(run, snapshot.id);
+}
+
+/**
+ * The newest checkpoint of a run: the one its head names, read now. When the head moved since
+ * this saver last saw it (another saver on the thread stored a checkpoint), the run's state
+ * is learned again here, so the puts of the turn that follows claim the next sequence at once.
+ */
 async function newestId(state: SaverState, runId: string): Promise<string | undefined> {
+  const stored = await readHead(state.storage, runId);
+  const run = state.loaded.get(runId);
+  if (run && run.claiming.size === 0 && stored?.version !== run.headVersion) {
+    await refreshRunState(state.storage, run, (key) => readCheckpoint(state, key));
+  }
+  return stored?.head?.checkpointId ?? (await newestListedId(state, runId));
+}
+
+/** The newest checkpoint id stored in a run, listed now. */
+async function newestListedId(state: SaverState, runId: string): Promise<string | undefined> {
   let id: string | undefined;
   for await (const entry of state.storage.list(`${LANGGRAPH_ROOT}/${runId}/history/`)) {
     const name = entry.key.slice(entry.key.lastIndexOf('/') + 1);

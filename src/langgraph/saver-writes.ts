@@ -4,7 +4,7 @@ import { CheckpointError } from '../contract/errors.js';
 import type { WritePlan } from '../writer/ordered-write.js';
 import { writeGroup } from '../writer/write-step.js';
 import { configurableOf, namespaceOf, requireThreadId } from './config.js';
-import { plainSegment, segmentOf, writesKey } from './keys.js';
+import { plainSegment, segmentOf, writesDir, writesKey } from './keys.js';
 import { dumpAll } from './plain-json.js';
 import type { RunState } from './run-state.js';
 import { knownRunId, ownsSequence, runIdFor, runOf, sequenceNow, sequenceOf } from './saver-runs.js';
@@ -34,6 +34,9 @@ export async function putTaskWrites(
   if (typeof taskId !== 'string') throw new CheckpointError('checkpoint_config_invalid', 'putWrites: taskId must be a string');
   const runId = knownRunId(state, threadId, ns) ?? (await runIdFor(state, threadId, ns));
   const run = state.loaded.get(runId) ?? (await runOf(state, runId));
+  // The checkpoint's put is claiming its sequence: the claim may move it (see RunState.claiming).
+  const claim = run.claiming.size > 0 ? run.claiming.get(checkpointId) : undefined;
+  if (claim) await claim.catch(() => undefined);
   const sequence = sequenceNow(run, checkpointId) ?? (await sequenceOf(state, run, checkpointId));
   const key = writesKey(runId, sequence, plainSegment(taskId) ?? (await segmentOf(taskId)));
   const plain = state.plainAsJson ?? (await decidePlain(state));
@@ -74,6 +77,28 @@ async function mergeWrites(
     merged = [...byIdx.values()];
   }
   return encodeWrites(document, merged);
+}
+
+/**
+ * Moves the writes this saver stored under sequence `from` to `to`: a checkpoint's early
+ * writes (LangGraph sends a task's writes before the put of the checkpoint they belong to
+ * starts) follow it when another saver claimed the sequence first. Each is stored under
+ * `to` before it leaves `from`, so none is ever stored nowhere.
+ */
+export async function moveWrites(state: SaverState, run: RunState, from: number, to: number): Promise<void> {
+  const keys = run.writeKeys.get(from);
+  if (!keys) return;
+  run.writeKeys.delete(from);
+  const moved = new Set<string>();
+  for (const key of keys) {
+    const stored = await state.storage.get(key);
+    if (!stored) continue;
+    const target = `${writesDir(run.runId, to)}${key.slice(key.lastIndexOf('/') + 1)}`;
+    const plan: WritePlan = { creates: NONE, replaces: NONE, puts: [{ key: target, bytes: stored.bytes }], deletes: [key] };
+    await writeGroup(state.storage, plan, false);
+    moved.add(target);
+  }
+  run.writeKeys.set(to, moved);
 }
 
 /** Remembers a writes key for pruning without a listing: only for sequences whose writes the saver has seen from the start; others are listed when pruned. */

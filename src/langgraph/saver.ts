@@ -14,7 +14,7 @@ import { systemClock, type Clock } from '../contract/clock.js';
 import { CheckpointError } from '../contract/errors.js';
 import { deleteRun } from '../runs/delete-run.js';
 import type { StorageAdapter } from '../contract/storage.js';
-import { LANGGRAPH_ROOT, segmentOf, threadSegmentOfRun } from './keys.js';
+import { LANGGRAPH_ROOT, headKey, segmentOf, threadSegmentOfRun } from './keys.js';
 import { langGraphProfile } from './profile.js';
 import { deltaChannelHistory } from './saver-delta.js';
 import { getCheckpointTuple, listCheckpointTuples } from './saver-reads.js';
@@ -57,8 +57,10 @@ export interface SavepointSaverOptions {
  * as LangGraph's savers keep them; `keepLast: 50` bounds each thread; `runRetention({ profile: langGraphProfile })` and
  * `savepoint verify|ls|prune --profile langgraph` work on the same store.
  *
- * One saver per thread at a time (as with every LangGraph checkpointer): a saver learns a
- * run's checkpoints by listing it once and then keeps count itself.
+ * Any number of savers may serve one thread (replicas of a service, taking turns or at once):
+ * each new checkpoint claims the next sequence by replacing the run's head on the version the
+ * saver last saw, so sequences stay unique and increasing, `getTuple` returns the checkpoint
+ * put last, and `keepLast` counts the thread's checkpoints, not one saver's.
  *
  * @example
  * ```ts
@@ -130,6 +132,8 @@ export class SavepointSaver extends BaseCheckpointSaver {
     for (const runId of runIds) {
       forgetRun(this.state, runId);
       await deleteRun({ storage: this.storage, profile: langGraphProfile, runId });
+      // The head is no file of the profile's layout: it goes last, so a put racing the delete still finds it moved.
+      await this.storage.delete(headKey(runId));
       forgetRun(this.state, runId);
     }
   }

@@ -2,6 +2,9 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../support/build.js';
+import { freshTable, hasPostgres, usePostgres } from '../support/postgres-fixture.js';
+
+const pg = hasPostgres ? usePostgres() : undefined;
 
 /**
  * Every runnable example runs as its own process, exactly as the README tells a reader to
@@ -31,12 +34,12 @@ function offlineEnv(): NodeJS.ProcessEnv {
   return { ...env, NO_COLOR: '1' };
 }
 
-function run(name: string): Promise<{ code: number; out: string }> {
+function run(name: string, env: NodeJS.ProcessEnv = {}): Promise<{ code: number; out: string }> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
       [join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), join(ROOT, 'examples', `${name}.ts`)],
-      { cwd: ROOT, env: offlineEnv(), timeout: 120_000, encoding: 'utf8' },
+      { cwd: ROOT, env: { ...offlineEnv(), ...env }, timeout: 120_000, encoding: 'utf8' },
       (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out: stdout + stderr }),
     );
   });
@@ -52,4 +55,21 @@ describe('examples', () => {
     },
     150_000,
   );
+});
+
+describe.skipIf(!hasPostgres)('examples on the PostgreSQL the tests start', () => {
+  it('langgraph-postgres: a tool call, an interrupt, the thread resumed by another process', async () => {
+    const { code, out } = await run('langgraph-postgres', {
+      SAVEPOINT_POSTGRES_URL: pg!.server().url,
+      SAVEPOINT_POSTGRES_TABLE: freshTable('example'),
+    });
+    expect(code, out).toBe(0);
+    expect(out).toMatch(/tool called \(60 EUR\), paused at review: "approve a refund of 60 EUR\?"/);
+    expect(out).toMatch(/resumed, refund of 60 EUR approved/);
+    expect(out).toMatch(/finished=true, \d+ checkpoints, 1 tool result/);
+    // Two processes: the one that paused and the one that resumed.
+    const pids = [...out.matchAll(/process (\d+):/g)].map((m) => m[1]);
+    expect(new Set(pids).size).toBe(2);
+    expect(out).not.toContain(pg!.server().url);
+  }, 150_000);
 });

@@ -194,7 +194,7 @@ describe('SavepointSaver documents: assembled as text, the same bytes as the gen
       );
       expect(text).toContain('"note":{"text":"\\"third\\"","type":"json","version":3}');
       expect(text).toContain('"blob":{"data":"AP8B","type":"bytes","version":1}');
-      expect((await listAll(storage, 'langgraph/')).length).toBe(5);
+      expect((await listAll(storage, 'langgraph/')).length).toBe(6); // the fixture's files, the new checkpoint, and the head its put created
       await storage.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -12,6 +12,7 @@ import { collectRunFiles, type ClassifiedEntry, type RunFiles } from '../../snap
 import type { Command, CommandContext } from '../command.js';
 import { EXIT, printJson, table } from '../io.js';
 import { mapLimit } from '../../storage/map-limit.js';
+import { duplicateSequences } from '../../runs/duplicate-sequences.js';
 import { loadEntry } from '../../runs/inspect.js';
 import { progressBar } from '../progress.js';
 import { auditChunks } from '../../snapshot-io/chunk-refs.js';
@@ -160,6 +161,17 @@ async function verifyRun(state: VerifyState, run: RunFiles): Promise<void> {
   /** The checksum of each sequence history and batch files hold. */
   const sequences = new Map<number, string>();
   for (const row of rows.slice(run.latest ? 1 : 0)) if (row.snapshot) sequences.set(row.snapshot.sequence, row.snapshot.integrity.checksum);
+  const historyDocuments = rows
+    .slice(run.latest ? 1 : 0)
+    .flatMap((row) => (row.snapshot ? [{ key: row.key, sequence: row.snapshot.sequence }] : []));
+  for (const duplicate of duplicateSequences(historyDocuments)) {
+    findings.push({
+      key: duplicate.keys[0]!,
+      level: 'problem',
+      reasonCode: 'checkpoint_conflict',
+      message: `sequence ${duplicate.sequence} is held by ${duplicate.keys.length} documents (${duplicate.keys.join(', ')}): two writers counted for themselves`,
+    });
+  }
   for (const batch of run.batches) await checkBatch(state, batch, sequences);
   if (run.index) await checkIndex(state, run, run.index);
   const latest = rows[0]?.snapshot && run.latest ? rows[0].snapshot : undefined;

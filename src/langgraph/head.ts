@@ -1,0 +1,48 @@
+import { parseJson } from '../codec/canonical-json.js';
+import { utf8Decode, utf8Encode } from '../codec/utf8.js';
+import type { StorageAdapter } from '../contract/storage.js';
+import { headKey } from './keys.js';
+
+/**
+ * A run's head (`langgraph/<run_id>/head.json`): the sequence last claimed in the run and the
+ * checkpoint it was claimed for, the newest checkpoint put. Every saver that stores a new
+ * checkpoint replaces it on the version it last read or wrote (created when absent), in the
+ * same write step as the checkpoint: two savers on one thread (replicas, processes, machines)
+ * cannot claim one sequence, and a saver that another one overtook finds out by that
+ * conflict, learns the run again and claims the next sequence.
+ */
+export interface Head {
+  readonly checkpointId: string;
+  readonly sequence: number;
+}
+
+/** A head as read from the store, with the version a replace is conditioned on. */
+export interface StoredHead {
+  /** Undefined when the stored bytes are not a head (a torn or foreign file): its version is still what a replace needs. */
+  readonly head: Head | undefined;
+  readonly version: string;
+}
+
+/** The head's bytes (checkpoint ids are `[A-Za-z0-9-]`: no escaping). */
+export function encodeHead(head: Head): Uint8Array {
+  return utf8Encode(`{"checkpoint_id":"${head.checkpointId}","sequence":${head.sequence}}`);
+}
+
+/** The head in `bytes`, or undefined when they do not hold one. */
+export function decodeHead(bytes: Uint8Array, where: string): Head | undefined {
+  try {
+    const doc = parseJson(utf8Decode(bytes, where), where) as { checkpoint_id?: unknown; sequence?: unknown };
+    const { checkpoint_id: checkpointId, sequence } = doc ?? {};
+    if (typeof checkpointId !== 'string' || !Number.isSafeInteger(sequence) || (sequence as number) < 1) return undefined;
+    return { checkpointId, sequence: sequence as number };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The run's stored head, or undefined when it has none. */
+export async function readHead(storage: StorageAdapter, runId: string): Promise<StoredHead | undefined> {
+  const key = headKey(runId);
+  const stored = await storage.get(key);
+  return stored && { head: decodeHead(stored.bytes, key), version: stored.version };
+}

@@ -1,0 +1,275 @@
+/**
+ * Several replicas of a LangGraph service on one thread, as a load balancer spreads requests:
+ * each replica a process with its own SavepointSaver on one shared store (fs, PostgreSQL, the
+ * GitHub emulator), taking turns on a thread or serving it at once, some SIGKILLed mid-turn
+ * (the turn is then served again by another). Checked against a model of what was
+ * acknowledged: no sequence held by two checkpoints, every acknowledged checkpoint stored,
+ * sequences increasing from one round of turns to the next, the newest checkpoint the last
+ * one put, and `keepLast` bounding the thread, not each replica.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { StorageAdapter } from 'savepoint';
+import { fsStorage } from 'savepoint/fs';
+import { githubStorage } from 'savepoint/github';
+import { SavepointSaver, langGraphProfile } from 'savepoint/langgraph';
+import { postgresStorage } from 'savepoint/postgres';
+import { startGitHubEmulator } from 'savepoint/testing';
+import { readSnapshot } from 'savepoint/toolkit';
+import { bundledChildPerFile } from '../support/bundle-child.js';
+import { ROOT } from '../support/build.js';
+import { freshTable, hasPostgres, usePostgres } from '../support/postgres-fixture.js';
+import { TOKEN } from '../support/github.js';
+
+const bundled = bundledChildPerFile(join(ROOT, 'tests/langgraph/replica-child.ts'), 'savepoint-lg-replicas-');
+const pg = hasPostgres ? usePostgres() : undefined;
+
+/** A put a replica acknowledged: its checkpoint, thread and the round of turns it belongs to. */
+interface Acked {
+  readonly id: string;
+  readonly thread: string;
+  readonly round: number;
+  readonly replica: number;
+}
+
+/** One replica process, serving one turn at a time. */
+class Replica {
+  private readonly child: ChildProcessWithoutNullStreams;
+  private readonly waiting = new Map<number, () => void>();
+  private readonly exited: Promise<void>;
+  private firstPut: (() => void) | undefined;
+
+  constructor(
+    readonly index: number,
+    env: Record<string, string>,
+    private readonly acked: Acked[],
+    private readonly roundOf: Map<number, number>,
+  ) {
+    this.child = spawn(process.execPath, [bundled.bundle], { env: { ...process.env, ...env }, cwd: bundled.work });
+    let stderr = '';
+    this.child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    this.exited = new Promise((resolve) =>
+      this.child.on('exit', (code, signal) => {
+        if (code !== 0 && signal !== 'SIGKILL')
+          this.acked.push({ id: `replica ${index} failed: ${code} ${stderr}`, thread: '', round: -1, replica: index });
+        for (const done of this.waiting.values()) done();
+        resolve();
+      }),
+    );
+    createInterface({ input: this.child.stdout }).on('line', (line) => {
+      const message = JSON.parse(line) as { put?: string; thread?: string; turn?: number; done?: number };
+      if (message.put !== undefined) {
+        this.acked.push({ id: message.put, thread: message.thread!, round: this.roundOf.get(message.turn!)!, replica: index });
+        this.firstPut?.();
+      }
+      if (message.done !== undefined) this.waiting.get(message.done)?.();
+    });
+  }
+
+  /** Serves a turn; resolves when it is done or the process died. */
+  serve(turn: number, thread: string): Promise<void> {
+    const done = new Promise<void>((resolve) => this.waiting.set(turn, resolve));
+    this.child.stdin.write(`${JSON.stringify({ turn, thread })}\n`);
+    return done;
+  }
+
+  /** Resolves at the next acknowledged put. */
+  nextPut(): Promise<void> {
+    return new Promise((resolve) => (this.firstPut = resolve));
+  }
+
+  kill(): Promise<void> {
+    this.child.kill('SIGKILL');
+    return this.exited;
+  }
+
+  async stop(): Promise<void> {
+    this.child.stdin.end();
+    await this.exited;
+  }
+}
+
+/** What one scenario does: replicas, threads, and rounds of turns (one turn, or several at once). */
+interface Scenario {
+  readonly replicas: number;
+  readonly threads: readonly string[];
+  readonly keepLast: number | false;
+  /** Each round: the turns served together, as [replica, thread, kill after its first put]. */
+  readonly rounds: readonly (readonly (readonly [number, string, boolean])[])[];
+}
+
+/** Runs a scenario; returns what was acknowledged. The last round of each thread must be one turn, not killed. */
+async function runScenario(env: Record<string, string>, scenario: Scenario): Promise<Acked[]> {
+  const acked: Acked[] = [];
+  const roundOf = new Map<number, number>();
+  const replicas: Replica[] = [];
+  const start = (i: number): Replica => (replicas[i] = new Replica(i, env, acked, roundOf));
+  for (let i = 0; i < scenario.replicas; i++) start(i);
+  let turn = 0;
+  try {
+    for (const [round, turns] of scenario.rounds.entries()) {
+      await Promise.all(
+        turns.map(async ([i, thread, kill]) => {
+          const t = ++turn;
+          roundOf.set(t, round);
+          const served = replicas[i]!.serve(t, thread);
+          if (!kill) return served;
+          await Promise.race([replicas[i]!.nextPut(), served]);
+          await replicas[i]!.kill();
+          start(i);
+          // The load balancer serves the request again, on the next replica.
+          const again = ++turn;
+          roundOf.set(again, round);
+          return replicas[(i + 1) % scenario.replicas]!.serve(again, thread);
+        }),
+      );
+    }
+  } finally {
+    await Promise.all(replicas.map((r) => r.stop()));
+  }
+  return acked;
+}
+
+/** Checks the store against what the replicas acknowledged. */
+async function checkModel(storage: StorageAdapter, scenario: Scenario, acked: readonly Acked[]): Promise<void> {
+  expect(acked.filter((a) => a.round < 0)).toEqual([]);
+  for (const thread of scenario.threads) {
+    const sequences = new Map<string, number>();
+    for await (const entry of storage.list(`langgraph/${thread}/history/`)) {
+      const snapshot = await readSnapshot(storage, langGraphProfile, entry.key);
+      if (snapshot) sequences.set(snapshot.id, snapshot.sequence);
+    }
+    // No sequence held by two checkpoints.
+    expect(new Set(sequences.values()).size).toBe(sequences.size);
+    const ours = acked.filter((a) => a.thread === thread);
+    if (scenario.keepLast === false) {
+      // Every acknowledged checkpoint is stored.
+      expect(ours.filter((a) => !sequences.has(a.id))).toEqual([]);
+    } else {
+      // The bound is the thread's: the last replica knew every checkpoint and kept keepLast of them.
+      expect(sequences.size).toBe(scenario.keepLast);
+    }
+    // Rounds run one after another: each round's checkpoints above the one before's.
+    const stored = ours.filter((a) => sequences.has(a.id));
+    for (const a of stored)
+      for (const b of stored)
+        if (a.round < b.round) expect(sequences.get(a.id)!, `${a.id} (round ${a.round}) before ${b.id}`).toBeLessThan(sequences.get(b.id)!);
+    // The newest checkpoint is the last one put.
+    const latest = await new SavepointSaver({ storage }).getTuple({ configurable: { thread_id: thread } });
+    expect(latest?.config.configurable?.['checkpoint_id']).toBe(ours.at(-1)!.id);
+  }
+}
+
+/** Two replicas taking turns on one thread, request after request. */
+const turnsOfTwo = (keepLast: number | false): Scenario => ({
+  replicas: 2,
+  threads: ['t1'],
+  keepLast,
+  rounds: Array.from({ length: 8 }, (_, n) => [[n % 2, 't1', false] as const]),
+});
+
+/** Eight replicas, three threads: each round a random replica per thread, sometimes two at once, sometimes killed mid-turn. */
+function eightReplicas(seed: number, roundsCount: number): Scenario {
+  const threads = ['a', 'b', 'c'];
+  const rounds = fc
+    .sample(fc.array(fc.tuple(fc.nat(7), fc.constantFrom(...threads), fc.boolean(), fc.nat(5)), { minLength: 1, maxLength: 3 }), {
+      seed,
+      numRuns: roundsCount,
+    })
+    .map((turns) => {
+      const round: (readonly [number, string, boolean])[] = [];
+      const busy = new Set<number>();
+      for (const [replica, thread, twice, dice] of turns) {
+        if (busy.has(replica)) continue;
+        busy.add(replica);
+        round.push([replica, thread, dice === 0]);
+        const other = (replica + 3) % 8;
+        if (twice && !busy.has(other)) {
+          busy.add(other);
+          round.push([other, thread, false]);
+        }
+      }
+      return round;
+    });
+  // A last round per thread, one turn each, not killed: its last put is the newest.
+  for (const [n, thread] of threads.entries()) rounds.push([[n, thread, false]]);
+  return { replicas: 8, threads, keepLast: false, rounds };
+}
+
+interface StoreUnderTest {
+  readonly name: string;
+  readonly enabled: boolean;
+  /** A fresh store: the children's REPLICA_STORE and the parent's own adapter on it. */
+  open(): Promise<{ spec: object; storage: StorageAdapter; close(): Promise<void> }>;
+}
+
+let fsCounter = 0;
+const STORES: readonly StoreUnderTest[] = [
+  {
+    name: 'fs',
+    enabled: true,
+    open: async () => {
+      const dir = join(bundled.work, `fs-${++fsCounter}`);
+      const storage = fsStorage({ dir });
+      return { spec: { kind: 'fs', dir }, storage, close: () => storage.close() };
+    },
+  },
+  {
+    name: 'PostgreSQL',
+    enabled: hasPostgres,
+    open: async () => {
+      const connectionString = pg!.server().url;
+      const table = freshTable('replicas');
+      const storage = postgresStorage({ connectionString, table });
+      return { spec: { kind: 'postgres', connectionString, table }, storage, close: () => storage.close() };
+    },
+  },
+  {
+    name: 'the GitHub emulator',
+    enabled: true,
+    open: async () => {
+      const gh = await startGitHubEmulator({ token: TOKEN, secondaryLimit: false });
+      const options = { owner: gh.owner, repo: gh.repo, token: TOKEN, baseUrl: gh.url };
+      const storage = githubStorage(options);
+      return {
+        spec: { kind: 'github', ...options },
+        storage,
+        close: async () => {
+          await storage.close();
+          await gh.close();
+        },
+      };
+    },
+  },
+];
+
+for (const store of STORES) {
+  describe.skipIf(!store.enabled)(`SavepointSaver replicas on ${store.name}`, () => {
+    async function check(scenario: Scenario): Promise<void> {
+      const opened = await store.open();
+      try {
+        const env: Record<string, string> = { REPLICA_STORE: JSON.stringify(opened.spec) };
+        if (scenario.keepLast !== false) env['REPLICA_KEEP_LAST'] = String(scenario.keepLast);
+        const acked = await runScenario(env, scenario);
+        await checkModel(opened.storage, scenario, acked);
+      } finally {
+        await opened.close();
+      }
+    }
+
+    it('two replicas taking turns on one thread: unique increasing sequences, the newest the last put (regression: 4,4,5,5,6,6)', async () => {
+      await check(turnsOfTwo(false));
+    }, 240_000);
+
+    it('two replicas taking turns with keepLast 3: the thread keeps 3, not 3 per replica', async () => {
+      await check(turnsOfTwo(3));
+    }, 240_000);
+
+    it('eight replicas on three threads, turns on random replicas, some at once, some SIGKILLed mid-turn', async () => {
+      await check(eightReplicas(store.name.length, store.name === 'fs' ? 14 : 8));
+    }, 480_000);
+  });
+}
