@@ -18,8 +18,11 @@ export function duplicateSequences(documents: Iterable<{ readonly key: string; r
     if (keys) keys.push(key);
     else bySequence.set(sequence, [key]);
   }
+  // `x.json` beside `x.json.gz` is one document caught mid-compression (a crash between the
+  // compressed copy's write and the plain file's delete), not a second holder of its sequence.
+  const documentsOf = (keys: readonly string[]): number => new Set(keys.map((k) => (k.endsWith('.gz') ? k.slice(0, -3) : k))).size;
   return [...bySequence.entries()]
-    .filter(([, keys]) => keys.length > 1)
+    .filter(([, keys]) => documentsOf(keys) > 1)
     .sort(([a], [b]) => a - b)
     .map(([sequence, keys]) => ({ sequence, keys }));
 }

@@ -51,7 +51,7 @@ describe('fsStorage: bounded reads', () => {
 
   it('refuses a file over maxReadBytes from its size, naming the key and the limit; one at the limit is read', async () => {
     const dir = newDir();
-    const storage = fsStorage({ dir, maxReadBytes: 1000 });
+    const storage = fsStorage({ dir, maxReadBytes: 1000, journal: false });
     await storage.put('a/at-limit', new Uint8Array(1000));
     await writeFile(join(dir, 'a', 'over'), new Uint8Array(1001)); // planted by another tool
     expect((await storage.get('a/at-limit'))?.bytes.length).toBe(1000);
