@@ -23,7 +23,8 @@
  *
  * Knobs: DEDUP_TURNS (default "50,100,200,400"), DEDUP_STORES (default "fs,postgres"),
  * DEDUP_READS (default 15), DEDUP_WRITER_COUNT (default 500), DEDUP_PARTS (default
- * "conversation,writer"), DEDUP_DIR (default the OS's temporary directory).
+ * "conversation,writer"), DEDUP_REDUCERS (default "plain,delta"), DEDUP_DIR (default the OS's
+ * temporary directory).
  * SqliteSaver (native better-sqlite3) is a bench-only install: `npm run bench:setup`.
  */
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
@@ -50,6 +51,7 @@ const STORES = (process.env.DEDUP_STORES ?? 'fs,postgres').split(',');
 const READS = Number(process.env.DEDUP_READS ?? 15);
 const WRITER_COUNT = Number(process.env.DEDUP_WRITER_COUNT ?? 500);
 const PARTS = (process.env.DEDUP_PARTS ?? 'conversation,writer').split(',');
+const REDUCERS = (process.env.DEDUP_REDUCERS ?? 'plain,delta').split(',');
 const MESSAGE_BYTES = 2048;
 /** The turn count the issue's targets are stated at. */
 const TARGET_TURNS = 200;
@@ -358,6 +360,7 @@ function growthRow(store: string, reducer: Reducer, ours: readonly Milestone[]):
 async function conversationRows(store: string, makePair: (tag: string) => Promise<[Contender, Contender]>): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
   for (const reducer of ['plain', 'delta'] as const) {
+    if (!REDUCERS.includes(reducer)) continue;
     const pair = await makePair(`${reducer}_${Date.now().toString(36)}`);
     try {
       process.stderr.write(`  dedup: ${store}, ${reducer}, ${TURNS.at(-1)} turns…\n`);

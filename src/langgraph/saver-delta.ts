@@ -58,7 +58,8 @@ async function walkAncestors(state: SaverState, config: RunnableConfig, channels
   assertCheckpointId(targetId);
   const ours = (s: Snapshot<LangGraphPayload> | undefined): s is Snapshot<LangGraphPayload> =>
     s !== undefined && s.payload.thread_id === threadId && s.payload.checkpoint_ns === ns;
-  const target = await readCheckpoint(state, checkpointKey(runId, targetId));
+  const reads = prefetcher(state, runId);
+  const target = await reads.read(targetId);
   if (!ours(target)) return [];
   const remaining = new Set(channels);
   const ancestors: Ancestor[] = [];
@@ -66,7 +67,7 @@ async function walkAncestors(state: SaverState, config: RunnableConfig, channels
   let cursor = target.payload.parent_checkpoint_id;
   while (cursor !== undefined && remaining.size > 0 && !seen.has(cursor)) {
     seen.add(cursor);
-    const snapshot = await readCheckpoint(state, checkpointKey(runId, cursor));
+    const snapshot = await reads.read(cursor);
     if (!ours(snapshot)) break; // pruned, or not this thread's: the walk ends as LangGraph's does at a missing ancestor
     const writes = readWrites(state, writesDir(runId, snapshot.sequence));
     // Awaited in order later; a failure before it is reached must not go unhandled meanwhile.
@@ -76,6 +77,50 @@ async function walkAncestors(state: SaverState, config: RunnableConfig, channels
     cursor = snapshot.payload.parent_checkpoint_id;
   }
   return ancestors;
+}
+
+/** Documents read ahead at once: on a thread without forks a checkpoint's parent is the id before it. */
+const READ_AHEAD = 16;
+
+/**
+ * Reads a run's checkpoint documents for the walk. When the saver has listed the run, the ids
+ * below the one asked for are read along with it, up to {@link READ_AHEAD} at once (the store
+ * serves them in parallel; one by one, each read waits for the one before): the parent chain of
+ * a thread without forks is the run's ids in order. A read nobody asks for is dropped.
+ */
+function prefetcher(state: SaverState, runId: string): { read(id: string): Promise<Snapshot<LangGraphPayload> | undefined> } {
+  const ids = state.loaded.get(runId)?.ids;
+  const started = new Map<string, Promise<Snapshot<LangGraphPayload> | undefined>>();
+  const start = (id: string): Promise<Snapshot<LangGraphPayload> | undefined> => {
+    let reading = started.get(id);
+    if (!reading) {
+      reading = readCheckpoint(state, checkpointKey(runId, id));
+      reading.catch(() => undefined); // a read ahead that fails is reported only if its id is asked for
+      started.set(id, reading);
+    }
+    return reading;
+  };
+  return {
+    read(id) {
+      if (!started.has(id) && ids) {
+        const at = indexOf(ids, id);
+        for (let i = at - 1; at > 0 && i >= Math.max(0, at - READ_AHEAD); i--) start(ids[i]!);
+      }
+      return start(id);
+    },
+  };
+}
+
+/** Index of `id` in the ascending `ids`, or -1. */
+function indexOf(ids: readonly string[], id: string): number {
+  let lo = 0;
+  let hi = ids.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (ids[mid]! < id) lo = mid + 1;
+    else hi = mid;
+  }
+  return ids[lo] === id ? lo : -1;
 }
 
 /** The newest checkpoint id of a run, from one listing of its `history/` folder. */
