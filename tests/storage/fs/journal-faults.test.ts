@@ -6,7 +6,7 @@
  * opens for reads, writes fail typed; a journal holding records refuses to open, saying what
  * to do (regression: every call failed with `cannot open fsStorage directory: EROFS`).
  */
-import { constants, readdirSync, readlinkSync, realpathSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, openSync, readdirSync, readFileSync, readlinkSync, realpathSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CheckpointError } from 'savepoint';
@@ -53,12 +53,21 @@ describe.runIf(process.platform === 'linux')('fsStorage journal on a full disk',
     expect(failed).toBeInstanceOf(CheckpointError);
     await store.close().catch(() => undefined);
     expect(openUnder(dir)).toEqual([]);
-    // Opened again on the full disk with a record to replay: the open fails, and holds nothing open either.
-    writeFileSync(join(dir, JOURNAL_NAME), encodeRecord([['p', 'runs/a/one', 1]], [utf8Encode('3')], 9));
+    // Opened again on the full disk with a record it cannot replay: reads answer the record, writes fail typed, and closed it holds nothing open.
+    const jfd = openSync(join(dir, JOURNAL_NAME), 'r+');
+    writeSync(jfd, encodeRecord([['p', 'runs/a/one', 1, '1000.1.1']], [utf8Encode('3')], 9), 0, undefined, 0);
+    closeSync(jfd);
     const again = createFsStorage({ dir, journal: true }, { io });
-    await expect(again.get('runs/a/one')).rejects.toBeInstanceOf(CheckpointError);
+    expect(utf8Decode((await again.get('runs/a/one'))!.bytes)).toBe('3');
+    await expect(again.put('runs/a/four', utf8Encode('4'))).rejects.toBeInstanceOf(CheckpointError);
     await again.close().catch(() => undefined);
     expect(openUnder(dir)).toEqual([]);
+    // Room again: the record is replayed into the file.
+    full = false;
+    const roomy = createFsStorage({ dir, journal: true });
+    expect(utf8Decode((await roomy.get('runs/a/one'))!.bytes)).toBe('3');
+    await roomy.close();
+    expect(readFileSync(join(dir, 'runs/a/one'), 'utf8')).toBe('3');
   });
 });
 

@@ -10,10 +10,14 @@ import { describe, expect, it } from 'vitest';
 import { powerLossSweep } from '../../support/power-loss/scenario.js';
 
 describe('fsStorage under a simulated power loss', () => {
-  it.each(['direct', 'journal'] as const)('%s: every crash state resumes with every acknowledged checkpoint', async (mode) => {
-    const result = await powerLossSweep(mode, { randomPerPoint: 2 });
-    console.log(`power loss (${mode}): ${result.calls} calls, ${result.states} crash states, ${result.failed} failed`);
-    expect(result.problems).toEqual([]);
-    expect(result.states).toBeGreaterThan(50);
-  }, 900_000);
+  it.each(['direct', 'journal'] as const)(
+    '%s: every crash state resumes with every acknowledged checkpoint',
+    async (mode) => {
+      const result = await powerLossSweep(mode, { randomPerPoint: 2 });
+      console.log(`power loss (${mode}): ${result.calls} calls, ${result.states} crash states, ${result.failed} failed`);
+      expect(result.problems).toEqual([]);
+      expect(result.states).toBeGreaterThan(50);
+    },
+    900_000,
+  );
 });

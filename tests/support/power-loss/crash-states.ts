@@ -37,7 +37,10 @@ function durable(ops: readonly Op[], i: number, k: number): boolean {
       return later((o) => o.t === 'dsync' && o.dir === op.dir);
     case 'rename':
     case 'link':
-      return later((o) => o.t === 'dsync' && o.dir === op.toDir) && (op.fromDir === op.toDir || later((o) => o.t === 'dsync' && o.dir === op.fromDir));
+      return (
+        later((o) => o.t === 'dsync' && o.dir === op.toDir) &&
+        (op.fromDir === op.toDir || later((o) => o.t === 'dsync' && o.dir === op.fromDir))
+      );
     default:
       return true;
   }
@@ -128,7 +131,11 @@ export async function forEachCrashState(
       const digest = digestTree(tree);
       if (seen.has(digest)) continue;
       seen.add(digest);
-      await check({ tree, acked, label: `crash after call ${k} of ${ops.length}, unsynced calls kept: ${choice.how} of ${optional.length}` });
+      await check({
+        tree,
+        acked,
+        label: `crash after call ${k} of ${ops.length}, unsynced calls kept: ${choice.how} of ${optional.length}`,
+      });
     }
   }
   return seen.size;

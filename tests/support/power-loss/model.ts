@@ -134,7 +134,8 @@ export function writeTree(tree: Tree, root: string): void {
   const dirs = [...tree.dirs.keys()].filter(reachable).sort((a, b) => a.split('/').length - b.split('/').length);
   for (const rel of dirs) {
     if (rel) mkdirSync(join(root, rel));
-    for (const [name, e] of tree.dirs.get(rel)!) if (e.kind === 'file') writeFileSync(join(root, rel, name), tree.inodes.get(e.ino) ?? new Uint8Array(0));
+    for (const [name, e] of tree.dirs.get(rel)!)
+      if (e.kind === 'file') writeFileSync(join(root, rel, name), tree.inodes.get(e.ino) ?? new Uint8Array(0));
   }
 }
 
@@ -145,7 +146,12 @@ export function digestTree(tree: Tree): string {
     h.update(`d ${rel}\n`);
     for (const [name, e] of [...tree.dirs.get(rel)!].sort(([a], [b]) => (a < b ? -1 : 1))) {
       h.update(`${name} ${e.kind}\n`);
-      if (e.kind === 'file') h.update(createHash('sha256').update(tree.inodes.get(e.ino) ?? new Uint8Array(0)).digest());
+      if (e.kind === 'file')
+        h.update(
+          createHash('sha256')
+            .update(tree.inodes.get(e.ino) ?? new Uint8Array(0))
+            .digest(),
+        );
     }
   }
   return h.digest('hex');

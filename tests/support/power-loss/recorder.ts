@@ -55,7 +55,11 @@ export function record(root: string, base: Tree): Recording {
   };
   const restore: (() => void)[] = [];
   /** Wraps `obj[name]` (callback style): `before` runs at call time and returns what to do once it succeeded. */
-  const wrapCb = (obj: Record<string, unknown>, name: string, before: (args: unknown[]) => ((result: unknown) => void) | undefined): void => {
+  const wrapCb = (
+    obj: Record<string, unknown>,
+    name: string,
+    before: (args: unknown[]) => ((result: unknown) => void) | undefined,
+  ): void => {
     const real = obj[name] as AnyFn;
     obj[name] = (...args: unknown[]) => {
       const after = before(args);
@@ -70,7 +74,11 @@ export function record(root: string, base: Tree): Recording {
     };
     restore.push(() => (obj[name] = real));
   };
-  const wrapPromise = (obj: Record<string, unknown>, name: string, before: (args: unknown[]) => ((result: unknown) => void) | undefined): void => {
+  const wrapPromise = (
+    obj: Record<string, unknown>,
+    name: string,
+    before: (args: unknown[]) => ((result: unknown) => void) | undefined,
+  ): void => {
     const real = obj[name] as AnyFn;
     obj[name] = async (...args: unknown[]) => {
       const after = before(args);

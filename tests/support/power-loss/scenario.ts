@@ -11,7 +11,15 @@ import { existsSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fsStorage } from '../../../src/entries/fs.js';
-import { createWriter, defaultProfile, keepLast, planResume, runRetention, CheckpointError, type StorageAdapter } from '../../../src/index.js';
+import {
+  createWriter,
+  defaultProfile,
+  keepLast,
+  planResume,
+  runRetention,
+  CheckpointError,
+  type StorageAdapter,
+} from '../../../src/index.js';
 import { durableState, forEachCrashState, type CrashState } from './crash-states.js';
 import { writeTree, type Op, type Tree } from './model.js';
 import { record } from './recorder.js';
@@ -32,7 +40,11 @@ function scratch(label: string): { dir: string; dispose(): void } {
 }
 
 /** Records `work` on a store opened over `base`; the calls, in order, with the acknowledgements among them. */
-async function recordWork(base: Tree, mode: FsMode, work: (storage: StorageAdapter, ack: (seq: number) => void) => Promise<void>): Promise<Op[]> {
+async function recordWork(
+  base: Tree,
+  mode: FsMode,
+  work: (storage: StorageAdapter, ack: (seq: number) => void) => Promise<void>,
+): Promise<Op[]> {
   const tmp = scratch('rec');
   try {
     writeTree(base, tmp.dir);
@@ -51,7 +63,14 @@ async function recordWork(base: Tree, mode: FsMode, work: (storage: StorageAdapt
 }
 
 async function checkpoints(storage: StorageAdapter, count: number, ack: (seq: number) => void, takeover?: 'force'): Promise<void> {
-  const w = createWriter({ storage, profile, runId: RUN, heartbeatIntervalMs: false, coalesceWindowMs: 0, ...(takeover ? { takeover } : {}) });
+  const w = createWriter({
+    storage,
+    profile,
+    runId: RUN,
+    heartbeatIntervalMs: false,
+    coalesceWindowMs: 0,
+    ...(takeover ? { takeover } : {}),
+  });
   for (let i = 0; i < count; i++) {
     const r = await w.checkpoint({ source: 'manual', status: 'in_progress', payload: { step: i, pad: 'p'.repeat(64) } });
     if (r.ok) ack(r.snapshot.sequence);

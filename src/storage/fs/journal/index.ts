@@ -1,4 +1,5 @@
 import type { BatchOperation, BatchOutcome } from '../../../contract/storage.js';
+import { errnoOf } from '../io.js';
 import { closeJournal, flushJournal } from './close.js';
 import { commitBatch } from './commit.js';
 import { locked } from './hold.js';
@@ -67,7 +68,12 @@ export function createJournal(deps: JournalDeps): Journal {
     commit: (ops) => commitBatch(s, ops),
     unapplied: (prefix) => unapplied(s, prefix),
     flush: () => flushJournal(s),
-    recover: () => locked(s, () => recoverLocked(s), false),
+    recover: () =>
+      locked(s, () => recoverLocked(s), false).catch((err: unknown) => {
+        // Not replayed for want of space: reads answer the journal's records until a write replays it (see read-only.ts).
+        if (errnoOf(err) === 'ENOSPC' || errnoOf(err) === 'EDQUOT') s.needRecovery = true;
+        throw err;
+      }),
     close: () => closeJournal(s),
   };
 }

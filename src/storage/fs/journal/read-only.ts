@@ -6,6 +6,10 @@ import { JOURNAL_NAMES } from './files.js';
 import { decodeJournal } from './record.js';
 
 /*
+ * A journaled store whose replay on open fails for want of space (ENOSPC, EDQUOT) opens all
+ * the same: its reads answer the journal's records over the files (view.ts) and each write
+ * tries the replay first, failing with a CheckpointError until there is room.
+ *
  * A journaled store opened on a read-only file system (EROFS) cannot take the journal lock
  * or replay. When the journal holds no record, the files are the whole truth: the store
  * opens, reads answer from them and every write fails with a CheckpointError. When it holds
@@ -29,10 +33,12 @@ async function holdsRecords(root: RootDir): Promise<boolean> {
 }
 
 /**
- * What opening does when the replay failed with `err`: rethrows it unless the file system is
- * read-only and the journal empty (then the store opens for reads: resolves).
+ * What opening does when the replay failed with `err`: rethrows it unless the disk is full,
+ * or read-only with an empty journal (then the store opens: resolves).
  */
 export async function openReadOnly(root: RootDir, err: unknown): Promise<void> {
+  // A full disk: the journal files can be read (and were opened): reads answer its records, writes replay first.
+  if (errnoOf(err) === 'ENOSPC' || errnoOf(err) === 'EDQUOT') return;
   if (errnoOf(err) !== 'EROFS') throw err;
   if (await holdsRecords(root)) {
     throw new CheckpointError(

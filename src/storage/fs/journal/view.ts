@@ -43,8 +43,8 @@ export async function unapplied(s: JournalState, prefix: string): Promise<Readon
     for (const [key, p] of s.pending) if (key.startsWith(prefix)) out.set(key, ackedOf(p));
     return out;
   }
-  // Nobody holds the lock: every record is applied.
-  if (!(await lstatIfAny(s.root.at(JOURNAL_LOCK)))) return out;
+  // Nobody holds the lock: every record is applied — unless a replay of ours failed (a full disk).
+  if (!s.needRecovery && !(await lstatIfAny(s.root.at(JOURNAL_LOCK)))) return out;
   // A process that broke a lapsed lease replaced the journal files: the ones open here would show none of the new records.
   await dropReplacedFiles(s);
   for (const [key, state] of await journalView(s)) if (key.startsWith(prefix)) out.set(key, state);
