@@ -16,7 +16,7 @@ import { resumeView, verifyRun } from './checks.js';
 import { applyRetentionPlan, retentionView } from './retention-view.js';
 import { listRunViews } from './runs-view.js';
 import type { ViewerSource } from './source.js';
-import { diffSnapshots } from '../runs/diff.js';
+import { diffView, snapshotView } from './snapshot-view.js';
 import { findSnapshot, timelineCache } from './timeline.js';
 
 /** Options of {@link startUiServer}. */
@@ -129,7 +129,10 @@ const ROUTES: readonly (readonly [RegExp, Route])[] = [
   ],
   [
     /^runs\/([^/]+)\/snapshots\/([^/]+)$/,
-    async (s, [run, ref]) => (await findSnapshot(s, run!, ref!, s.timelines)) ?? notFound(`snapshot "${ref}" of run "${run}"`),
+    async (s, [run, ref]) => {
+      const found = (await findSnapshot(s, run!, ref!, s.timelines)) ?? notFound(`snapshot "${ref}" of run "${run}"`);
+      return snapshotView(s, run!, found);
+    },
   ],
   [
     /^runs\/([^/]+)\/diff$/,
@@ -138,7 +141,7 @@ const ROUTES: readonly (readonly [RegExp, Route])[] = [
       const b = q.get('b') ?? notFound('snapshot b');
       const [x, y] = [await findSnapshot(s, run!, a, s.timelines), await findSnapshot(s, run!, b, s.timelines)];
       if (!x || !y) return notFound(`snapshot "${x ? b : a}" of run "${run}"`);
-      return { runId: run, a: x.sequence, b: y.sequence, changes: diffSnapshots(x, y, { all: true }) };
+      return { runId: run, a: x.sequence, b: y.sequence, ...diffView(s, x, y) };
     },
   ],
   [/^runs\/([^/]+)\/verify$/, async (s, [run]) => (await verifyRun(s, run!)) ?? notFound(`run "${run}"`)],

@@ -95,3 +95,21 @@ describe('the CLI speaks LangGraph', () => {
     expect(r.out).not.toContain('\\"');
   });
 });
+
+describe('the LangGraph --json outputs', () => {
+  it('validate against schemas/cli/runs.v1.json and show.v1.json', async () => {
+    const { readFileSync } = await import('node:fs');
+    const { default: Ajv2020 } = await import('ajv/dist/2020.js');
+    const ajv = new (Ajv2020 as unknown as typeof import('ajv').default)({ strict: false });
+    const storage = await store();
+    for (const [name, args] of [
+      ['runs', ['runs', '--json']],
+      ['show', ['show', 'asking', '--json']],
+    ] as const) {
+      const validate = ajv.compile(JSON.parse(readFileSync(new URL(`../../schemas/cli/${name}.v1.json`, import.meta.url), 'utf8')));
+      const out = JSON.parse((await cli(storage, [...args])).out) as Record<string, unknown>;
+      expect(validate(out), JSON.stringify(validate.errors)).toBe(true);
+      expect(JSON.stringify(out)).toContain('"next"');
+    }
+  });
+});

@@ -1,4 +1,5 @@
-export { formatDuration } from '../../contract/human-duration.js';
+import { formatDuration } from '../../contract/human-duration.js';
+export { formatDuration };
 /** Tiny DOM helpers: the viewer has no framework (see the CHANGELOG for why). */
 type Child = Node | string | number | null | undefined | false;
 
@@ -45,3 +46,21 @@ export function shortTime(iso: string | null): string {
         .replace('T', ' ')
         .replace(/\.\d+Z$/, 'Z');
 }
+
+/**
+ * How long ago `iso` was, from `now`: `3 min ago`, or for a time ahead of this clock
+ * `in 44 h 27 min (ahead of this clock)` — never a future time read as the past.
+ */
+export function relativeTime(iso: string, now: number): string {
+  const d = now - Date.parse(iso);
+  if (Number.isNaN(d)) return '';
+  return d < 0 ? `in ${formatDuration(-d)} (ahead of this clock)` : `${formatDuration(d)} ago`;
+}
+
+/** Words for a retention decision count: what happens to the snapshots, so "0 keep · 25 compress" cannot read as "nothing kept". */
+export const RETENTION_WORDS: Readonly<Record<string, string>> = {
+  keep: 'kept as they are',
+  compress: 'kept, gzipped',
+  summarize: 'summarized',
+  delete: 'deleted',
+};

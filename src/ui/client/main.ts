@@ -4,7 +4,7 @@
  * keep every view addressable and the back button working.
  */
 import { ApiFailure, enc, get, post } from './api.js';
-import { append, clear, formatBytes, formatDuration, h, shortTime } from './dom.js';
+import { append, clear, formatBytes, formatDuration, h, relativeTime, RETENTION_WORDS, shortTime } from './dom.js';
 import { snapshotList, gapsBefore, timeAxis, type Decision, type TimelineEntry } from './timeline.js';
 import { jsonTree } from './tree.js';
 import type { RetentionView } from '../retention-view.js';
@@ -86,7 +86,7 @@ async function runsView(): Promise<void> {
             h(
               'td',
               { title: r.lastActivity ?? '' },
-              r.lastActivity ? `${shortTime(r.lastActivity)} (${formatDuration(now - Date.parse(r.lastActivity))} ago)` : '—',
+              r.lastActivity ? `${shortTime(r.lastActivity)} (${relativeTime(r.lastActivity, now)})` : '—',
             ),
             h('td', { class: 'num' }, r.files),
             h('td', { class: 'num' }, formatBytes(r.bytes)),
@@ -129,7 +129,7 @@ async function resumePanel(runId: string, into: HTMLElement): Promise<void> {
     return append(into, h('p', { class: 'bad' }, h('code', {}, e.reasonCode), ' ', e.message));
   }
   const warnings = r.warnings as { code: string; message: string }[];
-  const skipped = r.skipped as { key: string; reasonCode: string; message: string }[];
+  const skipped = r.skipped as { key: string; reasonCode: string; message: string; issue?: string }[];
   append(
     into,
     h(
@@ -150,7 +150,9 @@ async function resumePanel(runId: string, into: HTMLElement): Promise<void> {
       ? h(
           'ul',
           { class: 'findings' },
-          ...skipped.map((s) => h('li', {}, 'skipped ', h('span', { class: 'key' }, s.key), ': ', h('code', {}, s.reasonCode))),
+          ...skipped.map((s) =>
+            h('li', {}, 'skipped ', h('span', { class: 'key' }, s.key), ': ', s.issue ?? '', ' ', h('code', {}, s.reasonCode)),
+          ),
         )
       : null,
   );
@@ -286,7 +288,14 @@ async function retentionPanel(page: RunPage, into: HTMLElement): Promise<void> {
   const counts = plan.runs.find((r) => r.runId === page.runId)?.counts ?? {};
   append(
     into,
-    h('p', {}, `Policy "${plan.policy}": `, ...Object.entries(counts).map(([k, v]) => h('span', { class: `tag act-${k}` }, `${v} ${k}`))),
+    h(
+      'p',
+      {},
+      `Policy "${plan.policy}": `,
+      ...Object.entries(counts)
+        .filter(([, v]) => Number(v) > 0)
+        .map(([k, v]) => h('span', { class: `tag act-${k}` }, `${v} ${RETENTION_WORDS[k] ?? k}`)),
+    ),
     h('ul', { class: 'rules' }, ...plan.rules.map((r) => h('li', {}, r))),
     info.allowPrune
       ? h('button', { id: 'apply-retention', class: 'danger', onclick: () => confirmApply(plan, into) }, 'Apply…')
@@ -362,26 +371,23 @@ async function snapshotView(runId: string, ref: string): Promise<void> {
   const runDiff = async (): Promise<void> => {
     clear(result);
     try {
-      const d = await get<{ a: number; b: number; changes: Change[] }>(`runs/${enc(runId)}/diff?a=${enc(against.value.trim())}&b=${seq}`);
+      const d = await get<{ a: number; b: number; changes: Change[]; envelope?: Change[] }>(
+        `runs/${enc(runId)}/diff?a=${enc(against.value.trim())}&b=${seq}`,
+      );
+      const envelope = d.envelope ?? [];
+      // The payload's changes first; the envelope's (id, time, checksum, sequence) only on demand.
       append(
         result,
-        h('p', {}, `#${d.a} → #${d.b}: ${d.changes.length} change${d.changes.length === 1 ? '' : 's'}`),
-        h(
-          'ul',
-          { class: 'changes' },
-          ...d.changes.map((c) =>
-            h(
-              'li',
-              { class: c.kind, 'data-path': c.path },
-              h('span', { class: 'kind' }, c.kind),
-              ' ',
-              h('code', {}, c.path),
-              c.kind === 'changed'
-                ? h('span', { class: 'vals' }, ` ${JSON.stringify(c.from)} → ${JSON.stringify(c.to)}`)
-                : h('span', { class: 'vals' }, ` ${JSON.stringify(c.kind === 'added' ? c.to : c.from)}`),
-            ),
-          ),
-        ),
+        h('p', {}, `#${d.a} → #${d.b}: ${d.changes.length} payload change${d.changes.length === 1 ? '' : 's'}`),
+        changeList(d.changes),
+        envelope.length > 0
+          ? h(
+              'details',
+              { class: 'envelope' },
+              h('summary', {}, `Envelope: ${envelope.length} change${envelope.length === 1 ? '' : 's'}`),
+              changeList(envelope),
+            )
+          : null,
       );
     } catch (err) {
       showError(result, err);
@@ -405,10 +411,72 @@ async function snapshotView(runId: string, ref: string): Promise<void> {
     ),
     form,
     result,
-    h('h2', {}, 'Document'),
-    h('div', { id: 'tree', class: 'tree' }, jsonTree(snapshot)),
+    graphSection(runId, snapshot.langgraph as Record<string, unknown> | undefined),
+    h(
+      'details',
+      { open: snapshot.langgraph ? undefined : true },
+      h('summary', {}, 'Document'),
+      h('div', { id: 'tree', class: 'tree' }, jsonTree(snapshot)),
+    ),
   );
   if (seq > 1) await runDiff();
+}
+
+function changeList(changes: readonly Change[]): HTMLElement {
+  return h(
+    'ul',
+    { class: 'changes' },
+    ...changes.map((c) =>
+      h(
+        'li',
+        { class: c.kind, 'data-path': c.path },
+        h('span', { class: 'kind' }, c.kind),
+        ' ',
+        h('code', {}, c.path),
+        c.kind === 'changed'
+          ? h('span', { class: 'vals' }, ` ${JSON.stringify(c.from)} → ${JSON.stringify(c.to)}`)
+          : h('span', { class: 'vals' }, ` ${JSON.stringify(c.kind === 'added' ? c.to : c.from)}`),
+      ),
+    ),
+  );
+}
+
+/** A LangGraph checkpoint as LangGraph users read it: thread, node, step, next, channels, pending writes, interrupts, parent. */
+function graphSection(runId: string, g: Record<string, unknown> | undefined): HTMLElement | null {
+  if (!g) return null;
+  const writes = (g.pendingWrites ?? []) as { taskPath: string; channel: string; value: unknown }[];
+  const interrupts = (g.interrupts ?? []) as unknown[];
+  const parent = typeof g.parentCheckpointId === 'string' ? g.parentCheckpointId : null;
+  const next = (g.next ?? []) as string[];
+  return h(
+    'section',
+    { id: 'graph', class: 'panel', 'aria-label': 'LangGraph checkpoint' },
+    h('h2', {}, 'Graph'),
+    h(
+      'dl',
+      {},
+      ...(
+        [
+          ['Thread', `${String(g.threadId)}${g.checkpointNs ? ` (${String(g.checkpointNs)})` : ''}`],
+          ['Checkpoint', String(g.checkpointId)],
+          ['Step', `${String(g.step ?? '—')} (${String(g.source)})`],
+          ['Next', next.length > 0 ? next.join(', ') : 'nothing: the graph has finished'],
+        ] as const
+      ).flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]),
+      h('dt', {}, 'Parent'),
+      h('dd', {}, parent ? h('a', { href: `#/run/${enc(runId)}/snap/${enc(parent)}` }, parent) : '—'),
+    ),
+    interrupts.length > 0 ? h('p', { class: 'warn', id: 'interrupts' }, 'Interrupts: ', JSON.stringify(interrupts)) : null,
+    h('h3', {}, 'Channels'),
+    h('div', { id: 'channels', class: 'tree' }, jsonTree(g.channels)),
+    writes.length > 0
+      ? h(
+          'ul',
+          { id: 'pending-writes' },
+          ...writes.map((w) => h('li', {}, h('code', {}, w.taskPath), ' → ', h('code', {}, w.channel), ` ${JSON.stringify(w.value)}`)),
+        )
+      : null,
+  );
 }
 
 async function route(): Promise<void> {
