@@ -19,7 +19,7 @@ export const CHUNKED_MIN_BYTES = 16 * 1024;
 /** No leaf boundary before this many bytes. */
 const LEAF_MIN = 256;
 /** A leaf is cut here at the latest. */
-const LEAF_MAX = 8 * 1024;
+const LEAF_MAX = 2 * 1024;
 /** High bits of the gear hash that must be zero at a boundary: 10 bits, a boundary every ~1 KiB past the minimum. */
 const LEAF_MASK = 0xffc00000;
 /** A node boundary follows an id whose last byte is a multiple of this (16 ids per node on average). */

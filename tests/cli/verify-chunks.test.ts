@@ -59,3 +59,25 @@ describe('verify and content chunks', () => {
     expect(at(stray)).toEqual([expect.objectContaining({ level: 'warning', reasonCode: 'checkpoint_chunk_unreferenced' })]);
   });
 });
+
+describe('prune and content chunks', () => {
+  it('prune --apply sweeps: the chunks only a pruned checkpoint referenced are hidden, and verify finds nothing wrong', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'savepoint-prune-chunks-'));
+    dirs.push(dir);
+    const storage = fsStorage({ dir });
+    const writer = createWriter({ storage, profile: defaultProfile, runId: 'run-a', heartbeatIntervalMs: false, coalesceWindowMs: 0 });
+    for (let n = 0; n < 3; n++) {
+      const messages = Array.from({ length: 30 }, (_, i) => `message ${n}.${i} `.repeat(100));
+      const r = await writer.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { messages } });
+      if (!r.ok) throw r.error;
+    }
+    await writer.close();
+    await storage.close();
+    const out = captureIo();
+    expect(await runCli(['prune', '--apply', '--json', '--keep-last', '1', '--dir', dir], out)).toBe(0);
+    const json = JSON.parse(out.out) as { chunks: { hidden: string[] } };
+    expect(json.chunks.hidden.length).toBeGreaterThan(0);
+    const { json: verified } = await verify(dir);
+    expect(verified.problems).toBe(0);
+  });
+});

@@ -11,6 +11,7 @@ import {
 } from '../../retention/policy.js';
 import { type RetentionPolicy, type RetentionRule } from '../../contract/retention-policy.js';
 import { applyRetention } from '../../retention/apply.js';
+import { sweepChunks } from '../../retention/chunk-sweep.js';
 import { buildInventory, type RetentionInventory } from '../../retention/inventory.js';
 import { planRetention, type RetentionPlan } from '../../retention/plan.js';
 import { profileHint, storeLabel } from '../probe.js';
@@ -121,14 +122,20 @@ export const pruneCommand: Command = {
     if (apply && ctx.io.stderr.isTTY === true && !quiet) ctx.io.stderr.write(`applying ${plan.operations.length} operations…\r`);
     const report = await applyRetention({ storage: ctx.storage, profile: ctx.profile, plan, clock: ctx.clock, dryRun: !apply });
     if (apply && ctx.io.stderr.isTTY === true && !quiet) ctx.io.stderr.write(`${' '.repeat(40)}\r`);
+    // Content chunks that no document references any more are freed by the sweep (docs/storage.md, "Content chunks").
+    const chunks = apply ? await sweepChunks(ctx.storage, { clock: ctx.clock }) : undefined;
     if (ctx.json) {
-      printJson(ctx.io, { profile: ctx.profile.name, dryRun: !apply, plan, ...(apply ? { report } : {}) });
+      printJson(ctx.io, { profile: ctx.profile.name, dryRun: !apply, plan, ...(apply ? { report, chunks } : {}) });
       return EXIT.ok;
     }
     // -q: the totals above were the whole answer; otherwise the report, ending its last line.
     if (apply && !quiet) ctx.io.stdout.write(`\n${formatRetentionReport(report)}\n`);
     else if (apply) ctx.io.stdout.write(`${report.totals.done} operation(s) done, ${report.totals.skipped} skipped\n`);
     else if (!quiet) ctx.io.stdout.write('\nDry run: nothing was changed. Run again with --apply to execute this plan.\n');
+    if (apply && !quiet && chunks && chunks.hidden.length + chunks.deleted.length + chunks.restored.length > 0)
+      ctx.io.stdout.write(
+        `Chunks: ${chunks.hidden.length} unreferenced hidden, ${chunks.deleted.length} hidden past the grace period deleted, ${chunks.restored.length} put back.\n`,
+      );
     return EXIT.ok;
   },
 };
