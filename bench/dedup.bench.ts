@@ -55,12 +55,8 @@ const REDUCERS = (process.env.DEDUP_REDUCERS ?? 'plain,delta').split(',');
 const MESSAGE_BYTES = 2048;
 /** The turn count the targets are stated at. */
 const TARGET_TURNS = 200;
-/**
- * The writer's options that turn content addressing off ("today's writer"): none exist before
- * content-addressed storage lands, so today both sides of the writer's time row are the same
- * writer. Set here the option that turns it off once it exists.
- */
-const WITHOUT_DEDUP: Record<string, unknown> = {};
+/** The writer's options that turn content addressing off: the writer as it stored every checkpoint whole. */
+const WITHOUT_DEDUP: Record<string, unknown> = { dedup: false };
 
 type Reducer = 'plain' | 'delta';
 
