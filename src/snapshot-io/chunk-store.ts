@@ -1,5 +1,7 @@
 import { contentAddressingOf, type ContentAddressing } from '../contract/content-address.js';
-import type { StorageAdapter } from '../contract/storage.js';
+import type { StorageAdapter, StoredObject } from '../contract/storage.js';
+import { isCheckpointError } from '../contract/errors.js';
+import { getBounded } from './bounded-read.js';
 import { sha256Hex, sha256HexSync } from '../codec/sha256.js';
 import {
   chunkDamaged,
@@ -221,6 +223,18 @@ function cacheChunk(state: ChunkState, id: string, bytes: Uint8Array): void {
 export const HIDDEN_INFIX = '.hidden-';
 export const hiddenKey = (id: string, atMs: number): string => `${chunkKey(id)}${HIDDEN_INFIX}${atMs}`;
 
+/** No chunk savepoint writes comes near this: a larger file under `chunks/` is refused unread, not loaded whole. */
+const MAX_CHUNK_READ_BYTES = 1 << 20;
+
+async function getChunkBytes(storage: StorageAdapter, key: string, id: string): Promise<StoredObject | undefined> {
+  try {
+    return await getBounded(storage, key, MAX_CHUNK_READ_BYTES);
+  } catch (err) {
+    if (isCheckpointError(err, 'checkpoint_too_large')) throw chunkDamaged(id, 'is larger than any chunk savepoint writes');
+    throw err;
+  }
+}
+
 /**
  * The stored bytes of chunk `id`, verified against its id: from the cache, the chunk's key, or
  * a copy a sweep hid (a document written while the sweep ran may still reference it).
@@ -234,10 +248,10 @@ export async function readChunk(storage: StorageAdapter, id: string, addressing 
     state.cache.set(id, cached);
     return cached;
   }
-  let stored = await storage.get(chunkKey(id));
+  let stored = await getChunkBytes(storage, chunkKey(id), id);
   if (!stored) {
     for await (const entry of storage.list(`${chunkKey(id)}${HIDDEN_INFIX}`)) {
-      stored = await storage.get(entry.key);
+      stored = await getChunkBytes(storage, entry.key, id);
       if (stored) break;
     }
   }
