@@ -136,6 +136,15 @@ export interface ProfileDefinition<P, T extends string = string, S extends strin
    * @default joinHeldHead
    */
   readonly joinHeldHead?: HeldHeadJoin;
+  /**
+   * The run index (`index.json`) is rewritten with every checkpoint while it lists at most this
+   * many entries, so after a crash its highest sequence is the last acknowledged checkpoint
+   * (phased-workflow-github.md's node 8 adds each checkpoint to the index after its write).
+   * Beyond it, a long run's index is rewritten every max(1, n/16) checkpoints (its bytes per
+   * checkpoint would otherwise grow with the run); readers reconcile from a listing.
+   * @default 0 (the geometric cadence from the first entry)
+   */
+  readonly indexEveryCheckpointUpTo?: number;
 }
 
 /**
@@ -143,8 +152,10 @@ export interface ProfileDefinition<P, T extends string = string, S extends strin
  * the trigger names and `S` the status names (`string` when not known).
  */
 export interface Profile<P = unknown, T extends string = string, S extends string = string> extends Required<
-  Omit<ProfileDefinition<P, T, S>, 'description' | 'retention' | 'resume' | 'heartbeat' | 'joinHeldHead'>
+  Omit<ProfileDefinition<P, T, S>, 'description' | 'retention' | 'resume' | 'heartbeat' | 'joinHeldHead' | 'indexEveryCheckpointUpTo'>
 > {
+  /** See {@link ProfileDefinition.indexEveryCheckpointUpTo}. */
+  readonly indexEveryCheckpointUpTo?: number;
   readonly description: string;
   readonly heartbeat:
     { readonly source: T; readonly intervalMs: number; readonly whenUnchanged: HeartbeatWhenUnchanged; payload?(last: P): P } | false;

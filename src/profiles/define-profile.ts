@@ -122,6 +122,7 @@ export function defineProfile<P, const T extends string = string, const S extend
     ...(definition.retention ? { retention: definition.retention } : {}),
     ...(definition.resume ? { resume: definition.resume } : {}),
     joinHeldHead: definition.joinHeldHead ?? joinHeldHead,
+    ...(definition.indexEveryCheckpointUpTo !== undefined ? { indexEveryCheckpointUpTo: definition.indexEveryCheckpointUpTo } : {}),
     isTerminal: (status) => terminalSet.has(status),
     trigger(source) {
       const spec = Object.hasOwn(triggers, source) ? triggers[source] : undefined;
