@@ -12,6 +12,7 @@ import { utf8Decode, utf8Encode } from '../../codec/utf8.js';
 import { CheckpointError } from '../../contract/errors.js';
 import { FORMAT_VERSION, type Snapshot } from '../../contract/snapshot.js';
 import { liberalUtc, rawSections } from '../handoff-markdown/foreign-text.js';
+import { lacksOffset } from '../foreign-json.js';
 import { headingOf, normalizeNewlines, splitSections } from '../handoff-markdown/markdown.js';
 import type { KeyInfo } from '../../contract/layout.js';
 import { importedSnapshotId } from '../snapshot-lifecycle/import.js';
@@ -60,6 +61,7 @@ export function progressForeignReader(
       warnings.push(meta === undefined ? 'checkpoint_unsealed' : 'checkpoint_foreign_seal');
     }
     const createdAt = book?.created_at ?? liberalUtc(document.session) ?? UNKNOWN_SESSION_TIME;
+    if (!book?.created_at && lacksOffset(document.session)) warnings.push('checkpoint_time_without_offset');
     const snapshot: Snapshot<ProgressDocument> = {
       id: book?.snapshot_id ?? (await importedSnapshotId(createdAt, canonicalJson(document))),
       runId,
