@@ -84,20 +84,35 @@ const env = {
   GITHUB_API_URL: apiUrl,
 };
 
+/**
+ * What Claude Code does with the hook's stdout: the JSON decision's `reason` becomes the agent's
+ * next prompt, `systemMessage` (the completion report) is shown to the user.
+ */
+function asClaudeCode(line: string): void {
+  try {
+    const decision = JSON.parse(line) as { reason: string; systemMessage: string };
+    console.log(`(injected as the agent's next prompt: "${decision.reason.split('\n')[0]} …")`);
+    console.log(decision.systemMessage);
+  } catch {
+    process.stdout.write(line); // every step failed: the report as text, nothing injected
+  }
+}
+
 try {
   console.log('$ stop hook (gate 1)');
-  const first = await runStopHook({ cwd: dir, env });
+  const first = await runStopHook({ cwd: dir, env, write: asClaudeCode });
   console.log(`exit code ${first}; .ccc-state.json now: ${readFileSync(join(dir, '.ccc-state.json'), 'utf8').replace(/\s+/g, ' ').trim()}`);
 
   console.log('\n$ stop hook (gate 2, the tracker is down)');
   failNext = true;
-  const second = await runStopHook({ cwd: dir, env });
+  const second = await runStopHook({ cwd: dir, env, write: asClaudeCode });
   console.log(`exit code ${second}`);
 
   console.log('\n$ stop hook (gate 3, the tracker is back: the same comment is updated in place)');
   const third = await runStopHook({
     cwd: dir,
     env,
+    write: asClaudeCode,
     progress: {
       currentTask: { description: 'Sync queue', status: 'starting' },
       completedTasks: ['Service worker registered', 'Cache generated images'],

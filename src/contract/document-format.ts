@@ -19,6 +19,8 @@ export const FOREIGN_READ_WARNINGS = [
   'checkpoint_foreign_seal',
   /** Sealed by savepoint and edited since; accepted only by single-artifact formats, where the edited file is the newest truth. */
   'checkpoint_integrity_mismatch',
+  /** A time without an offset (`2026-01-15T14:30:00.123456`, Python's naive `isoformat()`), read as UTC. */
+  'checkpoint_time_without_offset',
 ] as const;
 
 /** A warning code of a tolerant read; see {@link FOREIGN_READ_WARNINGS}. */

@@ -156,6 +156,15 @@ export interface ProfileDefinition<P, T extends string = string, S extends strin
    * profile with this reason, unless its user accepted it. @default undefined (savepoint alone reads the files)
    */
   readonly sharedFiles?: string;
+  /**
+   * The run index (`index.json`) is rewritten with every checkpoint while it lists at most this
+   * many entries, so after a crash its highest sequence is the last acknowledged checkpoint
+   * (phased-workflow-github.md's node 8 adds each checkpoint to the index after its write).
+   * Beyond it, a long run's index is rewritten every max(1, n/16) checkpoints (its bytes per
+   * checkpoint would otherwise grow with the run); readers reconcile from a listing.
+   * @default 0 (the geometric cadence from the first entry)
+   */
+  readonly indexEveryCheckpointUpTo?: number;
 }
 
 /**
@@ -163,10 +172,23 @@ export interface ProfileDefinition<P, T extends string = string, S extends strin
  * the trigger names and `S` the status names (`string` when not known).
  */
 export interface Profile<P = unknown, T extends string = string, S extends string = string> extends Required<
-  Omit<ProfileDefinition<P, T, S>, 'description' | 'retention' | 'resume' | 'heartbeat' | 'joinHeldHead' | 'readInPlace' | 'dedup' | 'sharedFiles'>
+  Omit<
+    ProfileDefinition<P, T, S>,
+    | 'description'
+    | 'retention'
+    | 'resume'
+    | 'heartbeat'
+    | 'joinHeldHead'
+    | 'readInPlace'
+    | 'dedup'
+    | 'sharedFiles'
+    | 'indexEveryCheckpointUpTo'
+  >
 > {
   /** See {@link ProfileDefinition.sharedFiles}. */
   readonly sharedFiles?: string;
+  /** See {@link ProfileDefinition.indexEveryCheckpointUpTo}. */
+  readonly indexEveryCheckpointUpTo?: number;
   readonly description: string;
   /** See {@link ProfileDefinition.dedup}; absent means off. */
   readonly dedup?: boolean;

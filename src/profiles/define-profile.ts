@@ -126,6 +126,7 @@ export function defineProfile<P, const T extends string = string, const S extend
     ...(definition.resume ? { resume: definition.resume } : {}),
     joinHeldHead: definition.joinHeldHead ?? joinHeldHead,
     ...(definition.sharedFiles !== undefined ? { sharedFiles: definition.sharedFiles } : {}),
+    ...(definition.indexEveryCheckpointUpTo !== undefined ? { indexEveryCheckpointUpTo: definition.indexEveryCheckpointUpTo } : {}),
     isTerminal: (status) => terminalSet.has(status),
     trigger(source) {
       const spec = Object.hasOwn(triggers, source) ? triggers[source] : undefined;

@@ -9,21 +9,54 @@ import { CheckpointError } from '../contract/errors.js';
 import { FORMAT_VERSION, type Integrity, type SnapshotDraft } from '../contract/snapshot.js';
 import { utf8Decode, utf8Encode } from '../codec/utf8.js';
 
-/**
- * Any RFC 3339 / ISO 8601 date-time with an offset (`Z`, `+00:00`, `-05:00`) and any
- * fractional precision, as other tools write them (`new Date().toISOString()`, Python's
- * `isoformat()`, …). savepoint itself writes `Z` only.
- */
-export const LiberalTimeSchema = z.iso.datetime({ offset: true });
+const LIBERAL_TIME = /^(\d{4}-\d{2}-\d{2})[Tt ](\d{2}:\d{2})(:\d{2}(?:\.\d+)?)?\s*([Zz]|[+-]\d{2}(?::?\d{2})?)?$/;
 
 /**
- * A foreign time as savepoint's model keeps it: UTC with a `Z`. A `Z` time is kept as
- * written (any precision); another offset becomes the same instant in UTC (to the
- * millisecond, which is what JavaScript dates hold).
+ * The instant of an ISO 8601 / RFC 3339 time as people and tools write it — `Z` or any
+ * offset (`+02:00`, `+0200`, `+02`), any fractional precision, `T` or a space, with or
+ * without seconds, or no offset at all (Python's `isoformat()` of a naive time: read as UTC,
+ * see {@link lacksOffset}) — as savepoint's model keeps it: UTC with a `Z`. A `Z` time is kept
+ * as written; another becomes the same instant (to the millisecond). `undefined` when the
+ * text is not such a time. savepoint itself writes `Z` only.
  */
+export function liberalUtc(time: string): string | undefined {
+  const m = LIBERAL_TIME.exec(time.trim());
+  if (!m) return undefined;
+  const offset = m[4] ?? 'Z';
+  const text = `${m[1]}T${m[2]}${m[3] ?? ':00'}${offset === 'z' ? 'Z' : offset}`;
+  if (/^[Zz]$/.test(offset) && m[3] !== undefined) return text;
+  const zone =
+    offset === 'Z' || offset === 'z'
+      ? 'Z'
+      : offset.length === 3
+        ? `${offset}:00`
+        : offset.includes(':')
+          ? offset
+          : `${offset.slice(0, 3)}:${offset.slice(3)}`;
+  const ms = Date.parse(`${m[1]}T${m[2]}${m[3] ?? ':00'}${zone}`);
+  return Number.isNaN(ms) ? undefined : new Date(ms).toISOString();
+}
+
+/** True when `time` is a time {@link liberalUtc} reads but it carries no offset (read as UTC, with a warning). */
+export const lacksOffset = (time: string): boolean => {
+  const m = LIBERAL_TIME.exec(time.trim());
+  return m !== null && m[4] === undefined;
+};
+
+/** Any time {@link liberalUtc} reads, for the spec schemas of documents other tools write. */
+export const LiberalTimeSchema = z.string().refine((t) => liberalUtc(t) !== undefined, { message: 'Invalid ISO datetime' });
+
+/** A foreign time as savepoint's model keeps it: UTC with a `Z` (see {@link liberalUtc}). */
 export function toUtc(time: string): string {
-  if (time.endsWith('Z') || time.endsWith('z')) return time.replace(/z$/, 'Z');
-  return new Date(Date.parse(time)).toISOString();
+  return liberalUtc(time) ?? time;
+}
+
+/** True when some string member of `value`, at any depth, is a time without an offset. */
+export function hasOffsetlessTime(value: unknown): boolean {
+  if (typeof value === 'string') return value.length <= 40 && lacksOffset(value);
+  if (Array.isArray(value)) return value.some(hasOffsetlessTime);
+  if (isJsonObject(value)) return Object.values(value).some(hasOffsetlessTime);
+  return false;
 }
 
 /** How one JSON profile reads documents another tool wrote. See {@link foreignJsonReader}. */
@@ -134,6 +167,7 @@ export function foreignJsonReader<P>(options: ForeignJsonReaderOptions<P>): (byt
       warnings.push(integrity === undefined ? 'checkpoint_unsealed' : 'checkpoint_foreign_seal');
     }
     const { [INTEGRITY_FIELD]: _integrity, ...rest } = document;
+    if (hasOffsetlessTime(rest)) warnings.push('checkpoint_time_without_offset');
     const draft = await options.toDraft(rest, where, integrity);
     return {
       snapshot: { ...draft, integrity: seal ?? { format_version: FORMAT_VERSION, algorithm: 'sha256', checksum: await sha256Hex(plain) } },

@@ -127,6 +127,7 @@ const FOREIGN_READ_MESSAGES: Readonly<Record<ForeignReadWarning, (key: string) =
   checkpoint_foreign_seal: (key) =>
     `${key} carries another tool's id or checksum scheme, which savepoint cannot verify; it was validated against the spec's schema only`,
   checkpoint_integrity_mismatch: (key) => `${key} was edited after savepoint sealed it; the edited file is resumed as the newest truth`,
+  checkpoint_time_without_offset: (key) => `${key} holds a time without an offset (e.g. Python's isoformat()); it was read as UTC`,
 };
 
 /**

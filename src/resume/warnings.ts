@@ -37,6 +37,8 @@ export const RESUME_WARNING_CODES = [
   'checkpoint_foreign_seal',
   /** A single-artifact file was edited after savepoint sealed it; the edited file is the newest truth. */
   'checkpoint_integrity_mismatch',
+  /** A time in the snapshot carries no offset; it was read as UTC. */
+  'checkpoint_time_without_offset',
 ] as const;
 
 /** A warning code of the planner itself; see {@link RESUME_WARNING_CODES}. */

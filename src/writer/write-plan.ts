@@ -189,7 +189,8 @@ export function buildGroupWrite<P>(
   if (config.hasHistory) for (const p of planned) written.push(entryOf(p, p.key));
   const entries = pendingEntries(config, run, planned, written, held);
   // A long run's index is rewritten every max(1, n/16) checkpoints (see indexDeferral; n counts
-  // the run when it is pruned as it goes), and at once when the run ends or prunes;
+  // the run when it is pruned as it goes) once it lists more than the profile's
+  // indexEveryCheckpointUpTo entries, and at once when the run ends or prunes;
   // held-back entries stay in `unindexed` until then.
   const writeIndex =
     config.indexKey !== undefined &&
@@ -198,6 +199,7 @@ export function buildGroupWrite<P>(
       prune.length > 0 ||
       held !== undefined ||
       entries.length >= indexDeferral(run.indexDoc?.checkpoint_count ?? 0, config.autoRetention ? run.lastSequence : undefined) ||
+      (run.indexDoc?.checkpoint_count ?? 0) + entries.length <= (config.profile.indexEveryCheckpointUpTo ?? 0) ||
       endsRun(config.profile, planned));
   // Built member by member: object spreads in a literal cost more than the rest of the plan.
   const plan: { -readonly [K in keyof WritePlan]: WritePlan[K] } = { creates, replaces };

@@ -5,30 +5,7 @@
  */
 import { splitSections } from './markdown.js';
 
-/**
- * The instant of an ISO 8601 / RFC 3339 time as people and tools write it — `Z` or any
- * offset (`+02:00`, `+0200`, `+02`), any fractional precision, `T` or a space, with or
- * without seconds, or no offset at all (read as UTC) — as savepoint's model keeps it: UTC
- * with a `Z`. A `Z` time is kept as written; another becomes the same instant (to the
- * millisecond). `undefined` when the text is not such a time.
- */
-export function liberalUtc(time: string): string | undefined {
-  const m = /^(\d{4}-\d{2}-\d{2})[Tt ](\d{2}:\d{2})(:\d{2}(?:\.\d+)?)?\s*([Zz]|[+-]\d{2}(?::?\d{2})?)?$/.exec(time.trim());
-  if (!m) return undefined;
-  const offset = m[4] ?? 'Z';
-  const text = `${m[1]}T${m[2]}${m[3] ?? ':00'}${offset === 'z' ? 'Z' : offset}`;
-  if (/^[Zz]$/.test(offset) && m[3] !== undefined) return text;
-  const zone =
-    offset === 'Z' || offset === 'z'
-      ? 'Z'
-      : offset.length === 3
-        ? `${offset}:00`
-        : offset.includes(':')
-          ? offset
-          : `${offset.slice(0, 3)}:${offset.slice(3)}`;
-  const ms = Date.parse(`${m[1]}T${m[2]}${m[3] ?? ':00'}${zone}`);
-  return Number.isNaN(ms) ? undefined : new Date(ms).toISOString();
-}
+export { liberalUtc } from '../foreign-json.js';
 
 /** One section of a document as its writer wrote it: the key of its heading and its raw lines (heading included). */
 export interface RawSection {

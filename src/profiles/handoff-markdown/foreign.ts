@@ -13,6 +13,7 @@ import { LIFECYCLE_STATUSES } from '../default-profile.js';
 import type { KeyInfo } from '../../contract/layout.js';
 import { parseHandoffUnchecked, validateHandoffDocument } from './codec.js';
 import { base64urlOfHex, liberalUtc, rawSections } from './foreign-text.js';
+import { lacksOffset } from '../foreign-json.js';
 import { editFrontMatter, frontMatterBlocks, splitFrontMatterText } from './front-matter-text.js';
 import type { HandoffPayload, LegacyStoredHandoff } from './model.js';
 import {
@@ -113,7 +114,10 @@ export function handoffForeignReader(
 ): (bytes: Uint8Array, where: string) => Promise<ForeignRead<HandoffPayload>> {
   return async (bytes, where) => {
     const text = plainText(bytes, where);
-    const doc = parseHandoffUnchecked(text, where);
+    const parsed = parseHandoffUnchecked(text, where);
+    // A `created` without an offset is read as UTC (with a warning) before the spec's pattern is checked.
+    const offsetless = typeof parsed.created === 'string' && lacksOffset(parsed.created);
+    const doc = offsetless ? { ...parsed, created: liberalUtc(String(parsed.created))! } : parsed;
     assertValid(validateHandoffDocument(doc), where);
     const located = locate(where);
     if (located?.runId === undefined)
@@ -137,6 +141,7 @@ export function handoffForeignReader(
     const createdAt = liberalUtc(String(doc.created));
     if (createdAt === undefined)
       throw new CheckpointError('checkpoint_schema_invalid', `${where}: created is not an ISO 8601 time`, { details: { where } });
+    if (offsetless) warnings.push('checkpoint_time_without_offset');
     const book = state?.book;
     // An unsealed history file's name is its id and number (a hand-off kept from latest.md
     // keeps its own `checkpoint:` line, e.g. `handoff-final`, inside chk-NNN.md).

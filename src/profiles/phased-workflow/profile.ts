@@ -84,6 +84,13 @@ export interface PhasedWorkflowProfileOptions {
    * @default 3000
    */
   readonly coalesceWindowMs?: number;
+  /**
+   * `index.json` is rewritten with every checkpoint while it lists at most this many entries
+   * (the spec's node 8; its resume fallback reads the index's highest sequence), then every
+   * max(1, n/16) checkpoints, so the bytes a checkpoint writes stay bounded (≈ 170 KB of index
+   * at 1000 entries). @default 1000
+   */
+  readonly indexEveryCheckpointUpTo?: number;
   /** Retention policy; the spec's tiers (10 runs full, 11–50 latest only, older summarized, preserved runs kept) when omitted. @default phasedWorkflowRetention */
   readonly retention?: RetentionPolicy;
   /** Resume rule (the spec's `step_4_determine_resume_point`). @default phasedWorkflowResumeRule */
@@ -156,6 +163,9 @@ function phasedDraftOf(d: PhasedWorkflowDocument): SnapshotDraft<PhasedWorkflowP
   };
 }
 
+/** The run index is rewritten with every checkpoint while it lists at most this many (see `indexEveryCheckpointUpTo`). */
+const PHASED_INDEX_EVERY_CHECKPOINT_UP_TO = 1000;
+
 /**
  * Makes a profile for phased-workflow-github.md: checkpoints with the spec's
  * `checkpoint_contents` (UUID v4 `checkpoint_id` and `run_id`, `timestamp`, one of nine
@@ -215,6 +225,9 @@ export function createPhasedWorkflowProfile(options: PhasedWorkflowProfileOption
     onOversize: options.onOversize ?? 'split',
     splitDocument: splitPhasedWorkflowDocument,
     compressHistory: true,
+    // node 8 of the spec's n8n pattern adds each checkpoint to index.json after its write, and its
+    // resume fallback loads the index's highest sequence: exact up to 1000 entries (≈ 170 KB).
+    indexEveryCheckpointUpTo: options.indexEveryCheckpointUpTo ?? PHASED_INDEX_EVERY_CHECKPOINT_UP_TO,
     document: {
       ...jsonDocumentFormat<PhasedWorkflowPayload, PhasedWorkflowDocument>({
         schema,

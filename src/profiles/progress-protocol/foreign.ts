@@ -12,6 +12,7 @@ import { utf8Decode, utf8Encode } from '../../codec/utf8.js';
 import { CheckpointError } from '../../contract/errors.js';
 import { FORMAT_VERSION, type Snapshot } from '../../contract/snapshot.js';
 import { liberalUtc, rawSections } from '../handoff-markdown/foreign-text.js';
+import { lacksOffset } from '../foreign-json.js';
 import { headingOf, normalizeNewlines, splitSections } from '../handoff-markdown/markdown.js';
 import type { KeyInfo } from '../../contract/layout.js';
 import { importedSnapshotId } from '../snapshot-lifecycle/import.js';
@@ -23,6 +24,19 @@ import { progressChecksum } from './checksum.js';
 export const FOREIGN_PROGRESS_SOURCE = 'handoff_request';
 /** `created_at` of a progress file whose `**Session:**` line is not a time. */
 export const UNKNOWN_SESSION_TIME = '1970-01-01T00:00:00Z';
+
+/**
+ * A `**Session:**` line people write by hand (`Dec 14, 2025 3:30 PM`, `Sunday 14 December 2025
+ * 15:30 UTC`), read as UTC when JavaScript's date parser reads it; `undefined` otherwise. A
+ * line that already names a zone keeps it.
+ */
+export function humanSessionTime(session: string): string | undefined {
+  const text = session.trim();
+  if (!/\d/.test(text) || !/[A-Za-z]/.test(text)) return undefined;
+  const zoned = /(?:\b(?:UTC|GMT|Z)\b|[+-]\d{2}:?\d{2}\s*$)/i.test(text);
+  const ms = Date.parse(zoned ? text : `${text} UTC`);
+  return Number.isNaN(ms) ? undefined : new Date(ms).toISOString();
+}
 
 const plainText = (bytes: Uint8Array, where: string): string => utf8Decode(isGzip(bytes) ? gunzip(bytes, where) : bytes, where);
 
@@ -59,7 +73,8 @@ export function progressForeignReader(
     } else {
       warnings.push(meta === undefined ? 'checkpoint_unsealed' : 'checkpoint_foreign_seal');
     }
-    const createdAt = book?.created_at ?? liberalUtc(document.session) ?? UNKNOWN_SESSION_TIME;
+    const createdAt = book?.created_at ?? liberalUtc(document.session) ?? humanSessionTime(document.session) ?? UNKNOWN_SESSION_TIME;
+    if (!book?.created_at && lacksOffset(document.session)) warnings.push('checkpoint_time_without_offset');
     const snapshot: Snapshot<ProgressDocument> = {
       id: book?.snapshot_id ?? (await importedSnapshotId(createdAt, canonicalJson(document))),
       runId,

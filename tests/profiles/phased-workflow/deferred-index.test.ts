@@ -8,9 +8,12 @@
 import { describe, expect, it } from 'vitest';
 import { createWriter, findIncompleteRuns, memoryStorage, planResume, type StorageAdapter } from 'savepoint';
 import { decodeRunIndex } from 'savepoint/toolkit';
-import { initialPhasedPayload, phasedWorkflow } from 'savepoint/phased-workflow';
+import { createPhasedWorkflowProfile, initialPhasedPayload } from 'savepoint/phased-workflow';
 import { faultyStorage } from 'savepoint/testing';
 import { newUuidV4 } from '../../../src/contract/ids.js';
+
+/** The geometric cadence from the first entry (the default profile indexes every checkpoint up to 1000 entries, see index-exact.test.ts). */
+const phasedWorkflow = createPhasedWorkflowProfile({ indexEveryCheckpointUpTo: 0 });
 
 async function historyKeys(storage: StorageAdapter, runId: string): Promise<string[]> {
   const keys: string[] = [];
