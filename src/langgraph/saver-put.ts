@@ -61,17 +61,18 @@ export async function putCheckpoint(
   const runId = knownRunId(state, threadId, ns) ?? (await runIdFor(state, threadId, ns));
   const run = state.loaded.get(runId) ?? (await runOf(state, runId));
   const request: PutRequest = { threadId, ns, runId, parentId, checkpoint, metadata, newVersions };
-  if (hasId(run, checkpoint.id)) await placeAndStore(state, run, request, false);
-  else {
+  const claims = !hasId(run, checkpoint.id);
+  const now = putNow(state, run, request, claims);
+  const putting = now === false ? placeAndStore(state, run, request, claims) : now;
+  if (putting && claims) {
     // A new checkpoint claims a sequence: writes for it wait until the claim holds (see RunState.claiming).
-    const putting = placeAndStore(state, run, request, true);
     run.claiming.set(checkpoint.id, putting);
     try {
       await putting;
     } finally {
       if (run.claiming.get(checkpoint.id) === putting) run.claiming.delete(checkpoint.id);
     }
-  }
+  } else if (putting) await putting;
   return { configurable: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpoint.id } };
 }
 
@@ -90,34 +91,88 @@ interface PutRequest {
 const CLAIM_ATTEMPTS = 64;
 
 /**
- * Places a checkpoint (sequence, parent), seals and stores it; a new checkpoint (`claims`)
- * also moves the run's head to its sequence in the same write step. When the head moved
- * meanwhile (another saver on the thread stored a checkpoint), the run is learned again
- * and the checkpoint claims the next sequence, as often as it takes.
+ * The steady-state put, without a promise when the store is synchronous: sequence, parent and
+ * serializer mode known, the document sealed and stored in one go. Returns `false` when
+ * something must be awaited first ({@link placeAndStore} does it), a promise when the
+ * encoding or the write went asynchronous, undefined when the checkpoint is stored.
+ */
+function putNow(state: SaverState, run: RunState, request: PutRequest, claims: boolean): Promise<void> | undefined | false {
+  const { checkpoint, parentId } = request;
+  const sequence = sequenceNow(run, checkpoint.id);
+  const plain = state.plainAsJson;
+  if (sequence === undefined || plain === undefined || (claims && sequence <= run.headSequence)) return false;
+  const parent = parentId === undefined ? undefined : run.last?.id === parentId ? run.last : false;
+  if (parent === false) return false;
+  const at: Placement = { threadId: request.threadId, ns: request.ns, runId: request.runId, sequence, parentId, parent };
+  const encoding = encodeCheckpoint(state, at, checkpoint, request.metadata, request.newVersions, plain);
+  return encoding instanceof Promise
+    ? encoding.then((encoded) => storeOrRetry(state, run, request, encoded, at, claims, plain))
+    : storeOrRetry(state, run, request, encoding, at, claims, plain);
+}
+
+/**
+ * Places a checkpoint (sequence, parent) when that needs a read or a listing, then seals and
+ * stores it as {@link putNow} does. A sequence reserved (for early writes) before the run was
+ * learned again may be another checkpoint's now: a new one is claimed above the head.
  */
 async function placeAndStore(state: SaverState, run: RunState, request: PutRequest, claims: boolean): Promise<void> {
   const { checkpoint, parentId } = request;
   const id = checkpoint.id;
   let sequence = sequenceNow(run, id) ?? (await sequenceOf(state, run, id));
-  // A sequence reserved (for early writes) before the run was learned again may be another checkpoint's now.
   if (claims && sequence <= run.headSequence) sequence = await reclaim(state, run, id);
   const parent = parentId === undefined ? undefined : run.last?.id === parentId ? run.last : await parentChannels(state, run, parentId);
   const plain = state.plainAsJson ?? (await decidePlain(state));
+  const at: Placement = { threadId: request.threadId, ns: request.ns, runId: request.runId, sequence, parentId, parent };
+  const encoding = encodeCheckpoint(state, at, checkpoint, request.metadata, request.newVersions, plain);
+  const stored = storeOrRetry(state, run, request, encoding instanceof Promise ? await encoding : encoding, at, claims, plain);
+  if (stored) await stored;
+}
+
+/**
+ * Stores a sealed checkpoint; a new checkpoint (`claims`) that finds the head moved goes on
+ * with {@link claimAgain}.
+ */
+function storeOrRetry(
+  state: SaverState,
+  run: RunState,
+  request: PutRequest,
+  encoded: Encoded,
+  at: Placement,
+  claims: boolean,
+  plain: boolean,
+): Promise<void> | undefined {
+  const stored = storeCheckpoint(state, run, request.checkpoint.id, encoded, claims ? at.sequence : undefined);
+  return stored && claims ? stored.catch((err: unknown) => claimAgain(state, run, request, at, plain, err)) : stored;
+}
+
+/**
+ * After another saver on the thread claimed the sequence a new checkpoint meant to (the head
+ * moved: `checkpoint_conflict`), learns the run again and claims the next sequence, as often as
+ * it takes. Savers that collide take turns: a short random pause, longer as collisions repeat.
+ */
+async function claimAgain(
+  state: SaverState,
+  run: RunState,
+  request: PutRequest,
+  first: Placement,
+  plain: boolean,
+  err: unknown,
+): Promise<void> {
+  let failure = err;
   for (let attempt = 1; ; attempt++) {
-    const at: Placement = { threadId: request.threadId, ns: request.ns, runId: request.runId, sequence, parentId, parent };
-    const encoding = encodeCheckpoint(state, at, checkpoint, request.metadata, request.newVersions, plain);
-    const encoded = encoding instanceof Promise ? await encoding : encoding;
-    try {
-      const stored = storeCheckpoint(state, run, id, encoded, claims ? sequence : undefined);
-      if (stored) await stored;
-      return;
-    } catch (err) {
-      if (!claims || !isCheckpointError(err, 'checkpoint_conflict') || attempt >= CLAIM_ATTEMPTS) throw err;
-    }
-    // Savers that collide take turns: a short random pause, longer as collisions repeat.
+    if (!isCheckpointError(failure, 'checkpoint_conflict') || attempt >= CLAIM_ATTEMPTS) throw failure;
     await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(attempt, 10)));
     await refreshRunState(state.storage, run, (key) => readCheckpoint(state, key));
-    sequence = await reclaim(state, run, id);
+    const at: Placement = { ...first, sequence: await reclaim(state, run, request.checkpoint.id) };
+    const encoding = encodeCheckpoint(state, at, request.checkpoint, request.metadata, request.newVersions, plain);
+    const encoded = encoding instanceof Promise ? await encoding : encoding;
+    try {
+      const stored = storeCheckpoint(state, run, request.checkpoint.id, encoded, at.sequence);
+      if (stored) await stored;
+      return;
+    } catch (next) {
+      failure = next;
+    }
   }
 }
 

@@ -44,9 +44,10 @@ export async function getCheckpointTuple(state: SaverState, config: RunnableConf
   const runId = await runIdOf(threadId, ns);
   const named: string | undefined = getCheckpointId(config) || undefined;
   let id = named;
-  // A run the saver has not listed yet: its listing (one, shared with the puts that follow) gives the newest id.
+  // A run the saver has not listed yet: its head names the newest (one read, no listing); a run
+  // without a head (new, or stored before heads) is listed, once, shared with the puts that follow.
   if (id === undefined && !state.runs.has(runId)) {
-    id = (await runOf(state, runId)).headId;
+    id = (await readHead(state.storage, runId))?.head?.checkpointId ?? (await runOf(state, runId)).headId;
     if (id === undefined) return undefined;
   }
   id ??= await newestId(state, runId);

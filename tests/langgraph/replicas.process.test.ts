@@ -164,11 +164,11 @@ async function checkModel(storage: StorageAdapter, scenario: Scenario, acked: re
 }
 
 /** Two replicas taking turns on one thread, request after request. */
-const turnsOfTwo = (keepLast: number | false): Scenario => ({
+const turnsOfTwo = (keepLast: number | false, turns: number): Scenario => ({
   replicas: 2,
   threads: ['t1'],
   keepLast,
-  rounds: Array.from({ length: 8 }, (_, n) => [[n % 2, 't1', false] as const]),
+  rounds: Array.from({ length: turns }, (_, n) => [[n % 2, 't1', false] as const]),
 });
 
 /** Eight replicas, three threads: each round a random replica per thread, sometimes two at once, sometimes killed mid-turn. */
@@ -202,6 +202,9 @@ function eightReplicas(seed: number, roundsCount: number): Scenario {
 interface StoreUnderTest {
   readonly name: string;
   readonly enabled: boolean;
+  /** Turns of the two-replica scenarios, rounds of the eight-replica one (each GitHub put is a commit: fewer there). */
+  readonly turns: number;
+  readonly rounds: number;
   /** A fresh store: the children's REPLICA_STORE and the parent's own adapter on it. */
   open(): Promise<{ spec: object; storage: StorageAdapter; close(): Promise<void> }>;
 }
@@ -211,6 +214,8 @@ const STORES: readonly StoreUnderTest[] = [
   {
     name: 'fs',
     enabled: true,
+    turns: 8,
+    rounds: 14,
     open: async () => {
       const dir = join(bundled.work, `fs-${++fsCounter}`);
       const storage = fsStorage({ dir });
@@ -220,6 +225,8 @@ const STORES: readonly StoreUnderTest[] = [
   {
     name: 'PostgreSQL',
     enabled: hasPostgres,
+    turns: 8,
+    rounds: 10,
     open: async () => {
       const connectionString = pg!.server().url;
       const table = freshTable('replicas');
@@ -230,6 +237,8 @@ const STORES: readonly StoreUnderTest[] = [
   {
     name: 'the GitHub emulator',
     enabled: true,
+    turns: 4,
+    rounds: 3,
     open: async () => {
       const gh = await startGitHubEmulator({ token: TOKEN, secondaryLimit: false });
       const options = { owner: gh.owner, repo: gh.repo, token: TOKEN, baseUrl: gh.url };
@@ -261,15 +270,15 @@ for (const store of STORES) {
     }
 
     it('two replicas taking turns on one thread: unique increasing sequences, the newest the last put (regression: 4,4,5,5,6,6)', async () => {
-      await check(turnsOfTwo(false));
-    }, 240_000);
+      await check(turnsOfTwo(false, store.turns));
+    }, 480_000);
 
     it('two replicas taking turns with keepLast 3: the thread keeps 3, not 3 per replica', async () => {
-      await check(turnsOfTwo(3));
-    }, 240_000);
+      await check(turnsOfTwo(3, store.turns));
+    }, 480_000);
 
     it('eight replicas on three threads, turns on random replicas, some at once, some SIGKILLed mid-turn', async () => {
-      await check(eightReplicas(store.name.length, store.name === 'fs' ? 14 : 8));
+      await check(eightReplicas(store.name.length, store.rounds));
     }, 480_000);
   });
 }

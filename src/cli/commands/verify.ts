@@ -162,10 +162,12 @@ async function verifyRun(state: VerifyState, run: RunFiles): Promise<void> {
   /** The checksum of each sequence history and batch files hold. */
   const sequences = new Map<number, string>();
   for (const row of rows.slice(run.latest ? 1 : 0)) if (row.snapshot) sequences.set(row.snapshot.sequence, row.snapshot.integrity.checksum);
-  const historyDocuments = rows
-    .slice(run.latest ? 1 : 0)
-    .flatMap((row) => (row.snapshot ? [{ key: row.key, sequence: row.snapshot.sequence }] : []));
-  for (const duplicate of duplicateSequences(historyDocuments)) {
+  // A history file and its `.gz` twin (a prune cut short while compressing) are one document.
+  const historyDocuments = new Map<string, number>();
+  for (const row of rows.slice(run.latest ? 1 : 0))
+    if (row.snapshot)
+      historyDocuments.set(row.key.endsWith(GZIP_SUFFIX) ? row.key.slice(0, -GZIP_SUFFIX.length) : row.key, row.snapshot.sequence);
+  for (const duplicate of duplicateSequences([...historyDocuments].map(([key, sequence]) => ({ key, sequence })))) {
     findings.push({
       key: duplicate.keys[0]!,
       level: 'problem',

@@ -1,0 +1,232 @@
+/**
+ * SavepointSaver on `savepoint/postgres` vs LangGraph's PostgresSaver, on one real PostgreSQL:
+ *
+ * - replicas: 8 processes serve 8 threads, each turn of a thread (a two-node graph, 3 puts) on a
+ *   random process, several threads at once (fsync on). Turns per second, interleaved rounds;
+ *   for SavepointSaver also the store checked against the acknowledged puts: sequences held by
+ *   two checkpoints, acknowledged checkpoints missing.
+ * - a thread of 10,000 checkpoints (fsync off: reads only): `getTuple` of the newest, and
+ *   `list` with a metadata filter and `limit: 10`, medians of repeated calls.
+ *
+ *   npm run bench -- langgraph-postgres   (BENCH_LG_PG_ROUNDS=3, BENCH_LG_PG_TURNS=6 per thread, BENCH_LG_PG_CHECKPOINTS=10000)
+ */
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { emptyCheckpoint, uuid6, type BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
+import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
+import type { RunnableConfig } from '@langchain/core/runnables';
+import pg from 'pg';
+import { SavepointSaver, langGraphProfile } from '../src/entries/langgraph.js';
+import { postgresStorage } from '../src/entries/postgres.js';
+import { readSnapshot } from '../src/entries/toolkit.js';
+import { findPostgresBin, startPostgres } from '../tests/support/postgres-server.js';
+import { fmt, median, timeMs, type BenchRow } from './harness.js';
+
+const PROCESSES = 8;
+const THREADS = 8;
+const ROUNDS = Number(process.env.BENCH_LG_PG_ROUNDS ?? 3);
+const TURNS = Number(process.env.BENCH_LG_PG_TURNS ?? 6);
+const CHECKPOINTS = Number(process.env.BENCH_LG_PG_CHECKPOINTS ?? 10_000);
+const CHILD = fileURLToPath(new URL('./langgraph-replica-child.ts', import.meta.url));
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+type Mode = 'savepoint' | 'langgraph';
+
+interface Child {
+  send(line: string): void;
+  readonly puts: { thread: string; id: string }[];
+  done(turn: number): Promise<void>;
+  end(): Promise<void>;
+}
+
+function startChild(mode: Mode, url: string, where: string): Promise<Child> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', CHILD, mode, url, where], { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
+  const waiting = new Map<number, () => void>();
+  const puts: { thread: string; id: string }[] = [];
+  return new Promise((resolve, reject) => {
+    proc.once('exit', (code) => reject(new Error(`${mode} replica exited (${code})`)));
+    createInterface({ input: proc.stdout! }).on('line', (line) => {
+      const [word, a, b] = line.split(' ');
+      if (word === 'put') puts.push({ thread: a!, id: b! });
+      else if (word === 'done') waiting.get(Number(a))?.();
+      else if (word === 'ready')
+        resolve({
+          send: (l) => proc.stdin!.write(`${l}\n`),
+          puts,
+          done: (turn) => new Promise((r) => waiting.set(turn, r)),
+          end: () => {
+            proc.removeAllListeners('exit');
+            proc.stdin!.end();
+            return new Promise((r) => (proc.exitCode === null ? proc.once('exit', () => r()) : r()));
+          },
+        });
+    });
+  });
+}
+
+/** One round: every thread's turns, each on a random replica; returns turns per second and what the replicas acknowledged. */
+async function replicaRound(mode: Mode, url: string, where: string, tag: string) {
+  const children = await Promise.all(Array.from({ length: PROCESSES }, () => startChild(mode, url, where)));
+  let turn = 0;
+  const threads = Array.from({ length: THREADS }, (_, t) => `${tag}-${t}`);
+  const wallMs = await timeMs(() =>
+    Promise.all(
+      threads.map(async (thread) => {
+        for (let n = 0; n < TURNS; n++) {
+          const child = children[Math.floor(Math.random() * PROCESSES)]!;
+          const t = ++turn;
+          const done = child.done(t);
+          child.send(`${t} ${thread}`);
+          await done;
+        }
+      }),
+    ),
+  );
+  await Promise.all(children.map((c) => c.end()));
+  return { perSecond: (THREADS * TURNS) / (wallMs / 1000), threads, puts: children.flatMap((c) => c.puts) };
+}
+
+/** Sequences held by two checkpoints, and acknowledged checkpoints not stored, in SavepointSaver's threads. */
+async function audit(url: string, table: string, threads: readonly string[], puts: readonly { thread: string; id: string }[]) {
+  const storage = postgresStorage({ connectionString: url, table });
+  let duplicates = 0;
+  let lost = 0;
+  try {
+    for (const thread of threads) {
+      const sequences = new Map<string, number>();
+      for await (const entry of storage.list(`langgraph/${thread}/history/`)) {
+        const snapshot = await readSnapshot(storage, langGraphProfile, entry.key);
+        if (snapshot) sequences.set(snapshot.id, snapshot.sequence);
+      }
+      duplicates += sequences.size - new Set(sequences.values()).size;
+      lost += puts.filter((p) => p.thread === thread && !sequences.has(p.id)).length;
+    }
+  } finally {
+    await storage.close();
+  }
+  return { duplicates, lost };
+}
+
+async function replicaRows(url: string): Promise<BenchRow[]> {
+  const store = postgresStorage({ connectionString: url, table: 'bench_lg_replicas' });
+  await store.migrate();
+  await store.close();
+  const pool = new pg.Pool({ connectionString: url });
+  await new PostgresSaver(pool, undefined, { schema: 'bench_lg_replicas' }).setup();
+  await pool.end();
+  const rates: Record<Mode, number[]> = { savepoint: [], langgraph: [] };
+  let duplicates = 0;
+  let lost = 0;
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const mode of (r % 2 === 0 ? ['savepoint', 'langgraph'] : ['langgraph', 'savepoint']) as Mode[]) {
+      const result = await replicaRound(mode, url, 'bench_lg_replicas', `r${r}-${mode}`);
+      rates[mode].push(result.perSecond);
+      if (mode === 'savepoint') {
+        const found = await audit(url, 'bench_lg_replicas', result.threads, result.puts);
+        duplicates += found.duplicates;
+        lost += found.lost;
+      }
+      process.stderr.write(`  langgraph-postgres replicas round ${r + 1}/${ROUNDS} ${mode}: ${fmt(result.perSecond)} turns/s\n`);
+    }
+  }
+  const sp = median(rates.savepoint);
+  const lg = median(rates.langgraph);
+  return [
+    {
+      area: 'langgraph',
+      name: `${PROCESSES} replica processes serving ${THREADS} threads, each turn on a random one (PostgreSQL, fsync on): turns/s vs PostgresSaver`,
+      savepoint: `${fmt(sp)} turns/s`,
+      baseline: `${fmt(lg)} turns/s`,
+      ratio: `${fmt(sp / lg)}×`,
+      target: '≥ 1.0×',
+      met: sp / lg >= 1,
+    },
+    {
+      area: 'langgraph',
+      name: `the same, SavepointSaver's store against its acknowledged puts (${ROUNDS} rounds)`,
+      savepoint: `${duplicates} duplicate sequences, ${lost} lost`,
+      baseline: '—',
+      ratio: '—',
+      target: '0 and 0',
+      met: duplicates === 0 && lost === 0,
+    },
+  ];
+}
+
+/** Puts `CHECKPOINTS` checkpoints on one thread, one in 100 with `metadata.user = 'ana'`. */
+async function fill(saver: BaseCheckpointSaver, thread: string): Promise<void> {
+  let config: RunnableConfig = { configurable: { thread_id: thread, checkpoint_ns: '' } };
+  for (let i = 0; i < CHECKPOINTS; i++) {
+    const checkpoint = { ...emptyCheckpoint(), id: uuid6(i), channel_values: { note: `step ${i}` }, channel_versions: { note: i + 1 } };
+    config = await saver.put(config, checkpoint, { source: 'loop', step: i, parents: {}, user: i % 100 === 0 ? 'ana' : 'bob' } as never, {
+      note: i + 1,
+    });
+  }
+}
+
+async function readRows(url: string): Promise<BenchRow[]> {
+  const storage = postgresStorage({ connectionString: url, table: 'bench_lg_reads' });
+  const pool = new pg.Pool({ connectionString: url });
+  const theirs = new PostgresSaver(pool, undefined, { schema: 'bench_lg_reads' });
+  await theirs.setup();
+  const ours = new SavepointSaver({ storage, keepLast: false });
+  try {
+    await fill(ours, 'long');
+    await fill(theirs, 'long');
+    const config = { configurable: { thread_id: 'long' } };
+    const times = { getTuple: { savepoint: [] as number[], langgraph: [] as number[] }, list: { savepoint: [] as number[], langgraph: [] as number[] } };
+    for (let r = 0; r < 15; r++) {
+      // A fresh SavepointSaver each time: a replica that has not met the thread, as after a restart.
+      for (const [mode, saver] of [
+        ['savepoint', new SavepointSaver({ storage, keepLast: false })],
+        ['langgraph', theirs],
+      ] as const) {
+        times.getTuple[mode].push(await timeMs(() => saver.getTuple(config)));
+        times.list[mode].push(
+          await timeMs(async () => {
+            for await (const _ of saver.list(config, { filter: { user: 'ana' }, limit: 10 }));
+          }),
+        );
+      }
+    }
+    const row = (what: keyof typeof times, name: string): BenchRow => {
+      const sp = median(times[what].savepoint);
+      const lg = median(times[what].langgraph);
+      return {
+        area: 'langgraph',
+        name,
+        savepoint: `${fmt(sp)} ms`,
+        baseline: `${fmt(lg)} ms`,
+        ratio: `${fmt(sp / lg)}×`,
+        target: '≤ 1.0×',
+        met: sp / lg <= 1,
+      };
+    };
+    return [
+      row('getTuple', `getTuple of the newest, thread of ${CHECKPOINTS} checkpoints (PostgreSQL) vs PostgresSaver`),
+      row('list', `list({ filter: { user }, limit: 10 }), 1 in 100 matching, thread of ${CHECKPOINTS} checkpoints vs PostgresSaver`),
+    ];
+  } finally {
+    await storage.close();
+    await pool.end();
+  }
+}
+
+export async function bench(): Promise<BenchRow[]> {
+  const bin = findPostgresBin();
+  if (!bin) throw new Error("langgraph-postgres bench: PostgreSQL binaries not found (install Debian's postgresql package)");
+  const durable = await startPostgres(bin, { fsync: true });
+  let rows: BenchRow[];
+  try {
+    rows = await replicaRows(durable.url);
+  } finally {
+    await durable.destroy();
+  }
+  const fast = await startPostgres(bin, { fsync: false });
+  try {
+    return [...rows, ...(await readRows(fast.url))];
+  } finally {
+    await fast.destroy();
+  }
+}

@@ -1,0 +1,57 @@
+/**
+ * One replica process of the LangGraph PostgreSQL bench: a graph compiled with SavepointSaver
+ * (on `savepoint/postgres`) or LangGraph's PostgresSaver, serving the turns the parent sends on
+ * stdin (`<turn> <thread>` lines), several at once. Prints `ready`, then `put <thread> <id>`
+ * for each acknowledged put and `done <turn>` when a turn's invoke returned.
+ *
+ * argv: savepoint|langgraph <url> <table or schema>
+ */
+import { createInterface } from 'node:readline';
+import type { RunnableConfig } from '@langchain/core/runnables';
+import { Annotation, END, START, StateGraph } from '@langchain/langgraph';
+import type { BaseCheckpointSaver, ChannelVersions, Checkpoint, CheckpointMetadata } from '@langchain/langgraph-checkpoint';
+import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
+import pg from 'pg';
+import { SavepointSaver } from '../src/entries/langgraph.js';
+import { postgresStorage } from '../src/entries/postgres.js';
+
+const [mode, url, where] = process.argv.slice(2) as [string, string, string];
+
+/** SavepointSaver, reporting each acknowledged put. */
+class ReportingSaver extends SavepointSaver {
+  override async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, versions: ChannelVersions) {
+    const saved = await super.put(config, checkpoint, metadata, versions);
+    process.stdout.write(`put ${String(config.configurable?.['thread_id'])} ${checkpoint.id}\n`);
+    return saved;
+  }
+}
+
+const pool = mode === 'langgraph' ? new pg.Pool({ connectionString: url, max: 4 }) : undefined;
+const storage = mode === 'savepoint' ? postgresStorage({ connectionString: url, table: where, poolSize: 4 }) : undefined;
+const checkpointer: BaseCheckpointSaver = storage
+  ? new ReportingSaver({ storage, keepLast: false })
+  : new PostgresSaver(pool!, undefined, { schema: where });
+
+const State = Annotation.Root({
+  count: Annotation<number>({ reducer: (a, b) => a + b, default: () => 0 }),
+  note: Annotation<string>({ reducer: (_, n) => n, default: () => '' }),
+});
+const graph = new StateGraph(State)
+  .addNode('plan', (s: typeof State.State) => ({ count: 1, note: `plan ${s.count} `.repeat(40) }))
+  .addNode('act', (s: typeof State.State) => ({ count: 1, note: `act ${s.count} `.repeat(40) }))
+  .addEdge(START, 'plan')
+  .addEdge('plan', 'act')
+  .addEdge('act', END)
+  .compile({ checkpointer });
+
+process.stdout.write('ready\n');
+const turns: Promise<void>[] = [];
+for await (const line of createInterface({ input: process.stdin })) {
+  const [turn, thread] = line.split(' ') as [string, string];
+  turns.push(
+    graph.invoke({ count: 1 }, { configurable: { thread_id: thread } }).then(() => void process.stdout.write(`done ${turn}\n`)),
+  );
+}
+await Promise.all(turns);
+await storage?.close();
+await pool?.end();
