@@ -14,6 +14,8 @@ import { uiCommand } from './commands/ui.js';
 import { verifyCommand } from './commands/verify.js';
 import { importCommand } from './commands/import.js';
 import { unlockCommand } from './commands/unlock.js';
+import { keyCommand } from './commands/key.js';
+import { cliKey, lockedEncrypted, openEncrypted, verifyWithoutKey } from './encryption.js';
 import { CliError, EXIT, JSON_SCHEMA_VERSION, makeStyle, type CliIo } from './io.js';
 import { PROFILE_NAMES, profileByName } from './profiles.js';
 import { openStore } from './store.js';
@@ -30,6 +32,7 @@ export const COMMANDS: readonly Command[] = [
   diffCommand,
   importCommand,
   unlockCommand,
+  keyCommand,
   uiCommand,
 ];
 
@@ -55,6 +58,11 @@ export const GLOBAL_OPTIONS: Readonly<Record<string, OptionSpec>> = {
     type: 'string',
     value: 'NAME',
     description: `Profile: ${PROFILE_NAMES.join(', ')}, or a module file exporting one (./my-profile.js) (default "default")`,
+  },
+  'key-file': {
+    type: 'string',
+    value: 'PATH',
+    description: 'Key of an encrypted store (64 hex digits, base64, or passphrase:TEXT); or set SAVEPOINT_KEY',
   },
   json: { type: 'boolean', description: 'Machine-readable JSON output' },
   quiet: { type: 'boolean', short: 'q', description: 'Results and errors only: no progress, no notes (prune: totals only)' },
@@ -195,7 +203,9 @@ export async function runCli(argv: readonly string[], io: CliIo, options: RunCli
     values.quiet === true ? { ...io, stderr: { ...io.stderr, write: (t: string) => io.stderr.write(t), isTTY: false } } : io;
   try {
     const profile = await profileByName(typeof values.profile === 'string' ? values.profile : 'default');
-    storage = options.storage ?? (await openStore(values, io.env));
+    const key = await cliKey(values, io.env);
+    storage = options.storage ?? (await openEncrypted(await openStore(values, io.env), key));
+    if (command.name === 'verify' && lockedEncrypted(storage, key)) return await verifyWithoutKey(storage, commandIo, json);
     const code = await command.run({
       io: commandIo,
       style: makeStyle(io),
