@@ -28,16 +28,21 @@ export async function cliKey(
   return text !== undefined && text !== '' ? EncryptionKey.fromText(text) : undefined;
 }
 
+/** Encrypted stores the CLI opened without a key: reads of their values fail with checkpoint_encryption_key_missing. */
+const keyless = new WeakSet<StorageAdapter>();
+
 /** The store as commands see it: `inner` through `encryptedStorage` when it is encrypted or a key is given, else `inner` itself. */
 export async function openEncrypted(inner: StorageAdapter, key: EncryptionKey | undefined): Promise<StorageAdapter> {
   if (!key && !(await holdsEncryptedStore(inner))) return inner;
   // The CLI inspects what the user names: it serves any profile, spec profiles included.
-  return encryptedStorage(inner, { keys: key ? [key] : [], sharedFiles: 'accept' });
+  const store = encryptedStorage(inner, { keys: key ? [key] : [], sharedFiles: 'accept' });
+  if (!key) keyless.add(store);
+  return store;
 }
 
-/** True when `storage` is an encrypted store opened without a key: reads of its values fail with checkpoint_encryption_key_missing. */
-export function lockedEncrypted(storage: StorageAdapter, key: EncryptionKey | undefined): storage is EncryptedStorage {
-  return key === undefined && 'keyring' in storage;
+/** True when `storage` is an encrypted store the CLI opened without a key. */
+export function lockedEncrypted(storage: StorageAdapter): storage is EncryptedStorage {
+  return keyless.has(storage);
 }
 
 /**

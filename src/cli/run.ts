@@ -203,9 +203,8 @@ export async function runCli(argv: readonly string[], io: CliIo, options: RunCli
     values.quiet === true ? { ...io, stderr: { ...io.stderr, write: (t: string) => io.stderr.write(t), isTTY: false } } : io;
   try {
     const profile = await profileByName(typeof values.profile === 'string' ? values.profile : 'default');
-    const key = await cliKey(values, io.env);
-    storage = options.storage ?? (await openEncrypted(await openStore(values, io.env), key));
-    if (command.name === 'verify' && lockedEncrypted(storage, key)) return await verifyWithoutKey(storage, commandIo, json);
+    storage = options.storage ?? (await openEncrypted(await openStore(values, io.env), await cliKey(values, io.env)));
+    if (command.name === 'verify' && lockedEncrypted(storage)) return await verifyWithoutKey(storage, commandIo, json);
     const code = await command.run({
       io: commandIo,
       style: makeStyle(io),
