@@ -50,32 +50,47 @@ export function lockedEncrypted(storage: StorageAdapter): storage is EncryptedSt
  * parses, and every value carries a well-formed header naming the store's data key — and a
  * plain statement that the contents are encrypted and were not verified.
  */
-export async function verifyWithoutKey(storage: EncryptedStorage, io: CliIo, json: boolean): Promise<number> {
+export async function verifyWithoutKey(storage: EncryptedStorage, profile: string, io: CliIo, json: boolean): Promise<number> {
   const inner = storage.inner;
   const keyring = decodeKeyring((await inner.get(KEYRING_KEY))!.bytes);
-  const problems: { key: string; problem: string }[] = [];
-  let values = 0;
+  const findings: { key: string; level: 'problem'; reasonCode: 'checkpoint_integrity_mismatch'; message: string }[] = [];
+  let checked = 0;
   for await (const entry of inner.list('')) {
     if (entry.key === KEYRING_KEY) continue;
-    values++;
     const stored = await inner.get(entry.key);
     if (!stored) continue;
+    checked++;
     const header = readHeader(stored.bytes);
-    if (typeof header === 'string') problems.push({ key: entry.key, problem: `not an encrypted value (${header})` });
-    else if (header.dataKeyId !== keyring.dataKeyId)
-      problems.push({ key: entry.key, problem: `names data key ${header.dataKeyId}, not the store's` });
+    const problem =
+      typeof header === 'string'
+        ? `not an encrypted value (${header})`
+        : header.dataKeyId !== keyring.dataKeyId
+          ? `names data key ${header.dataKeyId}, not the store's`
+          : undefined;
+    if (problem) findings.push({ key: entry.key, level: 'problem', reasonCode: 'checkpoint_integrity_mismatch', message: problem });
   }
   const keyIds = keyring.wraps.map((w) => w.keyId);
-  if (json) printJson(io, { encrypted: true, contentsVerified: false, dataKeyId: keyring.dataKeyId, keyIds, values, problems });
+  const hint = `the contents are encrypted and were not verified: give the key (--key-file PATH or SAVEPOINT_KEY) to verify them`;
+  if (json)
+    printJson(io, {
+      profile,
+      checked,
+      problems: findings.length,
+      hint,
+      findings,
+      encrypted: true,
+      contentsVerified: false,
+      dataKeyId: keyring.dataKeyId,
+      keyIds,
+    });
   else {
-    for (const p of problems) io.stdout.write(`${p.key}: ${p.problem}\n`);
+    for (const f of findings) io.stdout.write(`${f.key}: ${f.message}\n`);
     io.stdout.write(
-      `encrypted store (data key ${keyring.dataKeyId}, opened by key id ${keyIds.join(', ')}): ${values} values, ` +
-        `${problems.length} with a bad header. Their contents are encrypted and were not verified: ` +
-        `give the key (--key-file PATH or SAVEPOINT_KEY) to verify them.\n`,
+      `encrypted store (data key ${keyring.dataKeyId}, opened by key id ${keyIds.join(', ')}): ${checked} values, ` +
+        `${findings.length} with a bad header; ${hint}.\n`,
     );
   }
-  return problems.length > 0 ? EXIT.failed : EXIT.ok;
+  return findings.length > 0 ? EXIT.failed : EXIT.ok;
 }
 
 /** A store's keyring commands need an encrypted store. */

@@ -204,7 +204,7 @@ export async function runCli(argv: readonly string[], io: CliIo, options: RunCli
   try {
     const profile = await profileByName(typeof values.profile === 'string' ? values.profile : 'default');
     storage = options.storage ?? (await openEncrypted(await openStore(values, io.env), await cliKey(values, io.env)));
-    if (command.name === 'verify' && lockedEncrypted(storage)) return await verifyWithoutKey(storage, commandIo, json);
+    if (command.name === 'verify' && lockedEncrypted(storage)) return await verifyWithoutKey(storage, profile.name, commandIo, json);
     const code = await command.run({
       io: commandIo,
       style: makeStyle(io),

@@ -6,6 +6,10 @@ import { createWriter, encryptedStorage, EncryptionKey } from 'savepoint';
 import { fsStorage } from 'savepoint/fs';
 import { runCli } from '../../../src/cli/run.js';
 import { captureIo } from '../../support/cli-io.js';
+import { ROOT } from '../../support/build.js';
+import Ajv2020Module from 'ajv/dist/2020.js';
+
+const Ajv2020 = Ajv2020Module as unknown as typeof import('ajv').default;
 
 // The CLI on an encrypted fs store: --key-file and SAVEPOINT_KEY open it, verify without a key
 // checks what it can and says the rest is encrypted, `key` manages the keyring — and no key or
@@ -65,8 +69,13 @@ describe('savepoint CLI on an encrypted store', () => {
     expect(JSON.parse(bad.out)).toMatchObject({
       encrypted: true,
       contentsVerified: false,
-      problems: [{ key: 'checkpoints/run-1/latest.json' }],
+      problems: 1,
+      findings: [{ key: 'checkpoints/run-1/latest.json' }],
     });
+    // The same --json shape as verify's with a key: schemas/cli/verify.v1.json.
+    const ajv = new Ajv2020({ strict: false });
+    const validate = ajv.compile(JSON.parse(readFileSync(join(ROOT, 'schemas/cli/verify.v1.json'), 'utf8')) as object);
+    expect(validate(JSON.parse(bad.out)), JSON.stringify(validate.errors)).toBe(true);
   });
 
   it('key list, add and rotate: the new key is written to a file (0600), never printed; old checkpoints open with it', async () => {
