@@ -14,6 +14,8 @@ import { uiCommand } from './commands/ui.js';
 import { verifyCommand } from './commands/verify.js';
 import { importCommand } from './commands/import.js';
 import { unlockCommand } from './commands/unlock.js';
+import { keyCommand } from './commands/key.js';
+import { cliKey, lockedEncrypted, openEncrypted, verifyWithoutKey } from './encryption.js';
 import { CliError, EXIT, JSON_SCHEMA_VERSION, makeStyle, type CliIo } from './io.js';
 import { PROFILE_NAMES, profileByName } from './profiles.js';
 import { openStore, storeDir } from './store.js';
@@ -31,6 +33,7 @@ export const COMMANDS: readonly Command[] = [
   diffCommand,
   importCommand,
   unlockCommand,
+  keyCommand,
   uiCommand,
 ];
 
@@ -56,6 +59,11 @@ export const GLOBAL_OPTIONS: Readonly<Record<string, OptionSpec>> = {
     type: 'string',
     value: 'NAME',
     description: `Profile: ${PROFILE_NAMES.join(', ')}, or a module file exporting one (./my-profile.js) (default "default")`,
+  },
+  'key-file': {
+    type: 'string',
+    value: 'PATH',
+    description: 'Key of an encrypted store (64 hex digits, base64, or passphrase:TEXT); or set SAVEPOINT_KEY',
   },
   json: { type: 'boolean', description: 'Machine-readable JSON output' },
   quiet: { type: 'boolean', short: 'q', description: 'Results and errors only: no progress, no notes (prune: totals only)' },
@@ -207,7 +215,8 @@ export async function runCli(argv: readonly string[], io: CliIo, options: RunCli
     // SAVEPOINT_DIR stands for --dir from here on, so every message and check names the directory used.
     const dir = options.storage ? undefined : storeDir(values, io.env);
     if (dir !== undefined && values.dir === undefined && io.env.SAVEPOINT_DIR === dir) values.dir = dir;
-    storage = options.storage ?? (await openStore(values, io.env));
+    storage = options.storage ?? (await openEncrypted(await openStore(values, io.env), await cliKey(values, io.env)));
+    if (command.name === 'verify' && lockedEncrypted(storage)) return await verifyWithoutKey(storage, profile.name, commandIo, json);
     const code = await command.run({
       io: commandIo,
       style: makeStyle(io),

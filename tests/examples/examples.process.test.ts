@@ -25,6 +25,11 @@ const EXAMPLES: Record<string, RegExp[]> = {
   'snapshot-lifecycle': [/retention \(snapshotLifecycle\): history \d+ → 50 files/, /resume: at after:/],
   'phased-workflow': [/read back whole: true/, /preserved run: \d+ checkpoint files/],
   'github-phased-workflow': [/resume at human_review/, /0 schema violations/],
+  encrypted: [
+    /latest.json on disk holds the plaintext: false/,
+    /with another key: checkpoint_encryption_key_missing/,
+    /the new key resumes at snapshot #2/,
+  ],
   'custom-adapter': [/racing replaces: A fulfilled, B rejected \(checkpoint_conflict\)/, /oversize put refused: checkpoint_too_large/],
 };
 

@@ -18,7 +18,7 @@ import { keyMissing, reservedKey } from './errors.js';
 import { KEYRING_KEY, keyIdsOf } from './keyring.js';
 import { keyringOf, type EncryptedKeyring } from './keyring-admin.js';
 import { hmacSha256 } from './primitives.js';
-import { readKeyring, readSession, track, writeSession, type EncryptedState } from './session.js';
+import { readSession, track, writeSession, type EncryptedState } from './session.js';
 import { dataKeyIdOf, openValue, sealValue } from './value-cipher.js';
 import { VALUE_OVERHEAD_BYTES } from './value-format.js';
 
@@ -267,5 +267,3 @@ export function encryptedStorage(inner: StorageAdapter, options: EncryptedStorag
 export async function holdsEncryptedStore(inner: StorageAdapter): Promise<boolean> {
   return (await inner.get(KEYRING_KEY).catch(() => undefined)) !== undefined;
 }
-
-export { readKeyring };

@@ -248,3 +248,27 @@ describe('encryptedStorage: profiles whose files other tools read', () => {
     await writer.close();
   });
 });
+
+describe('encryptedStorage: capabilities', () => {
+  it("carries the inner store's buffering members and never its synchronous ones (they would bypass encryption)", async () => {
+    const { isSynchronousStorage } = await import('../../../src/contract/synchronous-storage.js');
+    const inner = memoryStorage();
+    expect(isSynchronousStorage(inner)).toBe(true);
+    const over = encryptedStorage(inner, { keys: EncryptionKey.generate() });
+    expect(isSynchronousStorage(over)).toBe(false);
+    expect('putNow' in over).toBe(false);
+    const flushed: string[] = [];
+    const buffered = {
+      ...memoryStorage(),
+      flush: async () => void flushed.push('flush'),
+      isPending: (key: string) => key === 'held',
+      rateBudget: () => ({ remaining: 5, limit: 5000, resetAtMs: 0, low: true }),
+    };
+    const wrapped = encryptedStorage(buffered, { keys: EncryptionKey.generate() });
+    await wrapped.flush!();
+    expect(flushed).toEqual(['flush']);
+    expect(wrapped.isPending!('held')).toBe(true);
+    expect(wrapped.rateBudget!().low).toBe(true);
+    expect(wrapped.capabilities).toMatchObject({ atomicBatch: true, opaqueValues: true });
+  });
+});
