@@ -132,13 +132,6 @@ export interface ProfileDefinition<P, T extends string = string, S extends strin
    * `latest`) in place. @default false
    */
   readonly immutableHistory?: boolean;
-  /**
-   * Other tools read this profile's files straight from the store (a spec's files): the writer
-   * acknowledges a checkpoint only once its files are in place, on a store that answers a write
-   * before writing its files (fsStorage's journal applies them first; see `BufferedStorage.applied`).
-   * @default false
-   */
-  readonly readInPlace?: boolean;
   /** The profile's default retention policy. */
   readonly retention?: RetentionPolicy;
   /** Where to resume from a restored snapshot. */
@@ -150,10 +143,13 @@ export interface ProfileDefinition<P, T extends string = string, S extends strin
    */
   readonly joinHeldHead?: HeldHeadJoin;
   /**
-   * Who else reads this profile's files, for a spec whose files other tools must read as
-   * written (one clause: "n8n-style orchestrators read cp_NNN files"). A store that holds
-   * values no other tool reads (`capabilities.opaqueValues`: an encrypted store) refuses the
-   * profile with this reason, unless its user accepted it. @default undefined (savepoint alone reads the files)
+   * Who else reads this profile's files straight from the store, for a spec whose files other
+   * tools must read as written (one clause: "n8n-style orchestrators read cp_NNN files"). Such
+   * files are *read in place*: the writer acknowledges a checkpoint only once its files are
+   * there, on a store that answers a write before writing its files (fsStorage's journal
+   * applies them first; see `BufferedStorage.applied`); and a store that holds values no other
+   * tool reads (`capabilities.opaqueValues`: an encrypted store) refuses the profile with this
+   * reason, unless its user accepted it. @default undefined (savepoint alone reads the files)
    */
   readonly sharedFiles?: string;
   /**
@@ -174,15 +170,7 @@ export interface ProfileDefinition<P, T extends string = string, S extends strin
 export interface Profile<P = unknown, T extends string = string, S extends string = string> extends Required<
   Omit<
     ProfileDefinition<P, T, S>,
-    | 'description'
-    | 'retention'
-    | 'resume'
-    | 'heartbeat'
-    | 'joinHeldHead'
-    | 'readInPlace'
-    | 'dedup'
-    | 'sharedFiles'
-    | 'indexEveryCheckpointUpTo'
+    'description' | 'retention' | 'resume' | 'heartbeat' | 'joinHeldHead' | 'dedup' | 'sharedFiles' | 'indexEveryCheckpointUpTo'
   >
 > {
   /** See {@link ProfileDefinition.sharedFiles}. */
@@ -196,8 +184,6 @@ export interface Profile<P = unknown, T extends string = string, S extends strin
     { readonly source: T; readonly intervalMs: number; readonly whenUnchanged: HeartbeatWhenUnchanged; payload?(last: P): P } | false;
   readonly retention?: RetentionPolicy;
   readonly resume?: ResumeRule<P>;
-  /** See {@link ProfileDefinition.readInPlace}; absent (false) on a profile not made by `defineProfile`. */
-  readonly readInPlace?: boolean;
   /** See {@link ProfileDefinition.joinHeldHead}; absent on a profile not made by `defineProfile`, which then never joins held files. */
   readonly joinHeldHead?: HeldHeadJoin;
   /** True when `status` ends a run. */

@@ -120,7 +120,6 @@ export function defineProfile<P, const T extends string = string, const S extend
     splitDocument: definition.splitDocument ?? splitDocument,
     compressHistory: definition.compressHistory ?? true,
     immutableHistory: definition.immutableHistory ?? false,
-    readInPlace: definition.readInPlace ?? false,
     dedup: definition.dedup ?? false,
     ...(definition.retention ? { retention: definition.retention } : {}),
     ...(definition.resume ? { resume: definition.resume } : {}),

@@ -146,7 +146,8 @@ export function resolveWriterConfig<P>(options: WriterOptions<P>, profile: Profi
     latestKey: layout.latestKey(runId),
     hasHistory: typeof layout.historyKey === 'function',
     immutableHistory: profile.immutableHistory && typeof layout.historyKey === 'function',
-    readInPlace: profile.readInPlace === true,
+    // Files other tools read are read in place: acknowledged once the store has applied them.
+    readInPlace: profile.sharedFiles !== undefined,
     indexKey: layout.indexKey?.(runId),
     activeStatus: profile.statuses.active,
     dedup: options.dedup ?? profile.dedup ?? false,

@@ -26,7 +26,7 @@ const cases = [
   },
 ] as const;
 
-describe('profiles whose files other tools read (readInPlace) on fsStorage’s default journal', () => {
+describe('profiles whose files other tools read (sharedFiles) on fsStorage’s default journal', () => {
   it('fsStorage({ dir }) writes through its journal by default; journal: false is direct mode', () => {
     expect(fsStorage({ dir: newDir() }).capabilities.atomicBatch).toBe(true);
     expect(fsStorage({ dir: newDir(), journal: false }).capabilities.atomicBatch).toBe(false);
@@ -35,7 +35,7 @@ describe('profiles whose files other tools read (readInPlace) on fsStorage’s d
   it.each(cases)(
     '$profile.name: the moment a checkpoint is acknowledged, its latest and history files are on disk',
     async ({ profile, runId, payload, source }) => {
-      expect(profile.readInPlace).toBe(true);
+      expect(profile.sharedFiles).toBeDefined();
       const dir = newDir();
       const storage = fsStorage({ dir });
       const writer = createWriter({ storage, profile, runId, heartbeatIntervalMs: false, coalesceWindowMs: 0 });

@@ -373,8 +373,6 @@ export function handoffMarkdownProfile(options: HandoffMarkdownProfileOptions = 
   const idPrefix = options.idPrefix ?? 'chk';
   return defineProfile<HandoffPayload>({
     name: options.name ?? 'handoffMarkdown',
-    // Other tools read this spec's files: on fsStorage's journal they are in place before a checkpoint is acknowledged.
-    readInPlace: true,
     description: 'Markdown hand-off documents with front matter, carried forward and compressed under a token budget',
     sharedFiles: 'the next session and people read the Markdown hand-off documents',
     payload: HandoffPayloadSchema,

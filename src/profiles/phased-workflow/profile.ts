@@ -187,8 +187,6 @@ export function createPhasedWorkflowProfile(options: PhasedWorkflowProfileOption
   assertPhaseNames(options.phaseNames ?? {});
   return defineProfile<PhasedWorkflowPayload>({
     name: 'phasedWorkflow',
-    // Other tools read this spec's files: on fsStorage's journal they are in place before a checkpoint is acknowledged.
-    readInPlace: true,
     description: 'phased-workflow-github.md: cp_NNN_trigger.json + latest.json + index.json per run, nine prioritized triggers',
     sharedFiles: 'phased-workflow-github.md: the orchestrator and people read cp_NNN, latest.json and index.json in the repository',
     payload: phasedWorkflowPayloadSchema(options.phaseNames),

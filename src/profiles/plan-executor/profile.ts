@@ -63,8 +63,6 @@ export function createPlanExecutorProfile(options: PlanExecutorProfileOptions = 
   assertOptionsArgument(options, 'createPlanExecutorProfile');
   return defineProfile<PlanExecutorPayload>({
     name: 'planExecutor',
-    // Other tools read this spec's files: on fsStorage's journal they are in place before a checkpoint is acknowledged.
-    readInPlace: true,
     description: 'plan-executor.md: {state_path}/plans/{NN}-CHECKPOINT.json, written after each task completion',
     sharedFiles: 'plan-executor.md: status displays and executors read plans/NN-CHECKPOINT.json',
     payload: PlanExecutorPayloadSchema,

@@ -270,8 +270,6 @@ export function progressProtocolProfile(options: ProgressProtocolProfileOptions 
   assertOptionsArgument(options, 'progressProtocolProfile');
   return defineProfile<ProgressDocument>({
     name: options.name ?? 'progressProtocol',
-    // Other tools read this spec's files: on fsStorage's journal they are in place before a checkpoint is acknowledged.
-    readInPlace: true,
     description: 'The .ccc-progress.md single-artifact progress file of the four-step checkpoint protocol',
     sharedFiles: 'the next agent session reads .ccc-progress.md',
     payload: ProgressDocumentSchema,

@@ -116,8 +116,6 @@ export function createSnapshotLifecycleProfile(options: SnapshotLifecycleProfile
   const heartbeatIntervalMs = options.heartbeatIntervalMs ?? 120_000;
   return defineProfile<SnapshotLifecyclePayload>({
     name: 'snapshotLifecycle',
-    // Other tools read this spec's files: on fsStorage's journal they are in place before a checkpoint is acknowledged.
-    readInPlace: true,
     description: 'snapshot-lifecycle.md: latest.json + immutable history per run, step/error/timer/manual triggers',
     sharedFiles: 'snapshot-lifecycle.md: other tools validate latest.json and history against the spec',
     payload: snapshotLifecyclePayloadSchema(maxCommandOutcomes),
