@@ -153,7 +153,7 @@ export async function refreshRunState(
 export const compareIds = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** Index of the first id not below `id` (binary search: a put stays O(log n) on a thread kept whole). */
-function lowerBound(ids: readonly string[], id: string): number {
+export function lowerBound(ids: readonly string[], id: string): number {
   let lo = 0;
   let hi = ids.length;
   while (lo < hi) {

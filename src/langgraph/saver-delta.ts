@@ -11,7 +11,7 @@ import { CheckpointError } from '../contract/errors.js';
 import { configurableOf, namespaceOf, requireThreadId } from './config.js';
 import { assertCheckpointId, checkpointKey, runDir, runIdOf, writesDir } from './keys.js';
 import type { LangGraphPayload } from './profile.js';
-import { compareIds } from './run-state.js';
+import { compareIds, lowerBound } from './run-state.js';
 import { readCheckpoint, type SaverState } from './saver-state.js';
 import { valueBytes } from './serialized.js';
 import { decodeWrites, type WritesDocument } from './writes.js';
@@ -113,14 +113,8 @@ function prefetcher(state: SaverState, runId: string): { read(id: string): Promi
 
 /** Index of `id` in the ascending `ids`, or -1. */
 function indexOf(ids: readonly string[], id: string): number {
-  let lo = 0;
-  let hi = ids.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (ids[mid]! < id) lo = mid + 1;
-    else hi = mid;
-  }
-  return ids[lo] === id ? lo : -1;
+  const at = lowerBound(ids, id);
+  return ids[at] === id ? at : -1;
 }
 
 /** The newest checkpoint id of a run, from one listing of its `history/` folder. */

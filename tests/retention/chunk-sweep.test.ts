@@ -6,6 +6,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { prose as proseText, PROSE_WORDS } from '../support/prose.js';
 import {
   createWriter,
   defaultProfile,
@@ -23,19 +24,8 @@ import { forgetChunks, KNOWN_CHUNK_TTL_MS } from '../../src/snapshot-io/chunk-st
 
 const GRACE = 60 * 60 * 1000;
 
-/** Prose-like text (not periodic) from a seed. */
-function prose(seed: number, size: number): string {
-  const words = ['agent', 'tool', 'result', 'and', 'then', 'wrote', 'a', 'long', 'answer', 'é', '"q"'];
-  let x = seed | 1;
-  let t = '';
-  while (t.length < size) {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    t += `${words[(x >>> 0) % words.length]} ${(x >>> 8) % 1000} `;
-  }
-  return t;
-}
+/** Prose-like text (not periodic) from a seed, with non-ASCII and quotes. */
+const prose = (seed: number, size: number): string => proseText(seed, size, [...PROSE_WORDS, 'é', '"q"']);
 
 /** A store with checkpoints written, and what each kept one must read back as. */
 class World {

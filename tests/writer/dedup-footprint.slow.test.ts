@@ -7,19 +7,7 @@ import type { RunnableConfig } from '@langchain/core/runnables';
 import { describe, expect, it } from 'vitest';
 import { createWriter, defaultProfile, listAll, memoryStorage, type StorageAdapter } from 'savepoint';
 import { SavepointSaver } from 'savepoint/langgraph';
-
-function prose(seed: number, size: number): string {
-  const words = ['agent', 'tool', 'result', 'and', 'then', 'wrote', 'a', 'long', 'answer'];
-  let x = seed | 1;
-  let t = '';
-  while (t.length < size) {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    t += `${words[(x >>> 0) % words.length]} ${(x >>> 8) % 1000} `;
-  }
-  return t;
-}
+import { prose } from '../support/prose.js';
 
 /** Bytes stored under keys that are new, or whose size changed, since `before`. */
 async function newBytes(storage: StorageAdapter, before: Map<string, number>): Promise<number> {
