@@ -17,7 +17,7 @@ import { readResults, rowKey, type BenchResults } from '../../bench/results.js';
 const ROOT = join(import.meta.dirname, '..', '..');
 const TOLERANCE = 0.2;
 const MARKER = /<!-- bench: ([^|>]+?) \| ([^>]+?)(?: \| (savepoint|baseline|ratio))? -->/g;
-const FIGURE_BEFORE = /(-?\d[\d,]*(?:\.\d+)?)\s?(×|%|[KMG]i?B|ms|µs|s\b|ops\/s|checkpoints\/s|req)?\**\)?$/;
+const FIGURE_BEFORE = /(-?\d[\d,]*(?:\.\d+)?)\s?(×|%|[KMG]i?B|ms|µs|s\b|[a-z]+\/s|req)?\**\)?$/;
 const FIGURE_ON_LINE = /\d[\d,]*(?:\.\d+)?\s?(×|[KMG]i?B\b|ms\b|µs\b)/;
 
 interface Citation {
