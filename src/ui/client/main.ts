@@ -5,6 +5,7 @@
  */
 import { ApiFailure, enc, get, post } from './api.js';
 import { append, clear, formatBytes, formatDuration, h, relativeTime, RETENTION_WORDS, shortTime } from './dom.js';
+import type { TimeWindow } from './time-window.js';
 import { snapshotList, gapsBefore, timeAxis, type Decision, type TimelineEntry } from './timeline.js';
 import { jsonTree } from './tree.js';
 import type { RetentionView } from '../retention-view.js';
@@ -229,6 +230,8 @@ interface RunPage {
   readonly summary: HTMLElement;
   readonly listBox: HTMLElement;
   readonly axisBox: HTMLElement;
+  /** The time range the axis shows, kept when the timeline is drawn again; the whole run when unset. */
+  window: TimeWindow | undefined;
   readonly panels: HTMLElement;
 }
 
@@ -246,7 +249,12 @@ function drawTimeline(page: RunPage): void {
     if (e.sequence !== null && !e.error) location.hash = `#/run/${enc(page.runId)}/snap/${e.sequence}`;
   };
   const list = snapshotList(page.entries, page.gaps, page.decisions, open, page.selected, (i) => (page.selected = i));
-  page.axisBox.replaceChildren(timeAxis(page.entries, page.gaps, page.decisions, (i) => list.select(i)));
+  page.axisBox.replaceChildren(
+    timeAxis(page.entries, page.gaps, page.decisions, (i) => list.select(i), {
+      window: page.window,
+      onWindow: (w) => (page.window = w),
+    }),
+  );
   page.listBox.replaceChildren(
     h(
       'div',
@@ -317,6 +325,7 @@ async function runView(runId: string): Promise<void> {
     summary: h('p', { class: 'muted', id: 'run-summary' }),
     listBox: h('div', { class: 'list-box' }),
     axisBox: h('div', { class: 'axis-box' }),
+    window: undefined,
     panels: h('div', { class: 'panels' }),
   };
   clear(main);
