@@ -95,6 +95,8 @@ function drawDetail(s: AxisState): void {
     const tall = s.entries[i]!.heartbeat ? 10 : 28;
     g.fillRect(px, 40 - tall, markWidth, tall);
   });
+  canvas.dataset.from = String(s.window.from);
+  canvas.dataset.to = String(s.window.to);
   canvas.dataset.marks = String(marks);
   canvas.dataset.columns = String(columns.size);
   g.fillStyle = '#555';
