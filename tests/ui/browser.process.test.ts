@@ -295,6 +295,12 @@ describe.skipIf(skipBrowser('tests/ui/browser'))('savepoint ui in a real browser
       expect(brushed.marks).toBeLessThan(500);
       expect(brushed.columns).toBe(brushed.marks);
       expect(await page.textContent('#zoom-range')).toContain(`${brushed.marks} of 10000 snapshots`);
+      // The list follows: its selection moved to the range's first snapshot.
+      const firstSeq = times.findIndex((t) => t >= brushed.from) + 1;
+      await page.waitForFunction(
+        (seq) => document.querySelector('#timeline .row.selected')?.getAttribute('data-seq') === seq,
+        String(firstSeq),
+      );
       await page.screenshot({ path: join(SHOTS, 'long-run-brushed.png') });
 
       // The range survives a redraw of the timeline (the retention dry run marks it again).

@@ -252,7 +252,12 @@ function drawTimeline(page: RunPage): void {
   page.axisBox.replaceChildren(
     timeAxis(page.entries, page.gaps, page.decisions, (i) => list.select(i), {
       window: page.window,
-      onWindow: (w) => (page.window = w),
+      onWindow: (w) => {
+        page.window = w;
+        // The list follows the axis: a selection outside the new range moves to its first snapshot.
+        const first = firstInWindow(page, w);
+        if (first !== undefined) list.select(first);
+      },
     }),
   );
   page.listBox.replaceChildren(
@@ -263,6 +268,18 @@ function drawTimeline(page: RunPage): void {
     ),
     list.element,
   );
+}
+
+/** The index of the range's first snapshot, when the selected one lies outside the range. */
+function firstInWindow(page: RunPage, w: TimeWindow): number | undefined {
+  const time = (i: number | undefined): number => {
+    const at = i === undefined ? null : page.entries[i]?.createdAt;
+    return at ? Date.parse(at) : Number.NaN;
+  };
+  const selected = time(page.selected);
+  if (selected >= w.from && selected <= w.to) return undefined;
+  const first = page.entries.findIndex((_, i) => time(i) >= w.from && time(i) <= w.to);
+  return first >= 0 ? first : undefined;
 }
 
 /** A button that opens a panel (filled by `fill`) above the timeline, or closes it if open. */
