@@ -10,14 +10,25 @@ import { dirname, join } from 'node:path';
 import { defaultProfile } from 'savepoint';
 import { newSnapshotId } from 'savepoint/toolkit';
 
-export async function buildBigRun(runId: string, count: number): Promise<string> {
-  const dir = mkdtempSync(join(tmpdir(), 'savepoint-ui-big-'));
-  const layout = defaultProfile.layout;
+/** The creation times (epoch ms) of the run's snapshots, by sequence - 1. */
+export function bigRunTimes(count: number): number[] {
+  const times: number[] = [];
   let t = Date.parse('2026-11-01T00:00:00Z');
-  let last: Uint8Array | undefined;
   for (let sequence = 1; sequence <= count; sequence++) {
     // Every 500th snapshot follows six hours of silence: the timeline shows 1 gap per 500.
     t += sequence % 500 === 0 ? 6 * 3600_000 : 30_000;
+    times.push(t);
+  }
+  return times;
+}
+
+export async function buildBigRun(runId: string, count: number): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), 'savepoint-ui-big-'));
+  const layout = defaultProfile.layout;
+  const times = bigRunTimes(count);
+  let last: Uint8Array | undefined;
+  for (let sequence = 1; sequence <= count; sequence++) {
+    const t = times[sequence - 1]!;
     const source = sequence % 5 === 0 ? 'timer' : 'step_boundary';
     const id = newSnapshotId(t);
     const { bytes } = await defaultProfile.document.encode({

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultProfile, defineProfile, keepLast, systemClock } from 'savepoint';
 import { fsStorage } from 'savepoint/fs';
 import { startUiServer, type UiServer } from '../../src/ui/server.js';
-import { buildBigRun } from './big-store.js';
+import { bigRunTimes, buildBigRun } from './big-store.js';
 import { buildViewerStore } from './store.js';
 import { assertChromium, skipBrowser } from '../support/browser.js';
 
@@ -213,12 +213,35 @@ describe.skipIf(skipBrowser('tests/ui/browser'))('savepoint ui in a real browser
     }
   });
 
-  it('opens a 10,000-snapshot run with a virtualized list', async () => {
-    const dir = await buildBigRun('long-run', 10_000);
-    const storage = fsStorage({ dir, create: false, cleanupOnOpen: false });
-    const big = await startUiServer({ storage, profile: defaultProfile, clock: systemClock });
-    try {
-      const page = await open(ui.url.replace(ui.url, big.url));
+  describe('a 10,000-snapshot run', () => {
+    let dir: string;
+    let storage: ReturnType<typeof fsStorage>;
+    let big: UiServer;
+    beforeAll(async () => {
+      dir = await buildBigRun('long-run', 10_000);
+      storage = fsStorage({ dir, create: false, cleanupOnOpen: false });
+      big = await startUiServer({ storage, profile: defaultProfile, clock: systemClock });
+    }, 180_000);
+    afterAll(async () => {
+      await big?.close();
+      await storage?.close();
+      // 10,000 files: left behind, every test run added them to the temp directory.
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    });
+    const openLongRun = async (): Promise<Page> => {
+      const page = await open(big.url);
+      await ready(page, '#/');
+      await page.evaluate(() => (location.hash = '#/run/long-run'));
+      await page.waitForFunction(
+        () => document.getElementById('run-summary')?.textContent === '10000 snapshots, 2000 heartbeats, 20 gaps',
+        undefined,
+        { timeout: 60_000 },
+      );
+      return page;
+    };
+
+    it('opens with a virtualized list', async () => {
+      const page = await open(big.url);
       await ready(page, '#/');
       const t0 = Date.now();
       await page.evaluate(() => (location.hash = '#/run/long-run'));
@@ -240,11 +263,80 @@ describe.skipIf(skipBrowser('tests/ui/browser'))('savepoint ui in a real browser
       console.log(`savepoint ui: 10,000-snapshot run first paint ${firstPaintMs} ms`);
       expect(firstPaintMs).toBeLessThan(30_000);
       await page.close();
-    } finally {
-      await big.close();
-      await storage.close();
-      // 10,000 files: left behind, every test run added them to the temp directory.
-      rmSync(dir, { recursive: true, force: true });
-    }
-  }, 180_000);
+    }, 180_000);
+
+    it('brushing the overview shows only that range, its snapshots apart; the whole-run button shows all again', async () => {
+      const page = await openLongRun();
+      const axis = async () =>
+        page.$eval('#axis', (c) => ({
+          from: Number((c as HTMLElement).dataset.from),
+          to: Number((c as HTMLElement).dataset.to),
+          marks: Number((c as HTMLElement).dataset.marks),
+          columns: Number((c as HTMLElement).dataset.columns),
+        }));
+      await page.waitForFunction(() => document.getElementById('axis')?.dataset.marks === '10000');
+      // The whole run: 10,000 marks crowd into the canvas's few hundred pixel columns, one solid bar.
+      const whole = await axis();
+      expect(whole.columns).toBeLessThan(whole.marks / 5);
+      const times = bigRunTimes(10_000);
+      const inWindow = (w: { from: number; to: number }) => times.filter((t) => t >= w.from && t <= w.to).length;
+
+      const box = (await page.locator('#overview').boundingBox())!;
+      await page.mouse.move(box.x + 20, box.y + box.height / 2);
+      await page.mouse.down();
+      await page.mouse.move(box.x + 22, box.y + box.height / 2);
+      await page.mouse.move(box.x + 24, box.y + box.height / 2);
+      await page.mouse.up();
+      await page.waitForFunction(() => document.getElementById('axis')?.dataset.marks !== '10000');
+      const brushed = await axis();
+      // Exactly the snapshots created in the brushed range, each on its own pixel column.
+      expect(brushed.marks).toBe(inWindow(brushed));
+      expect(brushed.marks).toBeGreaterThan(5);
+      expect(brushed.marks).toBeLessThan(500);
+      expect(brushed.columns).toBe(brushed.marks);
+      expect(await page.textContent('#zoom-range')).toContain(`${brushed.marks} of 10000 snapshots`);
+      // The list follows: its selection moved to the range's first snapshot.
+      const firstSeq = times.findIndex((t) => t >= brushed.from) + 1;
+      await page.waitForFunction(
+        (seq) => document.querySelector('#timeline .row.selected')?.getAttribute('data-seq') === seq,
+        String(firstSeq),
+      );
+      await page.screenshot({ path: join(SHOTS, 'long-run-brushed.png') });
+
+      // The range survives a redraw of the timeline (the retention dry run marks it again).
+      await page.click('#show-retention');
+      await page.waitForSelector('#retention .tag');
+      expect((await axis()).from).toBe(brushed.from);
+
+      // Reset from the keyboard: the labelled button, then Enter.
+      await page.focus('#zoom-reset');
+      await page.keyboard.press('Enter');
+      await page.waitForFunction(() => document.getElementById('axis')?.dataset.marks === '10000');
+      expect(await page.textContent('#zoom-range')).toContain('whole run');
+      await page.close();
+    }, 180_000);
+
+    it('keys and the wheel zoom the axis about its range; 0 shows the whole run', async () => {
+      const page = await openLongRun();
+      const marks = async () => Number(await page.$eval('#axis', (c) => (c as HTMLElement).dataset.marks));
+      await page.waitForFunction(() => document.getElementById('axis')?.dataset.marks === '10000');
+      await page.focus('#axis');
+      for (let i = 0; i < 6; i++) await page.keyboard.press('+');
+      const zoomed = await marks();
+      expect(zoomed).toBeLessThan(10_000 / 16);
+      await page.keyboard.press('ArrowRight');
+      expect(await page.$eval('#axis', (c) => (c as HTMLElement).dataset.from)).not.toBe(String(bigRunTimes(10_000)[0]));
+      await page.keyboard.press('0');
+      expect(await marks()).toBe(10_000);
+      const box = (await page.locator('#axis').boundingBox())!;
+      await page.mouse.move(box.x + box.width / 2, box.y + 20);
+      for (let i = 0; i < 5; i++) await page.mouse.wheel(0, -100);
+      await page.waitForFunction(() => Number(document.getElementById('axis')?.dataset.marks) < 10_000 / 2);
+      await page.click('#zoom-in');
+      await page.click('#zoom-out');
+      await page.click('#zoom-reset');
+      expect(await marks()).toBe(10_000);
+      await page.close();
+    }, 180_000);
+  });
 });

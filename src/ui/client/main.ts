@@ -5,6 +5,7 @@
  */
 import { ApiFailure, enc, get, post } from './api.js';
 import { append, clear, formatBytes, formatDuration, h, relativeTime, RETENTION_WORDS, shortTime } from './dom.js';
+import type { TimeWindow } from './time-window.js';
 import { snapshotList, gapsBefore, timeAxis, type Decision, type TimelineEntry } from './timeline.js';
 import { jsonTree } from './tree.js';
 import type { RetentionView } from '../retention-view.js';
@@ -229,6 +230,8 @@ interface RunPage {
   readonly summary: HTMLElement;
   readonly listBox: HTMLElement;
   readonly axisBox: HTMLElement;
+  /** The time range the axis shows, kept when the timeline is drawn again; the whole run when unset. */
+  window: TimeWindow | undefined;
   readonly panels: HTMLElement;
 }
 
@@ -246,7 +249,17 @@ function drawTimeline(page: RunPage): void {
     if (e.sequence !== null && !e.error) location.hash = `#/run/${enc(page.runId)}/snap/${e.sequence}`;
   };
   const list = snapshotList(page.entries, page.gaps, page.decisions, open, page.selected, (i) => (page.selected = i));
-  page.axisBox.replaceChildren(timeAxis(page.entries, page.gaps, page.decisions, (i) => list.select(i)));
+  page.axisBox.replaceChildren(
+    timeAxis(page.entries, page.gaps, page.decisions, (i) => list.select(i), {
+      window: page.window,
+      onWindow: (w) => {
+        page.window = w;
+        // The list follows the axis: a selection outside the new range moves to its first snapshot.
+        const first = firstInWindow(page, w);
+        if (first !== undefined) list.select(first);
+      },
+    }),
+  );
   page.listBox.replaceChildren(
     h(
       'div',
@@ -255,6 +268,18 @@ function drawTimeline(page: RunPage): void {
     ),
     list.element,
   );
+}
+
+/** The index of the range's first snapshot, when the selected one lies outside the range. */
+function firstInWindow(page: RunPage, w: TimeWindow): number | undefined {
+  const time = (i: number | undefined): number => {
+    const at = i === undefined ? null : page.entries[i]?.createdAt;
+    return at ? Date.parse(at) : Number.NaN;
+  };
+  const selected = time(page.selected);
+  if (selected >= w.from && selected <= w.to) return undefined;
+  const first = page.entries.findIndex((_, i) => time(i) >= w.from && time(i) <= w.to);
+  return first >= 0 ? first : undefined;
 }
 
 /** A button that opens a panel (filled by `fill`) above the timeline, or closes it if open. */
@@ -317,6 +342,7 @@ async function runView(runId: string): Promise<void> {
     summary: h('p', { class: 'muted', id: 'run-summary' }),
     listBox: h('div', { class: 'list-box' }),
     axisBox: h('div', { class: 'axis-box' }),
+    window: undefined,
     panels: h('div', { class: 'panels' }),
   };
   clear(main);

@@ -1,4 +1,5 @@
 import { formatBytes, formatDuration, h, shortTime } from './dom.js';
+import { brushWindow, clampWindow, isWhole, panWindow, timeToX, zoomWindow, type TimeWindow } from './time-window.js';
 
 import type { TimelineEntry as ServerEntry } from '../timeline.js';
 
@@ -40,63 +41,223 @@ export function gapsBefore(entries: readonly TimelineEntry[], heartbeatMs: numbe
   return gaps;
 }
 
-/** Draws every snapshot on a time axis; clicking picks the nearest one. */
+/** What the time axis draws from, and the range it shows (state of one axis, changed by its handlers only). */
+interface AxisState {
+  readonly entries: readonly TimelineEntry[];
+  readonly times: readonly number[];
+  readonly gaps: ReadonlySet<number>;
+  readonly decisions: ReadonlyMap<number, Decision>;
+  readonly full: TimeWindow;
+  window: TimeWindow;
+  /** The overview pixels a brush drag spans, while one is under way. */
+  brush: { from: number; to: number } | null;
+  readonly overview: HTMLCanvasElement;
+  readonly detail: HTMLCanvasElement;
+  readonly status: HTMLElement;
+  readonly onWindow: ((w: TimeWindow) => void) | undefined;
+}
+
+const PAD = 8;
+
+function markColor(s: AxisState, i: number): string {
+  const e = s.entries[i]!;
+  const d = e.sequence !== null ? s.decisions.get(e.sequence) : undefined;
+  return e.error ? '#c62828' : d ? ACTION_COLOR[d.action] : e.heartbeat ? '#9e9e9e' : '#37474f';
+}
+
+/** The detailed axis: only the window's snapshots; `data-marks` and `data-columns` say how many and on how many pixel columns. */
+function drawDetail(s: AxisState): void {
+  const canvas = s.detail;
+  const width = (canvas.width = Math.max(200, canvas.clientWidth || 800));
+  const g = canvas.getContext('2d');
+  if (!g) return;
+  g.clearRect(0, 0, width, canvas.height);
+  g.fillStyle = '#f3f3f3';
+  g.fillRect(0, 40, width, 2);
+  const x = (t: number): number => timeToX(s.window, width, PAD, t);
+  for (const i of s.gaps) {
+    const a = Math.max(0, x(s.times[i - 1]!));
+    const b = Math.min(width, x(s.times[i]!));
+    if (b <= a) continue;
+    g.fillStyle = 'rgba(198,40,40,0.15)';
+    g.fillRect(a, 4, b - a, 36);
+  }
+  const columns = new Set<number>();
+  let marks = 0;
+  // Wider marks once zoomed in, where they stand apart; one pixel on the whole run, where they crowd.
+  const markWidth = isWhole(s.full, s.window) ? 1 : 2;
+  s.times.forEach((t, i) => {
+    if (Number.isNaN(t) || t < s.window.from || t > s.window.to) return;
+    const px = Math.round(x(t));
+    marks++;
+    columns.add(px);
+    g.fillStyle = markColor(s, i);
+    const tall = s.entries[i]!.heartbeat ? 10 : 28;
+    g.fillRect(px, 40 - tall, markWidth, tall);
+  });
+  canvas.dataset.from = String(s.window.from);
+  canvas.dataset.to = String(s.window.to);
+  canvas.dataset.marks = String(marks);
+  canvas.dataset.columns = String(columns.size);
+  g.fillStyle = '#555';
+  g.font = '11px sans-serif';
+  g.fillText(shortTime(new Date(s.window.from).toISOString()), 4, 54);
+  const end = shortTime(new Date(s.window.to).toISOString());
+  g.fillText(end, width - g.measureText(end).width - 4, 54);
+  const whole = isWhole(s.full, s.window);
+  s.status.textContent = `${whole ? 'whole run' : `${shortTime(new Date(s.window.from).toISOString())} – ${end}`}: ${marks} of ${s.entries.length} snapshots`;
+  canvas.setAttribute('aria-label', `time axis of ${marks} snapshots; the list below has the same content`);
+}
+
+/** The overview strip: the whole run, the window shaded, and the brush being dragged. */
+function drawOverview(s: AxisState): void {
+  const canvas = s.overview;
+  const width = (canvas.width = Math.max(200, canvas.clientWidth || 800));
+  const g = canvas.getContext('2d');
+  if (!g) return;
+  g.clearRect(0, 0, width, canvas.height);
+  g.fillStyle = '#9aa4ad';
+  for (const t of s.times) if (!Number.isNaN(t)) g.fillRect(Math.round(timeToX(s.full, width, PAD, t)), 6, 1, 16);
+  const [a, b] = s.brush
+    ? [Math.min(s.brush.from, s.brush.to), Math.max(s.brush.from, s.brush.to)]
+    : [timeToX(s.full, width, PAD, s.window.from), timeToX(s.full, width, PAD, s.window.to)];
+  g.fillStyle = 'rgba(11,87,208,0.18)';
+  g.fillRect(a, 0, Math.max(2, b - a), canvas.height);
+  g.strokeStyle = '#0b57d0';
+  g.strokeRect(a + 0.5, 0.5, Math.max(2, b - a) - 1, canvas.height - 1);
+}
+
+function setWindow(s: AxisState, w: TimeWindow): void {
+  s.window = clampWindow(s.full, w);
+  s.onWindow?.(s.window);
+  drawDetail(s);
+  drawOverview(s);
+}
+
+/** Brushing the overview: a drag selects a range, a click centres the window there. */
+function listenOverview(s: AxisState): void {
+  const c = s.overview;
+  c.addEventListener('pointerdown', (ev) => {
+    c.setPointerCapture(ev.pointerId);
+    s.brush = { from: ev.offsetX, to: ev.offsetX };
+  });
+  c.addEventListener('pointermove', (ev) => {
+    if (!s.brush) return;
+    s.brush.to = ev.offsetX;
+    drawOverview(s);
+  });
+  c.addEventListener('pointerup', (ev) => {
+    const b = s.brush;
+    s.brush = null;
+    if (!b) return;
+    if (Math.abs(ev.offsetX - b.from) >= 3) return setWindow(s, brushWindow(s.full, c.width, PAD, b.from, ev.offsetX));
+    const at = brushWindow(s.full, c.width, PAD, ev.offsetX, ev.offsetX).from;
+    const half = (s.window.to - s.window.from) / 2;
+    setWindow(s, { from: at - half, to: at + half });
+  });
+}
+
+/** The detailed axis: the wheel zooms about the pointer, keys zoom and pan, a click picks the nearest snapshot. */
+function listenDetail(s: AxisState, onPick: (index: number) => void): void {
+  const c = s.detail;
+  c.addEventListener(
+    'wheel',
+    (ev) => {
+      ev.preventDefault();
+      const at = s.window.from + ((ev.offsetX - PAD) / Math.max(1, c.width - 2 * PAD)) * (s.window.to - s.window.from);
+      setWindow(s, zoomWindow(s.full, s.window, ev.deltaY < 0 ? 0.8 : 1.25, at));
+    },
+    { passive: false },
+  );
+  c.addEventListener('keydown', (ev) => {
+    const act = axisKeys(s)[ev.key];
+    if (!act) return;
+    ev.preventDefault();
+    setWindow(s, act());
+  });
+  c.addEventListener('click', (ev) => {
+    let best = -1;
+    let bestDist = Infinity;
+    s.times.forEach((t, i) => {
+      if (Number.isNaN(t) || t < s.window.from || t > s.window.to) return;
+      const dist = Math.abs(timeToX(s.window, c.width, PAD, t) - ev.offsetX);
+      if (dist < bestDist) [best, bestDist] = [i, dist];
+    });
+    if (best >= 0) onPick(best);
+  });
+}
+
+function axisKeys(s: AxisState): Record<string, () => TimeWindow> {
+  return {
+    '+': () => zoomWindow(s.full, s.window, 0.5),
+    '=': () => zoomWindow(s.full, s.window, 0.5),
+    '-': () => zoomWindow(s.full, s.window, 2),
+    '0': () => s.full,
+    ArrowLeft: () => panWindow(s.full, s.window, -0.25),
+    ArrowRight: () => panWindow(s.full, s.window, 0.25),
+  };
+}
+
+function zoomButtons(s: AxisState): HTMLElement {
+  const button = (id: string, label: string, text: string, next: () => TimeWindow): HTMLElement =>
+    h('button', { id, type: 'button', 'aria-label': label, title: label, onclick: () => setWindow(s, next()) }, text);
+  return h(
+    'div',
+    { class: 'zoom-bar' },
+    button('zoom-in', 'Zoom in (+)', '+', () => zoomWindow(s.full, s.window, 0.5)),
+    button('zoom-out', 'Zoom out (−)', '−', () => zoomWindow(s.full, s.window, 2)),
+    button('pan-earlier', 'Earlier (←)', '←', () => panWindow(s.full, s.window, -0.5)),
+    button('pan-later', 'Later (→)', '→', () => panWindow(s.full, s.window, 0.5)),
+    button('zoom-reset', 'Show the whole run (0)', 'Whole run', () => s.full),
+    s.status,
+  );
+}
+
+/**
+ * Draws the run's snapshots on a time axis with an overview strip above it: brushing the
+ * strip, the wheel, the zoom buttons or keys choose the range the axis shows, so a run of
+ * thousands of snapshots can be narrowed until they stand apart. Clicking picks the nearest one.
+ */
 export function timeAxis(
   entries: readonly TimelineEntry[],
   gaps: ReadonlySet<number>,
   decisions: ReadonlyMap<number, Decision>,
   onPick: (index: number) => void,
-): HTMLCanvasElement {
-  const canvas = h('canvas', {
-    id: 'axis',
-    height: 56,
-    'aria-label': `time axis of ${entries.length} snapshots; the list below has the same content`,
-    role: 'img',
-  });
+  view: { readonly window?: TimeWindow | undefined; readonly onWindow?: (w: TimeWindow) => void } = {},
+): HTMLElement {
   const times = entries.map((e) => (e.createdAt ? Date.parse(e.createdAt) : Number.NaN));
   const valid = times.filter((t) => !Number.isNaN(t));
-  const t0 = Math.min(...valid);
-  const t1 = Math.max(...valid);
-  const x = (t: number, width: number): number => 8 + ((t - t0) / Math.max(1, t1 - t0)) * (width - 16);
-  const draw = (): void => {
-    const width = (canvas.width = Math.max(200, canvas.clientWidth || 800));
-    const g = canvas.getContext('2d');
-    if (!g || valid.length === 0) return;
-    g.clearRect(0, 0, width, canvas.height);
-    g.fillStyle = '#f3f3f3';
-    g.fillRect(0, 40, width, 2);
-    for (const i of gaps) {
-      const a = x(times[i - 1]!, width);
-      g.fillStyle = 'rgba(198,40,40,0.15)';
-      g.fillRect(a, 4, x(times[i]!, width) - a, 36);
-    }
-    entries.forEach((e, i) => {
-      if (Number.isNaN(times[i]!)) return;
-      const d = e.sequence !== null ? decisions.get(e.sequence) : undefined;
-      g.fillStyle = e.error ? '#c62828' : d ? ACTION_COLOR[d.action] : e.heartbeat ? '#9e9e9e' : '#37474f';
-      const tall = e.heartbeat ? 10 : 28;
-      g.fillRect(Math.round(x(times[i]!, width)), 40 - tall, 1, tall);
-    });
-    g.fillStyle = '#555';
-    g.font = '11px sans-serif';
-    g.fillText(shortTime(new Date(t0).toISOString()), 4, 54);
-    const end = shortTime(new Date(t1).toISOString());
-    g.fillText(end, width - g.measureText(end).width - 4, 54);
+  const full = valid.length ? { from: Math.min(...valid), to: Math.max(...valid) } : { from: 0, to: 0 };
+  const s: AxisState = {
+    entries,
+    times,
+    gaps,
+    decisions,
+    full,
+    window: view.window ? clampWindow(full, view.window) : full,
+    brush: null,
+    overview: h('canvas', { id: 'overview', height: 28, 'aria-hidden': 'true' }),
+    detail: h('canvas', {
+      id: 'axis',
+      height: 56,
+      tabindex: 0,
+      role: 'img',
+      'aria-roledescription': 'zoomable time axis',
+      'aria-keyshortcuts': '+ - 0 ArrowLeft ArrowRight',
+    }),
+    status: h('span', { id: 'zoom-range', class: 'muted', 'aria-live': 'polite' }),
+    onWindow: view.onWindow,
   };
-  canvas.addEventListener('click', (ev) => {
-    const px = ev.offsetX;
-    let best = -1;
-    let bestDist = Infinity;
-    times.forEach((t, i) => {
-      if (Number.isNaN(t)) return;
-      const dist = Math.abs(x(t, canvas.width) - px);
-      if (dist < bestDist) [best, bestDist] = [i, dist];
-    });
-    if (best >= 0) onPick(best);
-  });
+  listenOverview(s);
+  listenDetail(s, onPick);
+  const draw = (): void => {
+    if (valid.length === 0) return;
+    drawDetail(s);
+    drawOverview(s);
+  };
   requestAnimationFrame(draw);
   window.addEventListener('resize', draw);
-  return canvas;
+  return h('div', { class: 'axis' }, zoomButtons(s), s.overview, s.detail);
 }
 
 function rowContent(e: TimelineEntry, gap: boolean, decision: Decision | undefined, previous: TimelineEntry | undefined): HTMLElement[] {
