@@ -35,6 +35,7 @@ export {
   type PutResult,
   type DeleteOptions,
   type BatchOperation,
+  type BatchOptions,
   type BatchOutcome,
 } from './contract/storage.js';
 export { memoryStorage, type MemoryStorageOptions } from './storage/memory.js';

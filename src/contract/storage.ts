@@ -101,6 +101,15 @@ export type BatchOperation =
   | ({ readonly type: 'delete'; readonly key: string } & DeleteOptions)
   | BatchCheck;
 
+/** Options of {@link StorageAdapter.batch}. */
+export interface BatchOptions {
+  /**
+   * The batch must not wait: an adapter that holds writes to spend fewer requests (githubStorage
+   * below its rate floor) sends this one at once. Writers set it for a `critical` trigger's checkpoint.
+   */
+  readonly urgent?: boolean;
+}
+
 /** Per-operation outcome of a batch, in the order given. */
 export type BatchOutcome =
   | { readonly type: 'put'; readonly key: string; readonly version: string }
@@ -131,7 +140,7 @@ export interface StorageAdapter {
    */
   list(prefix: string): AsyncIterable<StorageEntry>;
   /** All operations or none; conditions are checked before anything is applied. Present only when `capabilities.atomicBatch`. */
-  batch?(operations: readonly BatchOperation[]): Promise<BatchOutcome[]>;
+  batch?(operations: readonly BatchOperation[], options?: BatchOptions): Promise<BatchOutcome[]>;
   /** Releases resources (after flushing any local queue); later calls reject with `checkpoint_closed`. Idempotent. */
   close(): Promise<void>;
 }

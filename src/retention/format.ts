@@ -13,6 +13,27 @@ export interface FormatRetentionPlanOptions {
   readonly showKept?: boolean;
 }
 
+/**
+ * What the safety reasons (kept whatever the policy's rules and ages say) mean: a row whose
+ * only reason is one of these would otherwise survive a prune with no rule to explain it.
+ */
+const SAFETY_REASONS: Readonly<Record<string, string>> = {
+  latest: "a run's latest snapshot (latest.json) is never deleted, whatever its age: resume reads it",
+  newest: "a run's highest sequence is never deleted, whatever its age (history ahead of latest.json after a crash)",
+  'preserved-run': 'the run is listed in preserved_runs.json',
+  'preserved-runs-unreadable': 'preserved_runs.json cannot be read, so nothing is deleted',
+  'no-rules': 'the policy has no rules: everything is kept',
+  'batch-member-kept': 'a batch file is kept while any of its members is kept',
+};
+
+/** The legend lines of the safety reasons the shown rows carry, in a fixed order. */
+function safetyLegend(reasons: ReadonlySet<string>): string[] {
+  const lines = Object.entries(SAFETY_REASONS)
+    .filter(([name]) => reasons.has(name))
+    .map(([name, why]) => `  ${name}: ${why}`);
+  return lines.length > 0 ? ['Kept by safety rules (no policy changes them):', ...lines] : [];
+}
+
 function table(rows: readonly (readonly string[])[]): string[] {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   return rows.map((r) =>
@@ -48,6 +69,7 @@ export function formatRetentionPlan(plan: RetentionPlan, options: FormatRetentio
   out.push(`Retention plan: profile ${plan.profile}, policy ${plan.policy}, at ${plan.nowIso}`);
   out.push(plan.rules.length > 0 ? 'Rules:' : 'Rules: none (everything is kept)');
   for (const r of plan.rules) out.push(`  ${r}`);
+  out.push(...safetyLegend(new Set(plan.snapshots.flatMap((p) => p.reasons))));
   out.push(`Flags: allowRunDeletion=${plan.options.allowRunDeletion} deleteUnreadable=${plan.options.deleteUnreadable}`);
   out.push('');
 

@@ -121,13 +121,21 @@ function acknowledgePlanned<P>(
   const supersededBy = !config.hasHistory && p !== newest ? newest!.draft.sequence : undefined;
   // phased-workflow-github.md, size_management: "3. Log warning about large checkpoint".
   if (p.stored.splitFrom !== undefined) {
-    emitter.emit('split', {
+    const event = {
       runId,
       sequence: s.sequence,
       bytes: p.stored.splitFrom,
       limit: config.maxBytes,
       parts: p.stored.parts.map((part) => part.key),
-    });
+    };
+    if (emitter.has('split')) emitter.emit('split', event);
+    else if (!state.splitLogged) {
+      // The spec says "log": without a listener the console gets it, once per writer, with sizes only (no payload).
+      state.splitLogged = true;
+      console.warn(
+        `savepoint: snapshot ${event.sequence} of run ${runId} is ${event.bytes} bytes, over the ${event.limit}-byte limit: split into ${event.parts.length} part file(s)`,
+      );
+    }
   }
   if (emitter.has('written')) {
     emitter.emit('written', {

@@ -10,7 +10,7 @@ import { finishDrafts, newGroupDraft, planJob, type GroupDraft, type HeadRewrite
 import { prunable } from './prune-step.js';
 import { retryAfterFirst } from './retry.js';
 import { failure, type Job, type WriterState } from './state.js';
-import { buildGroupWrite, latestBytesOf, type GroupFacts } from './write-plan.js';
+import { buildGroupWrite, hasCritical, latestBytesOf, type GroupFacts } from './write-plan.js';
 
 /**
  * The group commit's executor: opens the run when needed, plans the group (plan-group.ts),
@@ -38,6 +38,8 @@ function joinHeld<P>(
   const loc = head?.location;
   if (!(config.hasHistory && budgetLow && layout.batchKey && config.useAtomicBatch && !headRewrite && head && group.planned.length > 0))
     return undefined;
+  // A critical checkpoint goes at once in its own commit: it does not join a file the store still holds.
+  if (hasCritical(group.planned)) return undefined;
   if (!profile.joinHeldHead || !loc || (loc.kind !== 'history' && loc.kind !== 'batch')) return undefined;
   const added = group.planned.map((p) => ({ sequence: p.draft.sequence, bytes: p.stored.bytes }));
   const held = {

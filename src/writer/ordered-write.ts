@@ -61,6 +61,8 @@ export interface WritePlan {
   readonly replaces: readonly ReplaceOp[];
   /** Unconditional puts, after the replaces (and the fence's confirmation), before `latest`. */
   readonly puts?: readonly PutOp[];
+  /** A critical trigger's checkpoint: the batch is `urgent` (never held by the store). */
+  readonly urgent?: boolean;
   /** The new `latest` document. */
   readonly latest?: { readonly key: string; readonly bytes: Uint8Array; readonly chunk?: boolean };
   /**
@@ -237,6 +239,8 @@ async function putChunks(storage: StorageAdapter, chunks: readonly PutOp[], vers
   return pending;
 }
 
+const URGENT = Object.freeze({ urgent: true });
+
 /** The batch path of {@link executeWrite}: one `batch()` a round, retried after finding out which condition lost. */
 async function writeBatch(
   storage: StorageAdapter,
@@ -256,7 +260,7 @@ async function writeBatch(
       : undefined;
     const ops = batchOperations(plan, creates, replaces, fence, indexPut);
     try {
-      const outcomes = ops.length > 0 ? await storage.batch!(ops) : [];
+      const outcomes = ops.length > 0 ? await (plan.urgent ? storage.batch!(ops, URGENT) : storage.batch!(ops)) : [];
       for (const o of outcomes) if (o.type === 'put') versions.set(o.key, o.version);
       if (indexPut) {
         index.doc = indexPut.merged.doc;

@@ -63,6 +63,8 @@ export interface WriterState<P> {
   inheritedClaims: number;
   /** `close()` has begun: new checkpoints are refused. */
   closing: boolean;
+  /** The split warning went to the console (only when no `split` listener handles it; once per writer). */
+  splitLogged: boolean;
   closed: boolean;
   /** The run was opened (lock taken, numbering recovered) at least once. */
   opened: boolean;
@@ -126,6 +128,7 @@ export function createWriterState<P>(config: WriterConfig<P>, onBeat: (state: Wr
     },
     now: () => toRfc3339(clock.now()),
     inheritedClaims: 0,
+    splitLogged: false,
     closing: false,
     closed: false,
     opened: false,

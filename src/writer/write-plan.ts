@@ -90,6 +90,12 @@ const entryOf = <P>(p: Planned<P>, filePath: string): RunIndexEntry =>
  * it fits); a held head's batch takes precedence. This stays in the engine: it is layout data
  * (any layout with a `batchKey`) and a store's budget, not one profile's rule.
  */
+/** A critical trigger's checkpoint is in the group: it must not wait in a store's hold (phased-workflow-github.md priorities). */
+export function hasCritical<P>(planned: readonly Planned<P>[]): boolean {
+  for (const p of planned) if (p.draft.priority === 'critical') return true;
+  return false;
+}
+
 function batchFileOf<P>(config: WriterConfig<P>, planned: readonly Planned<P>[], facts: GroupFacts): BatchFileWrite | undefined {
   if (facts.held) return { key: facts.held.key, bytes: facts.held.bytes, members: [...facts.held.members] };
   const { layout } = config;
@@ -203,6 +209,7 @@ export function buildGroupWrite<P>(
       endsRun(config.profile, planned));
   // Built member by member: object spreads in a literal cost more than the rest of the plan.
   const plan: { -readonly [K in keyof WritePlan]: WritePlan[K] } = { creates, replaces };
+  if (hasCritical(planned)) plan.urgent = true;
   if (facts.latestBytes)
     plan.latest = config.dedup
       ? { key: config.latestKey, bytes: facts.latestBytes, chunk: true }

@@ -76,9 +76,19 @@ function defaultSource(status: PlanExecutorStatus, completedCount: number): Plan
 }
 
 /**
+ * The sequence of a checkpoint without savepoint's bookkeeping: the checkpoints the spec's
+ * executor has written by then — one at the start, one per completed task, one more when it
+ * stopped early (failed, timeout) — so savepoint's next number comes after them, not after 1.
+ */
+function sequenceFromProgress(status: string, completedTasks: number): number {
+  return 1 + completedTasks + (status === 'failed' || status === 'timeout' ? 1 : 0);
+}
+
+/**
  * Maps an `NN-CHECKPOINT.json` another tool wrote or edited (without `integrity`) to the model.
  * savepoint's bookkeeping is kept when its `integrity` is still there (an edit after sealing);
- * otherwise the snapshot is number 1 of its plan with an id derived from its content.
+ * otherwise the sequence is counted from its progress (`sequenceFromProgress`) and its id
+ * derived from its content.
  */
 export async function planExecutorForeignDraft(
   document: JsonObject,
@@ -96,7 +106,7 @@ export async function planExecutorForeignDraft(
   return {
     id: b?.snapshot_id ?? (await importedSnapshotId(createdAt, canonicalJson(document))),
     runId: d.plan_number,
-    sequence: b?.sequence ?? 1,
+    sequence: b?.sequence ?? sequenceFromProgress(status, d.completed_tasks?.length ?? 0),
     createdAt,
     source: b?.source ?? defaultSource(status, d.completed_tasks?.length ?? 0),
     sourceDetails: (b?.source_details ?? []).map((t) => ({ ...t, at: toUtc(t.at) })),

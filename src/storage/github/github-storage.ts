@@ -1,5 +1,5 @@
 import type { Clock } from '../../contract/clock.js';
-import type { BatchOperation, RateBudget, StorageAdapter } from '../../contract/storage.js';
+import type { BatchOperation, BatchOptions, RateBudget, StorageAdapter } from '../../contract/storage.js';
 import type { BufferedBatchOutcome, BufferedStorage } from '../../contract/buffered-storage.js';
 import type { CommitMessageContext, GitHubCommitIdentity } from './context.js';
 import type { GitHubStorageEventListener } from './events.js';
@@ -140,8 +140,8 @@ export interface GitHubStorageOptions {
    * pushed by the next adapter, as for the emergency queue. A writer keeps growing one
    * `batch_{first}_{last}.json` file while its last checkpoint is still held
    * (`isPending`), so awaited checkpoints one at a time still become one batch file.
-   * Only `batch()` writes are held; a `put` or `delete` (a lease renewal) pushes what is
-   * held first, then goes at once.
+   * Only `batch()` writes are held; a `put` or `delete` (a lease renewal) or an urgent batch
+   * (`{ urgent: true }`: a writer's critical trigger) pushes what is held first, then goes at once.
    * Only with a durable queue (a memory queue would acknowledge what a crash loses).
    * `false` sends every write at once, whatever the budget.
    * @default { maxWrites: 8, maxHoldMs: 30000 }
@@ -196,7 +196,7 @@ export interface PendingWrite {
 
 /** The GitHub adapter: a {@link StorageAdapter} with its rate budget, queue and counters. */
 export interface GitHubStorage extends BufferedStorage {
-  batch(operations: readonly BatchOperation[]): Promise<BufferedBatchOutcome[]>;
+  batch(operations: readonly BatchOperation[], options?: BatchOptions): Promise<BufferedBatchOutcome[]>;
   rateBudget(): RateBudget;
   flush(): Promise<void>;
   /** Requests sent so far, by GitHub operation id, and the queue size. */
@@ -248,7 +248,7 @@ export function githubStorage(options: GitHubStorageOptions): GitHubStorage {
     put: (key, bytes, opts) => putKey(store, key, bytes, opts),
     delete: (key, opts) => deleteKey(store, key, opts),
     list: (prefix) => listKeys(store, prefix),
-    batch: (operations) => batchWrite(store, operations),
+    batch: (operations, options) => batchWrite(store, operations, options),
     rateBudget: () => store.http.budget(),
     flush: () => flushQueue(store),
     stats: () => ({ ...store.http.stats(), queued: store.queue.size, queueDurable: store.queue.durable }),

@@ -28,7 +28,8 @@ function reportFailure(
 /**
  * What makes two writes "the same write". A create-only put names a checkpoint (a history
  * file is written once): a batch holding one is the same write when it creates the same
- * files with the same bytes, even if its latest/index parts changed (they carry times).
+ * files, whatever their bytes and its other parts (they carry times: a run's first
+ * checkpoint creates its latest and index too, and a writer's retry stamps them anew).
  * Anything else must match exactly: keys, conditions and bytes.
  */
 async function fingerprint(kind: string, ops: readonly BatchOperation[]): Promise<string> {
@@ -42,7 +43,7 @@ async function fingerprint(kind: string, ops: readonly BatchOperation[]): Promis
         op.key,
         op.type !== 'delete' && op.ifAbsent === true,
         op.ifVersion ?? null,
-        op.type === 'put' ? await gitBlobSha(op.bytes) : null,
+        op.type === 'put' && creates.length === 0 ? await gitBlobSha(op.bytes) : null,
       ]),
     ),
   ]);

@@ -1,4 +1,4 @@
-import type { BatchOperation, BatchOutcome, DeleteOptions, PutOptions, PutResult } from '../../contract/storage.js';
+import type { BatchOperation, BatchOptions, BatchOutcome, DeleteOptions, PutOptions, PutResult } from '../../contract/storage.js';
 import { assertBatchOperations } from '../batch-operation.js';
 import { assertKey } from '../keys.js';
 import { commitOperations } from './commit-builder.js';
@@ -55,7 +55,11 @@ export async function deleteKey(store: GitHubStoreState, key: string, opts: Dele
 }
 
 /** `batch()`: one atomic commit; its puts are `pending` while queued or held. */
-export async function batchWrite(store: GitHubStoreState, operations: readonly BatchOperation[]): Promise<BatchOutcome[]> {
+export async function batchWrite(
+  store: GitHubStoreState,
+  operations: readonly BatchOperation[],
+  options?: BatchOptions,
+): Promise<BatchOutcome[]> {
   assertOpen(store);
   assertBatchOperations(operations, (op) => {
     assertConditions(op.key, op, op.type);
@@ -76,5 +80,6 @@ export async function batchWrite(store: GitHubStoreState, operations: readonly B
             ? { type: 'delete', key: op.key, existed: existed(op.key) }
             : { type: 'check', key: op.key },
       ),
+    options?.urgent === true,
   );
 }

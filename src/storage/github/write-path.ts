@@ -11,7 +11,8 @@ import { assertOpen, type GitHubStoreState } from './store-state.js';
 /**
  * Runs a write, or queues it when the queue is not empty (order) or the rate limit is
  * exhausted. A queued write that fails for another reason does not fail this one: it is
- * reported (`queue_flush_failed`), retried later, and this write queues behind it.
+ * reported (`queue_flush_failed`), retried later, and this write queues behind it. `urgent`
+ * (`BatchOptions`): never held below the floor.
  */
 export function runWrite<T>(
   store: GitHubStoreState,
@@ -19,6 +20,7 @@ export function runWrite<T>(
   operations: readonly BatchOperation[],
   direct: () => Promise<T>,
   queued: QueuedAnswer<T>,
+  urgent = false,
 ): Promise<T> {
   const { queue, clock } = store;
   return store.lock(async () => {
@@ -26,8 +28,8 @@ export function runWrite<T>(
     await loadQueue(store);
     // Only atomic batches (a writer's checkpoints) are held. A single put or delete — a lease
     // renewal above all — pushes what is held first and goes at once: holding must never let
-    // a live writer's lease look stale on GitHub.
-    const held = kind === 'batch' && isHolding(store);
+    // a live writer's lease look stale on GitHub. An urgent batch (a critical trigger's) is not held either.
+    const held = kind === 'batch' && !urgent && isHolding(store);
     if (queue.size > 0 && !held) await drain(store, false).catch(() => undefined);
     const accept = async (maybeLanded: boolean, retryAtMs: number): Promise<T> => {
       const before = queue.overlay();

@@ -125,7 +125,7 @@ describe('whole-run import', () => {
     expect(report.files).toEqual([{ key, action: 'seal', targetKey: key, warnings: ['checkpoint_integrity_mismatch'] }]);
     const after = await snapshotOf(storage, key, planExecutor);
     expect(after.warnings).toEqual([]);
-    expect(after.snapshot).toMatchObject({ sequence: 2, payload: { current_task: 'edited by the executor' } });
+    expect(after.snapshot).toMatchObject({ sequence: 4, payload: { current_task: 'edited by the executor' } });
     expect(asJson((await storage.get(key))!.bytes).agent).toBe('other');
     expect((await importPlanExecutorRun(storage, '02', { apply: true })).changes).toBe(0);
   });

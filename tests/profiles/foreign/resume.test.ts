@@ -20,7 +20,8 @@ describe('each spec example, written by another tool, resumes', () => {
       runId: '02',
       status: 'in_progress',
       createdAt: '2026-01-15T14:30:00Z',
-      sequence: 1,
+      // The executor's checkpoints so far: the start and one per completed task.
+      sequence: 3,
       source: 'task_complete',
     });
     expect(plan.payload).toMatchObject({

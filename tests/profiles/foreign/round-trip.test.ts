@@ -44,7 +44,8 @@ describe('round trip with the other tool', () => {
     const sealed = await planResume({ storage, profile: planExecutor, runId: '02', clock });
     expect(codes(sealed)).not.toContain('checkpoint_unsealed');
     expect(codes(sealed)).not.toContain('checkpoint_integrity_mismatch');
-    expect(sealed.snapshot.sequence).toBe(2);
+    // The vendor's file counts as its start and three completed tasks (4): savepoint's is 5.
+    expect(sealed.snapshot.sequence).toBe(5);
 
     // The other executor rewrites the file, keeping what it does not know (savepoint's integrity).
     await writeJson(
@@ -55,7 +56,7 @@ describe('round trip with the other tool', () => {
     );
     const edited = await planResume({ storage, profile: planExecutor, runId: '02', clock });
     expect(codes(edited)).toContain('checkpoint_integrity_mismatch');
-    expect(edited.snapshot).toMatchObject({ status: 'completed', sequence: 2, createdAt: '2026-01-15T15:10:00.000Z' });
+    expect(edited.snapshot).toMatchObject({ status: 'completed', sequence: 5, createdAt: '2026-01-15T15:10:00.000Z' });
 
     // …or drops it: still the newest truth, now unsealed.
     const { integrity: _dropped, ...plain } = afterSavepoint;
