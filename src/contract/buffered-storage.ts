@@ -1,4 +1,4 @@
-import type { BatchOperation, BatchOutcome, PutOptions, PutResult, StorageAdapter } from './storage.js';
+import type { BatchOperation, BatchOptions, BatchOutcome, PutOptions, PutResult, StorageAdapter } from './storage.js';
 
 /**
  * Buffered storage: the extension a store of a rate-limited or slow backend adds to the
@@ -39,7 +39,7 @@ export interface RateBudget {
 /** A {@link StorageAdapter} that may hold writes locally before its backend has them. */
 export interface BufferedStorage extends StorageAdapter {
   put(key: string, bytes: Uint8Array, options?: PutOptions): Promise<BufferedPutResult>;
-  batch?(operations: readonly BatchOperation[]): Promise<BufferedBatchOutcome[]>;
+  batch?(operations: readonly BatchOperation[], options?: BatchOptions): Promise<BufferedBatchOutcome[]>;
   /** The backend's request budget, for adapters of rate-limited backends. Writers batch when it is `low`. */
   rateBudget?(): RateBudget;
   /** Pushes writes held in a local queue (see {@link BufferedPutResult.pending}) to the backend. */

@@ -3,6 +3,8 @@ import { CheckpointError } from '../../contract/errors.js';
 import type { BufferedStorage } from '../../contract/buffered-storage.js';
 import type {
   BatchOperation,
+  BatchOptions,
+  GetOptions,
   BatchOutcome,
   PutOptions,
   PutResult,
@@ -65,9 +67,11 @@ function checkedKey(state: EncryptedState, key: string): void {
   if (key === KEYRING_KEY) throw reservedKey();
 }
 
-async function getValue(state: EncryptedState, key: string): Promise<StoredObject | undefined> {
+async function getValue(state: EncryptedState, key: string, options?: GetOptions): Promise<StoredObject | undefined> {
   checkedKey(state, key);
-  const stored = await state.inner.get(key);
+  // The caller's bound is on the plaintext: the stored value is the header and tag larger.
+  const max = options?.maxBytes;
+  const stored = await state.inner.get(key, max === undefined ? undefined : { maxBytes: max + VALUE_OVERHEAD_BYTES });
   if (!stored) return undefined;
   const session = await readSession(state);
   if (!session) {
@@ -114,9 +118,9 @@ function putNowOrLater(state: EncryptedState, key: string, bytes: Uint8Array, op
   }
 }
 
-function batchNowOrLater(state: EncryptedState, operations: readonly BatchOperation[]): Promise<BatchOutcome[]> {
+function batchNowOrLater(state: EncryptedState, operations: readonly BatchOperation[], options?: BatchOptions): Promise<BatchOutcome[]> {
   const ready = state.ready;
-  if (!ready?.sync || state.closed || !Array.isArray(operations)) return track(state, batchValues(state, operations));
+  if (!ready?.sync || state.closed || !Array.isArray(operations)) return track(state, batchValues(state, operations, options));
   try {
     const sealed = operations.map((op) => {
       if (op?.key === KEYRING_KEY) throw reservedKey();
@@ -125,7 +129,7 @@ function batchNowOrLater(state: EncryptedState, operations: readonly BatchOperat
       if (!(op.bytes instanceof Uint8Array)) throw notBytes(op.key);
       return { ...op, bytes: sealValue(ready, op.key, op.bytes) as Uint8Array };
     });
-    return state.inner.batch!(sealed);
+    return state.inner.batch!(sealed, options);
   } catch (err) {
     return Promise.reject(err);
   }
@@ -135,24 +139,25 @@ function isPut(op: BatchOperation): op is Extract<BatchOperation, { type: 'put' 
   return op?.type === 'put' && op.bytes instanceof Uint8Array;
 }
 
-async function batchValues(state: EncryptedState, operations: readonly BatchOperation[]): Promise<BatchOutcome[]> {
+async function batchValues(state: EncryptedState, operations: readonly BatchOperation[], options?: BatchOptions): Promise<BatchOutcome[]> {
   if (state.closed) throw new CheckpointError('checkpoint_closed', 'encryptedStorage: the store is closed');
   if (!Array.isArray(operations)) throw new CheckpointError('checkpoint_config_invalid', 'batch: operations must be an array');
   for (const op of operations) if (op?.key === KEYRING_KEY) throw reservedKey();
-  if (!operations.some((op) => op?.type === 'put')) return state.inner.batch!(operations);
+  if (!operations.some((op) => op?.type === 'put')) return state.inner.batch!(operations, options);
   for (const op of operations) if (op?.type === 'put') assertKey(op.key);
   const ready = state.ready;
   // As in a put: sealed before the first await, or copied while the session opens.
   if (ready?.sync)
     return state.inner.batch!(
       operations.map((op) => (isPut(op) ? { ...op, bytes: sealValue(ready, op.key, op.bytes) as Uint8Array } : op)),
+      options,
     );
   const copies = ready ? operations : operations.map((op) => (isPut(op) ? { ...op, bytes: op.bytes.slice() } : op));
   const session = ready ?? (await writeSession(state));
   const sealed = await Promise.all(
     copies.map(async (op) => (isPut(op) ? { ...op, bytes: await sealValue(session, op.key, op.bytes) } : op)),
   );
-  return state.inner.batch!(sealed);
+  return state.inner.batch!(sealed, options);
 }
 
 async function* listValues(state: EncryptedState, prefix: string): AsyncIterable<StorageEntry> {
@@ -243,7 +248,7 @@ export function encryptedStorage(inner: StorageAdapter, options: EncryptedStorag
     capabilities: capabilitiesOf(inner, sharedFiles),
     contentAddressing: contentAddressing(state),
     keyring: keyringOf(state),
-    get: (key) => track(state, getValue(state, key)),
+    get: (key, options) => track(state, getValue(state, key, options)),
     put: (key, bytes, opts) => putNowOrLater(state, key, bytes, opts),
     delete: async (key, opts) => {
       checkedKey(state, key);
@@ -251,7 +256,7 @@ export function encryptedStorage(inner: StorageAdapter, options: EncryptedStorag
     },
     list: (prefix) => listValues(state, prefix),
     ...(inner.capabilities.atomicBatch && typeof inner.batch === 'function'
-      ? { batch: (ops: readonly BatchOperation[]) => batchNowOrLater(state, ops) }
+      ? { batch: (ops: readonly BatchOperation[], options?: BatchOptions) => batchNowOrLater(state, ops, options) }
       : {}),
     ...bufferedMembers(inner),
     async close() {
