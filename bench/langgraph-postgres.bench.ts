@@ -175,7 +175,10 @@ async function readRows(url: string): Promise<BenchRow[]> {
     await fill(ours, 'long');
     await fill(theirs, 'long');
     const config = { configurable: { thread_id: 'long' } };
-    const times = { getTuple: { savepoint: [] as number[], langgraph: [] as number[] }, list: { savepoint: [] as number[], langgraph: [] as number[] } };
+    const times = {
+      getTuple: { savepoint: [] as number[], langgraph: [] as number[] },
+      list: { savepoint: [] as number[], langgraph: [] as number[] },
+    };
     for (let r = 0; r < 15; r++) {
       // A fresh SavepointSaver each time: a replica that has not met the thread, as after a restart.
       for (const [mode, saver] of [

@@ -48,9 +48,7 @@ process.stdout.write('ready\n');
 const turns: Promise<void>[] = [];
 for await (const line of createInterface({ input: process.stdin })) {
   const [turn, thread] = line.split(' ') as [string, string];
-  turns.push(
-    graph.invoke({ count: 1 }, { configurable: { thread_id: thread } }).then(() => void process.stdout.write(`done ${turn}\n`)),
-  );
+  turns.push(graph.invoke({ count: 1 }, { configurable: { thread_id: thread } }).then(() => void process.stdout.write(`done ${turn}\n`)));
 }
 await Promise.all(turns);
 await storage?.close();

@@ -41,7 +41,9 @@ describe('phasedWorkflow on GitHub: critical triggers skip the hold below the ra
     expect(tripped.ok && tripped.outcome).not.toBe('queued');
     if (!tripped.ok) throw tripped.error;
     expect(e.gh.state.readFile(tripped.key)).toBeDefined();
-    const latest = JSON.parse(new TextDecoder().decode(e.gh.state.readFile(`checkpoints/${runId}/latest.json`)!)) as { sequence_number: number };
+    const latest = JSON.parse(new TextDecoder().decode(e.gh.state.readFile(`checkpoints/${runId}/latest.json`)!)) as {
+      sequence_number: number;
+    };
     expect(latest.sequence_number).toBe(tripped.sequence);
     await w.close();
   });
