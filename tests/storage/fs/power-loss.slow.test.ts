@@ -13,7 +13,7 @@ describe('fsStorage under a simulated power loss', () => {
   it.each(['direct', 'journal'] as const)(
     '%s: every crash state resumes with every acknowledged checkpoint',
     async (mode) => {
-      const result = await powerLossSweep(mode, { randomPerPoint: 2 });
+      const result = await powerLossSweep(mode, { randomPerPoint: 1 }); // `npm run campaign` draws more per point;
       console.log(`power loss (${mode}): ${result.calls} calls, ${result.states} crash states, ${result.failed} failed`);
       expect(result.problems).toEqual([]);
       expect(result.states).toBeGreaterThan(50);
