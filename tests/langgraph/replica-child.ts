@@ -23,7 +23,9 @@ type StoreSpec =
 function storageOf(spec: StoreSpec): StorageAdapter {
   if (spec.kind === 'fs') return fsStorage({ dir: spec.dir });
   if (spec.kind === 'postgres') return postgresStorage({ connectionString: spec.connectionString, table: spec.table, poolSize: 2 });
-  return githubStorage({ owner: spec.owner, repo: spec.repo, token: spec.token, baseUrl: spec.baseUrl });
+  // Unpaced writes (GitHub asks for a second between them; the emulator does not): replicas
+  // race for the branch as hard as they can, and the tests run in seconds.
+  return githubStorage({ owner: spec.owner, repo: spec.repo, token: spec.token, baseUrl: spec.baseUrl, minWriteIntervalMs: 0 });
 }
 
 const say = (line: object): void => void process.stdout.write(`${JSON.stringify(line)}\n`);

@@ -205,8 +205,6 @@ interface StoreUnderTest {
   /** Turns of the two-replica scenarios, rounds of the eight-replica one (each GitHub put is a commit: fewer there). */
   readonly turns: number;
   readonly rounds: number;
-  /** Scenarios left to the other stores, to keep `npm test` within its time budget. */
-  readonly thoroughOnly?: readonly 'keepLast'[];
   /** A fresh store: the children's REPLICA_STORE and the parent's own adapter on it. */
   open(): Promise<{ spec: object; storage: StorageAdapter; close(): Promise<void> }>;
 }
@@ -239,11 +237,9 @@ const STORES: readonly StoreUnderTest[] = [
   {
     name: 'the GitHub emulator',
     enabled: true,
-    // Each turn is many seconds of commits on the emulator: enough turns to show a duplicate on
-    // the old code, no more; the thread-wide keepLast, store-independent, is held on fs and PostgreSQL.
-    turns: 2,
-    rounds: 1,
-    thoroughOnly: ['keepLast'],
+    // Each put is a commit: fewer turns than on the other stores.
+    turns: 6,
+    rounds: 6,
     open: async () => {
       const gh = await startGitHubEmulator({ token: TOKEN, secondaryLimit: false });
       const options = { owner: gh.owner, repo: gh.repo, token: TOKEN, baseUrl: gh.url };
@@ -278,13 +274,9 @@ for (const store of STORES) {
       await check(turnsOfTwo(false, store.turns));
     }, 480_000);
 
-    it.skipIf(store.thoroughOnly?.includes('keepLast'))(
-      'two replicas taking turns with keepLast 3: the thread keeps 3, not 3 per replica',
-      async () => {
-        await check(turnsOfTwo(3, store.turns));
-      },
-      480_000,
-    );
+    it('two replicas taking turns with keepLast 3: the thread keeps 3, not 3 per replica', async () => {
+      await check(turnsOfTwo(3, store.turns));
+    }, 480_000);
 
     it('eight replicas on three threads, turns on random replicas, some at once, some SIGKILLed mid-turn', async () => {
       await check(eightReplicas(store.name.length, store.rounds));

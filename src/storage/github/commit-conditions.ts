@@ -14,9 +14,13 @@ import { gitBlobSha } from './git-blob.js';
  */
 export async function conditionsHold(ctx: RepoContext, run: CommitRun, fresh: boolean): Promise<boolean> {
   let failure: CheckpointError | undefined;
+  let failed: Prepared | undefined;
   for (const p of run.items) {
     failure = await conditionOf(ctx, p);
-    if (failure) break;
+    if (failure) {
+      failed = p;
+      break;
+    }
   }
   if (failure) {
     // A cached head may be behind the branch: judge only against a fresh one.
@@ -25,6 +29,8 @@ export async function conditionsHold(ctx: RepoContext, run: CommitRun, fresh: bo
       await resetMerges(run);
       return false;
     }
+    // Another writer replaced what this adapter wrote there: reads must show theirs now.
+    ctx.state.forgetOwnWrites([failed!.path]);
     throw failure;
   }
   return true;

@@ -209,6 +209,7 @@ async function onExists(ctx: RepoContext, run: PutRun, res: GitHubResponse): Pro
   if (current === undefined) throw unexpected('repos/create-or-update-file-contents', 422, res.message);
   if (run.conditional) {
     if (await tryMerge(ctx, run, current)) return undefined;
+    ctx.state.forgetOwnWrites([run.path]); // another writer's file: reads must show it, not ours
     throw conditionFailed(run.key, 'key exists');
   }
   if (++run.races > ctx.maxConflictRetries || run.sent >= ctx.maxWriteAttempts) throw keptChanging(run.key, run.sent);
@@ -230,6 +231,7 @@ async function onStale(ctx: RepoContext, run: PutRun): Promise<string | undefine
   }
   if (run.conditional) {
     if (current !== undefined && (await tryMerge(ctx, run, current))) return undefined;
+    ctx.state.forgetOwnWrites([run.path]); // another writer's change: reads must show it, not ours
     throw conditionFailed(run.key, current === undefined ? 'key is gone' : 'version changed');
   }
   if (++run.races > ctx.maxConflictRetries || run.sent >= ctx.maxWriteAttempts) throw keptChanging(run.key, run.sent);
