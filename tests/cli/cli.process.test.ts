@@ -199,7 +199,7 @@ describe('savepoint CLI on a GitHub store (local emulator)', () => {
   beforeAll(async () => {
     await ensureBuilt();
     gh = await startGitHubEmulator({ token: TOKEN, secondaryLimit: false });
-    const storage = githubStorage({ owner: gh.owner, repo: gh.repo, token: TOKEN, baseUrl: gh.url });
+    const storage = githubStorage({ owner: gh.owner, repo: gh.repo, token: TOKEN, baseUrl: gh.url, minWriteIntervalMs: 0 });
     const runId = '8d3f1c2a-4b5e-4c6d-9e7f-0a1b2c3d4e5f';
     const writer = createWriter({ storage, profile: phasedWorkflow, runId, heartbeatIntervalMs: false, coalesceWindowMs: 0 });
     const payload = (phase: string, done: Partial<PhaseOutputs>): PhasedWorkflowPayload => {

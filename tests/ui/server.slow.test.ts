@@ -237,7 +237,14 @@ describe('savepoint ui over other stores and profiles', () => {
   it('shows a phased-workflow run kept on GitHub (the emulator), with its trigger priorities and resume point', async () => {
     const TOKEN = 'ghp_uitest00000000000000000000000000000000';
     const gh = await startGitHubEmulator({ owner: 'acme', repo: 'checkpoints', token: TOKEN, secondaryLimit: false });
-    const storage = githubStorage({ owner: 'acme', repo: 'checkpoints', token: TOKEN, baseUrl: gh.url, emergencyQueue: 'memory' });
+    const storage = githubStorage({
+      owner: 'acme',
+      repo: 'checkpoints',
+      token: TOKEN,
+      baseUrl: gh.url,
+      emergencyQueue: 'memory',
+      minWriteIntervalMs: 0,
+    });
     const runId = '0f8fad5b-d9cb-469f-a165-70867728950e';
     const writer = createWriter({ storage, profile: phasedWorkflow, runId, heartbeatIntervalMs: false });
     const empty = initialPhasedPayload('phase_0_intake', '2026-11-22T00:00:00Z');

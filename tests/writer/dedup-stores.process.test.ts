@@ -80,13 +80,14 @@ describe.skipIf(!hasPostgres)('content chunks on postgresStorage', () => {
 
 describe('content chunks on githubStorage (emulator)', () => {
   it('write, share, read back, sweep', async () => {
-    const gh = await startGitHubEmulator({ token: 't0ken' });
+    const gh = await startGitHubEmulator({ token: 't0ken', secondaryLimit: false });
     const storage = githubStorage({
       owner: gh.owner,
       repo: gh.repo,
       token: 't0ken',
       baseUrl: gh.url,
       requestTimeoutMs: 10_000,
+      minWriteIntervalMs: 0, // unpaced: the emulator does not need GitHub's second between writes
       emergencyQueue: 'memory',
     });
     try {
