@@ -4,13 +4,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt, ROOT } from '../support/build.js';
+import { freshTable, hasPostgres, usePostgres } from '../support/postgres-fixture.js';
+
+const postgres = hasPostgres ? usePostgres() : undefined;
 
 /**
  * A LangGraph.js app as users write it, type-checked against the packed tarball with
  * `skipLibCheck: false` and no cast at `compile({ checkpointer })`, in every module system a
  * TypeScript app uses (ESM under node16, nodenext and bundler resolution; CommonJS under
  * nodenext, the mode in which `@langchain/core`'s own CommonJS declarations type-check), then
- * run on fs. The saver's class extends `BaseCheckpointSaver` from a peer, so its
+ * run on fs and on PostgreSQL. The saver's class extends `BaseCheckpointSaver` from a peer, so its
  * declarations must resolve the peer the way the app does: an ESM app sees the peers' ESM
  * types, a CommonJS app their CommonJS types, or `@langchain/core` is typed twice and
  * `compile()` rejects the saver (TS2322).
@@ -20,13 +23,21 @@ import { ensureBuilt, ROOT } from '../support/build.js';
  */
 const APP = `
 import { Annotation, END, START, StateGraph } from '@langchain/langgraph';
+import type { StorageAdapter } from 'savepoint';
 import { fsStorage } from 'savepoint/fs';
 import { SavepointSaver } from 'savepoint/langgraph';
+import { postgresStorage } from 'savepoint/postgres';
 
 const State = Annotation.Root({ count: Annotation<number>({ reducer: (a, b) => a + b, default: () => 0 }) });
 
-async function main(dir: string): Promise<void> {
-  const checkpointer = new SavepointSaver({ storage: fsStorage({ dir }) });
+// The store: a directory, or a PostgreSQL connection string and table.
+function open(where: string, table: string | undefined): StorageAdapter {
+  return table === undefined ? fsStorage({ dir: where }) : postgresStorage({ connectionString: where, table });
+}
+
+async function main(where: string, table: string | undefined): Promise<void> {
+  const storage = open(where, table);
+  const checkpointer = new SavepointSaver({ storage });
   const graph = new StateGraph(State)
     .addNode('inc', () => ({ count: 1 }))
     .addEdge(START, 'inc')
@@ -35,12 +46,14 @@ async function main(dir: string): Promise<void> {
   const config = { configurable: { thread_id: 'consumer' } };
   await graph.invoke({ count: 1 }, config);
   const state = await graph.invoke({ count: 1 }, config);
-  const again = new SavepointSaver({ storage: fsStorage({ dir }) });
-  const tuple = await again.getTuple(config);
+  const other = open(where, table);
+  const tuple = await new SavepointSaver({ storage: other }).getTuple(config);
   console.log(JSON.stringify({ count: state.count, stored: tuple?.checkpoint.channel_values['count'] }));
+  await storage.close?.();
+  await other.close?.();
 }
 
-main(process.argv[2]!).catch((err: unknown) => {
+main(process.argv[2]!, process.argv[3]).catch((err: unknown) => {
   console.error(err);
   process.exit(1);
 });
@@ -61,7 +74,7 @@ const VARIANTS: readonly Variant[] = [
 ];
 
 /** Runtime dependencies of savepoint and the peers the app uses, linked from this checkout. */
-const LINKED = ['zod', 'ajv', 'fflate', '@langchain'];
+const LINKED = ['zod', 'ajv', 'fflate', '@langchain', 'pg'];
 
 describe('a LangGraph app built against the packed package', () => {
   let root = '';
@@ -88,7 +101,7 @@ describe('a LangGraph app built against the packed package', () => {
     execFileSync('tar', ['-xzf', tarball, '-C', modules]);
     renameSync(join(modules, 'package'), join(modules, 'savepoint'));
     for (const dep of LINKED) symlinkSync(join(ROOT, 'node_modules', dep), join(modules, dep), 'dir');
-    symlinkSync(join(ROOT, 'node_modules', '@types', 'node'), join(modules, '@types', 'node'), 'dir');
+    for (const types of ['node', 'pg']) symlinkSync(join(ROOT, 'node_modules', '@types', types), join(modules, '@types', types), 'dir');
     writeFileSync(
       join(dir, 'package.json'),
       JSON.stringify({ name: variant.name, version: '1.0.0', private: true, type: variant.packageType }),
@@ -103,7 +116,7 @@ describe('a LangGraph app built against the packed package', () => {
           module: variant.module,
           moduleResolution: variant.moduleResolution,
           target: 'es2022',
-          types: ['node'],
+          types: ['node', 'pg'],
           outDir: 'out',
         },
         files: ['app.ts'],
@@ -113,14 +126,16 @@ describe('a LangGraph app built against the packed package', () => {
   }
 
   for (const variant of VARIANTS) {
-    it(`${variant.name}: compiles with skipLibCheck false and no cast, then runs on fs`, () => {
+    it(`${variant.name}: compiles with skipLibCheck false and no cast, then runs on fs and PostgreSQL`, () => {
       const dir = project(variant);
       const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
       const built = spawnSync(process.execPath, [tsc, '-p', dir], { cwd: dir, encoding: 'utf8' });
       expect(built.stdout + built.stderr).toBe('');
       expect(built.status).toBe(0);
-      const out = execFileSync(process.execPath, [join(dir, 'out', 'app.js'), join(dir, 'store')], { cwd: dir, encoding: 'utf8' });
-      expect(JSON.parse(out)).toEqual({ count: 4, stored: 4 });
+      const run = (...args: string[]): unknown =>
+        JSON.parse(execFileSync(process.execPath, [join(dir, 'out', 'app.js'), ...args], { cwd: dir, encoding: 'utf8' }));
+      expect(run(join(dir, 'store'))).toEqual({ count: 4, stored: 4 });
+      if (postgres) expect(run(postgres.server().url, freshTable('consumer'))).toEqual({ count: 4, stored: 4 });
     }, 120_000);
   }
 });
