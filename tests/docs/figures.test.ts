@@ -23,7 +23,8 @@ import { readResults, rowKey, type BenchResults } from '../../bench/results.js';
 const ROOT = join(import.meta.dirname, '..', '..');
 const TOLERANCE = 0.2;
 const MARKER = /<!-- bench: ([^|>]+?) \| ([^>]+?)(?: \| (savepoint|baseline|ratio)(?: ([1-9]))?)? -->/g;
-const NUMBER_WITH_UNIT = /(-?\d[\d,]*(?:\.\d+)?)\s?(×|%|[KMG]i?B|ms|µs|s\b|[a-z]+\/s|req)?/g;
+// A digit inside a word (`V8`, a commit id) is no figure.
+const NUMBER_WITH_UNIT = /(?<![\w.])(-?\d[\d,]*(?:\.\d+)?)\s?(×|%|[KMG]i?B|ms|µs|s\b|[a-z]+\/s|req)?/g;
 const FIGURE_BEFORE = /(-?\d[\d,]*(?:\.\d+)?)\s?(×|%|[KMG]i?B|ms|µs|s\b|[a-z]+\/s|req)?\**\)?$/;
 const FIGURE_ON_LINE = /\d[\d,]*(?:\.\d+)?\s?(×(?!\s?\d)|[KMG]i?B\b|ms\b|µs\b|[a-z]+\/s\b)/;
 const EXEMPT = /<!-- (bench: |not measured(:[^>]*)? -->)/;
@@ -152,7 +153,7 @@ describe('documented figures agree with the bench', () => {
   it('the check reads the figure a marker asks for and refuses a figure in another unit', () => {
     const results: BenchResults = {
       'fs-peers | 8 runs': {
-        savepoint: '2,340 µs: main 770 µs, pool 1,530 µs',
+        savepoint: '2,340 µs: main 770 µs, pool 1,530 µs, V8 helpers 40 µs (b604502)',
         baseline: '1,970 ops/s',
         ratio: '1.25× stored, 0.16× on disk',
         target: '—',
@@ -165,7 +166,8 @@ describe('documented figures agree with the bench', () => {
     expect(checkCitation(cite('on disk 0.16×<!-- bench: fs-peers | 8 runs | ratio 2 -->'), results)).toBeUndefined();
     expect(checkCitation(cite('on disk 0.16×<!-- bench: fs-peers | 8 runs -->'), results)).toMatch(/ratio of .* 1\.25× stored/);
     expect(checkCitation(cite('main thread 770 µs<!-- bench: fs-peers | 8 runs | savepoint 2 -->'), results)).toBeUndefined();
-    expect(checkCitation(cite('main thread 770 µs<!-- bench: fs-peers | 8 runs | savepoint 4 -->'), results)).toMatch(/no number 4/);
+    expect(checkCitation(cite('V8 40 µs<!-- bench: fs-peers | 8 runs | savepoint 4 -->'), results)).toBeUndefined();
+    expect(checkCitation(cite('main thread 770 µs<!-- bench: fs-peers | 8 runs | savepoint 5 -->'), results)).toMatch(/no number 5/);
     expect(checkCitation(cite('2.34 ms<!-- bench: fs-peers | 8 runs -->'), results)).toMatch(/is in µs/);
     expect(checkCitation(cite('1,970 checkpoints/s<!-- bench: fs-peers | 8 runs | baseline -->'), results)).toBeUndefined();
   });
