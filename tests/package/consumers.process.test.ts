@@ -75,7 +75,7 @@ describe('the packed package in a consumer project', () => {
     expect(out).toMatchObject({ ok: true, code: 'checkpoint_key_invalid', testing: 'function' });
   });
 
-  it('type-checks savepoint and savepoint/testing without fast-check (an optional peer) installed', () => {
+  it('type-checks savepoint and savepoint/testing without fast-check (an optional peer) installed, and a typed resume with an interface and no profile', () => {
     expect(existsSync(join(dir, 'node_modules', 'fast-check'))).toBe(false);
     mkdirSync(join(dir, 'node_modules', '@types'), { recursive: true });
     if (!existsSync(join(dir, 'node_modules', '@types', 'node')))
@@ -90,6 +90,22 @@ describe('the packed package in a consumer project', () => {
        const fc: StorageConformanceFastCheck | undefined = undefined;
        export { storage, clock, options, fc, runStorageConformance };`,
     );
+    // The typed resume of the README, as an app writes it: an interface, no profile named.
+    writeFileSync(
+      join(dir, 'typed-resume.mts'),
+      `import { createWriter, findIncompleteRuns, memoryStorage, planResume } from 'savepoint';
+       interface AgentState { step: number; notes: string[] }
+       const storage = memoryStorage();
+       const state: AgentState = { step: 1, notes: ['a'] };
+       const typed = createWriter<AgentState>({ storage, runId: 'r' });
+       await typed.checkpoint({ source: 'manual', status: 'in_progress', payload: state });
+       const untyped = createWriter({ storage, runId: 'u' });
+       await untyped.checkpoint({ source: 'manual', status: 'in_progress', payload: state });
+       const plan = await planResume<AgentState>({ storage, runId: 'r' });
+       const step: number = plan.snapshot.payload.step;
+       const runs = await findIncompleteRuns<AgentState>({ storage });
+       export { step, runs };`,
+    );
     writeFileSync(
       join(dir, 'tsconfig.json'),
       JSON.stringify({
@@ -102,7 +118,7 @@ describe('the packed package in a consumer project', () => {
           types: ['node'],
           skipLibCheck: false,
         },
-        files: ['types.mts'],
+        files: ['types.mts', 'typed-resume.mts'],
       }),
     );
     const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
