@@ -14,6 +14,7 @@ import {
   type Keyring,
 } from './keyring.js';
 import { syncAead, type SyncAead } from './native-aead.js';
+import { NoncePool } from './nonce-pool.js';
 import { hkdfSha256, importAesKey, importHmacKey, KEY_BYTES } from './primitives.js';
 
 /**
@@ -30,6 +31,8 @@ export interface Session {
   readonly contentIdKey: CryptoKey;
   /** The same keys for the runtime's synchronous implementation, where it has one (Node). */
   readonly sync: SyncAead | undefined;
+  /** Where the values' nonces come from. */
+  readonly nonces: NoncePool;
 }
 
 /** What an encrypted store keeps between calls. */
@@ -66,7 +69,14 @@ export async function sessionOf(dataKeyId: string, dataKey: Uint8Array, native =
     hkdfSha256(dataKey, salt, CONTENT_ID_INFO, KEY_BYTES),
   ]);
   const [valueKey, contentIdKey] = await Promise.all([importAesKey(valueRaw), importHmacKey(idRaw)]);
-  return { dataKeyId, dataKeyIdBytes: salt, valueKey, contentIdKey, sync: native ? syncAead(valueRaw, idRaw) : undefined };
+  return {
+    dataKeyId,
+    dataKeyIdBytes: salt,
+    valueKey,
+    contentIdKey,
+    sync: native ? syncAead(valueRaw, idRaw) : undefined,
+    nonces: new NoncePool(),
+  };
 }
 
 /** The stored keyring and its version, or `undefined` when the store has none yet. */
