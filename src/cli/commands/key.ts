@@ -21,7 +21,8 @@ async function newKey(ctx: CommandContext): Promise<{ key: EncryptionKey; create
 
 async function listKeys(ctx: CommandContext): Promise<number> {
   const listing = await requireEncrypted(ctx.storage).keyring.list();
-  if (ctx.json) printJson(ctx.io, listing);
+  // schemas/cli/key.v1.json: `dataKeyId` is null (not left out) before the store's first write.
+  if (ctx.json) printJson(ctx.io, { action: 'list', dataKeyId: listing.dataKeyId ?? null, keys: listing.keys });
   else {
     ctx.io.stdout.write(`data key ${listing.dataKeyId ?? '(none yet)'}\n`);
     ctx.io.stdout.write(
@@ -54,7 +55,7 @@ export const keyCommand: Command = {
     if (action === 'remove') {
       if (!arg) throw new CliError('key remove needs a KEY_ID (see savepoint key list)');
       await store.keyring.remove(arg);
-      if (ctx.json) printJson(ctx.io, { removed: arg });
+      if (ctx.json) printJson(ctx.io, { action: 'remove', removed: [arg] });
       else ctx.io.stdout.write(`removed key ${arg}\n`);
       return EXIT.ok;
     }
@@ -63,11 +64,11 @@ export const keyCommand: Command = {
     const from = created ? `a new key written to ${path}` : `the key in ${path}`;
     if (action === 'add') {
       const added = await store.keyring.add(key);
-      if (ctx.json) printJson(ctx.io, { added, created, path });
+      if (ctx.json) printJson(ctx.io, { action: 'add', added, created, path });
       else ctx.io.stdout.write(`added key ${added} (${from})\n`);
     } else {
       const { added, removed } = await store.keyring.rotate(key);
-      if (ctx.json) printJson(ctx.io, { added, removed, created, path });
+      if (ctx.json) printJson(ctx.io, { action: 'rotate', added, removed, created, path });
       else
         ctx.io.stdout.write(`rotated to key ${added} (${from}); removed ${removed.join(', ') || 'none'}. No checkpoint was rewritten.\n`);
     }
