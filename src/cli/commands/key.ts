@@ -38,7 +38,7 @@ async function listKeys(ctx: CommandContext): Promise<number> {
 /** `savepoint key list|add|rotate|remove` */
 export const keyCommand: Command = {
   name: 'key',
-  usage: 'list | add --new-key-file PATH | rotate --new-key-file PATH | remove KEY_ID',
+  usage: 'list | add --new-key-file PATH | rotate --new-key-file PATH | remove KEY_ID | run-id NAME',
   maxPositionals: 2,
   summary: "Manage an encrypted store's keys (the store's key from --key-file or SAVEPOINT_KEY); checkpoints are never rewritten",
   options: {
@@ -52,6 +52,13 @@ export const keyCommand: Command = {
     const [action, arg] = ctx.positionals;
     if (action === 'list') return listKeys(ctx);
     const store = requireEncrypted(ctx.storage);
+    if (action === 'run-id') {
+      if (!arg) throw new CliError('key run-id needs a NAME: prints the hidden run id the store gives that name');
+      const runId = await store.hiddenRunId(arg);
+      if (ctx.json) printJson(ctx.io, { action: 'run-id', name: arg, runId });
+      else ctx.io.stdout.write(`${runId}\n`);
+      return EXIT.ok;
+    }
     if (action === 'remove') {
       if (!arg) throw new CliError('key remove needs a KEY_ID (see savepoint key list)');
       await store.keyring.remove(arg);
@@ -59,7 +66,7 @@ export const keyCommand: Command = {
       else ctx.io.stdout.write(`removed key ${arg}\n`);
       return EXIT.ok;
     }
-    if (action !== 'add' && action !== 'rotate') throw new CliError('usage: savepoint key list | add | rotate | remove');
+    if (action !== 'add' && action !== 'rotate') throw new CliError('usage: savepoint key list | add | rotate | remove | run-id');
     const { key, created, path } = await newKey(ctx);
     const from = created ? `a new key written to ${path}` : `the key in ${path}`;
     if (action === 'add') {
