@@ -208,7 +208,11 @@ export async function findSnapshot(
     ref === 'latest'
       ? rows.at(-1)?.snapshot
       : rows.find((r) => r.snapshot && (r.snapshot.id === ref || r.snapshot.sequence === wanted))?.snapshot;
-  if (found || wanted === undefined || !run.latest) return found;
+  if (found) return found;
+  // An encrypted store opened without its key cannot tell which snapshot a file holds: say so, not "not found".
+  const locked = rows.find((r) => r.error?.reasonCode === 'checkpoint_encryption_key_missing')?.error;
+  if (locked) throw locked;
+  if (wanted === undefined || !run.latest) return undefined;
   // A profile without history keeps its one snapshot in latest.
   const latest = await loadEntry(source.storage, source.profile, run.latest);
   return latest.snapshot?.sequence === wanted ? latest.snapshot : undefined;

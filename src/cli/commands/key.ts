@@ -21,7 +21,8 @@ async function newKey(ctx: CommandContext): Promise<{ key: EncryptionKey; create
 
 async function listKeys(ctx: CommandContext): Promise<number> {
   const listing = await requireEncrypted(ctx.storage).keyring.list();
-  if (ctx.json) printJson(ctx.io, listing);
+  // schemas/cli/key.v1.json: `dataKeyId` is null (not left out) before the store's first write.
+  if (ctx.json) printJson(ctx.io, { action: 'list', dataKeyId: listing.dataKeyId ?? null, keys: listing.keys });
   else {
     ctx.io.stdout.write(`data key ${listing.dataKeyId ?? '(none yet)'}\n`);
     ctx.io.stdout.write(
@@ -37,7 +38,7 @@ async function listKeys(ctx: CommandContext): Promise<number> {
 /** `savepoint key list|add|rotate|remove` */
 export const keyCommand: Command = {
   name: 'key',
-  usage: 'list | add --new-key-file PATH | rotate --new-key-file PATH | remove KEY_ID',
+  usage: 'list | add --new-key-file PATH | rotate --new-key-file PATH | remove KEY_ID | run-id NAME',
   maxPositionals: 2,
   summary: "Manage an encrypted store's keys (the store's key from --key-file or SAVEPOINT_KEY); checkpoints are never rewritten",
   options: {
@@ -51,23 +52,30 @@ export const keyCommand: Command = {
     const [action, arg] = ctx.positionals;
     if (action === 'list') return listKeys(ctx);
     const store = requireEncrypted(ctx.storage);
+    if (action === 'run-id') {
+      if (!arg) throw new CliError('key run-id needs a NAME: prints the hidden run id the store gives that name');
+      const runId = await store.hiddenRunId(arg);
+      if (ctx.json) printJson(ctx.io, { action: 'run-id', name: arg, runId });
+      else ctx.io.stdout.write(`${runId}\n`);
+      return EXIT.ok;
+    }
     if (action === 'remove') {
       if (!arg) throw new CliError('key remove needs a KEY_ID (see savepoint key list)');
       await store.keyring.remove(arg);
-      if (ctx.json) printJson(ctx.io, { removed: arg });
+      if (ctx.json) printJson(ctx.io, { action: 'remove', removed: [arg] });
       else ctx.io.stdout.write(`removed key ${arg}\n`);
       return EXIT.ok;
     }
-    if (action !== 'add' && action !== 'rotate') throw new CliError('usage: savepoint key list | add | rotate | remove');
+    if (action !== 'add' && action !== 'rotate') throw new CliError('usage: savepoint key list | add | rotate | remove | run-id');
     const { key, created, path } = await newKey(ctx);
     const from = created ? `a new key written to ${path}` : `the key in ${path}`;
     if (action === 'add') {
       const added = await store.keyring.add(key);
-      if (ctx.json) printJson(ctx.io, { added, created, path });
+      if (ctx.json) printJson(ctx.io, { action: 'add', added, created, path });
       else ctx.io.stdout.write(`added key ${added} (${from})\n`);
     } else {
       const { added, removed } = await store.keyring.rotate(key);
-      if (ctx.json) printJson(ctx.io, { added, removed, created, path });
+      if (ctx.json) printJson(ctx.io, { action: 'rotate', added, removed, created, path });
       else
         ctx.io.stdout.write(`rotated to key ${added} (${from}); removed ${removed.join(', ') || 'none'}. No checkpoint was rewritten.\n`);
     }

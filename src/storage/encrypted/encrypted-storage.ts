@@ -19,6 +19,7 @@ import { EncryptionKey } from './encryption-key.js';
 import { keyMissing, reservedKey } from './errors.js';
 import { KEYRING_KEY, keyIdsOf } from './keyring.js';
 import { keyringOf, type EncryptedKeyring } from './keyring-admin.js';
+import { hiddenRunIdOf } from './hidden-run-id.js';
 import { hmacSha256 } from './primitives.js';
 import { readSession, track, writeSession, type EncryptedState } from './session.js';
 import { dataKeyIdOf, openValue, sealValue } from './value-cipher.js';
@@ -52,6 +53,21 @@ export interface EncryptedStorage extends BufferedStorage {
   readonly contentAddressing: ContentAddressing;
   /** Adds, removes, rotates and lists the user keys that open the store. */
   readonly keyring: EncryptedKeyring;
+  /**
+   * A run id for `name` that hides it: a UUID (v4 form) keyed by the store's data key, the
+   * same for the same name in this store, unrelated in another, computable only with a key.
+   * Use it as the writer's `runId` (or a LangGraph `thread_id`) when the name would say too
+   * much in a key name: a user's e-mail, a ticket title. Resume and listing work as for any
+   * run id; `runs` and the viewer show the hidden id, not the name (keep the name in the
+   * payload if you need it back). Creates the store's keyring on a new store, as a first write does.
+   *
+   * @example
+   * ```ts
+   * const runId = await storage.hiddenRunId('alice@example.com/support-ticket');
+   * const writer = createWriter({ storage, runId });
+   * ```
+   */
+  hiddenRunId(name: string): Promise<string>;
 }
 
 function toKey(input: EncryptionKeyInput): EncryptionKey {
@@ -248,6 +264,10 @@ export function encryptedStorage(inner: StorageAdapter, options: EncryptedStorag
     capabilities: capabilitiesOf(inner, sharedFiles),
     contentAddressing: contentAddressing(state),
     keyring: keyringOf(state),
+    hiddenRunId: async (name) => {
+      if (state.closed) throw new CheckpointError('checkpoint_closed', 'encryptedStorage: the store is closed');
+      return hiddenRunIdOf(await writeSession(state), name);
+    },
     get: (key, options) => track(state, getValue(state, key, options)),
     put: (key, bytes, opts) => putNowOrLater(state, key, bytes, opts),
     delete: async (key, opts) => {

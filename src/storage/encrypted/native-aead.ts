@@ -36,6 +36,8 @@ const nodeCrypto: NodeCryptoAead | undefined = (() => {
   }
 })();
 
+const GCM_OPTIONS = { authTagLength: 16 } as const;
+
 /** Synchronous AES-256-GCM and HMAC-SHA-256 under fixed keys. */
 export interface SyncAead {
   /** Ciphertext and 16-byte tag written into `out` from `offset`; `out` must have room for them. */
@@ -54,7 +56,7 @@ export function syncAead(valueKey: Uint8Array, macKey: Uint8Array): SyncAead | u
   const hmacKey = c.createSecretKey(macKey);
   return {
     sealInto(nonce, aad, plaintext, out, offset) {
-      const cipher = c.createCipheriv('aes-256-gcm', key, nonce, { authTagLength: 16 });
+      const cipher = c.createCipheriv('aes-256-gcm', key, nonce, GCM_OPTIONS);
       cipher.setAAD(aad);
       const body = cipher.update(plaintext);
       out.set(body, offset);
@@ -64,7 +66,7 @@ export function syncAead(valueKey: Uint8Array, macKey: Uint8Array): SyncAead | u
     },
     open(nonce, aad, sealed) {
       if (sealed.length < 16) return undefined;
-      const decipher = c.createDecipheriv('aes-256-gcm', key, nonce, { authTagLength: 16 });
+      const decipher = c.createDecipheriv('aes-256-gcm', key, nonce, GCM_OPTIONS);
       decipher.setAAD(aad);
       decipher.setAuthTag(sealed.subarray(sealed.length - 16));
       const body = decipher.update(sealed.subarray(0, sealed.length - 16));

@@ -14,6 +14,7 @@ import {
   type Keyring,
 } from './keyring.js';
 import { syncAead, type SyncAead } from './native-aead.js';
+import { NoncePool } from './nonce-pool.js';
 import { hkdfSha256, importAesKey, importHmacKey, KEY_BYTES } from './primitives.js';
 
 /**
@@ -28,8 +29,12 @@ export interface Session {
   readonly valueKey: CryptoKey;
   /** HMAC-SHA-256 key for content ids. */
   readonly contentIdKey: CryptoKey;
+  /** HMAC-SHA-256 key for hidden run ids (a key of its own: a run id and a content id never share a MAC). */
+  readonly runIdKey: CryptoKey;
   /** The same keys for the runtime's synchronous implementation, where it has one (Node). */
   readonly sync: SyncAead | undefined;
+  /** Where the values' nonces come from. */
+  readonly nonces: NoncePool;
 }
 
 /** What an encrypted store keeps between calls. */
@@ -57,16 +62,26 @@ export function track<T>(state: EncryptedState, op: Promise<T>): Promise<T> {
 const encoder = new TextEncoder();
 const VALUE_INFO = encoder.encode('savepoint/value-aes-256-gcm/v1');
 const CONTENT_ID_INFO = encoder.encode('savepoint/content-id-hmac-sha256/v1');
+const RUN_ID_INFO = encoder.encode('savepoint/run-id-hmac-sha256/v1');
 
 /** The session of data key `dataKeyId`; `native: false` keeps to WebCrypto (tests compare the two). */
 export async function sessionOf(dataKeyId: string, dataKey: Uint8Array, native = true): Promise<Session> {
   const salt = hexBytes(dataKeyId);
-  const [valueRaw, idRaw] = await Promise.all([
+  const [valueRaw, idRaw, runIdRaw] = await Promise.all([
     hkdfSha256(dataKey, salt, VALUE_INFO, KEY_BYTES),
     hkdfSha256(dataKey, salt, CONTENT_ID_INFO, KEY_BYTES),
+    hkdfSha256(dataKey, salt, RUN_ID_INFO, KEY_BYTES),
   ]);
-  const [valueKey, contentIdKey] = await Promise.all([importAesKey(valueRaw), importHmacKey(idRaw)]);
-  return { dataKeyId, dataKeyIdBytes: salt, valueKey, contentIdKey, sync: native ? syncAead(valueRaw, idRaw) : undefined };
+  const [valueKey, contentIdKey, runIdKey] = await Promise.all([importAesKey(valueRaw), importHmacKey(idRaw), importHmacKey(runIdRaw)]);
+  return {
+    dataKeyId,
+    dataKeyIdBytes: salt,
+    valueKey,
+    contentIdKey,
+    runIdKey,
+    sync: native ? syncAead(valueRaw, idRaw) : undefined,
+    nonces: new NoncePool(),
+  };
 }
 
 /** The stored keyring and its version, or `undefined` when the store has none yet. */

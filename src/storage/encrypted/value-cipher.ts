@@ -1,7 +1,7 @@
 import { handOver } from '../handed-over.js';
 import type { Session } from './session.js';
 import { valueDamaged } from './errors.js';
-import { aesGcmOpen, aesGcmSeal, NONCE_BYTES, randomBytes, TAG_BYTES } from './primitives.js';
+import { aesGcmOpen, aesGcmSeal, TAG_BYTES } from './primitives.js';
 import { associatedData, HEADER_BYTES, readHeader, writeHeader } from './value-format.js';
 
 /**
@@ -9,7 +9,7 @@ import { associatedData, HEADER_BYTES, readHeader, writeHeader } from './value-f
  * Synchronous where the runtime can encrypt synchronously (Node), a promise otherwise.
  */
 export function sealValue(session: Session, key: string, plaintext: Uint8Array): Uint8Array | Promise<Uint8Array> {
-  const nonce = randomBytes(NONCE_BYTES);
+  const nonce = session.nonces.next();
   if (session.sync) {
     const out = new Uint8Array(HEADER_BYTES + plaintext.length + TAG_BYTES);
     writeHeader(out, session.dataKeyIdBytes, nonce);
@@ -42,12 +42,10 @@ export async function openValue(session: Session, key: string, stored: Uint8Arra
   const header = readHeader(stored);
   if (typeof header === 'string') throw valueDamaged(key, header);
   if (header.dataKeyId !== session.dataKeyId) throw valueDamaged(key, 'foreign-data-key', header.dataKeyId);
-  const plaintext = await aesGcmOpen(
-    session.valueKey,
-    header.nonce,
-    associatedData(stored.subarray(0, HEADER_BYTES), key),
-    stored.subarray(HEADER_BYTES),
-  );
+  const aad = associatedData(stored.subarray(0, HEADER_BYTES), key);
+  const body = stored.subarray(HEADER_BYTES);
+  // Synchronous where the runtime can (Node): a WebCrypto call costs a round trip through a worker job.
+  const plaintext = session.sync ? session.sync.open(header.nonce, aad, body) : await aesGcmOpen(session.valueKey, header.nonce, aad, body);
   if (!plaintext) throw valueDamaged(key, 'authentication');
   return plaintext;
 }

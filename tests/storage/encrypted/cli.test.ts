@@ -94,4 +94,45 @@ describe('savepoint CLI on an encrypted store', () => {
     const old = await cli(['show', 'run-1', '--dir', dir, '--key-file', keyFile]);
     expect(old.err).toContain('checkpoint_encryption_key_missing');
   });
+
+  it('key --json outputs of list, add, rotate, remove and run-id validate against schemas/cli/key.v1.json and hold no key', async () => {
+    const { dir, keyFile, keyText } = await encryptedStore();
+    const ajv = new Ajv2020({ strict: false });
+    const validate = ajv.compile(JSON.parse(readFileSync(join(ROOT, 'schemas/cli/key.v1.json'), 'utf8')) as object);
+    let givenKey = keyFile;
+    const run = async (args: string[]): Promise<Record<string, unknown>> => {
+      const r = await cli(['key', ...args, '--dir', dir, '--key-file', givenKey, '--json']);
+      expect(r.code, r.err).toBe(0);
+      expect(r.out + r.err).not.toContain(keyText);
+      const out = JSON.parse(r.out) as Record<string, unknown>;
+      expect(validate(out), JSON.stringify(validate.errors)).toBe(true);
+      return out;
+    };
+    const listed = await run(['list']);
+    expect(listed).toMatchObject({ action: 'list', keys: [{ kind: 'raw', given: true }] });
+    const addFile = join(base, `add-${Math.random().toString(36).slice(2)}`);
+    const added = await run(['add', '--new-key-file', addFile]);
+    expect(added).toMatchObject({ action: 'add', created: true, path: addFile });
+    expect(JSON.stringify(added)).not.toContain(readFileSync(addFile, 'utf8').trim());
+    const removed = await run(['remove', String(added.added)]);
+    expect(removed).toEqual({ schemaVersion: 1, action: 'remove', removed: [added.added] });
+    const rotateFile = join(base, `rotate-${Math.random().toString(36).slice(2)}`);
+    const rotated = await run(['rotate', '--new-key-file', rotateFile]);
+    expect(rotated).toMatchObject({ action: 'rotate', created: true, removed: [(listed.keys as { keyId: string }[])[0]!.keyId] });
+    givenKey = rotateFile; // the old key no longer opens the store
+    const hidden = await run(['run-id', 'alice@example.com/ticket-1']);
+    const storage = encryptedStorage(fsStorage({ dir }), { keys: EncryptionKey.fromText(readFileSync(rotateFile, 'utf8')) });
+    expect(hidden).toEqual({
+      schemaVersion: 1,
+      action: 'run-id',
+      name: 'alice@example.com/ticket-1',
+      runId: await storage.hiddenRunId('alice@example.com/ticket-1'),
+    });
+    await storage.close();
+    const plain = await cli(['key', 'run-id', 'alice@example.com/ticket-1', '--dir', dir, '--key-file', rotateFile]);
+    expect(plain.out).toBe(`${String(hidden.runId)}\n`);
+    // The schema tells one action's shape from another's.
+    expect(validate({ ...removed, removed: added.added })).toBe(false);
+    expect(validate({ ...listed, action: 'add' })).toBe(false);
+  });
 });

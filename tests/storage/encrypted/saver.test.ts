@@ -1,0 +1,92 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Annotation, END, START, StateGraph } from '@langchain/langgraph';
+import { afterAll, describe, expect, it } from 'vitest';
+import { encryptedStorage, EncryptionKey, isCheckpointError, type StorageAdapter } from 'savepoint';
+import { fsStorage } from 'savepoint/fs';
+import { SavepointSaver } from 'savepoint/langgraph';
+
+// SavepointSaver on an encrypted store: a graph's checkpoints and pending writes round-trip
+// with the key (also through a new process's saver, here a new store instance), the directory
+// holds no plaintext fragment (also with content chunks, whose ids are keyed), and without the
+// key a read fails with the key id it needs, never the key or a plaintext.
+const base = mkdtempSync(join(tmpdir(), 'savepoint-encrypted-saver-'));
+afterAll(() => rmSync(base, { recursive: true, force: true }));
+
+const SECRET = 'tool-returned-api-token-9c4e';
+// Over the 16 KiB chunking threshold, so the saver's content chunks are written (keyed ids).
+const LARGE = Array.from({ length: 400 }, (_, i) => `line ${i}: ${SECRET}`).join('\n');
+
+const State = Annotation.Root({
+  notes: Annotation<string[]>({ reducer: (a, b) => [...a, ...b], default: () => [] }),
+  document: Annotation<string>({ reducer: (_, b) => b, default: () => '' }),
+});
+
+function graph(checkpointer: SavepointSaver) {
+  return new StateGraph(State)
+    .addNode('fetch', () => ({ notes: [`fetched ${SECRET}`], document: LARGE }))
+    .addNode('summarise', (s) => ({ notes: [`summary of ${s.notes.length} notes`] }))
+    .addEdge(START, 'fetch')
+    .addEdge('fetch', 'summarise')
+    .addEdge('summarise', END)
+    .compile({ checkpointer, interruptBefore: ['summarise'] });
+}
+
+function allFiles(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath, e.name));
+}
+
+const opened = (dir: string, keys: EncryptionKey | EncryptionKey[]): StorageAdapter => encryptedStorage(fsStorage({ dir }), { keys });
+
+describe('SavepointSaver on encryptedStorage', () => {
+  it('a graph interrupted mid-run resumes from a new saver with the key; the store holds no plaintext; no key, no read', async () => {
+    const dir = mkdtempSync(join(base, 'store-'));
+    const key = EncryptionKey.generate();
+    const config = { configurable: { thread_id: 'thread-1' } };
+
+    const firstStore = opened(dir, key);
+    const first = new SavepointSaver({ storage: firstStore });
+    await graph(first).invoke({ notes: ['start'] }, config);
+    const paused = await graph(first).getState(config);
+    expect(paused.next).toEqual(['summarise']);
+    expect(paused.values.notes).toEqual(['start', `fetched ${SECRET}`]);
+    await firstStore.close();
+
+    // Another process: a new store instance over the same directory, the same key.
+    const secondStore = opened(dir, key);
+    const second = new SavepointSaver({ storage: secondStore });
+    const resumed = await graph(second).invoke(null, config);
+    expect(resumed).toEqual({ notes: ['start', `fetched ${SECRET}`, 'summary of 2 notes'], document: LARGE });
+    const history = [];
+    for await (const s of graph(second).getStateHistory(config)) history.push(s);
+    expect(history.length).toBeGreaterThanOrEqual(4);
+    expect(history[0]!.values).toEqual(resumed);
+    await secondStore.close();
+
+    // Every stored byte is ciphertext: no fragment of the payload, and content chunks are stored.
+    const files = allFiles(dir);
+    expect(files.some((f) => f.includes(`${join('chunks', '')}`))).toBe(true);
+    for (const f of files) {
+      const text = readFileSync(f).toString('latin1');
+      expect(text, f).not.toContain('tool-returned');
+      expect(text, f).not.toContain('summary of');
+      expect(text, f).not.toContain('"channel_values"');
+    }
+
+    // A wrong key: the read fails, naming the key id it needs, never a key or a plaintext.
+    const wrong = EncryptionKey.generate();
+    const locked = new SavepointSaver({ storage: opened(dir, wrong) });
+    const err: unknown = await locked.getTuple(config).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(isCheckpointError(err, 'checkpoint_encryption_key_missing')).toBe(true);
+    const said = `${(err as Error).message} ${JSON.stringify((err as { details?: unknown }).details)}`;
+    const keyIds = (await (opened(dir, key) as ReturnType<typeof encryptedStorage>).keyring.list()).keys.map((k) => k.keyId);
+    expect(said).toContain(keyIds[0]);
+    for (const secret of [EncryptionKey.toText(key), EncryptionKey.toText(wrong), SECRET]) expect(said).not.toContain(secret);
+  });
+});
