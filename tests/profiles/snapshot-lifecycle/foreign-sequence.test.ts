@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createWriter, memoryStorage, planResume, type StorageAdapter } from 'savepoint';
-import { snapshotLifecycle, type SnapshotLifecyclePayload } from 'savepoint/snapshot-lifecycle';
+import { importSnapshotLifecycleRun, snapshotLifecycle, type SnapshotLifecyclePayload } from 'savepoint/snapshot-lifecycle';
 import { manualClock } from 'savepoint/testing';
 import { foreignFixture } from '../../support/foreign.js';
 import { utf8Encode } from '../../../src/codec/utf8.js';
@@ -77,6 +77,20 @@ describe('a run another tool wrote, without sequences (regression: numbered by e
     expect(plan.snapshot).toMatchObject({ id: 'cp_20260115143000_c', sequence: 3 });
     expect(plan.warnings.map((w) => w.code)).not.toContain('resume_duplicate_sequence');
   });
+});
+
+it('an import seals the numbers resume gives, so the sealed run resumes the same (regression: sealed with epoch ms)', async () => {
+  const storage = memoryStorage();
+  await putForeign(storage, foreignDoc('cp_20260115143000_b2', '2026-01-15T14:30:00Z', '19.2'), false);
+  await putForeign(storage, foreignDoc('cp_20260115143000_a1', '2026-01-15T14:30:00Z', '19.1'), false);
+  await putForeign(storage, foreignDoc('cp_20260115143500_c3', '2026-01-15T14:35:00Z', '19.3'));
+  const before = await planResume({ storage, profile: snapshotLifecycle, runId: RUN });
+  await importSnapshotLifecycleRun(storage, RUN, { apply: true });
+  const after = await planResume({ storage, profile: snapshotLifecycle, runId: RUN, newerCheck: 'scan' });
+  expect(after.warnings.map((w) => w.code)).not.toContain('checkpoint_sequence_derived');
+  expect([after.snapshot.id, after.snapshot.sequence, after.nextSequence]).toEqual([before.snapshot.id, 3, 4]);
+  const sealed = async (id: string) => JSON.parse(new TextDecoder().decode((await storage.get(historyKey(id)))!.bytes)).sequence;
+  expect([await sealed('cp_20260115143000_a1'), await sealed('cp_20260115143000_b2')]).toEqual([1, 2]);
 });
 
 describe("another tool's snapshots beside savepoint's own (regression)", () => {
