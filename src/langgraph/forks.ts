@@ -1,5 +1,10 @@
 import type { Snapshot } from '../contract/snapshot.js';
 import { langGraphView } from './view.js';
+import type { LangGraphPayload } from './profile.js';
+
+/** The parent checkpoint id of a snapshot the langgraph profile read, without decoding its channels. */
+export const parentCheckpointOf = (snapshot: Snapshot<unknown>): string | null =>
+  (snapshot.payload as Partial<LangGraphPayload> | undefined)?.parent_checkpoint_id ?? null;
 
 /** One checkpoint of a thread as a fork list shows it: LangGraph's ids, step and source, and savepoint's sequence. */
 export interface ForkCheckpoint {

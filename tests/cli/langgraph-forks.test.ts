@@ -5,15 +5,12 @@
  * saver; the --json outputs validate against schemas/cli.
  */
 import { readFileSync } from 'node:fs';
-import { Annotation, END, START, StateGraph } from '@langchain/langgraph';
 import { describe, expect, it } from 'vitest';
 import { memoryStorage, type StorageAdapter } from 'savepoint';
-import { SavepointSaver } from 'savepoint/langgraph';
 import Ajv2020 from 'ajv/dist/2020.js';
 import { runCli } from '../../src/cli/run.js';
 import { captureIo } from '../support/cli-io.js';
-
-const State = Annotation.Root({ n: Annotation<number>({ reducer: (_, b) => b, default: () => 0 }) });
+import { forkedStore } from '../support/forked-thread.js';
 
 const ajv = new (Ajv2020 as unknown as typeof import('ajv').default)({ strict: false });
 const schema = (name: string) =>
@@ -30,30 +27,6 @@ interface Checkpoint {
 interface Fork {
   parent: Partial<Checkpoint> & { checkpointId: string };
   children: Checkpoint[];
-}
-
-/**
- * Thread `t`: START → a → b → END run once, then `updateState` on the checkpoint after `a`
- * (a second child beside the one `b` wrote) and a replay from it (a third). Thread `line` ran
- * once and never branched. Returns the id of the checkpoint after `a`.
- */
-async function forkedStore(): Promise<{ storage: StorageAdapter; afterA: string }> {
-  const storage = memoryStorage();
-  const graph = new StateGraph(State)
-    .addNode('a', (s) => ({ n: s.n + 1 }))
-    .addNode('b', (s) => ({ n: s.n * 2 }))
-    .addEdge(START, 'a')
-    .addEdge('a', 'b')
-    .addEdge('b', END)
-    .compile({ checkpointer: new SavepointSaver({ storage }) });
-  const config = { configurable: { thread_id: 't' } };
-  await graph.invoke({ n: 1 }, config);
-  await graph.invoke({ n: 1 }, { configurable: { thread_id: 'line' } });
-  let afterA: { config: typeof config & { configurable: { checkpoint_id?: string } } } | undefined;
-  for await (const s of graph.getStateHistory(config)) if (s.metadata?.step === 1) afterA = s as never;
-  await graph.updateState(afterA!.config, { n: 100 });
-  await graph.invoke(null, afterA!.config);
-  return { storage, afterA: afterA!.config.configurable.checkpoint_id! };
 }
 
 async function cli(storage: StorageAdapter, args: string[], profile = 'langgraph'): Promise<{ code: number; out: string; err: string }> {
