@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { createWriter, memoryStorage, planResume, type StorageAdapter } from 'savepoint';
 import { importSnapshotLifecycleRun, snapshotLifecycle, type SnapshotLifecyclePayload } from 'savepoint/snapshot-lifecycle';
 import { manualClock } from 'savepoint/testing';
-import { foreignFixture } from '../../support/foreign.js';
+import { fsStorage } from 'savepoint/fs';
+import { foreignFixture, tempDirs } from '../../support/foreign.js';
 import { utf8Encode } from '../../../src/codec/utf8.js';
 
 const RUN = 'sess-2026-01-15-a';
@@ -50,24 +51,33 @@ async function savepointCheckpoint(storage: StorageAdapter, stepId: string, at: 
   return result.sequence;
 }
 
+const tempDir = tempDirs('savepoint-lifecycle-seq-');
+const STORES: readonly (readonly [string, () => StorageAdapter])[] = [
+  ['memory', () => memoryStorage()],
+  ['fs', () => fsStorage({ dir: tempDir() })],
+];
+
 describe('a run another tool wrote, without sequences (regression: numbered by epoch ms)', () => {
-  it('is numbered 1, 2, 3 by created_at (two in the same second stay distinct), and the writer continues at 4', async () => {
-    const storage = memoryStorage();
-    await putForeign(storage, foreignDoc('cp_20260115143000_b2', '2026-01-15T14:30:00Z', '19.2'), false);
-    await putForeign(storage, foreignDoc('cp_20260115143000_a1', '2026-01-15T14:30:00Z', '19.1'), false);
-    await putForeign(storage, foreignDoc('cp_20260115143500_c3', '2026-01-15T14:35:00Z', '19.3'));
+  it.each(STORES)(
+    '%s: is numbered 1, 2, 3 by created_at (two in the same second stay distinct), and the writer continues at 4',
+    async (_name, make) => {
+      const storage = make();
+      await putForeign(storage, foreignDoc('cp_20260115143000_b2', '2026-01-15T14:30:00Z', '19.2'), false);
+      await putForeign(storage, foreignDoc('cp_20260115143000_a1', '2026-01-15T14:30:00Z', '19.1'), false);
+      await putForeign(storage, foreignDoc('cp_20260115143500_c3', '2026-01-15T14:35:00Z', '19.3'));
 
-    const plan = await planResume({ storage, profile: snapshotLifecycle, runId: RUN });
-    expect(plan.snapshot).toMatchObject({ id: 'cp_20260115143500_c3', sequence: 3 });
-    expect(plan.nextSequence).toBe(4);
-    expect(plan.warnings.map((w) => w.code)).toContain('checkpoint_sequence_derived');
-    expect(plan.warnings.map((w) => w.code)).not.toContain('resume_duplicate_sequence');
+      const plan = await planResume({ storage, profile: snapshotLifecycle, runId: RUN });
+      expect(plan.snapshot).toMatchObject({ id: 'cp_20260115143500_c3', sequence: 3 });
+      expect(plan.nextSequence).toBe(4);
+      expect(plan.warnings.map((w) => w.code)).toContain('checkpoint_sequence_derived');
+      expect(plan.warnings.map((w) => w.code)).not.toContain('resume_duplicate_sequence');
 
-    expect(await savepointCheckpoint(storage, '19.4', '2026-01-15T14:40:00Z')).toBe(4);
-    const after = await planResume({ storage, profile: snapshotLifecycle, runId: RUN });
-    expect(after.snapshot.sequence).toBe(4);
-    expect((after.payload as SnapshotLifecyclePayload).step_state.step_id).toBe('19.4');
-  });
+      expect(await savepointCheckpoint(storage, '19.4', '2026-01-15T14:40:00Z')).toBe(4);
+      const after = await planResume({ storage, profile: snapshotLifecycle, runId: RUN });
+      expect(after.snapshot.sequence).toBe(4);
+      expect((after.payload as SnapshotLifecyclePayload).step_state.step_id).toBe('19.4');
+    },
+  );
 
   it('each of several same-second snapshots gets its own number, the newest by id resumed', async () => {
     const storage = memoryStorage();
