@@ -21,6 +21,12 @@ export const FOREIGN_READ_WARNINGS = [
   'checkpoint_integrity_mismatch',
   /** A time without an offset (`2026-01-15T14:30:00.123456`, Python's naive `isoformat()`), read as UTC. */
   'checkpoint_time_without_offset',
+  /**
+   * The document carries no sequence (its spec has none: snapshot-lifecycle.md): the number in
+   * the model is derived. A single read gives a provisional one; resume and the writer number
+   * such snapshots by the run's order of time (`numberByRunOrder`).
+   */
+  'checkpoint_sequence_derived',
 ] as const;
 
 /** A warning code of a tolerant read; see {@link FOREIGN_READ_WARNINGS}. */

@@ -80,6 +80,12 @@ export interface ForeignJsonReaderOptions<P> {
    * `integrity` is the member as found (savepoint's bookkeeping, another tool's seal, or absent).
    */
   toDraft(document: JsonObject, where: string, integrity: JsonValue | undefined): SnapshotDraft<P> | Promise<SnapshotDraft<P>>;
+  /**
+   * True when the document carries no number of its own, so the draft's `sequence` is only
+   * provisional: the read then warns `checkpoint_sequence_derived`, and readers of the whole
+   * run number it by the run's order. Absent: every document carries its number.
+   */
+  sequenceDerived?(document: JsonObject): boolean;
 }
 
 /** A plain JSON object value. */
@@ -168,6 +174,7 @@ export function foreignJsonReader<P>(options: ForeignJsonReaderOptions<P>): (byt
     }
     const { [INTEGRITY_FIELD]: _integrity, ...rest } = document;
     if (hasOffsetlessTime(rest)) warnings.push('checkpoint_time_without_offset');
+    if (options.sequenceDerived?.(rest)) warnings.push('checkpoint_sequence_derived');
     const draft = await options.toDraft(rest, where, integrity);
     return {
       snapshot: { ...draft, integrity: seal ?? { format_version: FORMAT_VERSION, algorithm: 'sha256', checksum: await sha256Hex(plain) } },

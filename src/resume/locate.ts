@@ -13,6 +13,7 @@ import type { DocumentClaims, ForeignReadWarning } from '../contract/document-fo
 import { mapLimit } from '../storage/map-limit.js';
 import { batchRange, identityIssue, refusalIssue } from '../snapshot-io/refusal.js';
 import type { StorageAdapter } from '../contract/storage.js';
+import { numberByRunOrder, type RunOrderEntry } from '../snapshot-io/run-order.js';
 
 /**
  * How {@link locateNewestSnapshot} makes sure no snapshot is newer than the one `latest`
@@ -32,6 +33,9 @@ import type { StorageAdapter } from '../contract/storage.js';
  * - `'scan'`: always list the run's files (the fallback path). Exact under any damage,
  *   but one listing whose size grows with history.
  * - `'none'`: trust what `latest` or the index gave.
+ *
+ * Whatever the mode, a snapshot whose document carries no number (`checkpoint_sequence_derived`)
+ * makes the planner read every file of the run: such snapshots are numbered by the run's order.
  */
 export type NewerCheck = 'auto' | 'probe' | 'lock' | 'scan' | 'none';
 
@@ -136,6 +140,18 @@ function nextHistoryKeys(profile: Profile<unknown>, runId: string, sequence: num
 /** `key` without a trailing `.gz`. */
 export const stripGz = (key: string): string => (key.endsWith(GZIP_SUFFIX) ? key.slice(0, -GZIP_SUFFIX.length) : key);
 
+/** A snapshot found, and where. */
+interface Found<P> {
+  snapshot: Snapshot<P>;
+  key: string;
+  origin: SnapshotOrigin;
+  batchPosition?: number;
+  warnings: readonly ForeignReadWarning[];
+}
+
+/** True when the read says the snapshot's number is only provisional (its document carries none). */
+const sequenceDerived = (warnings: readonly ForeignReadWarning[]): boolean => warnings.includes('checkpoint_sequence_derived');
+
 interface Candidate {
   key: string;
   info: KeyInfo;
@@ -146,10 +162,12 @@ interface Candidate {
 
 /** Internal state of one locate call. */
 class Search<P> {
-  best:
-    | { snapshot: Snapshot<P>; key: string; origin: SnapshotOrigin; batchPosition?: number; warnings: readonly ForeignReadWarning[] }
-    | undefined;
+  best: Found<P> | undefined;
   readonly skipped: SkippedFile[] = [];
+  /** Snapshots whose documents carry no number, by id (the first copy read: `latest` before history); numbered by the run's order once all are read. */
+  readonly derived = new Map<string, Found<P>>();
+  /** The numbered snapshots considered, for the run's order. */
+  private readonly numbered: RunOrderEntry[] = [];
   highest = 0;
   duplicates = 0;
   gets = 0;
@@ -269,12 +287,53 @@ class Search<P> {
     return false;
   }
 
+  /** Whether `key` was read (or found missing) already. */
+  wasRead(key: string): boolean {
+    return this.read.has(key);
+  }
+
   consider(
     snapshot: Snapshot<P>,
     key: string,
     origin: SnapshotOrigin,
     batchPosition?: number,
     warnings: readonly ForeignReadWarning[] = [],
+  ): void {
+    if (sequenceDerived(warnings)) {
+      // Its number depends on the whole run: decided once every file is read (settleDerived).
+      if (!this.derived.has(snapshot.id))
+        this.derived.set(snapshot.id, { snapshot, key, origin, warnings, ...(batchPosition !== undefined ? { batchPosition } : {}) });
+      return;
+    }
+    this.numbered.push({ id: snapshot.id, createdAt: snapshot.createdAt, sequence: snapshot.sequence });
+    this.considerNumbered(snapshot, key, origin, batchPosition, warnings);
+  }
+
+  /**
+   * Numbers the snapshots whose documents carry none by the run's order (`numberByRunOrder`)
+   * and considers them; one older by time than a numbered snapshot with a lower number (no
+   * free number fitted) is older history: it counts for the highest number, never as the newest.
+   */
+  settleDerived(): void {
+    if (this.derived.size === 0) return;
+    const numbers = numberByRunOrder([
+      ...this.numbered,
+      ...[...this.derived.values()].map((d) => ({ id: d.snapshot.id, createdAt: d.snapshot.createdAt })),
+    ]);
+    for (const d of this.derived.values()) {
+      const n = numbers.get(d.snapshot.id);
+      if (n === undefined) continue; // a numbered copy of the same snapshot was read: that one counts
+      this.highest = Math.max(this.highest, n.sequence);
+      if (!n.outOfOrder) this.considerNumbered({ ...d.snapshot, sequence: n.sequence }, d.key, d.origin, d.batchPosition, d.warnings);
+    }
+  }
+
+  private considerNumbered(
+    snapshot: Snapshot<P>,
+    key: string,
+    origin: SnapshotOrigin,
+    batchPosition: number | undefined,
+    warnings: readonly ForeignReadWarning[],
   ): void {
     this.highest = Math.max(this.highest, snapshot.sequence);
     const best = this.best;
@@ -472,9 +531,11 @@ export async function locateNewestSnapshot<P>(options: LocateSnapshotOptions<P>)
   // (the spec's n8n node writes unpadded `cp_{sequence}_…`), so list the run rather than probe.
   if (!needScan && mode === 'auto' && (search.best?.warnings.length ?? 0) > 0) needScan = true;
   if (!needScan && mode !== 'none') needScan = await newerExists(search, mode, maxProbe);
+  if (search.derived.size > 0) needScan = true; // numbered by the whole run (settleDerived): every file is read
 
   // 4. the history scan
   if (needScan) await scan(search, concurrency);
+  search.settleDerived();
 
   const best = search.best;
   if (!best) {
@@ -640,6 +701,13 @@ async function scan<P>(search: Search<P>, concurrency: number): Promise<void> {
     state,
     all.filter((c) => c.hint !== undefined).sort((a, b) => b.hint! - a.hint!),
   );
+  // Snapshots without a number of their own are numbered by the whole run: read the rest too.
+  if (search.derived.size > 0)
+    await mapLimit(
+      all.filter((c) => !search.wasRead(c.key)),
+      concurrency,
+      (c) => readScanCandidate(state, c),
+    );
 }
 
 /** One candidate per listed file and index entry, keyed without `.gz` so an index path and its compressed file meet. */
@@ -691,8 +759,10 @@ async function readScanCandidate<P>(state: ScanState<P>, c: Candidate): Promise<
     );
     return;
   }
-  if (c.hintFrom === 'index' && state.indexTrusted && found.length > 0) {
-    const sequences = found.map((s) => s.sequence);
+  // A snapshot without a number of its own holds only a provisional one: nothing to check against the index.
+  const numbered = found.filter((s) => !search.derived.has(s.id));
+  if (c.hintFrom === 'index' && state.indexTrusted && numbered.length > 0) {
+    const sequences = numbered.map((s) => s.sequence);
     const top = Math.max(...sequences);
     if (c.info.kind === 'batch' ? !sequences.includes(c.hint!) : top !== c.hint) {
       state.indexTrusted = false;

@@ -128,6 +128,8 @@ const FOREIGN_READ_MESSAGES: Readonly<Record<ForeignReadWarning, (key: string) =
     `${key} carries another tool's id or checksum scheme, which savepoint cannot verify; it was validated against the spec's schema only`,
   checkpoint_integrity_mismatch: (key) => `${key} was edited after savepoint sealed it; the edited file is resumed as the newest truth`,
   checkpoint_time_without_offset: (key) => `${key} holds a time without an offset (e.g. Python's isoformat()); it was read as UTC`,
+  checkpoint_sequence_derived: (key) =>
+    `${key} carries no sequence (its spec has none); its number comes from the run's order by created_at`,
 };
 
 /**

@@ -39,6 +39,8 @@ export const RESUME_WARNING_CODES = [
   'checkpoint_integrity_mismatch',
   /** A time in the snapshot carries no offset; it was read as UTC. */
   'checkpoint_time_without_offset',
+  /** The snapshot's document carries no sequence; its number comes from the run's order by time. */
+  'checkpoint_sequence_derived',
 ] as const;
 
 /** A warning code of the planner itself; see {@link RESUME_WARNING_CODES}. */

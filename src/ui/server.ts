@@ -16,7 +16,7 @@ import { resumeView, verifyRun } from './checks.js';
 import { applyRetentionPlan, retentionView } from './retention-view.js';
 import { listRunViews } from './runs-view.js';
 import type { ViewerSource } from './source.js';
-import { diffView, snapshotView } from './snapshot-view.js';
+import { childrenOnTimeline, diffView, snapshotView } from './snapshot-view.js';
 import { findSnapshot, timelineCache } from './timeline.js';
 
 /** Options of {@link startUiServer}. */
@@ -131,7 +131,10 @@ const ROUTES: readonly (readonly [RegExp, Route])[] = [
     /^runs\/([^/]+)\/snapshots\/([^/]+)$/,
     async (s, [run, ref]) => {
       const found = (await findSnapshot(s, run!, ref!, s.timelines)) ?? notFound(`snapshot "${ref}" of run "${run}"`);
-      return snapshotView(s, run!, found);
+      // The run's timeline is cached (findSnapshot read it): a checkpoint's children cost no read.
+      const children =
+        s.profile.name === 'langgraph' ? childrenOnTimeline((await s.timelines.timeline(run!, false))?.snapshots ?? [], found.id) : [];
+      return snapshotView(s, run!, found, children);
     },
   ],
   [

@@ -9,6 +9,7 @@ import { decodeStoredSnapshot } from '../snapshot-io/read-snapshot.js';
 import { collectRunFiles } from '../snapshot-io/run-files.js';
 import { loadEntry, loadRunSnapshots, type SnapshotRow } from '../runs/inspect.js';
 import { errorView, runFiles, type ErrorView, type ViewerSource } from './source.js';
+import { parentCheckpointOf } from '../langgraph/forks.js';
 
 /** One snapshot on a run's timeline. */
 export interface TimelineEntry {
@@ -27,6 +28,8 @@ export interface TimelineEntry {
   readonly heartbeat: boolean;
   /** Why the file cannot be read, when it cannot. */
   readonly error: ErrorView | null;
+  /** A LangGraph checkpoint's parent checkpoint id (profile langgraph), so the page can list a checkpoint's children. */
+  readonly parent?: string | null;
 }
 
 /** Records an entry's file carries for earlier snapshots (`coalesced_into`, immutable history), by entry. */
@@ -70,6 +73,7 @@ function entryOf(profile: Profile<unknown>, row: SnapshotRow): TimelineEntry {
     batched: row.batched,
     heartbeat: s !== undefined && s.source === heartbeatSource,
     error: row.error ? errorView(row.error) : null,
+    ...(s && profile.name === 'langgraph' ? { parent: parentCheckpointOf(s) } : {}),
   };
 }
 

@@ -39,6 +39,13 @@ export interface RunRecovery<P> {
   readonly unindexed: RunIndexEntry[];
   /** Snapshots decoded from the listing, by sequence, with where they are stored. */
   readonly decoded: Map<number, { snapshot: Snapshot<P>; location: HeadLocation }>;
+  /**
+   * Snapshots whose documents carry no number (`checkpoint_sequence_derived`), held back until
+   * the run's order numbers them (`numberDerived`); `key` and `location` unless it is `latest`.
+   */
+  readonly derived: { snapshot: Snapshot<P>; key?: string; location?: HeadLocation }[];
+  /** Ids of derived snapshots older by time than a numbered one with a lower number: history, never the head. */
+  readonly outOfOrder: Set<string>;
 }
 
 export function createRecovery<P>(storage: StorageAdapter, profile: Profile<P>, runId: string): RunRecovery<P> {
@@ -57,6 +64,8 @@ export function createRecovery<P>(storage: StorageAdapter, profile: Profile<P>, 
     listed: new Map(),
     unindexed: [],
     decoded: new Map(),
+    derived: [],
+    outOfOrder: new Set(),
   };
 }
 

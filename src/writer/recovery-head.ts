@@ -24,8 +24,13 @@ async function locate<P>(r: RunRecovery<P>, s: Snapshot<P>): Promise<HeadLocatio
 
 /** The head: the newest valid snapshot anywhere, preferring history's copy (history is the truth). */
 export async function findHead<P>(r: RunRecovery<P>): Promise<RecoveredHead<P> | undefined> {
-  const { latest, decoded, index } = r;
-  const newestDecoded = [...decoded.keys()].sort((a, b) => b - a)[0];
+  const { decoded, index } = r;
+  // A snapshot numbered out of the run's time order (no free number fitted) is older history, never the head.
+  const latest = r.latest && !r.outOfOrder.has(r.latest.id) ? r.latest : undefined;
+  const newestDecoded = [...decoded.entries()]
+    .filter(([, d]) => !r.outOfOrder.has(d.snapshot.id))
+    .map(([n]) => n)
+    .sort((a, b) => b - a)[0];
   if (newestDecoded !== undefined && (!latest || newestDecoded > latest.sequence)) {
     const d = decoded.get(newestDecoded)!;
     return { snapshot: d.snapshot, location: d.location };

@@ -5,7 +5,12 @@ import { decodeBatchFile } from '../snapshot-io/batch-file.js';
 import { decodeStoredSnapshotTolerant } from '../snapshot-io/read-snapshot.js';
 import type { KeyInfo } from '../contract/layout.js';
 import type { StorageEntry } from '../contract/storage.js';
-import { BATCH_NAME, batchMembers, commonDir, dirOf, entryOf, knownOf, see, tryDecode, type RunRecovery } from './recovery-evidence.js';
+import type { HeadLocation } from './sequence-recovery.js';
+import { numberByRunOrder, type RunOrderEntry } from '../snapshot-io/run-order.js';
+import { BATCH_NAME, batchMembers, commonDir, dirOf, entryOf, knownOf, see, type RunRecovery } from './recovery-evidence.js';
+
+/** True when the read says the snapshot's number is only provisional (its document carries none). */
+const sequenceDerived = (warnings: readonly string[]): boolean => warnings.includes('checkpoint_sequence_derived');
 
 /** Reads `latest`: its number and snapshot, or a corrupt file. */
 export async function readLatest<P>(r: RunRecovery<P>): Promise<void> {
@@ -15,6 +20,10 @@ export async function readLatest<P>(r: RunRecovery<P>): Promise<void> {
     const read = await decodeStoredSnapshotTolerant(r.storage, r.profile, r.latestKey, latestObj.bytes);
     r.latest = read.snapshot;
     if (read.warnings.length > 0) r.foreignLatest = latestObj.bytes;
+    if (sequenceDerived(read.warnings)) {
+      r.derived.push({ snapshot: read.snapshot });
+      return; // numbered with the run (numberDerived)
+    }
   } catch (err) {
     if (!isCheckpointError(err)) throw err;
     r.latest = undefined;
@@ -73,17 +82,23 @@ function addUnindexed<P>(r: RunRecovery<P>, s: Snapshot<P>, key: string): void {
 async function scanHistoryFile<P>(r: RunRecovery<P>, key: string, entry: StorageEntry, info: KeyInfo): Promise<void> {
   const obj = await r.storage.get(key);
   if (!obj) return;
-  const s = await tryDecode(r.storage, r.profile, key, obj.bytes);
-  if (!s) {
+  let read;
+  try {
+    read = await decodeStoredSnapshotTolerant(r.storage, r.profile, key, obj.bytes);
+  } catch (err) {
+    if (!isCheckpointError(err)) throw err;
     r.corrupt.push(key);
     if (info.sequence === undefined) r.unnumbered.push(info.snapshotId);
     return;
   }
+  const s = read.snapshot;
+  const location: HeadLocation = info.compressed ? { kind: 'fixed' } : { kind: 'history', key, version: entry.version };
+  if (sequenceDerived(read.warnings)) {
+    r.derived.push({ snapshot: s, key, location });
+    return;
+  }
   addUnindexed(r, s, key);
-  r.decoded.set(s.sequence, {
-    snapshot: s,
-    location: info.compressed ? { kind: 'fixed' } : { kind: 'history', key, version: entry.version },
-  });
+  r.decoded.set(s.sequence, { snapshot: s, location });
 }
 
 /** A batch file the index does not list: its valid members (and where they are), or corrupt. */
@@ -125,5 +140,36 @@ export async function scanListed<P>(r: RunRecovery<P>): Promise<void> {
       if (m) see(r, Number(m[2]));
       if (!r.indexed.has(key)) await scanBatchFile(r, key, entry);
     }
+  }
+}
+
+/**
+ * Numbers the snapshots whose documents carry none by the run's order (`numberByRunOrder`,
+ * as resume does), with every numbered snapshot known (latest, index, history), then records
+ * them as the others are: their numbers count, history copies not indexed join the index.
+ */
+export function numberDerived<P>(r: RunRecovery<P>): void {
+  if (r.derived.length === 0) return;
+  const numbered: RunOrderEntry[] = [];
+  if (r.latest && !r.derived.some((d) => d.snapshot === r.latest))
+    numbered.push({ id: r.latest.id, createdAt: r.latest.createdAt, sequence: r.latest.sequence });
+  for (const { snapshot: s } of r.decoded.values()) numbered.push({ id: s.id, createdAt: s.createdAt, sequence: s.sequence });
+  for (const e of r.index.doc?.checkpoints ?? []) numbered.push({ id: e.checkpoint_id, createdAt: e.timestamp, sequence: e.sequence });
+  const derived = r.derived.map((d) => ({ id: d.snapshot.id, createdAt: d.snapshot.createdAt }));
+  const numbers = numberByRunOrder([...numbered, ...derived]);
+  const carried = new Map(numbered.map((n) => [n.id, n.sequence]));
+  for (const d of r.derived) {
+    const n = numbers.get(d.snapshot.id);
+    const sequence = n?.sequence ?? carried.get(d.snapshot.id)!;
+    if (n?.outOfOrder) r.outOfOrder.add(d.snapshot.id);
+    const s = { ...d.snapshot, sequence };
+    if (d.key === undefined || d.location === undefined) {
+      r.latest = s;
+      see(r, sequence);
+      knownOf(r, sequence, s.id, s.createdAt);
+      continue;
+    }
+    addUnindexed(r, s, d.key);
+    r.decoded.set(sequence, { snapshot: s, location: d.location });
   }
 }

@@ -6,7 +6,7 @@ import type { StorageAdapter } from '../contract/storage.js';
 import type { IndexState } from './ordered-write.js';
 import { createRecovery, see, unreadableNumbers, type RunRecovery } from './recovery-evidence.js';
 import { findHead } from './recovery-head.js';
-import { listRunFiles, readIndex, readLatest, scanListed } from './recovery-scan.js';
+import { listRunFiles, numberDerived, readIndex, readLatest, scanListed } from './recovery-scan.js';
 
 /** Where the newest snapshot is stored, as far as rewriting it (coalescing) is concerned. */
 export type HeadLocation =
@@ -81,6 +81,7 @@ export async function recoverRun<P>(storage: StorageAdapter, profile: Profile<P>
   await readIndex(r);
   await listRunFiles(r);
   await scanListed(r);
+  numberDerived(r);
   see(r, unreadableNumbers(r.known, r.unnumbered));
   const head = await findHead(r);
   const orphanLatest = orphanLatestOf(r);

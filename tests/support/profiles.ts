@@ -20,6 +20,7 @@ const phasedStyle = {
 /** The fields every phased-style document begins with. */
 const envelope = { checkpoint_id: z.string(), run_id: z.string(), timestamp: Rfc3339Schema };
 
+// Restates phased-workflow-github.md's triggers on purpose (an oracle): importing the profile's PHASED_TRIGGERS would test the code against itself.
 export const PHASED_TRIGGERS = [
   'phase_complete',
   'gate_decision',

@@ -7,6 +7,7 @@ import { indexPathResolver, stripGz } from '../../resume/locate.js';
 import type { Snapshot } from '../../contract/snapshot.js';
 import type { RunFiles } from '../../snapshot-io/run-files.js';
 import { progressBar } from '../progress.js';
+import { lsForks } from '../langgraph-forks.js';
 
 /** Each history file's sequence as the run's index gives it (for layouts whose names carry none), keyed without `.gz`. */
 async function indexOrder(ctx: CommandContext, run: RunFiles): Promise<Map<string, number>> {
@@ -113,13 +114,20 @@ function flush(state: LsState, next: readonly SnapshotRow[]): void {
 /** `savepoint ls RUN` */
 export const lsCommand: Command = {
   name: 'ls',
-  usage: 'RUN',
+  usage: 'RUN [--forks]',
   maxPositionals: 1,
   summary: "List a run's history: sequence, time, trigger (and coalesced ones), status, size, compression",
-  options: {},
+  options: {
+    forks: {
+      type: 'boolean',
+      description:
+        "With --profile langgraph: only the thread's forks (checkpoints with two or more children) and each branch's first checkpoint",
+    },
+  },
   async run(ctx) {
     const runId = runArgument(ctx, 'ls');
     const run = await runFilesOf(ctx, runId);
+    if (ctx.values.forks === true) return lsForks(ctx, run);
     const order = await indexOrder(ctx, run);
     // Coalesced triggers may be in latest (immutable history): read it once, up front.
     const latest =

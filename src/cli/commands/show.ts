@@ -5,15 +5,33 @@ import { locateNewestSnapshot } from '../../resume/locate.js';
 import { langGraphView } from '../../langgraph/view.js';
 import { INTERRUPT_CHANNEL, pendingWritesOf } from '../../langgraph/pending-writes-view.js';
 import { CliError, EXIT, notFound, printJson } from '../io.js';
-import { loadRunSnapshots } from '../../runs/inspect.js';
+import { loadRunSnapshots, type SnapshotRow } from '../../runs/inspect.js';
+import { childrenByParent, forkCheckpointOf, type ForkCheckpoint } from '../../langgraph/forks.js';
 
-/** A LangGraph checkpoint as LangGraph users read it: thread, checkpoint, parent, step, next, channels decoded, pending writes, interrupts. */
-async function showLangGraph(ctx: CommandContext, runId: string, key: string, snapshot: Snapshot<unknown>): Promise<number> {
+/**
+ * The children of `snapshot` among the thread's rows (two or more: a fork). Without rows it is
+ * the thread's newest checkpoint, which has none: a child is always put after its parent.
+ */
+function childrenOf(snapshot: Snapshot<unknown>, rows: readonly SnapshotRow[] | undefined): ForkCheckpoint[] {
+  if (!rows) return [];
+  const all = rows.flatMap((r) => (r.snapshot ? [forkCheckpointOf(r.snapshot)] : []));
+  return childrenByParent(all).get(snapshot.id) ?? [];
+}
+
+/** A LangGraph checkpoint as LangGraph users read it: thread, checkpoint, parent, children, step, next, channels decoded, pending writes, interrupts. */
+async function showLangGraph(
+  ctx: CommandContext,
+  runId: string,
+  key: string,
+  snapshot: Snapshot<unknown>,
+  rows: readonly SnapshotRow[] | undefined,
+): Promise<number> {
   const view = langGraphView(snapshot);
   const writes = await pendingWritesOf(ctx.storage, runId, snapshot.sequence);
   const interrupts = writes.filter((w) => w.channel === INTERRUPT_CHANNEL).map((w) => w.value);
+  const children = childrenOf(snapshot, rows);
   if (ctx.json) {
-    printJson(ctx.io, { key, snapshot, langgraph: { ...view, pendingWrites: writes, interrupts } });
+    printJson(ctx.io, { key, snapshot, langgraph: { ...view, children, pendingWrites: writes, interrupts } });
     return EXIT.ok;
   }
   const { style } = ctx;
@@ -22,6 +40,11 @@ async function showLangGraph(ctx: CommandContext, runId: string, key: string, sn
     `${b('thread')}${view.threadId}${view.checkpointNs ? ` (namespace ${view.checkpointNs})` : ''}`,
     `${b('checkpoint')}${view.checkpointId}`,
     `${b('parent')}${view.parentCheckpointId ?? '-'}`,
+    ...(children.length > 0
+      ? [
+          `${b(children.length > 1 ? 'forks' : 'child')}${children.map((c) => `${c.checkpointId} (step ${c.step ?? '-'}, ${c.source})`).join(', ')}`,
+        ]
+      : []),
     `${b('step')}${view.step ?? '-'} (${view.source})`,
     `${b('time')}${view.ts}`,
     `${b('next')}${view.next.length > 0 ? view.next.join(', ') : 'nothing: the graph has finished'}`,
@@ -57,6 +80,7 @@ export const showCommand: Command = {
 
     let snapshot: Snapshot<unknown> | undefined;
     let key: string;
+    let rows: SnapshotRow[] | undefined;
     if (seq === undefined && idFlag === undefined) {
       key = ctx.profile.layout.latestKey(runId);
       snapshot = await readSnapshot(ctx.storage, ctx.profile, key);
@@ -73,14 +97,14 @@ export const showCommand: Command = {
       }
     } else {
       const run = await runFilesOf(ctx, runId);
-      const rows = await loadRunSnapshots(ctx.storage, ctx.profile, run);
+      rows = await loadRunSnapshots(ctx.storage, ctx.profile, run);
       const found = rows.find((r) => r.snapshot && (seq !== undefined ? r.snapshot.sequence === seq : r.snapshot.id === idFlag));
       if (!found?.snapshot)
         throw notFound(`run "${runId}" has no valid snapshot with ${seq !== undefined ? `sequence ${seq}` : `id ${idFlag}`}`);
       snapshot = found.snapshot;
       key = found.key;
     }
-    if (ctx.profile.name === 'langgraph') return showLangGraph(ctx, runId, key, snapshot);
+    if (ctx.profile.name === 'langgraph') return showLangGraph(ctx, runId, key, snapshot, rows);
     if (ctx.json) {
       printJson(ctx.io, { key, snapshot });
       return EXIT.ok;

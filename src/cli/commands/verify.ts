@@ -53,6 +53,7 @@ const UNSEALED_MESSAGES: Readonly<Record<ForeignReadWarning, string>> = {
   checkpoint_foreign_seal: "unsealed: another tool's checksum scheme, valid under the spec; `savepoint import --apply` seals it",
   checkpoint_integrity_mismatch: 'edited after savepoint sealed it, valid under the spec; resume reads the edited file',
   checkpoint_time_without_offset: 'a time without an offset, read as UTC',
+  checkpoint_sequence_derived: "no sequence (the spec has none): numbered by the run's order of time",
 };
 
 /** What a non-file at a path is, for the message. */

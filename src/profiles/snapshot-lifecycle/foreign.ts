@@ -76,13 +76,17 @@ const SpecDocumentSchema = z.object({
 const SAVEPOINT_MEMBERS = ['sequence'] as const;
 
 /**
- * The sequence of a document without one (the spec has no such field): its creation time in
- * milliseconds since the epoch, so a run's foreign snapshots order by time and savepoint's
- * next snapshot, numbered after the highest, comes after them.
+ * The provisional sequence of a document without one (the spec has no such field), for a read
+ * of that file alone: its creation time in milliseconds since the epoch. The read warns
+ * `checkpoint_sequence_derived`; resume and the writer replace it by the run's order
+ * (`numberByRunOrder`), so this number is never stored nor resumed from.
  */
 export function sequenceFromTime(createdAt: string): number {
   return Math.max(1, Math.floor(Date.parse(createdAt)));
 }
+
+/** True when the document carries no `sequence` of its own (savepoint's member, not the spec's). */
+export const lifecycleSequenceDerived = (document: JsonObject): boolean => !Number.isInteger(document.sequence);
 
 /** Maps a snapshot-lifecycle.md document another tool wrote (without `integrity`) to the model. */
 export function lifecycleForeignDraft(document: JsonObject, where: string): SnapshotDraft<SnapshotLifecyclePayload> {
@@ -121,6 +125,7 @@ export const decodeSnapshotLifecycleForeign = foreignJsonReader<SnapshotLifecycl
   kind: 'history',
   sealedBySavepoint: lifecycleSealedBySavepoint,
   toDraft: lifecycleForeignDraft,
+  sequenceDerived: lifecycleSequenceDerived,
 });
 
 /**

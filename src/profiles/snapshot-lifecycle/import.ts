@@ -15,7 +15,11 @@ import { snapshotLifecycle, type SnapshotLifecycleProfile } from './profile.js';
 import { lifecycleSealedBySavepoint, sealLifecycleForeign } from './foreign.js';
 import type { RunImporter } from '../import-run.js';
 import { jsonRunImporter } from '../json-run-import.js';
-import { assertOptionsArgument, assertProfileArgument } from '../../contract/arguments.js';
+import { assertOptionsArgument, assertProfileArgument, assertStorageArgument } from '../../contract/arguments.js';
+import type { StorageAdapter } from '../../contract/storage.js';
+import { collectRunFiles } from '../../snapshot-io/run-files.js';
+import { decodeStoredSnapshotTolerant } from '../../snapshot-io/read-snapshot.js';
+import { numberByRunOrder, type RunOrderEntry } from '../../snapshot-io/run-order.js';
 
 /** Options common to the `import…Document` helpers of the JSON profiles. */
 export interface JsonProfileImportOptions {
@@ -187,9 +191,31 @@ function importStrict(
 }
 
 /**
+ * The numbers resume gives the run's snapshots that carry none (`numberByRunOrder`), by id:
+ * what an import seals into them, so the sealed run reads as it did before.
+ */
+async function runOrderNumbers(source: StorageAdapter, runId: string): Promise<Map<string, number>> {
+  const run = (await collectRunFiles(source, snapshotLifecycle as Profile<unknown>, runId)).runs.get(runId);
+  const entries: RunOrderEntry[] = [];
+  for (const entry of [...(run?.latest ? [run.latest] : []), ...(run?.history ?? [])]) {
+    const stored = await source.get(entry.key);
+    if (!stored) continue;
+    try {
+      const { snapshot, warnings } = await decodeStoredSnapshotTolerant(source, snapshotLifecycle, entry.key, stored.bytes);
+      const derived = warnings.includes('checkpoint_sequence_derived');
+      entries.push({ id: snapshot.id, createdAt: snapshot.createdAt, ...(derived ? {} : { sequence: snapshot.sequence }) });
+    } catch (err) {
+      if (!isCheckpointError(err)) throw err; // a refused file is reported by the import itself
+    }
+  }
+  return new Map([...numberByRunOrder(entries)].map(([id, n]) => [id, n.sequence]));
+}
+
+/**
  * Imports a whole snapshotLifecycle run another tool wrote (see `RunImporter`): each
  * `latest.json` / `history/<snapshot_id>.json` without savepoint's seal is sealed as it is
- * (`sequence` from its time when it has none, vendor members kept); a sealed history file
+ * (vendor members kept; a document without `sequence` gets the number resume gives it, from
+ * the run's order of time); a sealed history file
  * whose bytes changed is skipped with `checkpoint_integrity_mismatch`, never resealed.
  * Dry run unless `apply`; into `target` instead of in place when given; idempotent.
  *
@@ -199,5 +225,11 @@ function importStrict(
  * console.log(report.changes, 'files sealed');
  * ```
  */
-export const importSnapshotLifecycleRun: RunImporter = (source, runId, options) =>
-  jsonRunImporter(snapshotLifecycle, (d, where) => sealLifecycleForeign(d, where))(source, runId, options);
+export const importSnapshotLifecycleRun: RunImporter = async (source, runId, options) => {
+  assertStorageArgument(source, `${snapshotLifecycle.name} run import`);
+  if (typeof runId === 'string') snapshotLifecycle.assertRunId(runId);
+  const numbers = typeof runId === 'string' ? await runOrderNumbers(source, runId) : new Map<string, number>();
+  const seal = (d: JsonObject, where: string) =>
+    sealLifecycleForeign(d, where, typeof d.snapshot_id === 'string' ? numbers.get(d.snapshot_id) : undefined);
+  return jsonRunImporter(snapshotLifecycle, seal)(source, runId, options);
+};

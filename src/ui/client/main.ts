@@ -467,13 +467,14 @@ function changeList(changes: readonly Change[]): HTMLElement {
   );
 }
 
-/** A LangGraph checkpoint as LangGraph users read it: thread, node, step, next, channels, pending writes, interrupts, parent. */
+/** A LangGraph checkpoint as LangGraph users read it: thread, node, step, next, channels, pending writes, interrupts, parent, children (forks). */
 function graphSection(runId: string, g: Record<string, unknown> | undefined): HTMLElement | null {
   if (!g) return null;
   const writes = (g.pendingWrites ?? []) as { taskPath: string; channel: string; value: unknown }[];
   const interrupts = (g.interrupts ?? []) as unknown[];
   const parent = typeof g.parentCheckpointId === 'string' ? g.parentCheckpointId : null;
   const next = (g.next ?? []) as string[];
+  const children = (g.children ?? []) as { checkpointId: string; source: string | null }[];
   return h(
     'section',
     { id: 'graph', class: 'panel', 'aria-label': 'LangGraph checkpoint' },
@@ -491,6 +492,20 @@ function graphSection(runId: string, g: Record<string, unknown> | undefined): HT
       ).flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]),
       h('dt', {}, 'Parent'),
       h('dd', {}, parent ? h('a', { href: `#/run/${enc(runId)}/snap/${enc(parent)}` }, parent) : '—'),
+      ...(children.length > 0
+        ? [
+            h('dt', {}, children.length > 1 ? 'Forks' : 'Child'),
+            h(
+              'dd',
+              { id: 'children' },
+              ...children.flatMap((c, i) => [
+                ...(i > 0 ? [', '] : []),
+                h('a', { href: `#/run/${enc(runId)}/snap/${enc(c.checkpointId)}` }, c.checkpointId),
+                ` (${c.source ?? '?'})`,
+              ]),
+            ),
+          ]
+        : []),
     ),
     interrupts.length > 0 ? h('p', { class: 'warn', id: 'interrupts' }, 'Interrupts: ', JSON.stringify(interrupts)) : null,
     h('h3', {}, 'Channels'),

@@ -95,8 +95,9 @@ describe('whole-run import', () => {
     expect(older).toMatchObject({
       vendor: { host: 'ci-7' },
       created_at: '2026-01-15T15:25:00.123456+01:00',
-      sequence: Date.parse('2026-01-15T14:25:00.123Z'),
+      sequence: 1, // the run's order of time: it is older than cp_20260115143000_7f3e9a, sealed as 2
     });
+    expect(asJson((await target.get(`checkpoints/${LIFECYCLE_RUN}/latest.json`))!.bytes).sequence).toBe(2);
     expect((await importSnapshotLifecycleRun(source, LIFECYCLE_RUN, { apply: true, target })).changes).toBe(0);
     expect((await planResume({ storage: target, profile: snapshotLifecycle, runId: LIFECYCLE_RUN })).snapshot.id).toBe(
       'cp_20260115143000_7f3e9a',

@@ -44,6 +44,7 @@ const vendorFields = (taken: readonly string[]) =>
     { maxKeys: 3 },
   );
 
+// Restates plan-executor.md's members on purpose (an oracle): importing PLAN_EXECUTOR_SPEC_MEMBERS would test the code against itself.
 const PLAN_MEMBERS = [
   'plan_number',
   'current_task_index',

@@ -65,6 +65,7 @@ const draftArb: fc.Arbitrary<SnapshotDraft<PlanExecutorPayload>> = planNumberArb
     })),
 );
 
+// Restates plan-executor.md's fields on purpose (an oracle): importing PLAN_EXECUTOR_SPEC_MEMBERS would test the code against itself.
 const SPEC_FIELDS = [
   'plan_number',
   'current_task_index',

@@ -50,7 +50,7 @@ describe("snapshotLifecycle reads another tool's source_details in any shape", (
     const storage = await runWith(['timer'], { integrity: { format_version: '1', algorithm: 'sha256', checksum: 'a'.repeat(64) } });
     const key = snapshotLifecycle.layout.latestKey(RUN);
     const read = await decodeStoredSnapshotTolerant(storage, snapshotLifecycle, key, (await storage.get(key))!.bytes);
-    expect(read.warnings).toEqual(['checkpoint_foreign_seal']);
+    expect(read.warnings).toEqual(['checkpoint_foreign_seal', 'checkpoint_sequence_derived']); // the spec has no sequence
   });
 
   it("a file with savepoint's sequence and source_details and a wrong checksum is still refused (the tamper check stays)", async () => {

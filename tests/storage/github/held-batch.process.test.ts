@@ -14,7 +14,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createWriter, planResume, type CheckpointResult } from 'savepoint';
+import { createWriter, planResume, type CheckpointResult, type CheckpointWriter } from 'savepoint';
 import { decodeBatchFile, decodeRunIndex } from 'savepoint/toolkit';
 import { githubStorage } from 'savepoint/github';
 import { initialPhasedPayload, phasedWorkflow, type PhasedWorkflowPayload } from 'savepoint/phased-workflow';
@@ -22,7 +22,7 @@ import { startGitHubEmulator, type GitHubEmulator } from 'savepoint/testing';
 import { newUuidV4 } from '../../../src/contract/ids.js';
 import { mergeQueuedWrites, type QueuedWrite } from '../../../src/storage/github/emergency-queue.js';
 import { bundledChildPerFile } from '../../support/bundle-child.js';
-import { envPerTest, text } from '../../support/github.js';
+import { envPerTest, text, type Env } from '../../support/github.js';
 
 const env = envPerTest();
 /** What each test leaves to undo (emulators to close, folders to remove), newest first. */
@@ -41,28 +41,63 @@ const payload = (cost: number): PhasedWorkflowPayload => {
   return { ...p, state_snapshot: { ...p.state_snapshot, cost_accumulated: cost } };
 };
 
+/** How {@link belowFloor} sets up its store and writer. */
+interface BelowFloorOptions {
+  /** githubStorage's `holdBelowFloor` bounds. @default the adapter's */
+  readonly holdBelowFloor?: { readonly maxWrites: number; readonly maxHoldMs: number };
+  /** Stop the clock's own timers before the first checkpoint (only a bound or a flush pushes). @default true */
+  readonly stopClock?: boolean;
+  /** The writer takes the run lock (its lease commits are then in the log too). @default false */
+  readonly lock?: boolean;
+}
+
+/**
+ * An emulated GitHub store below its rate floor (90 requests left, learned from one answer),
+ * with a durable emergency queue, a new run id, and a phased-workflow writer of that run.
+ */
+async function belowFloor(
+  options: BelowFloorOptions = {},
+): Promise<{ e: Env; runId: string; writer: CheckpointWriter<PhasedWorkflowPayload> }> {
+  const hold = options.holdBelowFloor ? { holdBelowFloor: options.holdBelowFloor } : {};
+  const e = await env({ storage: { minWriteIntervalMs: 0, emergencyQueue: { dir: tempDir('savepoint-held-') }, ...hold } });
+  const runId = newUuidV4();
+  e.gh.rateLimit.set({ remaining: 90 });
+  await e.storage.get('probe'); // the adapter learns the budget from this answer
+  if (options.stopClock ?? true) e.clock.auto = false;
+  const writer = createWriter({
+    storage: e.storage,
+    profile: phasedWorkflow,
+    runId,
+    clock: e.clock,
+    heartbeatIntervalMs: false,
+    coalesceWindowMs: 0,
+    ...(options.lock ? {} : { lock: false }),
+  });
+  return { e, runId, writer };
+}
+
+/** Checkpoint `cost` of the run (an `expensive_op` in progress unless told). */
+const step = (writer: CheckpointWriter<PhasedWorkflowPayload>, cost: number, source = 'expensive_op', status = 'in_progress') =>
+  writer.checkpoint({ source, status, payload: payload(cost) });
+
+/** The names of the files of the run folder `dir` on the emulated GitHub, sorted. */
+const namesIn = (e: Env, dir: string): string[] =>
+  e.gh.state
+    .listFiles()
+    .map((f) => f.path)
+    .filter((p) => p.startsWith(`${dir}/`))
+    .map((p) => p.slice(dir.length + 1))
+    .sort();
+
 describe('below the rate-limit floor, awaited checkpoints are batched (issue 16 b)', () => {
   it('4 checkpoints awaited one at a time resolve queued (durable locally) and reach GitHub as 1 batch file in 1 commit (regression)', async () => {
-    const e = await env({ storage: { minWriteIntervalMs: 0, emergencyQueue: { dir: tempDir('savepoint-held-') } } });
-    const runId = newUuidV4();
-    e.gh.rateLimit.set({ remaining: 90 });
-    await e.storage.get('probe'); // the adapter learns the budget from this answer
-    expect(e.storage.rateBudget().low).toBe(true);
     // No timer fires while the checkpoints are written: only the size bound or a flush pushes.
-    e.clock.auto = false;
-    const writer = createWriter({
-      storage: e.storage,
-      profile: phasedWorkflow,
-      runId,
-      clock: e.clock,
-      heartbeatIntervalMs: false,
-      coalesceWindowMs: 0,
-    });
+    const { e, runId, writer } = await belowFloor({ lock: true });
+    expect(e.storage.rateBudget().low).toBe(true);
     const commitsBefore = e.gh.state.log().length;
     const requestsBefore = e.gh.requestLog.length;
     const results: CheckpointResult<PhasedWorkflowPayload>[] = [];
-    for (let i = 1; i <= 4; i++)
-      results.push(await writer.checkpoint({ source: 'expensive_op', status: 'in_progress', payload: payload(i) }));
+    for (let i = 1; i <= 4; i++) results.push(await step(writer, i));
 
     const dir = `checkpoints/${runId}`;
     expect(results.map((r) => r.ok && [r.outcome, r.sequence, r.key])).toEqual([
@@ -83,12 +118,7 @@ describe('below the rate-limit floor, awaited checkpoints are batched (issue 16 
 
     e.clock.auto = true;
     await writer.close();
-    const names = e.gh.state
-      .listFiles()
-      .map((f) => f.path)
-      .filter((p) => p.startsWith(`${dir}/`) && !p.endsWith('.lock'))
-      .map((p) => p.slice(dir.length + 1));
-    expect(names.filter((n) => !n.includes('lock')).sort()).toEqual(['batch_1_4.json', 'index.json', 'latest.json']);
+    expect(namesIn(e, dir).filter((n) => !n.includes('lock'))).toEqual(['batch_1_4.json', 'index.json', 'latest.json']);
     // The run lease is taken and released on its own (never held: a held renewal could make
     // a live lease look stale); the four checkpoints are one commit.
     const checkpointCommits = e.gh.state
@@ -113,29 +143,10 @@ describe('below the rate-limit floor, awaited checkpoints are batched (issue 16 
   });
 
   it('the size bound pushes the held queue as one commit; the next checkpoint starts a new file', async () => {
-    const e = await env({
-      storage: {
-        minWriteIntervalMs: 0,
-        emergencyQueue: { dir: tempDir('savepoint-held-') },
-        holdBelowFloor: { maxWrites: 3, maxHoldMs: 60_000 },
-      },
-    });
-    const runId = newUuidV4();
-    e.gh.rateLimit.set({ remaining: 90 });
-    await e.storage.get('probe');
-    e.clock.auto = false;
-    const writer = createWriter({
-      storage: e.storage,
-      profile: phasedWorkflow,
-      runId,
-      clock: e.clock,
-      heartbeatIntervalMs: false,
-      coalesceWindowMs: 0,
-      lock: false,
-    });
+    const { e, runId, writer } = await belowFloor({ holdBelowFloor: { maxWrites: 3, maxHoldMs: 60_000 } });
     const keys: string[] = [];
     for (let i = 1; i <= 4; i++) {
-      const r = await writer.checkpoint({ source: 'expensive_op', status: 'in_progress', payload: payload(i) });
+      const r = await step(writer, i);
       keys.push(r.ok ? `${r.outcome} ${r.key.slice(r.key.lastIndexOf('/') + 1)}` : 'failed');
     }
     // The third held write reached the bound: pushed at once, so it is acknowledged as written.
@@ -148,42 +159,12 @@ describe('below the rate-limit floor, awaited checkpoints are batched (issue 16 
     e.clock.auto = true;
     await writer.close();
     const dir = `checkpoints/${runId}`;
-    expect(
-      e.gh.state
-        .listFiles()
-        .map((f) => f.path)
-        .filter((p) => p.startsWith(`${dir}/`))
-        .map((p) => p.slice(dir.length + 1))
-        .sort(),
-    ).toEqual(['batch_1_3.json', 'cp_004_expensive_op.json', 'index.json', 'latest.json']);
+    expect(namesIn(e, dir)).toEqual(['batch_1_3.json', 'cp_004_expensive_op.json', 'index.json', 'latest.json']);
   });
 
   it('the time bound: what is held is pushed by the adapter once the oldest held write waited maxHoldMs', async () => {
-    const e = await env({
-      storage: {
-        minWriteIntervalMs: 0,
-        emergencyQueue: { dir: tempDir('savepoint-held-') },
-        holdBelowFloor: { maxWrites: 100, maxHoldMs: 20_000 },
-      },
-    });
-    const runId = newUuidV4();
-    e.gh.rateLimit.set({ remaining: 90 });
-    await e.storage.get('probe');
-    e.clock.auto = false;
-    const writer = createWriter({
-      storage: e.storage,
-      profile: phasedWorkflow,
-      runId,
-      clock: e.clock,
-      heartbeatIntervalMs: false,
-      coalesceWindowMs: 0,
-      lock: false,
-    });
-    for (let i = 1; i <= 2; i++)
-      expect(await writer.checkpoint({ source: 'expensive_op', status: 'in_progress', payload: payload(i) })).toMatchObject({
-        ok: true,
-        outcome: 'queued',
-      });
+    const { e, runId, writer } = await belowFloor({ holdBelowFloor: { maxWrites: 100, maxHoldMs: 20_000 } });
+    for (let i = 1; i <= 2; i++) expect(await step(writer, i)).toMatchObject({ ok: true, outcome: 'queued' });
     await e.clock.advance(10_000);
     expect(e.storage.stats().queued).toBeGreaterThan(0); // not yet
     e.clock.auto = true;
@@ -194,21 +175,9 @@ describe('below the rate-limit floor, awaited checkpoints are batched (issue 16 
   });
 
   it("a terminal status pushes what is held at once: the run's end is on GitHub when checkpoint() resolves", async () => {
-    const e = await env({ storage: { minWriteIntervalMs: 0, emergencyQueue: { dir: tempDir('savepoint-held-') } } });
-    const runId = newUuidV4();
-    e.gh.rateLimit.set({ remaining: 90 });
-    await e.storage.get('probe');
-    const writer = createWriter({
-      storage: e.storage,
-      profile: phasedWorkflow,
-      runId,
-      clock: e.clock,
-      heartbeatIntervalMs: false,
-      coalesceWindowMs: 0,
-      lock: false,
-    });
-    const first = await writer.checkpoint({ source: 'expensive_op', status: 'in_progress', payload: payload(1) });
-    const last = await writer.checkpoint({ source: 'phase_complete', status: 'completed', payload: payload(2) });
+    const { e, runId, writer } = await belowFloor({ stopClock: false });
+    const first = await step(writer, 1);
+    const last = await step(writer, 2, 'phase_complete', 'completed');
     expect([first.ok && first.outcome, last.ok && last.outcome, last.ok && last.key]).toEqual([
       'queued',
       'written',
