@@ -23,8 +23,8 @@ import { addressingOf, chunkDocument, KNOWN_CHUNK_TTL_MS, type ChunkedDocument, 
 const RECENT_MAX = 8;
 /** Bytes of recent documents remembered per store. */
 const RECENT_BYTES = 32 * 1024 * 1024;
-/** Node ids remembered per store. */
-const NODES_MAX = 16_384;
+/** Node ids remembered per store (keyed by the ids they list: up to 4 KiB each). */
+const NODES_MAX = 2048;
 /** Chunk ids remembered as written per store (about 100 bytes each). */
 const WRITTEN_MAX = 200_000;
 
