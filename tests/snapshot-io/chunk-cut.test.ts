@@ -166,6 +166,34 @@ describe('cutting a document for writing', () => {
     for (const id of shared.filter((id) => third.ids.includes(id))) expect(third.writes.map((w) => w.id)).toContain(id);
   });
 
+  it('a store whose addressing hashes only asynchronously (keyed ids): the same cuts, ids of its own scheme', async () => {
+    const keyed = (bytes: Uint8Array): string => sha256HexSync(new Uint8Array([...encode('key:'), ...bytes]))!;
+    const addressing = { scheme: 'test-keyed', id: (bytes: Uint8Array) => Promise.resolve(keyed(bytes)) };
+    const storage: StorageAdapter = Object.assign(memoryStorage(), { contentAddressing: addressing });
+    const other: StorageAdapter = Object.assign(memoryStorage(), { contentAddressing: addressing });
+    let text = `{"log":${JSON.stringify('lorem ipsum '.repeat(3000))}`;
+    const written = new Set<string>();
+    for (let v = 0; v < 4; v++) {
+      text += `,"v${v}":${JSON.stringify(`version ${v} `.repeat(150 * (v + 1)))}`;
+      const bytes = encode(`${text}}`);
+      const cut = cutDocument(storage, bytes);
+      expect(cut).toBeInstanceOf(Promise);
+      const doc = await cut;
+      const scratch = await chunkDocument(other, bytes);
+      expect(Buffer.from(doc.envelope).toString()).toBe(Buffer.from(scratch.envelope).toString());
+      expect(decodeEnvelope(doc.envelope, 'doc')!.scheme).toBe('test-keyed');
+      for (const w of doc.writes) {
+        expect(keyed(w.bytes)).toBe(w.id);
+        written.add(w.id);
+      }
+      for (const id of doc.ids) expect(written.has(id)).toBe(true);
+      rememberWritten(
+        storage,
+        doc.writes.map((w) => w.id),
+      );
+    }
+  });
+
   it('a node lists ids as it was given them', () => {
     fc.assert(
       fc.property(fc.array(fc.uint8Array({ minLength: 32, maxLength: 32 }), { minLength: 1, maxLength: 64 }), (raw) => {
