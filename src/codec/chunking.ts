@@ -60,27 +60,28 @@ const GEAR: Uint32Array = (() => {
   return table;
 })();
 
+/**
+ * The end of the leaf of `bytes` that starts at `start` (< `bytes.length`). A boundary depends on
+ * the leaf's own bytes alone, so a leaf another version of the document holds at another offset
+ * is cut the same way there.
+ */
+export function nextLeafEnd(bytes: Uint8Array, start: number): number {
+  const last = Math.min(bytes.length, start + LEAF_MAX);
+  let i = Math.min(bytes.length, start + LEAF_MIN);
+  let h = 0;
+  // The window before the minimum still feeds the hash, so a boundary depends on the 32 bytes before it alone.
+  for (let j = Math.max(start, i - 32); j < i; j++) h = ((h << 1) + GEAR[bytes[j]!]!) | 0;
+  for (; i < last; i++) {
+    h = ((h << 1) + GEAR[bytes[i]!]!) | 0;
+    if ((h & LEAF_MASK) === 0) return i + 1;
+  }
+  return i;
+}
+
 /** End offsets of the leaves of `bytes` (the last is `bytes.length`). */
 export function leafBoundaries(bytes: Uint8Array): number[] {
   const ends: number[] = [];
-  const n = bytes.length;
-  let start = 0;
-  while (start < n) {
-    const last = Math.min(n, start + LEAF_MAX);
-    let i = Math.min(n, start + LEAF_MIN);
-    let h = 0;
-    // The window before the minimum still feeds the hash, so a boundary depends on the 32 bytes before it alone.
-    for (let j = Math.max(start, i - 32); j < i; j++) h = ((h << 1) + GEAR[bytes[j]!]!) | 0;
-    for (; i < last; i++) {
-      h = ((h << 1) + GEAR[bytes[i]!]!) | 0;
-      if ((h & LEAF_MASK) === 0) {
-        i++;
-        break;
-      }
-    }
-    ends.push(i);
-    start = i;
-  }
+  for (let start = 0; start < bytes.length;) ends.push((start = nextLeafEnd(bytes, start)));
   return ends;
 }
 
@@ -102,13 +103,20 @@ export function nodeGroups(ids: readonly string[]): string[][] {
 /** Whether the tree needs one more level above `ids`. */
 export const needsLevel = (ids: readonly string[]): boolean => ids.length > ROOT_MAX;
 
+/** Hex digit (code unit) → its value. */
+const NIBBLE: Uint8Array = (() => {
+  const table = new Uint8Array(128);
+  for (let i = 0; i < 16; i++) table['0123456789abcdef'.charCodeAt(i)] = i;
+  return table;
+})();
+
 /** A node's bytes: one byte giving the id length in bytes, then the ids, binary. */
 export function encodeNode(ids: readonly string[]): Uint8Array {
   const width = ids[0]!.length / 2;
   const out = new Uint8Array(1 + ids.length * width);
   out[0] = width;
   let at = 1;
-  for (const id of ids) for (let i = 0; i < id.length; i += 2) out[at++] = parseInt(id.slice(i, i + 2), 16);
+  for (const id of ids) for (let i = 0; i < id.length; i += 2) out[at++] = (NIBBLE[id.charCodeAt(i)]! << 4) | NIBBLE[id.charCodeAt(i + 1)]!;
   return out;
 }
 

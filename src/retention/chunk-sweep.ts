@@ -4,6 +4,7 @@ import { CheckpointError, isCheckpointError } from '../contract/errors.js';
 import type { StorageAdapter } from '../contract/storage.js';
 import { chunkKey } from '../codec/chunking.js';
 import { markChunks, listChunks } from '../snapshot-io/chunk-refs.js';
+import { forgetWritten } from '../snapshot-io/chunk-cut.js';
 import { addressingOf, forgetChunks, hiddenKey, KNOWN_CHUNK_TTL_MS } from '../snapshot-io/chunk-store.js';
 
 /** Options of {@link sweepChunks}. */
@@ -110,7 +111,10 @@ export async function sweepChunks(storage: StorageAdapter, options: ChunkSweepOp
     if (marks.referenced.has(id)) continue;
     if (options.dryRun || (await hideQuietly(storage, id, key, nowMs))) report.hidden.push(id);
   }
-  if (!options.dryRun) forgetChunks(storage, report.hidden);
+  if (!options.dryRun) {
+    forgetChunks(storage, report.hidden);
+    forgetWritten(storage, report.hidden);
+  }
   return report;
 }
 

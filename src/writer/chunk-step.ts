@@ -1,5 +1,6 @@
 import type { StorageAdapter } from '../contract/storage.js';
-import { chunkDocument, isChunkable, rememberChunks, type ChunkedDocument } from '../snapshot-io/chunk-store.js';
+import { cutDocument, rememberWritten } from '../snapshot-io/chunk-cut.js';
+import { isChunkable, rememberChunks, type ChunkedDocument } from '../snapshot-io/chunk-store.js';
 import type { CreateOp, PutOp, ReplaceOp, WritePlan } from './ordered-write.js';
 
 /** A plan whose documents marked `chunk` are stored as content chunks, and the chunk ids they reference. */
@@ -30,7 +31,7 @@ class PlanChunker {
   constructor(readonly storage: StorageAdapter) {}
   of(bytes: Uint8Array): Chunked {
     let c = this.done.get(bytes);
-    if (!c) this.done.set(bytes, (c = chunkDocument(this.storage, bytes)));
+    if (!c) this.done.set(bytes, (c = cutDocument(this.storage, bytes)));
     return c;
   }
 }
@@ -87,7 +88,9 @@ export function chunkPlan(storage: StorageAdapter, plan: WritePlan): ChunkedPlan
   })();
 }
 
-/** Records the chunks a durable plan referenced as stored (see `rememberChunks`). */
+/** Records the chunks a durable plan wrote as stored (see `rememberChunks`, `rememberWritten`). */
 export function chunksDurable(storage: StorageAdapter, chunked: ChunkedPlan | undefined): void {
-  if (chunked) rememberChunks(storage, chunked.ids);
+  if (!chunked) return;
+  rememberChunks(storage, chunked.ids);
+  rememberWritten(storage, chunked.ids);
 }

@@ -20,6 +20,7 @@ import {
 import { readSnapshot } from 'savepoint/toolkit';
 import { faultyStorage, manualClock, type FaultAction } from 'savepoint/testing';
 import { CHUNK_PREFIX } from '../../src/codec/chunking.js';
+import { forgetWritten } from '../../src/snapshot-io/chunk-cut.js';
 import { forgetChunks, KNOWN_CHUNK_TTL_MS } from '../../src/snapshot-io/chunk-store.js';
 
 const GRACE = 60 * 60 * 1000;
@@ -104,7 +105,10 @@ describe('chunk sweep', () => {
           } else {
             await clock.advance(s.advance);
             // Writers' knowledge of chunks lasts KNOWN_CHUNK_TTL_MS of real time: a manual clock that moves past it stands for that.
-            if (s.advance >= KNOWN_CHUNK_TTL_MS) forgetChunks(storage);
+            if (s.advance >= KNOWN_CHUNK_TTL_MS) {
+              forgetChunks(storage);
+              forgetWritten(storage);
+            }
             // The sweep runs as another process would: its own adapter over the same data, the writers' knowledge of chunks untouched.
             const sweep = sweepChunks(sweeper, { clock, graceMs: GRACE });
             if (s.beside) await Promise.all([sweep, world.write('r0', s.seed)]);
@@ -138,6 +142,7 @@ describe('chunk sweep', () => {
     await world.write('r1', 0, first); // this writer still trusts those chunks: its document references them, hidden
     await clock.advance(GRACE);
     forgetChunks(storage);
+    forgetWritten(storage);
     const report = await sweepChunks(sweeper, { clock, graceMs: GRACE });
     expect(report.restored.length).toBeGreaterThan(0);
     await world.check();
@@ -154,6 +159,7 @@ describe('chunk sweep', () => {
     await clock.advance(GRACE + 1);
     await world.drop(0);
     forgetChunks(storage);
+    forgetWritten(storage);
     await world.write('b', 4);
     return world.kept;
   }

@@ -1,0 +1,327 @@
+import type { ContentAddressing } from '../contract/content-address.js';
+import type { StorageAdapter } from '../contract/storage.js';
+import { chunkKey, encodeEnvelope, encodeNode, needsLevel, nextLeafEnd, nodeGroups } from '../codec/chunking.js';
+import { addressingOf, chunkDocument, KNOWN_CHUNK_TTL_MS, type ChunkedDocument, type ChunkWrite } from './chunk-store.js';
+
+/**
+ * The write side of content chunks: a document cut into leaves and nodes exactly as
+ * `chunkDocument` (chunk-store.ts) cuts it, without cutting and hashing again what this process
+ * cut of recent versions of the same document.
+ *
+ * A leaf boundary depends on the leaf's own bytes alone (codec/chunking.ts), so where the cut of
+ * a new version reaches the first bytes of a leaf of a recent version and the whole leaf's bytes
+ * follow, that leaf is the new version's next leaf too, with the same id, and so are the ones
+ * after it while their bytes follow. Node ids are remembered by the ids they list.
+ *
+ * Which chunks to write: those this process does not know it wrote within
+ * `KNOWN_CHUNK_TTL_MS` (the sweep's grace rule rests on it). A version reusing a leaf this
+ * process did not write (it learned of it by reading, after a restart) goes through
+ * `chunkDocument`, which also knows the chunks this process read.
+ */
+
+/** Recent documents remembered per store (one per document lineage: a thread, a run). */
+const RECENT_MAX = 8;
+/** Bytes of recent documents remembered per store. */
+const RECENT_BYTES = 32 * 1024 * 1024;
+/** Node ids remembered per store (keyed by the ids they list: up to 4 KiB each). */
+const NODES_MAX = 2048;
+/** Chunk ids remembered as written per store (about 100 bytes each). */
+const WRITTEN_MAX = 200_000;
+
+/** A document as this process cut it: its bytes (a copy), its leaves' end offsets and ids. */
+interface CutDocument {
+  readonly bytes: Uint8Array;
+  readonly ends: readonly number[];
+  readonly ids: readonly string[];
+  /** Its leaves by their first bytes, made when first needed. */
+  probes?: Map<number, number>;
+}
+
+/** What one process remembers of its writes of a store's chunks. */
+interface CutState {
+  /** The addressing the ids below were made by: ids of another scheme never mix. */
+  readonly addressing: ContentAddressing;
+  readonly scheme: string;
+  /** Newest first. */
+  readonly recent: CutDocument[];
+  recentBytes: number;
+  /** A node's children's ids, joined → the node's id. */
+  readonly nodes: Map<string, string>;
+  /** Chunk id → when a write holding it was durable (ms). */
+  readonly written: Map<string, number>;
+}
+
+const states = new WeakMap<StorageAdapter, CutState>();
+
+function stateOf(storage: StorageAdapter, addressing: ContentAddressing): CutState {
+  let s = states.get(storage);
+  if (!s || s.addressing !== addressing || s.scheme !== addressing.scheme) {
+    s = { addressing, scheme: addressing.scheme, recent: [], recentBytes: 0, nodes: new Map(), written: new Map() };
+    states.set(storage, s);
+  }
+  return s;
+}
+
+/** Node's Buffer, when the runtime has one: a native range comparison. */
+const nativeCompare = (globalThis as { Buffer?: { prototype: { compare: (...args: unknown[]) => number } } }).Buffer?.prototype.compare;
+
+/** Whether `a[aFrom, aFrom + len)` and `b[bFrom, bFrom + len)` hold the same bytes. */
+function sameRange(a: Uint8Array, aFrom: number, b: Uint8Array, bFrom: number, len: number): boolean {
+  if (nativeCompare) return nativeCompare.call(a, b, bFrom, bFrom + len, aFrom, aFrom + len) === 0;
+  for (let i = 0; i < len; i++) if (a[aFrom + i] !== b[bFrom + i]) return false;
+  return true;
+}
+
+/** Bytes of a leaf's start that find it among a recent document's leaves. */
+const PROBE_BYTES = 7;
+
+/** A leaf's first bytes as a number (a leaf holding fewer is never looked up: it is too short to matter). */
+function probeAt(bytes: Uint8Array, at: number): number | undefined {
+  if (at + PROBE_BYTES > bytes.length) return undefined;
+  // 7 bytes: 56 bits do not fit a double exactly, so the last byte keeps 5 bits (53 in all); a collision costs one comparison.
+  const low = (bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16) | (bytes[at + 3]! << 24)) >>> 0;
+  const high = bytes[at + 4]! | (bytes[at + 5]! << 8) | ((bytes[at + 6]! & 0x1f) << 16);
+  return high * 0x100000000 + low;
+}
+
+/** Leaf index of a recent document by its first bytes (the first leaf with those bytes). */
+function probesOf(doc: CutDocument): Map<number, number> {
+  if (doc.probes) return doc.probes;
+  const probes = new Map<number, number>();
+  for (let j = 0; j < doc.ends.length; j++) {
+    const key = probeAt(doc.bytes, j === 0 ? 0 : doc.ends[j - 1]!);
+    if (key !== undefined && !probes.has(key)) probes.set(key, j);
+  }
+  return (doc.probes = probes);
+}
+
+/** Whether leaf `j` of `doc` is the leaf of `bytes` that starts at `at`: same bytes, and it ends at a boundary of its own or where both end. */
+function leafMatches(doc: CutDocument, j: number, bytes: Uint8Array, at: number): boolean {
+  const start = j === 0 ? 0 : doc.ends[j - 1]!;
+  const len = doc.ends[j]! - start;
+  if (at + len > bytes.length) return false;
+  // The last leaf ends where its document ends, not at a boundary: it is a leaf of `bytes` only where `bytes` ends there too.
+  if (j === doc.ends.length - 1 && at + len !== bytes.length) return false;
+  return sameRange(bytes, at, doc.bytes, start, len);
+}
+
+/** The leaves of `bytes`: ends and ids (undefined where a leaf is new and must be hashed). */
+interface LeafPlan {
+  readonly ends: number[];
+  readonly ids: (string | undefined)[];
+  /** Ids taken from a recent document. */
+  readonly reused: string[];
+  /** The recent document most leaves were taken from: this version replaces it. */
+  readonly base: CutDocument | undefined;
+}
+
+/** A leaf of a recent document that `bytes` holds at `at`, found by its first bytes. */
+function findLeaf(recent: readonly CutDocument[], bytes: Uint8Array, at: number): { doc: CutDocument; j: number } | undefined {
+  const key = probeAt(bytes, at);
+  if (key === undefined) return undefined;
+  for (const doc of recent) {
+    const j = probesOf(doc).get(key);
+    if (j !== undefined && leafMatches(doc, j, bytes, at)) return { doc, j };
+  }
+  return undefined;
+}
+
+/**
+ * Cuts `bytes` into leaves as `leafBoundaries` does, taking a leaf of a recent document (and
+ * the ones after it, while they match) wherever the cut reaches the first bytes of one.
+ */
+function planLeaves(state: CutState, bytes: Uint8Array): LeafPlan {
+  const ends: number[] = [];
+  const ids: (string | undefined)[] = [];
+  const reused: string[] = [];
+  const taken = new Map<CutDocument, number>();
+  let from: { doc: CutDocument; j: number } | undefined;
+  for (let at = 0; at < bytes.length;) {
+    // The next leaf of the document the previous one came from, else a lookup.
+    if (!(from && from.j < from.doc.ends.length && leafMatches(from.doc, from.j, bytes, at)))
+      from = state.recent.length > 0 ? findLeaf(state.recent, bytes, at) : undefined;
+    if (from) {
+      const { doc, j } = from;
+      const id = doc.ids[j]!;
+      ends.push((at += doc.ends[j]! - (j === 0 ? 0 : doc.ends[j - 1]!)));
+      ids.push(id);
+      reused.push(id);
+      taken.set(doc, (taken.get(doc) ?? 0) + 1);
+      from = { doc, j: j + 1 };
+      continue;
+    }
+    ends.push((at = nextLeafEnd(bytes, at)));
+    ids.push(undefined);
+  }
+  let base: CutDocument | undefined;
+  for (const [doc, n] of taken) if (!base || n > taken.get(base)!) base = doc;
+  return { ends, ids, reused, base };
+}
+
+/** Remembers `doc` as the newest of its lineage (it replaces `base`), within the bounds. */
+function remember(state: CutState, doc: CutDocument, base: CutDocument | undefined): void {
+  const at = base ? state.recent.indexOf(base) : -1;
+  if (at >= 0) {
+    state.recent.splice(at, 1);
+    state.recentBytes -= base!.bytes.length;
+  }
+  state.recent.unshift(doc);
+  state.recentBytes += doc.bytes.length;
+  while (state.recent.length > RECENT_MAX || (state.recentBytes > RECENT_BYTES && state.recent.length > 1))
+    state.recentBytes -= state.recent.pop()!.bytes.length;
+}
+
+/** Whether this process wrote chunk `id` within the trust window. */
+function wroteRecently(state: CutState, id: string, now: number): boolean {
+  const at = state.written.get(id);
+  return at !== undefined && now - at < KNOWN_CHUNK_TTL_MS;
+}
+
+/** The pieces of one document's tree, in the order chunkDocument lists them: leaves, then each level of nodes. */
+class Tree {
+  readonly pieces: { id: string; bytes: Uint8Array }[] = [];
+  constructor(
+    readonly state: CutState,
+    readonly total: number,
+  ) {}
+  finish(depth: number, ids: readonly string[]): ChunkedDocument {
+    const now = Date.now();
+    const writes: ChunkWrite[] = [];
+    const seen = new Set<string>();
+    for (const { id, bytes } of this.pieces) {
+      if (seen.has(id)) continue;
+      seen.add(id);
+      if (!wroteRecently(this.state, id, now)) writes.push({ id, key: chunkKey(id), bytes });
+    }
+    return { envelope: encodeEnvelope({ bytes: this.total, depth, ids, scheme: this.state.addressing.scheme }), writes, ids: [...seen] };
+  }
+}
+
+/** A node's id, from the cache or hashed (`undefined` when the addressing cannot hash synchronously). */
+function nodeIdSync(state: CutState, group: readonly string[], tree: Tree): string | undefined {
+  const key = group.join('');
+  const node = encodeNode(group);
+  let id = state.nodes.get(key);
+  if (id === undefined) {
+    id = state.addressing.idSync?.(node);
+    if (id === undefined) return undefined;
+    state.nodes.set(key, id);
+    if (state.nodes.size > NODES_MAX) state.nodes.delete(state.nodes.keys().next().value!);
+  }
+  tree.pieces.push({ id, bytes: node });
+  return id;
+}
+
+async function nodeId(state: CutState, group: readonly string[], tree: Tree): Promise<string> {
+  const sync = nodeIdSync(state, group, tree);
+  if (sync !== undefined) return sync;
+  const node = encodeNode(group);
+  const id = await state.addressing.id(node);
+  state.nodes.set(group.join(''), id);
+  tree.pieces.push({ id, bytes: node });
+  return id;
+}
+
+/** Leaves and nodes with every id known: the document as chunkDocument stores it. */
+function finishSync(state: CutState, bytes: Uint8Array, plan: LeafPlan): ChunkedDocument | undefined {
+  const tree = new Tree(state, bytes.length);
+  const ids: string[] = [];
+  let start = 0;
+  for (let i = 0; i < plan.ends.length; i++) {
+    const leaf = bytes.subarray(start, plan.ends[i]!);
+    const id = plan.ids[i] ?? state.addressing.idSync?.(leaf);
+    if (id === undefined) return undefined;
+    tree.pieces.push({ id, bytes: leaf });
+    ids.push(id);
+    start = plan.ends[i]!;
+  }
+  let level = ids;
+  let depth = 0;
+  while (needsLevel(level)) {
+    const next: string[] = [];
+    for (const group of nodeGroups(level)) {
+      const id = nodeIdSync(state, group, tree);
+      if (id === undefined) return undefined;
+      next.push(id);
+    }
+    level = next;
+    depth++;
+  }
+  remember(state, { bytes: bytes.slice(), ends: plan.ends, ids }, plan.base);
+  return tree.finish(depth, level);
+}
+
+async function finishAsync(state: CutState, bytes: Uint8Array, plan: LeafPlan): Promise<ChunkedDocument> {
+  const tree = new Tree(state, bytes.length);
+  const ids: string[] = [];
+  let start = 0;
+  for (let i = 0; i < plan.ends.length; i++) {
+    const leaf = bytes.subarray(start, plan.ends[i]!);
+    const id = plan.ids[i] ?? (await state.addressing.id(leaf));
+    tree.pieces.push({ id, bytes: leaf });
+    ids.push(id);
+    start = plan.ends[i]!;
+  }
+  let level = ids;
+  let depth = 0;
+  while (needsLevel(level)) {
+    const next: string[] = [];
+    for (const group of nodeGroups(level)) next.push(await nodeId(state, group, tree));
+    level = next;
+    depth++;
+  }
+  remember(state, { bytes, ends: plan.ends, ids }, plan.base);
+  return tree.finish(depth, level);
+}
+
+/**
+ * `bytes` as a chunked document of `storage`: the same envelope and chunks as `chunkDocument`,
+ * without hashing again the leaves a recent version of the document shares with it. Without a
+ * promise when the store's addressing hashes synchronously here.
+ */
+export function cutDocument(storage: StorageAdapter, bytes: Uint8Array): ChunkedDocument | Promise<ChunkedDocument> {
+  const addressing = addressingOf(storage);
+  const state = stateOf(storage, addressing);
+  const plan = planLeaves(state, bytes);
+  if (plan.base && wroteAll(state, plan.reused)) {
+    // Copied for the async path: the caller's buffer may be reused once this awaits (the saver's seal buffer).
+    return finishSync(state, bytes, plan) ?? finishAsync(state, bytes.slice(), plan);
+  }
+  // A first version, or one reusing leaves this process did not write (it read them):
+  // chunkDocument knows what was read. This cut is kept for the next version.
+  const mine = finishSync(state, bytes, plan);
+  const stored = chunkDocument(storage, bytes);
+  if (mine || !(stored instanceof Promise)) return stored;
+  const copy = bytes.slice();
+  return stored.then(async (doc) => {
+    await finishAsync(state, copy, plan);
+    return doc;
+  });
+}
+
+/** Whether this process wrote every chunk of `ids` within the trust window. */
+function wroteAll(state: CutState, ids: readonly string[]): boolean {
+  const now = Date.now();
+  for (const id of ids) if (!wroteRecently(state, id, now)) return false;
+  return true;
+}
+
+/** Records that the chunks `ids` are stored now, by this process (call only once the write holding them is durable). */
+export function rememberWritten(storage: StorageAdapter, ids: readonly string[]): void {
+  const state = states.get(storage);
+  if (!state || ids.length === 0) return;
+  const now = Date.now();
+  for (const id of ids) {
+    state.written.delete(id);
+    state.written.set(id, now);
+  }
+  while (state.written.size > WRITTEN_MAX) state.written.delete(state.written.keys().next().value!);
+}
+
+/** Forgets that this process wrote the chunks `ids` of `storage` (a sweep of this process hid them), or every chunk. */
+export function forgetWritten(storage: StorageAdapter, ids?: Iterable<string>): void {
+  const state = states.get(storage);
+  if (!state) return;
+  if (!ids) state.written.clear();
+  else for (const id of ids) state.written.delete(id);
+}
