@@ -252,12 +252,14 @@ function sealCheckpoint(
 }
 
 /**
- * Stores a checkpoint document through the write step: with an atomic batch, the checkpoints
- * `keepLast` lets go leave in the same commit; others are pruned after. A new checkpoint
- * (`claimed`: its sequence) replaces the run's head on the version last seen (creates it in a
- * new run), before the document on the sequential path: the step fails with
- * `checkpoint_conflict` when another saver claimed first. Returns a promise only when
- * something was awaited (a synchronous store's steady-state put awaits nothing).
+ * Stores a checkpoint document through the write step. A new checkpoint (`claimed`: its
+ * sequence) replaces the run's head on the version last seen (creates it in a new run); the
+ * step fails with `checkpoint_conflict` when another saver claimed first. With an atomic batch
+ * the head, the document and the checkpoints `keepLast` lets go are one batch: one commit (one
+ * statement, one WAL flush on PostgreSQL) per put, not one for the head and one for the
+ * document. Without one, the head goes before the document and what `keepLast` lets go is
+ * pruned after. Returns a promise only when something was awaited (a synchronous store's
+ * steady-state put awaits nothing).
  */
 function storeCheckpoint(
   state: SaverState,
@@ -276,11 +278,14 @@ function storeCheckpoint(
     puts,
     ...(leaving ? { deletes: leaving.keys } : {}),
   };
-  const written = writeGroup(state.storage, plan, leaving !== undefined);
+  const written = writeGroup(state.storage, plan, leaving !== undefined || (head !== undefined && hasAtomicBatch(state)));
   return written instanceof Promise
     ? written.then((report) => stored(state, run, id, encoded, leaving?.ids, head && { sequence: claimed!, report }))
     : stored(state, run, id, encoded, leaving?.ids, head && { sequence: claimed!, report: written });
 }
+
+/** Whether the store commits a batch as one: the head and its checkpoint then go in one. */
+const hasAtomicBatch = (state: SaverState): boolean => state.storage.capabilities.atomicBatch && typeof state.storage.batch === 'function';
 
 /** The run's state once checkpoint `id` is stored (and `left` deleted with it); prunes what is still beyond `keepLast`. */
 function stored(
