@@ -5,7 +5,7 @@ import { headKey } from './keys.js';
 
 /**
  * A run's head (`langgraph/<run_id>/head.json`): the sequence last claimed in the run and the
- * checkpoint it was claimed for, the newest checkpoint put. Every saver that stores a new
+ * checkpoint it was claimed for, the newest checkpoint put, and the greatest id the run has held. Every saver that stores a new
  * checkpoint replaces it on the version it last read or wrote (created when absent), in the
  * same write step as the checkpoint: two savers on one thread (replicas, processes, machines)
  * cannot claim one sequence, and a saver that another one overtook finds out by that
@@ -14,6 +14,12 @@ import { headKey } from './keys.js';
 export interface Head {
   readonly checkpointId: string;
   readonly sequence: number;
+  /**
+   * The greatest checkpoint id the run has held (`top_id`): no stored checkpoint's id is above
+   * it, so a saver that learns the run from its head knows every id above it is new without
+   * listing the run. Absent in heads written before it was kept: such a run is listed.
+   */
+  readonly topId?: string;
 }
 
 /** A head as read from the store, with the version a replace is conditioned on. */
@@ -25,16 +31,20 @@ export interface StoredHead {
 
 /** The head's bytes (checkpoint ids are `[A-Za-z0-9-]`: no escaping). */
 export function encodeHead(head: Head): Uint8Array {
-  return utf8Encode(`{"checkpoint_id":"${head.checkpointId}","sequence":${head.sequence}}`);
+  const top = head.topId === undefined ? '' : `,"top_id":"${head.topId}"`;
+  return utf8Encode(`{"checkpoint_id":"${head.checkpointId}","sequence":${head.sequence}${top}}`);
 }
 
 /** The head in `bytes`, or undefined when they do not hold one. */
 export function decodeHead(bytes: Uint8Array, where: string): Head | undefined {
   try {
-    const doc = parseJson(utf8Decode(bytes, where), where) as { checkpoint_id?: unknown; sequence?: unknown };
-    const { checkpoint_id: checkpointId, sequence } = doc ?? {};
+    const doc = parseJson(utf8Decode(bytes, where), where) as { checkpoint_id?: unknown; sequence?: unknown; top_id?: unknown };
+    const { checkpoint_id: checkpointId, sequence, top_id: topId } = doc ?? {};
     if (typeof checkpointId !== 'string' || !Number.isSafeInteger(sequence) || (sequence as number) < 1) return undefined;
-    return { checkpointId, sequence: sequence as number };
+    // A top id below the head's own checkpoint is not an upper bound: ignored (the run is listed).
+    return typeof topId === 'string' && topId >= checkpointId
+      ? { checkpointId, sequence: sequence as number, topId }
+      : { checkpointId, sequence: sequence as number };
   } catch {
     return undefined;
   }

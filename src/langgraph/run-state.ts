@@ -21,8 +21,18 @@ export interface LastCheckpoint {
  */
 export interface RunState {
   readonly runId: string;
-  /** Checkpoint ids stored in the run, ascending (LangGraph's uuid6 ids sort by creation). */
+  /**
+   * Checkpoint ids stored in the run, ascending (LangGraph's uuid6 ids sort by creation): every
+   * one when the run was listed; with {@link unlistedUpTo}, those this saver met since.
+   */
   readonly ids: string[];
+  /**
+   * Set when the run was learned from its head alone, not listed (a saver that keeps every
+   * checkpoint needs no list of them, and listing a long thread costs what it holds): the head's
+   * top id, at or below which the run may hold checkpoints `ids` does not name, so only a read
+   * tells whether it holds one ({@link holdsId}). Undefined when `ids` is complete.
+   */
+  unlistedUpTo: string | undefined;
   /** Sequence of each checkpoint id, where known (reserved before its document is written). */
   readonly sequences: Map<string, number>;
   maxSequence: number;
@@ -103,18 +113,43 @@ async function learnRun(
   return { ids, maxSequence, newest, headVersion: stored?.version, leftoverWrites };
 }
 
-/** Lists a run (see {@link learnRun}) into a new state. */
+/**
+ * What the run's head alone tells (one read, whatever the run holds): its newest checkpoint,
+ * sequence and version, and the greatest id it has held; no ids, and no leftover writes (only
+ * pruning needs those). Undefined when the run has no head (new, or stored before heads) or a
+ * head without a top id (written before it was kept): it is listed then.
+ */
+async function learnHead(storage: StorageAdapter, runId: string): Promise<(Learned & { unlistedUpTo: string }) | undefined> {
+  const stored = await readHead(storage, runId);
+  if (stored?.head?.topId === undefined) return undefined;
+  const { checkpointId: id, sequence, topId } = stored.head;
+  return {
+    ids: [],
+    maxSequence: sequence,
+    newest: { id, sequence },
+    headVersion: stored.version,
+    leftoverWrites: new Set(),
+    unlistedUpTo: topId,
+  };
+}
+
+/**
+ * Learns a run into a new state: from its head alone unless `listIds` (a saver that prunes
+ * needs every id), else by listing it (see {@link learnRun}).
+ */
 export async function loadRunState(
   storage: StorageAdapter,
   runId: string,
   readSequence: (key: string) => Promise<Snapshot<LangGraphPayload> | undefined>,
+  listIds = true,
 ): Promise<RunState> {
-  const learned = await learnRun(storage, runId, readSequence);
+  const learned = (listIds ? undefined : await learnHead(storage, runId)) ?? (await learnRun(storage, runId, readSequence));
   const sequences = new Map<string, number>();
   if (learned.newest) sequences.set(learned.newest.id, learned.newest.sequence);
   return {
     runId,
     ids: learned.ids,
+    unlistedUpTo: 'unlistedUpTo' in learned ? (learned.unlistedUpTo as string) : undefined,
     sequences,
     maxSequence: learned.maxSequence,
     loadedMaxSequence: learned.maxSequence,
@@ -137,9 +172,16 @@ export async function refreshRunState(
   run: RunState,
   readSequence: (key: string) => Promise<Snapshot<LangGraphPayload> | undefined>,
 ): Promise<void> {
-  const learned = await learnRun(storage, run.runId, readSequence);
-  run.ids.length = 0;
-  run.ids.push(...learned.ids);
+  // A run learned from its head is learned from its head again: the ids it met stay true.
+  const fromHead = run.unlistedUpTo === undefined ? undefined : await learnHead(storage, run.runId);
+  const learned = fromHead ?? (await learnRun(storage, run.runId, readSequence));
+  if (fromHead) {
+    if (fromHead.unlistedUpTo > run.unlistedUpTo!) run.unlistedUpTo = fromHead.unlistedUpTo;
+  } else {
+    run.unlistedUpTo = undefined;
+    run.ids.length = 0;
+    run.ids.push(...learned.ids);
+  }
   if (learned.newest) run.sequences.set(learned.newest.id, learned.newest.sequence);
   run.maxSequence = Math.max(run.maxSequence, learned.maxSequence);
   run.loadedMaxSequence = Math.max(run.loadedMaxSequence, learned.maxSequence);
@@ -167,6 +209,24 @@ export function lowerBound(ids: readonly string[], id: string): number {
 /** True when the run holds checkpoint `id`, as far as this saver knows. */
 export function hasId(state: RunState, id: string): boolean {
   return state.ids[lowerBound(state.ids, id)] === id;
+}
+
+/** The greatest checkpoint id the run has held once `id` is stored: the head's `top_id` (see head.ts). */
+export function topIdWith(state: RunState, id: string): string {
+  let top = id;
+  const last = state.ids.length > 0 ? state.ids[state.ids.length - 1]! : undefined;
+  if (last !== undefined && last > top) top = last;
+  if (state.unlistedUpTo !== undefined && state.unlistedUpTo > top) top = state.unlistedUpTo;
+  return top;
+}
+
+/**
+ * Whether the run holds checkpoint `id`: undefined when only a read of its document can tell
+ * (a run learned from its head, an id at or below the head's that this saver has not met).
+ */
+export function holdsId(state: RunState, id: string): boolean | undefined {
+  if (hasId(state, id)) return true;
+  return state.unlistedUpTo !== undefined && id <= state.unlistedUpTo ? undefined : false;
 }
 
 /** Adds `id` to the ascending id list (at the end in the usual case: ids grow). */

@@ -1,6 +1,7 @@
 import type { RunnableConfig } from '@langchain/core/runnables';
 import type { ChannelVersions, Checkpoint, CheckpointMetadata } from '@langchain/langgraph-checkpoint';
 import { toRfc3339 } from '../contract/clock.js';
+import { isBufferedStorage } from '../contract/buffered-storage.js';
 import { isCheckpointError } from '../contract/errors.js';
 import type { WritePlan, WriteReport } from '../writer/ordered-write.js';
 import { writeGroup } from '../writer/write-step.js';
@@ -10,9 +11,9 @@ import { encodeHead } from './head.js';
 import { checkpointKey, headKey } from './keys.js';
 import { dumpAll, plainJsonWithout, plainObjectCanonicalJson, type Dumped } from './plain-json.js';
 import { LANGGRAPH_SOURCES, type LangGraphPayload, type StoredChannel } from './profile.js';
-import { hasId, insertId, refreshRunState, reserveSequence, unreserve, type RunState } from './run-state.js';
+import { holdsId, insertId, refreshRunState, reserveSequence, topIdWith, unreserve, type RunState } from './run-state.js';
 import { forget, leavingWith, prune } from './saver-retention.js';
-import { knownRunId, runIdFor, runOf, sequenceNow, sequenceOf } from './saver-runs.js';
+import { holdsIdNow, knownRunId, runIdFor, runOf, sequenceNow, sequenceOf } from './saver-runs.js';
 import { moveWrites } from './saver-writes.js';
 import { assertId, decidePlain, readCheckpoint, sealBuffer, type SaverState } from './saver-state.js';
 import { storedValue } from './serialized.js';
@@ -61,7 +62,7 @@ export async function putCheckpoint(
   const runId = knownRunId(state, threadId, ns) ?? (await runIdFor(state, threadId, ns));
   const run = state.loaded.get(runId) ?? (await runOf(state, runId));
   const request: PutRequest = { threadId, ns, runId, parentId, checkpoint, metadata, newVersions };
-  const claims = !hasId(run, checkpoint.id);
+  const claims = !(holdsId(run, checkpoint.id) ?? (await holdsIdNow(state, run, checkpoint.id)));
   const now = putNow(state, run, request, claims);
   const putting = now === false ? placeAndStore(state, run, request, claims) : now;
   if (putting && claims) {
@@ -252,12 +253,14 @@ function sealCheckpoint(
 }
 
 /**
- * Stores a checkpoint document through the write step: with an atomic batch, the checkpoints
- * `keepLast` lets go leave in the same commit; others are pruned after. A new checkpoint
- * (`claimed`: its sequence) replaces the run's head on the version last seen (creates it in a
- * new run), before the document on the sequential path: the step fails with
- * `checkpoint_conflict` when another saver claimed first. Returns a promise only when
- * something was awaited (a synchronous store's steady-state put awaits nothing).
+ * Stores a checkpoint document through the write step. A new checkpoint (`claimed`: its
+ * sequence) replaces the run's head on the version last seen (creates it in a new run); the
+ * step fails with `checkpoint_conflict` when another saver claimed first. With an atomic batch
+ * the head, the document and the checkpoints `keepLast` lets go are one batch: one commit (one
+ * statement, one WAL flush on PostgreSQL) per put, not one for the head and one for the
+ * document (see {@link claimsInBatch}). Otherwise the head goes before the document and what `keepLast` lets go is
+ * pruned after. Returns a promise only when something was awaited (a synchronous store's
+ * steady-state put awaits nothing).
  */
 function storeCheckpoint(
   state: SaverState,
@@ -268,7 +271,10 @@ function storeCheckpoint(
 ): Promise<void> | undefined {
   const leaving = leavingWith(state, run, id);
   const puts = [{ key: checkpointKey(run.runId, id), bytes: encoded.bytes, chunk: state.dedup }];
-  const head = claimed === undefined ? undefined : { key: headKey(run.runId), bytes: encodeHead({ checkpointId: id, sequence: claimed }) };
+  const head =
+    claimed === undefined
+      ? undefined
+      : { key: headKey(run.runId), bytes: encodeHead({ checkpointId: id, sequence: claimed, topId: topIdWith(run, id) }) };
   const version = run.headVersion;
   const plan: WritePlan = {
     creates: head && version === undefined ? [head] : NONE,
@@ -276,11 +282,19 @@ function storeCheckpoint(
     puts,
     ...(leaving ? { deletes: leaving.keys } : {}),
   };
-  const written = writeGroup(state.storage, plan, leaving !== undefined);
+  const written = writeGroup(state.storage, plan, leaving !== undefined || (head !== undefined && claimsInBatch(state)));
   return written instanceof Promise
     ? written.then((report) => stored(state, run, id, encoded, leaving?.ids, head && { sequence: claimed!, report }))
     : stored(state, run, id, encoded, leaving?.ids, head && { sequence: claimed!, report: written });
 }
+
+/**
+ * Whether the head and its checkpoint go in one batch: on a store that commits a batch as one,
+ * unless it is a buffered store (githubStorage), which may hold a batch and settle its
+ * conditions later, while a claim needs its answer before the put returns.
+ */
+const claimsInBatch = (state: SaverState): boolean =>
+  state.storage.capabilities.atomicBatch && typeof state.storage.batch === 'function' && !isBufferedStorage(state.storage);
 
 /** The run's state once checkpoint `id` is stored (and `left` deleted with it); prunes what is still beyond `keepLast`. */
 function stored(

@@ -1,12 +1,13 @@
 import { checkpointKey, runIdOf } from './keys.js';
-import { hasId, loadRunState, reserveSequence, type RunState } from './run-state.js';
+import { holdsId, insertId, loadRunState, reserveSequence, type RunState } from './run-state.js';
 import { readCheckpoint, type SaverState } from './saver-state.js';
 
 /** The state of run `runId`, loaded once (one listing) and shared by every call that waits for it. */
 export function runOf(state: SaverState, runId: string): Promise<RunState> {
   let run = state.runs.get(runId);
   if (!run) {
-    const loading = loadRunState(state.storage, runId, (key) => readCheckpoint(state, key));
+    // A saver that keeps every checkpoint learns a run from its head; one that prunes lists it (its ids are the ones to prune).
+    const loading = loadRunState(state.storage, runId, (key) => readCheckpoint(state, key), state.keepLast !== false);
     run = loading;
     state.runs.set(runId, loading);
     loading.then(
@@ -56,18 +57,29 @@ export function knownRunId(state: SaverState, threadId: string, ns: string): str
  * each one cost.
  */
 export function sequenceNow(run: RunState, id: string): number | undefined {
-  return run.sequences.get(id) ?? (hasId(run, id) ? undefined : reserveSequence(run, id));
+  return run.sequences.get(id) ?? (holdsId(run, id) === false ? reserveSequence(run, id) : undefined);
 }
 
 /** The sequence of a stored checkpoint (read from its document when not known yet), else a new one. */
 export async function sequenceOf(state: SaverState, run: RunState, id: string): Promise<number> {
   const known = run.sequences.get(id);
   if (known !== undefined) return known;
-  if (hasId(run, id)) {
-    const stored = await readCheckpoint(state, checkpointKey(run.runId, id));
-    if (stored && !run.sequences.has(id)) run.sequences.set(id, stored.sequence);
-  }
+  if (holdsId(run, id) !== false) await readStored(state, run, id);
   return reserveSequence(run, id);
+}
+
+/** Whether the run holds checkpoint `id`, reading its document when only a read can tell (see {@link holdsId}). */
+export async function holdsIdNow(state: SaverState, run: RunState, id: string): Promise<boolean> {
+  return holdsId(run, id) ?? (await readStored(state, run, id));
+}
+
+/** Reads checkpoint `id`'s document; when stored, the run's state learns its id and sequence. Returns whether it is stored. */
+async function readStored(state: SaverState, run: RunState, id: string): Promise<boolean> {
+  const stored = await readCheckpoint(state, checkpointKey(run.runId, id));
+  if (!stored) return false;
+  if (!run.sequences.has(id)) run.sequences.set(id, stored.sequence);
+  insertId(run, id);
+  return true;
 }
 
 /** True for a sequence the saver reserved itself and found no writes under (no other saver can have written its writes). */

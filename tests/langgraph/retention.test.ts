@@ -72,8 +72,12 @@ describe('SavepointSaver stores under savepoint retention, verify, ls and prune'
     expect(await historyIds(inner, runId)).toEqual(ids.slice(-3));
     expect(await partDirs(inner, runId)).toEqual([10, 11, 12]);
     expect(calls.filter((c) => c === 'delete')).toEqual([]);
-    // Nine checkpoints left, each with its one writes file: two deletes in each of nine batches.
-    expect(calls.filter((c) => c.startsWith('batch:'))).toEqual(Array.from({ length: 9 }, () => 'batch:2'));
+    // Every put is one batch (its head and its document); nine checkpoints left, each with its one
+    // writes file: two deletes in each of the last nine batches.
+    expect(calls.filter((c) => c.startsWith('batch:'))).toEqual([
+      ...Array.from({ length: 3 }, () => 'batch:0'),
+      ...Array.from({ length: 9 }, () => 'batch:2'),
+    ]);
   });
 
   it('keeps every checkpoint by default, as LangGraph’s savers do: the oldest of a long thread is still readable with its writes', async () => {

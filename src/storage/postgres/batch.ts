@@ -1,18 +1,30 @@
 import type { BatchOperation, BatchOutcome } from '../../contract/storage.js';
 import { assertBatchOperations } from '../batch-operation.js';
-import type { PostgresQueryResult } from './driver.js';
+import type { PostgresPool, PostgresQueryResult } from './driver.js';
 import { checkSize, conflict, versionParam } from './checks.js';
 import { toStoreError } from './errors.js';
 import { readyPool } from './migrate.js';
 import { orderKey } from './order-key.js';
 import { CONFLICT_SQLSTATE } from './sql.js';
-import type { PostgresStoreState } from './store-state.js';
+import type { PostgresStoreState, QueuedBatch } from './store-state.js';
 
 interface BatchRow {
-  op: number;
+  group?: number;
+  op: number | null;
   version: string | null;
   existed: boolean | null;
+  failed?: number | null;
 }
+
+/**
+ * Batch statements one store keeps in flight at once. A batch that arrives while they are all
+ * out waits, and the batches waiting go together in the next statement (group commit, as the fs
+ * journal's shared write): one transaction and one WAL flush for many callers, instead of one
+ * each, when many threads of a process checkpoint at once. A lone batch is sent at once.
+ */
+const STATEMENTS_IN_FLIGHT = 2;
+/** Batches one statement carries at most (each is a subtransaction on the server). */
+const BATCHES_PER_STATEMENT = 32;
 
 const ifAbsentOf = (op: BatchOperation): boolean => op.type !== 'delete' && op.ifAbsent === true;
 
@@ -32,7 +44,7 @@ function versionsOf(operations: readonly BatchOperation[]): (string | null)[] {
   return versions;
 }
 
-/** `batch()`: every operation in one call of the table's batch function (one transaction, one round trip). */
+/** `batch()`: every operation in one transaction, alone or with other callers' batches in one statement. */
 export async function runBatch(state: PostgresStoreState, operations: readonly BatchOperation[]): Promise<BatchOutcome[]> {
   assertBatchOperations(operations, (op) => {
     if (op.type === 'put') checkSize(state.settings.maxValueBytes, op.key, op.bytes);
@@ -41,29 +53,72 @@ export async function runBatch(state: PostgresStoreState, operations: readonly B
   const versions = versionsOf(operations);
   // Copied now, before any await: the caller may reuse its buffers.
   const values = operations.map((op) => (op.type === 'put' ? Buffer.from(op.bytes) : null));
-  const p = await readyPool(state);
-  let res: PostgresQueryResult<BatchRow>;
-  state.roundTrips++;
+  return new Promise((resolve, reject) => {
+    state.batchQueue.push({ operations, versions, values, resolve, reject });
+    sendWaiting(state);
+  });
+}
+
+/** Sends the waiting batches, as many statements as the limit lets out. */
+function sendWaiting(state: PostgresStoreState): void {
+  while (state.batchQueue.length > 0 && state.batchStatements < STATEMENTS_IN_FLIGHT) {
+    const group = state.batchQueue.splice(0, BATCHES_PER_STATEMENT);
+    state.batchStatements++;
+    void sendGroup(state, group).finally(() => {
+      state.batchStatements--;
+      sendWaiting(state);
+    });
+  }
+}
+
+/** One statement for `group`: the batch function for a lone batch, the batches function for several. */
+async function sendGroup(state: PostgresStoreState, group: readonly QueuedBatch[]): Promise<void> {
+  let rows: BatchRow[];
   try {
-    res = await p.query<BatchRow>(state.settings.sql.batch, [
-      operations.map((op) => op.type),
-      operations.map((op) => orderKey(op.key)),
-      operations.map((op) => op.key),
-      values,
-      versions,
-      operations.map(ifAbsentOf),
-    ]);
+    rows = (await query(state, group)).rows;
   } catch (err) {
     const e = err as { code?: unknown; message?: unknown };
-    if (e?.code === CONFLICT_SQLSTATE) {
-      const op = operations[Number(e.message) - 1];
-      if (op) throw conflict(op.key, op.type === 'check' ? 'checked condition does not hold' : 'key exists, or its version changed');
-    }
-    throw toStoreError(err, 'batch', state.scrubber);
+    // The lone batch function's failed condition names its operation; others fail every batch of the statement.
+    const op = group.length === 1 && e?.code === CONFLICT_SQLSTATE ? group[0]!.operations[Number(e.message) - 1] : undefined;
+    const failure = op ? conflictOf(op) : toStoreError(err, 'batch', state.scrubber);
+    for (const b of group) b.reject(failure);
+    return;
   }
-  const rows = [...res.rows].sort((a, b) => a.op - b.op);
+  const byGroup = group.map((): BatchRow[] => []);
+  for (const row of rows) byGroup[group.length === 1 ? 0 : row.group! - 1]?.push(row);
+  group.forEach((b, g) => {
+    const mine = byGroup[g]!;
+    const failed = mine.find((r) => r.failed !== null && r.failed !== undefined);
+    if (failed) b.reject(conflictOf(b.operations[failed.failed! - 1]!));
+    else b.resolve(outcomes(b.operations, mine));
+  });
+}
+
+async function query(state: PostgresStoreState, group: readonly QueuedBatch[]): Promise<PostgresQueryResult<BatchRow>> {
+  const p: PostgresPool = await readyPool(state);
+  const all = group.flatMap((b) => b.operations);
+  const params: unknown[] = [
+    all.map((op) => op.type),
+    all.map((op) => orderKey(op.key)),
+    all.map((op) => op.key),
+    group.flatMap((b) => b.values),
+    group.flatMap((b) => b.versions),
+    all.map(ifAbsentOf),
+  ];
+  state.roundTrips++;
+  if (group.length === 1) return p.query<BatchRow>(state.settings.sql.batch, params);
+  let end = 0;
+  params.push(group.map((b) => (end += b.operations.length)));
+  return p.query<BatchRow>(state.settings.sql.batches, params);
+}
+
+const conflictOf = (op: BatchOperation) =>
+  conflict(op.key, op.type === 'check' ? 'checked condition does not hold' : 'key exists, or its version changed');
+
+function outcomes(operations: readonly BatchOperation[], rows: BatchRow[]): BatchOutcome[] {
+  const sorted = [...rows].sort((a, b) => a.op! - b.op!);
   return operations.map((op, i): BatchOutcome => {
-    const row = rows[i];
+    const row = sorted[i];
     if (op.type === 'put') return { type: 'put', key: op.key, version: row!.version! };
     if (op.type === 'delete') return { type: 'delete', key: op.key, existed: row!.existed === true };
     return { type: 'check', key: op.key };

@@ -19,7 +19,7 @@ export { POSTGRES_DEFAULT_MAX_VALUE_BYTES, POSTGRES_MAX_VALUE_BYTES, type Postgr
 
 /** Counters of a {@link PostgresStorage}. */
 export interface PostgresStorageStats {
-  /** Statements sent to the server, setup included: one per get, put, delete and batch, one per list page. */
+  /** Statements sent to the server, setup included: one per get, put and delete, one per list page, one per batch or per group of batches sent together. */
   readonly roundTrips: number;
 }
 
@@ -40,7 +40,8 @@ export interface PostgresStorage extends StorageAdapter {
  * A store in one PostgreSQL table: keys and bytes, a version from a sequence on every write,
  * listing in code-unit order from the primary-key index, conditional writes checked in the
  * statement that writes, and atomic batches in one round trip (a PL/pgSQL function, one
- * transaction). Conditions hold across processes and machines (`crossProcessConditional`),
+ * transaction; batches that wait while two are out go together in one statement, each applied
+ * or refused alone). Conditions hold across processes and machines (`crossProcessConditional`),
  * so the writer's run lock works between hosts.
  *
  * @example

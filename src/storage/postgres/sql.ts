@@ -6,7 +6,7 @@ import { CheckpointError } from '../../contract/errors.js';
  */
 
 /** Bumped when the table layout changes; `migrate()` brings older layouts up to it. */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
 /** The marker `migrate()` leaves on the table (`COMMENT ON TABLE`), read at first use. */
 export const SCHEMA_MARKER = `savepoint store v${SCHEMA_VERSION}`;
@@ -48,6 +48,8 @@ export interface StoreSql {
   readonly listFrom: string;
   readonly listRange: string;
   readonly batch: string;
+  /** Several callers' batches in one statement (one transaction, one WAL flush), each applied or refused on its own. */
+  readonly batches: string;
   readonly drop: readonly string[];
 }
 
@@ -103,6 +105,39 @@ BEGIN
 END`;
 }
 
+/**
+ * The body of the function that applies several batches in one transaction: each group (its
+ * operations end at `ends[g]`) is one call of the batch function `fn` in a block of its own,
+ * so a group whose condition fails is rolled back alone and reported (`out_failed`: its failed
+ * operation's 1-based index within the group), and the other groups commit.
+ */
+function batchesFunctionBody(fn: string): string {
+  return `
+DECLARE
+  g integer;
+  s integer := 1;
+  e integer;
+  ops integer[];
+  versions bigint[];
+  existed boolean[];
+BEGIN
+  FOR g IN 1 .. coalesce(array_length(ends, 1), 0) LOOP
+    e := ends[g];
+    BEGIN
+      SELECT array_agg(b.out_op ORDER BY b.out_op), array_agg(b.out_version ORDER BY b.out_op), array_agg(b.out_existed ORDER BY b.out_op)
+        INTO ops, versions, existed
+        FROM ${fn}(kinds[s:e], keys[s:e], texts[s:e], vals[s:e], vers[s:e], absent[s:e]) AS b;
+      FOR i IN 1 .. coalesce(array_length(ops, 1), 0) LOOP
+        out_group := g; out_op := ops[i]; out_version := versions[i]; out_existed := existed[i]; out_failed := NULL; RETURN NEXT;
+      END LOOP;
+    EXCEPTION WHEN SQLSTATE '${CONFLICT_SQLSTATE}' THEN
+      out_group := g; out_op := NULL; out_version := NULL; out_existed := NULL; out_failed := SQLERRM::integer; RETURN NEXT;
+    END;
+    s := e + 1;
+  END LOOP;
+END`;
+}
+
 /** Builds the statements of the store `schema`.`table`. */
 export function storeSql(schema: string, table: string): StoreSql {
   assertIdentifier(schema, 'schema');
@@ -112,6 +147,7 @@ export function storeSql(schema: string, table: string): StoreSql {
   const fn = `${quote(schema)}.${quote(`${table}_batch`)}`;
   const next = `nextval('${seq.replace(/'/g, "''")}')`;
   const batchBody = batchFunctionBody(t, next);
+  const fns = `${quote(schema)}.${quote(`${table}_batches`)}`;
   const listCols = 'key_order, version::text AS version, octet_length(value) AS size';
   return {
     table: t,
@@ -129,6 +165,9 @@ export function storeSql(schema: string, table: string): StoreSql {
       `CREATE OR REPLACE FUNCTION ${fn}(kinds text[], keys bytea[], texts text[], vals bytea[], vers bigint[], absent boolean[])
 RETURNS TABLE (out_op integer, out_version bigint, out_existed boolean) LANGUAGE plpgsql AS $savepoint$${batchBody}
 $savepoint$`,
+      `CREATE OR REPLACE FUNCTION ${fns}(kinds text[], keys bytea[], texts text[], vals bytea[], vers bigint[], absent boolean[], ends integer[])
+RETURNS TABLE (out_group integer, out_op integer, out_version bigint, out_existed boolean, out_failed integer) LANGUAGE plpgsql AS $savepoint$${batchesFunctionBody(fn)}
+$savepoint$`,
       `COMMENT ON TABLE ${t} IS '${SCHEMA_MARKER}'`,
     ],
     readMarker: `SELECT obj_description(to_regclass($1), 'pg_class') AS marker`,
@@ -145,6 +184,12 @@ WHERE s.key_order = $1 AND s.version = $4 RETURNING s.version::text AS version`,
     listFrom: `SELECT ${listCols} FROM ${t} WHERE key_order >= $1 ORDER BY key_order LIMIT $2`,
     listRange: `SELECT ${listCols} FROM ${t} WHERE key_order >= $1 AND key_order < $2 ORDER BY key_order LIMIT $3`,
     batch: `SELECT out_op AS op, out_version::text AS version, out_existed AS existed FROM ${fn}($1, $2, $3, $4, $5, $6)`,
-    drop: [`DROP TABLE IF EXISTS ${t}`, `DROP FUNCTION IF EXISTS ${fn}(text[], bytea[], text[], bytea[], bigint[], boolean[])`],
+    batches: `SELECT out_group AS "group", out_op AS op, out_version::text AS version, out_existed AS existed, out_failed AS failed
+FROM ${fns}($1, $2, $3, $4, $5, $6, $7)`,
+    drop: [
+      `DROP TABLE IF EXISTS ${t}`,
+      `DROP FUNCTION IF EXISTS ${fns}(text[], bytea[], text[], bytea[], bigint[], boolean[], integer[])`,
+      `DROP FUNCTION IF EXISTS ${fn}(text[], bytea[], text[], bytea[], bigint[], boolean[])`,
+    ],
   };
 }

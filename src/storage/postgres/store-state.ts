@@ -1,8 +1,18 @@
 import { CheckpointError } from '../../contract/errors.js';
+import type { BatchOperation, BatchOutcome } from '../../contract/storage.js';
 import { createScrubber, type Scrubber } from '../github/secrets.js';
 import { createOwnPool, type PostgresPool, type PostgresQueryResult } from './driver.js';
 import { toStoreError } from './errors.js';
 import type { PostgresSettings } from './options.js';
+
+/** A caller's batch waiting for its statement (see batch.ts): its operations and parameters, and its promise's ends. */
+export interface QueuedBatch {
+  readonly operations: readonly BatchOperation[];
+  readonly versions: readonly (string | null)[];
+  readonly values: readonly (Buffer | null)[];
+  readonly resolve: (outcomes: BatchOutcome[]) => void;
+  readonly reject: (err: unknown) => void;
+}
 
 /** Everything one postgresStorage instance keeps between calls. */
 export interface PostgresStoreState {
@@ -20,6 +30,10 @@ export interface PostgresStoreState {
   ready: Promise<PostgresPool> | undefined;
   /** Calls in flight: `close()` lets them finish before it ends the pool. */
   readonly inflight: Set<Promise<unknown>>;
+  /** Batches waiting for a statement, oldest first (see batch.ts). */
+  readonly batchQueue: QueuedBatch[];
+  /** Batch statements sent and not answered yet. */
+  batchStatements: number;
 }
 
 /** A scrubber that knows the connection string and its password. */
@@ -47,6 +61,8 @@ export function newStoreState(settings: PostgresSettings): PostgresStoreState {
     poolPromise: undefined,
     ready: undefined,
     inflight: new Set(),
+    batchQueue: [],
+    batchStatements: 0,
   };
 }
 

@@ -1,0 +1,97 @@
+import { emptyCheckpoint, uuid6, type Checkpoint } from '@langchain/langgraph-checkpoint';
+import type { RunnableConfig } from '@langchain/core/runnables';
+import type pg from 'pg';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SavepointSaver } from 'savepoint/langgraph';
+import { postgresStorage, type PostgresStorage } from 'savepoint/postgres';
+import { freshTable, hasPostgres, makePool, usePostgres } from '../support/postgres-fixture.js';
+
+// What SavepointSaver sends PostgreSQL per superstep, counted in statements (postgresStorage's
+// roundTrips): each one is a commit, so a WAL flush the superstep waits for on a durable server.
+const { server } = usePostgres();
+const suite = hasPostgres ? describe : describe.skip;
+
+interface Cursor {
+  config: RunnableConfig;
+  step: number;
+}
+
+/** One superstep as LangGraph's loop sends it: the task's writes under the current checkpoint, then the next checkpoint. */
+async function superstep(saver: SavepointSaver, cursor: Cursor): Promise<void> {
+  const step = ++cursor.step;
+  if (cursor.config.configurable?.['checkpoint_id'] !== undefined)
+    await saver.putWrites(cursor.config, [['note', `step ${step}`]], `task-${step}`);
+  const checkpoint: Checkpoint = {
+    ...emptyCheckpoint(),
+    id: uuid6(step),
+    channel_values: { note: `step ${step}` },
+    channel_versions: { note: step },
+  };
+  cursor.config = await saver.put(cursor.config, checkpoint, { source: 'loop', step, parents: {} }, { note: step });
+}
+
+const pools: pg.Pool[] = [];
+const stores: PostgresStorage[] = [];
+function store(listPageSize?: number): PostgresStorage {
+  const pool = makePool(server().url);
+  pools.push(pool);
+  const storage = postgresStorage({ pool, table: freshTable('cost'), ...(listPageSize ? { listPageSize } : {}) });
+  stores.push(storage);
+  return storage;
+}
+afterEach(async () => {
+  for (const s of stores.splice(0)) await s.close();
+  for (const p of pools.splice(0)) await p.end();
+});
+
+/** Statements `fn` sends through `storage`. */
+async function statements(storage: PostgresStorage, fn: () => Promise<unknown>): Promise<number> {
+  const before = storage.stats().roundTrips;
+  await fn();
+  return storage.stats().roundTrips - before;
+}
+
+suite('SavepointSaver on postgresStorage: statements per superstep', () => {
+  it('a superstep on a thread the saver knows is two statements: the writes, and the checkpoint with its head claim in one batch', async () => {
+    const storage = store();
+    const saver = new SavepointSaver({ storage });
+    const cursor: Cursor = { config: { configurable: { thread_id: 'known', checkpoint_ns: '' } }, step: 0 };
+    for (let i = 0; i < 3; i++) await superstep(saver, cursor);
+    const sent = await statements(storage, async () => {
+      for (let i = 0; i < 10; i++) await superstep(saver, cursor);
+    });
+    expect(sent).toBe(20);
+  });
+
+  it('a saver meeting a thread for the first time sends as many statements on one of 600 checkpoints as on one of 20 (no listing of the thread)', async () => {
+    // A small list page makes a listing of the long thread cost many statements, so one would show.
+    const storage = store(50);
+    const writer = new SavepointSaver({ storage });
+    const lengths = { short: 20, long: 600 };
+    for (const [thread, length] of Object.entries(lengths)) {
+      const cursor: Cursor = { config: { configurable: { thread_id: thread, checkpoint_ns: '' } }, step: 0 };
+      for (let i = 0; i < length; i++) await superstep(writer, cursor);
+    }
+    const sent: Record<string, number> = {};
+    const ids: Record<string, string | undefined> = {};
+    for (const thread of Object.keys(lengths)) {
+      const fresh = new SavepointSaver({ storage });
+      sent[thread] = await statements(storage, async () => {
+        const tuple = await fresh.getTuple({ configurable: { thread_id: thread } });
+        const cursor: Cursor = { config: tuple!.config, step: 10_000 };
+        for (let i = 0; i < 3; i++) await superstep(fresh, cursor);
+        ids[thread] = cursor.config.configurable?.['checkpoint_id'] as string;
+      });
+    }
+    expect(sent['long']).toBe(sent['short']);
+    // The fresh saver's checkpoints continue the thread: the newest is theirs, at the next sequences.
+    const reader = new SavepointSaver({ storage });
+    for (const [thread, length] of Object.entries(lengths)) {
+      const newest = await reader.getTuple({ configurable: { thread_id: thread } });
+      expect(newest?.config.configurable?.['checkpoint_id']).toBe(ids[thread]);
+      let count = 0;
+      for await (const _ of reader.list({ configurable: { thread_id: thread } })) count++;
+      expect(count).toBe(length + 3);
+    }
+  });
+});
