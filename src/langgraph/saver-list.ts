@@ -1,6 +1,9 @@
 import type { RunnableConfig } from '@langchain/core/runnables';
 import type { CheckpointListOptions, CheckpointTuple } from '@langchain/langgraph-checkpoint';
 import { canonicalJson } from '../codec/canonical-json.js';
+import type { JsonObject } from '../contract/json.js';
+import { metadataListingOf } from '../contract/metadata-listing.js';
+import type { StorageEntry } from '../contract/storage.js';
 import { checkpointIdOf, configurableOf, namespaceOf, requireThreadId, type Configurable } from './config.js';
 import { LANGGRAPH_ROOT, NS_SEPARATOR, checkpointKey, segmentOf, threadSegmentOfRun } from './keys.js';
 import { compareIds } from './run-state.js';
@@ -16,6 +19,8 @@ interface ListSelection {
   readonly ns: string | undefined;
   readonly onlyId: string | undefined;
   readonly beforeId: string | undefined;
+  /** The metadata filter, when it has members: a store with a metadata listing leaves out what cannot match. */
+  readonly filter: JsonObject | undefined;
 }
 
 /** LangGraph's `list`: runs in id order, each run's checkpoints newest first. */
@@ -32,6 +37,7 @@ export async function* listCheckpointTuples(
     ns: c.checkpoint_ns === undefined || c.checkpoint_ns === null ? undefined : namespaceOf(config),
     onlyId: checkpointIdOf(c),
     beforeId: checkpointIdOf(before?.configurable as Configurable | undefined),
+    filter: filter && Object.keys(filter).length > 0 ? (filter as JsonObject) : undefined,
   };
   const runs = await listedIds(state, selection);
   for (const runId of [...runs.keys()].sort(compareIds)) {
@@ -55,13 +61,35 @@ export async function* listCheckpointTuples(
   }
 }
 
+/**
+ * The keys that may hold the selection's checkpoints: one run's history when thread and namespace
+ * are given, else the thread's (or every thread's) keys; on a store with a metadata listing, less
+ * the documents whose metadata cannot match the filter (the caller still checks each one it reads).
+ */
+function candidates(
+  state: SaverState,
+  selection: ListSelection,
+  threadSegment: string | undefined,
+  nsSegment: string | undefined,
+): AsyncIterable<StorageEntry> {
+  const run =
+    threadSegment === undefined || nsSegment === undefined
+      ? undefined
+      : nsSegment === ''
+        ? threadSegment
+        : `${threadSegment}${NS_SEPARATOR}${nsSegment}`;
+  const prefix = run !== undefined ? `${LANGGRAPH_ROOT}/${run}/history/` : `${LANGGRAPH_ROOT}/${threadSegment ?? ''}`;
+  const narrowed = selection.filter && metadataListingOf(state.storage);
+  return narrowed ? narrowed(prefix, selection.filter!) : state.storage.list(prefix);
+}
+
 /** The checkpoint ids of each run the selection names, as listed (unsorted). */
 async function listedIds(state: SaverState, selection: ListSelection): Promise<Map<string, string[]>> {
   const { threadId, ns, onlyId, beforeId } = selection;
   const threadSegment = threadId === undefined ? undefined : await segmentOf(threadId);
   const nsSegment = ns === undefined || ns === '' ? ns : await segmentOf(ns);
   const runs = new Map<string, string[]>();
-  for await (const entry of state.storage.list(threadSegment === undefined ? `${LANGGRAPH_ROOT}/` : `${LANGGRAPH_ROOT}/${threadSegment}`)) {
+  for await (const entry of candidates(state, selection, threadSegment, nsSegment)) {
     const m = /^langgraph\/([^/]+)\/history\/([^/]+)\.json$/.exec(entry.key);
     if (!m) continue;
     const [, runId, id] = m as unknown as [string, string, string];

@@ -1,4 +1,5 @@
 import { CheckpointError } from '../../contract/errors.js';
+import { metadataIndexSql, type MetadataIndexSql } from './metadata-index.js';
 
 /**
  * Every SQL text postgresStorage sends, built once per store from validated identifiers.
@@ -6,7 +7,7 @@ import { CheckpointError } from '../../contract/errors.js';
  */
 
 /** Bumped when the table layout changes; `migrate()` brings older layouts up to it. */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
 /** The marker `migrate()` leaves on the table (`COMMENT ON TABLE`), read at first use. */
 export const SCHEMA_MARKER = `savepoint store v${SCHEMA_VERSION}`;
@@ -48,6 +49,8 @@ export interface StoreSql {
   readonly listFrom: string;
   readonly listRange: string;
   readonly batch: string;
+  /** The metadata column and its listing (metadata-index.ts). */
+  readonly metadata: MetadataIndexSql;
   readonly drop: readonly string[];
 }
 
@@ -113,6 +116,7 @@ export function storeSql(schema: string, table: string): StoreSql {
   const next = `nextval('${seq.replace(/'/g, "''")}')`;
   const batchBody = batchFunctionBody(t, next);
   const listCols = 'key_order, version::text AS version, octet_length(value) AS size';
+  const metadata = metadataIndexSql(schema, table);
   return {
     table: t,
     migrate: [
@@ -129,6 +133,7 @@ export function storeSql(schema: string, table: string): StoreSql {
       `CREATE OR REPLACE FUNCTION ${fn}(kinds text[], keys bytea[], texts text[], vals bytea[], vers bigint[], absent boolean[])
 RETURNS TABLE (out_op integer, out_version bigint, out_existed boolean) LANGUAGE plpgsql AS $savepoint$${batchBody}
 $savepoint$`,
+      ...metadata.migrate,
       `COMMENT ON TABLE ${t} IS '${SCHEMA_MARKER}'`,
     ],
     readMarker: `SELECT obj_description(to_regclass($1), 'pg_class') AS marker`,
@@ -145,6 +150,11 @@ WHERE s.key_order = $1 AND s.version = $4 RETURNING s.version::text AS version`,
     listFrom: `SELECT ${listCols} FROM ${t} WHERE key_order >= $1 ORDER BY key_order LIMIT $2`,
     listRange: `SELECT ${listCols} FROM ${t} WHERE key_order >= $1 AND key_order < $2 ORDER BY key_order LIMIT $3`,
     batch: `SELECT out_op AS op, out_version::text AS version, out_existed AS existed FROM ${fn}($1, $2, $3, $4, $5, $6)`,
-    drop: [`DROP TABLE IF EXISTS ${t}`, `DROP FUNCTION IF EXISTS ${fn}(text[], bytea[], text[], bytea[], bigint[], boolean[])`],
+    metadata,
+    drop: [
+      `DROP TABLE IF EXISTS ${t}`,
+      `DROP FUNCTION IF EXISTS ${fn}(text[], bytea[], text[], bytea[], bigint[], boolean[])`,
+      ...metadata.drop,
+    ],
   };
 }
