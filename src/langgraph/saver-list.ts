@@ -40,24 +40,49 @@ export async function* listCheckpointTuples(
     filter: filter && Object.keys(filter).length > 0 ? (filter as JsonObject) : undefined,
   };
   const runs = await listedIds(state, selection);
-  for (const runId of [...runs.keys()].sort(compareIds)) {
-    for (const id of runs.get(runId)!.sort(compareIds).reverse()) {
-      if (remaining !== undefined && remaining <= 0) return;
-      const snapshot = await readCheckpoint(state, checkpointKey(runId, id));
-      if (!snapshot) continue; // deleted while listing
-      const p = snapshot.payload;
-      if (
-        (selection.threadId !== undefined && p.thread_id !== selection.threadId) ||
-        (selection.ns !== undefined && p.checkpoint_ns !== selection.ns)
-      )
-        continue;
-      if (filter && Object.keys(filter).length > 0) {
-        const metadata = (await metadataOf(state, p)) as Record<string, unknown>;
-        if (!Object.entries(filter).every(([k, v]) => sameJson(metadata?.[k], v))) continue;
-      }
-      if (remaining !== undefined) remaining--;
-      yield await toTuple(state, snapshot);
+  const order: (readonly [string, string])[] = [];
+  for (const runId of [...runs.keys()].sort(compareIds))
+    for (const id of runs.get(runId)!.sort(compareIds).reverse()) order.push([runId, id]);
+  const ahead: Promise<Settled>[] = [];
+  let next = 0;
+  while (remaining === undefined || remaining > 0) {
+    // Without a filter each checkpoint read is one yielded: read no more ahead than the limit asks for.
+    const window = selection.filter === undefined && remaining !== undefined ? Math.min(READ_AHEAD, remaining) : READ_AHEAD;
+    while (ahead.length < window && next < order.length) ahead.push(selectedTuple(state, selection, ...order[next++]!));
+    const settled = await ahead.shift();
+    if (!settled) return;
+    if ('error' in settled) throw settled.error;
+    if (!settled.tuple) continue;
+    if (remaining !== undefined) remaining--;
+    yield settled.tuple;
+  }
+}
+
+/** Checkpoints read at once while listing: the store's round trips overlap instead of adding up. */
+const READ_AHEAD = 8;
+
+/** A read's outcome, its failure kept as a value: a read ahead the caller never reaches (it stopped iterating) must not reject unhandled. */
+type Settled = { readonly tuple: CheckpointTuple | undefined } | { readonly error: unknown };
+
+/** The tuple of one listed checkpoint; undefined when it is gone (deleted while listing), of another thread or namespace, or not matching the filter. */
+async function selectedTuple(state: SaverState, selection: ListSelection, runId: string, id: string): Promise<Settled> {
+  try {
+    const snapshot = await readCheckpoint(state, checkpointKey(runId, id));
+    if (!snapshot) return { tuple: undefined };
+    const p = snapshot.payload;
+    if (
+      (selection.threadId !== undefined && p.thread_id !== selection.threadId) ||
+      (selection.ns !== undefined && p.checkpoint_ns !== selection.ns)
+    )
+      return { tuple: undefined };
+    const filter = selection.filter;
+    if (filter) {
+      const metadata = (await metadataOf(state, p)) as Record<string, unknown>;
+      if (!Object.entries(filter).every(([k, v]) => sameJson(metadata?.[k], v))) return { tuple: undefined };
     }
+    return { tuple: await toTuple(state, snapshot) };
+  } catch (error) {
+    return { error };
   }
 }
 
