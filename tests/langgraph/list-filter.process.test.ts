@@ -153,6 +153,32 @@ suite('SavepointSaver list({ filter }) on postgresStorage: the metadata listing'
     expect(found.map((t) => t.metadata?.['step'])).toEqual([0]);
   });
 
+  it('a table of layout v1 (no metadata column) is upgraded at first use, the column computed for the rows it holds', async () => {
+    const table = freshTable('lgv1');
+    const first = postgresStorage({ pool, table });
+    const thread = `v1-${++counter}`;
+    await fill(
+      new SavepointSaver({ storage: first }),
+      thread,
+      '',
+      [{ user: 'ana' }, { user: 'bob' }, { user: 'ana' }],
+      [false, false, false],
+    );
+    await first.close();
+    await pool.query(`ALTER TABLE "public"."${table}" DROP COLUMN metadata`);
+    await pool.query(`COMMENT ON TABLE "public"."${table}" IS 'savepoint store v1'`);
+    const upgraded = postgresStorage({ pool, table });
+    const { storage: recorded, yielded } = recording(upgraded);
+    const found = await collect(
+      new SavepointSaver({ storage: recorded }),
+      { configurable: { thread_id: thread } },
+      { filter: { user: 'ana' } },
+    );
+    expect(found.map((t) => t.metadata?.['step'])).toEqual([2, 0]);
+    expect(yielded.filter((k) => k.includes('/history/'))).toHaveLength(2);
+    await upgraded.close();
+  });
+
   it('a store without the capability still answers, by reading: memoryStorage, and encryptedStorage over PostgreSQL (which does not forward it)', async () => {
     const encrypted = encryptedStorage(storage, { keys: EncryptionKey.generate() });
     expect(encrypted.capabilities.metadataListing).toBeUndefined();

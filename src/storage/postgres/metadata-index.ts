@@ -11,7 +11,7 @@ import { CHUNKED_MARKER } from '../../codec/chunking.js';
  * (encryptedStorage over this store) is no JSON: its column is NULL, so no plaintext lands there.
  */
 export interface MetadataIndexSql {
-  /** DDL, run after the table exists: the function the column is computed by, then the column. */
+  /** DDL, run after the table exists and before anything else locks it: the function the column is computed by, then the column. */
   readonly migrate: readonly string[];
   readonly listFrom: string;
   readonly listRange: string;
@@ -53,7 +53,14 @@ export function metadataIndexSql(schema: string, table: string): MetadataIndexSq
     migrate: [
       `CREATE OR REPLACE FUNCTION ${fn}(k text, v bytea) RETURNS jsonb LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $savepoint$${metadataFunctionBody()}
 $savepoint$`,
-      `ALTER TABLE ${t} ADD COLUMN IF NOT EXISTS metadata jsonb GENERATED ALWAYS AS (${fn}(key, value)) STORED`,
+      // Only when missing: ALTER TABLE locks the table exclusively even when the column exists, and a
+      // second process migrating at once (it read the marker before the first committed) would
+      // then deadlock with puts already running.
+      `DO $savepoint$ BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute WHERE attrelid = '${t}'::regclass AND attname = 'metadata' AND NOT attisdropped) THEN
+    ALTER TABLE ${t} ADD COLUMN metadata jsonb GENERATED ALWAYS AS (${fn}(key, value)) STORED;
+  END IF;
+END $savepoint$`,
     ],
     listFrom: `SELECT ${cols} FROM ${t} WHERE key_order >= $1 AND ${matches} ORDER BY key_order LIMIT $3`,
     listRange: `SELECT ${cols} FROM ${t} WHERE key_order >= $1 AND key_order < $4 AND ${matches} ORDER BY key_order LIMIT $3`,

@@ -129,11 +129,12 @@ export function storeSql(schema: string, table: string): StoreSql {
   value bytea NOT NULL,
   updated_at timestamptz NOT NULL DEFAULT now()
 )`,
+      // Before anything else locks the table: a put locks the table, then the sequence.
+      ...metadata.migrate,
       `ALTER SEQUENCE ${seq} OWNED BY ${t}.version`,
       `CREATE OR REPLACE FUNCTION ${fn}(kinds text[], keys bytea[], texts text[], vals bytea[], vers bigint[], absent boolean[])
 RETURNS TABLE (out_op integer, out_version bigint, out_existed boolean) LANGUAGE plpgsql AS $savepoint$${batchBody}
 $savepoint$`,
-      ...metadata.migrate,
       `COMMENT ON TABLE ${t} IS '${SCHEMA_MARKER}'`,
     ],
     readMarker: `SELECT obj_description(to_regclass($1), 'pg_class') AS marker`,
