@@ -14,7 +14,8 @@ import type { StorageAdapter, StorageEntry } from './storage.js';
  * holds empty metadata (`{}`); a value the store cannot read as JSON (bytes that are not JSON, a
  * content-chunk envelope, which names the document's chunks, ciphertext) has unknown metadata.
  *
- * `listWhereMetadata(prefix, contains)` yields, in `list`'s order, every key under `prefix`
+ * `listWhereMetadata(prefix, contains, { descending })` yields, in `list`'s order (or its reverse
+ * with `descending`: a caller after the newest few stops early), every key under `prefix`
  * except those whose metadata is known and does not contain `contains` (JSON containment, as
  * PostgreSQL's `jsonb @>`: each member of `contains` is in the metadata, objects member by member,
  * arrays as subsets). It may yield more (a metadata it does not know, a containment that is not an
@@ -27,7 +28,13 @@ import type { StorageAdapter, StorageEntry } from './storage.js';
  * is no JSON, so such an answer still leaves nothing out, but it says nothing either).
  */
 export interface MetadataListing extends StorageAdapter {
-  listWhereMetadata(prefix: string, contains: JsonObject): AsyncIterable<StorageEntry>;
+  listWhereMetadata(prefix: string, contains: JsonObject, options?: MetadataListingOptions): AsyncIterable<StorageEntry>;
+}
+
+/** Options of {@link MetadataListing.listWhereMetadata}. */
+export interface MetadataListingOptions {
+  /** Last key first (descending code-unit order). @default false */
+  readonly descending?: boolean;
 }
 
 /** The store's metadata listing, when it declares one: else undefined (callers use `list` and read every value). */

@@ -2,26 +2,14 @@ import type { RunnableConfig } from '@langchain/core/runnables';
 import type { CheckpointListOptions, CheckpointTuple } from '@langchain/langgraph-checkpoint';
 import { canonicalJson } from '../codec/canonical-json.js';
 import type { JsonObject } from '../contract/json.js';
-import { metadataListingOf } from '../contract/metadata-listing.js';
-import type { StorageEntry } from '../contract/storage.js';
 import { checkpointIdOf, configurableOf, namespaceOf, requireThreadId, type Configurable } from './config.js';
-import { LANGGRAPH_ROOT, NS_SEPARATOR, checkpointKey, segmentOf, threadSegmentOfRun } from './keys.js';
-import { compareIds } from './run-state.js';
+import { checkpointKey } from './keys.js';
+import { listedCheckpoints, type ListSelection } from './list-order.js';
 import { metadataOf, toTuple } from './saver-reads.js';
 import { readCheckpoint, type SaverState } from './saver-state.js';
 
 const sameJson = (a: unknown, b: unknown): boolean =>
   a === b || (typeof a === 'object' && typeof b === 'object' && a !== null && b !== null && canonicalJson(a) === canonicalJson(b));
-
-/** What LangGraph's `list` selects by: thread, namespace, one checkpoint id, ids before one. */
-interface ListSelection {
-  readonly threadId: string | undefined;
-  readonly ns: string | undefined;
-  readonly onlyId: string | undefined;
-  readonly beforeId: string | undefined;
-  /** The metadata filter, when it has members: a store with a metadata listing leaves out what cannot match. */
-  readonly filter: JsonObject | undefined;
-}
 
 /** LangGraph's `list`: runs in id order, each run's checkpoints newest first. */
 export async function* listCheckpointTuples(
@@ -39,22 +27,28 @@ export async function* listCheckpointTuples(
     beforeId: checkpointIdOf(before?.configurable as Configurable | undefined),
     filter: filter && Object.keys(filter).length > 0 ? (filter as JsonObject) : undefined,
   };
-  const runs = await listedIds(state, selection);
-  const order: (readonly [string, string])[] = [];
-  for (const runId of [...runs.keys()].sort(compareIds))
-    for (const id of runs.get(runId)!.sort(compareIds).reverse()) order.push([runId, id]);
+  const listed = listedCheckpoints(state, selection);
   const ahead: Promise<Settled>[] = [];
-  let next = 0;
-  while (remaining === undefined || remaining > 0) {
-    // Without a filter each checkpoint read is one yielded: read no more ahead than the limit asks for.
-    const window = selection.filter === undefined && remaining !== undefined ? Math.min(READ_AHEAD, remaining) : READ_AHEAD;
-    while (ahead.length < window && next < order.length) ahead.push(selectedTuple(state, selection, ...order[next++]!));
-    const settled = await ahead.shift();
-    if (!settled) return;
-    if ('error' in settled) throw settled.error;
-    if (!settled.tuple) continue;
-    if (remaining !== undefined) remaining--;
-    yield settled.tuple;
+  let more = true;
+  try {
+    while (remaining === undefined || remaining > 0) {
+      // No more ahead than the limit still asks for: reads past the last match would go on after the caller has its answer.
+      const window = remaining === undefined ? READ_AHEAD : Math.min(READ_AHEAD, remaining);
+      while (more && ahead.length < window) {
+        const next = await listed.next();
+        if (next.done) more = false;
+        else ahead.push(selectedTuple(state, selection, ...next.value));
+      }
+      const settled = await ahead.shift();
+      if (!settled) return;
+      if ('error' in settled) throw settled.error;
+      if (!settled.tuple) continue;
+      if (remaining !== undefined) remaining--;
+      yield settled.tuple;
+    }
+  } finally {
+    // Stopped at the limit, or by the caller: the listing ends here too.
+    await listed.return(undefined);
   }
 }
 
@@ -84,50 +78,4 @@ async function selectedTuple(state: SaverState, selection: ListSelection, runId:
   } catch (error) {
     return { error };
   }
-}
-
-/**
- * The keys that may hold the selection's checkpoints: one run's history when thread and namespace
- * are given, else the thread's (or every thread's) keys; on a store with a metadata listing, less
- * the documents whose metadata cannot match the filter (the caller still checks each one it reads).
- */
-function candidates(
-  state: SaverState,
-  selection: ListSelection,
-  threadSegment: string | undefined,
-  nsSegment: string | undefined,
-): AsyncIterable<StorageEntry> {
-  const run =
-    threadSegment === undefined || nsSegment === undefined
-      ? undefined
-      : nsSegment === ''
-        ? threadSegment
-        : `${threadSegment}${NS_SEPARATOR}${nsSegment}`;
-  const prefix = run !== undefined ? `${LANGGRAPH_ROOT}/${run}/history/` : `${LANGGRAPH_ROOT}/${threadSegment ?? ''}`;
-  const narrowed = selection.filter && metadataListingOf(state.storage);
-  return narrowed ? narrowed(prefix, selection.filter!) : state.storage.list(prefix);
-}
-
-/** The checkpoint ids of each run the selection names, as listed (unsorted). */
-async function listedIds(state: SaverState, selection: ListSelection): Promise<Map<string, string[]>> {
-  const { threadId, ns, onlyId, beforeId } = selection;
-  const threadSegment = threadId === undefined ? undefined : await segmentOf(threadId);
-  const nsSegment = ns === undefined || ns === '' ? ns : await segmentOf(ns);
-  const runs = new Map<string, string[]>();
-  for await (const entry of candidates(state, selection, threadSegment, nsSegment)) {
-    const m = /^langgraph\/([^/]+)\/history\/([^/]+)\.json$/.exec(entry.key);
-    if (!m) continue;
-    const [, runId, id] = m as unknown as [string, string, string];
-    if (threadSegment !== undefined && threadSegmentOfRun(runId) !== threadSegment) continue;
-    if (nsSegment !== undefined) {
-      const dot = runId.indexOf(NS_SEPARATOR);
-      if ((dot < 0 ? '' : runId.slice(dot + 1)) !== nsSegment) continue;
-    }
-    if (onlyId !== undefined && id !== onlyId) continue;
-    if (beforeId !== undefined && id >= beforeId) continue;
-    let ids = runs.get(runId);
-    if (!ids) runs.set(runId, (ids = []));
-    ids.push(id);
-  }
-  return runs;
 }

@@ -28,8 +28,8 @@ function recording(storage: PostgresStorage): { storage: PostgresStorage; yielde
   const yielded: string[] = [];
   const wrapped: PostgresStorage = {
     ...storage,
-    async *listWhereMetadata(prefix, contains) {
-      for await (const entry of storage.listWhereMetadata(prefix, contains)) {
+    async *listWhereMetadata(prefix, contains, options) {
+      for await (const entry of storage.listWhereMetadata(prefix, contains, options)) {
         yielded.push(entry.key);
         yield entry;
       }
@@ -177,6 +177,25 @@ suite('SavepointSaver list({ filter }) on postgresStorage: the metadata listing'
     expect(found.map((t) => t.metadata?.['step'])).toEqual([2, 0]);
     expect(yielded.filter((k) => k.includes('/history/'))).toHaveLength(2);
     await upgraded.close();
+  });
+
+  it('ids that extend another with "-" keep id order, newest first (a-1 sorts after a by id, before it by key)', async () => {
+    const saver = new SavepointSaver({ storage });
+    const thread = `ids-${++counter}`;
+    let config = { configurable: { thread_id: thread, checkpoint_ns: '' } } as { configurable: Record<string, unknown> };
+    for (const [i, id] of ['a', 'a-1', 'a-1-x', 'a-2', 'a0', 'b'].entries()) {
+      const checkpoint = { ...emptyCheckpoint(), id, channel_values: { note: i }, channel_versions: { note: i + 1 } };
+      config = (await saver.put(config, checkpoint, { source: 'loop', step: i, parents: {}, user: 'ana' } as never, {
+        note: i + 1,
+      })) as typeof config;
+    }
+    const options = { filter: { user: 'ana' } };
+    for (const configurable of [{ thread_id: thread }, { thread_id: thread, checkpoint_ns: '' }]) {
+      const indexed = await collect(new SavepointSaver({ storage }), { configurable }, options);
+      const scanned = await collect(new SavepointSaver({ storage: withoutListing(storage) }), { configurable }, options);
+      expect(indexed.map((t) => t.config.configurable?.['checkpoint_id'])).toEqual(['b', 'a0', 'a-2', 'a-1-x', 'a-1', 'a']);
+      expect(summary(indexed)).toEqual(summary(scanned));
+    }
   });
 
   it('a store without the capability still answers, by reading: memoryStorage, and encryptedStorage over PostgreSQL (which does not forward it)', async () => {

@@ -15,6 +15,9 @@ export interface MetadataIndexSql {
   readonly migrate: readonly string[];
   readonly listFrom: string;
   readonly listRange: string;
+  /** Newest first: below `$4` (the prefix's upper bound, then the last key returned), or from the top when the prefix has none. */
+  readonly listDescendingFrom: string;
+  readonly listDescendingRange: string;
   readonly drop: readonly string[];
 }
 
@@ -64,6 +67,8 @@ END $savepoint$`,
     ],
     listFrom: `SELECT ${cols} FROM ${t} WHERE key_order >= $1 AND ${matches} ORDER BY key_order LIMIT $3`,
     listRange: `SELECT ${cols} FROM ${t} WHERE key_order >= $1 AND key_order < $4 AND ${matches} ORDER BY key_order LIMIT $3`,
+    listDescendingFrom: `SELECT ${cols} FROM ${t} WHERE key_order >= $1 AND ${matches} ORDER BY key_order DESC LIMIT $3`,
+    listDescendingRange: `SELECT ${cols} FROM ${t} WHERE key_order >= $1 AND key_order < $4 AND ${matches} ORDER BY key_order DESC LIMIT $3`,
     drop: [`DROP FUNCTION IF EXISTS ${fn}(text, bytea)`],
   };
 }

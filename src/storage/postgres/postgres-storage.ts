@@ -8,7 +8,7 @@ import type {
   StoredObject,
 } from '../../contract/storage.js';
 import type { JsonObject } from '../../contract/json.js';
-import type { MetadataListing } from '../../contract/metadata-listing.js';
+import type { MetadataListing, MetadataListingOptions } from '../../contract/metadata-listing.js';
 import { runBatch } from './batch.js';
 import { listEntries } from './list.js';
 import { listEntriesWhereMetadata } from './metadata-list.js';
@@ -70,8 +70,8 @@ export function postgresStorage(options: PostgresStorageOptions): PostgresStorag
       guard(state, () => putObject(state, key, bytes, opts)),
     delete: (key: string, opts: DeleteOptions = {}): Promise<boolean> => guard(state, () => deleteObject(state, key, opts)),
     list: (prefix: string): AsyncIterable<StorageEntry> => listEntries(state, prefix),
-    listWhereMetadata: (prefix: string, contains: JsonObject): AsyncIterable<StorageEntry> =>
-      listEntriesWhereMetadata(state, prefix, contains),
+    listWhereMetadata: (prefix: string, contains: JsonObject, opts?: MetadataListingOptions): AsyncIterable<StorageEntry> =>
+      listEntriesWhereMetadata(state, prefix, contains, opts),
     batch: (operations: readonly BatchOperation[]): Promise<BatchOutcome[]> => guard(state, () => runBatch(state, operations)),
     close: (): Promise<void> => closeStore(state),
   };
