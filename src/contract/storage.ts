@@ -34,6 +34,8 @@ export interface StorageCapabilities {
   readonly opaqueValues?: boolean;
   /** The store's user accepted that other tools cannot read a shared-file profile's files through this opaque store. */
   readonly sharedFilesAccepted?: boolean;
+  /** The store carries `listWhereMetadata` (metadata-listing.ts): a listing narrowed by its documents' metadata. Absent means false. */
+  readonly metadataListing?: boolean;
 }
 
 /** A stored value and its version. */

@@ -59,6 +59,7 @@ export { assertBatchOperation } from '../storage/batch-operation.js';
 export type { BatchCheck, RateBudget } from '../contract/storage.js';
 export type { BufferedStorage, BufferedPutResult, BufferedBatchOutcome } from '../contract/buffered-storage.js';
 export type { SynchronousStorage } from '../contract/synchronous-storage.js';
+export type { MetadataListing, MetadataListingOptions } from '../contract/metadata-listing.js';
 
 // Profiles: layouts and reading stored snapshots back.
 export type { TriggerSpec, StatusSpec, SnapshotIdContext } from '../contract/profile.js';

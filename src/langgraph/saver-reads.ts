@@ -6,24 +6,14 @@ import {
   maxChannelVersion,
   writesSortKey,
   type Checkpoint,
-  type CheckpointListOptions,
   type CheckpointMetadata,
   type CheckpointPendingWrite,
   type CheckpointTuple,
 } from '@langchain/langgraph-checkpoint';
 import { canonicalJson } from '../codec/canonical-json.js';
 import type { Snapshot } from '../contract/snapshot.js';
-import { checkpointIdOf, configurableOf, namespaceOf, requireThreadId, type Configurable } from './config.js';
-import {
-  LANGGRAPH_ROOT,
-  NS_SEPARATOR,
-  assertCheckpointId,
-  checkpointKey,
-  runIdOf,
-  segmentOf,
-  threadSegmentOfRun,
-  writesDir,
-} from './keys.js';
+import { configurableOf, namespaceOf, requireThreadId } from './config.js';
+import { LANGGRAPH_ROOT, assertCheckpointId, checkpointKey, runIdOf, writesDir } from './keys.js';
 import type { LangGraphPayload } from './profile.js';
 import { readHead } from './head.js';
 import { compareIds, insertId, refreshRunState } from './run-state.js';
@@ -31,9 +21,6 @@ import { runOf } from './saver-runs.js';
 import { readCheckpoint, type SaverState } from './saver-state.js';
 import { valueBytes } from './serialized.js';
 import { decodeWrites, type StoredWrite } from './writes.js';
-
-const sameJson = (a: unknown, b: unknown): boolean =>
-  a === b || (typeof a === 'object' && typeof b === 'object' && a !== null && b !== null && canonicalJson(a) === canonicalJson(b));
 
 /** LangGraph's `getTuple`: the checkpoint `config` names, else the thread's newest (the last one put). */
 export async function getCheckpointTuple(state: SaverState, config: RunnableConfig): Promise<CheckpointTuple | undefined> {
@@ -102,82 +89,13 @@ async function newestListedId(state: SaverState, runId: string): Promise<string 
   return id;
 }
 
-/** What LangGraph's `list` selects by: thread, namespace, one checkpoint id, ids before one. */
-interface ListSelection {
-  readonly threadId: string | undefined;
-  readonly ns: string | undefined;
-  readonly onlyId: string | undefined;
-  readonly beforeId: string | undefined;
-}
-
-/** LangGraph's `list`: runs in id order, each run's checkpoints newest first. */
-export async function* listCheckpointTuples(
-  state: SaverState,
-  config: RunnableConfig,
-  options?: CheckpointListOptions,
-): AsyncGenerator<CheckpointTuple> {
-  const { before, filter } = options ?? {};
-  let remaining = options?.limit;
-  const c = configurableOf(config, 'list') ?? {};
-  const selection: ListSelection = {
-    threadId: c.thread_id === undefined || c.thread_id === null ? undefined : requireThreadId(config, 'list'),
-    ns: c.checkpoint_ns === undefined || c.checkpoint_ns === null ? undefined : namespaceOf(config),
-    onlyId: checkpointIdOf(c),
-    beforeId: checkpointIdOf(before?.configurable as Configurable | undefined),
-  };
-  const runs = await listedIds(state, selection);
-  for (const runId of [...runs.keys()].sort(compareIds)) {
-    for (const id of runs.get(runId)!.sort(compareIds).reverse()) {
-      if (remaining !== undefined && remaining <= 0) return;
-      const snapshot = await readCheckpoint(state, checkpointKey(runId, id));
-      if (!snapshot) continue; // deleted while listing
-      const p = snapshot.payload;
-      if (
-        (selection.threadId !== undefined && p.thread_id !== selection.threadId) ||
-        (selection.ns !== undefined && p.checkpoint_ns !== selection.ns)
-      )
-        continue;
-      if (filter && Object.keys(filter).length > 0) {
-        const metadata = (await metadataOf(state, p)) as Record<string, unknown>;
-        if (!Object.entries(filter).every(([k, v]) => sameJson(metadata?.[k], v))) continue;
-      }
-      if (remaining !== undefined) remaining--;
-      yield await toTuple(state, snapshot);
-    }
-  }
-}
-
-/** The checkpoint ids of each run the selection names, as listed (unsorted). */
-async function listedIds(state: SaverState, selection: ListSelection): Promise<Map<string, string[]>> {
-  const { threadId, ns, onlyId, beforeId } = selection;
-  const threadSegment = threadId === undefined ? undefined : await segmentOf(threadId);
-  const nsSegment = ns === undefined || ns === '' ? ns : await segmentOf(ns);
-  const runs = new Map<string, string[]>();
-  for await (const entry of state.storage.list(threadSegment === undefined ? `${LANGGRAPH_ROOT}/` : `${LANGGRAPH_ROOT}/${threadSegment}`)) {
-    const m = /^langgraph\/([^/]+)\/history\/([^/]+)\.json$/.exec(entry.key);
-    if (!m) continue;
-    const [, runId, id] = m as unknown as [string, string, string];
-    if (threadSegment !== undefined && threadSegmentOfRun(runId) !== threadSegment) continue;
-    if (nsSegment !== undefined) {
-      const dot = runId.indexOf(NS_SEPARATOR);
-      if ((dot < 0 ? '' : runId.slice(dot + 1)) !== nsSegment) continue;
-    }
-    if (onlyId !== undefined && id !== onlyId) continue;
-    if (beforeId !== undefined && id >= beforeId) continue;
-    let ids = runs.get(runId);
-    if (!ids) runs.set(runId, (ids = []));
-    ids.push(id);
-  }
-  return runs;
-}
-
-async function metadataOf(state: SaverState, p: LangGraphPayload): Promise<CheckpointMetadata> {
+export async function metadataOf(state: SaverState, p: LangGraphPayload): Promise<CheckpointMetadata> {
   const serde = state.saver.serde;
   if (p.metadata_blob) return (await serde.loadsTyped(p.metadata_blob.type, valueBytes(p.metadata_blob, 'metadata'))) as CheckpointMetadata;
   return (await serde.loadsTyped('json', canonicalJson(p.metadata))) as CheckpointMetadata;
 }
 
-async function toTuple(state: SaverState, snapshot: Snapshot<LangGraphPayload>): Promise<CheckpointTuple> {
+export async function toTuple(state: SaverState, snapshot: Snapshot<LangGraphPayload>): Promise<CheckpointTuple> {
   const serde = state.saver.serde;
   const p = snapshot.payload;
   const where = checkpointKey(snapshot.runId, snapshot.id);

@@ -4,12 +4,14 @@ import type {
   DeleteOptions,
   PutOptions,
   PutResult,
-  StorageAdapter,
   StorageEntry,
   StoredObject,
 } from '../../contract/storage.js';
+import type { JsonObject } from '../../contract/json.js';
+import type { MetadataListing, MetadataListingOptions } from '../../contract/metadata-listing.js';
 import { runBatch } from './batch.js';
 import { listEntries } from './list.js';
+import { listEntriesWhereMetadata } from './metadata-list.js';
 import { migrateNow } from './migrate.js';
 import { deleteObject, getObject, putObject } from './objects.js';
 import { postgresSettings, type PostgresStorageOptions } from './options.js';
@@ -23,8 +25,8 @@ export interface PostgresStorageStats {
   readonly roundTrips: number;
 }
 
-/** A {@link StorageAdapter} over one PostgreSQL table. */
-export interface PostgresStorage extends StorageAdapter {
+/** A StorageAdapter over one PostgreSQL table, with a metadata listing (contract/metadata-listing.ts). */
+export interface PostgresStorage extends MetadataListing {
   readonly schema: string;
   readonly table: string;
   /** Creates or upgrades the table, its version sequence and its batch function. Idempotent; safe to run from many processes at once. */
@@ -60,7 +62,7 @@ export function postgresStorage(options: PostgresStorageOptions): PostgresStorag
     name: 'postgres',
     schema,
     table,
-    capabilities: { atomicBatch: true, crossProcessConditional: true, maxValueBytes },
+    capabilities: { atomicBatch: true, crossProcessConditional: true, maxValueBytes, metadataListing: true },
     migrate: () => guard(state, () => migrateNow(state)),
     migrationSql: () => [...sql.migrate],
     stats: () => ({ roundTrips: state.roundTrips }),
@@ -69,6 +71,8 @@ export function postgresStorage(options: PostgresStorageOptions): PostgresStorag
       guard(state, () => putObject(state, key, bytes, opts)),
     delete: (key: string, opts: DeleteOptions = {}): Promise<boolean> => guard(state, () => deleteObject(state, key, opts)),
     list: (prefix: string): AsyncIterable<StorageEntry> => listEntries(state, prefix),
+    listWhereMetadata: (prefix: string, contains: JsonObject, opts?: MetadataListingOptions): AsyncIterable<StorageEntry> =>
+      listEntriesWhereMetadata(state, prefix, contains, opts),
     batch: (operations: readonly BatchOperation[]): Promise<BatchOutcome[]> => guard(state, () => runBatch(state, operations)),
     close: (): Promise<void> => closeStore(state),
   };

@@ -1,4 +1,5 @@
 import { CheckpointError } from '../../contract/errors.js';
+import { metadataIndexSql, type MetadataIndexSql } from './metadata-index.js';
 
 /**
  * Every SQL text postgresStorage sends, built once per store from validated identifiers.
@@ -50,6 +51,8 @@ export interface StoreSql {
   readonly batch: string;
   /** Several callers' batches in one statement (one transaction, one WAL flush), each applied or refused on its own. */
   readonly batches: string;
+  /** The metadata column and its listing (metadata-index.ts). */
+  readonly metadata: MetadataIndexSql;
   readonly drop: readonly string[];
 }
 
@@ -149,6 +152,7 @@ export function storeSql(schema: string, table: string): StoreSql {
   const batchBody = batchFunctionBody(t, next);
   const fns = `${quote(schema)}.${quote(`${table}_batches`)}`;
   const listCols = 'key_order, version::text AS version, octet_length(value) AS size';
+  const metadata = metadataIndexSql(schema, table);
   return {
     table: t,
     migrate: [
@@ -161,6 +165,8 @@ export function storeSql(schema: string, table: string): StoreSql {
   value bytea NOT NULL,
   updated_at timestamptz NOT NULL DEFAULT now()
 )`,
+      // Before anything else locks the table: a put locks the table, then the sequence.
+      ...metadata.migrate,
       `ALTER SEQUENCE ${seq} OWNED BY ${t}.version`,
       `CREATE OR REPLACE FUNCTION ${fn}(kinds text[], keys bytea[], texts text[], vals bytea[], vers bigint[], absent boolean[])
 RETURNS TABLE (out_op integer, out_version bigint, out_existed boolean) LANGUAGE plpgsql AS $savepoint$${batchBody}
@@ -186,10 +192,12 @@ WHERE s.key_order = $1 AND s.version = $4 RETURNING s.version::text AS version`,
     batch: `SELECT out_op AS op, out_version::text AS version, out_existed AS existed FROM ${fn}($1, $2, $3, $4, $5, $6)`,
     batches: `SELECT out_group AS "group", out_op AS op, out_version::text AS version, out_existed AS existed, out_failed AS failed
 FROM ${fns}($1, $2, $3, $4, $5, $6, $7)`,
+    metadata,
     drop: [
       `DROP TABLE IF EXISTS ${t}`,
       `DROP FUNCTION IF EXISTS ${fns}(text[], bytea[], text[], bytea[], bigint[], boolean[], integer[])`,
       `DROP FUNCTION IF EXISTS ${fn}(text[], bytea[], text[], bytea[], bigint[], boolean[])`,
+      ...metadata.drop,
     ],
   };
 }

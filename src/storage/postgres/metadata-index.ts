@@ -1,0 +1,74 @@
+import { CHUNKED_MARKER } from '../../codec/chunking.js';
+
+/**
+ * The table's metadata column: each row's metadata (contract/metadata-listing.ts) as `jsonb`, a
+ * stored generated column, so the statement that writes a value writes its metadata too (no
+ * other statement, no other round trip) and `listWhereMetadata` filters on it in SQL.
+ *
+ * NULL is "unknown" (listed whatever the filter): bytes that are not a JSON object, a chunk
+ * envelope, a `metadata_blob`, metadata LangChain's reviver would turn into other values. Values
+ * under keys not ending `.json` are not parsed at all. A value the store holds as ciphertext
+ * (encryptedStorage over this store) is no JSON: its column is NULL, so no plaintext lands there.
+ */
+export interface MetadataIndexSql {
+  /** DDL, run after the table exists and before anything else locks it: the function the column is computed by, then the column. */
+  readonly migrate: readonly string[];
+  readonly listFrom: string;
+  readonly listRange: string;
+  /** Newest first: below `$4` (the prefix's upper bound, then the last key returned), or from the top when the prefix has none. */
+  readonly listDescendingFrom: string;
+  readonly listDescendingRange: string;
+  readonly drop: readonly string[];
+}
+
+const quote = (name: string): string => `"${name}"`;
+
+/** The body of the column's function: `k` the key, `v` the value. Never raises: a value it cannot read is NULL. */
+function metadataFunctionBody(): string {
+  const marker = CHUNKED_MARKER.replace(/'/g, "''");
+  return `
+DECLARE
+  n integer := octet_length(v);
+  doc jsonb;
+  meta jsonb;
+BEGIN
+  IF right(k, 5) <> '.json' OR n < 2 OR get_byte(v, 0) <> 123 OR get_byte(v, n - 1) <> 125 THEN RETURN NULL; END IF;
+  BEGIN
+    doc := convert_from(v, 'UTF8')::jsonb;
+  EXCEPTION WHEN OTHERS THEN
+    RETURN NULL; -- not UTF-8, not JSON, or JSON that jsonb refuses (a NUL escape)
+  END;
+  IF jsonb_typeof(doc) <> 'object' OR doc ? '${marker}' OR doc ? 'metadata_blob' THEN RETURN NULL; END IF;
+  meta := doc -> 'metadata';
+  IF meta IS NULL OR jsonb_typeof(meta) <> 'object' THEN RETURN '{}'::jsonb; END IF;
+  IF strpos(meta::text, '"lc"') > 0 THEN RETURN NULL; END IF;
+  RETURN meta;
+END`;
+}
+
+/** The metadata column's statements of the store `schema`.`table` (identifiers checked by the caller). */
+export function metadataIndexSql(schema: string, table: string): MetadataIndexSql {
+  const t = `${quote(schema)}.${quote(table)}`;
+  const fn = `${quote(schema)}.${quote(`${table}_metadata`)}`;
+  const cols = 'key_order, version::text AS version, octet_length(value) AS size';
+  const matches = '(metadata IS NULL OR metadata @> $2::jsonb)';
+  return {
+    migrate: [
+      `CREATE OR REPLACE FUNCTION ${fn}(k text, v bytea) RETURNS jsonb LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $savepoint$${metadataFunctionBody()}
+$savepoint$`,
+      // Only when missing: ALTER TABLE locks the table exclusively even when the column exists, and a
+      // second process migrating at once (it read the marker before the first committed) would
+      // then deadlock with puts already running.
+      `DO $savepoint$ BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute WHERE attrelid = '${t}'::regclass AND attname = 'metadata' AND NOT attisdropped) THEN
+    ALTER TABLE ${t} ADD COLUMN metadata jsonb GENERATED ALWAYS AS (${fn}(key, value)) STORED;
+  END IF;
+END $savepoint$`,
+    ],
+    listFrom: `SELECT ${cols} FROM ${t} WHERE key_order >= $1 AND ${matches} ORDER BY key_order LIMIT $3`,
+    listRange: `SELECT ${cols} FROM ${t} WHERE key_order >= $1 AND key_order < $4 AND ${matches} ORDER BY key_order LIMIT $3`,
+    listDescendingFrom: `SELECT ${cols} FROM ${t} WHERE key_order >= $1 AND ${matches} ORDER BY key_order DESC LIMIT $3`,
+    listDescendingRange: `SELECT ${cols} FROM ${t} WHERE key_order >= $1 AND key_order < $4 AND ${matches} ORDER BY key_order DESC LIMIT $3`,
+    drop: [`DROP FUNCTION IF EXISTS ${fn}(text, bytea)`],
+  };
+}
