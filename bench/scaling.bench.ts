@@ -12,19 +12,10 @@
 import { createWriter, defaultProfile, memoryStorage, type JsonValue } from 'savepoint';
 import { readSnapshot, splitDocument } from 'savepoint/toolkit';
 import { fmt, type BenchRow } from './harness.js';
+import { groupedPayload as payload } from '../tests/support/grouped-payload.js';
 
 const LIMIT = 16 * 1024;
 const ROUNDS = Number(process.env.BENCH_SCALING_ROUNDS ?? 9);
-
-/** `keys` members of ~6 KB each in groups of 20. */
-function payload(keys: number): JsonValue {
-  const out: Record<string, Record<string, JsonValue>> = {};
-  for (let k = 0; k < keys; k++) {
-    const group = (out[`g${String(Math.floor(k / 20)).padStart(3, '0')}`] ??= {});
-    group[`k${String(k).padStart(5, '0')}`] = { n: k, text: `${k}:`.padEnd(6000, 'abcdefghij') };
-  }
-  return out;
-}
 
 async function timed(fn: () => Promise<unknown>): Promise<number> {
   const t = performance.now();

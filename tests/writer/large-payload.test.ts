@@ -9,21 +9,9 @@ import { readSnapshot, splitDocument } from 'savepoint/toolkit';
 import { canonicalJsonByWalk, canonicalJsonOf } from '../../src/codec/canonical-json.js';
 import { materialText, validateTrigger } from '../../src/writer/triggers.js';
 import { manualClock } from '../support/clock.js';
+import { groupedPayload as payload } from '../support/grouped-payload.js';
 
 const LIMIT = 16 * 1024;
-
-/**
- * `keys` members of ~6 KB each in groups of 20: far over the limit, so the members move to
- * part files, and then the groups (holding only references by then) move too.
- */
-function payload(keys: number): JsonValue {
-  const out: Record<string, Record<string, JsonValue>> = {};
-  for (let k = 0; k < keys; k++) {
-    const group = (out[`g${String(Math.floor(k / 20)).padStart(3, '0')}`] ??= {});
-    group[`k${String(k).padStart(5, '0')}`] = { n: k, text: `${k}:`.padEnd(6000, 'abcdefghij') };
-  }
-  return out;
-}
 
 describe('large checkpoints', () => {
   it('splitDocument of a document far over the limit: members, then their groups, move to parts until the main document fits', async () => {
