@@ -28,9 +28,9 @@ import type { LangGraphPayload } from './profile.js';
 import { readHead } from './head.js';
 import { compareIds, insertId, refreshRunState } from './run-state.js';
 import { runOf } from './saver-runs.js';
-import { readCheckpoint, type SaverState } from './saver-state.js';
+import { readCheckpoint, readWritesDocument, type SaverState } from './saver-state.js';
 import { valueBytes } from './serialized.js';
-import { decodeWrites, type StoredWrite } from './writes.js';
+import type { StoredWrite } from './writes.js';
 
 const sameJson = (a: unknown, b: unknown): boolean =>
   a === b || (typeof a === 'object' && typeof b === 'object' && a !== null && b !== null && canonicalJson(a) === canonicalJson(b));
@@ -203,12 +203,7 @@ async function toTuple(state: SaverState, snapshot: Snapshot<LangGraphPayload>):
 async function pendingWrites(state: SaverState, runId: string, sequence: number, checkpointId: string): Promise<CheckpointPendingWrite[]> {
   const keys: string[] = [];
   for await (const entry of state.storage.list(writesDir(runId, sequence))) keys.push(entry.key);
-  const docs = await Promise.all(
-    keys.map(async (key) => {
-      const stored = await state.storage.get(key);
-      return stored ? decodeWrites(stored.bytes, key) : undefined;
-    }),
-  );
+  const docs = await Promise.all(keys.map((key) => readWritesDocument(state, key)));
   const sorted: { sortKey: ReturnType<typeof writesSortKey>; taskId: string; write: StoredWrite; key: string }[] = [];
   for (const [i, doc] of docs.entries()) {
     if (!doc || doc.checkpoint_id !== checkpointId) continue;
