@@ -36,42 +36,84 @@ function isLinkNow(path: string): boolean {
 }
 
 /**
- * Opens directory `dirKey` below the root, one component at a time, never following a link
- * (openDir's walk with `create: false`): the directories opened, the last one `dirKey`'s, or
- * undefined when a component is missing or a file. A link refuses the key.
+ * Directories opened by synchronous reads, per store root, kept while the microtask queue
+ * runs (for {@link RUN_HOPS} turns of it at most, then closed): reads made together (a walk's
+ * documents read ahead, a checkpoint's writes listed then read) walk their common
+ * directories once. No I/O callback runs before the queue is empty, so nothing of this
+ * process changes the tree meanwhile — its own file calls complete, and its journal forgets
+ * what it has applied, only in a later turn of the event loop — and a change by another
+ * process during that time is concurrent with the reads, as during one walk.
  */
-function openDirNow(root: RootDir, dirKey: string, key: string, opened: Dir[]): Dir[] | undefined {
-  if (dirKey === '') return opened;
-  let current: Dir = root;
-  let rel = '';
-  try {
-    for (const segment of dirKey.split('/')) {
-      rel = rel ? `${rel}/${segment}` : segment;
-      const name = current.at(segment);
-      let fd: number;
-      try {
-        fd = fs.openSync(name, DIR_FLAGS);
-      } catch (err) {
-        const code = errnoOf(err);
-        // Linux answers O_DIRECTORY | O_NOFOLLOW on a symbolic link with ENOTDIR, not ELOOP.
-        if (code === 'ELOOP' || (code === 'ENOTDIR' && isLinkNow(name))) throw symlinkRefused(key);
-        if (code === 'ENOENT' || code === 'ENOTDIR') {
-          closeAllNow(opened);
-          return undefined;
-        }
-        throw err;
-      }
-      current = makeDir(fd, rel, root.containment, root.real);
-      opened.push(current);
-    }
-  } catch (err) {
-    closeAllNow(opened);
-    throw err;
+const openedThisRun = new WeakMap<RootDir, Map<string, Dir>>();
+/** Microtask turns a run's directories are kept for. */
+const RUN_HOPS = 64;
+/** Directories kept open at most: past it, the kept ones are closed (no read holds one between calls). */
+const RUN_MAX_DIRS = 128;
+
+function dirsOfThisRun(root: RootDir): Map<string, Dir> {
+  let dirs = openedThisRun.get(root);
+  if (dirs && dirs.size >= RUN_MAX_DIRS) {
+    closeAllNow(dirs.values());
+    dirs.clear();
   }
-  return opened;
+  if (!dirs) {
+    const made = new Map<string, Dir>();
+    openedThisRun.set(root, (dirs = made));
+    let hops = 0;
+    const end = (): void => {
+      if (++hops < RUN_HOPS) return queueMicrotask(end);
+      if (openedThisRun.get(root) === made) openedThisRun.delete(root);
+      closeAllNow(made.values());
+    };
+    queueMicrotask(end);
+  }
+  return dirs;
 }
 
-function closeAllNow(dirs: readonly Dir[]): void {
+/**
+ * Opens directory `dirKey` below the root, one component at a time, never following a link
+ * (openDir's walk with `create: false`), from the deepest of its directories opened in this
+ * run (see above): the directory, or undefined when a component is missing or a file. A link
+ * refuses the key. `used` receives the directories walked through, to scrub their descriptor
+ * paths from an error.
+ */
+function openDirNow(root: RootDir, dirKey: string, key: string, used: Dir[]): Dir | undefined {
+  if (dirKey === '') return root;
+  const cache = dirsOfThisRun(root);
+  let current: Dir = root;
+  let rel = '';
+  const segments = dirKey.split('/');
+  let from = segments.length;
+  for (; from > 0; from--) {
+    const known = cache.get(segments.slice(0, from).join('/'));
+    if (known) {
+      current = known;
+      rel = known.rel;
+      used.push(known);
+      break;
+    }
+  }
+  for (const segment of segments.slice(from)) {
+    rel = rel ? `${rel}/${segment}` : segment;
+    const name = current.at(segment);
+    let fd: number;
+    try {
+      fd = fs.openSync(name, DIR_FLAGS);
+    } catch (err) {
+      const code = errnoOf(err);
+      // Linux answers O_DIRECTORY | O_NOFOLLOW on a symbolic link with ENOTDIR, not ELOOP.
+      if (code === 'ELOOP' || (code === 'ENOTDIR' && isLinkNow(name))) throw symlinkRefused(key);
+      if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+      throw err;
+    }
+    current = makeDir(fd, rel, root.containment, root.real);
+    cache.set(rel, current);
+    used.push(current);
+  }
+  return current;
+}
+
+function closeAllNow(dirs: Iterable<Dir>): void {
   for (const d of dirs) {
     try {
       fs.closeSync(d.fd);
@@ -133,13 +175,8 @@ export function readKeyNow(
   whose: string,
   opened: Dir[] = [],
 ): StoredObject | undefined | typeof READ_LATER {
-  const dirs = openDirNow(root, kp.dirKey, kp.key, opened);
-  if (!dirs) return undefined;
-  try {
-    return readFileNow(dirs.at(-1) ?? root, kp, limit, whose);
-  } finally {
-    closeAllNow(dirs);
-  }
+  const dir = openDirNow(root, kp.dirKey, kp.key, opened);
+  return dir ? readFileNow(dir, kp, limit, whose) : undefined;
 }
 
 /** The most entries a directory listed synchronously may hold: a larger one is walked asynchronously. */
@@ -159,30 +196,25 @@ export function listFilesNow(
   isKey: (key: string) => boolean,
   opened: Dir[] = [],
 ): StorageEntry[] | undefined | typeof READ_LATER {
-  const dirs = openDirNow(root, dirKey, prefix, opened);
-  if (!dirs) return undefined;
-  try {
-    const dir = dirs.at(-1) ?? root;
-    const entries = readSmallDirNow(dir);
-    if (entries === undefined || entries === READ_LATER) return entries;
-    const names: string[] = [];
-    for (const entry of entries) {
-      const name = entry.name;
-      if (name.includes('\\') || !name.startsWith(namePrefix)) continue; // internal files, and names no key can have
-      if (entry.isDirectory()) return READ_LATER;
-      if (entry.isFile()) names.push(name);
-    }
-    names.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-    const out: StorageEntry[] = [];
-    for (const name of names) {
-      const st = lstatNow(dir.at(name));
-      const key = dir.rel ? `${dir.rel}/${name}` : name;
-      if (st?.isFile() && isKey(key)) out.push({ key, version: versionOf(st), size: Number(st.size) });
-    }
-    return out;
-  } finally {
-    closeAllNow(dirs);
+  const dir = openDirNow(root, dirKey, prefix, opened);
+  if (!dir) return undefined;
+  const entries = readSmallDirNow(dir);
+  if (entries === undefined || entries === READ_LATER) return entries;
+  const names: string[] = [];
+  for (const entry of entries) {
+    const name = entry.name;
+    if (name.includes('\\') || !name.startsWith(namePrefix)) continue; // internal files, and names no key can have
+    if (entry.isDirectory()) return READ_LATER;
+    if (entry.isFile()) names.push(name);
   }
+  names.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const out: StorageEntry[] = [];
+  for (const name of names) {
+    const st = lstatNow(dir.at(name));
+    const key = dir.rel ? `${dir.rel}/${name}` : name;
+    if (st?.isFile() && isKey(key)) out.push({ key, version: versionOf(st), size: Number(st.size) });
+  }
+  return out;
 }
 
 /** A directory's entries, undefined when it is missing, {@link READ_LATER} past {@link LIST_NOW_MAX_ENTRIES} (the rest unread). */

@@ -64,9 +64,22 @@ export function unappliedNow(s: JournalState, prefix: string): ReadonlyMap<strin
     for (const [key, p] of s.pending) if (key.startsWith(prefix)) out.set(key, ackedOf(p));
     return out;
   }
-  if (s.needRecovery || lstatNowIfAny(s.root.at(JOURNAL_LOCK))) return undefined;
+  if (s.needRecovery) return undefined;
+  if (!lockFreeThisRun.has(s)) {
+    if (lstatNowIfAny(s.root.at(JOURNAL_LOCK))) return undefined;
+    lockFreeThisRun.add(s);
+    queueMicrotask(() => lockFreeThisRun.delete(s));
+  }
   return NOTHING;
 }
+
+/**
+ * Journals whose lock was found free in the current run of synchronous code and its
+ * microtasks, so reads made together look once: this process takes the lock only in a later
+ * turn of the event loop, and another process taking it meanwhile is concurrent with the
+ * reads (as with the directories of ../read-now.ts).
+ */
+const lockFreeThisRun = new WeakSet<JournalState>();
 
 const NOTHING: ReadonlyMap<string, AckedState> = new Map();
 
