@@ -51,7 +51,7 @@ interface ChunkState {
   /** Chunk id → bytes, in use order (oldest first), {@link READ_CACHE_BYTES} at most. */
   readonly cache: Map<string, Uint8Array>;
   cachedBytes: number;
-  /** Envelope text → the document it stands for, for documents this process chunked or reassembled lately, in use order. */
+  /** Envelope text → the document it stands for, for documents this process reassembled lately, in use order. */
   readonly documents: Map<string, Uint8Array>;
   documentBytes: number;
 }
@@ -123,9 +123,8 @@ class TreeBuilder {
     this.all.push({ id, bytes });
     return id;
   }
-  finish(storage: StorageAdapter, scheme: string, document: Uint8Array, depth: number, ids: string[]): ChunkedDocument {
+  finish(storage: StorageAdapter, scheme: string, total: number, depth: number, ids: string[]): ChunkedDocument {
     const state = stateOf(storage);
-    const total = document.length;
     const now = Date.now();
     const writes: ChunkWrite[] = [];
     const seen = new Set<string>();
@@ -134,9 +133,7 @@ class TreeBuilder {
       seen.add(id);
       if (!isKnown(state, id, now)) writes.push({ id, key: chunkKey(id), bytes });
     }
-    const envelope = encodeEnvelope({ bytes: total, depth, ids, scheme });
-    rememberDocument(state, envelope, document);
-    return { envelope, writes, ids: [...seen] };
+    return { envelope: encodeEnvelope({ bytes: total, depth, ids, scheme }), writes, ids: [...seen] };
   }
 }
 
@@ -185,14 +182,14 @@ export function chunkDocument(storage: StorageAdapter, bytes: Uint8Array): Chunk
         ids = next;
         depth++;
       }
-      if (syncOk) return tree.finish(storage, addressing.scheme, bytes.slice(), depth, ids);
+      if (syncOk) return tree.finish(storage, addressing.scheme, bytes.length, depth, ids);
     }
   }
   // Copies: the caller's buffer may be reused once this awaits (the saver's seal buffer).
   return chunkDocumentAsync(
     storage,
     addressing,
-    bytes.slice(),
+    bytes.length,
     leaves.map((leaf) => leaf.slice()),
   );
 }
@@ -200,7 +197,7 @@ export function chunkDocument(storage: StorageAdapter, bytes: Uint8Array): Chunk
 async function chunkDocumentAsync(
   storage: StorageAdapter,
   addressing: ContentAddressing,
-  document: Uint8Array,
+  total: number,
   leaves: readonly Uint8Array[],
 ): Promise<ChunkedDocument> {
   const tree = new TreeBuilder();
@@ -216,17 +213,18 @@ async function chunkDocumentAsync(
     ids = next;
     depth++;
   }
-  return tree.finish(storage, addressing.scheme, document, depth, ids);
+  return tree.finish(storage, addressing.scheme, total, depth, ids);
 }
 
 const envelopeText = (envelope: Uint8Array): string => String.fromCharCode(...envelope);
 
 /**
- * Keeps a whole document by its envelope (`document` is not copied: the caller's own), so
- * that reading it back — a checkpoint read right after it was written, or read again — needs
- * neither its chunks nor their reassembly. An envelope names its chunks by their content: it
- * stands for these bytes and no others. Its seal is still checked by its decoder, as for any
- * document read.
+ * Keeps a whole document reassembled from its (verified) chunks by its envelope (`document` is
+ * not copied: the caller's own), so that reading it again — a thread's newest checkpoint, read
+ * every turn — needs neither its chunks nor their reassembly. An envelope names its chunks by
+ * their content: it stands for these bytes and no others. Its seal is still checked by its
+ * decoder, as for any document read. Only documents read are kept: every chunk is verified
+ * when first read, also the chunks of a document this process wrote.
  */
 function rememberDocument(state: ChunkState, envelope: Uint8Array, document: Uint8Array): void {
   if (document.length > DOCUMENTS_BYTES / 4 || envelope.length > ENVELOPE_MAX_BYTES) return;
