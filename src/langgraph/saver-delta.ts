@@ -12,9 +12,9 @@ import { configurableOf, namespaceOf, requireThreadId } from './config.js';
 import { assertCheckpointId, checkpointKey, runDir, runIdOf, writesDir } from './keys.js';
 import type { LangGraphPayload } from './profile.js';
 import { compareIds, lowerBound } from './run-state.js';
-import { readCheckpoint, type SaverState } from './saver-state.js';
+import { readCheckpoint, readWritesDocument, type SaverState } from './saver-state.js';
 import { valueBytes } from './serialized.js';
-import { decodeWrites, type WritesDocument } from './writes.js';
+import type { WritesDocument } from './writes.js';
 
 /** One ancestor on the walk: its document, and its writes files being read meanwhile. */
 interface Ancestor {
@@ -131,12 +131,7 @@ async function newestId(state: SaverState, runId: string): Promise<string | unde
 async function readWrites(state: SaverState, dir: string): Promise<(WritesDocument | undefined)[]> {
   const keys: string[] = [];
   for await (const entry of state.storage.list(dir)) keys.push(entry.key);
-  return Promise.all(
-    keys.map(async (key) => {
-      const stored = await state.storage.get(key);
-      return stored ? decodeWrites(stored.bytes, key) : undefined;
-    }),
-  );
+  return Promise.all(keys.map((key) => readWritesDocument(state, key)));
 }
 
 /** Each channel's seed and writes from the walked ancestors (nearest first), values deserialized once each. */

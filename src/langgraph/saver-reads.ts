@@ -18,9 +18,9 @@ import type { LangGraphPayload } from './profile.js';
 import { readHead } from './head.js';
 import { compareIds, insertId, refreshRunState } from './run-state.js';
 import { runOf } from './saver-runs.js';
-import { readCheckpoint, type SaverState } from './saver-state.js';
+import { readCheckpoint, readWritesDocument, type SaverState } from './saver-state.js';
 import { valueBytes } from './serialized.js';
-import { decodeWrites, type StoredWrite } from './writes.js';
+import type { StoredWrite } from './writes.js';
 
 /** LangGraph's `getTuple`: the checkpoint `config` names, else the thread's newest (the last one put). */
 export async function getCheckpointTuple(state: SaverState, config: RunnableConfig): Promise<CheckpointTuple | undefined> {
@@ -121,12 +121,7 @@ export async function toTuple(state: SaverState, snapshot: Snapshot<LangGraphPay
 async function pendingWrites(state: SaverState, runId: string, sequence: number, checkpointId: string): Promise<CheckpointPendingWrite[]> {
   const keys: string[] = [];
   for await (const entry of state.storage.list(writesDir(runId, sequence))) keys.push(entry.key);
-  const docs = await Promise.all(
-    keys.map(async (key) => {
-      const stored = await state.storage.get(key);
-      return stored ? decodeWrites(stored.bytes, key) : undefined;
-    }),
-  );
+  const docs = await Promise.all(keys.map((key) => readWritesDocument(state, key)));
   const sorted: { sortKey: ReturnType<typeof writesSortKey>; taskId: string; write: StoredWrite; key: string }[] = [];
   for (const [i, doc] of docs.entries()) {
     if (!doc || doc.checkpoint_id !== checkpointId) continue;

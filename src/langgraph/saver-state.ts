@@ -1,13 +1,16 @@
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import type { Clock } from '../contract/clock.js';
 import type { Snapshot } from '../contract/snapshot.js';
-import { readSnapshot } from '../snapshot-io/read-snapshot.js';
+import { documentReadLimit, getBounded } from '../snapshot-io/bounded-read.js';
+import { decodeStoredSnapshot } from '../snapshot-io/read-snapshot.js';
+import { createDecodedCache, readCached, type DecodedCache } from './decoded-cache.js';
 import type { StorageAdapter } from '../contract/storage.js';
 import { copiesOnPut } from '../contract/synchronous-storage.js';
 import { assertCheckpointId } from './keys.js';
 import { writesPlainAsJson } from './plain-json.js';
 import { langGraphProfile, type LangGraphPayload } from './profile.js';
 import type { RunState } from './run-state.js';
+import { decodeWrites, type WritesDocument } from './writes.js';
 
 /** Size of a saver's sealing buffer (see {@link sealBuffer}): larger documents get a buffer of their own. */
 const SCRATCH_BYTES = 32 * 1024;
@@ -42,7 +45,15 @@ export interface SaverState {
   plainAsJson: boolean | undefined;
   /** Checkpoint documents are stored as content chunks when large enough (the `dedup` option). */
   readonly dedup: boolean;
+  /** Checkpoint documents as decoded, with the bytes they were decoded from (see decoded-cache.ts). */
+  readonly documents: DecodedCache<Snapshot<LangGraphPayload>>;
+  /** Writes documents as decoded, likewise. */
+  readonly writes: DecodedCache<WritesDocument>;
 }
+
+/** What a saver keeps of decoded checkpoint documents (a chunked one counts the size of the whole) and of writes documents. */
+const DOCUMENTS_CACHE_BYTES = 16 * 1024 * 1024;
+const WRITES_CACHE_BYTES = 4 * 1024 * 1024;
 
 export function createSaverState(
   saver: BaseCheckpointSaver,
@@ -66,6 +77,8 @@ export function createSaverState(
     scratch: undefined,
     plainAsJson: undefined,
     dedup,
+    documents: createDecodedCache(DOCUMENTS_CACHE_BYTES),
+    writes: createDecodedCache(WRITES_CACHE_BYTES),
   };
 }
 
@@ -94,6 +107,26 @@ export async function decidePlain(state: SaverState): Promise<boolean> {
   return (state.plainAsJson ??= await writesPlainAsJson(state.saver.serde));
 }
 
+const DOCUMENT_READ_LIMIT = documentReadLimit(langGraphProfile);
+
+/** The checkpoint document stored under `key` (readSnapshot's read, decoded once per stored bytes). */
 export function readCheckpoint(state: SaverState, key: string): Promise<Snapshot<LangGraphPayload> | undefined> {
-  return readSnapshot(state.storage, langGraphProfile, key);
+  return readCached(
+    state.documents,
+    state.storage,
+    key,
+    (storage, k) => getBounded(storage, k, DOCUMENT_READ_LIMIT),
+    (bytes) => decodeStoredSnapshot(state.storage, langGraphProfile, key, bytes),
+  );
+}
+
+/** The writes document stored under `key`, decoded once per stored bytes. */
+export function readWritesDocument(state: SaverState, key: string): Promise<WritesDocument | undefined> {
+  return readCached(
+    state.writes,
+    state.storage,
+    key,
+    (storage, k) => storage.get(k),
+    (bytes) => decodeWrites(bytes, key),
+  );
 }

@@ -11,6 +11,7 @@ import {
   decodeNode,
   encodeEnvelope,
   encodeNode,
+  ENVELOPE_MAX_BYTES,
   leafBoundaries,
   needsLevel,
   nodeGroups,
@@ -40,6 +41,8 @@ const KNOWN_MAX = 200_000;
 const READ_CACHE_BYTES = 8 * 1024 * 1024;
 /** Chunks fetched at once. */
 const FETCH_AT_ONCE = 16;
+/** Bytes of whole documents kept by their envelope per store (see {@link rememberDocument}). */
+const DOCUMENTS_BYTES = 8 * 1024 * 1024;
 
 /** What one process knows of a store's chunks. */
 interface ChunkState {
@@ -48,13 +51,16 @@ interface ChunkState {
   /** Chunk id → bytes, in use order (oldest first), {@link READ_CACHE_BYTES} at most. */
   readonly cache: Map<string, Uint8Array>;
   cachedBytes: number;
+  /** Envelope text → the document it stands for, for documents this process reassembled lately, in use order. */
+  readonly documents: Map<string, Uint8Array>;
+  documentBytes: number;
 }
 
 const states = new WeakMap<StorageAdapter, ChunkState>();
 
 function stateOf(storage: StorageAdapter): ChunkState {
   let s = states.get(storage);
-  if (!s) states.set(storage, (s = { known: new Map(), cache: new Map(), cachedBytes: 0 }));
+  if (!s) states.set(storage, (s = { known: new Map(), cache: new Map(), cachedBytes: 0, documents: new Map(), documentBytes: 0 }));
   return s;
 }
 
@@ -72,6 +78,9 @@ export function rememberChunks(storage: StorageAdapter, ids: readonly string[]):
 /** Forgets every chunk this process thinks `storage` holds (a sweep of this process removed some). */
 export function forgetChunks(storage: StorageAdapter, ids?: Iterable<string>): void {
   const s = stateOf(storage);
+  // A document kept by its envelope stands for chunks that may be gone now.
+  s.documents.clear();
+  s.documentBytes = 0;
   if (!ids) {
     s.known.clear();
     s.cache.clear();
@@ -207,6 +216,45 @@ async function chunkDocumentAsync(
   return tree.finish(storage, addressing.scheme, total, depth, ids);
 }
 
+const envelopeText = (envelope: Uint8Array): string => String.fromCharCode(...envelope);
+
+/**
+ * Keeps a whole document reassembled from its (verified) chunks by its envelope (`document` is
+ * not copied: the caller's own), so that reading it again — a thread's newest checkpoint, read
+ * every turn — needs neither its chunks nor their reassembly. An envelope names its chunks by
+ * their content: it stands for these bytes and no others. Its seal is still checked by its
+ * decoder, as for any document read. Only documents read are kept: every chunk is verified
+ * when first read, also the chunks of a document this process wrote.
+ */
+function rememberDocument(state: ChunkState, envelope: Uint8Array, document: Uint8Array): void {
+  if (document.length > DOCUMENTS_BYTES / 4 || envelope.length > ENVELOPE_MAX_BYTES) return;
+  const key = envelopeText(envelope);
+  const old = state.documents.get(key);
+  if (old) {
+    state.documents.delete(key);
+    state.documentBytes -= old.length;
+  }
+  state.documents.set(key, document);
+  state.documentBytes += document.length;
+  for (const [k, d] of state.documents) {
+    if (state.documentBytes <= DOCUMENTS_BYTES) break;
+    state.documents.delete(k);
+    state.documentBytes -= d.length;
+  }
+}
+
+/** The document kept for `envelope` (see {@link rememberDocument}), marked as used. */
+function rememberedDocument(state: ChunkState, envelope: Uint8Array): Uint8Array | undefined {
+  if (state.documents.size === 0 || envelope.length > ENVELOPE_MAX_BYTES) return undefined;
+  const key = envelopeText(envelope);
+  const document = state.documents.get(key);
+  if (document) {
+    state.documents.delete(key);
+    state.documents.set(key, document);
+  }
+  return document;
+}
+
 /** Keeps `bytes` of chunk `id` in the store's bounded cache of recently read chunks. */
 function cacheChunk(state: ChunkState, id: string, bytes: Uint8Array): void {
   if (bytes.length > READ_CACHE_BYTES / 4 || state.cache.has(id)) return;
@@ -242,12 +290,21 @@ async function getChunkBytes(storage: StorageAdapter, key: string, id: string): 
  */
 export async function readChunk(storage: StorageAdapter, id: string, addressing = addressingOf(storage)): Promise<Uint8Array> {
   const state = stateOf(storage);
+  return cachedChunk(state, id) ?? readChunkStored(storage, state, id, addressing);
+}
+
+/** Chunk `id` from the cache of recently read chunks (verified when read), marked as used. */
+function cachedChunk(state: ChunkState, id: string): Uint8Array | undefined {
   const cached = state.cache.get(id);
   if (cached) {
     state.cache.delete(id);
     state.cache.set(id, cached);
-    return cached;
   }
+  return cached;
+}
+
+/** Chunk `id` read from the store (its key, else a hidden copy) and verified against its id. */
+async function readChunkStored(storage: StorageAdapter, state: ChunkState, id: string, addressing: ContentAddressing): Promise<Uint8Array> {
   let stored = await getChunkBytes(storage, chunkKey(id), id);
   if (!stored) {
     for await (const entry of storage.list(`${chunkKey(id)}${HIDDEN_INFIX}`)) {
@@ -264,11 +321,21 @@ export async function readChunk(storage: StorageAdapter, id: string, addressing 
   return bytes;
 }
 
-/** Reads `ids` (each verified), a few at a time, in order. */
+/** Reads `ids` (each verified), in order: those in the cache at once, the others from the store a few at a time. */
 async function readAll(storage: StorageAdapter, addressing: ContentAddressing, ids: readonly string[]): Promise<Uint8Array[]> {
-  const out: Uint8Array[] = [];
-  for (let i = 0; i < ids.length; i += FETCH_AT_ONCE)
-    out.push(...(await Promise.all(ids.slice(i, i + FETCH_AT_ONCE).map((id) => readChunk(storage, id, addressing)))));
+  const state = stateOf(storage);
+  const out: Uint8Array[] = new Array<Uint8Array>(ids.length);
+  const missing: number[] = [];
+  ids.forEach((id, i) => {
+    const cached = cachedChunk(state, id);
+    if (cached) out[i] = cached;
+    else missing.push(i);
+  });
+  for (let at = 0; at < missing.length; at += FETCH_AT_ONCE) {
+    const batch = missing.slice(at, at + FETCH_AT_ONCE);
+    const read = await Promise.all(batch.map((i) => readChunkStored(storage, state, ids[i]!, addressing)));
+    batch.forEach((i, k) => (out[i] = read[k]!));
+  }
   return out;
 }
 
@@ -299,6 +366,10 @@ export async function resolveChunked(storage: StorageAdapter, key: string, store
   const addressing = addressingOf(storage);
   if (envelope.scheme !== addressing.scheme)
     throw chunkDamaged(envelope.ids[0]!, `is named by ${envelope.scheme}, not by this store's ${addressing.scheme}`);
+  const state = stateOf(storage);
+  // A copy: the decoder the caller hands it to (a custom profile's) may write into its buffer.
+  const remembered = rememberedDocument(state, stored);
+  if (remembered) return remembered.slice();
   const leaves = await readAll(storage, addressing, await leafIdsOf(storage, envelope));
   let total = 0;
   for (const leaf of leaves) total += leaf.length;
@@ -310,5 +381,6 @@ export async function resolveChunked(storage: StorageAdapter, key: string, store
     out.set(leaf, at);
     at += leaf.length;
   }
+  rememberDocument(state, stored.slice(), out.slice());
   return out;
 }

@@ -50,7 +50,7 @@ export interface RootDir extends Dir {
   readonly real: string;
 }
 
-function makeDir(fd: number, rel: string, containment: Containment, absRoot: string): Dir {
+export function makeDir(fd: number, rel: string, containment: Containment, absRoot: string): Dir {
   const prefix = containment === 'dir-fd' ? `/proc/self/fd/${fd}` : rel ? `${absRoot}/${rel}` : absRoot;
   return { fd, rel, prefix, at: (name) => `${prefix}/${name}`, shown: rel ? `<dir>/${rel}` : '<dir>' };
 }

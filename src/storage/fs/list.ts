@@ -7,6 +7,7 @@ import { errnoOf, fsError, versionOf } from './io.js';
 import type { AckedState } from './journal/index.js';
 import { rootDir } from './lifecycle.js';
 import { lstatIfAny } from './lock.js';
+import { listFilesNow, READ_LATER } from './read-now.js';
 import { assertOpen, closeRoot, scrubFor, type FsStoreState } from './store-state.js';
 
 /** The keys under `prefix` in code-unit order, with the journal's acknowledged writes not applied yet. */
@@ -19,13 +20,21 @@ export async function* listEntries(state: FsStoreState, prefix: string): AsyncGe
   let od: OpenedDir | undefined;
   // A listing is not an awaited call close() can wait for: the root stays open until it ends.
   state.listings++;
+  const opened: Dir[] = [];
   try {
-    const acked = state.journal ? await state.journal.unapplied(prefix) : undefined;
-    od = await openDir(base, dirKey, prefix, false);
-    const files = od ? walk(base, od.dir, prefix.slice(slash + 1)) : undefined;
+    const ackedNow = state.journal ? state.journal.unappliedNow(prefix) : undefined;
+    const acked = ackedNow ?? (state.journal ? await state.journal.unapplied(prefix) : undefined);
+    // A small directory of files (a checkpoint's writes) is listed without a promise (see read-now.ts).
+    const now = ackedNow || !state.journal ? listFilesNow(base, dirKey, prefix.slice(slash + 1), prefix, isKey, opened) : READ_LATER;
+    let files: AsyncIterable<StorageEntry> | Iterable<StorageEntry> | undefined;
+    if (now !== READ_LATER) files = now;
+    else {
+      od = await openDir(base, dirKey, prefix, false);
+      files = od ? walk(base, od.dir, prefix.slice(slash + 1)) : undefined;
+    }
     yield* acked && acked.size > 0 ? withUnapplied(files, acked) : (files ?? []);
   } catch (err) {
-    throw fsError(err, 'checkpoint_storage_unavailable', 'listing', prefix, scrubFor(state, od ? [od.dir] : []));
+    throw fsError(err, 'checkpoint_storage_unavailable', 'listing', prefix, scrubFor(state, od ? [od.dir] : opened));
   } finally {
     await od?.close();
     state.listings--;
@@ -86,7 +95,7 @@ async function* walk(base: RootDir, dir: Dir, namePrefix: string): AsyncGenerato
  * a deleted one is left out.
  */
 async function* withUnapplied(
-  files: AsyncIterable<StorageEntry> | undefined,
+  files: AsyncIterable<StorageEntry> | Iterable<StorageEntry> | undefined,
   acked: ReadonlyMap<string, AckedState>,
 ): AsyncGenerator<StorageEntry> {
   const puts: StorageEntry[] = [];

@@ -6,6 +6,8 @@ import { openDir, type Dir, type OpenedDir } from './dir.js';
 import { errnoOf, fsError, readAll, versionOf } from './io.js';
 import { rootDir } from './lifecycle.js';
 import { keyPath, occupiedRefused, symlinkRefused, type KeyPath } from './paths.js';
+import type { AckedState } from './journal/index.js';
+import { READ_LATER, readKeyNow } from './read-now.js';
 import { scrubFor, type FsStoreState } from './store-state.js';
 
 const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = constants;
@@ -49,9 +51,38 @@ async function readKeyFile(dir: Dir, kp: KeyPath, limit: ReadLimit): Promise<Sto
   }
 }
 
+const NONE: ReadonlyMap<string, AckedState> = new Map();
+
+/**
+ * {@link readStored} answered without a promise when it can (see read-now.ts):
+ * {@link READ_LATER} when the store is not open yet, another instance's journal records must
+ * be read, or the file is too large to read synchronously.
+ */
+function readStoredNow(state: FsStoreState, key: string, limit: ReadLimit): StoredObject | undefined | typeof READ_LATER {
+  const root = state.root;
+  if (!root) return READ_LATER;
+  const acked = state.journal ? state.journal.unappliedNow(key) : NONE;
+  if (acked === undefined) return READ_LATER;
+  const ours = acked.get(key);
+  if (ours?.bytes === null) return undefined;
+  if (ours?.version !== undefined) {
+    if (ours.bytes.length > limit.bytes) throw readTooLarge(key, ours.bytes.length, limit.bytes, limit.whose);
+    return { bytes: ours.bytes.slice(), version: ours.version };
+  }
+  const opened: Dir[] = [];
+  try {
+    return readKeyNow(root, keyPath(key), limit.bytes, limit.whose, opened);
+  } catch (err) {
+    if (errnoOf(err) === 'ENAMETOOLONG') return undefined;
+    throw fsError(err, 'checkpoint_storage_unavailable', 'reading', key, scrubFor(state, opened));
+  }
+}
+
 /** A key's bytes and version: the journal's acknowledged state when it has one for the key, else the key's file. */
 export async function readStored(state: FsStoreState, key: string, options?: GetOptions): Promise<StoredObject | undefined> {
   const limit = readLimitOf(state, options);
+  const now = readStoredNow(state, key, limit);
+  if (now !== READ_LATER) return now;
   const base = await rootDir(state);
   const kp = keyPath(key);
   let od: OpenedDir | undefined;

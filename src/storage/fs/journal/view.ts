@@ -1,3 +1,4 @@
+import { lstatSync } from 'node:fs';
 import { lstatIfAny } from '../lock.js';
 import { dropReplacedFiles, journalFd, JOURNAL_LOCK, replayOrder, type FileNo } from './files.js';
 import type { AckedState, Planned } from './planned.js';
@@ -50,6 +51,40 @@ export async function unapplied(s: JournalState, prefix: string): Promise<Readon
   for (const [key, state] of await journalView(s)) if (key.startsWith(prefix)) out.set(key, state);
   return out;
 }
+
+/**
+ * {@link unapplied} when it needs no read of the journal files, answered without a promise (a
+ * read of a small file then costs no trip through the thread pool): this process's records, or
+ * none when nobody holds the journal lock. Undefined when another instance holds it (or a replay
+ * of ours failed): the caller then asks {@link unapplied}.
+ */
+export function unappliedNow(s: JournalState, prefix: string): ReadonlyMap<string, AckedState> | undefined {
+  if (s.pending.size > 0 || s.lockOurs) {
+    const out = new Map<string, AckedState>();
+    for (const [key, p] of s.pending) if (key.startsWith(prefix)) out.set(key, ackedOf(p));
+    return out;
+  }
+  if (s.needRecovery) return undefined;
+  if (!lockFreeThisRun.has(s)) {
+    if (lstatNowIfAny(s.root.at(JOURNAL_LOCK))) return undefined;
+    lockFreeThisRun.add(s);
+    queueMicrotask(() => lockFreeThisRun.delete(s));
+  }
+  return NOTHING;
+}
+
+/**
+ * Journals whose lock was found free in the current run of synchronous code and its
+ * microtasks, so reads made together look once: this process takes the lock only in a later
+ * turn of the event loop, and another process taking it meanwhile is concurrent with the
+ * reads (as with the directories of ../read-now.ts).
+ */
+const lockFreeThisRun = new WeakSet<JournalState>();
+
+const NOTHING: ReadonlyMap<string, AckedState> = new Map();
+
+/** Whether `path` exists now (lstat: a link is not followed; no error made for a missing one). */
+const lstatNowIfAny = (path: string): boolean => lstatSync(path, { throwIfNoEntry: false }) !== undefined;
 
 /** Both files' views, merged in replay order (the newer file's state of a key wins). */
 async function journalView(s: JournalState): Promise<ReadonlyMap<string, AckedState>> {

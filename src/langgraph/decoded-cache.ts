@@ -1,0 +1,101 @@
+import { decodeEnvelope, looksChunked } from '../codec/chunking.js';
+import type { StorageAdapter, StoredObject } from '../contract/storage.js';
+
+/*
+ * A saver reads the same documents again and again: every turn of a graph reads its newest
+ * checkpoint, and a `DeltaChannel` walks back through the same ancestors and their writes
+ * turn after turn. Decoding one (schema, seal, JSON; for a chunked document, its chunks
+ * reassembled) costs far more than reading its stored bytes. So the saver keeps, per key, the
+ * value it decoded with the exact bytes it was decoded from; a read still reads the key every
+ * time, and answers the kept value only when the stored bytes are the same, byte for byte —
+ * a document replaced, damaged or deleted since is read afresh (or found missing), as without
+ * the cache. An envelope names its chunks by their content, so the same envelope stands for
+ * the same (verified) document.
+ */
+
+/** Stored values larger than this are not kept (compared byte for byte on every read): checkpoint envelopes and small documents are. */
+const KEPT_STORED_MAX_BYTES = 64 * 1024;
+
+/** What one cached value cost to keep, about: its stored bytes, or the document an envelope stands for. */
+function costOf(key: string, stored: Uint8Array): number {
+  if (!looksChunked(stored)) return 2 * stored.length;
+  try {
+    return 2 * (decodeEnvelope(stored, key)?.bytes ?? stored.length);
+  } catch {
+    return 2 * stored.length;
+  }
+}
+
+interface Entry<T> {
+  readonly stored: Uint8Array;
+  readonly value: T;
+  readonly cost: number;
+}
+
+/** Decoded values by key, in use order (oldest first), {@link DecodedCache.maxCost} at most in all. */
+export interface DecodedCache<T> {
+  readonly entries: Map<string, Entry<T>>;
+  readonly maxCost: number;
+  cost: number;
+}
+
+export function createDecodedCache<T>(maxCost: number): DecodedCache<T> {
+  return { entries: new Map(), maxCost, cost: 0 };
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+function drop<T>(cache: DecodedCache<T>, key: string): void {
+  const entry = cache.entries.get(key);
+  if (!entry) return;
+  cache.entries.delete(key);
+  cache.cost -= entry.cost;
+}
+
+/** The value `stored` (just read from `key`) decodes to: the kept one when it came from the same bytes, else `decode`'s, kept. */
+export async function decodeCached<T>(
+  cache: DecodedCache<T>,
+  key: string,
+  stored: StoredObject | undefined,
+  decode: (bytes: Uint8Array) => Promise<T>,
+): Promise<T | undefined> {
+  if (!stored) {
+    drop(cache, key);
+    return undefined;
+  }
+  const entry = cache.entries.get(key);
+  if (entry && sameBytes(entry.stored, stored.bytes)) {
+    cache.entries.delete(key);
+    cache.entries.set(key, entry);
+    return entry.value;
+  }
+  drop(cache, key);
+  const value = await decode(stored.bytes);
+  if (stored.bytes.length > KEPT_STORED_MAX_BYTES) return value;
+  const cost = costOf(key, stored.bytes);
+  if (cost > cache.maxCost / 4) return value;
+  // A store may hand out a buffer it holds (a synchronous store's value): keep a copy.
+  cache.entries.set(key, { stored: stored.bytes.slice(), value, cost });
+  cache.cost += cost;
+  for (const [old, e] of cache.entries) {
+    if (cache.cost <= cache.maxCost) break;
+    cache.entries.delete(old);
+    cache.cost -= e.cost;
+  }
+  return value;
+}
+
+/** Reads `key` and decodes it through `cache` (see {@link decodeCached}). */
+export async function readCached<T>(
+  cache: DecodedCache<T>,
+  storage: StorageAdapter,
+  key: string,
+  read: (storage: StorageAdapter, key: string) => Promise<StoredObject | undefined>,
+  decode: (bytes: Uint8Array) => Promise<T>,
+): Promise<T | undefined> {
+  return decodeCached(cache, key, await read(storage, key), decode);
+}

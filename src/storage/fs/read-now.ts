@@ -1,0 +1,242 @@
+import fs, { constants } from 'node:fs';
+import { readTooLarge } from '../../contract/read-limit.js';
+import type { StorageEntry, StoredObject } from '../../contract/storage.js';
+import { makeDir, type Dir, type RootDir } from './dir.js';
+import { errnoOf, versionOf } from './io.js';
+import { occupiedRefused, symlinkRefused, type KeyPath } from './paths.js';
+
+/*
+ * A small file read without a promise. An asynchronous read of a key walks its directories
+ * (one open each), opens, stats, reads and closes its file: about ten trips through libuv's
+ * thread pool, each costing far more than the call it carries when the file is in the page
+ * cache — the common case of reading back checkpoints just written. Made synchronously, the
+ * same calls, in the same order, with the same flags (every component opened with
+ * O_NOFOLLOW relative to the descriptor of the one before, see dir.ts), cost a few
+ * microseconds each and block the event loop no longer than that. Files larger than
+ * {@link READ_NOW_MAX_BYTES} are left to the asynchronous path, which reads them in slices.
+ */
+
+/** The largest file read synchronously: larger reads would hold the event loop too long. */
+export const READ_NOW_MAX_BYTES = 256 * 1024;
+
+/** Answer of {@link readKeyNow} when the file is too large to read here: read it asynchronously. */
+export const READ_LATER = Symbol('read later');
+
+const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = constants;
+const DIR_FLAGS = O_RDONLY | O_DIRECTORY | O_NOFOLLOW;
+const READ_FLAGS = O_RDONLY | O_NOFOLLOW | O_NONBLOCK;
+
+/** Whether `path` is a symbolic link now (only to word an error: the open already refused it). */
+function isLinkNow(path: string): boolean {
+  try {
+    return fs.lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Directories opened by synchronous reads, per store root, kept while the microtask queue
+ * runs (for {@link RUN_HOPS} turns of it at most, then closed): reads made together (a walk's
+ * documents read ahead, a checkpoint's writes listed then read) walk their common
+ * directories once. No I/O callback runs before the queue is empty, so nothing of this
+ * process changes the tree meanwhile — its own file calls complete, and its journal forgets
+ * what it has applied, only in a later turn of the event loop — and a change by another
+ * process during that time is concurrent with the reads, as during one walk.
+ */
+const openedThisRun = new WeakMap<RootDir, Map<string, Dir>>();
+/** Microtask turns a run's directories are kept for. */
+const RUN_HOPS = 64;
+/** Directories kept open at most: past it, the kept ones are closed (no read holds one between calls). */
+const RUN_MAX_DIRS = 128;
+
+function dirsOfThisRun(root: RootDir): Map<string, Dir> {
+  let dirs = openedThisRun.get(root);
+  if (dirs && dirs.size >= RUN_MAX_DIRS) {
+    closeAllNow(dirs.values());
+    dirs.clear();
+  }
+  if (!dirs) {
+    const made = new Map<string, Dir>();
+    openedThisRun.set(root, (dirs = made));
+    let hops = 0;
+    const end = (): void => {
+      if (++hops < RUN_HOPS) return queueMicrotask(end);
+      if (openedThisRun.get(root) === made) openedThisRun.delete(root);
+      closeAllNow(made.values());
+    };
+    queueMicrotask(end);
+  }
+  return dirs;
+}
+
+/**
+ * Opens directory `dirKey` below the root, one component at a time, never following a link
+ * (openDir's walk with `create: false`), from the deepest of its directories opened in this
+ * run (see above): the directory, or undefined when a component is missing or a file. A link
+ * refuses the key. `used` receives the directories walked through, to scrub their descriptor
+ * paths from an error.
+ */
+function openDirNow(root: RootDir, dirKey: string, key: string, used: Dir[]): Dir | undefined {
+  if (dirKey === '') return root;
+  const cache = dirsOfThisRun(root);
+  let current: Dir = root;
+  let rel = '';
+  const segments = dirKey.split('/');
+  let from = segments.length;
+  for (; from > 0; from--) {
+    const known = cache.get(segments.slice(0, from).join('/'));
+    if (known) {
+      current = known;
+      rel = known.rel;
+      used.push(known);
+      break;
+    }
+  }
+  for (const segment of segments.slice(from)) {
+    rel = rel ? `${rel}/${segment}` : segment;
+    const name = current.at(segment);
+    let fd: number;
+    try {
+      fd = fs.openSync(name, DIR_FLAGS);
+    } catch (err) {
+      const code = errnoOf(err);
+      // Linux answers O_DIRECTORY | O_NOFOLLOW on a symbolic link with ENOTDIR, not ELOOP.
+      if (code === 'ELOOP' || (code === 'ENOTDIR' && isLinkNow(name))) throw symlinkRefused(key);
+      if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+      throw err;
+    }
+    current = makeDir(fd, rel, root.containment, root.real);
+    cache.set(rel, current);
+    used.push(current);
+  }
+  return current;
+}
+
+function closeAllNow(dirs: Iterable<Dir>): void {
+  for (const d of dirs) {
+    try {
+      fs.closeSync(d.fd);
+    } catch {
+      // Closing a directory we only read: nothing to lose.
+    }
+  }
+}
+
+/** Reads `size` bytes of `fd` from its start (fewer if it shrank meanwhile). */
+function readAllNow(fd: number, size: number): Uint8Array {
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  while (offset < size) {
+    const n = fs.readSync(fd, bytes, offset, size - offset, offset);
+    if (n === 0) return bytes.slice(0, offset);
+    offset += n;
+  }
+  return bytes;
+}
+
+/** The key's file in `dir`, undefined when there is none, or {@link READ_LATER} when it is larger than {@link READ_NOW_MAX_BYTES}. */
+function readFileNow(dir: Dir, kp: KeyPath, limit: number, whose: string): StoredObject | undefined | typeof READ_LATER {
+  let fd: number;
+  try {
+    fd = fs.openSync(dir.at(kp.base), READ_FLAGS);
+  } catch (err) {
+    const code = errnoOf(err);
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    if (code === 'ELOOP' || code === 'EMLINK') throw symlinkRefused(kp.key);
+    throw err;
+  }
+  try {
+    const st = fs.fstatSync(fd, { bigint: true });
+    if (!st.isFile()) throw occupiedRefused(kp.key);
+    if (st.size > BigInt(limit)) throw readTooLarge(kp.key, Number(st.size), limit, whose);
+    if (st.size > BigInt(READ_NOW_MAX_BYTES)) return READ_LATER;
+    return { bytes: readAllNow(fd, Number(st.size)), version: versionOf(st) };
+  } finally {
+    try {
+      fs.closeSync(fd);
+    } catch {
+      // A read-only descriptor: its close cannot lose data.
+    }
+  }
+}
+
+/**
+ * The key's file read synchronously (see above): its bytes and version, undefined when there
+ * is none, or {@link READ_LATER} when it is too large to read here. Throws what the
+ * asynchronous read throws (a link, a directory in the way, a file over `limit`). `opened`
+ * receives the directories it opened (closed again when it returns), to scrub their
+ * descriptor paths from an error.
+ */
+export function readKeyNow(
+  root: RootDir,
+  kp: KeyPath,
+  limit: number,
+  whose: string,
+  opened: Dir[] = [],
+): StoredObject | undefined | typeof READ_LATER {
+  const dir = openDirNow(root, kp.dirKey, kp.key, opened);
+  return dir ? readFileNow(dir, kp, limit, whose) : undefined;
+}
+
+/** The most entries a directory listed synchronously may hold: a larger one is walked asynchronously. */
+export const LIST_NOW_MAX_ENTRIES = 64;
+
+/**
+ * The files of directory `dirKey` whose names start with `namePrefix`, in key order, listed
+ * synchronously (walk's answer in list.ts, for a directory of files only): undefined when the
+ * directory is missing, {@link READ_LATER} when it holds a subdirectory or more than
+ * {@link LIST_NOW_MAX_ENTRIES} entries. `isKey` says which names are keys.
+ */
+export function listFilesNow(
+  root: RootDir,
+  dirKey: string,
+  namePrefix: string,
+  prefix: string,
+  isKey: (key: string) => boolean,
+  opened: Dir[] = [],
+): StorageEntry[] | undefined | typeof READ_LATER {
+  const dir = openDirNow(root, dirKey, prefix, opened);
+  if (!dir) return undefined;
+  const entries = readSmallDirNow(dir);
+  if (entries === undefined || entries === READ_LATER) return entries;
+  const names: string[] = [];
+  for (const entry of entries) {
+    const name = entry.name;
+    if (name.includes('\\') || !name.startsWith(namePrefix)) continue; // internal files, and names no key can have
+    if (entry.isDirectory()) return READ_LATER;
+    if (entry.isFile()) names.push(name);
+  }
+  names.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const out: StorageEntry[] = [];
+  for (const name of names) {
+    const st = lstatNow(dir.at(name));
+    const key = dir.rel ? `${dir.rel}/${name}` : name;
+    if (st?.isFile() && isKey(key)) out.push({ key, version: versionOf(st), size: Number(st.size) });
+  }
+  return out;
+}
+
+/** A directory's entries, undefined when it is missing, {@link READ_LATER} past {@link LIST_NOW_MAX_ENTRIES} (the rest unread). */
+function readSmallDirNow(dir: Dir): fs.Dirent[] | undefined | typeof READ_LATER {
+  let handle: fs.Dir;
+  try {
+    handle = fs.opendirSync(dir.prefix, { bufferSize: LIST_NOW_MAX_ENTRIES + 1 });
+  } catch (err) {
+    const code = errnoOf(err);
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    throw err;
+  }
+  try {
+    const entries: fs.Dirent[] = [];
+    for (let entry = handle.readSync(); entry !== null; entry = handle.readSync()) {
+      if (entries.length === LIST_NOW_MAX_ENTRIES) return READ_LATER;
+      entries.push(entry);
+    }
+    return entries;
+  } finally {
+    handle.closeSync();
+  }
+}
+
+const lstatNow = (path: string): fs.BigIntStats | undefined => fs.lstatSync(path, { bigint: true, throwIfNoEntry: false });

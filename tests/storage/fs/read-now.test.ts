@@ -1,0 +1,146 @@
+/**
+ * fsStorage reads small files and lists small directories of files with synchronous calls
+ * (src/storage/fs/read-now.ts), and larger ones asynchronously; reads made together share the
+ * directories they walk while the microtask queue runs. Either way a read answers the same:
+ * these tests hold both paths to one model of the store, across the thresholds, with the
+ * journal's records unapplied and applied, with directories removed and made again between
+ * reads, and with a symbolic link planted in a key's path.
+ */
+import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import fs from 'node:fs';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { isCheckpointError } from 'savepoint';
+import { fsStorage } from 'savepoint/fs';
+import { LIST_NOW_MAX_ENTRIES, READ_NOW_MAX_BYTES } from '../../../src/storage/fs/read-now.js';
+import { scratchDirs } from '../../support/scratch.js';
+
+const newDir = scratchDirs('fs-read-now');
+
+afterEach(() => vi.restoreAllMocks());
+
+const SIZES = [0, 1, 100, READ_NOW_MAX_BYTES - 1, READ_NOW_MAX_BYTES, READ_NOW_MAX_BYTES + 1];
+
+/** One operation on the store: a put of `size` bytes filled with `fill`, or a delete, of key `dirs[d]/f<n>`. */
+type Op = { kind: 'put'; d: number; n: number; size: number; fill: number } | { kind: 'delete'; d: number; n: number };
+
+const DIRS = ['a', 'a/b', 'c/d/e'];
+const opArb: fc.Arbitrary<Op> = fc.oneof(
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      kind: fc.constant('put' as const),
+      d: fc.nat(DIRS.length - 1),
+      n: fc.nat(LIST_NOW_MAX_ENTRIES + 4),
+      size: fc.constantFrom(...SIZES),
+      fill: fc.nat(255),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('delete' as const), d: fc.nat(DIRS.length - 1), n: fc.nat(LIST_NOW_MAX_ENTRIES + 4) }),
+  },
+);
+
+describe('fsStorage: synchronous reads of small files answer what asynchronous ones do', () => {
+  for (const journal of [true, false]) {
+    it(`${journal ? 'journal' : 'direct'}: every get and every listing matches the model, across the size and entry-count thresholds (property)`, async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 90 }), fc.boolean(), async (ops, flushFirst) => {
+          const storage = fsStorage({ dir: newDir(), journal });
+          const model = new Map<string, Uint8Array>();
+          try {
+            for (const op of ops) {
+              const key = `${DIRS[op.d]}/f${String(op.n).padStart(3, '0')}`;
+              if (op.kind === 'put') {
+                const bytes = new Uint8Array(op.size).fill(op.fill);
+                await storage.put(key, bytes);
+                model.set(key, bytes);
+              } else {
+                await storage.delete(key);
+                model.delete(key);
+              }
+            }
+            if (flushFirst && storage.flush) await storage.flush();
+            // All at once: the reads share their directories (see read-now.ts).
+            const keys = [...new Set([...model.keys(), 'a/missing', 'nowhere/x', 'a/b/f000'])];
+            const got = await Promise.all(keys.map((k) => storage.get(k)));
+            keys.forEach((k, i) => {
+              const want = model.get(k);
+              expect(got[i]?.bytes.length, k).toBe(want?.length);
+              if (want) expect(Buffer.from(got[i]!.bytes).equals(Buffer.from(want)), k).toBe(true);
+            });
+            for (const prefix of ['', 'a/', 'a/b/', 'a/f00', 'c/d/e/', 'c/', 'zz/']) {
+              const listed: { key: string; size: number }[] = [];
+              for await (const e of storage.list(prefix)) listed.push({ key: e.key, size: e.size });
+              const want = [...model]
+                .filter(([k]) => k.startsWith(prefix))
+                .map(([key, b]) => ({ key, size: b.length }))
+                .sort((x, y) => (x.key < y.key ? -1 : x.key > y.key ? 1 : 0));
+              expect(listed, prefix).toEqual(want);
+            }
+          } finally {
+            await storage.close();
+          }
+        }),
+        { numRuns: 15 },
+      );
+    }, 120_000);
+  }
+
+  it('a small file is read with no trip through the thread pool, a large one asynchronously', async () => {
+    const dir = newDir();
+    const storage = fsStorage({ dir, journal: false });
+    try {
+      await storage.put('run/small', new Uint8Array(10).fill(1));
+      await storage.put('run/large', new Uint8Array(READ_NOW_MAX_BYTES + 1).fill(2));
+      const asyncOpen = vi.spyOn(fs.promises, 'open');
+      expect((await storage.get('run/small'))?.bytes.length).toBe(10);
+      expect(asyncOpen).not.toHaveBeenCalled();
+      expect((await storage.get('run/large'))?.bytes.length).toBe(READ_NOW_MAX_BYTES + 1);
+      expect(asyncOpen).toHaveBeenCalled();
+    } finally {
+      await storage.close();
+    }
+  });
+
+  it('a directory removed and made again between reads is walked again (no directory kept past the microtask queue)', async () => {
+    const dir = newDir();
+    const storage = fsStorage({ dir, journal: false });
+    try {
+      await storage.put('run/parts/1/w', new Uint8Array([1]));
+      expect((await storage.get('run/parts/1/w'))?.bytes[0]).toBe(1);
+      rmSync(join(dir, 'run', 'parts'), { recursive: true });
+      await new Promise((r) => setImmediate(r));
+      mkdirSync(join(dir, 'run', 'parts', '1'), { recursive: true });
+      writeFileSync(join(dir, 'run', 'parts', '1', 'w'), new Uint8Array([2]));
+      expect((await storage.get('run/parts/1/w'))?.bytes[0]).toBe(2);
+      const listed: string[] = [];
+      for await (const e of storage.list('run/parts/1/')) listed.push(e.key);
+      expect(listed).toEqual(['run/parts/1/w']);
+    } finally {
+      await storage.close();
+    }
+  });
+
+  it('a symbolic link in a key path is refused by the synchronous read and listing as by the asynchronous ones', async () => {
+    const dir = newDir();
+    const outside = newDir();
+    writeFileSync(join(outside, 'secret'), 'outside');
+    const storage = fsStorage({ dir, journal: false });
+    try {
+      await storage.put('run/x', new Uint8Array([1]));
+      symlinkSync(outside, join(dir, 'run', 'link'));
+      const err = await storage.get('run/link/secret').catch((e: unknown) => e);
+      expect(isCheckpointError(err, 'checkpoint_key_invalid')).toBe(true);
+      const listErr = await (async () => {
+        for await (const _ of storage.list('run/link/')) void _;
+      })().catch((e: unknown) => e);
+      expect(isCheckpointError(listErr, 'checkpoint_key_invalid')).toBe(true);
+      expect(String((err as Error).message)).not.toContain(outside);
+    } finally {
+      await storage.close();
+    }
+  });
+});
