@@ -1,5 +1,5 @@
 /**
- * GitHub requests per checkpoint, counted on the emulator (issue #6 targets: ≤ 4
+ * GitHub requests per checkpoint, counted on the emulator (targets: ≤ 4
  * unbatched, ≤ 0.2 amortized when batching), against the naive contents-API flow of
  * phased-workflow-github.md's n8n pattern (PUT checkpoint, GET to verify, GET + PUT
  * latest.json, GET + PUT index.json). Request counts do not depend on machine load, so

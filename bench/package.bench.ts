@@ -1,5 +1,5 @@
 /**
- * Issue 18, "small and quick": the bundle size of the first use (a writer with the default
+ * "Small and quick": the bundle size of the first use (a writer with the default
  * profile on the memory store), minified and gzipped with every dependency included, as a
  * browser or edge bundle would ship it; which modules it holds (no zod, no ajv, no other
  * profile's validators); the esbuild neutral / worker / workerd bundles; the cold

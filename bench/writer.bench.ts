@@ -1,5 +1,5 @@
 /**
- * Writer bench (issue #3):
+ * Writer bench:
  * 1. durable writes/s of a 4 KB payload through the writer on fsStorage vs raw node:fs
  *    doing the same file operations (history entry create-only + latest replace, each
  *    temp → fsync → link/rename → fsync dir); ratio of medians, target ≥ 0.9;

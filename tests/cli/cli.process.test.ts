@@ -264,7 +264,7 @@ describe('savepoint CLI on a GitHub store (local emulator)', () => {
   });
 });
 
-describe('savepoint ls with coalesced triggers under immutable history (issue 16)', () => {
+describe('savepoint ls with coalesced triggers under immutable history', () => {
   let dir = '';
   beforeAll(async () => {
     await ensureBuilt();

@@ -1,5 +1,5 @@
 /**
- * Issue 20, "safe by default": no positional argument ignored, RUN… limits prune and
+ * "Safe by default": no positional argument ignored, RUN… limits prune and
  * verify, a missing run or store is exit 2 naming it, --keep-status checked against the
  * profile, a wrong --profile named, global flags anywhere, JSON errors, EPIPE.
  */

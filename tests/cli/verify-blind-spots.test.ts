@@ -9,7 +9,7 @@ import { faultyStorage } from 'savepoint/testing';
 import { runCli } from '../../src/cli/run.js';
 import { captureIo } from '../support/cli-io.js';
 
-// Issue 13 item 8: verify's blind spots. With latest.json replaced by a directory or a
+// Verify's blind spots, now closed. With latest.json replaced by a directory or a
 // symbolic link, verify said 0 problems while every write was refused; an unreadable lock
 // made planResume fail although latest.json was fine.
 
@@ -46,7 +46,7 @@ async function storeWithRun(steps = 3): Promise<string> {
 
 const LATEST = 'checkpoints/run-a/latest.json';
 
-describe('verify sees what the listing hides (issue 13 item 8)', () => {
+describe('verify sees what the listing hides', () => {
   it('a clean store: 0 problems, exit 0', async () => {
     const dir = await storeWithRun();
     const { code, json } = await verify(dir);
@@ -86,7 +86,7 @@ describe('verify sees what the listing hides (issue 13 item 8)', () => {
   });
 });
 
-describe('an unreadable lock costs resume a scan, not the resume (issue 13 item 8)', () => {
+describe('an unreadable lock costs resume a scan, not the resume', () => {
   const lockKey = profile.layout.lockKey('run-a');
 
   it('a lock the store refuses to read (a symbolic link): planResume resumes from latest; verify warns', async () => {
@@ -114,7 +114,7 @@ describe('an unreadable lock costs resume a scan, not the resume (issue 13 item 
   });
 });
 
-describe('verify after a crash mid-prune (issue 13 item 8)', () => {
+describe('verify after a crash mid-prune', () => {
   it('finds nothing wrong at any crash point of a prune that deletes and compresses', async () => {
     for (let at = 0; at < 12; at++) {
       const dir = await storeWithRun(6);

@@ -1,5 +1,5 @@
 /**
- * Issue 15: the run index is rewritten from cached bytes of frozen entries and merged by
+ * The run index is rewritten from cached bytes of frozen entries and merged by
  * appending; both must give exactly what the plain definitions give.
  */
 import fc from 'fast-check';

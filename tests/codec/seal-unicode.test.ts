@@ -1,5 +1,5 @@
 /**
- * Issue 15: a document is sealed by encoding its text without the checksum member into one
+ * A document is sealed by encoding its text without the checksum member into one
  * buffer, hashing it, and moving the tail up to write the member in place. Text that is not
  * ASCII takes more bytes than characters (the buffer is sized again); a member over 4 KB is
  * encoded as a piece of its own. Both must still give the canonical bytes and checksum.

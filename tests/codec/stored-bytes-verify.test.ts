@@ -1,5 +1,5 @@
 /**
- * Issue 15, lean hot path: a document is sealed with one UTF-8 encoding and verified over
+ * A lean hot path: a document is sealed with one UTF-8 encoding and verified over
  * its stored bytes; the checksum stays what `documentChecksum` defines.
  */
 import fc from 'fast-check';

@@ -63,7 +63,7 @@ const metadataExtra = fc.dictionary(fc.oneof(fc.string({ maxLength: 4 }), fc.con
   maxKeys: 3,
 });
 
-describe('SavepointSaver: plain JSON data written as its JSON text without a serializer call (issue 17)', () => {
+describe('SavepointSaver: plain JSON data written as its JSON text without a serializer call', () => {
   it('property: for any value, the text written without the serializer is exactly what JsonPlusSerializer writes, as type json — or the serializer is called', async () => {
     const serde = new JsonPlusSerializer();
     let plain = 0;

@@ -1,5 +1,5 @@
 /**
- * What a thread costs the store before its first checkpoint (issue 17, the fs row): the run's
+ * What a thread costs the store before its first checkpoint (the langgraph bench's fs row): the run's
  * folder is listed once — by the first getTuple, shared with the puts that follow — not once
  * for getTuple's history, then again for history and for parts when the first put loads the
  * run (each listing walks the run's directories on fs, behind the previous thread's files).

@@ -18,7 +18,7 @@ validate(inMemory);
 deltaChannelHistoryTests(inMemory);
 
 const dirs = new Map<SavepointSaver, string>();
-// Both fsStorage modes: direct, and the write-ahead journal (issue 17: a put is answered
+// Both fsStorage modes: direct, and the write-ahead journal (a put is answered
 // before its directories are made, and a thread's run is listed once).
 for (const journal of [false, true]) {
   const onFs: CheckpointSaverTestInitializer<SavepointSaver> = {

@@ -1,5 +1,5 @@
 /**
- * What a program loads (issue 18): the first use of savepoint — a writer with the default
+ * What a program loads: the first use of savepoint — a writer with the default
  * profile on the memory store, resumed — bundles without zod, without ajv and without any
  * other profile's validators; and each built-in profile's subpath loads its own validators
  * only. Read from esbuild's metafile (the modules a bundle holds), not timed. The size and

@@ -226,7 +226,7 @@ describe.each(STORAGES)('profiles end to end on $name storage', ({ make }) => {
     const checkpointsOf = async (id: string): Promise<string[]> =>
       (await keysUnder(storage, `checkpoints/${id}/`)).filter((f) => /^cp_|^latest/.test(f));
     expect(await checkpointsOf(runs.at(-1)!)).toHaveLength(3); // one of the 10 newest: everything
-    expect(await checkpointsOf(runs[0]!)).toEqual(['latest.json']); // the 11th newest: "delete all except latest.json" (issue 16)
+    expect(await checkpointsOf(runs[0]!)).toEqual(['latest.json']); // the 11th newest: "delete all except latest.json"
     expect(await checkpointsOf(runId)).toHaveLength(3); // preserved
     expect((await storage.get('checkpoints/retention_log.json')) !== undefined).toBe(true);
     // resume per trigger: a tripped breaker needs a human, a completed phase goes on

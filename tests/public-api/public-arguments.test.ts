@@ -21,10 +21,9 @@ import { crc32, isGzip } from '../../src/codec/gzip.js';
 import { phasedWorkflow } from 'savepoint/phased-workflow';
 import { parseHandoff } from 'savepoint/handoff-markdown';
 
-// Issue 13 item 12: every public entry validates its arguments and answers with a
-// CheckpointError, never a raw TypeError (planResume, findIncompleteRuns and runRetention
-// threw one without a profile; memoryStorage.put stored a string). Item 9: reserved names
-// passed as run ids.
+// Every public entry validates its arguments and answers with a CheckpointError, never a
+// raw TypeError (planResume, findIncompleteRuns and runRetention threw one without a
+// profile; memoryStorage.put stored a string), and refuses reserved names as run ids.
 
 /** What calling `fn` does: the reason code it throws or rejects with, `raw <name>` for anything else, `ok` when it returns. */
 async function outcome(fn: () => unknown): Promise<string> {
@@ -61,7 +60,7 @@ const OPTION_ENTRIES: readonly [string, (options: unknown) => unknown, Record<st
 
 const PROFILE_OPTIONAL = new Set(['planResume', 'findIncompleteRuns']);
 
-describe('public entries answer bad arguments with a CheckpointError (issue 13 item 12)', () => {
+describe('public entries answer bad arguments with a CheckpointError', () => {
   it('sweepChunks: a missing or bad storage, a bad options object or grace period', async () => {
     for (const [what, value] of BAD)
       expect(await outcome(() => sweepChunks(value as never)), `sweepChunks(${what})`).toBe('checkpoint_config_invalid');
@@ -166,7 +165,7 @@ describe('public entries answer bad arguments with a CheckpointError (issue 13 i
   });
 });
 
-describe('reserved names are not run ids (issue 13 item 9)', () => {
+describe('reserved names are not run ids', () => {
   const reserved = ['preserved_runs.json', 'retention_log.json', 'Preserved_Runs.JSON', 'RETENTION_LOG.json'];
 
   it('assertRunId and every profile refuse them with checkpoint_key_invalid', async () => {

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isCheckpointError, REASON_CODES } from 'savepoint';
 
-// Issue 13 item 12, made systematic: EVERY exported function and class of every public entry
+// Argument validation made systematic: EVERY exported function and class of every public entry
 // (the root `savepoint` and each `savepoint/<sub>`, found by listing src/entries/, so a new
 // export or a new entry is covered without editing this test) is called with hostile
 // arguments. Each call must return (or resolve), or throw (or reject) a CheckpointError with
@@ -94,7 +94,7 @@ async function outcome(call: () => unknown): Promise<string> {
   }
 }
 
-describe('every exported function and class answers hostile arguments with a CheckpointError (issue 13 item 12)', () => {
+describe('every exported function and class answers hostile arguments with a CheckpointError', () => {
   // Helpers taking a path or defaulting to the working directory (writeFileAtomic('x', 'x'),
   // the progress protocol's git steps) act on the cwd: run them in an empty scratch directory.
   const home = process.cwd();

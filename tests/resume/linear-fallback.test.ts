@@ -5,7 +5,7 @@ import { indexEntry, putIndex, writeRun } from '../support/runs.js';
 import { phasedState, phasedTestProfile } from '../support/profiles.js';
 import { T0 } from '../support/clock.js';
 
-// Issue 13 item 5: when the index names files that are missing, the history fallback was
+// When the index names files that are missing, the history fallback used to be
 // quadratic (100k entries: 160 s; 1M did not finish in 15 min). Checked here by scaling
 // the input 32-fold and bounding the ratio of the times, never by a wall-clock limit.
 
@@ -51,7 +51,7 @@ async function timePlan(storage: StorageAdapter): Promise<number> {
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-describe('planResume over an index naming missing files (issue 13 item 5)', () => {
+describe('planResume over an index naming missing files', () => {
   it('reports every missing file and resumes from the newest one that exists', async () => {
     const storage = await storeWithMissingFiles(200);
     const plan = await planResume({ storage, profile, runId: RUN });

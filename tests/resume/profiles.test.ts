@@ -170,7 +170,7 @@ describe('planExecutor profile', () => {
     await write(storage, planExecutor, '03', [
       { source: 'task_complete', status: 'in_progress', payload: { ...planPayload, plan_number: '03' } },
     ]);
-    // Issue 16: a change that leaves a spec-valid document is an edit by another executor (the file is
+    // A change that leaves a spec-valid document is an edit by another executor (the file is
     // the newest truth, resumed with a warning); a change that leaves no document is corruption.
     await corrupt(storage, 'plans/03-CHECKPOINT.json', (b) => flipBit(b, 77));
     const edited = await planResume({ storage, profile: planExecutor, runId: '03' });

@@ -3,7 +3,7 @@ import { createWriter, defaultProfile, memoryStorage, planResume } from 'savepoi
 import { manualClock } from 'savepoint/testing';
 import { formatDuration } from '../../src/contract/human-duration.js';
 
-describe('resume warnings carry news (issue 18: defaults that do not surprise)', () => {
+describe('resume warnings carry news: defaults that do not surprise', () => {
   it('a default-profile run that names no external state resumes without resume_external_state', async () => {
     const storage = memoryStorage();
     const writer = createWriter({ storage, runId: 'quiet', heartbeatIntervalMs: false });

@@ -108,7 +108,7 @@ async function assertResumable<P>(storage: StorageAdapter, profile: Profile<P>):
 /**
  * Every index entry names a file that exists (or its `.gz` twin, which readers accept): the
  * prune's own order keeps the store consistent at every step, so `verify` finds nothing
- * after a crash mid-prune (issue 13 item 8).
+ * after a crash mid-prune.
  */
 async function assertIndexesConsistent<P>(storage: StorageAdapter, profile: Profile<P>): Promise<void> {
   const keys = new Set((await listAll(storage, profile.layout.runsPrefix)).map((e) => e.key));

@@ -105,7 +105,7 @@ describe('durations and policies', () => {
       compressAfter: '24h',
     });
     expect(Object.isFrozen(snapshotLifecycleRetention) && Object.isFrozen(snapshotLifecycleRetention.rules)).toBe(true);
-    // The spec's tiers (issue 16): runs 11–50 keep latest.json only, runs 51+ their summary only.
+    // The spec's tiers: runs 11–50 keep latest.json only, runs 51+ their summary only.
     expect(phasedWorkflowRetention.rules).toEqual([
       { rule: 'run-tiers', keepAll: 10, keepFinal: 40, finalKeeps: 'latest', archiveKeeps: 'summary' },
     ]);

@@ -1,6 +1,6 @@
 /**
  * resolveRetentionPolicy checks a policy with the validator generated at build time from
- * RetentionPolicySchema (the core entry does not load zod, issue 18). The two must accept
+ * RetentionPolicySchema (the core entry does not load zod). The two must accept
  * exactly the same policies, and a refusal must name the member that is wrong.
  */
 import fc from 'fast-check';

@@ -4,7 +4,7 @@ import { createWriter, defaultProfile, keepLast, listAll, memoryStorage, planRet
 import { type InventoryRun, type InventorySnapshot, type RetentionInventory } from 'savepoint/toolkit';
 import { manualClock } from 'savepoint/testing';
 
-// Issue 13 item 4: snapshots that share a millisecond were ordered by their random id, so
+// Snapshots that share a millisecond were once ordered by their random id, so
 // keepLast(2) could delete a newer snapshot and keep an older one.
 
 const NOW = Date.UTC(2025, 5, 15, 12);
@@ -48,7 +48,7 @@ const inventoryOf = (run: InventoryRun): RetentionInventory => ({
   problems: [],
 });
 
-describe('retention orders a run by sequence (issue 13 item 4)', () => {
+describe('retention orders a run by sequence', () => {
   it('property: with arbitrary equal createdAt, keepLast(n) keeps exactly the n highest sequences', () => {
     fc.assert(
       fc.property(

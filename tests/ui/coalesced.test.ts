@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createWriter, defaultProfile, memoryStorage, systemClock } from 'savepoint';
 import { startUiServer } from '../../src/ui/server.js';
 
-describe('ui timeline under immutable history (issue 16)', () => {
+describe('ui timeline under immutable history', () => {
   it('shows each coalesced trigger on the snapshot it joined, also when a later history entry carries it', async () => {
     const storage = memoryStorage();
     const writer = createWriter({ storage, profile: defaultProfile, runId: 'run-c', heartbeatIntervalMs: false, coalesceWindowMs: 60_000 });

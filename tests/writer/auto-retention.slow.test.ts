@@ -1,5 +1,5 @@
 /**
- * Issue 15, item 5: the writer keeps each run within its profile's per-run policy by
+ * The writer keeps each run within its profile's per-run policy by
  * itself (keep-last 50 + newest failed/completed for the default profile), incrementally,
  * and never deletes what the policy keeps — also across crashes at every step of a prune.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 16 (a): coalescing must never change what a resume does. Resume reads a snapshot's
+ * Coalescing must never change what a resume does. Resume reads a snapshot's
  * own `source` (phased-workflow-github.md, step_4_determine_resume_point), so a trigger whose
  * `resumeAs` differs from the snapshot it would join gets its own snapshot.
  */

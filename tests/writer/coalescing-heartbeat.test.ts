@@ -60,7 +60,7 @@ describe('coalescing (snapshot-lifecycle.md: 3 s, no material change → one sna
     ['atomic batch', () => memoryStorage()],
     ['sequential puts', () => sequentialMemory()],
   ] as const) {
-    it(`a coalesced trigger goes to latest only: the history file keeps its first bytes, the next entry carries the record (issue 16, ${label})`, async () => {
+    it(`a coalesced trigger goes to latest only: the history file keeps its first bytes, the next entry carries the record (${label})`, async () => {
       const storage = putLog(make());
       const clock = manualClock();
       const w = createWriter({ storage, profile: defaultProfile, runId: run, clock });
@@ -90,7 +90,7 @@ describe('coalescing (snapshot-lifecycle.md: 3 s, no material change → one sna
     });
   }
 
-  it('a split snapshot coalesced in the group that writes the next one leaves no part file nothing references (issue 16)', async () => {
+  it('a split snapshot coalesced in the group that writes the next one leaves no part file nothing references', async () => {
     const storage = memoryStorage();
     const clock = manualClock();
     const w = createWriter({ storage, profile: defaultProfile, runId: run, clock, maxSnapshotBytes: 1024 });
@@ -118,7 +118,7 @@ describe('coalescing (snapshot-lifecycle.md: 3 s, no material change → one sna
       ).toBe(true);
   });
 
-  it('a writer that opens a run whose latest holds coalesced triggers carries them into its first history entry (issue 16)', async () => {
+  it('a writer that opens a run whose latest holds coalesced triggers carries them into its first history entry', async () => {
     const storage = sequentialMemory();
     const clock = manualClock();
     const w1 = createWriter({ storage, profile: defaultProfile, runId: run, clock });
@@ -259,7 +259,7 @@ describe('coalescing (snapshot-lifecycle.md: 3 s, no material change → one sna
 });
 
 describe('heartbeat (every 120 s while in_progress)', () => {
-  it('the default profile stores no copy of an unchanged state: a day idle in_progress is 720 heartbeat events and no snapshot (issue 18)', async () => {
+  it('the default profile stores no copy of an unchanged state: a day idle in_progress is 720 heartbeat events and no snapshot', async () => {
     const storage = memoryStorage();
     const clock = manualClock();
     const w = createWriter({ storage, profile: defaultProfile, runId: run, clock });

@@ -68,7 +68,7 @@ describe('real crash test: SIGKILL a writer process at random moments, ≥ 100 t
       expect(h, `ack ${String(a.sequence)} missing`).toBeDefined();
       expect(h!.sequence).toBe(a.sequence);
       expect((h!.payload as { state: number }).state).toBe(a.state);
-      expect(triggersOf(history, latest, h!.id).length).toBeGreaterThanOrEqual(a.details as number); // in latest or history (issue 16)
+      expect(triggersOf(history, latest, h!.id).length).toBeGreaterThanOrEqual(a.details as number); // in latest or history
       if (a.outcome === 'written') {
         expect(a.sequence as number).toBeGreaterThan(lastWritten); // strictly increasing across restarts
         lastWritten = a.sequence as number;

@@ -1,5 +1,5 @@
 /**
- * Issue 15, a lean hot path (memory 1 KB row): the writer seals the usual checkpoint without a
+ * A lean hot path (memory 1 KB row): the writer seals the usual checkpoint without a
  * promise (`encodeForStorageSync`, `encodePayloadTextSync`). These tests hold it to the
  * general path: the same bytes as the profile's `encode` of the whole snapshot, the same
  * checksum, the same refusals — over random headers and payloads.

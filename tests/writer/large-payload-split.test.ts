@@ -1,5 +1,5 @@
 /**
- * Issue 13, defect 6: a checkpoint over the size limit is split within 3× its payload in
+ * A checkpoint over the size limit is split within 3× its payload in
  * memory. The writer no longer encodes the whole document to learn its size and parses it
  * back to split it: the format seals it from the payload's text in pieces (checksum and size
  * hashed chunk by chunk, big strings shared), and each part is encoded straight to its bytes.

@@ -1,5 +1,5 @@
 /**
- * Issue 13, defect 1: an agent that keeps working on the payload object a checkpoint
+ * Regression: an agent that keeps working on the payload object a checkpoint
  * result gave back must never have a stale state stored (the writer used to remember the
  * canonical JSON of that object by identity).
  */

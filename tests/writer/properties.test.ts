@@ -75,7 +75,7 @@ function expectHistoryNeverRewritten(puts: Map<string, Uint8Array[]>): number {
 }
 
 describe('property: random schedules of triggers, state changes and clock advances', () => {
-  it('invariant 4 holds, every material change yields exactly one snapshot, every trigger is in latest or history, and no history file is ever rewritten (issue 16)', async () => {
+  it('invariant 4 holds, every material change yields exactly one snapshot, every trigger is in latest or history, and no history file is ever rewritten', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 25 }), fc.boolean(), async (ops, atomic) => {
         const storage = putLog(atomic ? memoryStorage() : sequentialMemory());

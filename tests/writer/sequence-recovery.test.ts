@@ -1,6 +1,6 @@
 /**
- * Numbering from every name the run holds (issue 13 defect 10), and what a failed
- * checkpoint leaves behind (issue 13 "Also"): an unacknowledged history entry is a valid
+ * Numbering from every name the run holds, and what a failed
+ * checkpoint leaves behind: an unacknowledged history entry is a valid
  * resume point, and resume and numbering agree on it (docs/writing.md, "What a failed
  * checkpoint leaves").
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 13, defect 6, for payloads of many small values: the core splitter works on the
+ * Bounded memory for payloads of many small values: the core splitter works on the
  * document's canonical text (src/codec/split-text.ts) instead of its parse, whose objects
  * weigh 5–10× the text. The object splitter (`splitDocument` on the parsed document) is the
  * oracle: the same main document's bytes, the same parts, the same refusals.

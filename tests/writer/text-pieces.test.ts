@@ -1,5 +1,5 @@
 /**
- * Issue 13, defect 6, for payloads of many small values: the engine's JSON.stringify returns a
+ * Bounded memory for payloads of many small values: the engine's JSON.stringify returns a
  * rope that the first whole read copies while it still lives (a second copy of a large text at
  * the peak). A large value's canonical text is made instead in flat pieces, the engine
  * serializing what fits in a budget of values at once. The walk (`canonicalJsonByWalk`) is the

@@ -1,5 +1,5 @@
 /**
- * Issue 16, the Markdown half: each "measured" defect, as a user met it. Only APIs that
+ * Markdown profiles reading what other tools write: each "measured" defect, as a user met it. Only APIs that
  * existed before the fix are used, so every test here fails on the old code.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -41,7 +41,7 @@ async function cli(args: string[]): Promise<{ code: number; out: string }> {
   return { code, out: io.out };
 }
 
-describe('issue 16 (Markdown): what other tools write is resumable', () => {
+describe('Markdown profiles: what other tools write is resumable', () => {
   for (const [name, profile, runId, key, fixture] of [
     [
       "handoff-markdown.md's own chk-003 example verbatim",

@@ -7,7 +7,7 @@ import { phasedWorkflow } from 'savepoint/phased-workflow';
 import { utf8Decode, utf8Encode } from '../../../src/codec/utf8.js';
 import { foreignFixture, PHASED_RUN, putFixtures } from '../../support/foreign.js';
 
-// Issue 16: per profile, the other tool writes → savepoint resumes → savepoint writes → the
+// Per profile, the other tool writes → savepoint resumes → savepoint writes → the
 // other tool's fields are intact → the other tool rewrites → savepoint still resumes.
 
 const codes = (plan: { warnings: readonly { code: string }[] }): string[] => plan.warnings.map((w) => w.code);

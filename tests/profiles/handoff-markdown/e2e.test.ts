@@ -209,7 +209,7 @@ describe('handoffMarkdown end to end: writer → storage → planResume', () => 
   });
 });
 
-describe('handoffMarkdown history is immutable (issue 16, item 6)', () => {
+describe('handoffMarkdown history is immutable', () => {
   it('a trigger coalesced into a hand-off leaves its chk-NNN.md byte for byte; latest.md and resume record it, the next hand-off carries it', async () => {
     const storage = memoryStorage();
     const writer = createWriter({ storage, profile: handoffMarkdown, runId: 'quiet', clock });

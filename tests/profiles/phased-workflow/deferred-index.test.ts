@@ -1,5 +1,5 @@
 /**
- * Issue 15, item 1 for profiles without a per-run policy (phasedWorkflow): a run's
+ * For profiles without a per-run policy (phasedWorkflow): a run's
  * `index.json` stays complete and spec-exact, but a long run rewrites it at a geometric
  * cadence (every max(1, n/16) checkpoints) instead of with every checkpoint, so the bytes
  * written per checkpoint do not grow with the run. Readers and the next writer reconcile

@@ -1,5 +1,5 @@
 /**
- * Issue 16 (f): after `phase_complete`, phased-workflow-github.md resumes at
+ * After `phase_complete`, phased-workflow-github.md resumes at
  * `next_phase(checkpoint.phase)`. A checkpoint names only its own phase in full
  * (`phase_2_design`) and keys `phase_outputs` by number, so without the caller's phase names
  * the rule used to answer a bare `phase_3` even when the run's own history named it
@@ -47,7 +47,7 @@ async function writeRun(
   return { storage, runId };
 }
 
-describe('phasedWorkflow resume after phase_complete names the next phase from the run (issue 16 f)', () => {
+describe('phasedWorkflow resume after phase_complete names the next phase from the run', () => {
   it('a run that was in phase_3_build before its gate sent it back resumes at phase_3_build, not a bare phase_3 (regression)', async () => {
     const { storage, runId } = await writeRun([
       ['phase_complete', 'phase_2_design', ['phase_0', 'phase_1', 'phase_2']],

@@ -102,7 +102,7 @@ async function expectSummary(storage: StorageAdapter, runId: string, i: number):
 }
 
 describe.each(storages)('phased-workflow-github.md retention test: 60 runs on %s', (_name, make) => {
-  it('by default the spec to the letter: runs 1–10 keep all, 11–50 only latest.json, 51+ only their summary, preserved runs all (issue 16 d, regression)', async () => {
+  it('by default the spec to the letter: runs 1–10 keep all, 11–50 only latest.json, 51+ only their summary, preserved runs all (regression)', async () => {
     const storage = await sixtyRuns(make);
     const preserved = runIds[54]!;
     await storage.put('checkpoints/preserved_runs.json', utf8Encode(JSON.stringify([preserved])));

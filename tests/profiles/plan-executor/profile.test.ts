@@ -360,7 +360,7 @@ describe('plan-executor.md example', () => {
     const resealed = await importPlanExecutorDocument({ ...sealed, current_task: 'Task 4: Tests' }, { reseal: true });
     expect(resealed.snapshot.id).toBe((sealed.integrity as JsonObject).snapshot_id);
     expect(resealed.snapshot.payload.current_task).toBe('Task 4: Tests');
-    // Issue 16: another executor's extra fields are kept, sealed with the rest (not refused).
+    // Another executor's extra fields are kept, sealed with the rest (not refused).
     const vendor = await importPlanExecutorDocument({ ...example, extra: 1 });
     expect((parseJson(utf8Decode(vendor.bytes)) as JsonObject).extra).toBe(1);
     for (const bad of [

@@ -341,7 +341,7 @@ describe('snapshot-lifecycle fixtures', () => {
     await expect(snapshotLifecycle.document.decode(utf8Encode(JSON.stringify(spec)), 'x')).rejects.toMatchObject({
       reasonCode: 'checkpoint_schema_invalid',
     });
-    // Issue 16: another tool's extra member is kept, sealed with the rest (not refused); a value the spec enumerates still holds.
+    // Another tool's extra member is kept, sealed with the rest (not refused); a value the spec enumerates still holds.
     expect((parseJson(utf8Decode((await importSnapshotLifecycleDocument({ ...spec, window: 1 })).bytes)) as JsonObject).window).toBe(1);
     await expect(importSnapshotLifecycleDocument({ ...spec, source: 'cron' })).rejects.toSatisfy((e) =>
       isCheckpointError(e, 'checkpoint_schema_invalid'),
@@ -407,7 +407,7 @@ describe('command outcomes with the writer', () => {
     await writer.close();
   });
 
-  it('a heartbeat stores no outcome of the previous snapshot again: without a recorder its command_outcomes are empty (issue 16)', async () => {
+  it('a heartbeat stores no outcome of the previous snapshot again: without a recorder its command_outcomes are empty', async () => {
     const clock = manualClock();
     const storage = memoryStorage();
     const writer = createWriter({ storage, profile: snapshotLifecycle, runId: 'run-hb', clock });
@@ -426,7 +426,7 @@ describe('command outcomes with the writer', () => {
     await writer.close();
   });
 
-  it('a heartbeat whose write fails puts its drained outcomes back: the next snapshot carries them (issue 16)', async () => {
+  it('a heartbeat whose write fails puts its drained outcomes back: the next snapshot carries them', async () => {
     const clock = manualClock();
     const rec = createCommandOutcomeRecorder();
     let failing = false;
@@ -455,7 +455,7 @@ describe('command outcomes with the writer', () => {
     await writer.close();
   });
 
-  it('property: over records, checkpoints, heartbeats and failing writes, every outcome is stored exactly once or is still pending (issue 16)', async () => {
+  it('property: over records, checkpoints, heartbeats and failing writes, every outcome is stored exactly once or is still pending', async () => {
     type Step =
       { kind: 'record' } | { kind: 'checkpoint'; change: boolean } | { kind: 'advance'; ms: number } | { kind: 'failing'; on: boolean };
     const step: fc.Arbitrary<Step> = fc.oneof(
@@ -513,7 +513,7 @@ describe('command outcomes with the writer', () => {
 });
 
 describe('coalescing under immutable history (snapshot-lifecycle.md: "immutable history")', () => {
-  it('on real files: a coalesced trigger leaves history/<snapshot_id>.json byte for byte, latest.json lists it, the next history file carries it (issue 16)', async () => {
+  it('on real files: a coalesced trigger leaves history/<snapshot_id>.json byte for byte, latest.json lists it, the next history file carries it', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'savepoint-lifecycle-immutable-'));
     try {
       const storage = fsStorage({ dir });

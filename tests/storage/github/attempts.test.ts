@@ -7,7 +7,7 @@ import { envPerTest, text, type Env } from '../../support/github.js';
 
 // phased-workflow-github.md: on_verification_failure "Retry write (max 3 attempts) / If all
 // retries fail, log error and continue"; conflict_handling "Max 3 attempts, then log error".
-// Issue 16 (c): a persistently failing verify made 12 commit attempts and ~50 requests, a
+// Before: a persistently failing verify made 12 commit attempts and ~50 requests, a
 // moving head 60 attempts and ~295 requests. Now: at most 3 write attempts per checkpoint,
 // even with the writer's own retries, and the failure says how many requests it cost.
 const env = envPerTest({ storage: { emergencyQueue: 'memory' } });

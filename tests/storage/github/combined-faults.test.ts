@@ -1,5 +1,5 @@
 /**
- * Combined faults the fault matrix's random schedules found (issue 13), each replayed as a
+ * Combined faults the fault matrix's random schedules found, each replayed as a
  * deterministic example: the adapter must lose no acknowledged write and leave no corrupt
  * file as the newest truth.
  */

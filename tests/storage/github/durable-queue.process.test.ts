@@ -10,7 +10,7 @@ import { startGitHubEmulator, type GitHubEmulator } from 'savepoint/testing';
 import { bundledChildPerFile } from '../../support/bundle-child.js';
 import { str, text, virtualClock } from '../../support/github.js';
 
-// Issue 13: with the default queue, checkpoints acknowledged `pending: true` were lost by a
+// With the default queue, checkpoints acknowledged `pending: true` used to be lost by a
 // crash. By default in Node the queue is now files, fsync'd before the acknowledgement, and
 // the next adapter on the same repository and branch pushes what a dead process left.
 const root = fileURLToPath(new URL('../../..', import.meta.url));

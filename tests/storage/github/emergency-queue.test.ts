@@ -74,8 +74,8 @@ describe('emergency queue', () => {
       ['q/a', await gitBlobSha(text('a2'))],
       ['q/b', await gitBlobSha(text('b1'))],
     ]);
-    // The three queued writes reach GitHub as ONE commit with their end state (issue 16: a
-    // queue pushed write by write spent a commit, and its requests, per write).
+    // The three queued writes reach GitHub as ONE commit with their end state (a queue
+    // pushed write by write used to spend a commit, and its requests, per write).
     const messages = e.gh.state
       .log()
       .map((c) => c.message)

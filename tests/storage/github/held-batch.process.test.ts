@@ -1,5 +1,5 @@
 /**
- * Issue 16 (b): below the rate-limit floor, checkpoints awaited one at a time (the usual n8n
+ * Below the rate-limit floor, checkpoints awaited one at a time (the usual n8n
  * pattern) were never batched — each group commit held one checkpoint, so 4 awaited
  * checkpoints made 4 `cp_` files and 4 commits. Now githubStorage holds writes below the
  * floor in its durable queue (`holdBelowFloor`), each checkpoint resolves `queued` once it
@@ -89,7 +89,7 @@ const namesIn = (e: Env, dir: string): string[] =>
     .map((p) => p.slice(dir.length + 1))
     .sort();
 
-describe('below the rate-limit floor, awaited checkpoints are batched (issue 16 b)', () => {
+describe('below the rate-limit floor, awaited checkpoints are batched', () => {
   it('4 checkpoints awaited one at a time resolve queued (durable locally) and reach GitHub as 1 batch file in 1 commit (regression)', async () => {
     // No timer fires while the checkpoints are written: only the size bound or a flush pushes.
     const { e, runId, writer } = await belowFloor({ lock: true });
@@ -297,7 +297,7 @@ const root = fileURLToPath(new URL('../../..', import.meta.url));
 const bundled = bundledChildPerFile(join(root, 'tests/fixtures/github/held-child.ts'), 'savepoint-gh-held-');
 const CHILD_TOKEN = 'ghp_childTOKENabcdefghijklmnopqrstuvwxyz01';
 
-describe('a SIGKILL between held checkpoints loses nothing acknowledged (issue 16 b)', () => {
+describe('a SIGKILL between held checkpoints loses nothing acknowledged', () => {
   it('the next process adopts the held queue and pushes it: every acknowledged checkpoint is on GitHub, in one batch file', async () => {
     const gh: GitHubEmulator = await startGitHubEmulator({ token: CHILD_TOKEN, secondaryLimit: false, logBodies: false });
     cleanups.push(() => gh.close());

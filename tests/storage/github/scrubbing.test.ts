@@ -6,7 +6,7 @@ import { githubStorage, type GitHubStorageEvent } from 'savepoint/github';
 import { startGitHubEmulator, type GitHubEmulator } from 'savepoint/testing';
 import { deepStrings, text, virtualClock } from '../../support/github.js';
 
-// Issue 13 ("token in an error's name") and DESIGN invariant 6: whatever string property of
+// DESIGN invariant 6 (a token once leaked through an error's name): whatever string property of
 // whatever error `fetch` (or the server) produces holds the token — message, name, stack,
 // code, nested causes, an AggregateError's errors, extra fields — nothing the adapter
 // surfaces (errors, deep; events; console output) contains it.
@@ -151,7 +151,7 @@ describe('githubStorage scrubs every error and event it surfaces', () => {
     }
   }, 120_000);
 
-  it("regression (issue 13): the fetch error's name is scrubbed in the cause", async () => {
+  it("regression: the fetch error's name is scrubbed in the cause", async () => {
     const token = 'ghp_nameLEAKabcdefghijklmnopqrstuvwxyz0123';
     const fetchImpl: typeof fetch = () => {
       const e = new Error('connect ECONNREFUSED');

@@ -5,8 +5,8 @@ import { githubStorage, type GitHubStorage, type GitHubStorageOptions } from 'sa
 import { startGitHubEmulator, type GitHubEmulator } from 'savepoint/testing';
 import { TOKEN, text, virtualClock } from '../../support/github.js';
 
-// Issue 13: "GitHub's batch throws a raw TypeError on malformed operations. Every public
-// entry validates its arguments and answers with a CheckpointError." Nothing malformed may
+// GitHub's batch once threw a raw TypeError on malformed operations; every public entry
+// validates its arguments and answers with a CheckpointError. Nothing malformed may
 // reach GitHub either: the request log stays empty.
 let gh: GitHubEmulator;
 const clock = virtualClock();
