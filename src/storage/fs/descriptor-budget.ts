@@ -9,8 +9,14 @@ import { createLane, type Lane } from './lane.js';
  * descriptors are opened for a short sequence of calls and closed, a few at a time.
  */
 
-/** Temp files of planned journal puts left open from their creation to their rename, at most, in the whole process. */
-export const MAX_OPEN_TEMPS = 64;
+/** A batch's puts past this many get closed temp files (smaller batches, the common case, keep the fast path). */
+export const OPEN_TEMPS_PER_BATCH = 64;
+/**
+ * Temp files of planned journal puts left open from their creation to their rename, at most, in
+ * the whole process: a safety net for many batches at once (eight busy runs, whose applies lag
+ * behind their commits, hold about a hundred).
+ */
+export const MAX_OPEN_TEMPS = 256;
 /** Directories a hold of the journal lock keeps open for its groups (walks), past which a batch's other directories are opened per use. */
 export const MAX_CACHED_DIRS = 64;
 /** Short-lived descriptors (open, a few calls, close) in flight at once, at most, in the whole process. */

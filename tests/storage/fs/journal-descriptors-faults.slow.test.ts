@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { systemClock, type BatchOperation, type Clock } from 'savepoint';
 import { fsStorage } from 'savepoint/fs';
 import { utf8Encode } from '../../../src/codec/utf8.js';
-import { MAX_CACHED_DIRS, MAX_OPEN_TEMPS } from '../../../src/storage/fs/descriptor-budget.js';
+import { MAX_CACHED_DIRS, OPEN_TEMPS_PER_BATCH } from '../../../src/storage/fs/descriptor-budget.js';
 import { realIo, type FsIo } from '../../../src/storage/fs/fd.js';
 import { createFsStorage } from '../../../src/storage/fs/index.js';
 import { scratchDirs } from '../../support/scratch.js';
@@ -20,7 +20,7 @@ import { scratchDirs } from '../../support/scratch.js';
 const fresh = scratchDirs('fs-journal-descriptor-faults');
 /** A clock two minutes ahead: what an abandoned ("crashed") instance of this process left is stale to it. */
 const later: Clock = { ...systemClock, now: () => Date.now() + 120_000 };
-const PUTS = MAX_OPEN_TEMPS * 2;
+const PUTS = OPEN_TEMPS_PER_BATCH * 2;
 const DIRS = MAX_CACHED_DIRS + 30;
 const SEEDED = PUTS / 2;
 const keyOf = (i: number): string => `runs/d${i % DIRS}/k${i}.json`;

@@ -2,7 +2,7 @@ import type { BigIntStats } from 'node:fs';
 import { CheckpointError } from '../../../contract/errors.js';
 import type { BatchOperation } from '../../../contract/storage.js';
 import type { OpenedDir } from '../dir.js';
-import { holdsReservation, reserveOpenTemp, unreserveOpenTemp, withDescriptor } from '../descriptor-budget.js';
+import { holdsReservation, OPEN_TEMPS_PER_BATCH, reserveOpenTemp, unreserveOpenTemp, withDescriptor } from '../descriptor-budget.js';
 import { nextMtimeSeconds } from '../io.js';
 import { keyPath, occupiedRefused } from '../paths.js';
 import { futimesNs, type PooledTemp } from '../temp-pool.js';
@@ -75,15 +75,15 @@ function checked(op: BatchOperation, od: OpenedDir | undefined, before: KeyState
  * mtime its file will have, past the previous one's — so its version is known now, before
  * any byte is written.
  */
-async function plan(s: JournalState, c: Checked, exact: boolean): Promise<Planned> {
+async function plan(s: JournalState, c: Checked, exact: boolean, open: boolean): Promise<Planned> {
   if (c.op.type !== 'put') return planWith(c, exact, undefined);
   const from = takeOver(s, c.op.key, exact);
-  return from ? planWith(c, exact, from.temp, from) : planWith(c, exact, await takeTemp(s));
+  return from ? planWith(c, exact, from.temp, from) : planWith(c, exact, await takeTemp(s, open));
 }
 
-/** A put's temp file: open while the process holds fewer than MAX_OPEN_TEMPS, else closed (descriptor-budget.ts). */
-async function takeTemp(s: JournalState): Promise<PooledTemp> {
-  if (!reserveOpenTemp()) return s.pool.takeClosed();
+/** A put's temp file: open (`open`: among its batch's first puts) while the process holds fewer than MAX_OPEN_TEMPS, else closed (descriptor-budget.ts). */
+async function takeTemp(s: JournalState, open: boolean): Promise<PooledTemp> {
+  if (!open || !reserveOpenTemp()) return s.pool.takeClosed();
   try {
     const temp = await s.pool.take();
     holdsReservation(temp);
@@ -142,7 +142,13 @@ async function planBatch(
   const checked = await Promise.allSettled(ops.map((op) => checkOne(s, op, states, cache)));
   const refused = checked.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (refused) throw refused.reason;
-  const planned = await Promise.allSettled(checked.map((r) => plan(s, (r as PromiseFulfilledResult<Checked>).value, exact)));
+  let puts = 0;
+  const planned = await Promise.allSettled(
+    checked.map((r) => {
+      const c = (r as PromiseFulfilledResult<Checked>).value;
+      return plan(s, c, exact, c.op.type === 'put' && puts++ < OPEN_TEMPS_PER_BATCH);
+    }),
+  );
   const done = planned.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
   const failed = planned.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed) {
@@ -167,6 +173,8 @@ function planNow(
   cache: DirCache,
   exact: boolean,
 ): Planned[] | undefined {
+  // A large batch takes closed temp files past its first puts: planBatch plans it.
+  if (ops.length > OPEN_TEMPS_PER_BATCH) return undefined;
   const found: Checked[] = [];
   for (const op of ops) {
     const kp = keyPath(op.key);
