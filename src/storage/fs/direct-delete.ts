@@ -1,5 +1,6 @@
 import fsp from 'node:fs/promises';
 import type { DeleteOptions } from '../../contract/storage.js';
+import { directWrite } from './descriptor-budget.js';
 import { openDir, type OpenedDir } from './dir.js';
 import { fdClose, fdSync } from './fd.js';
 import { conflict, exclusive, lockWith, openTemp, quietly, Retry, type Temp } from './direct-write.js';
@@ -56,7 +57,12 @@ async function remove(settings: FsSettings, od: OpenedDir, kp: KeyPath, opts: De
 }
 
 /** A delete without the journal: unlink under the key's lock, then the directories it leaves empty are removed. */
-export async function directDelete(state: FsStoreState, key: string, opts: DeleteOptions): Promise<boolean> {
+export function directDelete(state: FsStoreState, key: string, opts: DeleteOptions): Promise<boolean> {
+  return directWrite(() => deleteNow(state, key, opts));
+}
+
+/** {@link directDelete}, within the bound on direct writes (descriptor-budget.ts). */
+async function deleteNow(state: FsStoreState, key: string, opts: DeleteOptions): Promise<boolean> {
   const base = await rootDir(state);
   const kp = keyPath(key);
   const missing = (): boolean => {

@@ -2,6 +2,7 @@ import { constants, type BigIntStats } from 'node:fs';
 import fsp from 'node:fs/promises';
 import { CheckpointError } from '../../contract/errors.js';
 import type { PutOptions, PutResult } from '../../contract/storage.js';
+import { directWrite } from './descriptor-budget.js';
 import { openDir, type Dir, type OpenedDir } from './dir.js';
 import { fdClose, fdOpen, fdStat, fdSync, fdUtimes, fdWriteAll, fsLink, fsRename } from './fd.js';
 import { errnoOf, fsError, nextMtimeSeconds, versionOf } from './io.js';
@@ -162,7 +163,13 @@ async function replace(
 }
 
 /** A put without the journal: create-only by link(2), any other by rename under the key's lock; started over while its directory vanishes. */
-export async function directPut(state: FsStoreState, key: string, bytes: Uint8Array, opts: PutOptions): Promise<PutResult> {
+export function directPut(state: FsStoreState, key: string, bytes: Uint8Array, opts: PutOptions): Promise<PutResult> {
+  // A few dozen at once in the process: each holds its directories, a temp file and a lock (descriptor-budget.ts).
+  return directWrite(() => putNow(state, key, bytes, opts));
+}
+
+/** {@link directPut}, within the bound on direct writes. */
+async function putNow(state: FsStoreState, key: string, bytes: Uint8Array, opts: PutOptions): Promise<PutResult> {
   const base = await rootDir(state);
   const kp = keyPath(key);
   for (let attempt = 0; ; attempt++) {

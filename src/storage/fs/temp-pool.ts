@@ -1,4 +1,5 @@
 import { constants } from 'node:fs';
+import { withDescriptor } from './descriptor-budget.js';
 import type { RootDir } from './dir.js';
 import type { FsIo } from './fd.js';
 import type { Lane } from './lane.js';
@@ -21,10 +22,11 @@ import { newOwner, tempName } from './names.js';
 const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = constants;
 const MAX_POOL = 64;
 
-/** An empty temp file in the root, open for writing. */
+/** An empty temp file in the root, open for writing (or closed: see {@link TempPool.takeClosed}). */
 export interface PooledTemp {
   readonly path: string;
-  readonly fd: number;
+  /** Undefined for a closed one: its put opens it again by path to fill it (descriptor-budget.ts). */
+  readonly fd: number | undefined;
   readonly ino: bigint;
   readonly atMs: number;
 }
@@ -38,11 +40,13 @@ export interface TempPool {
   takeReady(): PooledTemp | undefined;
   /** A pooled temp file, made now when the pool is empty (the commit waits for it). Does not refill. */
   take(): Promise<PooledTemp>;
+  /** A temp file made now and closed at once, its inode known (a put past the process's open temp files: descriptor-budget.ts). */
+  takeClosed(): Promise<PooledTemp>;
   /** Starts making temp files in the background until the pool holds what it wants (no-op while a refill runs). */
   refill(): void;
   /** Whether `temp` is young enough to be written (older ones may be swept as a crashed writer's). */
   young(temp: PooledTemp): boolean;
-  /** Gives back a temp file that was never written. */
+  /** Gives back a temp file that was never written (a closed one is removed). */
   giveBack(temp: PooledTemp): void;
   /** Whether a time set with futimes reads back exactly as {@link futimesNs} predicts (probed once). */
   exactTimes(): Promise<boolean>;
@@ -75,7 +79,7 @@ interface PoolPlace {
 }
 
 /** Makes an empty temp file in the root (`through`: the lane its calls go through, or at once). */
-async function makeTemp(at: PoolPlace, through: Lane = (call) => call()): Promise<PooledTemp> {
+async function makeTemp(at: PoolPlace, through: Lane = (call) => call()): Promise<PooledTemp & { readonly fd: number }> {
   const { root, io, timing, fileMode } = at;
   const owner = newOwner(timing.clock.now());
   const path = root.at(tempName(owner));
@@ -88,8 +92,8 @@ async function makeTemp(at: PoolPlace, through: Lane = (call) => call()): Promis
   }
 }
 /** Closes and removes a temp file (failures ignored: a leftover is swept as any temp file). */
-async function dropTemp(io: FsIo, t: { readonly path: string; readonly fd: number }): Promise<void> {
-  await Promise.all([io.close(t.fd).catch(() => undefined), io.unlink(t.path).catch(() => undefined)]);
+async function dropTemp(io: FsIo, t: { readonly path: string; readonly fd: number | undefined }): Promise<void> {
+  await Promise.all([t.fd === undefined ? undefined : io.close(t.fd).catch(() => undefined), io.unlink(t.path).catch(() => undefined)]);
 }
 
 /** `lane`: where refills run (background work, see lane.ts); a temp file a commit waits for is made at once. */
@@ -103,8 +107,8 @@ export function createTempPool(root: RootDir, io: FsIo, timing: LockTiming, file
   let probe: Promise<boolean> | undefined;
   const young = (t: PooledTemp): boolean => timing.clock.now() - t.atMs <= timing.staleAfterMs / 4;
   const place: PoolPlace = { root, io, timing, fileMode };
-  const make = (through?: Lane): Promise<PooledTemp> => makeTemp(place, through);
-  const drop = (t: { readonly path: string; readonly fd: number }): Promise<void> => dropTemp(io, t);
+  const make = (through?: Lane): Promise<PooledTemp & { readonly fd: number }> => makeTemp(place, through);
+  const drop = (t: { readonly path: string; readonly fd: number | undefined }): Promise<void> => dropTemp(io, t);
   function refill(): void {
     if (refilling || closed || pool.length >= want) return;
     refilling = (async () => {
@@ -136,10 +140,17 @@ export function createTempPool(root: RootDir, io: FsIo, timing: LockTiming, file
       if (filled) want = Math.min(MAX_POOL, want * 2);
       return make();
     },
+    takeClosed: () =>
+      withDescriptor(async () => {
+        const t = await make();
+        // The file stays (its inode is the put's version); a failed close leaves nothing open to write through.
+        await io.close(t.fd).catch(() => undefined);
+        return { ...t, fd: undefined };
+      }),
     refill,
     young,
     giveBack(t) {
-      if (!closed && young(t)) pool.push(t);
+      if (!closed && young(t) && t.fd !== undefined) pool.push(t);
       else void drop(t);
     },
     exactTimes() {

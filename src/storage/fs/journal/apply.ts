@@ -1,8 +1,11 @@
+import { constants } from 'node:fs';
 import { CheckpointError } from '../../../contract/errors.js';
+import { releaseOpenTemp, withDescriptor } from '../descriptor-budget.js';
 import { openDir, type OpenedDir } from '../dir.js';
 import { errnoOf, versionOf } from '../io.js';
 import { keyPath } from '../paths.js';
-import { dirOf, walkRetrying } from './dirs.js';
+import { createLane } from '../lane.js';
+import { dirOf, hasRoom, walkRetrying } from './dirs.js';
 import { keep, unkeep } from './kept.js';
 import { assertLease } from './lease.js';
 import type { Planned } from './planned.js';
@@ -14,6 +17,8 @@ import { giveBack } from './temps.js';
  * that is not savepoint sees an old or a new file, never a torn one). The applied files are
  * not fsynced one by one: the journal is the truth until a checkpoint has fsynced them.
  */
+
+const { O_WRONLY, O_NOFOLLOW } = constants;
 
 /** What an apply does with committed operations (decided before any call: see planApply). */
 interface ApplyPlan {
@@ -57,9 +62,12 @@ export async function applyMerged(s: JournalState, planned: readonly Planned[]):
   const { last, mergedAway, puts, existed } = planApply(planned);
   giveBack(s, mergedAway, true);
   // Directories a put was planned into without them (no mkdir on the commit path) are made beside the fills.
-  await settleAll([...puts.filter((p) => !p.od).map((p) => makeDir(s, p)), ...puts.map((p) => fill(s, p))]);
-  await settleAll(puts.filter((p) => !existed(p)).map((p) => land(s, p)));
-  await settleAll(puts.filter(existed).map((p) => land(s, p)));
+  await settleAll([...puts.filter((p) => !p.od && p.dirs).map((p) => makeDir(s, p)), ...puts.map((p) => fill(s, p))]);
+  await landAll(
+    s,
+    puts.filter((p) => !existed(p)),
+  );
+  await landAll(s, puts.filter(existed));
   // A directory a put of this apply landed in is not empty: no rmdir to try after a delete there
   // (a run's history file in, its oldest out, every checkpoint once retention keeps it bounded).
   const holding = new Set(puts.map((p) => keyPath(p.op.key).dirKey));
@@ -83,7 +91,38 @@ async function settleAll(calls: readonly Promise<void>[]): Promise<void> {
  */
 async function makeDir(s: JournalState, p: Planned): Promise<void> {
   if (!p.dirs) throw new Error('a put into a missing directory is planned with the cache that makes it');
-  p.od = await dirOf(s, p.dirs, keyPath(p.op.key).dirKey, p.op.key, 'make');
+  const dirKey = keyPath(p.op.key).dirKey;
+  // Past the directories the cache keeps open, landAll walks (and makes) it (descriptor-budget.ts).
+  if (p.dirs.byKey.has(dirKey) || hasRoom(p.dirs)) p.od = await dirOf(s, p.dirs, dirKey, p.op.key, 'make');
+}
+
+/** Directories walked at once to land the puts planned without theirs open. */
+const WALKS_AT_ONCE = 4;
+
+/** Lands `puts`: those with their directory open at once, the others through one walk per directory (made when missing), a few at a time. */
+async function landAll(s: JournalState, puts: readonly Planned[]): Promise<void> {
+  const byDir = new Map<string, Planned[]>();
+  for (const p of puts) {
+    if (p.od) continue;
+    const dirKey = keyPath(p.op.key).dirKey;
+    const list = byDir.get(dirKey);
+    if (list) list.push(p);
+    else byDir.set(dirKey, [p]);
+  }
+  const walks = createLane(WALKS_AT_ONCE);
+  await settleAll([
+    ...puts.filter((p) => p.od).map((p) => land(s, p, p.od!)),
+    ...[...byDir].map(([dirKey, inDir]) =>
+      walks(async () => {
+        const od = await walkRetrying(s, dirKey, inDir[0]!.op.key, true, undefined, s.laneIo);
+        try {
+          await settleAll(inDir.map((p) => land(s, p, od!)));
+        } finally {
+          await od?.close();
+        }
+      }),
+    ),
+  ]);
 }
 /**
  * A delete planned while its directory was missing (its key acknowledged, not yet
@@ -101,27 +140,45 @@ async function openedLate(s: JournalState, p: Planned): Promise<Planned> {
 
 /** Writes a put's bytes into its temp file and sets the mtime its version names. */
 async function fill(s: JournalState, p: Planned): Promise<void> {
+  const fd = p.temp!.fd;
+  // Left open: once renamed over its key it is kept for the checkpoint's fsync (land).
+  if (fd !== undefined) return fillThrough(s, p, fd);
+  // A closed temp file (a batch past the process's open ones): opened again by path for its fill, a few at a time.
   const { io, lane } = s;
   const temp = p.temp!;
-  await lane(() => io.write(temp.fd, (p.op as { bytes: Uint8Array }).bytes));
-  await lane(() => io.futimes(temp.fd, p.mtimeSeconds!));
+  await withDescriptor(async () => {
+    const opened = await lane(() => io.open(temp.path, O_WRONLY | O_NOFOLLOW));
+    try {
+      // Its inode is in the put's version: another file under its name (none should be) is not written.
+      if ((await lane(() => io.fstat(opened))).ino !== temp.ino) throw new Error('a temp file was replaced before its apply');
+      await fillThrough(s, p, opened);
+    } finally {
+      await lane(() => io.close(opened)).catch(() => undefined);
+    }
+  });
+}
+
+/** {@link fill} through descriptor `fd` of the put's temp file. */
+async function fillThrough(s: JournalState, p: Planned, fd: number): Promise<void> {
+  const { io, lane } = s;
+  await lane(() => io.write(fd, (p.op as { bytes: Uint8Array }).bytes));
+  await lane(() => io.futimes(fd, p.mtimeSeconds!));
   if (!p.exact) {
     // Timestamps that do not read back as set: the version is the file's own (the commit waits for it).
-    const version = versionOf(await lane(() => io.fstat(temp.fd)));
+    const version = versionOf(await lane(() => io.fstat(fd)));
     p.outcome = { type: 'put', key: p.op.key, version };
     p.after = { exists: true, version, mtimeNs: BigInt(version.slice(0, version.indexOf('.'))) };
   }
-  // Left open: once renamed over its key it is kept for the checkpoint's fsync (land).
 }
 
-/** Renames a filled temp file over its key (through a fresh walk if the key's directory was pruned and made again meanwhile). */
-async function land(s: JournalState, p: Planned): Promise<void> {
+/** Renames a filled temp file over its key in `od` (through a fresh walk if the key's directory was pruned and made again meanwhile). */
+async function land(s: JournalState, p: Planned, od: OpenedDir): Promise<void> {
   const kp = keyPath(p.op.key);
   try {
     await s.lane(() => {
       // Checked right before the call (in the lane's turn): a holder whose lease may have run out renames nothing.
       assertLease(s, 'applying the journal');
-      return s.io.rename(p.temp!.path, p.od!.dir.at(kp.base));
+      return s.io.rename(p.temp!.path, od.dir.at(kp.base));
     });
   } catch (err) {
     if (errnoOf(err) !== 'ENOENT') throw err;
@@ -135,7 +192,10 @@ async function land(s: JournalState, p: Planned): Promise<void> {
   }
   p.landed = true;
   p.closed = true;
-  await keep(s, p.op.key, p.temp!.fd);
+  const fd = p.temp!.fd;
+  releaseOpenTemp(p.temp);
+  // A closed temp file leaves nothing to keep: the checkpoint fsyncs its file by path.
+  if (fd !== undefined) await keep(s, p.op.key, fd);
 }
 
 /** Removes a deleted key's file (found by a fresh walk if its directory was pruned and made again) and prunes emptied directories, unless `inUse` (the directory holds a file this apply put there). */
@@ -145,6 +205,8 @@ async function unlinkKey(s: JournalState, p: Planned, inUse = false): Promise<vo
   let od = p.od;
   let fresh: OpenedDir | undefined;
   try {
+    // Planned past the cache's bound (neither its directory nor the cache): walked now.
+    if (!od && !p.dirs) od = fresh = await openDir(s.root, kp.dirKey, p.op.key, false, s.io);
     for (let attempt = 0; od; attempt++) {
       try {
         await s.lane(() => {
@@ -155,6 +217,7 @@ async function unlinkKey(s: JournalState, p: Planned, inUse = false): Promise<vo
       } catch (err) {
         if (err instanceof CheckpointError) throw err;
         if (errnoOf(err) !== 'ENOENT' || attempt > 0) return;
+        await fresh?.close();
         od = fresh = await openDir(s.root, kp.dirKey, p.op.key, false, s.io);
       }
     }
@@ -170,8 +233,10 @@ export async function discard(s: JournalState, planned: readonly Planned[]): Pro
     planned.map(async (p) => {
       if (!p.temp || p.landed) return;
       p.landed = true;
+      const fd = p.closed ? undefined : p.temp.fd;
+      releaseOpenTemp(p.temp);
       await Promise.all([
-        p.closed ? undefined : s.io.close(p.temp.fd).catch(() => undefined),
+        fd === undefined ? undefined : s.io.close(fd).catch(() => undefined),
         s.io.unlink(p.temp.path).catch(() => undefined),
       ]);
     }),

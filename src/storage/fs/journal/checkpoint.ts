@@ -2,7 +2,8 @@ import { constants } from 'node:fs';
 import { CheckpointError } from '../../../contract/errors.js';
 import { openDir, type OpenedDir } from '../dir.js';
 import { errnoOf } from '../io.js';
-import type { Lane } from '../lane.js';
+import { withDescriptor } from '../descriptor-budget.js';
+import { createLane, type Lane } from '../lane.js';
 import { keyPath } from '../paths.js';
 import { appliedSoFar } from './apply-queue.js';
 import { readDecoded, voidFile, type FileNo } from './files.js';
@@ -68,27 +69,34 @@ export async function checkpointLocked(s: JournalState, keys?: readonly string[]
 async function syncFile(s: JournalState, od: OpenedDir, key: string, through: Lane): Promise<void> {
   const { io } = s;
   // Taken out first: a later apply of the key must not close it under the fsync.
-  let ffd = takeKept(s, key);
+  const ffd = takeKept(s, key);
   if (ffd !== undefined) {
     try {
-      await through(() => io.fsync(ffd!));
+      await through(() => io.fsync(ffd));
     } finally {
-      await through(() => io.close(ffd!)).catch(() => undefined);
+      await through(() => io.close(ffd)).catch(() => undefined);
     }
     return;
   }
-  try {
-    ffd = await through(() => io.open(od.dir.at(keyPath(key).base), O_RDONLY | O_NOFOLLOW | O_NONBLOCK));
-  } catch (err) {
-    if (errnoOf(err) === 'ENOENT' || errnoOf(err) === 'ELOOP') return;
-    throw err;
-  }
-  try {
-    await through(() => io.fsync(ffd));
-  } finally {
-    await through(() => io.close(ffd)).catch(() => undefined);
-  }
+  // Opened, fsynced and closed a few at a time (a journal may name thousands of files: descriptor-budget.ts).
+  await withDescriptor(async () => {
+    let opened: number;
+    try {
+      opened = await through(() => io.open(od.dir.at(keyPath(key).base), O_RDONLY | O_NOFOLLOW | O_NONBLOCK));
+    } catch (err) {
+      if (errnoOf(err) === 'ENOENT' || errnoOf(err) === 'ELOOP') return;
+      throw err;
+    }
+    try {
+      await through(() => io.fsync(opened));
+    } finally {
+      await through(() => io.close(opened)).catch(() => undefined);
+    }
+  });
 }
+
+/** Directories a checkpoint holds open at once (each with its chain) while it fsyncs their files. */
+const DIRS_AT_ONCE = 8;
 
 /** Calls made at once, on the commit's path (recovery, close). */
 const direct: Lane = (call) => call();
@@ -104,30 +112,33 @@ async function syncKeys(s: JournalState, names: Iterable<string>, through: Lane 
     else byDir.set(dirKey, [key]);
   }
   const dirs = new Map<string, Promise<void>>();
+  const walks = createLane(DIRS_AT_ONCE);
   await Promise.all(
-    [...byDir].map(async ([dirKey, keysInDir]) => {
-      const od = await openDir(s.root, dirKey, keysInDir[0]!, false, s.io).catch((err: unknown) => {
-        if (err instanceof CheckpointError && err.reasonCode === 'checkpoint_key_invalid') return undefined; // see recoverLocked
-        throw err;
-      });
-      if (!od) return;
-      try {
-        const syncs: Promise<void>[] = [];
-        for (const d of od.chain) {
-          if (!dirs.has(d.rel)) {
-            const done = through(() => s.io.fsync(d.fd));
-            // Awaited below; marked handled now in case another directory's failure ends the wait first.
-            done.catch(() => undefined);
-            dirs.set(d.rel, done);
-            syncs.push(done);
+    [...byDir].map(([dirKey, keysInDir]) =>
+      walks(async () => {
+        const od = await openDir(s.root, dirKey, keysInDir[0]!, false, s.io).catch((err: unknown) => {
+          if (err instanceof CheckpointError && err.reasonCode === 'checkpoint_key_invalid') return undefined; // see recoverLocked
+          throw err;
+        });
+        if (!od) return;
+        try {
+          const syncs: Promise<void>[] = [];
+          for (const d of od.chain) {
+            if (!dirs.has(d.rel)) {
+              const done = through(() => s.io.fsync(d.fd));
+              // Awaited below; marked handled now in case another directory's failure ends the wait first.
+              done.catch(() => undefined);
+              dirs.set(d.rel, done);
+              syncs.push(done);
+            }
           }
+          for (const key of keysInDir) syncs.push(syncFile(s, od, key, through));
+          await Promise.all(syncs);
+        } finally {
+          await od.close();
         }
-        for (const key of keysInDir) syncs.push(syncFile(s, od, key, through));
-        await Promise.all(syncs);
-      } finally {
-        await od.close();
-      }
-    }),
+      }),
+    ),
   );
   await Promise.all(dirs.values());
 }

@@ -1,4 +1,5 @@
 import type { CheckpointError } from '../../../contract/errors.js';
+import { MAX_CACHED_DIRS } from '../descriptor-budget.js';
 import { openDir, type Dir, type OpenedDir, type WalkMode } from '../dir.js';
 import type { FsIo } from '../fd.js';
 import { errnoOf } from '../io.js';
@@ -43,6 +44,8 @@ export const newDirCache = (listed: boolean): DirCache => ({
   made: new Set(),
   ...(listed ? { names: new Map() } : {}),
 });
+/** Whether the cache may open one more directory (else an operation's directory is walked for each use and closed: descriptor-budget.ts). */
+export const hasRoom = (cache: DirCache): boolean => cache.all.length < MAX_CACHED_DIRS;
 export const parentOf = (dirKey: string): string | undefined => {
   const cut = dirKey.lastIndexOf('/');
   return cut > 0 ? dirKey.slice(0, cut) : undefined;
@@ -109,9 +112,13 @@ export async function dirOf(s: JournalState, cache: DirCache, dirKey: string, ke
   );
   return opening;
 }
+/** A put's directory `dirKey` is missing: refused if this hold wrote a file at its path. */
+export function assertNoFileAt(s: JournalState, dirKey: string, key: string): void {
+  if (fileAt(s, dirKey)) throw parentIsFile(key);
+}
 /** A probe found `dirKey` missing: remembered (refused if this hold wrote a file there). */
 function missingNow(s: JournalState, cache: DirCache, dirKey: string, key: string): undefined {
-  if (fileAt(s, dirKey)) throw parentIsFile(key);
+  assertNoFileAt(s, dirKey, key);
   cache.missing.add(dirKey);
   return undefined;
 }

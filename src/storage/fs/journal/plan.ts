@@ -2,10 +2,11 @@ import type { BigIntStats } from 'node:fs';
 import { CheckpointError } from '../../../contract/errors.js';
 import type { BatchOperation } from '../../../contract/storage.js';
 import type { OpenedDir } from '../dir.js';
+import { holdsReservation, OPEN_TEMPS_PER_BATCH, reserveOpenTemp, unreserveOpenTemp, withDescriptor } from '../descriptor-budget.js';
 import { nextMtimeSeconds } from '../io.js';
 import { keyPath, occupiedRefused } from '../paths.js';
 import { futimesNs, type PooledTemp } from '../temp-pool.js';
-import { dirOf, knownMissing, toMake, type DirCache } from './dirs.js';
+import { assertNoFileAt, dirOf, hasRoom, knownMissing, parentOf, toMake, walkRetrying, type DirCache } from './dirs.js';
 import { knownState, stateMissing, stateNow } from './key-state.js';
 import type { Checked, KeyState, Pending, Planned } from './planned.js';
 import type { JournalState } from './state.js';
@@ -24,19 +25,49 @@ function conflict(key: string, why: string): CheckpointError {
 /** Checks one operation's condition against what the key holds (no file is written). */
 async function checkOne(s: JournalState, op: BatchOperation, states: Map<string, KeyState>, cache: DirCache): Promise<Checked> {
   const kp = keyPath(op.key);
-  const od = await dirOf(s, cache, kp.dirKey, op.key, op.type === 'put' ? 'probe' : false);
+  const mode = op.type === 'put' ? 'probe' : false;
+  // Past the directories a hold keeps open, a new one is walked for this check alone (descriptor-budget.ts).
+  if (!cache.byKey.has(kp.dirKey) && !hasRoom(cache) && !knownMissing(s, cache, kp.dirKey, op.key, mode))
+    return checkUncached(s, op, states, cache);
+  const od = await dirOf(s, cache, kp.dirKey, op.key, mode);
   return checked(op, od, await knownState(s, states, od, op.key, cache), cache);
 }
 
-/** An operation's condition held against `before` (what the key holds), or its refusal. */
-function checked(op: BatchOperation, od: OpenedDir | undefined, before: KeyState, cache: DirCache): Checked {
+/**
+ * {@link checkOne} past the cache's bound: the key's directory walked, the key's state read
+ * and the directory closed, a few at a time. Planned without its directory, its apply walks
+ * it again (and makes it when missing: the directories it would make are marked so that a
+ * file put at their path is refused, as {@link toMake} does).
+ */
+function checkUncached(s: JournalState, op: BatchOperation, states: Map<string, KeyState>, cache: DirCache): Promise<Checked> {
+  const kp = keyPath(op.key);
+  return withDescriptor(async () => {
+    const parent = cache.ready.get(parentOf(kp.dirKey) ?? '');
+    const od = await walkRetrying(s, kp.dirKey, op.key, op.type === 'put' ? 'probe' : false, parent?.chain);
+    try {
+      if (!od && op.type === 'put') assertNoFileAt(s, kp.dirKey, op.key);
+      const found = checked(op, undefined, await knownState(s, states, od, op.key, cache), cache, false);
+      if (!od && op.type === 'put') for (let d: string | undefined = kp.dirKey; d !== undefined; d = parentOf(d)) cache.toMake.add(d);
+      return found;
+    } finally {
+      await od?.close();
+    }
+  });
+}
+
+/**
+ * An operation's condition held against `before` (what the key holds), or its refusal.
+ * Planned with its directory open, through the cache that opens it at apply (`cached`:
+ * it was missing), or with neither (past the cache's bound: its apply walks it).
+ */
+function checked(op: BatchOperation, od: OpenedDir | undefined, before: KeyState, cache: DirCache, cached = true): Checked {
   // A directory this hold made, or will make for a put already planned, is in the way of a file.
   if (op.type === 'put' && (cache.toMake.has(op.key) || cache.made.has(op.key))) throw occupiedRefused(op.key);
   const cond = op as { ifAbsent?: boolean; ifVersion?: string };
   if (cond.ifAbsent && before.exists) throw conflict(op.key, 'key exists');
   if (cond.ifVersion !== undefined && (!before.exists || before.version !== cond.ifVersion))
     throw conflict(op.key, before.exists ? 'version changed' : 'key is gone');
-  return { op, ...(od ? { od } : { dirs: cache }), before };
+  return { op, ...(od ? { od } : cached ? { dirs: cache } : {}), before };
 }
 
 /**
@@ -44,10 +75,32 @@ function checked(op: BatchOperation, od: OpenedDir | undefined, before: KeyState
  * mtime its file will have, past the previous one's — so its version is known now, before
  * any byte is written.
  */
-async function plan(s: JournalState, c: Checked, exact: boolean): Promise<Planned> {
+async function plan(s: JournalState, c: Checked, exact: boolean, open: boolean): Promise<Planned> {
   if (c.op.type !== 'put') return planWith(c, exact, undefined);
   const from = takeOver(s, c.op.key, exact);
-  return from ? planWith(c, exact, from.temp, from) : planWith(c, exact, await s.pool.take());
+  return from ? planWith(c, exact, from.temp, from) : planWith(c, exact, await takeTemp(s, open));
+}
+
+/** A put's temp file: open (`open`: among its batch's first puts) while the process holds fewer than MAX_OPEN_TEMPS, else closed (descriptor-budget.ts). */
+async function takeTemp(s: JournalState, open: boolean): Promise<PooledTemp> {
+  if (!open || !reserveOpenTemp()) return s.pool.takeClosed();
+  try {
+    const temp = await s.pool.take();
+    holdsReservation(temp);
+    return temp;
+  } catch (err) {
+    unreserveOpenTemp();
+    throw err;
+  }
+}
+
+/** A pooled temp file at once, within the process's open ones (undefined: none, or the budget is spent). */
+function takeReady(s: JournalState): PooledTemp | undefined {
+  if (!reserveOpenTemp()) return undefined;
+  const temp = s.pool.takeReady();
+  if (temp) holdsReservation(temp);
+  else unreserveOpenTemp();
+  return temp;
 }
 
 /** {@link plan} with the put's temp file in hand (`from`: the put it was taken over from). */
@@ -89,7 +142,13 @@ async function planBatch(
   const checked = await Promise.allSettled(ops.map((op) => checkOne(s, op, states, cache)));
   const refused = checked.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (refused) throw refused.reason;
-  const planned = await Promise.allSettled(checked.map((r) => plan(s, (r as PromiseFulfilledResult<Checked>).value, exact)));
+  let puts = 0;
+  const planned = await Promise.allSettled(
+    checked.map((r) => {
+      const c = (r as PromiseFulfilledResult<Checked>).value;
+      return plan(s, c, exact, c.op.type === 'put' && puts++ < OPEN_TEMPS_PER_BATCH);
+    }),
+  );
   const done = planned.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
   const failed = planned.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed) {
@@ -114,6 +173,8 @@ function planNow(
   cache: DirCache,
   exact: boolean,
 ): Planned[] | undefined {
+  // A large batch takes closed temp files past its first puts: planBatch plans it.
+  if (ops.length > OPEN_TEMPS_PER_BATCH) return undefined;
   const found: Checked[] = [];
   for (const op of ops) {
     const kp = keyPath(op.key);
@@ -131,7 +192,7 @@ function planNow(
   const done: Planned[] = [];
   for (const c of found) {
     const from = c.op.type === 'put' ? takeOver(s, c.op.key, exact) : undefined;
-    const temp = from ? from.temp : c.op.type === 'put' ? s.pool.takeReady() : undefined;
+    const temp = from ? from.temp : c.op.type === 'put' ? takeReady(s) : undefined;
     if (c.op.type === 'put' && !temp) {
       giveBack(s, done);
       return undefined;

@@ -1,3 +1,4 @@
+import { releaseOpenTemp } from '../descriptor-budget.js';
 import type { Planned } from './planned.js';
 import type { JournalState } from './state.js';
 
@@ -37,7 +38,9 @@ function giveBackInherited(s: JournalState, p: Planned): void {
     return;
   }
   s.needRecovery = true;
-  void Promise.all([s.io.close(p.temp!.fd).catch(() => undefined), s.io.unlink(p.temp!.path).catch(() => undefined)]);
+  const { fd, path } = p.temp!;
+  releaseOpenTemp(p.temp);
+  void Promise.all([fd === undefined ? undefined : s.io.close(fd).catch(() => undefined), s.io.unlink(path).catch(() => undefined)]);
 }
 
 /**
@@ -52,7 +55,10 @@ export function giveBack(s: JournalState, planned: readonly Planned[], committed
     if (p.temp && !p.landed) {
       p.landed = true;
       if (p.from && !committed) giveBackInherited(s, p);
-      else s.pool.giveBack(p.temp);
+      else {
+        releaseOpenTemp(p.temp);
+        s.pool.giveBack(p.temp);
+      }
     }
   }
 }
