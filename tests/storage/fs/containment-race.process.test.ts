@@ -1,5 +1,5 @@
 /**
- * The containment race (issue 13, defect 2): someone who can write inside the store swaps a
+ * The containment race: someone who can write inside the store swaps a
  * run directory with a symbolic link to a directory outside it, atomically
  * (renameat2 RENAME_EXCHANGE), over and over while a writer checkpoints. fsStorage must
  * never create, replace or read a file outside its root. Linux only (renameat2, /proc).

@@ -79,7 +79,7 @@ describe.each(['direct', 'journal'] as const)('fsStorage between processes (%s)'
   });
 });
 
-describe('journal: acknowledged at the commit point, applied after (issue 15)', () => {
+describe('journal: acknowledged at the commit point, applied after', () => {
   const bytes = (s: string): Uint8Array => new TextEncoder().encode(s);
   const onDisk = (d: string, rel: string): string | undefined => {
     try {

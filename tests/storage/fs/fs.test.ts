@@ -124,7 +124,7 @@ describe('fsStorage on disk', () => {
     mkdirSync(join(dir, 'adir'));
     execFileSync('mkfifo', [join(dir, 'fifo')]);
     const s = store(dir);
-    // issue 13 defect 8: a reader must learn that latest.json was replaced by a directory, not "no snapshot".
+    // A reader must learn that latest.json was replaced by a directory, not "no snapshot".
     const occupied = { reasonCode: 'checkpoint_key_invalid', details: { reason: 'path_occupied' } };
     await expect(s.get('adir')).rejects.toMatchObject(occupied);
     await expect(s.get('fifo')).rejects.toMatchObject(occupied); // and does not hang on the FIFO

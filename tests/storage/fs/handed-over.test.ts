@@ -1,6 +1,6 @@
 /**
  * fsStorage keeps a buffer the writer hands over (a large sealed document or part it never
- * touches again) instead of copying it, as memoryStorage does (issue 13, defect 6: a 64 MiB
+ * touches again) instead of copying it, as memoryStorage does (a 64 MiB
  * one-document checkpoint on fs was held twice at the peak). Any other buffer is still
  * copied before put()/batch() return, so a caller reusing its buffer changes nothing stored.
  */

@@ -1,5 +1,5 @@
 /**
- * The journaled commit's own path (issue 15, item 3: single-checkpoint latency). A busy
+ * The journaled commit's own path (single-checkpoint latency). A busy
  * run's batch — its keys known under the hold of the journal lock, temp files in the pool —
  * is planned without any file-system call, its record is the only call until it is durable,
  * the pool refills only once that write has returned, and the caller is answered before the

@@ -1,6 +1,6 @@
 /**
  * A journaled put of a key whose previous put is acknowledged and not yet applied takes over
- * that put's temp file (issue 15, 8 concurrent runs): the earlier put would never reach the
+ * that put's temp file (8 concurrent runs): the earlier put would never reach the
  * disk — the apply merges it away — so its inode serves the later one instead of a new temp
  * file from the pool. Versions stay distinct (the mtime moves on), files land as acknowledged,
  * and a later put that is not committed gives the temp file back — or, when an apply has

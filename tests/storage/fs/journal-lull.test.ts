@@ -1,5 +1,5 @@
 /**
- * The journal's applies wait for a lull in the commits (issue 15 / 17): an apply's file
+ * The journal's applies wait for a lull in the commits: an apply's file
  * creations and renames beside a commit's O_DSYNC write slowed it two- to threefold, and a
  * LangGraph thread's chain of puts — each issued as the one before is answered — paid that at
  * every superstep. Applies start once no commit has come for a few ms (at most a bounded lag

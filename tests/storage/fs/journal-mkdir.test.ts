@@ -1,5 +1,5 @@
 /**
- * Directories off the journaled commit's path (issue 17, the LangGraph fs row: a thread's
+ * Directories off the journaled commit's path (the LangGraph fs row: a thread's
  * `history/`, `parts/` and one `parts/<sequence>/` per superstep are new directories). A put
  * into a directory that does not exist yet is planned without making it — the walk probes,
  * refusing a symbolic link or a file in the way exactly as before — and its apply makes it,

@@ -2,7 +2,7 @@
  * Directories emptied by a journaled delete are pruned, and only those: once a run is at its
  * retention bound, every checkpoint puts a history file in and deletes the oldest one from
  * the same directory, and an rmdir there after each delete always failed (ENOTEMPTY) — one
- * wasted thread-pool call per checkpoint (issue 15, eighth round).
+ * wasted thread-pool call per checkpoint.
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,5 +1,5 @@
 /**
- * Directories on a journaled commit's path (issue 17, the LangGraph fs row): a key's
+ * Directories on a journaled commit's path (the LangGraph fs row): a key's
  * directory is opened from its parent, itself opened once through the hold's cache, so the
  * many new directories of one parent — a LangGraph thread's `parts/<sequence>/`, one per
  * superstep, often planned together — cost one open (and a mkdir) each instead of a walk from

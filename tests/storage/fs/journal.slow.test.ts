@@ -1,5 +1,5 @@
 /**
- * fsStorage's write-ahead journal (issue 15, item 3): record format, replay on open, group
+ * fsStorage's write-ahead journal: record format, replay on open, group
  * commit, and a fault or crash injected at every file-system call of a batch and of
  * recovery — after each, the spec's files hold the whole old state or the whole new one
  * (never a mix, never a torn file), and an acknowledged batch is never lost.
@@ -441,7 +441,7 @@ describe('a fault or crash at every file-system call', () => {
   });
 });
 
-describe('one write and one fdatasync per commit (issue 15)', () => {
+describe('one write and one fdatasync per commit', () => {
   it('a commit is one positional write of the journal, opened O_DSYNC (durable when it returns), answered before any file is renamed; no fsync', async () => {
     const dir = fresh();
     const lease = await seed(dir);
@@ -572,7 +572,7 @@ describe('one write and one fdatasync per commit (issue 15)', () => {
   });
 });
 
-describe('two journal files: a checkpoint does not hold commits up (issue 15)', () => {
+describe('two journal files: a checkpoint does not hold commits up', () => {
   it('commits go on in the other file while the full one is checkpointed; its fsyncs run in the background', async () => {
     const dir = fresh();
     // Every fsync waits at a gate once armed: the journal checkpoint's fsyncs hang until it opens.

@@ -1,7 +1,7 @@
 /**
  * The journal's background lane (src/storage/fs/lane.ts): at most `width` calls in flight,
  * the others in order of arrival — except calls through `first` (temp files a commit will
- * wait for, issue 15), which go ahead of every waiting call.
+ * wait for), which go ahead of every waiting call.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
