@@ -22,6 +22,18 @@ const LAYERS: readonly (readonly string[])[] = [
 ];
 const rank = new Map(LAYERS.flatMap((folders, i) => folders.map((f) => [f, i] as const)));
 
+/** Every .ts file under `dir` (fixtures included: they are code too), node_modules aside. */
+function typeScriptFiles(dir: string): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) {
+      if (name !== 'node_modules') out.push(...typeScriptFiles(path));
+    } else if (name.endsWith('.ts')) out.push(path);
+  }
+  return out;
+}
+
 function sourceFiles(dir: string): string[] {
   const out: string[] = [];
   for (const name of readdirSync(dir)) {
@@ -95,11 +107,13 @@ describe('src/ structure', () => {
     expect(long).toEqual([]);
   });
 
-  it('code comments carry no "issue N" history remarks (history lives in git and the CHANGELOG)', () => {
-    const remarks = files.flatMap((file) =>
+  it('code comments carry no "issue N" history remarks (history lives in git and the CHANGELOG): src, tests, bench, examples', () => {
+    const root = resolve(SRC, '..');
+    const code = [...files, ...['tests', 'bench', 'examples'].flatMap((dir) => typeScriptFiles(join(root, dir)))];
+    const remarks = code.flatMap((file) =>
       readFileSync(file, 'utf8')
         .split('\n')
-        .flatMap((line, i) => (/\bissues? #?\d+\b/i.test(line) ? [`${relative(SRC, file)}:${i + 1}`] : [])),
+        .flatMap((line, i) => (/\bissues? #?\d+\b/i.test(line) ? [`${relative(root, file)}:${i + 1}`] : [])),
     );
     expect(remarks).toEqual([]);
   });
