@@ -1,4 +1,11 @@
+import { constants, type BigIntStats } from 'node:fs';
 import { CheckpointError } from '../../contract/errors.js';
+import { readTooLarge } from '../../contract/read-limit.js';
+import { errnoOf } from './io.js';
+
+const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = constants;
+/** How a key's file is opened for reading: never through a symbolic link; O_NONBLOCK keeps a planted FIFO from hanging a read. */
+export const READ_FLAGS = O_RDONLY | O_NOFOLLOW | O_NONBLOCK;
 
 /** Where a (valid) key lives below the store root. */
 export interface KeyPath {
@@ -36,4 +43,25 @@ export function occupiedRefused(key: string): CheckpointError {
     'a directory or special file is in the way (keys "a" and "a/b" cannot both exist in a file system)',
     'path_occupied',
   );
+}
+
+/**
+ * What a failed open of a key's file for reading means: no file (undefined), a symbolic link
+ * in its place (refused), or a failure that is thrown as it is.
+ */
+export function absentOnOpen(err: unknown, key: string): undefined {
+  const code = errnoOf(err);
+  if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+  if (code === 'ELOOP' || code === 'EMLINK') throw symlinkRefused(key);
+  throw err;
+}
+
+/**
+ * Checks an opened key file before it is read: a directory or FIFO where the file should be is
+ * refused (a reader must not take it for "no snapshot"), and a file over `limit` is refused from
+ * its size, unread.
+ */
+export function assertReadable(st: BigIntStats, key: string, limit: number, whose: string): void {
+  if (!st.isFile()) throw occupiedRefused(key);
+  if (st.size > BigInt(limit)) throw readTooLarge(key, Number(st.size), limit, whose);
 }

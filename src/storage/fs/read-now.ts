@@ -1,9 +1,8 @@
 import fs, { constants } from 'node:fs';
-import { readTooLarge } from '../../contract/read-limit.js';
 import type { StorageEntry, StoredObject } from '../../contract/storage.js';
 import { makeDir, type Dir, type RootDir } from './dir.js';
 import { errnoOf, versionOf } from './io.js';
-import { occupiedRefused, symlinkRefused, type KeyPath } from './paths.js';
+import { absentOnOpen, assertReadable, READ_FLAGS, symlinkRefused, type KeyPath } from './paths.js';
 
 /*
  * A small file read without a promise. An asynchronous read of a key walks its directories
@@ -22,9 +21,8 @@ export const READ_NOW_MAX_BYTES = 256 * 1024;
 /** Answer of {@link readKeyNow} when the file is too large to read here: read it asynchronously. */
 export const READ_LATER = Symbol('read later');
 
-const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = constants;
+const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW } = constants;
 const DIR_FLAGS = O_RDONLY | O_DIRECTORY | O_NOFOLLOW;
-const READ_FLAGS = O_RDONLY | O_NOFOLLOW | O_NONBLOCK;
 
 /** Whether `path` is a symbolic link now (only to word an error: the open already refused it). */
 function isLinkNow(path: string): boolean {
@@ -141,15 +139,11 @@ function readFileNow(dir: Dir, kp: KeyPath, limit: number, whose: string): Store
   try {
     fd = fs.openSync(dir.at(kp.base), READ_FLAGS);
   } catch (err) {
-    const code = errnoOf(err);
-    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
-    if (code === 'ELOOP' || code === 'EMLINK') throw symlinkRefused(kp.key);
-    throw err;
+    return absentOnOpen(err, kp.key);
   }
   try {
     const st = fs.fstatSync(fd, { bigint: true });
-    if (!st.isFile()) throw occupiedRefused(kp.key);
-    if (st.size > BigInt(limit)) throw readTooLarge(kp.key, Number(st.size), limit, whose);
+    assertReadable(st, kp.key, limit, whose);
     if (st.size > BigInt(READ_NOW_MAX_BYTES)) return READ_LATER;
     return { bytes: readAllNow(fd, Number(st.size)), version: versionOf(st) };
   } finally {

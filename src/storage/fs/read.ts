@@ -1,18 +1,13 @@
-import { constants } from 'node:fs';
 import fsp, { type FileHandle } from 'node:fs/promises';
 import { readTooLarge } from '../../contract/read-limit.js';
 import type { GetOptions, StoredObject } from '../../contract/storage.js';
 import { openDir, type Dir, type OpenedDir } from './dir.js';
 import { errnoOf, fsError, readAll, versionOf } from './io.js';
 import { rootDir } from './lifecycle.js';
-import { keyPath, occupiedRefused, symlinkRefused, type KeyPath } from './paths.js';
+import { absentOnOpen, assertReadable, keyPath, READ_FLAGS, type KeyPath } from './paths.js';
 import type { AckedState } from './journal/index.js';
 import { READ_LATER, readKeyNow } from './read-now.js';
 import { scrubFor, type FsStoreState } from './store-state.js';
-
-const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = constants;
-// O_NONBLOCK keeps a planted FIFO from hanging a read; it changes nothing for regular files.
-const READ_FLAGS = O_RDONLY | O_NOFOLLOW | O_NONBLOCK;
 
 /** The largest value a read takes, and whose limit that is (for the refusal's message). */
 interface ReadLimit {
@@ -35,16 +30,11 @@ async function readKeyFile(dir: Dir, kp: KeyPath, limit: ReadLimit): Promise<Sto
   try {
     fh = await fsp.open(dir.at(kp.base), READ_FLAGS);
   } catch (err) {
-    const code = errnoOf(err);
-    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
-    if (code === 'ELOOP' || code === 'EMLINK') throw symlinkRefused(kp.key);
-    throw err;
+    return absentOnOpen(err, kp.key);
   }
   try {
     const st = await fh.stat({ bigint: true });
-    // A directory or FIFO where a key's file should be: say so (a reader must not take it for "no snapshot").
-    if (!st.isFile()) throw occupiedRefused(kp.key);
-    if (st.size > BigInt(limit.bytes)) throw readTooLarge(kp.key, Number(st.size), limit.bytes, limit.whose);
+    assertReadable(st, kp.key, limit.bytes, limit.whose);
     return { bytes: await readAll(fh, Number(st.size)), version: versionOf(st) };
   } finally {
     await fh.close().catch(() => undefined);
