@@ -101,6 +101,11 @@ async function setup(): Promise<{ gh: GitHubEmulator; clock: Clock; storage: (ve
   };
 }
 
+/** A phasedWorkflow writer of a new run, without heartbeats; `lock` as in `unbatched`. */
+function phasedWriter(storage: GitHubStorage, clock: Clock, lock: boolean) {
+  return createWriter({ storage, profile: phasedWorkflow, runId: crypto.randomUUID(), clock, heartbeatIntervalMs: false, lock });
+}
+
 /**
  * A run of `n` sequential checkpoints through the writer: one commit each. `lock: false`
  * leaves the run lease out: this clock jumps to the next timer whenever the writer waits, so
@@ -115,14 +120,7 @@ async function unbatched(
   const { gh, clock, storage } = await setup();
   try {
     const s = storage(verify);
-    const writer = createWriter({
-      storage: s,
-      profile: phasedWorkflow,
-      runId: crypto.randomUUID(),
-      clock,
-      heartbeatIntervalMs: false,
-      lock,
-    });
+    const writer = phasedWriter(s, clock, lock);
     const start = gh.requestLog.length;
     let afterFirst = 0;
     for (let i = 1; i <= n; i++) {
@@ -155,14 +153,7 @@ async function batched(groups: number, group: number): Promise<{ total: Count; s
     const s = storage();
     gh.rateLimit.set({ remaining: 90 }); // below the spec's 100: rateBudget().low
     // No run lease, as in `unbatched`: this clock would renew it at every wait.
-    const writer = createWriter({
-      storage: s,
-      profile: phasedWorkflow,
-      runId: crypto.randomUUID(),
-      clock,
-      heartbeatIntervalMs: false,
-      lock: false,
-    });
+    const writer = phasedWriter(s, clock, false);
     const first = await writer.checkpoint(phasedTriggers.at('phase_complete', payload(clock.now(), 0)));
     if (!first.ok) throw first.error;
     gh.rateLimit.set({ remaining: 90 });
