@@ -30,7 +30,8 @@ export function record(root: string, base: Tree): Recording {
   const ops: Op[] = [];
   const files = new Map<number, { ino: number; synced: boolean }>();
   const dirFds = new Map<number, string>();
-  let nextIno = 1;
+  // New files take inode numbers the base tree does not use: a shared number would make a new file and an old one one file.
+  let nextIno = Math.max(0, ...base.inodes.keys()) + 1;
   const push = (op: Op): void => {
     ops.push(op);
     applyOp(live, op);
