@@ -1,6 +1,8 @@
 import { sha256Hex, toHex } from '../codec/sha256.js';
 import { utf8Encode } from '../codec/utf8.js';
+import { contentAddressingOf } from '../contract/content-address.js';
 import { CheckpointError } from '../contract/errors.js';
+import type { StorageAdapter } from '../contract/storage.js';
 
 /** Folder of every LangGraph store file, below the adapter's root. */
 export const LANGGRAPH_ROOT = 'langgraph';
@@ -13,17 +15,28 @@ export const NS_SEPARATOR = '.';
 const PLAIN = /^[A-Za-z0-9][A-Za-z0-9-]{0,59}$/;
 const HEX_LIMIT_BYTES = 29;
 
+/** Put before a long id when a store's keyed hash names it, so a segment never equals a content chunk's id. */
+const SEGMENT_DOMAIN = utf8Encode('savepoint key segment\0');
+
 /**
  * One path-safe segment for a LangGraph identifier (thread id, namespace, task id):
  * the id itself when it is short and plain (`1`, a UUID, `thread-7`), the hex of its UTF-8
- * as `x_<hex>` when short, else `h_<first 40 hex of its sha256>`. Injective on the first
+ * as `x_<hex>` when short, else `h_<first 40 hex of its hash>`. Injective on the first
  * two forms; the hashed form is checked against the id stored in the document on read.
+ *
+ * The hash is SHA-256, or `storage`'s keyed hash when it names content its own way (an
+ * encrypted store): an unkeyed hash in a key name would let anyone test a guessed id.
  */
-export async function segmentOf(id: string): Promise<string> {
+export async function segmentOf(id: string, storage?: StorageAdapter): Promise<string> {
   if (PLAIN.test(id)) return id;
   const bytes = utf8Encode(id);
   if (bytes.length <= HEX_LIMIT_BYTES) return `x_${toHex(bytes)}`;
-  return `h_${(await sha256Hex(bytes)).slice(0, 40)}`;
+  const addressing = storage && contentAddressingOf(storage);
+  if (addressing === undefined) return `h_${(await sha256Hex(bytes)).slice(0, 40)}`;
+  const input = new Uint8Array(SEGMENT_DOMAIN.length + bytes.length);
+  input.set(SEGMENT_DOMAIN);
+  input.set(bytes, SEGMENT_DOMAIN.length);
+  return `h_${(await addressing.id(input)).slice(0, 40)}`;
 }
 
 /** The segment of an id used as it is (see {@link segmentOf}), without a promise; undefined when it must be encoded. */
@@ -31,10 +44,14 @@ export function plainSegment(id: string): string | undefined {
   return PLAIN.test(id) ? id : undefined;
 }
 
-/** The run id of one (thread, namespace) pair: `<thread>` for the root namespace, `<thread>.<ns>` otherwise. */
-export async function runIdOf(threadId: string, checkpointNs: string): Promise<string> {
-  const thread = await segmentOf(threadId);
-  return checkpointNs === '' ? thread : `${thread}${NS_SEPARATOR}${await segmentOf(checkpointNs)}`;
+/**
+ * The run id of one (thread, namespace) pair in `storage`: `<thread>` for the root namespace,
+ * `<thread>.<ns>` otherwise. Pass the store the saver uses: on an encrypted store a long id's
+ * segment is keyed (see {@link segmentOf}).
+ */
+export async function runIdOf(threadId: string, checkpointNs: string, storage?: StorageAdapter): Promise<string> {
+  const thread = await segmentOf(threadId, storage);
+  return checkpointNs === '' ? thread : `${thread}${NS_SEPARATOR}${await segmentOf(checkpointNs, storage)}`;
 }
 
 /** The thread segment of a run id written by {@link runIdOf}. */

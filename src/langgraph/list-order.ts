@@ -27,8 +27,8 @@ const HISTORY_KEY = /^langgraph\/([^/]+)\/history\/([^/]+)\.json$/;
  * (`<thread>.<ns>`, after `<thread>` in id order) and a listing of every thread are listed whole.
  */
 export async function* listedCheckpoints(state: SaverState, selection: ListSelection): AsyncGenerator<ListedCheckpoint> {
-  const threadSegment = selection.threadId === undefined ? undefined : await segmentOf(selection.threadId);
-  const nsSegment = selection.ns === undefined || selection.ns === '' ? selection.ns : await segmentOf(selection.ns);
+  const threadSegment = selection.threadId === undefined ? undefined : await segmentOf(selection.threadId, state.storage);
+  const nsSegment = selection.ns === undefined || selection.ns === '' ? selection.ns : await segmentOf(selection.ns, state.storage);
   if (threadSegment === undefined) {
     yield* sortedCheckpoints(state, selection, `${LANGGRAPH_ROOT}/`, undefined, nsSegment);
     return;

@@ -52,7 +52,7 @@ async function walkAncestors(state: SaverState, config: RunnableConfig, channels
   if (threadValue === undefined || threadValue === null) return [];
   const threadId = requireThreadId(config, 'getDeltaChannelHistory');
   const ns = namespaceOf(config);
-  const runId = await runIdOf(threadId, ns);
+  const runId = await runIdOf(threadId, ns, state.storage);
   const targetId = getCheckpointId(config) || (await newestId(state, runId));
   if (targetId === undefined) return [];
   assertCheckpointId(targetId);

@@ -28,7 +28,7 @@ export async function getCheckpointTuple(state: SaverState, config: RunnableConf
   if (threadValue === undefined || threadValue === null) return undefined;
   const threadId = requireThreadId(config, 'getTuple');
   const ns = namespaceOf(config);
-  const runId = await runIdOf(threadId, ns);
+  const runId = await runIdOf(threadId, ns, state.storage);
   const named: string | undefined = getCheckpointId(config) || undefined;
   let id = named;
   // A run the saver has not listed yet: its head names the newest (one read, no listing); a run

@@ -31,7 +31,7 @@ export async function runIdFor(state: SaverState, threadId: string, ns: string):
   const key = `${threadId.length}:${threadId}${ns}`;
   const known = state.runIds.get(key);
   if (known !== undefined) return known;
-  const runId = await runIdOf(threadId, ns);
+  const runId = await runIdOf(threadId, ns, state.storage);
   if (state.runIds.size >= 1024) state.runIds.clear();
   state.runIds.set(key, runId);
   return runId;

@@ -38,7 +38,7 @@ export async function putTaskWrites(
   const claim = run.claiming.size > 0 ? run.claiming.get(checkpointId) : undefined;
   if (claim) await claim.catch(() => undefined);
   const sequence = sequenceNow(run, checkpointId) ?? (await sequenceOf(state, run, checkpointId));
-  const key = writesKey(runId, sequence, plainSegment(taskId) ?? (await segmentOf(taskId)));
+  const key = writesKey(runId, sequence, plainSegment(taskId) ?? (await segmentOf(taskId, state.storage)));
   const plain = state.plainAsJson ?? (await decidePlain(state));
   // Index access, not `([channel, value]) =>`: destructuring runs the iterator protocol where the code is not optimized yet (cache-cold).
   const all = dumpAll(

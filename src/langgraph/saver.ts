@@ -124,7 +124,7 @@ export class SavepointSaver extends BaseCheckpointSaver {
   async deleteThread(threadId: string): Promise<void> {
     if (typeof threadId !== 'string' && typeof threadId !== 'number')
       throw new CheckpointError('checkpoint_config_invalid', 'deleteThread: threadId must be a string');
-    const segment = await segmentOf(String(threadId));
+    const segment = await segmentOf(String(threadId), this.storage);
     const runIds = new Set<string>();
     for await (const entry of this.storage.list(`${LANGGRAPH_ROOT}/${segment}`)) {
       const runId = entry.key.split('/')[1]!;

@@ -1,11 +1,12 @@
+import { createHash } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Annotation, END, START, StateGraph } from '@langchain/langgraph';
 import { afterAll, describe, expect, it } from 'vitest';
-import { encryptedStorage, EncryptionKey, isCheckpointError, type StorageAdapter } from 'savepoint';
+import { encryptedStorage, EncryptionKey, isCheckpointError, listAll, memoryStorage, type StorageAdapter } from 'savepoint';
 import { fsStorage } from 'savepoint/fs';
-import { SavepointSaver } from 'savepoint/langgraph';
+import { runIdOf, SavepointSaver } from 'savepoint/langgraph';
 
 // SavepointSaver on an encrypted store: a graph's checkpoints and pending writes round-trip
 // with the key (also through a new process's saver, here a new store instance), the directory
@@ -88,5 +89,35 @@ describe('SavepointSaver on encryptedStorage', () => {
     const keyIds = (await (opened(dir, key) as ReturnType<typeof encryptedStorage>).keyring.list()).keys.map((k) => k.keyId);
     expect(said).toContain(keyIds[0]);
     for (const secret of [EncryptionKey.toText(key), EncryptionKey.toText(wrong), SECRET]) expect(said).not.toContain(secret);
+  });
+
+  it('names a long thread id by a keyed hash: no key name holds its SHA-256, and the thread reads, lists and deletes', async () => {
+    const threadId = 'customer alice@example.com / ticket 4711 / session 2026-11-29';
+    const unkeyed = createHash('sha256').update(threadId).digest('hex').slice(0, 40);
+    const config = { configurable: { thread_id: threadId } };
+    const inner = memoryStorage();
+    const key = EncryptionKey.generate();
+    const store = encryptedStorage(inner, { keys: key });
+    const saver = new SavepointSaver({ storage: store });
+    await graph(saver).invoke({ notes: ['start'] }, config);
+
+    const keys = (await listAll(inner, '')).map((e) => e.key);
+    const runId = await runIdOf(threadId, '', store);
+    expect(runId).toMatch(/^h_[0-9a-f]{40}$/);
+    expect(runId).not.toBe(`h_${unkeyed}`);
+    expect(await runIdOf(threadId, '')).toBe(`h_${unkeyed}`); // unencrypted stores keep SHA-256
+    expect(keys.some((k) => k.startsWith(`langgraph/${runId}/`))).toBe(true);
+    for (const k of keys) expect(k).not.toContain(unkeyed);
+    // Another store, another key: another name for the same thread.
+    expect(await runIdOf(threadId, '', encryptedStorage(memoryStorage(), { keys: EncryptionKey.generate() }))).not.toBe(runId);
+
+    // A new saver over the same store finds the thread by its id, lists it with a thread filter, and deletes it.
+    const again = new SavepointSaver({ storage: encryptedStorage(inner, { keys: key }) });
+    expect((await graph(again).getState(config)).values.notes).toEqual(['start', `fetched ${SECRET}`]);
+    const listed = [];
+    for await (const t of again.list(config)) listed.push(t);
+    expect(listed.length).toBeGreaterThan(0);
+    await again.deleteThread(threadId);
+    expect(await again.getTuple(config)).toBeUndefined();
   });
 });
