@@ -22,6 +22,8 @@ interface VerifyJson {
   findings: { key: string; level: string; reasonCode: string; message: string }[];
 }
 
+const findingsAt = (json: VerifyJson, key: string): VerifyJson['findings'] => json.findings.filter((f) => f.key === key);
+
 async function verify(dir: string): Promise<{ code: number; json: VerifyJson }> {
   const out = captureIo();
   const code = await runCli(['verify', '--json', '--dir', dir], out);
@@ -42,21 +44,28 @@ describe('verify and content chunks', () => {
 
     const chunks = await listAll(storage, CHUNK_PREFIX);
     expect(chunks.length).toBeGreaterThan(3);
+    // One fault at a time: a damaged node hides the chunks below it, which a missing one among them would be.
     const [gone, damaged] = [chunks[0]!.key, chunks[1]!.key];
+    const goneBytes = (await storage.get(gone))!.bytes.slice();
     await storage.delete(gone);
-    const bytes = (await storage.get(damaged))!.bytes.slice();
-    bytes[0]! ^= 1;
-    await storage.put(damaged, bytes);
-    const stray = `${CHUNK_PREFIX}ab/ab${'0'.repeat(62)}`;
-    await storage.put(stray, new TextEncoder().encode('nobody refers to me'));
     await storage.close();
+    const missing = await verify(dir);
+    expect(missing.code).not.toBe(0);
+    expect(findingsAt(missing.json, gone).some((f) => f.level === 'problem' && f.message.startsWith('missing'))).toBe(true);
+
+    const again = fsStorage({ dir });
+    await again.put(gone, goneBytes);
+    const bytes = (await again.get(damaged))!.bytes.slice();
+    bytes[0]! ^= 1;
+    await again.put(damaged, bytes);
+    const stray = `${CHUNK_PREFIX}ab/ab${'0'.repeat(62)}`;
+    await again.put(stray, new TextEncoder().encode('nobody refers to me'));
+    await again.close();
 
     const { code, json } = await verify(dir);
     expect(code).not.toBe(0);
-    const at = (key: string) => json.findings.filter((f) => f.key === key);
-    expect(at(gone).some((f) => f.level === 'problem' && f.message.startsWith('missing'))).toBe(true);
-    expect(at(damaged).some((f) => f.level === 'problem' && f.reasonCode === 'checkpoint_integrity_mismatch')).toBe(true);
-    expect(at(stray)).toEqual([expect.objectContaining({ level: 'warning', reasonCode: 'checkpoint_chunk_unreferenced' })]);
+    expect(findingsAt(json, damaged).some((f) => f.level === 'problem' && f.reasonCode === 'checkpoint_integrity_mismatch')).toBe(true);
+    expect(findingsAt(json, stray)).toEqual([expect.objectContaining({ level: 'warning', reasonCode: 'checkpoint_chunk_unreferenced' })]);
   });
 });
 
