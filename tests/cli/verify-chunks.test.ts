@@ -66,6 +66,9 @@ describe('verify and content chunks', () => {
     expect(code).not.toBe(0);
     expect(findingsAt(json, damaged).some((f) => f.level === 'problem' && f.reasonCode === 'checkpoint_integrity_mismatch')).toBe(true);
     expect(findingsAt(json, stray)).toEqual([expect.objectContaining({ level: 'warning', reasonCode: 'checkpoint_chunk_unreferenced' })]);
+    // With a chunk damaged, what looks unreferenced may sit below it: verify does not send the user to prune it.
+    for (const f of json.findings.filter((x) => x.reasonCode === 'checkpoint_chunk_unreferenced'))
+      expect(f.message).toContain('the sweep frees nothing until every node reads');
   });
 });
 

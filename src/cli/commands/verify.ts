@@ -327,13 +327,13 @@ async function checkChunks(ctx: CommandContext): Promise<Finding[]> {
       reasonCode: 'checkpoint_chunk_hidden',
       message: 'hidden by a sweep but referenced again: read from its hidden copy; the next sweep puts it back',
     });
+  // A missing or damaged node hides the chunks below it: they look unreferenced, and the sweep stops rather than free them.
+  const unreferenced =
+    audit.missing.length + audit.damaged.length > 0
+      ? 'referenced by no readable document or node (a missing or damaged one above may reference it): the sweep frees nothing until every node reads'
+      : 'referenced by no document: `savepoint prune` (or sweepChunks) frees it';
   for (const id of audit.unreferenced)
-    findings.push({
-      key: chunkKey(id),
-      level: 'warning',
-      reasonCode: 'checkpoint_chunk_unreferenced',
-      message: 'referenced by no document: `savepoint prune` (or sweepChunks) frees it',
-    });
+    findings.push({ key: chunkKey(id), level: 'warning', reasonCode: 'checkpoint_chunk_unreferenced', message: unreferenced });
   return findings;
 }
 
