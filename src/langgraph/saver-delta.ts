@@ -13,7 +13,7 @@ import { assertCheckpointId, checkpointKey, runDir, runIdOf, writesDir } from '.
 import type { LangGraphPayload } from './profile.js';
 import { compareIds, lowerBound } from './run-state.js';
 import { readCheckpoint, readWritesDocument, type SaverState } from './saver-state.js';
-import { valueBytes } from './serialized.js';
+import { serializedInput } from './serialized.js';
 import type { WritesDocument } from './writes.js';
 
 /** One ancestor on the walk: its document, and its writes files being read meanwhile. */
@@ -153,7 +153,7 @@ async function historiesOf(
     for (const [channel, value] of Object.entries(snapshot.payload.channel_values)) {
       if (!remaining.has(channel)) continue;
       remaining.delete(channel);
-      result[channel] = { writes: [], seed: await serde.loadsTyped(value.type, valueBytes(value, where)) };
+      result[channel] = { writes: [], seed: await serde.loadsTyped(value.type, serializedInput(value, where)) };
     }
   }
   for (const channel of channels) {
@@ -182,7 +182,7 @@ async function writesOf(
   const byChannel = new Map<string, CheckpointPendingWrite[]>();
   for (const { taskId, doc, at } of found) {
     const write = doc.writes[at]!;
-    const value: unknown = await serde.loadsTyped(write.type, valueBytes(write, `${checkpointId} writes of task ${taskId}`));
+    const value: unknown = await serde.loadsTyped(write.type, serializedInput(write, `${checkpointId} writes of task ${taskId}`));
     const list = byChannel.get(write.channel);
     const entry: CheckpointPendingWrite = [taskId, write.channel, value];
     if (list) list.push(entry);

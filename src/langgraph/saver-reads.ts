@@ -19,7 +19,7 @@ import { readHead } from './head.js';
 import { compareIds, insertId, refreshRunState } from './run-state.js';
 import { runOf } from './saver-runs.js';
 import { readCheckpoint, readWritesDocument, type SaverState } from './saver-state.js';
-import { valueBytes } from './serialized.js';
+import { serializedInput } from './serialized.js';
 import type { StoredWrite } from './writes.js';
 
 /** LangGraph's `getTuple`: the checkpoint `config` names, else the thread's newest (the last one put). */
@@ -91,7 +91,8 @@ async function newestListedId(state: SaverState, runId: string): Promise<string 
 
 export async function metadataOf(state: SaverState, p: LangGraphPayload): Promise<CheckpointMetadata> {
   const serde = state.saver.serde;
-  if (p.metadata_blob) return (await serde.loadsTyped(p.metadata_blob.type, valueBytes(p.metadata_blob, 'metadata'))) as CheckpointMetadata;
+  if (p.metadata_blob)
+    return (await serde.loadsTyped(p.metadata_blob.type, serializedInput(p.metadata_blob, 'metadata'))) as CheckpointMetadata;
   return (await serde.loadsTyped('json', canonicalJson(p.metadata))) as CheckpointMetadata;
 }
 
@@ -99,10 +100,10 @@ export async function toTuple(state: SaverState, snapshot: Snapshot<LangGraphPay
   const serde = state.saver.serde;
   const p = snapshot.payload;
   const where = checkpointKey(snapshot.runId, snapshot.id);
-  const checkpoint = (await serde.loadsTyped(p.checkpoint.type, valueBytes(p.checkpoint, where))) as Checkpoint;
+  const checkpoint = (await serde.loadsTyped(p.checkpoint.type, serializedInput(p.checkpoint, where))) as Checkpoint;
   checkpoint.channel_values = {};
   for (const [channel, value] of Object.entries(p.channel_values)) {
-    checkpoint.channel_values[channel] = await serde.loadsTyped(value.type, valueBytes(value, where));
+    checkpoint.channel_values[channel] = await serde.loadsTyped(value.type, serializedInput(value, where));
   }
   const parentId = p.parent_checkpoint_id;
   if (checkpoint.v < 4 && parentId !== undefined) await migratePendingSends(state, checkpoint, snapshot.runId, parentId);
@@ -133,7 +134,7 @@ async function pendingWrites(state: SaverState, runId: string, sequence: number,
   return Promise.all(
     sorted.map(
       async ({ taskId, write, key }) =>
-        [taskId, write.channel, await serde.loadsTyped(write.type, valueBytes(write, key))] as CheckpointPendingWrite,
+        [taskId, write.channel, await serde.loadsTyped(write.type, serializedInput(write, key))] as CheckpointPendingWrite,
     ),
   );
 }

@@ -70,6 +70,18 @@ export function valueBytes(value: SerializedValue, where: string): Uint8Array {
   return bytes;
 }
 
+/**
+ * What `serde.loadsTyped` is given for a stored value: a `json` value's stored text as it is
+ * (`SerializerProtocol.loadsTyped` takes a string, as the saver already passes metadata),
+ * which spares encoding it to UTF-8 here only for the serializer to decode it back (for a
+ * long conversation's channel, most of a read's time); bytes otherwise. A text with a
+ * leading byte order mark goes as bytes: a decoder drops the mark, `JSON.parse` would not.
+ */
+export function serializedInput(value: SerializedValue, where: string): Uint8Array | string {
+  if ('text' in value && value.type === 'json' && value.text.charCodeAt(0) !== 0xfeff) return value.text;
+  return valueBytes(value, where);
+}
+
 const quote = JSON.stringify;
 
 /** Canonical JSON text of a stored value's own members (`"data":…` or `"text":…`; both sort before `"type"`). */

@@ -57,15 +57,26 @@ function dirsOfThisRun(root: RootDir): Map<string, Dir> {
   if (!dirs) {
     const made = new Map<string, Dir>();
     openedThisRun.set(root, (dirs = made));
-    let hops = 0;
-    const end = (): void => {
-      if (++hops < RUN_HOPS) return queueMicrotask(end);
+    afterThisRun(() => {
       if (openedThisRun.get(root) === made) openedThisRun.delete(root);
       closeAllNow(made.values());
-    };
-    queueMicrotask(end);
+    });
   }
   return dirs;
+}
+
+/**
+ * Calls `end` once {@link RUN_HOPS} turns of the microtask queue have passed: what reads made
+ * together may share (directories opened, the journal lock found free) is forgotten then,
+ * still before any I/O callback of this process can run.
+ */
+export function afterThisRun(end: () => void): void {
+  let hops = 0;
+  const hop = (): void => {
+    if (++hops < RUN_HOPS) return queueMicrotask(hop);
+    end();
+  };
+  queueMicrotask(hop);
 }
 
 /**

@@ -124,6 +124,34 @@ describe('fsStorage: synchronous reads of small files answer what asynchronous o
     }
   });
 
+  it('journal: reads made together (a document, then its writes listed and read) look at the journal lock once; a later turn looks again', async () => {
+    const dir = newDir();
+    const writer = fsStorage({ dir });
+    await writer.put('run/doc', new Uint8Array([1]));
+    await writer.put('run/parts/1/w', new Uint8Array([2]));
+    await writer.close();
+    const reader = fsStorage({ dir });
+    await reader.ready();
+    try {
+      const lstat = vi.spyOn(fs, 'lstatSync');
+      const lockLooks = (): number => lstat.mock.calls.filter(([path]) => String(path).endsWith('lock-\\journal')).length;
+      expect((await reader.get('run/doc'))?.bytes[0]).toBe(1);
+      // A checkpoint's read decodes it (a few dozen turns of the microtask queue) before its writes are listed.
+      for (let i = 0; i < 20; i++) await Promise.resolve();
+      const listed: string[] = [];
+      for await (const e of reader.list('run/parts/1/')) listed.push(e.key);
+      expect(listed).toEqual(['run/parts/1/w']);
+      expect((await reader.get('run/parts/1/w'))?.bytes[0]).toBe(2);
+      expect(lockLooks()).toBe(1);
+      // Past the event loop's turn, another process may hold the lock: the next read looks again.
+      await new Promise((r) => setImmediate(r));
+      expect((await reader.get('run/doc'))?.bytes[0]).toBe(1);
+      expect(lockLooks()).toBe(2);
+    } finally {
+      await reader.close();
+    }
+  });
+
   it('a symbolic link in a key path is refused by the synchronous read and listing as by the asynchronous ones', async () => {
     const dir = newDir();
     const outside = newDir();

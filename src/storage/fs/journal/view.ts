@@ -1,5 +1,6 @@
-import { lstatSync } from 'node:fs';
+import fs from 'node:fs';
 import { lstatIfAny } from '../lock.js';
+import { afterThisRun } from '../read-now.js';
 import { dropReplacedFiles, journalFd, JOURNAL_LOCK, replayOrder, type FileNo } from './files.js';
 import type { AckedState, Planned } from './planned.js';
 import { decodeJournal, HEADER, MAGIC } from './record.js';
@@ -68,23 +69,24 @@ export function unappliedNow(s: JournalState, prefix: string): ReadonlyMap<strin
   if (!lockFreeThisRun.has(s)) {
     if (lstatNowIfAny(s.root.at(JOURNAL_LOCK))) return undefined;
     lockFreeThisRun.add(s);
-    queueMicrotask(() => lockFreeThisRun.delete(s));
+    afterThisRun(() => lockFreeThisRun.delete(s));
   }
   return NOTHING;
 }
 
 /**
  * Journals whose lock was found free in the current run of synchronous code and its
- * microtasks, so reads made together look once: this process takes the lock only in a later
- * turn of the event loop, and another process taking it meanwhile is concurrent with the
- * reads (as with the directories of ../read-now.ts).
+ * microtasks, so reads made together look once (a checkpoint read, then its writes listed and
+ * read: the same window as the directories of ../read-now.ts): this process takes the lock
+ * only in a later turn of the event loop, and another process taking it meanwhile is
+ * concurrent with the reads.
  */
 const lockFreeThisRun = new WeakSet<JournalState>();
 
 const NOTHING: ReadonlyMap<string, AckedState> = new Map();
 
-/** Whether `path` exists now (lstat: a link is not followed; no error made for a missing one). */
-const lstatNowIfAny = (path: string): boolean => lstatSync(path, { throwIfNoEntry: false }) !== undefined;
+/** Whether `path` exists now (lstat: a link is not followed; no error made for a missing one; looked up at call time, so tests can count it). */
+const lstatNowIfAny = (path: string): boolean => fs.lstatSync(path, { throwIfNoEntry: false }) !== undefined;
 
 /** Both files' views, merged in replay order (the newer file's state of a key wins). */
 async function journalView(s: JournalState): Promise<ReadonlyMap<string, AckedState>> {
