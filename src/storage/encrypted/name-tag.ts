@@ -1,45 +1,45 @@
-import { sha256Hex, sha256HexOfTextSync } from '../../codec/sha256.js';
-import { NAME_TAG_BYTES } from './value-format.js';
+import { sipHash24 } from './siphash.js';
 
 /** Tags kept for keys met again (a run's `latest` and index), before the cache starts over. */
 const CACHED_TAGS = 64;
 
+const encoder = new TextEncoder();
+
 /**
- * The name tags of storage keys, for shared values (`value-format.ts`): the first 8 bytes of
- * SHA-256 over the store's secret name key (as hex) followed by the key. Keyed, so only a
- * holder of the store's key can compute a tag, let alone find another key name with the same
- * one; a prefix key under a truncated digest leaves nothing to extend. One Node one-shot hash
- * per new key: a tenth of a sealing, which a shared value saves.
+ * The name tags of storage keys, for shared values (`value-format.ts`): SipHash-2-4 of the
+ * key's UTF-8 under the store's name key, 8 bytes. Keyed, so only a holder of the store's key
+ * can compute a tag, let alone find another key name with the same one. In plain JavaScript:
+ * cheaper on a key name than a call into the runtime's hash.
  */
 export class NameTags {
-  readonly #prefix: string;
+  readonly #key: Uint8Array;
   readonly #cache = new Map<string, Uint8Array>();
+  #scratch = new Uint8Array(256);
 
-  /** `nameKeyHex`: the store's name key, 64 hex digits. */
-  constructor(nameKeyHex: string) {
-    this.#prefix = nameKeyHex;
+  /** `nameKey`: the store's name key, 16 bytes. */
+  constructor(nameKey: Uint8Array) {
+    this.#key = nameKey;
   }
 
-  /** The tag of `key`, where the runtime hashes synchronously (Node); else `undefined`. */
-  sync(key: string): Uint8Array | undefined {
+  /** The 8-byte tag of `key`. */
+  of(key: string): Uint8Array {
     const cached = this.#cache.get(key);
     if (cached) return cached;
-    const digest = sha256HexOfTextSync(this.#prefix + key);
-    return digest === undefined ? undefined : this.#keep(key, digest);
-  }
-
-  /** The tag of `key`, in any runtime. */
-  async of(key: string): Promise<Uint8Array> {
-    return this.sync(key) ?? this.#keep(key, await sha256Hex(this.#prefix + key));
-  }
-
-  #keep(key: string, digest: string): Uint8Array {
-    const tag = new Uint8Array(NAME_TAG_BYTES);
-    const view = new DataView(tag.buffer);
-    view.setUint32(0, Number.parseInt(digest.slice(0, 8), 16));
-    view.setUint32(4, Number.parseInt(digest.slice(8, 16), 16));
+    const tag = sipHash24(this.#key, this.#utf8(key));
     if (this.#cache.size >= CACHED_TAGS) this.#cache.clear();
     this.#cache.set(key, tag);
     return tag;
+  }
+
+  /** `key` as UTF-8, in a scratch buffer (valid until the next call): key names are mostly ASCII, copied as is. */
+  #utf8(key: string): Uint8Array {
+    if (this.#scratch.length < key.length * 3) this.#scratch = new Uint8Array(key.length * 3);
+    const buf = this.#scratch;
+    for (let i = 0; i < key.length; i++) {
+      const c = key.charCodeAt(i);
+      if (c > 0x7f) return buf.subarray(0, encoder.encodeInto(key, buf).written);
+      buf[i] = c;
+    }
+    return buf.subarray(0, key.length);
   }
 }

@@ -17,7 +17,6 @@ import { syncAead, type SyncAead } from './native-aead.js';
 import { NoncePool } from './nonce-pool.js';
 import { hkdfSha256, importAesKey, importHmacKey, KEY_BYTES } from './primitives.js';
 import { NameTags } from './name-tag.js';
-import { toHex } from '../../codec/sha256.js';
 
 /**
  * A session: the store's data key, opened, and the keys derived from it. One per encrypted
@@ -67,7 +66,9 @@ const encoder = new TextEncoder();
 const VALUE_INFO = encoder.encode('savepoint/value-aes-256-gcm/v1');
 const CONTENT_ID_INFO = encoder.encode('savepoint/content-id-hmac-sha256/v1');
 const RUN_ID_INFO = encoder.encode('savepoint/run-id-hmac-sha256/v1');
-const NAME_TAG_INFO = encoder.encode('savepoint/name-tag-sha256/v1');
+const NAME_TAG_INFO = encoder.encode('savepoint/name-tag-siphash24/v1');
+/** Bytes of the name tags' key (SipHash-2-4 takes 128 bits). */
+const NAME_KEY_BYTES = 16;
 
 /** The session of data key `dataKeyId`; `native: false` keeps to WebCrypto (tests compare the two). */
 export async function sessionOf(dataKeyId: string, dataKey: Uint8Array, native = true): Promise<Session> {
@@ -76,7 +77,7 @@ export async function sessionOf(dataKeyId: string, dataKey: Uint8Array, native =
     hkdfSha256(dataKey, salt, VALUE_INFO, KEY_BYTES),
     hkdfSha256(dataKey, salt, CONTENT_ID_INFO, KEY_BYTES),
     hkdfSha256(dataKey, salt, RUN_ID_INFO, KEY_BYTES),
-    hkdfSha256(dataKey, salt, NAME_TAG_INFO, KEY_BYTES),
+    hkdfSha256(dataKey, salt, NAME_TAG_INFO, NAME_KEY_BYTES),
   ]);
   const [valueKey, contentIdKey, runIdKey] = await Promise.all([importAesKey(valueRaw), importHmacKey(idRaw), importHmacKey(runIdRaw)]);
   return {
@@ -85,7 +86,7 @@ export async function sessionOf(dataKeyId: string, dataKey: Uint8Array, native =
     valueKey,
     contentIdKey,
     runIdKey,
-    nameTags: new NameTags(toHex(nameTagRaw)),
+    nameTags: new NameTags(nameTagRaw),
     sync: native ? syncAead(valueRaw, idRaw) : undefined,
     nonces: new NoncePool(),
   };

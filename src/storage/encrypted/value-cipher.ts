@@ -30,16 +30,15 @@ export function sealValue(session: Session, key: string, plaintext: Uint8Array):
 
 /**
  * Encrypts `plaintext` once for storage under both `a` and `b` (a shared value, format 2), where
- * the runtime encrypts and hashes synchronously; else `undefined` (the caller seals each).
+ * the runtime encrypts synchronously; else `undefined` (the caller seals each).
  * A checkpoint puts the same bytes to its history file and to `latest`: one sealing, not two.
  */
 export function sealSharedSync(session: Session, a: string, b: string, plaintext: Uint8Array): Uint8Array | undefined {
   const sync = session.sync;
-  const tagA = sync && session.nameTags.sync(a);
-  const tagB = tagA && session.nameTags.sync(b);
-  if (!sync || !tagA || !tagB) return undefined;
+  if (!sync) return undefined;
+  const tagA = session.nameTags.of(a);
+  const pairTag = pairTagOf(tagA, session.nameTags.of(b));
   const nonce = session.nonces.next();
-  const pairTag = pairTagOf(tagA, tagB);
   const header = new Uint8Array(HEADER_BYTES);
   writeHeader(header, SHARED_FORMAT, pairTag, nonce);
   return handOver(sync.seal(nonce, sharedAssociatedData(header, tagA, pairTag), plaintext, header));
@@ -76,7 +75,7 @@ export async function openValue(session: Session, key: string, stored: Uint8Arra
     aad = associatedData(headerBytes, key);
   } else {
     // A shared value from another store, or moved here from a third key, fails authentication below.
-    aad = sharedAssociatedData(headerBytes, session.nameTags.sync(key) ?? (await session.nameTags.of(key)), header.pairTag);
+    aad = sharedAssociatedData(headerBytes, session.nameTags.of(key), header.pairTag);
   }
   const body = stored.subarray(HEADER_BYTES);
   // Synchronous where the runtime can (Node): a WebCrypto call costs a round trip through a worker job.
