@@ -15,18 +15,48 @@ type Put = Extract<BatchOperation, { type: 'put' }>;
  */
 export function sharedPartners(operations: readonly BatchOperation[]): Int32Array {
   const partner = new Int32Array(operations.length).fill(-1);
-  const waiting = new Map<Uint8Array, number>();
+  // A writer's batch holds a few puts: a scan of the earlier ones costs less than a map.
+  const earlier = operations.length <= SCAN_LIMIT ? scanEarlier : mapEarlier();
   for (let i = 0; i < operations.length; i++) {
     const op = operations[i];
     if (op?.type !== 'put') continue;
-    const first = waiting.get(op.bytes);
-    if (first !== undefined && operations[first]!.key !== op.key) {
+    const first = earlier(operations, partner, i);
+    if (first !== -1) {
       partner[i] = first;
       partner[first] = i;
-      waiting.delete(op.bytes);
-    } else waiting.set(op.bytes, i);
+    }
   }
   return partner;
+}
+
+/** Batches up to this many operations find partners by scanning. */
+const SCAN_LIMIT = 8;
+
+type FindEarlier = (operations: readonly BatchOperation[], partner: Int32Array, i: number) => number;
+
+/** The first earlier put of the same buffer under another key that has no partner yet, or -1. */
+const scanEarlier: FindEarlier = (operations, partner, i) => {
+  const op = operations[i] as Put;
+  for (let j = 0; j < i; j++) {
+    const other = operations[j];
+    if (other?.type === 'put' && other.bytes === op.bytes && partner[j] === -1 && other.key !== op.key) return j;
+  }
+  return -1;
+};
+
+/** As {@link scanEarlier}, through a map of the latest unpaired put of each buffer. */
+function mapEarlier(): FindEarlier {
+  const waiting = new Map<Uint8Array, number>();
+  return (operations, _partner, i) => {
+    const op = operations[i] as Put;
+    const first = waiting.get(op.bytes);
+    if (first !== undefined && operations[first]!.key !== op.key) {
+      waiting.delete(op.bytes);
+      return first;
+    }
+    waiting.set(op.bytes, i);
+    return -1;
+  };
 }
 
 /** A put's bytes must be a Uint8Array (the error a put of anything else gets). */

@@ -1,8 +1,5 @@
 import { sipHash24 } from './siphash.js';
 
-/** Tags kept for keys met again (a run's `latest` and index), before the cache starts over. */
-const CACHED_TAGS = 64;
-
 const encoder = new TextEncoder();
 
 /**
@@ -13,7 +10,11 @@ const encoder = new TextEncoder();
  */
 export class NameTags {
   readonly #key: Uint8Array;
-  readonly #cache = new Map<string, Uint8Array>();
+  // The last two keys tagged, the more recently used first: a checkpoint tags a new history key
+  // and its run's `latest`, which stays while history keys come and go. No map: a new key
+  // would cost a string hash to look up.
+  #recent: [string, Uint8Array] | undefined;
+  #older: [string, Uint8Array] | undefined;
   #scratch = new Uint8Array(256);
 
   /** `nameKey`: the store's name key, 16 bytes. */
@@ -23,11 +24,15 @@ export class NameTags {
 
   /** The 8-byte tag of `key`. */
   of(key: string): Uint8Array {
-    const cached = this.#cache.get(key);
-    if (cached) return cached;
+    if (this.#recent?.[0] === key) return this.#recent[1];
+    const older = this.#older;
+    if (older?.[0] === key) {
+      this.#older = this.#recent;
+      this.#recent = older;
+      return older[1];
+    }
     const tag = sipHash24(this.#key, this.#utf8(key));
-    if (this.#cache.size >= CACHED_TAGS) this.#cache.clear();
-    this.#cache.set(key, tag);
+    this.#older = [key, tag];
     return tag;
   }
 

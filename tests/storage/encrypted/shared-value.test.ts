@@ -103,6 +103,32 @@ describe('shared values: one sealing for two keys of a batch', () => {
     expect([...sharedPartners([put('a', x), put('b', x), put('c', x), put('d', x)])]).toEqual([1, 0, 3, 2]);
   });
 
+  it('property: partners are symmetric puts of one buffer under two keys, in small and large batches alike', () => {
+    const buffers = [new Uint8Array(1), new Uint8Array(1), new Uint8Array(2)];
+    const op = fc.record({ type: fc.constantFrom('put', 'put', 'delete'), key: fc.constantFrom('a', 'b', 'c', 'd'), buf: fc.nat(2) });
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 20 }), (ops) => {
+        const batch = ops.map((o) =>
+          o.type === 'put' ? { type: 'put' as const, key: o.key, bytes: buffers[o.buf]! } : { type: 'delete' as const, key: o.key },
+        );
+        const partner = sharedPartners(batch);
+        partner.forEach((j, i) => {
+          if (j === -1) return;
+          const [a, b] = [batch[i]!, batch[j]!];
+          expect(partner[j]).toBe(i);
+          expect(a.type === 'put' && b.type === 'put' && a.bytes === b.bytes && a.key !== b.key).toBe(true);
+        });
+        // A writer's pair, first in any batch, is always found.
+        const withPair = [
+          { type: 'put' as const, key: 'h', bytes: buffers[0]! },
+          { type: 'put' as const, key: 'l', bytes: buffers[0]! },
+          ...batch,
+        ];
+        expect(sharedPartners(withPair)[0]).toBe(1);
+      }),
+    );
+  });
+
   it('a shared value sealed on Node opens through WebCrypto, under both keys only', async () => {
     const dataKey = crypto.getRandomValues(new Uint8Array(32));
     const native = await sessionOf('0123456789abcdef', dataKey, true);
