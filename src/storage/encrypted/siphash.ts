@@ -29,14 +29,18 @@ export function sipHash24(key: Uint8Array, message: Uint8Array): Uint8Array {
   const n = message.length;
   const whole = n - (n % 8);
   // The last word: the remaining bytes, and the length's low byte in the top byte.
-  const last = new Uint8Array(8);
-  last.set(message.subarray(whole));
-  last[7] = n & 0xff;
+  let lastLo = 0;
+  let lastHi = (n & 0xff) << 24;
+  for (let i = whole; i < n; i++) {
+    const shift = 8 * ((i - whole) % 4);
+    if (i - whole < 4) lastLo |= message[i]! << shift;
+    else lastHi |= message[i]! << shift;
+  }
   // Each message word is absorbed with two rounds; one more pass of four rounds finalizes.
   for (let at = 0; at <= whole + 8; at += 8) {
     const final = at > whole;
-    const ml = final ? 0 : at < whole ? le32(message, at) : le32(last, 0);
-    const mh = final ? 0 : at < whole ? le32(message, at + 4) : le32(last, 4);
+    const ml = final ? 0 : at < whole ? le32(message, at) : lastLo;
+    const mh = final ? 0 : at < whole ? le32(message, at + 4) : lastHi;
     if (final) v2l ^= 0xff;
     else {
       v3l ^= ml;
@@ -87,9 +91,7 @@ export function sipHash24(key: Uint8Array, message: Uint8Array): Uint8Array {
       v0h ^= mh;
     }
   }
-  const out = new Uint8Array(8);
-  const view = new DataView(out.buffer);
-  view.setUint32(0, (v0l ^ v1l ^ v2l ^ v3l) >>> 0, true);
-  view.setUint32(4, (v0h ^ v1h ^ v2h ^ v3h) >>> 0, true);
-  return out;
+  const lo = v0l ^ v1l ^ v2l ^ v3l;
+  const hi = v0h ^ v1h ^ v2h ^ v3h;
+  return Uint8Array.of(lo, lo >>> 8, lo >>> 16, lo >>> 24, hi, hi >>> 8, hi >>> 16, hi >>> 24);
 }

@@ -95,13 +95,16 @@ export function associatedData(header: Uint8Array, key: string): Uint8Array {
  * same bytes under either of the two keys it was sealed for; under any other key, other bytes.
  */
 export function sharedAssociatedData(header: Uint8Array, tag: Uint8Array, pairTag: Uint8Array): Uint8Array {
-  const partner = new Uint8Array(NAME_TAG_BYTES);
-  for (let i = 0; i < NAME_TAG_BYTES; i++) partner[i] = tag[i]! ^ pairTag[i]!;
-  const [low, high] = compareBytes(tag, partner) <= 0 ? [tag, partner] : [partner, tag];
   const out = new Uint8Array(header.length + 2 * NAME_TAG_BYTES);
   out.set(header, 0);
-  out.set(low, header.length);
-  out.set(high, header.length + NAME_TAG_BYTES);
+  // The partner's tag byte by byte: the first byte that differs says which tag comes first.
+  let order = 0;
+  for (let i = 0; i < NAME_TAG_BYTES && order === 0; i++) order = tag[i]! - (tag[i]! ^ pairTag[i]!);
+  const [ownAt, partnerAt] = order <= 0 ? [header.length, header.length + NAME_TAG_BYTES] : [header.length + NAME_TAG_BYTES, header.length];
+  for (let i = 0; i < NAME_TAG_BYTES; i++) {
+    out[ownAt + i] = tag[i]!;
+    out[partnerAt + i] = tag[i]! ^ pairTag[i]!;
+  }
   return out;
 }
 
@@ -110,11 +113,6 @@ export function pairTagOf(a: Uint8Array, b: Uint8Array): Uint8Array {
   const out = new Uint8Array(NAME_TAG_BYTES);
   for (let i = 0; i < NAME_TAG_BYTES; i++) out[i] = a[i]! ^ b[i]!;
   return out;
-}
-
-function compareBytes(a: Uint8Array, b: Uint8Array): number {
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
-  return 0;
 }
 
 function hex(bytes: Uint8Array): string {

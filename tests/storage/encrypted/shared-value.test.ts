@@ -162,4 +162,20 @@ describe('shared values: one sealing for two keys of a batch', () => {
     expect((await listAll(store, 'checkpoints/run-1/latest')).map((e) => e.size)).toEqual([20]);
     expect((await rejection(store.get('checkpoints/run-1/other.json'))).reasonCode).toBe('checkpoint_integrity_mismatch');
   });
+
+  it('a shared value of a fixed key (known answer for format 2: SipHash name tags, tag order) opens under its two keys only', async () => {
+    const raw = Uint8Array.from({ length: 32 }, (_, i) => 7 * i + 1);
+    const keyring =
+      '{"cipher":"AES-256-GCM","data_key_id":"cee9f64f0d6f8eeb","format":"savepoint-keyring","version":1,"wraps":[{"key_id":"bc5c982ebbed8569",' +
+      '"nonce":"djDpXd7E5pAIoaRT","wrapped":"7B3HJDjWQdrKAyKCJD8971BFU5Ba0k7jZ7KprnrjYFz/4objzP/OPfVcQqUcR/KW"}]}';
+    const value = '737065029d81007d1f30c4406ecbf9c1d417cddd9c778b28c2ffcf4eb7c9d3e2e4b0d531810d4748b061b78e59d586bc2dd19841f13e4f30feda80';
+    const inner = memoryStorage();
+    await inner.put('savepoint-keyring.json', new TextEncoder().encode(keyring));
+    const bytes = Uint8Array.from(value.match(/../g)!, (h) => Number.parseInt(h, 16));
+    const keys = ['checkpoints/run-1/history/cp_1.json', 'checkpoints/run-1/latest.json', 'checkpoints/run-1/index.json'];
+    for (const k of keys) await inner.put(k, bytes);
+    const store = encryptedStorage(inner, { keys: EncryptionKey.fromBytes(raw) });
+    for (const k of keys.slice(0, 2)) expect(new TextDecoder().decode((await store.get(k))!.bytes)).toBe('{"format":"shared"}');
+    expect((await rejection(store.get(keys[2]!))).reasonCode).toBe('checkpoint_integrity_mismatch');
+  });
 });
