@@ -9,6 +9,13 @@
 
 const le32 = (b: Uint8Array, i: number): number => (b[i]! | (b[i + 1]! << 8) | (b[i + 2]! << 16) | (b[i + 3]! << 24)) >>> 0;
 
+/** Half of the last message word: the bytes after `whole` from `from` (0 or 4), little-endian (the length byte goes on top). */
+function lastWordHalf(message: Uint8Array, whole: number, from: number): number {
+  let half = 0;
+  for (let i = whole + from; i < message.length && i < whole + from + 4; i++) half |= message[i]! << (8 * (i - whole - from));
+  return half;
+}
+
 /** SipHash-2-4 of `message` under the 16-byte `key`, as 8 bytes (little-endian, as the reference writes it). */
 export function sipHash24(key: Uint8Array, message: Uint8Array): Uint8Array {
   if (key.length !== 16) throw new RangeError('sipHash24: the key must be 16 bytes');
@@ -28,14 +35,8 @@ export function sipHash24(key: Uint8Array, message: Uint8Array): Uint8Array {
   let v3h = k1h ^ 0x74656462;
   const n = message.length;
   const whole = n - (n % 8);
-  // The last word: the remaining bytes, and the length's low byte in the top byte.
-  let lastLo = 0;
-  let lastHi = (n & 0xff) << 24;
-  for (let i = whole; i < n; i++) {
-    const shift = 8 * ((i - whole) % 4);
-    if (i - whole < 4) lastLo |= message[i]! << shift;
-    else lastHi |= message[i]! << shift;
-  }
+  const lastLo = lastWordHalf(message, whole, 0);
+  const lastHi = lastWordHalf(message, whole, 4) | ((n & 0xff) << 24);
   // Each message word is absorbed with two rounds; one more pass of four rounds finalizes.
   for (let at = 0; at <= whole + 8; at += 8) {
     const final = at > whole;
