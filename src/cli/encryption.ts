@@ -47,7 +47,8 @@ export function lockedEncrypted(storage: StorageAdapter): storage is EncryptedSt
 
 /**
  * `verify` on an encrypted store without a key: what can be checked without it — the keyring
- * parses, and every value carries a well-formed header naming the store's data key — and a
+ * parses, and every value carries a well-formed header naming the store's data key (a shared
+ * value names its two keys' tags instead, which only a key checks) — and a
  * plain statement that the contents are encrypted and were not verified.
  */
 export async function verifyWithoutKey(storage: EncryptedStorage, profile: string, io: CliIo, json: boolean): Promise<number> {
@@ -64,7 +65,7 @@ export async function verifyWithoutKey(storage: EncryptedStorage, profile: strin
     const problem =
       typeof header === 'string'
         ? `not an encrypted value (${header})`
-        : header.dataKeyId !== keyring.dataKeyId
+        : 'dataKeyId' in header && header.dataKeyId !== keyring.dataKeyId
           ? `names data key ${header.dataKeyId}, not the store's`
           : undefined;
     if (problem) findings.push({ key: entry.key, level: 'problem', reasonCode: 'checkpoint_integrity_mismatch', message: problem });

@@ -23,6 +23,7 @@ import { hiddenRunIdOf } from './hidden-run-id.js';
 import { hmacSha256 } from './primitives.js';
 import { readSession, track, writeSession, type EncryptedState } from './session.js';
 import { dataKeyIdOf, openValue, sealValue } from './value-cipher.js';
+import { notBytes, sealBatchSync } from './batch-seal.js';
 import { VALUE_OVERHEAD_BYTES } from './value-format.js';
 
 /** Options of {@link encryptedStorage}. */
@@ -92,7 +93,7 @@ async function getValue(state: EncryptedState, key: string, options?: GetOptions
   const session = await readSession(state);
   if (!session) {
     // A value but no keyring: the keyring was lost, or the value was never encrypted.
-    const dataKeyId = dataKeyIdOf(key, stored.bytes);
+    const dataKeyId = dataKeyIdOf(key, stored.bytes) ?? 'unknown (a shared value names none)';
     throw keyMissing(`the value under ${key}`, { dataKeyId, wrapKeyIds: [] }, await keyIdsOf(state.keys, undefined));
   }
   return { bytes: await openValue(session, key, stored.bytes), version: stored.version };
@@ -111,10 +112,6 @@ async function putValue(state: EncryptedState, key: string, bytes: Uint8Array, o
   const input = bytes.slice();
   const session = await writeSession(state);
   return state.inner.put(key, await sealValue(session, key, input), options);
-}
-
-function notBytes(key: string): CheckpointError {
-  return new CheckpointError('checkpoint_schema_invalid', `value of ${key} is not a Uint8Array`, { details: { key } });
 }
 
 /**
@@ -138,14 +135,7 @@ function batchNowOrLater(state: EncryptedState, operations: readonly BatchOperat
   const ready = state.ready;
   if (!ready?.sync || state.closed || !Array.isArray(operations)) return track(state, batchValues(state, operations, options));
   try {
-    const sealed = operations.map((op) => {
-      if (op?.key === KEYRING_KEY) throw reservedKey();
-      if (op?.type !== 'put') return op;
-      assertKey(op.key);
-      if (!(op.bytes instanceof Uint8Array)) throw notBytes(op.key);
-      return { ...op, bytes: sealValue(ready, op.key, op.bytes) as Uint8Array };
-    });
-    return state.inner.batch!(sealed, options);
+    return state.inner.batch!(sealBatchSync(ready, operations), options);
   } catch (err) {
     return Promise.reject(err);
   }
@@ -163,17 +153,25 @@ async function batchValues(state: EncryptedState, operations: readonly BatchOper
   for (const op of operations) if (op?.type === 'put') assertKey(op.key);
   const ready = state.ready;
   // As in a put: sealed before the first await, or copied while the session opens.
-  if (ready?.sync)
-    return state.inner.batch!(
-      operations.map((op) => (isPut(op) ? { ...op, bytes: sealValue(ready, op.key, op.bytes) as Uint8Array } : op)),
-      options,
-    );
-  const copies = ready ? operations : operations.map((op) => (isPut(op) ? { ...op, bytes: op.bytes.slice() } : op));
+  if (ready?.sync) return state.inner.batch!(sealBatchSync(ready, operations), options);
+  const copies = ready ? operations : copiedPuts(operations);
   const session = ready ?? (await writeSession(state));
+  if (session.sync) return state.inner.batch!(sealBatchSync(session, copies), options);
   const sealed = await Promise.all(
     copies.map(async (op) => (isPut(op) ? { ...op, bytes: await sealValue(session, op.key, op.bytes) } : op)),
   );
   return state.inner.batch!(sealed, options);
+}
+
+/** The batch with each put's bytes copied, one copy per buffer (two puts of one buffer still share it). */
+function copiedPuts(operations: readonly BatchOperation[]): BatchOperation[] {
+  const copies = new Map<Uint8Array, Uint8Array>();
+  return operations.map((op) => {
+    if (!isPut(op)) return op;
+    let copy = copies.get(op.bytes);
+    if (!copy) copies.set(op.bytes, (copy = op.bytes.slice()));
+    return { ...op, bytes: copy };
+  });
 }
 
 async function* listValues(state: EncryptedState, prefix: string): AsyncIterable<StorageEntry> {

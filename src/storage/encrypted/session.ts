@@ -16,6 +16,7 @@ import {
 import { syncAead, type SyncAead } from './native-aead.js';
 import { NoncePool } from './nonce-pool.js';
 import { hkdfSha256, importAesKey, importHmacKey, KEY_BYTES } from './primitives.js';
+import { NameTags } from './name-tag.js';
 
 /**
  * A session: the store's data key, opened, and the keys derived from it. One per encrypted
@@ -31,6 +32,8 @@ export interface Session {
   readonly contentIdKey: CryptoKey;
   /** HMAC-SHA-256 key for hidden run ids (a key of its own: a run id and a content id never share a MAC). */
   readonly runIdKey: CryptoKey;
+  /** The storage keys' name tags, which bind a shared value to its two keys. */
+  readonly nameTags: NameTags;
   /** The same keys for the runtime's synchronous implementation, where it has one (Node). */
   readonly sync: SyncAead | undefined;
   /** Where the values' nonces come from. */
@@ -63,14 +66,18 @@ const encoder = new TextEncoder();
 const VALUE_INFO = encoder.encode('savepoint/value-aes-256-gcm/v1');
 const CONTENT_ID_INFO = encoder.encode('savepoint/content-id-hmac-sha256/v1');
 const RUN_ID_INFO = encoder.encode('savepoint/run-id-hmac-sha256/v1');
+const NAME_TAG_INFO = encoder.encode('savepoint/name-tag-siphash24/v1');
+/** Bytes of the name tags' key (SipHash-2-4 takes 128 bits). */
+const NAME_KEY_BYTES = 16;
 
 /** The session of data key `dataKeyId`; `native: false` keeps to WebCrypto (tests compare the two). */
 export async function sessionOf(dataKeyId: string, dataKey: Uint8Array, native = true): Promise<Session> {
   const salt = hexBytes(dataKeyId);
-  const [valueRaw, idRaw, runIdRaw] = await Promise.all([
+  const [valueRaw, idRaw, runIdRaw, nameTagRaw] = await Promise.all([
     hkdfSha256(dataKey, salt, VALUE_INFO, KEY_BYTES),
     hkdfSha256(dataKey, salt, CONTENT_ID_INFO, KEY_BYTES),
     hkdfSha256(dataKey, salt, RUN_ID_INFO, KEY_BYTES),
+    hkdfSha256(dataKey, salt, NAME_TAG_INFO, NAME_KEY_BYTES),
   ]);
   const [valueKey, contentIdKey, runIdKey] = await Promise.all([importAesKey(valueRaw), importHmacKey(idRaw), importHmacKey(runIdRaw)]);
   return {
@@ -79,6 +86,7 @@ export async function sessionOf(dataKeyId: string, dataKey: Uint8Array, native =
     valueKey,
     contentIdKey,
     runIdKey,
+    nameTags: new NameTags(nameTagRaw),
     sync: native ? syncAead(valueRaw, idRaw) : undefined,
     nonces: new NoncePool(),
   };

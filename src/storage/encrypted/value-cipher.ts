@@ -1,8 +1,17 @@
 import { handOver } from '../handed-over.js';
 import type { Session } from './session.js';
 import { valueDamaged } from './errors.js';
-import { aesGcmOpen, aesGcmSeal, TAG_BYTES } from './primitives.js';
-import { associatedData, HEADER_BYTES, readHeader, writeHeader } from './value-format.js';
+import { aesGcmOpen, aesGcmSeal } from './primitives.js';
+import {
+  associatedData,
+  HEADER_BYTES,
+  pairTagOf,
+  readHeader,
+  SHARED_FORMAT,
+  sharedAssociatedData,
+  SINGLE_KEY_FORMAT,
+  writeHeader,
+} from './value-format.js';
 
 /**
  * Encrypts `plaintext` for storage under `key`: header, then AES-256-GCM ciphertext and tag.
@@ -11,18 +20,33 @@ import { associatedData, HEADER_BYTES, readHeader, writeHeader } from './value-f
 export function sealValue(session: Session, key: string, plaintext: Uint8Array): Uint8Array | Promise<Uint8Array> {
   const nonce = session.nonces.next();
   if (session.sync) {
-    const out = new Uint8Array(HEADER_BYTES + plaintext.length + TAG_BYTES);
-    writeHeader(out, session.dataKeyIdBytes, nonce);
-    session.sync.sealInto(nonce, associatedData(out.subarray(0, HEADER_BYTES), key), plaintext, out, HEADER_BYTES);
+    const header = new Uint8Array(HEADER_BYTES);
+    writeHeader(header, SINGLE_KEY_FORMAT, session.dataKeyIdBytes, nonce);
     // Made here and never touched again: the inner store may keep it rather than copy it.
-    return handOver(out);
+    return handOver(session.sync.seal(nonce, associatedData(header, key), plaintext, header));
   }
   return sealWithWebCrypto(session, key, plaintext, nonce);
 }
 
+/**
+ * Encrypts `plaintext` once for storage under both `a` and `b` (a shared value, format 2), where
+ * the runtime encrypts synchronously; else `undefined` (the caller seals each).
+ * A checkpoint puts the same bytes to its history file and to `latest`: one sealing, not two.
+ */
+export function sealSharedSync(session: Session, a: string, b: string, plaintext: Uint8Array): Uint8Array | undefined {
+  const sync = session.sync;
+  if (!sync) return undefined;
+  const tagA = session.nameTags.of(a);
+  const pairTag = pairTagOf(tagA, session.nameTags.of(b));
+  const nonce = session.nonces.next();
+  const header = new Uint8Array(HEADER_BYTES);
+  writeHeader(header, SHARED_FORMAT, pairTag, nonce);
+  return handOver(sync.seal(nonce, sharedAssociatedData(header, tagA, pairTag), plaintext, header));
+}
+
 async function sealWithWebCrypto(session: Session, key: string, plaintext: Uint8Array, nonce: Uint8Array): Promise<Uint8Array> {
   const header = new Uint8Array(HEADER_BYTES);
-  writeHeader(header, session.dataKeyIdBytes, nonce);
+  writeHeader(header, SINGLE_KEY_FORMAT, session.dataKeyIdBytes, nonce);
   const sealed = await aesGcmSeal(session.valueKey, nonce, associatedData(header, key), plaintext);
   const out = new Uint8Array(HEADER_BYTES + sealed.length);
   out.set(header, 0);
@@ -30,19 +54,29 @@ async function sealWithWebCrypto(session: Session, key: string, plaintext: Uint8
   return handOver(out);
 }
 
-/** The data key id a stored value names, or a `checkpoint_integrity_mismatch` when it is not an encrypted value. */
-export function dataKeyIdOf(key: string, stored: Uint8Array): string {
+/**
+ * The data key id a stored value names (`undefined` for a shared value, whose header names its
+ * keys instead), or a `checkpoint_integrity_mismatch` when it is not an encrypted value.
+ */
+export function dataKeyIdOf(key: string, stored: Uint8Array): string | undefined {
   const header = readHeader(stored);
   if (typeof header === 'string') throw valueDamaged(key, header);
-  return header.dataKeyId;
+  return header.version === SINGLE_KEY_FORMAT ? header.dataKeyId : undefined;
 }
 
 /** Decrypts a stored value read under `key`; `checkpoint_integrity_mismatch` if anything about it changed. */
 export async function openValue(session: Session, key: string, stored: Uint8Array): Promise<Uint8Array> {
   const header = readHeader(stored);
   if (typeof header === 'string') throw valueDamaged(key, header);
-  if (header.dataKeyId !== session.dataKeyId) throw valueDamaged(key, 'foreign-data-key', header.dataKeyId);
-  const aad = associatedData(stored.subarray(0, HEADER_BYTES), key);
+  const headerBytes = stored.subarray(0, HEADER_BYTES);
+  let aad: Uint8Array;
+  if (header.version === SINGLE_KEY_FORMAT) {
+    if (header.dataKeyId !== session.dataKeyId) throw valueDamaged(key, 'foreign-data-key', header.dataKeyId);
+    aad = associatedData(headerBytes, key);
+  } else {
+    // A shared value from another store, or moved here from a third key, fails authentication below.
+    aad = sharedAssociatedData(headerBytes, session.nameTags.of(key), header.pairTag);
+  }
   const body = stored.subarray(HEADER_BYTES);
   // Synchronous where the runtime can (Node): a WebCrypto call costs a round trip through a worker job.
   const plaintext = session.sync ? session.sync.open(header.nonce, aad, body) : await aesGcmOpen(session.valueKey, header.nonce, aad, body);
