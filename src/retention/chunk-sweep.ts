@@ -89,33 +89,61 @@ export async function sweepChunks(storage: StorageAdapter, options: ChunkSweepOp
     const first = marks.unreadable[0]!;
     return { ...report, stopped: `${first.document}: ${first.reason}` };
   }
-  for (const [id, copies] of chunks.hidden) {
+  const hidden = [...chunks.hidden];
+  await eachLimit(hidden, async ([id, copies]) => {
     if (marks.referenced.has(id)) {
       if (options.dryRun) {
         report.restored.push(id);
-        continue;
+        return;
       }
       const back = chunks.live.has(id) || (await restore(storage, id, copies[0]!.key));
-      if (!back) continue;
+      if (!back) return;
       for (const c of copies) await storage.delete(c.key);
       report.restored.push(id);
-      continue;
+      return;
     }
     for (const c of copies) {
       if (nowMs - c.atMs < graceMs) continue;
       if (!options.dryRun) await storage.delete(c.key);
       report.deleted.push(c.key);
     }
-  }
-  for (const [id, key] of chunks.live) {
-    if (marks.referenced.has(id)) continue;
+  });
+  const unreferenced = [...chunks.live].filter(([id]) => !marks.referenced.has(id));
+  await eachLimit(unreferenced, async ([id, key]) => {
     if (options.dryRun || (await hideQuietly(storage, id, key, nowMs))) report.hidden.push(id);
-  }
+  });
+  // Reports list chunks in one order whatever order the calls ended in.
+  for (const list of [report.restored, report.deleted, report.hidden]) list.sort();
   if (!options.dryRun) {
     forgetChunks(storage, report.hidden);
     forgetWritten(storage, report.hidden);
   }
   return report;
+}
+
+/** Chunks hidden, put back or deleted at once: each chunk's own steps stay in their crash-safe order. */
+const AT_ONCE = 16;
+
+/**
+ * Runs `fn` over `items`, {@link AT_ONCE} at a time. After a failure no new item is begun, and
+ * the first error is thrown once the calls in flight have ended, so nothing of a failed sweep
+ * runs on behind its caller.
+ */
+async function eachLimit<T>(items: readonly T[], fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  let failed: { error: unknown } | undefined;
+  const worker = async (): Promise<void> => {
+    while (next < items.length && !failed) {
+      const item = items[next++]!;
+      try {
+        await fn(item);
+      } catch (error) {
+        failed ??= { error };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(AT_ONCE, items.length) }, worker));
+  if (failed) throw failed.error;
 }
 
 /** {@link hide}, where a chunk removed meanwhile (another sweep) is no error. */
