@@ -1,7 +1,7 @@
 /**
  * SIGKILL in the middle of a chunk sweep (run alone, or started by the writer's automatic bound),
- * and in the middle of a write of chunked checkpoints, on fs: every kept checkpoint (every acknowledged one) still reads back, and a sweep after the
- * restart keeps it so.
+ * and in the middle of a write of chunked checkpoints, on fs: every kept checkpoint (every
+ * acknowledged one) still reads back, and a sweep after the restart keeps it so.
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
