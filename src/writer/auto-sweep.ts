@@ -1,7 +1,9 @@
 import type { Clock } from '../contract/clock.js';
-import { CheckpointError, toCheckpointError } from '../contract/errors.js';
+import { CheckpointError, isCheckpointError, toCheckpointError } from '../contract/errors.js';
+import { newUuidV4 } from '../contract/ids.js';
 import type { StorageAdapter } from '../contract/storage.js';
 import { CHUNK_SWEEP_GRACE_MS, sweepChunks, type ChunkSweepReport } from '../retention/chunk-sweep.js';
+import { createRunLock, defaultIsProcessAlive, defaultLockIdentity } from './run-lock.js';
 
 /**
  * The automatic chunk sweep: automatic retention (the writer's per-run bound, the saver's
@@ -99,22 +101,63 @@ export function noteDeleted(
   return undefined;
 }
 
+/** The store-wide lease an automatic sweep holds while it runs, so that of several processes one sweeps at a time. */
+export const SWEEP_LOCK_KEY = '.savepoint-sweep-lock.json';
+/** How long the sweep's lease lasts without renewal (renewed every third of it while the sweep runs). */
+const SWEEP_LEASE_MS = 5 * 60 * 1000;
+
+/**
+ * Runs `sweepChunks` under the store-wide sweep lease where the store's conditional writes hold
+ * across processes (fs, PostgreSQL, GitHub); undefined when another process holds it (this one
+ * skips its turn: that sweep frees the same chunks). A sweep is safe without the lease; it only
+ * keeps processes from doing the same work twice.
+ */
+async function sweepUnderLease(storage: StorageAdapter, sweep: AutoSweep): Promise<ChunkSweepReport | undefined> {
+  if (!storage.capabilities.crossProcessConditional) return sweepChunks(storage, { clock: sweep.clock, graceMs: sweep.graceMs });
+  const lock = createRunLock({
+    storage,
+    key: SWEEP_LOCK_KEY,
+    runId: 'chunk-sweep',
+    owner: newUuidV4(),
+    identity: defaultLockIdentity(),
+    leaseMs: SWEEP_LEASE_MS,
+    clock: sweep.clock,
+    isProcessAlive: defaultIsProcessAlive,
+    takeover: 'stale',
+    atomic: false,
+  });
+  try {
+    await lock.acquire();
+  } catch (err) {
+    if (isCheckpointError(err, 'checkpoint_run_locked')) return undefined;
+    throw err;
+  }
+  try {
+    return await sweepChunks(storage, { clock: sweep.clock, graceMs: sweep.graceMs });
+  } finally {
+    await lock.release().catch(() => undefined); // a lease left behind ends by itself
+  }
+}
+
 async function runSweep(
   storage: StorageAdapter,
   sweep: AutoSweep,
   s: StoreSweeps,
   onOutcome: (outcome: AutoSweepOutcome) => void,
 ): Promise<void> {
-  let outcome: AutoSweepOutcome;
+  let outcome: AutoSweepOutcome | undefined;
   try {
-    const report = await sweepChunks(storage, { clock: sweep.clock, graceMs: sweep.graceMs });
-    s.chunks = report.referenced;
-    outcome = { ok: true, report };
+    const report = await sweepUnderLease(storage, sweep);
+    if (report) {
+      s.chunks = report.referenced;
+      outcome = { ok: true, report };
+    }
   } catch (raw) {
     outcome = { ok: false, error: toCheckpointError(raw, 'checkpoint_storage_unavailable', 'the automatic chunk sweep failed') };
   } finally {
     s.running = undefined;
   }
+  if (!outcome) return;
   try {
     onOutcome(outcome);
   } catch {

@@ -3,7 +3,8 @@
  * snapshots, and the chunks only they referenced are freed by sweeps it starts in the
  * background. No chunk a kept checkpoint references is ever deleted (DESIGN invariant 10) under
  * random checkpoints, random times and sweeps of another process at random points; the store's
- * chunks stay bounded over a long run; a failing sweep never fails a checkpoint.
+ * chunks stay bounded over a long run; a failing sweep never fails a checkpoint; on a store shared
+ * by processes, one sweeps at a time.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -24,10 +25,15 @@ import { faultyStorage, manualClock, type ManualClock, type OperationInfo } from
 import { CHUNK_PREFIX } from '../../src/codec/chunking.js';
 import { forgetWritten } from '../../src/snapshot-io/chunk-cut.js';
 import { forgetChunks, HIDDEN_INFIX, KNOWN_CHUNK_TTL_MS } from '../../src/snapshot-io/chunk-store.js';
-import { sweepSettled } from '../../src/writer/auto-sweep.js';
+import { sweepSettled, SWEEP_LOCK_KEY } from '../../src/writer/auto-sweep.js';
+import { createRunLock } from '../../src/writer/run-lock.js';
+import { systemClock } from '../../src/contract/clock.js';
+import { fsStorage } from 'savepoint/fs';
+import { scratchDirs } from '../support/scratch.js';
 import { prose } from '../support/prose.js';
 
 const GRACE = 60 * 60 * 1000;
+const newDir = scratchDirs('auto-sweep');
 
 const { name: _n, description: _d, isTerminal: _t, trigger: _tr, ...defaultBase } = defaultProfile;
 /** The default profile keeping 3 snapshots per run: the bound prunes every few checkpoints. */
@@ -288,5 +294,52 @@ describe('automatic chunk sweep', () => {
         String(bad),
       ).toThrow(expect.objectContaining({ reasonCode: 'checkpoint_config_invalid' }));
     }
+  });
+
+  it('on fs, a sweep takes the store-wide sweep lease: while another process holds it, no sweep runs; after, sweeps go on', async () => {
+    const dir = newDir();
+    const storage = fsStorage({ dir });
+    const other = fsStorage({ dir }); // another process's adapter over the same directory
+    const held = createRunLock({
+      storage: other,
+      key: SWEEP_LOCK_KEY,
+      runId: 'chunk-sweep',
+      owner: 'other-process',
+      identity: { pid: process.pid, hostname: 'here' },
+      leaseMs: 60 * 60 * 1000,
+      clock: systemClock,
+      isProcessAlive: () => true,
+      takeover: 'stale',
+      atomic: false,
+    });
+    await held.acquire();
+    const writer = createWriter({
+      storage,
+      profile: keepThree,
+      runId: 'r',
+      heartbeatIntervalMs: false,
+      sweepChunks: { afterDeleted: 1, minIntervalMs: 0, graceMs: 0 },
+    });
+    const swept: WriterEventMap['swept'][] = [];
+    const errors: WriterEventMap['error'][] = [];
+    writer.on('swept', (e) => swept.push(e));
+    writer.on('error', (e) => errors.push(e));
+    const seeds = Array.from({ length: 10 }, (_, i) => 1000 + i);
+    const write = async (n: number): Promise<void> => {
+      seeds[n % 10] = n;
+      expect((await writer.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: conversation(seeds) })).ok).toBe(true);
+      await sweepSettled(storage);
+    };
+    for (let n = 1; n <= 20; n++) await write(n);
+    expect(swept).toEqual([]);
+    expect((await listAll(storage, CHUNK_PREFIX)).filter((e) => e.key.includes(HIDDEN_INFIX))).toEqual([]);
+    await held.release();
+    for (let n = 21; n <= 30; n++) await write(n);
+    await writer.close();
+    expect(errors).toEqual([]);
+    expect(swept.some((e) => e.hidden > 0)).toBe(true);
+    expect(await storage.get(SWEEP_LOCK_KEY)).toBeUndefined(); // released after each sweep
+    await storage.close();
+    await other.close();
   });
 });
