@@ -16,7 +16,7 @@ import { createRunLock, defaultIsProcessAlive, defaultLockIdentity } from './run
 export interface AutoSweepOptions {
   /**
    * Checkpoints automatic retention deletes on a store (in this process) before a sweep of it
-   * runs — or more: a sixteenth of the chunks the store held at its last sweep, so that a sweep's
+   * runs — or more: a sixteenth of the chunks its documents referenced at the last sweep, so that a sweep's
    * cost per deleted checkpoint does not grow with the store. @default 64
    */
   readonly afterDeleted?: number;
@@ -72,7 +72,7 @@ const thresholdOf = (s: Readonly<StoreSweeps>, sweep: AutoSweep): number =>
   Math.max(sweep.afterDeleted, Math.ceil(s.chunks / CHUNKS_PER_DELETE));
 
 /** Whether a sweep is due (pure): none running, enough checkpoints deleted, and the interval since the last start over. */
-export function sweepDue(s: Readonly<StoreSweeps>, sweep: AutoSweep, nowMs: number): boolean {
+function sweepDue(s: Readonly<StoreSweeps>, sweep: AutoSweep, nowMs: number): boolean {
   if (s.running || s.deleted < thresholdOf(s, sweep)) return false;
   return s.startedAtMs === undefined || nowMs - s.startedAtMs >= sweep.minIntervalMs;
 }
