@@ -17,13 +17,18 @@
  *   retention, `fsStorage` defaults: bytes against SqliteSaver storing the same states, time
  *   against today's writer (the same writer with content addressing off, see `WITHOUT_DEDUP`).
  *
+ * - The sweep: the writer's automatic bound (50 snapshots) over 250, 500, 1000 and 1500
+ *   checkpoints of that 200 KB state, with the automatic chunk sweep and without, interleaved:
+ *   stored bytes at each count, and time per checkpoint (mean and median).
+ *
  * Targets (at 200 turns): bytes ≤ 1/50 of the peer's with the plain reducer; time per turn and
  * both reads ≤ 1.0× the peer's; bytes growing no faster than n·log n. Writer: bytes ≤ 1/50 of
- * SqliteSaver's, time ≤ 1.0× today's.
+ * SqliteSaver's, time ≤ 1.0× today's. Sweep: stored bytes flat (≤ 1.5× from the first count to the
+ * last), mean time per checkpoint ≤ 1.1× without the sweep.
  *
  * Knobs: DEDUP_TURNS (default "50,100,200,400"), DEDUP_STORES (default "fs,postgres"),
  * DEDUP_READS (default 15), DEDUP_WRITER_COUNT (default 500), DEDUP_PARTS (default
- * "conversation,writer"), DEDUP_REDUCERS (default "plain,delta"), DEDUP_DIR (default the OS's
+ * "conversation,writer,sweep"), DEDUP_SWEEP_COUNTS (default "250,500,1000,1500"), DEDUP_REDUCERS (default "plain,delta"), DEDUP_DIR (default the OS's
  * temporary directory).
  * SqliteSaver (native better-sqlite3) is a bench-only install: `npm run bench:setup`.
  */
@@ -35,8 +40,17 @@ import { Annotation, DeltaChannel, END, START, StateGraph } from '@langchain/lan
 import { emptyCheckpoint, uuid6, type BaseCheckpointSaver, type Checkpoint } from '@langchain/langgraph-checkpoint';
 import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import pg from 'pg';
-import { createWriter, defaultProfile, type JsonValue, type StorageAdapter } from 'savepoint';
+import {
+  createWriter,
+  defaultProfile,
+  type CheckpointWriter,
+  type DefaultTrigger,
+  type JsonValue,
+  type LifecycleStatus,
+  type StorageAdapter,
+} from 'savepoint';
 import { fsStorage } from 'savepoint/fs';
+import { manualClock } from 'savepoint/testing';
 import { SavepointSaver } from 'savepoint/langgraph';
 import { postgresStorage } from 'savepoint/postgres';
 import { findPostgresBin, startPostgres, type PostgresServer } from '../tests/support/postgres-server.js';
@@ -50,7 +64,11 @@ const TURNS = (process.env.DEDUP_TURNS ?? '50,100,200,400')
 const STORES = (process.env.DEDUP_STORES ?? 'fs,postgres').split(',');
 const READS = Number(process.env.DEDUP_READS ?? 15);
 const WRITER_COUNT = Number(process.env.DEDUP_WRITER_COUNT ?? 500);
-const PARTS = (process.env.DEDUP_PARTS ?? 'conversation,writer').split(',');
+const PARTS = (process.env.DEDUP_PARTS ?? 'conversation,writer,sweep').split(',');
+const SWEEP_COUNTS = (process.env.DEDUP_SWEEP_COUNTS ?? '250,500,1000,1500')
+  .split(',')
+  .map(Number)
+  .sort((a, b) => a - b);
 const REDUCERS = (process.env.DEDUP_REDUCERS ?? 'plain,delta').split(',');
 const MESSAGE_BYTES = 2048;
 /** The turn count the issue's targets are stated at. */
@@ -439,6 +457,79 @@ async function writerRows(base: string): Promise<BenchRow[]> {
   }
 }
 
+/** One writer of the sweep rows: its store, the time each checkpoint took, and the store's bytes at each count. */
+interface SweepSide {
+  readonly storage: StorageAdapter;
+  readonly writer: Pick<CheckpointWriter<JsonValue, DefaultTrigger, LifecycleStatus>, 'checkpoint' | 'close'>;
+  readonly items: string[];
+  readonly times: number[];
+  readonly bytes: number[];
+}
+
+/**
+ * The writer's automatic bound (the default profile's 50 snapshots) over a long run of the 200 KB
+ * state, 1 % changing, on fs, with the automatic chunk sweep (default options) and without it
+ * (`sweepChunks: false`), interleaved checkpoint by checkpoint. A manual clock moves 30 s per
+ * checkpoint, so the sweep's grace period (1 hour) passes every 120 checkpoints as in a real run.
+ */
+async function sweepRows(base: string): Promise<BenchRow[]> {
+  const clock = manualClock(0);
+  const common = { profile: defaultProfile, runId: 'bounded', heartbeatIntervalMs: false, lock: false, clock } as const;
+  const side = (sweepChunks: boolean): SweepSide => {
+    const storage = fsStorage({ dir: mkdtempSync(join(base, `sweep-${sweepChunks}-`)) });
+    const writer = createWriter({ ...common, storage, sweepChunks });
+    const items = Array.from({ length: 200 }, (_, k) => message(k).slice(0, 1000));
+    return { storage, writer, items, times: [], bytes: [] };
+  };
+  const sides = [side(true), side(false)] as const;
+  const last = SWEEP_COUNTS.at(-1)!;
+  try {
+    for (let i = 0; i < last; i++) {
+      for (const s of i % 2 === 0 ? sides : [...sides].reverse()) {
+        const state = slowState(i, s.items);
+        s.times.push(
+          await timeMs(async () => {
+            const r = await s.writer.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: state });
+            if (!r.ok) throw r.error;
+          }),
+        );
+      }
+      await clock.advance(30_000);
+      if (SWEEP_COUNTS.includes(i + 1)) for (const s of sides) s.bytes.push(await storedBytes(s.storage));
+    }
+    await Promise.all(sides.map((s) => s.writer.close()));
+  } finally {
+    await Promise.all(sides.map((s) => s.storage.close()));
+  }
+  const [swept, unswept] = sides;
+  // From the second count: by the first, the grace period (120 checkpoints here) has barely passed once.
+  const from = Math.min(1, SWEEP_COUNTS.length - 1);
+  const growth = swept.bytes.at(-1)! / swept.bytes[from]!;
+  const mean = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const meanRatio = mean(swept.times) / mean(unswept.times);
+  const medianRatio = median(swept.times) / median(unswept.times);
+  return [
+    {
+      area: AREA,
+      name: `sweep: the writer's automatic bound over ${SWEEP_COUNTS.join(' / ')} checkpoints of a 200 KB state, 1 % changing (fs): stored bytes with the automatic sweep vs without`,
+      savepoint: swept.bytes.map(mb).join(' / '),
+      baseline: `${unswept.bytes.map(mb).join(' / ')} (sweepChunks: false)`,
+      ratio: `${fmt(growth)}× growth ${SWEEP_COUNTS[from]} → ${last}; ${fmt(swept.bytes.at(-1)! / unswept.bytes.at(-1)!)}× of without at ${last}`,
+      target: 'flat: ≤ 1.5× growth from the second count',
+      met: growth <= 1.5,
+    },
+    {
+      area: AREA,
+      name: `sweep: the same checkpoints, time per checkpoint (mean, which carries the sweeps' share; median) with the automatic sweep vs without`,
+      savepoint: `${fmt(mean(swept.times))} ms; ${fmt(median(swept.times))} ms`,
+      baseline: `${fmt(mean(unswept.times))} ms; ${fmt(median(unswept.times))} ms (sweepChunks: false)`,
+      ratio: `${fmt(meanRatio)}× mean, ${fmt(medianRatio)}× median`,
+      target: '≤ 1.1× mean',
+      met: meanRatio <= 1.1,
+    },
+  ];
+}
+
 export async function bench(): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
   const base = mkdtempSync(join(process.env.DEDUP_DIR ?? tmpdir(), 'savepoint-bench-dedup-'));
@@ -455,6 +546,7 @@ export async function bench(): Promise<BenchRow[]> {
       }
     }
     if (PARTS.includes('writer')) rows.push(...(await writerRows(base)));
+    if (PARTS.includes('sweep')) rows.push(...(await sweepRows(base)));
   } finally {
     await server?.destroy();
     rmSync(base, { recursive: true, force: true });

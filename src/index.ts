@@ -94,6 +94,7 @@ export { planRetention, type RetentionPlan } from './retention/plan.js';
 export { applyRetention, type RetentionReport } from './retention/apply.js';
 export { runRetention, cleanupAfterRunCompletion, type RunRetentionOptions } from './retention/run.js';
 export { sweepChunks, CHUNK_SWEEP_GRACE_MS, type ChunkSweepOptions, type ChunkSweepReport } from './retention/chunk-sweep.js';
+export { type AutoSweepOptions, type AutoSweepOutcome } from './writer/auto-sweep.js';
 export { preserveRun, unpreserveRun } from './retention/preserved-runs.js';
 export { formatRetentionPlan, formatRetentionReport } from './retention/format.js';
 

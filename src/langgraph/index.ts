@@ -13,3 +13,4 @@ export {
 } from './profile.js';
 export { WritesDocumentSchema, StoredWriteSchema, type WritesDocument, type StoredWrite } from './writes.js';
 export { runIdOf, LANGGRAPH_ROOT } from './keys.js';
+export type { AutoSweepOptions, AutoSweepOutcome } from '../writer/auto-sweep.js';

@@ -1,5 +1,6 @@
 import { CheckpointError } from '../contract/errors.js';
 import { planKeepLast } from '../writer/auto-retention.js';
+import { noteDeleted, type AutoSweep, type AutoSweepOutcome } from '../writer/auto-sweep.js';
 import type { WritePlan } from '../writer/ordered-write.js';
 import { writeGroup } from '../writer/write-step.js';
 import { checkpointKey, writesDir } from './keys.js';
@@ -7,6 +8,26 @@ import { hasId, type RunState } from './run-state.js';
 import { readCheckpoint, type SaverState } from './saver-state.js';
 
 const NONE: readonly never[] = Object.freeze([]);
+
+/** A saver's automatic chunk sweep: when it runs, and who hears of each one. */
+interface SaverSweep {
+  readonly sweep: AutoSweep;
+  readonly onOutcome: (outcome: AutoSweepOutcome) => void;
+}
+
+/** The automatic sweep of each saver that has one (`keepLast` and content chunks on, `sweepChunks` not off). */
+const sweeps = new WeakMap<SaverState, SaverSweep>();
+
+/** Has `keepLast`'s deletes start a chunk sweep of the store now and then (see writer/auto-sweep.ts). */
+export function enableAutoSweep(state: SaverState, sweep: AutoSweep, onOutcome: (outcome: AutoSweepOutcome) => void): void {
+  sweeps.set(state, { sweep, onOutcome });
+}
+
+/** Counts `count` checkpoints `keepLast` deletes, starting a sweep in the background when one is due. */
+function noteLeaving(state: SaverState, count: number): void {
+  const s = sweeps.get(state);
+  if (s) noteDeleted(state.storage, s.sweep, count, s.onOutcome);
+}
 
 /**
  * The checkpoints (and their pending writes) that `keepLast` lets go once `id` is stored,
@@ -25,6 +46,8 @@ export function leavingWith(state: SaverState, run: RunState, id: string): { ids
     if (!writes) return undefined;
     keys.push(checkpointKey(run.runId, old), ...writes);
   }
+  // Counted before the batch that deletes them: a sweep it starts beside that batch is safe (the grace rule), only early.
+  noteLeaving(state, ids.length);
   return { ids, keys };
 }
 
@@ -69,5 +92,6 @@ export async function prune(state: SaverState, run: RunState): Promise<void> {
     }
     run.ids.shift();
     run.sequences.delete(id);
+    noteLeaving(state, 1);
   }
 }

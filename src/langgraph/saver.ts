@@ -23,6 +23,8 @@ import { putCheckpoint } from './saver-put.js';
 import { forgetRun } from './saver-runs.js';
 import { createSaverState, type SaverState } from './saver-state.js';
 import { putTaskWrites } from './saver-writes.js';
+import { enableAutoSweep } from './saver-retention.js';
+import { resolveAutoSweep, type AutoSweepOptions, type AutoSweepOutcome } from '../writer/auto-sweep.js';
 
 /** Options of {@link SavepointSaver}. */
 export interface SavepointSaverOptions {
@@ -45,6 +47,29 @@ export interface SavepointSaverOptions {
    * thread's whole history then costs about what its changes cost. @default true
    */
   readonly dedup?: boolean;
+  /**
+   * With `keepLast` and content chunks on: free the chunks only the deleted checkpoints referenced,
+   * by a chunk sweep of the whole store in the background once enough checkpoints were deleted
+   * (`afterDeleted`, `minIntervalMs`, `graceMs`: docs/storage.md, "Content chunks"). A put never
+   * fails because of a sweep. `false` leaves chunks to `runRetention` and `savepoint prune`.
+   * @default true
+   */
+  readonly sweepChunks?: boolean | AutoSweepOptions;
+  /**
+   * Hears how each automatic sweep ended: its report, or its error (the next sweep goes on).
+   * Without it, a failed sweep is reported once per saver on the console by its reason code.
+   */
+  readonly onSweep?: (outcome: AutoSweepOutcome) => void;
+}
+
+/** Without an `onSweep` listener: a failed sweep is told on the console once, by its reason code alone (no key, no message). */
+function warnOnce(): (outcome: AutoSweepOutcome) => void {
+  let told = false;
+  return (outcome) => {
+    if (outcome.ok || told) return;
+    told = true;
+    console.warn(`savepoint: an automatic chunk sweep failed (${outcome.error.reasonCode}); the next one goes on`);
+  };
 }
 
 /**
@@ -94,7 +119,12 @@ export class SavepointSaver extends BaseCheckpointSaver {
     this.keepLast = keepLast;
     if (options.dedup !== undefined && typeof options.dedup !== 'boolean')
       throw new CheckpointError('checkpoint_config_invalid', 'SavepointSaver: dedup must be a boolean');
-    this.state = createSaverState(this, options.storage, keepLast, options.clock ?? systemClock, options.dedup ?? true);
+    const clock = options.clock ?? systemClock;
+    this.state = createSaverState(this, options.storage, keepLast, clock, options.dedup ?? true);
+    const sweep = resolveAutoSweep(options.sweepChunks, 'SavepointSaver', clock);
+    if (options.onSweep !== undefined && typeof options.onSweep !== 'function')
+      throw new CheckpointError('checkpoint_config_invalid', 'SavepointSaver: onSweep must be a function');
+    if (sweep && keepLast !== false && this.state.dedup) enableAutoSweep(this.state, sweep, options.onSweep ?? warnOnce());
   }
 
   put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions): Promise<RunnableConfig> {

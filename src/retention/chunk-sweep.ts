@@ -3,7 +3,8 @@ import { systemClock, type Clock } from '../contract/clock.js';
 import { CheckpointError, isCheckpointError } from '../contract/errors.js';
 import type { StorageAdapter } from '../contract/storage.js';
 import { chunkKey } from '../codec/chunking.js';
-import { markChunks, listChunks } from '../snapshot-io/chunk-refs.js';
+import { markChunks, listChunks, type ChunkListing } from '../snapshot-io/chunk-refs.js';
+import { canBatch, sweepInBatches } from './chunk-sweep-batches.js';
 import { forgetWritten } from '../snapshot-io/chunk-cut.js';
 import { addressingOf, forgetChunks, hiddenKey, KNOWN_CHUNK_TTL_MS } from '../snapshot-io/chunk-store.js';
 
@@ -89,33 +90,97 @@ export async function sweepChunks(storage: StorageAdapter, options: ChunkSweepOp
     const first = marks.unreadable[0]!;
     return { ...report, stopped: `${first.document}: ${first.reason}` };
   }
-  for (const [id, copies] of chunks.hidden) {
-    if (marks.referenced.has(id)) {
-      if (options.dryRun) {
-        report.restored.push(id);
-        continue;
-      }
-      const back = chunks.live.has(id) || (await restore(storage, id, copies[0]!.key));
-      if (!back) continue;
-      for (const c of copies) await storage.delete(c.key);
-      report.restored.push(id);
-      continue;
-    }
-    for (const c of copies) {
-      if (nowMs - c.atMs < graceMs) continue;
-      if (!options.dryRun) await storage.delete(c.key);
-      report.deleted.push(c.key);
-    }
-  }
-  for (const [id, key] of chunks.live) {
-    if (marks.referenced.has(id)) continue;
-    if (options.dryRun || (await hideQuietly(storage, id, key, nowMs))) report.hidden.push(id);
-  }
+  const plan = planSweep(chunks, marks.referenced, nowMs, graceMs);
+  if (options.dryRun) {
+    report.restored.push(...plan.restore.map((r) => r.id));
+    report.deleted.push(...plan.expired);
+    report.hidden.push(...plan.hide.map((h) => h.id));
+  } else if (canBatch(storage)) await sweepInBatches(storage, plan, nowMs, report);
+  else await sweepOneByOne(storage, plan, chunks.live, nowMs, report);
+  // Reports list chunks in one order whatever order the calls ended in.
+  for (const list of [report.restored, report.deleted, report.hidden]) list.sort();
   if (!options.dryRun) {
     forgetChunks(storage, report.hidden);
     forgetWritten(storage, report.hidden);
   }
   return report;
+}
+
+/** What a sweep will do, decided from one listing and one marking (pure). */
+export interface SweepPlan {
+  /** Hidden chunks referenced again: put back (unless stored under their key too), then their copies removed. */
+  readonly restore: readonly { readonly id: string; readonly copies: readonly string[]; readonly live: boolean }[];
+  /** Hidden copies past the grace period and still unreferenced: deleted. */
+  readonly expired: readonly string[];
+  /** Chunks stored under their key that nothing references: hidden. */
+  readonly hide: readonly { readonly id: string; readonly key: string }[];
+}
+
+/** Decides what a sweep does with each chunk of `chunks`, given the ids documents reference. */
+export function planSweep(chunks: ChunkListing, referenced: ReadonlyMap<string, string>, nowMs: number, graceMs: number): SweepPlan {
+  const restore: SweepPlan['restore'][number][] = [];
+  const expired: string[] = [];
+  for (const [id, copies] of chunks.hidden) {
+    if (referenced.has(id)) restore.push({ id, copies: copies.map((c) => c.key), live: chunks.live.has(id) });
+    else for (const c of copies) if (nowMs - c.atMs >= graceMs) expired.push(c.key);
+  }
+  const hide = [...chunks.live].filter(([id]) => !referenced.has(id)).map(([id, key]) => ({ id, key }));
+  return { restore, expired, hide };
+}
+
+/** The lists a sweep reports, filled as it goes. */
+interface SweepLists {
+  readonly hidden: string[];
+  readonly restored: string[];
+  readonly deleted: string[];
+}
+
+/** A sweep's steps as single calls, {@link AT_ONCE} chunks at a time (stores without an atomic batch). */
+async function sweepOneByOne(
+  storage: StorageAdapter,
+  plan: SweepPlan,
+  live: ReadonlyMap<string, string>,
+  nowMs: number,
+  out: SweepLists,
+): Promise<void> {
+  await eachLimit(plan.restore, async ({ id, copies }) => {
+    const back = live.has(id) || (await restore(storage, id, copies[0]!));
+    if (!back) return;
+    for (const key of copies) await storage.delete(key);
+    out.restored.push(id);
+  });
+  await eachLimit(plan.expired, async (key) => {
+    await storage.delete(key);
+    out.deleted.push(key);
+  });
+  await eachLimit(plan.hide, async ({ id, key }) => {
+    if (await hideQuietly(storage, id, key, nowMs)) out.hidden.push(id);
+  });
+}
+
+/** Chunks hidden, put back or deleted at once: each chunk's own steps stay in their crash-safe order. */
+const AT_ONCE = 16;
+
+/**
+ * Runs `fn` over `items`, {@link AT_ONCE} at a time. After a failure no new item is begun, and
+ * the first error is thrown once the calls in flight have ended, so nothing of a failed sweep
+ * runs on behind its caller.
+ */
+async function eachLimit<T>(items: readonly T[], fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  let failed: { error: unknown } | undefined;
+  const worker = async (): Promise<void> => {
+    while (next < items.length && !failed) {
+      const item = items[next++]!;
+      try {
+        await fn(item);
+      } catch (error) {
+        failed ??= { error };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(AT_ONCE, items.length) }, worker));
+  if (failed) throw failed.error;
 }
 
 /** {@link hide}, where a chunk removed meanwhile (another sweep) is no error. */

@@ -4,6 +4,7 @@ import { storePlan } from './commit-group.js';
 import { openWithRetry } from './open-run.js';
 import type { WritePlan } from './ordered-write.js';
 import { exclusive, idle } from './queue.js';
+import { sweepSettled } from './auto-sweep.js';
 import { withRetry } from './retry.js';
 import { deliverFailure, failure, type WriterState } from './state.js';
 import type { CheckpointFailure } from './types.js';
@@ -67,6 +68,8 @@ export async function closeWriter<P>(state: WriterState<P>): Promise<void> {
   } catch (raw) {
     error = toCheckpointError(raw, 'checkpoint_storage_unavailable', 'flush on close failed');
   }
+  // A sweep this writer's deletes started ends before close resolves (a crash mid-sweep loses nothing; this is for tidiness).
+  if (state.config.autoSweep) await sweepSettled(state.config.storage);
   try {
     await state.lock?.release();
   } catch (raw) {

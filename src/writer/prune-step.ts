@@ -2,6 +2,7 @@ import { toCheckpointError } from '../contract/errors.js';
 import type { RunIndexEntry } from '../codec/run-index.js';
 import type { Profile } from '../contract/profile.js';
 import { isPreservedRun } from './auto-retention.js';
+import { noteDeleted, type AutoSweepOutcome } from './auto-sweep.js';
 import { failure, type WriterState } from './state.js';
 
 /** The `candidates` the per-run policy lets go (planPrune), unless the run is preserved. */
@@ -45,4 +46,27 @@ export async function removePruned<P>(state: WriterState<P>, prune: readonly Run
     }
   }
   state.emitter.emit('pruned', { runId: state.config.runId, sequences: prune.map((e) => e.sequence), keys: deleted });
+  const { autoSweep, storage } = state.config;
+  if (!autoSweep) return;
+  // Awaited only when deletes got far ahead of a running sweep: the next group waits, this one is acknowledged already.
+  const behind = noteDeleted(storage, autoSweep, prune.length, (outcome) => reportSweep(state, outcome));
+  if (behind) await behind;
+}
+
+/** A finished automatic sweep as the writer's events tell it: `swept`, or an `error` during retention. */
+function reportSweep<P>(state: WriterState<P>, outcome: AutoSweepOutcome): void {
+  const { runId } = state.config;
+  if (!outcome.ok) {
+    failure(state, outcome.error, 'retention');
+    return;
+  }
+  const { referenced, hidden, restored, deleted, stopped } = outcome.report;
+  state.emitter.emit('swept', {
+    runId,
+    referenced,
+    hidden: hidden.length,
+    restored: restored.length,
+    deleted: deleted.length,
+    ...(stopped === undefined ? {} : { stopped }),
+  });
 }

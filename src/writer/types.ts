@@ -5,6 +5,7 @@ import type { ReasonCode } from '../contract/reason-codes.js';
 import type { Snapshot } from '../contract/snapshot.js';
 import type { Profile } from '../contract/profile.js';
 import type { StorageAdapter } from '../contract/storage.js';
+import type { AutoSweepOptions } from './auto-sweep.js';
 
 /**
  * What the agent passes to {@link CheckpointWriter.checkpoint}. `T` and `S` are the profile's
@@ -223,6 +224,16 @@ export interface WriterOptions<P = JsonValue, T extends string = string, S exten
    * @default the profile's `dedup` (on for `defaultProfile` and `jsonProfile`, off for the spec profiles)
    */
   readonly dedup?: boolean;
+  /**
+   * Free the content chunks that only the snapshots automatic retention deleted referenced: a
+   * chunk sweep (`sweepChunks`) of the whole store, in the background, once enough snapshots were
+   * deleted (see {@link AutoSweepOptions}); never failing a checkpoint (a failed sweep is an `error`
+   * event `during: 'retention'`, and the next sweep goes on). Each sweep is reported by a `swept`
+   * event. Only with automatic retention and content chunks on. `false` leaves chunks to
+   * `runRetention` and `savepoint prune`.
+   * @default true
+   */
+  readonly sweepChunks?: boolean | AutoSweepOptions;
 }
 
 /** Payloads of the writer's events. None carries payload contents. */
@@ -265,6 +276,19 @@ export interface WriterEventMap {
    * `keys` lists the files deleted (history entries and their part files).
    */
   pruned: { readonly runId: string; readonly sequences: readonly number[]; readonly keys: readonly string[] };
+  /**
+   * An automatic chunk sweep of the store ended (see `WriterOptions.sweepChunks`): how many chunks
+   * documents reference, and how many it hid, put back and deleted; `stopped` when it changed nothing
+   * because a chunk-tree node could not be read.
+   */
+  swept: {
+    readonly runId: string;
+    readonly referenced: number;
+    readonly hidden: number;
+    readonly restored: number;
+    readonly deleted: number;
+    readonly stopped?: string;
+  };
   /** A group write failed and will be attempted again after `delayMs`. */
   retry: { readonly runId: string; readonly attempt: number; readonly delayMs: number; readonly reasonCode: ReasonCode };
   /**

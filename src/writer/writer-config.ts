@@ -5,6 +5,7 @@ import type { Profile } from '../contract/profile.js';
 import type { ProfileLayout } from '../contract/layout.js';
 import type { StorageAdapter } from '../contract/storage.js';
 import { perRunPolicyOf, type PerRunPolicy } from './auto-retention.js';
+import { resolveAutoSweep, type AutoSweep } from './auto-sweep.js';
 import { defaultIsProcessAlive } from './run-lock.js';
 import type { SizePolicy } from './size-limit.js';
 import type { HeartbeatPayload, WriterLockIdentity, WriterOptions } from './types.js';
@@ -62,6 +63,8 @@ export interface WriterConfig<P> {
   readonly activeStatus: string;
   /** Large documents are stored as content chunks shared store-wide (the profile's `dedup`, or the writer's option). */
   readonly dedup: boolean;
+  /** The automatic chunk sweep after automatic retention's deletes; undefined without automatic retention or content chunks, or when off. */
+  readonly autoSweep: AutoSweep | undefined;
 }
 
 export function configError(why: string): CheckpointError {
@@ -71,6 +74,23 @@ export function configError(why: string): CheckpointError {
 const positive = (name: string, value: number | undefined): void => {
   if (value !== undefined && !(Number.isFinite(value) && value > 0)) throw configError(`${name} must be a positive number`);
 };
+
+/** The writer's automatic retention, content chunks and automatic chunk sweep (only with both). */
+function retentionOf<P>(
+  options: WriterOptions<P>,
+  profile: Profile<P>,
+  clock: Clock,
+): Pick<WriterConfig<P>, 'autoRetention' | 'dedup' | 'autoSweep'> {
+  if (options.dedup !== undefined && typeof options.dedup !== 'boolean') throw configError('dedup must be a boolean');
+  if (options.autoRetention !== undefined && typeof options.autoRetention !== 'boolean')
+    throw configError('autoRetention must be a boolean');
+  const perRunPolicy =
+    options.autoRetention === false || typeof profile.layout.historyKey !== 'function' ? undefined : perRunPolicyOf(profile.retention);
+  const autoRetention = perRunPolicy && !perRunPolicy.preserveRunIds.has(options.runId) ? perRunPolicy : undefined;
+  const dedup = options.dedup ?? profile.dedup ?? false;
+  const autoSweep = resolveAutoSweep(options.sweepChunks, 'createWriter', clock);
+  return { autoRetention, dedup, autoSweep: autoRetention && dedup ? autoSweep : undefined };
+}
 
 /** Checks `options` (throwing `checkpoint_config_invalid`) and resolves every default from the profile and the store. */
 export function resolveWriterConfig<P>(options: WriterOptions<P>, profile: Profile<P>): WriterConfig<P> {
@@ -107,17 +127,14 @@ export function resolveWriterConfig<P>(options: WriterOptions<P>, profile: Profi
   positive('lockLeaseMs', leaseMs);
   const takeover = options.takeover ?? 'stale';
   if (takeover !== 'stale' && takeover !== 'force') throw configError("takeover must be 'stale' or 'force'");
-  if (options.dedup !== undefined && typeof options.dedup !== 'boolean') throw configError('dedup must be a boolean');
-  if (options.autoRetention !== undefined && typeof options.autoRetention !== 'boolean')
-    throw configError('autoRetention must be a boolean');
-  const perRunPolicy =
-    options.autoRetention === false || typeof profile.layout.historyKey !== 'function' ? undefined : perRunPolicyOf(profile.retention);
   const layout = profile.layout;
+  const clock = options.clock ?? systemClock;
+  const { autoRetention, dedup, autoSweep } = retentionOf(options, profile, clock);
   return {
     storage,
     runId,
     profile,
-    clock: options.clock ?? systemClock,
+    clock,
     failMode,
     windowMs,
     heartbeatMs,
@@ -141,7 +158,7 @@ export function resolveWriterConfig<P>(options: WriterOptions<P>, profile: Profi
     batchWhenLow: options.batchWhenBudgetLow ?? true,
     groupCommit: options.groupCommit ?? true,
     useAtomicBatch: storage.capabilities.atomicBatch && typeof storage.batch === 'function',
-    autoRetention: perRunPolicy && !perRunPolicy.preserveRunIds.has(runId) ? perRunPolicy : undefined,
+    autoRetention,
     layout,
     latestKey: layout.latestKey(runId),
     hasHistory: typeof layout.historyKey === 'function',
@@ -150,6 +167,7 @@ export function resolveWriterConfig<P>(options: WriterOptions<P>, profile: Profi
     readInPlace: profile.sharedFiles !== undefined,
     indexKey: layout.indexKey?.(runId),
     activeStatus: profile.statuses.active,
-    dedup: options.dedup ?? profile.dedup ?? false,
+    dedup,
+    autoSweep,
   };
 }

@@ -1,7 +1,7 @@
 /**
- * SIGKILL in the middle of a chunk sweep, and in the middle of a write of chunked checkpoints,
- * on fs: every kept checkpoint (every acknowledged one) still reads back, and a sweep after the
- * restart keeps it so.
+ * SIGKILL in the middle of a chunk sweep (run alone, or started by the writer's automatic bound),
+ * and in the middle of a write of chunked checkpoints, on fs: every kept checkpoint (every
+ * acknowledged one) still reads back, and a sweep after the restart keeps it so.
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
@@ -13,12 +13,13 @@ import { fsStorage } from 'savepoint/fs';
 import { watchLines } from '../support/line-child.js';
 import { scratchDirs } from '../support/scratch.js';
 import { CHUNK_PREFIX } from '../../src/codec/chunking.js';
+import { autoState } from '../fixtures/chunks/auto-state.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CHILD = join(ROOT, 'tests', 'fixtures', 'chunks', 'child.ts');
 const newDir = scratchDirs('chunk-kill');
 
-function start(mode: 'sweep' | 'write', dir: string) {
+function start(mode: 'sweep' | 'write' | 'auto', dir: string) {
   const proc = spawn(process.execPath, ['--import', 'tsx', CHILD, mode, dir], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
   return watchLines(proc, { timeoutMs: 60_000 });
 }
@@ -92,6 +93,40 @@ describe('SIGKILL and content chunks', () => {
       await sweepChunks(storage, { graceMs: 0 });
       await sweepChunks(storage, { graceMs: 0 });
       for (const key of acked) expect(await readSnapshot(storage, defaultProfile, key), key).toBeDefined();
+      await storage.close();
+    }
+  }, 180_000);
+
+  it('mid-sweep of the automatic bound: a writer killed while its automatic sweep runs leaves every stored checkpoint readable', async () => {
+    for (let round = 0; round < 4; round++) {
+      const dir = newDir();
+      const child = start('auto', dir);
+      await child.waitFor((l) => l === 'ready');
+      // Sweeps run after every prune; kill at a different moment each round, once several have run.
+      await child.waitFor(() => child.lines.filter((l) => l === 'swept').length >= 2 + round);
+      await new Promise((r) => setTimeout(r, round * 7));
+      child.proc.kill('SIGKILL');
+      await child.exited;
+      expect(child.lines.filter((l) => l.startsWith('error '))).toEqual([]);
+      const acked = new Map(
+        child.lines.filter((l) => l.startsWith('ok ')).map((l) => [l.split(' ')[1]!, Number(l.split(' ')[2])] as const),
+      );
+      const storage = fsStorage({ dir });
+      const check = async (): Promise<number> => {
+        let read = 0;
+        for (const entry of await listAll(storage, 'checkpoints/auto/history/')) {
+          const n = acked.get(entry.key);
+          if (n === undefined) continue; // written, not yet acknowledged when killed
+          expect((await readSnapshot(storage, defaultProfile, entry.key))?.payload, entry.key).toEqual(autoState(n));
+          read++;
+        }
+        return read;
+      };
+      expect(await check()).toBeGreaterThanOrEqual(3);
+      // A sweep after the restart finishes what the killed one began, and keeps every stored checkpoint readable.
+      await sweepChunks(storage, { graceMs: 0 });
+      await sweepChunks(storage, { graceMs: 0 });
+      expect(await check()).toBeGreaterThanOrEqual(3);
       await storage.close();
     }
   }, 180_000);

@@ -2,11 +2,13 @@
  * The chunk sweep (retention/chunk-sweep.ts) never deletes a chunk a kept checkpoint references
  * (DESIGN invariant 10): under random writes, random deletions of checkpoints, sweeps at random
  * times and sweeps running beside a write; with a fault or a crash at every storage operation of
- * a sweep; and it frees what nothing references once the grace period is over.
+ * a sweep (in batches, and one call per chunk on a store without a batch); and it frees what
+ * nothing references once the grace period is over.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { prose as proseText, PROSE_WORDS } from '../support/prose.js';
+import { sequentialMemory } from '../support/storages.js';
 import {
   createWriter,
   defaultProfile,
@@ -164,13 +166,16 @@ describe('chunk sweep', () => {
     return world.kept;
   }
 
-  for (const action of ['fail', 'fail-after', 'crash', 'crash-after'] as FaultAction[]) {
-    it(`a ${action} at every storage operation of a sweep loses nothing a kept checkpoint references`, async () => {
+  for (const [action, batches] of (['fail', 'fail-after', 'crash', 'crash-after'] as FaultAction[]).flatMap((a) => [
+    [a, true] as const,
+    [a, false] as const,
+  ])) {
+    it(`a ${action} at every storage operation of a sweep (${batches ? 'in batches' : 'one call per chunk'}) loses nothing a kept checkpoint references`, async () => {
       for (let at = 0; ; at++) {
         const inner = memoryStorage();
         const clock = manualClock(0);
         const kept = await scene(inner, clock);
-        const storage = faultyStorage(inner, { at, action });
+        const storage = faultyStorage(batches ? inner : sequentialMemory(inner), { at, action });
         let failed = false;
         try {
           await sweepChunks(storage, { clock, graceMs: GRACE });
