@@ -4,6 +4,9 @@
  * stdin (`<turn> <thread>` lines), several at once. Prints `ready`, then `put <thread> <id>`
  * for each acknowledged put and `done <turn>` when a turn's invoke returned.
  *
+ * With BENCH_TRACE set, each turn's time goes to stderr (`trace <mode> <pid> <turn> <ms>`): how a
+ * process's first turns compare with its later ones.
+ *
  * argv: savepoint|langgraph <url> <table or schema>
  */
 import { createInterface } from 'node:readline';
