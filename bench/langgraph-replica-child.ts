@@ -4,6 +4,9 @@
  * stdin (`<turn> <thread>` lines), several at once. Prints `ready`, then `put <thread> <id>`
  * for each acknowledged put and `done <turn>` when a turn's invoke returned.
  *
+ * With BENCH_TRACE set, each turn's time goes to stderr (`trace <mode> <pid> <turn> <ms>`): how a
+ * process's first turns compare with its later ones.
+ *
  * argv: savepoint|langgraph <url> <table or schema>
  */
 import { createInterface } from 'node:readline';
@@ -48,7 +51,13 @@ process.stdout.write('ready\n');
 const turns: Promise<void>[] = [];
 for await (const line of createInterface({ input: process.stdin })) {
   const [turn, thread] = line.split(' ') as [string, string];
-  turns.push(graph.invoke({ count: 1 }, { configurable: { thread_id: thread } }).then(() => void process.stdout.write(`done ${turn}\n`)));
+  const t0 = performance.now();
+  turns.push(
+    graph.invoke({ count: 1 }, { configurable: { thread_id: thread } }).then(() => {
+      if (process.env['BENCH_TRACE']) process.stderr.write(`trace ${mode} ${process.pid} ${turn} ${(performance.now() - t0).toFixed(1)}\n`);
+      process.stdout.write(`done ${turn}\n`);
+    }),
+  );
 }
 await Promise.all(turns);
 await storage?.close();

@@ -14,6 +14,7 @@ import { z } from 'zod';
 import { phasedWorkflow } from '../src/profiles/phased-workflow/profile.js';
 import { planExecutor } from '../src/profiles/plan-executor/profile.js';
 import { snapshotLifecycle } from '../src/profiles/snapshot-lifecycle/profile.js';
+import { langGraphProfile } from '../src/langgraph/profile.js';
 import { DefaultDocumentSchema } from '../src/profiles/default-document-schema.js';
 import { RunIndexSchema } from '../src/codec/run-index-schema.js';
 import type { JsonSchema } from '../src/codec/validate.js';
@@ -39,6 +40,8 @@ export const VALIDATOR_CATALOG: readonly (readonly [string, JsonSchema])[] = [
   ['snapshotLifecycleDocument', snapshotLifecycle.document.jsonSchema],
   ['phasedWorkflowDocument', phasedWorkflow.document.jsonSchema],
   ['planExecutorDocument', planExecutor.document.jsonSchema],
+  // Every replica of a LangGraph service reads these documents from its first request: no ajv compile at start.
+  ['langgraphDocument', langGraphProfile.document.jsonSchema],
   ['runIndex', stored(RunIndexSchema)],
   ['batchFile', stored(BatchFileSchema)],
   ['preservedRuns', stored(PreservedRunsInputSchema)],

@@ -36,6 +36,8 @@ export interface StorageCapabilities {
   readonly sharedFilesAccepted?: boolean;
   /** The store carries `listWhereMetadata` (metadata-listing.ts): a listing narrowed by its documents' metadata. Absent means false. */
   readonly metadataListing?: boolean;
+  /** The store carries `getLinked` (linked-read.ts): a value and the keys its members name, in one round trip. Absent means false. */
+  readonly linkedRead?: boolean;
 }
 
 /** A stored value and its version. */

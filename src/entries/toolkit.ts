@@ -60,6 +60,7 @@ export type { BatchCheck, RateBudget } from '../contract/storage.js';
 export type { BufferedStorage, BufferedPutResult, BufferedBatchOutcome } from '../contract/buffered-storage.js';
 export type { SynchronousStorage } from '../contract/synchronous-storage.js';
 export type { MetadataListing, MetadataListingOptions } from '../contract/metadata-listing.js';
+export type { LinkedRead, ReadLinks, MemberLink, LinkedValues, ListedObject } from '../contract/linked-read.js';
 
 // Profiles: layouts and reading stored snapshots back.
 export type { TriggerSpec, StatusSpec, SnapshotIdContext } from '../contract/profile.js';

@@ -1,15 +1,18 @@
 import type { StorageAdapter } from '../contract/storage.js';
-import { readHead } from './head.js';
+import { readHead, type StoredHead } from './head.js';
 import { checkpointKey, runDir } from './keys.js';
 import type { LangGraphPayload, StoredChannel } from './profile.js';
 import type { Snapshot } from '../contract/snapshot.js';
 
-/** The newest checkpoint a saver wrote in a run, kept so the next put copies unchanged channels without a read. */
+/**
+ * The newest checkpoint a saver wrote in a run, or read as the run's newest with its head (a
+ * replica taking its turn on a thread): kept so the next put copies unchanged channels without a read.
+ */
 export interface LastCheckpoint {
   readonly id: string;
   readonly channels: Readonly<Record<string, StoredChannel>>;
-  /** Canonical JSON of each of `channels`, so a channel carried over is not encoded again. */
-  readonly texts: Readonly<Record<string, string>>;
+  /** Canonical JSON of each of `channels`, so a channel carried over is not encoded again (absent for a checkpoint read). */
+  readonly texts?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -119,8 +122,14 @@ async function learnRun(
  * pruning needs those). Undefined when the run has no head (new, or stored before heads) or a
  * head without a top id (written before it was kept): it is listed then.
  */
-async function learnHead(storage: StorageAdapter, runId: string): Promise<(Learned & { unlistedUpTo: string }) | undefined> {
-  const stored = await readHead(storage, runId);
+async function learnHead(storage: StorageAdapter, runId: string, known?: StoredHead): Promise<LearnedHead | undefined> {
+  return learnedFromHead(known ?? (await readHead(storage, runId)));
+}
+
+type LearnedHead = Learned & { unlistedUpTo: string };
+
+/** What a head read already tells (see {@link learnHead}): undefined when it has no top id. */
+function learnedFromHead(stored: StoredHead | undefined): LearnedHead | undefined {
   if (stored?.head?.topId === undefined) return undefined;
   const { checkpointId: id, sequence, topId } = stored.head;
   return {
@@ -144,6 +153,20 @@ export async function loadRunState(
   listIds = true,
 ): Promise<RunState> {
   const learned = (listIds ? undefined : await learnHead(storage, runId)) ?? (await learnRun(storage, runId, readSequence));
+  return runStateFrom(runId, learned);
+}
+
+/**
+ * A run's state learned from a head just read (a saver that keeps every checkpoint, reading a
+ * thread's newest checkpoint with its head): no further read. Undefined when the head has no top
+ * id (the run must be listed, {@link loadRunState}).
+ */
+export function runStateFromHead(runId: string, stored: StoredHead): RunState | undefined {
+  const learned = learnedFromHead(stored);
+  return learned && runStateFrom(runId, learned);
+}
+
+function runStateFrom(runId: string, learned: Learned | LearnedHead): RunState {
   const sequences = new Map<string, number>();
   if (learned.newest) sequences.set(learned.newest.id, learned.newest.sequence);
   return {
@@ -163,20 +186,23 @@ export async function loadRunState(
 }
 
 /**
- * Learns a run again after another saver moved its head: the ids it holds now, its head and
- * highest sequence. What this saver learned of checkpoints still there (their sequences,
+ * Learns a run again after another saver moved its head: the ids it holds now (from its head
+ * alone unless `listIds`, as {@link loadRunState}), its head and highest sequence. What this saver learned of checkpoints still there (their sequences,
  * their writes' keys) stays true and is kept; reservations above the head stay reserved.
  */
 export async function refreshRunState(
   storage: StorageAdapter,
   run: RunState,
   readSequence: (key: string) => Promise<Snapshot<LangGraphPayload> | undefined>,
+  known?: StoredHead,
+  listIds = true,
 ): Promise<void> {
-  // A run learned from its head is learned from its head again: the ids it met stay true.
-  const fromHead = run.unlistedUpTo === undefined ? undefined : await learnHead(storage, run.runId);
+  // A run learned from its head, or one whose saver needs no list of ids (`listIds` false), is learned
+  // from its head (`known`: the head just read): the ids the saver met stay true.
+  const fromHead = run.unlistedUpTo === undefined && listIds ? undefined : await learnHead(storage, run.runId, known);
   const learned = fromHead ?? (await learnRun(storage, run.runId, readSequence));
   if (fromHead) {
-    if (fromHead.unlistedUpTo > run.unlistedUpTo!) run.unlistedUpTo = fromHead.unlistedUpTo;
+    if (run.unlistedUpTo === undefined || fromHead.unlistedUpTo > run.unlistedUpTo) run.unlistedUpTo = fromHead.unlistedUpTo;
   } else {
     run.unlistedUpTo = undefined;
     run.ids.length = 0;

@@ -163,7 +163,7 @@ async function claimAgain(
   for (let attempt = 1; ; attempt++) {
     if (!isCheckpointError(failure, 'checkpoint_conflict') || attempt >= CLAIM_ATTEMPTS) throw failure;
     await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(attempt, 10)));
-    await refreshRunState(state.storage, run, (key) => readCheckpoint(state, key));
+    await refreshRunState(state.storage, run, (key) => readCheckpoint(state, key), undefined, state.keepLast !== false);
     const at: Placement = { ...first, sequence: await reclaim(state, run, request.checkpoint.id) };
     const encoding = encodeCheckpoint(state, at, request.checkpoint, request.metadata, request.newVersions, plain);
     const encoded = encoding instanceof Promise ? await encoding : encoding;

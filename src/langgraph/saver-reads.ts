@@ -18,9 +18,10 @@ import type { LangGraphPayload } from './profile.js';
 import { readHead } from './head.js';
 import { compareIds, insertId, refreshRunState } from './run-state.js';
 import { runOf } from './saver-runs.js';
-import { readCheckpoint, readWritesDocument, type SaverState } from './saver-state.js';
+import { readCheckpoint, readWritesDocument, writesDocumentFrom, type SaverState } from './saver-state.js';
+import { readNewest, readsNewestLinked, type Newest, type PrefetchedWrites } from './newest.js';
 import { serializedInput } from './serialized.js';
-import type { StoredWrite } from './writes.js';
+import type { StoredWrite, WritesDocument } from './writes.js';
 
 /** LangGraph's `getTuple`: the checkpoint `config` names, else the thread's newest (the last one put). */
 export async function getCheckpointTuple(state: SaverState, config: RunnableConfig): Promise<CheckpointTuple | undefined> {
@@ -31,6 +32,15 @@ export async function getCheckpointTuple(state: SaverState, config: RunnableConf
   const runId = await runIdOf(threadId, ns, state.storage);
   const named: string | undefined = getCheckpointId(config) || undefined;
   let id = named;
+  let newest: Newest | undefined;
+  if (id === undefined && readsNewestLinked(state)) {
+    // The head, its checkpoint and that checkpoint's writes in one read; a run without a head is found as below.
+    newest = await readNewest(state, runId);
+    id =
+      newest?.stored.head?.checkpointId ??
+      (state.runs.has(runId) ? await newestListedId(state, runId) : (await runOf(state, runId)).headId);
+    if (id === undefined) return undefined;
+  }
   // A run the saver has not listed yet: its head names the newest (one read, no listing); a run
   // without a head (new, or stored before heads) is listed, once, shared with the puts that follow.
   if (id === undefined && !state.runs.has(runId)) {
@@ -40,7 +50,8 @@ export async function getCheckpointTuple(state: SaverState, config: RunnableConf
   id ??= await newestId(state, runId);
   if (id === undefined) return undefined;
   assertCheckpointId(id);
-  let snapshot = await readCheckpoint(state, checkpointKey(runId, id));
+  const prefetched = newest?.snapshot?.id === id ? newest : undefined;
+  let snapshot = prefetched?.snapshot ?? (await readCheckpoint(state, checkpointKey(runId, id)));
   // The head names a checkpoint whose document is not there (a put cut short between the two): the newest listed is.
   if (!snapshot && named === undefined) {
     id = await newestListedId(state, runId);
@@ -48,7 +59,7 @@ export async function getCheckpointTuple(state: SaverState, config: RunnableConf
   }
   if (!snapshot || snapshot.payload.thread_id !== threadId || snapshot.payload.checkpoint_ns !== ns) return undefined;
   noteStored(state, runId, snapshot);
-  return toTuple(state, snapshot);
+  return toTuple(state, snapshot, snapshot === prefetched?.snapshot ? prefetched.writes : undefined);
 }
 
 /**
@@ -71,7 +82,7 @@ async function newestId(state: SaverState, runId: string): Promise<string | unde
   const stored = await readHead(state.storage, runId);
   const run = state.loaded.get(runId);
   if (run && run.claiming.size === 0 && stored?.version !== run.headVersion) {
-    await refreshRunState(state.storage, run, (key) => readCheckpoint(state, key));
+    await refreshRunState(state.storage, run, (key) => readCheckpoint(state, key), stored, state.keepLast !== false);
   }
   return stored?.head?.checkpointId ?? (await newestListedId(state, runId));
 }
@@ -96,7 +107,11 @@ export async function metadataOf(state: SaverState, p: LangGraphPayload): Promis
   return (await serde.loadsTyped('json', canonicalJson(p.metadata))) as CheckpointMetadata;
 }
 
-export async function toTuple(state: SaverState, snapshot: Snapshot<LangGraphPayload>): Promise<CheckpointTuple> {
+export async function toTuple(
+  state: SaverState,
+  snapshot: Snapshot<LangGraphPayload>,
+  writes?: PrefetchedWrites,
+): Promise<CheckpointTuple> {
   const serde = state.saver.serde;
   const p = snapshot.payload;
   const where = checkpointKey(snapshot.runId, snapshot.id);
@@ -111,7 +126,7 @@ export async function toTuple(state: SaverState, snapshot: Snapshot<LangGraphPay
     config: { configurable: { thread_id: p.thread_id, checkpoint_ns: p.checkpoint_ns, checkpoint_id: snapshot.id } },
     checkpoint,
     metadata: await metadataOf(state, p),
-    pendingWrites: await pendingWrites(state, snapshot.runId, snapshot.sequence, snapshot.id),
+    pendingWrites: await pendingWrites(state, snapshot.runId, snapshot.sequence, snapshot.id, writes),
   };
   if (parentId !== undefined)
     tuple.parentConfig = { configurable: { thread_id: p.thread_id, checkpoint_ns: p.checkpoint_ns, checkpoint_id: parentId } };
@@ -119,10 +134,24 @@ export async function toTuple(state: SaverState, snapshot: Snapshot<LangGraphPay
 }
 
 /** A checkpoint's pending writes, in LangGraph's `writesSortKey` order (the order live execution applies them). */
-async function pendingWrites(state: SaverState, runId: string, sequence: number, checkpointId: string): Promise<CheckpointPendingWrite[]> {
+async function pendingWrites(
+  state: SaverState,
+  runId: string,
+  sequence: number,
+  checkpointId: string,
+  prefetched?: PrefetchedWrites,
+): Promise<CheckpointPendingWrite[]> {
+  const dir = writesDir(runId, sequence);
   const keys: string[] = [];
-  for await (const entry of state.storage.list(writesDir(runId, sequence))) keys.push(entry.key);
-  const docs = await Promise.all(keys.map((key) => readWritesDocument(state, key)));
+  let docs: (WritesDocument | undefined)[];
+  if (prefetched?.prefix === dir) {
+    // Listed and read with the checkpoint (newest.ts): decoded here, without another read.
+    for (const object of prefetched.objects) keys.push(object.key);
+    docs = await Promise.all(prefetched.objects.map((object) => writesDocumentFrom(state, object.key, object)));
+  } else {
+    for await (const entry of state.storage.list(dir)) keys.push(entry.key);
+    docs = await Promise.all(keys.map((key) => readWritesDocument(state, key)));
+  }
   const sorted: { sortKey: ReturnType<typeof writesSortKey>; taskId: string; write: StoredWrite; key: string }[] = [];
   for (const [i, doc] of docs.entries()) {
     if (!doc || doc.checkpoint_id !== checkpointId) continue;

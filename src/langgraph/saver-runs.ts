@@ -20,6 +20,13 @@ export function runOf(state: SaverState, runId: string): Promise<RunState> {
   return run;
 }
 
+/** Takes `run` as the saver's state of its run, learned from a read the saver made anyway, unless a load of it is already under way. */
+export function adoptRun(state: SaverState, run: RunState): void {
+  if (state.runs.has(run.runId)) return;
+  state.runs.set(run.runId, Promise.resolve(run));
+  state.loaded.set(run.runId, run);
+}
+
 /** Forgets what the saver knew of a run (its files were deleted). */
 export function forgetRun(state: SaverState, runId: string): void {
   state.runs.delete(runId);

@@ -3,8 +3,8 @@ import type { Clock } from '../contract/clock.js';
 import type { Snapshot } from '../contract/snapshot.js';
 import { documentReadLimit, getBounded } from '../snapshot-io/bounded-read.js';
 import { decodeStoredSnapshot } from '../snapshot-io/read-snapshot.js';
-import { createDecodedCache, readCached, type DecodedCache } from './decoded-cache.js';
-import type { StorageAdapter } from '../contract/storage.js';
+import { createDecodedCache, decodeCached, readCached, type DecodedCache } from './decoded-cache.js';
+import type { StorageAdapter, StoredObject } from '../contract/storage.js';
 import { copiesOnPut } from '../contract/synchronous-storage.js';
 import { assertCheckpointId } from './keys.js';
 import { writesPlainAsJson } from './plain-json.js';
@@ -118,6 +118,25 @@ export function readCheckpoint(state: SaverState, key: string): Promise<Snapshot
     (storage, k) => getBounded(storage, k, DOCUMENT_READ_LIMIT),
     (bytes) => decodeStoredSnapshot(state.storage, langGraphProfile, key, bytes),
   );
+}
+
+/**
+ * The checkpoint document in `stored`, just read from `key` by another read than
+ * {@link readCheckpoint}'s (a linked read): decoded as readCheckpoint decodes it; a document over
+ * the read limit is read again by readCheckpoint, which refuses it as it refuses any.
+ */
+export function checkpointFrom(
+  state: SaverState,
+  key: string,
+  stored: StoredObject | undefined,
+): Promise<Snapshot<LangGraphPayload> | undefined> {
+  if (stored && stored.bytes.length > DOCUMENT_READ_LIMIT) return readCheckpoint(state, key);
+  return decodeCached(state.documents, key, stored, (bytes) => decodeStoredSnapshot(state.storage, langGraphProfile, key, bytes));
+}
+
+/** The writes document in `stored`, just read from `key` (see {@link checkpointFrom}). */
+export function writesDocumentFrom(state: SaverState, key: string, stored: StoredObject): Promise<WritesDocument | undefined> {
+  return decodeCached(state.writes, key, stored, (bytes) => decodeWrites(bytes, key));
 }
 
 /** The writes document stored under `key`, decoded once per stored bytes. */

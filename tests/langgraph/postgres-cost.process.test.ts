@@ -94,4 +94,29 @@ suite('SavepointSaver on postgresStorage: statements per superstep', () => {
       expect(count).toBe(length + 3);
     }
   });
+
+  it('a turn on a thread another saver served last: one statement reads its head, newest checkpoint and pending writes, then two per superstep', async () => {
+    const pool = makePool(server().url);
+    pools.push(pool);
+    const table = freshTable('cost');
+    const replicas = [0, 1].map(() => postgresStorage({ pool, table }));
+    stores.push(...replicas);
+    const savers = replicas.map((storage) => new SavepointSaver({ storage }));
+    const thread = { configurable: { thread_id: 'replicas', checkpoint_ns: '' } };
+    for (let turn = 0; turn < 6; turn++) {
+      const i = turn % 2;
+      let pending: unknown;
+      const sent = await statements(replicas[i]!, async () => {
+        const tuple = await savers[i]!.getTuple(thread);
+        pending = tuple?.pendingWrites;
+        const cursor: Cursor = { config: tuple?.config ?? thread, step: turn * 10 };
+        for (let s = 0; s < 3; s++) await superstep(savers[i]!, cursor);
+        // A write left under the newest checkpoint: the next turn, on the other saver, reads it with the checkpoint.
+        await savers[i]!.putWrites(cursor.config, [['note', `left by turn ${turn}`]], `left-${turn}`);
+      });
+      if (turn > 0) expect(pending).toEqual([[`left-${turn - 1}`, 'note', `left by turn ${turn - 1}`]]);
+      // From the third turn both savers have met the store and the thread.
+      if (turn >= 2) expect(sent, `turn ${turn}`).toBe(1 + 2 * 3 + 1);
+    }
+  });
 });

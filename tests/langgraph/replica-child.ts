@@ -3,7 +3,8 @@
  * SavepointSaver on a shared store (REPLICA_STORE, JSON: fs, postgres or github), serving
  * turns the parent sends on stdin (`{"turn":N,"thread":"t"}` lines) with `graph.invoke`.
  * It prints `{"put":ID,"thread":T,"turn":N}` once a put is acknowledged (the saver's promise
- * resolved) and `{"done":N}` when a turn's invoke returned.
+ * resolved) and `{"done":N,"count":C}` when a turn's invoke returned the thread's state (each turn adds 3 to
+ * `count`: its input and two nodes).
  */
 import { createInterface } from 'node:readline';
 import type { RunnableConfig } from '@langchain/core/runnables';
@@ -59,7 +60,7 @@ const graph = new StateGraph(State)
 for await (const line of createInterface({ input: process.stdin })) {
   const { turn, thread } = JSON.parse(line) as { turn: number; thread: string };
   saver.turn = turn;
-  await graph.invoke({ count: 1 }, { configurable: { thread_id: thread } });
-  say({ done: turn });
+  const state = await graph.invoke({ count: 1 }, { configurable: { thread_id: thread } });
+  say({ done: turn, count: state.count });
 }
 await saver.storage.close?.();

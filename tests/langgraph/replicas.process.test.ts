@@ -5,7 +5,9 @@
  * (the turn is then served again by another). Checked against a model of what was
  * acknowledged: no sequence held by two checkpoints, every acknowledged checkpoint stored,
  * sequences increasing from one round of turns to the next, the newest checkpoint the last
- * one put, and `keepLast` bounding the thread, not each replica.
+ * one put, each turn built on the state the turn before left (a replica reading the thread's
+ * head, newest checkpoint and writes in one linked read must not see an older head), and
+ * `keepLast` bounding the thread, not each replica.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { join } from 'node:path';
@@ -47,6 +49,7 @@ class Replica {
     env: Record<string, string>,
     private readonly acked: Acked[],
     private readonly roundOf: Map<number, number>,
+    private readonly counts: Map<number, number>,
   ) {
     this.child = spawn(process.execPath, [bundled.bundle], { env: { ...process.env, ...env }, cwd: bundled.work });
     let stderr = '';
@@ -60,12 +63,15 @@ class Replica {
       }),
     );
     createInterface({ input: this.child.stdout }).on('line', (line) => {
-      const message = JSON.parse(line) as { put?: string; thread?: string; turn?: number; done?: number };
+      const message = JSON.parse(line) as { put?: string; thread?: string; turn?: number; done?: number; count?: number };
       if (message.put !== undefined) {
         this.acked.push({ id: message.put, thread: message.thread!, round: this.roundOf.get(message.turn!)!, replica: index });
         this.firstPut?.();
       }
-      if (message.done !== undefined) this.waiting.get(message.done)?.();
+      if (message.done !== undefined) {
+        this.counts.set(message.done, message.count!);
+        this.waiting.get(message.done)?.();
+      }
     });
   }
 
@@ -101,12 +107,25 @@ interface Scenario {
   readonly rounds: readonly (readonly (readonly [number, string, boolean])[])[];
 }
 
-/** Runs a scenario; returns what was acknowledged. The last round of each thread must be one turn, not killed. */
-async function runScenario(env: Record<string, string>, scenario: Scenario): Promise<Acked[]> {
+/** A turn served to the end: its round and thread, whether it serves again a turn whose replica was killed, the `count` its invoke returned. */
+interface Served {
+  readonly turn: number;
+  readonly round: number;
+  readonly thread: string;
+  readonly again: boolean;
+}
+
+/** Runs a scenario; returns what was acknowledged and what each turn's invoke returned. The last round of each thread must be one turn, not killed. */
+async function runScenario(
+  env: Record<string, string>,
+  scenario: Scenario,
+): Promise<{ acked: Acked[]; served: Served[]; counts: Map<number, number> }> {
   const acked: Acked[] = [];
   const roundOf = new Map<number, number>();
+  const counts = new Map<number, number>();
+  const served: Served[] = [];
   const replicas: Replica[] = [];
-  const start = (i: number): Replica => (replicas[i] = new Replica(i, env, acked, roundOf));
+  const start = (i: number): Replica => (replicas[i] = new Replica(i, env, acked, roundOf, counts));
   for (let i = 0; i < scenario.replicas; i++) start(i);
   let turn = 0;
   try {
@@ -115,14 +134,18 @@ async function runScenario(env: Record<string, string>, scenario: Scenario): Pro
         turns.map(async ([i, thread, kill]) => {
           const t = ++turn;
           roundOf.set(t, round);
-          const served = replicas[i]!.serve(t, thread);
-          if (!kill) return served;
-          await Promise.race([replicas[i]!.nextPut(), served]);
+          const serving = replicas[i]!.serve(t, thread);
+          if (!kill) {
+            served.push({ turn: t, round, thread, again: false });
+            return serving;
+          }
+          await Promise.race([replicas[i]!.nextPut(), serving]);
           await replicas[i]!.kill();
           start(i);
           // The load balancer serves the request again, on the next replica.
           const again = ++turn;
           roundOf.set(again, round);
+          served.push({ turn: again, round, thread, again: true });
           return replicas[(i + 1) % scenario.replicas]!.serve(again, thread);
         }),
       );
@@ -130,7 +153,34 @@ async function runScenario(env: Record<string, string>, scenario: Scenario): Pro
   } finally {
     await Promise.all(replicas.map((r) => r.stop()));
   }
-  return acked;
+  return { acked, served, counts };
+}
+
+/**
+ * Each turn built on the thread's newest state: a turn after one turn of the round before adds
+ * exactly 3 to what that turn returned, and a turn served again after a SIGKILL at least 3 (the
+ * killed turn may have stored some of its puts). A replica that learned the thread from a stale
+ * head, or read another checkpoint than its head's, returns less. Rounds of two turns at once on
+ * a thread leave the next one unchecked.
+ */
+function checkCounts(scenario: Scenario, served: readonly Served[], counts: ReadonlyMap<number, number>): void {
+  for (const thread of scenario.threads) {
+    let before: number | undefined = 0;
+    for (let round = 0; round < scenario.rounds.length; round++) {
+      const turns = served.filter((s) => s.thread === thread && s.round === round);
+      if (turns.length === 0) continue;
+      if (turns.length > 1) {
+        before = undefined;
+        continue;
+      }
+      const count = counts.get(turns[0]!.turn);
+      expect(count, `turn ${turns[0]!.turn} of ${thread} returned`).toBeTypeOf('number');
+      if (before !== undefined && turns[0]!.again)
+        expect(count!, `${thread}, round ${round}, served again`).toBeGreaterThanOrEqual(before + 3);
+      else if (before !== undefined) expect(count, `${thread}, round ${round}: the state the turn built on`).toBe(before + 3);
+      before = count;
+    }
+  }
 }
 
 /** Checks the store against what the replicas acknowledged. */
@@ -205,6 +255,14 @@ interface StoreUnderTest {
   /** Turns of the two-replica scenarios, rounds of the eight-replica one (each GitHub put is a commit: fewer there). */
   readonly turns: number;
   readonly rounds: number;
+  /**
+   * Whether each turn is checked to build on the state the turn before left. Not on GitHub: its
+   * adapter answers a read of a key it wrote within `readYourWritesMs` from its own commit when
+   * the branch holds other content, which is also what another replica's newer head looks like,
+   * so a replica may continue from its own older checkpoint (sequences stay unique; the turn
+   * between is left out of the state). A known defect of githubStorage, not of the saver.
+   */
+  readonly checksState: boolean;
   /** A fresh store: the children's REPLICA_STORE and the parent's own adapter on it. */
   open(): Promise<{ spec: object; storage: StorageAdapter; close(): Promise<void> }>;
 }
@@ -216,6 +274,7 @@ const STORES: readonly StoreUnderTest[] = [
     enabled: true,
     turns: 8,
     rounds: 14,
+    checksState: true,
     open: async () => {
       const dir = join(bundled.work, `fs-${++fsCounter}`);
       const storage = fsStorage({ dir });
@@ -227,6 +286,7 @@ const STORES: readonly StoreUnderTest[] = [
     enabled: hasPostgres,
     turns: 8,
     rounds: 10,
+    checksState: true,
     open: async () => {
       const connectionString = pg!.server().url;
       const table = freshTable('replicas');
@@ -240,6 +300,7 @@ const STORES: readonly StoreUnderTest[] = [
     // Each put is a commit: fewer turns than on the other stores.
     turns: 6,
     rounds: 6,
+    checksState: false,
     open: async () => {
       const gh = await startGitHubEmulator({ token: TOKEN, secondaryLimit: false });
       const options = { owner: gh.owner, repo: gh.repo, token: TOKEN, baseUrl: gh.url };
@@ -263,8 +324,9 @@ for (const store of STORES) {
       try {
         const env: Record<string, string> = { REPLICA_STORE: JSON.stringify(opened.spec) };
         if (scenario.keepLast !== false) env['REPLICA_KEEP_LAST'] = String(scenario.keepLast);
-        const acked = await runScenario(env, scenario);
+        const { acked, served, counts } = await runScenario(env, scenario);
         await checkModel(opened.storage, scenario, acked);
+        if (store.checksState) checkCounts(scenario, served, counts);
       } finally {
         await opened.close();
       }

@@ -6,6 +6,7 @@ export const validatorLoaders = {
   "85f47ec2d3ae082a-4097": () => import('./snapshot-lifecycle-document.js'),
   "9b94e97baaa9eff8-6164": () => import('./phased-workflow-document.js'),
   "46189fc029bf343d-2791": () => import('./plan-executor-document.js'),
+  "bb4fa0c2f3af8a48-3537": () => import('./langgraph-document.js'),
   "0ffdf86a8c6333ab-1398": () => import('./run-index.js'),
   "6af6566f32f44eb2-662": () => import('./batch-file.js'),
   "ed73639a5fe9e606-1356": () => import('./preserved-runs.js'),

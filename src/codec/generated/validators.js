@@ -4,6 +4,7 @@ import { validate as v_defaultDocument } from './default-document.js';
 import { validate as v_snapshotLifecycleDocument } from './snapshot-lifecycle-document.js';
 import { validate as v_phasedWorkflowDocument } from './phased-workflow-document.js';
 import { validate as v_planExecutorDocument } from './plan-executor-document.js';
+import { validate as v_langgraphDocument } from './langgraph-document.js';
 import { validate as v_runIndex } from './run-index.js';
 import { validate as v_batchFile } from './batch-file.js';
 import { validate as v_preservedRuns } from './preserved-runs.js';
@@ -23,6 +24,7 @@ export const precompiledValidators = {
   "85f47ec2d3ae082a-4097": v_snapshotLifecycleDocument,
   "9b94e97baaa9eff8-6164": v_phasedWorkflowDocument,
   "46189fc029bf343d-2791": v_planExecutorDocument,
+  "bb4fa0c2f3af8a48-3537": v_langgraphDocument,
   "0ffdf86a8c6333ab-1398": v_runIndex,
   "6af6566f32f44eb2-662": v_batchFile,
   "ed73639a5fe9e606-1356": v_preservedRuns,

@@ -8,7 +8,9 @@ import type {
   StoredObject,
 } from '../../contract/storage.js';
 import type { JsonObject } from '../../contract/json.js';
+import type { LinkedRead, LinkedValues, ReadLinks } from '../../contract/linked-read.js';
 import type { MetadataListing, MetadataListingOptions } from '../../contract/metadata-listing.js';
+import { getLinkedObjects } from './linked-read.js';
 import { runBatch } from './batch.js';
 import { listEntries } from './list.js';
 import { listEntriesWhereMetadata } from './metadata-list.js';
@@ -25,8 +27,8 @@ export interface PostgresStorageStats {
   readonly roundTrips: number;
 }
 
-/** A StorageAdapter over one PostgreSQL table, with a metadata listing (contract/metadata-listing.ts). */
-export interface PostgresStorage extends MetadataListing {
+/** A StorageAdapter over one PostgreSQL table, with a metadata listing (contract/metadata-listing.ts) and a linked read (contract/linked-read.ts). */
+export interface PostgresStorage extends MetadataListing, LinkedRead {
   readonly schema: string;
   readonly table: string;
   /** Creates or upgrades the table, its version sequence and its batch function. Idempotent; safe to run from many processes at once. */
@@ -62,7 +64,7 @@ export function postgresStorage(options: PostgresStorageOptions): PostgresStorag
     name: 'postgres',
     schema,
     table,
-    capabilities: { atomicBatch: true, crossProcessConditional: true, maxValueBytes, metadataListing: true },
+    capabilities: { atomicBatch: true, crossProcessConditional: true, maxValueBytes, metadataListing: true, linkedRead: true },
     migrate: () => guard(state, () => migrateNow(state)),
     migrationSql: () => [...sql.migrate],
     stats: () => ({ roundTrips: state.roundTrips }),
@@ -73,6 +75,8 @@ export function postgresStorage(options: PostgresStorageOptions): PostgresStorag
     list: (prefix: string): AsyncIterable<StorageEntry> => listEntries(state, prefix),
     listWhereMetadata: (prefix: string, contains: JsonObject, opts?: MetadataListingOptions): AsyncIterable<StorageEntry> =>
       listEntriesWhereMetadata(state, prefix, contains, opts),
+    getLinked: (key: string, links: ReadLinks): Promise<LinkedValues | undefined> =>
+      guard(state, () => getLinkedObjects(state, key, links)),
     batch: (operations: readonly BatchOperation[]): Promise<BatchOutcome[]> => guard(state, () => runBatch(state, operations)),
     close: (): Promise<void> => closeStore(state),
   };

@@ -1,4 +1,5 @@
 import { CheckpointError } from '../../contract/errors.js';
+import { linkedReadSql } from './linked-read-sql.js';
 import { metadataIndexSql, type MetadataIndexSql } from './metadata-index.js';
 
 /**
@@ -51,6 +52,8 @@ export interface StoreSql {
   readonly batch: string;
   /** Several callers' batches in one statement (one transaction, one WAL flush), each applied or refused on its own. */
   readonly batches: string;
+  /** A value and the keys its members name, in one statement (linked-read-sql.ts). */
+  readonly linkedRead: string;
   /** The metadata column and its listing (metadata-index.ts). */
   readonly metadata: MetadataIndexSql;
   readonly drop: readonly string[];
@@ -192,6 +195,7 @@ WHERE s.key_order = $1 AND s.version = $4 RETURNING s.version::text AS version`,
     batch: `SELECT out_op AS op, out_version::text AS version, out_existed AS existed FROM ${fn}($1, $2, $3, $4, $5, $6)`,
     batches: `SELECT out_group AS "group", out_op AS op, out_version::text AS version, out_existed AS existed, out_failed AS failed
 FROM ${fns}($1, $2, $3, $4, $5, $6, $7)`,
+    linkedRead: linkedReadSql(t),
     metadata,
     drop: [
       `DROP TABLE IF EXISTS ${t}`,

@@ -1,0 +1,76 @@
+import { linkedReadOf, readLinked, type ListedObject } from '../contract/linked-read.js';
+import type { Snapshot } from '../contract/snapshot.js';
+import { decodeHead, type StoredHead } from './head.js';
+import { headKey, runDir } from './keys.js';
+import type { LangGraphPayload } from './profile.js';
+import { refreshRunState, runStateFromHead } from './run-state.js';
+import { adoptRun } from './saver-runs.js';
+import { checkpointFrom, readCheckpoint, type SaverState } from './saver-state.js';
+
+/** The writes folder of a run's newest checkpoint, read with it: the folder and each document's stored bytes. */
+export interface PrefetchedWrites {
+  readonly prefix: string;
+  readonly objects: readonly ListedObject[];
+}
+
+/** A run's head, and the checkpoint it names with that checkpoint's writes when the store had them. */
+export interface Newest {
+  readonly stored: StoredHead;
+  /** The checkpoint the head names; undefined when its document is not stored (a put cut short between the two). */
+  readonly snapshot: Snapshot<LangGraphPayload> | undefined;
+  readonly writes: PrefetchedWrites | undefined;
+}
+
+/**
+ * Whether the saver reads a run's newest checkpoint with its head in one linked read
+ * (contract/linked-read.ts). A store without one is read as before: the head, then the document
+ * with a bounded read, then the writes.
+ */
+export const readsNewestLinked = (state: SaverState): boolean => linkedReadOf(state.storage) !== undefined;
+
+/**
+ * A run's head, the checkpoint it names and that checkpoint's writes, in one linked read: one
+ * round trip on PostgreSQL where they were three, for every turn a replica takes on a thread
+ * another replica served last. The saver learns the run on the way ({@link learnNewest}).
+ * Undefined when the run has no head.
+ */
+export async function readNewest(state: SaverState, runId: string): Promise<Newest | undefined> {
+  const dir = runDir(runId);
+  const key = headKey(runId);
+  const read = await readLinked(state.storage, key, {
+    get: { member: 'checkpoint_id', before: `${dir}/history/`, after: '.json' },
+    list: { member: 'sequence', before: `${dir}/parts/`, after: '/' },
+  });
+  if (!read) return undefined;
+  const stored: StoredHead = { head: decodeHead(read.value.bytes, key), version: read.value.version };
+  const snapshot = stored.head && read.got ? await checkpointFrom(state, read.got.key, read.got.object) : undefined;
+  await learnNewest(state, runId, stored, snapshot);
+  return { stored, snapshot, writes: read.listed };
+}
+
+/**
+ * Brings what the saver knows of a run up to a head just read: a run it knows, learned again
+ * when the head moved (without reading the head again); a run it does not know, taken from the
+ * head when the saver keeps every checkpoint (no listing needed). The checkpoint the head
+ * names becomes the run's last, so the turn's first put finds its parent without a read.
+ */
+async function learnNewest(
+  state: SaverState,
+  runId: string,
+  stored: StoredHead,
+  snapshot: Snapshot<LangGraphPayload> | undefined,
+): Promise<void> {
+  let run = state.loaded.get(runId);
+  if (run) {
+    // A put under way moves the head itself: its claim is not another saver's.
+    if (run.claiming.size === 0 && stored.version !== run.headVersion) {
+      await refreshRunState(state.storage, run, (k) => readCheckpoint(state, k), stored, state.keepLast !== false);
+    }
+  } else if (!state.runs.has(runId) && state.keepLast === false) {
+    run = runStateFromHead(runId, stored);
+    if (run) adoptRun(state, run);
+  }
+  if (!run || !snapshot || run.headId !== snapshot.id || run.headVersion !== stored.version || run.last?.id === snapshot.id) return;
+  run.sequences.set(snapshot.id, snapshot.sequence);
+  run.last = { id: snapshot.id, channels: snapshot.payload.channel_values };
+}

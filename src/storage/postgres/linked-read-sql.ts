@@ -1,0 +1,56 @@
+/*
+ * `getLinked` (contract/linked-read.ts) in one statement: the value, the member texts its links
+ * take (computed in SQL by the contract's rule), the linked key's row and the listed prefix's
+ * rows, read from the primary-key index in one snapshot. The value is parsed in place only when
+ * it is small, starts with `{` and is plain ASCII without a backslash (a pointer savepoint wrote
+ * is): such text is valid UTF-8 and holds no JSON escape, so the member's text is the same as
+ * JSON.parse's. Anything else leaves the links unfollowed (the caller reads them itself).
+ */
+
+/** Values parsed in place are at most this long: a pointer is small, and larger values leave their links to the caller. */
+const PARSED_MAX_BYTES = 65_536;
+
+/** SQL for the text a link takes from member `$n` of `doc` (NULL: it names no key), as contract/linked-read.ts's memberText. */
+function memberSql(param: string): string {
+  const m = `(doc -> ${param}::text)`;
+  const n = `((doc ->> ${param}::text)::numeric)`;
+  return `CASE jsonb_typeof(${m})
+    WHEN 'string' THEN CASE WHEN (doc ->> ${param}::text) ~ '^[A-Za-z0-9_-]{1,128}$' THEN doc ->> ${param}::text END
+    WHEN 'number' THEN CASE WHEN ${n} = trunc(${n}) AND ${n} >= 0 AND ${n} < 1e15 THEN trunc(${n})::bigint::text END
+  END`;
+}
+
+/** SQL for the stored form (UTF-16 big-endian, order-key.ts) of an ASCII text. */
+const asciiOrderSql = (text: string): string =>
+  `decode(regexp_replace(encode(convert_to(${text}, 'UTF8'), 'hex'), '(..)', '00\\1', 'g'), 'hex')`;
+
+/**
+ * The statement. Parameters: $1 the value's stored key; $2–$4 the get link (member, stored
+ * `before`, stored `after`); $5–$8 the list link (member, stored `before`, stored `after`, the
+ * stored upper bound of `after` as a prefix, NULL when it has none: the bound then ends in the
+ * member's last character, plus one). Rows: part 0 the value with the member texts; part 1 the
+ * linked key's row; part 2 the listed rows in key order.
+ */
+export function linkedReadSql(table: string): string {
+  const inc = (b: string): string => `set_byte(${b}, octet_length(${b}) - 1, get_byte(${b}, octet_length(${b}) - 1) + 1)`;
+  return `WITH v AS (
+  SELECT value, version,
+    CASE WHEN octet_length(value) BETWEEN 2 AND ${PARSED_MAX_BYTES} AND get_byte(value, 0) = 123
+      AND strpos(encode(value, 'escape'), '\\') = 0 THEN convert_from(value, 'UTF8')::jsonb END AS doc
+  FROM ${table} WHERE key_order = $1
+), m AS (
+  SELECT ${memberSql('$2')} AS g, ${memberSql('$5')} AS l FROM v
+), k AS (
+  SELECT g, l, $3::bytea || ${asciiOrderSql('g')} || $4::bytea AS got,
+    $6::bytea || ${asciiOrderSql('l')} || $7::bytea AS lower,
+    CASE WHEN $8::bytea IS NULL THEN $6::bytea || ${inc(asciiOrderSql('l'))} ELSE $6::bytea || ${asciiOrderSql('l')} || $8::bytea END AS upper
+  FROM m
+)
+SELECT 0 AS part, NULL::bytea AS key_order, v.value, v.version::text AS version, m.g, m.l FROM v, m
+UNION ALL
+SELECT 1, s.key_order, s.value, s.version::text, NULL, NULL FROM ${table} AS s, k WHERE k.g IS NOT NULL AND s.key_order = k.got
+UNION ALL
+SELECT 2, s.key_order, s.value, s.version::text, NULL, NULL FROM ${table} AS s, k
+  WHERE k.l IS NOT NULL AND s.key_order >= k.lower AND s.key_order < k.upper
+ORDER BY part, key_order`;
+}

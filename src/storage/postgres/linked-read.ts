@@ -1,0 +1,77 @@
+import { assertReadLinks, type LinkedValues, type ListedObject, type MemberLink, type ReadLinks } from '../../contract/linked-read.js';
+import { assertKey, assertPrefix } from '../keys.js';
+import { toStoreError } from './errors.js';
+import { readyPool } from './migrate.js';
+import { getObject } from './objects.js';
+import { keyOf, orderKey, prefixRange } from './order-key.js';
+import type { PostgresStoreState } from './store-state.js';
+
+/** `getLinked` (contract/linked-read.ts): one statement (linked-read-sql.ts); a value the server will not parse in place is read alone, its links left to the caller. */
+
+interface LinkedRow {
+  part: number;
+  key_order: Buffer | null;
+  value: Buffer;
+  version: string;
+  g: string | null;
+  l: string | null;
+}
+
+/** The parameters of one link: member, stored `before`, stored `after` (and, for a prefix, the upper bound of `after`). */
+function linkParams(link: MemberLink | undefined, prefix: boolean): unknown[] {
+  if (!link) return prefix ? [null, null, null, null] : [null, null, null];
+  const params: unknown[] = [link.member, orderKey(link.before), orderKey(link.after)];
+  if (prefix) params.push(link.after === '' ? null : (prefixRange(link.after).upper ?? null));
+  return params;
+}
+
+/** Refuses links that cannot name a valid key (`x` stands for any member text: every one is a plain segment character run). */
+function assertLinkKeys(links: ReadLinks): void {
+  if (links.get) assertKey(`${links.get.before}x${links.get.after}`);
+  if (links.list) assertPrefix(`${links.list.before}x${links.list.after}`);
+}
+
+/** PostgreSQL's data exceptions (class 22: text jsonb refuses, say): the value is not parsed in place, its links left to the caller. */
+const isDataException = (err: unknown): boolean =>
+  typeof (err as { code?: unknown })?.code === 'string' && (err as { code: string }).code.startsWith('22');
+
+export async function getLinkedObjects(state: PostgresStoreState, key: string, links: ReadLinks): Promise<LinkedValues | undefined> {
+  assertKey(key);
+  assertReadLinks(links, 'getLinked');
+  assertLinkKeys(links);
+  const p = await readyPool(state);
+  const params = [orderKey(key), ...linkParams(links.get, false), ...linkParams(links.list, true)];
+  let rows: LinkedRow[];
+  state.roundTrips++;
+  try {
+    rows = (await p.query<LinkedRow>(state.settings.sql.linkedRead, params)).rows;
+  } catch (err) {
+    if (!isDataException(err)) throw toStoreError(err, 'get', state.scrubber, { key });
+    const value = await getObject(state, key);
+    return value && { value };
+  }
+  return linkedValues(rows, links);
+}
+
+/** The answer from the statement's rows. */
+function linkedValues(rows: readonly LinkedRow[], links: ReadLinks): LinkedValues | undefined {
+  const head = rows[0];
+  if (!head || head.part !== 0) return undefined;
+  const value = { bytes: new Uint8Array(head.value), version: head.version };
+  let got: LinkedValues['got'];
+  if (links.get && head.g !== null) {
+    const row = rows.find((r) => r.part === 1);
+    got = {
+      key: `${links.get.before}${head.g}${links.get.after}`,
+      object: row && { bytes: new Uint8Array(row.value), version: row.version },
+    };
+  }
+  let listed: LinkedValues['listed'];
+  if (links.list && head.l !== null) {
+    const objects: ListedObject[] = [];
+    for (const row of rows)
+      if (row.part === 2) objects.push({ key: keyOf(row.key_order!), bytes: new Uint8Array(row.value), version: row.version });
+    listed = { prefix: `${links.list.before}${head.l}${links.list.after}`, objects };
+  }
+  return { value, ...(got ? { got } : {}), ...(listed ? { listed } : {}) };
+}

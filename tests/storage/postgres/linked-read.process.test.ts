@@ -1,0 +1,139 @@
+/**
+ * postgresStorage's linked read (contract/linked-read.ts) against the contract's own rule: on
+ * random pointer values (JSON objects of every member shape, JSON that is not an object, bytes
+ * that are not JSON) and random keys around them, `getLinked` follows a link only to the key
+ * `linkedKey` names, with what `get` and `list` answer there, in one statement; a plain ASCII
+ * pointer's links it follows itself. An encrypted store over it does not declare the capability.
+ */
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import { encryptedStorage, EncryptionKey } from 'savepoint';
+import { postgresStorage, type PostgresStorage } from 'savepoint/postgres';
+import { linkedKey, linkedReadOf, readLinked, type ReadLinks } from '../../../src/contract/linked-read.js';
+import { freshTable, hasPostgres, usePostgres } from '../../support/postgres-fixture.js';
+
+const { server } = usePostgres();
+const suite = hasPostgres ? describe : describe.skip;
+const stores: PostgresStorage[] = [];
+afterAll(async () => {
+  for (const s of stores) await s.close();
+});
+
+const LINKS: ReadLinks = {
+  get: { member: 'id', before: 'p/doc/', after: '.json' },
+  list: { member: 'n', before: 'p/parts/', after: '/' },
+};
+const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text);
+
+/** Member values of every shape the rule tells apart. */
+const memberValue = fc.oneof(
+  fc.constantFrom('a', 'abc', '7', '-', '_x', 'a/b', '', 'é', 'x'.repeat(128), 'x'.repeat(129), 'a b', '\u0000'),
+  fc.stringMatching(/^[A-Za-z0-9_-]{1,8}$/),
+  fc.integer({ min: -3, max: 20 }),
+  fc.constantFrom(7.5, 1e15, 999_999_999_999_999, -0, 1e2, 0.1),
+  fc.constantFrom(null, true, false, [], {}, ['a'], { id: 'a' }),
+);
+/** A pointer's bytes: a JSON object with the members (sometimes with escapes or spaces), else other JSON or noise. */
+const pointer = fc.oneof(
+  {
+    weight: 4,
+    arbitrary: fc
+      .record({ id: memberValue, n: memberValue, other: fc.jsonValue({ maxDepth: 1 }) }, { requiredKeys: [] })
+      .map((o) => utf8(JSON.stringify(o))),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({ id: memberValue, n: memberValue }).map((o) => utf8(JSON.stringify(o, null, 1).replace(/"id"/, '"\\u0069d"'))),
+  },
+  { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 2 }).map((v) => utf8(JSON.stringify(v) ?? 'null')) },
+  { weight: 1, arbitrary: fc.uint8Array({ maxLength: 24 }) },
+);
+const around = fc.uniqueArray(
+  fc.oneof(
+    fc.stringMatching(/^[A-Za-z0-9_-]{1,4}$/).map((s) => `p/doc/${s}.json`),
+    fc
+      .tuple(fc.constantFrom('7', '70', '7-', '0', '1', '12', 'a', 'abc'), fc.constantFrom('w', 'x', 'y'))
+      .map(([d, f]) => `p/parts/${d}/${f}`),
+  ),
+  { maxLength: 8 },
+);
+const isPlain = (bytes: Uint8Array): boolean => {
+  if (bytes.some((b) => b >= 0x80 || b === 0x5c)) return false;
+  try {
+    const v: unknown = JSON.parse(new TextDecoder().decode(bytes));
+    return v !== null && typeof v === 'object' && !Array.isArray(v);
+  } catch {
+    return false;
+  }
+};
+
+suite('postgresStorage getLinked', () => {
+  it('property: follows a link only to the key the contract names, answers what get and list answer there, in one statement', async () => {
+    const storage = postgresStorage({ connectionString: server().url, table: freshTable('linked') });
+    stores.push(storage);
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(pointer, around, async (bytes, keys) => {
+        const root = `r${++run}`;
+        const at = (key: string): string => `${root}/${key}`;
+        const links: ReadLinks = {
+          get: { ...LINKS.get!, before: at(LINKS.get!.before) },
+          list: { ...LINKS.list!, before: at(LINKS.list!.before) },
+        };
+        for (const [i, key] of keys.entries()) await storage.put(at(key), utf8(`value ${i}`));
+        await storage.put(at('p/ptr.json'), bytes);
+        const before = storage.stats().roundTrips;
+        const answer = await storage.getLinked(at('p/ptr.json'), links);
+        expect(storage.stats().roundTrips - before).toBe(1);
+        expect(answer?.value.bytes).toEqual(bytes);
+        const getKey = linkedKey(bytes, links.get!);
+        const prefix = linkedKey(bytes, links.list!);
+        if (isPlain(bytes)) {
+          expect(answer?.got?.key).toBe(getKey);
+          expect(answer?.listed?.prefix).toBe(prefix);
+        }
+        if (answer?.got) {
+          expect(answer.got.key).toBe(getKey);
+          expect(answer.got.object).toEqual(await storage.get(answer.got.key));
+        }
+        if (answer?.listed) {
+          expect(answer.listed.prefix).toBe(prefix);
+          const listed: { key: string; version: string }[] = [];
+          for await (const e of storage.list(answer.listed.prefix)) listed.push({ key: e.key, version: e.version });
+          expect(answer.listed.objects.map((o) => ({ key: o.key, version: o.version }))).toEqual(listed);
+        }
+        // readLinked completes what the store left: the same answer as reads step by step.
+        const whole = await readLinked(storage, at('p/ptr.json'), links);
+        expect(whole?.got?.key).toBe(getKey);
+        expect(whole?.listed?.prefix).toBe(prefix);
+      }),
+      { numRuns: 60 },
+    );
+  }, 120_000);
+
+  it('an absent key is undefined; a key that holds no JSON comes back alone', async () => {
+    const storage = postgresStorage({ connectionString: server().url, table: freshTable('linked') });
+    stores.push(storage);
+    expect(await storage.getLinked('p/ptr.json', LINKS)).toBeUndefined();
+    await storage.put('p/ptr.json', utf8('{"id":"abc"'));
+    const torn = await storage.getLinked('p/ptr.json', LINKS);
+    expect(torn?.got).toBeUndefined();
+    expect(torn?.value.bytes).toEqual(utf8('{"id":"abc"'));
+    await expect(storage.getLinked('p/ptr.json', { get: { member: 'id', before: '../', after: '' } })).rejects.toMatchObject({
+      reasonCode: 'checkpoint_key_invalid',
+    });
+  });
+
+  it('encryptedStorage over it does not declare a linked read (the server cannot read members of ciphertext)', async () => {
+    const inner = postgresStorage({ connectionString: server().url, table: freshTable('linked') });
+    stores.push(inner);
+    const encrypted = encryptedStorage(inner, { keys: EncryptionKey.generate() });
+    expect(linkedReadOf(inner)).toBeTypeOf('function');
+    expect(encrypted.capabilities.linkedRead).toBeUndefined();
+    expect(linkedReadOf(encrypted)).toBeUndefined();
+    await encrypted.put('p/ptr.json', utf8('{"id":"abc","n":1}'));
+    await encrypted.put('p/doc/abc.json', utf8('secret'));
+    const answer = await readLinked(encrypted, 'p/ptr.json', LINKS);
+    expect(answer?.got?.object?.bytes).toEqual(utf8('secret'));
+  });
+});
