@@ -76,7 +76,11 @@ describe('shared values: one sealing for two keys of a batch', () => {
     const latest = (await inner.get('checkpoints/run-1/latest.json'))!.bytes;
     expect(latest[FORMAT_AT]).toBe(SHARED_FORMAT);
     const history = (await listAll(inner, 'checkpoints/run-1/history/')).map((e) => e.key);
-    const newest = (await inner.get(history.at(-1)!))!.bytes;
+    // The newest by the id latest names: ids made in one millisecond do not list in the order they were made.
+    const { snapshot_id } = JSON.parse(new TextDecoder().decode((await store.get('checkpoints/run-1/latest.json'))!.bytes)) as {
+      snapshot_id: string;
+    };
+    const newest = (await inner.get(history.find((k) => k.includes(snapshot_id))!))!.bytes;
     expect(newest).toEqual(latest);
     for (const k of history) expect(JSON.parse(new TextDecoder().decode((await store.get(k))!.bytes))).toBeTypeOf('object');
   });
