@@ -15,6 +15,7 @@ import { CHUNK_PREFIX, chunkKey } from '../../src/codec/chunking.js';
 import { crc32 } from '../../src/codec/gzip.js';
 import { sha256HexSync } from '../../src/codec/sha256.js';
 import { auditChunks } from '../../src/snapshot-io/chunk-refs.js';
+import { sweepChunks } from '../../src/retention/chunk-sweep.js';
 import { chunkDocument, forgetChunks, resolveChunked, type ChunkedDocument } from '../../src/snapshot-io/chunk-store.js';
 
 const same = (a: Uint8Array, b: Uint8Array): boolean => Buffer.from(a).equals(Buffer.from(b));
@@ -177,6 +178,24 @@ describe('chunks stored deflated', () => {
     await storage.put(deflated[0]!, victim);
     const audit = await auditChunks(storage);
     expect(audit.damaged.map((d) => chunkKey(d.id))).toEqual([deflated[0]]);
+  });
+});
+
+describe('the sweep with deflated chunks', () => {
+  it('puts a hidden deflated chunk back when a document references it again (regression: its copy was checked by its stored bytes, never matching)', async () => {
+    const storage = memoryStorage();
+    const text = JSON.stringify(Array.from({ length: 300 }, (_, i) => ({ turn: i, text: `reply ${i} of the agent` })));
+    const doc = await store(storage, new TextEncoder().encode(text));
+    const deflated = doc.writes.filter((w) => looksDeflated(w.bytes)).map((w) => w.id);
+    expect(deflated.length).toBeGreaterThan(0);
+    // No document references the chunks yet: the sweep hides them all.
+    expect([...(await sweepChunks(storage)).hidden].sort()).toEqual([...doc.ids].sort());
+    await storage.put('runs/late.json', doc.envelope);
+    const report = await sweepChunks(storage);
+    expect([...report.restored].sort()).toEqual([...doc.ids].sort());
+    forgetChunks(storage);
+    for (const w of doc.writes) expect(same((await storage.get(w.key))!.bytes, w.bytes)).toBe(true);
+    expect(same((await resolveChunked(storage, 'runs/late.json', doc.envelope))!, new TextEncoder().encode(text))).toBe(true);
   });
 });
 
