@@ -6,7 +6,7 @@ import { chunkKey } from '../codec/chunking.js';
 import { markChunks, listChunks, type ChunkListing } from '../snapshot-io/chunk-refs.js';
 import { canBatch, sweepInBatches } from './chunk-sweep-batches.js';
 import { forgetWritten } from '../snapshot-io/chunk-cut.js';
-import { addressingOf, forgetChunks, hiddenKey, KNOWN_CHUNK_TTL_MS } from '../snapshot-io/chunk-store.js';
+import { addressingOf, checkChunk, forgetChunks, hiddenKey, KNOWN_CHUNK_TTL_MS } from '../snapshot-io/chunk-store.js';
 
 /** Options of {@link sweepChunks}. */
 export interface ChunkSweepOptions {
@@ -45,7 +45,7 @@ async function restore(storage: StorageAdapter, id: string, copyKey: string): Pr
   const copy = await storage.get(copyKey);
   if (!copy) return false;
   const addressing = addressingOf(storage);
-  if ((addressing.idSync?.(copy.bytes) ?? (await addressing.id(copy.bytes))) !== id) return false;
+  if ('damage' in (await checkChunk(addressing, id, copy.bytes))) return false;
   await storage.put(chunkKey(id), copy.bytes);
   return true;
 }

@@ -1,7 +1,7 @@
 import type { ContentAddressing } from '../contract/content-address.js';
 import type { StorageAdapter } from '../contract/storage.js';
 import { chunkKey, encodeEnvelope, encodeNode, needsLevel, nextLeafEnd, nodeGroups } from '../codec/chunking.js';
-import { addressingOf, chunkDocument, KNOWN_CHUNK_TTL_MS, type ChunkedDocument, type ChunkWrite } from './chunk-store.js';
+import { addressingOf, chunkDocument, KNOWN_CHUNK_TTL_MS, storedChunk, type ChunkedDocument, type ChunkWrite } from './chunk-store.js';
 
 /**
  * The write side of content chunks: a document cut into leaves and nodes exactly as
@@ -179,7 +179,7 @@ function wroteRecently(state: CutState, id: string, now: number): boolean {
 
 /** The pieces of one document's tree, in the order chunkDocument lists them: leaves, then each level of nodes. */
 class Tree {
-  readonly pieces: { id: string; bytes: Uint8Array }[] = [];
+  readonly pieces: { id: string; bytes: Uint8Array; leaf?: true }[] = [];
   constructor(
     readonly state: CutState,
     readonly total: number,
@@ -188,10 +188,11 @@ class Tree {
     const now = Date.now();
     const writes: ChunkWrite[] = [];
     const seen = new Set<string>();
-    for (const { id, bytes } of this.pieces) {
+    for (const { id, bytes, leaf } of this.pieces) {
       if (seen.has(id)) continue;
       seen.add(id);
-      if (!wroteRecently(this.state, id, now)) writes.push({ id, key: chunkKey(id), bytes });
+      if (!wroteRecently(this.state, id, now))
+        writes.push({ id, key: chunkKey(id), bytes: storedChunk(this.state.addressing, bytes, leaf === true) });
     }
     return { envelope: encodeEnvelope({ bytes: this.total, depth, ids, scheme: this.state.addressing.scheme }), writes, ids: [...seen] };
   }
@@ -231,7 +232,7 @@ function finishSync(state: CutState, bytes: Uint8Array, plan: LeafPlan): Chunked
     const leaf = bytes.subarray(start, plan.ends[i]!);
     const id = plan.ids[i] ?? state.addressing.idSync?.(leaf);
     if (id === undefined) return undefined;
-    tree.pieces.push({ id, bytes: leaf });
+    tree.pieces.push({ id, bytes: leaf, leaf: true });
     ids.push(id);
     start = plan.ends[i]!;
   }
@@ -258,7 +259,7 @@ async function finishAsync(state: CutState, bytes: Uint8Array, plan: LeafPlan): 
   for (let i = 0; i < plan.ends.length; i++) {
     const leaf = bytes.subarray(start, plan.ends[i]!);
     const id = plan.ids[i] ?? (await state.addressing.id(leaf));
-    tree.pieces.push({ id, bytes: leaf });
+    tree.pieces.push({ id, bytes: leaf, leaf: true });
     ids.push(id);
     start = plan.ends[i]!;
   }

@@ -2,7 +2,7 @@ import { isCheckpointError } from '../contract/errors.js';
 import type { StorageAdapter, StorageEntry } from '../contract/storage.js';
 import { gunzip, isGzip } from '../codec/gzip.js';
 import { CHUNK_PREFIX, decodeEnvelope, decodeNode, ENVELOPE_MAX_BYTES, looksChunked } from '../codec/chunking.js';
-import { addressingOf, HIDDEN_INFIX, readChunk } from './chunk-store.js';
+import { addressingOf, checkChunk, HIDDEN_INFIX, readChunk } from './chunk-store.js';
 import { mapLimit } from '../storage/map-limit.js';
 
 /** The chunks of a store as one listing saw them. */
@@ -131,9 +131,9 @@ export async function auditChunks(storage: StorageAdapter): Promise<ChunkAudit> 
       return;
     }
     const stored = await storage.get(chunks.live.get(id)!);
-    if (!stored) audit.missing.push({ id, document });
-    else if ((addressing.idSync?.(stored.bytes) ?? (await addressing.id(stored.bytes))) !== id)
-      audit.damaged.push({ id, document, reason: `chunk ${chunks.live.get(id)!} does not match its id` });
+    const checked = stored && (await checkChunk(addressing, id, stored.bytes));
+    if (!checked) audit.missing.push({ id, document });
+    else if ('damage' in checked) audit.damaged.push({ id, document, reason: `chunk ${chunks.live.get(id)!} ${checked.damage}` });
   });
   for (const id of chunks.live.keys()) if (!marks.referenced.has(id)) audit.unreferenced.push(id);
   return audit;

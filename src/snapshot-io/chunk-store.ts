@@ -3,6 +3,7 @@ import type { StorageAdapter, StoredObject } from '../contract/storage.js';
 import { isCheckpointError } from '../contract/errors.js';
 import { getBounded } from './bounded-read.js';
 import { sha256Hex, sha256HexSync } from '../codec/sha256.js';
+import { inflateChunk, looksDeflated, packChunk } from '../codec/chunk-packing.js';
 import {
   chunkDamaged,
   chunkKey,
@@ -27,6 +28,38 @@ export const SHA256_ADDRESSING: ContentAddressing = Object.freeze({
 
 /** The addressing chunks of `storage` are named and verified by. */
 export const addressingOf = (storage: StorageAdapter): ContentAddressing => contentAddressingOf(storage) ?? SHA256_ADDRESSING;
+
+/** A chunk's id under `addressing`, without a promise when it hashes synchronously. */
+const idOf = (addressing: ContentAddressing, bytes: Uint8Array): string | Promise<string> =>
+  addressing.idSync?.(bytes) ?? addressing.id(bytes);
+
+/** What checking a stored chunk against its id found: its content, or what is wrong with it. */
+export type CheckedChunk = { readonly content: Uint8Array } | { readonly damage: string };
+
+/**
+ * The content of chunk `id` from its stored bytes (see codec/chunk-packing.ts): the inflated
+ * bytes when the chunk is stored deflated and they hash to `id`, else the stored bytes when
+ * they do. Every read of a stored chunk goes through here, as do `verify` and the sweep.
+ */
+export async function checkChunk(addressing: ContentAddressing, id: string, stored: Uint8Array): Promise<CheckedChunk> {
+  let tooLarge = false;
+  if (looksDeflated(stored)) {
+    const inflated = inflateChunk(stored);
+    if ('content' in inflated && (await idOf(addressing, inflated.content)) === id) return { content: inflated.content };
+    tooLarge = 'failed' in inflated && inflated.failed === 'too-large';
+  }
+  if ((await idOf(addressing, stored)) === id) return { content: stored };
+  return { damage: tooLarge ? 'inflates past the largest chunk savepoint writes' : 'does not match its id' };
+}
+
+/**
+ * The bytes to store for a chunk of `content`: a leaf deflated when that saves bytes. Nodes are
+ * ids (they do not compress), and a store with keyed addressing (an encrypted one) stores every
+ * chunk as it is: the length of compressed content is a side channel on what it holds (as
+ * compression in TLS was), which such a store is there to hide.
+ */
+export const storedChunk = (addressing: ContentAddressing, content: Uint8Array, leaf: boolean): Uint8Array =>
+  leaf && addressing === SHA256_ADDRESSING ? packChunk(content) : content;
 
 /**
  * How long a writer trusts that a chunk it wrote (or read) is still stored, and skips writing it
@@ -118,22 +151,22 @@ export interface ChunkedDocument {
 
 /** The pieces of a chunked document before their ids are known: leaves, then each level of nodes. */
 class TreeBuilder {
-  readonly all: { id: string; bytes: Uint8Array }[] = [];
-  add(id: string, bytes: Uint8Array): string {
-    this.all.push({ id, bytes });
+  readonly all: { id: string; bytes: Uint8Array; leaf: boolean }[] = [];
+  add(id: string, bytes: Uint8Array, leaf: boolean): string {
+    this.all.push({ id, bytes, leaf });
     return id;
   }
-  finish(storage: StorageAdapter, scheme: string, total: number, depth: number, ids: string[]): ChunkedDocument {
+  finish(storage: StorageAdapter, addressing: ContentAddressing, total: number, depth: number, ids: string[]): ChunkedDocument {
     const state = stateOf(storage);
     const now = Date.now();
     const writes: ChunkWrite[] = [];
     const seen = new Set<string>();
-    for (const { id, bytes } of this.all) {
+    for (const { id, bytes, leaf } of this.all) {
       if (seen.has(id)) continue;
       seen.add(id);
-      if (!isKnown(state, id, now)) writes.push({ id, key: chunkKey(id), bytes });
+      if (!isKnown(state, id, now)) writes.push({ id, key: chunkKey(id), bytes: storedChunk(addressing, bytes, leaf) });
     }
-    return { envelope: encodeEnvelope({ bytes: total, depth, ids, scheme }), writes, ids: [...seen] };
+    return { envelope: encodeEnvelope({ bytes: total, depth, ids, scheme: addressing.scheme }), writes, ids: [...seen] };
   }
 }
 
@@ -163,7 +196,7 @@ export function chunkDocument(storage: StorageAdapter, bytes: Uint8Array): Chunk
         ids = undefined;
         break;
       }
-      ids.push(tree.add(id, leaf));
+      ids.push(tree.add(id, leaf, true));
     }
     if (ids) {
       let depth = 0;
@@ -177,12 +210,12 @@ export function chunkDocument(storage: StorageAdapter, bytes: Uint8Array): Chunk
             syncOk = false;
             break;
           }
-          next.push(tree.add(id, node));
+          next.push(tree.add(id, node, false));
         }
         ids = next;
         depth++;
       }
-      if (syncOk) return tree.finish(storage, addressing.scheme, bytes.length, depth, ids);
+      if (syncOk) return tree.finish(storage, addressing, bytes.length, depth, ids);
     }
   }
   // Copies: the caller's buffer may be reused once this awaits (the saver's seal buffer).
@@ -202,18 +235,18 @@ async function chunkDocumentAsync(
 ): Promise<ChunkedDocument> {
   const tree = new TreeBuilder();
   let ids: string[] = [];
-  for (const leaf of leaves) ids.push(tree.add(await addressing.id(leaf), leaf));
+  for (const leaf of leaves) ids.push(tree.add(await addressing.id(leaf), leaf, true));
   let depth = 0;
   while (needsLevel(ids)) {
     const next: string[] = [];
     for (const group of nodeGroups(ids)) {
       const node = encodeNode(group);
-      next.push(tree.add(await addressing.id(node), node));
+      next.push(tree.add(await addressing.id(node), node, false));
     }
     ids = next;
     depth++;
   }
-  return tree.finish(storage, addressing.scheme, total, depth, ids);
+  return tree.finish(storage, addressing, total, depth, ids);
 }
 
 const envelopeText = (envelope: Uint8Array): string => String.fromCharCode(...envelope);
@@ -313,9 +346,9 @@ async function readChunkStored(storage: StorageAdapter, state: ChunkState, id: s
     }
   }
   if (!stored) throw chunkDamaged(id, 'is missing');
-  const bytes = stored.bytes;
-  const actual = addressing.idSync?.(bytes) ?? (await addressing.id(bytes));
-  if (actual !== id) throw chunkDamaged(id, 'does not match its id');
+  const checked = await checkChunk(addressing, id, stored.bytes);
+  if ('damage' in checked) throw chunkDamaged(id, checked.damage);
+  const bytes = checked.content;
   cacheChunk(state, id, bytes);
   state.known.set(id, Date.now());
   return bytes;

@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { memoryStorage, type StorageAdapter } from 'savepoint';
 import { chunkKey, decodeEnvelope, decodeNode, encodeNode, leafBoundaries } from '../../src/codec/chunking.js';
 import { sha256HexSync } from '../../src/codec/sha256.js';
+import { inflateChunk, looksDeflated } from '../../src/codec/chunk-packing.js';
 import { cutDocument, forgetWritten, rememberWritten } from '../../src/snapshot-io/chunk-cut.js';
 import { chunkDocument, resolveChunked, type ChunkedDocument } from '../../src/snapshot-io/chunk-store.js';
 
@@ -59,6 +60,14 @@ const sync = <T>(value: T | Promise<T>): T => {
   return value;
 };
 
+/** A written chunk's content: its bytes, inflated when stored deflated. */
+function contentOf(stored: Uint8Array): Uint8Array {
+  if (!looksDeflated(stored)) return stored;
+  const inflated = inflateChunk(stored);
+  if (!('content' in inflated)) throw new Error(`a written chunk does not inflate: ${inflated.failed}`);
+  return inflated.content;
+}
+
 /** Every chunk id a chunked document references, with the bytes each stands for, from the written chunks. */
 function referenced(doc: ChunkedDocument, stored: Map<string, Uint8Array>): string[] {
   const envelope = decodeEnvelope(doc.envelope, 'doc')!;
@@ -93,8 +102,8 @@ describe('cutting a document for writing', () => {
             expect([...cut.ids].sort()).toEqual([...scratch.ids].sort());
             for (const w of cut.writes) {
               expect(w.key).toBe(chunkKey(w.id));
-              expect(sha256HexSync(w.bytes)).toBe(w.id);
-              stored.set(w.id, w.bytes.slice());
+              expect(sha256HexSync(contentOf(w.bytes))).toBe(w.id);
+              stored.set(w.id, contentOf(w.bytes).slice());
             }
             for (const id of referenced(cut, stored)) expect(stored.has(id), `chunk ${id} referenced but never written`).toBe(true);
             rememberWritten(
