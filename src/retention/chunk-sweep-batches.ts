@@ -1,7 +1,7 @@
 import { isBufferedStorage } from '../contract/buffered-storage.js';
 import type { BatchOperation, StorageAdapter } from '../contract/storage.js';
 import { chunkKey } from '../codec/chunking.js';
-import { addressingOf, hiddenKey } from '../snapshot-io/chunk-store.js';
+import { addressingOf, checkChunk, hiddenKey } from '../snapshot-io/chunk-store.js';
 import { mapLimit } from '../storage/map-limit.js';
 import type { SweepPlan } from './chunk-sweep.js';
 
@@ -38,7 +38,8 @@ export async function sweepInBatches(
   const copies = await mapLimit(plan.restore, READS_AT_ONCE, async (r) => {
     if (r.live) return { r, bytes: undefined, ok: true };
     const copy = await storage.get(r.copies[0]!);
-    const ok = copy !== undefined && (addressing.idSync?.(copy.bytes) ?? (await addressing.id(copy.bytes))) === r.id;
+    // Checked as a read checks a chunk: a deflated copy hashes to its id once inflated.
+    const ok = copy !== undefined && !('damage' in (await checkChunk(addressing, r.id, copy.bytes)));
     return { r, bytes: copy?.bytes, ok };
   });
   const back = copies.filter((c) => c.ok);
