@@ -3,6 +3,7 @@
  * GitHub's `status` / `ahead_by` / `behind_by`, the files from the merge base to head, and
  * branch-named heads lagging under the stale-read fault while shas never do.
  */
+import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startGitHubEmulator, type GitHubEmulator } from 'savepoint/testing';
 import { TOKEN } from '../../support/github.js';
@@ -68,5 +69,27 @@ describe('emulator: compare two commits', () => {
     gh.faults.add({ operation: 'repos/compare-commits-with-basehead', fault: { kind: 'stale-read' }, times: 2 });
     expect(summary((await compare(gh, c2, 'main')).json)).toEqual({ status: 'behind', ahead_by: 0, behind_by: 1 });
     expect(summary((await compare(gh, c1, c2)).json)).toEqual({ status: 'ahead', ahead_by: 1, behind_by: 0 });
+  });
+
+  it('property: on a forked history, ahead_by and behind_by count the commits of each side, and swapping base and head swaps them', async () => {
+    const gh = await start();
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.nat({ max: 4 }), fc.nat({ max: 4 }), fc.nat({ max: 4 }), async (shared, onA, onB) => {
+        const a = `a${++run}`;
+        const b = `b${run}`;
+        gh.state.store.refs.set(a, gh.state.head()!);
+        for (let i = 0; i < shared; i++) gh.state.commitFiles({ [`${a}/shared-${i}`]: 's' }, { branch: a });
+        gh.state.store.refs.set(b, gh.state.head(a)!);
+        for (let i = 0; i < onA; i++) gh.state.commitFiles({ [`${a}/a-${i}`]: 'a' }, { branch: a });
+        for (let i = 0; i < onB; i++) gh.state.commitFiles({ [`${a}/b-${i}`]: 'b' }, { branch: b });
+        const expected = onA === 0 ? (onB === 0 ? 'identical' : 'ahead') : onB === 0 ? 'behind' : 'diverged';
+        expect(summary((await compare(gh, a, b)).json)).toEqual({ status: expected, ahead_by: onB, behind_by: onA });
+        const swapped = summary((await compare(gh, b, a)).json);
+        expect([swapped.ahead_by, swapped.behind_by]).toEqual([onA, onB]);
+      }),
+      { numRuns: 25 },
+    );
+    expect(gh.schemaViolations).toEqual([]);
   });
 });
