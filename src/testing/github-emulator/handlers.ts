@@ -462,7 +462,9 @@ function compareCommits(ctx: HandlerContext, rawBasehead: string): Reply {
   };
   const perPage = Math.min(Math.max(Number(ctx.query.get('per_page') ?? 250) || 250, 1), 250);
   const page = Math.max(Number(ctx.query.get('page') ?? 1) || 1, 1);
-  const pageCommits = found.commits.slice((page - 1) * perPage, page * perPage);
+  // Without paging parameters GitHub lists the 250 most recent commits; with them, pages from the oldest.
+  const paged = ctx.query.has('per_page') || ctx.query.has('page');
+  const pageCommits = paged ? found.commits.slice((page - 1) * perPage, page * perPage) : found.commits.slice(-250);
   // GitHub lists the changed files on the first page only, at most 300 of them.
   const files = page === 1 ? treeDiff(ctx, head.commit, commitTreeSha(ctx, found.mergeBase), head.tree).files.slice(0, 300) : [];
   const { api, html } = urls(ctx);

@@ -163,3 +163,17 @@ describe('githubStorage: a lagging branch still shows our own write', () => {
     );
   });
 });
+
+describe('githubStorage: a key below a file it wrote', () => {
+  it('put() and batch() refuse it cleanly, and the file above stays on the branch after the read-your-writes minute', async () => {
+    const e = await env();
+    await e.storage.put('nest/a', text('parent'));
+    await expect(e.storage.put('nest/a/b', text('child'))).rejects.toMatchObject({ reasonCode: 'checkpoint_unsupported' });
+    await expect(e.storage.batch([{ type: 'put', key: 'nest/a/b/c', bytes: text('grandchild') }])).rejects.toMatchObject({
+      reasonCode: 'checkpoint_unsupported',
+    });
+    await e.clock.advance(61_000);
+    expect(str(e.gh.state.readFile('nest/a'))).toBe('parent');
+    expect(str((await e.storage.get('nest/a'))?.bytes)).toBe('parent');
+  });
+});
