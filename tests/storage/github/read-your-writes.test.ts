@@ -9,6 +9,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { BatchOperation, StorageEntry } from 'savepoint';
 import { gitBlobShaOf } from 'savepoint/testing';
+import { judgeOwnWrite, type BranchComparison } from '../../../src/storage/github/branch-comparison.js';
 import { envPerTest, startEnv, str, text } from '../../support/github.js';
 
 const env = envPerTest({ storage: { minWriteIntervalMs: 0 } });
@@ -175,5 +176,25 @@ describe('githubStorage: a key below a file it wrote', () => {
     await e.clock.advance(61_000);
     expect(str(e.gh.state.readFile('nest/a'))).toBe('parent');
     expect(str((await e.storage.get('nest/a'))?.bytes)).toBe('parent');
+  });
+});
+
+describe('judgeOwnWrite: what a read answers at a path this adapter wrote, the branch showing another blob', () => {
+  const cmp = (relation: BranchComparison['relation'], changed: [string, string | null][] = [], complete = true): BranchComparison => ({
+    relation,
+    changed: new Map(changed),
+    complete,
+  });
+  it('lagging: ours; rewritten: the branch; containing ours and the path untouched since: ours, unless the file list was cut short', () => {
+    expect(judgeOwnWrite(cmp('lags', [['p', 'x']]), 'p', 'x')).toEqual({ kind: 'ours' });
+    expect(judgeOwnWrite(cmp('rewritten'), 'p', null)).toEqual({ kind: 'branch' });
+    expect(judgeOwnWrite(cmp('contains', [['q', 'y']]), 'p', 'old')).toEqual({ kind: 'ours' });
+    expect(judgeOwnWrite(cmp('contains', [['q', 'y']], false), 'p', 'old')).toEqual({ kind: 'branch' });
+  });
+  it('containing ours and the path changed since: the branch when its read shows that blob, else that blob (or nothing, when removed)', () => {
+    expect(judgeOwnWrite(cmp('contains', [['p', 'new']]), 'p', 'new')).toEqual({ kind: 'branch' });
+    expect(judgeOwnWrite(cmp('contains', [['p', 'new']]), 'p', 'old')).toEqual({ kind: 'blob', sha: 'new' });
+    expect(judgeOwnWrite(cmp('contains', [['p', null]]), 'p', 'old')).toEqual({ kind: 'blob', sha: null });
+    expect(judgeOwnWrite(cmp('contains', [['p', null]]), 'p', null)).toEqual({ kind: 'branch' });
   });
 });
