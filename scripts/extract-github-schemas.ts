@@ -23,6 +23,7 @@ export const PINNED_OPERATIONS = [
   'repos/create-or-update-file-contents',
   'repos/delete-file',
   'repos/get-commit',
+  'repos/compare-commits-with-basehead',
   'git/create-blob',
   'git/get-blob',
   'git/create-tree',

@@ -156,8 +156,10 @@ export interface GitHubStorageOptions {
   readonly serializeWrites?: 'branch' | 'adapter';
   /**
    * Reads name the branch, and GitHub's replicas may lag behind a fresh commit. For this
-   * long after its own write of a key, the adapter answers reads of it from that commit,
-   * so a process always reads what it just wrote.
+   * long after its own write of a key, a read that finds another blob there asks GitHub's
+   * compare API whether the branch contains that commit: if not, the adapter answers from
+   * its own commit; if so, another writer's newer file is what it answers. A process always
+   * reads what it just wrote, or something newer.
    * @default 60000
    */
   readonly readYourWritesMs?: number;

@@ -5,7 +5,7 @@ import { commitOperations } from './commit-builder.js';
 import { deleteFile } from './contents.js';
 import { putFile } from './put-file.js';
 import { assertOpen, type GitHubStoreState } from './store-state.js';
-import { assertConditions, checkSize } from './write-checks.js';
+import { assertConditions, assertNoKnownFileAbove, checkSize } from './write-checks.js';
 import { runWrite } from './write-path.js';
 
 /** `put()`: one file through the contents API, or a commit when it is over the inline limit; `pending` while queued or held. */
@@ -15,6 +15,7 @@ export async function putKey(store: GitHubStoreState, key: string, bytes: Uint8A
   assertKey(key);
   assertConditions(key, opts, 'put');
   checkSize(store.maxValueBytes, key, bytes);
+  assertNoKnownFileAbove(ctx, key);
   const data = bytes.slice();
   const op: BatchOperation = {
     type: 'put',
@@ -64,6 +65,7 @@ export async function batchWrite(
   assertBatchOperations(operations, (op) => {
     assertConditions(op.key, op, op.type);
     if (op.type === 'put') checkSize(store.maxValueBytes, op.key, op.bytes);
+    if (op.type === 'put') assertNoKnownFileAbove(store.ctx, op.key);
   });
   const ops: BatchOperation[] = operations.map((op) => (op.type === 'put' ? { ...op, bytes: op.bytes.slice() } : { ...op }));
   if (ops.length === 0) return [];

@@ -7,6 +7,7 @@ import {
   type GitSignature,
   type GitTreeChange,
 } from './git-store.js';
+import { compareAncestry } from './commit-ancestry.js';
 import type { RepoState } from './repo-state.js';
 import type { GitHubOperationId } from './schemas.js';
 
@@ -329,10 +330,12 @@ const lineCount = (data: Buffer | undefined): number => {
 };
 
 /** The files commit `commit` changed against its first parent, as GitHub lists them, with the line counts. */
-function commitDiff(
+/** The files that differ between two trees (GitHub's diff entries; links name `commit`). */
+function treeDiff(
   ctx: HandlerContext,
   commit: string,
-  c: GitCommitData,
+  beforeTree: string | undefined,
+  afterTree: string,
 ): { files: Record<string, unknown>[]; additions: number; deletions: number } {
   const { store } = ctx.state;
   const { api, html } = urls(ctx);
@@ -345,9 +348,8 @@ function commitDiff(
             .map((e) => [e.path, e.sha] as const)
         : [],
     );
-  const parentTree = c.parents[0] ? commitTreeSha(ctx, c.parents[0]) : undefined;
-  const before = blobs(parentTree);
-  const after = blobs(c.tree);
+  const before = blobs(beforeTree);
+  const after = blobs(afterTree);
   const data = (sha: string | undefined): Buffer | undefined => {
     const o = sha ? store.get(sha) : undefined;
     return o?.type === 'blob' ? o.data : undefined;
@@ -391,8 +393,9 @@ function getCommit(ctx: HandlerContext, rawRef: string): Reply {
   const obj = store.get(resolved.commit);
   if (obj?.type !== 'commit') return errorReply(422, `No commit found for SHA: ${ref}`, docs);
   const c = obj.commit;
-  const { api, html } = urls(ctx);
-  const { files, additions, deletions } = commitDiff(ctx, resolved.commit, c);
+  const { api } = urls(ctx);
+  const parentTree = c.parents[0] ? commitTreeSha(ctx, c.parents[0]) : undefined;
+  const { files, additions, deletions } = treeDiff(ctx, resolved.commit, parentTree, c.tree);
   const perPage = Math.min(
     Math.max(Number(ctx.query.get('per_page') ?? ctx.commitFilesPerPage) || ctx.commitFilesPerPage, 1),
     ctx.commitFilesPerPage,
@@ -407,26 +410,81 @@ function getCommit(ctx: HandlerContext, rawRef: string): Reply {
     status: 200,
     headers,
     mediaType: JSON_TYPE,
+    json: { ...commitJson(ctx, resolved.commit, c), stats: { additions, deletions, total: additions + deletions }, files: pageFiles },
+  };
+}
+
+/** A commit as GitHub's `commit` schema describes it (without stats and files). */
+function commitJson(ctx: HandlerContext, sha: string, c: GitCommitData): Record<string, unknown> {
+  const { api, html } = urls(ctx);
+  return {
+    url: `${api}/commits/${sha}`,
+    sha,
+    node_id: nodeId('C', sha),
+    html_url: `${html}/commit/${sha}`,
+    comments_url: `${api}/commits/${sha}/comments`,
+    commit: {
+      url: `${api}/git/commits/${sha}`,
+      author: { ...c.author },
+      committer: { ...c.committer },
+      message: c.message,
+      comment_count: 0,
+      tree: { sha: c.tree, url: `${api}/git/trees/${c.tree}` },
+      verification: { verified: false, reason: 'unsigned', signature: null, payload: null, verified_at: null },
+    },
+    author: null,
+    committer: null,
+    parents: c.parents.map((p) => ({ sha: p, url: `${api}/commits/${p}`, html_url: `${html}/commit/${p}` })),
+  };
+}
+
+/**
+ * `GET /compare/{base}...{head}`: how head relates to base (`status`, `ahead_by`, `behind_by`),
+ * the commits head adds, and the files that differ between the merge base and head. Branch
+ * names honour the stale-read fault, shas never do.
+ */
+function compareCommits(ctx: HandlerContext, rawBasehead: string): Reply {
+  const docs = `${DOCS}/commits/commits#compare-two-commits`;
+  if (ctx.state.empty) return emptyRepo(docs);
+  const basehead = fromPathSegments(rawBasehead);
+  const [baseRef, headRef, extra] = basehead.split('...');
+  if (baseRef === undefined || headRef === undefined || extra !== undefined) return errorReply(404, 'Not Found', docs);
+  const base = resolveRef(ctx, baseRef);
+  const head = resolveRef(ctx, headRef);
+  if (!base || !head) return errorReply(404, 'Not Found', docs);
+  const { store } = ctx.state;
+  const found = compareAncestry(store, base.commit, head.commit);
+  if (!found) return errorReply(404, `No common ancestor between ${baseRef} and ${headRef}.`, docs);
+  const data = (sha: string): GitCommitData => {
+    const obj = store.get(sha);
+    if (obj?.type !== 'commit') throw new Error('not a commit');
+    return obj.commit;
+  };
+  const perPage = Math.min(Math.max(Number(ctx.query.get('per_page') ?? 250) || 250, 1), 250);
+  const page = Math.max(Number(ctx.query.get('page') ?? 1) || 1, 1);
+  // Without paging parameters GitHub lists the 250 most recent commits; with them, pages from the oldest.
+  const paged = ctx.query.has('per_page') || ctx.query.has('page');
+  const pageCommits = paged ? found.commits.slice((page - 1) * perPage, page * perPage) : found.commits.slice(-250);
+  // GitHub lists the changed files on the first page only, at most 300 of them.
+  const files = page === 1 ? treeDiff(ctx, head.commit, commitTreeSha(ctx, found.mergeBase), head.tree).files.slice(0, 300) : [];
+  const { api, html } = urls(ctx);
+  return {
+    status: 200,
+    mediaType: JSON_TYPE,
     json: {
-      url: `${api}/commits/${resolved.commit}`,
-      sha: resolved.commit,
-      node_id: nodeId('C', resolved.commit),
-      html_url: `${html}/commit/${resolved.commit}`,
-      comments_url: `${api}/commits/${resolved.commit}/comments`,
-      commit: {
-        url: `${api}/git/commits/${resolved.commit}`,
-        author: { ...c.author },
-        committer: { ...c.committer },
-        message: c.message,
-        comment_count: 0,
-        tree: { sha: c.tree, url: `${api}/git/trees/${c.tree}` },
-        verification: { verified: false, reason: 'unsigned', signature: null, payload: null, verified_at: null },
-      },
-      author: null,
-      committer: null,
-      parents: c.parents.map((p) => ({ sha: p, url: `${api}/commits/${p}`, html_url: `${html}/commit/${p}` })),
-      stats: { additions, deletions, total: additions + deletions },
-      files: pageFiles,
+      url: `${api}/compare/${basehead}`,
+      html_url: `${html}/compare/${basehead}`,
+      permalink_url: `${html}/compare/${ctx.owner}:${base.commit}...${ctx.owner}:${head.commit}`,
+      diff_url: `${html}/compare/${basehead}.diff`,
+      patch_url: `${html}/compare/${basehead}.patch`,
+      base_commit: commitJson(ctx, base.commit, data(base.commit)),
+      merge_base_commit: commitJson(ctx, found.mergeBase, data(found.mergeBase)),
+      status: found.status,
+      ahead_by: found.aheadBy,
+      behind_by: found.behindBy,
+      total_commits: found.aheadBy,
+      commits: pageCommits.map((sha) => commitJson(ctx, sha, data(sha))),
+      files,
     },
   };
 }
@@ -640,25 +698,19 @@ export function route(method: string, repoPath: string): { route: Route; param: 
     return found ? (found[1] ?? '') : undefined;
   };
   const def = (ctx: HandlerContext): string => ctx.state.defaultBranch;
+  const read = (p: string, operation: GitHubOperationId, handle: (c: HandlerContext, p: string) => Reply) => ({
+    param: p,
+    route: { operation, contentCreating: false, branch: def, handle: (c: HandlerContext) => handle(c, p) },
+  });
   let param: string | undefined;
   switch (method) {
     case 'GET':
-      if ((param = m(/^\/contents(?:\/(.*))?$/)) !== undefined)
-        return {
-          param,
-          route: { operation: 'repos/get-content', contentCreating: false, branch: def, handle: (c) => getContent(c, param!) },
-        };
-      if ((param = m(/^\/commits\/(.+)$/)) !== undefined)
-        return {
-          param,
-          route: { operation: 'repos/get-commit', contentCreating: false, branch: def, handle: (c) => getCommit(c, param!) },
-        };
-      if ((param = m(/^\/git\/blobs\/([^/]+)$/)) !== undefined)
-        return { param, route: { operation: 'git/get-blob', contentCreating: false, branch: def, handle: (c) => getBlob(c, param!) } };
-      if ((param = m(/^\/git\/trees\/(.+)$/)) !== undefined)
-        return { param, route: { operation: 'git/get-tree', contentCreating: false, branch: def, handle: (c) => getTree(c, param!) } };
-      if ((param = m(/^\/git\/ref\/(.+)$/)) !== undefined)
-        return { param, route: { operation: 'git/get-ref', contentCreating: false, branch: def, handle: (c) => getRef(c, param!) } };
+      if ((param = m(/^\/contents(?:\/(.*))?$/)) !== undefined) return read(param, 'repos/get-content', getContent);
+      if ((param = m(/^\/commits\/(.+)$/)) !== undefined) return read(param, 'repos/get-commit', getCommit);
+      if ((param = m(/^\/compare\/(.+)$/)) !== undefined) return read(param, 'repos/compare-commits-with-basehead', compareCommits);
+      if ((param = m(/^\/git\/blobs\/([^/]+)$/)) !== undefined) return read(param, 'git/get-blob', getBlob);
+      if ((param = m(/^\/git\/trees\/(.+)$/)) !== undefined) return read(param, 'git/get-tree', getTree);
+      if ((param = m(/^\/git\/ref\/(.+)$/)) !== undefined) return read(param, 'git/get-ref', getRef);
       return undefined;
     case 'PUT':
       if ((param = m(/^\/contents\/(.+)$/)) !== undefined)

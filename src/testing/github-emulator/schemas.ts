@@ -7,6 +7,7 @@ export type GitHubOperationId =
   | 'repos/create-or-update-file-contents'
   | 'repos/delete-file'
   | 'repos/get-commit'
+  | 'repos/compare-commits-with-basehead'
   | 'git/create-blob'
   | 'git/get-blob'
   | 'git/create-tree'
