@@ -17,6 +17,7 @@ import { sha256HexSync } from '../../src/codec/sha256.js';
 import { auditChunks } from '../../src/snapshot-io/chunk-refs.js';
 import { sweepChunks } from '../../src/retention/chunk-sweep.js';
 import { chunkDocument, forgetChunks, resolveChunked, type ChunkedDocument } from '../../src/snapshot-io/chunk-store.js';
+import { prose } from '../support/prose.js';
 
 const same = (a: Uint8Array, b: Uint8Array): boolean => Buffer.from(a).equals(Buffer.from(b));
 
@@ -201,21 +202,11 @@ describe('the sweep with deflated chunks', () => {
 
 describe('a store written before chunks were compressed', () => {
   /** The payloads the fixture's writer stored (tests/fixtures/chunks/store-written-uncompressed.json, made by the code before this change). */
-  function prose(seed: number, size: number): string {
-    let x = seed | 1;
-    let text = '';
-    while (text.length < size) {
-      x ^= x << 13;
-      x ^= x >>> 17;
-      x ^= x << 5;
-      text += `word${(x >>> 0) % 97} ${(x >>> 8) % 1000} `;
-    }
-    return text;
-  }
+  const NUMBERED_WORDS = Array.from({ length: 97 }, (_, i) => `word${i}`);
   const payloads = (): JsonValue[] => {
     const messages: string[] = [];
     return [0, 1, 2].map((step) => {
-      for (let k = 0; k < 6; k++) messages.push(prose(step * 100 + k + 1, 1500));
+      for (let k = 0; k < 6; k++) messages.push(prose(step * 100 + k + 1, 1500, NUMBERED_WORDS));
       return { step, messages: [...messages] };
     });
   };
@@ -241,7 +232,7 @@ describe('a store written before chunks were compressed', () => {
     expect([audit.missing, audit.damaged, audit.unreferenced]).toEqual([[], [], []]);
 
     const writer = createWriter({ storage, profile: defaultProfile, runId: 'old-store', heartbeatIntervalMs: false, lock: false });
-    const next = { step: 3, messages: [...(expected[2] as { messages: string[] }).messages, prose(999, 1500)] };
+    const next = { step: 3, messages: [...(expected[2] as { messages: string[] }).messages, prose(999, 1500, NUMBERED_WORDS)] };
     const r = await writer.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: next });
     if (!r.ok) throw r.error;
     await writer.close();

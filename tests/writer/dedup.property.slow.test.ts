@@ -14,6 +14,7 @@ import { scratchDirs } from '../support/scratch.js';
 import { sequentialMemory } from '../support/storages.js';
 import { CHUNK_PREFIX, looksChunked } from '../../src/codec/chunking.js';
 import { forgetChunks } from '../../src/snapshot-io/chunk-store.js';
+import { prose } from '../support/prose.js';
 
 const newDir = scratchDirs('dedup');
 
@@ -38,20 +39,9 @@ const WORDS = [
   '\\n',
 ];
 
-/** Text of about `size` characters, words picked by a small PRNG from `seed` (prose-like: not periodic). */
-function prose(seed: number, size: number): string {
-  let x = seed | 1;
-  let text = '';
-  while (text.length < size) {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    text += `${WORDS[(x >>> 0) % WORDS.length]} ${(x >>> 8) % 1000} `;
-  }
-  return text;
-}
-
-const message = fc.record({ seed: fc.integer(), size: fc.integer({ min: 1500, max: 3000 }) }).map(({ seed, size }) => prose(seed, size));
+const message = fc
+  .record({ seed: fc.integer(), size: fc.integer({ min: 1500, max: 3000 }) })
+  .map(({ seed, size }) => prose(seed, size, WORDS));
 const edit: fc.Arbitrary<Edit> = fc.oneof(
   { weight: 4, arbitrary: message.map((text) => ({ kind: 'append' as const, text })) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('edit' as const), at: fc.nat(), text: message }) },
