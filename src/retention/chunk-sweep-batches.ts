@@ -17,6 +17,16 @@ const READS_AT_ONCE = 16;
 export const canBatch = (storage: StorageAdapter): boolean =>
   storage.capabilities.atomicBatch && typeof storage.batch === 'function' && !isBufferedStorage(storage);
 
+/**
+ * The bytes of chunk `id`'s hidden copy at `copyKey` when they are intact, checked as a read
+ * checks a chunk (a deflated copy matches its id once inflated); undefined when absent or damaged.
+ */
+export async function intactCopy(storage: StorageAdapter, id: string, copyKey: string): Promise<Uint8Array | undefined> {
+  const copy = await storage.get(copyKey);
+  if (!copy || 'damage' in (await checkChunk(addressingOf(storage), id, copy.bytes))) return undefined;
+  return copy.bytes;
+}
+
 async function inBatches(storage: StorageAdapter, operations: readonly BatchOperation[]): Promise<void> {
   for (let at = 0; at < operations.length; at += PER_BATCH) await storage.batch!(operations.slice(at, at + PER_BATCH));
 }
@@ -33,14 +43,11 @@ export async function sweepInBatches(
   nowMs: number,
   out: { readonly hidden: string[]; readonly restored: string[]; readonly deleted: string[] },
 ): Promise<void> {
-  const addressing = addressingOf(storage);
-  // A copy is put back only when it is intact (its bytes match its id).
+  // A copy is put back only when it is intact.
   const copies = await mapLimit(plan.restore, READS_AT_ONCE, async (r) => {
     if (r.live) return { r, bytes: undefined, ok: true };
-    const copy = await storage.get(r.copies[0]!);
-    // Checked as a read checks a chunk: a deflated copy hashes to its id once inflated.
-    const ok = copy !== undefined && !('damage' in (await checkChunk(addressing, r.id, copy.bytes)));
-    return { r, bytes: copy?.bytes, ok };
+    const bytes = await intactCopy(storage, r.id, r.copies[0]!);
+    return { r, bytes, ok: bytes !== undefined };
   });
   const back = copies.filter((c) => c.ok);
   await inBatches(

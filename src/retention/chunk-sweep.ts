@@ -4,9 +4,9 @@ import { CheckpointError, isCheckpointError } from '../contract/errors.js';
 import type { StorageAdapter } from '../contract/storage.js';
 import { chunkKey } from '../codec/chunking.js';
 import { markChunks, listChunks, type ChunkListing } from '../snapshot-io/chunk-refs.js';
-import { canBatch, sweepInBatches } from './chunk-sweep-batches.js';
+import { canBatch, intactCopy, sweepInBatches } from './chunk-sweep-batches.js';
 import { forgetWritten } from '../snapshot-io/chunk-cut.js';
-import { addressingOf, checkChunk, forgetChunks, hiddenKey, KNOWN_CHUNK_TTL_MS } from '../snapshot-io/chunk-store.js';
+import { forgetChunks, hiddenKey, KNOWN_CHUNK_TTL_MS } from '../snapshot-io/chunk-store.js';
 
 /** Options of {@link sweepChunks}. */
 export interface ChunkSweepOptions {
@@ -42,11 +42,9 @@ export const CHUNK_SWEEP_GRACE_MS = 60 * 60 * 1000;
 
 /** Puts a hidden chunk back under its key when its copy is intact; false when the copy is damaged. */
 async function restore(storage: StorageAdapter, id: string, copyKey: string): Promise<boolean> {
-  const copy = await storage.get(copyKey);
-  if (!copy) return false;
-  const addressing = addressingOf(storage);
-  if ('damage' in (await checkChunk(addressing, id, copy.bytes))) return false;
-  await storage.put(chunkKey(id), copy.bytes);
+  const bytes = await intactCopy(storage, id, copyKey);
+  if (!bytes) return false;
+  await storage.put(chunkKey(id), bytes);
   return true;
 }
 
