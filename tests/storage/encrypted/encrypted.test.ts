@@ -8,23 +8,13 @@ import {
   listAll,
   memoryStorage,
   planResume,
-  type CheckpointError,
   type StorageAdapter,
 } from 'savepoint';
 import { snapshotLifecycle } from 'savepoint/snapshot-lifecycle';
 import { sha256Hex } from '../../../src/codec/sha256.js';
+import { rejection } from '../../support/rejection.js';
 
 const utf8 = (s: string): Uint8Array => new TextEncoder().encode(s);
-
-async function rejection(p: Promise<unknown>): Promise<CheckpointError> {
-  try {
-    await p;
-  } catch (err) {
-    if (isCheckpointError(err)) return err;
-    throw err;
-  }
-  throw new Error('expected a rejection');
-}
 
 /** Copies `key`'s stored bytes in `inner` through `edit`. */
 async function edit(inner: StorageAdapter, key: string, change: (bytes: Uint8Array) => Uint8Array): Promise<void> {

@@ -1,23 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createWriter, encryptedStorage, EncryptionKey, isCheckpointError, listAll, memoryStorage, type CheckpointError } from 'savepoint';
+import { createWriter, encryptedStorage, EncryptionKey, listAll, memoryStorage } from 'savepoint';
 import { sessionOf } from '../../../src/storage/encrypted/session.js';
 import { openValue } from '../../../src/storage/encrypted/value-cipher.js';
 import { sealBatchSync, sharedPartners } from '../../../src/storage/encrypted/batch-seal.js';
 import { SHARED_FORMAT, SINGLE_KEY_FORMAT } from '../../../src/storage/encrypted/value-format.js';
+import { rejection } from '../../support/rejection.js';
 
 // A checkpoint puts one buffer to its history file and to `latest`: the encrypted store seals
 // it once (format 2) and stores the same bytes under both keys, bound to exactly those two.
-
-async function rejection(p: Promise<unknown>): Promise<CheckpointError> {
-  try {
-    await p;
-  } catch (err) {
-    if (isCheckpointError(err)) return err;
-    throw err;
-  }
-  throw new Error('expected a rejection');
-}
 
 const FORMAT_AT = 3;
 
