@@ -3,6 +3,8 @@ import { fdClose } from './fd.js';
 import { openChild, type Dir, type RootDir } from './dir.js';
 import { errnoOf } from './io.js';
 import { breakLock, inspectLock, tempsByInode, type LockTiming } from './lock.js';
+import { JOURNAL_LOCK } from './journal/files.js';
+import { breakJournalLock } from './journal/replay-owed.js';
 import { classifyInternal, ownerGone } from './names.js';
 
 /** What the open-time sweep removed. */
@@ -38,7 +40,13 @@ export async function sweepInternalFiles(root: RootDir, timing: LockTiming): Pro
       if (internal?.kind === 'lock') {
         temps ??= await tempsByInode(dir.prefix);
         const state = await inspectLock(path, dir.prefix, timing, temps);
-        if (state !== 'gone' && state.stale && (await breakLock(path, dir.prefix, state.ino, timing))) result.removedLocks++;
+        if (state === 'gone' || !state.stale) continue;
+        // The journal's lock: its holder's records may be unapplied, and this process may not be the next to take it.
+        const broken =
+          dir === root && entry.name === JOURNAL_LOCK
+            ? await breakJournalLock(root, state.ino, false, timing)
+            : await breakLock(path, dir.prefix, state.ino, timing);
+        if (broken) result.removedLocks++;
       } else if (internal?.kind === 'tmp' || internal?.kind === 'dead') {
         if (internal.owner && ownerGone(internal.owner, timing.clock.now(), timing.staleAfterMs)) {
           try {

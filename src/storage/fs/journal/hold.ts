@@ -11,6 +11,7 @@ import { othersWaiting, takeJournalLock } from './queue.js';
 import { dropKept } from './kept.js';
 import type { KeyState } from './planned.js';
 import { recoverLocked } from './recover.js';
+import { oweReplay, replayOwed } from './replay-owed.js';
 import type { JournalState } from './state.js';
 
 /*
@@ -109,9 +110,12 @@ async function take(s: JournalState): Promise<Held> {
       const lock = await takeJournalLock(s, token);
       s.lockOurs = true;
       startRenewal(s);
-      // A holder that died (or whose lease ran out) may have left records unapplied: replayed before anything else.
-      if (lock.brokeStale) s.needRecovery = true;
-      if (lock.byLease) s.swapAfterRecovery = true;
+      // A holder that died (or whose lease ran out) may have left records unapplied: replayed before
+      // anything else, whether this process broke its lock or another did and did not take it (replay-owed.ts).
+      const owed = await replayOwed(s);
+      s.owedReplay = owed !== undefined;
+      if (lock.brokeStale || owed) s.needRecovery = true;
+      if (lock.byLease || owed?.byLease) s.swapAfterRecovery = true;
       // The files open here may have been replaced by a process that broke a lapsed lease (ours, or another's).
       if (await dropReplacedFiles(s)) {
         dropKept(s);
@@ -177,6 +181,8 @@ async function release(s: JournalState, h: Held, keepToken: boolean, unlessBusy:
   // Once the lock is gone another process may replace any file: the descriptors stay only
   // if the next hold finds the journal as this one leaves it (nobody committed meanwhile).
   if (!s.lastSeen) dropKept(s);
+  // A replay that failed (a full disk) is owed by the next holder, and other processes' reads must read the journal meanwhile.
+  if (s.needRecovery) await oweReplay(s.root, false).catch(() => undefined);
   s.lockOurs = false;
   stopRenewal(s);
   await releaseLock(h.lock, s.timing);

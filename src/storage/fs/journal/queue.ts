@@ -3,9 +3,10 @@ import fsp from 'node:fs/promises';
 import { CheckpointError } from '../../../contract/errors.js';
 import { fsLink } from '../fd.js';
 import { errnoOf } from '../io.js';
-import { breakLock, lstatIfAny, tempsByInode, type HeldLock } from '../lock.js';
+import { lstatIfAny, tempsByInode, type HeldLock } from '../lock.js';
 import { INTERNAL_MARK, newOwner, ownerGone, parseOwner, processGone, type Owner } from '../names.js';
 import { JOURNAL_LOCK } from './files.js';
+import { breakJournalLock } from './replay-owed.js';
 import type { Token } from './hold.js';
 import type { JournalState } from './state.js';
 
@@ -145,7 +146,7 @@ export async function takeJournalLock(s: JournalState, token: Token): Promise<Ta
         const state = await inspect(s);
         if (state === 'gone') continue;
         if (state.stale) {
-          if (await breakLock(path, dir, state.ino, s.timing)) {
+          if (await breakJournalLock(s.root, state.ino, state.byLease, s.timing)) {
             brokeStale = true;
             byLease ||= state.byLease;
           }

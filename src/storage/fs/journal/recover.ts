@@ -9,6 +9,7 @@ import { checkpointLocked, settleRetiring } from './checkpoint.js';
 import { epochsOf, readDecoded, replayOrder, swapJournalFiles } from './files.js';
 import { assertLease } from './lease.js';
 import { dropKept } from './kept.js';
+import { settleReplay } from './replay-owed.js';
 import { stateOf } from './key-state.js';
 import type { KeyState } from './planned.js';
 import type { JournalState } from './state.js';
@@ -70,6 +71,12 @@ export async function recoverLocked(s: JournalState): Promise<RecoveryReport> {
     // The holder whose lease we broke may still write to the files it has open: new ones take their place.
     await swapJournalFiles(s);
     s.swapAfterRecovery = false;
+  }
+  // The debt another process wrote down is paid (only under a lease that surely runs: a later break writes it again).
+  if (s.owedReplay) {
+    assertLease(s, 'the replay of the journal');
+    await settleReplay(s);
+    s.owedReplay = false;
   }
   s.needRecovery = false;
   return { records: records.length, repaired, refused, discardedBytes: torn };

@@ -100,6 +100,8 @@ export interface JournalState {
   /** Set when the lock was taken from a holder whose lease ran out while it may still run: the journal files are replaced after the replay. */
   swapAfterRecovery: boolean;
   /** Set after a failure to apply, checkpoint or void: the next commit (or flush, or letting the lock go) replays both files first. */
+  /** A replay owed (replay-owed.ts) was found when the lock was taken: its file goes once the replay is done. */
+  owedReplay: boolean;
   needRecovery: boolean;
   /** Batches waiting for the next group commit. */
   readonly queue: Pending[];
@@ -198,6 +200,7 @@ export function createJournalState(deps: JournalDeps): JournalState {
     contended: false,
     swapAfterRecovery: false,
     needRecovery: false,
+    owedReplay: false,
     queue: [],
     running: undefined,
     pending: new Map(),

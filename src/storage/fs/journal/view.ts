@@ -4,6 +4,7 @@ import { afterThisRun } from '../read-now.js';
 import { dropReplacedFiles, journalFd, JOURNAL_LOCK, replayOrder, type FileNo } from './files.js';
 import type { AckedState, Planned } from './planned.js';
 import { decodeJournal, HEADER, MAGIC } from './record.js';
+import { replayOwed, replayOwedNow } from './replay-owed.js';
 import type { JournalState } from './state.js';
 
 /*
@@ -45,8 +46,9 @@ export async function unapplied(s: JournalState, prefix: string): Promise<Readon
     for (const [key, p] of s.pending) if (key.startsWith(prefix)) out.set(key, ackedOf(p));
     return out;
   }
-  // Nobody holds the lock: every record is applied — unless a replay of ours failed (a full disk).
-  if (!s.needRecovery && !(await lstatIfAny(s.root.at(JOURNAL_LOCK)))) return out;
+  // Nobody holds the lock: every record is applied — unless a replay of ours failed (a full disk), or
+  // one is owed since a holder died (replay-owed.ts).
+  if (!s.needRecovery && !(await lstatIfAny(s.root.at(JOURNAL_LOCK))) && !(await replayOwed(s))) return out;
   // A process that broke a lapsed lease replaced the journal files: the ones open here would show none of the new records.
   await dropReplacedFiles(s);
   for (const [key, state] of await journalView(s)) if (key.startsWith(prefix)) out.set(key, state);
@@ -67,7 +69,7 @@ export function unappliedNow(s: JournalState, prefix: string): ReadonlyMap<strin
   }
   if (s.needRecovery) return undefined;
   if (!lockFreeThisRun.has(s)) {
-    if (lstatNowIfAny(s.root.at(JOURNAL_LOCK))) return undefined;
+    if (lstatNowIfAny(s.root.at(JOURNAL_LOCK)) || replayOwedNow(s)) return undefined;
     lockFreeThisRun.add(s);
     afterThisRun(() => lockFreeThisRun.delete(s));
   }
