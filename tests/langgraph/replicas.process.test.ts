@@ -232,10 +232,15 @@ function eightReplicas(seed: number, roundsCount: number): Scenario {
     .map((turns) => {
       const round: (readonly [number, string, boolean])[] = [];
       const busy = new Set<number>();
+      const killed = new Set<number>();
       for (const [replica, thread, twice, dice] of turns) {
         if (busy.has(replica)) continue;
         busy.add(replica);
-        round.push([replica, thread, dice === 0]);
+        // A killed turn is served again by the next replica: two neighbours are not both killed
+        // in a round, or the second kill would take the turn served again with it.
+        const kill = dice === 0 && !killed.has((replica + 1) % 8) && !killed.has((replica + 7) % 8);
+        if (kill) killed.add(replica);
+        round.push([replica, thread, kill]);
         const other = (replica + 3) % 8;
         if (twice && !busy.has(other)) {
           busy.add(other);
