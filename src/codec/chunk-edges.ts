@@ -36,8 +36,15 @@ export const TAIL_MIN = 1024;
 const TAIL_MAX = 2048;
 /** Top bits of the gear hash that are zero at a tail mark: 6, one every ~64 bytes (what follows the middle changes length by a few bytes at most). */
 const TAIL_MARK = 0xfc000000;
-/** The edges never hold more than this: an envelope with them stays small (see `ENVELOPE_MAX_BYTES`). */
+/** The edges never hold more than this. */
 export const EDGES_MAX_BYTES = HEAD_MAX + TAIL_MAX;
+/**
+ * Edges whose member (see {@link encodeEdges}) is longer than this are not kept: the document is
+ * stored without edges. So an envelope stays within `ENVELOPE_MAX_BYTES` (4 KiB with 4 ids), the
+ * size by which a sweep or `verify` of an earlier version, which knows no edges, still finds it
+ * and marks its chunks.
+ */
+export const EDGES_MEMBER_MAX = 3400;
 
 /** Where a document's middle (its chunk tree) starts and ends. */
 export interface EdgeCut {

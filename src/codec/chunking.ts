@@ -42,8 +42,8 @@ const ROOT_MAX = 4;
 /** The envelope's one member. */
 export const CHUNKED_MARKER = '$savepoint_chunked';
 const ENVELOPE_PREFIX = utf8Encode(`{"${CHUNKED_MARKER}":`);
-/** An envelope is never larger than this (ROOT_MAX ids, a scheme name and the edges, see codec/chunk-edges.ts): larger documents are not envelopes. */
-export const ENVELOPE_MAX_BYTES = 8192;
+/** An envelope is never larger than this (ROOT_MAX ids, a scheme name, and edges within `EDGES_MEMBER_MAX`): larger documents are not envelopes. */
+export const ENVELOPE_MAX_BYTES = 4096;
 
 /** Where a chunk is stored: `chunks/<first two hex digits>/<id>`. */
 export const CHUNK_PREFIX = 'chunks/';

@@ -4,7 +4,7 @@ import { isCheckpointError } from '../contract/errors.js';
 import { getBounded } from './bounded-read.js';
 import { sha256Hex, sha256HexSync } from '../codec/sha256.js';
 import { inflateChunk, looksDeflated, packChunk } from '../codec/chunk-packing.js';
-import { encodeEdges } from '../codec/chunk-edges.js';
+import { EDGES_MEMBER_MAX, encodeEdges } from '../codec/chunk-edges.js';
 import {
   chunkDamaged,
   chunkKey,
@@ -77,6 +77,7 @@ export function splitDocument(addressing: ContentAddressing, bytes: Uint8Array):
   if (cut.head === 0 && cut.tail === 0) return { middle: bytes, edges: undefined };
   const end = bytes.length - cut.tail;
   const edges = encodeEdges(bytes.subarray(0, cut.head), bytes.subarray(end), addressing === SHA256_ADDRESSING);
+  if (edges.length > EDGES_MEMBER_MAX) return { middle: bytes, edges: undefined };
   return { middle: bytes.subarray(cut.head, end), edges };
 }
 
