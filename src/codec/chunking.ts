@@ -1,4 +1,5 @@
 import { CheckpointError } from '../contract/errors.js';
+import { decodeEdges, edgeCut, type DocumentEdges, type EdgeCut } from './chunk-edges.js';
 import { utf8Decode, utf8Encode } from './utf8.js';
 
 /**
@@ -41,23 +42,27 @@ const ROOT_MAX = 4;
 /** The envelope's one member. */
 export const CHUNKED_MARKER = '$savepoint_chunked';
 const ENVELOPE_PREFIX = utf8Encode(`{"${CHUNKED_MARKER}":`);
-/** An envelope is never larger than this (ROOT_MAX ids and a scheme name): larger documents are not envelopes. */
+/** An envelope is never larger than this (ROOT_MAX ids, a scheme name, and edges within `EDGES_MEMBER_MAX`): larger documents are not envelopes. */
 export const ENVELOPE_MAX_BYTES = 4096;
 
 /** Where a chunk is stored: `chunks/<first two hex digits>/<id>`. */
 export const CHUNK_PREFIX = 'chunks/';
 export const chunkKey = (id: string): string => `${CHUNK_PREFIX}${id.slice(0, 2)}/${id}`;
 
-/** A chunked document's envelope: the ids at `depth` (0: leaves) whose content, in order, is the document's `bytes` bytes. */
+/**
+ * A chunked document's envelope: the ids at `depth` (0: leaves) whose content, in order, is the
+ * document's `bytes` bytes, between its `edges` when it has them (see codec/chunk-edges.ts).
+ */
 export interface ChunkEnvelope {
   readonly bytes: number;
   readonly depth: number;
   readonly ids: readonly string[];
   readonly scheme: string;
+  readonly edges?: DocumentEdges;
 }
 
 /** 256 pseudo-random 32-bit values (a fixed xorshift sequence: boundaries must never change between versions). */
-const GEAR: Uint32Array = (() => {
+export const GEAR: Uint32Array = (() => {
   const table = new Uint32Array(256);
   let x = 0x9e3779b9;
   for (let i = 0; i < 256; i++) {
@@ -86,6 +91,9 @@ export function nextLeafEnd(bytes: Uint8Array, start: number): number {
   }
   return i;
 }
+
+/** Where the edges of a document of `bytes` end and start (see codec/chunk-edges.ts): the same gear hash as the leaves. */
+export const edgesOf = (bytes: Uint8Array): EdgeCut => edgeCut(bytes, GEAR);
 
 /** End offsets of the leaves of `bytes` (the last is `bytes.length`). */
 export function leafBoundaries(bytes: Uint8Array): number[] {
@@ -144,11 +152,12 @@ export function decodeNode(bytes: Uint8Array, id: string): string[] {
   return ids;
 }
 
-/** The envelope's bytes (canonical JSON: members in code-unit order). */
-export function encodeEnvelope(envelope: ChunkEnvelope): Uint8Array {
+/** The envelope's bytes (canonical JSON: members in code-unit order); `edges` is the edges member as `encodeEdges` makes it. */
+export function encodeEnvelope(envelope: Omit<ChunkEnvelope, 'edges'>, edges?: string): Uint8Array {
   const ids = envelope.ids.map((id) => `"${id}"`).join(',');
+  const edgesMember = edges === undefined ? '' : `"edges":${edges},`;
   return utf8Encode(
-    `{"${CHUNKED_MARKER}":{"bytes":${envelope.bytes},"depth":${envelope.depth},"ids":[${ids}],"scheme":${JSON.stringify(envelope.scheme)}}}`,
+    `{"${CHUNKED_MARKER}":{"bytes":${envelope.bytes},"depth":${envelope.depth},${edgesMember}"ids":[${ids}],"scheme":${JSON.stringify(envelope.scheme)}}}`,
   );
 }
 
@@ -170,7 +179,8 @@ export function decodeEnvelope(bytes: Uint8Array, key: string): ChunkEnvelope | 
   } catch {
     return undefined; // not JSON: the document's own decoder reports it
   }
-  const body = (parsed as Record<string, unknown>)[CHUNKED_MARKER] as Partial<ChunkEnvelope> | undefined;
+  const body = (parsed as Record<string, unknown>)[CHUNKED_MARKER] as
+    (Omit<Partial<ChunkEnvelope>, 'edges'> & { edges?: unknown }) | undefined;
   const ok =
     typeof body === 'object' &&
     body !== null &&
@@ -184,7 +194,8 @@ export function decodeEnvelope(bytes: Uint8Array, key: string): ChunkEnvelope | 
     body.ids.length > 0 &&
     body.ids.every((id) => typeof id === 'string' && ID.test(id));
   if (!ok) throw new CheckpointError('checkpoint_integrity_mismatch', `${key}: damaged chunk envelope`, { details: { key } });
-  return { bytes: body.bytes!, depth: body.depth!, ids: body.ids!, scheme: body.scheme! };
+  const envelope = { bytes: body.bytes!, depth: body.depth!, ids: body.ids!, scheme: body.scheme! };
+  return body.edges === undefined ? envelope : { ...envelope, edges: decodeEdges(body.edges, key) };
 }
 
 /** `checkpoint_integrity_mismatch` naming a damaged or missing chunk. */

@@ -1,7 +1,15 @@
 import type { ContentAddressing } from '../contract/content-address.js';
 import type { StorageAdapter } from '../contract/storage.js';
 import { chunkKey, encodeEnvelope, encodeNode, needsLevel, nextLeafEnd, nodeGroups } from '../codec/chunking.js';
-import { addressingOf, chunkDocument, KNOWN_CHUNK_TTL_MS, storedChunk, type ChunkedDocument, type ChunkWrite } from './chunk-store.js';
+import {
+  addressingOf,
+  chunkDocument,
+  KNOWN_CHUNK_TTL_MS,
+  splitDocument,
+  storedChunk,
+  type ChunkedDocument,
+  type ChunkWrite,
+} from './chunk-store.js';
 
 /**
  * The write side of content chunks: a document cut into leaves and nodes exactly as
@@ -183,6 +191,7 @@ class Tree {
   constructor(
     readonly state: CutState,
     readonly total: number,
+    readonly edges: string | undefined,
   ) {}
   finish(depth: number, ids: readonly string[]): ChunkedDocument {
     const now = Date.now();
@@ -194,7 +203,8 @@ class Tree {
       if (!wroteRecently(this.state, id, now))
         writes.push({ id, key: chunkKey(id), bytes: storedChunk(this.state.addressing, bytes, leaf === true) });
     }
-    return { envelope: encodeEnvelope({ bytes: this.total, depth, ids, scheme: this.state.addressing.scheme }), writes, ids: [...seen] };
+    const envelope = encodeEnvelope({ bytes: this.total, depth, ids, scheme: this.state.addressing.scheme }, this.edges);
+    return { envelope, writes, ids: [...seen] };
   }
 }
 
@@ -223,9 +233,15 @@ async function nodeId(state: CutState, group: readonly string[], tree: Tree): Pr
   return id;
 }
 
-/** Leaves and nodes with every id known: the document as chunkDocument stores it. */
-function finishSync(state: CutState, bytes: Uint8Array, plan: LeafPlan): ChunkedDocument | undefined {
-  const tree = new Tree(state, bytes.length);
+/** What the envelope holds besides the tree (the middle's leaves and nodes): the document's size and edges. */
+interface Outside {
+  readonly total: number;
+  readonly edges: string | undefined;
+}
+
+/** Leaves and nodes of the middle `bytes` with every id known: the document as chunkDocument stores it. */
+function finishSync(state: CutState, bytes: Uint8Array, plan: LeafPlan, outside: Outside): ChunkedDocument | undefined {
+  const tree = new Tree(state, outside.total, outside.edges);
   const ids: string[] = [];
   let start = 0;
   for (let i = 0; i < plan.ends.length; i++) {
@@ -252,8 +268,8 @@ function finishSync(state: CutState, bytes: Uint8Array, plan: LeafPlan): Chunked
   return tree.finish(depth, level);
 }
 
-async function finishAsync(state: CutState, bytes: Uint8Array, plan: LeafPlan): Promise<ChunkedDocument> {
-  const tree = new Tree(state, bytes.length);
+async function finishAsync(state: CutState, bytes: Uint8Array, plan: LeafPlan, outside: Outside): Promise<ChunkedDocument> {
+  const tree = new Tree(state, outside.total, outside.edges);
   const ids: string[] = [];
   let start = 0;
   for (let i = 0; i < plan.ends.length; i++) {
@@ -283,19 +299,22 @@ async function finishAsync(state: CutState, bytes: Uint8Array, plan: LeafPlan): 
 export function cutDocument(storage: StorageAdapter, bytes: Uint8Array): ChunkedDocument | Promise<ChunkedDocument> {
   const addressing = addressingOf(storage);
   const state = stateOf(storage, addressing);
-  const plan = planLeaves(state, bytes);
+  // Only the middle is remembered and cut: the edges go to the envelope (codec/chunk-edges.ts).
+  const { middle, edges } = splitDocument(addressing, bytes);
+  const outside: Outside = { total: bytes.length, edges };
+  const plan = planLeaves(state, middle);
   if (plan.base && wroteAll(state, plan.reused)) {
     // Copied for the async path: the caller's buffer may be reused once this awaits (the saver's seal buffer).
-    return finishSync(state, bytes, plan) ?? finishAsync(state, bytes.slice(), plan);
+    return finishSync(state, middle, plan, outside) ?? finishAsync(state, middle.slice(), plan, outside);
   }
   // A first version, or one reusing leaves this process did not write (it read them):
   // chunkDocument knows what was read. This cut is kept for the next version.
-  const mine = finishSync(state, bytes, plan);
+  const mine = finishSync(state, middle, plan, outside);
   const stored = chunkDocument(storage, bytes);
   if (mine || !(stored instanceof Promise)) return stored;
-  const copy = bytes.slice();
+  const copy = middle.slice();
   return stored.then(async (doc) => {
-    await finishAsync(state, copy, plan);
+    await finishAsync(state, copy, plan, outside);
     return doc;
   });
 }

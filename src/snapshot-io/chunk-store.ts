@@ -4,12 +4,14 @@ import { isCheckpointError } from '../contract/errors.js';
 import { getBounded } from './bounded-read.js';
 import { sha256Hex, sha256HexSync } from '../codec/sha256.js';
 import { inflateChunk, looksDeflated, packChunk } from '../codec/chunk-packing.js';
+import { EDGES_MEMBER_MAX, encodeEdges } from '../codec/chunk-edges.js';
 import {
   chunkDamaged,
   chunkKey,
   CHUNKED_MIN_BYTES,
   decodeEnvelope,
   decodeNode,
+  edgesOf,
   encodeEnvelope,
   encodeNode,
   ENVELOPE_MAX_BYTES,
@@ -60,6 +62,24 @@ export async function checkChunk(addressing: ContentAddressing, id: string, stor
  */
 export const storedChunk = (addressing: ContentAddressing, content: Uint8Array, leaf: boolean): Uint8Array =>
   leaf && addressing === SHA256_ADDRESSING ? packChunk(content) : content;
+
+/** A document split for chunking: its middle (the bytes its chunk tree holds) and its envelope's edges member, if any. */
+export interface DocumentSplit {
+  /** A view of the document's bytes: copy it before awaiting. */
+  readonly middle: Uint8Array;
+  /** The edges member (see codec/chunk-edges.ts), made now: it holds copies. */
+  readonly edges: string | undefined;
+}
+
+/** `bytes` split into edges, kept in the envelope, and the middle cut into chunks (stored as a leaf is: compressed unless the addressing is keyed). */
+export function splitDocument(addressing: ContentAddressing, bytes: Uint8Array): DocumentSplit {
+  const cut = edgesOf(bytes);
+  if (cut.head === 0 && cut.tail === 0) return { middle: bytes, edges: undefined };
+  const end = bytes.length - cut.tail;
+  const edges = encodeEdges(bytes.subarray(0, cut.head), bytes.subarray(end), addressing === SHA256_ADDRESSING);
+  if (edges.length > EDGES_MEMBER_MAX) return { middle: bytes, edges: undefined };
+  return { middle: bytes.subarray(cut.head, end), edges };
+}
 
 /**
  * How long a writer trusts that a chunk it wrote (or read) is still stored, and skips writing it
@@ -156,7 +176,7 @@ class TreeBuilder {
     this.all.push({ id, bytes, leaf });
     return id;
   }
-  finish(storage: StorageAdapter, addressing: ContentAddressing, total: number, depth: number, ids: string[]): ChunkedDocument {
+  finish(storage: StorageAdapter, addressing: ContentAddressing, split: Split, depth: number, ids: string[]): ChunkedDocument {
     const state = stateOf(storage);
     const now = Date.now();
     const writes: ChunkWrite[] = [];
@@ -166,8 +186,14 @@ class TreeBuilder {
       seen.add(id);
       if (!isKnown(state, id, now)) writes.push({ id, key: chunkKey(id), bytes: storedChunk(addressing, bytes, leaf) });
     }
-    return { envelope: encodeEnvelope({ bytes: total, depth, ids, scheme: addressing.scheme }), writes, ids: [...seen] };
+    return { envelope: encodeEnvelope({ bytes: split.total, depth, ids, scheme: addressing.scheme }, split.edges), writes, ids: [...seen] };
   }
+}
+
+/** What an envelope says besides its tree: the whole document's size and its edges member. */
+interface Split {
+  readonly total: number;
+  readonly edges: string | undefined;
 }
 
 /** Whether a document of `bytes` is stored as chunks (a smaller one is stored whole, byte for byte as without chunks). */
@@ -179,11 +205,13 @@ export const isChunkable = (bytes: Uint8Array): boolean => bytes.length >= CHUNK
  */
 export function chunkDocument(storage: StorageAdapter, bytes: Uint8Array): ChunkedDocument | Promise<ChunkedDocument> {
   const addressing = addressingOf(storage);
-  const ends = leafBoundaries(bytes);
+  const { middle, edges } = splitDocument(addressing, bytes);
+  const split: Split = { total: bytes.length, edges };
+  const ends = leafBoundaries(middle);
   const leaves: Uint8Array[] = [];
   let start = 0;
   for (const end of ends) {
-    leaves.push(bytes.subarray(start, end));
+    leaves.push(middle.subarray(start, end));
     start = end;
   }
   const sync = addressing.idSync;
@@ -215,14 +243,14 @@ export function chunkDocument(storage: StorageAdapter, bytes: Uint8Array): Chunk
         ids = next;
         depth++;
       }
-      if (syncOk) return tree.finish(storage, addressing, bytes.length, depth, ids);
+      if (syncOk) return tree.finish(storage, addressing, split, depth, ids);
     }
   }
   // Copies: the caller's buffer may be reused once this awaits (the saver's seal buffer).
   return chunkDocumentAsync(
     storage,
     addressing,
-    bytes.length,
+    split,
     leaves.map((leaf) => leaf.slice()),
   );
 }
@@ -230,7 +258,7 @@ export function chunkDocument(storage: StorageAdapter, bytes: Uint8Array): Chunk
 async function chunkDocumentAsync(
   storage: StorageAdapter,
   addressing: ContentAddressing,
-  total: number,
+  split: Split,
   leaves: readonly Uint8Array[],
 ): Promise<ChunkedDocument> {
   const tree = new TreeBuilder();
@@ -246,7 +274,7 @@ async function chunkDocumentAsync(
     ids = next;
     depth++;
   }
-  return tree.finish(storage, addressing, total, depth, ids);
+  return tree.finish(storage, addressing, split, depth, ids);
 }
 
 const envelopeText = (envelope: Uint8Array): string => String.fromCharCode(...envelope);
@@ -404,15 +432,16 @@ export async function resolveChunked(storage: StorageAdapter, key: string, store
   const remembered = rememberedDocument(state, stored);
   if (remembered) return remembered.slice();
   const leaves = await readAll(storage, addressing, await leafIdsOf(storage, envelope));
+  const parts = envelope.edges ? [envelope.edges.head, ...leaves, envelope.edges.tail] : leaves;
   let total = 0;
-  for (const leaf of leaves) total += leaf.length;
+  for (const part of parts) total += part.length;
   if (total !== envelope.bytes)
     throw chunkDamaged(envelope.ids[0]!, `and its siblings hold ${total} bytes where ${key} expects ${envelope.bytes}`);
   const out = new Uint8Array(total);
   let at = 0;
-  for (const leaf of leaves) {
-    out.set(leaf, at);
-    at += leaf.length;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
   }
   rememberDocument(state, stored.slice(), out.slice());
   return out;

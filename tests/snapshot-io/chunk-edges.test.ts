@@ -1,0 +1,194 @@
+/**
+ * A chunked document's edges (src/codec/chunk-edges.ts): its first and last bytes are kept in
+ * its envelope, so a new version that changes only its ends (a checkpoint's header, ids, small
+ * channels) names the very same chunk tree and stores no chunk. Any document still reads back
+ * exactly; damaged edges fail the read; a store with keyed addressing keeps them uncompressed.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { Annotation, END, START, StateGraph } from '@langchain/langgraph';
+import { createWriter, defaultProfile, listAll, memoryStorage, type StorageAdapter } from 'savepoint';
+import { readSnapshot } from 'savepoint/toolkit';
+import { SavepointSaver } from 'savepoint/langgraph';
+import { decodeEnvelope, edgesOf, ENVELOPE_MAX_BYTES } from '../../src/codec/chunking.js';
+import { EDGES_MEMBER_MAX, encodeEdges, HEAD_MIN, TAIL_MIN } from '../../src/codec/chunk-edges.js';
+import { sha256HexSync } from '../../src/codec/sha256.js';
+import { chunkDocument, forgetChunks, resolveChunked } from '../../src/snapshot-io/chunk-store.js';
+import { cutDocument } from '../../src/snapshot-io/chunk-cut.js';
+import { prose } from '../support/prose.js';
+
+const encode = (text: string): Uint8Array => new TextEncoder().encode(text);
+const same = (a: Uint8Array, b: Uint8Array): boolean => Buffer.from(a).equals(Buffer.from(b));
+
+async function store(storage: StorageAdapter, bytes: Uint8Array): Promise<Uint8Array> {
+  const doc = await chunkDocument(storage, bytes);
+  for (const w of doc.writes) await storage.put(w.key, w.bytes);
+  return doc.envelope;
+}
+
+/** Documents: prose (edge marks are frequent), random bytes, and low-entropy runs (marks rare: no edges). */
+const documentArb = fc.oneof(
+  fc.tuple(fc.integer(), fc.integer({ min: 1_000, max: 60_000 })).map(([seed, size]) => encode(prose(seed, size))),
+  fc.uint8Array({ minLength: 1_000, maxLength: 40_000 }),
+  fc.tuple(fc.integer({ min: 1, max: 30_000 }), fc.integer({ min: 0, max: 20_000 })).map(([n, m]) => encode('z'.repeat(n) + prose(7, m))),
+);
+
+/** Random bytes (they do not compress) whose head mark comes late: edges too long to keep raw. */
+function longEdged(): Uint8Array {
+  for (let seed = 1; ; seed++) {
+    let x = seed;
+    const bytes = new Uint8Array(30_000).map(() => ((x = (x * 1103515245 + 12345) >>> 0), x >>> 24));
+    const cut = edgesOf(bytes);
+    if (encodeEdges(bytes.subarray(0, cut.head), bytes.subarray(bytes.length - cut.tail), false).length > EDGES_MEMBER_MAX) return bytes;
+  }
+}
+
+describe('chunk edges', () => {
+  it('any document reads back exactly from a fresh process state; its edges are its own first and last bytes; the envelope stays small (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(documentArb, async (bytes) => {
+        const storage = memoryStorage();
+        const envelope = await store(storage, bytes);
+        expect(envelope.length).toBeLessThanOrEqual(ENVELOPE_MAX_BYTES);
+        const parsed = decodeEnvelope(envelope, 'doc')!;
+        const cut = edgesOf(bytes);
+        if (parsed.edges) {
+          expect(same(parsed.edges.head, bytes.subarray(0, cut.head))).toBe(true);
+          expect(same(parsed.edges.tail, bytes.subarray(bytes.length - cut.tail))).toBe(true);
+        } else {
+          // No mark within bounds, or edges too long to keep in an envelope an earlier version's sweep still reads.
+          const member = encodeEdges(bytes.subarray(0, cut.head), bytes.subarray(bytes.length - cut.tail), true);
+          expect(cut.head + cut.tail === 0 || member.length > EDGES_MEMBER_MAX).toBe(true);
+        }
+        forgetChunks(storage);
+        expect(same((await resolveChunked(storage, 'doc', envelope))!, bytes)).toBe(true);
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  it('a version that changes only bytes within its edges names the same chunk tree: no chunk to store (property)', async () => {
+    let withEdges = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer(),
+        fc.integer({ min: 16_000, max: 60_000 }),
+        fc.array(fc.tuple(fc.nat(), fc.constantFrom(...'abcxyz0123456789"{}'.split(''))), { minLength: 1, maxLength: 40 }),
+        async (seed, size, changes) => {
+          const before = encode(prose(seed, size));
+          const cut = edgesOf(before);
+          fc.pre(cut.head > 0 && cut.tail > 0);
+          withEdges++;
+          // Same length; changes in the first HEAD_MIN − 32 bytes and the last TAIL_MIN bytes, which no edge mark depends on.
+          const after = before.slice();
+          for (const [i, ch] of changes) {
+            const span = HEAD_MIN - 32 + TAIL_MIN;
+            const at = i % span;
+            after[at < HEAD_MIN - 32 ? at : after.length - TAIL_MIN + (at - (HEAD_MIN - 32))] = ch.charCodeAt(0);
+          }
+          const storage = memoryStorage();
+          const first = decodeEnvelope(await store(storage, before), 'a')!;
+          const second = await chunkDocument(storage, after);
+          const parsed = decodeEnvelope(second.envelope, 'b')!;
+          expect([parsed.depth, parsed.ids]).toEqual([first.depth, first.ids]);
+          // The process's cut of recent versions agrees, and writes nothing it wrote already.
+          const again = await cutDocument(storage, after);
+          expect(same(again.envelope, second.envelope)).toBe(true);
+          forgetChunks(storage);
+          expect(same((await resolveChunked(storage, 'b', second.envelope))!, after)).toBe(true);
+        },
+      ),
+      { numRuns: 60 },
+    );
+    expect(withEdges).toBeGreaterThan(30);
+  });
+
+  it('a LangGraph turn stores chunks only for the checkpoint whose messages changed: the others reuse the tree', async () => {
+    const storage = memoryStorage();
+    const State = Annotation.Root({
+      turn: Annotation<number>(),
+      messages: Annotation<string[]>({ reducer: (a, b) => a.concat(b), default: () => [] }),
+    });
+    const graph = new StateGraph(State)
+      .addNode('reply', (s: { turn: number }) => ({ messages: [`turn ${s.turn}: ${prose(s.turn + 1, 2_000)}`] }))
+      .addEdge(START, 'reply')
+      .addEdge('reply', END)
+      .compile({ checkpointer: new SavepointSaver({ storage }) });
+    const config = { configurable: { thread_id: 't' } };
+    for (let turn = 0; turn < 16; turn++) await graph.invoke({ turn }, config);
+    const keys = (await listAll(storage, 'langgraph/t/history/')).map((e) => e.key).sort();
+    let pairs = 0;
+    let previous: { version: unknown; ids: readonly string[] } | undefined;
+    for (const key of keys) {
+      const stored = (await storage.get(key))!.bytes;
+      const envelope = decodeEnvelope(stored, key);
+      const text = new TextDecoder().decode((await resolveChunked(storage, key, stored)) ?? stored);
+      const version = (JSON.parse(text) as { channel_values: { messages?: { version: unknown } } }).channel_values.messages?.version;
+      const current = envelope && { version, ids: envelope.ids };
+      if (previous && current && previous.version === current.version) {
+        pairs++;
+        expect(current.ids).toEqual(previous.ids);
+      }
+      previous = current;
+    }
+    expect(pairs).toBeGreaterThanOrEqual(10);
+  });
+
+  it('damaged edges fail the read with checkpoint_integrity_mismatch', async () => {
+    const storage = memoryStorage();
+    const writer = createWriter({ storage, profile: defaultProfile, runId: 'r', heartbeatIntervalMs: false, lock: false });
+    const r = await writer.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { text: prose(3, 40_000) } });
+    if (!r.ok) throw r.error;
+    await writer.close();
+    const stored = (await storage.get(r.key!))!.bytes;
+    const text = new TextDecoder().decode(stored);
+    expect(decodeEnvelope(stored, r.key!)?.edges).toBeDefined();
+    const edgesAt = text.indexOf('"text":"') + 8;
+    const damaged = [
+      // A base64 character of the edges changed: inflating fails its CRC, or the document its seal.
+      text.slice(0, edgesAt + 10) + (text[edgesAt + 10] === 'A' ? 'B' : 'A') + text.slice(edgesAt + 11),
+      text.replace(/"head":(\d+)/, (_, n: string) => `"head":${Number(n) - 1}`),
+      text.replace(/"tail":(\d+)/, (_, n: string) => `"tail":${Number(n) + 1}`),
+      text.replace(/"edges":\{[^}]*\}/, '"edges":{"head":1}'),
+    ];
+    for (const bad of damaged) {
+      const copy = memoryStorage();
+      for (const e of await listAll(storage, '')) await copy.put(e.key, (await storage.get(e.key))!.bytes);
+      await copy.put(r.key!, encode(bad));
+      await expect(readSnapshot(copy, defaultProfile, r.key!)).rejects.toMatchObject({ reasonCode: 'checkpoint_integrity_mismatch' });
+    }
+    forgetChunks(storage);
+    expect((await readSnapshot(storage, defaultProfile, r.key!))?.payload).toEqual({ text: prose(3, 40_000) });
+  });
+
+  it('a store with keyed addressing keeps its edges uncompressed (a compressed length would say something of the content)', async () => {
+    const keyed = { scheme: 'test-keyed', id: async (b: Uint8Array) => sha256HexSync(b), idSync: (b: Uint8Array) => sha256HexSync(b) };
+    const storage = Object.assign(memoryStorage(), { contentAddressing: keyed });
+    const bytes = encode(prose(11, 30_000));
+    const envelope = await store(storage, bytes);
+    const body = (
+      JSON.parse(new TextDecoder().decode(envelope)) as { $savepoint_chunked: { edges: { head: number; tail: number; text: string } } }
+    ).$savepoint_chunked.edges;
+    const cut = edgesOf(bytes);
+    expect([body.head, body.tail]).toEqual([cut.head, cut.tail]);
+    expect(
+      same(Buffer.from(body.text, 'base64'), new Uint8Array([...bytes.subarray(0, cut.head), ...bytes.subarray(bytes.length - cut.tail)])),
+    ).toBe(true);
+    // The same document on a plain store has them deflated: fewer bytes.
+    const plain = await store(memoryStorage(), bytes);
+    expect(plain.length).toBeLessThan(envelope.length);
+    forgetChunks(storage);
+    expect(same((await resolveChunked(storage, 'doc', envelope))!, bytes)).toBe(true);
+  });
+
+  it('edges too long for a small envelope are not kept: the envelope stays within what an earlier version reads as one', async () => {
+    const keyed = { scheme: 'test-keyed', id: async (b: Uint8Array) => sha256HexSync(b), idSync: (b: Uint8Array) => sha256HexSync(b) };
+    const storage = Object.assign(memoryStorage(), { contentAddressing: keyed });
+    const bytes = longEdged();
+    const envelope = await store(storage, bytes);
+    expect(envelope.length).toBeLessThanOrEqual(4096);
+    expect(decodeEnvelope(envelope, 'doc')!.edges).toBeUndefined();
+    forgetChunks(storage);
+    expect(same((await resolveChunked(storage, 'doc', envelope))!, bytes)).toBe(true);
+  });
+});
