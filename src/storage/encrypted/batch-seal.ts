@@ -76,6 +76,8 @@ export function sealBatchSync(session: Session, operations: readonly BatchOperat
     assertKey(op.key);
     if (!(op.bytes instanceof Uint8Array)) throw notBytes(op.key);
   }
+  const pair = sharedPair(session, operations);
+  if (pair) return pair;
   const partner = sharedPartners(operations);
   const sealed = operations.slice();
   for (let i = 0; i < operations.length; i++) {
@@ -88,4 +90,22 @@ export function sealBatchSync(session: Session, operations: readonly BatchOperat
       sealed[j] = { ...(operations[j] as Put), bytes: shared ?? (sealValue(session, operations[j]!.key, op.bytes) as Uint8Array) };
   }
   return sealed;
+}
+
+/**
+ * A checkpoint's usual batch, sealed: exactly two puts of one buffer under two keys (its
+ * history file and `latest`), one sealing shared by both. `undefined` for any other batch.
+ * The general path finds the same pairing; this one skips the search.
+ */
+function sharedPair(session: Session, operations: readonly BatchOperation[]): BatchOperation[] | undefined {
+  if (operations.length !== 2) return undefined;
+  const [a, b] = operations as [BatchOperation, BatchOperation];
+  if (a.type !== 'put' || b.type !== 'put' || a.bytes !== b.bytes || a.key === b.key) return undefined;
+  const shared = sealSharedSync(session, a.key, b.key, a.bytes);
+  return shared
+    ? [
+        { ...a, bytes: shared },
+        { ...b, bytes: shared },
+      ]
+    : undefined;
 }

@@ -82,7 +82,8 @@ export function syncAead(valueKey: Uint8Array, macKey: Uint8Array): SyncAead | u
       const out = allocUnsafe && size === header.length + plaintext.length + TAG_BYTES ? allocUnsafe(size) : new Uint8Array(size);
       out.set(header, 0);
       out.set(body, header.length);
-      out.set(rest, header.length + body.length);
+      // GCM's final() returns nothing: no copy of an empty buffer.
+      if (rest.length > 0) out.set(rest, header.length + body.length);
       out.set(tag, header.length + body.length + rest.length);
       return out;
     },
