@@ -70,7 +70,9 @@ export function notBytes(key: string): CheckpointError {
  * key first, as the inner store would, and refuses the keyring's key.
  */
 export function sealBatchSync(session: Session, operations: readonly BatchOperation[]): BatchOperation[] {
-  for (const op of operations) {
+  // An index loop, not for-of: this runs once a checkpoint, often before the code is optimized, where for-of runs the iterator protocol.
+  for (let i = 0; i < operations.length; i++) {
+    const op = operations[i];
     if (op?.key === KEYRING_KEY) throw reservedKey();
     if (op?.type !== 'put') continue;
     assertKey(op.key);

@@ -47,6 +47,28 @@ describe('the synchronous (Node) and WebCrypto paths are one format', () => {
     );
   });
 
+  it("small sealed values are cut from buffers that hold only sealed values (a view's .buffer shows no plaintext)", async () => {
+    const native = await sessionOf('0123456789abcdef', crypto.getRandomValues(new Uint8Array(32)), true);
+    const sealed: Uint8Array[] = [];
+    const copies: Uint8Array[] = [];
+    for (let i = 0; i < 80; i++) {
+      // A recognisable plaintext of up to 2 KB: none of its bytes may show in a sealed value's buffer.
+      const s = sealValue(native, `k/${i}.json`, new Uint8Array(1 + ((i * 97) % 2000)).fill(0xee)) as Uint8Array;
+      sealed.push(s);
+      copies.push(s.slice());
+    }
+    const buffers = new Set(sealed.map((s) => s.buffer));
+    expect(buffers.size).toBeLessThan(sealed.length);
+    for (const buffer of buffers) {
+      const covered = new Uint8Array(buffer.byteLength);
+      for (const s of sealed) if (s.buffer === buffer) covered.fill(1, s.byteOffset, s.byteOffset + s.length);
+      // Outside the sealed values, only zeros; no sealing changed one made before it.
+      const all = new Uint8Array(buffer);
+      expect(all.every((b, i) => covered[i] === 1 || b === 0)).toBe(true);
+    }
+    sealed.forEach((s, i) => expect(s).toEqual(copies[i]));
+  });
+
   it('a key name longer than any storage key (3-byte UTF-8 characters) still seals natively and opens by WebCrypto', async () => {
     const dataKey = crypto.getRandomValues(new Uint8Array(32));
     const native = await sessionOf('0123456789abcdef', dataKey, true);
