@@ -60,7 +60,8 @@ const SLAB_BYTES = 32768;
 /**
  * Where small sealed values are made: views cut from a slab that holds nothing but sealed
  * values (so a view's `.buffer` shows no plaintext, unlike Node's shared Buffer pool), one
- * allocation per slab instead of a pooled Buffer and a view per value.
+ * view per value and one allocation per slab, where a pooled Buffer took a Buffer and a view.
+ * Larger values get memory of their own (`Buffer.allocUnsafe` pools only under 4 KiB).
  */
 class SealedSlab {
   #slab = new Uint8Array(0);
