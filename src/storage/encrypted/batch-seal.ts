@@ -70,12 +70,16 @@ export function notBytes(key: string): CheckpointError {
  * key first, as the inner store would, and refuses the keyring's key.
  */
 export function sealBatchSync(session: Session, operations: readonly BatchOperation[]): BatchOperation[] {
-  for (const op of operations) {
+  // An index loop, not for-of: this runs once a checkpoint, often before the code is optimized, where for-of runs the iterator protocol.
+  for (let i = 0; i < operations.length; i++) {
+    const op = operations[i];
     if (op?.key === KEYRING_KEY) throw reservedKey();
     if (op?.type !== 'put') continue;
     assertKey(op.key);
     if (!(op.bytes instanceof Uint8Array)) throw notBytes(op.key);
   }
+  const pair = sharedPair(session, operations);
+  if (pair) return pair;
   const partner = sharedPartners(operations);
   const sealed = operations.slice();
   for (let i = 0; i < operations.length; i++) {
@@ -88,4 +92,22 @@ export function sealBatchSync(session: Session, operations: readonly BatchOperat
       sealed[j] = { ...(operations[j] as Put), bytes: shared ?? (sealValue(session, operations[j]!.key, op.bytes) as Uint8Array) };
   }
   return sealed;
+}
+
+/**
+ * A checkpoint's usual batch, sealed: exactly two puts of one buffer under two keys (its
+ * history file and `latest`), one sealing shared by both. `undefined` for any other batch.
+ * The general path finds the same pairing; this one skips the search.
+ */
+function sharedPair(session: Session, operations: readonly BatchOperation[]): BatchOperation[] | undefined {
+  if (operations.length !== 2) return undefined;
+  const [a, b] = operations as [BatchOperation, BatchOperation];
+  if (a.type !== 'put' || b.type !== 'put' || a.bytes !== b.bytes || a.key === b.key) return undefined;
+  const shared = sealSharedSync(session, a.key, b.key, a.bytes);
+  return shared
+    ? [
+        { ...a, bytes: shared },
+        { ...b, bytes: shared },
+      ]
+    : undefined;
 }

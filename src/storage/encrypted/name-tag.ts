@@ -32,7 +32,10 @@ export class NameTags {
       return older[1];
     }
     const tag = sipHash24(this.#key, this.#utf8(key));
-    this.#older = [key, tag];
+    // The new key becomes the most recent and the most recent the older: a checkpoint's new
+    // history key then leaves its run's `latest` in the cache, for the next checkpoint.
+    this.#older = this.#recent;
+    this.#recent = [key, tag];
     return tag;
   }
 

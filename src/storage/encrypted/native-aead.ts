@@ -53,6 +53,33 @@ const allocUnsafe: ((size: number) => Uint8Array) | undefined = (() => {
 const TAG_BYTES = 16;
 const GCM_OPTIONS = { authTagLength: TAG_BYTES } as const;
 
+/** Sealed values up to this size are cut from a slab (see {@link SealedSlab}). */
+const SLAB_VALUE_LIMIT = 4096;
+const SLAB_BYTES = 32768;
+
+/**
+ * Where small sealed values are made: views cut from a slab that holds nothing but sealed
+ * values (so a view's `.buffer` shows no plaintext, unlike Node's shared Buffer pool), one
+ * view per value and one allocation per slab, where a pooled Buffer took a Buffer and a view.
+ * Larger values get memory of their own (`Buffer.allocUnsafe` pools only under 4 KiB).
+ */
+class SealedSlab {
+  #slab = new Uint8Array(0);
+  #at = 0;
+
+  /** `size` bytes for a sealed value that writes every one of them. */
+  take(size: number): Uint8Array {
+    if (size > SLAB_VALUE_LIMIT) return allocUnsafe ? allocUnsafe(size) : new Uint8Array(size);
+    if (this.#at + size > this.#slab.length) {
+      this.#slab = new Uint8Array(SLAB_BYTES);
+      this.#at = 0;
+    }
+    const out = this.#slab.subarray(this.#at, this.#at + size);
+    this.#at += size;
+    return out;
+  }
+}
+
 /** Synchronous AES-256-GCM and HMAC-SHA-256 under fixed keys. */
 export interface SyncAead {
   /** `header`, then the ciphertext of `plaintext` and its 16-byte tag, in one new buffer. */
@@ -69,6 +96,7 @@ export function syncAead(valueKey: Uint8Array, macKey: Uint8Array): SyncAead | u
   if (!c) return undefined;
   const key = c.createSecretKey(valueKey);
   const hmacKey = c.createSecretKey(macKey);
+  const outputs = new SealedSlab();
   return {
     seal(nonce, aad, plaintext, header) {
       const cipher = c.createCipheriv('aes-256-gcm', key, nonce, GCM_OPTIONS);
@@ -77,12 +105,13 @@ export function syncAead(valueKey: Uint8Array, macKey: Uint8Array): SyncAead | u
       const rest = cipher.final();
       const tag = cipher.getAuthTag();
       const size = header.length + body.length + rest.length + tag.length;
-      // Every byte is written below (GCM's ciphertext is as long as its plaintext): a pooled,
-      // unzeroed buffer costs less than a new zeroed one, a fifth of a small sealing.
-      const out = allocUnsafe && size === header.length + plaintext.length + TAG_BYTES ? allocUnsafe(size) : new Uint8Array(size);
+      // Every byte is written below (GCM's ciphertext is as long as its plaintext): a slab's or
+      // an unzeroed buffer costs less than a new zeroed one, a fifth of a small sealing.
+      const out = size === header.length + plaintext.length + TAG_BYTES ? outputs.take(size) : new Uint8Array(size);
       out.set(header, 0);
       out.set(body, header.length);
-      out.set(rest, header.length + body.length);
+      // GCM's final() returns nothing: no copy of an empty buffer.
+      if (rest.length > 0) out.set(rest, header.length + body.length);
       out.set(tag, header.length + body.length + rest.length);
       return out;
     },

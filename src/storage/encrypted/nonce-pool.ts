@@ -16,12 +16,25 @@ export class NoncePool {
 
   /** The next unused random nonce. */
   next(): Uint8Array {
+    const at = this.#take();
+    return this.#block.subarray(at, at + NONCE_BYTES);
+  }
+
+  /** Writes the next unused random nonce into `out` at `offset` (no view made: a synchronous sealing copies it into its header). */
+  writeNext(out: Uint8Array, offset: number): void {
+    const at = this.#take();
+    const block = this.#block;
+    for (let i = 0; i < NONCE_BYTES; i++) out[offset + i] = block[at + i]!;
+  }
+
+  /** The offset of the next unused nonce in the current block, refilled first when it is used up. */
+  #take(): number {
     if (this.#offset + NONCE_BYTES > this.#block.length) {
       this.#block = randomBytes(NONCE_BYTES * NONCES_PER_DRAW);
       this.#offset = 0;
     }
-    const nonce = this.#block.subarray(this.#offset, this.#offset + NONCE_BYTES);
-    this.#offset += NONCE_BYTES;
-    return nonce;
+    const at = this.#offset;
+    this.#offset = at + NONCE_BYTES;
+    return at;
   }
 }

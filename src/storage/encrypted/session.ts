@@ -17,6 +17,7 @@ import { syncAead, type SyncAead } from './native-aead.js';
 import { NoncePool } from './nonce-pool.js';
 import { hkdfSha256, importAesKey, importHmacKey, KEY_BYTES } from './primitives.js';
 import { NameTags } from './name-tag.js';
+import { SyncSealer } from './sync-sealer.js';
 
 /**
  * A session: the store's data key, opened, and the keys derived from it. One per encrypted
@@ -38,6 +39,8 @@ export interface Session {
   readonly sync: SyncAead | undefined;
   /** Where the values' nonces come from. */
   readonly nonces: NoncePool;
+  /** Seals values through `sync`, where there is one. */
+  readonly sealer: SyncSealer | undefined;
 }
 
 /** What an encrypted store keeps between calls. */
@@ -80,15 +83,19 @@ export async function sessionOf(dataKeyId: string, dataKey: Uint8Array, native =
     hkdfSha256(dataKey, salt, NAME_TAG_INFO, NAME_KEY_BYTES),
   ]);
   const [valueKey, contentIdKey, runIdKey] = await Promise.all([importAesKey(valueRaw), importHmacKey(idRaw), importHmacKey(runIdRaw)]);
+  const nameTags = new NameTags(nameTagRaw);
+  const sync = native ? syncAead(valueRaw, idRaw) : undefined;
+  const nonces = new NoncePool();
   return {
     dataKeyId,
     dataKeyIdBytes: salt,
     valueKey,
     contentIdKey,
     runIdKey,
-    nameTags: new NameTags(nameTagRaw),
-    sync: native ? syncAead(valueRaw, idRaw) : undefined,
-    nonces: new NoncePool(),
+    nameTags,
+    sync,
+    nonces,
+    sealer: sync ? new SyncSealer(sync, nonces, nameTags, salt) : undefined,
   };
 }
 

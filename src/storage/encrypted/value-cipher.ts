@@ -2,30 +2,15 @@ import { handOver } from '../handed-over.js';
 import type { Session } from './session.js';
 import { valueDamaged } from './errors.js';
 import { aesGcmOpen, aesGcmSeal } from './primitives.js';
-import {
-  associatedData,
-  HEADER_BYTES,
-  pairTagOf,
-  readHeader,
-  SHARED_FORMAT,
-  sharedAssociatedData,
-  SINGLE_KEY_FORMAT,
-  writeHeader,
-} from './value-format.js';
+import { associatedData, HEADER_BYTES, readHeader, sharedAssociatedData, SINGLE_KEY_FORMAT, writeHeader } from './value-format.js';
 
 /**
  * Encrypts `plaintext` for storage under `key`: header, then AES-256-GCM ciphertext and tag.
  * Synchronous where the runtime can encrypt synchronously (Node), a promise otherwise.
  */
 export function sealValue(session: Session, key: string, plaintext: Uint8Array): Uint8Array | Promise<Uint8Array> {
-  const nonce = session.nonces.next();
-  if (session.sync) {
-    const header = new Uint8Array(HEADER_BYTES);
-    writeHeader(header, SINGLE_KEY_FORMAT, session.dataKeyIdBytes, nonce);
-    // Made here and never touched again: the inner store may keep it rather than copy it.
-    return handOver(session.sync.seal(nonce, associatedData(header, key), plaintext, header));
-  }
-  return sealWithWebCrypto(session, key, plaintext, nonce);
+  if (session.sealer) return session.sealer.single(key, plaintext);
+  return sealWithWebCrypto(session, key, plaintext, session.nonces.next());
 }
 
 /**
@@ -34,14 +19,7 @@ export function sealValue(session: Session, key: string, plaintext: Uint8Array):
  * A checkpoint puts the same bytes to its history file and to `latest`: one sealing, not two.
  */
 export function sealSharedSync(session: Session, a: string, b: string, plaintext: Uint8Array): Uint8Array | undefined {
-  const sync = session.sync;
-  if (!sync) return undefined;
-  const tagA = session.nameTags.of(a);
-  const pairTag = pairTagOf(tagA, session.nameTags.of(b));
-  const nonce = session.nonces.next();
-  const header = new Uint8Array(HEADER_BYTES);
-  writeHeader(header, SHARED_FORMAT, pairTag, nonce);
-  return handOver(sync.seal(nonce, sharedAssociatedData(header, tagA, pairTag), plaintext, header));
+  return session.sealer?.shared(a, b, plaintext);
 }
 
 async function sealWithWebCrypto(session: Session, key: string, plaintext: Uint8Array, nonce: Uint8Array): Promise<Uint8Array> {

@@ -29,7 +29,8 @@ export const DATA_KEY_ID_BYTES = 8;
 /** Bytes of a storage key's name tag, and of the key field of a shared value. */
 export const NAME_TAG_BYTES = DATA_KEY_ID_BYTES;
 const MAGIC = [0x73, 0x70, 0x65] as const; // "spe"
-const FIELD_START = MAGIC.length + 1;
+/** Where the key field starts in a header. */
+export const FIELD_START = MAGIC.length + 1;
 /** Bytes of the header. */
 export const HEADER_BYTES = FIELD_START + DATA_KEY_ID_BYTES + NONCE_BYTES;
 /** What encryption adds to every value, in bytes (either format). */
@@ -53,6 +54,9 @@ export type ValueHeader =
 /** Why a stored value is not in the encrypted format. */
 export type MalformedValue = 'too-short' | 'not-encrypted' | 'unknown-version';
 
+/** Where the nonce starts in a header. */
+export const NONCE_AT = FIELD_START + DATA_KEY_ID_BYTES;
+
 /** Writes a header of `format` with its 8-byte key field (data key id or pair tag) and `nonce` into the first bytes of `out`. */
 export function writeHeader(
   out: Uint8Array,
@@ -60,10 +64,17 @@ export function writeHeader(
   field: Uint8Array,
   nonce: Uint8Array,
 ): void {
-  out.set(MAGIC, 0);
-  out[MAGIC.length] = format;
+  writeMagic(out, format);
   out.set(field, FIELD_START);
-  out.set(nonce, FIELD_START + DATA_KEY_ID_BYTES);
+  out.set(nonce, NONCE_AT);
+}
+
+/** Writes the magic and `format`, the first 4 bytes of a header, into `out` (the caller writes the key field and nonce). */
+export function writeMagic(out: Uint8Array, format: typeof SINGLE_KEY_FORMAT | typeof SHARED_FORMAT): void {
+  out[0] = MAGIC[0];
+  out[1] = MAGIC[1];
+  out[2] = MAGIC[2];
+  out[MAGIC.length] = format;
 }
 
 /** Reads the header of a stored value, or says why it has none. */
@@ -105,13 +116,6 @@ export function sharedAssociatedData(header: Uint8Array, tag: Uint8Array, pairTa
     out[ownAt + i] = tag[i]!;
     out[partnerAt + i] = tag[i]! ^ pairTag[i]!;
   }
-  return out;
-}
-
-/** The key field of a shared value: the XOR of its two keys' name tags. */
-export function pairTagOf(a: Uint8Array, b: Uint8Array): Uint8Array {
-  const out = new Uint8Array(NAME_TAG_BYTES);
-  for (let i = 0; i < NAME_TAG_BYTES; i++) out[i] = a[i]! ^ b[i]!;
   return out;
 }
 

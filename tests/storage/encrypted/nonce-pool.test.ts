@@ -26,6 +26,33 @@ describe('NoncePool', () => {
     );
   });
 
+  it('property: writeNext writes 96 fresh bits where it is told, interleaved with next(), and never changes a nonce handed out', () => {
+    fc.assert(
+      fc.property(fc.array(fc.boolean(), { minLength: 1, maxLength: 700 }), fc.nat({ max: 20 }), (writes, at) => {
+        const pool = new NoncePool();
+        const handed: Uint8Array[] = [];
+        const seen: string[] = [];
+        for (const write of writes) {
+          if (!write) {
+            const n = pool.next();
+            handed.push(n);
+            seen.push(hex(n));
+            continue;
+          }
+          const out = new Uint8Array(at + NONCE_BYTES + 3).fill(0xa5);
+          pool.writeNext(out, at);
+          // Only the nonce's 12 bytes change.
+          expect(out.subarray(0, at).every((b) => b === 0xa5)).toBe(true);
+          expect(out.subarray(at + NONCE_BYTES).every((b) => b === 0xa5)).toBe(true);
+          seen.push(hex(out.subarray(at, at + NONCE_BYTES)));
+        }
+        expect(new Set(seen).size).toBe(writes.length);
+        expect(handed.map(hex)).toEqual(seen.filter((_, i) => !writes[i]));
+      }),
+      { numRuns: 30 },
+    );
+  });
+
   it('two pools never hand out the same nonce (each draws its own random blocks)', () => {
     const a = new NoncePool();
     const b = new NoncePool();
