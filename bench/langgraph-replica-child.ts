@@ -5,7 +5,10 @@
  * for each acknowledged put and `done <turn>` when a turn's invoke returned.
  *
  * With BENCH_TRACE set, each turn's time goes to stderr (`trace <mode> <pid> <turn> <ms>`): how a
- * process's first turns compare with its later ones.
+ * process's first turns compare with its later ones; at the end, the CPU the process spent
+ * before `ready` and serving turns (`cpu <mode> <pid> <turns> <start-up ms> <serving ms>`). With
+ * BENCH_TRACE=calls, each checkpointer call's time too (`call <method> <ms> <turns done before>`):
+ * which call a first turn spends its time in.
  *
  * argv: savepoint|langgraph <url> <table or schema>
  */
@@ -35,6 +38,22 @@ const checkpointer: BaseCheckpointSaver = storage
   ? new ReportingSaver({ storage, keepLast: false })
   : new PostgresSaver(pool!, undefined, { schema: where });
 
+/** With BENCH_TRACE=calls: the saver's reads and writes, each timed to stderr. */
+function traceCalls(saver: BaseCheckpointSaver): void {
+  if (process.env['BENCH_TRACE'] !== 'calls') return;
+  const target = saver as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+  for (const method of ['getTuple', 'put', 'putWrites']) {
+    const call = target[method]!.bind(saver);
+    target[method] = async (...args) => {
+      const t0 = performance.now();
+      const result = await call(...args);
+      process.stderr.write(`call ${method} ${(performance.now() - t0).toFixed(1)} ${turnsDone}\n`);
+      return result;
+    };
+  }
+}
+traceCalls(checkpointer);
+
 const State = Annotation.Root({
   count: Annotation<number>({ reducer: (a, b) => a + b, default: () => 0 }),
   note: Annotation<string>({ reducer: (_, n) => n, default: () => '' }),
@@ -47,18 +66,26 @@ const graph = new StateGraph(State)
   .addEdge('act', END)
   .compile({ checkpointer });
 
+const cpuAtReady = process.cpuUsage();
 process.stdout.write('ready\n');
 const turns: Promise<void>[] = [];
+let turnsDone = 0;
 for await (const line of createInterface({ input: process.stdin })) {
   const [turn, thread] = line.split(' ') as [string, string];
   const t0 = performance.now();
   turns.push(
     graph.invoke({ count: 1 }, { configurable: { thread_id: thread } }).then(() => {
       if (process.env['BENCH_TRACE']) process.stderr.write(`trace ${mode} ${process.pid} ${turn} ${(performance.now() - t0).toFixed(1)}\n`);
+      turnsDone++;
       process.stdout.write(`done ${turn}\n`);
     }),
   );
 }
 await Promise.all(turns);
+if (process.env['BENCH_TRACE']) {
+  const served = process.cpuUsage(cpuAtReady);
+  const ms = (usage: NodeJS.CpuUsage): string => ((usage.user + usage.system) / 1000).toFixed(0);
+  process.stderr.write(`cpu ${mode} ${process.pid} ${turns.length} ${ms(cpuAtReady)} ${ms(served)}\n`);
+}
 await storage?.close();
 await pool?.end();

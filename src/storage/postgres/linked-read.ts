@@ -2,6 +2,7 @@ import { assertReadLinks, type LinkedValues, type ListedObject, type MemberLink,
 import { assertKey, assertPrefix } from '../keys.js';
 import { toStoreError } from './errors.js';
 import { readyPool } from './migrate.js';
+import { queryNamed } from './named-statement.js';
 import { getObject } from './objects.js';
 import { keyOf, orderKey, prefixRange } from './order-key.js';
 import type { PostgresStoreState } from './store-state.js';
@@ -44,7 +45,7 @@ export async function getLinkedObjects(state: PostgresStoreState, key: string, l
   let rows: LinkedRow[];
   state.roundTrips++;
   try {
-    rows = (await p.query<LinkedRow>(state.settings.sql.linkedRead, params)).rows;
+    rows = (await queryNamed<LinkedRow>(state, p, state.settings.sql.linkedRead, params)).rows;
   } catch (err) {
     if (!isDataException(err)) throw toStoreError(err, 'get', state.scrubber, { key });
     const value = await getObject(state, key);
