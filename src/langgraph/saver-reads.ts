@@ -38,7 +38,7 @@ export async function getCheckpointTuple(state: SaverState, config: RunnableConf
     newest = await readNewest(state, runId);
     id =
       newest?.stored.head?.checkpointId ??
-      (state.runs.has(runId) ? await newestListedId(state, runId) : (await runOf(state, runId)).headId);
+      (state.runs.has(runId) ? await newestListedId(state, runId) : (await runOf(state, runId, newest === undefined)).headId);
     if (id === undefined) return undefined;
   }
   // A run the saver has not listed yet: its head names the newest (one read, no listing); a run

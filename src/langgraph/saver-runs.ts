@@ -2,12 +2,16 @@ import { checkpointKey, runIdOf } from './keys.js';
 import { holdsId, insertId, loadRunState, reserveSequence, type RunState } from './run-state.js';
 import { readCheckpoint, type SaverState } from './saver-state.js';
 
-/** The state of run `runId`, loaded once (one listing) and shared by every call that waits for it. */
-export function runOf(state: SaverState, runId: string): Promise<RunState> {
+/**
+ * The state of run `runId`, loaded once (one listing) and shared by every call that waits for it.
+ * `headAbsent`: the caller just read the run's head and found none, so it is not read again.
+ */
+export function runOf(state: SaverState, runId: string, headAbsent = false): Promise<RunState> {
   let run = state.runs.get(runId);
   if (!run) {
     // A saver that keeps every checkpoint learns a run from its head; one that prunes lists it (its ids are the ones to prune).
-    const loading = loadRunState(state.storage, runId, (key) => readCheckpoint(state, key), state.keepLast !== false);
+    const listIds = state.keepLast !== false || headAbsent;
+    const loading = loadRunState(state.storage, runId, (key) => readCheckpoint(state, key), listIds);
     run = loading;
     state.runs.set(runId, loading);
     loading.then(

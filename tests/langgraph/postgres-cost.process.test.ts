@@ -63,6 +63,22 @@ suite('SavepointSaver on postgresStorage: statements per superstep', () => {
     expect(sent).toBe(20);
   });
 
+  it('a new thread: getTuple is two statements (the linked read finds no head, so the thread is listed without reading its head again)', async () => {
+    const storage = store();
+    const saver = new SavepointSaver({ storage });
+    const thread = { configurable: { thread_id: 'new-thread', checkpoint_ns: '' } };
+    await storage.get('langgraph/warm'); // the store's first use checks its table
+    let tuple: unknown;
+    expect(await statements(storage, async () => (tuple = await saver.getTuple(thread)))).toBe(2);
+    expect(tuple).toBeUndefined();
+    const cursor: Cursor = { config: thread, step: 0 };
+    expect(await statements(storage, () => superstep(saver, cursor))).toBe(1);
+    expect(await statements(storage, () => superstep(saver, cursor))).toBe(2);
+    expect((await new SavepointSaver({ storage }).getTuple(thread))?.config.configurable?.['checkpoint_id']).toBe(
+      cursor.config.configurable?.['checkpoint_id'],
+    );
+  });
+
   it('a saver meeting a thread for the first time sends as many statements on one of 600 checkpoints as on one of 20 (no listing of the thread)', async () => {
     // A small list page makes a listing of the long thread cost many statements, so one would show.
     const storage = store(50);
