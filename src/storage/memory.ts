@@ -11,10 +11,12 @@ import type {
   StorageEntry,
   StoredObject,
 } from '../contract/storage.js';
+import type { MovableStorage } from '../contract/move.js';
 import { declareSynchronous } from '../contract/synchronous-storage.js';
 import { batchNow } from './memory/batch.js';
 import { checkOperation } from './memory/checks.js';
 import { deleteNow } from './memory/delete.js';
+import { moveNow } from './memory/move.js';
 import { putNow } from './memory/put.js';
 import { getNow, listEntries } from './memory/read.js';
 import { createMemoryState, type MemoryStorageOptions } from './memory/state.js';
@@ -46,11 +48,12 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageAdapte
 
   // put() and batch() copy the bytes before their first await: a caller may reuse its buffer as soon as the call returns.
   // All their work is synchronous: declared as putNow/batchNow (SynchronousStorage, see contract/synchronous-storage.ts).
-  const adapter: StorageAdapter = {
+  const adapter: MovableStorage = {
     name: 'memory',
     capabilities: {
       atomicBatch: true,
       crossProcessConditional: false,
+      move: true,
       ...(options.maxValueBytes !== undefined ? { maxValueBytes: options.maxValueBytes } : {}),
     },
     async get(key: string, opts?: GetOptions): Promise<StoredObject | undefined> {
@@ -64,6 +67,9 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageAdapte
     },
     list(prefix: string): AsyncIterable<StorageEntry> {
       return listEntries(state, prefix);
+    },
+    async move(from: string, to: string): Promise<boolean> {
+      return moveNow(state, from, to);
     },
     async batch(operations: readonly BatchOperation[]): Promise<BatchOutcome[]> {
       return batchNow(state, operations, checkEach);
