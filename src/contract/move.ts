@@ -1,4 +1,4 @@
-import { assertStringArgument } from './arguments.js';
+import { assertStorageArgument, assertStringArgument } from './arguments.js';
 import { CheckpointError } from './errors.js';
 import type { StorageAdapter } from './storage.js';
 
@@ -24,6 +24,7 @@ export interface MovableStorage extends StorageAdapter {
 
 /** The store's move, when it declares one: else undefined. */
 export function moveOf(store: StorageAdapter): MovableStorage['move'] | undefined {
+  assertStorageArgument(store, 'moveOf', 'store');
   const move = (store as Partial<MovableStorage>).move;
   return store.capabilities?.move === true && typeof move === 'function' ? move.bind(store) : undefined;
 }
