@@ -21,7 +21,7 @@ import {
 } from 'savepoint';
 import { readSnapshot } from 'savepoint/toolkit';
 import { faultyStorage, manualClock, type FaultAction } from 'savepoint/testing';
-import { CHUNK_PREFIX } from '../../src/codec/chunking.js';
+import { CHUNK_PREFIX, chunkKey } from '../../src/codec/chunking.js';
 import { forgetWritten } from '../../src/snapshot-io/chunk-cut.js';
 import { forgetChunks, KNOWN_CHUNK_TTL_MS } from '../../src/snapshot-io/chunk-store.js';
 
@@ -156,25 +156,37 @@ describe('chunk sweep', () => {
     120_000,
   );
 
-  it('a chunk hidden by one sweep and referenced again by a writer that knew it is put back by the next, not deleted', async () => {
-    const storage = memoryStorage();
-    const sweeper: StorageAdapter = { ...storage }; // another process
-    const clock = manualClock(0);
-    const world = new World(storage);
-    await world.write('r0', 2);
-    await world.write('r0', 3); // replaces a message: chunks of the first state alone are now its history entry's
-    const first = world.written[0]!;
-    await world.drop(0);
-    const hidden = (await sweepChunks(sweeper, { clock, graceMs: GRACE })).hidden;
-    expect(hidden.length).toBeGreaterThan(0);
-    await world.write('r1', 0, first); // this writer still trusts those chunks: its document references them, hidden
-    await clock.advance(GRACE);
-    forgetChunks(storage);
-    forgetWritten(storage);
-    const report = await sweepChunks(sweeper, { clock, graceMs: GRACE });
-    expect(report.restored.length).toBeGreaterThan(0);
-    await world.check();
-  });
+  it.each([
+    ['by move', 'by move'],
+    ['in batches', 'by move'],
+    ['one call per chunk', 'by move'],
+    ['by move', 'in batches'],
+    ['by move', 'one call per chunk'],
+  ] as const)(
+    'a chunk hidden by one sweep (%s) and referenced again by a writer that knew it is put back by the next (%s), not deleted',
+    async (hiding, restoring) => {
+      const storage = memoryStorage();
+      const sweepers = { hiding: SWEEP_PATHS[hiding](storage), restoring: SWEEP_PATHS[restoring](storage) }; // other processes
+      const clock = manualClock(0);
+      const world = new World(storage);
+      await world.write('r0', 2);
+      await world.write('r0', 3); // replaces a message: chunks of the first state alone are now its history entry's
+      const first = world.written[0]!;
+      await world.drop(0);
+      const hidden = (await sweepChunks(sweepers.hiding, { clock, graceMs: GRACE })).hidden;
+      expect(hidden.length).toBeGreaterThan(0);
+      await world.write('r1', 0, first); // this writer still trusts those chunks: its document references them, hidden
+      await clock.advance(GRACE);
+      forgetChunks(storage);
+      forgetWritten(storage);
+      const report = await sweepChunks(sweepers.restoring, { clock, graceMs: GRACE });
+      expect(report.restored.length).toBeGreaterThan(0);
+      // Put back under its key, its hidden copies gone: what the first document references reads from its key.
+      const chunks = await listAll(storage, CHUNK_PREFIX);
+      for (const id of report.restored) expect(chunks.filter((e) => e.key.includes(id)).map((e) => e.key)).toEqual([chunkKey(id)]);
+      await world.check();
+    },
+  );
 
   /** A store with referenced chunks, unreferenced ones, hidden ones past and within the grace period, and a hidden one referenced again. */
   async function scene(storage: StorageAdapter, clock: ReturnType<typeof manualClock>): Promise<Map<string, JsonValue>> {
