@@ -48,7 +48,7 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageAdapte
 
   // put() and batch() copy the bytes before their first await: a caller may reuse its buffer as soon as the call returns.
   // All their work is synchronous: declared as putNow/batchNow (SynchronousStorage, see contract/synchronous-storage.ts).
-  const adapter: MovableStorage = {
+  const adapter: StorageAdapter = {
     name: 'memory',
     capabilities: {
       atomicBatch: true,
@@ -68,9 +68,6 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageAdapte
     list(prefix: string): AsyncIterable<StorageEntry> {
       return listEntries(state, prefix);
     },
-    async move(from: string, to: string): Promise<boolean> {
-      return moveNow(state, from, to);
-    },
     async batch(operations: readonly BatchOperation[]): Promise<BatchOutcome[]> {
       return batchNow(state, operations, checkEach);
     },
@@ -78,5 +75,8 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageAdapte
       state.closed = true;
     },
   };
+  // Not enumerable, as the synchronous members: a wrapper made by spreading the store (`{ ...storage, put }`) must not carry a move that bypasses its own writes.
+  const move: MovableStorage['move'] = async (from, to) => moveNow(state, from, to);
+  Object.defineProperty(adapter, 'move', { value: move });
   return declareSynchronous(adapter, { putNow: put, batchNow: batch });
 }

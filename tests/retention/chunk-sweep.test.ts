@@ -19,7 +19,7 @@ import {
   type JsonValue,
   type StorageAdapter,
 } from 'savepoint';
-import { readSnapshot } from 'savepoint/toolkit';
+import { moveOf, readSnapshot } from 'savepoint/toolkit';
 import { faultyStorage, manualClock, type FaultAction } from 'savepoint/testing';
 import { CHUNK_PREFIX, chunkKey } from '../../src/codec/chunking.js';
 import { forgetWritten } from '../../src/snapshot-io/chunk-cut.js';
@@ -105,6 +105,12 @@ function withoutMove(inner: StorageAdapter): StorageAdapter {
   };
 }
 
+/** Another adapter over the same data (its own chunk cache and knowledge), with the store's move if it has one (not enumerable). */
+function anotherProcess(storage: StorageAdapter): StorageAdapter {
+  const move = moveOf(storage);
+  return { ...storage, ...(move ? { move } : {}) };
+}
+
 /** How a sweep hides and puts back chunks: by move, by copy and delete in batches, or one call per chunk. */
 type SweepPath = 'by move' | 'in batches' | 'one call per chunk';
 const SWEEP_PATHS: Record<SweepPath, (inner: StorageAdapter) => StorageAdapter> = {
@@ -122,7 +128,7 @@ describe('chunk sweep', () => {
           const storage = SWEEP_PATHS[path](memoryStorage());
           const clock = manualClock(0);
           const world = new World(storage);
-          const sweeper: StorageAdapter = { ...storage };
+          const sweeper = anotherProcess(storage);
           for (const s of steps) {
             if (s.kind === 'write') await world.write(`r${s.run}`, s.seed);
             else if (s.kind === 'drop') await world.drop(s.pick);

@@ -44,6 +44,23 @@ describe('move where a store wraps another', () => {
     expect(await inner.get('k')).toBeUndefined();
   });
 
+  it('a wrapper made by spreading memoryStorage does not carry its move (it would bypass the wrapper)', () => {
+    const inner = memoryStorage();
+    const wrapped: StorageAdapter = { ...inner, put: (k, b, o) => inner.put(k, b, o) };
+    expect(moveOf(wrapped)).toBeUndefined();
+  });
+
+  it('a sweep hides and frees by move on a store that has it: one move per chunk, no copy', async () => {
+    const inner = memoryStorage();
+    await inner.put('chunks/ab/abcdef', utf8('a chunk nothing references'));
+    const storage = faultyStorage(inner);
+    expect((await sweepChunks(storage, { graceMs: 0 })).hidden).toEqual(['abcdef']);
+    const writes = storage.log.filter((e) => e.operation !== 'get' && e.operation !== 'list');
+    expect(writes.map((e) => [e.operation, ...e.keys])).toEqual([
+      ['move', 'chunks/ab/abcdef', expect.stringMatching(/^chunks\/ab\/abcdef\.hidden-\d+$/)],
+    ]);
+  });
+
   it('a sweep over encryptedStorage (no move) still hides and frees unreferenced chunks', async () => {
     const inner: StorageAdapter = memoryStorage();
     const sealed = encryptedStorage(inner, { keys: EncryptionKey.generate() });
