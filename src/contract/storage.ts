@@ -38,6 +38,8 @@ export interface StorageCapabilities {
   readonly metadataListing?: boolean;
   /** The store carries `getLinked` (linked-read.ts): a value and the keys its members name, in one round trip. Absent means false. */
   readonly linkedRead?: boolean;
+  /** The store carries `move` (move.ts): a value moved to another key in one step of the backend. Absent means false. */
+  readonly move?: boolean;
 }
 
 /** A stored value and its version. */

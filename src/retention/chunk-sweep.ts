@@ -5,6 +5,9 @@ import type { StorageAdapter } from '../contract/storage.js';
 import { chunkKey } from '../codec/chunking.js';
 import { markChunks, listChunks, type ChunkListing } from '../snapshot-io/chunk-refs.js';
 import { canBatch, intactCopy, sweepInBatches } from './chunk-sweep-batches.js';
+import { sweepByMove } from './chunk-sweep-move.js';
+import { eachLimit } from './each-limit.js';
+import { moveOf } from '../contract/move.js';
 import { forgetWritten } from '../snapshot-io/chunk-cut.js';
 import { forgetChunks, hiddenKey, KNOWN_CHUNK_TTL_MS } from '../snapshot-io/chunk-store.js';
 
@@ -93,8 +96,12 @@ export async function sweepChunks(storage: StorageAdapter, options: ChunkSweepOp
     report.restored.push(...plan.restore.map((r) => r.id));
     report.deleted.push(...plan.expired);
     report.hidden.push(...plan.hide.map((h) => h.id));
-  } else if (canBatch(storage)) await sweepInBatches(storage, plan, nowMs, report);
-  else await sweepOneByOne(storage, plan, chunks.live, nowMs, report);
+  } else {
+    const move = moveOf(storage);
+    if (move) await sweepByMove(storage, move, plan, nowMs, report);
+    else if (canBatch(storage)) await sweepInBatches(storage, plan, nowMs, report);
+    else await sweepOneByOne(storage, plan, chunks.live, nowMs, report);
+  }
   // Reports list chunks in one order whatever order the calls ended in.
   for (const list of [report.restored, report.deleted, report.hidden]) list.sort();
   if (!options.dryRun) {
@@ -127,13 +134,13 @@ export function planSweep(chunks: ChunkListing, referenced: ReadonlyMap<string, 
 }
 
 /** The lists a sweep reports, filled as it goes. */
-interface SweepLists {
+export interface SweepLists {
   readonly hidden: string[];
   readonly restored: string[];
   readonly deleted: string[];
 }
 
-/** A sweep's steps as single calls, {@link AT_ONCE} chunks at a time (stores without an atomic batch). */
+/** A sweep's steps as single calls, a few chunks at a time (stores without an atomic batch). */
 async function sweepOneByOne(
   storage: StorageAdapter,
   plan: SweepPlan,
@@ -154,31 +161,6 @@ async function sweepOneByOne(
   await eachLimit(plan.hide, async ({ id, key }) => {
     if (await hideQuietly(storage, id, key, nowMs)) out.hidden.push(id);
   });
-}
-
-/** Chunks hidden, put back or deleted at once: each chunk's own steps stay in their crash-safe order. */
-const AT_ONCE = 16;
-
-/**
- * Runs `fn` over `items`, {@link AT_ONCE} at a time. After a failure no new item is begun, and
- * the first error is thrown once the calls in flight have ended, so nothing of a failed sweep
- * runs on behind its caller.
- */
-async function eachLimit<T>(items: readonly T[], fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  let failed: { error: unknown } | undefined;
-  const worker = async (): Promise<void> => {
-    while (next < items.length && !failed) {
-      const item = items[next++]!;
-      try {
-        await fn(item);
-      } catch (error) {
-        failed ??= { error };
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(AT_ONCE, items.length) }, worker));
-  if (failed) throw failed.error;
 }
 
 /** {@link hide}, where a chunk removed meanwhile (another sweep) is no error. */

@@ -11,10 +11,12 @@ import type {
   StorageEntry,
   StoredObject,
 } from '../contract/storage.js';
+import type { MovableStorage } from '../contract/move.js';
 import { declareSynchronous } from '../contract/synchronous-storage.js';
 import { batchNow } from './memory/batch.js';
 import { checkOperation } from './memory/checks.js';
 import { deleteNow } from './memory/delete.js';
+import { moveNow } from './memory/move.js';
 import { putNow } from './memory/put.js';
 import { getNow, listEntries } from './memory/read.js';
 import { createMemoryState, type MemoryStorageOptions } from './memory/state.js';
@@ -51,6 +53,7 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageAdapte
     capabilities: {
       atomicBatch: true,
       crossProcessConditional: false,
+      move: true,
       ...(options.maxValueBytes !== undefined ? { maxValueBytes: options.maxValueBytes } : {}),
     },
     async get(key: string, opts?: GetOptions): Promise<StoredObject | undefined> {
@@ -72,5 +75,8 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageAdapte
       state.closed = true;
     },
   };
+  // Not enumerable, as the synchronous members: a wrapper made by spreading the store (`{ ...storage, put }`) must not carry a move that bypasses its own writes.
+  const move: MovableStorage['move'] = async (from, to) => moveNow(state, from, to);
+  Object.defineProperty(adapter, 'move', { value: move });
   return declareSynchronous(adapter, { putNow: put, batchNow: batch });
 }

@@ -14,10 +14,11 @@ import type { BufferedStorage } from '../contract/buffered-storage.js';
 import { assertStorageArgument, assertOptionsArgument } from '../contract/arguments.js';
 import { faultyList } from './faulty/list.js';
 import { runOperation } from './faulty/run.js';
+import { moveOf, type MovableStorage } from '../contract/move.js';
 import { newFaultState, type FaultState } from './faulty/state.js';
 
 /** The operations {@link faultyStorage} counts and can fault. */
-export type StorageOperation = 'get' | 'put' | 'delete' | 'list' | 'batch';
+export type StorageOperation = 'get' | 'put' | 'delete' | 'list' | 'batch' | 'move';
 
 /**
  * What happens at a faulted operation:
@@ -128,6 +129,9 @@ function passOptionalMembers(state: FaultState, adapter: FaultyStorage): void {
     const flush = buffered.flush.bind(inner);
     adapter.flush = () => runOperation(state, 'put', [], flush);
   }
+  const move = moveOf(inner);
+  if (move)
+    (adapter as FaultyStorage & Partial<MovableStorage>).move = (from, to) => runOperation(state, 'move', [from, to], () => move(from, to));
   if (inner.batch) {
     const batch = inner.batch.bind(inner);
     adapter.batch = (operations: readonly BatchOperation[]): Promise<BatchOutcome[]> =>

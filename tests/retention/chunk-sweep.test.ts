@@ -2,7 +2,7 @@
  * The chunk sweep (retention/chunk-sweep.ts) never deletes a chunk a kept checkpoint references
  * (DESIGN invariant 10): under random writes, random deletions of checkpoints, sweeps at random
  * times and sweeps running beside a write; with a fault or a crash at every storage operation of
- * a sweep (in batches, and one call per chunk on a store without a batch); and it frees what
+ * a sweep (by move, in batches, and one call per chunk on a store without a batch); and it frees what
  * nothing references once the grace period is over.
  */
 import fc from 'fast-check';
@@ -19,9 +19,9 @@ import {
   type JsonValue,
   type StorageAdapter,
 } from 'savepoint';
-import { readSnapshot } from 'savepoint/toolkit';
+import { moveOf, readSnapshot } from 'savepoint/toolkit';
 import { faultyStorage, manualClock, type FaultAction } from 'savepoint/testing';
-import { CHUNK_PREFIX } from '../../src/codec/chunking.js';
+import { CHUNK_PREFIX, chunkKey } from '../../src/codec/chunking.js';
 import { forgetWritten } from '../../src/snapshot-io/chunk-cut.js';
 import { forgetChunks, KNOWN_CHUNK_TTL_MS } from '../../src/snapshot-io/chunk-store.js';
 
@@ -91,64 +91,108 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   },
 );
 
-describe('chunk sweep', () => {
-  it('never deletes a chunk a kept checkpoint references: random writes, deletions, sweeps at random times, sweeps beside a write', async () => {
-    await fc.assert(
-      fc.asyncProperty(fc.array(step, { minLength: 4, maxLength: 14 }), async (steps) => {
-        const storage = memoryStorage();
-        const clock = manualClock(0);
-        const world = new World(storage);
-        const sweeper: StorageAdapter = { ...storage };
-        for (const s of steps) {
-          if (s.kind === 'write') await world.write(`r${s.run}`, s.seed);
-          else if (s.kind === 'drop') await world.drop(s.pick);
-          else if (s.kind === 'again') {
-            if (world.written.length > 0) await world.write('r1', 0, world.written[s.pick % world.written.length]);
-          } else {
-            await clock.advance(s.advance);
-            // Writers' knowledge of chunks lasts KNOWN_CHUNK_TTL_MS of real time: a manual clock that moves past it stands for that.
-            if (s.advance >= KNOWN_CHUNK_TTL_MS) {
-              forgetChunks(storage);
-              forgetWritten(storage);
-            }
-            // The sweep runs as another process would: its own adapter over the same data, the writers' knowledge of chunks untouched.
-            const sweep = sweepChunks(sweeper, { clock, graceMs: GRACE });
-            if (s.beside) await Promise.all([sweep, world.write('r0', s.seed)]);
-            else await sweep;
-          }
-          await world.check();
-        }
-        // Once nothing references them, two sweeps a grace period apart free every chunk.
-        for (const key of world.kept.keys()) await storage.delete(key);
-        world.kept.clear();
-        await sweepChunks(storage, { clock, graceMs: GRACE });
-        await clock.advance(GRACE);
-        await sweepChunks(storage, { clock, graceMs: GRACE });
-        expect(await listAll(storage, CHUNK_PREFIX)).toEqual([]);
-      }),
-      { numRuns: 25 },
-    );
-  }, 120_000);
+/** memoryStorage without its `move` capability: a store whose sweep copies and deletes, in atomic batches. */
+function withoutMove(inner: StorageAdapter): StorageAdapter {
+  return {
+    name: 'memory-without-move',
+    capabilities: { ...inner.capabilities, move: false },
+    get: (k, o) => inner.get(k, o),
+    put: (k, b, o) => inner.put(k, b, o),
+    delete: (k, o) => inner.delete(k, o),
+    list: (p) => inner.list(p),
+    batch: (ops) => inner.batch!(ops),
+    close: () => inner.close(),
+  };
+}
 
-  it('a chunk hidden by one sweep and referenced again by a writer that knew it is put back by the next, not deleted', async () => {
-    const storage = memoryStorage();
-    const sweeper: StorageAdapter = { ...storage }; // another process
-    const clock = manualClock(0);
-    const world = new World(storage);
-    await world.write('r0', 2);
-    await world.write('r0', 3); // replaces a message: chunks of the first state alone are now its history entry's
-    const first = world.written[0]!;
-    await world.drop(0);
-    const hidden = (await sweepChunks(sweeper, { clock, graceMs: GRACE })).hidden;
-    expect(hidden.length).toBeGreaterThan(0);
-    await world.write('r1', 0, first); // this writer still trusts those chunks: its document references them, hidden
-    await clock.advance(GRACE);
-    forgetChunks(storage);
-    forgetWritten(storage);
-    const report = await sweepChunks(sweeper, { clock, graceMs: GRACE });
-    expect(report.restored.length).toBeGreaterThan(0);
-    await world.check();
-  });
+/** Another adapter over the same data (its own chunk cache and knowledge), with the store's move if it has one (not enumerable). */
+function anotherProcess(storage: StorageAdapter): StorageAdapter {
+  const move = moveOf(storage);
+  return { ...storage, ...(move ? { move } : {}) };
+}
+
+/** How a sweep hides and puts back chunks: by move, by copy and delete in batches, or one call per chunk. */
+type SweepPath = 'by move' | 'in batches' | 'one call per chunk';
+const SWEEP_PATHS: Record<SweepPath, (inner: StorageAdapter) => StorageAdapter> = {
+  'by move': (inner) => inner,
+  'in batches': withoutMove,
+  'one call per chunk': (inner) => sequentialMemory(withoutMove(inner)),
+};
+
+describe('chunk sweep', () => {
+  it.each(['by move', 'in batches'] as const)(
+    'never deletes a chunk a kept checkpoint references: random writes, deletions, sweeps at random times, sweeps beside a write (%s)',
+    async (path) => {
+      await fc.assert(
+        fc.asyncProperty(fc.array(step, { minLength: 4, maxLength: 14 }), async (steps) => {
+          const storage = SWEEP_PATHS[path](memoryStorage());
+          const clock = manualClock(0);
+          const world = new World(storage);
+          const sweeper = anotherProcess(storage);
+          for (const s of steps) {
+            if (s.kind === 'write') await world.write(`r${s.run}`, s.seed);
+            else if (s.kind === 'drop') await world.drop(s.pick);
+            else if (s.kind === 'again') {
+              if (world.written.length > 0) await world.write('r1', 0, world.written[s.pick % world.written.length]);
+            } else {
+              await clock.advance(s.advance);
+              // Writers' knowledge of chunks lasts KNOWN_CHUNK_TTL_MS of real time: a manual clock that moves past it stands for that.
+              if (s.advance >= KNOWN_CHUNK_TTL_MS) {
+                forgetChunks(storage);
+                forgetWritten(storage);
+              }
+              // The sweep runs as another process would: its own adapter over the same data, the writers' knowledge of chunks untouched.
+              const sweep = sweepChunks(sweeper, { clock, graceMs: GRACE });
+              if (s.beside) await Promise.all([sweep, world.write('r0', s.seed)]);
+              else await sweep;
+            }
+            await world.check();
+          }
+          // Once nothing references them, two sweeps a grace period apart free every chunk.
+          for (const key of world.kept.keys()) await storage.delete(key);
+          world.kept.clear();
+          await sweepChunks(storage, { clock, graceMs: GRACE });
+          await clock.advance(GRACE);
+          await sweepChunks(storage, { clock, graceMs: GRACE });
+          expect(await listAll(storage, CHUNK_PREFIX)).toEqual([]);
+        }),
+        { numRuns: 25 },
+      );
+    },
+    120_000,
+  );
+
+  it.each([
+    ['by move', 'by move'],
+    ['in batches', 'by move'],
+    ['one call per chunk', 'by move'],
+    ['by move', 'in batches'],
+    ['by move', 'one call per chunk'],
+  ] as const)(
+    'a chunk hidden by one sweep (%s) and referenced again by a writer that knew it is put back by the next (%s), not deleted',
+    async (hiding, restoring) => {
+      const storage = memoryStorage();
+      const sweepers = { hiding: SWEEP_PATHS[hiding](storage), restoring: SWEEP_PATHS[restoring](storage) }; // other processes
+      const clock = manualClock(0);
+      const world = new World(storage);
+      await world.write('r0', 2);
+      await world.write('r0', 3); // replaces a message: chunks of the first state alone are now its history entry's
+      const first = world.written[0]!;
+      await world.drop(0);
+      const hidden = (await sweepChunks(sweepers.hiding, { clock, graceMs: GRACE })).hidden;
+      expect(hidden.length).toBeGreaterThan(0);
+      await world.write('r1', 0, first); // this writer still trusts those chunks: its document references them, hidden
+      await clock.advance(GRACE);
+      forgetChunks(storage);
+      forgetWritten(storage);
+      const report = await sweepChunks(sweepers.restoring, { clock, graceMs: GRACE });
+      expect(report.restored.length).toBeGreaterThan(0);
+      // Put back under its key, its hidden copies gone: what the first document references reads from its key.
+      const chunks = await listAll(storage, CHUNK_PREFIX);
+      for (const id of report.restored) expect(chunks.filter((e) => e.key.includes(id)).map((e) => e.key)).toEqual([chunkKey(id)]);
+      await world.check();
+    },
+  );
 
   /** A store with referenced chunks, unreferenced ones, hidden ones past and within the grace period, and a hidden one referenced again. */
   async function scene(storage: StorageAdapter, clock: ReturnType<typeof manualClock>): Promise<Map<string, JsonValue>> {
@@ -166,16 +210,15 @@ describe('chunk sweep', () => {
     return world.kept;
   }
 
-  for (const [action, batches] of (['fail', 'fail-after', 'crash', 'crash-after'] as FaultAction[]).flatMap((a) => [
-    [a, true] as const,
-    [a, false] as const,
-  ])) {
-    it(`a ${action} at every storage operation of a sweep (${batches ? 'in batches' : 'one call per chunk'}) loses nothing a kept checkpoint references`, async () => {
+  for (const [action, path] of (['fail', 'fail-after', 'crash', 'crash-after'] as FaultAction[]).flatMap((a) =>
+    (Object.keys(SWEEP_PATHS) as SweepPath[]).map((p) => [a, p] as const),
+  )) {
+    it(`a ${action} at every storage operation of a sweep (${path}) loses nothing a kept checkpoint references`, async () => {
       for (let at = 0; ; at++) {
         const inner = memoryStorage();
         const clock = manualClock(0);
         const kept = await scene(inner, clock);
-        const storage = faultyStorage(batches ? inner : sequentialMemory(inner), { at, action });
+        const storage = faultyStorage(SWEEP_PATHS[path](inner), { at, action });
         let failed = false;
         try {
           await sweepChunks(storage, { clock, graceMs: GRACE });

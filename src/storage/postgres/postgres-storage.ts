@@ -8,6 +8,7 @@ import type {
   StoredObject,
 } from '../../contract/storage.js';
 import type { JsonObject } from '../../contract/json.js';
+import type { MovableStorage } from '../../contract/move.js';
 import type { LinkedRead, LinkedValues, ReadLinks } from '../../contract/linked-read.js';
 import type { MetadataListing, MetadataListingOptions } from '../../contract/metadata-listing.js';
 import { getLinkedObjects } from './linked-read.js';
@@ -16,6 +17,7 @@ import { listEntries } from './list.js';
 import { listEntriesWhereMetadata } from './metadata-list.js';
 import { migrateNow } from './migrate.js';
 import { deleteObject, getObject, putObject } from './objects.js';
+import { moveObject } from './move.js';
 import { postgresSettings, type PostgresStorageOptions } from './options.js';
 import { closeStore, guard, newStoreState } from './store-state.js';
 
@@ -28,7 +30,7 @@ export interface PostgresStorageStats {
 }
 
 /** A StorageAdapter over one PostgreSQL table, with a metadata listing (contract/metadata-listing.ts) and a linked read (contract/linked-read.ts). */
-export interface PostgresStorage extends MetadataListing, LinkedRead {
+export interface PostgresStorage extends MetadataListing, LinkedRead, MovableStorage {
   readonly schema: string;
   readonly table: string;
   /** Creates or upgrades the table, its version sequence and its batch function. Idempotent; safe to run from many processes at once. */
@@ -64,7 +66,7 @@ export function postgresStorage(options: PostgresStorageOptions): PostgresStorag
     name: 'postgres',
     schema,
     table,
-    capabilities: { atomicBatch: true, crossProcessConditional: true, maxValueBytes, metadataListing: true, linkedRead: true },
+    capabilities: { atomicBatch: true, crossProcessConditional: true, maxValueBytes, metadataListing: true, linkedRead: true, move: true },
     migrate: () => guard(state, () => migrateNow(state)),
     migrationSql: () => [...sql.migrate],
     stats: () => ({ roundTrips: state.roundTrips }),
@@ -77,6 +79,7 @@ export function postgresStorage(options: PostgresStorageOptions): PostgresStorag
       listEntriesWhereMetadata(state, prefix, contains, opts),
     getLinked: (key: string, links: ReadLinks): Promise<LinkedValues | undefined> =>
       guard(state, () => getLinkedObjects(state, key, links)),
+    move: (from: string, to: string): Promise<boolean> => guard(state, () => moveObject(state, from, to)),
     batch: (operations: readonly BatchOperation[]): Promise<BatchOutcome[]> => guard(state, () => runBatch(state, operations)),
     close: (): Promise<void> => closeStore(state),
   };

@@ -54,6 +54,8 @@ export interface StoreSql {
   readonly batches: string;
   /** A value and the keys its members name, in one statement (linked-read-sql.ts). */
   readonly linkedRead: string;
+  /** `move`: the row of $1 given key $2 (key_order) / $3 (text) and a new version, unless $2 exists; `taken` says whether it did before. */
+  readonly move: string;
   /** The metadata column and its listing (metadata-index.ts). */
   readonly metadata: MetadataIndexSql;
   readonly drop: readonly string[];
@@ -196,6 +198,11 @@ WHERE s.key_order = $1 AND s.version = $4 RETURNING s.version::text AS version`,
     batches: `SELECT out_group AS "group", out_op AS op, out_version::text AS version, out_existed AS existed, out_failed AS failed
 FROM ${fns}($1, $2, $3, $4, $5, $6, $7)`,
     linkedRead: linkedReadSql(t),
+    move: `WITH moved AS (
+  UPDATE ${t} AS s SET key_order = $2, key = $3, version = ${next}, updated_at = now()
+  WHERE s.key_order = $1 AND NOT EXISTS (SELECT 1 FROM ${t} WHERE key_order = $2) RETURNING 1
+)
+SELECT (SELECT count(*) FROM moved)::int AS moved, EXISTS (SELECT 1 FROM ${t} WHERE key_order = $2) AS taken`,
     metadata,
     drop: [
       `DROP TABLE IF EXISTS ${t}`,

@@ -13,6 +13,7 @@ import { createContext } from './context.js';
 import { keyTests } from './keys.js';
 import { lifecycleTests } from './lifecycle.js';
 import { linkedReadTests } from './linked-read.js';
+import { moveTests } from './move.js';
 import { listingTests } from './listing.js';
 import { modelTests } from './model.js';
 import type { StorageConformanceOptions } from './options.js';
@@ -69,6 +70,7 @@ export function runStorageConformance(options: StorageConformanceOptions): void 
     concurrencyTests(ctx);
     modelTests(ctx);
     linkedReadTests(ctx);
+    moveTests(ctx);
   };
   ctx.group(`${options.name ?? 'storage adapter'} conformance`, body);
 }

@@ -26,7 +26,7 @@ export async function runOperation<T>(
 ): Promise<T> {
   // The wrapper honours close() itself (the inner store stays open for the "restarted process").
   if (state.closed) throw new CheckpointError('checkpoint_closed', `faulty(${state.inner.name}) is closed`);
-  const isWrite = operation === 'put' || operation === 'delete' || operation === 'batch';
+  const isWrite = operation === 'put' || operation === 'delete' || operation === 'batch' || operation === 'move';
   const counts = state.plan.count !== 'writes' || isWrite;
   const info: OperationInfo = { index: counts ? state.counted : -1, operation, keys };
   if (counts) state.counted++;

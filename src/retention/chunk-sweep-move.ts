@@ -1,0 +1,56 @@
+import { isCheckpointError } from '../contract/errors.js';
+import type { MovableStorage } from '../contract/move.js';
+import type { StorageAdapter } from '../contract/storage.js';
+import { chunkKey } from '../codec/chunking.js';
+import { hiddenKey } from '../snapshot-io/chunk-store.js';
+import { intactCopy } from './chunk-sweep-batches.js';
+import type { SweepLists, SweepPlan } from './chunk-sweep.js';
+import { eachLimit } from './each-limit.js';
+
+/**
+ * A sweep's steps on a store that moves a value in one step (`capabilities.move`): a chunk is
+ * hidden by moving it to `<key>.hidden-<ms>`, and put back by moving its copy home, instead of a
+ * read, a put and a delete each. Crash safety is the store's: a move never leaves the bytes
+ * under neither key, so a crash at any step leaves each chunk live, hidden, or both — the
+ * states a sweep already handles (a hidden chunk still reads; a referenced one is put back; a
+ * chunk both live and hidden keeps its live key and loses the copy). Copies older than the
+ * grace period are deleted as before. Copies hidden by the copy-and-delete steps (older
+ * versions, or another process on a store without the capability) are the same keys.
+ */
+export async function sweepByMove(
+  storage: StorageAdapter,
+  move: MovableStorage['move'],
+  plan: SweepPlan,
+  nowMs: number,
+  out: SweepLists,
+): Promise<void> {
+  await eachLimit(plan.restore, async ({ id, copies, live }) => {
+    const [first, ...others] = copies;
+    // A damaged copy is not moved home: the chunk's readers report it, as they would the copy.
+    const back = live || ((await intactCopy(storage, id, first!)) !== undefined && (await moveQuietly(move, first!, chunkKey(id))));
+    if (!back) return;
+    for (const key of live ? copies : others) await storage.delete(key);
+    out.restored.push(id);
+  });
+  await eachLimit(plan.expired, async (key) => {
+    await storage.delete(key);
+    out.deleted.push(key);
+  });
+  await eachLimit(plan.hide, async ({ id, key }) => {
+    if (await moveQuietly(move, key, hiddenKey(id, nowMs))) out.hidden.push(id);
+  });
+}
+
+/**
+ * A move where "nothing to do" is no error: the source gone (another sweep moved or deleted it)
+ * answers false, and so does a target already taken (a chunk written home again since the
+ * listing, or a copy of the same stamp): the next sweep sees the store as it is then.
+ */
+async function moveQuietly(move: MovableStorage['move'], from: string, to: string): Promise<boolean> {
+  try {
+    return await move(from, to);
+  } catch (err) {
+    if (isCheckpointError(err, 'checkpoint_conflict')) return false;
+    throw err;
+  }
+}
