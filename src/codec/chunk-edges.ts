@@ -60,29 +60,35 @@ export interface DocumentEdges {
   readonly tail: Uint8Array;
 }
 
-/** Whether the 32 bytes before `at` make a mark of `mask` (`gear` is the leaves' table: one hash family). */
-function isMark(bytes: Uint8Array, at: number, gear: Uint32Array, mask: number): boolean {
+/** The gear hash of the 32 bytes before `at` (`gear` is the leaves' table: one hash family). */
+function windowHash(bytes: Uint8Array, at: number, gear: Uint32Array): number {
   let h = 0;
   for (let j = at - 32; j < at; j++) h = ((h << 1) + gear[bytes[j]!]!) | 0;
-  return (h & mask) === 0;
+  return h;
 }
 
-/** The edges to cut from `bytes` (zero-length where no mark falls within bounds, or the document is too small for both). */
+/**
+ * The edges to cut from `bytes` (zero-length where no mark falls within bounds, or the document
+ * is too small for both). The hash is rolled from one place to the next, not made again from 32
+ * bytes: each step shifts it one bit, so a byte's share has left the 32 bits 32 steps later.
+ */
 export function edgeCut(bytes: Uint8Array, gear: Uint32Array): EdgeCut {
   const n = bytes.length;
   if (n < 4 * EDGES_MAX_BYTES) return { head: 0, tail: 0 };
   let head = 0;
-  for (let at = HEAD_MIN; at <= HEAD_MAX; at++)
-    if (isMark(bytes, at, gear, HEAD_MARK)) {
+  for (let at = HEAD_MIN, h = windowHash(bytes, at, gear); ; h = ((h << 1) + gear[bytes[at++]!]!) | 0) {
+    if ((h & HEAD_MARK) === 0) {
       head = at;
       break;
     }
+    if (at === HEAD_MAX) break;
+  }
+  // The last tail mark from the end's side: the one nearest TAIL_MIN.
   let tail = 0;
-  for (let at = n - TAIL_MIN; at >= n - TAIL_MAX; at--)
-    if (isMark(bytes, at, gear, TAIL_MARK)) {
-      tail = n - at;
-      break;
-    }
+  for (let at = n - TAIL_MAX, h = windowHash(bytes, at, gear); ; h = ((h << 1) + gear[bytes[at++]!]!) | 0) {
+    if ((h & TAIL_MARK) === 0) tail = n - at;
+    if (at === n - TAIL_MIN) break;
+  }
   return { head, tail };
 }
 

@@ -10,8 +10,8 @@ import { Annotation, END, START, StateGraph } from '@langchain/langgraph';
 import { createWriter, defaultProfile, listAll, memoryStorage, type StorageAdapter } from 'savepoint';
 import { readSnapshot } from 'savepoint/toolkit';
 import { SavepointSaver } from 'savepoint/langgraph';
-import { decodeEnvelope, edgesOf, ENVELOPE_MAX_BYTES } from '../../src/codec/chunking.js';
-import { EDGES_MEMBER_MAX, encodeEdges, HEAD_MIN, TAIL_MIN } from '../../src/codec/chunk-edges.js';
+import { decodeEnvelope, edgesOf, ENVELOPE_MAX_BYTES, GEAR } from '../../src/codec/chunking.js';
+import { EDGES_MAX_BYTES, EDGES_MEMBER_MAX, encodeEdges, HEAD_MIN, TAIL_MIN } from '../../src/codec/chunk-edges.js';
 import { sha256HexSync } from '../../src/codec/sha256.js';
 import { chunkDocument, forgetChunks, resolveChunked } from '../../src/snapshot-io/chunk-store.js';
 import { cutDocument } from '../../src/snapshot-io/chunk-cut.js';
@@ -190,5 +190,38 @@ describe('chunk edges', () => {
     expect(decodeEnvelope(envelope, 'doc')!.edges).toBeUndefined();
     forgetChunks(storage);
     expect(same((await resolveChunked(storage, 'doc', envelope))!, bytes)).toBe(true);
+  });
+  it('the rolled scan finds the edges a hash of the 32 bytes before each place finds (property)', () => {
+    /** The edges as defined: the first head mark in [384, 2048], the last tail mark from the end's side in [1024, 2048]. */
+    const reference = (bytes: Uint8Array): { head: number; tail: number } => {
+      const mark = (at: number, mask: number): boolean => {
+        let h = 0;
+        for (let j = at - 32; j < at; j++) h = ((h << 1) + GEAR[bytes[j]!]!) | 0;
+        return (h & mask) === 0;
+      };
+      const n = bytes.length;
+      if (n < 4 * EDGES_MAX_BYTES) return { head: 0, tail: 0 };
+      let head = 0;
+      for (let at = HEAD_MIN; at <= 2048; at++)
+        if (mark(at, 0xff800000)) {
+          head = at;
+          break;
+        }
+      let tail = 0;
+      for (let at = n - TAIL_MIN; at >= n - 2048; at--)
+        if (mark(at, 0xfc000000)) {
+          tail = n - at;
+          break;
+        }
+      return { head, tail };
+    };
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 4 * EDGES_MAX_BYTES - 2, maxLength: 5 * EDGES_MAX_BYTES }), fc.nat(3), (random, alphabet) => {
+        // Low-entropy bytes too, where marks are rare and the scans run to their bounds.
+        const bytes = alphabet === 0 ? random : random.map((b) => 0x61 + (b % (alphabet * 2)));
+        expect(edgesOf(bytes)).toEqual(reference(bytes));
+      }),
+      { numRuns: 60 },
+    );
   });
 });
