@@ -1,4 +1,4 @@
-import fs, { constants } from 'node:fs';
+import { constants } from 'node:fs';
 import fsp from 'node:fs/promises';
 import type { RootDir } from '../dir.js';
 import { errnoOf } from '../io.js';
@@ -44,10 +44,6 @@ export async function replayOwed(s: JournalState): Promise<{ readonly byLease: b
   const st = await lstatIfAny(s.root.at(JOURNAL_REPLAY_OWED));
   return st && { byLease: st.size > 0n };
 }
-
-/** Whether a replay is owed, looked up now (the synchronous read path). */
-export const replayOwedNow = (s: JournalState): boolean =>
-  fs.lstatSync(s.root.at(JOURNAL_REPLAY_OWED), { throwIfNoEntry: false }) !== undefined;
 
 /** Removes the debt once a replay is done. */
 export async function settleReplay(s: JournalState): Promise<void> {

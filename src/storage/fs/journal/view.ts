@@ -4,7 +4,7 @@ import { afterThisRun } from '../read-now.js';
 import { dropReplacedFiles, journalFd, JOURNAL_LOCK, replayOrder, type FileNo } from './files.js';
 import type { AckedState, Planned } from './planned.js';
 import { decodeJournal, HEADER, MAGIC } from './record.js';
-import { replayOwed, replayOwedNow } from './replay-owed.js';
+import { JOURNAL_REPLAY_OWED, replayOwed } from './replay-owed.js';
 import type { JournalState } from './state.js';
 
 /*
@@ -69,7 +69,7 @@ export function unappliedNow(s: JournalState, prefix: string): ReadonlyMap<strin
   }
   if (s.needRecovery) return undefined;
   if (!lockFreeThisRun.has(s)) {
-    if (lstatNowIfAny(s.root.at(JOURNAL_LOCK)) || replayOwedNow(s)) return undefined;
+    if (lstatNowIfAny(s.root.at(JOURNAL_LOCK)) || lstatNowIfAny(s.root.at(JOURNAL_REPLAY_OWED))) return undefined;
     lockFreeThisRun.add(s);
     afterThisRun(() => lockFreeThisRun.delete(s));
   }
