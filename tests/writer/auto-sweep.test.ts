@@ -44,6 +44,15 @@ function conversation(seeds: readonly number[]): JsonValue {
   return { messages: seeds.map((s) => prose(s, 2000)) };
 }
 
+/** One conversation turn by turn: `turn(n)` is its state after turn n (see {@link conversation}). */
+function conversationTurns(): (n: number) => JsonValue {
+  const seeds = Array.from({ length: 10 }, (_, i) => 1000 + i);
+  return (n) => {
+    seeds[n % 10] = n;
+    return conversation(seeds);
+  };
+}
+
 /** Writers of two runs on one store, and what every snapshot they acknowledged holds. */
 class World {
   readonly written = new Map<string, JsonValue>();
@@ -211,11 +220,10 @@ describe('automatic chunk sweep', () => {
         heartbeatIntervalMs: false,
         sweepChunks: sweepChunksOption,
       });
-      const seeds = Array.from({ length: 10 }, (_, i) => 1000 + i);
+      const turn = conversationTurns();
       const counts: number[] = [];
       for (let n = 1; n <= 600; n++) {
-        seeds[n % 10] = n;
-        const r = await writer.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: conversation(seeds) });
+        const r = await writer.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: turn(n) });
         if (!r.ok) throw r.error;
         // A checkpoint every 30 s: the default grace period (1 hour) passes every 120 checkpoints.
         await clock.advance(30_000);
@@ -252,10 +260,9 @@ describe('automatic chunk sweep', () => {
     const swept: WriterEventMap['swept'][] = [];
     writer.on('error', (e) => errors.push(e));
     writer.on('swept', (e) => swept.push(e));
-    const seeds = Array.from({ length: 10 }, (_, i) => 1000 + i);
+    const turn = conversationTurns();
     for (let n = 1; n <= 30; n++) {
-      seeds[n % 10] = n;
-      const r = await writer.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: conversation(seeds) });
+      const r = await writer.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: turn(n) });
       expect(r.ok).toBe(true);
       await sweepSettled(storage);
     }
@@ -263,8 +270,7 @@ describe('automatic chunk sweep', () => {
     expect(errors.every((e) => e.during === 'retention')).toBe(true);
     failing = false;
     for (let n = 31; n <= 40; n++) {
-      seeds[n % 10] = n;
-      expect((await writer.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: conversation(seeds) })).ok).toBe(true);
+      expect((await writer.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: turn(n) })).ok).toBe(true);
       await sweepSettled(storage);
     }
     await writer.close();
@@ -279,10 +285,9 @@ describe('automatic chunk sweep', () => {
       const writer = createWriter({ storage, profile: keepThree, runId: 'r', heartbeatIntervalMs: false, ...options });
       let swept = 0;
       writer.on('swept', () => swept++);
-      const seeds = Array.from({ length: 10 }, (_, i) => 1000 + i);
+      const turn = conversationTurns();
       for (let n = 1; n <= 20; n++) {
-        seeds[n % 10] = n;
-        expect((await writer.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: conversation(seeds) })).ok).toBe(true);
+        expect((await writer.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: turn(n) })).ok).toBe(true);
       }
       await writer.close();
       expect(swept, JSON.stringify(options)).toBe(0);
@@ -324,10 +329,9 @@ describe('automatic chunk sweep', () => {
     const errors: WriterEventMap['error'][] = [];
     writer.on('swept', (e) => swept.push(e));
     writer.on('error', (e) => errors.push(e));
-    const seeds = Array.from({ length: 10 }, (_, i) => 1000 + i);
+    const turn = conversationTurns();
     const write = async (n: number): Promise<void> => {
-      seeds[n % 10] = n;
-      expect((await writer.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: conversation(seeds) })).ok).toBe(true);
+      expect((await writer.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: turn(n) })).ok).toBe(true);
       await sweepSettled(storage);
     };
     for (let n = 1; n <= 20; n++) await write(n);
