@@ -4,11 +4,10 @@ import type { StorageAdapter } from '../contract/storage.js';
 import { chunkKey } from '../codec/chunking.js';
 import { hiddenKey } from '../snapshot-io/chunk-store.js';
 import { intactCopy } from './chunk-sweep-batches.js';
-import type { SweepLists, SweepPlan } from './chunk-sweep.js';
-import { eachLimit } from './each-limit.js';
+import type { ChunkSteps } from './chunk-sweep.js';
 
 /**
- * A sweep's steps on a store that moves a value in one step (`capabilities.move`): a chunk is
+ * The steps of a sweep on a store that moves a value in one step (`capabilities.move`): a chunk is
  * hidden by moving it to `<key>.hidden-<ms>`, and put back by moving its copy home, instead of a
  * read, a put and a delete each. Crash safety is the store's: a move never leaves the bytes
  * under neither key, so a crash at any step leaves each chunk live, hidden, or both — the
@@ -17,29 +16,17 @@ import { eachLimit } from './each-limit.js';
  * grace period are deleted as before. Copies hidden by the copy-and-delete steps (older
  * versions, or another process on a store without the capability) are the same keys.
  */
-export async function sweepByMove(
-  storage: StorageAdapter,
-  move: MovableStorage['move'],
-  plan: SweepPlan,
-  nowMs: number,
-  out: SweepLists,
-): Promise<void> {
-  await eachLimit(plan.restore, async ({ id, copies, live }) => {
+export const moveSteps = (storage: StorageAdapter, move: MovableStorage['move'], nowMs: number): ChunkSteps => ({
+  restore: async ({ id, copies, live }) => {
     const [first, ...others] = copies;
     // A damaged copy is not moved home: the chunk's readers report it, as they would the copy.
     const back = live || ((await intactCopy(storage, id, first!)) !== undefined && (await moveQuietly(move, first!, chunkKey(id))));
-    if (!back) return;
+    if (!back) return false;
     for (const key of live ? copies : others) await storage.delete(key);
-    out.restored.push(id);
-  });
-  await eachLimit(plan.expired, async (key) => {
-    await storage.delete(key);
-    out.deleted.push(key);
-  });
-  await eachLimit(plan.hide, async ({ id, key }) => {
-    if (await moveQuietly(move, key, hiddenKey(id, nowMs))) out.hidden.push(id);
-  });
-}
+    return true;
+  },
+  hide: ({ id, key }) => moveQuietly(move, key, hiddenKey(id, nowMs)),
+});
 
 /**
  * A move where "nothing to do" is no error: the source gone (another sweep moved or deleted it)

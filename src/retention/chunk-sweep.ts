@@ -5,7 +5,7 @@ import type { StorageAdapter } from '../contract/storage.js';
 import { chunkKey } from '../codec/chunking.js';
 import { markChunks, listChunks, type ChunkListing } from '../snapshot-io/chunk-refs.js';
 import { canBatch, intactCopy, sweepInBatches } from './chunk-sweep-batches.js';
-import { sweepByMove } from './chunk-sweep-move.js';
+import { moveSteps } from './chunk-sweep-move.js';
 import { eachLimit } from './each-limit.js';
 import { moveOf } from '../contract/move.js';
 import { forgetWritten } from '../snapshot-io/chunk-cut.js';
@@ -98,9 +98,9 @@ export async function sweepChunks(storage: StorageAdapter, options: ChunkSweepOp
     report.hidden.push(...plan.hide.map((h) => h.id));
   } else {
     const move = moveOf(storage);
-    if (move) await sweepByMove(storage, move, plan, nowMs, report);
+    if (move) await sweepStepByStep(storage, plan, moveSteps(storage, move, nowMs), report);
     else if (canBatch(storage)) await sweepInBatches(storage, plan, nowMs, report);
-    else await sweepOneByOne(storage, plan, chunks.live, nowMs, report);
+    else await sweepStepByStep(storage, plan, copySteps(storage, nowMs), report);
   }
   // Reports list chunks in one order whatever order the calls ended in.
   for (const list of [report.restored, report.deleted, report.hidden]) list.sort();
@@ -140,28 +140,35 @@ export interface SweepLists {
   readonly deleted: string[];
 }
 
+/** How one chunk is put back home (its copies removed) and hidden: each true when it was done. */
+export interface ChunkSteps {
+  restore(chunk: SweepPlan['restore'][number]): Promise<boolean>;
+  hide(chunk: SweepPlan['hide'][number]): Promise<boolean>;
+}
+
 /** A sweep's steps as single calls, a few chunks at a time (stores without an atomic batch). */
-async function sweepOneByOne(
-  storage: StorageAdapter,
-  plan: SweepPlan,
-  live: ReadonlyMap<string, string>,
-  nowMs: number,
-  out: SweepLists,
-): Promise<void> {
-  await eachLimit(plan.restore, async ({ id, copies }) => {
-    const back = live.has(id) || (await restore(storage, id, copies[0]!));
-    if (!back) return;
-    for (const key of copies) await storage.delete(key);
-    out.restored.push(id);
+async function sweepStepByStep(storage: StorageAdapter, plan: SweepPlan, steps: ChunkSteps, out: SweepLists): Promise<void> {
+  await eachLimit(plan.restore, async (chunk) => {
+    if (await steps.restore(chunk)) out.restored.push(chunk.id);
   });
   await eachLimit(plan.expired, async (key) => {
     await storage.delete(key);
     out.deleted.push(key);
   });
-  await eachLimit(plan.hide, async ({ id, key }) => {
-    if (await hideQuietly(storage, id, key, nowMs)) out.hidden.push(id);
+  await eachLimit(plan.hide, async (chunk) => {
+    if (await steps.hide(chunk)) out.hidden.push(chunk.id);
   });
 }
+
+/** The steps by copy and delete: a copy put home, a chunk copied to its hidden key and removed. */
+const copySteps = (storage: StorageAdapter, nowMs: number): ChunkSteps => ({
+  restore: async ({ id, copies, live }) => {
+    if (!live && !(await restore(storage, id, copies[0]!))) return false;
+    for (const key of copies) await storage.delete(key);
+    return true;
+  },
+  hide: ({ id, key }) => hideQuietly(storage, id, key, nowMs),
+});
 
 /** {@link hide}, where a chunk removed meanwhile (another sweep) is no error. */
 async function hideQuietly(storage: StorageAdapter, id: string, key: string, nowMs: number): Promise<boolean> {
