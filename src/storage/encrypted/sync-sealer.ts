@@ -20,22 +20,23 @@ export class SyncSealer {
   readonly #nameTags: NameTags;
   readonly #dataKeyIdBytes: Uint8Array;
   /** The header, then the storage key's UTF-8 (format 1) or the two name tags in order (format 2); grown for a longer key. */
-  #scratch = new Uint8Array(HEADER_BYTES + MAX_KEY_LENGTH * 3);
-  #header = this.#scratch.subarray(0, HEADER_BYTES);
-  #nonce = this.#scratch.subarray(NONCE_AT, HEADER_BYTES);
-  #keyRoom = this.#scratch.subarray(HEADER_BYTES);
-  #sharedAad = this.#scratch.subarray(0, HEADER_BYTES + 2 * NAME_TAG_BYTES);
+  #scratch!: Uint8Array;
+  #header!: Uint8Array;
+  #nonce!: Uint8Array;
+  #keyRoom!: Uint8Array;
+  #sharedAad!: Uint8Array;
 
   constructor(aead: SyncAead, nonces: NoncePool, nameTags: NameTags, dataKeyIdBytes: Uint8Array) {
     this.#aead = aead;
     this.#nonces = nonces;
     this.#nameTags = nameTags;
     this.#dataKeyIdBytes = dataKeyIdBytes;
+    this.#allocate(HEADER_BYTES + MAX_KEY_LENGTH * 3);
   }
 
   /** `plaintext` sealed for `key` alone (format 1). */
   single(key: string, plaintext: Uint8Array): Uint8Array {
-    if (HEADER_BYTES + key.length * 3 > this.#scratch.length) this.#grow(HEADER_BYTES + key.length * 3);
+    if (HEADER_BYTES + key.length * 3 > this.#scratch.length) this.#allocate(HEADER_BYTES + key.length * 3);
     const s = this.#scratch;
     writeMagic(s, SINGLE_KEY_FORMAT);
     const id = this.#dataKeyIdBytes;
@@ -66,8 +67,8 @@ export class SyncSealer {
     return handOver(this.#aead.seal(this.#nonce, this.#sharedAad, plaintext, this.#header));
   }
 
-  /** A scratch buffer of `size` bytes, and its views: only for a key longer than any valid storage key (callers check keys first). */
-  #grow(size: number): void {
+  /** A scratch buffer of `size` bytes, and its views (made again only for a key longer than any valid storage key: callers check keys first). */
+  #allocate(size: number): void {
     this.#scratch = new Uint8Array(size);
     this.#header = this.#scratch.subarray(0, HEADER_BYTES);
     this.#nonce = this.#scratch.subarray(NONCE_AT, HEADER_BYTES);
