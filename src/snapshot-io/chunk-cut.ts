@@ -3,12 +3,13 @@ import type { StorageAdapter } from '../contract/storage.js';
 import { chunkKey, encodeEnvelope, encodeNode, needsLevel, nextLeafEnd, nodeGroups } from '../codec/chunking.js';
 import {
   addressingOf,
-  chunkDocument,
+  chunkSplit,
   KNOWN_CHUNK_TTL_MS,
   splitDocument,
   storedChunk,
   type ChunkedDocument,
   type ChunkWrite,
+  type DocumentSplit,
 } from './chunk-store.js';
 
 /**
@@ -233,15 +234,9 @@ async function nodeId(state: CutState, group: readonly string[], tree: Tree): Pr
   return id;
 }
 
-/** What the envelope holds besides the tree (the middle's leaves and nodes): the document's size and edges. */
-interface Outside {
-  readonly total: number;
-  readonly edges: string | undefined;
-}
-
 /** Leaves and nodes of the middle `bytes` with every id known: the document as chunkDocument stores it. */
-function finishSync(state: CutState, bytes: Uint8Array, plan: LeafPlan, outside: Outside): ChunkedDocument | undefined {
-  const tree = new Tree(state, outside.total, outside.edges);
+function finishSync(state: CutState, bytes: Uint8Array, plan: LeafPlan, split: DocumentSplit): ChunkedDocument | undefined {
+  const tree = new Tree(state, split.total, split.edges);
   const ids: string[] = [];
   let start = 0;
   for (let i = 0; i < plan.ends.length; i++) {
@@ -268,8 +263,8 @@ function finishSync(state: CutState, bytes: Uint8Array, plan: LeafPlan, outside:
   return tree.finish(depth, level);
 }
 
-async function finishAsync(state: CutState, bytes: Uint8Array, plan: LeafPlan, outside: Outside): Promise<ChunkedDocument> {
-  const tree = new Tree(state, outside.total, outside.edges);
+async function finishAsync(state: CutState, bytes: Uint8Array, plan: LeafPlan, split: DocumentSplit): Promise<ChunkedDocument> {
+  const tree = new Tree(state, split.total, split.edges);
   const ids: string[] = [];
   let start = 0;
   for (let i = 0; i < plan.ends.length; i++) {
@@ -300,21 +295,21 @@ export function cutDocument(storage: StorageAdapter, bytes: Uint8Array): Chunked
   const addressing = addressingOf(storage);
   const state = stateOf(storage, addressing);
   // Only the middle is remembered and cut: the edges go to the envelope (codec/chunk-edges.ts).
-  const { middle, edges } = splitDocument(addressing, bytes);
-  const outside: Outside = { total: bytes.length, edges };
+  const split = splitDocument(addressing, bytes);
+  const middle = split.middle;
   const plan = planLeaves(state, middle);
   if (plan.base && wroteAll(state, plan.reused)) {
     // Copied for the async path: the caller's buffer may be reused once this awaits (the saver's seal buffer).
-    return finishSync(state, middle, plan, outside) ?? finishAsync(state, middle.slice(), plan, outside);
+    return finishSync(state, middle, plan, split) ?? finishAsync(state, middle.slice(), plan, split);
   }
   // A first version, or one reusing leaves this process did not write (it read them):
   // chunkDocument knows what was read. This cut is kept for the next version.
-  const mine = finishSync(state, middle, plan, outside);
-  const stored = chunkDocument(storage, bytes);
+  const mine = finishSync(state, middle, plan, split);
+  const stored = chunkSplit(storage, addressing, split);
   if (mine || !(stored instanceof Promise)) return stored;
   const copy = middle.slice();
   return stored.then(async (doc) => {
-    await finishAsync(state, copy, plan, outside);
+    await finishAsync(state, copy, plan, split);
     return doc;
   });
 }

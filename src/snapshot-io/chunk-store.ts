@@ -63,10 +63,12 @@ export async function checkChunk(addressing: ContentAddressing, id: string, stor
 export const storedChunk = (addressing: ContentAddressing, content: Uint8Array, leaf: boolean): Uint8Array =>
   leaf && addressing === SHA256_ADDRESSING ? packChunk(content) : content;
 
-/** A document split for chunking: its middle (the bytes its chunk tree holds) and its envelope's edges member, if any. */
+/** A document split for chunking: its middle (the bytes its chunk tree holds), and what its envelope holds besides the tree. */
 export interface DocumentSplit {
   /** A view of the document's bytes: copy it before awaiting. */
   readonly middle: Uint8Array;
+  /** The whole document's size. */
+  readonly total: number;
   /** The edges member (see codec/chunk-edges.ts), made now: it holds copies. */
   readonly edges: string | undefined;
 }
@@ -74,11 +76,12 @@ export interface DocumentSplit {
 /** `bytes` split into edges, kept in the envelope, and the middle cut into chunks (stored as a leaf is: compressed unless the addressing is keyed). */
 export function splitDocument(addressing: ContentAddressing, bytes: Uint8Array): DocumentSplit {
   const cut = edgesOf(bytes);
-  if (cut.head === 0 && cut.tail === 0) return { middle: bytes, edges: undefined };
+  const total = bytes.length;
+  if (cut.head === 0 && cut.tail === 0) return { middle: bytes, total, edges: undefined };
   const end = bytes.length - cut.tail;
   const edges = encodeEdges(bytes.subarray(0, cut.head), bytes.subarray(end), addressing === SHA256_ADDRESSING);
-  if (edges.length > EDGES_MEMBER_MAX) return { middle: bytes, edges: undefined };
-  return { middle: bytes.subarray(cut.head, end), edges };
+  if (edges.length > EDGES_MEMBER_MAX) return { middle: bytes, total, edges: undefined };
+  return { middle: bytes.subarray(cut.head, end), total, edges };
 }
 
 /**
@@ -176,7 +179,7 @@ class TreeBuilder {
     this.all.push({ id, bytes, leaf });
     return id;
   }
-  finish(storage: StorageAdapter, addressing: ContentAddressing, split: Split, depth: number, ids: string[]): ChunkedDocument {
+  finish(storage: StorageAdapter, addressing: ContentAddressing, split: DocumentSplit, depth: number, ids: string[]): ChunkedDocument {
     const state = stateOf(storage);
     const now = Date.now();
     const writes: ChunkWrite[] = [];
@@ -190,12 +193,6 @@ class TreeBuilder {
   }
 }
 
-/** What an envelope says besides its tree: the whole document's size and its edges member. */
-interface Split {
-  readonly total: number;
-  readonly edges: string | undefined;
-}
-
 /** Whether a document of `bytes` is stored as chunks (a smaller one is stored whole, byte for byte as without chunks). */
 export const isChunkable = (bytes: Uint8Array): boolean => bytes.length >= CHUNKED_MIN_BYTES;
 
@@ -205,8 +202,16 @@ export const isChunkable = (bytes: Uint8Array): boolean => bytes.length >= CHUNK
  */
 export function chunkDocument(storage: StorageAdapter, bytes: Uint8Array): ChunkedDocument | Promise<ChunkedDocument> {
   const addressing = addressingOf(storage);
-  const { middle, edges } = splitDocument(addressing, bytes);
-  const split: Split = { total: bytes.length, edges };
+  return chunkSplit(storage, addressing, splitDocument(addressing, bytes));
+}
+
+/** {@link chunkDocument} of a document already split (by {@link splitDocument} with the store's addressing). */
+export function chunkSplit(
+  storage: StorageAdapter,
+  addressing: ContentAddressing,
+  split: DocumentSplit,
+): ChunkedDocument | Promise<ChunkedDocument> {
+  const middle = split.middle;
   const ends = leafBoundaries(middle);
   const leaves: Uint8Array[] = [];
   let start = 0;
@@ -258,7 +263,7 @@ export function chunkDocument(storage: StorageAdapter, bytes: Uint8Array): Chunk
 async function chunkDocumentAsync(
   storage: StorageAdapter,
   addressing: ContentAddressing,
-  split: Split,
+  split: DocumentSplit,
   leaves: readonly Uint8Array[],
 ): Promise<ChunkedDocument> {
   const tree = new TreeBuilder();
