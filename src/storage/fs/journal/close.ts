@@ -44,7 +44,11 @@ export async function closeJournal(s: JournalState): Promise<void> {
   }
 }
 
-/** The journal replayed or checkpointed, so that it is empty once closed. */
+/**
+ * The journal replayed or checkpointed, so that it is empty once closed, and its files given
+ * back to the disk: a closed store keeps no preallocated zeros (two files of about
+ * `journalCheckpointBytes` each), which would otherwise be most of a small store's size.
+ */
 async function finalCheckpoint(s: JournalState): Promise<void> {
   await locked(
     s,
@@ -53,7 +57,27 @@ async function finalCheckpoint(s: JournalState): Promise<void> {
       if (!s.keptVerified) dropKept(s);
       if (s.needRecovery) await recoverLocked(s);
       else if ((await Promise.all([readDecoded(s, 0), readDecoded(s, 1)])).some((f) => f.records.length > 0)) await checkpointLocked(s);
+      await emptyFiles(s);
     },
     false,
+  );
+}
+
+/**
+ * Cuts the journal files this process has open to nothing, under the lock, once they hold no
+ * record. Safe for other processes: a holder reads where the next record goes each time it
+ * takes the lock (an emptied file says 0, as a checkpointed one does), and a record written
+ * to a file that grows is made durable with its new size by O_DSYNC or fdatasync alike; the
+ * next open preallocates the file again.
+ */
+async function emptyFiles(s: JournalState): Promise<void> {
+  if (s.needRecovery) return;
+  const found = await Promise.all([readDecoded(s, 0), readDecoded(s, 1)]);
+  if (found.some((f) => f.records.length > 0)) return;
+  await Promise.all(
+    ([0, 1] as const).map(async (file) => {
+      const jfd = s.opened[file];
+      if (jfd !== undefined) await s.io.ftruncate(jfd, 0);
+    }),
   );
 }
