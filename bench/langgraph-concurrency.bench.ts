@@ -10,7 +10,8 @@
  * time). `keepLast: false` is the saver's default; `keepLast: 50` bounds a thread.
  *
  * Per cell: supersteps per second and the p99 superstep latency, rounds interleaved between the
- * two savers; ratios of medians.
+ * two savers; ratios of medians. The progress line also gives savepoint's statements per superstep
+ * (the store's group commit sends fewer than two once the pool's write slots are all taken).
  *
  *   npm run bench -- langgraph-concurrency --no-record
  *   BENCH_LGC_ROUNDS=3  BENCH_LGC_CELLS=1x0,8x100 (threads x history[xkeepLast]; default: every row)
@@ -146,16 +147,20 @@ async function cellRows(peers: Peers, cell: Cell): Promise<BenchRow[]> {
     if (cell.history > 0) await prefill(saverOf(mode, peers, cell.keepLast, true), sets[mode], cell.history);
   }
   const results: Record<Mode, { perSecond: number; p99: number; p50: number }[]> = { savepoint: [], langgraph: [] };
+  // Savepoint's statements per superstep, its first getTuple included (each write statement is a commit).
+  let statements = 0;
   for (let r = 0; r < ROUNDS; r++) {
     for (const mode of (r % 2 === 0 ? ['savepoint', 'langgraph'] : ['langgraph', 'savepoint']) as Mode[]) {
       const threads = cell.history > 0 ? sets[mode] : sets[mode].map((t) => `${t}-r${r}`);
+      const before = peers.storage.stats().roundTrips;
       results[mode].push(await measure(saverOf(mode, peers, cell.keepLast), threads, steps));
+      if (mode === 'savepoint') statements += peers.storage.stats().roundTrips - before;
     }
   }
   const m = (mode: Mode, what: 'perSecond' | 'p99' | 'p50'): number => median(results[mode].map((x) => x[what]));
   const what = `${cell.threads} thread${cell.threads > 1 ? 's' : ''}, ${cell.history === 0 ? 'new' : `${fmt(cell.history)} checkpoints long`}, keepLast ${cell.keepLast}`;
   process.stderr.write(
-    `  ${what}: ${fmt(m('savepoint', 'perSecond'))} vs ${fmt(m('langgraph', 'perSecond'))} supersteps/s; p99 ${fmt(m('savepoint', 'p99'))} vs ${fmt(m('langgraph', 'p99'))} ms\n`,
+    `  ${what}: ${fmt(m('savepoint', 'perSecond'))} vs ${fmt(m('langgraph', 'perSecond'))} supersteps/s; p99 ${fmt(m('savepoint', 'p99'))} vs ${fmt(m('langgraph', 'p99'))} ms; savepoint ${fmt(statements / (ROUNDS * cell.threads * steps))} statements/superstep\n`,
   );
   const name = `SavepointSaver vs PostgresSaver, one pool, ${what}`;
   if (cell.threads === 1) {

@@ -1,10 +1,11 @@
-import type { BatchOperation, BatchOutcome } from '../../contract/storage.js';
+import type { BatchOperation, BatchOutcome, PutResult } from '../../contract/storage.js';
 import { assertBatchOperations } from '../batch-operation.js';
 import type { PostgresPool, PostgresQueryResult } from './driver.js';
 import { checkSize, conflict, versionParam } from './checks.js';
 import { toStoreError } from './errors.js';
 import { readyPool } from './migrate.js';
 import { orderKey } from './order-key.js';
+import { queryNamed } from './named-statement.js';
 import { CONFLICT_SQLSTATE } from './sql.js';
 import type { PostgresStoreState, QueuedBatch } from './store-state.js';
 
@@ -16,13 +17,16 @@ interface BatchRow {
   failed?: number | null;
 }
 
-/**
- * Batch statements one store keeps in flight at once. A batch that arrives while they are all
- * out waits, and the batches waiting go together in the next statement (group commit, as the fs
- * journal's shared write): one transaction and one WAL flush for many callers, instead of one
- * each, when many threads of a process checkpoint at once. A lone batch is sent at once.
+/*
+ * Group commit. A store keeps up to `state.writeSlots` write statements in flight (store-state.ts:
+ * its pool's connections, less two for reads). A write that finds a slot free is sent at once: a
+ * lone put as its own statement, a batch as the batch function. One that arrives while every slot
+ * is taken waits, and the writes waiting go together in the next statement (the batches function:
+ * one transaction and one WAL flush for many callers, each applied or refused on its own), as the
+ * fs journal's shared write. Fewer slots than connections would keep callers waiting while
+ * connections sit idle (8 threads on a pool of 10 had ~4 of them idle with two slots).
  */
-const STATEMENTS_IN_FLIGHT = 2;
+
 /** Batches one statement carries at most (each is a subtransaction on the server). */
 const BATCHES_PER_STATEMENT = 32;
 
@@ -59,13 +63,35 @@ export async function runBatch(state: PostgresStoreState, operations: readonly B
   });
 }
 
-/** Sends the waiting batches, as many statements as the limit lets out. */
+/**
+ * A lone put: `alone` (its own statement) when a write slot is free and no batch waits, else a
+ * one-operation batch queued with the others, so that it goes with them in one statement.
+ */
+export async function runLonePut(
+  state: PostgresStoreState,
+  operation: BatchOperation & { type: 'put' },
+  alone: () => Promise<PutResult>,
+): Promise<PutResult> {
+  if (state.batchQueue.length > 0 || state.writeStatements >= state.writeSlots) {
+    const [outcome] = await runBatch(state, [operation]);
+    return { version: (outcome as { version: string }).version };
+  }
+  state.writeStatements++;
+  try {
+    return await alone();
+  } finally {
+    state.writeStatements--;
+    sendWaiting(state);
+  }
+}
+
+/** Sends the waiting batches, as many statements as the free write slots let out. */
 function sendWaiting(state: PostgresStoreState): void {
-  while (state.batchQueue.length > 0 && state.batchStatements < STATEMENTS_IN_FLIGHT) {
+  while (state.batchQueue.length > 0 && state.writeStatements < state.writeSlots) {
     const group = state.batchQueue.splice(0, BATCHES_PER_STATEMENT);
-    state.batchStatements++;
+    state.writeStatements++;
     void sendGroup(state, group).finally(() => {
-      state.batchStatements--;
+      state.writeStatements--;
       sendWaiting(state);
     });
   }
@@ -106,14 +132,17 @@ async function query(state: PostgresStoreState, group: readonly QueuedBatch[]): 
     all.map(ifAbsentOf),
   ];
   state.roundTrips++;
-  if (group.length === 1) return p.query<BatchRow>(state.settings.sql.batch, params);
+  if (group.length === 1) return queryNamed<BatchRow>(state, p, state.settings.sql.batch, params);
   let end = 0;
   params.push(group.map((b) => (end += b.operations.length)));
-  return p.query<BatchRow>(state.settings.sql.batches, params);
+  return queryNamed<BatchRow>(state, p, state.settings.sql.batches, params);
 }
 
-const conflictOf = (op: BatchOperation) =>
-  conflict(op.key, op.type === 'check' ? 'checked condition does not hold' : 'key exists, or its version changed');
+/** The conflict of an operation whose condition failed, in the words a lone put or delete uses. */
+function conflictOf(op: BatchOperation) {
+  if (op.type === 'check') return conflict(op.key, 'checked condition does not hold');
+  return conflict(op.key, ifAbsentOf(op) ? 'key exists' : 'version changed or key is gone');
+}
 
 function outcomes(operations: readonly BatchOperation[], rows: BatchRow[]): BatchOutcome[] {
   const sorted = [...rows].sort((a, b) => a.op! - b.op!);

@@ -1,5 +1,6 @@
 import type { DeleteOptions, PutOptions, PutResult, StoredObject } from '../../contract/storage.js';
 import { assertKey } from '../keys.js';
+import { runLonePut } from './batch.js';
 import { checkSize, conflict, versionParam } from './checks.js';
 import { readyPool } from './migrate.js';
 import { orderKey } from './order-key.js';
@@ -20,9 +21,16 @@ export async function getObject(state: PostgresStoreState, key: string): Promise
 }
 
 export async function putObject(state: PostgresStoreState, key: string, bytes: Uint8Array, opts: PutOptions): Promise<PutResult> {
-  const sql = state.settings.sql;
   assertKey(key);
   checkSize(state.settings.maxValueBytes, key, bytes);
+  // A put is a write like a batch's: sent at once while a write slot is free, else with the writes waiting (batch.ts).
+  return runLonePut(state, { type: 'put', key, bytes, ifAbsent: opts.ifAbsent, ifVersion: opts.ifVersion }, () =>
+    putAlone(state, key, bytes, opts),
+  );
+}
+
+async function putAlone(state: PostgresStoreState, key: string, bytes: Uint8Array, opts: PutOptions): Promise<PutResult> {
+  const sql = state.settings.sql;
   const params = [orderKey(key), key, Buffer.from(bytes)]; // copied now: the caller may reuse its buffer
   const p = await readyPool(state);
   if (opts.ifVersion !== undefined) {

@@ -46,8 +46,8 @@ export interface PostgresStorage extends MetadataListing, LinkedRead, MovableSto
  * A store in one PostgreSQL table: keys and bytes, a version from a sequence on every write,
  * listing in code-unit order from the primary-key index, conditional writes checked in the
  * statement that writes, and atomic batches in one round trip (a PL/pgSQL function, one
- * transaction; batches that wait while two are out go together in one statement, each applied
- * or refused alone). Conditions hold across processes and machines (`crossProcessConditional`),
+ * transaction; writes that wait while every write slot is taken go together in one statement,
+ * each applied or refused alone). Conditions hold across processes and machines (`crossProcessConditional`),
  * so the writer's run lock works between hosts.
  *
  * @example

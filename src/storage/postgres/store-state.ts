@@ -3,6 +3,7 @@ import type { BatchOperation, BatchOutcome } from '../../contract/storage.js';
 import { createScrubber, type Scrubber } from '../github/secrets.js';
 import { createOwnPool, type PostgresPool, type PostgresQueryResult } from './driver.js';
 import { toStoreError } from './errors.js';
+import { queryNamed } from './named-statement.js';
 import type { PostgresSettings } from './options.js';
 
 /** A caller's batch waiting for its statement (see batch.ts): its operations and parameters, and its promise's ends. */
@@ -32,8 +33,31 @@ export interface PostgresStoreState {
   readonly inflight: Set<Promise<unknown>>;
   /** Batches waiting for a statement, oldest first (see batch.ts). */
   readonly batchQueue: QueuedBatch[];
-  /** Batch statements sent and not answered yet. */
-  batchStatements: number;
+  /** Write statements (puts and batches) sent and not answered yet. */
+  writeStatements: number;
+  /** Write statements kept in flight at once before callers' writes wait and go together (see batch.ts). */
+  readonly writeSlots: number;
+}
+
+/** node-postgres's default pool size, assumed for a caller's pool that does not say its own. */
+const DEFAULT_POOL_MAX = 10;
+
+/**
+ * Write statements one store keeps in flight: as many as its pool has connections, less two
+ * left for reads, and at least two. Below that a write is sent at once (it would find a
+ * connection free, and PostgreSQL merges the WAL flushes of commits that wait together); beyond
+ * it a write would wait for a connection anyway, so it waits in the store's queue instead and
+ * goes with the others waiting, in one statement.
+ */
+function writeSlotsOf(settings: PostgresSettings): number {
+  const given = (settings.givenPool as { options?: { max?: unknown } } | undefined)?.options?.max;
+  const max =
+    settings.givenPool === undefined
+      ? settings.poolSize
+      : Number.isInteger(given) && (given as number) > 0
+        ? (given as number)
+        : DEFAULT_POOL_MAX;
+  return Math.max(2, max - 2);
 }
 
 /** A scrubber that knows the connection string and its password. */
@@ -62,7 +86,8 @@ export function newStoreState(settings: PostgresSettings): PostgresStoreState {
     ready: undefined,
     inflight: new Set(),
     batchQueue: [],
-    batchStatements: 0,
+    writeStatements: 0,
+    writeSlots: writeSlotsOf(settings),
   };
 }
 
@@ -83,7 +108,7 @@ export function getPool(state: PostgresStoreState): Promise<PostgresPool> {
       }));
 }
 
-/** One statement (one round trip), its failure as the store's error. */
+/** One statement (one round trip, by name: see named-statement.ts), its failure as the store's error. */
 export async function run<R>(
   state: PostgresStoreState,
   p: PostgresPool,
@@ -94,7 +119,7 @@ export async function run<R>(
 ): Promise<PostgresQueryResult<R>> {
   state.roundTrips++;
   try {
-    return await p.query<R>(text, values);
+    return await queryNamed<R>(state, p, text, values);
   } catch (err) {
     throw toStoreError(err, during, state.scrubber, key === undefined ? {} : { key });
   }

@@ -51,13 +51,15 @@ suite('postgresStorage named statements', () => {
     const pool = makePool(server().url, { max: 1 });
     pools.push(pool);
     const storage = await filled(pool);
-    expect(await prepared(pool)).toEqual([]);
+    // Its puts went by name too: the linked read adds one statement, once.
+    const before = (await prepared(pool)).length;
     for (let i = 0; i < 3; i++) expect(await answer(storage)).toEqual(EXPECTED);
-    expect(await prepared(pool)).toHaveLength(1);
+    expect(await prepared(pool)).toHaveLength(before + 1);
     // A second table's linked read is another statement, under another name, on the same connection.
     const other = await filled(pool);
+    const beforeOther = (await prepared(pool)).length;
     expect(await answer(other)).toEqual(EXPECTED);
-    expect(await prepared(pool)).toHaveLength(2);
+    expect(await prepared(pool)).toHaveLength(beforeOther + 1);
   });
 
   it('a server that lost the statement (a transaction-mode pooler) is answered unnamed from then on', async () => {
