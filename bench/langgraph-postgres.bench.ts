@@ -9,8 +9,13 @@
  *   `list` with a metadata filter and `limit: 10`, medians of repeated calls.
  *
  *   npm run bench -- langgraph-postgres   (BENCH_LG_PG_ROUNDS=3, BENCH_LG_PG_TURNS=6 per thread, BENCH_LG_PG_CHECKPOINTS=10000)
+ *
+ * Breakdowns on stderr: BENCH_TRACE=1|calls (see langgraph-replica-child.ts; with it, the server's
+ * CPU per round, `server-cpu <mode> <ms>`), BENCH_CPU_PROF=<dir> (a V8 CPU profile per replica).
  */
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { emptyCheckpoint, uuid6, type BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
@@ -41,7 +46,12 @@ interface Child {
 }
 
 function startChild(mode: Mode, url: string, where: string): Promise<Child> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', CHILD, mode, url, where], { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
+  // BENCH_CPU_PROF=<dir>: each replica writes a V8 CPU profile there (with BENCH_TRACE, its stderr says when it became ready).
+  const profile = process.env['BENCH_CPU_PROF'] ? ['--cpu-prof', `--cpu-prof-dir=${process.env['BENCH_CPU_PROF']}`] : [];
+  const proc = spawn(process.execPath, [...profile, '--import', 'tsx', CHILD, mode, url, where], {
+    cwd: ROOT,
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   const waiting = new Map<number, () => void>();
   const puts: { thread: string; id: string }[] = [];
   return new Promise((resolve, reject) => {
@@ -63,6 +73,22 @@ function startChild(mode: Mode, url: string, where: string): Promise<Child> {
         });
     });
   });
+}
+
+/**
+ * CPU (ms) the server's processes have used so far: the postmaster's own and its reaped children's
+ * (backends end with their round's pools), from /proc. Undefined where /proc is missing.
+ */
+function serverCpuMs(dataDir: string): number | undefined {
+  try {
+    const pid = readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]!.trim();
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    // utime, stime, cutime, cstime: fields 14–17 of stat(5), 12–15 after the command name.
+    const ticks = [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]), 0);
+    return (ticks * 1000) / 100;
+  } catch {
+    return undefined;
+  }
 }
 
 /** One round: every thread's turns, each on a random replica; returns turns per second and what the replicas acknowledged. */
@@ -108,7 +134,7 @@ async function audit(url: string, table: string, threads: readonly string[], put
   return { duplicates, lost };
 }
 
-async function replicaRows(url: string): Promise<BenchRow[]> {
+async function replicaRows(url: string, dataDir: string): Promise<BenchRow[]> {
   const store = postgresStorage({ connectionString: url, table: 'bench_lg_replicas' });
   await store.migrate();
   await store.close();
@@ -120,7 +146,11 @@ async function replicaRows(url: string): Promise<BenchRow[]> {
   let lost = 0;
   for (let r = 0; r < ROUNDS; r++) {
     for (const mode of (r % 2 === 0 ? ['savepoint', 'langgraph'] : ['langgraph', 'savepoint']) as Mode[]) {
+      const cpuBefore = serverCpuMs(dataDir);
       const result = await replicaRound(mode, url, 'bench_lg_replicas', `r${r}-${mode}`);
+      const cpuAfter = serverCpuMs(dataDir);
+      if (process.env['BENCH_TRACE'] && cpuBefore !== undefined && cpuAfter !== undefined)
+        process.stderr.write(`server-cpu ${mode} ${cpuAfter - cpuBefore}\n`);
       rates[mode].push(result.perSecond);
       if (mode === 'savepoint') {
         const found = await audit(url, 'bench_lg_replicas', result.threads, result.puts);
@@ -222,7 +252,7 @@ export async function bench(): Promise<BenchRow[]> {
   const durable = await startPostgres(bin, { fsync: true });
   let rows: BenchRow[];
   try {
-    rows = await replicaRows(durable.url);
+    rows = await replicaRows(durable.url, join(durable.dir, 'data'));
   } finally {
     await durable.destroy();
   }

@@ -6,9 +6,10 @@
  *
  * With BENCH_TRACE set, each turn's time goes to stderr (`trace <mode> <pid> <turn> <ms>`): how a
  * process's first turns compare with its later ones; at the end, the CPU the process spent
- * before `ready` and serving turns (`cpu <mode> <pid> <turns> <start-up ms> <serving ms>`). With
- * BENCH_TRACE=calls, each checkpointer call's time too (`call <method> <ms> <turns done before>`):
- * which call a first turn spends its time in.
+ * before `ready` and serving turns (`cpu <mode> <pid> <turns> <start-up ms> <serving ms>`), and
+ * when it became ready on the monotonic clock CPU profiles use (`ready <mode> <pid> <µs>`). With
+ * BENCH_TRACE=calls, each checkpointer call's time too (`call <mode> <pid> <method> <ms> <turns
+ * done before>`): which call a first turn spends its time in.
  *
  * argv: savepoint|langgraph <url> <table or schema>
  */
@@ -47,7 +48,7 @@ function traceCalls(saver: BaseCheckpointSaver): void {
     target[method] = async (...args) => {
       const t0 = performance.now();
       const result = await call(...args);
-      process.stderr.write(`call ${method} ${(performance.now() - t0).toFixed(1)} ${turnsDone}\n`);
+      process.stderr.write(`call ${mode} ${process.pid} ${method} ${(performance.now() - t0).toFixed(1)} ${turnsDone}\n`);
       return result;
     };
   }
@@ -67,6 +68,8 @@ const graph = new StateGraph(State)
   .compile({ checkpointer });
 
 const cpuAtReady = process.cpuUsage();
+// The monotonic clock a CPU profile's timestamps use: samples after this are serving turns.
+if (process.env['BENCH_TRACE']) process.stderr.write(`ready ${mode} ${process.pid} ${process.hrtime.bigint() / 1000n}\n`);
 process.stdout.write('ready\n');
 const turns: Promise<void>[] = [];
 let turnsDone = 0;

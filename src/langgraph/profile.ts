@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import type { JsonObject } from '../contract/json.js';
+import { documentValidator } from '../codec/document-validator.js';
+import * as generated from '../codec/generated/langgraph-document.js';
 import { jsonDocumentFormat } from '../codec/json-document.js';
 import { IntegritySchema, Rfc3339Schema, TriggerRecordSchema } from '../contract/snapshot.js';
 import { defineProfile } from '../profiles/define-profile.js';
@@ -107,6 +109,8 @@ export const langGraphProfile: Profile<LangGraphPayload> = defineProfile<LangGra
   resume: (snapshot, context) => langGraphResumeRule(snapshot, context),
   document: jsonDocumentFormat<LangGraphPayload, LangGraphDocument>({
     schema: LangGraphDocumentSchema,
+    // Loaded with the subpath, not at a replica's first read: a service's first request does not wait for it.
+    validator: documentValidator(generated.validate),
     toDocument: (s) => ({
       snapshot_id: s.id,
       run_id: s.runId,

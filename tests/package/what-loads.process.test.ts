@@ -85,6 +85,7 @@ describe('what a program loads', () => {
     ],
     ['progress-protocol', ['progress-progress-document-json-schema', 'progress-stored-progress-json-schema']],
     ['plan-executor', ['plan-executor-document']],
+    ['langgraph', ['langgraph-document']],
     ['snapshot-lifecycle', []],
     ['phased-workflow', []],
   ])('savepoint/%s loads its own validators only, and never all of them', async (entry, own) => {
@@ -93,5 +94,10 @@ describe('what a program loads', () => {
     // loaders.js maps each schema to a dynamic import of its module (the JSON profiles load theirs on first use).
     expect(validators.filter((m) => !CORE_VALIDATORS.includes(m) && !own.includes(m) && m !== 'loaders').sort()).toEqual([]);
     expect(loaded.some((i) => /node_modules\/ajv\//.test(i))).toBe(false);
+  });
+
+  it('savepoint/langgraph loads its document validator with the subpath, so a replica’s first read does not wait for it', async () => {
+    const loaded = staticallyLoaded(await bundle(`export * from './src/entries/langgraph.ts';`, true, 'node'));
+    expect(loaded.map(generatedModule)).toContain('langgraph-document');
   });
 });

@@ -1,10 +1,11 @@
 import { assertReadLinks, type LinkedValues, type ListedObject, type MemberLink, type ReadLinks } from '../../contract/linked-read.js';
 import { assertKey, assertPrefix } from '../keys.js';
 import { toStoreError } from './errors.js';
-import { readyPool } from './migrate.js';
+import { readChecked } from './migrate.js';
 import { queryNamed } from './named-statement.js';
 import { getObject } from './objects.js';
 import { keyOf, orderKey, prefixRange } from './order-key.js';
+import type { PostgresPool } from './driver.js';
 import type { PostgresStoreState } from './store-state.js';
 
 /** `getLinked` (contract/linked-read.ts): one statement (linked-read-sql.ts); a value the server will not parse in place is read alone, its links left to the caller. */
@@ -40,8 +41,18 @@ export async function getLinkedObjects(state: PostgresStoreState, key: string, l
   assertKey(key);
   assertReadLinks(links, 'getLinked');
   assertLinkKeys(links);
-  const p = await readyPool(state);
   const params = [orderKey(key), ...linkParams(links.get, false), ...linkParams(links.list, true)];
+  return readChecked(state, (p) => readLinked(state, p, key, links, params));
+}
+
+/** The statement's answer, or the value alone when the server will not parse it in place. */
+async function readLinked(
+  state: PostgresStoreState,
+  p: PostgresPool,
+  key: string,
+  links: ReadLinks,
+  params: unknown[],
+): Promise<LinkedValues | undefined> {
   let rows: LinkedRow[];
   state.roundTrips++;
   try {

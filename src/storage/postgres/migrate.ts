@@ -42,15 +42,34 @@ export function readyPool(state: PostgresStoreState): Promise<PostgresPool> {
     const sql = state.settings.sql;
     const p = await getPool(state);
     const marker = await run<{ marker: string | null }>(state, p, sql.readMarker, [sql.table], 'setup');
-    if (marker.rows[0]?.marker !== SCHEMA_MARKER) {
+    const current = marker.rows[0]?.marker === SCHEMA_MARKER;
+    if (!current) {
       if (!state.settings.autoMigrate)
         throw config(`table ${sql.table} is missing or at another layout: run migrate() (autoMigrate is false)`, 'autoMigrate');
       await migrateNow(state);
     }
+    state.checked = current ? 'current' : 'migrated';
     return p;
   })().catch((err: unknown) => {
     state.ready = undefined; // a failed setup (server down) is tried again by the next call
     throw err;
   });
   return state.ready;
+}
+
+/**
+ * A read made beside the store's first-use layout check rather than after it: a replica's first
+ * call waits for one round trip, not two. Its answer is given only once the check passed (a table
+ * at another layout is refused as before: a read changed nothing), and the read runs again when
+ * the check created or upgraded the table, as its first answer may predate that. Writes wait for
+ * the check ({@link readyPool}).
+ */
+export async function readChecked<T>(state: PostgresStoreState, read: (p: PostgresPool) => Promise<T>): Promise<T> {
+  if (state.checked) return read(await readyPool(state));
+  const checking = readyPool(state);
+  const early = getPool(state).then(read);
+  // Looked at once the check passed; not at all when it failed (its failure is the answer then).
+  early.catch(() => undefined);
+  const p = await checking;
+  return state.checked === 'migrated' ? read(p) : early;
 }

@@ -2,7 +2,7 @@ import type { DeleteOptions, PutOptions, PutResult, StoredObject } from '../../c
 import { assertKey } from '../keys.js';
 import { runLonePut } from './batch.js';
 import { checkSize, conflict, versionParam } from './checks.js';
-import { readyPool } from './migrate.js';
+import { readChecked, readyPool } from './migrate.js';
 import { orderKey } from './order-key.js';
 import { run, type PostgresStoreState } from './store-state.js';
 
@@ -15,7 +15,8 @@ interface ObjectRow {
 
 export async function getObject(state: PostgresStoreState, key: string): Promise<StoredObject | undefined> {
   assertKey(key);
-  const res = await run<ObjectRow>(state, await readyPool(state), state.settings.sql.get, [orderKey(key)], 'get', key);
+  const params = [orderKey(key)];
+  const res = await readChecked(state, (p) => run<ObjectRow>(state, p, state.settings.sql.get, params, 'get', key));
   const row = res.rows[0];
   return row ? { bytes: new Uint8Array(row.value), version: row.version } : undefined;
 }

@@ -29,6 +29,8 @@ export interface PostgresStoreState {
   poolPromise: Promise<PostgresPool> | undefined;
   /** The pool once the table is known to be at the current layout; reset when that setup fails, so the next call tries again. */
   ready: Promise<PostgresPool> | undefined;
+  /** What that check found once it passed: the table at the current layout, or one it created or upgraded (reads made beside it then run again: migrate.ts, `readChecked`). */
+  checked: 'current' | 'migrated' | undefined;
   /** Calls in flight: `close()` lets them finish before it ends the pool. */
   readonly inflight: Set<Promise<unknown>>;
   /** Batches waiting for a statement, oldest first (see batch.ts). */
@@ -84,6 +86,7 @@ export function newStoreState(settings: PostgresSettings): PostgresStoreState {
     roundTrips: 0,
     poolPromise: undefined,
     ready: undefined,
+    checked: undefined,
     inflight: new Set(),
     batchQueue: [],
     writeStatements: 0,

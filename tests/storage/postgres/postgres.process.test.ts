@@ -8,7 +8,7 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isCheckpointError, listAll, type CheckpointError } from 'savepoint';
 import { POSTGRES_DEFAULT_MAX_VALUE_BYTES, postgresStorage, type PostgresStorage } from 'savepoint/postgres';
-import { storeSql } from '../../../src/storage/postgres/sql.js';
+import { SCHEMA_VERSION, storeSql } from '../../../src/storage/postgres/sql.js';
 import { orderKey, prefixRange } from '../../../src/storage/postgres/order-key.js';
 import { freshTable, hasPostgres, makePool, usePostgres } from '../../support/postgres-fixture.js';
 
@@ -168,6 +168,99 @@ async function waitForLockWaiters(n: number): Promise<void> {
       expect(text((await s.get('a'))?.bytes)).toBe('1');
       expect(s.migrationSql().join('\n')).toMatch(/CREATE TABLE IF NOT EXISTS "public"\."t_\d+_\d+"/);
       await s.close();
+    });
+
+    // A first read goes beside the layout check (one round trip, not two): its answer waits for the check.
+    describe('a first read and the layout check', () => {
+      const LINKS = { get: { member: 'id', before: 'd/', after: '.json' } } as const;
+      /** A table made by `migrate()` holding `d/ptr.json` → `d/a.json`, its marker then set to `marker`. */
+      async function tableMarked(marker: string): Promise<string> {
+        const table = freshTable('layout');
+        const maker = postgresStorage({ pool, table });
+        await maker.migrate();
+        await maker.put('d/a.json', utf8('{"a":1}'));
+        await maker.put('d/ptr.json', utf8('{"id":"a"}'));
+        await maker.close();
+        await pool.query(`COMMENT ON TABLE "public"."${table}" IS '${marker}'`);
+        return table;
+      }
+      const markerOf = async (table: string): Promise<unknown> =>
+        (await pool.query(`SELECT obj_description('"public"."${table}"'::regclass, 'pg_class') AS m`)).rows[0].m;
+
+      it.each(['get', 'getLinked'] as const)('the first %s is sent while the layout check is out, not after it', async (call) => {
+        const table = await tableMarked(`savepoint store v${SCHEMA_VERSION}`);
+        // A pool that holds the check's answer until another statement is sent (or 2 s pass).
+        let checkOut = false;
+        let sentBeside = false;
+        let wake = (): void => undefined;
+        const another = new Promise<void>((resolve) => (wake = resolve));
+        const watching = {
+          query: async (text: string, values?: unknown[]) => {
+            if (!text.includes('obj_description')) {
+              if (checkOut) sentBeside = true;
+              wake();
+              return pool.query(text, values);
+            }
+            checkOut = true;
+            const answer = await pool.query(text, values);
+            await Promise.race([another, new Promise((resolve) => setTimeout(resolve, 2000))]);
+            checkOut = false;
+            return answer;
+          },
+          connect: () => pool.connect(),
+          end: async () => undefined,
+        };
+        const s = postgresStorage({ pool: watching as never, table });
+        if (call === 'get') expect(text((await s.get('d/a.json'))?.bytes)).toBe('{"a":1}');
+        else expect(text((await s.getLinked('d/ptr.json', LINKS))?.got?.object?.bytes)).toBe('{"a":1}');
+        expect(sentBeside).toBe(true);
+        await s.close();
+      });
+
+      it.each(['get', 'getLinked'] as const)(
+        'with autoMigrate: false, a table at another layout is refused at the first %s, though its statement would answer',
+        async (call) => {
+          const table = await tableMarked('savepoint store v1');
+          for (let attempt = 0; attempt < 2; attempt++) {
+            const s = postgresStorage({ pool, table, autoMigrate: false });
+            const err = await failure(call === 'get' ? s.get('d/a.json') : s.getLinked('d/ptr.json', LINKS));
+            expect(err.reasonCode).toBe('checkpoint_config_invalid');
+            expect(err.message).toMatch(/another layout: run migrate\(\)/);
+            await s.close();
+          }
+          expect(await markerOf(table)).toBe('savepoint store v1');
+        },
+      );
+
+      it.each(['get', 'getLinked'] as const)(
+        'with autoMigrate, the first %s upgrades a table at another layout and answers from it',
+        async (call) => {
+          const table = await tableMarked('savepoint store v1');
+          const s = postgresStorage({ pool, table });
+          if (call === 'get') expect(text((await s.get('d/a.json'))?.bytes)).toBe('{"a":1}');
+          else expect(text((await s.getLinked('d/ptr.json', LINKS))?.got?.object?.bytes)).toBe('{"a":1}');
+          expect(await markerOf(table)).toMatch(/^savepoint store v\d+$/);
+          expect(await markerOf(table)).not.toBe('savepoint store v1');
+          await s.close();
+        },
+      );
+
+      it.each(['get', 'getLinked'] as const)(
+        'with autoMigrate, the first %s of a missing table creates it; reads after it send one statement',
+        async (call) => {
+          const table = freshTable('layout');
+          const s = postgresStorage({ pool, table });
+          const read = (): Promise<unknown> => (call === 'get' ? s.get('d/a.json') : s.getLinked('d/ptr.json', LINKS));
+          expect(await read()).toBeUndefined();
+          expect(await markerOf(table)).toMatch(/^savepoint store v\d+$/);
+          await s.put('d/a.json', utf8('{"a":2}'));
+          await s.put('d/ptr.json', utf8('{"id":"a"}'));
+          const before = s.stats().roundTrips;
+          expect(await read()).toBeDefined();
+          expect(s.stats().roundTrips - before).toBe(1);
+          await s.close();
+        },
+      );
     });
 
     it('declares a 64 MiB value limit by default and refuses larger values with checkpoint_too_large', async () => {
