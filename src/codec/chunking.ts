@@ -1,6 +1,7 @@
 import { CheckpointError } from '../contract/errors.js';
 import { decodeEdges, edgeCut, type DocumentEdges, type EdgeCut } from './chunk-edges.js';
 import { utf8Decode, utf8Encode } from './utf8.js';
+import { gunzip, gzip, isGzip } from './gzip.js';
 
 /**
  * Content-defined chunking of a stored document's bytes, and the chunk tree that lists them.
@@ -159,6 +160,25 @@ export function encodeEnvelope(envelope: Omit<ChunkEnvelope, 'edges'>, edges?: s
   return utf8Encode(
     `{"${CHUNKED_MARKER}":{"bytes":${envelope.bytes},"depth":${envelope.depth},${edgesMember}"ids":[${ids}],"scheme":${JSON.stringify(envelope.scheme)}}}`,
   );
+}
+
+/**
+ * An envelope's bytes as stored: gzipped whole when `compress` (a store without keyed
+ * addressing) and that is smaller. What an envelope holds besides hex ids is its edges, raw
+ * (see codec/chunk-edges.ts), so gzip takes it to about their deflated size. A gzipped envelope
+ * is what readers, `verify` and sweeps of earlier versions already took for an envelope, since
+ * retention gzips history: each gunzips it and finds the same JSON, and marks its chunks.
+ */
+export function storedEnvelope(plain: Uint8Array, compress: boolean): Uint8Array {
+  if (!compress) return plain;
+  const zipped = gzip(plain);
+  return zipped.length < plain.length ? zipped : plain;
+}
+
+/** The envelope a stored value holds, gzipped (see {@link storedEnvelope}) or not; undefined when it holds none. */
+export function envelopeOfStored(stored: Uint8Array, key: string): ChunkEnvelope | undefined {
+  if (stored.length > ENVELOPE_MAX_BYTES) return undefined;
+  return decodeEnvelope(isGzip(stored) ? gunzip(stored, key, { maxBytes: ENVELOPE_MAX_BYTES }) : stored, key);
 }
 
 /** Whether `bytes` start like an envelope (cheap; {@link decodeEnvelope} checks the rest). */

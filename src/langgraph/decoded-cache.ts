@@ -1,4 +1,4 @@
-import { decodeEnvelope, looksChunked } from '../codec/chunking.js';
+import { envelopeOfStored } from '../codec/chunking.js';
 import type { StorageAdapter, StoredObject } from '../contract/storage.js';
 
 /*
@@ -18,9 +18,8 @@ const KEPT_STORED_MAX_BYTES = 64 * 1024;
 
 /** What one cached value cost to keep, about: its stored bytes, or the document an envelope stands for. */
 function costOf(key: string, stored: Uint8Array): number {
-  if (!looksChunked(stored)) return 2 * stored.length;
   try {
-    return 2 * (decodeEnvelope(stored, key)?.bytes ?? stored.length);
+    return 2 * (envelopeOfStored(stored, key)?.bytes ?? stored.length);
   } catch {
     return 2 * stored.length;
   }
