@@ -92,6 +92,10 @@ export function edgeCut(bytes: Uint8Array, gear: Uint32Array): EdgeCut {
   return { head, tail };
 }
 
+/** The envelope member of edges in base64 (`text`), and of raw edges (`raw`): see {@link encodeEdges}. */
+export const TEXT_EDGES = 'edges';
+export const RAW_EDGES = 'raw_edges';
+
 /** Bytes as a string of the same length, one code unit per byte (0–255): JSON can carry any bytes this way. */
 function byteString(bytes: Uint8Array): string {
   let s = '';
@@ -107,25 +111,28 @@ function utf8LengthOf(text: string): number {
 }
 
 /**
- * The envelope member holding `head` and `tail` (canonical JSON), in one of two forms:
+ * The envelope member holding `head` and `tail` (its name, then canonical JSON), in one of two forms:
  *
- * - `compress` (a store without keyed addressing, whose envelopes are stored gzipped whole, see
+ * - `raw_edges`, when `compress` (a store without keyed addressing, whose envelopes are stored gzipped whole, see
  *   snapshot-io/chunk-store.ts): their bytes as they are in `raw`, a JSON string of one code unit
  *   per byte. Gzipped with the envelope's ids, they cost about what deflating them alone does,
  *   without base64's third more; when that member would be too long (text heavy with escapes),
- *   `text` holds them deflated as a leaf is stored (codec/chunk-packing.ts), in base64;
- * - otherwise (keyed addressing: a compressed length says something of the content) `text`
- *   holds their bytes as they are, in base64.
+ *   `edges` holds them in `text`, deflated as a leaf is stored (codec/chunk-packing.ts), in base64.
+ *   A member of its own, not `edges`: a sweep of an earlier version, which knows `edges` in the
+ *   `text` form only, would take an envelope whose `edges` it cannot read for no envelope and
+ *   mark none of its chunks; it ignores a member it does not know, and marks them;
+ * - `edges`, otherwise (keyed addressing: a compressed length says something of the content):
+ *   `text` holds their bytes as they are, in base64.
  */
 export function encodeEdges(head: Uint8Array, tail: Uint8Array, compress: boolean): string {
   const both = new Uint8Array(head.length + tail.length);
   both.set(head);
   both.set(tail, head.length);
   if (compress) {
-    const raw = `{"head":${head.length},"raw":${JSON.stringify(byteString(both))},"tail":${tail.length}}`;
+    const raw = `"${RAW_EDGES}":{"head":${head.length},"raw":${JSON.stringify(byteString(both))},"tail":${tail.length}}`;
     if (utf8LengthOf(raw) <= EDGES_MEMBER_MAX) return raw;
   }
-  return `{"head":${head.length},"tail":${tail.length},"text":"${toBase64(compress ? packChunk(both) : both)}"}`;
+  return `"${TEXT_EDGES}":{"head":${head.length},"tail":${tail.length},"text":"${toBase64(compress ? packChunk(both) : both)}"}`;
 }
 
 /** The bytes of a `raw` member (see {@link encodeEdges}), or undefined when a code unit is not a byte. */
@@ -148,7 +155,7 @@ function textBytes(text: string, length: number): Uint8Array | undefined {
 }
 
 /** The edges an envelope's member holds; `checkpoint_integrity_mismatch` when it is damaged. */
-export function decodeEdges(value: unknown, key: string): DocumentEdges {
+export function decodeEdges(value: unknown, key: string, member: typeof TEXT_EDGES | typeof RAW_EDGES): DocumentEdges {
   const damaged = (): CheckpointError =>
     new CheckpointError('checkpoint_integrity_mismatch', `${key}: damaged chunk envelope (edges)`, { details: { key } });
   const body = value as { head?: unknown; tail?: unknown; text?: unknown; raw?: unknown } | null;
@@ -158,9 +165,14 @@ export function decodeEdges(value: unknown, key: string): DocumentEdges {
   const h = head as number;
   const t = tail as number;
   if (h < 0 || t < 0 || h + t > EDGES_MAX_BYTES) throw damaged();
-  // Exactly one of the two forms.
-  if ((typeof text === 'string') === (typeof raw === 'string')) throw damaged();
-  const both = typeof raw === 'string' ? rawBytes(raw) : textBytes(text as string, h + t);
+  const both =
+    member === RAW_EDGES
+      ? typeof raw === 'string' && text === undefined
+        ? rawBytes(raw)
+        : undefined
+      : typeof text === 'string' && raw === undefined
+        ? textBytes(text, h + t)
+        : undefined;
   if (!both || both.length !== h + t) throw damaged();
   return { head: both.subarray(0, h), tail: both.subarray(h) };
 }

@@ -1,5 +1,5 @@
 import { CheckpointError } from '../contract/errors.js';
-import { decodeEdges, edgeCut, type DocumentEdges, type EdgeCut } from './chunk-edges.js';
+import { decodeEdges, edgeCut, RAW_EDGES, TEXT_EDGES, type DocumentEdges, type EdgeCut } from './chunk-edges.js';
 import { utf8Decode, utf8Encode } from './utf8.js';
 import { gunzip, gzip, isGzip } from './gzip.js';
 
@@ -153,12 +153,16 @@ export function decodeNode(bytes: Uint8Array, id: string): string[] {
   return ids;
 }
 
-/** The envelope's bytes (canonical JSON: members in code-unit order); `edges` is the edges member as `encodeEdges` makes it. */
+/**
+ * The envelope's bytes (canonical JSON: members in code-unit order); `edges` is the edges member,
+ * name and value, as `encodeEdges` makes it: `edges` sorts before `ids`, `raw_edges` after.
+ */
 export function encodeEnvelope(envelope: Omit<ChunkEnvelope, 'edges'>, edges?: string): Uint8Array {
   const ids = envelope.ids.map((id) => `"${id}"`).join(',');
-  const edgesMember = edges === undefined ? '' : `"edges":${edges},`;
+  const before = edges?.startsWith(`"${TEXT_EDGES}":`) ? `${edges},` : '';
+  const after = edges?.startsWith(`"${RAW_EDGES}":`) ? `${edges},` : '';
   return utf8Encode(
-    `{"${CHUNKED_MARKER}":{"bytes":${envelope.bytes},"depth":${envelope.depth},${edgesMember}"ids":[${ids}],"scheme":${JSON.stringify(envelope.scheme)}}}`,
+    `{"${CHUNKED_MARKER}":{"bytes":${envelope.bytes},"depth":${envelope.depth},${before}"ids":[${ids}],${after}"scheme":${JSON.stringify(envelope.scheme)}}}`,
   );
 }
 
@@ -200,7 +204,7 @@ export function decodeEnvelope(bytes: Uint8Array, key: string): ChunkEnvelope | 
     return undefined; // not JSON: the document's own decoder reports it
   }
   const body = (parsed as Record<string, unknown>)[CHUNKED_MARKER] as
-    (Omit<Partial<ChunkEnvelope>, 'edges'> & { edges?: unknown }) | undefined;
+    (Omit<Partial<ChunkEnvelope>, 'edges'> & { edges?: unknown; raw_edges?: unknown }) | undefined;
   const ok =
     typeof body === 'object' &&
     body !== null &&
@@ -215,7 +219,11 @@ export function decodeEnvelope(bytes: Uint8Array, key: string): ChunkEnvelope | 
     body.ids.every((id) => typeof id === 'string' && ID.test(id));
   if (!ok) throw new CheckpointError('checkpoint_integrity_mismatch', `${key}: damaged chunk envelope`, { details: { key } });
   const envelope = { bytes: body.bytes!, depth: body.depth!, ids: body.ids!, scheme: body.scheme! };
-  return body.edges === undefined ? envelope : { ...envelope, edges: decodeEdges(body.edges, key) };
+  if (body.edges === undefined && body.raw_edges === undefined) return envelope;
+  if (body.edges !== undefined && body.raw_edges !== undefined)
+    throw new CheckpointError('checkpoint_integrity_mismatch', `${key}: damaged chunk envelope (edges twice)`, { details: { key } });
+  const edges = body.edges === undefined ? decodeEdges(body.raw_edges, key, RAW_EDGES) : decodeEdges(body.edges, key, TEXT_EDGES);
+  return { ...envelope, edges };
 }
 
 /** `checkpoint_integrity_mismatch` naming a damaged or missing chunk. */

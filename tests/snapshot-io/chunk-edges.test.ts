@@ -156,7 +156,11 @@ describe('chunk edges', () => {
       text.slice(0, edgesAt + 10) + '\\u0100' + text.slice(edgesAt + 11),
       text.replace(/"head":(\d+)/, (_, n: string) => `"head":${Number(n) - 1}`),
       text.replace(/"tail":(\d+)/, (_, n: string) => `"tail":${Number(n) + 1}`),
-      text.replace(/"edges":\{"head":(\d+),/, '"edges":{"head":$1,"text":"",'),
+      text.replace(/"raw_edges":\{"head":(\d+),/, '"raw_edges":{"head":$1,"text":"",'),
+      text.replace(/"raw_edges":/, '"edges":'),
+      JSON.stringify({
+        $savepoint_chunked: { ...(JSON.parse(text) as { $savepoint_chunked: object }).$savepoint_chunked, raw_edges: { head: 1 } },
+      }),
       JSON.stringify({
         $savepoint_chunked: { ...(JSON.parse(text) as { $savepoint_chunked: object }).$savepoint_chunked, edges: { head: 1 } },
       }),
