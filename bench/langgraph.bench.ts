@@ -10,7 +10,7 @@
  * temporary directory). Each file savepoint writes is a new inode and SQLite makes none, so
  * the fs rows depend on what a file creation costs there: on an ext4 without a journal it
  * grows with the inodes deleted in the last minutes near the directory's (see
- * docs/storage.md, "What a superstep costs on fs"). The row "file creation in the bench's
+ * docs/storage.md, "What a file creation costs decides the fs rows"). The row "file creation in the bench's
  * directory" reports that cost next to the fs rows.
  */
 import { closeSync, constants, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, statSync } from 'node:fs';
