@@ -5,8 +5,15 @@
  * synchronous=FULL, the durability fsStorage gives). Then the storage footprint of one
  * thread after 1,000 supersteps: SavepointSaver with its default retention (keep the last
  * 50) against SqliteSaver, which keeps everything.
+ *
+ * Where the fs stores and SQLite's databases go: LANGGRAPH_BENCH_DIR (default the OS's
+ * temporary directory). Each file savepoint writes is a new inode and SQLite makes none, so
+ * the fs rows depend on what a file creation costs there: on an ext4 without a journal it
+ * grows with the inodes deleted in the last minutes near the directory's (see
+ * docs/storage.md, "What a file creation costs decides the fs rows"). The row "file creation in the bench's
+ * directory" reports that cost next to the fs rows.
  */
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { closeSync, constants, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Annotation, END, START, StateGraph } from '@langchain/langgraph';
@@ -129,9 +136,27 @@ function perStepRow(
   };
 }
 
+/**
+ * What creating an empty file costs in `dir` (median of batches, µs): the kernel's share of
+ * each file savepoint writes there. The files stay (a delete would make the next creations
+ * near them dearer on some file systems) until the bench's directory is removed.
+ */
+function creationCostUs(dir: string, name: string): number {
+  const at = join(dir, `creation-cost-${name}`);
+  mkdirSync(at);
+  const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL;
+  const perBatch: number[] = [];
+  for (let batch = 0, n = 0; batch < 10; batch++) {
+    const start = performance.now();
+    for (let i = 0; i < 20; i++) closeSync(openSync(join(at, `f${n++}`), flags));
+    perBatch.push(((performance.now() - start) / 20) * 1000);
+  }
+  return median(perBatch);
+}
+
 export async function bench(): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
-  const work = mkdtempSync(join(tmpdir(), 'savepoint-bench-lg-'));
+  const work = mkdtempSync(join(process.env.LANGGRAPH_BENCH_DIR ?? tmpdir(), 'savepoint-bench-lg-'));
   try {
     // Warm both paths (module loading, JIT) before measuring.
     await runThread(new SavepointSaver({ storage: memoryStorage() }), STEPS);
@@ -237,6 +262,7 @@ export async function bench(): Promise<BenchRow[]> {
       });
     }
 
+    const creationBefore = creationCostUs(work, 'before');
     // Both fsStorage modes: the default (the spec's per-file order, two fsyncs per file) and
     // the write-ahead journal (one fdatasync per commit), each beside SQLite's two settings.
     for (const journal of [false, true]) {
@@ -268,6 +294,15 @@ export async function bench(): Promise<BenchRow[]> {
       }
       await fsStore.close();
     }
+    rows.push({
+      area: 'langgraph',
+      name: `file creation in the bench's directory, before / after the fs rows (the kernel's share of each file a checkpoint writes on fs; SQLite creates none)`,
+      savepoint: `${fmt(creationBefore)} / ${fmt(creationCostUs(work, 'after'))} µs/file`,
+      baseline: '—',
+      ratio: '—',
+      target: '— (reported)',
+      met: true,
+    });
 
     // Footprint: one thread, 1,000 supersteps, each store on its own.
     const fpFs = join(work, 'footprint-fs');

@@ -63,6 +63,17 @@ export function isBufferedStorage(storage: StorageAdapter): storage is BufferedS
   return typeof (storage as BufferedStorage).flush === 'function';
 }
 
+/**
+ * True when the store may hold an acknowledged write locally and settle it (and a batch's
+ * conditions) later: it pushes held writes (`flush`), and is not one whose acknowledged writes
+ * are all durable already and only wait to be applied to its own files (`applied`: fsStorage's
+ * journal, whose `flush` is that wait). A batch of a store that holds nothing is answered once
+ * settled, so a claim may ride in it.
+ */
+export function holdsWrites(storage: StorageAdapter): boolean {
+  return isBufferedStorage(storage) && typeof (storage as BufferedStorage).applied !== 'function';
+}
+
 /** Waits until the store's acknowledged writes are in its own files (see {@link BufferedStorage.applied}); undefined when they always are. */
 export function appliedOf(storage: StorageAdapter): Promise<void> | undefined {
   return (storage as BufferedStorage).applied?.();

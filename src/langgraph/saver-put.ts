@@ -1,7 +1,7 @@
 import type { RunnableConfig } from '@langchain/core/runnables';
 import type { ChannelVersions, Checkpoint, CheckpointMetadata } from '@langchain/langgraph-checkpoint';
 import { toRfc3339 } from '../contract/clock.js';
-import { isBufferedStorage } from '../contract/buffered-storage.js';
+import { holdsWrites } from '../contract/buffered-storage.js';
 import { isCheckpointError } from '../contract/errors.js';
 import type { WritePlan, WriteReport } from '../writer/ordered-write.js';
 import { writeGroup } from '../writer/write-step.js';
@@ -290,11 +290,12 @@ function storeCheckpoint(
 
 /**
  * Whether the head and its checkpoint go in one batch: on a store that commits a batch as one,
- * unless it is a buffered store (githubStorage), which may hold a batch and settle its
- * conditions later, while a claim needs its answer before the put returns.
+ * unless it may hold writes (githubStorage), settling a batch's conditions later, while a claim
+ * needs its answer before the put returns. fsStorage's journal holds nothing (its `flush` waits
+ * for files already durable in its journal): one commit a put there, not two.
  */
 const claimsInBatch = (state: SaverState): boolean =>
-  state.storage.capabilities.atomicBatch && typeof state.storage.batch === 'function' && !isBufferedStorage(state.storage);
+  state.storage.capabilities.atomicBatch && typeof state.storage.batch === 'function' && !holdsWrites(state.storage);
 
 /** The run's state once checkpoint `id` is stored (and `left` deleted with it); prunes what is still beyond `keepLast`. */
 function stored(

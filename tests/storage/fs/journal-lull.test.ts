@@ -38,8 +38,12 @@ describe('fsStorage journal: applies wait for a lull in the commits', () => {
   it('a chain of commits, each issued as the one before is answered, renames nothing until it pauses (regression: an apply after every commit, beside the next one)', async () => {
     const dir = fresh();
     const counted = countingIo();
-    // The lag bound out of the way: a loaded machine must not end the wait mid-chain.
-    const store = createFsStorage({ dir, journal: true }, { io: counted.io, journalLingerMs: 60_000, journalApplyLagMs: 60_000 });
+    // The lag bound out of the way, and a lull longer than a loaded machine's gap between two commits of the chain
+    // (3 ms by default: under a full test run a gap that long started an apply mid-chain).
+    const store = createFsStorage(
+      { dir, journal: true },
+      { io: counted.io, journalLingerMs: 60_000, journalApplyLagMs: 60_000, journalApplyQuietMs: 250 },
+    );
     await store.ready();
     try {
       for (let i = 0; i < 10; i++) {

@@ -1,0 +1,83 @@
+/**
+ * What SavepointSaver costs fsStorage's journal per superstep, counted in journal records: each
+ * one is a durable write (O_DSYNC) the superstep waits for, as a statement is on PostgreSQL
+ * (postgres-cost.process.test.ts). The journal holds no write (its flush only waits for files
+ * already durable in it), so a checkpoint's head claim rides in the checkpoint's own batch.
+ */
+import { emptyCheckpoint, uuid6, type Checkpoint } from '@langchain/langgraph-checkpoint';
+import type { RunnableConfig } from '@langchain/core/runnables';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SavepointSaver } from 'savepoint/langgraph';
+import { realIo, type FsIo } from '../../src/storage/fs/fd.js';
+import { createFsStorage, type FsStorage } from '../../src/storage/fs/index.js';
+import { scratchDirs } from '../support/scratch.js';
+
+const fresh = scratchDirs('lg-fs-commits');
+const MAGIC = [0x53, 0x50, 0x4a, 0x32]; // a journal record starts with "SPJ2"
+
+/** The real calls, counting the journal records written. */
+function countingIo(): { io: FsIo; records(): number } {
+  let records = 0;
+  const io: FsIo = {
+    ...realIo,
+    writeAt: (fd, bytes, at) => {
+      if (bytes.length > 20 && MAGIC.every((m, i) => bytes[i] === m)) records++;
+      return realIo.writeAt(fd, bytes, at);
+    },
+  };
+  return { io, records: () => records };
+}
+
+interface Cursor {
+  config: RunnableConfig;
+  step: number;
+}
+
+/** One superstep as LangGraph's loop sends it: the task's writes under the current checkpoint, then the next checkpoint. */
+async function superstep(saver: SavepointSaver, cursor: Cursor): Promise<void> {
+  const step = ++cursor.step;
+  if (cursor.config.configurable?.['checkpoint_id'] !== undefined)
+    await saver.putWrites(cursor.config, [['note', `step ${step}`]], `task-${step}`);
+  const checkpoint: Checkpoint = {
+    ...emptyCheckpoint(),
+    id: uuid6(step),
+    channel_values: { note: `step ${step}` },
+    channel_versions: { note: step },
+  };
+  cursor.config = await saver.put(cursor.config, checkpoint, { source: 'loop', step, parents: {} }, { note: step });
+}
+
+const stores: FsStorage[] = [];
+afterEach(async () => {
+  for (const s of stores.splice(0)) await s.close();
+});
+
+describe('SavepointSaver on fsStorage (journal): journal records per superstep', () => {
+  it('two: the writes, and the checkpoint with its head claim in one batch (not a commit of its own)', async () => {
+    const counted = countingIo();
+    const storage = createFsStorage({ dir: fresh() }, { io: counted.io });
+    stores.push(storage);
+    const saver = new SavepointSaver({ storage });
+    const cursor: Cursor = { config: { configurable: { thread_id: 'known', checkpoint_ns: '' } }, step: 0 };
+    for (let i = 0; i < 3; i++) await superstep(saver, cursor);
+    const before = counted.records();
+    for (let i = 0; i < 10; i++) await superstep(saver, cursor);
+    expect(counted.records() - before).toBe(20);
+    // The claims held: a fresh saver (and a fresh store on the directory) finds the newest checkpoint at its sequence.
+    const newest = await new SavepointSaver({ storage }).getTuple({ configurable: { thread_id: 'known' } });
+    expect(newest?.config.configurable?.['checkpoint_id']).toBe(cursor.config.configurable?.['checkpoint_id']);
+  });
+
+  it('a new thread: its first checkpoint (head created with it) is one record', async () => {
+    const counted = countingIo();
+    const storage = createFsStorage({ dir: fresh() }, { io: counted.io });
+    stores.push(storage);
+    const saver = new SavepointSaver({ storage });
+    const thread = { configurable: { thread_id: 'new-thread', checkpoint_ns: '' } };
+    expect(await saver.getTuple(thread)).toBeUndefined();
+    const cursor: Cursor = { config: thread, step: 0 };
+    const before = counted.records();
+    await superstep(saver, cursor);
+    expect(counted.records() - before).toBe(1);
+  });
+});
