@@ -2,11 +2,13 @@
  * What SavepointSaver costs fsStorage's journal per superstep, counted in journal records: each
  * one is a durable write (O_DSYNC) the superstep waits for, as a statement is on PostgreSQL
  * (postgres-cost.process.test.ts). The journal holds no write (its flush only waits for files
- * already durable in it), so a checkpoint's head claim rides in the checkpoint's own batch.
+ * already durable in it), so a checkpoint's head claim rides in the checkpoint's own batch, also
+ * through encryptedStorage over it.
  */
 import { emptyCheckpoint, uuid6, type Checkpoint } from '@langchain/langgraph-checkpoint';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import { afterEach, describe, expect, it } from 'vitest';
+import { encryptedStorage, EncryptionKey } from 'savepoint';
 import { SavepointSaver } from 'savepoint/langgraph';
 import { realIo, type FsIo } from '../../src/storage/fs/fd.js';
 import { createFsStorage, type FsStorage } from '../../src/storage/fs/index.js';
@@ -66,6 +68,18 @@ describe('SavepointSaver on fsStorage (journal): journal records per superstep',
     // The claims held: a fresh saver (and a fresh store on the directory) finds the newest checkpoint at its sequence.
     const newest = await new SavepointSaver({ storage }).getTuple({ configurable: { thread_id: 'known' } });
     expect(newest?.config.configurable?.['checkpoint_id']).toBe(cursor.config.configurable?.['checkpoint_id']);
+  });
+
+  it('encryptedStorage over the journal: two as well (regression: the claim cost a record of its own, three a superstep)', async () => {
+    const counted = countingIo();
+    const storage = createFsStorage({ dir: fresh() }, { io: counted.io });
+    stores.push(storage);
+    const saver = new SavepointSaver({ storage: encryptedStorage(storage, { keys: [EncryptionKey.generate()] }) });
+    const cursor: Cursor = { config: { configurable: { thread_id: 'sealed', checkpoint_ns: '' } }, step: 0 };
+    for (let i = 0; i < 3; i++) await superstep(saver, cursor);
+    const before = counted.records();
+    for (let i = 0; i < 10; i++) await superstep(saver, cursor);
+    expect(counted.records() - before).toBe(20);
   });
 
   it('a new thread: its first checkpoint (head created with it) is one record', async () => {

@@ -194,10 +194,12 @@ function capabilitiesOf(inner: StorageAdapter, sharedFiles: 'refuse' | 'accept')
 }
 
 /** The inner store's buffering members (BufferedStorage), which concern writes already encrypted: safe to carry over. */
-function bufferedMembers(inner: StorageAdapter): Partial<Pick<BufferedStorage, 'flush' | 'isPending' | 'rateBudget'>> {
+function bufferedMembers(inner: StorageAdapter): Partial<Pick<BufferedStorage, 'flush' | 'applied' | 'isPending' | 'rateBudget'>> {
   const b = inner as BufferedStorage;
   return {
     ...(typeof b.flush === 'function' ? { flush: () => b.flush!() } : {}),
+    // Without it a store whose flush only waits for durable writes (the fs journal) would look like one holding writes back.
+    ...(typeof b.applied === 'function' ? { applied: () => b.applied!() } : {}),
     ...(typeof b.isPending === 'function' ? { isPending: (key: string) => b.isPending!(key) } : {}),
     ...(typeof b.rateBudget === 'function' ? { rateBudget: () => b.rateBudget!() } : {}),
   };
