@@ -5,14 +5,13 @@
  * already durable in it), so a checkpoint's head claim rides in the checkpoint's own batch, also
  * through encryptedStorage over it.
  */
-import { emptyCheckpoint, uuid6, type Checkpoint } from '@langchain/langgraph-checkpoint';
-import type { RunnableConfig } from '@langchain/core/runnables';
 import { afterEach, describe, expect, it } from 'vitest';
 import { encryptedStorage, EncryptionKey } from 'savepoint';
 import { SavepointSaver } from 'savepoint/langgraph';
 import { realIo, type FsIo } from '../../src/storage/fs/fd.js';
 import { createFsStorage, type FsStorage } from '../../src/storage/fs/index.js';
 import { scratchDirs } from '../support/scratch.js';
+import { superstep, type Cursor } from '../support/langgraph-superstep.js';
 
 const fresh = scratchDirs('lg-fs-commits');
 const MAGIC = [0x53, 0x50, 0x4a, 0x32]; // a journal record starts with "SPJ2"
@@ -28,25 +27,6 @@ function countingIo(): { io: FsIo; records(): number } {
     },
   };
   return { io, records: () => records };
-}
-
-interface Cursor {
-  config: RunnableConfig;
-  step: number;
-}
-
-/** One superstep as LangGraph's loop sends it: the task's writes under the current checkpoint, then the next checkpoint. */
-async function superstep(saver: SavepointSaver, cursor: Cursor): Promise<void> {
-  const step = ++cursor.step;
-  if (cursor.config.configurable?.['checkpoint_id'] !== undefined)
-    await saver.putWrites(cursor.config, [['note', `step ${step}`]], `task-${step}`);
-  const checkpoint: Checkpoint = {
-    ...emptyCheckpoint(),
-    id: uuid6(step),
-    channel_values: { note: `step ${step}` },
-    channel_versions: { note: step },
-  };
-  cursor.config = await saver.put(cursor.config, checkpoint, { source: 'loop', step, parents: {} }, { note: step });
 }
 
 const stores: FsStorage[] = [];

@@ -1,34 +1,14 @@
-import { emptyCheckpoint, uuid6, type Checkpoint } from '@langchain/langgraph-checkpoint';
-import type { RunnableConfig } from '@langchain/core/runnables';
 import type pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SavepointSaver } from 'savepoint/langgraph';
 import { postgresStorage, type PostgresStorage } from 'savepoint/postgres';
 import { freshTable, hasPostgres, makePool, usePostgres } from '../support/postgres-fixture.js';
+import { superstep, type Cursor } from '../support/langgraph-superstep.js';
 
 // What SavepointSaver sends PostgreSQL per superstep, counted in statements (postgresStorage's
 // roundTrips): each one is a commit, so a WAL flush the superstep waits for on a durable server.
 const { server } = usePostgres();
 const suite = hasPostgres ? describe : describe.skip;
-
-interface Cursor {
-  config: RunnableConfig;
-  step: number;
-}
-
-/** One superstep as LangGraph's loop sends it: the task's writes under the current checkpoint, then the next checkpoint. */
-async function superstep(saver: SavepointSaver, cursor: Cursor): Promise<void> {
-  const step = ++cursor.step;
-  if (cursor.config.configurable?.['checkpoint_id'] !== undefined)
-    await saver.putWrites(cursor.config, [['note', `step ${step}`]], `task-${step}`);
-  const checkpoint: Checkpoint = {
-    ...emptyCheckpoint(),
-    id: uuid6(step),
-    channel_values: { note: `step ${step}` },
-    channel_versions: { note: step },
-  };
-  cursor.config = await saver.put(cursor.config, checkpoint, { source: 'loop', step, parents: {} }, { note: step });
-}
 
 const pools: pg.Pool[] = [];
 const stores: PostgresStorage[] = [];
