@@ -2,7 +2,7 @@ import type { StorageEntry } from '../../contract/storage.js';
 import { assertPrefix } from '../keys.js';
 import { readyPool } from './migrate.js';
 import { keyOf, prefixRange } from './order-key.js';
-import { closedError, guard, run, type PostgresStoreState } from './store-state.js';
+import { closedError, guard, runPlannedEach, type PostgresStoreState } from './store-state.js';
 
 interface ListRow {
   key_order: Buffer;
@@ -21,8 +21,8 @@ export async function* listEntries(state: PostgresStoreState, prefix: string): A
   for (;;) {
     if (state.closed) throw closedError(state);
     const res = upper
-      ? await run<ListRow>(state, p, sql.listRange, [from, upper, pageSize], 'list')
-      : await run<ListRow>(state, p, sql.listFrom, [from, pageSize], 'list');
+      ? await runPlannedEach<ListRow>(state, p, sql.listRange, [from, upper, pageSize], 'list')
+      : await runPlannedEach<ListRow>(state, p, sql.listFrom, [from, pageSize], 'list');
     for (const row of res.rows) yield { key: keyOf(row.key_order), version: row.version, size: Number(row.size) };
     if (res.rows.length < pageSize) return;
     // The smallest stored form after the last row's: it, followed by a zero byte.

@@ -7,7 +7,7 @@ import { assertPrefix } from '../keys.js';
 import { listEntries } from './list.js';
 import { readyPool } from './migrate.js';
 import { keyOf, prefixRange } from './order-key.js';
-import { closedError, guard, run, type PostgresStoreState } from './store-state.js';
+import { closedError, guard, runPlannedEach, type PostgresStoreState } from './store-state.js';
 
 interface ListRow {
   key_order: Buffer;
@@ -60,11 +60,11 @@ export async function* listEntriesWhereMetadata(
     if (state.closed) throw closedError(state);
     const res = descending
       ? cursor
-        ? await run<ListRow>(state, p, sql.metadata.listDescendingRange, [lower, filter, size, cursor], 'list')
-        : await run<ListRow>(state, p, sql.metadata.listDescendingFrom, [lower, filter, size], 'list')
+        ? await runPlannedEach<ListRow>(state, p, sql.metadata.listDescendingRange, [lower, filter, size, cursor], 'list')
+        : await runPlannedEach<ListRow>(state, p, sql.metadata.listDescendingFrom, [lower, filter, size], 'list')
       : upper
-        ? await run<ListRow>(state, p, sql.metadata.listRange, [cursor, filter, size, upper], 'list')
-        : await run<ListRow>(state, p, sql.metadata.listFrom, [cursor, filter, size], 'list');
+        ? await runPlannedEach<ListRow>(state, p, sql.metadata.listRange, [cursor, filter, size, upper], 'list')
+        : await runPlannedEach<ListRow>(state, p, sql.metadata.listFrom, [cursor, filter, size], 'list');
     for (const row of res.rows) yield { key: keyOf(row.key_order), version: row.version, size: Number(row.size) };
     if (res.rows.length < size) return;
     const last = res.rows[res.rows.length - 1]!.key_order;
