@@ -92,87 +92,37 @@ export function edgeCut(bytes: Uint8Array, gear: Uint32Array): EdgeCut {
   return { head, tail };
 }
 
-/** The envelope member of edges in base64 (`text`), and of raw edges (`raw`): see {@link encodeEdges}. */
-export const TEXT_EDGES = 'edges';
-export const RAW_EDGES = 'raw_edges';
-
-/** Bytes as a string of the same length, one code unit per byte (0–255): JSON can carry any bytes this way. */
-function byteString(bytes: Uint8Array): string {
-  let s = '';
-  for (let at = 0; at < bytes.length; at += 4096) s += String.fromCharCode(...bytes.subarray(at, at + 4096));
-  return s;
-}
-
-/** UTF-8 length of a JSON text made of code units up to 0xff (see {@link byteString}). */
-function utf8LengthOf(text: string): number {
-  let n = text.length;
-  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0x7f) n++;
-  return n;
-}
-
 /**
- * The envelope member holding `head` and `tail` (its name, then canonical JSON), in one of two forms:
- *
- * - `raw_edges`, when `compress` (a store without keyed addressing, whose envelopes are stored gzipped whole, see
- *   snapshot-io/chunk-store.ts): their bytes as they are in `raw`, a JSON string of one code unit
- *   per byte. Gzipped with the envelope's ids, they cost about what deflating them alone does,
- *   without base64's third more; when that member would be too long (text heavy with escapes),
- *   `edges` holds them in `text`, deflated as a leaf is stored (codec/chunk-packing.ts), in base64.
- *   A member of its own, not `edges`: a sweep of an earlier version, which knows `edges` in the
- *   `text` form only, would take an envelope whose `edges` it cannot read for no envelope and
- *   mark none of its chunks; it ignores a member it does not know, and marks them;
- * - `edges`, otherwise (keyed addressing: a compressed length says something of the content):
- *   `text` holds their bytes as they are, in base64.
+ * The envelope member holding `head` and `tail` (canonical JSON): their lengths, and their bytes
+ * in base64, stored deflated as a leaf is (codec/chunk-packing.ts) when `compress` (never on a
+ * store with keyed addressing: a compressed length says something of the content).
  */
 export function encodeEdges(head: Uint8Array, tail: Uint8Array, compress: boolean): string {
   const both = new Uint8Array(head.length + tail.length);
   both.set(head);
   both.set(tail, head.length);
-  if (compress) {
-    const raw = `"${RAW_EDGES}":{"head":${head.length},"raw":${JSON.stringify(byteString(both))},"tail":${tail.length}}`;
-    if (utf8LengthOf(raw) <= EDGES_MEMBER_MAX) return raw;
-  }
-  return `"${TEXT_EDGES}":{"head":${head.length},"tail":${tail.length},"text":"${toBase64(compress ? packChunk(both) : both)}"}`;
-}
-
-/** The bytes of a `raw` member (see {@link encodeEdges}), or undefined when a code unit is not a byte. */
-function rawBytes(raw: string): Uint8Array | undefined {
-  const out = new Uint8Array(raw.length);
-  for (let i = 0; i < raw.length; i++) {
-    const c = raw.charCodeAt(i);
-    if (c > 0xff) return undefined;
-    out[i] = c;
-  }
-  return out;
-}
-
-/** The bytes a `text` member holds: base64 of the edges as they are, or deflated (see {@link encodeEdges}). */
-function textBytes(text: string, length: number): Uint8Array | undefined {
-  const stored = fromBase64(text);
-  if (!stored || stored.length === length || !looksDeflated(stored)) return stored;
-  const inflated = inflateChunk(stored);
-  return 'content' in inflated ? inflated.content : undefined;
+  return `{"head":${head.length},"tail":${tail.length},"text":"${toBase64(compress ? packChunk(both) : both)}"}`;
 }
 
 /** The edges an envelope's member holds; `checkpoint_integrity_mismatch` when it is damaged. */
-export function decodeEdges(value: unknown, key: string, member: typeof TEXT_EDGES | typeof RAW_EDGES): DocumentEdges {
+export function decodeEdges(value: unknown, key: string): DocumentEdges {
   const damaged = (): CheckpointError =>
     new CheckpointError('checkpoint_integrity_mismatch', `${key}: damaged chunk envelope (edges)`, { details: { key } });
-  const body = value as { head?: unknown; tail?: unknown; text?: unknown; raw?: unknown } | null;
+  const body = value as { head?: unknown; tail?: unknown; text?: unknown } | null;
   if (typeof body !== 'object' || body === null) throw damaged();
-  const { head, tail, text, raw } = body;
-  if (!Number.isSafeInteger(head) || !Number.isSafeInteger(tail)) throw damaged();
+  const { head, tail, text } = body;
+  if (!Number.isSafeInteger(head) || !Number.isSafeInteger(tail) || typeof text !== 'string') throw damaged();
   const h = head as number;
   const t = tail as number;
   if (h < 0 || t < 0 || h + t > EDGES_MAX_BYTES) throw damaged();
-  const both =
-    member === RAW_EDGES
-      ? typeof raw === 'string' && text === undefined
-        ? rawBytes(raw)
-        : undefined
-      : typeof text === 'string' && raw === undefined
-        ? textBytes(text, h + t)
-        : undefined;
-  if (!both || both.length !== h + t) throw damaged();
+  const stored = fromBase64(text);
+  if (!stored) throw damaged();
+  let both = stored;
+  if (stored.length !== h + t && looksDeflated(stored)) {
+    const inflated = inflateChunk(stored);
+    if (!('content' in inflated)) throw damaged();
+    both = inflated.content;
+  }
+  if (both.length !== h + t) throw damaged();
   return { head: both.subarray(0, h), tail: both.subarray(h) };
 }

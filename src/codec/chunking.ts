@@ -1,7 +1,6 @@
 import { CheckpointError } from '../contract/errors.js';
-import { decodeEdges, edgeCut, RAW_EDGES, TEXT_EDGES, type DocumentEdges, type EdgeCut } from './chunk-edges.js';
+import { decodeEdges, edgeCut, type DocumentEdges, type EdgeCut } from './chunk-edges.js';
 import { utf8Decode, utf8Encode } from './utf8.js';
-import { gunzip, gzip, isGzip } from './gzip.js';
 
 /**
  * Content-defined chunking of a stored document's bytes, and the chunk tree that lists them.
@@ -153,36 +152,13 @@ export function decodeNode(bytes: Uint8Array, id: string): string[] {
   return ids;
 }
 
-/**
- * The envelope's bytes (canonical JSON: members in code-unit order); `edges` is the edges member,
- * name and value, as `encodeEdges` makes it: `edges` sorts before `ids`, `raw_edges` after.
- */
+/** The envelope's bytes (canonical JSON: members in code-unit order); `edges` is the edges member as `encodeEdges` makes it. */
 export function encodeEnvelope(envelope: Omit<ChunkEnvelope, 'edges'>, edges?: string): Uint8Array {
   const ids = envelope.ids.map((id) => `"${id}"`).join(',');
-  const before = edges?.startsWith(`"${TEXT_EDGES}":`) ? `${edges},` : '';
-  const after = edges?.startsWith(`"${RAW_EDGES}":`) ? `${edges},` : '';
+  const edgesMember = edges === undefined ? '' : `"edges":${edges},`;
   return utf8Encode(
-    `{"${CHUNKED_MARKER}":{"bytes":${envelope.bytes},"depth":${envelope.depth},${before}"ids":[${ids}],${after}"scheme":${JSON.stringify(envelope.scheme)}}}`,
+    `{"${CHUNKED_MARKER}":{"bytes":${envelope.bytes},"depth":${envelope.depth},${edgesMember}"ids":[${ids}],"scheme":${JSON.stringify(envelope.scheme)}}}`,
   );
-}
-
-/**
- * An envelope's bytes as stored: gzipped whole when `compress` (a store without keyed
- * addressing) and that is smaller. What an envelope holds besides hex ids is its edges, raw
- * (see codec/chunk-edges.ts), so gzip takes it to about their deflated size. A gzipped envelope
- * is what readers, `verify` and sweeps of earlier versions already took for an envelope, since
- * retention gzips history: each gunzips it and finds the same JSON, and marks its chunks.
- */
-export function storedEnvelope(plain: Uint8Array, compress: boolean): Uint8Array {
-  if (!compress) return plain;
-  const zipped = gzip(plain);
-  return zipped.length < plain.length ? zipped : plain;
-}
-
-/** The envelope a stored value holds, gzipped (see {@link storedEnvelope}) or not; undefined when it holds none. */
-export function envelopeOfStored(stored: Uint8Array, key: string): ChunkEnvelope | undefined {
-  if (stored.length > ENVELOPE_MAX_BYTES) return undefined;
-  return decodeEnvelope(isGzip(stored) ? gunzip(stored, key, { maxBytes: ENVELOPE_MAX_BYTES }) : stored, key);
 }
 
 /** Whether `bytes` start like an envelope (cheap; {@link decodeEnvelope} checks the rest). */
@@ -204,7 +180,7 @@ export function decodeEnvelope(bytes: Uint8Array, key: string): ChunkEnvelope | 
     return undefined; // not JSON: the document's own decoder reports it
   }
   const body = (parsed as Record<string, unknown>)[CHUNKED_MARKER] as
-    (Omit<Partial<ChunkEnvelope>, 'edges'> & { edges?: unknown; raw_edges?: unknown }) | undefined;
+    (Omit<Partial<ChunkEnvelope>, 'edges'> & { edges?: unknown }) | undefined;
   const ok =
     typeof body === 'object' &&
     body !== null &&
@@ -219,11 +195,7 @@ export function decodeEnvelope(bytes: Uint8Array, key: string): ChunkEnvelope | 
     body.ids.every((id) => typeof id === 'string' && ID.test(id));
   if (!ok) throw new CheckpointError('checkpoint_integrity_mismatch', `${key}: damaged chunk envelope`, { details: { key } });
   const envelope = { bytes: body.bytes!, depth: body.depth!, ids: body.ids!, scheme: body.scheme! };
-  if (body.edges === undefined && body.raw_edges === undefined) return envelope;
-  if (body.edges !== undefined && body.raw_edges !== undefined)
-    throw new CheckpointError('checkpoint_integrity_mismatch', `${key}: damaged chunk envelope (edges twice)`, { details: { key } });
-  const edges = body.edges === undefined ? decodeEdges(body.raw_edges, key, RAW_EDGES) : decodeEdges(body.edges, key, TEXT_EDGES);
-  return { ...envelope, edges };
+  return body.edges === undefined ? envelope : { ...envelope, edges: decodeEdges(body.edges, key) };
 }
 
 /** `checkpoint_integrity_mismatch` naming a damaged or missing chunk. */

@@ -1,5 +1,4 @@
-import { envelopeOfStored } from '../codec/chunking.js';
-import { isGzip } from '../codec/gzip.js';
+import { decodeEnvelope, looksChunked } from '../codec/chunking.js';
 import type { StorageAdapter, StoredObject } from '../contract/storage.js';
 
 /*
@@ -17,18 +16,13 @@ import type { StorageAdapter, StoredObject } from '../contract/storage.js';
 /** Stored values larger than this are not kept (compared byte for byte on every read): checkpoint envelopes and small documents are. */
 const KEPT_STORED_MAX_BYTES = 64 * 1024;
 
-/** The size a gzipped value gives (its trailer's ISIZE, modulo 4 GiB), else its own size. */
-function plainSize(stored: Uint8Array): number {
-  if (!isGzip(stored) || stored.length < 18) return stored.length;
-  return Math.max(stored.length, new DataView(stored.buffer, stored.byteOffset, stored.byteLength).getUint32(stored.length - 4, true));
-}
-
-/** What one cached value cost to keep, about: its plain bytes (a writes document may be stored gzipped), or the document an envelope stands for. */
+/** What one cached value cost to keep, about: its stored bytes, or the document an envelope stands for. */
 function costOf(key: string, stored: Uint8Array): number {
+  if (!looksChunked(stored)) return 2 * stored.length;
   try {
-    return 2 * (envelopeOfStored(stored, key)?.bytes ?? plainSize(stored));
+    return 2 * (decodeEnvelope(stored, key)?.bytes ?? stored.length);
   } catch {
-    return 2 * plainSize(stored);
+    return 2 * stored.length;
   }
 }
 

@@ -10,8 +10,7 @@ import type { RunState } from './run-state.js';
 import { knownRunId, ownsSequence, runIdFor, runOf, sequenceNow, sequenceOf } from './saver-runs.js';
 import { assertId, decidePlain, sealBuffer, type SaverState } from './saver-state.js';
 import { storedWrite } from './serialized.js';
-import { decodeWrites, encodeWrites, storedWrites, type StoredWrite, type WritesDocument } from './writes.js';
-import { contentAddressingOf } from '../contract/content-address.js';
+import { decodeWrites, encodeWrites, type StoredWrite, type WritesDocument } from './writes.js';
 
 const NONE: readonly never[] = Object.freeze([]);
 
@@ -50,14 +49,11 @@ export async function putTaskWrites(
   const dumped = Array.isArray(all) ? all : await all;
   const fresh = writes.map((write, index): StoredWrite => storedWrite(WRITES_IDX_MAP[write[0]] ?? index, write[0], dumped[index]!));
   const document = { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpointId, task_id: taskId, task_path: taskPath ?? '' };
-  const compress = contentAddressingOf(state.storage) === undefined;
   const encoded = encodeWrites(document, fresh, sealBuffer(state));
-  const bytes = storedWrites(encoded instanceof Uint8Array ? encoded : await encoded, compress);
+  const bytes = encoded instanceof Uint8Array ? encoded : await encoded;
   // Usually the task's first writes: create-only, one storage call. Otherwise merged as
   // MemorySaver does (see mergeWrites).
-  const merge = async (stored: Uint8Array | undefined): Promise<Uint8Array> =>
-    storedWrites(await mergeWrites(document, fresh, stored, key), compress);
-  const plan: WritePlan = { creates: [{ key, bytes, merge }], replaces: NONE };
+  const plan: WritePlan = { creates: [{ key, bytes, merge: (stored) => mergeWrites(document, fresh, stored, key) }], replaces: NONE };
   const written = writeGroup(state.storage, plan, false);
   const report = written instanceof Promise ? await written : written;
   noteWritesKey(run, sequence, key, report.merged?.has(key) === true);

@@ -3,7 +3,6 @@ import { parseJson } from '../codec/canonical-json.js';
 import { type JsonObject } from '../contract/json.js';
 import { sealAroundIntegrity, sealAroundIntegrityInto, verifyDocument } from '../codec/json-document.js';
 import { utf8Decode } from '../codec/utf8.js';
-import { gunzip, gzip, isGzip } from '../codec/gzip.js';
 import { CheckpointError } from '../contract/errors.js';
 import { IntegritySchema } from '../contract/snapshot.js';
 import { writeText } from './serialized.js';
@@ -53,22 +52,8 @@ export function encodeWrites(
   return (scratch && sealAroundIntegrityInto(before, after, scratch)) || sealAroundIntegrity(before, after);
 }
 
-/**
- * A writes document's bytes as stored: gzipped when `compress` and that is smaller. A task's
- * writes hold its channel values whole (a conversation's new message), and a document this
- * small is not cut into content chunks, so compressing it is what keeps its bytes near its
- * content. Never on a store with keyed addressing (an encrypted one): a compressed length says
- * something of the content (see snapshot-io/chunk-store.ts, `storedChunk`).
- */
-export function storedWrites(bytes: Uint8Array, compress: boolean): Uint8Array {
-  if (!compress) return bytes;
-  const zipped = gzip(bytes);
-  return zipped.length < bytes.length ? zipped : bytes;
-}
-
-/** Decodes (gunzipping a stored one, see {@link storedWrites}), validates and verifies a writes document; `checkpoint_schema_invalid` / `checkpoint_integrity_mismatch` otherwise. */
-export async function decodeWrites(stored: Uint8Array, where: string): Promise<WritesDocument> {
-  const bytes = isGzip(stored) ? gunzip(stored, where) : stored;
+/** Decodes, validates and verifies a writes document; `checkpoint_schema_invalid` / `checkpoint_integrity_mismatch` otherwise. */
+export async function decodeWrites(bytes: Uint8Array, where: string): Promise<WritesDocument> {
   const json = parseJson(utf8Decode(bytes, where), where);
   const parsed = WritesDocumentSchema.safeParse(json);
   if (!parsed.success) {

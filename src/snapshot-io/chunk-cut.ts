@@ -1,10 +1,9 @@
 import type { ContentAddressing } from '../contract/content-address.js';
 import type { StorageAdapter } from '../contract/storage.js';
-import { chunkKey, encodeNode, needsLevel, nextLeafEnd, nodeGroups } from '../codec/chunking.js';
+import { chunkKey, encodeEnvelope, encodeNode, needsLevel, nextLeafEnd, nodeGroups } from '../codec/chunking.js';
 import {
   addressingOf,
   chunkSplit,
-  envelopeBytes,
   KNOWN_CHUNK_TTL_MS,
   splitDocument,
   storedChunk,
@@ -205,11 +204,7 @@ class Tree {
       if (!wroteRecently(this.state, id, now))
         writes.push({ id, key: chunkKey(id), bytes: storedChunk(this.state.addressing, bytes, leaf === true) });
     }
-    const envelope = envelopeBytes(
-      this.state.addressing,
-      { bytes: this.total, depth, ids, scheme: this.state.addressing.scheme },
-      this.edges,
-    );
+    const envelope = encodeEnvelope({ bytes: this.total, depth, ids, scheme: this.state.addressing.scheme }, this.edges);
     return { envelope, writes, ids: [...seen] };
   }
 }

@@ -1,6 +1,7 @@
 import { isCheckpointError } from '../contract/errors.js';
 import type { StorageAdapter, StorageEntry } from '../contract/storage.js';
-import { CHUNK_PREFIX, decodeNode, ENVELOPE_MAX_BYTES, envelopeOfStored, type ChunkEnvelope } from '../codec/chunking.js';
+import { gunzip, isGzip } from '../codec/gzip.js';
+import { CHUNK_PREFIX, decodeEnvelope, decodeNode, ENVELOPE_MAX_BYTES, looksChunked } from '../codec/chunking.js';
 import { addressingOf, checkChunk, HIDDEN_INFIX, readChunk } from './chunk-store.js';
 import { mapLimit } from '../storage/map-limit.js';
 
@@ -45,9 +46,10 @@ export interface ChunkMarks {
 const mayReference = (entry: StorageEntry): boolean => !entry.key.startsWith(CHUNK_PREFIX) && entry.size <= ENVELOPE_MAX_BYTES;
 
 /** The envelope a stored document is, if it is one (gzipped envelopes too: retention compresses history). */
-function envelopeOf(key: string, bytes: Uint8Array): ChunkEnvelope | undefined {
+function envelopeOf(key: string, bytes: Uint8Array): ReturnType<typeof decodeEnvelope> {
   try {
-    return envelopeOfStored(bytes, key);
+    const plain = isGzip(bytes) ? gunzip(bytes, key, { maxBytes: ENVELOPE_MAX_BYTES }) : bytes;
+    return looksChunked(plain) ? decodeEnvelope(plain, key) : undefined;
   } catch (err) {
     if (isCheckpointError(err)) return undefined; // not an envelope (or a damaged one: the read path reports it)
     throw err;

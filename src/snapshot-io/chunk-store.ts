@@ -9,13 +9,12 @@ import {
   chunkDamaged,
   chunkKey,
   CHUNKED_MIN_BYTES,
+  decodeEnvelope,
   decodeNode,
   edgesOf,
   encodeEnvelope,
   encodeNode,
   ENVELOPE_MAX_BYTES,
-  envelopeOfStored,
-  storedEnvelope,
   leafBoundaries,
   needsLevel,
   nodeGroups,
@@ -63,10 +62,6 @@ export async function checkChunk(addressing: ContentAddressing, id: string, stor
  */
 export const storedChunk = (addressing: ContentAddressing, content: Uint8Array, leaf: boolean): Uint8Array =>
   leaf && addressing === SHA256_ADDRESSING ? packChunk(content) : content;
-
-/** An envelope's stored bytes under `addressing`: gzipped unless the addressing is keyed (see `storedChunk`, `storedEnvelope`). */
-export const envelopeBytes = (addressing: ContentAddressing, fields: Omit<ChunkEnvelope, 'edges'>, edges: string | undefined): Uint8Array =>
-  storedEnvelope(encodeEnvelope(fields, edges), addressing === SHA256_ADDRESSING);
 
 /** A document split for chunking: its middle (the bytes its chunk tree holds), and what its envelope holds besides the tree. */
 export interface DocumentSplit {
@@ -194,11 +189,7 @@ class TreeBuilder {
       seen.add(id);
       if (!isKnown(state, id, now)) writes.push({ id, key: chunkKey(id), bytes: storedChunk(addressing, bytes, leaf) });
     }
-    return {
-      envelope: envelopeBytes(addressing, { bytes: split.total, depth, ids, scheme: addressing.scheme }, split.edges),
-      writes,
-      ids: [...seen],
-    };
+    return { envelope: encodeEnvelope({ bytes: split.total, depth, ids, scheme: addressing.scheme }, split.edges), writes, ids: [...seen] };
   }
 }
 
@@ -432,11 +423,11 @@ export async function leafIdsOf(storage: StorageAdapter, envelope: ChunkEnvelope
 
 /**
  * The document an envelope stands for, reassembled from its chunks (each verified against its
- * id); undefined when `stored` is not an envelope (gzipped or not). The document's own seal is then checked
+ * id); undefined when `stored` is not an envelope. The document's own seal is then checked
  * over the reassembled bytes by its decoder, as for any document.
  */
 export async function resolveChunked(storage: StorageAdapter, key: string, stored: Uint8Array): Promise<Uint8Array | undefined> {
-  const envelope = envelopeOfStored(stored, key);
+  const envelope = decodeEnvelope(stored, key);
   if (!envelope) return undefined;
   const addressing = addressingOf(storage);
   if (envelope.scheme !== addressing.scheme)

@@ -163,16 +163,3 @@ describe.each(stores)('SavepointSaver on %s: the decoded-document cache never ch
     }
   });
 });
-
-describe('what a kept value costs', () => {
-  it('a gzipped value (a writes document) costs what its plain bytes do, not its compressed size', async () => {
-    const { createDecodedCache, decodeCached } = await import('../../src/langgraph/decoded-cache.js');
-    const { gzip } = await import('../../src/codec/gzip.js');
-    const plain = new TextEncoder().encode(JSON.stringify({ writes: [{ text: 'x'.repeat(20_000) }] }));
-    const zipped = gzip(plain);
-    expect(zipped.length).toBeLessThan(plain.length / 10);
-    const cache = createDecodedCache<string>(1 << 30);
-    await decodeCached(cache, 'parts/1/w_t.json', { bytes: zipped, version: '1' }, async () => 'decoded');
-    expect(cache.cost).toBe(2 * plain.length);
-  });
-});

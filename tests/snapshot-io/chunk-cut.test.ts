@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { memoryStorage, type StorageAdapter } from 'savepoint';
-import { chunkKey, envelopeOfStored as decodeEnvelope, decodeNode, encodeNode, leafBoundaries } from '../../src/codec/chunking.js';
+import { chunkKey, decodeEnvelope, decodeNode, encodeNode, leafBoundaries } from '../../src/codec/chunking.js';
 import { sha256HexSync } from '../../src/codec/sha256.js';
 import { inflateChunk, looksDeflated } from '../../src/codec/chunk-packing.js';
 import { cutDocument, forgetWritten, rememberWritten } from '../../src/snapshot-io/chunk-cut.js';
