@@ -25,8 +25,30 @@ export const moveSteps = (storage: StorageAdapter, move: MovableStorage['move'],
     for (const key of live ? copies : others) await storage.delete(key);
     return true;
   },
-  hide: ({ id, key }) => moveQuietly(move, key, hiddenKey(id, nowMs)),
+  hide: async ({ id, key }) => {
+    const target = hiddenKey(id, nowMs);
+    if (await moveQuietly(move, key, target)) return true;
+    return dropLiveBesideCopy(storage, id, key, target);
+  },
 });
+
+/**
+ * A hide whose move found its target taken: a sweep of the same millisecond hid this chunk
+ * before, and it was written home again since. Once that copy is intact, the live key goes,
+ * which leaves what the move would have (the bytes hidden under this sweep's stamp); left
+ * live, the chunk outlived the grace period by a whole sweep. Only the version seen is
+ * deleted: a chunk written home again meanwhile is the next sweep's.
+ */
+async function dropLiveBesideCopy(storage: StorageAdapter, id: string, key: string, copy: string): Promise<boolean> {
+  const live = await storage.get(key);
+  if (!live || (await intactCopy(storage, id, copy)) === undefined) return false;
+  try {
+    return await storage.delete(key, { ifVersion: live.version });
+  } catch (err) {
+    if (isCheckpointError(err, 'checkpoint_conflict')) return false;
+    throw err;
+  }
+}
 
 /**
  * A move where "nothing to do" is no error: the source gone (another sweep moved or deleted it)

@@ -156,7 +156,23 @@ describe('chunk sweep', () => {
           await sweepChunks(storage, { clock, graceMs: GRACE });
           expect(await listAll(storage, CHUNK_PREFIX)).toEqual([]);
         }),
-        { numRuns: 25 },
+        {
+          numRuns: 25,
+          // Regression: a chunk hidden, written home again and swept in the same millisecond found
+          // its hidden key taken and stayed live, outliving the grace period (by move).
+          examples: [
+            [
+              [
+                { kind: 'write', run: 0, seed: 0 },
+                { kind: 'drop', pick: 0 },
+                { kind: 'write', run: 0, seed: 0 },
+                { kind: 'again', pick: 1378787427 },
+                { kind: 'sweep', advance: 600000, beside: false, seed: 0 },
+                { kind: 'again', pick: 0 },
+              ],
+            ],
+          ],
+        },
       );
     },
     120_000,
