@@ -64,16 +64,14 @@ async function finalCheckpoint(s: JournalState): Promise<void> {
 }
 
 /**
- * Cuts the journal files this process has open to nothing, under the lock, once they hold no
- * record. Safe for other processes: a holder reads where the next record goes each time it
- * takes the lock (an emptied file says 0, as a checkpointed one does), and a record written
- * to a file that grows is made durable with its new size by O_DSYNC or fdatasync alike; the
- * next open preallocates the file again.
+ * Cuts the journal files this process has open to nothing, under the lock. Called once they
+ * hold no record: a replay and a checkpoint both end by emptying both files, and a journal
+ * found without records was empty already. Safe for other processes: a holder reads where the
+ * next record goes each time it takes the lock (an emptied file says 0, as a checkpointed one
+ * does), and a record written to a file that grows is made durable with its new size by O_DSYNC
+ * or fdatasync alike; the next open preallocates the file again.
  */
 async function emptyFiles(s: JournalState): Promise<void> {
-  if (s.needRecovery) return;
-  const found = await Promise.all([readDecoded(s, 0), readDecoded(s, 1)]);
-  if (found.some((f) => f.records.length > 0)) return;
   await Promise.all(
     ([0, 1] as const).map(async (file) => {
       const jfd = s.opened[file];
