@@ -4,8 +4,9 @@ import type { PostgresStoreState } from './store-state.js';
 
 /*
  * A statement sent by name (a prepared statement): each connection parses and plans it once and
- * keeps it, where an unnamed statement is parsed again on every call. Worth it for a long
- * statement sent on every turn (the linked read: its parse costs a few times its execution).
+ * keeps it, where an unnamed statement is parsed again on every call. The store's point
+ * statements go this way (the linked read's parse cost a few times its execution); its range
+ * listings do not (store-state.ts, `runPlannedEach`: a prepared range scan turns generic).
  */
 
 /** node-postgres's `query` with a query config: `name` makes the connection keep the statement. */
