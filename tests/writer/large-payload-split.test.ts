@@ -19,6 +19,7 @@ import type { Profile } from '../../src/contract/profile.js';
 import { encodeForStorage, type SizePolicy, type SnapshotHeader } from '../../src/writer/size-limit.js';
 import { validateTrigger } from '../../src/writer/triggers.js';
 import { handOver } from '../../src/storage/handed-over.js';
+import { jsonDouble } from '../profiles/arbitraries.js';
 
 const BIG = 64 * 1024; // canonical-json's BIG_STRING: strings this long go by reference
 
@@ -35,7 +36,7 @@ const small = fc.oneof(
   fc.string({ unit: 'grapheme', maxLength: 40 }),
   fc.string({ maxLength: 300 }),
   fc.integer(),
-  fc.double({ noNaN: true, noDefaultInfinity: true }),
+  jsonDouble(),
   fc.boolean(),
   fc.constant(null),
 );

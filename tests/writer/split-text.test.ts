@@ -18,6 +18,7 @@ import { canonicalJson, canonicalJsonOf, parseJson } from '../../src/codec/canon
 import { type JsonObject } from '../../src/contract/json.js';
 import { splitCanonicalText } from '../../src/codec/split-text.js';
 import { canonicalJsonBytes } from '../../src/codec/json-pieces.js';
+import { jsonDouble } from '../profiles/arbitraries.js';
 
 const partKey = (n: number): string => `checkpoints/r1/parts/1/${n}.json`;
 
@@ -37,7 +38,7 @@ const value: fc.Arbitrary<JsonValue> = fc.letrec<{ v: JsonValue; node: JsonValue
   v: fc.oneof(
     {
       weight: 4,
-      arbitrary: fc.oneof(text, fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean(), fc.constant(null)),
+      arbitrary: fc.oneof(text, fc.integer(), jsonDouble(), fc.boolean(), fc.constant(null)),
     },
     { weight: 1, arbitrary: fc.oneof({ weight: 5, arbitrary: fc.constant('') }, bigText) },
     { weight: 4, arbitrary: tie('node') },
