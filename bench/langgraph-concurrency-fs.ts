@@ -9,9 +9,10 @@
  * is being written go together in the next record (group commit: one O_DSYNC write for many),
  * which the progress line shows as journal records per superstep (two for one thread alone).
  */
-import { mkdirSync, mkdtempSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
+import { listAll, memoryStorage } from '../src/index.js';
 import { SavepointSaver } from '../src/entries/langgraph.js';
 import { realIo, type FsIo } from '../src/storage/fs/fd.js';
 import { createFsStorage } from '../src/storage/fs/index.js';
@@ -51,11 +52,31 @@ function sqliteSaver(path: string, synchronous: 'FULL' | 'OFF'): SqliteSaver {
   return saver;
 }
 
-/** The cell's long threads, written by other saver instances (each store then closed, as a stopped service's). */
+/**
+ * The cell's long threads, written by other saver instances. Savepoint's go to a memory store
+ * whose files are then copied into the directory, not fsynced: prefilling through the journal
+ * ran at the store's speed (64 threads of 100 took 14–18 s), and the files are what the journal
+ * would have left (fsStorage reads any file of its directory). Checked: a saver on the directory
+ * finds each thread's newest checkpoint.
+ */
 async function prefillStores(cell: Cell, fsDir: string, dbPath: string, threads: Record<'savepoint' | 'peer', string[]>): Promise<void> {
-  const fill = createFsStorage({ dir: fsDir });
-  await prefill(new SavepointSaver({ storage: fill, keepLast: cell.keepLast }), threads.savepoint, cell.history);
-  await fill.close();
+  const memory = memoryStorage();
+  const writer = new SavepointSaver({ storage: memory, keepLast: cell.keepLast });
+  await prefill(writer, threads.savepoint, cell.history);
+  for (const { key } of await listAll(memory, '')) {
+    const path = join(fsDir, key);
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, (await memory.get(key))!.bytes);
+  }
+  const copy = createFsStorage({ dir: fsDir });
+  const reader = new SavepointSaver({ storage: copy });
+  for (const thread of threads.savepoint) {
+    const config = { configurable: { thread_id: thread, checkpoint_ns: '' } };
+    const [want, got] = [await writer.getTuple(config), await reader.getTuple(config)];
+    if (!want || got?.checkpoint.id !== want.checkpoint.id)
+      throw new Error(`langgraph-concurrency bench: the prefill of ${thread} did not land in ${fsDir}`);
+  }
+  await copy.close();
   // SQLite's prefill needs no durability, as PostgreSQL's does not (synchronous_commit=off).
   const peerFill = sqliteSaver(dbPath, 'OFF');
   await prefill(peerFill, threads.peer, cell.history);
