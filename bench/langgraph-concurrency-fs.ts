@@ -12,7 +12,7 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
-import { listAll, memoryStorage } from '../src/index.js';
+import { CheckpointError, listAll, memoryStorage } from '../src/index.js';
 import { SavepointSaver } from '../src/entries/langgraph.js';
 import { realIo, type FsIo } from '../src/storage/fs/fd.js';
 import { createFsStorage } from '../src/storage/fs/index.js';
@@ -127,6 +127,31 @@ export async function fsCellRows(work: string, cell: Cell, rounds: number, total
     `  fs ${what}: ${fmt(m.savepoint.perSecond)} vs ${fmt(m.peer.perSecond)} supersteps/s; p99 ${fmt(m.savepoint.p99)} vs ${fmt(m.peer.p99)} ms; savepoint ${fmt(records / (rounds * cell.threads * steps))} journal records/superstep; ${fmt((filled - started) / 1000)} s prefill, ${fmt((performance.now() - filled) / 1000)} s rounds\n`,
   );
   return cellRows(`SavepointSaver(fs journal) vs SqliteSaver synchronous=FULL, one process, ${what}`, cell, results, PEER_NOTE);
+}
+
+/**
+ * {@link fsCellRows}, or a row saying the cell failed when the store refused a write: under heavy
+ * machine load a record's durable write has outlasted the journal lock's lease (the store then
+ * acknowledges nothing and says to retry), and one such cell should not lose every other row.
+ */
+export async function fsCellRowsOrFailure(work: string, cell: Cell, rounds: number, total: number): Promise<BenchRow[]> {
+  try {
+    return await fsCellRows(work, cell, rounds, total);
+  } catch (err) {
+    if (!(err instanceof CheckpointError)) throw err;
+    process.stderr.write(`  fs ${describeCell(cell)}: failed, ${err.message}\n`);
+    return [
+      {
+        area: 'langgraph',
+        name: `SavepointSaver(fs journal) vs SqliteSaver synchronous=FULL, one process, ${describeCell(cell)}: failed`,
+        savepoint: err.reasonCode,
+        baseline: '—',
+        ratio: '—',
+        target: 'no failure',
+        met: false,
+      },
+    ];
+  }
 }
 
 /** The reported row: what a file creation cost in the fs cells' directory, before and after them. */

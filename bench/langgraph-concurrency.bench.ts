@@ -42,7 +42,7 @@ import {
 } from './concurrency-workload.js';
 import { creationCostUs } from './creation-cost.js';
 import { fmt, type BenchRow } from './harness.js';
-import { creationRow, fsCellRows } from './langgraph-concurrency-fs.js';
+import { creationRow, fsCellRowsOrFailure } from './langgraph-concurrency-fs.js';
 
 const ROUNDS = Number(process.env.BENCH_LGC_ROUNDS ?? 3);
 /** Supersteps measured per round and cell, shared by its threads (at least 6 per thread). */
@@ -157,7 +157,7 @@ async function fsRows(cells: readonly Cell[]): Promise<BenchRow[]> {
   try {
     const before = creationCostUs(work, 'before');
     const rows: BenchRow[] = [];
-    for (const cell of cells) rows.push(...(await fsCellRows(work, cell, ROUNDS, SUPERSTEPS)));
+    for (const cell of cells) rows.push(...(await fsCellRowsOrFailure(work, cell, ROUNDS, SUPERSTEPS)));
     rows.push(creationRow(before, creationCostUs(work, 'after')));
     return rows;
   } finally {
