@@ -13,7 +13,7 @@
  * docs/storage.md, "What a file creation costs decides the fs rows"). The row "file creation in the bench's
  * directory" reports that cost next to the fs rows.
  */
-import { closeSync, constants, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Annotation, END, START, StateGraph } from '@langchain/langgraph';
@@ -30,6 +30,7 @@ import { SqliteSaver } from './sqlite-peer.js';
 import { memoryStorage } from '../src/index.js';
 import { fsStorage } from '../src/entries/fs.js';
 import { SavepointSaver } from '../src/entries/langgraph.js';
+import { creationCostUs } from './creation-cost.js';
 import { fmt, interleave, median, type BenchRow } from './harness.js';
 
 const STEPS = 20;
@@ -134,24 +135,6 @@ function perStepRow(
     target: target === undefined ? '— (reported)' : `≤ ${target}×`,
     met: target === undefined ? true : ratio <= target,
   };
-}
-
-/**
- * What creating an empty file costs in `dir` (median of batches, µs): the kernel's share of
- * each file savepoint writes there. The files stay (a delete would make the next creations
- * near them dearer on some file systems) until the bench's directory is removed.
- */
-function creationCostUs(dir: string, name: string): number {
-  const at = join(dir, `creation-cost-${name}`);
-  mkdirSync(at);
-  const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL;
-  const perBatch: number[] = [];
-  for (let batch = 0, n = 0; batch < 10; batch++) {
-    const start = performance.now();
-    for (let i = 0; i < 20; i++) closeSync(openSync(join(at, `f${n++}`), flags));
-    perBatch.push(((performance.now() - start) / 20) * 1000);
-  }
-  return median(perBatch);
 }
 
 export async function bench(): Promise<BenchRow[]> {
