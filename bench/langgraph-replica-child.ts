@@ -7,7 +7,8 @@
  * With BENCH_TRACE set, each turn's time goes to stderr (`trace <mode> <pid> <turn> <ms>`): how a
  * process's first turns compare with its later ones; at the end, the CPU the process spent
  * before `ready` and serving turns (`cpu <mode> <pid> <turns> <start-up ms> <serving ms>`), and
- * when it became ready on the monotonic clock CPU profiles use (`ready <mode> <pid> <µs>`). With
+ * when it became ready on the monotonic clock CPU profiles use (`ready <mode> <pid> <µs>`), and for
+ * SavepointSaver the statements its store sent (`trips savepoint <pid> <turns> <statements>`). With
  * BENCH_TRACE=calls, each checkpointer call's time too (`call <mode> <pid> <method> <ms> <turns
  * done before>`): which call a first turn spends its time in.
  *
@@ -90,5 +91,7 @@ if (process.env['BENCH_TRACE']) {
   const ms = (usage: NodeJS.CpuUsage): string => ((usage.user + usage.system) / 1000).toFixed(0);
   process.stderr.write(`cpu ${mode} ${process.pid} ${turns.length} ${ms(cpuAtReady)} ${ms(served)}\n`);
 }
+if (process.env['BENCH_TRACE'] && storage)
+  process.stderr.write(`trips ${mode} ${process.pid} ${turns.length} ${storage.stats().roundTrips}\n`);
 await storage?.close();
 await pool?.end();

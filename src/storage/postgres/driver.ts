@@ -35,15 +35,41 @@ interface PgModule {
   Pool: new (config: Record<string, unknown>) => PostgresPool & { on(event: 'error', listener: (err: Error) => void): unknown };
 }
 
+/** `pg` as loaded, shared by every store of this process; reset when loading failed, so a later store tries again. */
+let loadingPg: Promise<PgModule> | undefined;
+
 /**
- * Loads `pg` (an optional peer dependency of `savepoint/postgres`) only when a store makes
- * its own pool, so importing the subpath never fails and a caller-made pool needs nothing.
+ * Loads `pg` (an optional peer dependency of `savepoint/postgres`), once per process. Dynamic,
+ * so importing the subpath never fails and a store on the caller's pool needs nothing.
  */
+function loadPg(): Promise<PgModule> {
+  loadingPg ??= import('pg').then(
+    (loaded) => {
+      const mod = loaded as unknown as PgModule & { default?: PgModule };
+      return mod.Pool ? mod : (mod.default as PgModule);
+    },
+    (err: unknown) => {
+      loadingPg = undefined;
+      throw err;
+    },
+  );
+  return loadingPg;
+}
+
+/**
+ * Starts loading `pg` when a store that will make its own pool is created, rather than at its
+ * first call: a service's first request does not wait for the module (nor a fresh replica's
+ * first turn). A failure is not reported here: the first call reports it ({@link createOwnPool}).
+ */
+export function preloadPg(): void {
+  loadPg().catch(() => undefined);
+}
+
+/** Makes the store's own pool; `checkpoint_config_invalid` saying `npm i pg` when `pg` cannot be loaded. */
 export async function createOwnPool(settings: OwnPoolSettings): Promise<PostgresPool> {
   let mod: PgModule;
   try {
-    const loaded = (await import('pg')) as unknown as PgModule & { default?: PgModule };
-    mod = loaded.Pool ? loaded : (loaded.default as PgModule);
+    mod = await loadPg();
   } catch {
     throw new CheckpointError(
       'checkpoint_config_invalid',

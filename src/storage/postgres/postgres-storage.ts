@@ -20,6 +20,7 @@ import { deleteObject, getObject, putObject } from './objects.js';
 import { moveObject } from './move.js';
 import { postgresSettings, type PostgresStorageOptions } from './options.js';
 import { closeStore, guard, newStoreState } from './store-state.js';
+import { preloadPg } from './driver.js';
 
 export { POSTGRES_DEFAULT_MAX_VALUE_BYTES, POSTGRES_MAX_VALUE_BYTES, type PostgresStorageOptions } from './options.js';
 
@@ -61,6 +62,7 @@ export interface PostgresStorage extends MetadataListing, LinkedRead, MovableSto
  */
 export function postgresStorage(options: PostgresStorageOptions): PostgresStorage {
   const state = newStoreState(postgresSettings(options));
+  if (!state.settings.givenPool) preloadPg();
   const { schema, table, sql, maxValueBytes } = state.settings;
   return {
     name: 'postgres',
