@@ -2,7 +2,8 @@
  * One replica process of the LangGraph PostgreSQL bench: a graph compiled with SavepointSaver
  * (on `savepoint/postgres`) or LangGraph's PostgresSaver, serving the turns the parent sends on
  * stdin (`<turn> <thread>` lines), several at once. Prints `ready`, then `put <thread> <id>`
- * for each acknowledged put and `done <turn>` when a turn's invoke returned.
+ * for each acknowledged put and `done <turn>` when a turn's invoke returned; once stdin ends and
+ * every turn is done, `cpu <ms>`: the CPU the process spent serving them.
  *
  * With BENCH_TRACE set, each turn's time goes to stderr (`trace <mode> <pid> <turn> <ms>`): how a
  * process's first turns compare with its later ones; at the end, the CPU the process spent
@@ -86,11 +87,10 @@ for await (const line of createInterface({ input: process.stdin })) {
   );
 }
 await Promise.all(turns);
-if (process.env['BENCH_TRACE']) {
-  const served = process.cpuUsage(cpuAtReady);
-  const ms = (usage: NodeJS.CpuUsage): string => ((usage.user + usage.system) / 1000).toFixed(0);
-  process.stderr.write(`cpu ${mode} ${process.pid} ${turns.length} ${ms(cpuAtReady)} ${ms(served)}\n`);
-}
+const served = process.cpuUsage(cpuAtReady);
+const ms = (usage: NodeJS.CpuUsage): string => ((usage.user + usage.system) / 1000).toFixed(1);
+process.stdout.write(`cpu ${ms(served)}\n`);
+if (process.env['BENCH_TRACE']) process.stderr.write(`cpu ${mode} ${process.pid} ${turns.length} ${ms(cpuAtReady)} ${ms(served)}\n`);
 if (process.env['BENCH_TRACE'] && storage)
   process.stderr.write(`trips ${mode} ${process.pid} ${turns.length} ${storage.stats().roundTrips}\n`);
 await storage?.close();
