@@ -282,8 +282,8 @@ function storeCheckpoint(
   if (leaving) plan.deletes = leaving.keys;
   const written = writeGroup(state.storage, plan, leaving !== undefined || (head !== undefined && claimsInBatch(state)));
   return written instanceof Promise
-    ? written.then((report) => stored(state, run, id, encoded, leaving?.ids, head && { sequence: claimed!, report }))
-    : stored(state, run, id, encoded, leaving?.ids, head && { sequence: claimed!, report: written });
+    ? written.then((report) => stored(state, run, id, encoded, leaving?.ids, head && { key: head.key, sequence: claimed!, report }))
+    : stored(state, run, id, encoded, leaving?.ids, head && { key: head.key, sequence: claimed!, report: written });
 }
 
 /**
@@ -316,10 +316,10 @@ function stored(
   id: string,
   encoded: Encoded,
   left: readonly string[] | undefined,
-  claim: { readonly sequence: number; readonly report: WriteReport } | undefined,
+  claim: { readonly key: string; readonly sequence: number; readonly report: WriteReport } | undefined,
 ): Promise<void> | undefined {
   if (claim) {
-    run.headVersion = claim.report.versions.get(headKey(run.runId));
+    run.headVersion = claim.report.versions.get(claim.key);
     run.headSequence = claim.sequence;
     run.headId = id;
   }
