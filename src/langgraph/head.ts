@@ -1,5 +1,5 @@
 import { parseJson } from '../codec/canonical-json.js';
-import { utf8Decode, utf8Encode } from '../codec/utf8.js';
+import { utf8Decode, utf8Encode, utf8EncodeInto } from '../codec/utf8.js';
 import type { StorageAdapter } from '../contract/storage.js';
 import { headKey } from './keys.js';
 
@@ -29,10 +29,26 @@ export interface StoredHead {
   readonly version: string;
 }
 
-/** The head's bytes (checkpoint ids are `[A-Za-z0-9-]`: no escaping). */
-export function encodeHead(head: Head): Uint8Array {
+/** The head's JSON text (checkpoint ids are `[A-Za-z0-9-]`: no escaping). */
+function headText(head: Head): string {
   const top = head.topId === undefined ? '' : `,"top_id":"${head.topId}"`;
-  return utf8Encode(`{"checkpoint_id":"${head.checkpointId}","sequence":${head.sequence}${top}}`);
+  return `{"checkpoint_id":"${head.checkpointId}","sequence":${head.sequence}${top}}`;
+}
+
+/** The head's bytes. */
+export function encodeHead(head: Head): Uint8Array {
+  return utf8Encode(headText(head));
+}
+
+/**
+ * The head's bytes encoded into `scratch` from byte `from` on (a view of it), or undefined when
+ * they do not fit there: for a store that copies them before its call returns.
+ */
+export function encodeHeadInto(head: Head, scratch: Uint8Array, from: number): Uint8Array | undefined {
+  const text = headText(head);
+  if (from + text.length > scratch.length) return undefined;
+  const { read, written } = utf8EncodeInto(text, scratch.subarray(from));
+  return read === text.length ? scratch.subarray(from, from + written) : undefined;
 }
 
 /** The head in `bytes`, or undefined when they do not hold one. */

@@ -7,7 +7,7 @@ import type { WritePlan, WriteReport } from '../writer/ordered-write.js';
 import { writeGroup } from '../writer/write-step.js';
 import { checkpointIdOf, configurableOf, namespaceOf, requireThreadId } from './config.js';
 import { encodeCheckpointDocument } from './document.js';
-import { encodeHead } from './head.js';
+import { encodeHead, encodeHeadInto } from './head.js';
 import { checkpointKey, headKey } from './keys.js';
 import { dumpAll, plainJsonWithout, plainObjectCanonicalJson, type Dumped } from './plain-json.js';
 import { LANGGRAPH_SOURCES, type LangGraphPayload, type StoredChannel } from './profile.js';
@@ -271,21 +271,33 @@ function storeCheckpoint(
 ): Promise<void> | undefined {
   const leaving = leavingWith(state, run, id);
   const puts = [{ key: checkpointKey(run.runId, id), bytes: encoded.bytes, chunk: state.dedup }];
-  const head =
-    claimed === undefined
-      ? undefined
-      : { key: headKey(run.runId), bytes: encodeHead({ checkpointId: id, sequence: claimed, topId: topIdWith(run, id) }) };
+  const head = claimed === undefined ? undefined : { key: headKey(run.runId), bytes: headBytes(state, run, id, claimed, encoded.bytes) };
   const version = run.headVersion;
-  const plan: WritePlan = {
+  // Written out member by member, not spread (`{ ...head, ifVersion }`): a spread is a runtime call, and this runs once a put, cache-cold.
+  const plan: { -readonly [K in keyof WritePlan]: WritePlan[K] } = {
     creates: head && version === undefined ? [head] : NONE,
-    replaces: head && version !== undefined ? [{ ...head, ifVersion: version }] : NONE,
+    replaces: head && version !== undefined ? [{ key: head.key, bytes: head.bytes, ifVersion: version }] : NONE,
     puts,
-    ...(leaving ? { deletes: leaving.keys } : {}),
   };
+  if (leaving) plan.deletes = leaving.keys;
   const written = writeGroup(state.storage, plan, leaving !== undefined || (head !== undefined && claimsInBatch(state)));
   return written instanceof Promise
-    ? written.then((report) => stored(state, run, id, encoded, leaving?.ids, head && { sequence: claimed!, report }))
-    : stored(state, run, id, encoded, leaving?.ids, head && { sequence: claimed!, report: written });
+    ? written.then((report) => stored(state, run, id, encoded, leaving?.ids, head && { key: head.key, sequence: claimed!, report }))
+    : stored(state, run, id, encoded, leaving?.ids, head && { key: head.key, sequence: claimed!, report: written });
+}
+
+/**
+ * The head's bytes for checkpoint `id` claimed at `sequence`. Where the store copies a put's
+ * bytes before its call returns (see `sealBuffer`), they are encoded into the sealing buffer
+ * right after the document sealed there (`document`), as the document is: no buffer of their
+ * own to allocate and collect on every put.
+ */
+function headBytes(state: SaverState, run: RunState, id: string, sequence: number, document: Uint8Array): Uint8Array {
+  const head = { checkpointId: id, sequence, topId: topIdWith(run, id) };
+  const scratch = sealBuffer(state);
+  if (!scratch) return encodeHead(head);
+  const from = document.buffer === scratch.buffer ? document.byteOffset + document.length : 0;
+  return encodeHeadInto(head, scratch, from) ?? encodeHead(head);
 }
 
 /**
@@ -304,10 +316,10 @@ function stored(
   id: string,
   encoded: Encoded,
   left: readonly string[] | undefined,
-  claim: { readonly sequence: number; readonly report: WriteReport } | undefined,
+  claim: { readonly key: string; readonly sequence: number; readonly report: WriteReport } | undefined,
 ): Promise<void> | undefined {
   if (claim) {
-    run.headVersion = claim.report.versions.get(headKey(run.runId));
+    run.headVersion = claim.report.versions.get(claim.key);
     run.headSequence = claim.sequence;
     run.headId = id;
   }

@@ -34,11 +34,26 @@ export function assertBatchOperation(op: BatchOperation): void {
  */
 export function assertBatchOperations(operations: readonly BatchOperation[], each?: (op: BatchOperation) => void): void {
   if (!Array.isArray(operations)) throw new CheckpointError('checkpoint_config_invalid', 'batch() takes an array of operations');
-  const seen = new Set<string>();
-  for (const op of operations) {
+  // A short batch (a checkpoint and its head: the saver's every put) is checked for a key named
+  // twice by comparing with the keys before it, without a set to allocate.
+  const seen = operations.length > SHORT_BATCH ? new Set<string>() : undefined;
+  for (let i = 0; i < operations.length; i++) {
+    const op = operations[i]!;
     assertBatchOperation(op);
     each?.(op);
-    if (seen.has(op.key)) throw new CheckpointError('checkpoint_conflict', `batch names ${op.key} twice`, { details: { key: op.key } });
-    seen.add(op.key);
+    if (seen ? seen.has(op.key) : namedBefore(operations, i)) {
+      throw new CheckpointError('checkpoint_conflict', `batch names ${op.key} twice`, { details: { key: op.key } });
+    }
+    seen?.add(op.key);
   }
+}
+
+/** Batches up to this many operations are checked for a repeated key pair by pair. */
+const SHORT_BATCH = 8;
+
+/** Whether operation `i`'s key is one an operation before it names. */
+function namedBefore(operations: readonly BatchOperation[], i: number): boolean {
+  const key = operations[i]!.key;
+  for (let j = 0; j < i; j++) if (operations[j]!.key === key) return true;
+  return false;
 }

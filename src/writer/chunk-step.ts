@@ -15,9 +15,11 @@ export interface ChunkedPlan {
 
 type Chunked = ChunkedDocument | Promise<ChunkedDocument>;
 
-/** Whether any document of `plan` is to be stored as chunks. */
+/** Whether `op` is a document to be stored as chunks. */
+const big = (op: { readonly bytes: Uint8Array; readonly chunk?: boolean }): boolean => op.chunk === true && isChunkable(op.bytes);
+
+/** Whether any document of `plan` is to be stored as chunks (the saver's every put and putWrites asks: no closure is made per call). */
 function wantsChunks(plan: WritePlan): boolean {
-  const big = (op: { readonly bytes: Uint8Array; readonly chunk?: boolean }): boolean => op.chunk === true && isChunkable(op.bytes);
   if (plan.latest && big(plan.latest)) return true;
   for (const c of plan.creates) if (big(c)) return true;
   for (const r of plan.replaces) if (big(r)) return true;
@@ -72,7 +74,7 @@ export function chunkPlan(storage: StorageAdapter, plan: WritePlan): ChunkedPlan
   if (!wantsChunks(plan)) return undefined;
   const chunker = new PlanChunker(storage);
   const visit = (op: { readonly bytes: Uint8Array; readonly chunk?: boolean }): void => {
-    if (op.chunk === true && isChunkable(op.bytes)) chunker.of(op.bytes);
+    if (big(op)) chunker.of(op.bytes);
   };
   for (const c of plan.creates) visit(c);
   for (const r of plan.replaces) visit(r);

@@ -1,0 +1,45 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { memoryStorage } from 'savepoint';
+import { SavepointSaver } from 'savepoint/langgraph';
+import { decodeHead, encodeHead, encodeHeadInto, type Head } from '../../src/langgraph/head.js';
+import { superstep, type Cursor } from '../support/langgraph-superstep.js';
+
+const id = fc.stringMatching(/^[A-Za-z0-9-]{1,40}$/);
+const head: fc.Arbitrary<Head> = fc.oneof(
+  fc.record({ checkpointId: id, sequence: fc.integer({ min: 1, max: 2 ** 40 }) }),
+  fc.record({ checkpointId: id, sequence: fc.integer({ min: 1, max: 2 ** 40 }), topId: id }),
+);
+
+describe('a head encoded into the sealing buffer', () => {
+  it('property: holds the bytes encodeHead makes, at the place asked, or nothing when they do not fit; the bytes before it are untouched', () => {
+    fc.assert(
+      fc.property(head, fc.nat({ max: 200 }), fc.nat({ max: 200 }), (h, size, from) => {
+        const scratch = new Uint8Array(size).fill(7);
+        const into = encodeHeadInto(h, scratch, from);
+        const expected = encodeHead(h);
+        if (from + expected.length > size) expect(into).toBeUndefined();
+        else {
+          expect(into).toEqual(expected);
+          expect(into!.byteOffset).toBe(from);
+          expect(scratch.subarray(0, from).every((b) => b === 7)).toBe(true);
+        }
+      }),
+    );
+  });
+
+  it('a thread on memoryStorage: after each superstep the stored head names the newest checkpoint, and the newest checkpoint reads back intact', async () => {
+    const storage = memoryStorage();
+    const saver = new SavepointSaver({ storage });
+    const cursor: Cursor = { config: { configurable: { thread_id: 't' } }, step: 0 };
+    for (let i = 1; i <= 30; i++) {
+      await superstep(saver, cursor);
+      const stored = await storage.get('langgraph/t/head.json');
+      const decoded = decodeHead(stored!.bytes, 'head');
+      expect(decoded).toMatchObject({ checkpointId: cursor.config.configurable?.['checkpoint_id'], sequence: i });
+      // A saver of its own reads the store, not the first saver's caches: the document verifies.
+      const tuple = await new SavepointSaver({ storage }).getTuple({ configurable: { thread_id: 't' } });
+      expect(tuple?.checkpoint.channel_values).toEqual({ note: `step ${i}` });
+    }
+  });
+});
