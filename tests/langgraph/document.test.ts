@@ -138,7 +138,10 @@ describe('SavepointSaver documents: assembled as text, the same bytes as the gen
   });
 
   it('property: any JSON-serializable state (lone surrogates, BOMs, quotes, bytes) reads back from SavepointSaver exactly as from MemorySaver', async () => {
-    const state = fc.dictionary(fc.constantFrom('a', 'b', 'c'), fc.oneof(jsonValue, anyText, anyBytes), { minKeys: 1 });
+    // The first value is also metadata, and metadata holding a "__proto__" key is refused (checkpoint_schema_invalid) by design.
+    const state = fc
+      .dictionary(fc.constantFrom('a', 'b', 'c'), fc.oneof(jsonValue, anyText, anyBytes), { minKeys: 1 })
+      .filter((values) => !(JSON.stringify(Object.values(values)[0]) ?? '').includes('"__proto__":'));
     await fc.assert(
       // (MemorySaver cannot read back a Uint8Array write at all, so writes are JSON values here.)
       fc.asyncProperty(state, fc.oneof(jsonValue, anyText), async (values, written) => {

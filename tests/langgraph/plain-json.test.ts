@@ -9,7 +9,7 @@ import {
 } from '@langchain/langgraph-checkpoint';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { listAll, memoryStorage } from 'savepoint';
+import { isCheckpointError, listAll, memoryStorage } from 'savepoint';
 import { SavepointSaver } from 'savepoint/langgraph';
 import { manualClock } from 'savepoint/testing';
 import { dumpAll, plainCanonicalJson, plainJson, plainObjectCanonicalJson, writesPlainAsJson } from '../../src/langgraph/plain-json.js';
@@ -63,6 +63,16 @@ const metadataExtra = fc.dictionary(fc.oneof(fc.string({ maxLength: 4 }), fc.con
   maxKeys: 3,
 });
 
+/** canonicalJson's text, or undefined where it refuses the value (a "__proto__" key: checkpoint_schema_invalid). */
+function canonicalOrRefused(value: unknown): string | undefined {
+  try {
+    return canonicalJson(value);
+  } catch (err) {
+    if (isCheckpointError(err, 'checkpoint_schema_invalid')) return undefined;
+    throw err;
+  }
+}
+
 describe('SavepointSaver: plain JSON data written as its JSON text without a serializer call', () => {
   it('property: for any value, the text written without the serializer is exactly what JsonPlusSerializer writes, as type json — or the serializer is called', async () => {
     const serde = new JsonPlusSerializer();
@@ -103,9 +113,13 @@ describe('SavepointSaver: plain JSON data written as its JSON text without a ser
       fc.property(anyValue, (value) => {
         const text = plainJson(value);
         if (text === undefined) return;
-        expect(plainCanonicalJson(value)).toBe(canonicalJson(JSON.parse(text)));
+        expect(plainCanonicalJson(value)).toBe(canonicalOrRefused(JSON.parse(text)));
       }),
-      { numRuns: 300 },
+      {
+        numRuns: 300,
+        // Regression (a flake of the test): fc.jsonValue makes "__proto__" keys, which canonicalJson refuses.
+        examples: [[JSON.parse('{"a":1,"__proto__":"x"}')], [JSON.parse('[{"b":{"__proto__":null}}]')]],
+      },
     );
     expect(plainCanonicalJson({ b: [Number.NaN, -0, 1e21], '10': 'x', '9': { z: null, a: '\uD800' } })).toBe(
       '{"10":"x","9":{"a":"\\ud800","z":null},"b":[null,0,1e+21]}',
