@@ -14,7 +14,6 @@ import { dirname, join } from 'node:path';
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import { CheckpointError, listAll, memoryStorage } from '../src/index.js';
 import { SavepointSaver } from '../src/entries/langgraph.js';
-import { realIo, type FsIo } from '../src/storage/fs/fd.js';
 import { createFsStorage } from '../src/storage/fs/index.js';
 import {
   cellRows,
@@ -28,23 +27,10 @@ import {
 } from './concurrency-workload.js';
 import { fmt, type BenchRow } from './harness.js';
 import { SqliteSaver } from './sqlite-peer.js';
+import { countingIo } from '../tests/support/journal-records.js';
 
 /** What the rows say of the peer, next to its figures. */
 const PEER_NOTE = ' (SqliteSaver FULL: better-sqlite3, synchronous calls)';
-const MAGIC = [0x53, 0x50, 0x4a, 0x32]; // a journal record starts with "SPJ2"
-
-/** The real file-system calls, counting the journal records written. */
-function countingIo(): { readonly io: FsIo; records(): number } {
-  let records = 0;
-  const io: FsIo = {
-    ...realIo,
-    writeAt: (fd, bytes, at) => {
-      if (bytes.length > 20 && MAGIC.every((m, i) => bytes[i] === m)) records++;
-      return realIo.writeAt(fd, bytes, at);
-    },
-  };
-  return { io, records: () => records };
-}
 
 function sqliteSaver(path: string, synchronous: 'FULL' | 'OFF'): SqliteSaver {
   const saver = SqliteSaver.fromConnString(path);

@@ -8,26 +8,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { encryptedStorage, EncryptionKey } from 'savepoint';
 import { SavepointSaver } from 'savepoint/langgraph';
-import { realIo, type FsIo } from '../../src/storage/fs/fd.js';
 import { createFsStorage, type FsStorage } from '../../src/storage/fs/index.js';
 import { scratchDirs } from '../support/scratch.js';
 import { superstep, type Cursor } from '../support/langgraph-superstep.js';
+import { countingIo } from '../support/journal-records.js';
 
 const fresh = scratchDirs('lg-fs-commits');
-const MAGIC = [0x53, 0x50, 0x4a, 0x32]; // a journal record starts with "SPJ2"
-
-/** The real calls, counting the journal records written. */
-function countingIo(): { io: FsIo; records(): number } {
-  let records = 0;
-  const io: FsIo = {
-    ...realIo,
-    writeAt: (fd, bytes, at) => {
-      if (bytes.length > 20 && MAGIC.every((m, i) => bytes[i] === m)) records++;
-      return realIo.writeAt(fd, bytes, at);
-    },
-  };
-  return { io, records: () => records };
-}
 
 const stores: FsStorage[] = [];
 afterEach(async () => {
