@@ -273,7 +273,7 @@ function storeCheckpoint(
   const puts = [{ key: checkpointKey(run.runId, id), bytes: encoded.bytes, chunk: state.dedup }];
   const head = claimed === undefined ? undefined : { key: headKey(run.runId), bytes: headBytes(state, run, id, claimed, encoded.bytes) };
   const version = run.headVersion;
-  // Written out member by member, not spread (`{ ...head, ifVersion }`): a spread is a runtime call, and this runs once a put, cache-cold.
+  // Written out member by member rather than spread (`{ ...head, ifVersion }`, `...(leaving ? … : {})`): no object copied or made for nothing, once a put.
   const plan: { -readonly [K in keyof WritePlan]: WritePlan[K] } = {
     creates: head && version === undefined ? [head] : NONE,
     replaces: head && version !== undefined ? [{ key: head.key, bytes: head.bytes, ifVersion: version }] : NONE,

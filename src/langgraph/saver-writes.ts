@@ -53,19 +53,10 @@ export async function putTaskWrites(
   const bytes = encoded instanceof Uint8Array ? encoded : await encoded;
   // Usually the task's first writes: create-only, one storage call. Otherwise merged as
   // MemorySaver does (see mergeWrites).
-  const plan: WritePlan = { creates: [{ key, bytes, merge: mergerOf(document, fresh, key) }], replaces: NONE };
+  const plan: WritePlan = { creates: [{ key, bytes, merge: (stored) => mergeWrites(document, fresh, stored, key) }], replaces: NONE };
   const written = writeGroup(state.storage, plan, false);
   const report = written instanceof Promise ? await written : written;
   noteWritesKey(run, sequence, key, report.merged?.has(key) === true);
-}
-
-/** The create's merge step for a task's writes (see {@link mergeWrites}), made out of line: an arrow written as a property's value is named as it is made, a runtime call once a putWrites where code is compiled keeping names (tsx, which runs the benches). */
-function mergerOf(
-  document: Omit<WritesDocument, 'integrity' | 'writes'>,
-  fresh: readonly StoredWrite[],
-  key: string,
-): (stored: Uint8Array | undefined) => Promise<Uint8Array> {
-  return (stored) => mergeWrites(document, fresh, stored, key);
 }
 
 /**
