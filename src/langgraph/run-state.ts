@@ -50,9 +50,22 @@ export interface RunState {
   last?: LastCheckpoint;
   /**
    * Writes keys this saver stored, by checkpoint sequence: pruning deletes them without
-   * listing (a list costs what the store holds on some adapters). Sequences not here are listed.
+   * listing (a list costs what the store holds on some adapters), and they follow a checkpoint
+   * whose claim another saver won (saver-writes.ts).
    */
   readonly writeKeys: Map<number, Set<string>>;
+  /**
+   * Writes keys the run's last listing found, by the sequence of a stored checkpoint (at or
+   * below {@link writesListedUpTo}): pruning deletes them too, without listing again. Kept apart
+   * from `writeKeys`, which holds only this saver's own.
+   */
+  listedWrites: Map<number, Set<string>>;
+  /**
+   * The highest sequence whose writes that listing saw (−1 when the run was not listed): a
+   * sequence at or below it found in neither map had no writes when listed. Pruning lists the
+   * writes folder of any other sequence.
+   */
+  writesListedUpTo: number;
   /**
    * Sequences above the newest checkpoint whose `parts/` folder already held writes when the
    * run was listed: a saver that died left them for checkpoints it never stored (LangGraph
@@ -78,6 +91,8 @@ interface Learned {
   readonly newest: { readonly id: string; readonly sequence: number } | undefined;
   readonly headVersion: string | undefined;
   readonly leftoverWrites: Set<number>;
+  /** Writes keys of the stored checkpoints' sequences (at or below `maxSequence`), when listed. */
+  readonly writes?: Map<number, Set<string>>;
 }
 
 /**
@@ -92,7 +107,7 @@ async function learnRun(
   readSequence: (key: string) => Promise<Snapshot<LangGraphPayload> | undefined>,
 ): Promise<Learned> {
   const ids: string[] = [];
-  const writeSequences = new Set<number>();
+  const writes = new Map<number, Set<string>>();
   const prefix = `${runDir(runId)}/`;
   let hasHead = false;
   for await (const entry of storage.list(prefix)) {
@@ -100,7 +115,7 @@ async function learnRun(
     const history = rest.startsWith('/history/') ? HISTORY_NAME.exec(rest) : null;
     if (history) ids.push(history[1]!);
     const parts = rest.startsWith('/parts/') ? PARTS_SEQUENCE.exec(rest) : null;
-    if (parts) writeSequences.add(Number(parts[1]));
+    if (parts) addWritesKey(writes, Number(parts[1]), entry.key);
     if (rest === '/head.json') hasHead = true;
   }
   ids.sort(compareIds);
@@ -112,8 +127,26 @@ async function learnRun(
     if (snapshot) newest = { id: snapshot.id, sequence: snapshot.sequence };
   }
   const maxSequence = newest?.sequence ?? 0;
-  const leftoverWrites = new Set([...writeSequences].filter((sequence) => sequence > maxSequence));
-  return { ids, maxSequence, newest, headVersion: stored?.version, leftoverWrites };
+  const leftoverWrites = new Set<number>();
+  for (const sequence of writes.keys())
+    if (sequence > maxSequence) {
+      // Left by a saver that died before storing their checkpoint: this saver reuses the sequence,
+      // and never takes those writes for its own checkpoint's.
+      leftoverWrites.add(sequence);
+      writes.delete(sequence);
+    }
+  return { ids, maxSequence, newest, headVersion: stored?.version, leftoverWrites, writes };
+}
+
+/** Adds a writes key stored under a listed sequence (at or below `writesListedUpTo`) after the listing. */
+export function noteListedWrite(run: RunState, sequence: number, key: string): void {
+  addWritesKey(run.listedWrites, sequence, key);
+}
+
+function addWritesKey(writes: Map<number, Set<string>>, sequence: number, key: string): void {
+  const known = writes.get(sequence);
+  if (known) known.add(key);
+  else writes.set(sequence, new Set<string>().add(key));
 }
 
 /**
@@ -180,6 +213,8 @@ function runStateFrom(runId: string, learned: Learned | LearnedHead): RunState {
     headSequence: learned.maxSequence,
     headId: learned.newest?.id,
     writeKeys: new Map(),
+    listedWrites: learned.writes ?? new Map(),
+    writesListedUpTo: learned.writes ? learned.maxSequence : -1,
     leftoverWrites: learned.leftoverWrites,
     claiming: new Map(),
   };
@@ -207,6 +242,8 @@ export async function refreshRunState(
     run.unlistedUpTo = undefined;
     run.ids.length = 0;
     run.ids.push(...learned.ids);
+    run.listedWrites = learned.writes ?? new Map();
+    run.writesListedUpTo = learned.maxSequence;
   }
   if (learned.newest) run.sequences.set(learned.newest.id, learned.newest.sequence);
   run.maxSequence = Math.max(run.maxSequence, learned.maxSequence);

@@ -12,7 +12,7 @@ import { checkpointKey, headKey } from './keys.js';
 import { dumpAll, plainJsonWithout, plainObjectCanonicalJson, type Dumped } from './plain-json.js';
 import { LANGGRAPH_SOURCES, type LangGraphPayload, type StoredChannel } from './profile.js';
 import { holdsId, insertId, refreshRunState, reserveSequence, topIdWith, unreserve, type RunState } from './run-state.js';
-import { forget, leavingWith, prune } from './saver-retention.js';
+import { forget, learnLeaving, leavingWith, prune } from './saver-retention.js';
 import { holdsIdNow, knownRunId, runIdFor, runOf, sequenceNow, sequenceOf } from './saver-runs.js';
 import { moveWrites } from './saver-writes.js';
 import { assertId, decidePlain, readCheckpoint, sealBuffer, type SaverState } from './saver-state.js';
@@ -269,6 +269,19 @@ function storeCheckpoint(
   encoded: Encoded,
   claimed: number | undefined,
 ): Promise<void> | undefined {
+  // On a thread another saver wrote, the sequences of the checkpoints leaving are read first, so they leave in this batch.
+  const learning = learnLeaving(state, run);
+  return learning ? learning.then(() => storeLearned(state, run, id, encoded, claimed)) : storeLearned(state, run, id, encoded, claimed);
+}
+
+/** {@link storeCheckpoint} once the sequences of the checkpoints leaving with it are known (where they can be). */
+function storeLearned(
+  state: SaverState,
+  run: RunState,
+  id: string,
+  encoded: Encoded,
+  claimed: number | undefined,
+): Promise<void> | undefined {
   const leaving = leavingWith(state, run, id);
   const puts = [{ key: checkpointKey(run.runId, id), bytes: encoded.bytes, chunk: state.dedup }];
   const head = claimed === undefined ? undefined : { key: headKey(run.runId), bytes: headBytes(state, run, id, claimed, encoded.bytes) };
@@ -326,5 +339,9 @@ function stored(
   insertId(run, id);
   if (left) for (const old of left) forget(run, old);
   if (run.ids.at(-1) === id) run.last = { id, channels: encoded.channels, texts: encoded.texts };
-  return state.keepLast !== false && run.ids.length > state.keepLast ? prune(state, run) : undefined;
+  if (state.keepLast === false) return undefined;
+  if (run.ids.length > state.keepLast) return prune(state, run);
+  // What the next put lets go, learned while the graph runs its step (nothing to do on a thread this saver wrote).
+  void learnLeaving(state, run);
+  return undefined;
 }

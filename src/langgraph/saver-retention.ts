@@ -2,6 +2,7 @@ import { CheckpointError } from '../contract/errors.js';
 import { planKeepLast } from '../writer/auto-retention.js';
 import { noteDeleted, type AutoSweep, type AutoSweepOutcome } from '../writer/auto-sweep.js';
 import type { WritePlan } from '../writer/ordered-write.js';
+import { mapLimit } from '../storage/map-limit.js';
 import { writeGroup } from '../writer/write-step.js';
 import { checkpointKey, writesDir } from './keys.js';
 import { hasId, type RunState } from './run-state.js';
@@ -42,7 +43,7 @@ export function leavingWith(state: SaverState, run: RunState, id: string): { ids
   const keys: string[] = [];
   for (const old of ids) {
     const sequence = run.sequences.get(old);
-    const writes = sequence === undefined ? undefined : run.writeKeys.get(sequence);
+    const writes = sequence === undefined ? undefined : writesOf(run, sequence);
     if (!writes) return undefined;
     keys.push(checkpointKey(run.runId, old), ...writes);
   }
@@ -51,12 +52,74 @@ export function leavingWith(state: SaverState, run: RunState, id: string): { ids
   return { ids, keys };
 }
 
+/**
+ * The writes keys of the checkpoint with `sequence`, as far as the saver knows them without a
+ * listing: its own and those the run's listing found; undefined when only a listing can tell.
+ */
+function writesOf(run: RunState, sequence: number): readonly string[] | undefined {
+  const own = run.writeKeys.get(sequence);
+  const listed = run.listedWrites.get(sequence);
+  if (own && listed) return [...new Set([...own, ...listed])];
+  const known = own ?? listed;
+  if (known) return [...known];
+  return sequence <= run.writesListedUpTo ? NONE : undefined;
+}
+
+/** Reads of checkpoints' sequences under way, per run: a put waits for the one its prune needs rather than reading again. */
+const sequenceReads = new WeakMap<RunState, Map<string, Promise<void>>>();
+
+/** At most this many documents read at once to learn their sequences. */
+const SEQUENCE_READS = 8;
+
+/**
+ * Learns the sequences of the checkpoints the run's next new put lets go (`keepLast`), where
+ * the saver does not know them (a thread another saver wrote), by reading their documents: so
+ * that put deletes them, and their writes, in its own batch rather than one delete at a time
+ * after it. Undefined when nothing is to learn; read failures leave a sequence unknown, and
+ * {@link prune} then deletes that checkpoint as before.
+ */
+export function learnLeaving(state: SaverState, run: RunState): Promise<void> | undefined {
+  if (state.keepLast === false || !state.storage.capabilities.atomicBatch || typeof state.storage.batch !== 'function') return undefined;
+  const leaving = run.ids.length + 1 - state.keepLast;
+  if (leaving <= 0) return undefined;
+  let reads = sequenceReads.get(run);
+  let waits: Promise<void>[] | undefined;
+  let unread: string[] | undefined;
+  for (let i = 0; i < leaving; i++) {
+    const id = run.ids[i]!;
+    if (run.sequences.has(id)) continue;
+    const read = reads?.get(id);
+    if (read) (waits ??= []).push(read);
+    else (unread ??= []).push(id);
+  }
+  if (unread) {
+    if (!reads) sequenceReads.set(run, (reads = new Map()));
+    const r = reads;
+    const ids = unread;
+    const read = mapLimit(ids, SEQUENCE_READS, (id) => readSequence(state, run, id)).then(() => {
+      for (const id of ids) r.delete(id);
+    });
+    for (const id of ids) r.set(id, read);
+    (waits ??= []).push(read);
+  }
+  return waits && Promise.all(waits).then(() => undefined);
+}
+
+/** Reads checkpoint `id`'s document for its sequence; a failed or missing read leaves it unknown. */
+async function readSequence(state: SaverState, run: RunState, id: string): Promise<void> {
+  const snapshot = await readCheckpoint(state, checkpointKey(run.runId, id)).catch(() => undefined);
+  if (snapshot && snapshot.id === id && hasId(run, id)) run.sequences.set(id, snapshot.sequence);
+}
+
 /** Drops a deleted checkpoint from the run's state. */
 export function forget(run: RunState, id: string): void {
   const at = run.ids.indexOf(id);
   if (at >= 0) run.ids.splice(at, 1);
   const sequence = run.sequences.get(id);
-  if (sequence !== undefined) run.writeKeys.delete(sequence);
+  if (sequence !== undefined) {
+    run.writeKeys.delete(sequence);
+    run.listedWrites.delete(sequence);
+  }
   run.sequences.delete(id);
 }
 
@@ -73,13 +136,16 @@ export async function prune(state: SaverState, run: RunState): Promise<void> {
       const sequence = run.sequences.get(id) ?? (await readCheckpoint(state, key).catch(() => undefined))?.sequence;
       const deletes = [key];
       if (sequence !== undefined) {
-        const known = run.writeKeys.get(sequence);
+        const known = writesOf(run, sequence);
         if (known) deletes.push(...known);
         else for await (const entry of state.storage.list(writesDir(run.runId, sequence))) deletes.push(entry.key);
       }
       const plan: WritePlan = { creates: NONE, replaces: NONE, deletes };
       await writeGroup(state.storage, plan, false);
-      if (sequence !== undefined) run.writeKeys.delete(sequence);
+      if (sequence !== undefined) {
+        run.writeKeys.delete(sequence);
+        run.listedWrites.delete(sequence);
+      }
     } catch (err) {
       throw new CheckpointError(
         'checkpoint_retention_prune_failed',

@@ -6,7 +6,7 @@ import { writeGroup } from '../writer/write-step.js';
 import { configurableOf, namespaceOf, requireThreadId } from './config.js';
 import { plainSegment, segmentOf, writesDir, writesKey } from './keys.js';
 import { dumpAll } from './plain-json.js';
-import type { RunState } from './run-state.js';
+import { noteListedWrite, type RunState } from './run-state.js';
 import { knownRunId, ownsSequence, runIdFor, runOf, sequenceNow, sequenceOf } from './saver-runs.js';
 import { assertId, decidePlain, sealBuffer, type SaverState } from './saver-state.js';
 import { storedWrite } from './serialized.js';
@@ -101,9 +101,14 @@ export async function moveWrites(state: SaverState, run: RunState, from: number,
   run.writeKeys.set(to, moved);
 }
 
-/** Remembers a writes key for pruning without a listing: only for sequences whose writes the saver has seen from the start; others are listed when pruned. */
+/**
+ * Remembers a writes key for pruning without a listing: for sequences whose writes the saver has
+ * seen from the start, or whose writes the run's listing found (see `listedWrites`); others are
+ * listed when pruned.
+ */
 function noteWritesKey(run: RunState, sequence: number, key: string, merged: boolean): void {
   const known = run.writeKeys.get(sequence);
   if (known) known.add(key);
+  else if (sequence <= run.writesListedUpTo) noteListedWrite(run, sequence, key);
   else if (!merged && ownsSequence(run, sequence)) run.writeKeys.set(sequence, new Set<string>().add(key));
 }

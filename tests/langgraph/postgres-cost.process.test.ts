@@ -91,6 +91,31 @@ suite('SavepointSaver on postgresStorage: statements per superstep', () => {
     }
   });
 
+  it('keepLast on a thread another saver wrote: each superstep is its two statements and one read of the next leaving document, the old checkpoint and its writes deleted in the put’s batch', async () => {
+    const storage = store();
+    const thread = { configurable: { thread_id: 'bounded', checkpoint_ns: '' } };
+    const cursor: Cursor = { config: thread, step: 0 };
+    const writer = new SavepointSaver({ storage, keepLast: 5 });
+    for (let i = 0; i < 8; i++) await superstep(writer, cursor);
+    const fresh = new SavepointSaver({ storage, keepLast: 5 });
+    const tuple = await fresh.getTuple(thread);
+    const next: Cursor = { config: tuple!.config, step: 100 };
+    await superstep(fresh, next);
+    const sent = await statements(storage, async () => {
+      for (let i = 0; i < 10; i++) await superstep(fresh, next);
+    });
+    // Before, each put let its oldest checkpoint go after it: a read, a listing of its writes and a delete, five statements a superstep.
+    expect(sent).toBeGreaterThanOrEqual(20);
+    expect(sent).toBeLessThanOrEqual(31);
+    let kept = 0;
+    for await (const _ of new SavepointSaver({ storage }).list(thread)) kept++;
+    expect(kept).toBe(5);
+    const parts = new Set<string>();
+    for await (const entry of storage.list('langgraph/bounded/parts/')) parts.add(entry.key.split('/')[3]!);
+    // The writes of the four older checkpoints kept (the newest has none yet), none of those gone.
+    expect(parts.size).toBe(4);
+  });
+
   it('a turn on a thread another saver served last: one statement reads its head, newest checkpoint and pending writes, then two per superstep', async () => {
     const pool = makePool(server().url);
     pools.push(pool);

@@ -3,8 +3,10 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isCheckpointError, keepLast, listAll, memoryStorage, runRetention, type StorageAdapter } from 'savepoint';
 import { langGraphProfile, runIdOf, SavepointSaver } from 'savepoint/langgraph';
+import { readSnapshot } from 'savepoint/toolkit';
 import { runCli } from '../../src/cli/run.js';
 import { countingStorage } from '../support/counting-storage.js';
+import { superstep, type Cursor } from '../support/langgraph-superstep.js';
 
 function fakeIo(): { io: Parameters<typeof runCli>[1]; out: () => string; err: () => string } {
   let out = '';
@@ -113,6 +115,58 @@ describe('SavepointSaver stores under savepoint retention, verify, ls and prune'
     const runId = await runIdOf('t', '');
     expect(await historyIds(storage, runId)).toEqual([...first, ...second].sort().slice(-4));
     expect(await partDirs(storage, runId)).toEqual([3, 4, 5, 6]);
+  });
+
+  it('a saver meeting a thread another saver wrote, at its keepLast bound, lets each old checkpoint go with its writes in its put’s batch: no listing of a writes folder, no delete of its own', async () => {
+    const inner = memoryStorage();
+    const first = await writeSteps(new SavepointSaver({ storage: inner, keepLast: 4 }), 't', 6);
+    const { storage: counting, calls } = countingStorage(inner);
+    const second = await writeSteps(new SavepointSaver({ storage: counting, keepLast: 4 }), 't', 5);
+    const runId = await runIdOf('t', '');
+    expect(await historyIds(inner, runId)).toEqual([...first, ...second].sort().slice(-4));
+    expect(await partDirs(inner, runId)).toEqual([8, 9, 10, 11]);
+    expect(calls.filter((c) => c === 'delete' || (c.startsWith('list:') && c.includes('/parts/')))).toEqual([]);
+    // Each of the five puts: one batch, deleting one checkpoint and its one writes file.
+    expect(calls.filter((c) => c.startsWith('batch:'))).toEqual(Array.from({ length: 5 }, () => 'batch:2'));
+  });
+
+  it('property: savers taking turns on a thread, new ones meeting it at any point, keep exactly keepLast checkpoints with their writes, and no writes without their checkpoint', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 5 }),
+        fc.array(fc.record({ saver: fc.nat(2), fresh: fc.boolean(), steps: fc.integer({ min: 1, max: 4 }) }), {
+          minLength: 1,
+          maxLength: 8,
+        }),
+        async (keep, turns) => {
+          const storage = memoryStorage();
+          const savers = [0, 1, 2].map(() => new SavepointSaver({ storage, keepLast: keep }));
+          const thread = { configurable: { thread_id: 'p', checkpoint_ns: '' } };
+          const ids: string[] = [];
+          let step = 0;
+          for (const turn of turns) {
+            if (turn.fresh) savers[turn.saver] = new SavepointSaver({ storage, keepLast: keep });
+            const saver = savers[turn.saver]!;
+            // A turn as a service serves it: from the newest checkpoint, whose writes come first.
+            const cursor: Cursor = { config: (await saver.getTuple(thread))?.config ?? thread, step };
+            for (let i = 0; i < turn.steps; i++) {
+              await superstep(saver, cursor);
+              ids.push(cursor.config.configurable?.['checkpoint_id'] as string);
+            }
+            step = cursor.step;
+          }
+          const runId = await runIdOf('p', '');
+          const kept = [...ids].sort().slice(-keep);
+          expect(await historyIds(storage, runId)).toEqual(kept);
+          // Each kept checkpoint but the newest has its writes (the superstep after it); nothing else does.
+          const sequences = new Map<string, number>();
+          for (const id of kept)
+            sequences.set(id, (await readSnapshot(storage, langGraphProfile, `langgraph/${runId}/history/${id}.json`))!.sequence);
+          expect(await partDirs(storage, runId)).toEqual(kept.slice(0, -1).map((id) => sequences.get(id)!));
+        },
+      ),
+      { numRuns: 40 },
+    );
   });
 
   it('property: for any steps and keepLast, exactly min(steps, keepLast) checkpoints stay, the newest with its writes, and no writes without their checkpoint', async () => {
