@@ -2,16 +2,20 @@
  * SavepointSaver on `savepoint/postgres` vs LangGraph's PostgresSaver, on one real PostgreSQL:
  *
  * - replicas: 8 processes serve 8 threads, each turn of a thread (a two-node graph, 3 puts) on a
- *   random process, several threads at once (fsync on). Turns per second, interleaved rounds;
- *   for SavepointSaver also the store checked against the acknowledged puts: sequences held by
- *   two checkpoints, acknowledged checkpoints missing.
+ *   random process, several threads at once (fsync on). Turns per second, interleaved rounds:
+ *   running replicas (each mode's processes started once, as a service's, a first round left out)
+ *   and new processes each round (what their first requests cost); for SavepointSaver also the
+ *   store checked against the acknowledged puts: sequences held by two checkpoints, acknowledged
+ *   checkpoints missing.
  * - a thread of 10,000 checkpoints (fsync off: reads only): `getTuple` of the newest, and
  *   `list` with a metadata filter and `limit: 10`, medians of repeated calls.
  *
- *   npm run bench -- langgraph-postgres   (BENCH_LG_PG_ROUNDS=3, BENCH_LG_PG_TURNS=6 per thread, BENCH_LG_PG_CHECKPOINTS=10000)
+ *   npm run bench -- langgraph-postgres   (running: BENCH_LG_PG_SERVING_ROUNDS=5, BENCH_LG_PG_SERVING_TURNS=20
+ *   per thread; new processes: BENCH_LG_PG_ROUNDS=3, BENCH_LG_PG_TURNS=6 per thread, also the running
+ *   replicas' first round; BENCH_LG_PG_CHECKPOINTS=10000)
  *
  * Breakdowns on stderr: BENCH_TRACE=1|calls (see langgraph-replica-child.ts; with it, the server's
- * CPU per round, `server-cpu <mode> <ms>`), BENCH_CPU_PROF=<dir> (a V8 CPU profile per replica).
+ * CPU and the connections it accepted per round, `server-cpu <mode> <ms> sessions <n>`), BENCH_CPU_PROF=<dir> (a V8 CPU profile per replica).
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -32,6 +36,8 @@ const PROCESSES = 8;
 const THREADS = 8;
 const ROUNDS = Number(process.env.BENCH_LG_PG_ROUNDS ?? 3);
 const TURNS = Number(process.env.BENCH_LG_PG_TURNS ?? 6);
+const SERVING_ROUNDS = Number(process.env.BENCH_LG_PG_SERVING_ROUNDS ?? 5);
+const SERVING_TURNS = Number(process.env.BENCH_LG_PG_SERVING_TURNS ?? 20);
 const CHECKPOINTS = Number(process.env.BENCH_LG_PG_CHECKPOINTS ?? 10_000);
 const CHILD = fileURLToPath(new URL('./langgraph-replica-child.ts', import.meta.url));
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -40,10 +46,12 @@ type Mode = 'savepoint' | 'langgraph';
 
 interface Child {
   send(line: string): void;
-  readonly puts: { thread: string; id: string }[];
+  /** The puts acknowledged since the last call. */
+  takePuts(): { thread: string; id: string }[];
   done(turn: number): Promise<void>;
-  /** Ends the process once its turns are done; the CPU (ms) it spent serving them. */
-  end(): Promise<number>;
+  /** The CPU (ms) the process spent serving turns since it became ready or since the last call, once they are done. */
+  cpu(): Promise<number>;
+  end(): Promise<void>;
 }
 
 function startChild(mode: Mode, url: string, where: string): Promise<Child> {
@@ -54,24 +62,33 @@ function startChild(mode: Mode, url: string, where: string): Promise<Child> {
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   const waiting = new Map<number, () => void>();
-  const puts: { thread: string; id: string }[] = [];
-  let servingCpuMs = Number.NaN;
+  let puts: { thread: string; id: string }[] = [];
+  const cpuAnswers: ((ms: number) => void)[] = [];
   return new Promise((resolve, reject) => {
     proc.once('exit', (code) => reject(new Error(`${mode} replica exited (${code})`)));
     createInterface({ input: proc.stdout! }).on('line', (line) => {
       const [word, a, b] = line.split(' ');
       if (word === 'put') puts.push({ thread: a!, id: b! });
       else if (word === 'done') waiting.get(Number(a))?.();
-      else if (word === 'cpu') servingCpuMs = Number(a);
+      else if (word === 'cpu') cpuAnswers.shift()?.(Number(a));
       else if (word === 'ready')
         resolve({
           send: (l) => proc.stdin!.write(`${l}\n`),
-          puts,
+          takePuts: () => {
+            const taken = puts;
+            puts = [];
+            return taken;
+          },
           done: (turn) => new Promise((r) => waiting.set(turn, r)),
+          cpu: () =>
+            new Promise((r) => {
+              cpuAnswers.push(r);
+              proc.stdin!.write('cpu\n');
+            }),
           end: () => {
             proc.removeAllListeners('exit');
             proc.stdin!.end();
-            return new Promise((r) => (proc.exitCode === null ? proc.once('exit', () => r(servingCpuMs)) : r(servingCpuMs)));
+            return new Promise((r) => (proc.exitCode === null ? proc.once('exit', () => r()) : r()));
           },
         });
     });
@@ -94,17 +111,33 @@ function serverCpuMs(dataDir: string): number | undefined {
   }
 }
 
-/** One round: every thread's turns, each on a random replica; returns turns per second and what the replicas acknowledged. */
-async function replicaRound(mode: Mode, url: string, where: string, tag: string) {
-  const children = await Promise.all(Array.from({ length: PROCESSES }, () => startChild(mode, url, where)));
-  let turn = 0;
+/** Connections the server has accepted so far (`pg_stat_database.sessions`, PostgreSQL 14 and later), this one included. */
+async function serverSessions(url: string): Promise<number> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ n: string }>('select sum(sessions)::text as n from pg_stat_database');
+    return Number(rows[0]!.n);
+  } finally {
+    await client.end();
+  }
+}
+
+function startFleet(mode: Mode, url: string, where: string): Promise<Child[]> {
+  return Promise.all(Array.from({ length: PROCESSES }, () => startChild(mode, url, where)));
+}
+
+let turnCount = 0;
+
+/** One round: every thread's turns, each on a random replica of the fleet; returns turns per second, the replicas' CPU and what they acknowledged. */
+async function replicaRound(children: readonly Child[], tag: string, turns: number) {
   const threads = Array.from({ length: THREADS }, (_, t) => `${tag}-${t}`);
   const wallMs = await timeMs(() =>
     Promise.all(
       threads.map(async (thread) => {
-        for (let n = 0; n < TURNS; n++) {
+        for (let n = 0; n < turns; n++) {
           const child = children[Math.floor(Math.random() * PROCESSES)]!;
-          const t = ++turn;
+          const t = ++turnCount;
           const done = child.done(t);
           child.send(`${t} ${thread}`);
           await done;
@@ -112,8 +145,8 @@ async function replicaRound(mode: Mode, url: string, where: string, tag: string)
       }),
     ),
   );
-  const clientCpuMs = (await Promise.all(children.map((c) => c.end()))).reduce((sum, ms) => sum + ms, 0);
-  return { perSecond: (THREADS * TURNS) / (wallMs / 1000), clientCpuMs, threads, puts: children.flatMap((c) => c.puts) };
+  const clientCpuMs = (await Promise.all(children.map((c) => c.cpu()))).reduce((sum, ms) => sum + ms, 0);
+  return { perSecond: (THREADS * turns) / (wallMs / 1000), clientCpuMs, threads, puts: children.flatMap((c) => c.takePuts()) };
 }
 
 /** Sequences held by two checkpoints, and acknowledged checkpoints not stored, in SavepointSaver's threads. */
@@ -137,6 +170,100 @@ async function audit(url: string, table: string, threads: readonly string[], put
   return { duplicates, lost };
 }
 
+/** Turns per second and CPU per turn (the replicas' serving turns and the server's) of each mode's rounds, and the audit of SavepointSaver's. */
+interface Rounds {
+  readonly rates: Record<Mode, number[]>;
+  readonly cpuPerTurn: Record<Mode, number[]>;
+  duplicates: number;
+  lost: number;
+}
+
+function newRounds(): Rounds {
+  return { rates: { savepoint: [], langgraph: [] }, cpuPerTurn: { savepoint: [], langgraph: [] }, duplicates: 0, lost: 0 };
+}
+
+/** Runs one measured round on a fleet and adds it to `into`. */
+async function measureRound(into: Rounds, fleet: readonly Child[], mode: Mode, url: string, dataDir: string, tag: string, turns: number) {
+  const sessionsBefore = process.env['BENCH_TRACE'] ? await serverSessions(url) : 0;
+  const cpuBefore = serverCpuMs(dataDir);
+  const result = await replicaRound(fleet, tag, turns);
+  const cpuAfter = serverCpuMs(dataDir);
+  const serverMs = cpuBefore !== undefined && cpuAfter !== undefined ? cpuAfter - cpuBefore : Number.NaN;
+  if (process.env['BENCH_TRACE'])
+    process.stderr.write(`server-cpu ${mode} ${serverMs} sessions ${(await serverSessions(url)) - sessionsBefore - 1}\n`);
+  into.rates[mode].push(result.perSecond);
+  into.cpuPerTurn[mode].push((result.clientCpuMs + serverMs) / (THREADS * turns));
+  if (mode === 'savepoint') {
+    const found = await audit(url, 'bench_lg_replicas', result.threads, result.puts);
+    into.duplicates += found.duplicates;
+    into.lost += found.lost;
+  }
+  process.stderr.write(`  langgraph-postgres replicas ${tag}: ${fmt(result.perSecond)} turns/s\n`);
+}
+
+const modesOfRound = (r: number): Mode[] => (r % 2 === 0 ? ['savepoint', 'langgraph'] : ['langgraph', 'savepoint']);
+
+/**
+ * Running replicas, as a service's: each mode's processes start once, serve a first round
+ * unmeasured (their warm-up), then `SERVING_ROUNDS` rounds of `SERVING_TURNS` turns a thread,
+ * the two modes' rounds interleaved.
+ */
+async function servingRounds(url: string, dataDir: string, into: Rounds): Promise<void> {
+  const fleets = {
+    savepoint: await startFleet('savepoint', url, 'bench_lg_replicas'),
+    langgraph: await startFleet('langgraph', url, 'bench_lg_replicas'),
+  };
+  try {
+    for (const mode of modesOfRound(0)) await replicaRound(fleets[mode], `warm-${mode}`, TURNS).then(() => undefined);
+    for (const fleet of Object.values(fleets)) for (const child of fleet) child.takePuts();
+    for (let r = 0; r < SERVING_ROUNDS; r++)
+      for (const mode of modesOfRound(r))
+        await measureRound(into, fleets[mode], mode, url, dataDir, `serving-r${r}-${mode}`, SERVING_TURNS);
+  } finally {
+    await Promise.all([...fleets.savepoint, ...fleets.langgraph].map((c) => c.end()));
+  }
+}
+
+/** New processes each round, `TURNS` turns a thread: what a process's first requests cost. */
+async function freshRounds(url: string, dataDir: string, into: Rounds): Promise<void> {
+  for (let r = 0; r < ROUNDS; r++)
+    for (const mode of modesOfRound(r)) {
+      const fleet = await startFleet(mode, url, 'bench_lg_replicas');
+      try {
+        await measureRound(into, fleet, mode, url, dataDir, `fresh-r${r}-${mode}`, TURNS);
+      } finally {
+        await Promise.all(fleet.map((c) => c.end()));
+      }
+    }
+}
+
+function rateRows(rounds: Rounds, which: string, detail: string, target: boolean): BenchRow[] {
+  const sp = median(rounds.rates.savepoint);
+  const lg = median(rounds.rates.langgraph);
+  const spCpu = median(rounds.cpuPerTurn.savepoint);
+  const lgCpu = median(rounds.cpuPerTurn.langgraph);
+  return [
+    {
+      area: 'langgraph',
+      name: `${PROCESSES} ${which} replica processes (${detail}) serving ${THREADS} threads, each turn on a random one (PostgreSQL, fsync on): turns/s vs PostgresSaver`,
+      savepoint: `${fmt(sp)} turns/s`,
+      baseline: `${fmt(lg)} turns/s`,
+      ratio: `${fmt(sp / lg)}×`,
+      target: target ? '≥ 1.0×' : '— (reported)',
+      met: !target || sp / lg >= 1,
+    },
+    {
+      area: 'langgraph',
+      name: `the same, ${which} processes: CPU per turn: the replicas serving turns and the PostgreSQL server (what bounds turns/s on a loaded machine) vs PostgresSaver`,
+      savepoint: `${fmt(spCpu)} ms`,
+      baseline: `${fmt(lgCpu)} ms`,
+      ratio: `${fmt(spCpu / lgCpu)}×`,
+      target: '—',
+      met: true,
+    },
+  ];
+}
+
 async function replicaRows(url: string, dataDir: string): Promise<BenchRow[]> {
   const store = postgresStorage({ connectionString: url, table: 'bench_lg_replicas' });
   await store.migrate();
@@ -144,54 +271,18 @@ async function replicaRows(url: string, dataDir: string): Promise<BenchRow[]> {
   const pool = new pg.Pool({ connectionString: url });
   await new PostgresSaver(pool, undefined, { schema: 'bench_lg_replicas' }).setup();
   await pool.end();
-  const rates: Record<Mode, number[]> = { savepoint: [], langgraph: [] };
-  // CPU per turn, the replicas' (serving turns) and the server's: steadier than turns/s on a shared machine.
-  const cpuPerTurn: Record<Mode, number[]> = { savepoint: [], langgraph: [] };
-  let duplicates = 0;
-  let lost = 0;
-  for (let r = 0; r < ROUNDS; r++) {
-    for (const mode of (r % 2 === 0 ? ['savepoint', 'langgraph'] : ['langgraph', 'savepoint']) as Mode[]) {
-      const cpuBefore = serverCpuMs(dataDir);
-      const result = await replicaRound(mode, url, 'bench_lg_replicas', `r${r}-${mode}`);
-      const cpuAfter = serverCpuMs(dataDir);
-      const serverMs = cpuBefore !== undefined && cpuAfter !== undefined ? cpuAfter - cpuBefore : Number.NaN;
-      if (process.env['BENCH_TRACE']) process.stderr.write(`server-cpu ${mode} ${serverMs}\n`);
-      rates[mode].push(result.perSecond);
-      cpuPerTurn[mode].push((result.clientCpuMs + serverMs) / (THREADS * TURNS));
-      if (mode === 'savepoint') {
-        const found = await audit(url, 'bench_lg_replicas', result.threads, result.puts);
-        duplicates += found.duplicates;
-        lost += found.lost;
-      }
-      process.stderr.write(`  langgraph-postgres replicas round ${r + 1}/${ROUNDS} ${mode}: ${fmt(result.perSecond)} turns/s\n`);
-    }
-  }
-  const sp = median(rates.savepoint);
-  const lg = median(rates.langgraph);
-  const spCpu = median(cpuPerTurn.savepoint);
-  const lgCpu = median(cpuPerTurn.langgraph);
+  const serving = newRounds();
+  await servingRounds(url, dataDir, serving);
+  const fresh = newRounds();
+  await freshRounds(url, dataDir, fresh);
+  const duplicates = serving.duplicates + fresh.duplicates;
+  const lost = serving.lost + fresh.lost;
   return [
+    ...rateRows(serving, 'running', `${SERVING_ROUNDS} rounds of ${SERVING_TURNS} turns a thread after a first`, true),
+    ...rateRows(fresh, 'new', `started each round: their first ${TURNS} turns a thread, ${ROUNDS} rounds`, false),
     {
       area: 'langgraph',
-      name: `${PROCESSES} replica processes serving ${THREADS} threads, each turn on a random one (PostgreSQL, fsync on): turns/s vs PostgresSaver`,
-      savepoint: `${fmt(sp)} turns/s`,
-      baseline: `${fmt(lg)} turns/s`,
-      ratio: `${fmt(sp / lg)}×`,
-      target: '≥ 1.0×',
-      met: sp / lg >= 1,
-    },
-    {
-      area: 'langgraph',
-      name: 'the same, CPU per turn: the replicas serving turns and the PostgreSQL server (what bounds turns/s on a loaded machine) vs PostgresSaver',
-      savepoint: `${fmt(spCpu)} ms`,
-      baseline: `${fmt(lgCpu)} ms`,
-      ratio: `${fmt(spCpu / lgCpu)}×`,
-      target: '—',
-      met: true,
-    },
-    {
-      area: 'langgraph',
-      name: `the same, SavepointSaver's store against its acknowledged puts (${ROUNDS} rounds)`,
+      name: `the same, SavepointSaver's store against its acknowledged puts (every round)`,
       savepoint: `${duplicates} duplicate sequences, ${lost} lost`,
       baseline: '—',
       ratio: '—',

@@ -2,8 +2,9 @@
  * One replica process of the LangGraph PostgreSQL bench: a graph compiled with SavepointSaver
  * (on `savepoint/postgres`) or LangGraph's PostgresSaver, serving the turns the parent sends on
  * stdin (`<turn> <thread>` lines), several at once. Prints `ready`, then `put <thread> <id>`
- * for each acknowledged put and `done <turn>` when a turn's invoke returned; once stdin ends and
- * every turn is done, `cpu <ms>`: the CPU the process spent serving them.
+ * for each acknowledged put and `done <turn>` when a turn's invoke returned. A `cpu` line asks,
+ * once every turn sent before it is done, for `cpu <ms>`: the CPU the process spent since `ready`
+ * or since the last such answer (the parent's rounds). stdin's end ends the process the same way.
  *
  * With BENCH_TRACE set, each turn's time goes to stderr (`trace <mode> <pid> <turn> <ms>`): how a
  * process's first turns compare with its later ones; at the end, the CPU the process spent
@@ -70,12 +71,28 @@ const graph = new StateGraph(State)
   .compile({ checkpointer });
 
 const cpuAtReady = process.cpuUsage();
+let cpuAtRound = cpuAtReady;
 // The monotonic clock a CPU profile's timestamps use: samples after this are serving turns.
 if (process.env['BENCH_TRACE']) process.stderr.write(`ready ${mode} ${process.pid} ${process.hrtime.bigint() / 1000n}\n`);
 process.stdout.write('ready\n');
-const turns: Promise<void>[] = [];
+let turns: Promise<void>[] = [];
+let turnsServed = 0;
 let turnsDone = 0;
+const ms = (usage: NodeJS.CpuUsage): string => ((usage.user + usage.system) / 1000).toFixed(1);
+/** Answers `cpu <ms>` once the turns sent so far are done: the CPU since the last answer. */
+async function reportCpu(): Promise<void> {
+  await Promise.all(turns);
+  turnsServed += turns.length;
+  turns = [];
+  const now = process.cpuUsage();
+  process.stdout.write(`cpu ${ms({ user: now.user - cpuAtRound.user, system: now.system - cpuAtRound.system })}\n`);
+  cpuAtRound = now;
+}
 for await (const line of createInterface({ input: process.stdin })) {
+  if (line === 'cpu') {
+    await reportCpu();
+    continue;
+  }
   const [turn, thread] = line.split(' ') as [string, string];
   const t0 = performance.now();
   turns.push(
@@ -86,12 +103,10 @@ for await (const line of createInterface({ input: process.stdin })) {
     }),
   );
 }
-await Promise.all(turns);
-const served = process.cpuUsage(cpuAtReady);
-const ms = (usage: NodeJS.CpuUsage): string => ((usage.user + usage.system) / 1000).toFixed(1);
-process.stdout.write(`cpu ${ms(served)}\n`);
-if (process.env['BENCH_TRACE']) process.stderr.write(`cpu ${mode} ${process.pid} ${turns.length} ${ms(cpuAtReady)} ${ms(served)}\n`);
+await reportCpu();
+if (process.env['BENCH_TRACE'])
+  process.stderr.write(`cpu ${mode} ${process.pid} ${turnsServed} ${ms(cpuAtReady)} ${ms(process.cpuUsage(cpuAtReady))}\n`);
 if (process.env['BENCH_TRACE'] && storage)
-  process.stderr.write(`trips ${mode} ${process.pid} ${turns.length} ${storage.stats().roundTrips}\n`);
+  process.stderr.write(`trips ${mode} ${process.pid} ${turnsServed} ${storage.stats().roundTrips}\n`);
 await storage?.close();
 await pool?.end();
