@@ -20,6 +20,7 @@ import { compareIds, insertId, refreshRunState } from './run-state.js';
 import { runOf } from './saver-runs.js';
 import { readCheckpoint, readWritesDocument, writesDocumentFrom, type SaverState } from './saver-state.js';
 import { readNewest, readsNewestLinked, type Newest, type PrefetchedWrites } from './newest.js';
+import { readCheckpointWithWrites } from './checkpoint-read.js';
 import { serializedInput } from './serialized.js';
 import type { StoredWrite, WritesDocument } from './writes.js';
 
@@ -50,8 +51,8 @@ export async function getCheckpointTuple(state: SaverState, config: RunnableConf
   id ??= await newestId(state, runId);
   if (id === undefined) return undefined;
   assertCheckpointId(id);
-  const prefetched = newest?.snapshot?.id === id ? newest : undefined;
-  let snapshot = prefetched?.snapshot ?? (await readCheckpoint(state, checkpointKey(runId, id)));
+  const read = newest?.snapshot?.id === id ? newest : await readCheckpointWithWrites(state, runId, id);
+  let snapshot = read.snapshot;
   // The head names a checkpoint whose document is not there (a put cut short between the two): the newest listed is.
   if (!snapshot && named === undefined) {
     id = await newestListedId(state, runId);
@@ -59,7 +60,7 @@ export async function getCheckpointTuple(state: SaverState, config: RunnableConf
   }
   if (!snapshot || snapshot.payload.thread_id !== threadId || snapshot.payload.checkpoint_ns !== ns) return undefined;
   noteStored(state, runId, snapshot);
-  return toTuple(state, snapshot, snapshot === prefetched?.snapshot ? prefetched.writes : undefined);
+  return toTuple(state, snapshot, snapshot === read.snapshot ? read.writes : undefined);
 }
 
 /**

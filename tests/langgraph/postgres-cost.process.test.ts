@@ -1,4 +1,6 @@
 import type pg from 'pg';
+import type { RunnableConfig } from '@langchain/core/runnables';
+import type { CheckpointTuple } from '@langchain/langgraph-checkpoint';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SavepointSaver } from 'savepoint/langgraph';
 import { postgresStorage, type PostgresStorage } from 'savepoint/postgres';
@@ -138,6 +140,25 @@ suite('SavepointSaver on postgresStorage: statements per superstep', () => {
       if (turn > 0) expect(pending).toEqual([[`left-${turn - 1}`, 'note', `left by turn ${turn - 1}`]]);
       // From the third turn both savers have met the store and the thread.
       if (turn >= 2) expect(sent, `turn ${turn}`).toBe(1 + 2 * 3 + 1);
+    }
+  });
+  it('getTuple of a checkpoint named by id (getState of an older one) is one statement: its document and its pending writes', async () => {
+    const storage = store();
+    const writer = new SavepointSaver({ storage });
+    const cursor: Cursor = { config: { configurable: { thread_id: 'named', checkpoint_ns: '' } }, step: 0 };
+    const configs: RunnableConfig[] = [];
+    for (let i = 0; i < 4; i++) {
+      await superstep(writer, cursor);
+      configs.push(cursor.config);
+    }
+    for (const saver of [writer, new SavepointSaver({ storage })]) {
+      for (const [i, config] of configs.slice(0, -1).entries()) {
+        let tuple: CheckpointTuple | undefined;
+        expect(await statements(storage, async () => (tuple = await saver.getTuple(config)))).toBe(1);
+        expect(tuple?.config.configurable?.['checkpoint_id']).toBe(config.configurable?.['checkpoint_id']);
+        // Each checkpoint but the newest holds the writes of the superstep after it.
+        expect(tuple?.pendingWrites).toEqual([[`task-${i + 2}`, 'note', `step ${i + 2}`]]);
+      }
     }
   });
 });

@@ -34,8 +34,8 @@ function isLinkNow(path: string): boolean {
 }
 
 /**
- * Directories opened by synchronous reads, per store root, kept while the microtask queue
- * runs (for {@link RUN_HOPS} turns of it at most, then closed): reads made together (a walk's
+ * Directories opened by synchronous reads, per store root, kept until the microtask queue is
+ * empty (see {@link afterThisRun}), then closed: reads made together (a walk's
  * documents read ahead, a checkpoint's writes listed then read) walk their common
  * directories once. No I/O callback runs before the queue is empty, so nothing of this
  * process changes the tree meanwhile — its own file calls complete, and its journal forgets
@@ -43,8 +43,6 @@ function isLinkNow(path: string): boolean {
  * process during that time is concurrent with the reads, as during one walk.
  */
 const openedThisRun = new WeakMap<RootDir, Map<string, Dir>>();
-/** Microtask turns a run's directories are kept for. */
-const RUN_HOPS = 64;
 /** Directories kept open at most: past it, the kept ones are closed (no read holds one between calls). */
 const RUN_MAX_DIRS = 128;
 
@@ -66,17 +64,16 @@ function dirsOfThisRun(root: RootDir): Map<string, Dir> {
 }
 
 /**
- * Calls `end` once {@link RUN_HOPS} turns of the microtask queue have passed: what reads made
- * together may share (directories opened, the journal lock found free) is forgotten then,
- * still before any I/O callback of this process can run.
+ * Calls `end` once the microtask queue is empty: what reads made together may share
+ * (directories opened, the journal lock found free) is forgotten then, still before any I/O
+ * callback of this process can run. A tick queued now runs right after the queue drains (Node
+ * runs its tick queue between drains of the microtask queue, before returning to the event
+ * loop). One tick, not a chain of microtasks counted down: where async hooks are on (LangGraph's
+ * AsyncLocalStorage), each queued callback is an async resource made and entered, and a chain of
+ * them cost a read more than its file-system calls.
  */
 export function afterThisRun(end: () => void): void {
-  let hops = 0;
-  const hop = (): void => {
-    if (++hops < RUN_HOPS) return queueMicrotask(hop);
-    end();
-  };
-  queueMicrotask(hop);
+  process.nextTick(end);
 }
 
 /**
@@ -222,8 +219,37 @@ export function listFilesNow(
   return out;
 }
 
-/** A directory's entries, undefined when it is missing, {@link READ_LATER} past {@link LIST_NOW_MAX_ENTRIES} (the rest unread). */
+/**
+ * Directories whose size (`st_size`) is at most this are read whole, in one call: on the usual file
+ * systems such a directory holds at most a few thousand entries (ext4: 8 blocks; tmpfs: 20 bytes
+ * an entry), so the read costs little even when it holds more than {@link LIST_NOW_MAX_ENTRIES}.
+ */
+const READ_WHOLE_MAX_DIR_BYTES = 32 * 1024;
+
+/**
+ * A directory's entries, undefined when it is missing, {@link READ_LATER} past {@link LIST_NOW_MAX_ENTRIES}.
+ * A small one (by its size) is read in one call (`readdirSync`: no `fs.Dir` to make, whose
+ * promisified methods cost more than the read); any other is read entry by entry and left
+ * unread past the limit.
+ */
 function readSmallDirNow(dir: Dir): fs.Dirent[] | undefined | typeof READ_LATER {
+  const size = fs.fstatSync(dir.fd).size;
+  if (size > 0 && size <= READ_WHOLE_MAX_DIR_BYTES) {
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(dir.prefix, { withFileTypes: true });
+    } catch (err) {
+      const code = errnoOf(err);
+      if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+      throw err;
+    }
+    return entries.length > LIST_NOW_MAX_ENTRIES ? READ_LATER : entries;
+  }
+  return readDirBoundedNow(dir);
+}
+
+/** {@link readSmallDirNow} entry by entry: the rest unread past {@link LIST_NOW_MAX_ENTRIES}. */
+function readDirBoundedNow(dir: Dir): fs.Dirent[] | undefined | typeof READ_LATER {
   let handle: fs.Dir;
   try {
     handle = fs.opendirSync(dir.prefix, { bufferSize: LIST_NOW_MAX_ENTRIES + 1 });

@@ -2,13 +2,31 @@
  * `getLinked` (contract/linked-read.ts) in one statement: the value, the member texts its links
  * take (computed in SQL by the contract's rule), the linked key's row and the listed prefix's
  * rows, read from the primary-key index in one snapshot. The value is parsed in place only when
- * it is small, starts with `{` and is plain ASCII without a backslash (a pointer savepoint wrote
- * is): such text is valid UTF-8 and holds no JSON escape, so the member's text is the same as
- * JSON.parse's. Anything else leaves the links unfollowed (the caller reads them itself).
+ * it is small, starts with `{`, is ASCII, and its escapes are JSON's short ones (`\"`, `\\`,
+ * `\/`, `\b`, `\f`, `\n`, `\r`, `\t`): such text is valid UTF-8, and jsonb reads it as JSON.parse
+ * does, so the member's text is the same. That takes in a LangGraph checkpoint document, whose
+ * serialized values are JSON text in strings (a head has no escape at all). `\u` escapes are
+ * left out: jsonb refuses some that JSON.parse takes (`\u0000`, a lone surrogate), and a refusal
+ * fails the statement. Anything else leaves the links unfollowed (the caller reads them itself).
  */
 
 /** Values parsed in place are at most this long: a pointer is small, and larger values leave their links to the caller. */
 const PARSED_MAX_BYTES = 65_536;
+
+/**
+ * Matches `encode(value, 'escape')` of a value that is not ASCII: that form writes a byte of the
+ * high half (or zero) as a backslash and three octal digits, and doubles every backslash, so a
+ * backslash before a digit is one such byte (or, taken for one, a backslash before a digit, left
+ * unparsed to be safe).
+ */
+const NOT_ASCII = String.raw`\\[0-7]`;
+
+/**
+ * Matches an ASCII text holding a backslash that does not start one of JSON's short escapes: the
+ * run of backslashes before it is even (each pair is the escape of one backslash), and the
+ * character after it is not one of `"\\/bfnrt` (or the text ends there). `\u` escapes match.
+ */
+const OTHER_ESCAPE = String.raw`(^|[^\\])(\\\\)*\\([^"\\/bfnrt]|$)`;
 
 /** SQL for the text a link takes from member `$n` of `doc` (NULL: it names no key), as contract/linked-read.ts's memberText. */
 function memberSql(param: string): string {
@@ -33,20 +51,22 @@ const asciiOrderSql = (text: string): string =>
  */
 export function linkedReadSql(table: string): string {
   const inc = (b: string): string => `set_byte(${b}, octet_length(${b}) - 1, get_byte(${b}, octet_length(${b}) - 1) + 1)`;
-  return `WITH v AS (
+  return `WITH t AS (
   SELECT value, version,
     CASE WHEN octet_length(value) BETWEEN 2 AND ${PARSED_MAX_BYTES} AND get_byte(value, 0) = 123
-      AND strpos(encode(value, 'escape'), '\\') = 0 THEN convert_from(value, 'UTF8')::jsonb END AS doc
+      AND encode(value, 'escape') !~ '${NOT_ASCII}' THEN convert_from(value, 'UTF8') END AS text
   FROM ${table} WHERE key_order = $1
+), p AS (
+  SELECT value, version, CASE WHEN text !~ '${OTHER_ESCAPE}' THEN text::jsonb END AS doc FROM t
 ), m AS (
-  SELECT ${memberSql('$2')} AS g, ${memberSql('$5')} AS l FROM v
+  SELECT ${memberSql('$2')} AS g, ${memberSql('$5')} AS l FROM p
 ), k AS (
   SELECT g, l, $3::bytea || ${asciiOrderSql('g')} || $4::bytea AS got,
     $6::bytea || ${asciiOrderSql('l')} || $7::bytea AS lower,
     CASE WHEN $8::bytea IS NULL THEN $6::bytea || ${inc(asciiOrderSql('l'))} ELSE $6::bytea || ${asciiOrderSql('l')} || $8::bytea END AS upper
   FROM m
 )
-SELECT 0 AS part, NULL::bytea AS key_order, v.value, v.version::text AS version, m.g, m.l FROM v, m
+SELECT 0 AS part, NULL::bytea AS key_order, p.value, p.version::text AS version, m.g, m.l FROM p, m
 UNION ALL
 SELECT 1, s.key_order, s.value, s.version::text, NULL, NULL FROM ${table} AS s, k WHERE k.g IS NOT NULL AND s.key_order = k.got
 UNION ALL

@@ -152,6 +152,53 @@ describe('fsStorage: synchronous reads of small files answer what asynchronous o
     }
   });
 
+  it('journal: reads made together share one look at the journal lock however many turns of the microtask queue lie between them, and the directories they opened are closed once it drains', async () => {
+    const dir = newDir();
+    const writer = fsStorage({ dir });
+    await writer.put('run/doc', new Uint8Array([1]));
+    await writer.put('run/parts/1/w', new Uint8Array([2]));
+    await writer.close();
+    const reader = fsStorage({ dir });
+    await reader.ready();
+    const openFds = (): number => fs.readdirSync('/proc/self/fd').length;
+    try {
+      await new Promise((r) => setImmediate(r));
+      const before = openFds();
+      const lstat = vi.spyOn(fs, 'lstatSync');
+      const lockLooks = (): number => lstat.mock.calls.filter(([path]) => String(path).endsWith('lock-\\journal')).length;
+      expect((await reader.get('run/doc'))?.bytes[0]).toBe(1);
+      // LangGraph's getState runs a few hundred turns of the queue between a checkpoint's read and its writes'.
+      for (let i = 0; i < 500; i++) await Promise.resolve();
+      const listed: string[] = [];
+      for await (const e of reader.list('run/parts/1/')) listed.push(e.key);
+      expect(listed).toEqual(['run/parts/1/w']);
+      expect((await reader.get('run/parts/1/w'))?.bytes[0]).toBe(2);
+      expect(lockLooks()).toBe(1);
+      expect(openFds()).toBeGreaterThan(before);
+      await new Promise((r) => setImmediate(r));
+      expect(openFds()).toBe(before);
+    } finally {
+      await reader.close();
+    }
+  });
+
+  it('a directory of many long names (larger than the size read whole) is listed in full, as a small one is', async () => {
+    const storage = fsStorage({ dir: newDir(), journal: false });
+    try {
+      const names = Array.from({ length: 140 }, (_, i) => `${String(i).padStart(3, '0')}${'n'.repeat(240)}`);
+      for (const name of names) await storage.put(`big/${name}`, new Uint8Array([1]));
+      await storage.put('small/a', new Uint8Array([2]));
+      const listed: string[] = [];
+      for await (const e of storage.list('big/')) listed.push(e.key);
+      expect(listed).toEqual(names.map((n) => `big/${n}`));
+      const small: string[] = [];
+      for await (const e of storage.list('small/')) small.push(e.key);
+      expect(small).toEqual(['small/a']);
+    } finally {
+      await storage.close();
+    }
+  });
+
   it('a symbolic link in a key path is refused by the synchronous read and listing as by the asynchronous ones', async () => {
     const dir = newDir();
     const outside = newDir();

@@ -2,8 +2,8 @@
  * postgresStorage's linked read (contract/linked-read.ts) against the contract's own rule: on
  * random pointer values (JSON objects of every member shape, JSON that is not an object, bytes
  * that are not JSON) and random keys around them, `getLinked` follows a link only to the key
- * `linkedKey` names, with what `get` and `list` answer there, in one statement; a plain ASCII
- * pointer's links it follows itself. An encrypted store over it does not declare the capability.
+ * `linkedKey` names, with what `get` and `list` answer there, in one statement; an ASCII
+ * pointer's links it follows itself, escapes included (but `\u`). An encrypted store over it does not declare the capability.
  */
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -57,10 +57,13 @@ const around = fc.uniqueArray(
   ),
   { maxLength: 8 },
 );
+/** A pointer the store parses in place: an ASCII JSON object whose escapes are JSON's short ones (no `\u`). */
 const isPlain = (bytes: Uint8Array): boolean => {
-  if (bytes.some((b) => b >= 0x80 || b === 0x5c)) return false;
+  if (bytes.some((b) => b >= 0x80)) return false;
+  const text = new TextDecoder().decode(bytes);
+  if (/(^|[^\\])(\\\\)*\\u/.test(text)) return false;
   try {
-    const v: unknown = JSON.parse(new TextDecoder().decode(bytes));
+    const v: unknown = JSON.parse(text);
     return v !== null && typeof v === 'object' && !Array.isArray(v);
   } catch {
     return false;
@@ -122,6 +125,28 @@ suite('postgresStorage getLinked', () => {
     await expect(storage.getLinked('p/ptr.json', { get: { member: 'id', before: '../', after: '' } })).rejects.toMatchObject({
       reasonCode: 'checkpoint_key_invalid',
     });
+  });
+
+  it('a pointer with escaped text in its members (a LangGraph checkpoint document) has its links followed in the statement; one with a \\u escape is left to the caller', async () => {
+    const storage = postgresStorage({ connectionString: server().url, table: freshTable('linked') });
+    stores.push(storage);
+    await storage.put('p/doc/abc.json', utf8('doc'));
+    await storage.put('p/parts/7/w', utf8('w'));
+    const escaped = JSON.stringify({ id: 'abc', n: 7, text: '{"v":4,"path":"a\\b/c"}\n\t', other: ['"', '\\'] });
+    expect(escaped).toContain('\\"');
+    await storage.put('p/ptr.json', utf8(escaped));
+    const answer = await storage.getLinked('p/ptr.json', LINKS);
+    expect(answer?.got).toEqual({ key: 'p/doc/abc.json', object: await storage.get('p/doc/abc.json') });
+    expect(answer?.listed?.prefix).toBe('p/parts/7/');
+    expect(answer?.listed?.objects.map((o) => o.key)).toEqual(['p/parts/7/w']);
+    for (const text of ['{"id":"ab\\u0063","n":7}', '{"id":"abc","n":7,"x":"\\u0000"}', '{"id":"abc","n":7,"x":"\\ud800"}']) {
+      await storage.put('p/ptr.json', utf8(text));
+      const before = storage.stats().roundTrips;
+      const left = await storage.getLinked('p/ptr.json', LINKS);
+      expect(storage.stats().roundTrips - before).toBe(1);
+      expect(left?.got).toBeUndefined();
+      expect((await readLinked(storage, 'p/ptr.json', LINKS))?.got?.key).toBe(linkedKey(utf8(text), LINKS.get!));
+    }
   });
 
   it('encryptedStorage over it does not declare a linked read (the server cannot read members of ciphertext)', async () => {
