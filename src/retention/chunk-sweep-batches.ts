@@ -1,4 +1,4 @@
-import { isBufferedStorage } from '../contract/buffered-storage.js';
+import { holdsWrites } from '../contract/buffered-storage.js';
 import type { BatchOperation, StorageAdapter } from '../contract/storage.js';
 import { chunkKey } from '../codec/chunking.js';
 import { addressingOf, checkChunk, hiddenKey } from '../snapshot-io/chunk-store.js';
@@ -7,15 +7,23 @@ import type { SweepPlan } from './chunk-sweep.js';
 
 /** Operations per batch: one commit each (one journal record on fs, one statement on PostgreSQL). */
 const PER_BATCH = 256;
+/**
+ * Chunks hidden per batch (a copy's put and its chunk's removal each): small enough that a
+ * writer's commit queued behind one waits for little, and that fs's journal plans its puts with
+ * open temp files (64 a batch).
+ */
+const HIDES_PER_BATCH = 32;
 /** Chunks read at once. */
 const READS_AT_ONCE = 16;
 
 /**
  * Whether a sweep's steps go in batches: the store commits a batch as one, and does not hold it
- * (a buffered store may push later, while a hidden copy must be durable before its chunk is removed).
+ * (a store that holds writes pushes later, while a hidden copy must be durable before its chunk is
+ * removed). fs's journal holds nothing: its `flush` only waits for files it already made durable
+ * in the journal.
  */
 export const canBatch = (storage: StorageAdapter): boolean =>
-  storage.capabilities.atomicBatch && typeof storage.batch === 'function' && !isBufferedStorage(storage);
+  storage.capabilities.atomicBatch && typeof storage.batch === 'function' && !holdsWrites(storage);
 
 /**
  * The bytes of chunk `id`'s hidden copy at `copyKey` when they are intact, checked as a read
@@ -33,9 +41,9 @@ async function inBatches(storage: StorageAdapter, operations: readonly BatchOper
 
 /**
  * A sweep's steps in a few atomic batches instead of a call per chunk, in the same safe order:
- * restored chunks are put back before their copies are removed, and hidden copies are durable
- * (their batches committed) before the chunks they copy are removed from their keys. A crash
- * between two batches leaves both a chunk and its copy, or a chunk and no copy — never neither.
+ * restored chunks are put back before their copies are removed, and a chunk is hidden by one
+ * batch that puts its copy and removes it from its key, so a crash leaves both or neither of
+ * the two — never the chunk under neither key.
  */
 export async function sweepInBatches(
   storage: StorageAdapter,
@@ -64,15 +72,20 @@ export async function sweepInBatches(
     plan.expired.map((key) => ({ type: 'delete' as const, key })),
   );
   out.deleted.push(...plan.expired);
-  const stored = await mapLimit(plan.hide, READS_AT_ONCE, async (h) => ({ h, stored: await storage.get(h.key) }));
+  for (let at = 0; at < plan.hide.length; at += HIDES_PER_BATCH)
+    out.hidden.push(...(await hideBatch(storage, plan.hide.slice(at, at + HIDES_PER_BATCH), nowMs)));
+}
+
+/** Hides `chunks` in one atomic batch (each: its copy put, its key removed); the ids of those still stored. */
+async function hideBatch(storage: StorageAdapter, chunks: SweepPlan['hide'], nowMs: number): Promise<string[]> {
+  const stored = await mapLimit(chunks, READS_AT_ONCE, async (h) => ({ h, stored: await storage.get(h.key) }));
   const hiding = stored.filter((s) => s.stored !== undefined);
-  await inBatches(
-    storage,
-    hiding.map((s) => ({ type: 'put' as const, key: hiddenKey(s.h.id, nowMs), bytes: s.stored!.bytes })),
+  if (hiding.length === 0) return [];
+  await storage.batch!(
+    hiding.flatMap((s) => [
+      { type: 'put' as const, key: hiddenKey(s.h.id, nowMs), bytes: s.stored!.bytes },
+      { type: 'delete' as const, key: s.h.key },
+    ]),
   );
-  await inBatches(
-    storage,
-    hiding.map((s) => ({ type: 'delete' as const, key: s.h.key })),
-  );
-  out.hidden.push(...hiding.map((s) => s.h.id));
+  return hiding.map((s) => s.h.id);
 }

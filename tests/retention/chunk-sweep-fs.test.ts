@@ -1,0 +1,110 @@
+/**
+ * How a chunk sweep acts on fs: on the journal (a store whose acknowledged batch is durable and
+ * held nowhere) it hides chunks in atomic batches, a copy's put and its chunk's removal in one
+ * record, instead of a record per call (a copy, a removal) that no group commit happened to share;
+ * in direct mode (no batch) one call at a time. Either way every kept checkpoint reads back, and a later sweep deletes the copies.
+ */
+import { describe, expect, it } from 'vitest';
+import { createWriter, defaultProfile, listAll, memoryStorage, sweepChunks, type JsonValue, type StorageAdapter } from 'savepoint';
+import { readSnapshot } from 'savepoint/toolkit';
+import { fsStorage } from 'savepoint/fs';
+import { manualClock } from 'savepoint/testing';
+import { CHUNK_PREFIX } from '../../src/codec/chunking.js';
+import { forgetChunks } from '../../src/snapshot-io/chunk-store.js';
+import { createFsStorage } from '../../src/storage/fs/index.js';
+import { canBatch } from '../../src/retention/chunk-sweep-batches.js';
+import { countingIo } from '../support/journal-records.js';
+import { prose } from '../support/prose.js';
+import { scratchDirs } from '../support/scratch.js';
+
+const fresh = scratchDirs('chunk-sweep-fs');
+const GRACE = 60 * 60 * 1000;
+
+/** Six checkpoints of one run, each replacing a message; the first four deleted: what only they referenced is unreferenced. */
+async function scene(storage: StorageAdapter): Promise<Map<string, JsonValue>> {
+  const writer = createWriter({
+    storage,
+    profile: defaultProfile,
+    runId: 'r',
+    heartbeatIntervalMs: false,
+    lock: false,
+    autoRetention: false,
+  });
+  const messages = Array.from({ length: 12 }, (_, i) => prose(i + 1, 1800));
+  const kept = new Map<string, JsonValue>();
+  for (let n = 0; n < 6; n++) {
+    messages[(n * 5) % messages.length] = prose(100 + n, 1800);
+    const payload = { messages: [...messages], n };
+    const r = await writer.checkpoint({ source: 'step_boundary', status: 'in_progress', payload });
+    if (!r.ok) throw r.error;
+    kept.set(r.key!, payload);
+  }
+  await writer.close();
+  for (const key of [...kept.keys()].slice(0, 4)) {
+    await storage.delete(key);
+    kept.delete(key);
+  }
+  kept.set('checkpoints/r/latest.json', [...kept.values()].at(-1)!);
+  return kept;
+}
+
+async function expectKept(storage: StorageAdapter, kept: Map<string, JsonValue>): Promise<void> {
+  forgetChunks(storage);
+  for (const [key, payload] of kept) expect((await readSnapshot(storage, defaultProfile, key))?.payload, key).toEqual(payload);
+}
+
+describe('chunk sweep on fs', () => {
+  it('goes in batches on a store whose acknowledged batch is durable (fs journal, memory), one call at a time where writes are held or there is no batch', async () => {
+    const journal = fsStorage({ dir: fresh() });
+    const direct = fsStorage({ dir: fresh(), journal: false });
+    const memory = memoryStorage();
+    // A store that holds acknowledged writes until flush() (as GitHub's): a copy must be durable before its chunk goes.
+    const holding: StorageAdapter = { ...memory, flush: () => Promise.resolve() } as StorageAdapter;
+    // One whose flush() only waits for what it made durable already (as fs's journal): it holds nothing.
+    const applying: StorageAdapter = { ...memory, flush: () => Promise.resolve(), applied: () => Promise.resolve() } as StorageAdapter;
+    try {
+      expect(canBatch(journal)).toBe(true);
+      expect(canBatch(direct)).toBe(false);
+      expect(canBatch(holding)).toBe(false);
+      expect(canBatch(applying)).toBe(true);
+    } finally {
+      await Promise.all([journal.close(), direct.close()]);
+    }
+  });
+
+  it('on the journal, hides chunks a batch at a time (a copy and its removal in one record), and every kept checkpoint reads back', async () => {
+    const counted = countingIo();
+    const dir = fresh();
+    const storage = createFsStorage({ dir }, { io: counted.io });
+    const clock = manualClock(0);
+    try {
+      const kept = await scene(storage);
+      const before = counted.records();
+      const report = await sweepChunks(storage, { clock, graceMs: GRACE });
+      const records = counted.records() - before;
+      expect(report.hidden.length).toBeGreaterThan(8);
+      // One call per chunk made a record per call that no group commit shared (8 here, for some 10 chunks).
+      expect(records).toBeLessThanOrEqual(Math.ceil(report.hidden.length / 32));
+      const chunks = (await listAll(storage, CHUNK_PREFIX)).map((e) => e.key);
+      for (const id of report.hidden) {
+        expect(chunks.filter((k) => k.includes(id))).toHaveLength(1);
+        expect(chunks.find((k) => k.includes(id))).toContain('.hidden-');
+      }
+      await expectKept(storage, kept);
+      await clock.advance(GRACE);
+      const later = await sweepChunks(storage, { clock, graceMs: GRACE });
+      expect(later.deleted).toHaveLength(report.hidden.length);
+      expect((await listAll(storage, CHUNK_PREFIX)).filter((e) => e.key.includes('.hidden-'))).toEqual([]);
+      await expectKept(storage, kept);
+    } finally {
+      await storage.close();
+    }
+    // Opened again (the journal replayed): the same.
+    const reopened = fsStorage({ dir });
+    try {
+      expect((await listAll(reopened, CHUNK_PREFIX)).filter((e) => e.key.includes('.hidden-'))).toEqual([]);
+    } finally {
+      await reopened.close();
+    }
+  });
+});
