@@ -33,11 +33,14 @@ const documentArb = fc.oneof(
   fc.tuple(fc.integer({ min: 1, max: 30_000 }), fc.integer({ min: 0, max: 20_000 })).map(([n, m]) => encode('z'.repeat(n) + prose(7, m))),
 );
 
-/** Random bytes (they do not compress) whose head mark comes late: edges too long to keep raw. */
+/**
+ * Random bytes (they do not compress) with a quote every 100 bytes (no text mark) whose head mark
+ * comes late: edges too long to keep raw.
+ */
 function longEdged(): Uint8Array {
   for (let seed = 1; ; seed++) {
     let x = seed;
-    const bytes = new Uint8Array(30_000).map(() => ((x = (x * 1103515245 + 12345) >>> 0), x >>> 24));
+    const bytes = new Uint8Array(30_000).map((_, i) => (i % 100 === 99 ? 0x22 : ((x = (x * 1103515245 + 12345) >>> 0), x >>> 24)));
     const cut = edgesOf(bytes);
     if (encodeEdges(bytes.subarray(0, cut.head), bytes.subarray(bytes.length - cut.tail), false).length > EDGES_MEMBER_MAX) return bytes;
   }
@@ -67,29 +70,29 @@ describe('chunk edges', () => {
     );
   });
 
-  it('a version that changes only bytes within its edges names the same chunk tree: no chunk to store (property)', async () => {
-    let withEdges = 0;
+  it('a version that changes only the short fields around its long strings, whatever their length, names the same chunk tree: no chunk to store (property)', async () => {
+    // A document as a checkpoint is: short fields (ids, times, seals, versions) before and after long strings (messages, items).
+    const fieldsArb = fc.array(fc.string({ unit: fc.constantFrom(...'0123456789abcdef-:.TZ{}'.split('')), maxLength: 60 }), {
+      minLength: 1,
+      maxLength: 8,
+    });
+    const fields = (values: readonly string[]): string => values.map((v, i) => `"f${i}":"${v}"`).join(',');
+    const documentOf = (head: readonly string[], texts: readonly string[], tail: readonly string[]): Uint8Array =>
+      encode(`{"head":{${fields(head)}},"texts":[${texts.map((t) => `"${t}"`).join(',')}],"tail":{${fields(tail)}}}`);
     await fc.assert(
       fc.asyncProperty(
-        fc.integer(),
-        fc.integer({ min: 16_000, max: 60_000 }),
-        fc.array(fc.tuple(fc.nat(), fc.constantFrom(...'abcxyz0123456789"{}'.split(''))), { minLength: 1, maxLength: 40 }),
-        async (seed, size, changes) => {
-          const before = encode(prose(seed, size));
-          const cut = edgesOf(before);
-          fc.pre(cut.head > 0 && cut.tail > 0);
-          withEdges++;
-          // Same length; changes in the first HEAD_MIN − 32 bytes and the last TAIL_MIN bytes, which no edge mark depends on.
-          const after = before.slice();
-          for (const [i, ch] of changes) {
-            const span = HEAD_MIN - 32 + TAIL_MIN;
-            const at = i % span;
-            after[at < HEAD_MIN - 32 ? at : after.length - TAIL_MIN + (at - (HEAD_MIN - 32))] = ch.charCodeAt(0);
-          }
+        fc.array(fc.tuple(fc.integer(), fc.integer({ min: 300, max: 3_000 })), { minLength: 12, maxLength: 30 }),
+        fc.tuple(fieldsArb, fieldsArb, fieldsArb, fieldsArb),
+        async (texts, [head1, tail1, head2, tail2]) => {
+          const prosed = texts.map(([seed, size]) => prose(seed, size));
+          const before = documentOf(head1, prosed, tail1);
+          const after = documentOf(head2, prosed, tail2);
+          fc.pre(before.length >= 4 * EDGES_MAX_BYTES && after.length >= 4 * EDGES_MAX_BYTES);
           const storage = memoryStorage();
           const first = decodeEnvelope(await store(storage, before), 'a')!;
           const second = await chunkDocument(storage, after);
           const parsed = decodeEnvelope(second.envelope, 'b')!;
+          expect(parsed.edges).toBeDefined();
           expect([parsed.depth, parsed.ids]).toEqual([first.depth, first.ids]);
           // The process's cut of recent versions agrees, and writes nothing it wrote already.
           const again = await cutDocument(storage, after);
@@ -100,7 +103,41 @@ describe('chunk edges', () => {
       ),
       { numRuns: 60 },
     );
-    expect(withEdges).toBeGreaterThan(30);
+  });
+
+  it('without text marks, a version that changes only its first HEAD_MIN − 32 and last TAIL_MIN bytes names the same chunk tree (property)', async () => {
+    let withEdges = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer(),
+        fc.integer({ min: 16_000, max: 60_000 }),
+        fc.array(fc.tuple(fc.nat(), fc.constantFrom(...'abcxyz0123456789{}'.split(''))), { minLength: 1, maxLength: 40 }),
+        async (seed, size, changes) => {
+          // A quote every 100 bytes: no stretch of text long enough for a text mark.
+          const before = encode(prose(seed, size).replace(/(.{99})./g, '$1"'));
+          const cut = edgesOf(before);
+          fc.pre(cut.head > 0 && cut.tail > 0);
+          withEdges++;
+          const after = before.slice();
+          for (const [i, ch] of changes) {
+            const span = HEAD_MIN - 32 + TAIL_MIN;
+            const at = i % span;
+            after[at < HEAD_MIN - 32 ? at : after.length - TAIL_MIN + (at - (HEAD_MIN - 32))] = ch.charCodeAt(0);
+          }
+          // A quote removed could make a stretch long enough for a text mark: not this property's case.
+          fc.pre(after.every((b, i) => b === 0x22 || before[i] !== 0x22));
+          const storage = memoryStorage();
+          const first = decodeEnvelope(await store(storage, before), 'a')!;
+          const second = await chunkDocument(storage, after);
+          const parsed = decodeEnvelope(second.envelope, 'b')!;
+          expect([parsed.depth, parsed.ids]).toEqual([first.depth, first.ids]);
+          const again = await cutDocument(storage, after);
+          expect(same(again.envelope, second.envelope)).toBe(true);
+        },
+      ),
+      { numRuns: 60 },
+    );
+    expect(withEdges).toBeGreaterThan(20);
   });
 
   it('a LangGraph turn stores chunks only for the checkpoint whose messages changed: the others reuse the tree', async () => {
@@ -192,33 +229,41 @@ describe('chunk edges', () => {
     expect(same((await resolveChunked(storage, 'doc', envelope))!, bytes)).toBe(true);
   });
   it('the rolled scan finds the edges a hash of the 32 bytes before each place finds (property)', () => {
-    /** The edges as defined: the first head mark in [384, 2048], the last tail mark from the end's side in [1024, 2048]. */
+    /**
+     * The edges as defined: the first text mark (top 6 bits, 128 quote-free bytes before) in [128, 2048], else the first head
+     * mark in [384, 2048]; the last text mark from the end's side in [1, 2048], else the last tail mark in [1024, 2048].
+     */
     const reference = (bytes: Uint8Array): { head: number; tail: number } => {
       const mark = (at: number, mask: number): boolean => {
         let h = 0;
         for (let j = at - 32; j < at; j++) h = ((h << 1) + GEAR[bytes[j]!]!) | 0;
         return (h & mask) === 0;
       };
+      const text = (at: number): boolean => mark(at, 0xfc000000) && !bytes.subarray(at - 128, at).includes(0x22);
       const n = bytes.length;
       if (n < 4 * EDGES_MAX_BYTES) return { head: 0, tail: 0 };
-      let head = 0;
-      for (let at = HEAD_MIN; at <= 2048; at++)
-        if (mark(at, 0xff800000)) {
-          head = at;
-          break;
-        }
-      let tail = 0;
-      for (let at = n - TAIL_MIN; at >= n - 2048; at--)
-        if (mark(at, 0xfc000000)) {
-          tail = n - at;
-          break;
-        }
-      return { head, tail };
+      const first = (from: number, ok: (at: number) => boolean): number => {
+        for (let at = from; at <= 2048; at++) if (ok(at)) return at;
+        return 0;
+      };
+      const last = (from: number, ok: (at: number) => boolean): number => {
+        for (let at = n - from; at >= n - 2048; at--) if (ok(at)) return n - at;
+        return 0;
+      };
+      return {
+        head: first(128, text) || first(HEAD_MIN, (at) => mark(at, 0xff800000)),
+        tail: last(1, text) || last(TAIL_MIN, (at) => mark(at, 0xfc000000)),
+      };
     };
     fc.assert(
       fc.property(fc.uint8Array({ minLength: 4 * EDGES_MAX_BYTES - 2, maxLength: 5 * EDGES_MAX_BYTES }), fc.nat(3), (random, alphabet) => {
-        // Low-entropy bytes too, where marks are rare and the scans run to their bounds.
-        const bytes = alphabet === 0 ? random : random.map((b) => 0x61 + (b % (alphabet * 2)));
+        // Low-entropy bytes too, where marks are rare and the scans run to their bounds; and dense quotes, where text marks are.
+        const bytes =
+          alphabet === 0
+            ? random
+            : alphabet === 3
+              ? random.map((b) => (b % 48 === 0 ? 0x22 : b))
+              : random.map((b) => 0x61 + (b % (alphabet * 2)));
         expect(edgesOf(bytes)).toEqual(reference(bytes));
       }),
       { numRuns: 60 },
