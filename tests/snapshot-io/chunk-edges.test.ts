@@ -10,7 +10,8 @@ import { Annotation, END, START, StateGraph } from '@langchain/langgraph';
 import { createWriter, defaultProfile, listAll, memoryStorage, type StorageAdapter } from 'savepoint';
 import { readSnapshot } from 'savepoint/toolkit';
 import { SavepointSaver } from 'savepoint/langgraph';
-import { decodeEnvelope, edgesOf, ENVELOPE_MAX_BYTES, GEAR } from '../../src/codec/chunking.js';
+import { chunkKey, decodeEnvelope, edgesOf, encodeEnvelope, encodeNode, ENVELOPE_MAX_BYTES, GEAR } from '../../src/codec/chunking.js';
+import { packChunk } from '../../src/codec/chunk-packing.js';
 import { EDGES_MAX_BYTES, EDGES_MEMBER_MAX, encodeEdges, HEAD_MIN, TAIL_MIN } from '../../src/codec/chunk-edges.js';
 import { sha256HexSync } from '../../src/codec/sha256.js';
 import { chunkDocument, forgetChunks, resolveChunked } from '../../src/snapshot-io/chunk-store.js';
@@ -169,6 +170,56 @@ describe('chunk edges', () => {
       previous = current;
     }
     expect(pairs).toBeGreaterThanOrEqual(10);
+  });
+
+  it('a document stored in an earlier form (edges to fixed places, leaves of fixed size) reads back; the next version, cut now, too (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer(),
+        fc.integer({ min: 20_000, max: 60_000 }),
+        fc.integer({ min: 0, max: 2_048 }),
+        fc.integer({ min: 0, max: 2_048 }),
+        fc.integer({ min: 200, max: 2_048 }),
+        async (seed, size, headAsked, tailAsked, leafSize) => {
+          const bytes = encode(`{"texts":["${prose(seed, size)}"],"n":1}`);
+          // What an earlier writer may have stored: any edge lengths (within an envelope), leaves cut elsewhere, a tree of its own shape.
+          const member = (h: number, t: number): string =>
+            encodeEdges(bytes.subarray(0, h), bytes.subarray(bytes.length - t), seed % 2 === 0);
+          const kept = member(headAsked, tailAsked).length <= EDGES_MEMBER_MAX;
+          const [head, tail] = kept ? [headAsked, tailAsked] : [0, 0];
+          const storage = memoryStorage();
+          const middle = bytes.subarray(head, bytes.length - tail);
+          let ids: string[] = [];
+          for (let at = 0; at < middle.length; at += leafSize) {
+            const leaf = middle.subarray(at, at + leafSize);
+            const id = sha256HexSync(leaf)!;
+            ids.push(id);
+            await storage.put(chunkKey(id), packChunk(leaf));
+          }
+          let depth = 0;
+          for (; ids.length > 4; depth++) {
+            const next: string[] = [];
+            for (let at = 0; at < ids.length; at += 16) {
+              const node = encodeNode(ids.slice(at, at + 16));
+              const id = sha256HexSync(node)!;
+              next.push(id);
+              await storage.put(chunkKey(id), node);
+            }
+            ids = next;
+          }
+          const edges = head + tail === 0 ? undefined : member(head, tail);
+          const envelope = encodeEnvelope({ bytes: bytes.length, depth, ids, scheme: 'sha256' }, edges);
+          expect(same((await resolveChunked(storage, 'old', envelope))!, bytes)).toBe(true);
+          const next = encode(`{"texts":["${prose(seed, size)}"],"n":2}`);
+          const doc = await cutDocument(storage, next);
+          for (const w of doc.writes) await storage.put(w.key, w.bytes);
+          forgetChunks(storage);
+          expect(same((await resolveChunked(storage, 'new', doc.envelope))!, next)).toBe(true);
+          expect(same((await resolveChunked(storage, 'old', envelope))!, bytes)).toBe(true);
+        },
+      ),
+      { numRuns: 40 },
+    );
   });
 
   it('damaged edges fail the read with checkpoint_integrity_mismatch', async () => {
