@@ -18,7 +18,7 @@
  * CPU and the connections it accepted per round, `server-cpu <mode> <ms> sessions <n>`), BENCH_CPU_PROF=<dir> (a V8 CPU profile per replica).
  */
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -95,16 +95,32 @@ function startChild(mode: Mode, url: string, where: string): Promise<Child> {
   });
 }
 
+/** utime + stime (+ cutime + cstime: reaped children's) of a process, in clock ticks, from /proc/<pid>/stat. */
+function procTicks(pid: string, withChildren: boolean): { ticks: number; ppid: string } {
+  // Fields after the command name: state, ppid, …; utime, stime, cutime, cstime are 12–15 (stat(5) fields 14–17).
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  const ticks = (withChildren ? [11, 12, 13, 14] : [11, 12]).reduce((sum, i) => sum + Number(fields[i]), 0);
+  return { ticks, ppid: fields[1]! };
+}
+
 /**
- * CPU (ms) the server's processes have used so far: the postmaster's own and its reaped children's
- * (backends end with their round's pools), from /proc. Undefined where /proc is missing.
+ * CPU (ms) the server's processes have used so far: the postmaster's own and its reaped
+ * children's (backends of connections closed), and each live child's (backends of pools that
+ * stay open across rounds), from /proc. Undefined where /proc is missing.
  */
 function serverCpuMs(dataDir: string): number | undefined {
   try {
     const pid = readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]!.trim();
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    // utime, stime, cutime, cstime: fields 14–17 of stat(5), 12–15 after the command name.
-    const ticks = [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]), 0);
+    let ticks = procTicks(pid, true).ticks;
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry) || entry === pid) continue;
+      try {
+        const child = procTicks(entry, false);
+        if (child.ppid === pid) ticks += child.ticks;
+      } catch {
+        // The process ended meanwhile: its CPU is in the postmaster's reaped children now.
+      }
+    }
     return (ticks * 1000) / 100;
   } catch {
     return undefined;
@@ -190,7 +206,9 @@ async function measureRound(into: Rounds, fleet: readonly Child[], mode: Mode, u
   const cpuAfter = serverCpuMs(dataDir);
   const serverMs = cpuBefore !== undefined && cpuAfter !== undefined ? cpuAfter - cpuBefore : Number.NaN;
   if (process.env['BENCH_TRACE'])
-    process.stderr.write(`server-cpu ${mode} ${serverMs} sessions ${(await serverSessions(url)) - sessionsBefore - 1}\n`);
+    process.stderr.write(
+      `server-cpu ${mode} ${serverMs} client-cpu ${result.clientCpuMs.toFixed(0)} sessions ${(await serverSessions(url)) - sessionsBefore - 1}\n`,
+    );
   into.rates[mode].push(result.perSecond);
   into.cpuPerTurn[mode].push((result.clientCpuMs + serverMs) / (THREADS * turns));
   if (mode === 'savepoint') {
