@@ -56,13 +56,11 @@ export function leavingWith(state: SaverState, run: RunState, id: string): { ids
  * The writes keys of the checkpoint with `sequence`, as far as the saver knows them without a
  * listing: its own and those the run's listing found; undefined when only a listing can tell.
  */
-function writesOf(run: RunState, sequence: number): readonly string[] | undefined {
+function writesOf(run: RunState, sequence: number): Iterable<string> | undefined {
   const own = run.writeKeys.get(sequence);
   const listed = run.listedWrites.get(sequence);
-  if (own && listed) return [...new Set([...own, ...listed])];
-  const known = own ?? listed;
-  if (known) return [...known];
-  return sequence <= run.writesListedUpTo ? NONE : undefined;
+  if (own && listed) return new Set([...own, ...listed]);
+  return own ?? listed ?? (sequence <= run.writesListedUpTo ? NONE : undefined);
 }
 
 /** Reads of checkpoints' sequences under way, per run: a put waits for the one its prune needs rather than reading again. */

@@ -124,7 +124,8 @@ describe('fsStorage: synchronous reads of small files answer what asynchronous o
     }
   });
 
-  it('journal: reads made together (a document, then its writes listed and read) look at the journal lock once; a later turn looks again', async () => {
+  /** A store opened on a journal directory that holds a document and one writes file (written by another store, closed). */
+  async function journalReader(): Promise<ReturnType<typeof fsStorage>> {
     const dir = newDir();
     const writer = fsStorage({ dir });
     await writer.put('run/doc', new Uint8Array([1]));
@@ -132,6 +133,11 @@ describe('fsStorage: synchronous reads of small files answer what asynchronous o
     await writer.close();
     const reader = fsStorage({ dir });
     await reader.ready();
+    return reader;
+  }
+
+  it('journal: reads made together (a document, then its writes listed and read) look at the journal lock once; a later turn looks again', async () => {
+    const reader = await journalReader();
     try {
       const lstat = vi.spyOn(fs, 'lstatSync');
       const lockLooks = (): number => lstat.mock.calls.filter(([path]) => String(path).endsWith('lock-\\journal')).length;
@@ -153,13 +159,7 @@ describe('fsStorage: synchronous reads of small files answer what asynchronous o
   });
 
   it('journal: reads made together share one look at the journal lock however many turns of the microtask queue lie between them, and the directories they opened are closed once it drains', async () => {
-    const dir = newDir();
-    const writer = fsStorage({ dir });
-    await writer.put('run/doc', new Uint8Array([1]));
-    await writer.put('run/parts/1/w', new Uint8Array([2]));
-    await writer.close();
-    const reader = fsStorage({ dir });
-    await reader.ready();
+    const reader = await journalReader();
     const openFds = (): number => fs.readdirSync('/proc/self/fd').length;
     try {
       await new Promise((r) => setImmediate(r));
