@@ -136,18 +136,28 @@ describe('fsStorage: synchronous reads of small files answer what asynchronous o
     return reader;
   }
 
+  /**
+   * Reads the journal reader's document, lets `turns` turns of the microtask queue pass, then lists
+   * and reads its writes, as a checkpoint's read does; returns how often the journal lock has been
+   * looked at since the first read (counted from then on).
+   */
+  async function readTogether(reader: ReturnType<typeof fsStorage>, turns: number): Promise<() => number> {
+    const lstat = vi.spyOn(fs, 'lstatSync');
+    const lockLooks = (): number => lstat.mock.calls.filter(([path]) => String(path).endsWith('lock-\\journal')).length;
+    expect((await reader.get('run/doc'))?.bytes[0]).toBe(1);
+    for (let i = 0; i < turns; i++) await Promise.resolve();
+    const listed: string[] = [];
+    for await (const e of reader.list('run/parts/1/')) listed.push(e.key);
+    expect(listed).toEqual(['run/parts/1/w']);
+    expect((await reader.get('run/parts/1/w'))?.bytes[0]).toBe(2);
+    return lockLooks;
+  }
+
   it('journal: reads made together (a document, then its writes listed and read) look at the journal lock once; a later turn looks again', async () => {
     const reader = await journalReader();
     try {
-      const lstat = vi.spyOn(fs, 'lstatSync');
-      const lockLooks = (): number => lstat.mock.calls.filter(([path]) => String(path).endsWith('lock-\\journal')).length;
-      expect((await reader.get('run/doc'))?.bytes[0]).toBe(1);
       // A checkpoint's read decodes it (a few dozen turns of the microtask queue) before its writes are listed.
-      for (let i = 0; i < 20; i++) await Promise.resolve();
-      const listed: string[] = [];
-      for await (const e of reader.list('run/parts/1/')) listed.push(e.key);
-      expect(listed).toEqual(['run/parts/1/w']);
-      expect((await reader.get('run/parts/1/w'))?.bytes[0]).toBe(2);
+      const lockLooks = await readTogether(reader, 20);
       expect(lockLooks()).toBe(1);
       // Past the event loop's turn, another process may hold the lock: the next read looks again.
       await new Promise((r) => setImmediate(r));
@@ -164,16 +174,8 @@ describe('fsStorage: synchronous reads of small files answer what asynchronous o
     try {
       await new Promise((r) => setImmediate(r));
       const before = openFds();
-      const lstat = vi.spyOn(fs, 'lstatSync');
-      const lockLooks = (): number => lstat.mock.calls.filter(([path]) => String(path).endsWith('lock-\\journal')).length;
-      expect((await reader.get('run/doc'))?.bytes[0]).toBe(1);
       // LangGraph's getState runs a few hundred turns of the queue between a checkpoint's read and its writes'.
-      for (let i = 0; i < 500; i++) await Promise.resolve();
-      const listed: string[] = [];
-      for await (const e of reader.list('run/parts/1/')) listed.push(e.key);
-      expect(listed).toEqual(['run/parts/1/w']);
-      expect((await reader.get('run/parts/1/w'))?.bytes[0]).toBe(2);
-      expect(lockLooks()).toBe(1);
+      expect((await readTogether(reader, 500))()).toBe(1);
       expect(openFds()).toBeGreaterThan(before);
       await new Promise((r) => setImmediate(r));
       expect(openFds()).toBe(before);
