@@ -15,11 +15,11 @@ const PARSED_MAX_BYTES = 65_536;
 
 /**
  * Matches `encode(value, 'escape')` of a value that is not ASCII: that form writes a byte of the
- * high half (or zero) as a backslash and three octal digits, and doubles every backslash, so a
- * backslash before a digit is one such byte (or, taken for one, a backslash before a digit, left
- * unparsed to be safe).
+ * high half (or zero) as a backslash and three octal digits, and doubles every backslash, so such
+ * a byte is an odd run of backslashes before a digit (an even run before a digit is the value's
+ * own backslashes, then a digit: `\\0` in JSON, an escaped backslash before a `0`).
  */
-const NOT_ASCII = String.raw`\\[0-7]`;
+const NOT_ASCII = String.raw`(^|[^\\])(\\\\)*\\[0-7]`;
 
 /**
  * Matches an ASCII text holding a backslash that does not start one of JSON's short escapes: the

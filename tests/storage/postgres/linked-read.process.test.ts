@@ -139,6 +139,9 @@ suite('postgresStorage getLinked', () => {
     expect(answer?.got).toEqual({ key: 'p/doc/abc.json', object: await storage.get('p/doc/abc.json') });
     expect(answer?.listed?.prefix).toBe('p/parts/7/');
     expect(answer?.listed?.objects.map((o) => o.key)).toEqual(['p/parts/7/w']);
+    // An escaped backslash before a digit is ASCII, not the escape form of a byte of the high half.
+    await storage.put('p/ptr.json', utf8('{"id":"abc","n":7,"other":{"\\\\0":0}}'));
+    expect((await storage.getLinked('p/ptr.json', LINKS))?.got?.key).toBe('p/doc/abc.json');
     for (const text of ['{"id":"ab\\u0063","n":7}', '{"id":"abc","n":7,"x":"\\u0000"}', '{"id":"abc","n":7,"x":"\\ud800"}']) {
       await storage.put('p/ptr.json', utf8(text));
       const before = storage.stats().roundTrips;
