@@ -8,6 +8,7 @@ import { createLane } from '../lane.js';
 import { dirOf, hasRoom, walkRetrying } from './dirs.js';
 import { keep, unkeep } from './kept.js';
 import { assertLease } from './lease.js';
+import { touchMoved } from './move.js';
 import type { Planned } from './planned.js';
 import type { JournalState } from './state.js';
 import { giveBack } from './temps.js';
@@ -71,9 +72,11 @@ export async function applyMerged(s: JournalState, planned: readonly Planned[]):
   // A directory a put of this apply landed in is not empty: no rmdir to try after a delete there
   // (a run's history file in, its oldest out, every checkpoint once retention keeps it bounded).
   const holding = new Set(puts.map((p) => keyPath(p.op.key).dirKey));
+  // A move's source is gone once its put landed (renamed away): no unlink to try.
+  const renamedAway = (p: Planned): boolean => p.movedBy !== undefined && last.get(p.movedBy.op.key) === p.movedBy && !p.movedBy.taken;
   await deleteAll(
     s,
-    [...last.values()].filter((p) => p.op.type === 'delete' && existed(p)),
+    [...last.values()].filter((p) => p.op.type === 'delete' && existed(p) && !renamedAway(p)),
     holding,
   );
   // A put taken over stays what reads answer until the put that took it over is committed (or the journal replayed).
@@ -143,6 +146,8 @@ async function openedLate(s: JournalState, p: Planned): Promise<Planned> {
 
 /** Writes a put's bytes into its temp file and sets the mtime its version names. */
 async function fill(s: JournalState, p: Planned): Promise<void> {
+  // A move's file has its bytes: only the mtime of its new version.
+  if (p.moves !== undefined) return touchMoved(s, p.temp!.path, p.mtimeSeconds!);
   const fd = p.temp!.fd;
   // Left open: once renamed over its key it is kept for the checkpoint's fsync (land).
   if (fd !== undefined) return fillThrough(s, p, fd);
@@ -177,6 +182,7 @@ async function fillThrough(s: JournalState, p: Planned, fd: number): Promise<voi
 /** Renames a filled temp file over its key in `od` (through a fresh walk if the key's directory was pruned and made again meanwhile). */
 async function land(s: JournalState, p: Planned, od: OpenedDir): Promise<void> {
   const kp = keyPath(p.op.key);
+  if (s.movedAway.delete(p.op.key)) await s.lane(() => s.io.fsync(od.dir.fd));
   try {
     await s.lane(() => {
       // Checked right before the call (in the lane's turn): a holder whose lease may have run out renames nothing.
@@ -195,6 +201,7 @@ async function land(s: JournalState, p: Planned, od: OpenedDir): Promise<void> {
   }
   p.landed = true;
   p.closed = true;
+  if (p.moves !== undefined) s.movedAway.add(p.moves);
   const fd = p.temp!.fd;
   releaseOpenTemp(p.temp);
   // A closed temp file leaves nothing to keep: the checkpoint fsyncs its file by path.
@@ -281,6 +288,8 @@ export async function discard(s: JournalState, planned: readonly Planned[]): Pro
     planned.map(async (p) => {
       if (!p.temp || p.landed) return;
       p.landed = true;
+      // A move's source is a key's file: it stays (the journal's replay moves it).
+      if (p.moves !== undefined) return;
       const fd = p.closed ? undefined : p.temp.fd;
       releaseOpenTemp(p.temp);
       await Promise.all([
