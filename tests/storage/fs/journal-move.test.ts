@@ -76,6 +76,27 @@ describe('fsStorage journal: move', () => {
     }
   });
 
+  it('moves by rename past the directories a hold keeps open (a sweep over many chunk directories at once)', async () => {
+    const dir = fresh();
+    const keys = Array.from({ length: 90 }, (_, i) => `chunks/${i.toString(16).padStart(2, '0')}/c${i}`);
+    const seeding = createFsStorage({ dir });
+    await seeding.batch!(keys.map((key) => ({ type: 'put' as const, key, bytes: text(key) })));
+    await seeding.close();
+    const inodes = keys.map((key) => statSync(join(dir, key)).ino);
+    const store = createFsStorage({ dir });
+    try {
+      const move = moveOf(store)!;
+      expect(await Promise.all(keys.map((key) => move(key, `${key}.hidden-1`)))).toEqual(keys.map(() => true));
+      await store.flush!();
+      keys.forEach((key, i) => {
+        expect(existsSync(join(dir, key)), key).toBe(false);
+        expect(statSync(join(dir, `${key}.hidden-1`)).ino, key).toBe(inodes[i]);
+      });
+    } finally {
+      await store.close();
+    }
+  });
+
   it('moves a key whose put is not applied yet by a copy (a record an older reader reads), with the same outcome', async () => {
     const dir = fresh();
     const rec = recordingIo();

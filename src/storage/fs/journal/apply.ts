@@ -146,8 +146,8 @@ async function openedLate(s: JournalState, p: Planned): Promise<Planned> {
 
 /** Writes a put's bytes into its temp file and sets the mtime its version names. */
 async function fill(s: JournalState, p: Planned): Promise<void> {
-  // A move's file has its bytes: only the mtime of its new version.
-  if (p.moves !== undefined) return touchMoved(s, p.temp!.path, p.mtimeSeconds!);
+  // A move's file has its bytes: only the mtime of its new version, set as it lands.
+  if (p.moves !== undefined) return;
   const fd = p.temp!.fd;
   // Left open: once renamed over its key it is kept for the checkpoint's fsync (land).
   if (fd !== undefined) return fillThrough(s, p, fd);
@@ -179,22 +179,32 @@ async function fillThrough(s: JournalState, p: Planned, fd: number): Promise<voi
   }
 }
 
+/**
+ * The file a put renames over its key: its temp file, or a move's source file — by its own
+ * directory when planned with it, else in the target's directory `od` (the same one: see
+ * sourceFile).
+ */
+const landsFrom = (p: Planned, od: OpenedDir): string =>
+  p.moves !== undefined && p.temp!.path === '' ? od.dir.at(keyPath(p.moves).base) : p.temp!.path;
+
 /** Renames a filled temp file over its key in `od` (through a fresh walk if the key's directory was pruned and made again meanwhile). */
 async function land(s: JournalState, p: Planned, od: OpenedDir): Promise<void> {
   const kp = keyPath(p.op.key);
   if (s.movedAway.delete(p.op.key)) await s.lane(() => s.io.fsync(od.dir.fd));
+  const from = landsFrom(p, od);
+  if (p.moves !== undefined) await touchMoved(s, from, p.mtimeSeconds!);
   try {
     await s.lane(() => {
       // Checked right before the call (in the lane's turn): a holder whose lease may have run out renames nothing.
       assertLease(s, 'applying the journal');
-      return s.io.rename(p.temp!.path, od.dir.at(kp.base));
+      return s.io.rename(from, od.dir.at(kp.base));
     });
   } catch (err) {
     if (errnoOf(err) !== 'ENOENT') throw err;
     const od = await walkRetrying(s, kp.dirKey, p.op.key, true);
     try {
       assertLease(s, 'applying the journal');
-      await s.io.rename(p.temp!.path, od!.dir.at(kp.base));
+      await s.io.rename(landsFrom(p, od!), od!.dir.at(kp.base));
     } finally {
       await od?.close();
     }

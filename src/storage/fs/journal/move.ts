@@ -36,7 +36,7 @@ export function inodeOf(version: string | undefined): bigint | undefined {
  * The file of the key `put` moves from, as that put's temp file, when the move can be a
  * rename; undefined when it must be a copy. A rename is used only when the source's file is on
  * disk as the key's acknowledged state (no record of this process waits to be applied to it,
- * no earlier batch of this group names it) and its directory is open; the target is absent
+ * no earlier batch of this group names it) and its directory is open or the target's; the target is absent
  * and named by nothing pending; versions are known at the commit point (`exact`). A replay
  * finds the bytes in the record of the source's last put while the journal still holds one
  * (the file may not be durable yet), else in the moved file, under either key (recover.ts).
@@ -52,9 +52,11 @@ export function sourceFile(
   if (from === undefined || !exact || put.before.exists) return undefined;
   const source = batch.find((c) => c.op.type === 'delete' && c.op.key === from);
   const ino = inodeOf(source?.before.version);
-  if (!source?.od || !source.before.exists || ino === undefined) return undefined;
+  // Past the hold's open directories the source is found in the target's directory as it lands (landsFrom in apply.ts).
+  const sameDir = keyPath(from).dirKey === keyPath(put.op.key).dirKey;
+  if (!source?.before.exists || ino === undefined || !(source.od || sameDir)) return undefined;
   if (named.has(from) || named.has(put.op.key) || s.pending.has(from) || s.pending.has(put.op.key)) return undefined;
-  return { path: source.od.dir.at(keyPath(from).base), fd: undefined, ino, atMs: 0 };
+  return { path: source.od ? source.od.dir.at(keyPath(from).base) : '', fd: undefined, ino, atMs: 0 };
 }
 
 /**
