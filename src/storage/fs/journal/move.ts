@@ -3,6 +3,7 @@ import type { BatchOperation } from '../../../contract/storage.js';
 import { openDir } from '../dir.js';
 import { errnoOf } from '../io.js';
 import { keyPath } from '../paths.js';
+import { assertLease } from './lease.js';
 import type { PooledTemp } from '../temp-pool.js';
 import type { AckedState, Checked } from './planned.js';
 import type { JournalState } from './state.js';
@@ -64,7 +65,11 @@ export function sourceFile(
  * and a close (the journal lock keeps every other writer of the store away from the file).
  */
 export function touchMoved(s: JournalState, path: string, mtimeSeconds: number): Promise<void> {
-  return s.lane(() => s.io.lutimes(path, mtimeSeconds));
+  return s.lane(() => {
+    // As before a rename: a holder whose lease may have run out changes no file.
+    assertLease(s, 'applying the journal');
+    return s.io.lutimes(path, mtimeSeconds);
+  });
 }
 
 /** A move found in the journal: the file with inode `ino` goes from `from` to `key` with the mtime of `version`. */
