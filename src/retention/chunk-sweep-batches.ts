@@ -35,6 +35,13 @@ export async function intactCopy(storage: StorageAdapter, id: string, copyKey: s
   return copy.bytes;
 }
 
+/** Deletes `keys` in atomic batches of {@link PER_BATCH} (a store that {@link canBatch}). */
+export const deleteInBatches = (storage: StorageAdapter, keys: readonly string[]): Promise<void> =>
+  inBatches(
+    storage,
+    keys.map((key) => ({ type: 'delete' as const, key })),
+  );
+
 async function inBatches(storage: StorageAdapter, operations: readonly BatchOperation[]): Promise<void> {
   for (let at = 0; at < operations.length; at += PER_BATCH) await storage.batch!(operations.slice(at, at + PER_BATCH));
 }
@@ -67,10 +74,7 @@ export async function sweepInBatches(
     back.flatMap((c) => c.r.copies.map((key) => ({ type: 'delete' as const, key }))),
   );
   out.restored.push(...back.map((c) => c.r.id));
-  await inBatches(
-    storage,
-    plan.expired.map((key) => ({ type: 'delete' as const, key })),
-  );
+  await deleteInBatches(storage, plan.expired);
   out.deleted.push(...plan.expired);
   for (let at = 0; at < plan.hide.length; at += HIDES_PER_BATCH)
     out.hidden.push(...(await hideBatch(storage, plan.hide.slice(at, at + HIDES_PER_BATCH), nowMs)));

@@ -4,7 +4,7 @@ import { CheckpointError, isCheckpointError } from '../contract/errors.js';
 import type { StorageAdapter } from '../contract/storage.js';
 import { chunkKey } from '../codec/chunking.js';
 import { markChunks, listChunks, type ChunkListing } from '../snapshot-io/chunk-refs.js';
-import { canBatch, intactCopy, sweepInBatches } from './chunk-sweep-batches.js';
+import { canBatch, deleteInBatches, intactCopy, sweepInBatches } from './chunk-sweep-batches.js';
 import { moveSteps } from './chunk-sweep-move.js';
 import { eachLimit } from './each-limit.js';
 import { moveOf } from '../contract/move.js';
@@ -98,7 +98,8 @@ export async function sweepChunks(storage: StorageAdapter, options: ChunkSweepOp
     report.hidden.push(...plan.hide.map((h) => h.id));
   } else {
     const move = moveOf(storage);
-    if (move) await sweepStepByStep(storage, plan, moveSteps(storage, move, nowMs), report);
+    // By move, expired copies still go in batches where the store has them (one commit per 256, not a call each).
+    if (move) await sweepStepByStep(storage, plan, moveSteps(storage, move, nowMs), report, canBatch(storage));
     else if (canBatch(storage)) await sweepInBatches(storage, plan, nowMs, report);
     else await sweepStepByStep(storage, plan, copySteps(storage, nowMs), report);
   }
@@ -147,14 +148,24 @@ export interface ChunkSteps {
 }
 
 /** A sweep's steps as single calls, a few chunks at a time (stores without an atomic batch). */
-async function sweepStepByStep(storage: StorageAdapter, plan: SweepPlan, steps: ChunkSteps, out: SweepLists): Promise<void> {
+async function sweepStepByStep(
+  storage: StorageAdapter,
+  plan: SweepPlan,
+  steps: ChunkSteps,
+  out: SweepLists,
+  batched = false,
+): Promise<void> {
   await eachLimit(plan.restore, async (chunk) => {
     if (await steps.restore(chunk)) out.restored.push(chunk.id);
   });
-  await eachLimit(plan.expired, async (key) => {
-    await storage.delete(key);
-    out.deleted.push(key);
-  });
+  if (batched) {
+    await deleteInBatches(storage, plan.expired);
+    out.deleted.push(...plan.expired);
+  } else
+    await eachLimit(plan.expired, async (key) => {
+      await storage.delete(key);
+      out.deleted.push(key);
+    });
   await eachLimit(plan.hide, async (chunk) => {
     if (await steps.hide(chunk)) out.hidden.push(chunk.id);
   });

@@ -51,6 +51,8 @@ export interface FsIo {
   read(fd: number, size: number, position?: number): Promise<Uint8Array>;
   fstat(fd: number): Promise<BigIntStats>;
   futimes(fd: number, seconds: number): Promise<void>;
+  /** Sets the access and modification times of the file at `path` (seconds), never following a link there. */
+  lutimes(path: string, seconds: number): Promise<void>;
   ftruncate(fd: number, size: number): Promise<void>;
   rename(from: string, to: string): Promise<void>;
   unlink(path: string): Promise<void>;
@@ -91,6 +93,7 @@ export const realIo: FsIo = {
   read: fdReadAll,
   fstat: fdStat,
   futimes: fdUtimes,
+  lutimes: (path, seconds) => call<void>((cb) => fs.lutimes(path, seconds, seconds, (err) => cb(err ?? null, undefined))),
   ftruncate: (fd, size) => call<void>((cb) => fs.ftruncate(fd, size, (err) => cb(err ?? null, undefined))),
   rename: fsRename,
   unlink: (path) => call<void>((cb) => fs.unlink(path, (err) => cb(err ?? null, undefined))),

@@ -16,7 +16,8 @@ import { ownedCopy } from '../handed-over.js';
 import { assertKey } from '../keys.js';
 import { directDelete } from './direct-delete.js';
 import { directPut } from './direct-write.js';
-import { flushJournal, journaledBatch, journaledDelete, journaledPut } from './journaled.js';
+import { flushJournal, journaledBatch, journaledDelete, journaledMove, journaledPut } from './journaled.js';
+import { assertMoveArguments, type MovableStorage } from '../../contract/move.js';
 import { closeStore, ready, type FsOpenReport } from './lifecycle.js';
 import { listEntries } from './list.js';
 import { INTERNAL_MARK } from './names.js';
@@ -53,7 +54,7 @@ const DIRECT: StorageCapabilities = Object.freeze({
   atomicBatch: false,
   crossProcessConditional: true,
 });
-const JOURNALED: StorageCapabilities = Object.freeze({ atomicBatch: true, crossProcessConditional: true });
+const JOURNALED: StorageCapabilities = Object.freeze({ atomicBatch: true, crossProcessConditional: true, move: true });
 
 /**
  * A durable store in a local directory: each key is a file at `dir/<key>`, so the files
@@ -156,6 +157,20 @@ export function createFsStorage(options: FsStorageOptions, internals: FsInternal
     list: (prefix: string): AsyncIterable<StorageEntry> => listEntries(state, prefix),
     close: (): Promise<void> => closeStore(state),
   };
+  if (useJournal) {
+    // Not enumerable, as memoryStorage's: a wrapper made by spreading the store (`{ ...storage, put }`) must not carry a move that bypasses its own writes.
+    const move: MovableStorage['move'] = async (from, to) => {
+      assertOpen(state);
+      assertMoveArguments(from, to, 'fsStorage.move');
+      assertKey(from);
+      assertKey(to);
+      return await track(
+        state,
+        journaledMove(state, (key) => readStored(state, key), from, to),
+      );
+    };
+    Object.defineProperty(storage, 'move', { value: move });
+  }
   return storage;
 }
 

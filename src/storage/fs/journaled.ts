@@ -1,5 +1,7 @@
 import { assertBatchOperations } from '../batch-operation.js';
-import type { BatchOperation, BatchOutcome, DeleteOptions, PutOptions, PutResult } from '../../contract/storage.js';
+import { isCheckpointError } from '../../contract/errors.js';
+import type { BatchOperation, BatchOutcome, DeleteOptions, PutOptions, PutResult, StoredObject } from '../../contract/storage.js';
+import type { MovingPut } from './journal/move.js';
 import { ownedCopy } from '../handed-over.js';
 import { errnoOf, fsError } from './io.js';
 import { rootDir } from './lifecycle.js';
@@ -41,6 +43,35 @@ export async function journaledBatch(state: FsStoreState, operations: readonly B
   const ops = operations.map((op): BatchOperation => (op.type === 'put' ? { ...op, bytes: ownedCopy(op.bytes) } : op));
   if (ops.length === 0) return [];
   return await track(state, journaled(state, ops, 'writing', ops[0]!.key));
+}
+
+/** Times a move reads its source again when the source changed between its read and its commit. */
+const MOVE_TRIES = 8;
+
+/**
+ * `move(from, to)`: one record that puts `from`'s bytes under `to` (absent) and deletes `from`
+ * at the version read — applied as a rename of `from`'s file when it is durable on disk
+ * (journal/move.ts), else as a copy. False when `from` is absent.
+ */
+export async function journaledMove(
+  state: FsStoreState,
+  read: (key: string) => Promise<StoredObject | undefined>,
+  from: string,
+  to: string,
+): Promise<boolean> {
+  for (let attempt = 1; ; attempt++) {
+    const found = await read(from);
+    if (!found) return false;
+    const put: MovingPut = { type: 'put', key: to, bytes: found.bytes, ifAbsent: true, movedFrom: from };
+    try {
+      await journaled(state, [put, { type: 'delete', key: from, ifVersion: found.version }], 'moving', from);
+      return true;
+    } catch (err) {
+      // The source changed since it was read (or went): read it again.
+      const key = isCheckpointError(err, 'checkpoint_conflict') ? (err.details as { key?: unknown } | undefined)?.key : undefined;
+      if (key !== from || attempt >= MOVE_TRIES) throw err;
+    }
+  }
 }
 
 /** `flush()`: waits until every acknowledged write is in the spec's files (they are applied in the background). */

@@ -55,6 +55,53 @@ describe('fsStorage journal: pruning directories after deletes', () => {
     }
   });
 
+  it('a record of many deletes in a directory that keeps files tries one rmdir there, not one per delete (regression: a try after each)', async () => {
+    const dir = fresh();
+    const counted = countingRmdir();
+    const store = createFsStorage({ dir, journal: true }, { io: counted.io });
+    try {
+      await store.batch!(Array.from({ length: 21 }, (_, i) => ({ type: 'put' as const, key: `chunks/ab/c${i}`, bytes: text(`c${i}`) })));
+      await store.flush!();
+      const before = counted.rmdirs();
+      await store.batch!(Array.from({ length: 20 }, (_, i) => ({ type: 'delete' as const, key: `chunks/ab/c${i}` })));
+      await store.flush!();
+      expect(counted.rmdirs() - before).toBeLessThanOrEqual(1);
+      expect(readdirSync(join(dir, 'chunks/ab'))).toEqual(['c20']);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("a record's deletes are applied several at once (regression: one unlink after the other)", async () => {
+    const dir = fresh();
+    let inFlight = 0;
+    let most = 0;
+    const io: FsIo = {
+      ...realIo,
+      unlink: async (path) => {
+        most = Math.max(most, ++inFlight);
+        try {
+          return await realIo.unlink(path);
+        } finally {
+          inFlight--;
+        }
+      },
+    };
+    const store = createFsStorage({ dir, journal: true }, { io });
+    try {
+      const keys = Array.from({ length: 32 }, (_, i) => `chunks/${(i % 16).toString(16).padStart(2, '0')}/c${i}`);
+      await store.batch!(keys.map((key) => ({ type: 'put' as const, key, bytes: text(key) })));
+      await store.flush!();
+      most = 0;
+      await store.batch!(keys.map((key) => ({ type: 'delete' as const, key })));
+      await store.flush!();
+      expect(most).toBeGreaterThan(1);
+      expect(existsSync(join(dir, 'chunks'))).toBe(false);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('a delete that empties a directory still prunes it and its emptied parents', async () => {
     const dir = fresh();
     const counted = countingRmdir();

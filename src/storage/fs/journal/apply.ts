@@ -8,6 +8,7 @@ import { createLane } from '../lane.js';
 import { dirOf, hasRoom, walkRetrying } from './dirs.js';
 import { keep, unkeep } from './kept.js';
 import { assertLease } from './lease.js';
+import { touchMoved } from './move.js';
 import type { Planned } from './planned.js';
 import type { JournalState } from './state.js';
 import { giveBack } from './temps.js';
@@ -55,8 +56,8 @@ function planApply(planned: readonly Planned[]): ApplyPlan {
  * never touches the disk: its temp file goes back to the pool). Whole-file renames, in
  * three steps so that a reader that is not savepoint never sees a file refer to one that
  * is not there yet: files that are new (history) first, then replaced ones (latest,
- * index), all of a step at once; deletes last, one by one (each prunes directories left
- * empty).
+ * index), all of a step at once; deletes last, those of a directory at once, then that
+ * directory pruned once if they left it empty.
  */
 export async function applyMerged(s: JournalState, planned: readonly Planned[]): Promise<void> {
   const { last, mergedAway, puts, existed } = planApply(planned);
@@ -71,8 +72,13 @@ export async function applyMerged(s: JournalState, planned: readonly Planned[]):
   // A directory a put of this apply landed in is not empty: no rmdir to try after a delete there
   // (a run's history file in, its oldest out, every checkpoint once retention keeps it bounded).
   const holding = new Set(puts.map((p) => keyPath(p.op.key).dirKey));
-  for (const p of last.values())
-    if (p.op.type === 'delete' && existed(p)) await unlinkKey(s, await openedLate(s, p), holding.has(keyPath(p.op.key).dirKey));
+  // A move's source is gone once its put landed (renamed away): no unlink to try.
+  const renamedAway = (p: Planned): boolean => p.movedBy !== undefined && last.get(p.movedBy.op.key) === p.movedBy && !p.movedBy.taken;
+  await deleteAll(
+    s,
+    [...last.values()].filter((p) => p.op.type === 'delete' && existed(p) && !renamedAway(p)),
+    holding,
+  );
   // A put taken over stays what reads answer until the put that took it over is committed (or the journal replayed).
   for (const [key, p] of last) if (s.pending.get(key) === p && !p.taken) s.pending.delete(key);
 }
@@ -140,6 +146,8 @@ async function openedLate(s: JournalState, p: Planned): Promise<Planned> {
 
 /** Writes a put's bytes into its temp file and sets the mtime its version names. */
 async function fill(s: JournalState, p: Planned): Promise<void> {
+  // A move's file has its bytes: only the mtime of its new version, set as it lands.
+  if (p.moves !== undefined) return;
   const fd = p.temp!.fd;
   // Left open: once renamed over its key it is kept for the checkpoint's fsync (land).
   if (fd !== undefined) return fillThrough(s, p, fd);
@@ -171,35 +179,90 @@ async function fillThrough(s: JournalState, p: Planned, fd: number): Promise<voi
   }
 }
 
+/**
+ * The file a put renames over its key: its temp file, or a move's source file — by its own
+ * directory when planned with it, else in the target's directory `od` (the same one: see
+ * sourceFile).
+ */
+const landsFrom = (p: Planned, od: OpenedDir): string =>
+  p.moves !== undefined && p.temp!.path === '' ? od.dir.at(keyPath(p.moves).base) : p.temp!.path;
+
 /** Renames a filled temp file over its key in `od` (through a fresh walk if the key's directory was pruned and made again meanwhile). */
 async function land(s: JournalState, p: Planned, od: OpenedDir): Promise<void> {
   const kp = keyPath(p.op.key);
+  if (s.movedAway.delete(p.op.key)) await s.lane(() => s.io.fsync(od.dir.fd));
+  const from = landsFrom(p, od);
+  if (p.moves !== undefined) await touchMoved(s, from, p.mtimeSeconds!);
   try {
     await s.lane(() => {
       // Checked right before the call (in the lane's turn): a holder whose lease may have run out renames nothing.
       assertLease(s, 'applying the journal');
-      return s.io.rename(p.temp!.path, od.dir.at(kp.base));
+      return s.io.rename(from, od.dir.at(kp.base));
     });
   } catch (err) {
     if (errnoOf(err) !== 'ENOENT') throw err;
     const od = await walkRetrying(s, kp.dirKey, p.op.key, true);
     try {
       assertLease(s, 'applying the journal');
-      await s.io.rename(p.temp!.path, od!.dir.at(kp.base));
+      await s.io.rename(landsFrom(p, od!), od!.dir.at(kp.base));
     } finally {
       await od?.close();
     }
   }
   p.landed = true;
   p.closed = true;
+  if (p.moves !== undefined) s.movedAway.add(p.moves);
   const fd = p.temp!.fd;
   releaseOpenTemp(p.temp);
   // A closed temp file leaves nothing to keep: the checkpoint fsyncs its file by path.
   if (fd !== undefined) await keep(s, p.op.key, fd);
 }
 
-/** Removes a deleted key's file (found by a fresh walk if its directory was pruned and made again) and prunes emptied directories, unless `inUse` (the directory holds a file this apply put there). */
-async function unlinkKey(s: JournalState, p: Planned, inUse = false): Promise<void> {
+/** Directories whose deletes are applied at once (their unlinks still take the background lane's turns). */
+const DELETE_DIRS_AT_ONCE = 8;
+
+/**
+ * Applies deletes: the keys of each directory at once, a few directories at a time (each
+ * unlink still waits its turn in the background lane), then one try at pruning each
+ * directory they left empty — not one after each delete. Deletes are idempotent and
+ * independent of each other, so any subset applied before a crash is replayed to the
+ * same end; a directory left unpruned by a crash is empty and pruned by its next delete.
+ */
+async function deleteAll(s: JournalState, deletes: readonly Planned[], holding: ReadonlySet<string>): Promise<void> {
+  if (deletes.length === 0) return;
+  const byDir = new Map<string, Planned[]>();
+  for (const p of deletes) {
+    const dirKey = keyPath(p.op.key).dirKey;
+    const list = byDir.get(dirKey);
+    if (list) list.push(p);
+    else byDir.set(dirKey, [p]);
+  }
+  const dirs = createLane(DELETE_DIRS_AT_ONCE);
+  await settleAll([...byDir].map(([dirKey, inDir]) => dirs(() => deleteInDir(s, inDir, holding.has(dirKey)))));
+}
+
+/** Deletes `inDir` (keys of one directory), then prunes that directory once if it may be empty (`inUse`: this apply put a file there). */
+async function deleteInDir(s: JournalState, inDir: readonly Planned[], inUse: boolean): Promise<void> {
+  const done = await Promise.allSettled(inDir.map(async (p) => unlinkKey(s, await openedLate(s, p))));
+  const fresh = done.flatMap((r) => (r.status === 'fulfilled' && r.value.fresh ? [r.value.fresh] : []));
+  try {
+    const failed = done.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
+    const removed = done.find((r) => r.status === 'fulfilled' && r.value.removedIn);
+    if (removed && !inUse) await prune(s, (removed as PromiseFulfilledResult<Unlinked>).value.removedIn!);
+  } finally {
+    await Promise.all(fresh.map((od) => od.close()));
+  }
+}
+
+/** What {@link unlinkKey} did: the directory it removed the file from, and a walk of its own for the caller to close. */
+interface Unlinked {
+  readonly removedIn?: OpenedDir;
+  readonly fresh?: OpenedDir;
+}
+
+/** Removes a deleted key's file (found by a fresh walk if its directory was pruned and made again meanwhile). */
+async function unlinkKey(s: JournalState, p: Planned): Promise<Unlinked> {
   await unkeep(s, p.op.key);
   const kp = keyPath(p.op.key);
   let od = p.od;
@@ -213,17 +276,19 @@ async function unlinkKey(s: JournalState, p: Planned, inUse = false): Promise<vo
           assertLease(s, 'applying the journal');
           return s.io.unlink(od!.dir.at(kp.base));
         });
-        break;
+        return { removedIn: od, ...(fresh ? { fresh } : {}) };
       } catch (err) {
         if (err instanceof CheckpointError) throw err;
-        if (errnoOf(err) !== 'ENOENT' || attempt > 0) return;
+        if (errnoOf(err) !== 'ENOENT' || attempt > 0) break;
         await fresh?.close();
+        fresh = undefined;
         od = fresh = await openDir(s.root, kp.dirKey, p.op.key, false, s.io);
       }
     }
-    if (od && !inUse) await prune(s, od);
-  } finally {
+    return fresh ? { fresh } : {};
+  } catch (err) {
     await fresh?.close();
+    throw err;
   }
 }
 
@@ -233,6 +298,8 @@ export async function discard(s: JournalState, planned: readonly Planned[]): Pro
     planned.map(async (p) => {
       if (!p.temp || p.landed) return;
       p.landed = true;
+      // A move's source is a key's file: it stays (the journal's replay moves it).
+      if (p.moves !== undefined) return;
       const fd = p.closed ? undefined : p.temp.fd;
       releaseOpenTemp(p.temp);
       await Promise.all([

@@ -141,4 +141,6 @@ async function syncKeys(s: JournalState, names: Iterable<string>, through: Lane 
     ),
   );
   await Promise.all(dirs.values());
+  // Their directories are durable: a move's rename away from one of them is too.
+  for (const keysInDir of byDir.values()) for (const key of keysInDir) s.movedAway.delete(key);
 }

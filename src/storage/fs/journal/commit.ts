@@ -118,8 +118,9 @@ function answerSpread(answers: readonly (() => void)[]): void {
 function recordOps(all: readonly Planned[], exact: boolean): { ops: JournalOp[]; payloads: Uint8Array[] } {
   const ops: JournalOp[] = [];
   const payloads: Uint8Array[] = [];
-  for (const { op, outcome } of all) {
-    if (op.type === 'put') {
+  for (const { op, outcome, moves } of all) {
+    if (op.type === 'put' && moves !== undefined) ops.push(['m', moves, op.key, (outcome as { version: string }).version]);
+    else if (op.type === 'put') {
       // The version goes with the bytes: another process reading the journal answers it.
       ops.push(exact ? ['p', op.key, op.bytes.length, (outcome as { version: string }).version] : ['p', op.key, op.bytes.length]);
       payloads.push(op.bytes);
@@ -166,7 +167,7 @@ async function writeRecord(s: JournalState, all: readonly Planned[], h: Held, ex
     }
     s.lastCommitAt = performance.now();
     h.end = end + record.length;
-    for (const op of ops) h.keys?.add(op[1]);
+    for (const op of ops) h.keys?.add(op[0] === 'm' ? op[2] : op[1]);
   } catch (err) {
     if (err instanceof CheckpointError) throw err;
     // Not committed: void a whole-but-unsynced or torn record, so no replay applies it.

@@ -2,7 +2,7 @@ import { checkpointRetiring, settleRetiring } from './checkpoint.js';
 import { journalFd, otherFile, readDecoded, type FileNo } from './files.js';
 import type { Held } from './hold.js';
 import { dropKept } from './kept.js';
-import { HEADER, keysOf, MAGIC, newEpoch, nextEpoch } from './record.js';
+import { HEADER, isMagic, keysOf, newEpoch, nextEpoch } from './record.js';
 import { recoverLocked } from './recover.js';
 import type { JournalState } from './state.js';
 
@@ -83,7 +83,7 @@ async function unchangedSince(
   const recordOf = (b: Uint8Array): number | undefined => {
     if (b.length < HEADER) return undefined;
     const buf = Buffer.from(b.buffer, b.byteOffset, b.byteLength);
-    return buf.readUInt32BE(0) === MAGIC ? buf.readUInt32BE(8) : undefined;
+    return isMagic(buf.readUInt32BE(0)) ? buf.readUInt32BE(8) : undefined;
   };
   if (recordOf(otherHead) !== undefined) return false;
   if (seen.end === 0) return recordOf(head) === undefined;

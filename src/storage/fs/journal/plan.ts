@@ -10,6 +10,7 @@ import { assertNoFileAt, dirOf, hasRoom, knownMissing, parentOf, toMake, walkRet
 import { knownState, stateMissing, stateNow } from './key-state.js';
 import type { Checked, KeyState, Pending, Planned } from './planned.js';
 import type { JournalState } from './state.js';
+import { movedFromOf, sourceFile } from './move.js';
 import { giveBack, takeOver } from './temps.js';
 
 /*
@@ -75,8 +76,9 @@ function checked(op: BatchOperation, od: OpenedDir | undefined, before: KeyState
  * mtime its file will have, past the previous one's — so its version is known now, before
  * any byte is written.
  */
-async function plan(s: JournalState, c: Checked, exact: boolean, open: boolean): Promise<Planned> {
+async function plan(s: JournalState, c: Checked, exact: boolean, open: boolean, source?: PooledTemp): Promise<Planned> {
   if (c.op.type !== 'put') return planWith(c, exact, undefined);
+  if (source) return planWith(c, exact, source, undefined, movedFromOf(c.op));
   const from = takeOver(s, c.op.key, exact);
   return from ? planWith(c, exact, from.temp, from) : planWith(c, exact, await takeTemp(s, open));
 }
@@ -103,8 +105,8 @@ function takeReady(s: JournalState): PooledTemp | undefined {
   return temp;
 }
 
-/** {@link plan} with the put's temp file in hand (`from`: the put it was taken over from). */
-function planWith(c: Checked, exact: boolean, temp: PooledTemp | undefined, from?: Planned): Planned {
+/** {@link plan} with the put's temp file in hand (`from`: the put it was taken over from; `moves`: a move's put, `temp` its source's file). */
+function planWith(c: Checked, exact: boolean, temp: PooledTemp | undefined, from?: Planned, moves?: string): Planned {
   const { op, od, before, dirs } = c;
   const entry = od ? { od } : dirs ? { dirs } : {};
   if (dirs && op.type === 'put') toMake(dirs, keyPath(op.key).dirKey);
@@ -124,6 +126,7 @@ function planWith(c: Checked, exact: boolean, temp: PooledTemp | undefined, from
       outcome: { type: 'put', key: op.key, version },
       exact,
       ...(from ? { from } : {}),
+      ...(moves !== undefined ? { moves } : {}),
     };
   }
   if (op.type === 'delete')
@@ -138,15 +141,17 @@ async function planBatch(
   states: Map<string, KeyState>,
   cache: DirCache,
   exact: boolean,
+  named: ReadonlySet<string>,
 ): Promise<Planned[]> {
-  const checked = await Promise.allSettled(ops.map((op) => checkOne(s, op, states, cache)));
-  const refused = checked.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  const settled = await Promise.allSettled(ops.map((op) => checkOne(s, op, states, cache)));
+  const refused = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (refused) throw refused.reason;
+  const checked = settled.map((r) => (r as PromiseFulfilledResult<Checked>).value);
   let puts = 0;
   const planned = await Promise.allSettled(
-    checked.map((r) => {
-      const c = (r as PromiseFulfilledResult<Checked>).value;
-      return plan(s, c, exact, c.op.type === 'put' && puts++ < OPEN_TEMPS_PER_BATCH);
+    checked.map((c) => {
+      const source = sourceFile(s, c, checked, exact, named);
+      return plan(s, c, exact, !source && c.op.type === 'put' && puts++ < OPEN_TEMPS_PER_BATCH, source);
     }),
   );
   const done = planned.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
@@ -155,6 +160,7 @@ async function planBatch(
     giveBack(s, done);
     throw failed.reason;
   }
+  linkMoves(done);
   // Later batches of the group (and of this hold) check against what this one leaves.
   for (const p of done) if (p.after) states.set(p.op.key, p.after);
   return done;
@@ -172,6 +178,7 @@ function planNow(
   states: Map<string, KeyState>,
   cache: DirCache,
   exact: boolean,
+  named: ReadonlySet<string>,
 ): Planned[] | undefined {
   // A large batch takes closed temp files past its first puts: planBatch plans it.
   if (ops.length > OPEN_TEMPS_PER_BATCH) return undefined;
@@ -191,6 +198,11 @@ function planNow(
   }
   const done: Planned[] = [];
   for (const c of found) {
+    const source = sourceFile(s, c, found, exact, named);
+    if (source) {
+      done.push(planWith(c, exact, source, undefined, movedFromOf(c.op)));
+      continue;
+    }
     const from = c.op.type === 'put' ? takeOver(s, c.op.key, exact) : undefined;
     const temp = from ? from.temp : c.op.type === 'put' ? takeReady(s) : undefined;
     if (c.op.type === 'put' && !temp) {
@@ -199,8 +211,18 @@ function planNow(
     }
     done.push(planWith(c, exact, temp, from));
   }
+  linkMoves(done);
   for (const p of done) if (p.after) states.set(p.op.key, p.after);
   return done;
+}
+
+/** Links each move's delete of its source to the put that renames the source's file away (see Planned.movedBy). */
+function linkMoves(batch: readonly Planned[]): void {
+  for (const p of batch) {
+    if (p.moves === undefined) continue;
+    const source = batch.find((d) => d.op.type === 'delete' && d.op.key === p.moves);
+    if (source) source.movedBy = p;
+  }
 }
 
 /** The batches of a group split in waves: a batch on a key an earlier batch of its wave names starts the next wave. */
@@ -234,18 +256,21 @@ export async function planGroup(
   exact: boolean,
 ): Promise<{ item: Pending; planned: Planned[] }[]> {
   const accepted: { item: Pending; planned: Planned[] }[] = [];
+  // Keys an earlier wave of the group names: not yet in `pending`, their state not a file's (a move from one is a copy).
+  const named = new Set<string>();
   for (const items of wavesOf(group)) {
     // Planned at once where nothing must be fetched (the keys of a busy run), else through the calls it needs.
     const now = items.map((item): Planned[] | undefined | null => {
       try {
-        return planNow(s, item.ops, states, cache, exact);
+        return planNow(s, item.ops, states, cache, exact, named);
       } catch (err) {
         item.reject(err);
         return null;
       }
     });
     const later = items.filter((_, i) => now[i] === undefined);
-    const settled = later.length === 0 ? [] : await Promise.allSettled(later.map((item) => planBatch(s, item.ops, states, cache, exact)));
+    const settled =
+      later.length === 0 ? [] : await Promise.allSettled(later.map((item) => planBatch(s, item.ops, states, cache, exact, named)));
     items.forEach((item, i) => {
       const planned = now[i];
       if (planned) accepted.push({ item, planned });
@@ -255,6 +280,7 @@ export async function planGroup(
         else item.reject(r.reason);
       }
     });
+    for (const item of items) for (const op of item.ops) named.add(op.key);
   }
   return accepted;
 }

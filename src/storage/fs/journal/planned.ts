@@ -52,6 +52,10 @@ export interface Planned {
   taken?: boolean;
   /** The put whose temp file this one took over (given back to it if this one is not committed). */
   readonly from?: Planned;
+  /** A move's put: the key whose file is its temp file (renamed, not written; never the pool's: see move.ts). */
+  readonly moves?: string;
+  /** A move's delete of its source: the put that renames the source's file away. */
+  movedBy?: Planned;
 }
 
 /** An acknowledged key state not yet in its file: the bytes (null: deleted) and version. */

@@ -1,14 +1,23 @@
 import crypto, { createHash, randomInt } from 'node:crypto';
 
 /*
- * Record: "SPJ2" | u32 body length | u32 epoch | first 8 bytes of sha256(epoch | body) | body,
+ * Record: "SPJ2" (or "SPJ3" when it holds a move) | u32 body length | u32 epoch | first 8 bytes of sha256(epoch | body) | body,
  * where body is u32 JSON length | JSON [["p", key, length, version] | ["d", key], …] | the
  * puts' bytes in order (records of earlier versions have no put version). A record whose
  * length or hash does not match (a torn write) ends the journal, and so does one of another
  * epoch.
+ *
+ * A move is ["m", from, to, version]: the file of `from` renamed to `to`, its bytes not in the
+ * record (the record also deletes `from`). A record that holds one starts "SPJ3", which
+ * versions before the move stop at as at a torn record, instead of reading the move as a
+ * delete of its source and losing the bytes.
  */
 
 export const MAGIC = 0x53504a32; // "SPJ2"
+/** The magic of a record that holds a move (see above). */
+export const MOVE_MAGIC = 0x53504a33; // "SPJ3"
+/** Whether `word` starts a record (of either kind). */
+export const isMagic = (word: number): boolean => word === MAGIC || word === MOVE_MAGIC;
 /** Bytes of a record's header (magic, body length, epoch, seal). */
 export const HEADER = 20;
 /** A fresh epoch (a nonzero u32): the epoch of the records an emptied journal file takes next. */
@@ -16,8 +25,9 @@ export const newEpoch = (): number => randomInt(1, 0xffffffff);
 /** The epoch of the file commits go to after a switch: the one after the full file's, so replay knows their order. */
 export const nextEpoch = (epoch: number): number => (epoch >= 0xffffffff ? 1 : epoch + 1);
 
-/** A put (key, length of its bytes, and — since apply-after-acknowledge — its version) or a delete. */
-export type JournalOp = readonly ['p', string, number] | readonly ['p', string, number, string] | readonly ['d', string];
+/** A put (key, length of its bytes, and — since apply-after-acknowledge — its version), a delete, or a move (from, to, to's version). */
+export type JournalOp =
+  readonly ['p', string, number] | readonly ['p', string, number, string] | readonly ['d', string] | readonly ['m', string, string, string];
 
 /** A record's seal: the first 8 bytes of sha256 over its epoch field and its body. */
 function seal(epochField: Uint8Array, body: Uint8Array): Buffer {
@@ -54,7 +64,7 @@ export function encodeRecord(ops: readonly JournalOp[], payloads: readonly Uint8
   let bodyLength = 4 + jsonLength;
   for (const p of payloads) bodyLength += p.length;
   const out = Buffer.allocUnsafe(HEADER + bodyLength);
-  out.writeUInt32BE(MAGIC, 0);
+  out.writeUInt32BE(ops.some((op) => op[0] === 'm') ? MOVE_MAGIC : MAGIC, 0);
   out.writeUInt32BE(bodyLength, 4);
   out.writeUInt32BE(epoch, 8);
   out.writeUInt32BE(jsonLength, HEADER);
@@ -73,6 +83,8 @@ export interface DecodedRecord {
   readonly ops: readonly (
     | { readonly type: 'put'; readonly key: string; readonly bytes: Uint8Array; readonly version?: string }
     | { readonly type: 'delete'; readonly key: string }
+    /** `key` is the move's target; the file of `from` (its inode named in `version`) holds the bytes. */
+    | { readonly type: 'move'; readonly key: string; readonly from: string; readonly version: string }
   )[];
 }
 
@@ -100,7 +112,7 @@ export function decodeJournal(bytes: Uint8Array, expectEpoch?: number): DecodedJ
   let epoch: number | undefined = expectEpoch;
   const sameEpoch = (pos: number): boolean => epoch === undefined || buf.readUInt32BE(pos + 8) === epoch;
   while (at + HEADER <= buf.length) {
-    if (buf.readUInt32BE(at) !== MAGIC || !sameEpoch(at)) break;
+    if (!isMagic(buf.readUInt32BE(at)) || !sameEpoch(at)) break;
     const length = buf.readUInt32BE(at + 4);
     if (length < 4 || at + HEADER + length > buf.length) break;
     const body = buf.subarray(at + HEADER, at + HEADER + length);
@@ -120,7 +132,8 @@ export function decodeJournal(bytes: Uint8Array, expectEpoch?: number): DecodedJ
             ...(typeof version === 'string' ? { version } : {}),
           });
           p += op[2];
-        } else decoded.push({ type: 'delete', key: op[1] });
+        } else if (op[0] === 'm') decoded.push({ type: 'move', key: op[2], from: op[1], version: op[3] });
+        else decoded.push({ type: 'delete', key: op[1] });
       }
       records.push({ ops: decoded });
     } catch {
@@ -132,7 +145,7 @@ export function decodeJournal(bytes: Uint8Array, expectEpoch?: number): DecodedJ
   }
   let torn = 0;
   let wants: number | undefined;
-  if (at + HEADER <= buf.length && buf.readUInt32BE(at) === MAGIC && sameEpoch(at)) {
+  if (at + HEADER <= buf.length && isMagic(buf.readUInt32BE(at)) && sameEpoch(at)) {
     const whole = HEADER + buf.readUInt32BE(at + 4);
     torn = Math.min(whole, buf.length - at);
     if (whole > buf.length - at) wants = at + whole;

@@ -11,6 +11,7 @@ import { assertLease } from './lease.js';
 import { dropKept } from './kept.js';
 import { settleReplay } from './replay-owed.js';
 import { stateOf } from './key-state.js';
+import { redoMove, type JournaledMove } from './move.js';
 import type { KeyState } from './planned.js';
 import type { JournalState } from './state.js';
 
@@ -48,14 +49,17 @@ export async function recoverLocked(s: JournalState): Promise<RecoveryReport> {
   const order = replayOrder(epochsOf(found));
   const records = order.flatMap((file) => found[file].records);
   const torn = found[0].torn + found[1].torn;
-  const last = new Map<string, Uint8Array | null>();
-  for (const r of records) for (const op of r.ops) last.set(op.key, op.type === 'put' ? op.bytes : null);
+  const last = new Map<string, Uint8Array | null | JournaledMove>();
+  for (const r of records)
+    for (const op of r.ops) last.set(op.key, op.type === 'move' ? movedWant(last.get(op.from), op) : op.type === 'put' ? op.bytes : null);
   let repaired = 0;
   let refused = 0;
-  for (const [key, want] of last) {
+  // Moves first: a later state of a move's source (a put there again, its delete) would replace or remove the moved file.
+  const replaying = [...last].sort(([, a], [, b]) => Number(isMove(b)) - Number(isMove(a)));
+  for (const [key, want] of replaying) {
     assertLease(s, 'the replay of the journal');
     try {
-      if (await repair(s, key, want)) repaired++;
+      if (isMove(want) ? await redoMove(s, want) : await repair(s, key, want)) repaired++;
     } catch (err) {
       // A key whose path now goes through a symlink or is taken by a directory is not the
       // store's to write: it is left alone rather than blocking every other key's recovery.
@@ -81,6 +85,20 @@ export async function recoverLocked(s: JournalState): Promise<RecoveryReport> {
   s.needRecovery = false;
   return { records: records.length, repaired, refused, discardedBytes: torn };
 }
+
+/**
+ * What a move's target must hold, from what its source held before it in the records: the bytes
+ * of a put there (its file may not be durable yet: the record is), or the moved file itself when
+ * no earlier record names the source (its file was durable before these records) — through the
+ * keys it was moved along when it was itself moved there.
+ */
+function movedWant(before: Uint8Array | null | JournaledMove | undefined, op: JournaledMove): Uint8Array | JournaledMove {
+  if (before instanceof Uint8Array) return before;
+  if (before) return { ...op, from: [before.from, op.from].flat() };
+  return op;
+}
+
+const isMove = (want: Uint8Array | null | JournaledMove): want is JournaledMove => want !== null && !(want instanceof Uint8Array);
 
 /** Makes `key` hold `want` (absent for null) unless it already does; true when it changed something. */
 async function repair(s: JournalState, key: string, want: Uint8Array | null): Promise<boolean> {

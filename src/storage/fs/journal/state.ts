@@ -109,6 +109,12 @@ export interface JournalState {
   running: Promise<void> | undefined;
   /** This process's acknowledged operations whose files are not applied yet: the last one of each key. */
   readonly pending: Map<string, Planned>;
+  /**
+   * Keys whose file a move's apply renamed away, its directory not fsynced since (a checkpoint
+   * fsyncs it): a put landing there fsyncs the directory first, or a power cut could keep the
+   * new file and lose the rename — and with it the moved bytes, which no record holds.
+   */
+  readonly movedAway: Set<string>;
   /** Committed groups waiting to be applied, in commit order; a directory cache to close once the groups before it are applied. */
   readonly toApply: ApplyItem[];
   /** The apply loop under way (runApplies), if any. */
@@ -204,6 +210,7 @@ export function createJournalState(deps: JournalDeps): JournalState {
     queue: [],
     running: undefined,
     pending: new Map(),
+    movedAway: new Set(),
     toApply: [],
     applying: undefined,
     exactTimes: undefined,

@@ -19,7 +19,16 @@ import type { JournalState } from './state.js';
  */
 export function takeOver(s: JournalState, key: string, exact: boolean): Planned | undefined {
   const prev = s.pending.get(key);
-  if (!exact || prev?.op.type !== 'put' || !prev.temp || prev.landed || prev.claimed || !s.pool.young(prev.temp)) return undefined;
+  if (
+    !exact ||
+    prev?.op.type !== 'put' ||
+    prev.moves !== undefined ||
+    !prev.temp ||
+    prev.landed ||
+    prev.claimed ||
+    !s.pool.young(prev.temp)
+  )
+    return undefined;
   prev.taken = true;
   prev.landed = true;
   return prev;
@@ -54,6 +63,8 @@ export function giveBack(s: JournalState, planned: readonly Planned[], committed
   for (const p of planned) {
     if (p.temp && !p.landed) {
       p.landed = true;
+      // A move's source file is a key's file, not a temp file: it stays.
+      if (p.moves !== undefined) continue;
       if (p.from && !committed) giveBackInherited(s, p);
       else {
         releaseOpenTemp(p.temp);

@@ -3,7 +3,8 @@ import { lstatIfAny } from '../lock.js';
 import { afterThisRun } from '../read-now.js';
 import { dropReplacedFiles, journalFd, JOURNAL_LOCK, replayOrder, type FileNo } from './files.js';
 import type { AckedState, Planned } from './planned.js';
-import { decodeJournal, HEADER, MAGIC } from './record.js';
+import { decodeJournal, HEADER, isMagic } from './record.js';
+import { movedState } from './move.js';
 import { JOURNAL_REPLAY_OWED, replayOwed } from './replay-owed.js';
 import type { JournalState } from './state.js';
 
@@ -103,7 +104,7 @@ async function fileView(s: JournalState, file: FileNo): Promise<View | undefined
   const { io, views } = s;
   const jfd = await journalFd(s, file);
   const head = Buffer.from(await io.read(jfd, HEADER, 0));
-  if (head.length < HEADER || head.readUInt32BE(0) !== MAGIC) {
+  if (head.length < HEADER || !isMagic(head.readUInt32BE(0))) {
     views[file] = undefined;
     return undefined;
   }
@@ -124,7 +125,11 @@ async function fileView(s: JournalState, file: FileNo): Promise<View | undefined
       for (const op of r.ops)
         v.keys.set(
           op.key,
-          op.type === 'put' ? { bytes: op.bytes, ...(op.version === undefined ? {} : { version: op.version }) } : { bytes: null },
+          op.type === 'put'
+            ? { bytes: op.bytes, ...(op.version === undefined ? {} : { version: op.version }) }
+            : op.type === 'move'
+              ? await movedState(s, op)
+              : { bytes: null },
         );
     if (found.records.length > 0) v.start = from + found.lastStart;
     v.end = from + found.end;
