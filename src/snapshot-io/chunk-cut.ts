@@ -42,8 +42,8 @@ interface CutDocument {
   readonly bytes: Uint8Array;
   readonly ends: readonly number[];
   readonly ids: readonly string[];
-  /** Its leaves by their first bytes, made when first needed. */
-  probes?: Map<number, number>;
+  /** Its leaves by their first bytes (indexes, ascending), made when first needed. */
+  probes?: Map<number, number[]>;
 }
 
 /** What one process remembers of its writes of a store's chunks. */
@@ -93,13 +93,20 @@ function probeAt(bytes: Uint8Array, at: number): number | undefined {
   return high * 0x100000000 + low;
 }
 
-/** Leaf index of a recent document by its first bytes (the first leaf with those bytes). */
-function probesOf(doc: CutDocument): Map<number, number> {
+/**
+ * Leaf indexes of a recent document by their first bytes. Many leaves may share them: a leaf that
+ * starts after a long string's closing quote starts with the same member name as its neighbours
+ * (`,"rev":`, `","additional_kwargs"`), so each key lists every such leaf, in document order.
+ */
+function probesOf(doc: CutDocument): Map<number, number[]> {
   if (doc.probes) return doc.probes;
-  const probes = new Map<number, number>();
+  const probes = new Map<number, number[]>();
   for (let j = 0; j < doc.ends.length; j++) {
     const key = probeAt(doc.bytes, j === 0 ? 0 : doc.ends[j - 1]!);
-    if (key !== undefined && !probes.has(key)) probes.set(key, j);
+    if (key === undefined) continue;
+    const list = probes.get(key);
+    if (list) list.push(j);
+    else probes.set(key, [j]);
   }
   return (doc.probes = probes);
 }
@@ -124,13 +131,53 @@ interface LeafPlan {
   readonly base: CutDocument | undefined;
 }
 
-/** A leaf of a recent document that `bytes` holds at `at`, found by its first bytes. */
-function findLeaf(recent: readonly CutDocument[], bytes: Uint8Array, at: number): { doc: CutDocument; j: number } | undefined {
+/** Candidates tried per recent document when several of its leaves start with the same bytes. */
+const CANDIDATES_TRIED = 4;
+
+/** The index in `list` (leaf indexes, ascending) of the leaf starting nearest to offset `near` of `doc`. */
+function nearestCandidate(doc: CutDocument, list: readonly number[], near: number): number {
+  let lo = 0;
+  let hi = list.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (doc.ends[list[mid]!]! <= near) lo = mid + 1;
+    else hi = mid;
+  }
+  // `lo` is the first leaf ending past `near`: it or the one before starts nearest.
+  const j = list[lo]!;
+  const start = j === 0 ? 0 : doc.ends[j - 1]!;
+  return lo > 0 && start - near > near - doc.ends[list[lo - 1]!]! ? lo - 1 : lo;
+}
+
+/**
+ * A leaf of a recent document that `bytes` holds at `at`, found by its first bytes. Where several
+ * leaves start with those bytes, the ones starting nearest to `at + shift` (where the previous
+ * match sat, as an offset of the recent document) are tried first, a few at most: a new version
+ * moves its unchanged leaves by the length of its changes, so the right one is almost always
+ * the nearest, and a miss only costs a leaf cut and hashed again.
+ */
+function findLeaf(
+  recent: readonly CutDocument[],
+  bytes: Uint8Array,
+  at: number,
+  shift: number,
+): { doc: CutDocument; j: number } | undefined {
   const key = probeAt(bytes, at);
   if (key === undefined) return undefined;
   for (const doc of recent) {
-    const j = probesOf(doc).get(key);
-    if (j !== undefined && leafMatches(doc, j, bytes, at)) return { doc, j };
+    const list = probesOf(doc).get(key);
+    if (list === undefined) continue;
+    if (list.length === 1) {
+      if (leafMatches(doc, list[0]!, bytes, at)) return { doc, j: list[0]! };
+      continue;
+    }
+    // Outward from the nearest: right, left, right, ...
+    const mid = nearestCandidate(doc, list, at + shift);
+    for (let k = 0, lo = mid - 1, hi = mid; k < CANDIDATES_TRIED && (lo >= 0 || hi < list.length); k++) {
+      const useHi = hi < list.length && (lo < 0 || k % 2 === 0);
+      const j = useHi ? list[hi++]! : list[lo--]!;
+      if (leafMatches(doc, j, bytes, at)) return { doc, j };
+    }
   }
   return undefined;
 }
@@ -145,14 +192,18 @@ function planLeaves(state: CutState, bytes: Uint8Array): LeafPlan {
   const reused: string[] = [];
   const taken = new Map<CutDocument, number>();
   let from: { doc: CutDocument; j: number } | undefined;
+  // Where the last leaf taken sat in its document, less where it sits in `bytes`.
+  let shift = 0;
   for (let at = 0; at < bytes.length;) {
     // The next leaf of the document the previous one came from, else a lookup.
     if (!(from && from.j < from.doc.ends.length && leafMatches(from.doc, from.j, bytes, at)))
-      from = state.recent.length > 0 ? findLeaf(state.recent, bytes, at) : undefined;
+      from = state.recent.length > 0 ? findLeaf(state.recent, bytes, at, shift) : undefined;
     if (from) {
       const { doc, j } = from;
       const id = doc.ids[j]!;
-      ends.push((at += doc.ends[j]! - (j === 0 ? 0 : doc.ends[j - 1]!)));
+      const start = j === 0 ? 0 : doc.ends[j - 1]!;
+      shift = start - at;
+      ends.push((at += doc.ends[j]! - start));
       ids.push(id);
       reused.push(id);
       taken.set(doc, (taken.get(doc) ?? 0) + 1);

@@ -133,6 +133,50 @@ describe('cutting a document for writing', () => {
     expect(next.writes.length).toBeLessThan(leaves / 4);
   });
 
+  it('a small edit among many long strings followed by the same member name hashes only the leaves it changed', () => {
+    // Leaves end at long strings' ends, so most start with the same bytes (`","rev":`): finding
+    // the recent version's leaf must not stop at the first leaf with those bytes.
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 24, max: 160 }),
+        fc.array(fc.tuple(fc.nat(), fc.nat(100_000)), { minLength: 1, maxLength: 4 }),
+        (count, edits) => {
+          let hashed = 0;
+          const addressing = {
+            scheme: 'test-counting',
+            id: (bytes: Uint8Array) => Promise.resolve(sha256HexSync(bytes)!),
+            idSync: (bytes: Uint8Array): string => {
+              hashed += bytes.length;
+              return sha256HexSync(bytes)!;
+            },
+          };
+          const storage: StorageAdapter = Object.assign(memoryStorage(), { contentAddressing: addressing });
+          const fresh = (): StorageAdapter =>
+            Object.assign(memoryStorage(), { contentAddressing: { ...addressing, idSync: sha256HexSync } });
+          const revs = Array.from({ length: count }, () => 0);
+          const doc = (): Uint8Array =>
+            encode(
+              JSON.stringify({
+                items: revs.map((rev, k) => ({ id: k, text: `item ${k} `.padEnd(990, String.fromCharCode(97 + ((k * 7) % 26))), rev })),
+              }),
+            );
+          rememberWritten(storage, sync(cutDocument(storage, doc())).ids);
+          for (const [at, rev] of edits) {
+            revs[at % count] = rev;
+            const bytes = doc();
+            hashed = 0;
+            const cut = sync(cutDocument(storage, bytes));
+            rememberWritten(storage, cut.ids);
+            // The changed item's leaf and the one after (its end moved), and one path of nodes: far from the whole document.
+            expect(hashed).toBeLessThan(8 * 1024);
+            expect(Buffer.from(cut.envelope).toString()).toBe(Buffer.from(sync(chunkDocument(fresh(), bytes)).envelope).toString());
+          }
+        },
+      ),
+      { numRuns: 30 },
+    );
+  });
+
   it('chunks this process read (another process wrote them) are not written again, before and after a version it cut itself', async () => {
     const storage = memoryStorage();
     const base = `{"log":${JSON.stringify(Array.from({ length: 400 }, (_, i) => `entry ${i} ${'abcdefghij'.repeat(i % 13)}`))}`;
