@@ -237,51 +237,67 @@ function wroteRecently(state: CutState, id: string, now: number): boolean {
   return at !== undefined && now - at < KNOWN_CHUNK_TTL_MS;
 }
 
-/** The pieces of one document's tree, in the order chunkDocument lists them: leaves, then each level of nodes. */
+/**
+ * The pieces of one document's tree, in the order chunkDocument lists them: leaves, then each
+ * level of nodes. A leaf taken from a recent document is never written: the caller takes the
+ * writes of a tree only where this process wrote every such leaf (see `wroteAll`), so neither
+ * its bytes nor whether it was written are looked at again. The other pieces keep what makes
+ * their bytes, made only for those written.
+ */
 class Tree {
-  readonly pieces: { id: string; bytes: Uint8Array; leaf?: true }[] = [];
+  /** Every id the tree holds, in order (repeats included). */
+  readonly ids: string[] = [];
+  /** The pieces that may need writing: a new leaf's bytes, or a node's children. */
+  readonly fresh: { readonly id: string; readonly leaf?: Uint8Array; readonly children?: readonly string[] }[] = [];
   constructor(
     readonly state: CutState,
     readonly total: number,
     readonly edges: string | undefined,
   ) {}
+  reused(id: string): void {
+    this.ids.push(id);
+  }
+  leaf(id: string, bytes: Uint8Array): void {
+    this.ids.push(id);
+    this.fresh.push({ id, leaf: bytes });
+  }
+  node(id: string, children: readonly string[]): void {
+    this.ids.push(id);
+    this.fresh.push({ id, children });
+  }
   finish(depth: number, ids: readonly string[]): ChunkedDocument {
     const now = Date.now();
     const writes: ChunkWrite[] = [];
-    const seen = new Set<string>();
-    for (const { id, bytes, leaf } of this.pieces) {
-      if (seen.has(id)) continue;
-      seen.add(id);
-      if (!wroteRecently(this.state, id, now))
-        writes.push({ id, key: chunkKey(id), bytes: storedChunk(this.state.addressing, bytes, leaf === true) });
+    const written = new Set<string>();
+    for (const { id, leaf, children } of this.fresh) {
+      if (written.has(id) || wroteRecently(this.state, id, now)) continue;
+      written.add(id);
+      const bytes = leaf ? storedChunk(this.state.addressing, leaf, true) : encodeNode(children!);
+      writes.push({ id, key: chunkKey(id), bytes });
     }
     const envelope = encodeEnvelope({ bytes: this.total, depth, ids, scheme: this.state.addressing.scheme }, this.edges);
-    return { envelope, writes, ids: [...seen] };
+    return { envelope, writes, ids: [...new Set(this.ids)] };
   }
 }
 
-/** A node's id, from the cache or hashed (`undefined` when the addressing cannot hash synchronously). */
-function nodeIdSync(state: CutState, group: readonly string[], tree: Tree): string | undefined {
+/** A node's id from the cache, else hashed (`undefined` when the addressing cannot hash synchronously). */
+function nodeIdSync(state: CutState, group: readonly string[]): string | undefined {
   const key = group.join('');
-  const node = encodeNode(group);
   let id = state.nodes.get(key);
   if (id === undefined) {
-    id = state.addressing.idSync?.(node);
+    id = state.addressing.idSync?.(encodeNode(group));
     if (id === undefined) return undefined;
     state.nodes.set(key, id);
     if (state.nodes.size > NODES_MAX) state.nodes.delete(state.nodes.keys().next().value!);
   }
-  tree.pieces.push({ id, bytes: node });
   return id;
 }
 
-async function nodeId(state: CutState, group: readonly string[], tree: Tree): Promise<string> {
-  const sync = nodeIdSync(state, group, tree);
+async function nodeId(state: CutState, group: readonly string[]): Promise<string> {
+  const sync = nodeIdSync(state, group);
   if (sync !== undefined) return sync;
-  const node = encodeNode(group);
-  const id = await state.addressing.id(node);
+  const id = await state.addressing.id(encodeNode(group));
   state.nodes.set(group.join(''), id);
-  tree.pieces.push({ id, bytes: node });
   return id;
 }
 
@@ -289,22 +305,25 @@ async function nodeId(state: CutState, group: readonly string[], tree: Tree): Pr
 function finishSync(state: CutState, bytes: Uint8Array, plan: LeafPlan, split: DocumentSplit): ChunkedDocument | undefined {
   const tree = new Tree(state, split.total, split.edges);
   const ids: string[] = [];
-  let start = 0;
-  for (let i = 0; i < plan.ends.length; i++) {
-    const leaf = bytes.subarray(start, plan.ends[i]!);
-    const id = plan.ids[i] ?? state.addressing.idSync?.(leaf);
-    if (id === undefined) return undefined;
-    tree.pieces.push({ id, bytes: leaf, leaf: true });
+  for (let i = 0, start = 0; i < plan.ends.length; start = plan.ends[i++]!) {
+    let id = plan.ids[i];
+    if (id !== undefined) tree.reused(id);
+    else {
+      const leaf = bytes.subarray(start, plan.ends[i]!);
+      id = state.addressing.idSync?.(leaf);
+      if (id === undefined) return undefined;
+      tree.leaf(id, leaf);
+    }
     ids.push(id);
-    start = plan.ends[i]!;
   }
   let level = ids;
   let depth = 0;
   while (needsLevel(level)) {
     const next: string[] = [];
     for (const group of nodeGroups(level)) {
-      const id = nodeIdSync(state, group, tree);
+      const id = nodeIdSync(state, group);
       if (id === undefined) return undefined;
+      tree.node(id, group);
       next.push(id);
     }
     level = next;
@@ -317,19 +336,25 @@ function finishSync(state: CutState, bytes: Uint8Array, plan: LeafPlan, split: D
 async function finishAsync(state: CutState, bytes: Uint8Array, plan: LeafPlan, split: DocumentSplit): Promise<ChunkedDocument> {
   const tree = new Tree(state, split.total, split.edges);
   const ids: string[] = [];
-  let start = 0;
-  for (let i = 0; i < plan.ends.length; i++) {
-    const leaf = bytes.subarray(start, plan.ends[i]!);
-    const id = plan.ids[i] ?? (await state.addressing.id(leaf));
-    tree.pieces.push({ id, bytes: leaf, leaf: true });
+  for (let i = 0, start = 0; i < plan.ends.length; start = plan.ends[i++]!) {
+    let id = plan.ids[i];
+    if (id !== undefined) tree.reused(id);
+    else {
+      const leaf = bytes.subarray(start, plan.ends[i]!);
+      id = await state.addressing.id(leaf);
+      tree.leaf(id, leaf);
+    }
     ids.push(id);
-    start = plan.ends[i]!;
   }
   let level = ids;
   let depth = 0;
   while (needsLevel(level)) {
     const next: string[] = [];
-    for (const group of nodeGroups(level)) next.push(await nodeId(state, group, tree));
+    for (const group of nodeGroups(level)) {
+      const id = await nodeId(state, group);
+      tree.node(id, group);
+      next.push(id);
+    }
     level = next;
     depth++;
   }
