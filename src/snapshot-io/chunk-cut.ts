@@ -32,7 +32,7 @@ import {
 const RECENT_MAX = 8;
 /** Bytes of recent documents remembered per store. */
 const RECENT_BYTES = 32 * 1024 * 1024;
-/** Node ids remembered per store (keyed by the ids they list: up to 4 KiB each). */
+/** Nodes remembered per store (the ids they list: up to 4 KiB each). */
 const NODES_MAX = 2048;
 /** Chunk ids remembered as written per store (about 100 bytes each). */
 const WRITTEN_MAX = 200_000;
@@ -54,8 +54,8 @@ interface CutState {
   /** Newest first. */
   readonly recent: CutDocument[];
   recentBytes: number;
-  /** A node's children's ids, joined → the node's id. */
-  readonly nodes: Map<string, string>;
+  /** A node's first child's id → the node's children and its id (the latest node seen starting there). */
+  readonly nodes: Map<string, KnownNode>;
   /** Chunk id → when a write holding it was durable (ms). */
   readonly written: Map<string, number>;
 }
@@ -280,25 +280,42 @@ class Tree {
   }
 }
 
-/** A node's id from the cache, else hashed (`undefined` when the addressing cannot hash synchronously). */
-function nodeIdSync(state: CutState, group: readonly string[]): string | undefined {
-  const key = group.join('');
-  let id = state.nodes.get(key);
-  if (id === undefined) {
-    id = state.addressing.idSync?.(encodeNode(group));
-    if (id === undefined) return undefined;
-    state.nodes.set(key, id);
-    if (state.nodes.size > NODES_MAX) state.nodes.delete(state.nodes.keys().next().value!);
-  }
+/** A node this process hashed: the ids it lists, and its own. */
+interface KnownNode {
+  readonly children: readonly string[];
+  readonly id: string;
+}
+
+/**
+ * A node's id from the cache. Keyed by its first child alone and checked child by child (the ids
+ * of a version's unchanged leaves are the very strings of the version before, so most checks
+ * compare references), not by all its ids joined: a key of up to 64 ids made and hashed per node
+ * cost more than the rest of a node's work.
+ */
+function knownNode(state: CutState, group: readonly string[]): string | undefined {
+  const known = state.nodes.get(group[0]!);
+  if (!known || known.children.length !== group.length) return undefined;
+  for (let i = 0; i < group.length; i++) if (known.children[i] !== group[i]) return undefined;
+  return known.id;
+}
+
+function learnNode(state: CutState, group: readonly string[], id: string): string {
+  state.nodes.delete(group[0]!);
+  state.nodes.set(group[0]!, { children: group, id });
+  if (state.nodes.size > NODES_MAX) state.nodes.delete(state.nodes.keys().next().value!);
   return id;
 }
 
+/** A node's id from the cache, else hashed (`undefined` when the addressing cannot hash synchronously). */
+function nodeIdSync(state: CutState, group: readonly string[]): string | undefined {
+  const known = knownNode(state, group);
+  if (known !== undefined) return known;
+  const id = state.addressing.idSync?.(encodeNode(group));
+  return id === undefined ? undefined : learnNode(state, group, id);
+}
+
 async function nodeId(state: CutState, group: readonly string[]): Promise<string> {
-  const sync = nodeIdSync(state, group);
-  if (sync !== undefined) return sync;
-  const id = await state.addressing.id(encodeNode(group));
-  state.nodes.set(group.join(''), id);
-  return id;
+  return nodeIdSync(state, group) ?? learnNode(state, group, await state.addressing.id(encodeNode(group)));
 }
 
 /** Leaves and nodes of the middle `bytes` with every id known: the document as chunkDocument stores it. */
