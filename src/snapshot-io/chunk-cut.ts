@@ -42,8 +42,21 @@ interface CutDocument {
   readonly bytes: Uint8Array;
   readonly ends: readonly number[];
   readonly ids: readonly string[];
+  /** What is known of its leaves' writes by this process (see `allWritten`). */
+  written?: WrittenSince;
   /** Its leaves by their first bytes (indexes, ascending), made when first needed. */
   probes?: Map<number, number[]>;
+}
+
+/**
+ * Leaves a document holds that this process wrote no earlier than `since`, as found at
+ * `generation` of its state: all but those listed in `except` (new in that version: written, if
+ * at all, once it was durable).
+ */
+interface WrittenSince {
+  readonly since: number;
+  readonly generation: number;
+  readonly except: readonly string[];
 }
 
 /** What one process remembers of its writes of a store's chunks. */
@@ -58,6 +71,8 @@ interface CutState {
   readonly nodes: Map<string, KnownNode>;
   /** Chunk id → when a write holding it was durable (ms). */
   readonly written: Map<string, number>;
+  /** Counts the times ids left `written` other than by expiring: what a document's `written` found may no longer hold. */
+  generation: number;
 }
 
 const states = new WeakMap<StorageAdapter, CutState>();
@@ -65,7 +80,7 @@ const states = new WeakMap<StorageAdapter, CutState>();
 function stateOf(storage: StorageAdapter, addressing: ContentAddressing): CutState {
   let s = states.get(storage);
   if (!s || s.addressing !== addressing || s.scheme !== addressing.scheme) {
-    s = { addressing, scheme: addressing.scheme, recent: [], recentBytes: 0, nodes: new Map(), written: new Map() };
+    s = { addressing, scheme: addressing.scheme, recent: [], recentBytes: 0, nodes: new Map(), written: new Map(), generation: 0 };
     states.set(storage, s);
   }
   return s;
@@ -129,6 +144,8 @@ interface LeafPlan {
   readonly reused: string[];
   /** The recent document most leaves were taken from: this version replaces it. */
   readonly base: CutDocument | undefined;
+  /** Every recent document a leaf was taken from. */
+  readonly from: readonly CutDocument[];
 }
 
 /** Candidates tried per recent document when several of its leaves start with the same bytes. */
@@ -215,7 +232,7 @@ function planLeaves(state: CutState, bytes: Uint8Array): LeafPlan {
   }
   let base: CutDocument | undefined;
   for (const [doc, n] of taken) if (!base || n > taken.get(base)!) base = doc;
-  return { ends, ids, reused, base };
+  return { ends, ids, reused, base, from: [...taken.keys()] };
 }
 
 /** Remembers `doc` as the newest of its lineage (it replaces `base`), within the bounds. */
@@ -276,7 +293,15 @@ class Tree {
       writes.push({ id, key: chunkKey(id), bytes });
     }
     const envelope = encodeEnvelope({ bytes: this.total, depth, ids, scheme: this.state.addressing.scheme }, this.edges);
-    return { envelope, writes, ids: [...new Set(this.ids)] };
+    const all = this.ids;
+    // Made when asked (the writer asks only for the writes): a set of every id per version costs as much as finding them.
+    return {
+      envelope,
+      writes,
+      get ids() {
+        return [...new Set(all)];
+      },
+    };
   }
 }
 
@@ -319,9 +344,16 @@ async function nodeId(state: CutState, group: readonly string[]): Promise<string
 }
 
 /** Leaves and nodes of the middle `bytes` with every id known: the document as chunkDocument stores it. */
-function finishSync(state: CutState, bytes: Uint8Array, plan: LeafPlan, split: DocumentSplit): ChunkedDocument | undefined {
+function finishSync(
+  state: CutState,
+  bytes: Uint8Array,
+  plan: LeafPlan,
+  split: DocumentSplit,
+  written?: WrittenSince,
+): ChunkedDocument | undefined {
   const tree = new Tree(state, split.total, split.edges);
   const ids: string[] = [];
+  const fresh: string[] = [];
   for (let i = 0, start = 0; i < plan.ends.length; start = plan.ends[i++]!) {
     let id = plan.ids[i];
     if (id !== undefined) tree.reused(id);
@@ -330,6 +362,7 @@ function finishSync(state: CutState, bytes: Uint8Array, plan: LeafPlan, split: D
       id = state.addressing.idSync?.(leaf);
       if (id === undefined) return undefined;
       tree.leaf(id, leaf);
+      fresh.push(id);
     }
     ids.push(id);
   }
@@ -346,13 +379,20 @@ function finishSync(state: CutState, bytes: Uint8Array, plan: LeafPlan, split: D
     level = next;
     depth++;
   }
-  remember(state, { bytes: bytes.slice(), ends: plan.ends, ids }, plan.base);
+  remember(state, { bytes: bytes.slice(), ends: plan.ends, ids, written: written && { ...written, except: fresh } }, plan.base);
   return tree.finish(depth, level);
 }
 
-async function finishAsync(state: CutState, bytes: Uint8Array, plan: LeafPlan, split: DocumentSplit): Promise<ChunkedDocument> {
+async function finishAsync(
+  state: CutState,
+  bytes: Uint8Array,
+  plan: LeafPlan,
+  split: DocumentSplit,
+  written?: WrittenSince,
+): Promise<ChunkedDocument> {
   const tree = new Tree(state, split.total, split.edges);
   const ids: string[] = [];
+  const fresh: string[] = [];
   for (let i = 0, start = 0; i < plan.ends.length; start = plan.ends[i++]!) {
     let id = plan.ids[i];
     if (id !== undefined) tree.reused(id);
@@ -360,6 +400,7 @@ async function finishAsync(state: CutState, bytes: Uint8Array, plan: LeafPlan, s
       const leaf = bytes.subarray(start, plan.ends[i]!);
       id = await state.addressing.id(leaf);
       tree.leaf(id, leaf);
+      fresh.push(id);
     }
     ids.push(id);
   }
@@ -375,7 +416,7 @@ async function finishAsync(state: CutState, bytes: Uint8Array, plan: LeafPlan, s
     level = next;
     depth++;
   }
-  remember(state, { bytes, ends: plan.ends, ids }, plan.base);
+  remember(state, { bytes, ends: plan.ends, ids, written: written && { ...written, except: fresh } }, plan.base);
   return tree.finish(depth, level);
 }
 
@@ -391,9 +432,10 @@ export function cutDocument(storage: StorageAdapter, bytes: Uint8Array): Chunked
   const split = splitDocument(addressing, bytes);
   const middle = split.middle;
   const plan = planLeaves(state, middle);
-  if (plan.base && wroteAll(state, plan.reused)) {
+  const written = plan.base && wroteAll(state, plan);
+  if (written) {
     // Copied for the async path: the caller's buffer may be reused once this awaits (the saver's seal buffer).
-    return finishSync(state, middle, plan, split) ?? finishAsync(state, middle.slice(), plan, split);
+    return finishSync(state, middle, plan, split, written) ?? finishAsync(state, middle.slice(), plan, split, written);
   }
   // A first version, or one reusing leaves this process did not write (it read them):
   // chunkDocument knows what was read. This cut is kept for the next version.
@@ -407,11 +449,53 @@ export function cutDocument(storage: StorageAdapter, bytes: Uint8Array): Chunked
   });
 }
 
-/** Whether this process wrote every chunk of `ids` within the trust window. */
-function wroteAll(state: CutState, ids: readonly string[]): boolean {
+/** Whether this process wrote `id` within the trust window: when, else undefined. */
+function writtenAt(state: CutState, id: string, now: number): number | undefined {
+  const at = state.written.get(id);
+  return at !== undefined && now - at < KNOWN_CHUNK_TTL_MS ? at : undefined;
+}
+
+/** The oldest write of `ids` by this process, `since` at most; undefined when one is not known written within the trust window. */
+function oldestWrite(state: CutState, ids: readonly string[], since: number, now: number): number | undefined {
+  for (const id of ids) {
+    const at = writtenAt(state, id, now);
+    if (at === undefined) return undefined;
+    if (at < since) since = at;
+  }
+  return since;
+}
+
+/**
+ * The oldest write by this process of `doc`'s leaves, when it wrote every one within the trust
+ * window. A version is taken mostly from the version before, whose leaves were found written when
+ * it was cut: only its new leaves are looked up (and then none, the answer being kept), unless that
+ * finding expired or an id left `written` since (a sweep hid it, or the bound on remembered ids
+ * dropped it). Looking up each of hundreds of leaves per version cost more than cutting the few
+ * that changed.
+ */
+function allWritten(state: CutState, doc: CutDocument, now: number): number | undefined {
+  const known = doc.written;
+  const valid = known !== undefined && known.generation === state.generation && now - known.since < KNOWN_CHUNK_TTL_MS;
+  const since = valid ? oldestWrite(state, known.except, known.since, now) : oldestWrite(state, doc.ids, now, now);
+  if (since !== undefined && (!valid || known.except.length > 0)) doc.written = { since, generation: state.generation, except: [] };
+  return since;
+}
+
+/** What is known of the leaves `plan` takes from recent documents, when this process wrote every one within the trust window. */
+function wroteAll(state: CutState, plan: LeafPlan): WrittenSince | undefined {
   const now = Date.now();
-  for (const id of ids) if (!wroteRecently(state, id, now)) return false;
-  return true;
+  let since: number | undefined = now;
+  for (const doc of plan.from) {
+    const at = allWritten(state, doc, now);
+    if (at === undefined) {
+      since = undefined;
+      break;
+    }
+    since = Math.min(since, at);
+  }
+  // A recent document with a leaf not known written: the leaves taken may all be, still.
+  since ??= oldestWrite(state, plan.reused, now, now);
+  return since === undefined ? undefined : { since, generation: state.generation, except: [] };
 }
 
 /** Records that the chunks `ids` are stored now, by this process (call only once the write holding them is durable). */
@@ -423,7 +507,9 @@ export function rememberWritten(storage: StorageAdapter, ids: readonly string[])
     state.written.delete(id);
     state.written.set(id, now);
   }
+  if (state.written.size <= WRITTEN_MAX) return;
   while (state.written.size > WRITTEN_MAX) state.written.delete(state.written.keys().next().value!);
+  state.generation++;
 }
 
 /** Forgets that this process wrote the chunks `ids` of `storage` (a sweep of this process hid them), or every chunk. */
@@ -432,4 +518,5 @@ export function forgetWritten(storage: StorageAdapter, ids?: Iterable<string>): 
   if (!state) return;
   if (!ids) state.written.clear();
   else for (const id of ids) state.written.delete(id);
+  state.generation++;
 }

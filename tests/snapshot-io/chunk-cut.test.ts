@@ -219,6 +219,35 @@ describe('cutting a document for writing', () => {
     for (const id of shared.filter((id) => third.ids.includes(id))) expect(third.writes.map((w) => w.id)).toContain(id);
   });
 
+  it('a leaf a sweep of this process hid is written again by a later version, though the version before found every leaf written', () => {
+    const storage = memoryStorage();
+    const doc = (v: number): Uint8Array =>
+      encode(
+        JSON.stringify({
+          items: Array.from({ length: 40 }, (_, k) => ({ id: k, text: `item ${k} `.padEnd(990, 'q'), rev: k === v ? v : 0 })),
+        }),
+      );
+    const cut = (v: number): ChunkedDocument => {
+      const c = sync(cutDocument(storage, doc(v)));
+      rememberWritten(
+        storage,
+        c.writes.map((w) => w.id),
+      );
+      return c;
+    };
+    const first = cut(1);
+    const second = cut(2);
+    const third = cut(3);
+    // One leaf of each: the first's found written when the second was cut, the second's when the third was.
+    for (const [i, hidden] of [first.ids[10]!, third.ids[20]!].entries()) {
+      expect(second.ids).toContain(hidden);
+      forgetWritten(storage, [hidden]);
+      const next = cut(4 + i);
+      expect(next.ids).toContain(hidden);
+      expect(next.writes.map((w) => w.id)).toContain(hidden);
+    }
+  });
+
   it('a store whose addressing hashes only asynchronously (keyed ids): the same cuts, ids of its own scheme', async () => {
     const keyed = (bytes: Uint8Array): string => sha256HexSync(new Uint8Array([...encode('key:'), ...bytes]))!;
     const addressing = { scheme: 'test-keyed', id: (bytes: Uint8Array) => Promise.resolve(keyed(bytes)) };
