@@ -125,13 +125,16 @@ export function leafBoundaries(bytes: Uint8Array): number[] {
   return ends;
 }
 
+/** Whether an id's last byte is a multiple of {@link NODE_FANOUT}, a divisor of 16: read from its last hex digit, the byte's low nibble. */
+const endsNode = (id: string): boolean => NIBBLE[id.charCodeAt(id.length - 1)]! % NODE_FANOUT === 0;
+
 /** Cuts a list of ids into nodes by the ids' last byte (see {@link NODE_FANOUT}). */
 export function nodeGroups(ids: readonly string[]): string[][] {
   const groups: string[][] = [];
   let group: string[] = [];
   for (const id of ids) {
     group.push(id);
-    if (group.length >= NODE_MAX || parseInt(id.slice(-2), 16) % NODE_FANOUT === 0) {
+    if (group.length >= NODE_MAX || endsNode(id)) {
       groups.push(group);
       group = [];
     }
