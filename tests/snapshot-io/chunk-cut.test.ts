@@ -177,6 +177,33 @@ describe('cutting a document for writing', () => {
     );
   });
 
+  it('items inserted among many long strings followed by the same member name: only the new items and the leaf before them are hashed (property)', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 30, max: 120 }), fc.nat(), fc.integer({ min: 1, max: 16 }), (count, where, added) => {
+        let hashed = 0;
+        const addressing = {
+          scheme: 'test-counting',
+          id: (bytes: Uint8Array) => Promise.resolve(sha256HexSync(bytes)!),
+          idSync: (bytes: Uint8Array): string => {
+            hashed += bytes.length;
+            return sha256HexSync(bytes)!;
+          },
+        };
+        const storage: StorageAdapter = Object.assign(memoryStorage(), { contentAddressing: addressing });
+        const item = (k: number) => ({ id: k, text: `item ${k} `.padEnd(990, String.fromCharCode(97 + ((k * 7) % 26))), rev: 0 });
+        const items = Array.from({ length: count }, (_, k) => item(k));
+        rememberWritten(storage, sync(cutDocument(storage, encode(JSON.stringify({ items })))).ids);
+        const at = where % (count + 1);
+        items.splice(at, 0, ...Array.from({ length: added }, (_, k) => item(1000 + k)));
+        hashed = 0;
+        sync(cutDocument(storage, encode(JSON.stringify({ items }))));
+        // The new items' leaves, the leaf the insertion ends, and the paths of nodes above them.
+        expect(hashed).toBeLessThan((added + 2) * 1100 + 4096);
+      }),
+      { numRuns: 40 },
+    );
+  });
+
   it('chunks this process read (another process wrote them) are not written again, before and after a version it cut itself', async () => {
     const storage = memoryStorage();
     const base = `{"log":${JSON.stringify(Array.from({ length: 400 }, (_, i) => `entry ${i} ${'abcdefghij'.repeat(i % 13)}`))}`;
