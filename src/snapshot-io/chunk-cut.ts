@@ -44,8 +44,8 @@ interface CutDocument {
   readonly ids: readonly string[];
   /** What is known of its leaves' writes by this process (see `allWritten`). */
   written?: WrittenSince;
-  /** Its leaves by their first bytes (indexes, ascending), made when first needed. */
-  probes?: Map<number, number[]>;
+  /** Its leaves by their first bytes, made when first needed. */
+  probes?: Probes;
 }
 
 /**
@@ -103,33 +103,41 @@ function sameRange(a: Uint8Array, aFrom: number, b: Uint8Array, bFrom: number, l
  */
 const PROBE_BYTES = 32;
 
-/** A hash of a leaf's first bytes, 53 bits (a leaf holding fewer is never looked up: it is too short to matter); a collision costs one comparison. */
+/**
+ * A hash of a leaf's first bytes (a leaf holding fewer is never looked up: it is too short to
+ * matter): FNV-1a kept to 30 bits, a small integer the engine stores in a map without boxing. A
+ * collision costs a comparison.
+ */
 function probeAt(bytes: Uint8Array, at: number): number | undefined {
   if (at + PROBE_BYTES > bytes.length) return undefined;
-  // Two FNV-1a lanes of 32 bits, one kept whole and 21 bits of the other: a double holds 53 bits exactly.
-  let a = 0x811c9dc5;
-  let b = 0x01000193;
-  for (let i = at; i < at + PROBE_BYTES; i++) {
-    a = Math.imul(a ^ bytes[i]!, 0x01000193);
-    b = Math.imul(b ^ bytes[i]!, 0x5bd1e995);
-  }
-  return (b >>> 11) * 0x100000000 + (a >>> 0);
+  let h = 0x811c9dc5;
+  for (let i = at; i < at + PROBE_BYTES; i++) h = Math.imul(h ^ bytes[i]!, 0x01000193);
+  return (h ^ (h >>> 30)) & 0x3fffffff;
 }
 
 /**
- * Leaf indexes of a recent document by their first bytes. Many leaves may share them: a leaf that
- * starts after a long string's closing quote starts with the same member name as its neighbours
- * (`,"rev":`, `","additional_kwargs"`), so each key lists every such leaf, in document order.
+ * Leaf indexes of a recent document by their first bytes: the first leaf with them, and in
+ * `more` the others, in document order. Several leaves share them where a leaf that starts after
+ * a long string's closing quote starts with the same member name and what follows it as its
+ * neighbours do; a list per key would cost an array per leaf.
  */
-function probesOf(doc: CutDocument): Map<number, number[]> {
+interface Probes {
+  readonly first: Map<number, number>;
+  readonly more: Map<number, number[]>;
+}
+
+function probesOf(doc: CutDocument): Probes {
   if (doc.probes) return doc.probes;
-  const probes = new Map<number, number[]>();
+  const probes: Probes = { first: new Map(), more: new Map() };
   for (let j = 0; j < doc.ends.length; j++) {
     const key = probeAt(doc.bytes, j === 0 ? 0 : doc.ends[j - 1]!);
     if (key === undefined) continue;
-    const list = probes.get(key);
-    if (list) list.push(j);
-    else probes.set(key, [j]);
+    if (!probes.first.has(key)) probes.first.set(key, j);
+    else {
+      const list = probes.more.get(key);
+      if (list) list.push(j);
+      else probes.more.set(key, [probes.first.get(key)!, j]);
+    }
   }
   return (doc.probes = probes);
 }
@@ -190,10 +198,12 @@ function findLeaf(
   const key = probeAt(bytes, at);
   if (key === undefined) return undefined;
   for (const doc of recent) {
-    const list = probesOf(doc).get(key);
-    if (list === undefined) continue;
-    if (list.length === 1) {
-      if (leafMatches(doc, list[0]!, bytes, at)) return { doc, j: list[0]! };
+    const probes = probesOf(doc);
+    const first = probes.first.get(key);
+    if (first === undefined) continue;
+    const list = probes.more.get(key);
+    if (list === undefined) {
+      if (leafMatches(doc, first, bytes, at)) return { doc, j: first };
       continue;
     }
     // Outward from the nearest: right, left, right, ...
