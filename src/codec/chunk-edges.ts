@@ -13,13 +13,21 @@ import { inflateChunk, looksDeflated, packChunk } from './chunk-packing.js';
  * its ends reuses the very same tree and stores no chunk at all.
  *
  * Where an edge ends is cut by content, as leaves are, so that the middle starts and ends at the
- * same bytes from one version to the next: at a **mark**, a place where the gear hash of the 32
- * bytes before it has its top bits zero, the first at or past {@link HEAD_MIN} bytes from the
- * start, and the last at or before {@link TAIL_MIN} bytes from the end. A change within those
- * bounds that keeps the document's length leaves the marks, and so the middle, in place.
+ * same bytes from one version to the next. First choice, a **text mark**: a place inside a long
+ * JSON string (a message, an item of a list), {@link TEXT_RUN} quote-free bytes or more past its
+ * start, where the gear hash of the 32 bytes before has its top 6 bits zero; the head ends at the
+ * first such mark, the tail starts at the last one. The ids, times, checksums and versions that
+ * change at every version are short strings around the long ones, so the edges hold them and a
+ * few dozen bytes of text, whatever their length: a writer's checkpoint changes its last 40
+ * bytes or so, a LangGraph one about 890. A text mark depends on the text before it alone, so a
+ * head that changes length (LangGraph's `__start__` channel comes and goes) still ends at the same
+ * text. Where no text mark falls within {@link HEAD_MAX} of the start (or of the end), the edge
+ * is cut as before text marks were: at the first **head mark** (top 9 bits zero) {@link HEAD_MIN}
+ * bytes or more from the start, at the last **tail mark** (top 6 bits zero) {@link TAIL_MIN}
+ * bytes or more from the end.
  */
 
-/** The head ends at the first head mark this many bytes or more from the start (a header of ids, times and a seal fits). */
+/** No text mark in the head: it ends at the first head mark this many bytes or more from the start (a header of ids, times and a seal fits). */
 export const HEAD_MIN = 384;
 /** No head mark by then: no head (low-entropy text, where marks are rare). */
 const HEAD_MAX = 2048;
@@ -30,7 +38,7 @@ const HEAD_MAX = 2048;
  * shift of HEAD_MIN, which rare marks make unlikely.
  */
 const HEAD_MARK = 0xff800000;
-/** The tail starts at the last tail mark this many bytes or more from the end (a LangGraph checkpoint's versions and ids fit). */
+/** No text mark in the tail: it starts at the last tail mark this many bytes or more from the end (a LangGraph checkpoint's versions and ids fit). */
 export const TAIL_MIN = 1024;
 /** No tail mark by then: no tail. */
 const TAIL_MAX = 2048;
@@ -68,28 +76,54 @@ function windowHash(bytes: Uint8Array, at: number, gear: Uint32Array): number {
 }
 
 /**
+ * Quote-free bytes before a text mark: past any id, checksum or timestamp (a SHA-256 in hex is 64),
+ * inside text.
+ */
+export const TEXT_RUN = 128;
+/** Top bits of the gear hash that are zero at a text mark: 6, one every ~64 bytes of text. */
+const TEXT_MARK = 0xfc000000;
+const QUOTE = 0x22;
+
+/** Where the quote-free stretch ending at `at` (exclusive) starts, scanning back at most {@link TEXT_RUN} bytes. */
+function runStartBefore(bytes: Uint8Array, at: number): number {
+  for (let j = at - 1; j >= at - TEXT_RUN; j--) if (bytes[j] === QUOTE) return j + 1;
+  return at - TEXT_RUN;
+}
+
+/** The first text mark in [TEXT_RUN, HEAD_MAX], else the first head mark in [HEAD_MIN, HEAD_MAX]; 0 when neither. */
+function headCut(bytes: Uint8Array, gear: Uint32Array): number {
+  let fallback = 0;
+  let run = runStartBefore(bytes, TEXT_RUN);
+  for (let at = TEXT_RUN, h = windowHash(bytes, at, gear); ; h = ((h << 1) + gear[bytes[at++]!]!) | 0) {
+    if (bytes[at - 1] === QUOTE) run = at;
+    if ((h & TEXT_MARK) === 0 && at - run >= TEXT_RUN) return at;
+    if (fallback === 0 && at >= HEAD_MIN && (h & HEAD_MARK) === 0) fallback = at;
+    if (at === HEAD_MAX) return fallback;
+  }
+}
+
+/** The last text mark in [n − TAIL_MAX, n − 1] as a tail length, else the last tail mark in [n − TAIL_MAX, n − TAIL_MIN]; 0 when neither. */
+function tailCut(bytes: Uint8Array, gear: Uint32Array): number {
+  const n = bytes.length;
+  let text = 0;
+  let fallback = 0;
+  let run = runStartBefore(bytes, n - TAIL_MAX);
+  for (let at = n - TAIL_MAX, h = windowHash(bytes, at, gear); ; h = ((h << 1) + gear[bytes[at++]!]!) | 0) {
+    if (bytes[at - 1] === QUOTE) run = at;
+    if ((h & TEXT_MARK) === 0 && at - run >= TEXT_RUN) text = n - at;
+    if (at <= n - TAIL_MIN && (h & TAIL_MARK) === 0) fallback = n - at;
+    if (at === n - 1) return text || fallback;
+  }
+}
+
+/**
  * The edges to cut from `bytes` (zero-length where no mark falls within bounds, or the document
  * is too small for both). The hash is rolled from one place to the next, not made again from 32
  * bytes: each step shifts it one bit, so a byte's share has left the 32 bits 32 steps later.
  */
 export function edgeCut(bytes: Uint8Array, gear: Uint32Array): EdgeCut {
-  const n = bytes.length;
-  if (n < 4 * EDGES_MAX_BYTES) return { head: 0, tail: 0 };
-  let head = 0;
-  for (let at = HEAD_MIN, h = windowHash(bytes, at, gear); ; h = ((h << 1) + gear[bytes[at++]!]!) | 0) {
-    if ((h & HEAD_MARK) === 0) {
-      head = at;
-      break;
-    }
-    if (at === HEAD_MAX) break;
-  }
-  // The last tail mark from the end's side: the one nearest TAIL_MIN.
-  let tail = 0;
-  for (let at = n - TAIL_MAX, h = windowHash(bytes, at, gear); ; h = ((h << 1) + gear[bytes[at++]!]!) | 0) {
-    if ((h & TAIL_MARK) === 0) tail = n - at;
-    if (at === n - TAIL_MIN) break;
-  }
-  return { head, tail };
+  if (bytes.length < 4 * EDGES_MAX_BYTES) return { head: 0, tail: 0 };
+  return { head: headCut(bytes, gear), tail: tailCut(bytes, gear) };
 }
 
 /**

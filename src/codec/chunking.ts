@@ -1,5 +1,5 @@
 import { CheckpointError } from '../contract/errors.js';
-import { decodeEdges, edgeCut, type DocumentEdges, type EdgeCut } from './chunk-edges.js';
+import { decodeEdges, edgeCut, TEXT_RUN, type DocumentEdges, type EdgeCut } from './chunk-edges.js';
 import { utf8Decode, utf8Encode } from './utf8.js';
 
 /**
@@ -17,16 +17,20 @@ import { utf8Decode, utf8Encode } from './utf8.js';
 
 /** Documents smaller than this are stored whole (byte-identical to a store without chunks). */
 export const CHUNKED_MIN_BYTES = 16 * 1024;
-/** No leaf boundary before this many bytes. */
+/** No gear-hash boundary before this many bytes (a long string's end may come sooner: see {@link nextLeafEnd}). */
 const LEAF_MIN = 256;
 /** A leaf is cut here at the latest. */
 const LEAF_MAX = 2 * 1024;
 /**
- * High bits of the gear hash that must be zero at a boundary: 9 bits, a boundary every ~512 bytes
- * past the minimum (leaves of ~770 bytes on average). Smaller leaves make a change rewrite fewer
- * unchanged bytes around it; compressed, they still cost less than their ids do in nodes.
+ * High bits of the gear hash that must be zero at a boundary: 10 bits, one every ~1 KiB past the
+ * minimum. Most boundaries of a JSON document fall at the ends of its long strings, which cut a
+ * changed message or item off its neighbours exactly; the hash's boundaries bound long strings
+ * and string-less stretches. More of them would cut strings into more leaves (each an id in a
+ * node), fewer would make a change inside a long string rewrite more of it (measured on the
+ * dedup bench: 9 bits stored 3 % more for its list of 1 KB items, 11 bits 4 % more for its
+ * conversation of 2 KB messages).
  */
-const LEAF_MASK = 0xff800000;
+const LEAF_MASK = 0xffc00000;
 /**
  * A node boundary follows an id whose last byte is a multiple of this (8 ids per node on average).
  * A change rewrites one node per level above it, so it costs about fanout × levels ids (hashes:
@@ -38,6 +42,8 @@ const NODE_FANOUT = 8;
 const NODE_MAX = 64;
 /** The envelope lists at most this many ids (rewritten with every version, in hex); more are cut into one more level of nodes. */
 const ROOT_MAX = 4;
+
+const QUOTE = 0x22;
 
 /** The envelope's one member. */
 export const CHUNKED_MARKER = '$savepoint_chunked';
@@ -78,6 +84,11 @@ export const GEAR: Uint32Array = (() => {
  * The end of the leaf of `bytes` that starts at `start` (< `bytes.length`). A boundary depends on
  * the leaf's own bytes alone, so a leaf another version of the document holds at another offset
  * is cut the same way there.
+ *
+ * Besides the gear hash's boundaries, a leaf ends right after a quote that closes {@link TEXT_RUN}
+ * quote-free bytes or more (within the leaf): the end of a long JSON string, a message or an item
+ * of a list. A changed or appended string then starts and ends on leaf boundaries, and its
+ * neighbours' leaves stay as they were, instead of a leaf on each side holding both.
  */
 export function nextLeafEnd(bytes: Uint8Array, start: number): number {
   const last = Math.min(bytes.length, start + LEAF_MAX);
@@ -85,9 +96,21 @@ export function nextLeafEnd(bytes: Uint8Array, start: number): number {
   let h = 0;
   // The window before the minimum still feeds the hash, so a boundary depends on the 32 bytes before it alone.
   for (let j = Math.max(start, i - 32); j < i; j++) h = ((h << 1) + GEAR[bytes[j]!]!) | 0;
+  // A long string may end before the minimum: a leaf holds at least TEXT_RUN bytes all the same.
+  let run = start;
+  for (let j = start; j < i; j++)
+    if (bytes[j] === QUOTE) {
+      if (j - run >= TEXT_RUN) return j + 1;
+      run = j + 1;
+    }
   for (; i < last; i++) {
-    h = ((h << 1) + GEAR[bytes[i]!]!) | 0;
+    const b = bytes[i]!;
+    h = ((h << 1) + GEAR[b]!) | 0;
     if ((h & LEAF_MASK) === 0) return i + 1;
+    if (b === QUOTE) {
+      if (i - run >= TEXT_RUN) return i + 1;
+      run = i + 1;
+    }
   }
   return i;
 }
@@ -102,13 +125,16 @@ export function leafBoundaries(bytes: Uint8Array): number[] {
   return ends;
 }
 
+/** Whether an id's last byte is a multiple of {@link NODE_FANOUT}, a divisor of 16: read from its last hex digit, the byte's low nibble. */
+const endsNode = (id: string): boolean => NIBBLE[id.charCodeAt(id.length - 1)]! % NODE_FANOUT === 0;
+
 /** Cuts a list of ids into nodes by the ids' last byte (see {@link NODE_FANOUT}). */
 export function nodeGroups(ids: readonly string[]): string[][] {
   const groups: string[][] = [];
   let group: string[] = [];
   for (const id of ids) {
     group.push(id);
-    if (group.length >= NODE_MAX || parseInt(id.slice(-2), 16) % NODE_FANOUT === 0) {
+    if (group.length >= NODE_MAX || endsNode(id)) {
       groups.push(group);
       group = [];
     }

@@ -32,7 +32,7 @@ import {
 const RECENT_MAX = 8;
 /** Bytes of recent documents remembered per store. */
 const RECENT_BYTES = 32 * 1024 * 1024;
-/** Node ids remembered per store (keyed by the ids they list: up to 4 KiB each). */
+/** Nodes remembered per store (the ids they list: up to 4 KiB each). */
 const NODES_MAX = 2048;
 /** Chunk ids remembered as written per store (about 100 bytes each). */
 const WRITTEN_MAX = 200_000;
@@ -42,8 +42,21 @@ interface CutDocument {
   readonly bytes: Uint8Array;
   readonly ends: readonly number[];
   readonly ids: readonly string[];
+  /** What is known of its leaves' writes by this process (see `allWritten`). */
+  written?: WrittenSince;
   /** Its leaves by their first bytes, made when first needed. */
-  probes?: Map<number, number>;
+  probes?: Probes;
+}
+
+/**
+ * Leaves a document holds that this process wrote no earlier than `since`, as found at
+ * `generation` of its state: all but those listed in `except` (new in that version: written, if
+ * at all, once it was durable).
+ */
+interface WrittenSince {
+  readonly since: number;
+  readonly generation: number;
+  readonly except: readonly string[];
 }
 
 /** What one process remembers of its writes of a store's chunks. */
@@ -54,10 +67,12 @@ interface CutState {
   /** Newest first. */
   readonly recent: CutDocument[];
   recentBytes: number;
-  /** A node's children's ids, joined → the node's id. */
-  readonly nodes: Map<string, string>;
+  /** A node's first child's id → the node's children and its id (the latest node seen starting there). */
+  readonly nodes: Map<string, KnownNode>;
   /** Chunk id → when a write holding it was durable (ms). */
   readonly written: Map<string, number>;
+  /** Counts the times ids left `written` other than by expiring: what a document's `written` found may no longer hold. */
+  generation: number;
 }
 
 const states = new WeakMap<StorageAdapter, CutState>();
@@ -65,7 +80,7 @@ const states = new WeakMap<StorageAdapter, CutState>();
 function stateOf(storage: StorageAdapter, addressing: ContentAddressing): CutState {
   let s = states.get(storage);
   if (!s || s.addressing !== addressing || s.scheme !== addressing.scheme) {
-    s = { addressing, scheme: addressing.scheme, recent: [], recentBytes: 0, nodes: new Map(), written: new Map() };
+    s = { addressing, scheme: addressing.scheme, recent: [], recentBytes: 0, nodes: new Map(), written: new Map(), generation: 0 };
     states.set(storage, s);
   }
   return s;
@@ -81,25 +96,48 @@ function sameRange(a: Uint8Array, aFrom: number, b: Uint8Array, bFrom: number, l
   return true;
 }
 
-/** Bytes of a leaf's start that find it among a recent document's leaves. */
-const PROBE_BYTES = 7;
+/**
+ * Bytes of a leaf's start that find it among a recent document's leaves: 32, so that leaves
+ * starting with the same member name after a long string (`,"rev":0},{"id":`) differ by what
+ * follows it (an id), mostly.
+ */
+const PROBE_BYTES = 32;
 
-/** A leaf's first bytes as a number (a leaf holding fewer is never looked up: it is too short to matter). */
+/**
+ * A hash of a leaf's first bytes (a leaf holding fewer is never looked up: it is too short to
+ * matter): FNV-1a kept to 30 bits, a small integer the engine stores in a map without boxing. A
+ * collision costs a comparison.
+ */
 function probeAt(bytes: Uint8Array, at: number): number | undefined {
   if (at + PROBE_BYTES > bytes.length) return undefined;
-  // 7 bytes: 56 bits do not fit a double exactly, so the last byte keeps 5 bits (53 in all); a collision costs one comparison.
-  const low = (bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16) | (bytes[at + 3]! << 24)) >>> 0;
-  const high = bytes[at + 4]! | (bytes[at + 5]! << 8) | ((bytes[at + 6]! & 0x1f) << 16);
-  return high * 0x100000000 + low;
+  let h = 0x811c9dc5;
+  for (let i = at; i < at + PROBE_BYTES; i++) h = Math.imul(h ^ bytes[i]!, 0x01000193);
+  return (h ^ (h >>> 30)) & 0x3fffffff;
 }
 
-/** Leaf index of a recent document by its first bytes (the first leaf with those bytes). */
-function probesOf(doc: CutDocument): Map<number, number> {
+/**
+ * Leaf indexes of a recent document by their first bytes: the first leaf with them, and in
+ * `more` the others, in document order. Several leaves share them where a leaf that starts after
+ * a long string's closing quote starts with the same member name and what follows it as its
+ * neighbours do; a list per key would cost an array per leaf.
+ */
+interface Probes {
+  readonly first: Map<number, number>;
+  readonly more: Map<number, number[]>;
+}
+
+function probesOf(doc: CutDocument): Probes {
   if (doc.probes) return doc.probes;
-  const probes = new Map<number, number>();
+  const probes: Probes = { first: new Map(), more: new Map() };
   for (let j = 0; j < doc.ends.length; j++) {
     const key = probeAt(doc.bytes, j === 0 ? 0 : doc.ends[j - 1]!);
-    if (key !== undefined && !probes.has(key)) probes.set(key, j);
+    if (key === undefined) continue;
+    if (!probes.first.has(key)) probes.first.set(key, j);
+    else {
+      const list = probes.more.get(key);
+      if (list) list.push(j);
+      else probes.more.set(key, [probes.first.get(key)!, j]);
+    }
   }
   return (doc.probes = probes);
 }
@@ -122,15 +160,59 @@ interface LeafPlan {
   readonly reused: string[];
   /** The recent document most leaves were taken from: this version replaces it. */
   readonly base: CutDocument | undefined;
+  /** Every recent document a leaf was taken from. */
+  readonly from: readonly CutDocument[];
 }
 
-/** A leaf of a recent document that `bytes` holds at `at`, found by its first bytes. */
-function findLeaf(recent: readonly CutDocument[], bytes: Uint8Array, at: number): { doc: CutDocument; j: number } | undefined {
+/** Candidates tried per recent document when several of its leaves start with the same bytes. */
+const CANDIDATES_TRIED = 4;
+
+/** The index in `list` (leaf indexes, ascending) of the leaf starting nearest to offset `near` of `doc`. */
+function nearestCandidate(doc: CutDocument, list: readonly number[], near: number): number {
+  let lo = 0;
+  let hi = list.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (doc.ends[list[mid]!]! <= near) lo = mid + 1;
+    else hi = mid;
+  }
+  // `lo` is the first leaf ending past `near`: it or the one before starts nearest.
+  const j = list[lo]!;
+  const start = j === 0 ? 0 : doc.ends[j - 1]!;
+  return lo > 0 && start - near > near - doc.ends[list[lo - 1]!]! ? lo - 1 : lo;
+}
+
+/**
+ * A leaf of a recent document that `bytes` holds at `at`, found by its first bytes. Where several
+ * leaves start with those bytes, the ones starting nearest to `at + shift` (where the previous
+ * match sat, as an offset of the recent document) are tried first, a few at most: a new version
+ * moves its unchanged leaves by the length of its changes, so the right one is almost always
+ * the nearest, and a miss only costs a leaf cut and hashed again.
+ */
+function findLeaf(
+  recent: readonly CutDocument[],
+  bytes: Uint8Array,
+  at: number,
+  shift: number,
+): { doc: CutDocument; j: number } | undefined {
   const key = probeAt(bytes, at);
   if (key === undefined) return undefined;
   for (const doc of recent) {
-    const j = probesOf(doc).get(key);
-    if (j !== undefined && leafMatches(doc, j, bytes, at)) return { doc, j };
+    const probes = probesOf(doc);
+    const first = probes.first.get(key);
+    if (first === undefined) continue;
+    const list = probes.more.get(key);
+    if (list === undefined) {
+      if (leafMatches(doc, first, bytes, at)) return { doc, j: first };
+      continue;
+    }
+    // Outward from the nearest: right, left, right, ...
+    const mid = nearestCandidate(doc, list, at + shift);
+    for (let k = 0, lo = mid - 1, hi = mid; k < CANDIDATES_TRIED && (lo >= 0 || hi < list.length); k++) {
+      const useHi = hi < list.length && (lo < 0 || k % 2 === 0);
+      const j = useHi ? list[hi++]! : list[lo--]!;
+      if (leafMatches(doc, j, bytes, at)) return { doc, j };
+    }
   }
   return undefined;
 }
@@ -145,14 +227,18 @@ function planLeaves(state: CutState, bytes: Uint8Array): LeafPlan {
   const reused: string[] = [];
   const taken = new Map<CutDocument, number>();
   let from: { doc: CutDocument; j: number } | undefined;
+  // Where the last leaf taken sat in its document, less where it sits in `bytes`.
+  let shift = 0;
   for (let at = 0; at < bytes.length;) {
     // The next leaf of the document the previous one came from, else a lookup.
     if (!(from && from.j < from.doc.ends.length && leafMatches(from.doc, from.j, bytes, at)))
-      from = state.recent.length > 0 ? findLeaf(state.recent, bytes, at) : undefined;
+      from = state.recent.length > 0 ? findLeaf(state.recent, bytes, at, shift) : undefined;
     if (from) {
       const { doc, j } = from;
       const id = doc.ids[j]!;
-      ends.push((at += doc.ends[j]! - (j === 0 ? 0 : doc.ends[j - 1]!)));
+      const start = j === 0 ? 0 : doc.ends[j - 1]!;
+      shift = start - at;
+      ends.push((at += doc.ends[j]! - start));
       ids.push(id);
       reused.push(id);
       taken.set(doc, (taken.get(doc) ?? 0) + 1);
@@ -164,7 +250,7 @@ function planLeaves(state: CutState, bytes: Uint8Array): LeafPlan {
   }
   let base: CutDocument | undefined;
   for (const [doc, n] of taken) if (!base || n > taken.get(base)!) base = doc;
-  return { ends, ids, reused, base };
+  return { ends, ids, reused, base, from: [...taken.keys()] };
 }
 
 /** Remembers `doc` as the newest of its lineage (it replaces `base`), within the bounds. */
@@ -186,103 +272,169 @@ function wroteRecently(state: CutState, id: string, now: number): boolean {
   return at !== undefined && now - at < KNOWN_CHUNK_TTL_MS;
 }
 
-/** The pieces of one document's tree, in the order chunkDocument lists them: leaves, then each level of nodes. */
+/**
+ * The pieces of one document's tree, in the order chunkDocument lists them: leaves, then each
+ * level of nodes. A leaf taken from a recent document is never written: the caller takes the
+ * writes of a tree only where this process wrote every such leaf (see `wroteAll`), so neither
+ * its bytes nor whether it was written are looked at again. The other pieces keep what makes
+ * their bytes, made only for those written.
+ */
 class Tree {
-  readonly pieces: { id: string; bytes: Uint8Array; leaf?: true }[] = [];
+  /** Every id the tree holds, in order (repeats included). */
+  readonly ids: string[] = [];
+  /** The pieces that may need writing: a new leaf's bytes, or a node's children. */
+  readonly fresh: { readonly id: string; readonly leaf?: Uint8Array; readonly children?: readonly string[] }[] = [];
   constructor(
     readonly state: CutState,
     readonly total: number,
     readonly edges: string | undefined,
   ) {}
+  reused(id: string): void {
+    this.ids.push(id);
+  }
+  leaf(id: string, bytes: Uint8Array): void {
+    this.ids.push(id);
+    this.fresh.push({ id, leaf: bytes });
+  }
+  node(id: string, children: readonly string[]): void {
+    this.ids.push(id);
+    this.fresh.push({ id, children });
+  }
   finish(depth: number, ids: readonly string[]): ChunkedDocument {
     const now = Date.now();
     const writes: ChunkWrite[] = [];
-    const seen = new Set<string>();
-    for (const { id, bytes, leaf } of this.pieces) {
-      if (seen.has(id)) continue;
-      seen.add(id);
-      if (!wroteRecently(this.state, id, now))
-        writes.push({ id, key: chunkKey(id), bytes: storedChunk(this.state.addressing, bytes, leaf === true) });
+    const written = new Set<string>();
+    for (const { id, leaf, children } of this.fresh) {
+      if (written.has(id) || wroteRecently(this.state, id, now)) continue;
+      written.add(id);
+      const bytes = leaf ? storedChunk(this.state.addressing, leaf, true) : encodeNode(children!);
+      writes.push({ id, key: chunkKey(id), bytes });
     }
     const envelope = encodeEnvelope({ bytes: this.total, depth, ids, scheme: this.state.addressing.scheme }, this.edges);
-    return { envelope, writes, ids: [...seen] };
+    const all = this.ids;
+    // Made when asked (the writer asks only for the writes): a set of every id per version costs as much as finding them.
+    return {
+      envelope,
+      writes,
+      get ids() {
+        return [...new Set(all)];
+      },
+    };
   }
 }
 
-/** A node's id, from the cache or hashed (`undefined` when the addressing cannot hash synchronously). */
-function nodeIdSync(state: CutState, group: readonly string[], tree: Tree): string | undefined {
-  const key = group.join('');
-  const node = encodeNode(group);
-  let id = state.nodes.get(key);
-  if (id === undefined) {
-    id = state.addressing.idSync?.(node);
-    if (id === undefined) return undefined;
-    state.nodes.set(key, id);
-    if (state.nodes.size > NODES_MAX) state.nodes.delete(state.nodes.keys().next().value!);
-  }
-  tree.pieces.push({ id, bytes: node });
+/** A node this process hashed: the ids it lists, and its own. */
+interface KnownNode {
+  readonly children: readonly string[];
+  readonly id: string;
+}
+
+/**
+ * A node's id from the cache. Keyed by its first child alone and checked child by child (the ids
+ * of a version's unchanged leaves are the very strings of the version before, so most checks
+ * compare references), not by all its ids joined: a key of up to 64 ids made and hashed per node
+ * cost more than the rest of a node's work.
+ */
+function knownNode(state: CutState, group: readonly string[]): string | undefined {
+  const known = state.nodes.get(group[0]!);
+  if (!known || known.children.length !== group.length) return undefined;
+  for (let i = 0; i < group.length; i++) if (known.children[i] !== group[i]) return undefined;
+  return known.id;
+}
+
+function learnNode(state: CutState, group: readonly string[], id: string): string {
+  state.nodes.delete(group[0]!);
+  state.nodes.set(group[0]!, { children: group, id });
+  if (state.nodes.size > NODES_MAX) state.nodes.delete(state.nodes.keys().next().value!);
   return id;
 }
 
-async function nodeId(state: CutState, group: readonly string[], tree: Tree): Promise<string> {
-  const sync = nodeIdSync(state, group, tree);
-  if (sync !== undefined) return sync;
-  const node = encodeNode(group);
-  const id = await state.addressing.id(node);
-  state.nodes.set(group.join(''), id);
-  tree.pieces.push({ id, bytes: node });
-  return id;
+/** A node's id from the cache, else hashed (`undefined` when the addressing cannot hash synchronously). */
+function nodeIdSync(state: CutState, group: readonly string[]): string | undefined {
+  const known = knownNode(state, group);
+  if (known !== undefined) return known;
+  const id = state.addressing.idSync?.(encodeNode(group));
+  return id === undefined ? undefined : learnNode(state, group, id);
+}
+
+async function nodeId(state: CutState, group: readonly string[]): Promise<string> {
+  return nodeIdSync(state, group) ?? learnNode(state, group, await state.addressing.id(encodeNode(group)));
 }
 
 /** Leaves and nodes of the middle `bytes` with every id known: the document as chunkDocument stores it. */
-function finishSync(state: CutState, bytes: Uint8Array, plan: LeafPlan, split: DocumentSplit): ChunkedDocument | undefined {
+function finishSync(
+  state: CutState,
+  bytes: Uint8Array,
+  plan: LeafPlan,
+  split: DocumentSplit,
+  written?: WrittenSince,
+): ChunkedDocument | undefined {
   const tree = new Tree(state, split.total, split.edges);
   const ids: string[] = [];
-  let start = 0;
-  for (let i = 0; i < plan.ends.length; i++) {
-    const leaf = bytes.subarray(start, plan.ends[i]!);
-    const id = plan.ids[i] ?? state.addressing.idSync?.(leaf);
-    if (id === undefined) return undefined;
-    tree.pieces.push({ id, bytes: leaf, leaf: true });
+  const fresh: string[] = [];
+  for (let i = 0, start = 0; i < plan.ends.length; start = plan.ends[i++]!) {
+    let id = plan.ids[i];
+    if (id !== undefined) tree.reused(id);
+    else {
+      const leaf = bytes.subarray(start, plan.ends[i]!);
+      id = state.addressing.idSync?.(leaf);
+      if (id === undefined) return undefined;
+      tree.leaf(id, leaf);
+      fresh.push(id);
+    }
     ids.push(id);
-    start = plan.ends[i]!;
   }
   let level = ids;
   let depth = 0;
   while (needsLevel(level)) {
     const next: string[] = [];
     for (const group of nodeGroups(level)) {
-      const id = nodeIdSync(state, group, tree);
+      const id = nodeIdSync(state, group);
       if (id === undefined) return undefined;
+      tree.node(id, group);
       next.push(id);
     }
     level = next;
     depth++;
   }
-  remember(state, { bytes: bytes.slice(), ends: plan.ends, ids }, plan.base);
+  remember(state, { bytes: bytes.slice(), ends: plan.ends, ids, written: written && { ...written, except: fresh } }, plan.base);
   return tree.finish(depth, level);
 }
 
-async function finishAsync(state: CutState, bytes: Uint8Array, plan: LeafPlan, split: DocumentSplit): Promise<ChunkedDocument> {
+async function finishAsync(
+  state: CutState,
+  bytes: Uint8Array,
+  plan: LeafPlan,
+  split: DocumentSplit,
+  written?: WrittenSince,
+): Promise<ChunkedDocument> {
   const tree = new Tree(state, split.total, split.edges);
   const ids: string[] = [];
-  let start = 0;
-  for (let i = 0; i < plan.ends.length; i++) {
-    const leaf = bytes.subarray(start, plan.ends[i]!);
-    const id = plan.ids[i] ?? (await state.addressing.id(leaf));
-    tree.pieces.push({ id, bytes: leaf, leaf: true });
+  const fresh: string[] = [];
+  for (let i = 0, start = 0; i < plan.ends.length; start = plan.ends[i++]!) {
+    let id = plan.ids[i];
+    if (id !== undefined) tree.reused(id);
+    else {
+      const leaf = bytes.subarray(start, plan.ends[i]!);
+      id = await state.addressing.id(leaf);
+      tree.leaf(id, leaf);
+      fresh.push(id);
+    }
     ids.push(id);
-    start = plan.ends[i]!;
   }
   let level = ids;
   let depth = 0;
   while (needsLevel(level)) {
     const next: string[] = [];
-    for (const group of nodeGroups(level)) next.push(await nodeId(state, group, tree));
+    for (const group of nodeGroups(level)) {
+      const id = await nodeId(state, group);
+      tree.node(id, group);
+      next.push(id);
+    }
     level = next;
     depth++;
   }
-  remember(state, { bytes, ends: plan.ends, ids }, plan.base);
+  remember(state, { bytes, ends: plan.ends, ids, written: written && { ...written, except: fresh } }, plan.base);
   return tree.finish(depth, level);
 }
 
@@ -298,9 +450,10 @@ export function cutDocument(storage: StorageAdapter, bytes: Uint8Array): Chunked
   const split = splitDocument(addressing, bytes);
   const middle = split.middle;
   const plan = planLeaves(state, middle);
-  if (plan.base && wroteAll(state, plan.reused)) {
+  const written = plan.base && wroteAll(state, plan);
+  if (written) {
     // Copied for the async path: the caller's buffer may be reused once this awaits (the saver's seal buffer).
-    return finishSync(state, middle, plan, split) ?? finishAsync(state, middle.slice(), plan, split);
+    return finishSync(state, middle, plan, split, written) ?? finishAsync(state, middle.slice(), plan, split, written);
   }
   // A first version, or one reusing leaves this process did not write (it read them):
   // chunkDocument knows what was read. This cut is kept for the next version.
@@ -314,11 +467,53 @@ export function cutDocument(storage: StorageAdapter, bytes: Uint8Array): Chunked
   });
 }
 
-/** Whether this process wrote every chunk of `ids` within the trust window. */
-function wroteAll(state: CutState, ids: readonly string[]): boolean {
+/** Whether this process wrote `id` within the trust window: when, else undefined. */
+function writtenAt(state: CutState, id: string, now: number): number | undefined {
+  const at = state.written.get(id);
+  return at !== undefined && now - at < KNOWN_CHUNK_TTL_MS ? at : undefined;
+}
+
+/** The oldest write of `ids` by this process, `since` at most; undefined when one is not known written within the trust window. */
+function oldestWrite(state: CutState, ids: readonly string[], since: number, now: number): number | undefined {
+  for (const id of ids) {
+    const at = writtenAt(state, id, now);
+    if (at === undefined) return undefined;
+    if (at < since) since = at;
+  }
+  return since;
+}
+
+/**
+ * The oldest write by this process of `doc`'s leaves, when it wrote every one within the trust
+ * window. A version is taken mostly from the version before, whose leaves were found written when
+ * it was cut: only its new leaves are looked up (and then none, the answer being kept), unless that
+ * finding expired or an id left `written` since (a sweep hid it, or the bound on remembered ids
+ * dropped it). Looking up each of hundreds of leaves per version cost more than cutting the few
+ * that changed.
+ */
+function allWritten(state: CutState, doc: CutDocument, now: number): number | undefined {
+  const known = doc.written;
+  const valid = known !== undefined && known.generation === state.generation && now - known.since < KNOWN_CHUNK_TTL_MS;
+  const since = valid ? oldestWrite(state, known.except, known.since, now) : oldestWrite(state, doc.ids, now, now);
+  if (since !== undefined && (!valid || known.except.length > 0)) doc.written = { since, generation: state.generation, except: [] };
+  return since;
+}
+
+/** What is known of the leaves `plan` takes from recent documents, when this process wrote every one within the trust window. */
+function wroteAll(state: CutState, plan: LeafPlan): WrittenSince | undefined {
   const now = Date.now();
-  for (const id of ids) if (!wroteRecently(state, id, now)) return false;
-  return true;
+  let since: number | undefined = now;
+  for (const doc of plan.from) {
+    const at = allWritten(state, doc, now);
+    if (at === undefined) {
+      since = undefined;
+      break;
+    }
+    since = Math.min(since, at);
+  }
+  // A recent document with a leaf not known written: the leaves taken may all be, still.
+  since ??= oldestWrite(state, plan.reused, now, now);
+  return since === undefined ? undefined : { since, generation: state.generation, except: [] };
 }
 
 /** Records that the chunks `ids` are stored now, by this process (call only once the write holding them is durable). */
@@ -330,7 +525,9 @@ export function rememberWritten(storage: StorageAdapter, ids: readonly string[])
     state.written.delete(id);
     state.written.set(id, now);
   }
+  if (state.written.size <= WRITTEN_MAX) return;
   while (state.written.size > WRITTEN_MAX) state.written.delete(state.written.keys().next().value!);
+  state.generation++;
 }
 
 /** Forgets that this process wrote the chunks `ids` of `storage` (a sweep of this process hid them), or every chunk. */
@@ -339,4 +536,5 @@ export function forgetWritten(storage: StorageAdapter, ids?: Iterable<string>): 
   if (!state) return;
   if (!ids) state.written.clear();
   else for (const id of ids) state.written.delete(id);
+  state.generation++;
 }

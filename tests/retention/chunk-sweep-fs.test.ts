@@ -21,7 +21,7 @@ import { scratchDirs } from '../support/scratch.js';
 const fresh = scratchDirs('chunk-sweep-fs');
 const GRACE = 60 * 60 * 1000;
 
-/** Six checkpoints of one run, each replacing a message; the first four deleted: what only they referenced is unreferenced. */
+/** Six checkpoints of one run, each replacing three messages; the first four deleted: what only they referenced is unreferenced. */
 async function scene(storage: StorageAdapter): Promise<Map<string, JsonValue>> {
   const writer = createWriter({
     storage,
@@ -34,7 +34,8 @@ async function scene(storage: StorageAdapter): Promise<Map<string, JsonValue>> {
   const messages = Array.from({ length: 12 }, (_, i) => prose(i + 1, 1800));
   const kept = new Map<string, JsonValue>();
   for (let n = 0; n < 6; n++) {
-    messages[(n * 5) % messages.length] = prose(100 + n, 1800);
+    // Three messages a checkpoint: a replaced message's leaves end where it does, so each leaves little else unreferenced.
+    for (let k = 0; k < 3; k++) messages[(n * 5 + k * 4) % messages.length] = prose(100 + n * 3 + k, 1800);
     const payload = { messages: [...messages], n };
     const r = await writer.checkpoint({ source: 'step_boundary', status: 'in_progress', payload });
     if (!r.ok) throw r.error;

@@ -133,6 +133,77 @@ describe('cutting a document for writing', () => {
     expect(next.writes.length).toBeLessThan(leaves / 4);
   });
 
+  it('a small edit among many long strings followed by the same member name hashes only the leaves it changed', () => {
+    // Leaves end at long strings' ends, so most start with the same bytes (`","rev":`): finding
+    // the recent version's leaf must not stop at the first leaf with those bytes.
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 24, max: 160 }),
+        fc.array(fc.tuple(fc.nat(), fc.nat(100_000)), { minLength: 1, maxLength: 4 }),
+        (count, edits) => {
+          let hashed = 0;
+          const addressing = {
+            scheme: 'test-counting',
+            id: (bytes: Uint8Array) => Promise.resolve(sha256HexSync(bytes)!),
+            idSync: (bytes: Uint8Array): string => {
+              hashed += bytes.length;
+              return sha256HexSync(bytes)!;
+            },
+          };
+          const storage: StorageAdapter = Object.assign(memoryStorage(), { contentAddressing: addressing });
+          const fresh = (): StorageAdapter =>
+            Object.assign(memoryStorage(), { contentAddressing: { ...addressing, idSync: sha256HexSync } });
+          const revs = Array.from({ length: count }, () => 0);
+          const doc = (): Uint8Array =>
+            encode(
+              JSON.stringify({
+                items: revs.map((rev, k) => ({ id: k, text: `item ${k} `.padEnd(990, String.fromCharCode(97 + ((k * 7) % 26))), rev })),
+              }),
+            );
+          rememberWritten(storage, sync(cutDocument(storage, doc())).ids);
+          for (const [at, rev] of edits) {
+            revs[at % count] = rev;
+            const bytes = doc();
+            hashed = 0;
+            const cut = sync(cutDocument(storage, bytes));
+            rememberWritten(storage, cut.ids);
+            // The changed item's leaf and the one after (its end moved), and one path of nodes: far from the whole document.
+            expect(hashed).toBeLessThan(8 * 1024);
+            expect(Buffer.from(cut.envelope).toString()).toBe(Buffer.from(sync(chunkDocument(fresh(), bytes)).envelope).toString());
+          }
+        },
+      ),
+      { numRuns: 30 },
+    );
+  });
+
+  it('items inserted among many long strings followed by the same member name: only the new items and the leaf before them are hashed (property)', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 30, max: 120 }), fc.nat(), fc.integer({ min: 1, max: 16 }), (count, where, added) => {
+        let hashed = 0;
+        const addressing = {
+          scheme: 'test-counting',
+          id: (bytes: Uint8Array) => Promise.resolve(sha256HexSync(bytes)!),
+          idSync: (bytes: Uint8Array): string => {
+            hashed += bytes.length;
+            return sha256HexSync(bytes)!;
+          },
+        };
+        const storage: StorageAdapter = Object.assign(memoryStorage(), { contentAddressing: addressing });
+        const item = (k: number) => ({ id: k, text: `item ${k} `.padEnd(990, String.fromCharCode(97 + ((k * 7) % 26))), rev: 0 });
+        const items = Array.from({ length: count }, (_, k) => item(k));
+        rememberWritten(storage, sync(cutDocument(storage, encode(JSON.stringify({ items })))).ids);
+        const at = where % (count + 1);
+        items.splice(at, 0, ...Array.from({ length: added }, (_, k) => item(1000 + k)));
+        hashed = 0;
+        sync(cutDocument(storage, encode(JSON.stringify({ items }))));
+        // The new items' leaves, the leaf the insertion ends, and the paths of nodes above them.
+        expect(hashed).toBeLessThan((added + 2) * 1100 + 4096);
+      }),
+      { numRuns: 40 },
+    );
+  });
+
   it('chunks this process read (another process wrote them) are not written again, before and after a version it cut itself', async () => {
     const storage = memoryStorage();
     const base = `{"log":${JSON.stringify(Array.from({ length: 400 }, (_, i) => `entry ${i} ${'abcdefghij'.repeat(i % 13)}`))}`;
@@ -173,6 +244,35 @@ describe('cutting a document for writing', () => {
     forgetWritten(storage, shared);
     const third = sync(cutDocument(storage, encode(`${text},"v":3}`)));
     for (const id of shared.filter((id) => third.ids.includes(id))) expect(third.writes.map((w) => w.id)).toContain(id);
+  });
+
+  it('a leaf a sweep of this process hid is written again by a later version, though the version before found every leaf written', () => {
+    const storage = memoryStorage();
+    const doc = (v: number): Uint8Array =>
+      encode(
+        JSON.stringify({
+          items: Array.from({ length: 40 }, (_, k) => ({ id: k, text: `item ${k} `.padEnd(990, 'q'), rev: k === v ? v : 0 })),
+        }),
+      );
+    const cut = (v: number): ChunkedDocument => {
+      const c = sync(cutDocument(storage, doc(v)));
+      rememberWritten(
+        storage,
+        c.writes.map((w) => w.id),
+      );
+      return c;
+    };
+    const first = cut(1);
+    const second = cut(2);
+    const third = cut(3);
+    // One leaf of each: the first's found written when the second was cut, the second's when the third was.
+    for (const [i, hidden] of [first.ids[10]!, third.ids[20]!].entries()) {
+      expect(second.ids).toContain(hidden);
+      forgetWritten(storage, [hidden]);
+      const next = cut(4 + i);
+      expect(next.ids).toContain(hidden);
+      expect(next.writes.map((w) => w.id)).toContain(hidden);
+    }
   });
 
   it('a store whose addressing hashes only asynchronously (keyed ids): the same cuts, ids of its own scheme', async () => {

@@ -10,7 +10,8 @@ import { Annotation, END, START, StateGraph } from '@langchain/langgraph';
 import { createWriter, defaultProfile, listAll, memoryStorage, type StorageAdapter } from 'savepoint';
 import { readSnapshot } from 'savepoint/toolkit';
 import { SavepointSaver } from 'savepoint/langgraph';
-import { decodeEnvelope, edgesOf, ENVELOPE_MAX_BYTES, GEAR } from '../../src/codec/chunking.js';
+import { chunkKey, decodeEnvelope, edgesOf, encodeEnvelope, encodeNode, ENVELOPE_MAX_BYTES, GEAR } from '../../src/codec/chunking.js';
+import { packChunk } from '../../src/codec/chunk-packing.js';
 import { EDGES_MAX_BYTES, EDGES_MEMBER_MAX, encodeEdges, HEAD_MIN, TAIL_MIN } from '../../src/codec/chunk-edges.js';
 import { sha256HexSync } from '../../src/codec/sha256.js';
 import { chunkDocument, forgetChunks, resolveChunked } from '../../src/snapshot-io/chunk-store.js';
@@ -33,11 +34,14 @@ const documentArb = fc.oneof(
   fc.tuple(fc.integer({ min: 1, max: 30_000 }), fc.integer({ min: 0, max: 20_000 })).map(([n, m]) => encode('z'.repeat(n) + prose(7, m))),
 );
 
-/** Random bytes (they do not compress) whose head mark comes late: edges too long to keep raw. */
+/**
+ * Random bytes (they do not compress) with a quote every 100 bytes (no text mark) whose head mark
+ * comes late: edges too long to keep raw.
+ */
 function longEdged(): Uint8Array {
   for (let seed = 1; ; seed++) {
     let x = seed;
-    const bytes = new Uint8Array(30_000).map(() => ((x = (x * 1103515245 + 12345) >>> 0), x >>> 24));
+    const bytes = new Uint8Array(30_000).map((_, i) => (i % 100 === 99 ? 0x22 : ((x = (x * 1103515245 + 12345) >>> 0), x >>> 24)));
     const cut = edgesOf(bytes);
     if (encodeEdges(bytes.subarray(0, cut.head), bytes.subarray(bytes.length - cut.tail), false).length > EDGES_MEMBER_MAX) return bytes;
   }
@@ -67,29 +71,29 @@ describe('chunk edges', () => {
     );
   });
 
-  it('a version that changes only bytes within its edges names the same chunk tree: no chunk to store (property)', async () => {
-    let withEdges = 0;
+  it('a version that changes only the short fields around its long strings, whatever their length, names the same chunk tree: no chunk to store (property)', async () => {
+    // A document as a checkpoint is: short fields (ids, times, seals, versions) before and after long strings (messages, items).
+    const fieldsArb = fc.array(fc.string({ unit: fc.constantFrom(...'0123456789abcdef-:.TZ{}'.split('')), maxLength: 60 }), {
+      minLength: 1,
+      maxLength: 8,
+    });
+    const fields = (values: readonly string[]): string => values.map((v, i) => `"f${i}":"${v}"`).join(',');
+    const documentOf = (head: readonly string[], texts: readonly string[], tail: readonly string[]): Uint8Array =>
+      encode(`{"head":{${fields(head)}},"texts":[${texts.map((t) => `"${t}"`).join(',')}],"tail":{${fields(tail)}}}`);
     await fc.assert(
       fc.asyncProperty(
-        fc.integer(),
-        fc.integer({ min: 16_000, max: 60_000 }),
-        fc.array(fc.tuple(fc.nat(), fc.constantFrom(...'abcxyz0123456789"{}'.split(''))), { minLength: 1, maxLength: 40 }),
-        async (seed, size, changes) => {
-          const before = encode(prose(seed, size));
-          const cut = edgesOf(before);
-          fc.pre(cut.head > 0 && cut.tail > 0);
-          withEdges++;
-          // Same length; changes in the first HEAD_MIN − 32 bytes and the last TAIL_MIN bytes, which no edge mark depends on.
-          const after = before.slice();
-          for (const [i, ch] of changes) {
-            const span = HEAD_MIN - 32 + TAIL_MIN;
-            const at = i % span;
-            after[at < HEAD_MIN - 32 ? at : after.length - TAIL_MIN + (at - (HEAD_MIN - 32))] = ch.charCodeAt(0);
-          }
+        fc.array(fc.tuple(fc.integer(), fc.integer({ min: 300, max: 3_000 })), { minLength: 12, maxLength: 30 }),
+        fc.tuple(fieldsArb, fieldsArb, fieldsArb, fieldsArb),
+        async (texts, [head1, tail1, head2, tail2]) => {
+          const prosed = texts.map(([seed, size]) => prose(seed, size));
+          const before = documentOf(head1, prosed, tail1);
+          const after = documentOf(head2, prosed, tail2);
+          fc.pre(before.length >= 4 * EDGES_MAX_BYTES && after.length >= 4 * EDGES_MAX_BYTES);
           const storage = memoryStorage();
           const first = decodeEnvelope(await store(storage, before), 'a')!;
           const second = await chunkDocument(storage, after);
           const parsed = decodeEnvelope(second.envelope, 'b')!;
+          expect(parsed.edges).toBeDefined();
           expect([parsed.depth, parsed.ids]).toEqual([first.depth, first.ids]);
           // The process's cut of recent versions agrees, and writes nothing it wrote already.
           const again = await cutDocument(storage, after);
@@ -100,7 +104,41 @@ describe('chunk edges', () => {
       ),
       { numRuns: 60 },
     );
-    expect(withEdges).toBeGreaterThan(30);
+  });
+
+  it('without text marks, a version that changes only its first HEAD_MIN − 32 and last TAIL_MIN bytes names the same chunk tree (property)', async () => {
+    let withEdges = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer(),
+        fc.integer({ min: 16_000, max: 60_000 }),
+        fc.array(fc.tuple(fc.nat(), fc.constantFrom(...'abcxyz0123456789{}'.split(''))), { minLength: 1, maxLength: 40 }),
+        async (seed, size, changes) => {
+          // A quote every 100 bytes: no stretch of text long enough for a text mark.
+          const before = encode(prose(seed, size).replace(/(.{99})./g, '$1"'));
+          const cut = edgesOf(before);
+          fc.pre(cut.head > 0 && cut.tail > 0);
+          withEdges++;
+          const after = before.slice();
+          for (const [i, ch] of changes) {
+            const span = HEAD_MIN - 32 + TAIL_MIN;
+            const at = i % span;
+            after[at < HEAD_MIN - 32 ? at : after.length - TAIL_MIN + (at - (HEAD_MIN - 32))] = ch.charCodeAt(0);
+          }
+          // A quote removed could make a stretch long enough for a text mark: not this property's case.
+          fc.pre(after.every((b, i) => b === 0x22 || before[i] !== 0x22));
+          const storage = memoryStorage();
+          const first = decodeEnvelope(await store(storage, before), 'a')!;
+          const second = await chunkDocument(storage, after);
+          const parsed = decodeEnvelope(second.envelope, 'b')!;
+          expect([parsed.depth, parsed.ids]).toEqual([first.depth, first.ids]);
+          const again = await cutDocument(storage, after);
+          expect(same(again.envelope, second.envelope)).toBe(true);
+        },
+      ),
+      { numRuns: 60 },
+    );
+    expect(withEdges).toBeGreaterThan(20);
   });
 
   it('a LangGraph turn stores chunks only for the checkpoint whose messages changed: the others reuse the tree', async () => {
@@ -132,6 +170,56 @@ describe('chunk edges', () => {
       previous = current;
     }
     expect(pairs).toBeGreaterThanOrEqual(10);
+  });
+
+  it('a document stored in an earlier form (edges to fixed places, leaves of fixed size) reads back; the next version, cut now, too (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer(),
+        fc.integer({ min: 20_000, max: 60_000 }),
+        fc.integer({ min: 0, max: 2_048 }),
+        fc.integer({ min: 0, max: 2_048 }),
+        fc.integer({ min: 200, max: 2_048 }),
+        async (seed, size, headAsked, tailAsked, leafSize) => {
+          const bytes = encode(`{"texts":["${prose(seed, size)}"],"n":1}`);
+          // What an earlier writer may have stored: any edge lengths (within an envelope), leaves cut elsewhere, a tree of its own shape.
+          const member = (h: number, t: number): string =>
+            encodeEdges(bytes.subarray(0, h), bytes.subarray(bytes.length - t), seed % 2 === 0);
+          const kept = member(headAsked, tailAsked).length <= EDGES_MEMBER_MAX;
+          const [head, tail] = kept ? [headAsked, tailAsked] : [0, 0];
+          const storage = memoryStorage();
+          const middle = bytes.subarray(head, bytes.length - tail);
+          let ids: string[] = [];
+          for (let at = 0; at < middle.length; at += leafSize) {
+            const leaf = middle.subarray(at, at + leafSize);
+            const id = sha256HexSync(leaf)!;
+            ids.push(id);
+            await storage.put(chunkKey(id), packChunk(leaf));
+          }
+          let depth = 0;
+          for (; ids.length > 4; depth++) {
+            const next: string[] = [];
+            for (let at = 0; at < ids.length; at += 16) {
+              const node = encodeNode(ids.slice(at, at + 16));
+              const id = sha256HexSync(node)!;
+              next.push(id);
+              await storage.put(chunkKey(id), node);
+            }
+            ids = next;
+          }
+          const edges = head + tail === 0 ? undefined : member(head, tail);
+          const envelope = encodeEnvelope({ bytes: bytes.length, depth, ids, scheme: 'sha256' }, edges);
+          expect(same((await resolveChunked(storage, 'old', envelope))!, bytes)).toBe(true);
+          const next = encode(`{"texts":["${prose(seed, size)}"],"n":2}`);
+          const doc = await cutDocument(storage, next);
+          for (const w of doc.writes) await storage.put(w.key, w.bytes);
+          forgetChunks(storage);
+          expect(same((await resolveChunked(storage, 'new', doc.envelope))!, next)).toBe(true);
+          expect(same((await resolveChunked(storage, 'old', envelope))!, bytes)).toBe(true);
+        },
+      ),
+      { numRuns: 40 },
+    );
   });
 
   it('damaged edges fail the read with checkpoint_integrity_mismatch', async () => {
@@ -192,33 +280,41 @@ describe('chunk edges', () => {
     expect(same((await resolveChunked(storage, 'doc', envelope))!, bytes)).toBe(true);
   });
   it('the rolled scan finds the edges a hash of the 32 bytes before each place finds (property)', () => {
-    /** The edges as defined: the first head mark in [384, 2048], the last tail mark from the end's side in [1024, 2048]. */
+    /**
+     * The edges as defined: the first text mark (top 6 bits, 128 quote-free bytes before) in [128, 2048], else the first head
+     * mark in [384, 2048]; the last text mark from the end's side in [1, 2048], else the last tail mark in [1024, 2048].
+     */
     const reference = (bytes: Uint8Array): { head: number; tail: number } => {
       const mark = (at: number, mask: number): boolean => {
         let h = 0;
         for (let j = at - 32; j < at; j++) h = ((h << 1) + GEAR[bytes[j]!]!) | 0;
         return (h & mask) === 0;
       };
+      const text = (at: number): boolean => mark(at, 0xfc000000) && !bytes.subarray(at - 128, at).includes(0x22);
       const n = bytes.length;
       if (n < 4 * EDGES_MAX_BYTES) return { head: 0, tail: 0 };
-      let head = 0;
-      for (let at = HEAD_MIN; at <= 2048; at++)
-        if (mark(at, 0xff800000)) {
-          head = at;
-          break;
-        }
-      let tail = 0;
-      for (let at = n - TAIL_MIN; at >= n - 2048; at--)
-        if (mark(at, 0xfc000000)) {
-          tail = n - at;
-          break;
-        }
-      return { head, tail };
+      const first = (from: number, ok: (at: number) => boolean): number => {
+        for (let at = from; at <= 2048; at++) if (ok(at)) return at;
+        return 0;
+      };
+      const last = (from: number, ok: (at: number) => boolean): number => {
+        for (let at = n - from; at >= n - 2048; at--) if (ok(at)) return n - at;
+        return 0;
+      };
+      return {
+        head: first(128, text) || first(HEAD_MIN, (at) => mark(at, 0xff800000)),
+        tail: last(1, text) || last(TAIL_MIN, (at) => mark(at, 0xfc000000)),
+      };
     };
     fc.assert(
       fc.property(fc.uint8Array({ minLength: 4 * EDGES_MAX_BYTES - 2, maxLength: 5 * EDGES_MAX_BYTES }), fc.nat(3), (random, alphabet) => {
-        // Low-entropy bytes too, where marks are rare and the scans run to their bounds.
-        const bytes = alphabet === 0 ? random : random.map((b) => 0x61 + (b % (alphabet * 2)));
+        // Low-entropy bytes too, where marks are rare and the scans run to their bounds; and dense quotes, where text marks are.
+        const bytes =
+          alphabet === 0
+            ? random
+            : alphabet === 3
+              ? random.map((b) => (b % 48 === 0 ? 0x22 : b))
+              : random.map((b) => 0x61 + (b % (alphabet * 2)));
         expect(edgesOf(bytes)).toEqual(reference(bytes));
       }),
       { numRuns: 60 },
