@@ -10,7 +10,7 @@ import { assertCheckpointId } from './keys.js';
 import { writesPlainAsJson } from './plain-json.js';
 import { langGraphProfile, type LangGraphPayload } from './profile.js';
 import type { RunState } from './run-state.js';
-import { decodeWrites, type WritesDocument } from './writes.js';
+import { decodeStoredWrites, type WritesDocument } from './writes.js';
 
 /** Size of a saver's sealing buffer (see {@link sealBuffer}): larger documents get a buffer of their own. */
 const SCRATCH_BYTES = 32 * 1024;
@@ -136,7 +136,7 @@ export function checkpointFrom(
 
 /** The writes document in `stored`, just read from `key` (see {@link checkpointFrom}). */
 export function writesDocumentFrom(state: SaverState, key: string, stored: StoredObject): Promise<WritesDocument | undefined> {
-  return decodeCached(state.writes, key, stored, (bytes) => decodeWrites(bytes, key));
+  return decodeCached(state.writes, key, stored, (bytes) => decodeStoredWrites(state.storage, key, bytes));
 }
 
 /** The writes document stored under `key`, decoded once per stored bytes. */
@@ -146,6 +146,6 @@ export function readWritesDocument(state: SaverState, key: string): Promise<Writ
     state.storage,
     key,
     (storage, k) => storage.get(k),
-    (bytes) => decodeWrites(bytes, key),
+    (bytes) => decodeStoredWrites(state.storage, key, bytes),
   );
 }
