@@ -29,7 +29,7 @@
  * Knobs: DEDUP_TURNS (default "50,100,200,400"), DEDUP_STORES (default "fs,postgres"),
  * DEDUP_READS (default 15), DEDUP_WRITER_COUNT (default 500), DEDUP_PARTS (default
  * "conversation,writer,sweep"), DEDUP_SWEEP_COUNTS (default "250,500,1000,1500"), DEDUP_REDUCERS (default "plain,delta"), DEDUP_DIR (default the OS's
- * temporary directory), DEDUP_BREAKDOWN (set: after each conversation, savepoint's stored bytes by
+ * temporary directory), DEDUP_MESSAGE_BYTES (default 2048: each turn's message), DEDUP_BREAKDOWN (set: after each conversation, savepoint's stored bytes by
  * kind on stderr, see stored-breakdown.ts).
  * SqliteSaver (native better-sqlite3) is a bench-only install: `npm run bench:setup`.
  */
@@ -72,7 +72,7 @@ const SWEEP_COUNTS = (process.env.DEDUP_SWEEP_COUNTS ?? '250,500,1000,1500')
   .map(Number)
   .sort((a, b) => a - b);
 const REDUCERS = (process.env.DEDUP_REDUCERS ?? 'plain,delta').split(',');
-const MESSAGE_BYTES = 2048;
+const MESSAGE_BYTES = Number(process.env.DEDUP_MESSAGE_BYTES ?? 2048);
 /** The turn count the issue's targets are stated at. */
 const TARGET_TURNS = 200;
 /** The writer's options that turn content addressing off: the writer as it stored every checkpoint whole. */

@@ -1,4 +1,5 @@
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
+import { holdsWrites } from '../contract/buffered-storage.js';
 import type { Clock } from '../contract/clock.js';
 import type { Snapshot } from '../contract/snapshot.js';
 import { documentReadLimit, getBounded } from '../snapshot-io/bounded-read.js';
@@ -91,6 +92,16 @@ export function createSaverState(
 export function sealBuffer(state: SaverState): Uint8Array | undefined {
   return state.storeCopies ? (state.scratch ??= new Uint8Array(SCRATCH_BYTES)) : undefined;
 }
+
+/**
+ * Whether a group of writes goes in one batch that the store commits as one (one statement, one
+ * WAL flush on PostgreSQL): a checkpoint with its head claim, a writes document with its chunks.
+ * Not where the store may hold writes (githubStorage), settling a batch's conditions later,
+ * while a claim needs its answer before the put returns. fsStorage's journal holds nothing (its
+ * `flush` waits for files already durable in its journal): one commit there, not two.
+ */
+export const oneCommit = (state: SaverState): boolean =>
+  state.storage.capabilities.atomicBatch && typeof state.storage.batch === 'function' && !holdsWrites(state.storage);
 
 /**
  * `assertCheckpointId`, skipped for the last two ids that passed it (a pure check): LangGraph

@@ -14,6 +14,7 @@ import { leafIdsOf } from '../../src/snapshot-io/chunk-store.js';
 import { writesKey } from '../../src/langgraph/keys.js';
 import { encodeWrites } from '../../src/langgraph/writes.js';
 import { pendingWritesOf } from '../../src/langgraph/pending-writes-view.js';
+import { countingStorage } from '../support/counting-storage.js';
 import { cp, meta } from './checkpoints.js';
 
 /** A ~`length`-character message of letters, different for every seed (no store compresses it to nothing). */
@@ -157,6 +158,20 @@ describe('SavepointSaver: a long pending write stored as content chunks', () => 
       }),
       { numRuns: 30 },
     );
+  });
+
+  it('stores a long write and its chunks in one commit where the store has one, a short one in one put as before', async () => {
+    const { storage, calls } = countingStorage(memoryStorage());
+    const saver = new SavepointSaver({ storage });
+    const checkpoint = cp(0, { messages: [] });
+    await saver.put(config(), checkpoint, meta, { messages: 1 });
+    calls.length = 0;
+    await saver.putWrites(config(checkpoint.id), [['messages', [message(3, 30_000)]]], 'long');
+    expect(calls).toEqual(['batch:0']);
+    calls.length = 0;
+    await saver.putWrites(config(checkpoint.id), [['messages', [message(4, 300)]]], 'short');
+    expect(calls).toEqual(['put']);
+    expect((await writesEnvelopes(storage)).size).toBe(1);
   });
 
   it('stores a long write as an envelope, and whole with dedup off', async () => {
