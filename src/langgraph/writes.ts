@@ -61,9 +61,10 @@ export function encodeWrites(
  * verified against its id, then decoded as {@link decodeWrites}, which checks the seal over the
  * whole. A missing or damaged chunk is `checkpoint_integrity_mismatch`.
  */
-export async function decodeStoredWrites(storage: StorageAdapter, key: string, bytes: Uint8Array): Promise<WritesDocument> {
-  const whole = looksChunked(bytes) ? ((await resolveChunked(storage, key, bytes)) ?? bytes) : bytes;
-  return decodeWrites(whole, key);
+export function decodeStoredWrites(storage: StorageAdapter, key: string, bytes: Uint8Array): Promise<WritesDocument> {
+  // Not an async function: a document stored whole costs no await more than before.
+  if (!looksChunked(bytes)) return decodeWrites(bytes, key);
+  return resolveChunked(storage, key, bytes).then((whole) => decodeWrites(whole ?? bytes, key));
 }
 
 /** Decodes, validates and verifies a writes document; `checkpoint_schema_invalid` / `checkpoint_integrity_mismatch` otherwise. */
