@@ -29,7 +29,8 @@
  * Knobs: DEDUP_TURNS (default "50,100,200,400"), DEDUP_STORES (default "fs,postgres"),
  * DEDUP_READS (default 15), DEDUP_WRITER_COUNT (default 500), DEDUP_PARTS (default
  * "conversation,writer,sweep"), DEDUP_SWEEP_COUNTS (default "250,500,1000,1500"), DEDUP_REDUCERS (default "plain,delta"), DEDUP_DIR (default the OS's
- * temporary directory).
+ * temporary directory), DEDUP_MESSAGE_BYTES (default 2048: each turn's message), DEDUP_BREAKDOWN (set: after each conversation, savepoint's stored bytes by
+ * kind on stderr, see stored-breakdown.ts).
  * SqliteSaver (native better-sqlite3) is a bench-only install: `npm run bench:setup`.
  */
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
@@ -55,6 +56,7 @@ import { SavepointSaver } from 'savepoint/langgraph';
 import { postgresStorage } from 'savepoint/postgres';
 import { findPostgresBin, startPostgres, type PostgresServer } from '../tests/support/postgres-server.js';
 import { fmt, median, timeMs, type BenchRow } from './harness.js';
+import { breakdownLines, storedBreakdown } from './stored-breakdown.js';
 
 const AREA = 'dedup';
 const TURNS = (process.env.DEDUP_TURNS ?? '50,100,200,400')
@@ -70,7 +72,7 @@ const SWEEP_COUNTS = (process.env.DEDUP_SWEEP_COUNTS ?? '250,500,1000,1500')
   .map(Number)
   .sort((a, b) => a - b);
 const REDUCERS = (process.env.DEDUP_REDUCERS ?? 'plain,delta').split(',');
-const MESSAGE_BYTES = 2048;
+const MESSAGE_BYTES = Number(process.env.DEDUP_MESSAGE_BYTES ?? 2048);
 /** The turn count the issue's targets are stated at. */
 const TARGET_TURNS = 200;
 /** The writer's options that turn content addressing off: the writer as it stored every checkpoint whole. */
@@ -127,6 +129,8 @@ interface Contender {
   readonly saver: BaseCheckpointSaver;
   footprint(): Promise<Footprint>;
   close(): Promise<void>;
+  /** savepoint's store, for DEDUP_BREAKDOWN. */
+  readonly storage?: StorageAdapter;
 }
 
 /** SqliteSaver as the bench uses it (typed here: the package is a bench-only install, imported when present). */
@@ -185,6 +189,7 @@ function savepointContender(storage: StorageAdapter, disk: () => Promise<number>
     saver: new SavepointSaver({ storage }),
     footprint: async () => ({ stored: await storedBytes(storage), disk: await disk() }),
     close: () => storage.close(),
+    storage,
   };
 }
 
@@ -381,6 +386,12 @@ async function conversationRows(store: string, makePair: (tag: string) => Promis
       const [ours, theirs] = await playPair(pair, reducer, `conversation-${reducer}`);
       for (const [i, m] of ours!.entries()) rows.push(...milestoneRows(store, reducer, [pair[0].label, pair[1].label], m, theirs![i]!));
       rows.push(...growthRow(store, reducer, ours!));
+      const storage = pair[0].storage;
+      if (process.env.DEDUP_BREAKDOWN && storage) {
+        process.stderr.write(
+          `${[`  dedup: ${store}, ${reducer}, ${TURNS.at(-1)} turns,`, ...breakdownLines(await storedBreakdown(storage))].join('\n')}\n`,
+        );
+      }
     } finally {
       await Promise.all(pair.map((c) => c.close()));
     }

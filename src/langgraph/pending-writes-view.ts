@@ -2,7 +2,7 @@ import type { JsonValue } from '../contract/json.js';
 import type { StorageAdapter } from '../contract/storage.js';
 import { writesDir } from './keys.js';
 import { decodeSerialized, type OpaqueValue } from './view.js';
-import { decodeWrites } from './writes.js';
+import { decodeStoredWrites } from './writes.js';
 
 /** One pending write of a task against a checkpoint, its value decoded. */
 export interface PendingWriteView {
@@ -28,7 +28,7 @@ export async function pendingWritesOf(storage: StorageAdapter, runId: string, se
   for (const key of keys.sort()) {
     const stored = await storage.get(key);
     if (!stored) continue;
-    const doc = await decodeWrites(stored.bytes, key);
+    const doc = await decodeStoredWrites(storage, key, stored.bytes);
     for (const w of [...doc.writes].sort((a, b) => a.idx - b.idx)) {
       const value = decodeSerialized('text' in w ? { type: w.type, text: w.text } : { type: w.type, data: w.data });
       out.push({ taskId: doc.task_id, taskPath: doc.task_path, channel: w.channel, value });

@@ -1,7 +1,6 @@
 import type { RunnableConfig } from '@langchain/core/runnables';
 import type { ChannelVersions, Checkpoint, CheckpointMetadata } from '@langchain/langgraph-checkpoint';
 import { toRfc3339 } from '../contract/clock.js';
-import { holdsWrites } from '../contract/buffered-storage.js';
 import { isCheckpointError } from '../contract/errors.js';
 import type { WritePlan, WriteReport } from '../writer/ordered-write.js';
 import { writeGroup } from '../writer/write-step.js';
@@ -15,7 +14,7 @@ import { holdsId, insertId, refreshRunState, reserveSequence, topIdWith, unreser
 import { forget, learnLeaving, leavingWith, prune } from './saver-retention.js';
 import { holdsIdNow, knownRunId, runIdFor, runOf, sequenceNow, sequenceOf } from './saver-runs.js';
 import { moveWrites } from './saver-writes.js';
-import { assertId, decidePlain, readCheckpoint, sealBuffer, type SaverState } from './saver-state.js';
+import { assertId, decidePlain, oneCommit, readCheckpoint, sealBuffer, type SaverState } from './saver-state.js';
 import { storedValue } from './serialized.js';
 import { storedChannels, storedMetadata, withoutChannelValues, type Parent } from './stored-checkpoint.js';
 
@@ -258,7 +257,7 @@ function sealCheckpoint(
  * step fails with `checkpoint_conflict` when another saver claimed first. With an atomic batch
  * the head, the document and the checkpoints `keepLast` lets go are one batch: one commit (one
  * statement, one WAL flush on PostgreSQL) per put, not one for the head and one for the
- * document (see {@link claimsInBatch}). Otherwise the head goes before the document and what `keepLast` lets go is
+ * document (see `oneCommit`). Otherwise the head goes before the document and what `keepLast` lets go is
  * pruned after. Returns a promise only when something was awaited (a synchronous store's
  * steady-state put awaits nothing).
  */
@@ -293,7 +292,7 @@ function storeLearned(
     puts,
   };
   if (leaving) plan.deletes = leaving.keys;
-  const written = writeGroup(state.storage, plan, leaving !== undefined || (head !== undefined && claimsInBatch(state)));
+  const written = writeGroup(state.storage, plan, leaving !== undefined || (head !== undefined && oneCommit(state)));
   return written instanceof Promise
     ? written.then((report) => stored(state, run, id, encoded, leaving?.ids, head && { key: head.key, sequence: claimed!, report }))
     : stored(state, run, id, encoded, leaving?.ids, head && { key: head.key, sequence: claimed!, report: written });
@@ -312,15 +311,6 @@ function headBytes(state: SaverState, run: RunState, id: string, sequence: numbe
   const from = document.buffer === scratch.buffer ? document.byteOffset + document.length : 0;
   return encodeHeadInto(head, scratch, from) ?? encodeHead(head);
 }
-
-/**
- * Whether the head and its checkpoint go in one batch: on a store that commits a batch as one,
- * unless it may hold writes (githubStorage), settling a batch's conditions later, while a claim
- * needs its answer before the put returns. fsStorage's journal holds nothing (its `flush` waits
- * for files already durable in its journal): one commit a put there, not two.
- */
-const claimsInBatch = (state: SaverState): boolean =>
-  state.storage.capabilities.atomicBatch && typeof state.storage.batch === 'function' && !holdsWrites(state.storage);
 
 /** The run's state once checkpoint `id` is stored (and `left` deleted with it); prunes what is still beyond `keepLast`. */
 function stored(

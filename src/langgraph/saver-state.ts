@@ -1,4 +1,5 @@
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
+import { holdsWrites } from '../contract/buffered-storage.js';
 import type { Clock } from '../contract/clock.js';
 import type { Snapshot } from '../contract/snapshot.js';
 import { documentReadLimit, getBounded } from '../snapshot-io/bounded-read.js';
@@ -10,7 +11,7 @@ import { assertCheckpointId } from './keys.js';
 import { writesPlainAsJson } from './plain-json.js';
 import { langGraphProfile, type LangGraphPayload } from './profile.js';
 import type { RunState } from './run-state.js';
-import { decodeWrites, type WritesDocument } from './writes.js';
+import { decodeStoredWrites, type WritesDocument } from './writes.js';
 
 /** Size of a saver's sealing buffer (see {@link sealBuffer}): larger documents get a buffer of their own. */
 const SCRATCH_BYTES = 32 * 1024;
@@ -93,6 +94,16 @@ export function sealBuffer(state: SaverState): Uint8Array | undefined {
 }
 
 /**
+ * Whether a group of writes goes in one batch that the store commits as one (one statement, one
+ * WAL flush on PostgreSQL): a checkpoint with its head claim, a writes document with its chunks.
+ * Not where the store may hold writes (githubStorage), settling a batch's conditions later,
+ * while a claim needs its answer before the put returns. fsStorage's journal holds nothing (its
+ * `flush` waits for files already durable in its journal): one commit there, not two.
+ */
+export const oneCommit = (state: SaverState): boolean =>
+  state.storage.capabilities.atomicBatch && typeof state.storage.batch === 'function' && !holdsWrites(state.storage);
+
+/**
  * `assertCheckpointId`, skipped for the last two ids that passed it (a pure check): LangGraph
  * names each checkpoint id three times — put's id, the next put's parent, putWrites' checkpoint.
  */
@@ -136,7 +147,7 @@ export function checkpointFrom(
 
 /** The writes document in `stored`, just read from `key` (see {@link checkpointFrom}). */
 export function writesDocumentFrom(state: SaverState, key: string, stored: StoredObject): Promise<WritesDocument | undefined> {
-  return decodeCached(state.writes, key, stored, (bytes) => decodeWrites(bytes, key));
+  return decodeCached(state.writes, key, stored, (bytes) => decodeStoredWrites(state.storage, key, bytes));
 }
 
 /** The writes document stored under `key`, decoded once per stored bytes. */
@@ -146,6 +157,6 @@ export function readWritesDocument(state: SaverState, key: string): Promise<Writ
     state.storage,
     key,
     (storage, k) => storage.get(k),
-    (bytes) => decodeWrites(bytes, key),
+    (bytes) => decodeStoredWrites(state.storage, key, bytes),
   );
 }

@@ -8,9 +8,10 @@ import { plainSegment, segmentOf, writesDir, writesKey } from './keys.js';
 import { dumpAll } from './plain-json.js';
 import { noteListedWrite, type RunState } from './run-state.js';
 import { knownRunId, ownsSequence, runIdFor, runOf, sequenceNow, sequenceOf } from './saver-runs.js';
-import { assertId, decidePlain, sealBuffer, type SaverState } from './saver-state.js';
+import { isChunkable } from '../snapshot-io/chunk-store.js';
+import { assertId, decidePlain, oneCommit, sealBuffer, type SaverState } from './saver-state.js';
 import { storedWrite } from './serialized.js';
-import { decodeWrites, encodeWrites, type StoredWrite, type WritesDocument } from './writes.js';
+import { decodeStoredWrites, encodeWrites, type StoredWrite, type WritesDocument } from './writes.js';
 
 const NONE: readonly never[] = Object.freeze([]);
 
@@ -52,9 +53,12 @@ export async function putTaskWrites(
   const encoded = encodeWrites(document, fresh, sealBuffer(state));
   const bytes = encoded instanceof Uint8Array ? encoded : await encoded;
   // Usually the task's first writes: create-only, one storage call. Otherwise merged as
-  // MemorySaver does (see mergeWrites).
-  const plan: WritePlan = { creates: [{ key, bytes, merge: (stored) => mergeWrites(document, fresh, stored, key) }], replaces: NONE };
-  const written = writeGroup(state.storage, plan, false);
+  // MemorySaver does (see mergeWrites). A long value goes as content chunks, as a checkpoint
+  // does: the next checkpoint, which holds it, then finds most of its leaves stored.
+  const merge = (stored: Uint8Array | undefined): Promise<Uint8Array> => mergeWrites(state, document, fresh, stored, key);
+  const plan: WritePlan = { creates: [{ key, bytes, merge, chunk: state.dedup }], replaces: NONE };
+  // Its chunks and the document in one commit where the store has one, not a statement each.
+  const written = writeGroup(state.storage, plan, state.dedup && isChunkable(bytes) && oneCommit(state));
   const report = written instanceof Promise ? await written : written;
   noteWritesKey(run, sequence, key, report.merged?.has(key) === true);
 }
@@ -62,9 +66,11 @@ export async function putTaskWrites(
 /**
  * A task's writes merged into the ones stored under its key, as MemorySaver merges them: a
  * regular write (idx >= 0) already stored is kept, special ones replace. Sealed into a buffer
- * of its own (the saver's sealing buffer is valid only until the next await).
+ * of its own (the saver's sealing buffer is valid only until the next await), and stored whole
+ * (a task writing again is rare); either form of the stored one is read.
  */
 async function mergeWrites(
+  state: SaverState,
   document: Omit<WritesDocument, 'integrity' | 'writes'>,
   fresh: readonly StoredWrite[],
   stored: Uint8Array | undefined,
@@ -72,7 +78,7 @@ async function mergeWrites(
 ): Promise<Uint8Array> {
   let merged = fresh;
   if (stored) {
-    const byIdx = new Map((await decodeWrites(stored, key)).writes.map((w) => [w.idx, w]));
+    const byIdx = new Map((await decodeStoredWrites(state.storage, key, stored)).writes.map((w) => [w.idx, w]));
     for (const w of fresh) if (w.idx < 0 || !byIdx.has(w.idx)) byIdx.set(w.idx, w);
     merged = [...byIdx.values()];
   }

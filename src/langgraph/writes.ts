@@ -3,8 +3,11 @@ import { parseJson } from '../codec/canonical-json.js';
 import { type JsonObject } from '../contract/json.js';
 import { sealAroundIntegrity, sealAroundIntegrityInto, verifyDocument } from '../codec/json-document.js';
 import { utf8Decode } from '../codec/utf8.js';
+import { looksChunked } from '../codec/chunking.js';
 import { CheckpointError } from '../contract/errors.js';
 import { IntegritySchema } from '../contract/snapshot.js';
+import type { StorageAdapter } from '../contract/storage.js';
+import { resolveChunked } from '../snapshot-io/chunk-store.js';
 import { writeText } from './serialized.js';
 
 /** One pending write of a task, as LangGraph's serializer wrote its value (UTF-8 `text` or base64 `data`, as in `SerializedValueSchema`). */
@@ -50,6 +53,18 @@ export function encodeWrites(
   const before = `{"checkpoint_id":${q(document.checkpoint_id)},"checkpoint_ns":${q(document.checkpoint_ns)},`;
   const after = `,"task_id":${q(document.task_id)},"task_path":${q(document.task_path)},"thread_id":${q(document.thread_id)},"writes":${writes}]}`;
   return (scratch && sealAroundIntegrityInto(before, after, scratch)) || sealAroundIntegrity(before, after);
+}
+
+/**
+ * The writes document stored as `bytes` under `key` in `storage`: reassembled from its content
+ * chunks first when it was stored as an envelope (a long value, see saver-writes.ts), each chunk
+ * verified against its id, then decoded as {@link decodeWrites}, which checks the seal over the
+ * whole. A missing or damaged chunk is `checkpoint_integrity_mismatch`.
+ */
+export function decodeStoredWrites(storage: StorageAdapter, key: string, bytes: Uint8Array): Promise<WritesDocument> {
+  // Not an async function: a document stored whole costs no await more than before.
+  if (!looksChunked(bytes)) return decodeWrites(bytes, key);
+  return resolveChunked(storage, key, bytes).then((whole) => decodeWrites(whole ?? bytes, key));
 }
 
 /** Decodes, validates and verifies a writes document; `checkpoint_schema_invalid` / `checkpoint_integrity_mismatch` otherwise. */
