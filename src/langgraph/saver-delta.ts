@@ -12,7 +12,8 @@ import { configurableOf, namespaceOf, requireThreadId } from './config.js';
 import { assertCheckpointId, checkpointKey, runDir, runIdOf, writesDir } from './keys.js';
 import type { LangGraphPayload } from './profile.js';
 import { compareIds, lowerBound } from './run-state.js';
-import { readCheckpoint, readWritesDocument, type SaverState } from './saver-state.js';
+import { decidePlain, readCheckpoint, readWritesDocument, type SaverState } from './saver-state.js';
+import { loadPlain, plainDecided, USE_SERDE } from './plain-load.js';
 import { serializedInput } from './serialized.js';
 import type { WritesDocument } from './writes.js';
 
@@ -140,6 +141,7 @@ async function historiesOf(
   ancestors: readonly Ancestor[],
   channels: readonly string[],
 ): Promise<Record<string, DeltaChannelHistory>> {
+  if (!plainDecided(state)) await decidePlain(state);
   const serde = state.saver.serde;
   const remaining = new Set(channels);
   // Per channel, each ancestor's block of writes, nearest ancestor first.
@@ -153,7 +155,10 @@ async function historiesOf(
     for (const [channel, value] of Object.entries(snapshot.payload.channel_values)) {
       if (!remaining.has(channel)) continue;
       remaining.delete(channel);
-      result[channel] = { writes: [], seed: await serde.loadsTyped(value.type, serializedInput(value, where)) };
+      const input = serializedInput(value, where);
+      let seed = loadPlain(state, value.type, input);
+      if (seed === USE_SERDE) seed = await serde.loadsTyped(value.type, input);
+      result[channel] = { writes: [], seed };
     }
   }
   for (const channel of channels) {
@@ -182,7 +187,9 @@ async function writesOf(
   const byChannel = new Map<string, CheckpointPendingWrite[]>();
   for (const { taskId, doc, at } of found) {
     const write = doc.writes[at]!;
-    const value: unknown = await serde.loadsTyped(write.type, serializedInput(write, `${checkpointId} writes of task ${taskId}`));
+    const input = serializedInput(write, `${checkpointId} writes of task ${taskId}`);
+    let value = loadPlain(state, write.type, input);
+    if (value === USE_SERDE) value = await serde.loadsTyped(write.type, input);
     const list = byChannel.get(write.channel);
     const entry: CheckpointPendingWrite = [taskId, write.channel, value];
     if (list) list.push(entry);

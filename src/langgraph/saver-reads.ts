@@ -18,7 +18,8 @@ import type { LangGraphPayload } from './profile.js';
 import { readHead } from './head.js';
 import { compareIds, insertId, refreshRunState } from './run-state.js';
 import { runOf } from './saver-runs.js';
-import { readCheckpoint, readWritesDocument, writesDocumentFrom, type SaverState } from './saver-state.js';
+import { decidePlain, readCheckpoint, readWritesDocument, writesDocumentFrom, type SaverState } from './saver-state.js';
+import { loadPlain, loadValue, plainDecided, USE_SERDE } from './plain-load.js';
 import { readNewest, readsNewestLinked, type Newest, type PrefetchedWrites } from './newest.js';
 import { readCheckpointWithWrites } from './checkpoint-read.js';
 import { serializedInput } from './serialized.js';
@@ -102,10 +103,9 @@ async function newestListedId(state: SaverState, runId: string): Promise<string 
 }
 
 export async function metadataOf(state: SaverState, p: LangGraphPayload): Promise<CheckpointMetadata> {
-  const serde = state.saver.serde;
   if (p.metadata_blob)
-    return (await serde.loadsTyped(p.metadata_blob.type, serializedInput(p.metadata_blob, 'metadata'))) as CheckpointMetadata;
-  return (await serde.loadsTyped('json', canonicalJson(p.metadata))) as CheckpointMetadata;
+    return (await loadValue(state, p.metadata_blob.type, serializedInput(p.metadata_blob, 'metadata'))) as CheckpointMetadata;
+  return (await loadValue(state, 'json', canonicalJson(p.metadata))) as CheckpointMetadata;
 }
 
 export async function toTuple(
@@ -113,13 +113,20 @@ export async function toTuple(
   snapshot: Snapshot<LangGraphPayload>,
   writes?: PrefetchedWrites,
 ): Promise<CheckpointTuple> {
+  if (!plainDecided(state)) await decidePlain(state);
   const serde = state.saver.serde;
   const p = snapshot.payload;
   const where = checkpointKey(snapshot.runId, snapshot.id);
-  const checkpoint = (await serde.loadsTyped(p.checkpoint.type, serializedInput(p.checkpoint, where))) as Checkpoint;
+  const checkpointInput = serializedInput(p.checkpoint, where);
+  let loaded = loadPlain(state, p.checkpoint.type, checkpointInput);
+  if (loaded === USE_SERDE) loaded = await serde.loadsTyped(p.checkpoint.type, checkpointInput);
+  const checkpoint = loaded as Checkpoint;
   checkpoint.channel_values = {};
   for (const [channel, value] of Object.entries(p.channel_values)) {
-    checkpoint.channel_values[channel] = await serde.loadsTyped(value.type, serializedInput(value, where));
+    const input = serializedInput(value, where);
+    let revived = loadPlain(state, value.type, input);
+    if (revived === USE_SERDE) revived = await serde.loadsTyped(value.type, input);
+    checkpoint.channel_values[channel] = revived;
   }
   const parentId = p.parent_checkpoint_id;
   if (checkpoint.v < 4 && parentId !== undefined) await migratePendingSends(state, checkpoint, snapshot.runId, parentId);
@@ -161,12 +168,16 @@ async function pendingWrites(
   }
   sorted.sort((a, b) => compareWritesSortKeys(a.sortKey, b.sortKey));
   const serde = state.saver.serde;
-  return Promise.all(
-    sorted.map(
-      async ({ taskId, write, key }) =>
-        [taskId, write.channel, await serde.loadsTyped(write.type, serializedInput(write, key))] as CheckpointPendingWrite,
-    ),
-  );
+  const out: CheckpointPendingWrite[] = [];
+  const revivals: Promise<void>[] = [];
+  for (const { taskId, write, key } of sorted) {
+    const input = serializedInput(write, key);
+    const entry: CheckpointPendingWrite = [taskId, write.channel, loadPlain(state, write.type, input)];
+    out.push(entry);
+    if (entry[2] === USE_SERDE) revivals.push(serde.loadsTyped(write.type, input).then((value: unknown) => void (entry[2] = value)));
+  }
+  if (revivals.length > 0) await Promise.all(revivals);
+  return out;
 }
 
 /** Checkpoints older than format v4 kept pending sends in their parent's writes (as MemorySaver migrates them). */

@@ -3,6 +3,8 @@ import type { StorageEntry, StoredObject } from '../../contract/storage.js';
 import { makeDir, type Dir, type RootDir } from './dir.js';
 import { errnoOf, versionOf } from './io.js';
 import { absentOnOpen, assertReadable, READ_FLAGS, symlinkRefused, type KeyPath } from './paths.js';
+import { keepEntries, keepRead, keptEntries, keptRead } from './read-cache.js';
+import { readTooLarge } from '../../contract/read-limit.js';
 
 /*
  * A small file read without a promise. An asynchronous read of a key walks its directories
@@ -141,11 +143,21 @@ function readAllNow(fd: number, size: number): Uint8Array {
   return bytes;
 }
 
-/** The key's file in `dir`, undefined when there is none, or {@link READ_LATER} when it is larger than {@link READ_NOW_MAX_BYTES}. */
-function readFileNow(dir: Dir, kp: KeyPath, limit: number, whose: string): StoredObject | undefined | typeof READ_LATER {
+/**
+ * The key's file in `dir`, undefined when there is none, or {@link READ_LATER} when it is
+ * larger than {@link READ_NOW_MAX_BYTES}; a file read before and unchanged since comes from
+ * read-cache.ts (one `lstat`), the limit checked as for a read.
+ */
+function readFileNow(root: RootDir, dir: Dir, kp: KeyPath, limit: number, whose: string): StoredObject | undefined | typeof READ_LATER {
+  const path = dir.at(kp.base);
+  const kept = keptRead(root, kp.key, path);
+  if (kept) {
+    if (kept.bytes.length > limit) throw readTooLarge(kp.key, kept.bytes.length, limit, whose);
+    return kept;
+  }
   let fd: number;
   try {
-    fd = fs.openSync(dir.at(kp.base), READ_FLAGS);
+    fd = fs.openSync(path, READ_FLAGS);
   } catch (err) {
     return absentOnOpen(err, kp.key);
   }
@@ -153,7 +165,9 @@ function readFileNow(dir: Dir, kp: KeyPath, limit: number, whose: string): Store
     const st = fs.fstatSync(fd, { bigint: true });
     assertReadable(st, kp.key, limit, whose);
     if (st.size > BigInt(READ_NOW_MAX_BYTES)) return READ_LATER;
-    return { bytes: readAllNow(fd, Number(st.size)), version: versionOf(st) };
+    const read = { bytes: readAllNow(fd, Number(st.size)), version: versionOf(st) };
+    keepRead(root, kp.key, st, read);
+    return read;
   } finally {
     try {
       fs.closeSync(fd);
@@ -178,7 +192,7 @@ export function readKeyNow(
   opened: Dir[] = [],
 ): StoredObject | undefined | typeof READ_LATER {
   const dir = openDirNow(root, kp.dirKey, kp.key, opened);
-  return dir ? readFileNow(dir, kp, limit, whose) : undefined;
+  return dir ? readFileNow(root, dir, kp, limit, whose) : undefined;
 }
 
 /** The most entries a directory listed synchronously may hold: a larger one is walked asynchronously. */
@@ -200,7 +214,7 @@ export function listFilesNow(
 ): StorageEntry[] | undefined | typeof READ_LATER {
   const dir = openDirNow(root, dirKey, prefix, opened);
   if (!dir) return undefined;
-  const entries = readSmallDirNow(dir);
+  const entries = readSmallDirNow(root, dir);
   if (entries === undefined || entries === READ_LATER) return entries;
   const names: string[] = [];
   for (const entry of entries) {
@@ -232,9 +246,12 @@ const READ_WHOLE_MAX_DIR_BYTES = 32 * 1024;
  * promisified methods cost more than the read); any other is read entry by entry and left
  * unread past the limit.
  */
-function readSmallDirNow(dir: Dir): fs.Dirent[] | undefined | typeof READ_LATER {
-  const size = fs.fstatSync(dir.fd).size;
+function readSmallDirNow(root: RootDir, dir: Dir): readonly fs.Dirent[] | undefined | typeof READ_LATER {
+  const st = fs.fstatSync(dir.fd, { bigint: true });
+  const size = Number(st.size);
   if (size > 0 && size <= READ_WHOLE_MAX_DIR_BYTES) {
+    const kept = keptEntries(root, dir.rel, st);
+    if (kept) return kept;
     let entries: fs.Dirent[];
     try {
       entries = fs.readdirSync(dir.prefix, { withFileTypes: true });
@@ -243,7 +260,9 @@ function readSmallDirNow(dir: Dir): fs.Dirent[] | undefined | typeof READ_LATER 
       if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
       throw err;
     }
-    return entries.length > LIST_NOW_MAX_ENTRIES ? READ_LATER : entries;
+    if (entries.length > LIST_NOW_MAX_ENTRIES) return READ_LATER;
+    keepEntries(root, dir.rel, st, entries);
+    return entries;
   }
   return readDirBoundedNow(dir);
 }
