@@ -81,6 +81,24 @@ function referenced(doc: ChunkedDocument, stored: Map<string, Uint8Array>): stri
   return out;
 }
 
+/** A memory store whose content addressing counts the bytes it hashes synchronously (`counter.hashed`). */
+function countingStore(): {
+  storage: StorageAdapter;
+  addressing: { scheme: string; id: (b: Uint8Array) => Promise<string>; idSync: (b: Uint8Array) => string };
+  counter: { hashed: number };
+} {
+  const counter = { hashed: 0 };
+  const addressing = {
+    scheme: 'test-counting',
+    id: (bytes: Uint8Array) => Promise.resolve(sha256HexSync(bytes)!),
+    idSync: (bytes: Uint8Array): string => {
+      counter.hashed += bytes.length;
+      return sha256HexSync(bytes)!;
+    },
+  };
+  return { storage: Object.assign(memoryStorage(), { contentAddressing: addressing }), addressing, counter };
+}
+
 describe('cutting a document for writing', () => {
   it('reusing recent versions cuts every version as chunkDocument does, and every chunk referenced was written', () => {
     fc.assert(
@@ -141,16 +159,7 @@ describe('cutting a document for writing', () => {
         fc.integer({ min: 24, max: 160 }),
         fc.array(fc.tuple(fc.nat(), fc.nat(100_000)), { minLength: 1, maxLength: 4 }),
         (count, edits) => {
-          let hashed = 0;
-          const addressing = {
-            scheme: 'test-counting',
-            id: (bytes: Uint8Array) => Promise.resolve(sha256HexSync(bytes)!),
-            idSync: (bytes: Uint8Array): string => {
-              hashed += bytes.length;
-              return sha256HexSync(bytes)!;
-            },
-          };
-          const storage: StorageAdapter = Object.assign(memoryStorage(), { contentAddressing: addressing });
+          const { storage, addressing, counter } = countingStore();
           const fresh = (): StorageAdapter =>
             Object.assign(memoryStorage(), { contentAddressing: { ...addressing, idSync: sha256HexSync } });
           const revs = Array.from({ length: count }, () => 0);
@@ -164,11 +173,11 @@ describe('cutting a document for writing', () => {
           for (const [at, rev] of edits) {
             revs[at % count] = rev;
             const bytes = doc();
-            hashed = 0;
+            counter.hashed = 0;
             const cut = sync(cutDocument(storage, bytes));
             rememberWritten(storage, cut.ids);
             // The changed item's leaf and the one after (its end moved), and one path of nodes: far from the whole document.
-            expect(hashed).toBeLessThan(8 * 1024);
+            expect(counter.hashed).toBeLessThan(8 * 1024);
             expect(Buffer.from(cut.envelope).toString()).toBe(Buffer.from(sync(chunkDocument(fresh(), bytes)).envelope).toString());
           }
         },
@@ -180,25 +189,16 @@ describe('cutting a document for writing', () => {
   it('items inserted among many long strings followed by the same member name: only the new items and the leaf before them are hashed (property)', () => {
     fc.assert(
       fc.property(fc.integer({ min: 30, max: 120 }), fc.nat(), fc.integer({ min: 1, max: 16 }), (count, where, added) => {
-        let hashed = 0;
-        const addressing = {
-          scheme: 'test-counting',
-          id: (bytes: Uint8Array) => Promise.resolve(sha256HexSync(bytes)!),
-          idSync: (bytes: Uint8Array): string => {
-            hashed += bytes.length;
-            return sha256HexSync(bytes)!;
-          },
-        };
-        const storage: StorageAdapter = Object.assign(memoryStorage(), { contentAddressing: addressing });
+        const { storage, counter } = countingStore();
         const item = (k: number) => ({ id: k, text: `item ${k} `.padEnd(990, String.fromCharCode(97 + ((k * 7) % 26))), rev: 0 });
         const items = Array.from({ length: count }, (_, k) => item(k));
         rememberWritten(storage, sync(cutDocument(storage, encode(JSON.stringify({ items })))).ids);
         const at = where % (count + 1);
         items.splice(at, 0, ...Array.from({ length: added }, (_, k) => item(1000 + k)));
-        hashed = 0;
+        counter.hashed = 0;
         sync(cutDocument(storage, encode(JSON.stringify({ items }))));
         // The new items' leaves, the leaf the insertion ends, and the paths of nodes above them.
-        expect(hashed).toBeLessThan((added + 2) * 1100 + 4096);
+        expect(counter.hashed).toBeLessThan((added + 2) * 1100 + 4096);
       }),
       { numRuns: 40 },
     );
