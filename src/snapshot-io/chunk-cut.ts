@@ -266,12 +266,6 @@ function remember(state: CutState, doc: CutDocument, base: CutDocument | undefin
     state.recentBytes -= state.recent.pop()!.bytes.length;
 }
 
-/** Whether this process wrote chunk `id` within the trust window. */
-function wroteRecently(state: CutState, id: string, now: number): boolean {
-  const at = state.written.get(id);
-  return at !== undefined && now - at < KNOWN_CHUNK_TTL_MS;
-}
-
 /**
  * The pieces of one document's tree, in the order chunkDocument lists them: leaves, then each
  * level of nodes. A leaf taken from a recent document is never written: the caller takes the
@@ -305,7 +299,7 @@ class Tree {
     const writes: ChunkWrite[] = [];
     const written = new Set<string>();
     for (const { id, leaf, children } of this.fresh) {
-      if (written.has(id) || wroteRecently(this.state, id, now)) continue;
+      if (written.has(id) || writtenAt(this.state, id, now) !== undefined) continue;
       written.add(id);
       const bytes = leaf ? storedChunk(this.state.addressing, leaf, true) : encodeNode(children!);
       writes.push({ id, key: chunkKey(id), bytes });
