@@ -51,7 +51,7 @@ const NONE: ReadonlyMap<string, AckedState> = new Map();
 function readStoredNow(state: FsStoreState, key: string, limit: ReadLimit): StoredObject | undefined | typeof READ_LATER {
   const root = state.root;
   if (!root) return READ_LATER;
-  const acked = state.journal ? state.journal.unappliedNow(key) : NONE;
+  const acked = state.journal ? state.journal.unappliedKeyNow(key) : NONE;
   if (acked === undefined) return READ_LATER;
   const ours = acked.get(key);
   if (ours?.bytes === null) return undefined;

@@ -6,7 +6,7 @@ import { locked } from './hold.js';
 import type { AckedState } from './planned.js';
 import { recoverLocked, type RecoveryReport } from './recover.js';
 import { createJournalState, type JournalDeps } from './state.js';
-import { unapplied, unappliedNow } from './view.js';
+import { unapplied, unappliedKeyNow, unappliedNow } from './view.js';
 
 /*
  * The write-ahead journal: a batch's writes become one record written to
@@ -56,6 +56,8 @@ export interface Journal {
   unapplied(prefix: string): Promise<ReadonlyMap<string, AckedState>>;
   /** {@link unapplied} without a promise when it needs no read of the journal files, else undefined. */
   unappliedNow(prefix: string): ReadonlyMap<string, AckedState> | undefined;
+  /** {@link unappliedNow} narrowed to one key, without a walk of every record not yet applied. */
+  unappliedKeyNow(key: string): ReadonlyMap<string, AckedState> | undefined;
   /** Waits until everything acknowledged so far is applied to the files (replaying what failed). */
   flush(): Promise<void>;
   /** Replays and checkpoints the journal under its lock (on open). */
@@ -70,6 +72,7 @@ export function createJournal(deps: JournalDeps): Journal {
     commit: (ops) => commitBatch(s, ops),
     unapplied: (prefix) => unapplied(s, prefix),
     unappliedNow: (prefix) => unappliedNow(s, prefix),
+    unappliedKeyNow: (key) => unappliedKeyNow(s, key),
     flush: () => flushJournal(s),
     recover: () =>
       locked(s, () => recoverLocked(s), false).catch((err: unknown) => {

@@ -78,6 +78,17 @@ export function unappliedNow(s: JournalState, prefix: string): ReadonlyMap<strin
 }
 
 /**
+ * {@link unappliedNow} for one key (a read): the same answer narrowed to `key`, found without
+ * a walk of every record not yet applied — a reader right after a run of commits would
+ * otherwise walk them all for each document it reads.
+ */
+export function unappliedKeyNow(s: JournalState, key: string): ReadonlyMap<string, AckedState> | undefined {
+  if (s.pending.size === 0 && !s.lockOurs) return unappliedNow(s, key);
+  const p = s.pending.get(key);
+  return p ? new Map([[key, ackedOf(p)]]) : NOTHING;
+}
+
+/**
  * Journals whose lock was found free in the current run of synchronous code and its
  * microtasks, so reads made together look once (a checkpoint read, then its writes listed and
  * read: the same window as the directories of ../read-now.ts): this process takes the lock
