@@ -56,6 +56,19 @@ function drop<T>(cache: DecodedCache<T>, key: string): void {
   cache.cost -= entry.cost;
 }
 
+/**
+ * The value kept for `key` when it was decoded from the same bytes as `stored` (just read), else
+ * undefined: {@link decodeCached}'s answer without a promise, for readers of many documents at
+ * once that decode only what is not kept.
+ */
+export function keptValue<T>(cache: DecodedCache<T>, key: string, stored: StoredObject): T | undefined {
+  const entry = cache.entries.get(key);
+  if (!entry || !sameBytes(entry.stored, stored.bytes)) return undefined;
+  cache.entries.delete(key);
+  cache.entries.set(key, entry);
+  return entry.value;
+}
+
 /** The value `stored` (just read from `key`) decodes to: the kept one when it came from the same bytes, else `decode`'s, kept. */
 export async function decodeCached<T>(
   cache: DecodedCache<T>,
@@ -67,12 +80,8 @@ export async function decodeCached<T>(
     drop(cache, key);
     return undefined;
   }
-  const entry = cache.entries.get(key);
-  if (entry && sameBytes(entry.stored, stored.bytes)) {
-    cache.entries.delete(key);
-    cache.entries.set(key, entry);
-    return entry.value;
-  }
+  const kept = keptValue(cache, key, stored);
+  if (kept !== undefined) return kept;
   drop(cache, key);
   const value = await decode(stored.bytes);
   if (stored.bytes.length > KEPT_STORED_MAX_BYTES) return value;

@@ -22,6 +22,7 @@ import { decidePlain, readCheckpoint, readWritesDocument, writesDocumentFrom, ty
 import { loadPlain, loadValue, plainDecided, USE_SERDE } from './plain-load.js';
 import { readNewest, readsNewestLinked, type Newest, type PrefetchedWrites } from './newest.js';
 import { readCheckpointWithWrites } from './checkpoint-read.js';
+import { keptValue } from './decoded-cache.js';
 import { serializedInput } from './serialized.js';
 import type { StoredWrite, WritesDocument } from './writes.js';
 
@@ -102,10 +103,27 @@ async function newestListedId(state: SaverState, runId: string): Promise<string 
   return id;
 }
 
+/**
+ * The metadata's JSON text, made once per decoded document: a document read again is the same
+ * decoded payload (decoded-cache.ts), whose metadata every read hands out as a fresh value.
+ */
+const metadataTexts = new WeakMap<LangGraphPayload, string>();
+
+function metadataText(p: LangGraphPayload): string {
+  let text = metadataTexts.get(p);
+  if (text === undefined) metadataTexts.set(p, (text = canonicalJson(p.metadata)));
+  return text;
+}
+
 export async function metadataOf(state: SaverState, p: LangGraphPayload): Promise<CheckpointMetadata> {
   if (p.metadata_blob)
     return (await loadValue(state, p.metadata_blob.type, serializedInput(p.metadata_blob, 'metadata'))) as CheckpointMetadata;
-  return (await loadValue(state, 'json', canonicalJson(p.metadata))) as CheckpointMetadata;
+  return (await loadValue(state, 'json', metadataText(p))) as CheckpointMetadata;
+}
+
+/** {@link metadataOf} without a promise when the metadata is plain JSON read with `JSON.parse` (plain-load.ts), else {@link USE_SERDE}. */
+function plainMetadata(state: SaverState, p: LangGraphPayload): CheckpointMetadata | typeof USE_SERDE {
+  return p.metadata_blob ? USE_SERDE : (loadPlain(state, 'json', metadataText(p)) as CheckpointMetadata | typeof USE_SERDE);
 }
 
 export async function toTuple(
@@ -130,10 +148,11 @@ export async function toTuple(
   }
   const parentId = p.parent_checkpoint_id;
   if (checkpoint.v < 4 && parentId !== undefined) await migratePendingSends(state, checkpoint, snapshot.runId, parentId);
+  const metadata = plainMetadata(state, p);
   const tuple: CheckpointTuple = {
     config: { configurable: { thread_id: p.thread_id, checkpoint_ns: p.checkpoint_ns, checkpoint_id: snapshot.id } },
     checkpoint,
-    metadata: await metadataOf(state, p),
+    metadata: metadata === USE_SERDE ? await metadataOf(state, p) : metadata,
     pendingWrites: await pendingWrites(state, snapshot.runId, snapshot.sequence, snapshot.id, writes),
   };
   if (parentId !== undefined)
@@ -155,7 +174,10 @@ async function pendingWrites(
   if (prefetched?.prefix === dir) {
     // Listed and read with the checkpoint (newest.ts): decoded here, without another read.
     for (const object of prefetched.objects) keys.push(object.key);
-    docs = await Promise.all(prefetched.objects.map((object) => writesDocumentFrom(state, object.key, object)));
+    // Documents read before are taken as kept without a promise each; only the others are decoded.
+    docs = prefetched.objects.map((object) => keptValue(state.writes, object.key, object));
+    if (docs.includes(undefined))
+      docs = await Promise.all(prefetched.objects.map((object, i) => docs[i] ?? writesDocumentFrom(state, object.key, object)));
   } else {
     for await (const entry of state.storage.list(dir)) keys.push(entry.key);
     docs = await Promise.all(keys.map((key) => readWritesDocument(state, key)));

@@ -1,0 +1,70 @@
+/*
+ * `getTuple` of a checkpoint read before (LangGraph's `getState` of an earlier turn, read again):
+ * its document and writes documents are kept decoded (decoded-cache.ts), so the read decodes
+ * nothing again — the writes documents are taken as kept without a decode call each, and the
+ * metadata's JSON text is made once per decoded document — and still hands out fresh values.
+ */
+import { describe, expect, it, vi } from 'vitest';
+import type { RunnableConfig } from '@langchain/core/runnables';
+import { memoryStorage } from 'savepoint';
+import { SavepointSaver } from 'savepoint/langgraph';
+import { superstep, type Cursor } from '../support/langgraph-superstep.js';
+
+const calls = vi.hoisted(() => ({ canonicalJson: 0, writesDocumentFrom: 0 }));
+
+vi.mock('../../src/codec/canonical-json.js', async (importOriginal) => {
+  const original = await importOriginal<typeof import('../../src/codec/canonical-json.js')>();
+  return {
+    ...original,
+    canonicalJson: (...args: Parameters<typeof original.canonicalJson>) => {
+      calls.canonicalJson++;
+      return original.canonicalJson(...args);
+    },
+  };
+});
+
+vi.mock('../../src/langgraph/saver-state.js', async (importOriginal) => {
+  const original = await importOriginal<typeof import('../../src/langgraph/saver-state.js')>();
+  return {
+    ...original,
+    writesDocumentFrom: (...args: Parameters<typeof original.writesDocumentFrom>) => {
+      calls.writesDocumentFrom++;
+      return original.writesDocumentFrom(...args);
+    },
+  };
+});
+
+async function threadOf(steps: number): Promise<{ saver: SavepointSaver; oldest: RunnableConfig }> {
+  const saver = new SavepointSaver({ storage: memoryStorage() });
+  const cursor: Cursor = { config: { configurable: { thread_id: 't', checkpoint_ns: '' } }, step: 0 };
+  for (let i = 0; i < steps; i++) await superstep(saver, cursor);
+  // A second task's writes under the oldest checkpoint: two writes documents to take as kept.
+  let oldest: RunnableConfig = cursor.config;
+  for await (const t of saver.list({ configurable: { thread_id: 't' } })) oldest = t.config;
+  await saver.putWrites(oldest, [['note', 'late']], 'task-late');
+  return { saver, oldest };
+}
+
+describe('SavepointSaver: a checkpoint read again', () => {
+  it('decodes neither its writes documents nor its metadata text again', async () => {
+    const { saver, oldest } = await threadOf(4);
+    const first = await saver.getTuple(oldest);
+    expect(first?.pendingWrites?.length).toBe(2);
+    calls.canonicalJson = 0;
+    calls.writesDocumentFrom = 0;
+    for (let i = 0; i < 3; i++) expect(await saver.getTuple(oldest)).toEqual(first);
+    expect(calls.writesDocumentFrom).toBe(0);
+    expect(calls.canonicalJson).toBe(0);
+  });
+
+  it('hands out a fresh metadata and fresh pending writes at every read (a caller may change what it got)', async () => {
+    const { saver, oldest } = await threadOf(3);
+    const first = (await saver.getTuple(oldest))!;
+    const expected = structuredClone({ metadata: first.metadata, pendingWrites: first.pendingWrites });
+    (first.metadata as Record<string, unknown>)['source'] = 'changed by the caller';
+    first.pendingWrites!.length = 0;
+    const again = (await saver.getTuple(oldest))!;
+    expect({ metadata: again.metadata, pendingWrites: again.pendingWrites }).toEqual(expected);
+    expect(again.metadata).not.toBe(first.metadata);
+  });
+});
