@@ -57,6 +57,34 @@ describe('fsStorage journal: directories on the commit path', () => {
     await store.close();
   });
 
+  it('past the directories a hold keeps open, each new directory is walked from its open parent at apply (regression: a walk from the root each)', async () => {
+    const { io, opened } = countingIo();
+    const dir = join(scratch, `b${counter++}`);
+    const store = createFsStorage({ dir, journal: true }, { io });
+    await store.batch!([{ type: 'put', key: 'c/first/f.json', bytes: bytes('{}') }]);
+    opened.clear();
+    // More directories than a hold keeps open (MAX_CACHED_DIRS: 64), all in one parent, in one batch.
+    const keys = Array.from({ length: 100 }, (_, i) => `c/d${i}/f.json`);
+    await store.batch!(keys.map((key) => ({ type: 'put' as const, key, bytes: bytes(`"${key}"`) })));
+    await store.flush!();
+    expect(opened.get('c') ?? 0).toBeLessThanOrEqual(2);
+    for (const key of keys) expect(readFileSync(join(dir, key), 'utf8')).toBe(`"${key}"`);
+    await store.close();
+  });
+
+  it("the journal's checkpoint walks a parent once for all its directories (regression: a walk from the root for each)", async () => {
+    const { io, opened } = countingIo();
+    const dir = join(scratch, `k${counter++}`);
+    const store = createFsStorage({ dir, journal: true }, { io });
+    const keys = Array.from({ length: 20 }, (_, i) => `c/d${i}/f.json`);
+    await store.batch!(keys.map((key) => ({ type: 'put' as const, key, bytes: bytes(`"${key}"`) })));
+    await store.flush!();
+    opened.clear();
+    await store.close(); // checkpoints the journal: every file and directory it names fsynced
+    expect(opened.get('c') ?? 0).toBe(1);
+    for (let i = 0; i < 20; i++) expect(opened.get(`d${i}`)).toBe(1);
+  });
+
   it('property: puts into new nested directories, committed at once or one by one, all land where their keys say', async () => {
     const segment = fc.constantFrom('a', 'b', 'c', 'd');
     const keyArb = fc.array(segment, { minLength: 1, maxLength: 4 }).map((parts) => `${parts.join('/')}/f.json`);
