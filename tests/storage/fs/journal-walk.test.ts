@@ -5,9 +5,9 @@
  * superstep, often planned together — cost one open (and a mkdir) each instead of a walk from
  * the root each, and concurrent walks no longer race to make the same parent.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { fstatSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { realIo, type FsIo } from '../../../src/storage/fs/fd.js';
@@ -55,6 +55,67 @@ describe('fsStorage journal: directories on the commit path', () => {
     expect(made.get('parts')).toBe(1);
     for (const key of keys) expect(readFileSync(join(dir, key), 'utf8')).toBe(`"${key}"`);
     await store.close();
+  });
+
+  it('past the directories a hold keeps open, each new directory is walked from its open parent at apply (regression: a walk from the root each)', async () => {
+    const { io, opened } = countingIo();
+    const dir = join(scratch, `b${counter++}`);
+    const store = createFsStorage({ dir, journal: true }, { io });
+    await store.batch!([{ type: 'put', key: 'c/first/f.json', bytes: bytes('{}') }]);
+    opened.clear();
+    // More directories than a hold keeps open (MAX_CACHED_DIRS: 64), all in one parent, in one batch.
+    const keys = Array.from({ length: 100 }, (_, i) => `c/d${i}/f.json`);
+    await store.batch!(keys.map((key) => ({ type: 'put' as const, key, bytes: bytes(`"${key}"`) })));
+    await store.flush!();
+    expect(opened.get('c') ?? 0).toBeLessThanOrEqual(2);
+    for (const key of keys) expect(readFileSync(join(dir, key), 'utf8')).toBe(`"${key}"`);
+    await store.close();
+  });
+
+  it("the journal's checkpoint walks a parent once for all its directories (regression: a walk from the root for each)", async () => {
+    const { io, opened } = countingIo();
+    const dir = join(scratch, `k${counter++}`);
+    const store = createFsStorage({ dir, journal: true }, { io });
+    const keys = Array.from({ length: 20 }, (_, i) => `c/d${i}/f.json`);
+    await store.batch!(keys.map((key) => ({ type: 'put' as const, key, bytes: bytes(`"${key}"`) })));
+    await store.flush!();
+    opened.clear();
+    await store.close(); // checkpoints the journal: every file and directory it names fsynced
+    expect(opened.get('c') ?? 0).toBe(1);
+    for (let i = 0; i < 20; i++) expect(opened.get(`d${i}`)).toBe(1);
+  });
+
+  it("property: the journal's checkpoint fsyncs every file it names and every directory above each, whatever their parents share", async () => {
+    const segment = fc.constantFrom('a', 'b', 'c');
+    const keyArb = fc
+      .tuple(fc.array(segment, { minLength: 0, maxLength: 3 }), fc.integer({ min: 0, max: 3 }))
+      .map(([parts, n]) => [...parts, `f${n}.json`].join('/'));
+    await fc.assert(
+      fc.asyncProperty(fc.uniqueArray(keyArb, { minLength: 1, maxLength: 16 }), async (keys) => {
+        const synced = new Set<bigint>();
+        const io: FsIo = {
+          ...realIo,
+          fsync: async (fd) => {
+            synced.add(fstatSync(fd, { bigint: true }).ino);
+            return realIo.fsync(fd);
+          },
+        };
+        const dir = join(scratch, `s${counter++}`);
+        const store = createFsStorage({ dir, journal: true }, { io });
+        await store.batch!(keys.map((key) => ({ type: 'put' as const, key, bytes: bytes(key) })));
+        await store.flush!();
+        synced.clear();
+        await store.close();
+        for (const key of keys) {
+          expect(synced.has(statSync(join(dir, key), { bigint: true }).ino)).toBe(true);
+          for (let d = dirname(key); ; d = dirname(d)) {
+            expect(synced.has(statSync(join(dir, d), { bigint: true }).ino)).toBe(true);
+            if (d === '.') break;
+          }
+        }
+      }),
+      { numRuns: 25 },
+    );
   });
 
   it('property: puts into new nested directories, committed at once or one by one, all land where their keys say', async () => {

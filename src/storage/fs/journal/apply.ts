@@ -1,11 +1,11 @@
 import { constants } from 'node:fs';
 import { CheckpointError } from '../../../contract/errors.js';
 import { releaseOpenTemp, withDescriptor } from '../descriptor-budget.js';
-import { openDir, type OpenedDir } from '../dir.js';
+import { openDir, type Dir, type OpenedDir } from '../dir.js';
 import { errnoOf, versionOf } from '../io.js';
 import { keyPath } from '../paths.js';
 import { createLane } from '../lane.js';
-import { dirOf, hasRoom, walkRetrying } from './dirs.js';
+import { dirOf, hasRoom, nearestOpen, walkRetrying } from './dirs.js';
 import { keep, unkeep } from './kept.js';
 import { assertLease } from './lease.js';
 import { touchMoved } from './move.js';
@@ -105,7 +105,11 @@ async function makeDir(s: JournalState, p: Planned): Promise<void> {
 /** Directories walked at once to land the puts planned without theirs open. */
 const WALKS_AT_ONCE = 4;
 
-/** Lands `puts`: those with their directory open at once, the others through one walk per directory (made when missing), a few at a time. */
+/**
+ * Lands `puts`: those with their directory open at once, the others through one walk per
+ * directory (made when missing), a few at a time, each from the nearest directory its
+ * hold's cache holds open (see nearestOpen), not from the root.
+ */
 async function landAll(s: JournalState, puts: readonly Planned[]): Promise<void> {
   const byDir = new Map<string, Planned[]>();
   for (const p of puts) {
@@ -120,7 +124,7 @@ async function landAll(s: JournalState, puts: readonly Planned[]): Promise<void>
     ...puts.filter((p) => p.od).map((p) => land(s, p, p.od!)),
     ...[...byDir].map(([dirKey, inDir]) =>
       walks(async () => {
-        const od = await walkRetrying(s, dirKey, inDir[0]!.op.key, true, undefined, s.laneIo);
+        const od = await walkRetrying(s, dirKey, inDir[0]!.op.key, true, walkFrom(inDir[0]!, dirKey), s.laneIo);
         try {
           await settleAll(inDir.map((p) => land(s, p, od!)));
         } finally {
@@ -130,6 +134,9 @@ async function landAll(s: JournalState, puts: readonly Planned[]): Promise<void>
     ),
   ]);
 }
+/** Where the apply's walk to `dirKey`, the directory of `p`'s key, starts: an ancestor the hold's cache holds open, if any. */
+const walkFrom = (p: Planned, dirKey: string): readonly Dir[] | undefined => p.near ?? (p.dirs ? nearestOpen(p.dirs, dirKey) : undefined);
+
 /**
  * A delete planned while its directory was missing (its key acknowledged, not yet
  * applied): the directory as it is now, walked on disk unless the cache opened it since
@@ -138,7 +145,7 @@ async function landAll(s: JournalState, puts: readonly Planned[]): Promise<void>
 async function openedLate(s: JournalState, p: Planned): Promise<Planned> {
   if (p.od || !p.dirs) return p;
   const dirKey = keyPath(p.op.key).dirKey;
-  const walk = p.dirs.ready.get(dirKey) ?? walkRetrying(s, dirKey, p.op.key, false, undefined, s.laneIo);
+  const walk = p.dirs.ready.get(dirKey) ?? walkRetrying(s, dirKey, p.op.key, false, nearestOpen(p.dirs, dirKey), s.laneIo);
   if (walk instanceof Promise) p.dirs.all.push(walk); // closed with the cache
   p.od = await walk;
   return p;
@@ -269,7 +276,7 @@ async function unlinkKey(s: JournalState, p: Planned): Promise<Unlinked> {
   let fresh: OpenedDir | undefined;
   try {
     // Planned past the cache's bound (neither its directory nor the cache): walked now.
-    if (!od && !p.dirs) od = fresh = await openDir(s.root, kp.dirKey, p.op.key, false, s.io);
+    if (!od && !p.dirs) od = fresh = await openDir(s.root, kp.dirKey, p.op.key, false, s.io, p.near);
     for (let attempt = 0; od; attempt++) {
       try {
         await s.lane(() => {

@@ -1,6 +1,6 @@
 import { constants } from 'node:fs';
 import { CheckpointError } from '../../../contract/errors.js';
-import { openDir, type OpenedDir } from '../dir.js';
+import { openDir, type Dir, type OpenedDir } from '../dir.js';
 import { errnoOf } from '../io.js';
 import { withDescriptor } from '../descriptor-budget.js';
 import { createLane, type Lane } from '../lane.js';
@@ -95,52 +95,92 @@ async function syncFile(s: JournalState, od: OpenedDir, key: string, through: La
   });
 }
 
-/** Directories a checkpoint holds open at once (each with its chain) while it fsyncs their files. */
-const DIRS_AT_ONCE = 8;
+/** Parents a checkpoint holds open at once (each with its chain), and directories of each (one descriptor each) while it fsyncs their files. */
+const PARENTS_AT_ONCE = 4;
+const CHILDREN_AT_ONCE = 4;
 
 /** Calls made at once, on the commit's path (recovery, close). */
 const direct: Lane = (call) => call();
 
+/** Groups `items` by `keyOf` (in first-seen order). */
+function groupBy<T>(items: Iterable<T>, keyOf: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const k = keyOf(item);
+    const list = groups.get(k);
+    if (list) list.push(item);
+    else groups.set(k, [item]);
+  }
+  return groups;
+}
+
+/** The parent of directory `dirKey` (`''`: the root, or `dirKey` is the root). */
+const parentDirOf = (dirKey: string): string => dirKey.slice(0, Math.max(0, dirKey.lastIndexOf('/')));
+
+/** What one checkpoint's fsyncs share: each directory fsynced once, by its key. */
+interface SyncRun {
+  readonly s: JournalState;
+  readonly through: Lane;
+  readonly dirs: Map<string, Promise<void>>;
+}
+
+/** Walks a directory without following links; one refused (see recoverLocked) or missing is skipped. */
+async function walkOrSkip(s: JournalState, dirKey: string, key: string, from?: readonly Dir[]): Promise<OpenedDir | undefined> {
+  return openDir(s.root, dirKey, key, false, s.io, from).catch((err: unknown) => {
+    if (err instanceof CheckpointError && err.reasonCode === 'checkpoint_key_invalid') return undefined;
+    throw err;
+  });
+}
+
 /** fsyncs the files of `names` and every directory on their paths (`through`: the background lane, or at once). */
 async function syncKeys(s: JournalState, names: Iterable<string>, through: Lane = direct): Promise<void> {
-  // One walk per directory, not per key: a journal's keys are mostly a few runs' files.
-  const byDir = new Map<string, string[]>();
-  for (const key of names) {
-    const dirKey = keyPath(key).dirKey;
-    const list = byDir.get(dirKey);
-    if (list) list.push(key);
-    else byDir.set(dirKey, [key]);
-  }
-  const dirs = new Map<string, Promise<void>>();
-  const walks = createLane(DIRS_AT_ONCE);
-  await Promise.all(
-    [...byDir].map(([dirKey, keysInDir]) =>
-      walks(async () => {
-        const od = await openDir(s.root, dirKey, keysInDir[0]!, false, s.io).catch((err: unknown) => {
-          if (err instanceof CheckpointError && err.reasonCode === 'checkpoint_key_invalid') return undefined; // see recoverLocked
-          throw err;
-        });
-        if (!od) return;
-        try {
-          const syncs: Promise<void>[] = [];
-          for (const d of od.chain) {
-            if (!dirs.has(d.rel)) {
-              const done = through(() => s.io.fsync(d.fd));
-              // Awaited below; marked handled now in case another directory's failure ends the wait first.
-              done.catch(() => undefined);
-              dirs.set(d.rel, done);
-              syncs.push(done);
-            }
-          }
-          for (const key of keysInDir) syncs.push(syncFile(s, od, key, through));
-          await Promise.all(syncs);
-        } finally {
-          await od.close();
-        }
-      }),
-    ),
-  );
-  await Promise.all(dirs.values());
+  // One walk per directory, not per key (a journal's keys are mostly a few runs' files), and
+  // each parent walked once, its directories opened from it: a chunk directory costs one
+  // open below `chunks/`, not a walk from the root.
+  const byDir = groupBy(names, (key) => keyPath(key).dirKey);
+  const byParent = groupBy(byDir, ([dirKey]) => parentDirOf(dirKey));
+  const run: SyncRun = { s, through, dirs: new Map() };
+  const parents = createLane(PARENTS_AT_ONCE);
+  await Promise.all([...byParent].map(([parentKey, inParent]) => parents(() => syncInParent(run, parentKey, inParent))));
+  await Promise.all(run.dirs.values());
   // Their directories are durable: a move's rename away from one of them is too.
   for (const keysInDir of byDir.values()) for (const key of keysInDir) s.movedAway.delete(key);
+}
+
+/** fsyncs the directories `inParent` (children of `parentKey`, each with its keys) and their files, from one walk to the parent. */
+async function syncInParent(run: SyncRun, parentKey: string, inParent: readonly (readonly [string, string[]])[]): Promise<void> {
+  const { s } = run;
+  const first = inParent[0]!;
+  // A single directory (or the root's own children) is walked on its own: no parent walk to share.
+  const parent = inParent.length > 1 && parentKey !== '' ? await walkOrSkip(s, parentKey, first[1][0]!) : undefined;
+  if (inParent.length > 1 && parentKey !== '' && !parent) return; // the parent is missing (or refused): so are its children
+  try {
+    const children = createLane(CHILDREN_AT_ONCE);
+    await Promise.all(inParent.map(([dirKey, keys]) => children(() => syncDir(run, dirKey, keys, parent?.chain))));
+  } finally {
+    await parent?.close();
+  }
+}
+
+/** fsyncs directory `dirKey` (walked from `from` when given), the directories above it not synced yet, and its files `keys`. */
+async function syncDir(run: SyncRun, dirKey: string, keys: readonly string[], from?: readonly Dir[]): Promise<void> {
+  const { s, through, dirs } = run;
+  const od = await walkOrSkip(s, dirKey, keys[0]!, from);
+  if (!od) return;
+  try {
+    const syncs: Promise<void>[] = [];
+    for (const d of od.chain) {
+      if (!dirs.has(d.rel)) {
+        const done = through(() => s.io.fsync(d.fd));
+        // Awaited below; marked handled now in case another directory's failure ends the wait first.
+        done.catch(() => undefined);
+        dirs.set(d.rel, done);
+        syncs.push(done);
+      }
+    }
+    for (const key of keys) syncs.push(syncFile(s, od, key, through));
+    await Promise.all(syncs);
+  } finally {
+    await od.close();
+  }
 }

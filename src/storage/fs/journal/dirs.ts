@@ -50,6 +50,18 @@ export const parentOf = (dirKey: string): string | undefined => {
   const cut = dirKey.lastIndexOf('/');
   return cut > 0 ? dirKey.slice(0, cut) : undefined;
 };
+/**
+ * The chain (root first) of the nearest ancestor of `dirKey` that the cache holds open, for
+ * a walk past the cache's bound to start from (one open a component below it, not a walk
+ * from the root): `chunks/` for each chunk directory, a thread's `parts/` for each superstep's.
+ */
+export function nearestOpen(cache: DirCache, dirKey: string): readonly Dir[] | undefined {
+  for (let d = parentOf(dirKey); d !== undefined; d = parentOf(d)) {
+    const od = cache.ready.get(d);
+    if (od) return od.chain;
+  }
+  return undefined;
+}
 /** Whether this hold wrote (or acknowledged) a file at `path`. */
 const fileAt = (s: JournalState, path: string): boolean => learned(s, s.held?.states, path)?.exists === true;
 const parentIsFile = (key: string): CheckpointError => keyRefused(key, 'a parent path is a file (another key)', 'path_occupied');

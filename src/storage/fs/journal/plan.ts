@@ -1,12 +1,12 @@
 import type { BigIntStats } from 'node:fs';
 import { CheckpointError } from '../../../contract/errors.js';
 import type { BatchOperation } from '../../../contract/storage.js';
-import type { OpenedDir } from '../dir.js';
+import type { Dir, OpenedDir } from '../dir.js';
 import { holdsReservation, OPEN_TEMPS_PER_BATCH, reserveOpenTemp, unreserveOpenTemp, withDescriptor } from '../descriptor-budget.js';
 import { nextMtimeSeconds } from '../io.js';
 import { keyPath, occupiedRefused } from '../paths.js';
 import { futimesNs, type PooledTemp } from '../temp-pool.js';
-import { assertNoFileAt, dirOf, hasRoom, knownMissing, parentOf, toMake, walkRetrying, type DirCache } from './dirs.js';
+import { assertNoFileAt, dirOf, hasRoom, knownMissing, nearestOpen, parentOf, toMake, walkRetrying, type DirCache } from './dirs.js';
 import { knownState, stateMissing, stateNow } from './key-state.js';
 import type { Checked, KeyState, Pending, Planned } from './planned.js';
 import type { JournalState } from './state.js';
@@ -43,11 +43,11 @@ async function checkOne(s: JournalState, op: BatchOperation, states: Map<string,
 function checkUncached(s: JournalState, op: BatchOperation, states: Map<string, KeyState>, cache: DirCache): Promise<Checked> {
   const kp = keyPath(op.key);
   return withDescriptor(async () => {
-    const parent = cache.ready.get(parentOf(kp.dirKey) ?? '');
-    const od = await walkRetrying(s, kp.dirKey, op.key, op.type === 'put' ? 'probe' : false, parent?.chain);
+    const near = nearestOpen(cache, kp.dirKey);
+    const od = await walkRetrying(s, kp.dirKey, op.key, op.type === 'put' ? 'probe' : false, near);
     try {
       if (!od && op.type === 'put') assertNoFileAt(s, kp.dirKey, op.key);
-      const found = checked(op, undefined, await knownState(s, states, od, op.key, cache), cache, false);
+      const found = checked(op, undefined, await knownState(s, states, od, op.key, cache), cache, false, near);
       if (!od && op.type === 'put') for (let d: string | undefined = kp.dirKey; d !== undefined; d = parentOf(d)) cache.toMake.add(d);
       return found;
     } finally {
@@ -61,14 +61,21 @@ function checkUncached(s: JournalState, op: BatchOperation, states: Map<string, 
  * Planned with its directory open, through the cache that opens it at apply (`cached`:
  * it was missing), or with neither (past the cache's bound: its apply walks it).
  */
-function checked(op: BatchOperation, od: OpenedDir | undefined, before: KeyState, cache: DirCache, cached = true): Checked {
+function checked(
+  op: BatchOperation,
+  od: OpenedDir | undefined,
+  before: KeyState,
+  cache: DirCache,
+  cached = true,
+  near?: readonly Dir[],
+): Checked {
   // A directory this hold made, or will make for a put already planned, is in the way of a file.
   if (op.type === 'put' && (cache.toMake.has(op.key) || cache.made.has(op.key))) throw occupiedRefused(op.key);
   const cond = op as { ifAbsent?: boolean; ifVersion?: string };
   if (cond.ifAbsent && before.exists) throw conflict(op.key, 'key exists');
   if (cond.ifVersion !== undefined && (!before.exists || before.version !== cond.ifVersion))
     throw conflict(op.key, before.exists ? 'version changed' : 'key is gone');
-  return { op, ...(od ? { od } : cached ? { dirs: cache } : {}), before };
+  return { op, ...(od ? { od } : cached ? { dirs: cache } : near ? { near } : {}), before };
 }
 
 /**
@@ -107,8 +114,8 @@ function takeReady(s: JournalState): PooledTemp | undefined {
 
 /** {@link plan} with the put's temp file in hand (`from`: the put it was taken over from; `moves`: a move's put, `temp` its source's file). */
 function planWith(c: Checked, exact: boolean, temp: PooledTemp | undefined, from?: Planned, moves?: string): Planned {
-  const { op, od, before, dirs } = c;
-  const entry = od ? { od } : dirs ? { dirs } : {};
+  const { op, od, before, dirs, near } = c;
+  const entry = od ? { od } : dirs ? { dirs } : near ? { near } : {};
   if (dirs && op.type === 'put') toMake(dirs, keyPath(op.key).dirKey);
   if (op.type === 'put') {
     if (!temp) throw new Error('a put is planned with its temp file');

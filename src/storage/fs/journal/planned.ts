@@ -1,5 +1,5 @@
 import type { BatchOperation, BatchOutcome } from '../../../contract/storage.js';
-import type { OpenedDir } from '../dir.js';
+import type { Dir, OpenedDir } from '../dir.js';
 import type { PooledTemp } from '../temp-pool.js';
 import type { DirCache } from './dirs.js';
 
@@ -17,6 +17,8 @@ export interface Checked {
   readonly before: KeyState;
   /** Its directory was missing: the cache through which its apply opens it (a put's makes it). */
   readonly dirs?: DirCache;
+  /** Neither: the open chain of an ancestor of its directory, held by the hold's cache until its apply, which walks from it. */
+  readonly near?: readonly Dir[];
 }
 
 /**
@@ -29,6 +31,8 @@ export interface Planned {
   od?: OpenedDir;
   /** An operation on a key whose directory was missing when planned: the hold's directories through which its apply opens it (a put's makes it). */
   readonly dirs?: DirCache;
+  /** Planned past the cache's bound (neither `od` nor `dirs`): where its apply's walk starts (see Checked). */
+  readonly near?: readonly Dir[];
   readonly temp?: PooledTemp;
   /** The mtime the put's file gets (seconds, as futimes takes them). */
   readonly mtimeSeconds?: number;
