@@ -73,7 +73,8 @@ async function hide(storage: StorageAdapter, id: string, key: string, nowMs: num
  * Crash safe at every step: a copy is durable before its chunk is removed, a chunk is put back
  * before its copy is removed, and nothing is deleted while any node of a chunk tree cannot be
  * read (`stopped`). Chunks are listed before the documents are marked, so a chunk written while
- * the sweep runs is not even looked at.
+ * the sweep runs is not even looked at. A sweep run again over the same adapter reads only the
+ * documents whose version changed and the tree nodes it has not read (markChunks' `remember`).
  */
 export async function sweepChunks(storage: StorageAdapter, options: ChunkSweepOptions = {}): Promise<ChunkSweepReport> {
   assertStorageArgument(storage, 'sweepChunks');
@@ -85,7 +86,7 @@ export async function sweepChunks(storage: StorageAdapter, options: ChunkSweepOp
   const nowMs = clock.now();
   const chunks = await listChunks(storage);
   if (chunks.live.size === 0 && chunks.hidden.size === 0) return { referenced: 0, hidden: [], restored: [], deleted: [] };
-  const marks = await markChunks(storage);
+  const marks = await markChunks(storage, { remember: true });
   const report = { referenced: marks.referenced.size, hidden: [] as string[], restored: [] as string[], deleted: [] as string[] };
   if (marks.unreadable.length > 0) {
     const first = marks.unreadable[0]!;
