@@ -23,7 +23,8 @@ import type { StorageAdapter } from './storage.js';
  * of one each). Its answer is one boolean per move: true once moved and durable; false when
  * nothing changed for that move (its source absent, its target taken, or its source changed
  * again and again meanwhile), which `move` answers with false or `checkpoint_conflict`. The
- * crash rule is move's, move by move. Callers use {@link moveManyOf}.
+ * crash rule is move's, move by move; when the call fails, each move may have been made or not.
+ * Callers use {@link moveManyOf}.
  */
 export interface MovableStorage extends StorageAdapter {
   move(from: string, to: string): Promise<boolean>;
