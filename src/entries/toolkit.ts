@@ -61,7 +61,7 @@ export type { BufferedStorage, BufferedPutResult, BufferedBatchOutcome } from '.
 export type { SynchronousStorage } from '../contract/synchronous-storage.js';
 export type { MetadataListing, MetadataListingOptions } from '../contract/metadata-listing.js';
 export type { LinkedRead, ReadLinks, MemberLink, LinkedValues, ListedObject } from '../contract/linked-read.js';
-export { moveOf, type MovableStorage } from '../contract/move.js';
+export { moveManyOf, moveOf, type KeyMove, type MovableStorage } from '../contract/move.js';
 
 // Profiles: layouts and reading stored snapshots back.
 export type { TriggerSpec, StatusSpec, SnapshotIdContext } from '../contract/profile.js';

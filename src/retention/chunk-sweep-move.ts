@@ -1,10 +1,10 @@
 import { isCheckpointError } from '../contract/errors.js';
-import type { MovableStorage } from '../contract/move.js';
+import type { KeyMove, MovableStorage } from '../contract/move.js';
 import type { StorageAdapter } from '../contract/storage.js';
 import { chunkKey } from '../codec/chunking.js';
 import { hiddenKey } from '../snapshot-io/chunk-store.js';
 import { intactCopy } from './chunk-sweep-batches.js';
-import type { ChunkSteps } from './chunk-sweep.js';
+import type { ChunkSteps, SweepPlan } from './chunk-sweep.js';
 
 /**
  * The steps of a sweep on a store that moves a value in one step (`capabilities.move`): a chunk is
@@ -16,7 +16,12 @@ import type { ChunkSteps } from './chunk-sweep.js';
  * grace period are deleted as before. Copies hidden by the copy-and-delete steps (older
  * versions, or another process on a store without the capability) are the same keys.
  */
-export const moveSteps = (storage: StorageAdapter, move: MovableStorage['move'], nowMs: number): ChunkSteps => ({
+export const moveSteps = (
+  storage: StorageAdapter,
+  move: MovableStorage['move'],
+  nowMs: number,
+  moveMany?: MovableStorage['moveMany'],
+): ChunkSteps => ({
   restore: async ({ id, copies, live }) => {
     const [first, ...others] = copies;
     // A damaged copy is not moved home: the chunk's readers report it, as they would the copy.
@@ -30,7 +35,27 @@ export const moveSteps = (storage: StorageAdapter, move: MovableStorage['move'],
     if (await moveQuietly(move, key, target)) return true;
     return dropLiveBesideCopy(storage, id, key, target);
   },
+  ...(moveMany ? { hideMany: (chunks: SweepPlan['hide']) => hideByMoveMany(storage, moveMany, chunks, nowMs) } : {}),
 });
+
+/**
+ * Hides `chunks` by one `moveMany` (on fs one journal record for all of them, not one each): the
+ * ids hidden. A chunk whose move changed nothing goes on as a single hide's would
+ * ({@link dropLiveBesideCopy}).
+ */
+async function hideByMoveMany(
+  storage: StorageAdapter,
+  moveMany: NonNullable<MovableStorage['moveMany']>,
+  chunks: SweepPlan['hide'],
+  nowMs: number,
+): Promise<string[]> {
+  const moves = chunks.map(({ id, key }): KeyMove => ({ from: key, to: hiddenKey(id, nowMs) }));
+  const moved = await moveMany(moves);
+  const hidden: string[] = [];
+  for (const [i, { id, key }] of chunks.entries())
+    if (moved[i] || (await dropLiveBesideCopy(storage, id, key, moves[i]!.to))) hidden.push(id);
+  return hidden;
+}
 
 /**
  * A hide whose move found its target taken: a sweep of the same millisecond hid this chunk

@@ -7,7 +7,7 @@ import { markChunks, listChunks, type ChunkListing } from '../snapshot-io/chunk-
 import { canBatch, deleteInBatches, intactCopy, sweepInBatches } from './chunk-sweep-batches.js';
 import { moveSteps } from './chunk-sweep-move.js';
 import { eachLimit } from './each-limit.js';
-import { moveOf } from '../contract/move.js';
+import { moveManyOf, moveOf } from '../contract/move.js';
 import { forgetWritten } from '../snapshot-io/chunk-cut.js';
 import { forgetChunks, hiddenKey, KNOWN_CHUNK_TTL_MS } from '../snapshot-io/chunk-store.js';
 
@@ -73,7 +73,8 @@ async function hide(storage: StorageAdapter, id: string, key: string, nowMs: num
  * Crash safe at every step: a copy is durable before its chunk is removed, a chunk is put back
  * before its copy is removed, and nothing is deleted while any node of a chunk tree cannot be
  * read (`stopped`). Chunks are listed before the documents are marked, so a chunk written while
- * the sweep runs is not even looked at.
+ * the sweep runs is not even looked at. A sweep run again over the same adapter reads only the
+ * documents whose version changed and the tree nodes it has not read (markChunks' `remember`).
  */
 export async function sweepChunks(storage: StorageAdapter, options: ChunkSweepOptions = {}): Promise<ChunkSweepReport> {
   assertStorageArgument(storage, 'sweepChunks');
@@ -85,7 +86,7 @@ export async function sweepChunks(storage: StorageAdapter, options: ChunkSweepOp
   const nowMs = clock.now();
   const chunks = await listChunks(storage);
   if (chunks.live.size === 0 && chunks.hidden.size === 0) return { referenced: 0, hidden: [], restored: [], deleted: [] };
-  const marks = await markChunks(storage);
+  const marks = await markChunks(storage, { remember: true });
   const report = { referenced: marks.referenced.size, hidden: [] as string[], restored: [] as string[], deleted: [] as string[] };
   if (marks.unreadable.length > 0) {
     const first = marks.unreadable[0]!;
@@ -99,7 +100,7 @@ export async function sweepChunks(storage: StorageAdapter, options: ChunkSweepOp
   } else {
     const move = moveOf(storage);
     // By move, expired copies still go in batches where the store has them (one commit per 256, not a call each).
-    if (move) await sweepStepByStep(storage, plan, moveSteps(storage, move, nowMs), report, canBatch(storage));
+    if (move) await sweepStepByStep(storage, plan, moveSteps(storage, move, nowMs, moveManyOf(storage)), report, canBatch(storage));
     else if (canBatch(storage)) await sweepInBatches(storage, plan, nowMs, report);
     else await sweepStepByStep(storage, plan, copySteps(storage, nowMs), report);
   }
@@ -145,7 +146,15 @@ export interface SweepLists {
 export interface ChunkSteps {
   restore(chunk: SweepPlan['restore'][number]): Promise<boolean>;
   hide(chunk: SweepPlan['hide'][number]): Promise<boolean>;
+  /** Where the store hides many chunks in one call: hides `chunks`, answering the ids hidden. */
+  hideMany?(chunks: SweepPlan['hide']): Promise<string[]>;
 }
+
+/**
+ * Chunks hidden per `hideMany` call, one call at a time: on fs one journal record each, small
+ * enough that a writer's commit queued behind it waits for little.
+ */
+const HIDES_PER_CALL = 64;
 
 /** A sweep's steps as single calls, a few chunks at a time (stores without an atomic batch). */
 async function sweepStepByStep(
@@ -166,9 +175,13 @@ async function sweepStepByStep(
       await storage.delete(key);
       out.deleted.push(key);
     });
-  await eachLimit(plan.hide, async (chunk) => {
-    if (await steps.hide(chunk)) out.hidden.push(chunk.id);
-  });
+  if (steps.hideMany)
+    for (let at = 0; at < plan.hide.length; at += HIDES_PER_CALL)
+      out.hidden.push(...(await steps.hideMany(plan.hide.slice(at, at + HIDES_PER_CALL))));
+  else
+    await eachLimit(plan.hide, async (chunk) => {
+      if (await steps.hide(chunk)) out.hidden.push(chunk.id);
+    });
 }
 
 /** The steps by copy and delete: a copy put home, a chunk copied to its hidden key and removed. */

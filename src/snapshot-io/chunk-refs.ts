@@ -56,23 +56,90 @@ function envelopeOf(key: string, bytes: Uint8Array): ReturnType<typeof decodeEnv
   }
 }
 
+/** What a document references: the ids of its envelope, at that depth of its chunk tree (none: not an envelope). */
+type DocumentRefs = { readonly ids: readonly string[]; readonly depth: number } | undefined;
+
+/**
+ * What marking learned of a store that stays true, so that a sweep run again over the same
+ * adapter (the automatic sweep, every few dozen checkpoints) reads only what changed: the
+ * children of each tree node read and verified (a node is named by its content: its children
+ * never change), and each document's references at the version listed (a version names one
+ * stored value). Damage to a node after it was read is not seen here again; `savepoint verify`
+ * reads every chunk.
+ */
+interface MarkMemory {
+  readonly nodes: Map<string, readonly string[]>;
+  /** Child ids held in `nodes` (bounded: see {@link MEMORY_MAX_IDS}). */
+  nodeIds: number;
+  documents: Map<string, { readonly version: string; readonly refs: DocumentRefs }>;
+}
+
+/** Most node children a store's mark memory holds (about 100 bytes each): past it, it starts afresh. */
+const MEMORY_MAX_IDS = 1 << 17;
+
+const memories = new WeakMap<StorageAdapter, MarkMemory>();
+
+function memoryOf(storage: StorageAdapter): MarkMemory {
+  let m = memories.get(storage);
+  if (!m) memories.set(storage, (m = { nodes: new Map(), nodeIds: 0, documents: new Map() }));
+  return m;
+}
+
+/** Options of {@link markChunks}. */
+export interface MarkOptions {
+  /** Keep what this marking learned for the next over the same adapter, and use what the last one learned. @default false */
+  readonly remember?: boolean;
+}
+
+/** A fresh memory for one marking that keeps nothing. */
+const forgetful = (): MarkMemory => ({ nodes: new Map(), nodeIds: 0, documents: new Map() });
+
+/** The references of each listed document: read again only where its version is not the one remembered. */
+async function documentRefs(storage: StorageAdapter, docs: readonly StorageEntry[], memory: MarkMemory): Promise<[string, DocumentRefs][]> {
+  const seen = new Map<string, { readonly version: string; readonly refs: DocumentRefs }>();
+  await mapLimit(docs, 8, async (entry) => {
+    const known = memory.documents.get(entry.key);
+    if (known && known.version === entry.version) return void seen.set(entry.key, known);
+    const stored = await storage.get(entry.key);
+    if (!stored) return; // deleted since the listing
+    const envelope = envelopeOf(entry.key, stored.bytes);
+    seen.set(entry.key, { version: stored.version, refs: envelope && { ids: envelope.ids, depth: envelope.depth } });
+  });
+  // Only the documents listed now: the deleted ones drop out.
+  memory.documents = seen;
+  return [...seen].map(([key, d]) => [key, d.refs]);
+}
+
+/** The children of tree node `id`, from memory or read and verified (then remembered). */
+async function childrenOf(storage: StorageAdapter, id: string, addressing: ReturnType<typeof addressingOf>, memory: MarkMemory) {
+  const known = memory.nodes.get(id);
+  if (known) return known;
+  const children = decodeNode(await readChunk(storage, id, addressing), id);
+  if (memory.nodeIds + children.length > MEMORY_MAX_IDS) {
+    memory.nodes.clear();
+    memory.nodeIds = 0;
+  }
+  memory.nodes.set(id, children);
+  memory.nodeIds += children.length;
+  return children;
+}
+
 /**
  * Marks every chunk referenced by a document of `storage` (mark and sweep's mark): each
- * document that is an envelope, and every node of its chunk tree, read and verified. A node
- * that cannot be read is reported in `unreadable` (a sweep then deletes nothing).
+ * document that is an envelope, and every node of its chunk tree, read and verified (with
+ * `remember`, only those the last marking of this adapter did not read). A node that cannot be
+ * read is reported in `unreadable` (a sweep then deletes nothing).
  */
-export async function markChunks(storage: StorageAdapter): Promise<ChunkMarks> {
+export async function markChunks(storage: StorageAdapter, options: MarkOptions = {}): Promise<ChunkMarks> {
   const referenced = new Map<string, string>();
   const unreadable: ChunkMarks['unreadable'] = [];
+  const memory = options.remember ? memoryOf(storage) : forgetful();
   const docs: StorageEntry[] = [];
   for await (const entry of storage.list('')) if (mayReference(entry)) docs.push(entry);
   const addressing = addressingOf(storage);
   let level: { id: string; depth: number; document: string }[] = [];
-  await mapLimit(docs, 8, async (entry) => {
-    const stored = await storage.get(entry.key);
-    const envelope = stored && envelopeOf(entry.key, stored.bytes);
-    if (envelope) for (const id of envelope.ids) level.push({ id, depth: envelope.depth, document: entry.key });
-  });
+  for (const [document, refs] of await documentRefs(storage, docs, memory))
+    if (refs) for (const id of refs.ids) level.push({ id, depth: refs.depth, document });
   const visitedNodes = new Set<string>();
   while (level.length > 0) {
     const next: typeof level = [];
@@ -86,7 +153,7 @@ export async function markChunks(storage: StorageAdapter): Promise<ChunkMarks> {
     }
     await mapLimit(nodes, 16, async (ref) => {
       try {
-        for (const child of decodeNode(await readChunk(storage, ref.id, addressing), ref.id))
+        for (const child of await childrenOf(storage, ref.id, addressing, memory))
           next.push({ id: child, depth: ref.depth - 1, document: ref.document });
       } catch (err) {
         if (!isCheckpointError(err)) throw err;

@@ -2,7 +2,9 @@
  * How a chunk sweep acts on fs: on the journal it hides chunks by move (a rename of the chunk's
  * file, through a journal record of its own), where it once copied each chunk and removed it;
  * in direct mode (no batch, no move) one call at a time. Either way every kept checkpoint reads back, and a later sweep deletes the copies.
+ * Many unreferenced chunks go in a few records (`moveMany`, 64 a record), not one a chunk.
  */
+import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -10,7 +12,7 @@ import { createWriter, defaultProfile, listAll, memoryStorage, sweepChunks, type
 import { readSnapshot } from 'savepoint/toolkit';
 import { fsStorage } from 'savepoint/fs';
 import { manualClock } from 'savepoint/testing';
-import { CHUNK_PREFIX } from '../../src/codec/chunking.js';
+import { CHUNK_PREFIX, chunkKey } from '../../src/codec/chunking.js';
 import { forgetChunks } from '../../src/snapshot-io/chunk-store.js';
 import { createFsStorage } from '../../src/storage/fs/index.js';
 import { canBatch } from '../../src/retention/chunk-sweep-batches.js';
@@ -115,6 +117,24 @@ describe('chunk sweep on fs', () => {
       expect((await listAll(reopened, CHUNK_PREFIX)).filter((e) => e.key.includes('.hidden-'))).toEqual([]);
     } finally {
       await reopened.close();
+    }
+  });
+
+  it('on the journal, hides many unreferenced chunks in a few records (many moves a record), not one a chunk', async () => {
+    const dir = fresh();
+    const counted = countingIo();
+    const storage = createFsStorage({ dir }, { io: counted.io });
+    try {
+      const ids = Array.from({ length: 150 }, (_, i) => createHash('sha256').update(`chunk ${i}`).digest('hex'));
+      await storage.batch!(ids.map((id, i) => ({ type: 'put' as const, key: chunkKey(id), bytes: new Uint8Array(600).fill(i) })));
+      const before = counted.records();
+      const report = await sweepChunks(storage, { clock: manualClock(0), graceMs: GRACE });
+      expect(report.hidden).toHaveLength(ids.length);
+      expect(counted.records() - before).toBeLessThanOrEqual(Math.ceil(ids.length / 64));
+      await storage.flush!();
+      expect((await listAll(storage, CHUNK_PREFIX)).every((e) => e.key.includes('.hidden-'))).toBe(true);
+    } finally {
+      await storage.close();
     }
   });
 });

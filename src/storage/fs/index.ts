@@ -16,8 +16,8 @@ import { ownedCopy } from '../handed-over.js';
 import { assertKey } from '../keys.js';
 import { directDelete } from './direct-delete.js';
 import { directPut } from './direct-write.js';
-import { flushJournal, journaledBatch, journaledDelete, journaledMove, journaledPut } from './journaled.js';
-import { assertMoveArguments, type MovableStorage } from '../../contract/move.js';
+import { flushJournal, journaledBatch, journaledDelete, journaledMove, journaledMoves, journaledPut } from './journaled.js';
+import { assertMoveArguments, assertMoveManyArguments, type MovableStorage } from '../../contract/move.js';
 import { closeStore, ready, type FsOpenReport } from './lifecycle.js';
 import { listEntries } from './list.js';
 import { INTERNAL_MARK } from './names.js';
@@ -169,7 +169,20 @@ export function createFsStorage(options: FsStorageOptions, internals: FsInternal
         journaledMove(state, (key) => readStored(state, key), from, to),
       );
     };
+    const moveMany: NonNullable<MovableStorage['moveMany']> = async (moves) => {
+      assertOpen(state);
+      assertMoveManyArguments(moves, 'fsStorage.moveMany');
+      for (const m of moves) {
+        assertKey(m.from);
+        assertKey(m.to);
+      }
+      return await track(
+        state,
+        journaledMoves(state, (key) => readStored(state, key), moves),
+      );
+    };
     Object.defineProperty(storage, 'move', { value: move });
+    Object.defineProperty(storage, 'moveMany', { value: moveMany });
   }
   return storage;
 }

@@ -2,6 +2,8 @@ import { assertBatchOperations } from '../batch-operation.js';
 import { isCheckpointError } from '../../contract/errors.js';
 import type { BatchOperation, BatchOutcome, DeleteOptions, PutOptions, PutResult, StoredObject } from '../../contract/storage.js';
 import type { MovingPut } from './journal/move.js';
+import type { KeyMove } from '../../contract/move.js';
+import { mapLimit } from '../map-limit.js';
 import { ownedCopy } from '../handed-over.js';
 import { errnoOf, fsError } from './io.js';
 import { rootDir } from './lifecycle.js';
@@ -72,6 +74,43 @@ export async function journaledMove(
       if (key !== from || attempt >= MOVE_TRIES) throw err;
     }
   }
+}
+
+/** Sources a `moveMany` reads at once. */
+const MOVE_READS_AT_ONCE = 16;
+
+/**
+ * `moveMany(moves)`: every source read, then one record holding all the moves whose source was
+ * there (each a put of `to` naming its source, and the source's delete at the version read), so
+ * that a sweep hiding hundreds of chunks commits a few records, not one a chunk. When the record
+ * is refused (a target taken, a source changed since its read), each move goes alone as `move`,
+ * a conflict there answering false. A record is atomic: a crash leaves all its moves or none.
+ */
+export async function journaledMoves(
+  state: FsStoreState,
+  read: (key: string) => Promise<StoredObject | undefined>,
+  moves: readonly KeyMove[],
+): Promise<boolean[]> {
+  const found = await mapLimit(moves, MOVE_READS_AT_ONCE, (m) => read(m.from));
+  const ops = moves.flatMap((m, i): BatchOperation[] => {
+    const source = found[i];
+    if (!source) return [];
+    const put: MovingPut = { type: 'put', key: m.to, bytes: source.bytes, ifAbsent: true, movedFrom: m.from };
+    return [put, { type: 'delete', key: m.from, ifVersion: source.version }];
+  });
+  if (ops.length === 0) return moves.map(() => false);
+  try {
+    await journaled(state, ops, 'moving', ops[1]!.key);
+    return found.map((f) => f !== undefined);
+  } catch (err) {
+    if (!isCheckpointError(err, 'checkpoint_conflict')) throw err;
+  }
+  return mapLimit(moves, MOVE_READS_AT_ONCE, (m) =>
+    journaledMove(state, read, m.from, m.to).catch((err: unknown) => {
+      if (isCheckpointError(err, 'checkpoint_conflict')) return false;
+      throw err;
+    }),
+  );
 }
 
 /** `flush()`: waits until every acknowledged write is in the spec's files (they are applied in the background). */

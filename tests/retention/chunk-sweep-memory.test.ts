@@ -1,0 +1,93 @@
+/**
+ * What a sweep remembers of a store between sweeps over the same adapter (snapshot-io/chunk-refs.ts):
+ * each document's references at the version listed, and each tree node's children. A sweep run
+ * again reads only what changed; a document rewritten under its key (a new version) is read
+ * again, so the chunks it references now are never hidden.
+ */
+import { describe, expect, it } from 'vitest';
+import { createWriter, defaultProfile, listAll, memoryStorage, sweepChunks, type JsonValue, type StorageAdapter } from 'savepoint';
+import { readSnapshot } from 'savepoint/toolkit';
+import { manualClock } from 'savepoint/testing';
+import { CHUNK_PREFIX } from '../../src/codec/chunking.js';
+import { forgetChunks } from '../../src/snapshot-io/chunk-store.js';
+import { prose } from '../support/prose.js';
+
+const GRACE = 60 * 60 * 1000;
+
+/** memoryStorage with its reads counted (keys read, in order). */
+function countingReads(inner: StorageAdapter): StorageAdapter & { reads: string[] } {
+  const reads: string[] = [];
+  return {
+    ...inner,
+    reads,
+    get: (key, o) => {
+      reads.push(key);
+      return inner.get(key, o);
+    },
+  };
+}
+
+/** `count` checkpoints of run `run`, each replacing one message of twelve: their states by key. */
+async function checkpoints(storage: StorageAdapter, run: string, count: number, seed: number): Promise<Map<string, JsonValue>> {
+  const writer = createWriter({
+    storage,
+    profile: defaultProfile,
+    runId: run,
+    heartbeatIntervalMs: false,
+    lock: false,
+    autoRetention: false,
+  });
+  const messages = Array.from({ length: 12 }, (_, i) => prose(seed + i, 1800));
+  const kept = new Map<string, JsonValue>();
+  for (let n = 0; n < count; n++) {
+    messages[(n * 5) % messages.length] = prose(seed + 100 + n, 1800);
+    const payload = { messages: [...messages], n };
+    const r = await writer.checkpoint({ source: 'step_boundary', status: 'in_progress', payload });
+    if (!r.ok) throw r.error;
+    kept.set(r.key!, payload);
+    kept.set(`checkpoints/${run}/latest.json`, payload);
+  }
+  await writer.close();
+  return kept;
+}
+
+async function expectKept(storage: StorageAdapter, kept: Map<string, JsonValue>): Promise<void> {
+  forgetChunks(storage);
+  for (const [key, payload] of kept) expect((await readSnapshot(storage, defaultProfile, key))?.payload, key).toEqual(payload);
+}
+
+describe('chunk sweep: what it remembers between sweeps', () => {
+  it('a sweep run again over an unchanged store reads no document and no chunk-tree node again', async () => {
+    const storage = countingReads(memoryStorage());
+    await checkpoints(storage, 'r', 4, 1);
+    const clock = manualClock(0);
+    await sweepChunks(storage, { clock, graceMs: GRACE });
+    const first = storage.reads.length;
+    expect(first).toBeGreaterThan(4);
+    await sweepChunks(storage, { clock, graceMs: GRACE });
+    expect(storage.reads.slice(first)).toEqual([]);
+  });
+
+  it('a document rewritten under its key is read again: the chunks it references now stay', async () => {
+    const storage = countingReads(memoryStorage());
+    const clock = manualClock(0);
+    const kept = await checkpoints(storage, 'r', 2, 1);
+    const other = await checkpoints(storage, 'o', 1, 500);
+    await sweepChunks(storage, { clock, graceMs: GRACE });
+    // latest.json of run r now holds run o's state (a new version of the key), and run o's entries go: only r's latest references o's chunks.
+    const [otherKey] = [...other.keys()];
+    await storage.put('checkpoints/r/latest.json', (await storage.get(otherKey!))!.bytes);
+    for (const e of await listAll(storage, 'checkpoints/o/')) await storage.delete(e.key);
+    kept.set('checkpoints/r/latest.json', other.get(otherKey!)!);
+    const before = storage.reads.length;
+    const report = await sweepChunks(storage, { clock, graceMs: GRACE });
+    expect(storage.reads.slice(before)).toContain('checkpoints/r/latest.json');
+    await clock.advance(GRACE);
+    await sweepChunks(storage, { clock, graceMs: GRACE });
+    const live = new Set((await listAll(storage, CHUNK_PREFIX)).map((e) => e.key));
+    // Nothing the rewritten document references was hidden, so nothing of it was put back or lost.
+    expect(report.restored).toEqual([]);
+    expect(live.size).toBeGreaterThan(0);
+    await expectKept(storage, kept);
+  });
+});
