@@ -1,4 +1,4 @@
-import { moveOf, type MovableStorage } from '../../contract/move.js';
+import { moveManyOf, moveOf, type MovableStorage } from '../../contract/move.js';
 import { listAll, type StorageAdapter } from '../../contract/storage.js';
 
 const keysUnder = async (adapter: StorageAdapter, prefix: string): Promise<string[]> => (await listAll(adapter, prefix)).map((e) => e.key);
@@ -7,6 +7,9 @@ import type { SuiteContext } from './context.js';
 
 /** The store's move; each test of a store that does not declare the capability passes at once (nothing to check). */
 const movable = (adapter: StorageAdapter): MovableStorage['move'] | undefined => moveOf(adapter);
+
+/** The store's `moveMany`, when it offers one beside its move. */
+const movableMany = (adapter: StorageAdapter): MovableStorage['moveMany'] | undefined => moveManyOf(adapter);
 
 /** The optional `move` capability (contract/move.ts), checked on stores that declare it. */
 export function moveTests(ctx: SuiteContext): void {
@@ -81,6 +84,54 @@ export function moveTests(ctx: SuiteContext): void {
       equal(moved.filter(Boolean).length, 1, 'moves that answered true');
       const listed = await keysUnder(adapter, 'mv/');
       equalJson(listed, [targets[moved.indexOf(true)]], 'the one key holding the value');
+    });
+    ctx.test('moveMany: each move as move makes it, one answer per move (false: nothing changed for it)', async (adapter) => {
+      const moveMany = movableMany(adapter);
+      if (!moveMany) return;
+      await adapter.put('mm/a', utf8('a'));
+      await adapter.put('mm/b', utf8('b'));
+      const taken = await adapter.put('mm/taken', utf8('held'));
+      const c = await adapter.put('mm/c', utf8('c'));
+      const answers = await moveMany([
+        { from: 'mm/a', to: 'mm/a.moved' },
+        { from: 'mm/absent', to: 'mm/absent.moved' },
+        { from: 'mm/b', to: 'mm/b.moved' },
+      ]);
+      equalJson(answers, [true, false, true], 'the answers');
+      equalJson(await moveMany([{ from: 'mm/c', to: 'mm/taken' }]), [false], 'a move onto a stored key');
+      equalJson(await keysUnder(adapter, 'mm/'), ['mm/a.moved', 'mm/b.moved', 'mm/c', 'mm/taken'], 'listing after moveMany');
+      sameBytes((await adapter.get('mm/a.moved'))?.bytes, utf8('a'), 'a moved value');
+      sameBytes((await adapter.get('mm/b.moved'))?.bytes, utf8('b'), 'another moved value');
+      const [source, target] = await Promise.all([adapter.get('mm/c'), adapter.get('mm/taken')]);
+      equal(source?.version, c.version, 'the source of a move onto a stored key, unchanged');
+      equal(target?.version, taken.version, 'the stored key a move was refused onto, unchanged');
+    });
+
+    ctx.test('moveMany: a key named twice, or a malformed move, is refused before anything changes', async (adapter) => {
+      const moveMany = movableMany(adapter);
+      if (!moveMany) return;
+      await adapter.put('mm/x', utf8('x'));
+      await rejects(
+        () =>
+          moveMany([
+            { from: 'mm/x', to: 'mm/y' },
+            { from: 'mm/y', to: 'mm/z' },
+          ]),
+        'checkpoint_config_invalid',
+        'a key named by two moves',
+      );
+      await rejects(() => moveMany([{ from: 'mm/x', to: '../escape' }]), 'checkpoint_key_invalid', 'a move to a malformed key');
+      equalJson(await keysUnder(adapter, 'mm/'), ['mm/x'], 'listing after refused moves');
+    });
+
+    ctx.test('moveMany: of concurrent calls moving one key to different targets, exactly one moves it', async (adapter) => {
+      const moveMany = movableMany(adapter);
+      if (!moveMany) return;
+      await adapter.put('mm/race', utf8('once'));
+      const targets = Array.from({ length: ctx.concurrency }, (_, i) => `mm/race.${i}`);
+      const moved = (await Promise.all(targets.map((to) => moveMany([{ from: 'mm/race', to }])))).map(([answer]) => answer);
+      equal(moved.filter(Boolean).length, 1, 'calls that answered true');
+      equalJson(await keysUnder(adapter, 'mm/'), [targets[moved.indexOf(true)]], 'the one key holding the value');
     });
   });
 }
