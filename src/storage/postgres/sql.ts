@@ -39,7 +39,7 @@ export interface StoreSql {
   readonly table: string;
   /** DDL that creates (or upgrades to) the current layout; idempotent, run in one transaction. */
   readonly migrate: readonly string[];
-  /** The table's marker comment (one row, `marker`), or no row / null when the table is missing. */
+  /** The table's marker comment (`marker`) and its metadata function's (`function_marker`): null when missing. */
   readonly readMarker: string;
   readonly get: string;
   readonly putAny: string;
@@ -218,7 +218,7 @@ RETURNS TABLE (out_group integer, out_op integer, out_version bigint, out_existe
 $savepoint$`,
       `COMMENT ON TABLE ${t} IS '${SCHEMA_MARKER}'`,
     ],
-    readMarker: `SELECT obj_description(to_regclass($1), 'pg_class') AS marker`,
+    readMarker: `SELECT obj_description(to_regclass($1), 'pg_class') AS marker, obj_description(to_regprocedure($2), 'pg_proc') AS function_marker`,
     get: `SELECT value, version::text AS version FROM ${t} WHERE key_order = $1`,
     putAny: `INSERT INTO ${t} AS s (key_order, key, version, value) VALUES ($1, $2, ${next}, $3)
 ON CONFLICT (key_order) DO UPDATE SET value = EXCLUDED.value, key = EXCLUDED.key, version = EXCLUDED.version, updated_at = now()
