@@ -54,13 +54,14 @@ function metadataFunctionBody(): string {
   return `
 DECLARE
   n integer := octet_length(v);
+  checked json;
   doc jsonb;
   meta jsonb;
 BEGIN
   IF right(k, 5) <> '.json' OR n < 2 OR get_byte(v, 0) <> 123 OR get_byte(v, n - 1) <> 125 THEN RETURN NULL; END IF;
   BEGIN
     IF ${named.map((b) => `position(${b} IN v) = 0`).join(' AND ')} THEN
-      PERFORM convert_from(v, 'UTF8')::json;
+      checked := convert_from(v, 'UTF8')::json; -- an assignment, not PERFORM: no query of its own
       RETURN '{}'::jsonb;
     END IF;
     doc := convert_from(v, 'UTF8')::jsonb;
