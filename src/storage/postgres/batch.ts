@@ -1,6 +1,6 @@
 import type { BatchOperation, BatchOutcome, PutResult } from '../../contract/storage.js';
 import { assertBatchOperations } from '../batch-operation.js';
-import type { PostgresPool, PostgresQueryResult } from './driver.js';
+import type { PostgresPool } from './driver.js';
 import { checkSize, conflict, versionParam } from './checks.js';
 import { toStoreError } from './errors.js';
 import { readyPool } from './migrate.js';
@@ -120,8 +120,9 @@ async function sendGroup(state: PostgresStoreState, group: readonly QueuedBatch[
   });
 }
 
-async function query(state: PostgresStoreState, group: readonly QueuedBatch[]): Promise<PostgresQueryResult<BatchRow>> {
+async function query(state: PostgresStoreState, group: readonly QueuedBatch[]): Promise<{ rows: BatchRow[] }> {
   const p: PostgresPool = await readyPool(state);
+  if (group.length === 1 && isPair(group[0]!.operations)) return queryPair(state, p, group[0]!);
   const all = group.flatMap((b) => b.operations);
   const params: unknown[] = [
     all.map((op) => op.type),
@@ -136,6 +137,34 @@ async function query(state: PostgresStoreState, group: readonly QueuedBatch[]): 
   let end = 0;
   params.push(group.map((b) => (end += b.operations.length)));
   return queryNamed<BatchRow>(state, p, state.settings.sql.batches, params);
+}
+
+/** Two puts to two keys, the second unconditional: the shape of a LangGraph checkpoint (its thread's head, then its document). */
+function isPair(operations: readonly BatchOperation[]): boolean {
+  if (operations.length !== 2) return false;
+  const [first, second] = operations as [BatchOperation, BatchOperation];
+  return (
+    first.type === 'put' && second.type === 'put' && second.ifAbsent !== true && second.ifVersion === undefined && first.key !== second.key
+  );
+}
+
+/** A pair (see {@link isPair}) as one plain statement: what the batch function would answer, without calling it. */
+async function queryPair(state: PostgresStoreState, p: PostgresPool, batch: QueuedBatch): Promise<{ rows: BatchRow[] }> {
+  const [first, second] = batch.operations as [BatchOperation, BatchOperation];
+  const pair = state.settings.sql.pair;
+  const version = batch.versions[0] ?? null;
+  const params: unknown[] = [orderKey(first.key), first.key, batch.values[0], orderKey(second.key), second.key, batch.values[1]];
+  if (version !== null) params.push(version);
+  const text = version !== null ? pair.ifVersion : ifAbsentOf(first) ? pair.ifAbsent : pair.any;
+  state.roundTrips++;
+  const row = (await queryNamed<{ first: string | null; second: string | null }>(state, p, text, params)).rows[0]!;
+  if (row.first === null) return { rows: [{ op: null, version: null, existed: null, failed: 1 }] };
+  return {
+    rows: [
+      { op: 1, version: row.first, existed: null },
+      { op: 2, version: row.second, existed: null },
+    ],
+  };
 }
 
 /** The conflict of an operation whose condition failed, in the words a lone put or delete uses. */

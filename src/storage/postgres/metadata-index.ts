@@ -19,21 +19,51 @@ export interface MetadataIndexSql {
   readonly listDescendingFrom: string;
   readonly listDescendingRange: string;
   readonly drop: readonly string[];
+  /** The function's signature, for `to_regprocedure` (its revision is read with the table's marker). */
+  readonly functionSignature: string;
 }
 
 const quote = (name: string): string => `"${name}"`;
 
-/** The body of the column's function: `k` the key, `v` the value. Never raises: a value it cannot read is NULL. */
+/**
+ * The revision of the column's function, left on it (`COMMENT ON FUNCTION`) and read with the
+ * table's marker: a table at the current layout whose function is older gets the current body
+ * from `migrate()` at first use (with `autoMigrate: false` the older body stays until
+ * `migrate()` runs; it computes the same column). Every revision computes the same column from
+ * the same bytes, so rows written before keep their values and older versions of the store,
+ * which read only the table's marker, work with either body. (One exception, which the contract
+ * allows: a document naming no metadata whose number is beyond `numeric`'s range is `{}` now,
+ * its metadata by the contract, where `jsonb` refused it as unknown.)
+ */
+export const METADATA_FUNCTION_MARKER = 'savepoint metadata r2';
+
+/** Bytes as a `bytea` literal (hex). */
+const bytesLiteral = (text: string): string => `'\\x${Buffer.from(text, 'utf8').toString('hex')}'::bytea`;
+
+/**
+ * The body of the column's function: `k` the key, `v` the value. Never raises: a value it cannot read is NULL.
+ *
+ * A JSON document whose bytes spell none of `"metadata`, the chunk marker or `\u` has no member
+ * named `metadata`, `metadata_blob` or the marker (each name must appear as written: it has no
+ * character JSON escapes other than by `\u`), so it is checked as JSON without being built as
+ * `jsonb`, several times cheaper on a document of long strings (a task's writes, a thread's head).
+ */
 function metadataFunctionBody(): string {
   const marker = CHUNKED_MARKER.replace(/'/g, "''");
+  const named = [bytesLiteral('"metadata'), bytesLiteral(CHUNKED_MARKER), bytesLiteral('\\u')];
   return `
 DECLARE
   n integer := octet_length(v);
+  checked json;
   doc jsonb;
   meta jsonb;
 BEGIN
   IF right(k, 5) <> '.json' OR n < 2 OR get_byte(v, 0) <> 123 OR get_byte(v, n - 1) <> 125 THEN RETURN NULL; END IF;
   BEGIN
+    IF ${named.map((b) => `position(${b} IN v) = 0`).join(' AND ')} THEN
+      checked := convert_from(v, 'UTF8')::json; -- an assignment, not PERFORM: no query of its own
+      RETURN '{}'::jsonb;
+    END IF;
     doc := convert_from(v, 'UTF8')::jsonb;
   EXCEPTION WHEN OTHERS THEN
     RETURN NULL; -- not UTF-8, not JSON, or JSON that jsonb refuses (a NUL escape)
@@ -56,6 +86,7 @@ export function metadataIndexSql(schema: string, table: string): MetadataIndexSq
     migrate: [
       `CREATE OR REPLACE FUNCTION ${fn}(k text, v bytea) RETURNS jsonb LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $savepoint$${metadataFunctionBody()}
 $savepoint$`,
+      `COMMENT ON FUNCTION ${fn}(text, bytea) IS '${METADATA_FUNCTION_MARKER}'`,
       // Only when missing: ALTER TABLE locks the table exclusively even when the column exists, and a
       // second process migrating at once (it read the marker before the first committed) would
       // then deadlock with puts already running.
@@ -70,5 +101,6 @@ END $savepoint$`,
     listDescendingFrom: `SELECT ${cols} FROM ${t} WHERE key_order >= $1 AND ${matches} ORDER BY key_order DESC LIMIT $3`,
     listDescendingRange: `SELECT ${cols} FROM ${t} WHERE key_order >= $1 AND key_order < $4 AND ${matches} ORDER BY key_order DESC LIMIT $3`,
     drop: [`DROP FUNCTION IF EXISTS ${fn}(text, bytea)`],
+    functionSignature: `${fn}(text, bytea)`,
   };
 }

@@ -1,6 +1,7 @@
 import type { PostgresPool } from './driver.js';
 import { toStoreError } from './errors.js';
 import { config } from './options.js';
+import { METADATA_FUNCTION_MARKER } from './metadata-index.js';
 import { SCHEMA_MARKER } from './sql.js';
 import { getPool, run, type PostgresStoreState } from './store-state.js';
 
@@ -36,18 +37,24 @@ export async function migrateNow(state: PostgresStoreState): Promise<void> {
   }
 }
 
+interface MarkerRow {
+  marker: string | null;
+  function_marker: string | null;
+}
+
 /** The pool, once the table is known to exist at the current layout (checked once per store). */
 export function readyPool(state: PostgresStoreState): Promise<PostgresPool> {
   state.ready ??= (async () => {
     const sql = state.settings.sql;
     const p = await getPool(state);
-    const marker = await run<{ marker: string | null }>(state, p, sql.readMarker, [sql.table], 'setup');
-    const current = marker.rows[0]?.marker === SCHEMA_MARKER;
-    if (!current) {
-      if (!state.settings.autoMigrate)
-        throw config(`table ${sql.table} is missing or at another layout: run migrate() (autoMigrate is false)`, 'autoMigrate');
-      await migrateNow(state);
-    }
+    const params = [sql.table, sql.metadata.functionSignature];
+    const marker = (await run<MarkerRow>(state, p, sql.readMarker, params, 'setup')).rows[0];
+    const layoutCurrent = marker?.marker === SCHEMA_MARKER;
+    if (!layoutCurrent && !state.settings.autoMigrate)
+      throw config(`table ${sql.table} is missing or at another layout: run migrate() (autoMigrate is false)`, 'autoMigrate');
+    // An older metadata function computes the same column, only slower: replaced when the store may migrate, else kept.
+    const current = layoutCurrent && (marker?.function_marker === METADATA_FUNCTION_MARKER || !state.settings.autoMigrate);
+    if (!current) await migrateNow(state);
     state.checked = current ? 'current' : 'migrated';
     return p;
   })().catch((err: unknown) => {

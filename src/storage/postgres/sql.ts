@@ -39,7 +39,7 @@ export interface StoreSql {
   readonly table: string;
   /** DDL that creates (or upgrades to) the current layout; idempotent, run in one transaction. */
   readonly migrate: readonly string[];
-  /** The table's marker comment (one row, `marker`), or no row / null when the table is missing. */
+  /** The table's marker comment (`marker`) and its metadata function's (`function_marker`): null when missing. */
   readonly readMarker: string;
   readonly get: string;
   readonly putAny: string;
@@ -52,6 +52,8 @@ export interface StoreSql {
   readonly batch: string;
   /** Several callers' batches in one statement (one transaction, one WAL flush), each applied or refused on its own. */
   readonly batches: string;
+  /** A two-put batch as one plain statement, by the first put's condition (see {@link pairStatements}). */
+  readonly pair: PairSql;
   /** A value and the keys its members name, in one statement (linked-read-sql.ts). */
   readonly linkedRead: string;
   /** `move`: the row of $1 given key $2 (key_order) / $3 (text) and a new version, unless $2 exists; `taken` says whether it did before. */
@@ -59,6 +61,41 @@ export interface StoreSql {
   /** The metadata column and its listing (metadata-index.ts). */
   readonly metadata: MetadataIndexSql;
   readonly drop: readonly string[];
+}
+
+/**
+ * A batch of two puts to two keys, the second unconditional, as one plain statement: the
+ * first put (by its condition), and the second only if the first wrote (so a failed
+ * condition writes nothing). Parameters: the first key's order bytes, text and value ($1-$3),
+ * the second's ($4-$6), the first's `ifVersion` ($7). One row: each put's new version, the
+ * first NULL when its condition failed. No PL/pgSQL call and no array parameters: each value
+ * travels in binary, where the batch function's arrays travel as text the server parses.
+ */
+export interface PairSql {
+  readonly any: string;
+  readonly ifAbsent: string;
+  readonly ifVersion: string;
+}
+
+function pairStatements(t: string, next: string): PairSql {
+  const pair = (first: string): string => `WITH first AS (
+  ${first}
+), second AS (
+  INSERT INTO ${t} AS s (key_order, key, version, value) SELECT $4::bytea, $5::text, ${next}, $6::bytea WHERE EXISTS (SELECT 1 FROM first)
+  ON CONFLICT (key_order) DO UPDATE SET value = EXCLUDED.value, key = EXCLUDED.key, version = EXCLUDED.version, updated_at = now()
+  RETURNING s.version
+)
+SELECT (SELECT version::text FROM first) AS first, (SELECT version::text FROM second) AS second`;
+  const insert = `INSERT INTO ${t} AS s (key_order, key, version, value) VALUES ($1, $2, ${next}, $3)`;
+  return {
+    any: pair(`${insert}
+  ON CONFLICT (key_order) DO UPDATE SET value = EXCLUDED.value, key = EXCLUDED.key, version = EXCLUDED.version, updated_at = now()
+  RETURNING s.version`),
+    ifAbsent: pair(`${insert}
+  ON CONFLICT (key_order) DO NOTHING RETURNING s.version`),
+    ifVersion: pair(`UPDATE ${t} AS s SET value = $3, key = $2, version = ${next}, updated_at = now()
+  WHERE s.key_order = $1 AND s.version = $7::bigint RETURNING s.version`),
+  };
 }
 
 /**
@@ -181,7 +218,7 @@ RETURNS TABLE (out_group integer, out_op integer, out_version bigint, out_existe
 $savepoint$`,
       `COMMENT ON TABLE ${t} IS '${SCHEMA_MARKER}'`,
     ],
-    readMarker: `SELECT obj_description(to_regclass($1), 'pg_class') AS marker`,
+    readMarker: `SELECT obj_description(to_regclass($1), 'pg_class') AS marker, obj_description(to_regprocedure($2), 'pg_proc') AS function_marker`,
     get: `SELECT value, version::text AS version FROM ${t} WHERE key_order = $1`,
     putAny: `INSERT INTO ${t} AS s (key_order, key, version, value) VALUES ($1, $2, ${next}, $3)
 ON CONFLICT (key_order) DO UPDATE SET value = EXCLUDED.value, key = EXCLUDED.key, version = EXCLUDED.version, updated_at = now()
@@ -197,6 +234,7 @@ WHERE s.key_order = $1 AND s.version = $4 RETURNING s.version::text AS version`,
     batch: `SELECT out_op AS op, out_version::text AS version, out_existed AS existed FROM ${fn}($1, $2, $3, $4, $5, $6)`,
     batches: `SELECT out_group AS "group", out_op AS op, out_version::text AS version, out_existed AS existed, out_failed AS failed
 FROM ${fns}($1, $2, $3, $4, $5, $6, $7)`,
+    pair: pairStatements(t, next),
     linkedRead: linkedReadSql(t),
     move: `WITH moved AS (
   UPDATE ${t} AS s SET key_order = $2, key = $3, version = ${next}, updated_at = now()

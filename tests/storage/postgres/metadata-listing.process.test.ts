@@ -50,6 +50,11 @@ const stored = fc.oneof(
   fc.constant({ text: JSON.stringify({ $savepoint_chunked: { bytes: 1 } }) }),
   fc.constant({ text: JSON.stringify({ metadata: 'not an object' }) }),
   fc.constant({ text: '{not json}' }),
+  // The name spelled with an escape, or only inside a string: read as JSON either way.
+  fc.constant({ text: '{"\\u006detadata":{"user":"ana"}}' }),
+  fc.constant({ text: '{"other":"a \\"metadata\\" b"}' }),
+  // JSON that jsonb cannot hold (a number beyond numeric's range) and that names no metadata: empty metadata.
+  fc.constant({ text: '{"other":"a \\"quoted\\" b","n":1e1000000}' }),
   fc.constant({ bytes: Uint8Array.of(0x7b, 0xff, 0x7d) }),
 );
 

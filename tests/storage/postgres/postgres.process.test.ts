@@ -245,6 +245,27 @@ async function waitForLockWaiters(n: number): Promise<void> {
         },
       );
 
+      // A table at the current layout whose metadata function an older version made (no revision comment).
+      it.each([true, false])(
+        'a table whose metadata function is older: replaced at first use with autoMigrate (%s), else kept and served',
+        async (autoMigrate) => {
+          const table = await tableMarked(`savepoint store v${SCHEMA_VERSION}`);
+          const fn = `"public"."${table}_metadata"(text, bytea)`;
+          await pool.query(`COMMENT ON FUNCTION ${fn} IS NULL`);
+          const revision = async (): Promise<unknown> =>
+            (await pool.query(`SELECT obj_description(to_regprocedure($1), 'pg_proc') AS r`, [fn])).rows[0].r;
+          const s = postgresStorage({ pool, table, autoMigrate });
+          expect(text((await s.get('d/a.json'))?.bytes)).toBe('{"a":1}');
+          await s.put('d/b.json', utf8('{"metadata":{"user":"ana"}}'));
+          const listed: string[] = [];
+          for await (const e of s.listWhereMetadata('d/', { user: 'ana' })) listed.push(e.key);
+          expect(listed).toEqual(['d/b.json']);
+          expect(await revision()).toBe(autoMigrate ? 'savepoint metadata r2' : null);
+          expect(await markerOf(table)).toBe(`savepoint store v${SCHEMA_VERSION}`);
+          await s.close();
+        },
+      );
+
       it.each(['get', 'getLinked'] as const)(
         'with autoMigrate, the first %s of a missing table creates it; reads after it send one statement',
         async (call) => {

@@ -1,0 +1,124 @@
+/**
+ * postgresStorage's two-put batch (a LangGraph checkpoint: its thread's head under a condition,
+ * then its document) goes as one plain statement, not through the batch function: the same
+ * outcomes, all or nothing, with the conflict naming the conditional key.
+ */
+import fc from 'fast-check';
+import type pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isCheckpointError, type BatchOperation } from 'savepoint';
+import { postgresStorage } from 'savepoint/postgres';
+import { freshTable, hasPostgres, makePool, usePostgres } from '../../support/postgres-fixture.js';
+
+const { server } = usePostgres();
+let pool: pg.Pool;
+beforeAll(() => {
+  if (hasPostgres) pool = makePool(server().url, { max: 4 });
+});
+afterAll(async () => {
+  await pool?.end();
+});
+
+const utf8 = (s: string): Uint8Array => new TextEncoder().encode(s);
+const text = (b: Uint8Array | undefined): string | undefined => (b ? new TextDecoder().decode(b) : undefined);
+
+/** The first put's condition, against what its key holds before: none, ifAbsent, a current or a stale version. */
+type Condition = 'none' | 'absent' | 'current' | 'stale';
+
+interface Case {
+  readonly condition: Condition;
+  /** Whether each key holds a value before the batch. */
+  readonly headStored: boolean;
+  readonly documentStored: boolean;
+}
+
+const cases = fc.record<Case>({
+  condition: fc.constantFrom<Condition>('none', 'absent', 'current', 'stale'),
+  headStored: fc.boolean(),
+  documentStored: fc.boolean(),
+});
+
+/** Whether the first put's condition holds (a current version needs a stored key). */
+const holds = (c: Case): boolean =>
+  c.condition === 'none' || (c.condition === 'absent' && !c.headStored) || (c.condition === 'current' && c.headStored);
+
+(hasPostgres ? describe : describe.skip)('postgresStorage two-put batch', () => {
+  it('property: a conditional put and an unconditional one are applied whole or refused whole, as the batch function applies them', async () => {
+    const storage = postgresStorage({ pool, table: freshTable('pair') });
+    let n = 0;
+    try {
+      await fc.assert(
+        fc.asyncProperty(cases, async (c) => {
+          const head = `runs/${++n}/head.json`;
+          const document = `runs/${n}/history/0001.json`;
+          const stored = c.headStored ? await storage.put(head, utf8('head before')) : undefined;
+          if (c.documentStored) await storage.put(document, utf8('document before'));
+          const first: BatchOperation = { type: 'put', key: head, bytes: utf8('head after') };
+          const put =
+            c.condition === 'absent'
+              ? { ...first, ifAbsent: true }
+              : c.condition === 'current'
+                ? { ...first, ifVersion: stored?.version ?? '1' }
+                : c.condition === 'stale'
+                  ? { ...first, ifVersion: '9000000000' }
+                  : first;
+          const result = await storage.batch([put, { type: 'put', key: document, bytes: utf8('document after') }]).then(
+            (outcomes) => ({ outcomes }),
+            (error: unknown) => ({ error }),
+          );
+          const [headNow, documentNow] = await Promise.all([storage.get(head), storage.get(document)]);
+          if (holds(c)) {
+            expect('outcomes' in result).toBe(true);
+            const outcomes = (result as { outcomes: { key: string; version?: string }[] }).outcomes;
+            expect(outcomes.map((o) => o.key)).toEqual([head, document]);
+            expect(outcomes[0]!.version).toBe(headNow?.version);
+            expect(outcomes[1]!.version).toBe(documentNow?.version);
+            expect(headNow?.version).not.toBe(stored?.version);
+            expect(text(headNow?.bytes)).toBe('head after');
+            expect(text(documentNow?.bytes)).toBe('document after');
+          } else {
+            const error = (result as { error?: unknown }).error;
+            expect(isCheckpointError(error, 'checkpoint_conflict')).toBe(true);
+            expect((error as { details?: { key?: string } }).details?.key).toBe(head);
+            expect(headNow?.version).toBe(stored?.version);
+            expect(text(headNow?.bytes)).toBe(c.headStored ? 'head before' : undefined);
+            expect(text(documentNow?.bytes)).toBe(c.documentStored ? 'document before' : undefined);
+          }
+        }),
+        { numRuns: 60 },
+      );
+    } finally {
+      await storage.close();
+    }
+  });
+
+  it('a two-put batch needs no batch function: one plain statement, parameters in binary', async () => {
+    const table = freshTable('pair_plain');
+    const storage = postgresStorage({ pool, table });
+    try {
+      await storage.migrate();
+      // Without the batch function, only a batch that does not call it can still be applied.
+      await pool.query(`DROP FUNCTION "public"."${table}_batch"(text[], bytea[], text[], bytea[], bigint[], boolean[])`);
+      const created = await storage.batch([
+        { type: 'put', key: 'r/head.json', bytes: utf8('1'), ifAbsent: true },
+        { type: 'put', key: 'r/1.json', bytes: utf8('one') },
+      ]);
+      const replaced = await storage.batch([
+        { type: 'put', key: 'r/head.json', bytes: utf8('2'), ifVersion: (created[0] as { version: string }).version },
+        { type: 'put', key: 'r/2.json', bytes: utf8('two') },
+      ]);
+      expect(replaced.map((o) => o.key)).toEqual(['r/head.json', 'r/2.json']);
+      expect(text((await storage.get('r/head.json'))?.bytes)).toBe('2');
+      expect(text((await storage.get('r/2.json'))?.bytes)).toBe('two');
+      // A batch of another shape still goes through the function, now missing.
+      await expect(
+        storage.batch([
+          { type: 'put', key: 'r/head.json', bytes: utf8('3') },
+          { type: 'delete', key: 'r/1.json' },
+        ]),
+      ).rejects.toThrow();
+    } finally {
+      await storage.close();
+    }
+  });
+});
