@@ -92,7 +92,10 @@ export async function measure(saver: BaseCheckpointSaver, threads: readonly stri
     threads.map(async (thread) => {
       const first = performance.now();
       const tuple = await saver.getTuple({ configurable: { thread_id: thread, checkpoint_ns: '' } });
-      const cursor: Cursor = { config: tuple?.config ?? { configurable: { thread_id: thread, checkpoint_ns: '' } }, step: 1_000_000 };
+      // Versions go on from the thread's newest checkpoint, as LangGraph's loop does: restarting them
+      // would make PostgresSaver's blob inserts of a long thread conflicts that write nothing.
+      const step = Number(tuple?.checkpoint.channel_versions['count'] ?? 0);
+      const cursor: Cursor = { config: tuple?.config ?? { configurable: { thread_id: thread, checkpoint_ns: '' } }, step };
       let at = first;
       for (let i = 0; i < steps; i++) {
         await superstep(saver, cursor);
