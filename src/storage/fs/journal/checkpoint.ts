@@ -9,6 +9,7 @@ import { appliedSoFar } from './apply-queue.js';
 import { readDecoded, voidFile, type FileNo } from './files.js';
 import type { Held } from './hold.js';
 import { takeKept } from './kept.js';
+import type { KeyFate } from './planned.js';
 import { keysOf, newEpoch } from './record.js';
 import type { JournalState } from './state.js';
 
@@ -16,13 +17,14 @@ import type { JournalState } from './state.js';
  * A checkpoint makes the files the journal names durable in place (fsync of each file and of
  * every directory on its path), then empties the journal: under the lock for both files
  * (checkpointLocked), or in the background for a full file while commits go to the other
- * (checkpointRetiring, started by rotate).
+ * (checkpointRetiring, started by rotate). A key whose last record in the window is a delete
+ * has no file to fsync (its groups are applied first): only its directories, for the unlink.
  */
 
 const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = constants;
 
 /** The background checkpoint of a full journal file; a failure leaves it to the next replay. */
-export async function checkpointRetiring(s: JournalState, file: FileNo, keys: ReadonlySet<string>): Promise<void> {
+export async function checkpointRetiring(s: JournalState, file: FileNo, keys: ReadonlyMap<string, KeyFate>): Promise<void> {
   try {
     await appliedSoFar(s);
     // A group failed to apply: the next commit (or letting the lock go) replays both files.
@@ -50,18 +52,20 @@ export async function settleRetiring(h: Held | undefined): Promise<void> {
 export async function checkpointLocked(s: JournalState, keys?: readonly string[]): Promise<void> {
   const { held } = s;
   // The keys are known while the journal's end is (no hashing of the whole journal on the event loop).
-  const names =
-    keys ??
+  const names: Iterable<Named> =
+    keys?.map((key) => [key, 'file'] as const) ??
     (held?.end !== undefined && held.keys
       ? [...held.keys]
-      : [...new Set((await Promise.all([readDecoded(s, 0), readDecoded(s, 1)])).flatMap((f) => [...keysOf(f)]))]);
+      : [...new Set((await Promise.all([readDecoded(s, 0), readDecoded(s, 1)])).flatMap((f) => [...keysOf(f)]))].map(
+          (key) => [key, 'file'] as const,
+        ));
   await syncKeys(s, names);
   if (s.held) s.held.end = undefined;
   await Promise.all([voidFile(s, 0), voidFile(s, 1)]);
   if (s.held) {
     s.held.end = 0;
     s.held.epoch = newEpoch();
-    s.held.keys = new Set();
+    s.held.keys = new Map();
   }
 }
 
@@ -117,6 +121,9 @@ function groupBy<T>(items: Iterable<T>, keyOf: (item: T) => string): Map<string,
 /** The parent of directory `dirKey` (`''`: the root, or `dirKey` is the root). */
 const parentDirOf = (dirKey: string): string => dirKey.slice(0, Math.max(0, dirKey.lastIndexOf('/')));
 
+/** A key to checkpoint and what its last record left. */
+type Named = readonly [string, KeyFate];
+
 /** What one checkpoint's fsyncs share: each directory fsynced once, by its key. */
 interface SyncRun {
   readonly s: JournalState;
@@ -132,27 +139,27 @@ async function walkOrSkip(s: JournalState, dirKey: string, key: string, from?: r
   });
 }
 
-/** fsyncs the files of `names` and every directory on their paths (`through`: the background lane, or at once). */
-async function syncKeys(s: JournalState, names: Iterable<string>, through: Lane = direct): Promise<void> {
+/** fsyncs the files of `names` (those with one: not `gone`) and every directory on their paths (`through`: the background lane, or at once). */
+async function syncKeys(s: JournalState, names: Iterable<Named>, through: Lane = direct): Promise<void> {
   // One walk per directory, not per key (a journal's keys are mostly a few runs' files), and
   // each parent walked once, its directories opened from it: a chunk directory costs one
   // open below `chunks/`, not a walk from the root.
-  const byDir = groupBy(names, (key) => keyPath(key).dirKey);
+  const byDir = groupBy(names, ([key]) => keyPath(key).dirKey);
   const byParent = groupBy(byDir, ([dirKey]) => parentDirOf(dirKey));
   const run: SyncRun = { s, through, dirs: new Map() };
   const parents = createLane(PARENTS_AT_ONCE);
   await Promise.all([...byParent].map(([parentKey, inParent]) => parents(() => syncInParent(run, parentKey, inParent))));
   await Promise.all(run.dirs.values());
   // Their directories are durable: a move's rename away from one of them is too.
-  for (const keysInDir of byDir.values()) for (const key of keysInDir) s.movedAway.delete(key);
+  for (const keysInDir of byDir.values()) for (const [key] of keysInDir) s.movedAway.delete(key);
 }
 
 /** fsyncs the directories `inParent` (children of `parentKey`, each with its keys) and their files, from one walk to the parent. */
-async function syncInParent(run: SyncRun, parentKey: string, inParent: readonly (readonly [string, string[]])[]): Promise<void> {
+async function syncInParent(run: SyncRun, parentKey: string, inParent: readonly (readonly [string, Named[]])[]): Promise<void> {
   const { s } = run;
   const first = inParent[0]!;
   // A single directory (or the root's own children) is walked on its own: no parent walk to share.
-  const parent = inParent.length > 1 && parentKey !== '' ? await walkOrSkip(s, parentKey, first[1][0]!) : undefined;
+  const parent = inParent.length > 1 && parentKey !== '' ? await walkOrSkip(s, parentKey, first[1][0]![0]) : undefined;
   if (inParent.length > 1 && parentKey !== '' && !parent) return; // the parent is missing (or refused): so are its children
   try {
     const children = createLane(CHILDREN_AT_ONCE);
@@ -162,10 +169,10 @@ async function syncInParent(run: SyncRun, parentKey: string, inParent: readonly 
   }
 }
 
-/** fsyncs directory `dirKey` (walked from `from` when given), the directories above it not synced yet, and its files `keys`. */
-async function syncDir(run: SyncRun, dirKey: string, keys: readonly string[], from?: readonly Dir[]): Promise<void> {
+/** fsyncs directory `dirKey` (walked from `from` when given), the directories above it not synced yet, and the files of `keys`. */
+async function syncDir(run: SyncRun, dirKey: string, keys: readonly Named[], from?: readonly Dir[]): Promise<void> {
   const { s, through, dirs } = run;
-  const od = await walkOrSkip(s, dirKey, keys[0]!, from);
+  const od = await walkOrSkip(s, dirKey, keys[0]![0], from);
   if (!od) return;
   try {
     const syncs: Promise<void>[] = [];
@@ -178,7 +185,8 @@ async function syncDir(run: SyncRun, dirKey: string, keys: readonly string[], fr
         syncs.push(done);
       }
     }
-    for (const key of keys) syncs.push(syncFile(s, od, key, through));
+    // A deleted key's file is gone: its unlink needs the directory's fsync only (no open to fail).
+    for (const [key, fate] of keys) if (fate === 'file') syncs.push(syncFile(s, od, key, through));
     await Promise.all(syncs);
   } finally {
     await od.close();

@@ -167,7 +167,7 @@ async function writeRecord(s: JournalState, all: readonly Planned[], h: Held, ex
     }
     s.lastCommitAt = performance.now();
     h.end = end + record.length;
-    for (const op of ops) h.keys?.add(op[0] === 'm' ? op[2] : op[1]);
+    for (const op of ops) h.keys?.set(op[0] === 'm' ? op[2] : op[1], op[0] === 'd' ? 'gone' : 'file');
   } catch (err) {
     if (err instanceof CheckpointError) throw err;
     // Not committed: void a whole-but-unsynced or torn record, so no replay applies it.

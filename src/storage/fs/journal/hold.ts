@@ -9,7 +9,7 @@ import { dropReplacedFiles, type FileNo } from './files.js';
 import { leaseHeld, startRenewal, stopRenewal } from './lease.js';
 import { othersWaiting, takeJournalLock } from './queue.js';
 import { dropKept } from './kept.js';
-import type { KeyState } from './planned.js';
+import type { KeyFate, KeyState, NamedKeys } from './planned.js';
 import { recoverLocked } from './recover.js';
 import { oweReplay, replayOwed } from './replay-owed.js';
 import type { JournalState } from './state.js';
@@ -34,12 +34,12 @@ export interface LastSeen {
   readonly active: FileNo;
   readonly end: number;
   readonly epoch: number;
-  readonly keys: Set<string>;
+  readonly keys: NamedKeys;
 }
 /** A full journal file being checkpointed in the background while commits go to the other. */
 export interface Retiring {
   readonly file: FileNo;
-  readonly keys: ReadonlySet<string>;
+  readonly keys: ReadonlyMap<string, KeyFate>;
   /** Settles once its files are fsynced and it is emptied; never rejects (a failure sets needRecovery: the next commit replays both files). */
   readonly done: Promise<void>;
 }
@@ -56,8 +56,8 @@ export interface Held {
   end?: number;
   /** The epoch of the journal's records, once known. */
   epoch?: number;
-  /** The keys the journal's records name, known with `end`: a checkpoint fsyncs them without reading the journal back. */
-  keys?: Set<string>;
+  /** The keys the journal's records name (with what their last record left), known with `end`: a checkpoint fsyncs them without reading the journal back. */
+  keys?: NamedKeys;
   /**
    * What keys hold (or will hold once the group in hand is applied), learned while the
    * lock is held: no other journaled writer changes them meanwhile, so a condition is

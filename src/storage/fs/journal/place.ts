@@ -2,6 +2,7 @@ import { checkpointRetiring, settleRetiring } from './checkpoint.js';
 import { journalFd, otherFile, readDecoded, type FileNo } from './files.js';
 import type { Held } from './hold.js';
 import { dropKept } from './kept.js';
+import type { KeyFate } from './planned.js';
 import { HEADER, isMagic, keysOf, newEpoch, nextEpoch } from './record.js';
 import { recoverLocked } from './recover.js';
 import type { JournalState } from './state.js';
@@ -60,7 +61,8 @@ async function readPlace(s: JournalState, h: Held): Promise<void> {
   const f = found[active];
   h.active = active;
   h.end = f.end;
-  h.keys = keysOf(f);
+  // Records another holder wrote: each key's file is fsynced, whatever its last record did.
+  h.keys = new Map([...keysOf(f)].map((key) => [key, 'file']));
   h.epoch = f.epoch ?? newEpoch();
 }
 
@@ -105,10 +107,10 @@ export async function rotate(s: JournalState, h: Held): Promise<void> {
   }
   const { epoch } = await placeRecord(s, h);
   const file = h.active!;
-  const keys: ReadonlySet<string> = h.keys ?? new Set();
+  const keys: ReadonlyMap<string, KeyFate> = h.keys ?? new Map();
   h.active = otherFile(file);
   h.end = 0;
   h.epoch = nextEpoch(epoch);
-  h.keys = new Set();
+  h.keys = new Map();
   h.retiring = { file, keys, done: checkpointRetiring(s, file, keys) };
 }

@@ -62,6 +62,15 @@ export interface Planned {
   movedBy?: Planned;
 }
 
+/**
+ * What the last operation of a journal window on a key left for that window's checkpoint:
+ * `file`, a file to make durable (a put or a move's target, or not known); `gone`, no file
+ * (a delete), only its directory's fsync for the unlink.
+ */
+export type KeyFate = 'file' | 'gone';
+/** The keys a journal window names, each with its fate, in the order first named. */
+export type NamedKeys = Map<string, KeyFate>;
+
 /** An acknowledged key state not yet in its file: the bytes (null: deleted) and version. */
 export interface AckedState {
   readonly bytes: Uint8Array | null;
