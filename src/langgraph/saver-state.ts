@@ -52,6 +52,16 @@ export interface SaverState {
   readonly writes: DecodedCache<WritesDocument>;
 }
 
+/**
+ * The sizes from which the saver stores a task's writes document and a checkpoint document as
+ * content chunks (the writer's documents, from 16 KiB). A message a task writes is then its own
+ * leaves in the writes document (its ends kept in the envelope, codec/chunk-edges.ts), which the
+ * next checkpoint, holding the same message, finds stored: it is stored once, not once more in
+ * every writes document, and a short conversation's checkpoints share their messages too.
+ */
+export const WRITES_CHUNKED_FROM = 1024;
+export const CHECKPOINTS_CHUNKED_FROM = 4096;
+
 /** What a saver keeps of decoded checkpoint documents (a chunked one counts the size of the whole) and of writes documents. */
 const DOCUMENTS_CACHE_BYTES = 16 * 1024 * 1024;
 const WRITES_CACHE_BYTES = 4 * 1024 * 1024;

@@ -1,6 +1,6 @@
 import type { ContentAddressing } from '../contract/content-address.js';
 import type { StorageAdapter } from '../contract/storage.js';
-import { chunkKey, encodeEnvelope, encodeNode, needsLevel, nextLeafEnd, nodeGroups } from '../codec/chunking.js';
+import { chunkKey, encodeEnvelope, encodeNode, LEAF_LOOKAHEAD, needsLevel, nextLeafEnd, nodeGroups } from '../codec/chunking.js';
 import {
   addressingOf,
   chunkSplit,
@@ -142,13 +142,19 @@ function probesOf(doc: CutDocument): Probes {
   return (doc.probes = probes);
 }
 
-/** Whether leaf `j` of `doc` is the leaf of `bytes` that starts at `at`: same bytes, and it ends at a boundary of its own or where both end. */
+/**
+ * Whether leaf `j` of `doc` is the leaf of `bytes` that starts at `at`: the same bytes, followed
+ * by the same {@link LEAF_LOOKAHEAD} bytes (a boundary looks that far ahead), or by the same
+ * fewer bytes up to where both documents end.
+ */
 function leafMatches(doc: CutDocument, j: number, bytes: Uint8Array, at: number): boolean {
   const start = j === 0 ? 0 : doc.ends[j - 1]!;
-  const len = doc.ends[j]! - start;
+  const end = doc.ends[j]!;
+  const after = Math.min(LEAF_LOOKAHEAD, doc.bytes.length - end);
+  const len = end - start + after;
   if (at + len > bytes.length) return false;
-  // The last leaf ends where its document ends, not at a boundary: it is a leaf of `bytes` only where `bytes` ends there too.
-  if (j === doc.ends.length - 1 && at + len !== bytes.length) return false;
+  // Fewer bytes followed it than a boundary looks at: `bytes` must end there too.
+  if (after < LEAF_LOOKAHEAD && at + len !== bytes.length) return false;
   return sameRange(bytes, at, doc.bytes, start, len);
 }
 

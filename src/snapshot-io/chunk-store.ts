@@ -4,7 +4,7 @@ import { isCheckpointError } from '../contract/errors.js';
 import { getBounded } from './bounded-read.js';
 import { sha256Hex, sha256HexSync } from '../codec/sha256.js';
 import { inflateChunk, looksDeflated, packChunk } from '../codec/chunk-packing.js';
-import { EDGES_MEMBER_MAX, encodeEdges } from '../codec/chunk-edges.js';
+import { EDGES_MEMBER_MAX, encodeEdges, headAtText } from '../codec/chunk-edges.js';
 import {
   chunkDamaged,
   chunkKey,
@@ -193,8 +193,14 @@ class TreeBuilder {
   }
 }
 
-/** Whether a document of `bytes` is stored as chunks (a smaller one is stored whole, byte for byte as without chunks). */
-export const isChunkable = (bytes: Uint8Array): boolean => bytes.length >= CHUNKED_MIN_BYTES;
+/**
+ * Whether a document of `bytes` is stored as chunks (else whole, byte for byte as without
+ * chunks): from {@link CHUNKED_MIN_BYTES}, or from `from` bytes when a long string starts in its
+ * first 2 KiB (a message: its leaves are then shared with every other document holding it, and
+ * the bytes around it go in the envelope; a small document without one gains nothing from chunks).
+ */
+export const isChunkable = (bytes: Uint8Array, from = CHUNKED_MIN_BYTES): boolean =>
+  bytes.length >= CHUNKED_MIN_BYTES || (bytes.length >= from && headAtText(bytes) > 0);
 
 /**
  * `bytes` as a chunked document of `storage` (see codec/chunking.ts), without a promise when the

@@ -15,8 +15,15 @@ export interface ChunkedPlan {
 
 type Chunked = ChunkedDocument | Promise<ChunkedDocument>;
 
+/** A document of a plan that may be stored as chunks. */
+interface ChunkableOp {
+  readonly bytes: Uint8Array;
+  readonly chunk?: boolean;
+  readonly chunkFrom?: number;
+}
+
 /** Whether `op` is a document to be stored as chunks. */
-const big = (op: { readonly bytes: Uint8Array; readonly chunk?: boolean }): boolean => op.chunk === true && isChunkable(op.bytes);
+const big = (op: ChunkableOp): boolean => op.chunk === true && isChunkable(op.bytes, op.chunkFrom);
 
 /** Whether any document of `plan` is to be stored as chunks (the saver's every put and putWrites asks: no closure is made per call). */
 function wantsChunks(plan: WritePlan): boolean {
@@ -73,7 +80,7 @@ function assemble(plan: WritePlan, envelopes: Map<Uint8Array, ChunkedDocument>):
 export function chunkPlan(storage: StorageAdapter, plan: WritePlan): ChunkedPlan | Promise<ChunkedPlan> | undefined {
   if (!wantsChunks(plan)) return undefined;
   const chunker = new PlanChunker(storage);
-  const visit = (op: { readonly bytes: Uint8Array; readonly chunk?: boolean }): void => {
+  const visit = (op: ChunkableOp): void => {
     if (big(op)) chunker.of(op.bytes);
   };
   for (const c of plan.creates) visit(c);
