@@ -63,6 +63,12 @@ export interface SaverState {
  * from 1 KiB stored 1 % less on the dedup bench's conversation than from 4 KiB.
  */
 export const WRITES_CHUNKED_FROM = 2048;
+/**
+ * The node fanout of the saver's chunk trees: 4, not the writer's 8. A conversation appends at
+ * the end, rewriting the last node of each level with every message, and a smaller node is fewer
+ * ids rewritten: the 200-turn conversation of the dedup bench stored 0.866 MB with 4, 0.898 with 8.
+ */
+export const CHUNK_FANOUT = 4;
 export const CHECKPOINTS_CHUNKED_FROM = 4096;
 
 /** What a saver keeps of decoded checkpoint documents (a chunked one counts the size of the whole) and of writes documents. */

@@ -1,6 +1,15 @@
 import type { ContentAddressing } from '../contract/content-address.js';
 import type { StorageAdapter } from '../contract/storage.js';
-import { chunkKey, encodeEnvelope, encodeNode, LEAF_LOOKAHEAD, needsLevel, nextLeafEnd, nodeGroups } from '../codec/chunking.js';
+import {
+  chunkKey,
+  encodeEnvelope,
+  encodeNode,
+  LEAF_LOOKAHEAD,
+  needsLevel,
+  nextLeafEnd,
+  NODE_FANOUT,
+  nodeGroups,
+} from '../codec/chunking.js';
 import {
   addressingOf,
   chunkSplit,
@@ -388,7 +397,7 @@ function finishSync(
   let depth = 0;
   while (needsLevel(level)) {
     const next: string[] = [];
-    for (const group of nodeGroups(level)) {
+    for (const group of nodeGroups(level, split.fanout)) {
       const id = nodeIdSync(state, group);
       if (id === undefined) return undefined;
       tree.node(id, group);
@@ -426,7 +435,7 @@ async function finishAsync(
   let depth = 0;
   while (needsLevel(level)) {
     const next: string[] = [];
-    for (const group of nodeGroups(level)) {
+    for (const group of nodeGroups(level, split.fanout)) {
       const id = await nodeId(state, group);
       tree.node(id, group);
       next.push(id);
@@ -443,11 +452,11 @@ async function finishAsync(
  * without hashing again the leaves a recent version of the document shares with it. Without a
  * promise when the store's addressing hashes synchronously here.
  */
-export function cutDocument(storage: StorageAdapter, bytes: Uint8Array): ChunkedDocument | Promise<ChunkedDocument> {
+export function cutDocument(storage: StorageAdapter, bytes: Uint8Array, fanout = NODE_FANOUT): ChunkedDocument | Promise<ChunkedDocument> {
   const addressing = addressingOf(storage);
   const state = stateOf(storage, addressing);
   // Only the middle is remembered and cut: the edges go to the envelope (codec/chunk-edges.ts).
-  const split = splitDocument(addressing, bytes);
+  const split = splitDocument(addressing, bytes, fanout);
   const middle = split.middle;
   const plan = planLeaves(state, middle);
   const written = plan.base && wroteAll(state, plan);

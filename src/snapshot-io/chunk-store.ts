@@ -17,6 +17,7 @@ import {
   ENVELOPE_MAX_BYTES,
   leafBoundaries,
   needsLevel,
+  NODE_FANOUT,
   nodeGroups,
   type ChunkEnvelope,
 } from '../codec/chunking.js';
@@ -71,17 +72,19 @@ export interface DocumentSplit {
   readonly total: number;
   /** The edges member (see codec/chunk-edges.ts), made now: it holds copies. */
   readonly edges: string | undefined;
+  /** The chunk tree's node fanout (see `NODE_FANOUT`). */
+  readonly fanout: number;
 }
 
 /** `bytes` split into edges, kept in the envelope, and the middle cut into chunks (stored as a leaf is: compressed unless the addressing is keyed). */
-export function splitDocument(addressing: ContentAddressing, bytes: Uint8Array): DocumentSplit {
+export function splitDocument(addressing: ContentAddressing, bytes: Uint8Array, fanout = NODE_FANOUT): DocumentSplit {
   const cut = edgesOf(bytes);
   const total = bytes.length;
-  if (cut.head === 0 && cut.tail === 0) return { middle: bytes, total, edges: undefined };
+  if (cut.head === 0 && cut.tail === 0) return { middle: bytes, total, edges: undefined, fanout };
   const end = bytes.length - cut.tail;
   const edges = encodeEdges(bytes.subarray(0, cut.head), bytes.subarray(end), addressing === SHA256_ADDRESSING);
-  if (edges.length > EDGES_MEMBER_MAX) return { middle: bytes, total, edges: undefined };
-  return { middle: bytes.subarray(cut.head, end), total, edges };
+  if (edges.length > EDGES_MEMBER_MAX) return { middle: bytes, total, edges: undefined, fanout };
+  return { middle: bytes.subarray(cut.head, end), total, edges, fanout };
 }
 
 /**
@@ -206,9 +209,13 @@ export const isChunkable = (bytes: Uint8Array, from = CHUNKED_MIN_BYTES): boolea
  * `bytes` as a chunked document of `storage` (see codec/chunking.ts), without a promise when the
  * store's addressing hashes synchronously here.
  */
-export function chunkDocument(storage: StorageAdapter, bytes: Uint8Array): ChunkedDocument | Promise<ChunkedDocument> {
+export function chunkDocument(
+  storage: StorageAdapter,
+  bytes: Uint8Array,
+  fanout = NODE_FANOUT,
+): ChunkedDocument | Promise<ChunkedDocument> {
   const addressing = addressingOf(storage);
-  return chunkSplit(storage, addressing, splitDocument(addressing, bytes));
+  return chunkSplit(storage, addressing, splitDocument(addressing, bytes, fanout));
 }
 
 /** {@link chunkDocument} of a document already split (by {@link splitDocument} with the store's addressing). */
@@ -242,7 +249,7 @@ export function chunkSplit(
       let syncOk = true;
       while (needsLevel(ids) && syncOk) {
         const next: string[] = [];
-        for (const group of nodeGroups(ids)) {
+        for (const group of nodeGroups(ids, split.fanout)) {
           const node = encodeNode(group);
           const id = sync(node);
           if (id === undefined) {
@@ -278,7 +285,7 @@ async function chunkDocumentAsync(
   let depth = 0;
   while (needsLevel(ids)) {
     const next: string[] = [];
-    for (const group of nodeGroups(ids)) {
+    for (const group of nodeGroups(ids, split.fanout)) {
       const node = encodeNode(group);
       next.push(tree.add(await addressing.id(node), node, false));
     }

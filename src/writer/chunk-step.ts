@@ -20,6 +20,7 @@ interface ChunkableOp {
   readonly bytes: Uint8Array;
   readonly chunk?: boolean;
   readonly chunkFrom?: number;
+  readonly chunkFanout?: number;
 }
 
 /** Whether `op` is a document to be stored as chunks. */
@@ -38,9 +39,9 @@ function wantsChunks(plan: WritePlan): boolean {
 class PlanChunker {
   readonly done = new Map<Uint8Array, Chunked>();
   constructor(readonly storage: StorageAdapter) {}
-  of(bytes: Uint8Array): Chunked {
+  of(bytes: Uint8Array, fanout?: number): Chunked {
     let c = this.done.get(bytes);
-    if (!c) this.done.set(bytes, (c = cutDocument(this.storage, bytes)));
+    if (!c) this.done.set(bytes, (c = cutDocument(this.storage, bytes, fanout)));
     return c;
   }
 }
@@ -81,7 +82,7 @@ export function chunkPlan(storage: StorageAdapter, plan: WritePlan): ChunkedPlan
   if (!wantsChunks(plan)) return undefined;
   const chunker = new PlanChunker(storage);
   const visit = (op: ChunkableOp): void => {
-    if (big(op)) chunker.of(op.bytes);
+    if (big(op)) chunker.of(op.bytes, op.chunkFanout);
   };
   for (const c of plan.creates) visit(c);
   for (const r of plan.replaces) visit(r);

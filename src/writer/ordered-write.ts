@@ -30,6 +30,8 @@ export interface CreateOp {
   readonly chunk?: boolean;
   /** With `chunk`: the size from which it is large enough, when not `CHUNKED_MIN_BYTES` (codec/chunking.ts). */
   readonly chunkFrom?: number;
+  /** With `chunk`: its chunk tree's node fanout, when not `NODE_FANOUT` (codec/chunking.ts). */
+  readonly chunkFanout?: number;
 }
 
 /** One key to put unconditionally (a document only its writer names: the LangGraph saver's checkpoint document). */
@@ -40,6 +42,8 @@ export interface PutOp {
   readonly chunk?: boolean;
   /** With `chunk`: the size from which it is large enough, when not `CHUNKED_MIN_BYTES` (codec/chunking.ts). */
   readonly chunkFrom?: number;
+  /** With `chunk`: its chunk tree's node fanout, when not `NODE_FANOUT` (codec/chunking.ts). */
+  readonly chunkFanout?: number;
 }
 
 /** One key to replace only if it still holds `ifVersion` (rewrite of the still-open snapshot). */

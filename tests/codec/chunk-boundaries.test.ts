@@ -126,19 +126,24 @@ describe('chunk leaf boundaries', () => {
     // 2,000 bytes change a version; cut by the gear hash alone, the new leaves held about 3,300.
     expect(written / versions).toBeLessThan(2_400);
   });
-  it('ids are cut into nodes after an id whose last byte is a multiple of 4, at most 64 a node (property)', () => {
+  it('ids are cut into nodes after an id whose last byte is a multiple of the fanout (8 unless asked), at most 64 a node (property)', () => {
     fc.assert(
-      fc.property(fc.array(fc.uint8Array({ minLength: 1, maxLength: 40 }), { minLength: 1, maxLength: 300 }), (raw) => {
-        const ids = raw.map((b) => Buffer.from(b).toString('hex'));
-        const groups = nodeGroups(ids);
-        expect(groups.flat()).toEqual(ids);
-        for (const [g, group] of groups.entries()) {
-          expect(group.length).toBeLessThanOrEqual(64);
-          const ends = group.map((id) => parseInt(id.slice(-2), 16) % 4 === 0);
-          expect(ends.slice(0, -1)).not.toContain(true);
-          if (g < groups.length - 1) expect(ends.at(-1) || group.length === 64).toBe(true);
-        }
-      }),
+      fc.property(
+        fc.array(fc.uint8Array({ minLength: 1, maxLength: 40 }), { minLength: 1, maxLength: 300 }),
+        fc.constantFrom(undefined, 2, 4, 8, 16),
+        (raw, asked) => {
+          const ids = raw.map((b) => Buffer.from(b).toString('hex'));
+          const fanout = asked ?? 8;
+          const groups = nodeGroups(ids, asked);
+          expect(groups.flat()).toEqual(ids);
+          for (const [g, group] of groups.entries()) {
+            expect(group.length).toBeLessThanOrEqual(64);
+            const ends = group.map((id) => parseInt(id.slice(-2), 16) % fanout === 0);
+            expect(ends.slice(0, -1)).not.toContain(true);
+            if (g < groups.length - 1) expect(ends.at(-1) || group.length === 64).toBe(true);
+          }
+        },
+      ),
     );
   });
 });
