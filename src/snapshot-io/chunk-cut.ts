@@ -370,7 +370,60 @@ async function nodeId(state: CutState, group: readonly string[]): Promise<string
   return nodeIdSync(state, group) ?? learnNode(state, group, await state.addressing.id(encodeNode(group)));
 }
 
-/** Leaves and nodes of the middle `bytes` with every id known: the document as chunkDocument stores it. */
+/** What building a tree asks for: the id of a new leaf (its bytes) or of a node (its children). */
+type IdRequest = { readonly leaf: Uint8Array } | { readonly group: readonly string[] };
+
+/** A tree built: its pieces, the leaf ids in order, those new in it, and its root level. */
+interface BuiltTree {
+  readonly tree: Tree;
+  readonly ids: readonly string[];
+  readonly fresh: readonly string[];
+  readonly depth: number;
+  readonly level: readonly string[];
+}
+
+/**
+ * Leaves and nodes of the middle `bytes`: the document as chunkDocument stores it. Each id not
+ * known yet is asked of the driver (`finishSync` answers synchronously, `finishAsync` awaits), so
+ * that both build the very same tree.
+ */
+function* buildTree(state: CutState, bytes: Uint8Array, plan: LeafPlan, split: DocumentSplit): Generator<IdRequest, BuiltTree, string> {
+  const tree = new Tree(state, split.total, split.edges);
+  const ids: string[] = [];
+  const fresh: string[] = [];
+  for (let i = 0, start = 0; i < plan.ends.length; start = plan.ends[i++]!) {
+    let id = plan.ids[i];
+    if (id !== undefined) tree.reused(id);
+    else {
+      const leaf = bytes.subarray(start, plan.ends[i]!);
+      id = yield { leaf };
+      tree.leaf(id, leaf);
+      fresh.push(id);
+    }
+    ids.push(id);
+  }
+  let level = ids;
+  let depth = 0;
+  while (needsLevel(level)) {
+    const next: string[] = [];
+    for (const group of nodeGroups(level, split.fanout)) {
+      const id = yield { group };
+      tree.node(id, group);
+      next.push(id);
+    }
+    level = next;
+    depth++;
+  }
+  return { tree, ids, fresh, depth, level };
+}
+
+/** Remembers the built document (`kept`: its bytes, not to be changed again) and makes its envelope and writes. */
+function settle(state: CutState, kept: Uint8Array, plan: LeafPlan, built: BuiltTree, written?: WrittenSince): ChunkedDocument {
+  remember(state, { bytes: kept, ends: plan.ends, ids: built.ids, written: written && { ...written, except: built.fresh } }, plan.base);
+  return built.tree.finish(built.depth, built.level);
+}
+
+/** {@link buildTree} with every id made synchronously; undefined when the addressing cannot. */
 function finishSync(
   state: CutState,
   bytes: Uint8Array,
@@ -378,38 +431,17 @@ function finishSync(
   split: DocumentSplit,
   written?: WrittenSince,
 ): ChunkedDocument | undefined {
-  const tree = new Tree(state, split.total, split.edges);
-  const ids: string[] = [];
-  const fresh: string[] = [];
-  for (let i = 0, start = 0; i < plan.ends.length; start = plan.ends[i++]!) {
-    let id = plan.ids[i];
-    if (id !== undefined) tree.reused(id);
-    else {
-      const leaf = bytes.subarray(start, plan.ends[i]!);
-      id = state.addressing.idSync?.(leaf);
-      if (id === undefined) return undefined;
-      tree.leaf(id, leaf);
-      fresh.push(id);
-    }
-    ids.push(id);
+  const steps = buildTree(state, bytes, plan, split);
+  for (let step = steps.next(); ;) {
+    if (step.done) return settle(state, bytes.slice(), plan, step.value, written);
+    const ask = step.value;
+    const id = 'leaf' in ask ? state.addressing.idSync?.(ask.leaf) : nodeIdSync(state, ask.group);
+    if (id === undefined) return undefined;
+    step = steps.next(id);
   }
-  let level = ids;
-  let depth = 0;
-  while (needsLevel(level)) {
-    const next: string[] = [];
-    for (const group of nodeGroups(level, split.fanout)) {
-      const id = nodeIdSync(state, group);
-      if (id === undefined) return undefined;
-      tree.node(id, group);
-      next.push(id);
-    }
-    level = next;
-    depth++;
-  }
-  remember(state, { bytes: bytes.slice(), ends: plan.ends, ids, written: written && { ...written, except: fresh } }, plan.base);
-  return tree.finish(depth, level);
 }
 
+/** {@link buildTree} with ids awaited; `bytes` is a copy of the caller's, kept as it is. */
 async function finishAsync(
   state: CutState,
   bytes: Uint8Array,
@@ -417,34 +449,12 @@ async function finishAsync(
   split: DocumentSplit,
   written?: WrittenSince,
 ): Promise<ChunkedDocument> {
-  const tree = new Tree(state, split.total, split.edges);
-  const ids: string[] = [];
-  const fresh: string[] = [];
-  for (let i = 0, start = 0; i < plan.ends.length; start = plan.ends[i++]!) {
-    let id = plan.ids[i];
-    if (id !== undefined) tree.reused(id);
-    else {
-      const leaf = bytes.subarray(start, plan.ends[i]!);
-      id = await state.addressing.id(leaf);
-      tree.leaf(id, leaf);
-      fresh.push(id);
-    }
-    ids.push(id);
+  const steps = buildTree(state, bytes, plan, split);
+  for (let step = steps.next(); ;) {
+    if (step.done) return settle(state, bytes, plan, step.value, written);
+    const ask = step.value;
+    step = steps.next('leaf' in ask ? await state.addressing.id(ask.leaf) : await nodeId(state, ask.group));
   }
-  let level = ids;
-  let depth = 0;
-  while (needsLevel(level)) {
-    const next: string[] = [];
-    for (const group of nodeGroups(level, split.fanout)) {
-      const id = await nodeId(state, group);
-      tree.node(id, group);
-      next.push(id);
-    }
-    level = next;
-    depth++;
-  }
-  remember(state, { bytes, ends: plan.ends, ids, written: written && { ...written, except: fresh } }, plan.base);
-  return tree.finish(depth, level);
 }
 
 /**
