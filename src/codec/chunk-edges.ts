@@ -1,6 +1,7 @@
 import { CheckpointError } from '../contract/errors.js';
 import { fromBase64, toBase64 } from './base64.js';
 import { inflateChunk, looksDeflated, packChunk } from './chunk-packing.js';
+import { EDGE_DICTIONARY } from './edge-dictionary.js';
 
 /**
  * The **edges** of a chunked document: its first and last bytes, stored inline in its envelope
@@ -116,30 +117,78 @@ function tailCut(bytes: Uint8Array, gear: Uint32Array): number {
   }
 }
 
-/**
- * The edges to cut from `bytes` (zero-length where no mark falls within bounds, or the document
- * is too small for both). The hash is rolled from one place to the next, not made again from 32
- * bytes: each step shifts it one bit, so a byte's share has left the 32 bits 32 steps later.
- */
-export function edgeCut(bytes: Uint8Array, gear: Uint32Array): EdgeCut {
-  if (bytes.length < 4 * EDGES_MAX_BYTES) return { head: 0, tail: 0 };
-  return { head: headCut(bytes, gear), tail: tailCut(bytes, gear) };
+/** Right after the first quote within {@link HEAD_MAX} that opens {@link TEXT_RUN} quote-free bytes (a long string starts there); 0 when none does. */
+export function headAtText(bytes: Uint8Array): number {
+  let quote = bytes.indexOf(QUOTE);
+  while (quote >= 0 && quote < HEAD_MAX) {
+    const next = bytes.indexOf(QUOTE, quote + 1);
+    if ((next < 0 ? bytes.length : next) - quote - 1 >= TEXT_RUN) return quote + 1;
+    quote = next;
+  }
+  return 0;
+}
+
+/** Bytes after the last quote within {@link TAIL_MAX} of the end that closes {@link TEXT_RUN} quote-free bytes (a long string ends there); -1 when none does. */
+function tailAtText(bytes: Uint8Array): number {
+  const n = bytes.length;
+  let quote = bytes.lastIndexOf(QUOTE);
+  while (quote >= 0 && quote >= n - TAIL_MAX) {
+    const before = quote > 0 ? bytes.lastIndexOf(QUOTE, quote - 1) : -1;
+    if (quote - before - 1 >= TEXT_RUN) return n - quote - 1;
+    quote = before;
+  }
+  return -1;
 }
 
 /**
- * The envelope member holding `head` and `tail` (canonical JSON): their lengths, and their bytes
- * in base64, stored deflated as a leaf is (codec/chunk-packing.ts) when `compress` (never on a
- * store with keyed addressing: a compressed length says something of the content).
+ * The edges to cut from `bytes` (zero-length where no mark falls within bounds, or the document
+ * is too small for both). First choice, the ends of its long strings: the head ends where the
+ * first one starts, the tail starts where the last one ends, as the leaves cut them
+ * (codec/chunking.ts), so the edges hold no text and the text's leaves are those of any other
+ * document holding it. Else the marks. The hash is rolled from one place to the next, not made
+ * again from 32 bytes: each step shifts it one bit, so a byte's share has left the 32 bits 32
+ * steps later.
+ */
+export function edgeCut(bytes: Uint8Array, gear: Uint32Array): EdgeCut {
+  const atText = tailAtText(bytes);
+  if (bytes.length >= 4 * EDGES_MAX_BYTES)
+    return { head: headAtText(bytes) || headCut(bytes, gear), tail: atText >= 0 ? atText : tailCut(bytes, gear) };
+  // Too small for marks on both sides: at long strings alone, between which lies one at least.
+  const head = headAtText(bytes);
+  const tail = Math.max(atText, 0);
+  return head + tail + TEXT_RUN <= bytes.length ? { head, tail } : { head: 0, tail: 0 };
+}
+
+/** The envelope member of edges stored as they are (and of every edges an earlier version wrote, deflated or not). */
+export const EDGES_MEMBER = 'edges';
+/**
+ * The envelope member of edges deflated with {@link EDGE_DICTIONARY}. A member of its own, not a
+ * mark in `edges`: an earlier version, which knows only `edges`, then still finds the envelope's
+ * chunk ids (its sweep and `verify` mark them), and refuses to read the document (its bytes do
+ * not add up) instead of misreading it.
+ */
+export const DICTIONARY_EDGES_MEMBER = 'dict_edges';
+
+/**
+ * The envelope member holding `head` and `tail` (canonical JSON, name included): their lengths,
+ * and their bytes in base64, deflated with the edges' preset dictionary as a leaf is deflated
+ * (codec/chunk-packing.ts) when `compress` (never on a store with keyed addressing: a compressed
+ * length says something of the content).
  */
 export function encodeEdges(head: Uint8Array, tail: Uint8Array, compress: boolean): string {
   const both = new Uint8Array(head.length + tail.length);
   both.set(head);
   both.set(tail, head.length);
-  return `{"head":${head.length},"tail":${tail.length},"text":"${toBase64(compress ? packChunk(both) : both)}"}`;
+  const name = compress ? DICTIONARY_EDGES_MEMBER : EDGES_MEMBER;
+  const text = toBase64(compress ? packChunk(both, EDGE_DICTIONARY) : both);
+  return `"${name}":{"head":${head.length},"tail":${tail.length},"text":"${text}"}`;
 }
 
-/** The edges an envelope's member holds; `checkpoint_integrity_mismatch` when it is damaged. */
-export function decodeEdges(value: unknown, key: string): DocumentEdges {
+/**
+ * The edges an envelope's member holds (`dictionary`: whether it is {@link DICTIONARY_EDGES_MEMBER});
+ * `checkpoint_integrity_mismatch` when it is damaged.
+ */
+export function decodeEdges(value: unknown, key: string, dictionary = false): DocumentEdges {
   const damaged = (): CheckpointError =>
     new CheckpointError('checkpoint_integrity_mismatch', `${key}: damaged chunk envelope (edges)`, { details: { key } });
   const body = value as { head?: unknown; tail?: unknown; text?: unknown } | null;
@@ -153,7 +202,7 @@ export function decodeEdges(value: unknown, key: string): DocumentEdges {
   if (!stored) throw damaged();
   let both = stored;
   if (stored.length !== h + t && looksDeflated(stored)) {
-    const inflated = inflateChunk(stored);
+    const inflated = inflateChunk(stored, dictionary ? EDGE_DICTIONARY : undefined);
     if (!('content' in inflated)) throw damaged();
     both = inflated.content;
   }

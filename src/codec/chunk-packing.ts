@@ -34,9 +34,13 @@ const LEVEL = 6;
 /** Stored bytes fed to the inflater at once (a deflated leaf is about 0.6–1.3 KB: a few steps). */
 const INPUT_STEP = 256;
 
-/** The stored form of a chunk whose content is `content`: deflated when that saves bytes, else `content` itself. */
-export function packChunk(content: Uint8Array): Uint8Array {
-  const deflated = deflateSync(content, { level: LEVEL });
+/**
+ * The stored form of a chunk whose content is `content`: deflated when that saves bytes, else
+ * `content` itself. With `dictionary`, deflated with it as a preset dictionary (which the stored
+ * form does not say: its reader knows it, as it knows the chunk's id).
+ */
+export function packChunk(content: Uint8Array, dictionary?: Uint8Array): Uint8Array {
+  const deflated = deflateSync(content, dictionary ? { level: LEVEL, dictionary } : { level: LEVEL });
   if (deflated.length + DEFLATED_MARK.length + CRC_BYTES >= content.length) return content;
   const out = new Uint8Array(DEFLATED_MARK.length + deflated.length + CRC_BYTES);
   out.set(DEFLATED_MARK);
@@ -56,14 +60,14 @@ export type Inflated = { readonly content: Uint8Array } | { readonly failed: 'cr
  * The content of a chunk stored deflated (`looksDeflated`), inflated in bounded steps: output
  * past {@link CHUNK_CONTENT_MAX_BYTES} stops it (`too-large`); deflated bytes that do not match
  * their CRC-32 are `crc`, and those that are not a complete deflate stream `not-deflate`. The
- * caller checks the content against the chunk's id.
+ * caller checks the content against the chunk's id. `dictionary`: the one it was deflated with.
  */
-export function inflateChunk(stored: Uint8Array): Inflated {
+export function inflateChunk(stored: Uint8Array, dictionary?: Uint8Array): Inflated {
   const parts: Uint8Array[] = [];
   let total = 0;
   let tooLarge = false;
   let ended = false;
-  const inflater = new Inflate((part, final) => {
+  const inflater = new Inflate(dictionary ? { dictionary } : {}, (part, final) => {
     total += part.length;
     if (total > CHUNK_CONTENT_MAX_BYTES) {
       tooLarge = true;

@@ -14,7 +14,16 @@ import { holdsId, insertId, refreshRunState, reserveSequence, topIdWith, unreser
 import { forget, learnLeaving, leavingWith, prune } from './saver-retention.js';
 import { holdsIdNow, knownRunId, runIdFor, runOf, sequenceNow, sequenceOf } from './saver-runs.js';
 import { moveWrites } from './saver-writes.js';
-import { assertId, decidePlain, oneCommit, readCheckpoint, sealBuffer, type SaverState } from './saver-state.js';
+import {
+  assertId,
+  CHECKPOINTS_CHUNKED_FROM,
+  CHUNK_FANOUT,
+  decidePlain,
+  oneCommit,
+  readCheckpoint,
+  sealBuffer,
+  type SaverState,
+} from './saver-state.js';
 import { storedValue } from './serialized.js';
 import { storedChannels, storedMetadata, withoutChannelValues, type Parent } from './stored-checkpoint.js';
 
@@ -282,7 +291,15 @@ function storeLearned(
   claimed: number | undefined,
 ): Promise<void> | undefined {
   const leaving = leavingWith(state, run, id);
-  const puts = [{ key: checkpointKey(run.runId, id), bytes: encoded.bytes, chunk: state.dedup }];
+  const puts = [
+    {
+      key: checkpointKey(run.runId, id),
+      bytes: encoded.bytes,
+      chunk: state.dedup,
+      chunkFrom: CHECKPOINTS_CHUNKED_FROM,
+      chunkFanout: CHUNK_FANOUT,
+    },
+  ];
   const head = claimed === undefined ? undefined : { key: headKey(run.runId), bytes: headBytes(state, run, id, claimed, encoded.bytes) };
   const version = run.headVersion;
   // Written out member by member rather than spread (`{ ...head, ifVersion }`, `...(leaving ? … : {})`): no object copied or made for nothing, once a put.

@@ -1,6 +1,15 @@
 import type { ContentAddressing } from '../contract/content-address.js';
 import type { StorageAdapter } from '../contract/storage.js';
-import { chunkKey, encodeEnvelope, encodeNode, needsLevel, nextLeafEnd, nodeGroups } from '../codec/chunking.js';
+import {
+  chunkKey,
+  encodeEnvelope,
+  encodeNode,
+  LEAF_LOOKAHEAD,
+  needsLevel,
+  nextLeafEnd,
+  NODE_FANOUT,
+  nodeGroups,
+} from '../codec/chunking.js';
 import {
   addressingOf,
   chunkSplit,
@@ -142,13 +151,19 @@ function probesOf(doc: CutDocument): Probes {
   return (doc.probes = probes);
 }
 
-/** Whether leaf `j` of `doc` is the leaf of `bytes` that starts at `at`: same bytes, and it ends at a boundary of its own or where both end. */
+/**
+ * Whether leaf `j` of `doc` is the leaf of `bytes` that starts at `at`: the same bytes, followed
+ * by the same {@link LEAF_LOOKAHEAD} bytes (a boundary looks that far ahead), or by the same
+ * fewer bytes up to where both documents end.
+ */
 function leafMatches(doc: CutDocument, j: number, bytes: Uint8Array, at: number): boolean {
   const start = j === 0 ? 0 : doc.ends[j - 1]!;
-  const len = doc.ends[j]! - start;
+  const end = doc.ends[j]!;
+  const after = Math.min(LEAF_LOOKAHEAD, doc.bytes.length - end);
+  const len = end - start + after;
   if (at + len > bytes.length) return false;
-  // The last leaf ends where its document ends, not at a boundary: it is a leaf of `bytes` only where `bytes` ends there too.
-  if (j === doc.ends.length - 1 && at + len !== bytes.length) return false;
+  // Fewer bytes followed it than a boundary looks at: `bytes` must end there too.
+  if (after < LEAF_LOOKAHEAD && at + len !== bytes.length) return false;
   return sameRange(bytes, at, doc.bytes, start, len);
 }
 
@@ -355,7 +370,60 @@ async function nodeId(state: CutState, group: readonly string[]): Promise<string
   return nodeIdSync(state, group) ?? learnNode(state, group, await state.addressing.id(encodeNode(group)));
 }
 
-/** Leaves and nodes of the middle `bytes` with every id known: the document as chunkDocument stores it. */
+/** What building a tree asks for: the id of a new leaf (its bytes) or of a node (its children). */
+type IdRequest = { readonly leaf: Uint8Array } | { readonly group: readonly string[] };
+
+/** A tree built: its pieces, the leaf ids in order, those new in it, and its root level. */
+interface BuiltTree {
+  readonly tree: Tree;
+  readonly ids: readonly string[];
+  readonly fresh: readonly string[];
+  readonly depth: number;
+  readonly level: readonly string[];
+}
+
+/**
+ * Leaves and nodes of the middle `bytes`: the document as chunkDocument stores it. Each id not
+ * known yet is asked of the driver (`finishSync` answers synchronously, `finishAsync` awaits), so
+ * that both build the very same tree.
+ */
+function* buildTree(state: CutState, bytes: Uint8Array, plan: LeafPlan, split: DocumentSplit): Generator<IdRequest, BuiltTree, string> {
+  const tree = new Tree(state, split.total, split.edges);
+  const ids: string[] = [];
+  const fresh: string[] = [];
+  for (let i = 0, start = 0; i < plan.ends.length; start = plan.ends[i++]!) {
+    let id = plan.ids[i];
+    if (id !== undefined) tree.reused(id);
+    else {
+      const leaf = bytes.subarray(start, plan.ends[i]!);
+      id = yield { leaf };
+      tree.leaf(id, leaf);
+      fresh.push(id);
+    }
+    ids.push(id);
+  }
+  let level = ids;
+  let depth = 0;
+  while (needsLevel(level)) {
+    const next: string[] = [];
+    for (const group of nodeGroups(level, split.fanout)) {
+      const id = yield { group };
+      tree.node(id, group);
+      next.push(id);
+    }
+    level = next;
+    depth++;
+  }
+  return { tree, ids, fresh, depth, level };
+}
+
+/** Remembers the built document (`kept`: its bytes, not to be changed again) and makes its envelope and writes. */
+function settle(state: CutState, kept: Uint8Array, plan: LeafPlan, built: BuiltTree, written?: WrittenSince): ChunkedDocument {
+  remember(state, { bytes: kept, ends: plan.ends, ids: built.ids, written: written && { ...written, except: built.fresh } }, plan.base);
+  return built.tree.finish(built.depth, built.level);
+}
+
+/** {@link buildTree} with every id made synchronously; undefined when the addressing cannot. */
 function finishSync(
   state: CutState,
   bytes: Uint8Array,
@@ -363,38 +431,17 @@ function finishSync(
   split: DocumentSplit,
   written?: WrittenSince,
 ): ChunkedDocument | undefined {
-  const tree = new Tree(state, split.total, split.edges);
-  const ids: string[] = [];
-  const fresh: string[] = [];
-  for (let i = 0, start = 0; i < plan.ends.length; start = plan.ends[i++]!) {
-    let id = plan.ids[i];
-    if (id !== undefined) tree.reused(id);
-    else {
-      const leaf = bytes.subarray(start, plan.ends[i]!);
-      id = state.addressing.idSync?.(leaf);
-      if (id === undefined) return undefined;
-      tree.leaf(id, leaf);
-      fresh.push(id);
-    }
-    ids.push(id);
+  const steps = buildTree(state, bytes, plan, split);
+  for (let step = steps.next(); ;) {
+    if (step.done) return settle(state, bytes.slice(), plan, step.value, written);
+    const ask = step.value;
+    const id = 'leaf' in ask ? state.addressing.idSync?.(ask.leaf) : nodeIdSync(state, ask.group);
+    if (id === undefined) return undefined;
+    step = steps.next(id);
   }
-  let level = ids;
-  let depth = 0;
-  while (needsLevel(level)) {
-    const next: string[] = [];
-    for (const group of nodeGroups(level)) {
-      const id = nodeIdSync(state, group);
-      if (id === undefined) return undefined;
-      tree.node(id, group);
-      next.push(id);
-    }
-    level = next;
-    depth++;
-  }
-  remember(state, { bytes: bytes.slice(), ends: plan.ends, ids, written: written && { ...written, except: fresh } }, plan.base);
-  return tree.finish(depth, level);
 }
 
+/** {@link buildTree} with ids awaited; `bytes` is a copy of the caller's, kept as it is. */
 async function finishAsync(
   state: CutState,
   bytes: Uint8Array,
@@ -402,34 +449,12 @@ async function finishAsync(
   split: DocumentSplit,
   written?: WrittenSince,
 ): Promise<ChunkedDocument> {
-  const tree = new Tree(state, split.total, split.edges);
-  const ids: string[] = [];
-  const fresh: string[] = [];
-  for (let i = 0, start = 0; i < plan.ends.length; start = plan.ends[i++]!) {
-    let id = plan.ids[i];
-    if (id !== undefined) tree.reused(id);
-    else {
-      const leaf = bytes.subarray(start, plan.ends[i]!);
-      id = await state.addressing.id(leaf);
-      tree.leaf(id, leaf);
-      fresh.push(id);
-    }
-    ids.push(id);
+  const steps = buildTree(state, bytes, plan, split);
+  for (let step = steps.next(); ;) {
+    if (step.done) return settle(state, bytes, plan, step.value, written);
+    const ask = step.value;
+    step = steps.next('leaf' in ask ? await state.addressing.id(ask.leaf) : await nodeId(state, ask.group));
   }
-  let level = ids;
-  let depth = 0;
-  while (needsLevel(level)) {
-    const next: string[] = [];
-    for (const group of nodeGroups(level)) {
-      const id = await nodeId(state, group);
-      tree.node(id, group);
-      next.push(id);
-    }
-    level = next;
-    depth++;
-  }
-  remember(state, { bytes, ends: plan.ends, ids, written: written && { ...written, except: fresh } }, plan.base);
-  return tree.finish(depth, level);
 }
 
 /**
@@ -437,11 +462,11 @@ async function finishAsync(
  * without hashing again the leaves a recent version of the document shares with it. Without a
  * promise when the store's addressing hashes synchronously here.
  */
-export function cutDocument(storage: StorageAdapter, bytes: Uint8Array): ChunkedDocument | Promise<ChunkedDocument> {
+export function cutDocument(storage: StorageAdapter, bytes: Uint8Array, fanout = NODE_FANOUT): ChunkedDocument | Promise<ChunkedDocument> {
   const addressing = addressingOf(storage);
   const state = stateOf(storage, addressing);
   // Only the middle is remembered and cut: the edges go to the envelope (codec/chunk-edges.ts).
-  const split = splitDocument(addressing, bytes);
+  const split = splitDocument(addressing, bytes, fanout);
   const middle = split.middle;
   const plan = planLeaves(state, middle);
   const written = plan.base && wroteAll(state, plan);

@@ -4,7 +4,7 @@ import { isCheckpointError } from '../contract/errors.js';
 import { getBounded } from './bounded-read.js';
 import { sha256Hex, sha256HexSync } from '../codec/sha256.js';
 import { inflateChunk, looksDeflated, packChunk } from '../codec/chunk-packing.js';
-import { EDGES_MEMBER_MAX, encodeEdges } from '../codec/chunk-edges.js';
+import { EDGES_MEMBER_MAX, encodeEdges, headAtText } from '../codec/chunk-edges.js';
 import {
   chunkDamaged,
   chunkKey,
@@ -17,6 +17,7 @@ import {
   ENVELOPE_MAX_BYTES,
   leafBoundaries,
   needsLevel,
+  NODE_FANOUT,
   nodeGroups,
   type ChunkEnvelope,
 } from '../codec/chunking.js';
@@ -71,17 +72,19 @@ export interface DocumentSplit {
   readonly total: number;
   /** The edges member (see codec/chunk-edges.ts), made now: it holds copies. */
   readonly edges: string | undefined;
+  /** The chunk tree's node fanout (see `NODE_FANOUT`). */
+  readonly fanout: number;
 }
 
 /** `bytes` split into edges, kept in the envelope, and the middle cut into chunks (stored as a leaf is: compressed unless the addressing is keyed). */
-export function splitDocument(addressing: ContentAddressing, bytes: Uint8Array): DocumentSplit {
+export function splitDocument(addressing: ContentAddressing, bytes: Uint8Array, fanout = NODE_FANOUT): DocumentSplit {
   const cut = edgesOf(bytes);
   const total = bytes.length;
-  if (cut.head === 0 && cut.tail === 0) return { middle: bytes, total, edges: undefined };
+  if (cut.head === 0 && cut.tail === 0) return { middle: bytes, total, edges: undefined, fanout };
   const end = bytes.length - cut.tail;
   const edges = encodeEdges(bytes.subarray(0, cut.head), bytes.subarray(end), addressing === SHA256_ADDRESSING);
-  if (edges.length > EDGES_MEMBER_MAX) return { middle: bytes, total, edges: undefined };
-  return { middle: bytes.subarray(cut.head, end), total, edges };
+  if (edges.length > EDGES_MEMBER_MAX) return { middle: bytes, total, edges: undefined, fanout };
+  return { middle: bytes.subarray(cut.head, end), total, edges, fanout };
 }
 
 /**
@@ -193,16 +196,26 @@ class TreeBuilder {
   }
 }
 
-/** Whether a document of `bytes` is stored as chunks (a smaller one is stored whole, byte for byte as without chunks). */
-export const isChunkable = (bytes: Uint8Array): boolean => bytes.length >= CHUNKED_MIN_BYTES;
+/**
+ * Whether a document of `bytes` is stored as chunks (else whole, byte for byte as without
+ * chunks): from {@link CHUNKED_MIN_BYTES}, or from `from` bytes when a long string starts in its
+ * first 2 KiB (a message: its leaves are then shared with every other document holding it, and
+ * the bytes around it go in the envelope; a small document without one gains nothing from chunks).
+ */
+export const isChunkable = (bytes: Uint8Array, from = CHUNKED_MIN_BYTES): boolean =>
+  bytes.length >= CHUNKED_MIN_BYTES || (bytes.length >= from && headAtText(bytes) > 0);
 
 /**
  * `bytes` as a chunked document of `storage` (see codec/chunking.ts), without a promise when the
  * store's addressing hashes synchronously here.
  */
-export function chunkDocument(storage: StorageAdapter, bytes: Uint8Array): ChunkedDocument | Promise<ChunkedDocument> {
+export function chunkDocument(
+  storage: StorageAdapter,
+  bytes: Uint8Array,
+  fanout = NODE_FANOUT,
+): ChunkedDocument | Promise<ChunkedDocument> {
   const addressing = addressingOf(storage);
-  return chunkSplit(storage, addressing, splitDocument(addressing, bytes));
+  return chunkSplit(storage, addressing, splitDocument(addressing, bytes, fanout));
 }
 
 /** {@link chunkDocument} of a document already split (by {@link splitDocument} with the store's addressing). */
@@ -236,7 +249,7 @@ export function chunkSplit(
       let syncOk = true;
       while (needsLevel(ids) && syncOk) {
         const next: string[] = [];
-        for (const group of nodeGroups(ids)) {
+        for (const group of nodeGroups(ids, split.fanout)) {
           const node = encodeNode(group);
           const id = sync(node);
           if (id === undefined) {
@@ -272,7 +285,7 @@ async function chunkDocumentAsync(
   let depth = 0;
   while (needsLevel(ids)) {
     const next: string[] = [];
-    for (const group of nodeGroups(ids)) {
+    for (const group of nodeGroups(ids, split.fanout)) {
       const node = encodeNode(group);
       next.push(tree.add(await addressing.id(node), node, false));
     }

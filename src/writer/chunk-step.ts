@@ -15,8 +15,16 @@ export interface ChunkedPlan {
 
 type Chunked = ChunkedDocument | Promise<ChunkedDocument>;
 
+/** A document of a plan that may be stored as chunks. */
+interface ChunkableOp {
+  readonly bytes: Uint8Array;
+  readonly chunk?: boolean;
+  readonly chunkFrom?: number;
+  readonly chunkFanout?: number;
+}
+
 /** Whether `op` is a document to be stored as chunks. */
-const big = (op: { readonly bytes: Uint8Array; readonly chunk?: boolean }): boolean => op.chunk === true && isChunkable(op.bytes);
+const big = (op: ChunkableOp): boolean => op.chunk === true && isChunkable(op.bytes, op.chunkFrom);
 
 /** Whether any document of `plan` is to be stored as chunks (the saver's every put and putWrites asks: no closure is made per call). */
 function wantsChunks(plan: WritePlan): boolean {
@@ -31,9 +39,9 @@ function wantsChunks(plan: WritePlan): boolean {
 class PlanChunker {
   readonly done = new Map<Uint8Array, Chunked>();
   constructor(readonly storage: StorageAdapter) {}
-  of(bytes: Uint8Array): Chunked {
+  of(bytes: Uint8Array, fanout?: number): Chunked {
     let c = this.done.get(bytes);
-    if (!c) this.done.set(bytes, (c = cutDocument(this.storage, bytes)));
+    if (!c) this.done.set(bytes, (c = cutDocument(this.storage, bytes, fanout)));
     return c;
   }
 }
@@ -73,8 +81,8 @@ function assemble(plan: WritePlan, envelopes: Map<Uint8Array, ChunkedDocument>):
 export function chunkPlan(storage: StorageAdapter, plan: WritePlan): ChunkedPlan | Promise<ChunkedPlan> | undefined {
   if (!wantsChunks(plan)) return undefined;
   const chunker = new PlanChunker(storage);
-  const visit = (op: { readonly bytes: Uint8Array; readonly chunk?: boolean }): void => {
-    if (big(op)) chunker.of(op.bytes);
+  const visit = (op: ChunkableOp): void => {
+    if (big(op)) chunker.of(op.bytes, op.chunkFanout);
   };
   for (const c of plan.creates) visit(c);
   for (const r of plan.replaces) visit(r);

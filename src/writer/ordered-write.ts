@@ -28,6 +28,10 @@ export interface CreateOp {
   readonly merge?: (stored: Uint8Array | undefined) => Uint8Array | Promise<Uint8Array>;
   /** Store this document as content chunks when it is large enough (see chunk-step.ts). */
   readonly chunk?: boolean;
+  /** With `chunk`: the size from which it is large enough, when not `CHUNKED_MIN_BYTES` (codec/chunking.ts). */
+  readonly chunkFrom?: number;
+  /** With `chunk`: its chunk tree's node fanout, when not `NODE_FANOUT` (codec/chunking.ts). */
+  readonly chunkFanout?: number;
 }
 
 /** One key to put unconditionally (a document only its writer names: the LangGraph saver's checkpoint document). */
@@ -36,6 +40,10 @@ export interface PutOp {
   readonly bytes: Uint8Array;
   /** Store this document as content chunks when it is large enough (see chunk-step.ts). */
   readonly chunk?: boolean;
+  /** With `chunk`: the size from which it is large enough, when not `CHUNKED_MIN_BYTES` (codec/chunking.ts). */
+  readonly chunkFrom?: number;
+  /** With `chunk`: its chunk tree's node fanout, when not `NODE_FANOUT` (codec/chunking.ts). */
+  readonly chunkFanout?: number;
 }
 
 /** One key to replace only if it still holds `ifVersion` (rewrite of the still-open snapshot). */

@@ -1,7 +1,8 @@
 /**
  * Leaf boundaries of content chunks (src/codec/chunking.ts): besides the gear hash's, a leaf ends
- * right after a quote closing a long string, so a changed item of a list, or an appended message,
- * is cut off its neighbours and a new version stores little more than what changed.
+ * right after a quote opening or closing a long string, so a changed item of a list, or an
+ * appended message, is cut off its neighbours and a new version stores little more than what
+ * changed, and a message is the same leaves wherever it is held.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -67,7 +68,39 @@ describe('chunk leaf boundaries', () => {
     );
   });
 
-  it('a boundary depends on the bytes before it alone: the leaves after any boundary are those of the rest cut on its own (property)', () => {
+  it('a leaf ends right after every quote that opens TEXT_RUN quote-free bytes: a long string starts on a boundary (property)', () => {
+    fc.assert(
+      fc.property(jsonishArb, (bytes) => {
+        const ends = new Set(leafBoundaries(bytes));
+        for (let q = 0; q + 1 + TEXT_RUN <= bytes.length; q++) {
+          if (bytes[q] !== QUOTE) continue;
+          if (!bytes.subarray(q + 1, q + 1 + TEXT_RUN).includes(QUOTE)) expect(ends.has(q + 1)).toBe(true);
+        }
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it("a message is the same leaves alone in a list (a task's writes) and among others (a checkpoint), as JSON inside JSON", () => {
+    const message = letters(5, 2_048);
+    /** The leaves from where `message` starts in `doc` to its closing `\"`: undefined unless both are boundaries. */
+    const leavesOfMessage = (doc: string): string[] | undefined => {
+      const bytes = encode(doc);
+      const start = doc.indexOf(message);
+      const end = start + message.length + 2;
+      const ends = leafBoundaries(bytes);
+      if (!ends.includes(start) || !ends.includes(end)) return undefined;
+      const inside = ends.filter((e) => e > start && e <= end);
+      return inside.map((e, i) => doc.slice(i === 0 ? start : inside[i - 1], e));
+    };
+    const alone = JSON.stringify({ writes: [{ channel: 'messages', text: JSON.stringify([message]) }] });
+    const among = JSON.stringify({ messages: { text: JSON.stringify([letters(4, 2_048), message, letters(6, 2_048)]) } });
+    const mine = leavesOfMessage(alone);
+    expect(mine).toBeDefined();
+    expect(leavesOfMessage(among)).toEqual(mine);
+  });
+
+  it("a boundary depends on the bytes from its leaf's start alone: the leaves after any boundary are those of the rest cut on its own (property)", () => {
     fc.assert(
       fc.property(jsonishArb, fc.nat(), (bytes, pick) => {
         const ends = leafBoundaries(bytes);
@@ -93,19 +126,24 @@ describe('chunk leaf boundaries', () => {
     // 2,000 bytes change a version; cut by the gear hash alone, the new leaves held about 3,300.
     expect(written / versions).toBeLessThan(2_400);
   });
-  it('ids are cut into nodes after an id whose last byte is a multiple of 8, at most 64 a node (property)', () => {
+  it('ids are cut into nodes after an id whose last byte is a multiple of the fanout (8 unless asked), at most 64 a node (property)', () => {
     fc.assert(
-      fc.property(fc.array(fc.uint8Array({ minLength: 1, maxLength: 40 }), { minLength: 1, maxLength: 300 }), (raw) => {
-        const ids = raw.map((b) => Buffer.from(b).toString('hex'));
-        const groups = nodeGroups(ids);
-        expect(groups.flat()).toEqual(ids);
-        for (const [g, group] of groups.entries()) {
-          expect(group.length).toBeLessThanOrEqual(64);
-          const ends = group.map((id) => parseInt(id.slice(-2), 16) % 8 === 0);
-          expect(ends.slice(0, -1)).not.toContain(true);
-          if (g < groups.length - 1) expect(ends.at(-1) || group.length === 64).toBe(true);
-        }
-      }),
+      fc.property(
+        fc.array(fc.uint8Array({ minLength: 1, maxLength: 40 }), { minLength: 1, maxLength: 300 }),
+        fc.constantFrom(undefined, 2, 4, 8, 16),
+        (raw, asked) => {
+          const ids = raw.map((b) => Buffer.from(b).toString('hex'));
+          const fanout = asked ?? 8;
+          const groups = nodeGroups(ids, asked);
+          expect(groups.flat()).toEqual(ids);
+          for (const [g, group] of groups.entries()) {
+            expect(group.length).toBeLessThanOrEqual(64);
+            const ends = group.map((id) => parseInt(id.slice(-2), 16) % fanout === 0);
+            expect(ends.slice(0, -1)).not.toContain(true);
+            if (g < groups.length - 1) expect(ends.at(-1) || group.length === 64).toBe(true);
+          }
+        },
+      ),
     );
   });
 });

@@ -116,6 +116,18 @@ describe('SavepointSaver: a long pending write stored as content chunks', () => 
     );
   });
 
+  it('a 2 KB message is stored as chunks in its writes document too, and the checkpoints holding it next name the very same leaves', async () => {
+    const storage = memoryStorage();
+    const saver = new SavepointSaver({ storage });
+    await converse(saver, 8, () => 2_000);
+    const writes = await writesEnvelopes(storage);
+    expect(writes.size).toBe(8);
+    const held = await checkpointLeaves(storage);
+    for (const leaves of writes.values()) for (const id of leaves) expect(held.has(id)).toBe(true);
+    const tuple = await saver.getTuple(config());
+    expect((tuple!.checkpoint.channel_values.messages as string[]).length).toBe(8);
+  });
+
   it('property: pending writes read back as MemorySaver returns them, values short and long, tasks writing again', async () => {
     const write = fc.record({
       channel: fc.constantFrom('messages', 'notes', '__interrupt__'),

@@ -47,6 +47,12 @@ function longEdged(): Uint8Array {
   }
 }
 
+/** The edges member as versions before the dictionary wrote it: `edges`, its bytes deflated (without a dictionary) or as they are. */
+function earlierEdges(head: Uint8Array, tail: Uint8Array, compress: boolean): string {
+  const both = new Uint8Array([...head, ...tail]);
+  return `"edges":{"head":${head.length},"tail":${tail.length},"text":"${Buffer.from(compress ? packChunk(both) : both).toString('base64')}"}`;
+}
+
 describe('chunk edges', () => {
   it('any document reads back exactly from a fresh process state; its edges are its own first and last bytes; the envelope stays small (property)', async () => {
     await fc.assert(
@@ -172,6 +178,54 @@ describe('chunk edges', () => {
     expect(pairs).toBeGreaterThanOrEqual(10);
   });
 
+  it("a LangGraph checkpoint's edges hold none of its messages: the head ends where they start, the tail starts where they end; deflated with the dictionary", async () => {
+    const storage = memoryStorage();
+    const State = Annotation.Root({
+      turn: Annotation<number>(),
+      messages: Annotation<string[]>({ reducer: (a, b) => a.concat(b), default: () => [] }),
+    });
+    const says = (turn: number): string => `turn ${turn}: ${prose(turn + 1, 2_000)}`;
+    const graph = new StateGraph(State)
+      .addNode('reply', (s: { turn: number }) => ({ messages: [says(s.turn)] }))
+      .addEdge(START, 'reply')
+      .addEdge('reply', END)
+      .compile({ checkpointer: new SavepointSaver({ storage }) });
+    const config = { configurable: { thread_id: 't' } };
+    for (let turn = 0; turn < 12; turn++) await graph.invoke({ turn }, config);
+    let checked = 0;
+    for (const { key } of await listAll(storage, 'langgraph/t/history/')) {
+      const stored = (await storage.get(key))!.bytes;
+      const envelope = decodeEnvelope(stored, key);
+      if (!envelope?.edges) continue;
+      checked++;
+      const whole = new TextDecoder().decode((await resolveChunked(storage, key, stored))!);
+      const messages = (JSON.parse(whole) as { channel_values: { messages: { text: string } } }).channel_values.messages.text;
+      const last = (JSON.parse(messages) as string[]).at(-1)!;
+      // Prose holds no quote: each message is its text between \" and \" in the document.
+      const start = whole.indexOf(says(0));
+      const end = whole.lastIndexOf(last) + last.length + 2;
+      expect(envelope.edges.head.length).toBe(start);
+      expect(envelope.edges.tail.length).toBe(whole.length - end);
+      // Stored with the dictionary: fewer bytes than the same edges deflated alone, as earlier versions stored them.
+      const member = /"dict_edges":\{[^}]*\}/.exec(new TextDecoder().decode(stored))![0];
+      expect(member.length).toBeLessThan(earlierEdges(envelope.edges.head, envelope.edges.tail, true).length - 150);
+    }
+    expect(checked).toBeGreaterThan(10);
+  });
+
+  it("an earlier version, which knows no dict_edges, finds the envelope's chunk ids (its sweep keeps them) and refuses to read the document", async () => {
+    const storage = memoryStorage();
+    const bytes = encode(`{"id":"${'0'.repeat(40)}","texts":["${prose(4, 30_000)}"],"n":1}`);
+    const envelope = await store(storage, bytes);
+    const text = new TextDecoder().decode(envelope);
+    expect(text).toContain('"dict_edges":');
+    const asEarlier = encode(text.replace(/"dict_edges":\{[^}]*\},/, ''));
+    expect(decodeEnvelope(asEarlier, 'doc')!.ids).toEqual(decodeEnvelope(envelope, 'doc')!.ids);
+    forgetChunks(storage);
+    await expect(resolveChunked(storage, 'doc', asEarlier)).rejects.toMatchObject({ reasonCode: 'checkpoint_integrity_mismatch' });
+    expect(same((await resolveChunked(storage, 'doc', envelope))!, bytes)).toBe(true);
+  });
+
   it('a document stored in an earlier form (edges to fixed places, leaves of fixed size) reads back; the next version, cut now, too (property)', async () => {
     await fc.assert(
       fc.asyncProperty(
@@ -184,7 +238,7 @@ describe('chunk edges', () => {
           const bytes = encode(`{"texts":["${prose(seed, size)}"],"n":1}`);
           // What an earlier writer may have stored: any edge lengths (within an envelope), leaves cut elsewhere, a tree of its own shape.
           const member = (h: number, t: number): string =>
-            encodeEdges(bytes.subarray(0, h), bytes.subarray(bytes.length - t), seed % 2 === 0);
+            earlierEdges(bytes.subarray(0, h), bytes.subarray(bytes.length - t), seed % 2 === 0);
           const kept = member(headAsked, tailAsked).length <= EDGES_MEMBER_MAX;
           const [head, tail] = kept ? [headAsked, tailAsked] : [0, 0];
           const storage = memoryStorage();
@@ -237,7 +291,7 @@ describe('chunk edges', () => {
       text.slice(0, edgesAt + 10) + (text[edgesAt + 10] === 'A' ? 'B' : 'A') + text.slice(edgesAt + 11),
       text.replace(/"head":(\d+)/, (_, n: string) => `"head":${Number(n) - 1}`),
       text.replace(/"tail":(\d+)/, (_, n: string) => `"tail":${Number(n) + 1}`),
-      text.replace(/"edges":\{[^}]*\}/, '"edges":{"head":1}'),
+      text.replace(/"dict_edges":\{[^}]*\}/, '"dict_edges":{"head":1}'),
     ];
     for (const bad of damaged) {
       const copy = memoryStorage();
@@ -292,7 +346,17 @@ describe('chunk edges', () => {
       };
       const text = (at: number): boolean => mark(at, 0xfc000000) && !bytes.subarray(at - 128, at).includes(0x22);
       const n = bytes.length;
-      if (n < 4 * EDGES_MAX_BYTES) return { head: 0, tail: 0 };
+      const quoteFree = (from: number, to: number): boolean => !bytes.subarray(from, to).includes(0x22);
+      // A long string's start (a quote, then 128 quote-free bytes) within 2048 bytes of the start; its end likewise from the end.
+      let opening = 0;
+      for (let at = 1; at <= 2048 && !opening; at++) if (bytes[at - 1] === 0x22 && at + 128 <= n && quoteFree(at, at + 128)) opening = at;
+      let closing = -1;
+      for (let q = n - 1; q >= n - 2048 && closing < 0; q--)
+        if (bytes[q] === 0x22 && q >= 128 && quoteFree(q - 128, q)) closing = n - q - 1;
+      if (n < 4 * EDGES_MAX_BYTES) {
+        const tail = Math.max(closing, 0);
+        return opening + tail + 128 <= n ? { head: opening, tail } : { head: 0, tail: 0 };
+      }
       const first = (from: number, ok: (at: number) => boolean): number => {
         for (let at = from; at <= 2048; at++) if (ok(at)) return at;
         return 0;
@@ -302,19 +366,21 @@ describe('chunk edges', () => {
         return 0;
       };
       return {
-        head: first(128, text) || first(HEAD_MIN, (at) => mark(at, 0xff800000)),
-        tail: last(1, text) || last(TAIL_MIN, (at) => mark(at, 0xfc000000)),
+        head: opening || first(128, text) || first(HEAD_MIN, (at) => mark(at, 0xff800000)),
+        tail: closing >= 0 ? closing : last(1, text) || last(TAIL_MIN, (at) => mark(at, 0xfc000000)),
       };
     };
     fc.assert(
-      fc.property(fc.uint8Array({ minLength: 4 * EDGES_MAX_BYTES - 2, maxLength: 5 * EDGES_MAX_BYTES }), fc.nat(3), (random, alphabet) => {
+      fc.property(fc.uint8Array({ minLength: 2_000, maxLength: 5 * EDGES_MAX_BYTES }), fc.nat(4), (random, alphabet) => {
         // Low-entropy bytes too, where marks are rare and the scans run to their bounds; and dense quotes, where text marks are.
         const bytes =
           alphabet === 0
             ? random
             : alphabet === 3
               ? random.map((b) => (b % 48 === 0 ? 0x22 : b))
-              : random.map((b) => 0x61 + (b % (alphabet * 2)));
+              : alphabet === 4
+                ? random.map((b, i) => (b % 199 === 0 && i % 3 === 0 ? 0x22 : b === 0x22 ? 0x21 : b)) // long strings, a few quotes
+                : random.map((b) => 0x61 + (b % (alphabet * 2)));
         expect(edgesOf(bytes)).toEqual(reference(bytes));
       }),
       { numRuns: 60 },
