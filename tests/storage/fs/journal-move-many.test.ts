@@ -9,10 +9,10 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { moveManyOf, moveOf, type KeyMove } from '../../../src/contract/move.js';
 import { utf8Decode, utf8Encode } from '../../../src/codec/utf8.js';
-import { realIo, type FsIo } from '../../../src/storage/fs/fd.js';
 import { createFsStorage } from '../../../src/storage/fs/index.js';
 import { memoryStorage } from '../../../src/storage/memory.js';
 import { countingIo } from '../../support/journal-records.js';
+import { failingNthCall } from '../../support/fs-faults.js';
 import { scratchDirs } from '../../support/scratch.js';
 
 const fresh = scratchDirs('fs-journal-move-many');
@@ -97,21 +97,8 @@ describe('fsStorage journal: moveMany', () => {
   it('a fault at every call from the moveMany to the end of its apply: each value stays under its source or its target, never neither, and an acknowledged moveMany ends with all of them moved', async () => {
     for (let fail = 1; ; fail++) {
       const dir = await seeded();
-      let calls = 0;
       let armed = false;
-      let fired = false;
-      const io = Object.fromEntries(
-        Object.entries(realIo).map(([name, call]) => [
-          name,
-          (...args: unknown[]): unknown => {
-            if (armed && ++calls === fail) {
-              fired = true;
-              return Promise.reject(Object.assign(new Error(`EIO: injected, ${name}`), { code: 'EIO', syscall: name }));
-            }
-            return (call as (...a: unknown[]) => unknown)(...args);
-          },
-        ]),
-      ) as unknown as FsIo;
+      const { io, fired } = failingNthCall(fail, () => armed);
       const store = createFsStorage({ dir }, { io });
       for (const { from } of MOVES) await store.get(from);
       armed = true;
@@ -133,7 +120,7 @@ describe('fsStorage journal: moveMany', () => {
       } finally {
         await again.close();
       }
-      if (!fired) break;
+      if (!fired()) break;
     }
   });
 });

@@ -12,6 +12,7 @@ import { utf8Decode, utf8Encode } from '../../../src/codec/utf8.js';
 import { realIo, type FsIo } from '../../../src/storage/fs/fd.js';
 import { createFsStorage } from '../../../src/storage/fs/index.js';
 import { decodeJournal, encodeRecord, JOURNAL_NAME, type JournalOp } from '../../../src/storage/fs/journal/index.js';
+import { failingNthCall } from '../../support/fs-faults.js';
 import { scratchDirs } from '../../support/scratch.js';
 
 const fresh = scratchDirs('fs-journal-move');
@@ -221,21 +222,8 @@ describe('fsStorage journal: move', () => {
   it('a fault at every call from the move to the end of its apply: the bytes stay under the source or the target, never neither, and an acknowledged move ends moved', async () => {
     for (let fail = 1; ; fail++) {
       const dir = await seeded();
-      let calls = 0;
       let armed = false;
-      let fired = false;
-      const io = Object.fromEntries(
-        Object.entries(realIo).map(([name, call]) => [
-          name,
-          (...args: unknown[]): unknown => {
-            if (armed && ++calls === fail) {
-              fired = true;
-              return Promise.reject(Object.assign(new Error(`EIO: injected, ${name}`), { code: 'EIO', syscall: name }));
-            }
-            return (call as (...a: unknown[]) => unknown)(...args);
-          },
-        ]),
-      ) as unknown as FsIo;
+      const { io, fired } = failingNthCall(fail, () => armed);
       const store = createFsStorage({ dir }, { io });
       await store.get(SOURCE);
       armed = true;
@@ -255,7 +243,7 @@ describe('fsStorage journal: move', () => {
       } finally {
         await again.close();
       }
-      if (!fired) break;
+      if (!fired()) break;
     }
   });
 });
