@@ -22,7 +22,7 @@ const TEXT =
   // A LangGraph checkpoint: its head, then its tail (the most alike from one document to the next: nearest the end).
   '{"channel_values":{"__start__":{"text":"{\\"messages\\":[\\"","type":"json","version":1},"branch:to:agent":{"text":"null","type":"json","version":1},' +
   '"messages":{"text":"[\\"' +
-  '\\"]","type":"json","version":1},"turn":{"text":"1","type":"json","version":1}},' +
+  '\\"]","type":"json","version":1}},' +
   '"checkpoint":{"text":"{\\"v\\":4,\\"id\\":\\"1f000000-0000-6000-8000-000000000000\\",\\"ts\\":\\"2026-01-01T00:00:00.000Z\\",' +
   '\\"channel_versions\\":{\\"__start__\\":1,\\"messages\\":1,\\"branch:to:agent\\":1},' +
   '\\"versions_seen\\":{\\"__input__\\":{},\\"__start__\\":{\\"__start__\\":1},\\"agent\\":{\\"branch:to:agent\\":1}}}","type":"json"},' +
