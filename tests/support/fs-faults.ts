@@ -1,4 +1,5 @@
 import { realIo, type FsIo } from '../../src/storage/fs/fd.js';
+import { createFsStorage, type FsStorage } from '../../src/storage/fs/index.js';
 
 /**
  * The real file-system calls, each first shown to `fault`: when it answers a message, the call
@@ -18,7 +19,7 @@ export function faultingIo(fault: (name: string, args: readonly unknown[]) => st
 }
 
 /** A {@link faultingIo} that fails the `n`th call made while `armed()` holds; `fired()` tells whether it came. */
-export function failingNthCall(n: number, armed: () => boolean): { io: FsIo; fired: () => boolean } {
+function failingNthCall(n: number, armed: () => boolean): { io: FsIo; fired: () => boolean } {
   let calls = 0;
   let fired = false;
   const io = faultingIo((name) => {
@@ -27,4 +28,34 @@ export function failingNthCall(n: number, armed: () => boolean): { io: FsIo; fir
     return `injected, ${name}`;
   });
   return { io, fired: () => fired };
+}
+
+/**
+ * Fails each file-system call in turn, from the first call `act` makes to the end of its apply:
+ * for each call, a store over a fresh `seed()` directory runs `act` (armed by `arm`; its answer:
+ * whether the change was acknowledged), is flushed and closed, and `check` looks at a store
+ * opened again over the same directory. Ends once a run makes fewer calls than the one failed.
+ */
+export async function faultAtEveryCall(
+  seed: () => Promise<string>,
+  act: (store: FsStorage, arm: () => void) => Promise<boolean>,
+  check: (again: FsStorage, acked: boolean, fail: number) => Promise<void>,
+): Promise<void> {
+  for (let fail = 1; ; fail++) {
+    const dir = await seed();
+    let armed = false;
+    const { io, fired } = failingNthCall(fail, () => armed);
+    const store = createFsStorage({ dir }, { io });
+    const acked = await act(store, () => (armed = true));
+    await store.flush!().catch(() => undefined);
+    armed = false;
+    await store.close().catch(() => undefined);
+    const again = createFsStorage({ dir });
+    try {
+      await check(again, acked, fail);
+    } finally {
+      await again.close();
+    }
+    if (!fired()) return;
+  }
 }

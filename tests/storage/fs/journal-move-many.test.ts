@@ -12,7 +12,7 @@ import { utf8Decode, utf8Encode } from '../../../src/codec/utf8.js';
 import { createFsStorage } from '../../../src/storage/fs/index.js';
 import { memoryStorage } from '../../../src/storage/memory.js';
 import { countingIo } from '../../support/journal-records.js';
-import { failingNthCall } from '../../support/fs-faults.js';
+import { faultAtEveryCall } from '../../support/fs-faults.js';
 import { scratchDirs } from '../../support/scratch.js';
 
 const fresh = scratchDirs('fs-journal-move-many');
@@ -95,32 +95,24 @@ describe('fsStorage journal: moveMany', () => {
   });
 
   it('a fault at every call from the moveMany to the end of its apply: each value stays under its source or its target, never neither, and an acknowledged moveMany ends with all of them moved', async () => {
-    for (let fail = 1; ; fail++) {
-      const dir = await seeded();
-      let armed = false;
-      const { io, fired } = failingNthCall(fail, () => armed);
-      const store = createFsStorage({ dir }, { io });
-      for (const { from } of MOVES) await store.get(from);
-      armed = true;
-      const acked = await moveManyOf(store)!(MOVES).then(
-        (r) => r.every(Boolean),
-        () => false,
-      );
-      await store.flush!().catch(() => undefined);
-      armed = false;
-      await store.close().catch(() => undefined);
-      const again = createFsStorage({ dir });
-      try {
+    await faultAtEveryCall(
+      seeded,
+      async (store, arm) => {
+        for (const { from } of MOVES) await store.get(from);
+        arm();
+        return moveManyOf(store)!(MOVES).then(
+          (r) => r.every(Boolean),
+          () => false,
+        );
+      },
+      async (again, acked, fail) => {
         for (const m of MOVES) {
           const [source, target] = await Promise.all([again.get(m.from), again.get(m.to)]);
           expect(source ?? target, `${m.from}, fault at call ${fail}`).toBeDefined();
           for (const found of [source, target]) if (found) expect(utf8Decode(found.bytes)).toBe(bytesOf(m.from));
           if (acked) expect([source, target !== undefined], `${m.from}, fault at call ${fail}`).toEqual([undefined, true]);
         }
-      } finally {
-        await again.close();
-      }
-      if (!fired()) break;
-    }
+      },
+    );
   });
 });

@@ -12,7 +12,7 @@ import { utf8Decode, utf8Encode } from '../../../src/codec/utf8.js';
 import { realIo, type FsIo } from '../../../src/storage/fs/fd.js';
 import { createFsStorage } from '../../../src/storage/fs/index.js';
 import { decodeJournal, encodeRecord, JOURNAL_NAME, type JournalOp } from '../../../src/storage/fs/journal/index.js';
-import { failingNthCall } from '../../support/fs-faults.js';
+import { faultAtEveryCall } from '../../support/fs-faults.js';
 import { scratchDirs } from '../../support/scratch.js';
 
 const fresh = scratchDirs('fs-journal-move');
@@ -220,30 +220,22 @@ describe('fsStorage journal: move', () => {
   });
 
   it('a fault at every call from the move to the end of its apply: the bytes stay under the source or the target, never neither, and an acknowledged move ends moved', async () => {
-    for (let fail = 1; ; fail++) {
-      const dir = await seeded();
-      let armed = false;
-      const { io, fired } = failingNthCall(fail, () => armed);
-      const store = createFsStorage({ dir }, { io });
-      await store.get(SOURCE);
-      armed = true;
-      const acked = await moveOf(store)!(SOURCE, TARGET).then(
-        (r) => r,
-        () => false,
-      );
-      await store.flush!().catch(() => undefined);
-      armed = false;
-      await store.close().catch(() => undefined);
-      const again = createFsStorage({ dir });
-      try {
+    await faultAtEveryCall(
+      seeded,
+      async (store, arm) => {
+        await store.get(SOURCE);
+        arm();
+        return moveOf(store)!(SOURCE, TARGET).then(
+          (r) => r,
+          () => false,
+        );
+      },
+      async (again, acked, fail) => {
         const [source, target] = await Promise.all([again.get(SOURCE), again.get(TARGET)]);
         expect(source ?? target, `fault at call ${fail}`).toBeDefined();
         for (const found of [source, target]) if (found) expect(utf8Decode(found.bytes)).toBe('the chunk');
         if (acked) expect([source, target !== undefined], `fault at call ${fail}`).toEqual([undefined, true]);
-      } finally {
-        await again.close();
-      }
-      if (!fired()) break;
-    }
+      },
+    );
   });
 });
