@@ -74,8 +74,9 @@ async function hide(storage: StorageAdapter, id: string, key: string, nowMs: num
  * before its copy is removed, and nothing is deleted while any node of a chunk tree cannot be
  * read (`stopped`). One listing finds the chunks and the documents, and the documents sorting
  * before the chunks are listed again after it (listStore), so a chunk written while the sweep
- * runs is listed only with the document it was written for. A sweep run again over the same adapter reads only the
- * documents whose version changed and the tree nodes it has not read (markChunks' `remember`).
+ * runs is listed only with the document it was written for (on a store whose batch is atomic).
+ * A sweep run again over the same adapter reads only the documents whose version changed and
+ * the tree nodes it has not read (markChunks' `remember`).
  */
 export async function sweepChunks(storage: StorageAdapter, options: ChunkSweepOptions = {}): Promise<ChunkSweepReport> {
   assertStorageArgument(storage, 'sweepChunks');

@@ -51,8 +51,9 @@ export interface StoreListing {
  * sorts before the chunks and that was written, with a new chunk, while the walk went between
  * them would be missed while its chunk is listed: the documents sorting before the chunks are
  * listed again once the walk is over (by their first segment), so such a chunk is not taken
- * for unreferenced. Missing one (a first segment new since) costs a needless hide that the
- * next sweep undoes, never a chunk: that is the grace rule's case.
+ * for unreferenced. Missing one (under a first segment new since) costs a needless hide that
+ * the next sweep undoes, never a chunk: that is the grace rule's case, as for a document
+ * written after any listing.
  */
 export async function listStore(storage: StorageAdapter): Promise<StoreListing> {
   const chunks: ChunkListing = { live: new Map(), hidden: new Map() };
