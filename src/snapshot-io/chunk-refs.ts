@@ -59,10 +59,15 @@ export async function listStore(storage: StorageAdapter): Promise<StoreListing> 
   const chunks: ChunkListing = { live: new Map(), hidden: new Map() };
   const documents = new Map<string, StorageEntry>();
   for await (const entry of storage.list('')) if (!addChunk(chunks, entry) && mayReference(entry)) documents.set(entry.key, entry);
-  for (const prefix of segmentsBefore(documents.keys(), CHUNK_PREFIX))
+  const segments = segmentsBefore(documents.keys(), CHUNK_PREFIX);
+  // Many segments (runs at the root) would be a listing call each: the whole store once more is fewer calls.
+  for (const prefix of segments.length > RELIST_MAX_SEGMENTS ? [''] : segments)
     for await (const entry of storage.list(prefix)) if (mayReference(entry)) documents.set(entry.key, entry);
   return { chunks, documents: [...documents.values()] };
 }
+
+/** Most first segments {@link listStore} lists again one by one. */
+const RELIST_MAX_SEGMENTS = 16;
 
 /** The distinct first segments (`run/`, or a whole key without a slash) of the keys sorting before `bound`. */
 function segmentsBefore(keys: Iterable<string>, bound: string): string[] {

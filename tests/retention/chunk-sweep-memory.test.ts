@@ -44,10 +44,15 @@ function countingReads(inner: StorageAdapter): StorageAdapter & { reads: string[
  * `between` (a write), then yields the chunks and the keys after them as they are then: what a
  * walk in key order sees of a write made while it goes.
  */
-function countingLists(inner: StorageAdapter, between?: () => Promise<void>): StorageAdapter & { listed: Map<string, number> } {
+function countingLists(
+  inner: StorageAdapter,
+  between?: () => Promise<void>,
+): StorageAdapter & { listed: Map<string, number>; prefixes: string[] } {
   const listed = new Map<string, number>();
+  const prefixes: string[] = [];
   const seen = (key: string): void => void listed.set(key, (listed.get(key) ?? 0) + 1);
   async function* list(prefix: string): AsyncGenerator<StorageEntry> {
+    prefixes.push(prefix);
     if (prefix !== '' || !between) {
       for await (const e of inner.list(prefix)) yield (seen(e.key), e);
       return;
@@ -56,7 +61,7 @@ function countingLists(inner: StorageAdapter, between?: () => Promise<void>): St
     await between();
     for await (const e of inner.list('')) if (e.key >= CHUNK_PREFIX) yield (seen(e.key), e);
   }
-  return { ...inner, listed, list };
+  return { ...inner, listed, prefixes, list };
 }
 
 /** `count` checkpoints of run `run`, each replacing one message of twelve: their states by key. */
@@ -146,5 +151,14 @@ describe('chunk sweep: what it remembers between sweeps', () => {
     expect(written.length).toBeGreaterThan(0);
     expect(report.hidden.filter((id) => written.includes(chunkKey(id)))).toEqual([]);
     await expectKept(inner, made!);
+  });
+
+  it('documents under many first segments before the chunks are listed again in one listing, not one per segment', async () => {
+    const storage = countingLists(memoryStorage());
+    await checkpoints(storage, 'r', 2, 1);
+    for (let i = 0; i < 40; i++) await storage.put(`a${i}/note.json`, new TextEncoder().encode('{}'));
+    storage.prefixes.length = 0;
+    await sweepChunks(storage, { clock: manualClock(0), graceMs: GRACE });
+    expect(storage.prefixes.length).toBeLessThanOrEqual(2);
   });
 });
