@@ -58,10 +58,15 @@ export interface StoreListing {
 export async function listStore(storage: StorageAdapter): Promise<StoreListing> {
   const chunks: ChunkListing = { live: new Map(), hidden: new Map() };
   const documents = new Map<string, StorageEntry>();
-  for await (const entry of storage.list('')) if (!addChunk(chunks, entry) && mayReference(entry)) documents.set(entry.key, entry);
-  const segments = segmentsBefore(documents.keys(), CHUNK_PREFIX);
+  // The first segments of every key before the chunks, not only of the small ones: an envelope can appear among larger documents.
+  const segments = new Set<string>();
+  for await (const entry of storage.list('')) {
+    if (addChunk(chunks, entry)) continue;
+    if (entry.key < CHUNK_PREFIX) segments.add(firstSegment(entry.key));
+    if (mayReference(entry)) documents.set(entry.key, entry);
+  }
   // Many segments (runs at the root) would be a listing call each: the whole store once more is fewer calls.
-  for (const prefix of segments.length > RELIST_MAX_SEGMENTS ? [''] : segments)
+  for (const prefix of segments.size > RELIST_MAX_SEGMENTS ? [''] : segments)
     for await (const entry of storage.list(prefix)) if (mayReference(entry)) documents.set(entry.key, entry);
   return { chunks, documents: [...documents.values()] };
 }
@@ -69,15 +74,10 @@ export async function listStore(storage: StorageAdapter): Promise<StoreListing> 
 /** Most first segments {@link listStore} lists again one by one. */
 const RELIST_MAX_SEGMENTS = 16;
 
-/** The distinct first segments (`run/`, or a whole key without a slash) of the keys sorting before `bound`. */
-function segmentsBefore(keys: Iterable<string>, bound: string): string[] {
-  const segments = new Set<string>();
-  for (const key of keys) {
-    if (key >= bound) continue;
-    const slash = key.indexOf('/');
-    segments.add(slash < 0 ? key : key.slice(0, slash + 1));
-  }
-  return [...segments];
+/** The first segment of `key`: `run/`, or the whole key when it has no slash. */
+function firstSegment(key: string): string {
+  const slash = key.indexOf('/');
+  return slash < 0 ? key : key.slice(0, slash + 1);
 }
 
 /** What marking found: every chunk the store's documents reference, and the ones it could not read. */
