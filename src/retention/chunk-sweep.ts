@@ -3,7 +3,7 @@ import { systemClock, type Clock } from '../contract/clock.js';
 import { CheckpointError, isCheckpointError } from '../contract/errors.js';
 import type { StorageAdapter } from '../contract/storage.js';
 import { chunkKey } from '../codec/chunking.js';
-import { markChunks, listChunks, type ChunkListing } from '../snapshot-io/chunk-refs.js';
+import { markChunks, listStore, type ChunkListing } from '../snapshot-io/chunk-refs.js';
 import { canBatch, deleteInBatches, intactCopy, sweepInBatches } from './chunk-sweep-batches.js';
 import { moveSteps } from './chunk-sweep-move.js';
 import { eachLimit } from './each-limit.js';
@@ -72,9 +72,11 @@ async function hide(storage: StorageAdapter, id: string, key: string, nowMs: num
  *
  * Crash safe at every step: a copy is durable before its chunk is removed, a chunk is put back
  * before its copy is removed, and nothing is deleted while any node of a chunk tree cannot be
- * read (`stopped`). Chunks are listed before the documents are marked, so a chunk written while
- * the sweep runs is not even looked at. A sweep run again over the same adapter reads only the
- * documents whose version changed and the tree nodes it has not read (markChunks' `remember`).
+ * read (`stopped`). One listing finds the chunks and the documents, and the documents sorting
+ * before the chunks are listed again after it (listStore), so a chunk written while the sweep
+ * runs is listed only with the document it was written for (on a store whose batch is atomic).
+ * A sweep run again over the same adapter reads only the documents whose version changed and
+ * the tree nodes it has not read (markChunks' `remember`).
  */
 export async function sweepChunks(storage: StorageAdapter, options: ChunkSweepOptions = {}): Promise<ChunkSweepReport> {
   assertStorageArgument(storage, 'sweepChunks');
@@ -84,9 +86,9 @@ export async function sweepChunks(storage: StorageAdapter, options: ChunkSweepOp
   if (!(Number.isFinite(graceMs) && graceMs >= 0))
     throw new CheckpointError('checkpoint_config_invalid', 'sweepChunks: graceMs must be a non-negative number of milliseconds');
   const nowMs = clock.now();
-  const chunks = await listChunks(storage);
+  const { chunks, documents } = await listStore(storage);
   if (chunks.live.size === 0 && chunks.hidden.size === 0) return { referenced: 0, hidden: [], restored: [], deleted: [] };
-  const marks = await markChunks(storage, { remember: true });
+  const marks = await markChunks(storage, { remember: true, documents });
   const report = { referenced: marks.referenced.size, hidden: [] as string[], restored: [] as string[], deleted: [] as string[] };
   if (marks.unreadable.length > 0) {
     const first = marks.unreadable[0]!;

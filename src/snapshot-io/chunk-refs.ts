@@ -13,25 +13,71 @@ export interface ChunkListing {
   readonly hidden: Map<string, { readonly key: string; readonly atMs: number }[]>;
 }
 
+/** Files `entry` in `listing` when it is a chunk key (live or hidden); false when it is not one. */
+function addChunk(listing: ChunkListing, entry: StorageEntry): boolean {
+  if (!entry.key.startsWith(CHUNK_PREFIX)) return false;
+  const name = entry.key.slice(entry.key.lastIndexOf('/') + 1);
+  const at = name.indexOf(HIDDEN_INFIX);
+  if (at < 0) {
+    listing.live.set(name, entry.key);
+    return true;
+  }
+  const atMs = Number(name.slice(at + HIDDEN_INFIX.length));
+  const id = name.slice(0, at);
+  if (!Number.isSafeInteger(atMs)) return true;
+  let copies = listing.hidden.get(id);
+  if (!copies) listing.hidden.set(id, (copies = []));
+  copies.push({ key: entry.key, atMs });
+  return true;
+}
+
 /** Every chunk key of `storage`, live and hidden. */
 export async function listChunks(storage: StorageAdapter): Promise<ChunkListing> {
-  const live = new Map<string, string>();
-  const hidden = new Map<string, { key: string; atMs: number }[]>();
-  for await (const entry of storage.list(CHUNK_PREFIX)) {
-    const name = entry.key.slice(entry.key.lastIndexOf('/') + 1);
-    const at = name.indexOf(HIDDEN_INFIX);
-    if (at < 0) {
-      live.set(name, entry.key);
-      continue;
-    }
-    const atMs = Number(name.slice(at + HIDDEN_INFIX.length));
-    const id = name.slice(0, at);
-    if (!Number.isSafeInteger(atMs)) continue;
-    let copies = hidden.get(id);
-    if (!copies) hidden.set(id, (copies = []));
-    copies.push({ key: entry.key, atMs });
+  const listing: ChunkListing = { live: new Map(), hidden: new Map() };
+  for await (const entry of storage.list(CHUNK_PREFIX)) addChunk(listing, entry);
+  return listing;
+}
+
+/** A whole store as one listing saw it: its chunks, and the documents that may reference them. */
+export interface StoreListing {
+  readonly chunks: ChunkListing;
+  /** Keys outside the chunks small enough to be envelopes (what {@link markChunks} reads). */
+  readonly documents: StorageEntry[];
+}
+
+/**
+ * The chunks and the documents of `storage` in one listing (every key once), instead of the
+ * chunks and then everything again. A listing walks keys in order, so a document whose key
+ * sorts before the chunks and that was written, with a new chunk, while the walk went between
+ * them would be missed while its chunk is listed: the documents sorting before the chunks are
+ * listed again once the walk is over (by their first segment), so such a chunk is not taken
+ * for unreferenced. Missing one (under a first segment new since) costs a needless hide that
+ * the next sweep undoes, never a chunk: that is the grace rule's case, as for a document
+ * written after any listing.
+ */
+export async function listStore(storage: StorageAdapter): Promise<StoreListing> {
+  const chunks: ChunkListing = { live: new Map(), hidden: new Map() };
+  const documents = new Map<string, StorageEntry>();
+  // The first segments of every key before the chunks, not only of the small ones: an envelope can appear among larger documents.
+  const segments = new Set<string>();
+  for await (const entry of storage.list('')) {
+    if (addChunk(chunks, entry)) continue;
+    if (entry.key < CHUNK_PREFIX) segments.add(firstSegment(entry.key));
+    if (mayReference(entry)) documents.set(entry.key, entry);
   }
-  return { live, hidden };
+  // Many segments (runs at the root) would be a listing call each: the whole store once more is fewer calls.
+  for (const prefix of segments.size > RELIST_MAX_SEGMENTS ? [''] : segments)
+    for await (const entry of storage.list(prefix)) if (mayReference(entry)) documents.set(entry.key, entry);
+  return { chunks, documents: [...documents.values()] };
+}
+
+/** Most first segments {@link listStore} lists again one by one. */
+const RELIST_MAX_SEGMENTS = 16;
+
+/** The first segment of `key`: `run/`, or the whole key when it has no slash. */
+function firstSegment(key: string): string {
+  const slash = key.indexOf('/');
+  return slash < 0 ? key : key.slice(0, slash + 1);
 }
 
 /** What marking found: every chunk the store's documents reference, and the ones it could not read. */
@@ -89,6 +135,8 @@ function memoryOf(storage: StorageAdapter): MarkMemory {
 export interface MarkOptions {
   /** Keep what this marking learned for the next over the same adapter, and use what the last one learned. @default false */
   readonly remember?: boolean;
+  /** The documents to read, as a listing already found them ({@link listStore}); else the store is listed. */
+  readonly documents?: readonly StorageEntry[];
 }
 
 /** A fresh memory for one marking that keeps nothing. */
@@ -134,8 +182,8 @@ export async function markChunks(storage: StorageAdapter, options: MarkOptions =
   const referenced = new Map<string, string>();
   const unreadable: ChunkMarks['unreadable'] = [];
   const memory = options.remember ? memoryOf(storage) : forgetful();
-  const docs: StorageEntry[] = [];
-  for await (const entry of storage.list('')) if (mayReference(entry)) docs.push(entry);
+  const docs: StorageEntry[] = options.documents ? [...options.documents] : [];
+  if (!options.documents) for await (const entry of storage.list('')) if (mayReference(entry)) docs.push(entry);
   const addressing = addressingOf(storage);
   let level: { id: string; depth: number; document: string }[] = [];
   for (const [document, refs] of await documentRefs(storage, docs, memory))

@@ -2,13 +2,24 @@
  * What a sweep remembers of a store between sweeps over the same adapter (snapshot-io/chunk-refs.ts):
  * each document's references at the version listed, and each tree node's children. A sweep run
  * again reads only what changed; a document rewritten under its key (a new version) is read
- * again, so the chunks it references now are never hidden.
+ * again, so the chunks it references now are never hidden. And what it lists: every key once (the
+ * chunks and the documents in one listing), a checkpoint written while that listing walks between
+ * its documents and its chunks taken for what it is.
  */
 import { describe, expect, it } from 'vitest';
-import { createWriter, defaultProfile, listAll, memoryStorage, sweepChunks, type JsonValue, type StorageAdapter } from 'savepoint';
+import {
+  createWriter,
+  defaultProfile,
+  listAll,
+  memoryStorage,
+  sweepChunks,
+  type JsonValue,
+  type StorageAdapter,
+  type StorageEntry,
+} from 'savepoint';
 import { readSnapshot } from 'savepoint/toolkit';
 import { manualClock } from 'savepoint/testing';
-import { CHUNK_PREFIX } from '../../src/codec/chunking.js';
+import { CHUNK_PREFIX, chunkKey } from '../../src/codec/chunking.js';
 import { forgetChunks } from '../../src/snapshot-io/chunk-store.js';
 import { prose } from '../support/prose.js';
 
@@ -25,6 +36,32 @@ function countingReads(inner: StorageAdapter): StorageAdapter & { reads: string[
       return inner.get(key, o);
     },
   };
+}
+
+/**
+ * memoryStorage whose listings are counted (each key as often as a listing yields it). With
+ * `between`, a listing of the whole store yields the keys before the chunks, then runs
+ * `between` (a write), then yields the chunks and the keys after them as they are then: what a
+ * walk in key order sees of a write made while it goes.
+ */
+function countingLists(
+  inner: StorageAdapter,
+  between?: () => Promise<void>,
+): StorageAdapter & { listed: Map<string, number>; prefixes: string[] } {
+  const listed = new Map<string, number>();
+  const prefixes: string[] = [];
+  const seen = (key: string): void => void listed.set(key, (listed.get(key) ?? 0) + 1);
+  async function* list(prefix: string): AsyncGenerator<StorageEntry> {
+    prefixes.push(prefix);
+    if (prefix !== '' || !between) {
+      for await (const e of inner.list(prefix)) yield (seen(e.key), e);
+      return;
+    }
+    for await (const e of inner.list('')) if (e.key < CHUNK_PREFIX) yield (seen(e.key), e);
+    await between();
+    for await (const e of inner.list('')) if (e.key >= CHUNK_PREFIX) yield (seen(e.key), e);
+  }
+  return { ...inner, listed, prefixes, list };
 }
 
 /** `count` checkpoints of run `run`, each replacing one message of twelve: their states by key. */
@@ -89,5 +126,39 @@ describe('chunk sweep: what it remembers between sweeps', () => {
     expect(report.restored).toEqual([]);
     expect(live.size).toBeGreaterThan(0);
     await expectKept(storage, kept);
+  });
+
+  it('a sweep lists every key of the store once: the chunks and the documents in one listing', async () => {
+    const storage = countingLists(memoryStorage());
+    await checkpoints(storage, 'r', 4, 1);
+    await sweepChunks(storage, { clock: manualClock(0), graceMs: GRACE });
+    const chunks = [...storage.listed].filter(([key]) => key.startsWith(CHUNK_PREFIX));
+    expect(chunks.length).toBeGreaterThan(4);
+    expect(chunks.filter(([, times]) => times > 1)).toEqual([]);
+  });
+
+  it('a checkpoint written while the listing walks from its documents to its chunks: its new chunks are not hidden', async () => {
+    const inner = memoryStorage();
+    await checkpoints(inner, 'r', 3, 1);
+    let made: Map<string, JsonValue> | undefined;
+    let written: string[] = [];
+    const storage = countingLists(inner, async () => {
+      const before = new Set((await listAll(inner, CHUNK_PREFIX)).map((e) => e.key));
+      made = await checkpoints(inner, 'q', 1, 900); // a run new to the listing: no document it listed references these chunks
+      written = (await listAll(inner, CHUNK_PREFIX)).map((e) => e.key).filter((key) => !before.has(key));
+    });
+    const report = await sweepChunks(storage, { clock: manualClock(0), graceMs: GRACE });
+    expect(written.length).toBeGreaterThan(0);
+    expect(report.hidden.filter((id) => written.includes(chunkKey(id)))).toEqual([]);
+    await expectKept(inner, made!);
+  });
+
+  it('documents under many first segments before the chunks are listed again in one listing, not one per segment', async () => {
+    const storage = countingLists(memoryStorage());
+    await checkpoints(storage, 'r', 2, 1);
+    for (let i = 0; i < 40; i++) await storage.put(`a${i}/note.json`, new TextEncoder().encode('{}'));
+    storage.prefixes.length = 0;
+    await sweepChunks(storage, { clock: manualClock(0), graceMs: GRACE });
+    expect(storage.prefixes.length).toBeLessThanOrEqual(2);
   });
 });
