@@ -6,28 +6,40 @@
  */
 const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#';
 const CODES = Uint8Array.from(ALPHABET, (c) => c.charCodeAt(0));
-const LOOKUP = new Int8Array(128).fill(-1);
+const LOOKUP = new Int8Array(256).fill(-1);
 for (let i = 0; i < ALPHABET.length; i++) LOOKUP[ALPHABET.charCodeAt(i)] = i;
 /** The digit a last group is padded with when read (the largest: the padded value's top bytes are the group's). */
 const HIGHEST = 84;
 const ascii = new TextDecoder('latin1');
-/** One group's digits, most significant first. */
-const digits = new Uint8Array(5);
+
+/** Writes the five digits of `value` (a 32-bit unsigned integer) at `out[o]`, most significant first. */
+function putGroup(out: Uint8Array, o: number, value: number): void {
+  const d4 = value % 85;
+  // Below 2^31 from here: integer division.
+  let v = (value - d4) / 85;
+  for (let d = 3; d >= 1; d--) {
+    const q = (v / 85) | 0;
+    out[o + d] = CODES[v - q * 85]!;
+    v = q;
+  }
+  out[o] = CODES[v]!;
+  out[o + 4] = CODES[d4]!;
+}
 
 /** Z85 of `bytes` (see the module's comment for a length not a multiple of four). */
 export function toBase85(bytes: Uint8Array): string {
   const n = bytes.length;
-  const out = new Uint8Array(Math.ceil((n * 5) / 4));
+  const whole = n - (n % 4);
+  const out = new Uint8Array(whole + whole / 4 + 5);
   let o = 0;
-  for (let i = 0; i < n; i += 4) {
-    const k = Math.min(4, n - i);
+  for (let i = 0; i < whole; i += 4, o += 5)
+    putGroup(out, o, ((bytes[i]! << 24) | (bytes[i + 1]! << 16) | (bytes[i + 2]! << 8) | bytes[i + 3]!) >>> 0);
+  const k = n - whole;
+  if (k > 0) {
     let v = 0;
-    for (let j = 0; j < 4; j++) v = v * 256 + (j < k ? bytes[i + j]! : 0);
-    for (let d = 4; d >= 0; d--) {
-      digits[d] = v % 85;
-      v = Math.floor(v / 85);
-    }
-    for (let d = 0; d <= k; d++) out[o++] = CODES[digits[d]!]!;
+    for (let j = 0; j < 4; j++) v = v * 256 + (j < k ? bytes[whole + j]! : 0);
+    putGroup(out, o, v);
+    o += k + 1;
   }
   return ascii.decode(out.subarray(0, o));
 }
@@ -43,12 +55,12 @@ export function fromBase85(text: string): Uint8Array | undefined {
     let v = 0;
     for (let d = 0; d < 5; d++) {
       const code = d < k ? text.charCodeAt(i + d) : -1;
-      const digit = d < k ? (code < 128 ? LOOKUP[code]! : -1) : HIGHEST;
+      const digit = code < 0 ? HIGHEST : code < 256 ? LOOKUP[code]! : -1;
       if (digit < 0) return undefined;
       v = v * 85 + digit;
     }
     if (v > 0xffffffff) return undefined;
-    for (let j = 0; j < k - 1; j++) out[o++] = Math.floor(v / 2 ** (24 - 8 * j)) & 0xff;
+    for (let j = 0; j < k - 1; j++) out[o++] = (v >>> (24 - 8 * j)) & 0xff;
   }
   return out;
 }
