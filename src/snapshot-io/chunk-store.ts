@@ -224,7 +224,7 @@ const NO_BYTES = new Uint8Array(0);
  * is smaller than `bytes`; else `bytes` as they are. Never on a store with keyed addressing (a
  * compressed length says something of the content). A document of a few hundred bytes, its ids,
  * times and seal aside, is mostly member names the dictionary holds: a LangGraph task's writes
- * of 462 bytes are an envelope of about 200.
+ * of 462 bytes are an envelope of about 272.
  */
 export function packWhole(storage: StorageAdapter, bytes: Uint8Array): ChunkedDocument {
   const as = { envelope: bytes, writes: [], ids: NO_CHUNKS };

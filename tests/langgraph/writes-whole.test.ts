@@ -1,7 +1,7 @@
 /**
  * A task's writes document without a long value (ids, a seal, a few short values: most writes of
  * a graph's bookkeeping) stored whole in an envelope, deflated with the edges' dictionary
- * (src/snapshot-io/chunk-store.ts `packWhole`): fewer bytes (462 → 210 for a bench turn's), pending writes read
+ * (src/snapshot-io/chunk-store.ts `packWhole`): fewer bytes (462 → about 272 for a bench turn's), pending writes read
  * back as written, also merged with the task's next writes; with a long value, or `dedup: false`,
  * stored as it is.
  */
