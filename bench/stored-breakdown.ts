@@ -1,7 +1,7 @@
 /**
  * Where a store's bytes go, by kind (`DEDUP_BREAKDOWN=1 npm run bench -- dedup`): the sum of
  * stored values' sizes split into checkpoint envelopes (their edges apart), checkpoints stored
- * whole, writes documents, content leaves and tree nodes. Leaves and nodes are told apart by
+ * whole, writes documents, documents stored whole in an envelope, content leaves and tree nodes. Leaves and nodes are told apart by
  * walking each envelope's tree, not by their bytes.
  */
 import type { StorageAdapter } from 'savepoint';
@@ -20,6 +20,7 @@ const KINDS = [
   'checkpoints stored whole',
   'writes envelopes',
   'writes documents stored whole',
+  'documents stored whole in an envelope (deflated)',
   'content leaves',
   'tree nodes',
   'chunks no envelope names',
@@ -57,7 +58,8 @@ export async function storedBreakdown(storage: StorageAdapter): Promise<Map<Kind
       continue;
     }
     for (const id of envelope.ids) roots.push({ id, depth: envelope.depth });
-    if (kind === 'writes') add('writes envelopes', entry.size);
+    if (envelope.ids.length === 0) add('documents stored whole in an envelope (deflated)', entry.size);
+    else if (kind === 'writes') add('writes envelopes', entry.size);
     else {
       const bare = encodeEnvelope(envelope).length;
       add('checkpoint envelopes (without edges)', bare);

@@ -1,5 +1,6 @@
 import { CheckpointError } from '../contract/errors.js';
 import { fromBase64, toBase64 } from './base64.js';
+import { fromBase85, toBase85 } from './base85.js';
 import { inflateChunk, looksDeflated, packChunk } from './chunk-packing.js';
 import { EDGE_DICTIONARY } from './edge-dictionary.js';
 
@@ -162,50 +163,105 @@ export function edgeCut(bytes: Uint8Array, gear: Uint32Array): EdgeCut {
 /** The envelope member of edges stored as they are (and of every edges an earlier version wrote, deflated or not). */
 export const EDGES_MEMBER = 'edges';
 /**
- * The envelope member of edges deflated with {@link EDGE_DICTIONARY}. A member of its own, not a
- * mark in `edges`: an earlier version, which knows only `edges`, then still finds the envelope's
- * chunk ids (its sweep and `verify` mark them), and refuses to read the document (its bytes do
- * not add up) instead of misreading it.
+ * The envelope member of edges deflated with {@link EDGE_DICTIONARY}, in base64, as versions
+ * before {@link PACKED_EDGES_MEMBER} wrote them (read, no longer written).
  */
 export const DICTIONARY_EDGES_MEMBER = 'dict_edges';
-
 /**
- * The envelope member holding `head` and `tail` (canonical JSON, name included): their lengths,
- * and their bytes in base64, deflated with the edges' preset dictionary as a leaf is deflated
- * (codec/chunk-packing.ts) when `compress` (never on a store with keyed addressing: a compressed
- * length says something of the content).
+ * The envelope member of edges deflated with {@link EDGE_DICTIONARY} (as a leaf is, when that is
+ * smaller), in Z85: `[head, tail, "text"]`. A member of its own, not a mark in `edges` or
+ * `dict_edges`: an earlier version, which knows neither, then still finds the envelope's chunk
+ * ids (its sweep and `verify` mark them), and refuses to read the document (its bytes do not add
+ * up) instead of misreading it. Its name sorts where `edges` does (between `depth` and `ids`).
  */
-export function encodeEdges(head: Uint8Array, tail: Uint8Array, compress: boolean): string {
+export const PACKED_EDGES_MEMBER = 'edges_z85';
+
+/** Head then tail, in one buffer. */
+function joined(head: Uint8Array, tail: Uint8Array): Uint8Array {
   const both = new Uint8Array(head.length + tail.length);
   both.set(head);
   both.set(tail, head.length);
-  const name = compress ? DICTIONARY_EDGES_MEMBER : EDGES_MEMBER;
-  const text = toBase64(compress ? packChunk(both, EDGE_DICTIONARY) : both);
-  return `"${name}":{"head":${head.length},"tail":${tail.length},"text":"${text}"}`;
+  return both;
 }
 
 /**
- * The edges an envelope's member holds (`dictionary`: whether it is {@link DICTIONARY_EDGES_MEMBER});
- * `checkpoint_integrity_mismatch` when it is damaged.
+ * The envelope member holding `head` and `tail` (canonical JSON, name included): deflated with
+ * the edges' preset dictionary as a leaf is deflated (codec/chunk-packing.ts), in Z85
+ * ({@link PACKED_EDGES_MEMBER}), when `compress`; else their lengths and their bytes in base64
+ * as they are ({@link EDGES_MEMBER}: a store with keyed addressing, where a compressed length
+ * says something of the content).
  */
-export function decodeEdges(value: unknown, key: string, dictionary = false): DocumentEdges {
+export function encodeEdges(head: Uint8Array, tail: Uint8Array, compress: boolean): string {
+  const both = joined(head, tail);
+  if (compress) return `"${PACKED_EDGES_MEMBER}":[${head.length},${tail.length},"${toBase85(packChunk(both, EDGE_DICTIONARY))}"]`;
+  return `"${EDGES_MEMBER}":{"head":${head.length},"tail":${tail.length},"text":"${toBase64(both)}"}`;
+}
+
+/** An edges member as read: its lengths, and its stored bytes (deflated or as they are). */
+interface StoredEdges {
+  readonly head: number;
+  readonly tail: number;
+  readonly stored: Uint8Array | undefined;
+}
+
+/** The lengths and stored bytes of an edges member of either form; undefined when it is neither. */
+function storedEdgesOf(value: unknown, packed: boolean): StoredEdges | undefined {
+  if (packed) {
+    if (!Array.isArray(value) || value.length !== 3 || typeof value[2] !== 'string') return undefined;
+    const [head, tail, text] = value as [unknown, unknown, string];
+    return Number.isSafeInteger(head) && Number.isSafeInteger(tail)
+      ? { head: head as number, tail: tail as number, stored: fromBase85(text) }
+      : undefined;
+  }
+  const body = value as { head?: unknown; tail?: unknown; text?: unknown } | null;
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
+  const { head, tail, text } = body;
+  if (!Number.isSafeInteger(head) || !Number.isSafeInteger(tail) || typeof text !== 'string') return undefined;
+  return { head: head as number, tail: tail as number, stored: fromBase64(text) };
+}
+
+/** How an envelope's edges member was written: its name says its form and whether the dictionary deflated it. */
+export type EdgesForm = 'plain' | 'dictionary' | 'packed';
+
+/**
+ * The edges an envelope's member holds, of `form` (see {@link EdgesForm}), at most `max` bytes in
+ * all; `checkpoint_integrity_mismatch` when it is damaged.
+ */
+export function decodeEdges(value: unknown, key: string, form: EdgesForm = 'plain', max = EDGES_MAX_BYTES): DocumentEdges {
   const damaged = (): CheckpointError =>
     new CheckpointError('checkpoint_integrity_mismatch', `${key}: damaged chunk envelope (edges)`, { details: { key } });
-  const body = value as { head?: unknown; tail?: unknown; text?: unknown } | null;
-  if (typeof body !== 'object' || body === null) throw damaged();
-  const { head, tail, text } = body;
-  if (!Number.isSafeInteger(head) || !Number.isSafeInteger(tail) || typeof text !== 'string') throw damaged();
-  const h = head as number;
-  const t = tail as number;
-  if (h < 0 || t < 0 || h + t > EDGES_MAX_BYTES) throw damaged();
-  const stored = fromBase64(text);
-  if (!stored) throw damaged();
+  const edges = storedEdgesOf(value, form === 'packed');
+  if (!edges?.stored) throw damaged();
+  const { head: h, tail: t, stored } = edges;
+  if (h < 0 || t < 0 || h + t > max) throw damaged();
   let both = stored;
   if (stored.length !== h + t && looksDeflated(stored)) {
-    const inflated = inflateChunk(stored, dictionary ? EDGE_DICTIONARY : undefined);
+    const inflated = inflateChunk(stored, form === 'plain' ? undefined : EDGE_DICTIONARY);
     if (!('content' in inflated)) throw damaged();
     both = inflated.content;
   }
   if (both.length !== h + t) throw damaged();
   return { head: both.subarray(0, h), tail: both.subarray(h) };
+}
+
+/** An envelope's body, as parsed: the members that may hold edges. */
+export interface EdgesMembers {
+  readonly edges?: unknown;
+  readonly dict_edges?: unknown;
+  readonly edges_z85?: unknown;
+}
+
+/**
+ * The edges an envelope's body holds (undefined: none), at most `max` bytes;
+ * `checkpoint_integrity_mismatch` when they are damaged or the body holds more than one member of them.
+ */
+export function edgesOfBody(body: EdgesMembers, key: string, max = EDGES_MAX_BYTES): DocumentEdges | undefined {
+  const members: [unknown, EdgesForm][] = [];
+  if (body.edges !== undefined) members.push([body.edges, 'plain']);
+  if (body.dict_edges !== undefined) members.push([body.dict_edges, 'dictionary']);
+  if (body.edges_z85 !== undefined) members.push([body.edges_z85, 'packed']);
+  if (members.length > 1)
+    throw new CheckpointError('checkpoint_integrity_mismatch', `${key}: damaged chunk envelope (two edges members)`, { details: { key } });
+  const [member] = members;
+  return member && decodeEdges(member[0], key, member[1], max);
 }

@@ -1,5 +1,5 @@
 import { CheckpointError } from '../contract/errors.js';
-import { decodeEdges, edgeCut, TEXT_RUN, type DocumentEdges, type EdgeCut } from './chunk-edges.js';
+import { edgeCut, edgesOfBody, TEXT_RUN, type DocumentEdges, type EdgeCut, type EdgesMembers } from './chunk-edges.js';
 import { utf8Decode, utf8Encode } from './utf8.js';
 
 /**
@@ -65,7 +65,8 @@ export const chunkKey = (id: string): string => `${CHUNK_PREFIX}${id.slice(0, 2)
 
 /**
  * A chunked document's envelope: the ids at `depth` (0: leaves) whose content, in order, is the
- * document's `bytes` bytes, between its `edges` when it has them (see codec/chunk-edges.ts).
+ * document's `bytes` bytes, between its `edges` when it has them (see codec/chunk-edges.ts). A
+ * document stored whole in an envelope has no tree: no ids, no scheme, its edges the whole of it.
  */
 export interface ChunkEnvelope {
   readonly bytes: number;
@@ -228,25 +229,34 @@ export function decodeEnvelope(bytes: Uint8Array, key: string): ChunkEnvelope | 
   } catch {
     return undefined; // not JSON: the document's own decoder reports it
   }
-  const body = (parsed as Record<string, unknown>)[CHUNKED_MARKER] as
-    (Omit<Partial<ChunkEnvelope>, 'edges'> & { edges?: unknown; dict_edges?: unknown }) | undefined;
+  const body = (parsed as Record<string, unknown>)[CHUNKED_MARKER] as (Omit<Partial<ChunkEnvelope>, 'edges'> & EdgesMembers) | undefined;
+  const damaged = (): CheckpointError =>
+    new CheckpointError('checkpoint_integrity_mismatch', `${key}: damaged chunk envelope`, { details: { key } });
+  if (typeof body !== 'object' || body === null || Object.keys(parsed as object).length !== 1 || !Number.isSafeInteger(body.bytes))
+    throw damaged();
+  if (body.depth === undefined && body.ids === undefined && body.scheme === undefined) return wholeEnvelope(body, key, damaged);
   const ok =
-    typeof body === 'object' &&
-    body !== null &&
-    Object.keys(parsed as object).length === 1 &&
-    Number.isSafeInteger(body.bytes) &&
     Number.isSafeInteger(body.depth) &&
     body.depth! >= 0 &&
     body.depth! < 16 &&
     typeof body.scheme === 'string' &&
     Array.isArray(body.ids) &&
     body.ids.length > 0 &&
-    body.ids.every((id) => typeof id === 'string' && ID.test(id)) &&
-    (body.edges === undefined || body.dict_edges === undefined);
-  if (!ok) throw new CheckpointError('checkpoint_integrity_mismatch', `${key}: damaged chunk envelope`, { details: { key } });
+    body.ids.every((id) => typeof id === 'string' && ID.test(id));
+  if (!ok) throw damaged();
   const envelope = { bytes: body.bytes!, depth: body.depth!, ids: body.ids!, scheme: body.scheme! };
-  if (body.dict_edges !== undefined) return { ...envelope, edges: decodeEdges(body.dict_edges, key, true) };
-  return body.edges === undefined ? envelope : { ...envelope, edges: decodeEdges(body.edges, key) };
+  const edges = edgesOfBody(body, key);
+  return edges ? { ...envelope, edges } : envelope;
+}
+
+/**
+ * A document stored whole in an envelope (snapshot-io/chunk-store.ts `packWhole`): no tree, its
+ * edges the whole of it (all head, no tail), smaller than {@link CHUNKED_MIN_BYTES}.
+ */
+function wholeEnvelope(body: { readonly bytes?: number } & EdgesMembers, key: string, damaged: () => CheckpointError): ChunkEnvelope {
+  const edges = edgesOfBody(body, key, CHUNKED_MIN_BYTES);
+  if (!edges || edges.tail.length > 0 || edges.head.length !== body.bytes) throw damaged();
+  return { bytes: body.bytes!, depth: 0, ids: [], scheme: '', edges };
 }
 
 /** `checkpoint_integrity_mismatch` naming a damaged or missing chunk. */

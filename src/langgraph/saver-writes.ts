@@ -54,10 +54,11 @@ export async function putTaskWrites(
   const bytes = encoded instanceof Uint8Array ? encoded : await encoded;
   // Usually the task's first writes: create-only, one storage call. Otherwise merged as
   // MemorySaver does (see mergeWrites). A long value goes as content chunks, as a checkpoint
-  // does: the next checkpoint, which holds it, then finds most of its leaves stored.
+  // does: the next checkpoint, which holds it, then finds most of its leaves stored. Short
+  // values only (ids, a seal, member names): whole in an envelope, deflated (`packWhole`).
   const merge = (stored: Uint8Array | undefined): Promise<Uint8Array> => mergeWrites(state, document, fresh, stored, key);
   const plan: WritePlan = {
-    creates: [{ key, bytes, merge, chunk: state.dedup, chunkFrom: WRITES_CHUNKED_FROM, chunkFanout: CHUNK_FANOUT }],
+    creates: [{ key, bytes, merge, chunk: state.dedup, chunkFrom: WRITES_CHUNKED_FROM, chunkFanout: CHUNK_FANOUT, packWhole: true }],
     replaces: NONE,
   };
   // Its chunks and the document in one commit where the store has one, not a statement each.

@@ -2,12 +2,14 @@ import { contentAddressingOf, type ContentAddressing } from '../contract/content
 import type { StorageAdapter, StoredObject } from '../contract/storage.js';
 import { isCheckpointError } from '../contract/errors.js';
 import { getBounded } from './bounded-read.js';
+import { utf8Encode } from '../codec/utf8.js';
 import { sha256Hex, sha256HexSync } from '../codec/sha256.js';
 import { inflateChunk, looksDeflated, packChunk } from '../codec/chunk-packing.js';
 import { EDGES_MEMBER_MAX, encodeEdges, headAtText } from '../codec/chunk-edges.js';
 import {
   chunkDamaged,
   chunkKey,
+  CHUNKED_MARKER,
   CHUNKED_MIN_BYTES,
   decodeEnvelope,
   decodeNode,
@@ -204,6 +206,32 @@ class TreeBuilder {
  */
 export const isChunkable = (bytes: Uint8Array, from = CHUNKED_MIN_BYTES): boolean =>
   bytes.length >= CHUNKED_MIN_BYTES || (bytes.length >= from && headAtText(bytes) > 0);
+
+/**
+ * Whether a document too small for chunks is stored whole in an envelope when its writer allows
+ * it (`packWhole`): one without a long string, all member names, ids, times, a seal and short
+ * values, which the edges' dictionary holds most of. Not one holding a long string (a value of
+ * the application's, whose deflating costs time in proportion to its length on every put).
+ */
+export const isPackable = (bytes: Uint8Array): boolean => bytes.length < CHUNKED_MIN_BYTES && headAtText(bytes) === 0;
+
+const NO_CHUNKS: readonly string[] = [];
+const NO_BYTES = new Uint8Array(0);
+
+/**
+ * `bytes` (a document too small for chunks) stored whole in an envelope: deflated with the edges'
+ * preset dictionary and kept as its edges (codec/chunk-edges.ts), with no chunk tree, when that
+ * is smaller than `bytes`; else `bytes` as they are. Never on a store with keyed addressing (a
+ * compressed length says something of the content). A document of a few hundred bytes, its ids,
+ * times and seal aside, is mostly member names the dictionary holds: a LangGraph task's writes
+ * of 462 bytes are an envelope of about 272.
+ */
+export function packWhole(storage: StorageAdapter, bytes: Uint8Array): ChunkedDocument {
+  const as = { envelope: bytes, writes: [], ids: NO_CHUNKS };
+  if (bytes.length >= CHUNKED_MIN_BYTES || addressingOf(storage) !== SHA256_ADDRESSING) return as;
+  const envelope = utf8Encode(`{"${CHUNKED_MARKER}":{"bytes":${bytes.length},${encodeEdges(bytes, NO_BYTES, true)}}}`);
+  return envelope.length < bytes.length && envelope.length <= ENVELOPE_MAX_BYTES ? { ...as, envelope } : as;
+}
 
 /**
  * `bytes` as a chunked document of `storage` (see codec/chunking.ts), without a promise when the
@@ -443,7 +471,7 @@ export async function resolveChunked(storage: StorageAdapter, key: string, store
   const envelope = decodeEnvelope(stored, key);
   if (!envelope) return undefined;
   const addressing = addressingOf(storage);
-  if (envelope.scheme !== addressing.scheme)
+  if (envelope.ids.length > 0 && envelope.scheme !== addressing.scheme)
     throw chunkDamaged(envelope.ids[0]!, `is named by ${envelope.scheme}, not by this store's ${addressing.scheme}`);
   const state = stateOf(storage);
   // A copy: the decoder the caller hands it to (a custom profile's) may write into its buffer.

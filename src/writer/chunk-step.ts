@@ -1,6 +1,6 @@
 import type { StorageAdapter } from '../contract/storage.js';
 import { cutDocument, rememberWritten } from '../snapshot-io/chunk-cut.js';
-import { isChunkable, rememberChunks, type ChunkedDocument } from '../snapshot-io/chunk-store.js';
+import { isChunkable, isPackable, packWhole, rememberChunks, type ChunkedDocument } from '../snapshot-io/chunk-store.js';
 import type { CreateOp, PutOp, ReplaceOp, WritePlan } from './ordered-write.js';
 
 /** A plan whose documents marked `chunk` are stored as content chunks, and the chunk ids they reference. */
@@ -21,10 +21,18 @@ interface ChunkableOp {
   readonly chunk?: boolean;
   readonly chunkFrom?: number;
   readonly chunkFanout?: number;
+  readonly packWhole?: boolean;
 }
 
-/** Whether `op` is a document to be stored as chunks. */
-const big = (op: ChunkableOp): boolean => op.chunk === true && isChunkable(op.bytes, op.chunkFrom);
+/** How `op` is stored: as chunks, whole in an envelope (`packWhole`), or as it is (undefined). */
+function formOf(op: ChunkableOp): 'chunks' | 'whole' | undefined {
+  if (op.chunk !== true) return undefined;
+  if (isChunkable(op.bytes, op.chunkFrom)) return 'chunks';
+  return op.packWhole === true && isPackable(op.bytes) ? 'whole' : undefined;
+}
+
+/** Whether `op` is a document to be stored as chunks or whole in an envelope. */
+const big = (op: ChunkableOp): boolean => formOf(op) !== undefined;
 
 /** Whether any document of `plan` is to be stored as chunks (the saver's every put and putWrites asks: no closure is made per call). */
 function wantsChunks(plan: WritePlan): boolean {
@@ -39,9 +47,9 @@ function wantsChunks(plan: WritePlan): boolean {
 class PlanChunker {
   readonly done = new Map<Uint8Array, Chunked>();
   constructor(readonly storage: StorageAdapter) {}
-  of(bytes: Uint8Array, fanout?: number): Chunked {
+  of(bytes: Uint8Array, form: 'chunks' | 'whole', fanout?: number): Chunked {
     let c = this.done.get(bytes);
-    if (!c) this.done.set(bytes, (c = cutDocument(this.storage, bytes, fanout)));
+    if (!c) this.done.set(bytes, (c = form === 'whole' ? packWhole(this.storage, bytes) : cutDocument(this.storage, bytes, fanout)));
     return c;
   }
 }
@@ -82,7 +90,8 @@ export function chunkPlan(storage: StorageAdapter, plan: WritePlan): ChunkedPlan
   if (!wantsChunks(plan)) return undefined;
   const chunker = new PlanChunker(storage);
   const visit = (op: ChunkableOp): void => {
-    if (big(op)) chunker.of(op.bytes, op.chunkFanout);
+    const form = formOf(op);
+    if (form) chunker.of(op.bytes, form, op.chunkFanout);
   };
   for (const c of plan.creates) visit(c);
   for (const r of plan.replaces) visit(r);

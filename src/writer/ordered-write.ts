@@ -32,6 +32,8 @@ export interface CreateOp {
   readonly chunkFrom?: number;
   /** With `chunk`: its chunk tree's node fanout, when not `NODE_FANOUT` (codec/chunking.ts). */
   readonly chunkFanout?: number;
+  /** With `chunk`: too small for chunks, stored whole in an envelope, deflated, when that is smaller (snapshot-io/chunk-store.ts `packWhole`). */
+  readonly packWhole?: boolean;
 }
 
 /** One key to put unconditionally (a document only its writer names: the LangGraph saver's checkpoint document). */

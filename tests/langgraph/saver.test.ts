@@ -7,7 +7,7 @@ import { langGraphProfile, runIdOf, SavepointSaver } from 'savepoint/langgraph';
 import type { StorageAdapter } from 'savepoint';
 import { manualClock } from 'savepoint/testing';
 import { copiesOnPut } from '../../src/contract/synchronous-storage.js';
-import { decodeWrites } from '../../src/langgraph/writes.js';
+import { decodeStoredWrites } from '../../src/langgraph/writes.js';
 import { cp, meta } from './checkpoints.js';
 
 async function toArray<T>(it: AsyncIterable<T>): Promise<T[]> {
@@ -155,7 +155,7 @@ describe('SavepointSaver on memoryStorage: one sealing buffer, reused', () => {
       expect(ours).toEqual((await plain.get(key))!.bytes);
       if (key.startsWith('chunks/')) continue;
       if (key.includes('/history/')) await readSnapshot(storage, langGraphProfile, key);
-      else if (key.includes('/parts/')) await decodeWrites(ours, key);
+      else if (key.includes('/parts/')) await decodeStoredWrites(storage, key, ours);
     }
   });
 });

@@ -12,6 +12,7 @@ import { readSnapshot } from 'savepoint/toolkit';
 import { SavepointSaver } from 'savepoint/langgraph';
 import { chunkKey, decodeEnvelope, edgesOf, encodeEnvelope, encodeNode, ENVELOPE_MAX_BYTES, GEAR } from '../../src/codec/chunking.js';
 import { packChunk } from '../../src/codec/chunk-packing.js';
+import { EDGE_DICTIONARY } from '../../src/codec/edge-dictionary.js';
 import { EDGES_MAX_BYTES, EDGES_MEMBER_MAX, encodeEdges, HEAD_MIN, TAIL_MIN } from '../../src/codec/chunk-edges.js';
 import { sha256HexSync } from '../../src/codec/sha256.js';
 import { chunkDocument, forgetChunks, resolveChunked } from '../../src/snapshot-io/chunk-store.js';
@@ -51,6 +52,12 @@ function longEdged(): Uint8Array {
 function earlierEdges(head: Uint8Array, tail: Uint8Array, compress: boolean): string {
   const both = new Uint8Array([...head, ...tail]);
   return `"edges":{"head":${head.length},"tail":${tail.length},"text":"${Buffer.from(compress ? packChunk(both) : both).toString('base64')}"}`;
+}
+
+/** The edges member as versions before Z85 wrote it: `dict_edges`, deflated with the dictionary, in base64. */
+function dictionaryEdges(head: Uint8Array, tail: Uint8Array): string {
+  const both = new Uint8Array([...head, ...tail]);
+  return `"dict_edges":{"head":${head.length},"tail":${tail.length},"text":"${Buffer.from(packChunk(both, EDGE_DICTIONARY)).toString('base64')}"}`;
 }
 
 describe('chunk edges', () => {
@@ -207,26 +214,27 @@ describe('chunk edges', () => {
       expect(envelope.edges.head.length).toBe(start);
       expect(envelope.edges.tail.length).toBe(whole.length - end);
       // Stored with the dictionary: fewer bytes than the same edges deflated alone, as earlier versions stored them.
-      const member = /"dict_edges":\{[^}]*\}/.exec(new TextDecoder().decode(stored))![0];
+      const member = /"edges_z85":\[\d+,\d+,"[^"]*"\]/.exec(new TextDecoder().decode(stored))![0];
       expect(member.length).toBeLessThan(earlierEdges(envelope.edges.head, envelope.edges.tail, true).length - 150);
     }
     expect(checked).toBeGreaterThan(10);
   });
 
-  it("an earlier version, which knows no dict_edges, finds the envelope's chunk ids (its sweep keeps them) and refuses to read the document", async () => {
+  it("an earlier version, which knows no edges_z85, finds the envelope's chunk ids (its sweep keeps them) and refuses to read the document", async () => {
     const storage = memoryStorage();
     const bytes = encode(`{"id":"${'0'.repeat(40)}","texts":["${prose(4, 30_000)}"],"n":1}`);
     const envelope = await store(storage, bytes);
     const text = new TextDecoder().decode(envelope);
-    expect(text).toContain('"dict_edges":');
-    const asEarlier = encode(text.replace(/"dict_edges":\{[^}]*\},/, ''));
+    expect(text).toContain('"edges_z85":[');
+    // An earlier version reads the envelope without the member it does not know.
+    const asEarlier = encode(text.replace(/"edges_z85":\[\d+,\d+,"[^"]*"\],/, ''));
     expect(decodeEnvelope(asEarlier, 'doc')!.ids).toEqual(decodeEnvelope(envelope, 'doc')!.ids);
     forgetChunks(storage);
     await expect(resolveChunked(storage, 'doc', asEarlier)).rejects.toMatchObject({ reasonCode: 'checkpoint_integrity_mismatch' });
     expect(same((await resolveChunked(storage, 'doc', envelope))!, bytes)).toBe(true);
   });
 
-  it('a document stored in an earlier form (edges to fixed places, leaves of fixed size) reads back; the next version, cut now, too (property)', async () => {
+  it('a document stored in an earlier form (edges to fixed places, plain, deflated or with the dictionary in base64; leaves of fixed size) reads back; the next version, cut now, too (property)', async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.integer(),
@@ -237,8 +245,11 @@ describe('chunk edges', () => {
         async (seed, size, headAsked, tailAsked, leafSize) => {
           const bytes = encode(`{"texts":["${prose(seed, size)}"],"n":1}`);
           // What an earlier writer may have stored: any edge lengths (within an envelope), leaves cut elsewhere, a tree of its own shape.
+          const form = ((seed % 3) + 3) % 3;
           const member = (h: number, t: number): string =>
-            earlierEdges(bytes.subarray(0, h), bytes.subarray(bytes.length - t), seed % 2 === 0);
+            form === 2
+              ? dictionaryEdges(bytes.subarray(0, h), bytes.subarray(bytes.length - t))
+              : earlierEdges(bytes.subarray(0, h), bytes.subarray(bytes.length - t), form === 0);
           const kept = member(headAsked, tailAsked).length <= EDGES_MEMBER_MAX;
           const [head, tail] = kept ? [headAsked, tailAsked] : [0, 0];
           const storage = memoryStorage();
@@ -285,13 +296,15 @@ describe('chunk edges', () => {
     const stored = (await storage.get(r.key!))!.bytes;
     const text = new TextDecoder().decode(stored);
     expect(decodeEnvelope(stored, r.key!)?.edges).toBeDefined();
-    const edgesAt = text.indexOf('"text":"') + 8;
+    const edgesAt = text.indexOf('"', text.indexOf('"edges_z85":[') + 13) + 1;
     const damaged = [
-      // A base64 character of the edges changed: inflating fails its CRC, or the document its seal.
-      text.slice(0, edgesAt + 10) + (text[edgesAt + 10] === 'A' ? 'B' : 'A') + text.slice(edgesAt + 11),
-      text.replace(/"head":(\d+)/, (_, n: string) => `"head":${Number(n) - 1}`),
-      text.replace(/"tail":(\d+)/, (_, n: string) => `"tail":${Number(n) + 1}`),
-      text.replace(/"dict_edges":\{[^}]*\}/, '"dict_edges":{"head":1}'),
+      // A character of the edges changed: inflating fails its CRC, or the document its seal.
+      text.slice(0, edgesAt + 10) + (text[edgesAt + 10] === 'a' ? 'b' : 'a') + text.slice(edgesAt + 11),
+      text.replace(/"edges_z85":\[(\d+)/, (_, n: string) => `"edges_z85":[${Number(n) - 1}`),
+      text.replace(/"edges_z85":\[(\d+),(\d+)/, (_, h: string, t: string) => `"edges_z85":[${h},${Number(t) + 1}`),
+      text.replace(/"edges_z85":\[\d+,\d+,"[^"]*"\]/, '"edges_z85":[1]'),
+      // Two edges members: which holds the edges is not known.
+      text.replace(/"edges_z85":/, '"edges":{"head":0,"tail":0,"text":""},"edges_z85":'),
     ];
     for (const bad of damaged) {
       const copy = memoryStorage();
