@@ -87,6 +87,17 @@ describe('SavepointSaver: chunk trees by the store’s cost hint', () => {
     expect(tuple!.checkpoint.channel_values.messages).toEqual(newest.channel_values.messages);
   });
 
+  it('an encrypted store over a store whose keys are files: the same wide trees of keyed ids, reading back', async () => {
+    const storage = encryptedStorage(keysAreFiles(memoryStorage()), { keys: EncryptionKey.generate() });
+    const { perTurn, newest } = await converse(storage, 120, 20);
+    expect(mean(perTurn)).toBeLessThanOrEqual(3.5);
+    const envelope = await envelopeOf(storage, newest);
+    expect(envelope.ids.length).toBeGreaterThan(1);
+    expect(envelope.ids.length).toBeLessThanOrEqual(4);
+    const tuple = await new SavepointSaver({ storage }).getTuple(config(newest.id));
+    expect(tuple!.checkpoint.channel_values.messages).toEqual(newest.channel_values.messages);
+  });
+
   it('elsewhere the tree is the narrow one, as before: one id in the envelope, more levels of smaller nodes', async () => {
     const storage = memoryStorage();
     const { perTurn, newest } = await converse(storage, 150, 40);
