@@ -1,4 +1,4 @@
-import { deflateSync, Inflate } from 'fflate';
+import { deflateSync, Inflate, inflateSync } from 'fflate';
 import { crc32 } from './gzip.js';
 
 /**
@@ -31,8 +31,20 @@ const CRC_BYTES = 4;
 /** Deflate level: 6 (zlib's default) compresses JSON leaves within 1 % of 9, at half the time. */
 const LEVEL = 6;
 
-/** Stored bytes fed to the inflater at once (a deflated leaf is about 0.6–1.3 KB: a few steps). */
+/** Stored bytes fed to the inflater at once, past {@link WHOLE_INFLATE_MAX_BYTES} (see {@link inflateChunk}). */
 const INPUT_STEP = 256;
+
+/**
+ * Deflated bytes up to this many (every leaf savepoint writes: about 0.6–1.3 KB) are inflated in
+ * one call into {@link INFLATE_OUT}, which a stream of more content cannot grow past: inflating in
+ * steps allocated an output buffer of 128 KiB at each step and took several times as long. A
+ * hostile stream still decodes to its end there (its output past the buffer dropped): at most
+ * ~1032 bytes a stored byte, 4 MiB of decoding. Longer stored forms go in steps, which stop at the bound.
+ */
+const WHOLE_INFLATE_MAX_BYTES = 4096;
+
+/** Where a short stored form is inflated, one byte past the largest content: content that reaches it is too large. */
+const INFLATE_OUT = new Uint8Array(CHUNK_CONTENT_MAX_BYTES + 1);
 
 /**
  * The stored form of a chunk whose content is `content`: deflated when that saves bytes, else
@@ -63,6 +75,28 @@ export type Inflated = { readonly content: Uint8Array } | { readonly failed: 'cr
  * caller checks the content against the chunk's id. `dictionary`: the one it was deflated with.
  */
 export function inflateChunk(stored: Uint8Array, dictionary?: Uint8Array): Inflated {
+  const body = stored.subarray(DEFLATED_MARK.length, stored.length - CRC_BYTES);
+  const view = new DataView(stored.buffer, stored.byteOffset, stored.byteLength);
+  if (view.getUint32(stored.length - CRC_BYTES, true) !== crc32(body)) return { failed: 'crc' };
+  return body.length <= WHOLE_INFLATE_MAX_BYTES ? inflateWhole(body, dictionary) : inflateInSteps(body, dictionary);
+}
+
+/** {@link inflateChunk} of a short deflate stream, in one call (see {@link WHOLE_INFLATE_MAX_BYTES}). */
+function inflateWhole(body: Uint8Array, dictionary?: Uint8Array): Inflated {
+  let out: Uint8Array;
+  try {
+    out = inflateSync(body, dictionary ? { out: INFLATE_OUT, dictionary } : { out: INFLATE_OUT });
+  } catch {
+    // A stored block past the buffer throws too: it is content past the bound as well.
+    return { failed: 'not-deflate' };
+  }
+  if (out.length > CHUNK_CONTENT_MAX_BYTES) return { failed: 'too-large' };
+  // A copy: the buffer is this module's, for the next call.
+  return { content: out.slice() };
+}
+
+/** {@link inflateChunk} of a longer deflate stream, in bounded steps that stop once the content passes the bound. */
+function inflateInSteps(body: Uint8Array, dictionary?: Uint8Array): Inflated {
   const parts: Uint8Array[] = [];
   let total = 0;
   let tooLarge = false;
@@ -76,9 +110,6 @@ export function inflateChunk(stored: Uint8Array, dictionary?: Uint8Array): Infla
     parts.push(part);
     if (final) ended = true;
   });
-  const body = stored.subarray(DEFLATED_MARK.length, stored.length - CRC_BYTES);
-  const view = new DataView(stored.buffer, stored.byteOffset, stored.byteLength);
-  if (view.getUint32(stored.length - CRC_BYTES, true) !== crc32(body)) return { failed: 'crc' };
   try {
     // Small steps: deflate expands at most ~1032:1, so one step overshoots the bound by ~260 KB at worst.
     for (let at = 0; at < body.length; at += INPUT_STEP) inflater.push(body.subarray(at, at + INPUT_STEP), at + INPUT_STEP >= body.length);

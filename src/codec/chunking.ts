@@ -38,7 +38,8 @@ const LEAF_MASK = 0xfff00000;
  * 200-turn conversation of the dedup bench, 2 and 8 stored 3 % and 5 % more); but each node is
  * one more stored object (a file on fs), and the writer's 200 KB state stored 1.6 times as many
  * with 4 as with 8, its checkpoints taking 1.03× the time of the writer without chunks against
- * 0.94×. So 8 unless the caller asks for less (the LangGraph saver: 4).
+ * 0.94×. So 8 unless the caller asks otherwise (the LangGraph saver: 4, or {@link WIDE_FANOUT} where
+ * each key is a file).
  */
 export const NODE_FANOUT = 8;
 /** A node holds at most this many ids. */
@@ -50,6 +51,15 @@ const NODE_MAX = 64;
  * below it changes, an id there in 32 bytes.
  */
 const ROOT_MAX = 1;
+/**
+ * A wide tree: from this fanout, asked where each key is a file (`StorageCapabilities.keysAreFiles`)
+ * and files made count more than bytes, the envelope lists up to {@link WIDE_ROOT_MAX} ids. The
+ * envelope is a file written with every version anyway, so its ids cost no file, and they spare a
+ * level of nodes: a file less for each version that changes the tree.
+ */
+export const WIDE_FANOUT = 16;
+/** Root ids of a wide tree: 4 keep an envelope with the longest edges within `ENVELOPE_MAX_BYTES`. */
+const WIDE_ROOT_MAX = 4;
 
 const QUOTE = 0x22;
 
@@ -167,8 +177,9 @@ export function nodeGroups(ids: readonly string[], fanout = NODE_FANOUT): string
   return groups;
 }
 
-/** Whether the tree needs one more level above `ids`. */
-export const needsLevel = (ids: readonly string[]): boolean => ids.length > ROOT_MAX;
+/** Whether the tree of node fanout `fanout` needs one more level above `ids`. */
+export const needsLevel = (ids: readonly string[], fanout = NODE_FANOUT): boolean =>
+  ids.length > (fanout >= WIDE_FANOUT ? WIDE_ROOT_MAX : ROOT_MAX);
 
 /** Hex digit (code unit) → its value. */
 const NIBBLE: Uint8Array = (() => {

@@ -40,6 +40,13 @@ export interface StorageCapabilities {
   readonly linkedRead?: boolean;
   /** The store carries `move` (move.ts): a value moved to another key in one step of the backend. Absent means false. */
   readonly move?: boolean;
+  /**
+   * Each key is a file of its own (fsStorage): a new key costs an inode and several file-system
+   * calls, however small its value, so a caller that can hold the same data in fewer, larger
+   * values should (the LangGraph saver's content chunks: wider chunk-tree nodes). A hint about
+   * cost, not a capability: absent means false, and every operation behaves the same either way.
+   */
+  readonly keysAreFiles?: boolean;
 }
 
 /** A stored value and its version. */

@@ -17,7 +17,7 @@ import { moveWrites } from './saver-writes.js';
 import {
   assertId,
   CHECKPOINTS_CHUNKED_FROM,
-  CHUNK_FANOUT,
+  chunkFanoutOf,
   decidePlain,
   oneCommit,
   readCheckpoint,
@@ -297,7 +297,7 @@ function storeLearned(
       bytes: encoded.bytes,
       chunk: state.dedup,
       chunkFrom: CHECKPOINTS_CHUNKED_FROM,
-      chunkFanout: CHUNK_FANOUT,
+      chunkFanout: chunkFanoutOf(state.storage),
     },
   ];
   const head = claimed === undefined ? undefined : { key: headKey(run.runId), bytes: headBytes(state, run, id, claimed, encoded.bytes) };

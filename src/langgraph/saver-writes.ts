@@ -9,7 +9,7 @@ import { dumpAll } from './plain-json.js';
 import { noteListedWrite, type RunState } from './run-state.js';
 import { knownRunId, ownsSequence, runIdFor, runOf, sequenceNow, sequenceOf } from './saver-runs.js';
 import { isChunkable } from '../snapshot-io/chunk-store.js';
-import { assertId, CHUNK_FANOUT, decidePlain, oneCommit, sealBuffer, WRITES_CHUNKED_FROM, type SaverState } from './saver-state.js';
+import { assertId, chunkFanoutOf, decidePlain, oneCommit, sealBuffer, WRITES_CHUNKED_FROM, type SaverState } from './saver-state.js';
 import { storedWrite } from './serialized.js';
 import { decodeStoredWrites, encodeWrites, type StoredWrite, type WritesDocument } from './writes.js';
 
@@ -58,7 +58,7 @@ export async function putTaskWrites(
   // values only (ids, a seal, member names): whole in an envelope, deflated (`packWhole`).
   const merge = (stored: Uint8Array | undefined): Promise<Uint8Array> => mergeWrites(state, document, fresh, stored, key);
   const plan: WritePlan = {
-    creates: [{ key, bytes, merge, chunk: state.dedup, chunkFrom: WRITES_CHUNKED_FROM, chunkFanout: CHUNK_FANOUT, packWhole: true }],
+    creates: [{ key, bytes, merge, chunk: state.dedup, chunkFrom: WRITES_CHUNKED_FROM, chunkFanout: chunkFanoutOf(state.storage), packWhole: true }],
     replaces: NONE,
   };
   // Its chunks and the document in one commit where the store has one, not a statement each.

@@ -404,7 +404,7 @@ function* buildTree(state: CutState, bytes: Uint8Array, plan: LeafPlan, split: D
   }
   let level = ids;
   let depth = 0;
-  while (needsLevel(level)) {
+  while (needsLevel(level, split.fanout)) {
     const next: string[] = [];
     for (const group of nodeGroups(level, split.fanout)) {
       const id = yield { group };

@@ -275,7 +275,7 @@ export function chunkSplit(
     if (ids) {
       let depth = 0;
       let syncOk = true;
-      while (needsLevel(ids) && syncOk) {
+      while (needsLevel(ids, split.fanout) && syncOk) {
         const next: string[] = [];
         for (const group of nodeGroups(ids, split.fanout)) {
           const node = encodeNode(group);
@@ -311,7 +311,7 @@ async function chunkDocumentAsync(
   let ids: string[] = [];
   for (const leaf of leaves) ids.push(tree.add(await addressing.id(leaf), leaf, true));
   let depth = 0;
-  while (needsLevel(ids)) {
+  while (needsLevel(ids, split.fanout)) {
     const next: string[] = [];
     for (const group of nodeGroups(ids, split.fanout)) {
       const node = encodeNode(group);

@@ -183,10 +183,11 @@ async function* listValues(state: EncryptedState, prefix: string): AsyncIterable
 }
 
 function capabilitiesOf(inner: StorageAdapter, sharedFiles: 'refuse' | 'accept'): StorageCapabilities {
-  const { atomicBatch, crossProcessConditional, maxValueBytes } = inner.capabilities;
+  const { atomicBatch, crossProcessConditional, maxValueBytes, keysAreFiles } = inner.capabilities;
   return {
     atomicBatch,
     crossProcessConditional,
+    ...(keysAreFiles === true ? { keysAreFiles } : {}),
     ...(maxValueBytes !== undefined ? { maxValueBytes: Math.max(1, maxValueBytes - VALUE_OVERHEAD_BYTES) } : {}),
     opaqueValues: true,
     ...(sharedFiles === 'accept' ? { sharedFilesAccepted: true } : {}),

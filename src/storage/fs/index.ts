@@ -53,8 +53,9 @@ const DIRECT: StorageCapabilities = Object.freeze({
   // Several renames cannot be made one atomic step on a POSIX file system: without the journal there is no batch().
   atomicBatch: false,
   crossProcessConditional: true,
+  keysAreFiles: true,
 });
-const JOURNALED: StorageCapabilities = Object.freeze({ atomicBatch: true, crossProcessConditional: true, move: true });
+const JOURNALED: StorageCapabilities = Object.freeze({ atomicBatch: true, crossProcessConditional: true, move: true, keysAreFiles: true });
 
 /**
  * A durable store in a local directory: each key is a file at `dir/<key>`, so the files
