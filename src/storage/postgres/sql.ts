@@ -42,6 +42,8 @@ export interface StoreSql {
   /** The table's marker comment (`marker`) and its metadata function's (`function_marker`): null when missing. */
   readonly readMarker: string;
   readonly get: string;
+  /** `getMany`: the rows of the keys in $1 (key_order[]), each with its 1-based place in $1 (`at`); absent keys give no row. */
+  readonly getMany: string;
   readonly putAny: string;
   readonly putIfAbsent: string;
   readonly putIfVersion: string;
@@ -220,6 +222,8 @@ $savepoint$`,
     ],
     readMarker: `SELECT obj_description(to_regclass($1), 'pg_class') AS marker, obj_description(to_regprocedure($2), 'pg_proc') AS function_marker`,
     get: `SELECT value, version::text AS version FROM ${t} WHERE key_order = $1`,
+    getMany: `SELECT k.at::int AS at, s.value, s.version::text AS version
+FROM unnest($1::bytea[]) WITH ORDINALITY AS k(key_order, at) JOIN ${t} AS s ON s.key_order = k.key_order`,
     putAny: `INSERT INTO ${t} AS s (key_order, key, version, value) VALUES ($1, $2, ${next}, $3)
 ON CONFLICT (key_order) DO UPDATE SET value = EXCLUDED.value, key = EXCLUDED.key, version = EXCLUDED.version, updated_at = now()
 RETURNING s.version::text AS version`,
