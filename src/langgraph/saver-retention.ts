@@ -1,4 +1,5 @@
 import { CheckpointError } from '../contract/errors.js';
+import { readMany } from '../contract/storage.js';
 import { planKeepLast } from '../writer/auto-retention.js';
 import { noteDeleted, type AutoSweep, type AutoSweepOutcome } from '../writer/auto-sweep.js';
 import type { WritePlan } from '../writer/ordered-write.js';
@@ -6,7 +7,7 @@ import { mapLimit } from '../storage/map-limit.js';
 import { writeGroup } from '../writer/write-step.js';
 import { checkpointKey, writesDir } from './keys.js';
 import { hasId, type RunState } from './run-state.js';
-import { readCheckpoint, type SaverState } from './saver-state.js';
+import { checkpointFrom, readCheckpoint, type SaverState } from './saver-state.js';
 
 const NONE: readonly never[] = Object.freeze([]);
 
@@ -66,21 +67,32 @@ function writesOf(run: RunState, sequence: number): Iterable<string> | undefined
 /** Reads of checkpoints' sequences under way, per run: a put waits for the one its prune needs rather than reading again. */
 const sequenceReads = new WeakMap<RunState, Map<string, Promise<void>>>();
 
-/** At most this many documents read at once to learn their sequences. */
+/** At most this many documents read at once to learn their sequences, one `get` each. */
 const SEQUENCE_READS = 8;
+
+/**
+ * On a store with a multi-get, the checkpoints whose sequences one read learns: those leaving now
+ * and the next ones to leave, up to a window that starts small (a replica taking a short turn
+ * reads few documents it will not prune) and doubles with each read of the run, up to its bound.
+ */
+const FIRST_SEQUENCE_WINDOW = 8;
+const MAX_SEQUENCE_WINDOW = 64;
+const sequenceWindows = new WeakMap<RunState, number>();
 
 /**
  * Learns the sequences of the checkpoints the run's next new put lets go (`keepLast`), where
  * the saver does not know them (a thread another saver wrote), by reading their documents: so
  * that put deletes them, and their writes, in its own batch rather than one delete at a time
- * after it. Undefined when nothing is to learn; read failures leave a sequence unknown, and
+ * after it. On a store with a multi-get, one read learns the next ones to leave too (see
+ * {@link FIRST_SEQUENCE_WINDOW}): one statement for many supersteps instead of one each.
+ * Undefined when nothing is to learn; read failures leave a sequence unknown, and
  * {@link prune} then deletes that checkpoint as before.
  */
 export function learnLeaving(state: SaverState, run: RunState): Promise<void> | undefined {
   if (state.keepLast === false || !state.storage.capabilities.atomicBatch || typeof state.storage.batch !== 'function') return undefined;
   const leaving = run.ids.length + 1 - state.keepLast;
   if (leaving <= 0) return undefined;
-  let reads = sequenceReads.get(run);
+  const reads = sequenceReads.get(run);
   let waits: Promise<void>[] | undefined;
   let unread: string[] | undefined;
   for (let i = 0; i < leaving; i++) {
@@ -90,23 +102,51 @@ export function learnLeaving(state: SaverState, run: RunState): Promise<void> | 
     if (read) (waits ??= []).push(read);
     else (unread ??= []).push(id);
   }
-  if (unread) {
-    if (!reads) sequenceReads.set(run, (reads = new Map()));
-    const r = reads;
-    const ids = unread;
-    const read = mapLimit(ids, SEQUENCE_READS, (id) => readSequence(state, run, id)).then(() => {
-      for (const id of ids) r.delete(id);
-    });
-    for (const id of ids) r.set(id, read);
-    (waits ??= []).push(read);
-  }
+  if (unread) (waits ??= []).push(startReads(state, run, unread, leaving));
   return waits && Promise.all(waits).then(() => undefined);
+}
+
+/** Starts reading the sequences of `unread` (and, on a store with a multi-get, of the next ones to leave after the first `leaving`). */
+function startReads(state: SaverState, run: RunState, unread: string[], leaving: number): Promise<void> {
+  let reads = sequenceReads.get(run);
+  if (!reads) sequenceReads.set(run, (reads = new Map()));
+  const multi = state.storage.capabilities.multiGet === true;
+  if (multi) {
+    const window = sequenceWindows.get(run) ?? FIRST_SEQUENCE_WINDOW;
+    sequenceWindows.set(run, Math.min(MAX_SEQUENCE_WINDOW, window * 2));
+    const end = Math.min(run.ids.length, leaving + window - unread.length);
+    for (let i = leaving; i < end; i++) {
+      const id = run.ids[i]!;
+      if (!run.sequences.has(id) && !reads.has(id)) unread.push(id);
+    }
+  }
+  const r = reads;
+  const read = (multi ? readSequences(state, run, unread) : mapLimit(unread, SEQUENCE_READS, (id) => readSequence(state, run, id))).then(
+    () => {
+      for (const id of unread) r.delete(id);
+    },
+  );
+  for (const id of unread) r.set(id, read);
+  return read;
 }
 
 /** Reads checkpoint `id`'s document for its sequence; a failed or missing read leaves it unknown. */
 async function readSequence(state: SaverState, run: RunState, id: string): Promise<void> {
   const snapshot = await readCheckpoint(state, checkpointKey(run.runId, id)).catch(() => undefined);
   if (snapshot && snapshot.id === id && hasId(run, id)) run.sequences.set(id, snapshot.sequence);
+}
+
+/** Reads the documents of checkpoints `ids` in one multi-get for their sequences; what fails to read or decode stays unknown. */
+async function readSequences(state: SaverState, run: RunState, ids: readonly string[]): Promise<void> {
+  const keys = ids.map((id) => checkpointKey(run.runId, id));
+  const stored = await readMany(state.storage, keys).catch(() => undefined);
+  if (!stored) return;
+  await Promise.all(
+    ids.map(async (id, i) => {
+      const snapshot = await checkpointFrom(state, keys[i]!, stored[i]).catch(() => undefined);
+      if (snapshot && snapshot.id === id && hasId(run, id)) run.sequences.set(id, snapshot.sequence);
+    }),
+  );
 }
 
 /** Drops a deleted checkpoint from the run's state. */
