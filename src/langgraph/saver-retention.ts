@@ -1,5 +1,5 @@
 import { CheckpointError } from '../contract/errors.js';
-import { readMany } from '../contract/storage.js';
+import { getManyOf, readMany } from '../contract/storage.js';
 import { planKeepLast } from '../writer/auto-retention.js';
 import { noteDeleted, type AutoSweep, type AutoSweepOutcome } from '../writer/auto-sweep.js';
 import type { WritePlan } from '../writer/ordered-write.js';
@@ -110,7 +110,8 @@ export function learnLeaving(state: SaverState, run: RunState): Promise<void> | 
 function startReads(state: SaverState, run: RunState, unread: string[], leaving: number): Promise<void> {
   let reads = sequenceReads.get(run);
   if (!reads) sequenceReads.set(run, (reads = new Map()));
-  const multi = state.storage.capabilities.multiGet === true;
+  // A store declaring the capability without carrying the member (a wrapper that spread it) is read one get a document.
+  const multi = getManyOf(state.storage) !== undefined;
   if (multi) {
     const window = sequenceWindows.get(run) ?? FIRST_SEQUENCE_WINDOW;
     sequenceWindows.set(run, Math.min(MAX_SEQUENCE_WINDOW, window * 2));
