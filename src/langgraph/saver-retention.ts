@@ -74,6 +74,8 @@ const SEQUENCE_READS = 8;
  */
 const FIRST_SEQUENCE_WINDOW = 8;
 const MAX_SEQUENCE_WINDOW = 64;
+/** Bytes of documents a window reads at most, by the size of those read so far: large checkpoints are read a few at a time. */
+const WINDOW_BYTES = 1024 * 1024;
 
 /** What a saver is learning of one run's leaving checkpoints. */
 interface LeavingReads {
@@ -152,6 +154,8 @@ function startReads(state: SaverState, run: RunState, unread: string[], leaving:
   // A store declaring the capability without carrying the member (a wrapper that spread it) is read one get a document.
   const multi = getManyOf(state.storage) !== undefined;
   const now = unread.length;
+  // Documents read ahead of checkpoints the run no longer holds (another saver let them go) are dropped.
+  for (const id of reads.ahead.keys()) if (!hasId(run, id)) reads.ahead.delete(id);
   if (multi) {
     const end = Math.min(run.ids.length, leaving + reads.window - now);
     reads.window = Math.min(MAX_SEQUENCE_WINDOW, reads.window * 2);
@@ -192,6 +196,9 @@ async function readAhead(state: SaverState, run: RunState, reads: LeavingReads, 
     ids.map((id) => checkpointKey(run.runId, id)),
   ).catch(() => undefined);
   if (!stored) return;
+  let bytes = 0;
+  for (const object of stored) bytes += object?.bytes.length ?? 0;
+  reads.window = Math.max(1, Math.min(reads.window, Math.floor(WINDOW_BYTES / Math.max(1, bytes / ids.length))));
   for (let i = now; i < ids.length; i++) reads.ahead.set(ids[i]!, stored[i]);
   await Promise.all(ids.slice(0, now).map((id, i) => learnSequence(state, run, id, stored[i])));
 }

@@ -154,6 +154,27 @@ describe('SavepointSaver stores under savepoint retention, verify, ls and prune'
     expect(reads).toEqual([8, 11]);
   });
 
+  it('on a store with a multi-get, large checkpoints are read ahead a few at a time: a read takes about 1 MiB of documents', async () => {
+    const inner = memoryStorage();
+    const big = 'x'.repeat(300 * 1024);
+    const steps = async (saver: SavepointSaver, n: number, from: number): Promise<void> => {
+      let config = { configurable: { thread_id: 'big', checkpoint_ns: '' } } as { configurable: Record<string, unknown> };
+      for (let step = from; step < from + n; step++) {
+        const cp = { ...checkpointAt(step), channel_values: { count: step, log: `${step} ${big}` } };
+        config = (await saver.put(config, cp, { source: 'loop', step, parents: {} }, { count: step + 1, log: step + 1 })) as typeof config;
+      }
+    };
+    await steps(new SavepointSaver({ storage: inner, keepLast: 20, dedup: false }), 30, 0);
+    const getMany = getManyOf(inner)!;
+    const reads: number[] = [];
+    const storage: StorageAdapter = { ...inner, get: (key, options) => inner.get(key, options), list: (prefix) => inner.list(prefix) };
+    Object.defineProperty(storage, 'getMany', { value: (keys: readonly string[]) => (reads.push(keys.length), getMany(keys)) });
+    await steps(new SavepointSaver({ storage, keepLast: 20, dedup: false }), 12, 30);
+    expect(await historyIds(inner, await runIdOf('big', ''))).toHaveLength(20);
+    // The first window of 8, then 3 documents of 300 KB a read.
+    expect(reads.slice(0, 3)).toEqual([8, 3, 3]);
+  });
+
   it('property: savers taking turns on a thread, new ones meeting it at any point, keep exactly keepLast checkpoints with their writes, and no writes without their checkpoint', async () => {
     await fc.assert(
       fc.asyncProperty(
