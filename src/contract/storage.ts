@@ -47,6 +47,8 @@ export interface StorageCapabilities {
    * cost, not a capability: absent means false, and every operation behaves the same either way.
    */
   readonly keysAreFiles?: boolean;
+  /** The store carries `getMany` ({@link MultiGetStorage}): several keys' values in one round trip. Absent means false. */
+  readonly multiGet?: boolean;
 }
 
 /** A stored value and its version. */
@@ -166,4 +168,30 @@ export async function listAll(adapter: Pick<StorageAdapter, 'list'>, prefix: str
   const out: StorageEntry[] = [];
   for await (const entry of adapter.list(prefix)) out.push(entry);
   return out;
+}
+
+/**
+ * Multi-get: an optional member a store declares with `capabilities.multiGet`. `getMany(keys)`
+ * answers, in the order of `keys`, what `get` answers for each (undefined for an absent key), in
+ * one round trip of the backend instead of one per key. A key may be named twice. Each answer is
+ * what `get` would have read at some moment of the call (a store reading them in one statement
+ * answers them all as of one moment). Keys are checked as `get` checks them; `maxBytes` as `get`
+ * takes it. Callers use {@link readMany}, which falls back to gets on a store without it.
+ */
+export interface MultiGetStorage extends StorageAdapter {
+  getMany(keys: readonly string[], options?: GetOptions): Promise<(StoredObject | undefined)[]>;
+}
+
+/** The store's `getMany`, when it declares one: else undefined. */
+export function getManyOf(store: StorageAdapter): MultiGetStorage['getMany'] | undefined {
+  assertStorageArgument(store, 'getManyOf', 'store');
+  const getMany = (store as Partial<MultiGetStorage>).getMany;
+  return store.capabilities?.multiGet === true && typeof getMany === 'function' ? getMany.bind(store) : undefined;
+}
+
+/** The values of `keys` in their order: one `getMany` where the store has one, else one `get` each, all at once. */
+export function readMany(store: StorageAdapter, keys: readonly string[], options?: GetOptions): Promise<(StoredObject | undefined)[]> {
+  const getMany = getManyOf(store);
+  if (getMany) return getMany(keys, options);
+  return Promise.all(keys.map((key) => store.get(key, options)));
 }

@@ -56,7 +56,7 @@ export type { RunImporter, RunImportOptions, RunImportReport, RunImportFile, Run
 // Storage adapters: key and batch checks.
 export { assertKey, assertPrefix, joinKey, MAX_KEY_LENGTH } from '../storage/keys.js';
 export { assertBatchOperation } from '../storage/batch-operation.js';
-export type { BatchCheck, RateBudget } from '../contract/storage.js';
+export type { BatchCheck, MultiGetStorage, RateBudget } from '../contract/storage.js';
 export type { BufferedStorage, BufferedPutResult, BufferedBatchOutcome } from '../contract/buffered-storage.js';
 export type { SynchronousStorage } from '../contract/synchronous-storage.js';
 export type { MetadataListing, MetadataListingOptions } from '../contract/metadata-listing.js';

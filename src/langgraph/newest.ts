@@ -3,8 +3,8 @@ import type { Snapshot } from '../contract/snapshot.js';
 import { decodeHead, type StoredHead } from './head.js';
 import { headKey, runDir } from './keys.js';
 import type { LangGraphPayload } from './profile.js';
-import { refreshRunState, runStateFromHead } from './run-state.js';
-import { adoptRun } from './saver-runs.js';
+import { refreshRunState, runStateFromHead, type RunState } from './run-state.js';
+import { adoptRun, runOf } from './saver-runs.js';
 import { checkpointFrom, readCheckpoint, type SaverState } from './saver-state.js';
 
 /** The writes folder of a run's newest checkpoint, read with it: the folder and each document's stored bytes. */
@@ -69,8 +69,20 @@ async function learnNewest(
   } else if (!state.runs.has(runId) && state.keepLast === false) {
     run = runStateFromHead(runId, stored);
     if (run) adoptRun(state, run);
+  } else if (!state.runs.has(runId)) {
+    // A saver that prunes lists the run: started now, beside the graph's step, and the checkpoint just read is its last once listed.
+    runOf(state, runId).then(
+      (listed) => takeAsLast(listed, stored, snapshot),
+      () => undefined,
+    );
+    return;
   }
-  if (!run || !snapshot || run.headId !== snapshot.id || run.headVersion !== stored.version || run.last?.id === snapshot.id) return;
+  if (run) takeAsLast(run, stored, snapshot);
+}
+
+/** The checkpoint the head names, just read, as the run's last: the turn's first put finds its parent without a read. */
+function takeAsLast(run: RunState, stored: StoredHead, snapshot: Snapshot<LangGraphPayload> | undefined): void {
+  if (!snapshot || run.headId !== snapshot.id || run.headVersion !== stored.version || run.last?.id === snapshot.id) return;
   run.sequences.set(snapshot.id, snapshot.sequence);
   run.last = { id: snapshot.id, channels: snapshot.payload.channel_values };
 }

@@ -1,4 +1,5 @@
 import { CheckpointError } from '../contract/errors.js';
+import { getManyOf, readMany, type StoredObject } from '../contract/storage.js';
 import { planKeepLast } from '../writer/auto-retention.js';
 import { noteDeleted, type AutoSweep, type AutoSweepOutcome } from '../writer/auto-sweep.js';
 import type { WritePlan } from '../writer/ordered-write.js';
@@ -6,7 +7,7 @@ import { mapLimit } from '../storage/map-limit.js';
 import { writeGroup } from '../writer/write-step.js';
 import { checkpointKey, writesDir } from './keys.js';
 import { hasId, type RunState } from './run-state.js';
-import { readCheckpoint, type SaverState } from './saver-state.js';
+import { checkpointFrom, readCheckpoint, type SaverState } from './saver-state.js';
 
 const NONE: readonly never[] = Object.freeze([]);
 
@@ -63,50 +64,143 @@ function writesOf(run: RunState, sequence: number): Iterable<string> | undefined
   return own ?? listed ?? (sequence <= run.writesListedUpTo ? NONE : undefined);
 }
 
-/** Reads of checkpoints' sequences under way, per run: a put waits for the one its prune needs rather than reading again. */
-const sequenceReads = new WeakMap<RunState, Map<string, Promise<void>>>();
-
-/** At most this many documents read at once to learn their sequences. */
+/** At most this many documents read at once to learn their sequences, one `get` each. */
 const SEQUENCE_READS = 8;
+
+/**
+ * On a store with a multi-get, the checkpoints whose documents one read takes: those leaving now
+ * and the next ones to leave, up to a window that starts small (a replica taking a short turn
+ * reads few documents it will not prune) and doubles with each read of the run, up to its bound.
+ */
+const FIRST_SEQUENCE_WINDOW = 8;
+const MAX_SEQUENCE_WINDOW = 64;
+/** Bytes of documents a window reads at most, by the size of those read so far: large checkpoints are read a few at a time. */
+const WINDOW_BYTES = 1024 * 1024;
+
+/** What a saver is learning of one run's leaving checkpoints. */
+interface LeavingReads {
+  /** Reads and decodes under way, by checkpoint id: a put waits for the one its batch needs rather than reading again. */
+  readonly pending: Map<string, Promise<void>>;
+  /**
+   * Documents a multi-get read ahead, not decoded yet: each is decoded when its checkpoint is about
+   * to leave, so a turn's first put decodes what it lets go, not the whole window.
+   */
+  readonly ahead: Map<string, StoredObject | undefined>;
+  /** How many documents the next multi-get takes. */
+  window: number;
+}
+
+const leavingReads = new WeakMap<RunState, LeavingReads>();
+
+function leavingReadsOf(run: RunState): LeavingReads {
+  let reads = leavingReads.get(run);
+  if (!reads) leavingReads.set(run, (reads = { pending: new Map(), ahead: new Map(), window: FIRST_SEQUENCE_WINDOW }));
+  return reads;
+}
 
 /**
  * Learns the sequences of the checkpoints the run's next new put lets go (`keepLast`), where
  * the saver does not know them (a thread another saver wrote), by reading their documents: so
  * that put deletes them, and their writes, in its own batch rather than one delete at a time
- * after it. Undefined when nothing is to learn; read failures leave a sequence unknown, and
+ * after it. On a store with a multi-get, one read takes the documents of the next ones to leave
+ * too (see {@link FIRST_SEQUENCE_WINDOW}): one statement for many supersteps instead of one each.
+ * Undefined when nothing is to learn; read failures leave a sequence unknown, and
  * {@link prune} then deletes that checkpoint as before.
  */
 export function learnLeaving(state: SaverState, run: RunState): Promise<void> | undefined {
   if (state.keepLast === false || !state.storage.capabilities.atomicBatch || typeof state.storage.batch !== 'function') return undefined;
   const leaving = run.ids.length + 1 - state.keepLast;
   if (leaving <= 0) return undefined;
-  let reads = sequenceReads.get(run);
   let waits: Promise<void>[] | undefined;
   let unread: string[] | undefined;
   for (let i = 0; i < leaving; i++) {
     const id = run.ids[i]!;
     if (run.sequences.has(id)) continue;
-    const read = reads?.get(id);
-    if (read) (waits ??= []).push(read);
+    const reads = leavingReadsOf(run);
+    const pending = reads.pending.get(id) ?? (reads.ahead.has(id) ? decodeAhead(state, run, reads, id) : undefined);
+    if (pending) (waits ??= []).push(pending);
     else (unread ??= []).push(id);
   }
-  if (unread) {
-    if (!reads) sequenceReads.set(run, (reads = new Map()));
-    const r = reads;
-    const ids = unread;
-    const read = mapLimit(ids, SEQUENCE_READS, (id) => readSequence(state, run, id)).then(() => {
-      for (const id of ids) r.delete(id);
-    });
-    for (const id of ids) r.set(id, read);
-    (waits ??= []).push(read);
+  if (unread) (waits ??= []).push(startReads(state, run, unread, leaving));
+  // A read waited for may have been another's read-ahead, which left this put's documents undecoded.
+  return waits && Promise.all(waits).then(() => decodeLeaving(state, run, leaving));
+}
+
+/** Decodes the documents read ahead of the first `leaving` checkpoints whose sequences are still unknown. */
+async function decodeLeaving(state: SaverState, run: RunState, leaving: number): Promise<void> {
+  const reads = leavingReadsOf(run);
+  const decodes: Promise<void>[] = [];
+  for (let i = 0; i < Math.min(leaving, run.ids.length); i++) {
+    const id = run.ids[i]!;
+    if (run.sequences.has(id)) continue;
+    const pending = reads.pending.get(id) ?? (reads.ahead.has(id) ? decodeAhead(state, run, reads, id) : undefined);
+    if (pending) decodes.push(pending);
   }
-  return waits && Promise.all(waits).then(() => undefined);
+  await Promise.all(decodes);
+}
+
+/** Decodes a document read ahead, now that its checkpoint is about to leave. */
+function decodeAhead(state: SaverState, run: RunState, reads: LeavingReads, id: string): Promise<void> {
+  const stored = reads.ahead.get(id);
+  reads.ahead.delete(id);
+  const decoding = learnSequence(state, run, id, stored).then(() => void reads.pending.delete(id));
+  reads.pending.set(id, decoding);
+  return decoding;
+}
+
+/** Starts reading the documents of `unread` (and, on a store with a multi-get, of the next ones to leave after the first `leaving`). */
+function startReads(state: SaverState, run: RunState, unread: string[], leaving: number): Promise<void> {
+  const reads = leavingReadsOf(run);
+  // A store declaring the capability without carrying the member (a wrapper that spread it) is read one get a document.
+  const multi = getManyOf(state.storage) !== undefined;
+  const now = unread.length;
+  // Documents read ahead of checkpoints the run no longer holds (another saver let them go) are dropped.
+  for (const id of reads.ahead.keys()) if (!hasId(run, id)) reads.ahead.delete(id);
+  if (multi) {
+    const end = Math.min(run.ids.length, leaving + reads.window - now);
+    reads.window = Math.min(MAX_SEQUENCE_WINDOW, reads.window * 2);
+    for (let i = leaving; i < end; i++) {
+      const id = run.ids[i]!;
+      if (!run.sequences.has(id) && !reads.pending.has(id) && !reads.ahead.has(id)) unread.push(id);
+    }
+  }
+  const read = (
+    multi ? readAhead(state, run, reads, unread, now) : mapLimit(unread, SEQUENCE_READS, (id) => readSequence(state, run, id))
+  ).then(() => {
+    for (const id of unread) reads.pending.delete(id);
+  });
+  for (const id of unread) reads.pending.set(id, read);
+  return read;
 }
 
 /** Reads checkpoint `id`'s document for its sequence; a failed or missing read leaves it unknown. */
 async function readSequence(state: SaverState, run: RunState, id: string): Promise<void> {
   const snapshot = await readCheckpoint(state, checkpointKey(run.runId, id)).catch(() => undefined);
   if (snapshot && snapshot.id === id && hasId(run, id)) run.sequences.set(id, snapshot.sequence);
+}
+
+/** Learns checkpoint `id`'s sequence from its document as read (`stored`); one that fails to decode stays unknown. */
+async function learnSequence(state: SaverState, run: RunState, id: string, stored: StoredObject | undefined): Promise<void> {
+  const snapshot = await checkpointFrom(state, checkpointKey(run.runId, id), stored).catch(() => undefined);
+  if (snapshot && snapshot.id === id && hasId(run, id)) run.sequences.set(id, snapshot.sequence);
+}
+
+/**
+ * Reads the documents of checkpoints `ids` in one multi-get: the first `now` (leaving with the
+ * next put) decoded for their sequences, the others kept for when they leave. A failed read leaves
+ * every sequence unknown.
+ */
+async function readAhead(state: SaverState, run: RunState, reads: LeavingReads, ids: readonly string[], now: number): Promise<void> {
+  const stored = await readMany(
+    state.storage,
+    ids.map((id) => checkpointKey(run.runId, id)),
+  ).catch(() => undefined);
+  if (!stored) return;
+  let bytes = 0;
+  for (const object of stored) bytes += object?.bytes.length ?? 0;
+  reads.window = Math.max(1, Math.min(reads.window, Math.floor(WINDOW_BYTES / Math.max(1, bytes / ids.length))));
+  for (let i = now; i < ids.length; i++) reads.ahead.set(ids[i]!, stored[i]);
+  await Promise.all(ids.slice(0, now).map((id, i) => learnSequence(state, run, id, stored[i])));
 }
 
 /** Drops a deleted checkpoint from the run's state. */

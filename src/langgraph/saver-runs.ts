@@ -1,5 +1,6 @@
 import { checkpointKey, runIdOf } from './keys.js';
 import { holdsId, insertId, loadRunState, reserveSequence, type RunState } from './run-state.js';
+import { learnLeaving } from './saver-retention.js';
 import { readCheckpoint, type SaverState } from './saver-state.js';
 
 /**
@@ -16,7 +17,10 @@ export function runOf(state: SaverState, runId: string, headAbsent = false): Pro
     state.runs.set(runId, loading);
     loading.then(
       (loaded) => {
-        if (state.runs.get(runId) === loading) state.loaded.set(runId, loaded);
+        if (state.runs.get(runId) !== loading) return;
+        state.loaded.set(runId, loaded);
+        // What the first put lets go is learned now, beside the calls before it, not once that put is under way.
+        void learnLeaving(state, loaded);
       },
       () => state.runs.delete(runId),
     );

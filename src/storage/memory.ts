@@ -10,6 +10,7 @@ import type {
   StorageAdapter,
   StorageEntry,
   StoredObject,
+  MultiGetStorage,
 } from '../contract/storage.js';
 import type { MovableStorage } from '../contract/move.js';
 import { declareSynchronous } from '../contract/synchronous-storage.js';
@@ -18,7 +19,7 @@ import { checkOperation } from './memory/checks.js';
 import { deleteNow } from './memory/delete.js';
 import { moveNow } from './memory/move.js';
 import { putNow } from './memory/put.js';
-import { getNow, listEntries } from './memory/read.js';
+import { getManyNow, getNow, listEntries } from './memory/read.js';
 import { createMemoryState, type MemoryStorageOptions } from './memory/state.js';
 
 export type { MemoryStorageOptions } from './memory/state.js';
@@ -54,6 +55,7 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageAdapte
       atomicBatch: true,
       crossProcessConditional: false,
       move: true,
+      multiGet: true,
       ...(options.maxValueBytes !== undefined ? { maxValueBytes: options.maxValueBytes } : {}),
     },
     async get(key: string, opts?: GetOptions): Promise<StoredObject | undefined> {
@@ -75,8 +77,10 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageAdapte
       state.closed = true;
     },
   };
-  // Not enumerable, as the synchronous members: a wrapper made by spreading the store (`{ ...storage, put }`) must not carry a move that bypasses its own writes.
+  // Not enumerable, as the synchronous members: a wrapper made by spreading the store (`{ ...storage, put }`) must not carry a move or a multi-get that bypasses its own writes and reads.
   const move: MovableStorage['move'] = async (from, to) => moveNow(state, from, to);
   Object.defineProperty(adapter, 'move', { value: move });
+  const getMany: MultiGetStorage['getMany'] = async (keys, opts) => getManyNow(state, keys, opts);
+  Object.defineProperty(adapter, 'getMany', { value: getMany });
   return declareSynchronous(adapter, { putNow: put, batchNow: batch });
 }

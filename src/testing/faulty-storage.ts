@@ -15,6 +15,7 @@ import { assertStorageArgument, assertOptionsArgument } from '../contract/argume
 import { faultyList } from './faulty/list.js';
 import { runOperation } from './faulty/run.js';
 import { moveOf, type MovableStorage } from '../contract/move.js';
+import { getManyOf, type MultiGetStorage } from '../contract/storage.js';
 import { newFaultState, type FaultState } from './faulty/state.js';
 
 /** The operations {@link faultyStorage} counts and can fault. */
@@ -132,6 +133,10 @@ function passOptionalMembers(state: FaultState, adapter: FaultyStorage): void {
   const move = moveOf(inner);
   if (move)
     (adapter as FaultyStorage & Partial<MovableStorage>).move = (from, to) => runOperation(state, 'move', [from, to], () => move(from, to));
+  const getMany = getManyOf(inner);
+  if (getMany)
+    (adapter as FaultyStorage & Partial<MultiGetStorage>).getMany = (keys, options) =>
+      runOperation(state, 'get', [...keys], () => getMany(keys, options));
   if (inner.batch) {
     const batch = inner.batch.bind(inner);
     adapter.batch = (operations: readonly BatchOperation[]): Promise<BatchOutcome[]> =>

@@ -2,6 +2,7 @@ import { emptyCheckpoint, uuid6, type Checkpoint } from '@langchain/langgraph-ch
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isCheckpointError, keepLast, listAll, memoryStorage, runRetention, type StorageAdapter } from 'savepoint';
+import { getManyOf } from '../../src/contract/storage.js';
 import { langGraphProfile, runIdOf, SavepointSaver } from 'savepoint/langgraph';
 import { readSnapshot } from 'savepoint/toolkit';
 import { runCli } from '../../src/cli/run.js';
@@ -128,6 +129,50 @@ describe('SavepointSaver stores under savepoint retention, verify, ls and prune'
     expect(calls.filter((c) => c === 'delete' || (c.startsWith('list:') && c.includes('/parts/')))).toEqual([]);
     // Each of the five puts: one batch, deleting one checkpoint and its one writes file.
     expect(calls.filter((c) => c.startsWith('batch:'))).toEqual(Array.from({ length: 5 }, () => 'batch:2'));
+  });
+
+  it('on a store with a multi-get, a saver meeting a thread another saver wrote learns what leaves in a few reads of many documents, not one get a put', async () => {
+    const inner = memoryStorage();
+    const first = await writeSteps(new SavepointSaver({ storage: inner, keepLast: 20 }), 't', 30);
+    const { storage: counting, calls } = countingStorage(inner);
+    const getMany = getManyOf(inner)!;
+    const historyGets: string[] = [];
+    const reads: number[] = [];
+    const storage: StorageAdapter = {
+      ...counting,
+      get: (key, options) => (key.includes('/history/') && historyGets.push(key), inner.get(key, options)),
+    };
+    Object.defineProperty(storage, 'getMany', { value: (keys: readonly string[]) => (reads.push(keys.length), getMany(keys)) });
+    const second = await writeSteps(new SavepointSaver({ storage, keepLast: 20 }), 't', 12);
+    const runId = await runIdOf('t', '');
+    expect(await historyIds(inner, runId)).toEqual([...first, ...second].sort().slice(-20));
+    expect((await partDirs(inner, runId)).length).toBe(20);
+    // Every put lets one checkpoint go, with its writes, in its own batch.
+    expect(calls.filter((c) => c.startsWith('batch:'))).toEqual(Array.from({ length: 12 }, () => 'batch:2'));
+    expect(historyGets).toEqual([]);
+    // A window of 8, then up to 16: the 19 it did not know (the head named the newest) in two reads.
+    expect(reads).toEqual([8, 11]);
+  });
+
+  it('on a store with a multi-get, large checkpoints are read ahead a few at a time: a read takes about 1 MiB of documents', async () => {
+    const inner = memoryStorage();
+    const big = 'x'.repeat(300 * 1024);
+    const steps = async (saver: SavepointSaver, n: number, from: number): Promise<void> => {
+      let config = { configurable: { thread_id: 'big', checkpoint_ns: '' } } as { configurable: Record<string, unknown> };
+      for (let step = from; step < from + n; step++) {
+        const cp = { ...checkpointAt(step), channel_values: { count: step, log: `${step} ${big}` } };
+        config = (await saver.put(config, cp, { source: 'loop', step, parents: {} }, { count: step + 1, log: step + 1 })) as typeof config;
+      }
+    };
+    await steps(new SavepointSaver({ storage: inner, keepLast: 20, dedup: false }), 30, 0);
+    const getMany = getManyOf(inner)!;
+    const reads: number[] = [];
+    const storage: StorageAdapter = { ...inner, get: (key, options) => inner.get(key, options), list: (prefix) => inner.list(prefix) };
+    Object.defineProperty(storage, 'getMany', { value: (keys: readonly string[]) => (reads.push(keys.length), getMany(keys)) });
+    await steps(new SavepointSaver({ storage, keepLast: 20, dedup: false }), 12, 30);
+    expect(await historyIds(inner, await runIdOf('big', ''))).toHaveLength(20);
+    // The first window of 8, then 3 documents of 300 KB a read.
+    expect(reads.slice(0, 3)).toEqual([8, 3, 3]);
   });
 
   it('property: savers taking turns on a thread, new ones meeting it at any point, keep exactly keepLast checkpoints with their writes, and no writes without their checkpoint', async () => {

@@ -1,3 +1,4 @@
+import { CheckpointError } from '../../contract/errors.js';
 import { assertGetOptions, readTooLarge } from '../../contract/read-limit.js';
 import type { GetOptions, StorageEntry, StoredObject } from '../../contract/storage.js';
 import { assertKey, assertPrefix } from '../keys.js';
@@ -14,6 +15,12 @@ export function getNow(state: MemoryState, key: string, options?: GetOptions): S
   const limit = options?.maxBytes;
   if (limit !== undefined && cell.length > limit) throw readTooLarge(key, cell.length, limit, "the reader's limit (maxBytes)");
   return { bytes: cell.data.slice(cell.at, cell.at + cell.length), version: cell.version };
+}
+
+/** The values under `keys`, in their order (the store's `getMany`, done at once). */
+export function getManyNow(state: MemoryState, keys: readonly string[], options?: GetOptions): (StoredObject | undefined)[] {
+  if (!Array.isArray(keys)) throw new CheckpointError('checkpoint_config_invalid', 'memoryStorage.getMany: keys must be an array');
+  return keys.map((key) => getNow(state, key, options));
 }
 
 /**

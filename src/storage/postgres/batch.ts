@@ -139,32 +139,55 @@ async function query(state: PostgresStoreState, group: readonly QueuedBatch[]): 
   return queryNamed<BatchRow>(state, p, state.settings.sql.batches, params);
 }
 
-/** Two puts to two keys, the second unconditional: the shape of a LangGraph checkpoint (its thread's head, then its document). */
+/**
+ * Two puts to two keys, the second unconditional (the shape of a LangGraph checkpoint: its
+ * thread's head, then its document), then any number of unconditional deletes of other keys,
+ * each named once (the checkpoints `keepLast` lets go with it, and their writes).
+ */
 function isPair(operations: readonly BatchOperation[]): boolean {
-  if (operations.length !== 2) return false;
+  if (operations.length < 2) return false;
   const [first, second] = operations as [BatchOperation, BatchOperation];
-  return (
-    first.type === 'put' && second.type === 'put' && second.ifAbsent !== true && second.ifVersion === undefined && first.key !== second.key
-  );
+  if (
+    first.type !== 'put' ||
+    second.type !== 'put' ||
+    second.ifAbsent === true ||
+    second.ifVersion !== undefined ||
+    first.key === second.key
+  )
+    return false;
+  if (operations.length === 2) return true;
+  const named = new Set([first.key, second.key]);
+  for (let i = 2; i < operations.length; i++) {
+    const op = operations[i]!;
+    if (op.type !== 'delete' || op.ifVersion !== undefined || named.has(op.key)) return false;
+    named.add(op.key);
+  }
+  return true;
 }
 
 /** A pair (see {@link isPair}) as one plain statement: what the batch function would answer, without calling it. */
 async function queryPair(state: PostgresStoreState, p: PostgresPool, batch: QueuedBatch): Promise<{ rows: BatchRow[] }> {
-  const [first, second] = batch.operations as [BatchOperation, BatchOperation];
-  const pair = state.settings.sql.pair;
+  const operations = batch.operations;
+  const [first, second] = operations as [BatchOperation, BatchOperation];
+  const deletes = operations.length > 2;
+  const sql = deletes ? state.settings.sql.pair.withDeletes : state.settings.sql.pair;
   const version = batch.versions[0] ?? null;
   const params: unknown[] = [orderKey(first.key), first.key, batch.values[0], orderKey(second.key), second.key, batch.values[1]];
   if (version !== null) params.push(version);
-  const text = version !== null ? pair.ifVersion : ifAbsentOf(first) ? pair.ifAbsent : pair.any;
+  if (deletes) params.push(operations.slice(2).map((op) => orderKey(op.key)));
+  const text = version !== null ? sql.ifVersion : ifAbsentOf(first) ? sql.ifAbsent : sql.any;
   state.roundTrips++;
-  const row = (await queryNamed<{ first: string | null; second: string | null }>(state, p, text, params)).rows[0]!;
+  const row = (await queryNamed<{ first: string | null; second: string | null; gone?: number[] }>(state, p, text, params)).rows[0]!;
   if (row.first === null) return { rows: [{ op: null, version: null, existed: null, failed: 1 }] };
-  return {
-    rows: [
-      { op: 1, version: row.first, existed: null },
-      { op: 2, version: row.second, existed: null },
-    ],
-  };
+  const rows: BatchRow[] = [
+    { op: 1, version: row.first, existed: null },
+    { op: 2, version: row.second, existed: null },
+  ];
+  if (deletes) {
+    const gone = new Set(row.gone);
+    for (let i = 3; i <= operations.length; i++) rows.push({ op: i, version: null, existed: gone.has(i - 2) });
+  }
+  return { rows };
 }
 
 /** The conflict of an operation whose condition failed, in the words a lone put or delete uses. */

@@ -1,4 +1,5 @@
 import type { DeleteOptions, PutOptions, PutResult, StoredObject } from '../../contract/storage.js';
+import { CheckpointError } from '../../contract/errors.js';
 import { assertKey } from '../keys.js';
 import { runLonePut } from './batch.js';
 import { checkSize, conflict, versionParam } from './checks.js';
@@ -19,6 +20,26 @@ export async function getObject(state: PostgresStoreState, key: string): Promise
   const res = await readChecked(state, (p) => run<ObjectRow>(state, p, state.settings.sql.get, params, 'get', key));
   const row = res.rows[0];
   return row ? { bytes: new Uint8Array(row.value), version: row.version } : undefined;
+}
+
+interface ManyRow extends ObjectRow {
+  at: number;
+}
+
+/** Keys one `getMany` statement names at most: a larger call is several statements. */
+const KEYS_PER_STATEMENT = 1000;
+
+/** `getMany`: the rows of many keys in one statement (a join of the keys with the primary key), answered in the order asked. */
+export async function getObjects(state: PostgresStoreState, keys: readonly string[]): Promise<(StoredObject | undefined)[]> {
+  if (!Array.isArray(keys)) throw new CheckpointError('checkpoint_config_invalid', 'postgresStorage.getMany: keys must be an array');
+  for (const key of keys) assertKey(key);
+  const found: (StoredObject | undefined)[] = new Array<StoredObject | undefined>(keys.length).fill(undefined);
+  for (let from = 0; from < keys.length; from += KEYS_PER_STATEMENT) {
+    const params = [keys.slice(from, from + KEYS_PER_STATEMENT).map(orderKey)];
+    const res = await readChecked(state, (p) => run<ManyRow>(state, p, state.settings.sql.getMany, params, 'get'));
+    for (const row of res.rows) found[from + row.at - 1] = { bytes: new Uint8Array(row.value), version: row.version };
+  }
+  return found;
 }
 
 export async function putObject(state: PostgresStoreState, key: string, bytes: Uint8Array, opts: PutOptions): Promise<PutResult> {

@@ -6,6 +6,7 @@ import type {
   PutResult,
   StorageEntry,
   StoredObject,
+  MultiGetStorage,
 } from '../../contract/storage.js';
 import type { JsonObject } from '../../contract/json.js';
 import type { MovableStorage } from '../../contract/move.js';
@@ -16,7 +17,7 @@ import { runBatch } from './batch.js';
 import { listEntries } from './list.js';
 import { listEntriesWhereMetadata } from './metadata-list.js';
 import { migrateNow } from './migrate.js';
-import { deleteObject, getObject, putObject } from './objects.js';
+import { deleteObject, getObject, getObjects, putObject } from './objects.js';
 import { moveObject } from './move.js';
 import { postgresSettings, type PostgresStorageOptions } from './options.js';
 import { closeStore, guard, newStoreState } from './store-state.js';
@@ -30,8 +31,8 @@ export interface PostgresStorageStats {
   readonly roundTrips: number;
 }
 
-/** A StorageAdapter over one PostgreSQL table, with a metadata listing (contract/metadata-listing.ts) and a linked read (contract/linked-read.ts). */
-export interface PostgresStorage extends MetadataListing, LinkedRead, MovableStorage {
+/** A StorageAdapter over one PostgreSQL table, with a metadata listing (contract/metadata-listing.ts), a linked read (contract/linked-read.ts), move and a multi-get. */
+export interface PostgresStorage extends MetadataListing, LinkedRead, MovableStorage, MultiGetStorage {
   readonly schema: string;
   readonly table: string;
   /** Creates or upgrades the table, its version sequence and its batch function. Idempotent; safe to run from many processes at once. */
@@ -68,11 +69,20 @@ export function postgresStorage(options: PostgresStorageOptions): PostgresStorag
     name: 'postgres',
     schema,
     table,
-    capabilities: { atomicBatch: true, crossProcessConditional: true, maxValueBytes, metadataListing: true, linkedRead: true, move: true },
+    capabilities: {
+      atomicBatch: true,
+      crossProcessConditional: true,
+      maxValueBytes,
+      metadataListing: true,
+      linkedRead: true,
+      move: true,
+      multiGet: true,
+    },
     migrate: () => guard(state, () => migrateNow(state)),
     migrationSql: () => [...sql.migrate],
     stats: () => ({ roundTrips: state.roundTrips }),
     get: (key: string): Promise<StoredObject | undefined> => guard(state, () => getObject(state, key)),
+    getMany: (keys: readonly string[]): Promise<(StoredObject | undefined)[]> => guard(state, () => getObjects(state, keys)),
     put: (key: string, bytes: Uint8Array, opts: PutOptions = {}): Promise<PutResult> =>
       guard(state, () => putObject(state, key, bytes, opts)),
     delete: (key: string, opts: DeleteOptions = {}): Promise<boolean> => guard(state, () => deleteObject(state, key, opts)),

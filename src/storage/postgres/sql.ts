@@ -42,6 +42,8 @@ export interface StoreSql {
   /** The table's marker comment (`marker`) and its metadata function's (`function_marker`): null when missing. */
   readonly readMarker: string;
   readonly get: string;
+  /** `getMany`: the rows of the keys in $1 (key_order[]), each with its 1-based place in $1 (`at`); absent keys give no row. */
+  readonly getMany: string;
   readonly putAny: string;
   readonly putIfAbsent: string;
   readonly putIfVersion: string;
@@ -70,31 +72,49 @@ export interface StoreSql {
  * the second's ($4-$6), the first's `ifVersion` ($7). One row: each put's new version, the
  * first NULL when its condition failed. No PL/pgSQL call and no array parameters: each value
  * travels in binary, where the batch function's arrays travel as text the server parses.
+ * `withDeletes`: the same pair followed by unconditional deletes of other keys (a LangGraph
+ * checkpoint with the oldest one `keepLast` lets go and its writes), their order bytes one
+ * array parameter after the pair's ($7, or $8 after an `ifVersion`), deleted only if the first
+ * put wrote; the row's `gone` lists the 1-based places in that array of the keys that existed.
  */
 export interface PairSql {
   readonly any: string;
   readonly ifAbsent: string;
   readonly ifVersion: string;
+  readonly withDeletes: Omit<PairSql, 'withDeletes'>;
 }
 
 function pairStatements(t: string, next: string): PairSql {
-  const pair = (first: string): string => `WITH first AS (
+  const pair = (first: string, deletes?: string): string => `WITH first AS (
   ${first}
 ), second AS (
   INSERT INTO ${t} AS s (key_order, key, version, value) SELECT $4::bytea, $5::text, ${next}, $6::bytea WHERE EXISTS (SELECT 1 FROM first)
   ON CONFLICT (key_order) DO UPDATE SET value = EXCLUDED.value, key = EXCLUDED.key, version = EXCLUDED.version, updated_at = now()
   RETURNING s.version
-)
-SELECT (SELECT version::text FROM first) AS first, (SELECT version::text FROM second) AS second`;
+)${
+    deletes === undefined
+      ? ''
+      : `, gone AS (
+  DELETE FROM ${t} AS d USING unnest(${deletes}::bytea[]) WITH ORDINALITY AS k(key_order, at)
+  WHERE d.key_order = k.key_order AND EXISTS (SELECT 1 FROM first) RETURNING k.at
+)`
+  }
+SELECT (SELECT version::text FROM first) AS first, (SELECT version::text FROM second) AS second${
+    deletes === undefined ? '' : ', ARRAY(SELECT at::int FROM gone) AS gone'
+  }`;
   const insert = `INSERT INTO ${t} AS s (key_order, key, version, value) VALUES ($1, $2, ${next}, $3)`;
-  return {
-    any: pair(`${insert}
+  const any = `${insert}
   ON CONFLICT (key_order) DO UPDATE SET value = EXCLUDED.value, key = EXCLUDED.key, version = EXCLUDED.version, updated_at = now()
-  RETURNING s.version`),
-    ifAbsent: pair(`${insert}
-  ON CONFLICT (key_order) DO NOTHING RETURNING s.version`),
-    ifVersion: pair(`UPDATE ${t} AS s SET value = $3, key = $2, version = ${next}, updated_at = now()
-  WHERE s.key_order = $1 AND s.version = $7::bigint RETURNING s.version`),
+  RETURNING s.version`;
+  const ifAbsent = `${insert}
+  ON CONFLICT (key_order) DO NOTHING RETURNING s.version`;
+  const ifVersion = `UPDATE ${t} AS s SET value = $3, key = $2, version = ${next}, updated_at = now()
+  WHERE s.key_order = $1 AND s.version = $7::bigint RETURNING s.version`;
+  return {
+    any: pair(any),
+    ifAbsent: pair(ifAbsent),
+    ifVersion: pair(ifVersion),
+    withDeletes: { any: pair(any, '$7'), ifAbsent: pair(ifAbsent, '$7'), ifVersion: pair(ifVersion, '$8') },
   };
 }
 
@@ -220,6 +240,8 @@ $savepoint$`,
     ],
     readMarker: `SELECT obj_description(to_regclass($1), 'pg_class') AS marker, obj_description(to_regprocedure($2), 'pg_proc') AS function_marker`,
     get: `SELECT value, version::text AS version FROM ${t} WHERE key_order = $1`,
+    getMany: `SELECT k.at::int AS at, s.value, s.version::text AS version
+FROM unnest($1::bytea[]) WITH ORDINALITY AS k(key_order, at) JOIN ${t} AS s ON s.key_order = k.key_order`,
     putAny: `INSERT INTO ${t} AS s (key_order, key, version, value) VALUES ($1, $2, ${next}, $3)
 ON CONFLICT (key_order) DO UPDATE SET value = EXCLUDED.value, key = EXCLUDED.key, version = EXCLUDED.version, updated_at = now()
 RETURNING s.version::text AS version`,

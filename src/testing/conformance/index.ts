@@ -14,6 +14,7 @@ import { keyTests } from './keys.js';
 import { lifecycleTests } from './lifecycle.js';
 import { linkedReadTests } from './linked-read.js';
 import { moveTests } from './move.js';
+import { multiGetTests } from './multi-get.js';
 import { listingTests } from './listing.js';
 import { modelTests } from './model.js';
 import type { StorageConformanceOptions } from './options.js';
@@ -33,7 +34,7 @@ export { INVALID_KEY_SAMPLES, EDGE_KEYS, type InvalidKeySample } from './keys.js
  * private copies of bytes, binary values (all 256 byte values, empty, large), declared
  * size limits, create-only and replace/delete-if-version incl. stale versions, list
  * order (UTF-16 code units) and prefix boundaries, refusal of every invalid key class,
- * atomic batches when declared, linked reads (the store's own when declared), close() semantics, persistence across reopen when
+ * atomic batches when declared, linked reads (the store's own when declared), multi-gets when declared, close() semantics, persistence across reopen when
  * `reopen` is given, N racing conditional writers (exactly one wins), and random
  * operation sequences checked against a reference model.
  *
@@ -71,6 +72,7 @@ export function runStorageConformance(options: StorageConformanceOptions): void 
     modelTests(ctx);
     linkedReadTests(ctx);
     moveTests(ctx);
+    multiGetTests(ctx);
   };
   ctx.group(`${options.name ?? 'storage adapter'} conformance`, body);
 }

@@ -30,12 +30,15 @@ interface Case {
   /** Whether each key holds a value before the batch. */
   readonly headStored: boolean;
   readonly documentStored: boolean;
+  /** Keys deleted after the two puts (a checkpoint `keepLast` lets go, and its writes): whether each holds a value before. */
+  readonly deletes: readonly boolean[];
 }
 
 const cases = fc.record<Case>({
   condition: fc.constantFrom<Condition>('none', 'absent', 'current', 'stale'),
   headStored: fc.boolean(),
   documentStored: fc.boolean(),
+  deletes: fc.array(fc.boolean(), { maxLength: 3 }),
 });
 
 /** Whether the first put's condition holds (a current version needs a stored key). */
@@ -43,7 +46,7 @@ const holds = (c: Case): boolean =>
   c.condition === 'none' || (c.condition === 'absent' && !c.headStored) || (c.condition === 'current' && c.headStored);
 
 (hasPostgres ? describe : describe.skip)('postgresStorage two-put batch', () => {
-  it('property: a conditional put and an unconditional one are applied whole or refused whole, as the batch function applies them', async () => {
+  it('property: a conditional put and an unconditional one, then deletes, are applied whole or refused whole, as the batch function applies them', async () => {
     const storage = postgresStorage({ pool, table: freshTable('pair') });
     let n = 0;
     try {
@@ -53,6 +56,8 @@ const holds = (c: Case): boolean =>
           const document = `runs/${n}/history/0001.json`;
           const stored = c.headStored ? await storage.put(head, utf8('head before')) : undefined;
           if (c.documentStored) await storage.put(document, utf8('document before'));
+          const gone = c.deletes.map((_, i) => `runs/${n}/parts/${i}/w.json`);
+          for (const [i, key] of gone.entries()) if (c.deletes[i]) await storage.put(key, utf8('old writes'));
           const first: BatchOperation = { type: 'put', key: head, bytes: utf8('head after') };
           const put =
             c.condition === 'absent'
@@ -62,15 +67,19 @@ const holds = (c: Case): boolean =>
                 : c.condition === 'stale'
                   ? { ...first, ifVersion: '9000000000' }
                   : first;
-          const result = await storage.batch([put, { type: 'put', key: document, bytes: utf8('document after') }]).then(
+          const deletes = gone.map((key): BatchOperation => ({ type: 'delete', key }));
+          const result = await storage.batch([put, { type: 'put', key: document, bytes: utf8('document after') }, ...deletes]).then(
             (outcomes) => ({ outcomes }),
             (error: unknown) => ({ error }),
           );
           const [headNow, documentNow] = await Promise.all([storage.get(head), storage.get(document)]);
+          const goneNow = await Promise.all(gone.map((key) => storage.get(key)));
           if (holds(c)) {
             expect('outcomes' in result).toBe(true);
-            const outcomes = (result as { outcomes: { key: string; version?: string }[] }).outcomes;
-            expect(outcomes.map((o) => o.key)).toEqual([head, document]);
+            const outcomes = (result as { outcomes: { key: string; version?: string; existed?: boolean }[] }).outcomes;
+            expect(outcomes.map((o) => o.key)).toEqual([head, document, ...gone]);
+            expect(outcomes.slice(2).map((o) => o.existed)).toEqual(c.deletes);
+            expect(goneNow.every((v) => v === undefined)).toBe(true);
             expect(outcomes[0]!.version).toBe(headNow?.version);
             expect(outcomes[1]!.version).toBe(documentNow?.version);
             expect(headNow?.version).not.toBe(stored?.version);
@@ -83,6 +92,7 @@ const holds = (c: Case): boolean =>
             expect(headNow?.version).toBe(stored?.version);
             expect(text(headNow?.bytes)).toBe(c.headStored ? 'head before' : undefined);
             expect(text(documentNow?.bytes)).toBe(c.documentStored ? 'document before' : undefined);
+            expect(goneNow.map((v) => text(v?.bytes))).toEqual(c.deletes.map((stored) => (stored ? 'old writes' : undefined)));
           }
         }),
         { numRuns: 60 },
@@ -110,6 +120,23 @@ const holds = (c: Case): boolean =>
       expect(replaced.map((o) => o.key)).toEqual(['r/head.json', 'r/2.json']);
       expect(text((await storage.get('r/head.json'))?.bytes)).toBe('2');
       expect(text((await storage.get('r/2.json'))?.bytes)).toBe('two');
+      // The pair with the deletes of what keepLast lets go: one plain statement too.
+      await storage.put('r/parts/1/w.json', utf8('writes of one'));
+      const pruned = await storage.batch([
+        { type: 'put', key: 'r/head.json', bytes: utf8('3'), ifVersion: (replaced[0] as { version: string }).version },
+        { type: 'put', key: 'r/3.json', bytes: utf8('three') },
+        { type: 'delete', key: 'r/1.json' },
+        { type: 'delete', key: 'r/parts/1/w.json' },
+        { type: 'delete', key: 'r/parts/1/never.json' },
+      ]);
+      expect(pruned.slice(2)).toEqual([
+        { type: 'delete', key: 'r/1.json', existed: true },
+        { type: 'delete', key: 'r/parts/1/w.json', existed: true },
+        { type: 'delete', key: 'r/parts/1/never.json', existed: false },
+      ]);
+      expect(text((await storage.get('r/3.json'))?.bytes)).toBe('three');
+      expect(await storage.get('r/1.json')).toBeUndefined();
+      expect(await storage.get('r/parts/1/w.json')).toBeUndefined();
       // A batch of another shape still goes through the function, now missing.
       await expect(
         storage.batch([
