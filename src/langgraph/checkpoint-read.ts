@@ -1,4 +1,4 @@
-import { linkedReadOf, type ListedObject } from '../contract/linked-read.js';
+import { hasLinkedRead, type ListedObject } from '../contract/linked-read.js';
 import type { Snapshot } from '../contract/snapshot.js';
 import { checkpointKey, runDir, writesDir } from './keys.js';
 import type { PrefetchedWrites } from './newest.js';
@@ -21,10 +21,10 @@ export interface CheckpointRead {
  */
 export async function readCheckpointWithWrites(state: SaverState, runId: string, id: string): Promise<CheckpointRead> {
   const key = checkpointKey(runId, id);
-  const linked = linkedReadOf(state.storage);
-  if (linked) {
+  const storage = state.storage;
+  if (hasLinkedRead(storage)) {
     // A document the store will not parse in place (a chunked one's envelope has no sequence) comes back alone.
-    const read = await linked(key, { list: { member: 'sequence', before: `${runDir(runId)}/parts/`, after: '/' } });
+    const read = await storage.getLinked(key, { list: { member: 'sequence', before: `${runDir(runId)}/parts/`, after: '/' } });
     return { snapshot: await checkpointFrom(state, key, read?.value), writes: read?.listed };
   }
   const known = state.loaded.get(runId)?.sequences.get(id);
