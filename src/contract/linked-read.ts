@@ -146,6 +146,7 @@ export async function readLinked(store: StorageAdapter, key: string, links: Read
     ? await store.getLinked(key, links)
     : await store.get(key).then((value) => value && { value });
   if (!answer) return undefined;
+  if ((!links.get || answer.got) && (!links.list || answer.listed)) return answer; // every link followed by the store
   // A part the store followed names the contract's key (it never follows another): the value is parsed only for the parts it left.
   const pointer = (links.get && !answer.got) || (links.list && !answer.listed) ? pointerOf(answer.value.bytes) : undefined;
   const getKey = links.get && (answer.got?.key ?? linkedKeyOf(pointer, links.get));

@@ -130,10 +130,7 @@ export function createFsStorage(options: FsStorageOptions, internals: FsInternal
       return await track(state, readStored(state, key, opts));
     },
 
-    async getLinked(key: string, links: ReadLinks): Promise<LinkedValues | undefined> {
-      assertOpen(state);
-      return await getLinkedObjects(state, key, links);
-    },
+    getLinked: (key: string, links: ReadLinks): Promise<LinkedValues | undefined> => getLinkedObjects(state, key, links),
 
     async put(key: string, bytes: Uint8Array, opts: PutOptions = {}): Promise<PutResult> {
       assertOpen(state);

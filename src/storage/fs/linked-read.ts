@@ -14,7 +14,7 @@ import { errnoOf, fsError } from './io.js';
 import type { AckedState } from './journal/index.js';
 import { readLimitOf, readStored, readStoredNow, type ReadLimit } from './read.js';
 import { READ_LATER, readFilesNow } from './read-now.js';
-import { scrubFor, track, type FsStoreState } from './store-state.js';
+import { assertOpen, scrubFor, track, type FsStoreState } from './store-state.js';
 import type { Dir } from './dir.js';
 
 /*
@@ -49,6 +49,7 @@ function isKey(key: string): boolean {
 
 /** `getLinked`: {@link linkedNow}'s answer, or the value alone, read asynchronously, when the value could not be read synchronously. */
 export async function getLinkedObjects(state: FsStoreState, key: string, links: ReadLinks): Promise<LinkedValues | undefined> {
+  assertOpen(state);
   assertKey(key);
   assertReadLinks(links, 'fsStorage.getLinked');
   assertLinkKeys(links);
