@@ -14,7 +14,8 @@ export interface CheckpointRead {
 
 /**
  * A checkpoint by id, with its writes where that saves a round trip: on a store with a linked
- * read (PostgreSQL), the document and the folder its `sequence` names in one statement; on
+ * read, the document and the folder its `sequence` names in one (one statement on PostgreSQL,
+ * one synchronous pass on fs, each writes file reached once); on
  * another store, when this saver knows the checkpoint's sequence, its writes folder read beside
  * the document instead of after it. Otherwise the document alone: the caller lists its writes
  * once the document gives the sequence.
