@@ -68,14 +68,24 @@ const decoder = new TextDecoder('utf-8', { fatal: true });
 
 /** The text a link takes from member `member` of `bytes` (see {@link LinkedRead}), or undefined when it names no key. */
 export function memberText(bytes: Uint8Array, member: string): string | undefined {
+  return memberTextOf(pointerOf(bytes), member);
+}
+
+/** The JSON object `bytes` holds (UTF-8), parsed once for all its links ({@link memberTextOf}); undefined for anything else. */
+export function pointerOf(bytes: Uint8Array): Readonly<Record<string, unknown>> | undefined {
   let doc: unknown;
   try {
     doc = JSON.parse(decoder.decode(bytes));
   } catch {
     return undefined;
   }
-  if (doc === null || typeof doc !== 'object' || Array.isArray(doc) || !Object.hasOwn(doc, member)) return undefined;
-  const value = (doc as Record<string, unknown>)[member];
+  return doc === null || typeof doc !== 'object' || Array.isArray(doc) ? undefined : (doc as Record<string, unknown>);
+}
+
+/** {@link memberText} of a pointer already parsed by {@link pointerOf}. */
+export function memberTextOf(pointer: Readonly<Record<string, unknown>> | undefined, member: string): string | undefined {
+  if (pointer === undefined || !Object.hasOwn(pointer, member)) return undefined;
+  const value = pointer[member];
   if (typeof value === 'string') return MEMBER_STRING.test(value) ? value : undefined;
   if (typeof value === 'number' && Number.isInteger(value) && value >= 0 && value < MEMBER_INTEGER_LIMIT) return String(value);
   return undefined;
@@ -83,14 +93,23 @@ export function memberText(bytes: Uint8Array, member: string): string | undefine
 
 /** The key (or prefix) `link` names in `bytes`, or undefined. */
 export function linkedKey(bytes: Uint8Array, link: MemberLink): string | undefined {
-  const text = memberText(bytes, link.member);
+  return linkedKeyOf(pointerOf(bytes), link);
+}
+
+/** {@link linkedKey} of a pointer already parsed by {@link pointerOf}. */
+export function linkedKeyOf(pointer: Readonly<Record<string, unknown>> | undefined, link: MemberLink): string | undefined {
+  const text = memberTextOf(pointer, link.member);
   return text === undefined ? undefined : `${link.before}${text}${link.after}`;
+}
+
+/** Whether the store declares a linked read and carries `getLinked`. */
+export function hasLinkedRead(store: StorageAdapter): store is LinkedRead {
+  return store.capabilities?.linkedRead === true && typeof (store as Partial<LinkedRead>).getLinked === 'function';
 }
 
 /** The store's linked read, when it declares one: else undefined (callers use {@link readLinked}, which reads step by step). */
 export function linkedReadOf(store: StorageAdapter): LinkedRead['getLinked'] | undefined {
-  const read = (store as Partial<LinkedRead>).getLinked;
-  return store.capabilities?.linkedRead === true && typeof read === 'function' ? read.bind(store) : undefined;
+  return hasLinkedRead(store) ? store.getLinked.bind(store) : undefined;
 }
 
 /** Checks the arguments of a linked read (stores call it too, before they build SQL from them). */
@@ -123,11 +142,15 @@ async function listedUnder(store: StorageAdapter, prefix: string): Promise<Liste
  */
 export async function readLinked(store: StorageAdapter, key: string, links: ReadLinks): Promise<LinkedValues | undefined> {
   assertReadLinks(links, 'readLinked');
-  const linked = linkedReadOf(store);
-  const answer: LinkedValues | undefined = linked ? await linked(key, links) : await store.get(key).then((value) => value && { value });
+  const answer: LinkedValues | undefined = hasLinkedRead(store)
+    ? await store.getLinked(key, links)
+    : await store.get(key).then((value) => value && { value });
   if (!answer) return undefined;
-  const getKey = links.get && linkedKey(answer.value.bytes, links.get);
-  const prefix = links.list && linkedKey(answer.value.bytes, links.list);
+  if ((!links.get || answer.got) && (!links.list || answer.listed)) return answer; // every link followed by the store
+  // A part the store followed names the contract's key (it never follows another): the value is parsed only for the parts it left.
+  const pointer = (links.get && !answer.got) || (links.list && !answer.listed) ? pointerOf(answer.value.bytes) : undefined;
+  const getKey = links.get && (answer.got?.key ?? linkedKeyOf(pointer, links.get));
+  const prefix = links.list && (answer.listed?.prefix ?? linkedKeyOf(pointer, links.list));
   const [got, listed] = await Promise.all([
     getKey === undefined || answer.got?.key === getKey ? answer.got : store.get(getKey).then((object) => ({ key: getKey, object })),
     prefix === undefined || answer.listed?.prefix === prefix

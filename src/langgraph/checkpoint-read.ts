@@ -1,4 +1,4 @@
-import { linkedReadOf, type ListedObject } from '../contract/linked-read.js';
+import { hasLinkedRead, type ListedObject } from '../contract/linked-read.js';
 import type { Snapshot } from '../contract/snapshot.js';
 import { checkpointKey, runDir, writesDir } from './keys.js';
 import type { PrefetchedWrites } from './newest.js';
@@ -14,17 +14,18 @@ export interface CheckpointRead {
 
 /**
  * A checkpoint by id, with its writes where that saves a round trip: on a store with a linked
- * read (PostgreSQL), the document and the folder its `sequence` names in one statement; on
+ * read, the document and the folder its `sequence` names in one (one statement on PostgreSQL,
+ * one synchronous pass on fs, each writes file reached once); on
  * another store, when this saver knows the checkpoint's sequence, its writes folder read beside
  * the document instead of after it. Otherwise the document alone: the caller lists its writes
  * once the document gives the sequence.
  */
 export async function readCheckpointWithWrites(state: SaverState, runId: string, id: string): Promise<CheckpointRead> {
   const key = checkpointKey(runId, id);
-  const linked = linkedReadOf(state.storage);
-  if (linked) {
+  const storage = state.storage;
+  if (hasLinkedRead(storage)) {
     // A document the store will not parse in place (a chunked one's envelope has no sequence) comes back alone.
-    const read = await linked(key, { list: { member: 'sequence', before: `${runDir(runId)}/parts/`, after: '/' } });
+    const read = await storage.getLinked(key, { list: { member: 'sequence', before: `${runDir(runId)}/parts/`, after: '/' } });
     return { snapshot: await checkpointFrom(state, key, read?.value), writes: read?.listed };
   }
   const known = state.loaded.get(runId)?.sequences.get(id);

@@ -1,4 +1,4 @@
-import { linkedReadOf, readLinked, type ListedObject } from '../contract/linked-read.js';
+import { hasLinkedRead, readLinked, type ListedObject } from '../contract/linked-read.js';
 import type { Snapshot } from '../contract/snapshot.js';
 import { decodeHead, type StoredHead } from './head.js';
 import { headKey, runDir } from './keys.js';
@@ -26,7 +26,7 @@ export interface Newest {
  * (contract/linked-read.ts). A store without one is read as before: the head, then the document
  * with a bounded read, then the writes.
  */
-export const readsNewestLinked = (state: SaverState): boolean => linkedReadOf(state.storage) !== undefined;
+export const readsNewestLinked = (state: SaverState): boolean => hasLinkedRead(state.storage);
 
 /**
  * A run's head, the checkpoint it names and that checkpoint's writes, in one linked read: one

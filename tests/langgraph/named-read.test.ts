@@ -5,7 +5,8 @@
  * nothing of the thread answers, on memory and fs, with writes added by another saver since.
  */
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import fs from 'node:fs';
+import { describe, expect, it, vi } from 'vitest';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import { memoryStorage, type StorageAdapter } from 'savepoint';
 import { fsStorage } from 'savepoint/fs';
@@ -59,6 +60,32 @@ describe('SavepointSaver: getTuple of a checkpoint named by id', () => {
     expect(documentBack).toBeGreaterThan(-1);
     expect(listed).toBeGreaterThan(-1);
     expect(listed).toBeLessThan(documentBack);
+  });
+
+  it('fs: a checkpoint read by id reaches each of its writes documents once (one linked read, no listing then a read)', async () => {
+    const storage = fsStorage({ dir: newDir() });
+    try {
+      const saver = new SavepointSaver({ storage });
+      const cursor: Cursor = { config: { configurable: { thread_id: 't', checkpoint_ns: '' } }, step: 0 };
+      for (let i = 0; i < 3; i++) await superstep(saver, cursor);
+      let oldest: RunnableConfig | undefined;
+      for await (const t of saver.list({ configurable: { thread_id: 't' } })) oldest = t.config;
+      await storage.flush!(); // the files in place: read from the disk, not from the journal's records
+      const lstats = vi.spyOn(fs, 'lstatSync');
+      const opens = vi.spyOn(fs, 'openSync');
+      const tuple = await saver.getTuple(oldest!);
+      expect(tuple?.pendingWrites?.length).toBeGreaterThan(0);
+      const reached = new Map<string, number>();
+      for (const [path] of [...lstats.mock.calls, ...opens.mock.calls]) {
+        const name = String(path);
+        if (name.includes('/w_')) reached.set(name, (reached.get(name) ?? 0) + 1);
+      }
+      expect(reached.size).toBeGreaterThan(0);
+      for (const [name, count] of reached) expect(count, name).toBe(1);
+    } finally {
+      vi.restoreAllMocks();
+      await storage.close();
+    }
   });
 
   for (const kind of ['memory', 'fs'] as const) {

@@ -6,11 +6,11 @@ import type {
   GetOptions,
   PutOptions,
   PutResult,
-  StorageAdapter,
   StorageCapabilities,
   StorageEntry,
   StoredObject,
 } from '../../contract/storage.js';
+import type { LinkedRead, LinkedValues, ReadLinks } from '../../contract/linked-read.js';
 import { assertGetOptions } from '../../contract/read-limit.js';
 import { ownedCopy } from '../handed-over.js';
 import { assertKey } from '../keys.js';
@@ -19,6 +19,7 @@ import { directPut } from './direct-write.js';
 import { flushJournal, journaledBatch, journaledDelete, journaledMove, journaledMoves, journaledPut } from './journaled.js';
 import { assertMoveArguments, assertMoveManyArguments, type MovableStorage } from '../../contract/move.js';
 import { closeStore, ready, type FsOpenReport } from './lifecycle.js';
+import { getLinkedObjects } from './linked-read.js';
 import { listEntries } from './list.js';
 import { INTERNAL_MARK } from './names.js';
 import { fsSettings, type FsInternals, type FsStorageOptions } from './options.js';
@@ -34,7 +35,7 @@ export type { FsInternals, FsStorageOptions } from './options.js';
 export type { FsOpenReport } from './lifecycle.js';
 
 /** The file-system adapter: a {@link StorageAdapter} plus its directory and open report. */
-export interface FsStorage extends StorageAdapter {
+export interface FsStorage extends LinkedRead {
   /** The `dir` option as given. */
   readonly dir: string;
   /**
@@ -54,8 +55,9 @@ const DIRECT: StorageCapabilities = Object.freeze({
   atomicBatch: false,
   crossProcessConditional: true,
   keysAreFiles: true,
+  linkedRead: true,
 });
-const JOURNALED: StorageCapabilities = Object.freeze({ atomicBatch: true, crossProcessConditional: true, move: true, keysAreFiles: true });
+const JOURNALED: StorageCapabilities = Object.freeze({ atomicBatch: true, crossProcessConditional: true, move: true, keysAreFiles: true, linkedRead: true });
 
 /**
  * A durable store in a local directory: each key is a file at `dir/<key>`, so the files
@@ -128,6 +130,8 @@ export function createFsStorage(options: FsStorageOptions, internals: FsInternal
       // `return await`: an async function returning a promise takes two more microtask turns to settle.
       return await track(state, readStored(state, key, opts));
     },
+
+    getLinked: (key: string, links: ReadLinks): Promise<LinkedValues | undefined> => getLinkedObjects(state, key, links),
 
     async put(key: string, bytes: Uint8Array, opts: PutOptions = {}): Promise<PutResult> {
       assertOpen(state);

@@ -1,4 +1,5 @@
 import fs, { constants } from 'node:fs';
+import type { ListedObject } from '../../contract/linked-read.js';
 import type { StorageEntry, StoredObject } from '../../contract/storage.js';
 import { makeDir, type Dir, type RootDir } from './dir.js';
 import { errnoOf, versionOf } from './io.js';
@@ -88,10 +89,15 @@ export function afterThisRun(end: () => void): void {
 function openDirNow(root: RootDir, dirKey: string, key: string, used: Dir[]): Dir | undefined {
   if (dirKey === '') return root;
   const cache = dirsOfThisRun(root);
+  const opened = cache.get(dirKey);
+  if (opened) {
+    used.push(opened);
+    return opened;
+  }
   let current: Dir = root;
   let rel = '';
   const segments = dirKey.split('/');
-  let from = segments.length;
+  let from = segments.length - 1; // the whole path was looked up above
   for (; from > 0; from--) {
     const known = cache.get(segments.slice(0, from).join('/'));
     if (known) {
@@ -146,9 +152,18 @@ function readAllNow(fd: number, size: number): Uint8Array {
 /**
  * The key's file in `dir`, undefined when there is none, or {@link READ_LATER} when it is
  * larger than {@link READ_NOW_MAX_BYTES}; a file read before and unchanged since comes from
- * read-cache.ts (one `lstat`), the limit checked as for a read.
+ * read-cache.ts (one `lstat`), the limit checked as for a read. `listed`: the file was found by
+ * a listing, which leaves out what is not a regular file (a link or a directory swapped in since
+ * is then undefined, not refused).
  */
-function readFileNow(root: RootDir, dir: Dir, kp: KeyPath, limit: number, whose: string): StoredObject | undefined | typeof READ_LATER {
+function readFileNow(
+  root: RootDir,
+  dir: Dir,
+  kp: KeyPath,
+  limit: number,
+  whose: string,
+  listed = false,
+): StoredObject | undefined | typeof READ_LATER {
   const path = dir.at(kp.base);
   const kept = keptRead(root, kp.key, path);
   if (kept) {
@@ -159,10 +174,12 @@ function readFileNow(root: RootDir, dir: Dir, kp: KeyPath, limit: number, whose:
   try {
     fd = fs.openSync(path, READ_FLAGS);
   } catch (err) {
+    if (listed && absentOrLink(err)) return undefined;
     return absentOnOpen(err, kp.key);
   }
   try {
     const st = fs.fstatSync(fd, { bigint: true });
+    if (listed && !st.isFile()) return undefined;
     assertReadable(st, kp.key, limit, whose);
     if (st.size > BigInt(READ_NOW_MAX_BYTES)) return READ_LATER;
     const read = { bytes: readAllNow(fd, Number(st.size)), version: versionOf(st) };
@@ -175,6 +192,12 @@ function readFileNow(root: RootDir, dir: Dir, kp: KeyPath, limit: number, whose:
       // A read-only descriptor: its close cannot lose data.
     }
   }
+}
+
+/** An open refused because the name is gone or is a link now: what a listing leaves out. */
+function absentOrLink(err: unknown): boolean {
+  const code = errnoOf(err);
+  return code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP' || code === 'EMLINK';
 }
 
 /**
@@ -214,6 +237,55 @@ export function listFilesNow(
 ): StorageEntry[] | undefined | typeof READ_LATER {
   const dir = openDirNow(root, dirKey, prefix, opened);
   if (!dir) return undefined;
+  const names = fileNamesNow(root, dir, namePrefix);
+  if (names === undefined || names === READ_LATER) return names;
+  const out: StorageEntry[] = [];
+  for (const name of names) {
+    const st = lstatNow(dir.at(name));
+    const key = dir.rel ? `${dir.rel}/${name}` : name;
+    if (st?.isFile() && isKey(key)) out.push({ key, version: versionOf(st), size: Number(st.size) });
+  }
+  return out;
+}
+
+/**
+ * {@link listFilesNow} with each file read: the keys in key order, each with its bytes and
+ * version, found and read in one pass (a file kept by read-cache.ts costs one `lstat`, where a
+ * listing and then a read took two). A file gone or no longer a regular file between the
+ * directory's read and its own is left out, as a listing made then would. {@link READ_LATER}
+ * also when a file is too large to read here.
+ */
+export function readFilesNow(
+  root: RootDir,
+  dirKey: string,
+  namePrefix: string,
+  prefix: string,
+  isKey: (key: string) => boolean,
+  limit: number,
+  whose: string,
+  opened: Dir[] = [],
+): ListedObject[] | undefined | typeof READ_LATER {
+  const dir = openDirNow(root, dirKey, prefix, opened);
+  if (!dir) return undefined;
+  const names = fileNamesNow(root, dir, namePrefix);
+  if (names === undefined || names === READ_LATER) return names;
+  const out: ListedObject[] = [];
+  for (const name of names) {
+    const key = dir.rel ? `${dir.rel}/${name}` : name;
+    if (!isKey(key)) continue;
+    const read = readFileNow(root, dir, { key, dirKey: dir.rel, base: name }, limit, whose, true);
+    if (read === READ_LATER) return READ_LATER;
+    if (read) out.push({ key, bytes: read.bytes, version: read.version });
+  }
+  return out;
+}
+
+/**
+ * The names of the regular files in `dir` starting with `namePrefix`, in code-unit order:
+ * undefined when the directory is gone, {@link READ_LATER} when it holds a subdirectory or more
+ * than {@link LIST_NOW_MAX_ENTRIES} entries.
+ */
+function fileNamesNow(root: RootDir, dir: Dir, namePrefix: string): string[] | undefined | typeof READ_LATER {
   const entries = readSmallDirNow(root, dir);
   if (entries === undefined || entries === READ_LATER) return entries;
   const names: string[] = [];
@@ -223,14 +295,7 @@ export function listFilesNow(
     if (entry.isDirectory()) return READ_LATER;
     if (entry.isFile()) names.push(name);
   }
-  names.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  const out: StorageEntry[] = [];
-  for (const name of names) {
-    const st = lstatNow(dir.at(name));
-    const key = dir.rel ? `${dir.rel}/${name}` : name;
-    if (st?.isFile() && isKey(key)) out.push({ key, version: versionOf(st), size: Number(st.size) });
-  }
-  return out;
+  return names.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
 /**

@@ -10,13 +10,13 @@ import { READ_LATER, readKeyNow } from './read-now.js';
 import { scrubFor, type FsStoreState } from './store-state.js';
 
 /** The largest value a read takes, and whose limit that is (for the refusal's message). */
-interface ReadLimit {
+export interface ReadLimit {
   readonly bytes: number;
   readonly whose: string;
 }
 
 /** The smaller of the store's `maxReadBytes` and the caller's `maxBytes`. */
-function readLimitOf(state: FsStoreState, options: GetOptions | undefined): ReadLimit {
+export function readLimitOf(state: FsStoreState, options: GetOptions | undefined): ReadLimit {
   const store = state.settings.maxReadBytes;
   const asked = options?.maxBytes;
   return asked !== undefined && asked < store
@@ -48,7 +48,7 @@ const NONE: ReadonlyMap<string, AckedState> = new Map();
  * {@link READ_LATER} when the store is not open yet, another instance's journal records must
  * be read, or the file is too large to read synchronously.
  */
-function readStoredNow(state: FsStoreState, key: string, limit: ReadLimit): StoredObject | undefined | typeof READ_LATER {
+export function readStoredNow(state: FsStoreState, key: string, limit: ReadLimit): StoredObject | undefined | typeof READ_LATER {
   const root = state.root;
   if (!root) return READ_LATER;
   const acked = state.journal ? state.journal.unappliedKeyNow(key) : NONE;

@@ -11,7 +11,9 @@ import fs from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { isCheckpointError, listAll, type StorageAdapter } from 'savepoint';
+import { isCheckpointError, listAll, type StorageAdapter, type StoredObject } from 'savepoint';
+import type { ReadLinks } from 'savepoint/toolkit';
+import { readLinked } from '../../../src/contract/linked-read.js';
 import { fsStorage } from 'savepoint/fs';
 import { SETTLED_MS } from '../../../src/storage/fs/read-cache.js';
 import { scratchDirs } from '../../support/scratch.js';
@@ -31,9 +33,11 @@ const settle = () => new Promise((resolve) => setTimeout(resolve, SETTLED_MS + 3
 async function settledStore(folders: readonly string[] = ['c']): Promise<{ dir: string; storage: StorageAdapter }> {
   const dir = newDir();
   const writer = fsStorage({ dir, journal: false });
-  for (const folder of folders)
+  for (const folder of folders) {
     for (const [i, key] of keysIn(folder).entries())
       await writer.put(key, new TextEncoder().encode(`{"v":${i},"pad":"${'x'.repeat(i * 10)}"}`));
+    await writer.put(pointerKey(folder), new TextEncoder().encode(`{"folder":"${folder}"}`));
+  }
   await writer.close();
   await settle();
   const storage = fsStorage({ dir, journal: false });
@@ -41,7 +45,24 @@ async function settledStore(folders: readonly string[] = ['c']): Promise<{ dir: 
   return { dir, storage };
 }
 
-/** Every key's bytes and version, and the listing, as `storage` answers them (an error by its reason code). */
+/** A pointer outside the folder whose member names it: a linked read of it reads the folder's files. */
+const pointerKey = (folder: string): string => `pointers/${folder}.json`;
+const FOLDER_LINKS: ReadLinks = {
+  get: { member: 'folder', before: '', after: `/${NAMES[1]}` },
+  list: { member: 'folder', before: '', after: '/' },
+};
+
+/** The pointer's linked read (the store's own, each part it left read step by step), as texts and versions. */
+async function linkedOf(storage: StorageAdapter, folder: string): Promise<unknown> {
+  const answer = await readLinked(storage, pointerKey(folder), FOLDER_LINKS);
+  const text = (o: StoredObject | undefined) => o && `${new TextDecoder().decode(o.bytes)}@${o.version}`;
+  return {
+    got: answer?.got && { key: answer.got.key, object: text(answer.got.object) },
+    listed: answer?.listed?.objects.map((o) => `${o.key}=${text(o)}`),
+  };
+}
+
+/** Every key's bytes and version, the listing and the folder's linked read, as `storage` answers them (an error by its reason code). */
 async function readAll(storage: StorageAdapter, folder = 'c'): Promise<unknown> {
   const got: Record<string, unknown> = {};
   for (const key of [...keysIn(folder), `${folder}/new.json`]) {
@@ -53,6 +74,11 @@ async function readAll(storage: StorageAdapter, folder = 'c'): Promise<unknown> 
     }
   }
   got.listed = (await listAll(storage, `${folder}/`)).map((e) => `${e.key}@${e.version}#${e.size}`);
+  try {
+    got.linked = await linkedOf(storage, folder);
+  } catch (err) {
+    got.linked = isCheckpointError(err) ? err.reasonCode : String(err);
+  }
   return got;
 }
 
@@ -111,7 +137,7 @@ function change(dir: string, key: string, what: Change, n: number): void {
 }
 
 describe('fsStorage: a file read again answers what it holds now', () => {
-  it('property: after changes by another tool (in place, stamps set back, renamed, deleted, a link, a directory, a new file), reads and listings answer as a fresh store', async () => {
+  it('property: after changes by another tool (in place, stamps set back, renamed, deleted, a link, a directory, a new file), reads, listings and linked reads answer as a fresh store', async () => {
     const folders = Array.from({ length: FOLDERS }, (_, i) => `f${i}`);
     const { dir, storage } = await settledStore(folders);
     let n = 0;

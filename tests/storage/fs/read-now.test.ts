@@ -11,8 +11,10 @@ import fs from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { isCheckpointError } from 'savepoint';
-import { fsStorage } from 'savepoint/fs';
+import { isCheckpointError, type StoredObject } from 'savepoint';
+import { fsStorage, type FsStorage } from 'savepoint/fs';
+import type { ReadLinks } from 'savepoint/toolkit';
+import { readLinked } from '../../../src/contract/linked-read.js';
 import { LIST_NOW_MAX_ENTRIES, READ_NOW_MAX_BYTES } from '../../../src/storage/fs/read-now.js';
 import { scratchDirs } from '../../support/scratch.js';
 
@@ -43,9 +45,42 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   },
 );
 
+/** A pointer whose members name a file of `a/b/` and the folders `a/b/`, `c/d/e/` and `zz/` (never made). */
+const POINTER = 'p/ptr.json';
+const POINTER_BYTES = new TextEncoder().encode('{"b":"b","e":"e","f":"f000","z":"zz"}');
+const POINTER_LINKS: readonly ReadLinks[] = [
+  { get: { member: 'f', before: 'a/b/', after: '' }, list: { member: 'b', before: 'a/', after: '/' } },
+  { list: { member: 'e', before: 'c/d/', after: '/' } },
+  { get: { member: 'z', before: '', after: '/x' }, list: { member: 'z', before: '', after: '/' } },
+];
+
+/** The store's own linked read answers each part it follows as the model holds it, and with the parts it leaves read step by step, all of them. */
+async function expectLinkedAsModel(storage: FsStorage, model: ReadonlyMap<string, Uint8Array>): Promise<void> {
+  const same = (got: StoredObject | undefined, key: string) => {
+    expect(got && Buffer.from(got.bytes).toString('hex'), key).toBe(
+      model.has(key) ? Buffer.from(model.get(key)!).toString('hex') : undefined,
+    );
+  };
+  const underModel = (prefix: string) => [...model.keys()].filter((k) => k.startsWith(prefix)).sort();
+  for (const links of POINTER_LINKS) {
+    const own = await storage.getLinked(POINTER, links);
+    const full = await readLinked(storage, POINTER, links);
+    for (const answer of [own, full]) {
+      same(answer?.value, POINTER);
+      if (answer?.got) same(answer.got.object, answer.got.key);
+      if (answer?.listed) {
+        expect(answer.listed.objects.map((o) => o.key)).toEqual(underModel(answer.listed.prefix));
+        for (const o of answer.listed.objects) same(o, o.key);
+      }
+    }
+    expect(full?.got !== undefined).toBe(links.get !== undefined);
+    expect(full?.listed !== undefined).toBe(links.list !== undefined);
+  }
+}
+
 describe('fsStorage: synchronous reads of small files answer what asynchronous ones do', () => {
   for (const journal of [true, false]) {
-    it(`${journal ? 'journal' : 'direct'}: every get and every listing matches the model, across the size and entry-count thresholds (property)`, async () => {
+    it(`${journal ? 'journal' : 'direct'}: every get, listing and linked read matches the model, across the size and entry-count thresholds (property)`, async () => {
       await fc.assert(
         fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 90 }), fc.boolean(), async (ops, flushFirst) => {
           const storage = fsStorage({ dir: newDir(), journal });
@@ -62,7 +97,10 @@ describe('fsStorage: synchronous reads of small files answer what asynchronous o
                 model.delete(key);
               }
             }
+            await storage.put(POINTER, POINTER_BYTES);
+            model.set(POINTER, POINTER_BYTES);
             if (flushFirst && storage.flush) await storage.flush();
+            await expectLinkedAsModel(storage, model);
             // All at once: the reads share their directories (see read-now.ts).
             const keys = [...new Set([...model.keys(), 'a/missing', 'nowhere/x', 'a/b/f000'])];
             const got = await Promise.all(keys.map((k) => storage.get(k)));
@@ -88,6 +126,25 @@ describe('fsStorage: synchronous reads of small files answer what asynchronous o
       );
     }, 120_000);
   }
+
+  it('journal: a linked read answers the acknowledged writes not applied yet (a put in place, a delete left out)', async () => {
+    const storage = fsStorage({ dir: newDir() });
+    try {
+      for (const n of ['f000', 'f001', 'f002']) await storage.put(`a/b/${n}`, new TextEncoder().encode(n));
+      await storage.flush!();
+      await storage.put(POINTER, POINTER_BYTES);
+      await storage.delete('a/b/f001');
+      await storage.put('a/b/f002', new TextEncoder().encode('new'));
+      await storage.put('a/b/f003', new TextEncoder().encode('f003'));
+      const answer = await storage.getLinked(POINTER, POINTER_LINKS[0]!);
+      const text = (o: StoredObject | undefined) => o && new TextDecoder().decode(o.bytes);
+      expect(answer && text(answer.value)).toBe(new TextDecoder().decode(POINTER_BYTES));
+      expect(answer?.listed?.objects.map((o) => `${o.key}=${text(o)}`)).toEqual(['a/b/f000=f000', 'a/b/f002=new', 'a/b/f003=f003']);
+      expect(answer?.got && text(answer.got.object)).toBe('f000');
+    } finally {
+      await storage.close();
+    }
+  });
 
   it('a small file is read with no trip through the thread pool, a large one asynchronously', async () => {
     const dir = newDir();
