@@ -58,7 +58,9 @@ export async function putTaskWrites(
   // values only (ids, a seal, member names): whole in an envelope, deflated (`packWhole`).
   const merge = (stored: Uint8Array | undefined): Promise<Uint8Array> => mergeWrites(state, document, fresh, stored, key);
   const plan: WritePlan = {
-    creates: [{ key, bytes, merge, chunk: state.dedup, chunkFrom: WRITES_CHUNKED_FROM, chunkFanout: chunkFanoutOf(state.storage), packWhole: true }],
+    creates: [
+      { key, bytes, merge, chunk: state.dedup, chunkFrom: WRITES_CHUNKED_FROM, chunkFanout: chunkFanoutOf(state.storage), packWhole: true },
+    ],
     replaces: NONE,
   };
   // Its chunks and the document in one commit where the store has one, not a statement each.

@@ -57,7 +57,13 @@ const DIRECT: StorageCapabilities = Object.freeze({
   keysAreFiles: true,
   linkedRead: true,
 });
-const JOURNALED: StorageCapabilities = Object.freeze({ atomicBatch: true, crossProcessConditional: true, move: true, keysAreFiles: true, linkedRead: true });
+const JOURNALED: StorageCapabilities = Object.freeze({
+  atomicBatch: true,
+  crossProcessConditional: true,
+  move: true,
+  keysAreFiles: true,
+  linkedRead: true,
+});
 
 /**
  * A durable store in a local directory: each key is a file at `dir/<key>`, so the files
