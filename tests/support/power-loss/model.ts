@@ -5,7 +5,7 @@
  * copy of the tree the recording started from.
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, lstatSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, lstatSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 export type Entry = { readonly kind: 'file'; readonly ino: number } | { readonly kind: 'dir' };
@@ -134,9 +134,14 @@ export function writeTree(tree: Tree, root: string): void {
   const dirs = [...tree.dirs.keys()].filter(reachable).sort((a, b) => a.split('/').length - b.split('/').length);
   for (const rel of dirs) {
     if (rel) mkdirSync(join(root, rel));
-    for (const [name, e] of tree.dirs.get(rel)!)
-      if (e.kind === 'file') writeFileSync(join(root, rel, name), tree.inodes.get(e.ino) ?? new Uint8Array(0));
+    for (const [name, e] of tree.dirs.get(rel)!) if (e.kind === 'file') writeFile(join(root, rel, name), tree.inodes.get(e.ino));
   }
+}
+
+/** Writes a file's bytes up to their trailing zeros, then sets its length: the zeros of a preallocated journal are a hole, read back as zeros. */
+function writeFile(path: string, bytes: Uint8Array = new Uint8Array(0)): void {
+  writeFileSync(path, bytes.subarray(0, withoutTrailingZeros(bytes)));
+  truncateSync(path, bytes.length);
 }
 
 /** A digest of what `tree` holds, names and bytes (two crash states that hold the same are checked once). */
