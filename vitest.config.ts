@@ -39,6 +39,8 @@ export default defineConfig({
     pool: 'forks',
     // At least two files at a time, also on two cores (vitest's default there is one): much of a
     // run is spent waiting on child processes, PostgreSQL, a browser or fsync, not computing.
+    // The projects inherit this, which `--maxWorkers` on the command line does not change:
+    // `VITEST_MAX_WORKERS=1 npm test` runs one file at a time.
     maxWorkers: Math.max(2, availableParallelism() - 1),
     projects: [
       { extends: true, test: { name: 'unit', include: files, exclude: ['**/node_modules/**', ...only('process'), ...only('slow')] } },
