@@ -3,7 +3,8 @@
  * processes on one journaled directory: each must acknowledge a fair share and none be
  * refused), `erofs` (a store on a read-only mount, in both fs modes: reads answer, writes
  * fail with a CheckpointError, nothing acknowledged is lost) and `power-loss` (every crash
- * state a power cut can leave, see tests/support/power-loss/, in both fs modes).
+ * state a power cut can leave, see tests/support/power-loss/: without the journal, with it, and
+ * as `fsStorage({ dir })` comes).
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
@@ -150,10 +151,10 @@ export const erofsRun: CampaignRun = {
 
 export const powerLossRun: CampaignRun = {
   name: 'power-loss',
-  what: 'every on-disk state a power cut can leave during a writer’s life (POSIX rules: unsynced writes and renames lost in any subset, torn writes), resumed from, direct and journal',
+  what: 'every on-disk state a power cut can leave during a writer’s life (POSIX rules: unsynced writes and renames lost in any subset, torn writes), resumed from, direct, journal and the default',
   async run(quick) {
     const r: RunResult = result();
-    for (const mode of ['direct', 'journal'] as const) {
+    for (const mode of ['direct', 'journal', 'default'] as const) {
       const got = await powerLossSweep(mode, { randomPerPoint: quick ? 0 : 4 });
       r.tried += got.states;
       r.failed += got.failed;

@@ -4,20 +4,14 @@
  * applies and journal checkpoints, a prune, a recovery — are recorded, and every on-disk
  * state a crash can leave under POSIX rules (unsynced writes and name changes lost, or kept
  * in any subset, a write torn) is written out and resumed from: no acknowledged checkpoint
- * is lost, and the run always takes its next checkpoint. In both fs modes.
+ * is lost, and the run always takes its next checkpoint. Without the journal and with it
+ * (switching files every kilobyte) here; as `fsStorage({ dir })` comes in
+ * power-loss-default.slow.test.ts, a file of its own so that the two run side by side.
  */
-import { describe, expect, it } from 'vitest';
-import { powerLossSweep } from '../../support/power-loss/scenario.js';
+import { describe } from 'vitest';
+import { itResumesEveryCrashState } from '../../support/power-loss/sweep-test.js';
 
 describe('fsStorage under a simulated power loss', () => {
-  it.each(['direct', 'journal'] as const)(
-    '%s: every crash state resumes with every acknowledged checkpoint',
-    async (mode) => {
-      const result = await powerLossSweep(mode, { randomPerPoint: 1 }); // `npm run campaign` draws more per point;
-      console.log(`power loss (${mode}): ${result.calls} calls, ${result.states} crash states, ${result.failed} failed`);
-      expect(result.problems).toEqual([]);
-      expect(result.states).toBeGreaterThan(50);
-    },
-    900_000,
-  );
+  itResumesEveryCrashState('direct');
+  itResumesEveryCrashState('journal');
 });

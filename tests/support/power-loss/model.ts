@@ -5,7 +5,7 @@
  * copy of the tree the recording started from.
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, lstatSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, lstatSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 export type Entry = { readonly kind: 'file'; readonly ino: number } | { readonly kind: 'dir' };
@@ -134,9 +134,14 @@ export function writeTree(tree: Tree, root: string): void {
   const dirs = [...tree.dirs.keys()].filter(reachable).sort((a, b) => a.split('/').length - b.split('/').length);
   for (const rel of dirs) {
     if (rel) mkdirSync(join(root, rel));
-    for (const [name, e] of tree.dirs.get(rel)!)
-      if (e.kind === 'file') writeFileSync(join(root, rel, name), tree.inodes.get(e.ino) ?? new Uint8Array(0));
+    for (const [name, e] of tree.dirs.get(rel)!) if (e.kind === 'file') writeFile(join(root, rel, name), tree.inodes.get(e.ino));
   }
+}
+
+/** Writes a file's bytes up to their trailing zeros, then sets its length: the zeros of a preallocated journal are a hole, read back as zeros. */
+function writeFile(path: string, bytes: Uint8Array = new Uint8Array(0)): void {
+  writeFileSync(path, bytes.subarray(0, withoutTrailingZeros(bytes)));
+  truncateSync(path, bytes.length);
 }
 
 /** A digest of what `tree` holds, names and bytes (two crash states that hold the same are checked once). */
@@ -146,13 +151,31 @@ export function digestTree(tree: Tree): string {
     h.update(`d ${rel}\n`);
     for (const [name, e] of [...tree.dirs.get(rel)!].sort(([a], [b]) => (a < b ? -1 : 1))) {
       h.update(`${name} ${e.kind}\n`);
-      if (e.kind === 'file')
-        h.update(
-          createHash('sha256')
-            .update(tree.inodes.get(e.ino) ?? new Uint8Array(0))
-            .digest(),
-        );
+      if (e.kind === 'file') h.update(digestBytes(tree.inodes.get(e.ino) ?? new Uint8Array(0)));
     }
   }
   return h.digest('hex');
+}
+
+/**
+ * A file's length and the digest of its bytes up to its trailing zeros: the same for the same
+ * bytes, and cheap for a preallocated journal file (a megabyte of zeros after a few records).
+ */
+function digestBytes(bytes: Uint8Array): string {
+  const end = withoutTrailingZeros(bytes);
+  return `${bytes.length} ${createHash('sha256').update(bytes.subarray(0, end)).digest('hex')}\n`;
+}
+
+const ZEROS = new Uint8Array(64 * 1024);
+
+/** The length of `bytes` without its trailing zero bytes (compared a block at a time, natively). */
+function withoutTrailingZeros(bytes: Uint8Array): number {
+  let end = bytes.length;
+  while (end > 0) {
+    const start = Math.max(0, end - ZEROS.length);
+    if (Buffer.compare(bytes.subarray(start, end), ZEROS.subarray(0, end - start)) !== 0) break;
+    end = start;
+  }
+  while (end > 0 && bytes[end - 1] === 0) end--;
+  return end;
 }

@@ -24,12 +24,22 @@ import { durableState, forEachCrashState, type CrashState } from './crash-states
 import { writeTree, type Op, type Tree } from './model.js';
 import { record } from './recorder.js';
 
-export type FsMode = 'direct' | 'journal';
+/**
+ * `direct`: without the journal. `journal`: with it, switching files and checkpointing every
+ * kilobyte, so a life crosses several switches. `default`: what `fsStorage({ dir })` does (the
+ * journal, a megabyte per file: preallocated files that a life never fills).
+ */
+export type FsMode = 'direct' | 'journal' | 'default';
 const RUN = 'run-p';
 const profile = defaultProfile;
 
-const open = (dir: string, mode: FsMode): StorageAdapter =>
-  fsStorage({ dir, cleanupOnOpen: true, ...(mode === 'journal' ? { journal: true, journalCheckpointBytes: 1024 } : {}) });
+const MODE_OPTIONS: Record<FsMode, { journal?: boolean; journalCheckpointBytes?: number }> = {
+  direct: { journal: false },
+  journal: { journal: true, journalCheckpointBytes: 1024 },
+  default: {},
+};
+
+const open = (dir: string, mode: FsMode): StorageAdapter => fsStorage({ dir, cleanupOnOpen: true, ...MODE_OPTIONS[mode] });
 
 /** A memory file system when there is one: the states are many and their fsyncs are no part of what is checked. */
 const SCRATCH = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
