@@ -59,7 +59,7 @@ const isPartRef = (r: unknown): r is PartRef => {
 
 /**
  * @internal The parts `value` refers to when it is a part reference — its one member a marker
- * whose value is a reference (`key` and `sha256` strings) or a list of them — else undefined.
+ * whose value is a reference (`key` and `sha256` strings) or a non-empty list of them — else undefined.
  * An object of one marker member whose value is anything else cannot refer to a part: it is
  * read as the data it is (a raw `TypeError` on a payload that held `{"$savepoint_part": ""}`).
  */
@@ -68,7 +68,10 @@ export function partRefsOf(value: JsonObject): { readonly refs: readonly PartRef
   const single = value[PART_MARKER];
   if (single !== undefined) return isPartRef(single) ? { refs: [single], chunked: false } : undefined;
   const list = value[PARTS_MARKER];
-  return Array.isArray(list) && list.every(isPartRef) ? { refs: list as unknown as PartRef[], chunked: true } : undefined;
+  // savepoint never writes an empty list (an array cut into chunks has at least one): `[]` is data.
+  return Array.isArray(list) && list.length > 0 && list.every(isPartRef)
+    ? { refs: list as unknown as PartRef[], chunked: true }
+    : undefined;
 }
 
 /**

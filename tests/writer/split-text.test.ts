@@ -178,6 +178,18 @@ describe('reading a split checkpoint back from its texts', () => {
     );
   });
 
+  it('a payload holding an empty list under the chunked-array marker reads back as written (regression: taken for a reference to no parts, the checkpoint failed its checksum)', async () => {
+    for (const payload of [
+      { '': { '0': { $savepoint_parts: [] } } },
+      { $savepoint_parts: [] },
+      [{ $savepoint_parts: [] }, { $savepoint_part: [] }],
+    ]) {
+      const { storage, r } = await written(payload, 2000);
+      if (!r.ok) throw r.error;
+      expect((await readSnapshot(storage, defaultProfile, r.key))?.payload).toEqual(payload);
+    }
+  });
+
   it('a part reference edited in the main document is refused, not read past: its members are outside the checksum (regression: "bytes" renamed was read as a reference)', async () => {
     const payload = Array.from({ length: 200 }, (_, i) => ({ id: i, name: `item ${i}`, tags: ['a'] }));
     for (const edit of [
