@@ -80,6 +80,16 @@ function checkKey(key: unknown): asserts key is string {
   }
 }
 
+/** Whether `key` is a valid key ({@link assertKey}), without throwing. */
+export function isKey(key: string): boolean {
+  try {
+    assertKey(key);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Checks a list prefix: `''` (everything) or a string that is a valid key or a valid
  * key followed by `/`. Throws `checkpoint_key_invalid`.

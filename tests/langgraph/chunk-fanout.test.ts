@@ -14,24 +14,7 @@ import { fsStorage } from 'savepoint/fs';
 import { SavepointSaver } from 'savepoint/langgraph';
 import { CHUNK_PREFIX, decodeEnvelope, looksChunked } from '../../src/codec/chunking.js';
 import { checkpointKey, runIdOf } from '../../src/langgraph/keys.js';
-import { cp, meta } from './checkpoints.js';
-
-/** A ~`length`-character message of letters, different for every seed. */
-function message(seed: number, length: number): string {
-  let x = seed || 1;
-  let text = `m${seed}: `;
-  while (text.length < length) {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    text += String.fromCharCode(97 + ((x >>> 0) % 26));
-  }
-  return text;
-}
-
-const config = (checkpoint_id?: string) => ({
-  configurable: { thread_id: 't', checkpoint_ns: '', ...(checkpoint_id ? { checkpoint_id } : {}) },
-});
+import { config, cp, message, meta } from './checkpoints.js';
 
 /** `inner` declaring that each of its keys is a file, as fsStorage does. */
 const keysAreFiles = (inner: StorageAdapter): StorageAdapter => ({ ...inner, capabilities: { ...inner.capabilities, keysAreFiles: true } });

@@ -15,24 +15,7 @@ import { writesKey } from '../../src/langgraph/keys.js';
 import { encodeWrites } from '../../src/langgraph/writes.js';
 import { pendingWritesOf } from '../../src/langgraph/pending-writes-view.js';
 import { countingStorage } from '../support/counting-storage.js';
-import { cp, meta } from './checkpoints.js';
-
-/** A ~`length`-character message of letters, different for every seed (no store compresses it to nothing). */
-function message(seed: number, length: number): string {
-  let x = seed || 1;
-  let text = `m${seed}: `;
-  while (text.length < length) {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    text += String.fromCharCode(97 + ((x >>> 0) % 26));
-  }
-  return text;
-}
-
-const config = (checkpoint_id?: string) => ({
-  configurable: { thread_id: 't', checkpoint_ns: '', ...(checkpoint_id ? { checkpoint_id } : {}) },
-});
+import { config, cp, message, meta } from './checkpoints.js';
 
 /** The sum of the stored values' sizes. */
 async function storedBytes(storage: StorageAdapter): Promise<number> {

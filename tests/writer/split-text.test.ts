@@ -179,11 +179,12 @@ describe('reading a split checkpoint back from its texts', () => {
   });
 
   it('a payload holding an empty list under the chunked-array marker reads back as written (regression: taken for a reference to no parts, the checkpoint failed its checksum)', async () => {
-    for (const payload of [
+    const payloads: JsonValue[] = [
       { '': { '0': { $savepoint_parts: [] } } },
       { $savepoint_parts: [] },
       [{ $savepoint_parts: [] }, { $savepoint_part: [] }],
-    ]) {
+    ];
+    for (const payload of payloads) {
       const { storage, r } = await written(payload, 2000);
       if (!r.ok) throw r.error;
       expect((await readSnapshot(storage, defaultProfile, r.key))?.payload).toEqual(payload);

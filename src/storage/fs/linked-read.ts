@@ -9,7 +9,7 @@ import {
 } from '../../contract/linked-read.js';
 import { readTooLarge } from '../../contract/read-limit.js';
 import type { StoredObject } from '../../contract/storage.js';
-import { assertKey, assertPrefix } from '../keys.js';
+import { assertKey, assertPrefix, isKey } from '../keys.js';
 import { errnoOf, fsError } from './io.js';
 import type { AckedState } from './journal/index.js';
 import { readLimitOf, readStored, readStoredNow, type ReadLimit } from './read.js';
@@ -36,15 +36,6 @@ import type { Dir } from './dir.js';
 function assertLinkKeys(links: ReadLinks): void {
   if (links.get) assertKey(`${links.get.before}x${links.get.after}`);
   if (links.list) assertPrefix(`${links.list.before}x${links.list.after}`);
-}
-
-function isKey(key: string): boolean {
-  try {
-    assertKey(key);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** `getLinked`: {@link linkedNow}'s answer, or the value alone, read asynchronously, when the value could not be read synchronously. */

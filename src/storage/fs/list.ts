@@ -1,6 +1,6 @@
 import fsp from 'node:fs/promises';
 import type { StorageEntry } from '../../contract/storage.js';
-import { assertKey, assertPrefix } from '../keys.js';
+import { assertPrefix, isKey } from '../keys.js';
 import { openChild, openDir, type Dir, type OpenedDir, type RootDir } from './dir.js';
 import { fdClose } from './fd.js';
 import { errnoOf, fsError, versionOf } from './io.js';
@@ -113,13 +113,4 @@ async function* withUnapplied(
     yield entry;
   }
   while (i < puts.length) yield puts[i++]!;
-}
-
-function isKey(key: string): boolean {
-  try {
-    assertKey(key);
-    return true;
-  } catch {
-    return false;
-  }
 }
