@@ -48,8 +48,10 @@ async function roundTrip(bytes: Uint8Array): Promise<Uint8Array> {
 
 describe('documents stored whole in an envelope', () => {
   it('any JSON document, of any size below chunks, reads back exactly; stored so only when smaller (property)', async () => {
+    // A member named __proto__ is refused before any document is made (canonical-json's own tests).
+    const json = fc.jsonValue({ maxDepth: 3 }).filter((v) => !JSON.stringify(v).includes('__proto__'));
     await fc.assert(
-      fc.asyncProperty(fc.jsonValue({ maxDepth: 3 }), fc.nat(300), async (value, pad) => {
+      fc.asyncProperty(json, fc.nat(300), async (value, pad) => {
         const bytes = documentOf(value, pad);
         fc.pre(bytes.length < CHUNKED_MIN_BYTES);
         await roundTrip(bytes);
