@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { fsStorage } from 'savepoint/fs';
 import { runCli } from '../../src/cli/run.js';
+import { listAll } from '../../src/contract/storage.js';
 import { runToEnd } from '../../examples/langgraph.js';
 import { bundledChildPerFile } from '../support/bundle-child.js';
 import { ROOT } from '../support/build.js';
@@ -42,6 +43,16 @@ async function finalState(args: string[]): Promise<unknown> {
   return JSON.parse(r.stdout);
 }
 
+/** How many checkpoints of thread order-42 the store in `dir` holds (opened as the resumed run opens it). */
+async function storedCheckpoints(dir: string): Promise<number> {
+  const storage = fsStorage({ dir, create: false });
+  try {
+    return (await listAll(storage, 'langgraph/order-42/history/')).length;
+  } finally {
+    await storage.close();
+  }
+}
+
 function silentIo() {
   let out = '';
   return {
@@ -59,21 +70,34 @@ describe('examples/langgraph.ts under SIGKILL', () => {
       const dir = join(bundled.work, `crash-${killAfter}`);
       const marker = `${dir}.marker`;
       const run = start(['--dir', dir, '--thread', 'order-42', '--delay', '150', '--marker', marker]);
+      // LangGraph runs the next node without waiting for the last checkpoint to be stored, and on
+      // a busy disk a durable write can take longer than a node: kill once `killAfter` nodes ran
+      // and the checkpoint before the last of them is in its file (so stored), not earlier.
+      const history = join(dir, 'langgraph', 'order-42', 'history');
+      const inFiles = (): number => (existsSync(history) ? readdirSync(history).length : 0);
       const deadline = Date.now() + 60_000;
-      while (nodesRun(marker).length < killAfter && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      const readyToKill = (): boolean => {
+        const ran = nodesRun(marker).length;
+        return ran >= killAfter && inFiles() >= ran + 1;
+      };
+      while (!readyToKill() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
       run.kill();
       const killed = await run.done;
       expect(killed.signal).toBe('SIGKILL');
       const before = nodesRun(marker).length;
       expect(before).toBeGreaterThanOrEqual(killAfter);
       expect(before).toBeLessThan(ALL_NODES);
+      // Nodes whose checkpoint the store holds: the input's and the first step's, then one after each node.
+      const stored = await storedCheckpoints(dir);
+      const done = stored - 2;
+      expect(done).toBeGreaterThanOrEqual(killAfter - 1);
 
       const resumedMarker = `${dir}.resumed`;
       expect(await finalState(['--dir', dir, '--thread', 'order-42', '--marker', resumedMarker])).toEqual(uninterrupted);
-      // It resumed from a checkpoint: it did not start over with the planner, and ran only what was left (a killed node runs again).
+      // It resumed from a checkpoint: it did not start over with the planner, and ran only what no stored checkpoint covers.
       const resumed = nodesRun(resumedMarker);
       expect(resumed[0]).not.toBe('plan');
-      expect(resumed.length).toBeLessThanOrEqual(ALL_NODES - before + 1);
+      expect(resumed.length).toBeLessThanOrEqual(ALL_NODES - done);
 
       // The store the saver left behind (after a SIGKILL) verifies clean.
       const storage = fsStorage({ dir, create: false });
