@@ -58,9 +58,9 @@ async function envelopeOf(storage: StorageAdapter, checkpoint: Checkpoint): Prom
 const mean = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 describe('SavepointSaver: chunk trees by the store’s cost hint', () => {
-  it('where each key is a file, a 150-message conversation makes at most 3.5 chunks a turn (narrow trees made 6.85), and reads back', async () => {
-    const storage = keysAreFiles(memoryStorage());
-    const { perTurn, newest } = await converse(storage, 150, 40);
+  /** A conversation of `turns` on `storage` makes wide trees: at most 3.5 chunks a turn, 2–4 ids in the envelope, and it reads back. */
+  async function expectWideTrees(storage: StorageAdapter, turns: number, measured: number): Promise<void> {
+    const { perTurn, newest } = await converse(storage, turns, measured);
     // The message's leaves (a leaf or two) and one node per level below the envelope's ids.
     expect(mean(perTurn)).toBeLessThanOrEqual(3.5);
     const envelope = await envelopeOf(storage, newest);
@@ -68,17 +68,14 @@ describe('SavepointSaver: chunk trees by the store’s cost hint', () => {
     expect(envelope.ids.length).toBeLessThanOrEqual(4);
     const tuple = await new SavepointSaver({ storage }).getTuple(config(newest.id));
     expect(tuple!.checkpoint.channel_values.messages).toEqual(newest.channel_values.messages);
+  }
+
+  it('where each key is a file, a 150-message conversation makes at most 3.5 chunks a turn (narrow trees made 6.85), and reads back', async () => {
+    await expectWideTrees(keysAreFiles(memoryStorage()), 150, 40);
   });
 
   it('an encrypted store over a store whose keys are files: the same wide trees of keyed ids, reading back', async () => {
-    const storage = encryptedStorage(keysAreFiles(memoryStorage()), { keys: EncryptionKey.generate() });
-    const { perTurn, newest } = await converse(storage, 120, 20);
-    expect(mean(perTurn)).toBeLessThanOrEqual(3.5);
-    const envelope = await envelopeOf(storage, newest);
-    expect(envelope.ids.length).toBeGreaterThan(1);
-    expect(envelope.ids.length).toBeLessThanOrEqual(4);
-    const tuple = await new SavepointSaver({ storage }).getTuple(config(newest.id));
-    expect(tuple!.checkpoint.channel_values.messages).toEqual(newest.channel_values.messages);
+    await expectWideTrees(encryptedStorage(keysAreFiles(memoryStorage()), { keys: EncryptionKey.generate() }), 120, 20);
   });
 
   it('elsewhere the tree is the narrow one, as before: one id in the envelope, more levels of smaller nodes', async () => {
