@@ -100,6 +100,16 @@ export function assertPrefix(prefix: unknown): asserts prefix is string {
   assertKey(prefix.endsWith('/') ? prefix.slice(0, -1) : prefix);
 }
 
+/** Whether `prefix` is a valid prefix ({@link assertPrefix}), without throwing. */
+export function isPrefix(prefix: string): boolean {
+  try {
+    assertPrefix(prefix);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Joins key segments with `/`, then validates the result. */
 export function joinKey(...segments: string[]): string {
   const key = segments.filter((s) => s !== '').join('/');

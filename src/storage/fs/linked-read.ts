@@ -1,6 +1,6 @@
 import {
   assertReadLinks,
-  memberTextOf,
+  linkedKeyOf,
   pointerOf,
   type LinkedValues,
   type ListedObject,
@@ -9,7 +9,7 @@ import {
 } from '../../contract/linked-read.js';
 import { readTooLarge } from '../../contract/read-limit.js';
 import type { StoredObject } from '../../contract/storage.js';
-import { assertKey, assertPrefix, isKey } from '../keys.js';
+import { assertKey, assertPrefix, isKey, isPrefix } from '../keys.js';
 import { errnoOf, fsError } from './io.js';
 import type { AckedState } from './journal/index.js';
 import { readLimitOf, readStored, readStoredNow, type ReadLimit } from './read.js';
@@ -101,18 +101,8 @@ function linkedName(
   link: MemberLink,
   valid: (name: string) => boolean,
 ): string | undefined {
-  const text = memberTextOf(pointer, link.member);
-  const name = text === undefined ? undefined : `${link.before}${text}${link.after}`;
+  const name = linkedKeyOf(pointer, link);
   return name !== undefined && valid(name) ? name : undefined;
-}
-
-function isPrefix(prefix: string): boolean {
-  try {
-    assertPrefix(prefix);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** The linked key's object, read synchronously; undefined (unfollowed) when it cannot be. */
