@@ -126,6 +126,17 @@ export async function latestOnlyRecords<P>(
   if (own.length === 0 || location.kind === 'latest') return [];
   const copy = await historyCopy(storage, profile, location, head.id);
   if (!copy || copy.id !== head.id) return own;
-  const inHistory = new Set(copy.sourceDetails.map((r) => canonicalJson(r)));
-  return own.filter((r) => !inHistory.has(canonicalJson(r)));
+  // Counted, not a set: two triggers of one burst can be the same record (same source, same
+  // millisecond), and the history copy holding one of them does not hold the other.
+  const inHistory = new Map<string, number>();
+  for (const r of copy.sourceDetails) {
+    const text = canonicalJson(r);
+    inHistory.set(text, (inHistory.get(text) ?? 0) + 1);
+  }
+  return own.filter((r) => {
+    const text = canonicalJson(r);
+    const left = inHistory.get(text) ?? 0;
+    if (left > 0) inHistory.set(text, left - 1);
+    return left === 0;
+  });
 }

@@ -218,11 +218,11 @@ describe('a failed or crashed storage call at every operation index', () => {
   }
 });
 
-describe('a failed storage call in a burst of unchanged states (known defect, not yet mended)', () => {
-  // Found by the property below (seed 1091222097), on this code and on the code before it: an
-  // acknowledged snapshot whose own source_details name two triggers is stored with one, after
-  // the third write fails. `it.fails` keeps the case in view; it turns red once the writer keeps both.
-  it.fails('keeps every acknowledged trigger when the third write fails (counterexample of the property below)', async () => {
+describe('a failed storage call in a burst of unchanged states', () => {
+  // Found by the property below (seed 1091222097): two triggers of one burst are the same record
+  // (same source, same millisecond); after a failed write, reading the run again took the one in
+  // history for both, and the next snapshot did not carry the one only latest held.
+  it('keeps every acknowledged trigger when the third write fails (counterexample of the property below)', async () => {
     const burst = (state: number, n: number): Step => ({
       advance: 0,
       calls: Array.from({ length: n }, () => ({ state, source: 'step_boundary' as const })),
