@@ -35,7 +35,7 @@ const quote = (name: string): string => `"${name}"`;
  * allows: a document naming no metadata whose number is beyond `numeric`'s range is `{}` now,
  * its metadata by the contract, where `jsonb` refused it as unknown.)
  */
-export const METADATA_FUNCTION_MARKER = 'savepoint metadata r2';
+export const METADATA_FUNCTION_MARKER = 'savepoint metadata r3';
 
 /** Bytes as a `bytea` literal (hex). */
 const bytesLiteral = (text: string): string => `'\\x${Buffer.from(text, 'utf8').toString('hex')}'::bytea`;
@@ -51,28 +51,31 @@ const bytesLiteral = (text: string): string => `'\\x${Buffer.from(text, 'utf8').
 function metadataFunctionBody(): string {
   const marker = CHUNKED_MARKER.replace(/'/g, "''");
   const named = [bytesLiteral('"metadata'), bytesLiteral(CHUNKED_MARKER), bytesLiteral('\\u')];
+  // Few PL/pgSQL statements, each a single expression: every statement the interpreter steps
+  // through costs the write that computes the column, and the rules are decided in one CASE.
   return `
 DECLARE
   n integer := octet_length(v);
-  checked json;
   doc jsonb;
   meta jsonb;
 BEGIN
   IF right(k, 5) <> '.json' OR n < 2 OR get_byte(v, 0) <> 123 OR get_byte(v, n - 1) <> 125 THEN RETURN NULL; END IF;
   BEGIN
     IF ${named.map((b) => `position(${b} IN v) = 0`).join(' AND ')} THEN
-      checked := convert_from(v, 'UTF8')::json; -- an assignment, not PERFORM: no query of its own
-      RETURN '{}'::jsonb;
+      -- Checked as JSON (a parse that builds nothing): '{}', or NULL below when it is not JSON.
+      RETURN CASE WHEN convert_from(v, 'UTF8')::json IS NULL THEN NULL ELSE '{}'::jsonb END;
     END IF;
     doc := convert_from(v, 'UTF8')::jsonb;
   EXCEPTION WHEN OTHERS THEN
     RETURN NULL; -- not UTF-8, not JSON, or JSON that jsonb refuses (a NUL escape)
   END;
-  IF jsonb_typeof(doc) <> 'object' OR doc ? '${marker}' OR doc ? 'metadata_blob' THEN RETURN NULL; END IF;
   meta := doc -> 'metadata';
-  IF meta IS NULL OR jsonb_typeof(meta) <> 'object' THEN RETURN '{}'::jsonb; END IF;
-  IF strpos(meta::text, '"lc"') > 0 THEN RETURN NULL; END IF;
-  RETURN meta;
+  RETURN CASE
+    WHEN jsonb_typeof(doc) <> 'object' OR doc ?| ARRAY['${marker}', 'metadata_blob'] THEN NULL
+    WHEN meta IS NULL OR jsonb_typeof(meta) <> 'object' THEN '{}'::jsonb
+    WHEN strpos(meta::text, '"lc"') > 0 THEN NULL
+    ELSE meta
+  END;
 END`;
 }
 

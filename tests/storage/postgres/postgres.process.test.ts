@@ -260,7 +260,7 @@ async function waitForLockWaiters(n: number): Promise<void> {
           const listed: string[] = [];
           for await (const e of s.listWhereMetadata('d/', { user: 'ana' })) listed.push(e.key);
           expect(listed).toEqual(['d/b.json']);
-          expect(await revision()).toBe(autoMigrate ? 'savepoint metadata r2' : null);
+          expect(await revision()).toBe(autoMigrate ? 'savepoint metadata r3' : null);
           expect(await markerOf(table)).toBe(`savepoint store v${SCHEMA_VERSION}`);
           await s.close();
         },
