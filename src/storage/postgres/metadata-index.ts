@@ -25,17 +25,30 @@ export interface MetadataIndexSql {
 
 const quote = (name: string): string => `"${name}"`;
 
+/** The revision of the column's function this version writes (see {@link METADATA_FUNCTION_MARKER}). */
+const METADATA_FUNCTION_REVISION = 3;
+
 /**
  * The revision of the column's function, left on it (`COMMENT ON FUNCTION`) and read with the
  * table's marker: a table at the current layout whose function is older gets the current body
  * from `migrate()` at first use (with `autoMigrate: false` the older body stays until
  * `migrate()` runs; it computes the same column). Every revision computes the same column from
- * the same bytes, so rows written before keep their values and older versions of the store,
- * which read only the table's marker, work with either body. (One exception, which the contract
- * allows: a document naming no metadata whose number is beyond `numeric`'s range is `{}` now,
- * its metadata by the contract, where `jsonb` refused it as unknown.)
+ * the same bytes, so rows written before keep their values and older versions of the store work
+ * with either body. (One exception, which the contract allows: a document naming no metadata
+ * whose number is beyond `numeric`'s range is `{}` since r2, its metadata by the contract, where
+ * `jsonb` refused it as unknown.)
  */
-export const METADATA_FUNCTION_MARKER = 'savepoint metadata r3';
+export const METADATA_FUNCTION_MARKER = `savepoint metadata r${METADATA_FUNCTION_REVISION}`;
+
+/**
+ * Whether a function's revision marker is this version's or a later one: a newer version's body
+ * computes the same column, so it is kept rather than put back to this one's at every start of
+ * this version beside it.
+ */
+export function isCurrentMetadataFunction(marker: string | null | undefined): boolean {
+  const revision = /^savepoint metadata r(\d+)$/.exec(marker ?? '')?.[1];
+  return revision !== undefined && Number(revision) >= METADATA_FUNCTION_REVISION;
+}
 
 /** Bytes as a `bytea` literal (hex). */
 const bytesLiteral = (text: string): string => `'\\x${Buffer.from(text, 'utf8').toString('hex')}'::bytea`;
