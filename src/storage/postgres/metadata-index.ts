@@ -25,17 +25,30 @@ export interface MetadataIndexSql {
 
 const quote = (name: string): string => `"${name}"`;
 
+/** The revision of the column's function this version writes (see {@link METADATA_FUNCTION_MARKER}). */
+const METADATA_FUNCTION_REVISION = 3;
+
 /**
  * The revision of the column's function, left on it (`COMMENT ON FUNCTION`) and read with the
  * table's marker: a table at the current layout whose function is older gets the current body
  * from `migrate()` at first use (with `autoMigrate: false` the older body stays until
  * `migrate()` runs; it computes the same column). Every revision computes the same column from
- * the same bytes, so rows written before keep their values and older versions of the store,
- * which read only the table's marker, work with either body. (One exception, which the contract
- * allows: a document naming no metadata whose number is beyond `numeric`'s range is `{}` now,
- * its metadata by the contract, where `jsonb` refused it as unknown.)
+ * the same bytes, so rows written before keep their values and older versions of the store work
+ * with either body. (One exception, which the contract allows: a document naming no metadata
+ * whose number is beyond `numeric`'s range is `{}` since r2, its metadata by the contract, where
+ * `jsonb` refused it as unknown.)
  */
-export const METADATA_FUNCTION_MARKER = 'savepoint metadata r2';
+export const METADATA_FUNCTION_MARKER = `savepoint metadata r${METADATA_FUNCTION_REVISION}`;
+
+/**
+ * Whether a function's revision marker is this version's or a later one: a newer version's body
+ * computes the same column, so it is kept rather than put back to this one's at every start of
+ * this version beside it.
+ */
+export function isCurrentMetadataFunction(marker: string | null | undefined): boolean {
+  const revision = /^savepoint metadata r(\d+)$/.exec(marker ?? '')?.[1];
+  return revision !== undefined && Number(revision) >= METADATA_FUNCTION_REVISION;
+}
 
 /** Bytes as a `bytea` literal (hex). */
 const bytesLiteral = (text: string): string => `'\\x${Buffer.from(text, 'utf8').toString('hex')}'::bytea`;
@@ -51,28 +64,31 @@ const bytesLiteral = (text: string): string => `'\\x${Buffer.from(text, 'utf8').
 function metadataFunctionBody(): string {
   const marker = CHUNKED_MARKER.replace(/'/g, "''");
   const named = [bytesLiteral('"metadata'), bytesLiteral(CHUNKED_MARKER), bytesLiteral('\\u')];
+  // Few PL/pgSQL statements, each a single expression: every statement the interpreter steps
+  // through costs the write that computes the column, and the rules are decided in one CASE.
   return `
 DECLARE
   n integer := octet_length(v);
-  checked json;
   doc jsonb;
   meta jsonb;
 BEGIN
   IF right(k, 5) <> '.json' OR n < 2 OR get_byte(v, 0) <> 123 OR get_byte(v, n - 1) <> 125 THEN RETURN NULL; END IF;
   BEGIN
     IF ${named.map((b) => `position(${b} IN v) = 0`).join(' AND ')} THEN
-      checked := convert_from(v, 'UTF8')::json; -- an assignment, not PERFORM: no query of its own
-      RETURN '{}'::jsonb;
+      -- Checked as JSON (a parse that builds nothing): '{}', or NULL below when it is not JSON.
+      RETURN CASE WHEN convert_from(v, 'UTF8')::json IS NULL THEN NULL ELSE '{}'::jsonb END;
     END IF;
     doc := convert_from(v, 'UTF8')::jsonb;
   EXCEPTION WHEN OTHERS THEN
     RETURN NULL; -- not UTF-8, not JSON, or JSON that jsonb refuses (a NUL escape)
   END;
-  IF jsonb_typeof(doc) <> 'object' OR doc ? '${marker}' OR doc ? 'metadata_blob' THEN RETURN NULL; END IF;
   meta := doc -> 'metadata';
-  IF meta IS NULL OR jsonb_typeof(meta) <> 'object' THEN RETURN '{}'::jsonb; END IF;
-  IF strpos(meta::text, '"lc"') > 0 THEN RETURN NULL; END IF;
-  RETURN meta;
+  RETURN CASE
+    WHEN jsonb_typeof(doc) <> 'object' OR doc ?| ARRAY['${marker}', 'metadata_blob'] THEN NULL
+    WHEN meta IS NULL OR jsonb_typeof(meta) <> 'object' THEN '{}'::jsonb
+    WHEN strpos(meta::text, '"lc"') > 0 THEN NULL
+    ELSE meta
+  END;
 END`;
 }
 

@@ -1,7 +1,7 @@
 import type { PostgresPool } from './driver.js';
 import { toStoreError } from './errors.js';
 import { config } from './options.js';
-import { METADATA_FUNCTION_MARKER } from './metadata-index.js';
+import { isCurrentMetadataFunction } from './metadata-index.js';
 import { SCHEMA_MARKER } from './sql.js';
 import { getPool, run, type PostgresStoreState } from './store-state.js';
 
@@ -53,7 +53,7 @@ export function readyPool(state: PostgresStoreState): Promise<PostgresPool> {
     if (!layoutCurrent && !state.settings.autoMigrate)
       throw config(`table ${sql.table} is missing or at another layout: run migrate() (autoMigrate is false)`, 'autoMigrate');
     // An older metadata function computes the same column, only slower: replaced when the store may migrate, else kept.
-    const current = layoutCurrent && (marker?.function_marker === METADATA_FUNCTION_MARKER || !state.settings.autoMigrate);
+    const current = layoutCurrent && (isCurrentMetadataFunction(marker?.function_marker) || !state.settings.autoMigrate);
     if (!current) await migrateNow(state);
     state.checked = current ? 'current' : 'migrated';
     return p;
