@@ -88,11 +88,17 @@ function failGroup(state: PackedState, group: PlannedGroup, cause: unknown): voi
       ftruncateSync(state.fd, state.end);
       fdatasyncSync(state.fd);
     } catch (err) {
-      state.broken = new CheckpointError('checkpoint_atomic_write_failed', `packed store ${state.path}: a failed write could not be undone`, { cause: err });
+      state.broken = new CheckpointError(
+        'checkpoint_atomic_write_failed',
+        `packed store ${state.path}: a failed write could not be undone`,
+        { cause: err },
+      );
     }
   }
   const error =
-    cause instanceof CheckpointError ? cause : new CheckpointError('checkpoint_atomic_write_failed', `packed store ${state.path}: write failed`, { cause });
+    cause instanceof CheckpointError
+      ? cause
+      : new CheckpointError('checkpoint_atomic_write_failed', `packed store ${state.path}: write failed`, { cause });
   for (const { call } of group.placed) call.fail(error);
   next(state);
 }

@@ -32,6 +32,7 @@ export type { PackedFsOptions, PackedStats } from './state.js';
 /** The packed store: a StorageAdapter with multi-get, and its counts. */
 export interface PackedFsStorage extends MultiGetStorage {
   readonly dir: string;
+  batch(operations: readonly BatchOperation[]): Promise<BatchOutcome[]>;
   stats(): Readonly<PackedStats>;
 }
 
@@ -58,15 +59,16 @@ function submit(state: PackedState, ops: readonly BatchOperation[]): Promise<Bat
   return new Promise((done, fail) => enqueue(state, { ops, record, done, fail }));
 }
 
+// Values are read into buffers of their own, not Buffer's shared pool: a caller may hold on to `bytes.buffer`.
 function readSyncAt(state: PackedState, entry: IndexEntry): Uint8Array {
-  const bytes = Buffer.allocUnsafe(entry.length);
+  const bytes = new Uint8Array(entry.length);
   let done = 0;
   while (done < entry.length) done += readSync(state.fd, bytes, done, entry.length - done, entry.offset + done);
   return bytes;
 }
 
 function readAsyncAt(state: PackedState, entry: IndexEntry): Promise<Uint8Array> {
-  const bytes = Buffer.allocUnsafe(entry.length);
+  const bytes = new Uint8Array(entry.length);
   return new Promise((resolve, reject) => {
     const from = (done: number): void => {
       if (done >= entry.length) return resolve(bytes);

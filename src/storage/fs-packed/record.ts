@@ -19,7 +19,8 @@ const PUT = 1;
 const DELETE = 2;
 
 /** One operation a record carries. */
-export type RecordOp = { readonly kind: 'put'; readonly key: string; readonly bytes: Uint8Array } | { readonly kind: 'delete'; readonly key: string };
+export type RecordOp =
+  { readonly kind: 'put'; readonly key: string; readonly bytes: Uint8Array } | { readonly kind: 'delete'; readonly key: string };
 
 /** An encoded record, and where each put's value sits in it (undefined for a delete). */
 export interface EncodedRecord {

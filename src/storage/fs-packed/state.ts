@@ -7,8 +7,11 @@ import type { EncodedRecord } from './record.js';
 export interface PackedFsOptions {
   /** The directory holding the segment file (made when missing). */
   readonly dir: string;
-  /** How a group's write is made durable: the file opened `O_DSYNC` (one call), or `write` then `fdatasync` (two). */
-  readonly sync?: 'dsync' | 'fdatasync';
+  /**
+   * How a group's write is made durable: the file opened `O_DSYNC` (one call), or `write` then
+   * `fdatasync` (two). `none` is not durable: it measures what the durability costs, nothing else.
+   */
+  readonly sync?: 'dsync' | 'fdatasync' | 'none';
   /** Writes made on the event loop (a group is the calls of one turn) or on libuv's pool (a group is the calls made while the previous write ran). */
   readonly writes?: 'sync' | 'async';
   /** Reads by `pread` on the event loop, or on libuv's pool. */
