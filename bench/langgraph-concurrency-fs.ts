@@ -34,8 +34,8 @@ import { countingIo } from '../tests/support/journal-records.js';
 /**
  * `BENCH_LGC_FS_STORE=packed` runs the cells on the packed prototype (src/storage/fs-packed: one
  * append-only segment, no file per key) instead of the journal, to measure the ceiling a store
- * without a file per key gives the saver; `packed:fdatasync`, `packed:sync-writes` and
- * `packed:async-reads` (comma-joined after `packed:`) choose its flavour.
+ * without a file per key gives the saver; `packed:fdatasync`, `packed:sync-writes`,
+ * `packed:adaptive-writes` and `packed:async-reads` (comma-joined after `packed:`) choose its flavour.
  */
 const FS_STORE = process.env.BENCH_LGC_FS_STORE ?? 'journal';
 
@@ -43,7 +43,7 @@ function packedFlavour(): Omit<PackedFsOptions, 'dir'> {
   const knobs = FS_STORE.split(':')[1]?.split(',') ?? [];
   return {
     sync: knobs.includes('fdatasync') ? 'fdatasync' : 'dsync',
-    writes: knobs.includes('sync-writes') ? 'sync' : 'async',
+    writes: knobs.includes('sync-writes') ? 'sync' : knobs.includes('adaptive-writes') ? 'adaptive' : 'async',
     reads: knobs.includes('async-reads') ? 'async' : 'sync',
   };
 }

@@ -28,7 +28,8 @@ function startGroup(state: PackedState): void {
   for (const { call, error } of group.refused) call.fail(error);
   if (state.broken) return failGroup(state, group, state.broken);
   const data = group.buffers.length === 1 ? group.buffers[0]! : Buffer.concat(group.buffers, group.bytes);
-  if (state.options.writes === 'sync') {
+  const writes = state.options.writes;
+  if (writes === 'sync' || (writes === 'adaptive' && group.buffers.length <= 1)) {
     try {
       if (data.length > 0) writeAll(state, data);
     } catch (err) {

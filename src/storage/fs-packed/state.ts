@@ -12,8 +12,12 @@ export interface PackedFsOptions {
    * `fdatasync` (two). `none` is not durable: it measures what the durability costs, nothing else.
    */
   readonly sync?: 'dsync' | 'fdatasync' | 'none';
-  /** Writes made on the event loop (a group is the calls of one turn) or on libuv's pool (a group is the calls made while the previous write ran). */
-  readonly writes?: 'sync' | 'async';
+  /**
+   * Writes made on the event loop (a group is the calls of one turn), on libuv's pool (a group is
+   * the calls made while the previous write ran), or `adaptive`: a group of one call on the loop
+   * (no pool hop for a lone thread), a larger one on the pool (the loop runs on meanwhile).
+   */
+  readonly writes?: 'sync' | 'async' | 'adaptive';
   /** Reads by `pread` on the event loop, or on libuv's pool. */
   readonly reads?: 'sync' | 'async';
   /** Largest value accepted, in bytes. */

@@ -14,6 +14,7 @@ let n = 0;
 const flavours: readonly Omit<PackedFsOptions, 'dir'>[] = [
   { sync: 'dsync', writes: 'async', reads: 'sync' },
   { sync: 'fdatasync', writes: 'sync', reads: 'async' },
+  { sync: 'dsync', writes: 'adaptive', reads: 'sync' },
 ];
 
 for (const flavour of flavours) {
