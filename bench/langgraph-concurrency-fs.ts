@@ -15,6 +15,8 @@ import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import { CheckpointError, listAll, memoryStorage } from '../src/index.js';
 import { SavepointSaver } from '../src/entries/langgraph.js';
 import { createFsStorage } from '../src/storage/fs/index.js';
+import { createPackedFsStorage, type PackedFsOptions, type PackedFsStorage } from '../src/storage/fs-packed/index.js';
+import type { StorageAdapter } from '../src/index.js';
 import {
   cellRows,
   describeCell,
@@ -28,6 +30,27 @@ import {
 import { fmt, type BenchRow } from './harness.js';
 import { SqliteSaver } from './sqlite-peer.js';
 import { countingIo } from '../tests/support/journal-records.js';
+
+/**
+ * `BENCH_LGC_FS_STORE=packed` runs the cells on the packed prototype (src/storage/fs-packed: one
+ * append-only segment, no file per key) instead of the journal, to measure the ceiling a store
+ * without a file per key gives the saver; `packed:fdatasync`, `packed:sync-writes`,
+ * `packed:adaptive-writes` and `packed:async-reads` (comma-joined after `packed:`) choose its flavour.
+ */
+const FS_STORE = process.env.BENCH_LGC_FS_STORE ?? 'journal';
+
+function packedFlavour(): Omit<PackedFsOptions, 'dir'> {
+  const knobs = FS_STORE.split(':')[1]?.split(',') ?? [];
+  return {
+    sync: knobs.includes('fdatasync') ? 'fdatasync' : 'dsync',
+    writes: knobs.includes('sync-writes') ? 'sync' : knobs.includes('adaptive-writes') ? 'adaptive' : 'async',
+    reads: knobs.includes('async-reads') ? 'async' : 'sync',
+  };
+}
+
+const packed = (dir: string): PackedFsStorage => createPackedFsStorage({ dir, ...packedFlavour() });
+const isPacked = FS_STORE.startsWith('packed');
+const storeName = isPacked ? `fs packed prototype ${JSON.stringify(packedFlavour())}` : 'fs journal';
 
 /** What the rows say of the peer, next to its figures. */
 const PEER_NOTE = ' (SqliteSaver FULL: better-sqlite3, synchronous calls)';
@@ -49,12 +72,21 @@ async function prefillStores(cell: Cell, fsDir: string, dbPath: string, threads:
   const memory = memoryStorage();
   const writer = new SavepointSaver({ storage: memory, keepLast: cell.keepLast });
   await prefill(writer, threads.savepoint, cell.history);
-  for (const { key } of await listAll(memory, '')) {
-    const path = join(fsDir, key);
-    mkdirSync(dirname(path), { recursive: true });
-    writeFileSync(path, (await memory.get(key))!.bytes);
-  }
-  const copy = createFsStorage({ dir: fsDir });
+  const keys = await listAll(memory, '');
+  if (isPacked) {
+    // One record of every key: what the store would hold after the prefill's supersteps.
+    const fill = packed(fsDir);
+    await fill.batch(
+      await Promise.all(keys.map(async ({ key }) => ({ type: 'put' as const, key, bytes: (await memory.get(key))!.bytes }))),
+    );
+    await fill.close();
+  } else
+    for (const { key } of keys) {
+      const path = join(fsDir, key);
+      mkdirSync(dirname(path), { recursive: true });
+      writeFileSync(path, (await memory.get(key))!.bytes);
+    }
+  const copy: StorageAdapter = isPacked ? packed(fsDir) : createFsStorage({ dir: fsDir });
   const reader = new SavepointSaver({ storage: copy });
   for (const thread of threads.savepoint) {
     const config = { configurable: { thread_id: thread, checkpoint_ns: '' } };
@@ -84,7 +116,10 @@ export async function fsCellRows(work: string, cell: Cell, rounds: number, total
   if (cell.history > 0) await prefillStores(cell, fsDir, dbPath, sets);
   const filled = performance.now();
   const counted = countingIo();
-  const storage = createFsStorage({ dir: fsDir }, { io: counted.io });
+  const packedStore = isPacked ? packed(fsDir) : undefined;
+  const storage: StorageAdapter = packedStore ?? createFsStorage({ dir: fsDir }, { io: counted.io });
+  // Durable writes so far: the journal's records, or the packed store's group writes.
+  const writes = (): number => (packedStore ? packedStore.stats().writes : counted.records());
   const peer = sqliteSaver(dbPath, 'FULL');
   const results: CellResults = { savepoint: [], peer: [] };
   let records = 0;
@@ -98,9 +133,9 @@ export async function fsCellRows(work: string, cell: Cell, rounds: number, total
         const threads = cell.history > 0 ? sets[mode] : sets[mode].map((t) => `${t}-r${r}`);
         // A new SavepointSaver each round meets the threads for the first time, as a restarted service's.
         const saver: BaseCheckpointSaver = mode === 'savepoint' ? new SavepointSaver({ storage, keepLast: cell.keepLast }) : peer;
-        const before = counted.records();
+        const before = writes();
         results[mode].push(await measure(saver, threads, steps));
-        if (mode === 'savepoint') records += counted.records() - before;
+        if (mode === 'savepoint') records += writes() - before;
       }
     }
   } finally {
@@ -110,9 +145,9 @@ export async function fsCellRows(work: string, cell: Cell, rounds: number, total
   const m = mediansOf(results);
   const what = describeCell(cell);
   process.stderr.write(
-    `  fs ${what}: ${fmt(m.savepoint.perSecond)} vs ${fmt(m.peer.perSecond)} supersteps/s; p99 ${fmt(m.savepoint.p99)} vs ${fmt(m.peer.p99)} ms; savepoint ${fmt(records / (rounds * cell.threads * steps))} journal records/superstep; ${fmt((filled - started) / 1000)} s prefill, ${fmt((performance.now() - filled) / 1000)} s rounds\n`,
+    `  fs ${what}: ${fmt(m.savepoint.perSecond)} vs ${fmt(m.peer.perSecond)} supersteps/s; p99 ${fmt(m.savepoint.p99)} vs ${fmt(m.peer.p99)} ms; savepoint (${storeName}) ${fmt(records / (rounds * cell.threads * steps))} durable writes/superstep; ${fmt((filled - started) / 1000)} s prefill, ${fmt((performance.now() - filled) / 1000)} s rounds\n`,
   );
-  return cellRows(`SavepointSaver(fs journal) vs SqliteSaver synchronous=FULL, one process, ${what}`, cell, results, PEER_NOTE);
+  return cellRows(`SavepointSaver(${storeName}) vs SqliteSaver synchronous=FULL, one process, ${what}`, cell, results, PEER_NOTE);
 }
 
 /**
