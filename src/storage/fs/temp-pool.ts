@@ -40,7 +40,13 @@ export interface TempPool {
   takeReady(): PooledTemp | undefined;
   /** A pooled temp file, made now when the pool is empty (the commit waits for it). Does not refill. */
   take(): Promise<PooledTemp>;
-  /** A temp file made now and closed at once, its inode known (a put past the process's open temp files: descriptor-budget.ts). */
+  /**
+   * A closed temp file made ahead, at once, without any call (undefined when none is ready):
+   * for a put past the process's open temp files (descriptor-budget.ts). A miss asks the
+   * refills to keep some ready from then on.
+   */
+  takeReadyClosed(): PooledTemp | undefined;
+  /** {@link TempPool.takeReadyClosed}, or a temp file made now and closed at once (its inode known). */
   takeClosed(): Promise<PooledTemp>;
   /** Starts making temp files in the background until the pool holds what it wants (no-op while a refill runs). */
   refill(): void;
@@ -91,6 +97,13 @@ async function makeTemp(at: PoolPlace, through: Lane = (call) => call()): Promis
     throw err;
   }
 }
+/** A temp file made and closed through `through` (its inode known; its put opens it again by path to fill it). */
+async function makeClosed(at: PoolPlace, through: Lane = (call) => call()): Promise<PooledTemp> {
+  const t = await makeTemp(at, through);
+  // The file stays (its inode is the put's version); a failed close leaves nothing open to write through.
+  await through(() => at.io.close(t.fd)).catch(() => undefined);
+  return { ...t, fd: undefined };
+}
 /** Closes and removes a temp file (failures ignored: a leftover is swept as any temp file). */
 async function dropTemp(io: FsIo, t: { readonly path: string; readonly fd: number | undefined }): Promise<void> {
   await Promise.all([t.fd === undefined ? undefined : io.close(t.fd).catch(() => undefined), io.unlink(t.path).catch(() => undefined)]);
@@ -100,8 +113,17 @@ async function dropTemp(io: FsIo, t: { readonly path: string; readonly fd: numbe
 export function createTempPool(root: RootDir, io: FsIo, timing: LockTiming, fileMode: number, lane: Lane): TempPool {
   const pool: PooledTemp[] = [];
   let want = 4;
-  /** Whether a refill has completed once: only an empty pool after that means the store outgrew it. */
+  /**
+   * Closed temp files made ahead: once the process holds its most open temp files (a busy
+   * run whose applies lag a few hundred puts behind its commits), every put takes a closed
+   * one, and made on the commit's path each cost an open, an fstat and a close before the
+   * record's write. None are kept until a put first wants one.
+   */
+  const closedPool: PooledTemp[] = [];
+  let wantClosed = 0;
+  /** Whether a refill has completed since the pool last grew: only an empty pool then means the store outgrew it. */
   let filled = false;
+  let closedFilled = false;
   let refilling: Promise<void> | undefined;
   let closed = false;
   let probe: Promise<boolean> | undefined;
@@ -109,8 +131,9 @@ export function createTempPool(root: RootDir, io: FsIo, timing: LockTiming, file
   const place: PoolPlace = { root, io, timing, fileMode };
   const make = (through?: Lane): Promise<PooledTemp & { readonly fd: number }> => makeTemp(place, through);
   const drop = (t: { readonly path: string; readonly fd: number | undefined }): Promise<void> => dropTemp(io, t);
+  const wanting = (): boolean => pool.length < want || closedPool.length < wantClosed;
   function refill(): void {
-    if (refilling || closed || pool.length >= want) return;
+    if (refilling || closed || !wanting()) return;
     refilling = (async () => {
       while (!closed && pool.length < want) {
         const made = await Promise.all([make(lane), make(lane)]);
@@ -118,35 +141,53 @@ export function createTempPool(root: RootDir, io: FsIo, timing: LockTiming, file
         else pool.push(...made);
       }
       filled = true;
+      while (!closed && closedPool.length < wantClosed) {
+        const made = await Promise.all([makeClosed(place, lane), makeClosed(place, lane)]);
+        if (closed) await Promise.all(made.map(drop));
+        else closedPool.push(...made);
+      }
+      if (wantClosed > 0) closedFilled = true;
     })()
       .catch(() => undefined)
       .finally(() => (refilling = undefined));
   }
 
-  function takeReady(): PooledTemp | undefined {
-    for (let t = pool.pop(); t; t = pool.pop()) {
+  /** The youngest usable file of `from` (older ones removed). */
+  function popYoung(from: PooledTemp[]): PooledTemp | undefined {
+    for (let t = from.pop(); t; t = from.pop()) {
       if (young(t)) return t;
       void drop(t);
     }
     return undefined;
   }
+  /**
+   * A pooled file at once, or undefined. Empty after a refill completed: the store is busier
+   * than the pool was sized for, and the pool grows (once per refill, however many takes miss).
+   */
+  function takeReady(): PooledTemp | undefined {
+    const ready = popYoung(pool);
+    if (!ready && filled) {
+      want = Math.min(MAX_POOL, want * 2);
+      filled = false;
+    }
+    return ready;
+  }
+  /** {@link takeReady} of a closed file: the first miss makes the refills keep some ready. */
+  function takeReadyClosed(): PooledTemp | undefined {
+    const ready = popYoung(closedPool);
+    if (!ready && wantClosed === 0) wantClosed = 4;
+    else if (!ready && closedFilled) {
+      wantClosed = Math.min(MAX_POOL, wantClosed * 2);
+      closedFilled = false;
+    }
+    return ready;
+  }
 
   return {
     takeReady,
-    async take() {
-      const ready = takeReady();
-      if (ready) return ready;
-      // Empty after a refill: the store is busier than the pool was sized for.
-      if (filled) want = Math.min(MAX_POOL, want * 2);
-      return make();
-    },
-    takeClosed: () =>
-      withDescriptor(async () => {
-        const t = await make();
-        // The file stays (its inode is the put's version); a failed close leaves nothing open to write through.
-        await io.close(t.fd).catch(() => undefined);
-        return { ...t, fd: undefined };
-      }),
+    take: async () => takeReady() ?? make(),
+    takeReadyClosed,
+    takeClosed: async () => takeReadyClosed() ?? withDescriptor(() => makeClosed(place)),
     refill,
     young,
     giveBack(t) {
@@ -169,7 +210,7 @@ export function createTempPool(root: RootDir, io: FsIo, timing: LockTiming, file
     async close() {
       closed = true;
       await refilling;
-      await Promise.all(pool.splice(0).map(drop));
+      await Promise.all([...pool.splice(0), ...closedPool.splice(0)].map(drop));
     },
   };
 }

@@ -7,11 +7,14 @@
  * condition exactly as planning through calls does: a property against memoryStorage. The
  * record, sealed in place with one digest, reads back through the Hash-based check.
  */
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { BatchOperation, StorageAdapter } from 'savepoint';
 import { memoryStorage } from 'savepoint';
 import { utf8Decode, utf8Encode } from '../../../src/codec/utf8.js';
+import { reserveOpenTemp, unreserveOpenTemp } from '../../../src/storage/fs/descriptor-budget.js';
 import { realIo, type FsIo } from '../../../src/storage/fs/fd.js';
 import { createFsStorage } from '../../../src/storage/fs/index.js';
 import { decodeJournal, encodeRecord, type JournalOp } from '../../../src/storage/fs/journal/index.js';
@@ -56,6 +59,12 @@ async function quiet(rec: { inFlight(): number }): Promise<void> {
   expect(rec.inFlight()).toBe(0);
 }
 
+/** Turns of the event loop until the files of the batches so far were renamed into place (the apply's lull passed), then {@link quiet}. */
+async function applied(rec: { log: string[]; inFlight(): number }): Promise<void> {
+  for (let k = 0; k < 200_000 && !rec.log.includes('rename+'); k++) await new Promise((r) => setImmediate(r));
+  await quiet(rec);
+}
+
 const checkpointOps = (i: number, bytes: Uint8Array): BatchOperation[] => [
   { type: 'put', key: `checkpoints/r/history/cp_${i}.json`, bytes, ifAbsent: true },
   { type: 'put', key: 'checkpoints/r/latest.json', bytes },
@@ -87,7 +96,8 @@ describe('fsStorage journal: the commit path of a busy run', () => {
         // A hold lasts at most a second: on a slow machine the lock may have been taken anew, and
         // a new hold reads where the journal ends (`read`) before its first record. Not a busy run's path: next batch.
         if (seen.slice(0, start).includes('read+')) {
-          await quiet(rec);
+          // Its apply waited for too (under load it started beside the next batch's record).
+          await applied(rec);
           continue;
         }
         checked++;
@@ -98,8 +108,7 @@ describe('fsStorage journal: the commit path of a busy run', () => {
         // Answered before the apply's first call (regression: the apply's writes were issued ahead of the caller's resumption).
         expect(seen.slice(end + 1).filter((c) => c.endsWith('+'))).toEqual([]);
         // And then the pool refilled and the files were applied (once the commits paused: the apply's lull, a few ms).
-        for (let k = 0; k < 200_000 && !rec.log.includes('rename+'); k++) await new Promise((r) => setImmediate(r));
-        await quiet(rec);
+        await applied(rec);
         expect(rec.log).toContain('open+');
         expect(rec.log).toContain('rename+');
       }
@@ -110,13 +119,104 @@ describe('fsStorage journal: the commit path of a busy run', () => {
   });
 });
 
-/** One batch of the property: each operation on one of a few keys in two directories. */
+/**
+ * Commits `batchOf(i)` for i from `from`, each once the store is quiet, until `count` of them
+ * were committed within one hold of the journal lock (a new hold reads where the journal
+ * ends first: not a busy run's path), and returns the calls each made before its record.
+ */
+async function callsBeforeRecords(
+  rec: ReturnType<typeof loggingIo>,
+  store: StorageAdapter,
+  batchOf: (i: number) => BatchOperation[],
+  from: number,
+  count: number,
+): Promise<string[][]> {
+  const before: string[][] = [];
+  for (let i = from; before.length < count && i < from + 30; i++) {
+    await quiet(rec);
+    rec.log.length = 0;
+    await store.batch!(batchOf(i));
+    const seen = [...rec.log];
+    const start = seen.indexOf('record+');
+    expect(start).toBeGreaterThanOrEqual(0);
+    if (!seen.slice(0, start).includes('read+')) before.push(seen.slice(0, start));
+  }
+  expect(before).toHaveLength(count);
+  return before;
+}
+
+describe('fsStorage journal: the commit path past what is at hand', () => {
+  it('past the open temp files of the process, puts take closed temp files made ahead: no call before the record', async () => {
+    // The process's open temp files all taken (a busy run whose applies lag a few hundred puts behind).
+    let reserved = 0;
+    while (reserveOpenTemp()) reserved++;
+    const rec = loggingIo();
+    const store = createFsStorage({ dir: fresh(), journal: true }, { io: rec.io, journalLingerMs: 5_000 });
+    const bytes = utf8Encode(JSON.stringify({ note: 'x'.repeat(1000) }));
+    try {
+      // The first batches find no closed temp file ready and ask the refills for them.
+      for (let i = 0; i < 3; i++) await store.batch!(checkpointOps(i, bytes));
+      // Regression: each put made its closed temp file on the commit path (open, fstat, close).
+      expect(await callsBeforeRecords(rec, store, (i) => checkpointOps(i, bytes), 3, 5)).toEqual([[], [], [], [], []]);
+      await store.flush!();
+      for (let i = 0; i < 8; i++) expect((await store.get(`checkpoints/r/history/cp_${i}.json`))?.bytes).toEqual(bytes);
+    } finally {
+      await store.close();
+      for (let i = 0; i < reserved; i++) unreserveOpenTemp();
+    }
+  });
+
+  it("a new directory beside ones listed under the hold is known missing: no walk on its put's commit path, and the files land", async () => {
+    const dir = fresh();
+    // The thread's parts/ directory made before this hold (another process's, or an earlier hold's).
+    mkdirSync(join(dir, 'thread', 'parts', '0'), { recursive: true });
+    const rec = loggingIo();
+    const store = createFsStorage({ dir, journal: true }, { io: rec.io, journalLingerMs: 5_000 });
+    const partOf = (i: number): BatchOperation[] => [
+      { type: 'put', key: `thread/parts/${i}/w_task.json`, bytes: utf8Encode(`writes ${i}`) },
+    ];
+    try {
+      // The first new directories are walked (and their parent listed in the background).
+      for (let i = 1; i <= 3; i++) await store.batch!(partOf(i));
+      // Regression: each new parts/<n>/ was walked (an open that fails) before the record.
+      expect(await callsBeforeRecords(rec, store, partOf, 4, 5)).toEqual([[], [], [], [], []]);
+      // A second file in a directory this hold made since, and one in a directory not made yet, in one batch.
+      await store.batch!([
+        { type: 'put', key: 'thread/parts/4/w_other.json', bytes: utf8Encode('other 4'), ifAbsent: true },
+        { type: 'put', key: 'thread/parts/40/w_task.json', bytes: utf8Encode('writes 40'), ifAbsent: true },
+      ]);
+      await store.flush!();
+      for (let i = 1; i <= 8; i++) expect(readFileSync(join(dir, 'thread', 'parts', String(i), 'w_task.json'), 'utf8')).toBe(`writes ${i}`);
+      expect(readFileSync(join(dir, 'thread', 'parts', '4', 'w_other.json'), 'utf8')).toBe('other 4');
+      expect(readFileSync(join(dir, 'thread', 'parts', '40', 'w_task.json'), 'utf8')).toBe('writes 40');
+      // The conditions saw what the hold wrote there: a put ifAbsent of a key it wrote is refused.
+      await expect(
+        store.batch!([{ type: 'put', key: 'thread/parts/5/w_task.json', bytes: utf8Encode('again'), ifAbsent: true }]),
+      ).rejects.toMatchObject({
+        reasonCode: 'checkpoint_conflict',
+      });
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+/** One batch of the property: each operation on one of a few keys in a few directories. */
 type Cond = 'none' | 'absent' | 'current' | 'stale';
 type OpSpec =
   | { kind: 'put'; key: number; value: number; cond: Cond }
   | { kind: 'delete'; key: number; cond: Cond }
   | { kind: 'check'; key: number; cond: Cond };
-const KEYS = ['runs/a/latest.json', 'runs/a/index.json', 'runs/a/history/cp_1.json', 'runs/b/latest.json', 'runs/b/history/cp_1.json'];
+// Two directories of one parent, made and pruned as their keys come and go (known missing from the parent's listing).
+const KEYS = [
+  'runs/a/latest.json',
+  'runs/a/index.json',
+  'runs/a/history/cp_1.json',
+  'runs/b/latest.json',
+  'runs/b/history/cp_1.json',
+  'runs/b/parts/1/w.json',
+  'runs/b/parts/2/w.json',
+];
 const condArb = fc.constantFrom<Cond>('none', 'absent', 'current', 'stale');
 const opArb: fc.Arbitrary<OpSpec> = fc.oneof(
   fc.record({ kind: fc.constant('put' as const), key: fc.nat(KEYS.length - 1), value: fc.nat(99), cond: condArb }),

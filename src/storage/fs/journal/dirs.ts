@@ -4,7 +4,7 @@ import { openDir, type Dir, type OpenedDir, type WalkMode } from '../dir.js';
 import type { FsIo } from '../fd.js';
 import { errnoOf } from '../io.js';
 import { keyRefused } from '../paths.js';
-import { learned } from './key-state.js';
+import { learned, namesIn } from './key-state.js';
 import type { JournalState } from './state.js';
 
 /** The directories a group opened, shared by its operations (a checkpoint's keys share their run's directory). */
@@ -75,7 +75,8 @@ export function knownMissing(s: JournalState, cache: DirCache, dirKey: string, k
   const parent = parentOf(dirKey);
   const missing =
     cache.missing.has(dirKey) ||
-    (parent !== undefined && (cache.missing.has(parent) || (cache.made.has(parent) && !cache.byKey.has(dirKey))));
+    (parent !== undefined &&
+      (cache.missing.has(parent) || (cache.made.has(parent) && !cache.byKey.has(dirKey)) || listedAbsent(cache, parent, dirKey)));
   if (!missing) return false;
   if (fileAt(s, dirKey)) {
     if (mode === 'probe') throw parentIsFile(key);
@@ -83,6 +84,26 @@ export function knownMissing(s: JournalState, cache: DirCache, dirKey: string, k
   }
   cache.missing.add(dirKey);
   return true;
+}
+/**
+ * Whether `dirKey` was absent from its parent's listing made under this hold and has not
+ * been walked since (a LangGraph thread's next `parts/<sequence>/`): missing then, or made
+ * since by an apply of this hold past the cache's bound, every entry of which this hold
+ * wrote (and knows in `states`), as in a directory the hold made.
+ */
+function listedAbsent(cache: DirCache, parent: string, dirKey: string): boolean {
+  const names = cache.listed.get(parent);
+  return names !== undefined && !cache.byKey.has(dirKey) && !names.has(dirKey.slice(parent.length + 1));
+}
+/**
+ * Starts listing the parent of `dirKey` (open in the cache, not listed yet) in the background,
+ * when `dirKey` is neither open nor known missing: the next new directories beside it are
+ * then known missing from the listing (listedAbsent), without a walk on their commit's path.
+ */
+export function listParentSoon(cache: DirCache, dirKey: string): void {
+  const parent = parentOf(dirKey);
+  const od = parent === undefined ? undefined : cache.ready.get(parent);
+  if (od && cache.names && !cache.names.has(parent!)) namesIn(cache, cache.names, od).catch(() => undefined);
 }
 /**
  * A key's directory, opened once per hold through `cache`. `mode` as openDir's: `'probe'`

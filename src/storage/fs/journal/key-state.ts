@@ -24,7 +24,7 @@ export async function stateOf(od: OpenedDir | undefined, key: string): Promise<K
 }
 
 /** The names in a key's directory, listed once per cache. */
-function namesIn(cache: DirCache, names: Map<string, Promise<Set<string>>>, od: OpenedDir): Promise<Set<string>> {
+export function namesIn(cache: DirCache, names: Map<string, Promise<Set<string>>>, od: OpenedDir): Promise<Set<string>> {
   const rel = od.dir.rel;
   let listed = names.get(rel);
   if (!listed) {

@@ -6,7 +6,18 @@ import { holdsReservation, OPEN_TEMPS_PER_BATCH, reserveOpenTemp, unreserveOpenT
 import { nextMtimeSeconds } from '../io.js';
 import { keyPath, occupiedRefused } from '../paths.js';
 import { futimesNs, type PooledTemp } from '../temp-pool.js';
-import { assertNoFileAt, dirOf, hasRoom, knownMissing, nearestOpen, parentOf, toMake, walkRetrying, type DirCache } from './dirs.js';
+import {
+  assertNoFileAt,
+  dirOf,
+  hasRoom,
+  knownMissing,
+  listParentSoon,
+  nearestOpen,
+  parentOf,
+  toMake,
+  walkRetrying,
+  type DirCache,
+} from './dirs.js';
 import { knownState, stateMissing, stateNow } from './key-state.js';
 import type { Checked, KeyState, Pending, Planned } from './planned.js';
 import type { JournalState } from './state.js';
@@ -103,9 +114,9 @@ async function takeTemp(s: JournalState, open: boolean): Promise<PooledTemp> {
   }
 }
 
-/** A pooled temp file at once, within the process's open ones (undefined: none, or the budget is spent). */
+/** A pooled temp file at once: an open one within the process's open ones, else a closed one made ahead (undefined: none ready). */
 function takeReady(s: JournalState): PooledTemp | undefined {
-  if (!reserveOpenTemp()) return undefined;
+  if (!reserveOpenTemp()) return s.pool.takeReadyClosed();
   const temp = s.pool.takeReady();
   if (temp) holdsReservation(temp);
   else unreserveOpenTemp();
@@ -199,7 +210,10 @@ function planNow(
       : knownMissing(s, cache, kp.dirKey, op.key, op.type === 'put' ? 'probe' : false)
         ? stateMissing(s, states, op.key)
         : undefined;
-    if (!before) return undefined;
+    if (!before) {
+      if (!od) listParentSoon(cache, kp.dirKey);
+      return undefined;
+    }
     // Every condition before any temp file is taken: a refusal leaves the pool as it was.
     found.push(checked(op, od, before, cache));
   }
