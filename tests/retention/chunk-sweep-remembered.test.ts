@@ -20,6 +20,7 @@ import { scratchDirs } from '../support/scratch.js';
 import { CHUNK_PREFIX, chunkKey } from '../../src/codec/chunking.js';
 import { forgetWritten, rememberWritten } from '../../src/snapshot-io/chunk-cut.js';
 import { forgetChunks, HIDDEN_INFIX, KNOWN_CHUNK_TTL_MS, rememberChunks } from '../../src/snapshot-io/chunk-store.js';
+import { planRemembered } from '../../src/retention/chunk-sweep-remembered.js';
 
 const GRACE = 60 * 60 * 1000;
 const remembering = (clock: ReturnType<typeof manualClock>) => ({ clock, graceMs: GRACE, rememberUnreferenced: true }) as const;
@@ -158,6 +159,43 @@ function chunkWrites(inner: StorageAdapter): { storage: StorageAdapter; counts: 
 }
 
 describe('chunk sweep without hiding (stores whose writes make new versions)', () => {
+  it('planRemembered frees only a chunk unreferenced now, at the version found, found at least the grace period before; it remembers every other unreferenced chunk', () => {
+    const id = fc.constantFrom<string>('a', 'b', 'c', 'd', 'e');
+    const version = fc.constantFrom('1', '2', '3');
+    fc.assert(
+      fc.property(
+        fc.dictionary(id, version),
+        fc.uniqueArray(id),
+        fc.dictionary(id, fc.record({ version, atMs: fc.nat({ max: 3 * GRACE }) })),
+        fc.nat({ max: 4 * GRACE }),
+        (live, referencedIds, earlier, sweptAtMs) => {
+          const chunks = {
+            live: new Map(Object.keys(live).map((k) => [k, chunkKey(k)])),
+            liveVersions: new Map(Object.entries(live)),
+            hidden: new Map(),
+          };
+          const referenced = new Map(referencedIds.map((k) => [k, 'doc']));
+          const times = { sweptAtMs, markedAtMs: sweptAtMs + 1, graceMs: GRACE };
+          const plan = planRemembered(chunks, referenced, new Map(Object.entries(earlier)), times);
+          for (const c of plan.free) {
+            expect(referenced.has(c.id)).toBe(false);
+            expect(c.version).toBe(live[c.id]);
+            expect(earlier[c.id]?.version).toBe(c.version);
+            expect(sweptAtMs - earlier[c.id]!.atMs).toBeGreaterThanOrEqual(GRACE);
+            expect(plan.findings.has(c.id)).toBe(false);
+          }
+          const unreferenced = Object.keys(live).filter((k) => !referenced.has(k));
+          expect([...plan.findings.keys(), ...plan.free.map((c) => c.id)].sort()).toEqual(unreferenced.sort());
+          for (const [k, f] of plan.findings) {
+            expect(f.version).toBe(live[k]);
+            // A finding kept keeps its time; a new one (or a changed version) is timed when marking ended.
+            expect(f.atMs).toBe(earlier[k]?.version === live[k] ? earlier[k]!.atMs : times.markedAtMs);
+          }
+        },
+      ),
+    );
+  });
+
   it('never deletes a chunk a kept checkpoint references: two writer processes, drops, remembering and hiding sweeps at random times, beside writes', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(step, { minLength: 4, maxLength: 16 }), async (steps) => {
