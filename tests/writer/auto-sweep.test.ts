@@ -175,6 +175,13 @@ describe('automatic chunk sweep', () => {
             }
             await world.check();
           }
+          // Then checkpoints a grace period apart: their sweeps free what earlier ones found (where nothing is hidden, only a later sweep deletes).
+          for (let round = 0; round < 3; round++) {
+            await world.advance(GRACE);
+            for (let j = 0; j < afterDeleted + 8; j++) await world.write('r0', 7000 + 100 * round + j);
+            await sweepSettled(storage);
+            await world.check();
+          }
           await world.close();
           await world.check();
           expect(world.errors).toEqual([]);
