@@ -96,6 +96,11 @@ async function hide(storage: StorageAdapter, id: string, key: string, nowMs: num
  * runs is listed only with the document it was written for (on a store whose batch is atomic).
  * A sweep run again over the same adapter reads only the documents whose version changed and
  * the tree nodes it has not read (markChunks' `remember`).
+ *
+ * With `rememberUnreferenced`, on a store whose every write makes a new version, nothing is
+ * hidden: an unreferenced chunk is remembered with the version listed, and deleted at that
+ * version by a sweep of this adapter at least `graceMs` later that finds it still unreferenced
+ * (chunk-sweep-remembered.ts; the argument is in docs/storage.md, "Freeing without hiding").
  */
 export async function sweepChunks(storage: StorageAdapter, options: ChunkSweepOptions = {}): Promise<ChunkSweepReport> {
   assertStorageArgument(storage, 'sweepChunks');
