@@ -49,6 +49,15 @@ export interface StorageCapabilities {
   readonly keysAreFiles?: boolean;
   /** The store carries `getMany` ({@link MultiGetStorage}): several keys' values in one round trip. Absent means false. */
   readonly multiGet?: boolean;
+  /**
+   * Every write of a key — a put (also of the same bytes), a batch's put, a move onto it, a put
+   * after a delete — gives it a version it never had before, so a version once seen never
+   * matches again after any write (memory: a counter; fs: an mtime past the previous one;
+   * PostgreSQL: a sequence). Not where versions name the content (GitHub's blob shas). The chunk
+   * sweep relies on it to delete a chunk it found unreferenced without hiding it first. Absent
+   * means false.
+   */
+  readonly versionsPerWrite?: boolean;
 }
 
 /** A stored value and its version. */

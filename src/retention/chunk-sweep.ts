@@ -7,6 +7,7 @@ import { markChunks, listStore, type ChunkListing } from '../snapshot-io/chunk-r
 import { canBatch, deleteInBatches, intactCopy, sweepInBatches } from './chunk-sweep-batches.js';
 import { moveSteps } from './chunk-sweep-move.js';
 import { eachLimit } from './each-limit.js';
+import { findingsOf, freeRemembered, freesByMemory, keepFindings, planRemembered, type RememberedPlan } from './chunk-sweep-remembered.js';
 import { moveManyOf, moveOf } from '../contract/move.js';
 import { forgetWritten } from '../snapshot-io/chunk-cut.js';
 import { forgetChunks, hiddenKey, KNOWN_CHUNK_TTL_MS } from '../snapshot-io/chunk-store.js';
@@ -24,6 +25,15 @@ export interface ChunkSweepOptions {
   readonly clock?: Clock;
   /** Decide and report, change nothing. @default false */
   readonly dryRun?: boolean;
+  /**
+   * This process sweeps the same adapter again (the automatic sweep does). On a store whose
+   * every write makes a new version (`capabilities.versionsPerWrite`: memory, fs, PostgreSQL),
+   * an unreferenced chunk is then not hidden: the sweep remembers it, in this process, with the
+   * version it listed, and a sweep of this adapter at least `graceMs` later deletes it if it is
+   * still unreferenced at that version. Left false, a sweep hides (a one-off `savepoint prune`
+   * frees by hiding, as its memory ends with it). @default false
+   */
+  readonly rememberUnreferenced?: boolean;
 }
 
 /** What a {@link sweepChunks} did. */
@@ -34,8 +44,17 @@ export interface ChunkSweepReport {
   readonly hidden: readonly string[];
   /** Hidden chunks referenced again (a document written meanwhile), put back under their key. */
   readonly restored: readonly string[];
-  /** Hidden copies older than the grace period and still unreferenced: deleted. */
+  /**
+   * Keys deleted: hidden copies older than the grace period and still unreferenced, and chunks an
+   * earlier sweep of this adapter found unreferenced at the same version at least the grace
+   * period before (`rememberUnreferenced`).
+   */
   readonly deleted: readonly string[];
+  /**
+   * With `rememberUnreferenced` on a store whose writes make new versions: the chunks found
+   * unreferenced and left in place, remembered for a later sweep of this adapter.
+   */
+  readonly remembered?: readonly string[];
   /** Set when the sweep changed nothing because a chunk-tree node could not be read (what is below it is unknown). */
   readonly stopped?: string;
 }
@@ -77,6 +96,11 @@ async function hide(storage: StorageAdapter, id: string, key: string, nowMs: num
  * runs is listed only with the document it was written for (on a store whose batch is atomic).
  * A sweep run again over the same adapter reads only the documents whose version changed and
  * the tree nodes it has not read (markChunks' `remember`).
+ *
+ * With `rememberUnreferenced`, on a store whose every write makes a new version, nothing is
+ * hidden: an unreferenced chunk is remembered with the version listed, and deleted at that
+ * version by a sweep of this adapter at least `graceMs` later that finds it still unreferenced
+ * (chunk-sweep-remembered.ts; the argument is in docs/storage.md, "Freeing without hiding").
  */
 export async function sweepChunks(storage: StorageAdapter, options: ChunkSweepOptions = {}): Promise<ChunkSweepReport> {
   assertStorageArgument(storage, 'sweepChunks');
@@ -91,28 +115,50 @@ export async function sweepChunks(storage: StorageAdapter, options: ChunkSweepOp
   const marks = await markChunks(storage, { remember: true, documents });
   const report = { referenced: marks.referenced.size, hidden: [] as string[], restored: [] as string[], deleted: [] as string[] };
   if (marks.unreadable.length > 0) {
+    // What is referenced is unknown: remembered chunks start over.
+    if (!options.dryRun) keepFindings(storage, clock, new Map());
     const first = marks.unreadable[0]!;
     return { ...report, stopped: `${first.document}: ${first.reason}` };
   }
   const plan = planSweep(chunks, marks.referenced, nowMs, graceMs);
-  if (options.dryRun) {
-    report.restored.push(...plan.restore.map((r) => r.id));
-    report.deleted.push(...plan.expired);
-    report.hidden.push(...plan.hide.map((h) => h.id));
-  } else {
-    const move = moveOf(storage);
-    // By move, expired copies still go in batches where the store has them (one commit per 256, not a call each).
-    if (move) await sweepStepByStep(storage, plan, moveSteps(storage, move, nowMs, moveManyOf(storage)), report, canBatch(storage));
-    else if (canBatch(storage)) await sweepInBatches(storage, plan, nowMs, report);
-    else await sweepStepByStep(storage, plan, copySteps(storage, nowMs), report);
+  const remembering = options.rememberUnreferenced === true && freesByMemory(storage);
+  const times = { sweptAtMs: nowMs, markedAtMs: clock.now(), graceMs };
+  const kept = remembering ? planRemembered(chunks, marks.referenced, findingsOf(storage, clock), times) : undefined;
+  // Remembering, no chunk is hidden: the unreferenced ones are freed or remembered instead.
+  const steps = kept ? { ...plan, hide: [] } : plan;
+  if (options.dryRun) dryRunReport(steps, kept, report);
+  else {
+    // Kept before anything is done: a chunk this marking found referenced starts over, even if a step below fails
+    // (and a sweep that hides leaves nothing remembered).
+    keepFindings(storage, clock, kept?.findings ?? new Map());
+    await applySweep(storage, steps, nowMs, report);
+    if (kept) report.deleted.push(...(await freeRemembered(storage, kept.free)).map(chunkKey));
   }
   // Reports list chunks in one order whatever order the calls ended in.
   for (const list of [report.restored, report.deleted, report.hidden]) list.sort();
   if (!options.dryRun) {
-    forgetChunks(storage, report.hidden);
-    forgetWritten(storage, report.hidden);
+    // This process no longer trusts what it hid or freed: a writer of it writes those chunks again.
+    const gone = kept ? kept.free.map((c) => c.id) : report.hidden;
+    forgetChunks(storage, gone);
+    forgetWritten(storage, gone);
   }
-  return report;
+  return kept ? { ...report, remembered: [...kept.findings.keys()].sort() } : report;
+}
+
+/** What a dry run reports: what the sweep would do. */
+function dryRunReport(plan: SweepPlan, kept: RememberedPlan | undefined, out: SweepLists): void {
+  out.restored.push(...plan.restore.map((r) => r.id));
+  out.deleted.push(...plan.expired, ...(kept?.free.map((c) => c.key) ?? []));
+  out.hidden.push(...plan.hide.map((h) => h.id));
+}
+
+/** Puts back, deletes expired copies and hides, by move, in batches or a call per chunk, as the store allows. */
+async function applySweep(storage: StorageAdapter, plan: SweepPlan, nowMs: number, out: SweepLists): Promise<void> {
+  const move = moveOf(storage);
+  // By move, expired copies still go in batches where the store has them (one commit per 256, not a call each).
+  if (move) await sweepStepByStep(storage, plan, moveSteps(storage, move, nowMs, moveManyOf(storage)), out, canBatch(storage));
+  else if (canBatch(storage)) await sweepInBatches(storage, plan, nowMs, out);
+  else await sweepStepByStep(storage, plan, copySteps(storage, nowMs), out);
 }
 
 /** What a sweep will do, decided from one listing and one marking (pure). */

@@ -9,6 +9,8 @@ import { mapLimit } from '../storage/map-limit.js';
 export interface ChunkListing {
   /** Chunk id → its key, for every chunk stored under its own key. */
   readonly live: Map<string, string>;
+  /** Chunk id → the version listed, for every chunk in {@link ChunkListing.live}. */
+  readonly liveVersions: Map<string, string>;
   /** Hidden copies a sweep made (see retention/chunk-sweep.ts): id → [{ key, hidden at (ms) }]. */
   readonly hidden: Map<string, { readonly key: string; readonly atMs: number }[]>;
 }
@@ -20,6 +22,7 @@ function addChunk(listing: ChunkListing, entry: StorageEntry): boolean {
   const at = name.indexOf(HIDDEN_INFIX);
   if (at < 0) {
     listing.live.set(name, entry.key);
+    listing.liveVersions.set(name, entry.version);
     return true;
   }
   const atMs = Number(name.slice(at + HIDDEN_INFIX.length));
@@ -33,7 +36,7 @@ function addChunk(listing: ChunkListing, entry: StorageEntry): boolean {
 
 /** Every chunk key of `storage`, live and hidden. */
 export async function listChunks(storage: StorageAdapter): Promise<ChunkListing> {
-  const listing: ChunkListing = { live: new Map(), hidden: new Map() };
+  const listing: ChunkListing = { live: new Map(), liveVersions: new Map(), hidden: new Map() };
   for await (const entry of storage.list(CHUNK_PREFIX)) addChunk(listing, entry);
   return listing;
 }
@@ -56,7 +59,7 @@ export interface StoreListing {
  * written after any listing.
  */
 export async function listStore(storage: StorageAdapter): Promise<StoreListing> {
-  const chunks: ChunkListing = { live: new Map(), hidden: new Map() };
+  const chunks: ChunkListing = { live: new Map(), liveVersions: new Map(), hidden: new Map() };
   const documents = new Map<string, StorageEntry>();
   // The first segments of every key before the chunks, not only of the small ones: an envelope can appear among larger documents.
   const segments = new Set<string>();

@@ -56,6 +56,7 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageAdapte
       crossProcessConditional: false,
       move: true,
       multiGet: true,
+      versionsPerWrite: true,
       ...(options.maxValueBytes !== undefined ? { maxValueBytes: options.maxValueBytes } : {}),
     },
     async get(key: string, opts?: GetOptions): Promise<StoredObject | undefined> {

@@ -113,7 +113,8 @@ const SWEEP_LEASE_MS = 5 * 60 * 1000;
  * keeps processes from doing the same work twice.
  */
 async function sweepUnderLease(storage: StorageAdapter, sweep: AutoSweep): Promise<ChunkSweepReport | undefined> {
-  if (!storage.capabilities.crossProcessConditional) return sweepChunks(storage, { clock: sweep.clock, graceMs: sweep.graceMs });
+  if (!storage.capabilities.crossProcessConditional)
+    return sweepChunks(storage, { clock: sweep.clock, graceMs: sweep.graceMs, rememberUnreferenced: true });
   const lock = createRunLock({
     storage,
     key: SWEEP_LOCK_KEY,
@@ -133,7 +134,7 @@ async function sweepUnderLease(storage: StorageAdapter, sweep: AutoSweep): Promi
     throw err;
   }
   try {
-    return await sweepChunks(storage, { clock: sweep.clock, graceMs: sweep.graceMs });
+    return await sweepChunks(storage, { clock: sweep.clock, graceMs: sweep.graceMs, rememberUnreferenced: true });
   } finally {
     await lock.release().catch(() => undefined); // a lease left behind ends by itself
   }

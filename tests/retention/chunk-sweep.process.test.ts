@@ -19,7 +19,7 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CHILD = join(ROOT, 'tests', 'fixtures', 'chunks', 'child.ts');
 const newDir = scratchDirs('chunk-kill');
 
-function start(mode: 'sweep' | 'write' | 'auto', dir: string) {
+function start(mode: 'sweep' | 'remember' | 'write' | 'auto', dir: string) {
   const proc = spawn(process.execPath, ['--import', 'tsx', CHILD, mode, dir], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
   return watchLines(proc, { timeoutMs: 60_000 });
 }
@@ -57,25 +57,34 @@ async function expectKept(dir: string, kept: Map<string, JsonValue>): Promise<vo
 }
 
 describe('SIGKILL and content chunks', () => {
-  it('mid-sweep: nothing a kept checkpoint references is lost, at any moment of the kill', async () => {
-    for (let round = 0; round < 6; round++) {
-      const dir = newDir();
-      const storage = fsStorage({ dir });
-      const kept = await seed(storage);
-      await storage.close();
-      const child = start('sweep', dir);
-      await child.waitFor((l) => l === 'ready');
-      await new Promise((r) => setTimeout(r, 20 + round * 40));
-      child.proc.kill('SIGKILL');
-      await child.exited;
-      await expectKept(dir, kept);
-      const after = fsStorage({ dir });
-      await sweepChunks(after, { graceMs: 0 });
-      await sweepChunks(after, { graceMs: 0 });
-      await after.close();
-      await expectKept(dir, kept);
-    }
-  }, 180_000);
+  it.each([
+    ['hiding', 'sweep'],
+    ['remembering', 'remember'],
+  ] as const)(
+    'mid-sweep (%s): nothing a kept checkpoint references is lost, at any moment of the kill',
+    async (_how, mode) => {
+      for (let round = 0; round < 6; round++) {
+        const dir = newDir();
+        const storage = fsStorage({ dir });
+        const kept = await seed(storage);
+        await storage.close();
+        const child = start(mode, dir);
+        await child.waitFor((l) => l === 'ready');
+        // Remembering, the first sweep deletes nothing: half the rounds kill once it has ended, in the sweeps that delete.
+        if (mode === 'remember' && round % 2 === 1) await child.waitFor((l) => l === 'swept 0');
+        await new Promise((r) => setTimeout(r, 20 + round * 40));
+        child.proc.kill('SIGKILL');
+        await child.exited;
+        await expectKept(dir, kept);
+        const after = fsStorage({ dir });
+        await sweepChunks(after, { graceMs: 0 });
+        await sweepChunks(after, { graceMs: 0 });
+        await after.close();
+        await expectKept(dir, kept);
+      }
+    },
+    180_000,
+  );
 
   it('mid-write: every acknowledged checkpoint reads back (its chunks were durable before it), and survives sweeps', async () => {
     for (let round = 0; round < 3; round++) {

@@ -138,6 +138,15 @@ describe('the conformance suite catches broken adapters', () => {
     expect(failed).toMatch(/version changes on every write/);
   });
 
+  it('versionsPerWrite declared by a store whose versions name the content is caught', async () => {
+    const declaring = (): StorageAdapter => {
+      const inner = contentStorage();
+      return { ...inner, capabilities: { ...inner.capabilities, versionsPerWrite: true } };
+    };
+    const failed = (await failuresOf(declaring, { versions: 'content' })).filter((name) => /versions per write/.test(name));
+    expect(failed).toHaveLength(2);
+  });
+
   it('a listing in insertion order', async () => {
     const failed = await failuresOf(
       mutant((inner) => {

@@ -175,6 +175,13 @@ describe('automatic chunk sweep', () => {
             }
             await world.check();
           }
+          // Then checkpoints a grace period apart: their sweeps free what earlier ones found (where nothing is hidden, only a later sweep deletes).
+          for (let round = 0; round < 3; round++) {
+            await world.advance(GRACE);
+            for (let j = 0; j < afterDeleted + 8; j++) await world.write('r0', 7000 + 100 * round + j);
+            await sweepSettled(storage);
+            await world.check();
+          }
           await world.close();
           await world.check();
           expect(world.errors).toEqual([]);
@@ -279,6 +286,37 @@ describe('automatic chunk sweep', () => {
     expect(hiddenLeft.length).toBeLessThan(40);
   });
 
+  it.each([
+    ['memoryStorage', (): StorageAdapter => memoryStorage()],
+    ['fsStorage', (): StorageAdapter => fsStorage({ dir: newDir() })],
+  ] as const)('on %s the automatic sweep frees chunks without ever hiding one, and every kept snapshot reads back', async (_name, make) => {
+    const storage = make();
+    const clock = manualClock(0);
+    const writer = createWriter({
+      storage,
+      profile: keepThree,
+      runId: 'r',
+      clock,
+      heartbeatIntervalMs: false,
+      sweepChunks: { afterDeleted: 1, minIntervalMs: 0, graceMs: GRACE },
+    });
+    const swept: WriterEventMap['swept'][] = [];
+    writer.on('swept', (e) => swept.push(e));
+    const turn = conversationTurns();
+    for (let n = 1; n <= 24; n++) {
+      expect((await writer.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: turn(n) })).ok).toBe(true);
+      await sweepSettled(storage);
+      expect((await listAll(storage, CHUNK_PREFIX)).filter((e) => e.key.includes(HIDDEN_INFIX))).toEqual([]);
+      await clock.advance(GRACE / 8);
+    }
+    await writer.close();
+    expect(swept.every((e) => e.hidden === 0)).toBe(true);
+    expect(swept.some((e) => e.deleted > 0)).toBe(true);
+    for (const entry of await listAll(storage, 'checkpoints/r/history/'))
+      expect(await readSnapshot(storage, defaultProfile, entry.key), entry.key).toBeDefined();
+    await storage.close();
+  });
+
   it('sweepChunks: false, autoRetention: false or dedup: false start no sweep; a bad option is checkpoint_config_invalid', async () => {
     for (const options of [{ sweepChunks: false }, { autoRetention: false }, { dedup: false }] as const) {
       const storage = memoryStorage();
@@ -341,7 +379,7 @@ describe('automatic chunk sweep', () => {
     for (let n = 21; n <= 30; n++) await write(n);
     await writer.close();
     expect(errors).toEqual([]);
-    expect(swept.some((e) => e.hidden > 0)).toBe(true);
+    expect(swept.some((e) => e.hidden + e.deleted > 0)).toBe(true); // sweeps went on: the automatic sweep frees without hiding on fs
     expect(await storage.get(SWEEP_LOCK_KEY)).toBeUndefined(); // released after each sweep
     await storage.close();
     await other.close();

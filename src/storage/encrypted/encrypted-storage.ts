@@ -183,11 +183,13 @@ async function* listValues(state: EncryptedState, prefix: string): AsyncIterable
 }
 
 function capabilitiesOf(inner: StorageAdapter, sharedFiles: 'refuse' | 'accept'): StorageCapabilities {
-  const { atomicBatch, crossProcessConditional, maxValueBytes, keysAreFiles } = inner.capabilities;
+  const { atomicBatch, crossProcessConditional, maxValueBytes, keysAreFiles, versionsPerWrite } = inner.capabilities;
   return {
     atomicBatch,
     crossProcessConditional,
     ...(keysAreFiles === true ? { keysAreFiles } : {}),
+    // Its versions are the inner store's.
+    ...(versionsPerWrite === true ? { versionsPerWrite } : {}),
     ...(maxValueBytes !== undefined ? { maxValueBytes: Math.max(1, maxValueBytes - VALUE_OVERHEAD_BYTES) } : {}),
     opaqueValues: true,
     ...(sharedFiles === 'accept' ? { sharedFilesAccepted: true } : {}),

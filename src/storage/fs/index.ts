@@ -56,6 +56,7 @@ const DIRECT: StorageCapabilities = Object.freeze({
   crossProcessConditional: true,
   keysAreFiles: true,
   linkedRead: true,
+  versionsPerWrite: true,
 });
 const JOURNALED: StorageCapabilities = Object.freeze({
   atomicBatch: true,
@@ -63,6 +64,7 @@ const JOURNALED: StorageCapabilities = Object.freeze({
   move: true,
   keysAreFiles: true,
   linkedRead: true,
+  versionsPerWrite: true,
 });
 
 /**

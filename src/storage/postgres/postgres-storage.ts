@@ -77,6 +77,7 @@ export function postgresStorage(options: PostgresStorageOptions): PostgresStorag
       linkedRead: true,
       move: true,
       multiGet: true,
+      versionsPerWrite: true,
     },
     migrate: () => guard(state, () => migrateNow(state)),
     migrationSql: () => [...sql.migrate],

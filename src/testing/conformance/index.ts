@@ -17,6 +17,7 @@ import { moveTests } from './move.js';
 import { multiGetTests } from './multi-get.js';
 import { listingTests } from './listing.js';
 import { modelTests } from './model.js';
+import { versionsPerWriteTests } from './versions-per-write.js';
 import type { StorageConformanceOptions } from './options.js';
 
 export type { StorageConformanceOptions, StorageConformanceFastCheck } from './options.js';
@@ -34,7 +35,7 @@ export { INVALID_KEY_SAMPLES, EDGE_KEYS, type InvalidKeySample } from './keys.js
  * private copies of bytes, binary values (all 256 byte values, empty, large), declared
  * size limits, create-only and replace/delete-if-version incl. stale versions, list
  * order (UTF-16 code units) and prefix boundaries, refusal of every invalid key class,
- * atomic batches when declared, linked reads (the store's own when declared), multi-gets when declared, close() semantics, persistence across reopen when
+ * atomic batches when declared, linked reads (the store's own when declared), multi-gets when declared, a new version on every kind of write when `versionsPerWrite` is declared, close() semantics, persistence across reopen when
  * `reopen` is given, N racing conditional writers (exactly one wins), and random
  * operation sequences checked against a reference model.
  *
@@ -73,6 +74,7 @@ export function runStorageConformance(options: StorageConformanceOptions): void 
     linkedReadTests(ctx);
     moveTests(ctx);
     multiGetTests(ctx);
+    versionsPerWriteTests(ctx);
   };
   ctx.group(`${options.name ?? 'storage adapter'} conformance`, body);
 }

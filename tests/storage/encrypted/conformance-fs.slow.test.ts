@@ -27,7 +27,7 @@ for (const journal of [false, true]) {
       rmSync(dirOf(adapter), { recursive: true, force: true });
     },
     reopen: (closed) => open(dirOf(closed)),
-    capabilities: { atomicBatch: journal, crossProcessConditional: true },
+    capabilities: { atomicBatch: journal, crossProcessConditional: true, versionsPerWrite: true },
     nestedKeys: false,
     concurrency: 8,
     propertyRuns: 15,

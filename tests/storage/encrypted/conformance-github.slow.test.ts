@@ -40,7 +40,7 @@ runStorageConformance({
       }),
       { keys: key },
     ),
-  capabilities: { atomicBatch: true, crossProcessConditional: true, maxValueBytes: limit - 40 },
+  capabilities: { atomicBatch: true, crossProcessConditional: true, maxValueBytes: limit - 40, versionsPerWrite: false },
   nestedKeys: false,
   propertyRuns: 8,
   largeValueBytes: 256 * 1024,

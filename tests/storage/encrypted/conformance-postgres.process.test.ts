@@ -41,7 +41,7 @@ suites('encryptedStorage over postgresStorage', () => {
           keys: key,
         },
       ),
-    capabilities: { atomicBatch: true, crossProcessConditional: true, maxValueBytes: limit - 40 },
+    capabilities: { atomicBatch: true, crossProcessConditional: true, maxValueBytes: limit - 40, versionsPerWrite: true },
     timeoutMs: 120_000,
     nestedKeys: true,
     concurrency: 8,

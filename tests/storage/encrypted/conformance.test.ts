@@ -12,7 +12,7 @@ runStorageConformance({
   it,
   fc,
   create: () => encryptedStorage(memoryStorage(), { keys: key }),
-  capabilities: { atomicBatch: true, crossProcessConditional: false },
+  capabilities: { atomicBatch: true, crossProcessConditional: false, versionsPerWrite: true },
   nestedKeys: true,
   propertyRuns: 30,
 });
@@ -24,7 +24,7 @@ runStorageConformance({
   it,
   fc,
   create: () => encryptedStorage(memoryStorage({ maxValueBytes: 4096 }), { keys: [EncryptionKey.generate(), key] }),
-  capabilities: { atomicBatch: true, crossProcessConditional: false, maxValueBytes: 4096 - 40 },
+  capabilities: { atomicBatch: true, crossProcessConditional: false, maxValueBytes: 4096 - 40, versionsPerWrite: true },
   nestedKeys: true,
   propertyRuns: 5,
 });

@@ -23,7 +23,7 @@ runStorageConformance({
     rmSync((adapter as FsStorage).dir, { recursive: true, force: true });
   },
   reopen: (closed: StorageAdapter) => fsStorage({ dir: (closed as FsStorage).dir, journal: false }),
-  capabilities: { atomicBatch: false, crossProcessConditional: true },
+  capabilities: { atomicBatch: false, crossProcessConditional: true, versionsPerWrite: true },
   nestedKeys: false,
   concurrency: 8,
   propertyRuns: 40,

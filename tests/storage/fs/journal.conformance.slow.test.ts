@@ -22,7 +22,7 @@ runStorageConformance({
     rmSync((adapter as FsStorage).dir, { recursive: true, force: true });
   },
   reopen: (closed: StorageAdapter) => fsStorage({ dir: (closed as FsStorage).dir, journal: true }),
-  capabilities: { atomicBatch: true, crossProcessConditional: true, move: true },
+  capabilities: { atomicBatch: true, crossProcessConditional: true, move: true, versionsPerWrite: true },
   nestedKeys: false,
   concurrency: 8,
   propertyRuns: 40,

@@ -43,7 +43,7 @@ runStorageConformance({
       // without pushing 100 MB through the emulator (1.4 GB of memory on a shared machine).
       maxValueBytes: 4 * 1024 * 1024,
     }),
-  capabilities: { atomicBatch: true, crossProcessConditional: true, maxValueBytes: 4 * 1024 * 1024 },
+  capabilities: { atomicBatch: true, crossProcessConditional: true, maxValueBytes: 4 * 1024 * 1024, versionsPerWrite: false },
   nestedKeys: false,
   propertyRuns: 15,
   largeValueBytes: 1024 * 1024 + 1,

@@ -9,7 +9,7 @@ runStorageConformance({
   it,
   fc,
   create: () => memoryStorage(),
-  capabilities: { atomicBatch: true, crossProcessConditional: false },
+  capabilities: { atomicBatch: true, crossProcessConditional: false, versionsPerWrite: true },
   nestedKeys: true,
   propertyRuns: 100,
 });
@@ -20,7 +20,7 @@ runStorageConformance({
   it,
   fc,
   create: () => memoryStorage({ maxValueBytes: 4096 }),
-  capabilities: { atomicBatch: true, crossProcessConditional: false, maxValueBytes: 4096 },
+  capabilities: { atomicBatch: true, crossProcessConditional: false, maxValueBytes: 4096, versionsPerWrite: true },
   nestedKeys: true,
   propertyRuns: 10,
 });
@@ -32,7 +32,7 @@ runStorageConformance({
   it,
   fc,
   create: () => faultyStorage(memoryStorage()),
-  capabilities: { atomicBatch: true, crossProcessConditional: false },
+  capabilities: { atomicBatch: true, crossProcessConditional: false, versionsPerWrite: true },
   nestedKeys: true,
   propertyRuns: 20,
 });
