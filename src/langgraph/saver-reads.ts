@@ -129,30 +129,56 @@ function plainMetadata(state: SaverState, p: LangGraphPayload): CheckpointMetada
 }
 
 /**
- * {@link toTuple} without a promise, when every value reads with `JSON.parse` alone
- * (plain-load.ts) and the pending writes came with the checkpoint, each document decoded before
- * (an old checkpoint's `getState` read again): undefined otherwise, or for a checkpoint older
- * than format v4, and the caller awaits {@link toTuple}. Each promise costs a read more than its
- * work where LangGraph's async hooks are on.
+ * The most text {@link tupleNow} parses before it knows it can answer: past it, a value that
+ * needs the serializer (a `DeltaChannel` snapshot, a LangChain message) would be parsed again by
+ * {@link toTuple}, which costs more than the promises saved.
+ */
+const TUPLE_NOW_MAX_CHARS = 8 * 1024;
+
+/**
+ * {@link toTuple} without a promise, for a small checkpoint whose values all read with
+ * `JSON.parse` alone (plain-load.ts) and whose pending writes came with it, each document decoded
+ * before (an old checkpoint's `getState` read again): undefined otherwise, or for a checkpoint
+ * older than format v4, and the caller awaits {@link toTuple}. Each promise costs a read more
+ * than its work where LangGraph's async hooks are on.
  */
 export function tupleNow(state: SaverState, snapshot: Snapshot<LangGraphPayload>, writes?: PrefetchedWrites): CheckpointTuple | undefined {
   if (state.plainAsJson !== true) return undefined;
   const p = snapshot.payload;
   const where = checkpointKey(snapshot.runId, snapshot.id);
-  const checkpoint = loadPlain(state, p.checkpoint.type, serializedInput(p.checkpoint, where)) as Checkpoint | typeof USE_SERDE;
+  const checkpointInput = serializedInput(p.checkpoint, where);
+  const channels = Object.entries(p.channel_values).map(
+    ([channel, value]) => [channel, value.type, serializedInput(value, where)] as const,
+  );
+  const docs = keptWritesDocuments(state, writesDir(snapshot.runId, snapshot.sequence), writes);
+  if (!docs) return undefined;
+  const pendingInputs = writesInOrder(docs, snapshot.id).map(({ taskId, write, key }) => ({
+    taskId,
+    write,
+    input: serializedInput(write, key),
+  }));
+  let chars = checkpointInput.length;
+  for (const [, , input] of channels) chars += input.length;
+  for (const { input } of pendingInputs) chars += input.length;
+  if (chars > TUPLE_NOW_MAX_CHARS) return undefined;
+  const checkpoint = loadPlain(state, p.checkpoint.type, checkpointInput) as Checkpoint | typeof USE_SERDE;
   if (checkpoint === USE_SERDE || checkpoint.v < 4) return undefined;
   const values: Record<string, unknown> = {};
-  for (const [channel, value] of Object.entries(p.channel_values)) {
-    const revived = loadPlain(state, value.type, serializedInput(value, where));
+  for (const [channel, type, input] of channels) {
+    const revived = loadPlain(state, type, input);
     if (revived === USE_SERDE) return undefined;
     values[channel] = revived;
   }
   checkpoint.channel_values = values;
   const metadata = plainMetadata(state, p);
   if (metadata === USE_SERDE) return undefined;
-  const docs = keptWritesDocuments(state, writesDir(snapshot.runId, snapshot.sequence), writes);
-  const pending = docs && revivedNow(state, writesInOrder(docs, snapshot.id));
-  return pending && tupleOf(snapshot, checkpoint, metadata, pending);
+  const pending: CheckpointPendingWrite[] = [];
+  for (const { taskId, write, input } of pendingInputs) {
+    const value = loadPlain(state, write.type, input);
+    if (value === USE_SERDE) return undefined;
+    pending.push([taskId, write.channel, value]);
+  }
+  return tupleOf(snapshot, checkpoint, metadata, pending);
 }
 
 export async function toTuple(
@@ -254,17 +280,6 @@ function writesInOrder({ keys, docs }: WritesDocuments, checkpointId: string): T
       sorted.push({ sortKey: writesSortKey(doc.task_path, doc.task_id, write.idx), taskId: doc.task_id, write, key: keys[i]! });
   }
   return sorted.sort((a, b) => compareWritesSortKeys(a.sortKey, b.sortKey));
-}
-
-/** The pending writes with every value read by `JSON.parse` alone (plain-load.ts); undefined when one needs the serializer. */
-function revivedNow(state: SaverState, writes: readonly TaskWrite[]): CheckpointPendingWrite[] | undefined {
-  const out: CheckpointPendingWrite[] = [];
-  for (const { taskId, write, key } of writes) {
-    const value = loadPlain(state, write.type, serializedInput(write, key));
-    if (value === USE_SERDE) return undefined;
-    out.push([taskId, write.channel, value]);
-  }
-  return out;
 }
 
 /** A checkpoint's pending writes, in LangGraph's `writesSortKey` order (the order live execution applies them). */
