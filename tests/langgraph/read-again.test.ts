@@ -5,6 +5,7 @@
  * metadata's JSON text is made once per decoded document — and still hands out fresh values.
  */
 import { createHook } from 'node:async_hooks';
+import { emptyCheckpoint, uuid6 } from '@langchain/langgraph-checkpoint';
 import { describe, expect, it, vi } from 'vitest';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import { memoryStorage, type StorageAdapter } from 'savepoint';
@@ -96,6 +97,36 @@ describe('SavepointSaver: a checkpoint read again', () => {
     expect(again).toEqual(expected);
     // The document and its writes folder in one linked read, each decoded before: 16 promises when each step was awaited.
     expect(promises).toBeLessThanOrEqual(6);
+    await storage.close();
+  });
+
+  it('fs: a checkpoint read again whose values need the serializer, or too large to build without a promise, answers as its first read', async () => {
+    const storage = fsStorage({ dir: newDir() });
+    const saver = new SavepointSaver({ storage });
+    const base = { configurable: { thread_id: 't', checkpoint_ns: '' } };
+    const revived = await saver.put(
+      base,
+      { ...emptyCheckpoint(), id: uuid6(1), channel_values: { seen: new Map([['a', 1]]) }, channel_versions: { seen: 1 } },
+      { source: 'loop', step: 1, parents: {} },
+      { seen: 1 },
+    );
+    await saver.putWrites(revived, [['tags', new Set(['x'])]], 'task-1');
+    const large = await saver.put(
+      revived,
+      { ...emptyCheckpoint(), id: uuid6(2), channel_values: { text: 'x'.repeat(9000) }, channel_versions: { text: 2 } },
+      { source: 'loop', step: 2, parents: {} },
+      { text: 2 },
+    );
+    await saver.putWrites(large, [['note', 'plain']], 'task-2');
+    for (const config of [revived, large]) {
+      const first = (await saver.getTuple(config))!;
+      const again = (await saver.getTuple(config))!;
+      expect(again).toEqual(first);
+      expect(again.checkpoint).not.toBe(first.checkpoint);
+    }
+    const tuple = (await saver.getTuple(revived))!;
+    expect(tuple.checkpoint.channel_values['seen']).toBeInstanceOf(Map);
+    expect(tuple.pendingWrites?.[0]?.[2]).toBeInstanceOf(Set);
     await storage.close();
   });
 });
