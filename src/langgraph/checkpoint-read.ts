@@ -4,6 +4,7 @@ import { checkpointKey, runDir, writesDir } from './keys.js';
 import type { PrefetchedWrites } from './newest.js';
 import type { LangGraphPayload } from './profile.js';
 import { checkpointFrom, readCheckpoint, type SaverState } from './saver-state.js';
+import { keptValue } from './decoded-cache.js';
 
 /** A checkpoint document as read, and its writes folder when it was read with it. */
 export interface CheckpointRead {
@@ -26,7 +27,10 @@ export async function readCheckpointWithWrites(state: SaverState, runId: string,
   if (hasLinkedRead(storage)) {
     // A document the store will not parse in place (a chunked one's envelope has no sequence) comes back alone.
     const read = await storage.getLinked(key, { list: { member: 'sequence', before: `${runDir(runId)}/parts/`, after: '/' } });
-    return { snapshot: await checkpointFrom(state, key, read?.value), writes: read?.listed };
+    const value = read?.value;
+    // A document decoded before from the same bytes (an old checkpoint read again) is taken without a promise.
+    const kept = value && keptValue(state.documents, key, value);
+    return { snapshot: kept ?? (await checkpointFrom(state, key, value)), writes: read?.listed };
   }
   const known = state.loaded.get(runId)?.sequences.get(id);
   if (known === undefined) return { snapshot: await readCheckpoint(state, key), writes: undefined };

@@ -13,7 +13,7 @@ import {
 import { canonicalJson } from '../codec/canonical-json.js';
 import type { Snapshot } from '../contract/snapshot.js';
 import { configurableOf, namespaceOf, requireThreadId } from './config.js';
-import { LANGGRAPH_ROOT, assertCheckpointId, checkpointKey, runIdOf, writesDir } from './keys.js';
+import { LANGGRAPH_ROOT, assertCheckpointId, checkpointKey, plainSegment, runIdOf, writesDir } from './keys.js';
 import type { LangGraphPayload } from './profile.js';
 import { readHead } from './head.js';
 import { compareIds, insertId, refreshRunState } from './run-state.js';
@@ -32,7 +32,8 @@ export async function getCheckpointTuple(state: SaverState, config: RunnableConf
   if (threadValue === undefined || threadValue === null) return undefined;
   const threadId = requireThreadId(config, 'getTuple');
   const ns = namespaceOf(config);
-  const runId = await runIdOf(threadId, ns, state.storage);
+  // A plain thread id in the root namespace is its run id: no promise (runIdOf's hash) for the common case.
+  const runId = (ns === '' ? plainSegment(threadId) : undefined) ?? (await runIdOf(threadId, ns, state.storage));
   const named: string | undefined = getCheckpointId(config) || undefined;
   let id = named;
   let newest: Newest | undefined;
@@ -62,7 +63,8 @@ export async function getCheckpointTuple(state: SaverState, config: RunnableConf
   }
   if (!snapshot || snapshot.payload.thread_id !== threadId || snapshot.payload.checkpoint_ns !== ns) return undefined;
   noteStored(state, runId, snapshot);
-  return toTuple(state, snapshot, snapshot === read.snapshot ? read.writes : undefined);
+  const writes = snapshot === read.snapshot ? read.writes : undefined;
+  return tupleNow(state, snapshot, writes) ?? toTuple(state, snapshot, writes);
 }
 
 /**
@@ -126,6 +128,59 @@ function plainMetadata(state: SaverState, p: LangGraphPayload): CheckpointMetada
   return p.metadata_blob ? USE_SERDE : (loadPlain(state, 'json', metadataText(p)) as CheckpointMetadata | typeof USE_SERDE);
 }
 
+/**
+ * The most text {@link tupleNow} parses before it knows it can answer: past it, a value that
+ * needs the serializer (a `DeltaChannel` snapshot, a LangChain message) would be parsed again by
+ * {@link toTuple}, which costs more than the promises saved.
+ */
+const TUPLE_NOW_MAX_CHARS = 8 * 1024;
+
+/**
+ * {@link toTuple} without a promise, for a small checkpoint whose values all read with
+ * `JSON.parse` alone (plain-load.ts) and whose pending writes came with it, each document decoded
+ * before (an old checkpoint's `getState` read again): undefined otherwise, or for a checkpoint
+ * older than format v4, and the caller awaits {@link toTuple}. Each promise costs a read more
+ * than its work where LangGraph's async hooks are on.
+ */
+export function tupleNow(state: SaverState, snapshot: Snapshot<LangGraphPayload>, writes?: PrefetchedWrites): CheckpointTuple | undefined {
+  if (state.plainAsJson !== true) return undefined;
+  const p = snapshot.payload;
+  const where = checkpointKey(snapshot.runId, snapshot.id);
+  const checkpointInput = serializedInput(p.checkpoint, where);
+  const channels = Object.entries(p.channel_values).map(
+    ([channel, value]) => [channel, value.type, serializedInput(value, where)] as const,
+  );
+  const docs = keptWritesDocuments(state, writesDir(snapshot.runId, snapshot.sequence), writes);
+  if (!docs) return undefined;
+  const pendingInputs = writesInOrder(docs, snapshot.id).map(({ taskId, write, key }) => ({
+    taskId,
+    write,
+    input: serializedInput(write, key),
+  }));
+  let chars = checkpointInput.length;
+  for (const [, , input] of channels) chars += input.length;
+  for (const { input } of pendingInputs) chars += input.length;
+  if (chars > TUPLE_NOW_MAX_CHARS) return undefined;
+  const checkpoint = loadPlain(state, p.checkpoint.type, checkpointInput) as Checkpoint | typeof USE_SERDE;
+  if (checkpoint === USE_SERDE || checkpoint.v < 4) return undefined;
+  const values: Record<string, unknown> = {};
+  for (const [channel, type, input] of channels) {
+    const revived = loadPlain(state, type, input);
+    if (revived === USE_SERDE) return undefined;
+    values[channel] = revived;
+  }
+  checkpoint.channel_values = values;
+  const metadata = plainMetadata(state, p);
+  if (metadata === USE_SERDE) return undefined;
+  const pending: CheckpointPendingWrite[] = [];
+  for (const { taskId, write, input } of pendingInputs) {
+    const value = loadPlain(state, write.type, input);
+    if (value === USE_SERDE) return undefined;
+    pending.push([taskId, write.channel, value]);
+  }
+  return tupleOf(snapshot, checkpoint, metadata, pending);
+}
+
 export async function toTuple(
   state: SaverState,
   snapshot: Snapshot<LangGraphPayload>,
@@ -149,15 +204,82 @@ export async function toTuple(
   const parentId = p.parent_checkpoint_id;
   if (checkpoint.v < 4 && parentId !== undefined) await migratePendingSends(state, checkpoint, snapshot.runId, parentId);
   const metadata = plainMetadata(state, p);
+  return tupleOf(
+    snapshot,
+    checkpoint,
+    metadata === USE_SERDE ? await metadataOf(state, p) : metadata,
+    await pendingWrites(state, snapshot.runId, snapshot.sequence, snapshot.id, writes),
+  );
+}
+
+function tupleOf(
+  snapshot: Snapshot<LangGraphPayload>,
+  checkpoint: Checkpoint,
+  metadata: CheckpointMetadata,
+  pendingWrites: CheckpointPendingWrite[],
+): CheckpointTuple {
+  const p = snapshot.payload;
   const tuple: CheckpointTuple = {
     config: { configurable: { thread_id: p.thread_id, checkpoint_ns: p.checkpoint_ns, checkpoint_id: snapshot.id } },
     checkpoint,
-    metadata: metadata === USE_SERDE ? await metadataOf(state, p) : metadata,
-    pendingWrites: await pendingWrites(state, snapshot.runId, snapshot.sequence, snapshot.id, writes),
+    metadata,
+    pendingWrites,
   };
+  const parentId = p.parent_checkpoint_id;
   if (parentId !== undefined)
     tuple.parentConfig = { configurable: { thread_id: p.thread_id, checkpoint_ns: p.checkpoint_ns, checkpoint_id: parentId } };
   return tuple;
+}
+
+/** A checkpoint's writes documents with their keys (undefined where a document is absent or not a writes document). */
+interface WritesDocuments {
+  readonly keys: readonly string[];
+  readonly docs: readonly (WritesDocument | undefined)[];
+}
+
+/** The writes documents read with the checkpoint (newest.ts, checkpoint-read.ts), when each was decoded before from the same bytes; else undefined. */
+function keptWritesDocuments(state: SaverState, dir: string, prefetched: PrefetchedWrites | undefined): WritesDocuments | undefined {
+  if (prefetched?.prefix !== dir) return undefined;
+  const docs: WritesDocument[] = [];
+  for (const object of prefetched.objects) {
+    const doc = keptValue(state.writes, object.key, object);
+    if (doc === undefined) return undefined;
+    docs.push(doc);
+  }
+  return { keys: prefetched.objects.map((object) => object.key), docs };
+}
+
+/** A checkpoint's writes documents: those read with it (decoded here, without another read), else its folder listed and read now. */
+async function writesDocuments(state: SaverState, dir: string, prefetched: PrefetchedWrites | undefined): Promise<WritesDocuments> {
+  if (prefetched?.prefix === dir) {
+    const keys = prefetched.objects.map((object) => object.key);
+    // Documents read before are taken as kept without a promise each; only the others are decoded.
+    const kept = prefetched.objects.map((object) => keptValue(state.writes, object.key, object));
+    if (!kept.includes(undefined)) return { keys, docs: kept };
+    const docs = await Promise.all(prefetched.objects.map((object, i) => kept[i] ?? writesDocumentFrom(state, object.key, object)));
+    return { keys, docs };
+  }
+  const keys: string[] = [];
+  for await (const entry of state.storage.list(dir)) keys.push(entry.key);
+  return { keys, docs: await Promise.all(keys.map((key) => readWritesDocument(state, key))) };
+}
+
+/** One stored write of a task, with the key of its document. */
+interface TaskWrite {
+  readonly taskId: string;
+  readonly write: StoredWrite;
+  readonly key: string;
+}
+
+/** The writes of the documents made against `checkpointId`, in LangGraph's `writesSortKey` order (the order live execution applies them). */
+function writesInOrder({ keys, docs }: WritesDocuments, checkpointId: string): TaskWrite[] {
+  const sorted: (TaskWrite & { sortKey: ReturnType<typeof writesSortKey> })[] = [];
+  for (const [i, doc] of docs.entries()) {
+    if (!doc || doc.checkpoint_id !== checkpointId) continue;
+    for (const write of doc.writes)
+      sorted.push({ sortKey: writesSortKey(doc.task_path, doc.task_id, write.idx), taskId: doc.task_id, write, key: keys[i]! });
+  }
+  return sorted.sort((a, b) => compareWritesSortKeys(a.sortKey, b.sortKey));
 }
 
 /** A checkpoint's pending writes, in LangGraph's `writesSortKey` order (the order live execution applies them). */
@@ -168,31 +290,11 @@ async function pendingWrites(
   checkpointId: string,
   prefetched?: PrefetchedWrites,
 ): Promise<CheckpointPendingWrite[]> {
-  const dir = writesDir(runId, sequence);
-  const keys: string[] = [];
-  let docs: (WritesDocument | undefined)[];
-  if (prefetched?.prefix === dir) {
-    // Listed and read with the checkpoint (newest.ts): decoded here, without another read.
-    for (const object of prefetched.objects) keys.push(object.key);
-    // Documents read before are taken as kept without a promise each; only the others are decoded.
-    docs = prefetched.objects.map((object) => keptValue(state.writes, object.key, object));
-    if (docs.includes(undefined))
-      docs = await Promise.all(prefetched.objects.map((object, i) => docs[i] ?? writesDocumentFrom(state, object.key, object)));
-  } else {
-    for await (const entry of state.storage.list(dir)) keys.push(entry.key);
-    docs = await Promise.all(keys.map((key) => readWritesDocument(state, key)));
-  }
-  const sorted: { sortKey: ReturnType<typeof writesSortKey>; taskId: string; write: StoredWrite; key: string }[] = [];
-  for (const [i, doc] of docs.entries()) {
-    if (!doc || doc.checkpoint_id !== checkpointId) continue;
-    for (const write of doc.writes)
-      sorted.push({ sortKey: writesSortKey(doc.task_path, doc.task_id, write.idx), taskId: doc.task_id, write, key: keys[i]! });
-  }
-  sorted.sort((a, b) => compareWritesSortKeys(a.sortKey, b.sortKey));
+  const writes = writesInOrder(await writesDocuments(state, writesDir(runId, sequence), prefetched), checkpointId);
   const serde = state.saver.serde;
   const out: CheckpointPendingWrite[] = [];
   const revivals: Promise<void>[] = [];
-  for (const { taskId, write, key } of sorted) {
+  for (const { taskId, write, key } of writes) {
     const input = serializedInput(write, key);
     const entry: CheckpointPendingWrite = [taskId, write.channel, loadPlain(state, write.type, input)];
     out.push(entry);

@@ -18,6 +18,10 @@ import { keyRefused, symlinkRefused } from './paths.js';
  * fail (ELOOP) and the key is refused. Final names are never followed either: reads open
  * with O_NOFOLLOW, and rename/link/unlink act on the name itself.
  *
+ * The descriptors are named through `/proc/<pid>/fd`, with the number `/proc/self` links to
+ * (read once): the same directory `/proc/self/fd` leads to while this process lives, without
+ * following the `self` link at every call, which cost about as much as the rest of the lookup.
+ *
  * Elsewhere (macOS, BSDs: no /proc magic links) the same walk is made by absolute path:
  * every component is still opened with O_NOFOLLOW, which refuses a link planted before the
  * check, but a swap between the walk and the use is not excluded there. The report of
@@ -35,7 +39,7 @@ export interface Dir {
   readonly fd: number;
   /** The directory relative to the root (`''` for the root). */
   readonly rel: string;
-  /** A path naming this very directory (`/proc/self/fd/<fd>`, or its absolute path). */
+  /** A path naming this very directory (`/proc/<pid>/fd/<fd>`, or its absolute path). */
   readonly prefix: string;
   /** A path naming `name` inside this very directory (see above). */
   at(name: string): string;
@@ -51,18 +55,40 @@ export interface RootDir extends Dir {
 }
 
 export function makeDir(fd: number, rel: string, containment: Containment, absRoot: string): Dir {
-  const prefix = containment === 'dir-fd' ? `/proc/self/fd/${fd}` : rel ? `${absRoot}/${rel}` : absRoot;
+  const prefix = containment === 'dir-fd' ? `${procFd}/${fd}` : rel ? `${absRoot}/${rel}` : absRoot;
   return { fd, rel, prefix, at: (name) => `${prefix}/${name}`, shown: rel ? `<dir>/${rel}` : '<dir>' };
 }
 
-/** True when `/proc/self/fd/<fd>` leads to the directory `fd` holds (Linux with /proc mounted). */
-async function procWorks(fd: number, expected: BigIntStats): Promise<boolean> {
+/** This process's descriptors in /proc: `/proc/<pid>/fd` once {@link procWorks} found the number `/proc/self` links to. */
+let procFd = '/proc/self/fd';
+
+/** The directory of this process's descriptors named without the `self` link, or undefined when /proc does not give it. */
+async function procFdByPid(): Promise<string | undefined> {
   try {
-    const st = await fs.promises.stat(`/proc/self/fd/${fd}/.`, { bigint: true });
+    // The number as the mounted /proc knows it (another pid namespace's may differ from process.pid).
+    const pid = await fs.promises.readlink('/proc/self');
+    return /^[1-9][0-9]*$/.test(pid) ? `/proc/${pid}/fd` : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether `<dir>/<fd>` leads to the directory `fd` holds. */
+async function leadsTo(dir: string, fd: number, expected: BigIntStats): Promise<boolean> {
+  try {
+    const st = await fs.promises.stat(`${dir}/${fd}/.`, { bigint: true });
     return st.ino === expected.ino && st.dev === expected.dev;
   } catch {
     return false;
   }
+}
+
+/** True when `/proc/self/fd/<fd>` leads to the directory `fd` holds (Linux with /proc mounted); then settles {@link procFd}. */
+async function procWorks(fd: number, expected: BigIntStats): Promise<boolean> {
+  if (!(await leadsTo('/proc/self/fd', fd, expected))) return false;
+  const byPid = await procFdByPid();
+  if (byPid !== undefined && (await leadsTo(byPid, fd, expected))) procFd = byPid;
+  return true;
 }
 
 /** Opens the (real, absolute) root directory and decides how names below it are made. */

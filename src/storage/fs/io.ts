@@ -67,13 +67,13 @@ export type Scrub = (s: string) => string;
 
 /**
  * A scrubber for messages naming the absolute root `real` or directories by their
- * `/proc/self/fd/<fd>` names: each known descriptor prefix becomes its `<dir>/…` form, any
+ * `/proc/<pid>/fd/<fd>` names: each known descriptor prefix becomes its `<dir>/…` form, any
  * other one `<dir>/…`.
  */
 export function scrubber(real: string | undefined, dirs: readonly { readonly prefix: string; readonly shown: string }[]): Scrub {
   const known = new Map(dirs.map((d) => [d.prefix, d.shown]));
   return (s) => {
-    const out = s.replace(/\/proc\/self\/fd\/\d+(?![0-9])/g, (m) => known.get(m) ?? '<dir>/…');
+    const out = s.replace(/\/proc\/(?:self|\d+)\/fd\/\d+(?![0-9])/g, (m) => known.get(m) ?? '<dir>/…');
     return real ? out.split(real).join('<dir>') : out;
   };
 }

@@ -214,6 +214,27 @@ describe('fsStorage on disk', () => {
 });
 
 describe('containment', () => {
+  it.runIf(process.platform === 'linux')(
+    'names files through the descriptors of /proc/<pid>/fd, not through the /proc/self link',
+    async () => {
+      const { dir } = sandbox();
+      const s = store(dir);
+      await s.put('a/b/k', b('v'));
+      const named: string[] = [];
+      const openSync = fs.openSync.bind(fs);
+      vi.spyOn(fs, 'openSync').mockImplementation(((path: fs.PathLike, ...rest: unknown[]) => {
+        named.push(String(path));
+        return (openSync as (...a: unknown[]) => number)(path, ...rest);
+      }) as typeof fs.openSync);
+      expect(text((await s.get('a/b/k'))?.bytes)).toBe('v');
+      await s.close();
+      // The number /proc/self links to: following that link at every call cost about as much as the rest of the lookup.
+      const pid = readlinkSync('/proc/self');
+      expect(named.length).toBeGreaterThanOrEqual(3);
+      for (const path of named) expect(path).toMatch(new RegExp(`^/proc/${pid}/fd/\\d+/`));
+    },
+  );
+
   it('a symlink planted inside dir pointing outside is refused for read, write and delete', async () => {
     const { dir, outside } = sandbox();
     symlinkSync(outside, join(dir, 'link'));
@@ -494,8 +515,8 @@ describe('durability: the order of file-system calls', () => {
     log = [];
     const names = new Map<number, string>();
     const name = (p: string): string => {
-      // Names through a directory descriptor (/proc/self/fd/<fd>/x) stand for that directory's x.
-      const viaFd = /^\/proc\/self\/fd\/(\d+)(\/.*)?$/.exec(p);
+      // Names through a directory descriptor (/proc/<pid>/fd/<fd>/x) stand for that directory's x.
+      const viaFd = /^\/proc\/(?:self|\d+)\/fd\/(\d+)(\/.*)?$/.exec(p);
       if (viaFd) p = `${readlinkSync(`/proc/self/fd/${viaFd[1]}`)}${viaFd[2] ?? ''}`;
       const rel = relative(root, p) || '.';
       return rel.split('/').at(-1)!.startsWith(INTERNAL) ? rel.replace(/\.sp\\(tmp|lock|owner|dead)[^/]*$/, '<$1>') : rel;

@@ -3,7 +3,7 @@
  * store calls node:fs (and node:fs/promises) functions looked up at call time — its I/O
  * seam (src/storage/fs/fd.ts) — so wrapping them here sees every open, write, fsync,
  * fdatasync, truncate, rename, link, unlink, mkdir and rmdir, with the names resolved
- * through `/proc/self/fd/<fd>` directory descriptors. Calls outside the directory are
+ * through `/proc/<pid>/fd/<fd>` directory descriptors. Calls outside the directory are
  * ignored; reads change nothing and are not recorded.
  */
 import fs, { constants, readlinkSync } from 'node:fs';
@@ -40,7 +40,7 @@ export function record(root: string, base: Tree): Recording {
   const where = (p: unknown): { dir: string; name: string; rel: string } | undefined => {
     if (typeof p !== 'string') return undefined;
     let abs = p;
-    const m = /^\/proc\/self\/fd\/(\d+)(\/.*)?$/.exec(p);
+    const m = /^\/proc\/(?:self|\d+)\/fd\/(\d+)(\/.*)?$/.exec(p);
     if (m) {
       try {
         abs = readlinkSync(`/proc/self/fd/${m[1]}`) + (m[2] ?? '');
