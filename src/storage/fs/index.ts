@@ -87,9 +87,11 @@ const JOURNALED: StorageCapabilities = Object.freeze({
  *   repeats even though inode numbers are reused.
  * - **Containment**: keys pass `assertKey`; every name below `dir` is used relative to a
  *   directory descriptor opened without following links (on Linux through
- *   `/proc/self/fd/<fd>/<name>`), so a directory swapped for a symlink between check and
+ *   `/proc/<pid>/fd/<fd>/<name>`), so a directory swapped for a symlink between check and
  *   use cannot redirect a write; a key whose path goes through a symbolic link is refused
- *   with `checkpoint_key_invalid`. No synchronous file-system call is made.
+ *   with `checkpoint_key_invalid`. Writes make no synchronous file-system call; a read
+ *   answered in one pass (a kept file's `lstat`, the linked read) makes its few calls
+ *   synchronously.
  * - **Journal** (the default; `journal: false` for direct mode): every write is one record of a write-ahead journal,
  *   acknowledged once durable and applied to the files by rename in the background (reads
  *   through savepoint, in this process or another, see it at once; `flush()` waits for the

@@ -33,7 +33,7 @@ import { INTERNAL_MARK, deadName, newOwner, ownerGone, parseOwner, type Owner } 
  * took in between (a committed holder's lock looks stale to others: its temp name is gone).
  *
  * Every call is asynchronous (no file-system call blocks the event loop), and the paths may
- * be `/proc/self/fd/<dir fd>/<name>` names (see dir.ts): `dir` is a directory path prefix.
+ * be `/proc/<pid>/fd/<dir fd>/<name>` names (see dir.ts): `dir` is a directory path prefix.
  */
 
 /** Timing of per-key locks. */
