@@ -51,8 +51,10 @@ function channelValuesText(
   let text = '{"channel_values":{';
   for (let i = 0; i < names.length; i++) {
     const name = names[i]!;
-    sorted[name] = channels[name]!;
-    const value = texts?.[name] ?? channelText(channels[name]!);
+    const channel = channels[name]!;
+    // As the document's text gives it back: a version of -0 is written, and read, as 0.
+    sorted[name] = Object.is(channel.version, -0) ? { ...channel, version: 0 } : channel;
+    const value = texts?.[name] ?? channelText(channel);
     text += `${i > 0 ? ',' : ''}${quotedKey(name)}:`;
     if (value.length > LARGE_CHANNEL) {
       pieces.push(text, value);

@@ -126,9 +126,9 @@ describe('SavepointSaver.getDeltaChannelHistory', () => {
     const listed: string[] = [];
     const storage: StorageAdapter = {
       ...inner,
-      list: (prefix, options) => {
+      list: (prefix) => {
         listed.push(prefix);
-        return inner.list(prefix, options);
+        return inner.list(prefix);
       },
     };
     try {
