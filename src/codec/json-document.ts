@@ -186,6 +186,7 @@ export function sealAroundIntegrityInto(
   return sealedInto(before, after, scratch, formatVersion)?.bytes;
 }
 
+/** {@link sealAroundIntegrityInto}, with the checksum written. */
 function sealedInto(before: string, after: string, scratch: Uint8Array, formatVersion: string): SealedText | undefined {
   if (!canHashSync) return undefined;
   const [head, tail] = piecesAroundIntegrity(before, after, formatVersion).pieces as [string, string];

@@ -36,9 +36,9 @@ export interface KnownText {
 }
 
 /**
- * Canonical JSON of `channel_values` in pieces (each channel's text a piece of its own: see
- * `sealTextAroundIntegrity`), and the channels by name in that order (as a read of the document
- * gives them).
+ * The document's canonical text from its start through `channel_values`, in pieces (a channel's
+ * text over {@link LARGE_CHANNEL} a piece of its own: see `sealTextAroundIntegrity`), and the
+ * channels by name in that order (as a read of the document gives them).
  */
 function channelValuesText(
   channels: Readonly<Record<string, StoredChannel>>,
