@@ -121,6 +121,12 @@ export function sealMembersSync(
   return sealPiecesSync(piecesOfMembers(members, JSON.stringify(formatVersion)), formatVersion);
 }
 
+/** A document sealed around its integrity member (see {@link sealTextAroundIntegrity}): its stored bytes and the checksum they hold. */
+export interface SealedText {
+  readonly bytes: Uint8Array;
+  readonly checksum: string;
+}
+
 /**
  * The stored bytes of a canonical document given as its text up to the `integrity` member
  * (`{…,`: the members that sort before it) and from after it (`,…}`): what {@link sealMembers}
@@ -128,14 +134,41 @@ export function sealMembersSync(
  * LangGraph saver). Synchronous where the runtime hashes synchronously.
  */
 export function sealAroundIntegrity(before: string, after: string, formatVersion = FORMAT_VERSION): Uint8Array | Promise<Uint8Array> {
-  const sealed = piecesAroundIntegrity(before, after, formatVersion);
-  return canHashSync ? sealPiecesSync(sealed, formatVersion).bytes : sealPieces(sealed, formatVersion).then((s) => s.bytes);
+  const sealed = sealTextAroundIntegrity(before, after, undefined, formatVersion);
+  return sealed instanceof Promise ? sealed.then((s) => s.bytes) : sealed.bytes;
+}
+
+/**
+ * {@link sealAroundIntegrity} with the checksum it wrote, sealed into `scratch` when given and
+ * the bytes fit (see {@link sealAroundIntegrityInto}): for a caller that keeps what it sealed
+ * as a read of it would decode it. `before` may come in pieces, encoded one by one: a large
+ * piece the caller seals again and again (a channel carried from checkpoint to checkpoint) is
+ * then encoded from its own flat text, not copied into a new string of the whole document first.
+ */
+export function sealTextAroundIntegrity(
+  before: string | readonly string[],
+  after: string,
+  scratch?: Uint8Array,
+  formatVersion = FORMAT_VERSION,
+): SealedText | Promise<SealedText> {
+  const inScratch = scratch && sealedInto(typeof before === 'string' ? before : before.join(''), after, scratch, formatVersion);
+  if (inScratch) return inScratch;
+  const sealed =
+    typeof before === 'string' ? piecesAroundIntegrity(before, after, formatVersion) : piecesAfter(before, after, formatVersion);
+  const seal = (s: { integrity: Integrity; bytes: Uint8Array }): SealedText => ({ bytes: s.bytes, checksum: s.integrity.checksum });
+  return canHashSync ? seal(sealPiecesSync(sealed, formatVersion)) : sealPieces(sealed, formatVersion).then(seal);
 }
 
 const piecesAroundIntegrity = (before: string, after: string, formatVersion: string): SealedPieces => ({
   pieces: [`${before}"${INTEGRITY_FIELD}":{"algorithm":"sha256",`, `"format_version":${JSON.stringify(formatVersion)}}${after}`],
   gap: 1,
 });
+
+/** {@link piecesAroundIntegrity} of a text before the integrity member given in pieces (at least one). */
+function piecesAfter(before: readonly string[], after: string, formatVersion: string): SealedPieces {
+  const [head, tail] = piecesAroundIntegrity(before[before.length - 1]!, after, formatVersion).pieces as [string, string];
+  return { pieces: [...before.slice(0, -1), head, tail], gap: before.length };
+}
 
 /**
  * {@link sealAroundIntegrity} into `scratch`, a buffer the caller reuses: the same bytes, as
@@ -150,6 +183,11 @@ export function sealAroundIntegrityInto(
   scratch: Uint8Array,
   formatVersion = FORMAT_VERSION,
 ): Uint8Array | undefined {
+  return sealedInto(before, after, scratch, formatVersion)?.bytes;
+}
+
+/** {@link sealAroundIntegrityInto}, with the checksum written. */
+function sealedInto(before: string, after: string, scratch: Uint8Array, formatVersion: string): SealedText | undefined {
   if (!canHashSync) return undefined;
   const [head, tail] = piecesAroundIntegrity(before, after, formatVersion).pieces as [string, string];
   const room = scratch.length - CHECKSUM_SPAN;
@@ -159,7 +197,8 @@ export function sealAroundIntegrityInto(
   const t = utf8EncodeInto(tail, scratch.subarray(h.written, room));
   if (t.read !== tail.length) return undefined;
   const length = h.written + t.written;
-  return scratch.subarray(0, writeChecksum(scratch, length, h.written, sha256HexSync(scratch.subarray(0, length))!));
+  const checksum = sha256HexSync(scratch.subarray(0, length))!;
+  return { bytes: scratch.subarray(0, writeChecksum(scratch, length, h.written, checksum)), checksum };
 }
 
 /** {@link sealPieces} with a synchronous hash (the caller checked `canHashSync`). */

@@ -11,6 +11,12 @@ import type { StorageAdapter, StoredObject } from '../contract/storage.js';
  * a document replaced, damaged or deleted since is read afresh (or found missing), as without
  * the cache. An envelope names its chunks by their content, so the same envelope stands for
  * the same (verified) document.
+ *
+ * A document the saver wrote itself is kept as it sealed it, by the version the store gave its
+ * key (see {@link keepWritten}): the next turn reads it back, and a store's versions change with
+ * every write or name the content (the storage contract, which conditional writes rest on), so
+ * a read finding that version finds those very bytes. Its chunks are then not read back: what is
+ * answered is what the saver sealed and the store acknowledged.
  */
 
 /** Stored values larger than this are not kept (compared byte for byte on every read): checkpoint envelopes and small documents are. */
@@ -27,7 +33,10 @@ function costOf(key: string, stored: Uint8Array): number {
 }
 
 interface Entry<T> {
-  readonly stored: Uint8Array;
+  /** The stored bytes `value` was decoded from; undefined for a value kept by its version (see {@link keepWritten}). */
+  readonly stored: Uint8Array | undefined;
+  /** The version the store gave the key when the saver wrote `value` (with `stored` undefined). */
+  readonly version?: string;
   readonly value: T;
   readonly cost: number;
 }
@@ -63,7 +72,7 @@ function drop<T>(cache: DecodedCache<T>, key: string): void {
  */
 export function keptValue<T>(cache: DecodedCache<T>, key: string, stored: StoredObject): T | undefined {
   const entry = cache.entries.get(key);
-  if (!entry || !sameBytes(entry.stored, stored.bytes)) return undefined;
+  if (!entry || !(entry.stored ? sameBytes(entry.stored, stored.bytes) : entry.version === stored.version)) return undefined;
   cache.entries.delete(key);
   cache.entries.set(key, entry);
   return entry.value;
@@ -88,14 +97,29 @@ export async function decodeCached<T>(
   const cost = costOf(key, stored.bytes);
   if (cost > cache.maxCost / 4) return value;
   // A store may hand out a buffer it holds (a synchronous store's value): keep a copy.
-  cache.entries.set(key, { stored: stored.bytes.slice(), value, cost });
-  cache.cost += cost;
+  keep(cache, key, { stored: stored.bytes.slice(), value, cost });
+  return value;
+}
+
+function keep<T>(cache: DecodedCache<T>, key: string, entry: Entry<T>): void {
+  cache.entries.set(key, entry);
+  cache.cost += entry.cost;
   for (const [old, e] of cache.entries) {
     if (cache.cost <= cache.maxCost) break;
     cache.entries.delete(old);
     cache.cost -= e.cost;
   }
-  return value;
+}
+
+/**
+ * Keeps `value`, which the caller just wrote under `key` as a document of `size` bytes (before
+ * any chunking) and the store acknowledged at `version`: a read of `key` finding that version
+ * answers it without decoding (see the comment at the top).
+ */
+export function keepWritten<T>(cache: DecodedCache<T>, key: string, version: string, value: T, size: number): void {
+  drop(cache, key);
+  const cost = 2 * size;
+  if (cost <= cache.maxCost / 4) keep(cache, key, { stored: undefined, version, value, cost });
 }
 
 /** Reads `key` and decodes it through `cache` (see {@link decodeCached}). */

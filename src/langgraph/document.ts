@@ -1,5 +1,8 @@
-import { canonicalJson, quotedKey, sortKeys } from '../codec/canonical-json.js';
-import { sealAroundIntegrity, sealAroundIntegrityInto } from '../codec/json-document.js';
+import { canonicalJson, parseJson, quotedKey, sortKeys } from '../codec/canonical-json.js';
+import { sealTextAroundIntegrity, type SealedText } from '../codec/json-document.js';
+import type { JsonObject } from '../contract/json.js';
+import { FORMAT_VERSION } from '../contract/snapshot-constants.js';
+import type { Snapshot } from '../contract/snapshot.js';
 import type { LangGraphPayload, StoredChannel } from './profile.js';
 import { channelText, valueText } from './serialized.js';
 
@@ -32,16 +35,43 @@ export interface KnownText {
   readonly scratch?: Uint8Array;
 }
 
-/** Canonical JSON of `channel_values`: names in code-unit order, each channel's known text or its text now. */
-function channelValuesText(channels: Readonly<Record<string, StoredChannel>>, texts: ChannelTexts | undefined): string {
+/**
+ * The document's canonical text from its start through `channel_values`, in pieces (a channel's
+ * text over {@link LARGE_CHANNEL} a piece of its own: see `sealTextAroundIntegrity`), and the
+ * channels by name in that order (as a read of the document gives them).
+ */
+function channelValuesText(
+  channels: Readonly<Record<string, StoredChannel>>,
+  texts: ChannelTexts | undefined,
+): { pieces: string[]; sorted: Record<string, StoredChannel> } {
   const names = Object.keys(channels);
   sortKeys(names);
-  let text = '{';
+  const sorted: Record<string, StoredChannel> = {};
+  const pieces: string[] = [];
+  let text = '{"channel_values":{';
   for (let i = 0; i < names.length; i++) {
     const name = names[i]!;
-    text += `${i > 0 ? ',' : ''}${quotedKey(name)}:${texts?.[name] ?? channelText(channels[name]!)}`;
+    const channel = channels[name]!;
+    // As the document's text gives it back: a version of -0 is written, and read, as 0.
+    sorted[name] = Object.is(channel.version, -0) ? { ...channel, version: 0 } : channel;
+    const value = texts?.[name] ?? channelText(channel);
+    text += `${i > 0 ? ',' : ''}${quotedKey(name)}:`;
+    if (value.length > LARGE_CHANNEL) {
+      pieces.push(text, value);
+      text = '';
+    } else text += value;
   }
-  return `${text}}`;
+  pieces.push(`${text}}`);
+  return { pieces, sorted };
+}
+
+/** Channel texts longer than this are sealed as pieces of their own (see {@link channelValuesText}). */
+const LARGE_CHANNEL = 4096;
+
+/** A checkpoint document as sealed: its stored bytes, and the snapshot a read of them decodes to. */
+export interface SealedCheckpoint {
+  readonly bytes: Uint8Array;
+  readonly snapshot: Snapshot<LangGraphPayload>;
 }
 
 /**
@@ -58,16 +88,70 @@ export function encodeCheckpointDocument(
   payload: LangGraphPayload,
   known: KnownText = {},
 ): Uint8Array | Promise<Uint8Array> {
-  const { texts, scratch } = known;
-  const before =
-    `{"channel_values":${channelValuesText(payload.channel_values, texts)},"checkpoint":${valueText(payload.checkpoint)},` +
+  const sealed = sealCheckpointDocument(header, payload, known);
+  return sealed instanceof Promise ? sealed.then((s) => s.bytes) : sealed.bytes;
+}
+
+/**
+ * {@link encodeCheckpointDocument}, with the snapshot a read of the bytes decodes to (a property
+ * test holds them equal): the saver keeps it for the next read of the checkpoint it just wrote,
+ * which then neither reassembles nor parses nor hashes the document again. Its metadata is
+ * parsed from the canonical text sealed (the caller's object is not kept: it may change).
+ */
+export function sealCheckpointDocument(
+  header: CheckpointHeader,
+  payload: LangGraphPayload,
+  known: KnownText = {},
+): SealedCheckpoint | Promise<SealedCheckpoint> {
+  const channels = channelValuesText(payload.channel_values, known.texts);
+  const metadata = known.metadata ?? canonicalJson(payload.metadata);
+  const before = channels.pieces;
+  before[before.length - 1] +=
+    `,"checkpoint":${valueText(payload.checkpoint)},` +
     `"checkpoint_ns":${quote(payload.checkpoint_ns)},"created_at":"${header.createdAt}",`;
   const after =
-    `,"metadata":${known.metadata ?? canonicalJson(payload.metadata)}` +
+    `,"metadata":${metadata}` +
     (payload.metadata_blob !== undefined ? `,"metadata_blob":${valueText(payload.metadata_blob)}` : '') +
     (payload.parent_checkpoint_id !== undefined ? `,"parent_checkpoint_id":${quote(payload.parent_checkpoint_id)}` : '') +
     // The header's strings need no escaping (see CheckpointHeader): no JSON.stringify call each.
     `,"run_id":"${header.runId}","sequence":${header.sequence},"snapshot_id":"${header.id}","source":"${header.source}"` +
     `,"source_details":[],"status":"in_progress","thread_id":${quote(payload.thread_id)}}`;
-  return (scratch && sealAroundIntegrityInto(before, after, scratch)) || sealAroundIntegrity(before, after);
+  const sealed = sealTextAroundIntegrity(before, after, known.scratch);
+  const read = (s: SealedText): SealedCheckpoint => ({
+    bytes: s.bytes,
+    snapshot: snapshotRead(header, payload, channels.sorted, metadata, s.checksum),
+  });
+  return sealed instanceof Promise ? sealed.then(read) : read(sealed);
+}
+
+/** The snapshot `langGraphProfile.document.decode` makes of the document sealed from these members with `checksum`. */
+function snapshotRead(
+  header: CheckpointHeader,
+  payload: LangGraphPayload,
+  channels: Record<string, StoredChannel>,
+  metadataText: string,
+  checksum: string,
+): Snapshot<LangGraphPayload> {
+  const metadata = parseJson(metadataText, 'metadata') as JsonObject;
+  const read: LangGraphPayload = {
+    thread_id: payload.thread_id,
+    checkpoint_ns: payload.checkpoint_ns,
+    checkpoint: payload.checkpoint,
+    channel_values: channels,
+    metadata,
+  };
+  if (payload.parent_checkpoint_id !== undefined) read.parent_checkpoint_id = payload.parent_checkpoint_id;
+  if (payload.metadata_blob !== undefined) read.metadata_blob = payload.metadata_blob;
+  return {
+    id: header.id,
+    runId: header.runId,
+    sequence: header.sequence,
+    createdAt: header.createdAt,
+    source: header.source,
+    sourceDetails: [],
+    status: 'in_progress',
+    payload: read,
+    metadata,
+    integrity: { format_version: FORMAT_VERSION, algorithm: 'sha256', checksum },
+  };
 }

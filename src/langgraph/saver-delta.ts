@@ -12,7 +12,10 @@ import { configurableOf, namespaceOf, requireThreadId } from './config.js';
 import { assertCheckpointId, checkpointKey, runDir, runIdOf, writesDir } from './keys.js';
 import type { LangGraphPayload } from './profile.js';
 import { compareIds, lowerBound } from './run-state.js';
-import { decidePlain, readCheckpoint, readWritesDocument, type SaverState } from './saver-state.js';
+import { keptValue } from './decoded-cache.js';
+import { readCheckpointWithWrites, type CheckpointRead } from './checkpoint-read.js';
+import type { PrefetchedWrites } from './newest.js';
+import { decidePlain, readCheckpoint, readWritesDocument, writesDocumentFrom, type SaverState } from './saver-state.js';
 import { loadPlain, plainDecided, USE_SERDE } from './plain-load.js';
 import { serializedInput } from './serialized.js';
 import type { WritesDocument } from './writes.js';
@@ -60,7 +63,9 @@ async function walkAncestors(state: SaverState, config: RunnableConfig, channels
   const ours = (s: Snapshot<LangGraphPayload> | undefined): s is Snapshot<LangGraphPayload> =>
     s !== undefined && s.payload.thread_id === threadId && s.payload.checkpoint_ns === ns;
   const reads = prefetcher(state, runId);
-  const target = await reads.read(targetId);
+  // The target's own writes are not wanted: its document alone (its ancestors read ahead meanwhile).
+  reads.readAhead(targetId);
+  const target = await readCheckpoint(state, checkpointKey(runId, targetId));
   if (!ours(target)) return [];
   const remaining = new Set(channels);
   const ancestors: Ancestor[] = [];
@@ -68,9 +73,10 @@ async function walkAncestors(state: SaverState, config: RunnableConfig, channels
   let cursor = target.payload.parent_checkpoint_id;
   while (cursor !== undefined && remaining.size > 0 && !seen.has(cursor)) {
     seen.add(cursor);
-    const snapshot = await reads.read(cursor);
+    const { snapshot, writes: prefetched } = await reads.read(cursor);
     if (!ours(snapshot)) break; // pruned, or not this thread's: the walk ends as LangGraph's does at a missing ancestor
-    const writes = readWrites(state, writesDir(runId, snapshot.sequence));
+    const dir = writesDir(runId, snapshot.sequence);
+    const writes = prefetched?.prefix === dir ? writesRead(state, prefetched) : readWrites(state, dir);
     // Awaited in order later; a failure before it is reached must not go unhandled meanwhile.
     writes.catch(() => undefined);
     ancestors.push({ snapshot, writes });
@@ -84,31 +90,36 @@ async function walkAncestors(state: SaverState, config: RunnableConfig, channels
 const READ_AHEAD = 16;
 
 /**
- * Reads a run's checkpoint documents for the walk. When the saver has listed the run, the ids
- * below the one asked for are read along with it, up to {@link READ_AHEAD} at once (the store
- * serves them in parallel; one by one, each read waits for the one before): the parent chain of
- * a thread without forks is the run's ids in order. A read nobody asks for is dropped.
+ * Reads a run's checkpoint documents for the walk, each with its writes folder where that saves
+ * a round trip (`readCheckpointWithWrites`: one synchronous pass on fs, one statement on
+ * PostgreSQL). When the saver has listed the run, the ids below the one asked for are read along
+ * with it, up to {@link READ_AHEAD} at once (the store serves them in parallel; one by one, each
+ * read waits for the one before): the parent chain of a thread without forks is the run's ids in
+ * order. A read nobody asks for is dropped.
  */
-function prefetcher(state: SaverState, runId: string): { read(id: string): Promise<Snapshot<LangGraphPayload> | undefined> } {
+function prefetcher(state: SaverState, runId: string): { read(id: string): Promise<CheckpointRead>; readAhead(id: string): void } {
   const ids = state.loaded.get(runId)?.ids;
-  const started = new Map<string, Promise<Snapshot<LangGraphPayload> | undefined>>();
-  const start = (id: string): Promise<Snapshot<LangGraphPayload> | undefined> => {
+  const started = new Map<string, Promise<CheckpointRead>>();
+  const start = (id: string): Promise<CheckpointRead> => {
     let reading = started.get(id);
     if (!reading) {
-      reading = readCheckpoint(state, checkpointKey(runId, id));
+      reading = readCheckpointWithWrites(state, runId, id);
       reading.catch(() => undefined); // a read ahead that fails is reported only if its id is asked for
       started.set(id, reading);
     }
     return reading;
   };
+  const readAhead = (id: string): void => {
+    if (started.has(id) || !ids) return;
+    const at = indexOf(ids, id);
+    for (let i = at - 1; at > 0 && i >= Math.max(0, at - READ_AHEAD); i--) start(ids[i]!);
+  };
   return {
     read(id) {
-      if (!started.has(id) && ids) {
-        const at = indexOf(ids, id);
-        for (let i = at - 1; at > 0 && i >= Math.max(0, at - READ_AHEAD); i--) start(ids[i]!);
-      }
+      readAhead(id);
       return start(id);
     },
+    readAhead,
   };
 }
 
@@ -133,6 +144,13 @@ async function readWrites(state: SaverState, dir: string): Promise<(WritesDocume
   const keys: string[] = [];
   for await (const entry of state.storage.list(dir)) keys.push(entry.key);
   return Promise.all(keys.map((key) => readWritesDocument(state, key)));
+}
+
+/** The writes documents of a folder read with its checkpoint (see {@link prefetcher}), each decoded once per stored bytes. */
+function writesRead(state: SaverState, prefetched: PrefetchedWrites): Promise<(WritesDocument | undefined)[]> {
+  return Promise.all(
+    prefetched.objects.map((object) => keptValue(state.writes, object.key, object) ?? writesDocumentFrom(state, object.key, object)),
+  );
 }
 
 /** Each channel's seed and writes from the walked ancestors (nearest first), values deserialized once each. */

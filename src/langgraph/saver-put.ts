@@ -1,11 +1,12 @@
 import type { RunnableConfig } from '@langchain/core/runnables';
 import type { ChannelVersions, Checkpoint, CheckpointMetadata } from '@langchain/langgraph-checkpoint';
 import { toRfc3339 } from '../contract/clock.js';
+import type { Snapshot } from '../contract/snapshot.js';
 import { isCheckpointError } from '../contract/errors.js';
 import type { WritePlan, WriteReport } from '../writer/ordered-write.js';
 import { writeGroup } from '../writer/write-step.js';
 import { checkpointIdOf, configurableOf, namespaceOf, requireThreadId } from './config.js';
-import { encodeCheckpointDocument } from './document.js';
+import { sealCheckpointDocument } from './document.js';
 import { encodeHead, encodeHeadInto } from './head.js';
 import { checkpointKey, headKey } from './keys.js';
 import { dumpAll, plainJsonWithout, plainObjectCanonicalJson, type Dumped } from './plain-json.js';
@@ -19,6 +20,7 @@ import {
   CHECKPOINTS_CHUNKED_FROM,
   chunkFanoutOf,
   decidePlain,
+  keepWrittenCheckpoint,
   oneCommit,
   readCheckpoint,
   sealBuffer,
@@ -42,6 +44,8 @@ interface Placement {
 /** A checkpoint document's sealed bytes, and the channels it stores (kept as the run's last checkpoint). */
 interface Encoded {
   readonly bytes: Uint8Array;
+  /** What a read of `bytes` decodes to (kept for the next read, see `keepWrittenCheckpoint`). */
+  readonly snapshot: Snapshot<LangGraphPayload>;
   readonly channels: Record<string, StoredChannel>;
   readonly texts: Record<string, string>;
 }
@@ -256,8 +260,10 @@ function sealCheckpoint(
   if (stored.blob) payload.metadata_blob = stored.blob;
   const source = (LANGGRAPH_SOURCES as readonly string[]).includes(metadata?.source) ? metadata.source : 'update';
   const header = { id: checkpoint.id, runId: at.runId, sequence: at.sequence, createdAt: toRfc3339(state.clock.now()), source };
-  const bytes = encodeCheckpointDocument(header, payload, { texts, scratch: sealBuffer(state), metadata: stored.text });
-  return bytes instanceof Uint8Array ? { bytes, channels, texts } : bytes.then((sealed) => ({ bytes: sealed, channels, texts }));
+  const sealed = sealCheckpointDocument(header, payload, { texts, scratch: sealBuffer(state), metadata: stored.text });
+  return sealed instanceof Promise
+    ? sealed.then(({ bytes, snapshot }) => ({ bytes, snapshot, channels, texts }))
+    : { bytes: sealed.bytes, snapshot: sealed.snapshot, channels, texts };
 }
 
 /**
@@ -311,8 +317,8 @@ function storeLearned(
   if (leaving) plan.deletes = leaving.keys;
   const written = writeGroup(state.storage, plan, leaving !== undefined || (head !== undefined && oneCommit(state)));
   return written instanceof Promise
-    ? written.then((report) => stored(state, run, id, encoded, leaving?.ids, head && { key: head.key, sequence: claimed!, report }))
-    : stored(state, run, id, encoded, leaving?.ids, head && { key: head.key, sequence: claimed!, report: written });
+    ? written.then((report) => stored(state, run, id, encoded, leaving?.ids, report, head && { key: head.key, sequence: claimed! }))
+    : stored(state, run, id, encoded, leaving?.ids, written, head && { key: head.key, sequence: claimed! });
 }
 
 /**
@@ -336,10 +342,12 @@ function stored(
   id: string,
   encoded: Encoded,
   left: readonly string[] | undefined,
-  claim: { readonly key: string; readonly sequence: number; readonly report: WriteReport } | undefined,
+  report: WriteReport,
+  claim: { readonly key: string; readonly sequence: number } | undefined,
 ): Promise<void> | undefined {
+  keepWrittenCheckpoint(state, checkpointKey(run.runId, id), report, encoded);
   if (claim) {
-    run.headVersion = claim.report.versions.get(claim.key);
+    run.headVersion = report.versions.get(claim.key);
     run.headSequence = claim.sequence;
     run.headId = id;
   }

@@ -5,13 +5,14 @@ import type { Clock } from '../contract/clock.js';
 import type { Snapshot } from '../contract/snapshot.js';
 import { documentReadLimit, getBounded } from '../snapshot-io/bounded-read.js';
 import { decodeStoredSnapshot } from '../snapshot-io/read-snapshot.js';
-import { createDecodedCache, decodeCached, readCached, type DecodedCache } from './decoded-cache.js';
+import { createDecodedCache, decodeCached, keepWritten, readCached, type DecodedCache } from './decoded-cache.js';
 import type { StorageAdapter, StoredObject } from '../contract/storage.js';
 import { copiesOnPut } from '../contract/synchronous-storage.js';
 import { assertCheckpointId } from './keys.js';
 import { writesPlainAsJson } from './plain-json.js';
 import { langGraphProfile, type LangGraphPayload } from './profile.js';
 import type { RunState } from './run-state.js';
+import type { WriteReport } from '../writer/ordered-write.js';
 import { decodeStoredWrites, type WritesDocument } from './writes.js';
 
 /** Size of a saver's sealing buffer (see {@link sealBuffer}): larger documents get a buffer of their own. */
@@ -176,6 +177,22 @@ export function checkpointFrom(
 /** The writes document in `stored`, just read from `key` (see {@link checkpointFrom}). */
 export function writesDocumentFrom(state: SaverState, key: string, stored: StoredObject): Promise<WritesDocument | undefined> {
   return decodeCached(state.writes, key, stored, (bytes) => decodeStoredWrites(state.storage, key, bytes));
+}
+
+/**
+ * Keeps the checkpoint document just written under `key` (`snapshot`, sealed as `bytes`) for the
+ * next read of it, by the version `report` gives the key: the next turn's read of the newest
+ * checkpoint then neither reassembles its chunks nor parses and hashes it again. Not when the
+ * store only queued the write (its versions may not be final yet).
+ */
+export function keepWrittenCheckpoint(
+  state: SaverState,
+  key: string,
+  report: WriteReport,
+  written: { readonly bytes: Uint8Array; readonly snapshot: Snapshot<LangGraphPayload> },
+): void {
+  const version = report.versions.get(key);
+  if (version !== undefined && !report.pending) keepWritten(state.documents, key, version, written.snapshot, written.bytes.length);
 }
 
 /** The writes document stored under `key`, decoded once per stored bytes. */

@@ -116,25 +116,31 @@ describe.each(stores)('SavepointSaver on %s: the decoded-document cache never ch
   ] as const) {
     it(`${reducer}: after random changes behind its back, a saver that read before answers what a fresh saver answers (property)`, async () => {
       await fc.assert(
-        fc.asyncProperty(fc.integer({ min: 2, max: 6 }), fc.array(changeArb, { minLength: 1, maxLength: 4 }), async (turns, changes) => {
-          const storage = makeStorage();
-          try {
-            const cached = new SavepointSaver({ storage });
-            const graph = (make as typeof plainGraph)(cached);
-            for (let t = 0; t < turns; t++) await graph.invoke({ messages: [big(1000 + t)] }, { configurable: { thread_id: 'chat' } });
-            const ids: string[] = [];
-            for await (const t of cached.list({ configurable: { thread_id: 'chat' } }))
-              ids.push(t.config.configurable!.checkpoint_id as string);
-            await readAll(cached, graph, ids); // fills the cache
-            for (const change of changes) {
-              await applyChange(storage, change);
-              const fresh = new SavepointSaver({ storage });
-              expect(await readAll(cached, graph, ids)).toEqual(await readAll(fresh, (make as typeof plainGraph)(fresh), ids));
+        // Read first or not: a saver that never read keeps the checkpoints it wrote, by the versions the store gave them.
+        fc.asyncProperty(
+          fc.integer({ min: 2, max: 6 }),
+          fc.array(changeArb, { minLength: 1, maxLength: 4 }),
+          fc.boolean(),
+          async (turns, changes, readFirst) => {
+            const storage = makeStorage();
+            try {
+              const cached = new SavepointSaver({ storage });
+              const graph = (make as typeof plainGraph)(cached);
+              for (let t = 0; t < turns; t++) await graph.invoke({ messages: [big(1000 + t)] }, { configurable: { thread_id: 'chat' } });
+              const ids: string[] = [];
+              for await (const t of new SavepointSaver({ storage }).list({ configurable: { thread_id: 'chat' } }))
+                ids.push(t.config.configurable!.checkpoint_id as string);
+              if (readFirst) await readAll(cached, graph, ids); // fills the cache
+              for (const change of changes) {
+                await applyChange(storage, change);
+                const fresh = new SavepointSaver({ storage });
+                expect(await readAll(cached, graph, ids)).toEqual(await readAll(fresh, (make as typeof plainGraph)(fresh), ids));
+              }
+            } finally {
+              await storage.close();
             }
-          } finally {
-            await storage.close();
-          }
-        }),
+          },
+        ),
         { numRuns: 12 },
       );
     }, 120_000);
@@ -161,5 +167,45 @@ describe.each(stores)('SavepointSaver on %s: the decoded-document cache never ch
     } finally {
       await storage.close();
     }
+  });
+});
+
+describe('SavepointSaver keeps the checkpoint it just wrote for the next read of it', () => {
+  it("the next turn's read of the newest checkpoint reads none of its chunks back (a cost removed) and answers what a fresh saver answers", async () => {
+    const inner = memoryStorage();
+    const chunkReads: string[] = [];
+    const storage: StorageAdapter = {
+      ...inner,
+      get: (key, options) => {
+        if (key.startsWith('chunks/')) chunkReads.push(key);
+        return inner.get(key, options);
+      },
+    };
+    const saver = new SavepointSaver({ storage });
+    const graph = plainGraph(saver);
+    const thread: RunnableConfig = { configurable: { thread_id: 'chat' } };
+    for (let t = 0; t < 6; t++) await graph.invoke({ messages: [big(2000 + t)] }, thread);
+    chunkReads.length = 0;
+    const newest = tupleOf(await saver.getTuple(thread));
+    expect(chunkReads).toEqual([]);
+    expect((newest?.checkpoint.channel_values.messages as string[]).length).toBe(12);
+    expect(JSON.stringify(newest)).toBe(JSON.stringify(tupleOf(await new SavepointSaver({ storage: inner }).getTuple(thread))));
+  });
+
+  it('a checkpoint the saver wrote, then replaced behind its back by other bytes of the same id, is read afresh', async () => {
+    const storage = memoryStorage();
+    const other = memoryStorage();
+    const thread: RunnableConfig = { configurable: { thread_id: 'chat' } };
+    const saver = new SavepointSaver({ storage });
+    await plainGraph(saver).invoke({ messages: [big(1)] }, thread);
+    const ours = await saver.getTuple(thread);
+    // The same checkpoint id holding other values, written by another saver on another store, copied in with its chunks.
+    const elsewhere = new SavepointSaver({ storage: other });
+    const { config, checkpoint, metadata } = ours!;
+    const replaced = { ...checkpoint, channel_values: { ...checkpoint.channel_values, messages: [big(7), big(8)] } };
+    await elsewhere.put(config, replaced, metadata!, { messages: checkpoint.channel_versions.messages! });
+    for await (const e of other.list('')) if (!e.key.endsWith('/head.json')) await storage.put(e.key, (await other.get(e.key))!.bytes);
+    const again = await saver.getTuple(ours!.config);
+    expect(again?.checkpoint.channel_values.messages).toEqual([big(7), big(8)]);
   });
 });

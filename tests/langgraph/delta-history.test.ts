@@ -121,6 +121,31 @@ describe('SavepointSaver.getDeltaChannelHistory', () => {
     }
   });
 
+  it('on fs, reads each ancestor with its writes folder in one linked read: no listing of a writes folder of its own (a cost removed)', async () => {
+    const inner = fsStorage({ dir: newDir() });
+    const listed: string[] = [];
+    const storage: StorageAdapter = {
+      ...inner,
+      list: (prefix) => {
+        listed.push(prefix);
+        return inner.list(prefix);
+      },
+    };
+    try {
+      const saver = new CountingSaver({ storage });
+      const app = conversation(saver, 4);
+      const config = { configurable: { thread_id: 'chat' } };
+      for (let turn = 0; turn < 6; turn++) await app.invoke({ messages: [`u${turn}`] }, config);
+      listed.length = 0;
+      const history = await saver.getDeltaChannelHistory({ config, channels: ['messages'] });
+      expect(history.messages!.writes.length).toBeGreaterThan(0);
+      expect(listed.filter((prefix) => prefix.includes('/parts/'))).toEqual([]);
+      await expectSameAsBaseWalk(saver);
+    } finally {
+      await inner.close();
+    }
+  });
+
   it('answers an empty mapping for no channels, and empty histories for an unknown thread or checkpoint', async () => {
     const saver = new SavepointSaver({ storage: memoryStorage() });
     expect(await saver.getDeltaChannelHistory({ config: { configurable: { thread_id: 'x' } }, channels: [] })).toEqual({});

@@ -9,7 +9,7 @@ import { fsStorage } from 'savepoint/fs';
 import { langGraphProfile, SavepointSaver, type LangGraphPayload, type SerializedValue } from 'savepoint/langgraph';
 import { sealDocumentBytes } from '../../src/codec/json-document.js';
 import type { JsonObject } from '../../src/contract/json.js';
-import { encodeCheckpointDocument } from '../../src/langgraph/document.js';
+import { encodeCheckpointDocument, sealCheckpointDocument } from '../../src/langgraph/document.js';
 import { storedValue, valueBytes } from '../../src/langgraph/serialized.js';
 import { encodeWrites, decodeWrites, type StoredWrite } from '../../src/langgraph/writes.js';
 
@@ -28,6 +28,10 @@ const anyBytes = fc.oneof(
   fc.constant(new Uint8Array([0xed, 0xa0, 0x80])),
 );
 const serialized = fc.tuple(fc.constantFrom('json', 'bytes', 'x-custom'), anyBytes).map(([type, bytes]) => storedValue([type, bytes]));
+/** A channel's value longer than 4 KiB as stored text (sealed as a piece of its own), escapes and non-ASCII included. */
+const longSerialized = fc
+  .tuple(anyText, fc.integer({ min: 4000, max: 9000 }))
+  .map(([text, length]) => storedValue(['json', new TextEncoder().encode(JSON.stringify(text.padEnd(length, 'é"\\n x')))]));
 const jsonValue = fc.jsonValue({ maxDepth: 2 }) as fc.Arbitrary<unknown>;
 const checkpointId = fc.uuid();
 /** Sealing buffers reused across runs, as a saver reuses its own: left dirty by the run before, some too small for the document. */
@@ -44,7 +48,10 @@ const payload: fc.Arbitrary<LangGraphPayload> = fc.record(
     channel_values: fc.dictionary(
       fc.oneof(anyText, fc.constantFrom('0', '10', '2', '__start__', 'branch:to:step')).filter((k) => k !== '__proto__'),
       fc
-        .tuple(serialized, fc.oneof(fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), anyText))
+        .tuple(
+          fc.oneof({ weight: 3, arbitrary: serialized }, { weight: 1, arbitrary: longSerialized }),
+          fc.oneof(fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), anyText),
+        )
         .map(([v, version]) => ({ ...v, version })),
       { maxKeys: 5 },
     ),
@@ -86,7 +93,15 @@ describe('SavepointSaver documents: assembled as text, the same bytes as the gen
             scratch,
           });
           expect(inScratch).toEqual(generic.bytes);
-          expect((await langGraphProfile.document.decode(fast, 'x')).payload).toEqual(JSON.parse(JSON.stringify(p)));
+          const decoded = await langGraphProfile.document.decode(fast, 'x');
+          expect(decoded.payload).toEqual(JSON.parse(JSON.stringify(p)));
+          // The snapshot the saver keeps for its next read of the document: what that read would decode.
+          const sealed = await sealCheckpointDocument({ id, runId: 'run-1', sequence, createdAt: at.toISOString(), source }, p, {
+            scratch: nextScratch(),
+          });
+          expect(sealed.bytes).toEqual(generic.bytes);
+          expect(sealed.snapshot).toStrictEqual(decoded);
+          expect(Object.keys(sealed.snapshot.payload.channel_values)).toEqual(Object.keys(decoded.payload.channel_values));
         },
       ),
       { numRuns: 80 },
