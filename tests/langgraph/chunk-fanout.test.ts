@@ -59,27 +59,36 @@ const mean = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0) / 
 
 describe('SavepointSaver: chunk trees by the store’s cost hint', () => {
   /**
-   * A conversation of `turns` on `storage` makes wide trees: at most 3.5 chunks a turn, up to 4 ids
-   * in the envelope (at least `minRootIds`), and it reads back. Under a random key (an encrypted
-   * store) the ids, and so where nodes end, change with the key: the root may hold one id.
+   * A conversation of `turns` on `storage` makes wide trees: at most `maxPerTurn` chunks a turn, up
+   * to 4 ids in the envelope (at least `minRootIds`), at most `maxDepth` levels, and it reads back.
    */
-  async function expectWideTrees(storage: StorageAdapter, turns: number, measured: number, minRootIds: number): Promise<void> {
+  async function expectWideTrees(
+    storage: StorageAdapter,
+    turns: number,
+    measured: number,
+    expected: { minRootIds: number; maxPerTurn: number; maxDepth: number },
+  ): Promise<void> {
     const { perTurn, newest } = await converse(storage, turns, measured);
     // The message's leaves (a leaf or two) and one node per level below the envelope's ids.
-    expect(mean(perTurn)).toBeLessThanOrEqual(3.5);
+    expect(mean(perTurn)).toBeLessThanOrEqual(expected.maxPerTurn);
     const envelope = await envelopeOf(storage, newest);
-    expect(envelope.ids.length).toBeGreaterThanOrEqual(minRootIds);
+    expect(envelope.ids.length).toBeGreaterThanOrEqual(expected.minRootIds);
     expect(envelope.ids.length).toBeLessThanOrEqual(4);
+    expect(envelope.depth).toBeLessThanOrEqual(expected.maxDepth);
     const tuple = await new SavepointSaver({ storage }).getTuple(config(newest.id));
     expect(tuple!.checkpoint.channel_values.messages).toEqual(newest.channel_values.messages);
   }
 
   it('where each key is a file, a 150-message conversation makes at most 3.5 chunks a turn (narrow trees made 6.85), and reads back', async () => {
-    await expectWideTrees(keysAreFiles(memoryStorage()), 150, 40, 2);
+    await expectWideTrees(keysAreFiles(memoryStorage()), 150, 40, { minRootIds: 2, maxPerTurn: 3.5, maxDepth: 2 });
   });
 
   it('an encrypted store over a store whose keys are files: the same wide trees of keyed ids, reading back', async () => {
-    await expectWideTrees(encryptedStorage(keysAreFiles(memoryStorage()), { keys: EncryptionKey.generate() }), 120, 20, 1);
+    // Ids are keyed by the store's data key, random for each new store, and where nodes end moves
+    // with them: the root may hold one id, and for about one store in six at this length the tree
+    // is a level deeper (5.0–5.2 chunks a turn seen) — still wide, below the narrow tree's 6.85.
+    const storage = encryptedStorage(keysAreFiles(memoryStorage()), { keys: EncryptionKey.generate() });
+    await expectWideTrees(storage, 120, 20, { minRootIds: 1, maxPerTurn: 5.5, maxDepth: 3 });
   });
 
   it('elsewhere the tree is the narrow one, as before: one id in the envelope, more levels of smaller nodes', async () => {
