@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import type { BatchOperation } from 'savepoint';
 import { utf8Encode } from '../../../src/codec/utf8.js';
+import { systemClock } from '../../../src/contract/clock.js';
 import { realIo, type FsIo } from '../../../src/storage/fs/fd.js';
 import { createFsStorage } from '../../../src/storage/fs/index.js';
 import { scratchDirs } from '../../support/scratch.js';
@@ -73,6 +74,29 @@ describe('fsStorage journal: one hold of the lock with nobody waiting', () => {
       // Past half of it: the hold ended and a new one reads where the journal ends before its record.
       await sleep(staleAfterMs / 2 + 150 - (Date.now() - began));
       expect(await callsBefore(3)).toContain('read+');
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('ends when its lease ran out unrenewed (no timer ran for longer than the lease): the next commit takes the lock afresh, not refused', async () => {
+    // Tokens never age by this clock: only the lease can end the hold. The lease is half the stale bound: 200 ms.
+    const frozenAt = Date.now();
+    const store = createFsStorage(
+      { dir: fresh(), journal: true, staleAfterMs: 400, clock: { ...systemClock, now: () => frozenAt } },
+      { journalLingerMs: 60_000 },
+    );
+    const bytes = utf8Encode('{}');
+    try {
+      await store.batch!(checkpointOps(0, bytes));
+      await store.batch!(checkpointOps(1, bytes));
+      // Code that never yields to the event loop's timers for longer than the lease: its renewal cannot run.
+      const until = Date.now() + 300;
+      while (Date.now() < until);
+      // Regression: the hold went on, and the commit was refused (`journal_lease_lost`).
+      const outcomes = await store.batch!(checkpointOps(2, bytes));
+      expect(outcomes.map((o) => o.type)).toEqual(['put', 'put', 'put']);
+      expect(await store.get('checkpoints/r/history/cp_2.json')).not.toBeNull();
     } finally {
       await store.close();
     }

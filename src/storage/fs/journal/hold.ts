@@ -212,13 +212,15 @@ const MAX_LEARNED = 1 << 16;
 
 /**
  * Whether hold `h` must end before the next commit: its token is as old as a held lock's
- * may get (see maxTokenAgeMs), or it has learned as many keys' states as a hold keeps. The
- * token's age, not the hold's, is what others judge the lock by: the lease (renewed while
- * held) says whether its holder still runs, the token's name when it was made. Checked
- * before each commit, so the token ages at most one commit past it.
+ * may get (see maxTokenAgeMs), it has learned as many keys' states as a hold keeps, or its
+ * lease's trusted half ran out unrenewed (the event loop ran no timer for seconds: code that
+ * never yields to it, between commits) — then the lock is let go and taken afresh rather than
+ * the commit refused. The token's age, not the hold's, is what others judge the lock by: the
+ * lease (renewed while held) says whether its holder still runs, the token's name when it
+ * was made. Checked before each commit, so the token ages at most one commit past it.
  */
 const holdSpent = (s: JournalState, h: Held): boolean =>
-  s.timing.clock.now() - h.token.owner.atMs > s.maxTokenAgeMs || (h.states?.size ?? 0) > MAX_LEARNED;
+  s.timing.clock.now() - h.token.owner.atMs > s.maxTokenAgeMs || (h.states?.size ?? 0) > MAX_LEARNED || !leaseHeld(s);
 
 /** Runs `fn` holding the journal lock (a temp file of ours in the root, linked as the lock). */
 export async function locked<T>(s: JournalState, fn: (lock: HeldLock, h: Held) => Promise<T>, keep = true): Promise<T> {
