@@ -198,6 +198,30 @@ export function getManyOf(store: StorageAdapter): MultiGetStorage['getMany'] | u
   return store.capabilities?.multiGet === true && typeof getMany === 'function' ? getMany.bind(store) : undefined;
 }
 
+/**
+ * Listing by name: an optional member a store may have. `listKeys(prefix)` yields the keys
+ * `list(prefix)` would, in the same order, without their versions and sizes (a store that must
+ * look up each key's version to list it, as fs with a `stat` per file, lists names for less).
+ * Callers use {@link listKeysOf}, which falls back to `list` on a store without it.
+ */
+export interface KeyListingStorage extends StorageAdapter {
+  listKeys(prefix: string): AsyncIterable<string>;
+}
+
+/** The store's own `listKeys`, when it has one: else undefined. */
+export function ownListKeysOf(store: StorageAdapter): KeyListingStorage['listKeys'] | undefined {
+  assertStorageArgument(store, 'ownListKeysOf', 'store');
+  const listKeys = (store as Partial<KeyListingStorage>).listKeys;
+  return typeof listKeys === 'function' ? listKeys.bind(store) : undefined;
+}
+
+/** The keys under `prefix` in listing order: the store's `listKeys` where it has one, else its `list`. */
+export async function* listKeysOf(store: StorageAdapter, prefix: string): AsyncGenerator<string> {
+  const listKeys = ownListKeysOf(store);
+  if (listKeys) yield* listKeys(prefix);
+  else for await (const entry of store.list(prefix)) yield entry.key;
+}
+
 /** The values of `keys` in their order: one `getMany` where the store has one, else one `get` each, all at once. */
 export function readMany(store: StorageAdapter, keys: readonly string[], options?: GetOptions): Promise<(StoredObject | undefined)[]> {
   const getMany = getManyOf(store);

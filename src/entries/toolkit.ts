@@ -57,6 +57,7 @@ export type { RunImporter, RunImportOptions, RunImportReport, RunImportFile, Run
 export { assertKey, assertPrefix, joinKey, MAX_KEY_LENGTH } from '../storage/keys.js';
 export { assertBatchOperation } from '../storage/batch-operation.js';
 export type { BatchCheck, MultiGetStorage, RateBudget } from '../contract/storage.js';
+export { listKeysOf, type KeyListingStorage } from '../contract/storage.js';
 export type { BufferedStorage, BufferedPutResult, BufferedBatchOutcome } from '../contract/buffered-storage.js';
 export type { SynchronousStorage } from '../contract/synchronous-storage.js';
 export type { MetadataListing, MetadataListingOptions } from '../contract/metadata-listing.js';

@@ -74,7 +74,8 @@ export function planRemembered(
   const findings = new Map<string, Finding>();
   for (const [id, key] of chunks.live) {
     if (referenced.has(id)) continue;
-    const version = chunks.liveVersions.get(id)!;
+    const version = chunks.liveVersions.get(id);
+    if (version === undefined) continue; // not looked up: remembered by no sweep until one is
     const found = earlier.get(id);
     if (found?.version !== version) findings.set(id, { version, atMs: times.markedAtMs });
     else if (times.sweptAtMs - found.atMs >= times.graceMs) free.push({ id, key, version });

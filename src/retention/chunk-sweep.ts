@@ -3,7 +3,7 @@ import { systemClock, type Clock } from '../contract/clock.js';
 import { CheckpointError, isCheckpointError } from '../contract/errors.js';
 import type { StorageAdapter } from '../contract/storage.js';
 import { chunkKey } from '../codec/chunking.js';
-import { markChunks, listStore, type ChunkListing } from '../snapshot-io/chunk-refs.js';
+import { addVersions, markChunks, listStore, type ChunkListing } from '../snapshot-io/chunk-refs.js';
 import { canBatch, deleteInBatches, intactCopy, sweepInBatches } from './chunk-sweep-batches.js';
 import { moveSteps } from './chunk-sweep-move.js';
 import { eachLimit } from './each-limit.js';
@@ -122,6 +122,8 @@ export async function sweepChunks(storage: StorageAdapter, options: ChunkSweepOp
   }
   const plan = planSweep(chunks, marks.referenced, nowMs, graceMs);
   const remembering = options.rememberUnreferenced === true && freesByMemory(storage);
+  // The versions of the unreferenced chunks a listing by name left out, looked up after it and before T1 (markedAtMs).
+  if (remembering) await addVersions(storage, chunks, unreferencedIds(chunks, marks.referenced));
   const times = { sweptAtMs: nowMs, markedAtMs: clock.now(), graceMs };
   const kept = remembering ? planRemembered(chunks, marks.referenced, findingsOf(storage, clock), times) : undefined;
   // Remembering, no chunk is hidden: the unreferenced ones are freed or remembered instead.
@@ -160,6 +162,10 @@ async function applySweep(storage: StorageAdapter, plan: SweepPlan, nowMs: numbe
   else if (canBatch(storage)) await sweepInBatches(storage, plan, nowMs, out);
   else await sweepStepByStep(storage, plan, copySteps(storage, nowMs), out);
 }
+
+/** The live chunks of `chunks` no document references. */
+const unreferencedIds = (chunks: ChunkListing, referenced: ReadonlyMap<string, string>): string[] =>
+  [...chunks.live.keys()].filter((id) => !referenced.has(id));
 
 /** What a sweep will do, decided from one listing and one marking (pure). */
 export interface SweepPlan {

@@ -1,5 +1,5 @@
 import { isCheckpointError } from '../contract/errors.js';
-import type { StorageAdapter, StorageEntry } from '../contract/storage.js';
+import { ownListKeysOf, type StorageAdapter, type StorageEntry } from '../contract/storage.js';
 import { gunzip, isGzip } from '../codec/gzip.js';
 import { CHUNK_PREFIX, decodeEnvelope, decodeNode, ENVELOPE_MAX_BYTES, looksChunked } from '../codec/chunking.js';
 import { addressingOf, checkChunk, HIDDEN_INFIX, readChunk } from './chunk-store.js';
@@ -9,20 +9,24 @@ import { mapLimit } from '../storage/map-limit.js';
 export interface ChunkListing {
   /** Chunk id → its key, for every chunk stored under its own key. */
   readonly live: Map<string, string>;
-  /** Chunk id → the version listed, for every chunk in {@link ChunkListing.live}. */
+  /**
+   * Chunk id → the version listed, for every chunk in {@link ChunkListing.live} when the chunks
+   * were listed with versions; listed by name ({@link listStore} on a store with `listKeys`),
+   * only for the chunks {@link addVersions} looked up.
+   */
   readonly liveVersions: Map<string, string>;
   /** Hidden copies a sweep made (see retention/chunk-sweep.ts): id → [{ key, hidden at (ms) }]. */
   readonly hidden: Map<string, { readonly key: string; readonly atMs: number }[]>;
 }
 
-/** Files `entry` in `listing` when it is a chunk key (live or hidden); false when it is not one. */
-function addChunk(listing: ChunkListing, entry: StorageEntry): boolean {
-  if (!entry.key.startsWith(CHUNK_PREFIX)) return false;
-  const name = entry.key.slice(entry.key.lastIndexOf('/') + 1);
+/** Files `key` in `listing` when it is a chunk key (live or hidden), with its version when known; false when it is not one. */
+function addChunk(listing: ChunkListing, key: string, version?: string): boolean {
+  if (!key.startsWith(CHUNK_PREFIX)) return false;
+  const name = key.slice(key.lastIndexOf('/') + 1);
   const at = name.indexOf(HIDDEN_INFIX);
   if (at < 0) {
-    listing.live.set(name, entry.key);
-    listing.liveVersions.set(name, entry.version);
+    listing.live.set(name, key);
+    if (version !== undefined) listing.liveVersions.set(name, version);
     return true;
   }
   const atMs = Number(name.slice(at + HIDDEN_INFIX.length));
@@ -30,14 +34,14 @@ function addChunk(listing: ChunkListing, entry: StorageEntry): boolean {
   if (!Number.isSafeInteger(atMs)) return true;
   let copies = listing.hidden.get(id);
   if (!copies) listing.hidden.set(id, (copies = []));
-  copies.push({ key: entry.key, atMs });
+  copies.push({ key, atMs });
   return true;
 }
 
 /** Every chunk key of `storage`, live and hidden. */
 export async function listChunks(storage: StorageAdapter): Promise<ChunkListing> {
   const listing: ChunkListing = { live: new Map(), liveVersions: new Map(), hidden: new Map() };
-  for await (const entry of storage.list(CHUNK_PREFIX)) addChunk(listing, entry);
+  for await (const entry of storage.list(CHUNK_PREFIX)) addChunk(listing, entry.key, entry.version);
   return listing;
 }
 
@@ -59,12 +63,14 @@ export interface StoreListing {
  * written after any listing.
  */
 export async function listStore(storage: StorageAdapter): Promise<StoreListing> {
+  const listKeys = ownListKeysOf(storage);
+  if (listKeys) return listStoreByName(storage, listKeys);
   const chunks: ChunkListing = { live: new Map(), liveVersions: new Map(), hidden: new Map() };
   const documents = new Map<string, StorageEntry>();
   // The first segments of every key before the chunks, not only of the small ones: an envelope can appear among larger documents.
   const segments = new Set<string>();
   for await (const entry of storage.list('')) {
-    if (addChunk(chunks, entry)) continue;
+    if (addChunk(chunks, entry.key, entry.version)) continue;
     if (entry.key < CHUNK_PREFIX) segments.add(firstSegment(entry.key));
     if (mayReference(entry)) documents.set(entry.key, entry);
   }
@@ -72,6 +78,48 @@ export async function listStore(storage: StorageAdapter): Promise<StoreListing> 
   for (const prefix of segments.size > RELIST_MAX_SEGMENTS ? [''] : segments)
     for await (const entry of storage.list(prefix)) if (mayReference(entry)) documents.set(entry.key, entry);
   return { chunks, documents: [...documents.values()] };
+}
+
+/**
+ * {@link listStore} on a store that lists names for less than entries (fs: no `stat` of each
+ * file): every key by name, then the documents with their sizes and versions by their first
+ * segments — all of them after the chunks, which the argument above asks only of those sorting
+ * before. The chunks' versions are left out: {@link addVersions} looks up the few a sweep needs.
+ */
+async function listStoreByName(storage: StorageAdapter, listKeys: (prefix: string) => AsyncIterable<string>): Promise<StoreListing> {
+  const chunks: ChunkListing = { live: new Map(), liveVersions: new Map(), hidden: new Map() };
+  const segments = new Set<string>();
+  for await (const key of listKeys('')) if (!addChunk(chunks, key)) segments.add(firstSegment(key));
+  const documents = new Map<string, StorageEntry>();
+  // A listing call per segment, even for many: each lists only documents, where one of the whole store would stat every chunk again.
+  for (const prefix of segments) for await (const entry of storage.list(prefix)) if (mayReference(entry)) documents.set(entry.key, entry);
+  return { chunks, documents: [...documents.values()] };
+}
+
+/** Version lookups {@link addVersions} has in flight at once. */
+const VERSION_LOOKUPS = 16;
+
+/**
+ * Looks up the versions of the live chunks `ids` of `listing` that it lacks, each by a listing
+ * of its own key as the prefix (one `stat` on fs, not one per chunk of the store), and files
+ * them in `listing.liveVersions`. A chunk gone since is taken out of `listing.live`. The number
+ * of lookups made.
+ */
+export async function addVersions(storage: StorageAdapter, listing: ChunkListing, ids: readonly string[]): Promise<number> {
+  const missing = ids.filter((id) => listing.live.has(id) && !listing.liveVersions.has(id));
+  const versions = await mapLimit(missing, VERSION_LOOKUPS, (id) => versionOfKey(storage, listing.live.get(id)!));
+  missing.forEach((id, i) => {
+    const version = versions[i];
+    if (version === undefined) listing.live.delete(id);
+    else listing.liveVersions.set(id, version);
+  });
+  return missing.length;
+}
+
+/** The version `key` is listed at now, or undefined when it is not stored. */
+async function versionOfKey(storage: StorageAdapter, key: string): Promise<string | undefined> {
+  for await (const entry of storage.list(key)) if (entry.key === key) return entry.version;
+  return undefined;
 }
 
 /** Most first segments {@link listStore} lists again one by one. */

@@ -19,7 +19,7 @@ import { checkOperation } from './memory/checks.js';
 import { deleteNow } from './memory/delete.js';
 import { moveNow } from './memory/move.js';
 import { putNow } from './memory/put.js';
-import { getManyNow, getNow, listEntries } from './memory/read.js';
+import { getManyNow, getNow, listEntries, listKeyNames } from './memory/read.js';
 import { createMemoryState, type MemoryStorageOptions } from './memory/state.js';
 
 export type { MemoryStorageOptions } from './memory/state.js';
@@ -81,6 +81,7 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageAdapte
   // Not enumerable, as the synchronous members: a wrapper made by spreading the store (`{ ...storage, put }`) must not carry a move or a multi-get that bypasses its own writes and reads.
   const move: MovableStorage['move'] = async (from, to) => moveNow(state, from, to);
   Object.defineProperty(adapter, 'move', { value: move });
+  Object.defineProperty(adapter, 'listKeys', { value: (prefix: string): AsyncIterable<string> => listKeyNames(state, prefix) });
   const getMany: MultiGetStorage['getMany'] = async (keys, opts) => getManyNow(state, keys, opts);
   Object.defineProperty(adapter, 'getMany', { value: getMany });
   return declareSynchronous(adapter, { putNow: put, batchNow: batch });

@@ -21,6 +21,7 @@ import { CHUNK_PREFIX, chunkKey } from '../../src/codec/chunking.js';
 import { forgetWritten, rememberWritten } from '../../src/snapshot-io/chunk-cut.js';
 import { forgetChunks, HIDDEN_INFIX, KNOWN_CHUNK_TTL_MS, rememberChunks } from '../../src/snapshot-io/chunk-store.js';
 import { planRemembered } from '../../src/retention/chunk-sweep-remembered.js';
+import { ownListKeysOf, type StorageEntry } from '../../src/contract/storage.js';
 
 const GRACE = 60 * 60 * 1000;
 const remembering = (clock: ReturnType<typeof manualClock>) => ({ clock, graceMs: GRACE, rememberUnreferenced: true }) as const;
@@ -256,6 +257,43 @@ describe('chunk sweep without hiding (stores whose writes make new versions)', (
     const later = await sweepChunks(sweeper, remembering(clock));
     expect(later.deleted).toEqual([]);
     await world.check('after the later sweep');
+  });
+
+  /** A sweeper (another process) over `inner` that lists by name, counting the chunk entries (each with its version) its `list` yields. */
+  function countingSweeper(inner: StorageAdapter): { storage: StorageAdapter; chunkVersions: () => number } {
+    let chunkVersions = 0;
+    const listKeys = ownListKeysOf(inner)!;
+    async function* list(prefix: string): AsyncGenerator<StorageEntry> {
+      for await (const entry of inner.list(prefix)) {
+        if (entry.key.startsWith(CHUNK_PREFIX)) chunkVersions++;
+        yield entry;
+      }
+    }
+    const storage: StorageAdapter & { listKeys: typeof listKeys } = { ...anotherProcess(inner), list, listKeys };
+    return { storage, chunkVersions: () => chunkVersions };
+  }
+
+  it.each([
+    ['memory', () => memoryStorage()],
+    ['fs', () => fsStorage({ dir: newDir() })],
+  ])('a remembering sweep on %s looks up the versions of the unreferenced chunks alone, not of every chunk', async (_, create) => {
+    const storage = create();
+    const clock = manualClock(0);
+    const world = new World(storage);
+    await world.write(0, 'r0', 2);
+    await world.write(0, 'r0', 3);
+    await world.drop(0);
+    const sweeper = countingSweeper(storage);
+    const found = await sweepChunks(sweeper.storage, remembering(clock));
+    expect(found.remembered!.length).toBeGreaterThan(0);
+    expect(found.referenced).toBeGreaterThan(found.remembered!.length);
+    expect(sweeper.chunkVersions()).toBe(found.remembered!.length);
+    await clock.advance(GRACE);
+    const later = await sweepChunks(sweeper.storage, remembering(clock));
+    expect(later.deleted.length).toBe(found.remembered!.length);
+    expect(sweeper.chunkVersions()).toBe(2 * found.remembered!.length);
+    await world.check('after the sweeps');
+    await storage.close();
   });
 
   /** A sweeper (another process) that lets `race` run once, just before the first delete of a chunk it makes, if it makes one. */

@@ -20,7 +20,7 @@ import { flushJournal, journaledBatch, journaledDelete, journaledMove, journaled
 import { assertMoveArguments, assertMoveManyArguments, type MovableStorage } from '../../contract/move.js';
 import { closeStore, ready, type FsOpenReport } from './lifecycle.js';
 import { getLinkedObjects } from './linked-read.js';
-import { listEntries } from './list.js';
+import { listEntries, listKeyNames } from './list.js';
 import { INTERNAL_MARK } from './names.js';
 import { fsSettings, type FsInternals, type FsStorageOptions } from './options.js';
 import { readStored } from './read.js';
@@ -199,6 +199,8 @@ export function createFsStorage(options: FsStorageOptions, internals: FsInternal
     Object.defineProperty(storage, 'move', { value: move });
     Object.defineProperty(storage, 'moveMany', { value: moveMany });
   }
+  // Not enumerable, as move: a wrapper made by spreading the store (`{ ...storage, list }`) must not carry a listing that bypasses its own.
+  Object.defineProperty(storage, 'listKeys', { value: (prefix: string): AsyncIterable<string> => listKeyNames(state, prefix) });
   return storage;
 }
 

@@ -7,11 +7,31 @@ import { errnoOf, fsError, versionOf } from './io.js';
 import type { AckedState } from './journal/index.js';
 import { rootDir } from './lifecycle.js';
 import { lstatIfAny } from './lock.js';
-import { listFilesNow, READ_LATER } from './read-now.js';
+import { keyNamesNow, listFilesNow, READ_LATER } from './read-now.js';
 import { assertOpen, closeRoot, scrubFor, type FsStoreState } from './store-state.js';
 
 /** The keys under `prefix` in code-unit order, with the journal's acknowledged writes not applied yet. */
-export async function* listEntries(state: FsStoreState, prefix: string): AsyncGenerator<StorageEntry> {
+export function listEntries(state: FsStoreState, prefix: string): AsyncGenerator<StorageEntry> {
+  return listKeyFiles(state, prefix, true);
+}
+
+/**
+ * The keys under `prefix` as {@link listEntries} lists them, without a `stat` of each file: a
+ * `readdir` walk (its directory entries' types tell files from the rest), merged with the
+ * journal's acknowledged writes alike.
+ */
+export async function* listKeyNames(state: FsStoreState, prefix: string): AsyncGenerator<string> {
+  for await (const entry of listKeyFiles(state, prefix, false)) yield entry.key;
+}
+
+/** Directories a walk by name reads without a promise between two turns of the event loop. */
+const YIELD_EVERY_DIRS = 32;
+
+/** Entries without their file's `stat` (listKeyNames): the version and size are not known. */
+const UNSTATED = { version: '', size: 0 } as const;
+
+/** {@link listEntries}, with each file's version and size (`stated`) or only its key. */
+async function* listKeyFiles(state: FsStoreState, prefix: string, stated: boolean): AsyncGenerator<StorageEntry> {
   assertOpen(state);
   assertPrefix(prefix);
   const base = await rootDir(state);
@@ -25,12 +45,13 @@ export async function* listEntries(state: FsStoreState, prefix: string): AsyncGe
     const ackedNow = state.journal ? state.journal.unappliedNow(prefix) : undefined;
     const acked = ackedNow ?? (state.journal ? await state.journal.unapplied(prefix) : undefined);
     // A small directory of files (a checkpoint's writes) is listed without a promise (see read-now.ts).
-    const now = ackedNow || !state.journal ? listFilesNow(base, dirKey, prefix.slice(slash + 1), prefix, isKey, opened) : READ_LATER;
+    const now =
+      stated && (ackedNow || !state.journal) ? listFilesNow(base, dirKey, prefix.slice(slash + 1), prefix, isKey, opened) : READ_LATER;
     let files: AsyncIterable<StorageEntry> | Iterable<StorageEntry> | undefined;
     if (now !== READ_LATER) files = now;
     else {
       od = await openDir(base, dirKey, prefix, false);
-      files = od ? walk(base, od.dir, prefix.slice(slash + 1)) : undefined;
+      files = od ? walk(base, od.dir, prefix.slice(slash + 1), stated) : undefined;
     }
     yield* acked && acked.size > 0 ? withUnapplied(files, acked) : (files ?? []);
   } catch (err) {
@@ -43,7 +64,7 @@ export async function* listEntries(state: FsStoreState, prefix: string): AsyncGe
 }
 
 /** The key files below `dir` whose names start with `namePrefix`, depth-first in key order. */
-async function* walk(base: RootDir, dir: Dir, namePrefix: string): AsyncGenerator<StorageEntry> {
+async function* walk(base: RootDir, dir: Dir, namePrefix: string, stated: boolean, walked = { dirsNow: 0 }): AsyncGenerator<StorageEntry> {
   let entries;
   try {
     entries = await fsp.readdir(dir.prefix, { withFileTypes: true });
@@ -67,13 +88,27 @@ async function* walk(base: RootDir, dir: Dir, namePrefix: string): AsyncGenerato
     const child = children[i]!;
     if (child.dir) {
       i++;
+      // By name, a directory of files is read without a promise: the chunks' 256 directories cost a few calls each, not an await each.
+      const keys = stated ? READ_LATER : keyNamesNow(base, dir.rel ? `${dir.rel}/${child.name}` : child.name, isKey);
+      if (keys !== READ_LATER) {
+        for (const key of keys ?? []) yield { key, ...UNSTATED };
+        // A turn of the event loop now and then: a walk of many directories does not hold up a writer sharing the process.
+        if (++walked.dirsNow % YIELD_EVERY_DIRS === 0) await new Promise((resolve) => setImmediate(resolve));
+        continue;
+      }
       const sub = await openChild(base, dir, child.name);
       if (!sub) continue; // gone, or swapped for a link since the listing
       try {
-        yield* walk(base, sub, '');
+        yield* walk(base, sub, '', stated, walked);
       } finally {
         await fdClose(sub.fd).catch(() => undefined);
       }
+      continue;
+    }
+    if (!stated) {
+      const key = dir.rel ? `${dir.rel}/${child.name}` : child.name;
+      i++;
+      if (isKey(key)) yield { key, ...UNSTATED };
       continue;
     }
     // stat a run of consecutive files together; yield them in order.

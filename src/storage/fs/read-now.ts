@@ -249,6 +249,30 @@ export function listFilesNow(
 }
 
 /**
+ * The keys of the files directly in directory `dirKey`, by name alone (no `stat`), read now:
+ * undefined when it is missing, {@link READ_LATER} when it holds a directory, is large, or
+ * cannot be opened here (the caller's walk then reads it as it reads the rest).
+ */
+export function keyNamesNow(root: RootDir, dirKey: string, isKey: (key: string) => boolean): string[] | undefined | typeof READ_LATER {
+  let names;
+  let dir;
+  try {
+    dir = openDirNow(root, dirKey, dirKey, []);
+    if (!dir) return undefined;
+    names = fileNamesNow(root, dir, '');
+  } catch {
+    return READ_LATER;
+  }
+  if (names === undefined || names === READ_LATER) return names;
+  const keys: string[] = [];
+  for (const name of names) {
+    const key = `${dir.rel}/${name}`;
+    if (isKey(key)) keys.push(key);
+  }
+  return keys;
+}
+
+/**
  * {@link listFilesNow} with each file read: the keys in key order, each with its bytes and
  * version, found and read in one pass (a file kept by read-cache.ts costs one `lstat`, where a
  * listing and then a read took two). A file gone or no longer a regular file between the

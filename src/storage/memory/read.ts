@@ -36,3 +36,8 @@ export async function* listEntries(state: MemoryState, prefix: string): AsyncGen
     if (cell) yield { key, version: cell.version, size: cell.length };
   }
 }
+
+/** The keys whose names start with `prefix`, in listing order (the store's `listKeys`): {@link listEntries} without versions. */
+export async function* listKeyNames(state: MemoryState, prefix: string): AsyncGenerator<string> {
+  for await (const entry of listEntries(state, prefix)) yield entry.key;
+}

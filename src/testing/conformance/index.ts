@@ -11,6 +11,7 @@ import { concurrencyTests } from './concurrency.js';
 import { conditionalTests } from './conditional.js';
 import { createContext } from './context.js';
 import { keyTests } from './keys.js';
+import { keyListingTests } from './key-listing.js';
 import { lifecycleTests } from './lifecycle.js';
 import { linkedReadTests } from './linked-read.js';
 import { moveTests } from './move.js';
@@ -35,7 +36,7 @@ export { INVALID_KEY_SAMPLES, EDGE_KEYS, type InvalidKeySample } from './keys.js
  * private copies of bytes, binary values (all 256 byte values, empty, large), declared
  * size limits, create-only and replace/delete-if-version incl. stale versions, list
  * order (UTF-16 code units) and prefix boundaries, refusal of every invalid key class,
- * atomic batches when declared, linked reads (the store's own when declared), multi-gets when declared, a new version on every kind of write when `versionsPerWrite` is declared, close() semantics, persistence across reopen when
+ * atomic batches when declared, linked reads (the store's own when declared), multi-gets when declared, listings by name (`listKeys`) where present, a new version on every kind of write when `versionsPerWrite` is declared, close() semantics, persistence across reopen when
  * `reopen` is given, N racing conditional writers (exactly one wins), and random
  * operation sequences checked against a reference model.
  *
@@ -66,6 +67,7 @@ export function runStorageConformance(options: StorageConformanceOptions): void 
     basicTests(ctx);
     conditionalTests(ctx);
     listingTests(ctx);
+    keyListingTests(ctx);
     keyTests(ctx);
     batchTests(ctx);
     lifecycleTests(ctx);
