@@ -17,8 +17,7 @@ import type { JournalState } from './state.js';
 /*
  * One hold of the journal lock: a temp file of ours in the root, linked as the lock (the
  * same link-a-temp-file lock as keys' locks, see ../lock.ts), taken for a commit and kept
- * for a while after it (lingerMs, until another process waits or the token is
- * maxTokenAgeMs old: see state.ts).
+ * for a while after it (lingerMs, at most maxHoldMs: see state.ts).
  */
 
 const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = constants;
@@ -93,8 +92,7 @@ export async function dropToken(s: JournalState, t: { readonly path: string; rea
 }
 /**
  * A kept token stays well inside the stale bound: others judge a lock by its token's age
- * (and sweep temp files older than the bound); a hold taken with it lasts until it is
- * maxTokenAgeMs old (half the bound), at least as long again as it may be when reused.
+ * (and sweep temp files older than the bound), and a hold lasts at most maxHoldMs more.
  */
 const young = (s: JournalState, t: Token): boolean => s.timing.clock.now() - t.owner.atMs <= s.timing.staleAfterMs / 4;
 
@@ -207,28 +205,13 @@ async function sliceOver(s: JournalState, h: Held): Promise<boolean> {
   return true;
 }
 
-/** At most how many keys' states one hold learns: `states` grows with every key a hold writes, and is dropped only at its end, a delete or a failure. */
-const MAX_LEARNED = 1 << 16;
-
-/**
- * Whether hold `h` must end before the next commit: its token is as old as a held lock's
- * may get (see maxTokenAgeMs), it has learned as many keys' states as a hold keeps, or its
- * lease's trusted half ran out unrenewed (the event loop ran no timer for seconds: code that
- * never yields to it, between commits) — then the lock is let go and taken afresh rather than
- * the commit refused. The token's age, not the hold's, is what others judge the lock by: the
- * lease (renewed while held) says whether its holder still runs, the token's name when it
- * was made. Checked before each commit, so the token ages at most one commit past it.
- */
-const holdSpent = (s: JournalState, h: Held): boolean =>
-  s.timing.clock.now() - h.token.owner.atMs > s.maxTokenAgeMs || (h.states?.size ?? 0) > MAX_LEARNED || !leaseHeld(s);
-
 /** Runs `fn` holding the journal lock (a temp file of ours in the root, linked as the lock). */
 export async function locked<T>(s: JournalState, fn: (lock: HeldLock, h: Held) => Promise<T>, keep = true): Promise<T> {
   if (s.linger) clearTimeout(s.linger);
   s.linger = undefined;
   s.busy = true;
   try {
-    if (s.held && (holdSpent(s, s.held) || (await sliceOver(s, s.held)))) await letGo(s);
+    if (s.held && (Date.now() - s.held.since > s.maxHoldMs || (await sliceOver(s, s.held)))) await letGo(s);
     if (!s.held) await s.releasing?.catch(() => undefined);
     const fresh = !s.held;
     s.held ??= await take(s);

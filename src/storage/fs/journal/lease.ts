@@ -21,7 +21,7 @@ import type { JournalState } from './state.js';
  * started lands in a file nobody reads any more.
  */
 
-/** The journal lock's lease: 5 s, shorter with a short stale bound (renewed while held: a hold may last longer). */
+/** The journal lock's lease: 5 s, shorter with a short stale bound (always well past maxHoldMs). */
 export const journalLeaseMs = (timing: LockTiming): number => Math.max(100, Math.min(5000, timing.staleAfterMs / 2));
 
 /** True while this process's lease of the journal lock surely runs (the first half of it). */

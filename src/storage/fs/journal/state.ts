@@ -48,18 +48,13 @@ export interface JournalState {
    * file-system calls — four times a commit's own two — and letting it go waits for the
    * files to be applied, so a holder keeps it for lingerMs after a commit (a run's next
    * checkpoint, or a graph's next superstep, usually comes sooner: at 2 ms the lock was let
-   * go and taken again between most checkpoints of a run whose steps do some work), until
-   * another process waits (sliceMs) or its token ages to maxTokenAgeMs. Other processes
-   * wait for it as for any lock: a hand-over between processes costs them up to lingerMs.
+   * go and taken again between most checkpoints of a run whose steps do some work) and at
+   * most maxHoldMs in all, well inside the stale bound. Other processes wait for it as for
+   * any lock: a hand-over between processes costs them up to lingerMs.
    */
   readonly lingerMs: number;
-  /**
-   * How old the token of a hold may get before the hold ends (at its next commit): half the
-   * stale bound, by which others judge a lock and sweep temp files. Nothing else ends a hold
-   * under continuous commits while nobody waits — its end costs the commit that pays for it
-   * every apply and a journal file's checkpoint (hundreds of ms when that came every second).
-   */
-  readonly maxTokenAgeMs: number;
+  /** At most how long one hold of the lock lasts (see lingerMs). */
+  readonly maxHoldMs: number;
   /**
    * How long no commit must have come before applies start. Applies wait for a lull in the
    * commits: an apply's file creations, writes and renames running beside a commit's O_DSYNC
@@ -189,7 +184,7 @@ export function createJournalState(deps: JournalDeps): JournalState {
     checkpointBytes: deps.checkpointBytes,
     preallocBytes: Math.min(MAX_PREALLOC, Math.ceil((deps.checkpointBytes + 65536) / 4096) * 4096),
     lingerMs: deps.lingerMs ?? 20,
-    maxTokenAgeMs: timing.staleAfterMs / 2,
+    maxHoldMs: Math.min(1000, timing.staleAfterMs / 4),
     applyQuietMs: deps.applyQuietMs ?? 3,
     applyLagMs: deps.applyLagMs ?? 40,
     lane,
