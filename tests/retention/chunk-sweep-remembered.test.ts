@@ -11,12 +11,12 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createWriter, defaultProfile, listAll, memoryStorage, sweepChunks, type JsonValue, type StorageAdapter } from 'savepoint';
+import { defaultProfile, listAll, memoryStorage, sweepChunks, type JsonValue, type StorageAdapter } from 'savepoint';
 import { moveManyOf, moveOf, readSnapshot, type KeyMove } from 'savepoint/toolkit';
 import { faultyStorage, manualClock, type FaultAction } from 'savepoint/testing';
 import { fsStorage } from 'savepoint/fs';
-import { prose as proseText, PROSE_WORDS } from '../support/prose.js';
 import { scratchDirs } from '../support/scratch.js';
+import { ChunkWorld } from '../support/chunk-world.js';
 import { CHUNK_PREFIX, chunkKey } from '../../src/codec/chunking.js';
 import { forgetWritten, rememberWritten } from '../../src/snapshot-io/chunk-cut.js';
 import { forgetChunks, HIDDEN_INFIX, KNOWN_CHUNK_TTL_MS, rememberChunks } from '../../src/snapshot-io/chunk-store.js';
@@ -27,8 +27,6 @@ const GRACE = 60 * 60 * 1000;
 const remembering = (clock: ReturnType<typeof manualClock>) => ({ clock, graceMs: GRACE, rememberUnreferenced: true }) as const;
 const newDir = scratchDirs('chunk-remembered');
 
-const prose = (seed: number, size: number): string => proseText(seed, size, [...PROSE_WORDS, 'é', '"q"']);
-
 /** Another process's adapter over the same data: its own chunk knowledge, cache and sweep memory; the store's move carried. */
 function anotherProcess(storage: StorageAdapter): StorageAdapter {
   const move = moveOf(storage);
@@ -36,39 +34,18 @@ function anotherProcess(storage: StorageAdapter): StorageAdapter {
 }
 
 /** Checkpoints written by two writer processes, and what each kept key must read back as. */
-class World {
-  readonly kept = new Map<string, JsonValue>();
-  readonly lists = new Map<string, JsonValue[]>();
-  readonly written: JsonValue[] = [];
+class World extends ChunkWorld {
   /** The writers' adapters (processes 0 and 1) and a reader's. */
   readonly writers: StorageAdapter[];
   readonly reader: StorageAdapter;
-  constructor(readonly storage: StorageAdapter) {
+  constructor(storage: StorageAdapter) {
+    super(storage);
     this.writers = [storage, anotherProcess(storage)];
     this.reader = anotherProcess(storage);
   }
   /** A new state of `run` written by process `proc`, or `again` (a state written before: its chunks reused where `proc` trusts them). */
-  async write(proc: number, run: string, seed: number, again?: JsonValue): Promise<void> {
-    const base = this.lists.get(run) ?? Array.from({ length: 10 }, (_, i) => prose(i + 1, 1800));
-    const list =
-      seed % 2 === 0 ? [...base, prose(seed, 2000)] : base.map((m, i) => (i === Math.abs(seed) % base.length ? prose(seed, 2000) : m));
-    if (!again) this.lists.set(run, list);
-    const storage = this.writers[proc]!;
-    const writer = createWriter({ storage, profile: defaultProfile, runId: run, heartbeatIntervalMs: false, lock: false });
-    const state = again ?? { messages: list, seed };
-    this.written.push(state);
-    const r = await writer.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: state });
-    await writer.close();
-    if (!r.ok) throw r.error;
-    this.kept.set(r.key!, state);
-    this.kept.set(`checkpoints/${run}/latest.json`, state);
-  }
-  async drop(pick: number): Promise<void> {
-    const history = [...this.kept.keys()].filter((k) => k.includes('/history/'));
-    if (history.length === 0) return;
-    const key = history[pick % history.length]!;
-    await this.storage.delete(key);
-    this.kept.delete(key);
+  write(proc: number, run: string, seed: number, again?: JsonValue): Promise<void> {
+    return this.writeThrough(this.writers[proc]!, run, seed, again);
   }
   /** The writers' knowledge of chunks ends (it lasts KNOWN_CHUNK_TTL_MS): they write every chunk again. */
   forgetKnowledge(): void {

@@ -7,18 +7,9 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { prose as proseText, PROSE_WORDS } from '../support/prose.js';
 import { sequentialMemory } from '../support/storages.js';
-import {
-  createWriter,
-  defaultProfile,
-  listAll,
-  memoryStorage,
-  runRetention,
-  sweepChunks,
-  type JsonValue,
-  type StorageAdapter,
-} from 'savepoint';
+import { ChunkWorld } from '../support/chunk-world.js';
+import { defaultProfile, listAll, memoryStorage, runRetention, sweepChunks, type JsonValue, type StorageAdapter } from 'savepoint';
 import { moveOf, readSnapshot } from 'savepoint/toolkit';
 import { faultyStorage, manualClock, type FaultAction } from 'savepoint/testing';
 import { CHUNK_PREFIX, chunkKey } from '../../src/codec/chunking.js';
@@ -27,41 +18,16 @@ import { forgetChunks, KNOWN_CHUNK_TTL_MS } from '../../src/snapshot-io/chunk-st
 
 const GRACE = 60 * 60 * 1000;
 
-/** Prose-like text (not periodic) from a seed, with non-ASCII and quotes. */
-const prose = (seed: number, size: number): string => proseText(seed, size, [...PROSE_WORDS, 'é', '"q"']);
-
 /** A store with checkpoints written, and what each kept one must read back as. */
-class World {
-  readonly kept = new Map<string, JsonValue>();
-  readonly lists = new Map<string, JsonValue[]>();
-  /** Every state written, kept or not. */
-  readonly written: JsonValue[] = [];
+class World extends ChunkWorld {
   /** Reads go through another adapter over the same data: its own chunk cache, and the writers' knowledge left alone. */
   readonly reader: StorageAdapter;
-  constructor(readonly storage: StorageAdapter) {
+  constructor(storage: StorageAdapter) {
+    super(storage);
     this.reader = { ...storage };
   }
-  async write(run: string, seed: number, again?: JsonValue): Promise<void> {
-    const base = this.lists.get(run) ?? Array.from({ length: 10 }, (_, i) => prose(i + 1, 1800));
-    // An even seed appends a message, an odd one replaces one: chunks of a replaced message may come back with an older state.
-    const list =
-      seed % 2 === 0 ? [...base, prose(seed, 2000)] : base.map((m, i) => (i === Math.abs(seed) % base.length ? prose(seed, 2000) : m));
-    if (!again) this.lists.set(run, list);
-    const writer = createWriter({ storage: this.storage, profile: defaultProfile, runId: run, heartbeatIntervalMs: false, lock: false });
-    const state = again ?? { messages: list, seed };
-    this.written.push(state);
-    const r = await writer.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: state });
-    await writer.close();
-    if (!r.ok) throw r.error;
-    this.kept.set(r.key!, state);
-    this.kept.set(`checkpoints/${run}/latest.json`, state);
-  }
-  async drop(pick: number): Promise<void> {
-    const history = [...this.kept.keys()].filter((k) => k.includes('/history/'));
-    if (history.length === 0) return;
-    const key = history[pick % history.length]!;
-    await this.storage.delete(key);
-    this.kept.delete(key);
+  write(run: string, seed: number, again?: JsonValue): Promise<void> {
+    return this.writeThrough(this.storage, run, seed, again);
   }
   async check(): Promise<void> {
     forgetChunks(this.reader);
