@@ -9,6 +9,7 @@
  */
 import { CheckpointError } from '../../contract/errors.js';
 import { join } from 'node:path';
+import { writeHint } from './hint.js';
 import { readRange } from './io.js';
 import { segmentName } from './manifest.js';
 import { commitManifest } from './maintain.js';
@@ -106,4 +107,5 @@ export async function compactSealed(state: PackedState): Promise<void> {
   state.segments = [segment, ...state.segments.filter((s) => !members.has(s))];
   state.stats.compactions++;
   await commitManifest(state, sealed);
+  await writeHint(state);
 }
