@@ -61,8 +61,11 @@ export interface RememberedPlan {
 /**
  * Decides, from one listing and one marking, which unreferenced chunks to free and what to
  * remember. A chunk referenced now, gone, or listed at another version than found starts over:
- * only a chunk unreferenced at one version in every sweep since the finding is freed.
- * `sweptAtMs` is when this sweep started (before it listed); `markedAtMs` when its marking ended.
+ * only a chunk unreferenced in every sweep since the finding is freed, and its delete is
+ * conditional on the version found. A remembered chunk listed without a version (a listing by
+ * name; its version is not looked up again) keeps its finding: a put since changed its version,
+ * so the delete fails and the next sweep finds it anew. `sweptAtMs` is when this sweep started
+ * (before it listed); `markedAtMs` when its marking ended.
  */
 export function planRemembered(
   chunks: ChunkListing,
@@ -74,9 +77,9 @@ export function planRemembered(
   const findings = new Map<string, Finding>();
   for (const [id, key] of chunks.live) {
     if (referenced.has(id)) continue;
-    const version = chunks.liveVersions.get(id);
-    if (version === undefined) continue; // not looked up: remembered by no sweep until one is
     const found = earlier.get(id);
+    const version = chunks.liveVersions.get(id) ?? found?.version;
+    if (version === undefined) continue; // not looked up: remembered by no sweep until one is
     if (found?.version !== version) findings.set(id, { version, atMs: times.markedAtMs });
     else if (times.sweptAtMs - found.atMs >= times.graceMs) free.push({ id, key, version });
     else findings.set(id, found);

@@ -122,10 +122,17 @@ export async function sweepChunks(storage: StorageAdapter, options: ChunkSweepOp
   }
   const plan = planSweep(chunks, marks.referenced, nowMs, graceMs);
   const remembering = options.rememberUnreferenced === true && freesByMemory(storage);
-  // The versions of the unreferenced chunks a listing by name left out, looked up after it and before T1 (markedAtMs).
-  if (remembering) await addVersions(storage, chunks, unreferencedIds(chunks, marks.referenced));
+  const earlier = remembering ? findingsOf(storage, clock) : undefined;
+  // The versions a listing by name left out, looked up after it and before T1 (markedAtMs) — only of the unreferenced
+  // chunks no earlier finding covers: a remembered chunk keeps the version found, which its delete is conditional on.
+  if (earlier)
+    await addVersions(
+      storage,
+      chunks,
+      unreferencedIds(chunks, marks.referenced).filter((id) => !earlier.has(id)),
+    );
   const times = { sweptAtMs: nowMs, markedAtMs: clock.now(), graceMs };
-  const kept = remembering ? planRemembered(chunks, marks.referenced, findingsOf(storage, clock), times) : undefined;
+  const kept = earlier ? planRemembered(chunks, marks.referenced, earlier, times) : undefined;
   // Remembering, no chunk is hidden: the unreferenced ones are freed or remembered instead.
   const steps = kept ? { ...plan, hide: [] } : plan;
   if (options.dryRun) dryRunReport(steps, kept, report);

@@ -142,32 +142,36 @@ describe('chunk sweep without hiding (stores whose writes make new versions)', (
     const version = fc.constantFrom('1', '2', '3');
     fc.assert(
       fc.property(
-        fc.dictionary(id, version),
+        // A live chunk's version as listed or looked up, or none (listed by name, not looked up).
+        fc.dictionary(id, fc.option(version, { nil: undefined })),
         fc.uniqueArray(id),
         fc.dictionary(id, fc.record({ version, atMs: fc.nat({ max: 3 * GRACE }) })),
         fc.nat({ max: 4 * GRACE }),
         (live, referencedIds, earlier, sweptAtMs) => {
           const chunks = {
             live: new Map(Object.keys(live).map((k) => [k, chunkKey(k)])),
-            liveVersions: new Map(Object.entries(live)),
+            liveVersions: new Map(Object.entries(live).flatMap(([k, v]): [string, string][] => (v === undefined ? [] : [[k, v]]))),
             hidden: new Map(),
           };
           const referenced = new Map(referencedIds.map((k) => [k, 'doc']));
           const times = { sweptAtMs, markedAtMs: sweptAtMs + 1, graceMs: GRACE };
           const plan = planRemembered(chunks, referenced, new Map(Object.entries(earlier)), times);
+          // The version a chunk is taken at: the one listed or looked up, else the one an earlier sweep found.
+          const known = (k: string): string | undefined => live[k] ?? earlier[k]?.version;
           for (const c of plan.free) {
             expect(referenced.has(c.id)).toBe(false);
-            expect(c.version).toBe(live[c.id]);
+            expect(c.version).toBe(known(c.id));
             expect(earlier[c.id]?.version).toBe(c.version);
             expect(sweptAtMs - earlier[c.id]!.atMs).toBeGreaterThanOrEqual(GRACE);
             expect(plan.findings.has(c.id)).toBe(false);
           }
-          const unreferenced = Object.keys(live).filter((k) => !referenced.has(k));
+          // Neither looked up nor found before: nothing known of its version, so neither freed nor remembered.
+          const unreferenced = Object.keys(live).filter((k) => !referenced.has(k) && known(k) !== undefined);
           expect([...plan.findings.keys(), ...plan.free.map((c) => c.id)].sort()).toEqual(unreferenced.sort());
           for (const [k, f] of plan.findings) {
-            expect(f.version).toBe(live[k]);
+            expect(f.version).toBe(known(k));
             // A finding kept keeps its time; a new one (or a changed version) is timed when marking ended.
-            expect(f.atMs).toBe(earlier[k]?.version === live[k] ? earlier[k]!.atMs : times.markedAtMs);
+            expect(f.atMs).toBe(earlier[k]?.version === known(k) ? earlier[k]!.atMs : times.markedAtMs);
           }
         },
       ),
@@ -253,24 +257,53 @@ describe('chunk sweep without hiding (stores whose writes make new versions)', (
   it.each([
     ['memory', () => memoryStorage()],
     ['fs', () => fsStorage({ dir: newDir() })],
-  ])('a remembering sweep on %s looks up the versions of the unreferenced chunks alone, not of every chunk', async (_, create) => {
-    const storage = create();
+  ])(
+    'a remembering sweep on %s looks up the versions of the chunks it finds unreferenced anew alone: not of every chunk, nor again of those it remembers',
+    async (_, create) => {
+      const storage = create();
+      const clock = manualClock(0);
+      const world = new World(storage);
+      await world.write(0, 'r0', 2);
+      await world.write(0, 'r0', 3);
+      await world.drop(0);
+      const sweeper = countingSweeper(storage);
+      const found = await sweepChunks(sweeper.storage, remembering(clock));
+      expect(found.remembered!.length).toBeGreaterThan(0);
+      expect(found.referenced).toBeGreaterThan(found.remembered!.length);
+      expect(sweeper.chunkVersions()).toBe(found.remembered!.length);
+      await clock.advance(GRACE / 2);
+      const within = await sweepChunks(sweeper.storage, remembering(clock));
+      expect([within.deleted, within.remembered]).toEqual([[], found.remembered]);
+      await clock.advance(GRACE / 2);
+      const later = await sweepChunks(sweeper.storage, remembering(clock));
+      expect(later.deleted.length).toBe(found.remembered!.length);
+      // Each delete is conditional on the version found: none looked up again.
+      expect(sweeper.chunkVersions()).toBe(found.remembered!.length);
+      await world.check('after the sweeps');
+      await storage.close();
+    },
+  );
+
+  it('a remembered chunk put again and still unreferenced: the later sweep’s delete at the version found fails, and it is found anew and freed a grace period after', async () => {
+    const inner = memoryStorage();
     const clock = manualClock(0);
-    const world = new World(storage);
-    await world.write(0, 'r0', 2);
-    await world.write(0, 'r0', 3);
-    await world.drop(0);
-    const sweeper = countingSweeper(storage);
+    const { world } = await dropped(inner);
+    const sweeper = countingSweeper(inner);
     const found = await sweepChunks(sweeper.storage, remembering(clock));
-    expect(found.remembered!.length).toBeGreaterThan(0);
-    expect(found.referenced).toBeGreaterThan(found.remembered!.length);
-    expect(sweeper.chunkVersions()).toBe(found.remembered!.length);
+    const [again, ...rest] = found.remembered!;
+    expect(again).toBeDefined();
+    await inner.put(chunkKey(again!), (await inner.get(chunkKey(again!)))!.bytes); // the same bytes, a new version
     await clock.advance(GRACE);
     const later = await sweepChunks(sweeper.storage, remembering(clock));
-    expect(later.deleted.length).toBe(found.remembered!.length);
-    expect(sweeper.chunkVersions()).toBe(2 * found.remembered!.length);
+    expect(later.deleted).toEqual(rest.map(chunkKey));
+    expect(later.remembered).toEqual([]); // the failed delete starts it over: the next sweep looks it up
+    await world.check('after the later sweep');
+    const anew = await sweepChunks(sweeper.storage, remembering(clock));
+    expect([anew.deleted, anew.remembered]).toEqual([[], [again]]);
+    await clock.advance(GRACE);
+    expect((await sweepChunks(sweeper.storage, remembering(clock))).deleted).toEqual([chunkKey(again!)]);
+    expect(sweeper.chunkVersions()).toBe(found.remembered!.length + 1);
     await world.check('after the sweeps');
-    await storage.close();
   });
 
   /** A sweeper (another process) that lets `race` run once, just before the first delete of a chunk it makes, if it makes one. */
