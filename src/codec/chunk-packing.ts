@@ -1,4 +1,5 @@
-import { deflateSync, Inflate, inflateSync } from 'fflate';
+import { Inflate, inflateSync } from 'fflate';
+import { deflateRaw, type DeflateLevel } from './deflate.js';
 import { crc32 } from './gzip.js';
 
 /**
@@ -29,7 +30,7 @@ export const CHUNK_CONTENT_MAX_BYTES = 16 * 1024;
 const CRC_BYTES = 4;
 
 /** Deflate level: 6 (zlib's default) compresses JSON leaves within 1 % of 9, at half the time. */
-const LEVEL = 6;
+const LEVEL: DeflateLevel = 6;
 
 /** Stored bytes fed to the inflater at once, past {@link WHOLE_INFLATE_MAX_BYTES} (see {@link inflateChunk}). */
 const INPUT_STEP = 256;
@@ -52,7 +53,7 @@ const INFLATE_OUT = new Uint8Array(CHUNK_CONTENT_MAX_BYTES + 1);
  * form does not say: its reader knows it, as it knows the chunk's id).
  */
 export function packChunk(content: Uint8Array, dictionary?: Uint8Array): Uint8Array {
-  const deflated = deflateSync(content, dictionary ? { level: LEVEL, dictionary } : { level: LEVEL });
+  const deflated = deflateRaw(content, LEVEL, dictionary);
   if (deflated.length + DEFLATED_MARK.length + CRC_BYTES >= content.length) return content;
   const out = new Uint8Array(DEFLATED_MARK.length + deflated.length + CRC_BYTES);
   out.set(DEFLATED_MARK);

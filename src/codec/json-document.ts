@@ -151,13 +151,27 @@ export function sealTextAroundIntegrity(
   scratch?: Uint8Array,
   formatVersion = FORMAT_VERSION,
 ): SealedText | Promise<SealedText> {
-  const inScratch = scratch && sealedInto(typeof before === 'string' ? before : before.join(''), after, scratch, formatVersion);
+  const inScratch = scratch && mayFit(before, after, scratch) && sealedInto(joinedText(before), after, scratch, formatVersion);
   if (inScratch) return inScratch;
   const sealed =
     typeof before === 'string' ? piecesAroundIntegrity(before, after, formatVersion) : piecesAfter(before, after, formatVersion);
   const seal = (s: { integrity: Integrity; bytes: Uint8Array }): SealedText => ({ bytes: s.bytes, checksum: s.integrity.checksum });
   return canHashSync ? seal(sealPiecesSync(sealed, formatVersion)) : sealPieces(sealed, formatVersion).then(seal);
 }
+
+/**
+ * Whether a document of these texts may fit in `scratch`: each character takes a byte at least,
+ * so one with more characters than the room cannot. Checked before the pieces are joined: a large
+ * channel's text would be copied into a new string of the whole document for nothing.
+ */
+function mayFit(before: string | readonly string[], after: string, scratch: Uint8Array): boolean {
+  let chars = after.length + CHECKSUM_SPAN;
+  if (typeof before === 'string') chars += before.length;
+  else for (const piece of before) chars += piece.length;
+  return chars <= scratch.length;
+}
+
+const joinedText = (before: string | readonly string[]): string => (typeof before === 'string' ? before : before.join(''));
 
 const piecesAroundIntegrity = (before: string, after: string, formatVersion: string): SealedPieces => ({
   pieces: [`${before}"${INTEGRITY_FIELD}":{"algorithm":"sha256",`, `"format_version":${JSON.stringify(formatVersion)}}${after}`],

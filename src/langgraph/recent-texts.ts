@@ -1,7 +1,8 @@
 /** Shorter strings are cheaper to encode again than to look up. */
 const MIN_LENGTH = 64;
 /** Longer strings are not kept alive by this cache (a large value would be held, with its JSON, after the saver is done with it). */
-const MAX_LENGTH = 64 * 1024;
+export const REMEMBERED_MAX_LENGTH = 64 * 1024;
+const MAX_LENGTH = REMEMBERED_MAX_LENGTH;
 /** Strings remembered: a superstep's pending writes, whose values the next checkpoint holds. */
 const SLOTS = 8;
 

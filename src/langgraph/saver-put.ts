@@ -4,6 +4,7 @@ import { toRfc3339 } from '../contract/clock.js';
 import type { Snapshot } from '../contract/snapshot.js';
 import { isCheckpointError } from '../contract/errors.js';
 import type { WritePlan, WriteReport } from '../writer/ordered-write.js';
+import { handOver } from '../storage/handed-over.js';
 import { writeGroup } from '../writer/write-step.js';
 import { checkpointIdOf, configurableOf, namespaceOf, requireThreadId } from './config.js';
 import { sealCheckpointDocument } from './document.js';
@@ -261,9 +262,11 @@ function sealCheckpoint(
   const source = (LANGGRAPH_SOURCES as readonly string[]).includes(metadata?.source) ? metadata.source : 'update';
   const header = { id: checkpoint.id, runId: at.runId, sequence: at.sequence, createdAt: toRfc3339(state.clock.now()), source };
   const sealed = sealCheckpointDocument(header, payload, { texts, scratch: sealBuffer(state), metadata: stored.text });
+  // Handed over: nothing changes a sealed document again, so the chunk step and the store keep it
+  // rather than copy it (only a large buffer of its own is: never the seal buffer, see `handOver`).
   return sealed instanceof Promise
-    ? sealed.then(({ bytes, snapshot }) => ({ bytes, snapshot, channels, texts }))
-    : { bytes: sealed.bytes, snapshot: sealed.snapshot, channels, texts };
+    ? sealed.then(({ bytes, snapshot }) => ({ bytes: handOver(bytes), snapshot, channels, texts }))
+    : { bytes: handOver(sealed.bytes), snapshot: sealed.snapshot, channels, texts };
 }
 
 /**

@@ -4,7 +4,8 @@ import { fromBase64, toBase64 } from '../codec/base64.js';
 import type { SerializedValue, StoredChannel } from './profile.js';
 import type { StoredWrite } from './writes.js';
 import type { Dumped } from './plain-json.js';
-import { quoteRecent } from './recent-texts.js';
+import { quoteJsonText } from '../codec/quote-json-text.js';
+import { quoteRecent, REMEMBERED_MAX_LENGTH } from './recent-texts.js';
 
 /**
  * Exact UTF-8: refuses malformed bytes (and surrogates encoded as bytes), keeps a leading
@@ -103,6 +104,17 @@ function versionText(version: number | string): string {
 /** Canonical JSON of a stored channel: `{"data"|"text":…,"type":…,"version":…}`. */
 export function channelText(channel: StoredChannel): string {
   return `{${bodyText(channel)},"type":${quote(channel.type)},"version":${versionText(channel.version)}}`;
+}
+
+/**
+ * {@link channelText} of a channel whose `text` is `JSON.stringify`'s (plain data the saver wrote
+ * itself, see `plainJson`). A long one is quoted by `quoteJsonText`, into one flat string: not
+ * looked at character by character again, nor copied once more when it is encoded. A shorter one
+ * may be one a task just wrote, quoted already (see `quoteRecent`).
+ */
+export function stringifiedChannelText(channel: StoredChannel & { readonly text: string }): string {
+  if (channel.text.length <= REMEMBERED_MAX_LENGTH) return channelText(channel);
+  return quoteJsonText(channel.text, '{"text":', `,"type":${quote(channel.type)},"version":${versionText(channel.version)}}`);
 }
 
 /** Canonical JSON of one pending write: `{"channel":…,"data":…,"idx":…,"type":…}` or `{"channel":…,"idx":…,"text":…,"type":…}`. */

@@ -3,7 +3,7 @@ import { parseJson } from '../codec/canonical-json.js';
 import { type JsonObject } from '../contract/json.js';
 import { CheckpointError } from '../contract/errors.js';
 import type { SerializedValue, StoredChannel } from './profile.js';
-import { channelText, jsonTextOf, storedChannel, storedValue } from './serialized.js';
+import { channelText, jsonTextOf, storedChannel, storedValue, stringifiedChannelText } from './serialized.js';
 import { plainCanonicalJson, type Dumped } from './plain-json.js';
 
 /** A parent checkpoint's stored channels, and their canonical texts when the saver still holds them. */
@@ -62,16 +62,18 @@ export function storedChannels(
         details: { path: '$.channel_values.__proto__' },
       });
     const version = checkpoint.channel_versions?.[channel] ?? newVersions[channel];
-    let stored: StoredChannel | undefined;
     if (fresh[next] === channel) {
-      stored = storedChannel(dumped[2 + next++]!, version ?? newVersions[channel]!);
-    } else {
-      const previous = parent?.channels[channel];
-      if (!previous || version === undefined || previous.version !== version) continue;
-      stored = previous;
+      const output = dumped[2 + next++]!;
+      const stored = storedChannel(output, version ?? newVersions[channel]!);
+      channels[channel] = stored;
+      // Plain data's text is JSON.stringify's (see `plainJson`): quoted knowing so.
+      texts[channel] = typeof output === 'string' && 'text' in stored ? stringifiedChannelText(stored) : channelText(stored);
+      continue;
     }
-    channels[channel] = stored;
-    texts[channel] = (stored === parent?.channels[channel] ? parent.texts?.[channel] : undefined) ?? channelText(stored);
+    const previous = parent?.channels[channel];
+    if (!previous || version === undefined || previous.version !== version) continue;
+    channels[channel] = previous;
+    texts[channel] = parent?.texts?.[channel] ?? channelText(previous);
   }
   return { channels, texts };
 }

@@ -10,6 +10,7 @@ import {
   NODE_FANOUT,
   nodeGroups,
 } from '../codec/chunking.js';
+import { isHandedOver } from '../storage/handed-over.js';
 import {
   addressingOf,
   chunkSplit,
@@ -423,17 +424,22 @@ function settle(state: CutState, kept: Uint8Array, plan: LeafPlan, built: BuiltT
   return built.tree.finish(built.depth, built.level);
 }
 
-/** {@link buildTree} with every id made synchronously; undefined when the addressing cannot. */
+/**
+ * {@link buildTree} with every id made synchronously; undefined when the addressing cannot.
+ * `bytes` is remembered as it is when `fixed` (a view of a buffer handed over, which nothing
+ * changes), else as a copy (the caller's buffer may be reused: the saver's seal buffer).
+ */
 function finishSync(
   state: CutState,
   bytes: Uint8Array,
+  fixed: boolean,
   plan: LeafPlan,
   split: DocumentSplit,
   written?: WrittenSince,
 ): ChunkedDocument | undefined {
   const steps = buildTree(state, bytes, plan, split);
   for (let step = steps.next(); ;) {
-    if (step.done) return settle(state, bytes.slice(), plan, step.value, written);
+    if (step.done) return settle(state, fixed ? bytes : bytes.slice(), plan, step.value, written);
     const ask = step.value;
     const id = 'leaf' in ask ? state.addressing.idSync?.(ask.leaf) : nodeIdSync(state, ask.group);
     if (id === undefined) return undefined;
@@ -470,16 +476,20 @@ export function cutDocument(storage: StorageAdapter, bytes: Uint8Array, fanout =
   const middle = split.middle;
   const plan = planLeaves(state, middle);
   const written = plan.base && wroteAll(state, plan);
+  // A document handed over never changes: its middle is remembered as it is, not copied.
+  const fixed = isHandedOver(bytes);
   if (written) {
     // Copied for the async path: the caller's buffer may be reused once this awaits (the saver's seal buffer).
-    return finishSync(state, middle, plan, split, written) ?? finishAsync(state, middle.slice(), plan, split, written);
+    return (
+      finishSync(state, middle, fixed, plan, split, written) ?? finishAsync(state, fixed ? middle : middle.slice(), plan, split, written)
+    );
   }
   // A first version, or one reusing leaves this process did not write (it read them):
   // chunkDocument knows what was read. This cut is kept for the next version.
-  const mine = finishSync(state, middle, plan, split);
+  const mine = finishSync(state, middle, fixed, plan, split);
   const stored = chunkSplit(storage, addressing, split);
   if (mine || !(stored instanceof Promise)) return stored;
-  const copy = middle.slice();
+  const copy = fixed ? middle : middle.slice();
   return stored.then(async (doc) => {
     await finishAsync(state, copy, plan, split);
     return doc;

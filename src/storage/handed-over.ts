@@ -16,6 +16,9 @@ export function handOver<T extends Uint8Array>(bytes: T): T {
   return bytes;
 }
 
+/** Whether `bytes` was handed over: nothing will ever change it, so a view of it may be kept instead of a copy. */
+export const isHandedOver = (bytes: Uint8Array): boolean => handedOver.has(bytes);
+
 /** The bytes a store keeps for a put: `bytes` itself when handed over, else a copy the caller can no longer change. */
 export function ownedCopy(bytes: Uint8Array): Uint8Array {
   return handedOver.has(bytes) ? bytes : bytes.slice();

@@ -5,13 +5,14 @@
  * are not written again.
  */
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { memoryStorage, type StorageAdapter } from 'savepoint';
 import { chunkKey, decodeEnvelope, decodeNode, encodeNode, leafBoundaries } from '../../src/codec/chunking.js';
 import { sha256HexSync } from '../../src/codec/sha256.js';
 import { inflateChunk, looksDeflated } from '../../src/codec/chunk-packing.js';
 import { cutDocument, forgetWritten, rememberWritten } from '../../src/snapshot-io/chunk-cut.js';
 import { chunkDocument, resolveChunked, type ChunkedDocument } from '../../src/snapshot-io/chunk-store.js';
+import { handOver } from '../../src/storage/handed-over.js';
 
 type Edit =
   | { kind: 'insert'; at: number; text: string }
@@ -299,6 +300,30 @@ describe('cutting a document for writing', () => {
       rememberWritten(
         storage,
         doc.writes.map((w) => w.id),
+      );
+    }
+  });
+
+  it('a document handed over is remembered as it is, not copied; the versions after it are cut as chunkDocument cuts them', () => {
+    const storage = memoryStorage();
+    const messages = Array.from({ length: 40 }, (_, i) => `message ${i} ${'lorem ipsum dolor sit amet '.repeat(70 + (i % 5))}`);
+    for (let turn = 0; turn < 4; turn++) {
+      messages.push(`message of turn ${turn} ${'consectetur adipiscing elit '.repeat(80)}`);
+      const encoded = encode(`{"messages":${JSON.stringify(messages)},"turn":${turn}}`);
+      // A buffer of its own (handOver takes only those), as the writer and the saver seal.
+      const bytes = new Uint8Array(encoded.length);
+      bytes.set(encoded);
+      handOver(bytes);
+      const slice = vi.spyOn(Uint8Array.prototype, 'slice');
+      const cut = sync(cutDocument(storage, bytes));
+      const copiedLarge = slice.mock.contexts.filter((self) => (self as Uint8Array).length > 60_000);
+      slice.mockRestore();
+      expect(copiedLarge).toHaveLength(0);
+      const scratch = sync(chunkDocument(memoryStorage(), bytes));
+      expect(Buffer.from(cut.envelope).toString()).toBe(Buffer.from(scratch.envelope).toString());
+      rememberWritten(
+        storage,
+        cut.writes.map((w) => w.id),
       );
     }
   });
