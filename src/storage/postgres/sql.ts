@@ -1,6 +1,6 @@
 import { CheckpointError } from '../../contract/errors.js';
 import { linkedReadSql } from './linked-read-sql.js';
-import { metadataIndexSql, type MetadataIndexSql } from './metadata-index.js';
+import { metadataIndexSql, metadataWrittenSql, OLD_SERVER, type MetadataIndexSql } from './metadata-index.js';
 
 /**
  * Every SQL text postgresStorage sends, built once per store from validated identifiers.
@@ -39,14 +39,19 @@ export interface StoreSql {
   readonly table: string;
   /** DDL that creates (or upgrades to) the current layout; idempotent, run in one transaction. */
   readonly migrate: readonly string[];
-  /** The table's marker comment (`marker`) and its metadata function's (`function_marker`): null when missing. */
+  /**
+   * The table's marker comment (`marker`), its metadata function's (`function_marker`): null when
+   * missing, whether the metadata column is written by the statements (`metadata_written`), and
+   * whether the server is older than PostgreSQL 13, where it stays generated (`old_server`).
+   */
   readonly readMarker: string;
   readonly get: string;
   /** `getMany`: the rows of the keys in $1 (key_order[]), each with its 1-based place in $1 (`at`); absent keys give no row. */
   readonly getMany: string;
-  readonly putAny: string;
-  readonly putIfAbsent: string;
-  readonly putIfVersion: string;
+  /** The puts of a table whose metadata column the statements write (see {@link PutSql}). */
+  readonly puts: PutSql;
+  /** The puts of a table an older version made, whose column the server computes: their parameters lack the metadata. */
+  readonly putsComputed: PutSql;
   readonly deleteAny: string;
   readonly deleteIfVersion: string;
   readonly listFrom: string;
@@ -54,8 +59,6 @@ export interface StoreSql {
   readonly batch: string;
   /** Several callers' batches in one statement (one transaction, one WAL flush), each applied or refused on its own. */
   readonly batches: string;
-  /** A two-put batch as one plain statement, by the first put's condition (see {@link pairStatements}). */
-  readonly pair: PairSql;
   /** A value and the keys its members name, in one statement (linked-read-sql.ts). */
   readonly linkedRead: string;
   /** `move`: the row of $1 given key $2 (key_order) / $3 (text) and a new version, unless $2 exists; `taken` says whether it did before. */
@@ -66,15 +69,30 @@ export interface StoreSql {
 }
 
 /**
+ * The statements that write one value, or the pair. Parameters: the key's order bytes, text and
+ * value ($1-$3), `putIfVersion`'s version ($4); then, where the statements write the metadata
+ * column, the value's metadata as `jsonb` text and whether it is given (client-metadata.ts), after
+ * the other parameters.
+ */
+export interface PutSql {
+  readonly putAny: string;
+  readonly putIfAbsent: string;
+  readonly putIfVersion: string;
+  /** A two-put batch as one plain statement, by the first put's condition (see {@link pairStatements}). */
+  readonly pair: PairSql;
+}
+
+/**
  * A batch of two puts to two keys, the second unconditional, as one plain statement: the
  * first put (by its condition), and the second only if the first wrote (so a failed
  * condition writes nothing). Parameters: the first key's order bytes, text and value ($1-$3),
- * the second's ($4-$6), the first's `ifVersion` ($7). One row: each put's new version, the
+ * the second's ($4-$6), the first's `ifVersion` ($7); with the metadata, the first value's
+ * metadata and flag ($7, $8) and the second's ($9, $10) come before the version ($11). One row: each put's new version, the
  * first NULL when its condition failed. No PL/pgSQL call and no array parameters: each value
  * travels in binary, where the batch function's arrays travel as text the server parses.
  * `withDeletes`: the same pair followed by unconditional deletes of other keys (a LangGraph
  * checkpoint with the oldest one `keepLast` lets go and its writes), their order bytes one
- * array parameter after the pair's ($7, or $8 after an `ifVersion`), deleted only if the first
+ * array parameter after the pair's (the next after the version, if any), deleted only if the first
  * put wrote; the row's `gone` lists the 1-based places in that array of the keys that existed.
  */
 export interface PairSql {
@@ -84,12 +102,76 @@ export interface PairSql {
   readonly withDeletes: Omit<PairSql, 'withDeletes'>;
 }
 
-function pairStatements(t: string, next: string): PairSql {
+/**
+ * How a put writes the row: `names` its columns after the value, `row` the row's expressions
+ * (the version, by name `n.v`, from `from`), `onConflict` and `set` the update's.
+ */
+interface RowShape {
+  readonly names: string;
+  readonly row: (key: number, text: number, value: number) => string;
+  readonly onConflict: string;
+  readonly set: string;
+  readonly from: string;
+}
+
+/** The shape of a put that leaves the metadata column to the server (an older layout): a new version each. */
+function computedShape(next: string): RowShape {
+  return {
+    names: '',
+    row: (k, x, v) => `VALUES ($${k}, $${x}, ${next}, $${v})`,
+    onConflict: '',
+    set: `version = ${next}`,
+    from: '',
+  };
+}
+
+/**
+ * The shape of a put that gives the metadata (`$meta`, jsonb text) and, when `$given`, the new
+ * version as `metadata_version`, so the trigger leaves the column as given; else the trigger
+ * computes it. The version is drawn once, in `from`, for both columns.
+ */
+function givenShape(next: string, meta: number, given: number): RowShape {
+  const from = ` FROM (SELECT ${next} AS v) AS n`;
+  const metadataVersion = `CASE WHEN $${given}::boolean THEN n.v END`;
+  return {
+    names: ', metadata, metadata_version',
+    row: (k, x, v) => `SELECT $${k}::bytea, $${x}::text, n.v, $${v}::bytea, $${meta}::jsonb, ${metadataVersion}${from}`,
+    onConflict: ', metadata = EXCLUDED.metadata, metadata_version = EXCLUDED.metadata_version',
+    set: `version = n.v, metadata = $${meta}::jsonb, metadata_version = ${metadataVersion}`,
+    from,
+  };
+}
+
+const UPSERT =
+  'ON CONFLICT (key_order) DO UPDATE SET value = EXCLUDED.value, key = EXCLUDED.key, version = EXCLUDED.version, updated_at = now()';
+
+/** One value's put by its condition: `insert` the shape of the inserts, `update` of the update, whose `ifVersion` is `$version`. */
+function putStatements(t: string, insert: RowShape, update: RowShape, version: number): Omit<PutSql, 'pair'> {
+  const into = `INSERT INTO ${t} AS s (key_order, key, version, value${insert.names}) ${insert.row(1, 2, 3)}`;
+  return {
+    putAny: `${into}
+  ${UPSERT}${insert.onConflict}
+  RETURNING s.version::text AS version`,
+    putIfAbsent: `${into}
+  ON CONFLICT (key_order) DO NOTHING RETURNING s.version::text AS version`,
+    putIfVersion: `UPDATE ${t} AS s SET value = $3, key = $2, ${update.set}, updated_at = now()${update.from}
+  WHERE s.key_order = $1 AND s.version = $${version}::bigint RETURNING s.version::text AS version`,
+  };
+}
+
+function pairStatements(t: string, next: string, metadata: boolean): PairSql {
+  const firstShape = metadata ? givenShape(next, 7, 8) : computedShape(next);
+  const secondShape = metadata ? givenShape(next, 9, 10) : computedShape(next);
+  const version = metadata ? 11 : 7;
+  // The second row only if the first put wrote.
+  const second = metadata
+    ? `${secondShape.row(4, 5, 6)} WHERE EXISTS (SELECT 1 FROM first)`
+    : `SELECT $4::bytea, $5::text, ${next}, $6::bytea WHERE EXISTS (SELECT 1 FROM first)`;
   const pair = (first: string, deletes?: string): string => `WITH first AS (
   ${first}
 ), second AS (
-  INSERT INTO ${t} AS s (key_order, key, version, value) SELECT $4::bytea, $5::text, ${next}, $6::bytea WHERE EXISTS (SELECT 1 FROM first)
-  ON CONFLICT (key_order) DO UPDATE SET value = EXCLUDED.value, key = EXCLUDED.key, version = EXCLUDED.version, updated_at = now()
+  INSERT INTO ${t} AS s (key_order, key, version, value${secondShape.names}) ${second}
+  ${UPSERT}${secondShape.onConflict}
   RETURNING s.version
 )${
     deletes === undefined
@@ -102,19 +184,29 @@ function pairStatements(t: string, next: string): PairSql {
 SELECT (SELECT version::text FROM first) AS first, (SELECT version::text FROM second) AS second${
     deletes === undefined ? '' : ', ARRAY(SELECT at::int FROM gone) AS gone'
   }`;
-  const insert = `INSERT INTO ${t} AS s (key_order, key, version, value) VALUES ($1, $2, ${next}, $3)`;
-  const any = `${insert}
-  ON CONFLICT (key_order) DO UPDATE SET value = EXCLUDED.value, key = EXCLUDED.key, version = EXCLUDED.version, updated_at = now()
-  RETURNING s.version`;
-  const ifAbsent = `${insert}
-  ON CONFLICT (key_order) DO NOTHING RETURNING s.version`;
-  const ifVersion = `UPDATE ${t} AS s SET value = $3, key = $2, version = ${next}, updated_at = now()
-  WHERE s.key_order = $1 AND s.version = $7::bigint RETURNING s.version`;
+  const one = putStatements(t, firstShape, firstShape, version);
+  // The first put's statement inside the WITH: its version as a bigint, not text.
+  const inner = (sql: string): string => sql.replace('RETURNING s.version::text AS version', 'RETURNING s.version');
+  const [any, ifAbsent, ifVersion] = [inner(one.putAny), inner(one.putIfAbsent), inner(one.putIfVersion)];
   return {
     any: pair(any),
     ifAbsent: pair(ifAbsent),
     ifVersion: pair(ifVersion),
-    withDeletes: { any: pair(any, '$7'), ifAbsent: pair(ifAbsent, '$7'), ifVersion: pair(ifVersion, '$8') },
+    withDeletes: {
+      any: pair(any, `$${version}`),
+      ifAbsent: pair(ifAbsent, `$${version}`),
+      ifVersion: pair(ifVersion, `$${version + 1}`),
+    },
+  };
+}
+
+/** The puts of a table whose metadata column the statements write (`metadata`), or of one whose column is computed. */
+function putSql(t: string, next: string, metadata: boolean): PutSql {
+  return {
+    ...(metadata
+      ? putStatements(t, givenShape(next, 4, 5), givenShape(next, 5, 6), 4)
+      : putStatements(t, computedShape(next), computedShape(next), 4)),
+    pair: pairStatements(t, next, metadata),
   };
 }
 
@@ -238,17 +330,13 @@ RETURNS TABLE (out_group integer, out_op integer, out_version bigint, out_existe
 $savepoint$`,
       `COMMENT ON TABLE ${t} IS '${SCHEMA_MARKER}'`,
     ],
-    readMarker: `SELECT obj_description(to_regclass($1), 'pg_class') AS marker, obj_description(to_regprocedure($2), 'pg_proc') AS function_marker`,
+    readMarker: `SELECT obj_description(to_regclass($1), 'pg_class') AS marker, obj_description(to_regprocedure($2), 'pg_proc') AS function_marker,
+  ${metadataWrittenSql(metadata.triggerName)} AS metadata_written, ${OLD_SERVER} AS old_server`,
     get: `SELECT value, version::text AS version FROM ${t} WHERE key_order = $1`,
     getMany: `SELECT k.at::int AS at, s.value, s.version::text AS version
 FROM unnest($1::bytea[]) WITH ORDINALITY AS k(key_order, at) JOIN ${t} AS s ON s.key_order = k.key_order`,
-    putAny: `INSERT INTO ${t} AS s (key_order, key, version, value) VALUES ($1, $2, ${next}, $3)
-ON CONFLICT (key_order) DO UPDATE SET value = EXCLUDED.value, key = EXCLUDED.key, version = EXCLUDED.version, updated_at = now()
-RETURNING s.version::text AS version`,
-    putIfAbsent: `INSERT INTO ${t} AS s (key_order, key, version, value) VALUES ($1, $2, ${next}, $3)
-ON CONFLICT (key_order) DO NOTHING RETURNING s.version::text AS version`,
-    putIfVersion: `UPDATE ${t} AS s SET value = $3, key = $2, version = ${next}, updated_at = now()
-WHERE s.key_order = $1 AND s.version = $4 RETURNING s.version::text AS version`,
+    puts: putSql(t, next, true),
+    putsComputed: putSql(t, next, false),
     deleteAny: `DELETE FROM ${t} WHERE key_order = $1 RETURNING 1`,
     deleteIfVersion: `DELETE FROM ${t} WHERE key_order = $1 AND version = $2 RETURNING 1`,
     listFrom: `SELECT ${listCols} FROM ${t} WHERE key_order >= $1 ORDER BY key_order LIMIT $2`,
@@ -256,7 +344,6 @@ WHERE s.key_order = $1 AND s.version = $4 RETURNING s.version::text AS version`,
     batch: `SELECT out_op AS op, out_version::text AS version, out_existed AS existed FROM ${fn}($1, $2, $3, $4, $5, $6)`,
     batches: `SELECT out_group AS "group", out_op AS op, out_version::text AS version, out_existed AS existed, out_failed AS failed
 FROM ${fns}($1, $2, $3, $4, $5, $6, $7)`,
-    pair: pairStatements(t, next),
     linkedRead: linkedReadSql(t),
     move: `WITH moved AS (
   UPDATE ${t} AS s SET key_order = $2, key = $3, version = ${next}, updated_at = now()
