@@ -133,11 +133,26 @@ async function query(state: PostgresStoreState, group: readonly QueuedBatch[]): 
     group.flatMap((b) => b.versions),
     all.map(ifAbsentOf),
   ];
+  const puts = state.puts; // known once the table is checked
+  if (puts === state.settings.sql.puts) params.push(...metadataArrays(group));
   state.roundTrips++;
-  if (group.length === 1) return queryNamed<BatchRow>(state, p, state.settings.sql.batch, params);
+  if (group.length === 1) return queryNamed<BatchRow>(state, p, puts.batch, params);
   let end = 0;
   params.push(group.map((b) => (end += b.operations.length)));
-  return queryNamed<BatchRow>(state, p, state.settings.sql.batches, params);
+  return queryNamed<BatchRow>(state, p, puts.batches, params);
+}
+
+/** Each operation's metadata (jsonb text) and whether it is given, as two arrays: null for deletes and checks. */
+function metadataArrays(group: readonly QueuedBatch[]): [(string | null)[], (boolean | null)[]] {
+  const metas: (string | null)[] = [];
+  const given: (boolean | null)[] = [];
+  for (const b of group)
+    b.operations.forEach((op, i) => {
+      const [json, isGiven] = op.type === 'put' ? metadataParams(op.key, b.values[i]!) : [null, null];
+      metas.push(json);
+      given.push(isGiven);
+    });
+  return [metas, given];
 }
 
 /**

@@ -56,9 +56,6 @@ export interface StoreSql {
   readonly deleteIfVersion: string;
   readonly listFrom: string;
   readonly listRange: string;
-  readonly batch: string;
-  /** Several callers' batches in one statement (one transaction, one WAL flush), each applied or refused on its own. */
-  readonly batches: string;
   /** A value and the keys its members name, in one statement (linked-read-sql.ts). */
   readonly linkedRead: string;
   /** `move`: the row of $1 given key $2 (key_order) / $3 (text) and a new version, unless $2 exists; `taken` says whether it did before. */
@@ -80,6 +77,10 @@ export interface PutSql {
   readonly putIfVersion: string;
   /** A two-put batch as one plain statement, by the first put's condition (see {@link pairStatements}). */
   readonly pair: PairSql;
+  /** Any batch, through the batch function; with the metadata, each put's as two arrays after the six ($7, $8). */
+  readonly batch: string;
+  /** Several callers' batches in one statement (one transaction, one WAL flush), each applied or refused on its own; the groups' ends last. */
+  readonly batches: string;
 }
 
 /**
@@ -146,7 +147,12 @@ const UPSERT =
   'ON CONFLICT (key_order) DO UPDATE SET value = EXCLUDED.value, key = EXCLUDED.key, version = EXCLUDED.version, updated_at = now()';
 
 /** One value's put by its condition: `insert` the shape of the inserts, `update` of the update, whose `ifVersion` is `$version`. */
-function putStatements(t: string, insert: RowShape, update: RowShape, version: number): Omit<PutSql, 'pair'> {
+function putStatements(
+  t: string,
+  insert: RowShape,
+  update: RowShape,
+  version: number,
+): Pick<PutSql, 'putAny' | 'putIfAbsent' | 'putIfVersion'> {
   const into = `INSERT INTO ${t} AS s (key_order, key, version, value${insert.names}) ${insert.row(1, 2, 3)}`;
   return {
     putAny: `${into}
@@ -201,8 +207,12 @@ SELECT (SELECT version::text FROM first) AS first, (SELECT version::text FROM se
 }
 
 /** The puts of a table whose metadata column the statements write (`metadata`), or of one whose column is computed. */
-function putSql(t: string, next: string, metadata: boolean): PutSql {
+function putSql(t: string, next: string, metadata: boolean, fn: string, fns: string): PutSql {
+  const given = metadata ? ', $7::jsonb[], $8::boolean[]' : '';
   return {
+    batch: `SELECT out_op AS op, out_version::text AS version, out_existed AS existed FROM ${metadata ? metaName(fn) : fn}($1, $2, $3, $4, $5, $6${given})`,
+    batches: `SELECT out_group AS "group", out_op AS op, out_version::text AS version, out_existed AS existed, out_failed AS failed
+FROM ${metadata ? metaName(fns) : fns}($1, $2, $3, $4, $5, $6${given}, $${metadata ? 9 : 7})`,
     ...(metadata
       ? putStatements(t, givenShape(next, 4, 5), givenShape(next, 5, 6), 4)
       : putStatements(t, computedShape(next), computedShape(next), 4)),
@@ -211,28 +221,50 @@ function putSql(t: string, next: string, metadata: boolean): PutSql {
 }
 
 /**
- * The body of the table's batch function: each operation in order, a failed condition raising
- * CONFLICT_SQLSTATE with its 1-based index. `t` is the quoted table, `next` the expression of a new version.
+ * How the batch function's puts write a row: the version `n` drawn once, then given as
+ * `metadata_version` where the caller gave the metadata (`metas[i]`, when `given[i]`), so the
+ * trigger leaves the column as given; or, for the function older versions call, a new version
+ * each and no metadata (the trigger computes it).
  */
-function batchFunctionBody(t: string, next: string): string {
+function batchRowShape(next: string, metadata: boolean) {
+  const metadataVersion = 'CASE WHEN given[i] THEN n END';
+  return metadata
+    ? {
+        draw: `n := ${next};\n      `,
+        version: 'n',
+        names: ', metadata, metadata_version',
+        values: `, metas[i], ${metadataVersion}`,
+        set: `, metadata = metas[i], metadata_version = ${metadataVersion}`,
+        onConflict: ', metadata = EXCLUDED.metadata, metadata_version = EXCLUDED.metadata_version',
+      }
+    : { draw: '', version: next, names: '', values: '', set: '', onConflict: '' };
+}
+
+/**
+ * The body of the table's batch function: each operation in order, a failed condition raising
+ * CONFLICT_SQLSTATE with its 1-based index. `t` is the quoted table, `next` the expression of a
+ * new version; `metadata`: the overload that takes each put's metadata (`metas`, `given`).
+ */
+function batchFunctionBody(t: string, next: string, metadata: boolean): string {
+  const r = batchRowShape(next, metadata);
   return `
 DECLARE
   i integer;
-  v bigint;
+  v bigint;${metadata ? '\n  n bigint;' : ''}
   placeholders bytea[] := '{}';
 BEGIN
   FOR i IN 1 .. coalesce(array_length(kinds, 1), 0) LOOP
     v := NULL;
     IF kinds[i] = 'put' THEN
-      IF absent[i] THEN
-        INSERT INTO ${t} AS s (key_order, key, version, value) VALUES (keys[i], texts[i], ${next}, vals[i])
+      ${r.draw}IF absent[i] THEN
+        INSERT INTO ${t} AS s (key_order, key, version, value${r.names}) VALUES (keys[i], texts[i], ${r.version}, vals[i]${r.values})
           ON CONFLICT (key_order) DO NOTHING RETURNING s.version INTO v;
       ELSIF vers[i] IS NOT NULL THEN
-        UPDATE ${t} AS s SET value = vals[i], key = texts[i], version = ${next}, updated_at = now()
+        UPDATE ${t} AS s SET value = vals[i], key = texts[i], version = ${r.version}, updated_at = now()${r.set}
           WHERE s.key_order = keys[i] AND s.version = vers[i] RETURNING s.version INTO v;
       ELSE
-        INSERT INTO ${t} AS s (key_order, key, version, value) VALUES (keys[i], texts[i], ${next}, vals[i])
-          ON CONFLICT (key_order) DO UPDATE SET value = EXCLUDED.value, key = EXCLUDED.key, version = EXCLUDED.version, updated_at = now()
+        INSERT INTO ${t} AS s (key_order, key, version, value${r.names}) VALUES (keys[i], texts[i], ${r.version}, vals[i]${r.values})
+          ON CONFLICT (key_order) DO UPDATE SET value = EXCLUDED.value, key = EXCLUDED.key, version = EXCLUDED.version, updated_at = now()${r.onConflict}
           RETURNING s.version INTO v;
       END IF;
       IF v IS NULL THEN RAISE EXCEPTION USING ERRCODE = '${CONFLICT_SQLSTATE}', MESSAGE = i::text; END IF;
@@ -268,7 +300,8 @@ END`;
  * so a group whose condition fails is rolled back alone and reported (`out_failed`: its failed
  * operation's 1-based index within the group), and the other groups commit.
  */
-function batchesFunctionBody(fn: string): string {
+function batchesFunctionBody(fn: string, metadata: boolean): string {
+  const metadataArgs = metadata ? ', metas[s:e], given[s:e]' : '';
   return `
 DECLARE
   g integer;
@@ -283,7 +316,7 @@ BEGIN
     BEGIN
       SELECT array_agg(b.out_op ORDER BY b.out_op), array_agg(b.out_version ORDER BY b.out_op), array_agg(b.out_existed ORDER BY b.out_op)
         INTO ops, versions, existed
-        FROM ${fn}(kinds[s:e], keys[s:e], texts[s:e], vals[s:e], vers[s:e], absent[s:e]) AS b;
+        FROM ${fn}(kinds[s:e], keys[s:e], texts[s:e], vals[s:e], vers[s:e], absent[s:e]${metadataArgs}) AS b;
       FOR i IN 1 .. coalesce(array_length(ops, 1), 0) LOOP
         out_group := g; out_op := ops[i]; out_version := versions[i]; out_existed := existed[i]; out_failed := NULL; RETURN NEXT;
       END LOOP;
@@ -295,6 +328,37 @@ BEGIN
 END`;
 }
 
+/** The quoted name of the function that takes the metadata too, beside `fn` (a name of its own: no overload to make a drop by name ambiguous). */
+const metaName = (fn: string): string => `${fn.slice(0, -1)}_meta"`;
+
+const BATCH_ARGS = 'kinds text[], keys bytea[], texts text[], vals bytea[], vers bigint[], absent boolean[]';
+const BATCH_RESULT = 'RETURNS TABLE (out_op integer, out_version bigint, out_existed boolean)';
+const BATCHES_RESULT = 'RETURNS TABLE (out_group integer, out_op integer, out_version bigint, out_existed boolean, out_failed integer)';
+
+/**
+ * The batch and batches functions: those older versions call (six arrays, and the groups' ends),
+ * and `<table>_batch_meta` and `<table>_batches_meta`, which this version calls: they take each
+ * put's metadata too (`metas`, `given`).
+ */
+function batchFunctions(t: string, next: string, fn: string, fns: string): string[] {
+  const given = 'metas jsonb[], given boolean[]';
+  const [fnMeta, fnsMeta] = [metaName(fn), metaName(fns)];
+  return [
+    `CREATE OR REPLACE FUNCTION ${fn}(${BATCH_ARGS})
+${BATCH_RESULT} LANGUAGE plpgsql AS $savepoint$${batchFunctionBody(t, next, false)}
+$savepoint$`,
+    `CREATE OR REPLACE FUNCTION ${fns}(${BATCH_ARGS}, ends integer[])
+${BATCHES_RESULT} LANGUAGE plpgsql AS $savepoint$${batchesFunctionBody(fn, false)}
+$savepoint$`,
+    `CREATE OR REPLACE FUNCTION ${fnMeta}(${BATCH_ARGS}, ${given})
+${BATCH_RESULT} LANGUAGE plpgsql AS $savepoint$${batchFunctionBody(t, next, true)}
+$savepoint$`,
+    `CREATE OR REPLACE FUNCTION ${fnsMeta}(${BATCH_ARGS}, ${given}, ends integer[])
+${BATCHES_RESULT} LANGUAGE plpgsql AS $savepoint$${batchesFunctionBody(fnMeta, true)}
+$savepoint$`,
+  ];
+}
+
 /** Builds the statements of the store `schema`.`table`. */
 export function storeSql(schema: string, table: string): StoreSql {
   assertIdentifier(schema, 'schema');
@@ -303,7 +367,6 @@ export function storeSql(schema: string, table: string): StoreSql {
   const seq = `${quote(schema)}.${quote(`${table}_version_seq`)}`;
   const fn = `${quote(schema)}.${quote(`${table}_batch`)}`;
   const next = `nextval('${seq.replace(/'/g, "''")}')`;
-  const batchBody = batchFunctionBody(t, next);
   const fns = `${quote(schema)}.${quote(`${table}_batches`)}`;
   const listCols = 'key_order, version::text AS version, octet_length(value) AS size';
   const metadata = metadataIndexSql(schema, table);
@@ -322,12 +385,7 @@ export function storeSql(schema: string, table: string): StoreSql {
       // Before anything else locks the table: a put locks the table, then the sequence.
       ...metadata.migrate,
       `ALTER SEQUENCE ${seq} OWNED BY ${t}.version`,
-      `CREATE OR REPLACE FUNCTION ${fn}(kinds text[], keys bytea[], texts text[], vals bytea[], vers bigint[], absent boolean[])
-RETURNS TABLE (out_op integer, out_version bigint, out_existed boolean) LANGUAGE plpgsql AS $savepoint$${batchBody}
-$savepoint$`,
-      `CREATE OR REPLACE FUNCTION ${fns}(kinds text[], keys bytea[], texts text[], vals bytea[], vers bigint[], absent boolean[], ends integer[])
-RETURNS TABLE (out_group integer, out_op integer, out_version bigint, out_existed boolean, out_failed integer) LANGUAGE plpgsql AS $savepoint$${batchesFunctionBody(fn)}
-$savepoint$`,
+      ...batchFunctions(t, next, fn, fns),
       `COMMENT ON TABLE ${t} IS '${SCHEMA_MARKER}'`,
     ],
     readMarker: `SELECT obj_description(to_regclass($1), 'pg_class') AS marker, obj_description(to_regprocedure($2), 'pg_proc') AS function_marker,
@@ -335,15 +393,12 @@ $savepoint$`,
     get: `SELECT value, version::text AS version FROM ${t} WHERE key_order = $1`,
     getMany: `SELECT k.at::int AS at, s.value, s.version::text AS version
 FROM unnest($1::bytea[]) WITH ORDINALITY AS k(key_order, at) JOIN ${t} AS s ON s.key_order = k.key_order`,
-    puts: putSql(t, next, true),
-    putsComputed: putSql(t, next, false),
+    puts: putSql(t, next, true, fn, fns),
+    putsComputed: putSql(t, next, false, fn, fns),
     deleteAny: `DELETE FROM ${t} WHERE key_order = $1 RETURNING 1`,
     deleteIfVersion: `DELETE FROM ${t} WHERE key_order = $1 AND version = $2 RETURNING 1`,
     listFrom: `SELECT ${listCols} FROM ${t} WHERE key_order >= $1 ORDER BY key_order LIMIT $2`,
     listRange: `SELECT ${listCols} FROM ${t} WHERE key_order >= $1 AND key_order < $2 ORDER BY key_order LIMIT $3`,
-    batch: `SELECT out_op AS op, out_version::text AS version, out_existed AS existed FROM ${fn}($1, $2, $3, $4, $5, $6)`,
-    batches: `SELECT out_group AS "group", out_op AS op, out_version::text AS version, out_existed AS existed, out_failed AS failed
-FROM ${fns}($1, $2, $3, $4, $5, $6, $7)`,
     linkedRead: linkedReadSql(t),
     move: `WITH moved AS (
   UPDATE ${t} AS s SET key_order = $2, key = $3, version = ${next}, updated_at = now()
@@ -354,7 +409,9 @@ SELECT (SELECT count(*) FROM moved)::int AS moved, EXISTS (SELECT 1 FROM ${t} WH
     drop: [
       `DROP TABLE IF EXISTS ${t}`,
       `DROP FUNCTION IF EXISTS ${fns}(text[], bytea[], text[], bytea[], bigint[], boolean[], integer[])`,
+      `DROP FUNCTION IF EXISTS ${metaName(fns)}(text[], bytea[], text[], bytea[], bigint[], boolean[], jsonb[], boolean[], integer[])`,
       `DROP FUNCTION IF EXISTS ${fn}(text[], bytea[], text[], bytea[], bigint[], boolean[])`,
+      `DROP FUNCTION IF EXISTS ${metaName(fn)}(text[], bytea[], text[], bytea[], bigint[], boolean[], jsonb[], boolean[])`,
       ...metadata.drop,
     ],
   };
