@@ -53,10 +53,11 @@ export async function putObject(state: PostgresStoreState, key: string, bytes: U
 }
 
 async function putAlone(state: PostgresStoreState, key: string, bytes: Uint8Array, opts: PutOptions): Promise<PutResult> {
-  const params: unknown[] = [orderKey(key), key, Buffer.from(bytes)]; // copied now: the caller may reuse its buffer
+  const value = Buffer.from(bytes); // copied now: the caller may reuse its buffer
+  const params: unknown[] = [orderKey(key), key, value];
   const p = await readyPool(state);
   const sql = state.puts; // known once the table is checked
-  const metadata = sql === state.settings.sql.puts ? metadataParams(key, bytes) : [];
+  const metadata = sql === state.settings.sql.puts ? metadataParams(key, value) : [];
   if (opts.ifVersion !== undefined) {
     const v = typeof opts.ifVersion === 'string' && !opts.ifAbsent ? versionParam(opts.ifVersion) : undefined;
     if (v === undefined) throw conflict(key, 'version does not match');

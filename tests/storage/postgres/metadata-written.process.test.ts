@@ -247,6 +247,19 @@ suite('the metadata column written by the statements', () => {
     },
   );
 
+  it('the metadata is of the bytes stored: a caller reusing its buffer once put returns changes neither', async () => {
+    const table = freshTable('mdw');
+    const storage = postgresStorage({ pool, table });
+    const bytes = utf8('{"metadata":{"user":"ana"}}');
+    // The first put waits for the layout check: the buffer changes meanwhile.
+    const putting = storage.put('k/a.json', bytes);
+    bytes.set(utf8('{"metadata":{"user":"bob"}}'));
+    await putting;
+    expect(new TextDecoder().decode((await storage.get('k/a.json'))?.bytes)).toBe('{"metadata":{"user":"ana"}}');
+    expect(await staleRows(table)).toEqual([]);
+    await storage.close();
+  });
+
   it('with autoMigrate: false, a table whose column is still generated is written without the metadata (the server computes it)', async () => {
     const table = freshTable('mdw');
     const old = older('v2-r3', table);
