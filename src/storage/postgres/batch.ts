@@ -2,6 +2,7 @@ import type { BatchOperation, BatchOutcome, PutResult } from '../../contract/sto
 import { assertBatchOperations } from '../batch-operation.js';
 import type { PostgresPool } from './driver.js';
 import { checkSize, conflict, versionParam } from './checks.js';
+import { metadataParams } from './client-metadata.js';
 import { toStoreError } from './errors.js';
 import { readyPool } from './migrate.js';
 import { orderKey } from './order-key.js';
@@ -132,11 +133,26 @@ async function query(state: PostgresStoreState, group: readonly QueuedBatch[]): 
     group.flatMap((b) => b.versions),
     all.map(ifAbsentOf),
   ];
+  const puts = state.puts; // known once the table is checked
+  if (puts === state.settings.sql.puts) params.push(...metadataArrays(group));
   state.roundTrips++;
-  if (group.length === 1) return queryNamed<BatchRow>(state, p, state.settings.sql.batch, params);
+  if (group.length === 1) return queryNamed<BatchRow>(state, p, puts.batch, params);
   let end = 0;
   params.push(group.map((b) => (end += b.operations.length)));
-  return queryNamed<BatchRow>(state, p, state.settings.sql.batches, params);
+  return queryNamed<BatchRow>(state, p, puts.batches, params);
+}
+
+/** Each operation's metadata (jsonb text) and whether it is given, as two arrays: null for deletes and checks. */
+function metadataArrays(group: readonly QueuedBatch[]): [(string | null)[], (boolean | null)[]] {
+  const metas: (string | null)[] = [];
+  const given: (boolean | null)[] = [];
+  for (const b of group)
+    b.operations.forEach((op, i) => {
+      const [json, isGiven] = op.type === 'put' ? metadataParams(op.key, b.values[i]!) : [null, null];
+      metas.push(json);
+      given.push(isGiven);
+    });
+  return [metas, given];
 }
 
 /**
@@ -170,9 +186,12 @@ async function queryPair(state: PostgresStoreState, p: PostgresPool, batch: Queu
   const operations = batch.operations;
   const [first, second] = operations as [BatchOperation, BatchOperation];
   const deletes = operations.length > 2;
-  const sql = deletes ? state.settings.sql.pair.withDeletes : state.settings.sql.pair;
+  const puts = state.puts; // known once the table is checked (query waited for it)
+  const sql = deletes ? puts.pair.withDeletes : puts.pair;
   const version = batch.versions[0] ?? null;
   const params: unknown[] = [orderKey(first.key), first.key, batch.values[0], orderKey(second.key), second.key, batch.values[1]];
+  if (puts === state.settings.sql.puts)
+    params.push(...metadataParams(first.key, batch.values[0]!), ...metadataParams(second.key, batch.values[1]!));
   if (version !== null) params.push(version);
   if (deletes) params.push(operations.slice(2).map((op) => orderKey(op.key)));
   const text = version !== null ? sql.ifVersion : ifAbsentOf(first) ? sql.ifAbsent : sql.any;

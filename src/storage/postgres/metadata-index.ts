@@ -1,9 +1,13 @@
 import { CHUNKED_MARKER } from '../../codec/chunking.js';
 
 /**
- * The table's metadata column: each row's metadata (contract/metadata-listing.ts) as `jsonb`, a
- * stored generated column, so the statement that writes a value writes its metadata too (no
- * other statement, no other round trip) and `listWhereMetadata` filters on it in SQL.
+ * The table's metadata column: each row's metadata (contract/metadata-listing.ts) as `jsonb`,
+ * written by the statement that writes the value (no other statement, no other round trip), so
+ * `listWhereMetadata` filters on it in SQL. This version's statements send the column's value
+ * with the row (client-metadata.ts) and set `metadata_version` to the row's new `version`; a
+ * trigger computes it with the column's function for every other write (an older version's,
+ * which names neither column, or a value the store left to the server), so no write leaves a
+ * stale value.
  *
  * NULL is "unknown" (listed whatever the filter): bytes that are not a JSON object, a chunk
  * envelope, a `metadata_blob`, metadata LangChain's reviver would turn into other values. Values
@@ -11,7 +15,7 @@ import { CHUNKED_MARKER } from '../../codec/chunking.js';
  * (encryptedStorage over this store) is no JSON: its column is NULL, so no plaintext lands there.
  */
 export interface MetadataIndexSql {
-  /** DDL, run after the table exists and before anything else locks it: the function the column is computed by, then the column. */
+  /** DDL, run after the table exists and before anything else locks it: the function the column is computed by, the trigger's, then the columns and the trigger. */
   readonly migrate: readonly string[];
   readonly listFrom: string;
   readonly listRange: string;
@@ -21,12 +25,18 @@ export interface MetadataIndexSql {
   readonly drop: readonly string[];
   /** The function's signature, for `to_regprocedure` (its revision is read with the table's marker). */
   readonly functionSignature: string;
+  /** The trigger that computes the column for writes that do not give it (see {@link metadataWrittenSql}). */
+  readonly triggerName: string;
 }
 
 const quote = (name: string): string => `"${name}"`;
 
-/** The revision of the column's function this version writes (see {@link METADATA_FUNCTION_MARKER}). */
-const METADATA_FUNCTION_REVISION = 3;
+/**
+ * The revision of the column's function this version writes (see {@link METADATA_FUNCTION_MARKER}).
+ * r4 has r3's body; its migration also makes the column one the statements write (a plain column,
+ * `metadata_version` and the trigger), so a table an older version set up is upgraded at first use.
+ */
+const METADATA_FUNCTION_REVISION = 4;
 
 /**
  * The revision of the column's function, left on it (`COMMENT ON FUNCTION`) and read with the
@@ -92,10 +102,73 @@ BEGIN
 END`;
 }
 
+/**
+ * The trigger's body, run for a row whose `metadata_version` is not its `version`: a write that
+ * did not give its metadata (an older version's statements, which name neither column, a value
+ * this store left to the server, a `move`). Every write sets `version` to a new value, so such a
+ * write never keeps the metadata of the row's previous bytes.
+ */
+function metadataTriggerBody(fn: string): string {
+  return `
+BEGIN
+  NEW.metadata := ${fn}(NEW.key, NEW.value);
+  NEW.metadata_version := NEW.version;
+  RETURN NEW;
+END`;
+}
+
+/** A server before PostgreSQL 13, which cannot make a generated column a plain one. */
+export const OLD_SERVER = "current_setting('server_version_num')::int < 130000";
+
+/** An attribute of the table named `column` exists (`extra`: and holds this condition on `a`). */
+const columnExists = (t: string, column: string, extra = ''): string =>
+  `EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a WHERE a.attrelid = '${t}'::regclass AND a.attname = '${column}' AND NOT a.attisdropped${extra})`;
+
+/**
+ * The column as the statements write it, from any earlier layout, each step only when needed:
+ * ALTER TABLE locks the table exclusively even when it changes nothing, and a second process
+ * migrating at once (it read the marker before the first committed) would then deadlock with
+ * puts already running. A table without the column gets it computed for every row (a rewrite,
+ * once); a generated column keeps its values as a plain one (`DROP EXPRESSION`, no rewrite).
+ */
+function metadataColumnDdl(t: string, fn: string, trigger: string, triggerFn: string): string {
+  return `DO $savepoint$ BEGIN
+  IF NOT ${columnExists(t, 'metadata')} THEN
+    ALTER TABLE ${t} ADD COLUMN metadata jsonb GENERATED ALWAYS AS (${fn}(key, value)) STORED;
+  END IF;
+  -- DROP EXPRESSION is PostgreSQL 13's: on 12 the column stays generated and the store sends no metadata.
+  IF ${OLD_SERVER} THEN RETURN; END IF;
+  IF NOT ${columnExists(t, 'metadata_version')} THEN
+    ALTER TABLE ${t} ADD COLUMN metadata_version bigint;
+  END IF;
+  IF ${columnExists(t, 'metadata', " AND a.attgenerated <> ''")} THEN
+    ALTER TABLE ${t} ALTER COLUMN metadata DROP EXPRESSION;
+  END IF;
+  IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_trigger WHERE tgrelid = '${t}'::regclass AND tgname = '${trigger}') THEN
+    -- A condition, not a test in the function: a write that gives its metadata calls no PL/pgSQL.
+    CREATE TRIGGER ${quote(trigger)} BEFORE INSERT OR UPDATE ON ${t} FOR EACH ROW
+      WHEN (NEW.metadata_version IS DISTINCT FROM NEW.version) EXECUTE FUNCTION ${triggerFn}();
+  END IF;
+END $savepoint$`;
+}
+
+/**
+ * Whether the table's metadata column is written by the statements (a plain column, the
+ * `metadata_version` column and the trigger): `$1` the quoted table. False for a table an older version made, where
+ * the column is generated and a statement naming it fails.
+ */
+export function metadataWrittenSql(trigger: string): string {
+  const column = (name: string, extra = ''): string =>
+    `EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a WHERE a.attrelid = to_regclass($1) AND a.attname = '${name}' AND NOT a.attisdropped${extra})`;
+  return `(${column('metadata', " AND a.attgenerated = ''")} AND ${column('metadata_version')} AND EXISTS (SELECT 1 FROM pg_catalog.pg_trigger WHERE tgrelid = to_regclass($1) AND tgname = '${trigger}'))`;
+}
+
 /** The metadata column's statements of the store `schema`.`table` (identifiers checked by the caller). */
 export function metadataIndexSql(schema: string, table: string): MetadataIndexSql {
   const t = `${quote(schema)}.${quote(table)}`;
   const fn = `${quote(schema)}.${quote(`${table}_metadata`)}`;
+  const trigger = `${table}_metadata`;
+  const triggerFn = `${quote(schema)}.${quote(`${table}_metadata_row`)}`;
   const cols = 'key_order, version::text AS version, octet_length(value) AS size';
   const matches = '(metadata IS NULL OR metadata @> $2::jsonb)';
   return {
@@ -103,20 +176,16 @@ export function metadataIndexSql(schema: string, table: string): MetadataIndexSq
       `CREATE OR REPLACE FUNCTION ${fn}(k text, v bytea) RETURNS jsonb LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $savepoint$${metadataFunctionBody()}
 $savepoint$`,
       `COMMENT ON FUNCTION ${fn}(text, bytea) IS '${METADATA_FUNCTION_MARKER}'`,
-      // Only when missing: ALTER TABLE locks the table exclusively even when the column exists, and a
-      // second process migrating at once (it read the marker before the first committed) would
-      // then deadlock with puts already running.
-      `DO $savepoint$ BEGIN
-  IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute WHERE attrelid = '${t}'::regclass AND attname = 'metadata' AND NOT attisdropped) THEN
-    ALTER TABLE ${t} ADD COLUMN metadata jsonb GENERATED ALWAYS AS (${fn}(key, value)) STORED;
-  END IF;
-END $savepoint$`,
+      `CREATE OR REPLACE FUNCTION ${triggerFn}() RETURNS trigger LANGUAGE plpgsql AS $savepoint$${metadataTriggerBody(fn)}
+$savepoint$`,
+      metadataColumnDdl(t, fn, trigger, triggerFn),
     ],
     listFrom: `SELECT ${cols} FROM ${t} WHERE key_order >= $1 AND ${matches} ORDER BY key_order LIMIT $3`,
     listRange: `SELECT ${cols} FROM ${t} WHERE key_order >= $1 AND key_order < $4 AND ${matches} ORDER BY key_order LIMIT $3`,
     listDescendingFrom: `SELECT ${cols} FROM ${t} WHERE key_order >= $1 AND ${matches} ORDER BY key_order DESC LIMIT $3`,
     listDescendingRange: `SELECT ${cols} FROM ${t} WHERE key_order >= $1 AND key_order < $4 AND ${matches} ORDER BY key_order DESC LIMIT $3`,
-    drop: [`DROP FUNCTION IF EXISTS ${fn}(text, bytea)`],
+    drop: [`DROP FUNCTION IF EXISTS ${triggerFn}()`, `DROP FUNCTION IF EXISTS ${fn}(text, bytea)`],
     functionSignature: `${fn}(text, bytea)`,
+    triggerName: trigger,
   };
 }

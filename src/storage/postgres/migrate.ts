@@ -40,6 +40,8 @@ export async function migrateNow(state: PostgresStoreState): Promise<void> {
 interface MarkerRow {
   marker: string | null;
   function_marker: string | null;
+  metadata_written: boolean;
+  old_server: boolean;
 }
 
 /** The pool, once the table is known to exist at the current layout (checked once per store). */
@@ -52,9 +54,16 @@ export function readyPool(state: PostgresStoreState): Promise<PostgresPool> {
     const layoutCurrent = marker?.marker === SCHEMA_MARKER;
     if (!layoutCurrent && !state.settings.autoMigrate)
       throw config(`table ${sql.table} is missing or at another layout: run migrate() (autoMigrate is false)`, 'autoMigrate');
-    // An older metadata function computes the same column, only slower: replaced when the store may migrate, else kept.
-    const current = layoutCurrent && (isCurrentMetadataFunction(marker?.function_marker) || !state.settings.autoMigrate);
+    // An older metadata function computes the same column, only slower, and a generated column is
+    // computed by the server: both are upgraded when the store may migrate, else kept and served.
+    // (Before PostgreSQL 13 the column stays generated: the migration cannot change it.)
+    const written = marker?.metadata_written === true;
+    const oldServer = marker?.old_server === true;
+    const upToDate = isCurrentMetadataFunction(marker?.function_marker) && (written || oldServer);
+    const current = layoutCurrent && (upToDate || !state.settings.autoMigrate);
     if (!current) await migrateNow(state);
+    // The statements that send the metadata only where the column takes it: a migration made it so, unless the server is older.
+    state.puts = (current ? written : !oldServer) ? sql.puts : sql.putsComputed;
     state.checked = current ? 'current' : 'migrated';
     return p;
   })().catch((err: unknown) => {

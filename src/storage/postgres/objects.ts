@@ -3,6 +3,7 @@ import { CheckpointError } from '../../contract/errors.js';
 import { assertKey } from '../keys.js';
 import { runLonePut } from './batch.js';
 import { checkSize, conflict, versionParam } from './checks.js';
+import { metadataParams } from './client-metadata.js';
 import { readChecked, readyPool } from './migrate.js';
 import { orderKey } from './order-key.js';
 import { run, type PostgresStoreState } from './store-state.js';
@@ -52,22 +53,21 @@ export async function putObject(state: PostgresStoreState, key: string, bytes: U
 }
 
 async function putAlone(state: PostgresStoreState, key: string, bytes: Uint8Array, opts: PutOptions): Promise<PutResult> {
-  const sql = state.settings.sql;
-  const params = [orderKey(key), key, Buffer.from(bytes)]; // copied now: the caller may reuse its buffer
+  const value = Buffer.from(bytes); // copied now: the caller may reuse its buffer
+  const params: unknown[] = [orderKey(key), key, value];
   const p = await readyPool(state);
+  const sql = state.puts; // known once the table is checked
+  const metadata = sql === state.settings.sql.puts ? metadataParams(key, value) : [];
   if (opts.ifVersion !== undefined) {
     const v = typeof opts.ifVersion === 'string' && !opts.ifAbsent ? versionParam(opts.ifVersion) : undefined;
     if (v === undefined) throw conflict(key, 'version does not match');
-    const res = await run<{ version: string }>(state, p, sql.putIfVersion, [...params, v], 'put', key);
+    const res = await run<{ version: string }>(state, p, sql.putIfVersion, [...params, v, ...metadata], 'put', key);
     if (!res.rows[0]) throw conflict(key, 'version changed or key is gone');
     return { version: res.rows[0].version };
   }
-  if (opts.ifAbsent) {
-    const res = await run<{ version: string }>(state, p, sql.putIfAbsent, params, 'put', key);
-    if (!res.rows[0]) throw conflict(key, 'key exists');
-    return { version: res.rows[0].version };
-  }
-  const res = await run<{ version: string }>(state, p, sql.putAny, params, 'put', key);
+  const text = opts.ifAbsent ? sql.putIfAbsent : sql.putAny;
+  const res = await run<{ version: string }>(state, p, text, [...params, ...metadata], 'put', key);
+  if (opts.ifAbsent && !res.rows[0]) throw conflict(key, 'key exists');
   return { version: res.rows[0]!.version };
 }
 

@@ -1,6 +1,6 @@
 import { CheckpointError } from '../../contract/errors.js';
 import { linkedReadSql } from './linked-read-sql.js';
-import { metadataIndexSql, type MetadataIndexSql } from './metadata-index.js';
+import { metadataIndexSql, metadataWrittenSql, OLD_SERVER, type MetadataIndexSql } from './metadata-index.js';
 
 /**
  * Every SQL text postgresStorage sends, built once per store from validated identifiers.
@@ -39,23 +39,23 @@ export interface StoreSql {
   readonly table: string;
   /** DDL that creates (or upgrades to) the current layout; idempotent, run in one transaction. */
   readonly migrate: readonly string[];
-  /** The table's marker comment (`marker`) and its metadata function's (`function_marker`): null when missing. */
+  /**
+   * The table's marker comment (`marker`), its metadata function's (`function_marker`): null when
+   * missing, whether the metadata column is written by the statements (`metadata_written`), and
+   * whether the server is older than PostgreSQL 13, where it stays generated (`old_server`).
+   */
   readonly readMarker: string;
   readonly get: string;
   /** `getMany`: the rows of the keys in $1 (key_order[]), each with its 1-based place in $1 (`at`); absent keys give no row. */
   readonly getMany: string;
-  readonly putAny: string;
-  readonly putIfAbsent: string;
-  readonly putIfVersion: string;
+  /** The puts of a table whose metadata column the statements write (see {@link PutSql}). */
+  readonly puts: PutSql;
+  /** The puts of a table an older version made, whose column the server computes: their parameters lack the metadata. */
+  readonly putsComputed: PutSql;
   readonly deleteAny: string;
   readonly deleteIfVersion: string;
   readonly listFrom: string;
   readonly listRange: string;
-  readonly batch: string;
-  /** Several callers' batches in one statement (one transaction, one WAL flush), each applied or refused on its own. */
-  readonly batches: string;
-  /** A two-put batch as one plain statement, by the first put's condition (see {@link pairStatements}). */
-  readonly pair: PairSql;
   /** A value and the keys its members name, in one statement (linked-read-sql.ts). */
   readonly linkedRead: string;
   /** `move`: the row of $1 given key $2 (key_order) / $3 (text) and a new version, unless $2 exists; `taken` says whether it did before. */
@@ -66,15 +66,34 @@ export interface StoreSql {
 }
 
 /**
+ * The statements that write one value, or the pair. Parameters: the key's order bytes, text and
+ * value ($1-$3), `putIfVersion`'s version ($4); then, where the statements write the metadata
+ * column, the value's metadata as `jsonb` text and whether it is given (client-metadata.ts), after
+ * the other parameters.
+ */
+export interface PutSql {
+  readonly putAny: string;
+  readonly putIfAbsent: string;
+  readonly putIfVersion: string;
+  /** A two-put batch as one plain statement, by the first put's condition (see {@link pairStatements}). */
+  readonly pair: PairSql;
+  /** Any batch, through the batch function; with the metadata, each put's as two arrays after the six ($7, $8). */
+  readonly batch: string;
+  /** Several callers' batches in one statement (one transaction, one WAL flush), each applied or refused on its own; the groups' ends last. */
+  readonly batches: string;
+}
+
+/**
  * A batch of two puts to two keys, the second unconditional, as one plain statement: the
  * first put (by its condition), and the second only if the first wrote (so a failed
  * condition writes nothing). Parameters: the first key's order bytes, text and value ($1-$3),
- * the second's ($4-$6), the first's `ifVersion` ($7). One row: each put's new version, the
+ * the second's ($4-$6), the first's `ifVersion` ($7); with the metadata, the first value's
+ * metadata and flag ($7, $8) and the second's ($9, $10) come before the version ($11). One row: each put's new version, the
  * first NULL when its condition failed. No PL/pgSQL call and no array parameters: each value
  * travels in binary, where the batch function's arrays travel as text the server parses.
  * `withDeletes`: the same pair followed by unconditional deletes of other keys (a LangGraph
  * checkpoint with the oldest one `keepLast` lets go and its writes), their order bytes one
- * array parameter after the pair's ($7, or $8 after an `ifVersion`), deleted only if the first
+ * array parameter after the pair's (the next after the version, if any), deleted only if the first
  * put wrote; the row's `gone` lists the 1-based places in that array of the keys that existed.
  */
 export interface PairSql {
@@ -84,12 +103,81 @@ export interface PairSql {
   readonly withDeletes: Omit<PairSql, 'withDeletes'>;
 }
 
-function pairStatements(t: string, next: string): PairSql {
+/**
+ * How a put writes the row: `names` its columns after the value, `row` the row's expressions
+ * (the version, by name `n.v`, from `from`), `onConflict` and `set` the update's.
+ */
+interface RowShape {
+  readonly names: string;
+  readonly row: (key: number, text: number, value: number) => string;
+  readonly onConflict: string;
+  readonly set: string;
+  readonly from: string;
+}
+
+/** The shape of a put that leaves the metadata column to the server (an older layout): a new version each. */
+function computedShape(next: string): RowShape {
+  return {
+    names: '',
+    row: (k, x, v) => `VALUES ($${k}, $${x}, ${next}, $${v})`,
+    onConflict: '',
+    set: `version = ${next}`,
+    from: '',
+  };
+}
+
+/**
+ * The shape of a put that gives the metadata (`$meta`, jsonb text) and, when `$given`, the new
+ * version as `metadata_version`, so the trigger leaves the column as given; else the trigger
+ * computes it. The version is drawn once, in `from`, for both columns.
+ */
+function givenShape(next: string, meta: number, given: number): RowShape {
+  const from = ` FROM (SELECT ${next} AS v) AS n`;
+  const metadataVersion = `CASE WHEN $${given}::boolean THEN n.v END`;
+  return {
+    names: ', metadata, metadata_version',
+    row: (k, x, v) => `SELECT $${k}::bytea, $${x}::text, n.v, $${v}::bytea, $${meta}::jsonb, ${metadataVersion}${from}`,
+    onConflict: ', metadata = EXCLUDED.metadata, metadata_version = EXCLUDED.metadata_version',
+    set: `version = n.v, metadata = $${meta}::jsonb, metadata_version = ${metadataVersion}`,
+    from,
+  };
+}
+
+const UPSERT =
+  'ON CONFLICT (key_order) DO UPDATE SET value = EXCLUDED.value, key = EXCLUDED.key, version = EXCLUDED.version, updated_at = now()';
+
+/** One value's put by its condition: `insert` the shape of the inserts, `update` of the update, whose `ifVersion` is `$version`. */
+function putStatements(
+  t: string,
+  insert: RowShape,
+  update: RowShape,
+  version: number,
+): Pick<PutSql, 'putAny' | 'putIfAbsent' | 'putIfVersion'> {
+  const into = `INSERT INTO ${t} AS s (key_order, key, version, value${insert.names}) ${insert.row(1, 2, 3)}`;
+  return {
+    putAny: `${into}
+  ${UPSERT}${insert.onConflict}
+  RETURNING s.version::text AS version`,
+    putIfAbsent: `${into}
+  ON CONFLICT (key_order) DO NOTHING RETURNING s.version::text AS version`,
+    putIfVersion: `UPDATE ${t} AS s SET value = $3, key = $2, ${update.set}, updated_at = now()${update.from}
+  WHERE s.key_order = $1 AND s.version = $${version}::bigint RETURNING s.version::text AS version`,
+  };
+}
+
+function pairStatements(t: string, next: string, metadata: boolean): PairSql {
+  const firstShape = metadata ? givenShape(next, 7, 8) : computedShape(next);
+  const secondShape = metadata ? givenShape(next, 9, 10) : computedShape(next);
+  const version = metadata ? 11 : 7;
+  // The second row only if the first put wrote.
+  const second = metadata
+    ? `${secondShape.row(4, 5, 6)} WHERE EXISTS (SELECT 1 FROM first)`
+    : `SELECT $4::bytea, $5::text, ${next}, $6::bytea WHERE EXISTS (SELECT 1 FROM first)`;
   const pair = (first: string, deletes?: string): string => `WITH first AS (
   ${first}
 ), second AS (
-  INSERT INTO ${t} AS s (key_order, key, version, value) SELECT $4::bytea, $5::text, ${next}, $6::bytea WHERE EXISTS (SELECT 1 FROM first)
-  ON CONFLICT (key_order) DO UPDATE SET value = EXCLUDED.value, key = EXCLUDED.key, version = EXCLUDED.version, updated_at = now()
+  INSERT INTO ${t} AS s (key_order, key, version, value${secondShape.names}) ${second}
+  ${UPSERT}${secondShape.onConflict}
   RETURNING s.version
 )${
     deletes === undefined
@@ -102,45 +190,81 @@ function pairStatements(t: string, next: string): PairSql {
 SELECT (SELECT version::text FROM first) AS first, (SELECT version::text FROM second) AS second${
     deletes === undefined ? '' : ', ARRAY(SELECT at::int FROM gone) AS gone'
   }`;
-  const insert = `INSERT INTO ${t} AS s (key_order, key, version, value) VALUES ($1, $2, ${next}, $3)`;
-  const any = `${insert}
-  ON CONFLICT (key_order) DO UPDATE SET value = EXCLUDED.value, key = EXCLUDED.key, version = EXCLUDED.version, updated_at = now()
-  RETURNING s.version`;
-  const ifAbsent = `${insert}
-  ON CONFLICT (key_order) DO NOTHING RETURNING s.version`;
-  const ifVersion = `UPDATE ${t} AS s SET value = $3, key = $2, version = ${next}, updated_at = now()
-  WHERE s.key_order = $1 AND s.version = $7::bigint RETURNING s.version`;
+  const one = putStatements(t, firstShape, firstShape, version);
+  // The first put's statement inside the WITH: its version as a bigint, not text.
+  const inner = (sql: string): string => sql.replace('RETURNING s.version::text AS version', 'RETURNING s.version');
+  const [any, ifAbsent, ifVersion] = [inner(one.putAny), inner(one.putIfAbsent), inner(one.putIfVersion)];
   return {
     any: pair(any),
     ifAbsent: pair(ifAbsent),
     ifVersion: pair(ifVersion),
-    withDeletes: { any: pair(any, '$7'), ifAbsent: pair(ifAbsent, '$7'), ifVersion: pair(ifVersion, '$8') },
+    withDeletes: {
+      any: pair(any, `$${version}`),
+      ifAbsent: pair(ifAbsent, `$${version}`),
+      ifVersion: pair(ifVersion, `$${version + 1}`),
+    },
+  };
+}
+
+/** The puts of a table whose metadata column the statements write (`metadata`), or of one whose column is computed. */
+function putSql(t: string, next: string, metadata: boolean, fn: string, fns: string): PutSql {
+  const given = metadata ? ', $7::jsonb[], $8::boolean[]' : '';
+  return {
+    batch: `SELECT out_op AS op, out_version::text AS version, out_existed AS existed FROM ${metadata ? metaName(fn) : fn}($1, $2, $3, $4, $5, $6${given})`,
+    batches: `SELECT out_group AS "group", out_op AS op, out_version::text AS version, out_existed AS existed, out_failed AS failed
+FROM ${metadata ? metaName(fns) : fns}($1, $2, $3, $4, $5, $6${given}, $${metadata ? 9 : 7})`,
+    ...(metadata
+      ? putStatements(t, givenShape(next, 4, 5), givenShape(next, 5, 6), 4)
+      : putStatements(t, computedShape(next), computedShape(next), 4)),
+    pair: pairStatements(t, next, metadata),
   };
 }
 
 /**
- * The body of the table's batch function: each operation in order, a failed condition raising
- * CONFLICT_SQLSTATE with its 1-based index. `t` is the quoted table, `next` the expression of a new version.
+ * How the batch function's puts write a row: the version `n` drawn once, then given as
+ * `metadata_version` where the caller gave the metadata (`metas[i]`, when `given[i]`), so the
+ * trigger leaves the column as given; or, for the function older versions call, a new version
+ * each and no metadata (the trigger computes it).
  */
-function batchFunctionBody(t: string, next: string): string {
+function batchRowShape(next: string, metadata: boolean) {
+  const metadataVersion = 'CASE WHEN given[i] THEN n END';
+  return metadata
+    ? {
+        draw: `n := ${next};\n      `,
+        version: 'n',
+        names: ', metadata, metadata_version',
+        values: `, metas[i], ${metadataVersion}`,
+        set: `, metadata = metas[i], metadata_version = ${metadataVersion}`,
+        onConflict: ', metadata = EXCLUDED.metadata, metadata_version = EXCLUDED.metadata_version',
+      }
+    : { draw: '', version: next, names: '', values: '', set: '', onConflict: '' };
+}
+
+/**
+ * The body of the table's batch function: each operation in order, a failed condition raising
+ * CONFLICT_SQLSTATE with its 1-based index. `t` is the quoted table, `next` the expression of a
+ * new version; `metadata`: the overload that takes each put's metadata (`metas`, `given`).
+ */
+function batchFunctionBody(t: string, next: string, metadata: boolean): string {
+  const r = batchRowShape(next, metadata);
   return `
 DECLARE
   i integer;
-  v bigint;
+  v bigint;${metadata ? '\n  n bigint;' : ''}
   placeholders bytea[] := '{}';
 BEGIN
   FOR i IN 1 .. coalesce(array_length(kinds, 1), 0) LOOP
     v := NULL;
     IF kinds[i] = 'put' THEN
-      IF absent[i] THEN
-        INSERT INTO ${t} AS s (key_order, key, version, value) VALUES (keys[i], texts[i], ${next}, vals[i])
+      ${r.draw}IF absent[i] THEN
+        INSERT INTO ${t} AS s (key_order, key, version, value${r.names}) VALUES (keys[i], texts[i], ${r.version}, vals[i]${r.values})
           ON CONFLICT (key_order) DO NOTHING RETURNING s.version INTO v;
       ELSIF vers[i] IS NOT NULL THEN
-        UPDATE ${t} AS s SET value = vals[i], key = texts[i], version = ${next}, updated_at = now()
+        UPDATE ${t} AS s SET value = vals[i], key = texts[i], version = ${r.version}, updated_at = now()${r.set}
           WHERE s.key_order = keys[i] AND s.version = vers[i] RETURNING s.version INTO v;
       ELSE
-        INSERT INTO ${t} AS s (key_order, key, version, value) VALUES (keys[i], texts[i], ${next}, vals[i])
-          ON CONFLICT (key_order) DO UPDATE SET value = EXCLUDED.value, key = EXCLUDED.key, version = EXCLUDED.version, updated_at = now()
+        INSERT INTO ${t} AS s (key_order, key, version, value${r.names}) VALUES (keys[i], texts[i], ${r.version}, vals[i]${r.values})
+          ON CONFLICT (key_order) DO UPDATE SET value = EXCLUDED.value, key = EXCLUDED.key, version = EXCLUDED.version, updated_at = now()${r.onConflict}
           RETURNING s.version INTO v;
       END IF;
       IF v IS NULL THEN RAISE EXCEPTION USING ERRCODE = '${CONFLICT_SQLSTATE}', MESSAGE = i::text; END IF;
@@ -176,7 +300,8 @@ END`;
  * so a group whose condition fails is rolled back alone and reported (`out_failed`: its failed
  * operation's 1-based index within the group), and the other groups commit.
  */
-function batchesFunctionBody(fn: string): string {
+function batchesFunctionBody(fn: string, metadata: boolean): string {
+  const metadataArgs = metadata ? ', metas[s:e], given[s:e]' : '';
   return `
 DECLARE
   g integer;
@@ -191,7 +316,7 @@ BEGIN
     BEGIN
       SELECT array_agg(b.out_op ORDER BY b.out_op), array_agg(b.out_version ORDER BY b.out_op), array_agg(b.out_existed ORDER BY b.out_op)
         INTO ops, versions, existed
-        FROM ${fn}(kinds[s:e], keys[s:e], texts[s:e], vals[s:e], vers[s:e], absent[s:e]) AS b;
+        FROM ${fn}(kinds[s:e], keys[s:e], texts[s:e], vals[s:e], vers[s:e], absent[s:e]${metadataArgs}) AS b;
       FOR i IN 1 .. coalesce(array_length(ops, 1), 0) LOOP
         out_group := g; out_op := ops[i]; out_version := versions[i]; out_existed := existed[i]; out_failed := NULL; RETURN NEXT;
       END LOOP;
@@ -203,6 +328,37 @@ BEGIN
 END`;
 }
 
+/** The quoted name of the function that takes the metadata too, beside `fn` (a name of its own: no overload to make a drop by name ambiguous). */
+const metaName = (fn: string): string => `${fn.slice(0, -1)}_meta"`;
+
+const BATCH_ARGS = 'kinds text[], keys bytea[], texts text[], vals bytea[], vers bigint[], absent boolean[]';
+const BATCH_RESULT = 'RETURNS TABLE (out_op integer, out_version bigint, out_existed boolean)';
+const BATCHES_RESULT = 'RETURNS TABLE (out_group integer, out_op integer, out_version bigint, out_existed boolean, out_failed integer)';
+
+/**
+ * The batch and batches functions: those older versions call (six arrays, and the groups' ends),
+ * and `<table>_batch_meta` and `<table>_batches_meta`, which this version calls: they take each
+ * put's metadata too (`metas`, `given`).
+ */
+function batchFunctions(t: string, next: string, fn: string, fns: string): string[] {
+  const given = 'metas jsonb[], given boolean[]';
+  const [fnMeta, fnsMeta] = [metaName(fn), metaName(fns)];
+  return [
+    `CREATE OR REPLACE FUNCTION ${fn}(${BATCH_ARGS})
+${BATCH_RESULT} LANGUAGE plpgsql AS $savepoint$${batchFunctionBody(t, next, false)}
+$savepoint$`,
+    `CREATE OR REPLACE FUNCTION ${fns}(${BATCH_ARGS}, ends integer[])
+${BATCHES_RESULT} LANGUAGE plpgsql AS $savepoint$${batchesFunctionBody(fn, false)}
+$savepoint$`,
+    `CREATE OR REPLACE FUNCTION ${fnMeta}(${BATCH_ARGS}, ${given})
+${BATCH_RESULT} LANGUAGE plpgsql AS $savepoint$${batchFunctionBody(t, next, true)}
+$savepoint$`,
+    `CREATE OR REPLACE FUNCTION ${fnsMeta}(${BATCH_ARGS}, ${given}, ends integer[])
+${BATCHES_RESULT} LANGUAGE plpgsql AS $savepoint$${batchesFunctionBody(fnMeta, true)}
+$savepoint$`,
+  ];
+}
+
 /** Builds the statements of the store `schema`.`table`. */
 export function storeSql(schema: string, table: string): StoreSql {
   assertIdentifier(schema, 'schema');
@@ -211,7 +367,6 @@ export function storeSql(schema: string, table: string): StoreSql {
   const seq = `${quote(schema)}.${quote(`${table}_version_seq`)}`;
   const fn = `${quote(schema)}.${quote(`${table}_batch`)}`;
   const next = `nextval('${seq.replace(/'/g, "''")}')`;
-  const batchBody = batchFunctionBody(t, next);
   const fns = `${quote(schema)}.${quote(`${table}_batches`)}`;
   const listCols = 'key_order, version::text AS version, octet_length(value) AS size';
   const metadata = metadataIndexSql(schema, table);
@@ -230,33 +385,20 @@ export function storeSql(schema: string, table: string): StoreSql {
       // Before anything else locks the table: a put locks the table, then the sequence.
       ...metadata.migrate,
       `ALTER SEQUENCE ${seq} OWNED BY ${t}.version`,
-      `CREATE OR REPLACE FUNCTION ${fn}(kinds text[], keys bytea[], texts text[], vals bytea[], vers bigint[], absent boolean[])
-RETURNS TABLE (out_op integer, out_version bigint, out_existed boolean) LANGUAGE plpgsql AS $savepoint$${batchBody}
-$savepoint$`,
-      `CREATE OR REPLACE FUNCTION ${fns}(kinds text[], keys bytea[], texts text[], vals bytea[], vers bigint[], absent boolean[], ends integer[])
-RETURNS TABLE (out_group integer, out_op integer, out_version bigint, out_existed boolean, out_failed integer) LANGUAGE plpgsql AS $savepoint$${batchesFunctionBody(fn)}
-$savepoint$`,
+      ...batchFunctions(t, next, fn, fns),
       `COMMENT ON TABLE ${t} IS '${SCHEMA_MARKER}'`,
     ],
-    readMarker: `SELECT obj_description(to_regclass($1), 'pg_class') AS marker, obj_description(to_regprocedure($2), 'pg_proc') AS function_marker`,
+    readMarker: `SELECT obj_description(to_regclass($1), 'pg_class') AS marker, obj_description(to_regprocedure($2), 'pg_proc') AS function_marker,
+  ${metadataWrittenSql(metadata.triggerName)} AS metadata_written, ${OLD_SERVER} AS old_server`,
     get: `SELECT value, version::text AS version FROM ${t} WHERE key_order = $1`,
     getMany: `SELECT k.at::int AS at, s.value, s.version::text AS version
 FROM unnest($1::bytea[]) WITH ORDINALITY AS k(key_order, at) JOIN ${t} AS s ON s.key_order = k.key_order`,
-    putAny: `INSERT INTO ${t} AS s (key_order, key, version, value) VALUES ($1, $2, ${next}, $3)
-ON CONFLICT (key_order) DO UPDATE SET value = EXCLUDED.value, key = EXCLUDED.key, version = EXCLUDED.version, updated_at = now()
-RETURNING s.version::text AS version`,
-    putIfAbsent: `INSERT INTO ${t} AS s (key_order, key, version, value) VALUES ($1, $2, ${next}, $3)
-ON CONFLICT (key_order) DO NOTHING RETURNING s.version::text AS version`,
-    putIfVersion: `UPDATE ${t} AS s SET value = $3, key = $2, version = ${next}, updated_at = now()
-WHERE s.key_order = $1 AND s.version = $4 RETURNING s.version::text AS version`,
+    puts: putSql(t, next, true, fn, fns),
+    putsComputed: putSql(t, next, false, fn, fns),
     deleteAny: `DELETE FROM ${t} WHERE key_order = $1 RETURNING 1`,
     deleteIfVersion: `DELETE FROM ${t} WHERE key_order = $1 AND version = $2 RETURNING 1`,
     listFrom: `SELECT ${listCols} FROM ${t} WHERE key_order >= $1 ORDER BY key_order LIMIT $2`,
     listRange: `SELECT ${listCols} FROM ${t} WHERE key_order >= $1 AND key_order < $2 ORDER BY key_order LIMIT $3`,
-    batch: `SELECT out_op AS op, out_version::text AS version, out_existed AS existed FROM ${fn}($1, $2, $3, $4, $5, $6)`,
-    batches: `SELECT out_group AS "group", out_op AS op, out_version::text AS version, out_existed AS existed, out_failed AS failed
-FROM ${fns}($1, $2, $3, $4, $5, $6, $7)`,
-    pair: pairStatements(t, next),
     linkedRead: linkedReadSql(t),
     move: `WITH moved AS (
   UPDATE ${t} AS s SET key_order = $2, key = $3, version = ${next}, updated_at = now()
@@ -267,7 +409,9 @@ SELECT (SELECT count(*) FROM moved)::int AS moved, EXISTS (SELECT 1 FROM ${t} WH
     drop: [
       `DROP TABLE IF EXISTS ${t}`,
       `DROP FUNCTION IF EXISTS ${fns}(text[], bytea[], text[], bytea[], bigint[], boolean[], integer[])`,
+      `DROP FUNCTION IF EXISTS ${metaName(fns)}(text[], bytea[], text[], bytea[], bigint[], boolean[], jsonb[], boolean[], integer[])`,
       `DROP FUNCTION IF EXISTS ${fn}(text[], bytea[], text[], bytea[], bigint[], boolean[])`,
+      `DROP FUNCTION IF EXISTS ${metaName(fn)}(text[], bytea[], text[], bytea[], bigint[], boolean[], jsonb[], boolean[])`,
       ...metadata.drop,
     ],
   };

@@ -5,6 +5,7 @@ import { createOwnPool, type PostgresPool, type PostgresQueryResult } from './dr
 import { toStoreError } from './errors.js';
 import { queryNamed } from './named-statement.js';
 import type { PostgresSettings } from './options.js';
+import type { PutSql } from './sql.js';
 
 /** A caller's batch waiting for its statement (see batch.ts): its operations and parameters, and its promise's ends. */
 export interface QueuedBatch {
@@ -31,6 +32,12 @@ export interface PostgresStoreState {
   ready: Promise<PostgresPool> | undefined;
   /** What that check found once it passed: the table at the current layout, or one it created or upgraded (reads made beside it then run again: migrate.ts, `readChecked`). */
   checked: 'current' | 'migrated' | undefined;
+  /**
+   * The statements that write values, by the table's layout: those that send each value's metadata
+   * where the metadata column is written by them, else those that leave it to the server (a table
+   * an older version made, and this store may not migrate). Set by the first-use check.
+   */
+  puts: PutSql;
   /** Calls in flight: `close()` lets them finish before it ends the pool. */
   readonly inflight: Set<Promise<unknown>>;
   /** Batches waiting for a statement, oldest first (see batch.ts). */
@@ -87,6 +94,7 @@ export function newStoreState(settings: PostgresSettings): PostgresStoreState {
     poolPromise: undefined,
     ready: undefined,
     checked: undefined,
+    puts: settings.sql.puts,
     inflight: new Set(),
     batchQueue: [],
     writeStatements: 0,

@@ -109,6 +109,9 @@ const holds = (c: Case): boolean =>
       await storage.migrate();
       // Without the batch function, only a batch that does not call it can still be applied.
       await pool.query(`DROP FUNCTION "public"."${table}_batch"(text[], bytea[], text[], bytea[], bigint[], boolean[])`);
+      await pool.query(
+        `DROP FUNCTION "public"."${table}_batch_meta"(text[], bytea[], text[], bytea[], bigint[], boolean[], jsonb[], boolean[])`,
+      );
       const created = await storage.batch([
         { type: 'put', key: 'r/head.json', bytes: utf8('1'), ifAbsent: true },
         { type: 'put', key: 'r/1.json', bytes: utf8('one') },
