@@ -2,9 +2,15 @@
  * Group commit: calls wait in a queue; a group is every call waiting when the previous group's
  * write returned (async writes) or every call of one event-loop turn (sync writes). One durable
  * write a group, at the segment's end; the index changes and the calls are answered only after it.
+ *
+ * Every group is formed and written holding the store's lock (hold.ts), inside the part of its
+ * lease this process trusts, and answered only if its write returned inside it: a holder paused
+ * past it is fenced (its calls fail, nothing of them is acknowledged).
  */
 import { closeSync, fdatasync, fdatasyncSync, ftruncateSync, write, writeSync } from 'node:fs';
 import { CheckpointError } from '../../contract/errors.js';
+import { ensureHold, lingerThenLetGo, readyToWrite } from './hold.js';
+import { dropSpare, holdsLease, leaseLostError, letGoLock, stopLinger } from './lock.js';
 import { planGroup, type PlannedGroup } from './plan.js';
 import type { PackedState, PendingCall } from './state.js';
 
@@ -22,6 +28,30 @@ export function enqueue(state: PackedState, call: PendingCall): void {
 
 function startGroup(state: PackedState): void {
   if (state.queue.length === 0) return settleIdle(state);
+  if (!readyToWrite(state.lock)) return holdThenStart(state);
+  writeGroup(state);
+}
+
+/** Takes the lock (and tails what others wrote) before the group is formed; its failure fails every waiting call. */
+function holdThenStart(state: PackedState): void {
+  state.writing = true;
+  ensureHold(state).then(
+    () => {
+      state.writing = false;
+      writeGroup(state);
+    },
+    (err: unknown) => {
+      state.writing = false;
+      const queue = state.queue;
+      state.queue = [];
+      for (const call of queue) call.fail(err);
+      next(state);
+    },
+  );
+}
+
+function writeGroup(state: PackedState): void {
+  stopLinger(state.lock);
   const queue = state.queue;
   state.queue = [];
   const group = planGroup(state.index, queue, state.end);
@@ -35,14 +65,33 @@ function startGroup(state: PackedState): void {
     } catch (err) {
       return failGroup(state, group, err);
     }
-    return finishGroup(state, group);
+    return holdsLease(state.lock) ? finishGroup(state, group) : fenceGroup(state, group);
   }
   state.writing = true;
   writeAsync(state, data, (err) => {
     state.writing = false;
     if (err) failGroup(state, group, err);
+    else if (!holdsLease(state.lock)) fenceGroup(state, group);
     else finishGroup(state, group);
   });
+}
+
+/**
+ * The group's write returned after the trusted part of the lease: another process may have
+ * broken the lock meanwhile, so nothing of it is acknowledged. Its bytes stay: they are
+ * intact records (found by the next tail, ours or another's) unless a breaker sealed the
+ * segment before them. The hold is let go; the next group takes the lock and tails again.
+ */
+function fenceGroup(state: PackedState, group: PlannedGroup): void {
+  const error = leaseLostError(state.options.dir);
+  for (const { call } of group.placed) call.fail(error);
+  state.writing = true;
+  void letGoLock(state.lock)
+    .catch(() => undefined)
+    .then(() => {
+      state.writing = false;
+      next(state);
+    });
 }
 
 function writeAll(state: PackedState, data: Buffer): void {
@@ -84,7 +133,8 @@ function finishGroup(state: PackedState, group: PlannedGroup): void {
  * refuses every later write (a reopen scans the file again).
  */
 function failGroup(state: PackedState, group: PlannedGroup, cause: unknown): void {
-  if (!state.broken && group.bytes > 0) {
+  // Past the trusted lease another process may own the segment's end: nothing is cut then.
+  if (!state.broken && group.bytes > 0 && holdsLease(state.lock)) {
     try {
       ftruncateSync(state.fd, state.end);
       fdatasyncSync(state.fd);
@@ -114,8 +164,11 @@ function next(state: PackedState): void {
   });
 }
 
+const isIdle = (state: PackedState): boolean => !state.writing && !state.scheduled && state.queue.length === 0;
+
 function settleIdle(state: PackedState): void {
-  if (state.writing || state.scheduled || state.queue.length > 0) return;
+  if (!isIdle(state)) return;
+  if (!state.closed) lingerThenLetGo(state, () => isIdle(state));
   const waiting = state.idle;
   state.idle = [];
   for (const resolve of waiting) resolve();
@@ -123,7 +176,9 @@ function settleIdle(state: PackedState): void {
 
 /** Resolves once every queued call is answered; then closes the file. */
 export async function closeWhenIdle(state: PackedState): Promise<void> {
-  if (state.writing || state.scheduled || state.queue.length > 0) await new Promise<void>((resolve) => state.idle.push(resolve));
+  if (!isIdle(state)) await new Promise<void>((resolve) => state.idle.push(resolve));
+  await letGoLock(state.lock, false).catch(() => undefined);
+  await dropSpare(state.lock);
   closeSync(state.fd);
 }
 

@@ -23,8 +23,10 @@ import type {
 import { assertBatchOperations } from '../batch-operation.js';
 import { assertKey, assertPrefix } from '../keys.js';
 import { closeWhenIdle, enqueue } from './commit.js';
+import { holdsLease } from './lock.js';
 import { openPackedState } from './open.js';
 import { encodeRecord, type RecordOp } from './record.js';
+import { tail } from './tail.js';
 import type { IndexEntry, PackedFsOptions, PackedState, PackedStats } from './state.js';
 
 export type { PackedFsOptions, PackedStats } from './state.js';
@@ -78,10 +80,20 @@ function readAsyncAt(state: PackedState, entry: IndexEntry): Promise<Uint8Array>
   });
 }
 
+/**
+ * Before a read: what other processes appended is read into the index, unless this process
+ * holds the lock inside its trusted lease (then nothing else can have written).
+ */
+function current(state: PackedState): Promise<void> | undefined {
+  return holdsLease(state.lock) ? undefined : tail(state, false);
+}
+
 async function getValue(state: PackedState, key: string, options: GetOptions | undefined): Promise<StoredObject | undefined> {
   if (state.closed) throw closedError();
   assertKey(key);
   assertGetOptions(options, 'packedFsStorage.get');
+  const fresh = current(state);
+  if (fresh) await fresh;
   const entry = state.index.get(key);
   if (!entry) return undefined;
   const limit = options?.maxBytes;
@@ -95,6 +107,7 @@ async function getValue(state: PackedState, key: string, options: GetOptions | u
 async function* listEntries(state: PackedState, prefix: string): AsyncGenerator<StorageEntry> {
   if (state.closed) throw closedError();
   assertPrefix(prefix);
+  await current(state);
   for (const key of state.order.withPrefix(prefix)) {
     const entry = state.index.get(key);
     if (entry) yield { key, version: entry.version, size: entry.length };
@@ -112,7 +125,7 @@ export function createPackedFsStorage(options: PackedFsOptions): PackedFsStorage
     dir: options.dir,
     capabilities: {
       atomicBatch: true,
-      crossProcessConditional: false,
+      crossProcessConditional: true,
       multiGet: true,
       ...(options.maxValueBytes !== undefined ? { maxValueBytes: options.maxValueBytes } : {}),
     },

@@ -77,12 +77,12 @@ export type ScannedOp =
   | { readonly kind: 'delete'; readonly key: string };
 
 /** The records of a segment's bytes, up to the first that is incomplete or damaged (a torn tail), and where they end. */
-export function scanSegment(data: Buffer): { readonly ops: ScannedOp[]; readonly end: number } {
+export function scanSegment(data: Buffer, base = 0): { readonly ops: ScannedOp[]; readonly end: number } {
   const ops: ScannedOp[] = [];
   let at = 0;
   for (;;) {
-    const record = readRecord(data, at);
-    if (!record) return { ops, end: at };
+    const record = readRecord(data, at, base);
+    if (!record) return { ops, end: base + at };
     ops.push(...record.ops);
     at = record.end;
   }
@@ -91,7 +91,7 @@ export function scanSegment(data: Buffer): { readonly ops: ScannedOp[]; readonly
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
 /** The record at `at`, or undefined when there is none whole and intact. */
-function readRecord(data: Buffer, at: number): { ops: ScannedOp[]; end: number } | undefined {
+function readRecord(data: Buffer, at: number, base: number): { ops: ScannedOp[]; end: number } | undefined {
   if (at + HEADER_BYTES > data.length || data.readUInt32LE(at) !== MAGIC) return undefined;
   const end = at + HEADER_BYTES + data.readUInt32LE(at + 4);
   if (end > data.length || crc32(data.subarray(at + HEADER_BYTES, end)) !== data.readUInt32LE(at + 8)) return undefined;
@@ -105,7 +105,7 @@ function readRecord(data: Buffer, at: number): { ops: ScannedOp[]; end: number }
     p += 5 + keyBytes;
     if (kind === PUT) {
       const length = data.readUInt32LE(p);
-      ops.push({ kind: 'put', key, offset: p + 4, length, version: versionAt(at, i) });
+      ops.push({ kind: 'put', key, offset: base + p + 4, length, version: versionAt(base + at, i) });
       p += 4 + length;
     } else ops.push({ kind: 'delete', key });
   }

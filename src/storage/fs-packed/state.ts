@@ -1,10 +1,13 @@
 import type { BatchOperation, BatchOutcome } from '../../contract/storage.js';
 import type { CheckpointError } from '../../contract/errors.js';
+import type { FsIo } from '../fs/fd.js';
 import { sortedKeys, type SortedKeys } from '../sorted-keys.js';
+import type { PackedLock, PackedLockOptions } from './lock.js';
 import type { EncodedRecord } from './record.js';
+import { createTails, type Tails } from './tail.js';
 
 /** Options of the packed fs store (a prototype: internal, not exported). */
-export interface PackedFsOptions {
+export interface PackedFsOptions extends PackedLockOptions {
   /** The directory holding the segment file (made when missing). */
   readonly dir: string;
   /**
@@ -54,9 +57,16 @@ export interface PackedStats {
 
 /** Everything one open packed store holds. */
 export interface PackedState {
-  readonly options: Required<Omit<PackedFsOptions, 'maxValueBytes'>> & Pick<PackedFsOptions, 'maxValueBytes'>;
+  readonly options: Required<Omit<PackedFsOptions, 'maxValueBytes' | keyof PackedLockOptions>> &
+    Pick<PackedFsOptions, 'maxValueBytes' | keyof PackedLockOptions>;
   readonly path: string;
   readonly fd: number;
+  /** Every file-system call of the lock and of tailing goes through it. */
+  readonly io: FsIo;
+  /** The lock shared with other processes on the directory, and this process's hold of it. */
+  readonly lock: PackedLock;
+  /** Tails of the segment, one at a time. */
+  readonly tails: Tails;
   /** Every key's durable value: updated only once the write holding it returned. */
   readonly index: Map<string, IndexEntry>;
   readonly order: SortedKeys;
@@ -74,11 +84,21 @@ export interface PackedState {
   readonly stats: PackedStats;
 }
 
-export function createPackedState(options: PackedState['options'], path: string, fd: number, end: number): PackedState {
+export function createPackedState(
+  options: PackedState['options'],
+  path: string,
+  fd: number,
+  end: number,
+  io: FsIo,
+  lock: PackedLock,
+): PackedState {
   return {
     options,
     path,
     fd,
+    io,
+    lock,
+    tails: createTails(),
     index: new Map(),
     order: sortedKeys(),
     end,

@@ -1,0 +1,61 @@
+/**
+ * One hold of the packed store's lock around the groups of one process: taken before a group
+ * is formed, kept for lingerMs after the last group (a thread's next superstep usually comes
+ * sooner) and at most maxHoldMs, then let go. Each new hold first brings the index up to date
+ * with what other processes appended (tail.ts), cutting a crashed holder's torn tail, and pays
+ * a seal owed by a broken lock (lock.ts) before anything is written: groups are planned only
+ * against an index that holds every acknowledged write.
+ */
+import { holdsLease, letGoLock, renewIfOld, sealOwed, settleSeal, stopLinger, takeLock, type PackedLock } from './lock.js';
+import type { PackedState } from './state.js';
+import { tail } from './tail.js';
+
+/** Whether a group may be formed now without taking (or renewing) the lock first. */
+export function readyToWrite(l: PackedLock, at = Date.now()): boolean {
+  return l.held !== undefined && holdsLease(l, at) && at - l.held.since <= l.maxHoldMs && at < l.leaseFrom! + l.leaseMs / 4;
+}
+
+/**
+ * Makes this process the lock's holder with a lease that surely runs, and the index current:
+ * a hold past maxHoldMs (or whose lease is no longer trusted) is let go and taken again.
+ */
+export async function ensureHold(state: PackedState): Promise<void> {
+  const l = state.lock;
+  stopLinger(l);
+  if (l.held && holdsLease(l) && Date.now() - l.held.since <= l.maxHoldMs) {
+    await renewIfOld(l);
+    if (readyToWrite(l)) return;
+  }
+  if (l.held) await letGoLock(l);
+  await takeLock(l);
+  try {
+    await tail(state, true);
+    if (await sealOwed(l)) {
+      await sealActive(state);
+      await settleSeal(l);
+    }
+  } catch (err) {
+    await letGoLock(l).catch(() => undefined);
+    throw err;
+  }
+}
+
+/**
+ * A broken lock's holder may still land a write at the active segment's end: the segment is
+ * sealed at its intact end and a new one made active, so that write lands where nobody reads.
+ * The single-segment layout has no manifest to seal it in: until segments come, nothing to do.
+ */
+async function sealActive(state: PackedState): Promise<void> {
+  void state;
+}
+
+/** Once idle: the lock is let go lingerMs later unless a group comes first (`isIdle` is checked then). */
+export function lingerThenLetGo(state: PackedState, isIdle: () => boolean): void {
+  const l = state.lock;
+  if (!l.held || l.linger) return;
+  l.linger = setTimeout(() => {
+    l.linger = undefined;
+    if (isIdle()) void letGoLock(l).catch(() => undefined);
+  }, l.lingerMs);
+  l.linger.unref?.();
+}

@@ -1,0 +1,194 @@
+/**
+ * Two packed stores on one directory in one process: the cheap model of several processes
+ * (each store has its own index, hold of the lock and token, exactly as another process would).
+ * Writes on either are decided against everything acknowledged on both; reads on either see it.
+ */
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import { CheckpointError } from '../../../src/contract/errors.js';
+import { createPackedFsStorage, type PackedFsStorage } from '../../../src/storage/fs-packed/index.js';
+import { PACKED_DIR } from '../../../src/storage/fs-packed/open.js';
+
+const base = mkdtempSync(join(tmpdir(), 'savepoint-fs-packed-procs-'));
+afterAll(() => rmSync(base, { recursive: true, force: true }));
+let n = 0;
+
+const bytes = (s: string): Uint8Array => new TextEncoder().encode(s);
+const text = (b: Uint8Array | undefined): string | undefined => (b ? new TextDecoder().decode(b) : undefined);
+const open = (dir: string, writes: 'async' | 'sync' | 'adaptive' = 'async'): PackedFsStorage =>
+  createPackedFsStorage({ dir, lingerMs: 1, writes });
+
+type Op =
+  | {
+      readonly on: number;
+      readonly kind: 'put';
+      readonly key: string;
+      readonly value: string;
+      readonly cond: 'none' | 'absent' | 'current' | 'stale';
+    }
+  | { readonly on: number; readonly kind: 'delete'; readonly key: string; readonly cond: 'none' | 'current' }
+  | { readonly on: number; readonly kind: 'get'; readonly key: string };
+
+const keyArb = fc.constantFrom('a', 'b', 'dir/c');
+const opArb: fc.Arbitrary<Op> = fc.oneof(
+  fc.record({
+    on: fc.nat(1),
+    kind: fc.constant('put' as const),
+    key: keyArb,
+    value: fc.string({ maxLength: 6 }),
+    cond: fc.constantFrom('none' as const, 'absent' as const, 'current' as const, 'stale' as const),
+  }),
+  fc.record({
+    on: fc.nat(1),
+    kind: fc.constant('delete' as const),
+    key: keyArb,
+    cond: fc.constantFrom('none' as const, 'current' as const),
+  }),
+  fc.record({ on: fc.nat(1), kind: fc.constant('get' as const), key: keyArb }),
+);
+
+/** Runs `op` on `store` against the model; checks the outcome is the model's. */
+async function step(
+  store: PackedFsStorage,
+  op: Op,
+  model: Map<string, { value: string; version: string }>,
+  stale: Map<string, string>,
+  versions: Set<string>,
+): Promise<void> {
+  const now = model.get(op.key);
+  if (op.kind === 'get') {
+    const got = await store.get(op.key);
+    expect(got && { value: text(got.bytes), version: got.version }).toEqual(now);
+    return;
+  }
+  if (op.kind === 'delete') {
+    const options = op.cond === 'current' ? { ifVersion: now?.version ?? 'none' } : {};
+    const outcome = await store.delete(op.key, options).catch((err: unknown) => err);
+    if (op.cond === 'current' && !now) return expect((outcome as CheckpointError).reasonCode).toBe('checkpoint_conflict');
+    expect(outcome).toBe(now !== undefined);
+    if (now) stale.set(op.key, now.version);
+    model.delete(op.key);
+    return;
+  }
+  const options =
+    op.cond === 'absent'
+      ? { ifAbsent: true }
+      : op.cond === 'current'
+        ? { ifVersion: now?.version ?? 'none' }
+        : op.cond === 'stale'
+          ? { ifVersion: stale.get(op.key) ?? 'none' }
+          : {};
+  const refused = (op.cond === 'absent' && now) || (op.cond === 'current' && !now) || op.cond === 'stale';
+  const outcome = await store.put(op.key, bytes(op.value), options).catch((err: unknown) => err);
+  if (refused) return expect((outcome as CheckpointError).reasonCode).toBe('checkpoint_conflict');
+  const { version } = outcome as { version: string };
+  expect(versions.has(version)).toBe(false);
+  versions.add(version);
+  if (now) stale.set(op.key, now.version);
+  model.set(op.key, { value: op.value, version });
+}
+
+describe('packed stores on one directory (the model of several processes)', () => {
+  it('any sequence of calls on either of two stores acts as on one store', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(opArb, { minLength: 1, maxLength: 30 }),
+        fc.constantFrom('async' as const, 'sync' as const, 'adaptive' as const),
+        async (ops, writes) => {
+          const dir = join(base, `model-${n++}`);
+          const stores = [open(dir, writes), open(dir, writes)];
+          const model = new Map<string, { value: string; version: string }>();
+          try {
+            for (const op of ops) await step(stores[op.on]!, op, model, new Map(), new Set());
+            for (const store of stores) for (const [key, now] of model) expect(text((await store.get(key))?.bytes)).toBe(now.value);
+          } finally {
+            await Promise.all(stores.map((s) => s.close()));
+          }
+          // Reopened, the store holds what the model holds.
+          const again = open(dir);
+          try {
+            for (const key of ['a', 'b', 'dir/c']) {
+              const got = await again.get(key);
+              expect(got && { value: text(got.bytes), version: got.version }).toEqual(model.get(key));
+            }
+          } finally {
+            await again.close();
+          }
+        },
+      ),
+      { numRuns: 40 },
+    );
+  });
+
+  it('racing conditional writes from two stores: exactly one wins each round, versions never repeat', async () => {
+    const dir = join(base, `race-${n++}`);
+    const stores = [open(dir), open(dir), open(dir)];
+    const versions = new Set<string>();
+    try {
+      let { version } = await stores[0]!.put('k', bytes('base'));
+      versions.add(version);
+      for (let round = 0; round < 20; round++) {
+        const results = await Promise.allSettled(
+          stores.flatMap((s, i) => [0, 1].map((j) => s.put('k', bytes(`${round}:${i}:${j}`), { ifVersion: version }))),
+        );
+        const won = results.filter((r) => r.status === 'fulfilled');
+        expect(won).toHaveLength(1);
+        for (const r of results) if (r.status === 'rejected') expect((r.reason as CheckpointError).reasonCode).toBe('checkpoint_conflict');
+        version = (won[0] as PromiseFulfilledResult<{ version: string }>).value.version;
+        expect(versions.has(version)).toBe(false);
+        versions.add(version);
+        for (const s of stores) expect((await s.get('k'))?.version).toBe(version);
+      }
+    } finally {
+      await Promise.all(stores.map((s) => s.close()));
+    }
+  });
+
+  it('increments from three stores at once lose no update', async () => {
+    const dir = join(base, `count-${n++}`);
+    const stores = [open(dir), open(dir), open(dir)];
+    const each = 15;
+    const increment = async (s: PackedFsStorage): Promise<void> => {
+      for (;;) {
+        const got = await s.get('counter');
+        const next = String(Number(text(got?.bytes) ?? '0') + 1);
+        const put = got ? s.put('counter', bytes(next), { ifVersion: got.version }) : s.put('counter', bytes(next), { ifAbsent: true });
+        const ok = await put.then(
+          () => true,
+          (err: CheckpointError) => {
+            if (err.reasonCode !== 'checkpoint_conflict') throw err;
+            return false;
+          },
+        );
+        if (ok) return;
+      }
+    };
+    try {
+      await Promise.all(
+        stores.map(async (s) => {
+          for (let i = 0; i < each; i++) await increment(s);
+        }),
+      );
+      for (const s of stores) expect(text((await s.get('counter'))?.bytes)).toBe(String(each * stores.length));
+    } finally {
+      await Promise.all(stores.map((s) => s.close()));
+    }
+  });
+
+  it('the lock is let go once idle, and closing leaves no token behind', async () => {
+    const dir = join(base, `idle-${n++}`);
+    const a = open(dir);
+    const b = open(dir);
+    await a.put('x', bytes('1'));
+    // b takes the lock only once a lets it go (lingerMs after its last group).
+    await b.put('x', bytes('2'));
+    expect(text((await a.get('x'))?.bytes)).toBe('2');
+    await Promise.all([a.close(), b.close()]);
+    const packed = join(dir, PACKED_DIR);
+    expect(existsSync(join(packed, 'lock'))).toBe(false);
+    expect(readdirSync(packed).filter((name) => name.startsWith('.sp\\tmp-'))).toEqual([]);
+  });
+});
