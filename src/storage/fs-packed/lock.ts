@@ -77,7 +77,7 @@ export interface PackedLock extends Lease {
 }
 
 /** A hold's length at most, and the pause after it, in ms. */
-const YIELD_MS = 5;
+const YIELD_MS = 10;
 
 export function createPackedLock(dir: string, io: FsIo, options: PackedLockOptions = {}): PackedLock {
   const leaseMs = options.leaseMs ?? 5000;
@@ -192,7 +192,7 @@ async function linkWaiting(l: PackedLock, token: Token): Promise<void> {
     const waited = Date.now() - start;
     if (waited >= l.timing.lockTimeoutMs) throw lockTimeout(l, state.pid, state.leftMs, waited);
     await sleep(l.timing.clock, Math.min(delay, Math.max(1, state.leftMs)) * (0.5 + Math.random()));
-    delay = Math.min(delay * 2, 8);
+    delay = Math.min(delay * 2, 4);
   }
 }
 

@@ -145,6 +145,23 @@ describe('the packed store between processes', () => {
     }
   });
 
+  it('two processes writing flat out both make progress', async () => {
+    const dir = join(root, 'share');
+    const workers = await Promise.all([0, 1].map(() => worker(dir)));
+    try {
+      const floods = workers.map((w, i) => ask(w, { op: 'flood', prefix: `w${i}`, chains: 4 }));
+      await sleep(3000);
+      for (const w of workers) w.send(JSON.stringify({ op: 'stop' }));
+      const done = await Promise.all(floods);
+      const acks = done.map((d) => (d as Reply & { acks: number }).acks);
+      // Each hold lasts a second at most; then the other process gets the lock.
+      expect(Math.min(...acks), JSON.stringify(acks)).toBeGreaterThan(0);
+      expect(done.every((d) => (d as Reply & { refusals: number }).refusals === 0)).toBe(true);
+    } finally {
+      await stopAll(workers);
+    }
+  });
+
   it('a writer killed mid-group: the others go on, nothing it acknowledged is lost', async () => {
     const dir = join(root, 'kill');
     const victim = await worker(dir);
