@@ -7,6 +7,8 @@
  * against an index that holds every acknowledged write.
  */
 import { holdsLease, letGoLock, renewIfOld, sealOwed, settleSeal, stopLinger, takeLock, type PackedLock } from './lock.js';
+import { rotate } from './maintain.js';
+import { removeLeftovers } from './open.js';
 import type { PackedState } from './state.js';
 import { tail } from './tail.js';
 
@@ -29,11 +31,7 @@ export async function ensureHold(state: PackedState): Promise<void> {
   if (l.held) await letGoLock(l);
   await takeLock(l);
   try {
-    await tail(state, true);
-    if (await sealOwed(l)) {
-      await sealActive(state);
-      await settleSeal(l);
-    }
+    await settleHold(state);
   } catch (err) {
     await letGoLock(l).catch(() => undefined);
     throw err;
@@ -41,12 +39,23 @@ export async function ensureHold(state: PackedState): Promise<void> {
 }
 
 /**
- * A broken lock's holder may still land a write at the active segment's end: the segment is
- * sealed at its intact end and a new one made active, so that write lands where nobody reads.
- * The single-segment layout has no manifest to seal it in: until segments come, nothing to do.
+ * What a new holder does before anything is written: the index brought up to date (a crashed
+ * holder's torn tail cut), the leftovers of a crashed rotation or compaction removed (once a
+ * process), and a seal owed paid: a broken lock's holder may still land a write at the active
+ * segment's end, so that segment is sealed at its intact end and a new one made active (a
+ * rotation): the late write lands past the sealed length, where nobody reads.
  */
-async function sealActive(state: PackedState): Promise<void> {
-  void state;
+export async function settleHold(state: PackedState): Promise<void> {
+  const l = state.lock;
+  await tail(state, true);
+  if (!state.leftoversChecked) {
+    await removeLeftovers(state, await state.io.readdir(state.dir));
+    state.leftoversChecked = true;
+  }
+  if (await sealOwed(l)) {
+    await rotate(state);
+    await settleSeal(l);
+  }
 }
 
 /** Once idle: the lock is let go lingerMs later unless a group comes first (`isIdle` is checked then). */

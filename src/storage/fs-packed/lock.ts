@@ -1,6 +1,5 @@
 /**
- * The packed store's lock, shared by every process on its directory: `lock` in the packed
- * directory, taken by link(2) of a token temp file of ours (the fs store's lock, ../fs/lock.ts),
+ * The packed store's lock, shared by every process on its directory: `.sp\packed\lock` in it, taken by link(2) of a token temp file of ours (the fs store's lock, ../fs/lock.ts),
  * with the journal lock's lease (../fs/journal/lease.ts): counted from the lock inode's ctime
  * (set by the link, moved by futimes on renewal), trusted by its holder for the first half only,
  * broken by anyone once it ran out — a stopped or stalled holder blocks the others for one lease
@@ -9,7 +8,7 @@
  * A holder may have a write in flight when its lease runs out (its pool thread late, the process
  * stopped): that write lands later, at the place the holder planned, after others may have
  * written there. So whoever breaks a lock first writes down a **seal owed** (the file
- * `seal-owed`), and whoever takes the lock and finds it seals the active segment at its
+ * `.sp\packed\seal-owed`), and whoever takes the lock and finds it seals the active segment at its
  * intact end and starts a new one before writing anything (hold.ts): the late write lands past
  * the sealed length, where nobody reads. The debt is written before the break, not settled by
  * the breaker, since another process may link the lock between the break and the breaker's own
@@ -24,11 +23,15 @@ import { leaseHeld, renewLeaseOf, type Lease } from '../fs/journal/lease.js';
 import { inspectLeasedLock } from '../fs/journal/queue.js';
 import { breakLock, lstatIfAny, releaseLock, type HeldLock, type LockTiming } from '../fs/lock.js';
 import { newOwner, tempName, type Owner } from '../fs/names.js';
+import { PACKED_PREFIX } from './manifest.js';
 
 const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = constants;
 
-export const LOCK_NAME = 'lock';
-export const SEAL_OWED_NAME = 'seal-owed';
+export const LOCK_NAME = `${PACKED_PREFIX}lock`;
+export const SEAL_OWED_NAME = `${PACKED_PREFIX}seal-owed`;
+
+/** The file-system calls the lock makes (the store's seam). */
+export type LockIo = Pick<FsIo, 'open' | 'close' | 'fsync' | 'fstat' | 'unlink' | 'futimes'>;
 
 /** Options of the lock (tests shorten them). */
 export interface PackedLockOptions {
@@ -58,10 +61,10 @@ export interface Hold {
 
 /** The lock as one store sees it. */
 export interface PackedLock extends Lease {
-  /** The packed directory (holds the lock, the marker and our token). */
+  /** The store's directory (holds the lock, the seal owed and our token). */
   readonly dir: string;
   readonly path: string;
-  readonly io: FsIo;
+  readonly io: LockIo;
   readonly timing: LockTiming;
   readonly lingerMs: number;
   /** At most how long one hold lasts: then the lock goes, and waiters get a turn before it is taken again. */
@@ -79,7 +82,7 @@ export interface PackedLock extends Lease {
 /** A hold's length at most, and the pause after it, in ms. */
 const YIELD_MS = 10;
 
-export function createPackedLock(dir: string, io: FsIo, options: PackedLockOptions = {}): PackedLock {
+export function createPackedLock(dir: string, io: LockIo, options: PackedLockOptions = {}): PackedLock {
   const leaseMs = options.leaseMs ?? 5000;
   return {
     dir,
@@ -110,6 +113,11 @@ export function leaseLostError(dir: string): CheckpointError {
       'process may have taken the store): nothing of it was acknowledged — retry the write',
     { details: { key: 'packed', reason: 'packed_lease_lost' } },
   );
+}
+
+/** Throws {@link leaseLostError} unless this process holds the lock inside its trusted lease. */
+export function assertLeaseOf(l: PackedLock, dir: string): void {
+  if (!holdsLease(l)) throw leaseLostError(dir);
 }
 
 async function newToken(l: PackedLock): Promise<Token> {

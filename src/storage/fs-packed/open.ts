@@ -1,59 +1,194 @@
-/** Opening a packed store: the segment made or scanned, its torn tail cut off, the index built. */
-import { closeSync, fstatSync, fsyncSync, mkdirSync, openSync, constants, readSync } from 'node:fs';
+/**
+ * Opening a packed store: the manifest read (or, under the lock, the first one made), every segment
+ * it names opened and scanned, the index built. What only the lock's holder may do — cut the active
+ * segment's torn tail, remove leftovers of a crashed rotation or compaction — waits for the first
+ * hold (hold.ts): another process may be writing.
+ */
+import { constants } from 'node:fs';
 import { join } from 'node:path';
-import { INTERNAL_MARK } from '../fs/names.js';
-import { realIo } from '../fs/fd.js';
-import { createPackedLock } from './lock.js';
-import { scanSegment } from './record.js';
-import { createPackedState, type PackedState } from './state.js';
+import { CheckpointError } from '../../contract/errors.js';
+import { errnoOf } from '../fs/io.js';
+import { readRange, syncDirectory, type PackedIo } from './io.js';
+import { assertLeaseOf, letGoLock, takeLock } from './lock.js';
+import {
+  MANIFEST_NAME,
+  isManifestTemp,
+  readManifest,
+  segmentIdOf,
+  segmentName,
+  writeManifest,
+  type Manifest,
+  type ManifestSegment,
+} from './manifest.js';
+import { scanSegment, type ScannedOp } from './record.js';
+import { activeSegment, createPackedState, footprintOf, setEntry, type PackedSettings, type PackedState, type Segment } from './state.js';
 
-export const SEGMENT_NAME = 'segment-0.spk';
-/** The directory of the store's own files (the lock, the seal owed, tokens). */
-export const PACKED_DIR = `${INTERNAL_MARK}packed`;
+/** Flags of the active segment's descriptor: appended to, durably with each write when `sync` is `dsync`. */
+export const activeFlags = (state: PackedState): number => constants.O_RDWR | (state.options.sync === 'dsync' ? constants.O_DSYNC : 0);
 
-function syncDirectory(dir: string): void {
-  const fd = openSync(dir, 'r');
+export function newSegment(id: number, fd: number, end: number, sealed: boolean): Segment {
+  return { id, fd, end, sealed, maxSequence: 0, live: 0, pins: 0, retired: false, staleFds: [] };
+}
+
+/** Applies scanned ops of `segment` to the index, in order (later sequences win), and raises the next sequence past them. */
+export function applyScannedOps(state: PackedState, segment: Segment, ops: readonly ScannedOp[], maxSequence: number): void {
+  for (const op of ops) {
+    if (op.kind === 'put') {
+      setEntry(state, op.key, {
+        segment,
+        offset: op.offset,
+        length: op.length,
+        sequence: op.sequence,
+        footprint: footprintOf(op.key, op.length),
+      });
+    } else setEntry(state, op.key, null);
+  }
+  if (maxSequence >= state.nextSequence) state.nextSequence = maxSequence + 1;
+}
+
+function missingSegment(dir: string, id: number): CheckpointError {
+  return new CheckpointError('checkpoint_integrity_mismatch', `packed store ${dir}: segment ${id} named by the manifest is missing`, {
+    details: { reason: 'packed_segment_missing' },
+  });
+}
+
+async function openSegmentFile(state: PackedState, id: number, flags: number): Promise<number> {
   try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
+    return await state.io.open(join(state.dir, segmentName(id)), flags);
+  } catch (err) {
+    if (errnoOf(err) === 'ENOENT') throw missingSegment(state.dir, id);
+    throw err;
   }
 }
 
-function readWhole(fd: number): Buffer {
-  const size = fstatSync(fd).size;
-  const data = Buffer.allocUnsafe(size);
-  let done = 0;
-  while (done < size) {
-    const n = readSync(fd, data, done, size - done, done);
-    if (n === 0) break;
-    done += n;
+/**
+ * Opens and scans one segment of the manifest (reusing `reuse`, the same segment already open in
+ * this process). Nothing is cut here: bytes past the active segment's intact records may be another
+ * process's write under way; the lock's next holder cuts a torn tail (tail.ts).
+ */
+export async function loadSegment(state: PackedState, entry: ManifestSegment, active: boolean, reuse?: Segment): Promise<Segment> {
+  const fd = reuse && !reuse.retired ? reuse.fd : await openSegmentFile(state, entry.id, active ? activeFlags(state) : constants.O_RDONLY);
+  const segment = reuse && !reuse.retired ? reuse : newSegment(entry.id, fd, 0, !active);
+  segment.sealed = !active;
+  segment.end = 0;
+  segment.maxSequence = 0;
+  segment.live = 0;
+  state.segments.push(segment);
+  const size = Number((await state.io.fstat(fd)).size);
+  const limit = entry.length === undefined ? size : Math.min(entry.length, size);
+  const scanned = scanSegment(await readRange(state.io, fd, 0, limit));
+  segment.end = scanned.end;
+  segment.maxSequence = scanned.maxSequence;
+  applyScannedOps(state, segment, scanned.ops, scanned.maxSequence);
+  return segment;
+}
+
+/** Makes a new empty segment file (durably named) and returns its descriptor, opened as the active one. */
+export async function createSegmentFile(state: PackedState, id: number): Promise<number> {
+  const fd = await state.io.open(join(state.dir, segmentName(id)), activeFlags(state) | constants.O_CREAT | constants.O_EXCL, 0o644);
+  try {
+    await state.io.fsync(fd);
+    await syncDirectory(state.io, state.dir);
+    return fd;
+  } catch (err) {
+    await state.io.close(fd).catch(() => undefined);
+    throw err;
   }
-  return data.subarray(0, done);
+}
+
+/** The first id above every segment the manifest names or the directory holds. */
+export function nextSegmentId(state: PackedState, names: readonly string[]): number {
+  let max = 0;
+  for (const s of state.segments) max = Math.max(max, s.id);
+  for (const name of names) max = Math.max(max, segmentIdOf(name) ?? 0);
+  return max + 1;
+}
+
+/** Removes segment files the manifest does not name and manifest temp files (only a lock holder may: a reader never does). */
+export async function removeLeftovers(state: PackedState, names: readonly string[]): Promise<void> {
+  const named = new Set(state.segments.map((s) => s.id));
+  for (const name of names) {
+    const id = segmentIdOf(name);
+    if ((id !== undefined && !named.has(id)) || isManifestTemp(name)) {
+      await state.io.unlink(join(state.dir, name)).catch((err: unknown) => {
+        if (errnoOf(err) !== 'ENOENT') throw err;
+      });
+    }
+  }
+}
+
+/** A new store: the first segment made, then the manifest naming it. */
+async function initialize(state: PackedState, names: readonly string[]): Promise<void> {
+  const id = nextSegmentId(state, names);
+  const fd = await createSegmentFile(state, id);
+  state.segments.push(newSegment(id, fd, 0, false));
+  state.generation = 1;
+  await writeManifest(state.io, state.dir, manifestOf(state), () => assertLeaseOf(state.lock, state.dir));
+}
+
+/** The manifest describing `state`'s segments. */
+export function manifestOf(state: PackedState): Manifest {
+  const segments = state.segments.map((s, i, all): ManifestSegment => (i === all.length - 1 ? { id: s.id } : { id: s.id, length: s.end }));
+  return { generation: state.generation, segments };
+}
+
+/** Closes every descriptor the state holds (an open that failed, or a close). */
+export async function closeSegments(state: PackedState): Promise<void> {
+  for (const segment of state.segments) {
+    for (const fd of [segment.fd, ...segment.staleFds.splice(0)]) await state.io.close(fd).catch(() => undefined);
+  }
+}
+
+/** The manifest's inode now, or undefined when there is none. */
+export async function manifestInode(state: PackedState): Promise<bigint | undefined> {
+  try {
+    return (await state.io.stat(join(state.dir, MANIFEST_NAME))).ino;
+  } catch (err) {
+    if (errnoOf(err) === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+/** Loads the segments `manifest` names (its inode `ino`, taken before it was read). */
+async function loadManifest(state: PackedState, manifest: Manifest, ino: bigint | undefined): Promise<void> {
+  state.generation = manifest.generation;
+  state.manifestIno = ino;
+  for (let i = 0; i < manifest.segments.length; i++) await loadSegment(state, manifest.segments[i]!, i === manifest.segments.length - 1);
+}
+
+/** A directory without a manifest: under the lock (another process may be making it now), the manifest read again, else the first one made. */
+async function openFirst(state: PackedState): Promise<void> {
+  await takeLock(state.lock);
+  try {
+    const ino = await manifestInode(state);
+    const manifest = await readManifest(state.io, state.dir);
+    if (manifest) return await loadManifest(state, manifest, ino);
+    // Without a manifest, any segment file is a leftover of a first open that crashed before naming it.
+    const names = await state.io.readdir(state.dir);
+    await removeLeftovers(state, names);
+    state.leftoversChecked = true;
+    await initialize(state, names);
+    state.manifestIno = await manifestInode(state);
+  } finally {
+    await letGoLock(state.lock);
+  }
 }
 
 /** The open store of `options.dir`. */
-export function openPackedState(options: PackedState['options']): PackedState {
-  mkdirSync(join(options.dir, PACKED_DIR), { recursive: true });
-  const path = join(options.dir, SEGMENT_NAME);
-  const dsync = options.sync === 'dsync' ? constants.O_DSYNC : 0;
-  const fd = openSync(path, constants.O_RDWR | constants.O_CREAT | dsync, 0o644);
+export async function openPackedState(options: PackedSettings, io: PackedIo): Promise<PackedState> {
+  const state = createPackedState(options, io);
   try {
-    // The segment's name made durable before anything is written into it.
-    syncDirectory(options.dir);
-    const data = readWhole(fd);
-    // Bytes past the last intact record are cut by the next holder of the lock, not here: another process may be writing them now.
-    const { ops, end } = scanSegment(data);
-    const lock = createPackedLock(join(options.dir, PACKED_DIR), realIo, options);
-    const state = createPackedState(options, path, fd, end, realIo, lock);
-    for (const op of ops) {
-      if (op.kind === 'put') state.index.set(op.key, { offset: op.offset, length: op.length, version: op.version });
-      else state.index.delete(op.key);
-    }
-    for (const key of state.index.keys()) state.order.add(key);
+    await io.mkdirp(options.dir);
+    // The inode before the manifest is read: a rewrite in between is seen as a change by the next tail.
+    const ino = await manifestInode(state);
+    const manifest = ino === undefined ? undefined : await readManifest(io, options.dir);
+    if (manifest) await loadManifest(state, manifest, ino);
+    else await openFirst(state);
+    activeSegment(state);
     return state;
   } catch (err) {
-    closeSync(fd);
+    await letGoLock(state.lock).catch(() => undefined);
+    await closeSegments(state);
     throw err;
   }
 }

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPackedFsStorage, type PackedFsOptions } from '../../../src/storage/fs-packed/index.js';
-import { PACKED_DIR } from '../../../src/storage/fs-packed/open.js';
+import { LOCK_NAME } from '../../../src/storage/fs-packed/lock.js';
 import { buildChildModule, spawnChild, type ChildModule, type LineChild } from '../fs/child.js';
 
 interface Reply {
@@ -61,17 +61,16 @@ async function stopAll(workers: readonly LineChild[]): Promise<void> {
 
 /** Whether the process `pid` holds the packed store's lock (the lock is a link of one of its temp files). */
 function holds(dir: string, pid: number): boolean {
-  const packed = join(dir, PACKED_DIR);
   let ino: bigint;
   try {
-    ino = lstatSync(join(packed, 'lock'), { bigint: true }).ino;
+    ino = lstatSync(join(dir, LOCK_NAME), { bigint: true }).ino;
   } catch {
     return false;
   }
-  return readdirSync(packed).some((name) => {
+  return readdirSync(dir).some((name) => {
     if (!name.startsWith('.sp\\tmp-') || name.split('-')[2] !== String(pid)) return false;
     try {
-      return lstatSync(join(packed, name), { bigint: true }).ino === ino;
+      return lstatSync(join(dir, name), { bigint: true }).ino === ino;
     } catch {
       return false;
     }

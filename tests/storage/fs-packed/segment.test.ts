@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPackedFsStorage } from '../../../src/storage/fs-packed/index.js';
-import { SEGMENT_NAME } from '../../../src/storage/fs-packed/open.js';
-import { encodeRecord, scanSegment } from '../../../src/storage/fs-packed/record.js';
+import { segmentName } from '../../../src/storage/fs-packed/manifest.js';
+import { encodeRecord, placeRecord, scanSegment } from '../../../src/storage/fs-packed/record.js';
 
 const base = mkdtempSync(join(tmpdir(), 'savepoint-fs-packed-'));
 afterAll(() => rmSync(base, { recursive: true, force: true }));
@@ -32,22 +32,23 @@ describe('packed fs store: segment records', () => {
           const record = encodeRecord(
             ops.map((o) => (o.value ? { kind: 'put', key: o.key, bytes: o.value } : { kind: 'delete', key: o.key })),
           );
+          placeRecord(record, 7);
           const whole = scanSegment(record.bytes);
           expect(whole.end).toBe(record.bytes.length);
           expect(whole.ops.map((o) => [o.kind, o.key])).toEqual(ops.map((o) => [o.value ? 'put' : 'delete', o.key]));
           const cut = cutAt % record.bytes.length;
-          expect(scanSegment(record.bytes.subarray(0, cut))).toEqual({ ops: [], end: 0 });
+          expect(scanSegment(record.bytes.subarray(0, cut))).toEqual({ ops: [], end: 0, maxSequence: 0 });
         },
       ),
     );
   });
 
-  it('a torn last record is cut off on reopen; every answered write before it is kept', async () => {
+  it('a torn last record is cut off before the next write; every answered write before it is kept', async () => {
     const dir = join(base, `torn-${n++}`);
     const store = createPackedFsStorage({ dir });
     await store.put('a', bytes('one'));
     const { version } = await store.put('b', bytes('two'));
-    const path = join(dir, SEGMENT_NAME);
+    const path = join(dir, segmentName(1));
     const beforeBatch = statSync(path).size;
     await store.batch([
       { type: 'put', key: 'c', bytes: bytes('three') },
@@ -77,7 +78,7 @@ describe('packed fs store: segment records', () => {
     const store = createPackedFsStorage({ dir });
     await store.put('a', bytes('one'));
     await store.close();
-    appendFileSync(join(dir, SEGMENT_NAME), Buffer.from('SPK1 not a record'));
+    appendFileSync(join(dir, segmentName(1)), Buffer.from('SPK1 not a record'));
     const reopened = createPackedFsStorage({ dir });
     expect(text((await reopened.get('a'))?.bytes)).toBe('one');
     await reopened.put('b', bytes('two'));
