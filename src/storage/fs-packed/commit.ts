@@ -37,9 +37,8 @@ function schedule(state: PackedState): void {
 const owesUpkeep = (state: PackedState): boolean =>
   state.tailUnknown || state.manifestOwed !== undefined || activeSegment(state).end >= state.options.segmentBytes;
 
-/** Takes the lock (and tails what others wrote) unless this process holds it with time to write; the error the waiting calls fail with, if that failed. */
+/** Takes the lock (and tails what others wrote); the error the waiting calls fail with, if that failed. */
 async function holdFailure(state: PackedState): Promise<unknown> {
-  if (readyToWrite(state.lock)) return undefined;
   state.writing = true;
   try {
     await ensureHold(state);
@@ -53,12 +52,13 @@ async function holdFailure(state: PackedState): Promise<unknown> {
 
 async function startGroup(state: PackedState): Promise<void> {
   if (state.queue.length === 0) return settleIdle(state);
-  const holdFailed = await holdFailure(state);
-  if (holdFailed) {
-    failQueue(state, writeFailed(state, holdFailed));
-    return next(state);
+  if (!readyToWrite(state.lock)) {
+    const holdFailed = await holdFailure(state);
+    if (holdFailed) {
+      failQueue(state, writeFailed(state, holdFailed));
+      return next(state);
+    }
   }
-  stopLinger(state.lock);
   if (owesUpkeep(state)) {
     state.writing = true;
     const failure = await maintain(state);

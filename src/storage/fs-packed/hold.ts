@@ -58,13 +58,25 @@ export async function settleHold(state: PackedState): Promise<void> {
   }
 }
 
-/** Once idle: the lock is let go lingerMs later unless a group comes first (`isIdle` is checked then). */
+/**
+ * Once idle: the lock is let go lingerMs after the last group unless another comes first. One
+ * timer for many groups (a group costs no timer call): when it fires early it waits out the rest.
+ */
 export function lingerThenLetGo(state: PackedState, isIdle: () => boolean): void {
   const l = state.lock;
-  if (!l.held || l.linger) return;
+  if (!l.held) return;
+  l.idleSince = Date.now();
+  if (!l.linger) armLinger(l, isIdle, l.lingerMs);
+}
+
+function armLinger(l: PackedLock, isIdle: () => boolean, ms: number): void {
   l.linger = setTimeout(() => {
     l.linger = undefined;
-    if (isIdle()) void letGoLock(l).catch(() => undefined);
-  }, l.lingerMs);
+    // A group under way re-arms the timer when it ends.
+    if (!l.held || !isIdle()) return;
+    const left = l.idleSince + l.lingerMs - Date.now();
+    if (left > 0) return armLinger(l, isIdle, left);
+    void letGoLock(l).catch(() => undefined);
+  }, ms);
   l.linger.unref?.();
 }

@@ -71,8 +71,9 @@ export interface PackedLock extends Lease {
   readonly maxHoldMs: number;
   held: Hold | undefined;
   spare: Token | undefined;
-  /** The timer letting the lock go once no group came for lingerMs. */
+  /** The timer letting the lock go once no group came for lingerMs, and when the last group ended (Date.now()). */
   linger: ReturnType<typeof setTimeout> | undefined;
+  idleSince: number;
   /** Our release under way, if any (a take waits for it). */
   releasing: Promise<void> | undefined;
   /** A hold that ended at maxHoldMs: the next take waits until then, so a waiter polling for the lock finds it free. */
@@ -97,6 +98,7 @@ export function createPackedLock(dir: string, io: LockIo, options: PackedLockOpt
     held: undefined,
     spare: undefined,
     linger: undefined,
+    idleSince: 0,
     releasing: undefined,
     yieldUntil: 0,
   };
