@@ -10,6 +10,7 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CheckpointError } from '../../../src/contract/errors.js';
 import { createPackedFsStorage, type PackedFsStorage } from '../../../src/storage/fs-packed/index.js';
+import { realPackedIo, type PackedIo } from '../../../src/storage/fs-packed/io.js';
 import { LOCK_NAME } from '../../../src/storage/fs-packed/lock.js';
 
 const base = mkdtempSync(join(tmpdir(), 'savepoint-fs-packed-procs-'));
@@ -192,5 +193,66 @@ describe('packed stores on one directory (the model of several processes)', () =
     await Promise.all([a.close(), b.close()]);
     expect(existsSync(join(dir, LOCK_NAME))).toBe(false);
     expect(readdirSync(dir).filter((name) => name.startsWith('.sp\\tmp-'))).toEqual([]);
+  });
+
+  it('a write landing after its lease ran out and the lock was broken is not acknowledged, and overwrites nothing acknowledged', async () => {
+    const dir = join(base, `late-${n++}`);
+    // A's writes wait at this gate when it is closed: a write whose thread runs late (a stopped or starved process).
+    let gate: Promise<void> | undefined;
+    let entered: () => void = () => undefined;
+    const io: PackedIo = {
+      ...realPackedIo,
+      async writeAt(fd, bytes, position) {
+        if (gate) {
+          entered();
+          await gate;
+        }
+        return realPackedIo.writeAt(fd, bytes, position);
+      },
+    };
+    const a = createPackedFsStorage({ dir, leaseMs: 300, lingerMs: 60_000 }, { io });
+    const b = createPackedFsStorage({ dir, leaseMs: 300, lingerMs: 1 });
+    try {
+      await a.put('a', bytes('one'));
+      let open: () => void = () => undefined;
+      gate = new Promise<void>((resolve) => (open = resolve));
+      const inGate = new Promise<void>((resolve) => (entered = resolve));
+      const late = a.put('late', bytes('never acknowledged')).then(
+        () => 'acknowledged',
+        (err: CheckpointError) => (err.details as { reason?: string } | undefined)?.reason,
+      );
+      await inGate;
+      // B waits out A's lease, breaks the lock and writes.
+      const b1 = await b.put('b', bytes('two'));
+      const c1 = await b.put('c', bytes('three'));
+      gate = undefined;
+      open();
+      expect(await late).toBe('packed_lease_lost');
+      // Every process, and a later open, reads B's acknowledged writes; A's late write is nowhere.
+      for (const store of [a, b]) {
+        expect(await store.get('b')).toEqual({ bytes: bytes('two'), version: b1.version });
+        expect(await store.get('c')).toEqual({ bytes: bytes('three'), version: c1.version });
+        expect(await store.get('late')).toBeUndefined();
+      }
+      // A goes on once B lets the lock go.
+      await a.put('after', bytes('four'));
+      expect(text((await b.get('after'))?.bytes)).toBe('four');
+    } finally {
+      gate = undefined;
+      await Promise.all([a.close(), b.close()]);
+    }
+    const again = open(dir);
+    try {
+      for (const [key, value] of [
+        ['a', 'one'],
+        ['b', 'two'],
+        ['c', 'three'],
+        ['after', 'four'],
+      ])
+        expect(text((await again.get(key!))?.bytes), key).toBe(value);
+      expect(await again.get('late')).toBeUndefined();
+    } finally {
+      await again.close();
+    }
   });
 });
