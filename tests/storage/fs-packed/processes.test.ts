@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CheckpointError } from '../../../src/contract/errors.js';
+import { listAll } from '../../../src/contract/storage.js';
 import { createPackedFsStorage, type PackedFsStorage } from '../../../src/storage/fs-packed/index.js';
 import { realPackedIo, type PackedIo } from '../../../src/storage/fs-packed/io.js';
 import { LOCK_NAME } from '../../../src/storage/fs-packed/lock.js';
@@ -253,6 +254,35 @@ describe('packed stores on one directory (the model of several processes)', () =
       expect(await again.get('late')).toBeUndefined();
     } finally {
       await again.close();
+    }
+  });
+
+  it("a store follows another's rotations and compactions: every value read with its version, writes go on in the new segments", async () => {
+    const dir = join(base, `follow-${n++}`);
+    const small = { segmentBytes: 2048, compactMinBytes: Infinity, lingerMs: 1 };
+    const a = createPackedFsStorage({ dir, ...small });
+    const b = createPackedFsStorage({ dir, ...small });
+    const written = new Map<string, string>();
+    try {
+      await b.get('warm');
+      for (let i = 0; i < 60; i++) {
+        const key = `k/${i % 20}`;
+        written.set(key, (await a.put(key, bytes(`${'v'.repeat(100)}${i}`))).version);
+      }
+      expect(a.stats().rotations).toBeGreaterThan(0);
+      const check = async (store: PackedFsStorage): Promise<void> => {
+        for (const [key, version] of written) expect((await store.get(key))?.version, key).toBe(version);
+        expect((await listAll(store, 'k/')).map((e) => [e.key, e.version])).toEqual([...written].sort((x, y) => (x[0] < y[0] ? -1 : 1)));
+      };
+      await check(b);
+      await a.compact();
+      expect(a.stats().compactions).toBe(1);
+      await check(b);
+      written.set('k/0', (await b.put('k/0', bytes('from b'))).version);
+      await check(a);
+      await check(b);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
     }
   });
 });
