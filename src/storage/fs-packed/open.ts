@@ -134,7 +134,7 @@ export function manifestOf(state: PackedState): Manifest {
 
 /** Closes every descriptor the state holds (an open that failed, or a close). */
 export async function closeSegments(state: PackedState): Promise<void> {
-  for (const segment of state.segments) {
+  for (const segment of [...state.segments, ...state.retiring.splice(0)]) {
     for (const fd of [segment.fd, ...segment.staleFds.splice(0)]) await state.io.close(fd).catch(() => undefined);
   }
 }
