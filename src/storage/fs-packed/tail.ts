@@ -5,15 +5,16 @@
  * to the first incomplete record (one being written now), and cuts nothing.
  *
  * A manifest with another inode (every rewrite is a rename: a rotation, a compaction or a seal
- * after a broken lock, by another process) is read again, and when its generation moved the index
- * is rebuilt from its segments: segments this process holds open are scanned again through their
+ * after a broken lock, by another process) is read again, and when it names other segments than
+ * this process holds the index is rebuilt from its segments: segments this process holds open are scanned again through their
  * descriptors, the others opened, those it no longer names retired (their descriptors closed once
  * no read holds them: POSIX keeps an unlinked segment's bytes until then).
  */
+import { join } from 'node:path';
 import { CheckpointError } from '../../contract/errors.js';
 import { readRange } from './io.js';
-import { readManifest, type Manifest } from './manifest.js';
-import { applyScannedOps, loadSegment, manifestInode } from './open.js';
+import { encodeManifest, readManifest, segmentName, type Manifest } from './manifest.js';
+import { applyScannedOps, loadSegment, manifestInode, manifestOf } from './open.js';
 import { scanSegment } from './record.js';
 import { activeSegment, releaseSegment, setEntry, type PackedState } from './state.js';
 
@@ -42,6 +43,11 @@ async function tailActive(state: PackedState, cut: boolean): Promise<void> {
   }
 }
 
+async function sameFile(state: PackedState, fd: number, path: string): Promise<boolean> {
+  const [open, named] = await Promise.all([state.io.fstat(fd), state.io.stat(path).catch(() => undefined)]);
+  return named !== undefined && open.ino === named.ino && open.dev === named.dev;
+}
+
 /** Rebuilds the index from `manifest`'s segments, reusing the descriptors of those still named. */
 async function reload(state: PackedState, manifest: Manifest): Promise<void> {
   const old = new Map(state.segments.map((s) => [s.id, s]));
@@ -51,22 +57,32 @@ async function reload(state: PackedState, manifest: Manifest): Promise<void> {
   const last = manifest.segments.length - 1;
   for (let i = 0; i <= last; i++) {
     const entry = manifest.segments[i]!;
-    await loadSegment(state, entry, i === last, old.get(entry.id));
-    old.delete(entry.id);
+    const had = old.get(entry.id);
+    // Reused only if it is still the file of that name: an id can name a new file once its old one was removed as a leftover.
+    const same = had && !had.retired && (await sameFile(state, had.fd, join(state.dir, segmentName(entry.id))));
+    await loadSegment(state, entry, i === last, same ? had : undefined);
+    if (same) old.delete(entry.id);
   }
   for (const gone of old.values()) {
     gone.retired = true;
     releaseSegment(state, gone);
   }
+  // What this process meant to write or unlink (a compaction whose manifest it could not write
+  // before its lease ran out) gives way to the manifest found: the segments it would have
+  // unlinked may be named again, and its own new segment is a leftover for the next holder.
+  for (const segment of state.retiring.splice(0)) releaseSegment(state, segment);
+  state.manifestOwed = undefined;
+  state.leftoversChecked = false;
 }
 
-/** Whether the manifest changed since it was last read: then it is read again (and the index rebuilt if its generation moved). */
+/** Whether the manifest changed since it was last read: then it is read again (and the index rebuilt unless it names what this process holds). */
 async function followManifest(state: PackedState): Promise<void> {
   const ino = await manifestInode(state);
   if (ino === state.manifestIno) return;
   const manifest = await readManifest(state.io, state.dir);
   state.manifestIno = ino;
-  if (manifest && manifest.generation !== state.generation) await reload(state, manifest);
+  // Not by generation alone: a rewrite of ours that failed (its lease ran out) counted one too.
+  if (manifest && encodeManifest(manifest) !== encodeManifest(manifestOf(state))) await reload(state, manifest);
 }
 
 async function tailNow(state: PackedState, cut: boolean): Promise<void> {

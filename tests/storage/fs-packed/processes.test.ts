@@ -211,8 +211,8 @@ describe('packed stores on one directory (the model of several processes)', () =
         return realPackedIo.writeAt(fd, bytes, position);
       },
     };
-    const a = createPackedFsStorage({ dir, leaseMs: 300, lingerMs: 60_000 }, { io });
-    const b = createPackedFsStorage({ dir, leaseMs: 300, lingerMs: 1 });
+    const a = createPackedFsStorage({ dir, leaseMs: 1000, lingerMs: 60_000 }, { io });
+    const b = createPackedFsStorage({ dir, leaseMs: 1000, lingerMs: 1 });
     try {
       await a.put('a', bytes('one'));
       let open: () => void = () => undefined;
@@ -283,6 +283,56 @@ describe('packed stores on one directory (the model of several processes)', () =
       await check(b);
     } finally {
       await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  it('a compaction whose lease ran out before its manifest was written gives way to the manifest another process wrote', async () => {
+    const dir = join(base, `compact-late-${n++}`);
+    let gate: Promise<void> | undefined;
+    let entered: () => void = () => undefined;
+    let zeroWrites = 0;
+    const io: PackedIo = {
+      ...realPackedIo,
+      async writeAt(fd, data, position) {
+        // A compaction writes its segment, then its manifest's temp file (both from 0): the manifest waits.
+        if (gate && position === 0 && ++zeroWrites === 2) {
+          entered();
+          await gate;
+        }
+        return realPackedIo.writeAt(fd, data, position);
+      },
+    };
+    const small = { segmentBytes: 1024, compactMinBytes: Infinity, leaseMs: 1000 };
+    const a = createPackedFsStorage({ dir, ...small, lingerMs: 60_000 }, { io });
+    const b = createPackedFsStorage({ dir, ...small, lingerMs: 1 });
+    const written = new Map<string, string>();
+    try {
+      for (let i = 0; i < 30; i++) await a.put(`k/${i % 5}`, bytes(`${'v'.repeat(100)}${i}`));
+      for (let i = 0; i < 5; i++) written.set(`k/${i}`, text((await a.get(`k/${i}`))?.bytes)!);
+      let open: () => void = () => undefined;
+      gate = new Promise<void>((resolve) => (open = resolve));
+      const inGate = new Promise<void>((resolve) => (entered = resolve));
+      const compacted = a.compact().then(
+        () => 'compacted',
+        (err: CheckpointError) => (err.details as { reason?: string } | undefined)?.reason,
+      );
+      await inGate;
+      await b.put('b', bytes('from b'));
+      written.set('b', 'from b');
+      gate = undefined;
+      open();
+      expect(await compacted).toBe('packed_lease_lost');
+      await a.put('a', bytes('from a'));
+      written.set('a', 'from a');
+    } finally {
+      gate = undefined;
+      await Promise.all([a.close(), b.close()]);
+    }
+    const again = open(dir);
+    try {
+      for (const [key, value] of written) expect(text((await again.get(key))?.bytes), key).toBe(value);
+    } finally {
+      await again.close();
     }
   });
 });
