@@ -9,6 +9,7 @@
  */
 import { CheckpointError } from '../../contract/errors.js';
 import { join } from 'node:path';
+import { writeHint } from './hint.js';
 import { readRange } from './io.js';
 import { segmentName } from './manifest.js';
 import { commitManifest } from './maintain.js';
@@ -35,28 +36,33 @@ function liveEntries(state: PackedState, segments: ReadonlySet<Segment>): [strin
   return found.sort((a, b) => a[1].sequence - b[1].sequence);
 }
 
-/** The copy records of `entries`, their values read now; each record's header holds `floor`. */
-async function copyRecords(
-  state: PackedState,
-  entries: readonly [string, IndexEntry][],
-  floor: number,
-): Promise<{ buffers: Buffer[]; ops: { key: string; entry: IndexEntry; at: number }[] }> {
-  const buffers: Buffer[] = [];
-  const ops: { key: string; entry: IndexEntry; at: number }[] = [];
-  let start = 0;
-  let bytes = 0;
-  let batch: RecordOp[] = [];
-  let batchKeys: [string, IndexEntry][] = [];
-  const flush = (): void => {
-    const record = encodeRecord(batch);
-    placeRecord(record, floor);
-    batchKeys.forEach(([key, entry], i) => ops.push({ key, entry, at: start + record.valueAt[i]! }));
-    buffers.push(record.bytes);
-    start += record.bytes.length;
-    batch = [];
-    batchKeys = [];
-    bytes = 0;
-  };
+/** A compaction's copy under way: the new segment's file, what is written to it, and the record being filled. */
+interface Copy {
+  readonly fd: number;
+  /** The highest sequence of the segments replaced: every copy record's header holds it. */
+  readonly floor: number;
+  written: number;
+  pending: RecordOp[];
+  pendingKeys: [string, IndexEntry][];
+  pendingBytes: number;
+  /** Where each copied value landed in the new segment. */
+  readonly placed: { readonly key: string; readonly entry: IndexEntry; readonly at: number }[];
+}
+
+/** Writes the record being filled at the copy's end (values are not all held in memory at once). */
+async function flushCopy(state: PackedState, copy: Copy): Promise<void> {
+  const record = encodeRecord(copy.pending);
+  placeRecord(record, copy.floor);
+  await state.io.writeAt(copy.fd, record.bytes, copy.written);
+  copy.pendingKeys.forEach(([key, entry], i) => copy.placed.push({ key, entry, at: copy.written + record.valueAt[i]! }));
+  copy.written += record.bytes.length;
+  copy.pending = [];
+  copy.pendingKeys = [];
+  copy.pendingBytes = 0;
+}
+
+/** Copies `entries`' values, read one at a time, into copy records in the new segment. */
+async function copyValues(state: PackedState, copy: Copy, entries: readonly [string, IndexEntry][]): Promise<void> {
   for (const [key, entry] of entries) {
     const value = await readRange(state.io, entry.segment.fd, entry.offset, entry.length);
     if (value.length !== entry.length)
@@ -64,14 +70,14 @@ async function copyRecords(
         'checkpoint_integrity_mismatch',
         `packed store ${state.dir}: segment ${entry.segment.id} is shorter than its records`,
       );
-    batch.push({ kind: 'copy', key, sequence: entry.sequence, bytes: value });
-    batchKeys.push([key, entry]);
-    bytes += value.length;
-    if (bytes >= COPY_RECORD_BYTES) flush();
+    copy.pending.push({ kind: 'copy', key, sequence: entry.sequence, bytes: value });
+    copy.pendingKeys.push([key, entry]);
+    copy.pendingBytes += value.length;
+    if (copy.pendingBytes >= COPY_RECORD_BYTES) await flushCopy(state, copy);
   }
   // Always one record at least: its header keeps the floor of sequences even when nothing is live.
-  if (batch.length > 0 || buffers.length === 0) flush();
-  return { buffers, ops };
+  if (copy.pending.length > 0 || copy.written === 0) await flushCopy(state, copy);
+  await state.io.fsync(copy.fd);
 }
 
 /** Compacts every sealed segment into one (the test seam and the automatic trigger both call this). */
@@ -80,21 +86,20 @@ export async function compactSealed(state: PackedState): Promise<void> {
   if (sealed.length === 0) return;
   const members = new Set(sealed);
   const floor = Math.max(0, ...sealed.map((s) => s.maxSequence));
-  const { buffers, ops } = await copyRecords(state, liveEntries(state, members), floor);
-  const data = Buffer.concat(buffers);
   const id = nextSegmentId(state, await state.io.readdir(state.dir));
   const fd = await createSegmentFile(state, id);
+  const copy: Copy = { fd, floor, written: 0, pending: [], pendingKeys: [], pendingBytes: 0, placed: [] };
   try {
-    await state.io.writeAt(fd, data, 0);
-    await state.io.fsync(fd);
+    await copyValues(state, copy, liveEntries(state, members));
   } catch (err) {
+    // Never named by a manifest: removed now, or by the next open as a leftover.
     await state.io.close(fd).catch(() => undefined);
     await state.io.unlink(join(state.dir, segmentName(id))).catch(() => undefined);
     throw err;
   }
-  const segment = newSegment(id, fd, data.length, true);
+  const segment = newSegment(id, fd, copy.written, true);
   segment.maxSequence = floor;
-  for (const { key, entry, at } of ops)
+  for (const { key, entry, at } of copy.placed)
     setEntry(state, key, {
       segment,
       offset: at,
@@ -106,4 +111,5 @@ export async function compactSealed(state: PackedState): Promise<void> {
   state.segments = [segment, ...state.segments.filter((s) => !members.has(s))];
   state.stats.compactions++;
   await commitManifest(state, sealed);
+  await writeHint(state);
 }

@@ -8,6 +8,7 @@ import { CheckpointError } from '../../contract/errors.js';
 import { errnoOf } from '../fs/io.js';
 import { compactSealed, shouldCompact } from './compact.js';
 import { assertLeaseOf } from './lock.js';
+import { writeHint } from './hint.js';
 import { segmentName, writeManifest } from './manifest.js';
 import { activeFlags, createSegmentFile, manifestOf, newSegment, nextSegmentId } from './open.js';
 import { activeSegment, releaseSegment, type PackedState, type Segment } from './state.js';
@@ -64,6 +65,7 @@ export async function rotate(state: PackedState): Promise<void> {
   state.segments.push(newSegment(id, fd, 0, false));
   state.stats.rotations++;
   await commitManifest(state, []);
+  await writeHint(state);
 }
 
 /** Does the upkeep owed; returns the typed error the waiting calls fail with when the store may not append yet. */

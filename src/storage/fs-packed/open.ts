@@ -20,6 +20,7 @@ import {
   type Manifest,
   type ManifestSegment,
 } from './manifest.js';
+import { hintCoverage, isHintTemp, readHint, type Hint } from './hint.js';
 import { scanSegment, type ScannedOp } from './record.js';
 import { activeSegment, createPackedState, footprintOf, setEntry, type PackedSettings, type PackedState, type Segment } from './state.js';
 
@@ -83,6 +84,31 @@ export async function loadSegment(state: PackedState, entry: ManifestSegment, ac
   return segment;
 }
 
+/** Opens the first `covered` segments of the manifest without scanning them: the hint holds their index entries. */
+async function loadHinted(state: PackedState, segments: readonly ManifestSegment[], hint: Hint, covered: number): Promise<void> {
+  for (let i = 0; i < covered; i++) {
+    const fd = await openSegmentFile(state, segments[i]!.id, constants.O_RDONLY);
+    const segment = newSegment(segments[i]!.id, fd, segments[i]!.length!, true);
+    segment.maxSequence = hint.maxSequence;
+    state.segments.push(segment);
+  }
+  for (const e of hint.entries) {
+    const segment = state.segments[e.segment]!;
+    setEntry(state, e.key, { segment, offset: e.offset, length: e.length, sequence: e.sequence, footprint: footprintOf(e.key, e.length) });
+  }
+  if (hint.maxSequence >= state.nextSequence) state.nextSequence = hint.maxSequence + 1;
+}
+
+/** Opens the manifest's segments: those a fitting hint covers without a scan, the others scanned. */
+async function loadSegments(state: PackedState, manifest: Manifest): Promise<void> {
+  const segments = manifest.segments;
+  // A hint that cannot be read is no worse than none: every segment is scanned.
+  const hint = segments.length > 1 ? await readHint(state.io, state.dir).catch(() => undefined) : undefined;
+  const covered = hint ? hintCoverage(hint, segments) : 0;
+  if (hint && covered > 0) await loadHinted(state, segments, hint, covered);
+  for (let i = covered; i < segments.length; i++) await loadSegment(state, segments[i]!, i === segments.length - 1);
+}
+
 /** Makes a new empty segment file (durably named) and returns its descriptor, opened as the active one. */
 export async function createSegmentFile(state: PackedState, id: number): Promise<number> {
   const fd = await state.io.open(join(state.dir, segmentName(id)), activeFlags(state) | constants.O_CREAT | constants.O_EXCL, 0o644);
@@ -109,7 +135,7 @@ export async function removeLeftovers(state: PackedState, names: readonly string
   const named = new Set(state.segments.map((s) => s.id));
   for (const name of names) {
     const id = segmentIdOf(name);
-    if ((id !== undefined && !named.has(id)) || isManifestTemp(name)) {
+    if ((id !== undefined && !named.has(id)) || isManifestTemp(name) || isHintTemp(name)) {
       await state.io.unlink(join(state.dir, name)).catch((err: unknown) => {
         if (errnoOf(err) !== 'ENOENT') throw err;
       });
@@ -153,7 +179,7 @@ export async function manifestInode(state: PackedState): Promise<bigint | undefi
 async function loadManifest(state: PackedState, manifest: Manifest, ino: bigint | undefined): Promise<void> {
   state.generation = manifest.generation;
   state.manifestIno = ino;
-  for (let i = 0; i < manifest.segments.length; i++) await loadSegment(state, manifest.segments[i]!, i === manifest.segments.length - 1);
+  await loadSegments(state, manifest);
 }
 
 /** A directory without a manifest: under the lock (another process may be making it now), the manifest read again, else the first one made. */
