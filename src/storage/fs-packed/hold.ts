@@ -7,6 +7,8 @@
  * against an index that holds every acknowledged write.
  */
 import { holdsLease, letGoLock, renewIfOld, sealOwed, settleSeal, stopLinger, takeLock, type PackedLock } from './lock.js';
+import { join } from 'node:path';
+import { classifyInternal, ownerGone } from '../fs/names.js';
 import { rotate } from './maintain.js';
 import { removeLeftovers } from './open.js';
 import type { PackedState } from './state.js';
@@ -49,12 +51,24 @@ export async function settleHold(state: PackedState): Promise<void> {
   const l = state.lock;
   await tail(state, true);
   if (!state.leftoversChecked) {
-    await removeLeftovers(state, await state.io.readdir(state.dir));
+    const names = await state.io.readdir(state.dir);
+    await removeLeftovers(state, names);
+    await removeDeadTokens(state, names);
     state.leftoversChecked = true;
   }
   if (await sealOwed(l)) {
     await rotate(state);
     await settleSeal(l);
+  }
+}
+
+/** Removes the lock tokens (and broken locks being removed) of processes that are gone: a writer killed while it held or kept one. */
+async function removeDeadTokens(state: PackedState, names: readonly string[]): Promise<void> {
+  const now = state.lock.timing.clock.now();
+  for (const name of names) {
+    const owner = classifyInternal(name)?.owner;
+    if (!owner || !ownerGone(owner, now, state.lock.timing.staleAfterMs)) continue;
+    await state.io.unlink(join(state.dir, name)).catch(() => undefined);
   }
 }
 

@@ -187,6 +187,8 @@ describe('the packed store between processes', () => {
     } finally {
       await store.close();
     }
+    // The killed writer's lock token is removed by the next holder.
+    expect(readdirSync(dir).filter((name) => name.startsWith(`.sp\\tmp-`) && name.split('-')[2] === String(victim.proc.pid))).toEqual([]);
   });
 
   it('a holder stopped (SIGSTOP) is broken after its lease; thawed, its late write is not acknowledged and nothing acknowledged is lost', async () => {
