@@ -3,7 +3,8 @@
  * as checksummed records, one durable write per group of calls, found again through an in-memory
  * index (key → segment, offset, length, sequence) and read by `pread`. Segments rotate at a size
  * and the sealed ones are compacted; a manifest names them (./manifest.ts, ./record.ts for the
- * format). One process for now. bench/LOG.md, "A packed fs store: the ceiling", measured why.
+ * format). Several processes share a directory through a lock and tailing (./lock.ts, ./hold.ts,
+ * ./tail.ts). bench/LOG.md, "A packed fs store: the ceiling", measured why.
  */
 import { assertBytesArgument } from '../../contract/arguments.js';
 import { CheckpointError } from '../../contract/errors.js';
@@ -25,7 +26,9 @@ import { closeWhenIdle, enqueue, exclusively } from './commit.js';
 import { compactSealed } from './compact.js';
 import { realPackedIo } from './io.js';
 import { openPackedState } from './open.js';
+import { holdsLease } from './lock.js';
 import { encodeRecord, versionOf, type EncodedRecord, type RecordOp } from './record.js';
+import { tail } from './tail.js';
 import {
   releaseSegment,
   type IndexEntry,
@@ -109,10 +112,20 @@ async function readAsyncAt(state: PackedState, entry: IndexEntry): Promise<Uint8
   }
 }
 
+/**
+ * Before a read: what other processes wrote is read into the index, unless this process holds
+ * the lock inside its trusted lease (then nothing else can have written).
+ */
+function current(state: PackedState): Promise<void> | undefined {
+  return holdsLease(state.lock) ? undefined : tail(state, false);
+}
+
 async function getValue(state: PackedState, key: string, options: GetOptions | undefined): Promise<StoredObject | undefined> {
   if (state.closed) throw closedError();
   assertKey(key);
   assertGetOptions(options, 'packedFsStorage.get');
+  const fresh = current(state);
+  if (fresh) await fresh;
   const entry = state.index.get(key);
   if (!entry) return undefined;
   const limit = options?.maxBytes;
@@ -126,6 +139,7 @@ async function getValue(state: PackedState, key: string, options: GetOptions | u
 async function* listEntries(opening: Opening, prefix: string): AsyncGenerator<StorageEntry> {
   const state = await opened(opening);
   assertPrefix(prefix);
+  await current(state);
   for (const key of state.order.withPrefix(prefix)) {
     const entry = state.index.get(key);
     if (entry) yield { key, version: versionOf(entry.sequence), size: entry.length };
@@ -180,7 +194,7 @@ export function createPackedFsStorage(options: PackedFsOptions, internals: Packe
     dir: options.dir,
     capabilities: {
       atomicBatch: true,
-      crossProcessConditional: false,
+      crossProcessConditional: true,
       multiGet: true,
       ...(options.maxValueBytes !== undefined ? { maxValueBytes: options.maxValueBytes } : {}),
     },

@@ -31,7 +31,7 @@ for (const flavour of flavours) {
       rmSync((adapter as PackedFsStorage).dir, { recursive: true, force: true });
     },
     reopen: (closed: StorageAdapter) => createPackedFsStorage({ dir: (closed as PackedFsStorage).dir, ...flavour }),
-    capabilities: { atomicBatch: true, crossProcessConditional: false, multiGet: true },
+    capabilities: { atomicBatch: true, crossProcessConditional: true, multiGet: true },
     nestedKeys: true,
     concurrency: 8,
     propertyRuns: 30,

@@ -1,0 +1,120 @@
+/**
+ * Tailing: what other processes wrote since this one last looked, applied to the index. A holder
+ * of the lock tails once after taking it (nothing else writes while it holds it) and cuts a torn
+ * tail a crashed holder left; a process that does not hold it tails before a read or a listing, up
+ * to the first incomplete record (one being written now), and cuts nothing.
+ *
+ * A manifest with another inode (every rewrite is a rename: a rotation, a compaction or a seal
+ * after a broken lock, by another process) is read again, and when it names other segments than
+ * this process holds the index is rebuilt from its segments: segments this process holds open are scanned again through their
+ * descriptors, the others opened, those it no longer names retired (their descriptors closed once
+ * no read holds them: POSIX keeps an unlinked segment's bytes until then).
+ */
+import { join } from 'node:path';
+import { CheckpointError } from '../../contract/errors.js';
+import { readRange } from './io.js';
+import { encodeManifest, readManifest, segmentName, type Manifest } from './manifest.js';
+import { applyScannedOps, loadSegment, manifestInode, manifestOf } from './open.js';
+import { scanSegment } from './record.js';
+import { activeSegment, releaseSegment, setEntry, type PackedState } from './state.js';
+
+function shrunk(state: PackedState, size: number, end: number): CheckpointError {
+  return new CheckpointError(
+    'checkpoint_integrity_mismatch',
+    `packed store ${state.dir}: the active segment is ${size} bytes, shorter than the ${end} bytes already read from it`,
+    { details: { key: 'packed', reason: 'packed_segment_shrunk' } },
+  );
+}
+
+/** Reads and applies the active segment's records past its known end; `cut`: bytes past the last intact record are a crashed holder's torn tail. */
+async function tailActive(state: PackedState, cut: boolean): Promise<void> {
+  const segment = activeSegment(state);
+  const size = Number((await state.io.fstat(segment.fd)).size);
+  if (size < segment.end) throw shrunk(state, size, segment.end);
+  if (size > segment.end) {
+    const scanned = scanSegment(await readRange(state.io, segment.fd, segment.end, size - segment.end), segment.end);
+    applyScannedOps(state, segment, scanned.ops, scanned.maxSequence);
+    segment.end = scanned.end;
+    if (scanned.maxSequence > segment.maxSequence) segment.maxSequence = scanned.maxSequence;
+  }
+  if (cut && segment.end < size) {
+    await state.io.ftruncate(segment.fd, segment.end);
+    await state.io.fsync(segment.fd);
+  }
+}
+
+async function sameFile(state: PackedState, fd: number, path: string): Promise<boolean> {
+  const [open, named] = await Promise.all([state.io.fstat(fd), state.io.stat(path).catch(() => undefined)]);
+  return named !== undefined && open.ino === named.ino && open.dev === named.dev;
+}
+
+/** Rebuilds the index from `manifest`'s segments, reusing the descriptors of those still named. */
+async function reload(state: PackedState, manifest: Manifest): Promise<void> {
+  const old = new Map(state.segments.map((s) => [s.id, s]));
+  for (const key of [...state.index.keys()]) setEntry(state, key, null);
+  state.segments = [];
+  state.generation = manifest.generation;
+  const last = manifest.segments.length - 1;
+  for (let i = 0; i <= last; i++) {
+    const entry = manifest.segments[i]!;
+    const had = old.get(entry.id);
+    // Reused only if it is still the file of that name: an id can name a new file once its old one was removed as a leftover.
+    const same = had && !had.retired && (await sameFile(state, had.fd, join(state.dir, segmentName(entry.id))));
+    await loadSegment(state, entry, i === last, same ? had : undefined);
+    if (same) old.delete(entry.id);
+  }
+  for (const gone of old.values()) {
+    gone.retired = true;
+    releaseSegment(state, gone);
+  }
+  // What this process meant to write or unlink (a compaction whose manifest it could not write
+  // before its lease ran out) gives way to the manifest found: the segments it would have
+  // unlinked may be named again, and its own new segment is a leftover for the next holder.
+  for (const segment of state.retiring.splice(0)) releaseSegment(state, segment);
+  state.manifestOwed = undefined;
+  state.leftoversChecked = false;
+}
+
+/** Whether the manifest changed since it was last read: then it is read again (and the index rebuilt unless it names what this process holds). */
+async function followManifest(state: PackedState): Promise<void> {
+  const ino = await manifestInode(state);
+  if (ino === state.manifestIno) return;
+  const manifest = await readManifest(state.io, state.dir);
+  state.manifestIno = ino;
+  // Not by generation alone: a rewrite of ours that failed (its lease ran out) counted one too.
+  if (manifest && encodeManifest(manifest) !== encodeManifest(manifestOf(state))) await reload(state, manifest);
+}
+
+async function tailNow(state: PackedState, cut: boolean): Promise<void> {
+  await followManifest(state);
+  await tailActive(state, cut);
+}
+
+/** Tails in order, one at a time, so that no two read past the same end. */
+export interface Tails {
+  /** Settles once the last tail asked for is done. */
+  last: Promise<void>;
+  /** A tail asked for that has not looked at the files yet: a caller now may share it. */
+  waiting: Promise<void> | undefined;
+  waitingCut: boolean;
+}
+
+export const createTails = (): Tails => ({ last: Promise.resolve(), waiting: undefined, waitingCut: false });
+
+/**
+ * Brings the index up to date with the files (`cut`: as the lock's holder). A tail asked for
+ * while another runs starts after it (that one may have looked before the bytes this caller must
+ * see were there); callers meanwhile share it.
+ */
+export function tail(state: PackedState, cut: boolean): Promise<void> {
+  const t = state.tails;
+  if (t.waiting && (t.waitingCut || !cut)) return t.waiting;
+  const next: Promise<void> = t.last.then(() => {
+    if (t.waiting === next) t.waiting = undefined;
+    return tailNow(state, cut);
+  });
+  t.waiting = next;
+  t.waitingCut = cut;
+  t.last = next.catch(() => undefined);
+  return next;
+}
