@@ -7,6 +7,7 @@
  */
 import { read, readSync } from 'node:fs';
 import { assertBytesArgument } from '../../contract/arguments.js';
+import type { LinkedRead, LinkedValues, ReadLinks } from '../../contract/linked-read.js';
 import { CheckpointError } from '../../contract/errors.js';
 import { assertGetOptions, readTooLarge } from '../../contract/read-limit.js';
 import type {
@@ -14,6 +15,7 @@ import type {
   BatchOutcome,
   DeleteOptions,
   GetOptions,
+  KeyListingStorage,
   MultiGetStorage,
   PutOptions,
   PutResult,
@@ -23,14 +25,15 @@ import type {
 import { assertBatchOperations } from '../batch-operation.js';
 import { assertKey, assertPrefix } from '../keys.js';
 import { closeWhenIdle, enqueue } from './commit.js';
+import { packedKeyNames, packedLinkedRead, type PackedReads } from './linked-read.js';
 import { openPackedState } from './open.js';
 import { encodeRecord, type RecordOp } from './record.js';
 import type { IndexEntry, PackedFsOptions, PackedState, PackedStats } from './state.js';
 
 export type { PackedFsOptions, PackedStats } from './state.js';
 
-/** The packed store: a StorageAdapter with multi-get, and its counts. */
-export interface PackedFsStorage extends MultiGetStorage {
+/** The packed store: a StorageAdapter with multi-get, a linked read and a listing by name (`listKeys`), and its counts. */
+export interface PackedFsStorage extends MultiGetStorage, LinkedRead, KeyListingStorage {
   readonly dir: string;
   batch(operations: readonly BatchOperation[]): Promise<BatchOutcome[]>;
   stats(): Readonly<PackedStats>;
@@ -78,14 +81,34 @@ function readAsyncAt(state: PackedState, entry: IndexEntry): Promise<Uint8Array>
   });
 }
 
+/** The smaller of the store's `maxReadBytes` and the reader's `maxBytes`, and whose limit that is. */
+function readLimitOf(state: PackedState, asked: number | undefined): PackedReads<IndexEntry>['limit'] {
+  const store = state.options.maxReadBytes ?? Infinity;
+  return asked !== undefined && asked < store
+    ? { bytes: asked, whose: "the reader's limit (maxBytes)" }
+    : { bytes: store, whose: "the store's limit (maxReadBytes)" };
+}
+
+/** The index and reads the linked read and the listing by name answer from. */
+function readsOf(state: PackedState): PackedReads<IndexEntry> {
+  return {
+    entryOf: (key) => state.index.get(key),
+    lengthOf: (entry) => entry.length,
+    versionOf: (entry) => entry.version,
+    keysUnder: (prefix) => state.order.withPrefix(prefix),
+    readNow: (entry) => readSyncAt(state, entry),
+    limit: readLimitOf(state, undefined),
+  };
+}
+
 async function getValue(state: PackedState, key: string, options: GetOptions | undefined): Promise<StoredObject | undefined> {
   if (state.closed) throw closedError();
   assertKey(key);
   assertGetOptions(options, 'packedFsStorage.get');
   const entry = state.index.get(key);
   if (!entry) return undefined;
-  const limit = options?.maxBytes;
-  if (limit !== undefined && entry.length > limit) throw readTooLarge(key, entry.length, limit, "the reader's limit (maxBytes)");
+  const limit = readLimitOf(state, options?.maxBytes);
+  if (entry.length > limit.bytes) throw readTooLarge(key, entry.length, limit.bytes, limit.whose);
   state.stats.reads++;
   // The entry names a durable, never overwritten place: it stays valid whatever is written meanwhile.
   const bytes = state.options.reads === 'sync' ? readSyncAt(state, entry) : await readAsyncAt(state, entry);
@@ -104,16 +127,22 @@ async function* listEntries(state: PackedState, prefix: string): AsyncGenerator<
 /** Opens (or makes) the packed store in `options.dir`. */
 export function createPackedFsStorage(options: PackedFsOptions): PackedFsStorage {
   const state = openPackedState({ sync: 'dsync', writes: 'async', reads: 'sync', ...options });
+  const reads = readsOf(state);
+  const linked = packedLinkedRead(reads);
   const checkEach = (op: BatchOperation): void => {
     if (op.type === 'put') checkSize(state, op.key, op.bytes);
   };
-  const storage: PackedFsStorage = {
+  const storage: Omit<PackedFsStorage, 'listKeys'> = {
     name: 'fs-packed',
     dir: options.dir,
     capabilities: {
       atomicBatch: true,
       crossProcessConditional: false,
       multiGet: true,
+      linkedRead: true,
+      // No other tool reads segment files: a profile whose files others read refuses this store.
+      opaqueValues: true,
+      versionsPerWrite: true,
       ...(options.maxValueBytes !== undefined ? { maxValueBytes: options.maxValueBytes } : {}),
     },
     get: (key, opts) => getValue(state, key, opts),
@@ -136,6 +165,10 @@ export function createPackedFsStorage(options: PackedFsOptions): PackedFsStorage
       return (outcome as { existed: boolean }).existed;
     },
     list: (prefix: string) => listEntries(state, prefix),
+    async getLinked(key: string, links: ReadLinks): Promise<LinkedValues | undefined> {
+      if (state.closed) throw closedError();
+      return linked(key, links);
+    },
     async batch(operations: readonly BatchOperation[]): Promise<BatchOutcome[]> {
       if (state.closed) throw closedError();
       assertBatchOperations(operations, checkEach);
@@ -148,5 +181,12 @@ export function createPackedFsStorage(options: PackedFsOptions): PackedFsStorage
     },
     stats: () => ({ ...state.stats }),
   };
-  return storage;
+  // Not enumerable, as fsStorage's: a wrapper made by spreading the store must not carry a listing that bypasses its own.
+  Object.defineProperty(storage, 'listKeys', {
+    value: async function* listKeys(prefix: string): AsyncGenerator<string> {
+      if (state.closed) throw closedError();
+      yield* packedKeyNames(reads, prefix);
+    },
+  });
+  return storage as PackedFsStorage;
 }

@@ -22,6 +22,8 @@ export interface PackedFsOptions {
   readonly reads?: 'sync' | 'async';
   /** Largest value accepted, in bytes. */
   readonly maxValueBytes?: number;
+  /** Largest value a read takes, in bytes (a reader's own `maxBytes` may be smaller); none when absent. */
+  readonly maxReadBytes?: number;
 }
 
 /** Where a key's current value is in the segment, and its version. */
@@ -54,7 +56,8 @@ export interface PackedStats {
 
 /** Everything one open packed store holds. */
 export interface PackedState {
-  readonly options: Required<Omit<PackedFsOptions, 'maxValueBytes'>> & Pick<PackedFsOptions, 'maxValueBytes'>;
+  readonly options: Required<Omit<PackedFsOptions, 'maxValueBytes' | 'maxReadBytes'>> &
+    Pick<PackedFsOptions, 'maxValueBytes' | 'maxReadBytes'>;
   readonly path: string;
   readonly fd: number;
   /** Every key's durable value: updated only once the write holding it returned. */
