@@ -1,76 +1,91 @@
 /**
  * Group commit: calls wait in a queue; a group is every call waiting when the previous group's
  * write returned (async writes) or every call of one event-loop turn (sync writes). One durable
- * write a group, at the segment's end; the index changes and the calls are answered only after it.
+ * write a group, at the active segment's end; the index changes and the calls are answered only
+ * after it. Between groups, and never during one, the store does its upkeep: recovery after a
+ * failed write, rotation, compaction (see ./maintain.ts).
  */
-import { closeSync, fdatasync, fdatasyncSync, ftruncateSync, write, writeSync } from 'node:fs';
 import { CheckpointError } from '../../contract/errors.js';
+import { closeSegments } from './open.js';
+import { maintain } from './maintain.js';
 import { planGroup, type PlannedGroup } from './plan.js';
-import type { PackedState, PendingCall } from './state.js';
+import { activeSegment, setEntry, type PackedState, type PendingCall } from './state.js';
 
 /** Queues `call` and makes sure a group will take it. */
 export function enqueue(state: PackedState, call: PendingCall): void {
   state.queue.push(call);
   if (state.writing || state.scheduled) return;
+  schedule(state);
+}
+
+// The next turn, so that the calls made in this one (threads answered by one group) go together.
+function schedule(state: PackedState): void {
   state.scheduled = true;
-  // The next turn, so that the calls made in this one (threads answered by one group) go together.
   setImmediate(() => {
     state.scheduled = false;
-    startGroup(state);
+    void startGroup(state);
   });
 }
 
-function startGroup(state: PackedState): void {
+/** Whether the store has upkeep to do before it may append (`maintain` does it). */
+const owesUpkeep = (state: PackedState): boolean =>
+  state.tailUnknown || state.manifestOwed !== undefined || activeSegment(state).end >= state.options.segmentBytes;
+
+async function startGroup(state: PackedState): Promise<void> {
   if (state.queue.length === 0) return settleIdle(state);
+  if (owesUpkeep(state)) {
+    state.writing = true;
+    const failure = await maintain(state);
+    state.writing = false;
+    // Nothing may be appended while the tail or the manifest is unknown: the waiting calls fail, typed.
+    if (failure) failQueue(state, failure);
+    if (failure || state.queue.length === 0) return next(state);
+  }
   const queue = state.queue;
   state.queue = [];
-  const group = planGroup(state.index, queue, state.end);
+  const segment = activeSegment(state);
+  const group = planGroup(state.index, queue, { segment, end: segment.end, nextSequence: state.nextSequence });
   for (const { call, error } of group.refused) call.fail(error);
-  if (state.broken) return failGroup(state, group, state.broken);
+  if (group.bytes === 0) return finishGroup(state, group);
   const data = group.buffers.length === 1 ? group.buffers[0]! : Buffer.concat(group.buffers, group.bytes);
   const writes = state.options.writes;
   if (writes === 'sync' || (writes === 'adaptive' && group.buffers.length <= 1)) {
     try {
-      if (data.length > 0) writeAll(state, data);
+      writeSync(state, data);
     } catch (err) {
       return failGroup(state, group, err);
     }
     return finishGroup(state, group);
   }
   state.writing = true;
-  writeAsync(state, data, (err) => {
+  try {
+    await writeAsync(state, data);
+  } catch (err) {
     state.writing = false;
-    if (err) failGroup(state, group, err);
-    else finishGroup(state, group);
-  });
+    return failGroup(state, group, err);
+  }
+  state.writing = false;
+  finishGroup(state, group);
 }
 
-function writeAll(state: PackedState, data: Buffer): void {
-  let done = 0;
-  while (done < data.length) done += writeSync(state.fd, data, done, data.length - done, state.end + done);
-  if (state.options.sync === 'fdatasync') fdatasyncSync(state.fd);
+function writeSync(state: PackedState, data: Buffer): void {
+  const segment = activeSegment(state);
+  state.io.writeAtSync(segment.fd, data, segment.end);
+  if (state.options.sync === 'fdatasync') state.io.datasyncSync(segment.fd);
 }
 
-function writeAsync(state: PackedState, data: Buffer, callback: (err: Error | null) => void): void {
-  if (data.length === 0) return callback(null);
-  const from = (done: number): void =>
-    write(state.fd, data, done, data.length - done, state.end + done, (err, written) => {
-      if (err) return callback(err);
-      if (done + written < data.length) return from(done + written);
-      if (state.options.sync === 'fdatasync') fdatasync(state.fd, callback);
-      else callback(null);
-    });
-  from(0);
+async function writeAsync(state: PackedState, data: Buffer): Promise<void> {
+  const segment = activeSegment(state);
+  await state.io.writeAt(segment.fd, data, segment.end);
+  if (state.options.sync === 'fdatasync') await state.io.datasync(segment.fd);
 }
 
 function finishGroup(state: PackedState, group: PlannedGroup): void {
-  for (const [key, entry] of group.changes) {
-    if (entry) {
-      if (!state.index.has(key)) state.order.add(key);
-      state.index.set(key, entry);
-    } else if (state.index.delete(key)) state.order.remove(key);
-  }
-  state.end += group.bytes;
+  for (const [key, entry] of group.changes) setEntry(state, key, entry);
+  const segment = activeSegment(state);
+  segment.end += group.bytes;
+  if (group.bytes > 0) segment.maxSequence = group.nextSequence - 1;
+  state.nextSequence = group.nextSequence;
   state.stats.writes += group.bytes > 0 ? 1 : 0;
   state.stats.records += group.buffers.length;
   state.stats.bytes += group.bytes;
@@ -78,40 +93,35 @@ function finishGroup(state: PackedState, group: PlannedGroup): void {
   next(state);
 }
 
+function writeFailed(state: PackedState, cause: unknown): CheckpointError {
+  return cause instanceof CheckpointError
+    ? cause
+    : new CheckpointError('checkpoint_atomic_write_failed', `packed store ${state.dir}: write failed`, { cause });
+}
+
 /**
- * A write that failed may have left part of the group in the file: cut it off, so that no
- * unanswered record is found on reopen. If even that fails, the tail is unknown: the store
- * refuses every later write (a reopen scans the file again).
+ * A write that failed may have left part of the group (or all of it) in the file, and after a
+ * failed fsync the page cache's state is unknown: nothing is appended again until recovery cut
+ * the segment back to its acknowledged end. The group's sequences are never used again.
  */
 function failGroup(state: PackedState, group: PlannedGroup, cause: unknown): void {
-  if (!state.broken && group.bytes > 0) {
-    try {
-      ftruncateSync(state.fd, state.end);
-      fdatasyncSync(state.fd);
-    } catch (err) {
-      state.broken = new CheckpointError(
-        'checkpoint_atomic_write_failed',
-        `packed store ${state.path}: a failed write could not be undone`,
-        { cause: err },
-      );
-    }
-  }
-  const error =
-    cause instanceof CheckpointError
-      ? cause
-      : new CheckpointError('checkpoint_atomic_write_failed', `packed store ${state.path}: write failed`, { cause });
+  state.tailUnknown = true;
+  state.nextSequence = group.nextSequence;
+  const error = writeFailed(state, cause);
   for (const { call } of group.placed) call.fail(error);
   next(state);
+}
+
+function failQueue(state: PackedState, error: CheckpointError): void {
+  const queue = state.queue;
+  state.queue = [];
+  for (const call of queue) call.fail(error);
 }
 
 /** The next group one turn later: the calls the answered ones make next (a thread's next put) join it. */
 function next(state: PackedState): void {
   if (state.queue.length === 0) return settleIdle(state);
-  state.scheduled = true;
-  setImmediate(() => {
-    state.scheduled = false;
-    startGroup(state);
-  });
+  schedule(state);
 }
 
 function settleIdle(state: PackedState): void {
@@ -121,10 +131,27 @@ function settleIdle(state: PackedState): void {
   for (const resolve of waiting) resolve();
 }
 
-/** Resolves once every queued call is answered; then closes the file. */
-export async function closeWhenIdle(state: PackedState): Promise<void> {
+/** Resolves once no group or upkeep is under way or scheduled. */
+export async function whenIdle(state: PackedState): Promise<void> {
   if (state.writing || state.scheduled || state.queue.length > 0) await new Promise<void>((resolve) => state.idle.push(resolve));
-  closeSync(state.fd);
+}
+
+/** Runs `task` in the writer's slot (no group is written meanwhile), then lets queued calls go on. */
+export async function exclusively<T>(state: PackedState, task: () => Promise<T>): Promise<T> {
+  while (state.writing || state.scheduled) await new Promise<void>((resolve) => state.idle.push(resolve));
+  state.writing = true;
+  try {
+    return await task();
+  } finally {
+    state.writing = false;
+    next(state);
+  }
+}
+
+/** Resolves once every queued call is answered; then closes the files. */
+export async function closeWhenIdle(state: PackedState): Promise<void> {
+  await whenIdle(state);
+  await closeSegments(state);
 }
 
 export type { PendingCall };

@@ -1,11 +1,10 @@
 /**
- * A prototype fs store with no file per key (internal, not exported): values are appended to one
- * segment file as checksummed records, one durable write per group of calls, found again through
- * an in-memory index (key → offset, length, version) and read by `pread`. One process only; no
- * compaction. It exists to measure how fast SavepointSaver can be on a local disk without the
- * cost of a file per key (bench/LOG.md, "A packed fs store: the ceiling").
+ * The packed layout of the fs store (internal, not exported yet): values appended to segment files
+ * as checksummed records, one durable write per group of calls, found again through an in-memory
+ * index (key → segment, offset, length, sequence) and read by `pread`. Segments rotate at a size
+ * and the sealed ones are compacted; a manifest names them (./manifest.ts, ./record.ts for the
+ * format). One process for now. bench/LOG.md, "A packed fs store: the ceiling", measured why.
  */
-import { read, readSync } from 'node:fs';
 import { assertBytesArgument } from '../../contract/arguments.js';
 import type { LinkedRead, LinkedValues, ReadLinks } from '../../contract/linked-read.js';
 import { CheckpointError } from '../../contract/errors.js';
@@ -24,27 +23,41 @@ import type {
 } from '../../contract/storage.js';
 import { assertBatchOperations } from '../batch-operation.js';
 import { assertKey, assertPrefix } from '../keys.js';
-import { closeWhenIdle, enqueue } from './commit.js';
+import { closeWhenIdle, enqueue, exclusively } from './commit.js';
+import { compactSealed } from './compact.js';
+import { realPackedIo } from './io.js';
 import { packedKeyNames, packedLinkedRead, type PackedReads } from './linked-read.js';
 import { openPackedState } from './open.js';
-import { encodeRecord, type RecordOp } from './record.js';
-import type { IndexEntry, PackedFsOptions, PackedState, PackedStats } from './state.js';
+import { encodeRecord, versionOf, type RecordOp } from './record.js';
+import {
+  releaseSegment,
+  type IndexEntry,
+  type PackedFsOptions,
+  type PackedInternals,
+  type PackedSettings,
+  type PackedState,
+  type PackedStats,
+} from './state.js';
 
-export type { PackedFsOptions, PackedStats } from './state.js';
+export type { PackedFsOptions, PackedInternals, PackedStats } from './state.js';
 
 /** The packed store: a StorageAdapter with multi-get, a linked read and a listing by name (`listKeys`), and its counts. */
 export interface PackedFsStorage extends MultiGetStorage, LinkedRead, KeyListingStorage {
   readonly dir: string;
+  /** Resolves once the store is open (its segments scanned); rejects with the open's error. */
+  ready(): Promise<void>;
   batch(operations: readonly BatchOperation[]): Promise<BatchOutcome[]>;
   stats(): Readonly<PackedStats>;
+  /** Compacts the sealed segments now (a test seam; the store compacts by itself after a rotation). */
+  compact(): Promise<void>;
 }
 
 function closedError(): CheckpointError {
   return new CheckpointError('checkpoint_closed', 'packed fs storage is closed');
 }
 
-function checkSize(state: PackedState, key: string, bytes: Uint8Array): void {
-  const limit = state.options.maxValueBytes;
+function checkSize(settings: PackedSettings, key: string, bytes: Uint8Array): void {
+  const limit = settings.maxValueBytes;
   if (limit !== undefined && bytes.length > limit)
     throw new CheckpointError('checkpoint_too_large', `value of ${key} is ${bytes.length} bytes, over the ${limit}-byte limit`, {
       details: { key, size: bytes.length, limit },
@@ -52,13 +65,14 @@ function checkSize(state: PackedState, key: string, bytes: Uint8Array): void {
 }
 
 /** Encodes `ops`' record now (the caller may reuse its buffers) and answers once its group is durable. */
-function submit(state: PackedState, ops: readonly BatchOperation[]): Promise<BatchOutcome[]> {
+async function submit(opening: Opening, ops: readonly BatchOperation[]): Promise<BatchOutcome[]> {
   const written: RecordOp[] = [];
   for (const op of ops) {
     if (op.type === 'put') written.push({ kind: 'put', key: op.key, bytes: op.bytes });
     else if (op.type === 'delete') written.push({ kind: 'delete', key: op.key });
   }
   const record = written.length > 0 ? encodeRecord(written) : undefined;
+  const state = opening.state ?? (await opened(opening));
   return new Promise((done, fail) => enqueue(state, { ops, record, done, fail }));
 }
 
@@ -66,19 +80,33 @@ function submit(state: PackedState, ops: readonly BatchOperation[]): Promise<Bat
 function readSyncAt(state: PackedState, entry: IndexEntry): Uint8Array {
   const bytes = new Uint8Array(entry.length);
   let done = 0;
-  while (done < entry.length) done += readSync(state.fd, bytes, done, entry.length - done, entry.offset + done);
+  while (done < entry.length) {
+    const n = state.io.readSync(entry.segment.fd, bytes, done, entry.length - done, entry.offset + done);
+    if (n === 0) throw shortSegment(state, entry);
+    done += n;
+  }
   return bytes;
 }
 
-function readAsyncAt(state: PackedState, entry: IndexEntry): Promise<Uint8Array> {
-  const bytes = new Uint8Array(entry.length);
-  return new Promise((resolve, reject) => {
-    const from = (done: number): void => {
-      if (done >= entry.length) return resolve(bytes);
-      read(state.fd, bytes, done, entry.length - done, entry.offset + done, (err, n) => (err ? reject(err) : from(done + n)));
-    };
-    from(0);
-  });
+function shortSegment(state: PackedState, entry: IndexEntry): CheckpointError {
+  return new CheckpointError(
+    'checkpoint_integrity_mismatch',
+    `packed store ${state.dir}: segment ${entry.segment.id} ends before a value it holds`,
+  );
+}
+
+// The segment is pinned: a compaction that retires it meanwhile closes its descriptor only after this read.
+async function readAsyncAt(state: PackedState, entry: IndexEntry): Promise<Uint8Array> {
+  const segment = entry.segment;
+  segment.pins++;
+  try {
+    const bytes = await state.io.read(segment.fd, entry.length, entry.offset);
+    if (bytes.length < entry.length) throw shortSegment(state, entry);
+    return bytes;
+  } finally {
+    segment.pins--;
+    releaseSegment(state, segment);
+  }
 }
 
 /** The smaller of the store's `maxReadBytes` and the reader's `maxBytes`, and whose limit that is. */
@@ -94,11 +122,20 @@ function readsOf(state: PackedState): PackedReads<IndexEntry> {
   return {
     entryOf: (key) => state.index.get(key),
     lengthOf: (entry) => entry.length,
-    versionOf: (entry) => entry.version,
-    keysUnder: (prefix) => state.order.withPrefix(prefix),
+    versionOf: (entry) => versionOf(entry.sequence),
     readNow: (entry) => readSyncAt(state, entry),
+    keysUnder: (prefix) => state.order.withPrefix(prefix),
     limit: readLimitOf(state, undefined),
   };
+}
+
+/** The linked read of the open store, made at its first use. */
+const linkedReads = new WeakMap<PackedState, ReturnType<typeof packedLinkedRead>>();
+
+function linkedReadOf(state: PackedState): ReturnType<typeof packedLinkedRead> {
+  let linked = linkedReads.get(state);
+  if (!linked) linkedReads.set(state, (linked = packedLinkedRead(readsOf(state))));
+  return linked;
 }
 
 async function getValue(state: PackedState, key: string, options: GetOptions | undefined): Promise<StoredObject | undefined> {
@@ -112,25 +149,60 @@ async function getValue(state: PackedState, key: string, options: GetOptions | u
   state.stats.reads++;
   // The entry names a durable, never overwritten place: it stays valid whatever is written meanwhile.
   const bytes = state.options.reads === 'sync' ? readSyncAt(state, entry) : await readAsyncAt(state, entry);
-  return { bytes, version: entry.version };
+  return { bytes, version: versionOf(entry.sequence) };
 }
 
-async function* listEntries(state: PackedState, prefix: string): AsyncGenerator<StorageEntry> {
-  if (state.closed) throw closedError();
+async function* listEntries(opening: Opening, prefix: string): AsyncGenerator<StorageEntry> {
+  const state = await opened(opening);
   assertPrefix(prefix);
   for (const key of state.order.withPrefix(prefix)) {
     const entry = state.index.get(key);
-    if (entry) yield { key, version: entry.version, size: entry.length };
+    if (entry) yield { key, version: versionOf(entry.sequence), size: entry.length };
   }
 }
 
-/** Opens (or makes) the packed store in `options.dir`. */
-export function createPackedFsStorage(options: PackedFsOptions): PackedFsStorage {
-  const state = openPackedState({ sync: 'dsync', writes: 'async', reads: 'sync', ...options });
-  const reads = readsOf(state);
-  const linked = packedLinkedRead(reads);
+const DEFAULTS = {
+  sync: 'dsync',
+  writes: 'async',
+  reads: 'sync',
+  segmentBytes: 64 * 1024 * 1024,
+  compactMinBytes: 4 * 1024 * 1024,
+  compactLiveRatio: 0.5,
+} as const;
+
+/** The store while it opens (the first call waits for it) and once open. */
+interface Opening {
+  readonly settings: PackedSettings;
+  readonly ready: Promise<PackedState>;
+  state: PackedState | undefined;
+  closed: boolean;
+}
+
+function startOpening(options: PackedFsOptions, internals: PackedInternals): Opening {
+  const settings: PackedSettings = { ...DEFAULTS, ...options };
+  const ready = openPackedState(settings, internals.io ?? realPackedIo);
+  const opening: Opening = { settings, ready, state: undefined, closed: false };
+  ready.then(
+    (state) => (opening.state = state),
+    () => undefined, // reported to the first call that waits for it
+  );
+  return opening;
+}
+
+/** The open state (the open's error if it failed), or `checkpoint_closed`. */
+async function opened(opening: Opening): Promise<PackedState> {
+  if (opening.closed) throw closedError();
+  return opening.state ?? (await opening.ready);
+}
+
+/**
+ * Opens (or makes) the packed store in `options.dir`. The store opens in the background: the
+ * first call waits for it (and fails with its error).
+ */
+export function createPackedFsStorage(options: PackedFsOptions, internals: PackedInternals = {}): PackedFsStorage {
+  const opening = startOpening(options, internals);
   const checkEach = (op: BatchOperation): void => {
-    if (op.type === 'put') checkSize(state, op.key, op.bytes);
+    if (op.type === 'put') checkSize(opening.settings, op.key, op.bytes);
   };
   const storage: Omit<PackedFsStorage, 'listKeys'> = {
     name: 'fs-packed',
@@ -145,47 +217,58 @@ export function createPackedFsStorage(options: PackedFsOptions): PackedFsStorage
       versionsPerWrite: true,
       ...(options.maxValueBytes !== undefined ? { maxValueBytes: options.maxValueBytes } : {}),
     },
-    get: (key, opts) => getValue(state, key, opts),
+    get: async (key, opts) => getValue(await opened(opening), key, opts),
     async getMany(keys: readonly string[], opts?: GetOptions): Promise<(StoredObject | undefined)[]> {
       if (!Array.isArray(keys)) throw new CheckpointError('checkpoint_config_invalid', 'packedFsStorage.getMany: keys must be an array');
+      const state = await opened(opening);
       return Promise.all(keys.map((key) => getValue(state, key, opts)));
     },
     async put(key: string, bytes: Uint8Array, opts: PutOptions = {}): Promise<PutResult> {
-      if (state.closed) throw closedError();
+      if (opening.closed) throw closedError();
       assertKey(key);
       assertBytesArgument(bytes, 'packedFsStorage.put');
-      checkSize(state, key, bytes);
-      const [outcome] = await submit(state, [{ type: 'put', key, bytes, ...opts }]);
+      checkSize(opening.settings, key, bytes);
+      const [outcome] = await submit(opening, [{ type: 'put', key, bytes, ...opts }]);
       return { version: (outcome as { version: string }).version };
     },
     async delete(key: string, opts: DeleteOptions = {}): Promise<boolean> {
-      if (state.closed) throw closedError();
+      if (opening.closed) throw closedError();
       assertKey(key);
-      const [outcome] = await submit(state, [{ type: 'delete', key, ...opts }]);
+      const [outcome] = await submit(opening, [{ type: 'delete', key, ...opts }]);
       return (outcome as { existed: boolean }).existed;
     },
-    list: (prefix: string) => listEntries(state, prefix),
+    list: (prefix: string) => listEntries(opening, prefix),
     async getLinked(key: string, links: ReadLinks): Promise<LinkedValues | undefined> {
-      if (state.closed) throw closedError();
-      return linked(key, links);
+      const state = opening.state ?? (await opened(opening));
+      if (opening.closed) throw closedError();
+      return linkedReadOf(state)(key, links);
+    },
+    async ready(): Promise<void> {
+      await opened(opening);
     },
     async batch(operations: readonly BatchOperation[]): Promise<BatchOutcome[]> {
-      if (state.closed) throw closedError();
+      if (opening.closed) throw closedError();
       assertBatchOperations(operations, checkEach);
-      return submit(state, operations);
+      return submit(opening, operations);
     },
     async close(): Promise<void> {
-      if (state.closed) return;
+      if (opening.closed) return;
+      opening.closed = true;
+      const state = await opening.ready.catch(() => undefined);
+      if (!state) return;
       state.closed = true;
       await closeWhenIdle(state);
     },
-    stats: () => ({ ...state.stats }),
+    stats: () => ({ ...(opening.state?.stats ?? { writes: 0, records: 0, bytes: 0, reads: 0, rotations: 0, compactions: 0 }) }),
+    async compact(): Promise<void> {
+      const state = await opened(opening);
+      await exclusively(state, () => compactSealed(state));
+    },
   };
   // Not enumerable, as fsStorage's: a wrapper made by spreading the store must not carry a listing that bypasses its own.
   Object.defineProperty(storage, 'listKeys', {
     value: async function* listKeys(prefix: string): AsyncGenerator<string> {
-      if (state.closed) throw closedError();
-      yield* packedKeyNames(reads, prefix);
+      yield* packedKeyNames(readsOf(await opened(opening)), prefix);
     },
   });
   return storage as PackedFsStorage;

@@ -1,57 +1,148 @@
-/** Opening a packed store: the segment made or scanned, its torn tail cut off, the index built. */
-import { closeSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, constants, readSync } from 'node:fs';
+/**
+ * Opening a packed store: the manifest read (or the first one made), every segment it names opened
+ * and scanned, the active segment's torn tail cut off, leftovers of a crashed rotation or
+ * compaction removed, the index built.
+ */
+import { constants } from 'node:fs';
 import { join } from 'node:path';
-import { scanSegment } from './record.js';
-import { createPackedState, type PackedState } from './state.js';
+import { CheckpointError } from '../../contract/errors.js';
+import { errnoOf } from '../fs/io.js';
+import { readRange, syncDirectory, type PackedIo } from './io.js';
+import { isManifestTemp, readManifest, segmentIdOf, segmentName, writeManifest, type Manifest, type ManifestSegment } from './manifest.js';
+import { scanSegment, type ScannedOp } from './record.js';
+import { activeSegment, createPackedState, footprintOf, setEntry, type PackedSettings, type PackedState, type Segment } from './state.js';
 
-export const SEGMENT_NAME = 'segment-0.spk';
+/** Flags of the active segment's descriptor: appended to, durably with each write when `sync` is `dsync`. */
+export const activeFlags = (state: PackedState): number => constants.O_RDWR | (state.options.sync === 'dsync' ? constants.O_DSYNC : 0);
 
-function syncDirectory(dir: string): void {
-  const fd = openSync(dir, 'r');
+export function newSegment(id: number, fd: number, end: number, sealed: boolean): Segment {
+  return { id, fd, end, sealed, maxSequence: 0, live: 0, pins: 0, retired: false, staleFds: [] };
+}
+
+/** Applies scanned ops of `segment` to the index, in order (later sequences win), and raises the next sequence past them. */
+export function applyScannedOps(state: PackedState, segment: Segment, ops: readonly ScannedOp[], maxSequence: number): void {
+  for (const op of ops) {
+    if (op.kind === 'put') {
+      setEntry(state, op.key, {
+        segment,
+        offset: op.offset,
+        length: op.length,
+        sequence: op.sequence,
+        footprint: footprintOf(op.key, op.length),
+      });
+    } else setEntry(state, op.key, null);
+  }
+  if (maxSequence >= state.nextSequence) state.nextSequence = maxSequence + 1;
+}
+
+function missingSegment(dir: string, id: number): CheckpointError {
+  return new CheckpointError('checkpoint_integrity_mismatch', `packed store ${dir}: segment ${id} named by the manifest is missing`, {
+    details: { reason: 'packed_segment_missing' },
+  });
+}
+
+async function openSegmentFile(state: PackedState, id: number, flags: number): Promise<number> {
   try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
+    return await state.io.open(join(state.dir, segmentName(id)), flags);
+  } catch (err) {
+    if (errnoOf(err) === 'ENOENT') throw missingSegment(state.dir, id);
+    throw err;
   }
 }
 
-function readWhole(fd: number): Buffer {
-  const size = fstatSync(fd).size;
-  const data = Buffer.allocUnsafe(size);
-  let done = 0;
-  while (done < size) {
-    const n = readSync(fd, data, done, size - done, done);
-    if (n === 0) break;
-    done += n;
+/** Opens and scans one segment of the manifest; the active one's torn tail is cut off (durably). */
+async function loadSegment(state: PackedState, entry: ManifestSegment, active: boolean): Promise<void> {
+  const fd = await openSegmentFile(state, entry.id, active ? activeFlags(state) : constants.O_RDONLY);
+  const segment = newSegment(entry.id, fd, 0, !active);
+  state.segments.push(segment);
+  const size = Number((await state.io.fstat(fd)).size);
+  const limit = entry.length === undefined ? size : Math.min(entry.length, size);
+  const scanned = scanSegment(await readRange(state.io, fd, 0, limit));
+  segment.end = scanned.end;
+  segment.maxSequence = scanned.maxSequence;
+  applyScannedOps(state, segment, scanned.ops, scanned.maxSequence);
+  if (active && scanned.end < size) {
+    // A torn tail: the last write did not finish, so nobody was answered for it.
+    await state.io.ftruncate(fd, scanned.end);
+    await state.io.fsync(fd);
   }
-  return data.subarray(0, done);
+}
+
+/** Makes a new empty segment file (durably named) and returns its descriptor, opened as the active one. */
+export async function createSegmentFile(state: PackedState, id: number): Promise<number> {
+  const fd = await state.io.open(join(state.dir, segmentName(id)), activeFlags(state) | constants.O_CREAT | constants.O_EXCL, 0o644);
+  try {
+    await state.io.fsync(fd);
+    await syncDirectory(state.io, state.dir);
+    return fd;
+  } catch (err) {
+    await state.io.close(fd).catch(() => undefined);
+    throw err;
+  }
+}
+
+/** The first id above every segment the manifest names or the directory holds. */
+export function nextSegmentId(state: PackedState, names: readonly string[]): number {
+  let max = 0;
+  for (const s of state.segments) max = Math.max(max, s.id);
+  for (const name of names) max = Math.max(max, segmentIdOf(name) ?? 0);
+  return max + 1;
+}
+
+/** Removes segment files the manifest does not name and manifest temp files (only a lock holder may: a reader never does). */
+export async function removeLeftovers(state: PackedState, names: readonly string[]): Promise<void> {
+  const named = new Set(state.segments.map((s) => s.id));
+  for (const name of names) {
+    const id = segmentIdOf(name);
+    if ((id !== undefined && !named.has(id)) || isManifestTemp(name)) {
+      await state.io.unlink(join(state.dir, name)).catch((err: unknown) => {
+        if (errnoOf(err) !== 'ENOENT') throw err;
+      });
+    }
+  }
+}
+
+/** A new store: the first segment made, then the manifest naming it. */
+async function initialize(state: PackedState, names: readonly string[]): Promise<void> {
+  const id = nextSegmentId(state, names);
+  const fd = await createSegmentFile(state, id);
+  state.segments.push(newSegment(id, fd, 0, false));
+  state.generation = 1;
+  await writeManifest(state.io, state.dir, manifestOf(state));
+}
+
+/** The manifest describing `state`'s segments. */
+export function manifestOf(state: PackedState): Manifest {
+  const segments = state.segments.map((s, i, all): ManifestSegment => (i === all.length - 1 ? { id: s.id } : { id: s.id, length: s.end }));
+  return { generation: state.generation, segments };
+}
+
+/** Closes every descriptor the state holds (an open that failed, or a close). */
+export async function closeSegments(state: PackedState): Promise<void> {
+  for (const segment of state.segments) {
+    for (const fd of [segment.fd, ...segment.staleFds.splice(0)]) await state.io.close(fd).catch(() => undefined);
+  }
 }
 
 /** The open store of `options.dir`. */
-export function openPackedState(options: PackedState['options']): PackedState {
-  mkdirSync(options.dir, { recursive: true });
-  const path = join(options.dir, SEGMENT_NAME);
-  const dsync = options.sync === 'dsync' ? constants.O_DSYNC : 0;
-  const fd = openSync(path, constants.O_RDWR | constants.O_CREAT | dsync, 0o644);
+export async function openPackedState(options: PackedSettings, io: PackedIo): Promise<PackedState> {
+  const state = createPackedState(options, io);
   try {
-    // The segment's name made durable before anything is written into it.
-    syncDirectory(options.dir);
-    const data = readWhole(fd);
-    const { ops, end } = scanSegment(data);
-    if (end < data.length) {
-      // A torn tail: the last write did not finish, so nobody was answered for it.
-      ftruncateSync(fd, end);
-      fsyncSync(fd);
+    await io.mkdirp(options.dir);
+    const manifest = await readManifest(io, options.dir);
+    const names = await io.readdir(options.dir);
+    if (manifest) {
+      state.generation = manifest.generation;
+      for (let i = 0; i < manifest.segments.length; i++)
+        await loadSegment(state, manifest.segments[i]!, i === manifest.segments.length - 1);
     }
-    const state = createPackedState(options, path, fd, end);
-    for (const op of ops) {
-      if (op.kind === 'put') state.index.set(op.key, { offset: op.offset, length: op.length, version: op.version });
-      else state.index.delete(op.key);
-    }
-    for (const key of state.index.keys()) state.order.add(key);
+    // Without a manifest, any segment file is a leftover of a first open that crashed before naming it.
+    await removeLeftovers(state, names);
+    if (!manifest) await initialize(state, names);
+    activeSegment(state);
     return state;
   } catch (err) {
-    closeSync(fd);
+    await closeSegments(state);
     throw err;
   }
 }

@@ -1,11 +1,12 @@
 import type { BatchOperation, BatchOutcome } from '../../contract/storage.js';
-import type { CheckpointError } from '../../contract/errors.js';
 import { sortedKeys, type SortedKeys } from '../sorted-keys.js';
+import type { PackedIo } from './io.js';
+import type { Manifest } from './manifest.js';
 import type { EncodedRecord } from './record.js';
 
-/** Options of the packed fs store (a prototype: internal, not exported). */
+/** Options of the packed fs store (internal, not exported). */
 export interface PackedFsOptions {
-  /** The directory holding the segment file (made when missing). */
+  /** The directory holding the manifest and segments (made when missing). */
   readonly dir: string;
   /**
    * How a group's write is made durable: the file opened `O_DSYNC` (one call), or `write` then
@@ -22,15 +23,55 @@ export interface PackedFsOptions {
   readonly reads?: 'sync' | 'async';
   /** Largest value accepted, in bytes. */
   readonly maxValueBytes?: number;
+  /** The size past which the active segment is sealed and a new one started (default 64 MiB). */
+  readonly segmentBytes?: number;
+  /**
+   * Compaction runs after a rotation when the sealed segments hold more than `compactMinBytes`
+   * (default 4 MiB) of which less than `compactLiveRatio` (default 0.5) is live.
+   * `compactMinBytes: Infinity` turns it off (the `compact()` test seam still runs it).
+   */
+  readonly compactMinBytes?: number;
+  readonly compactLiveRatio?: number;
   /** Largest value a read takes, in bytes (a reader's own `maxBytes` may be smaller); none when absent. */
   readonly maxReadBytes?: number;
 }
 
-/** Where a key's current value is in the segment, and its version. */
+/** Test seams of the packed store; not part of any public API. */
+export interface PackedInternals {
+  /** The file-system calls the store makes (fault injection, power-loss recording). */
+  readonly io?: PackedIo;
+}
+
+/**
+ * One segment file, open. Its descriptor stays open while a read holds it (`pins`), even once
+ * compaction removed it from the manifest and unlinked it: POSIX keeps the bytes until the close.
+ */
+export interface Segment {
+  readonly id: number;
+  fd: number;
+  /** Where its intact records end: the acknowledged end of the active one, the sealed length of a sealed one. */
+  end: number;
+  sealed: boolean;
+  /** The highest sequence its records hold (deletes included; 0: none). */
+  maxSequence: number;
+  /** Bytes of its records still holding a key's current value (approximate: value and key bytes plus op overhead). */
+  live: number;
+  /** Reads in flight on `fd`. */
+  pins: number;
+  /** Removed from the store: `fd` (and `staleFds`) close once `pins` is 0. */
+  retired: boolean;
+  /** Descriptors replaced by a reopen (after a failed write), closed once `pins` is 0. */
+  staleFds: number[];
+}
+
+/** Where a key's current value is, and its sequence (its version is the sequence in base 36). */
 export interface IndexEntry {
+  readonly segment: Segment;
   readonly offset: number;
   readonly length: number;
-  readonly version: string;
+  readonly sequence: number;
+  /** What the entry counts in its segment's `live`. */
+  readonly footprint: number;
 }
 
 /** One call waiting for the next group: its operations (conditions decided when the group is formed) and its encoded record. */
@@ -42,7 +83,7 @@ export interface PendingCall {
   readonly fail: (err: unknown) => void;
 }
 
-/** Counts of what the store did, for the bench. */
+/** Counts of what the store did, for the bench and tests. */
 export interface PackedStats {
   /** Durable writes (groups). */
   writes: number;
@@ -52,45 +93,94 @@ export interface PackedStats {
   bytes: number;
   /** Values read. */
   reads: number;
+  /** Segments sealed, and compactions run. */
+  rotations: number;
+  compactions: number;
 }
+
+export type PackedSettings = Required<Omit<PackedFsOptions, 'maxValueBytes' | 'maxReadBytes'>> &
+  Pick<PackedFsOptions, 'maxValueBytes' | 'maxReadBytes'>;
 
 /** Everything one open packed store holds. */
 export interface PackedState {
-  readonly options: Required<Omit<PackedFsOptions, 'maxValueBytes' | 'maxReadBytes'>> &
-    Pick<PackedFsOptions, 'maxValueBytes' | 'maxReadBytes'>;
-  readonly path: string;
-  readonly fd: number;
+  readonly options: PackedSettings;
+  readonly io: PackedIo;
+  readonly dir: string;
+  /** The manifest's segments, in order: the last is the active one. */
+  segments: Segment[];
+  generation: number;
+  /** The sequence the next placed op takes: one more than the highest ever seen. */
+  nextSequence: number;
   /** Every key's durable value: updated only once the write holding it returned. */
   readonly index: Map<string, IndexEntry>;
   readonly order: SortedKeys;
-  /** Where the next group is written: the end of the last intact record. */
-  end: number;
   queue: PendingCall[];
-  /** A group's write is in flight (async writes), or a group is scheduled for the next turn. */
+  /** A group (or maintenance: recovery, rotation, compaction) is under way, or a group is scheduled for the next turn. */
   writing: boolean;
   scheduled: boolean;
   closed: boolean;
-  /** Set when a failed write could not be undone (the file's tail is unknown): every later write fails. */
-  broken: CheckpointError | undefined;
+  /**
+   * A durable write failed: what the active segment holds past its acknowledged end is unknown.
+   * Nothing is appended until recovery (reopen, cut back, fsync) succeeded.
+   */
+  tailUnknown: boolean;
+  /**
+   * A manifest rewrite (rotation, compaction) that failed part way: the directory may hold the
+   * old manifest or this one. Nothing is appended, and no old segment unlinked, until it is written.
+   */
+  manifestOwed: Manifest | undefined;
+  /** Segments replaced by a compaction whose manifest is not yet durable: unlinked once it is. */
+  retiring: Segment[];
   /** Called once the queue is empty and no write is in flight (close waits for them). */
   idle: (() => void)[];
   readonly stats: PackedStats;
 }
 
-export function createPackedState(options: PackedState['options'], path: string, fd: number, end: number): PackedState {
+export function createPackedState(options: PackedSettings, io: PackedIo): PackedState {
   return {
     options,
-    path,
-    fd,
+    io,
+    dir: options.dir,
+    segments: [],
+    generation: 0,
+    nextSequence: 1,
     index: new Map(),
     order: sortedKeys(),
-    end,
     queue: [],
     writing: false,
     scheduled: false,
     closed: false,
-    broken: undefined,
+    tailUnknown: false,
+    manifestOwed: undefined,
+    retiring: [],
     idle: [],
-    stats: { writes: 0, records: 0, bytes: 0, reads: 0 },
+    stats: { writes: 0, records: 0, bytes: 0, reads: 0, rotations: 0, compactions: 0 },
   };
+}
+
+/** The active segment (the manifest's last). */
+export const activeSegment = (state: PackedState): Segment => state.segments[state.segments.length - 1]!;
+
+/** What an op holding `keyBytes`/`valueBytes` counts in its segment's live bytes. */
+export const footprintOf = (key: string, valueBytes: number): number => 13 + key.length + valueBytes;
+
+/** Sets `key`'s entry (or removes it: null), keeping the segments' live counts. */
+export function setEntry(state: PackedState, key: string, entry: IndexEntry | null): void {
+  const old = state.index.get(key);
+  if (old) old.segment.live -= old.footprint;
+  if (entry) {
+    entry.segment.live += entry.footprint;
+    if (!old) state.order.add(key);
+    state.index.set(key, entry);
+  } else if (old) {
+    state.index.delete(key);
+    state.order.remove(key);
+  }
+}
+
+/** Closes a retired segment's descriptors once no read holds them. */
+export function releaseSegment(state: PackedState, segment: Segment): void {
+  if (!segment.retired || segment.pins > 0) return;
+  for (const fd of [segment.fd, ...segment.staleFds.splice(0)]) state.io.close(fd).catch(() => undefined);
+  segment.fd = -1;
 }

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { CheckpointError } from '../../contract/errors.js';
 import { errnoOf } from './io.js';
 import { JOURNAL_NAMES } from './journal/index.js';
+import { MANIFEST_NAME } from '../fs-packed/manifest.js';
 import { INTERNAL_MARK } from './names.js';
 
 /**
@@ -14,11 +15,8 @@ export type FsLayout = 'files' | 'packed';
 
 export const FS_LAYOUTS: readonly FsLayout[] = ['files', 'packed'];
 
-/** Prefix of the packed layout's own files in the store's directory (an internal name: never a key, never listed). */
-export const PACKED_NAME_PREFIX = `${INTERNAL_MARK}packed\\`;
-
-/** The packed layout's manifest: its presence is what makes a directory packed. */
-export const PACKED_MANIFEST_NAME = `${PACKED_NAME_PREFIX}manifest`;
+/** The packed layout's manifest (an internal name: never a key, never listed): its presence is what makes a directory packed. */
+export const PACKED_MANIFEST_NAME = MANIFEST_NAME;
 
 /** The refusal of a directory holding `held` opened with layout `asked`. */
 export function layoutMismatch(dir: string, held: FsLayout, asked: FsLayout, evidence: string): CheckpointError {

@@ -27,16 +27,16 @@ function openFailed(err: unknown): CheckpointError {
 
 /**
  * `fsStorage({ dir, layout: 'packed' })`: the packed store (src/storage/fs-packed) opened in `dir`
- * once the directory is known not to hold the file layout. It opens at once, not at the first
- * call (its index is built by reading its segments), so a refused or unreadable directory throws
- * here. Its methods are the packed store's own, not wrapped: a call costs what it costs there.
+ * once the directory is known not to hold the file layout (checked here, synchronously: a refused
+ * directory throws from the factory). The store then opens in the background (its segments
+ * scanned); an open that fails rejects the first call, or `ready()`. Its methods are the packed
+ * store's own, not wrapped: a call costs what it costs there.
  */
 export function packedFsStorage(settings: FsSettings): FsStorage {
   if (process.platform === 'win32')
     throw new CheckpointError('checkpoint_unsupported', 'fsStorage needs POSIX file semantics; Windows is not supported');
   const abs = resolve(settings.dir);
   let packed: PackedFsStorage;
-  let report: FsOpenReport;
   try {
     if (!settings.create && !existsSync(abs))
       throw new CheckpointError('checkpoint_storage_unavailable', 'cannot open fsStorage directory (packed layout): ENOENT', {
@@ -44,16 +44,19 @@ export function packedFsStorage(settings: FsSettings): FsStorage {
       });
     assertPackedLayoutDir(settings.dir, abs);
     packed = createPackedFsStorage({ dir: abs, maxReadBytes: settings.maxReadBytes });
-    // Its files have fixed names below the root: no key names a file, so there is nothing to contain.
-    report = { root: realpathSync(abs), containment: 'path', layout: 'packed', removedTempFiles: 0, removedLocks: 0 };
   } catch (err) {
     throw openFailed(err);
   }
+  const ready = async (): Promise<FsOpenReport> => {
+    await packed.ready().catch((err: unknown) => Promise.reject(openFailed(err)));
+    // Its files have fixed names below the root: no key names a file, so there is nothing to contain.
+    return { root: realpathSync(abs), containment: 'path', layout: 'packed', removedTempFiles: 0, removedLocks: 0 };
+  };
   const storage: FsStorage & Pick<MultiGetStorage, 'getMany'> = {
     name: packed.name,
     capabilities: packed.capabilities,
     dir: settings.dir,
-    ready: () => Promise.resolve(report),
+    ready,
     get: packed.get,
     getMany: packed.getMany,
     getLinked: packed.getLinked,

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPackedFsStorage } from '../../../src/storage/fs-packed/index.js';
-import { SEGMENT_NAME } from '../../../src/storage/fs-packed/open.js';
-import { encodeRecord, scanSegment } from '../../../src/storage/fs-packed/record.js';
+import { segmentName } from '../../../src/storage/fs-packed/manifest.js';
+import { encodeRecord, placeRecord, scanSegment } from '../../../src/storage/fs-packed/record.js';
 
 const base = mkdtempSync(join(tmpdir(), 'savepoint-fs-packed-'));
 afterAll(() => rmSync(base, { recursive: true, force: true }));
@@ -32,11 +32,12 @@ describe('packed fs store: segment records', () => {
           const record = encodeRecord(
             ops.map((o) => (o.value ? { kind: 'put', key: o.key, bytes: o.value } : { kind: 'delete', key: o.key })),
           );
+          placeRecord(record, 7);
           const whole = scanSegment(record.bytes);
           expect(whole.end).toBe(record.bytes.length);
           expect(whole.ops.map((o) => [o.kind, o.key])).toEqual(ops.map((o) => [o.value ? 'put' : 'delete', o.key]));
           const cut = cutAt % record.bytes.length;
-          expect(scanSegment(record.bytes.subarray(0, cut))).toEqual({ ops: [], end: 0 });
+          expect(scanSegment(record.bytes.subarray(0, cut))).toEqual({ ops: [], end: 0, maxSequence: 0 });
         },
       ),
     );
@@ -47,7 +48,7 @@ describe('packed fs store: segment records', () => {
     const store = createPackedFsStorage({ dir });
     await store.put('a', bytes('one'));
     const { version } = await store.put('b', bytes('two'));
-    const path = join(dir, SEGMENT_NAME);
+    const path = join(dir, segmentName(1));
     const beforeBatch = statSync(path).size;
     await store.batch([
       { type: 'put', key: 'c', bytes: bytes('three') },
@@ -57,9 +58,9 @@ describe('packed fs store: segment records', () => {
     // Cut the batch's record in its middle, as a crash during its write would.
     truncateSync(path, statSync(path).size - 5);
     const reopened = createPackedFsStorage({ dir });
+    expect(text((await reopened.get('a'))?.bytes)).toBe('one');
     // The torn record is gone from the file, not only skipped: nothing of it can be read as a record later.
     expect(statSync(path).size).toBe(beforeBatch);
-    expect(text((await reopened.get('a'))?.bytes)).toBe('one');
     expect(await reopened.get('b')).toEqual({ bytes: expect.anything(), version });
     expect(await reopened.get('c')).toBeUndefined();
     // The next write goes where the torn record began, and survives a reopen.
@@ -76,7 +77,7 @@ describe('packed fs store: segment records', () => {
     const store = createPackedFsStorage({ dir });
     await store.put('a', bytes('one'));
     await store.close();
-    appendFileSync(join(dir, SEGMENT_NAME), Buffer.from('SPK1 not a record'));
+    appendFileSync(join(dir, segmentName(1)), Buffer.from('SPK1 not a record'));
     const reopened = createPackedFsStorage({ dir });
     expect(text((await reopened.get('a'))?.bytes)).toBe('one');
     await reopened.put('b', bytes('two'));

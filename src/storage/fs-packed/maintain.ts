@@ -1,0 +1,86 @@
+/**
+ * The store's upkeep, run between groups in the writer's slot: recovery after a failed durable
+ * write, a manifest rewrite owed after a failed one, rotation of a full active segment (and then,
+ * when the sealed segments are mostly dead, compaction).
+ */
+import { join } from 'node:path';
+import { CheckpointError } from '../../contract/errors.js';
+import { errnoOf } from '../fs/io.js';
+import { compactSealed, shouldCompact } from './compact.js';
+import { segmentName, writeManifest } from './manifest.js';
+import { activeFlags, createSegmentFile, manifestOf, newSegment, nextSegmentId } from './open.js';
+import { activeSegment, releaseSegment, type PackedState, type Segment } from './state.js';
+
+function upkeepFailed(state: PackedState, what: string, cause: unknown): CheckpointError {
+  return new CheckpointError('checkpoint_atomic_write_failed', `packed store ${state.dir}: ${what} failed`, { cause });
+}
+
+/**
+ * After a failed durable write the active segment's bytes past its acknowledged end are unknown
+ * (part of the group, all of it, or garbage), and after a failed fsync so is the descriptor's
+ * error state: reopen the segment, cut it back to the acknowledged end, fsync. Until this
+ * succeeds nothing is appended.
+ */
+export async function recoverTail(state: PackedState): Promise<void> {
+  const segment = activeSegment(state);
+  const fd = await state.io.open(join(state.dir, segmentName(segment.id)), activeFlags(state));
+  try {
+    await state.io.ftruncate(fd, segment.end);
+    await state.io.fsync(fd);
+  } catch (err) {
+    await state.io.close(fd).catch(() => undefined);
+    throw err;
+  }
+  segment.staleFds.push(segment.fd);
+  segment.fd = fd;
+  if (segment.pins === 0) for (const stale of segment.staleFds.splice(0)) await state.io.close(stale).catch(() => undefined);
+  state.tailUnknown = false;
+}
+
+/**
+ * Writes the manifest of the segments in memory (a new generation), then unlinks the segments it
+ * replaced. While it is owed (a write failed part way), the directory names the old set or the
+ * new one: nothing is appended and nothing unlinked until it is written.
+ */
+export async function commitManifest(state: PackedState, retiring: readonly Segment[]): Promise<void> {
+  state.retiring.push(...retiring);
+  state.generation++;
+  state.manifestOwed = manifestOf(state);
+  await writeManifest(state.io, state.dir, state.manifestOwed);
+  state.manifestOwed = undefined;
+  for (const segment of state.retiring.splice(0)) {
+    // A failed unlink leaves a leftover the next open removes: the manifest no longer names it.
+    await state.io.unlink(join(state.dir, segmentName(segment.id))).catch((err: unknown) => errnoOf(err));
+    releaseSegment(state, segment);
+  }
+}
+
+/** Seals the active segment at its end and starts a new one: the new file made durable first, then the manifest naming it. */
+export async function rotate(state: PackedState): Promise<void> {
+  const id = nextSegmentId(state, await state.io.readdir(state.dir));
+  const fd = await createSegmentFile(state, id);
+  activeSegment(state).sealed = true;
+  state.segments.push(newSegment(id, fd, 0, false));
+  state.stats.rotations++;
+  await commitManifest(state, []);
+}
+
+/** Does the upkeep owed; returns the typed error the waiting calls fail with when the store may not append yet. */
+export async function maintain(state: PackedState): Promise<CheckpointError | undefined> {
+  try {
+    if (state.tailUnknown) await recoverTail(state);
+  } catch (err) {
+    return upkeepFailed(state, 'recovering from a failed write', err);
+  }
+  try {
+    if (state.manifestOwed) await commitManifest(state, []);
+    if (activeSegment(state).end >= state.options.segmentBytes) {
+      await rotate(state);
+      if (shouldCompact(state)) await compactSealed(state).catch(() => undefined);
+    }
+  } catch (err) {
+    return upkeepFailed(state, 'rewriting the manifest', err);
+  }
+  // A compaction that failed before its manifest changed nothing; one that failed writing it left it owed.
+  return state.manifestOwed ? upkeepFailed(state, 'rewriting the manifest', undefined) : undefined;
+}

@@ -1,0 +1,116 @@
+/**
+ * The manifest of a packed store: which segments hold its records, in order.
+ *
+ *   <dir>/.sp\packed\manifest        {"format":1,"generation":<n>,"segments":[{"id":<n>,"length":<bytes>},…,{"id":<n>}]}
+ *   <dir>/.sp\packed\seg-<id>         a segment (id in 10 decimal digits)
+ *   <dir>/.sp\packed\manifest-<tag>   a manifest being written (a leftover if a crash caught it)
+ *
+ * Canonical JSON (keys in this order, no spaces). The last segment is the active one (appended
+ * to; no `length`); earlier ones are sealed at `length`: bytes past it were never acknowledged and
+ * are ignored. The manifest is rewritten only on rotation, compaction and lock break: a temp file
+ * written, fsynced, renamed over `manifest`, the directory fsynced — so a crash leaves either the
+ * old manifest or the new one, and every rewrite changes its inode (how a reader notices it).
+ * Segment names the manifest does not hold are leftovers of a crashed rotation or compaction,
+ * removed by the next lock holder. (Names starting `.sp\` are internal to fsStorage.)
+ */
+import { constants } from 'node:fs';
+import { join } from 'node:path';
+import { CheckpointError } from '../../contract/errors.js';
+import { errnoOf } from '../fs/io.js';
+import { syncDirectory, type PackedIo } from './io.js';
+
+export const PACKED_PREFIX = '.sp\\packed\\';
+export const MANIFEST_NAME = `${PACKED_PREFIX}manifest`;
+const SEGMENT_PREFIX = `${PACKED_PREFIX}seg-`;
+const MANIFEST_TEMP_PREFIX = `${PACKED_PREFIX}manifest-`;
+
+export interface ManifestSegment {
+  readonly id: number;
+  /** Where a sealed segment's valid records end; absent for the active (last) one. */
+  readonly length?: number;
+}
+
+export interface Manifest {
+  readonly generation: number;
+  readonly segments: readonly ManifestSegment[];
+}
+
+export const segmentName = (id: number): string => `${SEGMENT_PREFIX}${String(id).padStart(10, '0')}`;
+
+/** The id of a segment's file name, or undefined for any other name. */
+export function segmentIdOf(name: string): number | undefined {
+  if (!name.startsWith(SEGMENT_PREFIX)) return undefined;
+  const digits = name.slice(SEGMENT_PREFIX.length);
+  return /^\d{10}$/.test(digits) ? Number(digits) : undefined;
+}
+
+export const isManifestTemp = (name: string): boolean => name.startsWith(MANIFEST_TEMP_PREFIX);
+
+export function encodeManifest(manifest: Manifest): string {
+  const segments = manifest.segments.map((s) => (s.length === undefined ? `{"id":${s.id}}` : `{"id":${s.id},"length":${s.length}}`));
+  return `{"format":1,"generation":${manifest.generation},"segments":[${segments.join(',')}]}`;
+}
+
+function damaged(dir: string, why: string): CheckpointError {
+  return new CheckpointError('checkpoint_integrity_mismatch', `packed store ${dir}: manifest ${why}`, {
+    details: { reason: 'packed_manifest' },
+  });
+}
+
+const isCount = (n: unknown): n is number => typeof n === 'number' && Number.isSafeInteger(n) && n >= 0;
+
+/** The manifest in `text`, checked (a damaged one is refused: it is only ever replaced whole by rename). */
+export function parseManifest(dir: string, text: string): Manifest {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw damaged(dir, 'is not JSON');
+  }
+  const m = value as { format?: unknown; generation?: unknown; segments?: unknown };
+  if (m === null || typeof m !== 'object') throw damaged(dir, 'is not an object');
+  if (m.format !== 1) throw damaged(dir, `has format ${JSON.stringify(m.format)}, this version reads format 1`);
+  if (!isCount(m.generation) || !Array.isArray(m.segments) || m.segments.length === 0) throw damaged(dir, 'has no segments');
+  const segments = (m.segments as { id?: unknown; length?: unknown }[]).map((s, i, all): ManifestSegment => {
+    if (s === null || typeof s !== 'object' || !isCount(s.id)) throw damaged(dir, 'names a segment without an id');
+    const last = i === all.length - 1;
+    if (last) return { id: s.id };
+    if (!isCount(s.length)) throw damaged(dir, `has sealed segment ${s.id} without a length`);
+    return { id: s.id, length: s.length };
+  });
+  return { generation: m.generation, segments };
+}
+
+/** The manifest of `dir`, or undefined when there is none. */
+export async function readManifest(io: PackedIo, dir: string): Promise<Manifest | undefined> {
+  let fd: number;
+  try {
+    fd = await io.open(join(dir, MANIFEST_NAME), constants.O_RDONLY);
+  } catch (err) {
+    if (errnoOf(err) === 'ENOENT') return undefined;
+    throw err;
+  }
+  try {
+    const size = Number((await io.fstat(fd)).size);
+    const bytes = await io.read(fd, size, 0);
+    return parseManifest(dir, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('utf8'));
+  } finally {
+    await io.close(fd);
+  }
+}
+
+let tempCounter = 0;
+
+/** Replaces `dir`'s manifest by `manifest`, durably: temp file, fsync, rename, directory fsync. */
+export async function writeManifest(io: PackedIo, dir: string, manifest: Manifest): Promise<void> {
+  const temp = join(dir, `${MANIFEST_TEMP_PREFIX}${process.pid}-${tempCounter++}`);
+  const fd = await io.open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC, 0o644);
+  try {
+    await io.writeAt(fd, Buffer.from(encodeManifest(manifest), 'utf8'), 0);
+    await io.fsync(fd);
+  } finally {
+    await io.close(fd);
+  }
+  await io.rename(temp, join(dir, MANIFEST_NAME));
+  await syncDirectory(io, dir);
+}
