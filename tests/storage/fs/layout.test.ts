@@ -72,6 +72,15 @@ describe("fsStorage({ layout: 'packed' })", () => {
     expect(isCheckpointError(unknown, 'checkpoint_config_invalid')).toBe(true);
   });
 
+  it('opens in the background: ready() and the first call reject with what opening found (a damaged manifest)', async () => {
+    const dir = newDir();
+    writeFileSync(join(dir, '.sp\\packed\\manifest'), 'not a manifest');
+    const storage = fsStorage({ dir, layout: 'packed' });
+    expect((await rejection(storage.ready())).reasonCode).toBe('checkpoint_integrity_mismatch');
+    expect((await rejection(storage.get('k'))).reasonCode).toBe('checkpoint_integrity_mismatch');
+    await storage.close();
+  });
+
   it('does not make a missing directory with create: false', () => {
     const err = thrown(() => fsStorage({ dir: join(newDir(), 'missing'), layout: 'packed', create: false }));
     expect(isCheckpointError(err, 'checkpoint_storage_unavailable')).toBe(true);
