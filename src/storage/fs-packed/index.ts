@@ -129,6 +129,16 @@ function readsOf(state: PackedState): PackedReads<IndexEntry> {
   };
 }
 
+/**
+ * Before a read answered from the index alone (the linked read, the listing by name): the index
+ * brought up to date. One process writes a packed directory in this version and its index
+ * changes with each acknowledged group, so there is nothing to read first; where several
+ * processes write, this is where what the others appended is read.
+ */
+function current(_state: PackedState): Promise<void> | undefined {
+  return undefined;
+}
+
 /** The linked read of the open store, made at its first use. */
 const linkedReads = new WeakMap<PackedState, ReturnType<typeof packedLinkedRead>>();
 
@@ -241,6 +251,8 @@ export function createPackedFsStorage(options: PackedFsOptions, internals: Packe
     async getLinked(key: string, links: ReadLinks): Promise<LinkedValues | undefined> {
       const state = opening.state ?? (await opened(opening));
       if (opening.closed) throw closedError();
+      const fresh = current(state);
+      if (fresh) await fresh;
       return linkedReadOf(state)(key, links);
     },
     async ready(): Promise<void> {
@@ -268,7 +280,9 @@ export function createPackedFsStorage(options: PackedFsOptions, internals: Packe
   // Not enumerable, as fsStorage's: a wrapper made by spreading the store must not carry a listing that bypasses its own.
   Object.defineProperty(storage, 'listKeys', {
     value: async function* listKeys(prefix: string): AsyncGenerator<string> {
-      yield* packedKeyNames(readsOf(await opened(opening)), prefix);
+      const state = await opened(opening);
+      await current(state);
+      yield* packedKeyNames(readsOf(state), prefix);
     },
   });
   return storage as PackedFsStorage;
