@@ -9,13 +9,24 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RunnableConfig } from '@langchain/core/runnables';
-import { createWriter, defaultProfile, isCheckpointError, planResume, systemClock, type StorageAdapter } from 'savepoint';
+import {
+  createWriter,
+  defaultProfile,
+  isCheckpointError,
+  planResume,
+  systemClock,
+  type AutoSweepOutcome,
+  type StorageAdapter,
+} from 'savepoint';
 import { fsStorage, type FsStorageOptions } from 'savepoint/fs';
 import { SavepointSaver } from 'savepoint/langgraph';
 import { snapshotLifecycle } from 'savepoint/snapshot-lifecycle';
 import { readLinked, type ReadLinks } from '../../../src/contract/linked-read.js';
 import { getManyOf, listKeysOf } from '../../../src/contract/storage.js';
+import { sweepSettled } from '../../../src/writer/auto-sweep.js';
+import { cp, meta } from '../../langgraph/checkpoints.js';
 import { superstep, type Cursor } from '../../support/langgraph-superstep.js';
+import { prose } from '../../support/prose.js';
 import { rejection } from '../../support/rejection.js';
 import { scratchDirs } from '../../support/scratch.js';
 
@@ -237,5 +248,45 @@ describe('the packed layout: reads', () => {
     expect(tuple?.pendingWrites).toEqual([['task-next', 'note', 'pending']]);
     expect(calls).toEqual(['getLinked']);
     await storage.close();
+  });
+});
+
+describe('the packed layout under SavepointSaver with keepLast', () => {
+  /** The conversation at turn `n`: ten ~2 KB messages, message n % 10 replaced by turn n's (documents stored as content chunks). */
+  const messagesAt = (n: number): string[] => {
+    const seeds = Array.from({ length: 10 }, (_, i) => 1000 + i);
+    for (let k = 1; k <= n; k++) seeds[k % 10] = k;
+    return seeds.map((seed) => prose(seed, 2000));
+  };
+
+  it('the automatic sweep frees chunks; every kept checkpoint reads back after a reopen', async () => {
+    const dir = newDir();
+    const storage = fsStorage({ dir, layout: 'packed' });
+    const outcomes: AutoSweepOutcome[] = [];
+    const saver = new SavepointSaver({
+      storage,
+      keepLast: 5,
+      sweepChunks: { afterDeleted: 4, minIntervalMs: 0, graceMs: 0 },
+      onSweep: (o) => outcomes.push(o),
+    });
+    let config: RunnableConfig = { configurable: { thread_id: 't', checkpoint_ns: '' } };
+    const ids: string[] = [];
+    const turns = 60;
+    for (let n = 1; n <= turns; n++) {
+      const checkpoint = cp(n, { messages: messagesAt(n) });
+      config = await saver.put(config, checkpoint, { ...meta, step: n }, checkpoint.channel_versions);
+      ids.push(checkpoint.id);
+      await sweepSettled(storage);
+    }
+    expect(outcomes.every((o) => o.ok)).toBe(true);
+    expect(outcomes.some((o) => o.ok && o.report.deleted.length > 0)).toBe(true);
+    await storage.close();
+    const reopened = fsStorage({ dir, layout: 'packed' });
+    const reader = new SavepointSaver({ storage: reopened });
+    for (const [i, id] of ids.slice(-5).entries()) {
+      const tuple = await reader.getTuple({ configurable: { thread_id: 't', checkpoint_ns: '', checkpoint_id: id } });
+      expect(tuple?.checkpoint.channel_values, id).toEqual({ messages: messagesAt(turns - 4 + i) });
+    }
+    await reopened.close();
   });
 });
