@@ -26,12 +26,13 @@ import { assertKey, assertPrefix } from '../keys.js';
 import { closeWhenIdle, enqueue, exclusively } from './commit.js';
 import { compactSealed } from './compact.js';
 import { realPackedIo } from './io.js';
-import { packedKeyNames, packedLinkedRead, type PackedReads } from './linked-read.js';
+import { packedKeyNames, packedLinkedRead, packedValuesNow, type PackedReads } from './linked-read.js';
 import { openPackedState } from './open.js';
 import { encodeRecord, versionOf, type RecordOp } from './record.js';
 import {
   releaseSegment,
   type IndexEntry,
+  type Segment,
   type PackedFsOptions,
   type PackedInternals,
   type PackedSettings,
@@ -88,6 +89,20 @@ function readSyncAt(state: PackedState, entry: IndexEntry): Uint8Array {
   return bytes;
 }
 
+/** `into.length` bytes of `segment` from `offset`. */
+function readSpanSync(state: PackedState, segment: Segment, into: Uint8Array, offset: number): void {
+  let done = 0;
+  while (done < into.length) {
+    const n = state.io.readSync(segment.fd, into, done, into.length - done, offset + done);
+    if (n === 0)
+      throw new CheckpointError(
+        'checkpoint_integrity_mismatch',
+        `packed store ${state.dir}: segment ${segment.id} ends before a value it holds`,
+      );
+    done += n;
+  }
+}
+
 function shortSegment(state: PackedState, entry: IndexEntry): CheckpointError {
   return new CheckpointError(
     'checkpoint_integrity_mismatch',
@@ -124,6 +139,8 @@ function readsOf(state: PackedState): PackedReads<IndexEntry> {
     lengthOf: (entry) => entry.length,
     versionOf: (entry) => versionOf(entry.sequence),
     readNow: (entry) => readSyncAt(state, entry),
+    placeOf: (entry) => ({ file: entry.segment, offset: entry.offset }),
+    readSpanNow: (file, into, offset) => readSpanSync(state, file as Segment, into, offset),
     keysUnder: (prefix) => state.order.withPrefix(prefix),
     limit: readLimitOf(state, undefined),
   };
@@ -139,12 +156,19 @@ function current(_state: PackedState): Promise<void> | undefined {
   return undefined;
 }
 
-/** The linked read of the open store, made at its first use. */
+/** The reads and the linked read of the open store, made at their first use. */
+const readsKept = new WeakMap<PackedState, PackedReads<IndexEntry>>();
 const linkedReads = new WeakMap<PackedState, ReturnType<typeof packedLinkedRead>>();
+
+function readsFor(state: PackedState): PackedReads<IndexEntry> {
+  let reads = readsKept.get(state);
+  if (!reads) readsKept.set(state, (reads = readsOf(state)));
+  return reads;
+}
 
 function linkedReadOf(state: PackedState): ReturnType<typeof packedLinkedRead> {
   let linked = linkedReads.get(state);
-  if (!linked) linkedReads.set(state, (linked = packedLinkedRead(readsOf(state))));
+  if (!linked) linkedReads.set(state, (linked = packedLinkedRead(readsFor(state))));
   return linked;
 }
 
@@ -230,8 +254,16 @@ export function createPackedFsStorage(options: PackedFsOptions, internals: Packe
     get: async (key, opts) => getValue(await opened(opening), key, opts),
     async getMany(keys: readonly string[], opts?: GetOptions): Promise<(StoredObject | undefined)[]> {
       if (!Array.isArray(keys)) throw new CheckpointError('checkpoint_config_invalid', 'packedFsStorage.getMany: keys must be an array');
-      const state = await opened(opening);
-      return Promise.all(keys.map((key) => getValue(state, key, opts)));
+      const state = opening.state ?? (await opened(opening));
+      if (state.options.reads !== 'sync') return Promise.all(keys.map((key) => getValue(state, key, opts)));
+      if (state.closed) throw closedError();
+      for (const key of keys) assertKey(key);
+      assertGetOptions(opts, 'packedFsStorage.getMany');
+      const fresh = current(state);
+      if (fresh) await fresh;
+      const values = packedValuesNow(readsFor(state), keys, readLimitOf(state, opts?.maxBytes));
+      for (const value of values) if (value) state.stats.reads++;
+      return values;
     },
     async put(key: string, bytes: Uint8Array, opts: PutOptions = {}): Promise<PutResult> {
       if (opening.closed) throw closedError();
@@ -282,7 +314,7 @@ export function createPackedFsStorage(options: PackedFsOptions, internals: Packe
     value: async function* listKeys(prefix: string): AsyncGenerator<string> {
       const state = await opened(opening);
       await current(state);
-      yield* packedKeyNames(readsOf(state), prefix);
+      yield* packedKeyNames(readsFor(state), prefix);
     },
   });
   return storage as PackedFsStorage;

@@ -29,6 +29,10 @@ export interface PackedReads<Entry> {
   versionOf(entry: Entry): string;
   /** The value `entry` names, read now (`pread` on the event loop), into a buffer of its own. */
   readNow(entry: Entry): Uint8Array;
+  /** Where `entry`'s value lies: its file (an opaque handle) and offset. */
+  placeOf(entry: Entry): { readonly file: unknown; readonly offset: number };
+  /** `into.length` bytes of `file` from `offset`, read now into `into`. */
+  readSpanNow(file: unknown, into: Uint8Array, offset: number): void;
   /** The keys under `prefix`, in listing order (a copy). */
   keysUnder(prefix: string): readonly string[];
   /** The largest value a read takes, and whose limit that is. */
@@ -51,9 +55,9 @@ function assertLinkKeys(links: ReadLinks): void {
   if (links.list) assertPrefix(`${links.list.before}x${links.list.after}`);
 }
 
-function objectAt<Entry>(reads: PackedReads<Entry>, key: string, entry: Entry): StoredObject {
+function objectAt<Entry>(reads: PackedReads<Entry>, key: string, entry: Entry, limit = reads.limit): StoredObject {
   const length = reads.lengthOf(entry);
-  if (length > reads.limit.bytes) throw readTooLarge(key, length, reads.limit.bytes, reads.limit.whose);
+  if (length > limit.bytes) throw readTooLarge(key, length, limit.bytes, limit.whose);
   return { bytes: reads.readNow(entry), version: reads.versionOf(entry) };
 }
 
@@ -103,6 +107,69 @@ function listedUnder<Entry>(reads: PackedReads<Entry>, prefix: string): ListedOb
     if (entry !== undefined) objects.push({ key, ...objectAt(reads, key, entry) });
   }
   return objects;
+}
+
+/** Values closer than this in one file are read by one `pread` with the bytes between them (record headers, keys). */
+const SPAN_GAP_BYTES = 4096;
+/** The largest span one `pread` takes. */
+const SPAN_MAX_BYTES = 1 << 20;
+
+interface Wanted {
+  readonly index: number;
+  readonly version: string;
+  readonly file: unknown;
+  readonly offset: number;
+  readonly length: number;
+}
+
+/**
+ * `getMany(keys)` in one synchronous pass: each key's entry looked up, and the values read by
+ * `pread`, values lying close together in one file (written in one group, or one after another)
+ * by one `pread` of their span; answered by one promise instead of one a key (`keys` checked by
+ * the caller). Each value is copied into a buffer of its own: the caller may keep `bytes.buffer`.
+ */
+export function packedValuesNow<Entry>(
+  reads: PackedReads<Entry>,
+  keys: readonly string[],
+  limit: PackedReads<Entry>['limit'],
+): (StoredObject | undefined)[] {
+  const out = new Array<StoredObject | undefined>(keys.length).fill(undefined);
+  const wanted: Wanted[] = [];
+  keys.forEach((key, index) => {
+    const entry = reads.entryOf(key);
+    if (entry === undefined) return;
+    const length = reads.lengthOf(entry);
+    if (length > limit.bytes) throw readTooLarge(key, length, limit.bytes, limit.whose);
+    const place = reads.placeOf(entry);
+    wanted.push({ index, version: reads.versionOf(entry), length, file: place.file, offset: place.offset });
+  });
+  // Grouped by file (in the order first met), by offset within one.
+  const files = new Map<unknown, number>();
+  for (const w of wanted) if (!files.has(w.file)) files.set(w.file, files.size);
+  wanted.sort((a, b) => files.get(a.file)! - files.get(b.file)! || a.offset - b.offset);
+  for (let first = 0; first < wanted.length;) {
+    const file = wanted[first]!.file;
+    const start = wanted[first]!.offset;
+    let end = start + wanted[first]!.length;
+    let last = first;
+    for (; last + 1 < wanted.length; last++) {
+      const next = wanted[last + 1]!;
+      const nextEnd = Math.max(end, next.offset + next.length);
+      if (next.file !== file || next.offset - end > SPAN_GAP_BYTES || nextEnd - start > SPAN_MAX_BYTES) break;
+      end = nextEnd;
+    }
+    const span = new Uint8Array(end - start);
+    reads.readSpanNow(file, span, start);
+    // A span of one value is that value's own buffer.
+    if (first === last) out[wanted[first]!.index] = { bytes: span, version: wanted[first]!.version };
+    else
+      for (let i = first; i <= last; i++) {
+        const w = wanted[i]!;
+        out[w.index] = { bytes: span.slice(w.offset - start, w.offset - start + w.length), version: w.version };
+      }
+    first = last + 1;
+  }
+  return out;
 }
 
 /** `listKeys(prefix)`: the keys `list(prefix)` yields, in its order, without their versions. */

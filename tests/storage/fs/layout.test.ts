@@ -214,6 +214,37 @@ describe('the packed layout: reads', () => {
     );
   });
 
+  it('getMany answers what get answers, values close together read as one span, each answer a buffer of its own', async () => {
+    const keyArb = fc.constantFrom('a', 'b', 'c', 'd', 'e', 'gone');
+    const write = fc.oneof(
+      fc.record({ kind: fc.constant('put' as const), key: keyArb, size: fc.constantFrom(0, 3, 100, 5000, 20000) }),
+      fc.record({ kind: fc.constant('batch' as const), keys: fc.uniqueArray(keyArb, { minLength: 1, maxLength: 4 }) }),
+      fc.record({ kind: fc.constant('delete' as const), key: keyArb }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(write, { maxLength: 12 }), fc.array(keyArb, { maxLength: 10 }), async (writes, asked) => {
+        const storage = fsStorage({ dir: newDir(), layout: 'packed' });
+        try {
+          let n = 0;
+          const bytes = (size: number): Uint8Array => Uint8Array.from({ length: size }, (_, i) => (i + n++) & 0xff);
+          for (const w of writes) {
+            if (w.kind === 'put') await storage.put(w.key, bytes(w.size));
+            else if (w.kind === 'batch') await storage.batch!(w.keys.map((key) => ({ type: 'put' as const, key, bytes: bytes(7) })));
+            else await storage.delete(w.key);
+          }
+          const many = await getManyOf(storage)!(asked);
+          const one = await Promise.all(asked.map((key) => storage.get(key)));
+          expect(many).toEqual(one);
+          const buffers = many.filter((v) => v !== undefined).map((v) => v.bytes.buffer);
+          expect(new Set(buffers).size).toBe(buffers.length);
+        } finally {
+          await storage.close();
+        }
+      }),
+      { numRuns: 40 },
+    );
+  });
+
   it('listKeys yields the keys list yields', async () => {
     const storage = fsStorage({ dir: newDir(), layout: 'packed' });
     for (const key of ['a/1', 'a/2', 'a/b/3', 'ab', 'b']) await storage.put(key, utf8(key));
