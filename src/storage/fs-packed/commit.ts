@@ -4,8 +4,14 @@
  * write a group, at the active segment's end; the index changes and the calls are answered only
  * after it. Between groups, and never during one, the store does its upkeep: recovery after a
  * failed write, rotation, compaction (see ./maintain.ts).
+ *
+ * Every group, and all upkeep, is done holding the store's lock (hold.ts), inside the part of its
+ * lease this process trusts, and a group is answered only if its write returned inside it: a
+ * holder paused past it is fenced (its calls fail, nothing of them is acknowledged).
  */
 import { CheckpointError } from '../../contract/errors.js';
+import { ensureHold, lingerThenLetGo, readyToWrite } from './hold.js';
+import { dropSpare, holdsLease, leaseLostError, letGoLock, stopLinger } from './lock.js';
 import { closeSegments } from './open.js';
 import { maintain } from './maintain.js';
 import { planGroup, type PlannedGroup } from './plan.js';
@@ -31,8 +37,28 @@ function schedule(state: PackedState): void {
 const owesUpkeep = (state: PackedState): boolean =>
   state.tailUnknown || state.manifestOwed !== undefined || activeSegment(state).end >= state.options.segmentBytes;
 
+/** Takes the lock (and tails what others wrote); the error the waiting calls fail with, if that failed. */
+async function holdFailure(state: PackedState): Promise<unknown> {
+  state.writing = true;
+  try {
+    await ensureHold(state);
+    return undefined;
+  } catch (err) {
+    return err;
+  } finally {
+    state.writing = false;
+  }
+}
+
 async function startGroup(state: PackedState): Promise<void> {
   if (state.queue.length === 0) return settleIdle(state);
+  if (!readyToWrite(state.lock)) {
+    const holdFailed = await holdFailure(state);
+    if (holdFailed) {
+      failQueue(state, writeFailed(state, holdFailed));
+      return next(state);
+    }
+  }
   if (owesUpkeep(state)) {
     state.writing = true;
     const failure = await maintain(state);
@@ -55,7 +81,7 @@ async function startGroup(state: PackedState): Promise<void> {
     } catch (err) {
       return failGroup(state, group, err);
     }
-    return finishGroup(state, group);
+    return holdsLease(state.lock) ? finishGroup(state, group) : fenceGroup(state, group);
   }
   state.writing = true;
   try {
@@ -64,8 +90,26 @@ async function startGroup(state: PackedState): Promise<void> {
     state.writing = false;
     return failGroup(state, group, err);
   }
+  if (!holdsLease(state.lock)) return fenceGroup(state, group);
   state.writing = false;
   finishGroup(state, group);
+}
+
+/**
+ * The group's write returned after the trusted part of the lease: another process may have
+ * broken the lock meanwhile, so nothing of it is acknowledged. Its bytes stay (nothing is cut
+ * past the trusted lease): intact records the next tail finds — ours or another process's —
+ * unless a breaker sealed the segment before them. Its sequences are not used again here. The
+ * hold is let go; the next group takes the lock and tails again.
+ */
+async function fenceGroup(state: PackedState, group: PlannedGroup): Promise<void> {
+  state.nextSequence = group.nextSequence;
+  const error = leaseLostError(state.dir);
+  for (const { call } of group.placed) call.fail(error);
+  state.writing = true;
+  await letGoLock(state.lock).catch(() => undefined);
+  state.writing = false;
+  next(state);
 }
 
 function writeSync(state: PackedState, data: Buffer): void {
@@ -124,8 +168,11 @@ function next(state: PackedState): void {
   schedule(state);
 }
 
+const isIdle = (state: PackedState): boolean => !state.writing && !state.scheduled && state.queue.length === 0;
+
 function settleIdle(state: PackedState): void {
-  if (state.writing || state.scheduled || state.queue.length > 0) return;
+  if (!isIdle(state)) return;
+  if (!state.closed) lingerThenLetGo(state, () => isIdle(state));
   const waiting = state.idle;
   state.idle = [];
   for (const resolve of waiting) resolve();
@@ -141,6 +188,8 @@ export async function exclusively<T>(state: PackedState, task: () => Promise<T>)
   while (state.writing || state.scheduled) await new Promise<void>((resolve) => state.idle.push(resolve));
   state.writing = true;
   try {
+    stopLinger(state.lock);
+    if (!readyToWrite(state.lock)) await ensureHold(state);
     return await task();
   } finally {
     state.writing = false;
@@ -151,6 +200,8 @@ export async function exclusively<T>(state: PackedState, task: () => Promise<T>)
 /** Resolves once every queued call is answered; then closes the files. */
 export async function closeWhenIdle(state: PackedState): Promise<void> {
   await whenIdle(state);
+  await letGoLock(state.lock, false).catch(() => undefined);
+  await dropSpare(state.lock);
   await closeSegments(state);
 }
 

@@ -3,7 +3,8 @@
  * as checksummed records, one durable write per group of calls, found again through an in-memory
  * index (key → segment, offset, length, sequence) and read by `pread`. Segments rotate at a size
  * and the sealed ones are compacted; a manifest names them (./manifest.ts, ./record.ts for the
- * format). One process for now. bench/LOG.md, "A packed fs store: the ceiling", measured why.
+ * format). Several processes share a directory through a lock and tailing (./lock.ts, ./hold.ts,
+ * ./tail.ts). bench/LOG.md, "A packed fs store: the ceiling", measured why.
  */
 import { assertBytesArgument } from '../../contract/arguments.js';
 import type { LinkedRead, LinkedValues, ReadLinks } from '../../contract/linked-read.js';
@@ -28,7 +29,9 @@ import { compactSealed } from './compact.js';
 import { realPackedIo } from './io.js';
 import { packedKeyNames, packedLinkedRead, packedValuesNow, type PackedReads } from './linked-read.js';
 import { openPackedState } from './open.js';
-import { encodeRecord, versionOf, type RecordOp } from './record.js';
+import { holdsLease } from './lock.js';
+import { encodeRecord, versionOf, type EncodedRecord, type RecordOp } from './record.js';
+import { tail } from './tail.js';
 import {
   releaseSegment,
   type IndexEntry,
@@ -66,14 +69,19 @@ function checkSize(settings: PackedSettings, key: string, bytes: Uint8Array): vo
 }
 
 /** Encodes `ops`' record now (the caller may reuse its buffers) and answers once its group is durable. */
-async function submit(opening: Opening, ops: readonly BatchOperation[]): Promise<BatchOutcome[]> {
+function submit(opening: Opening, ops: readonly BatchOperation[]): Promise<BatchOutcome[]> {
   const written: RecordOp[] = [];
   for (const op of ops) {
     if (op.type === 'put') written.push({ kind: 'put', key: op.key, bytes: op.bytes });
     else if (op.type === 'delete') written.push({ kind: 'delete', key: op.key });
   }
   const record = written.length > 0 ? encodeRecord(written) : undefined;
-  const state = opening.state ?? (await opened(opening));
+  // No extra promise once open: a call is answered one group later, not one more turn of microtasks.
+  if (opening.state) return queued(opening.state, ops, record);
+  return opened(opening).then((state) => queued(state, ops, record));
+}
+
+function queued(state: PackedState, ops: readonly BatchOperation[], record: EncodedRecord | undefined): Promise<BatchOutcome[]> {
   return new Promise((done, fail) => enqueue(state, { ops, record, done, fail }));
 }
 
@@ -146,16 +154,6 @@ function readsOf(state: PackedState): PackedReads<IndexEntry> {
   };
 }
 
-/**
- * Before a read answered from the index alone (the linked read, the listing by name): the index
- * brought up to date. One process writes a packed directory in this version and its index
- * changes with each acknowledged group, so there is nothing to read first; where several
- * processes write, this is where what the others appended is read.
- */
-function current(_state: PackedState): Promise<void> | undefined {
-  return undefined;
-}
-
 /** The reads and the linked read of the open store, made at their first use. */
 const readsKept = new WeakMap<PackedState, PackedReads<IndexEntry>>();
 const linkedReads = new WeakMap<PackedState, ReturnType<typeof packedLinkedRead>>();
@@ -172,10 +170,20 @@ function linkedReadOf(state: PackedState): ReturnType<typeof packedLinkedRead> {
   return linked;
 }
 
+/**
+ * Before a read: what other processes wrote is read into the index, unless this process holds
+ * the lock inside its trusted lease (then nothing else can have written).
+ */
+function current(state: PackedState): Promise<void> | undefined {
+  return holdsLease(state.lock) ? undefined : tail(state, false);
+}
+
 async function getValue(state: PackedState, key: string, options: GetOptions | undefined): Promise<StoredObject | undefined> {
   if (state.closed) throw closedError();
   assertKey(key);
   assertGetOptions(options, 'packedFsStorage.get');
+  const fresh = current(state);
+  if (fresh) await fresh;
   const entry = state.index.get(key);
   if (!entry) return undefined;
   const limit = readLimitOf(state, options?.maxBytes);
@@ -189,6 +197,7 @@ async function getValue(state: PackedState, key: string, options: GetOptions | u
 async function* listEntries(opening: Opening, prefix: string): AsyncGenerator<StorageEntry> {
   const state = await opened(opening);
   assertPrefix(prefix);
+  await current(state);
   for (const key of state.order.withPrefix(prefix)) {
     const entry = state.index.get(key);
     if (entry) yield { key, version: versionOf(entry.sequence), size: entry.length };
@@ -243,7 +252,7 @@ export function createPackedFsStorage(options: PackedFsOptions, internals: Packe
     dir: options.dir,
     capabilities: {
       atomicBatch: true,
-      crossProcessConditional: false,
+      crossProcessConditional: true,
       multiGet: true,
       linkedRead: true,
       // No other tool reads segment files: a profile whose files others read refuses this store.
@@ -251,7 +260,7 @@ export function createPackedFsStorage(options: PackedFsOptions, internals: Packe
       versionsPerWrite: true,
       ...(options.maxValueBytes !== undefined ? { maxValueBytes: options.maxValueBytes } : {}),
     },
-    get: async (key, opts) => getValue(await opened(opening), key, opts),
+    get: async (key, opts) => getValue(opening.state ?? (await opened(opening)), key, opts),
     async getMany(keys: readonly string[], opts?: GetOptions): Promise<(StoredObject | undefined)[]> {
       if (!Array.isArray(keys)) throw new CheckpointError('checkpoint_config_invalid', 'packedFsStorage.getMany: keys must be an array');
       const state = opening.state ?? (await opened(opening));

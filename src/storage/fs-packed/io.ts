@@ -9,7 +9,7 @@ import { realIo, type FsIo } from '../fs/fd.js';
 
 export interface PackedIo extends Pick<
   FsIo,
-  'open' | 'close' | 'fsync' | 'datasync' | 'writeAt' | 'read' | 'fstat' | 'ftruncate' | 'rename' | 'unlink'
+  'open' | 'close' | 'fsync' | 'datasync' | 'writeAt' | 'read' | 'fstat' | 'ftruncate' | 'rename' | 'unlink' | 'futimes'
 > {
   /** mkdir -p. */
   mkdirp(path: string): Promise<void>;
@@ -39,6 +39,7 @@ export const realPackedIo: PackedIo = {
   ftruncate: realIo.ftruncate,
   rename: realIo.rename,
   unlink: realIo.unlink,
+  futimes: realIo.futimes,
   mkdirp: (path) => call<void>((cb) => fs.mkdir(path, { recursive: true }, (err) => cb(err ?? null, undefined))),
   readdir: (path) => call<string[]>((cb) => fs.readdir(path, cb)),
   stat: (path) => call<BigIntStats>((cb) => fs.stat(path, { bigint: true }, cb)),

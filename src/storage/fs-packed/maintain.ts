@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { CheckpointError } from '../../contract/errors.js';
 import { errnoOf } from '../fs/io.js';
 import { compactSealed, shouldCompact } from './compact.js';
+import { assertLeaseOf } from './lock.js';
 import { segmentName, writeManifest } from './manifest.js';
 import { activeFlags, createSegmentFile, manifestOf, newSegment, nextSegmentId } from './open.js';
 import { activeSegment, releaseSegment, type PackedState, type Segment } from './state.js';
@@ -46,7 +47,7 @@ export async function commitManifest(state: PackedState, retiring: readonly Segm
   state.retiring.push(...retiring);
   state.generation++;
   state.manifestOwed = manifestOf(state);
-  await writeManifest(state.io, state.dir, state.manifestOwed);
+  await writeManifest(state.io, state.dir, state.manifestOwed, () => assertLeaseOf(state.lock, state.dir));
   state.manifestOwed = undefined;
   for (const segment of state.retiring.splice(0)) {
     // A failed unlink leaves a leftover the next open removes: the manifest no longer names it.

@@ -101,8 +101,12 @@ export async function readManifest(io: PackedIo, dir: string): Promise<Manifest 
 
 let tempCounter = 0;
 
-/** Replaces `dir`'s manifest by `manifest`, durably: temp file, fsync, rename, directory fsync. */
-export async function writeManifest(io: PackedIo, dir: string, manifest: Manifest): Promise<void> {
+/**
+ * Replaces `dir`'s manifest by `manifest`, durably: temp file, fsync, rename, directory fsync.
+ * `fence` runs just before the rename and throws when the writer may no longer replace it (its
+ * lease of the lock ran out: another process may own the manifest now).
+ */
+export async function writeManifest(io: PackedIo, dir: string, manifest: Manifest, fence?: () => void): Promise<void> {
   const temp = join(dir, `${MANIFEST_TEMP_PREFIX}${process.pid}-${tempCounter++}`);
   const fd = await io.open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC, 0o644);
   try {
@@ -110,6 +114,12 @@ export async function writeManifest(io: PackedIo, dir: string, manifest: Manifes
     await io.fsync(fd);
   } finally {
     await io.close(fd);
+  }
+  try {
+    fence?.();
+  } catch (err) {
+    await io.unlink(temp).catch(() => undefined);
+    throw err;
   }
   await io.rename(temp, join(dir, MANIFEST_NAME));
   await syncDirectory(io, dir);

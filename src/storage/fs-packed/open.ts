@@ -1,14 +1,25 @@
 /**
- * Opening a packed store: the manifest read (or the first one made), every segment it names opened
- * and scanned, the active segment's torn tail cut off, leftovers of a crashed rotation or
- * compaction removed, the index built.
+ * Opening a packed store: the manifest read (or, under the lock, the first one made), every segment
+ * it names opened and scanned, the index built. What only the lock's holder may do — cut the active
+ * segment's torn tail, remove leftovers of a crashed rotation or compaction — waits for the first
+ * hold (hold.ts): another process may be writing.
  */
 import { constants } from 'node:fs';
 import { join } from 'node:path';
 import { CheckpointError } from '../../contract/errors.js';
 import { errnoOf } from '../fs/io.js';
 import { readRange, syncDirectory, type PackedIo } from './io.js';
-import { isManifestTemp, readManifest, segmentIdOf, segmentName, writeManifest, type Manifest, type ManifestSegment } from './manifest.js';
+import { assertLeaseOf, letGoLock, takeLock } from './lock.js';
+import {
+  MANIFEST_NAME,
+  isManifestTemp,
+  readManifest,
+  segmentIdOf,
+  segmentName,
+  writeManifest,
+  type Manifest,
+  type ManifestSegment,
+} from './manifest.js';
 import { scanSegment, type ScannedOp } from './record.js';
 import { activeSegment, createPackedState, footprintOf, setEntry, type PackedSettings, type PackedState, type Segment } from './state.js';
 
@@ -50,10 +61,18 @@ async function openSegmentFile(state: PackedState, id: number, flags: number): P
   }
 }
 
-/** Opens and scans one segment of the manifest; the active one's torn tail is cut off (durably). */
-async function loadSegment(state: PackedState, entry: ManifestSegment, active: boolean): Promise<void> {
-  const fd = await openSegmentFile(state, entry.id, active ? activeFlags(state) : constants.O_RDONLY);
-  const segment = newSegment(entry.id, fd, 0, !active);
+/**
+ * Opens and scans one segment of the manifest (reusing `reuse`, the same segment already open in
+ * this process). Nothing is cut here: bytes past the active segment's intact records may be another
+ * process's write under way; the lock's next holder cuts a torn tail (tail.ts).
+ */
+export async function loadSegment(state: PackedState, entry: ManifestSegment, active: boolean, reuse?: Segment): Promise<Segment> {
+  const fd = reuse && !reuse.retired ? reuse.fd : await openSegmentFile(state, entry.id, active ? activeFlags(state) : constants.O_RDONLY);
+  const segment = reuse && !reuse.retired ? reuse : newSegment(entry.id, fd, 0, !active);
+  segment.sealed = !active;
+  segment.end = 0;
+  segment.maxSequence = 0;
+  segment.live = 0;
   state.segments.push(segment);
   const size = Number((await state.io.fstat(fd)).size);
   const limit = entry.length === undefined ? size : Math.min(entry.length, size);
@@ -61,11 +80,7 @@ async function loadSegment(state: PackedState, entry: ManifestSegment, active: b
   segment.end = scanned.end;
   segment.maxSequence = scanned.maxSequence;
   applyScannedOps(state, segment, scanned.ops, scanned.maxSequence);
-  if (active && scanned.end < size) {
-    // A torn tail: the last write did not finish, so nobody was answered for it.
-    await state.io.ftruncate(fd, scanned.end);
-    await state.io.fsync(fd);
-  }
+  return segment;
 }
 
 /** Makes a new empty segment file (durably named) and returns its descriptor, opened as the active one. */
@@ -108,7 +123,7 @@ async function initialize(state: PackedState, names: readonly string[]): Promise
   const fd = await createSegmentFile(state, id);
   state.segments.push(newSegment(id, fd, 0, false));
   state.generation = 1;
-  await writeManifest(state.io, state.dir, manifestOf(state));
+  await writeManifest(state.io, state.dir, manifestOf(state), () => assertLeaseOf(state.lock, state.dir));
 }
 
 /** The manifest describing `state`'s segments. */
@@ -119,8 +134,43 @@ export function manifestOf(state: PackedState): Manifest {
 
 /** Closes every descriptor the state holds (an open that failed, or a close). */
 export async function closeSegments(state: PackedState): Promise<void> {
-  for (const segment of state.segments) {
+  for (const segment of [...state.segments, ...state.retiring.splice(0)]) {
     for (const fd of [segment.fd, ...segment.staleFds.splice(0)]) await state.io.close(fd).catch(() => undefined);
+  }
+}
+
+/** The manifest's inode now, or undefined when there is none. */
+export async function manifestInode(state: PackedState): Promise<bigint | undefined> {
+  try {
+    return (await state.io.stat(join(state.dir, MANIFEST_NAME))).ino;
+  } catch (err) {
+    if (errnoOf(err) === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+/** Loads the segments `manifest` names (its inode `ino`, taken before it was read). */
+async function loadManifest(state: PackedState, manifest: Manifest, ino: bigint | undefined): Promise<void> {
+  state.generation = manifest.generation;
+  state.manifestIno = ino;
+  for (let i = 0; i < manifest.segments.length; i++) await loadSegment(state, manifest.segments[i]!, i === manifest.segments.length - 1);
+}
+
+/** A directory without a manifest: under the lock (another process may be making it now), the manifest read again, else the first one made. */
+async function openFirst(state: PackedState): Promise<void> {
+  await takeLock(state.lock);
+  try {
+    const ino = await manifestInode(state);
+    const manifest = await readManifest(state.io, state.dir);
+    if (manifest) return await loadManifest(state, manifest, ino);
+    // Without a manifest, any segment file is a leftover of a first open that crashed before naming it.
+    const names = await state.io.readdir(state.dir);
+    await removeLeftovers(state, names);
+    state.leftoversChecked = true;
+    await initialize(state, names);
+    state.manifestIno = await manifestInode(state);
+  } finally {
+    await letGoLock(state.lock);
   }
 }
 
@@ -129,19 +179,15 @@ export async function openPackedState(options: PackedSettings, io: PackedIo): Pr
   const state = createPackedState(options, io);
   try {
     await io.mkdirp(options.dir);
-    const manifest = await readManifest(io, options.dir);
-    const names = await io.readdir(options.dir);
-    if (manifest) {
-      state.generation = manifest.generation;
-      for (let i = 0; i < manifest.segments.length; i++)
-        await loadSegment(state, manifest.segments[i]!, i === manifest.segments.length - 1);
-    }
-    // Without a manifest, any segment file is a leftover of a first open that crashed before naming it.
-    await removeLeftovers(state, names);
-    if (!manifest) await initialize(state, names);
+    // The inode before the manifest is read: a rewrite in between is seen as a change by the next tail.
+    const ino = await manifestInode(state);
+    const manifest = ino === undefined ? undefined : await readManifest(io, options.dir);
+    if (manifest) await loadManifest(state, manifest, ino);
+    else await openFirst(state);
     activeSegment(state);
     return state;
   } catch (err) {
+    await letGoLock(state.lock).catch(() => undefined);
     await closeSegments(state);
     throw err;
   }

@@ -1,11 +1,13 @@
 import type { BatchOperation, BatchOutcome } from '../../contract/storage.js';
 import { sortedKeys, type SortedKeys } from '../sorted-keys.js';
 import type { PackedIo } from './io.js';
+import { createPackedLock, type PackedLock, type PackedLockOptions } from './lock.js';
 import type { Manifest } from './manifest.js';
 import type { EncodedRecord } from './record.js';
+import { createTails, type Tails } from './tail.js';
 
 /** Options of the packed fs store (internal, not exported). */
-export interface PackedFsOptions {
+export interface PackedFsOptions extends PackedLockOptions {
   /** The directory holding the manifest and segments (made when missing). */
   readonly dir: string;
   /**
@@ -98,8 +100,8 @@ export interface PackedStats {
   compactions: number;
 }
 
-export type PackedSettings = Required<Omit<PackedFsOptions, 'maxValueBytes' | 'maxReadBytes'>> &
-  Pick<PackedFsOptions, 'maxValueBytes' | 'maxReadBytes'>;
+export type PackedSettings = Required<Omit<PackedFsOptions, 'maxValueBytes' | 'maxReadBytes' | keyof PackedLockOptions>> &
+  Pick<PackedFsOptions, 'maxValueBytes' | 'maxReadBytes' | keyof PackedLockOptions>;
 
 /** Everything one open packed store holds. */
 export interface PackedState {
@@ -134,6 +136,14 @@ export interface PackedState {
   /** Called once the queue is empty and no write is in flight (close waits for them). */
   idle: (() => void)[];
   readonly stats: PackedStats;
+  /** The lock shared with other processes on the directory, and this process's hold of it (lock.ts, hold.ts). */
+  readonly lock: PackedLock;
+  /** Tails of what other processes wrote, one at a time (tail.ts). */
+  readonly tails: Tails;
+  /** The manifest's inode as last read: every rewrite is a rename, so another inode means another manifest. */
+  manifestIno: bigint | undefined;
+  /** Whether a hold of the lock has removed the leftovers of a crashed rotation or compaction (once a process). */
+  leftoversChecked: boolean;
 }
 
 export function createPackedState(options: PackedSettings, io: PackedIo): PackedState {
@@ -155,6 +165,10 @@ export function createPackedState(options: PackedSettings, io: PackedIo): Packed
     retiring: [],
     idle: [],
     stats: { writes: 0, records: 0, bytes: 0, reads: 0, rotations: 0, compactions: 0 },
+    lock: createPackedLock(options.dir, io, options),
+    tails: createTails(),
+    manifestIno: undefined,
+    leftoversChecked: false,
   };
 }
 

@@ -15,11 +15,13 @@ const flavours: readonly Omit<PackedFsOptions, 'dir'>[] = [
   { sync: 'dsync', writes: 'async', reads: 'sync' },
   { sync: 'fdatasync', writes: 'sync', reads: 'async' },
   { sync: 'dsync', writes: 'adaptive', reads: 'sync' },
+  // Small segments: rotation and compaction run all through the suite.
+  { sync: 'dsync', writes: 'async', reads: 'async', segmentBytes: 512, compactMinBytes: 0 },
 ];
 
 for (const flavour of flavours) {
   runStorageConformance({
-    name: `packed fs store (${flavour.sync}, ${flavour.writes} writes, ${flavour.reads} reads)`,
+    name: `packed fs store (${flavour.sync}, ${flavour.writes} writes, ${flavour.reads} reads${flavour.segmentBytes ? ', small segments' : ''})`,
     describe,
     it,
     fc,
@@ -29,7 +31,7 @@ for (const flavour of flavours) {
       rmSync((adapter as PackedFsStorage).dir, { recursive: true, force: true });
     },
     reopen: (closed: StorageAdapter) => createPackedFsStorage({ dir: (closed as PackedFsStorage).dir, ...flavour }),
-    capabilities: { atomicBatch: true, crossProcessConditional: false, multiGet: true },
+    capabilities: { atomicBatch: true, crossProcessConditional: true, multiGet: true },
     nestedKeys: true,
     concurrency: 8,
     propertyRuns: 30,

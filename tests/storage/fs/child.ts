@@ -24,8 +24,9 @@ export interface ChildModule {
   dispose(): void;
 }
 
-export async function buildChildModule(): Promise<ChildModule> {
-  const entry = join(ROOT, 'src', 'entries', 'fs.ts');
+/** Bundles `entry` (a path from the repository's root; default `savepoint/fs`'s entry) for children to import. */
+export async function buildChildModule(entryPath = 'src/entries/fs.ts'): Promise<ChildModule> {
+  const entry = join(ROOT, entryPath);
   try {
     const esbuild = await import('esbuild');
     const dir = mkdtempSync(join(tmpdir(), 'savepoint-fs-bundle-'));

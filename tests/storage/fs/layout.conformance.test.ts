@@ -24,7 +24,7 @@ runStorageConformance({
   reopen: (closed: StorageAdapter) => fsStorage({ dir: (closed as FsStorage).dir, layout: 'packed' }),
   capabilities: {
     atomicBatch: true,
-    crossProcessConditional: false,
+    crossProcessConditional: true,
     multiGet: true,
     linkedRead: true,
     opaqueValues: true,

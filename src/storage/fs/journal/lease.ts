@@ -1,4 +1,5 @@
 import { CheckpointError } from '../../../contract/errors.js';
+import type { FsIo } from '../fd.js';
 import type { LockTiming } from '../lock.js';
 import { lstatIfAny } from '../lock.js';
 import { JOURNAL_LOCK } from './files.js';
@@ -24,8 +25,14 @@ import type { JournalState } from './state.js';
 /** The journal lock's lease: 5 s, shorter with a short stale bound (always well past maxHoldMs). */
 export const journalLeaseMs = (timing: LockTiming): number => Math.max(100, Math.min(5000, timing.staleAfterMs / 2));
 
-/** True while this process's lease of the journal lock surely runs (the first half of it). */
-export function leaseHeld(s: JournalState, at = Date.now()): boolean {
+/** A holder's lease of a lock: when it began (before the link or renewal that set it), while the lock is held, and how long it lasts. */
+export interface Lease {
+  leaseFrom: number | undefined;
+  readonly leaseMs: number;
+}
+
+/** True while this process's lease surely runs (the first half of it). */
+export function leaseHeld(s: Lease, at = Date.now()): boolean {
   return s.leaseFrom !== undefined && at < s.leaseFrom + s.leaseMs / 2;
 }
 
@@ -56,14 +63,28 @@ const RENEWABLE = 0.9;
  */
 export async function renewLease(s: JournalState): Promise<void> {
   const h = s.held;
+  if (h) await renewLeaseOf(s, s.root.at(JOURNAL_LOCK), h.token, s.io, () => s.held === h);
+}
+
+/**
+ * {@link renewLease} for any lock taken by linking a token: `lockPath` is the lock, `token` the
+ * temp file linked there (its descriptor is futimes'd), `stillHeld` says the same hold goes on.
+ */
+export async function renewLeaseOf(
+  s: Lease,
+  lockPath: string,
+  token: { readonly fd: number; readonly ino: bigint },
+  io: Pick<FsIo, 'futimes'>,
+  stillHeld: () => boolean,
+): Promise<void> {
   const old = s.leaseFrom;
   const from = Date.now();
   const renewable = (at: number): boolean => old !== undefined && at < old + s.leaseMs * RENEWABLE;
-  if (!h || !renewable(from)) return;
-  const st = await lstatIfAny(s.root.at(JOURNAL_LOCK)).catch(() => undefined);
-  if (st?.ino !== h.token.ino) return;
-  await s.io.futimes(h.token.fd, from / 1000);
-  if (s.held === h && s.leaseFrom === old && renewable(Date.now())) s.leaseFrom = from;
+  if (!renewable(from)) return;
+  const st = await lstatIfAny(lockPath).catch(() => undefined);
+  if (st?.ino !== token.ino) return;
+  await io.futimes(token.fd, from / 1000);
+  if (stillHeld() && s.leaseFrom === old && renewable(Date.now())) s.leaseFrom = from;
 }
 
 /** Renews the lease every quarter of it while the lock is held (a long replay or release keeps it). */

@@ -3,7 +3,7 @@ import fsp from 'node:fs/promises';
 import { CheckpointError } from '../../../contract/errors.js';
 import { fsLink } from '../fd.js';
 import { errnoOf } from '../io.js';
-import { lstatIfAny, tempsByInode, type HeldLock } from '../lock.js';
+import { lstatIfAny, tempsByInode, type HeldLock, type LockTiming } from '../lock.js';
 import { INTERNAL_MARK, newOwner, ownerGone, parseOwner, processGone, type Owner } from '../names.js';
 import { JOURNAL_LOCK } from './files.js';
 import { breakJournalLock } from './replay-owed.js';
@@ -83,16 +83,22 @@ async function dropTicket(s: JournalState, t: Ticket): Promise<void> {
   await Promise.all([s.io.close(t.fd).catch(() => undefined), s.io.unlink(s.root.at(t.name)).catch(() => undefined)]);
 }
 
-/** What holds the lock now: gone, or its inode, whether it may be broken, and who holds it. */
-async function inspect(s: JournalState): Promise<'gone' | { ino: bigint; stale: boolean; byLease: boolean; pid?: number; leftMs: number }> {
-  const st = await lstatIfAny(s.root.at(JOURNAL_LOCK));
+/** What holds a leased lock now: gone, or its inode, whether it may be broken (and because its lease ran out), who holds it and how long its lease has left. */
+export type LeasedLockState = 'gone' | { ino: bigint; stale: boolean; byLease: boolean; pid?: number; leftMs: number };
+
+/**
+ * Inspects the lock at `lockPath` (in `dir`, with its holders' temp files) whose lease lasts
+ * `leaseMs` from its ctime: stale when its holder is gone, its lease ran out or no temp file
+ * has its inode any more (its holder let it go, or died and was swept).
+ */
+export async function inspectLeasedLock(lockPath: string, dir: string, leaseMs: number, timing: LockTiming): Promise<LeasedLockState> {
+  const st = await lstatIfAny(lockPath);
   if (!st) return 'gone';
-  const leftMs = Number(st.ctimeMs) + s.leaseMs - Date.now();
+  const leftMs = Number(st.ctimeMs) + leaseMs - Date.now();
   if (!st.isFile()) return { ino: st.ino, stale: true, byLease: false, leftMs };
-  const owner = (await tempsByInode(s.root.prefix)).get(st.ino);
-  // No temp file has its inode: its holder has let it go (or died and was swept).
+  const owner = (await tempsByInode(dir)).get(st.ino);
   if (!owner) return { ino: st.ino, stale: true, byLease: false, leftMs };
-  const gone = ownerGone(owner, s.timing.clock.now(), s.timing.staleAfterMs);
+  const gone = ownerGone(owner, timing.clock.now(), timing.staleAfterMs);
   return { ino: st.ino, stale: gone || leftMs < 0, byLease: !gone && leftMs < 0, pid: owner.pid, leftMs };
 }
 
@@ -143,7 +149,7 @@ export async function takeJournalLock(s: JournalState, token: Token): Promise<Ta
         } catch (err) {
           if (errnoOf(err) !== 'EEXIST') throw err;
         }
-        const state = await inspect(s);
+        const state = await inspectLeasedLock(path, dir, s.leaseMs, s.timing);
         if (state === 'gone') continue;
         if (state.stale) {
           if (await breakJournalLock(s.root, state.ino, state.byLease, s.timing)) {

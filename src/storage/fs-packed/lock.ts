@@ -1,0 +1,276 @@
+/**
+ * The packed store's lock, shared by every process on its directory: `.sp\packed\lock` in it, taken by link(2) of a token temp file of ours (the fs store's lock, ../fs/lock.ts),
+ * with the journal lock's lease (../fs/journal/lease.ts): counted from the lock inode's ctime
+ * (set by the link, moved by futimes on renewal), trusted by its holder for the first half only,
+ * broken by anyone once it ran out — a stopped or stalled holder blocks the others for one lease
+ * at most.
+ *
+ * A holder may have a write in flight when its lease runs out (its pool thread late, the process
+ * stopped): that write lands later, at the place the holder planned, after others may have
+ * written there. So whoever breaks a lock first writes down a **seal owed** (the file
+ * `.sp\packed\seal-owed`), and whoever takes the lock and finds it seals the active segment at its
+ * intact end and starts a new one before writing anything (hold.ts): the late write lands past
+ * the sealed length, where nobody reads. The debt is written before the break, not settled by
+ * the breaker, since another process may link the lock between the break and the breaker's own
+ * link (or the breaker may die there).
+ */
+import { constants } from 'node:fs';
+import { sleep, systemClock } from '../../contract/clock.js';
+import { CheckpointError } from '../../contract/errors.js';
+import { fsLink, type FsIo } from '../fs/fd.js';
+import { errnoOf } from '../fs/io.js';
+import { leaseHeld, renewLeaseOf, type Lease } from '../fs/journal/lease.js';
+import { inspectLeasedLock } from '../fs/journal/queue.js';
+import { breakLock, lstatIfAny, releaseLock, type HeldLock, type LockTiming } from '../fs/lock.js';
+import { newOwner, tempName, type Owner } from '../fs/names.js';
+import { PACKED_PREFIX } from './manifest.js';
+
+const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = constants;
+
+export const LOCK_NAME = `${PACKED_PREFIX}lock`;
+export const SEAL_OWED_NAME = `${PACKED_PREFIX}seal-owed`;
+
+/** The file-system calls the lock makes (the store's seam). */
+export type LockIo = Pick<FsIo, 'open' | 'close' | 'fsync' | 'fstat' | 'unlink' | 'futimes'>;
+
+/** Options of the lock (tests shorten them). */
+export interface PackedLockOptions {
+  /** How long the lock is kept after a group, for the next one (ms). @default 20 */
+  readonly lingerMs?: number;
+  /** The lock's lease (ms): a holder trusts the first half; others break it once all of it ran out. @default 5000 */
+  readonly leaseMs?: number;
+  /** How long a writer waits for a live holder before its calls fail (ms). @default 10000 */
+  readonly lockTimeoutMs?: number;
+}
+
+/** The temp file our lock is a link of, kept between holds while young (one link(2) takes the lock). */
+export interface Token {
+  readonly path: string;
+  readonly fd: number;
+  readonly ino: bigint;
+  readonly owner: Owner;
+}
+
+/** One hold of the lock. */
+export interface Hold {
+  readonly lock: HeldLock;
+  readonly token: Token;
+  /** When it was taken (Date.now()). */
+  readonly since: number;
+}
+
+/** The lock as one store sees it. */
+export interface PackedLock extends Lease {
+  /** The store's directory (holds the lock, the seal owed and our token). */
+  readonly dir: string;
+  readonly path: string;
+  readonly io: LockIo;
+  readonly timing: LockTiming;
+  readonly lingerMs: number;
+  /** At most how long one hold lasts: then the lock goes, and waiters get a turn before it is taken again. */
+  readonly maxHoldMs: number;
+  held: Hold | undefined;
+  spare: Token | undefined;
+  /** The timer letting the lock go once no group came for lingerMs, and when the last group ended (Date.now()). */
+  linger: ReturnType<typeof setTimeout> | undefined;
+  idleSince: number;
+  /** Our release under way, if any (a take waits for it). */
+  releasing: Promise<void> | undefined;
+  /** A hold that ended at maxHoldMs: the next take waits until then, so a waiter polling for the lock finds it free. */
+  yieldUntil: number;
+}
+
+/** A hold's length at most, and the pause after it, in ms. */
+const YIELD_MS = 10;
+
+export function createPackedLock(dir: string, io: LockIo, options: PackedLockOptions = {}): PackedLock {
+  const leaseMs = options.leaseMs ?? 5000;
+  return {
+    dir,
+    path: `${dir}/${LOCK_NAME}`,
+    io,
+    // A token older than staleAfterMs counts as its owner's gone: kept well inside it (see young()).
+    timing: { clock: systemClock, staleAfterMs: Math.max(60_000, leaseMs * 4), lockTimeoutMs: options.lockTimeoutMs ?? 10_000 },
+    lingerMs: options.lingerMs ?? 20,
+    maxHoldMs: Math.min(1000, leaseMs / 4),
+    leaseMs,
+    leaseFrom: undefined,
+    held: undefined,
+    spare: undefined,
+    linger: undefined,
+    idleSince: 0,
+    releasing: undefined,
+    yieldUntil: 0,
+  };
+}
+
+/** True while the lock is ours and its lease surely runs: nothing else can write the store. */
+export const holdsLease = (l: PackedLock, at = Date.now()): boolean => l.held !== undefined && leaseHeld(l, at);
+
+/** `checkpoint_atomic_write_failed` for a group whose lease may have ended before it was written (or before its write returned). */
+export function leaseLostError(dir: string): CheckpointError {
+  return new CheckpointError(
+    'checkpoint_atomic_write_failed',
+    `packed store ${dir}: the lock's lease ran out before the write was done (this process was paused or stalled; another ` +
+      'process may have taken the store): nothing of it was acknowledged — retry the write',
+    { details: { key: 'packed', reason: 'packed_lease_lost' } },
+  );
+}
+
+/** Throws {@link leaseLostError} unless this process holds the lock inside its trusted lease. */
+export function assertLeaseOf(l: PackedLock, dir: string): void {
+  if (!holdsLease(l)) throw leaseLostError(dir);
+}
+
+async function newToken(l: PackedLock): Promise<Token> {
+  const owner = newOwner(l.timing.clock.now());
+  const path = `${l.dir}/${tempName(owner)}`;
+  const fd = await l.io.open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o644);
+  try {
+    return { path, fd, ino: (await l.io.fstat(fd)).ino, owner };
+  } catch (err) {
+    await dropToken(l, { path, fd });
+    throw err;
+  }
+}
+
+async function dropToken(l: PackedLock, t: { readonly path: string; readonly fd: number }): Promise<void> {
+  await Promise.all([l.io.close(t.fd).catch(() => undefined), l.io.unlink(t.path).catch(() => undefined)]);
+}
+
+/** Others judge a lock by its token's age (and sweep temp files older than the stale bound): a kept token stays well inside it. */
+const young = (l: PackedLock, t: Token): boolean => l.timing.clock.now() - t.owner.atMs <= l.timing.staleAfterMs / 4;
+
+function lockTimeout(l: PackedLock, pid: number | undefined, leftMs: number, waited: number): CheckpointError {
+  return new CheckpointError(
+    'checkpoint_atomic_write_failed',
+    `packed store ${l.dir} is busy: waited ${waited} ms for its lock (held by pid ${pid ?? '?'}, whose lease ends in ${Math.max(0, Math.round(leftMs))} ms); ` +
+      'nothing was written — retry the write or raise lockTimeoutMs',
+    { details: { key: 'packed', reason: 'lock_timeout', holderPid: pid ?? -1 } },
+  );
+}
+
+/** Writes down that the active segment must be sealed before the next write (idempotent). */
+async function oweSeal(l: PackedLock): Promise<void> {
+  const fd = await l.io.open(`${l.dir}/${SEAL_OWED_NAME}`, O_WRONLY | O_CREAT | O_NOFOLLOW, 0o644);
+  try {
+    await l.io.fsync(fd);
+  } finally {
+    await l.io.close(fd);
+  }
+}
+
+/** Whether a seal is owed (checked by each new holder). */
+export async function sealOwed(l: PackedLock): Promise<boolean> {
+  return (await lstatIfAny(`${l.dir}/${SEAL_OWED_NAME}`)) !== undefined;
+}
+
+/** Removes the debt once the seal is durable, only while the lease surely runs (so no later breaker's debt is removed). */
+export async function settleSeal(l: PackedLock): Promise<void> {
+  if (!holdsLease(l)) return;
+  await l.io.unlink(`${l.dir}/${SEAL_OWED_NAME}`).catch((err: unknown) => {
+    if (errnoOf(err) !== 'ENOENT') throw err;
+  });
+}
+
+/** One attempt to link `token` as the lock; false when someone holds it. */
+async function tryLink(l: PackedLock, token: Token): Promise<boolean> {
+  l.leaseFrom = Date.now();
+  try {
+    await fsLink(token.path, l.path);
+    return true;
+  } catch (err) {
+    l.leaseFrom = undefined;
+    if (errnoOf(err) !== 'EEXIST') throw err;
+    return false;
+  }
+}
+
+/** Waits for the lock with `token`, breaking a stale one (the seal owed written first). */
+async function linkWaiting(l: PackedLock, token: Token): Promise<void> {
+  const start = Date.now();
+  let delay = 1;
+  for (;;) {
+    if (await tryLink(l, token)) return;
+    const state = await inspectLeasedLock(l.path, l.dir, l.leaseMs, l.timing);
+    if (state === 'gone') continue;
+    if (state.stale) {
+      await oweSeal(l);
+      await breakLock(l.path, l.dir, state.ino, l.timing);
+      continue;
+    }
+    const waited = Date.now() - start;
+    if (waited >= l.timing.lockTimeoutMs) throw lockTimeout(l, state.pid, state.leftMs, waited);
+    await sleep(l.timing.clock, Math.min(delay, Math.max(1, state.leftMs)) * (0.5 + Math.random()));
+    delay = Math.min(delay * 2, 4);
+  }
+}
+
+/** Takes the lock (waiting for a live holder, breaking a stale one). */
+export async function takeLock(l: PackedLock): Promise<Hold> {
+  // Our release under way is over first: it must not end after (and undo) this take.
+  if (l.releasing) await l.releasing.catch(() => undefined);
+  const wait = l.yieldUntil - Date.now();
+  if (wait > 0) await sleep(l.timing.clock, wait);
+  for (let attempt = 0; ; attempt++) {
+    let token = l.spare;
+    l.spare = undefined;
+    if (token && !young(l, token)) {
+      await dropToken(l, token);
+      token = undefined;
+    }
+    const reused = token !== undefined;
+    token ??= await newToken(l);
+    try {
+      await linkWaiting(l, token);
+      const lock: HeldLock = { path: l.path, dir: l.dir, token };
+      l.held = { lock, token, since: Date.now() };
+      return l.held;
+    } catch (err) {
+      await dropToken(l, token);
+      // A kept token someone removed (a sweep): take the lock with a fresh one.
+      if (reused && attempt === 0 && errnoOf(err) === 'ENOENT') continue;
+      throw err;
+    }
+  }
+}
+
+/** Lets the lock go (never someone else's: ../fs/lock.ts releaseLock); the token is kept for the next hold while young. */
+export function letGoLock(l: PackedLock, keepToken = true): Promise<void> {
+  const h = l.held;
+  if (!h) return l.releasing ?? Promise.resolve();
+  l.held = undefined;
+  l.leaseFrom = undefined;
+  stopLinger(l);
+  if (Date.now() - h.since >= l.maxHoldMs) l.yieldUntil = Date.now() + YIELD_MS;
+  const done = release(l, h, keepToken).finally(() => {
+    if (l.releasing === done) l.releasing = undefined;
+  });
+  l.releasing = done;
+  return done;
+}
+
+async function release(l: PackedLock, h: Hold, keepToken: boolean): Promise<void> {
+  await releaseLock(h.lock, l.timing);
+  if (keepToken && l.spare === undefined && young(l, h.token)) l.spare = h.token;
+  else await dropToken(l, h.token);
+}
+
+export function stopLinger(l: PackedLock): void {
+  if (l.linger) clearTimeout(l.linger);
+  l.linger = undefined;
+}
+
+/** Drops the kept token (on close). */
+export async function dropSpare(l: PackedLock): Promise<void> {
+  const t = l.spare;
+  l.spare = undefined;
+  if (t) await dropToken(l, t);
+}
+
+/** Renews the lease when less than half its trusted part is left (a hold kept busy by slow writes). */
+export async function renewIfOld(l: PackedLock): Promise<void> {
+  const h = l.held;
+  if (!h || l.leaseFrom === undefined || Date.now() < l.leaseFrom + l.leaseMs / 4) return;
+  await renewLeaseOf(l, l.path, h.token, l.io, () => l.held === h);
+}
