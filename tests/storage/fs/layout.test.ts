@@ -245,6 +245,33 @@ describe('the packed layout: reads', () => {
     );
   });
 
+  it('another store on the directory sees each acknowledged write at once in its linked read, getMany and listKeys', async () => {
+    const dir = newDir();
+    const a = fsStorage({ dir, layout: 'packed' });
+    const b = fsStorage({ dir, layout: 'packed' });
+    const links: ReadLinks = { get: { member: 'id', before: 'd/', after: '' }, list: { member: 'id', before: 'w/', after: '/' } };
+    try {
+      await b.ready();
+      for (let i = 0; i < 5; i++) {
+        await a.batch!([
+          { type: 'put', key: 'p', bytes: utf8(JSON.stringify({ id: `c${i}` })) },
+          { type: 'put', key: `d/c${i}`, bytes: utf8(`doc ${i}`) },
+          { type: 'put', key: `w/c${i}/x`, bytes: utf8(`write ${i}`) },
+        ]);
+        const linked = await b.getLinked('p', links);
+        expect(text(linked?.got?.object?.bytes)).toBe(`doc ${i}`);
+        expect(linked?.listed?.objects.map((o) => text(o.bytes))).toEqual([`write ${i}`]);
+        const many = await getManyOf(b)!(['p', `d/c${i}`]);
+        expect(many.map((v) => v?.version)).toEqual([(await a.get('p'))?.version, (await a.get(`d/c${i}`))?.version]);
+        const named: string[] = [];
+        for await (const key of listKeysOf(b, 'd/')) named.push(key);
+        expect(named.length).toBe(i + 1);
+      }
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
   it('listKeys yields the keys list yields', async () => {
     const storage = fsStorage({ dir: newDir(), layout: 'packed' });
     for (const key of ['a/1', 'a/2', 'a/b/3', 'ab', 'b']) await storage.put(key, utf8(key));
