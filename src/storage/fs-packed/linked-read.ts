@@ -1,6 +1,6 @@
 /**
- * The packed store's reads beyond `get`: the linked read (contract/linked-read.ts) and the
- * listing by name. Both answer from the index in memory and `pread`s of the values, with no
+ * The packed store's reads beyond `get`: the linked read (contract/linked-read.ts), the
+ * multi-get and the listing by name. They answer from the index in memory and `pread`s of the values, with no
  * file-system metadata call: a LangGraph thread's head, the checkpoint it names and that
  * checkpoint's writes are index lookups and one `pread` each, in one synchronous pass (nothing
  * of this process changes the index between them; the index changes only once a group's write
