@@ -31,7 +31,9 @@
  * round to the next in one process), DEDUP_WRITER_COUNT (default 500), DEDUP_PARTS (default
  * "conversation,writer,sweep"), DEDUP_SWEEP_COUNTS (default "250,500,1000,1500"), DEDUP_REDUCERS (default "plain,delta"), DEDUP_DIR (default the OS's
  * temporary directory), DEDUP_MESSAGE_BYTES (default 2048: each turn's message), DEDUP_BREAKDOWN (set: after each conversation, savepoint's stored bytes by
- * kind on stderr, see stored-breakdown.ts).
+ * kind on stderr, see stored-breakdown.ts), DEDUP_FS_LAYOUT (default "files"; "packed": the fs conversation's
+ * SavepointSaver on `fsStorage({ dir, layout: 'packed' })`; "packed-vs-files": that beside SavepointSaver on the
+ * file layout instead of SqliteSaver, the ratios packed / journal).
  * SqliteSaver (native better-sqlite3) is a bench-only install: `npm run bench:setup`.
  */
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
@@ -73,6 +75,9 @@ const SWEEP_COUNTS = (process.env.DEDUP_SWEEP_COUNTS ?? '250,500,1000,1500')
   .map(Number)
   .sort((a, b) => a - b);
 const REDUCERS = (process.env.DEDUP_REDUCERS ?? 'plain,delta').split(',');
+const FS_LAYOUT = process.env.DEDUP_FS_LAYOUT ?? 'files';
+if (!['files', 'packed', 'packed-vs-files'].includes(FS_LAYOUT))
+  throw new Error(`dedup bench: DEDUP_FS_LAYOUT must be files, packed or packed-vs-files, not ${FS_LAYOUT}`);
 const MESSAGE_BYTES = Number(process.env.DEDUP_MESSAGE_BYTES ?? 2048);
 /** The turn count the issue's targets are stated at. */
 const TARGET_TURNS = 200;
@@ -194,11 +199,23 @@ function savepointContender(storage: StorageAdapter, disk: () => Promise<number>
   };
 }
 
-/** The fs pair: SavepointSaver on `fsStorage({ dir })` (defaults) and SqliteSaver, each in its own directory. */
+/**
+ * The fs pair: SavepointSaver on `fsStorage({ dir })` (defaults; with DEDUP_FS_LAYOUT=packed, the
+ * packed layout) and SqliteSaver, each in its own directory. DEDUP_FS_LAYOUT=packed-vs-files pairs
+ * the packed layout with the file layout (the journal) instead: the ratios are packed / journal,
+ * measured turn by turn in one process.
+ */
 async function fsPair(base: string, tag: string): Promise<[Contender, Contender]> {
   const spDir = mkdtempSync(join(base, `sp-${tag}-`));
   const sqDir = mkdtempSync(join(base, `sq-${tag}-`));
-  return [savepointContender(fsStorage({ dir: spDir }), async () => diskBytes(spDir), 'fsStorage'), await sqliteContender(sqDir, tag)];
+  const packed = FS_LAYOUT !== 'files';
+  const ours = savepointContender(
+    fsStorage({ dir: spDir, ...(packed ? { layout: 'packed' } : {}) }),
+    async () => diskBytes(spDir),
+    packed ? 'fsStorage, packed layout' : 'fsStorage',
+  );
+  if (FS_LAYOUT !== 'packed-vs-files') return [ours, await sqliteContender(sqDir, tag)];
+  return [ours, savepointContender(fsStorage({ dir: sqDir }), async () => diskBytes(sqDir), 'fsStorage, file layout')];
 }
 
 const PEER_TABLES = ['checkpoints', 'checkpoint_blobs', 'checkpoint_writes'];

@@ -14,7 +14,8 @@ import { dirname, join } from 'node:path';
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import { CheckpointError, listAll, memoryStorage } from '../src/index.js';
 import { SavepointSaver } from '../src/entries/langgraph.js';
-import { createFsStorage } from '../src/storage/fs/index.js';
+import { createFsStorage, fsStorage } from '../src/storage/fs/index.js';
+import { packedStoreOf } from '../src/storage/fs/packed-layout.js';
 import { createPackedFsStorage, type PackedFsOptions, type PackedFsStorage } from '../src/storage/fs-packed/index.js';
 import type { StorageAdapter } from '../src/index.js';
 import {
@@ -32,12 +33,15 @@ import { SqliteSaver } from './sqlite-peer.js';
 import { countingIo } from '../tests/support/journal-records.js';
 
 /**
- * `BENCH_LGC_FS_STORE=packed` runs the cells on the packed prototype (src/storage/fs-packed: one
- * append-only segment, no file per key) instead of the journal, to measure the ceiling a store
- * without a file per key gives the saver; `packed:fdatasync`, `packed:sync-writes`,
- * `packed:adaptive-writes` and `packed:async-reads` (comma-joined after `packed:`) choose its flavour.
+ * `BENCH_LGC_FS_STORE=packed` runs the cells on fsStorage's packed layout (`fsStorage({ dir,
+ * layout: 'packed' })`: segment files, no file per key) instead of the journal;
+ * `packed:fdatasync`, `packed:sync-writes`, `packed:adaptive-writes` and `packed:async-reads`
+ * (comma-joined after `packed:`) open the packed store itself (src/storage/fs-packed) in that
+ * flavour, which the public option does not offer.
  */
 const FS_STORE = process.env.BENCH_LGC_FS_STORE ?? 'journal';
+const isPacked = FS_STORE.startsWith('packed');
+const flavoured = FS_STORE.startsWith('packed:');
 
 function packedFlavour(): Omit<PackedFsOptions, 'dir'> {
   const knobs = FS_STORE.split(':')[1]?.split(',') ?? [];
@@ -48,9 +52,17 @@ function packedFlavour(): Omit<PackedFsOptions, 'dir'> {
   };
 }
 
-const packed = (dir: string): PackedFsStorage => createPackedFsStorage({ dir, ...packedFlavour() });
-const isPacked = FS_STORE.startsWith('packed');
-const storeName = isPacked ? `fs packed prototype ${JSON.stringify(packedFlavour())}` : 'fs journal';
+/** The packed store of `dir` and the store the saver is given (the same, or fsStorage's layout over it). */
+function packed(dir: string): { readonly storage: StorageAdapter; readonly packed: PackedFsStorage } {
+  if (flavoured) {
+    const store = createPackedFsStorage({ dir, ...packedFlavour() });
+    return { storage: store, packed: store };
+  }
+  const storage = fsStorage({ dir, layout: 'packed' });
+  return { storage, packed: packedStoreOf(storage)! };
+}
+
+const storeName = !isPacked ? 'fs journal' : flavoured ? `fs packed store ${JSON.stringify(packedFlavour())}` : 'fs packed layout';
 
 /** What the rows say of the peer, next to its figures. */
 const PEER_NOTE = ' (SqliteSaver FULL: better-sqlite3, synchronous calls)';
@@ -75,7 +87,7 @@ async function prefillStores(cell: Cell, fsDir: string, dbPath: string, threads:
   const keys = await listAll(memory, '');
   if (isPacked) {
     // One record of every key: what the store would hold after the prefill's supersteps.
-    const fill = packed(fsDir);
+    const fill = packed(fsDir).packed;
     await fill.batch(
       await Promise.all(keys.map(async ({ key }) => ({ type: 'put' as const, key, bytes: (await memory.get(key))!.bytes }))),
     );
@@ -86,7 +98,7 @@ async function prefillStores(cell: Cell, fsDir: string, dbPath: string, threads:
       mkdirSync(dirname(path), { recursive: true });
       writeFileSync(path, (await memory.get(key))!.bytes);
     }
-  const copy: StorageAdapter = isPacked ? packed(fsDir) : createFsStorage({ dir: fsDir });
+  const copy: StorageAdapter = isPacked ? packed(fsDir).storage : createFsStorage({ dir: fsDir });
   const reader = new SavepointSaver({ storage: copy });
   for (const thread of threads.savepoint) {
     const config = { configurable: { thread_id: thread, checkpoint_ns: '' } };
@@ -116,8 +128,9 @@ export async function fsCellRows(work: string, cell: Cell, rounds: number, total
   if (cell.history > 0) await prefillStores(cell, fsDir, dbPath, sets);
   const filled = performance.now();
   const counted = countingIo();
-  const packedStore = isPacked ? packed(fsDir) : undefined;
-  const storage: StorageAdapter = packedStore ?? createFsStorage({ dir: fsDir }, { io: counted.io });
+  const opened = isPacked ? packed(fsDir) : undefined;
+  const packedStore = opened?.packed;
+  const storage: StorageAdapter = opened?.storage ?? createFsStorage({ dir: fsDir }, { io: counted.io });
   // Durable writes so far: the journal's records, or the packed store's group writes.
   const writes = (): number => (packedStore ? packedStore.stats().writes : counted.records());
   const peer = sqliteSaver(dbPath, 'FULL');

@@ -14,8 +14,8 @@ export function assertStoreServesProfile(storage: StorageAdapter, profile: Pick<
   throw new CheckpointError(
     'checkpoint_unsupported',
     `${where}: profile "${profile.name}" writes files other tools read (${profile.sharedFiles}), and store "${storage.name}" ` +
-      `holds them in a form those tools cannot read (encrypted). Use a profile savepoint alone reads (defaultProfile, ` +
-      `jsonProfile, langGraphProfile), or accept it on the store (encryptedStorage's sharedFiles: 'accept')`,
+      `holds them in a form those tools cannot read (encrypted, or packed into segment files). Use a profile savepoint alone reads ` +
+      `(defaultProfile, jsonProfile, langGraphProfile), or accept it on the store where it offers that (encryptedStorage's sharedFiles: 'accept')`,
     { details: { profile: profile.name, storage: storage.name } },
   );
 }

@@ -4,4 +4,11 @@
  *
  * @module savepoint/fs
  */
-export { fsStorage, FS_INTERNAL_PREFIX, type FsStorage, type FsStorageOptions, type FsOpenReport } from '../storage/fs/index.js';
+export {
+  fsStorage,
+  FS_INTERNAL_PREFIX,
+  type FsStorage,
+  type FsStorageOptions,
+  type FsOpenReport,
+  type FsLayout,
+} from '../storage/fs/index.js';

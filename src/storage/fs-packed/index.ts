@@ -7,6 +7,7 @@
  * ./tail.ts). bench/LOG.md, "A packed fs store: the ceiling", measured why.
  */
 import { assertBytesArgument } from '../../contract/arguments.js';
+import type { LinkedRead, LinkedValues, ReadLinks } from '../../contract/linked-read.js';
 import { CheckpointError } from '../../contract/errors.js';
 import { assertGetOptions, readTooLarge } from '../../contract/read-limit.js';
 import type {
@@ -14,6 +15,7 @@ import type {
   BatchOutcome,
   DeleteOptions,
   GetOptions,
+  KeyListingStorage,
   MultiGetStorage,
   PutOptions,
   PutResult,
@@ -25,6 +27,7 @@ import { assertKey, assertPrefix } from '../keys.js';
 import { closeWhenIdle, enqueue, exclusively } from './commit.js';
 import { compactSealed } from './compact.js';
 import { realPackedIo } from './io.js';
+import { packedKeyNames, packedLinkedRead, packedValuesNow, type PackedReads } from './linked-read.js';
 import { openPackedState } from './open.js';
 import { holdsLease } from './lock.js';
 import { encodeRecord, versionOf, type EncodedRecord, type RecordOp } from './record.js';
@@ -32,6 +35,7 @@ import { tail } from './tail.js';
 import {
   releaseSegment,
   type IndexEntry,
+  type Segment,
   type PackedFsOptions,
   type PackedInternals,
   type PackedSettings,
@@ -41,9 +45,11 @@ import {
 
 export type { PackedFsOptions, PackedInternals, PackedStats } from './state.js';
 
-/** The packed store: a StorageAdapter with multi-get, and its counts. */
-export interface PackedFsStorage extends MultiGetStorage {
+/** The packed store: a StorageAdapter with multi-get, a linked read and a listing by name (`listKeys`), and its counts. */
+export interface PackedFsStorage extends MultiGetStorage, LinkedRead, KeyListingStorage {
   readonly dir: string;
+  /** Resolves once the store is open (its segments scanned); rejects with the open's error. */
+  ready(): Promise<void>;
   batch(operations: readonly BatchOperation[]): Promise<BatchOutcome[]>;
   stats(): Readonly<PackedStats>;
   /** Compacts the sealed segments now (a test seam; the store compacts by itself after a rotation). */
@@ -91,6 +97,20 @@ function readSyncAt(state: PackedState, entry: IndexEntry): Uint8Array {
   return bytes;
 }
 
+/** `into.length` bytes of `segment` from `offset`. */
+function readSpanSync(state: PackedState, segment: Segment, into: Uint8Array, offset: number): void {
+  let done = 0;
+  while (done < into.length) {
+    const n = state.io.readSync(segment.fd, into, done, into.length - done, offset + done);
+    if (n === 0)
+      throw new CheckpointError(
+        'checkpoint_integrity_mismatch',
+        `packed store ${state.dir}: segment ${segment.id} ends before a value it holds`,
+      );
+    done += n;
+  }
+}
+
 function shortSegment(state: PackedState, entry: IndexEntry): CheckpointError {
   return new CheckpointError(
     'checkpoint_integrity_mismatch',
@@ -112,6 +132,44 @@ async function readAsyncAt(state: PackedState, entry: IndexEntry): Promise<Uint8
   }
 }
 
+/** The smaller of the store's `maxReadBytes` and the reader's `maxBytes`, and whose limit that is. */
+function readLimitOf(state: PackedState, asked: number | undefined): PackedReads<IndexEntry>['limit'] {
+  const store = state.options.maxReadBytes ?? Infinity;
+  return asked !== undefined && asked < store
+    ? { bytes: asked, whose: "the reader's limit (maxBytes)" }
+    : { bytes: store, whose: "the store's limit (maxReadBytes)" };
+}
+
+/** The index and reads the linked read and the listing by name answer from. */
+function readsOf(state: PackedState): PackedReads<IndexEntry> {
+  return {
+    entryOf: (key) => state.index.get(key),
+    lengthOf: (entry) => entry.length,
+    versionOf: (entry) => versionOf(entry.sequence),
+    readNow: (entry) => readSyncAt(state, entry),
+    placeOf: (entry) => ({ file: entry.segment, offset: entry.offset }),
+    readSpanNow: (file, into, offset) => readSpanSync(state, file as Segment, into, offset),
+    keysUnder: (prefix) => state.order.withPrefix(prefix),
+    limit: readLimitOf(state, undefined),
+  };
+}
+
+/** The reads and the linked read of the open store, made at their first use. */
+const readsKept = new WeakMap<PackedState, PackedReads<IndexEntry>>();
+const linkedReads = new WeakMap<PackedState, ReturnType<typeof packedLinkedRead>>();
+
+function readsFor(state: PackedState): PackedReads<IndexEntry> {
+  let reads = readsKept.get(state);
+  if (!reads) readsKept.set(state, (reads = readsOf(state)));
+  return reads;
+}
+
+function linkedReadOf(state: PackedState): ReturnType<typeof packedLinkedRead> {
+  let linked = linkedReads.get(state);
+  if (!linked) linkedReads.set(state, (linked = packedLinkedRead(readsFor(state))));
+  return linked;
+}
+
 /**
  * Before a read: what other processes wrote is read into the index, unless this process holds
  * the lock inside its trusted lease (then nothing else can have written).
@@ -128,8 +186,8 @@ async function getValue(state: PackedState, key: string, options: GetOptions | u
   if (fresh) await fresh;
   const entry = state.index.get(key);
   if (!entry) return undefined;
-  const limit = options?.maxBytes;
-  if (limit !== undefined && entry.length > limit) throw readTooLarge(key, entry.length, limit, "the reader's limit (maxBytes)");
+  const limit = readLimitOf(state, options?.maxBytes);
+  if (entry.length > limit.bytes) throw readTooLarge(key, entry.length, limit.bytes, limit.whose);
   state.stats.reads++;
   // The entry names a durable, never overwritten place: it stays valid whatever is written meanwhile.
   const bytes = state.options.reads === 'sync' ? readSyncAt(state, entry) : await readAsyncAt(state, entry);
@@ -189,20 +247,32 @@ export function createPackedFsStorage(options: PackedFsOptions, internals: Packe
   const checkEach = (op: BatchOperation): void => {
     if (op.type === 'put') checkSize(opening.settings, op.key, op.bytes);
   };
-  const storage: PackedFsStorage = {
+  const storage: Omit<PackedFsStorage, 'listKeys'> = {
     name: 'fs-packed',
     dir: options.dir,
     capabilities: {
       atomicBatch: true,
       crossProcessConditional: true,
       multiGet: true,
+      linkedRead: true,
+      // No other tool reads segment files: a profile whose files others read refuses this store.
+      opaqueValues: true,
+      versionsPerWrite: true,
       ...(options.maxValueBytes !== undefined ? { maxValueBytes: options.maxValueBytes } : {}),
     },
     get: async (key, opts) => getValue(opening.state ?? (await opened(opening)), key, opts),
     async getMany(keys: readonly string[], opts?: GetOptions): Promise<(StoredObject | undefined)[]> {
       if (!Array.isArray(keys)) throw new CheckpointError('checkpoint_config_invalid', 'packedFsStorage.getMany: keys must be an array');
       const state = opening.state ?? (await opened(opening));
-      return Promise.all(keys.map((key) => getValue(state, key, opts)));
+      if (state.options.reads !== 'sync') return Promise.all(keys.map((key) => getValue(state, key, opts)));
+      if (state.closed) throw closedError();
+      for (const key of keys) assertKey(key);
+      assertGetOptions(opts, 'packedFsStorage.getMany');
+      const fresh = current(state);
+      if (fresh) await fresh;
+      const values = packedValuesNow(readsFor(state), keys, readLimitOf(state, opts?.maxBytes));
+      for (const value of values) if (value) state.stats.reads++;
+      return values;
     },
     async put(key: string, bytes: Uint8Array, opts: PutOptions = {}): Promise<PutResult> {
       if (opening.closed) throw closedError();
@@ -219,6 +289,16 @@ export function createPackedFsStorage(options: PackedFsOptions, internals: Packe
       return (outcome as { existed: boolean }).existed;
     },
     list: (prefix: string) => listEntries(opening, prefix),
+    async getLinked(key: string, links: ReadLinks): Promise<LinkedValues | undefined> {
+      const state = opening.state ?? (await opened(opening));
+      if (opening.closed) throw closedError();
+      const fresh = current(state);
+      if (fresh) await fresh;
+      return linkedReadOf(state)(key, links);
+    },
+    async ready(): Promise<void> {
+      await opened(opening);
+    },
     async batch(operations: readonly BatchOperation[]): Promise<BatchOutcome[]> {
       if (opening.closed) throw closedError();
       assertBatchOperations(operations, checkEach);
@@ -238,5 +318,13 @@ export function createPackedFsStorage(options: PackedFsOptions, internals: Packe
       await exclusively(state, () => compactSealed(state));
     },
   };
-  return storage;
+  // Not enumerable, as fsStorage's: a wrapper made by spreading the store must not carry a listing that bypasses its own.
+  Object.defineProperty(storage, 'listKeys', {
+    value: async function* listKeys(prefix: string): AsyncGenerator<string> {
+      const state = await opened(opening);
+      await current(state);
+      yield* packedKeyNames(readsFor(state), prefix);
+    },
+  });
+  return storage as PackedFsStorage;
 }

@@ -34,6 +34,8 @@ export interface PackedFsOptions extends PackedLockOptions {
    */
   readonly compactMinBytes?: number;
   readonly compactLiveRatio?: number;
+  /** Largest value a read takes, in bytes (a reader's own `maxBytes` may be smaller); none when absent. */
+  readonly maxReadBytes?: number;
 }
 
 /** Test seams of the packed store; not part of any public API. */
@@ -98,8 +100,8 @@ export interface PackedStats {
   compactions: number;
 }
 
-export type PackedSettings = Required<Omit<PackedFsOptions, 'maxValueBytes' | keyof PackedLockOptions>> &
-  Pick<PackedFsOptions, 'maxValueBytes' | keyof PackedLockOptions>;
+export type PackedSettings = Required<Omit<PackedFsOptions, 'maxValueBytes' | 'maxReadBytes' | keyof PackedLockOptions>> &
+  Pick<PackedFsOptions, 'maxValueBytes' | 'maxReadBytes' | keyof PackedLockOptions>;
 
 /** Everything one open packed store holds. */
 export interface PackedState {

@@ -23,6 +23,7 @@ import { getLinkedObjects } from './linked-read.js';
 import { listEntries, listKeyNames } from './list.js';
 import { INTERNAL_MARK } from './names.js';
 import { fsSettings, type FsInternals, type FsStorageOptions } from './options.js';
+import { packedFsStorage } from './packed-layout.js';
 import { readStored } from './read.js';
 import { assertOpen, newStoreState, track } from './store-state.js';
 
@@ -33,6 +34,7 @@ import { assertOpen, newStoreState, track } from './store-state.js';
 
 export type { FsInternals, FsStorageOptions } from './options.js';
 export type { FsOpenReport } from './lifecycle.js';
+export type { FsLayout } from './layout.js';
 
 /** The file-system adapter: a {@link StorageAdapter} plus its directory and open report. */
 export interface FsStorage extends LinkedRead {
@@ -100,6 +102,12 @@ const JOURNALED: StorageCapabilities = Object.freeze({
  * - Temp and lock files (names starting `.sp\`) are never listed; the ones crashed
  *   writers left are removed on open.
  *
+ * - **Packed layout** (`layout: 'packed'`, experimental): no file per key; values are appended
+ *   to segment files under internal names and found through an index in memory. For stores no
+ *   other tool reads (`SavepointSaver`, `defaultProfile`, `jsonProfile`): it declares
+ *   `opaqueValues`, so a profile whose files other tools read refuses it. It opens at once, in
+ *   this call. See docs/storage.md ("The packed layout").
+ *
  * Node-only, POSIX (Linux, macOS); on Windows the store refuses to open
  * (`checkpoint_unsupported`). Local file systems only: network file systems do not keep
  * rename and fsync promises. Without the journal, `atomicBatch` is false: several files
@@ -125,7 +133,9 @@ export function fsStorage(options: FsStorageOptions): FsStorage {
 
 /** {@link fsStorage} with test seams (fault injection into the journal's calls). */
 export function createFsStorage(options: FsStorageOptions, internals: FsInternals = {}): FsStorage {
-  const state = newStoreState(fsSettings(options, internals));
+  const settings = fsSettings(options, internals);
+  if (settings.layout === 'packed') return packedFsStorage(settings);
+  const state = newStoreState(settings);
   const useJournal = state.settings.useJournal;
   const storage: FsStorage = {
     name: 'fs',

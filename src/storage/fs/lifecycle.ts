@@ -6,6 +6,7 @@ import { fdClose } from './fd.js';
 import { errnoOf } from './io.js';
 import { createJournal, JOURNAL_NAME, type RecoveryReport } from './journal/index.js';
 import { openReadOnly } from './journal/read-only.js';
+import { layoutMismatch, PACKED_MANIFEST_NAME, type FsLayout } from './layout.js';
 import { lstatIfAny } from './lock.js';
 import { closeRoot, type FsStoreState } from './store-state.js';
 import { sweepInternalFiles } from './sweep.js';
@@ -27,6 +28,8 @@ export interface FsOpenReport {
   readonly removedLocks: number;
   /** What replaying the journal on open found (present when the store has a journal). */
   readonly journal?: RecoveryReport;
+  /** How the directory holds its values (the `layout` option). */
+  readonly layout: FsLayout;
 }
 
 /** Creates and resolves the root, sweeps stale files and replays a journal left there. */
@@ -45,6 +48,9 @@ async function openStore(state: FsStoreState): Promise<FsOpenReport> {
     // The root itself may be reached through links (the user chose it); everything below it is not.
     const real = await fsp.realpath(abs);
     opened = await openRoot(real);
+    // A packed directory opened with the file layout would look empty, and its keys would be written beside it.
+    if ((await lstatIfAny(opened.at(PACKED_MANIFEST_NAME)))?.isFile())
+      throw layoutMismatch(settings.dir, 'packed', 'files', 'segment files named by a manifest');
     const swept = settings.cleanupOnOpen ? await sweepInternalFiles(opened, settings.timing) : { removedTempFiles: 0, removedLocks: 0 };
     // A journal left by a journaled process is replayed even when this instance writes directly.
     const hasJournal = settings.useJournal || ((await lstatIfAny(opened.at(JOURNAL_NAME)))?.size ?? 0n) > 0n;
@@ -73,7 +79,7 @@ async function openStore(state: FsStoreState): Promise<FsOpenReport> {
       else await j.close();
     }
     state.root = opened;
-    return { root: real, containment: opened.containment, ...swept, ...(recovered ? { journal: recovered } : {}) };
+    return { root: real, containment: opened.containment, layout: 'files', ...swept, ...(recovered ? { journal: recovered } : {}) };
   } catch (err) {
     if (opened) await fdClose(opened.fd).catch(() => undefined);
     if (err instanceof CheckpointError) throw err;

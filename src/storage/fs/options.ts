@@ -1,6 +1,7 @@
 import { systemClock, type Clock } from '../../contract/clock.js';
 import { CheckpointError } from '../../contract/errors.js';
 import { realIo, type FsIo } from './fd.js';
+import { FS_LAYOUTS, type FsLayout } from './layout.js';
 import type { LockTiming } from './lock.js';
 
 /** Options of {@link fsStorage}. */
@@ -70,6 +71,18 @@ export interface FsStorageOptions {
    * @default 1073741824 (1 GiB)
    */
   maxReadBytes?: number;
+  /**
+   * How the directory holds its values. `'files'`: a file per key at the key's path, the files the
+   * specs name and other tools read. `'packed'` (experimental): values appended to a few segment
+   * files (`.sp\packed\…`) and found through an index kept in memory; no file per key, so only
+   * for stores no other tool reads (a profile with `sharedFiles` refuses it), and older savepoint
+   * versions cannot read it. It takes `dir`, `create` and `maxReadBytes` only (the journal's and
+   * the key locks' options are the file layout's). A directory holding one layout opened with the
+   * other is refused (`checkpoint_config_invalid`, details.reason `layout_mismatch`). See
+   * docs/storage.md ("The packed layout").
+   * @default 'files'
+   */
+  layout?: FsLayout;
 }
 
 /** Test seams of {@link createFsStorage}; not part of the public API. */
@@ -111,6 +124,8 @@ export interface FsSettings {
   readonly journalTuning: JournalTuning;
   /** The largest file a `get` reads (`maxReadBytes`). */
   readonly maxReadBytes: number;
+  /** How the directory holds its values (`layout`). */
+  readonly layout: FsLayout;
 }
 
 /** The default of `maxReadBytes`: 1 GiB. */
@@ -126,6 +141,23 @@ function positive(name: string, value: number | undefined, fallback: number): nu
   return value;
 }
 
+/** Options of the file layout alone (its journal, its key locks, its files' mode): the packed layout refuses them rather than ignore them. */
+const FILES_LAYOUT_ONLY = [
+  'journal',
+  'journalCheckpointBytes',
+  'cleanupOnOpen',
+  'staleAfterMs',
+  'lockTimeoutMs',
+  'fileMode',
+  'clock',
+] as const;
+
+function assertPackedOptions(options: FsStorageOptions): void {
+  for (const name of FILES_LAYOUT_ONLY)
+    if (options[name] !== undefined)
+      throw configInvalid(`\`${name}\` is an option of the file layout; the packed layout takes \`dir\`, \`create\` and \`maxReadBytes\``);
+}
+
 /** Checks the options (throwing `checkpoint_config_invalid`) and fills in the defaults. */
 export function fsSettings(options: FsStorageOptions, internals: FsInternals): FsSettings {
   if (!options || typeof options.dir !== 'string' || options.dir === '') throw configInvalid('`dir` must be a non-empty string');
@@ -137,6 +169,9 @@ export function fsSettings(options: FsStorageOptions, internals: FsInternals): F
   const fileMode = options.fileMode ?? 0o666;
   if (!Number.isInteger(fileMode) || fileMode < 0 || fileMode > 0o7777)
     throw configInvalid('`fileMode` must be a permission mode such as 0o600');
+  const layout = options.layout ?? 'files';
+  if (!FS_LAYOUTS.includes(layout)) throw configInvalid("`layout` must be 'files' or 'packed'");
+  if (layout === 'packed') assertPackedOptions(options);
   const maxReadBytes = options.maxReadBytes ?? DEFAULT_MAX_READ_BYTES;
   if (!Number.isSafeInteger(maxReadBytes) || maxReadBytes <= 0)
     throw configInvalid('`maxReadBytes` must be a positive whole number of bytes');
@@ -150,6 +185,7 @@ export function fsSettings(options: FsStorageOptions, internals: FsInternals): F
     checkpointBytes: positive('journalCheckpointBytes', options.journalCheckpointBytes, 1 << 20),
     io: internals.io ?? realIo,
     maxReadBytes,
+    layout,
     journalTuning: {
       ...(internals.journalLingerMs === undefined ? {} : { lingerMs: internals.journalLingerMs }),
       ...(internals.journalApplyQuietMs === undefined ? {} : { applyQuietMs: internals.journalApplyQuietMs }),

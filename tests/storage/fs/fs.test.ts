@@ -172,6 +172,7 @@ describe('fsStorage on disk', () => {
     expect(report).toEqual({
       root: dir,
       containment: process.platform === 'linux' ? 'dir-fd' : 'path',
+      layout: 'files',
       removedTempFiles: 0,
       removedLocks: 0,
     });

@@ -1,0 +1,179 @@
+/**
+ * The packed store's reads beyond `get`: the linked read (contract/linked-read.ts), the
+ * multi-get and the listing by name. They answer from the index in memory and `pread`s of the values, with no
+ * file-system metadata call: a LangGraph thread's head, the checkpoint it names and that
+ * checkpoint's writes are index lookups and one `pread` each, in one synchronous pass (nothing
+ * of this process changes the index between them; the index changes only once a group's write
+ * returned, so every entry read names durable, never overwritten bytes).
+ */
+import {
+  assertReadLinks,
+  linkedKeyOf,
+  pointerOf,
+  type LinkedValues,
+  type ListedObject,
+  type MemberLink,
+  type ReadLinks,
+} from '../../contract/linked-read.js';
+import { readTooLarge } from '../../contract/read-limit.js';
+import type { StoredObject } from '../../contract/storage.js';
+import { assertKey, assertPrefix, isKey, isPrefix } from '../keys.js';
+
+/** What the reads need of the open store: its index (entries of any shape), its keys in order and a read of a value. */
+export interface PackedReads<Entry> {
+  /** The entry of `key`'s current value in the index. */
+  entryOf(key: string): Entry | undefined;
+  /** The value's length in bytes. */
+  lengthOf(entry: Entry): number;
+  /** The value's version. */
+  versionOf(entry: Entry): string;
+  /** The value `entry` names, read now (`pread` on the event loop), into a buffer of its own. */
+  readNow(entry: Entry): Uint8Array;
+  /** Where `entry`'s value lies: its file (an opaque handle) and offset. */
+  placeOf(entry: Entry): { readonly file: unknown; readonly offset: number };
+  /** `into.length` bytes of `file` from `offset`, read now into `into`. */
+  readSpanNow(file: unknown, into: Uint8Array, offset: number): void;
+  /** The keys under `prefix`, in listing order (a copy). */
+  keysUnder(prefix: string): readonly string[];
+  /** The largest value a read takes, and whose limit that is. */
+  readonly limit: { readonly bytes: number; readonly whose: string };
+}
+
+/** Pointers parsed lately, by key, each with the version it was parsed from: a version is never reused, so the same version is the same bytes. */
+interface KeptPointer {
+  readonly version: string;
+  readonly pointer: Pointer;
+}
+type Pointer = ReturnType<typeof pointerOf>;
+
+/** Heads whose parse is kept per store (a thread's head read at each `getTuple`). */
+const POINTERS_KEPT = 256;
+
+/** Refuses links that cannot name a valid key (`x` stands for any member text, as fsStorage's linked read does). */
+function assertLinkKeys(links: ReadLinks): void {
+  if (links.get) assertKey(`${links.get.before}x${links.get.after}`);
+  if (links.list) assertPrefix(`${links.list.before}x${links.list.after}`);
+}
+
+function objectAt<Entry>(reads: PackedReads<Entry>, key: string, entry: Entry, limit = reads.limit): StoredObject {
+  const length = reads.lengthOf(entry);
+  if (length > limit.bytes) throw readTooLarge(key, length, limit.bytes, limit.whose);
+  return { bytes: reads.readNow(entry), version: reads.versionOf(entry) };
+}
+
+/** The key (or prefix) `link` names in `pointer`, when it names a valid one. */
+function linkedName(pointer: Pointer, link: MemberLink, valid: (name: string) => boolean): string | undefined {
+  const name = linkedKeyOf(pointer, link);
+  return name !== undefined && valid(name) ? name : undefined;
+}
+
+/** A linked read over one packed store: `getLinked` of the contract, keeping the parse of the pointers it read lately. */
+export function packedLinkedRead<Entry>(reads: PackedReads<Entry>): (key: string, links: ReadLinks) => LinkedValues | undefined {
+  const kept = new Map<string, KeptPointer>();
+  const pointerAt = (key: string, value: StoredObject): Pointer => {
+    const entry = kept.get(key);
+    kept.delete(key);
+    const pointer = entry?.version === value.version ? entry.pointer : pointerOf(value.bytes);
+    kept.set(key, { version: value.version, pointer });
+    if (kept.size > POINTERS_KEPT) kept.delete(kept.keys().next().value!);
+    return pointer;
+  };
+  return (key, links) => {
+    assertKey(key);
+    assertReadLinks(links, 'fsStorage.getLinked');
+    assertLinkKeys(links);
+    const entry = reads.entryOf(key);
+    if (entry === undefined) return undefined;
+    const value = objectAt(reads, key, entry);
+    const pointer = links.get || links.list ? pointerAt(key, value) : undefined;
+    const getKey = links.get && linkedName(pointer, links.get, isKey);
+    const prefix = links.list && linkedName(pointer, links.list, isPrefix);
+    const gotEntry = getKey === undefined ? undefined : reads.entryOf(getKey);
+    return {
+      value,
+      ...(getKey === undefined
+        ? {}
+        : { got: { key: getKey, object: gotEntry === undefined ? undefined : objectAt(reads, getKey, gotEntry) } }),
+      ...(prefix === undefined ? {} : { listed: { prefix, objects: listedUnder(reads, prefix) } }),
+    };
+  };
+}
+
+/** Every key under `prefix` with its value, in listing order. */
+function listedUnder<Entry>(reads: PackedReads<Entry>, prefix: string): ListedObject[] {
+  const objects: ListedObject[] = [];
+  for (const key of reads.keysUnder(prefix)) {
+    const entry = reads.entryOf(key);
+    if (entry !== undefined) objects.push({ key, ...objectAt(reads, key, entry) });
+  }
+  return objects;
+}
+
+/** Values closer than this in one file are read by one `pread` with the bytes between them (record headers, keys). */
+const SPAN_GAP_BYTES = 4096;
+/** The largest span one `pread` takes. */
+const SPAN_MAX_BYTES = 1 << 20;
+
+interface Wanted {
+  readonly index: number;
+  readonly version: string;
+  readonly file: unknown;
+  readonly offset: number;
+  readonly length: number;
+}
+
+/**
+ * `getMany(keys)` in one synchronous pass: each key's entry looked up, and the values read by
+ * `pread`, values lying close together in one file (written in one group, or one after another)
+ * by one `pread` of their span; answered by one promise instead of one a key (`keys` checked by
+ * the caller). Each value is copied into a buffer of its own: the caller may keep `bytes.buffer`.
+ */
+export function packedValuesNow<Entry>(
+  reads: PackedReads<Entry>,
+  keys: readonly string[],
+  limit: PackedReads<Entry>['limit'],
+): (StoredObject | undefined)[] {
+  const out = new Array<StoredObject | undefined>(keys.length).fill(undefined);
+  const wanted: Wanted[] = [];
+  keys.forEach((key, index) => {
+    const entry = reads.entryOf(key);
+    if (entry === undefined) return;
+    const length = reads.lengthOf(entry);
+    if (length > limit.bytes) throw readTooLarge(key, length, limit.bytes, limit.whose);
+    const place = reads.placeOf(entry);
+    wanted.push({ index, version: reads.versionOf(entry), length, file: place.file, offset: place.offset });
+  });
+  // Grouped by file (in the order first met), by offset within one.
+  const files = new Map<unknown, number>();
+  for (const w of wanted) if (!files.has(w.file)) files.set(w.file, files.size);
+  wanted.sort((a, b) => files.get(a.file)! - files.get(b.file)! || a.offset - b.offset);
+  for (let first = 0; first < wanted.length;) {
+    const file = wanted[first]!.file;
+    const start = wanted[first]!.offset;
+    let end = start + wanted[first]!.length;
+    let last = first;
+    for (; last + 1 < wanted.length; last++) {
+      const next = wanted[last + 1]!;
+      const nextEnd = Math.max(end, next.offset + next.length);
+      if (next.file !== file || next.offset - end > SPAN_GAP_BYTES || nextEnd - start > SPAN_MAX_BYTES) break;
+      end = nextEnd;
+    }
+    const span = new Uint8Array(end - start);
+    reads.readSpanNow(file, span, start);
+    // A span of one value is that value's own buffer.
+    if (first === last) out[wanted[first]!.index] = { bytes: span, version: wanted[first]!.version };
+    else
+      for (let i = first; i <= last; i++) {
+        const w = wanted[i]!;
+        out[w.index] = { bytes: span.slice(w.offset - start, w.offset - start + w.length), version: w.version };
+      }
+    first = last + 1;
+  }
+  return out;
+}
+
+/** `listKeys(prefix)`: the keys `list(prefix)` yields, in its order, without their versions. */
+export async function* packedKeyNames<Entry>(reads: PackedReads<Entry>, prefix: string): AsyncGenerator<string> {
+  assertPrefix(prefix);
+  for (const key of reads.keysUnder(prefix)) if (reads.entryOf(key) !== undefined) yield key;
+}
