@@ -31,7 +31,7 @@ import { packedKeyNames, packedLinkedRead, packedValuesNow, type PackedReads } f
 import { openPackedState } from './open.js';
 import { holdsLease } from './lock.js';
 import { encodeRecord, versionOf, type EncodedRecord, type RecordOp } from './record.js';
-import { tail } from './tail.js';
+import { nothingMoved, tail } from './tail.js';
 import {
   releaseSegment,
   type IndexEntry,
@@ -175,7 +175,7 @@ function linkedReadOf(state: PackedState): ReturnType<typeof packedLinkedRead> {
  * the lock inside its trusted lease (then nothing else can have written).
  */
 function current(state: PackedState): Promise<void> | undefined {
-  return holdsLease(state.lock) ? undefined : tail(state, false);
+  return holdsLease(state.lock) || nothingMoved(state) ? undefined : tail(state, false);
 }
 
 async function getValue(state: PackedState, key: string, options: GetOptions | undefined): Promise<StoredObject | undefined> {

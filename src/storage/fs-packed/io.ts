@@ -20,6 +20,10 @@ export interface PackedIo extends Pick<
   /** Writes every byte of `bytes` at `position` on the event loop. */
   writeAtSync(fd: number, bytes: Uint8Array, position: number): void;
   datasyncSync(fd: number): void;
+  /** A file's size, on the event loop (a reader's check that nothing was appended). */
+  sizeSync(fd: number): number;
+  /** The inode of the file at `path`, on the event loop; undefined when there is none. */
+  inodeSync(path: string): bigint | undefined;
 }
 
 type Callback<T> = (err: NodeJS.ErrnoException | null, value: T) => void;
@@ -53,6 +57,8 @@ export const realPackedIo: PackedIo = {
     }
   },
   datasyncSync: (fd) => fs.fdatasyncSync(fd),
+  sizeSync: (fd) => fs.fstatSync(fd).size,
+  inodeSync: (path) => fs.statSync(path, { bigint: true, throwIfNoEntry: false })?.ino,
 };
 
 /** fsync(2) of a directory: the names made, renamed or removed in it are durable once this returns. */

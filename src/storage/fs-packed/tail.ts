@@ -13,7 +13,7 @@
 import { join } from 'node:path';
 import { CheckpointError } from '../../contract/errors.js';
 import { readRange } from './io.js';
-import { encodeManifest, readManifest, segmentName, type Manifest } from './manifest.js';
+import { MANIFEST_NAME, encodeManifest, readManifest, segmentName, type Manifest } from './manifest.js';
 import { applyScannedOps, loadSegment, manifestInode, manifestOf } from './open.js';
 import { scanSegment } from './record.js';
 import { activeSegment, releaseSegment, setEntry, type PackedState } from './state.js';
@@ -97,9 +97,28 @@ export interface Tails {
   /** A tail asked for that has not looked at the files yet: a caller now may share it. */
   waiting: Promise<void> | undefined;
   waitingCut: boolean;
+  /** Tails asked for and not settled yet. */
+  unsettled: number;
 }
 
-export const createTails = (): Tails => ({ last: Promise.resolve(), waiting: undefined, waitingCut: false });
+export const createTails = (): Tails => ({ last: Promise.resolve(), waiting: undefined, waitingCut: false, unsettled: 0 });
+
+/**
+ * True when a reader may skip the tail: no tail is under way (a reload rebuilds the index in
+ * steps), the active segment ends where this process last read it and the manifest is the file
+ * it last read. Checked on the event loop: two calls of a few microseconds, where the tail's
+ * asynchronous ones cost two round trips through libuv's pool on every read. An error leaves
+ * the answer to the tail.
+ */
+export function nothingMoved(state: PackedState): boolean {
+  if (state.tails.unsettled > 0) return false;
+  try {
+    const segment = activeSegment(state);
+    return state.io.sizeSync(segment.fd) === segment.end && state.io.inodeSync(join(state.dir, MANIFEST_NAME)) === state.manifestIno;
+  } catch {
+    return false;
+  }
+}
 
 /**
  * Brings the index up to date with the files (`cut`: as the lock's holder). A tail asked for
@@ -115,6 +134,7 @@ export function tail(state: PackedState, cut: boolean): Promise<void> {
   });
   t.waiting = next;
   t.waitingCut = cut;
-  t.last = next.catch(() => undefined);
+  t.unsettled++;
+  t.last = next.catch(() => undefined).finally(() => t.unsettled--);
   return next;
 }

@@ -196,6 +196,28 @@ describe('packed stores on one directory (the model of several processes)', () =
     expect(readdirSync(dir).filter((name) => name.startsWith('.sp\\tmp-'))).toEqual([]);
   });
 
+  it('a read where nothing moved makes no call through the pool; one after another store wrote tails and sees it', async () => {
+    const dir = join(base, `still-${n++}`);
+    const counts = { fstat: 0, stat: 0 };
+    const io: PackedIo = {
+      ...realPackedIo,
+      fstat: (fd) => (counts.fstat++, realPackedIo.fstat(fd)),
+      stat: (path) => (counts.stat++, realPackedIo.stat(path)),
+    };
+    const reader = createPackedFsStorage({ dir, lingerMs: 1 }, { io });
+    const writer = open(dir);
+    await writer.put('x', bytes('1'));
+    expect(text((await reader.get('x'))?.bytes)).toBe('1');
+    // The reader holds no lock: each read checks the files, on the event loop while nothing moved.
+    const before = { ...counts };
+    for (let i = 0; i < 20; i++) expect(text((await reader.get('x'))?.bytes)).toBe('1');
+    expect(counts).toEqual(before);
+    await writer.put('x', bytes('2'));
+    expect(text((await reader.get('x'))?.bytes)).toBe('2');
+    expect(counts.fstat).toBeGreaterThan(before.fstat);
+    await Promise.all([reader.close(), writer.close()]);
+  });
+
   it('a write landing after its lease ran out and the lock was broken is not acknowledged, and overwrites nothing acknowledged', async () => {
     const dir = join(base, `late-${n++}`);
     // A's writes wait at this gate when it is closed: a write whose thread runs late (a stopped or starved process).
