@@ -30,6 +30,12 @@ const EXAMPLES: Record<string, RegExp[]> = {
     /with another key: checkpoint_encryption_key_missing/,
     /the new key resumes at snapshot #2/,
   ],
+  'packed-layout': [
+    /after the restart: 40 messages, the last "reply to: message 20"/,
+    /60 checkpoints kept/,
+    /files in the directory: \.sp\\packed\\manifest, \.sp\\packed\\seg-\d+ \(no file per key\)/,
+    /snapshot-lifecycle on the packed store: checkpoint_unsupported/,
+  ],
   'custom-adapter': [/racing replaces: A fulfilled, B rejected \(checkpoint_conflict\)/, /oversize put refused: checkpoint_too_large/],
 };
 
