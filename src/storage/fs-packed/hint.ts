@@ -18,8 +18,7 @@
 import { constants } from 'node:fs';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
-import { errnoOf } from '../fs/io.js';
-import type { PackedIo } from './io.js';
+import { readWholeFile, type PackedIo } from './io.js';
 import { PACKED_PREFIX, type ManifestSegment } from './manifest.js';
 import type { PackedState, Segment } from './state.js';
 
@@ -127,20 +126,8 @@ export function hintCoverage(hint: Hint, manifest: readonly ManifestSegment[]): 
 
 /** The hint of `dir`, or undefined when there is none or it is damaged. */
 export async function readHint(io: PackedIo, dir: string): Promise<Hint | undefined> {
-  let fd: number;
-  try {
-    fd = await io.open(join(dir, HINT_NAME), constants.O_RDONLY);
-  } catch (err) {
-    if (errnoOf(err) === 'ENOENT') return undefined;
-    throw err;
-  }
-  try {
-    const size = Number((await io.fstat(fd)).size);
-    const bytes = await io.read(fd, size, 0);
-    return parseHint(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length));
-  } finally {
-    await io.close(fd);
-  }
+  const bytes = await readWholeFile(io, join(dir, HINT_NAME));
+  return bytes === undefined ? undefined : parseHint(bytes);
 }
 
 let tempCounter = 0;

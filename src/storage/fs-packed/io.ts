@@ -6,6 +6,7 @@
  */
 import fs, { type BigIntStats } from 'node:fs';
 import { realIo, type FsIo } from '../fs/fd.js';
+import { errnoOf } from '../fs/io.js';
 
 export interface PackedIo extends Pick<
   FsIo,
@@ -84,4 +85,22 @@ export async function readRange(io: PackedIo, fd: number, position: number, size
     if (part.length < want) break;
   }
   return parts.length === 1 ? Buffer.from(parts[0]!.buffer, parts[0]!.byteOffset, parts[0]!.length) : Buffer.concat(parts, done);
+}
+
+/** The whole of a small file (a manifest, a hint), or undefined when there is none. */
+export async function readWholeFile(io: PackedIo, path: string): Promise<Buffer | undefined> {
+  let fd: number;
+  try {
+    fd = await io.open(path, fs.constants.O_RDONLY);
+  } catch (err) {
+    if (errnoOf(err) === 'ENOENT') return undefined;
+    throw err;
+  }
+  try {
+    const size = Number((await io.fstat(fd)).size);
+    const bytes = await io.read(fd, size, 0);
+    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
+  } finally {
+    await io.close(fd);
+  }
 }

@@ -16,8 +16,7 @@
 import { constants } from 'node:fs';
 import { join } from 'node:path';
 import { CheckpointError } from '../../contract/errors.js';
-import { errnoOf } from '../fs/io.js';
-import { syncDirectory, type PackedIo } from './io.js';
+import { readWholeFile, syncDirectory, type PackedIo } from './io.js';
 
 export const PACKED_PREFIX = '.sp\\packed\\';
 export const MANIFEST_NAME = `${PACKED_PREFIX}manifest`;
@@ -83,20 +82,8 @@ export function parseManifest(dir: string, text: string): Manifest {
 
 /** The manifest of `dir`, or undefined when there is none. */
 export async function readManifest(io: PackedIo, dir: string): Promise<Manifest | undefined> {
-  let fd: number;
-  try {
-    fd = await io.open(join(dir, MANIFEST_NAME), constants.O_RDONLY);
-  } catch (err) {
-    if (errnoOf(err) === 'ENOENT') return undefined;
-    throw err;
-  }
-  try {
-    const size = Number((await io.fstat(fd)).size);
-    const bytes = await io.read(fd, size, 0);
-    return parseManifest(dir, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('utf8'));
-  } finally {
-    await io.close(fd);
-  }
+  const bytes = await readWholeFile(io, join(dir, MANIFEST_NAME));
+  return bytes === undefined ? undefined : parseManifest(dir, bytes.toString('utf8'));
 }
 
 let tempCounter = 0;
