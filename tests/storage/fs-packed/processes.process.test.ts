@@ -3,7 +3,7 @@
  * writes decided against every process's acknowledged writes, reads seeing them at once, a writer
  * killed mid-group, a stopped holder of the lock broken after its lease.
  */
-import { lstatSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPackedFsStorage, type PackedFsOptions } from '../../../src/storage/fs-packed/index.js';
 import { LOCK_NAME } from '../../../src/storage/fs-packed/lock.js';
 import { buildChildModule, spawnChild, type ChildModule, type LineChild } from '../fs/child.js';
+import { lockHeldBy } from '../../support/lock-holder.js';
 
 interface Reply {
   id?: number;
@@ -57,24 +58,6 @@ async function stopAll(workers: readonly LineChild[]): Promise<void> {
     if (w.proc.exitCode === null && w.proc.signalCode === null) w.send(JSON.stringify({ exit: true }));
   }
   await Promise.all(workers.map((w) => w.exited));
-}
-
-/** Whether the process `pid` holds the packed store's lock (the lock is a link of one of its temp files). */
-function holds(dir: string, pid: number): boolean {
-  let ino: bigint;
-  try {
-    ino = lstatSync(join(dir, LOCK_NAME), { bigint: true }).ino;
-  } catch {
-    return false;
-  }
-  return readdirSync(dir).some((name) => {
-    if (!name.startsWith('.sp\\tmp-') || name.split('-')[2] !== String(pid)) return false;
-    try {
-      return lstatSync(join(dir, name), { bigint: true }).ino === ino;
-    } catch {
-      return false;
-    }
-  });
 }
 
 describe('the packed store between processes', () => {
@@ -203,7 +186,7 @@ describe('the packed store between processes', () => {
       for (let i = 0; i < 500 && !frozen; i++) {
         stopped.proc.kill('SIGSTOP');
         await sleep(2);
-        frozen = holds(dir, stopped.proc.pid!);
+        frozen = lockHeldBy(dir, join(dir, LOCK_NAME), stopped.proc.pid!);
         if (!frozen) {
           stopped.proc.kill('SIGCONT');
           await sleep(1 + Math.random() * 4);

@@ -5,7 +5,7 @@
  * others committed meanwhile (regression: a paused holder counted as alive, and every other
  * process's writes failed with a lock timeout for as long as it stayed paused).
  */
-import { lstatSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fsStorage } from 'savepoint/fs';
 import { utf8Decode } from '../../../src/codec/utf8.js';
 import { buildChildModule, spawnChild, type ChildModule, type LineChild } from './child.js';
+import { lockHeldBy } from '../../support/lock-holder.js';
 
 let module: ChildModule;
 const root = mkdtempSync(join(tmpdir(), 'savepoint-fs-jlease-'));
@@ -25,24 +26,6 @@ afterAll(() => {
 });
 
 const LOCK = '.sp\\lock-\\journal';
-
-/** Whether the process `pid` holds the journal lock of `dir` (the lock is a link of one of its temp files). */
-function holds(dir: string, pid: number): boolean {
-  let ino: bigint;
-  try {
-    ino = lstatSync(join(dir, LOCK), { bigint: true }).ino;
-  } catch {
-    return false;
-  }
-  return readdirSync(dir).some((name) => {
-    if (!name.startsWith('.sp\\tmp-') || name.split('-')[2] !== String(pid)) return false;
-    try {
-      return lstatSync(join(dir, name), { bigint: true }).ino === ino;
-    } catch {
-      return false;
-    }
-  });
-}
 
 /** The steps a worker's output says were acknowledged. */
 const acked = (w: LineChild): number[] => w.lines.filter((l) => l.startsWith('ack ')).map((l) => Number(l.split(' ')[2]));
@@ -61,7 +44,7 @@ describe('the journal lock lease', () => {
       for (let i = 0; i < 500 && !frozen; i++) {
         a.proc.kill('SIGSTOP');
         await sleep(5);
-        frozen = holds(dir, a.proc.pid!);
+        frozen = lockHeldBy(dir, join(dir, LOCK), a.proc.pid!);
         if (!frozen) {
           a.proc.kill('SIGCONT');
           await sleep(1 + Math.random() * 4);
