@@ -32,7 +32,7 @@
  * "conversation,writer,sweep"), DEDUP_SWEEP_COUNTS (default "250,500,1000,1500"), DEDUP_REDUCERS (default "plain,delta"), DEDUP_DIR (default the OS's
  * temporary directory), DEDUP_MESSAGE_BYTES (default 2048: each turn's message), DEDUP_BREAKDOWN (set: after each conversation, savepoint's stored bytes by
  * kind on stderr, see stored-breakdown.ts), DEDUP_FS_LAYOUT (default "files"; "packed": the fs conversation's
- * SavepointSaver on `fsStorage({ dir, layout: 'packed' })`; "packed-vs-files": that beside SavepointSaver on the
+ * SavepointSaver, and the sweep rows' writers, on `fsStorage({ dir, layout: 'packed' })`; "packed-vs-files": that beside SavepointSaver on the
  * file layout instead of SqliteSaver, the ratios packed / journal).
  * SqliteSaver (native better-sqlite3) is a bench-only install: `npm run bench:setup`.
  */
@@ -505,7 +505,8 @@ async function sweepRows(base: string): Promise<BenchRow[]> {
   const clock = manualClock(0);
   const common = { profile: defaultProfile, runId: 'bounded', heartbeatIntervalMs: false, lock: false, clock } as const;
   const side = (sweepChunks: boolean): SweepSide => {
-    const storage = fsStorage({ dir: mkdtempSync(join(base, `sweep-${sweepChunks}-`)) });
+    const dir = mkdtempSync(join(base, `sweep-${sweepChunks}-`));
+    const storage = fsStorage(FS_LAYOUT === 'packed' ? { dir, layout: 'packed' } : { dir });
     const writer = createWriter({ ...common, storage, sweepChunks });
     const items = Array.from({ length: 200 }, (_, k) => message(k).slice(0, 1000));
     return { storage, writer, items, times: [], bytes: [] };
