@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { BatchOperation } from 'savepoint';
+import { storeContents } from '../../support/store-contents.js';
 import { createPackedFsStorage, type PackedFsOptions, type PackedFsStorage } from '../../../src/storage/fs-packed/index.js';
 import { realPackedIo, type PackedIo } from '../../../src/storage/fs-packed/io.js';
 
@@ -129,15 +130,6 @@ async function runPlan(store: PackedFsStorage, plan: readonly Step[][]): Promise
   return run;
 }
 
-async function contents(store: PackedFsStorage): Promise<Model> {
-  const out: Model = new Map();
-  for await (const entry of store.list('')) {
-    const got = await store.get(entry.key);
-    out.set(entry.key, { value: decoder.decode(got!.bytes), version: got!.version });
-  }
-  return out;
-}
-
 /**
  * The reopened contents are the model, or the model with a prefix of the failed calls applied
  * whole (a failed group's write may have landed some of its records; their versions are unknown).
@@ -162,7 +154,7 @@ function expectAcknowledged(found: Model, run: Run): void {
 
 async function freshVersionCheck(dir: string, options: Omit<PackedFsOptions, 'dir'>, run: Run): Promise<void> {
   const store = createPackedFsStorage({ dir, ...options });
-  expectAcknowledged(await contents(store), run);
+  expectAcknowledged(await storeContents(store), run);
   const { version } = await store.put('fresh', encoder.encode('x'));
   expect(run.versions.has(version)).toBe(false);
   await store.close();
@@ -215,13 +207,13 @@ describe('packed fs store: a fault at every call', () => {
         await store.close();
         const counting = faultyIo(-1);
         const counted = createPackedFsStorage({ dir, ...options }, { io: counting.io });
-        await contents(counted);
+        await storeContents(counted);
         await counted.close();
         for (let failAt = 0; failAt < counting.calls(); failAt++) {
           const copy = join(base, `open-copy-${n++}`);
           cpSync(dir, copy, { recursive: true });
           const faulty = createPackedFsStorage({ dir: copy, ...options }, { io: faultyIo(failAt).io });
-          await contents(faulty).catch(() => undefined);
+          await storeContents(faulty).catch(() => undefined);
           await faulty.close();
           await freshVersionCheck(copy, options, run);
           rmSync(copy, { recursive: true, force: true });
@@ -254,7 +246,7 @@ describe('packed fs store: after a failed durable write', () => {
     await store.put('c', encoder.encode('3333'));
     await store.close();
     const again = createPackedFsStorage({ dir });
-    expect([...(await contents(again)).keys()].sort()).toEqual(['c', 'k']);
+    expect([...(await storeContents(again)).keys()].sort()).toEqual(['c', 'k']);
     await again.close();
   });
 });

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { BatchOperation } from 'savepoint';
+import { storeContents } from '../../support/store-contents.js';
 import { createPackedFsStorage, type PackedFsOptions, type PackedFsStorage } from '../../../src/storage/fs-packed/index.js';
 import { durableState, forEachCrashState, type CrashState } from '../../support/power-loss/crash-states.js';
 import { writeTree, type Op, type Tree } from '../../support/power-loss/model.js';
@@ -89,15 +90,6 @@ async function recordLife(base: Tree, steps: readonly Step[]): Promise<{ ops: Op
   }
 }
 
-async function contents(store: PackedFsStorage): Promise<Model> {
-  const out: Model = new Map();
-  for await (const entry of store.list('')) {
-    const got = await store.get(entry.key);
-    out.set(entry.key, { value: decoder.decode(got!.bytes), version: got!.version });
-  }
-  return out;
-}
-
 const sorted = (m: Model): [string, { value: string; version: string | undefined }][] => [...m].sort(([a], [b]) => (a < b ? -1 : 1));
 
 /** What is wrong with the store opened on `state` (undefined: nothing). */
@@ -118,7 +110,7 @@ async function stateProblem(state: CrashState, start: Model, steps: readonly Ste
     writeTree(state.tree, tmp.dir);
     const store = createPackedFsStorage({ dir: tmp.dir, ...OPTIONS });
     try {
-      const found = await contents(store);
+      const found = await storeContents(store);
       // The step after the last acknowledged one may have landed whole (its versions not known here).
       const next = steps[state.acked.length];
       const withNext: Model = new Map(model);
