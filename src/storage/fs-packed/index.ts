@@ -24,6 +24,7 @@ import type {
 } from '../../contract/storage.js';
 import { assertBatchOperations } from '../batch-operation.js';
 import { assertKey, assertPrefix } from '../keys.js';
+import { assertLinkedReadArguments } from '../fs/linked-read.js';
 import { closeWhenIdle, enqueue, exclusively } from './commit.js';
 import { compactSealed } from './compact.js';
 import { realPackedIo } from './io.js';
@@ -33,6 +34,7 @@ import { holdsLease } from './lock.js';
 import { encodeRecord, versionOf, type EncodedRecord, type RecordOp } from './record.js';
 import { nothingMoved, tail } from './tail.js';
 import {
+  NO_STATS,
   releaseSegment,
   type IndexEntry,
   type Segment,
@@ -292,6 +294,7 @@ export function createPackedFsStorage(options: PackedFsOptions, internals: Packe
     async getLinked(key: string, links: ReadLinks): Promise<LinkedValues | undefined> {
       const state = opening.state ?? (await opened(opening));
       if (opening.closed) throw closedError();
+      assertLinkedReadArguments(key, links, 'fsStorage.getLinked');
       const fresh = current(state);
       if (fresh) await fresh;
       return linkedReadOf(state)(key, links);
@@ -312,7 +315,7 @@ export function createPackedFsStorage(options: PackedFsOptions, internals: Packe
       state.closed = true;
       await closeWhenIdle(state);
     },
-    stats: () => ({ ...(opening.state?.stats ?? { writes: 0, records: 0, bytes: 0, reads: 0, rotations: 0, compactions: 0 }) }),
+    stats: () => ({ ...(opening.state?.stats ?? NO_STATS) }),
     async compact(): Promise<void> {
       const state = await opened(opening);
       await exclusively(state, () => compactSealed(state));
@@ -322,6 +325,7 @@ export function createPackedFsStorage(options: PackedFsOptions, internals: Packe
   Object.defineProperty(storage, 'listKeys', {
     value: async function* listKeys(prefix: string): AsyncGenerator<string> {
       const state = await opened(opening);
+      assertPrefix(prefix);
       await current(state);
       yield* packedKeyNames(readsFor(state), prefix);
     },

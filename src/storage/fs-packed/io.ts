@@ -5,8 +5,8 @@
  * flavours that write or read on the event loop.
  */
 import fs, { type BigIntStats } from 'node:fs';
-import { realIo, type FsIo } from '../fs/fd.js';
-import { errnoOf } from '../fs/io.js';
+import { call, realIo, type FsIo } from '../fs/fd.js';
+import { errnoOf, READ_SLICE_BYTES } from '../fs/io.js';
 
 export interface PackedIo extends Pick<
   FsIo,
@@ -25,11 +25,6 @@ export interface PackedIo extends Pick<
   sizeSync(fd: number): number;
   /** The inode of the file at `path`, on the event loop; undefined when there is none. */
   inodeSync(path: string): bigint | undefined;
-}
-
-type Callback<T> = (err: NodeJS.ErrnoException | null, value: T) => void;
-function call<T>(start: (cb: Callback<T>) => void): Promise<T> {
-  return new Promise((resolve, reject) => start((err, value) => (err ? reject(err) : resolve(value))));
 }
 
 // Functions are looked up on `fs` at call time, so the power-loss recorder's wrappers see them.
@@ -74,11 +69,10 @@ export async function syncDirectory(io: PackedIo, dir: string): Promise<void> {
 
 /** Reads `size` bytes of `fd` from `position` (fewer at the file's end), in slices Node's `read` accepts. */
 export async function readRange(io: PackedIo, fd: number, position: number, size: number): Promise<Buffer> {
-  const SLICE = 16 * 1024 * 1024;
   const parts: Uint8Array[] = [];
   let done = 0;
   while (done < size) {
-    const want = Math.min(SLICE, size - done);
+    const want = Math.min(READ_SLICE_BYTES, size - done);
     const part = await io.read(fd, want, position + done);
     parts.push(part);
     done += part.length;

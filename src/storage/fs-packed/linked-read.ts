@@ -6,18 +6,11 @@
  * of this process changes the index between them; the index changes only once a group's write
  * returned, so every entry read names durable, never overwritten bytes).
  */
-import {
-  assertReadLinks,
-  linkedKeyOf,
-  pointerOf,
-  type LinkedValues,
-  type ListedObject,
-  type MemberLink,
-  type ReadLinks,
-} from '../../contract/linked-read.js';
+import { pointerOf, type LinkedValues, type ListedObject, type ReadLinks } from '../../contract/linked-read.js';
 import { readTooLarge } from '../../contract/read-limit.js';
 import type { StoredObject } from '../../contract/storage.js';
-import { assertKey, assertPrefix, isKey, isPrefix } from '../keys.js';
+import { isKey, isPrefix } from '../keys.js';
+import { linkedName } from '../fs/linked-read.js';
 
 /** What the reads need of the open store: its index (entries of any shape), its keys in order and a read of a value. */
 export interface PackedReads<Entry> {
@@ -50,21 +43,10 @@ type Pointer = ReturnType<typeof pointerOf>;
 const POINTERS_KEPT = 256;
 
 /** Refuses links that cannot name a valid key (`x` stands for any member text, as fsStorage's linked read does). */
-function assertLinkKeys(links: ReadLinks): void {
-  if (links.get) assertKey(`${links.get.before}x${links.get.after}`);
-  if (links.list) assertPrefix(`${links.list.before}x${links.list.after}`);
-}
-
 function objectAt<Entry>(reads: PackedReads<Entry>, key: string, entry: Entry, limit = reads.limit): StoredObject {
   const length = reads.lengthOf(entry);
   if (length > limit.bytes) throw readTooLarge(key, length, limit.bytes, limit.whose);
   return { bytes: reads.readNow(entry), version: reads.versionOf(entry) };
-}
-
-/** The key (or prefix) `link` names in `pointer`, when it names a valid one. */
-function linkedName(pointer: Pointer, link: MemberLink, valid: (name: string) => boolean): string | undefined {
-  const name = linkedKeyOf(pointer, link);
-  return name !== undefined && valid(name) ? name : undefined;
 }
 
 /** A linked read over one packed store: `getLinked` of the contract, keeping the parse of the pointers it read lately. */
@@ -78,10 +60,8 @@ export function packedLinkedRead<Entry>(reads: PackedReads<Entry>): (key: string
     if (kept.size > POINTERS_KEPT) kept.delete(kept.keys().next().value!);
     return pointer;
   };
+  // The arguments are checked by the caller, before it brings the index up to date (assertLinkedReadArguments).
   return (key, links) => {
-    assertKey(key);
-    assertReadLinks(links, 'fsStorage.getLinked');
-    assertLinkKeys(links);
     const entry = reads.entryOf(key);
     if (entry === undefined) return undefined;
     const value = objectAt(reads, key, entry);
@@ -173,7 +153,7 @@ export function packedValuesNow<Entry>(
 }
 
 /** `listKeys(prefix)`: the keys `list(prefix)` yields, in its order, without their versions. */
+/** The keys under `prefix` (checked by the caller), in order. */
 export async function* packedKeyNames<Entry>(reads: PackedReads<Entry>, prefix: string): AsyncGenerator<string> {
-  assertPrefix(prefix);
   for (const key of reads.keysUnder(prefix)) if (reads.entryOf(key) !== undefined) yield key;
 }

@@ -5,7 +5,6 @@
  */
 import { join } from 'node:path';
 import { CheckpointError } from '../../contract/errors.js';
-import { errnoOf } from '../fs/io.js';
 import { compactSealed, shouldCompact } from './compact.js';
 import { assertLeaseOf } from './lock.js';
 import { writeHint } from './hint.js';
@@ -52,7 +51,7 @@ export async function commitManifest(state: PackedState, retiring: readonly Segm
   state.manifestOwed = undefined;
   for (const segment of state.retiring.splice(0)) {
     // A failed unlink leaves a leftover the next open removes: the manifest no longer names it.
-    await state.io.unlink(join(state.dir, segmentName(segment.id))).catch((err: unknown) => errnoOf(err));
+    await state.io.unlink(join(state.dir, segmentName(segment.id))).catch(() => undefined);
     releaseSegment(state, segment);
   }
 }

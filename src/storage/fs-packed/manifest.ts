@@ -16,9 +16,10 @@
 import { constants } from 'node:fs';
 import { join } from 'node:path';
 import { CheckpointError } from '../../contract/errors.js';
+import { INTERNAL_MARK } from '../fs/names.js';
 import { readWholeFile, syncDirectory, type PackedIo } from './io.js';
 
-export const PACKED_PREFIX = '.sp\\packed\\';
+export const PACKED_PREFIX = `${INTERNAL_MARK}packed\\`;
 export const MANIFEST_NAME = `${PACKED_PREFIX}manifest`;
 const SEGMENT_PREFIX = `${PACKED_PREFIX}seg-`;
 const MANIFEST_TEMP_PREFIX = `${PACKED_PREFIX}manifest-`;

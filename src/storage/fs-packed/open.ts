@@ -22,7 +22,7 @@ import {
 } from './manifest.js';
 import { hintCoverage, isHintTemp, readHint, type Hint } from './hint.js';
 import { scanSegment, type ScannedOp } from './record.js';
-import { activeSegment, createPackedState, footprintOf, setEntry, type PackedSettings, type PackedState, type Segment } from './state.js';
+import { createPackedState, footprintOf, setEntry, type PackedSettings, type PackedState, type Segment } from './state.js';
 
 /** Flags of the active segment's descriptor: appended to, durably with each write when `sync` is `dsync`. */
 export const activeFlags = (state: PackedState): number => constants.O_RDWR | (state.options.sync === 'dsync' ? constants.O_DSYNC : 0);
@@ -210,7 +210,6 @@ export async function openPackedState(options: PackedSettings, io: PackedIo): Pr
     const manifest = ino === undefined ? undefined : await readManifest(io, options.dir);
     if (manifest) await loadManifest(state, manifest, ino);
     else await openFirst(state);
-    activeSegment(state);
     return state;
   } catch (err) {
     await letGoLock(state.lock).catch(() => undefined);

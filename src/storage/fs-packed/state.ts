@@ -100,6 +100,9 @@ export interface PackedStats {
   compactions: number;
 }
 
+/** The counts of a store that did nothing yet. */
+export const NO_STATS: Readonly<PackedStats> = Object.freeze({ writes: 0, records: 0, bytes: 0, reads: 0, rotations: 0, compactions: 0 });
+
 export type PackedSettings = Required<Omit<PackedFsOptions, 'maxValueBytes' | 'maxReadBytes' | keyof PackedLockOptions>> &
   Pick<PackedFsOptions, 'maxValueBytes' | 'maxReadBytes' | keyof PackedLockOptions>;
 
@@ -164,7 +167,7 @@ export function createPackedState(options: PackedSettings, io: PackedIo): Packed
     manifestOwed: undefined,
     retiring: [],
     idle: [],
-    stats: { writes: 0, records: 0, bytes: 0, reads: 0, rotations: 0, compactions: 0 },
+    stats: { ...NO_STATS },
     lock: createPackedLock(options.dir, io, options),
     tails: createTails(),
     manifestIno: undefined,

@@ -8,7 +8,8 @@ import fs, { type BigIntStats } from 'node:fs';
  */
 
 type Callback<T> = (err: NodeJS.ErrnoException | null, value: T) => void;
-function call<T>(start: (cb: Callback<T>) => void): Promise<T> {
+/** A node:fs callback call as a promise. */
+export function call<T>(start: (cb: Callback<T>) => void): Promise<T> {
   return new Promise((resolve, reject) => start((err, value) => (err ? reject(err) : resolve(value))));
 }
 

@@ -33,7 +33,10 @@ import type { Dir } from './dir.js';
  */
 
 /** Refuses links that cannot name a valid key (`x` stands for any member text, as on PostgreSQL). */
-function assertLinkKeys(links: ReadLinks): void {
+/** `getLinked`'s arguments checked, before anything is read: the key, the links, and the keys they can build. */
+export function assertLinkedReadArguments(key: string, links: ReadLinks, where: string): void {
+  assertKey(key);
+  assertReadLinks(links, where);
   if (links.get) assertKey(`${links.get.before}x${links.get.after}`);
   if (links.list) assertPrefix(`${links.list.before}x${links.list.after}`);
 }
@@ -41,9 +44,7 @@ function assertLinkKeys(links: ReadLinks): void {
 /** `getLinked`: {@link linkedNow}'s answer, or the value alone, read asynchronously, when the value could not be read synchronously. */
 export async function getLinkedObjects(state: FsStoreState, key: string, links: ReadLinks): Promise<LinkedValues | undefined> {
   assertOpen(state);
-  assertKey(key);
-  assertReadLinks(links, 'fsStorage.getLinked');
-  assertLinkKeys(links);
+  assertLinkedReadArguments(key, links, 'fsStorage.getLinked');
   const now = linkedNow(state, key, links);
   if (now !== READ_LATER) return now;
   const value = await track(state, readStored(state, key));
@@ -96,7 +97,8 @@ function pointerRead(state: FsStoreState, key: string, bytes: Uint8Array): Point
 }
 
 /** The key (or prefix) `link` names in `pointer`, when it names a valid one (else the caller's step-by-step read words the refusal). */
-function linkedName(
+/** The key (or prefix) `link` names in `pointer`, when it names a valid one. */
+export function linkedName(
   pointer: Readonly<Record<string, unknown>> | undefined,
   link: MemberLink,
   valid: (name: string) => boolean,
