@@ -9,7 +9,6 @@
  */
 import { CheckpointError } from '../../contract/errors.js';
 import { join } from 'node:path';
-import { writeHint } from './hint.js';
 import { readRange } from './io.js';
 import { segmentName } from './manifest.js';
 import { commitManifest } from './maintain.js';
@@ -80,7 +79,7 @@ async function copyValues(state: PackedState, copy: Copy, entries: readonly [str
   await state.io.fsync(copy.fd);
 }
 
-/** Compacts every sealed segment into one (the test seam and the automatic trigger both call this). */
+/** Compacts every sealed segment into one (the test seam and the automatic trigger both call this, and write the hint after it). */
 export async function compactSealed(state: PackedState): Promise<void> {
   const sealed = state.segments.filter((s) => s.sealed);
   if (sealed.length === 0) return;
@@ -111,5 +110,4 @@ export async function compactSealed(state: PackedState): Promise<void> {
   state.segments = [segment, ...state.segments.filter((s) => !members.has(s))];
   state.stats.compactions++;
   await commitManifest(state, sealed);
-  await writeHint(state);
 }

@@ -10,6 +10,7 @@ import { holdsLease, letGoLock, renewIfOld, sealOwed, settleSeal, stopLinger, ta
 import { join } from 'node:path';
 import { classifyInternal, ownerGone } from '../fs/names.js';
 import { rotate } from './maintain.js';
+import { writeHint } from './hint.js';
 import { removeLeftovers } from './open.js';
 import type { PackedState } from './state.js';
 import { tail } from './tail.js';
@@ -58,6 +59,7 @@ export async function settleHold(state: PackedState): Promise<void> {
   }
   if (await sealOwed(l)) {
     await rotate(state);
+    await writeHint(state);
     await settleSeal(l);
   }
 }

@@ -27,6 +27,7 @@ import { assertKey, assertPrefix } from '../keys.js';
 import { assertLinkedReadArguments } from '../fs/linked-read.js';
 import { closeWhenIdle, enqueue, exclusively } from './commit.js';
 import { compactSealed } from './compact.js';
+import { writeHint } from './hint.js';
 import { realPackedIo } from './io.js';
 import { packedKeyNames, packedLinkedRead, packedValuesNow, type PackedReads } from './linked-read.js';
 import { openPackedState } from './open.js';
@@ -318,7 +319,10 @@ export function createPackedFsStorage(options: PackedFsOptions, internals: Packe
     stats: () => ({ ...(opening.state?.stats ?? NO_STATS) }),
     async compact(): Promise<void> {
       const state = await opened(opening);
-      await exclusively(state, () => compactSealed(state));
+      await exclusively(state, async () => {
+        await compactSealed(state);
+        await writeHint(state);
+      });
     },
   };
   // Not enumerable, as fsStorage's: a wrapper made by spreading the store must not carry a listing that bypasses its own.

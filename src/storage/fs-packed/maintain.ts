@@ -56,7 +56,7 @@ export async function commitManifest(state: PackedState, retiring: readonly Segm
   }
 }
 
-/** Seals the active segment at its end and starts a new one: the new file made durable first, then the manifest naming it. */
+/** Seals the active segment at its end and starts a new one: the new file made durable first, then the manifest naming it (the caller writes the hint). */
 export async function rotate(state: PackedState): Promise<void> {
   const id = nextSegmentId(state, await state.io.readdir(state.dir));
   const fd = await createSegmentFile(state, id);
@@ -64,7 +64,6 @@ export async function rotate(state: PackedState): Promise<void> {
   state.segments.push(newSegment(id, fd, 0, false));
   state.stats.rotations++;
   await commitManifest(state, []);
-  await writeHint(state);
 }
 
 /** Does the upkeep owed; returns the typed error the waiting calls fail with when the store may not append yet. */
@@ -79,6 +78,8 @@ export async function maintain(state: PackedState): Promise<CheckpointError | un
     if (activeSegment(state).end >= state.options.segmentBytes) {
       await rotate(state);
       if (shouldCompact(state)) await compactSealed(state).catch(() => undefined);
+      // One hint for the rotation and the compaction it may have started.
+      await writeHint(state);
     }
   } catch (err) {
     return upkeepFailed(state, 'rewriting the manifest', err);
