@@ -152,7 +152,7 @@ function linkWaiting(l: PackedLock, token: KeptToken): Promise<HeldLock> {
     beforeBreak: () => oweSeal(l),
     timedOut: (holder, waited) => lockTimeout(l, holder, waited),
     maxDelayMs: 4,
-    // Polled often: the lease's end is when a stalled holder's lock may be broken.
+    // A pause never runs past the holder's lease end, when its lock may be broken.
     pauseMs: (delay, holder) => Math.min(delay, Math.max(1, holder.leftMs)),
     lease: l,
   });
