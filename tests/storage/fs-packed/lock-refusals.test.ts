@@ -12,22 +12,22 @@ const base = mkdtempSync(join(tmpdir(), 'savepoint-packed-lock-refusals-'));
 afterAll(() => rmSync(base, { recursive: true, force: true }));
 
 describe('the packed lock refuses', () => {
-  it('a write whose lease ran out, saying nothing of it was acknowledged', () => {
-    const err = leaseLostError('/d');
-    expect(err.message).toBe(
-      "checkpoint_atomic_write_failed: packed store /d: the lock's lease ran out before the write was done (this process was paused or stalled; " +
-        'another process may have taken the store): nothing of it was acknowledged — retry the write',
-    );
-    expect(err.details).toEqual({ key: 'packed', reason: 'packed_lease_lost' });
-  });
-
-  it("the journal's lease ran out in the same words, naming the journal", () => {
-    const err = leaseLost('the commit');
-    expect(err.message).toBe(
-      "checkpoint_atomic_write_failed: the journal lock's lease ran out before the commit (this process was paused or stalled; " +
-        'another process may have taken the journal): nothing of it was acknowledged — retry the write',
-    );
-    expect(err.details).toEqual({ key: 'journal', reason: 'journal_lease_lost' });
+  it.each([
+    [
+      'the packed store',
+      leaseLostError('/d'),
+      "packed store /d: the lock's lease ran out before the write was done (this process was paused or stalled; another process may have taken the store)",
+      { key: 'packed', reason: 'packed_lease_lost' },
+    ],
+    [
+      'the journal',
+      leaseLost('the commit'),
+      "the journal lock's lease ran out before the commit (this process was paused or stalled; another process may have taken the journal)",
+      { key: 'journal', reason: 'journal_lease_lost' },
+    ],
+  ])('a write on %s whose lease ran out, saying nothing of it was acknowledged', (_name, err, said, details) => {
+    expect(err.message).toBe(`checkpoint_atomic_write_failed: ${said}: nothing of it was acknowledged — retry the write`);
+    expect(err.details).toEqual(details);
   });
 
   it("a take that waited lockTimeoutMs for a live holder, saying who holds it and when its lease ends; the waiter's token is removed", async () => {
