@@ -61,3 +61,8 @@ export function toCheckpointError(
   if (err instanceof CheckpointError) return err;
   return new CheckpointError(reasonCode, message, { cause: err, ...(details ? { details } : {}) });
 }
+
+/** `checkpoint_conflict` for a failed condition (`ifAbsent`, `ifVersion`, a check) on `key`: the message every store gives. */
+export function conditionFailed(key: string, why: string): CheckpointError {
+  return new CheckpointError('checkpoint_conflict', `conditional write of ${key} failed: ${why}`, { details: { key } });
+}

@@ -2,7 +2,6 @@
 const MIN_LENGTH = 64;
 /** Longer strings are not kept alive by this cache (a large value would be held, with its JSON, after the saver is done with it). */
 export const REMEMBERED_MAX_LENGTH = 64 * 1024;
-const MAX_LENGTH = REMEMBERED_MAX_LENGTH;
 /** Strings remembered: a superstep's pending writes, whose values the next checkpoint holds. */
 const SLOTS = 8;
 
@@ -20,7 +19,7 @@ export function rememberingRecent(encode: (text: string) => string): (text: stri
   const outputs: string[] = [];
   let next = 0;
   return (text) => {
-    if (text.length < MIN_LENGTH || text.length > MAX_LENGTH) return encode(text);
+    if (text.length < MIN_LENGTH || text.length > REMEMBERED_MAX_LENGTH) return encode(text);
     for (let i = 0; i < inputs.length; i++) if (inputs[i] === text) return outputs[i]!;
     const out = encode(text);
     inputs[next] = text;

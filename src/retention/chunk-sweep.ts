@@ -125,12 +125,7 @@ export async function sweepChunks(storage: StorageAdapter, options: ChunkSweepOp
   const earlier = remembering ? findingsOf(storage, clock) : undefined;
   // The versions a listing by name left out, looked up after it and before T1 (markedAtMs) — only of the unreferenced
   // chunks no earlier finding covers: a remembered chunk keeps the version found, which its delete is conditional on.
-  if (earlier)
-    await addVersions(
-      storage,
-      chunks,
-      unreferencedIds(chunks, marks.referenced).filter((id) => !earlier.has(id)),
-    );
+  if (earlier) await addVersions(storage, chunks, (id) => !marks.referenced.has(id) && !earlier.has(id));
   const times = { sweptAtMs: nowMs, markedAtMs: clock.now(), graceMs };
   const kept = earlier ? planRemembered(chunks, marks.referenced, earlier, times) : undefined;
   // Remembering, no chunk is hidden: the unreferenced ones are freed or remembered instead.
@@ -169,10 +164,6 @@ async function applySweep(storage: StorageAdapter, plan: SweepPlan, nowMs: numbe
   else if (canBatch(storage)) await sweepInBatches(storage, plan, nowMs, out);
   else await sweepStepByStep(storage, plan, copySteps(storage, nowMs), out);
 }
-
-/** The live chunks of `chunks` no document references. */
-const unreferencedIds = (chunks: ChunkListing, referenced: ReadonlyMap<string, string>): string[] =>
-  [...chunks.live.keys()].filter((id) => !referenced.has(id));
 
 /** What a sweep will do, decided from one listing and one marking (pure). */
 export interface SweepPlan {

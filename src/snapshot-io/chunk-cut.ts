@@ -424,6 +424,9 @@ function settle(state: CutState, kept: Uint8Array, plan: LeafPlan, built: BuiltT
   return built.tree.finish(built.depth, built.level);
 }
 
+/** `bytes` as they may be kept: themselves when `fixed` (handed over: nothing changes them), else a copy (the caller's buffer may be reused). */
+const keepable = (bytes: Uint8Array, fixed: boolean): Uint8Array => (fixed ? bytes : bytes.slice());
+
 /**
  * {@link buildTree} with every id made synchronously; undefined when the addressing cannot.
  * `bytes` is remembered as it is when `fixed` (a view of a buffer handed over, which nothing
@@ -439,7 +442,7 @@ function finishSync(
 ): ChunkedDocument | undefined {
   const steps = buildTree(state, bytes, plan, split);
   for (let step = steps.next(); ;) {
-    if (step.done) return settle(state, fixed ? bytes : bytes.slice(), plan, step.value, written);
+    if (step.done) return settle(state, keepable(bytes, fixed), plan, step.value, written);
     const ask = step.value;
     const id = 'leaf' in ask ? state.addressing.idSync?.(ask.leaf) : nodeIdSync(state, ask.group);
     if (id === undefined) return undefined;
@@ -480,16 +483,14 @@ export function cutDocument(storage: StorageAdapter, bytes: Uint8Array, fanout =
   const fixed = isHandedOver(bytes);
   if (written) {
     // Copied for the async path: the caller's buffer may be reused once this awaits (the saver's seal buffer).
-    return (
-      finishSync(state, middle, fixed, plan, split, written) ?? finishAsync(state, fixed ? middle : middle.slice(), plan, split, written)
-    );
+    return finishSync(state, middle, fixed, plan, split, written) ?? finishAsync(state, keepable(middle, fixed), plan, split, written);
   }
   // A first version, or one reusing leaves this process did not write (it read them):
   // chunkDocument knows what was read. This cut is kept for the next version.
   const mine = finishSync(state, middle, fixed, plan, split);
   const stored = chunkSplit(storage, addressing, split);
   if (mine || !(stored instanceof Promise)) return stored;
-  const copy = fixed ? middle : middle.slice();
+  const copy = keepable(middle, fixed);
   return stored.then(async (doc) => {
     await finishAsync(state, copy, plan, split);
     return doc;

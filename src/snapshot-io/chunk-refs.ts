@@ -100,13 +100,14 @@ async function listStoreByName(storage: StorageAdapter, listKeys: (prefix: strin
 const VERSION_LOOKUPS = 16;
 
 /**
- * Looks up the versions of the live chunks `ids` of `listing` that it lacks, each by a listing
- * of its own key as the prefix (one `stat` on fs, not one per chunk of the store), and files
- * them in `listing.liveVersions`. A chunk gone since is taken out of `listing.live`. The number
- * of lookups made.
+ * Looks up the versions that `listing` lacks of its live chunks `wanted` picks, each by a
+ * listing of its own key as the prefix (one `stat` on fs, not one per chunk of the store), and
+ * files them in `listing.liveVersions`. A chunk gone since is taken out of `listing.live`. The
+ * number of lookups made.
  */
-export async function addVersions(storage: StorageAdapter, listing: ChunkListing, ids: readonly string[]): Promise<number> {
-  const missing = ids.filter((id) => listing.live.has(id) && !listing.liveVersions.has(id));
+export async function addVersions(storage: StorageAdapter, listing: ChunkListing, wanted: (id: string) => boolean): Promise<number> {
+  // Picked from listing.live itself: every id looked up has a key there.
+  const missing = [...listing.live.keys()].filter((id) => !listing.liveVersions.has(id) && wanted(id));
   const versions = await mapLimit(missing, VERSION_LOOKUPS, (id) => versionOfKey(storage, listing.live.get(id)!));
   missing.forEach((id, i) => {
     const version = versions[i];

@@ -15,11 +15,11 @@
  * file after a crash). It is only ever an optimisation: written after a rotation or compaction,
  * temp file then rename, without fsync, and a failure to write it fails nothing.
  */
-import { constants } from 'node:fs';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { readWholeFile, type PackedIo } from './io.js';
 import { PACKED_PREFIX, type ManifestSegment } from './manifest.js';
+import { replaceViaTemp, tempNameOf } from './replace.js';
 import type { PackedState, Segment } from './state.js';
 
 export const HINT_NAME = `${PACKED_PREFIX}hint`;
@@ -130,22 +130,14 @@ export async function readHint(io: PackedIo, dir: string): Promise<Hint | undefi
   return bytes === undefined ? undefined : parseHint(bytes);
 }
 
-let tempCounter = 0;
-
 /** Replaces the hint by `state`'s (no fsync: a hint lost or torn by a crash is ignored); a failure is ignored too. */
 export async function writeHint(state: PackedState): Promise<void> {
   const data = hintOf(state);
   if (!data) return;
-  const temp = join(state.dir, `${HINT_TEMP_PREFIX}${process.pid}-${tempCounter++}`);
+  const temp = tempNameOf(HINT_TEMP_PREFIX);
   try {
-    const fd = await state.io.open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC, 0o644);
-    try {
-      await state.io.writeAt(fd, data, 0);
-    } finally {
-      await state.io.close(fd);
-    }
-    await state.io.rename(temp, join(state.dir, HINT_NAME));
+    await replaceViaTemp(state.io, state.dir, data, { name: HINT_NAME, temp, durable: false });
   } catch {
-    await state.io.unlink(temp).catch(() => undefined);
+    await state.io.unlink(join(state.dir, temp)).catch(() => undefined);
   }
 }

@@ -8,7 +8,7 @@
  */
 import { holdsLease, letGoLock, renewIfOld, sealOwed, settleSeal, stopLinger, takeLock, type PackedLock } from './lock.js';
 import { join } from 'node:path';
-import { classifyInternal, ownerGone } from '../fs/names.js';
+import { leftBehind } from '../fs/lock.js';
 import { rotate } from './maintain.js';
 import { writeHint } from './hint.js';
 import { removeLeftovers } from './open.js';
@@ -66,12 +66,7 @@ export async function settleHold(state: PackedState): Promise<void> {
 
 /** Removes the lock tokens (and broken locks being removed) of processes that are gone: a writer killed while it held or kept one. */
 async function removeDeadTokens(state: PackedState, names: readonly string[]): Promise<void> {
-  const now = state.lock.timing.clock.now();
-  for (const name of names) {
-    const owner = classifyInternal(name)?.owner;
-    if (!owner || !ownerGone(owner, now, state.lock.timing.staleAfterMs)) continue;
-    await state.io.unlink(join(state.dir, name)).catch(() => undefined);
-  }
+  for (const name of names) if (leftBehind(name, state.lock.timing)) await state.io.unlink(join(state.dir, name)).catch(() => undefined);
 }
 
 /**

@@ -16,16 +16,26 @@
  */
 import { constants } from 'node:fs';
 import { sleep, systemClock } from '../../contract/clock.js';
-import { CheckpointError } from '../../contract/errors.js';
-import { fsLink, type FsIo } from '../fs/fd.js';
+import type { CheckpointError } from '../../contract/errors.js';
+import type { FsIo } from '../fs/fd.js';
 import { errnoOf } from '../fs/io.js';
-import { leaseHeld, renewLeaseOf, type Lease } from '../fs/journal/lease.js';
+import { leaseHeld, leaseRanOut, leasedLockBusy, renewLeaseOf, type Lease } from '../fs/journal/lease.js';
 import { inspectLeasedLock } from '../fs/journal/queue.js';
-import { breakLock, lstatIfAny, releaseLock, type HeldLock, type LockTiming } from '../fs/lock.js';
-import { newOwner, tempName, type Owner } from '../fs/names.js';
+import {
+  dropSpareToken,
+  keepOrDropToken,
+  linkWhenFree,
+  lstatIfAny,
+  newToken,
+  releaseLock,
+  takeWithToken,
+  type HeldLock,
+  type KeptToken,
+  type LockTiming,
+} from '../fs/lock.js';
 import { PACKED_PREFIX } from './manifest.js';
 
-const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = constants;
+const { O_WRONLY, O_CREAT, O_NOFOLLOW } = constants;
 
 export const LOCK_NAME = `${PACKED_PREFIX}lock`;
 export const SEAL_OWED_NAME = `${PACKED_PREFIX}seal-owed`;
@@ -43,18 +53,11 @@ export interface PackedLockOptions {
   readonly lockTimeoutMs?: number;
 }
 
-/** The temp file our lock is a link of, kept between holds while young (one link(2) takes the lock). */
-export interface Token {
-  readonly path: string;
-  readonly fd: number;
-  readonly ino: bigint;
-  readonly owner: Owner;
-}
-
 /** One hold of the lock. */
 export interface Hold {
   readonly lock: HeldLock;
-  readonly token: Token;
+  /** The temp file our lock is a link of, kept between holds while young (one link(2) takes the lock). */
+  readonly token: KeptToken;
   /** When it was taken (Date.now()). */
   readonly since: number;
 }
@@ -70,7 +73,7 @@ export interface PackedLock extends Lease {
   /** At most how long one hold lasts: then the lock goes, and waiters get a turn before it is taken again. */
   readonly maxHoldMs: number;
   held: Hold | undefined;
-  spare: Token | undefined;
+  spare: KeptToken | undefined;
   /** The timer letting the lock go once no group came for lingerMs, and when the last group ended (Date.now()). */
   linger: ReturnType<typeof setTimeout> | undefined;
   idleSince: number;
@@ -89,7 +92,7 @@ export function createPackedLock(dir: string, io: LockIo, options: PackedLockOpt
     dir,
     path: `${dir}/${LOCK_NAME}`,
     io,
-    // A token older than staleAfterMs counts as its owner's gone: kept well inside it (see young()).
+    // A token older than staleAfterMs counts as its owner's gone: a kept one stays well inside it (../fs/lock.ts).
     timing: { clock: systemClock, staleAfterMs: Math.max(60_000, leaseMs * 4), lockTimeoutMs: options.lockTimeoutMs ?? 10_000 },
     lingerMs: options.lingerMs ?? 20,
     maxHoldMs: Math.min(1000, leaseMs / 4),
@@ -108,47 +111,16 @@ export function createPackedLock(dir: string, io: LockIo, options: PackedLockOpt
 export const holdsLease = (l: PackedLock, at = Date.now()): boolean => l.held !== undefined && leaseHeld(l, at);
 
 /** `checkpoint_atomic_write_failed` for a group whose lease may have ended before it was written (or before its write returned). */
-export function leaseLostError(dir: string): CheckpointError {
-  return new CheckpointError(
-    'checkpoint_atomic_write_failed',
-    `packed store ${dir}: the lock's lease ran out before the write was done (this process was paused or stalled; another ` +
-      'process may have taken the store): nothing of it was acknowledged — retry the write',
-    { details: { key: 'packed', reason: 'packed_lease_lost' } },
-  );
-}
+export const leaseLostError = (dir: string): CheckpointError =>
+  leaseRanOut(`packed store ${dir}: the lock's`, 'the write was done', 'the store', { key: 'packed', reason: 'packed_lease_lost' });
 
 /** Throws {@link leaseLostError} unless this process holds the lock inside its trusted lease. */
 export function assertLeaseOf(l: PackedLock, dir: string): void {
   if (!holdsLease(l)) throw leaseLostError(dir);
 }
 
-async function newToken(l: PackedLock): Promise<Token> {
-  const owner = newOwner(l.timing.clock.now());
-  const path = `${l.dir}/${tempName(owner)}`;
-  const fd = await l.io.open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o644);
-  try {
-    return { path, fd, ino: (await l.io.fstat(fd)).ino, owner };
-  } catch (err) {
-    await dropToken(l, { path, fd });
-    throw err;
-  }
-}
-
-async function dropToken(l: PackedLock, t: { readonly path: string; readonly fd: number }): Promise<void> {
-  await Promise.all([l.io.close(t.fd).catch(() => undefined), l.io.unlink(t.path).catch(() => undefined)]);
-}
-
-/** Others judge a lock by its token's age (and sweep temp files older than the stale bound): a kept token stays well inside it. */
-const young = (l: PackedLock, t: Token): boolean => l.timing.clock.now() - t.owner.atMs <= l.timing.staleAfterMs / 4;
-
-function lockTimeout(l: PackedLock, pid: number | undefined, leftMs: number, waited: number): CheckpointError {
-  return new CheckpointError(
-    'checkpoint_atomic_write_failed',
-    `packed store ${l.dir} is busy: waited ${waited} ms for its lock (held by pid ${pid ?? '?'}, whose lease ends in ${Math.max(0, Math.round(leftMs))} ms); ` +
-      'nothing was written — retry the write or raise lockTimeoutMs',
-    { details: { key: 'packed', reason: 'lock_timeout', holderPid: pid ?? -1 } },
-  );
-}
+const lockTimeout = (l: PackedLock, holder: { readonly pid?: number; readonly leftMs: number }, waited: number): CheckpointError =>
+  leasedLockBusy(`packed store ${l.dir}`, holder, waited, ' or raise lockTimeoutMs', { key: 'packed', withLeaseEnd: false });
 
 /** Writes down that the active segment must be sealed before the next write (idempotent). */
 async function oweSeal(l: PackedLock): Promise<void> {
@@ -173,37 +145,17 @@ export async function settleSeal(l: PackedLock): Promise<void> {
   });
 }
 
-/** One attempt to link `token` as the lock; false when someone holds it. */
-async function tryLink(l: PackedLock, token: Token): Promise<boolean> {
-  l.leaseFrom = Date.now();
-  try {
-    await fsLink(token.path, l.path);
-    return true;
-  } catch (err) {
-    l.leaseFrom = undefined;
-    if (errnoOf(err) !== 'EEXIST') throw err;
-    return false;
-  }
-}
-
-/** Waits for the lock with `token`, breaking a stale one (the seal owed written first). */
-async function linkWaiting(l: PackedLock, token: Token): Promise<void> {
-  const start = Date.now();
-  let delay = 1;
-  for (;;) {
-    if (await tryLink(l, token)) return;
-    const state = await inspectLeasedLock(l.path, l.dir, l.leaseMs, l.timing);
-    if (state === 'gone') continue;
-    if (state.stale) {
-      await oweSeal(l);
-      await breakLock(l.path, l.dir, state.ino, l.timing);
-      continue;
-    }
-    const waited = Date.now() - start;
-    if (waited >= l.timing.lockTimeoutMs) throw lockTimeout(l, state.pid, state.leftMs, waited);
-    await sleep(l.timing.clock, Math.min(delay, Math.max(1, state.leftMs)) * (0.5 + Math.random()));
-    delay = Math.min(delay * 2, 4);
-  }
+/** Waits for the lock with `token` (its lease counted from each link), breaking a stale one (the seal owed written first). */
+function linkWaiting(l: PackedLock, token: KeptToken): Promise<HeldLock> {
+  return linkWhenFree(l.path, l.dir, token, l.timing, {
+    inspect: () => inspectLeasedLock(l.path, l.dir, l.leaseMs, l.timing),
+    beforeBreak: () => oweSeal(l),
+    timedOut: (holder, waited) => lockTimeout(l, holder, waited),
+    maxDelayMs: 4,
+    // A pause never runs past the holder's lease end, when its lock may be broken.
+    pauseMs: (delay, holder) => Math.min(delay, Math.max(1, holder.leftMs)),
+    lease: l,
+  });
 }
 
 /** Takes the lock (waiting for a live holder, breaking a stale one). */
@@ -212,27 +164,16 @@ export async function takeLock(l: PackedLock): Promise<Hold> {
   if (l.releasing) await l.releasing.catch(() => undefined);
   const wait = l.yieldUntil - Date.now();
   if (wait > 0) await sleep(l.timing.clock, wait);
-  for (let attempt = 0; ; attempt++) {
-    let token = l.spare;
-    l.spare = undefined;
-    if (token && !young(l, token)) {
-      await dropToken(l, token);
-      token = undefined;
-    }
-    const reused = token !== undefined;
-    token ??= await newToken(l);
-    try {
-      await linkWaiting(l, token);
-      const lock: HeldLock = { path: l.path, dir: l.dir, token };
+  const at = (name: string): string => `${l.dir}/${name}`;
+  return takeWithToken(
+    l,
+    () => newToken(l, at, 0o644),
+    async (token) => {
+      const lock = await linkWaiting(l, token);
       l.held = { lock, token, since: Date.now() };
       return l.held;
-    } catch (err) {
-      await dropToken(l, token);
-      // A kept token someone removed (a sweep): take the lock with a fresh one.
-      if (reused && attempt === 0 && errnoOf(err) === 'ENOENT') continue;
-      throw err;
-    }
-  }
+    },
+  );
 }
 
 /** Lets the lock go (never someone else's: ../fs/lock.ts releaseLock); the token is kept for the next hold while young. */
@@ -252,8 +193,7 @@ export function letGoLock(l: PackedLock, keepToken = true): Promise<void> {
 
 async function release(l: PackedLock, h: Hold, keepToken: boolean): Promise<void> {
   await releaseLock(h.lock, l.timing);
-  if (keepToken && l.spare === undefined && young(l, h.token)) l.spare = h.token;
-  else await dropToken(l, h.token);
+  await keepOrDropToken(l, h.token, keepToken);
 }
 
 export function stopLinger(l: PackedLock): void {
@@ -262,11 +202,7 @@ export function stopLinger(l: PackedLock): void {
 }
 
 /** Drops the kept token (on close). */
-export async function dropSpare(l: PackedLock): Promise<void> {
-  const t = l.spare;
-  l.spare = undefined;
-  if (t) await dropToken(l, t);
-}
+export const dropSpare = (l: PackedLock): Promise<void> => dropSpareToken(l);
 
 /** Renews the lease when less than half its trusted part is left (a hold kept busy by slow writes). */
 export async function renewIfOld(l: PackedLock): Promise<void> {

@@ -13,11 +13,11 @@
  * Segment names the manifest does not hold are leftovers of a crashed rotation or compaction,
  * removed by the next lock holder. (Names starting `.sp\` are internal to fsStorage.)
  */
-import { constants } from 'node:fs';
 import { join } from 'node:path';
 import { CheckpointError } from '../../contract/errors.js';
 import { INTERNAL_MARK } from '../fs/names.js';
-import { readWholeFile, syncDirectory, type PackedIo } from './io.js';
+import { readWholeFile, type PackedIo } from './io.js';
+import { replaceViaTemp, tempNameOf } from './replace.js';
 
 export const PACKED_PREFIX = `${INTERNAL_MARK}packed\\`;
 export const MANIFEST_NAME = `${PACKED_PREFIX}manifest`;
@@ -87,28 +87,12 @@ export async function readManifest(io: PackedIo, dir: string): Promise<Manifest 
   return bytes === undefined ? undefined : parseManifest(dir, bytes.toString('utf8'));
 }
 
-let tempCounter = 0;
-
 /**
  * Replaces `dir`'s manifest by `manifest`, durably: temp file, fsync, rename, directory fsync.
  * `fence` runs just before the rename and throws when the writer may no longer replace it (its
  * lease of the lock ran out: another process may own the manifest now).
  */
 export async function writeManifest(io: PackedIo, dir: string, manifest: Manifest, fence?: () => void): Promise<void> {
-  const temp = join(dir, `${MANIFEST_TEMP_PREFIX}${process.pid}-${tempCounter++}`);
-  const fd = await io.open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC, 0o644);
-  try {
-    await io.writeAt(fd, Buffer.from(encodeManifest(manifest), 'utf8'), 0);
-    await io.fsync(fd);
-  } finally {
-    await io.close(fd);
-  }
-  try {
-    fence?.();
-  } catch (err) {
-    await io.unlink(temp).catch(() => undefined);
-    throw err;
-  }
-  await io.rename(temp, join(dir, MANIFEST_NAME));
-  await syncDirectory(io, dir);
+  const data = Buffer.from(encodeManifest(manifest), 'utf8');
+  await replaceViaTemp(io, dir, data, { name: MANIFEST_NAME, temp: tempNameOf(MANIFEST_TEMP_PREFIX), durable: true, fence });
 }

@@ -4,7 +4,7 @@
  * it in the group, the placed ones' records given their sequences and laid end to end from the
  * active segment's end.
  */
-import { CheckpointError } from '../../contract/errors.js';
+import { CheckpointError, conditionFailed as conflict } from '../../contract/errors.js';
 import type { BatchOperation, BatchOutcome } from '../../contract/storage.js';
 import { placeRecord, versionOf } from './record.js';
 import { footprintOf, type IndexEntry, type PendingCall, type Segment } from './state.js';
@@ -23,10 +23,6 @@ export interface PlannedGroup {
   readonly placed: { readonly call: PendingCall; readonly outcomes: BatchOutcome[] }[];
   /** The calls whose conditions failed: refused at once. */
   readonly refused: { readonly call: PendingCall; readonly error: CheckpointError }[];
-}
-
-function conflict(key: string, why: string): CheckpointError {
-  return new CheckpointError('checkpoint_conflict', `conditional write of ${key} failed: ${why}`, { details: { key } });
 }
 
 /** The first condition of `ops` that fails against `current`, as an error. */

@@ -1,9 +1,10 @@
 import fsp from 'node:fs/promises';
+import { conditionFailed } from '../../contract/errors.js';
 import type { DeleteOptions } from '../../contract/storage.js';
 import { directWrite } from './descriptor-budget.js';
 import { openDir, type OpenedDir } from './dir.js';
 import { fdClose, fdSync } from './fd.js';
-import { conflict, exclusive, lockWith, openTemp, quietly, Retry, type Temp } from './direct-write.js';
+import { exclusive, lockWith, openTemp, quietly, Retry, type Temp } from './direct-write.js';
 import { errnoOf, fsError, versionOf } from './io.js';
 import { rootDir } from './lifecycle.js';
 import { assertHeld, lstatIfAny, releaseLock, type HeldLock } from './lock.js';
@@ -41,7 +42,7 @@ async function remove(settings: FsSettings, od: OpenedDir, kp: KeyPath, opts: De
     if (previous?.isSymbolicLink()) throw symlinkRefused(kp.key);
     const exists = previous !== undefined && previous.isFile();
     if (opts.ifVersion !== undefined && (!exists || versionOf(previous) !== opts.ifVersion))
-      throw conflict(kp.key, exists ? 'version changed' : 'key is gone');
+      throw conditionFailed(kp.key, exists ? 'version changed' : 'key is gone');
     if (!exists) return false;
     await assertHeld(lock, kp.key, timing);
     await fsp.unlink(dir.at(kp.base));
@@ -66,7 +67,7 @@ async function deleteNow(state: FsStoreState, key: string, opts: DeleteOptions):
   const base = await rootDir(state);
   const kp = keyPath(key);
   const missing = (): boolean => {
-    if (opts.ifVersion !== undefined) throw conflict(key, 'key is gone');
+    if (opts.ifVersion !== undefined) throw conditionFailed(key, 'key is gone');
     return false;
   };
   let od: OpenedDir | undefined;

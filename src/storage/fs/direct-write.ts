@@ -1,6 +1,6 @@
 import { constants, type BigIntStats } from 'node:fs';
 import fsp from 'node:fs/promises';
-import { CheckpointError } from '../../contract/errors.js';
+import { CheckpointError, conditionFailed } from '../../contract/errors.js';
 import type { PutOptions, PutResult } from '../../contract/storage.js';
 import { directWrite } from './descriptor-budget.js';
 import { openDir, type Dir, type OpenedDir } from './dir.js';
@@ -22,10 +22,6 @@ const TEMP_FLAGS = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW;
 
 /** A pre-commit ENOENT: a directory vanished (pruned by a concurrent delete); the put starts over. */
 export class Retry extends Error {}
-
-export function conflict(key: string, why: string): CheckpointError {
-  return new CheckpointError('checkpoint_conflict', `conditional write of ${key} failed: ${why}`, { details: { key } });
-}
 
 /** Refuses what a key's path holds when it is not a regular file. */
 function assertFileOrAbsent(kp: KeyPath, st: BigIntStats | undefined): void {
@@ -101,7 +97,7 @@ async function createOnly(settings: FsSettings, od: OpenedDir, kp: KeyPath, byte
     } catch (err) {
       if (errnoOf(err) !== 'EEXIST') throw err;
       assertFileOrAbsent(kp, await lstatIfAny(dir.at(kp.base)));
-      throw conflict(kp.key, 'key exists');
+      throw conditionFailed(kp.key, 'key exists');
     }
     committed = true;
     // The key has the inode now; the temp name goes while the directory is fsynced.
@@ -134,7 +130,7 @@ async function replace(
     const previous = await lstatIfAny(target);
     assertFileOrAbsent(kp, previous);
     if (ifVersion !== undefined && (!previous || versionOf(previous) !== ifVersion))
-      throw conflict(kp.key, previous ? 'version changed' : 'key is gone');
+      throw conditionFailed(kp.key, previous ? 'version changed' : 'key is gone');
     await fdWriteAll(temp.fd, bytes);
     let st = await fdStat(temp.fd);
     // The version must move past the previous one. The write's own mtime usually does

@@ -1,10 +1,10 @@
 import fsp from 'node:fs/promises';
-import type { BigIntStats } from 'node:fs';
+import { constants, type BigIntStats } from 'node:fs';
 import { sleep, type Clock } from '../../contract/clock.js';
 import { CheckpointError } from '../../contract/errors.js';
-import { fsLink, fsRename } from './fd.js';
+import { fsLink, fsRename, type FsIo } from './fd.js';
 import { errnoOf } from './io.js';
-import { INTERNAL_MARK, deadName, newOwner, ownerGone, parseOwner, type Owner } from './names.js';
+import { INTERNAL_MARK, classifyInternal, deadName, newOwner, ownerGone, parseOwner, tempName, type Owner } from './names.js';
 
 /*
  * Per-key locks. The lock of a key is a file named after it in the key's directory, and
@@ -67,8 +67,15 @@ export interface HeldLock {
 
 const TMP_PREFIX = `${INTERNAL_MARK}tmp-`;
 
+/** A lock's holder as a waiter sees it: its inode, whether it may be broken, and its pid when known. */
+export interface Holder {
+  readonly ino: bigint;
+  readonly stale: boolean;
+  readonly pid?: number;
+}
+
 /** What holds the lock at `path`: gone, or which inode and whether it is stale. */
-export type LockState = 'gone' | { readonly ino: bigint; readonly stale: boolean; readonly pid?: number };
+export type LockState = 'gone' | Holder;
 
 /** lstat that resolves `undefined` for a missing name. */
 export async function lstatIfAny(path: string): Promise<BigIntStats | undefined> {
@@ -135,42 +142,77 @@ export async function breakLock(path: string, dir: string, staleIno: bigint, tim
   return !restore;
 }
 
+/** How a lock is waited for: what a waiter sees of its holder, what it does before a break, when it gives up. */
+export interface LockWaiting<H extends Holder> {
+  readonly inspect: () => Promise<'gone' | H>;
+  /** Runs before a stale lock is broken (the packed store writes down the seal it then owes). */
+  readonly beforeBreak?: () => Promise<void>;
+  /** The refusal of a wait that ran out after `waitedMs`. */
+  readonly timedOut: (holder: H, waitedMs: number) => CheckpointError;
+  /** The backoff's cap (ms); `pauseMs` shortens a pause (before jitter) given the holder. */
+  readonly maxDelayMs: number;
+  readonly pauseMs?: (delay: number, holder: H) => number;
+  /** A lease of the lock, counted from just before each link and dropped when the link fails. */
+  readonly lease?: { leaseFrom: number | undefined };
+}
+
+/** One link of `token` as the lock at `path`; false when someone holds it. */
+async function tryLink(token: LockToken, path: string, lease: { leaseFrom: number | undefined } | undefined): Promise<boolean> {
+  if (lease) lease.leaseFrom = Date.now();
+  try {
+    await fsLink(token.path, path);
+    return true;
+  } catch (err) {
+    if (lease) lease.leaseFrom = undefined;
+    if (errnoOf(err) !== 'EEXIST') throw err;
+    return false;
+  }
+}
+
 /**
- * Takes the lock file at `path` for `key` with `token` (a temp file in the same
- * directory `dir`), waiting (with capped exponential backoff on `timing.clock`) while a
- * live process holds it and breaking it when it is stale. Rejects with
- * `checkpoint_atomic_write_failed` after `lockTimeoutMs`; ENOENT (the directory vanished)
- * passes through for a retry.
+ * Takes the lock file at `path` with `token` (a temp file in the same directory `dir`),
+ * waiting (with capped exponential backoff on `timing.clock`) while a live process holds it
+ * and breaking it when it is stale, as `waiting` says. Rejects with its `timedOut` after
+ * `lockTimeoutMs`; ENOENT (the directory vanished, the token was swept) passes through.
  */
-export async function acquireLock(path: string, dir: string, key: string, token: LockToken, timing: LockTiming): Promise<HeldLock> {
+export async function linkWhenFree<H extends Holder>(
+  path: string,
+  dir: string,
+  token: LockToken,
+  timing: LockTiming,
+  waiting: LockWaiting<H>,
+): Promise<HeldLock> {
   const start = timing.clock.now();
   let delay = 1;
   let brokeStale = false;
   for (;;) {
-    try {
-      await fsLink(token.path, path);
-      return brokeStale ? { path, dir, token, brokeStale } : { path, dir, token };
-    } catch (err) {
-      if (errnoOf(err) !== 'EEXIST') throw err;
-    }
-    const state = await inspectLock(path, dir, timing);
+    if (await tryLink(token, path, waiting.lease)) return brokeStale ? { path, dir, token, brokeStale } : { path, dir, token };
+    const state = await waiting.inspect();
     if (state === 'gone') continue;
     if (state.stale) {
+      await waiting.beforeBreak?.();
       if (await breakLock(path, dir, state.ino, timing)) brokeStale = true;
       continue;
     }
-    if (timing.clock.now() - start >= timing.lockTimeoutMs) {
-      throw new CheckpointError(
-        'checkpoint_atomic_write_failed',
-        `lock of ${key} is held by a live process (pid ${state.pid ?? '?'}) for over ${timing.lockTimeoutMs} ms`,
-        {
-          details: { key, reason: 'lock_timeout', holderPid: state.pid ?? -1 },
-        },
-      );
-    }
-    await sleep(timing.clock, delay * (0.5 + Math.random()));
-    delay = Math.min(delay * 2, 50);
+    const waited = timing.clock.now() - start;
+    if (waited >= timing.lockTimeoutMs) throw waiting.timedOut(state, waited);
+    await sleep(timing.clock, (waiting.pauseMs?.(delay, state) ?? delay) * (0.5 + Math.random()));
+    delay = Math.min(delay * 2, waiting.maxDelayMs);
   }
+}
+
+/** {@link linkWhenFree} for the lock of `key`; its refusal says which key and which process holds it. */
+export function acquireLock(path: string, dir: string, key: string, token: LockToken, timing: LockTiming): Promise<HeldLock> {
+  return linkWhenFree(path, dir, token, timing, {
+    inspect: () => inspectLock(path, dir, timing),
+    timedOut: (holder) =>
+      new CheckpointError(
+        'checkpoint_atomic_write_failed',
+        `lock of ${key} is held by a live process (pid ${holder.pid ?? '?'}) for over ${timing.lockTimeoutMs} ms`,
+        { details: { key, reason: 'lock_timeout', holderPid: holder.pid ?? -1 } },
+      ),
+    maxDelayMs: 50,
+  });
 }
 
 /**
@@ -200,4 +242,95 @@ export async function assertHeld(lock: HeldLock, key: string, timing: LockTiming
 export async function releaseLock(lock: HeldLock, timing: LockTiming): Promise<void> {
   // breakLock removes only the inode it is given (ours) and puts any other back.
   await breakLock(lock.path, lock.dir, lock.token.ino, timing).catch(() => undefined);
+}
+
+/*
+ * Kept tokens. A lock taken again and again (the journal's, the packed store's) is taken with
+ * a temp file kept open between holds while it is young: one link(2) takes the lock.
+ */
+
+/** A token kept open: its descriptor renews the lock's lease (futimes). */
+export interface KeptToken extends LockToken {
+  readonly fd: number;
+}
+
+/** A lock's user that keeps a token between holds. */
+export interface TokenKeeper {
+  readonly io: Pick<FsIo, 'open' | 'close' | 'fstat' | 'unlink'>;
+  readonly timing: LockTiming;
+  spare: KeptToken | undefined;
+}
+
+/** A new token: a temp file made at `at(name)` (in the lock's directory) with `mode`. */
+export async function newToken(k: TokenKeeper, at: (name: string) => string, mode: number): Promise<KeptToken> {
+  const owner = newOwner(k.timing.clock.now());
+  const path = at(tempName(owner));
+  const fd = await k.io.open(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, mode);
+  try {
+    return { path, fd, ino: (await k.io.fstat(fd)).ino, owner };
+  } catch (err) {
+    await dropToken(k, { path, fd });
+    throw err;
+  }
+}
+
+/** Closes and removes a token (failures ignored: a temp file left is swept once its owner is gone). */
+export async function dropToken(k: TokenKeeper, t: { readonly path: string; readonly fd: number }): Promise<void> {
+  await Promise.all([k.io.close(t.fd).catch(() => undefined), k.io.unlink(t.path).catch(() => undefined)]);
+}
+
+/**
+ * A kept token stays well inside the stale bound: others judge a lock by its token's age (and
+ * sweep temp files older than the bound), and a hold lasts a fraction of it more.
+ */
+const young = (k: TokenKeeper, t: LockToken): boolean => k.timing.clock.now() - t.owner.atMs <= k.timing.staleAfterMs / 4;
+
+/**
+ * Takes a lock by `take` with the kept token while it is young, else a new one (made by
+ * `newToken`): a kept token someone removed (a sweep: ENOENT) is replaced once by a fresh one.
+ * When `take` fails, `onFailure` runs and the token is dropped.
+ */
+export async function takeWithToken<T>(
+  k: TokenKeeper,
+  make: () => Promise<KeptToken>,
+  take: (token: KeptToken) => Promise<T>,
+  onFailure?: () => void,
+): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    let token = k.spare;
+    k.spare = undefined;
+    if (token && !young(k, token)) {
+      await dropToken(k, token);
+      token = undefined;
+    }
+    const reused = token !== undefined;
+    token ??= await make();
+    try {
+      return await take(token);
+    } catch (err) {
+      onFailure?.();
+      await dropToken(k, token);
+      if (reused && attempt === 0 && errnoOf(err) === 'ENOENT') continue;
+      throw err;
+    }
+  }
+}
+
+/** After a hold: `token` is kept for the next one when `keep`, no other is kept and it is young; else dropped. */
+export async function keepOrDropToken(k: TokenKeeper, token: KeptToken, keep: boolean): Promise<void> {
+  if (keep && k.spare === undefined && young(k, token)) k.spare = token;
+  else await dropToken(k, token);
+}
+
+/** Drops the kept token, if any (on close). */
+export async function dropSpareToken(k: TokenKeeper): Promise<void> {
+  const t = k.spare;
+  k.spare = undefined;
+  if (t) await dropToken(k, t);
+}
+
+/** Whether `name` is a temp file or a broken lock of a process gone (or older than the stale bound): anyone may remove it. */
+export function leftBehind(name: string, timing: LockTiming): boolean {
+  const owner = classifyInternal(name)?.owner;
+  return owner !== undefined && ownerGone(owner, timing.clock.now(), timing.staleAfterMs);
 }

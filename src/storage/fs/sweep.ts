@@ -2,10 +2,10 @@ import fsp from 'node:fs/promises';
 import { fdClose } from './fd.js';
 import { openChild, type Dir, type RootDir } from './dir.js';
 import { errnoOf } from './io.js';
-import { breakLock, inspectLock, tempsByInode, type LockTiming } from './lock.js';
+import { breakLock, inspectLock, leftBehind, tempsByInode, type LockTiming } from './lock.js';
 import { JOURNAL_LOCK } from './journal/files.js';
 import { breakJournalLock } from './journal/replay-owed.js';
-import { classifyInternal, ownerGone } from './names.js';
+import { classifyInternal } from './names.js';
 
 /** What the open-time sweep removed. */
 export interface SweepResult {
@@ -47,14 +47,12 @@ export async function sweepInternalFiles(root: RootDir, timing: LockTiming): Pro
             ? await breakJournalLock(root, state.ino, false, timing)
             : await breakLock(path, dir.prefix, state.ino, timing);
         if (broken) result.removedLocks++;
-      } else if (internal?.kind === 'tmp' || internal?.kind === 'dead') {
-        if (internal.owner && ownerGone(internal.owner, timing.clock.now(), timing.staleAfterMs)) {
-          try {
-            await fsp.unlink(path);
-            result.removedTempFiles++;
-          } catch (err) {
-            if (errnoOf(err) !== 'ENOENT') throw err;
-          }
+      } else if (leftBehind(entry.name, timing)) {
+        try {
+          await fsp.unlink(path);
+          result.removedTempFiles++;
+        } catch (err) {
+          if (errnoOf(err) !== 'ENOENT') throw err;
         }
       } else if (!internal && entry.isDirectory()) {
         const child = await openChild(root, dir, entry.name);

@@ -1,5 +1,5 @@
-import { CheckpointError } from '../../contract/errors.js';
-import { conditionFailed, mergeRunIndexBytes } from './conflicts.js';
+import { CheckpointError, conditionFailed } from '../../contract/errors.js';
+import { mergeRunIndexBytes } from './conflicts.js';
 import { isOwnDamage, readBlob } from './contents.js';
 import { ownUnverifiedWrite } from './commit-unverified.js';
 import { resetMerges, type CommitRun, type Prepared } from './commit-run.js';

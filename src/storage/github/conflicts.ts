@@ -1,11 +1,6 @@
-import { CheckpointError, isCheckpointError } from '../../contract/errors.js';
+import { isCheckpointError } from '../../contract/errors.js';
 import { decodeRunIndex, encodeRunIndex, mergeRunIndex, pruneRunIndex, type RunIndex, type RunIndexEntry } from '../../codec/run-index.js';
 import { canonicalJson } from '../../codec/canonical-json.js';
-
-/** A failed condition (`ifAbsent` / `ifVersion`), reported the way every adapter reports it. */
-export function conditionFailed(key: string, why: string): CheckpointError {
-  return new CheckpointError('checkpoint_conflict', `conditional write of ${key} failed: ${why}`, { details: { key } });
-}
 
 function tryDecode(bytes: Uint8Array | undefined): RunIndex | undefined {
   if (!bytes) return undefined;

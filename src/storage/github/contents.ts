@@ -1,6 +1,5 @@
 import { sleep } from '../../contract/clock.js';
-import { CheckpointError, isCheckpointError } from '../../contract/errors.js';
-import { conditionFailed } from './conflicts.js';
+import { CheckpointError, conditionFailed, isCheckpointError } from '../../contract/errors.js';
 import { encodeRepoPath, type RepoContext } from './context.js';
 import { fromBase64 } from '../../codec/base64.js';
 import type { KnownEntry } from './head-state.js';

@@ -1,6 +1,6 @@
-import { CheckpointError } from '../../contract/errors.js';
+import { CheckpointError, conditionFailed } from '../../contract/errors.js';
 import type { PutOptions } from '../../contract/storage.js';
-import { conditionFailed, mergeRunIndexBytes } from './conflicts.js';
+import { mergeRunIndexBytes } from './conflicts.js';
 import {
   currentSha,
   deleteFile,

@@ -1,4 +1,4 @@
-import { CheckpointError } from '../../contract/errors.js';
+import { conditionFailed } from '../../contract/errors.js';
 import type { BatchOperation } from '../../contract/storage.js';
 import { isOwnDamage } from './contents.js';
 import { keysOf, type QueuedWrite } from './emergency-queue.js';
@@ -21,15 +21,9 @@ function checkQueuedConditions(store: GitHubStoreState, operations: readonly Bat
     if (known === undefined) continue; // unknown: checked when the write is pushed
     if (queued === undefined && isOwnDamage(ctx, ctx.toPath(op.key), known?.sha)) continue; // our own damaged write: the push replaces it
     const exists = known !== null;
-    if (op.type !== 'delete' && op.ifAbsent && exists)
-      throw new CheckpointError('checkpoint_conflict', `conditional write of ${op.key} failed: key exists`, { details: { key: op.key } });
-    if (op.ifVersion !== undefined && known?.sha !== op.ifVersion) {
-      throw new CheckpointError(
-        'checkpoint_conflict',
-        `conditional write of ${op.key} failed: ${exists ? 'version changed' : 'key is gone'}`,
-        { details: { key: op.key } },
-      );
-    }
+    if (op.type !== 'delete' && op.ifAbsent && exists) throw conditionFailed(op.key, 'key exists');
+    if (op.ifVersion !== undefined && known?.sha !== op.ifVersion)
+      throw conditionFailed(op.key, exists ? 'version changed' : 'key is gone');
   }
 }
 

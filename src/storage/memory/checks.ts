@@ -1,4 +1,4 @@
-import { CheckpointError } from '../../contract/errors.js';
+import { CheckpointError, conditionFailed } from '../../contract/errors.js';
 import type { BatchOperation, DeleteOptions, PutOptions } from '../../contract/storage.js';
 import type { MemoryState } from './state.js';
 
@@ -12,16 +12,13 @@ export function assertOpen(state: MemoryState): void {
   if (state.closed) throw closedError();
 }
 
-function conflict(key: string, why: string): CheckpointError {
-  return new CheckpointError('checkpoint_conflict', `conditional write of ${key} failed: ${why}`, { details: { key } });
-}
-
 /** Throws `checkpoint_conflict` when `cond` (ifAbsent / ifVersion) does not hold for `key`. */
 export function checkCondition(state: MemoryState, key: string, cond: PutOptions & DeleteOptions): void {
   if (!cond.ifAbsent && cond.ifVersion === undefined) return;
   const cell = state.cells.get(key);
-  if (cond.ifAbsent && cell) throw conflict(key, 'key exists');
-  if (cond.ifVersion !== undefined && cell?.version !== cond.ifVersion) throw conflict(key, cell ? 'version changed' : 'key is gone');
+  if (cond.ifAbsent && cell) throw conditionFailed(key, 'key exists');
+  if (cond.ifVersion !== undefined && cell?.version !== cond.ifVersion)
+    throw conditionFailed(key, cell ? 'version changed' : 'key is gone');
 }
 
 /** Throws `checkpoint_too_large` when `bytes` is over the store's `maxValueBytes`. */

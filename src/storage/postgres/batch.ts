@@ -1,7 +1,8 @@
 import type { BatchOperation, BatchOutcome, PutResult } from '../../contract/storage.js';
 import { assertBatchOperations } from '../batch-operation.js';
 import type { PostgresPool } from './driver.js';
-import { checkSize, conflict, versionParam } from './checks.js';
+import { conditionFailed as conflict } from '../../contract/errors.js';
+import { checkSize, versionParam } from './checks.js';
 import { metadataParams } from './client-metadata.js';
 import { toStoreError } from './errors.js';
 import { readyPool } from './migrate.js';

@@ -9,9 +9,6 @@ export function versionParam(version: string): string | undefined {
   return version;
 }
 
-export const conflict = (key: string, why: string): CheckpointError =>
-  new CheckpointError('checkpoint_conflict', `conditional write of ${key} failed: ${why}`, { details: { key } });
-
 /** Refuses a value that is not bytes, or larger than `maxValueBytes`. */
 export function checkSize(maxValueBytes: number, key: string, bytes: unknown): void {
   if (!(bytes instanceof Uint8Array))

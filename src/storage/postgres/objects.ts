@@ -2,7 +2,8 @@ import type { DeleteOptions, PutOptions, PutResult, StoredObject } from '../../c
 import { CheckpointError } from '../../contract/errors.js';
 import { assertKey } from '../keys.js';
 import { runLonePut } from './batch.js';
-import { checkSize, conflict, versionParam } from './checks.js';
+import { conditionFailed as conflict } from '../../contract/errors.js';
+import { checkSize, versionParam } from './checks.js';
 import { metadataParams } from './client-metadata.js';
 import { readChecked, readyPool } from './migrate.js';
 import { orderKey } from './order-key.js';

@@ -1,7 +1,8 @@
 import { drain } from './apply-queue.js';
 import { checkpointLocked, settleRetiring } from './checkpoint.js';
 import { readDecoded } from './files.js';
-import { dropToken, letGo, locked } from './hold.js';
+import { letGo, locked } from './hold.js';
+import { dropSpareToken } from '../lock.js';
 import { dropKept } from './kept.js';
 import { recoverLocked } from './recover.js';
 import type { JournalState } from './state.js';
@@ -37,8 +38,7 @@ export async function closeJournal(s: JournalState): Promise<void> {
     );
     if (s.linger) clearTimeout(s.linger);
     await letGo(s).catch(() => undefined);
-    if (s.spare) await dropToken(s, s.spare);
-    s.spare = undefined;
+    await dropSpareToken(s);
     await s.dropping;
     await s.pool.close();
   }

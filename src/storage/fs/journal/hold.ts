@@ -1,7 +1,4 @@
-import { constants } from 'node:fs';
-import { errnoOf } from '../io.js';
-import { releaseLock, type HeldLock } from '../lock.js';
-import { newOwner, tempName, type Owner } from '../names.js';
+import { keepOrDropToken, newToken, releaseLock, takeWithToken, type HeldLock, type KeptToken } from '../lock.js';
 import { drain } from './apply-queue.js';
 import { settleRetiring } from './checkpoint.js';
 import { closeDirs, type DirCache } from './dirs.js';
@@ -20,15 +17,6 @@ import type { JournalState } from './state.js';
  * for a while after it (lingerMs, at most maxHoldMs: see state.ts).
  */
 
-const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = constants;
-
-/** The temp file our lock is a link of, kept between holds while young (one link(2) takes the lock). */
-export interface Token {
-  readonly path: string;
-  readonly fd: number;
-  readonly ino: bigint;
-  readonly owner: Owner;
-}
 /** Where the journal ended, its epoch and the keys it named when we last let the lock go. */
 export interface LastSeen {
   readonly active: FileNo;
@@ -46,7 +34,8 @@ export interface Retiring {
 /** What this process knows while it holds the journal lock. */
 export interface Held {
   readonly lock: HeldLock;
-  readonly token: Token;
+  /** The temp file our lock is a link of, kept between holds while young (one link(2) takes the lock). */
+  readonly token: KeptToken;
   readonly since: number;
   /** The journal file commits go to (with `end`, once known). */
   active?: FileNo;
@@ -76,63 +65,38 @@ export interface Held {
   unlisted?: boolean;
 }
 
-async function newToken(s: JournalState): Promise<Token> {
-  const owner = newOwner(s.timing.clock.now());
-  const path = s.root.at(tempName(owner));
-  const tfd = await s.io.open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, s.fileMode);
-  try {
-    return { path, fd: tfd, ino: (await s.io.fstat(tfd)).ino, owner };
-  } catch (err) {
-    await dropToken(s, { path, fd: tfd });
-    throw err;
-  }
+/** Takes the journal lock (with the kept token while young) and settles what a new holder owes first. */
+function take(s: JournalState): Promise<Held> {
+  const failed = (): void => {
+    s.leaseFrom = undefined;
+    stopRenewal(s);
+  };
+  return takeWithToken(
+    s,
+    () => newToken(s, s.root.at, s.fileMode),
+    (token) => settleTaken(s, token),
+    failed,
+  );
 }
-export async function dropToken(s: JournalState, t: { readonly path: string; readonly fd: number }): Promise<void> {
-  await Promise.all([s.io.close(t.fd).catch(() => undefined), s.io.unlink(t.path).catch(() => undefined)]);
-}
-/**
- * A kept token stays well inside the stale bound: others judge a lock by its token's age
- * (and sweep temp files older than the bound), and a hold lasts at most maxHoldMs more.
- */
-const young = (s: JournalState, t: Token): boolean => s.timing.clock.now() - t.owner.atMs <= s.timing.staleAfterMs / 4;
 
-async function take(s: JournalState): Promise<Held> {
-  for (let attempt = 0; ; attempt++) {
-    let token = s.spare;
-    s.spare = undefined;
-    if (token && !young(s, token)) {
-      await dropToken(s, token);
-      token = undefined;
-    }
-    const reused = token !== undefined;
-    token ??= await newToken(s);
-    try {
-      const lock = await takeJournalLock(s, token);
-      s.lockOurs = true;
-      startRenewal(s);
-      // A holder that died (or whose lease ran out) may have left records unapplied: replayed before
-      // anything else, whether this process broke its lock or another did and did not take it (replay-owed.ts).
-      const owed = await replayOwed(s);
-      s.owedReplay = owed !== undefined;
-      if (lock.brokeStale || owed) s.needRecovery = true;
-      if (lock.byLease || owed?.byLease) s.swapAfterRecovery = true;
-      // The files open here may have been replaced by a process that broke a lapsed lease (ours, or another's).
-      if (await dropReplacedFiles(s)) {
-        dropKept(s);
-        s.lastSeen = undefined;
-      }
-      // Descriptors kept from an earlier hold are trusted once the journal is found as it was left (placeRecord).
-      s.keptVerified = false;
-      return { lock, token, since: Date.now() };
-    } catch (err) {
-      s.leaseFrom = undefined;
-      stopRenewal(s);
-      await dropToken(s, token);
-      // A kept token someone removed (a sweep): take the lock with a fresh one.
-      if (reused && attempt === 0 && errnoOf(err) === 'ENOENT') continue;
-      throw err;
-    }
+/** Takes the lock with `token`; a holder that died (or whose lease ran out) may have left records unapplied or files replaced. */
+async function settleTaken(s: JournalState, token: KeptToken): Promise<Held> {
+  const lock = await takeJournalLock(s, token);
+  s.lockOurs = true;
+  startRenewal(s);
+  // Replayed before anything else, whether this process broke its lock or another did and did not take it (replay-owed.ts).
+  const owed = await replayOwed(s);
+  s.owedReplay = owed !== undefined;
+  if (lock.brokeStale || owed) s.needRecovery = true;
+  if (lock.byLease || owed?.byLease) s.swapAfterRecovery = true;
+  // The files open here may have been replaced by a process that broke a lapsed lease (ours, or another's).
+  if (await dropReplacedFiles(s)) {
+    dropKept(s);
+    s.lastSeen = undefined;
   }
+  // Descriptors kept from an earlier hold are trusted once the journal is found as it was left (placeRecord).
+  s.keptVerified = false;
+  return { lock, token, since: Date.now() };
 }
 
 /**
@@ -187,8 +151,7 @@ async function release(s: JournalState, h: Held, keepToken: boolean, unlessBusy:
   stopRenewal(s);
   await releaseLock(h.lock, s.timing);
   s.leaseFrom = undefined;
-  if (keepToken && s.spare === undefined && young(s, h.token)) s.spare = h.token;
-  else await dropToken(s, h.token);
+  await keepOrDropToken(s, h.token, keepToken);
 }
 
 /**

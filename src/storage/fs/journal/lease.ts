@@ -1,4 +1,4 @@
-import { CheckpointError } from '../../../contract/errors.js';
+import { CheckpointError, type CheckpointErrorDetails } from '../../../contract/errors.js';
 import type { FsIo } from '../fd.js';
 import type { LockTiming } from '../lock.js';
 import { lstatIfAny } from '../lock.js';
@@ -36,13 +36,47 @@ export function leaseHeld(s: Lease, at = Date.now()): boolean {
   return s.leaseFrom !== undefined && at < s.leaseFrom + s.leaseMs / 2;
 }
 
-/** `checkpoint_atomic_write_failed` for a holder whose lease may have ended: nothing more is written. */
-export function leaseLost(what: string): CheckpointError {
+/**
+ * `checkpoint_atomic_write_failed` for a holder whose lease may have ended before `what`: nothing
+ * more is written. `whose` names the lock, `taken` what another process may have taken.
+ */
+export function leaseRanOut(whose: string, what: string, taken: string, details: CheckpointErrorDetails): CheckpointError {
   return new CheckpointError(
     'checkpoint_atomic_write_failed',
-    `the journal lock's lease ran out before ${what} (this process was paused or stalled; another process may have taken the journal): ` +
+    `${whose} lease ran out before ${what} (this process was paused or stalled; another process may have taken ${taken}): ` +
       'nothing of it was acknowledged — retry the write',
-    { details: { key: 'journal', reason: 'journal_lease_lost' } },
+    { details },
+  );
+}
+
+/** {@link leaseRanOut} for the journal lock. */
+export const leaseLost = (what: string): CheckpointError =>
+  leaseRanOut("the journal lock's", what, 'the journal', { key: 'journal', reason: 'journal_lease_lost' });
+
+/**
+ * `checkpoint_atomic_write_failed` for a wait for a leased lock that ran out after `waitedMs`:
+ * who holds `what` and when its lease ends, and what to do (`advice` follows "retry the write").
+ */
+export function leasedLockBusy(
+  what: string,
+  holder: { readonly pid?: number | undefined; readonly leftMs: number },
+  waitedMs: number,
+  advice: string,
+  details: { readonly key: string; readonly withLeaseEnd: boolean },
+): CheckpointError {
+  const leftMs = Math.max(0, Math.round(holder.leftMs));
+  return new CheckpointError(
+    'checkpoint_atomic_write_failed',
+    `${what} is busy: waited ${waitedMs} ms for its lock (held by pid ${holder.pid ?? '?'}, whose lease ends in ${leftMs} ms); ` +
+      `nothing was written — retry the write${advice}`,
+    {
+      details: {
+        key: details.key,
+        reason: 'lock_timeout',
+        holderPid: holder.pid ?? -1,
+        ...(details.withLeaseEnd ? { leaseEndsInMs: leftMs } : {}),
+      },
+    },
   );
 }
 

@@ -1,5 +1,5 @@
 import type { BigIntStats } from 'node:fs';
-import { CheckpointError } from '../../../contract/errors.js';
+import { conditionFailed } from '../../../contract/errors.js';
 import type { BatchOperation } from '../../../contract/storage.js';
 import type { Dir, OpenedDir } from '../dir.js';
 import { holdsReservation, OPEN_TEMPS_PER_BATCH, reserveOpenTemp, unreserveOpenTemp, withDescriptor } from '../descriptor-budget.js';
@@ -29,10 +29,6 @@ import { giveBack, takeOver } from './temps.js';
  * hold, then each operation planned — a put with its temp file and the mtime its file will
  * have, so its version is known before any byte is written.
  */
-
-function conflict(key: string, why: string): CheckpointError {
-  return new CheckpointError('checkpoint_conflict', `conditional write of ${key} failed: ${why}`, { details: { key } });
-}
 
 /** Checks one operation's condition against what the key holds (no file is written). */
 async function checkOne(s: JournalState, op: BatchOperation, states: Map<string, KeyState>, cache: DirCache): Promise<Checked> {
@@ -83,9 +79,9 @@ function checked(
   // A directory this hold made, or will make for a put already planned, is in the way of a file.
   if (op.type === 'put' && (cache.toMake.has(op.key) || cache.made.has(op.key))) throw occupiedRefused(op.key);
   const cond = op as { ifAbsent?: boolean; ifVersion?: string };
-  if (cond.ifAbsent && before.exists) throw conflict(op.key, 'key exists');
+  if (cond.ifAbsent && before.exists) throw conditionFailed(op.key, 'key exists');
   if (cond.ifVersion !== undefined && (!before.exists || before.version !== cond.ifVersion))
-    throw conflict(op.key, before.exists ? 'version changed' : 'key is gone');
+    throw conditionFailed(op.key, before.exists ? 'version changed' : 'key is gone');
   return { op, ...(od ? { od } : cached ? { dirs: cache } : near ? { near } : {}), before };
 }
 

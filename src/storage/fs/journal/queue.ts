@@ -3,11 +3,11 @@ import fsp from 'node:fs/promises';
 import { CheckpointError } from '../../../contract/errors.js';
 import { fsLink } from '../fd.js';
 import { errnoOf } from '../io.js';
-import { lstatIfAny, tempsByInode, type HeldLock, type LockTiming } from '../lock.js';
+import { lstatIfAny, tempsByInode, type HeldLock, type KeptToken, type LockTiming } from '../lock.js';
 import { INTERNAL_MARK, newOwner, ownerGone, parseOwner, processGone, type Owner } from '../names.js';
 import { JOURNAL_LOCK } from './files.js';
 import { breakJournalLock } from './replay-owed.js';
-import type { Token } from './hold.js';
+import { leasedLockBusy } from './lease.js';
 import type { JournalState } from './state.js';
 
 /*
@@ -103,14 +103,11 @@ export async function inspectLeasedLock(lockPath: string, dir: string, leaseMs: 
 }
 
 /** The refusal of a wait that ran out, saying what to do. */
-function busy(s: JournalState, pid: number | undefined, leftMs: number, waited: number): CheckpointError {
-  return new CheckpointError(
-    'checkpoint_atomic_write_failed',
-    `the journal of this directory is busy: waited ${waited} ms for its lock (held by pid ${pid ?? '?'}, whose lease ends in ${Math.max(0, Math.round(leftMs))} ms); ` +
-      'nothing was written — retry the write, raise lockTimeoutMs, or give each process its own directory',
-    { details: { key: 'journal', reason: 'lock_timeout', holderPid: pid ?? -1, leaseEndsInMs: Math.max(0, Math.round(leftMs)) } },
-  );
-}
+const busy = (holder: { readonly pid?: number; readonly leftMs: number }, waited: number): CheckpointError =>
+  leasedLockBusy('the journal of this directory', holder, waited, ', raise lockTimeoutMs, or give each process its own directory', {
+    key: 'journal',
+    withLeaseEnd: true,
+  });
 
 const pause = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -119,7 +116,7 @@ const pause = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
  * order; breaks a lock whose holder is gone or whose lease ran out. Rejects after
  * lockTimeoutMs with what to do; ENOENT (the token was swept) passes through.
  */
-export async function takeJournalLock(s: JournalState, token: Token): Promise<TakenLock> {
+export async function takeJournalLock(s: JournalState, token: KeptToken): Promise<TakenLock> {
   const path = s.root.at(JOURNAL_LOCK);
   const dir = s.root.prefix;
   if (!s.contended) {
@@ -161,7 +158,7 @@ export async function takeJournalLock(s: JournalState, token: Token): Promise<Ta
         holder = state;
       }
       const waited = Date.now() - start;
-      if (waited >= s.timing.lockTimeoutMs) throw busy(s, holder.pid, holder.leftMs, waited);
+      if (waited >= s.timing.lockTimeoutMs) throw busy(holder, waited);
       if (Date.now() - ticket.renewedAt > s.leaseMs / 4) {
         ticket.renewedAt = Date.now();
         await s.io.futimes(ticket.fd, ticket.renewedAt / 1000).catch(() => undefined);

@@ -3,7 +3,8 @@ import type { FsIo } from '../fd.js';
 import { backgroundLane, type BackgroundLane } from '../lane.js';
 import type { LockTiming } from '../lock.js';
 import { createTempPool, type TempPool } from '../temp-pool.js';
-import type { Held, LastSeen, Token } from './hold.js';
+import type { KeptToken } from '../lock.js';
+import type { Held, LastSeen } from './hold.js';
 import { journalLeaseMs } from './lease.js';
 import type { ApplyItem, Pending, Planned } from './planned.js';
 import type { View } from './view.js';
@@ -141,7 +142,7 @@ export interface JournalState {
    */
   keptVerified: boolean;
   /** The temp file our lock is a link of, kept between holds while young (one link(2) takes the lock). */
-  spare: Token | undefined;
+  spare: KeptToken | undefined;
   /** Where the journal ended and its epoch when we last let the lock go (checked, not trusted, on the next hold). */
   lastSeen: LastSeen | undefined;
   /** This process's hold of the journal lock, while it lasts. */
