@@ -135,7 +135,7 @@ async function query(state: PostgresStoreState, group: readonly QueuedBatch[]): 
     all.map(ifAbsentOf),
   ];
   const puts = state.puts; // known once the table is checked
-  if (puts === state.settings.sql.puts) params.push(...metadataArrays(group));
+  if (puts.sendsMetadata) params.push(...metadataArrays(group));
   state.roundTrips++;
   if (group.length === 1) return queryNamed<BatchRow>(state, p, puts.batch, params);
   let end = 0;
@@ -191,8 +191,7 @@ async function queryPair(state: PostgresStoreState, p: PostgresPool, batch: Queu
   const sql = deletes ? puts.pair.withDeletes : puts.pair;
   const version = batch.versions[0] ?? null;
   const params: unknown[] = [orderKey(first.key), first.key, batch.values[0], orderKey(second.key), second.key, batch.values[1]];
-  if (puts === state.settings.sql.puts)
-    params.push(...metadataParams(first.key, batch.values[0]!), ...metadataParams(second.key, batch.values[1]!));
+  if (puts.sendsMetadata) params.push(...metadataParams(first.key, batch.values[0]!), ...metadataParams(second.key, batch.values[1]!));
   if (version !== null) params.push(version);
   if (deletes) params.push(operations.slice(2).map((op) => orderKey(op.key)));
   const text = version !== null ? sql.ifVersion : ifAbsentOf(first) ? sql.ifAbsent : sql.any;

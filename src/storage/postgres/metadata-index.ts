@@ -120,9 +120,20 @@ END`;
 /** A server before PostgreSQL 13, which cannot make a generated column a plain one. */
 export const OLD_SERVER = "current_setting('server_version_num')::int < 130000";
 
-/** An attribute of the table named `column` exists (`extra`: and holds this condition on `a`). */
-const columnExists = (t: string, column: string, extra = ''): string =>
-  `EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a WHERE a.attrelid = '${t}'::regclass AND a.attname = '${column}' AND NOT a.attisdropped${extra})`;
+/**
+ * An attribute named `column` of the table `relation` (an SQL expression of its oid) exists
+ * (`extra`: and holds this condition on `a`). The first-use query and the migration ask the same.
+ */
+const columnExists = (relation: string, column: string, extra = ''): string =>
+  `EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a WHERE a.attrelid = ${relation} AND a.attname = '${column}' AND NOT a.attisdropped${extra})`;
+
+/** The table `relation` (an SQL expression of its oid) has the trigger named `trigger`. */
+const triggerExists = (relation: string, trigger: string): string =>
+  `EXISTS (SELECT 1 FROM pg_catalog.pg_trigger WHERE tgrelid = ${relation} AND tgname = '${trigger}')`;
+
+/** The column is a plain one, which the statements may write (`PLAIN`), or one the server generates (`GENERATED`). */
+const PLAIN = " AND a.attgenerated = ''";
+const GENERATED = " AND a.attgenerated <> ''";
 
 /**
  * The column as the statements write it, from any earlier layout, each step only when needed:
@@ -132,19 +143,20 @@ const columnExists = (t: string, column: string, extra = ''): string =>
  * once); a generated column keeps its values as a plain one (`DROP EXPRESSION`, no rewrite).
  */
 function metadataColumnDdl(t: string, fn: string, trigger: string, triggerFn: string): string {
+  const table = `'${t}'::regclass`;
   return `DO $savepoint$ BEGIN
-  IF NOT ${columnExists(t, 'metadata')} THEN
+  IF NOT ${columnExists(table, 'metadata')} THEN
     ALTER TABLE ${t} ADD COLUMN metadata jsonb GENERATED ALWAYS AS (${fn}(key, value)) STORED;
   END IF;
   -- DROP EXPRESSION is PostgreSQL 13's: on 12 the column stays generated and the store sends no metadata.
   IF ${OLD_SERVER} THEN RETURN; END IF;
-  IF NOT ${columnExists(t, 'metadata_version')} THEN
+  IF NOT ${columnExists(table, 'metadata_version')} THEN
     ALTER TABLE ${t} ADD COLUMN metadata_version bigint;
   END IF;
-  IF ${columnExists(t, 'metadata', " AND a.attgenerated <> ''")} THEN
+  IF ${columnExists(table, 'metadata', GENERATED)} THEN
     ALTER TABLE ${t} ALTER COLUMN metadata DROP EXPRESSION;
   END IF;
-  IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_trigger WHERE tgrelid = '${t}'::regclass AND tgname = '${trigger}') THEN
+  IF NOT ${triggerExists(table, trigger)} THEN
     -- A condition, not a test in the function: a write that gives its metadata calls no PL/pgSQL.
     CREATE TRIGGER ${quote(trigger)} BEFORE INSERT OR UPDATE ON ${t} FOR EACH ROW
       WHEN (NEW.metadata_version IS DISTINCT FROM NEW.version) EXECUTE FUNCTION ${triggerFn}();
@@ -158,9 +170,8 @@ END $savepoint$`;
  * the column is generated and a statement naming it fails.
  */
 export function metadataWrittenSql(trigger: string): string {
-  const column = (name: string, extra = ''): string =>
-    `EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a WHERE a.attrelid = to_regclass($1) AND a.attname = '${name}' AND NOT a.attisdropped${extra})`;
-  return `(${column('metadata', " AND a.attgenerated = ''")} AND ${column('metadata_version')} AND EXISTS (SELECT 1 FROM pg_catalog.pg_trigger WHERE tgrelid = to_regclass($1) AND tgname = '${trigger}'))`;
+  const table = 'to_regclass($1)';
+  return `(${columnExists(table, 'metadata', PLAIN)} AND ${columnExists(table, 'metadata_version')} AND ${triggerExists(table, trigger)})`;
 }
 
 /** The metadata column's statements of the store `schema`.`table` (identifiers checked by the caller). */

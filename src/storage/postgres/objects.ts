@@ -58,7 +58,7 @@ async function putAlone(state: PostgresStoreState, key: string, bytes: Uint8Arra
   const params: unknown[] = [orderKey(key), key, value];
   const p = await readyPool(state);
   const sql = state.puts; // known once the table is checked
-  const metadata = sql === state.settings.sql.puts ? metadataParams(key, value) : [];
+  const metadata = sql.sendsMetadata ? metadataParams(key, value) : [];
   if (opts.ifVersion !== undefined) {
     const v = typeof opts.ifVersion === 'string' && !opts.ifAbsent ? versionParam(opts.ifVersion) : undefined;
     if (v === undefined) throw conflict(key, 'version does not match');

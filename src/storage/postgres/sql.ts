@@ -72,6 +72,8 @@ export interface StoreSql {
  * the other parameters.
  */
 export interface PutSql {
+  /** Whether these statements take each value's metadata (client-metadata.ts): decided once, with the table's layout. */
+  readonly sendsMetadata: boolean;
   readonly putAny: string;
   readonly putIfAbsent: string;
   readonly putIfVersion: string;
@@ -146,22 +148,31 @@ function givenShape(next: string, meta: number, given: number): RowShape {
 const UPSERT =
   'ON CONFLICT (key_order) DO UPDATE SET value = EXCLUDED.value, key = EXCLUDED.key, version = EXCLUDED.version, updated_at = now()';
 
-/** One value's put by its condition: `insert` the shape of the inserts, `update` of the update, whose `ifVersion` is `$version`. */
+/** What a lone put answers: the row's new version, as text (a bigint's exact digits). */
+const RETURNING_TEXT = 'RETURNING s.version::text AS version';
+/** What a put inside a pair's `WITH` answers: the version as a bigint, for the statement's own SELECT. */
+const RETURNING_BIGINT = 'RETURNING s.version';
+
+/**
+ * One value's put by its condition: `insert` the shape of the inserts, `update` of the update,
+ * whose `ifVersion` is `$version`; each ends with `returning`.
+ */
 function putStatements(
   t: string,
   insert: RowShape,
   update: RowShape,
   version: number,
+  returning: string,
 ): Pick<PutSql, 'putAny' | 'putIfAbsent' | 'putIfVersion'> {
   const into = `INSERT INTO ${t} AS s (key_order, key, version, value${insert.names}) ${insert.row(1, 2, 3)}`;
   return {
     putAny: `${into}
   ${UPSERT}${insert.onConflict}
-  RETURNING s.version::text AS version`,
+  ${returning}`,
     putIfAbsent: `${into}
-  ON CONFLICT (key_order) DO NOTHING RETURNING s.version::text AS version`,
+  ON CONFLICT (key_order) DO NOTHING ${returning}`,
     putIfVersion: `UPDATE ${t} AS s SET value = $3, key = $2, ${update.set}, updated_at = now()${update.from}
-  WHERE s.key_order = $1 AND s.version = $${version}::bigint RETURNING s.version::text AS version`,
+  WHERE s.key_order = $1 AND s.version = $${version}::bigint ${returning}`,
   };
 }
 
@@ -190,10 +201,11 @@ function pairStatements(t: string, next: string, metadata: boolean): PairSql {
 SELECT (SELECT version::text FROM first) AS first, (SELECT version::text FROM second) AS second${
     deletes === undefined ? '' : ', ARRAY(SELECT at::int FROM gone) AS gone'
   }`;
-  const one = putStatements(t, firstShape, firstShape, version);
-  // The first put's statement inside the WITH: its version as a bigint, not text.
-  const inner = (sql: string): string => sql.replace('RETURNING s.version::text AS version', 'RETURNING s.version');
-  const [any, ifAbsent, ifVersion] = [inner(one.putAny), inner(one.putIfAbsent), inner(one.putIfVersion)];
+  const {
+    putAny: any,
+    putIfAbsent: ifAbsent,
+    putIfVersion: ifVersion,
+  } = putStatements(t, firstShape, firstShape, version, RETURNING_BIGINT);
   return {
     any: pair(any),
     ifAbsent: pair(ifAbsent),
@@ -210,12 +222,13 @@ SELECT (SELECT version::text FROM first) AS first, (SELECT version::text FROM se
 function putSql(t: string, next: string, metadata: boolean, fn: string, fns: string): PutSql {
   const given = metadata ? ', $7::jsonb[], $8::boolean[]' : '';
   return {
+    sendsMetadata: metadata,
     batch: `SELECT out_op AS op, out_version::text AS version, out_existed AS existed FROM ${metadata ? metaName(fn) : fn}($1, $2, $3, $4, $5, $6${given})`,
     batches: `SELECT out_group AS "group", out_op AS op, out_version::text AS version, out_existed AS existed, out_failed AS failed
 FROM ${metadata ? metaName(fns) : fns}($1, $2, $3, $4, $5, $6${given}, $${metadata ? 9 : 7})`,
     ...(metadata
-      ? putStatements(t, givenShape(next, 4, 5), givenShape(next, 5, 6), 4)
-      : putStatements(t, computedShape(next), computedShape(next), 4)),
+      ? putStatements(t, givenShape(next, 4, 5), givenShape(next, 5, 6), 4, RETURNING_TEXT)
+      : putStatements(t, computedShape(next), computedShape(next), 4, RETURNING_TEXT)),
     pair: pairStatements(t, next, metadata),
   };
 }
