@@ -73,21 +73,29 @@ export async function rotate(state: PackedState): Promise<void> {
   await commitManifest(state, []);
 }
 
+/** The smallest step of zeros (a small store's segment holds a few of them, not a megabyte). */
+const MIN_PREALLOC_BYTES = 64 * 1024;
+
+/** How many zeros the next step writes: a quarter of what the segment holds, from 64 KiB up to `preallocBytes` (so disk use stays near the records'). */
+function preallocStep(state: PackedState, segment: Segment): number {
+  return Math.min(state.options.preallocBytes, Math.max(MIN_PREALLOC_BYTES, segment.end >> 2));
+}
+
 /** Where the zeros written ahead of the active segment's records should reach: a step past them, not much past the size that seals it. */
-function preallocTarget(state: PackedState, segment: Segment): number {
-  const step = state.options.preallocBytes;
-  return Math.min(
-    Math.max(segment.allocated, segment.end) + step,
-    state.options.segmentBytes + Math.min(step >> 2, state.options.segmentBytes),
-  );
+function preallocTarget(state: PackedState, segment: Segment, step: number): number {
+  const { segmentBytes } = state.options;
+  return Math.min(Math.max(segment.allocated, segment.end) + step, segmentBytes + Math.min(step >> 2, segmentBytes));
 }
 
 /** Whether the zeros ahead of the active segment's records run low (less than a quarter step left) and may grow. */
 export function owesZeros(state: PackedState): boolean {
   const segment = activeSegment(state);
-  const step = state.options.preallocBytes;
+  const step = preallocStep(state, segment);
   return (
-    step > 0 && !segment.preallocFailed && segment.allocated - segment.end < step >> 2 && preallocTarget(state, segment) > segment.allocated
+    step > 0 &&
+    !segment.preallocFailed &&
+    segment.allocated - segment.end < step >> 2 &&
+    preallocTarget(state, segment, step) > segment.allocated
   );
 }
 
@@ -101,7 +109,7 @@ export function owesZeros(state: PackedState): boolean {
 async function preallocate(state: PackedState): Promise<void> {
   const segment = activeSegment(state);
   const from = Math.max(segment.allocated, segment.end);
-  const to = preallocTarget(state, segment);
+  const to = preallocTarget(state, segment, preallocStep(state, segment));
   try {
     await state.io.writeAt(segment.fd, Buffer.alloc(to - from), from);
     if (state.options.sync === 'fdatasync') await state.io.datasync(segment.fd);

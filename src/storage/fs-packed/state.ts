@@ -28,9 +28,9 @@ export interface PackedFsOptions extends PackedLockOptions {
   /** The size past which the active segment is sealed and a new one started (default 64 MiB). */
   readonly segmentBytes?: number;
   /**
-   * Written zeros kept ahead of the active segment's last record, in steps of this many bytes
-   * (default 1 MiB; 0: none). A write over them changes no file size, so its sync flushes data
-   * and no file-system metadata.
+   * Written zeros kept ahead of the active segment's last record, in steps of a quarter of what
+   * it holds, from 64 KiB up to this many bytes (default 1 MiB; 0: none). A write over them
+   * changes no file size, so its sync flushes data and no file-system metadata.
    */
   readonly preallocBytes?: number;
   /**
