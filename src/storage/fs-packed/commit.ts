@@ -13,7 +13,7 @@ import { CheckpointError } from '../../contract/errors.js';
 import { ensureHold, lingerThenLetGo, readyToWrite } from './hold.js';
 import { dropSpare, holdsLease, leaseLostError, letGoLock, stopLinger } from './lock.js';
 import { closeSegments } from './open.js';
-import { maintain } from './maintain.js';
+import { maintain, owesZeros } from './maintain.js';
 import { planGroup, type PlannedGroup } from './plan.js';
 import { activeSegment, setEntry, type PackedState, type PendingCall } from './state.js';
 
@@ -35,7 +35,7 @@ function schedule(state: PackedState): void {
 
 /** Whether the store has upkeep to do before it may append (`maintain` does it). */
 const owesUpkeep = (state: PackedState): boolean =>
-  state.tailUnknown || state.manifestOwed !== undefined || activeSegment(state).end >= state.options.segmentBytes;
+  state.tailUnknown || state.manifestOwed !== undefined || activeSegment(state).end >= state.options.segmentBytes || owesZeros(state);
 
 /** Takes the lock (and tails what others wrote); the error the waiting calls fail with, if that failed. */
 async function holdFailure(state: PackedState): Promise<unknown> {
@@ -128,6 +128,7 @@ function finishGroup(state: PackedState, group: PlannedGroup): void {
   for (const [key, entry] of group.changes) setEntry(state, key, entry);
   const segment = activeSegment(state);
   segment.end += group.bytes;
+  if (segment.end > segment.allocated) segment.allocated = segment.end;
   if (group.bytes > 0) segment.maxSequence = group.nextSequence - 1;
   state.nextSequence = group.nextSequence;
   state.stats.writes += group.bytes > 0 ? 1 : 0;

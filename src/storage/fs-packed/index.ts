@@ -212,6 +212,7 @@ const DEFAULTS = {
   writes: 'async',
   reads: 'sync',
   segmentBytes: 64 * 1024 * 1024,
+  preallocBytes: 1024 * 1024,
   compactMinBytes: 4 * 1024 * 1024,
   compactLiveRatio: 0.5,
 } as const;

@@ -21,8 +21,6 @@ export interface PackedIo extends Pick<
   /** Writes every byte of `bytes` at `position` on the event loop. */
   writeAtSync(fd: number, bytes: Uint8Array, position: number): void;
   datasyncSync(fd: number): void;
-  /** A file's size, on the event loop (a reader's check that nothing was appended). */
-  sizeSync(fd: number): number;
   /** The inode of the file at `path`, on the event loop; undefined when there is none. */
   inodeSync(path: string): bigint | undefined;
 }
@@ -53,7 +51,6 @@ export const realPackedIo: PackedIo = {
     }
   },
   datasyncSync: (fd) => fs.fdatasyncSync(fd),
-  sizeSync: (fd) => fs.fstatSync(fd).size,
   inodeSync: (path) => fs.statSync(path, { bigint: true, throwIfNoEntry: false })?.ino,
 };
 

@@ -1,7 +1,8 @@
 /**
  * The store's upkeep, run between groups in the writer's slot: recovery after a failed durable
  * write, a manifest rewrite owed after a failed one, rotation of a full active segment (and then,
- * when the sealed segments are mostly dead, compaction).
+ * when the sealed segments are mostly dead, compaction), zeros written ahead of the active
+ * segment's records.
  */
 import { join } from 'node:path';
 import { CheckpointError } from '../../contract/errors.js';
@@ -34,6 +35,7 @@ export async function recoverTail(state: PackedState): Promise<void> {
   }
   segment.staleFds.push(segment.fd);
   segment.fd = fd;
+  segment.allocated = segment.end;
   if (segment.pins === 0) for (const stale of segment.staleFds.splice(0)) await state.io.close(stale).catch(() => undefined);
   state.tailUnknown = false;
 }
@@ -60,10 +62,61 @@ export async function commitManifest(state: PackedState, retiring: readonly Segm
 export async function rotate(state: PackedState): Promise<void> {
   const id = nextSegmentId(state, await state.io.readdir(state.dir));
   const fd = await createSegmentFile(state, id);
-  activeSegment(state).sealed = true;
+  const sealing = activeSegment(state);
+  // Its written zeros go: a sealed segment is as long as its records. Not needed for safety (bytes
+  // past a sealed length are never read), so a failure leaves them.
+  if (sealing.allocated > sealing.end) await state.io.ftruncate(sealing.fd, sealing.end).catch(() => undefined);
+  sealing.allocated = sealing.end;
+  sealing.sealed = true;
   state.segments.push(newSegment(id, fd, 0, false));
   state.stats.rotations++;
   await commitManifest(state, []);
+}
+
+/** The smallest step of zeros (a small store's segment holds a few of them, not a megabyte). */
+const MIN_PREALLOC_BYTES = 64 * 1024;
+
+/** How many zeros the next step writes: a quarter of what the segment holds, from 64 KiB up to `preallocBytes` (so disk use stays near the records'). */
+function preallocStep(state: PackedState, segment: Segment): number {
+  return Math.min(state.options.preallocBytes, Math.max(MIN_PREALLOC_BYTES, segment.end >> 2));
+}
+
+/** Where the zeros written ahead of the active segment's records should reach: a step past them, not much past the size that seals it. */
+function preallocTarget(state: PackedState, segment: Segment, step: number): number {
+  const { segmentBytes } = state.options;
+  return Math.min(Math.max(segment.allocated, segment.end) + step, segmentBytes + Math.min(step >> 2, segmentBytes));
+}
+
+/** Whether the zeros ahead of the active segment's records run low (less than a quarter step left) and may grow. */
+export function owesZeros(state: PackedState): boolean {
+  const segment = activeSegment(state);
+  const step = preallocStep(state, segment);
+  return (
+    step > 0 &&
+    !segment.preallocFailed &&
+    segment.allocated - segment.end < step >> 2 &&
+    preallocTarget(state, segment, step) > segment.allocated
+  );
+}
+
+/**
+ * Writes zeros ahead of the active segment's records (written, not a hole from `ftruncate`: a
+ * write into a hole allocates blocks, metadata again), durably, so that the groups after it write
+ * over allocated bytes of a file whose size does not change. Only the lock's holder calls this,
+ * past everything its tail found: nothing but zeros is overwritten. A failure costs only speed:
+ * the groups append past the file's end until the next segment.
+ */
+async function preallocate(state: PackedState): Promise<void> {
+  const segment = activeSegment(state);
+  const from = Math.max(segment.allocated, segment.end);
+  const to = preallocTarget(state, segment, preallocStep(state, segment));
+  try {
+    await state.io.writeAt(segment.fd, Buffer.alloc(to - from), from);
+    if (state.options.sync === 'fdatasync') await state.io.datasync(segment.fd);
+    segment.allocated = to;
+  } catch {
+    segment.preallocFailed = true;
+  }
 }
 
 /** Does the upkeep owed; returns the typed error the waiting calls fail with when the store may not append yet. */
@@ -85,5 +138,7 @@ export async function maintain(state: PackedState): Promise<CheckpointError | un
     return upkeepFailed(state, 'rewriting the manifest', err);
   }
   // A compaction that failed before its manifest changed nothing; one that failed writing it left it owed.
-  return state.manifestOwed ? upkeepFailed(state, 'rewriting the manifest', undefined) : undefined;
+  if (state.manifestOwed) return upkeepFailed(state, 'rewriting the manifest', undefined);
+  if (owesZeros(state)) await preallocate(state);
+  return undefined;
 }

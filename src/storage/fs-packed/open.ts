@@ -28,7 +28,7 @@ import { createPackedState, footprintOf, setEntry, type PackedSettings, type Pac
 export const activeFlags = (state: PackedState): number => constants.O_RDWR | (state.options.sync === 'dsync' ? constants.O_DSYNC : 0);
 
 export function newSegment(id: number, fd: number, end: number, sealed: boolean): Segment {
-  return { id, fd, end, sealed, maxSequence: 0, live: 0, pins: 0, retired: false, staleFds: [] };
+  return { id, fd, end, allocated: end, preallocFailed: false, sealed, maxSequence: 0, live: 0, pins: 0, retired: false, staleFds: [] };
 }
 
 /** Applies scanned ops of `segment` to the index, in order (later sequences win), and raises the next sequence past them. */
@@ -79,6 +79,7 @@ export async function loadSegment(state: PackedState, entry: ManifestSegment, ac
   const limit = entry.length === undefined ? size : Math.min(entry.length, size);
   const scanned = scanSegment(await readRange(state.io, fd, 0, limit));
   segment.end = scanned.end;
+  segment.allocated = size;
   segment.maxSequence = scanned.maxSequence;
   applyScannedOps(state, segment, scanned.ops, scanned.maxSequence);
   return segment;

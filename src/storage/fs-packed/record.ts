@@ -18,7 +18,8 @@
  *
  * The payload and its CRC are made when the call is made (the caller may reuse its buffers at
  * once); the sequence and the header's CRC when the record is placed in a group ({@link placeRecord}).
- * Scanning stops at the first record that is incomplete or fails a CRC: a torn tail.
+ * Scanning stops at the first record that is incomplete or fails a CRC: a torn tail, or the
+ * written zeros that follow the last record of a preallocated active segment.
  */
 import { crc32 } from 'node:zlib';
 
@@ -130,11 +131,29 @@ export function scanSegment(data: Buffer, base = 0): ScannedSegment {
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
+/**
+ * The length of the record whose header starts at `at` (header and payload), or undefined when
+ * no intact header is there: too few bytes, another magic, or a header CRC that fails. Written
+ * zeros (a preallocated segment's space past its last record) are never a header: their magic is 0.
+ */
+export function recordBytesAt(data: Buffer, at: number): number | undefined {
+  if (at + HEADER_BYTES > data.length) return undefined;
+  if (data.readUInt32LE(at) !== MAGIC || crc32(data.subarray(at, at + 20)) !== data.readUInt32LE(at + 20)) return undefined;
+  return HEADER_BYTES + data.readUInt32LE(at + 4);
+}
+
+/** Whether the bytes of `data` from `at` (at most a header's worth) are all zero: written zeros, or the data's end. */
+export function zerosAt(data: Uint8Array, at: number): boolean {
+  const stop = Math.min(data.length, at + HEADER_BYTES);
+  for (let i = at; i < stop; i++) if (data[i] !== 0) return false;
+  return true;
+}
+
 /** The header's payload length and first sequence at `at`, or undefined when the header is incomplete or damaged. */
 function readHeader(data: Buffer, at: number): { readonly end: number; readonly first: number } | undefined {
-  if (at + HEADER_BYTES > data.length || data.readUInt32LE(at) !== MAGIC) return undefined;
-  if (crc32(data.subarray(at, at + 20)) !== data.readUInt32LE(at + 20)) return undefined;
-  const end = at + HEADER_BYTES + data.readUInt32LE(at + 4);
+  const length = recordBytesAt(data, at);
+  if (length === undefined) return undefined;
+  const end = at + length;
   if (end > data.length || crc32(data.subarray(at + HEADER_BYTES, end)) !== data.readUInt32LE(at + 16)) return undefined;
   return { end, first: Number(data.readBigUInt64LE(at + 8)) };
 }

@@ -28,6 +28,12 @@ export interface PackedFsOptions extends PackedLockOptions {
   /** The size past which the active segment is sealed and a new one started (default 64 MiB). */
   readonly segmentBytes?: number;
   /**
+   * Written zeros kept ahead of the active segment's last record, in steps of a quarter of what
+   * it holds, from 64 KiB up to this many bytes (default 1 MiB; 0: none). A write over them
+   * changes no file size, so its sync flushes data and no file-system metadata.
+   */
+  readonly preallocBytes?: number;
+  /**
    * Compaction runs after a rotation when the sealed segments hold more than `compactMinBytes`
    * (default 4 MiB) of which less than `compactLiveRatio` (default 0.5) is live.
    * `compactMinBytes: Infinity` turns it off (the `compact()` test seam still runs it).
@@ -53,6 +59,14 @@ export interface Segment {
   fd: number;
   /** Where its intact records end: the acknowledged end of the active one, the sealed length of a sealed one. */
   end: number;
+  /**
+   * The file's size as this process last knew it (the active one): past `end` it holds written
+   * zeros up to here, which the next groups overwrite. Only the lock's holder writes, so after its
+   * tail nothing lies past this but what it writes itself.
+   */
+  allocated: number;
+  /** Writing zeros ahead of `end` failed (disk full…): groups append past the file's end instead, as without preallocation. */
+  preallocFailed: boolean;
   sealed: boolean;
   /** The highest sequence its records hold (deletes included; 0: none). */
   maxSequence: number;
@@ -147,6 +161,14 @@ export interface PackedState {
   manifestIno: bigint | undefined;
   /** Whether a hold of the lock has removed the leftovers of a crashed rotation or compaction (once a process). */
   leftoversChecked: boolean;
+  /**
+   * Whether this process, holding the lock, has cut the active segment back to its last intact
+   * record once. A power cut may keep a group's later pages and lose its first: zeros at the end,
+   * then an intact record that was never acknowledged, which a write of the same length over the
+   * zeros would bring back. So each process's first hold removes whatever lies past the end; from
+   * then on what follows the end is written zeros or a torn write that begins at it (cut then).
+   */
+  pastEndChecked: boolean;
 }
 
 export function createPackedState(options: PackedSettings, io: PackedIo): PackedState {
@@ -172,6 +194,7 @@ export function createPackedState(options: PackedSettings, io: PackedIo): Packed
     tails: createTails(),
     manifestIno: undefined,
     leftoversChecked: false,
+    pastEndChecked: false,
   };
 }
 

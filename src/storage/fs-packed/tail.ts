@@ -15,7 +15,7 @@ import { CheckpointError } from '../../contract/errors.js';
 import { readRange } from './io.js';
 import { MANIFEST_NAME, encodeManifest, readManifest, segmentName, type Manifest } from './manifest.js';
 import { applyScannedOps, loadSegment, manifestInode, manifestOf } from './open.js';
-import { scanSegment } from './record.js';
+import { HEADER_BYTES, recordBytesAt, scanSegment, zerosAt, type ScannedOp, type ScannedSegment } from './record.js';
 import { activeSegment, releaseSegment, setEntry, type PackedState } from './state.js';
 
 function shrunk(state: PackedState, size: number, end: number): CheckpointError {
@@ -26,21 +26,65 @@ function shrunk(state: PackedState, size: number, end: number): CheckpointError 
   );
 }
 
-/** Reads and applies the active segment's records past its known end; `cut`: bytes past the last intact record are a crashed holder's torn tail. */
+/** What scanning the active segment past its known end found, and whether written zeros (or the file's end) follow its last intact record. */
+interface TailScan extends ScannedSegment {
+  readonly clean: boolean;
+}
+
+/** Bytes of the first read past a header (a group or two); a longer run of records is read in larger steps. */
+const TAIL_READ_BYTES = 16 * 1024;
+
+/**
+ * Scans the records from `from` to `size`, reading no further than they reach: past the last one
+ * lie written zeros (up to a megabyte of them, see maintain.ts), which a header's read shows.
+ */
+async function scanPast(state: PackedState, fd: number, from: number, size: number): Promise<TailScan> {
+  const ops: ScannedOp[] = [];
+  let maxSequence = 0;
+  let at = from;
+  let want = HEADER_BYTES;
+  for (;;) {
+    const bytes = await readRange(state.io, fd, at, Math.min(want, size - at));
+    const scanned = scanSegment(bytes, at);
+    for (const op of scanned.ops) ops.push(op);
+    if (scanned.maxSequence > maxSequence) maxSequence = scanned.maxSequence;
+    const stop = scanned.end - at;
+    const next = recordBytesAt(bytes, stop);
+    at = scanned.end;
+    // Stopped by the read's length, not by the bytes: a record (or a header) runs past what was read.
+    const cutShort =
+      bytes.length === want && at < size && (next === undefined ? stop + HEADER_BYTES > bytes.length : stop + next > bytes.length);
+    if (!cutShort) return { ops, end: at, maxSequence, clean: zerosAt(bytes, stop) };
+    want = Math.max(want * 4, TAIL_READ_BYTES, next ?? 0);
+  }
+}
+
+/**
+ * Reads and applies the active segment's records past its known end. `cut` (the lock's holder):
+ * what lies past the last intact record is removed when it is not written zeros (a crashed
+ * holder's torn write) or when this process has not checked it yet (see `pastEndChecked`).
+ */
 async function tailActive(state: PackedState, cut: boolean): Promise<void> {
   const segment = activeSegment(state);
   const size = Number((await state.io.fstat(segment.fd)).size);
   if (size < segment.end) throw shrunk(state, size, segment.end);
+  let clean = true;
   if (size > segment.end) {
-    const scanned = scanSegment(await readRange(state.io, segment.fd, segment.end, size - segment.end), segment.end);
+    const scanned = await scanPast(state, segment.fd, segment.end, size);
     applyScannedOps(state, segment, scanned.ops, scanned.maxSequence);
     segment.end = scanned.end;
     if (scanned.maxSequence > segment.maxSequence) segment.maxSequence = scanned.maxSequence;
+    clean = scanned.clean;
   }
-  if (cut && segment.end < size) {
+  segment.allocated = size;
+  if (!cut) return;
+  if (segment.end < size && !(clean && state.pastEndChecked)) {
+    // Truncated rather than zeroed: the extent of a torn or lost write is not known; upkeep writes zeros again.
     await state.io.ftruncate(segment.fd, segment.end);
     await state.io.fsync(segment.fd);
+    segment.allocated = segment.end;
   }
+  state.pastEndChecked = true;
 }
 
 async function sameFile(state: PackedState, fd: number, path: string): Promise<boolean> {
@@ -103,18 +147,25 @@ export interface Tails {
 
 export const createTails = (): Tails => ({ last: Promise.resolve(), waiting: undefined, waitingCut: false, unsettled: 0 });
 
+/** A header's worth of bytes, read on the event loop by {@link nothingMoved}. */
+const peek = Buffer.alloc(HEADER_BYTES);
+
 /**
  * True when a reader may skip the tail: no tail is under way (a reload rebuilds the index in
- * steps), the active segment ends where this process last read it and the manifest is the file
- * it last read. Checked on the event loop: two calls of a few microseconds, where the tail's
- * asynchronous ones cost two round trips through libuv's pool on every read. An error leaves
- * the answer to the tail.
+ * steps), no intact record header lies at the active segment's end as this process last read it
+ * (written zeros, or the file's end) and the manifest is the file it last read. Checked on the
+ * event loop: a `pread` of a header and a `stat`, a few microseconds each, where the tail's
+ * asynchronous calls cost round trips through libuv's pool on every read. The file's size is no
+ * signal: zeros written ahead of the records change it, and records written over them do not.
+ * An error leaves the answer to the tail.
  */
 export function nothingMoved(state: PackedState): boolean {
   if (state.tails.unsettled > 0) return false;
   try {
     const segment = activeSegment(state);
-    return state.io.sizeSync(segment.fd) === segment.end && state.io.inodeSync(join(state.dir, MANIFEST_NAME)) === state.manifestIno;
+    const n = state.io.readSync(segment.fd, peek, 0, HEADER_BYTES, segment.end);
+    if (n === HEADER_BYTES && recordBytesAt(peek, 0) !== undefined) return false;
+    return state.io.inodeSync(join(state.dir, MANIFEST_NAME)) === state.manifestIno;
   } catch {
     return false;
   }

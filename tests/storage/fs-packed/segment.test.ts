@@ -1,4 +1,4 @@
-import { appendFileSync, mkdtempSync, rmSync, statSync, truncateSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -12,6 +12,8 @@ afterAll(() => rmSync(base, { recursive: true, force: true }));
 let n = 0;
 const bytes = (s: string): Uint8Array => new TextEncoder().encode(s);
 const text = (b: Uint8Array | undefined): string | undefined => (b ? new TextDecoder().decode(b) : undefined);
+/** Where the records of the segment file at `path` end, found by scanning it (past them: written zeros). */
+const logicalEnd = (path: string): number => scanSegment(readFileSync(path)).end;
 
 describe('packed fs store: segment records', () => {
   it('a record scans back to its operations, and any cut of it scans as nothing', () => {
@@ -49,14 +51,17 @@ describe('packed fs store: segment records', () => {
     await store.put('a', bytes('one'));
     const { version } = await store.put('b', bytes('two'));
     const path = join(dir, segmentName(1));
-    const beforeBatch = statSync(path).size;
+    const beforeBatch = logicalEnd(path);
     await store.batch([
       { type: 'put', key: 'c', bytes: bytes('three') },
       { type: 'delete', key: 'a' },
     ]);
     await store.close();
-    // Cut the batch's record in its middle, as a crash during its write would.
-    truncateSync(path, statSync(path).size - 5);
+    // Zero the batch record's last bytes, as a crash that kept its first page and not its last
+    // would leave it in the written zeros ahead of the records.
+    const torn = readFileSync(path);
+    torn.fill(0, logicalEnd(path) - 5, logicalEnd(path));
+    writeFileSync(path, torn);
     const reopened = createPackedFsStorage({ dir });
     expect(text((await reopened.get('a'))?.bytes)).toBe('one');
     expect(await reopened.get('b')).toEqual({ bytes: expect.anything(), version });
@@ -66,7 +71,33 @@ describe('packed fs store: segment records', () => {
     // process may be writing past the last record): nothing of it can be read as a record later.
     await reopened.put('d', bytes('four'));
     await reopened.close();
-    expect(statSync(path).size).toBe(beforeBatch + encodeRecord([{ kind: 'put', key: 'd', bytes: bytes('four') }]).bytes.length);
+    const dEnd = beforeBatch + encodeRecord([{ kind: 'put', key: 'd', bytes: bytes('four') }]).bytes.length;
+    expect(logicalEnd(path)).toBe(dEnd);
+    expect(
+      readFileSync(path)
+        .subarray(dEnd)
+        .every((b) => b === 0),
+    ).toBe(true);
+    const again = createPackedFsStorage({ dir });
+    expect(text((await again.get('d'))?.bytes)).toBe('four');
+    expect(text((await again.get('a'))?.bytes)).toBe('one');
+    await again.close();
+  });
+
+  it('a torn record written over no zeros (a directory from before preallocation) is cut the same', async () => {
+    const dir = join(base, `torn-plain-${n++}`);
+    const store = createPackedFsStorage({ dir, preallocBytes: 0 });
+    await store.put('a', bytes('one'));
+    const path = join(dir, segmentName(1));
+    const beforeBatch = statSync(path).size;
+    await store.put('c', bytes('three'));
+    await store.close();
+    truncateSync(path, statSync(path).size - 5);
+    const reopened = createPackedFsStorage({ dir });
+    expect(await reopened.get('c')).toBeUndefined();
+    await reopened.put('d', bytes('four'));
+    await reopened.close();
+    expect(logicalEnd(path)).toBe(beforeBatch + encodeRecord([{ kind: 'put', key: 'd', bytes: bytes('four') }]).bytes.length);
     const again = createPackedFsStorage({ dir });
     expect(text((await again.get('d'))?.bytes)).toBe('four');
     expect(text((await again.get('a'))?.bytes)).toBe('one');
