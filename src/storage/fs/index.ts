@@ -22,7 +22,8 @@ import { closeStore, ready, type FsOpenReport } from './lifecycle.js';
 import { getLinkedObjects } from './linked-read.js';
 import { listEntries, listKeyNames } from './list.js';
 import { INTERNAL_MARK } from './names.js';
-import { fsSettings, type FsInternals, type FsStorageOptions } from './options.js';
+import { adoptMembers, autoLayoutFsStorage } from './auto-layout.js';
+import { fsSettings, type FsInternals, type FsSettings, type FsStorageOptions } from './options.js';
 import { packedFsStorage } from './packed-layout.js';
 import { readStored } from './read.js';
 import { assertOpen, newStoreState, track } from './store-state.js';
@@ -135,12 +136,21 @@ export function fsStorage(options: FsStorageOptions): FsStorage {
 export function createFsStorage(options: FsStorageOptions, internals: FsInternals = {}): FsStorage {
   const settings = fsSettings(options, internals);
   if (settings.layout === 'packed') return packedFsStorage(settings);
+  if (settings.layout === 'auto') return autoLayoutFsStorage(settings, { files: filesFsStorage, packed: packedFsStorage });
+  return filesFsStorage(settings);
+}
+
+/**
+ * The file layout in `settings.dir`; its members are set on `into` when given (the object the user
+ * holds, when the layout was chosen after it was made).
+ */
+function filesFsStorage(settings: FsSettings, into?: Partial<FsStorage>): FsStorage {
   const state = newStoreState(settings);
   const useJournal = state.settings.useJournal;
   const storage: FsStorage = {
     name: 'fs',
     capabilities: useJournal ? JOURNALED : DIRECT,
-    dir: options.dir,
+    dir: settings.dir,
     ready: () => ready(state),
 
     async get(key: string, opts?: GetOptions): Promise<StoredObject | undefined> {
@@ -211,7 +221,7 @@ export function createFsStorage(options: FsStorageOptions, internals: FsInternal
   }
   // Not enumerable, as move: a wrapper made by spreading the store (`{ ...storage, list }`) must not carry a listing that bypasses its own.
   Object.defineProperty(storage, 'listKeys', { value: (prefix: string): AsyncIterable<string> => listKeyNames(state, prefix) });
-  return storage;
+  return into ? adoptMembers(into, storage) : storage;
 }
 
 /** Prefix of the names of fsStorage's own temp and lock files (never keys, never listed). */
