@@ -1,7 +1,7 @@
 import { existsSync, realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { CheckpointError } from '../../contract/errors.js';
-import type { MultiGetStorage } from '../../contract/storage.js';
+import type { BatchOperation, MultiGetStorage, PutOptions } from '../../contract/storage.js';
 import { createPackedFsStorage, type PackedFsStorage } from '../fs-packed/index.js';
 import type { FsStorage } from './index.js';
 import { errnoOf } from './io.js';
@@ -60,19 +60,27 @@ function installSettling(storage: FsStorage, packed: PackedFsStorage, settled: P
       await settled;
       yield* list(prefix);
     };
+  // The caller may reuse its buffers as soon as a put returns: they are copied now, not once the store is open.
+  const copied = (bytes: Uint8Array): Uint8Array => (bytes instanceof Uint8Array ? bytes.slice() : bytes);
   Object.assign(storage, {
     get: after(packed.get),
     getMany: after(packed.getMany),
     getLinked: after(packed.getLinked),
-    put: after(packed.put),
+    put: (key: string, bytes: Uint8Array, options?: PutOptions) => after(packed.put)(key, copied(bytes), options),
     delete: after(packed.delete),
-    batch: after(packed.batch),
+    batch: (operations: readonly BatchOperation[]) =>
+      after(packed.batch)(Array.isArray(operations) ? operations.map((op) => (op?.type === 'put' ? { ...op, bytes: copied(op.bytes) } : op)) : operations),
     list: listAfter(packed.list),
+    // Calls made before it go first (each waits for `settled` too, and is queued by the store before it closes).
+    close: async () => {
+      await settled.catch(() => undefined);
+      await packed.close();
+    },
   });
   setListKeys(storage, listAfter(packed.listKeys));
   settled.then(
     () => {
-      Object.assign(storage, ownMembers(packed));
+      Object.assign(storage, ownMembers(packed), { close: packed.close });
       setListKeys(storage, packed.listKeys);
     },
     () => undefined, // each call waiting for it rejects with its error
