@@ -279,7 +279,9 @@ async function encryptedRows(): Promise<BenchRow[]> {
     for (const kb of [1, 200]) {
       const rounds = (kb === 1 ? 2000 : 300) / (QUICK ? 4 : 1);
       rows.push(await encryptedRow('memoryStorage', () => memoryStorage(), kb, rounds));
-      rows.push(await encryptedRow('fsStorage', (name) => fsStorage({ dir: join(base, `${name}-${kb}`), layout: 'files' }), kb, rounds / 4));
+      rows.push(
+        await encryptedRow('fsStorage', (name) => fsStorage({ dir: join(base, `${name}-${kb}`), layout: 'files' }), kb, rounds / 4),
+      );
     }
   } finally {
     rmSync(base, { recursive: true, force: true });

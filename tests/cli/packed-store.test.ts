@@ -57,7 +57,10 @@ describe('the CLI on a packed directory made by the writer and the saver', () =>
     }
     const runs = await runCliCaptured(['runs', '--profile', 'langgraph', '--dir', dir, '--json']);
     const runId = (JSON.parse(runs.out) as { runs: { runId: string }[] }).runs[0]!.runId;
-    for (const args of [['ls', runId], ['show', runId]]) {
+    for (const args of [
+      ['ls', runId],
+      ['show', runId],
+    ]) {
       const { code, out, err } = await runCliCaptured([...args, '--profile', 'langgraph', '--dir', dir]);
       expect(code, `${args.join(' ')}: ${err}`).toBe(0);
       expect(out.length).toBeGreaterThan(0);

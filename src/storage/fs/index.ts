@@ -44,7 +44,8 @@ export interface FsStorage extends LinkedRead {
   /**
    * Opens the store (creates and resolves the root, sweeps stale files) if no operation
    * did yet, and resolves what opening found. Operations open the store themselves;
-   * call this to surface a bad directory early.
+   * call this to surface a bad directory early. In a directory holding no layout yet (and none
+   * declared), it makes the directory and fixes nothing (the report has no `layout`).
    */
   ready(): Promise<FsOpenReport>;
   /** With the journal: waits until every acknowledged write is in the spec's files (the `flush` of `BufferedStorage`). */
@@ -103,11 +104,15 @@ const JOURNALED: StorageCapabilities = Object.freeze({
  * - Temp and lock files (names starting `.sp\`) are never listed; the ones crashed
  *   writers left are removed on open.
  *
- * - **Packed layout** (`layout: 'packed'`, experimental): no file per key; values are appended
- *   to segment files under internal names and found through an index in memory. For stores no
- *   other tool reads (`SavepointSaver`, `defaultProfile`, `jsonProfile`): it declares
- *   `opaqueValues`, so a profile whose files other tools read refuses it. It opens at once, in
- *   this call. See docs/storage.md ("The packed layout").
+ * - **Packed layout** (`layout: 'packed'`): no file per key; values are appended to segment
+ *   files under internal names and found through an index in memory. For stores no other tool
+ *   reads (`SavepointSaver`, `defaultProfile`, `jsonProfile`): it declares `opaqueValues`, so a
+ *   profile whose files other tools read refuses it. It opens at once, in this call. See
+ *   docs/storage.md ("The packed layout").
+ * - **Without a `layout`**, the layout the directory holds; a new or empty directory takes the one
+ *   its first consumer declares (`declareReaders`: savepoint alone → packed, other tools → files),
+ *   else the file layout at the first put or batch. The object returned is the store either way:
+ *   once the layout is fixed, its members are that layout's own. See docs/storage.md ("Layouts").
  *
  * Node-only, POSIX (Linux, macOS); on Windows the store refuses to open
  * (`checkpoint_unsupported`). Local file systems only: network file systems do not keep

@@ -131,5 +131,10 @@ export function assertPackedLayoutDir(dirOption: string, dir: string): 'packed' 
 export function assertNoFilesLayoutBeside(dirOption: string, dir: string): void {
   const name = firstFilesLayoutName(dir);
   if (name !== undefined)
-    throw layoutMismatch(dirOption, 'files', 'packed', name.startsWith(INTERNAL_MARK) ? 'its journal, made at the same moment' : 'a file per key');
+    throw layoutMismatch(
+      dirOption,
+      'files',
+      'packed',
+      name.startsWith(INTERNAL_MARK) ? 'its journal, made at the same moment' : 'a file per key',
+    );
 }

@@ -26,7 +26,9 @@ function openFailed(err: unknown): CheckpointError {
 }
 
 /** The packed store's members an FsStorage answers with: the packed store's own functions, not wrapped. */
-function ownMembers(packed: PackedFsStorage): Pick<FsStorage & MultiGetStorage, 'get' | 'getMany' | 'getLinked' | 'put' | 'delete' | 'batch' | 'list'> {
+function ownMembers(
+  packed: PackedFsStorage,
+): Pick<FsStorage & MultiGetStorage, 'get' | 'getMany' | 'getLinked' | 'put' | 'delete' | 'batch' | 'list'> {
   return {
     get: packed.get,
     getMany: packed.getMany,
@@ -69,7 +71,9 @@ function installSettling(storage: FsStorage, packed: PackedFsStorage, settled: P
     put: (key: string, bytes: Uint8Array, options?: PutOptions) => after(packed.put)(key, copied(bytes), options),
     delete: after(packed.delete),
     batch: (operations: readonly BatchOperation[]) =>
-      after(packed.batch)(Array.isArray(operations) ? operations.map((op) => (op?.type === 'put' ? { ...op, bytes: copied(op.bytes) } : op)) : operations),
+      after(packed.batch)(
+        Array.isArray(operations) ? operations.map((op) => (op?.type === 'put' ? { ...op, bytes: copied(op.bytes) } : op)) : operations,
+      ),
     list: listAfter(packed.list),
     // Calls made before it go first (each waits for `settled` too, and is queued by the store before it closes).
     close: async () => {

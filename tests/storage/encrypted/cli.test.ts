@@ -121,7 +121,9 @@ describe('savepoint CLI on an encrypted store', () => {
     expect(rotated).toMatchObject({ action: 'rotate', created: true, removed: [(listed.keys as { keyId: string }[])[0]!.keyId] });
     givenKey = rotateFile; // the old key no longer opens the store
     const hidden = await run(['run-id', 'alice@example.com/ticket-1']);
-    const storage = encryptedStorage(fsStorage({ layout: 'files', dir }), { keys: EncryptionKey.fromText(readFileSync(rotateFile, 'utf8')) });
+    const storage = encryptedStorage(fsStorage({ layout: 'files', dir }), {
+      keys: EncryptionKey.fromText(readFileSync(rotateFile, 'utf8')),
+    });
     expect(hidden).toEqual({
       schemaVersion: 1,
       action: 'run-id',

@@ -58,7 +58,10 @@ type Call =
 
 const callArb: fc.Arbitrary<Call> = fc.oneof(
   fc.record({ kind: fc.constant('declare' as const), readers: fc.constantFrom<StoreReaders>('savepoint', 'other-tools') }),
-  fc.record({ kind: fc.constantFrom('put' as const, 'batch' as const, 'get' as const, 'delete' as const), key: fc.constantFrom('a', 'b/c', 'seed') }),
+  fc.record({
+    kind: fc.constantFrom('put' as const, 'batch' as const, 'get' as const, 'delete' as const),
+    key: fc.constantFrom('a', 'b/c', 'seed'),
+  }),
   fc.record({ kind: fc.constant('list' as const) }),
 );
 
@@ -103,31 +106,35 @@ async function apply(storage: FsStorage, call: Call, model: Map<string, string>,
 describe('fsStorage without a layout: the decision table', () => {
   it('property: the layout ends as the table says, reads fix nothing, and every value written reads back through a new store', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom<Start>('missing', 'empty', 'files', 'packed'), fc.array(callArb, { maxLength: 8 }), async (start, calls) => {
-        const dir = await startDir(start);
-        const model = new Map<string, string>(start === 'files' || start === 'packed' ? [['seed', 'seed']] : []);
-        const storage = fsStorage({ dir });
-        try {
-          for (const [step, call] of calls.entries()) await apply(storage, call, model, step);
+      fc.asyncProperty(
+        fc.constantFrom<Start>('missing', 'empty', 'files', 'packed'),
+        fc.array(callArb, { maxLength: 8 }),
+        async (start, calls) => {
+          const dir = await startDir(start);
+          const model = new Map<string, string>(start === 'files' || start === 'packed' ? [['seed', 'seed']] : []);
+          const storage = fsStorage({ dir });
+          try {
+            for (const [step, call] of calls.entries()) await apply(storage, call, model, step);
+            const expected = expectedLayout(start, calls);
+            expect((await storage.ready()).layout).toBe(expected);
+          } finally {
+            await storage.close();
+          }
           const expected = expectedLayout(start, calls);
-          expect((await storage.ready()).layout).toBe(expected);
-        } finally {
-          await storage.close();
-        }
-        const expected = expectedLayout(start, calls);
-        // A layout is on disk only once fixed (a packed one as soon as it is declared).
-        if (expected === 'packed') expect(layoutOnDisk(dir)).toBe('packed');
-        if (expected === undefined) expect(layoutOnDisk(dir)).toBeUndefined();
-        const again = fsStorage({ dir });
-        try {
-          for (const [key, value] of model) expect(text((await again.get(key))?.bytes)).toBe(value);
-          const keys: string[] = [];
-          for await (const entry of again.list('')) keys.push(entry.key);
-          expect(keys).toEqual([...model.keys()].sort());
-        } finally {
-          await again.close();
-        }
-      }),
+          // A layout is on disk only once fixed (a packed one as soon as it is declared).
+          if (expected === 'packed') expect(layoutOnDisk(dir)).toBe('packed');
+          if (expected === undefined) expect(layoutOnDisk(dir)).toBeUndefined();
+          const again = fsStorage({ dir });
+          try {
+            for (const [key, value] of model) expect(text((await again.get(key))?.bytes)).toBe(value);
+            const keys: string[] = [];
+            for await (const entry of again.list('')) keys.push(entry.key);
+            expect(keys).toEqual([...model.keys()].sort());
+          } finally {
+            await again.close();
+          }
+        },
+      ),
       { numRuns: 60 },
     );
   });
@@ -244,7 +251,9 @@ describe('fsStorage without a layout: its consumers declare', () => {
       err = e;
     }
     expect(isCheckpointError(err, 'checkpoint_unsupported')).toBe(true);
-    expect((await rejection(planResume({ storage, profile: snapshotLifecycle, runId: 'run-1' }))).reasonCode).toBe('checkpoint_unsupported');
+    expect((await rejection(planResume({ storage, profile: snapshotLifecycle, runId: 'run-1' }))).reasonCode).toBe(
+      'checkpoint_unsupported',
+    );
     await storage.close();
   });
 
