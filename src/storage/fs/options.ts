@@ -93,7 +93,7 @@ export interface FsStorageOptions {
   layout?: FsLayout;
 }
 
-/** Test seams of {@link createFsStorage}; not part of the public API. */
+/** Test seams of {@link createFsStorage}; not part of the public API. They are the file layout's: given without a `layout`, they choose it. */
 export interface FsInternals {
   /** The file-system calls the journal makes (fault injection). */
   readonly io?: FsIo;
@@ -182,7 +182,10 @@ export function fsSettings(options: FsStorageOptions, internals: FsInternals): F
     throw configInvalid('`fileMode` must be a permission mode such as 0o600');
   if (options.layout !== undefined && !FS_LAYOUTS.includes(options.layout)) throw configInvalid("`layout` must be 'files' or 'packed'");
   if (options.layout === 'packed') assertPackedOptions(options);
-  const layout = options.layout ?? (IMPLYING_FILES.some((name) => options[name] !== undefined) ? 'files' : 'auto');
+  // The test seams are the file layout's (its journal's calls and timings): given, they choose it too.
+  const filesImplied =
+    IMPLYING_FILES.some((name) => options[name] !== undefined) || Object.values(internals).some((value) => value !== undefined);
+  const layout = options.layout ?? (filesImplied ? 'files' : 'auto');
   const maxReadBytes = options.maxReadBytes ?? DEFAULT_MAX_READ_BYTES;
   if (!Number.isSafeInteger(maxReadBytes) || maxReadBytes <= 0)
     throw configInvalid('`maxReadBytes` must be a positive whole number of bytes');
