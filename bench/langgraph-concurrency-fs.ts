@@ -35,15 +35,17 @@ import { countingIo } from '../tests/support/journal-records.js';
 /**
  * By default the cells run on `fsStorage({ dir })` as a user makes it: a new directory the saver
  * declares for, so the packed layout (segment files, no file per key). `BENCH_LGC_FS_STORE=journal`
- * runs them on the file layout (`layout: 'files'`, its journal); `packed` on `fsStorage({ dir,
+ * (or `files`) runs them on the file layout (`layout: 'files'`, its journal); `packed` on `fsStorage({ dir,
  * layout: 'packed' })`; `packed:fdatasync`, `packed:sync-writes`, `packed:adaptive-writes` and
  * `packed:async-reads` (comma-joined after `packed:`) open the packed store itself
  * (src/storage/fs-packed) in that flavour, which the public option does not offer.
  */
 const FS_STORE = process.env.BENCH_LGC_FS_STORE ?? 'default';
-if (!['default', 'journal', 'packed'].includes(FS_STORE) && !FS_STORE.startsWith('packed:'))
-  throw new Error(`langgraph-concurrency bench: BENCH_LGC_FS_STORE must be default, journal, packed or packed:<flavours>, not ${FS_STORE}`);
-const isPacked = FS_STORE !== 'journal';
+if (!['default', 'journal', 'files', 'packed'].includes(FS_STORE) && !FS_STORE.startsWith('packed:'))
+  throw new Error(
+    `langgraph-concurrency bench: BENCH_LGC_FS_STORE must be default, journal (files), packed or packed:<flavours>, not ${FS_STORE}`,
+  );
+const isPacked = FS_STORE !== 'journal' && FS_STORE !== 'files';
 const flavoured = FS_STORE.startsWith('packed:');
 
 function packedFlavour(): Omit<PackedFsOptions, 'dir'> {
