@@ -23,6 +23,7 @@ import { fsStorage, type FsStorage } from 'savepoint/fs';
 import { SavepointSaver } from 'savepoint/langgraph';
 import { snapshotLifecycle } from 'savepoint/snapshot-lifecycle';
 import { faultyStorage } from 'savepoint/testing';
+import { packedStoreOf } from '../../../src/storage/fs/packed-layout.js';
 import { rejection } from '../../support/rejection.js';
 import { scratchDirs } from '../../support/scratch.js';
 
@@ -162,7 +163,11 @@ describe('fsStorage without a layout: the decision table', () => {
       expect(Object.keys(store)).not.toContain('listKeys');
       expect(typeof (store as { listKeys?: unknown }).listKeys).toBe('function');
     }
-    // Once fixed, the object's methods are the layout's own (no wrapper left around them).
+    // Once fixed (and, in a new directory, once the packed store is open), the methods are the layout's own: no wrapper per call.
+    await packed.ready();
+    const own = packedStoreOf(packed)!;
+    for (const name of ['get', 'getMany', 'getLinked', 'put', 'delete', 'batch', 'list', 'close', 'listKeys'] as const)
+      expect((packed as unknown as Record<string, unknown>)[name], name).toBe(own[name]);
     const settled = fsStorage({ dir: await startDir('files') });
     expect((await settled.ready()).layout).toBe('files');
     expect(String(settled.get)).not.toContain('heldStore');
