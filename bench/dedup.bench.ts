@@ -31,9 +31,10 @@
  * round to the next in one process), DEDUP_WRITER_COUNT (default 500), DEDUP_PARTS (default
  * "conversation,writer,sweep"), DEDUP_SWEEP_COUNTS (default "250,500,1000,1500"), DEDUP_REDUCERS (default "plain,delta"), DEDUP_DIR (default the OS's
  * temporary directory), DEDUP_MESSAGE_BYTES (default 2048: each turn's message), DEDUP_BREAKDOWN (set: after each conversation, savepoint's stored bytes by
- * kind on stderr, see stored-breakdown.ts), DEDUP_FS_LAYOUT (default "files"; "packed": the fs conversation's
- * SavepointSaver, and the sweep rows' writers, on `fsStorage({ dir, layout: 'packed' })`; "packed-vs-files": that beside SavepointSaver on the
- * file layout instead of SqliteSaver, the ratios packed / journal).
+ * kind on stderr, see stored-breakdown.ts), DEDUP_FS_LAYOUT (default "default": the fs conversation's
+ * SavepointSaver, and the writer and sweep rows' writers, on `fsStorage({ dir })` as a user makes it — a new directory, so the
+ * packed layout; "files": on `layout: 'files'` (the journal); "packed": on `layout: 'packed'`; "packed-vs-files": the
+ * packed layout beside SavepointSaver on the file layout instead of SqliteSaver, the ratios packed / journal).
  * SqliteSaver (native better-sqlite3) is a bench-only install: `npm run bench:setup`.
  */
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
@@ -53,7 +54,7 @@ import {
   type LifecycleStatus,
   type StorageAdapter,
 } from 'savepoint';
-import { fsStorage } from 'savepoint/fs';
+import { fsStorage, type FsStorageOptions } from 'savepoint/fs';
 import { manualClock } from 'savepoint/testing';
 import { SavepointSaver } from 'savepoint/langgraph';
 import { postgresStorage } from 'savepoint/postgres';
@@ -75,9 +76,12 @@ const SWEEP_COUNTS = (process.env.DEDUP_SWEEP_COUNTS ?? '250,500,1000,1500')
   .map(Number)
   .sort((a, b) => a - b);
 const REDUCERS = (process.env.DEDUP_REDUCERS ?? 'plain,delta').split(',');
-const FS_LAYOUT = process.env.DEDUP_FS_LAYOUT ?? 'files';
-if (!['files', 'packed', 'packed-vs-files'].includes(FS_LAYOUT))
-  throw new Error(`dedup bench: DEDUP_FS_LAYOUT must be files, packed or packed-vs-files, not ${FS_LAYOUT}`);
+const FS_LAYOUT = process.env.DEDUP_FS_LAYOUT ?? 'default';
+if (!['default', 'files', 'packed', 'packed-vs-files'].includes(FS_LAYOUT))
+  throw new Error(`dedup bench: DEDUP_FS_LAYOUT must be default, files, packed or packed-vs-files, not ${FS_LAYOUT}`);
+/** The options of the fs stores savepoint's side writes to (DEDUP_FS_LAYOUT). */
+const fsOptions = (dir: string): FsStorageOptions =>
+  FS_LAYOUT === 'default' ? { dir } : { dir, layout: FS_LAYOUT === 'files' ? 'files' : 'packed' };
 const MESSAGE_BYTES = Number(process.env.DEDUP_MESSAGE_BYTES ?? 2048);
 /** The turn count the issue's targets are stated at. */
 const TARGET_TURNS = 200;
@@ -208,14 +212,10 @@ function savepointContender(storage: StorageAdapter, disk: () => Promise<number>
 async function fsPair(base: string, tag: string): Promise<[Contender, Contender]> {
   const spDir = mkdtempSync(join(base, `sp-${tag}-`));
   const sqDir = mkdtempSync(join(base, `sq-${tag}-`));
-  const packed = FS_LAYOUT !== 'files';
-  const ours = savepointContender(
-    fsStorage({ dir: spDir, ...(packed ? { layout: 'packed' } : {}) }),
-    async () => diskBytes(spDir),
-    packed ? 'fsStorage, packed layout' : 'fsStorage',
-  );
+  const label = FS_LAYOUT === 'default' ? 'fsStorage' : FS_LAYOUT === 'files' ? 'fsStorage, file layout' : 'fsStorage, packed layout';
+  const ours = savepointContender(fsStorage(fsOptions(spDir)), async () => diskBytes(spDir), label);
   if (FS_LAYOUT !== 'packed-vs-files') return [ours, await sqliteContender(sqDir, tag)];
-  return [ours, savepointContender(fsStorage({ dir: sqDir }), async () => diskBytes(sqDir), 'fsStorage, file layout')];
+  return [ours, savepointContender(fsStorage({ dir: sqDir, layout: 'files' }), async () => diskBytes(sqDir), 'fsStorage, file layout')];
 }
 
 const PEER_TABLES = ['checkpoints', 'checkpoint_blobs', 'checkpoint_writes'];
@@ -425,7 +425,7 @@ function slowState(step: number, items: string[]): JsonValue {
 
 async function writerRows(base: string): Promise<BenchRow[]> {
   const dirs = ['sp', 'today', 'sq'].map((d) => mkdtempSync(join(base, `writer-${d}-`))) as [string, string, string];
-  const stores = [fsStorage({ dir: dirs[0] }), fsStorage({ dir: dirs[1] })] as const;
+  const stores = [fsStorage(fsOptions(dirs[0])), fsStorage(fsOptions(dirs[1]))] as const;
   const common = { profile: defaultProfile, runId: 'writer', autoRetention: false, heartbeatIntervalMs: false } as const;
   const ours = createWriter({ ...common, storage: stores[0] });
   const today = createWriter({ ...common, ...WITHOUT_DEDUP, storage: stores[1] });
@@ -506,7 +506,7 @@ async function sweepRows(base: string): Promise<BenchRow[]> {
   const common = { profile: defaultProfile, runId: 'bounded', heartbeatIntervalMs: false, lock: false, clock } as const;
   const side = (sweepChunks: boolean): SweepSide => {
     const dir = mkdtempSync(join(base, `sweep-${sweepChunks}-`));
-    const storage = fsStorage(FS_LAYOUT === 'packed' ? { dir, layout: 'packed' } : { dir });
+    const storage = fsStorage(fsOptions(dir));
     const writer = createWriter({ ...common, storage, sweepChunks });
     const items = Array.from({ length: 200 }, (_, k) => message(k).slice(0, 1000));
     return { storage, writer, items, times: [], bytes: [] };

@@ -33,14 +33,19 @@ import { SqliteSaver } from './sqlite-peer.js';
 import { countingIo } from '../tests/support/journal-records.js';
 
 /**
- * `BENCH_LGC_FS_STORE=packed` runs the cells on fsStorage's packed layout (`fsStorage({ dir,
- * layout: 'packed' })`: segment files, no file per key) instead of the journal;
- * `packed:fdatasync`, `packed:sync-writes`, `packed:adaptive-writes` and `packed:async-reads`
- * (comma-joined after `packed:`) open the packed store itself (src/storage/fs-packed) in that
- * flavour, which the public option does not offer.
+ * By default the cells run on `fsStorage({ dir })` as a user makes it: a new directory the saver
+ * declares for, so the packed layout (segment files, no file per key). `BENCH_LGC_FS_STORE=journal`
+ * (or `files`) runs them on the file layout (`layout: 'files'`, its journal); `packed` on `fsStorage({ dir,
+ * layout: 'packed' })`; `packed:fdatasync`, `packed:sync-writes`, `packed:adaptive-writes` and
+ * `packed:async-reads` (comma-joined after `packed:`) open the packed store itself
+ * (src/storage/fs-packed) in that flavour, which the public option does not offer.
  */
-const FS_STORE = process.env.BENCH_LGC_FS_STORE ?? 'journal';
-const isPacked = FS_STORE.startsWith('packed');
+const FS_STORE = process.env.BENCH_LGC_FS_STORE ?? 'default';
+if (!['default', 'journal', 'files', 'packed'].includes(FS_STORE) && !FS_STORE.startsWith('packed:'))
+  throw new Error(
+    `langgraph-concurrency bench: BENCH_LGC_FS_STORE must be default, journal (files), packed or packed:<flavours>, not ${FS_STORE}`,
+  );
+const isPacked = FS_STORE !== 'journal' && FS_STORE !== 'files';
 const flavoured = FS_STORE.startsWith('packed:');
 
 function packedFlavour(): Omit<PackedFsOptions, 'dir'> {
@@ -58,11 +63,19 @@ function packed(dir: string): { readonly storage: StorageAdapter; readonly packe
     const store = createPackedFsStorage({ dir, ...packedFlavour() });
     return { storage: store, packed: store };
   }
-  const storage = fsStorage({ dir, layout: 'packed' });
+  const storage = fsStorage(FS_STORE === 'default' ? { dir } : { dir, layout: 'packed' });
+  // What SavepointSaver's constructor says first (here before it, for the packed store's counts).
+  storage.declareReaders?.('savepoint');
   return { storage, packed: packedStoreOf(storage)! };
 }
 
-const storeName = !isPacked ? 'fs journal' : flavoured ? `fs packed store ${JSON.stringify(packedFlavour())}` : 'fs packed layout';
+const storeName = !isPacked
+  ? 'fs journal'
+  : flavoured
+    ? `fs packed store ${JSON.stringify(packedFlavour())}`
+    : FS_STORE === 'default'
+      ? 'fsStorage({ dir }): packed layout'
+      : 'fs packed layout';
 
 /** What the rows say of the peer, next to its figures. */
 const PEER_NOTE = ' (SqliteSaver FULL: better-sqlite3, synchronous calls)';
@@ -98,7 +111,7 @@ async function prefillStores(cell: Cell, fsDir: string, dbPath: string, threads:
       mkdirSync(dirname(path), { recursive: true });
       writeFileSync(path, (await memory.get(key))!.bytes);
     }
-  const copy: StorageAdapter = isPacked ? packed(fsDir).storage : createFsStorage({ dir: fsDir });
+  const copy: StorageAdapter = isPacked ? packed(fsDir).storage : createFsStorage({ dir: fsDir, layout: 'files' });
   const reader = new SavepointSaver({ storage: copy });
   for (const thread of threads.savepoint) {
     const config = { configurable: { thread_id: thread, checkpoint_ns: '' } };
@@ -130,7 +143,7 @@ export async function fsCellRows(work: string, cell: Cell, rounds: number, total
   const counted = countingIo();
   const opened = isPacked ? packed(fsDir) : undefined;
   const packedStore = opened?.packed;
-  const storage: StorageAdapter = opened?.storage ?? createFsStorage({ dir: fsDir }, { io: counted.io });
+  const storage: StorageAdapter = opened?.storage ?? createFsStorage({ dir: fsDir, layout: 'files' }, { io: counted.io });
   // Durable writes so far: the journal's records, or the packed store's group writes.
   const writes = (): number => (packedStore ? packedStore.stats().writes : counted.records());
   const peer = sqliteSaver(dbPath, 'FULL');

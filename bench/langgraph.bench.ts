@@ -289,7 +289,7 @@ export async function bench(): Promise<BenchRow[]> {
 
     // Footprint: one thread, 1,000 supersteps, each store on its own.
     const fpFs = join(work, 'footprint-fs');
-    const fpStore = fsStorage({ dir: fpFs });
+    const fpStore = fsStorage({ dir: fpFs, layout: 'files' });
     // keepLast: 50, as this row has always measured it (the saver keeps every checkpoint by default; bench/dedup.ts measures that).
     await runThread(new SavepointSaver({ storage: fpStore, keepLast: 50 }), FOOTPRINT_STEPS);
     await fpStore.close();

@@ -50,7 +50,7 @@ const options = {
   ...(maxSnapshotBytes ? { maxSnapshotBytes } : {}),
 };
 if (mode === 'write-memory' || mode === 'write-fs' || mode === 'write-memory-twice') {
-  const storage = mode === 'write-fs' ? fsStorage({ dir }) : memoryStorage();
+  const storage = mode === 'write-fs' ? fsStorage({ dir, layout: 'files' }) : memoryStorage();
   const writer = createWriter({ ...options, storage });
   const payload = keep.payload as Record<string, JsonValue>;
   const r = await writer.checkpoint({ source: 'manual', status: 'in_progress', payload });
@@ -63,7 +63,7 @@ if (mode === 'write-memory' || mode === 'write-fs' || mode === 'write-memory-twi
   await writer.close();
   keep.result = storage; // memoryStorage keeps its copy: that is part of what a write costs there
 } else if (mode === 'resume') {
-  const storage = fsStorage({ dir });
+  const storage = fsStorage({ dir, layout: 'files' });
   const plan = await planResume({ storage, profile, runId: 'large' });
   const restored = plan.payload as Record<string, JsonValue>;
   if (Object.keys(restored).length !== STRINGS) throw new Error('resumed payload is not the one written');

@@ -224,7 +224,7 @@ function dirBytes(dir: string): number {
 async function footprintRow(count: number): Promise<BenchRow> {
   const base = mkdtempSync(join(tmpdir(), 'savepoint-bench-peers-'));
   try {
-    const sp = savepointStep(fsStorage({ dir: join(base, 'sp') }), 'footprint');
+    const sp = savepointStep(fsStorage({ dir: join(base, 'sp'), layout: 'files' }), 'footprint');
     const saver = SqliteSaver.fromConnString(join(base, 'lg.sqlite'));
     const lg = langGraphStep(saver, 'footprint');
     for (let i = 0; i < count; i++) {
@@ -279,7 +279,9 @@ async function encryptedRows(): Promise<BenchRow[]> {
     for (const kb of [1, 200]) {
       const rounds = (kb === 1 ? 2000 : 300) / (QUICK ? 4 : 1);
       rows.push(await encryptedRow('memoryStorage', () => memoryStorage(), kb, rounds));
-      rows.push(await encryptedRow('fsStorage', (name) => fsStorage({ dir: join(base, `${name}-${kb}`) }), kb, rounds / 4));
+      rows.push(
+        await encryptedRow('fsStorage', (name) => fsStorage({ dir: join(base, `${name}-${kb}`), layout: 'files' }), kb, rounds / 4),
+      );
     }
   } finally {
     rmSync(base, { recursive: true, force: true });
@@ -299,7 +301,7 @@ export async function bench(): Promise<BenchRow[]> {
     rows.push(growthRow('memoryStorage', total, await growth(memoryStorage(), total)));
     const dir = mkdtempSync(join(tmpdir(), 'savepoint-bench-growth-'));
     try {
-      rows.push(growthRow('fsStorage', total, await growth(fsStorage({ dir }), total)));
+      rows.push(growthRow('fsStorage', total, await growth(fsStorage({ dir, layout: 'files' }), total)));
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -230,7 +230,7 @@ export async function bench(): Promise<BenchRow[]> {
       const latestKey = c.profile.layout.latestKey(c.runId);
       files.set(latestKey, corruptLatest(files.get(latestKey)!));
       await fsStore(dir, files);
-      const storage = counting(fsStorage({ dir }));
+      const storage = counting(fsStorage({ dir, layout: 'files' }));
       const run = async (): Promise<void> => {
         const p = await planResume({ storage, profile: c.profile, runId: c.runId });
         if (p.snapshot.sequence !== 10_000) throw new Error('bench: wrong snapshot');

@@ -63,9 +63,9 @@ let adapterRow: BenchRow | undefined;
 async function fsRatio(samples: number): Promise<BenchRow> {
   const base = mkdtempSync(join(tmpdir(), 'savepoint-bench-writer-'));
   try {
-    const spStorage = fsStorage({ dir: join(base, 'sp') });
+    const spStorage = fsStorage({ dir: join(base, 'sp'), layout: 'files' });
     const writer = createWriter({ storage: spStorage, profile: noIndexProfile, runId: 'bench', lock: false });
-    const adStorage = fsStorage({ dir: join(base, 'fs') });
+    const adStorage = fsStorage({ dir: join(base, 'fs'), layout: 'files' });
     const rawDir = join(base, 'raw', 'checkpoints', 'bench');
     mkdirSync(join(rawDir, 'history'), { recursive: true });
     const doc = (i: number): Uint8Array =>

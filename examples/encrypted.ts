@@ -14,7 +14,8 @@ const dir = mkdtempSync(join(tmpdir(), 'savepoint-encrypted-example-'));
 try {
   // In production: EncryptionKey.fromEnv('SAVEPOINT_KEY'), the key kept in a secret manager.
   const key = EncryptionKey.generate();
-  const storage = encryptedStorage(fsStorage({ dir }), { keys: key });
+  // The file layout, to look at the files on disk (a new directory only savepoint reads is packed by default).
+  const storage = encryptedStorage(fsStorage({ dir, layout: 'files' }), { keys: key });
 
   const writer = createWriter({ storage, runId: 'run-1', heartbeatIntervalMs: false });
   await writer.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { step: 1, apiKey: 'sk-live-example' } });

@@ -8,7 +8,9 @@
  *   npx tsx examples/langgraph.ts --dir .langgraph-demo --thread order-42
  *
  * Options: `--dir` store directory, `--thread` thread id, `--delay MS` pause in each node
- * (to have time to kill it), `--marker FILE` appends one line per node that ran.
+ * (to have time to kill it), `--marker FILE` appends one line per node that ran, `--layout files`
+ * a file per key in a new directory (to look at the checkpoints on disk; by default a new
+ * directory gets the packed layout, as any directory only savepoint reads).
  */
 import { appendFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -113,8 +115,13 @@ export function buildGraph(options: { delayMs?: number; onNode?: (name: string, 
 }
 
 /** Runs (or resumes) thread `threadId` to the end with its checkpoints in `dir`; returns the final state. */
-export async function runToEnd(dir: string, threadId: string, options: Parameters<typeof buildGraph>[0] = {}): Promise<GraphState> {
-  const storage = fsStorage({ dir });
+export async function runToEnd(
+  dir: string,
+  threadId: string,
+  options: Parameters<typeof buildGraph>[0] = {},
+  layout?: 'files' | 'packed',
+): Promise<GraphState> {
+  const storage = fsStorage({ dir, ...(layout ? { layout } : {}) });
   try {
     const checkpointer = new SavepointSaver({ storage });
     const app = buildGraph(options).compile({ checkpointer });
@@ -145,13 +152,21 @@ export async function main(argv: string[]): Promise<void> {
       thread: { type: 'string', default: 'order-42' },
       delay: { type: 'string', default: '0' },
       marker: { type: 'string' },
+      layout: { type: 'string' },
     },
   });
+  const layout = values.layout;
+  if (layout !== undefined && layout !== 'files' && layout !== 'packed') throw new Error('--layout takes files or packed');
   const marker = values.marker;
-  const final = await runToEnd(values.dir, values.thread, {
-    delayMs: Number(values.delay),
-    ...(marker ? { onNode: (name: string) => appendFileSync(marker, `${name}\n`) } : {}),
-  });
+  const final = await runToEnd(
+    values.dir,
+    values.thread,
+    {
+      delayMs: Number(values.delay),
+      ...(marker ? { onNode: (name: string) => appendFileSync(marker, `${name}\n`) } : {}),
+    },
+    layout,
+  );
   const summary = {
     report: final.report,
     total: final.total,

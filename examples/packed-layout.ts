@@ -1,8 +1,10 @@
 /**
- * The packed fs layout (experimental): run with `npx tsx examples/packed-layout.ts`.
+ * The packed fs layout: run with `npx tsx examples/packed-layout.ts`.
  *
  * A LangGraph conversation checkpointed by SavepointSaver into `fsStorage({ dir, layout:
- * 'packed' })`: values kept in a few segment files instead of a file per key. It runs 20 turns,
+ * 'packed' })`: values kept in a few segment files instead of a file per key. (`fsStorage({ dir })`
+ * gives a new directory the same layout once the saver is made on it: it declares that only
+ * savepoint reads it; the layout is named here to show it.) It runs 20 turns,
  * closes the store as a restart would, opens it again and reads the thread's state and its
  * oldest checkpoint, then shows what is on disk, and that a spec profile (whose files other
  * tools read) refuses the packed store.

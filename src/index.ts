@@ -37,6 +37,7 @@ export {
   type BatchOperation,
   type BatchOptions,
   type BatchOutcome,
+  type StoreReaders,
 } from './contract/storage.js';
 export { memoryStorage, type MemoryStorageOptions } from './storage/memory.js';
 

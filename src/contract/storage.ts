@@ -1,4 +1,5 @@
 import { assertStorageArgument, assertStringArgument } from './arguments.js';
+import { CheckpointError } from './errors.js';
 /**
  * The StorageAdapter contract: a small key → bytes store with conditional writes.
  *
@@ -167,6 +168,35 @@ export interface StorageAdapter {
   batch?(operations: readonly BatchOperation[], options?: BatchOptions): Promise<BatchOutcome[]>;
   /** Releases resources (after flushing any local queue); later calls reject with `checkpoint_closed`. Idempotent. */
   close(): Promise<void>;
+  /**
+   * Optional. Who reads the values the store holds (see {@link StoreReaders}), said by a consumer
+   * before it reads `capabilities` and before its first write: `SavepointSaver` says `'savepoint'`;
+   * the writer and resume say `'other-tools'` for a profile whose files other tools read
+   * (`Profile.sharedFiles`), else `'savepoint'`. A store whose way of holding values is still open
+   * may fix it then (fsStorage without a `layout`, on a new directory: `'savepoint'` packs values
+   * into segment files, `'other-tools'` keeps a file per key); its `capabilities` and optional
+   * members then describe what it fixed. A store that holds values one way only ignores it, and so
+   * does a store that fixed its way already (a later declaration changes nothing). A wrapper
+   * forwards it to the store it wraps. Callers use {@link declareReadersOf}.
+   */
+  declareReaders?(readers: StoreReaders): void;
+}
+
+/**
+ * Who reads a store's values: `'savepoint'`, savepoint alone (through this contract); or
+ * `'other-tools'`, other programs too, straight from the backend (the files a spec profile names).
+ */
+export type StoreReaders = 'savepoint' | 'other-tools';
+
+/** Tells `store` who reads its values, where it asks ({@link StorageAdapter.declareReaders}); nothing otherwise. */
+export function declareReadersOf(store: StorageAdapter, readers: StoreReaders): void {
+  if (typeof store.declareReaders === 'function') store.declareReaders(readers);
+}
+
+/** Refuses anything but a {@link StoreReaders} value (`checkpoint_config_invalid`). */
+export function assertStoreReaders(readers: unknown, where: string): asserts readers is StoreReaders {
+  if (readers !== 'savepoint' && readers !== 'other-tools')
+    throw new CheckpointError('checkpoint_config_invalid', `${where}: readers must be 'savepoint' or 'other-tools'`);
 }
 
 /** Collects `adapter.list(prefix)` into an array. */

@@ -13,7 +13,7 @@ import {
 import { systemClock, type Clock } from '../contract/clock.js';
 import { CheckpointError } from '../contract/errors.js';
 import { deleteRun } from '../runs/delete-run.js';
-import type { StorageAdapter } from '../contract/storage.js';
+import { declareReadersOf, type StorageAdapter } from '../contract/storage.js';
 import { LANGGRAPH_ROOT, headKey, segmentOf, threadSegmentOfRun } from './keys.js';
 import { langGraphProfile } from './profile.js';
 import { deltaChannelHistory } from './saver-delta.js';
@@ -115,6 +115,8 @@ export class SavepointSaver extends BaseCheckpointSaver {
         details: { keepLast: String(keepLast) },
       });
     }
+    // Before anything reads its capabilities: only savepoint reads a saver's documents (a new fs directory packs them).
+    declareReadersOf(options.storage, 'savepoint');
     this.storage = options.storage;
     this.keepLast = keepLast;
     if (options.dedup !== undefined && typeof options.dedup !== 'boolean')

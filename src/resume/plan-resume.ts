@@ -1,4 +1,4 @@
-import { assertStoreServesProfile } from '../contract/shared-files.js';
+import { declareAndAssertProfileStore } from '../contract/shared-files.js';
 import { formatDuration } from '../contract/human-duration.js';
 import type { ForeignReadWarning } from '../contract/document-format.js';
 import { assertStorageProfileOptions } from '../contract/arguments.js';
@@ -151,7 +151,7 @@ const FOREIGN_READ_MESSAGES: Readonly<Record<ForeignReadWarning, (key: string) =
 export async function planResume<P>(options: PlanResumeOptions<P>): Promise<ResumePlan<P>> {
   assertStorageProfileOptions(options, 'planResume');
   const { profile, runId } = options;
-  assertStoreServesProfile(options.storage, profile, 'planResume');
+  declareAndAssertProfileStore(options.storage, profile, 'planResume');
   const clock = options.clock ?? systemClock;
   const located = await locateNewestSnapshot({
     storage: options.storage,

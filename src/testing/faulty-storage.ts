@@ -15,7 +15,7 @@ import { assertStorageArgument, assertOptionsArgument } from '../contract/argume
 import { faultyList } from './faulty/list.js';
 import { runOperation } from './faulty/run.js';
 import { moveOf, type MovableStorage } from '../contract/move.js';
-import { getManyOf, type MultiGetStorage } from '../contract/storage.js';
+import { declareReadersOf, getManyOf, type MultiGetStorage, type StorageCapabilities } from '../contract/storage.js';
 import { newFaultState, type FaultState } from './faulty/state.js';
 
 /** The operations {@link faultyStorage} counts and can fault. */
@@ -118,6 +118,12 @@ export function faultyStorage(inner: StorageAdapter, plan: FaultPlan = {}): Faul
     },
   };
   passOptionalMembers(state, adapter);
+  adapter.declareReaders = (readers) => {
+    declareReadersOf(inner, readers);
+    // The inner store may have fixed how it holds values (fsStorage without a layout): its capabilities and members now.
+    (adapter as { capabilities: StorageCapabilities }).capabilities = inner.capabilities;
+    passOptionalMembers(state, adapter);
+  };
   return adapter;
 }
 

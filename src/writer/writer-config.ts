@@ -1,4 +1,4 @@
-import { assertStoreServesProfile } from '../contract/shared-files.js';
+import { declareAndAssertProfileStore } from '../contract/shared-files.js';
 import { systemClock, type Clock } from '../contract/clock.js';
 import { CheckpointError } from '../contract/errors.js';
 import type { Profile } from '../contract/profile.js';
@@ -97,7 +97,7 @@ export function resolveWriterConfig<P>(options: WriterOptions<P>, profile: Profi
   const { storage, runId } = options;
   if (!storage || typeof storage.put !== 'function') throw configError('storage must be a StorageAdapter');
   if (!profile || typeof profile.trigger !== 'function') throw configError('profile must come from defineProfile');
-  assertStoreServesProfile(storage, profile, 'createWriter');
+  declareAndAssertProfileStore(storage, profile, 'createWriter');
   profile.assertRunId(runId);
   const failMode = options.failMode ?? 'result';
   if (failMode !== 'result' && failMode !== 'throw') throw configError("failMode must be 'result' or 'throw'");

@@ -51,7 +51,7 @@ describe('savepoint CLI on a file-system store', () => {
   beforeAll(async () => {
     await ensureBuilt();
     dir = mkdtempSync(join(tmpdir(), 'savepoint-cli-'));
-    const storage = fsStorage({ dir });
+    const storage = fsStorage({ dir, layout: 'files' });
     await writeRun(storage, 'run-a', 3, 'in_progress');
     await writeRun(storage, 'run-b', 2, 'completed');
     await storage.close();

@@ -22,13 +22,13 @@ async function code(args: string[], stdin = ''): Promise<number> {
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'savepoint-cli-exit-'));
-  const storage = fsStorage({ dir });
+  const storage = fsStorage({ layout: 'files', dir });
   const w = createWriter({ storage, profile: defaultProfile, runId: 'r1', heartbeatIntervalMs: false, coalesceWindowMs: 0 });
   for (let i = 1; i <= 3; i++) await w.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { i } });
   await w.close();
   await storage.close();
   damaged = mkdtempSync(join(tmpdir(), 'savepoint-cli-exit-bad-'));
-  const bad = fsStorage({ dir: damaged });
+  const bad = fsStorage({ layout: 'files', dir: damaged });
   const w2 = createWriter({ storage: bad, profile: defaultProfile, runId: 'r1', heartbeatIntervalMs: false });
   await w2.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { i: 1 } });
   await w2.close();

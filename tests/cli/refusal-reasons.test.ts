@@ -41,7 +41,7 @@ function planStore(change: Record<string, unknown>): string {
 describe('why a file was refused: resume and verify say the same thing', () => {
   it('a default-profile run copied with cp -r: verify names the run id inside, runs lists it invalid, resume lists each refused file', async () => {
     const dir = tempDir();
-    const storage = fsStorage({ dir });
+    const storage = fsStorage({ layout: 'files', dir });
     const writer = createWriter({ storage, runId: 'run-a', coalesceWindowMs: 0 });
     for (let i = 0; i < 3; i++) await writer.checkpoint({ source: 'manual', status: 'in_progress', payload: { i } });
     await writer.close();
@@ -72,7 +72,7 @@ describe('why a file was refused: resume and verify say the same thing', () => {
 
   it('a phased run copied under another run id: verify reports what resume refuses', async () => {
     const dir = tempDir();
-    const storage = fsStorage({ dir });
+    const storage = fsStorage({ layout: 'files', dir });
     await putFixtures(storage, 'phased-workflow', {
       [`checkpoints/${PHASED_RUN}/cp_1_phase_complete.json`]: 'cp_1_phase_complete.json',
       [`checkpoints/${PHASED_RUN}/cp_2_gate_decision.json`]: 'cp_2_gate_decision.json',
@@ -94,7 +94,7 @@ describe('why a file was refused: resume and verify say the same thing', () => {
 
   it('plan_number "2" in 02-CHECKPOINT.json is an identity (schema) error, not checkpoint_integrity_mismatch, in resume and verify', async () => {
     const dir = planStore({ plan_number: '2' });
-    const storage = fsStorage({ dir });
+    const storage = fsStorage({ layout: 'files', dir });
     const err = (await planResume({ storage, profile: planExecutor, runId: '02' }).catch((e: unknown) => e)) as CheckpointError;
     expect(isCheckpointError(err, 'checkpoint_no_valid_snapshot')).toBe(true);
     expect(err.details.reasonCodes).toEqual(['checkpoint_schema_invalid']);
@@ -109,7 +109,7 @@ describe('why a file was refused: resume and verify say the same thing', () => {
 
   it('the first failing field reaches the resume error, findIncompleteRuns and the CLI, in the words verify uses', async () => {
     const dir = planStore({ last_activity: 'yesterday' });
-    const storage = fsStorage({ dir });
+    const storage = fsStorage({ layout: 'files', dir });
     const unreadable: CheckpointError[] = [];
     expect(await findIncompleteRuns({ storage, profile: planExecutor, onUnreadable: (_, e) => unreadable.push(e) })).toEqual([]);
     expect(unreadable[0]!.details.issues).toEqual(['plans/02-CHECKPOINT.json: /last_activity Invalid ISO datetime']);
@@ -123,7 +123,7 @@ describe('why a file was refused: resume and verify say the same thing', () => {
 
   it("a plan that resumes past a refused file carries the file's first failing field (plan.skipped[].issue), also in resume's output", async () => {
     const dir = tempDir();
-    const storage = fsStorage({ dir });
+    const storage = fsStorage({ layout: 'files', dir });
     const writer = createWriter({ storage, runId: 'run-1', coalesceWindowMs: 0 });
     for (let i = 0; i < 2; i++) await writer.checkpoint({ source: 'manual', status: 'in_progress', payload: { i } });
     await writer.close();

@@ -35,7 +35,7 @@ async function verify(dir: string): Promise<{ code: number; json: VerifyJson }> 
 async function storeWithRun(steps = 3): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), 'savepoint-verify-'));
   dirs.push(dir);
-  const storage = fsStorage({ dir });
+  const storage = fsStorage({ layout: 'files', dir });
   const writer = createWriter({ storage, profile, runId: 'run-a', heartbeatIntervalMs: false, coalesceWindowMs: 0 });
   for (let i = 1; i <= steps; i++)
     expect((await writer.checkpoint({ source: 'manual', status: 'in_progress', payload: { step: i } })).ok).toBe(true);
@@ -93,7 +93,7 @@ describe('an unreadable lock costs resume a scan, not the resume', () => {
     const dir = await storeWithRun();
     writeFileSync(join(dir, 'elsewhere.json'), '{}');
     symlinkSync(join(dir, 'elsewhere.json'), join(dir, lockKey));
-    const storage = fsStorage({ dir, cleanupOnOpen: false });
+    const storage = fsStorage({ layout: 'files', dir, cleanupOnOpen: false });
     const plan = await planResume({ storage, profile, runId: 'run-a' });
     expect(plan.snapshot.sequence).toBe(3);
     expect(plan.source.latest).toBe('valid');
@@ -107,7 +107,7 @@ describe('an unreadable lock costs resume a scan, not the resume', () => {
     const dir = await storeWithRun();
     writeFileSync(join(dir, lockKey), '{}');
     chmodSync(join(dir, lockKey), 0o000);
-    const storage = fsStorage({ dir, cleanupOnOpen: false });
+    const storage = fsStorage({ layout: 'files', dir, cleanupOnOpen: false });
     const plan = await planResume({ storage, profile, runId: 'run-a' });
     expect(plan.snapshot.sequence).toBe(3);
     await storage.close();
@@ -118,7 +118,7 @@ describe('verify after a crash mid-prune', () => {
   it('finds nothing wrong at any crash point of a prune that deletes and compresses', async () => {
     for (let at = 0; at < 12; at++) {
       const dir = await storeWithRun(6);
-      const inner = fsStorage({ dir, cleanupOnOpen: false });
+      const inner = fsStorage({ layout: 'files', dir, cleanupOnOpen: false });
       const later = Date.now() + 3 * 24 * 3_600_000; // old enough to compress
       const plan = planRetention(await buildInventory({ storage: inner, profile }), { rules: [keepLast(3)], compressAfter: '1d' }, later);
       expect(plan.operations.some((o) => o.type === 'compress')).toBe(true);

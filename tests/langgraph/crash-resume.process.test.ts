@@ -69,7 +69,8 @@ describe('examples/langgraph.ts under SIGKILL', () => {
     for (const killAfter of [2, 7, 11]) {
       const dir = join(bundled.work, `crash-${killAfter}`);
       const marker = `${dir}.marker`;
-      const run = start(['--dir', dir, '--thread', 'order-42', '--delay', '150', '--marker', marker]);
+      // The file layout: the test watches the history files appear.
+      const run = start(['--dir', dir, '--layout', 'files', '--thread', 'order-42', '--delay', '150', '--marker', marker]);
       // LangGraph runs the next node without waiting for the last checkpoint to be stored, and on
       // a busy disk a durable write can take longer than a node: kill once `killAfter` nodes ran
       // and the checkpoint before the last of them is in its file (so stored), not earlier.
@@ -113,7 +114,7 @@ describe('examples/langgraph.ts under SIGKILL', () => {
     // writes is what a SIGKILL between the two leaves; the example once read LangGraph's empty
     // `next` there as a finished thread and started it over (CI saw '0 items, total 26 EUR').
     const clean = join(bundled.work, 'cut-clean');
-    const uninterrupted = await runToEnd(clean, 'order-42');
+    const uninterrupted = await runToEnd(clean, 'order-42', {}, 'files');
     const run = join('langgraph', 'order-42');
     const ids = readdirSync(join(clean, run, 'history')).sort();
     expect(ids.length).toBe(ALL_NODES + 2); // the input's checkpoint, the first step's, one after each node

@@ -23,7 +23,7 @@ afterEach(async () => {
 describe('SavepointSaver on fsStorage (journal): journal records per superstep', () => {
   it('two: the writes, and the checkpoint with its head claim in one batch (not a commit of its own)', async () => {
     const counted = countingIo();
-    const storage = createFsStorage({ dir: fresh() }, { io: counted.io });
+    const storage = createFsStorage({ layout: 'files', dir: fresh() }, { io: counted.io });
     stores.push(storage);
     const saver = new SavepointSaver({ storage });
     const cursor: Cursor = { config: { configurable: { thread_id: 'known', checkpoint_ns: '' } }, step: 0 };
@@ -38,7 +38,7 @@ describe('SavepointSaver on fsStorage (journal): journal records per superstep',
 
   it('encryptedStorage over the journal: two as well (regression: the claim cost a record of its own, three a superstep)', async () => {
     const counted = countingIo();
-    const storage = createFsStorage({ dir: fresh() }, { io: counted.io });
+    const storage = createFsStorage({ layout: 'files', dir: fresh() }, { io: counted.io });
     stores.push(storage);
     const saver = new SavepointSaver({ storage: encryptedStorage(storage, { keys: [EncryptionKey.generate()] }) });
     const cursor: Cursor = { config: { configurable: { thread_id: 'sealed', checkpoint_ns: '' } }, step: 0 };
@@ -50,7 +50,7 @@ describe('SavepointSaver on fsStorage (journal): journal records per superstep',
 
   it('a new thread: its first checkpoint (head created with it) is one record', async () => {
     const counted = countingIo();
-    const storage = createFsStorage({ dir: fresh() }, { io: counted.io });
+    const storage = createFsStorage({ layout: 'files', dir: fresh() }, { io: counted.io });
     stores.push(storage);
     const saver = new SavepointSaver({ storage });
     const thread = { configurable: { thread_id: 'new-thread', checkpoint_ns: '' } };

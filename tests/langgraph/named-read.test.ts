@@ -63,7 +63,7 @@ describe('SavepointSaver: getTuple of a checkpoint named by id', () => {
   });
 
   it('fs: a checkpoint read by id reaches each of its writes documents once (one linked read, no listing then a read)', async () => {
-    const storage = fsStorage({ dir: newDir() });
+    const storage = fsStorage({ layout: 'files', dir: newDir() });
     try {
       const saver = new SavepointSaver({ storage });
       const cursor: Cursor = { config: { configurable: { thread_id: 't', checkpoint_ns: '' } }, step: 0 };
@@ -95,7 +95,7 @@ describe('SavepointSaver: getTuple of a checkpoint named by id', () => {
           fc.integer({ min: 1, max: 6 }),
           fc.array(fc.record({ at: fc.nat(5), task: fc.nat(3), value: fc.string({ maxLength: 8 }) }), { maxLength: 6 }),
           async (steps, extra) => {
-            const storage = kind === 'memory' ? memoryStorage() : fsStorage({ dir: newDir() });
+            const storage = kind === 'memory' ? memoryStorage() : fsStorage({ layout: 'files', dir: newDir() });
             try {
               const writer = new SavepointSaver({ storage });
               const cursor: Cursor = { config: { configurable: { thread_id: 'p', checkpoint_ns: '' } }, step: 0 };

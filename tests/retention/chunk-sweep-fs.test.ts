@@ -59,7 +59,7 @@ async function expectKept(storage: StorageAdapter, kept: Map<string, JsonValue>)
 
 describe('chunk sweep on fs', () => {
   it('goes in batches on a store whose acknowledged batch is durable (fs journal, memory), one call at a time where writes are held or there is no batch', async () => {
-    const journal = fsStorage({ dir: fresh() });
+    const journal = fsStorage({ layout: 'files', dir: fresh() });
     const direct = fsStorage({ dir: fresh(), journal: false });
     const memory = memoryStorage();
     // A store that holds acknowledged writes until flush() (as GitHub's): a copy must be durable before its chunk goes.
@@ -78,12 +78,12 @@ describe('chunk sweep on fs', () => {
 
   it("on the journal, hides chunks by move: each hidden copy is the chunk's file renamed (no new file, no copy of the bytes), and every kept checkpoint reads back", async () => {
     const dir = fresh();
-    const seeding = fsStorage({ dir });
+    const seeding = fsStorage({ layout: 'files', dir });
     const kept = await scene(seeding);
     await seeding.close();
     const inodes = new Map<string, number>();
     const counted = countingIo();
-    const storage = createFsStorage({ dir }, { io: counted.io });
+    const storage = createFsStorage({ layout: 'files', dir }, { io: counted.io });
     for (const e of await listAll(storage, CHUNK_PREFIX)) inodes.set(e.key, statSync(join(dir, e.key)).ino);
     const clock = manualClock(0);
     try {
@@ -112,7 +112,7 @@ describe('chunk sweep on fs', () => {
       await storage.close();
     }
     // Opened again (the journal replayed): the same.
-    const reopened = fsStorage({ dir });
+    const reopened = fsStorage({ layout: 'files', dir });
     try {
       expect((await listAll(reopened, CHUNK_PREFIX)).filter((e) => e.key.includes('.hidden-'))).toEqual([]);
     } finally {
@@ -123,7 +123,7 @@ describe('chunk sweep on fs', () => {
   it('on the journal, hides many unreferenced chunks in a few records (many moves a record), not one a chunk', async () => {
     const dir = fresh();
     const counted = countingIo();
-    const storage = createFsStorage({ dir }, { io: counted.io });
+    const storage = createFsStorage({ layout: 'files', dir }, { io: counted.io });
     try {
       const ids = Array.from({ length: 150 }, (_, i) => createHash('sha256').update(`chunk ${i}`).digest('hex'));
       await storage.batch!(ids.map((id, i) => ({ type: 'put' as const, key: chunkKey(id), bytes: new Uint8Array(600).fill(i) })));

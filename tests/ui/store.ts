@@ -14,7 +14,7 @@ export const START = Date.parse('2026-11-20T09:00:00Z');
 /** A store with four runs: finished, idle with heartbeats and a gap, damaged, and held by a live writer. */
 export async function buildViewerStore(): Promise<{ dir: string; close(): Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), 'savepoint-ui-'));
-  const written = fsStorage({ dir });
+  const written = fsStorage({ dir, layout: 'files' });
   const clock = manualClock(START);
   const write = async (
     runId: string,

@@ -1,6 +1,8 @@
 import { collectRunFiles } from '../../snapshot-io/run-files.js';
 import type { RunImportReport } from '../../profiles/import-run.js';
 import { fsStorage } from '../../storage/fs/index.js';
+import { declareReadersOf } from '../../contract/storage.js';
+import { readersOfProfile } from '../../contract/shared-files.js';
 import { stringFlag, type Command } from '../command.js';
 import { runImporterOf } from '../importers.js';
 import { CliError, EXIT, printJson, table } from '../io.js';
@@ -27,6 +29,8 @@ export const importCommand: Command = {
     const apply = ctx.values.apply === true;
     const toDir = stringFlag(ctx, 'to-dir');
     const target = toDir === undefined ? undefined : fsStorage({ dir: toDir, create: true, cleanupOnOpen: false });
+    // The copies are the profile's files: a new directory gets the layout their readers need.
+    if (target) declareReadersOf(target, readersOfProfile(ctx.profile));
     try {
       const runIds = ctx.positionals.length > 0 ? [...ctx.positionals] : [...(await collectRunFiles(ctx.storage, ctx.profile)).runs.keys()];
       const reports: RunImportReport[] = [];

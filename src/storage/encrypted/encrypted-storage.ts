@@ -13,6 +13,7 @@ import type {
   StorageEntry,
   StoredObject,
 } from '../../contract/storage.js';
+import { assertStoreReaders, declareReadersOf, type StoreReaders } from '../../contract/storage.js';
 import { assertKey } from '../keys.js';
 import { toHex } from '../../codec/sha256.js';
 import { EncryptionKey } from './encryption-key.js';
@@ -200,9 +201,10 @@ function capabilitiesOf(inner: StorageAdapter, sharedFiles: 'refuse' | 'accept')
 function bufferedMembers(inner: StorageAdapter): Partial<Pick<BufferedStorage, 'flush' | 'applied' | 'isPending' | 'rateBudget'>> {
   const b = inner as BufferedStorage;
   return {
-    ...(typeof b.flush === 'function' ? { flush: () => b.flush!() } : {}),
+    // Looked up at each call: a store that fixes how it holds values later (fsStorage without a layout) may then have none.
+    ...(typeof b.flush === 'function' ? { flush: async () => b.flush?.() } : {}),
     // Without it a store whose flush only waits for durable writes (the fs journal) would look like one holding writes back.
-    ...(typeof b.applied === 'function' ? { applied: () => b.applied!() } : {}),
+    ...(typeof b.applied === 'function' ? { applied: async () => b.applied?.() } : {}),
     ...(typeof b.isPending === 'function' ? { isPending: (key: string) => b.isPending!(key) } : {}),
     ...(typeof b.rateBudget === 'function' ? { rateBudget: () => b.rateBudget!() } : {}),
   };
@@ -286,6 +288,13 @@ export function encryptedStorage(inner: StorageAdapter, options: EncryptedStorag
       state.closed = true;
       await Promise.allSettled([...state.inFlight]);
       await inner.close();
+    },
+    declareReaders(readers: StoreReaders) {
+      assertStoreReaders(readers, 'encryptedStorage.declareReaders');
+      // Ciphertext is read by savepoint alone, unless the user accepted shared files held encrypted.
+      declareReadersOf(inner, readers === 'other-tools' && sharedFiles === 'accept' ? 'other-tools' : 'savepoint');
+      // The inner store may have fixed how it holds values: its capabilities now are what this one carries.
+      (store as { capabilities: StorageCapabilities }).capabilities = capabilitiesOf(inner, sharedFiles);
     },
   };
   return store;

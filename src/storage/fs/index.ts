@@ -22,7 +22,8 @@ import { closeStore, ready, type FsOpenReport } from './lifecycle.js';
 import { getLinkedObjects } from './linked-read.js';
 import { listEntries, listKeyNames } from './list.js';
 import { INTERNAL_MARK } from './names.js';
-import { fsSettings, type FsInternals, type FsStorageOptions } from './options.js';
+import { adoptMembers, autoLayoutFsStorage } from './auto-layout.js';
+import { fsSettings, type FsInternals, type FsSettings, type FsStorageOptions } from './options.js';
 import { packedFsStorage } from './packed-layout.js';
 import { readStored } from './read.js';
 import { assertOpen, newStoreState, track } from './store-state.js';
@@ -43,7 +44,8 @@ export interface FsStorage extends LinkedRead {
   /**
    * Opens the store (creates and resolves the root, sweeps stale files) if no operation
    * did yet, and resolves what opening found. Operations open the store themselves;
-   * call this to surface a bad directory early.
+   * call this to surface a bad directory early. In a directory holding no layout yet (and none
+   * declared), it makes the directory and fixes nothing (the report has no `layout`).
    */
   ready(): Promise<FsOpenReport>;
   /** With the journal: waits until every acknowledged write is in the spec's files (the `flush` of `BufferedStorage`). */
@@ -102,11 +104,15 @@ const JOURNALED: StorageCapabilities = Object.freeze({
  * - Temp and lock files (names starting `.sp\`) are never listed; the ones crashed
  *   writers left are removed on open.
  *
- * - **Packed layout** (`layout: 'packed'`, experimental): no file per key; values are appended
- *   to segment files under internal names and found through an index in memory. For stores no
- *   other tool reads (`SavepointSaver`, `defaultProfile`, `jsonProfile`): it declares
- *   `opaqueValues`, so a profile whose files other tools read refuses it. It opens at once, in
- *   this call. See docs/storage.md ("The packed layout").
+ * - **Packed layout** (`layout: 'packed'`): no file per key; values are appended to segment
+ *   files under internal names and found through an index in memory. For stores no other tool
+ *   reads (`SavepointSaver`, `defaultProfile`, `jsonProfile`): it declares `opaqueValues`, so a
+ *   profile whose files other tools read refuses it. It opens at once, in this call. See
+ *   docs/storage.md ("The packed layout").
+ * - **Without a `layout`**, the layout the directory holds; a new or empty directory takes the one
+ *   its first consumer declares (`declareReaders`: savepoint alone → packed, other tools → files),
+ *   else the file layout at the first put or batch. The object returned is the store either way:
+ *   once the layout is fixed, its members are that layout's own. See docs/storage.md ("Layouts").
  *
  * Node-only, POSIX (Linux, macOS); on Windows the store refuses to open
  * (`checkpoint_unsupported`). Local file systems only: network file systems do not keep
@@ -135,12 +141,21 @@ export function fsStorage(options: FsStorageOptions): FsStorage {
 export function createFsStorage(options: FsStorageOptions, internals: FsInternals = {}): FsStorage {
   const settings = fsSettings(options, internals);
   if (settings.layout === 'packed') return packedFsStorage(settings);
+  if (settings.layout === 'auto') return autoLayoutFsStorage(settings, { files: filesFsStorage, packed: packedFsStorage });
+  return filesFsStorage(settings);
+}
+
+/**
+ * The file layout in `settings.dir`; its members are set on `into` when given (the object the user
+ * holds, when the layout was chosen after it was made).
+ */
+function filesFsStorage(settings: FsSettings, into?: Partial<FsStorage>): FsStorage {
   const state = newStoreState(settings);
   const useJournal = state.settings.useJournal;
   const storage: FsStorage = {
     name: 'fs',
     capabilities: useJournal ? JOURNALED : DIRECT,
-    dir: options.dir,
+    dir: settings.dir,
     ready: () => ready(state),
 
     async get(key: string, opts?: GetOptions): Promise<StoredObject | undefined> {
@@ -211,7 +226,7 @@ export function createFsStorage(options: FsStorageOptions, internals: FsInternal
   }
   // Not enumerable, as move: a wrapper made by spreading the store (`{ ...storage, list }`) must not carry a listing that bypasses its own.
   Object.defineProperty(storage, 'listKeys', { value: (prefix: string): AsyncIterable<string> => listKeyNames(state, prefix) });
-  return storage;
+  return into ? adoptMembers(into, storage) : storage;
 }
 
 /** Prefix of the names of fsStorage's own temp and lock files (never keys, never listed). */

@@ -48,29 +48,93 @@ function firstFilesLayoutName(dir: string): string | undefined {
   }
 }
 
+/** Whether `dir` (absolute) holds a packed manifest: false when it does not, or `dir` does not exist. */
+function holdsManifest(dir: string): boolean {
+  try {
+    return lstatSync(join(dir, PACKED_MANIFEST_NAME)).isFile();
+  } catch (err) {
+    if (errnoOf(err) !== 'ENOENT' && errnoOf(err) !== 'ENOTDIR') throw err;
+    return false;
+  }
+}
+
+/** Whether `dir` (absolute) holds one of the file layout's journal files. */
+function holdsJournal(dir: string): boolean {
+  for (const name of JOURNAL_NAMES) {
+    try {
+      lstatSync(join(dir, name));
+      return true;
+    } catch (err) {
+      if (errnoOf(err) !== 'ENOENT' && errnoOf(err) !== 'ENOTDIR') throw err;
+    }
+  }
+  return false;
+}
+
+/**
+ * The refusal of a directory holding both a packed manifest and the file layout's journal: two
+ * processes opened it, new, with different layouts at the same moment, and each may hold values
+ * the other does not see. Neither layout opens it until one of the two is removed by hand.
+ */
+export function layoutConflict(dir: string): CheckpointError {
+  return new CheckpointError(
+    'checkpoint_config_invalid',
+    `fsStorage: directory ${JSON.stringify(dir)} holds both a packed manifest (.sp\\packed\\manifest) and the file layout's journal ` +
+      '(two processes made it at once with different layouts): neither layout opens it; keep the one whose values you want ' +
+      '(copy the other out first) and remove the other',
+    { details: { reason: 'layout_conflict' } },
+  );
+}
+
+/**
+ * The layout `dir` (absolute) holds: `packed` when it has a packed manifest, `files` when it has a
+ * key's file or folder or the journal, undefined when it holds neither (a new or empty directory, or
+ * none at all). A manifest beside a journal is {@link layoutConflict}. A few synchronous calls: a
+ * `lstat`, and a `readdir` batch stopping at the first name.
+ */
+export function layoutHeldBy(dirOption: string, dir: string): FsLayout | undefined {
+  if (holdsManifest(dir)) {
+    if (holdsJournal(dir)) throw layoutConflict(dirOption);
+    return 'packed';
+  }
+  try {
+    return firstFilesLayoutName(dir) === undefined ? undefined : 'files';
+  } catch (err) {
+    if (errnoOf(err) === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
 /**
  * Refuses to open `dir` with the packed layout when it holds the file layout: a packed store
  * there would not see the keys its files hold, and would answer as if they were absent. A
  * directory without a packed manifest and without a key's file (or a journal) is free for either
  * layout. Called before the packed store makes or reads anything in it; a missing directory is
- * left to the store's open.
+ * left to the store's open. Answers whether the directory held a packed store already (`'packed'`)
+ * or none yet (`'new'`).
  */
-export function assertPackedLayoutDir(dirOption: string, dir: string): void {
-  let isPacked: boolean;
-  try {
-    isPacked = lstatSync(join(dir, PACKED_MANIFEST_NAME)).isFile();
-  } catch (err) {
-    if (errnoOf(err) !== 'ENOENT' && errnoOf(err) !== 'ENOTDIR') throw err;
-    isPacked = false;
-  }
-  if (isPacked) return;
-  let name: string | undefined;
-  try {
-    name = firstFilesLayoutName(dir);
-  } catch (err) {
-    if (errnoOf(err) === 'ENOENT') return;
-    throw err;
-  }
-  if (name !== undefined)
+export function assertPackedLayoutDir(dirOption: string, dir: string): 'packed' | 'new' {
+  const held = layoutHeldBy(dirOption, dir);
+  if (held === 'files') {
+    const name = firstFilesLayoutName(dir) ?? '';
     throw layoutMismatch(dirOption, 'files', 'packed', name.startsWith(INTERNAL_MARK) ? 'its journal' : 'a file per key');
+  }
+  return held ?? 'new';
+}
+
+/**
+ * After a packed store made its manifest in a directory that held no layout: refuses it when the
+ * file layout appeared there meanwhile (another process opened it with the file layout at the same
+ * moment). With the file layout's own check after it made its journal (lifecycle.ts), one of two
+ * processes racing on a new directory with different layouts always sees the other.
+ */
+export function assertNoFilesLayoutBeside(dirOption: string, dir: string): void {
+  const name = firstFilesLayoutName(dir);
+  if (name !== undefined)
+    throw layoutMismatch(
+      dirOption,
+      'files',
+      'packed',
+      name.startsWith(INTERNAL_MARK) ? 'its journal, made at the same moment' : 'a file per key',
+    );
 }

@@ -28,8 +28,8 @@ export interface FsOpenReport {
   readonly removedLocks: number;
   /** What replaying the journal on open found (present when the store has a journal). */
   readonly journal?: RecoveryReport;
-  /** How the directory holds its values (the `layout` option). */
-  readonly layout: FsLayout;
+  /** How the directory holds its values (the `layout` option, or the one it was found or fixed with); absent while it holds none yet. */
+  readonly layout?: FsLayout;
 }
 
 /** Creates and resolves the root, sweeps stale files and replays a journal left there. */
@@ -77,6 +77,12 @@ async function openStore(state: FsStoreState): Promise<FsOpenReport> {
       });
       if (settings.useJournal) state.journal = j;
       else await j.close();
+      // Made now if the directory was new: a packed store made there since the look above would not see our keys (layout.ts, assertNoFilesLayoutBeside).
+      if ((await lstatIfAny(opened.at(PACKED_MANIFEST_NAME)))?.isFile()) {
+        state.journal = undefined;
+        await j.close().catch(() => undefined);
+        throw layoutMismatch(settings.dir, 'packed', 'files', 'a manifest made at the same moment');
+      }
     }
     state.root = opened;
     return { root: real, containment: opened.containment, layout: 'files', ...swept, ...(recovered ? { journal: recovered } : {}) };

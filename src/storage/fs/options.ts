@@ -73,19 +73,27 @@ export interface FsStorageOptions {
   maxReadBytes?: number;
   /**
    * How the directory holds its values. `'files'`: a file per key at the key's path, the files the
-   * specs name and other tools read. `'packed'` (experimental): values appended to a few segment
-   * files (`.sp\packed\…`) and found through an index kept in memory; no file per key, so only
-   * for stores no other tool reads (a profile with `sharedFiles` refuses it), and older savepoint
-   * versions cannot read it. It takes `dir`, `create` and `maxReadBytes` only (the journal's and
-   * the key locks' options are the file layout's). A directory holding one layout opened with the
-   * other is refused (`checkpoint_config_invalid`, details.reason `layout_mismatch`). See
-   * docs/storage.md ("The packed layout").
-   * @default 'files'
+   * specs name and other tools read. `'packed'`: values appended to a few segment files
+   * (`.sp\packed\…`) and found through an index kept in memory; no file per key, so only for
+   * stores no other tool reads (it declares `opaqueValues`: a profile with `sharedFiles` refuses
+   * it); a savepoint version without it sees such a directory as empty (and deletes nothing). It takes `dir`, `create` and
+   * `maxReadBytes` only (the journal's and the key locks' options are the file layout's). A
+   * directory holding one layout opened with the other is refused (`checkpoint_config_invalid`,
+   * details.reason `layout_mismatch`).
+   *
+   * Not given: the layout the directory holds; in a new or empty directory, the one its first
+   * consumer asks for (`declareReaders`: `SavepointSaver`, and the writer and resume with a profile
+   * no other tool reads, ask for `'packed'`; a spec profile asks for `'files'`), else `'files'` at
+   * the first put or batch. Reads of a directory holding no layout yet answer "absent" and fix
+   * nothing. Any option of the file layout (`journal`, `journalCheckpointBytes`, `staleAfterMs`,
+   * `lockTimeoutMs`, `fileMode`, `clock`) chooses `'files'`; `cleanupOnOpen` applies when the file
+   * layout is chosen and is ignored by a packed directory. See docs/storage.md ("Layouts").
+   * @default the directory's, else its first consumer's
    */
   layout?: FsLayout;
 }
 
-/** Test seams of {@link createFsStorage}; not part of the public API. */
+/** Test seams of {@link createFsStorage}; not part of the public API. They are the file layout's: given without a `layout`, they choose it. */
 export interface FsInternals {
   /** The file-system calls the journal makes (fault injection). */
   readonly io?: FsIo;
@@ -124,8 +132,8 @@ export interface FsSettings {
   readonly journalTuning: JournalTuning;
   /** The largest file a `get` reads (`maxReadBytes`). */
   readonly maxReadBytes: number;
-  /** How the directory holds its values (`layout`). */
-  readonly layout: FsLayout;
+  /** How the directory holds its values (`layout`); `auto`: what the directory holds, else what its first consumer asks for. */
+  readonly layout: FsLayout | 'auto';
 }
 
 /** The default of `maxReadBytes`: 1 GiB. */
@@ -152,6 +160,9 @@ const FILES_LAYOUT_ONLY = [
   'clock',
 ] as const;
 
+/** The file layout's options that choose it when `layout` is not given (`cleanupOnOpen` does not: it only applies if the file layout is chosen). */
+const IMPLYING_FILES = FILES_LAYOUT_ONLY.filter((name) => name !== 'cleanupOnOpen');
+
 function assertPackedOptions(options: FsStorageOptions): void {
   for (const name of FILES_LAYOUT_ONLY)
     if (options[name] !== undefined)
@@ -169,9 +180,12 @@ export function fsSettings(options: FsStorageOptions, internals: FsInternals): F
   const fileMode = options.fileMode ?? 0o666;
   if (!Number.isInteger(fileMode) || fileMode < 0 || fileMode > 0o7777)
     throw configInvalid('`fileMode` must be a permission mode such as 0o600');
-  const layout = options.layout ?? 'files';
-  if (!FS_LAYOUTS.includes(layout)) throw configInvalid("`layout` must be 'files' or 'packed'");
-  if (layout === 'packed') assertPackedOptions(options);
+  if (options.layout !== undefined && !FS_LAYOUTS.includes(options.layout)) throw configInvalid("`layout` must be 'files' or 'packed'");
+  if (options.layout === 'packed') assertPackedOptions(options);
+  // The test seams are the file layout's (its journal's calls and timings): given, they choose it too.
+  const filesImplied =
+    IMPLYING_FILES.some((name) => options[name] !== undefined) || Object.values(internals).some((value) => value !== undefined);
+  const layout = options.layout ?? (filesImplied ? 'files' : 'auto');
   const maxReadBytes = options.maxReadBytes ?? DEFAULT_MAX_READ_BYTES;
   if (!Number.isSafeInteger(maxReadBytes) || maxReadBytes <= 0)
     throw configInvalid('`maxReadBytes` must be a positive whole number of bytes');

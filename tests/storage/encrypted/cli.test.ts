@@ -28,7 +28,7 @@ async function cli(args: readonly string[], env: Record<string, string> = {}): P
 async function encryptedStore(): Promise<{ dir: string; key: EncryptionKey; keyText: string; keyFile: string }> {
   const dir = mkdtempSync(join(base, 'store-'));
   const key = EncryptionKey.generate();
-  const storage = encryptedStorage(fsStorage({ dir }), { keys: key });
+  const storage = encryptedStorage(fsStorage({ layout: 'files', dir }), { keys: key });
   const writer = createWriter({ storage, runId: 'run-1', heartbeatIntervalMs: false });
   for (let i = 1; i <= 3; i++)
     await writer.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { step: i, note: SECRET } });
@@ -121,7 +121,9 @@ describe('savepoint CLI on an encrypted store', () => {
     expect(rotated).toMatchObject({ action: 'rotate', created: true, removed: [(listed.keys as { keyId: string }[])[0]!.keyId] });
     givenKey = rotateFile; // the old key no longer opens the store
     const hidden = await run(['run-id', 'alice@example.com/ticket-1']);
-    const storage = encryptedStorage(fsStorage({ dir }), { keys: EncryptionKey.fromText(readFileSync(rotateFile, 'utf8')) });
+    const storage = encryptedStorage(fsStorage({ layout: 'files', dir }), {
+      keys: EncryptionKey.fromText(readFileSync(rotateFile, 'utf8')),
+    });
     expect(hidden).toEqual({
       schemaVersion: 1,
       action: 'run-id',

@@ -40,7 +40,8 @@ function allFiles(dir: string): string[] {
     .map((e) => join(e.parentPath, e.name));
 }
 
-const opened = (dir: string, keys: EncryptionKey | EncryptionKey[]): StorageAdapter => encryptedStorage(fsStorage({ dir }), { keys });
+const opened = (dir: string, keys: EncryptionKey | EncryptionKey[]): StorageAdapter =>
+  encryptedStorage(fsStorage({ layout: 'files', dir }), { keys });
 
 describe('SavepointSaver on encryptedStorage', () => {
   it('a graph interrupted mid-run resumes from a new saver with the key; the store holds no plaintext; no key, no read', async () => {

@@ -7,7 +7,7 @@ import { defaultProfile, isCheckpointError, planResume } from '../../../src/inde
 import { fsStorage } from '../../../src/entries/fs.js';
 
 const [dir, runId, hugeKey] = process.argv.slice(2) as [string, string, string];
-const storage = fsStorage({ dir });
+const storage = fsStorage({ dir, layout: 'files' });
 const out: Record<string, unknown> = {};
 try {
   // 'scan': every history file is looked at, the huge one too.

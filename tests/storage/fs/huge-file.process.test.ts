@@ -45,7 +45,7 @@ function runChild(args: readonly string[]): Promise<{ code: number | null; signa
 describe('a huge file in an fs store', () => {
   it('a 2.1 GiB latest.json and history file: the reader exits normally, refuses them unread and resumes from the newest sound file', async () => {
     const dir = newDir();
-    const storage = fsStorage({ dir });
+    const storage = fsStorage({ dir, layout: 'files' });
     const writer = createWriter({ storage, profile: defaultProfile, runId: 'r', heartbeatIntervalMs: false, coalesceWindowMs: 0 });
     for (let i = 1; i <= 3; i++) {
       const r = await writer.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { i } });

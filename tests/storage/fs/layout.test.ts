@@ -57,7 +57,7 @@ describe("fsStorage({ layout: 'packed' })", () => {
     const again = fsStorage({ dir, layout: 'packed' });
     expect(text((await again.get('runs/a/latest.json'))?.bytes)).toBe('one');
     await again.close();
-    const files = fsStorage({ dir: newDir() });
+    const files = fsStorage({ dir: newDir(), layout: 'files' });
     expect((await files.ready()).layout).toBe('files');
     await files.close();
   });
@@ -105,7 +105,7 @@ describe('fsStorage: a directory of one layout opened with the other', () => {
     const withFolder = newDir();
     mkdirSync(join(withFolder, 'checkpoints'));
     const withJournal = newDir();
-    const journaled = fsStorage({ dir: withJournal });
+    const journaled = fsStorage({ dir: withJournal, layout: 'files' });
     await journaled.ready();
     await journaled.close();
     for (const dir of [withFile, withFolder, withJournal]) {
@@ -124,7 +124,7 @@ describe('fsStorage: a directory of one layout opened with the other', () => {
     const packed = fsStorage({ dir, layout: 'packed' });
     await packed.put('checkpoints/run-1/latest.json', utf8('packed'));
     await packed.close();
-    const files = fsStorage({ dir });
+    const files = fsStorage({ dir, layout: 'files' });
     const err = await rejection(files.ready());
     expect(err.reasonCode).toBe('checkpoint_config_invalid');
     expect(err.details).toMatchObject({ reason: 'layout_mismatch', layout: 'packed', asked: 'files' });
