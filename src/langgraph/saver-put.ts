@@ -2,12 +2,13 @@ import type { RunnableConfig } from '@langchain/core/runnables';
 import type { ChannelVersions, Checkpoint, CheckpointMetadata } from '@langchain/langgraph-checkpoint';
 import { toRfc3339 } from '../contract/clock.js';
 import type { Snapshot } from '../contract/snapshot.js';
+import type { KnownMetadata } from '../contract/storage.js';
 import { isCheckpointError } from '../contract/errors.js';
 import type { WritePlan, WriteReport } from '../writer/ordered-write.js';
 import { handOver } from '../storage/handed-over.js';
 import { writeGroup } from '../writer/write-step.js';
 import { checkpointIdOf, configurableOf, namespaceOf, requireThreadId } from './config.js';
-import { sealCheckpointDocument } from './document.js';
+import { sealCheckpointDocument, type SealedCheckpoint } from './document.js';
 import { encodeHead, encodeHeadInto } from './head.js';
 import { checkpointKey, headKey } from './keys.js';
 import { dumpAll, plainJsonWithout, plainObjectCanonicalJson, type Dumped } from './plain-json.js';
@@ -49,6 +50,8 @@ interface Encoded {
   readonly snapshot: Snapshot<LangGraphPayload>;
   readonly channels: Record<string, StoredChannel>;
   readonly texts: Record<string, string>;
+  /** What the document's metadata is to a store that indexes it, where the saver knows it (see `KnownMetadata`). */
+  readonly knownMetadata: KnownMetadata | undefined;
 }
 
 /** Serialized channels of the parent checkpoint (with their texts when the saver wrote it last and still holds it). */
@@ -264,9 +267,14 @@ function sealCheckpoint(
   const sealed = sealCheckpointDocument(header, payload, { texts, scratch: sealBuffer(state), metadata: stored.text });
   // Handed over: nothing changes a sealed document again, so the chunk step and the store keep it
   // rather than copy it (only a large buffer of its own is: never the seal buffer, see `handOver`).
-  return sealed instanceof Promise
-    ? sealed.then(({ bytes, snapshot }) => ({ bytes: handOver(bytes), snapshot, channels, texts }))
-    : { bytes: handOver(sealed.bytes), snapshot: sealed.snapshot, channels, texts };
+  return sealed instanceof Promise ? sealed.then((s) => encodedOf(s, channels, texts)) : encodedOf(sealed, channels, texts);
+}
+
+/** A sealed document as the saver stores it: its bytes handed over, its metadata known for those very bytes. */
+function encodedOf(sealed: SealedCheckpoint, channels: Record<string, StoredChannel>, texts: Record<string, string>): Encoded {
+  const bytes = handOver(sealed.bytes);
+  const json = sealed.metadataColumn;
+  return { bytes, snapshot: sealed.snapshot, channels, texts, knownMetadata: json === undefined ? undefined : { bytes, json } };
 }
 
 /**
@@ -304,6 +312,7 @@ function storeLearned(
     {
       key: checkpointKey(run.runId, id),
       bytes: encoded.bytes,
+      knownMetadata: encoded.knownMetadata,
       chunk: state.dedup,
       chunkFrom: CHECKPOINTS_CHUNKED_FROM,
       chunkFanout: chunkFanoutOf(state.storage),

@@ -9,7 +9,7 @@ import {
   type RunIndexEncoder,
   type RunIndexEntry,
 } from '../codec/run-index.js';
-import type { BatchOperation, StorageAdapter } from '../contract/storage.js';
+import type { BatchOperation, KnownMetadata, StorageAdapter } from '../contract/storage.js';
 import { isPendingResult } from '../contract/buffered-storage.js';
 import type { WriteFence } from './run-lock.js';
 import { chunkPlan, chunksDurable } from './chunk-step.js';
@@ -46,6 +46,8 @@ export interface PutOp {
   readonly chunkFrom?: number;
   /** With `chunk`: its chunk tree's node fanout, when not `NODE_FANOUT` (codec/chunking.ts). */
   readonly chunkFanout?: number;
+  /** Its metadata, known to the caller that built it, for the store (a put's `knownMetadata`; it describes `bytes` only, so it falls away when they are chunked). */
+  readonly knownMetadata?: KnownMetadata | undefined;
 }
 
 /** One key to replace only if it still holds `ifVersion` (rewrite of the still-open snapshot). */
@@ -185,7 +187,7 @@ export function batchOperations(
   if (plan.chunks) for (const c of plan.chunks) ops.push({ type: 'put', key: c.key, bytes: c.bytes });
   for (const c of creates) ops.push({ type: 'put', key: c.key, bytes: c.bytes, ifAbsent: true });
   for (const r of replaces) ops.push({ type: 'put', key: r.key, bytes: r.bytes, ifVersion: r.ifVersion });
-  if (plan.puts) for (const p of plan.puts) ops.push({ type: 'put', key: p.key, bytes: p.bytes });
+  if (plan.puts) for (const p of plan.puts) ops.push({ type: 'put', key: p.key, bytes: p.bytes, knownMetadata: p.knownMetadata });
   if (plan.latest) ops.push({ type: 'put', key: plan.latest.key, bytes: plan.latest.bytes });
   if (fence?.check) ops.push(fence.check);
   if (indexPut)
@@ -369,7 +371,7 @@ async function writeSequential(
   // A writer that lost its lease while creating history must not replace another writer's latest.
   await fence?.confirm();
   for (const p of plan.puts ?? []) {
-    const r = await storage.put(p.key, p.bytes);
+    const r = await storage.put(p.key, p.bytes, { knownMetadata: p.knownMetadata });
     versions.set(p.key, r.version);
     if (isPendingResult(r)) pending = true;
   }
