@@ -9,7 +9,7 @@ import { handOver } from '../storage/handed-over.js';
 import { writeGroup } from '../writer/write-step.js';
 import { checkpointIdOf, configurableOf, namespaceOf, requireThreadId } from './config.js';
 import { sealCheckpointDocument, type SealedCheckpoint } from './document.js';
-import { encodeHead, encodeHeadInto } from './head.js';
+import { encodeHead, encodeHeadInto, headMetadataColumn, type Head } from './head.js';
 import { checkpointKey, headKey } from './keys.js';
 import { dumpAll, plainJsonWithout, plainObjectCanonicalJson, type Dumped } from './plain-json.js';
 import { LANGGRAPH_SOURCES, type LangGraphPayload, type StoredChannel } from './profile.js';
@@ -318,12 +318,13 @@ function storeLearned(
       chunkFanout: chunkFanoutOf(state.storage),
     },
   ];
-  const head = claimed === undefined ? undefined : { key: headKey(run.runId), bytes: headBytes(state, run, id, claimed, encoded.bytes) };
+  const head = claimed === undefined ? undefined : headPut(state, run, id, claimed, encoded.bytes);
   const version = run.headVersion;
   // Written out member by member rather than spread (`{ ...head, ifVersion }`, `...(leaving ? … : {})`): no object copied or made for nothing, once a put.
   const plan: { -readonly [K in keyof WritePlan]: WritePlan[K] } = {
     creates: head && version === undefined ? [head] : NONE,
-    replaces: head && version !== undefined ? [{ key: head.key, bytes: head.bytes, ifVersion: version }] : NONE,
+    replaces:
+      head && version !== undefined ? [{ key: head.key, bytes: head.bytes, ifVersion: version, knownMetadata: head.knownMetadata }] : NONE,
     puts,
   };
   if (leaving) plan.deletes = leaving.keys;
@@ -333,14 +334,27 @@ function storeLearned(
     : stored(state, run, id, encoded, leaving?.ids, written, head && { key: head.key, sequence: claimed! });
 }
 
+/** The put of the run's head for checkpoint `id` claimed at `sequence`, with its metadata known. */
+function headPut(
+  state: SaverState,
+  run: RunState,
+  id: string,
+  sequence: number,
+  document: Uint8Array,
+): { key: string; bytes: Uint8Array; knownMetadata: KnownMetadata | undefined } {
+  const head = { checkpointId: id, sequence, topId: topIdWith(run, id) };
+  const bytes = headBytes(state, head, document);
+  const json = headMetadataColumn(head);
+  return { key: headKey(run.runId), bytes, knownMetadata: json === undefined ? undefined : { bytes, json } };
+}
+
 /**
- * The head's bytes for checkpoint `id` claimed at `sequence`. Where the store copies a put's
+ * The bytes of `head`. Where the store copies a put's
  * bytes before its call returns (see `sealBuffer`), they are encoded into the sealing buffer
  * right after the document sealed there (`document`), as the document is: no buffer of their
  * own to allocate and collect on every put.
  */
-function headBytes(state: SaverState, run: RunState, id: string, sequence: number, document: Uint8Array): Uint8Array {
-  const head = { checkpointId: id, sequence, topId: topIdWith(run, id) };
+function headBytes(state: SaverState, head: Head, document: Uint8Array): Uint8Array {
   const scratch = sealBuffer(state);
   if (!scratch) return encodeHead(head);
   const from = document.buffer === scratch.buffer ? document.byteOffset + document.length : 0;

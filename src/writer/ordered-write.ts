@@ -34,6 +34,8 @@ export interface CreateOp {
   readonly chunkFanout?: number;
   /** With `chunk`: too small for chunks, stored whole in an envelope, deflated, when that is smaller (snapshot-io/chunk-store.ts `packWhole`). */
   readonly packWhole?: boolean;
+  /** Its metadata, known to the caller that built it, for the store (see {@link PutOp}). */
+  readonly knownMetadata?: KnownMetadata | undefined;
 }
 
 /** One key to put unconditionally (a document only its writer names: the LangGraph saver's checkpoint document). */
@@ -57,6 +59,8 @@ export interface ReplaceOp {
   readonly ifVersion: string;
   /** Store this document as content chunks when it is large enough (see chunk-step.ts). */
   readonly chunk?: boolean;
+  /** Its metadata, known to the caller that built it, for the store (see {@link PutOp}). */
+  readonly knownMetadata?: KnownMetadata | undefined;
 }
 
 /** Everything one group commit stores, in the order it is stored. */
@@ -185,8 +189,8 @@ export function batchOperations(
 ): BatchOperation[] {
   const ops: BatchOperation[] = [];
   if (plan.chunks) for (const c of plan.chunks) ops.push({ type: 'put', key: c.key, bytes: c.bytes });
-  for (const c of creates) ops.push({ type: 'put', key: c.key, bytes: c.bytes, ifAbsent: true });
-  for (const r of replaces) ops.push({ type: 'put', key: r.key, bytes: r.bytes, ifVersion: r.ifVersion });
+  for (const c of creates) ops.push({ type: 'put', key: c.key, bytes: c.bytes, ifAbsent: true, knownMetadata: c.knownMetadata });
+  for (const r of replaces) ops.push({ type: 'put', key: r.key, bytes: r.bytes, ifVersion: r.ifVersion, knownMetadata: r.knownMetadata });
   if (plan.puts) for (const p of plan.puts) ops.push({ type: 'put', key: p.key, bytes: p.bytes, knownMetadata: p.knownMetadata });
   if (plan.latest) ops.push({ type: 'put', key: plan.latest.key, bytes: plan.latest.bytes });
   if (fence?.check) ops.push(fence.check);
@@ -342,7 +346,7 @@ async function writeSequential(
   let pending = plan.chunks && plan.chunks.length > 0 ? await putChunks(storage, plan.chunks, versions) : false;
   for (const c of plan.creates) {
     try {
-      const r = await storage.put(c.key, c.bytes, { ifAbsent: true });
+      const r = await storage.put(c.key, c.bytes, { ifAbsent: true, knownMetadata: c.knownMetadata });
       versions.set(c.key, r.version);
       pending ||= isPendingResult(r);
     } catch (err) {
@@ -358,7 +362,7 @@ async function writeSequential(
   }
   for (const r of plan.replaces) {
     try {
-      const res = await storage.put(r.key, r.bytes, { ifVersion: r.ifVersion });
+      const res = await storage.put(r.key, r.bytes, { ifVersion: r.ifVersion, knownMetadata: r.knownMetadata });
       versions.set(r.key, res.version);
       pending ||= isPendingResult(res);
     } catch (err) {

@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import type { LangGraphPayload } from 'savepoint/langgraph';
 import type { JsonObject } from '../../src/contract/json.js';
 import { storedValue } from '../../src/langgraph/serialized.js';
+import type { StoredWrite, WritesDocument } from '../../src/langgraph/writes.js';
 
 /** Strings as documents hold them: escapes, NUL, lone surrogates, `lc`, number-like text. */
 const text = fc.oneof(
@@ -43,4 +44,15 @@ export const checkpointPayload: fc.Arbitrary<LangGraphPayload> = fc.record(
     metadata_blob: fc.constant(storedValue(['bytes', Uint8Array.of(1, 2)])),
   },
   { requiredKeys: ['thread_id', 'checkpoint_ns', 'checkpoint', 'channel_values', 'metadata'] },
+);
+
+/** A task's writes document's members and writes: any text, values with any numbers. */
+export const writesDocument: fc.Arbitrary<[Omit<WritesDocument, 'integrity' | 'writes'>, StoredWrite[]]> = fc.tuple(
+  fc.record({ thread_id: text, checkpoint_ns: fc.constant(''), checkpoint_id: fc.uuid(), task_id: text, task_path: text }),
+  fc.array(
+    fc
+      .tuple(fc.integer({ min: -4, max: 1000 }), text, channel)
+      .map(([idx, ch, { version: _, ...v }]) => ({ idx, channel: ch, ...v }) as StoredWrite),
+    { maxLength: 3 },
+  ),
 );

@@ -14,7 +14,8 @@ import { postgresStorage } from 'savepoint/postgres';
 import { clientMetadata } from '../../../src/storage/postgres/client-metadata.js';
 import { orderKey } from '../../../src/storage/postgres/order-key.js';
 import { sealCheckpointDocument } from '../../../src/langgraph/document.js';
-import { checkpointPayload } from '../../langgraph/known-metadata-arbitraries.js';
+import { sealWrites } from '../../../src/langgraph/writes.js';
+import { checkpointPayload, writesDocument } from '../../langgraph/known-metadata-arbitraries.js';
 import { freshTable, hasPostgres, makePool, usePostgres } from '../../support/postgres-fixture.js';
 
 const { server } = usePostgres();
@@ -142,7 +143,7 @@ suite('the metadata column written by the statements', () => {
     }
   }, 120_000);
 
-  it('property: the metadata the saver hands down with a checkpoint document is what the column function computes from its bytes', async () => {
+  it('property: the metadata the saver hands down with a checkpoint or writes document is what the column function computes from its bytes', async () => {
     const table = freshTable('mdk');
     const fn = fnOf(table);
     const storage = postgresStorage({ pool, table });
@@ -171,6 +172,22 @@ suite('the metadata column written by the statements', () => {
         { numRuns: 300 },
       );
       expect(said).toBeGreaterThan(100);
+      // A task's writes document says '{}' where its texts allow it.
+      let writesSaid = 0;
+      await fc.assert(
+        fc.asyncProperty(writesDocument, async ([document, writes]) => {
+          const sealed = sealWrites(document, writes);
+          if (sealed.metadataColumn === undefined) return;
+          writesSaid++;
+          const res = await pool.query(`SELECT ${fn}($1::text, $2::bytea)::text AS computed`, [
+            'w/1.json',
+            Buffer.from(await sealed.bytes),
+          ]);
+          expect(res.rows[0].computed).toBe(sealed.metadataColumn);
+        }),
+        { numRuns: 200 },
+      );
+      expect(writesSaid).toBeGreaterThan(25);
     } finally {
       await storage.close();
     }
