@@ -32,6 +32,7 @@ export {
   type StorageEntry,
   type GetOptions,
   type PutOptions,
+  type KnownMetadata,
   type PutResult,
   type DeleteOptions,
   type BatchOperation,

@@ -93,6 +93,28 @@ export interface PutOptions {
   readonly ifAbsent?: boolean;
   /** Replace only if the stored version is still this one; fail with `checkpoint_conflict` otherwise (also when the key is gone). */
   readonly ifVersion?: string;
+  /**
+   * What the caller that built the bytes knows their metadata to be (see {@link KnownMetadata}),
+   * so a store that indexes it need not parse them. Not a condition; stores that index no
+   * metadata ignore it.
+   */
+  readonly knownMetadata?: KnownMetadata;
+}
+
+/**
+ * A document's metadata as a store that indexes it (postgresStorage's metadata column) would
+ * work out from the bytes: the document's `metadata` member as JSON text, `'{}'` when it has
+ * none (or one that is not an object), null when it is unknown (no JSON object, a chunk
+ * envelope, a `metadata_blob`, metadata naming `lc`). A store takes it only for a put of the
+ * very array in `bytes` (compared by identity), so a wrapper that puts other bytes (ciphertext,
+ * a copy it changed) drops it without knowing of it; one that changes the array in place must
+ * drop it itself. Only a caller that built the document passes it; savepoint's saver does.
+ */
+export interface KnownMetadata {
+  /** The bytes described: the put's own array. */
+  readonly bytes: Uint8Array;
+  /** The metadata as JSON text (`jsonb` input), `'{}'` when the document has none, null when unknown. */
+  readonly json: string | null;
 }
 
 /** Conditions of a `delete`. */

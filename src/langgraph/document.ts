@@ -1,5 +1,6 @@
 import { canonicalJson, parseJson, quotedKey, sortKeys } from '../codec/canonical-json.js';
 import { sealTextAroundIntegrity, type SealedText } from '../codec/json-document.js';
+import { mayDifferAsJsonb } from '../codec/jsonb-refusals.js';
 import type { JsonObject } from '../contract/json.js';
 import { FORMAT_VERSION } from '../contract/snapshot-constants.js';
 import type { Snapshot } from '../contract/snapshot.js';
@@ -72,6 +73,32 @@ const LARGE_CHANNEL = 4096;
 export interface SealedCheckpoint {
   readonly bytes: Uint8Array;
   readonly snapshot: Snapshot<LangGraphPayload>;
+  /** The document's metadata as a store that indexes it works it out from `bytes` (a `KnownMetadata`'s `json`), or undefined where the store should work it out itself. */
+  readonly metadataColumn: string | null | undefined;
+}
+
+/**
+ * The characters a piece of a document's text (after the first) may start with for a scan of
+ * each piece to find what a scan of the whole would: a value or a member's separator, never the
+ * middle of a number or of an escape.
+ */
+const CLEAN_START = /^["{[,}tfn]/;
+
+/**
+ * The metadata column of the document sealed from `before` (its pieces), the integrity member
+ * and `after`, whose metadata member is `metadata` (canonical text of a JSON object), as the
+ * store's rules compute it from the bytes (storage/postgres/client-metadata.ts and the column's
+ * function): null with a `metadata_blob` or metadata naming `lc`, else its text. Undefined when
+ * `jsonb` might read the document otherwise than `JSON.parse` (an escape, a number it refuses):
+ * the store then decides as it does for any bytes. The integrity member holds neither.
+ */
+function metadataColumnOf(before: readonly string[], after: string, metadata: string, blob: boolean): string | null | undefined {
+  for (let i = 0; i < before.length; i++) {
+    const piece = before[i]!;
+    if (mayDifferAsJsonb(piece) || (i > 0 && !CLEAN_START.test(piece))) return undefined;
+  }
+  if (mayDifferAsJsonb(after)) return undefined;
+  return blob || metadata.includes('"lc"') ? null : metadata;
 }
 
 /**
@@ -116,10 +143,12 @@ export function sealCheckpointDocument(
     // The header's strings need no escaping (see CheckpointHeader): no JSON.stringify call each.
     `,"run_id":"${header.runId}","sequence":${header.sequence},"snapshot_id":"${header.id}","source":"${header.source}"` +
     `,"source_details":[],"status":"in_progress","thread_id":${quote(payload.thread_id)}}`;
+  const metadataColumn = metadataColumnOf(before, after, metadata, payload.metadata_blob !== undefined);
   const sealed = sealTextAroundIntegrity(before, after, known.scratch);
   const read = (s: SealedText): SealedCheckpoint => ({
     bytes: s.bytes,
     snapshot: snapshotRead(header, payload, channels.sorted, metadata, s.checksum),
+    metadataColumn,
   });
   return sealed instanceof Promise ? sealed.then(read) : read(sealed);
 }

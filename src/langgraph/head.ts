@@ -30,6 +30,18 @@ export interface StoredHead {
 }
 
 /** The head's JSON text (checkpoint ids are `[A-Za-z0-9-]`: no escaping). */
+/** Ids as the head's text holds them between quotes as they are (a checked checkpoint id). */
+const PLAIN_ID = /^[A-Za-z0-9-]*$/;
+
+/**
+ * The metadata column of `head`'s bytes to a store that indexes it (a `KnownMetadata`'s `json`):
+ * `'{}'`, a JSON object naming no metadata, when its ids need no escaping (a `top_id` learned
+ * from a stored head is not checked); undefined otherwise (the store decides from the bytes).
+ */
+export function headMetadataColumn(head: Head): '{}' | undefined {
+  return PLAIN_ID.test(head.checkpointId) && (head.topId === undefined || PLAIN_ID.test(head.topId)) ? '{}' : undefined;
+}
+
 function headText(head: Head): string {
   const top = head.topId === undefined ? '' : `,"top_id":"${head.topId}"`;
   return `{"checkpoint_id":"${head.checkpointId}","sequence":${head.sequence}${top}}`;

@@ -2,13 +2,14 @@ import type { RunnableConfig } from '@langchain/core/runnables';
 import type { ChannelVersions, Checkpoint, CheckpointMetadata } from '@langchain/langgraph-checkpoint';
 import { toRfc3339 } from '../contract/clock.js';
 import type { Snapshot } from '../contract/snapshot.js';
+import type { KnownMetadata } from '../contract/storage.js';
 import { isCheckpointError } from '../contract/errors.js';
 import type { WritePlan, WriteReport } from '../writer/ordered-write.js';
 import { handOver } from '../storage/handed-over.js';
 import { writeGroup } from '../writer/write-step.js';
 import { checkpointIdOf, configurableOf, namespaceOf, requireThreadId } from './config.js';
-import { sealCheckpointDocument } from './document.js';
-import { encodeHead, encodeHeadInto } from './head.js';
+import { sealCheckpointDocument, type SealedCheckpoint } from './document.js';
+import { encodeHead, encodeHeadInto, headMetadataColumn, type Head } from './head.js';
 import { checkpointKey, headKey } from './keys.js';
 import { dumpAll, plainJsonWithout, plainObjectCanonicalJson, type Dumped } from './plain-json.js';
 import { LANGGRAPH_SOURCES, type LangGraphPayload, type StoredChannel } from './profile.js';
@@ -49,6 +50,8 @@ interface Encoded {
   readonly snapshot: Snapshot<LangGraphPayload>;
   readonly channels: Record<string, StoredChannel>;
   readonly texts: Record<string, string>;
+  /** What the document's metadata is to a store that indexes it, where the saver knows it (see `KnownMetadata`). */
+  readonly knownMetadata: KnownMetadata | undefined;
 }
 
 /** Serialized channels of the parent checkpoint (with their texts when the saver wrote it last and still holds it). */
@@ -264,9 +267,14 @@ function sealCheckpoint(
   const sealed = sealCheckpointDocument(header, payload, { texts, scratch: sealBuffer(state), metadata: stored.text });
   // Handed over: nothing changes a sealed document again, so the chunk step and the store keep it
   // rather than copy it (only a large buffer of its own is: never the seal buffer, see `handOver`).
-  return sealed instanceof Promise
-    ? sealed.then(({ bytes, snapshot }) => ({ bytes: handOver(bytes), snapshot, channels, texts }))
-    : { bytes: handOver(sealed.bytes), snapshot: sealed.snapshot, channels, texts };
+  return sealed instanceof Promise ? sealed.then((s) => encodedOf(s, channels, texts)) : encodedOf(sealed, channels, texts);
+}
+
+/** A sealed document as the saver stores it: its bytes handed over, its metadata known for those very bytes. */
+function encodedOf(sealed: SealedCheckpoint, channels: Record<string, StoredChannel>, texts: Record<string, string>): Encoded {
+  const bytes = handOver(sealed.bytes);
+  const json = sealed.metadataColumn;
+  return { bytes, snapshot: sealed.snapshot, channels, texts, knownMetadata: json === undefined ? undefined : { bytes, json } };
 }
 
 /**
@@ -304,17 +312,19 @@ function storeLearned(
     {
       key: checkpointKey(run.runId, id),
       bytes: encoded.bytes,
+      knownMetadata: encoded.knownMetadata,
       chunk: state.dedup,
       chunkFrom: CHECKPOINTS_CHUNKED_FROM,
       chunkFanout: chunkFanoutOf(state.storage),
     },
   ];
-  const head = claimed === undefined ? undefined : { key: headKey(run.runId), bytes: headBytes(state, run, id, claimed, encoded.bytes) };
+  const head = claimed === undefined ? undefined : headPut(state, run, id, claimed, encoded.bytes);
   const version = run.headVersion;
   // Written out member by member rather than spread (`{ ...head, ifVersion }`, `...(leaving ? … : {})`): no object copied or made for nothing, once a put.
   const plan: { -readonly [K in keyof WritePlan]: WritePlan[K] } = {
     creates: head && version === undefined ? [head] : NONE,
-    replaces: head && version !== undefined ? [{ key: head.key, bytes: head.bytes, ifVersion: version }] : NONE,
+    replaces:
+      head && version !== undefined ? [{ key: head.key, bytes: head.bytes, ifVersion: version, knownMetadata: head.knownMetadata }] : NONE,
     puts,
   };
   if (leaving) plan.deletes = leaving.keys;
@@ -324,14 +334,27 @@ function storeLearned(
     : stored(state, run, id, encoded, leaving?.ids, written, head && { key: head.key, sequence: claimed! });
 }
 
+/** The put of the run's head for checkpoint `id` claimed at `sequence`, with its metadata known. */
+function headPut(
+  state: SaverState,
+  run: RunState,
+  id: string,
+  sequence: number,
+  document: Uint8Array,
+): { key: string; bytes: Uint8Array; knownMetadata: KnownMetadata | undefined } {
+  const head = { checkpointId: id, sequence, topId: topIdWith(run, id) };
+  const bytes = headBytes(state, head, document);
+  const json = headMetadataColumn(head);
+  return { key: headKey(run.runId), bytes, knownMetadata: json === undefined ? undefined : { bytes, json } };
+}
+
 /**
- * The head's bytes for checkpoint `id` claimed at `sequence`. Where the store copies a put's
+ * The bytes of `head`. Where the store copies a put's
  * bytes before its call returns (see `sealBuffer`), they are encoded into the sealing buffer
  * right after the document sealed there (`document`), as the document is: no buffer of their
  * own to allocate and collect on every put.
  */
-function headBytes(state: SaverState, run: RunState, id: string, sequence: number, document: Uint8Array): Uint8Array {
-  const head = { checkpointId: id, sequence, topId: topIdWith(run, id) };
+function headBytes(state: SaverState, head: Head, document: Uint8Array): Uint8Array {
   const scratch = sealBuffer(state);
   if (!scratch) return encodeHead(head);
   const from = document.buffer === scratch.buffer ? document.byteOffset + document.length : 0;

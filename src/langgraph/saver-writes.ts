@@ -11,7 +11,7 @@ import { knownRunId, ownsSequence, runIdFor, runOf, sequenceNow, sequenceOf } fr
 import { isChunkable } from '../snapshot-io/chunk-store.js';
 import { assertId, chunkFanoutOf, decidePlain, oneCommit, sealBuffer, WRITES_CHUNKED_FROM, type SaverState } from './saver-state.js';
 import { storedWrite } from './serialized.js';
-import { decodeStoredWrites, encodeWrites, type StoredWrite, type WritesDocument } from './writes.js';
+import { decodeStoredWrites, encodeWrites, sealWrites, type StoredWrite, type WritesDocument } from './writes.js';
 
 const NONE: readonly never[] = Object.freeze([]);
 
@@ -50,8 +50,9 @@ export async function putTaskWrites(
   const dumped = Array.isArray(all) ? all : await all;
   const fresh = writes.map((write, index): StoredWrite => storedWrite(WRITES_IDX_MAP[write[0]] ?? index, write[0], dumped[index]!));
   const document = { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpointId, task_id: taskId, task_path: taskPath ?? '' };
-  const encoded = encodeWrites(document, fresh, sealBuffer(state));
-  const bytes = encoded instanceof Uint8Array ? encoded : await encoded;
+  const sealed = sealWrites(document, fresh, sealBuffer(state));
+  const bytes = sealed.bytes instanceof Uint8Array ? sealed.bytes : await sealed.bytes;
+  const knownMetadata = sealed.metadataColumn === undefined ? undefined : { bytes, json: sealed.metadataColumn };
   // Usually the task's first writes: create-only, one storage call. Otherwise merged as
   // MemorySaver does (see mergeWrites). A long value goes as content chunks, as a checkpoint
   // does: the next checkpoint, which holds it, then finds most of its leaves stored. Short
@@ -59,7 +60,16 @@ export async function putTaskWrites(
   const merge = (stored: Uint8Array | undefined): Promise<Uint8Array> => mergeWrites(state, document, fresh, stored, key);
   const plan: WritePlan = {
     creates: [
-      { key, bytes, merge, chunk: state.dedup, chunkFrom: WRITES_CHUNKED_FROM, chunkFanout: chunkFanoutOf(state.storage), packWhole: true },
+      {
+        key,
+        bytes,
+        knownMetadata,
+        merge,
+        chunk: state.dedup,
+        chunkFrom: WRITES_CHUNKED_FROM,
+        chunkFanout: chunkFanoutOf(state.storage),
+        packWhole: true,
+      },
     ],
     replaces: NONE,
   };

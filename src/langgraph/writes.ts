@@ -3,6 +3,7 @@ import { parseJson } from '../codec/canonical-json.js';
 import { type JsonObject } from '../contract/json.js';
 import { sealAroundIntegrity, sealAroundIntegrityInto, verifyDocument } from '../codec/json-document.js';
 import { utf8Decode } from '../codec/utf8.js';
+import { mayDifferAsJsonb } from '../codec/jsonb-refusals.js';
 import { looksChunked } from '../codec/chunking.js';
 import { CheckpointError } from '../contract/errors.js';
 import { IntegritySchema } from '../contract/snapshot.js';
@@ -47,12 +48,34 @@ export function encodeWrites(
   stored: readonly StoredWrite[],
   scratch?: Uint8Array,
 ): Uint8Array | Promise<Uint8Array> {
+  return sealWrites(document, stored, scratch).bytes;
+}
+
+/** A writes document as {@link encodeWrites} seals it, and its metadata column as a store that indexes it works it out from the bytes. */
+export interface SealedWrites {
+  readonly bytes: Uint8Array | Promise<Uint8Array>;
+  /**
+   * `'{}'`: the document names no metadata (its members are fixed), and nothing in its texts can
+   * make `jsonb` read it otherwise than `JSON.parse` (an escape, a number it refuses). Undefined:
+   * the store decides from the bytes.
+   */
+  readonly metadataColumn: '{}' | undefined;
+}
+
+/** {@link encodeWrites}, with the document's metadata column (see {@link SealedWrites}). */
+export function sealWrites(
+  document: Omit<WritesDocument, 'integrity' | 'writes'>,
+  stored: readonly StoredWrite[],
+  scratch?: Uint8Array,
+): SealedWrites {
   const q = JSON.stringify;
   let writes = '[';
   for (let i = 0; i < stored.length; i++) writes += `${i > 0 ? ',' : ''}${writeText(stored[i]!)}`;
   const before = `{"checkpoint_id":${q(document.checkpoint_id)},"checkpoint_ns":${q(document.checkpoint_ns)},`;
   const after = `,"task_id":${q(document.task_id)},"task_path":${q(document.task_path)},"thread_id":${q(document.thread_id)},"writes":${writes}]}`;
-  return (scratch && sealAroundIntegrityInto(before, after, scratch)) || sealAroundIntegrity(before, after);
+  // The integrity member between the two holds neither an escape nor a number.
+  const metadataColumn = mayDifferAsJsonb(before) || mayDifferAsJsonb(after) ? undefined : '{}';
+  return { bytes: (scratch && sealAroundIntegrityInto(before, after, scratch)) || sealAroundIntegrity(before, after), metadataColumn };
 }
 
 /**

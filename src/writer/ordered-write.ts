@@ -9,7 +9,7 @@ import {
   type RunIndexEncoder,
   type RunIndexEntry,
 } from '../codec/run-index.js';
-import type { BatchOperation, StorageAdapter } from '../contract/storage.js';
+import type { BatchOperation, KnownMetadata, StorageAdapter } from '../contract/storage.js';
 import { isPendingResult } from '../contract/buffered-storage.js';
 import type { WriteFence } from './run-lock.js';
 import { chunkPlan, chunksDurable } from './chunk-step.js';
@@ -34,6 +34,8 @@ export interface CreateOp {
   readonly chunkFanout?: number;
   /** With `chunk`: too small for chunks, stored whole in an envelope, deflated, when that is smaller (snapshot-io/chunk-store.ts `packWhole`). */
   readonly packWhole?: boolean;
+  /** Its metadata, known to the caller that built it, for the store (see {@link PutOp}). */
+  readonly knownMetadata?: KnownMetadata | undefined;
 }
 
 /** One key to put unconditionally (a document only its writer names: the LangGraph saver's checkpoint document). */
@@ -46,6 +48,8 @@ export interface PutOp {
   readonly chunkFrom?: number;
   /** With `chunk`: its chunk tree's node fanout, when not `NODE_FANOUT` (codec/chunking.ts). */
   readonly chunkFanout?: number;
+  /** Its metadata, known to the caller that built it, for the store (a put's `knownMetadata`; it describes `bytes` only, so it falls away when they are chunked). */
+  readonly knownMetadata?: KnownMetadata | undefined;
 }
 
 /** One key to replace only if it still holds `ifVersion` (rewrite of the still-open snapshot). */
@@ -55,6 +59,8 @@ export interface ReplaceOp {
   readonly ifVersion: string;
   /** Store this document as content chunks when it is large enough (see chunk-step.ts). */
   readonly chunk?: boolean;
+  /** Its metadata, known to the caller that built it, for the store (see {@link PutOp}). */
+  readonly knownMetadata?: KnownMetadata | undefined;
 }
 
 /** Everything one group commit stores, in the order it is stored. */
@@ -183,9 +189,9 @@ export function batchOperations(
 ): BatchOperation[] {
   const ops: BatchOperation[] = [];
   if (plan.chunks) for (const c of plan.chunks) ops.push({ type: 'put', key: c.key, bytes: c.bytes });
-  for (const c of creates) ops.push({ type: 'put', key: c.key, bytes: c.bytes, ifAbsent: true });
-  for (const r of replaces) ops.push({ type: 'put', key: r.key, bytes: r.bytes, ifVersion: r.ifVersion });
-  if (plan.puts) for (const p of plan.puts) ops.push({ type: 'put', key: p.key, bytes: p.bytes });
+  for (const c of creates) ops.push({ type: 'put', key: c.key, bytes: c.bytes, ifAbsent: true, knownMetadata: c.knownMetadata });
+  for (const r of replaces) ops.push({ type: 'put', key: r.key, bytes: r.bytes, ifVersion: r.ifVersion, knownMetadata: r.knownMetadata });
+  if (plan.puts) for (const p of plan.puts) ops.push({ type: 'put', key: p.key, bytes: p.bytes, knownMetadata: p.knownMetadata });
   if (plan.latest) ops.push({ type: 'put', key: plan.latest.key, bytes: plan.latest.bytes });
   if (fence?.check) ops.push(fence.check);
   if (indexPut)
@@ -340,7 +346,7 @@ async function writeSequential(
   let pending = plan.chunks && plan.chunks.length > 0 ? await putChunks(storage, plan.chunks, versions) : false;
   for (const c of plan.creates) {
     try {
-      const r = await storage.put(c.key, c.bytes, { ifAbsent: true });
+      const r = await storage.put(c.key, c.bytes, { ifAbsent: true, knownMetadata: c.knownMetadata });
       versions.set(c.key, r.version);
       pending ||= isPendingResult(r);
     } catch (err) {
@@ -356,7 +362,7 @@ async function writeSequential(
   }
   for (const r of plan.replaces) {
     try {
-      const res = await storage.put(r.key, r.bytes, { ifVersion: r.ifVersion });
+      const res = await storage.put(r.key, r.bytes, { ifVersion: r.ifVersion, knownMetadata: r.knownMetadata });
       versions.set(r.key, res.version);
       pending ||= isPendingResult(res);
     } catch (err) {
@@ -369,7 +375,7 @@ async function writeSequential(
   // A writer that lost its lease while creating history must not replace another writer's latest.
   await fence?.confirm();
   for (const p of plan.puts ?? []) {
-    const r = await storage.put(p.key, p.bytes);
+    const r = await storage.put(p.key, p.bytes, { knownMetadata: p.knownMetadata });
     versions.set(p.key, r.version);
     if (isPendingResult(r)) pending = true;
   }

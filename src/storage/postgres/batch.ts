@@ -3,7 +3,7 @@ import { assertBatchOperations } from '../batch-operation.js';
 import type { PostgresPool } from './driver.js';
 import { conditionFailed as conflict } from '../../contract/errors.js';
 import { checkSize, versionParam } from './checks.js';
-import { metadataParams } from './client-metadata.js';
+import { knownMetadataJson, metadataParams } from './client-metadata.js';
 import { toStoreError } from './errors.js';
 import { readyPool } from './migrate.js';
 import { orderKey } from './order-key.js';
@@ -149,7 +149,8 @@ function metadataArrays(group: readonly QueuedBatch[]): [(string | null)[], (boo
   const given: (boolean | null)[] = [];
   for (const b of group)
     b.operations.forEach((op, i) => {
-      const [json, isGiven] = op.type === 'put' ? metadataParams(op.key, b.values[i]!) : [null, null];
+      const [json, isGiven] =
+        op.type === 'put' ? metadataParams(op.key, b.values[i]!, knownMetadataJson(op.bytes, op.knownMetadata)) : [null, null];
       metas.push(json);
       given.push(isGiven);
     });
@@ -182,6 +183,11 @@ function isPair(operations: readonly BatchOperation[]): boolean {
   return true;
 }
 
+/** The metadata parameters of a batch's put `op`, whose bytes the store copied as `value`. */
+function putMetadataParams(op: BatchOperation, value: Buffer): [string | null, boolean] {
+  return op.type === 'put' ? metadataParams(op.key, value, knownMetadataJson(op.bytes, op.knownMetadata)) : [null, false];
+}
+
 /** A pair (see {@link isPair}) as one plain statement: what the batch function would answer, without calling it. */
 async function queryPair(state: PostgresStoreState, p: PostgresPool, batch: QueuedBatch): Promise<{ rows: BatchRow[] }> {
   const operations = batch.operations;
@@ -191,7 +197,7 @@ async function queryPair(state: PostgresStoreState, p: PostgresPool, batch: Queu
   const sql = deletes ? puts.pair.withDeletes : puts.pair;
   const version = batch.versions[0] ?? null;
   const params: unknown[] = [orderKey(first.key), first.key, batch.values[0], orderKey(second.key), second.key, batch.values[1]];
-  if (puts.sendsMetadata) params.push(...metadataParams(first.key, batch.values[0]!), ...metadataParams(second.key, batch.values[1]!));
+  if (puts.sendsMetadata) params.push(...putMetadataParams(first, batch.values[0]!), ...putMetadataParams(second, batch.values[1]!));
   if (version !== null) params.push(version);
   if (deletes) params.push(operations.slice(2).map((op) => orderKey(op.key)));
   const text = version !== null ? sql.ifVersion : ifAbsentOf(first) ? sql.ifAbsent : sql.any;

@@ -1,4 +1,6 @@
 import { CHUNKED_MARKER } from '../../codec/chunking.js';
+import { hasNumberJsonbRefuses } from '../../codec/jsonb-refusals.js';
+import type { KnownMetadata } from '../../contract/storage.js';
 
 /**
  * The metadata column's value of a row, worked out by the store before it writes the row, so the
@@ -22,19 +24,6 @@ const SERVER: ClientMetadata = { json: null, given: false };
 const OPEN_BRACE = 0x7b;
 const CLOSE_BRACE = 0x7d;
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-
-/**
- * A number `jsonb` refuses (beyond `numeric`'s range: an exponent of four digits or more, or a run
- * of thousands of digits) makes the server's parse fail where `JSON.parse` reads Infinity or 0.
- * Only tokens after `:`, `,` or `[` count, so an id such as `"1e1234"` inside a string rarely
- * sends a document to the server (and then only costs its parse).
- */
-const LARGE_EXPONENT = /[:,[]\s*-?\d+(?:\.\d+)?[eE][+-]?\d{4}/;
-const LONG_DIGITS = /\d{6000}/;
-
-function hasNumberJsonbRefuses(text: string): boolean {
-  return LARGE_EXPONENT.test(text) || (text.length >= 6000 && LONG_DIGITS.test(text));
-}
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -87,8 +76,21 @@ export function clientMetadata(key: string, bytes: Uint8Array): ClientMetadata {
   return named ? metadataMember(text, doc) : EMPTY;
 }
 
-/** The metadata parameters of a put of `bytes` under `key`: its column's text and whether it is given. */
-export function metadataParams(key: string, bytes: Uint8Array): [string | null, boolean] {
+/**
+ * The column's text a put's `knownMetadata` gives for its `bytes`, or undefined when it gives
+ * none: it describes another array (a wrapper put other bytes) or is absent.
+ */
+export function knownMetadataJson(bytes: Uint8Array, known: KnownMetadata | undefined): string | null | undefined {
+  return known !== undefined && known.bytes === bytes ? known.json : undefined;
+}
+
+/**
+ * The metadata parameters of a put of `bytes` under `key`: its column's text and whether it is
+ * given. `known` (from {@link knownMetadataJson}) is taken instead of parsing the bytes, under a
+ * key whose column is computed at all.
+ */
+export function metadataParams(key: string, bytes: Uint8Array, known?: string | null): [string | null, boolean] {
+  if (known !== undefined && key.endsWith('.json')) return [known, true];
   const m = clientMetadata(key, bytes);
   return [m.json, m.given];
 }

@@ -4,7 +4,7 @@ import { assertKey } from '../keys.js';
 import { runLonePut } from './batch.js';
 import { conditionFailed as conflict } from '../../contract/errors.js';
 import { checkSize, versionParam } from './checks.js';
-import { metadataParams } from './client-metadata.js';
+import { knownMetadataJson, metadataParams } from './client-metadata.js';
 import { readChecked, readyPool } from './migrate.js';
 import { orderKey } from './order-key.js';
 import { run, type PostgresStoreState } from './store-state.js';
@@ -48,8 +48,10 @@ export async function putObject(state: PostgresStoreState, key: string, bytes: U
   assertKey(key);
   checkSize(state.settings.maxValueBytes, key, bytes);
   // A put is a write like a batch's: sent at once while a write slot is free, else with the writes waiting (batch.ts).
-  return runLonePut(state, { type: 'put', key, bytes, ifAbsent: opts.ifAbsent, ifVersion: opts.ifVersion }, () =>
-    putAlone(state, key, bytes, opts),
+  return runLonePut(
+    state,
+    { type: 'put', key, bytes, ifAbsent: opts.ifAbsent, ifVersion: opts.ifVersion, knownMetadata: opts.knownMetadata },
+    () => putAlone(state, key, bytes, opts),
   );
 }
 
@@ -58,7 +60,7 @@ async function putAlone(state: PostgresStoreState, key: string, bytes: Uint8Arra
   const params: unknown[] = [orderKey(key), key, value];
   const p = await readyPool(state);
   const sql = state.puts; // known once the table is checked
-  const metadata = sql.sendsMetadata ? metadataParams(key, value) : [];
+  const metadata = sql.sendsMetadata ? metadataParams(key, value, knownMetadataJson(bytes, opts.knownMetadata)) : [];
   if (opts.ifVersion !== undefined) {
     const v = typeof opts.ifVersion === 'string' && !opts.ifAbsent ? versionParam(opts.ifVersion) : undefined;
     if (v === undefined) throw conflict(key, 'version does not match');

@@ -13,6 +13,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresStorage } from 'savepoint/postgres';
 import { clientMetadata } from '../../../src/storage/postgres/client-metadata.js';
 import { orderKey } from '../../../src/storage/postgres/order-key.js';
+import { sealCheckpointDocument } from '../../../src/langgraph/document.js';
+import { sealWrites } from '../../../src/langgraph/writes.js';
+import { checkpointPayload, writesDocument } from '../../langgraph/known-metadata-arbitraries.js';
 import { freshTable, hasPostgres, makePool, usePostgres } from '../../support/postgres-fixture.js';
 
 const { server } = usePostgres();
@@ -139,6 +142,95 @@ suite('the metadata column written by the statements', () => {
       await storage.close();
     }
   }, 120_000);
+
+  it('property: the metadata the saver hands down with a checkpoint or writes document is what the column function computes from its bytes', async () => {
+    const table = freshTable('mdk');
+    const fn = fnOf(table);
+    const storage = postgresStorage({ pool, table });
+    await storage.migrate();
+    let said = 0;
+    try {
+      await fc.assert(
+        fc.asyncProperty(checkpointPayload, async (p) => {
+          const header = {
+            id: '1ef4f797-8335-6428-8001-8a1503f9b875',
+            runId: 'run-1',
+            sequence: 1,
+            createdAt: '2026-01-01T00:00:00Z',
+            source: 'loop',
+          };
+          const sealed = await sealCheckpointDocument(header, p);
+          if (sealed.metadataColumn === undefined) return;
+          said++;
+          const res = await pool.query(`SELECT ${fn}($1::text, $2::bytea) IS NOT DISTINCT FROM $3::jsonb AS same`, [
+            'c/1.json',
+            Buffer.from(sealed.bytes),
+            sealed.metadataColumn,
+          ]);
+          expect({ said: sealed.metadataColumn, same: res.rows[0].same }).toEqual({ said: sealed.metadataColumn, same: true });
+        }),
+        { numRuns: 300 },
+      );
+      expect(said).toBeGreaterThan(100);
+      // A task's writes document says '{}' where its texts allow it.
+      let writesSaid = 0;
+      await fc.assert(
+        fc.asyncProperty(writesDocument, async ([document, writes]) => {
+          const sealed = sealWrites(document, writes);
+          if (sealed.metadataColumn === undefined) return;
+          writesSaid++;
+          const res = await pool.query(`SELECT ${fn}($1::text, $2::bytea)::text AS computed`, [
+            'w/1.json',
+            Buffer.from(await sealed.bytes),
+          ]);
+          expect(res.rows[0].computed).toBe(sealed.metadataColumn);
+        }),
+        { numRuns: 200 },
+      );
+      expect(writesSaid).toBeGreaterThan(25);
+    } finally {
+      await storage.close();
+    }
+  }, 120_000);
+
+  it('a put, a pair and a batch take the metadata handed down for their very bytes, and not for other bytes', async () => {
+    const table = freshTable('mdk');
+    const storage = postgresStorage({ pool, table });
+    await storage.migrate();
+    const column = async (key: string): Promise<unknown> =>
+      (await pool.query(`SELECT metadata FROM "public"."${table}" WHERE key_order = $1`, [orderKey(key)])).rows[0]?.metadata;
+    const bytes = utf8('{"metadata":{"said":"by the bytes"}}');
+    // The store takes what it is told rather than parsing: told something else, it writes that.
+    const told = { bytes, json: '{"said":"handed down"}' };
+    const otherArray = { bytes: bytes.slice(), json: '{"said":"handed down"}' };
+    try {
+      await storage.put('k/put.json', bytes, { knownMetadata: told });
+      await storage.put('k/copy.json', bytes, { knownMetadata: otherArray });
+      await storage.put('k/not-json.txt', bytes, { knownMetadata: told });
+      await storage.batch([
+        { type: 'put', key: 'k/pair-1.json', bytes, knownMetadata: otherArray },
+        { type: 'put', key: 'k/pair-2.json', bytes, knownMetadata: told },
+      ]);
+      await storage.batch([{ type: 'put', key: 'k/batch.json', bytes, knownMetadata: told }]);
+      expect({
+        put: await column('k/put.json'),
+        copy: await column('k/copy.json'),
+        notJson: await column('k/not-json.txt'),
+        pair1: await column('k/pair-1.json'),
+        pair2: await column('k/pair-2.json'),
+        batch: await column('k/batch.json'),
+      }).toEqual({
+        put: { said: 'handed down' },
+        copy: { said: 'by the bytes' },
+        notJson: null,
+        pair1: { said: 'by the bytes' },
+        pair2: { said: 'handed down' },
+        batch: { said: 'handed down' },
+      });
+    } finally {
+      await storage.close();
+    }
+  });
 
   it('a LangGraph checkpoint, its writes and its thread head: their metadata is given by the store, not computed by the server', () => {
     const checkpoint = JSON.stringify({
