@@ -29,7 +29,6 @@ export interface StoredHead {
   readonly version: string;
 }
 
-/** The head's JSON text (checkpoint ids are `[A-Za-z0-9-]`: no escaping). */
 /** Ids as the head's text holds them between quotes as they are (a checked checkpoint id). */
 const PLAIN_ID = /^[A-Za-z0-9-]*$/;
 
@@ -42,6 +41,7 @@ export function headMetadataColumn(head: Head): '{}' | undefined {
   return PLAIN_ID.test(head.checkpointId) && (head.topId === undefined || PLAIN_ID.test(head.topId)) ? '{}' : undefined;
 }
 
+/** The head's JSON text (checkpoint ids are `[A-Za-z0-9-]`: no escaping). */
 function headText(head: Head): string {
   const top = head.topId === undefined ? '' : `,"top_id":"${head.topId}"`;
   return `{"checkpoint_id":"${head.checkpointId}","sequence":${head.sequence}${top}}`;
