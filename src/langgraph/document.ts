@@ -34,6 +34,13 @@ export interface KnownText {
   readonly metadata?: string;
   /** A reused buffer: the bytes are a view of it when they fit (see `sealAroundIntegrityInto`); hand them to a store that copies them before its call returns, and to nothing else. */
   readonly scratch?: Uint8Array;
+  /**
+   * Work out the document's metadata column (`SealedCheckpoint.metadataColumn`) only when its text
+   * is shorter than this: for a store that indexes metadata, and a document it will be given whole
+   * (a longer one goes as content chunks, which name no metadata). Absent: never (a scan of the
+   * whole text a checkpoint, for nothing on any other store).
+   */
+  readonly metadataColumnBelow?: number;
 }
 
 /**
@@ -92,7 +99,16 @@ const CLEAN_START = /^["{[,}tfn]/;
  * `jsonb` might read the document otherwise than `JSON.parse` (an escape, a number it refuses):
  * the store then decides as it does for any bytes. The integrity member holds neither.
  */
-function metadataColumnOf(before: readonly string[], after: string, metadata: string, blob: boolean): string | null | undefined {
+function metadataColumnOf(
+  before: readonly string[],
+  after: string,
+  metadata: string,
+  blob: boolean,
+  below: number,
+): string | null | undefined {
+  let length = after.length;
+  for (const piece of before) length += piece.length;
+  if (length >= below) return undefined;
   for (let i = 0; i < before.length; i++) {
     const piece = before[i]!;
     if (mayDifferAsJsonb(piece) || (i > 0 && !CLEAN_START.test(piece))) return undefined;
@@ -143,7 +159,7 @@ export function sealCheckpointDocument(
     // The header's strings need no escaping (see CheckpointHeader): no JSON.stringify call each.
     `,"run_id":"${header.runId}","sequence":${header.sequence},"snapshot_id":"${header.id}","source":"${header.source}"` +
     `,"source_details":[],"status":"in_progress","thread_id":${quote(payload.thread_id)}}`;
-  const metadataColumn = metadataColumnOf(before, after, metadata, payload.metadata_blob !== undefined);
+  const metadataColumn = metadataColumnOf(before, after, metadata, payload.metadata_blob !== undefined, known.metadataColumnBelow ?? 0);
   const sealed = sealTextAroundIntegrity(before, after, known.scratch);
   const read = (s: SealedText): SealedCheckpoint => ({
     bytes: s.bytes,

@@ -23,6 +23,7 @@ import {
   chunkFanoutOf,
   decidePlain,
   keepWrittenCheckpoint,
+  metadataColumnBelow,
   oneCommit,
   readCheckpoint,
   sealBuffer,
@@ -264,7 +265,12 @@ function sealCheckpoint(
   if (stored.blob) payload.metadata_blob = stored.blob;
   const source = (LANGGRAPH_SOURCES as readonly string[]).includes(metadata?.source) ? metadata.source : 'update';
   const header = { id: checkpoint.id, runId: at.runId, sequence: at.sequence, createdAt: toRfc3339(state.clock.now()), source };
-  const sealed = sealCheckpointDocument(header, payload, { texts, scratch: sealBuffer(state), metadata: stored.text });
+  const sealed = sealCheckpointDocument(header, payload, {
+    texts,
+    scratch: sealBuffer(state),
+    metadata: stored.text,
+    metadataColumnBelow: metadataColumnBelow(state, CHECKPOINTS_CHUNKED_FROM),
+  });
   // Handed over: nothing changes a sealed document again, so the chunk step and the store keep it
   // rather than copy it (only a large buffer of its own is: never the seal buffer, see `handOver`).
   return sealed instanceof Promise ? sealed.then((s) => encodedOf(s, channels, texts)) : encodedOf(sealed, channels, texts);
@@ -344,7 +350,7 @@ function headPut(
 ): { key: string; bytes: Uint8Array; knownMetadata: KnownMetadata | undefined } {
   const head = { checkpointId: id, sequence, topId: topIdWith(run, id) };
   const bytes = headBytes(state, head, document);
-  const json = headMetadataColumn(head);
+  const json = metadataColumnBelow(state, Number.POSITIVE_INFINITY) > 0 ? headMetadataColumn(head) : undefined;
   return { key: headKey(run.runId), bytes, knownMetadata: json === undefined ? undefined : { bytes, json } };
 }
 

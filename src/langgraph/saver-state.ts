@@ -79,6 +79,18 @@ export const CHUNK_FANOUT = 4;
  * fewer: the 200-turn conversation of the dedup bench made 3.4 chunk files a turn instead of 7.0,
  * storing about 11 % more bytes. Elsewhere, {@link CHUNK_FANOUT}: bytes count there.
  */
+/**
+ * Below what length of a document's text the saver works out its metadata column for the store
+ * (a put's `knownMetadata`): only for a store that indexes its documents' metadata
+ * (`metadataListing`), and only for a document it may be given whole — from `chunkedFrom` on, with
+ * dedup, it may go as content chunks, which name no metadata. Elsewhere 0: the check scans the
+ * document's whole text, a cost for nothing on any other store.
+ */
+export function metadataColumnBelow(state: SaverState, chunkedFrom: number): number {
+  if (state.storage.capabilities.metadataListing !== true) return 0;
+  return state.dedup ? chunkedFrom : Number.POSITIVE_INFINITY;
+}
+
 export const chunkFanoutOf = (storage: StorageAdapter): number => (storage.capabilities.keysAreFiles === true ? WIDE_FANOUT : CHUNK_FANOUT);
 
 /** What a saver keeps of decoded checkpoint documents (a chunked one counts the size of the whole) and of writes documents. */

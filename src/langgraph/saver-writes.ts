@@ -9,7 +9,16 @@ import { dumpAll } from './plain-json.js';
 import { noteListedWrite, type RunState } from './run-state.js';
 import { knownRunId, ownsSequence, runIdFor, runOf, sequenceNow, sequenceOf } from './saver-runs.js';
 import { isChunkable } from '../snapshot-io/chunk-store.js';
-import { assertId, chunkFanoutOf, decidePlain, oneCommit, sealBuffer, WRITES_CHUNKED_FROM, type SaverState } from './saver-state.js';
+import {
+  assertId,
+  chunkFanoutOf,
+  decidePlain,
+  metadataColumnBelow,
+  oneCommit,
+  sealBuffer,
+  WRITES_CHUNKED_FROM,
+  type SaverState,
+} from './saver-state.js';
 import { storedWrite } from './serialized.js';
 import { decodeStoredWrites, encodeWrites, sealWrites, type StoredWrite, type WritesDocument } from './writes.js';
 
@@ -50,7 +59,7 @@ export async function putTaskWrites(
   const dumped = Array.isArray(all) ? all : await all;
   const fresh = writes.map((write, index): StoredWrite => storedWrite(WRITES_IDX_MAP[write[0]] ?? index, write[0], dumped[index]!));
   const document = { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpointId, task_id: taskId, task_path: taskPath ?? '' };
-  const sealed = sealWrites(document, fresh, sealBuffer(state));
+  const sealed = sealWrites(document, fresh, sealBuffer(state), metadataColumnBelow(state, WRITES_CHUNKED_FROM));
   const bytes = sealed.bytes instanceof Uint8Array ? sealed.bytes : await sealed.bytes;
   const knownMetadata = sealed.metadataColumn === undefined ? undefined : { bytes, json: sealed.metadataColumn };
   // Usually the task's first writes: create-only, one storage call. Otherwise merged as

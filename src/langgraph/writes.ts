@@ -67,6 +67,7 @@ export function sealWrites(
   document: Omit<WritesDocument, 'integrity' | 'writes'>,
   stored: readonly StoredWrite[],
   scratch?: Uint8Array,
+  metadataColumnBelow = 0,
 ): SealedWrites {
   const q = JSON.stringify;
   let writes = '[';
@@ -74,7 +75,8 @@ export function sealWrites(
   const before = `{"checkpoint_id":${q(document.checkpoint_id)},"checkpoint_ns":${q(document.checkpoint_ns)},`;
   const after = `,"task_id":${q(document.task_id)},"task_path":${q(document.task_path)},"thread_id":${q(document.thread_id)},"writes":${writes}]}`;
   // The integrity member between the two holds neither an escape nor a number.
-  const metadataColumn = mayDifferAsJsonb(before) || mayDifferAsJsonb(after) ? undefined : '{}';
+  const known = before.length + after.length < metadataColumnBelow && !mayDifferAsJsonb(before) && !mayDifferAsJsonb(after);
+  const metadataColumn = known ? '{}' : undefined;
   return { bytes: (scratch && sealAroundIntegrityInto(before, after, scratch)) || sealAroundIntegrity(before, after), metadataColumn };
 }
 

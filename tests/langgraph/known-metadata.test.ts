@@ -37,6 +37,7 @@ describe('the metadata the saver hands down with a checkpoint document', () => {
         const sealed = await sealCheckpointDocument(
           { id: uuid6(-1), runId: 'run-1', sequence: 1, createdAt: '2026-01-01T00:00:00Z', source: 'loop' },
           p,
+          { metadataColumnBelow: Number.POSITIVE_INFINITY },
         );
         if (sealed.metadataColumn === undefined) return;
         said++;
@@ -62,7 +63,7 @@ describe('the metadata the saver hands down with a checkpoint document', () => {
     let said = 0;
     await fc.assert(
       fc.asyncProperty(writesDocument, async ([document, writes]) => {
-        const sealed = sealWrites(document, writes);
+        const sealed = sealWrites(document, writes, undefined, Number.POSITIVE_INFINITY);
         if (sealed.metadataColumn === undefined) return;
         said++;
         const fromBytes = clientMetadata('w/1.json', await sealed.bytes);
@@ -81,11 +82,13 @@ describe('the metadata the saver hands down with a checkpoint document', () => {
     expect(headMetadataColumn({ checkpointId: 'a\\u0041', sequence: 3 })).toBeUndefined();
   });
 
-  it('the saver passes it with its checkpoint document, its writes and its head, for those very bytes', async () => {
+  /** memoryStorage recording its puts, declaring `metadataListing` (as a store that indexes metadata does) when `indexes`. */
+  function recording(indexes: boolean): { storage: StorageAdapter; puts: BatchOperation[] } {
     const puts: BatchOperation[] = [];
     const inner = memoryStorage();
     const storage: StorageAdapter = {
       ...inner,
+      capabilities: indexes ? { ...inner.capabilities, metadataListing: true } : inner.capabilities,
       put: async (key, bytes, opts) => {
         puts.push({ type: 'put', key, bytes, ...opts });
         return inner.put(key, bytes, opts);
@@ -95,6 +98,27 @@ describe('the metadata the saver hands down with a checkpoint document', () => {
         return inner.batch!(operations);
       },
     };
+    return { storage, puts };
+  }
+
+  it('the saver says nothing to a store that indexes no metadata (working it out scans the whole document)', async () => {
+    const { storage, puts } = recording(false);
+    const saver = new SavepointSaver({ storage, dedup: false });
+    const config = { configurable: { thread_id: 't', checkpoint_ns: '' } };
+    const stored = await saver.put(
+      config,
+      { ...emptyCheckpoint(), id: uuid6(-1) },
+      { source: 'input', step: -1, parents: {} } as CheckpointMetadata,
+      {},
+    );
+    await saver.putWrites(stored, [['note', 'hello']], 'task-1');
+    await saver.put(stored, { ...emptyCheckpoint(), id: uuid6(-1) }, { source: 'loop', step: 0, parents: {} } as CheckpointMetadata, {});
+    expect(puts.length).toBeGreaterThanOrEqual(4);
+    expect(puts.filter((op) => op.type === 'put' && op.knownMetadata !== undefined)).toEqual([]);
+  });
+
+  it('the saver passes it with its checkpoint document, its writes and its head, for those very bytes', async () => {
+    const { storage, puts } = recording(true);
     // Without content chunks, which put other bytes (an envelope) for which nothing is said.
     const saver = new SavepointSaver({ storage, dedup: false });
     const config = { configurable: { thread_id: 't', checkpoint_ns: '' } };

@@ -159,7 +159,7 @@ suite('the metadata column written by the statements', () => {
             createdAt: '2026-01-01T00:00:00Z',
             source: 'loop',
           };
-          const sealed = await sealCheckpointDocument(header, p);
+          const sealed = await sealCheckpointDocument(header, p, { metadataColumnBelow: Number.POSITIVE_INFINITY });
           if (sealed.metadataColumn === undefined) return;
           said++;
           const res = await pool.query(`SELECT ${fn}($1::text, $2::bytea) IS NOT DISTINCT FROM $3::jsonb AS same`, [
@@ -176,7 +176,7 @@ suite('the metadata column written by the statements', () => {
       let writesSaid = 0;
       await fc.assert(
         fc.asyncProperty(writesDocument, async ([document, writes]) => {
-          const sealed = sealWrites(document, writes);
+          const sealed = sealWrites(document, writes, undefined, Number.POSITIVE_INFINITY);
           if (sealed.metadataColumn === undefined) return;
           writesSaid++;
           const res = await pool.query(`SELECT ${fn}($1::text, $2::bytea)::text AS computed`, [
