@@ -13,7 +13,9 @@
  * - 8 concurrent runs on one adapter: checkpoints/s vs 8 concurrent SqliteSaver threads on
  *   one database (target ≥ 1.0×), and the event loop's p99 delay during the fs load
  *   (monitorEventLoopDelay; target ≤ 5 ms).
- * Each for the journal and for direct mode (the default-mode decision, docs/storage.md).
+ * Each for `fsStorage({ dir })` as users make it (`default`: a new directory the writer declares
+ * for, the packed layout; the adapter-alone row declares as the writer does), and for the file
+ * layout's journal and direct mode.
  * Sample counts: FS_PEERS_SAMPLES (default 150), FS_PEERS_ROUNDS (default 5). Where the
  * stores and databases go: FS_PEERS_DIR (default the OS's temporary directory) — creating a
  * file (a new inode, one per file savepoint writes; SQLite creates none per commit) costs
@@ -93,19 +95,32 @@ function latencyRow(name: string, ours: number[], theirs: number[], target: numb
   };
 }
 
-async function single(base: string, journal: boolean): Promise<BenchRow[]> {
-  const mode = journal ? 'journal' : 'direct';
-  const spStore = fsStorage({ dir: join(base, `sp-${mode}`), journal });
+/** How the bench's store is made: as users make it (`default`), or the file layout's journal or direct mode. */
+type Mode = 'default' | 'journal' | 'direct';
+const MODES: readonly Mode[] = ['default', 'journal', 'direct'];
+
+/** The store of `mode` in `dir`: `default` is `fsStorage({ dir })` declared as the writer declares (only savepoint reads it). */
+function storeOf(mode: Mode, dir: string): FsStorage {
+  if (mode !== 'default') return fsStorage({ dir, journal: mode === 'journal' });
+  const storage = fsStorage({ dir });
+  storage.declareReaders?.('savepoint');
+  return storage;
+}
+
+const modeName = (mode: Mode): string => (mode === 'default' ? 'default: packed' : mode);
+
+async function single(base: string, mode: Mode): Promise<BenchRow[]> {
+  const spStore = storeOf(mode, join(base, `sp-${mode}`));
   const writer = createWriter({ storage: spStore, profile: defaultProfile, runId: 'bench' });
   // The run lease is renewed by a write of its own today (being reworked in parallel: fencing
   // with a batch check); without it, the writer's cost is the checkpoint's files alone.
   const unleased = createWriter({ storage: spStore, profile: defaultProfile, runId: 'bench-unleased', lock: false });
-  const adStore = fsStorage({ dir: join(base, `ad-${mode}`), journal });
+  const adStore = storeOf(mode, join(base, `ad-${mode}`));
   const saver = sqlite(join(base, `single-${mode}.sqlite`));
   const adapterCheckpoint = async (i: number): Promise<void> => {
     const d = bytes1k(i);
     const history = `checkpoints/bench/history/cp_${i}.json`;
-    if (journal) {
+    if (mode !== 'direct') {
       await adStore.batch!([
         { type: 'put', key: history, bytes: d, ifAbsent: true },
         { type: 'put', key: 'checkpoints/bench/latest.json', bytes: d },
@@ -132,9 +147,9 @@ async function single(base: string, journal: boolean): Promise<BenchRow[]> {
   await Promise.all([writer.close(), unleased.close()]);
   await Promise.all([spStore.close(), adStore.close()]);
   return [
-    latencyRow(`fs (${mode}) writer.checkpoint 1 KB (run lease on) vs SqliteSaver.put`, w!, sq!, 1.5),
-    latencyRow(`fs (${mode}) writer.checkpoint 1 KB (lock: false) vs SqliteSaver.put`, wu!, sq!, 1.5),
-    latencyRow(`fs (${mode}) adapter alone: the checkpoint's 3 keys vs SqliteSaver.put`, ad!, sq!, 1.5),
+    latencyRow(`fs (${modeName(mode)}) writer.checkpoint 1 KB (run lease on) vs SqliteSaver.put`, w!, sq!, 1.5),
+    latencyRow(`fs (${modeName(mode)}) writer.checkpoint 1 KB (lock: false) vs SqliteSaver.put`, wu!, sq!, 1.5),
+    latencyRow(`fs (${modeName(mode)}) adapter alone: the checkpoint's 3 keys vs SqliteSaver.put`, ad!, sq!, 1.5),
   ];
 }
 
@@ -204,10 +219,10 @@ async function idleP99(ms: number): Promise<number> {
   return h.percentile(99) / 1e6;
 }
 
-async function concurrent(base: string, journal: boolean, lease: boolean): Promise<BenchRow[]> {
-  const mode = `${journal ? 'journal' : 'direct'}, ${lease ? 'run lease on' : 'lock: false'}`;
-  const name = `${journal ? 'j' : 'd'}${lease ? 'l' : 'u'}`;
-  const storage = fsStorage({ dir: join(base, `conc-${name}`), journal });
+async function concurrent(base: string, storeMode: Mode, lease: boolean): Promise<BenchRow[]> {
+  const mode = `${modeName(storeMode)}, ${lease ? 'run lease on' : 'lock: false'}`;
+  const name = `${storeMode}-${lease ? 'l' : 'u'}`;
+  const storage = storeOf(storeMode, join(base, `conc-${name}`));
   const saver = sqlite(join(base, `conc-${name}.sqlite`));
   const fsMs: number[] = [];
   const sqMs: number[] = [];
@@ -262,8 +277,14 @@ export async function bench(): Promise<BenchRow[]> {
   const base = mkdtempSync(join(process.env.FS_PEERS_DIR ?? tmpdir(), 'savepoint-bench-fs-peers-'));
   try {
     const rows: BenchRow[] = [];
-    for (const journal of [true, false]) rows.push(...(await single(base, journal)));
-    rows.push(...(await concurrent(base, true, true)), ...(await concurrent(base, true, false)), ...(await concurrent(base, false, false)));
+    for (const mode of MODES) rows.push(...(await single(base, mode)));
+    rows.push(
+      ...(await concurrent(base, 'default', true)),
+      ...(await concurrent(base, 'default', false)),
+      ...(await concurrent(base, 'journal', true)),
+      ...(await concurrent(base, 'journal', false)),
+      ...(await concurrent(base, 'direct', false)),
+    );
     return rows;
   } finally {
     rmSync(base, { recursive: true, force: true });

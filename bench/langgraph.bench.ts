@@ -246,12 +246,16 @@ export async function bench(): Promise<BenchRow[]> {
     }
 
     const creationBefore = creationCostUs(work, 'before');
-    // Both fsStorage modes: the default (the spec's per-file order, two fsyncs per file) and
-    // the write-ahead journal (one fdatasync per commit), each beside SQLite's two settings.
-    for (const journal of [false, true]) {
-      const fsStore = fsStorage({ dir: join(work, journal ? 'fs-journal' : 'fs'), journal });
+    // fsStorage as users make it (a new directory the saver declares for: the packed layout), and
+    // the file layout's two modes: direct (the spec's per-file order, two fsyncs per file) and the
+    // write-ahead journal (one fdatasync per commit), each beside SQLite's two settings.
+    for (const fsMode of ['default', 'direct', 'journal'] as const) {
+      const dir = join(work, `fs-${fsMode}`);
+      const fsStore = fsMode === 'default' ? fsStorage({ dir }) : fsStorage({ dir, journal: fsMode === 'journal' });
       const fsSaver = new SavepointSaver({ storage: fsStore });
-      const mode = journal ? 'fsStorage (journal, the default)' : 'fsStorage direct (journal: false)';
+      const mode = { default: 'fsStorage (default: packed)', direct: 'fsStorage direct (journal: false)', journal: 'fsStorage (journal)' }[
+        fsMode
+      ];
       for (const [label, sync, target] of [
         ['SqliteSaver default (WAL, synchronous=NORMAL)', undefined, undefined],
         ['SqliteSaver synchronous=FULL', 'FULL', 1.5],
