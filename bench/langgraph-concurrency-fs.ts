@@ -190,7 +190,7 @@ export async function fsCellRowsOrFailure(work: string, cell: Cell, rounds: numb
     return [
       {
         area: 'langgraph',
-        name: `SavepointSaver(fs journal) vs SqliteSaver synchronous=FULL, one process, ${describeCell(cell)}: failed`,
+        name: `SavepointSaver(${storeName}) vs SqliteSaver synchronous=FULL, one process, ${describeCell(cell)}: failed`,
         savepoint: err.reasonCode,
         baseline: '—',
         ratio: '—',

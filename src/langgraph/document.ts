@@ -36,8 +36,8 @@ export interface KnownText {
   readonly scratch?: Uint8Array;
   /**
    * Work out the document's metadata column (`SealedCheckpoint.metadataColumn`) only when its text
-   * is shorter than this: for a store that indexes metadata, and a document it will be given whole
-   * (a longer one goes as content chunks, which name no metadata). Absent: never (a scan of the
+   * is shorter than this: for a store that indexes metadata, and a document it may be given whole
+   * (a longer one may go as content chunks, which name no metadata). Absent: never (a scan of the
    * whole text a checkpoint, for nothing on any other store).
    */
   readonly metadataColumnBelow?: number;

@@ -22,6 +22,7 @@ import {
   CHECKPOINTS_CHUNKED_FROM,
   chunkFanoutOf,
   decidePlain,
+  indexesMetadata,
   keepWrittenCheckpoint,
   metadataColumnBelow,
   oneCommit,
@@ -350,7 +351,7 @@ function headPut(
 ): { key: string; bytes: Uint8Array; knownMetadata: KnownMetadata | undefined } {
   const head = { checkpointId: id, sequence, topId: topIdWith(run, id) };
   const bytes = headBytes(state, head, document);
-  const json = metadataColumnBelow(state, Number.POSITIVE_INFINITY) > 0 ? headMetadataColumn(head) : undefined;
+  const json = indexesMetadata(state) ? headMetadataColumn(head) : undefined;
   return { key: headKey(run.runId), bytes, knownMetadata: json === undefined ? undefined : { bytes, json } };
 }
 

@@ -73,24 +73,29 @@ export const CHECKPOINTS_CHUNKED_FROM = 2048;
  * ids rewritten: the 200-turn conversation of the dedup bench stored 0.866 MB with 4, 0.898 with 8.
  */
 export const CHUNK_FANOUT = 4;
-/**
- * The saver's fanout on `storage`: where each key is a file (`keysAreFiles`: fsStorage), a node
- * is a file created, and fewer levels ({@link WIDE_FANOUT}, with up to 4 ids in the envelope) make
- * fewer: the 200-turn conversation of the dedup bench made 3.4 chunk files a turn instead of 7.0,
- * storing about 11 % more bytes. Elsewhere, {@link CHUNK_FANOUT}: bytes count there.
- */
+/** Whether the store indexes its documents' metadata (`metadataListing`: postgresStorage's column), so the saver's `knownMetadata` spares it a parse. */
+export const indexesMetadata = (state: SaverState): boolean => state.storage.capabilities.metadataListing === true;
+
 /**
  * Below what length of a document's text the saver works out its metadata column for the store
- * (a put's `knownMetadata`): only for a store that indexes its documents' metadata
- * (`metadataListing`), and only for a document it may be given whole — from `chunkedFrom` on, with
- * dedup, it may go as content chunks, which name no metadata. Elsewhere 0: the check scans the
- * document's whole text, a cost for nothing on any other store.
+ * (a put's `knownMetadata`): only for a store that {@link indexesMetadata}, and only for a document
+ * it may be given whole — from `chunkedFrom` on, with dedup, it may go as content chunks, which
+ * name no metadata (a shorter one may still be packed whole into an envelope: the store then
+ * drops what was said, as it is for other bytes). Elsewhere 0: the check scans the document's
+ * whole text, a cost for nothing on any other store.
  */
 export function metadataColumnBelow(state: SaverState, chunkedFrom: number): number {
-  if (state.storage.capabilities.metadataListing !== true) return 0;
+  if (!indexesMetadata(state)) return 0;
   return state.dedup ? chunkedFrom : Number.POSITIVE_INFINITY;
 }
 
+/**
+ * The saver's fanout on `storage`: where each key is a file (`keysAreFiles`: fsStorage's file
+ * layout), a node is a file created, and fewer levels ({@link WIDE_FANOUT}, with up to 4 ids in
+ * the envelope) make fewer: the 200-turn conversation of the dedup bench made 3.4 chunk files a
+ * turn instead of 7.0, storing about 11 % more bytes. Elsewhere, {@link CHUNK_FANOUT}: bytes
+ * count there.
+ */
 export const chunkFanoutOf = (storage: StorageAdapter): number => (storage.capabilities.keysAreFiles === true ? WIDE_FANOUT : CHUNK_FANOUT);
 
 /** What a saver keeps of decoded checkpoint documents (a chunked one counts the size of the whole) and of writes documents. */

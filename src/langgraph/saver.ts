@@ -115,17 +115,18 @@ export class SavepointSaver extends BaseCheckpointSaver {
         details: { keepLast: String(keepLast) },
       });
     }
-    // Before anything reads its capabilities: only savepoint reads a saver's documents (a new fs directory packs them).
-    declareReadersOf(options.storage, 'savepoint');
-    this.storage = options.storage;
-    this.keepLast = keepLast;
     if (options.dedup !== undefined && typeof options.dedup !== 'boolean')
       throw new CheckpointError('checkpoint_config_invalid', 'SavepointSaver: dedup must be a boolean');
     const clock = options.clock ?? systemClock;
-    this.state = createSaverState(this, options.storage, keepLast, clock, options.dedup ?? true);
     const sweep = resolveAutoSweep(options.sweepChunks, 'SavepointSaver', clock);
     if (options.onSweep !== undefined && typeof options.onSweep !== 'function')
       throw new CheckpointError('checkpoint_config_invalid', 'SavepointSaver: onSweep must be a function');
+    // Once every option is checked (a refused saver fixes nothing), and before anything reads its
+    // capabilities: only savepoint reads a saver's documents (a new fs directory packs them).
+    declareReadersOf(options.storage, 'savepoint');
+    this.storage = options.storage;
+    this.keepLast = keepLast;
+    this.state = createSaverState(this, options.storage, keepLast, clock, options.dedup ?? true);
     if (sweep && keepLast !== false && this.state.dedup) enableAutoSweep(this.state, sweep, options.onSweep ?? warnOnce());
   }
 

@@ -1,4 +1,4 @@
-import { declareAndAssertProfileStore } from '../contract/shared-files.js';
+import { assertStoreServesProfile } from '../contract/shared-files.js';
 import { formatDuration } from '../contract/human-duration.js';
 import type { ForeignReadWarning } from '../contract/document-format.js';
 import { assertStorageProfileOptions } from '../contract/arguments.js';
@@ -151,7 +151,8 @@ const FOREIGN_READ_MESSAGES: Readonly<Record<ForeignReadWarning, (key: string) =
 export async function planResume<P>(options: PlanResumeOptions<P>): Promise<ResumePlan<P>> {
   assertStorageProfileOptions(options, 'planResume');
   const { profile, runId } = options;
-  declareAndAssertProfileStore(options.storage, profile, 'planResume');
+  // A read fixes no layout: only a writer declares who reads the store (an empty directory stays free).
+  assertStoreServesProfile(options.storage, profile, 'planResume');
   const clock = options.clock ?? systemClock;
   const located = await locateNewestSnapshot({
     storage: options.storage,

@@ -97,7 +97,6 @@ export function resolveWriterConfig<P>(options: WriterOptions<P>, profile: Profi
   const { storage, runId } = options;
   if (!storage || typeof storage.put !== 'function') throw configError('storage must be a StorageAdapter');
   if (!profile || typeof profile.trigger !== 'function') throw configError('profile must come from defineProfile');
-  declareAndAssertProfileStore(storage, profile, 'createWriter');
   profile.assertRunId(runId);
   const failMode = options.failMode ?? 'result';
   if (failMode !== 'result' && failMode !== 'throw') throw configError("failMode must be 'result' or 'throw'");
@@ -116,6 +115,15 @@ export function resolveWriterConfig<P>(options: WriterOptions<P>, profile: Profi
   const retryBaseMs = options.retryBaseMs ?? 200;
   const retryMaxMs = options.retryMaxMs ?? 5000;
   if (!(retryBaseMs >= 0) || !(retryMaxMs >= 0)) throw configError('retry delays must be >= 0');
+  positive('maxSnapshotBytes', options.maxSnapshotBytes ?? profile.maxSnapshotBytes);
+  const leaseMs = options.lockLeaseMs ?? 30_000;
+  positive('lockLeaseMs', leaseMs);
+  const takeover = options.takeover ?? 'stale';
+  if (takeover !== 'stale' && takeover !== 'force') throw configError("takeover must be 'stale' or 'force'");
+  const clock = options.clock ?? systemClock;
+  const { autoRetention, dedup, autoSweep } = retentionOf(options, profile, clock);
+  // Once every option is checked (a refused writer fixes nothing), and before its capabilities are read: a new fs directory gets the layout the profile's readers need.
+  declareAndAssertProfileStore(storage, profile, 'createWriter');
   const maxBytes = Math.min(
     options.maxSnapshotBytes ?? profile.maxSnapshotBytes,
     storage.capabilities.maxValueBytes ?? Number.POSITIVE_INFINITY,
@@ -123,13 +131,7 @@ export function resolveWriterConfig<P>(options: WriterOptions<P>, profile: Profi
   positive('maxSnapshotBytes', maxBytes);
   const onOversize = options.onOversize ?? profile.onOversize;
   const lockEnabled = options.lock === undefined || options.lock === 'auto' ? storage.capabilities.crossProcessConditional : options.lock;
-  const leaseMs = options.lockLeaseMs ?? 30_000;
-  positive('lockLeaseMs', leaseMs);
-  const takeover = options.takeover ?? 'stale';
-  if (takeover !== 'stale' && takeover !== 'force') throw configError("takeover must be 'stale' or 'force'");
   const layout = profile.layout;
-  const clock = options.clock ?? systemClock;
-  const { autoRetention, dedup, autoSweep } = retentionOf(options, profile, clock);
   return {
     storage,
     runId,

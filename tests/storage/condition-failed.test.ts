@@ -11,8 +11,8 @@ afterAll(() => rmSync(base, { recursive: true, force: true }));
 
 const stores: readonly [string, () => StorageAdapter][] = [
   ['memory', () => memoryStorage()],
-  ['fs direct', () => fsStorage({ dir: join(base, 'direct') })],
-  ['fs journal', () => fsStorage({ dir: join(base, 'journal'), journal: true })],
+  ['fs direct', () => fsStorage({ dir: join(base, 'direct'), layout: 'files', journal: false })],
+  ['fs journal', () => fsStorage({ dir: join(base, 'journal'), layout: 'files', journal: true })],
   ['fs packed', () => createPackedFsStorage({ dir: join(base, 'packed') })],
 ];
 
@@ -38,6 +38,9 @@ describe.each(stores)('a failed condition on %s', (_name, create) => {
       await store.put('a/k', new Uint8Array([3]));
       const changed = await refusal(store.put('a/k', new Uint8Array([4]), { ifVersion: version }));
       expect((changed as Error).message).toBe('checkpoint_conflict: conditional write of a/k failed: version changed');
+      const deleteChanged = await refusal(store.delete('a/k', { ifVersion: version }));
+      expect((deleteChanged as Error).message).toBe('checkpoint_conflict: conditional write of a/k failed: version changed');
+      expect((deleteChanged as { details: unknown }).details).toEqual({ key: 'a/k' });
       await store.delete('a/k');
       const gone = await refusal(store.put('a/k', new Uint8Array([5]), { ifVersion: version }));
       expect((gone as Error).message).toBe('checkpoint_conflict: conditional write of a/k failed: key is gone');

@@ -1,8 +1,7 @@
 import { collectRunFiles } from '../../snapshot-io/run-files.js';
 import type { RunImportReport } from '../../profiles/import-run.js';
 import { fsStorage } from '../../storage/fs/index.js';
-import { declareReadersOf } from '../../contract/storage.js';
-import { readersOfProfile } from '../../contract/shared-files.js';
+import { declareAndAssertProfileStore } from '../../contract/shared-files.js';
 import { stringFlag, type Command } from '../command.js';
 import { runImporterOf } from '../importers.js';
 import { CliError, EXIT, printJson, table } from '../io.js';
@@ -30,7 +29,7 @@ export const importCommand: Command = {
     const toDir = stringFlag(ctx, 'to-dir');
     const target = toDir === undefined ? undefined : fsStorage({ dir: toDir, create: true, cleanupOnOpen: false });
     // The copies are the profile's files: a new directory gets the layout their readers need.
-    if (target) declareReadersOf(target, readersOfProfile(ctx.profile));
+    if (target) declareAndAssertProfileStore(target, ctx.profile, 'savepoint import');
     try {
       const runIds = ctx.positionals.length > 0 ? [...ctx.positionals] : [...(await collectRunFiles(ctx.storage, ctx.profile)).runs.keys()];
       const reports: RunImportReport[] = [];

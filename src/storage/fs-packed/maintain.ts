@@ -36,6 +36,10 @@ export async function recoverTail(state: PackedState): Promise<void> {
   segment.staleFds.push(segment.fd);
   segment.fd = fd;
   segment.allocated = segment.end;
+  // No zeros again in this segment: a reader in another process may have indexed records of the
+  // failed group; past the cut it must find the file shorter (`packed_segment_shrunk`), not zeros
+  // that later records overwrite. The next segment gets zeros again.
+  segment.preallocFailed = true;
   if (segment.pins === 0) for (const stale of segment.staleFds.splice(0)) await state.io.close(stale).catch(() => undefined);
   state.tailUnknown = false;
 }

@@ -30,6 +30,7 @@ import {
   type StoredObject,
   type StoreReaders,
 } from '../../contract/storage.js';
+import { assertBatchOperations } from '../batch-operation.js';
 import { assertKey, assertPrefix } from '../keys.js';
 import type { FsStorage } from './index.js';
 import { errnoOf } from './io.js';
@@ -171,10 +172,16 @@ function installUndecided(state: AutoLayoutState): void {
       assertLinkedReadArguments(key, links, 'fsStorage.getLinked');
       return heldStore(state)?.getLinked(key, links);
     },
+    // A refused call fixes nothing: its arguments are checked before the layout is.
     async put(key: string, bytes: Uint8Array, options?: PutOptions): Promise<PutResult> {
+      assertKey(key);
+      if (!(bytes instanceof Uint8Array))
+        throw new CheckpointError('checkpoint_schema_invalid', `value of ${key} is not a Uint8Array`, { details: { key } });
       return storeToWrite(state).put(key, bytes, options);
     },
     async batch(operations: readonly BatchOperation[], options?: BatchOptions): Promise<BatchOutcome[]> {
+      assertBatchOperations(operations);
+      if (operations.length === 0 && !heldStore(state)) return [];
       return storeToWrite(state).batch!(operations, options);
     },
     async delete(key: string, options?: DeleteOptions): Promise<boolean> {

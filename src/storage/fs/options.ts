@@ -160,13 +160,19 @@ const FILES_LAYOUT_ONLY = [
   'clock',
 ] as const;
 
-/** The file layout's options that choose it when `layout` is not given (`cleanupOnOpen` does not: it only applies if the file layout is chosen). */
+/**
+ * The file layout's options that choose it when `layout` is not given, and that the packed layout
+ * refuses. Not `cleanupOnOpen`: a packed directory ignores it (its lock's holder removes its own
+ * leftovers), so a caller that opens any directory with it (the CLI) opens either layout.
+ */
 const IMPLYING_FILES = FILES_LAYOUT_ONLY.filter((name) => name !== 'cleanupOnOpen');
 
 function assertPackedOptions(options: FsStorageOptions): void {
-  for (const name of FILES_LAYOUT_ONLY)
+  for (const name of IMPLYING_FILES)
     if (options[name] !== undefined)
-      throw configInvalid(`\`${name}\` is an option of the file layout; the packed layout takes \`dir\`, \`create\` and \`maxReadBytes\``);
+      throw configInvalid(
+        `\`${name}\` is an option of the file layout; the packed layout takes \`dir\`, \`create\` and \`maxReadBytes\` (and ignores \`cleanupOnOpen\`)`,
+      );
 }
 
 /** Checks the options (throwing `checkpoint_config_invalid`) and fills in the defaults. */

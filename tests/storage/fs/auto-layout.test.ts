@@ -343,3 +343,25 @@ describe('fsStorage without a layout: several stores on one new directory', () =
     mkdirSync(join(dir, 'unused'));
   });
 });
+
+describe('fsStorage without a layout: what fixes nothing', () => {
+  it('a read with a profile (planResume), a refused saver or writer, a refused put and an empty batch leave a new directory free', async () => {
+    const dir = newDir();
+    const storage = fsStorage({ dir });
+    expect(isCheckpointError(await rejection(planResume({ storage, profile: defaultProfile, runId: 'r1' })), 'checkpoint_not_found')).toBe(
+      true,
+    );
+    expect(() => new SavepointSaver({ storage, dedup: 'yes' as unknown as boolean })).toThrow(/dedup/);
+    expect(() =>
+      createWriter({ storage, profile: defaultProfile, runId: 'r1', takeover: 'later' as 'force', heartbeatIntervalMs: false }),
+    ).toThrow(/takeover/);
+    expect(isCheckpointError(await rejection(storage.put('../out', utf8('x'))), 'checkpoint_key_invalid')).toBe(true);
+    expect(await storage.batch!([])).toEqual([]);
+    expect(layoutOnDisk(dir)).toBeUndefined();
+    // Still free: the first declaration fixes it.
+    storage.declareReaders!('savepoint');
+    await storage.put('k', utf8('v'));
+    await storage.close();
+    expect(layoutOnDisk(dir)).toBe('packed');
+  });
+});

@@ -62,12 +62,11 @@ describe("fsStorage({ layout: 'packed' })", () => {
     await files.close();
   });
 
-  it('takes no option of the file layout, and no layout it does not know', () => {
+  it('takes no option of the file layout but cleanupOnOpen (ignored, as a packed directory opened without a layout ignores it), and no layout it does not know', async () => {
     const refused: (keyof FsStorageOptions)[] = [];
     const options: Partial<FsStorageOptions> = {
       journal: true,
       journalCheckpointBytes: 1 << 20,
-      cleanupOnOpen: true,
       staleAfterMs: 1000,
       lockTimeoutMs: 1000,
       fileMode: 0o600,
@@ -79,6 +78,9 @@ describe("fsStorage({ layout: 'packed' })", () => {
         refused.push(name as keyof FsStorageOptions);
     }
     expect(refused).toEqual(Object.keys(options));
+    const cleaning = fsStorage({ dir: newDir(), layout: 'packed', cleanupOnOpen: false });
+    expect((await cleaning.ready()).layout).toBe('packed');
+    await cleaning.close();
     const unknown = thrown(() => fsStorage({ dir: newDir(), layout: 'zip' as 'packed' }));
     expect(isCheckpointError(unknown, 'checkpoint_config_invalid')).toBe(true);
   });
