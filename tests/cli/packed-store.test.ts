@@ -39,12 +39,12 @@ describe('the CLI on a packed directory made by the writer and the saver', () =>
     ['runs', ['runs'], 'r1'],
     ['ls', ['ls', 'r1'], 'step_boundary'],
     ['show', ['show', 'r1', '--seq', '2'], '"i": 2'],
-    ['verify', ['verify', 'r1'], ''],
-    ['prune (dry run)', ['prune', 'r1', '--keep-last', '1'], ''],
-    ['resume', ['resume', 'r1'], ''],
-    ['diff', ['diff', 'r1', '1', 'latest'], ''],
-    ['unlock (not locked)', ['unlock', 'r1'], ''],
-  ])('%s: exit 0', async (_, args, shows) => {
+    ['verify', ['verify', 'r1'], 'Checked 5 files: 0 problems'],
+    ['prune (dry run)', ['prune', 'r1', '--keep-last', '1'], 'keep-last: newest 1 per run'],
+    ['resume', ['resume', 'r1'], 'restored      #3'],
+    ['diff', ['diff', 'r1', '1', 'latest'], '~ /payload/i 1 → 3'],
+    ['unlock (not locked)', ['unlock', 'r1'], 'run r1 is not locked'],
+  ])('%s: exit 0, and what it read', async (_, args, shows) => {
     const { code, out, err } = await runCliCaptured([...args, '--dir', dir]);
     expect(code, err).toBe(0);
     expect(out).toContain(shows);

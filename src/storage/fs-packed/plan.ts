@@ -4,7 +4,7 @@
  * it in the group, the placed ones' records given their sequences and laid end to end from the
  * active segment's end.
  */
-import { CheckpointError, conditionFailed as conflict } from '../../contract/errors.js';
+import { CheckpointError, conditionFailed } from '../../contract/errors.js';
 import type { BatchOperation, BatchOutcome } from '../../contract/storage.js';
 import { placeRecord, versionOf } from './record.js';
 import { footprintOf, type IndexEntry, type PendingCall, type Segment } from './state.js';
@@ -30,9 +30,9 @@ function failedCondition(ops: readonly BatchOperation[], current: (key: string) 
   for (const op of ops as readonly (BatchOperation & { readonly ifAbsent?: boolean })[]) {
     if (!op.ifAbsent && op.ifVersion === undefined) continue;
     const entry = current(op.key);
-    if (op.ifAbsent && entry) return conflict(op.key, 'key exists');
+    if (op.ifAbsent && entry) return conditionFailed(op.key, 'key exists');
     if (op.ifVersion !== undefined && (entry === undefined || versionOf(entry.sequence) !== op.ifVersion))
-      return conflict(op.key, entry ? 'version changed' : 'key is gone');
+      return conditionFailed(op.key, entry ? 'version changed' : 'key is gone');
   }
   return undefined;
 }

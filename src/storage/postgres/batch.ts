@@ -1,7 +1,7 @@
 import type { BatchOperation, BatchOutcome, PutResult } from '../../contract/storage.js';
 import { assertBatchOperations } from '../batch-operation.js';
 import type { PostgresPool } from './driver.js';
-import { conditionFailed as conflict } from '../../contract/errors.js';
+import { conditionFailed } from '../../contract/errors.js';
 import { checkSize, versionParam } from './checks.js';
 import { knownMetadataJson, metadataParams } from './client-metadata.js';
 import { toStoreError } from './errors.js';
@@ -44,7 +44,7 @@ function versionsOf(operations: readonly BatchOperation[]): (string | null)[] {
     }
     const v = typeof op.ifVersion === 'string' && !ifAbsentOf(op) ? versionParam(op.ifVersion) : undefined;
     // A version this store never issued cannot match: the batch fails before reaching the server.
-    if (v === undefined) throw conflict(op.key, 'version does not match');
+    if (v === undefined) throw conditionFailed(op.key, 'version does not match');
     versions.push(v);
   }
   return versions;
@@ -149,8 +149,7 @@ function metadataArrays(group: readonly QueuedBatch[]): [(string | null)[], (boo
   const given: (boolean | null)[] = [];
   for (const b of group)
     b.operations.forEach((op, i) => {
-      const [json, isGiven] =
-        op.type === 'put' ? metadataParams(op.key, b.values[i]!, knownMetadataJson(op.bytes, op.knownMetadata)) : [null, null];
+      const [json, isGiven] = op.type === 'put' ? putMetadataParams(op, b.values[i]!) : [null, null];
       metas.push(json);
       given.push(isGiven);
     });
@@ -217,8 +216,8 @@ async function queryPair(state: PostgresStoreState, p: PostgresPool, batch: Queu
 
 /** The conflict of an operation whose condition failed, in the words a lone put or delete uses. */
 function conflictOf(op: BatchOperation) {
-  if (op.type === 'check') return conflict(op.key, 'checked condition does not hold');
-  return conflict(op.key, ifAbsentOf(op) ? 'key exists' : 'version changed or key is gone');
+  if (op.type === 'check') return conditionFailed(op.key, 'checked condition does not hold');
+  return conditionFailed(op.key, ifAbsentOf(op) ? 'key exists' : 'version changed or key is gone');
 }
 
 function outcomes(operations: readonly BatchOperation[], rows: BatchRow[]): BatchOutcome[] {

@@ -1,8 +1,7 @@
 import type { DeleteOptions, PutOptions, PutResult, StoredObject } from '../../contract/storage.js';
-import { CheckpointError } from '../../contract/errors.js';
+import { CheckpointError, conditionFailed } from '../../contract/errors.js';
 import { assertKey } from '../keys.js';
 import { runLonePut } from './batch.js';
-import { conditionFailed as conflict } from '../../contract/errors.js';
 import { checkSize, versionParam } from './checks.js';
 import { knownMetadataJson, metadataParams } from './client-metadata.js';
 import { readChecked, readyPool } from './migrate.js';
@@ -63,14 +62,14 @@ async function putAlone(state: PostgresStoreState, key: string, bytes: Uint8Arra
   const metadata = sql.sendsMetadata ? metadataParams(key, value, knownMetadataJson(bytes, opts.knownMetadata)) : [];
   if (opts.ifVersion !== undefined) {
     const v = typeof opts.ifVersion === 'string' && !opts.ifAbsent ? versionParam(opts.ifVersion) : undefined;
-    if (v === undefined) throw conflict(key, 'version does not match');
+    if (v === undefined) throw conditionFailed(key, 'version does not match');
     const res = await run<{ version: string }>(state, p, sql.putIfVersion, [...params, v, ...metadata], 'put', key);
-    if (!res.rows[0]) throw conflict(key, 'version changed or key is gone');
+    if (!res.rows[0]) throw conditionFailed(key, 'version changed or key is gone');
     return { version: res.rows[0].version };
   }
   const text = opts.ifAbsent ? sql.putIfAbsent : sql.putAny;
   const res = await run<{ version: string }>(state, p, text, [...params, ...metadata], 'put', key);
-  if (opts.ifAbsent && !res.rows[0]) throw conflict(key, 'key exists');
+  if (opts.ifAbsent && !res.rows[0]) throw conditionFailed(key, 'key exists');
   return { version: res.rows[0]!.version };
 }
 
@@ -80,9 +79,9 @@ export async function deleteObject(state: PostgresStoreState, key: string, opts:
   const p = await readyPool(state);
   if (opts.ifVersion !== undefined) {
     const v = typeof opts.ifVersion === 'string' ? versionParam(opts.ifVersion) : undefined;
-    if (v === undefined) throw conflict(key, 'version does not match');
+    if (v === undefined) throw conditionFailed(key, 'version does not match');
     const res = await run(state, p, sql.deleteIfVersion, [orderKey(key), v], 'delete', key);
-    if (res.rows.length === 0) throw conflict(key, 'version changed or key is gone');
+    if (res.rows.length === 0) throw conditionFailed(key, 'version changed or key is gone');
     return true;
   }
   const res = await run(state, p, sql.deleteAny, [orderKey(key)], 'delete', key);
