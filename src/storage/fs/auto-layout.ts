@@ -38,6 +38,8 @@ import { layoutHeldBy, type FsLayout } from './layout.js';
 import type { FsOpenReport } from './lifecycle.js';
 import { assertLinkedReadArguments } from './linked-read.js';
 import type { FsSettings } from './options.js';
+import { setListKeys } from './packed-layout.js';
+import { assertValueBytes, fsClosed } from './store-state.js';
 
 /** The two layouts' stores, set on the object given. */
 export interface LayoutFactories {
@@ -73,10 +75,6 @@ const KEPT_MEMBERS: readonly PropertyKey[] = ['dir', 'declareReaders'];
 /** The layout a consumer's readers ask for in a directory holding none. */
 export const layoutForReaders = (readers: StoreReaders): FsLayout => (readers === 'savepoint' ? 'packed' : 'files');
 
-function closedError(): CheckpointError {
-  return new CheckpointError('checkpoint_closed', 'fs storage is closed');
-}
-
 function inspectFailed(err: unknown): CheckpointError {
   if (err instanceof CheckpointError) return err;
   const code = errnoOf(err) ?? 'UNKNOWN';
@@ -110,7 +108,7 @@ function decide(state: AutoLayoutState, layout: FsLayout): FsStorage {
 /** The store once fixed, fixing the layout the directory holds now if it holds one; undefined while it holds none. */
 function heldStore(state: AutoLayoutState): FsStorage | undefined {
   if (state.decided) return state.decided;
-  if (state.closed) throw closedError();
+  if (state.closed) throw fsClosed();
   let held: FsLayout | undefined;
   try {
     held = layoutHeldBy(state.settings.dir, state.abs);
@@ -175,8 +173,7 @@ function installUndecided(state: AutoLayoutState): void {
     // A refused call fixes nothing: its arguments are checked before the layout is.
     async put(key: string, bytes: Uint8Array, options?: PutOptions): Promise<PutResult> {
       assertKey(key);
-      if (!(bytes instanceof Uint8Array))
-        throw new CheckpointError('checkpoint_schema_invalid', `value of ${key} is not a Uint8Array`, { details: { key } });
+      assertValueBytes(key, bytes);
       return storeToWrite(state).put(key, bytes, options);
     },
     async batch(operations: readonly BatchOperation[], options?: BatchOptions): Promise<BatchOutcome[]> {
@@ -200,13 +197,9 @@ function installUndecided(state: AutoLayoutState): void {
     },
   };
   Object.assign(state.storage, members);
-  Object.defineProperty(state.storage, 'listKeys', {
-    value: (prefix: string): AsyncIterable<string> =>
-      listUndecided(state, prefix, (store) => (store as FsStorage & { listKeys(prefix: string): AsyncIterable<string> }).listKeys(prefix)),
-    configurable: true,
-    writable: false,
-    enumerable: false,
-  });
+  setListKeys(state.storage, (prefix: string): AsyncIterable<string> =>
+    listUndecided(state, prefix, (store) => (store as FsStorage & { listKeys(prefix: string): AsyncIterable<string> }).listKeys(prefix)),
+  );
 }
 
 /**

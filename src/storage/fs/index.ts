@@ -1,4 +1,3 @@
-import { CheckpointError } from '../../contract/errors.js';
 import type {
   BatchOperation,
   BatchOutcome,
@@ -26,7 +25,7 @@ import { adoptMembers, autoLayoutFsStorage } from './auto-layout.js';
 import { fsSettings, type FsInternals, type FsSettings, type FsStorageOptions } from './options.js';
 import { packedFsStorage } from './packed-layout.js';
 import { readStored } from './read.js';
-import { assertOpen, newStoreState, track } from './store-state.js';
+import { assertOpen, assertValueBytes, newStoreState, track } from './store-state.js';
 
 // The store is split by concept: options.ts (checking the options), store-state.ts (what one
 // instance keeps between calls), lifecycle.ts (open, ready, close), read.ts, list.ts,
@@ -171,8 +170,7 @@ function filesFsStorage(settings: FsSettings, into?: Partial<FsStorage>): FsStor
     async put(key: string, bytes: Uint8Array, opts: PutOptions = {}): Promise<PutResult> {
       assertOpen(state);
       assertKey(key);
-      if (!(bytes instanceof Uint8Array))
-        throw new CheckpointError('checkpoint_schema_invalid', `value of ${key} is not a Uint8Array`, { details: { key } });
+      assertValueBytes(key, bytes);
       // Copy before the first await: the caller may reuse its buffer as soon as put() returns (unless the writer handed it over: a large part it never touches again).
       const owned = ownedCopy(bytes);
       return await track(state, useJournal ? journaledPut(state, key, owned, opts) : directPut(state, key, owned, opts));

@@ -115,10 +115,7 @@ export function layoutHeldBy(dirOption: string, dir: string): FsLayout | undefin
  */
 export function assertPackedLayoutDir(dirOption: string, dir: string): 'packed' | 'new' {
   const held = layoutHeldBy(dirOption, dir);
-  if (held === 'files') {
-    const name = firstFilesLayoutName(dir) ?? '';
-    throw layoutMismatch(dirOption, 'files', 'packed', name.startsWith(INTERNAL_MARK) ? 'its journal' : 'a file per key');
-  }
+  if (held === 'files') throw filesLayoutHeld(dirOption, firstFilesLayoutName(dir) ?? '', '');
   return held ?? 'new';
 }
 
@@ -130,11 +127,10 @@ export function assertPackedLayoutDir(dirOption: string, dir: string): 'packed' 
  */
 export function assertNoFilesLayoutBeside(dirOption: string, dir: string): void {
   const name = firstFilesLayoutName(dir);
-  if (name !== undefined)
-    throw layoutMismatch(
-      dirOption,
-      'files',
-      'packed',
-      name.startsWith(INTERNAL_MARK) ? 'its journal, made at the same moment' : 'a file per key',
-    );
+  if (name !== undefined) throw filesLayoutHeld(dirOption, name, ', made at the same moment');
+}
+
+/** The packed layout's refusal of a directory whose name `name` shows the file layout: its journal (`journalWhen` says since when) or a key's file. */
+function filesLayoutHeld(dirOption: string, name: string, journalWhen: string): CheckpointError {
+  return layoutMismatch(dirOption, 'files', 'packed', name.startsWith(INTERNAL_MARK) ? `its journal${journalWhen}` : 'a file per key');
 }

@@ -8,7 +8,7 @@ import { createJournal, JOURNAL_NAME, type RecoveryReport } from './journal/inde
 import { openReadOnly } from './journal/read-only.js';
 import { layoutMismatch, PACKED_MANIFEST_NAME, type FsLayout } from './layout.js';
 import { lstatIfAny } from './lock.js';
-import { closeRoot, type FsStoreState } from './store-state.js';
+import { closeRoot, fsClosed, type FsStoreState } from './store-state.js';
 import { sweepInternalFiles } from './sweep.js';
 
 /** What opening the store found. */
@@ -32,6 +32,11 @@ export interface FsOpenReport {
   readonly layout?: FsLayout;
 }
 
+/** Refuses the file layout in a directory holding a packed manifest (`layout_mismatch`, with `evidence`). */
+async function refusePacked(opened: RootDir, dirOption: string, evidence: string): Promise<void> {
+  if ((await lstatIfAny(opened.at(PACKED_MANIFEST_NAME)))?.isFile()) throw layoutMismatch(dirOption, 'packed', 'files', evidence);
+}
+
 /** Creates and resolves the root, sweeps stale files and replays a journal left there. */
 async function openStore(state: FsStoreState): Promise<FsOpenReport> {
   if (process.platform === 'win32') {
@@ -49,8 +54,7 @@ async function openStore(state: FsStoreState): Promise<FsOpenReport> {
     const real = await fsp.realpath(abs);
     opened = await openRoot(real);
     // A packed directory opened with the file layout would look empty, and its keys would be written beside it.
-    if ((await lstatIfAny(opened.at(PACKED_MANIFEST_NAME)))?.isFile())
-      throw layoutMismatch(settings.dir, 'packed', 'files', 'segment files named by a manifest');
+    await refusePacked(opened, settings.dir, 'segment files named by a manifest');
     const swept = settings.cleanupOnOpen ? await sweepInternalFiles(opened, settings.timing) : { removedTempFiles: 0, removedLocks: 0 };
     // A journal left by a journaled process is replayed even when this instance writes directly.
     const hasJournal = settings.useJournal || ((await lstatIfAny(opened.at(JOURNAL_NAME)))?.size ?? 0n) > 0n;
@@ -78,11 +82,11 @@ async function openStore(state: FsStoreState): Promise<FsOpenReport> {
       if (settings.useJournal) state.journal = j;
       else await j.close();
       // Made now if the directory was new: a packed store made there since the look above would not see our keys (layout.ts, assertNoFilesLayoutBeside).
-      if ((await lstatIfAny(opened.at(PACKED_MANIFEST_NAME)))?.isFile()) {
+      await refusePacked(opened, settings.dir, 'a manifest made at the same moment').catch(async (err: unknown) => {
         state.journal = undefined;
         await j.close().catch(() => undefined);
-        throw layoutMismatch(settings.dir, 'packed', 'files', 'a manifest made at the same moment');
-      }
+        throw err;
+      });
     }
     state.root = opened;
     return { root: real, containment: opened.containment, layout: 'files', ...swept, ...(recovered ? { journal: recovered } : {}) };
@@ -104,7 +108,7 @@ export function ready(state: FsStoreState): Promise<FsOpenReport> {
 /** The open root (opening the store first if needed); `checkpoint_closed` once the store is closed. */
 export async function rootDir(state: FsStoreState): Promise<RootDir> {
   if (!state.root) await ready(state);
-  if (!state.root) throw new CheckpointError('checkpoint_closed', 'fs storage is closed');
+  if (!state.root) throw fsClosed();
   return state.root;
 }
 

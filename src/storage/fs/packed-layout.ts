@@ -40,8 +40,8 @@ function ownMembers(
   };
 }
 
-/** `listKeys`, not enumerable as the file layout's: a wrapper made by spreading the store must not carry a listing that bypasses its own. */
-function setListKeys(storage: object, listKeys: (prefix: string) => AsyncIterable<string>): void {
+/** Sets a store's `listKeys`: not enumerable, so a wrapper made by spreading the store does not carry a listing that bypasses its own; replaceable once a layout is fixed. */
+export function setListKeys(storage: object, listKeys: (prefix: string) => AsyncIterable<string>): void {
   Object.defineProperty(storage, 'listKeys', { value: listKeys, configurable: true, writable: false, enumerable: false });
 }
 

@@ -40,8 +40,17 @@ export function newStoreState(settings: FsSettings): FsStoreState {
   };
 }
 
+/** The refusal of a call to an fsStorage that was closed (whatever its layout). */
+export const fsClosed = (): CheckpointError => new CheckpointError('checkpoint_closed', 'fs storage is closed');
+
 export function assertOpen(state: FsStoreState): void {
-  if (state.closed) throw new CheckpointError('checkpoint_closed', 'fs storage is closed');
+  if (state.closed) throw fsClosed();
+}
+
+/** Refuses a put's value that is not bytes (before any layout or file is touched). */
+export function assertValueBytes(key: string, bytes: unknown): asserts bytes is Uint8Array {
+  if (!(bytes instanceof Uint8Array))
+    throw new CheckpointError('checkpoint_schema_invalid', `value of ${key} is not a Uint8Array`, { details: { key } });
 }
 
 /** Counts `promise` among the calls in flight until it settles. */
