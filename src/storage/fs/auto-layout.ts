@@ -9,6 +9,9 @@
  * it (its own functions: no wrapper per call), and its `capabilities` and optional members are that
  * layout's. Before, it carries what both layouts have (an atomic batch, a linked read, versions per
  * write; no move, no multi-get), so a consumer that reads them then stays right whichever is fixed.
+ * A wrapper made by spreading the undecided store (`{ ...storage, put }`) keeps those capabilities
+ * and the undecided members, which call the fixed layout's once there is one: it answers as the
+ * store does, with no more than both layouts can do.
  */
 import { existsSync } from 'node:fs';
 import { mkdir, realpath } from 'node:fs/promises';
@@ -62,7 +65,7 @@ interface AutoLayoutState {
 }
 
 /** What both layouts can do (the journal's file layout and the packed one). */
-const EITHER_LAYOUT: StorageCapabilities = Object.freeze({
+const BOTH_LAYOUTS_CAN: StorageCapabilities = Object.freeze({
   atomicBatch: true,
   crossProcessConditional: true,
   linkedRead: true,
@@ -159,7 +162,7 @@ async function* listUndecided<T>(state: AutoLayoutState, prefix: string, list: (
 function installUndecided(state: AutoLayoutState): void {
   const members: Omit<FsStorage, 'dir'> & { batch(ops: readonly BatchOperation[], options?: BatchOptions): Promise<BatchOutcome[]> } = {
     name: 'fs',
-    capabilities: EITHER_LAYOUT,
+    capabilities: BOTH_LAYOUTS_CAN,
     ready: () => readyUndecided(state),
     async get(key: string, options?: GetOptions): Promise<StoredObject | undefined> {
       assertKey(key);

@@ -106,14 +106,13 @@ export function layoutHeldBy(dirOption: string, dir: string): FsLayout | undefin
 }
 
 /**
- * Refuses to open `dir` with the packed layout when it holds the file layout: a packed store
+ * Whether `dir` holds a packed store already (`'packed'`) or no layout yet (`'new'`, a missing
+ * directory too: left to the store's open). Throws when it holds the file layout: a packed store
  * there would not see the keys its files hold, and would answer as if they were absent. A
  * directory without a packed manifest and without a key's file (or a journal) is free for either
- * layout. Called before the packed store makes or reads anything in it; a missing directory is
- * left to the store's open. Answers whether the directory held a packed store already (`'packed'`)
- * or none yet (`'new'`).
+ * layout. Called before the packed store makes or reads anything in it.
  */
-export function assertPackedLayoutDir(dirOption: string, dir: string): 'packed' | 'new' {
+export function packedLayoutDirState(dirOption: string, dir: string): 'packed' | 'new' {
   const held = layoutHeldBy(dirOption, dir);
   if (held === 'files') throw filesLayoutHeld(dirOption, firstFilesLayoutName(dir) ?? '', '');
   return held ?? 'new';

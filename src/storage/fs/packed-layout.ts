@@ -5,7 +5,7 @@ import type { BatchOperation, MultiGetStorage, PutOptions } from '../../contract
 import { createPackedFsStorage, type PackedFsStorage } from '../fs-packed/index.js';
 import type { FsStorage } from './index.js';
 import { errnoOf } from './io.js';
-import { assertNoFilesLayoutBeside, assertPackedLayoutDir } from './layout.js';
+import { assertNoFilesLayoutBeside, packedLayoutDirState } from './layout.js';
 import type { FsOpenReport } from './lifecycle.js';
 import type { FsSettings } from './options.js';
 
@@ -112,7 +112,7 @@ export function packedFsStorage(settings: FsSettings, into: Partial<FsStorage> =
       throw new CheckpointError('checkpoint_storage_unavailable', 'cannot open fsStorage directory (packed layout): ENOENT', {
         details: { code: 'ENOENT' },
       });
-    held = assertPackedLayoutDir(settings.dir, abs);
+    held = packedLayoutDirState(settings.dir, abs);
     packed = createPackedFsStorage({ dir: abs, maxReadBytes: settings.maxReadBytes });
   } catch (err) {
     throw openFailed(err);

@@ -174,6 +174,24 @@ describe('fsStorage without a layout: the decision table', () => {
     await Promise.all([undecided.close(), packed.close(), files.close(), settled.close()]);
   });
 
+  it('a wrapper spread from the undecided store answers as the store once a layout is fixed, claiming no more than both layouts can do', async () => {
+    const dir = newDir();
+    const store = fsStorage({ dir });
+    const puts: string[] = [];
+    const wrapper: StorageAdapter = { ...store, put: (key, bytes, options) => (puts.push(key), store.put(key, bytes, options)) };
+    wrapper.declareReaders!('savepoint');
+    await wrapper.put('k', utf8('through the wrapper'));
+    expect(puts).toEqual(['k']);
+    expect(layoutOnDisk(dir)).toBe('packed');
+    expect(store.capabilities.multiGet).toBe(true);
+    expect(wrapper.capabilities).toEqual({ atomicBatch: true, crossProcessConditional: true, linkedRead: true, versionsPerWrite: true });
+    expect(text((await wrapper.get('k'))?.bytes)).toBe('through the wrapper');
+    const [outcome] = await wrapper.batch!([{ type: 'put', key: 'b', bytes: utf8('batched') }]);
+    expect(outcome).toMatchObject({ type: 'put', key: 'b' });
+    expect(text((await store.get('b'))?.bytes)).toBe('batched');
+    await store.close();
+  });
+
   it('a later declaration changes nothing, and reads of a directory holding none look at it again at each call', async () => {
     const dir = newDir();
     const reader = fsStorage({ dir });
