@@ -137,150 +137,188 @@ function perStepRow(
   };
 }
 
+/** SavepointSaver on memoryStorage against MemorySaver, the whole graph. */
+async function memoryRow(): Promise<BenchRow> {
+  // Warm both paths (module loading, JIT) before measuring.
+  await runThread(new SavepointSaver({ storage: memoryStorage() }), STEPS);
+  await runThread(new MemorySaver(), STEPS);
+  const memSaver = new SavepointSaver({ storage: memoryStorage() });
+  const memBaseline = new MemorySaver();
+  return perStepRow(
+    'langgraph',
+    `SavepointSaver(memoryStorage) vs MemorySaver, ${STEPS}-superstep graph`,
+    await interleave(
+      40,
+      () => runThread(memSaver, STEPS),
+      () => runThread(memBaseline, STEPS),
+    ),
+    'MemorySaver',
+    1.0,
+  );
+}
+
+/** `saver` with its put and putWrites timed: each call's synchronous part pushed to `out`. */
+function timedCalls(saver: BaseCheckpointSaver, out: number[]): BaseCheckpointSaver {
+  for (const method of ['put', 'putWrites'] as const) {
+    const call = (saver[method] as (...args: unknown[]) => Promise<unknown>).bind(saver);
+    (saver as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => {
+      const start = performance.now();
+      const result = call(...args);
+      out.push(performance.now() - start);
+      return result;
+    };
+  }
+  return saver;
+}
+
+/**
+ * The savers' own calls inside the graph: each call's synchronous part, timed around the
+ * call (savepoint on memoryStorage does all of a put there; MemorySaver's last step, after
+ * its serializer's promises, is left out, in its favour). Replayed alone (the rows below)
+ * the same calls cost about half: back to back, in warm caches. Inside the graph each runs
+ * after LangGraph's own code, and whichever call comes first pays the cold caches — with
+ * cloned or live arguments alike.
+ */
+async function callsInGraphRow(): Promise<BenchRow> {
+  const own = { a: [] as number[], b: [] as number[] };
+  let ours = timedCalls(new SavepointSaver({ storage: memoryStorage() }), []);
+  let theirs = timedCalls(new MemorySaver(), []);
+  for (let i = 0; i < 120; i++) {
+    if (i % 40 === 0) {
+      ours = timedCalls(new SavepointSaver({ storage: memoryStorage() }), i >= 40 ? own.a : []);
+      theirs = timedCalls(new MemorySaver(), i >= 40 ? own.b : []);
+    }
+    for (const saver of i % 2 ? [ours, theirs] : [theirs, ours]) await runThread(saver, STEPS);
+  }
+  // Per superstep: the mean call (the slowest 0.5 % left out: a descheduled process) times the calls a superstep makes.
+  const perStep = (calls: number[]): number => {
+    const kept = [...calls].sort((x, y) => x - y).slice(0, Math.floor(calls.length * 0.995));
+    return (kept.reduce((x, y) => x + y, 0) / kept.length) * (calls.length / (80 * STEPS)) * 1000;
+  };
+  const a = perStep(own.a);
+  const b = perStep(own.b);
+  return {
+    area: 'langgraph',
+    name: `put + putWrites inside the graph (each call's synchronous part, 80 threads each, interleaved): SavepointSaver(memoryStorage) vs MemorySaver`,
+    savepoint: `${fmt(a)} µs/superstep`,
+    baseline: `${fmt(b)} µs/superstep (MemorySaver)`,
+    ratio: `${fmt(a / b)}× of baseline`,
+    target: '— (reported)',
+    met: true,
+  };
+}
+
+/**
+ * The saver's own cost: the graph's put and putWrites calls replayed without LangGraph, in a
+ * store of about 40 threads (as the graph rows) and in one that keeps all 400 (a server's
+ * store: a new thread's keys land between older threads' in listing order).
+ */
+async function replayRows(): Promise<BenchRow[]> {
+  const rows: BenchRow[] = [];
+  const recorder = new RecordingSaver();
+  await runThread(recorder, STEPS);
+  const puts = recorder.calls.filter((c) => c.op === 'put').length;
+  for (const threadsPerStore of [40, 100_000]) {
+    const savepointReplay = replayer(recorder.calls, () => new SavepointSaver({ storage: memoryStorage() }), threadsPerStore);
+    const memoryReplay = replayer(recorder.calls, () => new MemorySaver(), threadsPerStore);
+    const own = { a: [] as number[], b: [] as number[] };
+    for (let i = 0; i < 400; i++) {
+      const pair = [
+        [savepointReplay, own.a],
+        [memoryReplay, own.b],
+      ] as const;
+      for (const [run, out] of i % 2 ? pair : [...pair].reverse()) {
+        await run();
+        if (i >= 40) out.push(elapsed);
+      }
+    }
+    const ownA = (median(own.a) / puts) * 1000;
+    const ownB = (median(own.b) / puts) * 1000;
+    rows.push({
+      area: 'langgraph',
+      name: `put + putWrites alone (the graph's calls replayed, no LangGraph), ${threadsPerStore === 40 ? '40 threads a store' : 'one store of 400 threads'}: SavepointSaver(memoryStorage) vs MemorySaver`,
+      savepoint: `${fmt(ownA)} µs/superstep`,
+      baseline: `${fmt(ownB)} µs/superstep (MemorySaver)`,
+      ratio: `${fmt(ownA / ownB)}× of baseline`,
+      target: '— (reported)',
+      met: true,
+    });
+  }
+  return rows;
+}
+
+/**
+ * fsStorage as users make it (a new directory the saver declares for: the packed layout), and
+ * the file layout's two modes: direct (the spec's per-file order, two fsyncs per file) and the
+ * write-ahead journal (one fdatasync per commit), each beside SQLite's two settings.
+ */
+async function fsRows(work: string): Promise<BenchRow[]> {
+  const rows: BenchRow[] = [];
+  for (const fsMode of ['default', 'direct', 'journal'] as const) {
+    const dir = join(work, `fs-${fsMode}`);
+    const fsStore = fsMode === 'default' ? fsStorage({ dir }) : fsStorage({ dir, journal: fsMode === 'journal' });
+    const fsSaver = new SavepointSaver({ storage: fsStore });
+    const mode = { default: 'fsStorage (default: packed)', direct: 'fsStorage direct (journal: false)', journal: 'fsStorage (journal)' }[
+      fsMode
+    ];
+    for (const [label, sync, target] of [
+      ['SqliteSaver default (WAL, synchronous=NORMAL)', undefined, undefined],
+      ['SqliteSaver synchronous=FULL', 'FULL', 1.5],
+    ] as const) {
+      const baseline = sqlite(mkdtempSync(join(work, 'sqlite-')), sync);
+      await runThread(baseline, 2);
+      await runThread(fsSaver, 2);
+      rows.push(
+        perStepRow(
+          'langgraph',
+          `SavepointSaver(${mode}) vs ${label}`,
+          await interleave(
+            10,
+            () => runThread(fsSaver, STEPS),
+            () => runThread(baseline, STEPS),
+          ),
+          label,
+          target,
+        ),
+      );
+      baseline.db.close();
+    }
+    await fsStore.close();
+  }
+  return rows;
+}
+
+/** Footprint: one thread, 1,000 supersteps, each store on its own. */
+async function footprintRow(work: string): Promise<BenchRow> {
+  const fpFs = join(work, 'footprint-fs');
+  const fpStore = fsStorage({ dir: fpFs, layout: 'files' });
+  // keepLast: 50, as this row has always measured it (the saver keeps every checkpoint by default; bench/dedup.ts measures that).
+  await runThread(new SavepointSaver({ storage: fpStore, keepLast: 50 }), FOOTPRINT_STEPS);
+  await fpStore.close();
+  const fpSqliteDir = mkdtempSync(join(work, 'footprint-sqlite-'));
+  const fpSqlite = sqlite(fpSqliteDir);
+  await runThread(fpSqlite, FOOTPRINT_STEPS);
+  fpSqlite.db.close();
+  const ours = dirBytes(fpFs);
+  const theirs = dirBytes(fpSqliteDir);
+  return {
+    area: 'langgraph',
+    name: `store size after ${FOOTPRINT_STEPS} supersteps (keepLast: 50) vs SqliteSaver`,
+    savepoint: `${fmt(ours / 1024)} KiB`,
+    baseline: `${fmt(theirs / 1024)} KiB (SqliteSaver)`,
+    ratio: `${fmt(ours / theirs)}× of baseline`,
+    target: '≤ 0.1×',
+    met: ours / theirs <= 0.1,
+  };
+}
+
 export async function bench(): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
   const work = mkdtempSync(join(process.env.LANGGRAPH_BENCH_DIR ?? tmpdir(), 'savepoint-bench-lg-'));
   try {
-    // Warm both paths (module loading, JIT) before measuring.
-    await runThread(new SavepointSaver({ storage: memoryStorage() }), STEPS);
-    await runThread(new MemorySaver(), STEPS);
-
-    const memSaver = new SavepointSaver({ storage: memoryStorage() });
-    const memBaseline = new MemorySaver();
-    rows.push(
-      perStepRow(
-        'langgraph',
-        `SavepointSaver(memoryStorage) vs MemorySaver, ${STEPS}-superstep graph`,
-        await interleave(
-          40,
-          () => runThread(memSaver, STEPS),
-          () => runThread(memBaseline, STEPS),
-        ),
-        'MemorySaver',
-        1.0,
-      ),
-    );
-
-    // The savers' own calls inside the graph: each call's synchronous part, timed around the
-    // call (savepoint on memoryStorage does all of a put there; MemorySaver's last step, after
-    // its serializer's promises, is left out, in its favour). Replayed alone (the rows below)
-    // the same calls cost about half: back to back, in warm caches. Inside the graph each runs
-    // after LangGraph's own code, and whichever call comes first pays the cold caches — with
-    // cloned or live arguments alike.
-    {
-      const own = { a: [] as number[], b: [] as number[] };
-      const timed = (saver: BaseCheckpointSaver, out: number[]): BaseCheckpointSaver => {
-        for (const method of ['put', 'putWrites'] as const) {
-          const call = (saver[method] as (...args: unknown[]) => Promise<unknown>).bind(saver);
-          (saver as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => {
-            const start = performance.now();
-            const result = call(...args);
-            out.push(performance.now() - start);
-            return result;
-          };
-        }
-        return saver;
-      };
-      let ours = timed(new SavepointSaver({ storage: memoryStorage() }), []);
-      let theirs = timed(new MemorySaver(), []);
-      for (let i = 0; i < 120; i++) {
-        if (i % 40 === 0) {
-          ours = timed(new SavepointSaver({ storage: memoryStorage() }), i >= 40 ? own.a : []);
-          theirs = timed(new MemorySaver(), i >= 40 ? own.b : []);
-        }
-        for (const saver of i % 2 ? [ours, theirs] : [theirs, ours]) await runThread(saver, STEPS);
-      }
-      // Per superstep: the mean call (the slowest 0.5 % left out: a descheduled process) times the calls a superstep makes.
-      const perStep = (calls: number[]): number => {
-        const kept = [...calls].sort((x, y) => x - y).slice(0, Math.floor(calls.length * 0.995));
-        return (kept.reduce((x, y) => x + y, 0) / kept.length) * (calls.length / (80 * STEPS)) * 1000;
-      };
-      const a = perStep(own.a);
-      const b = perStep(own.b);
-      rows.push({
-        area: 'langgraph',
-        name: `put + putWrites inside the graph (each call's synchronous part, 80 threads each, interleaved): SavepointSaver(memoryStorage) vs MemorySaver`,
-        savepoint: `${fmt(a)} µs/superstep`,
-        baseline: `${fmt(b)} µs/superstep (MemorySaver)`,
-        ratio: `${fmt(a / b)}× of baseline`,
-        target: '— (reported)',
-        met: true,
-      });
-    }
-
-    // The saver's own cost: the graph's put and putWrites calls replayed without LangGraph, in a
-    // store of about 40 threads (as the graph rows) and in one that keeps all 400 (a server's
-    // store: a new thread's keys land between older threads' in listing order).
-    const recorder = new RecordingSaver();
-    await runThread(recorder, STEPS);
-    const puts = recorder.calls.filter((c) => c.op === 'put').length;
-    for (const threadsPerStore of [40, 100_000]) {
-      const savepointReplay = replayer(recorder.calls, () => new SavepointSaver({ storage: memoryStorage() }), threadsPerStore);
-      const memoryReplay = replayer(recorder.calls, () => new MemorySaver(), threadsPerStore);
-      const own = { a: [] as number[], b: [] as number[] };
-      for (let i = 0; i < 400; i++) {
-        for (const [run, out] of i % 2
-          ? ([
-              [savepointReplay, own.a],
-              [memoryReplay, own.b],
-            ] as const)
-          : ([
-              [memoryReplay, own.b],
-              [savepointReplay, own.a],
-            ] as const)) {
-          await run();
-          if (i >= 40) out.push(elapsed);
-        }
-      }
-      const ownA = (median(own.a) / puts) * 1000;
-      const ownB = (median(own.b) / puts) * 1000;
-      rows.push({
-        area: 'langgraph',
-        name: `put + putWrites alone (the graph's calls replayed, no LangGraph), ${threadsPerStore === 40 ? '40 threads a store' : 'one store of 400 threads'}: SavepointSaver(memoryStorage) vs MemorySaver`,
-        savepoint: `${fmt(ownA)} µs/superstep`,
-        baseline: `${fmt(ownB)} µs/superstep (MemorySaver)`,
-        ratio: `${fmt(ownA / ownB)}× of baseline`,
-        target: '— (reported)',
-        met: true,
-      });
-    }
-
+    rows.push(await memoryRow(), await callsInGraphRow(), ...(await replayRows()));
     const creationBefore = creationCostUs(work, 'before');
-    // fsStorage as users make it (a new directory the saver declares for: the packed layout), and
-    // the file layout's two modes: direct (the spec's per-file order, two fsyncs per file) and the
-    // write-ahead journal (one fdatasync per commit), each beside SQLite's two settings.
-    for (const fsMode of ['default', 'direct', 'journal'] as const) {
-      const dir = join(work, `fs-${fsMode}`);
-      const fsStore = fsMode === 'default' ? fsStorage({ dir }) : fsStorage({ dir, journal: fsMode === 'journal' });
-      const fsSaver = new SavepointSaver({ storage: fsStore });
-      const mode = { default: 'fsStorage (default: packed)', direct: 'fsStorage direct (journal: false)', journal: 'fsStorage (journal)' }[
-        fsMode
-      ];
-      for (const [label, sync, target] of [
-        ['SqliteSaver default (WAL, synchronous=NORMAL)', undefined, undefined],
-        ['SqliteSaver synchronous=FULL', 'FULL', 1.5],
-      ] as const) {
-        const dir = mkdtempSync(join(work, 'sqlite-'));
-        const baseline = sqlite(dir, sync);
-        await runThread(baseline, 2);
-        await runThread(fsSaver, 2);
-        rows.push(
-          perStepRow(
-            'langgraph',
-            `SavepointSaver(${mode}) vs ${label}`,
-            await interleave(
-              10,
-              () => runThread(fsSaver, STEPS),
-              () => runThread(baseline, STEPS),
-            ),
-            label,
-            target,
-          ),
-        );
-        baseline.db.close();
-      }
-      await fsStore.close();
-    }
+    rows.push(...(await fsRows(work)));
     rows.push({
       area: 'langgraph',
       name: `file creation in the bench's directory, before / after the fs rows (the kernel's share of each file a checkpoint writes on fs; SQLite creates none)`,
@@ -290,28 +328,7 @@ export async function bench(): Promise<BenchRow[]> {
       target: '— (reported)',
       met: true,
     });
-
-    // Footprint: one thread, 1,000 supersteps, each store on its own.
-    const fpFs = join(work, 'footprint-fs');
-    const fpStore = fsStorage({ dir: fpFs, layout: 'files' });
-    // keepLast: 50, as this row has always measured it (the saver keeps every checkpoint by default; bench/dedup.ts measures that).
-    await runThread(new SavepointSaver({ storage: fpStore, keepLast: 50 }), FOOTPRINT_STEPS);
-    await fpStore.close();
-    const fpSqliteDir = mkdtempSync(join(work, 'footprint-sqlite-'));
-    const fpSqlite = sqlite(fpSqliteDir);
-    await runThread(fpSqlite, FOOTPRINT_STEPS);
-    fpSqlite.db.close();
-    const ours = dirBytes(fpFs);
-    const theirs = dirBytes(fpSqliteDir);
-    rows.push({
-      area: 'langgraph',
-      name: `store size after ${FOOTPRINT_STEPS} supersteps (keepLast: 50) vs SqliteSaver`,
-      savepoint: `${fmt(ours / 1024)} KiB`,
-      baseline: `${fmt(theirs / 1024)} KiB (SqliteSaver)`,
-      ratio: `${fmt(ours / theirs)}× of baseline`,
-      target: '≤ 0.1×',
-      met: ours / theirs <= 0.1,
-    });
+    rows.push(await footprintRow(work));
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
