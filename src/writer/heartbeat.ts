@@ -11,40 +11,57 @@ export interface Heartbeat {
   readonly armed: boolean;
 }
 
+/** The heartbeat's timer and when the next beat is due. */
+interface BeatTimer {
+  handle: TimerHandle | undefined;
+  /** When the beat is due (clock ms): a reset moves it, the timer firing before it re-arms for the rest. */
+  dueAt: number;
+  stopped: boolean;
+}
+
 /**
  * snapshot-lifecycle.md: "periodic heartbeat every 120 seconds while a plan is
  * in_progress". The writer re-arms it whenever a new snapshot is planned with the active
  * status, so a beat fires after `intervalMs` without any snapshot; a non-active
  * (terminal, paused) status disarms it, and `stop()` ends it on close. The timer goes
  * through the injectable {@link Clock}, so tests drive it with fake time.
+ *
+ * A reset while the timer runs only moves the due time: the timer, firing early, waits out the
+ * rest. So a checkpoint makes no timer call (clearing and setting one cost more than the rest of
+ * its bookkeeping, on the event loop every writer shares), one timer serves a whole interval.
  */
 export function createHeartbeat(clock: Clock, intervalMs: number | false, beat: () => void): Heartbeat {
-  let handle: TimerHandle | undefined;
-  let stopped = false;
+  const timer: BeatTimer = { handle: undefined, dueAt: 0, stopped: false };
   const disarm = (): void => {
-    if (handle !== undefined) clock.clearTimeout(handle);
-    handle = undefined;
+    if (timer.handle !== undefined) clock.clearTimeout(timer.handle);
+    timer.handle = undefined;
+  };
+  const arm = (ms: number): void => {
+    timer.handle = clock.setTimeout(
+      () => {
+        timer.handle = undefined;
+        if (timer.stopped) return;
+        const left = timer.dueAt - clock.now();
+        if (left > 0) arm(left);
+        else beat();
+      },
+      ms,
+      // A heartbeat alone must not keep a process alive that forgot close().
+      { background: true },
+    );
   };
   return {
     reset(active) {
-      disarm();
-      if (!active || stopped || intervalMs === false) return;
-      handle = clock.setTimeout(
-        () => {
-          handle = undefined;
-          if (!stopped) beat();
-        },
-        intervalMs,
-        // A heartbeat alone must not keep a process alive that forgot close().
-        { background: true },
-      );
+      if (!active || timer.stopped || intervalMs === false) return disarm();
+      timer.dueAt = clock.now() + intervalMs;
+      if (timer.handle === undefined) arm(intervalMs);
     },
     stop() {
-      stopped = true;
+      timer.stopped = true;
       disarm();
     },
     get armed() {
-      return handle !== undefined;
+      return timer.handle !== undefined;
     },
   };
 }
