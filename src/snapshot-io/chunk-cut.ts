@@ -78,8 +78,10 @@ interface CutState {
   /** Newest first. */
   readonly recent: CutDocument[];
   recentBytes: number;
-  /** A node's first and last children's ids → the node's children and its id (the latest node seen with them). */
-  readonly nodes: Map<string, KnownNode>;
+  /** A node's first child's id → its last child's id → the node's children and its id (the latest node seen with them), oldest first. */
+  readonly nodes: Map<string, Map<string, KnownNode>>;
+  /** Nodes in `nodes`. */
+  nodeCount: number;
   /** Chunk id → when a write holding it was durable (ms). */
   readonly written: Map<string, number>;
   /** Counts the times ids left `written` other than by expiring: what a document's `written` found may no longer hold. */
@@ -91,7 +93,16 @@ const states = new WeakMap<StorageAdapter, CutState>();
 function stateOf(storage: StorageAdapter, addressing: ContentAddressing): CutState {
   let s = states.get(storage);
   if (!s || s.addressing !== addressing || s.scheme !== addressing.scheme) {
-    s = { addressing, scheme: addressing.scheme, recent: [], recentBytes: 0, nodes: new Map(), written: new Map(), generation: 0 };
+    s = {
+      addressing,
+      scheme: addressing.scheme,
+      recent: [],
+      recentBytes: 0,
+      nodes: new Map(),
+      nodeCount: 0,
+      written: new Map(),
+      generation: 0,
+    };
     states.set(storage, s);
   }
   return s;
@@ -433,30 +444,35 @@ interface KnownNode {
 }
 
 /**
- * A node's key in the cache: its first and last children's ids. Not its first child's alone: a
- * chunk repeated all through a document (the `","` between the items of a list) starts many
- * nodes, which evicted one another at every version (27 of a 200 KB state's 38 nodes hashed
- * again each time). Not all its ids joined: a key of up to 64 ids made and hashed per node cost
- * more than the rest of a node's work.
- */
-const nodeKey = (group: readonly string[]): string => (group.length === 1 ? group[0]! : group[0]! + group[group.length - 1]!);
-
-/**
- * A node's id from the cache, checked child by child (the ids of a version's unchanged leaves
- * are the very strings of the version before, so most checks compare references).
+ * A node's id from the cache, found by its first and last children's ids and checked child by
+ * child (the ids of a version's unchanged leaves are the very strings of the version before, so
+ * most checks compare references). Not by its first child alone: a chunk repeated all through a
+ * document (the `,"` between the items of a list) starts many nodes, which evicted one another at
+ * every version (27 of a 200 KB state's 38 nodes hashed again each time). Not by its ids joined:
+ * a key of up to 64 ids made and hashed per node cost more than the rest of a node's work.
  */
 function knownNode(state: CutState, group: readonly string[]): string | undefined {
-  const known = state.nodes.get(nodeKey(group));
+  const known = state.nodes.get(group[0]!)?.get(group[group.length - 1]!);
   if (!known || known.children.length !== group.length) return undefined;
   for (let i = 0; i < group.length; i++) if (known.children[i] !== group[i]) return undefined;
   return known.id;
 }
 
 function learnNode(state: CutState, group: readonly string[], id: string): string {
-  const key = nodeKey(group);
-  state.nodes.delete(key);
-  state.nodes.set(key, { children: group, id });
-  if (state.nodes.size > NODES_MAX) state.nodes.delete(state.nodes.keys().next().value!);
+  const first = group[0]!;
+  const last = group[group.length - 1]!;
+  let byLast = state.nodes.get(first);
+  if (byLast) state.nodes.delete(first);
+  else byLast = new Map();
+  state.nodes.set(first, byLast);
+  if (!byLast.has(last)) state.nodeCount++;
+  byLast.set(last, { children: group, id });
+  // The nodes starting with the child least recently seen first go, all at once.
+  while (state.nodeCount > NODES_MAX) {
+    const [oldest, nodes] = state.nodes.entries().next().value!;
+    state.nodes.delete(oldest);
+    state.nodeCount -= nodes.size;
+  }
   return id;
 }
 
