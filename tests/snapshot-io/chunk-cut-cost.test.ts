@@ -3,6 +3,7 @@
  * the version before already had is not hashed again, even where a chunk repeated all through
  * the document starts many nodes; and a document's first version is hashed once.
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { memoryStorage, type StorageAdapter } from 'savepoint';
 import { sha256HexSync } from '../../src/codec/sha256.js';
@@ -75,5 +76,32 @@ describe('what cutting a version costs', () => {
     const scratch = sync(chunkDocument(countingStore().storage, bytes));
     expect(Buffer.from(cut.envelope).toString()).toBe(Buffer.from(scratch.envelope).toString());
     expect(cut.writes.map((w) => w.id)).toEqual(scratch.writes.map((w) => w.id));
+  });
+  it('items of a list replaced, removed or added: each version as chunkDocument cuts it, hashing what changed and at most 8 leaves or 8 KiB more before the lookup by first bytes (property)', () => {
+    const op = fc.record({ kind: fc.constantFrom('replace', 'remove', 'add'), at: fc.nat(), seed: fc.integer({ min: 1, max: 1_000_000 }) });
+    fc.assert(
+      fc.property(fc.integer({ min: 20, max: 120 }), fc.array(op, { minLength: 1, maxLength: 6 }), (count, ops) => {
+        const { storage, counter } = countingStore();
+        const items = Array.from({ length: count }, (_, k) => letters(k + 1, 1000));
+        const doc = (): Uint8Array => encode(JSON.stringify({ items }));
+        rememberWritten(storage, sync(cutDocument(storage, doc())).ids);
+        for (const { kind, at, seed } of ops) {
+          const k = at % items.length;
+          if (kind === 'replace') items[k] = letters(seed, 1000);
+          else if (kind === 'remove' && items.length > 20) items.splice(k, 1);
+          else items.splice(k, 0, letters(seed, 1000));
+          const bytes = doc();
+          counter.hashed = 0;
+          const cut = sync(cutDocument(storage, bytes));
+          rememberWritten(storage, cut.ids);
+          expect(Buffer.from(cut.envelope).toString()).toBe(
+            Buffer.from(sync(chunkDocument(countingStore().storage, bytes)).envelope).toString(),
+          );
+          // The changed item, the leaves around it, up to 8 leaves or 8 KiB cut before a lookup, a path of nodes.
+          expect(counter.hashed).toBeLessThan(3 * 1024 + 9 * 1024 + 4 * 1024);
+        }
+      }),
+      { numRuns: 25 },
+    );
   });
 });
