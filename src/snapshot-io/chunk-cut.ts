@@ -336,24 +336,17 @@ function planLeaves(state: CutState, bytes: Uint8Array): LeafPlan {
   const ids: (string | undefined)[] = [];
   const follow: Follow = { doc: undefined, next: 0, cutLeaves: 0, cutBytes: 0, shift: 0, taken: new Map(), run: 0 };
   for (let at = 0; at < bytes.length;) {
-    // The next leaf of the document the previous one came from, else one found again.
-    let doc = follow.doc;
-    let j = follow.next;
-    if (!(doc && follow.cutLeaves === 0 && j < doc.ends.length && leafMatches(doc, j, bytes, at))) {
-      const found = leafAt(state, follow, bytes, at);
-      if (found && found.doc !== doc) endRun(follow);
-      doc = found?.doc;
-      j = found ? found.j : -1;
+    // The leaves of the document the previous one came from that follow on, all at once.
+    const doc = follow.doc;
+    const run = doc && follow.cutLeaves === 0 ? followingLeaves(doc, follow.next, bytes, at) : 0;
+    if (run > 0) {
+      at = take(follow, doc!, follow.next, run, ends, ids);
+      continue;
     }
-    if (doc && j >= 0) {
-      const start = j === 0 ? 0 : doc.ends[j - 1]!;
-      follow.shift = start - at;
-      ends.push((at += doc.ends[j]! - start));
-      ids.push(doc.ids[j]!);
-      follow.doc = doc;
-      follow.next = j + 1;
-      follow.cutLeaves = follow.cutBytes = 0;
-      follow.run++;
+    const found = leafAt(state, follow, bytes, at);
+    if (found) {
+      if (found.doc !== doc) endRun(follow);
+      at = take(follow, found.doc, found.j, 1, ends, ids);
       continue;
     }
     const from = at;
@@ -366,6 +359,63 @@ function planLeaves(state: CutState, bytes: Uint8Array): LeafPlan {
   let base: CutDocument | undefined;
   for (const [d, n] of follow.taken) if (!base || n > follow.taken.get(base)!) base = d;
   return { ends, ids, base, from: [...follow.taken.keys()] };
+}
+
+/** Takes `count` leaves of `doc` from leaf `j` on into the plan (`ends`, `ids`); returns where they end in the new bytes. */
+function take(follow: Follow, doc: CutDocument, j: number, count: number, ends: number[], ids: (string | undefined)[]): number {
+  const shift = (j === 0 ? 0 : doc.ends[j - 1]!) - (ends.length === 0 ? 0 : ends[ends.length - 1]!);
+  for (let i = j; i < j + count; i++) {
+    ends.push(doc.ends[i]! - shift);
+    ids.push(doc.ids[i]!);
+  }
+  follow.doc = doc;
+  follow.next = j + count;
+  follow.shift = shift;
+  follow.cutLeaves = follow.cutBytes = 0;
+  follow.run += count;
+  return doc.ends[j + count - 1]! - shift;
+}
+
+/**
+ * How many leaves of `doc` from leaf `j` on `bytes` holds one after the other from `at` (each
+ * as {@link leafMatches} takes it). Leaves `j` to `m - 1` all match when the bytes from `at`
+ * are `doc`'s from leaf `j`'s start to leaf `m - 1`'s end and the lookahead after it (each
+ * leaf's lookahead before lies in that span), and `bytes` end where `doc` does if that
+ * lookahead is short: so the count is found by comparing spans that double, then halve, each
+ * only past the bytes already found equal. One comparison a leaf cost more in calls than in
+ * bytes, and compared each lookahead twice.
+ */
+function followingLeaves(doc: CutDocument, j: number, bytes: Uint8Array, at: number): number {
+  const n = doc.ends.length;
+  if (j >= n) return 0;
+  const length = doc.bytes.length;
+  const shift = (j === 0 ? 0 : doc.ends[j - 1]!) - at;
+  // `doc`'s bytes up to here are known to be in `bytes` (at `shift` less).
+  let equal = shift + at;
+  const matches = (m: number): boolean => {
+    const short = doc.ends[m - 1]! + LEAF_LOOKAHEAD > length;
+    const end = short ? length : doc.ends[m - 1]! + LEAF_LOOKAHEAD;
+    if (end - shift > bytes.length || (short && end - shift !== bytes.length)) return false;
+    if (end > equal && !sameRange(bytes, equal - shift, doc.bytes, equal, end - equal)) return false;
+    if (end > equal) equal = end;
+    return true;
+  };
+  let good = j;
+  let bad = n + 1;
+  for (let step = 1; good < n; step *= 2) {
+    const m = Math.min(n, good + step);
+    if (!matches(m)) {
+      bad = m;
+      break;
+    }
+    good = m;
+  }
+  while (bad - good > 1 && bad <= n) {
+    const mid = (good + bad) >> 1;
+    if (matches(mid)) good = mid;
+    else bad = mid;
+  }
+  return good - j;
 }
 
 /** Remembers `doc` as the newest of its lineage (it replaces `base`), within the bounds. */
