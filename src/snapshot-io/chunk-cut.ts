@@ -275,11 +275,11 @@ interface Follow {
 }
 
 /**
- * The leaf of `follow.doc` that `bytes` holds at `at`, tried where an edit leaves it, without the
- * probes: the next one (no edit), as many leaves on as were cut new since (an item replaced by one
- * of as many leaves), at the same shift (one replaced by as many bytes), or the next one after
- * leaves cut new (an insertion). Building the probes of every version (a hash and a map entry
- * per leaf) cost more than the rest of finding its few changes.
+ * After leaves cut new, the leaf of `follow.doc` that `bytes` holds at `at`, tried where an edit
+ * leaves it, without the probes: as many leaves on as were cut new since (an item replaced by one
+ * of as many leaves), at the same shift (one replaced by as many bytes), or the next one (an
+ * insertion). Building the probes of every version (a hash and a map entry per leaf) cost more
+ * than the rest of finding its few changes.
  */
 function resumeLeaf(follow: Follow, doc: CutDocument, bytes: Uint8Array, at: number): number {
   const { next } = follow;
@@ -309,7 +309,8 @@ const RESUME_BYTES = 8 * 1024;
 function leafAt(state: CutState, follow: Follow, bytes: Uint8Array, at: number): { doc: CutDocument; j: number } | undefined {
   const doc = follow.doc;
   if (doc) {
-    const j = resumeLeaf(follow, doc, bytes, at);
+    // With no leaf cut new since, the next leaf was just found not to follow (`followingLeaves`).
+    const j = follow.cutLeaves > 0 ? resumeLeaf(follow, doc, bytes, at) : -1;
     if (j >= 0) return { doc, j };
     if (follow.cutLeaves < RESUME_LEAVES && follow.cutBytes < RESUME_BYTES) return undefined;
   } else if (at === 0) {
