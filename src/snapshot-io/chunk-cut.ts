@@ -16,6 +16,7 @@ import {
   chunkSplit,
   KNOWN_CHUNK_TTL_MS,
   splitDocument,
+  knownChunkTest,
   storedChunk,
   type ChunkedDocument,
   type ChunkWrite,
@@ -77,8 +78,10 @@ interface CutState {
   /** Newest first. */
   readonly recent: CutDocument[];
   recentBytes: number;
-  /** A node's first child's id → the node's children and its id (the latest node seen starting there). */
-  readonly nodes: Map<string, KnownNode>;
+  /** A node's first child's id → its last child's id → the node's children and its id (the latest node seen with them), oldest first. */
+  readonly nodes: Map<string, Map<string, KnownNode>>;
+  /** Nodes in `nodes`. */
+  nodeCount: number;
   /** Chunk id → when a write holding it was durable (ms). */
   readonly written: Map<string, number>;
   /** Counts the times ids left `written` other than by expiring: what a document's `written` found may no longer hold. */
@@ -90,7 +93,16 @@ const states = new WeakMap<StorageAdapter, CutState>();
 function stateOf(storage: StorageAdapter, addressing: ContentAddressing): CutState {
   let s = states.get(storage);
   if (!s || s.addressing !== addressing || s.scheme !== addressing.scheme) {
-    s = { addressing, scheme: addressing.scheme, recent: [], recentBytes: 0, nodes: new Map(), written: new Map(), generation: 0 };
+    s = {
+      addressing,
+      scheme: addressing.scheme,
+      recent: [],
+      recentBytes: 0,
+      nodes: new Map(),
+      nodeCount: 0,
+      written: new Map(),
+      generation: 0,
+    };
     states.set(storage, s);
   }
   return s;
@@ -172,8 +184,6 @@ function leafMatches(doc: CutDocument, j: number, bytes: Uint8Array, at: number)
 interface LeafPlan {
   readonly ends: number[];
   readonly ids: (string | undefined)[];
-  /** Ids taken from a recent document. */
-  readonly reused: string[];
   /** The recent document most leaves were taken from: this version replaces it. */
   readonly base: CutDocument | undefined;
   /** Every recent document a leaf was taken from. */
@@ -233,6 +243,91 @@ function findLeaf(
   return undefined;
 }
 
+/** The index of the leaf of `doc` that starts at `offset`, or -1. */
+function leafStartingAt(doc: CutDocument, offset: number): number {
+  const { ends } = doc;
+  if (offset === 0) return ends.length > 0 ? 0 : -1;
+  let lo = 0;
+  let hi = ends.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (ends[mid]! < offset) lo = mid + 1;
+    else hi = mid;
+  }
+  return ends[lo] === offset && lo + 1 < ends.length ? lo + 1 : -1;
+}
+
+/** Where the cut stands against the recent document it last took a leaf from (one per cut, changed as it goes). */
+interface Follow {
+  /** That document (undefined before the first leaf taken). */
+  doc: CutDocument | undefined;
+  /** Its leaf after the last one taken. */
+  next: number;
+  /** Leaves and bytes cut new since the last leaf taken. */
+  cutLeaves: number;
+  cutBytes: number;
+  /** Where the last leaf taken sat in its document, less where it sits in the new bytes. */
+  shift: number;
+  /** Leaves taken from each recent document, but the current run. */
+  readonly taken: Map<CutDocument, number>;
+  /** Leaves taken from `doc` in a row. */
+  run: number;
+}
+
+/**
+ * After leaves cut new, the leaf of `follow.doc` that `bytes` holds at `at`, tried where an edit
+ * leaves it, without the probes: as many leaves on as were cut new since (an item replaced by one
+ * of as many leaves), at the same shift (one replaced by as many bytes), or the next one (an
+ * insertion). Building the probes of every version (a hash and a map entry per leaf) cost more
+ * than the rest of finding its few changes.
+ */
+function resumeLeaf(follow: Follow, doc: CutDocument, bytes: Uint8Array, at: number): number {
+  const { next } = follow;
+  const n = doc.ends.length;
+  const byCount = next + follow.cutLeaves;
+  if (byCount < n && leafMatches(doc, byCount, bytes, at)) return byCount;
+  const byShift = leafStartingAt(doc, at + follow.shift);
+  if (byShift >= 0 && byShift !== byCount && leafMatches(doc, byShift, bytes, at)) return byShift;
+  if (next < n && next !== byCount && next !== byShift && leafMatches(doc, next, bytes, at)) return next;
+  return -1;
+}
+
+/**
+ * Leaves and bytes cut new after the last leaf taken before the probes are looked at: an edit's
+ * leaves and those around it whose lookahead it changed are cut new anyway, and a leaf the
+ * probes would have found is only hashed again (its id is known written: it is not written again).
+ */
+const RESUME_LEAVES = 8;
+const RESUME_BYTES = 8 * 1024;
+
+/**
+ * The leaf of a recent document that `bytes` holds at `at`: where the last document taken from
+ * goes on ({@link resumeLeaf}); at the start, the first leaf of a recent document; else found by
+ * the probes, once {@link RESUME_LEAVES} leaves or {@link RESUME_BYTES} bytes were cut new since
+ * the last leaf taken.
+ */
+function leafAt(state: CutState, follow: Follow, bytes: Uint8Array, at: number): { doc: CutDocument; j: number } | undefined {
+  const doc = follow.doc;
+  if (doc) {
+    // With no leaf cut new since, the next leaf was just found not to follow (`followingLeaves`).
+    const j = follow.cutLeaves > 0 ? resumeLeaf(follow, doc, bytes, at) : -1;
+    if (j >= 0) return { doc, j };
+    if (follow.cutLeaves < RESUME_LEAVES && follow.cutBytes < RESUME_BYTES) return undefined;
+  } else if (at === 0) {
+    for (const d of state.recent) if (d.ends.length > 0 && leafMatches(d, 0, bytes, 0)) return { doc: d, j: 0 };
+  }
+  return state.recent.length > 0 ? findLeaf(state.recent, bytes, at, follow.shift) : undefined;
+}
+
+/** Counts the run of leaves taken from `follow.doc` in `taken`. */
+function endRun(follow: Follow): void {
+  if (follow.doc && follow.run > 0) follow.taken.set(follow.doc, (follow.taken.get(follow.doc) ?? 0) + follow.run);
+  follow.run = 0;
+}
+
+/** The ids `plan` takes from recent documents. */
+const reusedIds = (plan: LeafPlan): string[] => plan.ids.filter((id): id is string => id !== undefined);
+
 /**
  * Cuts `bytes` into leaves as `leafBoundaries` does, taking a leaf of a recent document (and
  * the ones after it, while they match) wherever the cut reaches the first bytes of one.
@@ -240,33 +335,88 @@ function findLeaf(
 function planLeaves(state: CutState, bytes: Uint8Array): LeafPlan {
   const ends: number[] = [];
   const ids: (string | undefined)[] = [];
-  const reused: string[] = [];
-  const taken = new Map<CutDocument, number>();
-  let from: { doc: CutDocument; j: number } | undefined;
-  // Where the last leaf taken sat in its document, less where it sits in `bytes`.
-  let shift = 0;
+  const follow: Follow = { doc: undefined, next: 0, cutLeaves: 0, cutBytes: 0, shift: 0, taken: new Map(), run: 0 };
   for (let at = 0; at < bytes.length;) {
-    // The next leaf of the document the previous one came from, else a lookup.
-    if (!(from && from.j < from.doc.ends.length && leafMatches(from.doc, from.j, bytes, at)))
-      from = state.recent.length > 0 ? findLeaf(state.recent, bytes, at, shift) : undefined;
-    if (from) {
-      const { doc, j } = from;
-      const id = doc.ids[j]!;
-      const start = j === 0 ? 0 : doc.ends[j - 1]!;
-      shift = start - at;
-      ends.push((at += doc.ends[j]! - start));
-      ids.push(id);
-      reused.push(id);
-      taken.set(doc, (taken.get(doc) ?? 0) + 1);
-      from = { doc, j: j + 1 };
+    // The leaves of the document the previous one came from that follow on, all at once.
+    const doc = follow.doc;
+    const run = doc && follow.cutLeaves === 0 ? followingLeaves(doc, follow.next, bytes, at) : 0;
+    if (run > 0) {
+      at = take(follow, doc!, follow.next, run, ends, ids);
       continue;
     }
+    const found = leafAt(state, follow, bytes, at);
+    if (found) {
+      if (found.doc !== doc) endRun(follow);
+      at = take(follow, found.doc, found.j, 1, ends, ids);
+      continue;
+    }
+    const from = at;
     ends.push((at = nextLeafEnd(bytes, at)));
     ids.push(undefined);
+    follow.cutLeaves++;
+    follow.cutBytes += at - from;
   }
+  endRun(follow);
   let base: CutDocument | undefined;
-  for (const [doc, n] of taken) if (!base || n > taken.get(base)!) base = doc;
-  return { ends, ids, reused, base, from: [...taken.keys()] };
+  for (const [d, n] of follow.taken) if (!base || n > follow.taken.get(base)!) base = d;
+  return { ends, ids, base, from: [...follow.taken.keys()] };
+}
+
+/** Takes `count` leaves of `doc` from leaf `j` on into the plan (`ends`, `ids`); returns where they end in the new bytes. */
+function take(follow: Follow, doc: CutDocument, j: number, count: number, ends: number[], ids: (string | undefined)[]): number {
+  const shift = (j === 0 ? 0 : doc.ends[j - 1]!) - (ends.length === 0 ? 0 : ends[ends.length - 1]!);
+  for (let i = j; i < j + count; i++) {
+    ends.push(doc.ends[i]! - shift);
+    ids.push(doc.ids[i]!);
+  }
+  follow.doc = doc;
+  follow.next = j + count;
+  follow.shift = shift;
+  follow.cutLeaves = follow.cutBytes = 0;
+  follow.run += count;
+  return doc.ends[j + count - 1]! - shift;
+}
+
+/**
+ * How many leaves of `doc` from leaf `j` on `bytes` holds one after the other from `at` (each
+ * as {@link leafMatches} takes it). Leaves `j` to `m - 1` all match when the bytes from `at`
+ * are `doc`'s from leaf `j`'s start to leaf `m - 1`'s end and the lookahead after it (each
+ * leaf's lookahead before lies in that span), and `bytes` end where `doc` does if that
+ * lookahead is short: so the count is found by comparing spans that double, then halve, each
+ * only past the bytes already found equal. One comparison a leaf cost more in calls than in
+ * bytes, and compared each lookahead twice.
+ */
+function followingLeaves(doc: CutDocument, j: number, bytes: Uint8Array, at: number): number {
+  const n = doc.ends.length;
+  if (j >= n) return 0;
+  const length = doc.bytes.length;
+  const shift = (j === 0 ? 0 : doc.ends[j - 1]!) - at;
+  // `doc`'s bytes up to here are known to be in `bytes` (at `shift` less).
+  let equal = shift + at;
+  const matches = (m: number): boolean => {
+    const short = doc.ends[m - 1]! + LEAF_LOOKAHEAD > length;
+    const end = short ? length : doc.ends[m - 1]! + LEAF_LOOKAHEAD;
+    if (end - shift > bytes.length || (short && end - shift !== bytes.length)) return false;
+    if (end > equal && !sameRange(bytes, equal - shift, doc.bytes, equal, end - equal)) return false;
+    if (end > equal) equal = end;
+    return true;
+  };
+  let good = j;
+  let bad = n + 1;
+  for (let step = 1; good < n; step *= 2) {
+    const m = Math.min(n, good + step);
+    if (!matches(m)) {
+      bad = m;
+      break;
+    }
+    good = m;
+  }
+  while (bad - good > 1 && bad <= n) {
+    const mid = (good + bad) >> 1;
+    if (matches(mid)) good = mid;
+    else bad = mid;
+  }
+  return good - j;
 }
 
 /** Remembers `doc` as the newest of its lineage (it replaces `base`), within the bounds. */
@@ -310,15 +460,17 @@ class Tree {
     this.ids.push(id);
     this.fresh.push({ id, children });
   }
-  finish(depth: number, ids: readonly string[]): ChunkedDocument {
-    const now = Date.now();
+  /** The document: its envelope, and the chunks not `stored` yet (none without `stored`: a cut only remembered). */
+  finish(depth: number, ids: readonly string[], stored: IsStored | undefined): ChunkedDocument {
     const writes: ChunkWrite[] = [];
     const written = new Set<string>();
-    for (const { id, leaf, children } of this.fresh) {
-      if (written.has(id) || writtenAt(this.state, id, now) !== undefined) continue;
-      written.add(id);
-      const bytes = leaf ? storedChunk(this.state.addressing, leaf, true) : encodeNode(children!);
-      writes.push({ id, key: chunkKey(id), bytes });
+    if (stored) {
+      for (const { id, leaf, children } of this.fresh) {
+        if (written.has(id) || stored(id)) continue;
+        written.add(id);
+        const bytes = leaf ? storedChunk(this.state.addressing, leaf, true) : encodeNode(children!);
+        writes.push({ id, key: chunkKey(id), bytes });
+      }
     }
     const envelope = encodeEnvelope({ bytes: this.total, depth, ids, scheme: this.state.addressing.scheme }, this.edges);
     const all = this.ids;
@@ -333,6 +485,9 @@ class Tree {
   }
 }
 
+/** Whether a chunk is known stored, so that a document's write leaves it out. */
+type IsStored = (id: string) => boolean;
+
 /** A node this process hashed: the ids it lists, and its own. */
 interface KnownNode {
   readonly children: readonly string[];
@@ -340,22 +495,35 @@ interface KnownNode {
 }
 
 /**
- * A node's id from the cache. Keyed by its first child alone and checked child by child (the ids
- * of a version's unchanged leaves are the very strings of the version before, so most checks
- * compare references), not by all its ids joined: a key of up to 64 ids made and hashed per node
- * cost more than the rest of a node's work.
+ * A node's id from the cache, found by its first and last children's ids and checked child by
+ * child (the ids of a version's unchanged leaves are the very strings of the version before, so
+ * most checks compare references). Not by its first child alone: a chunk repeated all through a
+ * document (the `,"` between the items of a list) starts many nodes, which evicted one another at
+ * every version (27 of a 200 KB state's 38 nodes hashed again each time). Not by its ids joined:
+ * a key of up to 64 ids made and hashed per node cost more than the rest of a node's work.
  */
 function knownNode(state: CutState, group: readonly string[]): string | undefined {
-  const known = state.nodes.get(group[0]!);
+  const known = state.nodes.get(group[0]!)?.get(group[group.length - 1]!);
   if (!known || known.children.length !== group.length) return undefined;
   for (let i = 0; i < group.length; i++) if (known.children[i] !== group[i]) return undefined;
   return known.id;
 }
 
 function learnNode(state: CutState, group: readonly string[], id: string): string {
-  state.nodes.delete(group[0]!);
-  state.nodes.set(group[0]!, { children: group, id });
-  if (state.nodes.size > NODES_MAX) state.nodes.delete(state.nodes.keys().next().value!);
+  const first = group[0]!;
+  const last = group[group.length - 1]!;
+  let byLast = state.nodes.get(first);
+  if (byLast) state.nodes.delete(first);
+  else byLast = new Map();
+  state.nodes.set(first, byLast);
+  if (!byLast.has(last)) state.nodeCount++;
+  byLast.set(last, { children: group, id });
+  // The nodes starting with the child least recently seen first go, all at once.
+  while (state.nodeCount > NODES_MAX) {
+    const [oldest, nodes] = state.nodes.entries().next().value!;
+    state.nodes.delete(oldest);
+    state.nodeCount -= nodes.size;
+  }
   return id;
 }
 
@@ -408,7 +576,8 @@ function* buildTree(state: CutState, bytes: Uint8Array, plan: LeafPlan, split: D
   while (needsLevel(level, split.fanout)) {
     const next: string[] = [];
     for (const group of nodeGroups(level, split.fanout)) {
-      const id = yield { group };
+      // A node known from an earlier version costs no round through the driver.
+      const id = knownNode(state, group) ?? (yield { group });
       tree.node(id, group);
       next.push(id);
     }
@@ -418,10 +587,17 @@ function* buildTree(state: CutState, bytes: Uint8Array, plan: LeafPlan, split: D
   return { tree, ids, fresh, depth, level };
 }
 
-/** Remembers the built document (`kept`: its bytes, not to be changed again) and makes its envelope and writes. */
-function settle(state: CutState, kept: Uint8Array, plan: LeafPlan, built: BuiltTree, written?: WrittenSince): ChunkedDocument {
+/** Remembers the built document (`kept`: its bytes, not to be changed again) and makes its envelope and the writes of the chunks not `stored`. */
+function settle(
+  state: CutState,
+  kept: Uint8Array,
+  plan: LeafPlan,
+  built: BuiltTree,
+  written: WrittenSince | undefined,
+  stored: IsStored | undefined,
+): ChunkedDocument {
   remember(state, { bytes: kept, ends: plan.ends, ids: built.ids, written: written && { ...written, except: built.fresh } }, plan.base);
-  return built.tree.finish(built.depth, built.level);
+  return built.tree.finish(built.depth, built.level, stored);
 }
 
 /** `bytes` as they may be kept: themselves when `fixed` (handed over: nothing changes them), else a copy (the caller's buffer may be reused). */
@@ -438,11 +614,12 @@ function finishSync(
   fixed: boolean,
   plan: LeafPlan,
   split: DocumentSplit,
-  written?: WrittenSince,
+  written: WrittenSince | undefined,
+  stored: IsStored | undefined,
 ): ChunkedDocument | undefined {
   const steps = buildTree(state, bytes, plan, split);
   for (let step = steps.next(); ;) {
-    if (step.done) return settle(state, keepable(bytes, fixed), plan, step.value, written);
+    if (step.done) return settle(state, keepable(bytes, fixed), plan, step.value, written, stored);
     const ask = step.value;
     const id = 'leaf' in ask ? state.addressing.idSync?.(ask.leaf) : nodeIdSync(state, ask.group);
     if (id === undefined) return undefined;
@@ -456,14 +633,21 @@ async function finishAsync(
   bytes: Uint8Array,
   plan: LeafPlan,
   split: DocumentSplit,
-  written?: WrittenSince,
+  written: WrittenSince | undefined,
+  stored: IsStored | undefined,
 ): Promise<ChunkedDocument> {
   const steps = buildTree(state, bytes, plan, split);
   for (let step = steps.next(); ;) {
-    if (step.done) return settle(state, bytes, plan, step.value, written);
+    if (step.done) return settle(state, bytes, plan, step.value, written, stored);
     const ask = step.value;
     step = steps.next('leaf' in ask ? await state.addressing.id(ask.leaf) : await nodeId(state, ask.group));
   }
+}
+
+/** Whether this process wrote a chunk of `state` within the trust window. */
+function writtenTest(state: CutState): IsStored {
+  const now = Date.now();
+  return (id) => writtenAt(state, id, now) !== undefined;
 }
 
 /**
@@ -482,17 +666,30 @@ export function cutDocument(storage: StorageAdapter, bytes: Uint8Array, fanout =
   // A document handed over never changes: its middle is remembered as it is, not copied.
   const fixed = isHandedOver(bytes);
   if (written) {
+    const test = writtenTest(state);
     // Copied for the async path: the caller's buffer may be reused once this awaits (the saver's seal buffer).
-    return finishSync(state, middle, fixed, plan, split, written) ?? finishAsync(state, keepable(middle, fixed), plan, split, written);
+    return (
+      finishSync(state, middle, fixed, plan, split, written, test) ??
+      finishAsync(state, keepable(middle, fixed), plan, split, written, test)
+    );
   }
-  // A first version, or one reusing leaves this process did not write (it read them):
-  // chunkDocument knows what was read. This cut is kept for the next version.
-  const mine = finishSync(state, middle, fixed, plan, split);
+  if (!plan.base) {
+    // Nothing taken from a recent document: every leaf was cut and hashed here, as chunkDocument
+    // would, and what it writes is what the store is not known to hold (written or read).
+    const known = knownChunkTest(storage);
+    return (
+      finishSync(state, middle, fixed, plan, split, undefined, known) ??
+      finishAsync(state, keepable(middle, fixed), plan, split, undefined, known)
+    );
+  }
+  // Leaves taken that this process did not write (it read them, after a restart): chunkDocument
+  // knows what was read. This cut is only kept for the next version.
+  const mine = finishSync(state, middle, fixed, plan, split, undefined, undefined);
   const stored = chunkSplit(storage, addressing, split);
   if (mine || !(stored instanceof Promise)) return stored;
   const copy = keepable(middle, fixed);
   return stored.then(async (doc) => {
-    await finishAsync(state, copy, plan, split);
+    await finishAsync(state, copy, plan, split, undefined, undefined);
     return doc;
   });
 }
@@ -542,7 +739,7 @@ function wroteAll(state: CutState, plan: LeafPlan): WrittenSince | undefined {
     since = Math.min(since, at);
   }
   // A recent document with a leaf not known written: the leaves taken may all be, still.
-  since ??= oldestWrite(state, plan.reused, now, now);
+  since ??= oldestWrite(state, reusedIds(plan), now, now);
   return since === undefined ? undefined : { since, generation: state.generation, except: [] };
 }
 

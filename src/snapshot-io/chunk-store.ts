@@ -163,6 +163,13 @@ function isKnown(state: ChunkState, id: string, now: number): boolean {
   return at !== undefined && now - at < KNOWN_CHUNK_TTL_MS;
 }
 
+/** Whether this process knows `storage` holds a chunk (it wrote or read it within the trust window), as {@link chunkDocument} decides what to write. */
+export function knownChunkTest(storage: StorageAdapter): (id: string) => boolean {
+  const state = stateOf(storage);
+  const now = Date.now();
+  return (id) => isKnown(state, id, now);
+}
+
 /** One chunk to store: its id, key and bytes. */
 export interface ChunkWrite {
   readonly id: string;
