@@ -13,7 +13,7 @@ function plainRule(history: readonly RunIndexEntry[], policy: PerRunPolicy): Run
   if (history.length <= policy.keep + pruneSlack(policy.keep)) return [];
   const kept = new Set<RunIndexEntry>(history.slice(-policy.keep));
   for (const status of policy.keepStatuses) {
-    const newest = history.findLast((e) => e.status === status);
+    const newest = [...history].reverse().find((e) => e.status === status);
     if (newest) kept.add(newest);
   }
   const keptFiles = new Set([...kept].map((e) => e.file_path));
