@@ -51,20 +51,34 @@ export const pruneSlack = (keep: number): number => Math.max(4, Math.ceil(keep /
  * The entries to delete from `history` (ascending by sequence, the run's history entries),
  * or `[]` while the run is within `keep + slack`. Never the newest `keep`, never the newest
  * entry of a kept status, never an entry whose file also holds a kept entry (batch files).
+ * Only the few entries past the bound are gathered, and only their files looked up among the
+ * kept ones: this runs at every prune, on a history of `keep + slack` entries.
  */
 export function planPrune(history: readonly RunIndexEntry[], policy: PerRunPolicy): RunIndexEntry[] {
   if (history.length <= policy.keep + pruneSlack(policy.keep)) return [];
-  const kept = new Set<RunIndexEntry>(history.slice(-policy.keep));
+  const cut = history.length - policy.keep;
+  // The newest entry of each kept status, where it is older than the newest `keep`.
+  const keptOld: number[] = [];
   for (const status of policy.keepStatuses) {
     for (let i = history.length - 1; i >= 0; i--) {
       if (history[i]!.status === status) {
-        kept.add(history[i]!);
+        if (i < cut) keptOld.push(i);
         break;
       }
     }
   }
-  const keptFiles = new Set([...kept].map((e) => e.file_path));
-  return history.filter((e) => !kept.has(e) && !keptFiles.has(e.file_path));
+  const candidates: RunIndexEntry[] = [];
+  const files = new Set<string>();
+  for (let i = 0; i < cut; i++) {
+    if (keptOld.includes(i)) continue;
+    candidates.push(history[i]!);
+    files.add(history[i]!.file_path);
+  }
+  // Files that also hold a kept entry stay, with every entry in them.
+  let shared = false;
+  for (let i = cut; i < history.length; i++) if (files.delete(history[i]!.file_path)) shared = true;
+  for (const i of keptOld) if (files.delete(history[i]!.file_path)) shared = true;
+  return shared ? candidates.filter((e) => files.has(e.file_path)) : candidates;
 }
 
 const NOTHING_LEAVES: readonly string[] = Object.freeze([]);

@@ -12,7 +12,7 @@ import {
 import type { BatchOperation, KnownMetadata, StorageAdapter } from '../contract/storage.js';
 import { isPendingResult } from '../contract/buffered-storage.js';
 import type { WriteFence } from './run-lock.js';
-import { chunkPlan, chunksDurable } from './chunk-step.js';
+import { chunkPlan, chunksDurable, type ChunkedPlan } from './chunk-step.js';
 
 /** One key to create (history entry, part file, batch file): create-only, idempotent on equal bytes. */
 export interface CreateOp {
@@ -219,7 +219,7 @@ export function batchOperations(
  * `fence` (the run lease, see run-lock.ts) adds its `check` to the batch, and is confirmed
  * after a batch conflict and, on the sequential path, before `latest` is replaced.
  */
-export async function executeWrite(
+export function executeWrite(
   storage: StorageAdapter,
   runId: string,
   plan: WritePlan,
@@ -228,12 +228,42 @@ export async function executeWrite(
   useBatch: boolean,
   fence?: WriteFence,
 ): Promise<WriteReport> {
-  const prepared = chunkPlan(storage, plan);
+  let prepared: ChunkedPlan | Promise<ChunkedPlan> | undefined;
+  try {
+    prepared = chunkPlan(storage, plan);
+  } catch (err) {
+    return Promise.reject(err); // as an async function would: callers see every failure as a rejection
+  }
+  // Nothing to store as chunks (a small checkpoint): the write's own promise, no step around it.
+  if (prepared === undefined) return writePlan(storage, runId, plan, index, now, useBatch, fence);
+  return writeChunked(storage, runId, prepared, index, now, useBatch, fence);
+}
+
+const writePlan = (
+  storage: StorageAdapter,
+  runId: string,
+  plan: WritePlan,
+  index: IndexState,
+  now: () => string,
+  useBatch: boolean,
+  fence?: WriteFence,
+): Promise<WriteReport> =>
+  useBatch && storage.batch
+    ? writeBatch(storage, runId, plan, index, now, fence)
+    : writeSequential(storage, runId, plan, index, now, fence);
+
+/** A plan with documents stored as chunks: its chunks are known stored once it is durable. */
+async function writeChunked(
+  storage: StorageAdapter,
+  runId: string,
+  prepared: ChunkedPlan | Promise<ChunkedPlan>,
+  index: IndexState,
+  now: () => string,
+  useBatch: boolean,
+  fence?: WriteFence,
+): Promise<WriteReport> {
   const chunked = prepared instanceof Promise ? await prepared : prepared;
-  const ready = chunked?.plan ?? plan;
-  const report = await (useBatch && storage.batch
-    ? writeBatch(storage, runId, ready, index, now, fence)
-    : writeSequential(storage, runId, ready, index, now, fence));
+  const report = await writePlan(storage, runId, chunked.plan, index, now, useBatch, fence);
   chunksDurable(storage, chunked);
   return report;
 }
@@ -267,7 +297,8 @@ async function writeBatch(
   fence?: WriteFence,
 ): Promise<WriteReport> {
   const versions = new Map<string, string>();
-  const merged = new Set<string>();
+  // Filled only after a conflict (merge-on-conflict creates): made then.
+  let merged: Set<string> | undefined;
   let creates = plan.creates;
   let replaces = plan.replaces;
   for (let round = 0; ; round++) {
@@ -285,10 +316,13 @@ async function writeBatch(
       // An adapter with a durable-later queue (githubStorage under an exhausted rate limit) marks queued puts.
       let queued = false;
       for (const o of outcomes) if (o.type === 'put' && isPendingResult(o)) queued = true;
-      return { versions, pending: queued, mode: 'batch', ...(merged.size > 0 ? { merged } : {}) };
+      return merged && merged.size > 0
+        ? { versions, pending: queued, mode: 'batch', merged }
+        : { versions, pending: queued, mode: 'batch' };
     } catch (err) {
       if (!isConflict(err) || round >= 4) throw err;
       await fence?.confirm(); // the lease's check lost: checkpoint_run_locked, nothing to reconcile
+      merged ??= new Set<string>();
       ({ creates, replaces } = await reconcile(storage, creates, replaces, versions, merged));
       if (plan.index) await readIndex(storage, plan.index.key, index);
     }

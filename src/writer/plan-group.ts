@@ -126,18 +126,20 @@ export function planJob<P>(
   const { profile, runId } = config;
   const t = job.trigger;
   const sequence = group.nextSequence;
-  const draft: SnapshotHeader<P> = {
-    id: profile.newSnapshotId({ runId, sequence, source: t.source, createdAtMs: t.at }),
-    runId,
-    sequence,
-    createdAt: toRfc3339(t.at),
-    source: t.source,
-    sourceDetails: [],
-    ...(t.priority ? { priority: t.priority } : {}),
-    status: t.status,
-  };
+  let draft: SnapshotHeader<P>;
   let stored: StorableSnapshot<P> | undefined;
   try {
+    // A profile's own id function may throw: the job then fails alone, like one that cannot be encoded.
+    draft = {
+      id: profile.newSnapshotId({ runId, sequence, source: t.source, createdAtMs: t.at }),
+      runId,
+      sequence,
+      createdAt: toRfc3339(t.at),
+      source: t.source,
+      sourceDetails: [],
+      ...(t.priority ? { priority: t.priority } : {}),
+      status: t.status,
+    };
     stored = encodeForStorageSync(profile, draft, t.payloadText, config.withinLimit, t.payloadPieces);
   } catch (raw) {
     return rejected(raw);

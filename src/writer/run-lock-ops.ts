@@ -54,39 +54,104 @@ export function acquireLock(state: RunLockState): Promise<AcquireResult> {
 /**
  * Runs one group write under the lease: renewals wait for it, and it can only land while
  * the lock holds this writer's version. `through` is the highest sequence the write uses.
+ * The usual write (fenced by a batch check, the lease fresh, nothing queued on the lock) goes
+ * the direct way: no queued step, one promise; anything else queues on the lock's chain.
  */
 export function fencedWrite<T>(state: RunLockState, through: number, write: (fence: WriteFence) => Promise<T>): Promise<T> {
-  return serial(state, async () => {
-    const { clock, leaseMs, key } = state.options;
-    for (;;) {
-      const withCheck = state.useCheck;
-      if (state.uncertain) await resync(state);
-      if (withCheck) {
-        if (clock.now() >= state.leaseUntil - leaseMs / 2) await rewrite(state); // the timer is late (event loop stalled): renew now
-      } else {
-        // Claim the numbers first: a writer taking over after this point numbers after them.
-        state.claimedThrough = Math.max(state.claimedThrough, through);
-        await rewrite(state);
-      }
-      if (state.version === undefined) throw notHeld(state);
-      const fence: WriteFence = withCheck
-        ? { check: { type: 'check', key, ifVersion: state.version }, confirm: () => confirm(state) }
-        : { confirm: () => confirm(state) };
-      let result: T;
-      try {
-        result = await write(fence);
-      } catch (err) {
-        if (withCheck && isCheckpointError(err, 'checkpoint_unsupported')) {
-          state.useCheck = false; // refused before anything was applied: fence by claims from now on
-          continue;
-        }
-        await confirm(state); // a lost lease explains the failure better than the storage error
-        throw err;
-      }
-      if (!withCheck) await confirm(state); // never acknowledge a write made after the lease was lost
+  const { clock, leaseMs } = state.options;
+  const direct =
+    state.queued === 0 &&
+    state.writing === undefined &&
+    state.useCheck &&
+    !state.uncertain &&
+    state.version !== undefined &&
+    clock.now() < state.leaseUntil - leaseMs / 2;
+  return direct ? directWrite(state, state.version!, through, write) : serial(state, () => queuedWrite(state, through, write));
+}
+
+/** The fence of `version`: a batch check of the lock's version (made once per version: every write of the lease shares it). */
+function checkFence(state: RunLockState, version: string): WriteFence {
+  if (state.fence?.version !== version) {
+    const check = Object.freeze({ type: 'check' as const, key: state.options.key, ifVersion: version });
+    state.fence = { version, fence: Object.freeze({ check, confirm: () => confirm(state) }) };
+  }
+  return state.fence.fence;
+}
+
+/**
+ * A write fenced by the batch check of `version`, not queued: a renewal or release queued
+ * meanwhile waits until it is settled (`state.writing`), its failure's handling included.
+ */
+function directWrite<T>(state: RunLockState, version: string, through: number, write: (fence: WriteFence) => Promise<T>): Promise<T> {
+  let writing: Promise<T>;
+  try {
+    writing = write(checkFence(state, version));
+  } catch (err) {
+    writing = Promise.reject(err);
+  }
+  const settled = writing.then(
+    (result) => {
+      state.writing = undefined;
       return result;
+    },
+    (err: unknown) => afterFailedCheck(state, through, write, err),
+  );
+  state.writing = settled;
+  return settled;
+}
+
+/**
+ * A write fenced by a batch check failed: a store refusing `check` is fenced by claims from
+ * now on (the write is made again, still before anything queued), else a lost lease explains
+ * the failure better.
+ */
+async function afterFailedCheck<T>(
+  state: RunLockState,
+  through: number,
+  write: (fence: WriteFence) => Promise<T>,
+  err: unknown,
+): Promise<T> {
+  try {
+    if (!isCheckpointError(err, 'checkpoint_unsupported')) {
+      await confirm(state);
+      throw err;
     }
-  });
+    state.useCheck = false; // refused before anything was applied
+    return await queuedWrite(state, through, write);
+  } finally {
+    state.writing = undefined;
+  }
+}
+
+/** A fenced write queued on the lock's chain: after an uncertain rewrite, near the lease's end, or fenced by claims. */
+async function queuedWrite<T>(state: RunLockState, through: number, write: (fence: WriteFence) => Promise<T>): Promise<T> {
+  const { clock, leaseMs } = state.options;
+  for (;;) {
+    const withCheck = state.useCheck;
+    if (state.uncertain) await resync(state);
+    if (withCheck) {
+      if (clock.now() >= state.leaseUntil - leaseMs / 2) await rewrite(state); // the timer is late (event loop stalled): renew now
+    } else {
+      // Claim the numbers first: a writer taking over after this point numbers after them.
+      state.claimedThrough = Math.max(state.claimedThrough, through);
+      await rewrite(state);
+    }
+    if (state.version === undefined) throw notHeld(state);
+    const fence: WriteFence = withCheck ? checkFence(state, state.version) : { confirm: () => confirm(state) };
+    let result: T;
+    try {
+      result = await write(fence);
+    } catch (err) {
+      if (withCheck && isCheckpointError(err, 'checkpoint_unsupported')) {
+        state.useCheck = false; // refused before anything was applied: fence by claims from now on
+        continue;
+      }
+      await confirm(state); // a lost lease explains the failure better than the storage error
+      throw err;
+    }
+    if (!withCheck) await confirm(state); // never acknowledge a write made after the lease was lost
+    return result;
+  }
 }
 
 /** Stops renewing and deletes the lock if this writer still holds it. */

@@ -3,7 +3,7 @@ import { canonicalJson } from '../codec/canonical-json.js';
 import { utf8Encode } from '../codec/utf8.js';
 import { toRfc3339, type TimerHandle } from '../contract/clock.js';
 import { CheckpointError } from '../contract/errors.js';
-import { parseLock, type RunLockDocument, type RunLockOptions } from './run-lock.js';
+import { parseLock, type RunLockDocument, type RunLockOptions, type WriteFence } from './run-lock.js';
 
 /** Owner ids of writers alive in this process: a lock naming this pid but no live owner was left by a dead writer. */
 export const liveOwners = new Set<string>();
@@ -35,6 +35,12 @@ export interface RunLockState {
    * version a write in flight is fenced with.
    */
   chain: Promise<unknown>;
+  /** Operations queued on `chain` and not finished: a write takes the direct way only when none is. */
+  queued: number;
+  /** A write that took the direct way (see `fencedWrite`) and has not settled: what the next queued operation waits for first. */
+  writing: Promise<unknown> | undefined;
+  /** The fence of the version held, made once per version (a write checks the lock with it). */
+  fence: { readonly version: string; readonly fence: WriteFence } | undefined;
 }
 
 export function createRunLockState(options: RunLockOptions): RunLockState {
@@ -50,13 +56,23 @@ export function createRunLockState(options: RunLockOptions): RunLockState {
     released: false,
     lostError: undefined,
     chain: Promise.resolve(),
+    queued: 0,
+    writing: undefined,
+    fence: undefined,
   };
 }
 
-/** Runs `fn` after every renewal, fenced write or release before it. */
+const ignore = (): void => undefined;
+
+/** Runs `fn` after every renewal, fenced write or release before it (a write in flight on the direct way too). */
 export function serial<T>(state: RunLockState, fn: () => Promise<T>): Promise<T> {
-  const run = state.chain.then(fn);
-  state.chain = run.catch(() => undefined);
+  const writing = state.writing;
+  state.queued++;
+  const run = (writing ? state.chain.then(() => writing.then(ignore, ignore)) : state.chain).then(fn);
+  const done = (): void => {
+    state.queued--;
+  };
+  state.chain = run.then(done, done);
   return run;
 }
 
