@@ -74,8 +74,10 @@ async function startGroup(state: PackedState): Promise<void> {
   for (const { call, error } of group.refused) call.fail(error);
   if (group.bytes === 0) return finishGroup(state, group);
   const data = group.buffers.length === 1 ? group.buffers[0]! : Buffer.concat(group.buffers, group.bytes);
-  const writes = state.options.writes;
-  if (writes === 'sync' || (writes === 'adaptive' && group.buffers.length <= 1)) {
+  const onLoop = writesOnLoop(state, queue.length, group.bytes);
+  state.loneGroups = queue.length === 1 ? state.loneGroups + 1 : 0;
+  if (onLoop) {
+    state.stats.loopWrites++;
     try {
       writeSync(state, data);
     } catch (err) {
@@ -110,6 +112,21 @@ async function fenceGroup(state: PackedState, group: PlannedGroup): Promise<void
   await letGoLock(state.lock).catch(() => undefined);
   state.writing = false;
   next(state);
+}
+
+/** The largest lone group written on the event loop: a larger one's write would hold the loop longer than a small sync does. */
+export const LONE_WRITE_MAX_BYTES = 64 * 1024;
+
+/**
+ * Whether a group's write is made on the event loop. `adaptive`: only a lone call's — the one call
+ * made in its turn, after a group that was one call too, and small — so a thread checkpointing
+ * alone pays no pool round trip (about as much as the write itself) while calls of several threads
+ * still go together on the pool, the loop running on meanwhile.
+ */
+function writesOnLoop(state: PackedState, calls: number, bytes: number): boolean {
+  const { writes } = state.options;
+  if (writes !== 'adaptive') return writes === 'sync';
+  return calls === 1 && state.loneGroups > 0 && bytes <= LONE_WRITE_MAX_BYTES;
 }
 
 function writeSync(state: PackedState, data: Buffer): void {

@@ -17,8 +17,9 @@ export interface PackedFsOptions extends PackedLockOptions {
   readonly sync?: 'dsync' | 'fdatasync' | 'none';
   /**
    * Writes made on the event loop (a group is the calls of one turn), on libuv's pool (a group is
-   * the calls made while the previous write ran), or `adaptive`: a group of one call on the loop
-   * (no pool hop for a lone thread), a larger one on the pool (the loop runs on meanwhile).
+   * the calls made while the previous write ran), or `adaptive` (the default): a lone call's group
+   * on the loop (one call in its turn, the group before it one call too, at most 64 KiB: no pool
+   * round trip for a thread checkpointing alone), any other on the pool (the loop runs on meanwhile).
    */
   readonly writes?: 'sync' | 'async' | 'adaptive';
   /** Reads by `pread` on the event loop, or on libuv's pool. */
@@ -103,6 +104,8 @@ export interface PendingCall {
 export interface PackedStats {
   /** Durable writes (groups). */
   writes: number;
+  /** Of those, the ones made on the event loop (`writes: 'sync'`, or a lone call's under `adaptive`). */
+  loopWrites: number;
   /** Records written (calls). */
   records: number;
   /** Bytes appended. */
@@ -115,7 +118,15 @@ export interface PackedStats {
 }
 
 /** The counts of a store that did nothing yet. */
-export const NO_STATS: Readonly<PackedStats> = Object.freeze({ writes: 0, records: 0, bytes: 0, reads: 0, rotations: 0, compactions: 0 });
+export const NO_STATS: Readonly<PackedStats> = Object.freeze({
+  writes: 0,
+  loopWrites: 0,
+  records: 0,
+  bytes: 0,
+  reads: 0,
+  rotations: 0,
+  compactions: 0,
+});
 
 export type PackedSettings = Required<Omit<PackedFsOptions, 'maxValueBytes' | 'maxReadBytes' | keyof PackedLockOptions>> &
   Pick<PackedFsOptions, 'maxValueBytes' | 'maxReadBytes' | keyof PackedLockOptions>;
@@ -137,6 +148,8 @@ export interface PackedState {
   /** A group (or maintenance: recovery, rotation, compaction) is under way, or a group is scheduled for the next turn. */
   writing: boolean;
   scheduled: boolean;
+  /** How many groups in a row held one call each (the last one included): a lone call after one of them is written on the loop under `adaptive`. */
+  loneGroups: number;
   closed: boolean;
   /**
    * A durable write failed: what the active segment holds past its acknowledged end is unknown.
@@ -184,6 +197,7 @@ export function createPackedState(options: PackedSettings, io: PackedIo): Packed
     queue: [],
     writing: false,
     scheduled: false,
+    loneGroups: 0,
     closed: false,
     tailUnknown: false,
     manifestOwed: undefined,
