@@ -228,7 +228,7 @@ interface Opening {
 function startOpening(options: PackedFsOptions, internals: PackedInternals): Opening {
   const given: PackedSettings = { ...DEFAULTS, ...options };
   const settings: PackedSettings = { ...given, sync: syncOf(given.sync) };
-  const ready = openPackedState(settings, internals.io ?? realPackedIo);
+  const ready = openPackedState(settings, internals.io ?? realPackedIo, internals.now);
   const opening: Opening = { settings, ready, state: undefined, closed: false };
   ready.then(
     (state) => (opening.state = state),

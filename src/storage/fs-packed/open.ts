@@ -207,8 +207,8 @@ async function openFirst(state: PackedState): Promise<void> {
 }
 
 /** The open store of `options.dir`. */
-export async function openPackedState(options: PackedSettings, io: PackedIo): Promise<PackedState> {
-  const state = createPackedState(options, io);
+export async function openPackedState(options: PackedSettings, io: PackedIo, now?: () => number): Promise<PackedState> {
+  const state = createPackedState(options, io, now);
   try {
     await io.mkdirp(options.dir);
     // The inode before the manifest is read: a rewrite in between is seen as a change by the next tail.

@@ -7,7 +7,7 @@
 import { CheckpointError, conditionFailed } from '../../contract/errors.js';
 import type { BatchOperation, BatchOutcome } from '../../contract/storage.js';
 import { placeRecord, versionOf } from './record.js';
-import { footprintOf, type IndexEntry, type PendingCall, type Segment } from './state.js';
+import { footprintOf, type IndexEntry, type LoneWriteTimes, type PendingCall, type Segment } from './state.js';
 
 /** What the group changes in the index once its write returns: an entry, or null for a key deleted. */
 export type IndexChanges = Map<string, IndexEntry | null>;
@@ -96,4 +96,44 @@ function placeCall(
     group.bytes += record.bytes.length;
   }
   return outcomes;
+}
+
+/** How often a lone group goes the other way than the faster one, so that both stay timed. */
+export const LONE_PROBE_EVERY = 32;
+/** The weight of the newest time in a moving average. */
+const LONE_TIME_WEIGHT = 0.25;
+/** Times below this count as this (a clock's resolution; never 0 in a geometric average). */
+const MIN_TIMED_MS = 0.001;
+
+const probing = (times: Readonly<LoneWriteTimes>): boolean =>
+  times.loopMs !== undefined && times.poolMs !== undefined && times.sinceProbe >= LONE_PROBE_EVERY - 1;
+
+/**
+ * Where a lone group's write is made: where lone writes returned sooner lately, every
+ * {@link LONE_PROBE_EVERY}th the other way (so both stay timed); untimed, the loop first, then the
+ * pool. A write on the loop skips the pool's two hand-offs between threads; but under CPU
+ * contention a loop woken by the disk may wait for a core longer than the pool's hand-off takes.
+ */
+export function lonePlace(times: Readonly<LoneWriteTimes>): 'loop' | 'pool' {
+  if (times.loopMs === undefined) return 'loop';
+  if (times.poolMs === undefined) return 'pool';
+  const faster = times.loopMs <= times.poolMs ? 'loop' : 'pool';
+  if (!probing(times)) return faster;
+  return faster === 'loop' ? 'pool' : 'loop';
+}
+
+/**
+ * Notes that a lone write made at `place` (where {@link lonePlace} sent it) took `ms`. A probe's
+ * time replaces what the slower place had (it is old), so a place that became faster is taken
+ * again at its next probe.
+ */
+export function noteLoneWrite(times: LoneWriteTimes, place: 'loop' | 'pool', ms: number): void {
+  const probe = probing(times);
+  times.sinceProbe = probe ? 0 : times.sinceProbe + 1;
+  // Geometric: a write's time has a long tail on a busy disk, and the typical write is what a thread waits for.
+  const time = Math.max(ms, MIN_TIMED_MS);
+  const before = place === 'loop' ? times.loopMs : times.poolMs;
+  const after = probe || before === undefined ? time : before * (time / before) ** LONE_TIME_WEIGHT;
+  if (place === 'loop') times.loopMs = after;
+  else times.poolMs = after;
 }

@@ -17,9 +17,10 @@ export interface PackedFsOptions extends PackedLockOptions {
   readonly sync?: 'dsync' | 'fdatasync' | 'none';
   /**
    * Writes made on the event loop (a group is the calls of one turn), on libuv's pool (a group is
-   * the calls made while the previous write ran), or `adaptive` (the default): a lone call's group
-   * on the loop (one call in its turn, the group before it one call too, at most 64 KiB: no pool
-   * round trip for a thread checkpointing alone), any other on the pool (the loop runs on meanwhile).
+   * the calls made while the previous write ran), or `adaptive` (the default): a group of several
+   * calls on the pool (the loop runs on meanwhile); a lone call's (one call in its turn, the group
+   * before it one call too, at most 64 KiB) where lone writes returned sooner lately — on a quiet
+   * machine the loop (no pool round trip), under CPU contention mostly the pool (see plan.ts).
    */
   readonly writes?: 'sync' | 'async' | 'adaptive';
   /** Reads by `pread` on the event loop, or on libuv's pool. */
@@ -49,6 +50,19 @@ export interface PackedFsOptions extends PackedLockOptions {
 export interface PackedInternals {
   /** The file-system calls the store makes (fault injection, power-loss recording). */
   readonly io?: PackedIo;
+  /** The clock lone writes are timed by, in milliseconds (tests make it advance as they choose). */
+  readonly now?: () => number;
+}
+
+/**
+ * How long lone groups' writes took lately, made on the event loop and on the pool (geometric
+ * moving averages in ms, from the call to the moment the loop goes on; undefined: none timed yet), and
+ * how many lone groups went where they were expected to since the last one sent the other way.
+ */
+export interface LoneWriteTimes {
+  loopMs: number | undefined;
+  poolMs: number | undefined;
+  sinceProbe: number;
 }
 
 /**
@@ -148,8 +162,11 @@ export interface PackedState {
   /** A group (or maintenance: recovery, rotation, compaction) is under way, or a group is scheduled for the next turn. */
   writing: boolean;
   scheduled: boolean;
-  /** How many groups in a row held one call each (the last one included): a lone call after one of them is written on the loop under `adaptive`. */
+  /** How many groups in a row held one call each (the last one included): a call alone in its turn after one of them is lone. */
   loneGroups: number;
+  /** Where lone groups' writes returned sooner lately (`writes: 'adaptive'` sends the next one there). */
+  readonly loneTimes: LoneWriteTimes;
+  readonly now: () => number;
   closed: boolean;
   /**
    * A durable write failed: what the active segment holds past its acknowledged end is unknown.
@@ -184,7 +201,7 @@ export interface PackedState {
   pastEndChecked: boolean;
 }
 
-export function createPackedState(options: PackedSettings, io: PackedIo): PackedState {
+export function createPackedState(options: PackedSettings, io: PackedIo, now: () => number = () => performance.now()): PackedState {
   return {
     options,
     io,
@@ -198,6 +215,8 @@ export function createPackedState(options: PackedSettings, io: PackedIo): Packed
     writing: false,
     scheduled: false,
     loneGroups: 0,
+    loneTimes: { loopMs: undefined, poolMs: undefined, sinceProbe: 0 },
+    now,
     closed: false,
     tailUnknown: false,
     manifestOwed: undefined,
