@@ -98,42 +98,56 @@ function placeCall(
   return outcomes;
 }
 
-/** How often a lone group goes the other way than the faster one, so that both stay timed. */
-export const LONE_PROBE_EVERY = 32;
+/** How many lone groups go the faster way between two runs of probes the other way. */
+export const LONE_PROBE_EVERY = 64;
+/** How many lone groups a probe run sends the other way (its first only moves there: not timed). */
+export const LONE_PROBE_RUN = 4;
 /** The weight of the newest time in a moving average. */
 const LONE_TIME_WEIGHT = 0.25;
 /** Times below this count as this (a clock's resolution; never 0 in a geometric average). */
 const MIN_TIMED_MS = 0.001;
 
-const probing = (times: Readonly<LoneWriteTimes>): boolean =>
-  times.loopMs !== undefined && times.poolMs !== undefined && times.sinceProbe >= LONE_PROBE_EVERY - 1;
-
 /**
- * Where a lone group's write is made: where lone writes returned sooner lately, every
- * {@link LONE_PROBE_EVERY}th the other way (so both stay timed); untimed, the loop first, then the
- * pool. A write on the loop skips the pool's two hand-offs between threads; but under CPU
- * contention a loop woken by the disk may wait for a core longer than the pool's hand-off takes.
+ * Where a lone group's write is made: where lone writes returned sooner lately; every
+ * {@link LONE_PROBE_EVERY} lone groups, a run of {@link LONE_PROBE_RUN} the other way (so both stay
+ * timed, each after a few writes made there in a row: how long a write takes depends on what the
+ * threads did just before); untimed, the loop first, then the pool. A write on the loop skips the
+ * pool's two hand-offs between threads; but under CPU contention a loop woken by the disk may
+ * wait for a core longer than the pool's hand-off takes.
  */
 export function lonePlace(times: Readonly<LoneWriteTimes>): 'loop' | 'pool' {
+  if (times.probe) return times.probe.place;
   if (times.loopMs === undefined) return 'loop';
   if (times.poolMs === undefined) return 'pool';
-  const faster = times.loopMs <= times.poolMs ? 'loop' : 'pool';
-  if (!probing(times)) return faster;
-  return faster === 'loop' ? 'pool' : 'loop';
+  return times.loopMs <= times.poolMs ? 'loop' : 'pool';
 }
 
+const other = (place: 'loop' | 'pool'): 'loop' | 'pool' => (place === 'loop' ? 'pool' : 'loop');
+
+/** A geometric moving average: a write's time has a long tail on a busy disk, and the typical write is what a thread waits for. */
+const averaged = (before: number | undefined, ms: number): number =>
+  before === undefined ? ms : before * (ms / before) ** LONE_TIME_WEIGHT;
+
 /**
- * Notes that a lone write made at `place` (where {@link lonePlace} sent it) took `ms`. A probe's
- * time replaces what the slower place had (it is old), so a place that became faster is taken
- * again at its next probe.
+ * Notes that a lone write made at `place` (where {@link lonePlace} sent it) took `ms`. A probe
+ * run's times, but its first, replace what the other place had (it is old), so a place that
+ * became faster is taken again after its next run.
  */
 export function noteLoneWrite(times: LoneWriteTimes, place: 'loop' | 'pool', ms: number): void {
-  const probe = probing(times);
-  times.sinceProbe = probe ? 0 : times.sinceProbe + 1;
-  // Geometric: a write's time has a long tail on a busy disk, and the typical write is what a thread waits for.
   const time = Math.max(ms, MIN_TIMED_MS);
-  const before = place === 'loop' ? times.loopMs : times.poolMs;
-  const after = probe || before === undefined ? time : before * (time / before) ** LONE_TIME_WEIGHT;
-  if (place === 'loop') times.loopMs = after;
-  else times.poolMs = after;
+  const probe = times.probe;
+  if (probe) {
+    if (probe.left < LONE_PROBE_RUN) probe.logSum += Math.log(time);
+    if (--probe.left > 0) return;
+    const mean = Math.exp(probe.logSum / (LONE_PROBE_RUN - 1));
+    if (place === 'loop') times.loopMs = mean;
+    else times.poolMs = mean;
+    times.probe = undefined;
+    times.sinceProbe = 0;
+    return;
+  }
+  if (place === 'loop') times.loopMs = averaged(times.loopMs, time);
+  else times.poolMs = averaged(times.poolMs, time);
+  if (times.loopMs === undefined || times.poolMs === undefined) return;
+  if (++times.sinceProbe >= LONE_PROBE_EVERY) times.probe = { place: other(lonePlace(times)), left: LONE_PROBE_RUN, logSum: 0 };
 }

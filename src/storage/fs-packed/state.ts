@@ -56,13 +56,15 @@ export interface PackedInternals {
 
 /**
  * How long lone groups' writes took lately, made on the event loop and on the pool (geometric
- * moving averages in ms, from the call to the moment the loop goes on; undefined: none timed yet), and
- * how many lone groups went where they were expected to since the last one sent the other way.
+ * moving averages in ms, from the call to the moment the loop goes on; undefined: none timed yet),
+ * how many lone groups went the faster way since the last probe run, and the run under way.
  */
 export interface LoneWriteTimes {
   loopMs: number | undefined;
   poolMs: number | undefined;
   sinceProbe: number;
+  /** A run of lone groups sent the other way: where, how many are left, the sum of their times' logarithms. */
+  probe: { readonly place: 'loop' | 'pool'; left: number; logSum: number } | undefined;
 }
 
 /**
@@ -215,7 +217,7 @@ export function createPackedState(options: PackedSettings, io: PackedIo, now: ()
     writing: false,
     scheduled: false,
     loneGroups: 0,
-    loneTimes: { loopMs: undefined, poolMs: undefined, sinceProbe: 0 },
+    loneTimes: { loopMs: undefined, poolMs: undefined, sinceProbe: 0, probe: undefined },
     now,
     closed: false,
     tailUnknown: false,

@@ -14,7 +14,7 @@ import { LONE_WRITE_MAX_BYTES } from '../../../src/storage/fs-packed/commit.js';
 import { createPackedFsStorage } from '../../../src/storage/fs-packed/index.js';
 import { realPackedIo, type PackedIo } from '../../../src/storage/fs-packed/io.js';
 import { syncOf } from '../../../src/storage/fs-packed/open.js';
-import { LONE_PROBE_EVERY, lonePlace, noteLoneWrite } from '../../../src/storage/fs-packed/plan.js';
+import { LONE_PROBE_EVERY, LONE_PROBE_RUN, lonePlace, noteLoneWrite } from '../../../src/storage/fs-packed/plan.js';
 import type { LoneWriteTimes } from '../../../src/storage/fs-packed/state.js';
 import { MAGIC } from '../../../src/storage/fs-packed/record.js';
 
@@ -72,21 +72,21 @@ async function loneSteps(store: ReturnType<typeof createPackedFsStorage>, count:
 }
 
 describe('packed fs store: where a group is written (default options)', () => {
-  it('a thread writing alone makes its writes on the event loop where they return sooner: the pool only for its first group, one to time it, and one in 32', async () => {
+  it('a thread writing alone makes its writes on the event loop where they return sooner: on the pool only its first group, one to time it, and a probe run every 64', async () => {
     const counting = countingIo(0.1, 0.2);
     const store = countedStore('lone', counting);
-    await loneSteps(store, 20);
-    // The first group follows none (the pool); the second is lone (the loop, untimed), the third times the pool; then the loop, the 33rd the pool again.
-    expect(counting.counts).toEqual({ pool: 3, loop: 37 });
-    expect(store.stats()).toMatchObject({ writes: 40, loopWrites: 37 });
+    await loneSteps(store, 40);
+    // The first group follows none (the pool); the second is lone (the loop, untimed), the third times the pool; then the loop, but for a run on the pool after 64.
+    expect(counting.counts).toEqual({ pool: 2 + LONE_PROBE_RUN, loop: 78 - LONE_PROBE_RUN });
+    expect(store.stats()).toMatchObject({ writes: 80, loopWrites: 78 - LONE_PROBE_RUN });
     await store.close();
   });
 
-  it('where lone writes on the loop return later than on the pool (a loaded machine), lone groups go to the pool, the loop tried once in 32', async () => {
+  it('where lone writes on the loop return later than on the pool (a loaded machine), lone groups go to the pool, the loop tried in a run every 64', async () => {
     const counting = countingIo(2, 0.2);
     const store = countedStore('contended', counting);
-    await loneSteps(store, 20);
-    expect(counting.counts).toEqual({ pool: 38, loop: 2 });
+    await loneSteps(store, 40);
+    expect(counting.counts).toEqual({ pool: 79 - LONE_PROBE_RUN, loop: 1 + LONE_PROBE_RUN });
     await store.close();
   });
 
@@ -148,7 +148,7 @@ describe('packed fs store: where a group is written (default options)', () => {
 describe('packed fs store: where a lone group goes (the choice alone)', () => {
   /** The places chosen for `times.length` lone writes, the i-th taking `times[i](place)` ms. */
   function places(times: readonly ((place: 'loop' | 'pool') => number)[]): ('loop' | 'pool')[] {
-    const state: LoneWriteTimes = { loopMs: undefined, poolMs: undefined, sinceProbe: 0 };
+    const state: LoneWriteTimes = { loopMs: undefined, poolMs: undefined, sinceProbe: 0, probe: undefined };
     return times.map((time) => {
       const place = lonePlace(state);
       noteLoneWrite(state, place, time(place));
@@ -156,7 +156,7 @@ describe('packed fs store: where a lone group goes (the choice alone)', () => {
     });
   }
 
-  it('where one place is always faster, all but one in 32 lone writes go there, and the other is still tried', () => {
+  it('where one place is always faster, all lone writes but a probe run every 64 go there, and the other is still tried', () => {
     fc.assert(
       fc.property(
         fc.integer({ min: 2, max: 400 }),
@@ -170,15 +170,15 @@ describe('packed fs store: where a lone group goes (the choice alone)', () => {
           );
           const slower = loopFaster ? 'pool' : 'loop';
           const toSlower = chosen.filter((p) => p === slower).length;
-          // The first two time each place once; then one in every LONE_PROBE_EVERY.
-          expect(toSlower).toBeLessThanOrEqual(1 + Math.ceil(count / LONE_PROBE_EVERY));
-          if (count >= LONE_PROBE_EVERY + 2) expect(toSlower).toBeGreaterThanOrEqual(2);
+          // The first two time each place once; then a run of LONE_PROBE_RUN after every LONE_PROBE_EVERY.
+          expect(toSlower).toBeLessThanOrEqual(1 + LONE_PROBE_RUN * Math.ceil(count / LONE_PROBE_EVERY));
+          if (count >= LONE_PROBE_EVERY + 2 + LONE_PROBE_RUN) expect(toSlower).toBeGreaterThanOrEqual(1 + LONE_PROBE_RUN);
         },
       ),
     );
   });
 
-  it('after the times change, lone writes follow the faster place within a few probes', () => {
+  it('after the times change, lone writes follow the faster place after the next probe run', () => {
     // The loop fast for 100 writes, then slow (a loaded machine), then fast again.
     const loopTime = (i: number): number => (i >= 100 && i < 300 ? 5 : 0.1);
     const chosen = places(Array.from({ length: 500 }, (_, i) => (place: 'loop' | 'pool') => (place === 'loop' ? loopTime(i) : 0.2)));
