@@ -14,7 +14,7 @@ import { ensureHold, lingerThenLetGo, readyToWrite } from './hold.js';
 import { dropSpare, holdsLease, leaseLostError, letGoLock, stopLinger } from './lock.js';
 import { closeSegments } from './open.js';
 import { maintain, owesZeros } from './maintain.js';
-import { planGroup, type PlannedGroup } from './plan.js';
+import { lonePlace, noteLoneWrite, planGroup, type PlannedGroup } from './plan.js';
 import { activeSegment, setEntry, type PackedState, type PendingCall } from './state.js';
 
 /** Queues `call` and makes sure a group will take it. */
@@ -74,13 +74,17 @@ async function startGroup(state: PackedState): Promise<void> {
   for (const { call, error } of group.refused) call.fail(error);
   if (group.bytes === 0) return finishGroup(state, group);
   const data = group.buffers.length === 1 ? group.buffers[0]! : Buffer.concat(group.buffers, group.bytes);
-  const writes = state.options.writes;
-  if (writes === 'sync' || (writes === 'adaptive' && group.buffers.length <= 1)) {
+  const place = writePlace(state, queue.length, group.bytes);
+  state.loneGroups = queue.length === 1 ? state.loneGroups + 1 : 0;
+  const started = place === 'shared' ? 0 : state.now();
+  if (place === 'loop' || place === 'sync') {
+    state.stats.loopWrites++;
     try {
       writeSync(state, data);
     } catch (err) {
       return failGroup(state, group, err);
     }
+    if (place === 'loop') noteLoneWrite(state.loneTimes, 'loop', state.now() - started);
     return holdsLease(state.lock) ? finishGroup(state, group) : fenceGroup(state, group);
   }
   state.writing = true;
@@ -90,6 +94,7 @@ async function startGroup(state: PackedState): Promise<void> {
     state.writing = false;
     return failGroup(state, group, err);
   }
+  if (place === 'pool') noteLoneWrite(state.loneTimes, 'pool', state.now() - started);
   if (!holdsLease(state.lock)) return fenceGroup(state, group);
   state.writing = false;
   finishGroup(state, group);
@@ -110,6 +115,22 @@ async function fenceGroup(state: PackedState, group: PlannedGroup): Promise<void
   await letGoLock(state.lock).catch(() => undefined);
   state.writing = false;
   next(state);
+}
+
+/** The largest lone group written on the event loop: a larger one's write would hold the loop longer than a small sync does. */
+export const LONE_WRITE_MAX_BYTES = 64 * 1024;
+
+/**
+ * Where a group's write is made: every one on the loop (`sync`) or on the pool (`shared`), or,
+ * under `adaptive`, a lone call's — the one call made in its turn, after a group that was one call
+ * too, and small — where lone writes returned sooner lately (`loop` or `pool`, timed), any other
+ * on the pool, the loop running on meanwhile.
+ */
+function writePlace(state: PackedState, calls: number, bytes: number): 'sync' | 'shared' | 'loop' | 'pool' {
+  const { writes } = state.options;
+  if (writes !== 'adaptive') return writes === 'sync' ? 'sync' : 'shared';
+  if (calls !== 1 || state.loneGroups === 0 || bytes > LONE_WRITE_MAX_BYTES) return 'shared';
+  return lonePlace(state.loneTimes);
 }
 
 function writeSync(state: PackedState, data: Buffer): void {

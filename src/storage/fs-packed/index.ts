@@ -30,7 +30,7 @@ import { compactSealed } from './compact.js';
 import { writeHint } from './hint.js';
 import { realPackedIo } from './io.js';
 import { packedKeyNames, packedLinkedRead, packedValuesNow, type PackedReads } from './linked-read.js';
-import { openPackedState } from './open.js';
+import { openPackedState, syncOf } from './open.js';
 import { holdsLease } from './lock.js';
 import { encodeRecord, versionOf, type EncodedRecord, type RecordOp } from './record.js';
 import { nothingMoved, tail } from './tail.js';
@@ -209,7 +209,7 @@ async function* listEntries(opening: Opening, prefix: string): AsyncGenerator<St
 
 const DEFAULTS = {
   sync: 'dsync',
-  writes: 'async',
+  writes: 'adaptive',
   reads: 'sync',
   segmentBytes: 64 * 1024 * 1024,
   preallocBytes: 1024 * 1024,
@@ -226,8 +226,9 @@ interface Opening {
 }
 
 function startOpening(options: PackedFsOptions, internals: PackedInternals): Opening {
-  const settings: PackedSettings = { ...DEFAULTS, ...options };
-  const ready = openPackedState(settings, internals.io ?? realPackedIo);
+  const given: PackedSettings = { ...DEFAULTS, ...options };
+  const settings: PackedSettings = { ...given, sync: syncOf(given.sync) };
+  const ready = openPackedState(settings, internals.io ?? realPackedIo, internals.now);
   const opening: Opening = { settings, ready, state: undefined, closed: false };
   ready.then(
     (state) => (opening.state = state),

@@ -25,7 +25,12 @@ import { scanSegment, type ScannedOp } from './record.js';
 import { createPackedState, footprintOf, setEntry, type PackedSettings, type PackedState, type Segment } from './state.js';
 
 /** Flags of the active segment's descriptor: appended to, durably with each write when `sync` is `dsync`. */
-export const activeFlags = (state: PackedState): number => constants.O_RDWR | (state.options.sync === 'dsync' ? constants.O_DSYNC : 0);
+export const activeFlags = (state: PackedState): number =>
+  constants.O_RDWR | (state.options.sync === 'dsync' ? (constants.O_DSYNC ?? 0) : 0);
+
+/** The sync a store makes: `dsync` where the platform has no `O_DSYNC` (Windows) is a write then an `fdatasync`, never no sync. */
+export const syncOf = (sync: PackedSettings['sync'], hasDsync = constants.O_DSYNC !== undefined): PackedSettings['sync'] =>
+  sync === 'dsync' && !hasDsync ? 'fdatasync' : sync;
 
 export function newSegment(id: number, fd: number, end: number, sealed: boolean): Segment {
   return { id, fd, end, allocated: end, preallocFailed: false, sealed, maxSequence: 0, live: 0, pins: 0, retired: false, staleFds: [] };
@@ -202,8 +207,8 @@ async function openFirst(state: PackedState): Promise<void> {
 }
 
 /** The open store of `options.dir`. */
-export async function openPackedState(options: PackedSettings, io: PackedIo): Promise<PackedState> {
-  const state = createPackedState(options, io);
+export async function openPackedState(options: PackedSettings, io: PackedIo, now?: () => number): Promise<PackedState> {
+  const state = createPackedState(options, io, now);
   try {
     await io.mkdirp(options.dir);
     // The inode before the manifest is read: a rewrite in between is seen as a change by the next tail.

@@ -45,18 +45,19 @@ export interface EncodedRecord {
   readonly sequences: number;
 }
 
-const encoder = new TextEncoder();
-
 function opBytes(op: RecordOp, keyBytes: number): number {
   if (op.kind === 'delete') return 5 + keyBytes;
   return 5 + keyBytes + (op.kind === 'copy' ? 8 : 0) + 4 + op.bytes.length;
 }
 
-/** The record of `ops`, copying every value; its payload CRC made now, its header's sequence left for {@link placeRecord}. */
+/**
+ * The record of `ops`, copying every value; its payload CRC made now, its header's sequence left for {@link placeRecord}.
+ * Keys are written as UTF-8 straight into the record (no array a key).
+ */
 export function encodeRecord(ops: readonly RecordOp[]): EncodedRecord {
-  const keys = ops.map((op) => encoder.encode(op.key));
+  const keyBytes = ops.map((op) => Buffer.byteLength(op.key, 'utf8'));
   let size = HEADER_BYTES + 4;
-  for (let i = 0; i < ops.length; i++) size += opBytes(ops[i]!, keys[i]!.length);
+  for (let i = 0; i < ops.length; i++) size += opBytes(ops[i]!, keyBytes[i]!);
   const out = Buffer.allocUnsafe(size);
   const valueAt: (number | undefined)[] = [];
   const valueLength: (number | undefined)[] = [];
@@ -66,9 +67,9 @@ export function encodeRecord(ops: readonly RecordOp[]): EncodedRecord {
   for (let i = 0; i < ops.length; i++) {
     const op = ops[i]!;
     out[at] = op.kind === 'put' ? PUT : op.kind === 'delete' ? DELETE : COPY;
-    out.writeUInt32LE(keys[i]!.length, at + 1);
-    out.set(keys[i]!, at + 5);
-    at += 5 + keys[i]!.length;
+    out.writeUInt32LE(keyBytes[i]!, at + 1);
+    out.write(op.key, at + 5, keyBytes[i]!, 'utf8');
+    at += 5 + keyBytes[i]!;
     if (op.kind === 'delete') {
       valueAt.push(undefined);
       valueLength.push(undefined);
@@ -93,7 +94,9 @@ export function encodeRecord(ops: readonly RecordOp[]): EncodedRecord {
 
 /** Writes the record's first sequence and the header's CRC (when its group is formed). */
 export function placeRecord(record: EncodedRecord, firstSequence: number): void {
-  record.bytes.writeBigUInt64LE(BigInt(firstSequence), 8);
+  // Two u32 halves: a u64 without a BigInt (sequences stay below 2^53).
+  record.bytes.writeUInt32LE(firstSequence % 0x1_0000_0000, 8);
+  record.bytes.writeUInt32LE(Math.floor(firstSequence / 0x1_0000_0000), 12);
   record.bytes.writeUInt32LE(crc32(record.bytes.subarray(0, 20)), 20);
 }
 

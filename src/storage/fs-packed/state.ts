@@ -17,8 +17,10 @@ export interface PackedFsOptions extends PackedLockOptions {
   readonly sync?: 'dsync' | 'fdatasync' | 'none';
   /**
    * Writes made on the event loop (a group is the calls of one turn), on libuv's pool (a group is
-   * the calls made while the previous write ran), or `adaptive`: a group of one call on the loop
-   * (no pool hop for a lone thread), a larger one on the pool (the loop runs on meanwhile).
+   * the calls made while the previous write ran), or `adaptive` (the default): a group of several
+   * calls on the pool (the loop runs on meanwhile); a lone call's (one call in its turn, the group
+   * before it one call too, at most 64 KiB) where lone writes returned sooner lately — on a quiet
+   * machine the loop (no pool round trip), under CPU contention mostly the pool (see plan.ts).
    */
   readonly writes?: 'sync' | 'async' | 'adaptive';
   /** Reads by `pread` on the event loop, or on libuv's pool. */
@@ -48,6 +50,21 @@ export interface PackedFsOptions extends PackedLockOptions {
 export interface PackedInternals {
   /** The file-system calls the store makes (fault injection, power-loss recording). */
   readonly io?: PackedIo;
+  /** The clock lone writes are timed by, in milliseconds (tests make it advance as they choose). */
+  readonly now?: () => number;
+}
+
+/**
+ * How long lone groups' writes took lately, made on the event loop and on the pool (geometric
+ * moving averages in ms, from the call to the moment the loop goes on; undefined: none timed yet),
+ * how many lone groups went the faster way since the last probe run, and the run under way.
+ */
+export interface LoneWriteTimes {
+  loopMs: number | undefined;
+  poolMs: number | undefined;
+  sinceProbe: number;
+  /** A run of lone groups sent the other way: where, how many are left, the sum of their times' logarithms. */
+  probe: { readonly place: 'loop' | 'pool'; left: number; logSum: number } | undefined;
 }
 
 /**
@@ -103,6 +120,8 @@ export interface PendingCall {
 export interface PackedStats {
   /** Durable writes (groups). */
   writes: number;
+  /** Of those, the ones made on the event loop (`writes: 'sync'`, or a lone call's under `adaptive`). */
+  loopWrites: number;
   /** Records written (calls). */
   records: number;
   /** Bytes appended. */
@@ -115,7 +134,15 @@ export interface PackedStats {
 }
 
 /** The counts of a store that did nothing yet. */
-export const NO_STATS: Readonly<PackedStats> = Object.freeze({ writes: 0, records: 0, bytes: 0, reads: 0, rotations: 0, compactions: 0 });
+export const NO_STATS: Readonly<PackedStats> = Object.freeze({
+  writes: 0,
+  loopWrites: 0,
+  records: 0,
+  bytes: 0,
+  reads: 0,
+  rotations: 0,
+  compactions: 0,
+});
 
 export type PackedSettings = Required<Omit<PackedFsOptions, 'maxValueBytes' | 'maxReadBytes' | keyof PackedLockOptions>> &
   Pick<PackedFsOptions, 'maxValueBytes' | 'maxReadBytes' | keyof PackedLockOptions>;
@@ -137,6 +164,11 @@ export interface PackedState {
   /** A group (or maintenance: recovery, rotation, compaction) is under way, or a group is scheduled for the next turn. */
   writing: boolean;
   scheduled: boolean;
+  /** How many groups in a row held one call each (the last one included): a call alone in its turn after one of them is lone. */
+  loneGroups: number;
+  /** Where lone groups' writes returned sooner lately (`writes: 'adaptive'` sends the next one there). */
+  readonly loneTimes: LoneWriteTimes;
+  readonly now: () => number;
   closed: boolean;
   /**
    * A durable write failed: what the active segment holds past its acknowledged end is unknown.
@@ -171,7 +203,7 @@ export interface PackedState {
   pastEndChecked: boolean;
 }
 
-export function createPackedState(options: PackedSettings, io: PackedIo): PackedState {
+export function createPackedState(options: PackedSettings, io: PackedIo, now: () => number = () => performance.now()): PackedState {
   return {
     options,
     io,
@@ -184,6 +216,9 @@ export function createPackedState(options: PackedSettings, io: PackedIo): Packed
     queue: [],
     writing: false,
     scheduled: false,
+    loneGroups: 0,
+    loneTimes: { loopMs: undefined, poolMs: undefined, sinceProbe: 0, probe: undefined },
+    now,
     closed: false,
     tailUnknown: false,
     manifestOwed: undefined,

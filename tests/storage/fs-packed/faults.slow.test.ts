@@ -21,8 +21,9 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 /** The real calls, the `failAt`-th of which (counted from 0) fails once with EIO; a failing write lands half its bytes first on even counts. */
-function faultyIo(failAt: number): { io: PackedIo; calls: () => number } {
+function faultyIo(failAt: number): { io: PackedIo; calls: () => number; failed: () => string | undefined } {
   let count = 0;
+  let failed: string | undefined;
   const hit = (): boolean => count++ === failAt;
   const eio = (name: string): Error => Object.assign(new Error(`injected fault in ${name}`), { code: 'EIO', syscall: name });
   const io: Record<string, unknown> = {};
@@ -30,8 +31,10 @@ function faultyIo(failAt: number): { io: PackedIo; calls: () => number } {
     const sync = name.endsWith('Sync');
     io[name] = (...args: unknown[]): unknown => {
       if (!hit()) return real(...args);
-      const torn = (name === 'writeAt' || name === 'writeAtSync') && failAt % 2 === 0;
+      const writes = name === 'writeAt' || name === 'writeAtSync';
+      const torn = writes && failAt % 2 === 0;
       const bytes = args[1] as Uint8Array;
+      failed = writes && bytes[0] !== 0 ? `${name} of records` : name;
       if (sync) {
         if (torn) realPackedIo.writeAtSync(args[0] as number, bytes.subarray(0, bytes.length >> 1), args[2] as number);
         throw eio(name);
@@ -42,7 +45,7 @@ function faultyIo(failAt: number): { io: PackedIo; calls: () => number } {
       })();
     };
   }
-  return { io: io as unknown as PackedIo, calls: () => count };
+  return { io: io as unknown as PackedIo, calls: () => count, failed: () => failed };
 }
 
 type Step =
@@ -163,10 +166,11 @@ async function freshVersionCheck(dir: string, options: Omit<PackedFsOptions, 'di
 }
 
 describe('packed fs store: a fault at every call', () => {
+  // The default (dsync, adaptive: a lone call's group written on the event loop, others on the pool), and every group on the loop.
   for (const flavour of [{ sync: 'dsync' }, { sync: 'fdatasync', writes: 'sync' }] as const) {
     it(`a random sequence of writes with a fault at each of its calls (${flavour.sync}): nothing acknowledged lost, nothing half-applied, no version twice`, async () => {
       const options = { ...SMALL, ...flavour };
-      const seen = { rotations: 0, compactions: 0, calls: 0 };
+      const seen = { rotations: 0, compactions: 0, calls: 0, failed: new Set<string>() };
       await fc.assert(
         fc.asyncProperty(turns, async (plan) => {
           const clean = faultyIo(-1);
@@ -181,9 +185,10 @@ describe('packed fs store: a fault at every call', () => {
           await freshVersionCheck(cleanDir, options, cleanRun);
           for (let failAt = 0; failAt < clean.calls(); failAt++) {
             const dir = join(base, `fault-${n++}`);
-            const { io } = faultyIo(failAt);
-            const store = createPackedFsStorage({ dir, ...options }, { io });
+            const faulty = faultyIo(failAt);
+            const store = createPackedFsStorage({ dir, ...options }, { io: faulty.io });
             const run = await runPlan(store, plan);
+            seen.failed.add(faulty.failed() ?? '');
             await store.close();
             await freshVersionCheck(dir, options, run);
             rmSync(dir, { recursive: true, force: true });
@@ -197,6 +202,9 @@ describe('packed fs store: a fault at every call', () => {
       // The sequences reached rotation and compaction, and their calls were among those failed.
       expect(seen.rotations).toBeGreaterThan(0);
       expect(seen.compactions).toBeGreaterThan(0);
+      // Groups written on the event loop failed, and (by default) groups written on the pool too.
+      expect(seen.failed).toContain('writeAtSync of records');
+      if (!('writes' in flavour)) expect(seen.failed).toContain('writeAt of records');
     });
   }
 

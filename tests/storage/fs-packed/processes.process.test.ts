@@ -144,12 +144,13 @@ describe('the packed store between processes', () => {
     }
   });
 
-  it('a writer killed mid-group: the others go on, nothing it acknowledged is lost', async () => {
-    const dir = join(root, 'kill');
+  // Four chains: groups of several calls, written on the pool; one chain: lone calls, written on the event loop.
+  it.each([4, 1])('a writer killed mid-group (%i chains): the others go on, nothing it acknowledged is lost', async (chains) => {
+    const dir = join(root, `kill-${chains}`);
     const victim = await worker(dir);
     const other = await worker(dir);
     try {
-      victim.send(JSON.stringify({ id: nextId++, op: 'flood', prefix: 'victim', chains: 4 }));
+      victim.send(JSON.stringify({ id: nextId++, op: 'flood', prefix: 'victim', chains }));
       await victim.waitFor((l) => l.includes('"acked"'));
       const counting = ask(other, { op: 'count', key: 'counter', times: 60 });
       await sleep(30 + Math.random() * 150);

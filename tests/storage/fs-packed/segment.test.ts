@@ -16,12 +16,12 @@ const text = (b: Uint8Array | undefined): string | undefined => (b ? new TextDec
 const logicalEnd = (path: string): number => scanSegment(readFileSync(path)).end;
 
 describe('packed fs store: segment records', () => {
-  it('a record scans back to its operations, and any cut of it scans as nothing', () => {
+  it('a record scans back to its operations (keys in any script, sequences up to 2^53), and any cut of it scans as nothing', () => {
     fc.assert(
       fc.property(
         fc.array(
           fc.record({
-            key: fc.string({ minLength: 1, maxLength: 8 }),
+            key: fc.oneof(fc.string({ minLength: 1, maxLength: 8 }), fc.string({ unit: 'grapheme', minLength: 1, maxLength: 8 })),
             value: fc.option(fc.uint8Array({ maxLength: 64 }), { nil: undefined }),
           }),
           {
@@ -30,14 +30,18 @@ describe('packed fs store: segment records', () => {
           },
         ),
         fc.nat(),
-        (ops, cutAt) => {
+        fc.oneof(fc.constant(7), fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER - 5 })),
+        (ops, cutAt, first) => {
           const record = encodeRecord(
             ops.map((o) => (o.value ? { kind: 'put', key: o.key, bytes: o.value } : { kind: 'delete', key: o.key })),
           );
-          placeRecord(record, 7);
+          placeRecord(record, first);
           const whole = scanSegment(record.bytes);
           expect(whole.end).toBe(record.bytes.length);
-          expect(whole.ops.map((o) => [o.kind, o.key])).toEqual(ops.map((o) => [o.value ? 'put' : 'delete', o.key]));
+          expect(whole.ops.map((o) => [o.kind, o.key, o.sequence])).toEqual(
+            ops.map((o, i) => [o.value ? 'put' : 'delete', o.key, first + i]),
+          );
+          expect(whole.maxSequence).toBe(first + ops.length - 1);
           const cut = cutAt % record.bytes.length;
           expect(scanSegment(record.bytes.subarray(0, cut))).toEqual({ ops: [], end: 0, maxSequence: 0 });
         },

@@ -89,6 +89,21 @@ export function record(root: string, base: Tree): Recording {
     };
     restore.push(() => (obj[name] = real));
   };
+  /** Wraps `obj[name]` (synchronous): `before` runs at call time, what it returns once the call returned. */
+  const wrapSync = (
+    obj: Record<string, unknown>,
+    name: string,
+    before: (args: unknown[]) => ((result: unknown) => void) | undefined,
+  ): void => {
+    const real = obj[name] as AnyFn;
+    obj[name] = (...args: unknown[]) => {
+      const after = before(args);
+      const value = (real as (...a: unknown[]) => unknown).apply(obj, args);
+      after?.(value);
+      return value;
+    };
+    restore.push(() => (obj[name] = real));
+  };
   const onOpen = (args: unknown[]): ((fd: unknown) => void) | undefined => {
     const w = where(args[0]);
     if (!w) return undefined;
@@ -130,26 +145,31 @@ export function record(root: string, base: Tree): Recording {
     dirFds.delete(args[0] as number);
     return undefined;
   });
-  wrapCb(F, 'write', (args) => {
+  const onWrite = (args: unknown[]): ((written: unknown) => void) | undefined => {
     const f = files.get(args[0] as number);
     if (!f) return undefined;
     const buf = args[1] as Uint8Array;
     const offset = typeof args[2] === 'number' ? args[2] : 0;
     const pos = typeof args[4] === 'number' ? args[4] : 0;
     return (written) => push({ t: 'write', ino: f.ino, pos, bytes: buf.slice(offset, offset + (written as number)), synced: f.synced });
-  });
+  };
+  wrapCb(F, 'write', onWrite);
+  // The packed store writes a lone call's group on the event loop (positioned, as `write` above).
+  wrapSync(F, 'writeSync', onWrite);
   wrapCb(F, 'ftruncate', (args) => {
     const f = files.get(args[0] as number);
     return f ? () => push({ t: 'trunc', ino: f.ino, size: args[1] as number, synced: f.synced }) : undefined;
   });
+  const onSync = (args: unknown[]): (() => void) | undefined => {
+    const fd = args[0] as number;
+    const f = files.get(fd);
+    if (f) return () => push({ t: 'fsync', ino: f.ino });
+    const d = dirFds.get(fd);
+    return d === undefined ? undefined : () => push({ t: 'dsync', dir: d });
+  };
   for (const sync of ['fsync', 'fdatasync']) {
-    wrapCb(F, sync, (args) => {
-      const fd = args[0] as number;
-      const f = files.get(fd);
-      if (f) return () => push({ t: 'fsync', ino: f.ino });
-      const d = dirFds.get(fd);
-      return d === undefined ? undefined : () => push({ t: 'dsync', dir: d });
-    });
+    wrapCb(F, sync, onSync);
+    wrapSync(F, `${sync}Sync`, onSync);
   }
   wrapCb(F, 'rename', names2('rename'));
   wrapCb(F, 'link', names2('link'));

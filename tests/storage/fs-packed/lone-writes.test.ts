@@ -1,0 +1,199 @@
+/**
+ * Where a group's durable write is made under the default `writes: 'adaptive'`: a lone call's on
+ * the event loop (no thread-pool round trip for a thread checkpointing alone), calls made together
+ * on the pool; a lone write that fails acknowledges nothing and the store goes on; and the sync a
+ * store makes where the platform has no `O_DSYNC`.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import { storeContents } from '../../support/store-contents.js';
+import { LONE_WRITE_MAX_BYTES } from '../../../src/storage/fs-packed/commit.js';
+import { createPackedFsStorage } from '../../../src/storage/fs-packed/index.js';
+import { realPackedIo, type PackedIo } from '../../../src/storage/fs-packed/io.js';
+import { syncOf } from '../../../src/storage/fs-packed/open.js';
+import { LONE_PROBE_EVERY, LONE_PROBE_RUN, lonePlace, noteLoneWrite } from '../../../src/storage/fs-packed/plan.js';
+import type { LoneWriteTimes } from '../../../src/storage/fs-packed/state.js';
+import { MAGIC } from '../../../src/storage/fs-packed/record.js';
+
+const base = mkdtempSync(join(tmpdir(), 'savepoint-fs-packed-lone-'));
+afterAll(() => rmSync(base, { recursive: true, force: true }));
+let n = 0;
+const encoder = new TextEncoder();
+
+/** Whether `bytes` begin with a record (not the zeros written ahead of the records). */
+const isRecords = (bytes: Uint8Array): boolean =>
+  bytes.length >= 4 && Buffer.from(bytes.buffer, bytes.byteOffset, 4).readUInt32LE(0) === MAGIC;
+
+/**
+ * The real calls, the writes of records counted by where they are made: on the pool (`writeAt`) or
+ * on the event loop (`writeAtSync`); and a clock that each write moves on by `loopMs` or `poolMs`,
+ * so that lone writes are timed as the test chooses.
+ */
+function countingIo(
+  loopMs = 0.1,
+  poolMs = 0.2,
+): { io: PackedIo; now: () => number; counts: { pool: number; loop: number }; failNextLoopWrite: () => void } {
+  const counts = { pool: 0, loop: 0 };
+  let clock = 0;
+  let fail = false;
+  const io: PackedIo = {
+    ...realPackedIo,
+    writeAt(fd, bytes, position) {
+      if (isRecords(bytes)) counts.pool++;
+      clock += poolMs;
+      return realPackedIo.writeAt(fd, bytes, position);
+    },
+    writeAtSync(fd, bytes, position) {
+      if (isRecords(bytes)) counts.loop++;
+      clock += loopMs;
+      if (!fail) return realPackedIo.writeAtSync(fd, bytes, position);
+      fail = false;
+      // Half the bytes land, then the write fails: a torn group the store must cut before appending.
+      realPackedIo.writeAtSync(fd, bytes.subarray(0, bytes.length >> 1), position);
+      throw Object.assign(new Error('injected fault in writeAtSync'), { code: 'EIO', syscall: 'write' });
+    },
+  };
+  return { io, now: () => clock, counts, failNextLoopWrite: () => (fail = true) };
+}
+
+/** A store over `counting`'s calls and clock, in a new directory. */
+const countedStore = (label: string, counting: ReturnType<typeof countingIo>): ReturnType<typeof createPackedFsStorage> =>
+  createPackedFsStorage({ dir: join(base, `${label}-${n++}`) }, { io: counting.io, now: counting.now });
+
+/** `count` lone supersteps (a batch, then a put, each awaited). */
+async function loneSteps(store: ReturnType<typeof createPackedFsStorage>, count: number): Promise<void> {
+  for (let i = 0; i < count; i++) {
+    await store.batch([{ type: 'put', key: `writes/${i}`, bytes: encoder.encode(`w${i}`) }]);
+    await store.put(`checkpoint/${i}`, encoder.encode(`c${i}`));
+  }
+}
+
+describe('packed fs store: where a group is written (default options)', () => {
+  it('a thread writing alone makes its writes on the event loop where they return sooner: on the pool only its first group, one to time it, and a probe run every 64', async () => {
+    const counting = countingIo(0.1, 0.2);
+    const store = countedStore('lone', counting);
+    await loneSteps(store, 40);
+    // The first group follows none (the pool); the second is lone (the loop, untimed), the third times the pool; then the loop, but for a run on the pool after 64.
+    expect(counting.counts).toEqual({ pool: 2 + LONE_PROBE_RUN, loop: 78 - LONE_PROBE_RUN });
+    expect(store.stats()).toMatchObject({ writes: 80, loopWrites: 78 - LONE_PROBE_RUN });
+    await store.close();
+  });
+
+  it('where lone writes on the loop return later than on the pool (a loaded machine), lone groups go to the pool, the loop tried in a run every 64', async () => {
+    const counting = countingIo(2, 0.2);
+    const store = countedStore('contended', counting);
+    await loneSteps(store, 40);
+    expect(counting.counts).toEqual({ pool: 79 - LONE_PROBE_RUN, loop: 1 + LONE_PROBE_RUN });
+    await store.close();
+  });
+
+  it('calls made together go to the pool as one group, and so does the lone call right after them', async () => {
+    const counting = countingIo();
+    const store = countedStore('together', counting);
+    await loneSteps(store, 2);
+    const loopBefore = counting.counts.loop;
+    const poolBefore = counting.counts.pool;
+    await Promise.all([0, 1, 2, 3].map((i) => store.put(`t${i}`, encoder.encode(`${i}`))));
+    await store.put('after', encoder.encode('x'));
+    expect(counting.counts.loop - loopBefore).toBe(0);
+    expect(counting.counts.pool - poolBefore).toBe(2);
+    // Lone again: back on the loop.
+    await store.put('later', encoder.encode('y'));
+    expect(counting.counts.loop - loopBefore).toBe(1);
+    await store.close();
+  });
+
+  it(`a lone group larger than ${LONE_WRITE_MAX_BYTES} bytes is written on the pool (the loop is not held through a large write)`, async () => {
+    const counting = countingIo();
+    const store = countedStore('large', counting);
+    await loneSteps(store, 2);
+    const before = { ...counting.counts };
+    await store.put('large', new Uint8Array(LONE_WRITE_MAX_BYTES).fill(1));
+    expect(counting.counts).toEqual({ pool: before.pool + 1, loop: before.loop });
+    expect((await store.get('large'))?.bytes.length).toBe(LONE_WRITE_MAX_BYTES);
+    await store.close();
+  });
+
+  it('a lone write on the loop that fails (half its bytes landed): its call fails, the store cuts the torn bytes and goes on; reopened, every acknowledged write is there and the failed one is not', async () => {
+    await fc.assert(
+      // From the fourth group on, a lone write goes to the loop (the first three: nothing before it, then timing each place).
+      fc.asyncProperty(fc.integer({ min: 3, max: 12 }), fc.integer({ min: 1, max: 4 }), async (failAfter, later) => {
+        const dir = join(base, `fail-${n++}`);
+        const counting = countingIo();
+        const store = createPackedFsStorage({ dir }, { io: counting.io, now: counting.now });
+        const acknowledged = new Map<string, string>();
+        for (let i = 0; i < failAfter; i++) acknowledged.set(`k${i}`, (await store.put(`k${i}`, encoder.encode(`v${i}`))).version);
+        const loopBefore = counting.counts.loop;
+        counting.failNextLoopWrite();
+        await expect(store.put('failed', encoder.encode('never acknowledged'))).rejects.toMatchObject({
+          reasonCode: 'checkpoint_atomic_write_failed',
+        });
+        expect(counting.counts.loop).toBe(loopBefore + 1);
+        for (let i = 0; i < later; i++) acknowledged.set(`after${i}`, (await store.put(`after${i}`, encoder.encode(`a${i}`))).version);
+        await store.close();
+        const again = createPackedFsStorage({ dir });
+        const found = await storeContents(again);
+        await again.close();
+        expect(new Map([...found].map(([k, v]) => [k, v.version]))).toEqual(acknowledged);
+        rmSync(dir, { recursive: true, force: true });
+      }),
+      { numRuns: 10 },
+    );
+  });
+});
+
+describe('packed fs store: where a lone group goes (the choice alone)', () => {
+  /** The places chosen for `times.length` lone writes, the i-th taking `times[i](place)` ms. */
+  function places(times: readonly ((place: 'loop' | 'pool') => number)[]): ('loop' | 'pool')[] {
+    const state: LoneWriteTimes = { loopMs: undefined, poolMs: undefined, sinceProbe: 0, probe: undefined };
+    return times.map((time) => {
+      const place = lonePlace(state);
+      noteLoneWrite(state, place, time(place));
+      return place;
+    });
+  }
+
+  it('where one place is always faster, all lone writes but a probe run every 64 go there, and the other is still tried', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 2, max: 400 }),
+        fc.double({ min: 0.01, max: 50, noNaN: true }),
+        fc.double({ min: 1.01, max: 100, noNaN: true }),
+        fc.boolean(),
+        (count, fast, factor, loopFaster) => {
+          const slow = fast * factor;
+          const chosen = places(
+            Array.from({ length: count }, () => (place: 'loop' | 'pool') => ((place === 'loop') === loopFaster ? fast : slow)),
+          );
+          const slower = loopFaster ? 'pool' : 'loop';
+          const toSlower = chosen.filter((p) => p === slower).length;
+          // The first two time each place once; then a run of LONE_PROBE_RUN after every LONE_PROBE_EVERY.
+          expect(toSlower).toBeLessThanOrEqual(1 + LONE_PROBE_RUN * Math.ceil(count / LONE_PROBE_EVERY));
+          if (count >= LONE_PROBE_EVERY + 2 + LONE_PROBE_RUN) expect(toSlower).toBeGreaterThanOrEqual(1 + LONE_PROBE_RUN);
+        },
+      ),
+    );
+  });
+
+  it('after the times change, lone writes follow the faster place after the next probe run', () => {
+    // The loop fast for 100 writes, then slow (a loaded machine), then fast again.
+    const loopTime = (i: number): number => (i >= 100 && i < 300 ? 5 : 0.1);
+    const chosen = places(Array.from({ length: 500 }, (_, i) => (place: 'loop' | 'pool') => (place === 'loop' ? loopTime(i) : 0.2)));
+    const share = (from: number, to: number): number => chosen.slice(from, to).filter((p) => p === 'loop').length / (to - from);
+    expect(share(10, 100)).toBeGreaterThan(0.9);
+    expect(share(150, 300)).toBeLessThan(0.1);
+    expect(share(400, 500)).toBeGreaterThan(0.9);
+  });
+});
+
+describe('packed fs store: the sync it makes', () => {
+  it('dsync where the platform has no O_DSYNC is a write then an fdatasync; every other choice stays', () => {
+    expect(syncOf('dsync', false)).toBe('fdatasync');
+    expect(syncOf('dsync', true)).toBe('dsync');
+    expect(syncOf('fdatasync', false)).toBe('fdatasync');
+    expect(syncOf('none', false)).toBe('none');
+  });
+});
