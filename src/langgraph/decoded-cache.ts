@@ -37,7 +37,9 @@ interface Entry<T> {
   readonly stored: Uint8Array | undefined;
   /** The version the store gave the key when the saver wrote `value` (with `stored` undefined). */
   readonly version?: string;
-  readonly value: T;
+  /** The value; undefined until a read first asks for a value kept by its version (`make` makes it then). */
+  value: T | undefined;
+  readonly make?: () => T;
   readonly cost: number;
 }
 
@@ -75,7 +77,7 @@ export function keptValue<T>(cache: DecodedCache<T>, key: string, stored: Stored
   if (!entry || !(entry.stored ? sameBytes(entry.stored, stored.bytes) : entry.version === stored.version)) return undefined;
   cache.entries.delete(key);
   cache.entries.set(key, entry);
-  return entry.value;
+  return (entry.value ??= entry.make!());
 }
 
 /** The value `stored` (just read from `key`) decodes to: the kept one when it came from the same bytes, else `decode`'s, kept. */
@@ -104,6 +106,7 @@ export async function decodeCached<T>(
 function keep<T>(cache: DecodedCache<T>, key: string, entry: Entry<T>): void {
   cache.entries.set(key, entry);
   cache.cost += entry.cost;
+  if (cache.cost <= cache.maxCost) return;
   for (const [old, e] of cache.entries) {
     if (cache.cost <= cache.maxCost) break;
     cache.entries.delete(old);
@@ -112,14 +115,15 @@ function keep<T>(cache: DecodedCache<T>, key: string, entry: Entry<T>): void {
 }
 
 /**
- * Keeps `value`, which the caller just wrote under `key` as a document of `size` bytes (before
- * any chunking) and the store acknowledged at `version`: a read of `key` finding that version
- * answers it without decoding (see the comment at the top).
+ * Keeps the value `make` gives, which the caller just wrote under `key` as a document of `size`
+ * bytes (before any chunking) and the store acknowledged at `version`: a read of `key` finding
+ * that version answers it without decoding (see the comment at the top). `make` runs at the first
+ * such read, if any: a document written is usually not read back by its writer.
  */
-export function keepWritten<T>(cache: DecodedCache<T>, key: string, version: string, value: T, size: number): void {
+export function keepWritten<T>(cache: DecodedCache<T>, key: string, version: string, make: () => T, size: number): void {
   drop(cache, key);
   const cost = 2 * size;
-  if (cost <= cache.maxCost / 4) keep(cache, key, { stored: undefined, version, value, cost });
+  if (cost <= cache.maxCost / 4) keep(cache, key, { stored: undefined, version, value: undefined, make, cost });
 }
 
 /** Reads `key` and decodes it through `cache` (see {@link decodeCached}). */
