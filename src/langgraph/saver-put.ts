@@ -385,6 +385,8 @@ function stored(
     run.headVersion = report.versions.get(claim.key);
     run.headSequence = claim.sequence;
     run.headId = id;
+    // Its early writes' keys stay only for pruning: the checkpoint stored, they no longer move (see putTaskWrites).
+    if (state.keepLast === false) run.writeKeys.delete(claim.sequence);
   }
   insertId(run, id);
   if (left) for (const old of left) forget(run, old);

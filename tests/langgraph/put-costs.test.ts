@@ -4,7 +4,8 @@
  * version the store acknowledged (src/langgraph/decoded-cache.ts `keepWritten`), and the snapshot
  * a read would decode is made only when a read finds that version: most checkpoints a saver
  * writes are never read back by it. The cache over its budget lets many entries go at once. A new
- * checkpoint's id is known not held without a search of the run's ids.
+ * checkpoint's id is known not held without a search of the run's ids. Without `keepLast`, the
+ * keys of a task's writes are remembered only while their checkpoint may still move.
  */
 import { describe, expect, it } from 'vitest';
 import { memoryStorage } from 'savepoint';
@@ -77,5 +78,49 @@ describe("a run's ids", () => {
     expect(hasId(run, 'id-01234')).toBe(true);
     expect(hasId(run, 'id-01234x')).toBe(false);
     expect(hasId(run, held.at(-1)!)).toBe(true);
+  });
+});
+
+describe('writes keys a saver remembers', () => {
+  const step = (n: number, id = uuid6(n)) => ({
+    ...emptyCheckpoint(),
+    id,
+    channel_values: { note: `n${n}` },
+    channel_versions: { note: n },
+  });
+  const meta = (n: number) => ({ source: 'loop', step: n, parents: {} }) as never;
+
+  it('without keepLast, none for a checkpoint stored: a long-lived saver does not keep one set of keys a superstep for good', async () => {
+    const storage = memoryStorage();
+    const saver = new SavepointSaver({ storage });
+    let config = { configurable: { thread_id: 't', checkpoint_ns: '' } } as { configurable: Record<string, string> };
+    for (let n = 1; n <= 50; n++) {
+      if (config.configurable.checkpoint_id) await saver.putWrites(config, [['note', `w${n}`]], `task-${n}`);
+      // Writes sent before their checkpoint's put (LangGraph's async durability), then the put.
+      const id = uuid6(n);
+      const early = { configurable: { ...config.configurable, checkpoint_id: id } };
+      if (n % 5 === 0) await saver.putWrites(early, [['note', `early${n}`]], `early-${n}`);
+      config = (await saver.put(config, step(n, id), meta(n), { note: n })) as typeof config;
+      if (n % 5 === 0) expect((await saver.getTuple(early))?.pendingWrites).toEqual([[`early-${n}`, 'note', `early${n}`]]);
+    }
+    const run = (saver as unknown as { state: { loaded: Map<string, RunState> } }).state.loaded.get('t')!;
+    expect(run.writeKeys.size).toBe(0);
+  });
+
+  it("without keepLast, a checkpoint's early writes still move with it when another saver claimed its sequence first", async () => {
+    const storage = memoryStorage();
+    const a = new SavepointSaver({ storage });
+    const b = new SavepointSaver({ storage });
+    const root = { configurable: { thread_id: 't', checkpoint_ns: '' } };
+    const first = await a.put(root, step(1), meta(1), { note: 1 });
+    await b.getTuple(root);
+    // A's early writes for its next checkpoint take the next sequence; B stores its own there first.
+    const mine = step(2);
+    await a.putWrites({ configurable: { ...first.configurable, checkpoint_id: mine.id } }, [['note', 'early']], 'task-a');
+    const theirs = await b.put(first, step(3), meta(2), { note: 2 });
+    const stored = await a.put(first, mine, meta(2), { note: 2 });
+    expect((await a.getTuple(stored))?.pendingWrites).toEqual([['task-a', 'note', 'early']]);
+    expect((await new SavepointSaver({ storage }).getTuple(stored))?.pendingWrites).toEqual([['task-a', 'note', 'early']]);
+    expect((await new SavepointSaver({ storage }).getTuple(theirs))?.pendingWrites).toEqual([]);
   });
 });
