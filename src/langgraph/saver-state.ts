@@ -210,8 +210,10 @@ export function keepWrittenCheckpoint(
   written: { readonly bytes: Uint8Array; readonly read: SealedMembers },
 ): void {
   const version = report.versions.get(key);
-  if (version !== undefined && !report.pending)
-    keepWritten(state.documents, key, version, () => snapshotOf(written.read), written.bytes.length);
+  if (version === undefined || report.pending) return;
+  // The members alone are kept, not `written`: its sealed bytes (a buffer of their own on most stores) would stay alive with them.
+  const read = written.read;
+  keepWritten(state.documents, key, version, () => snapshotOf(read), written.bytes.length);
 }
 
 /** The writes document stored under `key`, decoded once per stored bytes. */
