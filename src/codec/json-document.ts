@@ -155,9 +155,11 @@ export function sealTextAroundIntegrity(
   if (inScratch) return inScratch;
   const sealed =
     typeof before === 'string' ? piecesAroundIntegrity(before, after, formatVersion) : piecesAfter(before, after, formatVersion);
-  const seal = (s: { integrity: Integrity; bytes: Uint8Array }): SealedText => ({ bytes: s.bytes, checksum: s.integrity.checksum });
-  return canHashSync ? seal(sealPiecesSync(sealed, formatVersion)) : sealPieces(sealed, formatVersion).then(seal);
+  // No closure on the synchronous path (Node's): it runs for every document a saver puts.
+  return canHashSync ? sealedText(sealPiecesSync(sealed, formatVersion)) : sealPieces(sealed, formatVersion).then(sealedText);
 }
+
+const sealedText = (s: { integrity: Integrity; bytes: Uint8Array }): SealedText => ({ bytes: s.bytes, checksum: s.integrity.checksum });
 
 /**
  * Whether a document of these texts may fit in `scratch`: each character takes a byte at least,
@@ -180,6 +182,7 @@ const piecesAroundIntegrity = (before: string, after: string, formatVersion: str
 
 /** {@link piecesAroundIntegrity} of a text before the integrity member given in pieces (at least one). */
 function piecesAfter(before: readonly string[], after: string, formatVersion: string): SealedPieces {
+  if (before.length === 1) return piecesAroundIntegrity(before[0]!, after, formatVersion);
   const [head, tail] = piecesAroundIntegrity(before[before.length - 1]!, after, formatVersion).pieces as [string, string];
   return { pieces: [...before.slice(0, -1), head, tail], gap: before.length };
 }

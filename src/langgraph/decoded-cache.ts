@@ -37,11 +37,13 @@ interface Entry<T> {
   readonly stored: Uint8Array | undefined;
   /** The version the store gave the key when the saver wrote `value` (with `stored` undefined). */
   readonly version?: string;
-  readonly value: T;
+  /** The value; undefined until a read first asks for a value kept by its version (`make` makes it then). */
+  value: T | undefined;
+  readonly make?: () => T;
   readonly cost: number;
 }
 
-/** Decoded values by key, in use order (oldest first), {@link DecodedCache.maxCost} at most in all. */
+/** Decoded values by key, in use order (oldest first), {@link DecodedCache.maxCost} at most in all (see {@link keep}). */
 export interface DecodedCache<T> {
   readonly entries: Map<string, Entry<T>>;
   readonly maxCost: number;
@@ -75,7 +77,7 @@ export function keptValue<T>(cache: DecodedCache<T>, key: string, stored: Stored
   if (!entry || !(entry.stored ? sameBytes(entry.stored, stored.bytes) : entry.version === stored.version)) return undefined;
   cache.entries.delete(key);
   cache.entries.set(key, entry);
-  return entry.value;
+  return (entry.value ??= entry.make!());
 }
 
 /** The value `stored` (just read from `key`) decodes to: the kept one when it came from the same bytes, else `decode`'s, kept. */
@@ -101,25 +103,36 @@ export async function decodeCached<T>(
   return value;
 }
 
+/**
+ * Over budget, the oldest entries leave until a quarter of the budget is free: a walk of the map
+ * from its start passes every entry deleted since the map last compacted itself (V8 leaves them
+ * in place), thousands once a saver's puts keep it full, so it is taken once per many keeps, not
+ * on every one.
+ */
+const KEPT_AFTER_EVICTION = 3 / 4;
+
 function keep<T>(cache: DecodedCache<T>, key: string, entry: Entry<T>): void {
   cache.entries.set(key, entry);
   cache.cost += entry.cost;
+  if (cache.cost <= cache.maxCost) return;
+  const target = cache.maxCost * KEPT_AFTER_EVICTION;
   for (const [old, e] of cache.entries) {
-    if (cache.cost <= cache.maxCost) break;
+    if (cache.cost <= target) break;
     cache.entries.delete(old);
     cache.cost -= e.cost;
   }
 }
 
 /**
- * Keeps `value`, which the caller just wrote under `key` as a document of `size` bytes (before
- * any chunking) and the store acknowledged at `version`: a read of `key` finding that version
- * answers it without decoding (see the comment at the top).
+ * Keeps the value `make` gives, which the caller just wrote under `key` as a document of `size`
+ * bytes (before any chunking) and the store acknowledged at `version`: a read of `key` finding
+ * that version answers it without decoding (see the comment at the top). `make` runs at the first
+ * such read, if any: a document written is usually not read back by its writer.
  */
-export function keepWritten<T>(cache: DecodedCache<T>, key: string, version: string, value: T, size: number): void {
+export function keepWritten<T>(cache: DecodedCache<T>, key: string, version: string, make: () => T, size: number): void {
   drop(cache, key);
   const cost = 2 * size;
-  if (cost <= cache.maxCost / 4) keep(cache, key, { stored: undefined, version, value, cost });
+  if (cost <= cache.maxCost / 4) keep(cache, key, { stored: undefined, version, value: undefined, make, cost });
 }
 
 /** Reads `key` and decodes it through `cache` (see {@link decodeCached}). */

@@ -76,10 +76,11 @@ function channelValuesText(
 /** Channel texts longer than this are sealed as pieces of their own (see {@link channelValuesText}). */
 const LARGE_CHANNEL = 4096;
 
-/** A checkpoint document as sealed: its stored bytes, and the snapshot a read of them decodes to. */
+/** A checkpoint document as sealed: its stored bytes, and what the snapshot a read of them decodes to is made from. */
 export interface SealedCheckpoint {
   readonly bytes: Uint8Array;
-  readonly snapshot: Snapshot<LangGraphPayload>;
+  /** The members the snapshot a read of `bytes` decodes to is made of ({@link snapshotOf}): made only if it is read again. */
+  readonly read: SealedMembers;
   /** The document's metadata as a store that indexes it works it out from `bytes` (a `KnownMetadata`'s `json`), or undefined where the store should work it out itself. */
   readonly metadataColumn: string | null | undefined;
 }
@@ -161,23 +162,42 @@ export function sealCheckpointDocument(
     `,"source_details":[],"status":"in_progress","thread_id":${quote(payload.thread_id)}}`;
   const metadataColumn = metadataColumnOf(before, after, metadata, payload.metadata_blob !== undefined, known.metadataColumnBelow ?? 0);
   const sealed = sealTextAroundIntegrity(before, after, known.scratch);
-  const read = (s: SealedText): SealedCheckpoint => ({
-    bytes: s.bytes,
-    snapshot: snapshotRead(header, payload, channels.sorted, metadata, s.checksum),
-    metadataColumn,
-  });
-  return sealed instanceof Promise ? sealed.then(read) : read(sealed);
+  // No closure for the synchronous case: a put seals once a superstep, cache-cold.
+  return sealed instanceof Promise
+    ? sealed.then((s) => sealedCheckpoint(s, header, payload, channels.sorted, metadata, metadataColumn))
+    : sealedCheckpoint(sealed, header, payload, channels.sorted, metadata, metadataColumn);
 }
 
-/** The snapshot `langGraphProfile.document.decode` makes of the document sealed from these members with `checksum`. */
-function snapshotRead(
+/** The members a sealed checkpoint document was made of, as {@link snapshotOf} needs them. */
+export interface SealedMembers {
+  readonly header: CheckpointHeader;
+  readonly payload: LangGraphPayload;
+  /** The stored channels in the document's order. */
+  readonly channels: Record<string, StoredChannel>;
+  /** Canonical text of the metadata (parsed only when the snapshot is made: the caller's object may change). */
+  readonly metadataText: string;
+  readonly checksum: string;
+}
+
+function sealedCheckpoint(
+  sealed: SealedText,
   header: CheckpointHeader,
   payload: LangGraphPayload,
   channels: Record<string, StoredChannel>,
   metadataText: string,
-  checksum: string,
-): Snapshot<LangGraphPayload> {
-  const metadata = parseJson(metadataText, 'metadata') as JsonObject;
+  metadataColumn: string | null | undefined,
+): SealedCheckpoint {
+  return { bytes: sealed.bytes, read: { header, payload, channels, metadataText, checksum: sealed.checksum }, metadataColumn };
+}
+
+/**
+ * The snapshot `langGraphProfile.document.decode` makes of the document sealed from `members`
+ * (a property test holds them equal). Made on demand: most checkpoints a saver writes are never
+ * read back by it, and making one costs a parse of the metadata and a few objects.
+ */
+export function snapshotOf(members: SealedMembers): Snapshot<LangGraphPayload> {
+  const { header, payload, channels, checksum } = members;
+  const metadata = parseJson(members.metadataText, 'metadata') as JsonObject;
   const read: LangGraphPayload = {
     thread_id: payload.thread_id,
     checkpoint_ns: payload.checkpoint_ns,

@@ -271,7 +271,10 @@ export function lowerBound(ids: readonly string[], id: string): number {
 
 /** True when the run holds checkpoint `id`, as far as this saver knows. */
 export function hasId(state: RunState, id: string): boolean {
-  return state.ids[lowerBound(state.ids, id)] === id;
+  const ids = state.ids;
+  // A new checkpoint's id is above every id held (uuid6 ids grow): no search of a long thread's ids, twice a put.
+  if (ids.length === 0 || ids[ids.length - 1]! < id) return false;
+  return ids[lowerBound(ids, id)] === id;
 }
 
 /** The greatest checkpoint id the run has held once `id` is stored: the head's `top_id` (see head.ts). */

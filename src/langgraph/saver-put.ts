@@ -1,14 +1,13 @@
 import type { RunnableConfig } from '@langchain/core/runnables';
 import type { ChannelVersions, Checkpoint, CheckpointMetadata } from '@langchain/langgraph-checkpoint';
 import { toRfc3339 } from '../contract/clock.js';
-import type { Snapshot } from '../contract/snapshot.js';
 import type { KnownMetadata } from '../contract/storage.js';
 import { isCheckpointError } from '../contract/errors.js';
 import type { WritePlan, WriteReport } from '../writer/ordered-write.js';
 import { handOver } from '../storage/handed-over.js';
 import { writeGroup } from '../writer/write-step.js';
 import { checkpointIdOf, configurableOf, namespaceOf, requireThreadId } from './config.js';
-import { sealCheckpointDocument, type SealedCheckpoint } from './document.js';
+import { sealCheckpointDocument, type SealedCheckpoint, type SealedMembers } from './document.js';
 import { encodeHead, encodeHeadInto, headMetadataColumn, type Head } from './head.js';
 import { checkpointKey, headKey } from './keys.js';
 import { dumpAll, plainJsonWithout, plainObjectCanonicalJson, type Dumped } from './plain-json.js';
@@ -48,8 +47,8 @@ interface Placement {
 /** A checkpoint document's sealed bytes, and the channels it stores (kept as the run's last checkpoint). */
 interface Encoded {
   readonly bytes: Uint8Array;
-  /** What a read of `bytes` decodes to (kept for the next read, see `keepWrittenCheckpoint`). */
-  readonly snapshot: Snapshot<LangGraphPayload>;
+  /** What a read of `bytes` decodes to is made of (kept for the next read, see `keepWrittenCheckpoint`). */
+  readonly read: SealedMembers;
   readonly channels: Record<string, StoredChannel>;
   readonly texts: Record<string, string>;
   /** What the document's metadata is to a store that indexes it, where the saver knows it (see `KnownMetadata`). */
@@ -281,7 +280,7 @@ function sealCheckpoint(
 function encodedOf(sealed: SealedCheckpoint, channels: Record<string, StoredChannel>, texts: Record<string, string>): Encoded {
   const bytes = handOver(sealed.bytes);
   const json = sealed.metadataColumn;
-  return { bytes, snapshot: sealed.snapshot, channels, texts, knownMetadata: json === undefined ? undefined : { bytes, json } };
+  return { bytes, read: sealed.read, channels, texts, knownMetadata: json === undefined ? undefined : { bytes, json } };
 }
 
 /**
@@ -315,9 +314,11 @@ function storeLearned(
   claimed: number | undefined,
 ): Promise<void> | undefined {
   const leaving = leavingWith(state, run, id);
+  // One string for the key: the store hashes it as a map key, and what keeps the document after it finds the hash made.
+  const key = checkpointKey(run.runId, id);
   const puts = [
     {
-      key: checkpointKey(run.runId, id),
+      key,
       bytes: encoded.bytes,
       knownMetadata: encoded.knownMetadata,
       chunk: state.dedup,
@@ -337,8 +338,8 @@ function storeLearned(
   if (leaving) plan.deletes = leaving.keys;
   const written = writeGroup(state.storage, plan, leaving !== undefined || (head !== undefined && oneCommit(state)));
   return written instanceof Promise
-    ? written.then((report) => stored(state, run, id, encoded, leaving?.ids, report, head && { key: head.key, sequence: claimed! }))
-    : stored(state, run, id, encoded, leaving?.ids, written, head && { key: head.key, sequence: claimed! });
+    ? written.then((report) => stored(state, run, id, key, encoded, leaving?.ids, report, head && { key: head.key, sequence: claimed! }))
+    : stored(state, run, id, key, encoded, leaving?.ids, written, head && { key: head.key, sequence: claimed! });
 }
 
 /** The put of the run's head for checkpoint `id` claimed at `sequence`, with its metadata known. */
@@ -368,21 +369,24 @@ function headBytes(state: SaverState, head: Head, document: Uint8Array): Uint8Ar
   return encodeHeadInto(head, scratch, from) ?? encodeHead(head);
 }
 
-/** The run's state once checkpoint `id` is stored (and `left` deleted with it); prunes what is still beyond `keepLast`. */
+/** The run's state once checkpoint `id` is stored under `key` (and `left` deleted with it); prunes what is still beyond `keepLast`. */
 function stored(
   state: SaverState,
   run: RunState,
   id: string,
+  key: string,
   encoded: Encoded,
   left: readonly string[] | undefined,
   report: WriteReport,
   claim: { readonly key: string; readonly sequence: number } | undefined,
 ): Promise<void> | undefined {
-  keepWrittenCheckpoint(state, checkpointKey(run.runId, id), report, encoded);
+  keepWrittenCheckpoint(state, key, report, encoded);
   if (claim) {
     run.headVersion = report.versions.get(claim.key);
     run.headSequence = claim.sequence;
     run.headId = id;
+    // Its early writes' keys stay only for pruning: the checkpoint stored, they no longer move (see putTaskWrites).
+    if (state.keepLast === false) run.writeKeys.delete(claim.sequence);
   }
   insertId(run, id);
   if (left) for (const old of left) forget(run, old);

@@ -9,6 +9,7 @@ import { createDecodedCache, decodeCached, keepWritten, readCached, type Decoded
 import type { StorageAdapter, StoredObject } from '../contract/storage.js';
 import { copiesOnPut } from '../contract/synchronous-storage.js';
 import { assertCheckpointId } from './keys.js';
+import { snapshotOf, type SealedMembers } from './document.js';
 import { writesPlainAsJson } from './plain-json.js';
 import { langGraphProfile, type LangGraphPayload } from './profile.js';
 import type { RunState } from './run-state.js';
@@ -197,7 +198,7 @@ export function writesDocumentFrom(state: SaverState, key: string, stored: Store
 }
 
 /**
- * Keeps the checkpoint document just written under `key` (`snapshot`, sealed as `bytes`) for the
+ * Keeps the checkpoint document just written under `key` (sealed as `bytes` from `read`) for the
  * next read of it, by the version `report` gives the key: the next turn's read of the newest
  * checkpoint then neither reassembles its chunks nor parses and hashes it again. Not when the
  * store only queued the write (its versions may not be final yet).
@@ -206,10 +207,13 @@ export function keepWrittenCheckpoint(
   state: SaverState,
   key: string,
   report: WriteReport,
-  written: { readonly bytes: Uint8Array; readonly snapshot: Snapshot<LangGraphPayload> },
+  written: { readonly bytes: Uint8Array; readonly read: SealedMembers },
 ): void {
   const version = report.versions.get(key);
-  if (version !== undefined && !report.pending) keepWritten(state.documents, key, version, written.snapshot, written.bytes.length);
+  if (version === undefined || report.pending) return;
+  // The members alone are kept, not `written`: its sealed bytes (a buffer of their own on most stores) would stay alive with them.
+  const read = written.read;
+  keepWritten(state.documents, key, version, () => snapshotOf(read), written.bytes.length);
 }
 
 /** The writes document stored under `key`, decoded once per stored bytes. */

@@ -6,7 +6,7 @@ import { writeGroup } from '../writer/write-step.js';
 import { configurableOf, namespaceOf, requireThreadId } from './config.js';
 import { plainSegment, segmentOf, writesDir, writesKey } from './keys.js';
 import { dumpAll } from './plain-json.js';
-import { noteListedWrite, type RunState } from './run-state.js';
+import { hasId, noteListedWrite, type RunState } from './run-state.js';
 import { knownRunId, ownsSequence, runIdFor, runOf, sequenceNow, sequenceOf } from './saver-runs.js';
 import { isChunkable } from '../snapshot-io/chunk-store.js';
 import {
@@ -85,7 +85,9 @@ export async function putTaskWrites(
   // Its chunks and the document in one commit where the store has one, not a statement each.
   const written = writeGroup(state.storage, plan, state.dedup && isChunkable(bytes, WRITES_CHUNKED_FROM) && oneCommit(state));
   const report = written instanceof Promise ? await written : written;
-  noteWritesKey(run, sequence, key, report.merged?.has(key) === true);
+  // Without `keepLast` nothing is pruned: a writes key is needed only while its checkpoint, not
+  // stored yet, may still move to another sequence (see moveWrites); not one a superstep for good.
+  if (state.keepLast !== false || !hasId(run, checkpointId)) noteWritesKey(run, sequence, key, report.merged?.has(key) === true);
 }
 
 /**

@@ -9,7 +9,7 @@ import { fsStorage } from 'savepoint/fs';
 import { langGraphProfile, SavepointSaver, type LangGraphPayload, type SerializedValue } from 'savepoint/langgraph';
 import { sealDocumentBytes } from '../../src/codec/json-document.js';
 import type { JsonObject } from '../../src/contract/json.js';
-import { encodeCheckpointDocument, sealCheckpointDocument } from '../../src/langgraph/document.js';
+import { encodeCheckpointDocument, sealCheckpointDocument, snapshotOf } from '../../src/langgraph/document.js';
 import { storedValue, valueBytes } from '../../src/langgraph/serialized.js';
 import { encodeWrites, decodeWrites, type StoredWrite } from '../../src/langgraph/writes.js';
 
@@ -100,8 +100,9 @@ describe('SavepointSaver documents: assembled as text, the same bytes as the gen
             scratch: nextScratch(),
           });
           expect(sealed.bytes).toEqual(generic.bytes);
-          expect(sealed.snapshot).toStrictEqual(decoded);
-          expect(Object.keys(sealed.snapshot.payload.channel_values)).toEqual(Object.keys(decoded.payload.channel_values));
+          const kept = snapshotOf(sealed.read);
+          expect(kept).toStrictEqual(decoded);
+          expect(Object.keys(kept.payload.channel_values)).toEqual(Object.keys(decoded.payload.channel_values));
         },
       ),
       { numRuns: 80 },
