@@ -75,19 +75,17 @@ function nameOf(text: string): string {
  * server that loses named statements (a transaction-mode pooler) makes this store send them
  * unnamed from then on. Errors are the driver's: the caller maps them.
  */
-export async function queryNamed<R>(
+export function queryNamed<R>(
   state: PostgresStoreState,
   p: PostgresPool,
   text: string,
   values: unknown[],
 ): Promise<PostgresQueryResult<R>> {
   if (!sendsNamed(state)) return p.query<R>(text, values);
-  try {
-    return await sendNamed<R>(p, nameOf(text), text, values);
-  } catch (err) {
+  return sendNamed<R>(p, nameOf(text), text, values).then(undefined, (err: unknown) => {
     const code = (err as { code?: unknown })?.code;
     if (typeof code !== 'string' || !LOST_STATEMENT.has(code)) throw err;
     unnamed.add(state);
     return p.query<R>(text, values);
-  }
+  });
 }
