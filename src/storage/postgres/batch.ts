@@ -9,7 +9,8 @@ import { readyPool } from './migrate.js';
 import { orderKey } from './order-key.js';
 import { queryNamed } from './named-statement.js';
 import { CONFLICT_SQLSTATE } from './sql.js';
-import type { PostgresStoreState, QueuedBatch } from './store-state.js';
+import type { CheckpointError } from '../../contract/errors.js';
+import type { PlannedBatch, PostgresStoreState, QueuedBatch } from './store-state.js';
 
 interface BatchRow {
   group?: number;
@@ -59,10 +60,24 @@ export async function runBatch(state: PostgresStoreState, operations: readonly B
   const versions = versionsOf(operations);
   // Copied now, before any await: the caller may reuse its buffers.
   const values = operations.map((op) => (op.type === 'put' ? Buffer.from(op.bytes) : null));
+  if (state.batchQueue.length === 0 && state.writeStatements < state.writeSlots) return sendAlone(state, { operations, versions, values });
   return new Promise((resolve, reject) => {
     state.batchQueue.push({ operations, versions, values, resolve, reject });
     sendWaiting(state);
   });
+}
+
+/** A batch sent at once, a write slot being free and no batch waiting: its own statement, no queue. */
+async function sendAlone(state: PostgresStoreState, batch: PlannedBatch): Promise<BatchOutcome[]> {
+  state.writeStatements++;
+  try {
+    const [answer] = await answerGroup(state, [batch]);
+    if (!Array.isArray(answer)) throw answer!;
+    return answer;
+  } finally {
+    state.writeStatements--;
+    sendWaiting(state);
+  }
 }
 
 /**
@@ -99,8 +114,21 @@ function sendWaiting(state: PostgresStoreState): void {
   }
 }
 
-/** One statement for `group`: the batch function for a lone batch, the batches function for several. */
+/** What one statement answered a batch of its group: the batch's outcomes, or the error that refuses it. */
+type BatchAnswer = BatchOutcome[] | CheckpointError;
+
+/** One statement for waiting batches; each caller's promise settled by its answer. */
 async function sendGroup(state: PostgresStoreState, group: readonly QueuedBatch[]): Promise<void> {
+  const answers = await answerGroup(state, group);
+  group.forEach((b, g) => {
+    const answer = answers[g]!;
+    if (Array.isArray(answer)) b.resolve(answer);
+    else b.reject(answer);
+  });
+}
+
+/** One statement for `group`: the batch function for a lone batch, the batches function for several; each batch's answer. */
+async function answerGroup(state: PostgresStoreState, group: readonly PlannedBatch[]): Promise<BatchAnswer[]> {
   let rows: BatchRow[];
   try {
     rows = (await query(state, group)).rows;
@@ -109,20 +137,18 @@ async function sendGroup(state: PostgresStoreState, group: readonly QueuedBatch[
     // The lone batch function's failed condition names its operation; others fail every batch of the statement.
     const op = group.length === 1 && e?.code === CONFLICT_SQLSTATE ? group[0]!.operations[Number(e.message) - 1] : undefined;
     const failure = op ? conflictOf(op) : toStoreError(err, 'batch', state.scrubber);
-    for (const b of group) b.reject(failure);
-    return;
+    return group.map(() => failure);
   }
   const byGroup = group.map((): BatchRow[] => []);
   for (const row of rows) byGroup[group.length === 1 ? 0 : row.group! - 1]?.push(row);
-  group.forEach((b, g) => {
+  return group.map((b, g) => {
     const mine = byGroup[g]!;
     const failed = mine.find((r) => r.failed !== null && r.failed !== undefined);
-    if (failed) b.reject(conflictOf(b.operations[failed.failed! - 1]!));
-    else b.resolve(outcomes(b.operations, mine));
+    return failed ? conflictOf(b.operations[failed.failed! - 1]!) : outcomes(b.operations, mine);
   });
 }
 
-async function query(state: PostgresStoreState, group: readonly QueuedBatch[]): Promise<{ rows: BatchRow[] }> {
+async function query(state: PostgresStoreState, group: readonly PlannedBatch[]): Promise<{ rows: BatchRow[] }> {
   const p: PostgresPool = await readyPool(state);
   if (group.length === 1 && isPair(group[0]!.operations)) return queryPair(state, p, group[0]!);
   const all = group.flatMap((b) => b.operations);
@@ -144,7 +170,7 @@ async function query(state: PostgresStoreState, group: readonly QueuedBatch[]): 
 }
 
 /** Each operation's metadata (jsonb text) and whether it is given, as two arrays: null for deletes and checks. */
-function metadataArrays(group: readonly QueuedBatch[]): [(string | null)[], (boolean | null)[]] {
+function metadataArrays(group: readonly PlannedBatch[]): [(string | null)[], (boolean | null)[]] {
   const metas: (string | null)[] = [];
   const given: (boolean | null)[] = [];
   for (const b of group)
@@ -188,7 +214,7 @@ function putMetadataParams(op: BatchOperation, value: Buffer): [string | null, b
 }
 
 /** A pair (see {@link isPair}) as one plain statement: what the batch function would answer, without calling it. */
-async function queryPair(state: PostgresStoreState, p: PostgresPool, batch: QueuedBatch): Promise<{ rows: BatchRow[] }> {
+async function queryPair(state: PostgresStoreState, p: PostgresPool, batch: PlannedBatch): Promise<{ rows: BatchRow[] }> {
   const operations = batch.operations;
   const [first, second] = operations as [BatchOperation, BatchOperation];
   const deletes = operations.length > 2;
