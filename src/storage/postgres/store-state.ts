@@ -34,6 +34,8 @@ export interface PostgresStoreState {
   poolPromise: Promise<PostgresPool> | undefined;
   /** The pool once the table is known to be at the current layout; reset when that setup fails, so the next call tries again. */
   ready: Promise<PostgresPool> | undefined;
+  /** The pool once that check passed: a call after it needs no promise to reach the pool. */
+  checkedPool: PostgresPool | undefined;
   /** What that check found once it passed: the table at the current layout, or one it created or upgraded (reads made beside it then run again: migrate.ts, `readChecked`). */
   checked: 'current' | 'migrated' | undefined;
   /**
@@ -98,6 +100,7 @@ export function newStoreState(settings: PostgresSettings): PostgresStoreState {
     poolPromise: undefined,
     ready: undefined,
     checked: undefined,
+    checkedPool: undefined,
     puts: settings.sql.puts,
     inflight: new Set(),
     batchQueue: [],
@@ -180,7 +183,12 @@ function asStoreErrors<R>(
  */
 export function guard<T>(state: PostgresStoreState, body: () => Promise<T>): Promise<T> {
   if (state.closed) return Promise.reject(closedError(state));
-  const p = body();
+  let p: Promise<T>;
+  try {
+    p = body();
+  } catch (err) {
+    return Promise.reject(err); // a call refused before it reached the server: never in flight
+  }
   state.inflight.add(p);
   const forget = (): void => void state.inflight.delete(p);
   p.then(forget, forget);
