@@ -5,11 +5,12 @@ import { conditionFailed } from '../../contract/errors.js';
 import { checkSize, versionParam } from './checks.js';
 import { knownMetadataJson, metadataParams } from './client-metadata.js';
 import { toStoreError } from './errors.js';
-import { readyPool } from './migrate.js';
+import { withReadyPool } from './migrate.js';
 import { orderKey } from './order-key.js';
 import { queryNamed } from './named-statement.js';
 import { CONFLICT_SQLSTATE } from './sql.js';
-import type { PostgresStoreState, QueuedBatch } from './store-state.js';
+import type { CheckpointError } from '../../contract/errors.js';
+import type { PlannedBatch, PostgresStoreState, QueuedBatch } from './store-state.js';
 
 interface BatchRow {
   group?: number;
@@ -51,40 +52,73 @@ function versionsOf(operations: readonly BatchOperation[]): (string | null)[] {
 }
 
 /** `batch()`: every operation in one transaction, alone or with other callers' batches in one statement. */
-export async function runBatch(state: PostgresStoreState, operations: readonly BatchOperation[]): Promise<BatchOutcome[]> {
+export function runBatch(state: PostgresStoreState, operations: readonly BatchOperation[]): Promise<BatchOutcome[]> {
   assertBatchOperations(operations, (op) => {
     if (op.type === 'put') checkSize(state.settings.maxValueBytes, op.key, op.bytes);
   });
-  if (operations.length === 0) return [];
+  if (operations.length === 0) return Promise.resolve([]);
   const versions = versionsOf(operations);
   // Copied now, before any await: the caller may reuse its buffers.
   const values = operations.map((op) => (op.type === 'put' ? Buffer.from(op.bytes) : null));
+  if (state.batchQueue.length === 0 && state.writeStatements < state.writeSlots) return sendAlone(state, { operations, versions, values });
   return new Promise((resolve, reject) => {
     state.batchQueue.push({ operations, versions, values, resolve, reject });
     sendWaiting(state);
   });
 }
 
+/** A batch sent at once, a write slot being free and no batch waiting: its own statement, no queue. */
+function sendAlone(state: PostgresStoreState, batch: PlannedBatch): Promise<BatchOutcome[]> {
+  state.writeStatements++;
+  const freeSlot = (): void => {
+    state.writeStatements--;
+    sendWaiting(state);
+  };
+  return answerGroup(state, [batch]).then(
+    ([answer]) => {
+      freeSlot();
+      if (!Array.isArray(answer)) throw answer!;
+      return answer;
+    },
+    (err: unknown) => {
+      freeSlot();
+      throw err;
+    },
+  );
+}
+
 /**
  * A lone put: `alone` (its own statement) when a write slot is free and no batch waits, else a
  * one-operation batch queued with the others, so that it goes with them in one statement.
  */
-export async function runLonePut(
+export function runLonePut(
   state: PostgresStoreState,
   operation: BatchOperation & { type: 'put' },
   alone: () => Promise<PutResult>,
 ): Promise<PutResult> {
-  if (state.batchQueue.length > 0 || state.writeStatements >= state.writeSlots) {
-    const [outcome] = await runBatch(state, [operation]);
-    return { version: (outcome as { version: string }).version };
-  }
+  if (state.batchQueue.length > 0 || state.writeStatements >= state.writeSlots)
+    return runBatch(state, [operation]).then(([outcome]) => ({ version: (outcome as { version: string }).version }));
   state.writeStatements++;
-  try {
-    return await alone();
-  } finally {
+  const freeSlot = (): void => {
     state.writeStatements--;
     sendWaiting(state);
+  };
+  let sent: Promise<PutResult>;
+  try {
+    sent = alone();
+  } catch (err) {
+    sent = Promise.reject(err);
   }
+  return sent.then(
+    (result) => {
+      freeSlot();
+      return result;
+    },
+    (err: unknown) => {
+      freeSlot();
+      throw err;
+    },
+  );
 }
 
 /** Sends the waiting batches, as many statements as the free write slots let out. */
@@ -99,32 +133,58 @@ function sendWaiting(state: PostgresStoreState): void {
   }
 }
 
-/** One statement for `group`: the batch function for a lone batch, the batches function for several. */
+/** What one statement answered a batch of its group: the batch's outcomes, or the error that refuses it. */
+type BatchAnswer = BatchOutcome[] | CheckpointError;
+
+/** One statement for waiting batches; each caller's promise settled by its answer. */
 async function sendGroup(state: PostgresStoreState, group: readonly QueuedBatch[]): Promise<void> {
-  let rows: BatchRow[];
-  try {
-    rows = (await query(state, group)).rows;
-  } catch (err) {
-    const e = err as { code?: unknown; message?: unknown };
-    // The lone batch function's failed condition names its operation; others fail every batch of the statement.
-    const op = group.length === 1 && e?.code === CONFLICT_SQLSTATE ? group[0]!.operations[Number(e.message) - 1] : undefined;
-    const failure = op ? conflictOf(op) : toStoreError(err, 'batch', state.scrubber);
-    for (const b of group) b.reject(failure);
-    return;
-  }
-  const byGroup = group.map((): BatchRow[] => []);
-  for (const row of rows) byGroup[group.length === 1 ? 0 : row.group! - 1]?.push(row);
+  const answers = await answerGroup(state, group);
   group.forEach((b, g) => {
-    const mine = byGroup[g]!;
-    const failed = mine.find((r) => r.failed !== null && r.failed !== undefined);
-    if (failed) b.reject(conflictOf(b.operations[failed.failed! - 1]!));
-    else b.resolve(outcomes(b.operations, mine));
+    const answer = answers[g]!;
+    if (Array.isArray(answer)) b.resolve(answer);
+    else b.reject(answer);
   });
 }
 
-async function query(state: PostgresStoreState, group: readonly QueuedBatch[]): Promise<{ rows: BatchRow[] }> {
-  const p: PostgresPool = await readyPool(state);
-  if (group.length === 1 && isPair(group[0]!.operations)) return queryPair(state, p, group[0]!);
+/** One statement for `group`: the batch function for a lone batch, the batches function for several; each batch's answer. */
+function answerGroup(state: PostgresStoreState, group: readonly PlannedBatch[]): Promise<BatchAnswer[]> {
+  let sent: Promise<{ rows: BatchRow[] }>;
+  try {
+    sent = query(state, group);
+  } catch (err) {
+    sent = Promise.reject(err);
+  }
+  return sent.then(
+    (res) => answersOf(group, res.rows),
+    (err: unknown) => {
+      const e = err as { code?: unknown; message?: unknown };
+      // The lone batch function's failed condition names its operation; others fail every batch of the statement.
+      const op = group.length === 1 && e?.code === CONFLICT_SQLSTATE ? group[0]!.operations[Number(e.message) - 1] : undefined;
+      const failure = op ? conflictOf(op) : toStoreError(err, 'batch', state.scrubber);
+      return group.map(() => failure);
+    },
+  );
+}
+
+/** Each batch's answer from the rows of its group's statement. */
+function answersOf(group: readonly PlannedBatch[], rows: readonly BatchRow[]): BatchAnswer[] {
+  const byGroup = group.map((): BatchRow[] => []);
+  for (const row of rows) byGroup[group.length === 1 ? 0 : row.group! - 1]?.push(row);
+  return group.map((b, g) => {
+    const mine = byGroup[g]!;
+    const failed = mine.find((r) => r.failed !== null && r.failed !== undefined);
+    return failed ? conflictOf(b.operations[failed.failed! - 1]!) : outcomes(b.operations, mine);
+  });
+}
+
+/** The statement of `group`, once the table is checked: a pair as its plain statement, else the batch or batches function. */
+function query(state: PostgresStoreState, group: readonly PlannedBatch[]): Promise<{ rows: BatchRow[] }> {
+  return withReadyPool(state, (p) =>
+    group.length === 1 && isPair(group[0]!.operations) ? queryPair(state, p, group[0]!) : queryFunction(state, p, group),
+  );
+}
+
+function queryFunction(state: PostgresStoreState, p: PostgresPool, group: readonly PlannedBatch[]): Promise<{ rows: BatchRow[] }> {
   const all = group.flatMap((b) => b.operations);
   const params: unknown[] = [
     all.map((op) => op.type),
@@ -144,7 +204,7 @@ async function query(state: PostgresStoreState, group: readonly QueuedBatch[]): 
 }
 
 /** Each operation's metadata (jsonb text) and whether it is given, as two arrays: null for deletes and checks. */
-function metadataArrays(group: readonly QueuedBatch[]): [(string | null)[], (boolean | null)[]] {
+function metadataArrays(group: readonly PlannedBatch[]): [(string | null)[], (boolean | null)[]] {
   const metas: (string | null)[] = [];
   const given: (boolean | null)[] = [];
   for (const b of group)
@@ -187,8 +247,15 @@ function putMetadataParams(op: BatchOperation, value: Buffer): [string | null, b
   return op.type === 'put' ? metadataParams(op.key, value, knownMetadataJson(op.bytes, op.knownMetadata)) : [null, false];
 }
 
+/** What a pair's statement answers: each put's new version (the first null when its condition failed), the deleted keys' places. */
+interface PairRow {
+  first: string | null;
+  second: string | null;
+  gone?: number[];
+}
+
 /** A pair (see {@link isPair}) as one plain statement: what the batch function would answer, without calling it. */
-async function queryPair(state: PostgresStoreState, p: PostgresPool, batch: QueuedBatch): Promise<{ rows: BatchRow[] }> {
+function queryPair(state: PostgresStoreState, p: PostgresPool, batch: PlannedBatch): Promise<{ rows: BatchRow[] }> {
   const operations = batch.operations;
   const [first, second] = operations as [BatchOperation, BatchOperation];
   const deletes = operations.length > 2;
@@ -201,7 +268,12 @@ async function queryPair(state: PostgresStoreState, p: PostgresPool, batch: Queu
   if (deletes) params.push(operations.slice(2).map((op) => orderKey(op.key)));
   const text = version !== null ? sql.ifVersion : ifAbsentOf(first) ? sql.ifAbsent : sql.any;
   state.roundTrips++;
-  const row = (await queryNamed<{ first: string | null; second: string | null; gone?: number[] }>(state, p, text, params)).rows[0]!;
+  return queryNamed<PairRow>(state, p, text, params).then((res) => pairRows(operations, res.rows[0]!));
+}
+
+/** The row of a pair's statement as the batch function's rows. */
+function pairRows(operations: readonly BatchOperation[], row: PairRow): { rows: BatchRow[] } {
+  const deletes = operations.length > 2;
   if (row.first === null) return { rows: [{ op: null, version: null, existed: null, failed: 1 }] };
   const rows: BatchRow[] = [
     { op: 1, version: row.first, existed: null },

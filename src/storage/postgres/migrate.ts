@@ -65,12 +65,18 @@ export function readyPool(state: PostgresStoreState): Promise<PostgresPool> {
     // The statements that send the metadata only where the column takes it: a migration made it so, unless the server is older.
     state.puts = (current ? written : !oldServer) ? sql.puts : sql.putsComputed;
     state.checked = current ? 'current' : 'migrated';
+    state.checkedPool = p;
     return p;
   })().catch((err: unknown) => {
     state.ready = undefined; // a failed setup (server down) is tried again by the next call
     throw err;
   });
   return state.ready;
+}
+
+/** `write` on the pool once the table is checked: at once when it was (no promise to wait for), else after the check. */
+export function withReadyPool<T>(state: PostgresStoreState, write: (p: PostgresPool) => Promise<T>): Promise<T> {
+  return state.checkedPool !== undefined ? write(state.checkedPool) : readyPool(state).then(write);
 }
 
 /**

@@ -4,7 +4,7 @@ import { assertKey } from '../keys.js';
 import { runLonePut } from './batch.js';
 import { checkSize, versionParam } from './checks.js';
 import { knownMetadataJson, metadataParams } from './client-metadata.js';
-import { readChecked, readyPool } from './migrate.js';
+import { readChecked, readyPool, withReadyPool } from './migrate.js';
 import { orderKey } from './order-key.js';
 import { run, type PostgresStoreState } from './store-state.js';
 
@@ -43,7 +43,7 @@ export async function getObjects(state: PostgresStoreState, keys: readonly strin
   return found;
 }
 
-export async function putObject(state: PostgresStoreState, key: string, bytes: Uint8Array, opts: PutOptions): Promise<PutResult> {
+export function putObject(state: PostgresStoreState, key: string, bytes: Uint8Array, opts: PutOptions): Promise<PutResult> {
   assertKey(key);
   checkSize(state.settings.maxValueBytes, key, bytes);
   // A put is a write like a batch's: sent at once while a write slot is free, else with the writes waiting (batch.ts).
@@ -54,23 +54,26 @@ export async function putObject(state: PostgresStoreState, key: string, bytes: U
   );
 }
 
-async function putAlone(state: PostgresStoreState, key: string, bytes: Uint8Array, opts: PutOptions): Promise<PutResult> {
+/** A put as its own statement. Plain functions and `then`s, no async layers: a put is half of a LangGraph superstep's statements. */
+function putAlone(state: PostgresStoreState, key: string, bytes: Uint8Array, opts: PutOptions): Promise<PutResult> {
   const value = Buffer.from(bytes); // copied now: the caller may reuse its buffer
-  const params: unknown[] = [orderKey(key), key, value];
-  const p = await readyPool(state);
-  const sql = state.puts; // known once the table is checked
-  const metadata = sql.sendsMetadata ? metadataParams(key, value, knownMetadataJson(bytes, opts.knownMetadata)) : [];
-  if (opts.ifVersion !== undefined) {
-    const v = typeof opts.ifVersion === 'string' && !opts.ifAbsent ? versionParam(opts.ifVersion) : undefined;
-    if (v === undefined) throw conditionFailed(key, 'version does not match');
-    const res = await run<{ version: string }>(state, p, sql.putIfVersion, [...params, v, ...metadata], 'put', key);
-    if (!res.rows[0]) throw conditionFailed(key, 'version changed or key is gone');
-    return { version: res.rows[0].version };
-  }
-  const text = opts.ifAbsent ? sql.putIfAbsent : sql.putAny;
-  const res = await run<{ version: string }>(state, p, text, [...params, ...metadata], 'put', key);
-  if (opts.ifAbsent && !res.rows[0]) throw conditionFailed(key, 'key exists');
-  return { version: res.rows[0]!.version };
+  return withReadyPool(state, (p) => {
+    const sql = state.puts; // known once the table is checked
+    const params: unknown[] = [orderKey(key), key, value];
+    const conditional = opts.ifVersion !== undefined;
+    if (conditional) {
+      const v = typeof opts.ifVersion === 'string' && !opts.ifAbsent ? versionParam(opts.ifVersion) : undefined;
+      if (v === undefined) throw conditionFailed(key, 'version does not match');
+      params.push(v);
+    }
+    if (sql.sendsMetadata) params.push(...metadataParams(key, value, knownMetadataJson(bytes, opts.knownMetadata)));
+    const text = conditional ? sql.putIfVersion : opts.ifAbsent ? sql.putIfAbsent : sql.putAny;
+    return run<{ version: string }>(state, p, text, params, 'put', key).then((res) => {
+      const row = res.rows[0];
+      if (!row) throw conditionFailed(key, conditional ? 'version changed or key is gone' : 'key exists');
+      return { version: row.version };
+    });
+  });
 }
 
 export async function deleteObject(state: PostgresStoreState, key: string, opts: DeleteOptions): Promise<boolean> {

@@ -7,11 +7,15 @@ import { queryNamed } from './named-statement.js';
 import type { PostgresSettings } from './options.js';
 import type { PutSql } from './sql.js';
 
-/** A caller's batch waiting for its statement (see batch.ts): its operations and parameters, and its promise's ends. */
-export interface QueuedBatch {
+/** A caller's batch checked and ready for a statement (see batch.ts): its operations and their parameters. */
+export interface PlannedBatch {
   readonly operations: readonly BatchOperation[];
   readonly versions: readonly (string | null)[];
   readonly values: readonly (Buffer | null)[];
+}
+
+/** A batch waiting for its statement while every write slot is taken: the batch and its promise's ends. */
+export interface QueuedBatch extends PlannedBatch {
   readonly resolve: (outcomes: BatchOutcome[]) => void;
   readonly reject: (err: unknown) => void;
 }
@@ -30,6 +34,8 @@ export interface PostgresStoreState {
   poolPromise: Promise<PostgresPool> | undefined;
   /** The pool once the table is known to be at the current layout; reset when that setup fails, so the next call tries again. */
   ready: Promise<PostgresPool> | undefined;
+  /** The pool once that check passed: a call after it needs no promise to reach the pool. */
+  checkedPool: PostgresPool | undefined;
   /** What that check found once it passed: the table at the current layout, or one it created or upgraded (reads made beside it then run again: migrate.ts, `readChecked`). */
   checked: 'current' | 'migrated' | undefined;
   /**
@@ -94,6 +100,7 @@ export function newStoreState(settings: PostgresSettings): PostgresStoreState {
     poolPromise: undefined,
     ready: undefined,
     checked: undefined,
+    checkedPool: undefined,
     puts: settings.sql.puts,
     inflight: new Set(),
     batchQueue: [],
@@ -128,7 +135,8 @@ export function run<R>(
   during: string,
   key?: string,
 ): Promise<PostgresQueryResult<R>> {
-  return runWith(state, () => queryNamed<R>(state, p, text, values), during, key);
+  state.roundTrips++;
+  return asStoreErrors(state, () => queryNamed<R>(state, p, text, values), during, key);
 }
 
 /**
@@ -144,21 +152,29 @@ export function runPlannedEach<R>(
   values: unknown[],
   during: string,
 ): Promise<PostgresQueryResult<R>> {
-  return runWith(state, () => p.query<R>(text, values), during);
+  state.roundTrips++;
+  return asStoreErrors(state, () => p.query<R>(text, values), during);
 }
 
-async function runWith<R>(
+/**
+ * What `send` answers, its failure (thrown or rejected) as the store's error. A `then` on the
+ * driver's promise rather than an async function around it: one promise a statement, not two.
+ */
+function asStoreErrors<R>(
   state: PostgresStoreState,
   send: () => Promise<PostgresQueryResult<R>>,
   during: string,
   key?: string,
 ): Promise<PostgresQueryResult<R>> {
-  state.roundTrips++;
+  let sent: Promise<PostgresQueryResult<R>>;
   try {
-    return await send();
+    sent = send();
   } catch (err) {
-    throw toStoreError(err, during, state.scrubber, key === undefined ? {} : { key });
+    sent = Promise.reject(err);
   }
+  return sent.then(undefined, (err: unknown) => {
+    throw toStoreError(err, during, state.scrubber, key === undefined ? {} : { key });
+  });
 }
 
 /**
@@ -167,7 +183,12 @@ async function runWith<R>(
  */
 export function guard<T>(state: PostgresStoreState, body: () => Promise<T>): Promise<T> {
   if (state.closed) return Promise.reject(closedError(state));
-  const p = body();
+  let p: Promise<T>;
+  try {
+    p = body();
+  } catch (err) {
+    return Promise.reject(err); // a call refused before it reached the server: never in flight
+  }
   state.inflight.add(p);
   const forget = (): void => void state.inflight.delete(p);
   p.then(forget, forget);

@@ -1,0 +1,98 @@
+import { createHook } from 'node:async_hooks';
+import { describe, expect, it } from 'vitest';
+import { postgresStorage, type PostgresPool, type PostgresQueryResult } from '../../../src/storage/postgres/index.js';
+import { METADATA_FUNCTION_MARKER } from '../../../src/storage/postgres/metadata-index.js';
+import { SCHEMA_MARKER } from '../../../src/storage/postgres/sql.js';
+
+// What a superstep's two calls (a lone put, a two-put batch) cost the client between the driver
+// and the caller, checked without a server: a pool of node-postgres's shape that answers at once.
+// The store makes each named statement as the driver's own Query (no config object for the driver
+// to copy), and the caller resumes a fixed, small number of promise ticks after the driver answers.
+
+/** A statement as the fake driver's Query class holds it. */
+class FakeQuery {
+  name?: string;
+  constructor(
+    readonly text: string,
+    readonly values: unknown[],
+  ) {}
+  submit(): void {}
+}
+
+/** What each statement the store sends answers, by its text. */
+function answer(text: string): Record<string, unknown>[] {
+  if (text.includes('obj_description'))
+    return [{ marker: SCHEMA_MARKER, function_marker: METADATA_FUNCTION_MARKER, metadata_written: true, old_server: false }];
+  if (text.startsWith('WITH first AS')) return [{ first: '11', second: '12' }];
+  return [{ version: '10' }];
+}
+
+/** A pool of node-postgres's shape (its client class has a Query class) that answers every statement at once. */
+function fakePool(sent: unknown[]): PostgresPool & { Client: unknown } {
+  return {
+    Client: class {
+      static Query = FakeQuery;
+    },
+    query: <R>(statement: unknown): Promise<PostgresQueryResult<R>> => {
+      sent.push(statement);
+      const text = typeof statement === 'string' ? statement : (statement as { text: string }).text;
+      return Promise.resolve({ rows: answer(text) as R[], rowCount: 1 });
+    },
+    connect: () => Promise.reject(new Error('no connections')),
+    end: async () => undefined,
+  };
+}
+
+/** Promises made while `call` runs to its end (its own included), counted by a promise hook. */
+async function promisesOf(call: () => Promise<unknown>): Promise<number> {
+  let made = 0;
+  const hook = createHook({
+    init(_id, type) {
+      if (type === 'PROMISE') made++;
+    },
+  });
+  hook.enable();
+  try {
+    await call();
+  } finally {
+    hook.disable();
+  }
+  return made;
+}
+
+const bytes = new TextEncoder().encode('{"a":1}');
+
+describe('postgresStorage statement cost on the client', () => {
+  it('sends each named statement as the pool driver Query, named, never as a config object the driver copies', async () => {
+    const sent: unknown[] = [];
+    const storage = postgresStorage({ pool: fakePool(sent), table: 'cost' });
+    await storage.put('t/w.json', bytes, { ifAbsent: true });
+    await storage.batch([
+      { type: 'put', key: 't/head.json', bytes, ifVersion: '10' },
+      { type: 'put', key: 't/cp.json', bytes },
+    ]);
+    expect(sent).toHaveLength(3); // the first-use check, the put, the pair
+    for (const s of sent) {
+      expect(s).toBeInstanceOf(FakeQuery);
+      expect((s as FakeQuery).name).toMatch(/^savepoint_[0-9a-f]{24}$/);
+    }
+    await storage.close();
+  });
+
+  it('makes few promises for a lone put and a pair batch (regression: async layers around each statement, a queue entry for a batch sent at once)', async () => {
+    const storage = postgresStorage({ pool: fakePool([]), table: 'cost' });
+    await storage.put('t/first.json', bytes); // the first-use check, once
+    const put = await promisesOf(() => storage.put('t/w.json', bytes, { ifAbsent: true }));
+    const pair = await promisesOf(() =>
+      storage.batch([
+        { type: 'put', key: 't/head.json', bytes, ifVersion: '10' },
+        { type: 'put', key: 't/cp.json', bytes },
+      ]),
+    );
+    console.log('TICKS', put, pair);
+    // Counted with the fake driver's own promise and the count's `await`: 15 and 19 with async layers around each statement.
+    expect(put).toBeLessThanOrEqual(8);
+    expect(pair).toBeLessThanOrEqual(8);
+    await storage.close();
+  });
+});
