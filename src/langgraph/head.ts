@@ -1,7 +1,7 @@
 import { parseJson } from '../codec/canonical-json.js';
 import { utf8Decode, utf8Encode, utf8EncodeInto } from '../codec/utf8.js';
 import type { StorageAdapter } from '../contract/storage.js';
-import { headKey } from './keys.js';
+import { CHECKPOINT_ID, headKey } from './keys.js';
 
 /**
  * A run's head (`langgraph/<run_id>/head.json`): the sequence last claimed in the run and the
@@ -29,17 +29,12 @@ export interface StoredHead {
   readonly version: string;
 }
 
-/** Ids as the head's text holds them between quotes as they are (a checked checkpoint id). */
-const PLAIN_ID = /^[A-Za-z0-9-]*$/;
-
 /**
- * The metadata column of `head`'s bytes to a store that indexes it (a `KnownMetadata`'s `json`):
- * `'{}'`, a JSON object naming no metadata, when its ids need no escaping (a `top_id` learned
- * from a stored head is not checked); undefined otherwise (the store decides from the bytes).
+ * The metadata column of a head's bytes to a store that indexes it (a `KnownMetadata`'s `json`):
+ * a JSON object naming no metadata. A head's ids are checkpoint ids (checked when given, or when
+ * read from a stored head), which need no escaping.
  */
-export function headMetadataColumn(head: Head): '{}' | undefined {
-  return PLAIN_ID.test(head.checkpointId) && (head.topId === undefined || PLAIN_ID.test(head.topId)) ? '{}' : undefined;
-}
+export const HEAD_METADATA_COLUMN = '{}';
 
 /** The head's JSON text (checkpoint ids are `[A-Za-z0-9-]`: no escaping). */
 function headText(head: Head): string {
@@ -68,9 +63,16 @@ export function decodeHead(bytes: Uint8Array, where: string): Head | undefined {
   try {
     const doc = parseJson(utf8Decode(bytes, where), where) as { checkpoint_id?: unknown; sequence?: unknown; top_id?: unknown };
     const { checkpoint_id: checkpointId, sequence, top_id: topId } = doc ?? {};
-    if (typeof checkpointId !== 'string' || !Number.isSafeInteger(sequence) || (sequence as number) < 1) return undefined;
-    // A top id below the head's own checkpoint is not an upper bound: ignored (the run is listed).
-    return typeof topId === 'string' && topId >= checkpointId
+    if (
+      typeof checkpointId !== 'string' ||
+      !CHECKPOINT_ID.test(checkpointId) ||
+      !Number.isSafeInteger(sequence) ||
+      (sequence as number) < 1
+    )
+      return undefined;
+    // A top id that is no checkpoint id (the next head's text carries it unescaped), or below the
+    // head's own checkpoint (not an upper bound), is ignored: the run is listed.
+    return typeof topId === 'string' && CHECKPOINT_ID.test(topId) && topId >= checkpointId
       ? { checkpointId, sequence: sequence as number, topId }
       : { checkpointId, sequence: sequence as number };
   } catch {

@@ -73,7 +73,8 @@ export const writesKey = (runId: string, sequence: number, taskSegment: string):
   `${writesDir(runId, sequence)}w_${taskSegment}.json`;
 
 /** LangGraph checkpoint ids become file names: uuid-like text only. */
-const CHECKPOINT_ID = /^[A-Za-z0-9][A-Za-z0-9-]{0,127}$/;
+/** What a checkpoint id may be (LangGraph's uuid6 ids are): checked on every id given, and on the ids a stored head names. */
+export const CHECKPOINT_ID = /^[A-Za-z0-9][A-Za-z0-9-]{0,127}$/;
 
 /** Throws `checkpoint_key_invalid` unless `id` can name a checkpoint file. */
 export function assertCheckpointId(id: unknown, field = 'checkpoint_id'): asserts id is string {

@@ -8,7 +8,7 @@ import { handOver } from '../storage/handed-over.js';
 import { writeGroup } from '../writer/write-step.js';
 import { checkpointIdOf, configurableOf, namespaceOf, requireThreadId } from './config.js';
 import { sealCheckpointDocument, type SealedCheckpoint, type SealedMembers } from './document.js';
-import { encodeHead, encodeHeadInto, headMetadataColumn, type Head } from './head.js';
+import { encodeHead, encodeHeadInto, HEAD_METADATA_COLUMN, type Head } from './head.js';
 import { checkpointKey, headKey } from './keys.js';
 import { dumpAll, plainJsonWithout, plainObjectCanonicalJson, type Dumped } from './plain-json.js';
 import { LANGGRAPH_SOURCES, type LangGraphPayload, type StoredChannel } from './profile.js';
@@ -352,8 +352,7 @@ function headPut(
 ): { key: string; bytes: Uint8Array; knownMetadata: KnownMetadata | undefined } {
   const head = { checkpointId: id, sequence, topId: topIdWith(run, id) };
   const bytes = headBytes(state, head, document);
-  const json = indexesMetadata(state) ? headMetadataColumn(head) : undefined;
-  return { key: headKey(run.runId), bytes, knownMetadata: json === undefined ? undefined : { bytes, json } };
+  return { key: headKey(run.runId), bytes, knownMetadata: indexesMetadata(state) ? { bytes, json: HEAD_METADATA_COLUMN } : undefined };
 }
 
 /**

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { memoryStorage, type BatchOperation, type StorageAdapter } from 'savepoint';
 import { SavepointSaver } from 'savepoint/langgraph';
 import { sealCheckpointDocument } from '../../src/langgraph/document.js';
-import { headMetadataColumn } from '../../src/langgraph/head.js';
+import { decodeHead, encodeHead } from '../../src/langgraph/head.js';
 import { sealWrites } from '../../src/langgraph/writes.js';
 import { clientMetadata } from '../../src/storage/postgres/client-metadata.js';
 import { checkpointPayload as payload, writesDocument } from './known-metadata-arbitraries.js';
@@ -75,11 +75,20 @@ describe('the metadata the saver hands down with a checkpoint document', () => {
     expect(said).toBeGreaterThan(40);
   });
 
-  it("a head says '{}' only when its ids are written as they are", () => {
-    expect(headMetadataColumn({ checkpointId: '1ef4f797-8335-6428-8001-8a1503f9b875', sequence: 3, topId: '1ef4f797-9' })).toBe('{}');
-    expect(headMetadataColumn({ checkpointId: '1ef4f797-8335-6428-8001-8a1503f9b875', sequence: 3 })).toBe('{}');
-    expect(headMetadataColumn({ checkpointId: '1ef4f797', sequence: 3, topId: 'x"}' })).toBeUndefined();
-    expect(headMetadataColumn({ checkpointId: 'a\\u0041', sequence: 3 })).toBeUndefined();
+  it('a stored head naming an id that is no checkpoint id is not taken as it is: its text would carry the id unescaped', () => {
+    const bytes = (doc: object): Uint8Array => new TextEncoder().encode(JSON.stringify(doc));
+    const id = '1ef4f797-8335-6428-8001-8a1503f9b875';
+    expect(decodeHead(bytes({ checkpoint_id: id, sequence: 3, top_id: '1ef4f797-9' }), 'h')).toEqual({
+      checkpointId: id,
+      sequence: 3,
+      topId: '1ef4f797-9',
+    });
+    // A top id that is no checkpoint id is dropped (the run is listed), so the next head's text stays JSON with '{}' as its metadata.
+    const quoted = decodeHead(bytes({ checkpoint_id: id, sequence: 3, top_id: 'z"}' }), 'h')!;
+    expect(quoted).toEqual({ checkpointId: id, sequence: 3 });
+    expect(JSON.parse(new TextDecoder().decode(encodeHead({ ...quoted, sequence: 4 })))).toMatchObject({ sequence: 4 });
+    expect(decodeHead(bytes({ checkpoint_id: 'a\\u0041', sequence: 3 }), 'h')).toBeUndefined();
+    expect(decodeHead(bytes({ checkpoint_id: 'a"b', sequence: 3 }), 'h')).toBeUndefined();
   });
 
   /** memoryStorage recording its puts, declaring `metadataListing` (as a store that indexes metadata does) when `indexes`. */
