@@ -9,38 +9,14 @@ import type { PostgresStoreState } from './store-state.js';
  * listings do not (store-state.ts, `runPlannedEach`: a prepared range scan turns generic).
  */
 
-/** node-postgres's `query` with a query config (`name` makes the connection keep the statement), or with a `Query` it sends as it is. */
-interface NamingPool {
-  query<R>(config: { name: string; text: string; values: unknown[] } | PgQuery): Promise<PostgresQueryResult<R>>;
-}
-
-/** A node-postgres `Query` (a submittable): what a pool's `query` makes of a config, made here instead. */
-interface PgQuery {
-  name?: string;
-  submit(connection: unknown): unknown;
-}
-
-/** node-postgres's `Query` class (`pg.Query`), reachable from its pool as `pool.Client.Query`. */
-type PgQueryClass = new (text: string, values: unknown[]) => PgQuery;
-
 /**
- * The pool's `Query` class, when it has one. pg copies a query config's property descriptors into
- * a new object for every statement (~2 µs, more than the rest of the call's JavaScript on the
- * client); a `Query` made from its text and values copies nothing, and is named after it is made.
- * The messages sent are the same (Parse once per connection, then Bind, Describe, Execute, Sync).
+ * node-postgres's `query` with a query config: `name` makes the connection keep the statement.
+ * A config, not a `Query` made here: pg copies a config on every call (~2 µs), but a `Query`
+ * handed to a pool is answered only by pg 8.19 and later (older clients, and pg-native's, drop
+ * the pool's callback for it: the statement never settles and its connection is never released).
  */
-function queryClassOf(p: PostgresPool): PgQueryClass | undefined {
-  const made = (p as { Client?: { Query?: unknown } }).Client?.Query;
-  return typeof made === 'function' ? (made as PgQueryClass) : undefined;
-}
-
-/** `text` by name as one node-postgres statement: a `Query` where the pool has the class, else a config. */
-function sendNamed<R>(p: PostgresPool, name: string, text: string, values: unknown[]): Promise<PostgresQueryResult<R>> {
-  const Query = queryClassOf(p);
-  if (Query === undefined) return (p as unknown as NamingPool).query<R>({ name, text, values });
-  const query = new Query(text, values);
-  query.name = name;
-  return (p as unknown as NamingPool).query<R>(query);
+interface NamingPool {
+  query<R>(config: { name: string; text: string; values: unknown[] }): Promise<PostgresQueryResult<R>>;
 }
 
 /** Stores that stopped naming statements: their server refused one (PgBouncer in transaction mode, before 1.21). */
@@ -82,7 +58,7 @@ export function queryNamed<R>(
   values: unknown[],
 ): Promise<PostgresQueryResult<R>> {
   if (!sendsNamed(state)) return p.query<R>(text, values);
-  return sendNamed<R>(p, nameOf(text), text, values).then(undefined, (err: unknown) => {
+  return (p as unknown as NamingPool).query<R>({ name: nameOf(text), text, values }).then(undefined, (err: unknown) => {
     const code = (err as { code?: unknown })?.code;
     if (typeof code !== 'string' || !LOST_STATEMENT.has(code)) throw err;
     unnamed.add(state);
