@@ -78,12 +78,12 @@ async function startGroup(state: PackedState): Promise<void> {
   state.loneGroups = queue.length === 1 ? state.loneGroups + 1 : 0;
   const started = place === 'shared' ? 0 : state.now();
   if (place === 'loop' || place === 'sync') {
-    state.stats.loopWrites++;
     try {
       writeSync(state, data);
     } catch (err) {
       return failGroup(state, group, err);
     }
+    state.stats.loopWrites++;
     if (place === 'loop') noteLoneWrite(state.loneTimes, 'loop', state.now() - started);
     return holdsLease(state.lock) ? finishGroup(state, group) : fenceGroup(state, group);
   }

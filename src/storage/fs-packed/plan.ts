@@ -106,19 +106,29 @@ export const LONE_PROBE_RUN = 4;
 const LONE_TIME_WEIGHT = 0.25;
 /** Times below this count as this (a clock's resolution; never 0 in a geometric average). */
 const MIN_TIMED_MS = 0.001;
+/**
+ * Lone writes on the loop averaging longer than this go to the pool whatever the pool takes: a
+ * slow disk (a spinning one, a network volume) would stall every other callback of the process
+ * for each write. The loop is then timed again only every {@link SLOW_LOOP_PROBE_EVERY} lone groups.
+ */
+export const LOOP_WRITE_MAX_MS = 2;
+export const SLOW_LOOP_PROBE_EVERY = LONE_PROBE_EVERY * 16;
+
+const loopTooSlow = (times: Readonly<LoneWriteTimes>): boolean => times.loopMs !== undefined && times.loopMs > LOOP_WRITE_MAX_MS;
 
 /**
  * Where a lone group's write is made: where lone writes returned sooner lately; every
  * {@link LONE_PROBE_EVERY} lone groups, a run of {@link LONE_PROBE_RUN} the other way (so both stay
  * timed, each after a few writes made there in a row: how long a write takes depends on what the
- * threads did just before); untimed, the loop first, then the pool. A write on the loop skips the
+ * threads did just before); untimed, the loop first, then the pool; never the loop while its writes
+ * average over {@link LOOP_WRITE_MAX_MS} but in a probe run. A write on the loop skips the
  * pool's two hand-offs between threads; but under CPU contention a loop woken by the disk may
  * wait for a core longer than the pool's hand-off takes.
  */
 export function lonePlace(times: Readonly<LoneWriteTimes>): 'loop' | 'pool' {
   if (times.probe) return times.probe.place;
   if (times.loopMs === undefined) return 'loop';
-  if (times.poolMs === undefined) return 'pool';
+  if (times.poolMs === undefined || loopTooSlow(times)) return 'pool';
   return times.loopMs <= times.poolMs ? 'loop' : 'pool';
 }
 
@@ -149,5 +159,6 @@ export function noteLoneWrite(times: LoneWriteTimes, place: 'loop' | 'pool', ms:
   if (place === 'loop') times.loopMs = averaged(times.loopMs, time);
   else times.poolMs = averaged(times.poolMs, time);
   if (times.loopMs === undefined || times.poolMs === undefined) return;
-  if (++times.sinceProbe >= LONE_PROBE_EVERY) times.probe = { place: other(lonePlace(times)), left: LONE_PROBE_RUN, logSum: 0 };
+  if (++times.sinceProbe >= (loopTooSlow(times) ? SLOW_LOOP_PROBE_EVERY : LONE_PROBE_EVERY))
+    times.probe = { place: other(lonePlace(times)), left: LONE_PROBE_RUN, logSum: 0 };
 }

@@ -52,7 +52,7 @@ function opBytes(op: RecordOp, keyBytes: number): number {
 
 /**
  * The record of `ops`, copying every value; its payload CRC made now, its header's sequence left for {@link placeRecord}.
- * Keys are written as UTF-8 straight into the record (no array a key).
+ * Keys are written as UTF-8 straight into the record, with no intermediate array for each.
  */
 export function encodeRecord(ops: readonly RecordOp[]): EncodedRecord {
   const keyBytes = ops.map((op) => Buffer.byteLength(op.key, 'utf8'));

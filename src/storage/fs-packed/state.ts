@@ -120,7 +120,7 @@ export interface PendingCall {
 export interface PackedStats {
   /** Durable writes (groups). */
   writes: number;
-  /** Of those, the ones made on the event loop (`writes: 'sync'`, or a lone call's under `adaptive`). */
+  /** The writes made on the event loop that returned (`writes: 'sync'`, or a lone call's under `adaptive`; a group fenced after its write included). */
   loopWrites: number;
   /** Records written (calls). */
   records: number;

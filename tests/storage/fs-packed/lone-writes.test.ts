@@ -14,7 +14,14 @@ import { LONE_WRITE_MAX_BYTES } from '../../../src/storage/fs-packed/commit.js';
 import { createPackedFsStorage } from '../../../src/storage/fs-packed/index.js';
 import { realPackedIo, type PackedIo } from '../../../src/storage/fs-packed/io.js';
 import { syncOf } from '../../../src/storage/fs-packed/open.js';
-import { LONE_PROBE_EVERY, LONE_PROBE_RUN, lonePlace, noteLoneWrite } from '../../../src/storage/fs-packed/plan.js';
+import {
+  LONE_PROBE_EVERY,
+  LONE_PROBE_RUN,
+  LOOP_WRITE_MAX_MS,
+  lonePlace,
+  noteLoneWrite,
+  SLOW_LOOP_PROBE_EVERY,
+} from '../../../src/storage/fs-packed/plan.js';
 import type { LoneWriteTimes } from '../../../src/storage/fs-packed/state.js';
 import { MAGIC } from '../../../src/storage/fs-packed/record.js';
 
@@ -164,6 +171,8 @@ describe('packed fs store: where a lone group goes (the choice alone)', () => {
         fc.double({ min: 1.01, max: 100, noNaN: true }),
         fc.boolean(),
         (count, fast, factor, loopFaster) => {
+          // A loop slower than LOOP_WRITE_MAX_MS is never chosen for speed (the next test): here it is within it.
+          if (loopFaster) fast = Math.min(fast, LOOP_WRITE_MAX_MS / factor);
           const slow = fast * factor;
           const chosen = places(
             Array.from({ length: count }, () => (place: 'loop' | 'pool') => ((place === 'loop') === loopFaster ? fast : slow)),
@@ -172,20 +181,30 @@ describe('packed fs store: where a lone group goes (the choice alone)', () => {
           const toSlower = chosen.filter((p) => p === slower).length;
           // The first two time each place once; then a run of LONE_PROBE_RUN after every LONE_PROBE_EVERY.
           expect(toSlower).toBeLessThanOrEqual(1 + LONE_PROBE_RUN * Math.ceil(count / LONE_PROBE_EVERY));
-          if (count >= LONE_PROBE_EVERY + 2 + LONE_PROBE_RUN) expect(toSlower).toBeGreaterThanOrEqual(1 + LONE_PROBE_RUN);
+          if (count >= LONE_PROBE_EVERY + 2 + LONE_PROBE_RUN && (loopFaster || slow <= LOOP_WRITE_MAX_MS))
+            expect(toSlower).toBeGreaterThanOrEqual(1 + LONE_PROBE_RUN);
         },
       ),
     );
   });
 
   it('after the times change, lone writes follow the faster place after the next probe run', () => {
-    // The loop fast for 100 writes, then slow (a loaded machine), then fast again.
-    const loopTime = (i: number): number => (i >= 100 && i < 300 ? 5 : 0.1);
+    // The loop fast for 100 writes, then slower than the pool (a loaded machine), then fast again.
+    const loopTime = (i: number): number => (i >= 100 && i < 300 ? 1.5 : 0.1);
     const chosen = places(Array.from({ length: 500 }, (_, i) => (place: 'loop' | 'pool') => (place === 'loop' ? loopTime(i) : 0.2)));
     const share = (from: number, to: number): number => chosen.slice(from, to).filter((p) => p === 'loop').length / (to - from);
     expect(share(10, 100)).toBeGreaterThan(0.9);
     expect(share(150, 300)).toBeLessThan(0.1);
     expect(share(400, 500)).toBeGreaterThan(0.9);
+  });
+
+  it('a loop whose writes average over LOOP_WRITE_MAX_MS (a slow disk) is left for the pool, even when the pool is slower, and timed again rarely', () => {
+    const count = SLOW_LOOP_PROBE_EVERY * 2;
+    const chosen = places(Array.from({ length: count }, () => (place: 'loop' | 'pool') => (place === 'loop' ? 10 : 12)));
+    const onLoop = chosen.filter((p) => p === 'loop').length;
+    // The first write times the loop; then a probe run to it every SLOW_LOOP_PROBE_EVERY lone groups.
+    expect(onLoop).toBeLessThanOrEqual(1 + LONE_PROBE_RUN * Math.ceil(count / SLOW_LOOP_PROBE_EVERY));
+    expect(chosen.slice(2, SLOW_LOOP_PROBE_EVERY)).not.toContain('loop');
   });
 });
 
