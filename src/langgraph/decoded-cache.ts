@@ -39,7 +39,8 @@ interface Entry<T> {
   readonly version?: string;
   /** The value; undefined until a read first asks for a value kept by its version (`make` makes it then). */
   value: T | undefined;
-  readonly make?: () => T;
+  /** Dropped once it ran: what it holds (the members sealed) is then the value's. */
+  make?: (() => T) | undefined;
   readonly cost: number;
 }
 
@@ -77,7 +78,11 @@ export function keptValue<T>(cache: DecodedCache<T>, key: string, stored: Stored
   if (!entry || !(entry.stored ? sameBytes(entry.stored, stored.bytes) : entry.version === stored.version)) return undefined;
   cache.entries.delete(key);
   cache.entries.set(key, entry);
-  return (entry.value ??= entry.make!());
+  if (entry.value === undefined) {
+    entry.value = entry.make!();
+    entry.make = undefined;
+  }
+  return entry.value;
 }
 
 /** The value `stored` (just read from `key`) decodes to: the kept one when it came from the same bytes, else `decode`'s, kept. */

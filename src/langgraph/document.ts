@@ -137,10 +137,11 @@ export function encodeCheckpointDocument(
 }
 
 /**
- * {@link encodeCheckpointDocument}, with the snapshot a read of the bytes decodes to (a property
- * test holds them equal): the saver keeps it for the next read of the checkpoint it just wrote,
- * which then neither reassembles nor parses nor hashes the document again. Its metadata is
- * parsed from the canonical text sealed (the caller's object is not kept: it may change).
+ * {@link encodeCheckpointDocument}, with the members the document was sealed from
+ * ({@link snapshotOf} makes from them the snapshot a read of the bytes decodes to; a property test
+ * holds them equal): the saver keeps them for the next read of the checkpoint it just wrote, which
+ * then neither reassembles nor parses nor hashes the document again. The metadata is kept as the
+ * canonical text sealed, not as the caller's object (it may change, and it may be large).
  */
 export function sealCheckpointDocument(
   header: CheckpointHeader,
@@ -168,10 +169,13 @@ export function sealCheckpointDocument(
     : sealedCheckpoint(sealed, header, payload, channels.sorted, metadata, metadataColumn);
 }
 
+/** The payload's members a snapshot takes as they are: not the metadata (kept as text) nor the channels (kept as stored). */
+type KeptPayload = Pick<LangGraphPayload, 'thread_id' | 'checkpoint_ns' | 'checkpoint' | 'parent_checkpoint_id' | 'metadata_blob'>;
+
 /** The members a sealed checkpoint document was made of, as {@link snapshotOf} needs them. */
 export interface SealedMembers {
   readonly header: CheckpointHeader;
-  readonly payload: LangGraphPayload;
+  readonly payload: KeptPayload;
   /** The stored channels in the document's order. */
   readonly channels: Record<string, StoredChannel>;
   /** Canonical text of the metadata (parsed only when the snapshot is made: the caller's object may change). */
@@ -187,7 +191,9 @@ function sealedCheckpoint(
   metadataText: string,
   metadataColumn: string | null | undefined,
 ): SealedCheckpoint {
-  return { bytes: sealed.bytes, read: { header, payload, channels, metadataText, checksum: sealed.checksum }, metadataColumn };
+  const { thread_id, checkpoint_ns, checkpoint, parent_checkpoint_id, metadata_blob } = payload;
+  const kept: KeptPayload = { thread_id, checkpoint_ns, checkpoint, parent_checkpoint_id, metadata_blob };
+  return { bytes: sealed.bytes, read: { header, payload: kept, channels, metadataText, checksum: sealed.checksum }, metadataColumn };
 }
 
 /**

@@ -31,8 +31,8 @@ export interface StoredHead {
 
 /**
  * The metadata column of a head's bytes to a store that indexes it (a `KnownMetadata`'s `json`):
- * a JSON object naming no metadata. A head's ids are checkpoint ids (checked when given, or when
- * read from a stored head), which need no escaping.
+ * a JSON object naming no metadata. A head's ids are checkpoint ids (checked when given, read from
+ * a stored head, or found by a listing: see `topIdWith`), which need no escaping.
  */
 export const HEAD_METADATA_COLUMN = '{}';
 

@@ -72,8 +72,7 @@ export const writesDir = (runId: string, sequence: number): string => `${runDir(
 export const writesKey = (runId: string, sequence: number, taskSegment: string): string =>
   `${writesDir(runId, sequence)}w_${taskSegment}.json`;
 
-/** LangGraph checkpoint ids become file names: uuid-like text only. */
-/** What a checkpoint id may be (LangGraph's uuid6 ids are): checked on every id given, and on the ids a stored head names. */
+/** What a checkpoint id may be (LangGraph's uuid6 ids are): checked on every id given, and on the ids a head names (they become file names and the head's text). */
 export const CHECKPOINT_ID = /^[A-Za-z0-9][A-Za-z0-9-]{0,127}$/;
 
 /** Throws `checkpoint_key_invalid` unless `id` can name a checkpoint file. */

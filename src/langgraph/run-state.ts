@@ -1,6 +1,6 @@
 import type { StorageAdapter } from '../contract/storage.js';
 import { readHead, type StoredHead } from './head.js';
-import { checkpointKey, runDir } from './keys.js';
+import { CHECKPOINT_ID, checkpointKey, runDir } from './keys.js';
 import type { LangGraphPayload, StoredChannel } from './profile.js';
 import type { Snapshot } from '../contract/snapshot.js';
 
@@ -51,7 +51,8 @@ export interface RunState {
   /**
    * Writes keys this saver stored, by checkpoint sequence: pruning deletes them without
    * listing (a list costs what the store holds on some adapters), and they follow a checkpoint
-   * whose claim another saver won (saver-writes.ts).
+   * whose claim another saver won (saver-writes.ts). Without `keepLast` only those of a
+   * checkpoint not stored yet are kept (nothing prunes; only its writes may still move).
    */
   readonly writeKeys: Map<number, Set<string>>;
   /**
@@ -281,7 +282,8 @@ export function hasId(state: RunState, id: string): boolean {
 export function topIdWith(state: RunState, id: string): string {
   let top = id;
   const last = state.ids.length > 0 ? state.ids[state.ids.length - 1]! : undefined;
-  if (last !== undefined && last > top) top = last;
+  // A name another tool gave a history file may be no checkpoint id: the head's text carries the top id unescaped.
+  if (last !== undefined && last > top && CHECKPOINT_ID.test(last)) top = last;
   if (state.unlistedUpTo !== undefined && state.unlistedUpTo > top) top = state.unlistedUpTo;
   return top;
 }

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { memoryStorage } from 'savepoint';
 import { SavepointSaver } from 'savepoint/langgraph';
 import { decodeHead, encodeHead, encodeHeadInto, type Head } from '../../src/langgraph/head.js';
+import { insertId, runStateFromHead, topIdWith } from '../../src/langgraph/run-state.js';
 import { superstep, type Cursor } from '../support/langgraph-superstep.js';
 
 const id = fc.stringMatching(/^[A-Za-z0-9-]{1,40}$/);
@@ -41,5 +42,17 @@ describe('a head encoded into the sealing buffer', () => {
       const tuple = await new SavepointSaver({ storage }).getTuple({ configurable: { thread_id: 't' } });
       expect(tuple?.checkpoint.channel_values).toEqual({ note: `step ${i}` });
     }
+  });
+});
+
+describe('a head whose top id comes from the ids a saver met', () => {
+  it('an id that is no checkpoint id (a history file another tool named) is never the top id: the head stays JSON', () => {
+    const id = '1ef4f797-8335-6428-8001-8a1503f9b875';
+    const run = runStateFromHead('t', { head: { checkpointId: id, sequence: 3, topId: id }, version: '1' })!;
+    insertId(run, 'zz"q');
+    const next = '1ef4f797-8335-6428-8002-8a1503f9b875';
+    expect(topIdWith(run, next)).toBe(next);
+    const text = new TextDecoder().decode(encodeHead({ checkpointId: next, sequence: 4, topId: topIdWith(run, next) }));
+    expect(JSON.parse(text)).toMatchObject({ top_id: next });
   });
 });

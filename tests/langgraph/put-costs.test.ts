@@ -1,5 +1,5 @@
 /**
- * What a put costs the saver besides the document it seals, pinned where it once grew with the
+ * What a put costs the saver besides the document it seals, pinned where it could grow with the
  * thread or the saver's age. A checkpoint the saver writes is kept for its next read by the
  * version the store acknowledged (src/langgraph/decoded-cache.ts `keepWritten`), and the snapshot
  * a read would decode is made only when a read finds that version: most checkpoints a saver
