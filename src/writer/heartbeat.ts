@@ -21,8 +21,8 @@ interface BeatTimer {
 
 /**
  * snapshot-lifecycle.md: "periodic heartbeat every 120 seconds while a plan is
- * in_progress". The writer re-arms it whenever a new snapshot is planned with the active
- * status, so a beat fires after `intervalMs` without any snapshot; a non-active
+ * in_progress". Whenever a new snapshot is planned with the active status the writer moves the
+ * beat's due time to `intervalMs` from then, so a beat fires after `intervalMs` without any snapshot; a non-active
  * (terminal, paused) status disarms it, and `stop()` ends it on close. The timer goes
  * through the injectable {@link Clock}, so tests drive it with fake time.
  *

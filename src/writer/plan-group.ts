@@ -126,12 +126,18 @@ export function planJob<P>(
   const { profile, runId } = config;
   const t = job.trigger;
   const sequence = group.nextSequence;
+  let id: string;
+  try {
+    id = profile.newSnapshotId({ runId, sequence, source: t.source, createdAtMs: t.at });
+  } catch (raw) {
+    // A profile's own id function may throw: the job then fails alone, as one that cannot be encoded does.
+    return rejected(raw, "the profile's newSnapshotId threw");
+  }
   let draft: SnapshotHeader<P>;
   let stored: StorableSnapshot<P> | undefined;
   try {
-    // A profile's own id function may throw: the job then fails alone, like one that cannot be encoded.
     draft = {
-      id: profile.newSnapshotId({ runId, sequence, source: t.source, createdAtMs: t.at }),
+      id,
       runId,
       sequence,
       createdAt: toRfc3339(t.at),
@@ -177,9 +183,9 @@ function addPlanned<P>(
   return { kind: 'planned', planned };
 }
 
-const rejected = <P>(raw: unknown): JobStep<P> => ({
+const rejected = <P>(raw: unknown, what = 'snapshot cannot be encoded'): JobStep<P> => ({
   kind: 'rejected',
-  error: toCheckpointError(raw, 'checkpoint_schema_invalid', 'snapshot cannot be encoded'),
+  error: toCheckpointError(raw, 'checkpoint_schema_invalid', what),
 });
 
 /**

@@ -1,7 +1,7 @@
 /**
- * A profile's own `newSnapshotId` that throws fails that checkpoint alone, with a result: the
- * caller's promise settles (it never did: the throw escaped the group commit and left its jobs
- * waiting), and the writer goes on with the next checkpoint, numbering it where that one would have been.
+ * A profile's own `newSnapshotId` that throws fails that checkpoint alone, with a result that
+ * says so (the caller's promise settles), and the writer goes on with the next checkpoint,
+ * numbering it where that one would have been.
  */
 import { describe, expect, it } from 'vitest';
 import { createWriter, defaultProfile, memoryStorage } from 'savepoint';
@@ -23,6 +23,7 @@ describe('a profile whose newSnapshotId throws', () => {
     expect(first.ok && first.sequence).toBe(1);
     expect(second.ok).toBe(false);
     expect(!second.ok && second.reasonCode).toBe('checkpoint_schema_invalid');
+    expect(!second.ok && second.error.message).toContain('newSnapshotId');
     expect(third.ok && third.sequence).toBe(2);
     await writer.close();
   });

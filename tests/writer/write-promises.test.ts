@@ -30,7 +30,7 @@ async function promisesDuring(fn: () => Promise<void>): Promise<number> {
 
 const payload = (i: number) => ({ step: i, note: 'x'.repeat(1000) });
 const STEADY = 40;
-// writeBatch's own promise and its awaits, and the caller's await: nothing around them (six before).
+// writeBatch's own promise and its awaits, and the caller's await: nothing around them
 const MADE_LIMIT = 4;
 
 /** Promises per steady 1 KB checkpoint of a writer on memoryStorage, with the run lease (fenced by a batch check) or without. */
