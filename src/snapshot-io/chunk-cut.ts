@@ -383,8 +383,8 @@ function take(follow: Follow, doc: CutDocument, j: number, count: number, ends: 
  * are `doc`'s from leaf `j`'s start to leaf `m - 1`'s end and the lookahead after it (each
  * leaf's lookahead before lies in that span), and `bytes` end where `doc` does if that
  * lookahead is short: so the count is found by comparing spans that double, then halve, each
- * only past the bytes already found equal. One comparison a leaf cost more in calls than in
- * bytes, and compared each lookahead twice.
+ * only past the bytes already found equal (a comparison a leaf would cost a call each, and
+ * compare each lookahead twice).
  */
 function followingLeaves(doc: CutDocument, j: number, bytes: Uint8Array, at: number): number {
   const n = doc.ends.length;
@@ -498,8 +498,8 @@ interface KnownNode {
  * A node's id from the cache, found by its first and last children's ids and checked child by
  * child (the ids of a version's unchanged leaves are the very strings of the version before, so
  * most checks compare references). Not by its first child alone: a chunk repeated all through a
- * document (the `,"` between the items of a list) starts many nodes, which evicted one another at
- * every version (27 of a 200 KB state's 38 nodes hashed again each time). Not by its ids joined:
+ * document (the `,"` between the items of a list) starts many nodes, which would evict one another
+ * at every version. Not by its ids joined:
  * a key of up to 64 ids made and hashed per node cost more than the rest of a node's work.
  */
 function knownNode(state: CutState, group: readonly string[]): string | undefined {

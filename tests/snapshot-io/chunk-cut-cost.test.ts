@@ -58,8 +58,8 @@ describe('what cutting a version costs', () => {
       const cut = sync(cutDocument(storage, doc()));
       rememberWritten(storage, cut.ids);
       // The changed item's leaf, the leaf before it and the `,"` after it (their lookahead changed), and one
-      // node per level above them (three levels of fanout 8 over ~600 leaves): a node the version before had
-      // was hashed again at every version when nodes were found by their first child alone (~30 a version).
+      // node per level above them (three levels of fanout 8 over ~600 leaves); a node the version before had
+      // is found again, not hashed.
       expect(counter.chunks).toBeLessThanOrEqual(10);
       expect(counter.hashed).toBeLessThan(8 * 1024);
     }
