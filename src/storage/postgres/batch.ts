@@ -69,20 +69,12 @@ export function runBatch(state: PostgresStoreState, operations: readonly BatchOp
 
 /** A batch sent at once, a write slot being free and no batch waiting: its own statement, no queue. */
 function sendAlone(state: PostgresStoreState, batch: PlannedBatch): Promise<BatchOutcome[]> {
-  state.writeStatements++;
-  const freeSlot = (): void => {
-    state.writeStatements--;
-    sendWaiting(state);
-  };
-  return answerGroup(state, [batch]).then(
+  return inWriteSlot(
+    state,
+    () => answerGroup(state, [batch]),
     ([answer]) => {
-      freeSlot();
       if (!Array.isArray(answer)) throw answer!;
       return answer;
-    },
-    (err: unknown) => {
-      freeSlot();
-      throw err;
     },
   );
 }
@@ -98,21 +90,29 @@ export function runLonePut(
 ): Promise<PutResult> {
   if (state.batchQueue.length > 0 || state.writeStatements >= state.writeSlots)
     return runBatch(state, [operation]).then(([outcome]) => ({ version: (outcome as { version: string }).version }));
+  return inWriteSlot(state, alone, (result) => result);
+}
+
+/**
+ * `send` holding a write slot, taken now and given back (letting a waiting batch out) when it
+ * settles, its answer through `take` in the same step; a throw of `send` rejects.
+ */
+function inWriteSlot<R, T>(state: PostgresStoreState, send: () => Promise<R>, take: (answer: R) => T): Promise<T> {
   state.writeStatements++;
   const freeSlot = (): void => {
     state.writeStatements--;
     sendWaiting(state);
   };
-  let sent: Promise<PutResult>;
+  let sent: Promise<R>;
   try {
-    sent = alone();
+    sent = send();
   } catch (err) {
     sent = Promise.reject(err);
   }
   return sent.then(
-    (result) => {
+    (answer) => {
       freeSlot();
-      return result;
+      return take(answer);
     },
     (err: unknown) => {
       freeSlot();
