@@ -5,28 +5,12 @@
  * to store as chunks is written without an asynchronous step around it. And the lease's rule
  * with that direct write: a renewal falling due while the write is in flight waits for it.
  */
-import { createHook } from 'node:async_hooks';
 import { describe, expect, it } from 'vitest';
 import { createWriter, defaultProfile, memoryStorage, type StorageAdapter } from 'savepoint';
 import { utf8Encode } from '../../src/codec/utf8.js';
 import { executeWrite } from '../../src/writer/ordered-write.js';
 import { manualClock, tick } from '../support/clock.js';
-
-/** Promises made while `fn` runs (and what it awaits). */
-async function promisesDuring(fn: () => Promise<void>): Promise<number> {
-  let count = 0;
-  const hook = createHook({
-    init(_id, type) {
-      if (type === 'PROMISE') count++;
-    },
-  }).enable();
-  try {
-    await fn();
-  } finally {
-    hook.disable();
-  }
-  return count;
-}
+import { promisesMadeBy } from '../support/promises.js';
 
 const payload = (i: number) => ({ step: i, note: 'x'.repeat(1000) });
 const STEADY = 40;
@@ -38,7 +22,7 @@ async function perCheckpoint(lock: boolean): Promise<number> {
   const writer = createWriter({ storage: memoryStorage(), profile: defaultProfile, runId: 'r', lock, heartbeatIntervalMs: false });
   for (let i = 0; i < 80; i++)
     expect((await writer.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: payload(i) })).ok).toBe(true);
-  const made = await promisesDuring(async () => {
+  const made = await promisesMadeBy(async () => {
     for (let i = 80; i < 80 + STEADY; i++) await writer.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: payload(i) });
   });
   await writer.close();
@@ -60,7 +44,7 @@ describe('promises per checkpoint', () => {
       batch: () => done,
     };
     const plan = { creates: [], replaces: [], latest: { key: 'a/latest.json', bytes: utf8Encode('{}') } };
-    const made = await promisesDuring(async () => {
+    const made = await promisesMadeBy(async () => {
       for (let i = 0; i < 10; i++) await executeWrite(storage, 'a', plan, {}, () => '2026-01-01T00:00:00Z', true);
     });
     expect(made / 10).toBeLessThanOrEqual(MADE_LIMIT);

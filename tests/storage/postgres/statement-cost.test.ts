@@ -1,8 +1,8 @@
-import { createHook } from 'node:async_hooks';
 import { describe, expect, it } from 'vitest';
 import { postgresStorage, type PostgresPool, type PostgresQueryResult } from '../../../src/storage/postgres/index.js';
 import { METADATA_FUNCTION_MARKER } from '../../../src/storage/postgres/metadata-index.js';
 import { SCHEMA_MARKER } from '../../../src/storage/postgres/sql.js';
+import { promisesMadeBy } from '../../support/promises.js';
 
 // What a superstep's two calls (a lone put, a two-put batch) cost the client between the driver
 // and the caller, checked without a server: a pool of node-postgres's shape that answers at once.
@@ -30,23 +30,6 @@ function fakePool(sent: unknown[]): PostgresPool & { Client: unknown } {
   };
 }
 
-/** Promises made while `call` runs to its end (its own included), counted by a promise hook. */
-async function promisesOf(call: () => Promise<unknown>): Promise<number> {
-  let made = 0;
-  const hook = createHook({
-    init(_id, type) {
-      if (type === 'PROMISE') made++;
-    },
-  });
-  hook.enable();
-  try {
-    await call();
-  } finally {
-    hook.disable();
-  }
-  return made;
-}
-
 const bytes = new TextEncoder().encode('{"a":1}');
 
 describe('postgresStorage statement cost on the client', () => {
@@ -69,8 +52,8 @@ describe('postgresStorage statement cost on the client', () => {
   it('makes few promises for a lone put and a pair batch: no async layer around a statement, no queue entry for a batch sent at once', async () => {
     const storage = postgresStorage({ pool: fakePool([]), table: 'cost' });
     await storage.put('t/first.json', bytes); // the first-use check, once
-    const put = await promisesOf(() => storage.put('t/w.json', bytes, { ifAbsent: true }));
-    const pair = await promisesOf(() =>
+    const put = await promisesMadeBy(() => storage.put('t/w.json', bytes, { ifAbsent: true }));
+    const pair = await promisesMadeBy(() =>
       storage.batch([
         { type: 'put', key: 't/head.json', bytes, ifVersion: '10' },
         { type: 'put', key: 't/cp.json', bytes },
