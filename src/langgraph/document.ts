@@ -80,7 +80,7 @@ const LARGE_CHANNEL = 4096;
 export interface SealedCheckpoint {
   readonly bytes: Uint8Array;
   /** The members the snapshot a read of `bytes` decodes to is made of ({@link snapshotOf}): made only if it is read again. */
-  readonly read: SealedMembers;
+  readonly members: SealedMembers;
   /** The document's metadata as a store that indexes it works it out from `bytes` (a `KnownMetadata`'s `json`), or undefined where the store should work it out itself. */
   readonly metadataColumn: string | null | undefined;
 }
@@ -193,7 +193,7 @@ function sealedCheckpoint(
 ): SealedCheckpoint {
   const { thread_id, checkpoint_ns, checkpoint, parent_checkpoint_id, metadata_blob } = payload;
   const kept: KeptPayload = { thread_id, checkpoint_ns, checkpoint, parent_checkpoint_id, metadata_blob };
-  return { bytes: sealed.bytes, read: { header, payload: kept, channels, metadataText, checksum: sealed.checksum }, metadataColumn };
+  return { bytes: sealed.bytes, members: { header, payload: kept, channels, metadataText, checksum: sealed.checksum }, metadataColumn };
 }
 
 /**

@@ -48,7 +48,7 @@ interface Placement {
 interface Encoded {
   readonly bytes: Uint8Array;
   /** What a read of `bytes` decodes to is made of (kept for the next read, see `keepWrittenCheckpoint`). */
-  readonly read: SealedMembers;
+  readonly members: SealedMembers;
   readonly channels: Record<string, StoredChannel>;
   readonly texts: Record<string, string>;
   /** What the document's metadata is to a store that indexes it, where the saver knows it (see `KnownMetadata`). */
@@ -280,7 +280,7 @@ function sealCheckpoint(
 function encodedOf(sealed: SealedCheckpoint, channels: Record<string, StoredChannel>, texts: Record<string, string>): Encoded {
   const bytes = handOver(sealed.bytes);
   const json = sealed.metadataColumn;
-  return { bytes, read: sealed.read, channels, texts, knownMetadata: json === undefined ? undefined : { bytes, json } };
+  return { bytes, members: sealed.members, channels, texts, knownMetadata: json === undefined ? undefined : { bytes, json } };
 }
 
 /**

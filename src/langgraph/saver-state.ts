@@ -207,13 +207,13 @@ export function keepWrittenCheckpoint(
   state: SaverState,
   key: string,
   report: WriteReport,
-  written: { readonly bytes: Uint8Array; readonly read: SealedMembers },
+  written: { readonly bytes: Uint8Array; readonly members: SealedMembers },
 ): void {
   const version = report.versions.get(key);
   if (version === undefined || report.pending) return;
   // The members alone are kept, not `written`: its sealed bytes (a buffer of their own on most stores) would stay alive with them.
-  const read = written.read;
-  keepWritten(state.documents, key, version, () => snapshotOf(read), written.bytes.length);
+  const members = written.members;
+  keepWritten(state.documents, key, version, () => snapshotOf(members), written.bytes.length);
 }
 
 /** The writes document stored under `key`, decoded once per stored bytes. */

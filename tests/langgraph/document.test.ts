@@ -100,7 +100,7 @@ describe('SavepointSaver documents: assembled as text, the same bytes as the gen
             scratch: nextScratch(),
           });
           expect(sealed.bytes).toEqual(generic.bytes);
-          const kept = snapshotOf(sealed.read);
+          const kept = snapshotOf(sealed.members);
           expect(kept).toStrictEqual(decoded);
           expect(Object.keys(kept.payload.channel_values)).toEqual(Object.keys(decoded.payload.channel_values));
         },
