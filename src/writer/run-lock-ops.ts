@@ -61,7 +61,7 @@ export function fencedWrite<T>(state: RunLockState, through: number, write: (fen
   const { clock, leaseMs } = state.options;
   const direct =
     state.queued === 0 &&
-    state.writing === undefined &&
+    state.directWrite === undefined &&
     state.useCheck &&
     !state.uncertain &&
     state.version !== undefined &&
@@ -80,7 +80,7 @@ function checkFence(state: RunLockState, version: string): WriteFence {
 
 /**
  * A write fenced by the batch check of `version`, not queued: a renewal or release queued
- * meanwhile waits until it is settled (`state.writing`), its failure's handling included.
+ * meanwhile waits until it is settled (`state.directWrite`), its failure's handling included.
  */
 function directWrite<T>(state: RunLockState, version: string, through: number, write: (fence: WriteFence) => Promise<T>): Promise<T> {
   let writing: Promise<T>;
@@ -91,12 +91,12 @@ function directWrite<T>(state: RunLockState, version: string, through: number, w
   }
   const settled = writing.then(
     (result) => {
-      state.writing = undefined;
+      state.directWrite = undefined;
       return result;
     },
     (err: unknown) => afterFailedCheck(state, through, write, err),
   );
-  state.writing = settled;
+  state.directWrite = settled;
   return settled;
 }
 
@@ -119,7 +119,7 @@ async function afterFailedCheck<T>(
     state.useCheck = false; // refused before anything was applied
     return await queuedWrite(state, through, write);
   } finally {
-    state.writing = undefined;
+    state.directWrite = undefined;
   }
 }
 

@@ -38,7 +38,7 @@ export interface RunLockState {
   /** Operations queued on `chain` and not finished: a write takes the direct way only when none is. */
   queued: number;
   /** A write that took the direct way (see `fencedWrite`) and has not settled: what the next queued operation waits for first. */
-  writing: Promise<unknown> | undefined;
+  directWrite: Promise<unknown> | undefined;
   /** The fence of the version held, made once per version (a write checks the lock with it). */
   fence: { readonly version: string; readonly fence: WriteFence } | undefined;
 }
@@ -57,7 +57,7 @@ export function createRunLockState(options: RunLockOptions): RunLockState {
     lostError: undefined,
     chain: Promise.resolve(),
     queued: 0,
-    writing: undefined,
+    directWrite: undefined,
     fence: undefined,
   };
 }
@@ -66,7 +66,7 @@ const ignore = (): void => undefined;
 
 /** Runs `fn` after every renewal, fenced write or release before it (a write in flight on the direct way too). */
 export function serial<T>(state: RunLockState, fn: () => Promise<T>): Promise<T> {
-  const writing = state.writing;
+  const writing = state.directWrite;
   state.queued++;
   const run = (writing ? state.chain.then(() => writing.then(ignore, ignore)) : state.chain).then(fn);
   const done = (): void => {

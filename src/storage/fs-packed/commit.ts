@@ -76,8 +76,8 @@ async function startGroup(state: PackedState): Promise<void> {
   const data = group.buffers.length === 1 ? group.buffers[0]! : Buffer.concat(group.buffers, group.bytes);
   const place = writePlace(state, queue.length, group.bytes);
   state.loneGroups = queue.length === 1 ? state.loneGroups + 1 : 0;
-  const started = place === 'shared' ? 0 : state.now();
-  if (place === 'loop' || place === 'sync') {
+  const started = place === 'pool-untimed' ? 0 : state.now();
+  if (place === 'loop' || place === 'loop-untimed') {
     try {
       writeSync(state, data);
     } catch (err) {
@@ -121,15 +121,15 @@ async function fenceGroup(state: PackedState, group: PlannedGroup): Promise<void
 export const LONE_WRITE_MAX_BYTES = 64 * 1024;
 
 /**
- * Where a group's write is made: every one on the loop (`sync`) or on the pool (`shared`), or,
- * under `adaptive`, a lone call's — the one call made in its turn, after a group that was one call
- * too, and small — where lone writes returned sooner lately (`loop` or `pool`, timed), any other
- * on the pool, the loop running on meanwhile.
+ * Where a group's write is made: every one on the loop (`writes: 'sync'`) or on the pool
+ * (`'async'`), untimed; or, under `adaptive`, a lone call's — the one call made in its turn,
+ * after a group that was one call too, and small — where lone writes returned sooner lately
+ * (`loop` or `pool`, timed), any other on the pool (untimed), the loop running on meanwhile.
  */
-function writePlace(state: PackedState, calls: number, bytes: number): 'sync' | 'shared' | 'loop' | 'pool' {
+function writePlace(state: PackedState, calls: number, bytes: number): 'loop-untimed' | 'pool-untimed' | 'loop' | 'pool' {
   const { writes } = state.options;
-  if (writes !== 'adaptive') return writes === 'sync' ? 'sync' : 'shared';
-  if (calls !== 1 || state.loneGroups === 0 || bytes > LONE_WRITE_MAX_BYTES) return 'shared';
+  if (writes !== 'adaptive') return writes === 'sync' ? 'loop-untimed' : 'pool-untimed';
+  if (calls !== 1 || state.loneGroups === 0 || bytes > LONE_WRITE_MAX_BYTES) return 'pool-untimed';
   return lonePlace(state.loneTimes);
 }
 
