@@ -28,7 +28,7 @@ import { createPackedState, footprintOf, setEntry, type PackedSettings, type Pac
 export const activeFlags = (state: PackedState): number =>
   constants.O_RDWR | (state.options.sync === 'dsync' ? (constants.O_DSYNC ?? 0) : 0);
 
-/** The sync a store makes: `dsync` where the platform has no `O_DSYNC` (Windows) is a write then an `fdatasync`, never no sync. */
+/** The sync a store makes: `dsync` on a platform without `O_DSYNC` is a write then an `fdatasync`, never no sync. */
 export const syncOf = (sync: PackedSettings['sync'], hasDsync = constants.O_DSYNC !== undefined): PackedSettings['sync'] =>
   sync === 'dsync' && !hasDsync ? 'fdatasync' : sync;
 
