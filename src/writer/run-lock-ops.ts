@@ -3,6 +3,7 @@ import { isCheckpointError } from '../contract/errors.js';
 import { parseLock, type AcquireResult, type WriteFence } from './run-lock.js';
 import { confirm, resync, rewrite, take } from './run-lock-lease.js';
 import { liveOwners, lockDocument, locked, notHeld, serial, staleness, stopTimer, type RunLockState } from './run-lock-state.js';
+import { promiseOf } from '../storage/promise-of.js';
 
 /** Takes the lock: create-only, or over a stale holder (lease ended, process dead) or any holder with `takeover: 'force'`. */
 export function acquireLock(state: RunLockState): Promise<AcquireResult> {
@@ -83,13 +84,7 @@ function checkFence(state: RunLockState, version: string): WriteFence {
  * meanwhile waits until it is settled (`state.directWrite`), its failure's handling included.
  */
 function directWrite<T>(state: RunLockState, version: string, through: number, write: (fence: WriteFence) => Promise<T>): Promise<T> {
-  let writing: Promise<T>;
-  try {
-    writing = write(checkFence(state, version));
-  } catch (err) {
-    writing = Promise.reject(err);
-  }
-  const settled = writing.then(
+  const settled = promiseOf(() => write(checkFence(state, version))).then(
     (result) => {
       state.directWrite = undefined;
       return result;

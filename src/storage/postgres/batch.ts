@@ -1,5 +1,6 @@
 import type { BatchOperation, BatchOutcome, PutResult } from '../../contract/storage.js';
 import { assertBatchOperations } from '../batch-operation.js';
+import { promiseOf } from '../promise-of.js';
 import type { PostgresPool } from './driver.js';
 import { conditionFailed } from '../../contract/errors.js';
 import { checkSize, versionParam } from './checks.js';
@@ -103,13 +104,7 @@ function inWriteSlot<R, T>(state: PostgresStoreState, send: () => Promise<R>, ta
     state.writeStatements--;
     sendWaiting(state);
   };
-  let sent: Promise<R>;
-  try {
-    sent = send();
-  } catch (err) {
-    sent = Promise.reject(err);
-  }
-  return sent.then(
+  return promiseOf(send).then(
     (answer) => {
       freeSlot();
       return take(answer);
@@ -148,13 +143,7 @@ async function sendGroup(state: PostgresStoreState, group: readonly QueuedBatch[
 
 /** One statement for `group`: the batch function for a lone batch, the batches function for several; each batch's answer. */
 function answerGroup(state: PostgresStoreState, group: readonly PlannedBatch[]): Promise<BatchAnswer[]> {
-  let sent: Promise<{ rows: BatchRow[] }>;
-  try {
-    sent = query(state, group);
-  } catch (err) {
-    sent = Promise.reject(err);
-  }
-  return sent.then(
+  return promiseOf(() => query(state, group)).then(
     (res) => answersOf(group, res.rows),
     (err: unknown) => {
       const e = err as { code?: unknown; message?: unknown };

@@ -3,6 +3,7 @@ import type { BatchOperation, BatchOutcome } from '../../contract/storage.js';
 import { createScrubber, type Scrubber } from '../github/secrets.js';
 import { createOwnPool, type PostgresPool, type PostgresQueryResult } from './driver.js';
 import { toStoreError } from './errors.js';
+import { promiseOf } from '../promise-of.js';
 import { queryNamed } from './named-statement.js';
 import type { PostgresSettings } from './options.js';
 import type { PutSql } from './sql.js';
@@ -166,13 +167,7 @@ function asStoreErrors<R>(
   during: string,
   key?: string,
 ): Promise<PostgresQueryResult<R>> {
-  let sent: Promise<PostgresQueryResult<R>>;
-  try {
-    sent = send();
-  } catch (err) {
-    sent = Promise.reject(err);
-  }
-  return sent.then(undefined, (err: unknown) => {
+  return promiseOf(send).then(undefined, (err: unknown) => {
     throw toStoreError(err, during, state.scrubber, key === undefined ? {} : { key });
   });
 }
