@@ -527,16 +527,17 @@ function learnNode(state: CutState, group: readonly string[], id: string): strin
   return id;
 }
 
-/** A node's id from the cache, else hashed (`undefined` when the addressing cannot hash synchronously). */
-function nodeIdSync(state: CutState, group: readonly string[]): string | undefined {
-  const known = knownNode(state, group);
-  if (known !== undefined) return known;
+/**
+ * The id of a node the cache does not hold (`buildTree` asks only after {@link knownNode}
+ * missed), hashed and learnt; `undefined` when the addressing cannot hash synchronously.
+ */
+function newNodeIdSync(state: CutState, group: readonly string[]): string | undefined {
   const id = state.addressing.idSync?.(encodeNode(group));
   return id === undefined ? undefined : learnNode(state, group, id);
 }
 
-async function nodeId(state: CutState, group: readonly string[]): Promise<string> {
-  return nodeIdSync(state, group) ?? learnNode(state, group, await state.addressing.id(encodeNode(group)));
+async function newNodeId(state: CutState, group: readonly string[]): Promise<string> {
+  return newNodeIdSync(state, group) ?? learnNode(state, group, await state.addressing.id(encodeNode(group)));
 }
 
 /** What building a tree asks for: the id of a new leaf (its bytes) or of a node (its children). */
@@ -621,7 +622,7 @@ function finishSync(
   for (let step = steps.next(); ;) {
     if (step.done) return settle(state, keepable(bytes, fixed), plan, step.value, written, stored);
     const ask = step.value;
-    const id = 'leaf' in ask ? state.addressing.idSync?.(ask.leaf) : nodeIdSync(state, ask.group);
+    const id = 'leaf' in ask ? state.addressing.idSync?.(ask.leaf) : newNodeIdSync(state, ask.group);
     if (id === undefined) return undefined;
     step = steps.next(id);
   }
@@ -640,7 +641,7 @@ async function finishAsync(
   for (let step = steps.next(); ;) {
     if (step.done) return settle(state, bytes, plan, step.value, written, stored);
     const ask = step.value;
-    step = steps.next('leaf' in ask ? await state.addressing.id(ask.leaf) : await nodeId(state, ask.group));
+    step = steps.next('leaf' in ask ? await state.addressing.id(ask.leaf) : await newNodeId(state, ask.group));
   }
 }
 
