@@ -109,6 +109,29 @@ export async function measure(saver: BaseCheckpointSaver, threads: readonly stri
   return { perSecond: (threads.length * steps) / (wallMs / 1000), p99: percentile(latencies, 99), p50: percentile(latencies, 50) };
 }
 
+/** Unmeasured rounds each saver runs before a cell's measured rounds (see {@link warmUp}). */
+export const WARM_UP_ROUNDS = Number(process.env.BENCH_LGC_WARMUP ?? 3);
+
+/**
+ * Unmeasured rounds on threads of their own, before a cell's measured rounds: a process's first
+ * thousand or two supersteps measure V8 compiling the saver's code (a warm superstep's CPU is
+ * about half a cold one's, and the rounds' ratios climbed through five rounds after one round
+ * of warm-up), where the rows are about a service in its steady state. Each saver gets as many.
+ */
+export async function warmUp(makeSaver: () => BaseCheckpointSaver, threads: readonly string[], steps: number): Promise<void> {
+  for (let r = 0; r < WARM_UP_ROUNDS; r++)
+    await measure(
+      makeSaver(),
+      threads.map((t) => `${t}-warm${r}`),
+      steps,
+    );
+}
+
+/** Each round's ratio of savepoint's figure to its peer's in the same round (rounds in order), for the progress line. */
+export function roundRatios(results: CellResults, of: (m: Measured) => number): string {
+  return results.savepoint.map((m, r) => fmt(of(m) / of(results.peer[r]!))).join(', ');
+}
+
 /** Every round of a cell, savepoint's and its peer's. */
 export interface CellResults {
   readonly savepoint: Measured[];

@@ -24,7 +24,9 @@ import {
   measure,
   mediansOf,
   prefill,
+  roundRatios,
   stepsPerThread,
+  warmUp,
   type Cell,
   type CellResults,
 } from './concurrency-workload.js';
@@ -150,10 +152,12 @@ export async function fsCellRows(work: string, cell: Cell, rounds: number, total
   const results: CellResults = { savepoint: [], peer: [] };
   let records = 0;
   try {
-    // Each store opened (the journal replayed, SQLite's tables made) before the clock starts.
+    // Each store opened (the journal replayed, SQLite's tables made) and each saver warmed up before the clock starts.
     const nobody = { configurable: { thread_id: 'warm-up', checkpoint_ns: '' } };
     await new SavepointSaver({ storage }).getTuple(nobody);
     await peer.getTuple(nobody);
+    await warmUp(() => new SavepointSaver({ storage, keepLast: cell.keepLast }), sets.savepoint, steps);
+    await warmUp(() => peer, sets.peer, steps);
     for (let r = 0; r < rounds; r++) {
       for (const mode of r % 2 === 0 ? (['savepoint', 'peer'] as const) : (['peer', 'savepoint'] as const)) {
         const threads = cell.history > 0 ? sets[mode] : sets[mode].map((t) => `${t}-r${r}`);
@@ -171,7 +175,7 @@ export async function fsCellRows(work: string, cell: Cell, rounds: number, total
   const m = mediansOf(results);
   const what = describeCell(cell);
   process.stderr.write(
-    `  fs ${what}: ${fmt(m.savepoint.perSecond)} vs ${fmt(m.peer.perSecond)} supersteps/s; p99 ${fmt(m.savepoint.p99)} vs ${fmt(m.peer.p99)} ms; savepoint (${storeName}) ${fmt(records / (rounds * cell.threads * steps))} durable writes/superstep; ${fmt((filled - started) / 1000)} s prefill, ${fmt((performance.now() - filled) / 1000)} s rounds\n`,
+    `  fs ${what}: ${fmt(m.savepoint.perSecond)} vs ${fmt(m.peer.perSecond)} supersteps/s; p99 ${fmt(m.savepoint.p99)} vs ${fmt(m.peer.p99)} ms; savepoint (${storeName}) ${fmt(records / (rounds * cell.threads * steps))} durable writes/superstep; rounds ${roundRatios(results, cell.threads === 1 ? (x) => x.p50 : (x) => x.perSecond)}; ${fmt((filled - started) / 1000)} s prefill, ${fmt((performance.now() - filled) / 1000)} s rounds\n`,
   );
   return cellRows(`SavepointSaver(${storeName}) vs SqliteSaver synchronous=FULL, one process, ${what}`, cell, results, PEER_NOTE);
 }

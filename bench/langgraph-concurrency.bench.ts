@@ -10,7 +10,8 @@
  * time). `keepLast: false` is the saver's default; `keepLast: 50` bounds a thread.
  *
  * Per cell: supersteps per second and the p99 superstep latency, rounds interleaved between the
- * two savers; ratios of medians. The progress line also gives savepoint's statements per superstep
+ * two savers after warm-up rounds of each on threads of their own (see `warmUp`); ratios of
+ * medians. The progress line gives each round's ratio, and savepoint's statements per superstep
  * (the store's group commit sends fewer than two once the pool's write slots are all taken).
  *
  * The fs cells (`fs:` in a cell spec) run the same workload on `fsStorage` (the journal) beside
@@ -18,7 +19,7 @@
  * LANGGRAPH_BENCH_DIR (default the OS's temporary directory): see langgraph-concurrency-fs.ts.
  *
  *   npm run bench -- langgraph-concurrency --no-record
- *   BENCH_LGC_ROUNDS=3  BENCH_LGC_CELLS=1x0,8x100,fs:8x100x50 ([fs:]threads x history[xkeepLast]; default: every row)
+ *   BENCH_LGC_ROUNDS=5  BENCH_LGC_CELLS=1x0,8x100,fs:8x100x50 ([fs:]threads x history[xkeepLast]; default: every row)
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -36,7 +37,9 @@ import {
   mediansOf,
   parseCells,
   prefill,
+  roundRatios,
   stepsPerThread,
+  warmUp,
   type Cell,
   type CellResults,
 } from './concurrency-workload.js';
@@ -44,7 +47,8 @@ import { creationCostUs } from './creation-cost.js';
 import { fmt, type BenchRow } from './harness.js';
 import { creationRow, fsCellRowsOrFailure } from './langgraph-concurrency-fs.js';
 
-const ROUNDS = Number(process.env.BENCH_LGC_ROUNDS ?? 3);
+/** Measured rounds of each saver a cell: five, so that one round a server checkpoint or an autovacuum slowed is not the median. */
+const ROUNDS = Number(process.env.BENCH_LGC_ROUNDS ?? 5);
 /** Supersteps measured per round and cell, shared by its threads (at least 6 per thread). */
 const SUPERSTEPS = Number(process.env.BENCH_LGC_SUPERSTEPS ?? 384);
 const TABLE = 'bench_lgc';
@@ -105,6 +109,7 @@ async function pgCellRows(peers: Peers, cell: Cell): Promise<BenchRow[]> {
     // Long threads are filled once, by another saver instance, and reused by every round (each adds a few).
     if (cell.history > 0) await prefill(saverOf(mode, peers, cell.keepLast, true), sets[mode], cell.history);
   }
+  for (const mode of ['savepoint', 'langgraph'] as Mode[]) await warmUp(() => saverOf(mode, peers, cell.keepLast), sets[mode], steps);
   const results: CellResults = { savepoint: [], peer: [] };
   // Savepoint's statements per superstep, its first getTuple included (each write statement is a commit).
   let statements = 0;
@@ -119,7 +124,7 @@ async function pgCellRows(peers: Peers, cell: Cell): Promise<BenchRow[]> {
   const m = mediansOf(results);
   const what = describeCell(cell);
   process.stderr.write(
-    `  ${what}: ${fmt(m.savepoint.perSecond)} vs ${fmt(m.peer.perSecond)} supersteps/s; p99 ${fmt(m.savepoint.p99)} vs ${fmt(m.peer.p99)} ms; savepoint ${fmt(statements / (ROUNDS * cell.threads * steps))} statements/superstep\n`,
+    `  ${what}: ${fmt(m.savepoint.perSecond)} vs ${fmt(m.peer.perSecond)} supersteps/s; p99 ${fmt(m.savepoint.p99)} vs ${fmt(m.peer.p99)} ms; savepoint ${fmt(statements / (ROUNDS * cell.threads * steps))} statements/superstep; rounds ${roundRatios(results, cell.threads === 1 ? (x) => x.p50 : (x) => x.perSecond)}\n`,
   );
   return cellRows(`SavepointSaver vs PostgresSaver, one pool, ${what}`, cell, results);
 }
