@@ -25,8 +25,8 @@ export function rememberingRecent(
   const slots: Slots = { inputs: [], outputs: [], next: 0 };
   return (text) => {
     if (text.length < MIN_LENGTH || text.length > REMEMBERED_MAX_LENGTH) return encode(text);
-    const { inputs } = slots;
-    for (let i = 0; i < inputs.length; i++) if (inputs[i] === text) return slots.outputs[i]!;
+    const found = slotOf(slots, text);
+    if (found >= 0) return slots.outputs[found]!;
     const out = encode(text);
     remember(slots, text, out);
     const again = next?.(text, out);
@@ -40,6 +40,19 @@ interface Slots {
   readonly inputs: string[];
   readonly outputs: string[];
   next: number;
+}
+
+/**
+ * The slot holding `text`, newest first (a checkpoint's value was written by the superstep just
+ * before it; an older string of the same length costs a comparison of its characters), else -1.
+ */
+function slotOf(slots: Slots, text: string): number {
+  const { inputs } = slots;
+  for (let k = 1; k <= inputs.length; k++) {
+    const i = (slots.next - k + SLOTS) % SLOTS;
+    if (inputs[i] === text) return i;
+  }
+  return -1;
 }
 
 function remember(slots: Slots, text: string, out: string): void {
