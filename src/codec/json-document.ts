@@ -13,6 +13,7 @@ import { gunzip, isGzip } from './gzip.js';
 import { sha256Hex, sha256HexAndLengthOfPiecesSync, sha256HexOfParts, sha256HexOfTextSync, sha256HexSync } from './sha256.js';
 import { parseJsonPieces } from './json-pieces.js';
 import { utf8Decode, utf8Encode, utf8EncodeInto } from './utf8.js';
+import { pooledBytes } from './byte-pool.js';
 import { assertObjectArgument, assertOptionsArgument } from '../contract/arguments.js';
 import { type ForeignRead, type DocumentFormat } from '../contract/document-format.js';
 
@@ -226,7 +227,7 @@ function sealPiecesSync({ pieces, gap }: SealedPieces, formatVersion: string): {
     const head = pieces[0]!;
     const tail = pieces[1]!;
     const chars = head.length + tail.length;
-    const buffer = documentBuffer(chars + CHECKSUM_SPAN);
+    const buffer = pooledBytes(chars + CHECKSUM_SPAN);
     const h = utf8EncodeInto(head, buffer);
     // The tail may use the bytes up to `chars` only: the spare bytes are the checksum's. A
     // text that is not ASCII may not fit; the general path below sizes for the worst case.
@@ -238,33 +239,6 @@ function sealPiecesSync({ pieces, gap }: SealedPieces, formatVersion: string): {
   }
   const { buffer, length, offsets } = encodePieces(pieces, CHECKSUM_SPAN);
   return sealEncoded(buffer, length, offsets[gap]!, sha256HexSync(buffer.subarray(0, length))!, formatVersion);
-}
-
-/** Sealed documents up to this many bytes are views of a shared slab (see {@link documentBuffer}). */
-const POOLED_MAX = 4096;
-/** Size of one slab: a document kept long keeps at most this much alive. */
-const SLAB_BYTES = 16 * 1024;
-
-/** The slab small sealed documents are cut from, and how much of it is taken. */
-const pool: { slab: ArrayBuffer | undefined; used: number } = { slab: undefined, used: 0 };
-
-/**
- * A buffer of `length` bytes for one sealed document: a small one is a view of a shared slab,
- * each view its own bytes, never handed out again (as Node's `Buffer.allocUnsafe` pools): an
- * `ArrayBuffer` of its own per small document, which every put and putWrites of a saver seals,
- * cost more to allocate and collect than hashing it (a view's `.buffer` holds other documents'
- * bytes, as a pooled Buffer's does; sealed documents are never changed after).
- */
-function documentBuffer(length: number): Uint8Array {
-  if (length > POOLED_MAX) return new Uint8Array(length);
-  if (pool.slab === undefined || pool.used + length > SLAB_BYTES) {
-    pool.slab = new ArrayBuffer(SLAB_BYTES);
-    pool.used = 0;
-  }
-  const view = new Uint8Array(pool.slab, pool.used, length);
-  // Eight-byte aligned, as Node's pool aligns its slices.
-  pool.used += (length + 7) & ~7;
-  return view;
 }
 
 /** True where SHA-256 runs synchronously (Node's `crypto.hash` or `createHash`). */
