@@ -36,7 +36,10 @@ function tailByQuotes(bytes: Uint8Array): number {
 /** Bytes made of runs of quote-free bytes (lengths around TEXT_RUN, and long ones around HEAD_MAX) between quotes. */
 const documentBytes = fc
   .array(
-    fc.tuple(fc.oneof(fc.integer({ min: 0, max: 12 }), fc.integer({ min: TEXT_RUN - 2, max: TEXT_RUN + 2 }), fc.integer({ min: 0, max: 2300 })), fc.boolean()),
+    fc.tuple(
+      fc.oneof(fc.integer({ min: 0, max: 12 }), fc.integer({ min: TEXT_RUN - 2, max: TEXT_RUN + 2 }), fc.integer({ min: 0, max: 2300 })),
+      fc.boolean(),
+    ),
     { maxLength: 40 },
   )
   .map((runs) => {

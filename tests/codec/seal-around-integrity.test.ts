@@ -62,7 +62,11 @@ describe('sealing around the integrity member', () => {
       { numRuns: 60 },
     );
     // No ArrayBuffer of its own per small document (allocating and collecting one cost more than hashing it).
-    const [a, b, c] = [1, 2, 3].map((i) => sync(sealTextAroundIntegrity(`{"a":${i},`, `,"z":${i}}`)).bytes) as [Uint8Array, Uint8Array, Uint8Array];
+    const [a, b, c] = [1, 2, 3].map((i) => sync(sealTextAroundIntegrity(`{"a":${i},`, `,"z":${i}}`)).bytes) as [
+      Uint8Array,
+      Uint8Array,
+      Uint8Array,
+    ];
     const [one, two] = a.buffer === b.buffer ? [a, b] : [b, c];
     expect(two.buffer).toBe(one.buffer);
     expect(two.byteOffset).toBeGreaterThanOrEqual(one.byteOffset + one.length);
