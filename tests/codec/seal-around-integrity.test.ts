@@ -1,8 +1,9 @@
 /**
  * Sealing a document given as its text around the integrity member (src/codec/json-document.ts,
- * the LangGraph saver's path): into the caller's reused buffer when it fits, else into a buffer
- * of its own, the same bytes either way; a document in pieces too large for the buffer is never
- * joined into one string first (a large channel's text would be copied for nothing).
+ * the LangGraph saver's path): into the caller's reused buffer when it fits, else into bytes of
+ * its own (a small document's a view of a shared slab), the same bytes either way; a document in
+ * pieces too large for the buffer is never joined into one string first (a large channel's text
+ * would be copied for nothing).
  */
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
