@@ -118,25 +118,32 @@ function tailCut(bytes: Uint8Array, gear: Uint32Array): number {
   }
 }
 
-/** Right after the first quote within {@link HEAD_MAX} that opens {@link TEXT_RUN} quote-free bytes (a long string starts there); 0 when none does. */
+/**
+ * Right after the first quote within {@link HEAD_MAX} that opens {@link TEXT_RUN} quote-free bytes (a long string starts there); 0 when none does.
+ * One pass over the bytes, not an `indexOf` call per quote: a small document's header holds dozens of quotes,
+ * and every put asks this of its documents.
+ */
 export function headAtText(bytes: Uint8Array): number {
-  let quote = bytes.indexOf(QUOTE);
-  while (quote >= 0 && quote < HEAD_MAX) {
-    const next = bytes.indexOf(QUOTE, quote + 1);
-    if ((next < 0 ? bytes.length : next) - quote - 1 >= TEXT_RUN) return quote + 1;
-    quote = next;
+  let quote = -1;
+  const end = Math.min(bytes.length, HEAD_MAX + TEXT_RUN);
+  for (let at = 0; at < end; at++) {
+    if (bytes[at] === QUOTE) {
+      if (at >= HEAD_MAX) return 0;
+      quote = at;
+    } else if (quote >= 0 && at - quote >= TEXT_RUN) return quote + 1;
   }
   return 0;
 }
 
-/** Bytes after the last quote within {@link TAIL_MAX} of the end that closes {@link TEXT_RUN} quote-free bytes (a long string ends there); -1 when none does. */
-function tailAtText(bytes: Uint8Array): number {
+/** Bytes after the last quote within {@link TAIL_MAX} of the end that closes {@link TEXT_RUN} quote-free bytes (a long string ends there); -1 when none does. One pass back from the end, as {@link headAtText}. */
+export function tailAtText(bytes: Uint8Array): number {
   const n = bytes.length;
-  let quote = bytes.lastIndexOf(QUOTE);
-  while (quote >= 0 && quote >= n - TAIL_MAX) {
-    const before = quote > 0 ? bytes.lastIndexOf(QUOTE, quote - 1) : -1;
-    if (quote - before - 1 >= TEXT_RUN) return n - quote - 1;
-    quote = before;
+  let quote = -1;
+  for (let at = n - 1, stop = Math.max(0, n - TAIL_MAX - TEXT_RUN); at >= stop; at--) {
+    if (bytes[at] === QUOTE) {
+      if (at < n - TAIL_MAX) return -1;
+      quote = at;
+    } else if (quote >= 0 && quote - at >= TEXT_RUN) return n - quote - 1;
   }
   return -1;
 }

@@ -14,7 +14,7 @@ import { SavepointSaver } from 'savepoint/langgraph';
 import { manualClock } from 'savepoint/testing';
 import { dumpAll, plainCanonicalJson, plainJson, plainObjectCanonicalJson, writesPlainAsJson } from '../../src/langgraph/plain-json.js';
 import { canonicalJson } from '../../src/codec/canonical-json.js';
-import { quoteRecent, rememberingRecent } from '../../src/langgraph/recent-texts.js';
+import { quotedAgain, quoteRecent, rememberingRecent } from '../../src/langgraph/recent-texts.js';
 
 /** Strings of every kind (lone surrogates, controls, line separators), every kind of number, booleans, null. */
 const primitive = fc.oneof(
@@ -163,6 +163,39 @@ describe('SavepointSaver: plain JSON data written as its JSON text without a ser
     recent(`${long}`.slice(0));
     expect(calls).toBe(1);
     expect(quoteRecent(long)).toBe(JSON.stringify(long));
+  });
+
+  it('property: a quoted string quoted again is found, not quoted again, when its first quoting escaped nothing; the same text either way', () => {
+    let calls = 0;
+    const encode = (text: string): string => {
+      calls++;
+      return JSON.stringify(text);
+    };
+    // Strings with and without characters JSON escapes, each quoted and then its quoting quoted (a write's value stored as text).
+    const text = fc
+      .tuple(fc.constantFrom('', '"', '\\', '\n', '\u0001', '\uD800', '\u2028', 'é', '\u{1F600}'), fc.nat(80))
+      .map(([c, k]) => `${k} ${'x'.repeat(60 + k)}${c}`);
+    fc.assert(
+      fc.property(fc.array(text, { maxLength: 20 }), (texts) => {
+        const recent = rememberingRecent(encode, quotedAgain);
+        for (const t of texts) {
+          const quoted = recent(t);
+          expect(quoted).toBe(JSON.stringify(t));
+          expect(recent(quoted)).toBe(JSON.stringify(quoted));
+        }
+      }),
+      { numRuns: 300 },
+    );
+    const recent = rememberingRecent(encode, quotedAgain);
+    const note = `7 ${'x'.repeat(1000)}`;
+    calls = 0;
+    expect(recent(recent(note))).toBe(JSON.stringify(JSON.stringify(note)));
+    expect(calls).toBe(1);
+    const escaped = `7 "${'x'.repeat(1000)}"`;
+    calls = 0;
+    expect(recent(recent(escaped))).toBe(JSON.stringify(JSON.stringify(escaped)));
+    expect(calls).toBe(2);
+    expect(quoteRecent(quoteRecent(note))).toBe(JSON.stringify(JSON.stringify(note)));
   });
 
   it('metadata with a "__proto__" key is refused as before, written without the serializer or not', async () => {
