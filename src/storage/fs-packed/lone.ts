@@ -18,6 +18,8 @@ export interface LoneWriteTimes {
   sinceProbe: number;
   probeEvery: number;
   probe: LoneProbeRun | undefined;
+  /** Lone writes on the loop in a row (pool writes between them not counted) that took over {@link LOOP_WRITE_MAX_MS}. */
+  slowLoopWrites: number;
 }
 
 /** A run of lone groups sent to `place`: the choice before it (none for a place's first run), how many are left, their times. */
@@ -52,6 +54,11 @@ const MIN_TIMED_MS = 0.001;
  */
 export const LOOP_WRITE_MAX_MS = 2;
 export const SLOW_LOOP_PROBE_EVERY = LONE_PROBE_EVERY_MAX;
+/**
+ * Loop writes in a row over {@link LOOP_WRITE_MAX_MS} that leave the loop at once: a disk turned
+ * slow is not waited out while the clipped average climbs (one slow write alone is not this).
+ */
+export const SLOW_LOOP_WRITES = 3;
 
 /** Nothing timed yet: the first lone groups go to the loop, then to the pool, a run each. */
 export const untimedLoneWrites = (): LoneWriteTimes => ({
@@ -60,6 +67,7 @@ export const untimedLoneWrites = (): LoneWriteTimes => ({
   sinceProbe: 0,
   probeEvery: LONE_PROBE_EVERY,
   probe: undefined,
+  slowLoopWrites: 0,
 });
 
 const loopTooSlow = (times: Readonly<LoneWriteTimes>): boolean => times.loopMs !== undefined && times.loopMs > LOOP_WRITE_MAX_MS;
@@ -102,6 +110,7 @@ function medianOf(values: readonly number[]): number {
  */
 export function noteLoneWrite(times: LoneWriteTimes, place: 'loop' | 'pool', ms: number): void {
   const time = Math.max(ms, MIN_TIMED_MS);
+  if (place === 'loop') times.slowLoopWrites = time > LOOP_WRITE_MAX_MS ? times.slowLoopWrites + 1 : 0;
   if (times.probe) return noteProbeWrite(times, times.probe, time);
   const average = place === 'loop' ? times.loopMs : times.poolMs;
   if (average === undefined) {
@@ -109,7 +118,8 @@ export function noteLoneWrite(times: LoneWriteTimes, place: 'loop' | 'pool', ms:
     return;
   }
   const before = lonePlace(times);
-  setAverage(times, place, averaged(average, time));
+  const slowDisk = place === 'loop' && times.slowLoopWrites >= SLOW_LOOP_WRITES;
+  setAverage(times, place, slowDisk ? Math.max(average, time) : averaged(average, time));
   const chosen = lonePlace(times);
   // The choice changed on the chosen place's own times: the other place's is old, time it soon.
   if (chosen !== before) restartProbes(times, LONE_PROBE_EVERY);

@@ -22,6 +22,7 @@ import {
   lonePlace,
   noteLoneWrite,
   SLOW_LOOP_PROBE_EVERY,
+  SLOW_LOOP_WRITES,
   untimedLoneWrites,
 } from '../../../src/storage/fs-packed/lone.js';
 import { MAGIC } from '../../../src/storage/fs-packed/record.js';
@@ -271,12 +272,25 @@ describe('packed fs store: where a lone group goes (the choice alone)', () => {
     );
   });
 
-  it('a disk that becomes slow (both places over LOOP_WRITE_MAX_MS) is left to the pool within a few dozen lone writes', () => {
-    const chosen = places(
-      Array.from({ length: 3000 }, (_, i) => (place: 'loop' | 'pool') => (i >= 1000 ? 10 : place === 'loop' ? 0.12 : 0.2)),
+  it('a disk that becomes slow (both places over LOOP_WRITE_MAX_MS) is left to the pool after SLOW_LOOP_WRITES loop writes in a row over it', () => {
+    fc.assert(
+      fc.property(fc.double({ min: 2.5, max: 100, noNaN: true }), fc.integer({ min: 100, max: 2000 }), (slow, from) => {
+        const chosen = places(
+          Array.from(
+            { length: from + 2 * SLOW_LOOP_PROBE_EVERY },
+            (_, i) => (place: 'loop' | 'pool') => (i >= from ? slow : place === 'loop' ? 0.12 : 0.2),
+          ),
+        );
+        const after = chosen.slice(from);
+        // A probe run to the pool may come first, and takes SLOW_LOOP_WRITES loop writes no further.
+        expect(after.slice(0, SLOW_LOOP_WRITES + LONE_PROBE_RUN + 1).filter((p) => p === 'loop').length).toBeLessThanOrEqual(
+          SLOW_LOOP_WRITES,
+        );
+        const firstPool = after.indexOf('pool');
+        expect(after.slice(firstPool, SLOW_LOOP_PROBE_EVERY - LONE_PROBE_RUN)).not.toContain('loop');
+        expect(after.filter((p) => p === 'loop').length).toBeLessThanOrEqual(SLOW_LOOP_WRITES + 2 * LONE_PROBE_RUN);
+      }),
     );
-    expect(chosen.slice(1000 + 40, 1000 + SLOW_LOOP_PROBE_EVERY)).not.toContain('loop');
-    expect(chosen.slice(1000).filter((p) => p === 'loop').length).toBeLessThanOrEqual(30);
   });
 
   it('a loop whose writes average over LOOP_WRITE_MAX_MS (a slow disk) is left for the pool, even when the pool is slower, and timed again rarely', () => {
