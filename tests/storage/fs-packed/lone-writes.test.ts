@@ -190,7 +190,7 @@ describe('packed fs store: where a lone group goes (the choice alone)', () => {
     );
   });
 
-  it('after the times change, lone writes follow the faster place: within two writes when the chosen place became slower, after the next probe run when the other became faster', () => {
+  it('after the times change, lone writes follow the faster place: within a few writes when the chosen place became slower, after the next probe run when the other became faster', () => {
     // The loop fast for 3,000 lone writes (probes now at their rarest), then slower than the pool (a loaded machine), then fast again.
     const loopTime = (i: number): number => (i >= 3000 && i < 6000 ? 1.5 : 0.1);
     const chosen = places(Array.from({ length: 9000 }, (_, i) => (place: 'loop' | 'pool') => (place === 'loop' ? loopTime(i) : 0.2)));
