@@ -14,7 +14,8 @@ import { ensureHold, lingerThenLetGo, readyToWrite } from './hold.js';
 import { dropSpare, holdsLease, leaseLostError, letGoLock, stopLinger } from './lock.js';
 import { closeSegments } from './open.js';
 import { maintain, owesZeros } from './maintain.js';
-import { lonePlace, noteLoneWrite, planGroup, type PlannedGroup } from './plan.js';
+import { lonePlace, noteLoneWrite } from './lone.js';
+import { planGroup, type PlannedGroup } from './plan.js';
 import { activeSegment, setEntry, type PackedState, type PendingCall } from './state.js';
 
 /** Queues `call` and makes sure a group will take it. */

@@ -7,7 +7,7 @@
 import { CheckpointError, conditionFailed } from '../../contract/errors.js';
 import type { BatchOperation, BatchOutcome } from '../../contract/storage.js';
 import { placeRecord, versionOf } from './record.js';
-import { footprintOf, type IndexEntry, type LoneWriteTimes, type PendingCall, type Segment } from './state.js';
+import { footprintOf, type IndexEntry, type PendingCall, type Segment } from './state.js';
 
 /** What the group changes in the index once its write returns: an entry, or null for a key deleted. */
 export type IndexChanges = Map<string, IndexEntry | null>;
@@ -96,69 +96,4 @@ function placeCall(
     group.bytes += record.bytes.length;
   }
   return outcomes;
-}
-
-/** How many lone groups go the faster way between two runs of probes the other way. */
-export const LONE_PROBE_EVERY = 64;
-/** How many lone groups a probe run sends the other way (its first only moves there: not timed). */
-export const LONE_PROBE_RUN = 4;
-/** The weight of the newest time in a moving average. */
-const LONE_TIME_WEIGHT = 0.25;
-/** Times below this count as this (a clock's resolution; never 0 in a geometric average). */
-const MIN_TIMED_MS = 0.001;
-/**
- * Lone writes on the loop averaging longer than this go to the pool whatever the pool takes: a
- * slow disk (a spinning one, a network volume) would stall every other callback of the process
- * for each write. The loop is then timed again only every {@link SLOW_LOOP_PROBE_EVERY} lone groups.
- */
-export const LOOP_WRITE_MAX_MS = 2;
-export const SLOW_LOOP_PROBE_EVERY = LONE_PROBE_EVERY * 16;
-
-const loopTooSlow = (times: Readonly<LoneWriteTimes>): boolean => times.loopMs !== undefined && times.loopMs > LOOP_WRITE_MAX_MS;
-
-/**
- * Where a lone group's write is made: where lone writes returned sooner lately; every
- * {@link LONE_PROBE_EVERY} lone groups, a run of {@link LONE_PROBE_RUN} the other way (so both stay
- * timed, each after a few writes made there in a row: how long a write takes depends on what the
- * threads did just before); untimed, the loop first, then the pool; never the loop while its writes
- * average over {@link LOOP_WRITE_MAX_MS} but in a probe run. A write on the loop skips the
- * pool's two hand-offs between threads; but under CPU contention a loop woken by the disk may
- * wait for a core longer than the pool's hand-off takes.
- */
-export function lonePlace(times: Readonly<LoneWriteTimes>): 'loop' | 'pool' {
-  if (times.probe) return times.probe.place;
-  if (times.loopMs === undefined) return 'loop';
-  if (times.poolMs === undefined || loopTooSlow(times)) return 'pool';
-  return times.loopMs <= times.poolMs ? 'loop' : 'pool';
-}
-
-const other = (place: 'loop' | 'pool'): 'loop' | 'pool' => (place === 'loop' ? 'pool' : 'loop');
-
-/** A geometric moving average: a write's time has a long tail on a busy disk, and the typical write is what a thread waits for. */
-const averaged = (before: number | undefined, ms: number): number =>
-  before === undefined ? ms : before * (ms / before) ** LONE_TIME_WEIGHT;
-
-/**
- * Notes that a lone write made at `place` (where {@link lonePlace} sent it) took `ms`. A probe
- * run's times, but its first, replace what the other place had (it is old), so a place that
- * became faster is taken again after its next run.
- */
-export function noteLoneWrite(times: LoneWriteTimes, place: 'loop' | 'pool', ms: number): void {
-  const time = Math.max(ms, MIN_TIMED_MS);
-  const probe = times.probe;
-  if (probe) {
-    if (probe.left < LONE_PROBE_RUN) probe.logSum += Math.log(time);
-    if (--probe.left > 0) return;
-    const mean = Math.exp(probe.logSum / (LONE_PROBE_RUN - 1));
-    if (place === 'loop') times.loopMs = mean;
-    else times.poolMs = mean;
-    times.probe = undefined;
-    times.sinceProbe = 0;
-    return;
-  }
-  if (place === 'loop') times.loopMs = averaged(times.loopMs, time);
-  else times.poolMs = averaged(times.poolMs, time);
-  if (times.loopMs === undefined || times.poolMs === undefined) return;
-  if (++times.sinceProbe >= (loopTooSlow(times) ? SLOW_LOOP_PROBE_EVERY : LONE_PROBE_EVERY))
-    times.probe = { place: other(lonePlace(times)), left: LONE_PROBE_RUN, logSum: 0 };
 }

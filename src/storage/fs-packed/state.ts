@@ -1,6 +1,7 @@
 import type { BatchOperation, BatchOutcome } from '../../contract/storage.js';
 import { sortedKeys, type SortedKeys } from '../sorted-keys.js';
 import type { PackedIo } from './io.js';
+import { untimedLoneWrites, type LoneWriteTimes } from './lone.js';
 import { createPackedLock, type PackedLock, type PackedLockOptions } from './lock.js';
 import type { Manifest } from './manifest.js';
 import type { EncodedRecord } from './record.js';
@@ -52,19 +53,6 @@ export interface PackedInternals {
   readonly io?: PackedIo;
   /** The clock lone writes are timed by, in milliseconds (tests make it advance as they choose). */
   readonly now?: () => number;
-}
-
-/**
- * How long lone groups' writes took lately, made on the event loop and on the pool (geometric
- * moving averages in ms, from the call to the moment the loop goes on; undefined: none timed yet),
- * how many lone groups went the faster way since the last probe run, and the run under way.
- */
-export interface LoneWriteTimes {
-  loopMs: number | undefined;
-  poolMs: number | undefined;
-  sinceProbe: number;
-  /** A run of lone groups sent the other way: where, how many are left, the sum of their times' logarithms. */
-  probe: { readonly place: 'loop' | 'pool'; left: number; logSum: number } | undefined;
 }
 
 /**
@@ -217,7 +205,7 @@ export function createPackedState(options: PackedSettings, io: PackedIo, now: ()
     writing: false,
     scheduled: false,
     loneGroups: 0,
-    loneTimes: { loopMs: undefined, poolMs: undefined, sinceProbe: 0, probe: undefined },
+    loneTimes: untimedLoneWrites(),
     now,
     closed: false,
     tailUnknown: false,

@@ -16,13 +16,14 @@ import { realPackedIo, type PackedIo } from '../../../src/storage/fs-packed/io.j
 import { syncOf } from '../../../src/storage/fs-packed/open.js';
 import {
   LONE_PROBE_EVERY,
+  LONE_PROBE_EVERY_MAX,
   LONE_PROBE_RUN,
   LOOP_WRITE_MAX_MS,
   lonePlace,
   noteLoneWrite,
   SLOW_LOOP_PROBE_EVERY,
-} from '../../../src/storage/fs-packed/plan.js';
-import type { LoneWriteTimes } from '../../../src/storage/fs-packed/state.js';
+  untimedLoneWrites,
+} from '../../../src/storage/fs-packed/lone.js';
 import { MAGIC } from '../../../src/storage/fs-packed/record.js';
 
 const base = mkdtempSync(join(tmpdir(), 'savepoint-fs-packed-lone-'));
@@ -79,13 +80,13 @@ async function loneSteps(store: ReturnType<typeof createPackedFsStorage>, count:
 }
 
 describe('packed fs store: where a group is written (default options)', () => {
-  it('a thread writing alone makes its writes on the event loop where they return sooner: on the pool only its first group, one to time it, and a probe run every 64', async () => {
+  it('a thread writing alone makes its writes on the event loop where they return sooner: on the pool only its first group, a run to time it, and a probe run after 64', async () => {
     const counting = countingIo(0.1, 0.2);
     const store = countedStore('lone', counting);
     await loneSteps(store, 40);
-    // The first group follows none (the pool); the second is lone (the loop, untimed), the third times the pool; then the loop, but for a run on the pool after 64.
-    expect(counting.counts).toEqual({ pool: 2 + LONE_PROBE_RUN, loop: 78 - LONE_PROBE_RUN });
-    expect(store.stats()).toMatchObject({ writes: 80, loopWrites: 78 - LONE_PROBE_RUN });
+    // The first group follows none (the pool); then a run on the loop and one on the pool time each place; then the loop, but for a run on the pool after 64.
+    expect(counting.counts).toEqual({ pool: 1 + 2 * LONE_PROBE_RUN, loop: 79 - 2 * LONE_PROBE_RUN });
+    expect(store.stats()).toMatchObject({ writes: 80, loopWrites: 79 - 2 * LONE_PROBE_RUN });
     await store.close();
   });
 
@@ -93,7 +94,7 @@ describe('packed fs store: where a group is written (default options)', () => {
     const counting = countingIo(2, 0.2);
     const store = countedStore('contended', counting);
     await loneSteps(store, 40);
-    expect(counting.counts).toEqual({ pool: 79 - LONE_PROBE_RUN, loop: 1 + LONE_PROBE_RUN });
+    expect(counting.counts).toEqual({ pool: 80 - 2 * LONE_PROBE_RUN, loop: 2 * LONE_PROBE_RUN });
     await store.close();
   });
 
@@ -125,9 +126,10 @@ describe('packed fs store: where a group is written (default options)', () => {
   });
 
   it('a lone write on the loop that fails (half its bytes landed): its call fails, the store cuts the torn bytes and goes on; reopened, every acknowledged write is there and the failed one is not', async () => {
+    // A lone write goes to the loop but in the pool's first run (the first group follows none; then a run times the loop, one the pool).
+    const onLoop = fc.oneof(fc.integer({ min: 1, max: LONE_PROBE_RUN }), fc.integer({ min: 1 + 2 * LONE_PROBE_RUN, max: 14 }));
     await fc.assert(
-      // From the fourth group on, a lone write goes to the loop (the first three: nothing before it, then timing each place).
-      fc.asyncProperty(fc.integer({ min: 3, max: 12 }), fc.integer({ min: 1, max: 4 }), async (failAfter, later) => {
+      fc.asyncProperty(onLoop, fc.integer({ min: 1, max: 4 }), async (failAfter, later) => {
         const dir = join(base, `fail-${n++}`);
         const counting = countingIo();
         const store = createPackedFsStorage({ dir }, { io: counting.io, now: counting.now });
@@ -155,7 +157,7 @@ describe('packed fs store: where a group is written (default options)', () => {
 describe('packed fs store: where a lone group goes (the choice alone)', () => {
   /** The places chosen for `times.length` lone writes, the i-th taking `times[i](place)` ms. */
   function places(times: readonly ((place: 'loop' | 'pool') => number)[]): ('loop' | 'pool')[] {
-    const state: LoneWriteTimes = { loopMs: undefined, poolMs: undefined, sinceProbe: 0, probe: undefined };
+    const state = untimedLoneWrites();
     return times.map((time) => {
       const place = lonePlace(state);
       noteLoneWrite(state, place, time(place));
@@ -179,32 +181,117 @@ describe('packed fs store: where a lone group goes (the choice alone)', () => {
           );
           const slower = loopFaster ? 'pool' : 'loop';
           const toSlower = chosen.filter((p) => p === slower).length;
-          // The first two time each place once; then a run of LONE_PROBE_RUN after every LONE_PROBE_EVERY.
-          expect(toSlower).toBeLessThanOrEqual(1 + LONE_PROBE_RUN * Math.ceil(count / LONE_PROBE_EVERY));
-          if (count >= LONE_PROBE_EVERY + 2 + LONE_PROBE_RUN && (loopFaster || slow <= LOOP_WRITE_MAX_MS))
-            expect(toSlower).toBeGreaterThanOrEqual(1 + LONE_PROBE_RUN);
+          // A run times each place first; then a run of LONE_PROBE_RUN after LONE_PROBE_EVERY, and rarer after.
+          expect(toSlower).toBeLessThanOrEqual(LONE_PROBE_RUN * (1 + Math.ceil(count / LONE_PROBE_EVERY)));
+          if (count >= 2 * LONE_PROBE_RUN + LONE_PROBE_EVERY + LONE_PROBE_RUN && (loopFaster || slow <= LOOP_WRITE_MAX_MS))
+            expect(toSlower).toBeGreaterThanOrEqual(2 * LONE_PROBE_RUN);
         },
       ),
     );
   });
 
-  it('after the times change, lone writes follow the faster place after the next probe run', () => {
-    // The loop fast for 100 writes, then slower than the pool (a loaded machine), then fast again.
-    const loopTime = (i: number): number => (i >= 100 && i < 300 ? 1.5 : 0.1);
-    const chosen = places(Array.from({ length: 500 }, (_, i) => (place: 'loop' | 'pool') => (place === 'loop' ? loopTime(i) : 0.2)));
+  it('after the times change, lone writes follow the faster place: within a few writes when the chosen place became slower, after the next probe run when the other became faster', () => {
+    // The loop fast for 3,000 lone writes (probes now at their rarest), then slower than the pool (a loaded machine), then fast again.
+    const loopTime = (i: number): number => (i >= 3000 && i < 6000 ? 1.5 : 0.1);
+    const chosen = places(Array.from({ length: 9000 }, (_, i) => (place: 'loop' | 'pool') => (place === 'loop' ? loopTime(i) : 0.2)));
     const share = (from: number, to: number): number => chosen.slice(from, to).filter((p) => p === 'loop').length / (to - from);
-    expect(share(10, 100)).toBeGreaterThan(0.9);
-    expect(share(150, 300)).toBeLessThan(0.1);
-    expect(share(400, 500)).toBeGreaterThan(0.9);
+    expect(share(10, 3000)).toBeGreaterThan(0.99);
+    expect(chosen.slice(3010, 3000 + LONE_PROBE_EVERY)).not.toContain('loop');
+    // Only the probe runs of the loop, one every LONE_PROBE_EVERY.
+    expect(share(3010, 6000)).toBeLessThan(LONE_PROBE_RUN / (LONE_PROBE_EVERY + LONE_PROBE_RUN) + 0.01);
+    // The loop is tried again after LONE_PROBE_EVERY lone groups on the pool, and taken.
+    expect(share(6000 + LONE_PROBE_EVERY + 2 * LONE_PROBE_RUN, 9000)).toBeGreaterThan(0.99);
+  });
+
+  it('probe runs of the pool grow rarer while they confirm the loop (the interval doubled up to LONE_PROBE_EVERY_MAX), and a run that changes the choice brings back the first interval', () => {
+    fc.assert(
+      fc.property(fc.double({ min: 0.01, max: 1.5, noNaN: true }), fc.double({ min: 1.2, max: 100, noNaN: true }), (loop, factor) => {
+        // The pool slower for 6,000 lone writes, then faster from the next probe run on.
+        let flipAt = Infinity;
+        const runs: number[] = [];
+        const state = untimedLoneWrites();
+        for (let i = 0; i < 9000; i++) {
+          const place = lonePlace(state);
+          if (state.probe?.left === LONE_PROBE_RUN && state.probe.from !== undefined) runs.push(i);
+          if (i >= 6000 && flipAt === Infinity && place === 'pool') flipAt = i;
+          noteLoneWrite(state, place, place === 'loop' ? loop : i >= 6000 ? loop / factor : loop * factor);
+        }
+        const gaps = runs.slice(1).map((at, k) => at - runs[k]! - LONE_PROBE_RUN);
+        const doubling = [128, 256, 512, 1024].map((g) => Math.min(g, LONE_PROBE_EVERY_MAX));
+        expect(runs[0]).toBe(2 * LONE_PROBE_RUN + LONE_PROBE_EVERY);
+        expect(gaps.slice(0, doubling.length)).toEqual(doubling);
+        const steady = gaps.filter((_, k) => runs[k + 1]! < 6000).slice(doubling.length);
+        for (const gap of steady) expect(gap).toBe(LONE_PROBE_EVERY_MAX);
+        // After the run that moved lone writes to the pool, the loop is probed again after the first interval.
+        expect(flipAt).toBeLessThan(6000 + LONE_PROBE_EVERY_MAX + LONE_PROBE_RUN);
+        const next = runs.find((at) => at > flipAt);
+        expect(next).toBe(flipAt + LONE_PROBE_RUN + LONE_PROBE_EVERY);
+      }),
+      { numRuns: 30 },
+    );
+  });
+
+  it('while the pool is faster, the loop is tried every LONE_PROBE_EVERY lone groups (its runs do not grow rarer: the loop is found faster again only by one)', () => {
+    fc.assert(
+      fc.property(fc.double({ min: 0.01, max: 1, noNaN: true }), fc.double({ min: 1.2, max: 100, noNaN: true }), (pool, factor) => {
+        const loop = Math.min(pool * factor, LOOP_WRITE_MAX_MS);
+        const runs: number[] = [];
+        const state = untimedLoneWrites();
+        for (let i = 0; i < 3000; i++) {
+          const place = lonePlace(state);
+          if (state.probe?.left === LONE_PROBE_RUN && state.probe.from !== undefined) runs.push(i);
+          noteLoneWrite(state, place, place === 'loop' ? loop : pool);
+        }
+        const gaps = runs.slice(1).map((at, k) => at - runs[k]! - LONE_PROBE_RUN);
+        expect(gaps.length).toBeGreaterThan(10);
+        for (const gap of gaps) expect(gap).toBe(LONE_PROBE_EVERY);
+      }),
+      { numRuns: 30 },
+    );
+  });
+
+  it('the first write at each place (a cold file, code not yet compiled) does not decide: the run it starts does', () => {
+    fc.assert(
+      fc.property(fc.double({ min: 1, max: 1000, noNaN: true }), fc.double({ min: 1, max: 1000, noNaN: true }), (coldLoop, coldPool) => {
+        let firstLoop = true;
+        let firstPool = true;
+        const time = (place: 'loop' | 'pool'): number => {
+          const cold = place === 'loop' ? firstLoop : firstPool;
+          if (place === 'loop') firstLoop = false;
+          else firstPool = false;
+          return (place === 'loop' ? 0.12 : 0.2) * (cold ? (place === 'loop' ? coldLoop : coldPool) : 1);
+        };
+        const chosen = places(Array.from({ length: 60 }, () => time));
+        expect(chosen.slice(0, 2 * LONE_PROBE_RUN)).toEqual([...Array(LONE_PROBE_RUN).fill('loop'), ...Array(LONE_PROBE_RUN).fill('pool')]);
+        expect(chosen.slice(2 * LONE_PROBE_RUN)).not.toContain('pool');
+      }),
+    );
+  });
+
+  it('a disk that becomes slow (both places over LOOP_WRITE_MAX_MS) is left to the pool within a few lone writes, and tried again rarely', () => {
+    fc.assert(
+      fc.property(fc.double({ min: 2.5, max: 100, noNaN: true }), fc.integer({ min: 100, max: 2000 }), (slow, from) => {
+        const chosen = places(
+          Array.from(
+            { length: from + 2 * SLOW_LOOP_PROBE_EVERY },
+            (_, i) => (place: 'loop' | 'pool') => (i >= from ? slow : place === 'loop' ? 0.12 : 0.2),
+          ),
+        );
+        const after = chosen.slice(from);
+        // The loop's average passes LOOP_WRITE_MAX_MS within a dozen writes (four at 10 ms a write), then only the probe runs.
+        expect(after.slice(0, SLOW_LOOP_PROBE_EVERY - LONE_PROBE_RUN).filter((p) => p === 'loop').length).toBeLessThanOrEqual(12);
+        expect(after.filter((p) => p === 'loop').length).toBeLessThanOrEqual(12 + 2 * LONE_PROBE_RUN);
+      }),
+    );
   });
 
   it('a loop whose writes average over LOOP_WRITE_MAX_MS (a slow disk) is left for the pool, even when the pool is slower, and timed again rarely', () => {
     const count = SLOW_LOOP_PROBE_EVERY * 2;
     const chosen = places(Array.from({ length: count }, () => (place: 'loop' | 'pool') => (place === 'loop' ? 10 : 12)));
     const onLoop = chosen.filter((p) => p === 'loop').length;
-    // The first write times the loop; then a probe run to it every SLOW_LOOP_PROBE_EVERY lone groups.
-    expect(onLoop).toBeLessThanOrEqual(1 + LONE_PROBE_RUN * Math.ceil(count / SLOW_LOOP_PROBE_EVERY));
-    expect(chosen.slice(2, SLOW_LOOP_PROBE_EVERY)).not.toContain('loop');
+    // A first run times the loop; then a probe run to it every SLOW_LOOP_PROBE_EVERY lone groups.
+    expect(onLoop).toBeLessThanOrEqual(LONE_PROBE_RUN * (1 + Math.ceil(count / SLOW_LOOP_PROBE_EVERY)));
+    expect(chosen.slice(LONE_PROBE_RUN, SLOW_LOOP_PROBE_EVERY)).not.toContain('loop');
   });
 });
 
