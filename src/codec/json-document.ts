@@ -13,7 +13,6 @@ import { gunzip, isGzip } from './gzip.js';
 import { sha256Hex, sha256HexAndLengthOfPiecesSync, sha256HexOfParts, sha256HexOfTextSync, sha256HexSync } from './sha256.js';
 import { parseJsonPieces } from './json-pieces.js';
 import { utf8Decode, utf8Encode, utf8EncodeInto } from './utf8.js';
-import { pooledBytes } from './byte-pool.js';
 import { assertObjectArgument, assertOptionsArgument } from '../contract/arguments.js';
 import { type ForeignRead, type DocumentFormat } from '../contract/document-format.js';
 
@@ -227,7 +226,7 @@ function sealPiecesSync({ pieces, gap }: SealedPieces, formatVersion: string): {
     const head = pieces[0]!;
     const tail = pieces[1]!;
     const chars = head.length + tail.length;
-    const buffer = pooledBytes(chars + CHECKSUM_SPAN);
+    const buffer = new Uint8Array(chars + CHECKSUM_SPAN);
     const h = utf8EncodeInto(head, buffer);
     // The tail may use the bytes up to `chars` only: the spare bytes are the checksum's. A
     // text that is not ASCII may not fit; the general path below sizes for the worst case.

@@ -1,5 +1,4 @@
 import { parseJson } from '../codec/canonical-json.js';
-import { pooledBytes } from '../codec/byte-pool.js';
 import { utf8Decode, utf8Encode, utf8EncodeInto } from '../codec/utf8.js';
 import type { StorageAdapter } from '../contract/storage.js';
 import { CHECKPOINT_ID, headKey } from './keys.js';
@@ -45,10 +44,7 @@ function headText(head: Head): string {
 
 /** The head's bytes. */
 export function encodeHead(head: Head): Uint8Array {
-  const text = headText(head);
-  // Its text is ASCII (checked ids, a number): one byte a character.
-  const bytes = pooledBytes(text.length);
-  return utf8EncodeInto(text, bytes).read === text.length ? bytes : utf8Encode(text);
+  return utf8Encode(headText(head));
 }
 
 /**
