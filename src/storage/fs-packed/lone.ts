@@ -42,9 +42,13 @@ const MIN_TIMED_MS = 0.001;
 /**
  * Lone writes on the loop averaging longer than this go to the pool whatever the pool takes: a
  * slow disk (a spinning one, a network volume) would stall every other callback of the process
- * for each write. The loop is then timed again only every {@link SLOW_LOOP_PROBE_EVERY} lone groups.
+ * for each write. So does a run's loop write over it, its first too (a run is where the loop is
+ * tried: one such write ends it), and any loop write over {@link LOOP_WRITE_STALL_MS}.
  */
 export const LOOP_WRITE_MAX_MS = 2;
+/** A loop write this long leaves the loop at once, whatever its average: a disk that stalls now and then is not kept on the loop by its typical write. */
+export const LOOP_WRITE_STALL_MS = 20;
+/** How many lone groups go to the pool before the loop, left for its slowness, is tried again (a place's first run aside: then {@link LONE_PROBE_EVERY}). */
 export const SLOW_LOOP_PROBE_EVERY = LONE_PROBE_EVERY_MAX;
 
 /** Nothing timed yet: the first lone groups go to the loop, then to the pool, a run each. */
@@ -88,6 +92,9 @@ function setTime(times: LoneWriteTimes, place: 'loop' | 'pool', ms: number): voi
  */
 export function noteLoneWrite(times: LoneWriteTimes, place: 'loop' | 'pool', ms: number): void {
   const time = Math.max(ms, MIN_TIMED_MS);
+  // The loop's first write starts its first run: it counts as in it.
+  const inLoopRun = times.probe?.place === 'loop' || times.loopMs === undefined;
+  if (place === 'loop' && (time > LOOP_WRITE_STALL_MS || (inLoopRun && time > LOOP_WRITE_MAX_MS))) return leaveLoop(times, time);
   if (times.probe) return noteProbeWrite(times, times.probe, time);
   const before = place === 'loop' ? times.loopMs : times.poolMs;
   if (before === undefined) {
@@ -97,10 +104,21 @@ export function noteLoneWrite(times: LoneWriteTimes, place: 'loop' | 'pool', ms:
   const chosenBefore = lonePlace(times);
   setTime(times, place, averaged(before, time));
   const chosen = lonePlace(times);
-  // The choice changed on the chosen place's own times: the other place's is old, time it soon.
-  if (chosen !== chosenBefore) restartProbes(times, LONE_PROBE_EVERY);
-  if (++times.sinceProbe >= (loopTooSlow(times) ? SLOW_LOOP_PROBE_EVERY : times.probeEvery))
-    times.probe = { place: other(chosen), from: chosen, left: LONE_PROBE_RUN, logSum: 0 };
+  // The choice changed on the chosen place's own times: the other place's is old, time it soon (a loop left for its slowness, rarely).
+  if (chosen !== chosenBefore) restartProbes(times, loopTooSlow(times) ? SLOW_LOOP_PROBE_EVERY : LONE_PROBE_EVERY);
+  if (++times.sinceProbe >= times.probeEvery) times.probe = { place: other(chosen), from: chosen, left: LONE_PROBE_RUN, logSum: 0 };
+}
+
+/**
+ * A loop write too long (see {@link LOOP_WRITE_MAX_MS}): the loop is left at once, a run there
+ * ended, its time this write's. It is tried again after {@link SLOW_LOOP_PROBE_EVERY} lone
+ * groups, or {@link LONE_PROBE_EVERY} when this was the loop's first run (a cold file's first write).
+ */
+function leaveLoop(times: LoneWriteTimes, time: number): void {
+  const firstRun = times.loopMs === undefined || (times.probe?.place === 'loop' && times.probe.from === undefined);
+  times.loopMs = time;
+  times.probe = undefined;
+  restartProbes(times, firstRun ? LONE_PROBE_EVERY : SLOW_LOOP_PROBE_EVERY);
 }
 
 function restartProbes(times: LoneWriteTimes, every: number): void {
@@ -120,6 +138,7 @@ function noteProbeWrite(times: LoneWriteTimes, probe: LoneProbeRun, time: number
   setTime(times, probe.place, Math.exp(probe.logSum / (LONE_PROBE_RUN - 1)));
   times.probe = undefined;
   if (probe.from === undefined) return restartProbes(times, LONE_PROBE_EVERY);
+  if (loopTooSlow(times)) return restartProbes(times, SLOW_LOOP_PROBE_EVERY);
   const loopConfirmed = probe.from === 'loop' && lonePlace(times) === 'loop';
   restartProbes(times, loopConfirmed ? Math.min(times.probeEvery * 2, LONE_PROBE_EVERY_MAX) : LONE_PROBE_EVERY);
 }

@@ -19,6 +19,7 @@ import {
   LONE_PROBE_EVERY_MAX,
   LONE_PROBE_RUN,
   LOOP_WRITE_MAX_MS,
+  LOOP_WRITE_STALL_MS,
   lonePlace,
   noteLoneWrite,
   SLOW_LOOP_PROBE_EVERY,
@@ -252,19 +253,81 @@ describe('packed fs store: where a lone group goes (the choice alone)', () => {
 
   it('the first write at each place (a cold file, code not yet compiled) does not decide: the run it starts does', () => {
     fc.assert(
-      fc.property(fc.double({ min: 1, max: 1000, noNaN: true }), fc.double({ min: 1, max: 1000, noNaN: true }), (coldLoop, coldPool) => {
-        let firstLoop = true;
-        let firstPool = true;
-        const time = (place: 'loop' | 'pool'): number => {
-          const cold = place === 'loop' ? firstLoop : firstPool;
-          if (place === 'loop') firstLoop = false;
-          else firstPool = false;
-          return (place === 'loop' ? 0.12 : 0.2) * (cold ? (place === 'loop' ? coldLoop : coldPool) : 1);
-        };
-        const chosen = places(Array.from({ length: 60 }, () => time));
-        expect(chosen.slice(0, 2 * LONE_PROBE_RUN)).toEqual([...Array(LONE_PROBE_RUN).fill('loop'), ...Array(LONE_PROBE_RUN).fill('pool')]);
-        expect(chosen.slice(2 * LONE_PROBE_RUN)).not.toContain('pool');
+      // A cold loop write over LOOP_WRITE_MAX_MS ends the loop's run at once: the next test.
+      fc.property(
+        fc.double({ min: 1, max: LOOP_WRITE_MAX_MS / 0.12, noNaN: true }),
+        fc.double({ min: 1, max: 1000, noNaN: true }),
+        (coldLoop, coldPool) => {
+          let firstLoop = true;
+          let firstPool = true;
+          const time = (place: 'loop' | 'pool'): number => {
+            const cold = place === 'loop' ? firstLoop : firstPool;
+            if (place === 'loop') firstLoop = false;
+            else firstPool = false;
+            return (place === 'loop' ? 0.12 : 0.2) * (cold ? (place === 'loop' ? coldLoop : coldPool) : 1);
+          };
+          const chosen = places(Array.from({ length: 60 }, () => time));
+          expect(chosen.slice(0, 2 * LONE_PROBE_RUN)).toEqual([
+            ...Array(LONE_PROBE_RUN).fill('loop'),
+            ...Array(LONE_PROBE_RUN).fill('pool'),
+          ]);
+          expect(chosen.slice(2 * LONE_PROBE_RUN)).not.toContain('pool');
+        },
+      ),
+    );
+  });
+
+  it('a loop write over LOOP_WRITE_MAX_MS in a run (its first too) ends the run at once: a first run is tried again after LONE_PROBE_EVERY, a probe run after SLOW_LOOP_PROBE_EVERY', () => {
+    fc.assert(
+      fc.property(fc.double({ min: LOOP_WRITE_MAX_MS * 1.01, max: 1000, noNaN: true }), (cold) => {
+        // The loop's first write is slow (a cold file, a slow disk), the rest fast.
+        let first = true;
+        const chosen = places(
+          Array.from({ length: 400 }, () => (place: 'loop' | 'pool') => {
+            if (place === 'pool') return 0.2;
+            const time = first ? cold : 0.12;
+            first = false;
+            return time;
+          }),
+        );
+        expect(chosen.slice(0, 1 + LONE_PROBE_RUN)).toEqual(['loop', ...Array(LONE_PROBE_RUN).fill('pool')]);
+        const retried = 1 + LONE_PROBE_RUN + LONE_PROBE_EVERY;
+        expect(chosen.slice(1, retried)).not.toContain('loop');
+        expect(chosen.slice(retried, retried + LONE_PROBE_RUN)).toEqual(Array(LONE_PROBE_RUN).fill('loop'));
+        expect(chosen.slice(retried + LONE_PROBE_RUN, retried + LONE_PROBE_RUN + LONE_PROBE_EVERY)).not.toContain('pool');
       }),
+    );
+    // A probe run to the loop whose first write is slow: that write only, then the pool until SLOW_LOOP_PROBE_EVERY.
+    const chosen = places(
+      Array.from({ length: 3000 }, (_, i) => (place: 'loop' | 'pool') => (place === 'pool' ? 0.2 : i < 1000 ? 0.5 : 5)),
+    );
+    const loopAfter = chosen.map((p, i) => (p === 'loop' && i >= 1000 ? i : -1)).filter((i) => i >= 0);
+    expect(loopAfter.length).toBeGreaterThan(0);
+    expect(loopAfter.length).toBeLessThanOrEqual(1 + Math.ceil(2000 / SLOW_LOOP_PROBE_EVERY));
+    for (let k = 1; k < loopAfter.length; k++) expect(loopAfter[k]! - loopAfter[k - 1]!).toBeGreaterThan(SLOW_LOOP_PROBE_EVERY);
+  });
+
+  it('one loop write over LOOP_WRITE_STALL_MS leaves the loop at once, however fast its writes were (a disk that stalls now and then)', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 100, max: 2000 }),
+        fc.double({ min: LOOP_WRITE_STALL_MS * 1.01, max: 5000, noNaN: true }),
+        (at, stall) => {
+          let stalled = false;
+          const chosen = places(
+            Array.from({ length: at + SLOW_LOOP_PROBE_EVERY }, (_, i) => (place: 'loop' | 'pool') => {
+              if (place === 'pool') return 0.2;
+              if (i >= at && !stalled) {
+                stalled = true;
+                return stall;
+              }
+              return 0.1;
+            }),
+          );
+          const stalledAt = chosen.findIndex((p, i) => i >= at && p === 'loop');
+          expect(chosen.slice(stalledAt + 1, stalledAt + 1 + SLOW_LOOP_PROBE_EVERY - LONE_PROBE_RUN)).not.toContain('loop');
+        },
+      ),
     );
   });
 
@@ -289,9 +352,11 @@ describe('packed fs store: where a lone group goes (the choice alone)', () => {
     const count = SLOW_LOOP_PROBE_EVERY * 2;
     const chosen = places(Array.from({ length: count }, () => (place: 'loop' | 'pool') => (place === 'loop' ? 10 : 12)));
     const onLoop = chosen.filter((p) => p === 'loop').length;
-    // A first run times the loop; then a probe run to it every SLOW_LOOP_PROBE_EVERY lone groups.
-    expect(onLoop).toBeLessThanOrEqual(LONE_PROBE_RUN * (1 + Math.ceil(count / SLOW_LOOP_PROBE_EVERY)));
-    expect(chosen.slice(LONE_PROBE_RUN, SLOW_LOOP_PROBE_EVERY)).not.toContain('loop');
+    // Each try of the loop is one write (its run ended by it): the first, again after LONE_PROBE_EVERY, then every SLOW_LOOP_PROBE_EVERY.
+    expect(onLoop).toBeLessThanOrEqual(2 + Math.ceil(count / SLOW_LOOP_PROBE_EVERY));
+    chosen.forEach((p, i) => p === 'loop' && expect(chosen[i + 1] ?? 'pool').toBe('pool'));
+    const second = chosen.indexOf('loop', 1);
+    expect(chosen.slice(second + 1, second + SLOW_LOOP_PROBE_EVERY)).not.toContain('loop');
   });
 });
 
