@@ -214,8 +214,7 @@ function cpuRow(mode: string, ours: ThreadCpu | undefined, theirs: ThreadCpu | u
  * The event loop's delay sampled every millisecond into one histogram over several spans (the
  * rounds' fs load), each span's first sample timed from its own start. `monitorEventLoopDelay`
  * cannot be that histogram: disabled and enabled again, it times its next sample from its last
- * one before, so the whole time between two spans counted as one turn (40–145 ms a run, the p99
- * of the packed layout's 100–180 samples).
+ * one before, so the whole time between two spans would count as one turn.
  */
 function loopDelaySpans(): { readonly histogram: RecordableHistogram; enable(): void; disable(): void } {
   const histogram = createHistogram();

@@ -32,7 +32,7 @@ import { EDGE_DICTIONARY } from './edge-dictionary.js';
 /** No text mark in the head: it ends at the first head mark this many bytes or more from the start (a header of ids, times and a seal fits). */
 export const HEAD_MIN = 384;
 /** No head mark by then: no head (low-entropy text, where marks are rare). */
-const HEAD_MAX = 2048;
+export const HEAD_MAX = 2048;
 /**
  * Top bits of the gear hash that are zero at a head mark: 9, one every ~512 bytes. A change of
  * length in the head (LangGraph's `__start__` channel comes and goes) moves the bytes after it
@@ -43,7 +43,7 @@ const HEAD_MARK = 0xff800000;
 /** No text mark in the tail: it starts at the last tail mark this many bytes or more from the end (a LangGraph checkpoint's versions and ids fit). */
 export const TAIL_MIN = 1024;
 /** No tail mark by then: no tail. */
-const TAIL_MAX = 2048;
+export const TAIL_MAX = 2048;
 /** Top bits of the gear hash that are zero at a tail mark: 6, one every ~64 bytes (what follows the middle changes length by a few bytes at most). */
 const TAIL_MARK = 0xfc000000;
 /** The edges never hold more than this. */
@@ -120,8 +120,7 @@ function tailCut(bytes: Uint8Array, gear: Uint32Array): number {
 
 /**
  * Right after the first quote within {@link HEAD_MAX} that opens {@link TEXT_RUN} quote-free bytes (a long string starts there); 0 when none does.
- * One pass over the bytes, not an `indexOf` call per quote: a small document's header holds dozens of quotes,
- * and every put asks this of its documents.
+ * One pass over the bytes: a small document's header holds dozens of quotes, and every put asks this of its documents.
  */
 export function headAtText(bytes: Uint8Array): number {
   let quote = -1;

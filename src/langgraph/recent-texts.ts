@@ -14,13 +14,13 @@ const SLOTS = 8;
  * compared with `===` (the same string is found by identity; an equal one by content, which
  * gives the same result): no hashing, nothing that can go stale, as strings never change.
  *
- * `next`, when given, tells from a string and its encoding what encoding that encoding gives,
+ * `encodeAgain`, when given, tells from a string and its encoding what encoding that encoding gives,
  * where it can without looking at it (undefined where it cannot): both are remembered, so the
  * encoding of the encoding (a value's JSON text quoted to be stored as a string) is found, not made.
  */
 export function rememberingRecent(
   encode: (text: string) => string,
-  next?: (text: string, encoded: string) => string | undefined,
+  encodeAgain?: (text: string, encoded: string) => string | undefined,
 ): (text: string) => string {
   const slots: Slots = { inputs: [], outputs: [], next: 0 };
   return (text) => {
@@ -29,7 +29,7 @@ export function rememberingRecent(
     if (found >= 0) return slots.outputs[found]!;
     const out = encode(text);
     remember(slots, text, out);
-    const again = next?.(text, out);
+    const again = encodeAgain?.(text, out);
     if (again !== undefined && out.length <= REMEMBERED_MAX_LENGTH) remember(slots, out, again);
     return out;
   };

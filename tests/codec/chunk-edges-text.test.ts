@@ -4,11 +4,9 @@
  */
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { headAtText, tailAtText, TEXT_RUN } from '../../src/codec/chunk-edges.js';
+import { HEAD_MAX, headAtText, TAIL_MAX, tailAtText, TEXT_RUN } from '../../src/codec/chunk-edges.js';
 
 const QUOTE = 0x22;
-const HEAD_MAX = 2048;
-const TAIL_MAX = 2048;
 
 /** The definition, quote by quote: right after the first quote below HEAD_MAX followed by TEXT_RUN quote-free bytes. */
 function headByQuotes(bytes: Uint8Array): number {
