@@ -15,6 +15,7 @@ import type {
 } from '../../contract/storage.js';
 import { assertStoreReaders, declareReadersOf, type StoreReaders } from '../../contract/storage.js';
 import { assertKey } from '../keys.js';
+import { promiseOf } from '../promise-of.js';
 import { toHex } from '../../codec/sha256.js';
 import { EncryptionKey } from './encryption-key.js';
 import { keyMissing, reservedKey } from './errors.js';
@@ -123,23 +124,17 @@ async function putValue(state: EncryptedState, key: string, bytes: Uint8Array, o
 function putNowOrLater(state: EncryptedState, key: string, bytes: Uint8Array, options?: PutOptions): Promise<PutResult> {
   const ready = state.ready;
   if (!ready?.sync || state.closed) return track(state, putValue(state, key, bytes, options));
-  try {
+  return promiseOf(() => {
     checkedKey(state, key);
     if (!(bytes instanceof Uint8Array)) throw notBytes(key);
     return state.inner.put(key, sealValue(ready, key, bytes) as Uint8Array, options);
-  } catch (err) {
-    return Promise.reject(err);
-  }
+  });
 }
 
 function batchNowOrLater(state: EncryptedState, operations: readonly BatchOperation[], options?: BatchOptions): Promise<BatchOutcome[]> {
   const ready = state.ready;
   if (!ready?.sync || state.closed || !Array.isArray(operations)) return track(state, batchValues(state, operations, options));
-  try {
-    return state.inner.batch!(sealBatchSync(ready, operations), options);
-  } catch (err) {
-    return Promise.reject(err);
-  }
+  return promiseOf(() => state.inner.batch!(sealBatchSync(ready, operations), options));
 }
 
 function isPut(op: BatchOperation): op is Extract<BatchOperation, { type: 'put' }> {
