@@ -120,11 +120,11 @@ function inWriteSlot<R, T>(state: PostgresStoreState, send: () => Promise<R>, ta
 function sendWaiting(state: PostgresStoreState): void {
   while (state.batchQueue.length > 0 && state.writeStatements < state.writeSlots) {
     const group = state.batchQueue.splice(0, BATCHES_PER_STATEMENT);
-    state.writeStatements++;
-    void sendGroup(state, group).finally(() => {
-      state.writeStatements--;
-      sendWaiting(state);
-    });
+    void inWriteSlot(
+      state,
+      () => sendGroup(state, group),
+      () => undefined,
+    );
   }
 }
 
