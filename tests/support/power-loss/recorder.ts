@@ -75,20 +75,6 @@ export function record(root: string, base: Tree): Recording {
     };
     restore.push(() => (obj[name] = real));
   };
-  const wrapPromise = (
-    obj: Record<string, unknown>,
-    name: string,
-    before: (args: unknown[]) => ((result: unknown) => void) | undefined,
-  ): void => {
-    const real = obj[name] as AnyFn;
-    obj[name] = async (...args: unknown[]) => {
-      const after = before(args);
-      const value = await (real as (...a: unknown[]) => Promise<unknown>).apply(obj, args);
-      after?.(value);
-      return value;
-    };
-    restore.push(() => (obj[name] = real));
-  };
   /** Wraps `obj[name]` (synchronous): `before` runs at call time, what it returns once the call returned. */
   const wrapSync = (
     obj: Record<string, unknown>,
@@ -104,6 +90,19 @@ export function record(root: string, base: Tree): Recording {
     };
     restore.push(() => (obj[name] = real));
   };
+  /**
+   * Wraps `obj[name]` (a promise): as {@link wrapSync}, what `before` returns running once the
+   * promise fulfilled, before the caller's own continuation (registered first).
+   */
+  const wrapPromise = (
+    obj: Record<string, unknown>,
+    name: string,
+    before: (args: unknown[]) => ((result: unknown) => void) | undefined,
+  ): void =>
+    wrapSync(obj, name, (args) => {
+      const after = before(args);
+      return after && ((promise) => void (promise as Promise<unknown>).then(after, () => undefined));
+    });
   const onOpen = (args: unknown[]): ((fd: unknown) => void) | undefined => {
     const w = where(args[0]);
     if (!w) return undefined;
