@@ -59,6 +59,7 @@ import { manualClock } from 'savepoint/testing';
 import { SavepointSaver } from 'savepoint/langgraph';
 import { postgresStorage } from 'savepoint/postgres';
 import { findPostgresBin, startPostgres, type PostgresServer } from '../tests/support/postgres-server.js';
+import { letters } from '../tests/support/letters.js';
 import { fmt, median, timeMs, type BenchRow } from './harness.js';
 import { breakdownLines, storedBreakdown } from './stored-breakdown.js';
 
@@ -91,18 +92,7 @@ const WITHOUT_DEDUP: Record<string, unknown> = { dedup: false };
 type Reducer = 'plain' | 'delta';
 
 /** A ~2 KB message, different every turn (pseudo-random letters: no store may compress it away). */
-function message(turn: number): string {
-  let x = (turn * 2654435761) >>> 0 || 1;
-  let text = `turn ${turn}: `;
-  while (text.length < MESSAGE_BYTES) {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    text += String.fromCharCode(97 + (x % 26));
-  }
-  return text;
-}
+const message = (turn: number): string => letters(turn, MESSAGE_BYTES, `turn ${turn}: `);
 
 /** What the bench uses of a compiled graph. */
 interface Conversation {

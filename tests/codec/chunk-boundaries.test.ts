@@ -8,23 +8,10 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { leafBoundaries, nodeGroups } from '../../src/codec/chunking.js';
 import { TEXT_RUN } from '../../src/codec/chunk-edges.js';
+import { letters } from '../support/letters.js';
 
 const encode = (text: string): Uint8Array => new TextEncoder().encode(text);
 const QUOTE = 0x22;
-
-/** Pseudo-random lower-case letters (they compress as little as text does), the same for the same seed. */
-function letters(seed: number, n: number): string {
-  let x = (seed * 2654435761) >>> 0 || 1;
-  let t = '';
-  while (t.length < n) {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    t += String.fromCharCode(97 + (x % 26));
-  }
-  return t;
-}
 
 /** The leaves of `bytes`, as latin1 strings (one character a byte). */
 function leavesOf(bytes: Uint8Array): string[] {

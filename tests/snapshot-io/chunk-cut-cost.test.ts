@@ -9,6 +9,7 @@ import { memoryStorage, type StorageAdapter } from 'savepoint';
 import { sha256HexSync } from '../../src/codec/sha256.js';
 import { cutDocument, rememberWritten } from '../../src/snapshot-io/chunk-cut.js';
 import { chunkDocument } from '../../src/snapshot-io/chunk-store.js';
+import { letters } from '../support/letters.js';
 
 const encode = (text: string): Uint8Array => new TextEncoder().encode(text);
 const sync = <T>(value: T | Promise<T>): T => {
@@ -29,20 +30,6 @@ function countingStore(): { storage: StorageAdapter; counter: { hashed: number; 
     },
   };
   return { storage: Object.assign(memoryStorage(), { contentAddressing: addressing }), counter };
-}
-
-/** `length` pseudo-random letters from `seed` (no run of one letter: the gear hash cuts such text as any other). */
-function letters(seed: number, length: number): string {
-  let x = (seed * 2654435761) >>> 0 || 1;
-  let text = '';
-  while (text.length < length) {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    text += String.fromCharCode(97 + (x % 26));
-  }
-  return text;
 }
 
 describe('what cutting a version costs', () => {
