@@ -113,18 +113,21 @@ export async function measure(saver: BaseCheckpointSaver, threads: readonly stri
 export const WARM_UP_ROUNDS = Number(process.env.BENCH_LGC_WARMUP ?? 3);
 
 /**
- * Unmeasured rounds on threads of their own, before a cell's measured rounds: a process's first
- * thousand or two supersteps measure V8 compiling the saver's code (a warm superstep's CPU is
- * about half a cold one's, and the rounds' ratios climbed through five rounds after one round
- * of warm-up), where the rows are about a service in its steady state. Each saver gets as many.
+ * Unmeasured rounds before a cell's measured rounds: a process's first thousand or two
+ * supersteps measure V8 compiling the saver's code (a warm superstep's CPU is about half a cold
+ * one's, and the rounds' ratios climbed through five rounds after one round of warm-up), where
+ * the rows are about a service in its steady state. Each saver gets as many. New threads are
+ * warmed on threads of their own; `long` threads (already written) on themselves, since a new
+ * thread never takes their path (a thread at its `keepLast` bound lets a checkpoint go each
+ * superstep; a new one of a round's length never reaches it).
  */
-export async function warmUp(makeSaver: () => BaseCheckpointSaver, threads: readonly string[], steps: number): Promise<void> {
-  for (let r = 0; r < WARM_UP_ROUNDS; r++)
-    await measure(
-      makeSaver(),
-      threads.map((t) => `${t}-warm${r}`),
-      steps,
-    );
+export async function warmUp(
+  makeSaver: () => BaseCheckpointSaver,
+  threads: readonly string[],
+  steps: number,
+  long: boolean,
+): Promise<void> {
+  for (let r = 0; r < WARM_UP_ROUNDS; r++) await measure(makeSaver(), long ? threads : threads.map((t) => `${t}-warm${r}`), steps);
 }
 
 /** Each round's ratio of savepoint's figure to its peer's in the same round (rounds in order), for the progress line. */

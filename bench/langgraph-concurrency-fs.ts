@@ -156,8 +156,8 @@ export async function fsCellRows(work: string, cell: Cell, rounds: number, total
     const nobody = { configurable: { thread_id: 'warm-up', checkpoint_ns: '' } };
     await new SavepointSaver({ storage }).getTuple(nobody);
     await peer.getTuple(nobody);
-    await warmUp(() => new SavepointSaver({ storage, keepLast: cell.keepLast }), sets.savepoint, steps);
-    await warmUp(() => peer, sets.peer, steps);
+    await warmUp(() => new SavepointSaver({ storage, keepLast: cell.keepLast }), sets.savepoint, steps, cell.history > 0);
+    await warmUp(() => peer, sets.peer, steps, cell.history > 0);
     for (let r = 0; r < rounds; r++) {
       for (const mode of r % 2 === 0 ? (['savepoint', 'peer'] as const) : (['peer', 'savepoint'] as const)) {
         const threads = cell.history > 0 ? sets[mode] : sets[mode].map((t) => `${t}-r${r}`);

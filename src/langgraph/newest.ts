@@ -71,7 +71,7 @@ async function learnNewest(
     if (run) adoptRun(state, run);
   } else if (!state.runs.has(runId)) {
     // A saver that prunes lists the run: started now, beside the graph's step, and the checkpoint just read is its last once listed.
-    runOf(state, runId).then(
+    runOf(state, runId, false, stored).then(
       (listed) => takeAsLast(listed, stored, snapshot),
       () => undefined,
     );

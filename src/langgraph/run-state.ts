@@ -106,6 +106,7 @@ async function learnRun(
   storage: StorageAdapter,
   runId: string,
   readSequence: (key: string) => Promise<Snapshot<LangGraphPayload> | undefined>,
+  known?: StoredHead,
 ): Promise<Learned> {
   const ids: string[] = [];
   const writes = new Map<number, Set<string>>();
@@ -120,7 +121,7 @@ async function learnRun(
     if (rest === '/head.json') hasHead = true;
   }
   ids.sort(compareIds);
-  const stored = hasHead ? await readHead(storage, runId) : undefined;
+  const stored = !hasHead ? undefined : known && headCovers(known, ids, writes) ? known : await readHead(storage, runId);
   let newest: Learned['newest'];
   if (stored?.head) newest = { id: stored.head.checkpointId, sequence: stored.head.sequence };
   else if (ids.length > 0) {
@@ -137,6 +138,22 @@ async function learnRun(
       writes.delete(sequence);
     }
   return { ids, maxSequence, newest, headVersion: stored?.version, leftoverWrites, writes };
+}
+
+/**
+ * Whether a head read just before the run's listing (`known`) still tells what the listing shows:
+ * no checkpoint listed above the greatest id the head records, and no writes folder above its
+ * sequence. A put that moved the head in between shows as one or the other, and the head is read
+ * again; one that would not (an old id put again) is refused at this saver's next claim, which is
+ * conditional on the head's version.
+ */
+function headCovers(known: StoredHead, ids: readonly string[], writes: ReadonlyMap<number, unknown>): boolean {
+  const head = known.head;
+  if (head?.topId === undefined) return false;
+  const newestListed = ids.at(-1);
+  if (newestListed !== undefined && compareIds(newestListed, head.topId) > 0) return false;
+  for (const sequence of writes.keys()) if (sequence > head.sequence) return false;
+  return true;
 }
 
 /** Adds a writes key stored under a listed sequence (at or below `writesListedUpTo`) after the listing. */
@@ -178,15 +195,17 @@ function learnedFromHead(stored: StoredHead | undefined): LearnedHead | undefine
 
 /**
  * Learns a run into a new state: from its head alone unless `listIds` (a saver that prunes
- * needs every id), else by listing it (see {@link learnRun}).
+ * needs every id), else by listing it (see {@link learnRun}). `known`: the run's head as the
+ * caller just read it, not read again unless the listing shows a put made since.
  */
 export async function loadRunState(
   storage: StorageAdapter,
   runId: string,
   readSequence: (key: string) => Promise<Snapshot<LangGraphPayload> | undefined>,
   listIds = true,
+  known?: StoredHead,
 ): Promise<RunState> {
-  const learned = (listIds ? undefined : await learnHead(storage, runId)) ?? (await learnRun(storage, runId, readSequence));
+  const learned = (listIds ? undefined : await learnHead(storage, runId, known)) ?? (await learnRun(storage, runId, readSequence, known));
   return runStateFrom(runId, learned);
 }
 

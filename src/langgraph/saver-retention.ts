@@ -3,11 +3,13 @@ import { getManyOf, readMany, type StoredObject } from '../contract/storage.js';
 import { planKeepLast } from '../writer/auto-retention.js';
 import { noteDeleted, type AutoSweep, type AutoSweepOutcome } from '../writer/auto-sweep.js';
 import type { WritePlan } from '../writer/ordered-write.js';
+import { getBounded } from '../snapshot-io/bounded-read.js';
+import { sealedDocumentMembers } from '../snapshot-io/read-snapshot.js';
 import { mapLimit } from '../storage/map-limit.js';
 import { writeGroup } from '../writer/write-step.js';
 import { checkpointKey, writesDir } from './keys.js';
 import { hasId, type RunState } from './run-state.js';
-import { checkpointFrom, readCheckpoint, type SaverState } from './saver-state.js';
+import { checkpointFrom, DOCUMENT_READ_LIMIT, readCheckpoint, type SaverState } from './saver-state.js';
 
 const NONE: readonly never[] = Object.freeze([]);
 
@@ -175,14 +177,30 @@ function startReads(state: SaverState, run: RunState, unread: string[], leaving:
 
 /** Reads checkpoint `id`'s document for its sequence; a failed or missing read leaves it unknown. */
 async function readSequence(state: SaverState, run: RunState, id: string): Promise<void> {
-  const snapshot = await readCheckpoint(state, checkpointKey(run.runId, id)).catch(() => undefined);
+  const stored = await getBounded(state.storage, checkpointKey(run.runId, id), DOCUMENT_READ_LIMIT).catch(() => undefined);
+  if (stored) await learnSequence(state, run, id, stored);
+}
+
+/**
+ * Learns checkpoint `id`'s sequence from its document as read (`stored`); one that fails to decode
+ * stays unknown. The document is about to be deleted: a sealed one stored whole is only parsed
+ * and its seal checked, not decoded into a snapshot (nor kept in the saver's cache of documents).
+ */
+async function learnSequence(state: SaverState, run: RunState, id: string, stored: StoredObject | undefined): Promise<void> {
+  const members = stored && stored.bytes.length <= DOCUMENT_READ_LIMIT ? await sealedDocumentMembers(stored.bytes) : undefined;
+  const named = members && sequenceNamed(members, id);
+  if (named !== undefined) {
+    if (hasId(run, id)) run.sequences.set(id, named);
+    return;
+  }
+  const snapshot = await checkpointFrom(state, checkpointKey(run.runId, id), stored).catch(() => undefined);
   if (snapshot && snapshot.id === id && hasId(run, id)) run.sequences.set(id, snapshot.sequence);
 }
 
-/** Learns checkpoint `id`'s sequence from its document as read (`stored`); one that fails to decode stays unknown. */
-async function learnSequence(state: SaverState, run: RunState, id: string, stored: StoredObject | undefined): Promise<void> {
-  const snapshot = await checkpointFrom(state, checkpointKey(run.runId, id), stored).catch(() => undefined);
-  if (snapshot && snapshot.id === id && hasId(run, id)) run.sequences.set(id, snapshot.sequence);
+/** The sequence a checkpoint document's members give, when they name checkpoint `id` (as its snapshot would). */
+function sequenceNamed(members: Readonly<Record<string, unknown>>, id: string): number | undefined {
+  const sequence = members['sequence'];
+  return members['snapshot_id'] === id && Number.isSafeInteger(sequence) && (sequence as number) >= 0 ? (sequence as number) : undefined;
 }
 
 /**

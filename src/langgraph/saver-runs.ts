@@ -1,3 +1,4 @@
+import type { StoredHead } from './head.js';
 import { checkpointKey, runIdOf } from './keys.js';
 import { holdsId, insertId, loadRunState, reserveSequence, type RunState } from './run-state.js';
 import { learnLeaving } from './saver-retention.js';
@@ -5,14 +6,15 @@ import { readCheckpoint, type SaverState } from './saver-state.js';
 
 /**
  * The state of run `runId`, loaded once (one listing) and shared by every call that waits for it.
- * `headAbsent`: the caller just read the run's head and found none, so it is not read again.
+ * `headAbsent`: the caller just read the run's head and found none, so it is not read again;
+ * `known`: the head the caller just read (see `loadRunState`).
  */
-export function runOf(state: SaverState, runId: string, headAbsent = false): Promise<RunState> {
+export function runOf(state: SaverState, runId: string, headAbsent = false, known?: StoredHead): Promise<RunState> {
   let run = state.runs.get(runId);
   if (!run) {
     // A saver that keeps every checkpoint learns a run from its head; one that prunes lists it (its ids are the ones to prune).
     const listIds = state.keepLast !== false || headAbsent;
-    const loading = loadRunState(state.storage, runId, (key) => readCheckpoint(state, key), listIds);
+    const loading = loadRunState(state.storage, runId, (key) => readCheckpoint(state, key), listIds, known);
     run = loading;
     state.runs.set(runId, loading);
     loading.then(

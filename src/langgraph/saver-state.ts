@@ -165,7 +165,8 @@ export async function decidePlain(state: SaverState): Promise<boolean> {
   return (state.plainAsJson ??= await writesPlainAsJson(state.saver.serde));
 }
 
-const DOCUMENT_READ_LIMIT = documentReadLimit(langGraphProfile);
+/** Bytes of a checkpoint document the saver reads at most (the profile's limit). */
+export const DOCUMENT_READ_LIMIT = documentReadLimit(langGraphProfile);
 
 /** The checkpoint document stored under `key` (readSnapshot's read, decoded once per stored bytes). */
 export function readCheckpoint(state: SaverState, key: string): Promise<Snapshot<LangGraphPayload> | undefined> {

@@ -5,7 +5,7 @@ import { gunzip, isGzip } from '../codec/gzip.js';
 import { PART_MARKER, PARTS_MARKER, resolveParts } from '../codec/parts.js';
 import { resolvePartsOfText } from '../codec/resolve-text.js';
 import { utf8Decode, utf8Encode } from '../codec/utf8.js';
-import { decodeTolerant, parsedDecoderOf } from '../codec/json-document.js';
+import { decodeTolerant, parsedDecoderOf, verifyStoredBytes } from '../codec/json-document.js';
 import { type ForeignRead } from '../contract/document-format.js';
 import type { Snapshot } from '../contract/snapshot.js';
 import type { StorageAdapter } from '../contract/storage.js';
@@ -51,6 +51,28 @@ export async function decodeStoredSnapshotTolerant<P>(
   assertStringArgument(key, 'decodeStoredSnapshotTolerant', 'key');
   assertBytesArgument(stored, 'decodeStoredSnapshotTolerant', 'stored');
   return decodeStored(storage, profile, key, stored);
+}
+
+/**
+ * The top-level members of a sealed JSON document stored whole (not gzipped, chunked or split
+ * into parts) whose seal verifies, parsed without the profile's validation: for a caller that
+ * needs a member or two of a document it will not hand on (a saver learning the sequence of a
+ * checkpoint it is about to delete). Undefined for anything else, which such a caller decodes
+ * with {@link decodeStoredSnapshot}.
+ */
+export async function sealedDocumentMembers(stored: Uint8Array): Promise<Readonly<Record<string, unknown>> | undefined> {
+  if (isGzip(stored) || looksChunked(stored) || includesBytes(stored, MARKER_PREFIX, 1)) return undefined;
+  let text: string;
+  let doc: unknown;
+  try {
+    text = utf8Decode(stored, 'document');
+    doc = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) return undefined;
+  const checksum = (doc as { integrity?: { checksum?: unknown } }).integrity?.checksum;
+  return (await verifyStoredBytes(stored, text, checksum)) ? (doc as Readonly<Record<string, unknown>>) : undefined;
 }
 
 /** What both part markers start with, quoted as a JSON key or value would be. */

@@ -4,6 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { memoryStorage, type StorageAdapter } from 'savepoint';
 import { SavepointSaver, langGraphProfile } from 'savepoint/langgraph';
 import { readSnapshot } from 'savepoint/toolkit';
+import { readLinked, type LinkedRead } from '../../src/contract/linked-read.js';
+import { superstep, type Cursor } from '../support/langgraph-superstep.js';
 
 // A saver that keeps every checkpoint learns a thread it meets from the thread's head alone (no
 // listing): whether the thread holds an id at or below the head's is then found by a read.
@@ -92,5 +94,72 @@ describe('SavepointSaver learns a thread from its head', () => {
     }
     expect((await storedSequences(inner)).size).toBe(32);
     expect(new Set((await storedSequences(inner)).values()).size).toBe(32);
+  });
+
+  /**
+   * memoryStorage with a linked read (as PostgreSQL and fs have: a turn's getTuple reads the head,
+   * its checkpoint and that checkpoint's writes in one call), counting the `get`s of the thread's
+   * head made besides, with a hook run before each listing of the thread (another saver's put,
+   * between this saver's read of the head and its listing).
+   */
+  function watchedStore(): { storage: StorageAdapter; headReads: () => number; beforeListing: { hook?: () => Promise<void> } } {
+    const inner = memoryStorage();
+    let reads = 0;
+    const beforeListing: { hook?: () => Promise<void> } = {};
+    const storage: StorageAdapter & LinkedRead = {
+      ...inner,
+      capabilities: { ...inner.capabilities, linkedRead: true },
+      getLinked: (key, links) => readLinked(inner, key, links),
+      get: (key) => {
+        if (key === 'langgraph/t/head.json') reads++;
+        return inner.get(key);
+      },
+      list: (prefix) => {
+        const hook = prefix === 'langgraph/t/' ? beforeListing.hook : undefined;
+        beforeListing.hook = undefined;
+        if (!hook) return inner.list(prefix);
+        return (async function* () {
+          await hook();
+          yield* inner.list(prefix);
+        })();
+      },
+    };
+    return { storage, headReads: () => reads, beforeListing };
+  }
+
+  it('a saver with keepLast meeting a thread takes the head its getTuple read as the run’s, unless its listing shows a put made since (regression: it read the head again every time)', async () => {
+    const thread = { configurable: { thread_id: 't', checkpoint_ns: '' } };
+    const { storage, headReads, beforeListing } = watchedStore();
+    const writer = new SavepointSaver({ storage, keepLast: 5 });
+    const written: Cursor = { config: thread, step: 0 };
+    for (let i = 0; i < 8; i++) await superstep(writer, written);
+
+    // Nothing put in between: the head the turn's first read gave is the run's.
+    const quiet = new SavepointSaver({ storage, keepLast: 5 });
+    let before = headReads();
+    const turn: Cursor = { config: (await quiet.getTuple(thread))!.config, step: 100 };
+    await superstep(quiet, turn);
+    const readsQuiet = headReads() - before;
+
+    // Another saver puts between this saver's read of the head and its listing: the head is read again.
+    const racing = new SavepointSaver({ storage, keepLast: 5 });
+    const other = new SavepointSaver({ storage, keepLast: 5 });
+    const otherTurn: Cursor = { config: (await other.getTuple(thread))!.config, step: 200 };
+    beforeListing.hook = () => superstep(other, otherTurn);
+    before = headReads();
+    const raced: Cursor = { config: (await racing.getTuple(thread))!.config, step: 300 };
+    // The racing saver's turn goes on from the checkpoint it read, now a fork below the other's newest.
+    await superstep(racing, raced);
+    const readsRaced = headReads() - before;
+
+    expect(readsQuiet).toBe(0);
+    expect(readsRaced).toBe(1);
+    // Every checkpoint kept holds a sequence of its own, the newest the racing saver's, above the other's.
+    const sequences = await storedSequences(storage);
+    expect(new Set(sequences.values()).size).toBe(sequences.size);
+    const newest = raced.config.configurable?.['checkpoint_id'] as string;
+    const others = otherTurn.config.configurable?.['checkpoint_id'] as string;
+    expect(sequences.get(newest)).toBe(sequences.get(others)! + 1);
+    expect(sequences.size).toBe(5);
   });
 });

@@ -9,7 +9,7 @@ import { toStoreError } from './errors.js';
 import { withReadyPool } from './migrate.js';
 import { orderKey } from './order-key.js';
 import { queryNamed } from './named-statement.js';
-import { CONFLICT_SQLSTATE } from './sql.js';
+import { CONFLICT_SQLSTATE, DELETES_AS_PARAMETERS } from './sql.js';
 import type { CheckpointError } from '../../contract/errors.js';
 import type { PlannedBatch, PostgresStoreState, QueuedBatch } from './store-state.js';
 
@@ -249,12 +249,17 @@ function queryPair(state: PostgresStoreState, p: PostgresPool, batch: PlannedBat
   const [first, second] = operations as [BatchOperation, BatchOperation];
   const deletes = operations.length > 2;
   const puts = state.puts; // known once the table is checked (query waited for it)
-  const sql = deletes ? puts.pair.withDeletes : puts.pair;
+  const count = operations.length - 2;
+  const sql = deletes ? puts.pair.withDeletes(count) : puts.pair;
   const version = batch.versions[0] ?? null;
   const params: unknown[] = [orderKey(first.key), first.key, batch.values[0], orderKey(second.key), second.key, batch.values[1]];
   if (puts.sendsMetadata) params.push(...putMetadataParams(first, batch.values[0]!), ...putMetadataParams(second, batch.values[1]!));
   if (version !== null) params.push(version);
-  if (deletes) params.push(operations.slice(2).map((op) => orderKey(op.key)));
+  if (deletes) {
+    const keys = operations.slice(2).map((op) => orderKey(op.key));
+    if (count > DELETES_AS_PARAMETERS) params.push(keys);
+    else params.push(...keys);
+  }
   const text = version !== null ? sql.ifVersion : ifAbsentOf(first) ? sql.ifAbsent : sql.any;
   state.roundTrips++;
   return queryNamed<PairRow>(state, p, text, params).then((res) => pairRows(operations, res.rows[0]!));

@@ -93,17 +93,27 @@ export interface PutSql {
  * metadata and flag ($7, $8) and the second's ($9, $10) come before the version ($11). One row: each put's new version, the
  * first NULL when its condition failed. No PL/pgSQL call and no array parameters: each value
  * travels in binary, where the batch function's arrays travel as text the server parses.
- * `withDeletes`: the same pair followed by unconditional deletes of other keys (a LangGraph
- * checkpoint with the oldest one `keepLast` lets go and its writes), their order bytes one
- * array parameter after the pair's (the next after the version, if any), deleted only if the first
- * put wrote; the row's `gone` lists the 1-based places in that array of the keys that existed.
+ * `withDeletes(count)`: the same pair followed by `count` unconditional deletes of other keys (a
+ * LangGraph checkpoint with the oldest one `keepLast` lets go and its writes), deleted only if the
+ * first put wrote; the row's `gone` lists the 1-based places of the keys that existed. Up to
+ * {@link DELETES_AS_PARAMETERS} keys, each key's order bytes is a parameter of its own after the
+ * pair's (from the next after the version, if any), so the server plans the statement once per
+ * connection: an array's length is known only at each call, and a plan for any length loses to one
+ * for the length given, so an array would be planned again at every call (about as long as the
+ * statement runs). More keys go as one array parameter.
  */
 export interface PairSql {
   readonly any: string;
   readonly ifAbsent: string;
   readonly ifVersion: string;
-  readonly withDeletes: Omit<PairSql, 'withDeletes'>;
+  readonly withDeletes: (count: number) => PairStatements;
 }
+
+/** The three statements of a pair by its first put's condition. */
+export type PairStatements = Omit<PairSql, 'withDeletes'>;
+
+/** Most deletes a pair's statement names one parameter each (see {@link PairSql}). */
+export const DELETES_AS_PARAMETERS = 16;
 
 /**
  * How a put writes the row: `names` its columns after the value, `row` the row's expressions
@@ -194,7 +204,7 @@ function pairStatements(t: string, next: string, metadata: boolean): PairSql {
     deletes === undefined
       ? ''
       : `, gone AS (
-  DELETE FROM ${t} AS d USING unnest(${deletes}::bytea[]) WITH ORDINALITY AS k(key_order, at)
+  DELETE FROM ${t} AS d USING ${deletes} AS k(key_order, at)
   WHERE d.key_order = k.key_order AND EXISTS (SELECT 1 FROM first) RETURNING k.at
 )`
   }
@@ -206,16 +216,32 @@ SELECT (SELECT version::text FROM first) AS first, (SELECT version::text FROM se
     putIfAbsent: ifAbsent,
     putIfVersion: ifVersion,
   } = putStatements(t, firstShape, firstShape, version, RETURNING_BIGINT);
+  const withDeletes = new Map<number, PairStatements>();
   return {
     any: pair(any),
     ifAbsent: pair(ifAbsent),
     ifVersion: pair(ifVersion),
-    withDeletes: {
-      any: pair(any, `$${version}`),
-      ifAbsent: pair(ifAbsent, `$${version}`),
-      ifVersion: pair(ifVersion, `$${version + 1}`),
+    withDeletes: (count) => {
+      let statements = withDeletes.get(count);
+      if (!statements) {
+        statements = {
+          any: pair(any, deletedKeys(version, count)),
+          ifAbsent: pair(ifAbsent, deletedKeys(version, count)),
+          ifVersion: pair(ifVersion, deletedKeys(version + 1, count)),
+        };
+        // Counts beyond the bound share the array form: one entry for them all.
+        if (count <= DELETES_AS_PARAMETERS) withDeletes.set(count, statements);
+      }
+      return statements;
     },
   };
+}
+
+/** The deleted keys and their 1-based places as a pair's statement reads them, from parameter `$first` on (see {@link PairSql}). */
+function deletedKeys(first: number, count: number): string {
+  if (count > DELETES_AS_PARAMETERS) return `unnest($${first}::bytea[]) WITH ORDINALITY`;
+  const rows = Array.from({ length: count }, (_, i) => `($${first + i}::bytea, ${i + 1})`);
+  return `(VALUES ${rows.join(', ')})`;
 }
 
 /** The puts of a table whose metadata column the statements write (`metadata`), or of one whose column is computed. */

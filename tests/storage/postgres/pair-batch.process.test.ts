@@ -38,7 +38,8 @@ const cases = fc.record<Case>({
   condition: fc.constantFrom<Condition>('none', 'absent', 'current', 'stale'),
   headStored: fc.boolean(),
   documentStored: fc.boolean(),
-  deletes: fc.array(fc.boolean(), { maxLength: 3 }),
+  // Past the number of deletes named one parameter each, the statement takes them as one array.
+  deletes: fc.oneof(fc.array(fc.boolean(), { maxLength: 3 }), fc.array(fc.boolean(), { minLength: 14, maxLength: 20 })),
 });
 
 /** Whether the first put's condition holds (a current version needs a stored key). */
@@ -149,6 +150,46 @@ const holds = (c: Case): boolean =>
       ).rejects.toThrow();
     } finally {
       await storage.close();
+    }
+  });
+
+  it('the pair with the deletes keepLast makes is planned once on a connection, not at every call (regression: an array of keys made the server plan it again each time)', async () => {
+    const onePool = makePool(server().url, { max: 1 });
+    const table = freshTable('pair_plan');
+    const storage = postgresStorage({ pool: onePool, table });
+    try {
+      await storage.migrate();
+      // A table of many threads, as a service's is: on a handful of rows any plan is cheap.
+      await onePool.query(
+        `INSERT INTO "public"."${table}" (key_order, key, version, value) SELECT convert_to('other/' || i, 'UTF8'), 'other/' || i, i, '\\x00' FROM generate_series(1, 20000) AS i`,
+      );
+      await onePool.query(`ANALYZE "public"."${table}"`);
+      const outcome = await storage.batch([
+        { type: 'put', key: 'r/head.json', bytes: utf8('0'), ifAbsent: true },
+        { type: 'put', key: 'r/0.json', bytes: utf8('zero') },
+      ]);
+      let head = (outcome[0] as { version: string }).version;
+      for (let i = 1; i <= 12; i++) {
+        await storage.put(`r/parts/${i - 1}/w.json`, utf8('writes'));
+        const outcomes = await storage.batch([
+          { type: 'put', key: 'r/head.json', bytes: utf8(String(i)), ifVersion: head },
+          { type: 'put', key: `r/${i}.json`, bytes: utf8(`document ${i}`) },
+          { type: 'delete', key: `r/${i - 1}.json` },
+          { type: 'delete', key: `r/parts/${i - 1}/w.json` },
+        ]);
+        expect(outcomes.slice(2).map((o) => (o as { existed: boolean }).existed)).toEqual([true, true]);
+        head = (outcomes[0] as { version: string }).version;
+      }
+      const { rows } = await onePool.query<{ generic: string; custom: string }>(
+        "SELECT generic_plans::text AS generic, custom_plans::text AS custom FROM pg_prepared_statements WHERE statement LIKE '%gone AS%'",
+      );
+      expect(rows).toHaveLength(1);
+      // The server tries custom plans first (five of them), then keeps the generic one.
+      expect(Number(rows[0]!.generic)).toBeGreaterThan(0);
+      expect(Number(rows[0]!.custom)).toBeLessThan(12);
+    } finally {
+      await storage.close();
+      await onePool.end();
     }
   });
 });

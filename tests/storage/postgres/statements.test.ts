@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { storeSql, type PutSql } from '../../../src/storage/postgres/sql.js';
+import { DELETES_AS_PARAMETERS, storeSql, type PutSql } from '../../../src/storage/postgres/sql.js';
 
 // The statements postgresStorage builds, checked without a server: which take the metadata, and
 // what each put answers (a lone put its version as text, a pair's first put as a bigint for the
@@ -10,7 +10,10 @@ const sql = storeSql('sch', 'tab');
 const lonePuts = (puts: PutSql): string[] => [puts.putAny, puts.putIfAbsent, puts.putIfVersion];
 const pairs = (puts: PutSql): string[] => {
   const { withDeletes, ...plain } = puts.pair;
-  return [...Object.values(plain), ...Object.values(withDeletes)];
+  return [
+    ...Object.values(plain),
+    ...[1, 2, DELETES_AS_PARAMETERS, DELETES_AS_PARAMETERS + 1].flatMap((n) => Object.values(withDeletes(n))),
+  ];
 };
 
 describe('postgresStorage statements', () => {
