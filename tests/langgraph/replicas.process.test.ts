@@ -48,6 +48,8 @@ class Replica {
   /** What it said last (stdout lines, its exit) and the end of its stderr (its steps), for a stalled scenario's report. */
   private readonly said: string[] = [];
   private stderr = '';
+  /** It exited (killed, or failed a turn). */
+  private gone = false;
 
   constructor(
     readonly index: number,
@@ -59,8 +61,11 @@ class Replica {
     const report = ['--report-on-signal', '--report-signal=SIGUSR2', `--report-directory=${reportsDir()}`];
     this.child = spawn(process.execPath, [...report, bundled.bundle], { env: { ...process.env, ...env }, cwd: bundled.work });
     this.child.stderr.on('data', (d: Buffer) => (this.stderr = (this.stderr + d.toString()).slice(-STDERR_KEPT)));
+    // A turn written as it exits finds the pipe closed: the exit is what tells.
+    this.child.stdin.on('error', () => undefined);
     this.exited = new Promise((resolve) =>
       this.child.on('exit', (code, signal) => {
+        this.gone = true;
         this.note(`exited: ${code ?? signal}`);
         if (code !== 0 && signal !== 'SIGKILL')
           this.acked.push({ id: `replica ${index} failed: ${code} ${this.stderr}`, thread: '', round: -1, replica: index });
@@ -89,8 +94,13 @@ class Replica {
     if (this.said.length > SAID_KEPT) this.said.shift();
   }
 
-  /** Serves a turn; resolves when it is done or the process died. */
+  /**
+   * Serves a turn; resolves when it is done or the process died — at once when it died before (a
+   * replica that failed a turn exits; its failure is in `acked`, and a later turn sent to it
+   * would otherwise wait forever).
+   */
   serve(turn: number, thread: string): Promise<void> {
+    if (this.gone) return Promise.resolve();
     const done = new Promise<void>((resolve) => this.waiting.set(turn, { thread, done: resolve }));
     this.child.stdin.write(`${JSON.stringify({ turn, thread })}\n`);
     return done;
