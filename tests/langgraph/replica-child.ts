@@ -4,7 +4,8 @@
  * turns the parent sends on stdin (`{"turn":N,"thread":"t"}` lines) with `graph.invoke`.
  * It prints `{"put":ID,"thread":T,"turn":N}` once a put is acknowledged (the saver's promise
  * resolved) and `{"done":N,"count":C}` when a turn's invoke returned the thread's state (each turn adds 3 to
- * `count`: its input and two nodes).
+ * `count`: its input and two nodes). Its steps go to stderr (`turn N`, `put N`, `closing`): a test
+ * that stalls reports the last ones.
  */
 import { createInterface } from 'node:readline';
 import type { RunnableConfig } from '@langchain/core/runnables';
@@ -30,12 +31,14 @@ function storageOf(spec: StoreSpec): StorageAdapter {
 }
 
 const say = (line: object): void => void process.stdout.write(`${JSON.stringify(line)}\n`);
+const step = (what: string): void => void process.stderr.write(`${what}\n`);
 
 /** The saver, reporting each acknowledged put with the turn it belongs to. */
 class ReportingSaver extends SavepointSaver {
   turn = 0;
   override async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, versions: ChannelVersions) {
     const turn = this.turn;
+    step(`put ${turn} ${checkpoint.id}`);
     const saved = await super.put(config, checkpoint, metadata, versions);
     say({ put: checkpoint.id, thread: config.configurable?.['thread_id'], turn });
     return saved;
@@ -60,7 +63,9 @@ const graph = new StateGraph(State)
 for await (const line of createInterface({ input: process.stdin })) {
   const { turn, thread } = JSON.parse(line) as { turn: number; thread: string };
   saver.turn = turn;
+  step(`turn ${turn} ${thread}`);
   const state = await graph.invoke({ count: 1 }, { configurable: { thread_id: thread } });
   say({ done: turn, count: state.count });
 }
+step('closing');
 await saver.storage.close?.();

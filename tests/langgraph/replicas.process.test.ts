@@ -10,6 +10,7 @@
  * `keepLast` bounding the thread, not each replica.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import fc from 'fast-check';
@@ -40,9 +41,15 @@ interface Acked {
 /** One replica process, serving one turn at a time. */
 class Replica {
   private readonly child: ChildProcessWithoutNullStreams;
-  private readonly waiting = new Map<number, () => void>();
+  /** The turns sent and not done yet: their thread, and what resolves their `serve`. */
+  private readonly waiting = new Map<number, { readonly thread: string; readonly done: () => void }>();
   private readonly exited: Promise<void>;
   private firstPut: (() => void) | undefined;
+  /** What it said last (stdout lines, its exit) and the end of its stderr (its steps), for a stalled scenario's report. */
+  private readonly said: string[] = [];
+  private stderr = '';
+  /** It exited (killed, or failed a turn). */
+  private gone = false;
 
   constructor(
     readonly index: number,
@@ -51,18 +58,24 @@ class Replica {
     private readonly roundOf: Map<number, number>,
     private readonly counts: Map<number, number>,
   ) {
-    this.child = spawn(process.execPath, [bundled.bundle], { env: { ...process.env, ...env }, cwd: bundled.work });
-    let stderr = '';
-    this.child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const report = ['--report-on-signal', '--report-signal=SIGUSR2', `--report-directory=${reportsDir()}`];
+    this.child = spawn(process.execPath, [...report, bundled.bundle], { env: { ...process.env, ...env }, cwd: bundled.work });
+    this.child.stderr.on('data', (d: Buffer) => (this.stderr = (this.stderr + d.toString()).slice(-STDERR_KEPT)));
+    // A turn written as it exits finds the pipe closed: the exit is what tells.
+    this.child.stdin.on('error', () => undefined);
     this.exited = new Promise((resolve) =>
       this.child.on('exit', (code, signal) => {
+        this.gone = true;
+        this.note(`exited: ${code ?? signal}`);
         if (code !== 0 && signal !== 'SIGKILL')
-          this.acked.push({ id: `replica ${index} failed: ${code} ${stderr}`, thread: '', round: -1, replica: index });
-        for (const done of this.waiting.values()) done();
+          this.acked.push({ id: `replica ${index} failed: ${code} ${this.stderr}`, thread: '', round: -1, replica: index });
+        for (const { done } of this.waiting.values()) done();
+        this.waiting.clear();
         resolve();
       }),
     );
     createInterface({ input: this.child.stdout }).on('line', (line) => {
+      this.note(line);
       const message = JSON.parse(line) as { put?: string; thread?: string; turn?: number; done?: number; count?: number };
       if (message.put !== undefined) {
         this.acked.push({ id: message.put, thread: message.thread!, round: this.roundOf.get(message.turn!)!, replica: index });
@@ -70,14 +83,25 @@ class Replica {
       }
       if (message.done !== undefined) {
         this.counts.set(message.done, message.count!);
-        this.waiting.get(message.done)?.();
+        this.waiting.get(message.done)?.done();
+        this.waiting.delete(message.done);
       }
     });
   }
 
-  /** Serves a turn; resolves when it is done or the process died. */
+  private note(line: string): void {
+    this.said.push(line);
+    if (this.said.length > SAID_KEPT) this.said.shift();
+  }
+
+  /**
+   * Serves a turn; resolves when it is done or the process died — at once when it died before (a
+   * replica that failed a turn exits; its failure is in `acked`, and a later turn sent to it
+   * would otherwise wait forever).
+   */
   serve(turn: number, thread: string): Promise<void> {
-    const done = new Promise<void>((resolve) => this.waiting.set(turn, resolve));
+    if (this.gone) return Promise.resolve();
+    const done = new Promise<void>((resolve) => this.waiting.set(turn, { thread, done: resolve }));
     this.child.stdin.write(`${JSON.stringify({ turn, thread })}\n`);
     return done;
   }
@@ -96,6 +120,45 @@ class Replica {
     this.child.stdin.end();
     await this.exited;
   }
+
+  /** Asks a live replica for a diagnostic report (its JavaScript stack and libuv handles, see {@link describeReport}). */
+  askReport(): void {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGUSR2');
+  }
+
+  /** Where it stands: the turns it has not answered, what it said last, its last steps, and its report if it wrote one. */
+  describe(): string {
+    const turns = [...this.waiting].map(([turn, { thread }]) => `${turn} (${thread})`);
+    return [
+      `replica ${this.index}, pid ${this.child.pid}: turns not answered: ${turns.join(', ') || 'none'}`,
+      `  said last: ${this.said.join(' | ')}`,
+      `  steps (stderr): ${this.stderr.trim().split('\n').slice(-8).join(' | ')}`,
+      describeReport(this.child.pid),
+    ].join('\n');
+  }
+}
+
+/** How many stdout lines and stderr characters of a replica a stalled scenario's report shows. */
+const SAID_KEPT = 6;
+const STDERR_KEPT = 4000;
+
+/** Where replicas write their reports (made at the first replica's start). */
+function reportsDir(): string {
+  const dir = join(bundled.work, 'reports');
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+/** The top of a replica's diagnostic report (written on SIGUSR2): its JavaScript stack and its active libuv handles. */
+function describeReport(pid: number | undefined): string {
+  const name = readdirSync(reportsDir()).find((n) => n.includes(`.${pid}.`));
+  if (!name) return '  no report';
+  const report = JSON.parse(readFileSync(join(reportsDir(), name), 'utf8')) as {
+    javascriptStack?: { stack?: string[] };
+    libuv?: { type: string; is_active?: boolean }[];
+  };
+  const handles = (report.libuv ?? []).filter((h) => h.is_active).map((h) => h.type);
+  return `  stack: ${(report.javascriptStack?.stack ?? []).slice(0, 10).join(' ') || '(idle)'}\n  active handles: ${handles.join(', ')}`;
 }
 
 /** What one scenario does: replicas, threads, and rounds of turns (one turn, or several at once). */
@@ -115,10 +178,17 @@ interface Served {
   readonly again: boolean;
 }
 
+/**
+ * How long a scenario may run before it is stopped and reported (it takes seconds): a replica that
+ * never answers a turn would otherwise hold the test until its timeout, saying nothing.
+ */
+const STALL_MS = 120_000;
+
 /** Runs a scenario; returns what was acknowledged and what each turn's invoke returned. The last round of each thread must be one turn, not killed. */
 async function runScenario(
   env: Record<string, string>,
   scenario: Scenario,
+  describeStore: () => string,
 ): Promise<{ acked: Acked[]; served: Served[]; counts: Map<number, number> }> {
   const acked: Acked[] = [];
   const roundOf = new Map<number, number>();
@@ -127,33 +197,68 @@ async function runScenario(
   const replicas: Replica[] = [];
   const start = (i: number): Replica => (replicas[i] = new Replica(i, env, acked, roundOf, counts));
   for (let i = 0; i < scenario.replicas; i++) start(i);
-  let turn = 0;
+  const progress = { turn: 0, round: 0 };
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const stalled = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => void reportStall(replicas, progress, describeStore).then(reject), STALL_MS);
+  });
   try {
-    for (const [round, turns] of scenario.rounds.entries()) {
-      await Promise.all(
-        turns.map(async ([i, thread, kill]) => {
-          const t = ++turn;
-          roundOf.set(t, round);
-          const serving = replicas[i]!.serve(t, thread);
-          if (!kill) {
-            served.push({ turn: t, round, thread, again: false });
-            return serving;
-          }
-          await Promise.race([replicas[i]!.nextPut(), serving]);
-          await replicas[i]!.kill();
-          start(i);
-          // The load balancer serves the request again, on the next replica.
-          const again = ++turn;
-          roundOf.set(again, round);
-          served.push({ turn: again, round, thread, again: true });
-          return replicas[(i + 1) % scenario.replicas]!.serve(again, thread);
-        }),
-      );
-    }
+    await Promise.race([runRounds(scenario, replicas, start, progress, roundOf, served), stalled]);
   } finally {
+    clearTimeout(timer);
     await Promise.all(replicas.map((r) => r.stop()));
   }
   return { acked, served, counts };
+}
+
+/** The scenario's rounds, one after another: each round's turns at once, a killed turn served again by the next replica. */
+async function runRounds(
+  scenario: Scenario,
+  replicas: Replica[],
+  start: (i: number) => Replica,
+  progress: { turn: number; round: number },
+  roundOf: Map<number, number>,
+  served: Served[],
+): Promise<void> {
+  for (const [round, turns] of scenario.rounds.entries()) {
+    progress.round = round;
+    await Promise.all(
+      turns.map(async ([i, thread, kill]) => {
+        const t = ++progress.turn;
+        roundOf.set(t, round);
+        const serving = replicas[i]!.serve(t, thread);
+        if (!kill) {
+          served.push({ turn: t, round, thread, again: false });
+          return serving;
+        }
+        await Promise.race([replicas[i]!.nextPut(), serving]);
+        await replicas[i]!.kill();
+        start(i);
+        // The load balancer serves the request again, on the next replica.
+        const again = ++progress.turn;
+        roundOf.set(again, round);
+        served.push({ turn: again, round, thread, again: true });
+        return replicas[(i + 1) % scenario.replicas]!.serve(again, thread);
+      }),
+    );
+  }
+}
+
+/** A stalled scenario's error: the round, each replica's unanswered turns, last words, steps and stack, and the store's own files. Kills the replicas. */
+async function reportStall(
+  replicas: readonly Replica[],
+  progress: { readonly turn: number; readonly round: number },
+  describeStore: () => string,
+): Promise<Error> {
+  for (const r of replicas) r.askReport();
+  await new Promise((resolve) => setTimeout(resolve, 2000));
+  const message = [
+    `the scenario stalled for ${STALL_MS / 1000} s in round ${progress.round} (last turn sent: ${progress.turn})`,
+    ...replicas.map((r) => r.describe()),
+    `store: ${describeStore()}`,
+  ].join('\n');
+  await Promise.all(replicas.map((r) => r.kill()));
+  return new Error(message);
 }
 
 /**
@@ -260,8 +365,8 @@ interface StoreUnderTest {
   /** Turns of the two-replica scenarios, rounds of the eight-replica one (each GitHub put is a commit: fewer there). */
   readonly turns: number;
   readonly rounds: number;
-  /** A fresh store: the children's REPLICA_STORE and the parent's own adapter on it. */
-  open(): Promise<{ spec: object; storage: StorageAdapter; close(): Promise<void> }>;
+  /** A fresh store: the children's REPLICA_STORE, the parent's own adapter on it, and what a stalled scenario reports of it. */
+  open(): Promise<{ spec: object; storage: StorageAdapter; close(): Promise<void>; describe?: () => string }>;
 }
 
 let fsCounter = 0;
@@ -274,7 +379,14 @@ const STORES: readonly StoreUnderTest[] = [
     open: async () => {
       const dir = join(bundled.work, `fs-${++fsCounter}`);
       const storage = fsStorage({ dir });
-      return { spec: { kind: 'fs', dir }, storage, close: () => storage.close() };
+      // Its own files (locks, claims, a seal owed, segments): who held what when it stalled.
+      const describe = (): string =>
+        existsSync(dir)
+          ? readdirSync(dir)
+              .filter((name) => name.startsWith('.sp\\'))
+              .join(', ')
+          : 'no directory';
+      return { spec: { kind: 'fs', dir }, storage, close: () => storage.close(), describe };
     },
   },
   {
@@ -318,7 +430,7 @@ for (const store of STORES) {
       try {
         const env: Record<string, string> = { REPLICA_STORE: JSON.stringify(opened.spec) };
         if (scenario.keepLast !== false) env['REPLICA_KEEP_LAST'] = String(scenario.keepLast);
-        const { acked, served, counts } = await runScenario(env, scenario);
+        const { acked, served, counts } = await runScenario(env, scenario, opened.describe ?? (() => 'not described'));
         await checkModel(opened.storage, scenario, acked);
         checkCounts(scenario, served, counts);
       } finally {

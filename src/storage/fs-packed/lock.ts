@@ -2,17 +2,16 @@
  * The packed store's lock, shared by every process on its directory: `.sp\packed\lock` in it, taken by link(2) of a token temp file of ours (the fs store's lock, ../fs/lock.ts),
  * with the journal lock's lease (../fs/journal/lease.ts): counted from the lock inode's ctime
  * (set by the link, moved by futimes on renewal), trusted by its holder for the first half only,
- * broken by anyone once it ran out — a stopped or stalled holder blocks the others for one lease
- * at most.
+ * taken over by anyone once it ran out (in one rename, by the one waiter that claims it:
+ * ../fs/take-over.ts) — a stopped or stalled holder blocks the others for one lease at most.
  *
  * A holder may have a write in flight when its lease runs out (its pool thread late, the process
  * stopped): that write lands later, at the place the holder planned, after others may have
  * written there. So whoever breaks a lock first writes down a **seal owed** (the file
  * `.sp\packed\seal-owed`), and whoever takes the lock and finds it seals the active segment at its
  * intact end and starts a new one before writing anything (hold.ts): the late write lands past
- * the sealed length, where nobody reads. The debt is written before the break, not settled by
- * the breaker, since another process may link the lock between the break and the breaker's own
- * link (or the breaker may die there).
+ * the sealed length, where nobody reads. The debt is written before the take-over and settled
+ * only by a holder that sealed, since the breaker may die in between.
  */
 import { constants } from 'node:fs';
 import { sleep, systemClock } from '../../contract/clock.js';
@@ -27,12 +26,12 @@ import {
   linkWhenFree,
   lstatIfAny,
   newToken,
-  releaseLock,
   takeWithToken,
   type HeldLock,
   type KeptToken,
   type LockTiming,
 } from '../fs/lock.js';
+import { releaseClaimed, takeOverStale } from '../fs/take-over.js';
 import { PACKED_PREFIX } from './manifest.js';
 
 const { O_WRONLY, O_CREAT, O_NOFOLLOW } = constants;
@@ -145,11 +144,14 @@ export async function settleSeal(l: PackedLock): Promise<void> {
   });
 }
 
-/** Waits for the lock with `token` (its lease counted from each link), breaking a stale one (the seal owed written first). */
+/** Waits for the lock with `token` (its lease counted from each link), taking a stale one over (the seal owed written first). */
 function linkWaiting(l: PackedLock, token: KeptToken): Promise<HeldLock> {
+  const inspect = () => inspectLeasedLock(l.path, l.dir, l.leaseMs, l.timing);
   return linkWhenFree(l.path, l.dir, token, l.timing, {
-    inspect: () => inspectLeasedLock(l.path, l.dir, l.leaseMs, l.timing),
-    beforeBreak: () => oweSeal(l),
+    inspect,
+    // Never broken by rename and put back (two holders, see ../fs/take-over.ts): taken over in one rename.
+    takeOver: (holder) =>
+      takeOverStale(l.path, l.dir, token, holder.ino, { inspect, beforeBreak: () => oweSeal(l), lease: l, claimStaleMs: l.leaseMs }),
     timedOut: (holder, waited) => lockTimeout(l, holder, waited),
     maxDelayMs: 4,
     // A pause never runs past the holder's lease end, when its lock may be broken.
@@ -176,23 +178,30 @@ export async function takeLock(l: PackedLock): Promise<Hold> {
   );
 }
 
-/** Lets the lock go (never someone else's: ../fs/lock.ts releaseLock); the token is kept for the next hold while young. */
+/** Lets the lock go (never someone else's: see `release`); the token is kept for the next hold while young. */
 export function letGoLock(l: PackedLock, keepToken = true): Promise<void> {
   const h = l.held;
   if (!h) return l.releasing ?? Promise.resolve();
+  const trusted = holdsLease(l);
   l.held = undefined;
   l.leaseFrom = undefined;
   stopLinger(l);
   if (Date.now() - h.since >= l.maxHoldMs) l.yieldUntil = Date.now() + YIELD_MS;
-  const done = release(l, h, keepToken).finally(() => {
+  const done = release(l, h, keepToken, trusted).finally(() => {
     if (l.releasing === done) l.releasing = undefined;
   });
   l.releasing = done;
   return done;
 }
 
-async function release(l: PackedLock, h: Hold, keepToken: boolean): Promise<void> {
-  await releaseLock(h.lock, l.timing);
+/**
+ * Inside the trusted part of its lease nobody may take the lock over: its name is ours, and one
+ * unlink lets it go. Past it, another process may be taking it over: its inode is claimed first
+ * (../fs/take-over.ts), so a lock that is someone else's by then is never removed.
+ */
+async function release(l: PackedLock, h: Hold, keepToken: boolean, trusted: boolean): Promise<void> {
+  if (trusted) await l.io.unlink(l.path).catch(() => undefined);
+  else await releaseClaimed(l.path, h.token.ino, l.leaseMs).catch(() => undefined);
   await keepOrDropToken(l, h.token, keepToken);
 }
 

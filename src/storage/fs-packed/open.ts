@@ -13,7 +13,7 @@ import { assertLeaseOf, letGoLock, takeLock } from './lock.js';
 import {
   MANIFEST_NAME,
   isManifestTemp,
-  readManifest,
+  parseManifest,
   segmentIdOf,
   segmentName,
   writeManifest,
@@ -166,9 +166,46 @@ export function manifestOf(state: PackedState): Manifest {
 
 /** Closes every descriptor the state holds (an open that failed, or a close). */
 export async function closeSegments(state: PackedState): Promise<void> {
+  await letGoManifest(state);
   for (const segment of [...state.segments, ...state.retiring.splice(0)]) {
     for (const fd of [segment.fd, ...segment.staleFds.splice(0)]) await state.io.close(fd).catch(() => undefined);
   }
+}
+
+/**
+ * Reads the manifest through a descriptor kept open (see `PackedState.manifestIno`): its inode and
+ * its text are the same file's, and the one read before is let go. Undefined when there is none.
+ */
+export async function holdManifest(state: PackedState): Promise<Manifest | undefined> {
+  let fd: number | undefined;
+  try {
+    fd = await state.io.open(join(state.dir, MANIFEST_NAME), constants.O_RDONLY);
+  } catch (err) {
+    if (errnoOf(err) !== 'ENOENT') throw err;
+  }
+  try {
+    const held = fd === undefined ? undefined : await readHeld(state, fd);
+    await letGoManifest(state);
+    state.manifestFd = fd;
+    state.manifestIno = held?.ino;
+    return held?.manifest;
+  } catch (err) {
+    if (fd !== undefined) await state.io.close(fd).catch(() => undefined);
+    throw err;
+  }
+}
+
+async function readHeld(state: PackedState, fd: number): Promise<{ manifest: Manifest; ino: bigint }> {
+  const st = await state.io.fstat(fd);
+  const bytes = await readRange(state.io, fd, 0, Number(st.size));
+  return { manifest: parseManifest(state.dir, bytes.toString('utf8')), ino: st.ino };
+}
+
+/** Closes the manifest descriptor kept (on close, or when another manifest is read). */
+export async function letGoManifest(state: PackedState): Promise<void> {
+  const fd = state.manifestFd;
+  state.manifestFd = undefined;
+  if (fd !== undefined) await state.io.close(fd).catch(() => undefined);
 }
 
 /** The manifest's inode now, or undefined when there is none. */
@@ -181,10 +218,9 @@ export async function manifestInode(state: PackedState): Promise<bigint | undefi
   }
 }
 
-/** Loads the segments `manifest` names (its inode `ino`, taken before it was read). */
-async function loadManifest(state: PackedState, manifest: Manifest, ino: bigint | undefined): Promise<void> {
+/** Loads the segments `manifest` names (read by {@link holdManifest}). */
+async function loadManifest(state: PackedState, manifest: Manifest): Promise<void> {
   state.generation = manifest.generation;
-  state.manifestIno = ino;
   await loadSegments(state, manifest);
 }
 
@@ -192,15 +228,14 @@ async function loadManifest(state: PackedState, manifest: Manifest, ino: bigint 
 async function openFirst(state: PackedState): Promise<void> {
   await takeLock(state.lock);
   try {
-    const ino = await manifestInode(state);
-    const manifest = await readManifest(state.io, state.dir);
-    if (manifest) return await loadManifest(state, manifest, ino);
+    const manifest = await holdManifest(state);
+    if (manifest) return await loadManifest(state, manifest);
     // Without a manifest, any segment file is a leftover of a first open that crashed before naming it.
     const names = await state.io.readdir(state.dir);
     await removeLeftovers(state, names);
     state.leftoversChecked = true;
     await initialize(state, names);
-    state.manifestIno = await manifestInode(state);
+    await holdManifest(state);
   } finally {
     await letGoLock(state.lock);
   }
@@ -211,10 +246,8 @@ export async function openPackedState(options: PackedSettings, io: PackedIo, now
   const state = createPackedState(options, io, now);
   try {
     await io.mkdirp(options.dir);
-    // The inode before the manifest is read: a rewrite in between is seen as a change by the next tail.
-    const ino = await manifestInode(state);
-    const manifest = ino === undefined ? undefined : await readManifest(io, options.dir);
-    if (manifest) await loadManifest(state, manifest, ino);
+    const manifest = await holdManifest(state);
+    if (manifest) await loadManifest(state, manifest);
     else await openFirst(state);
     return state;
   } catch (err) {

@@ -177,8 +177,14 @@ export interface PackedState {
   readonly lock: PackedLock;
   /** Tails of what other processes wrote, one at a time (tail.ts). */
   readonly tails: Tails;
-  /** The manifest's inode as last read: every rewrite is a rename, so another inode means another manifest. */
+  /**
+   * The manifest's inode as last read: every rewrite is a rename, so another inode means another
+   * manifest. The file read is kept open (`manifestFd`): a file system gives a freed inode's number
+   * to a new file (ext4 soon after), so a manifest two rewrites later could otherwise have the
+   * number read, and look unchanged; while this one is open, no new file can.
+   */
   manifestIno: bigint | undefined;
+  manifestFd: number | undefined;
   /** Whether a hold of the lock has removed the leftovers of a crashed rotation or compaction (once a process). */
   leftoversChecked: boolean;
   /**
@@ -216,6 +222,7 @@ export function createPackedState(options: PackedSettings, io: PackedIo, now: ()
     lock: createPackedLock(options.dir, io, options),
     tails: createTails(),
     manifestIno: undefined,
+    manifestFd: undefined,
     leftoversChecked: false,
     pastEndChecked: false,
   };

@@ -13,8 +13,8 @@
 import { join } from 'node:path';
 import { CheckpointError } from '../../contract/errors.js';
 import { readRange } from './io.js';
-import { MANIFEST_NAME, encodeManifest, readManifest, segmentName, type Manifest } from './manifest.js';
-import { applyScannedOps, loadSegment, manifestInode, manifestOf } from './open.js';
+import { MANIFEST_NAME, encodeManifest, segmentName, type Manifest } from './manifest.js';
+import { applyScannedOps, holdManifest, loadSegment, manifestInode, manifestOf } from './open.js';
 import { HEADER_BYTES, recordBytesAt, scanSegment, zerosAt, type ScannedOp, type ScannedSegment } from './record.js';
 import { activeSegment, releaseSegment, setEntry, type PackedState } from './state.js';
 
@@ -121,10 +121,9 @@ async function reload(state: PackedState, manifest: Manifest): Promise<void> {
 
 /** Whether the manifest changed since it was last read: then it is read again (and the index rebuilt unless it names what this process holds). */
 async function followManifest(state: PackedState): Promise<void> {
-  const ino = await manifestInode(state);
-  if (ino === state.manifestIno) return;
-  const manifest = await readManifest(state.io, state.dir);
-  state.manifestIno = ino;
+  // The manifest last read is held open: the same inode at its name is that file (see PackedState.manifestIno).
+  if ((await manifestInode(state)) === state.manifestIno) return;
+  const manifest = await holdManifest(state);
   // Not by generation alone: a rewrite of ours that failed (its lease ran out) counted one too.
   if (manifest && encodeManifest(manifest) !== encodeManifest(manifestOf(state))) await reload(state, manifest);
 }

@@ -154,6 +154,12 @@ export interface LockWaiting<H extends Holder> {
   readonly pauseMs?: (delay: number, holder: H) => number;
   /** A lease of the lock, counted from just before each link and dropped when the link fails. */
   readonly lease?: { leaseFrom: number | undefined };
+  /**
+   * Takes a stale lock over in place of breaking it (see take-over.ts, which runs its own
+   * `beforeBreak`); true when it did, false when another waiter is taking it over or it changed
+   * (then it is waited for as a live one).
+   */
+  readonly takeOver?: (holder: H) => Promise<boolean>;
 }
 
 /** One link of `token` as the lock at `path`; false when someone holds it. */
@@ -189,7 +195,9 @@ export async function linkWhenFree<H extends Holder>(
     if (await tryLink(token, path, waiting.lease)) return brokeStale ? { path, dir, token, brokeStale } : { path, dir, token };
     const state = await waiting.inspect();
     if (state === 'gone') continue;
-    if (state.stale) {
+    if (state.stale && waiting.takeOver) {
+      if (await waiting.takeOver(state)) return { path, dir, token, brokeStale: true };
+    } else if (state.stale) {
       await waiting.beforeBreak?.();
       if (await breakLock(path, dir, state.ino, timing)) brokeStale = true;
       continue;
