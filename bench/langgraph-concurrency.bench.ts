@@ -109,7 +109,8 @@ async function pgCellRows(peers: Peers, cell: Cell): Promise<BenchRow[]> {
     // Long threads are filled once, by another saver instance, and reused by every round (each adds a few).
     if (cell.history > 0) await prefill(saverOf(mode, peers, cell.keepLast, true), sets[mode], cell.history);
   }
-  for (const mode of ['savepoint', 'langgraph'] as Mode[]) await warmUp(() => saverOf(mode, peers, cell.keepLast), sets[mode], steps, cell.history > 0);
+  for (const mode of ['savepoint', 'langgraph'] as Mode[])
+    await warmUp(() => saverOf(mode, peers, cell.keepLast), sets[mode], steps, cell.history > 0);
   const results: CellResults = { savepoint: [], peer: [] };
   // Savepoint's statements per superstep, its first getTuple included (each write statement is a commit).
   let statements = 0;

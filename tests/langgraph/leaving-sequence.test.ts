@@ -49,7 +49,8 @@ describe('the sequence of a leaving checkpoint', () => {
             expect(members['sequence']).toBe(snapshot.sequence);
           } else {
             // Only a document stored in another shape than whole sealed JSON is left to the full decode.
-            expect(new TextDecoder().decode(bytes.subarray(0, 200))).toMatch(/\$savepoint_(chunked|part)|^\x1f/);
+            const gzipped = bytes[0] === 0x1f && bytes[1] === 0x8b;
+            expect(gzipped || /\$savepoint_(chunked|part)/.test(new TextDecoder().decode(bytes.subarray(0, 200)))).toBe(true);
           }
         }
       }),
