@@ -144,8 +144,9 @@ async function learnRun(
  * Whether a head read just before the run's listing (`known`) still tells what the listing shows:
  * no checkpoint listed above the greatest id the head records, and no writes folder above its
  * sequence. A put that moved the head in between shows as one or the other, and the head is read
- * again; one that would not (an old id put again) is refused at this saver's next claim, which is
- * conditional on the head's version.
+ * again; one that would not (an old id put again, or a new id below the head's greatest from a
+ * replica whose clock is behind, with no writes yet) is refused at this saver's next claim, which
+ * is conditional on the head's version.
  */
 function headCovers(known: StoredHead, ids: readonly string[], writes: ReadonlyMap<number, unknown>): boolean {
   const head = known.head;

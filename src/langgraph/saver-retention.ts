@@ -200,7 +200,8 @@ async function learnSequence(state: SaverState, run: RunState, id: string, store
 /** The sequence a checkpoint document's members give, when they name checkpoint `id` (as its snapshot would). */
 function sequenceNamed(members: Readonly<Record<string, unknown>>, id: string): number | undefined {
   const sequence = members['sequence'];
-  return members['snapshot_id'] === id && Number.isSafeInteger(sequence) && (sequence as number) >= 0 ? (sequence as number) : undefined;
+  // Sequences start at 1, as the profile's schema requires: anything else is left to the full decode, which refuses it.
+  return members['snapshot_id'] === id && Number.isSafeInteger(sequence) && (sequence as number) >= 1 ? (sequence as number) : undefined;
 }
 
 /**

@@ -12,6 +12,8 @@ import { memoryStorage } from 'savepoint';
 import { SavepointSaver, langGraphProfile } from 'savepoint/langgraph';
 import { decodeStoredSnapshot, sealedDocumentMembers } from '../../src/snapshot-io/read-snapshot.js';
 import type { SaverState } from '../../src/langgraph/saver-state.js';
+import { sealDocumentBytes } from '../../src/codec/json-document.js';
+import type { JsonObject } from '../../src/contract/json.js';
 import { superstep, type Cursor } from '../support/langgraph-superstep.js';
 
 const thread = { configurable: { thread_id: 't', checkpoint_ns: '' } };
@@ -97,5 +99,22 @@ describe('the sequence of a leaving checkpoint', () => {
     const parts = new Set<string>();
     for await (const entry of storage.list('langgraph/t/parts/')) parts.add(entry.key.split('/')[3]!);
     expect(parts.size).toBe(4);
+  });
+
+  it('a sealed document naming sequence 0 (which the schema refuses) is not taken at its word: the writes under parts/0/ are not deleted with it', async () => {
+    const storage = memoryStorage();
+    const writer = new SavepointSaver({ storage, keepLast: 3 });
+    const written: Cursor = { config: thread, step: 0 };
+    for (let i = 0; i < 3; i++) await superstep(writer, written);
+    // Another tool re-sealed the oldest document with sequence 0, and keeps a file under parts/0/.
+    const [oldest] = [...(await documents(storage)).keys()];
+    const doc = JSON.parse(new TextDecoder().decode((await storage.get(oldest!))!.bytes)) as JsonObject;
+    await storage.put(oldest!, (await sealDocumentBytes({ ...doc, sequence: 0 })).bytes);
+    await storage.put('langgraph/t/parts/0/w_other.json', new TextEncoder().encode('{"kept":true}'));
+    const fresh = new SavepointSaver({ storage, keepLast: 3 });
+    const turn: Cursor = { config: (await fresh.getTuple(thread))!.config, step: 100 };
+    await superstep(fresh, turn);
+    expect(await storage.get(oldest!)).toBeUndefined();
+    expect(await storage.get('langgraph/t/parts/0/w_other.json')).toBeDefined();
   });
 });

@@ -10,7 +10,7 @@
  * `keepLast` bounding the thread, not each replica.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import fc from 'fast-check';
@@ -116,14 +116,24 @@ class Replica {
     return this.exited;
   }
 
+  /** Ends its input and waits for it to exit; one still running after {@link STOP_MS} is killed (a stop never hangs the test). */
   async stop(): Promise<void> {
     this.child.stdin.end();
-    await this.exited;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), STOP_MS)));
+    const outcome = await Promise.race([this.exited, late]);
+    clearTimeout(timer);
+    if (outcome === 'late') await this.kill();
   }
+
+  /** When a report was last asked for: only a report written since is this replica's (pids are reused). */
+  private reportAskedAt = Infinity;
 
   /** Asks a live replica for a diagnostic report (its JavaScript stack and libuv handles, see {@link describeReport}). */
   askReport(): void {
-    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGUSR2');
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    this.reportAskedAt = Date.now() - 1000;
+    this.child.kill('SIGUSR2');
   }
 
   /** Where it stands: the turns it has not answered, what it said last, its last steps, and its report if it wrote one. */
@@ -133,13 +143,15 @@ class Replica {
       `replica ${this.index}, pid ${this.child.pid}: turns not answered: ${turns.join(', ') || 'none'}`,
       `  said last: ${this.said.join(' | ')}`,
       `  steps (stderr): ${this.stderr.trim().split('\n').slice(-8).join(' | ')}`,
-      describeReport(this.child.pid),
+      describeReport(this.child.pid, this.reportAskedAt),
     ].join('\n');
   }
 }
 
 /** How many stdout lines and stderr characters of a replica a stalled scenario's report shows. */
 const SAID_KEPT = 6;
+/** How long a replica whose input ended may take to exit before it is killed. */
+const STOP_MS = 30_000;
 const STDERR_KEPT = 4000;
 
 /** Where replicas write their reports (made at the first replica's start). */
@@ -149,16 +161,24 @@ function reportsDir(): string {
   return dir;
 }
 
-/** The top of a replica's diagnostic report (written on SIGUSR2): its JavaScript stack and its active libuv handles. */
-function describeReport(pid: number | undefined): string {
-  const name = readdirSync(reportsDir()).find((n) => n.includes(`.${pid}.`));
-  if (!name) return '  no report';
-  const report = JSON.parse(readFileSync(join(reportsDir(), name), 'utf8')) as {
-    javascriptStack?: { stack?: string[] };
-    libuv?: { type: string; is_active?: boolean }[];
-  };
-  const handles = (report.libuv ?? []).filter((h) => h.is_active).map((h) => h.type);
-  return `  stack: ${(report.javascriptStack?.stack ?? []).slice(0, 10).join(' ') || '(idle)'}\n  active handles: ${handles.join(', ')}`;
+/**
+ * The top of a replica's diagnostic report (written on SIGUSR2 since `askedAt`): its JavaScript
+ * stack and its active libuv handles. A report of an earlier process with the same pid, or one
+ * half written, is not taken for it.
+ */
+function describeReport(pid: number | undefined, askedAt: number): string {
+  try {
+    const name = readdirSync(reportsDir()).find((n) => n.includes(`.${pid}.`) && statSync(join(reportsDir(), n)).mtimeMs >= askedAt);
+    if (!name) return '  no report';
+    const report = JSON.parse(readFileSync(join(reportsDir(), name), 'utf8')) as {
+      javascriptStack?: { stack?: string[] };
+      libuv?: { type: string; is_active?: boolean }[];
+    };
+    const handles = (report.libuv ?? []).filter((h) => h.is_active).map((h) => h.type);
+    return `  stack: ${(report.javascriptStack?.stack ?? []).slice(0, 10).join(' ') || '(idle)'}\n  active handles: ${handles.join(', ')}`;
+  } catch (err) {
+    return `  report not read: ${String(err)}`;
+  }
 }
 
 /** What one scenario does: replicas, threads, and rounds of turns (one turn, or several at once). */
@@ -200,7 +220,7 @@ async function runScenario(
   const progress = { turn: 0, round: 0 };
   let timer: ReturnType<typeof setTimeout> | undefined;
   const stalled = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => void reportStall(replicas, progress, describeStore).then(reject), STALL_MS);
+    timer = setTimeout(() => void reportStall(replicas, progress, describeStore).then(reject, reject), STALL_MS);
   });
   try {
     await Promise.race([runRounds(scenario, replicas, start, progress, roundOf, served), stalled]);
@@ -250,15 +270,25 @@ async function reportStall(
   progress: { readonly turn: number; readonly round: number },
   describeStore: () => string,
 ): Promise<Error> {
-  for (const r of replicas) r.askReport();
-  await new Promise((resolve) => setTimeout(resolve, 2000));
-  const message = [
-    `the scenario stalled for ${STALL_MS / 1000} s in round ${progress.round} (last turn sent: ${progress.turn})`,
-    ...replicas.map((r) => r.describe()),
-    `store: ${describeStore()}`,
-  ].join('\n');
-  await Promise.all(replicas.map((r) => r.kill()));
-  return new Error(message);
+  try {
+    for (const r of replicas) r.askReport();
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    const store = (() => {
+      try {
+        return describeStore();
+      } catch (err) {
+        return `not read: ${String(err)}`;
+      }
+    })();
+    const message = [
+      `the scenario stalled for ${STALL_MS / 1000} s in round ${progress.round} (last turn sent: ${progress.turn})`,
+      ...replicas.map((r) => r.describe()),
+      `store: ${store}`,
+    ].join('\n');
+    return new Error(message);
+  } finally {
+    await Promise.all(replicas.map((r) => r.kill()));
+  }
 }
 
 /**

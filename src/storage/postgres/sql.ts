@@ -222,15 +222,16 @@ SELECT (SELECT version::text FROM first) AS first, (SELECT version::text FROM se
     ifAbsent: pair(ifAbsent),
     ifVersion: pair(ifVersion),
     withDeletes: (count) => {
-      let statements = withDeletes.get(count);
+      // Counts beyond the bound share the array form: one entry for them all.
+      const form = Math.min(count, DELETES_AS_PARAMETERS + 1);
+      let statements = withDeletes.get(form);
       if (!statements) {
         statements = {
-          any: pair(any, deletedKeys(version, count)),
-          ifAbsent: pair(ifAbsent, deletedKeys(version, count)),
-          ifVersion: pair(ifVersion, deletedKeys(version + 1, count)),
+          any: pair(any, deletedKeys(version, form)),
+          ifAbsent: pair(ifAbsent, deletedKeys(version, form)),
+          ifVersion: pair(ifVersion, deletedKeys(version + 1, form)),
         };
-        // Counts beyond the bound share the array form: one entry for them all.
-        if (count <= DELETES_AS_PARAMETERS) withDeletes.set(count, statements);
+        withDeletes.set(form, statements);
       }
       return statements;
     },
