@@ -220,11 +220,13 @@ export async function exclusively<T>(state: PackedState, task: () => Promise<T>)
   }
 }
 
-/** Resolves once every queued call is answered; then closes the files. */
+/** Resolves once every queued call is answered and every tail (a read's) is done; then closes the files. */
 export async function closeWhenIdle(state: PackedState): Promise<void> {
   await whenIdle(state);
   await letGoLock(state.lock, false).catch(() => undefined);
   await dropSpare(state.lock);
+  // A tail may open segments (a reload) and keep the manifest open: closed after it.
+  await state.tails.last;
   await closeSegments(state);
 }
 

@@ -6,9 +6,10 @@
  * a seal owed by a broken lock (lock.ts) before anything is written: groups are planned only
  * against an index that holds every acknowledged write.
  */
-import { holdsLease, letGoLock, renewIfOld, sealOwed, settleSeal, stopLinger, takeLock, type PackedLock } from './lock.js';
+import { holdsLease, letGoLock, LOCK_NAME, renewIfOld, sealOwed, settleSeal, stopLinger, takeLock, type PackedLock } from './lock.js';
 import { join } from 'node:path';
 import { leftBehind } from '../fs/lock.js';
+import { isClaimOf } from '../fs/take-over.js';
 import { rotate } from './maintain.js';
 import { writeHint } from './hint.js';
 import { removeLeftovers } from './open.js';
@@ -60,13 +61,28 @@ export async function settleHold(state: PackedState): Promise<void> {
   if (await sealOwed(l)) {
     await rotate(state);
     await writeHint(state);
-    await settleSeal(l);
+    settleSeal(l);
   }
 }
 
-/** Removes the lock tokens (and broken locks being removed) of processes that are gone: a writer killed while it held or kept one. */
+/**
+ * Removes the lock tokens (and broken locks being removed) of processes that are gone: a writer
+ * killed while it held or kept one; and claims of the lock older than a lease (a claimer killed
+ * between its take-over and removing its claim: they name an inode the lock, ours now, no longer holds).
+ */
 async function removeDeadTokens(state: PackedState, names: readonly string[]): Promise<void> {
-  for (const name of names) if (leftBehind(name, state.lock.timing)) await state.io.unlink(join(state.dir, name)).catch(() => undefined);
+  const l = state.lock;
+  for (const name of names) {
+    const path = join(state.dir, name);
+    if (leftBehind(name, l.timing)) await state.io.unlink(path).catch(() => undefined);
+    else if (isClaimOf(LOCK_NAME, name) && (await claimOlderThan(state, path, l.leaseMs)))
+      await state.io.unlink(path).catch(() => undefined);
+  }
+}
+
+async function claimOlderThan(state: PackedState, path: string, ms: number): Promise<boolean> {
+  const st = await state.io.stat(path).catch(() => undefined);
+  return st !== undefined && Date.now() - Number(st.mtimeMs) > ms;
 }
 
 /**

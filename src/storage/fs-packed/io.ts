@@ -23,6 +23,8 @@ export interface PackedIo extends Pick<
   datasyncSync(fd: number): void;
   /** The inode of the file at `path`, on the event loop; undefined when there is none. */
   inodeSync(path: string): bigint | undefined;
+  /** unlink(2) on the event loop: the lock's release, right after the check that it is still ours (lock.ts). */
+  unlinkSync(path: string): void;
 }
 
 // Functions are looked up on `fs` at call time, so the power-loss recorder's wrappers see them.
@@ -52,6 +54,7 @@ export const realPackedIo: PackedIo = {
   },
   datasyncSync: (fd) => fs.fdatasyncSync(fd),
   inodeSync: (path) => fs.statSync(path, { bigint: true, throwIfNoEntry: false })?.ino,
+  unlinkSync: (path) => fs.unlinkSync(path),
 };
 
 /** fsync(2) of a directory: the names made, renamed or removed in it are durable once this returns. */

@@ -3,7 +3,13 @@
  * with the journal lock's lease (../fs/journal/lease.ts): counted from the lock inode's ctime
  * (set by the link, moved by futimes on renewal), trusted by its holder for the first half only,
  * taken over by anyone once it ran out (in one rename, by the one waiter that claims it:
- * ../fs/take-over.ts) — a stopped or stalled holder blocks the others for one lease at most.
+ * ../fs/take-over.ts) — a stopped or stalled holder blocks the others for one lease, and a
+ * claimer killed while taking it over for a fifth of a lease more (its claim's stale age).
+ *
+ * Letting the lock go inside the trusted half is one unlink, made synchronously right after that
+ * check: an asynchronous one runs when libuv's pool gets to it, and a pool stalled past the rest
+ * of the lease would remove the lock of whoever took it over meanwhile. Past the trusted half the
+ * release claims the lock's inode first (../fs/take-over.ts).
  *
  * A holder may have a write in flight when its lease runs out (its pool thread late, the process
  * stopped): that write lands later, at the place the holder planned, after others may have
@@ -15,7 +21,7 @@
  */
 import { constants } from 'node:fs';
 import { sleep, systemClock } from '../../contract/clock.js';
-import type { CheckpointError } from '../../contract/errors.js';
+import { CheckpointError } from '../../contract/errors.js';
 import type { FsIo } from '../fs/fd.js';
 import { errnoOf } from '../fs/io.js';
 import { leaseHeld, leaseRanOut, leasedLockBusy, renewLeaseOf, type Lease } from '../fs/journal/lease.js';
@@ -32,6 +38,7 @@ import {
   type LockTiming,
 } from '../fs/lock.js';
 import { releaseClaimed, takeOverStale } from '../fs/take-over.js';
+import type { PackedIo } from './io.js';
 import { PACKED_PREFIX } from './manifest.js';
 
 const { O_WRONLY, O_CREAT, O_NOFOLLOW } = constants;
@@ -40,7 +47,7 @@ export const LOCK_NAME = `${PACKED_PREFIX}lock`;
 export const SEAL_OWED_NAME = `${PACKED_PREFIX}seal-owed`;
 
 /** The file-system calls the lock makes (the store's seam). */
-export type LockIo = Pick<FsIo, 'open' | 'close' | 'fsync' | 'fstat' | 'unlink' | 'futimes'>;
+export type LockIo = Pick<FsIo, 'open' | 'close' | 'fsync' | 'fstat' | 'unlink' | 'futimes'> & Pick<PackedIo, 'unlinkSync'>;
 
 /** Options of the lock (tests shorten them). */
 export interface PackedLockOptions {
@@ -76,6 +83,8 @@ export interface PackedLock extends Lease {
   /** The timer letting the lock go once no group came for lingerMs, and when the last group ended (Date.now()). */
   linger: ReturnType<typeof setTimeout> | undefined;
   idleSince: number;
+  /** A claim older than this is a stalled or killed claimer's, climbed past by the others (ms; a fifth of the lease). */
+  readonly claimStaleMs: number;
   /** Our release under way, if any (a take waits for it). */
   releasing: Promise<void> | undefined;
   /** A hold that ended at maxHoldMs: the next take waits until then, so a waiter polling for the lock finds it free. */
@@ -101,6 +110,7 @@ export function createPackedLock(dir: string, io: LockIo, options: PackedLockOpt
     spare: undefined,
     linger: undefined,
     idleSince: 0,
+    claimStaleMs: leaseMs / 5,
     releasing: undefined,
     yieldUntil: 0,
   };
@@ -118,8 +128,21 @@ export function assertLeaseOf(l: PackedLock, dir: string): void {
   if (!holdsLease(l)) throw leaseLostError(dir);
 }
 
-const lockTimeout = (l: PackedLock, holder: { readonly pid?: number; readonly leftMs: number }, waited: number): CheckpointError =>
-  leasedLockBusy(`packed store ${l.dir}`, holder, waited, ' or raise lockTimeoutMs', { key: 'packed', withLeaseEnd: false });
+/** The refusal of a wait that ran out: a lock whose lease ran out is being taken over by another waiter (or its claimer was killed). */
+function lockTimeout(
+  l: PackedLock,
+  holder: { readonly pid?: number; readonly leftMs: number; readonly stale: boolean },
+  waited: number,
+): CheckpointError {
+  if (!holder.stale)
+    return leasedLockBusy(`packed store ${l.dir}`, holder, waited, ' or raise lockTimeoutMs', { key: 'packed', withLeaseEnd: false });
+  return new CheckpointError(
+    'checkpoint_atomic_write_failed',
+    `packed store ${l.dir} is busy: waited ${waited} ms for its lock, whose holder (pid ${holder.pid ?? '?'}) is gone or let its lease run out, ` +
+      `while another waiter claimed it (a claim is climbed past after ${l.claimStaleMs} ms); nothing was written — retry the write or raise lockTimeoutMs`,
+    { details: { key: 'packed', reason: 'lock_timeout', holderPid: holder.pid ?? -1 } },
+  );
+}
 
 /** Writes down that the active segment must be sealed before the next write (idempotent). */
 async function oweSeal(l: PackedLock): Promise<void> {
@@ -136,12 +159,17 @@ export async function sealOwed(l: PackedLock): Promise<boolean> {
   return (await lstatIfAny(`${l.dir}/${SEAL_OWED_NAME}`)) !== undefined;
 }
 
-/** Removes the debt once the seal is durable, only while the lease surely runs (so no later breaker's debt is removed). */
-export async function settleSeal(l: PackedLock): Promise<void> {
+/**
+ * Removes the debt once the seal is durable, only while the lease surely runs (so no later
+ * breaker's debt is removed): checked and removed in adjacent synchronous calls, as a release.
+ */
+export function settleSeal(l: PackedLock): void {
   if (!holdsLease(l)) return;
-  await l.io.unlink(`${l.dir}/${SEAL_OWED_NAME}`).catch((err: unknown) => {
+  try {
+    l.io.unlinkSync(`${l.dir}/${SEAL_OWED_NAME}`);
+  } catch (err) {
     if (errnoOf(err) !== 'ENOENT') throw err;
-  });
+  }
 }
 
 /** Waits for the lock with `token` (its lease counted from each link), taking a stale one over (the seal owed written first). */
@@ -151,7 +179,7 @@ function linkWaiting(l: PackedLock, token: KeptToken): Promise<HeldLock> {
     inspect,
     // Never broken by rename and put back (two holders, see ../fs/take-over.ts): taken over in one rename.
     takeOver: (holder) =>
-      takeOverStale(l.path, l.dir, token, holder.ino, { inspect, beforeBreak: () => oweSeal(l), lease: l, claimStaleMs: l.leaseMs }),
+      takeOverStale(l.path, l.dir, token, holder.ino, { inspect, beforeBreak: () => oweSeal(l), lease: l, claimStaleMs: l.claimStaleMs }),
     timedOut: (holder, waited) => lockTimeout(l, holder, waited),
     maxDelayMs: 4,
     // A pause never runs past the holder's lease end, when its lock may be broken.
@@ -182,7 +210,9 @@ export async function takeLock(l: PackedLock): Promise<Hold> {
 export function letGoLock(l: PackedLock, keepToken = true): Promise<void> {
   const h = l.held;
   if (!h) return l.releasing ?? Promise.resolve();
+  // Checked and let go in adjacent synchronous calls (see the header): no stall between them but the process's own.
   const trusted = holdsLease(l);
+  if (trusted) unlinkNow(l);
   l.held = undefined;
   l.leaseFrom = undefined;
   stopLinger(l);
@@ -196,13 +226,21 @@ export function letGoLock(l: PackedLock, keepToken = true): Promise<void> {
 
 /**
  * Inside the trusted part of its lease nobody may take the lock over: its name is ours, and one
- * unlink lets it go. Past it, another process may be taking it over: its inode is claimed first
- * (../fs/take-over.ts), so a lock that is someone else's by then is never removed.
+ * unlink let it go already (`letGoLock`). Past it, another process may be taking it over: its
+ * inode is claimed first (../fs/take-over.ts), so a lock that is someone else's by then is never removed.
  */
 async function release(l: PackedLock, h: Hold, keepToken: boolean, trusted: boolean): Promise<void> {
-  if (trusted) await l.io.unlink(l.path).catch(() => undefined);
-  else await releaseClaimed(l.path, h.token.ino, l.leaseMs).catch(() => undefined);
+  if (!trusted) await releaseClaimed(l.path, h.token.ino, l.claimStaleMs).catch(() => undefined);
   await keepOrDropToken(l, h.token, keepToken);
+}
+
+/** The release inside the trusted lease: one unlink (a failure leaves the lock to run out its lease). */
+function unlinkNow(l: PackedLock): void {
+  try {
+    l.io.unlinkSync(l.path);
+  } catch {
+    // Left to its lease.
+  }
 }
 
 export function stopLinger(l: PackedLock): void {

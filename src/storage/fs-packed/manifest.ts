@@ -13,10 +13,9 @@
  * Segment names the manifest does not hold are leftovers of a crashed rotation or compaction,
  * removed by the next lock holder. (Names starting `.sp\` are internal to fsStorage.)
  */
-import { join } from 'node:path';
 import { CheckpointError } from '../../contract/errors.js';
 import { INTERNAL_MARK } from '../fs/names.js';
-import { readWholeFile, type PackedIo } from './io.js';
+import type { PackedIo } from './io.js';
 import { replaceViaTemp, tempNameOf } from './replace.js';
 
 export const PACKED_PREFIX = `${INTERNAL_MARK}packed\\`;
@@ -79,12 +78,6 @@ export function parseManifest(dir: string, text: string): Manifest {
     return { id: s.id, length: s.length };
   });
   return { generation: m.generation, segments };
-}
-
-/** The manifest of `dir`, or undefined when there is none. */
-export async function readManifest(io: PackedIo, dir: string): Promise<Manifest | undefined> {
-  const bytes = await readWholeFile(io, join(dir, MANIFEST_NAME));
-  return bytes === undefined ? undefined : parseManifest(dir, bytes.toString('utf8'));
 }
 
 /**

@@ -176,7 +176,7 @@ export async function closeSegments(state: PackedState): Promise<void> {
  * Reads the manifest through a descriptor kept open (see `PackedState.manifestIno`): its inode and
  * its text are the same file's, and the one read before is let go. Undefined when there is none.
  */
-export async function holdManifest(state: PackedState): Promise<Manifest | undefined> {
+export async function keepManifestOpen(state: PackedState): Promise<Manifest | undefined> {
   let fd: number | undefined;
   try {
     fd = await state.io.open(join(state.dir, MANIFEST_NAME), constants.O_RDONLY);
@@ -186,8 +186,14 @@ export async function holdManifest(state: PackedState): Promise<Manifest | undef
   try {
     const held = fd === undefined ? undefined : await readHeld(state, fd);
     await letGoManifest(state);
-    state.manifestFd = fd;
     state.manifestIno = held?.ino;
+    // A read under way when the store closed: nothing closes a descriptor kept now (and no later tail trusts the inode).
+    if (state.closed && fd !== undefined) {
+      await state.io.close(fd).catch(() => undefined);
+      state.manifestIno = undefined;
+      return held?.manifest;
+    }
+    state.manifestFd = fd;
     return held?.manifest;
   } catch (err) {
     if (fd !== undefined) await state.io.close(fd).catch(() => undefined);
@@ -218,7 +224,7 @@ export async function manifestInode(state: PackedState): Promise<bigint | undefi
   }
 }
 
-/** Loads the segments `manifest` names (read by {@link holdManifest}). */
+/** Loads the segments `manifest` names (read by {@link keepManifestOpen}). */
 async function loadManifest(state: PackedState, manifest: Manifest): Promise<void> {
   state.generation = manifest.generation;
   await loadSegments(state, manifest);
@@ -228,14 +234,14 @@ async function loadManifest(state: PackedState, manifest: Manifest): Promise<voi
 async function openFirst(state: PackedState): Promise<void> {
   await takeLock(state.lock);
   try {
-    const manifest = await holdManifest(state);
+    const manifest = await keepManifestOpen(state);
     if (manifest) return await loadManifest(state, manifest);
     // Without a manifest, any segment file is a leftover of a first open that crashed before naming it.
     const names = await state.io.readdir(state.dir);
     await removeLeftovers(state, names);
     state.leftoversChecked = true;
     await initialize(state, names);
-    await holdManifest(state);
+    await keepManifestOpen(state);
   } finally {
     await letGoLock(state.lock);
   }
@@ -246,7 +252,7 @@ export async function openPackedState(options: PackedSettings, io: PackedIo, now
   const state = createPackedState(options, io, now);
   try {
     await io.mkdirp(options.dir);
-    const manifest = await holdManifest(state);
+    const manifest = await keepManifestOpen(state);
     if (manifest) await loadManifest(state, manifest);
     else await openFirst(state);
     return state;

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { CheckpointError } from '../../contract/errors.js';
 import { readRange } from './io.js';
 import { MANIFEST_NAME, encodeManifest, segmentName, type Manifest } from './manifest.js';
-import { applyScannedOps, holdManifest, loadSegment, manifestInode, manifestOf } from './open.js';
+import { applyScannedOps, keepManifestOpen, loadSegment, manifestInode, manifestOf } from './open.js';
 import { HEADER_BYTES, recordBytesAt, scanSegment, zerosAt, type ScannedOp, type ScannedSegment } from './record.js';
 import { activeSegment, releaseSegment, setEntry, type PackedState } from './state.js';
 
@@ -123,9 +123,16 @@ async function reload(state: PackedState, manifest: Manifest): Promise<void> {
 async function followManifest(state: PackedState): Promise<void> {
   // The manifest last read is held open: the same inode at its name is that file (see PackedState.manifestIno).
   if ((await manifestInode(state)) === state.manifestIno) return;
-  const manifest = await holdManifest(state);
+  const manifest = await keepManifestOpen(state);
   // Not by generation alone: a rewrite of ours that failed (its lease ran out) counted one too.
-  if (manifest && encodeManifest(manifest) !== encodeManifest(manifestOf(state))) await reload(state, manifest);
+  if (!manifest || encodeManifest(manifest) === encodeManifest(manifestOf(state))) return;
+  try {
+    await reload(state, manifest);
+  } catch (err) {
+    // The index is half rebuilt: the next tail reads this manifest again.
+    state.manifestIno = undefined;
+    throw err;
+  }
 }
 
 async function tailNow(state: PackedState, cut: boolean): Promise<void> {

@@ -24,13 +24,23 @@ import { INTERNAL_MARK, classifyInternal, deadName, newOwner, ownerGone, parseOw
  * committed (renamed the temp file over the key; only the directory fsync is left) or died
  * and was swept.
  *
- * Breaking a stale lock renames it to a unique name first and then checks what it took:
- * if a racing process had replaced the stale lock with a live one meanwhile, that one is
- * linked back. A holder whose lock has aged past half the stale bound re-checks it before
- * committing (`assertHeld`), so a lock broken from under a stalled holder makes the holder
- * abort instead of writing. Release renames the lock away to a unique name first and then
- * checks what it took, exactly as breaking does, so it cannot remove a lock another process
- * took in between (a committed holder's lock looks stale to others: its temp name is gone).
+ * Breaking a stale lock (`breakLock`) renames it to a unique name first and then checks what
+ * it took: if a racing process had replaced the stale lock with a live one meanwhile, that one
+ * is linked back. This is not safe against three processes: while the live lock is away its
+ * name is free, and a third process that links there holds the lock too (and the link back
+ * fails: two holders). A holder whose lock has aged past half the stale bound re-checks it
+ * before committing (`assertHeld`), so a lock broken from under a stalled holder makes the
+ * holder abort instead of writing — not a holder whose lock was taken by mistake a moment ago.
+ * Release renames the lock away to a unique name first and then checks what it took, exactly
+ * as breaking does, so it does not remove a lock another process took in between (a committed
+ * holder's lock looks stale to others: its temp name is gone), with the same free moment.
+ * For a per-key lock that needs three writers of one key meeting at a stale lock within a few
+ * system calls. The packed store's lock, which every writer of a directory shares, is taken
+ * over without that moment (take-over.ts). The journal lock is still broken this way, by a
+ * waiter (queue.ts) and by the open-time sweep (sweep.ts, `breakJournalLock`): its ticket queue
+ * narrows the window, since among waiters only the first in ticket order links or breaks, but
+ * does not close it: a process that saw no contention links without a ticket, and the sweep
+ * breaks without one.
  *
  * Every call is asynchronous (no file-system call blocks the event loop), and the paths may
  * be `/proc/<pid>/fd/<dir fd>/<name>` names (see dir.ts): `dir` is a directory path prefix.

@@ -15,57 +15,127 @@
  * claimer can change it now), then renames a second link of its token over the lock: one atomic
  * step from the stale holder to the new one. A holder letting its lock go late (past the trusted
  * part of its lease, when others may be taking it over) claims its own inode the same way first.
- * A claim left by a claimer that died is removed once older than the lock's lease.
+ *
+ * A claimer may die or stall holding its claim. Its claim is then never removed by the others
+ * (a removal by name may hit a claim made a moment later under that name, and an inode number
+ * tells nothing: a new file may get a freed one): they **climb** past it instead, to the claim of
+ * the next level (`<lock>-breaking-<ino>.1`, `.2`, ...), made only once every level below is
+ * older than `claimStaleMs` (by its file's mtime). A claimer acts (its rename, or a late
+ * release's unlink) only while its claim is younger than half `claimStaleMs` by its own clock,
+ * counted from before the claim was made, and no young claim stands above it; that check and the
+ * act are adjacent synchronous calls. Nobody climbs past a claim that young, so at most one
+ * claimer acts. A claimer that gives up removes its claim only while younger than three quarters
+ * of `claimStaleMs` (nobody climbed past it); an older one stays, to be climbed past.
+ *
+ * What remains: a claimer whose process is stopped (SIGSTOP, a paused VM, a page fault on a
+ * swapped-out page) between that check and the very next system call, for over half
+ * `claimStaleMs` (the packed lock's: a fifth of its lease, one second by default), while others
+ * climb past it and take the lock over. A stall in libuv's pool or a slow disk is no such stop:
+ * the check runs on the event loop next to the act. A claim normally lives a few milliseconds
+ * (the fsync of the seal owed is the longest step); a claimer slower than half `claimStaleMs`
+ * gives up, and may leave its claim, which delays the others by `claimStaleMs`. Once the lock is
+ * taken over (or let go), its claims name an inode the lock no longer holds: the winner removes
+ * its level and those below, and a holder's sweep removes claims older than a lease (a claimer
+ * killed meanwhile; ../fs-packed/hold.ts).
  */
-import { constants } from 'node:fs';
+import fs, { constants } from 'node:fs';
 import fsp from 'node:fs/promises';
-import { fdClose, fdOpen, fdStat, fsLink, fsRename } from './fd.js';
+import { fdClose, fdOpen, fsLink } from './fd.js';
 import { errnoOf } from './io.js';
 import { lstatIfAny, type Holder, type LockToken } from './lock.js';
 import { deadName, newOwner } from './names.js';
 
 const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = constants;
 
-/** The claim of the lock at `path` while it holds inode `ino`. */
-export const claimPath = (path: string, ino: bigint): string => `${path}-breaking-${ino}`;
+/** The claim at `level` of the lock at `path` while it holds inode `ino` (level 0 is the first claimer's). */
+export const claimPath = (path: string, ino: bigint, level = 0): string => `${path}-breaking-${ino}${level === 0 ? '' : `.${level}`}`;
 
-/** A claim made: its path and inode (to tell it from a later claim of the same name). */
+/** Whether `name` is a claim of the lock named `lockName` (in the same directory). */
+export const isClaimOf = (lockName: string, name: string): boolean => name.startsWith(`${lockName}-breaking-`);
+
+/** Levels climbed at most (each a claimer that stalled or was killed before this lock was taken over). */
+const MAX_LEVELS = 64;
+
+/** How often a level found taken but gone when looked at (its claimer let it go) is tried again. */
+const RETRIES = 3;
+
+/** A claim made. */
 interface Claim {
-  readonly path: string;
+  readonly lockPath: string;
   readonly ino: bigint;
+  readonly level: number;
+  /** Date.now() just before its file was made: the others judge it by its file's time, no earlier than this. */
+  readonly since: number;
+  readonly staleMs: number;
 }
 
-/** Claims inode `ino` of the lock at `path`; undefined when someone else holds the claim (one older than `staleMs` is removed for a later try). */
-async function claim(path: string, ino: bigint, staleMs: number): Promise<Claim | undefined> {
-  const at = claimPath(path, ino);
+const claimAt = (c: Claim, level = c.level): string => claimPath(c.lockPath, c.ino, level);
+
+/** Makes the claim file `at`; false when one exists. */
+async function makeClaim(at: string): Promise<boolean> {
   let fd: number;
   try {
     fd = await fdOpen(at, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o644);
   } catch (err) {
-    if (errnoOf(err) !== 'EEXIST') throw err;
-    await dropIfOld(at, staleMs);
-    return undefined;
+    if (errnoOf(err) === 'EEXIST') return false;
+    throw err;
+  }
+  await fdClose(fd).catch(() => undefined);
+  return true;
+}
+
+const older = (mtimeMs: bigint | number, than: number): boolean => Date.now() - Number(mtimeMs) > than;
+
+/**
+ * Claims inode `ino` of the lock at `path` at the lowest level free, climbing past claims older
+ * than `staleMs`; undefined while a younger claim stands (someone else is at it).
+ */
+async function claim(path: string, ino: bigint, staleMs: number): Promise<Claim | undefined> {
+  let retries = 0;
+  for (let level = 0; level < MAX_LEVELS;) {
+    const at = claimPath(path, ino, level);
+    const since = Date.now();
+    if (await makeClaim(at)) return { lockPath: path, ino, level, since, staleMs };
+    const st = await lstatIfAny(at);
+    if (st && !older(st.mtimeMs, staleMs)) return undefined;
+    if (st) level++;
+    else if (++retries > RETRIES) return undefined;
+  }
+  return undefined;
+}
+
+/**
+ * Whether our claim may act now: younger than half its stale age (so nobody climbed past it), and
+ * no young claim above it (above a gap a sweep left below a live claim). Synchronous: the act
+ * follows at once. Normally one call: no level above ours.
+ */
+function mayAct(c: Claim): boolean {
+  if (Date.now() - c.since >= c.staleMs / 2) return false;
+  for (let level = c.level + 1; level < MAX_LEVELS; level++) {
+    const above = fs.lstatSync(claimAt(c, level), { bigint: true, throwIfNoEntry: false });
+    if (above === undefined) return true;
+    if (!older(above.mtimeMs, c.staleMs)) return false;
+  }
+  return true;
+}
+
+/**
+ * Lets our claim go. After the lock was taken over or let go its inode is no longer the lock's:
+ * the levels below (claimers stalled or killed) go too. Otherwise ours goes only while nobody can
+ * have judged it old (checked and removed in adjacent synchronous calls): a waiter that did climbs
+ * to the level above, and a new claim made at ours, gone, would not see that waiter's.
+ */
+async function dropClaim(c: Claim, done: boolean): Promise<void> {
+  if (done) {
+    for (let level = 0; level <= c.level; level++) await fsp.unlink(claimAt(c, level)).catch(() => undefined);
+    return;
   }
   try {
-    return { path: at, ino: (await fdStat(fd)).ino };
-  } catch (err) {
-    await fsp.unlink(at).catch(() => undefined);
-    throw err;
-  } finally {
-    await fdClose(fd).catch(() => undefined);
+    if (Date.now() - c.since < c.staleMs * 0.75) fs.unlinkSync(claimAt(c));
+  } catch {
+    // Left: climbed past once old, removed by a later winner or a holder's sweep.
   }
 }
-
-/** Removes a claim whose claimer died (or stalled past a lease): older than `staleMs`. */
-async function dropIfOld(at: string, staleMs: number): Promise<void> {
-  const st = await lstatIfAny(at).catch(() => undefined);
-  if (st && Date.now() - Number(st.ctimeMs) > staleMs) await fsp.unlink(at).catch(() => undefined);
-}
-
-/** Whether our claim still stands (not removed as a dead claimer's after a stall). */
-const stillClaimed = async (c: Claim): Promise<boolean> => (await lstatIfAny(c.path).catch(() => undefined))?.ino === c.ino;
-
-const dropClaim = (c: Claim): Promise<void> => fsp.unlink(c.path).catch(() => undefined);
 
 /** How a stale lock is taken over. */
 export interface TakeOver<H extends Holder> {
@@ -75,14 +145,14 @@ export interface TakeOver<H extends Holder> {
   readonly beforeBreak?: () => Promise<void>;
   /** Counted from just before our token's link (which sets the inode's ctime others judge the lease by); dropped on failure. */
   readonly lease?: { leaseFrom: number | undefined };
-  /** A claim older than this is a dead claimer's (ms). */
+  /** A claim older than this is a stalled or dead claimer's (ms): others climb past it. */
   readonly claimStaleMs: number;
 }
 
 /**
  * Replaces the stale lock at `path` (inode `staleIno`, in directory `dir`) by `token` in one
  * rename; true when it did. False when another waiter holds the claim, or the lock is no longer
- * that stale inode: the caller waits and looks again.
+ * that stale inode, or our claim got too old to act on: the caller waits and looks again.
  */
 export async function takeOverStale<H extends Holder>(
   path: string,
@@ -93,17 +163,19 @@ export async function takeOverStale<H extends Holder>(
 ): Promise<boolean> {
   const c = await claim(path, staleIno, how.claimStaleMs);
   if (!c) return false;
+  let took = false;
   try {
     const now = await how.inspect();
     if (now === 'gone' || !now.stale || now.ino !== staleIno) return false;
     await how.beforeBreak?.();
-    return await replaceWith(path, `${dir}/${deadName(newOwner(Date.now()))}`, token, c, how.lease);
+    took = await replaceWith(path, `${dir}/${deadName(newOwner(Date.now()))}`, token, c, how.lease);
+    return took;
   } finally {
-    await dropClaim(c);
+    await dropClaim(c, took);
   }
 }
 
-/** Links `token` at `aside` and renames that over the lock, unless the claim was lost meanwhile. */
+/** Links `token` at `aside` and renames that over the lock, if our claim may still act. */
 async function replaceWith(
   path: string,
   aside: string,
@@ -112,20 +184,26 @@ async function replaceWith(
   lease: { leaseFrom: number | undefined } | undefined,
 ): Promise<boolean> {
   if (lease) lease.leaseFrom = Date.now();
+  let renamed = false;
   try {
     await fsLink(token.path, aside);
-    if (!(await stillClaimed(c))) {
-      await fsp.unlink(aside).catch(() => undefined);
-      if (lease) lease.leaseFrom = undefined;
-      return false;
+    if (mayAct(c)) {
+      fs.renameSync(aside, path);
+      renamed = true;
     }
-    await fsRename(aside, path);
-    return true;
   } catch (err) {
     if (lease) lease.leaseFrom = undefined;
     await fsp.unlink(aside).catch(() => undefined);
     throw err;
   }
+  if (!renamed) {
+    if (lease) lease.leaseFrom = undefined;
+    await fsp.unlink(aside).catch(() => undefined);
+  } else if (c.ino === token.ino) {
+    // The stale lock was a link of our own token: renaming onto a link of the same inode does nothing (POSIX), and leaves `aside`.
+    await fsp.unlink(aside).catch(() => undefined);
+  }
+  return renamed;
 }
 
 /**
@@ -136,9 +214,13 @@ async function replaceWith(
 export async function releaseClaimed(path: string, ino: bigint, claimStaleMs: number): Promise<void> {
   const c = await claim(path, ino, claimStaleMs);
   if (!c) return;
+  let done = false;
   try {
-    if ((await lstatIfAny(path))?.ino === ino) await fsp.unlink(path);
+    if (!mayAct(c)) return;
+    done = true;
+    // Still ours (not replaced by a take-over that ended before our claim): let it go.
+    if (fs.lstatSync(path, { bigint: true, throwIfNoEntry: false })?.ino === ino) fs.unlinkSync(path);
   } finally {
-    await dropClaim(c);
+    await dropClaim(c, done);
   }
 }

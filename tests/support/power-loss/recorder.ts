@@ -176,6 +176,9 @@ export function record(root: string, base: Tree): Recording {
     wrapCb(F, op, name1(op));
     wrapPromise(P, op, name1(op));
   }
+  // The packed lock lets go (and is taken over) by a synchronous call right after its check.
+  wrapSync(F, 'renameSync', names2('rename'));
+  wrapSync(F, 'unlinkSync', name1('unlink'));
   return {
     ops,
     ack: (run, sequence) => ops.push({ t: 'ack', run, sequence }),
