@@ -4,10 +4,10 @@ import type { DeleteOptions } from '../../contract/storage.js';
 import { directWrite } from './descriptor-budget.js';
 import { openDir, type OpenedDir } from './dir.js';
 import { fdClose, fdSync } from './fd.js';
-import { exclusive, lockWith, openTemp, quietly, Retry, type Temp } from './direct-write.js';
+import { exclusive, lockWith, openTemp, quietly, releaseThenRemove, Retry, type Temp } from './direct-write.js';
 import { errnoOf, fsError, versionOf } from './io.js';
 import { rootDir } from './lifecycle.js';
-import { assertHeld, lstatIfAny, releaseLock, type HeldLock } from './lock.js';
+import { assertHeld, lstatIfAny, type HeldLock } from './lock.js';
 import type { FsSettings } from './options.js';
 import { keyPath, symlinkRefused, type KeyPath } from './paths.js';
 import { scrubFor, type FsStoreState } from './store-state.js';
@@ -49,11 +49,8 @@ async function remove(settings: FsSettings, od: OpenedDir, kp: KeyPath, opts: De
     await fdSync(dir.fd);
     return true;
   } finally {
-    await quietly([
-      lock ? releaseLock(lock, timing) : undefined,
-      temp ? fdClose(temp.fd) : undefined,
-      temp ? fsp.unlink(temp.path) : undefined,
-    ]);
+    // The lock goes before its temp file (see releaseThenRemove).
+    await quietly([releaseThenRemove(lock, timing, temp ? [temp.path] : []), temp ? fdClose(temp.fd) : undefined]);
   }
 }
 

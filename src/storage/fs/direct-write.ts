@@ -77,6 +77,16 @@ export async function lockWith(settings: FsSettings, dir: Dir, kp: KeyPath, temp
   return acquireLock(dir.at(lockName(kp.base)), dir.prefix, kp.key, token, settings.timing);
 }
 
+/**
+ * Lets the lock go, then removes `names` (the temp file's names): the lock's holder is found by
+ * its temp file, and a lock whose temp file is gone looks stale, free for others to take over
+ * while its release is under way (lock.ts).
+ */
+export async function releaseThenRemove(lock: HeldLock | undefined, timing: FsSettings['timing'], names: readonly string[]): Promise<void> {
+  if (lock) await releaseLock(lock, timing);
+  await quietly(names.map((name) => fsp.unlink(name)));
+}
+
 /** Makes the directory entries durable: the key's directory and those where directories were created. */
 function syncDirs(od: OpenedDir): Promise<unknown> {
   return Promise.all([fdSync(od.dir.fd), ...od.changed.filter((d) => d !== od.dir).map((d) => fdSync(d.fd))]);
@@ -123,7 +133,10 @@ async function replace(
   const dir = od.dir;
   const target = dir.at(kp.base);
   const temp = await openTemp(settings, dir);
+  // A second name of the temp file, made before the rename takes the first: the lock's holder until it is let go (lock.ts).
+  const holderName = dir.at(tempName(newOwner(timing.clock.now())));
   let lock: HeldLock | undefined;
+  let linked = false;
   let committed = false;
   try {
     lock = await lockWith(settings, dir, kp, temp);
@@ -142,19 +155,28 @@ async function replace(
     }
     // A failed fsync rejects here and nothing is renamed: the old bytes stay in place.
     await fdSync(temp.fd);
+    await fsLink(temp.path, holderName);
+    linked = true;
     await assertHeld(lock, kp.key, timing);
     await fsRename(temp.path, target);
     committed = true;
     // The critical section (check, then rename) is over: the lock goes while the directory is fsynced.
     const held = lock;
     lock = undefined;
-    await Promise.all([syncDirs(od), releaseLock(held, timing)]);
+    const released = releaseThenRemove(held, timing, [holderName]);
+    try {
+      await syncDirs(od);
+    } finally {
+      // Over before the directories' descriptors close: its names go through them.
+      await released;
+    }
     return { version: versionOf(st) };
   } catch (err) {
     if (!committed && errnoOf(err) === 'ENOENT') throw new Retry();
     throw err;
   } finally {
-    await quietly([lock ? releaseLock(lock, timing) : undefined, fdClose(temp.fd), committed ? undefined : fsp.unlink(temp.path)]);
+    const names = [...(committed ? [] : [temp.path]), ...(linked && lock ? [holderName] : [])];
+    await quietly([releaseThenRemove(lock, timing, names), fdClose(temp.fd)]);
   }
 }
 

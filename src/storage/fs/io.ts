@@ -1,5 +1,5 @@
 import type { BigIntStats } from 'node:fs';
-import type { FileHandle } from 'node:fs/promises';
+import fsp, { type FileHandle } from 'node:fs/promises';
 import { CheckpointError } from '../../contract/errors.js';
 import type { ReasonCode } from '../../contract/reason-codes.js';
 
@@ -7,6 +7,16 @@ import type { ReasonCode } from '../../contract/reason-codes.js';
 export function errnoOf(err: unknown): string | undefined {
   const code = (err as { code?: unknown } | null)?.code;
   return typeof code === 'string' ? code : undefined;
+}
+
+/** lstat that resolves `undefined` for a missing name. */
+export async function lstatIfAny(path: string): Promise<BigIntStats | undefined> {
+  try {
+    return await fsp.lstat(path, { bigint: true });
+  } catch (err) {
+    if (errnoOf(err) === 'ENOENT') return undefined;
+    throw err;
+  }
 }
 
 /**

@@ -1,16 +1,19 @@
 import fsp from 'node:fs/promises';
-import { constants, type BigIntStats } from 'node:fs';
+import { constants } from 'node:fs';
 import { sleep, type Clock } from '../../contract/clock.js';
 import { CheckpointError } from '../../contract/errors.js';
-import { fsLink, fsRename, type FsIo } from './fd.js';
-import { errnoOf } from './io.js';
-import { INTERNAL_MARK, classifyInternal, deadName, newOwner, ownerGone, parseOwner, tempName, type Owner } from './names.js';
+import { fsLink, type FsIo } from './fd.js';
+import { errnoOf, lstatIfAny } from './io.js';
+import { INTERNAL_MARK, classifyInternal, newOwner, ownerGone, parseOwner, tempName, type Owner } from './names.js';
+import { releaseClaimed, takeOverStale, unlinkIfIno } from './take-over.js';
+
+export { lstatIfAny };
 
 /*
  * Per-key locks. The lock of a key is a file named after it in the key's directory, and
  * taking it is link(2) of the writer's own temp file to that name: atomic, and it fails
- * with EEXIST while anyone holds the lock, in this process or another. Releasing is
- * unlink(2). (A delete, which has no temp file, makes an empty one to lock with.)
+ * with EEXIST while anyone holds the lock, in this process or another. (A delete, which has
+ * no temp file, makes an empty one to lock with.)
  *
  * Why a hard link of the temp file: the lock is taken and released on every write, so it
  * must cost next to nothing. A symlink or an O_EXCL file allocates and frees an inode each
@@ -20,30 +23,50 @@ import { INTERNAL_MARK, classifyInternal, deadName, newOwner, ownerGone, parseOw
  * Who holds a lock: the temp file (`.sp\tmp-<host>-<pid>-<time>-<id>`) with the same inode
  * number, found by listing the directory — only when the lock is contended. A lock is
  * stale when that owner's process is gone (same host), when it is older than
- * `staleAfterMs`, or when no temp file has its inode any more: then its holder has
- * committed (renamed the temp file over the key; only the directory fsync is left) or died
- * and was swept.
+ * `staleAfterMs`, or when no temp file has its inode any more (its holder died and was
+ * swept). A holder keeps a temp name of its token until its release is over: a
+ * put links a second temp name to its file before renaming it over the key (direct-write.ts),
+ * so its lock does not look stale while it commits and lets go.
  *
- * Breaking a stale lock (`breakLock`) renames it to a unique name first and then checks what
- * it took: if a racing process had replaced the stale lock with a live one meanwhile, that one
- * is linked back. This is not safe against three processes: while the live lock is away its
- * name is free, and a third process that links there holds the lock too (and the link back
- * fails: two holders). A holder whose lock has aged past half the stale bound re-checks it
- * before committing (`assertHeld`), so a lock broken from under a stalled holder makes the
- * holder abort instead of writing — not a holder whose lock was taken by mistake a moment ago.
- * Release renames the lock away to a unique name first and then checks what it took, exactly
- * as breaking does, so it does not remove a lock another process took in between (a committed
- * holder's lock looks stale to others: its temp name is gone), with the same free moment.
- * For a per-key lock that needs three writers of one key meeting at a stale lock within a few
- * system calls. The packed store's lock, which every writer of a directory shares, is taken
- * over without that moment (take-over.ts). The journal lock is still broken this way, by a
- * waiter (queue.ts) and by the open-time sweep (sweep.ts, `breakJournalLock`): its ticket queue
- * narrows the window, since among waiters only the first in ticket order links or breaks, but
- * does not close it: a process that saw no contention links without a ticket, and the sweep
- * breaks without one.
+ * A lock's name is removed or replaced only by its holder or by whoever claims the inode it
+ * holds (take-over.ts): a waiter that finds the lock stale takes it over in one rename of a
+ * second link of its token (it then holds the lock), and the open-time sweep removes it under
+ * a claim (sweep.ts). No step renames a lock away to look at it, so the name is never free
+ * while a live lock is away from it.
  *
- * Every call is asynchronous (no file-system call blocks the event loop), and the paths may
- * be `/proc/<pid>/fd/<dir fd>/<name>` names (see dir.ts): `dir` is a directory path prefix.
+ * A holder trusts its lock for half the stale bound, counted from its token's owner time on
+ * the store's clock (by which the others judge the lock's age): inside that half its process
+ * lives and its temp file is there and young, so nobody judges the lock stale, and letting it
+ * go is one unlink, made synchronously right after that check (and a look that the name holds
+ * its inode). Past it, others may be taking the lock over: the release claims its own inode
+ * first (`releaseClaimed`), and so never removes a lock that is someone else's by then. Before
+ * committing, a holder past that half checks that the lock is still its own (`assertHeld`): a
+ * lock taken over from a stalled holder makes it abort instead of writing.
+ *
+ * A key's claims go stale (are climbed past) after a twentieth of the stale bound, 3 s by
+ * default: a claimer killed while taking a lock over delays that key's writers by that much,
+ * where a hung holder delays them by the whole bound, and well inside how long they wait before
+ * giving up (lockTimeoutMs, 10 s); a claimer's own steps (a listing of the directory, a link)
+ * take milliseconds, far inside the half of it in which it may act. It follows from the stale
+ * bound alone, since every process sharing a directory must judge claims alike (as it judges
+ * locks: one `staleAfterMs` for all).
+ *
+ * The journal's lock and the packed store's are this lock too, taken with kept tokens (below)
+ * and judged by a lease whose first half their holder trusts, in place of the stale bound: taken
+ * over by the waiter that claims them (journal/queue.ts, ../fs-packed/lock.ts), and let go by
+ * one synchronous unlink inside the trusted half, by a claimed release after it (journal/hold.ts);
+ * the open-time sweep removes a journal lock whose holder is gone under a claim too
+ * (journal/replay-owed.ts).
+ *
+ * What no check excludes: a process stopped (SIGSTOP, a paused VM) between such a check and
+ * the system call after it, for over half the stale bound (a release) or half a claim's stale
+ * age (a take-over or a sweep's removal); a holder stalled past the stale bound between
+ * `assertHeld` and its rename; clocks of processes sharing a directory (another host's, on a
+ * shared mount) apart by more than half the stale bound.
+ *
+ * Every call but those synchronous steps is asynchronous (no other file-system call blocks the
+ * event loop), and the paths may be `/proc/<pid>/fd/<dir fd>/<name>` names (see dir.ts): `dir`
+ * is a directory path prefix.
  */
 
 /** Timing of per-key locks. */
@@ -68,10 +91,10 @@ export interface LockToken {
 export interface HeldLock {
   /** Absolute path of the lock file. */
   readonly path: string;
-  /** Directory holding it (for broken-lock names). */
+  /** Directory holding it (for the second link of a token taking a lock over). */
   readonly dir: string;
   readonly token: LockToken;
-  /** True when taking it meant breaking a stale lock: its holder died (or stalled) holding it. */
+  /** True when taking it meant taking a stale lock over: its holder died (or stalled) holding it. */
   readonly brokeStale?: boolean;
 }
 
@@ -86,16 +109,6 @@ export interface Holder {
 
 /** What holds the lock at `path`: gone, or which inode and whether it is stale. */
 export type LockState = 'gone' | Holder;
-
-/** lstat that resolves `undefined` for a missing name. */
-export async function lstatIfAny(path: string): Promise<BigIntStats | undefined> {
-  try {
-    return await fsp.lstat(path, { bigint: true });
-  } catch (err) {
-    if (errnoOf(err) === 'ENOENT') return undefined;
-    throw err;
-  }
-}
 
 /** Temp files of a directory by inode number (the candidates for a lock's holder). */
 export async function tempsByInode(dir: string): Promise<Map<bigint, Owner | undefined>> {
@@ -126,37 +139,15 @@ export async function inspectLock(
   if (!st) return 'gone';
   if (!st.isFile()) return { ino: st.ino, stale: true }; // not a lock fsStorage makes
   // The lock exists, so its temp file existed before it: a listing made now shows it, unless
-  // the holder has committed since (or died and was swept).
+  // its holder has let it go since (or died and was swept).
   const owner = (temps ?? (await tempsByInode(dir))).get(st.ino);
   if (!owner) return { ino: st.ino, stale: true };
   return { ino: st.ino, stale: ownerGone(owner, timing.clock.now(), timing.staleAfterMs), pid: owner.pid };
 }
 
-/**
- * Removes the stale lock at `path` (inode `staleIno`) without removing a live lock that
- * replaced it meanwhile. Resolves true if it removed one.
- */
-export async function breakLock(path: string, dir: string, staleIno: bigint, timing: LockTiming): Promise<boolean> {
-  const dead = `${dir}/${deadName(newOwner(timing.clock.now()))}`;
-  try {
-    await fsRename(path, dead);
-  } catch (err) {
-    if (errnoOf(err) === 'ENOENT') return false; // someone else broke or released it
-    throw err;
-  }
-  const grabbed = await lstatIfAny(dead).catch(() => undefined);
-  const restore = grabbed !== undefined && grabbed.ino !== staleIno;
-  // We took a fresh lock by mistake: link it back unless the name is taken again already.
-  if (restore) await fsLink(dead, path).catch(() => undefined);
-  await fsp.unlink(dead).catch(() => undefined);
-  return !restore;
-}
-
-/** How a lock is waited for: what a waiter sees of its holder, what it does before a break, when it gives up. */
+/** How a lock is waited for: what a waiter sees of its holder, how it takes a stale lock over, when it gives up. */
 export interface LockWaiting<H extends Holder> {
   readonly inspect: () => Promise<'gone' | H>;
-  /** Runs before a stale lock is broken (the packed store writes down the seal it then owes). */
-  readonly beforeBreak?: () => Promise<void>;
   /** The refusal of a wait that ran out after `waitedMs`. */
   readonly timedOut: (holder: H, waitedMs: number) => CheckpointError;
   /** The backoff's cap (ms); `pauseMs` shortens a pause (before jitter) given the holder. */
@@ -165,11 +156,10 @@ export interface LockWaiting<H extends Holder> {
   /** A lease of the lock, counted from just before each link and dropped when the link fails. */
   readonly lease?: { leaseFrom: number | undefined };
   /**
-   * Takes a stale lock over in place of breaking it (see take-over.ts, which runs its own
-   * `beforeBreak`); true when it did, false when another waiter is taking it over or it changed
-   * (then it is waited for as a live one).
+   * Takes a stale lock over (take-over.ts, which runs what is owed before it); true when it did,
+   * false when another waiter is taking it over or it changed (then it is waited for as a live one).
    */
-  readonly takeOver?: (holder: H) => Promise<boolean>;
+  readonly takeOver: (holder: H) => Promise<boolean>;
 }
 
 /** One link of `token` as the lock at `path`; false when someone holds it. */
@@ -188,7 +178,7 @@ async function tryLink(token: LockToken, path: string, lease: { leaseFrom: numbe
 /**
  * Takes the lock file at `path` with `token` (a temp file in the same directory `dir`),
  * waiting (with capped exponential backoff on `timing.clock`) while a live process holds it
- * and breaking it when it is stale, as `waiting` says. Rejects with its `timedOut` after
+ * and taking it over when it is stale, as `waiting` says. Rejects with its `timedOut` after
  * `lockTimeoutMs`; ENOENT (the directory vanished, the token was swept) passes through.
  */
 export async function linkWhenFree<H extends Holder>(
@@ -200,18 +190,11 @@ export async function linkWhenFree<H extends Holder>(
 ): Promise<HeldLock> {
   const start = timing.clock.now();
   let delay = 1;
-  let brokeStale = false;
   for (;;) {
-    if (await tryLink(token, path, waiting.lease)) return brokeStale ? { path, dir, token, brokeStale } : { path, dir, token };
+    if (await tryLink(token, path, waiting.lease)) return { path, dir, token };
     const state = await waiting.inspect();
     if (state === 'gone') continue;
-    if (state.stale && waiting.takeOver) {
-      if (await waiting.takeOver(state)) return { path, dir, token, brokeStale: true };
-    } else if (state.stale) {
-      await waiting.beforeBreak?.();
-      if (await breakLock(path, dir, state.ino, timing)) brokeStale = true;
-      continue;
-    }
+    if (state.stale && (await waiting.takeOver(state))) return { path, dir, token, brokeStale: true };
     const waited = timing.clock.now() - start;
     if (waited >= timing.lockTimeoutMs) throw waiting.timedOut(state, waited);
     await sleep(timing.clock, (waiting.pauseMs?.(delay, state) ?? delay) * (0.5 + Math.random()));
@@ -221,8 +204,10 @@ export async function linkWhenFree<H extends Holder>(
 
 /** {@link linkWhenFree} for the lock of `key`; its refusal says which key and which process holds it. */
 export function acquireLock(path: string, dir: string, key: string, token: LockToken, timing: LockTiming): Promise<HeldLock> {
+  const inspect = (): Promise<LockState> => inspectLock(path, dir, timing);
   return linkWhenFree(path, dir, token, timing, {
-    inspect: () => inspectLock(path, dir, timing),
+    inspect,
+    takeOver: (holder) => takeOverStale(path, dir, token, holder.ino, { inspect, claimStaleMs: keyClaimStaleMs(timing) }),
     timedOut: (holder) =>
       new CheckpointError(
         'checkpoint_atomic_write_failed',
@@ -233,13 +218,18 @@ export function acquireLock(path: string, dir: string, key: string, token: LockT
   });
 }
 
+/** How old a claim of a key's lock is before it is climbed past: a twentieth of the stale bound (see the header). */
+export const keyClaimStaleMs = (timing: LockTiming): number => timing.staleAfterMs / 20;
+
+/** Whether the holder of `lock` trusts it now: inside half the stale bound from its token's owner time (see the header). */
+const trusted = (lock: HeldLock, timing: LockTiming): boolean => timing.clock.now() - lock.token.owner.atMs <= timing.staleAfterMs / 2;
+
 /**
- * Before committing: a lock younger than half the stale bound cannot have been broken
- * (only gone or stale holders are, and our temp file still exists), so this costs no call
- * on the normal path.
+ * Before committing: a lock inside its trusted half cannot have been taken over (only gone or
+ * stale holders are, and our temp file still exists), so this costs no call on the normal path.
  */
 export async function assertHeld(lock: HeldLock, key: string, timing: LockTiming): Promise<void> {
-  if (timing.clock.now() - lock.token.owner.atMs <= timing.staleAfterMs / 2) return;
+  if (trusted(lock, timing)) return;
   if ((await lstatIfAny(lock.path).catch(() => undefined))?.ino !== lock.token.ino) {
     throw new CheckpointError(
       'checkpoint_atomic_write_failed',
@@ -252,14 +242,21 @@ export async function assertHeld(lock: HeldLock, key: string, timing: LockTiming
 }
 
 /**
- * Releases a held lock, never someone else's: once our temp file is gone (committed), other
- * processes may judge the lock stale, break it and take their own; checking the name and
- * then unlinking it could remove theirs. So the lock is renamed away first (atomic: we get
- * exactly what was there) and a lock that turns out not to be ours is put back.
+ * Releases a held lock, never someone else's: inside its trusted half one unlink, checked and
+ * made in one synchronous step; past it, its inode is claimed first (take-over.ts), since others
+ * may be taking it over. The caller keeps a temp name of the token until this is over (else
+ * the lock looks stale at once). Failures are ignored: a lock left is stale once its token goes.
  */
 export async function releaseLock(lock: HeldLock, timing: LockTiming): Promise<void> {
-  // breakLock removes only the inode it is given (ours) and puts any other back.
-  await breakLock(lock.path, lock.dir, lock.token.ino, timing).catch(() => undefined);
+  if (trusted(lock, timing)) {
+    try {
+      unlinkIfIno(lock.path, lock.token.ino);
+    } catch {
+      // Left: stale once our temp file goes.
+    }
+    return;
+  }
+  await releaseClaimed(lock.path, lock.token.ino, keyClaimStaleMs(timing)).catch(() => undefined);
 }
 
 /*

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 
 /**
- * Every file fsStorage creates for itself (temp files, lock files, broken locks) starts
+ * Every file fsStorage creates for itself (temp files, lock files, claims of locks) starts
  * with this mark. It contains a backslash, which no valid key may contain (see
  * `assertKey`), so an internal file can never collide with a key, and `list()` skips it
  * by the same rule that skips any name that is not a key.
@@ -10,7 +10,7 @@ import { hostname } from 'node:os';
 export const INTERNAL_MARK = '.sp\\';
 
 /** Kinds of internal files. */
-export type InternalKind = 'tmp' | 'lock' | 'dead';
+export type InternalKind = 'tmp' | 'lock' | 'dead' | 'claim';
 
 /** Who created an internal file, and when (as the store's clock saw it). */
 export interface Owner {
@@ -49,7 +49,7 @@ export function tempName(owner: Owner): string {
   return `${INTERNAL_MARK}tmp-${owner.tag}`;
 }
 
-/** Name of a broken lock while it is being removed. */
+/** Name of a second link of a lock's token while it takes the lock over (../take-over.ts), or of a broken lock left by an earlier version. */
 export function deadName(owner: Owner): string {
   return `${INTERNAL_MARK}dead-${owner.tag}`;
 }
@@ -70,11 +70,31 @@ export function lockName(base: string): string {
   return `${INTERNAL_MARK}lockh-${createHash('sha256').update(base).digest('hex')}`;
 }
 
+const CLAIM_KIND = 'claim-';
+
+/**
+ * The start of the names of the claims of the lock at `lockPath` (take-over.ts): each claim is
+ * this followed by the inode it claims (and `.<level>` past the first). A key's lock
+ * (`.sp\lock-<base>`, `.sp\lockh-<hash>`) and the journal's (`.sp\lock-\journal`) have theirs
+ * in a namespace of their own, `.sp\claim-<the lock's name>-`: a name made by appending to the
+ * lock's could be another key's lock (`.sp\lock-k-breaking-7` is the lock of key `k-breaking-7`).
+ * The inode and level hold no `-`, so the lock a claim belongs to is the name up to its last `-`.
+ * Any other lock (the packed store's `.sp\packed\lock`, whose directory holds no key locks) has
+ * `<lock>-breaking-`.
+ */
+export function claimPrefix(lockPath: string): string {
+  const at = lockPath.lastIndexOf('/') + 1;
+  const name = lockPath.slice(at);
+  if (classifyInternal(name)?.kind !== 'lock') return `${lockPath}-breaking-`;
+  return `${lockPath.slice(0, at)}${INTERNAL_MARK}${CLAIM_KIND}${name.slice(INTERNAL_MARK.length)}-`;
+}
+
 /** The kind and owner of an internal file name (owner for temp and dead files). */
 export function classifyInternal(name: string): { kind: InternalKind; owner?: Owner } | undefined {
   if (!name.startsWith(INTERNAL_MARK)) return undefined;
   const rest = name.slice(INTERNAL_MARK.length);
   if (rest.startsWith('lock-') || rest.startsWith('lockh-')) return { kind: 'lock' };
+  if (rest.startsWith(CLAIM_KIND)) return { kind: 'claim' };
   for (const kind of ['tmp', 'dead'] as const) {
     if (rest.startsWith(`${kind}-`)) {
       const owner = parseOwner(rest.slice(kind.length + 1));

@@ -21,7 +21,8 @@ export interface FsStorageOptions {
   cleanupOnOpen?: boolean;
   /**
    * Age after which a lock or temp file is stale even though its process still runs
-   * (a hung or suspended writer, or a pid reused by another program).
+   * (a hung or suspended writer, or a pid reused by another program). Every process sharing
+   * the directory must use the same value: each judges locks, and claims of them, by it.
    * @default 60000
    */
   staleAfterMs?: number;

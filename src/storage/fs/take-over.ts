@@ -1,57 +1,61 @@
 /**
  * Taking over a stale lock without its name ever being absent, for a lock taken by link(2) of a
- * token (../fs/lock.ts) and shared by many waiters (the packed store's).
+ * token (./lock.ts): a key's lock, the journal's, the packed store's.
  *
  * Breaking a stale lock by renaming it away and then linking our token may grab a live lock: when
  * several waiters find the same stale lock, the first breaks it and links its own, and a second,
  * which looked before, renames that live lock away. Putting it back by link leaves a moment where
- * the name is free: a third waiter links there, and two processes hold the lock, each writing the
- * store as its only writer (both seal the active segment, and the manifest naming one's new
- * segment drops the other's, acknowledged writes and all).
+ * the name is free: a third waiter links there, and two processes hold the lock, each writing as
+ * its only writer (a key's conditional put, the journal's records, the packed store's segment).
  *
- * So a lock's name is only ever removed or replaced by whoever **claims** the inode it holds: an
- * `O_EXCL` file named after the lock and that inode (`<lock>-breaking-<ino>`). A waiter that found
- * the lock stale claims its inode, looks again (still that inode, still stale: nothing but the
- * claimer can change it now), then renames a second link of its token over the lock: one atomic
- * step from the stale holder to the new one. A holder letting its lock go late (past the trusted
- * part of its lease, when others may be taking it over) claims its own inode the same way first.
+ * So a lock's name is only ever removed or replaced by its holder, or by whoever **claims** the
+ * inode it holds: an `O_EXCL` file named after the lock and that inode (`claimPath`; names.ts
+ * `claimPrefix`). A waiter that found the lock stale claims its inode, looks again (still that
+ * inode, still stale: nothing but the claimer can change it now), then renames a second link of
+ * its token over the lock: one atomic step from the stale holder to the new one (`takeOverStale`).
+ * A process that removes a stale lock without taking it (the open-time sweep) claims it the same
+ * way and unlinks it (`removeStale`). A holder letting its lock go late (past the part of its
+ * lease or stale bound it trusts, when others may be taking it over) claims its own inode the same
+ * way first (`releaseClaimed`).
  *
  * A claimer may die or stall holding its claim. Its claim is then never removed by the others
  * (a removal by name may hit a claim made a moment later under that name, and an inode number
  * tells nothing: a new file may get a freed one): they **climb** past it instead, to the claim of
- * the next level (`<lock>-breaking-<ino>.1`, `.2`, ...), made only once every level below is
- * older than `claimStaleMs` (by its file's mtime). A claimer acts (its rename, or a late
- * release's unlink) only while its claim is younger than half `claimStaleMs` by its own clock,
- * counted from before the claim was made, and no young claim stands above it; that check and the
- * act are adjacent synchronous calls. Nobody climbs past a claim that young, so at most one
- * claimer acts. A claimer that gives up removes its claim only while younger than three quarters
- * of `claimStaleMs` (nobody climbed past it); an older one stays, to be climbed past.
+ * the next level (`<claim>.1`, `.2`, ...), made only once every level below is older than
+ * `claimStaleMs` (by its file's mtime). A claimer acts (its rename, or an unlink) only while its
+ * claim is younger than half `claimStaleMs` by its own clock, counted from before the claim was
+ * made, and no young claim stands above it; that check and the act are adjacent synchronous
+ * calls. Nobody climbs past a claim that young, so at most one claimer acts. A claimer that gives
+ * up removes its claim only while younger than three quarters of `claimStaleMs` (nobody climbed
+ * past it); an older one stays, to be climbed past.
  *
  * What remains: a claimer whose process is stopped (SIGSTOP, a paused VM, a page fault on a
  * swapped-out page) between that check and the very next system call, for over half
- * `claimStaleMs` (the packed lock's: a fifth of its lease, one second by default), while others
- * climb past it and take the lock over. A stall in libuv's pool or a slow disk is no such stop:
- * the check runs on the event loop next to the act. A claim normally lives a few milliseconds
- * (the fsync of the seal owed is the longest step); a claimer slower than half `claimStaleMs`
- * gives up, and may leave its claim, which delays the others by `claimStaleMs`. Once the lock is
- * taken over (or let go), its claims name an inode the lock no longer holds: the winner removes
- * its level and those below, and a holder's sweep removes claims older than a lease (a claimer
- * killed meanwhile; ../fs-packed/hold.ts).
+ * `claimStaleMs` (a fraction of the lock's lease or stale bound: the packed lock's and the
+ * journal's a fifth of the lease, one second by default; a key's a twentieth of the stale bound,
+ * three seconds), while others climb past it and take the lock over. A stall in libuv's pool or
+ * a slow disk is no such stop: the check runs on the event loop next to the act. A claim normally
+ * lives a few milliseconds (the fsync of the packed store's seal owed is the longest step); a
+ * claimer slower than half `claimStaleMs` gives up, and may leave its claim, which delays the
+ * others by `claimStaleMs`. Once the lock is taken over (or let go, or
+ * removed), its claims name an inode the lock no longer holds: the winner removes its level and
+ * those below, and sweeps remove claims older than a lease or the stale bound (a claimer killed
+ * meanwhile; ../fs-packed/hold.ts, ./sweep.ts).
  */
 import fs, { constants } from 'node:fs';
 import fsp from 'node:fs/promises';
 import { fdClose, fdOpen, fsLink } from './fd.js';
-import { errnoOf } from './io.js';
-import { lstatIfAny, type Holder, type LockToken } from './lock.js';
-import { deadName, newOwner } from './names.js';
+import { errnoOf, lstatIfAny } from './io.js';
+import type { Holder, LockToken } from './lock.js';
+import { claimPrefix, deadName, newOwner } from './names.js';
 
 const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = constants;
 
 /** The claim at `level` of the lock at `path` while it holds inode `ino` (level 0 is the first claimer's). */
-export const claimPath = (path: string, ino: bigint, level = 0): string => `${path}-breaking-${ino}${level === 0 ? '' : `.${level}`}`;
+export const claimPath = (path: string, ino: bigint, level = 0): string => `${claimPrefix(path)}${ino}${level === 0 ? '' : `.${level}`}`;
 
 /** Whether `name` is a claim of the lock named `lockName` (in the same directory). */
-export const isClaimOf = (lockName: string, name: string): boolean => name.startsWith(`${lockName}-breaking-`);
+export const isClaimOf = (lockName: string, name: string): boolean => name.startsWith(claimPrefix(lockName));
 
 /** Levels climbed at most (each a claimer that stalled or was killed before this lock was taken over). */
 const MAX_LEVELS = 64;
@@ -137,11 +141,38 @@ async function dropClaim(c: Claim, done: boolean): Promise<void> {
   }
 }
 
+/**
+ * Removes our claim and the levels below at once, in the synchronous step of the act that made
+ * the lock's name free or another inode's: nobody has claimed that name's new lock yet.
+ */
+function dropClaimsNow(c: Claim): void {
+  for (let level = 0; level <= c.level; level++) {
+    try {
+      fs.unlinkSync(claimAt(c, level));
+    } catch {
+      // Gone already (a sweep), or left to one.
+    }
+  }
+}
+
+/** Unlinks the lock at `path` if it holds inode `ino` (and is no directory), in one synchronous step (the caller checked right before that it may). */
+export function unlinkIfIno(path: string, ino: bigint): boolean {
+  const st = fs.lstatSync(path, { bigint: true, throwIfNoEntry: false });
+  if (st?.ino !== ino || st.isDirectory()) return false;
+  try {
+    fs.unlinkSync(path);
+    return true;
+  } catch (err) {
+    if (errnoOf(err) === 'ENOENT') return false;
+    throw err;
+  }
+}
+
 /** How a stale lock is taken over. */
 export interface TakeOver<H extends Holder> {
   /** Looks at the lock again (after the claim). */
   readonly inspect: () => Promise<'gone' | H>;
-  /** Runs once the take-over is sure, before the lock is replaced (the packed store writes down the seal it then owes). */
+  /** Runs once the take-over (or removal) is sure, before the lock goes (the packed store writes down the seal it then owes, the journal the replay). */
   readonly beforeBreak?: () => Promise<void>;
   /** Counted from just before our token's link (which sets the inode's ctime others judge the lease by); dropped on failure. */
   readonly lease?: { leaseFrom: number | undefined };
@@ -207,9 +238,9 @@ async function replaceWith(
 }
 
 /**
- * Lets go a lock this process holds (token inode `ino`) after the trusted part of its lease:
- * others may be taking it over, so its inode is claimed first; a lock replaced already, or being
- * taken over (the claim is someone else's), is left alone.
+ * Lets go a lock this process holds (token inode `ino`) after the part of its lease (or stale
+ * bound) it trusts: others may be taking it over, so its inode is claimed first; a lock replaced
+ * already, or being taken over (the claim is someone else's), is left alone.
  */
 export async function releaseClaimed(path: string, ino: bigint, claimStaleMs: number): Promise<void> {
   const c = await claim(path, ino, claimStaleMs);
@@ -218,9 +249,35 @@ export async function releaseClaimed(path: string, ino: bigint, claimStaleMs: nu
   try {
     if (!mayAct(c)) return;
     done = true;
-    // Still ours (not replaced by a take-over that ended before our claim): let it go.
-    if (fs.lstatSync(path, { bigint: true, throwIfNoEntry: false })?.ino === ino) fs.unlinkSync(path);
+    try {
+      // Still ours (not replaced by a take-over that ended before our claim): let it go.
+      unlinkIfIno(path, ino);
+    } finally {
+      dropClaimsNow(c);
+    }
   } finally {
-    await dropClaim(c, done);
+    if (!done) await dropClaim(c, false);
+  }
+}
+
+/**
+ * Removes the stale lock at `path` (inode `staleIno`) under a claim of that inode: looked at again
+ * (still that inode, still stale), then unlinked right after `mayAct`, in one synchronous step;
+ * true when it did. False when another process holds the claim, or the lock is no longer that
+ * stale inode, or our claim got too old to act on.
+ */
+export async function removeStale<H extends Holder>(path: string, staleIno: bigint, how: Omit<TakeOver<H>, 'lease'>): Promise<boolean> {
+  const c = await claim(path, staleIno, how.claimStaleMs);
+  if (!c) return false;
+  let removed = false;
+  try {
+    const now = await how.inspect();
+    if (now === 'gone' || !now.stale || now.ino !== staleIno) return false;
+    await how.beforeBreak?.();
+    removed = mayAct(c) && unlinkIfIno(path, staleIno);
+    if (removed) dropClaimsNow(c);
+    return removed;
+  } finally {
+    if (!removed) await dropClaim(c, false);
   }
 }

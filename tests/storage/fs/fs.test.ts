@@ -20,7 +20,8 @@ import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vites
 import { isCheckpointError, listAll, type CheckpointError, type Clock } from 'savepoint';
 import { utf8Encode } from '../../../src/codec/utf8.js';
 import { fsStorage, type FsStorage } from 'savepoint/fs';
-import { acquireLock, assertHeld, breakLock, releaseLock } from '../../../src/storage/fs/lock.js';
+import { acquireLock, assertHeld, inspectLock, releaseLock } from '../../../src/storage/fs/lock.js';
+import { removeStale, takeOverStale } from '../../../src/storage/fs/take-over.js';
 import { HOST_TAG } from '../../../src/storage/fs/names.js';
 
 const b = (s: string): Uint8Array => utf8Encode(s);
@@ -469,15 +470,23 @@ describe('lock files', () => {
     }
   });
 
-  it('breaking a stale lock puts back a live lock that replaced it meanwhile', async () => {
+  it('removing a stale lock, or taking it over, leaves a live lock that replaced it meanwhile', async () => {
     const { dir } = sandbox();
     const path = join(dir, `${INTERNAL}lock-k`);
     const timing = { clock: virtualClock(), staleAfterMs: 60_000, lockTimeoutMs: 1000 };
-    // The breaker judged an earlier lock (inode 1) stale; by the time it renames, a live one is there.
+    const inspect = () => inspectLock(path, dir, timing);
+    // The sweep or a waiter judged an earlier lock (inode 1) stale; by the time it acts, a live one is there.
     const live = plantHolder(dir, process.ppid, 'k');
-    expect(await breakLock(path, dir, 1n, timing)).toBe(false);
+    expect(await removeStale(path, 1n, { inspect, claimStaleMs: 200 })).toBe(false);
+    const waiter = plantHolder(dir, process.pid);
+    const token = {
+      path: waiter,
+      ino: statSync(waiter, { bigint: true }).ino,
+      owner: { host: HOST_TAG, pid: process.pid, atMs: Date.now(), tag: '' },
+    };
+    expect(await takeOverStale(path, dir, token, 1n, { inspect, claimStaleMs: 200 })).toBe(false);
     expect(statSync(path).ino).toBe(statSync(live).ino);
-    expect(internalFiles(dir).sort()).toEqual([`${INTERNAL}lock-k`, relative(dir, live)].sort());
+    expect(internalFiles(dir).sort()).toEqual([`${INTERNAL}lock-k`, relative(dir, live), relative(dir, waiter)].sort());
   });
 
   it('a holder whose lock was broken while it stalled aborts instead of committing, and never removes the new lock', async () => {
@@ -589,9 +598,12 @@ describe('durability: the order of file-system calls', () => {
     const dirSync = at('fsync', 'run');
     expect(dirSync).toBeLessThan(acknowledged);
     const lock = at('link', 'run/<tmp> -> run/<lock>');
-    // Unlocking renames the lock away first (see releaseLock), then removes it.
-    const unlock = at('rename', 'run/<lock> -> run/<dead>');
-    expect(at('unlink', 'run/<dead>')).toBeGreaterThan(unlock);
+    // Before the rename takes the temp file's name, a second name keeps the lock's holder; the
+    // lock goes by one unlink (checked in the same synchronous step, see releaseLock), then that name.
+    const holderName = at('link', 'run/<tmp> -> run/<tmp>');
+    const unlock = at('unlink', 'run/<lock>');
+    expect(at('unlink', 'run/<tmp>')).toBeGreaterThan(unlock);
+    expect(holderName).toBeLessThan(rename);
     expect(at('open', 'run/<tmp>')).toBeLessThan(write);
     expect(write).toBeLessThan(fsync);
     expect(fsync).toBeLessThan(rename);

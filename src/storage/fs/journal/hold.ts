@@ -1,9 +1,10 @@
-import { keepOrDropToken, newToken, releaseLock, takeWithToken, type HeldLock, type KeptToken } from '../lock.js';
+import { keepOrDropToken, newToken, takeWithToken, type HeldLock, type KeptToken } from '../lock.js';
+import { releaseClaimed, unlinkIfIno } from '../take-over.js';
 import { drain } from './apply-queue.js';
 import { settleRetiring } from './checkpoint.js';
 import { closeDirs, type DirCache } from './dirs.js';
 import { dropReplacedFiles, type FileNo } from './files.js';
-import { leaseHeld, startRenewal, stopRenewal } from './lease.js';
+import { journalClaimStaleMs, leaseHeld, startRenewal, stopRenewal } from './lease.js';
 import { othersWaiting, takeJournalLock } from './queue.js';
 import { dropKept } from './kept.js';
 import type { KeyFate, KeyState, NamedKeys } from './planned.js';
@@ -149,9 +150,28 @@ async function release(s: JournalState, h: Held, keepToken: boolean, unlessBusy:
   if (s.needRecovery) await oweReplay(s.root, false).catch(() => undefined);
   s.lockOurs = false;
   stopRenewal(s);
-  await releaseLock(h.lock, s.timing);
+  await letGoLock(s, h);
   s.leaseFrom = undefined;
   await keepOrDropToken(s, h.token, keepToken);
+}
+
+/**
+ * Lets the lock of hold `h` go, never someone else's: inside the trusted half of the lease
+ * nobody may take it over, so one unlink, made synchronously right after that check (an
+ * asynchronous one runs when libuv's pool gets to it, maybe after the lease ran out and another
+ * process took the lock over). Past it, its inode is claimed first (../take-over.ts). A
+ * failure leaves the lock to run out its lease.
+ */
+async function letGoLock(s: JournalState, h: Held): Promise<void> {
+  if (leaseHeld(s)) {
+    try {
+      unlinkIfIno(h.lock.path, h.token.ino);
+    } catch {
+      // Left to its lease.
+    }
+    return;
+  }
+  await releaseClaimed(h.lock.path, h.token.ino, journalClaimStaleMs(s.leaseMs)).catch(() => undefined);
 }
 
 /**

@@ -25,6 +25,15 @@ import type { JournalState } from './state.js';
 /** The journal lock's lease: 5 s, shorter with a short stale bound (always well past maxHoldMs). */
 export const journalLeaseMs = (timing: LockTiming): number => Math.max(100, Math.min(5000, timing.staleAfterMs / 2));
 
+/**
+ * How old a claim of the journal lock is before it is climbed past (../take-over.ts): a fifth of
+ * the lease, as the packed store's lock. A claimer killed while taking the lock over blocks the
+ * directory for that much more than a stopped holder does (one lease); a claimer's steps (a
+ * look at the lock, the replay owed written down, a link) take milliseconds, far inside the
+ * tenth of a lease in which it may act.
+ */
+export const journalClaimStaleMs = (leaseMs: number): number => leaseMs / 5;
+
 /** A holder's lease of a lock: when it began (before the link or renewal that set it), while the lock is held, and how long it lasts. */
 export interface Lease {
   leaseFrom: number | undefined;

@@ -5,9 +5,10 @@ import { fsLink } from '../fd.js';
 import { errnoOf } from '../io.js';
 import { lstatIfAny, tempsByInode, type HeldLock, type KeptToken, type LockTiming } from '../lock.js';
 import { INTERNAL_MARK, newOwner, ownerGone, parseOwner, processGone, type Owner } from '../names.js';
+import { takeOverStale } from '../take-over.js';
 import { JOURNAL_LOCK } from './files.js';
-import { breakJournalLock } from './replay-owed.js';
-import { leasedLockBusy } from './lease.js';
+import { oweReplay } from './replay-owed.js';
+import { journalClaimStaleMs, leasedLockBusy } from './lease.js';
 import type { JournalState } from './state.js';
 
 /*
@@ -23,7 +24,11 @@ import type { JournalState } from './state.js';
  * lock again. A ticket counts while its process lives and renews it (its ctime, as the
  * lock's lease): a paused waiter delays the others by one lease at most.
  *
- * Uncontended, taking the lock is one link(2), as before.
+ * Uncontended, taking the lock is one link(2), as before. A lock whose holder is gone or whose
+ * lease ran out is taken over in one rename by the waiter that claims its inode
+ * (../take-over.ts): the name is never free meanwhile, so neither a process that links without
+ * a ticket (it saw no contention) nor the open-time sweep, which removes stale locks under a
+ * claim too, can hold it beside the waiter.
  */
 
 const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = constants;
@@ -112,8 +117,30 @@ const busy = (holder: { readonly pid?: number; readonly leftMs: number }, waited
 const pause = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /**
+ * Takes the stale journal lock over with `token` (the replay owed written down first: the holder's
+ * records may be unapplied); the state it was taken over in, or undefined when another waiter
+ * claimed it or it changed (then it is waited for as a live one).
+ */
+async function takeOverJournalLock(
+  s: JournalState,
+  token: KeptToken,
+  stale: { readonly ino: bigint },
+): Promise<LeasedLockState | undefined> {
+  const path = s.root.at(JOURNAL_LOCK);
+  let seen: LeasedLockState = 'gone';
+  const inspect = async (): Promise<LeasedLockState> => (seen = await inspectLeasedLock(path, s.root.prefix, s.leaseMs, s.timing));
+  const took = await takeOverStale(path, s.root.prefix, token, stale.ino, {
+    inspect,
+    beforeBreak: () => oweReplay(s.root, seen !== 'gone' && seen.byLease),
+    lease: s,
+    claimStaleMs: journalClaimStaleMs(s.leaseMs),
+  });
+  return took ? seen : undefined;
+}
+
+/**
  * Takes the journal lock with `token`: at once when free and nobody queues, else in ticket
- * order; breaks a lock whose holder is gone or whose lease ran out. Rejects after
+ * order; takes over a lock whose holder is gone or whose lease ran out. Rejects after
  * lockTimeoutMs with what to do; ENOENT (the token was swept) passes through.
  */
 export async function takeJournalLock(s: JournalState, token: KeptToken): Promise<TakenLock> {
@@ -130,8 +157,6 @@ export async function takeJournalLock(s: JournalState, token: KeptToken): Promis
   }
   const start = Date.now();
   const ticket = await makeTicket(s);
-  let brokeStale = false;
-  let byLease = false;
   try {
     for (let round = 0; ; round++) {
       const others = await liveTickets(s, ticket.name);
@@ -142,18 +167,16 @@ export async function takeJournalLock(s: JournalState, token: KeptToken): Promis
         try {
           await fsLink(token.path, path);
           s.contended = others.length > 0;
-          return { path, dir, token, ...(brokeStale ? { brokeStale } : {}), ...(byLease ? { byLease } : {}) };
+          return { path, dir, token };
         } catch (err) {
           if (errnoOf(err) !== 'EEXIST') throw err;
         }
         const state = await inspectLeasedLock(path, dir, s.leaseMs, s.timing);
         if (state === 'gone') continue;
-        if (state.stale) {
-          if (await breakJournalLock(s.root, state.ino, state.byLease, s.timing)) {
-            brokeStale = true;
-            byLease ||= state.byLease;
-          }
-          continue;
+        const took = state.stale ? await takeOverJournalLock(s, token, state) : undefined;
+        if (took !== undefined && took !== 'gone') {
+          s.contended = others.length > 0;
+          return { path, dir, token, brokeStale: true, ...(took.byLease ? { byLease: true } : {}) };
         }
         holder = state;
       }

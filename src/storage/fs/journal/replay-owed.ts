@@ -2,17 +2,19 @@ import { constants } from 'node:fs';
 import fsp from 'node:fs/promises';
 import type { RootDir } from '../dir.js';
 import { errnoOf } from '../io.js';
-import { breakLock, lstatIfAny, type LockTiming } from '../lock.js';
+import { inspectLock, lstatIfAny, type LockTiming } from '../lock.js';
 import { INTERNAL_MARK } from '../names.js';
+import { removeStale } from '../take-over.js';
 import { JOURNAL_LOCK } from './files.js';
+import { journalClaimStaleMs, journalLeaseMs } from './lease.js';
 import type { JournalState } from './state.js';
 
 /*
- * A replay owed: the journal lock of a holder that died (or whose lease ran out) is broken by
- * whoever finds it stale — a writer waiting for it, or a process opening the store (its sweep)
- * — and that holder's records may not be applied. The breaker is not always the next holder:
- * between the break and its link another process may link the lock first, or the breaker may
- * die. So the debt is written down before the lock goes: this file, in the store's root.
+ * A replay owed: the journal lock of a holder that died (or whose lease ran out) is taken over
+ * by a writer waiting for it, or removed by a process opening the store (its sweep), and that
+ * holder's records may not be applied. The breaker is not always the next holder: the sweep
+ * takes no lock (another process may link it first), and a breaker may die between its break
+ * and its replay. So the debt is written down before the lock goes: this file, in the store's root.
  * Whoever takes the lock and finds it replays the journal first, and removes it only once the
  * replay is done (under a lease that surely runs, so no later break's file is removed); reads
  * that find no lock but this file read the journal's records, as when another process holds it.
@@ -33,10 +35,18 @@ export async function oweReplay(root: RootDir, byLease: boolean): Promise<void> 
   }
 }
 
-/** Breaks the stale journal lock (inode `staleIno`), the replay owed written down first. */
-export async function breakJournalLock(root: RootDir, staleIno: bigint, byLease: boolean, timing: LockTiming): Promise<boolean> {
-  await oweReplay(root, byLease);
-  return breakLock(root.at(JOURNAL_LOCK), root.prefix, staleIno, timing);
+/**
+ * Removes the stale journal lock (inode `staleIno`, judged by its holder's temp file as a key's
+ * lock is) without taking it, under a claim of its inode (../take-over.ts), the replay owed
+ * written down first; true when it did.
+ */
+export function breakJournalLock(root: RootDir, staleIno: bigint, byLease: boolean, timing: LockTiming): Promise<boolean> {
+  const path = root.at(JOURNAL_LOCK);
+  return removeStale(path, staleIno, {
+    inspect: () => inspectLock(path, root.prefix, timing),
+    beforeBreak: () => oweReplay(root, byLease),
+    claimStaleMs: journalClaimStaleMs(journalLeaseMs(timing)),
+  });
 }
 
 /** Whether a replay is owed: undefined when not, else whether a lease was broken. */
