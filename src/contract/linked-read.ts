@@ -1,5 +1,6 @@
 import { assertObjectArgument, assertOptionalOptionsArgument, assertStringArgument } from './arguments.js';
-import type { StorageAdapter, StoredObject } from './storage.js';
+import { CheckpointError } from './errors.js';
+import { listAll, readMany, type StorageAdapter, type StoredObject } from './storage.js';
 
 /**
  * Linked read: an optional capability a store may declare (`capabilities.linkedRead`) by
@@ -21,6 +22,10 @@ import type { StorageAdapter, StoredObject } from './storage.js';
  * JSON escapes); it never follows a link to another key than {@link memberText}'s.
  * Callers use {@link readLinked}, which completes what the store left with plain reads, and
  * reads step by step on a store without the capability.
+ *
+ * Two more parts name their prefix outright: `keys` (every key under it, without values: a
+ * listing) and `first` (the first `count` keys under it, with their values). A store may leave
+ * either unread (omit `keys` / `first`); {@link readLinked} then lists (and reads) them after.
  *
  * The parts of an answer are not promised to be one snapshot (they are on PostgreSQL, one
  * statement): a caller checks what it depends on (a document's id against the pointer) as it
@@ -46,7 +51,21 @@ export interface ReadLinks {
   readonly get?: MemberLink;
   /** List the prefix this link names, each key with its value (meant for a small folder: every value is read). */
   readonly list?: MemberLink;
+  /** List the keys under this prefix (given, not taken from the value), without their values. */
+  readonly keys?: string;
+  /** The first `count` keys under `prefix` (given), in `list` order, with their values. */
+  readonly first?: FirstUnder;
 }
+
+/** The first few keys under a prefix, with their values (see {@link ReadLinks.first}). */
+export interface FirstUnder {
+  readonly prefix: string;
+  /** 1 to {@link FIRST_UNDER_MAX}. */
+  readonly count: number;
+}
+
+/** Most keys {@link ReadLinks.first} may ask for. */
+export const FIRST_UNDER_MAX = 256;
 
 /** One key under a listed prefix, with its value. */
 export interface ListedObject extends StoredObject {
@@ -60,6 +79,10 @@ export interface LinkedValues {
   readonly got?: { readonly key: string; readonly object: StoredObject | undefined };
   /** The prefix `links.list` named, and the keys under it with their values. Absent when the link was not followed. */
   readonly listed?: { readonly prefix: string; readonly objects: readonly ListedObject[] };
+  /** The keys under `links.keys`, in `list` order. Absent when the store did not read them. */
+  readonly keys?: { readonly prefix: string; readonly keys: readonly string[] };
+  /** The first keys under `links.first.prefix` with their values, in `list` order. Absent when the store did not read them. */
+  readonly first?: { readonly prefix: string; readonly objects: readonly ListedObject[] };
 }
 
 const MEMBER_STRING = /^[A-Za-z0-9_-]{1,128}$/;
@@ -123,6 +146,15 @@ export function assertReadLinks(links: unknown, fn: string): asserts links is Re
     assertStringArgument(link.before, fn, `${name}.before`);
     assertStringArgument(link.after, fn, `${name}.after`);
   }
+  const { keys, first } = (links ?? {}) as ReadLinks;
+  if (keys !== undefined) assertStringArgument(keys, fn, 'keys');
+  if (first === undefined) return;
+  assertObjectArgument(first, fn, 'first');
+  assertStringArgument(first.prefix, fn, 'first.prefix');
+  if (!Number.isInteger(first.count) || first.count < 1 || first.count > FIRST_UNDER_MAX)
+    throw new CheckpointError('checkpoint_config_invalid', `${fn}: first.count must be an integer from 1 to ${FIRST_UNDER_MAX}`, {
+      details: { function: fn },
+    });
 }
 
 async function listedUnder(store: StorageAdapter, prefix: string): Promise<ListedObject[]> {
@@ -138,14 +170,58 @@ async function listedUnder(store: StorageAdapter, prefix: string): Promise<Liste
 /**
  * `key`'s value and what its links name: through the store's linked read when it declares one
  * (one round trip on PostgreSQL), each link the store left unfollowed read after it; on any
- * other store, the value, then the links' reads at once.
+ * other store, the value, then the links' reads at once. `completeUnder: false`: the parts under
+ * given prefixes (`keys`, `first`) only as the store's linked read gave them (a caller that asks
+ * for them only where they come in the same round trip, and reads them its own way otherwise).
  */
-export async function readLinked(store: StorageAdapter, key: string, links: ReadLinks): Promise<LinkedValues | undefined> {
+export async function readLinked(
+  store: StorageAdapter,
+  key: string,
+  links: ReadLinks,
+  completeUnder = true,
+): Promise<LinkedValues | undefined> {
   assertReadLinks(links, 'readLinked');
   const answer: LinkedValues | undefined = hasLinkedRead(store)
     ? await store.getLinked(key, links)
     : await store.get(key).then((value) => value && { value });
   if (!answer) return undefined;
+  const linked = await completeLinks(store, links, answer);
+  return completeUnder ? completeUnderParts(store, links, linked) : linked;
+}
+
+/** The answer with the parts under given prefixes (`keys`, `first`) the store left, read now (both at once). */
+async function completeUnderParts(store: StorageAdapter, links: ReadLinks, answer: LinkedValues): Promise<LinkedValues> {
+  const keysPrefix = links.keys;
+  const first = links.first;
+  const needKeys = keysPrefix !== undefined && answer.keys?.prefix !== keysPrefix;
+  const needFirst = first !== undefined && answer.first?.prefix !== first.prefix;
+  if (!needKeys && !needFirst) return answer;
+  const [keys, firstObjects] = await Promise.all([
+    needKeys ? listAll(store, keysPrefix).then((entries) => entries.map((e) => e.key)) : undefined,
+    needFirst ? firstUnder(store, first) : undefined,
+  ]);
+  return {
+    ...answer,
+    ...(keys ? { keys: { prefix: keysPrefix!, keys } } : {}),
+    ...(firstObjects ? { first: { prefix: first!.prefix, objects: firstObjects } } : {}),
+  };
+}
+
+/** The first `count` keys under `prefix` with their values (a key deleted between the listing and its read is left out). */
+async function firstUnder(store: StorageAdapter, under: FirstUnder): Promise<ListedObject[]> {
+  const keys: string[] = [];
+  for await (const entry of store.list(under.prefix)) {
+    keys.push(entry.key);
+    if (keys.length >= under.count) break;
+  }
+  const objects = await readMany(store, keys);
+  const out: ListedObject[] = [];
+  for (const [i, object] of objects.entries()) if (object) out.push({ key: keys[i]!, bytes: object.bytes, version: object.version });
+  return out;
+}
+
+/** The answer with the member links (`get`, `list`) the store left unfollowed, read now. */
+async function completeLinks(store: StorageAdapter, links: ReadLinks, answer: LinkedValues): Promise<LinkedValues> {
   if ((!links.get || answer.got) && (!links.list || answer.listed)) return answer; // every link followed by the store
   // A part the store followed names the contract's key (it never follows another): the value is parsed only for the parts it left.
   const pointer = (links.get && !answer.got) || (links.list && !answer.listed) ? pointerOf(answer.value.bytes) : undefined;
@@ -158,7 +234,7 @@ export async function readLinked(store: StorageAdapter, key: string, links: Read
       : listedUnder(store, prefix).then((objects) => ({ prefix, objects })),
   ]);
   return {
-    value: answer.value,
+    ...answer,
     ...(getKey !== undefined && got ? { got } : {}),
     ...(prefix !== undefined && listed ? { listed } : {}),
   };

@@ -66,6 +66,15 @@ export const runDir = (runId: string): string => `${LANGGRAPH_ROOT}/${runId}`;
 export const headKey = (runId: string): string => `${runDir(runId)}/head.json`;
 /** A checkpoint's document, named by its id (LangGraph's uuid6 ids sort by time). */
 export const checkpointKey = (runId: string, checkpointId: string): string => `${runDir(runId)}/history/${checkpointId}.json`;
+/** The folder of a run's checkpoint documents (each {@link checkpointKey}). */
+export const historyDir = (runId: string): string => `${runDir(runId)}/history/`;
+/** The checkpoint id a {@link checkpointKey} of run `runId` names, or undefined for any other key. */
+export function idOfCheckpointKey(runId: string, key: string): string | undefined {
+  const prefix = historyDir(runId);
+  if (!key.startsWith(prefix) || !key.endsWith('.json')) return undefined;
+  const id = key.slice(prefix.length, -'.json'.length);
+  return id.length > 0 && !id.includes('/') ? id : undefined;
+}
 /** Folder of the pending writes of the checkpoint with `sequence` (retention's part files go with their snapshot). */
 export const writesDir = (runId: string, sequence: number): string => `${runDir(runId)}/parts/${sequence}/`;
 /** The pending writes one task made against the checkpoint with `sequence`. */

@@ -1,10 +1,11 @@
 import { hasLinkedRead, readLinked, type ListedObject } from '../contract/linked-read.js';
 import type { Snapshot } from '../contract/snapshot.js';
 import { decodeHead, type StoredHead } from './head.js';
-import { headKey, runDir } from './keys.js';
+import { headKey, historyDir, runDir } from './keys.js';
 import type { LangGraphPayload } from './profile.js';
 import { refreshRunState, runStateFromHead, type RunState } from './run-state.js';
-import { adoptRun, runOf } from './saver-runs.js';
+import { adoptRun, runOf, type ReadWithHead } from './saver-runs.js';
+import { FIRST_SEQUENCE_WINDOW } from './saver-retention.js';
 import { checkpointFrom, readCheckpoint, type SaverState } from './saver-state.js';
 
 /** The writes folder of a run's newest checkpoint, read with it: the folder and each document's stored bytes. */
@@ -37,14 +38,23 @@ export const readsNewestLinked = (state: SaverState): boolean => hasLinkedRead(s
 export async function readNewest(state: SaverState, runId: string): Promise<Newest | undefined> {
   const dir = runDir(runId);
   const key = headKey(runId);
-  const read = await readLinked(state.storage, key, {
-    get: { member: 'checkpoint_id', before: `${dir}/history/`, after: '.json' },
-    list: { member: 'sequence', before: `${dir}/parts/`, after: '/' },
-  });
+  // A saver that prunes and meets the run: its keys and its oldest documents (those leaving next) in the same
+  // round trip, where the store reads them so (PostgreSQL); elsewhere the run is listed after, beside the graph's step.
+  const meeting = state.keepLast !== false && !state.runs.has(runId);
+  const read = await readLinked(
+    state.storage,
+    key,
+    {
+      get: { member: 'checkpoint_id', before: `${dir}/history/`, after: '.json' },
+      list: { member: 'sequence', before: `${dir}/parts/`, after: '/' },
+      ...(meeting ? { keys: `${dir}/`, first: { prefix: historyDir(runId), count: FIRST_SEQUENCE_WINDOW } } : {}),
+    },
+    false,
+  );
   if (!read) return undefined;
   const stored: StoredHead = { head: decodeHead(read.value.bytes, key), version: read.value.version };
   const snapshot = stored.head && read.got ? await checkpointFrom(state, read.got.key, read.got.object) : undefined;
-  await learnNewest(state, runId, stored, snapshot);
+  await learnNewest(state, runId, stored, snapshot, read.keys && { keys: read.keys.keys, oldest: read.first?.objects });
   return { stored, snapshot, writes: read.listed };
 }
 
@@ -59,6 +69,7 @@ async function learnNewest(
   runId: string,
   stored: StoredHead,
   snapshot: Snapshot<LangGraphPayload> | undefined,
+  read: ReadWithHead | undefined,
 ): Promise<void> {
   let run = state.loaded.get(runId);
   if (run) {
@@ -70,8 +81,8 @@ async function learnNewest(
     run = runStateFromHead(runId, stored);
     if (run) adoptRun(state, run);
   } else if (!state.runs.has(runId)) {
-    // A saver that prunes lists the run: started now, beside the graph's step, and the checkpoint just read is its last once listed.
-    runOf(state, runId, false, stored).then(
+    // A saver that prunes lists the run (unless read with its head): started now, beside the graph's step, and the checkpoint just read is its last once listed.
+    runOf(state, runId, false, stored, read).then(
       (listed) => takeAsLast(listed, stored, snapshot),
       () => undefined,
     );

@@ -99,25 +99,26 @@ interface Learned {
 /**
  * Lists a run's checkpoint ids and writes folders — one listing of the run's folder, not one
  * of `history/` and one of `parts/` (on fs each listing walks the run's directories,
- * a new thread's first checkpoint waited for both) — and reads its head, or, in a run stored
- * before heads, its newest document's sequence.
+ * a new thread's first checkpoint waited for both), or takes the keys the caller read
+ * (`listed`) — and reads its head, or, in a run stored before heads, its newest document's sequence.
  */
 async function learnRun(
   storage: StorageAdapter,
   runId: string,
   readSequence: (key: string) => Promise<Snapshot<LangGraphPayload> | undefined>,
   known?: StoredHead,
+  listed?: readonly string[],
 ): Promise<Learned> {
   const ids: string[] = [];
   const writes = new Map<number, Set<string>>();
   const prefix = `${runDir(runId)}/`;
   let hasHead = false;
-  for await (const entry of storage.list(prefix)) {
-    const rest = entry.key.slice(prefix.length - 1);
+  for await (const key of listed ?? keysUnder(storage, prefix)) {
+    const rest = key.slice(prefix.length - 1);
     const history = rest.startsWith('/history/') ? HISTORY_NAME.exec(rest) : null;
     if (history) ids.push(history[1]!);
     const parts = rest.startsWith('/parts/') ? PARTS_SEQUENCE.exec(rest) : null;
-    if (parts) addWritesKey(writes, Number(parts[1]), entry.key);
+    if (parts) addWritesKey(writes, Number(parts[1]), key);
     if (rest === '/head.json') hasHead = true;
   }
   ids.sort(compareIds);
@@ -138,6 +139,10 @@ async function learnRun(
       writes.delete(sequence);
     }
   return { ids, maxSequence, newest, headVersion: stored?.version, leftoverWrites, writes };
+}
+
+async function* keysUnder(storage: StorageAdapter, prefix: string): AsyncGenerator<string> {
+  for await (const entry of storage.list(prefix)) yield entry.key;
 }
 
 /**
@@ -197,7 +202,8 @@ function learnedFromHead(stored: StoredHead | undefined): LearnedHead | undefine
 /**
  * Learns a run into a new state: from its head alone unless `listIds` (a saver that prunes
  * needs every id), else by listing it (see {@link learnRun}). `known`: the run's head as the
- * caller just read it, not read again unless the listing shows a put made since.
+ * caller just read it, not read again unless the listing shows a put made since; `listed`: the
+ * run's keys as the caller read them with that head (one statement), not listed again.
  */
 export async function loadRunState(
   storage: StorageAdapter,
@@ -205,8 +211,10 @@ export async function loadRunState(
   readSequence: (key: string) => Promise<Snapshot<LangGraphPayload> | undefined>,
   listIds = true,
   known?: StoredHead,
+  listed?: readonly string[],
 ): Promise<RunState> {
-  const learned = (listIds ? undefined : await learnHead(storage, runId, known)) ?? (await learnRun(storage, runId, readSequence, known));
+  const learned =
+    (listIds ? undefined : await learnHead(storage, runId, known)) ?? (await learnRun(storage, runId, readSequence, known, listed));
   return runStateFrom(runId, learned);
 }
 

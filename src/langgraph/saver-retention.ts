@@ -1,4 +1,5 @@
 import { CheckpointError } from '../contract/errors.js';
+import type { ListedObject } from '../contract/linked-read.js';
 import { getManyOf, readMany, type StoredObject } from '../contract/storage.js';
 import { planKeepLast } from '../writer/auto-retention.js';
 import { noteDeleted, type AutoSweep, type AutoSweepOutcome } from '../writer/auto-sweep.js';
@@ -7,7 +8,7 @@ import { getBounded } from '../snapshot-io/bounded-read.js';
 import { sealedDocumentMembers } from '../snapshot-io/read-snapshot.js';
 import { mapLimit } from '../storage/map-limit.js';
 import { writeGroup } from '../writer/write-step.js';
-import { checkpointKey, writesDir } from './keys.js';
+import { checkpointKey, idOfCheckpointKey, writesDir } from './keys.js';
 import { hasId, type RunState } from './run-state.js';
 import { checkpointFrom, DOCUMENT_READ_LIMIT, readCheckpoint, type SaverState } from './saver-state.js';
 
@@ -74,7 +75,7 @@ const SEQUENCE_READS = 8;
  * and the next ones to leave, up to a window that starts small (a replica taking a short turn
  * reads few documents it will not prune) and doubles with each read of the run, up to its bound.
  */
-const FIRST_SEQUENCE_WINDOW = 8;
+export const FIRST_SEQUENCE_WINDOW = 8;
 const MAX_SEQUENCE_WINDOW = 64;
 /** Bytes of documents a window reads at most, by the size of those read so far: large checkpoints are read a few at a time. */
 const WINDOW_BYTES = 1024 * 1024;
@@ -98,6 +99,20 @@ function leavingReadsOf(run: RunState): LeavingReads {
   let reads = leavingReads.get(run);
   if (!reads) leavingReads.set(run, (reads = { pending: new Map(), ahead: new Map(), window: FIRST_SEQUENCE_WINDOW }));
   return reads;
+}
+
+/**
+ * Takes documents read with the run's head (its oldest checkpoints', those leaving next) as read
+ * ahead: the run's first puts learn their sequences from them, without a read of their own.
+ * Documents of checkpoints the run does not hold, or whose sequence is known, are dropped.
+ */
+export function takeReadAhead(run: RunState, objects: readonly ListedObject[]): void {
+  const reads = leavingReadsOf(run);
+  for (const object of objects) {
+    const id = idOfCheckpointKey(run.runId, object.key);
+    if (id !== undefined && hasId(run, id) && !run.sequences.has(id) && !reads.pending.has(id))
+      reads.ahead.set(id, { bytes: object.bytes, version: object.version });
+  }
 }
 
 /**

@@ -5,6 +5,7 @@ import { memoryStorage, type StorageAdapter } from 'savepoint';
 import { SavepointSaver, langGraphProfile } from 'savepoint/langgraph';
 import { readSnapshot } from 'savepoint/toolkit';
 import { readLinked, type LinkedRead } from '../../src/contract/linked-read.js';
+import type { MultiGetStorage } from '../../src/contract/storage.js';
 import { superstep, type Cursor } from '../support/langgraph-superstep.js';
 
 // A saver that keeps every checkpoint learns a thread it meets from the thread's head alone (no
@@ -109,7 +110,8 @@ describe('SavepointSaver learns a thread from its head', () => {
     const storage: StorageAdapter & LinkedRead = {
       ...inner,
       capabilities: { ...inner.capabilities, linkedRead: true },
-      getLinked: (key, links) => readLinked(inner, key, links),
+      // A store that reads no parts under given prefixes with the value: the saver lists the run itself.
+      getLinked: (key, links) => readLinked(inner, key, links, false),
       get: (key) => {
         if (key === 'langgraph/t/head.json') reads++;
         return inner.get(key);
@@ -158,6 +160,88 @@ describe('SavepointSaver learns a thread from its head', () => {
     const sequences = await storedSequences(storage);
     expect(new Set(sequences.values()).size).toBe(sequences.size);
     const newest = raced.config.configurable?.['checkpoint_id'] as string;
+    const others = otherTurn.config.configurable?.['checkpoint_id'] as string;
+    expect(sequences.get(newest)).toBe(sequences.get(others)! + 1);
+    expect(sequences.size).toBe(5);
+  });
+
+  /**
+   * A store whose linked read also gives the run's keys and oldest documents (as PostgreSQL's, in
+   * one statement), here in two steps with `between` run after the value is read and before the
+   * rest: `lists` counts the run's listings, `headReads` the head's plain reads, `gets` the plain
+   * reads of checkpoint documents.
+   */
+  function readsWithHead(): {
+    storage: StorageAdapter;
+    counts: { lists: number; headReads: number; gets: number };
+    between: { hook?: () => Promise<void> };
+  } {
+    const inner = memoryStorage() as MultiGetStorage;
+    const counts = { lists: 0, headReads: 0, gets: 0 };
+    const between: { hook?: () => Promise<void> } = {};
+    const storage: MultiGetStorage & LinkedRead = {
+      ...inner,
+      capabilities: { ...inner.capabilities, linkedRead: true },
+      getLinked: async (key, links) => {
+        const answer = await readLinked(inner, key, {
+          ...(links.get ? { get: links.get } : {}),
+          ...(links.list ? { list: links.list } : {}),
+        });
+        const hook = between.hook;
+        between.hook = undefined;
+        await hook?.();
+        if (!answer) return undefined;
+        const whole = await readLinked(inner, key, {
+          ...(links.keys !== undefined ? { keys: links.keys } : {}),
+          ...(links.first ? { first: links.first } : {}),
+        });
+        return { ...answer, ...(whole?.keys ? { keys: whole.keys } : {}), ...(whole?.first ? { first: whole.first } : {}) };
+      },
+      get: (key) => {
+        if (key === 'langgraph/t/head.json') counts.headReads++;
+        else if (key.startsWith('langgraph/t/history/')) counts.gets++;
+        return inner.get(key);
+      },
+      getMany: (keys: readonly string[]) => {
+        counts.gets += keys.filter((key) => key.startsWith('langgraph/t/history/')).length;
+        return inner.getMany(keys);
+      },
+      list: (prefix) => {
+        if (prefix === 'langgraph/t/') counts.lists++;
+        return inner.list(prefix);
+      },
+    };
+    return { storage, counts, between };
+  }
+
+  it('a saver with keepLast meeting a thread on a store that reads the run’s keys and oldest documents with its head: no listing and no read of the documents leaving; a put between the parts of that read is caught', async () => {
+    const thread = { configurable: { thread_id: 't', checkpoint_ns: '' } };
+    const { storage, counts, between } = readsWithHead();
+    const writer = new SavepointSaver({ storage, keepLast: 5 });
+    const written: Cursor = { config: thread, step: 0 };
+    for (let i = 0; i < 8; i++) await superstep(writer, written);
+
+    const quiet = new SavepointSaver({ storage, keepLast: 5 });
+    const before = { ...counts };
+    const turn: Cursor = { config: (await quiet.getTuple(thread))!.config, step: 100 };
+    for (let i = 0; i < 4; i++) await superstep(quiet, turn);
+    expect(counts.lists - before.lists).toBe(0);
+    expect(counts.headReads - before.headReads).toBe(0);
+    // The four checkpoints let go came with the head: no document read for their sequences.
+    expect(counts.gets - before.gets).toBe(0);
+
+    // Another saver puts between the head and the keys: the keys show its checkpoint, and the head is read again.
+    const racing = new SavepointSaver({ storage, keepLast: 5 });
+    const other = new SavepointSaver({ storage, keepLast: 5 });
+    const otherTurn: Cursor = { config: (await other.getTuple(thread))!.config, step: 200 };
+    between.hook = () => superstep(other, otherTurn);
+    const raced = { ...counts };
+    const racedTurn: Cursor = { config: (await racing.getTuple(thread))!.config, step: 300 };
+    await superstep(racing, racedTurn);
+    expect(counts.headReads - raced.headReads).toBe(1);
+    const sequences = await storedSequences(storage);
+    expect(new Set(sequences.values()).size).toBe(sequences.size);
+    const newest = racedTurn.config.configurable?.['checkpoint_id'] as string;
     const others = otherTurn.config.configurable?.['checkpoint_id'] as string;
     expect(sequences.get(newest)).toBe(sequences.get(others)! + 1);
     expect(sequences.size).toBe(5);

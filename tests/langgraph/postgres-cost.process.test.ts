@@ -93,7 +93,7 @@ suite('SavepointSaver on postgresStorage: statements per superstep', () => {
     }
   });
 
-  it('keepLast on a thread another saver wrote: each superstep is its two statements (the leaving documents read in one statement, as the thread is listed), the old checkpoint and its writes deleted in the put’s batch', async () => {
+  it('keepLast on a thread another saver wrote: a turn’s start is one statement (its head, keys and oldest documents), each superstep its two, the old checkpoint and its writes deleted in the put’s batch', async () => {
     const storage = store();
     const thread = { configurable: { thread_id: 'bounded', checkpoint_ns: '' } };
     const cursor: Cursor = { config: thread, step: 0 };
@@ -105,10 +105,10 @@ suite('SavepointSaver on postgresStorage: statements per superstep', () => {
       next.config = (await fresh.getTuple(thread))!.config;
       await superstep(fresh, next);
     });
-    // The linked read; the thread's listing; one multi-get of the documents leaving; the superstep's two.
-    // The head and the checkpoint the linked read gave are not read again: the listing shows no put since (the head is
-    // taken as the run's), and the checkpoint is the first put's parent.
-    expect(turn).toBe(5);
+    // The linked read, which gives the thread's keys and its oldest documents (those leaving next) with its head; the
+    // superstep's two. Nothing is read again: the keys show no put since (the head is taken as the run's), the
+    // checkpoint read is the first put's parent, and the documents leaving came with the head.
+    expect(turn).toBe(3);
     const sent = await statements(storage, async () => {
       for (let i = 0; i < 10; i++) await superstep(fresh, next);
     });

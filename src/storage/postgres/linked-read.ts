@@ -13,8 +13,8 @@ import type { PostgresStoreState } from './store-state.js';
 interface LinkedRow {
   part: number;
   key_order: Buffer | null;
-  value: Buffer;
-  version: string;
+  value: Buffer | null;
+  version: string | null;
   g: string | null;
   l: string | null;
 }
@@ -31,6 +31,15 @@ function linkParams(link: MemberLink | undefined, prefix: boolean): unknown[] {
 function assertLinkKeys(links: ReadLinks): void {
   if (links.get) assertKey(`${links.get.before}x${links.get.after}`);
   if (links.list) assertPrefix(`${links.list.before}x${links.list.after}`);
+  if (links.keys !== undefined) assertPrefix(links.keys);
+  if (links.first) assertPrefix(links.first.prefix);
+}
+
+/** The stored bounds of a prefix read in place (`keys`, `first`), or NULLs: not read (no upper bound, which no key prefix lacks in practice, is left to the caller). */
+function underParams(prefix: string | undefined): [Buffer | null, Buffer | null] {
+  if (prefix === undefined) return [null, null];
+  const range = prefixRange(prefix);
+  return range.upper === undefined ? [null, null] : [range.lower, range.upper];
 }
 
 /** PostgreSQL's data exceptions (class 22: text jsonb refuses, say): the value is not parsed in place, its links left to the caller. */
@@ -41,7 +50,14 @@ export async function getLinkedObjects(state: PostgresStoreState, key: string, l
   assertKey(key);
   assertReadLinks(links, 'getLinked');
   assertLinkKeys(links);
-  const params = [orderKey(key), ...linkParams(links.get, false), ...linkParams(links.list, true)];
+  const params = [
+    orderKey(key),
+    ...linkParams(links.get, false),
+    ...linkParams(links.list, true),
+    ...underParams(links.keys),
+    ...underParams(links.first?.prefix),
+    links.first?.count ?? null,
+  ];
   return readChecked(state, (p) => readLinked(state, p, key, links, params));
 }
 
@@ -62,28 +78,48 @@ async function readLinked(
     const value = await getObject(state, key);
     return value && { value };
   }
-  return linkedValues(rows, links);
+  return linkedValues(rows, links, params[9] !== null, params[11] !== null);
 }
 
-/** The answer from the statement's rows. */
-function linkedValues(rows: readonly LinkedRow[], links: ReadLinks): LinkedValues | undefined {
+/** The answer from the statement's rows (`readKeys`, `readFirst`: whether the statement read those parts). */
+function linkedValues(rows: readonly LinkedRow[], links: ReadLinks, readKeys: boolean, readFirst: boolean): LinkedValues | undefined {
   const head = rows[0];
   if (!head || head.part !== 0) return undefined;
-  const value = { bytes: new Uint8Array(head.value), version: head.version };
+  const value = { bytes: new Uint8Array(head.value!), version: head.version! };
+  const under = underParts(rows, links, readKeys, readFirst);
   let got: LinkedValues['got'];
   if (links.get && head.g !== null) {
     const row = rows.find((r) => r.part === 1);
     got = {
       key: `${links.get.before}${head.g}${links.get.after}`,
-      object: row && { bytes: new Uint8Array(row.value), version: row.version },
+      object: row && { bytes: new Uint8Array(row.value!), version: row.version! },
     };
   }
   let listed: LinkedValues['listed'];
   if (links.list && head.l !== null) {
     const objects: ListedObject[] = [];
     for (const row of rows)
-      if (row.part === 2) objects.push({ key: keyOf(row.key_order!), bytes: new Uint8Array(row.value), version: row.version });
+      if (row.part === 2) objects.push({ key: keyOf(row.key_order!), bytes: new Uint8Array(row.value!), version: row.version! });
     listed = { prefix: `${links.list.before}${head.l}${links.list.after}`, objects };
   }
-  return { value, ...(got ? { got } : {}), ...(listed ? { listed } : {}) };
+  return { value, ...(got ? { got } : {}), ...(listed ? { listed } : {}), ...under };
+}
+
+/** Parts 3 and 4 of the rows: the keys under `links.keys`, the first rows under `links.first.prefix`. */
+function underParts(
+  rows: readonly LinkedRow[],
+  links: ReadLinks,
+  readKeys: boolean,
+  readFirst: boolean,
+): Pick<LinkedValues, 'keys' | 'first'> {
+  const keys: string[] = [];
+  const first: ListedObject[] = [];
+  for (const row of rows) {
+    if (row.part === 3) keys.push(keyOf(row.key_order!));
+    else if (row.part === 4) first.push({ key: keyOf(row.key_order!), bytes: new Uint8Array(row.value!), version: row.version! });
+  }
+  return {
+    ...(readKeys && links.keys !== undefined ? { keys: { prefix: links.keys, keys } } : {}),
+    ...(readFirst && links.first ? { first: { prefix: links.first.prefix, objects: first } } : {}),
+  };
 }

@@ -114,6 +114,70 @@ suite('postgresStorage getLinked', () => {
     );
   }, 120_000);
 
+  it('property: the keys under a given prefix, and the first few with their values, come in the same statement as list and getMany answer them', async () => {
+    const storage = postgresStorage({ connectionString: server().url, table: freshTable('linked') });
+    stores.push(storage);
+    await storage.put('h', utf8('{}'));
+    const getLinked = linkedReadOf(storage)!;
+    let round = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.uniqueArray(fc.stringMatching(/^[a-c]{1,3}(\/[a-c]{1,2})?$/), { maxLength: 12 }),
+        fc.constantFrom('q/', 'q/a', 'q/b/', 'q/ab'),
+        fc.integer({ min: 1, max: 6 }),
+        async (names, prefix, count) => {
+          const base = `r${round++}/`;
+          for (const name of names) await storage.put(`${base}q/${name}`, utf8(name));
+          const under = `${base}${prefix}`;
+          const before = storage.stats().roundTrips;
+          const answer = await getLinked('h', { keys: under, first: { prefix: under, count } });
+          expect(storage.stats().roundTrips - before).toBe(1);
+          const listed = [];
+          for await (const entry of storage.list(under)) listed.push(entry.key);
+          expect(answer?.keys).toEqual({ prefix: under, keys: listed });
+          const first = listed.slice(0, count);
+          expect(answer?.first?.prefix).toBe(under);
+          expect(answer?.first?.objects.map((o) => o.key)).toEqual(first);
+          const values = await storage.getMany(first);
+          expect(answer?.first?.objects.map((o) => new TextDecoder().decode(o.bytes))).toEqual(
+            values.map((v) => new TextDecoder().decode(v!.bytes)),
+          );
+          expect(answer?.first?.objects.map((o) => o.version)).toEqual(values.map((v) => v!.version));
+        },
+      ),
+      { numRuns: 40 },
+    );
+    // An absent value: nothing under the prefixes is read either.
+    expect(await getLinked('absent', { keys: 'r0/', first: { prefix: 'r0/', count: 3 } })).toBeUndefined();
+  });
+
+  it('readLinked reads the parts under given prefixes a store left (or a store without a linked read), and leaves them when asked to', async () => {
+    const storage = postgresStorage({ connectionString: server().url, table: freshTable('linked') });
+    stores.push(storage);
+    await storage.put('h', utf8('{}'));
+    for (const name of ['u/a', 'u/b', 'u/c/d']) await storage.put(name, utf8(name));
+    const innerPlain = postgresStorage({ connectionString: server().url, table: freshTable('linked') });
+    stores.push(innerPlain);
+    // No linked read (it cannot read members of ciphertext): readLinked reads every part itself.
+    const plain = encryptedStorage(innerPlain, { keys: EncryptionKey.generate() });
+    await plain.put('h', utf8('{}'));
+    for (const name of ['u/a', 'u/b', 'u/c/d']) await plain.put(name, utf8(name));
+    for (const store of [storage, plain]) {
+      const answer = await readLinked(store, 'h', { keys: 'u/', first: { prefix: 'u/', count: 2 } });
+      expect(answer?.keys?.keys).toEqual(['u/a', 'u/b', 'u/c/d']);
+      expect(answer?.first?.objects.map((o) => [o.key, new TextDecoder().decode(o.bytes)])).toEqual([
+        ['u/a', 'u/a'],
+        ['u/b', 'u/b'],
+      ]);
+    }
+    const left = await readLinked(plain, 'h', { keys: 'u/', first: { prefix: 'u/', count: 2 } }, false);
+    expect(left?.keys).toBeUndefined();
+    expect(left?.first).toBeUndefined();
+    await expect(readLinked(storage, 'h', { first: { prefix: 'u/', count: 0 } })).rejects.toMatchObject({
+      reasonCode: 'checkpoint_config_invalid',
+    });
+  });
+
   it('an absent key is undefined; a key that holds no JSON comes back alone', async () => {
     const storage = postgresStorage({ connectionString: server().url, table: freshTable('linked') });
     stores.push(storage);
