@@ -157,10 +157,14 @@ export function assertReadLinks(links: unknown, fn: string): asserts links is Re
     });
 }
 
-async function listedUnder(store: StorageAdapter, prefix: string): Promise<ListedObject[]> {
+/** The keys under `prefix` (the first `count` of them), each with its value, in `list` order. */
+async function listedUnder(store: StorageAdapter, prefix: string, count = Infinity): Promise<ListedObject[]> {
   const keys: string[] = [];
-  for await (const entry of store.list(prefix)) keys.push(entry.key);
-  const objects = await Promise.all(keys.map((key) => store.get(key)));
+  for await (const entry of store.list(prefix)) {
+    keys.push(entry.key);
+    if (keys.length >= count) break;
+  }
+  const objects = await readMany(store, keys);
   const listed: ListedObject[] = [];
   // A key deleted between the listing and its read is left out, as if listed after.
   for (const [i, object] of objects.entries()) if (object) listed.push({ key: keys[i]!, bytes: object.bytes, version: object.version });
@@ -198,26 +202,13 @@ async function completeUnderParts(store: StorageAdapter, links: ReadLinks, answe
   if (!needKeys && !needFirst) return answer;
   const [keys, firstObjects] = await Promise.all([
     needKeys ? listAll(store, keysPrefix).then((entries) => entries.map((e) => e.key)) : undefined,
-    needFirst ? firstUnder(store, first) : undefined,
+    needFirst ? listedUnder(store, first.prefix, first.count) : undefined,
   ]);
   return {
     ...answer,
     ...(keys ? { keys: { prefix: keysPrefix!, keys } } : {}),
     ...(firstObjects ? { first: { prefix: first!.prefix, objects: firstObjects } } : {}),
   };
-}
-
-/** The first `count` keys under `prefix` with their values (a key deleted between the listing and its read is left out). */
-async function firstUnder(store: StorageAdapter, under: FirstUnder): Promise<ListedObject[]> {
-  const keys: string[] = [];
-  for await (const entry of store.list(under.prefix)) {
-    keys.push(entry.key);
-    if (keys.length >= under.count) break;
-  }
-  const objects = await readMany(store, keys);
-  const out: ListedObject[] = [];
-  for (const [i, object] of objects.entries()) if (object) out.push({ key: keys[i]!, bytes: object.bytes, version: object.version });
-  return out;
 }
 
 /** The answer with the member links (`get`, `list`) the store left unfollowed, read now. */
