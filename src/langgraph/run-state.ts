@@ -1,6 +1,6 @@
 import type { StorageAdapter } from '../contract/storage.js';
 import { readHead, type StoredHead } from './head.js';
-import { CHECKPOINT_ID, checkpointKey, runDir } from './keys.js';
+import { CHECKPOINT_ID, checkpointKey, idOfCheckpointKey, runDir } from './keys.js';
 import type { LangGraphPayload, StoredChannel } from './profile.js';
 import type { Snapshot } from '../contract/snapshot.js';
 
@@ -82,7 +82,6 @@ export interface RunState {
   readonly claiming: Map<string, Promise<unknown>>;
 }
 
-const HISTORY_NAME = /\/history\/([^/]+)\.json$/;
 const PARTS_SEQUENCE = /\/parts\/(\d+)\//;
 
 /** What one listing of a run (and a read of its head, else of its newest document) tells. */
@@ -115,8 +114,8 @@ async function learnRun(
   let hasHead = false;
   for await (const key of listed ?? keysUnder(storage, prefix)) {
     const rest = key.slice(prefix.length - 1);
-    const history = rest.startsWith('/history/') ? HISTORY_NAME.exec(rest) : null;
-    if (history) ids.push(history[1]!);
+    const id = idOfCheckpointKey(runId, key);
+    if (id !== undefined) ids.push(id);
     const parts = rest.startsWith('/parts/') ? PARTS_SEQUENCE.exec(rest) : null;
     if (parts) addWritesKey(writes, Number(parts[1]), key);
     if (rest === '/head.json') hasHead = true;

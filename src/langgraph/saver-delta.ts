@@ -9,7 +9,7 @@ import {
 import type { Snapshot } from '../contract/snapshot.js';
 import { CheckpointError } from '../contract/errors.js';
 import { configurableOf, namespaceOf, requireThreadId } from './config.js';
-import { assertCheckpointId, checkpointKey, runDir, runIdOf, writesDir } from './keys.js';
+import { assertCheckpointId, checkpointKey, idOfCheckpointKey, runDir, runIdOf, writesDir } from './keys.js';
 import type { LangGraphPayload } from './profile.js';
 import { compareIds, lowerBound } from './run-state.js';
 import { keptValue } from './decoded-cache.js';
@@ -25,8 +25,6 @@ interface Ancestor {
   readonly snapshot: Snapshot<LangGraphPayload>;
   readonly writes: Promise<(WritesDocument | undefined)[]>;
 }
-
-const HISTORY_NAME = /\/history\/([^/]+)\.json$/;
 
 /**
  * LangGraph's `getDeltaChannelHistory` over the saver's own files: the parent chain read
@@ -133,7 +131,7 @@ function indexOf(ids: readonly string[], id: string): number {
 async function newestId(state: SaverState, runId: string): Promise<string | undefined> {
   let newest: string | undefined;
   for await (const entry of state.storage.list(`${runDir(runId)}/history/`)) {
-    const name = HISTORY_NAME.exec(entry.key)?.[1];
+    const name = idOfCheckpointKey(runId, entry.key);
     if (name !== undefined && (newest === undefined || compareIds(name, newest) > 0)) newest = name;
   }
   return newest;
