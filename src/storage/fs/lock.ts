@@ -5,7 +5,7 @@ import { CheckpointError } from '../../contract/errors.js';
 import { fsLink, type FsIo } from './fd.js';
 import { errnoOf, lstatIfAny } from './io.js';
 import { INTERNAL_MARK, classifyInternal, newOwner, ownerGone, parseOwner, tempName, type Owner } from './names.js';
-import { releaseClaimed, takeOverStale, unlinkIfIno } from './take-over.js';
+import { letGoHeld, takeOverStale } from './take-over.js';
 
 export { lstatIfAny };
 
@@ -247,16 +247,8 @@ export async function assertHeld(lock: HeldLock, key: string, timing: LockTiming
  * may be taking it over. The caller keeps a temp name of the token until this is over (else
  * the lock looks stale at once). Failures are ignored: a lock left is stale once its token goes.
  */
-export async function releaseLock(lock: HeldLock, timing: LockTiming): Promise<void> {
-  if (trusted(lock, timing)) {
-    try {
-      unlinkIfIno(lock.path, lock.token.ino);
-    } catch {
-      // Left: stale once our temp file goes.
-    }
-    return;
-  }
-  await releaseClaimed(lock.path, lock.token.ino, keyClaimStaleMs(timing)).catch(() => undefined);
+export function releaseLock(lock: HeldLock, timing: LockTiming): Promise<void> {
+  return letGoHeld(lock.path, lock.token.ino, trusted(lock, timing), keyClaimStaleMs(timing));
 }
 
 /*

@@ -238,6 +238,24 @@ async function replaceWith(
 }
 
 /**
+ * Lets go a lock this process holds (token inode `ino`), never someone else's: while `trusted`
+ * (the caller's check, made right before this call: nobody may take the lock over) one unlink,
+ * checked and made in the same synchronous step; else its inode is claimed first
+ * ({@link releaseClaimed}). Failures are ignored: a lock left runs out its lease or stale bound.
+ */
+export async function letGoHeld(path: string, ino: bigint, trusted: boolean, claimStaleMs: number): Promise<void> {
+  if (trusted) {
+    try {
+      unlinkIfIno(path, ino);
+    } catch {
+      // Left to run out.
+    }
+    return;
+  }
+  await releaseClaimed(path, ino, claimStaleMs).catch(() => undefined);
+}
+
+/**
  * Lets go a lock this process holds (token inode `ino`) after the part of its lease (or stale
  * bound) it trusts: others may be taking it over, so its inode is claimed first; a lock replaced
  * already, or being taken over (the claim is someone else's), is left alone.

@@ -1,5 +1,5 @@
 import { keepOrDropToken, newToken, takeWithToken, type HeldLock, type KeptToken } from '../lock.js';
-import { releaseClaimed, unlinkIfIno } from '../take-over.js';
+import { letGoHeld } from '../take-over.js';
 import { drain } from './apply-queue.js';
 import { settleRetiring } from './checkpoint.js';
 import { closeDirs, type DirCache } from './dirs.js';
@@ -162,16 +162,8 @@ async function release(s: JournalState, h: Held, keepToken: boolean, unlessBusy:
  * process took the lock over). Past it, its inode is claimed first (../take-over.ts). A
  * failure leaves the lock to run out its lease.
  */
-async function letGoLock(s: JournalState, h: Held): Promise<void> {
-  if (leaseHeld(s)) {
-    try {
-      unlinkIfIno(h.lock.path, h.token.ino);
-    } catch {
-      // Left to its lease.
-    }
-    return;
-  }
-  await releaseClaimed(h.lock.path, h.token.ino, journalClaimStaleMs(s.leaseMs)).catch(() => undefined);
+function letGoLock(s: JournalState, h: Held): Promise<void> {
+  return letGoHeld(h.lock.path, h.token.ino, leaseHeld(s), journalClaimStaleMs(s.leaseMs));
 }
 
 /**
