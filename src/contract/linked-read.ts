@@ -27,6 +27,12 @@ import { listAll, readMany, type StorageAdapter, type StoredObject } from './sto
  * listing) and `first` (the first `count` keys under it, with their values). A store may leave
  * either unread (omit `keys` / `first`); {@link readLinked} then lists (and reads) them after.
  *
+ * One part is read only when the value is absent: `keysIfAbsent` (every key under a given
+ * prefix). A caller that lists a folder when its pointer is missing (a LangGraph thread without a
+ * head: a new thread has no key at all) learns what is there in the same round trip. The answer
+ * is then {@link AbsentLinked}; a store that does not read it answers undefined, as for any absent
+ * value, and {@link readLinked} lists the prefix after.
+ *
  * The parts of an answer are not promised to be one snapshot (they are on PostgreSQL, one
  * statement): a caller checks what it depends on (a document's id against the pointer) as it
  * would after separate reads.
@@ -35,7 +41,7 @@ import { listAll, readMany, type StorageAdapter, type StoredObject } from './sto
  * store cannot read members of ciphertext.
  */
 export interface LinkedRead extends StorageAdapter {
-  getLinked(key: string, links: ReadLinks): Promise<LinkedValues | undefined>;
+  getLinked(key: string, links: ReadLinks): Promise<LinkedValues | AbsentLinked | undefined>;
 }
 
 /** A key built from a member of the value read: `before` + {@link memberText} + `after`. */
@@ -55,6 +61,8 @@ export interface ReadLinks {
   readonly keys?: string;
   /** The first `count` keys under `prefix` (given), in `list` order, with their values. */
   readonly first?: FirstUnder;
+  /** Only when the value is absent: list the keys under this prefix (given), without their values. */
+  readonly keysIfAbsent?: string;
 }
 
 /** The first few keys under a prefix, with their values (see {@link ReadLinks.first}). */
@@ -83,7 +91,24 @@ export interface LinkedValues {
   readonly keys?: { readonly prefix: string; readonly keys: readonly string[] };
   /** The first keys under `links.first.prefix` with their values, in `list` order. Absent when the store did not read them. */
   readonly first?: { readonly prefix: string; readonly objects: readonly ListedObject[] };
+  /** Only on {@link AbsentLinked}. */
+  readonly absent?: never;
 }
+
+/** The answer of {@link LinkedRead.getLinked} for an absent value, when the store listed `links.keysIfAbsent`. */
+export interface AbsentLinked {
+  /** The keys under `links.keysIfAbsent`, in `list` order (none: nothing is stored there either). */
+  readonly absent: { readonly prefix: string; readonly keys: readonly string[] };
+  // None of a present value's parts: they read as undefined on either answer.
+  readonly value?: never;
+  readonly got?: never;
+  readonly listed?: never;
+  readonly keys?: never;
+  readonly first?: never;
+}
+
+/** Whether a linked read's answer is {@link AbsentLinked} (the value absent, a prefix listed instead). */
+export const isAbsentLinked = (answer: LinkedValues | AbsentLinked | undefined): answer is AbsentLinked => answer?.absent !== undefined;
 
 const MEMBER_STRING = /^[A-Za-z0-9_-]{1,128}$/;
 const MEMBER_INTEGER_LIMIT = 1e15;
@@ -146,8 +171,9 @@ export function assertReadLinks(links: unknown, fn: string): asserts links is Re
     assertStringArgument(link.before, fn, `${name}.before`);
     assertStringArgument(link.after, fn, `${name}.after`);
   }
-  const { keys, first } = (links ?? {}) as ReadLinks;
+  const { keys, first, keysIfAbsent } = (links ?? {}) as ReadLinks;
   if (keys !== undefined) assertStringArgument(keys, fn, 'keys');
+  if (keysIfAbsent !== undefined) assertStringArgument(keysIfAbsent, fn, 'keysIfAbsent');
   if (first === undefined) return;
   assertObjectArgument(first, fn, 'first');
   assertStringArgument(first.prefix, fn, 'first.prefix');
@@ -174,21 +200,39 @@ async function listedUnder(store: StorageAdapter, prefix: string, count = Infini
 /**
  * `key`'s value and what its links name: through the store's linked read when it declares one
  * (one round trip on PostgreSQL), each link the store left unfollowed read after it; on any
- * other store, the value, then the links' reads at once. `completeUnder: false`: the parts under
- * given prefixes (`keys`, `first`) only as the store's linked read gave them (a caller that asks
+ * other store, the value, then the links' reads at once. An absent value with `keysIfAbsent`
+ * asked answers {@link AbsentLinked}. `completeUnder: false`: the parts under given prefixes
+ * (`keys`, `first`, `keysIfAbsent`) only as the store's linked read gave them (a caller that asks
  * for them only where they come in the same round trip, and reads them its own way otherwise).
  */
+export function readLinked(
+  store: StorageAdapter,
+  key: string,
+  links: ReadLinks & { readonly keysIfAbsent?: undefined },
+  completeUnder?: boolean,
+): Promise<LinkedValues | undefined>;
+export function readLinked(
+  store: StorageAdapter,
+  key: string,
+  links: ReadLinks,
+  completeUnder?: boolean,
+): Promise<LinkedValues | AbsentLinked | undefined>;
 export async function readLinked(
   store: StorageAdapter,
   key: string,
   links: ReadLinks,
   completeUnder = true,
-): Promise<LinkedValues | undefined> {
+): Promise<LinkedValues | AbsentLinked | undefined> {
   assertReadLinks(links, 'readLinked');
-  const answer: LinkedValues | undefined = hasLinkedRead(store)
+  const answer: LinkedValues | AbsentLinked | undefined = hasLinkedRead(store)
     ? await store.getLinked(key, links)
     : await store.get(key).then((value) => value && { value });
-  if (!answer) return undefined;
+  if (isAbsentLinked(answer)) return answer;
+  if (!answer) {
+    const prefix = links.keysIfAbsent;
+    if (!completeUnder || prefix === undefined) return undefined;
+    return { absent: { prefix, keys: (await listAll(store, prefix)).map((e) => e.key) } };
+  }
   const linked = await completeLinks(store, links, answer);
   return completeUnder ? completeUnderParts(store, links, linked) : linked;
 }

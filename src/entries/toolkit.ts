@@ -61,7 +61,8 @@ export { listKeysOf, type KeyListingStorage } from '../contract/storage.js';
 export type { BufferedStorage, BufferedPutResult, BufferedBatchOutcome } from '../contract/buffered-storage.js';
 export type { SynchronousStorage } from '../contract/synchronous-storage.js';
 export type { MetadataListing, MetadataListingOptions } from '../contract/metadata-listing.js';
-export type { LinkedRead, ReadLinks, MemberLink, LinkedValues, ListedObject, FirstUnder } from '../contract/linked-read.js';
+export type { LinkedRead, ReadLinks, MemberLink, LinkedValues, ListedObject, FirstUnder, AbsentLinked } from '../contract/linked-read.js';
+export { isAbsentLinked } from '../contract/linked-read.js';
 export { moveManyOf, moveOf, type KeyMove, type MovableStorage } from '../contract/move.js';
 
 // Profiles: layouts and reading stored snapshots back.

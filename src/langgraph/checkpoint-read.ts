@@ -1,4 +1,4 @@
-import { hasLinkedRead, type ListedObject } from '../contract/linked-read.js';
+import { hasLinkedRead, isAbsentLinked, type ListedObject } from '../contract/linked-read.js';
 import type { Snapshot } from '../contract/snapshot.js';
 import { checkpointKey, runDir, writesDir } from './keys.js';
 import type { PrefetchedWrites } from './newest.js';
@@ -26,7 +26,8 @@ export async function readCheckpointWithWrites(state: SaverState, runId: string,
   const storage = state.storage;
   if (hasLinkedRead(storage)) {
     // A document the store will not parse in place (a chunked one's envelope has no sequence) comes back alone.
-    const read = await storage.getLinked(key, { list: { member: 'sequence', before: `${runDir(runId)}/parts/`, after: '/' } });
+    const answer = await storage.getLinked(key, { list: { member: 'sequence', before: `${runDir(runId)}/parts/`, after: '/' } });
+    const read = isAbsentLinked(answer) ? undefined : answer;
     const value = read?.value;
     // A document decoded before from the same bytes (an old checkpoint read again) is taken without a promise.
     const kept = value && keptValue(state.documents, key, value);

@@ -1,4 +1,4 @@
-import { hasLinkedRead, readLinked, type ListedObject } from '../contract/linked-read.js';
+import { hasLinkedRead, isAbsentLinked, readLinked, type ListedObject } from '../contract/linked-read.js';
 import type { Snapshot } from '../contract/snapshot.js';
 import { decodeHead, type StoredHead } from './head.js';
 import { headKey, historyDir, runDir } from './keys.js';
@@ -23,6 +23,15 @@ export interface Newest {
 }
 
 /**
+ * A run without a head, met by the saver in the read that found none: its state learned from the
+ * keys read with it, where the store reads them in the same round trip (PostgreSQL, the packed
+ * layout). A new thread has no key, and its first superstep no listing.
+ */
+export interface Headless {
+  readonly run: Promise<RunState>;
+}
+
+/**
  * Whether the saver reads a run's newest checkpoint with its head in one linked read
  * (contract/linked-read.ts). A store without one is read as before: the head, then the document
  * with a bounded read, then the writes.
@@ -33,14 +42,16 @@ export const readsNewestLinked = (state: SaverState): boolean => hasLinkedRead(s
  * A run's head, the checkpoint it names and that checkpoint's writes, in one linked read: one
  * round trip on PostgreSQL where they were three, for every turn a replica takes on a thread
  * another replica served last. The saver learns the run on the way ({@link learnNewest}).
- * Undefined when the run has no head.
+ * {@link Headless} for a run without a head that the saver meets now, when the store listed the
+ * run with the read; else undefined when the run has no head.
  */
-export async function readNewest(state: SaverState, runId: string): Promise<Newest | undefined> {
+export async function readNewest(state: SaverState, runId: string): Promise<Newest | Headless | undefined> {
   const dir = runDir(runId);
   const key = headKey(runId);
+  const met = state.runs.has(runId);
   // A saver that prunes and meets the run: its keys and its oldest documents (those leaving next) in the same
   // round trip, where the store reads them so (PostgreSQL); elsewhere the run is listed after, beside the graph's step.
-  const meeting = state.keepLast !== false && !state.runs.has(runId);
+  const meeting = state.keepLast !== false && !met;
   const read = await readLinked(
     state.storage,
     key,
@@ -48,9 +59,12 @@ export async function readNewest(state: SaverState, runId: string): Promise<Newe
       get: { member: 'checkpoint_id', before: `${dir}/history/`, after: '.json' },
       list: { member: 'sequence', before: `${dir}/parts/`, after: '/' },
       ...(meeting ? { keys: `${dir}/`, first: { prefix: historyDir(runId), count: FIRST_SEQUENCE_WINDOW } } : {}),
+      // Without a head the run is listed anyway (it may hold checkpoints stored before heads): in the same round trip where the store can.
+      ...(met ? {} : { keysIfAbsent: `${dir}/` }),
     },
     false,
   );
+  if (isAbsentLinked(read)) return { run: runOf(state, runId, true, undefined, { keys: read.absent.keys, oldest: undefined }) };
   if (!read) return undefined;
   const stored: StoredHead = { head: decodeHead(read.value.bytes, key), version: read.value.version };
   const snapshot = stored.head && read.got ? await checkpointFrom(state, read.got.key, read.got.object) : undefined;

@@ -39,10 +39,14 @@ export async function getCheckpointTuple(state: SaverState, config: RunnableConf
   let newest: Newest | undefined;
   if (id === undefined && readsNewestLinked(state)) {
     // The head, its checkpoint and that checkpoint's writes in one read; a run without a head is found as below.
-    newest = await readNewest(state, runId);
-    id =
-      newest?.stored.head?.checkpointId ??
-      (state.runs.has(runId) ? await newestListedId(state, runId) : (await runOf(state, runId, newest === undefined)).headId);
+    const read = await readNewest(state, runId);
+    if (read && 'run' in read) id = (await read.run).headId;
+    else {
+      newest = read;
+      id =
+        newest?.stored.head?.checkpointId ??
+        (state.runs.has(runId) ? await newestListedId(state, runId) : (await runOf(state, runId, newest === undefined)).headId);
+    }
     if (id === undefined) return undefined;
   }
   // A run the saver has not listed yet: its head names the newest (one read, no listing); a run

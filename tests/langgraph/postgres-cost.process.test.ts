@@ -45,13 +45,13 @@ suite('SavepointSaver on postgresStorage: statements per superstep', () => {
     expect(sent).toBe(20);
   });
 
-  it('a new thread: getTuple is two statements (the linked read finds no head, so the thread is listed without reading its head again)', async () => {
+  it('a new thread: getTuple is one statement (the linked read finds no head, and no key under the thread either, in the same statement; regression: it listed the thread after)', async () => {
     const storage = store();
     const saver = new SavepointSaver({ storage });
     const thread = { configurable: { thread_id: 'new-thread', checkpoint_ns: '' } };
     await storage.get('langgraph/warm'); // the store's first use checks its table
     let tuple: unknown;
-    expect(await statements(storage, async () => (tuple = await saver.getTuple(thread)))).toBe(2);
+    expect(await statements(storage, async () => (tuple = await saver.getTuple(thread)))).toBe(1);
     expect(tuple).toBeUndefined();
     const cursor: Cursor = { config: thread, step: 0 };
     expect(await statements(storage, () => superstep(saver, cursor))).toBe(1);
@@ -60,6 +60,39 @@ suite('SavepointSaver on postgresStorage: statements per superstep', () => {
       cursor.config.configurable?.['checkpoint_id'],
     );
   });
+
+  it.each([false, 3] as const)(
+    'a thread without a head (stored before heads), keepLast %s: found by the keys read with the head’s absence, no listing; the next put goes on after its sequences',
+    async (keepLast) => {
+      const storage = store(2);
+      const thread = { configurable: { thread_id: 'headless', checkpoint_ns: '' } };
+      const cursor: Cursor = { config: thread, step: 0 };
+      const writer = new SavepointSaver({ storage });
+      for (let i = 0; i < 4; i++) await superstep(writer, cursor);
+      await writer.putWrites(cursor.config, [['note', 'pending']], 'task-pending');
+      expect(await storage.delete('langgraph/headless/head.json')).toBe(true);
+      const fresh = new SavepointSaver({ storage, keepLast });
+      let tuple: CheckpointTuple | undefined;
+      const sent = await statements(storage, async () => (tuple = await fresh.getTuple(thread)));
+      // The linked read (its keys with it), the newest document for its sequence, then that checkpoint with its writes;
+      // with keepLast, the documents leaving first too (one multi-get, started as the run is learned). A listing would
+      // be two more at a page of two keys.
+      expect(sent).toBe(keepLast === false ? 3 : 4);
+      expect(tuple?.config.configurable?.['checkpoint_id']).toBe(cursor.config.configurable?.['checkpoint_id']);
+      expect(tuple?.pendingWrites?.map(([, channel, value]) => [channel, value])).toEqual([['note', 'pending']]);
+      const next: Cursor = { config: tuple!.config, step: cursor.step };
+      await superstep(fresh, next);
+      await superstep(fresh, next);
+      const folders = new Map<string, number>();
+      for await (const entry of storage.list('langgraph/headless/parts/')) {
+        const folder = entry.key.split('/')[3]!;
+        folders.set(folder, (folders.get(folder) ?? 0) + 1);
+      }
+      // Sequences 1–4 (the last with the pending write and the new put's), then the new puts' own: no folder shared by two checkpoints.
+      expect([...folders.keys()].map(Number).sort((a, b) => a - b)).toEqual(keepLast === false ? [1, 2, 3, 4, 5] : [4, 5]);
+      expect(folders.get('4')).toBe(2);
+    },
+  );
 
   it('a saver meeting a thread for the first time sends as many statements on one of 600 checkpoints as on one of 20 (no listing of the thread)', async () => {
     // A small list page makes a listing of the long thread cost many statements, so one would show.

@@ -7,7 +7,7 @@
  * ./tail.ts). bench/LOG.md, "A packed fs store: the ceiling", measured why.
  */
 import { assertBytesArgument } from '../../contract/arguments.js';
-import type { LinkedRead, LinkedValues, ReadLinks } from '../../contract/linked-read.js';
+import type { AbsentLinked, LinkedRead, LinkedValues, ReadLinks } from '../../contract/linked-read.js';
 import { CheckpointError } from '../../contract/errors.js';
 import { assertGetOptions, readTooLarge } from '../../contract/read-limit.js';
 import type {
@@ -294,7 +294,7 @@ export function createPackedFsStorage(options: PackedFsOptions, internals: Packe
       return (outcome as { existed: boolean }).existed;
     },
     list: (prefix: string) => listEntries(opening, prefix),
-    async getLinked(key: string, links: ReadLinks): Promise<LinkedValues | undefined> {
+    async getLinked(key: string, links: ReadLinks): Promise<LinkedValues | AbsentLinked | undefined> {
       const state = opening.state ?? (await opened(opening));
       if (opening.closed) throw closedError();
       assertLinkedReadArguments(key, links, 'fsStorage.getLinked');

@@ -6,7 +6,7 @@
  * of this process changes the index between them; the index changes only once a group's write
  * returned, so every entry read names durable, never overwritten bytes).
  */
-import { pointerOf, type LinkedValues, type ListedObject, type ReadLinks } from '../../contract/linked-read.js';
+import { pointerOf, type AbsentLinked, type LinkedValues, type ListedObject, type ReadLinks } from '../../contract/linked-read.js';
 import { readTooLarge } from '../../contract/read-limit.js';
 import type { StoredObject } from '../../contract/storage.js';
 import { isKey, isPrefix } from '../keys.js';
@@ -50,7 +50,9 @@ function objectAt<Entry>(reads: PackedReads<Entry>, key: string, entry: Entry, l
 }
 
 /** A linked read over one packed store: `getLinked` of the contract, keeping the parse of the pointers it read lately. */
-export function packedLinkedRead<Entry>(reads: PackedReads<Entry>): (key: string, links: ReadLinks) => LinkedValues | undefined {
+export function packedLinkedRead<Entry>(
+  reads: PackedReads<Entry>,
+): (key: string, links: ReadLinks) => LinkedValues | AbsentLinked | undefined {
   const kept = new Map<string, KeptPointer>();
   const pointerAt = (key: string, value: StoredObject): Pointer => {
     const entry = kept.get(key);
@@ -63,7 +65,10 @@ export function packedLinkedRead<Entry>(reads: PackedReads<Entry>): (key: string
   // The arguments are checked by the caller, before it brings the index up to date (assertLinkedReadArguments).
   return (key, links) => {
     const entry = reads.entryOf(key);
-    if (entry === undefined) return undefined;
+    if (entry === undefined) {
+      const prefix = links.keysIfAbsent;
+      return prefix === undefined ? undefined : { absent: { prefix, keys: reads.keysUnder(prefix) } };
+    }
     const value = objectAt(reads, key, entry);
     const pointer = links.get || links.list ? pointerAt(key, value) : undefined;
     const getKey = links.get && linkedName(pointer, links.get, isKey);

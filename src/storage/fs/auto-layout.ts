@@ -17,7 +17,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, realpath } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { CheckpointError } from '../../contract/errors.js';
-import type { LinkedValues, ReadLinks } from '../../contract/linked-read.js';
+import type { AbsentLinked, LinkedValues, ReadLinks } from '../../contract/linked-read.js';
 import { assertGetOptions } from '../../contract/read-limit.js';
 import {
   assertStoreReaders,
@@ -169,7 +169,7 @@ function installUndecided(state: AutoLayoutState): void {
       assertGetOptions(options, 'fsStorage.get');
       return heldStore(state)?.get(key, options);
     },
-    async getLinked(key: string, links: ReadLinks): Promise<LinkedValues | undefined> {
+    async getLinked(key: string, links: ReadLinks): Promise<LinkedValues | AbsentLinked | undefined> {
       assertLinkedReadArguments(key, links, 'fsStorage.getLinked');
       return heldStore(state)?.getLinked(key, links);
     },

@@ -32,13 +32,16 @@ import type { Dir } from './dir.js';
  * concurrent with the read, as between separate reads.
  */
 
-/** Refuses links that cannot name a valid key (`x` stands for any member text, as on PostgreSQL). */
-/** `getLinked`'s arguments checked, before anything is read: the key, the links, and the keys they can build. */
+/**
+ * `getLinked`'s arguments checked, before anything is read: the key, the links, and the keys they
+ * can build (`x` stands for any member text, as on PostgreSQL), and the prefixes given outright.
+ */
 export function assertLinkedReadArguments(key: string, links: ReadLinks, where: string): void {
   assertKey(key);
   assertReadLinks(links, where);
   if (links.get) assertKey(`${links.get.before}x${links.get.after}`);
   if (links.list) assertPrefix(`${links.list.before}x${links.list.after}`);
+  for (const prefix of [links.keys, links.first?.prefix, links.keysIfAbsent]) if (prefix !== undefined) assertPrefix(prefix);
 }
 
 /** `getLinked`: {@link linkedNow}'s answer, or the value alone, read asynchronously, when the value could not be read synchronously. */

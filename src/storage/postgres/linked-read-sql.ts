@@ -47,10 +47,11 @@ const asciiOrderSql = (text: string): string =>
  * `before`, stored `after`); $5–$8 the list link (member, stored `before`, stored `after`, the
  * stored upper bound of `after` as a prefix, NULL when it has none: the bound then ends in the
  * member's last character, plus one); $9–$10 the stored bounds of the `keys` prefix, $11–$12 those
- * of the `first` prefix and $13 its count (NULL bounds: not read). Rows: part 0 the value with the
- * member texts; part 1 the linked key's row; part 2 the listed rows in key order; part 3 the keys
- * under the `keys` prefix (no values); part 4 the first rows under the `first` prefix. Parts 3 and
- * 4 are read only when the value exists, as the others.
+ * of the `first` prefix and $13 its count, $14–$15 those of the `keysIfAbsent` prefix (NULL
+ * bounds: not read). Rows: part 0 the value with the member texts; part 1 the linked key's row;
+ * part 2 the listed rows in key order; part 3 the keys under the `keys` prefix (no values); part 4
+ * the first rows under the `first` prefix; part 5 the keys under the `keysIfAbsent` prefix. Parts
+ * 1–4 are read only when the value exists, part 5 only when it does not.
  */
 export function linkedReadSql(table: string): string {
   const inc = (b: string): string => `set_byte(${b}, octet_length(${b}) - 1, get_byte(${b}, octet_length(${b}) - 1) + 1)`;
@@ -83,5 +84,8 @@ SELECT 4, f.key_order, f.value, f.version::text, NULL, NULL FROM (
   SELECT s.key_order, s.value, s.version FROM ${table} AS s
   WHERE EXISTS (SELECT 1 FROM p) AND s.key_order >= $11::bytea AND s.key_order < $12::bytea ORDER BY s.key_order LIMIT $13::int
 ) AS f
+UNION ALL
+SELECT 5, s.key_order, NULL, NULL, NULL, NULL FROM ${table} AS s
+  WHERE NOT EXISTS (SELECT 1 FROM t) AND s.key_order >= $14::bytea AND s.key_order < $15::bytea
 ORDER BY part, key_order`;
 }

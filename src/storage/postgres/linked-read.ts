@@ -1,4 +1,11 @@
-import { assertReadLinks, type LinkedValues, type ListedObject, type MemberLink, type ReadLinks } from '../../contract/linked-read.js';
+import {
+  assertReadLinks,
+  type AbsentLinked,
+  type LinkedValues,
+  type ListedObject,
+  type MemberLink,
+  type ReadLinks,
+} from '../../contract/linked-read.js';
 import { assertKey, assertPrefix } from '../keys.js';
 import { toStoreError } from './errors.js';
 import { readChecked } from './migrate.js';
@@ -31,11 +38,10 @@ function linkParams(link: MemberLink | undefined, prefix: boolean): unknown[] {
 function assertLinkKeys(links: ReadLinks): void {
   if (links.get) assertKey(`${links.get.before}x${links.get.after}`);
   if (links.list) assertPrefix(`${links.list.before}x${links.list.after}`);
-  if (links.keys !== undefined) assertPrefix(links.keys);
-  if (links.first) assertPrefix(links.first.prefix);
+  for (const prefix of [links.keys, links.first?.prefix, links.keysIfAbsent]) if (prefix !== undefined) assertPrefix(prefix);
 }
 
-/** The stored bounds of a prefix read in place (`keys`, `first`), or NULLs: not read (no upper bound, which no key prefix lacks in practice, is left to the caller). */
+/** The stored bounds of a prefix read in place (`keys`, `first`, `keysIfAbsent`), or NULLs: not read (no upper bound, which no key prefix lacks in practice, is left to the caller). */
 function underParams(prefix: string | undefined): [Buffer | null, Buffer | null] {
   if (prefix === undefined) return [null, null];
   const range = prefixRange(prefix);
@@ -46,7 +52,11 @@ function underParams(prefix: string | undefined): [Buffer | null, Buffer | null]
 const isDataException = (err: unknown): boolean =>
   typeof (err as { code?: unknown })?.code === 'string' && (err as { code: string }).code.startsWith('22');
 
-export async function getLinkedObjects(state: PostgresStoreState, key: string, links: ReadLinks): Promise<LinkedValues | undefined> {
+export async function getLinkedObjects(
+  state: PostgresStoreState,
+  key: string,
+  links: ReadLinks,
+): Promise<LinkedValues | AbsentLinked | undefined> {
   assertKey(key);
   assertReadLinks(links, 'getLinked');
   assertLinkKeys(links);
@@ -57,6 +67,7 @@ export async function getLinkedObjects(state: PostgresStoreState, key: string, l
     ...underParams(links.keys),
     ...underParams(links.first?.prefix),
     links.first?.count ?? null,
+    ...underParams(links.keysIfAbsent),
   ];
   return readChecked(state, (p) => readLinked(state, p, key, links, params));
 }
@@ -68,7 +79,7 @@ async function readLinked(
   key: string,
   links: ReadLinks,
   params: unknown[],
-): Promise<LinkedValues | undefined> {
+): Promise<LinkedValues | AbsentLinked | undefined> {
   let rows: LinkedRow[];
   state.roundTrips++;
   try {
@@ -78,15 +89,28 @@ async function readLinked(
     const value = await getObject(state, key);
     return value && { value };
   }
-  return linkedValues(rows, links, params[9] !== null, params[11] !== null);
+  return linkedValues(rows, links, { keys: params[9] !== null, first: params[11] !== null, ifAbsent: params[14] !== null });
 }
 
-/** The answer from the statement's rows (`readKeys`, `readFirst`: whether the statement read those parts). */
-function linkedValues(rows: readonly LinkedRow[], links: ReadLinks, readKeys: boolean, readFirst: boolean): LinkedValues | undefined {
+/** Which parts under given prefixes the statement read (a prefix without an upper bound is left to the caller). */
+interface PartsRead {
+  readonly keys: boolean;
+  readonly first: boolean;
+  readonly ifAbsent: boolean;
+}
+
+/** The answer from the statement's rows. */
+function linkedValues(rows: readonly LinkedRow[], links: ReadLinks, read: PartsRead): LinkedValues | AbsentLinked | undefined {
   const head = rows[0];
-  if (!head || head.part !== 0) return undefined;
+  if (!head || head.part !== 0) {
+    const prefix = links.keysIfAbsent;
+    if (!read.ifAbsent || prefix === undefined) return undefined;
+    const keys: string[] = [];
+    for (const row of rows) if (row.part === 5) keys.push(keyOf(row.key_order!));
+    return { absent: { prefix, keys } };
+  }
   const value = { bytes: new Uint8Array(head.value!), version: head.version! };
-  const under = underParts(rows, links, readKeys, readFirst);
+  const under = underParts(rows, links, read);
   let got: LinkedValues['got'];
   if (links.get && head.g !== null) {
     const row = rows.find((r) => r.part === 1);
@@ -106,12 +130,7 @@ function linkedValues(rows: readonly LinkedRow[], links: ReadLinks, readKeys: bo
 }
 
 /** Parts 3 and 4 of the rows: the keys under `links.keys`, the first rows under `links.first.prefix`. */
-function underParts(
-  rows: readonly LinkedRow[],
-  links: ReadLinks,
-  readKeys: boolean,
-  readFirst: boolean,
-): Pick<LinkedValues, 'keys' | 'first'> {
+function underParts(rows: readonly LinkedRow[], links: ReadLinks, read: PartsRead): Pick<LinkedValues, 'keys' | 'first'> {
   const keys: string[] = [];
   const first: ListedObject[] = [];
   for (const row of rows) {
@@ -119,7 +138,7 @@ function underParts(
     else if (row.part === 4) first.push({ key: keyOf(row.key_order!), bytes: new Uint8Array(row.value!), version: row.version! });
   }
   return {
-    ...(readKeys && links.keys !== undefined ? { keys: { prefix: links.keys, keys } } : {}),
-    ...(readFirst && links.first ? { first: { prefix: links.first.prefix, objects: first } } : {}),
+    ...(read.keys && links.keys !== undefined ? { keys: { prefix: links.keys, keys } } : {}),
+    ...(read.first && links.first ? { first: { prefix: links.first.prefix, objects: first } } : {}),
   };
 }

@@ -10,7 +10,7 @@ import type {
 } from '../../contract/storage.js';
 import type { JsonObject } from '../../contract/json.js';
 import type { MovableStorage } from '../../contract/move.js';
-import type { LinkedRead, LinkedValues, ReadLinks } from '../../contract/linked-read.js';
+import type { AbsentLinked, LinkedRead, LinkedValues, ReadLinks } from '../../contract/linked-read.js';
 import type { MetadataListing, MetadataListingOptions } from '../../contract/metadata-listing.js';
 import { getLinkedObjects } from './linked-read.js';
 import { runBatch } from './batch.js';
@@ -90,7 +90,7 @@ export function postgresStorage(options: PostgresStorageOptions): PostgresStorag
     list: (prefix: string): AsyncIterable<StorageEntry> => listEntries(state, prefix),
     listWhereMetadata: (prefix: string, contains: JsonObject, opts?: MetadataListingOptions): AsyncIterable<StorageEntry> =>
       listEntriesWhereMetadata(state, prefix, contains, opts),
-    getLinked: (key: string, links: ReadLinks): Promise<LinkedValues | undefined> =>
+    getLinked: (key: string, links: ReadLinks): Promise<LinkedValues | AbsentLinked | undefined> =>
       guard(state, () => getLinkedObjects(state, key, links)),
     move: (from: string, to: string): Promise<boolean> => guard(state, () => moveObject(state, from, to)),
     batch: (operations: readonly BatchOperation[]): Promise<BatchOutcome[]> => guard(state, () => runBatch(state, operations)),

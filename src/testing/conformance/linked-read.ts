@@ -1,12 +1,33 @@
-import { linkedKey, linkedReadOf, readLinked, type LinkedValues, type ReadLinks } from '../../contract/linked-read.js';
+import {
+  isAbsentLinked,
+  linkedKey,
+  linkedReadOf,
+  readLinked,
+  type AbsentLinked,
+  type LinkedValues,
+  type ReadLinks,
+} from '../../contract/linked-read.js';
 import type { StorageAdapter } from '../../contract/storage.js';
 import { equal, equalJson, ok, sameBytes, utf8 } from './check.js';
 import type { SuiteContext } from './context.js';
 
-const LINKS: ReadLinks = {
+const LINKS = {
   get: { member: 'id', before: 'lr/doc/', after: '.json' },
   list: { member: 'seq', before: 'lr/parts/', after: '/' },
-};
+} satisfies ReadLinks;
+
+/** A store's answer where `keysIfAbsent` was not asked: never {@link AbsentLinked}. */
+function notAbsent(answer: LinkedValues | AbsentLinked | undefined, what: string): LinkedValues | undefined {
+  ok(!isAbsentLinked(answer), `${what}: answered as absent though keysIfAbsent was not asked`);
+  return answer as LinkedValues | undefined;
+}
+
+/** The keys `list` gives under `prefix`, in its order. */
+async function keysListed(adapter: StorageAdapter, prefix: string): Promise<string[]> {
+  const keys: string[] = [];
+  for await (const entry of adapter.list(prefix)) keys.push(entry.key);
+  return keys;
+}
 
 /** Stored beside the pointer: the documents and parts its members may name, and keys just outside the listed prefix. */
 const AROUND: Readonly<Record<string, string>> = {
@@ -120,7 +141,7 @@ export function linkedReadTests(ctx: SuiteContext): void {
           const bytes = typeof pointer.text === 'string' ? utf8(pointer.text) : pointer.text;
           const what = `getLinked, pointer ${i}`;
           await adapter.put('lr/ptr.json', bytes);
-          const answer = await getLinked('lr/ptr.json', LINKS);
+          const answer = notAbsent(await getLinked('lr/ptr.json', LINKS), what);
           ok(answer, `${what}: no value`);
           sameBytes(answer.value.bytes, bytes, `${what}: value`);
           equal((await adapter.get('lr/ptr.json'))?.version, answer.value.version, `${what}: value's version`);
@@ -130,6 +151,33 @@ export function linkedReadTests(ctx: SuiteContext): void {
           await checkLinks(adapter, answer, what);
         }
         equal(await getLinked('lr/absent.json', LINKS), undefined, 'getLinked of an absent key');
+      },
+    );
+
+    ctx.test(
+      'readLinked with keysIfAbsent: the keys under the prefix when the value is absent, the value as before when not',
+      async (adapter) => {
+        await storeAround(adapter);
+        const asked = { ...LINKS, keysIfAbsent: 'lr/parts/7/' };
+        const absent = await readLinked(adapter, 'lr/absent.json', asked);
+        ok(isAbsentLinked(absent), 'an absent value with keysIfAbsent: answered as absent');
+        equal(absent.absent.prefix, 'lr/parts/7/', 'the prefix listed');
+        equalJson(absent.absent.keys, await keysListed(adapter, 'lr/parts/7/'), 'the keys listed under lr/parts/7/');
+        const empty = await readLinked(adapter, 'lr/absent.json', { ...LINKS, keysIfAbsent: 'lr/none/' });
+        equalJson(isAbsentLinked(empty) && empty.absent.keys, [], 'nothing under the prefix: no keys');
+        await adapter.put('lr/ptr.json', utf8('{"id":"abc","seq":7}'));
+        const present = await readLinked(adapter, 'lr/ptr.json', asked);
+        ok(present && !isAbsentLinked(present), 'a present value: answered with it');
+        equal(present.got?.key, 'lr/doc/abc.json', 'its linked key');
+        const getLinked = linkedReadOf(adapter);
+        if (!getLinked) return;
+        // A store may leave the part unread (undefined); what it reads is the listing's.
+        const own = await getLinked('lr/absent.json', asked);
+        if (own !== undefined) {
+          ok(isAbsentLinked(own), 'getLinked of an absent value with keysIfAbsent: undefined or absent');
+          equalJson(own.absent.keys, await keysListed(adapter, 'lr/parts/7/'), 'getLinked: the keys listed under lr/parts/7/');
+        }
+        ok(!isAbsentLinked(await getLinked('lr/ptr.json', asked)), 'getLinked of a present value: never absent');
       },
     );
   });

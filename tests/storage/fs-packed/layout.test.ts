@@ -86,3 +86,20 @@ describe('packed fs store: manifest and segments', () => {
     await expect(createPackedFsStorage({ dir }).get('a')).rejects.toMatchObject({ reasonCode: 'checkpoint_integrity_mismatch' });
   });
 });
+
+describe('packed fs store: linked read of an absent value', () => {
+  it('lists keysIfAbsent itself (a new thread costs no listing after), and answers a present value as before', async () => {
+    const store = createPackedFsStorage({ dir: join(base, `absent-${n++}`) });
+    for (const key of ['t/parts/1/a', 't/history/x.json', 'u/head.json']) await store.put(key, bytes('{}'));
+    expect(await store.getLinked('t/head.json', { keysIfAbsent: 't/' })).toEqual({
+      absent: { prefix: 't/', keys: ['t/history/x.json', 't/parts/1/a'] },
+    });
+    expect(await store.getLinked('v/head.json', { keysIfAbsent: 'v/' })).toEqual({ absent: { prefix: 'v/', keys: [] } });
+    expect(await store.getLinked('v/head.json', {})).toBeUndefined();
+    const present = await store.getLinked('u/head.json', { keysIfAbsent: 'u/' });
+    expect(text(present?.value?.bytes)).toBe('{}');
+    expect(present?.absent).toBeUndefined();
+    await expect(store.getLinked('v/head.json', { keysIfAbsent: '../' })).rejects.toMatchObject({ reasonCode: 'checkpoint_key_invalid' });
+    await store.close();
+  });
+});

@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { encryptedStorage, EncryptionKey } from 'savepoint';
 import { postgresStorage, type PostgresStorage } from 'savepoint/postgres';
-import { linkedKey, linkedReadOf, readLinked, type ReadLinks } from '../../../src/contract/linked-read.js';
+import { isAbsentLinked, linkedKey, linkedReadOf, readLinked, type ReadLinks } from '../../../src/contract/linked-read.js';
 import { freshTable, hasPostgres, usePostgres } from '../../support/postgres-fixture.js';
 
 const { server } = usePostgres();
@@ -88,7 +88,7 @@ suite('postgresStorage getLinked', () => {
         const before = storage.stats().roundTrips;
         const answer = await storage.getLinked(at('p/ptr.json'), links);
         expect(storage.stats().roundTrips - before).toBe(1);
-        expect(answer?.value.bytes).toEqual(bytes);
+        expect(answer?.value?.bytes).toEqual(bytes);
         const getKey = linkedKey(bytes, links.get!);
         const prefix = linkedKey(bytes, links.list!);
         if (isPlain(bytes)) {
@@ -143,11 +143,19 @@ suite('postgresStorage getLinked', () => {
             values.map((v) => new TextDecoder().decode(v!.bytes)),
           );
           expect(answer?.first?.objects.map((o) => o.version)).toEqual(values.map((v) => v!.version));
+          // Only when the value is absent: the keys under keysIfAbsent, in the same statement.
+          const beforeAbsent = storage.stats().roundTrips;
+          const atAbsent = await getLinked(`${base}none`, { keysIfAbsent: under, keys: under });
+          expect(storage.stats().roundTrips - beforeAbsent).toBe(1);
+          expect(atAbsent).toEqual({ absent: { prefix: under, keys: listed } });
+          const atPresent = await getLinked('h', { keysIfAbsent: under });
+          expect(isAbsentLinked(atPresent)).toBe(false);
+          expect(atPresent?.value?.version).toBe((await storage.get('h'))!.version);
         },
       ),
       { numRuns: 40 },
     );
-    // An absent value: nothing under the prefixes is read either.
+    // An absent value: nothing under the prefixes is read either, unless asked for when absent.
     expect(await getLinked('absent', { keys: 'r0/', first: { prefix: 'r0/', count: 3 } })).toBeUndefined();
   });
 
@@ -185,7 +193,7 @@ suite('postgresStorage getLinked', () => {
     await storage.put('p/ptr.json', utf8('{"id":"abc"'));
     const torn = await storage.getLinked('p/ptr.json', LINKS);
     expect(torn?.got).toBeUndefined();
-    expect(torn?.value.bytes).toEqual(utf8('{"id":"abc"'));
+    expect(torn?.value?.bytes).toEqual(utf8('{"id":"abc"'));
     await expect(storage.getLinked('p/ptr.json', { get: { member: 'id', before: '../', after: '' } })).rejects.toMatchObject({
       reasonCode: 'checkpoint_key_invalid',
     });
