@@ -1,13 +1,14 @@
 /**
- * The fs cells of the langgraph-concurrency bench: SavepointSaver on `fsStorage` (the journal,
- * its default) beside LangGraph's SqliteSaver with `synchronous=FULL` (the durability the journal
- * gives), many threads of one process at once. Each cell has a fresh directory for each store.
+ * The fs cells of the langgraph-concurrency bench: SavepointSaver on `fsStorage({ dir })` (the
+ * packed layout a new directory gets; {@link FS_STORE} picks another) beside LangGraph's
+ * SqliteSaver with `synchronous=FULL` (the durability fsStorage gives), many threads of one
+ * process at once. Each cell has a fresh directory for each store.
  *
  * SqliteSaver runs on better-sqlite3, whose calls are synchronous: a put holds the event loop
  * through its fsync, so its threads take turns whatever their number. That is the peer as users
- * meet it. The journal's commits are asynchronous, and the puts of threads that arrive while one
- * is being written go together in the next record (group commit: one O_DSYNC write for many),
- * which the progress line shows as journal records per superstep (two for one thread alone).
+ * meet it. fsStorage's commits are asynchronous, and the puts of threads that arrive while one
+ * group is being written go together in the next (group commit: one sync for many), which the
+ * progress line shows as durable writes per superstep.
  */
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';

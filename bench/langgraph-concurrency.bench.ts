@@ -14,12 +14,13 @@
  * medians. The progress line gives each round's ratio, and savepoint's statements per superstep
  * (the store's group commit sends fewer than two once the pool's write slots are all taken).
  *
- * The fs cells (`fs:` in a cell spec) run the same workload on `fsStorage` (the journal) beside
- * LangGraph's SqliteSaver with synchronous=FULL, in a fresh directory each under
- * LANGGRAPH_BENCH_DIR (default the OS's temporary directory): see langgraph-concurrency-fs.ts.
+ * The fs cells (`fs:` in a cell spec) run the same workload on `fsStorage({ dir })` as users make it
+ * (the packed layout; BENCH_LGC_FS_STORE picks another) beside LangGraph's SqliteSaver with
+ * synchronous=FULL, in a fresh directory each under LANGGRAPH_BENCH_DIR (default the OS's
+ * temporary directory): see langgraph-concurrency-fs.ts.
  *
  *   npm run bench -- langgraph-concurrency --no-record
- *   BENCH_LGC_ROUNDS=5  BENCH_LGC_CELLS=1x0,8x100,fs:8x100x50 ([fs:]threads x history[xkeepLast]; default: every row)
+ *   BENCH_LGC_ROUNDS=9  BENCH_LGC_CELLS=1x0,8x100,fs:8x100x50 ([fs:]threads x history[xkeepLast]; default: every row)
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -47,8 +48,13 @@ import { creationCostUs } from './creation-cost.js';
 import { fmt, type BenchRow } from './harness.js';
 import { creationRow, fsCellRowsOrFailure } from './langgraph-concurrency-fs.js';
 
-/** Measured rounds of each saver a cell: five, so that one round a server checkpoint or an autovacuum slowed is not the median. */
-const ROUNDS = Number(process.env.BENCH_LGC_ROUNDS ?? 5);
+/**
+ * Measured rounds of each saver a cell: nine. A round is short (64 threads run 6 supersteps each,
+ * about a tenth of a second), so a server checkpoint, an autovacuum or another process's burst
+ * slows a whole round; with five, two such rounds of one saver moved a cell's ratio of medians by
+ * a third between runs (64 threads new: 1.26–1.79× in three runs of one tree).
+ */
+const ROUNDS = Number(process.env.BENCH_LGC_ROUNDS ?? 9);
 /** Supersteps measured per round and cell, shared by its threads (at least 6 per thread). */
 const SUPERSTEPS = Number(process.env.BENCH_LGC_SUPERSTEPS ?? 384);
 const TABLE = 'bench_lgc';
