@@ -4,7 +4,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { assertKey, assertPrefix, sha256Hex } from 'savepoint/toolkit';
+import { assertKey, assertPrefix, sha256Hex, type LinkedRead, type ReadLinks } from 'savepoint/toolkit';
 import { CheckpointError, memoryStorage, type StorageAdapter, type StorageEntry } from 'savepoint';
 import { runStorageConformance, type StorageConformanceOptions } from 'savepoint/testing';
 
@@ -263,6 +263,24 @@ describe('the conformance suite catches broken adapters', () => {
     );
     expect(failed.join('\n')).toMatch(/condition fails applies nothing/);
     expect(failed.join('\n')).toMatch(/declares its name and capabilities consistently/);
+  });
+
+  it('a linked read that answers an absent value with keys other than the listing, or as absent when not asked', async () => {
+    const failed = await failuresOf(
+      mutant((inner) => {
+        const linked: Pick<LinkedRead, 'getLinked'> = {
+          async getLinked(key: string, links: ReadLinks) {
+            const value = await inner.get(key);
+            if (value) return { value };
+            // Wrong twice: absent whether asked or not, and nothing listed under the prefix.
+            return { absent: { prefix: links.keysIfAbsent ?? key, keys: [] } };
+          },
+        };
+        return { capabilities: { ...inner.capabilities, linkedRead: true }, ...linked } as Partial<StorageAdapter>;
+      }),
+    );
+    expect(failed.join('\n')).toMatch(/readLinked with keysIfAbsent/);
+    expect(failed.join('\n')).toMatch(/getLinked, when declared/);
   });
 
   it('an adapter that loses a write silently (the model catches it)', async () => {
