@@ -7,22 +7,26 @@ import type { RunnableConfig } from '@langchain/core/runnables';
 import { emptyCheckpoint, uuid6, type BaseCheckpointSaver, type Checkpoint } from '@langchain/langgraph-checkpoint';
 import { fmt, median, type BenchRow } from './harness.js';
 
-/** One row of the matrix: the store, threads at once, checkpoints each thread holds before, the saver's bound. */
+/**
+ * One row of the matrix: the store (`writer`: savepoint's writer on PostgreSQL, see
+ * langgraph-concurrency-writer.ts), threads at once, checkpoints each thread holds before, the saver's bound.
+ */
 export interface Cell {
-  readonly store: 'pg' | 'fs';
+  readonly store: 'pg' | 'fs' | 'writer';
   readonly threads: number;
   readonly history: number;
   readonly keepLast: number | false;
 }
 
 /**
- * Cells from a spec such as `1x0,8x100,64x100x50,fs:8x100` (`[store:]threads x history [x keepLast]`,
- * PostgreSQL when no store is named).
+ * Cells from a spec such as `1x0,8x100,64x100x50,fs:8x100,writer:8x100` (`[store:]threads x history
+ * [x keepLast]`, PostgreSQL when no store is named).
  */
 export function parseCells(spec: string): Cell[] {
   return spec.split(',').map((s) => {
     const [store, dims] = s.includes(':') ? (s.split(':') as [string, string]) : ['pg', s];
-    if (store !== 'pg' && store !== 'fs') throw new Error(`BENCH_LGC_CELLS: unknown store "${store}" in "${s}" (pg or fs)`);
+    if (store !== 'pg' && store !== 'fs' && store !== 'writer')
+      throw new Error(`BENCH_LGC_CELLS: unknown store "${store}" in "${s}" (pg, fs or writer)`);
     const [threads, history, keep] = dims.split('x').map(Number);
     if (!Number.isInteger(threads) || threads! < 1 || !Number.isInteger(history) || history! < 0)
       throw new Error(`BENCH_LGC_CELLS: "${s}" is not [store:]threads x history [x keepLast]`);

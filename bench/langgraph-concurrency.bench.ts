@@ -14,6 +14,9 @@
  * medians. The progress line gives each round's ratio, and savepoint's statements per superstep
  * (the store's group commit sends fewer than two once the pool's write slots are all taken).
  *
+ * The writer cells (`writer:` in a cell spec) run savepoint's writer on the same server beside the
+ * same PostgresSaver: see langgraph-concurrency-writer.ts.
+ *
  * The fs cells (`fs:` in a cell spec) run the same workload on `fsStorage({ dir })` as users make it
  * (the packed layout; BENCH_LGC_FS_STORE picks another) beside LangGraph's SqliteSaver with
  * synchronous=FULL, in a fresh directory each under LANGGRAPH_BENCH_DIR (default the OS's
@@ -47,6 +50,7 @@ import {
 import { creationCostUs } from './creation-cost.js';
 import { fmt, type BenchRow } from './harness.js';
 import { creationRow, fsCellRowsOrFailure } from './langgraph-concurrency-fs.js';
+import { writerCellRows, type WriterPeers } from './langgraph-concurrency-writer.js';
 
 /**
  * Measured rounds of each saver a cell: nine. A round is short (64 threads run 6 supersteps each,
@@ -86,9 +90,12 @@ const FS_CELLS: readonly Cell[] = [
   { store: 'fs', threads: 8, history: 100, keepLast: 50 },
 ];
 
+/** The writer's cells: the saver's PostgreSQL cells, `keepLast` 50 standing for the writer's automatic retention on. */
+const WRITER_CELLS: readonly Cell[] = PG_CELLS.map((c) => ({ ...c, store: 'writer' }));
+
 function cellsWanted(): readonly Cell[] {
   const spec = process.env.BENCH_LGC_CELLS;
-  return spec ? parseCells(spec) : [...PG_CELLS, ...FS_CELLS];
+  return spec ? parseCells(spec) : [...PG_CELLS, ...WRITER_CELLS, ...FS_CELLS];
 }
 
 interface Peers {
@@ -153,7 +160,14 @@ async function pgRows(cells: readonly Cell[]): Promise<BenchRow[]> {
     await peers.storage.migrate();
     await new PostgresSaver(pool, undefined, { schema: SCHEMA }).setup();
     const rows: BenchRow[] = [];
-    for (const cell of cells) rows.push(...(await pgCellRows(peers, cell)));
+    for (const cell of cells.filter((c) => c.store === 'pg')) rows.push(...(await pgCellRows(peers, cell)));
+    const writerPeers: WriterPeers = {
+      storage: peers.storage,
+      fillStorage: peers.fillStorage,
+      peer: (fill) => saverOf('langgraph', peers, false, fill),
+    };
+    for (const cell of cells.filter((c) => c.store === 'writer'))
+      rows.push(...(await writerCellRows(writerPeers, cell, ROUNDS, SUPERSTEPS)));
     return rows;
   } finally {
     await peers.storage.close();
@@ -181,7 +195,7 @@ async function fsRows(cells: readonly Cell[]): Promise<BenchRow[]> {
 
 export async function bench(): Promise<BenchRow[]> {
   const cells = cellsWanted();
-  const pgCells = cells.filter((c) => c.store === 'pg');
+  const pgCells = cells.filter((c) => c.store === 'pg' || c.store === 'writer');
   const fsCells = cells.filter((c) => c.store === 'fs');
   return [...(pgCells.length > 0 ? await pgRows(pgCells) : []), ...(fsCells.length > 0 ? await fsRows(fsCells) : [])];
 }
