@@ -4,8 +4,7 @@ import type { Snapshot } from '../contract/snapshot.js';
 import { decodeBatchFile } from '../snapshot-io/batch-file.js';
 import { decodeStoredSnapshotTolerant } from '../snapshot-io/read-snapshot.js';
 import type { KeyInfo } from '../contract/layout.js';
-import { hasLinkedRead, isAbsentLinked } from '../contract/linked-read.js';
-import type { StorageEntry, StoredObject } from '../contract/storage.js';
+import type { StorageEntry } from '../contract/storage.js';
 import type { HeadLocation } from './sequence-recovery.js';
 import { numberByRunOrder, type RunOrderEntry } from '../snapshot-io/run-order.js';
 import { BATCH_NAME, batchMembers, commonDir, dirOf, entryOf, knownOf, see, type RunRecovery } from './recovery-evidence.js';
@@ -13,39 +12,9 @@ import { BATCH_NAME, batchMembers, commonDir, dirOf, entryOf, knownOf, see, type
 /** True when the read says the snapshot's number is only provisional (its document carries none). */
 const sequenceDerived = (warnings: readonly string[]): boolean => warnings.includes('checkpoint_sequence_derived');
 
-/** The folder(s) holding the run's files: the deepest folder holding `latest` and history. */
-function runPrefix<P>(r: RunRecovery<P>): string {
-  const { layout, triggers } = r.profile;
-  const firstTrigger = Object.keys(triggers)[0] ?? 'manual';
-  const sampleHistory = layout.historyKey?.({ runId: r.runId, id: 'x', sequence: 1, source: firstTrigger });
-  return sampleHistory ? commonDir(dirOf(r.latestKey), dirOf(sampleHistory)) : dirOf(r.latestKey);
-}
-
-/**
- * Reads `latest` (see {@link takeLatest}); true when the run holds no file at all (a new run),
- * so the index and the listing need no read. On a store with a linked read that lists a
- * prefix when its value is absent (PostgreSQL, the packed fs layout), a missing `latest` comes
- * with the run's keys in the same round trip: a new run's recovery is one read instead of three.
- */
-export async function readLatest<P>(r: RunRecovery<P>): Promise<boolean> {
-  if (!hasLinkedRead(r.storage)) {
-    await takeLatest(r, await r.storage.get(r.latestKey));
-    return false;
-  }
-  const answer = await r.storage.getLinked(r.latestKey, { keysIfAbsent: runPrefix(r) });
-  if (!isAbsentLinked(answer)) {
-    await takeLatest(r, answer?.value);
-    return false;
-  }
-  // Only keys of other runs, or the run's lock (taken just before), leave nothing to recover: as the listing would.
-  return !answer.absent.keys.some((key) => {
-    const info = r.profile.layout.classify(key);
-    return info?.runId === r.runId && info.kind !== 'lock';
-  });
-}
-
-/** `latest` as read (`undefined`: absent): its number and snapshot, or a corrupt file. */
-async function takeLatest<P>(r: RunRecovery<P>, latestObj: StoredObject | undefined): Promise<void> {
+/** Reads `latest`: its number and snapshot, or a corrupt file. */
+export async function readLatest<P>(r: RunRecovery<P>): Promise<void> {
+  const latestObj = await r.storage.get(r.latestKey);
   if (!latestObj) return;
   try {
     const read = await decodeStoredSnapshotTolerant(r.storage, r.profile, r.latestKey, latestObj.bytes);
@@ -90,8 +59,12 @@ export async function readIndex<P>(r: RunRecovery<P>): Promise<void> {
 
 /** Lists the folder(s) holding the run's files; keys of other runs are filtered out by classify. */
 export async function listRunFiles<P>(r: RunRecovery<P>): Promise<void> {
-  const { layout } = r.profile;
-  for await (const entry of r.storage.list(runPrefix(r))) {
+  const { layout, triggers } = r.profile;
+  let prefix = dirOf(r.latestKey);
+  const firstTrigger = Object.keys(triggers)[0] ?? 'manual';
+  const sampleHistory = layout.historyKey?.({ runId: r.runId, id: 'x', sequence: 1, source: firstTrigger });
+  if (sampleHistory) prefix = commonDir(prefix, dirOf(sampleHistory));
+  for await (const entry of r.storage.list(prefix)) {
     const info = layout.classify(entry.key);
     if (!info || info.runId !== r.runId) continue;
     r.listed.set(entry.key, entry);

@@ -77,11 +77,9 @@ function orphanLatestOf<P>(r: RunRecovery<P>): RecoveredRun<P>['orphanLatest'] {
  */
 export async function recoverRun<P>(storage: StorageAdapter, profile: Profile<P>, runId: string): Promise<RecoveredRun<P>> {
   const r = createRecovery(storage, profile, runId);
-  // A run without a file (a new one) has no index nor listing to read.
-  if (!(await readLatest(r))) {
-    await readIndex(r);
-    await listRunFiles(r);
-  }
+  await readLatest(r);
+  await readIndex(r);
+  await listRunFiles(r);
   await scanListed(r);
   numberDerived(r);
   see(r, unreadableNumbers(r.known, r.unnumbered));
