@@ -35,8 +35,6 @@ export interface WriterPeers {
   readonly storage: StorageAdapter & { stats(): { roundTrips: number } };
   readonly fillStorage: StorageAdapter;
   readonly peer: (fill: boolean) => BaseCheckpointSaver;
-  /** Vacuums both sides' tables (before a cell's rounds, as the saver's cells do). */
-  readonly vacuum: () => Promise<void>;
 }
 
 /** The writer of run `runId` as the cell makes it (see the file's comment for `keepLast`). */
@@ -115,7 +113,6 @@ export async function writerCellRows(peers: WriterPeers, cell: Cell, rounds: num
     await prefill(peers.peer(true), threads, cell.history);
   }
   const long = cell.history > 0;
-  await peers.vacuum();
   for (let r = 0; r < WARM_UP_ROUNDS; r++) {
     await measureWriters(peers.storage, cell, long ? runs : runs.map((t) => `${t}-warm${r}`), steps);
     await measure(peers.peer(false), long ? threads : threads.map((t) => `${t}-warm${r}`), steps);

@@ -111,21 +111,6 @@ function saverOf(mode: Mode, peers: Peers, keepLast: number | false, fill = fals
   return new PostgresSaver(fill ? peers.fillPool : peers.pool, undefined, { schema: SCHEMA });
 }
 
-/**
- * Vacuums and analyzes both savers' tables before a cell's rounds. A cell's prefill (80,000
- * supersteps a side for 8 threads 10,000 long, written with no durability wait) and a long run's
- * index rewrites leave autovacuum work that otherwise lands in a later cell's rounds: one such
- * vacuum of savepoint's table slowed the 64-thread cell after it fivefold (bench/LOG.md). A
- * service's tables are vacuumed as they grow; the rows are about that steady state.
- */
-export async function vacuumTables(pool: pg.Pool): Promise<void> {
-  const tables = await pool.query<{ name: string }>(
-    `SELECT format('%I.%I', schemaname, relname) AS name FROM pg_stat_user_tables WHERE relname = $1 OR schemaname = $2`,
-    [TABLE, SCHEMA],
-  );
-  for (const { name } of tables.rows) await pool.query(`VACUUM (ANALYZE) ${name}`);
-}
-
 let tags = 0;
 
 async function pgCellRows(peers: Peers, cell: Cell): Promise<BenchRow[]> {
@@ -137,7 +122,6 @@ async function pgCellRows(peers: Peers, cell: Cell): Promise<BenchRow[]> {
     // Long threads are filled once, by another saver instance, and reused by every round (each adds a few).
     if (cell.history > 0) await prefill(saverOf(mode, peers, cell.keepLast, true), sets[mode], cell.history);
   }
-  await vacuumTables(peers.fillPool);
   for (const mode of ['savepoint', 'langgraph'] as Mode[])
     await warmUp(() => saverOf(mode, peers, cell.keepLast), sets[mode], steps, cell.history > 0);
   const results: CellResults = { savepoint: [], peer: [] };
@@ -181,7 +165,6 @@ async function pgRows(cells: readonly Cell[]): Promise<BenchRow[]> {
       storage: peers.storage,
       fillStorage: peers.fillStorage,
       peer: (fill) => saverOf('langgraph', peers, false, fill),
-      vacuum: () => vacuumTables(peers.fillPool),
     };
     for (const cell of cells.filter((c) => c.store === 'writer'))
       rows.push(...(await writerCellRows(writerPeers, cell, ROUNDS, SUPERSTEPS)));
