@@ -24,7 +24,7 @@ import type {
 } from '../../contract/storage.js';
 import { assertBatchOperations } from '../batch-operation.js';
 import { assertKey, assertPrefix } from '../keys.js';
-import { assertLinkedReadArguments } from '../fs/linked-read.js';
+import { assertLinkedReadArguments } from '../linked-read-arguments.js';
 import { closeWhenIdle, enqueue, exclusively } from './commit.js';
 import { compactSealed } from './compact.js';
 import { writeHint } from './hint.js';

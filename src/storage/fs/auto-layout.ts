@@ -39,7 +39,7 @@ import type { FsStorage } from './index.js';
 import { errnoOf } from './io.js';
 import { layoutHeldBy, type FsLayout } from './layout.js';
 import type { FsOpenReport } from './lifecycle.js';
-import { assertLinkedReadArguments } from './linked-read.js';
+import { assertLinkedReadArguments } from '../linked-read-arguments.js';
 import type { FsSettings } from './options.js';
 import { setListKeys } from './packed-layout.js';
 import { assertValueBytes, fsClosed } from './store-state.js';

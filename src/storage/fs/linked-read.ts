@@ -1,5 +1,4 @@
 import {
-  assertReadLinks,
   linkedKeyOf,
   pointerOf,
   type LinkedValues,
@@ -9,7 +8,8 @@ import {
 } from '../../contract/linked-read.js';
 import { readTooLarge } from '../../contract/read-limit.js';
 import type { StoredObject } from '../../contract/storage.js';
-import { assertKey, assertPrefix, isKey, isPrefix } from '../keys.js';
+import { isKey, isPrefix } from '../keys.js';
+import { assertLinkedReadArguments } from '../linked-read-arguments.js';
 import { errnoOf, fsError } from './io.js';
 import type { AckedState } from './journal/index.js';
 import { readLimitOf, readStored, readStoredNow, type ReadLimit } from './read.js';
@@ -31,18 +31,6 @@ import type { Dir } from './dir.js';
  * nothing of this process changes the tree between them; another process's change meanwhile is
  * concurrent with the read, as between separate reads.
  */
-
-/**
- * `getLinked`'s arguments checked, before anything is read: the key, the links, and the keys they
- * can build (`x` stands for any member text, as on PostgreSQL), and the prefixes given outright.
- */
-export function assertLinkedReadArguments(key: string, links: ReadLinks, where: string): void {
-  assertKey(key);
-  assertReadLinks(links, where);
-  if (links.get) assertKey(`${links.get.before}x${links.get.after}`);
-  if (links.list) assertPrefix(`${links.list.before}x${links.list.after}`);
-  for (const prefix of [links.keys, links.first?.prefix, links.keysIfAbsent]) if (prefix !== undefined) assertPrefix(prefix);
-}
 
 /** `getLinked`: {@link linkedNow}'s answer, or the value alone, read asynchronously, when the value could not be read synchronously. */
 export async function getLinkedObjects(state: FsStoreState, key: string, links: ReadLinks): Promise<LinkedValues | undefined> {

@@ -1,12 +1,5 @@
-import {
-  assertReadLinks,
-  type AbsentLinked,
-  type LinkedValues,
-  type ListedObject,
-  type MemberLink,
-  type ReadLinks,
-} from '../../contract/linked-read.js';
-import { assertKey, assertPrefix } from '../keys.js';
+import { type AbsentLinked, type LinkedValues, type ListedObject, type MemberLink, type ReadLinks } from '../../contract/linked-read.js';
+import { assertLinkedReadArguments } from '../linked-read-arguments.js';
 import { toStoreError } from './errors.js';
 import { readChecked } from './migrate.js';
 import { queryNamed } from './named-statement.js';
@@ -34,13 +27,6 @@ function linkParams(link: MemberLink | undefined, prefix: boolean): unknown[] {
   return params;
 }
 
-/** Refuses links that cannot name a valid key (`x` stands for any member text: every one is a plain segment character run). */
-function assertLinkKeys(links: ReadLinks): void {
-  if (links.get) assertKey(`${links.get.before}x${links.get.after}`);
-  if (links.list) assertPrefix(`${links.list.before}x${links.list.after}`);
-  for (const prefix of [links.keys, links.first?.prefix, links.keysIfAbsent]) if (prefix !== undefined) assertPrefix(prefix);
-}
-
 /** The stored bounds of a prefix read in place (`keys`, `first`, `keysIfAbsent`), or NULLs: not read (no upper bound, which no key prefix lacks in practice, is left to the caller). */
 function underParams(prefix: string | undefined): [Buffer | null, Buffer | null] {
   if (prefix === undefined) return [null, null];
@@ -57,9 +43,7 @@ export async function getLinkedObjects(
   key: string,
   links: ReadLinks,
 ): Promise<LinkedValues | AbsentLinked | undefined> {
-  assertKey(key);
-  assertReadLinks(links, 'getLinked');
-  assertLinkKeys(links);
+  assertLinkedReadArguments(key, links, 'getLinked');
   const params = [
     orderKey(key),
     ...linkParams(links.get, false),
