@@ -16,7 +16,7 @@ async function fill(adapter: StorageAdapter): Promise<void> {
 }
 
 /** The keys `list(prefix)` yields, in its order. */
-async function listedKeys(adapter: StorageAdapter, prefix: string): Promise<string[]> {
+export async function listedKeys(adapter: StorageAdapter, prefix: string): Promise<string[]> {
   const keys: string[] = [];
   for await (const entry of adapter.list(prefix)) keys.push(entry.key);
   return keys;

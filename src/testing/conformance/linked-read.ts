@@ -9,6 +9,7 @@ import {
 } from '../../contract/linked-read.js';
 import type { StorageAdapter } from '../../contract/storage.js';
 import { equal, equalJson, ok, sameBytes, utf8 } from './check.js';
+import { listedKeys } from './key-listing.js';
 import type { SuiteContext } from './context.js';
 
 const LINKS = {
@@ -20,13 +21,6 @@ const LINKS = {
 function notAbsent(answer: LinkedValues | AbsentLinked | undefined, what: string): LinkedValues | undefined {
   ok(!isAbsentLinked(answer), `${what}: answered as absent though keysIfAbsent was not asked`);
   return answer as LinkedValues | undefined;
-}
-
-/** The keys `list` gives under `prefix`, in its order. */
-async function keysListed(adapter: StorageAdapter, prefix: string): Promise<string[]> {
-  const keys: string[] = [];
-  for await (const entry of adapter.list(prefix)) keys.push(entry.key);
-  return keys;
 }
 
 /** Stored beside the pointer: the documents and parts its members may name, and keys just outside the listed prefix. */
@@ -162,7 +156,7 @@ export function linkedReadTests(ctx: SuiteContext): void {
         const absent = await readLinked(adapter, 'lr/absent.json', asked);
         ok(isAbsentLinked(absent), 'an absent value with keysIfAbsent: answered as absent');
         equal(absent.absent.prefix, 'lr/parts/7/', 'the prefix listed');
-        equalJson(absent.absent.keys, await keysListed(adapter, 'lr/parts/7/'), 'the keys listed under lr/parts/7/');
+        equalJson(absent.absent.keys, await listedKeys(adapter, 'lr/parts/7/'), 'the keys listed under lr/parts/7/');
         const empty = await readLinked(adapter, 'lr/absent.json', { ...LINKS, keysIfAbsent: 'lr/none/' });
         equalJson(isAbsentLinked(empty) && empty.absent.keys, [], 'nothing under the prefix: no keys');
         await adapter.put('lr/ptr.json', utf8('{"id":"abc","seq":7}'));
@@ -175,7 +169,7 @@ export function linkedReadTests(ctx: SuiteContext): void {
         const own = await getLinked('lr/absent.json', asked);
         if (own !== undefined) {
           ok(isAbsentLinked(own), 'getLinked of an absent value with keysIfAbsent: undefined or absent');
-          equalJson(own.absent.keys, await keysListed(adapter, 'lr/parts/7/'), 'getLinked: the keys listed under lr/parts/7/');
+          equalJson(own.absent.keys, await listedKeys(adapter, 'lr/parts/7/'), 'getLinked: the keys listed under lr/parts/7/');
         }
         ok(!isAbsentLinked(await getLinked('lr/ptr.json', asked)), 'getLinked of a present value: never absent');
       },
