@@ -56,7 +56,7 @@ export async function readNewest(state: SaverState, runId: string): Promise<Newe
     state.storage,
     key,
     {
-      get: { member: 'checkpoint_id', before: `${dir}/history/`, after: '.json' },
+      get: { member: 'checkpoint_id', before: historyDir(runId), after: '.json' },
       list: { member: 'sequence', before: `${dir}/parts/`, after: '/' },
       ...(meeting ? { keys: `${dir}/`, first: { prefix: historyDir(runId), count: FIRST_SEQUENCE_WINDOW } } : {}),
       // Without a head the run is listed anyway (it may hold checkpoints stored before heads): in the same round trip where the store can.
