@@ -76,7 +76,7 @@ export async function prefill(saver: BaseCheckpointSaver, threads: readonly stri
 }
 
 /** p-th percentile (nearest rank) of a non-empty sample. */
-function percentile(samples: readonly number[], p: number): number {
+export function percentile(samples: readonly number[], p: number): number {
   const sorted = [...samples].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }

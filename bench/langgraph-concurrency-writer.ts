@@ -18,6 +18,7 @@ import {
   cellRows,
   measure,
   mediansOf,
+  percentile,
   prefill,
   roundRatios,
   stepsPerThread,
@@ -54,12 +55,6 @@ async function prefillRuns(storage: StorageAdapter, cell: Cell, runs: readonly s
       await writer.close();
     }),
   );
-}
-
-/** p-th percentile (nearest rank) of a non-empty sample. */
-function percentile(samples: readonly number[], p: number): number {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
 /** One measured round: a new writer a run, opened, then `steps` checkpoints; all runs at once. */
