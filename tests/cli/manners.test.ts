@@ -20,7 +20,7 @@ async function threeRuns(): Promise<string> {
     const writer = createWriter({ storage, runId, clock, coalesceWindowMs: 0, heartbeatIntervalMs: false });
     await writer.checkpoint({ source: 'manual', status: 'in_progress', payload: { runId } });
     await writer.close();
-    clock.advance(3_600_000);
+    await clock.advance(3_600_000);
   }
   await storage.close();
   return dir;

@@ -27,7 +27,7 @@ async function runWithForeignLatest() {
   const clock = manualClock();
   const writer = createWriter({ storage, profile: handoffMarkdown, runId: RUN, clock });
   for (const n of [1, 2]) {
-    clock.advance(60_000);
+    await clock.advance(60_000);
     const payload = { ...payloadOf(spec), currentState: [`savepoint state ${n}`] };
     expect(await writer.checkpoint({ source: 'phase_completion', status: 'in_progress', payload })).toMatchObject({
       ok: true,
@@ -59,7 +59,7 @@ describe('a newer hand-off in latest.md whose id has no number', () => {
     const { storage, clock } = await runWithForeignLatest();
     const plan = await planResume({ storage, profile: handoffMarkdown, runId: RUN, clock });
     const writer = createWriter({ storage, profile: handoffMarkdown, runId: RUN, clock });
-    clock.advance(3_600_000);
+    await clock.advance(3_600_000);
     const next = { ...plan.payload, currentState: ['after the hand-off'] };
     expect(await writer.checkpoint({ source: 'session_break', status: 'in_progress', payload: next })).toMatchObject({
       ok: true,
@@ -81,7 +81,7 @@ describe('a newer hand-off in latest.md whose id has no number', () => {
     const { storage, clock } = await runWithForeignLatest();
     for (const state of ['one', 'two']) {
       const writer = createWriter({ storage, profile: handoffMarkdown, runId: RUN, clock });
-      clock.advance(3_600_000);
+      await clock.advance(3_600_000);
       const payload = { ...payloadOf(spec), currentState: [state] };
       expect((await writer.checkpoint({ source: 'session_break', status: 'in_progress', payload })).ok).toBe(true);
       await writer.close();

@@ -39,7 +39,7 @@ async function writeRun(
   const clock = manualClock();
   const writer = createWriter({ storage, profile: phasedWorkflow, runId, clock });
   for (const [source, phase, done] of steps) {
-    clock.advance(60_000); // past the coalescing window: every step is its own snapshot
+    await clock.advance(60_000); // past the coalescing window: every step is its own snapshot
     const r = await writer.checkpoint({ source: source as 'manual', status: 'in_progress', payload: inPhase(phase, done) });
     expect(r.ok).toBe(true);
   }

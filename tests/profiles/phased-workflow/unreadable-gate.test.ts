@@ -28,12 +28,12 @@ async function runWithGate(trigger: 'gate_decision' | 'circuit_breaker' = 'gate_
   const runId = newUuidV4();
   const clock = manualClock();
   const writer = createWriter({ storage, profile: phasedWorkflow, runId, clock, heartbeatIntervalMs: false });
-  clock.advance(60_000);
+  await clock.advance(60_000);
   expect(
     (await writer.checkpoint({ source: 'phase_complete', status: 'in_progress', payload: payload('phase_1_plan', ['phase_0', 'phase_1']) }))
       .ok,
   ).toBe(true);
-  clock.advance(60_000);
+  await clock.advance(60_000);
   expect(
     (await writer.checkpoint({ source: trigger, status: 'in_progress', payload: payload('phase_2_build', ['phase_0', 'phase_1']) })).ok,
   ).toBe(true);
