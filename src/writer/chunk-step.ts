@@ -47,10 +47,9 @@ function wantsChunks(plan: WritePlan): boolean {
 class PlanChunker {
   readonly done = new Map<Uint8Array, Chunked>();
   constructor(readonly storage: StorageAdapter) {}
-  of(bytes: Uint8Array, form: 'chunks' | 'whole', fanout?: number): Chunked {
-    let c = this.done.get(bytes);
-    if (!c) this.done.set(bytes, (c = form === 'whole' ? packWhole(this.storage, bytes) : cutDocument(this.storage, bytes, fanout)));
-    return c;
+  add(bytes: Uint8Array, form: 'chunks' | 'whole', fanout?: number): void {
+    if (!this.done.has(bytes))
+      this.done.set(bytes, form === 'whole' ? packWhole(this.storage, bytes) : cutDocument(this.storage, bytes, fanout));
   }
 }
 
@@ -91,7 +90,7 @@ export function chunkPlan(storage: StorageAdapter, plan: WritePlan): ChunkedPlan
   const chunker = new PlanChunker(storage);
   const visit = (op: ChunkableOp): void => {
     const form = formOf(op);
-    if (form) chunker.of(op.bytes, form, op.chunkFanout);
+    if (form) chunker.add(op.bytes, form, op.chunkFanout);
   };
   for (const c of plan.creates) visit(c);
   for (const r of plan.replaces) visit(r);
@@ -100,11 +99,10 @@ export function chunkPlan(storage: StorageAdapter, plan: WritePlan): ChunkedPlan
   let pending = false;
   for (const c of chunker.done.values()) if (c instanceof Promise) pending = true;
   if (!pending) return assemble(plan, chunker.done as Map<Uint8Array, ChunkedDocument>);
-  return (async () => {
-    const settled = new Map<Uint8Array, ChunkedDocument>();
-    for (const [bytes, c] of chunker.done) settled.set(bytes, await c);
-    return assemble(plan, settled);
-  })();
+  // Awaited together: one await after another would leave a later document's failure unhandled
+  // once an earlier one fails.
+  const entries = [...chunker.done];
+  return Promise.all(entries.map(([, c]) => c)).then((docs) => assemble(plan, new Map(entries.map(([bytes], i) => [bytes, docs[i]!]))));
 }
 
 /** Records the chunks a durable plan wrote as stored (see `rememberChunks`, `rememberWritten`). */
