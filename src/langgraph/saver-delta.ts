@@ -110,7 +110,7 @@ function prefetcher(state: SaverState, runId: string): { read(id: string): Promi
   const readAhead = (id: string): void => {
     if (started.has(id) || !ids) return;
     const at = indexOf(ids, id);
-    for (let i = at - 1; at > 0 && i >= Math.max(0, at - READ_AHEAD); i--) start(ids[i]!);
+    for (let i = at - 1; at > 0 && i >= Math.max(0, at - READ_AHEAD); i--) void start(ids[i]!); // its failure is caught in start
   };
   return {
     read(id) {

@@ -31,7 +31,9 @@ export function enableAutoSweep(state: SaverState, sweep: AutoSweep, onOutcome: 
 /** Counts `count` checkpoints `keepLast` deletes, starting a sweep in the background when one is due. */
 function noteLeaving(state: SaverState, count: number): void {
   const s = sweeps.get(state);
-  if (s) noteDeleted(state.storage, s.sweep, count, s.onOutcome);
+  // Not awaited, even when the sweep falls behind (the writer waits there): this runs inside a
+  // put's planning, which stays synchronous. The sweep's promise never rejects.
+  if (s) void noteDeleted(state.storage, s.sweep, count, s.onOutcome);
 }
 
 /**
