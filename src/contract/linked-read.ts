@@ -1,6 +1,6 @@
 import { assertObjectArgument, assertOptionalOptionsArgument, assertStringArgument } from './arguments.js';
 import { CheckpointError } from './errors.js';
-import { listAll, readMany, type StorageAdapter, type StoredObject } from './storage.js';
+import { listAll, readMany, type StorageAdapter, type StorageEntry, type StoredObject } from './storage.js';
 
 /**
  * Linked read: an optional capability a store may declare (`capabilities.linkedRead`) by
@@ -23,9 +23,11 @@ import { listAll, readMany, type StorageAdapter, type StoredObject } from './sto
  * Callers use {@link readLinked}, which completes what the store left with plain reads, and
  * reads step by step on a store without the capability.
  *
- * Two more parts name their prefix outright: `keys` (every key under it, without values: a
- * listing) and `first` (the first `count` keys under it, with their values). A store may leave
- * either unread (omit `keys` / `first`); {@link readLinked} then lists (and reads) them after.
+ * Three more parts name their prefix outright: `keys` (every key under it, without values: a
+ * listing by name), `entries` (what `list` yields under it: each key with its version and size,
+ * without values) and `first` (the first `count` keys under it, with their values). A store may
+ * leave any of them unread (omit `keys` / `entries` / `first`); {@link readLinked} then lists
+ * (and reads) them after.
  *
  * One part is read only when the value is absent: `keysIfAbsent` (every key under a given
  * prefix). A caller that lists a folder when its pointer is missing (a LangGraph thread without a
@@ -59,6 +61,8 @@ export interface ReadLinks {
   readonly list?: MemberLink;
   /** List the keys under this prefix (given, not taken from the value), without their values. */
   readonly keys?: string;
+  /** List this prefix (given) as `list` does: each key with its version and size, without values. */
+  readonly entries?: string;
   /** The first `count` keys under `prefix` (given), in `list` order, with their values. */
   readonly first?: FirstUnder;
   /** Only when the value is absent: list the keys under this prefix (given), without their values. */
@@ -89,6 +93,8 @@ export interface LinkedValues {
   readonly listed?: { readonly prefix: string; readonly objects: readonly ListedObject[] };
   /** The keys under `links.keys`, in `list` order. Absent when the store did not read them. */
   readonly keys?: { readonly prefix: string; readonly keys: readonly string[] };
+  /** What `list(links.entries)` yields, in its order. Absent when the store did not read them. */
+  readonly entries?: { readonly prefix: string; readonly entries: readonly StorageEntry[] };
   /** The first keys under `links.first.prefix` with their values, in `list` order. Absent when the store did not read them. */
   readonly first?: { readonly prefix: string; readonly objects: readonly ListedObject[] };
   /** Only on {@link AbsentLinked}. */
@@ -104,6 +110,7 @@ export interface AbsentLinked {
   readonly got?: never;
   readonly listed?: never;
   readonly keys?: never;
+  readonly entries?: never;
   readonly first?: never;
 }
 
@@ -171,8 +178,9 @@ export function assertReadLinks(links: unknown, fn: string): asserts links is Re
     assertStringArgument(link.before, fn, `${name}.before`);
     assertStringArgument(link.after, fn, `${name}.after`);
   }
-  const { keys, first, keysIfAbsent } = (links ?? {}) as ReadLinks;
+  const { keys, entries, first, keysIfAbsent } = (links ?? {}) as ReadLinks;
   if (keys !== undefined) assertStringArgument(keys, fn, 'keys');
+  if (entries !== undefined) assertStringArgument(entries, fn, 'entries');
   if (keysIfAbsent !== undefined) assertStringArgument(keysIfAbsent, fn, 'keysIfAbsent');
   if (first === undefined) return;
   assertObjectArgument(first, fn, 'first');
@@ -202,7 +210,7 @@ async function listedUnder(store: StorageAdapter, prefix: string, count = Infini
  * (one round trip on PostgreSQL), each link the store left unfollowed read after it; on any
  * other store, the value, then the links' reads at once. An absent value with `keysIfAbsent`
  * asked answers {@link AbsentLinked}. `completeUnder: false`: the parts under given prefixes
- * (`keys`, `first`, `keysIfAbsent`) only as the store's linked read gave them (a caller that asks
+ * (`keys`, `entries`, `first`, `keysIfAbsent`) only as the store's linked read gave them (a caller that asks
  * for them only where they come in the same round trip, and reads them its own way otherwise).
  */
 export function readLinked(
@@ -237,20 +245,24 @@ export async function readLinked(
   return completeUnder ? completeUnderParts(store, links, linked) : linked;
 }
 
-/** The answer with the parts under given prefixes (`keys`, `first`) the store left, read now (both at once). */
+/** The answer with the parts under given prefixes (`keys`, `entries`, `first`) the store left, read now (all at once). */
 async function completeUnderParts(store: StorageAdapter, links: ReadLinks, answer: LinkedValues): Promise<LinkedValues> {
   const keysPrefix = links.keys;
+  const entriesPrefix = links.entries;
   const first = links.first;
   const needKeys = keysPrefix !== undefined && answer.keys?.prefix !== keysPrefix;
+  const needEntries = entriesPrefix !== undefined && answer.entries?.prefix !== entriesPrefix;
   const needFirst = first !== undefined && answer.first?.prefix !== first.prefix;
-  if (!needKeys && !needFirst) return answer;
-  const [keys, firstObjects] = await Promise.all([
-    needKeys ? listAll(store, keysPrefix).then((entries) => entries.map((e) => e.key)) : undefined,
+  if (!needKeys && !needEntries && !needFirst) return answer;
+  const [keys, entries, firstObjects] = await Promise.all([
+    needKeys ? listAll(store, keysPrefix).then((listed) => listed.map((e) => e.key)) : undefined,
+    needEntries ? listAll(store, entriesPrefix) : undefined,
     needFirst ? listedUnder(store, first.prefix, first.count) : undefined,
   ]);
   return {
     ...answer,
     ...(keys ? { keys: { prefix: keysPrefix!, keys } } : {}),
+    ...(entries ? { entries: { prefix: entriesPrefix!, entries } } : {}),
     ...(firstObjects ? { first: { prefix: first!.prefix, objects: firstObjects } } : {}),
   };
 }

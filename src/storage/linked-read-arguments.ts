@@ -11,5 +11,5 @@ export function assertLinkedReadArguments(key: string, links: ReadLinks, where: 
   assertReadLinks(links, where);
   if (links.get) assertKey(`${links.get.before}x${links.get.after}`);
   if (links.list) assertPrefix(`${links.list.before}x${links.list.after}`);
-  for (const prefix of [links.keys, links.first?.prefix, links.keysIfAbsent]) if (prefix !== undefined) assertPrefix(prefix);
+  for (const prefix of [links.keys, links.entries, links.first?.prefix, links.keysIfAbsent]) if (prefix !== undefined) assertPrefix(prefix);
 }

@@ -5,7 +5,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { assertKey, assertPrefix, sha256Hex, type LinkedRead, type ReadLinks } from 'savepoint/toolkit';
-import { CheckpointError, memoryStorage, type StorageAdapter, type StorageEntry } from 'savepoint';
+import { CheckpointError, listAll, memoryStorage, type StorageAdapter, type StorageEntry } from 'savepoint';
 import { runStorageConformance, type StorageConformanceOptions } from 'savepoint/testing';
 
 interface Registered {
@@ -281,6 +281,31 @@ describe('the conformance suite catches broken adapters', () => {
     );
     expect(failed.join('\n')).toMatch(/readLinked with keysIfAbsent/);
     expect(failed.join('\n')).toMatch(/getLinked, when declared/);
+  });
+
+  it("a linked read whose parts under given prefixes are not the listing's (an entry's size left at 0, one key too many)", async () => {
+    const failed = await failuresOf(
+      mutant((inner) => {
+        const linked: Pick<LinkedRead, 'getLinked'> = {
+          async getLinked(key: string, links: ReadLinks) {
+            const value = await inner.get(key);
+            if (!value) return undefined;
+            const listed = links.entries === undefined ? [] : await listAll(inner, links.entries);
+            return {
+              value,
+              ...(links.entries === undefined
+                ? {}
+                : { entries: { prefix: links.entries, entries: listed.map((e) => ({ ...e, size: 0 })) } }),
+              ...(links.keys === undefined
+                ? {}
+                : { keys: { prefix: links.keys, keys: [...(await listAll(inner, links.keys)).map((e) => e.key), 'zz'] } }),
+            };
+          },
+        };
+        return { capabilities: { ...inner.capabilities, linkedRead: true }, ...linked } as Partial<StorageAdapter>;
+      }),
+    );
+    expect(failed.join('\n')).toMatch(/readLinked under given prefixes/);
   });
 
   it('an adapter that loses a write silently (the model catches it)', async () => {

@@ -8,7 +8,7 @@
  */
 import { pointerOf, type AbsentLinked, type LinkedValues, type ListedObject, type ReadLinks } from '../../contract/linked-read.js';
 import { readTooLarge } from '../../contract/read-limit.js';
-import type { StoredObject } from '../../contract/storage.js';
+import type { StorageEntry, StoredObject } from '../../contract/storage.js';
 import { isKey, isPrefix } from '../keys.js';
 import { linkedName } from '../fs/linked-read.js';
 
@@ -80,14 +80,29 @@ export function packedLinkedRead<Entry>(
         ? {}
         : { got: { key: getKey, object: gotEntry === undefined ? undefined : objectAt(reads, getKey, gotEntry) } }),
       ...(prefix === undefined ? {} : { listed: { prefix, objects: listedUnder(reads, prefix) } }),
+      ...(links.entries === undefined ? {} : { entries: { prefix: links.entries, entries: entriesUnder(reads, links.entries) } }),
+      ...(links.first === undefined
+        ? {}
+        : { first: { prefix: links.first.prefix, objects: listedUnder(reads, links.first.prefix, links.first.count) } }),
     };
   };
 }
 
-/** Every key under `prefix` with its value, in listing order. */
-function listedUnder<Entry>(reads: PackedReads<Entry>, prefix: string): ListedObject[] {
+/** What `list(prefix)` yields: each key under `prefix` with its version and size, in listing order. */
+function entriesUnder<Entry>(reads: PackedReads<Entry>, prefix: string): StorageEntry[] {
+  const entries: StorageEntry[] = [];
+  for (const key of reads.keysUnder(prefix)) {
+    const entry = reads.entryOf(key);
+    if (entry !== undefined) entries.push({ key, version: reads.versionOf(entry), size: reads.lengthOf(entry) });
+  }
+  return entries;
+}
+
+/** The first `count` keys under `prefix` (every one by default) with their values, in listing order. */
+function listedUnder<Entry>(reads: PackedReads<Entry>, prefix: string, count = Infinity): ListedObject[] {
   const objects: ListedObject[] = [];
   for (const key of reads.keysUnder(prefix)) {
+    if (objects.length >= count) break;
     const entry = reads.entryOf(key);
     if (entry !== undefined) objects.push({ key, ...objectAt(reads, key, entry) });
   }

@@ -47,11 +47,13 @@ const asciiOrderSql = (text: string): string =>
  * `before`, stored `after`); $5–$8 the list link (member, stored `before`, stored `after`, the
  * stored upper bound of `after` as a prefix, NULL when it has none: the bound then ends in the
  * member's last character, plus one); $9–$10 the stored bounds of the `keys` prefix, $11–$12 those
- * of the `first` prefix and $13 its count, $14–$15 those of the `keysIfAbsent` prefix (NULL
- * bounds: not read). Rows: part 0 the value with the member texts; part 1 the linked key's row;
- * part 2 the listed rows in key order; part 3 the keys under the `keys` prefix (no values); part 4
- * the first rows under the `first` prefix; part 5 the keys under the `keysIfAbsent` prefix. Parts
- * 1–4 are read only when the value exists, part 5 only when it does not.
+ * of the `first` prefix and $13 its count, $14–$15 those of the `keysIfAbsent` prefix, $16–$17
+ * those of the `entries` prefix (NULL bounds: not read). Rows: part 0 the value with the member
+ * texts; part 1 the linked key's row; part 2 the listed rows in key order; part 3 the keys under
+ * the `keys` prefix (no values); part 4 the first rows under the `first` prefix; part 5 the keys
+ * under the `keysIfAbsent` prefix; part 6 the keys under the `entries` prefix with their versions
+ * and sizes (`size`, as `list` gives it; NULL in the other parts). Parts 1–4 and 6 are read only
+ * when the value exists, part 5 only when it does not.
  */
 export function linkedReadSql(table: string): string {
   const inc = (b: string): string => `set_byte(${b}, octet_length(${b}) - 1, get_byte(${b}, octet_length(${b}) - 1) + 1)`;
@@ -70,22 +72,25 @@ export function linkedReadSql(table: string): string {
     CASE WHEN $8::bytea IS NULL THEN $6::bytea || ${inc(asciiOrderSql('l'))} ELSE $6::bytea || ${asciiOrderSql('l')} || $8::bytea END AS upper
   FROM m
 )
-SELECT 0 AS part, NULL::bytea AS key_order, p.value, p.version::text AS version, m.g, m.l FROM p, m
+SELECT 0 AS part, NULL::bytea AS key_order, p.value, p.version::text AS version, m.g, m.l, NULL::int AS size FROM p, m
 UNION ALL
-SELECT 1, s.key_order, s.value, s.version::text, NULL, NULL FROM ${table} AS s, k WHERE k.g IS NOT NULL AND s.key_order = k.got
+SELECT 1, s.key_order, s.value, s.version::text, NULL, NULL, NULL FROM ${table} AS s, k WHERE k.g IS NOT NULL AND s.key_order = k.got
 UNION ALL
-SELECT 2, s.key_order, s.value, s.version::text, NULL, NULL FROM ${table} AS s, k
+SELECT 2, s.key_order, s.value, s.version::text, NULL, NULL, NULL FROM ${table} AS s, k
   WHERE k.l IS NOT NULL AND s.key_order >= k.lower AND s.key_order < k.upper
 UNION ALL
-SELECT 3, s.key_order, NULL, NULL, NULL, NULL FROM ${table} AS s
+SELECT 3, s.key_order, NULL, NULL, NULL, NULL, NULL FROM ${table} AS s
   WHERE EXISTS (SELECT 1 FROM p) AND s.key_order >= $9::bytea AND s.key_order < $10::bytea
 UNION ALL
-SELECT 4, f.key_order, f.value, f.version::text, NULL, NULL FROM (
+SELECT 4, f.key_order, f.value, f.version::text, NULL, NULL, NULL FROM (
   SELECT s.key_order, s.value, s.version FROM ${table} AS s
   WHERE EXISTS (SELECT 1 FROM p) AND s.key_order >= $11::bytea AND s.key_order < $12::bytea ORDER BY s.key_order LIMIT $13::int
 ) AS f
 UNION ALL
-SELECT 5, s.key_order, NULL, NULL, NULL, NULL FROM ${table} AS s
+SELECT 5, s.key_order, NULL, NULL, NULL, NULL, NULL FROM ${table} AS s
   WHERE NOT EXISTS (SELECT 1 FROM t) AND s.key_order >= $14::bytea AND s.key_order < $15::bytea
+UNION ALL
+SELECT 6, s.key_order, NULL, s.version::text, NULL, NULL, octet_length(s.value) FROM ${table} AS s
+  WHERE EXISTS (SELECT 1 FROM p) AND s.key_order >= $16::bytea AND s.key_order < $17::bytea
 ORDER BY part, key_order`;
 }

@@ -5,6 +5,7 @@ import { readChecked } from './migrate.js';
 import { queryNamed } from './named-statement.js';
 import { getObject } from './objects.js';
 import { keyOf, orderKey, prefixRange } from './order-key.js';
+import type { StorageEntry } from '../../contract/storage.js';
 import type { PostgresPool } from './driver.js';
 import type { PostgresStoreState } from './store-state.js';
 
@@ -17,6 +18,7 @@ interface LinkedRow {
   version: string | null;
   g: string | null;
   l: string | null;
+  size: number | null;
 }
 
 /** The parameters of one link: member, stored `before`, stored `after` (and, for a prefix, the upper bound of `after`). */
@@ -52,6 +54,7 @@ export async function getLinkedObjects(
     ...underParams(links.first?.prefix),
     links.first?.count ?? null,
     ...underParams(links.keysIfAbsent),
+    ...underParams(links.entries),
   ];
   return readChecked(state, (p) => readLinked(state, p, key, links, params));
 }
@@ -73,7 +76,12 @@ async function readLinked(
     const value = await getObject(state, key);
     return value && { value };
   }
-  return linkedValues(rows, links, { keys: params[9] !== null, first: params[11] !== null, ifAbsent: params[14] !== null });
+  return linkedValues(rows, links, {
+    keys: params[9] !== null,
+    first: params[11] !== null,
+    ifAbsent: params[14] !== null,
+    entries: params[16] !== null,
+  });
 }
 
 /** Which parts under given prefixes the statement read (a prefix without an upper bound is left to the caller). */
@@ -81,6 +89,7 @@ interface PartsRead {
   readonly keys: boolean;
   readonly first: boolean;
   readonly ifAbsent: boolean;
+  readonly entries: boolean;
 }
 
 /** The answer from the statement's rows. */
@@ -113,16 +122,19 @@ function linkedValues(rows: readonly LinkedRow[], links: ReadLinks, read: PartsR
   return { value, ...(got ? { got } : {}), ...(listed ? { listed } : {}), ...under };
 }
 
-/** Parts 3 and 4 of the rows: the keys under `links.keys`, the first rows under `links.first.prefix`. */
-function underParts(rows: readonly LinkedRow[], links: ReadLinks, read: PartsRead): Pick<LinkedValues, 'keys' | 'first'> {
+/** Parts 3, 4 and 6 of the rows: the keys under `links.keys`, the first rows under `links.first.prefix`, the entries under `links.entries`. */
+function underParts(rows: readonly LinkedRow[], links: ReadLinks, read: PartsRead): Pick<LinkedValues, 'keys' | 'entries' | 'first'> {
   const keys: string[] = [];
   const first: ListedObject[] = [];
+  const entries: StorageEntry[] = [];
   for (const row of rows) {
     if (row.part === 3) keys.push(keyOf(row.key_order!));
     else if (row.part === 4) first.push({ key: keyOf(row.key_order!), bytes: new Uint8Array(row.value!), version: row.version! });
+    else if (row.part === 6) entries.push({ key: keyOf(row.key_order!), version: row.version!, size: Number(row.size) });
   }
   return {
     ...(read.keys && links.keys !== undefined ? { keys: { prefix: links.keys, keys } } : {}),
+    ...(read.entries && links.entries !== undefined ? { entries: { prefix: links.entries, entries } } : {}),
     ...(read.first && links.first ? { first: { prefix: links.first.prefix, objects: first } } : {}),
   };
 }

@@ -7,7 +7,7 @@ import {
   type LinkedValues,
   type ReadLinks,
 } from '../../contract/linked-read.js';
-import type { StorageAdapter } from '../../contract/storage.js';
+import { listAll, type StorageAdapter } from '../../contract/storage.js';
 import { equal, equalJson, ok, sameBytes, utf8 } from './check.js';
 import { listedKeys } from './key-listing.js';
 import type { SuiteContext } from './context.js';
@@ -80,6 +80,27 @@ async function checkLinks(adapter: StorageAdapter, answer: LinkedValues, what: s
       `${what}: keys listed under ${answer.listed.prefix}`,
     );
     for (const object of answer.listed.objects)
+      sameBytes(object.bytes, (await adapter.get(object.key))!.bytes, `${what}: bytes of ${object.key}`);
+  }
+}
+
+/** Checks the parts under given prefixes (`keys`, `entries`, `first`) an answer holds against the store's own listing and reads. */
+async function checkUnderParts(adapter: StorageAdapter, answer: LinkedValues, links: ReadLinks, what: string): Promise<void> {
+  if (answer.keys) equalJson(answer.keys.keys, await listedKeys(adapter, links.keys!), `${what}: the keys under ${links.keys}`);
+  if (answer.entries)
+    equalJson(
+      answer.entries.entries.map((e) => ({ key: e.key, version: e.version, size: e.size })),
+      (await listAll(adapter, links.entries!)).map((e) => ({ key: e.key, version: e.version, size: e.size })),
+      `${what}: the entries under ${links.entries}, as list yields them`,
+    );
+  if (answer.first) {
+    const expected = (await listAll(adapter, links.first!.prefix)).slice(0, links.first!.count);
+    equalJson(
+      answer.first.objects.map((o) => ({ key: o.key, version: o.version })),
+      expected.map((e) => ({ key: e.key, version: e.version })),
+      `${what}: the first ${links.first!.count} under ${links.first!.prefix}`,
+    );
+    for (const object of answer.first.objects)
       sameBytes(object.bytes, (await adapter.get(object.key))!.bytes, `${what}: bytes of ${object.key}`);
   }
 }
@@ -174,5 +195,26 @@ export function linkedReadTests(ctx: SuiteContext): void {
         ok(!isAbsentLinked(await getLinked('lr/ptr.json', asked)), 'getLinked of a present value: never absent');
       },
     );
+
+    ctx.test('readLinked under given prefixes: keys, entries and first are what list and get answer', async (adapter) => {
+      await storeAround(adapter);
+      await adapter.put('lr/ptr.json', utf8('{"id":"abc","seq":7}'));
+      await adapter.put('lr/parts/7/b', utf8('part b, written again: a new version and size'));
+      const links = { keys: 'lr/parts/', entries: 'lr/parts/7', first: { prefix: 'lr/parts/', count: 3 } } satisfies ReadLinks;
+      const answer = notAbsent(await readLinked(adapter, 'lr/ptr.json', links), 'readLinked');
+      ok(answer?.keys && answer.entries && answer.first, 'readLinked: every part under a given prefix answered');
+      equal(answer.entries.prefix, 'lr/parts/7', 'the entries prefix');
+      equal(answer.entries.entries.length, 4, 'the entries under lr/parts/7 (parts/7/, parts/70/, parts/7-/)');
+      equal(answer.first.objects.length, 3, 'three first objects');
+      await checkUnderParts(adapter, answer, links, 'readLinked');
+      equal(await readLinked(adapter, 'lr/absent.json', links), undefined, 'an absent value: none of its parts');
+      const getLinked = linkedReadOf(adapter);
+      if (!getLinked) return;
+      // A store may leave any of them unread; what it reads is the listing's.
+      const own = notAbsent(await getLinked('lr/ptr.json', links), 'getLinked');
+      ok(own, 'getLinked: the value');
+      await checkUnderParts(adapter, own, links, 'getLinked');
+      equal(await getLinked('lr/absent.json', links), undefined, 'getLinked of an absent value: none of its parts');
+    });
   });
 }

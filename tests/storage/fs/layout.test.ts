@@ -353,13 +353,18 @@ describe('the packed layout under SavepointSaver with keepLast', () => {
 
 describe('fsStorage getLinked: the prefixes given outright', () => {
   it.each(['journal', 'direct', 'packed'] as const)(
-    '%s: refuses a prefix that is no key prefix in keys, first and keysIfAbsent; an absent value with keysIfAbsent is listed',
+    '%s: refuses a prefix that is no key prefix in keys, entries, first and keysIfAbsent; an absent value with keysIfAbsent is listed',
     async (mode) => {
       const storage = fsStorage(
         mode === 'packed' ? { dir: newDir(), layout: 'packed' } : { dir: newDir(), layout: 'files', journal: mode === 'journal' },
       );
       await storage.put('t/history/a.json', utf8('{}'));
-      for (const links of [{ keys: '../' }, { first: { prefix: '/x', count: 1 } }, { keysIfAbsent: 'a//' }] as ReadLinks[])
+      for (const links of [
+        { keys: '../' },
+        { entries: 'a/./' },
+        { first: { prefix: '/x', count: 1 } },
+        { keysIfAbsent: 'a//' },
+      ] as ReadLinks[])
         expect((await rejection(storage.getLinked('t/head.json', links))).reasonCode).toBe('checkpoint_key_invalid');
       // The file layout leaves the part unread (undefined); readLinked lists it after. The packed one reads it.
       const own = await storage.getLinked('t/head.json', { keysIfAbsent: 't/' });

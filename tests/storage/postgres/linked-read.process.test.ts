@@ -114,7 +114,7 @@ suite('postgresStorage getLinked', () => {
     );
   }, 120_000);
 
-  it('property: the keys under a given prefix, and the first few with their values, come in the same statement as list and getMany answer them', async () => {
+  it('property: the keys under a given prefix (alone, and with their versions and sizes), and the first few with their values, come in the same statement as list and getMany answer them', async () => {
     const storage = postgresStorage({ connectionString: server().url, table: freshTable('linked') });
     stores.push(storage);
     await storage.put('h', utf8('{}'));
@@ -130,11 +130,13 @@ suite('postgresStorage getLinked', () => {
           for (const name of names) await storage.put(`${base}q/${name}`, utf8(name));
           const under = `${base}${prefix}`;
           const before = storage.stats().roundTrips;
-          const answer = await getLinked('h', { keys: under, first: { prefix: under, count } });
+          const answer = await getLinked('h', { keys: under, entries: under, first: { prefix: under, count } });
           expect(storage.stats().roundTrips - before).toBe(1);
           const listed = [];
-          for await (const entry of storage.list(under)) listed.push(entry.key);
+          const entries = [];
+          for await (const entry of storage.list(under)) (listed.push(entry.key), entries.push(entry));
           expect(answer?.keys).toEqual({ prefix: under, keys: listed });
+          expect(answer?.entries).toEqual({ prefix: under, entries });
           const first = listed.slice(0, count);
           expect(answer?.first?.prefix).toBe(under);
           expect(answer?.first?.objects.map((o) => o.key)).toEqual(first);
@@ -156,7 +158,7 @@ suite('postgresStorage getLinked', () => {
       { numRuns: 40 },
     );
     // An absent value: nothing under the prefixes is read either, unless asked for when absent.
-    expect(await getLinked('absent', { keys: 'r0/', first: { prefix: 'r0/', count: 3 } })).toBeUndefined();
+    expect(await getLinked('absent', { keys: 'r0/', entries: 'r0/', first: { prefix: 'r0/', count: 3 } })).toBeUndefined();
   });
 
   it('readLinked reads the parts under given prefixes a store left (or a store without a linked read), and leaves them when asked to', async () => {
