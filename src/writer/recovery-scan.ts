@@ -4,7 +4,8 @@ import type { Snapshot } from '../contract/snapshot.js';
 import { decodeBatchFile } from '../snapshot-io/batch-file.js';
 import { decodeStoredSnapshotTolerant } from '../snapshot-io/read-snapshot.js';
 import type { KeyInfo } from '../contract/layout.js';
-import type { StorageEntry } from '../contract/storage.js';
+import { hasLinkedRead, isAbsentLinked } from '../contract/linked-read.js';
+import type { StorageEntry, StoredObject } from '../contract/storage.js';
 import type { HeadLocation } from './sequence-recovery.js';
 import { numberByRunOrder, type RunOrderEntry } from '../snapshot-io/run-order.js';
 import { BATCH_NAME, batchMembers, commonDir, dirOf, entryOf, knownOf, see, type RunRecovery } from './recovery-evidence.js';
@@ -12,9 +13,58 @@ import { BATCH_NAME, batchMembers, commonDir, dirOf, entryOf, knownOf, see, type
 /** True when the read says the snapshot's number is only provisional (its document carries none). */
 const sequenceDerived = (warnings: readonly string[]): boolean => warnings.includes('checkpoint_sequence_derived');
 
-/** Reads `latest`: its number and snapshot, or a corrupt file. */
-export async function readLatest<P>(r: RunRecovery<P>): Promise<void> {
-  const latestObj = await r.storage.get(r.latestKey);
+/** The folder(s) holding the run's files: the deepest folder holding both `latest` and history. */
+function runPrefix<P>(r: RunRecovery<P>): string {
+  const { layout, triggers } = r.profile;
+  const firstTrigger = Object.keys(triggers)[0] ?? 'manual';
+  const sampleHistory = layout.historyKey?.({ runId: r.runId, id: 'x', sequence: 1, source: firstTrigger });
+  return sampleHistory ? commonDir(dirOf(r.latestKey), dirOf(sampleHistory)) : dirOf(r.latestKey);
+}
+
+/** Whether `keys` hold a file of the run other than its lock (which the writer takes just before). */
+function holdsRunFiles<P>(r: RunRecovery<P>, keys: readonly string[]): boolean {
+  return keys.some((key) => {
+    const info = r.profile.layout.classify(key);
+    return info?.runId === r.runId && info.kind !== 'lock';
+  });
+}
+
+/**
+ * Reads the run's evidence in order: `latest`, the index, the listing of the run's files. On a
+ * store with a linked read (PostgreSQL, the packed fs layout) all three come in one round trip:
+ * `latest` the value, the index the first key under its own name, the listing the run folder's
+ * entries; an absent `latest` comes with the run's keys instead, and a run holding no file but its
+ * lock (a new run) is not read further. A part the store leaves unread is read after, as on a
+ * store without the capability.
+ */
+export async function readRunFiles<P>(r: RunRecovery<P>): Promise<void> {
+  const indexKey = r.profile.layout.indexKey?.(r.runId);
+  if (!hasLinkedRead(r.storage)) {
+    await takeLatest(r, await r.storage.get(r.latestKey));
+    if (indexKey) takeIndex(r, indexKey, await r.storage.get(indexKey));
+    await listRunFiles(r);
+    return;
+  }
+  const prefix = runPrefix(r);
+  const answer = await r.storage.getLinked(r.latestKey, {
+    entries: prefix,
+    keysIfAbsent: prefix,
+    ...(indexKey ? { first: { prefix: indexKey, count: 1 } } : {}),
+  });
+  if (isAbsentLinked(answer)) {
+    if (!holdsRunFiles(r, answer.absent.keys)) return;
+  } else await takeLatest(r, answer?.value);
+  const present = isAbsentLinked(answer) ? undefined : answer;
+  if (indexKey) {
+    const first = present?.first?.objects[0];
+    takeIndex(r, indexKey, present?.first ? (first?.key === indexKey ? first : undefined) : await r.storage.get(indexKey));
+  }
+  if (present?.entries) takeListing(r, present.entries.entries);
+  else await listRunFiles(r);
+}
+
+/** `latest` as read (undefined: absent): its number and snapshot, or a corrupt file. */
+async function takeLatest<P>(r: RunRecovery<P>, latestObj: StoredObject | undefined): Promise<void> {
   if (!latestObj) return;
   try {
     const read = await decodeStoredSnapshotTolerant(r.storage, r.profile, r.latestKey, latestObj.bytes);
@@ -34,18 +84,14 @@ export async function readLatest<P>(r: RunRecovery<P>): Promise<void> {
   } else r.corrupt.push(r.latestKey);
 }
 
-/** Reads the run index (where the profile keeps one): every number it lists, and its entries by file. */
-export async function readIndex<P>(r: RunRecovery<P>): Promise<void> {
-  const indexKey = r.profile.layout.indexKey?.(r.runId);
-  if (indexKey) {
-    const obj = await r.storage.get(indexKey);
-    if (obj) {
-      r.index.version = obj.version;
-      try {
-        r.index.doc = decodeRunIndex(obj.bytes, indexKey);
-      } catch {
-        r.corrupt.push(indexKey);
-      }
+/** The run index as read (undefined: absent): every number it lists, and its entries by file. */
+function takeIndex<P>(r: RunRecovery<P>, indexKey: string, obj: StoredObject | undefined): void {
+  if (obj) {
+    r.index.version = obj.version;
+    try {
+      r.index.doc = decodeRunIndex(obj.bytes, indexKey);
+    } catch {
+      r.corrupt.push(indexKey);
     }
   }
   for (const e of r.index.doc?.checkpoints ?? []) {
@@ -57,14 +103,17 @@ export async function readIndex<P>(r: RunRecovery<P>): Promise<void> {
   }
 }
 
-/** Lists the folder(s) holding the run's files; keys of other runs are filtered out by classify. */
-export async function listRunFiles<P>(r: RunRecovery<P>): Promise<void> {
-  const { layout, triggers } = r.profile;
-  let prefix = dirOf(r.latestKey);
-  const firstTrigger = Object.keys(triggers)[0] ?? 'manual';
-  const sampleHistory = layout.historyKey?.({ runId: r.runId, id: 'x', sequence: 1, source: firstTrigger });
-  if (sampleHistory) prefix = commonDir(prefix, dirOf(sampleHistory));
-  for await (const entry of r.storage.list(prefix)) {
+/** Lists the folder(s) holding the run's files. */
+async function listRunFiles<P>(r: RunRecovery<P>): Promise<void> {
+  const entries: StorageEntry[] = [];
+  for await (const entry of r.storage.list(runPrefix(r))) entries.push(entry);
+  takeListing(r, entries);
+}
+
+/** The run's files as listed; keys of other runs are filtered out by classify. */
+function takeListing<P>(r: RunRecovery<P>, entries: readonly StorageEntry[]): void {
+  const { layout } = r.profile;
+  for (const entry of entries) {
     const info = layout.classify(entry.key);
     if (!info || info.runId !== r.runId) continue;
     r.listed.set(entry.key, entry);

@@ -6,7 +6,7 @@ import type { StorageAdapter } from '../contract/storage.js';
 import type { IndexState } from './ordered-write.js';
 import { createRecovery, see, unreadableNumbers, type RunRecovery } from './recovery-evidence.js';
 import { findHead } from './recovery-head.js';
-import { listRunFiles, numberDerived, readIndex, readLatest, scanListed } from './recovery-scan.js';
+import { numberDerived, readRunFiles, scanListed } from './recovery-scan.js';
 
 /** Where the newest snapshot is stored, as far as rewriting it (coalescing) is concerned. */
 export type HeadLocation =
@@ -77,9 +77,7 @@ function orphanLatestOf<P>(r: RunRecovery<P>): RecoveredRun<P>['orphanLatest'] {
  */
 export async function recoverRun<P>(storage: StorageAdapter, profile: Profile<P>, runId: string): Promise<RecoveredRun<P>> {
   const r = createRecovery(storage, profile, runId);
-  await readLatest(r);
-  await readIndex(r);
-  await listRunFiles(r);
+  await readRunFiles(r);
   await scanListed(r);
   numberDerived(r);
   see(r, unreadableNumbers(r.known, r.unnumbered));

@@ -1,0 +1,75 @@
+/**
+ * What a writer's `open()` sends PostgreSQL: the run lease, then the run's recovery in one
+ * statement (the linked read of `latest` with the run's index and listing, or the run's keys in
+ * its absence), where it was three (`latest`, the index, the listing).
+ */
+import type pg from 'pg';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createWriter, defaultProfile, type JsonValue } from 'savepoint';
+import { postgresStorage, type PostgresStorage } from 'savepoint/postgres';
+import { freshTable, hasPostgres, makePool, usePostgres } from '../../support/postgres-fixture.js';
+
+const { server } = usePostgres();
+const suite = hasPostgres ? describe : describe.skip;
+
+const pools: pg.Pool[] = [];
+const stores: PostgresStorage[] = [];
+function store(): PostgresStorage {
+  const pool = makePool(server().url);
+  pools.push(pool);
+  const storage = postgresStorage({ pool, table: freshTable('open') });
+  stores.push(storage);
+  return storage;
+}
+afterEach(async () => {
+  for (const s of stores.splice(0)) await s.close();
+  for (const p of pools.splice(0)) await p.end();
+});
+
+const writerOf = (storage: PostgresStorage, runId: string) =>
+  createWriter<JsonValue>({ storage, profile: defaultProfile, runId, heartbeatIntervalMs: false });
+
+suite("a writer's open() on postgresStorage", () => {
+  it('a new run: two statements, the lease and one read (regression: four)', async () => {
+    const storage = store();
+    await storage.get('warm'); // the store's first use checks its table
+    const writer = writerOf(storage, 'fresh');
+    const before = storage.stats().roundTrips;
+    const opened = await writer.open();
+    expect(opened).toMatchObject({ ok: true, lastSequence: 0 });
+    expect(storage.stats().roundTrips - before).toBe(2);
+    await writer.close();
+  });
+
+  it('a run 30 checkpoints long, left by another writer: two statements, the lease and one read (regression: four)', async () => {
+    const storage = store();
+    const first = writerOf(storage, 'long');
+    for (let i = 1; i <= 30; i++)
+      expect((await first.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { i } })).ok).toBe(true);
+    await first.close();
+    const second = writerOf(storage, 'long');
+    const before = storage.stats().roundTrips;
+    expect(await second.open()).toMatchObject({ ok: true, lastSequence: 30 });
+    expect(storage.stats().roundTrips - before).toBe(2);
+    const next = await second.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { i: 31 } });
+    expect(next).toMatchObject({ ok: true, sequence: 31 });
+    await second.close();
+    const history: number[] = [];
+    for await (const e of storage.list('checkpoints/long/history/')) history.push(e.size);
+    expect(history).toHaveLength(31);
+  });
+
+  it('a run whose latest is gone: its history found by the listing, numbering goes on after it', async () => {
+    const storage = store();
+    const first = writerOf(storage, 'left');
+    for (let i = 1; i <= 3; i++)
+      expect((await first.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { i } })).ok).toBe(true);
+    await first.close();
+    expect(await storage.delete(defaultProfile.layout.latestKey('left'))).toBe(true);
+    const second = writerOf(storage, 'left');
+    expect(await second.open()).toMatchObject({ ok: true, lastSequence: 3 });
+    const next = await second.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { i: 4 } });
+    expect(next).toMatchObject({ ok: true, sequence: 4 });
+    await second.close();
+  });
+});
