@@ -134,7 +134,10 @@ suite('postgresStorage getLinked', () => {
           expect(storage.stats().roundTrips - before).toBe(1);
           const listed = [];
           const entries = [];
-          for await (const entry of storage.list(under)) (listed.push(entry.key), entries.push(entry));
+          for await (const entry of storage.list(under)) {
+            listed.push(entry.key);
+            entries.push(entry);
+          }
           expect(answer?.keys).toEqual({ prefix: under, keys: listed });
           expect(answer?.entries).toEqual({ prefix: under, entries });
           const first = listed.slice(0, count);
