@@ -31,11 +31,11 @@ function holdsRunFiles<P>(r: RunRecovery<P>, keys: readonly string[]): boolean {
 
 /**
  * Reads the run's evidence in order: `latest`, the index, the listing of the run's files. On a
- * store with a linked read (PostgreSQL, the packed fs layout) all three come in one round trip:
- * `latest` the value, the index the first key under its own name, the listing the run folder's
- * entries; an absent `latest` comes with the run's keys instead, and a run holding no file but its
- * lock (a new run) is not read further. A part the store leaves unread is read after, as on a
- * store without the capability.
+ * store with a linked read they are asked in one round trip (all three on PostgreSQL): `latest`
+ * the value, the index the first key under its own name, the listing the run folder's entries;
+ * an absent `latest` comes with the run's keys instead, and a run holding no file but its lock (a
+ * new run) is not read further. A part the store leaves unread is read after, as on a store
+ * without the capability.
  */
 export async function readRunFiles<P>(r: RunRecovery<P>): Promise<void> {
   const indexKey = r.profile.layout.indexKey?.(r.runId);

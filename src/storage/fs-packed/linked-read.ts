@@ -80,10 +80,9 @@ export function packedLinkedRead<Entry>(
         ? {}
         : { got: { key: getKey, object: gotEntry === undefined ? undefined : objectAt(reads, getKey, gotEntry) } }),
       ...(prefix === undefined ? {} : { listed: { prefix, objects: listedUnder(reads, prefix) } }),
+      // `keys` and `first` are left to the caller: a pruning saver asks for both where a store reads
+      // them in its one round trip, and here listing after costs no round trip either.
       ...(links.entries === undefined ? {} : { entries: { prefix: links.entries, entries: entriesUnder(reads, links.entries) } }),
-      ...(links.first === undefined
-        ? {}
-        : { first: { prefix: links.first.prefix, objects: listedUnder(reads, links.first.prefix, links.first.count) } }),
     };
   };
 }
@@ -98,11 +97,10 @@ function entriesUnder<Entry>(reads: PackedReads<Entry>, prefix: string): Storage
   return entries;
 }
 
-/** The first `count` keys under `prefix` (every one by default) with their values, in listing order. */
-function listedUnder<Entry>(reads: PackedReads<Entry>, prefix: string, count = Infinity): ListedObject[] {
+/** Every key under `prefix` with its value, in listing order. */
+function listedUnder<Entry>(reads: PackedReads<Entry>, prefix: string): ListedObject[] {
   const objects: ListedObject[] = [];
   for (const key of reads.keysUnder(prefix)) {
-    if (objects.length >= count) break;
     const entry = reads.entryOf(key);
     if (entry !== undefined) objects.push({ key, ...objectAt(reads, key, entry) });
   }
