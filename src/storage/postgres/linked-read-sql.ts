@@ -10,6 +10,8 @@
  * fails the statement. Anything else leaves the links unfollowed (the caller reads them itself).
  */
 
+import { FIRST_UNDER_MAX } from '../../contract/linked-read.js';
+
 /** Values parsed in place are at most this long: a pointer is small, and larger values leave their links to the caller. */
 const PARSED_MAX_BYTES = 65_536;
 
@@ -27,6 +29,26 @@ const NOT_ASCII = String.raw`(^|[^\\])(\\\\)*\\[0-7]`;
  * character after it is not one of `"\\/bfnrt` (or the text ends there). `\u` escapes match.
  */
 const OTHER_ESCAPE = String.raw`(^|[^\\])(\\\\)*\\([^"\\/bfnrt]|$)`;
+
+/**
+ * The most rows each part under a range is read in place; a part that has more is left to the
+ * caller (the statement reads one row more to know). Why: the server plans this statement once,
+ * without the parameters' values, so it estimates each range as a share of the table; on a table
+ * of a million rows the plan's estimated cost passes `jit_above_cost` (100,000 by default), and
+ * every call then compiles the plan (100–450 ms) for a read of a few rows. A bounded part's cost
+ * is bounded whatever the table's size: at most about 4 × its rows (a random page each), so the
+ * statement's stays under about 65,000 at worst (and near 2,000 when rows are stored in key order).
+ */
+export const LINKED_READ_LIMITS = {
+  /** `listed` (the list link): a checkpoint's writes. */
+  listed: 512,
+  /** `keys` and `keysIfAbsent`: a thread's keys (a pruning saver's thread holds a few hundred). */
+  keys: 1024,
+  /** `first`: the most any caller may ask for. */
+  first: FIRST_UNDER_MAX,
+  /** `entries`: a run's listing (a writer's run 10,000 checkpoints long holds about 10,000 files). */
+  entries: 12_288,
+} as const;
 
 /** SQL for the text a link takes from member `$n` of `doc` (NULL: it names no key), as contract/linked-read.ts's memberText. */
 function memberSql(param: string): string {
@@ -53,9 +75,13 @@ const asciiOrderSql = (text: string): string =>
  * the `keys` prefix (no values); part 4 the first rows under the `first` prefix; part 5 the keys
  * under the `keysIfAbsent` prefix; part 6 the keys under the `entries` prefix with their versions
  * and sizes (`size`, as `list` gives it; NULL in the other parts). Parts 1–4 and 6 are read only
- * when the value exists, part 5 only when it does not.
+ * when the value exists, part 5 only when it does not. Parts 2, 3, 5 and 6 hold at most one row
+ * more than LINKED_READ_LIMITS allows. Each range part reads its bounds as values (a scalar
+ * subquery, or a parameter): its index scan then starts at the lower bound in key order, where a
+ * join would scan the index from its start under a LIMIT.
  */
 export function linkedReadSql(table: string): string {
+  const L = LINKED_READ_LIMITS;
   const inc = (b: string): string => `set_byte(${b}, octet_length(${b}) - 1, get_byte(${b}, octet_length(${b}) - 1) + 1)`;
   return `WITH t AS (
   SELECT value, version,
@@ -76,21 +102,31 @@ SELECT 0 AS part, NULL::bytea AS key_order, p.value, p.version::text AS version,
 UNION ALL
 SELECT 1, s.key_order, s.value, s.version::text, NULL, NULL, NULL FROM ${table} AS s, k WHERE k.g IS NOT NULL AND s.key_order = k.got
 UNION ALL
-SELECT 2, s.key_order, s.value, s.version::text, NULL, NULL, NULL FROM ${table} AS s, k
-  WHERE k.l IS NOT NULL AND s.key_order >= k.lower AND s.key_order < k.upper
+SELECT 2, b.key_order, b.value, b.version::text, NULL, NULL, NULL FROM (
+  SELECT s.key_order, s.value, s.version FROM ${table} AS s
+  WHERE s.key_order >= (SELECT lower FROM k) AND s.key_order < (SELECT upper FROM k) ORDER BY s.key_order LIMIT ${L.listed + 1}
+) AS b
 UNION ALL
-SELECT 3, s.key_order, NULL, NULL, NULL, NULL, NULL FROM ${table} AS s
-  WHERE EXISTS (SELECT 1 FROM p) AND s.key_order >= $9::bytea AND s.key_order < $10::bytea
+SELECT 3, b.key_order, NULL, NULL, NULL, NULL, NULL FROM (
+  SELECT s.key_order FROM ${table} AS s
+  WHERE EXISTS (SELECT 1 FROM p) AND s.key_order >= $9::bytea AND s.key_order < $10::bytea ORDER BY s.key_order LIMIT ${L.keys + 1}
+) AS b
 UNION ALL
 SELECT 4, f.key_order, f.value, f.version::text, NULL, NULL, NULL FROM (
-  SELECT s.key_order, s.value, s.version FROM ${table} AS s
-  WHERE EXISTS (SELECT 1 FROM p) AND s.key_order >= $11::bytea AND s.key_order < $12::bytea ORDER BY s.key_order LIMIT $13::int
+  SELECT b.key_order, b.value, b.version FROM (
+    SELECT s.key_order, s.value, s.version FROM ${table} AS s
+    WHERE EXISTS (SELECT 1 FROM p) AND s.key_order >= $11::bytea AND s.key_order < $12::bytea ORDER BY s.key_order LIMIT ${L.first}
+  ) AS b ORDER BY b.key_order LIMIT $13::int
 ) AS f
 UNION ALL
-SELECT 5, s.key_order, NULL, NULL, NULL, NULL, NULL FROM ${table} AS s
-  WHERE NOT EXISTS (SELECT 1 FROM t) AND s.key_order >= $14::bytea AND s.key_order < $15::bytea
+SELECT 5, b.key_order, NULL, NULL, NULL, NULL, NULL FROM (
+  SELECT s.key_order FROM ${table} AS s
+  WHERE NOT EXISTS (SELECT 1 FROM t) AND s.key_order >= $14::bytea AND s.key_order < $15::bytea ORDER BY s.key_order LIMIT ${L.keys + 1}
+) AS b
 UNION ALL
-SELECT 6, s.key_order, NULL, s.version::text, NULL, NULL, octet_length(s.value) FROM ${table} AS s
-  WHERE EXISTS (SELECT 1 FROM p) AND s.key_order >= $16::bytea AND s.key_order < $17::bytea
+SELECT 6, b.key_order, NULL, b.version::text, NULL, NULL, b.size FROM (
+  SELECT s.key_order, s.version, octet_length(s.value) AS size FROM ${table} AS s
+  WHERE EXISTS (SELECT 1 FROM p) AND s.key_order >= $16::bytea AND s.key_order < $17::bytea ORDER BY s.key_order LIMIT ${L.entries + 1}
+) AS b
 ORDER BY part, key_order`;
 }

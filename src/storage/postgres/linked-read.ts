@@ -2,6 +2,7 @@ import { type AbsentLinked, type LinkedValues, type ListedObject, type MemberLin
 import { assertLinkedReadArguments } from '../linked-read-arguments.js';
 import { toStoreError } from './errors.js';
 import { readChecked } from './migrate.js';
+import { LINKED_READ_LIMITS } from './linked-read-sql.js';
 import { queryNamed } from './named-statement.js';
 import { getObject } from './objects.js';
 import { keyOf, orderKey, prefixRange } from './order-key.js';
@@ -9,7 +10,11 @@ import type { StorageEntry } from '../../contract/storage.js';
 import type { PostgresPool } from './driver.js';
 import type { PostgresStoreState } from './store-state.js';
 
-/** `getLinked` (contract/linked-read.ts): one statement (linked-read-sql.ts); a value the server will not parse in place is read alone, its links left to the caller. */
+/**
+ * `getLinked` (contract/linked-read.ts): one statement (linked-read-sql.ts); a value the server
+ * will not parse in place is read alone, its links left to the caller, as is a part that has more
+ * rows than the statement reads in place (LINKED_READ_LIMITS: it then reads one row more).
+ */
 
 interface LinkedRow {
   part: number;
@@ -100,7 +105,7 @@ function linkedValues(rows: readonly LinkedRow[], links: ReadLinks, read: PartsR
     if (!read.ifAbsent || prefix === undefined) return undefined;
     const keys: string[] = [];
     for (const row of rows) if (row.part === 5) keys.push(keyOf(row.key_order!));
-    return { absent: { prefix, keys } };
+    return keys.length > LINKED_READ_LIMITS.keys ? undefined : { absent: { prefix, keys } };
   }
   const value = { bytes: new Uint8Array(head.value!), version: head.version! };
   const under = underParts(rows, links, read);
@@ -117,7 +122,7 @@ function linkedValues(rows: readonly LinkedRow[], links: ReadLinks, read: PartsR
     const objects: ListedObject[] = [];
     for (const row of rows)
       if (row.part === 2) objects.push({ key: keyOf(row.key_order!), bytes: new Uint8Array(row.value!), version: row.version! });
-    listed = { prefix: `${links.list.before}${head.l}${links.list.after}`, objects };
+    if (objects.length <= LINKED_READ_LIMITS.listed) listed = { prefix: `${links.list.before}${head.l}${links.list.after}`, objects };
   }
   return { value, ...(got ? { got } : {}), ...(listed ? { listed } : {}), ...under };
 }
@@ -132,9 +137,10 @@ function underParts(rows: readonly LinkedRow[], links: ReadLinks, read: PartsRea
     else if (row.part === 4) first.push({ key: keyOf(row.key_order!), bytes: new Uint8Array(row.value!), version: row.version! });
     else if (row.part === 6) entries.push({ key: keyOf(row.key_order!), version: row.version!, size: Number(row.size) });
   }
+  const L = LINKED_READ_LIMITS;
   return {
-    ...(read.keys && links.keys !== undefined ? { keys: { prefix: links.keys, keys } } : {}),
-    ...(read.entries && links.entries !== undefined ? { entries: { prefix: links.entries, entries } } : {}),
+    ...(read.keys && links.keys !== undefined && keys.length <= L.keys ? { keys: { prefix: links.keys, keys } } : {}),
+    ...(read.entries && links.entries !== undefined && entries.length <= L.entries ? { entries: { prefix: links.entries, entries } } : {}),
     ...(read.first && links.first ? { first: { prefix: links.first.prefix, objects: first } } : {}),
   };
 }

@@ -4,12 +4,18 @@
  * that are not JSON) and random keys around them, `getLinked` follows a link only to the key
  * `linkedKey` names, with what `get` and `list` answer there, in one statement; an ASCII
  * pointer's links it follows itself, escapes included (but `\u`). An encrypted store over it does not declare the capability.
+ * The statement's plan stays cheap on a table of any size (the server would otherwise compile it
+ * at every call), and a part with more rows than it reads in place is left to the caller.
  */
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { encryptedStorage, EncryptionKey } from 'savepoint';
 import { postgresStorage, type PostgresStorage } from 'savepoint/postgres';
+import pg from 'pg';
 import { isAbsentLinked, linkedKey, linkedReadOf, readLinked, type ReadLinks } from '../../../src/contract/linked-read.js';
+import { LINKED_READ_LIMITS } from '../../../src/storage/postgres/linked-read-sql.js';
+import { orderKey, prefixRange } from '../../../src/storage/postgres/order-key.js';
+import { storeSql } from '../../../src/storage/postgres/sql.js';
 import { freshTable, hasPostgres, usePostgres } from '../../support/postgres-fixture.js';
 
 const { server } = usePostgres();
@@ -241,4 +247,84 @@ suite('postgresStorage getLinked', () => {
     const answer = await readLinked(encrypted, 'p/ptr.json', LINKS);
     expect(answer?.got?.object?.bytes).toEqual(utf8('secret'));
   });
+
+  it("the statement's generic plan costs less than jit_above_cost on a table the server believes holds a billion rows", async () => {
+    const table = freshTable('linked');
+    const storage = postgresStorage({ connectionString: server().url, table });
+    stores.push(storage);
+    for (const name of ['t/latest.json', 't/parts/1/w', 't/a', 't/b']) await storage.put(name, utf8('{"sequence":1}'));
+    const client = new pg.Client({ connectionString: server().url });
+    await client.connect();
+    try {
+      await client.query(`ANALYZE ${table}`);
+      // The planner scales the table's rows per page by its current pages: a billion rows, as far as plans go.
+      await client.query(`UPDATE pg_class SET reltuples = 1e9 WHERE relname IN ('${table}', '${table}_pkey')`);
+      await client.query('SET plan_cache_mode = force_generic_plan');
+      await client.query(`PREPARE lr AS ${storeSql('public', table).linkedRead}`);
+      const bytea = (b: Uint8Array | undefined): string => (b ? `'\\x${Buffer.from(b).toString('hex')}'::bytea` : 'NULL');
+      const range = (prefix: string): string[] => [bytea(prefixRange(prefix).lower), bytea(prefixRange(prefix).upper)];
+      const args = [
+        bytea(orderKey('t/latest.json')),
+        ...["'id'", bytea(orderKey('t/doc/')), bytea(orderKey('.json'))],
+        ...["'sequence'", bytea(orderKey('t/parts/')), bytea(orderKey('/')), bytea(prefixRange('/').upper)],
+        ...range('t/'),
+        ...range('t/'),
+        '8',
+        ...range('t/'),
+        ...range('t/'),
+      ];
+      const explained = await client.query<{ 'QUERY PLAN': [{ Plan: { 'Total Cost': number }; JIT?: unknown }] }>(
+        `EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE lr(${args.join(', ')})`,
+      );
+      const [plan] = explained.rows[0]!['QUERY PLAN'];
+      const { rows } = await client.query<{ jit_above_cost: string }>('SHOW jit_above_cost');
+      expect(plan.Plan['Total Cost']).toBeLessThan(Number(rows[0]!.jit_above_cost));
+      expect(plan.JIT).toBeUndefined();
+    } finally {
+      await client.end();
+    }
+  });
+
+  it('a part with more rows than the statement reads in place is left to the caller, and readLinked reads it', async () => {
+    const storage = postgresStorage({ connectionString: server().url, table: freshTable('linked') });
+    stores.push(storage);
+    const L = LINKED_READ_LIMITS;
+    const names = (prefix: string, count: number): string[] =>
+      Array.from({ length: count }, (_, i) => `${prefix}${String(i).padStart(5, '0')}`);
+    const putAll = async (keys: readonly string[]): Promise<void> => {
+      for (let i = 0; i < keys.length; i += 256) await Promise.all(keys.slice(i, i + 256).map((key) => storage.put(key, utf8('v'))));
+    };
+    // Exactly at each limit: read in place. One more: left to the caller.
+    for (const [root, more] of [
+      ['at', 0],
+      ['over', 1],
+    ] as const) {
+      await putAll([
+        ...names(`${root}/parts/1/`, L.listed + more),
+        ...names(`${root}/k/`, L.keys + more),
+        ...names(`${root}/e/`, L.entries + more),
+      ]);
+      await storage.put(`${root}/ptr.json`, utf8('{"n":1}'));
+      const links: ReadLinks = {
+        list: { member: 'n', before: `${root}/parts/`, after: '/' },
+        keys: `${root}/k/`,
+        entries: `${root}/e/`,
+        first: { prefix: `${root}/e/`, count: 256 },
+      };
+      const own = await storage.getLinked(`${root}/ptr.json`, links);
+      const within = more === 0;
+      expect(own?.listed?.objects.length).toBe(within ? L.listed : undefined);
+      expect(own?.keys?.keys.length).toBe(within ? L.keys : undefined);
+      expect(own?.entries?.entries.length).toBe(within ? L.entries : undefined);
+      expect(own?.first?.objects.length).toBe(256);
+      const whole = await readLinked(storage, `${root}/ptr.json`, links);
+      expect(whole?.listed?.objects.map((o) => o.key)).toEqual(names(`${root}/parts/1/`, L.listed + more));
+      expect(whole?.keys?.keys).toEqual(names(`${root}/k/`, L.keys + more));
+      expect(whole?.entries?.entries.map((e) => e.key)).toEqual(names(`${root}/e/`, L.entries + more));
+      // Only when the value is absent: its keys as well.
+      const keys = { absent: { prefix: `${root}/k/`, keys: names(`${root}/k/`, L.keys + more) } };
+      expect(await storage.getLinked(`${root}/none.json`, { keysIfAbsent: `${root}/k/` })).toEqual(within ? keys : undefined);
+      expect(await readLinked(storage, `${root}/none.json`, { keysIfAbsent: `${root}/k/` })).toEqual(keys);
+    }
+  }, 120_000);
 });
