@@ -34,10 +34,11 @@ const OTHER_ESCAPE = String.raw`(^|[^\\])(\\\\)*\\([^"\\/bfnrt]|$)`;
  * The most rows each part under a range is read in place; a part that has more is left to the
  * caller (the statement reads one row more to know). Why: the server plans this statement once,
  * without the parameters' values, so it estimates each range as a share of the table; on a table
- * of a million rows the plan's estimated cost passes `jit_above_cost` (100,000 by default), and
- * every call then compiles the plan (100–450 ms) for a read of a few rows. A bounded part's cost
- * is bounded whatever the table's size: at most about 4 × its rows (a random page each), so the
- * statement's stays under about 65,000 at worst (and near 2,000 when rows are stored in key order).
+ * of a few hundred thousand rows the plan's estimated cost passes `jit_above_cost` (100,000 by
+ * default), and every call then compiles the plan (100–450 ms) for a read of a few rows. A
+ * bounded part's cost is bounded whatever the table's size: at most about 4 × its rows (a random
+ * page each), so the statement's stays under about 65,000 at worst (and near 2,000 when rows are
+ * stored in key order).
  */
 export const LINKED_READ_LIMITS = {
   /** `listed` (the list link): a checkpoint's writes. */
