@@ -65,6 +65,12 @@ function memberSql(param: string): string {
 const asciiOrderSql = (text: string): string =>
   `decode(regexp_replace(encode(convert_to(${text}, 'UTF8'), 'hex'), '(..)', '00\\1', 'g'), 'hex')`;
 
+/** One range part's rows: `s.key_order` and `columns` of `table` from `lower` (inclusive) to `upper`, when `when` holds, at most `limit` of them in key order. */
+function inRange(table: string, range: { columns: string; when: string; lower: string; upper: string; limit: number }): string {
+  return `SELECT s.key_order${range.columns} FROM ${table} AS s
+  WHERE ${range.when}s.key_order >= ${range.lower} AND s.key_order < ${range.upper} ORDER BY s.key_order LIMIT ${range.limit}`;
+}
+
 /**
  * The statement. Parameters: $1 the value's stored key; $2–$4 the get link (member, stored
  * `before`, stored `after`); $5–$8 the list link (member, stored `before`, stored `after`, the
@@ -83,6 +89,7 @@ const asciiOrderSql = (text: string): string =>
  */
 export function linkedReadSql(table: string): string {
   const L = LINKED_READ_LIMITS;
+  const present = 'EXISTS (SELECT 1 FROM p) AND ';
   const inc = (b: string): string => `set_byte(${b}, octet_length(${b}) - 1, get_byte(${b}, octet_length(${b}) - 1) + 1)`;
   return `WITH t AS (
   SELECT value, version,
@@ -104,30 +111,25 @@ UNION ALL
 SELECT 1, s.key_order, s.value, s.version::text, NULL, NULL, NULL FROM ${table} AS s, k WHERE k.g IS NOT NULL AND s.key_order = k.got
 UNION ALL
 SELECT 2, b.key_order, b.value, b.version::text, NULL, NULL, NULL FROM (
-  SELECT s.key_order, s.value, s.version FROM ${table} AS s
-  WHERE s.key_order >= (SELECT lower FROM k) AND s.key_order < (SELECT upper FROM k) ORDER BY s.key_order LIMIT ${L.listed + 1}
+  ${inRange(table, { columns: ', s.value, s.version', when: '', lower: '(SELECT lower FROM k)', upper: '(SELECT upper FROM k)', limit: L.listed + 1 })}
 ) AS b
 UNION ALL
 SELECT 3, b.key_order, NULL, NULL, NULL, NULL, NULL FROM (
-  SELECT s.key_order FROM ${table} AS s
-  WHERE EXISTS (SELECT 1 FROM p) AND s.key_order >= $9::bytea AND s.key_order < $10::bytea ORDER BY s.key_order LIMIT ${L.keys + 1}
+  ${inRange(table, { columns: '', when: present, lower: '$9::bytea', upper: '$10::bytea', limit: L.keys + 1 })}
 ) AS b
 UNION ALL
 SELECT 4, f.key_order, f.value, f.version::text, NULL, NULL, NULL FROM (
   SELECT b.key_order, b.value, b.version FROM (
-    SELECT s.key_order, s.value, s.version FROM ${table} AS s
-    WHERE EXISTS (SELECT 1 FROM p) AND s.key_order >= $11::bytea AND s.key_order < $12::bytea ORDER BY s.key_order LIMIT ${L.first}
+  ${inRange(table, { columns: ', s.value, s.version', when: present, lower: '$11::bytea', upper: '$12::bytea', limit: L.first })}
   ) AS b ORDER BY b.key_order LIMIT $13::int
 ) AS f
 UNION ALL
 SELECT 5, b.key_order, NULL, NULL, NULL, NULL, NULL FROM (
-  SELECT s.key_order FROM ${table} AS s
-  WHERE NOT EXISTS (SELECT 1 FROM t) AND s.key_order >= $14::bytea AND s.key_order < $15::bytea ORDER BY s.key_order LIMIT ${L.keys + 1}
+  ${inRange(table, { columns: '', when: 'NOT EXISTS (SELECT 1 FROM t) AND ', lower: '$14::bytea', upper: '$15::bytea', limit: L.keys + 1 })}
 ) AS b
 UNION ALL
 SELECT 6, b.key_order, NULL, b.version::text, NULL, NULL, b.size FROM (
-  SELECT s.key_order, s.version, octet_length(s.value) AS size FROM ${table} AS s
-  WHERE EXISTS (SELECT 1 FROM p) AND s.key_order >= $16::bytea AND s.key_order < $17::bytea ORDER BY s.key_order LIMIT ${L.entries + 1}
+  ${inRange(table, { columns: ', s.version, octet_length(s.value) AS size', when: present, lower: '$16::bytea', upper: '$17::bytea', limit: L.entries + 1 })}
 ) AS b
 ORDER BY part, key_order`;
 }

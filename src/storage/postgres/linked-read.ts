@@ -51,7 +51,13 @@ export async function getLinkedObjects(
   links: ReadLinks,
 ): Promise<LinkedValues | AbsentLinked | undefined> {
   assertLinkedReadArguments(key, links, 'getLinked');
-  const params = [
+  const params = linkedReadParams(key, links);
+  return readChecked(state, (p) => readLinked(state, p, key, links, params));
+}
+
+/** The statement's parameters (linked-read-sql.ts) for `key` and `links`, checked before. */
+export function linkedReadParams(key: string, links: ReadLinks): unknown[] {
+  return [
     orderKey(key),
     ...linkParams(links.get, false),
     ...linkParams(links.list, true),
@@ -61,7 +67,6 @@ export async function getLinkedObjects(
     ...underParams(links.keysIfAbsent),
     ...underParams(links.entries),
   ];
-  return readChecked(state, (p) => readLinked(state, p, key, links, params));
 }
 
 /** The statement's answer, or the value alone when the server will not parse it in place. */

@@ -14,7 +14,7 @@ import { postgresStorage, type PostgresStorage } from 'savepoint/postgres';
 import pg from 'pg';
 import { isAbsentLinked, linkedKey, linkedReadOf, readLinked, type ReadLinks } from '../../../src/contract/linked-read.js';
 import { LINKED_READ_LIMITS } from '../../../src/storage/postgres/linked-read-sql.js';
-import { orderKey, prefixRange } from '../../../src/storage/postgres/order-key.js';
+import { linkedReadParams } from '../../../src/storage/postgres/linked-read.js';
 import { storeSql } from '../../../src/storage/postgres/sql.js';
 import { freshTable, hasPostgres, usePostgres } from '../../support/postgres-fixture.js';
 
@@ -261,25 +261,32 @@ suite('postgresStorage getLinked', () => {
       await client.query(`UPDATE pg_class SET reltuples = 1e9 WHERE relname IN ('${table}', '${table}_pkey')`);
       await client.query('SET plan_cache_mode = force_generic_plan');
       await client.query(`PREPARE lr AS ${storeSql('public', table).linkedRead}`);
-      const bytea = (b: Uint8Array | undefined): string => (b ? `'\\x${Buffer.from(b).toString('hex')}'::bytea` : 'NULL');
-      const range = (prefix: string): string[] => [bytea(prefixRange(prefix).lower), bytea(prefixRange(prefix).upper)];
-      const args = [
-        bytea(orderKey('t/latest.json')),
-        ...["'id'", bytea(orderKey('t/doc/')), bytea(orderKey('.json'))],
-        ...["'sequence'", bytea(orderKey('t/parts/')), bytea(orderKey('/')), bytea(prefixRange('/').upper)],
-        ...range('t/'),
-        ...range('t/'),
-        '8',
-        ...range('t/'),
-        ...range('t/'),
-      ];
-      const explained = await client.query<{ 'QUERY PLAN': [{ Plan: { 'Total Cost': number }; JIT?: unknown }] }>(
+      // The parameters the store sends, as literals (EXECUTE takes no bound values).
+      const literal = (v: unknown): string =>
+        v === null
+          ? 'NULL'
+          : Buffer.isBuffer(v)
+            ? `'\\x${v.toString('hex')}'::bytea`
+            : typeof v === 'number'
+              ? String(v)
+              : `'${String(v)}'`;
+      const args = linkedReadParams('t/latest.json', {
+        get: { member: 'id', before: 't/doc/', after: '.json' },
+        list: { member: 'sequence', before: 't/parts/', after: '/' },
+        keys: 't/',
+        first: { prefix: 't/', count: 8 },
+        keysIfAbsent: 't/',
+        entries: 't/',
+      }).map(literal);
+      const explained = await client.query<{ 'QUERY PLAN': [{ Plan: { 'Total Cost': number; 'Actual Rows': number }; JIT?: unknown }] }>(
         `EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE lr(${args.join(', ')})`,
       );
       const [plan] = explained.rows[0]!['QUERY PLAN'];
       const { rows } = await client.query<{ jit_above_cost: string }>('SHOW jit_above_cost');
       expect(plan.Plan['Total Cost']).toBeLessThan(Number(rows[0]!.jit_above_cost));
       expect(plan.JIT).toBeUndefined();
+      // The value, the listed writes (1), and the 4 keys under t/ as keys, first and entries: the parameters are the store's.
+      expect(plan.Plan['Actual Rows']).toBe(14);
     } finally {
       await client.end();
     }
