@@ -37,6 +37,8 @@ export interface RunRecovery<P> {
   readonly listed: Map<string, StorageEntry>;
   /** Valid snapshots the index does not list. */
   readonly unindexed: RunIndexEntry[];
+  /** Entries the recovering writer stored itself, by file: taken as they are, their files not read again. */
+  readonly written: ReadonlyMap<string, readonly RunIndexEntry[]>;
   /** Snapshots decoded from the listing, by sequence, with where they are stored. */
   readonly decoded: Map<number, { snapshot: Snapshot<P>; location: HeadLocation }>;
   /**
@@ -48,7 +50,14 @@ export interface RunRecovery<P> {
   readonly outOfOrder: Set<string>;
 }
 
-export function createRecovery<P>(storage: StorageAdapter, profile: Profile<P>, runId: string): RunRecovery<P> {
+export function createRecovery<P>(
+  storage: StorageAdapter,
+  profile: Profile<P>,
+  runId: string,
+  written: readonly RunIndexEntry[] = [],
+): RunRecovery<P> {
+  const byFile = new Map<string, RunIndexEntry[]>();
+  for (const e of written) byFile.set(e.file_path, [...(byFile.get(e.file_path) ?? []), e]);
   return {
     storage,
     profile,
@@ -63,6 +72,7 @@ export function createRecovery<P>(storage: StorageAdapter, profile: Profile<P>, 
     indexed: new Map(),
     listed: new Map(),
     unindexed: [],
+    written: byFile,
     decoded: new Map(),
     derived: [],
     outOfOrder: new Set(),

@@ -4,6 +4,7 @@ import type { Snapshot } from '../contract/snapshot.js';
 import { decodeBatchFile } from '../snapshot-io/batch-file.js';
 import { decodeStoredSnapshotTolerant } from '../snapshot-io/read-snapshot.js';
 import type { KeyInfo } from '../contract/layout.js';
+import type { RunIndexEntry } from '../codec/run-index.js';
 import { hasLinkedRead, isAbsentLinked } from '../contract/linked-read.js';
 import type { StorageEntry, StoredObject } from '../contract/storage.js';
 import type { HeadLocation } from './sequence-recovery.js';
@@ -14,7 +15,7 @@ import { BATCH_NAME, batchMembers, commonDir, dirOf, entryOf, knownOf, see, type
 const sequenceDerived = (warnings: readonly string[]): boolean => warnings.includes('checkpoint_sequence_derived');
 
 /** The folder(s) holding the run's files: the deepest folder holding both `latest` and history. */
-function runPrefix<P>(r: RunRecovery<P>): string {
+export function runPrefix<P>(r: RunRecovery<P>): string {
   const { layout, triggers } = r.profile;
   const firstTrigger = Object.keys(triggers)[0] ?? 'manual';
   const sampleHistory = layout.historyKey?.({ runId: r.runId, id: 'x', sequence: 1, source: firstTrigger });
@@ -22,7 +23,7 @@ function runPrefix<P>(r: RunRecovery<P>): string {
 }
 
 /** Whether `keys` hold a file of the run other than its lock (which the writer takes just before). */
-function holdsRunFiles<P>(r: RunRecovery<P>, keys: readonly string[]): boolean {
+export function holdsRunFiles<P>(r: RunRecovery<P>, keys: readonly string[]): boolean {
   return keys.some((key) => {
     const info = r.profile.layout.classify(key);
     return info?.runId === r.runId && info.kind !== 'lock';
@@ -127,8 +128,20 @@ function addUnindexed<P>(r: RunRecovery<P>, s: Snapshot<P>, key: string): void {
   r.unindexed.push(entryOf(s as Snapshot<unknown>, key));
 }
 
+/** An entry the recovering writer stored itself and the index does not list, as it holds it. */
+function takeWritten<P>(r: RunRecovery<P>, e: RunIndexEntry): void {
+  see(r, e.sequence);
+  knownOf(r, e.sequence, e.checkpoint_id, e.timestamp);
+  r.unindexed.push(e);
+}
+
 /** A history entry the index does not list: decoded (its number and where it is), or corrupt. */
 async function scanHistoryFile<P>(r: RunRecovery<P>, key: string, entry: StorageEntry, info: KeyInfo): Promise<void> {
+  const own = r.written.get(key);
+  if (own) {
+    for (const e of own) takeWritten(r, e);
+    return;
+  }
   const obj = await r.storage.get(key);
   if (!obj) return;
   let read;

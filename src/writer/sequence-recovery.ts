@@ -73,10 +73,16 @@ function orphanLatestOf<P>(r: RunRecovery<P>): RecoveredRun<P>['orphanLatest'] {
  * the sequence and never reuses a number. Evidence, in order: `latest`, the index, and a
  * listing of the run's files — a crash may have left a history entry (or part files, or a
  * batch file) newer than `latest` and the index. Every number a stored file claims counts,
- * even when that file is corrupt, as long as its name carries the number.
+ * even when that file is corrupt, as long as its name carries the number. `written`: entries the
+ * recovering writer stored and holds (not yet indexed), taken as they are instead of read again.
  */
-export async function recoverRun<P>(storage: StorageAdapter, profile: Profile<P>, runId: string): Promise<RecoveredRun<P>> {
-  const r = createRecovery(storage, profile, runId);
+export async function recoverRun<P>(
+  storage: StorageAdapter,
+  profile: Profile<P>,
+  runId: string,
+  written?: readonly RunIndexEntry[],
+): Promise<RecoveredRun<P>> {
+  const r = createRecovery(storage, profile, runId, written);
   await readRunFiles(r);
   await scanListed(r);
   numberDerived(r);
