@@ -1,6 +1,6 @@
 import { CheckpointError, toCheckpointError } from '../contract/errors.js';
 import { isBufferedStorage } from '../contract/buffered-storage.js';
-import { storePlan } from './commit-group.js';
+import { recoverBeforeIndex, storePlan } from './commit-group.js';
 import { openWithRetry } from './open-run.js';
 import type { WritePlan } from './ordered-write.js';
 import { exclusive, idle } from './queue.js';
@@ -33,8 +33,11 @@ export async function openRun<P>(state: WriterState<P>): Promise<{ readonly ok: 
 async function syncIndex<P>(state: WriterState<P>): Promise<void> {
   const { indexKey, failMode } = state.config;
   if (!state.opened || state.needsRecovery || indexKey === undefined || state.unindexed.length === 0) return;
-  const plan: WritePlan = { creates: [], replaces: [], index: { key: indexKey, entries: state.unindexed } };
   try {
+    // Opened from latest alone: the stored index and the entries it lacks are read first.
+    if (state.indexUnread !== undefined) await recoverBeforeIndex(state);
+    if (state.unindexed.length === 0) return;
+    const plan: WritePlan = { creates: [], replaces: [], index: { key: indexKey, entries: state.unindexed } };
     await withRetry(() => storePlan(state, plan, state.lastSequence), state.retry);
     state.unindexed = [];
   } catch (raw) {

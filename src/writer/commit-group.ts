@@ -1,4 +1,4 @@
-import { toCheckpointError } from '../contract/errors.js';
+import { CheckpointError, toCheckpointError } from '../contract/errors.js';
 import { appliedOf, rateBudgetOf } from '../contract/buffered-storage.js';
 import type { HeldBatch } from '../contract/held-batch.js';
 import { acknowledgeGroup } from './acknowledge-group.js';
@@ -10,7 +10,7 @@ import { finishDrafts, newGroupDraft, planJob, type GroupDraft, type HeadRewrite
 import { prunable } from './prune-step.js';
 import { retryAfterFirst } from './retry.js';
 import { failure, type Job, type WriterState } from './state.js';
-import { buildGroupWrite, hasCritical, latestBytesOf, type GroupFacts } from './write-plan.js';
+import { buildGroupWrite, hasCritical, latestBytesOf, type GroupFacts, type RunView } from './write-plan.js';
 
 /**
  * The group commit's executor: opens the run when needed, plans the group (plan-group.ts),
@@ -115,14 +115,11 @@ export async function commitGroup<P>(state: WriterState<P>, queued: Job<P>[]): P
     const headRewrite = finishing ? await finishing : undefined;
     const gathering = gatherFacts(state, group, headRewrite);
     const facts = gathering instanceof Promise ? await gathering : gathering;
-    const run = {
-      head: state.head,
-      unindexed: state.unindexed,
-      indexDoc: state.index.doc,
-      lastSequence: state.lastSequence,
-      partsBySequence: state.partsBySequence,
-    };
-    const write = buildGroupWrite(state.config, run, group, headRewrite, facts);
+    let write = buildGroupWrite(state.config, runViewOf(state), group, headRewrite, facts);
+    if (write.writeIndex && state.indexUnread !== undefined) {
+      await recoverBeforeGroupIndex(state, group);
+      write = buildGroupWrite(state.config, runViewOf(state), group, headRewrite, facts);
+    }
     for (const p of group.planned)
       if (p.stored.parts.length > 0)
         state.partsBySequence.set(
@@ -145,6 +142,46 @@ export async function commitGroup<P>(state: WriterState<P>, queued: Job<P>[]): P
   } catch (raw) {
     failGroup(state, group, raw);
   }
+}
+
+/** The run as the write plan sees it. */
+const runViewOf = <P>(state: WriterState<P>): RunView<P> => ({
+  head: state.head,
+  unindexed: state.unindexed,
+  indexDoc: state.index.doc,
+  indexedCount: state.index.doc?.checkpoint_count ?? state.indexUnread ?? 0,
+  lastSequence: state.lastSequence,
+  partsBySequence: state.partsBySequence,
+});
+
+/**
+ * A run opened from `latest` alone, about to have its index rewritten: recovered in full first
+ * (the stored index, the entries it lacks, every number a file claims), as after a failed group.
+ * Returns the last sequence the writer had assumed, for the caller to compare.
+ */
+export async function recoverBeforeIndex<P>(state: WriterState<P>): Promise<number> {
+  const assumed = state.lastSequence;
+  state.needsRecovery = true;
+  await openWithRetry(state);
+  return assumed;
+}
+
+/**
+ * {@link recoverBeforeIndex} before a group's write. The group keeps the numbers it was planned
+ * with, unless a file some other program stored claims a number past the writer's: then the group
+ * fails, nothing of it written, and the next group is numbered after that file.
+ */
+async function recoverBeforeGroupIndex<P>(state: WriterState<P>, group: GroupDraft<P>): Promise<void> {
+  const assumed = await recoverBeforeIndex(state);
+  if (state.lastSequence === assumed) {
+    state.nextSequence = group.nextSequence; // recovery set it to the group's first number
+    return;
+  }
+  throw new CheckpointError(
+    'checkpoint_conflict',
+    `run ${state.config.runId} holds snapshot numbers through ${state.lastSequence}, past the ${assumed} its latest named: another program stored them`,
+    { details: { key: state.config.latestKey } },
+  );
 }
 
 /**

@@ -3,17 +3,20 @@ import type { RunIndexEntry } from '../codec/run-index.js';
 import { canonicalJson } from '../codec/canonical-json.js';
 import { latestOnlyRecords } from './coalescing.js';
 import { withRetry } from './retry.js';
-import { recoverRun, type RecoveredRun } from './sequence-recovery.js';
+import { opensFromLatest, recoverFromLatest, type LatestRecovery } from './recovery-latest.js';
+import { recoverRun, type RecoveredHead, type RecoveredRun } from './sequence-recovery.js';
 import { materialText } from './triggers.js';
 import type { Head, WriterState } from './state.js';
+import { indexDue } from './write-plan.js';
 
 /**
  * Opens the run, or reads it again after a failed group: takes the lock the first time,
- * then recovers numbering, index, history and head from storage.
+ * then recovers numbering, index, history and head from storage: from `latest` alone the
+ * first time where that suffices (recovery-latest.ts), else from every file of the run.
  */
 export async function ensureOpen<P>(state: WriterState<P>): Promise<void> {
   if (state.opened && !state.needsRecovery) return;
-  const { storage, profile, runId, autoRetention } = state.config;
+  const { runId } = state.config;
   const lock = state.lock;
   let tookOver = false;
   if (!state.opened && lock && !lock.held) {
@@ -21,22 +24,49 @@ export async function ensureOpen<P>(state: WriterState<P>): Promise<void> {
     tookOver = acquired.tookOver;
     state.inheritedClaims = Math.max(state.inheritedClaims, acquired.inheritedClaims);
   }
-  let recovered = await recoverRun(storage, profile, runId);
+  const fromLatest =
+    !state.opened && !state.needsRecovery && opensFromLatest(state.config) ? await recoverFromLatest(state.config) : undefined;
+  // A run short enough that its first checkpoint rewrites the index is recovered in full at once.
+  const n = fromLatest?.lastSequence ?? 0;
+  if (fromLatest && !(fromLatest.head && indexDue(state.config, { indexedCount: n, lastSequence: n }, 1)))
+    await openedFromLatest(state, fromLatest);
+  else await recoverInFull(state);
+  const first = !state.opened;
+  state.opened = true;
+  state.needsRecovery = false;
+  if (first) state.emitter.emit('opened', { runId, lastSequence: state.lastSequence, locked: lock?.held ?? false, tookOver });
+}
+
+/** The run as `latest` alone gives it: the stored index and the entries it lacks are read before the index's next rewrite. */
+async function openedFromLatest<P>(state: WriterState<P>, recovered: LatestRecovery<P>): Promise<void> {
+  state.lastSequence = Math.max(recovered.lastSequence, state.inheritedClaims);
+  state.nextSequence = state.lastSequence + 1;
+  state.index.doc = undefined;
+  state.index.version = undefined;
+  state.unindexed = [];
+  // A new run has no index to read: its first rewrite creates one.
+  state.indexUnread = recovered.head ? recovered.lastSequence : undefined;
+  state.head = await headOf(state, recovered.head);
+}
+
+/** Numbering, index, history and head from every file of the run (see recoverRun). */
+async function recoverInFull<P>(state: WriterState<P>): Promise<void> {
+  const { storage, profile, runId, autoRetention } = state.config;
+  // Opened from latest, the writer holds every entry it stored since: they are not read again.
+  const written = state.indexUnread !== undefined ? state.unindexed : undefined;
+  let recovered = await recoverRun(storage, profile, runId, written);
   if (recovered.orphanLatest) {
     await keepOrphanLatest(state, recovered.orphanLatest, Math.max(recovered.lastSequence, state.inheritedClaims) + 1);
-    recovered = await recoverRun(storage, profile, runId);
+    recovered = await recoverRun(storage, profile, runId, written);
   }
   state.lastSequence = Math.max(recovered.lastSequence, state.inheritedClaims);
   state.nextSequence = state.lastSequence + 1;
   state.index.doc = recovered.index.doc;
   state.index.version = recovered.index.version;
   state.unindexed = recovered.unindexed;
+  state.indexUnread = undefined;
   if (autoRetention) state.history = historyOf(recovered, state.config.latestKey);
-  state.head = await headOf(state, recovered);
-  const first = !state.opened;
-  state.opened = true;
-  state.needsRecovery = false;
-  if (first) state.emitter.emit('opened', { runId, lastSequence: state.lastSequence, locked: lock?.held ?? false, tookOver });
+  state.head = await headOf(state, recovered.head);
 }
 
 /**
@@ -73,9 +103,9 @@ function historyOf(recovered: RecoveredRun<unknown>, latestKey: string): RunInde
 }
 
 /** The recovered newest snapshot as the writer's head (immutable history: with the records only `latest` holds). */
-async function headOf<P>(state: WriterState<P>, recovered: RecoveredRun<P>): Promise<Head<P> | undefined> {
-  const s = recovered.head?.snapshot;
-  if (!s || !recovered.head) return undefined;
+async function headOf<P>(state: WriterState<P>, recovered: RecoveredHead<P> | undefined): Promise<Head<P> | undefined> {
+  if (!recovered) return undefined;
+  const s = recovered.snapshot;
   const { storage, profile, immutableHistory } = state.config;
   return {
     header: {
@@ -91,7 +121,7 @@ async function headOf<P>(state: WriterState<P>, recovered: RecoveredRun<P>): Pro
     payloadText: canonicalJson(s.payload),
     state: { material: materialText(profile, s.status, s.payload), status: s.status },
     createdAtMs: parseRfc3339(s.createdAt),
-    location: recovered.head.location,
-    latestOnly: immutableHistory ? await latestOnlyRecords(storage, profile, s, recovered.head.location) : [],
+    location: recovered.location,
+    latestOnly: immutableHistory ? await latestOnlyRecords(storage, profile, s, recovered.location) : [],
   };
 }

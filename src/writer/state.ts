@@ -79,6 +79,13 @@ export interface WriterState<P> {
   readonly index: IndexState;
   /** Index entries of durable snapshots the stored index does not list yet (see indexDeferral). */
   unindexed: readonly RunIndexEntry[];
+  /**
+   * Set when the writer opened the run from `latest` alone (recovery-latest.ts): the run's length
+   * then, standing in for the index's until the index is read. The stored index and the entries it
+   * lacks are not read yet (`index` is empty, `unindexed` holds this writer's entries only); the
+   * run is recovered in full before a group or a flush that rewrites the index.
+   */
+  indexUnread: number | undefined;
   /** The run's history entries, ascending by sequence (kept only for automatic retention). */
   history: RunIndexEntry[];
   /** Part files written by this writer, by sequence (deleted with their snapshot). */
@@ -138,6 +145,7 @@ export function createWriterState<P>(config: WriterConfig<P>, onBeat: (state: Wr
     head: undefined,
     index: {},
     unindexed: [],
+    indexUnread: undefined,
     history: [],
     partsBySequence: new Map(),
     lastInput: undefined,

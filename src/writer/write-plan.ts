@@ -44,6 +44,8 @@ export interface RunView<P> {
   readonly head: Head<P> | undefined;
   readonly unindexed: readonly RunIndexEntry[];
   readonly indexDoc: RunIndex | undefined;
+  /** Entries the stored index lists; while it is unread (opened from `latest`), the run's length then. */
+  readonly indexedCount: number;
   readonly lastSequence: number;
   readonly partsBySequence: ReadonlyMap<number, readonly string[]>;
 }
@@ -172,6 +174,14 @@ function pendingEntries<P>(
   return [...unindexed, ...(config.hasHistory ? written : newest ? [entryOf(newest, config.latestKey)] : [])];
 }
 
+/** Whether `entries` held-back index entries are as many as the index's cadence lets wait (see indexDeferral). */
+export function indexDue<P>(config: WriterConfig<P>, run: Pick<RunView<P>, 'indexedCount' | 'lastSequence'>, entries: number): boolean {
+  return (
+    entries >= indexDeferral(run.indexedCount, config.autoRetention ? run.lastSequence : undefined) ||
+    run.indexedCount + entries <= (config.profile.indexEveryCheckpointUpTo ?? 0)
+  );
+}
+
 /**
  * Builds the write plan of a planned group, reading nothing: parts and history entries (or
  * one batch file), the head's rewrite, `latest`, the index when it is due, and the files
@@ -204,8 +214,7 @@ export function buildGroupWrite<P>(
     (!config.hasHistory ||
       prune.length > 0 ||
       held !== undefined ||
-      entries.length >= indexDeferral(run.indexDoc?.checkpoint_count ?? 0, config.autoRetention ? run.lastSequence : undefined) ||
-      (run.indexDoc?.checkpoint_count ?? 0) + entries.length <= (config.profile.indexEveryCheckpointUpTo ?? 0) ||
+      indexDue(config, run, entries.length) ||
       endsRun(config.profile, planned));
   // Built member by member: object spreads in a literal cost more than the rest of the plan.
   const plan: { -readonly [K in keyof WritePlan]: WritePlan[K] } = { creates, replaces };

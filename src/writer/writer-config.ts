@@ -47,6 +47,8 @@ export interface WriterConfig<P> {
   /** Write a queued group as one batch file when the store's rate budget is low. */
   readonly batchWhenLow: boolean;
   readonly groupCommit: boolean;
+  /** See WriterOptions.openFromLatest. */
+  readonly openFromLatest: boolean;
   /** The store has an atomic `batch()`. */
   readonly useAtomicBatch: boolean;
   /** The per-run retention bound, unless the run is exempt or the option is off. */
@@ -74,6 +76,13 @@ export function configError(why: string): CheckpointError {
 const positive = (name: string, value: number | undefined): void => {
   if (value !== undefined && !(Number.isFinite(value) && value > 0)) throw configError(`${name} must be a positive number`);
 };
+
+/** A boolean option as given, else its default; anything else is `checkpoint_config_invalid`. */
+function booleanOption(value: unknown, name: string, fallback: boolean): boolean {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'boolean') throw configError(`${name} must be a boolean`);
+  return value;
+}
 
 /** The writer's automatic retention, content chunks and automatic chunk sweep (only with both). */
 function retentionOf<P>(
@@ -159,6 +168,7 @@ export function resolveWriterConfig<P>(options: WriterOptions<P>, profile: Profi
     isProcessAlive: options.isProcessAlive ?? defaultIsProcessAlive,
     batchWhenLow: options.batchWhenBudgetLow ?? true,
     groupCommit: options.groupCommit ?? true,
+    openFromLatest: booleanOption(options.openFromLatest, 'openFromLatest', true),
     useAtomicBatch: storage.capabilities.atomicBatch && typeof storage.batch === 'function',
     autoRetention,
     layout,

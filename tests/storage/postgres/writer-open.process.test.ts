@@ -7,6 +7,7 @@ import type pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createWriter, defaultProfile, type JsonValue } from 'savepoint';
 import { postgresStorage, type PostgresStorage } from 'savepoint/postgres';
+import type { ReadLinks } from '../../../src/contract/linked-read.js';
 import { freshTable, hasPostgres, makePool, usePostgres } from '../../support/postgres-fixture.js';
 
 const { server } = usePostgres();
@@ -57,6 +58,58 @@ suite("a writer's open() on postgresStorage", () => {
     const history: number[] = [];
     for await (const e of storage.list('checkpoints/long/history/')) history.push(e.size);
     expect(history).toHaveLength(31);
+  });
+
+  it('a run 300 long without automatic retention: open reads latest alone (two statements, no index, no listing); the index is read before its rewrite, and completed at close', async () => {
+    const storage = store();
+    const noRetention = (runId: string) =>
+      createWriter<JsonValue>({ storage, profile: defaultProfile, runId, heartbeatIntervalMs: false, autoRetention: false });
+    const first = noRetention('long');
+    for (let i = 1; i <= 300; i++)
+      expect((await first.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { i } })).ok).toBe(true);
+    await first.close();
+    const asked: ReadLinks[] = [];
+    const getLinked = storage.getLinked.bind(storage);
+    const spied: PostgresStorage = Object.assign(Object.create(storage) as PostgresStorage, {
+      getLinked: (key: string, links: ReadLinks) => {
+        asked.push(links);
+        return getLinked(key, links);
+      },
+    });
+    const second = createWriter<JsonValue>({
+      storage: spied,
+      profile: defaultProfile,
+      runId: 'long',
+      heartbeatIntervalMs: false,
+      autoRetention: false,
+    });
+    let before = storage.stats().roundTrips;
+    expect(await second.open()).toMatchObject({ ok: true, lastSequence: 300 });
+    expect(storage.stats().roundTrips - before).toBe(2);
+    expect(asked).toEqual([{ keysIfAbsent: 'checkpoints/long/' }]);
+    // 300 / 16: the index waits for 18 entries; each checkpoint before is one statement.
+    before = storage.stats().roundTrips;
+    for (let i = 301; i <= 317; i++)
+      expect(await second.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { i } })).toMatchObject({
+        ok: true,
+        sequence: i,
+      });
+    expect(storage.stats().roundTrips - before).toBe(17);
+    expect(asked).toHaveLength(1);
+    expect(await second.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { i: 318 } })).toMatchObject({
+      ok: true,
+      sequence: 318,
+    });
+    expect(asked).toHaveLength(2); // the full recovery's linked read: latest, the index and the listing
+    expect(asked[1]).toMatchObject({ entries: 'checkpoints/long/' });
+    expect(await second.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { i: 319 } })).toMatchObject({
+      ok: true,
+      sequence: 319,
+    });
+    await second.close();
+    const index = await storage.get(defaultProfile.layout.indexKey!('long'));
+    const listed = JSON.parse(new TextDecoder().decode(index!.bytes)) as { checkpoints: { sequence: number }[] };
+    expect(listed.checkpoints.map((e) => e.sequence)).toEqual(Array.from({ length: 319 }, (_, i) => i + 1));
   });
 
   it('a run whose latest is gone: its history found by the listing, numbering goes on after it', async () => {

@@ -1,0 +1,65 @@
+import { isCheckpointError } from '../contract/errors.js';
+import { hasLinkedRead, isAbsentLinked } from '../contract/linked-read.js';
+import { decodeStoredSnapshotTolerant } from '../snapshot-io/read-snapshot.js';
+import { createRecovery } from './recovery-evidence.js';
+import { holdsRunFiles, runPrefix } from './recovery-scan.js';
+import type { RecoveredHead } from './sequence-recovery.js';
+import type { WriterConfig } from './writer-config.js';
+
+/** What a writer learns of a run from its `latest` alone. */
+export interface LatestRecovery<P> {
+  /** The run's last sequence: `latest`'s (0 for a new run). */
+  readonly lastSequence: number;
+  readonly head?: RecoveredHead<P>;
+}
+
+/**
+ * Whether a writer may open a run from its `latest` alone, leaving the index and the listing to
+ * the index's next rewrite. Only where `latest` is known to be the newest snapshot: the store
+ * commits each group (history entries, `latest`, the index) in one atomic batch, so no crash
+ * leaves a history entry newer than `latest`, and other tools do not write the profile's files
+ * (no `sharedFiles`). Only for an immutable history without automatic retention: the head's
+ * history entry is never rewritten (its version is not needed), and no prune needs the run's
+ * history. Such a run is the one whose full recovery grows with its length. `openFromLatest: false`
+ * turns it off.
+ */
+export function opensFromLatest<P>(config: WriterConfig<P>): boolean {
+  return (
+    config.openFromLatest &&
+    config.useAtomicBatch &&
+    hasLinkedRead(config.storage) &&
+    config.hasHistory &&
+    config.immutableHistory &&
+    config.indexKey !== undefined &&
+    config.autoRetention === undefined &&
+    !config.readInPlace &&
+    config.profile.sharedFiles === undefined &&
+    config.layout.historyKey !== undefined
+  );
+}
+
+/**
+ * Reads `latest` (and, when it is absent, the run's keys, in the same round trip). Undefined
+ * when `latest` alone cannot be trusted and the run must be recovered in full: it is absent
+ * while other files of the run are stored, it does not decode, or another tool wrote it.
+ */
+export async function recoverFromLatest<P>(config: WriterConfig<P>): Promise<LatestRecovery<P> | undefined> {
+  const { storage, profile, runId, latestKey, layout } = config;
+  if (!hasLinkedRead(storage) || !layout.historyKey) return undefined;
+  const r = createRecovery(storage, profile, runId);
+  const answer = await storage.getLinked(latestKey, { keysIfAbsent: runPrefix(r) });
+  if (isAbsentLinked(answer)) return holdsRunFiles(r, answer.absent.keys) ? undefined : { lastSequence: 0 };
+  if (!answer) return undefined; // absent, the run's keys not read
+  let snapshot;
+  try {
+    const read = await decodeStoredSnapshotTolerant(storage, profile, latestKey, answer.value.bytes);
+    if (read.warnings.length > 0) return undefined; // another tool's latest (or one numbered by the run's order)
+    snapshot = read.snapshot;
+  } catch (err) {
+    if (isCheckpointError(err)) return undefined;
+    throw err;
+  }
+  // The head's history entry, where the writer stored it; its version is never needed (immutable history).
+  const key = layout.historyKey({ runId, id: snapshot.id, sequence: snapshot.sequence, source: snapshot.source });
+  return { lastSequence: snapshot.sequence, head: { snapshot, location: { kind: 'history', key, version: '' } } };
+}

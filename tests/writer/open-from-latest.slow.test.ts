@@ -1,0 +1,239 @@
+/**
+ * A writer opening a long run without automatic retention, on a store that commits each
+ * checkpoint in one atomic batch and has a linked read (the packed fs layout here, PostgreSQL in
+ * tests/storage/postgres/writer-open.process.test.ts), learns the run from `latest` alone: the
+ * index and the run's listing are read before the index's next rewrite. Whatever the sessions
+ * before it did (closed, or abandoned mid-run), it numbers as a full recovery would, and the index
+ * a closed run leaves lists every snapshot.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createWriter, defaultProfile, type JsonValue, type StorageAdapter } from 'savepoint';
+import { fsStorage } from 'savepoint/fs';
+import { decodeRunIndex } from '../../src/codec/run-index.js';
+import { utf8Encode } from '../../src/codec/utf8.js';
+import { recoverRun } from '../../src/writer/sequence-recovery.js';
+import { manualClock } from '../support/clock.js';
+import { historyOf } from '../support/runs.js';
+
+const base = mkdtempSync(join(tmpdir(), 'savepoint-open-latest-'));
+afterAll(() => rmSync(base, { recursive: true, force: true }));
+let dirs = 0;
+const packed = (): ReturnType<typeof fsStorage> => fsStorage({ dir: join(base, `s-${dirs++}`), layout: 'packed' });
+
+/** `storage` with its gets and listings counted (its linked read is not). */
+function counting(storage: StorageAdapter): { store: StorageAdapter; reads: () => number } {
+  let reads = 0;
+  const store: StorageAdapter = Object.assign(Object.create(storage) as StorageAdapter, {
+    get: (key: string, options?: Parameters<StorageAdapter['get']>[1]) => {
+      reads++;
+      return storage.get(key, options);
+    },
+    list: (prefix: string) => {
+      reads++;
+      return storage.list(prefix);
+    },
+  });
+  return { store, reads: () => reads };
+}
+
+const writerOf = (storage: StorageAdapter, clock = manualClock()) =>
+  createWriter<JsonValue>({
+    storage,
+    profile: defaultProfile,
+    runId: 'run',
+    clock,
+    heartbeatIntervalMs: false,
+    autoRetention: false,
+    takeover: 'force',
+  });
+
+async function indexedSequences(storage: StorageAdapter): Promise<number[]> {
+  const obj = await storage.get(defaultProfile.layout.indexKey!('run'));
+  return obj ? decodeRunIndex(obj.bytes, 'index.json').checkpoints.map((e) => e.sequence) : [];
+}
+
+async function fill(storage: StorageAdapter, count: number): Promise<void> {
+  const clock = manualClock();
+  const w = writerOf(storage, clock);
+  for (let i = 1; i <= count; i++) {
+    const r = await w.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { step: i } });
+    if (!r.ok) throw r.error;
+    await clock.advance(1_000);
+  }
+  await w.close();
+}
+
+describe('a writer opening a run from latest alone', () => {
+  it('property: after any sessions, closed or abandoned, it numbers as a full recovery does, and a closed run is fully indexed', async () => {
+    const session = fc.record({
+      checkpoints: fc.nat(40),
+      // Every `repeat`-th call repeats the state: coalesced into the head, which only latest holds then.
+      repeat: fc.integer({ min: 2, max: 5 }),
+      close: fc.boolean(),
+    });
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 0, max: 120 }), fc.array(session, { minLength: 1, maxLength: 5 }), async (start, sessions) => {
+        const storage = packed();
+        try {
+          await fill(storage, start);
+          let last = start;
+          const clock = manualClock();
+          for (const s of sessions) {
+            const expected = (await recoverRun(storage, defaultProfile, 'run')).lastSequence;
+            const w = writerOf(storage, clock);
+            const opened = await w.open();
+            if (!opened.ok) throw opened.error;
+            expect(opened.lastSequence).toBe(expected);
+            expect(opened.lastSequence).toBe(last);
+            for (let i = 0; i < s.checkpoints; i++) {
+              const step = i % s.repeat === s.repeat - 1 ? last : last + 1;
+              const r = await w.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { step } });
+              if (!r.ok) throw r.error;
+              if (r.outcome === 'written') expect(r.sequence).toBe(++last);
+              await clock.advance(1_000);
+            }
+            if (s.close) await w.close(); // else abandoned: the next writer takes its lease over
+          }
+          await writerOf(storage, clock).close(); // opens, writes nothing: the index as the sessions left it
+          const closer = writerOf(storage, clock);
+          const r = await closer.checkpoint({ source: 'manual', status: 'in_progress', payload: { step: last + 1 } });
+          if (!r.ok) throw r.error;
+          expect(r.sequence).toBe(++last);
+          await closer.close();
+          const history = (await historyOf(storage, defaultProfile, 'run')).map((h) => h.sequence).sort((a, b) => a - b);
+          expect(history).toEqual(Array.from({ length: last }, (_, i) => i + 1));
+          expect(await indexedSequences(storage)).toEqual(history);
+        } finally {
+          await storage.close();
+        }
+      }),
+      { numRuns: 40 },
+    );
+  });
+
+  it('a run 100 long: open reads latest alone, the index is read and rewritten at its cadence (every 100/16 = 6), a closed run fully indexed', async () => {
+    const storage = packed();
+    await fill(storage, 100);
+    const counted = counting(storage);
+    const w = writerOf(counted.store);
+    expect(await w.open()).toMatchObject({ ok: true, lastSequence: 100 });
+    expect(counted.reads()).toBe(0); // the full recovery reads the index with a get on this layout
+    for (let i = 1; i <= 5; i++)
+      expect(await w.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { i } })).toMatchObject({
+        ok: true,
+        sequence: 100 + i,
+      });
+    expect(counted.reads()).toBe(0);
+    expect(await indexedSequences(storage)).toHaveLength(100);
+    expect(await w.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { i: 6 } })).toMatchObject({
+      ok: true,
+      sequence: 106,
+    });
+    // The run recovered in full before the rewrite: one read, the index; the five documents it
+    // lacks are this writer's, whose entries it holds, and are not read again.
+    expect(counted.reads()).toBe(1);
+    expect(await indexedSequences(storage)).toEqual(Array.from({ length: 106 }, (_, i) => i + 1));
+    expect(await w.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { i: 7 } })).toMatchObject({
+      ok: true,
+      sequence: 107,
+    });
+    expect(counted.reads()).toBe(1);
+    await w.close();
+    expect(await indexedSequences(storage)).toEqual(Array.from({ length: 107 }, (_, i) => i + 1));
+  });
+
+  it('closing after checkpoints the index still held back: the index is read and completed', async () => {
+    const storage = packed();
+    await fill(storage, 200);
+    const w = writerOf(storage);
+    for (let i = 1; i <= 3; i++)
+      expect(await w.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { i } })).toMatchObject({ ok: true });
+    expect(await indexedSequences(storage)).toHaveLength(200);
+    await w.close();
+    expect(await indexedSequences(storage)).toEqual(Array.from({ length: 203 }, (_, i) => i + 1));
+  });
+
+  it('recovers in full where latest alone does not suffice: latest gone or unreadable, a short run, automatic retention on, openFromLatest: false', async () => {
+    for (const change of ['gone', 'garbage', 'short', 'retention', 'option'] as const) {
+      const storage = packed();
+      await fill(storage, change === 'short' ? 20 : 60);
+      const latestKey = defaultProfile.layout.latestKey('run');
+      if (change === 'gone') await storage.delete(latestKey);
+      if (change === 'garbage') await storage.put(latestKey, utf8Encode('{"not": "a snapshot"'));
+      const counted = counting(storage);
+      const options = {
+        storage: counted.store,
+        profile: defaultProfile,
+        runId: 'run',
+        heartbeatIntervalMs: false,
+        takeover: 'force',
+      } as const;
+      const w =
+        change === 'retention'
+          ? createWriter<JsonValue>(options)
+          : change === 'option'
+            ? createWriter<JsonValue>({ ...options, autoRetention: false, openFromLatest: false })
+            : writerOf(counted.store);
+      const opened = await w.open();
+      expect(opened, change).toMatchObject({ ok: true, lastSequence: change === 'short' ? 20 : 60 });
+      expect(counted.reads(), change).toBeGreaterThan(0);
+      await w.close();
+      await storage.close();
+    }
+  });
+
+  it('history another program stored past latest: found before the index rewrite, that group fails with checkpoint_conflict, the next is numbered after it', async () => {
+    const storage = packed();
+    await fill(storage, 100);
+    const latestKey = defaultProfile.layout.latestKey('run');
+    const old = await storage.get(latestKey);
+    // Ten entries stored, then latest put back as it was: what no crash of the writer leaves here.
+    const other = createWriter<JsonValue>({
+      storage,
+      profile: defaultProfile,
+      runId: 'run',
+      heartbeatIntervalMs: false,
+      autoRetention: false,
+      openFromLatest: false,
+    });
+    for (let i = 1; i <= 10; i++)
+      expect(await other.checkpoint({ source: 'manual', status: 'in_progress', payload: { other: i } })).toMatchObject({
+        ok: true,
+        sequence: 100 + i,
+      });
+    await other.close();
+    await storage.put(latestKey, old!.bytes);
+    const w = writerOf(storage);
+    expect(await w.open()).toMatchObject({ ok: true, lastSequence: 100 });
+    for (let i = 1; i <= 5; i++)
+      expect(await w.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { i } })).toMatchObject({
+        ok: true,
+        sequence: 100 + i,
+      });
+    expect(await w.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { i: 6 } })).toMatchObject({
+      ok: false,
+      reasonCode: 'checkpoint_conflict',
+    });
+    expect(await w.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { i: 7 } })).toMatchObject({
+      ok: true,
+      sequence: 111,
+    });
+    await w.close();
+    const history = (await historyOf(storage, defaultProfile, 'run')).map((h) => h.sequence);
+    expect(Math.max(...history)).toBe(111);
+    expect(history).toHaveLength(116); // 101-105 twice: the numbers latest could not tell
+  });
+
+  it('openFromLatest must be a boolean', () => {
+    const storage = packed();
+    const make = () =>
+      createWriter<JsonValue>({ storage, profile: defaultProfile, runId: 'run', openFromLatest: 'yes' as unknown as boolean });
+    expect(make).toThrow(
+      expect.objectContaining({ reasonCode: 'checkpoint_config_invalid', message: expect.stringContaining('openFromLatest') }),
+    );
+  });
+});
