@@ -58,11 +58,19 @@ async function prefillRuns(storage: StorageAdapter, cell: Cell, runs: readonly s
 }
 
 /** One measured round: a new writer a run, opened, then `steps` checkpoints; all runs at once. */
-async function measureWriters(storage: StorageAdapter, cell: Cell, runs: readonly string[], steps: number): Promise<Measured> {
+async function measureWriters(
+  storage: StorageAdapter,
+  cell: Cell,
+  runs: readonly string[],
+  steps: number,
+): Promise<Measured & { readonly closeMs: number }> {
   const latencies: number[] = [];
   const writers = runs.map((runId) => writerOf(storage, cell, runId));
   const start = performance.now();
   let end = start;
+  // The closes are not timed in the round (PostgresSaver has none), only reported: a writer that
+  // opened a run from latest alone reads the run's index there, before completing it.
+  let closeMs: number;
   try {
     await Promise.all(
       writers.map(async (writer) => {
@@ -81,9 +89,16 @@ async function measureWriters(storage: StorageAdapter, cell: Cell, runs: readonl
       }),
     );
   } finally {
+    const closing = performance.now();
     await Promise.all(writers.map((w) => w.close()));
+    closeMs = performance.now() - closing;
   }
-  return { perSecond: (runs.length * steps) / ((end - start) / 1000), p99: percentile(latencies, 99), p50: percentile(latencies, 50) };
+  return {
+    perSecond: (runs.length * steps) / ((end - start) / 1000),
+    p99: percentile(latencies, 99),
+    p50: percentile(latencies, 50),
+    closeMs,
+  };
 }
 
 /** The cell in words: runs, their length, the writer's automatic retention. */
@@ -113,12 +128,15 @@ export async function writerCellRows(peers: WriterPeers, cell: Cell, rounds: num
     await measure(peers.peer(false), long ? threads : threads.map((t) => `${t}-warm${r}`), steps);
   }
   const results: CellResults = { savepoint: [], peer: [] };
+  const closes: number[] = [];
   let statements = 0;
   for (let r = 0; r < rounds; r++) {
     for (const side of r % 2 === 0 ? (['writer', 'peer'] as const) : (['peer', 'writer'] as const)) {
       if (side === 'writer') {
         const before = peers.storage.stats().roundTrips;
-        results.savepoint.push(await measureWriters(peers.storage, cell, long ? runs : runs.map((t) => `${t}-r${r}`), steps));
+        const measured = await measureWriters(peers.storage, cell, long ? runs : runs.map((t) => `${t}-r${r}`), steps);
+        results.savepoint.push(measured);
+        closes.push(measured.closeMs);
         statements += peers.storage.stats().roundTrips - before;
       } else results.peer.push(await measure(peers.peer(false), long ? threads : threads.map((t) => `${t}-r${r}`), steps));
     }
@@ -126,7 +144,7 @@ export async function writerCellRows(peers: WriterPeers, cell: Cell, rounds: num
   const m = mediansOf(results);
   const what = describeWriterCell(cell);
   process.stderr.write(
-    `  writer ${what}: ${fmt(m.savepoint.perSecond)} checkpoints/s vs ${fmt(m.peer.perSecond)} supersteps/s; p99 ${fmt(m.savepoint.p99)} vs ${fmt(m.peer.p99)} ms; writer ${fmt(statements / (rounds * cell.threads * steps))} statements/checkpoint (open and close included); rounds ${roundRatios(results, cell.threads === 1 ? (x) => x.p50 : (x) => x.perSecond)}\n`,
+    `  writer ${what}: ${fmt(m.savepoint.perSecond)} checkpoints/s vs ${fmt(m.peer.perSecond)} supersteps/s; p99 ${fmt(m.savepoint.p99)} vs ${fmt(m.peer.p99)} ms; writer ${fmt(statements / (rounds * cell.threads * steps))} statements/checkpoint (open and close included); closes ${fmt(percentile(closes, 50))} ms a round (untimed); rounds ${roundRatios(results, cell.threads === 1 ? (x) => x.p50 : (x) => x.perSecond)}\n`,
   );
   return cellRows(`writer.checkpoint vs PostgresSaver's superstep, one pool, ${what}`, cell, results);
 }
