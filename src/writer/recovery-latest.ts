@@ -59,7 +59,9 @@ export async function recoverFromLatest<P>(config: WriterConfig<P>): Promise<Lat
     if (isCheckpointError(err)) return undefined;
     throw err;
   }
-  // The head's history entry, where the writer stored it; its version is never needed (immutable history).
+  // The head's history entry, where the writer stored it. Its version is never needed: an
+  // immutable history entry is never rewritten, and only a store with a rate budget (no linked
+  // read) joins the head's file into a batch file.
   const key = layout.historyKey({ runId, id: snapshot.id, sequence: snapshot.sequence, source: snapshot.source });
   return { lastSequence: snapshot.sequence, head: { snapshot, location: { kind: 'history', key, version: '' } } };
 }
