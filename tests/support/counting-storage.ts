@@ -19,3 +19,22 @@ export function countingStorage(inner: StorageAdapter): { readonly storage: Stor
   };
   return { storage, calls };
 }
+
+/**
+ * `storage` with its gets and listings counted; every other member (its linked read among them)
+ * is the store's own, uncounted.
+ */
+export function countingReads(storage: StorageAdapter): { readonly store: StorageAdapter; readonly reads: () => number } {
+  let reads = 0;
+  const store: StorageAdapter = Object.assign(Object.create(storage) as StorageAdapter, {
+    get: (key: string, options?: Parameters<StorageAdapter['get']>[1]) => {
+      reads++;
+      return storage.get(key, options);
+    },
+    list: (prefix: string) => {
+      reads++;
+      return storage.list(prefix);
+    },
+  });
+  return { store, reads: () => reads };
+}

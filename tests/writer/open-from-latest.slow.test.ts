@@ -17,28 +17,13 @@ import { decodeRunIndex } from '../../src/codec/run-index.js';
 import { utf8Encode } from '../../src/codec/utf8.js';
 import { recoverRun } from '../../src/writer/sequence-recovery.js';
 import { manualClock } from '../support/clock.js';
+import { countingReads } from '../support/counting-storage.js';
 import { historyOf } from '../support/runs.js';
 
 const base = mkdtempSync(join(tmpdir(), 'savepoint-open-latest-'));
 afterAll(() => rmSync(base, { recursive: true, force: true }));
 let dirs = 0;
 const packed = (): ReturnType<typeof fsStorage> => fsStorage({ dir: join(base, `s-${dirs++}`), layout: 'packed' });
-
-/** `storage` with its gets and listings counted (its linked read is not). */
-function counting(storage: StorageAdapter): { store: StorageAdapter; reads: () => number } {
-  let reads = 0;
-  const store: StorageAdapter = Object.assign(Object.create(storage) as StorageAdapter, {
-    get: (key: string, options?: Parameters<StorageAdapter['get']>[1]) => {
-      reads++;
-      return storage.get(key, options);
-    },
-    list: (prefix: string) => {
-      reads++;
-      return storage.list(prefix);
-    },
-  });
-  return { store, reads: () => reads };
-}
 
 const writerOf = (storage: StorageAdapter, clock = manualClock()) =>
   createWriter<JsonValue>({
@@ -118,7 +103,7 @@ describe('a writer opening a run from latest alone', () => {
   it('a run 100 long: open reads latest alone, the index is read and rewritten at its cadence (every 100/16 = 6), a closed run fully indexed', async () => {
     const storage = packed();
     await fill(storage, 100);
-    const counted = counting(storage);
+    const counted = countingReads(storage);
     const w = writerOf(counted.store);
     expect(await w.open()).toMatchObject({ ok: true, lastSequence: 100 });
     expect(counted.reads()).toBe(0); // the full recovery reads the index with a get on this layout
@@ -164,7 +149,7 @@ describe('a writer opening a run from latest alone', () => {
       const latestKey = defaultProfile.layout.latestKey('run');
       if (change === 'gone') await storage.delete(latestKey);
       if (change === 'garbage') await storage.put(latestKey, utf8Encode('{"not": "a snapshot"'));
-      const counted = counting(storage);
+      const counted = countingReads(storage);
       const options = {
         storage: counted.store,
         profile: defaultProfile,

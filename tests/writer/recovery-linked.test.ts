@@ -14,6 +14,7 @@ import { fsStorage } from 'savepoint/fs';
 import { recoverRun } from '../../src/writer/sequence-recovery.js';
 import { utf8Encode } from '../../src/codec/utf8.js';
 import { manualClock } from '../support/clock.js';
+import { countingReads } from '../support/counting-storage.js';
 
 const base = mkdtempSync(join(tmpdir(), 'savepoint-recovery-linked-'));
 afterAll(() => rmSync(base, { recursive: true, force: true }));
@@ -45,22 +46,6 @@ async function writeRun(storage: StorageAdapter, runId: string, count: number): 
 }
 
 const garbage = utf8Encode('{"not": "a snapshot"');
-
-/** `storage` with its gets and listings counted (its linked read is not). */
-function counting(storage: StorageAdapter): { store: StorageAdapter; reads: () => number } {
-  let reads = 0;
-  const store: StorageAdapter = Object.assign(Object.create(storage) as StorageAdapter, {
-    get: (key: string, options?: Parameters<StorageAdapter['get']>[1]) => {
-      reads++;
-      return storage.get(key, options);
-    },
-    list: (prefix: string) => {
-      reads++;
-      return storage.list(prefix);
-    },
-  });
-  return { store, reads: () => reads };
-}
 
 describe('recovery through the linked read', () => {
   it('property: a run with any of its files gone or unreadable (the index and latest too), another run beside it, a key named after the index: the same as the reads one by one', async () => {
@@ -101,7 +86,7 @@ describe('recovery through the linked read', () => {
 
   it('a new run, and one whose only file is its lock, is read once: no index read, no listing', async () => {
     const storage = fsStorage({ dir: join(base, `n-${dirs++}`), layout: 'packed' });
-    const counted = counting(storage);
+    const counted = countingReads(storage);
     await writeRun(storage, 'other', 2);
     await storage.put('checkpoints/fresh/.savepoint-lock.json', utf8Encode('{}'));
     const recovered = await recoverRun(counted.store, defaultProfile, 'fresh');
@@ -113,7 +98,7 @@ describe('recovery through the linked read', () => {
   it('a run with history: latest and its listing come in the linked read, no listing after (the packed layout leaves the index to one get)', async () => {
     const storage = fsStorage({ dir: join(base, `h-${dirs++}`), layout: 'packed' });
     await writeRun(storage, 'long', 40);
-    const counted = counting(storage);
+    const counted = countingReads(storage);
     const recovered = await recoverRun(counted.store, defaultProfile, 'long');
     expect(counted.reads()).toBe(1);
     expect(recovered.lastSequence).toBe(40);
