@@ -57,7 +57,11 @@ export function createRecovery<P>(
   written: readonly RunIndexEntry[] = [],
 ): RunRecovery<P> {
   const byFile = new Map<string, RunIndexEntry[]>();
-  for (const e of written) byFile.set(e.file_path, [...(byFile.get(e.file_path) ?? []), e]);
+  for (const e of written) {
+    const entries = byFile.get(e.file_path);
+    if (entries) entries.push(e);
+    else byFile.set(e.file_path, [e]);
+  }
   return {
     storage,
     profile,

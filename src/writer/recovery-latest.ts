@@ -1,7 +1,6 @@
 import { isCheckpointError } from '../contract/errors.js';
 import { hasLinkedRead, isAbsentLinked } from '../contract/linked-read.js';
 import { decodeStoredSnapshotTolerant } from '../snapshot-io/read-snapshot.js';
-import { createRecovery } from './recovery-evidence.js';
 import { holdsRunFiles, runPrefix } from './recovery-scan.js';
 import type { RecoveredHead } from './sequence-recovery.js';
 import type { WriterConfig } from './writer-config.js';
@@ -46,9 +45,8 @@ export function opensFromLatest<P>(config: WriterConfig<P>): boolean {
 export async function recoverFromLatest<P>(config: WriterConfig<P>): Promise<LatestRecovery<P> | undefined> {
   const { storage, profile, runId, latestKey, layout } = config;
   if (!hasLinkedRead(storage) || !layout.historyKey) return undefined;
-  const r = createRecovery(storage, profile, runId);
-  const answer = await storage.getLinked(latestKey, { keysIfAbsent: runPrefix(r) });
-  if (isAbsentLinked(answer)) return holdsRunFiles(r, answer.absent.keys) ? undefined : { lastSequence: 0 };
+  const answer = await storage.getLinked(latestKey, { keysIfAbsent: runPrefix(config) });
+  if (isAbsentLinked(answer)) return holdsRunFiles(config, answer.absent.keys) ? undefined : { lastSequence: 0 };
   if (!answer) return undefined; // absent, the run's keys not read
   let snapshot;
   try {

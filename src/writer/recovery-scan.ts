@@ -14,8 +14,11 @@ import { BATCH_NAME, batchMembers, commonDir, dirOf, entryOf, knownOf, see, type
 /** True when the read says the snapshot's number is only provisional (its document carries none). */
 const sequenceDerived = (warnings: readonly string[]): boolean => warnings.includes('checkpoint_sequence_derived');
 
+/** Which run of which profile: what {@link runPrefix} and {@link holdsRunFiles} need (a recovery, or a writer's config). */
+type RunOf<P> = Pick<RunRecovery<P>, 'profile' | 'runId' | 'latestKey'>;
+
 /** The folder(s) holding the run's files: the deepest folder holding both `latest` and history. */
-export function runPrefix<P>(r: RunRecovery<P>): string {
+export function runPrefix<P>(r: RunOf<P>): string {
   const { layout, triggers } = r.profile;
   const firstTrigger = Object.keys(triggers)[0] ?? 'manual';
   const sampleHistory = layout.historyKey?.({ runId: r.runId, id: 'x', sequence: 1, source: firstTrigger });
@@ -23,7 +26,7 @@ export function runPrefix<P>(r: RunRecovery<P>): string {
 }
 
 /** Whether `keys` hold a file of the run other than its lock (which the writer takes just before). */
-export function holdsRunFiles<P>(r: RunRecovery<P>, keys: readonly string[]): boolean {
+export function holdsRunFiles<P>(r: RunOf<P>, keys: readonly string[]): boolean {
   return keys.some((key) => {
     const info = r.profile.layout.classify(key);
     return info?.runId === r.runId && info.kind !== 'lock';

@@ -90,13 +90,10 @@ function retentionOf<P>(
   profile: Profile<P>,
   clock: Clock,
 ): Pick<WriterConfig<P>, 'autoRetention' | 'dedup' | 'autoSweep'> {
-  if (options.dedup !== undefined && typeof options.dedup !== 'boolean') throw configError('dedup must be a boolean');
-  if (options.autoRetention !== undefined && typeof options.autoRetention !== 'boolean')
-    throw configError('autoRetention must be a boolean');
-  const perRunPolicy =
-    options.autoRetention === false || typeof profile.layout.historyKey !== 'function' ? undefined : perRunPolicyOf(profile.retention);
+  const dedup = booleanOption(options.dedup, 'dedup', profile.dedup ?? false);
+  const retentionOn = booleanOption(options.autoRetention, 'autoRetention', true);
+  const perRunPolicy = !retentionOn || typeof profile.layout.historyKey !== 'function' ? undefined : perRunPolicyOf(profile.retention);
   const autoRetention = perRunPolicy && !perRunPolicy.preserveRunIds.has(options.runId) ? perRunPolicy : undefined;
-  const dedup = options.dedup ?? profile.dedup ?? false;
   const autoSweep = resolveAutoSweep(options.sweepChunks, 'createWriter', clock);
   return { autoRetention, dedup, autoSweep: autoRetention && dedup ? autoSweep : undefined };
 }

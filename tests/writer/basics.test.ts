@@ -145,6 +145,10 @@ describe('checkpoint(): triggers and validation', () => {
     expect(() => createWriter({ storage, profile: phasedLike, runId: run, heartbeatIntervalMs: 1000 })).toThrow(
       /checkpoint_config_invalid/,
     );
+    for (const name of ['dedup', 'autoRetention', 'openFromLatest'])
+      expect(() => createWriter({ storage, profile: defaultProfile, runId: run, [name]: 'yes' }), name).toThrow(
+        `${name} must be a boolean`,
+      );
   });
 });
 
