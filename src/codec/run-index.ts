@@ -26,6 +26,24 @@ export function decodeRunIndex(bytes: Uint8Array, where = 'index.json'): RunInde
 }
 
 /**
+ * {@link decodeRunIndex} for a writer that keeps the index and rewrites it: its entries frozen
+ * (the schema allows strings and numbers only, so a frozen entry cannot change), so the writer's
+ * encoder serializes each once and reuses its bytes at every later rewrite. Left unfrozen, every
+ * entry of an index a writer read was serialized again, by the generic serializer, at each rewrite.
+ */
+export function decodeRunIndexToKeep(bytes: Uint8Array, where = 'index.json'): RunIndex {
+  const doc = decodeRunIndex(bytes, where);
+  for (const e of doc.checkpoints) Object.freeze(e);
+  return doc;
+}
+
+/** Whether run index bytes hold a `\u` escape (a control character or lone surrogate in a string). */
+export function runIndexHasEscapes(bytes: Uint8Array): boolean {
+  for (let at = bytes.indexOf(0x5c); at >= 0; at = bytes.indexOf(0x5c, at + 2)) if (bytes[at + 1] === 0x75) return true;
+  return false;
+}
+
+/**
  * Canonical JSON of frozen entries, computed once each. A frozen entry whose members are
  * all strings and numbers cannot change, so its text cannot go stale; the writer freezes
  * the entries it keeps, which makes rewriting an index cost a join and one encoding, not a

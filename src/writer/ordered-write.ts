@@ -1,10 +1,11 @@
 import { CheckpointError, isCheckpointError } from '../contract/errors.js';
 import {
   createRunIndexEncoder,
-  decodeRunIndex,
+  decodeRunIndexToKeep,
   emptyRunIndex,
   mergeRunIndex,
   pruneRunIndex,
+  runIndexHasEscapes,
   type RunIndex,
   type RunIndexEncoder,
   type RunIndexEntry,
@@ -144,7 +145,7 @@ async function readIndex(storage: StorageAdapter, key: string, state: IndexState
   state.doc = undefined;
   if (current) {
     try {
-      state.doc = decodeRunIndex(current.bytes, key);
+      state.doc = decodeRunIndexToKeep(current.bytes, key);
     } catch {
       // A corrupt index is replaced (conditionally, on its version) by one rebuilt from our entries.
     }
@@ -169,11 +170,21 @@ function mergedIndex(
   return { doc, bytes: (state.encoder ??= createRunIndexEncoder()).encode(doc) };
 }
 
+/**
+ * The index's metadata for a store that indexes documents' metadata (postgresStorage's column): an
+ * index names none, so `'{}'`, which spares the store a parse of the whole index at each rewrite.
+ * Left to the store where a `\u` escape could spell a member's name or a character `jsonb` refuses.
+ */
+export function indexMetadata(storage: StorageAdapter, bytes: Uint8Array): KnownMetadata | undefined {
+  return storage.capabilities.metadataListing === true && !runIndexHasEscapes(bytes) ? { bytes, json: '{}' } : undefined;
+}
+
 /** The index put of one round: the merged index, conditional on the version last read or written. */
 interface IndexPut {
   readonly key: string;
   readonly merged: { doc: RunIndex; bytes: Uint8Array };
   readonly version: string | undefined;
+  readonly knownMetadata: KnownMetadata | undefined;
 }
 
 /**
@@ -199,6 +210,7 @@ export function batchOperations(
       type: 'put',
       key: indexPut.key,
       bytes: indexPut.merged.bytes,
+      knownMetadata: indexPut.knownMetadata,
       ...(indexPut.version !== undefined ? { ifVersion: indexPut.version } : { ifAbsent: true }),
     });
   if (plan.deletes) for (const key of plan.deletes) ops.push({ type: 'delete', key });
@@ -302,9 +314,11 @@ async function writeBatch(
   let creates = plan.creates;
   let replaces = plan.replaces;
   for (let round = 0; ; round++) {
-    const indexPut = plan.index
-      ? { key: plan.index.key, merged: mergedIndex(runId, index, plan.index, now()), version: index.version }
-      : undefined;
+    let indexPut: IndexPut | undefined;
+    if (plan.index) {
+      const merged = mergedIndex(runId, index, plan.index, now());
+      indexPut = { key: plan.index.key, merged, version: index.version, knownMetadata: indexMetadata(storage, merged.bytes) };
+    }
     const ops = batchOperations(plan, creates, replaces, fence, indexPut);
     try {
       const outcomes = ops.length > 0 ? await (plan.urgent ? storage.batch!(ops, URGENT) : storage.batch!(ops)) : [];
@@ -435,7 +449,12 @@ async function writeIndex(
   for (let round = 0; ; round++) {
     const merged = mergedIndex(runId, index, plan, now());
     try {
-      const r = await storage.put(plan.key, merged.bytes, index.version !== undefined ? { ifVersion: index.version } : { ifAbsent: true });
+      const knownMetadata = indexMetadata(storage, merged.bytes);
+      const r = await storage.put(
+        plan.key,
+        merged.bytes,
+        index.version !== undefined ? { ifVersion: index.version, knownMetadata } : { ifAbsent: true, knownMetadata },
+      );
       index.doc = merged.doc;
       index.version = r.version;
       versions.set(plan.key, r.version);

@@ -9,6 +9,7 @@ import { decodeBatchFile } from '../snapshot-io/batch-file.js';
 import type { Profile } from '../contract/profile.js';
 import { decodeStoredSnapshot } from '../snapshot-io/read-snapshot.js';
 import type { StorageAdapter, StorageEntry } from '../contract/storage.js';
+import type { KeyInfo } from '../contract/layout.js';
 import type { IndexState } from './ordered-write.js';
 import type { HeadLocation } from './sequence-recovery.js';
 
@@ -20,8 +21,8 @@ export interface RunRecovery<P> {
   readonly latestKey: string;
   /** Files that failed validation. */
   readonly corrupt: string[];
-  /** Snapshots whose number is known, with their time. */
-  readonly known: Known[];
+  /** The snapshot of the highest number known so far (the first found of that number): unreadable files are numbered after it. */
+  newestKnown: KnownSnapshot | undefined;
   /** Ids (from the name) of unreadable history files whose sequence nothing names. */
   readonly unnumbered: (string | undefined)[];
   /** Highest number any evidence claims so far. */
@@ -33,8 +34,8 @@ export interface RunRecovery<P> {
   readonly index: IndexState;
   /** Index entries by file. */
   readonly indexed: Map<string, RunIndexEntry[]>;
-  /** The run's files as listed. */
-  readonly listed: Map<string, StorageEntry>;
+  /** The run's files as listed, each with what its key names (classified once). */
+  readonly listed: Map<string, ListedFile>;
   /** Valid snapshots the index does not list. */
   readonly unindexed: RunIndexEntry[];
   /** Entries the recovering writer stored itself, by file: taken as they are, their files not read again. */
@@ -68,7 +69,7 @@ export function createRecovery<P>(
     runId,
     latestKey: profile.layout.latestKey(runId),
     corrupt: [],
-    known: [],
+    newestKnown: undefined,
     unnumbered: [],
     lastSequence: 0,
     latest: undefined,
@@ -88,9 +89,9 @@ export function see<P>(r: RunRecovery<P>, n: number | undefined): void {
   if (n !== undefined && Number.isFinite(n) && n > r.lastSequence) r.lastSequence = n;
 }
 
-/** Records a snapshot whose number is known, with the time its id (or its created_at) carries. */
+/** Records a snapshot whose number is known (only the newest is kept: see {@link unreadableNumbers}). */
 export function knownOf<P>(r: RunRecovery<P>, sequence: number, id: string, createdAt: string): void {
-  r.known.push({ sequence, atMs: idTime(id) ?? Date.parse(createdAt) });
+  if (!r.newestKnown || sequence > r.newestKnown.sequence) r.newestKnown = { sequence, id, createdAt };
 }
 
 export const BATCH_NAME = /batch_(\d+)_(\d+)\.json$/;
@@ -105,10 +106,17 @@ function idTime(id: string | undefined): number | undefined {
   return Date.UTC(y, mo - 1, d, h, mi, sec, ms);
 }
 
-/** A snapshot whose number is known, with the time its id (or its created_at) carries. */
-export interface Known {
+/** A snapshot whose number is known. */
+export interface KnownSnapshot {
   readonly sequence: number;
-  readonly atMs: number;
+  readonly id: string;
+  readonly createdAt: string;
+}
+
+/** A listed file of the run: its entry, and what its key names. */
+export interface ListedFile {
+  readonly entry: StorageEntry;
+  readonly info: KeyInfo;
 }
 
 /**
@@ -118,10 +126,10 @@ export interface Known {
  * one number after it. Numbering resumes after them all, so no number is ever used twice;
  * an unreadable file that was in fact older only costs a gap.
  */
-export function unreadableNumbers(known: readonly Known[], unreadableIds: readonly (string | undefined)[]): number {
-  let newest: Known | undefined;
-  for (const k of known) if (!newest || k.sequence > newest.sequence) newest = k;
-  const after = newest?.atMs ?? Number.NEGATIVE_INFINITY;
+export function unreadableNumbers(newest: KnownSnapshot | undefined, unreadableIds: readonly (string | undefined)[]): number {
+  if (unreadableIds.length === 0) return 0;
+  // The time its id carries, else its created_at.
+  const after = newest ? (idTime(newest.id) ?? Date.parse(newest.createdAt)) : Number.NEGATIVE_INFINITY;
   const newer = unreadableIds.filter((id) => {
     const t = idTime(id);
     return t === undefined || !(t < after);
@@ -141,14 +149,16 @@ export function commonDir(a: string, b: string): string {
   return dirOf(a.slice(0, i));
 }
 
-export const entryOf = (s: Snapshot<unknown>, key: string): RunIndexEntry => ({
-  sequence: s.sequence,
-  checkpoint_id: s.id,
-  trigger: s.source,
-  timestamp: s.createdAt,
-  file_path: key,
-  status: s.status,
-});
+export const entryOf = (s: Snapshot<unknown>, key: string): RunIndexEntry =>
+  // Frozen, as the writer's own entries are: the index encoder reuses a frozen entry's bytes.
+  Object.freeze({
+    sequence: s.sequence,
+    checkpoint_id: s.id,
+    trigger: s.source,
+    timestamp: s.createdAt,
+    file_path: key,
+    status: s.status,
+  });
 
 export async function tryDecode<P>(
   storage: StorageAdapter,

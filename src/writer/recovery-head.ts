@@ -10,11 +10,11 @@ async function locate<P>(r: RunRecovery<P>, s: Snapshot<P>): Promise<HeadLocatio
   if (!layout.historyKey) return { kind: 'latest' };
   const entry = r.index.doc?.checkpoints.find((e) => e.sequence === s.sequence && e.checkpoint_id === s.id);
   const key = entry?.file_path ?? layout.historyKey({ runId: r.runId, id: s.id, sequence: s.sequence, source: s.source });
-  const stored = r.listed.get(key);
-  if (!stored) return { kind: 'fixed' };
-  const info = layout.classify(key);
-  if (info?.compressed) return { kind: 'fixed' };
-  if (info?.kind === 'batch') {
+  const listed = r.listed.get(key);
+  if (!listed) return { kind: 'fixed' };
+  const { entry: stored, info } = listed;
+  if (info.compressed) return { kind: 'fixed' };
+  if (info.kind === 'batch') {
     const obj = await r.storage.get(key);
     const raw = obj ? await batchMembers(r.storage, r.profile, key, obj.bytes) : undefined;
     return raw && obj ? { kind: 'batch', key, version: obj.version, members: raw } : { kind: 'fixed' };

@@ -1,5 +1,5 @@
 import { isCheckpointError } from '../contract/errors.js';
-import { decodeRunIndex } from '../codec/run-index.js';
+import { decodeRunIndexToKeep } from '../codec/run-index.js';
 import type { Snapshot } from '../contract/snapshot.js';
 import { decodeBatchFile } from '../snapshot-io/batch-file.js';
 import { decodeStoredSnapshotTolerant } from '../snapshot-io/read-snapshot.js';
@@ -93,7 +93,7 @@ function takeIndex<P>(r: RunRecovery<P>, indexKey: string, obj: StoredObject | u
   if (obj) {
     r.index.version = obj.version;
     try {
-      r.index.doc = decodeRunIndex(obj.bytes, indexKey);
+      r.index.doc = decodeRunIndexToKeep(obj.bytes, indexKey);
     } catch {
       r.corrupt.push(indexKey);
     }
@@ -120,7 +120,7 @@ function takeListing<P>(r: RunRecovery<P>, entries: readonly StorageEntry[]): vo
   for (const entry of entries) {
     const info = layout.classify(entry.key);
     if (!info || info.runId !== r.runId) continue;
-    r.listed.set(entry.key, entry);
+    r.listed.set(entry.key, { entry, info });
   }
 }
 
@@ -192,9 +192,7 @@ async function scanBatchFile<P>(r: RunRecovery<P>, key: string, entry: StorageEn
 
 /** Every number the listed files claim (by name, even when corrupt), and the snapshots the index does not list. */
 export async function scanListed<P>(r: RunRecovery<P>): Promise<void> {
-  const layout = r.profile.layout;
-  for (const [key, entry] of r.listed) {
-    const info = layout.classify(key)!;
+  for (const [key, { entry, info }] of r.listed) {
     if (info.kind === 'part') see(r, info.sequence);
     if (info.kind === 'history') {
       see(r, info.sequence);

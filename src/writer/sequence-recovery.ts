@@ -60,9 +60,8 @@ function orphanLatestOf<P>(r: RunRecovery<P>): RecoveredRun<P>['orphanLatest'] {
   for (const d of r.decoded.values())
     if (d.snapshot.id === id || (d.snapshot.createdAt === createdAt && canonicalJson(d.snapshot.payload) === content)) return undefined;
   if (r.index.doc?.checkpoints.some((e) => e.checkpoint_id === id)) return undefined;
-  const layout = r.profile.layout;
   let highestHistory = 0;
-  for (const key of r.listed.keys()) highestHistory = Math.max(highestHistory, layout.classify(key)?.sequence ?? 0);
+  for (const { info } of r.listed.values()) highestHistory = Math.max(highestHistory, info.sequence ?? 0);
   for (const n of r.decoded.keys()) highestHistory = Math.max(highestHistory, n);
   for (const e of r.index.doc?.checkpoints ?? []) highestHistory = Math.max(highestHistory, e.sequence);
   return { snapshot: r.latest, ownNumberFree: r.latest.sequence > highestHistory };
@@ -86,7 +85,7 @@ export async function recoverRun<P>(
   await readRunFiles(r);
   await scanListed(r);
   numberDerived(r);
-  see(r, unreadableNumbers(r.known, r.unnumbered));
+  see(r, unreadableNumbers(r.newestKnown, r.unnumbered));
   const head = await findHead(r);
   const orphanLatest = orphanLatestOf(r);
   return {

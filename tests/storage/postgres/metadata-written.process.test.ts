@@ -16,6 +16,9 @@ import { orderKey } from '../../../src/storage/postgres/order-key.js';
 import { sealCheckpointDocument } from '../../../src/langgraph/document.js';
 import { sealWrites } from '../../../src/langgraph/writes.js';
 import { checkpointPayload, writesDocument } from '../../langgraph/known-metadata-arbitraries.js';
+import { encodeRunIndex } from '../../../src/codec/run-index.js';
+import { indexMetadata } from '../../../src/writer/ordered-write.js';
+import { runIndexArbitrary } from '../../writer/run-index-arbitraries.js';
 import { freshTable, hasPostgres, makePool, usePostgres } from '../../support/postgres-fixture.js';
 
 const { server } = usePostgres();
@@ -192,6 +195,33 @@ suite('the metadata column written by the statements', () => {
       await storage.close();
     }
   }, 120_000);
+
+  it("property: the metadata the writer hands down with a run's index ('{}') is what the column function computes from its bytes", async () => {
+    const table = freshTable('mdi');
+    const fn = fnOf(table);
+    const storage = postgresStorage({ pool, table });
+    await storage.migrate();
+    let said = 0;
+    try {
+      await fc.assert(
+        fc.asyncProperty(runIndexArbitrary, async (index) => {
+          const bytes = encodeRunIndex(index);
+          const known = indexMetadata(storage, bytes);
+          if (known === undefined) return;
+          said++;
+          const res = await pool.query(`SELECT ${fn}($1::text, $2::bytea)::text AS computed`, [
+            'checkpoints/r/index.json',
+            Buffer.from(bytes),
+          ]);
+          expect({ said: known.json, computed: res.rows[0].computed }).toEqual({ said: '{}', computed: '{}' });
+        }),
+        { numRuns: 200 },
+      );
+      expect(said).toBeGreaterThan(50);
+    } finally {
+      await storage.close();
+    }
+  });
 
   it('a put, a pair and a batch take the metadata handed down for their very bytes, and not for other bytes', async () => {
     const table = freshTable('mdk');
