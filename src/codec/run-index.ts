@@ -28,8 +28,8 @@ export function decodeRunIndex(bytes: Uint8Array, where = 'index.json'): RunInde
 /**
  * {@link decodeRunIndex} for a writer that keeps the index and rewrites it: its entries frozen
  * (the schema allows strings and numbers only, so a frozen entry cannot change), so the writer's
- * encoder serializes each once and reuses its bytes at every later rewrite. Left unfrozen, every
- * entry of an index a writer read was serialized again, by the generic serializer, at each rewrite.
+ * encoder serializes each once and reuses its bytes at every later rewrite (unfrozen, it would
+ * serialize every entry again, with the generic serializer, at each rewrite).
  */
 export function decodeRunIndexToKeep(bytes: Uint8Array, where = 'index.json'): RunIndex {
   const doc = decodeRunIndex(bytes, where);
