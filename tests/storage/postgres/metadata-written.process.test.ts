@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { postgresStorage } from 'savepoint/postgres';
+import { postgresStorage, type PostgresStorage } from 'savepoint/postgres';
 import { clientMetadata } from '../../../src/storage/postgres/client-metadata.js';
 import { orderKey } from '../../../src/storage/postgres/order-key.js';
 import { sealCheckpointDocument } from '../../../src/langgraph/document.js';
@@ -146,82 +146,84 @@ suite('the metadata column written by the statements', () => {
     }
   }, 120_000);
 
-  it('property: the metadata the saver hands down with a checkpoint or writes document is what the column function computes from its bytes', async () => {
-    const table = freshTable('mdk');
-    const fn = fnOf(table);
+  /** A migrated store on a fresh table, with its column function's name, for `body`; closed after. */
+  async function onFreshStore(prefix: string, body: (storage: PostgresStorage, fn: string) => Promise<void>): Promise<void> {
+    const table = freshTable(prefix);
     const storage = postgresStorage({ pool, table });
     await storage.migrate();
-    let said = 0;
     try {
-      await fc.assert(
-        fc.asyncProperty(checkpointPayload, async (p) => {
-          const header = {
-            id: '1ef4f797-8335-6428-8001-8a1503f9b875',
-            runId: 'run-1',
-            sequence: 1,
-            createdAt: '2026-01-01T00:00:00Z',
-            source: 'loop',
-          };
-          const sealed = await sealCheckpointDocument(header, p, { metadataColumnBelow: Number.POSITIVE_INFINITY });
-          if (sealed.metadataColumn === undefined) return;
-          said++;
-          const res = await pool.query(`SELECT ${fn}($1::text, $2::bytea) IS NOT DISTINCT FROM $3::jsonb AS same`, [
-            'c/1.json',
-            Buffer.from(sealed.bytes),
-            sealed.metadataColumn,
-          ]);
-          expect({ said: sealed.metadataColumn, same: res.rows[0].same }).toEqual({ said: sealed.metadataColumn, same: true });
-        }),
-        { numRuns: 300 },
-      );
-      expect(said).toBeGreaterThan(100);
-      // A task's writes document says '{}' where its texts allow it.
-      let writesSaid = 0;
-      await fc.assert(
-        fc.asyncProperty(writesDocument, async ([document, writes]) => {
-          const sealed = sealWrites(document, writes, undefined, Number.POSITIVE_INFINITY);
-          if (sealed.metadataColumn === undefined) return;
-          writesSaid++;
-          const res = await pool.query(`SELECT ${fn}($1::text, $2::bytea)::text AS computed`, [
-            'w/1.json',
-            Buffer.from(await sealed.bytes),
-          ]);
-          expect(res.rows[0].computed).toBe(sealed.metadataColumn);
-        }),
-        { numRuns: 200 },
-      );
-      expect(writesSaid).toBeGreaterThan(25);
+      await body(storage, fnOf(table));
     } finally {
       await storage.close();
     }
-  }, 120_000);
+  }
 
-  it("property: the metadata the writer hands down with a run's index ('{}') is what the column function computes from its bytes", async () => {
-    const table = freshTable('mdi');
-    const fn = fnOf(table);
-    const storage = postgresStorage({ pool, table });
-    await storage.migrate();
-    let said = 0;
-    try {
+  /** The column the function computes from `key` and `bytes`, as `jsonb` text. */
+  async function computedColumn(fn: string, key: string, bytes: Uint8Array): Promise<string | null> {
+    return (await pool.query(`SELECT ${fn}($1::text, $2::bytea)::text AS computed`, [key, Buffer.from(bytes)])).rows[0].computed;
+  }
+
+  it(
+    'property: the metadata the saver hands down with a checkpoint or writes document is what the column function computes from its bytes',
+    () =>
+      onFreshStore('mdk', async (_storage, fn) => {
+        let said = 0;
+        await fc.assert(
+          fc.asyncProperty(checkpointPayload, async (p) => {
+            const header = {
+              id: '1ef4f797-8335-6428-8001-8a1503f9b875',
+              runId: 'run-1',
+              sequence: 1,
+              createdAt: '2026-01-01T00:00:00Z',
+              source: 'loop',
+            };
+            const sealed = await sealCheckpointDocument(header, p, { metadataColumnBelow: Number.POSITIVE_INFINITY });
+            if (sealed.metadataColumn === undefined) return;
+            said++;
+            const res = await pool.query(`SELECT ${fn}($1::text, $2::bytea) IS NOT DISTINCT FROM $3::jsonb AS same`, [
+              'c/1.json',
+              Buffer.from(sealed.bytes),
+              sealed.metadataColumn,
+            ]);
+            expect({ said: sealed.metadataColumn, same: res.rows[0].same }).toEqual({ said: sealed.metadataColumn, same: true });
+          }),
+          { numRuns: 300 },
+        );
+        expect(said).toBeGreaterThan(100);
+        // A task's writes document says '{}' where its texts allow it.
+        let writesSaid = 0;
+        await fc.assert(
+          fc.asyncProperty(writesDocument, async ([document, writes]) => {
+            const sealed = sealWrites(document, writes, undefined, Number.POSITIVE_INFINITY);
+            if (sealed.metadataColumn === undefined) return;
+            writesSaid++;
+            expect(await computedColumn(fn, 'w/1.json', await sealed.bytes)).toBe(sealed.metadataColumn);
+          }),
+          { numRuns: 200 },
+        );
+        expect(writesSaid).toBeGreaterThan(25);
+      }),
+    120_000,
+  );
+
+  it("property: the metadata the writer hands down with a run's index ('{}') is what the column function computes from its bytes", () =>
+    onFreshStore('mdi', async (storage, fn) => {
+      let said = 0;
       await fc.assert(
         fc.asyncProperty(runIndexArbitrary, async (index) => {
           const bytes = encodeRunIndex(index);
           const known = indexMetadata(storage, bytes);
           if (known === undefined) return;
           said++;
-          const res = await pool.query(`SELECT ${fn}($1::text, $2::bytea)::text AS computed`, [
-            'checkpoints/r/index.json',
-            Buffer.from(bytes),
-          ]);
-          expect({ said: known.json, computed: res.rows[0].computed }).toEqual({ said: '{}', computed: '{}' });
+          expect({ said: known.json, computed: await computedColumn(fn, 'checkpoints/r/index.json', bytes) }).toEqual({
+            said: '{}',
+            computed: '{}',
+          });
         }),
         { numRuns: 200 },
       );
       expect(said).toBeGreaterThan(50);
-    } finally {
-      await storage.close();
-    }
-  });
+    }));
 
   it('a put, a pair and a batch take the metadata handed down for their very bytes, and not for other bytes', async () => {
     const table = freshTable('mdk');
