@@ -169,7 +169,9 @@ function answersOf(group: readonly PlannedBatch[], rows: readonly BatchRow[]): B
 /** The statement of `group`, once the table is checked: a pair as its plain statement, else the batch or batches function. */
 function query(state: PostgresStoreState, group: readonly PlannedBatch[]): Promise<{ rows: BatchRow[] }> {
   return withReadyPool(state, (p) =>
-    group.length === 1 && isPair(group[0]!.operations) ? queryPair(state, p, group[0]!) : queryFunction(state, p, group),
+    group.length === 1 && (isPair(group[0]!.operations) || isCheckedPair(group[0]!.operations))
+      ? queryPair(state, p, group[0]!)
+      : queryFunction(state, p, group),
   );
 }
 
@@ -231,6 +233,28 @@ function isPair(operations: readonly BatchOperation[]): boolean {
   return true;
 }
 
+/**
+ * A create, an unconditional put and a check that a third key holds a version, each key its own:
+ * a writer's checkpoint (its history entry, `latest`, fenced by its run lease), sent as the
+ * pair's checked statement ({@link PairSql}`.ifAbsentChecked`).
+ */
+function isCheckedPair(operations: readonly BatchOperation[]): boolean {
+  if (operations.length !== 3) return false;
+  const [first, second, check] = operations as [BatchOperation, BatchOperation, BatchOperation];
+  return (
+    first.type === 'put' &&
+    first.ifAbsent === true &&
+    second.type === 'put' &&
+    second.ifAbsent !== true &&
+    second.ifVersion === undefined &&
+    check.type === 'check' &&
+    check.ifVersion !== undefined &&
+    first.key !== second.key &&
+    check.key !== first.key &&
+    check.key !== second.key
+  );
+}
+
 /** The metadata parameters of a batch's put `op`, whose bytes the store copied as `value`. */
 function putMetadataParams(op: BatchOperation, value: Buffer): [string | null, boolean] {
   return op.type === 'put' ? metadataParams(op.key, value, knownMetadataJson(op.bytes, op.knownMetadata)) : [null, false];
@@ -241,12 +265,16 @@ interface PairRow {
   first: string | null;
   second: string | null;
   gone?: number[];
+  /** A checked pair's: whether the check held, and whether the created key was there before. */
+  checked?: boolean;
+  present?: boolean;
 }
 
-/** A pair (see {@link isPair}) as one plain statement: what the batch function would answer, without calling it. */
+/** A pair (see {@link isPair}, {@link isCheckedPair}) as one plain statement: what the batch function would answer, without calling it. */
 function queryPair(state: PostgresStoreState, p: PostgresPool, batch: PlannedBatch): Promise<{ rows: BatchRow[] }> {
   const operations = batch.operations;
-  const [first, second] = operations as [BatchOperation, BatchOperation];
+  const [first, second, third] = operations as [BatchOperation, BatchOperation, BatchOperation | undefined];
+  if (third?.type === 'check') return queryCheckedPair(state, p, batch, first, second, third);
   const deletes = operations.length > 2;
   const puts = state.puts; // known once the table is checked (query waited for it)
   const count = operations.length - 2;
@@ -263,6 +291,39 @@ function queryPair(state: PostgresStoreState, p: PostgresPool, batch: PlannedBat
   const text = version !== null ? sql.ifVersion : ifAbsentOf(first) ? sql.ifAbsent : sql.any;
   state.roundTrips++;
   return queryNamed<PairRow>(state, p, text, params).then((res) => pairRows(operations, res.rows[0]!));
+}
+
+/** A checked pair (see {@link isCheckedPair}) as one plain statement. */
+function queryCheckedPair(
+  state: PostgresStoreState,
+  p: PostgresPool,
+  batch: PlannedBatch,
+  first: BatchOperation,
+  second: BatchOperation,
+  check: BatchOperation,
+): Promise<{ rows: BatchRow[] }> {
+  const puts = state.puts; // known once the table is checked (query waited for it)
+  const params: unknown[] = [orderKey(first.key), first.key, batch.values[0], orderKey(second.key), second.key, batch.values[1]];
+  if (puts.sendsMetadata) params.push(...putMetadataParams(first, batch.values[0]!), ...putMetadataParams(second, batch.values[1]!));
+  params.push(orderKey(check.key), batch.versions[2]);
+  state.roundTrips++;
+  return queryNamed<PairRow>(state, p, puts.pair.ifAbsentChecked, params).then((res) => checkedPairRows(res.rows[0]!));
+}
+
+/**
+ * The row of a checked pair's statement as the batch function's rows. The function stops at the
+ * first failed condition in order: the create when its key was there, else the check.
+ */
+function checkedPairRows(row: PairRow): { rows: BatchRow[] } {
+  if (row.first === null)
+    return { rows: [{ op: null, version: null, existed: null, failed: row.checked === false && !row.present ? 3 : 1 }] };
+  return {
+    rows: [
+      { op: 1, version: row.first, existed: null },
+      { op: 2, version: row.second, existed: null },
+      { op: 3, version: null, existed: null },
+    ],
+  };
 }
 
 /** The row of a pair's statement as the batch function's rows. */

@@ -107,10 +107,19 @@ export interface PairSql {
   readonly ifAbsent: string;
   readonly ifVersion: string;
   readonly withDeletes: (count: number) => PairStatements;
+  /**
+   * A pair whose first put is a create (`ifAbsent`), fenced by a check that another key still
+   * holds a version (a writer's checkpoint: its history entry, `latest`, its run lease). The
+   * check's key order and version come after the pair's parameters (see {@link PairSql}); neither
+   * put writes unless the checked row holds that version, locked `FOR SHARE` until commit as the
+   * batch function's check is. The row adds `checked` (the check held) and `present` (the
+   * created key was there: its create is the failed condition when the check failed too).
+   */
+  readonly ifAbsentChecked: string;
 }
 
 /** The three statements of a pair by its first put's condition. */
-export type PairStatements = Omit<PairSql, 'withDeletes'>;
+export type PairStatements = Omit<PairSql, 'withDeletes' | 'ifAbsentChecked'>;
 
 /** Most deletes a pair's statement names one parameter each (see {@link PairSql}). */
 export const DELETES_AS_PARAMETERS = 16;
@@ -194,7 +203,13 @@ function pairStatements(t: string, next: string, metadata: boolean): PairSql {
   const second = metadata
     ? `${secondShape.row(4, 5, 6)} WHERE EXISTS (SELECT 1 FROM first)`
     : `SELECT $4::bytea, $5::text, ${next}, $6::bytea WHERE EXISTS (SELECT 1 FROM first)`;
-  const pair = (first: string, deletes?: string): string => `WITH first AS (
+  const pair = (first: string, deletes?: string, checked = false): string => `WITH ${
+    checked
+      ? `chk AS (
+  SELECT 1 FROM ${t} AS c WHERE c.key_order = $${version}::bytea AND c.version = $${version + 1}::bigint FOR SHARE
+), `
+      : ''
+  }first AS (
   ${first}
 ), second AS (
   INSERT INTO ${t} AS s (key_order, key, version, value${secondShape.names}) ${second}
@@ -210,17 +225,24 @@ function pairStatements(t: string, next: string, metadata: boolean): PairSql {
   }
 SELECT (SELECT version::text FROM first) AS first, (SELECT version::text FROM second) AS second${
     deletes === undefined ? '' : ', ARRAY(SELECT at::int FROM gone) AS gone'
-  }`;
+  }${checked ? `, EXISTS (SELECT 1 FROM chk) AS checked, EXISTS (SELECT 1 FROM ${t} AS p WHERE p.key_order = $1) AS present` : ''}`;
   const {
     putAny: any,
     putIfAbsent: ifAbsent,
     putIfVersion: ifVersion,
   } = putStatements(t, firstShape, firstShape, version, RETURNING_BIGINT);
+  // The checked pair's create writes only when the check holds.
+  const checkedRow = metadata
+    ? `${firstShape.row(1, 2, 3)} WHERE EXISTS (SELECT 1 FROM chk)`
+    : `SELECT $1::bytea, $2::text, ${next}, $3::bytea WHERE EXISTS (SELECT 1 FROM chk)`;
+  const checkedCreate = `INSERT INTO ${t} AS s (key_order, key, version, value${firstShape.names}) ${checkedRow}
+  ON CONFLICT (key_order) DO NOTHING ${RETURNING_BIGINT}`;
   const withDeletes = new Map<number, PairStatements>();
   return {
     any: pair(any),
     ifAbsent: pair(ifAbsent),
     ifVersion: pair(ifVersion),
+    ifAbsentChecked: pair(checkedCreate, undefined, true),
     withDeletes: (count) => {
       // Counts beyond the bound share the array form: one entry for them all.
       const form = Math.min(count, DELETES_AS_PARAMETERS + 1);

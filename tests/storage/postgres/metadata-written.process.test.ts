@@ -389,16 +389,24 @@ suite('the metadata column written by the statements', () => {
     const old = older('v2-r3', table);
     for (const statement of old.migrate) await pool.query(statement);
     const storage = postgresStorage({ pool, table, autoMigrate: false });
-    await storage.put('k/a.json', utf8('{"metadata":{"user":"ana"}}'));
+    const a = await storage.put('k/a.json', utf8('{"metadata":{"user":"ana"}}'));
     await storage.batch([
       { type: 'put', key: 'k/h.json', bytes: utf8('{"id":"b"}') },
       { type: 'put', key: 'k/b.json', bytes: utf8('{"metadata":{"user":"bob"}}') },
+    ]);
+    // A writer's checkpoint (create, put, check): the pair's checked statement in its older shape.
+    await storage.batch([
+      { type: 'put', key: 'k/c.json', bytes: utf8('{"metadata":{"user":"cy"}}'), ifAbsent: true },
+      { type: 'put', key: 'k/l.json', bytes: utf8('{"id":"c"}') },
+      { type: 'check', key: 'k/a.json', ifVersion: a.version },
     ]);
     const rows = await pool.query(`SELECT key, metadata::text AS m FROM "public"."${table}" ORDER BY key`);
     expect(rows.rows).toEqual([
       { key: 'k/a.json', m: '{"user": "ana"}' },
       { key: 'k/b.json', m: '{"user": "bob"}' },
+      { key: 'k/c.json', m: '{"user": "cy"}' },
       { key: 'k/h.json', m: '{}' },
+      { key: 'k/l.json', m: '{}' },
     ]);
     await storage.close();
   });
