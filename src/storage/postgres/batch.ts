@@ -234,25 +234,26 @@ function isPair(operations: readonly BatchOperation[]): boolean {
 }
 
 /**
- * A create, an unconditional put and a check that a third key holds a version, each key its own:
- * a writer's checkpoint (its history entry, `latest`, fenced by its run lease), sent as the
- * pair's checked statement ({@link PairSql}`.ifAbsentChecked`).
+ * A create, an unconditional put and a check that another key holds a version, optionally
+ * followed by a put of a fourth key on its version, each key its own: a writer's checkpoint (its
+ * history entry, `latest`, fenced by its run lease, and the run's index when due), sent as the
+ * pair's checked statement ({@link CheckedPairSql}).
  */
 function isCheckedPair(operations: readonly BatchOperation[]): boolean {
-  if (operations.length !== 3) return false;
-  const [first, second, check] = operations as [BatchOperation, BatchOperation, BatchOperation];
-  return (
-    first.type === 'put' &&
-    first.ifAbsent === true &&
-    second.type === 'put' &&
-    second.ifAbsent !== true &&
-    second.ifVersion === undefined &&
-    check.type === 'check' &&
-    check.ifVersion !== undefined &&
-    first.key !== second.key &&
-    check.key !== first.key &&
-    check.key !== second.key
-  );
+  if (operations.length !== 3 && operations.length !== 4) return false;
+  const [first, second, check, index] = operations as [BatchOperation, BatchOperation, BatchOperation, BatchOperation | undefined];
+  if (
+    first.type !== 'put' ||
+    first.ifAbsent !== true ||
+    second.type !== 'put' ||
+    second.ifAbsent === true ||
+    second.ifVersion !== undefined ||
+    check.type !== 'check' ||
+    check.ifVersion === undefined
+  )
+    return false;
+  if (index && (index.type !== 'put' || index.ifVersion === undefined)) return false;
+  return new Set(operations.map((op) => op.key)).size === operations.length;
 }
 
 /** The metadata parameters of a batch's put `op`, whose bytes the store copied as `value`. */
@@ -265,8 +266,10 @@ interface PairRow {
   first: string | null;
   second: string | null;
   gone?: number[];
-  /** A checked pair's: whether the check held, and whether the created key was there before. */
+  /** A checked pair's: the third put's version, whether the check and the third's version held, whether the created key was there before. */
+  third?: string | null;
   checked?: boolean;
+  indexed?: boolean;
   present?: boolean;
 }
 
@@ -274,7 +277,7 @@ interface PairRow {
 function queryPair(state: PostgresStoreState, p: PostgresPool, batch: PlannedBatch): Promise<{ rows: BatchRow[] }> {
   const operations = batch.operations;
   const [first, second, third] = operations as [BatchOperation, BatchOperation, BatchOperation | undefined];
-  if (third?.type === 'check') return queryCheckedPair(state, p, batch, first, second, third);
+  if (third?.type === 'check') return queryCheckedPair(state, p, batch);
   const deletes = operations.length > 2;
   const puts = state.puts; // known once the table is checked (query waited for it)
   const count = operations.length - 2;
@@ -294,36 +297,39 @@ function queryPair(state: PostgresStoreState, p: PostgresPool, batch: PlannedBat
 }
 
 /** A checked pair (see {@link isCheckedPair}) as one plain statement. */
-function queryCheckedPair(
-  state: PostgresStoreState,
-  p: PostgresPool,
-  batch: PlannedBatch,
-  first: BatchOperation,
-  second: BatchOperation,
-  check: BatchOperation,
-): Promise<{ rows: BatchRow[] }> {
+function queryCheckedPair(state: PostgresStoreState, p: PostgresPool, batch: PlannedBatch): Promise<{ rows: BatchRow[] }> {
+  const [first, second, check, index] = batch.operations as [BatchOperation, BatchOperation, BatchOperation, BatchOperation | undefined];
   const puts = state.puts; // known once the table is checked (query waited for it)
   const params: unknown[] = [orderKey(first.key), first.key, batch.values[0], orderKey(second.key), second.key, batch.values[1]];
   if (puts.sendsMetadata) params.push(...putMetadataParams(first, batch.values[0]!), ...putMetadataParams(second, batch.values[1]!));
   params.push(orderKey(check.key), batch.versions[2]);
+  if (index) {
+    params.push(orderKey(index.key), index.key, batch.values[3]);
+    if (puts.sendsMetadata) params.push(...putMetadataParams(index, batch.values[3]!));
+    params.push(batch.versions[3]);
+  }
   state.roundTrips++;
-  return queryNamed<PairRow>(state, p, puts.pair.ifAbsentChecked, params).then((res) => checkedPairRows(res.rows[0]!));
+  const text = index ? puts.pair.checked.indexed : puts.pair.checked.plain;
+  return queryNamed<PairRow>(state, p, text, params).then((res) => checkedPairRows(res.rows[0]!, index !== undefined));
 }
 
 /**
  * The row of a checked pair's statement as the batch function's rows. The function stops at the
- * first failed condition in order: the create when its key was there, else the check.
+ * first failed condition in the batch's order: the create when its key was there, else the check,
+ * else the index's version.
  */
-function checkedPairRows(row: PairRow): { rows: BatchRow[] } {
-  if (row.first === null)
-    return { rows: [{ op: null, version: null, existed: null, failed: row.checked === false && !row.present ? 3 : 1 }] };
-  return {
-    rows: [
-      { op: 1, version: row.first, existed: null },
-      { op: 2, version: row.second, existed: null },
-      { op: 3, version: null, existed: null },
-    ],
-  };
+function checkedPairRows(row: PairRow, indexed: boolean): { rows: BatchRow[] } {
+  if (row.first === null) {
+    const failed = row.present ? 1 : row.checked === false ? 3 : indexed && row.indexed === false ? 4 : 1;
+    return { rows: [{ op: null, version: null, existed: null, failed }] };
+  }
+  const rows: BatchRow[] = [
+    { op: 1, version: row.first, existed: null },
+    { op: 2, version: row.second, existed: null },
+    { op: 3, version: null, existed: null },
+  ];
+  if (indexed) rows.push({ op: 4, version: row.third ?? null, existed: null });
+  return { rows };
 }
 
 /** The row of a pair's statement as the batch function's rows. */

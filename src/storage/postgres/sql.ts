@@ -107,19 +107,30 @@ export interface PairSql {
   readonly ifAbsent: string;
   readonly ifVersion: string;
   readonly withDeletes: (count: number) => PairStatements;
-  /**
-   * A pair whose first put is a create (`ifAbsent`), fenced by a check that another key still
-   * holds a version (a writer's checkpoint: its history entry, `latest`, its run lease). The
-   * check's key order and version come after the pair's parameters (see {@link PairSql}); neither
-   * put writes unless the checked row holds that version, locked `FOR SHARE` until commit as the
-   * batch function's check is. The row adds `checked` (the check held) and `present` (the
-   * created key was there: its create is the failed condition when the check failed too).
-   */
-  readonly ifAbsentChecked: string;
+  /** A writer's checkpoint: a pair whose first put is a create, fenced by a check (see {@link CheckedPairSql}). */
+  readonly checked: CheckedPairSql;
 }
 
 /** The three statements of a pair by its first put's condition. */
-export type PairStatements = Omit<PairSql, 'withDeletes' | 'ifAbsentChecked'>;
+export type PairStatements = Omit<PairSql, 'withDeletes' | 'checked'>;
+
+/**
+ * A writer's checkpoint as one plain statement: a pair whose first put is a create (`ifAbsent`:
+ * its history entry) and whose second is unconditional (`latest`), fenced by a check that another
+ * key still holds a version (its run lease), and in `indexed` followed by a put of a third key on
+ * its version (the run's index). Parameters: the pair's ($1-$6, with the metadata $7-$10), then the
+ * check's key order and version, then for `indexed` the third key's order, text and value (with the
+ * metadata, its metadata and flag) and its version. The check's row is locked `FOR SHARE` and the
+ * third's `FOR UPDATE` before anything is written, and nothing is written unless both hold and the
+ * create does: a failed condition writes nothing, as the batch function's rollback. The row gives
+ * each put's new version, `checked` and `indexed` (those conditions held) and `present` (the
+ * created key was there before), from which the caller names the condition that failed first in
+ * the batch's order, as the function does.
+ */
+export interface CheckedPairSql {
+  readonly plain: string;
+  readonly indexed: string;
+}
 
 /** Most deletes a pair's statement names one parameter each (see {@link PairSql}). */
 export const DELETES_AS_PARAMETERS = 16;
@@ -203,13 +214,7 @@ function pairStatements(t: string, next: string, metadata: boolean): PairSql {
   const second = metadata
     ? `${secondShape.row(4, 5, 6)} WHERE EXISTS (SELECT 1 FROM first)`
     : `SELECT $4::bytea, $5::text, ${next}, $6::bytea WHERE EXISTS (SELECT 1 FROM first)`;
-  const pair = (first: string, deletes?: string, checked = false): string => `WITH ${
-    checked
-      ? `chk AS (
-  SELECT 1 FROM ${t} AS c WHERE c.key_order = $${version}::bytea AND c.version = $${version + 1}::bigint FOR SHARE
-), `
-      : ''
-  }first AS (
+  const pair = (first: string, deletes?: string): string => `WITH first AS (
   ${first}
 ), second AS (
   INSERT INTO ${t} AS s (key_order, key, version, value${secondShape.names}) ${second}
@@ -225,24 +230,18 @@ function pairStatements(t: string, next: string, metadata: boolean): PairSql {
   }
 SELECT (SELECT version::text FROM first) AS first, (SELECT version::text FROM second) AS second${
     deletes === undefined ? '' : ', ARRAY(SELECT at::int FROM gone) AS gone'
-  }${checked ? `, EXISTS (SELECT 1 FROM chk) AS checked, EXISTS (SELECT 1 FROM ${t} AS p WHERE p.key_order = $1) AS present` : ''}`;
+  }`;
   const {
     putAny: any,
     putIfAbsent: ifAbsent,
     putIfVersion: ifVersion,
   } = putStatements(t, firstShape, firstShape, version, RETURNING_BIGINT);
-  // The checked pair's create writes only when the check holds.
-  const checkedRow = metadata
-    ? `${firstShape.row(1, 2, 3)} WHERE EXISTS (SELECT 1 FROM chk)`
-    : `SELECT $1::bytea, $2::text, ${next}, $3::bytea WHERE EXISTS (SELECT 1 FROM chk)`;
-  const checkedCreate = `INSERT INTO ${t} AS s (key_order, key, version, value${firstShape.names}) ${checkedRow}
-  ON CONFLICT (key_order) DO NOTHING ${RETURNING_BIGINT}`;
   const withDeletes = new Map<number, PairStatements>();
   return {
     any: pair(any),
     ifAbsent: pair(ifAbsent),
     ifVersion: pair(ifVersion),
-    ifAbsentChecked: pair(checkedCreate, undefined, true),
+    checked: checkedPairStatements(t, next, metadata),
     withDeletes: (count) => {
       // Counts beyond the bound share the array form: one entry for them all.
       const form = Math.min(count, DELETES_AS_PARAMETERS + 1);
@@ -258,6 +257,44 @@ SELECT (SELECT version::text FROM first) AS first, (SELECT version::text FROM se
       return statements;
     },
   };
+}
+
+/** The statements of {@link CheckedPairSql} for a table whose metadata column the statements write (`metadata`), or not. */
+function checkedPairStatements(t: string, next: string, metadata: boolean): CheckedPairSql {
+  const firstShape = metadata ? givenShape(next, 7, 8) : computedShape(next);
+  const secondShape = metadata ? givenShape(next, 9, 10) : computedShape(next);
+  const c = metadata ? 11 : 7; // the check's key order, then its version
+  const i = c + 2; // the third put's key order, text and value
+  const thirdShape = metadata ? givenShape(next, i + 3, i + 4) : computedShape(next);
+  const thirdVersion = metadata ? i + 5 : i + 3;
+  const row = (shape: RowShape, k: number, when: string): string =>
+    metadata
+      ? `${shape.row(k, k + 1, k + 2)} WHERE ${when}`
+      : `SELECT $${k}::bytea, $${k + 1}::text, ${next}, $${k + 2}::bytea WHERE ${when}`;
+  const statement = (indexed: boolean): string => {
+    const holds = indexed ? 'EXISTS (SELECT 1 FROM chk) AND EXISTS (SELECT 1 FROM idx)' : 'EXISTS (SELECT 1 FROM chk)';
+    const lockThird = `, idx AS (
+  SELECT 1 FROM ${t} AS x WHERE x.key_order = $${i}::bytea AND x.version = $${thirdVersion}::bigint FOR UPDATE
+)`;
+    const third = `, third AS (
+  UPDATE ${t} AS s SET value = $${i + 2}::bytea, key = $${i + 1}::text, ${thirdShape.set}, updated_at = now()${thirdShape.from}
+  WHERE s.key_order = $${i}::bytea AND s.version = $${thirdVersion}::bigint AND EXISTS (SELECT 1 FROM second) ${RETURNING_BIGINT}
+)`;
+    return `WITH chk AS (
+  SELECT 1 FROM ${t} AS c WHERE c.key_order = $${c}::bytea AND c.version = $${c + 1}::bigint FOR SHARE
+)${indexed ? lockThird : ''}, first AS (
+  INSERT INTO ${t} AS s (key_order, key, version, value${firstShape.names}) ${row(firstShape, 1, holds)}
+  ON CONFLICT (key_order) DO NOTHING ${RETURNING_BIGINT}
+), second AS (
+  INSERT INTO ${t} AS s (key_order, key, version, value${secondShape.names}) ${row(secondShape, 4, 'EXISTS (SELECT 1 FROM first)')}
+  ${UPSERT}${secondShape.onConflict}
+  ${RETURNING_BIGINT}
+)${indexed ? third : ''}
+SELECT (SELECT version::text FROM first) AS first, (SELECT version::text FROM second) AS second${
+      indexed ? ', (SELECT version::text FROM third) AS third, EXISTS (SELECT 1 FROM idx) AS indexed' : ''
+    }, EXISTS (SELECT 1 FROM chk) AS checked, EXISTS (SELECT 1 FROM ${t} AS p WHERE p.key_order = $1) AS present`;
+  };
+  return { plain: statement(false), indexed: statement(true) };
 }
 
 /** The deleted keys and their 1-based places as a pair's statement reads them, from parameter `$first` on (see {@link PairSql}). */

@@ -98,7 +98,14 @@ suite("a writer's checkpoint batch as the pair's checked statement", () => {
     try {
       await fc.assert(
         fc.asyncProperty(
-          fc.record({ created: fc.boolean(), latest: fc.boolean(), leaseRenewed: fc.boolean(), leaseGone: fc.boolean() }),
+          fc.record({
+            created: fc.boolean(),
+            latest: fc.boolean(),
+            leaseRenewed: fc.boolean(),
+            leaseGone: fc.boolean(),
+            // The run's index: not in the batch, or put on the version it held, after which it stayed, moved or went.
+            index: fc.constantFrom('none', 'held', 'moved', 'gone'),
+          }),
           async (state) => {
             const results: unknown[] = [];
             const stored: unknown[] = [];
@@ -107,6 +114,9 @@ suite("a writer's checkpoint batch as the pair's checked statement", () => {
               const held = (await s.put('r/lock', utf8('mine'))).version;
               if (state.leaseRenewed) await s.put('r/lock', utf8('renewed'));
               if (state.leaseGone) await s.delete('r/lock');
+              const indexHeld = (await s.put('r/index', utf8('[6]'))).version;
+              if (state.index === 'moved') await s.put('r/index', utf8('[6, "theirs"]'));
+              if (state.index === 'gone') await s.delete('r/index');
               if (state.created) await s.put('r/h/7', utf8('theirs'));
               if (state.latest) await s.put('r/latest', utf8('six'));
               const ops: BatchOperation[] = [
@@ -114,22 +124,52 @@ suite("a writer's checkpoint batch as the pair's checked statement", () => {
                 { type: 'put', key: 'r/latest', bytes: utf8('seven') },
                 { type: 'check', key: 'r/lock', ifVersion: held },
               ];
+              if (state.index !== 'none') ops.push({ type: 'put', key: 'r/index', bytes: utf8('[6, 7]'), ifVersion: indexHeld });
+              const n = ops.length;
               if (s === reference) ops.push({ type: 'check', key: 'r/never', ifAbsent: true });
               const result = (await resultOf(s.batch(ops))) as { ok?: unknown[] };
-              results.push(result.ok ? { ok: result.ok.slice(0, 3) } : result);
+              results.push(result.ok ? { ok: result.ok.slice(0, n) } : result);
               stored.push(await contents(s));
             }
             expect(results[0]).toEqual(results[1]);
             expect(stored[0]).toEqual(stored[1]);
           },
         ),
-        { numRuns: 40 },
+        { numRuns: 80 },
       );
     } finally {
       await checked.close();
       await reference.close();
     }
   }, 120_000);
+
+  it("with the run's index on its version, is one plain statement too, and rewrites the index", async () => {
+    const { pool: watched, texts } = recording(pool);
+    const s = postgresStorage({ pool: watched, table: freshTable('chk') });
+    await s.migrate();
+    const lease = await s.put('run/lock', utf8('mine'));
+    const index = await s.put('run/index.json', utf8('{"checkpoints":[]}'));
+    texts.length = 0;
+    const outcomes = await s.batch([
+      { type: 'put', key: 'run/history/1', bytes: utf8('one'), ifAbsent: true },
+      { type: 'put', key: 'run/latest', bytes: utf8('one') },
+      { type: 'check', key: 'run/lock', ifVersion: lease.version },
+      { type: 'put', key: 'run/index.json', bytes: utf8('{"checkpoints":[1]}'), ifVersion: index.version },
+    ]);
+    expect(texts).toHaveLength(1);
+    expect(texts[0]).toContain('FOR UPDATE');
+    expect(texts[0]).not.toContain('_batch');
+    const indexed = outcomes[3];
+    expect(indexed?.type === 'put' && BigInt(indexed.version) > BigInt(index.version)).toBe(true);
+    expect((await s.get('run/index.json'))?.version).toBe(indexed?.type === 'put' ? indexed.version : undefined);
+    expect(await contents(s)).toEqual([
+      ['run/history/1', 'one'],
+      ['run/index.json', '{"checkpoints":[1]}'],
+      ['run/latest', 'one'],
+      ['run/lock', 'mine'],
+    ]);
+    await s.close();
+  });
 
   it('a lease renewed by another holder (its version moved) fails the batch on the lease, nothing written', async () => {
     const s = postgresStorage({ pool, table: freshTable('chk') });

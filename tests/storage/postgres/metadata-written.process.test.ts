@@ -400,12 +400,22 @@ suite('the metadata column written by the statements', () => {
       { type: 'put', key: 'k/l.json', bytes: utf8('{"id":"c"}') },
       { type: 'check', key: 'k/a.json', ifVersion: a.version },
     ]);
+    // And with the run's index rewritten on its version.
+    const index = await storage.put('k/i.json', utf8('{"checkpoints":[]}'));
+    await storage.batch([
+      { type: 'put', key: 'k/d.json', bytes: utf8('{"metadata":{"user":"di"}}'), ifAbsent: true },
+      { type: 'put', key: 'k/l.json', bytes: utf8('{"id":"d"}') },
+      { type: 'check', key: 'k/a.json', ifVersion: a.version },
+      { type: 'put', key: 'k/i.json', bytes: utf8('{"checkpoints":[1]}'), ifVersion: index.version },
+    ]);
     const rows = await pool.query(`SELECT key, metadata::text AS m FROM "public"."${table}" ORDER BY key`);
     expect(rows.rows).toEqual([
       { key: 'k/a.json', m: '{"user": "ana"}' },
       { key: 'k/b.json', m: '{"user": "bob"}' },
       { key: 'k/c.json', m: '{"user": "cy"}' },
+      { key: 'k/d.json', m: '{"user": "di"}' },
       { key: 'k/h.json', m: '{}' },
+      { key: 'k/i.json', m: '{}' },
       { key: 'k/l.json', m: '{}' },
     ]);
     await storage.close();

@@ -9,9 +9,10 @@ const sql = storeSql('sch', 'tab');
 
 const lonePuts = (puts: PutSql): string[] => [puts.putAny, puts.putIfAbsent, puts.putIfVersion];
 const pairs = (puts: PutSql): string[] => {
-  const { withDeletes, ...plain } = puts.pair;
+  const { withDeletes, checked, ...plain } = puts.pair;
   return [
     ...Object.values(plain),
+    ...Object.values(checked),
     ...[1, 2, DELETES_AS_PARAMETERS, DELETES_AS_PARAMETERS + 1].flatMap((n) => Object.values(withDeletes(n))),
   ];
 };
