@@ -58,17 +58,26 @@ suite("a writer's checkpoint batch as the pair's checked statement", () => {
     await pool?.end();
   });
 
-  it('is one plain statement, and stores what the batch function stores', async () => {
+  /** A store whose statements are recorded, holding a run's lease; `texts` emptied once it is set up. */
+  async function watchedRun(): Promise<{ s: PostgresStorage; texts: string[]; lease: string }> {
     const { pool: watched, texts } = recording(pool);
     const s = postgresStorage({ pool: watched, table: freshTable('chk') });
     await s.migrate();
-    const lease = await s.put('run/lock', utf8('mine'));
+    const lease = (await s.put('run/lock', utf8('mine'))).version;
     texts.length = 0;
-    const outcomes = await s.batch([
-      { type: 'put', key: 'run/history/1', bytes: utf8('one'), ifAbsent: true },
-      { type: 'put', key: 'run/latest', bytes: utf8('one') },
-      { type: 'check', key: 'run/lock', ifVersion: lease.version },
-    ]);
+    return { s, texts, lease };
+  }
+
+  /** A writer's checkpoint: its history entry, `latest`, the check of its lease. */
+  const checkpointOps = (lease: string): BatchOperation[] => [
+    { type: 'put', key: 'run/history/1', bytes: utf8('one'), ifAbsent: true },
+    { type: 'put', key: 'run/latest', bytes: utf8('one') },
+    { type: 'check', key: 'run/lock', ifVersion: lease },
+  ];
+
+  it('is one plain statement, and stores what the batch function stores', async () => {
+    const { s, texts, lease } = await watchedRun();
+    const outcomes = await s.batch(checkpointOps(lease));
     expect(outcomes.map((o) => [o.type, o.key])).toEqual([
       ['put', 'run/history/1'],
       ['put', 'run/latest'],
@@ -84,7 +93,7 @@ suite("a writer's checkpoint batch as the pair's checked statement", () => {
       ['run/latest', 'one'],
       ['run/lock', 'mine'],
     ]);
-    expect((await s.get('run/lock'))?.version).toBe(lease.version);
+    expect((await s.get('run/lock'))?.version).toBe(lease);
     await s.close();
   });
 
@@ -144,16 +153,11 @@ suite("a writer's checkpoint batch as the pair's checked statement", () => {
   }, 120_000);
 
   it("with the run's index on its version, is one plain statement too, and rewrites the index", async () => {
-    const { pool: watched, texts } = recording(pool);
-    const s = postgresStorage({ pool: watched, table: freshTable('chk') });
-    await s.migrate();
-    const lease = await s.put('run/lock', utf8('mine'));
+    const { s, texts, lease } = await watchedRun();
     const index = await s.put('run/index.json', utf8('{"checkpoints":[]}'));
     texts.length = 0;
     const outcomes = await s.batch([
-      { type: 'put', key: 'run/history/1', bytes: utf8('one'), ifAbsent: true },
-      { type: 'put', key: 'run/latest', bytes: utf8('one') },
-      { type: 'check', key: 'run/lock', ifVersion: lease.version },
+      ...checkpointOps(lease),
       { type: 'put', key: 'run/index.json', bytes: utf8('{"checkpoints":[1]}'), ifVersion: index.version },
     ]);
     expect(texts).toHaveLength(1);
@@ -176,13 +180,7 @@ suite("a writer's checkpoint batch as the pair's checked statement", () => {
     const lease = await s.put('run/lock', utf8('mine'));
     await s.put('run/lock', utf8('theirs'));
     const before = s.stats().roundTrips;
-    const result = await resultOf(
-      s.batch([
-        { type: 'put', key: 'run/history/1', bytes: utf8('one'), ifAbsent: true },
-        { type: 'put', key: 'run/latest', bytes: utf8('one') },
-        { type: 'check', key: 'run/lock', ifVersion: lease.version },
-      ]),
-    );
+    const result = await resultOf(s.batch(checkpointOps(lease.version)));
     expect(result).toEqual({ failed: 'checkpoint_conflict', key: 'run/lock' });
     expect(s.stats().roundTrips - before).toBe(1);
     expect(await contents(s)).toEqual([['run/lock', 'theirs']]);
