@@ -37,12 +37,6 @@ export function decodeRunIndexToKeep(bytes: Uint8Array, where = 'index.json'): R
   return doc;
 }
 
-/** Whether run index bytes hold a `\u` escape (a control character or lone surrogate in a string). */
-export function runIndexHasEscapes(bytes: Uint8Array): boolean {
-  for (let at = bytes.indexOf(0x5c); at >= 0; at = bytes.indexOf(0x5c, at + 2)) if (bytes[at + 1] === 0x75) return true;
-  return false;
-}
-
 /**
  * Canonical JSON of frozen entries, computed once each. A frozen entry whose members are
  * all strings and numbers cannot change, so its text cannot go stale; the writer freezes

@@ -5,13 +5,14 @@ import {
   emptyRunIndex,
   mergeRunIndex,
   pruneRunIndex,
-  runIndexHasEscapes,
   type RunIndex,
   type RunIndexEncoder,
   type RunIndexEntry,
 } from '../codec/run-index.js';
 import type { BatchOperation, KnownMetadata, StorageAdapter } from '../contract/storage.js';
 import { isPendingResult } from '../contract/buffered-storage.js';
+import { utf8Encode } from '../codec/utf8.js';
+import { includesBytes } from '../snapshot-io/read-snapshot.js';
 import type { WriteFence } from './run-lock.js';
 import { chunkPlan, chunksDurable, type ChunkedPlan } from './chunk-step.js';
 
@@ -176,8 +177,11 @@ function mergedIndex(
  * Left to the store where a `\u` escape could spell a member's name or a character `jsonb` refuses.
  */
 export function indexMetadata(storage: StorageAdapter, bytes: Uint8Array): KnownMetadata | undefined {
-  return storage.capabilities.metadataListing === true && !runIndexHasEscapes(bytes) ? { bytes, json: '{}' } : undefined;
+  return storage.capabilities.metadataListing === true && !includesBytes(bytes, UNICODE_ESCAPE, 0) ? { bytes, json: '{}' } : undefined;
 }
+
+/** `\u`, as the store's own check reads it (client-metadata.ts): found anywhere, the store decides. */
+const UNICODE_ESCAPE = utf8Encode('\\u');
 
 /** The index put of one round: the merged index, conditional on the version last read or written. */
 interface IndexPut {

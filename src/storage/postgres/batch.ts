@@ -169,9 +169,11 @@ function answersOf(group: readonly PlannedBatch[], rows: readonly BatchRow[]): B
 /** The statement of `group`, once the table is checked: a pair as its plain statement, else the batch or batches function. */
 function query(state: PostgresStoreState, group: readonly PlannedBatch[]): Promise<{ rows: BatchRow[] }> {
   return withReadyPool(state, (p) =>
-    group.length === 1 && (isPair(group[0]!.operations) || isCheckedPair(group[0]!.operations))
+    group.length === 1 && isPair(group[0]!.operations)
       ? queryPair(state, p, group[0]!)
-      : queryFunction(state, p, group),
+      : group.length === 1 && isCheckedPair(group[0]!.operations)
+        ? queryCheckedPair(state, p, group[0]!)
+        : queryFunction(state, p, group),
   );
 }
 
@@ -273,18 +275,27 @@ interface PairRow {
   present?: boolean;
 }
 
-/** A pair (see {@link isPair}, {@link isCheckedPair}) as one plain statement: what the batch function would answer, without calling it. */
+/**
+ * The parameters a pair's statements start with, plain or checked: each of the first two puts'
+ * key order, key and value, then with the metadata each one's metadata and flag.
+ */
+function pairParams(puts: PostgresStoreState['puts'], batch: PlannedBatch): unknown[] {
+  const [first, second] = batch.operations as [BatchOperation, BatchOperation];
+  const params: unknown[] = [orderKey(first.key), first.key, batch.values[0], orderKey(second.key), second.key, batch.values[1]];
+  if (puts.sendsMetadata) params.push(...putMetadataParams(first, batch.values[0]!), ...putMetadataParams(second, batch.values[1]!));
+  return params;
+}
+
+/** A pair (see {@link isPair}) as one plain statement: what the batch function would answer, without calling it. */
 function queryPair(state: PostgresStoreState, p: PostgresPool, batch: PlannedBatch): Promise<{ rows: BatchRow[] }> {
   const operations = batch.operations;
-  const [first, second, third] = operations as [BatchOperation, BatchOperation, BatchOperation | undefined];
-  if (third?.type === 'check') return queryCheckedPair(state, p, batch);
+  const first = operations[0]!;
   const deletes = operations.length > 2;
   const puts = state.puts; // known once the table is checked (query waited for it)
   const count = operations.length - 2;
   const sql = deletes ? puts.pair.withDeletes(count) : puts.pair;
   const version = batch.versions[0] ?? null;
-  const params: unknown[] = [orderKey(first.key), first.key, batch.values[0], orderKey(second.key), second.key, batch.values[1]];
-  if (puts.sendsMetadata) params.push(...putMetadataParams(first, batch.values[0]!), ...putMetadataParams(second, batch.values[1]!));
+  const params = pairParams(puts, batch);
   if (version !== null) params.push(version);
   if (deletes) {
     const keys = operations.slice(2).map((op) => orderKey(op.key));
@@ -298,10 +309,9 @@ function queryPair(state: PostgresStoreState, p: PostgresPool, batch: PlannedBat
 
 /** A checked pair (see {@link isCheckedPair}) as one plain statement. */
 function queryCheckedPair(state: PostgresStoreState, p: PostgresPool, batch: PlannedBatch): Promise<{ rows: BatchRow[] }> {
-  const [first, second, check, index] = batch.operations as [BatchOperation, BatchOperation, BatchOperation, BatchOperation | undefined];
+  const [, , check, index] = batch.operations as [BatchOperation, BatchOperation, BatchOperation, BatchOperation | undefined];
   const puts = state.puts; // known once the table is checked (query waited for it)
-  const params: unknown[] = [orderKey(first.key), first.key, batch.values[0], orderKey(second.key), second.key, batch.values[1]];
-  if (puts.sendsMetadata) params.push(...putMetadataParams(first, batch.values[0]!), ...putMetadataParams(second, batch.values[1]!));
+  const params = pairParams(puts, batch);
   params.push(orderKey(check.key), batch.versions[2]);
   if (index) {
     params.push(orderKey(index.key), index.key, batch.values[3]);
