@@ -75,11 +75,14 @@ describe('a writer opening a run from latest alone', () => {
             expect(opened.lastSequence).toBe(expected);
             expect(opened.lastSequence).toBe(last);
             for (let i = 0; i < s.checkpoints; i++) {
+              // The clock moves before each checkpoint, not after: a lease renewal it sets off is then
+              // written before that checkpoint, never still in flight when the session is abandoned and
+              // the next writer takes the lease over (it would lose that race, as it should).
+              await clock.advance(1_000);
               const step = i % s.repeat === s.repeat - 1 ? last : last + 1;
               const r = await w.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { step } });
               if (!r.ok) throw r.error;
               if (r.outcome === 'written') expect(r.sequence).toBe(++last);
-              await clock.advance(1_000);
             }
             if (s.close) await w.close(); // else abandoned: the next writer takes its lease over
           }
