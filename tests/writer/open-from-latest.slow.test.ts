@@ -21,9 +21,19 @@ import { countingReads } from '../support/counting-storage.js';
 import { historyOf } from '../support/runs.js';
 
 const base = mkdtempSync(join(tmpdir(), 'savepoint-open-latest-'));
-afterAll(() => rmSync(base, { recursive: true, force: true }));
+const stores: ReturnType<typeof fsStorage>[] = [];
+afterAll(async () => {
+  // An open store applies its journal to files in the background, writing into its folder: closed first.
+  await Promise.all(stores.map((s) => s.close()));
+  rmSync(base, { recursive: true, force: true });
+});
 let dirs = 0;
-const packed = (): ReturnType<typeof fsStorage> => fsStorage({ dir: join(base, `s-${dirs++}`), layout: 'packed' });
+const packed = (): ReturnType<typeof fsStorage> => {
+  const storage = fsStorage({ dir: join(base, `s-${dirs++}`), layout: 'packed' });
+  stores.push(storage);
+  return storage;
+};
+
 
 const writerOf = (storage: StorageAdapter, clock = manualClock()) =>
   createWriter<JsonValue>({
