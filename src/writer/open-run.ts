@@ -12,20 +12,25 @@ import { indexDue } from './write-plan.js';
 /**
  * Opens the run, or reads it again after a failed group: takes the lock the first time,
  * then recovers numbering, index, history and head from storage: from `latest` alone the
- * first time where that suffices (recovery-latest.ts), else from every file of the run.
+ * first time where that suffices (recovery-latest.ts) and the lock was free, else from every
+ * file of the run.
  */
 export async function ensureOpen<P>(state: WriterState<P>): Promise<void> {
   if (state.opened && !state.needsRecovery) return;
   const { runId } = state.config;
   const lock = state.lock;
   let tookOver = false;
+  let created = false;
   if (!state.opened && lock && !lock.held) {
     const acquired = await lock.acquire();
     tookOver = acquired.tookOver;
+    created = acquired.created;
     state.inheritedClaims = Math.max(state.inheritedClaims, acquired.inheritedClaims);
   }
+  // Only after a writer that released the run at close, which leaves the index complete: one
+  // that crashed may have held index entries back, and a chain of such writers would each add theirs.
   const fromLatest =
-    !state.opened && !state.needsRecovery && opensFromLatest(state.config) ? await recoverFromLatest(state.config) : undefined;
+    !state.opened && !state.needsRecovery && created && opensFromLatest(state.config) ? await recoverFromLatest(state.config) : undefined;
   // A run short enough that its first checkpoint rewrites the index is recovered in full at once.
   const n = fromLatest?.lastSequence ?? 0;
   if (fromLatest && !(fromLatest.head && indexDue(state.config, { indexedCount: n, lastSequence: n }, 1)))

@@ -20,7 +20,7 @@ export interface LatestRecovery<P> {
  * (no `sharedFiles`). Only for an immutable history without automatic retention: the head's
  * history entry is never rewritten (its version is not needed), and no prune needs the run's
  * history. Such a run is the one whose full recovery grows with its length. `openFromLatest: false`
- * turns it off.
+ * turns it off. The caller also asks that the writer created the run's lock (open-run.ts).
  */
 export function opensFromLatest<P>(config: WriterConfig<P>): boolean {
   return (

@@ -85,9 +85,10 @@ export async function take(
   put: () => Promise<string>,
   tookOver: boolean,
   inheritedClaims: number,
+  created = false,
 ): Promise<AcquireResult> {
   state.version = await put();
   liveOwners.add(state.options.owner);
   scheduleRenewal(state);
-  return { tookOver, inheritedClaims };
+  return { tookOver, created, inheritedClaims };
 }

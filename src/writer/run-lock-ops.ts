@@ -15,13 +15,14 @@ export function acquireLock(state: RunLockState): Promise<AcquireResult> {
     state.claimedThrough = 0;
     for (let round = 0; round < 3; round++) {
       try {
-        return await take(state, async () => (await storage.put(key, lockDocument(state), { ifAbsent: true })).version, false, 0);
+        return await take(state, async () => (await storage.put(key, lockDocument(state), { ifAbsent: true })).version, false, 0, true);
       } catch (err) {
         if (!isCheckpointError(err, 'checkpoint_conflict')) throw err;
       }
       const current = await storage.get(key);
       if (!current) continue; // released meanwhile: try to create again
       const holder = parseLock(current.bytes);
+      // This writer's own: an earlier try's create or takeover landed, its answer lost (which of the two is not known).
       if (holder?.owner === owner) return await take(state, async () => current.version, false, 0);
       const stale = staleness(state, holder);
       if (stale === 'valid' && takeover !== 'force') {

@@ -48,6 +48,11 @@ export interface RunLockOptions {
 export interface AcquireResult {
   readonly tookOver: boolean;
   /**
+   * The lock was created: no writer held the run (the last one released it at close, or there
+   * was none). False when it was taken from a holder, which may have crashed with work unfinished.
+   */
+  readonly created: boolean;
+  /**
    * Highest sequence the previous holder may still write (its `claimed_through`), 0 when
    * there was none or its process is known to be dead. The new holder numbers after it.
    */

@@ -145,7 +145,8 @@ export interface WriterOptions<P = JsonValue, T extends string = string, S exten
   /**
    * Open a long run from its `latest` alone where the store and the profile make that safe (an
    * atomic batch and a linked read; an immutable history no other tool writes; no automatic
-   * retention), reading its index and listing only before the index's next rewrite. `false`
+   * retention) and the run's lock was free (a writer that takes it over from one that crashed
+   * reads every file), reading its index and listing only before the index's next rewrite. `false`
    * always recovers from every file of the run, for runs into which another program stores
    * history entries without `latest` (see docs/writing.md, "Numbering and recovery").
    * @default true
