@@ -9,7 +9,8 @@ import { afterAll } from 'vitest';
  */
 export function scratchDirs(name: string): () => string {
   const scratch = mkdtempSync(join(tmpdir(), `savepoint-${name}-`));
-  afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+  // A store a test left open may still be applying its journal there: retried, not failed at once.
+  afterAll(() => rmSync(scratch, { recursive: true, force: true, maxRetries: 5 }));
   let counter = 0;
   return () => {
     const dir = join(scratch, `d${counter++}`);
