@@ -56,7 +56,7 @@ describe('savepoint CLI on a file-system store', () => {
     await writeRun(storage, 'run-b', 2, 'completed');
     await storage.close();
   }, 300_000);
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  afterAll(() => rmSync(dir, { recursive: true, force: true, maxRetries: 5 }));
 
   it('prints help and exits 0; an unknown command or flag exits 2', async () => {
     const help = await cli(['--help']);
@@ -270,7 +270,7 @@ describe('savepoint ls with coalesced triggers under immutable history', () => {
     await ensureBuilt();
     dir = mkdtempSync(join(tmpdir(), 'savepoint-cli-coalesced-'));
   }, 300_000);
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  afterAll(() => rmSync(dir, { recursive: true, force: true, maxRetries: 5 }));
 
   it('lists each trigger with the snapshot it joined, whether latest or the next history entry records it', async () => {
     const storage = fsStorage({ dir });

@@ -14,7 +14,7 @@ import { runCliCaptured } from '../support/cli-io.js';
 
 const src = fileURLToPath(new URL('../../src/index.ts', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'savepoint-profile-module-'));
-afterAll(() => rmSync(work, { recursive: true, force: true }));
+afterAll(() => rmSync(work, { recursive: true, force: true, maxRetries: 5 }));
 
 const cli = (args: string[]) => runCliCaptured(args);
 

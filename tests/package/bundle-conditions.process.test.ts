@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'savepoint-conditions-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(() => rmSync(dir, { recursive: true, force: true, maxRetries: 5 }));
 
 /** A worker-style program: the root entry only, a checkpoint into memory, resumed. */
 const program = `

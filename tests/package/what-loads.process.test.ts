@@ -14,7 +14,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'savepoint-loads-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(() => rmSync(dir, { recursive: true, force: true, maxRetries: 5 }));
 
 const FIRST_USE = `
   import { createWriter, defaultProfile, memoryStorage, planResume, runRetention } from './src/index.ts';

@@ -7,7 +7,7 @@ import { fsStorage } from 'savepoint/fs';
 import { createPackedFsStorage } from '../../src/storage/fs-packed/index.js';
 
 const base = mkdtempSync(join(tmpdir(), 'savepoint-condition-failed-'));
-afterAll(() => rmSync(base, { recursive: true, force: true }));
+afterAll(() => rmSync(base, { recursive: true, force: true, maxRetries: 5 }));
 
 const stores: readonly [string, () => StorageAdapter][] = [
   ['memory', () => memoryStorage()],

@@ -17,7 +17,7 @@ import { manualClock } from '../support/clock.js';
 import { countingReads } from '../support/counting-storage.js';
 
 const base = mkdtempSync(join(tmpdir(), 'savepoint-recovery-linked-'));
-afterAll(() => rmSync(base, { recursive: true, force: true }));
+afterAll(() => rmSync(base, { recursive: true, force: true, maxRetries: 5 }));
 let dirs = 0;
 
 /** The same store without its linked read: recovery reads `latest`, the index and the listing one by one. */

@@ -15,7 +15,7 @@ const Ajv2020 = Ajv2020Module as unknown as typeof import('ajv').default;
 // checks what it can and says the rest is encrypted, `key` manages the keyring — and no key or
 // plaintext is ever printed.
 const base = mkdtempSync(join(tmpdir(), 'savepoint-encrypted-cli-'));
-afterAll(() => rmSync(base, { recursive: true, force: true }));
+afterAll(() => rmSync(base, { recursive: true, force: true, maxRetries: 5 }));
 const SECRET = 'tool-returned-credential-5a1f';
 
 async function cli(args: readonly string[], env: Record<string, string> = {}): Promise<{ code: number; out: string; err: string }> {

@@ -9,7 +9,7 @@ import { runStorageConformance } from 'savepoint/testing';
 
 // encryptedStorage over fsStorage, direct and journaled: the same contract, every value ciphertext on disk.
 const base = mkdtempSync(join(tmpdir(), 'savepoint-encrypted-fs-conformance-'));
-afterAll(() => rmSync(base, { recursive: true, force: true }));
+afterAll(() => rmSync(base, { recursive: true, force: true, maxRetries: 5 }));
 const key = EncryptionKey.generate();
 let n = 0;
 

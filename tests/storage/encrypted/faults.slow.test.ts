@@ -9,7 +9,7 @@ import { faultyStorage, type FaultAction } from 'savepoint/testing';
 // A failure or a crash at every storage operation of an encrypted fs store — while checkpoints
 // are written, and while the user's key is rotated — never leaves a checkpoint unreadable.
 const base = mkdtempSync(join(tmpdir(), 'savepoint-encrypted-faults-'));
-afterAll(() => rmSync(base, { recursive: true, force: true }));
+afterAll(() => rmSync(base, { recursive: true, force: true, maxRetries: 5 }));
 let n = 0;
 const ACTIONS: readonly FaultAction[] = ['fail', 'fail-after', 'crash', 'crash-after'];
 

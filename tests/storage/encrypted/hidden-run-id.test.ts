@@ -12,7 +12,7 @@ import { RUN_ID_PATTERN } from '../../../src/contract/ids.js';
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const base = mkdtempSync(join(tmpdir(), 'savepoint-hidden-run-id-'));
-afterAll(() => rmSync(base, { recursive: true, force: true }));
+afterAll(() => rmSync(base, { recursive: true, force: true, maxRetries: 5 }));
 
 describe('encryptedStorage.hiddenRunId', () => {
   it('property: a UUID v4 every profile accepts; the same name gives the same id with any key of the store, another name or another store another id', async () => {

@@ -12,7 +12,7 @@ import { ROOT } from '../../support/build.js';
 // new one, and always with both), and resume finds at least the last acknowledged checkpoint.
 const KILLS = Number(process.env.SAVEPOINT_ENCRYPTED_KILLS ?? 6);
 const base = mkdtempSync(join(tmpdir(), 'savepoint-encrypted-kill-'));
-afterAll(() => rmSync(base, { recursive: true, force: true }));
+afterAll(() => rmSync(base, { recursive: true, force: true, maxRetries: 5 }));
 const keyA = EncryptionKey.generate();
 const keyB = EncryptionKey.generate();
 

@@ -13,7 +13,7 @@ import { runIdOf, SavepointSaver } from 'savepoint/langgraph';
 // holds no plaintext fragment (also with content chunks, whose ids are keyed), and without the
 // key a read fails with the key id it needs, never the key or a plaintext.
 const base = mkdtempSync(join(tmpdir(), 'savepoint-encrypted-saver-'));
-afterAll(() => rmSync(base, { recursive: true, force: true }));
+afterAll(() => rmSync(base, { recursive: true, force: true, maxRetries: 5 }));
 
 const SECRET = 'tool-returned-api-token-9c4e';
 // Over the 16 KiB chunking threshold, so the saver's content chunks are written (keyed ids).

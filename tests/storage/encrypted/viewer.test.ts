@@ -66,7 +66,7 @@ beforeAll(async () => {
   keyId = (await storage.keyring.list()).keys[0]!.keyId;
   await storage.close();
 });
-afterAll(() => rmSync(base, { recursive: true, force: true }));
+afterAll(() => rmSync(base, { recursive: true, force: true, maxRetries: 5 }));
 
 describe('the viewer on an encrypted store', () => {
   it('with the key: runs, timeline, snapshots, diff, verify and resume show the decrypted data; the key is in no answer', async () => {

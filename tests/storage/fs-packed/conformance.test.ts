@@ -8,7 +8,7 @@ import { runStorageConformance } from 'savepoint/testing';
 import { createPackedFsStorage, type PackedFsOptions, type PackedFsStorage } from '../../../src/storage/fs-packed/index.js';
 
 const base = mkdtempSync(join(tmpdir(), 'savepoint-fs-packed-conformance-'));
-afterAll(() => rmSync(base, { recursive: true, force: true }));
+afterAll(() => rmSync(base, { recursive: true, force: true, maxRetries: 5 }));
 let n = 0;
 
 const flavours: readonly Omit<PackedFsOptions, 'dir'>[] = [

@@ -15,7 +15,7 @@ import { createPackedFsStorage, type PackedFsOptions, type PackedFsStorage } fro
 import { realPackedIo, type PackedIo } from '../../../src/storage/fs-packed/io.js';
 
 const base = mkdtempSync(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'savepoint-fs-packed-faults-'));
-afterAll(() => rmSync(base, { recursive: true, force: true }));
+afterAll(() => rmSync(base, { recursive: true, force: true, maxRetries: 5 }));
 let n = 0;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();

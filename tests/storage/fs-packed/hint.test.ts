@@ -9,7 +9,7 @@ import { HINT_NAME } from '../../../src/storage/fs-packed/hint.js';
 import { realPackedIo, type PackedIo } from '../../../src/storage/fs-packed/io.js';
 
 const base = mkdtempSync(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'savepoint-fs-packed-hint-'));
-afterAll(() => rmSync(base, { recursive: true, force: true }));
+afterAll(() => rmSync(base, { recursive: true, force: true, maxRetries: 5 }));
 let n = 0;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();

@@ -6,7 +6,7 @@ import { createPackedFsStorage } from '../../../src/storage/fs-packed/index.js';
 import { MANIFEST_NAME, segmentName } from '../../../src/storage/fs-packed/manifest.js';
 
 const base = mkdtempSync(join(tmpdir(), 'savepoint-fs-packed-layout-'));
-afterAll(() => rmSync(base, { recursive: true, force: true }));
+afterAll(() => rmSync(base, { recursive: true, force: true, maxRetries: 5 }));
 let n = 0;
 const bytes = (s: string): Uint8Array => new TextEncoder().encode(s);
 const text = (b: Uint8Array | undefined): string | undefined => (b ? new TextDecoder().decode(b) : undefined);

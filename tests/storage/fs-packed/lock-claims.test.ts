@@ -18,7 +18,7 @@ import { realPackedIo, type PackedIo } from '../../../src/storage/fs-packed/io.j
 import { createPackedLock, dropSpare, letGoLock, LOCK_NAME, takeLock } from '../../../src/storage/fs-packed/lock.js';
 
 const base = mkdtempSync(join(tmpdir(), 'savepoint-packed-claims-'));
-afterAll(() => rmSync(base, { recursive: true, force: true }));
+afterAll(() => rmSync(base, { recursive: true, force: true, maxRetries: 5 }));
 afterEach(() => vi.restoreAllMocks());
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

@@ -9,7 +9,7 @@ import { realPackedIo } from '../../../src/storage/fs-packed/io.js';
 import { createPackedLock, dropSpare, leaseLostError, letGoLock, takeLock } from '../../../src/storage/fs-packed/lock.js';
 
 const base = mkdtempSync(join(tmpdir(), 'savepoint-packed-lock-refusals-'));
-afterAll(() => rmSync(base, { recursive: true, force: true }));
+afterAll(() => rmSync(base, { recursive: true, force: true, maxRetries: 5 }));
 
 describe('the packed lock refuses', () => {
   it.each([

@@ -23,7 +23,7 @@ import {
 } from '../../../src/storage/fs-packed/lock.js';
 
 const base = mkdtempSync(join(tmpdir(), 'savepoint-packed-take-over-'));
-afterAll(() => rmSync(base, { recursive: true, force: true }));
+afterAll(() => rmSync(base, { recursive: true, force: true, maxRetries: 5 }));
 afterEach(() => vi.restoreAllMocks());
 
 /** A temp file named for `owner` in `dir` (a lock token as a process makes it). */

@@ -28,7 +28,7 @@ import {
 import { MAGIC } from '../../../src/storage/fs-packed/record.js';
 
 const base = mkdtempSync(join(tmpdir(), 'savepoint-fs-packed-lone-'));
-afterAll(() => rmSync(base, { recursive: true, force: true }));
+afterAll(() => rmSync(base, { recursive: true, force: true, maxRetries: 5 }));
 let n = 0;
 const encoder = new TextEncoder();
 

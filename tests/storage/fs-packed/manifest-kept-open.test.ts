@@ -14,7 +14,7 @@ import { LOCK_NAME, SEAL_OWED_NAME } from '../../../src/storage/fs-packed/lock.j
 import { MANIFEST_NAME } from '../../../src/storage/fs-packed/manifest.js';
 
 const base = mkdtempSync(join(tmpdir(), 'savepoint-packed-manifest-kept-'));
-afterAll(() => rmSync(base, { recursive: true, force: true }));
+afterAll(() => rmSync(base, { recursive: true, force: true, maxRetries: 5 }));
 
 const bytes = (s: string): Uint8Array => new TextEncoder().encode(s);
 const text = (b: Uint8Array | undefined): string | undefined => (b ? new TextDecoder().decode(b) : undefined);

@@ -13,7 +13,7 @@ import { realPackedIo, type PackedIo } from '../../../src/storage/fs-packed/io.j
 import { segmentName } from '../../../src/storage/fs-packed/manifest.js';
 
 const base = mkdtempSync(join(tmpdir(), 'savepoint-fs-packed-zeros-failure-'));
-afterAll(() => rmSync(base, { recursive: true, force: true }));
+afterAll(() => rmSync(base, { recursive: true, force: true, maxRetries: 5 }));
 
 /** The real calls, with each write of zeros alone recorded (where it starts), and the next write of records failing once when `failNext` is set (with the default `O_DSYNC` file, the write is the sync). */
 function failingIo(): { io: PackedIo; zeroWrites: number[]; failNext: () => void } {

@@ -15,7 +15,7 @@ import { MANIFEST_NAME, parseManifest, segmentName } from '../../../src/storage/
 import { encodeRecord, placeRecord, scanSegment } from '../../../src/storage/fs-packed/record.js';
 
 const base = mkdtempSync(join(tmpdir(), 'savepoint-fs-packed-prealloc-'));
-afterAll(() => rmSync(base, { recursive: true, force: true }));
+afterAll(() => rmSync(base, { recursive: true, force: true, maxRetries: 5 }));
 let n = 0;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();

@@ -15,7 +15,7 @@ import { realPackedIo, type PackedIo } from '../../../src/storage/fs-packed/io.j
 import { LOCK_NAME } from '../../../src/storage/fs-packed/lock.js';
 
 const base = mkdtempSync(join(tmpdir(), 'savepoint-fs-packed-procs-'));
-afterAll(() => rmSync(base, { recursive: true, force: true }));
+afterAll(() => rmSync(base, { recursive: true, force: true, maxRetries: 5 }));
 let n = 0;
 
 const bytes = (s: string): Uint8Array => new TextEncoder().encode(s);

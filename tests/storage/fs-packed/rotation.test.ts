@@ -7,7 +7,7 @@ import { realPackedIo, type PackedIo } from '../../../src/storage/fs-packed/io.j
 import { MANIFEST_NAME, parseManifest, segmentIdOf } from '../../../src/storage/fs-packed/manifest.js';
 
 const base = mkdtempSync(join(tmpdir(), 'savepoint-fs-packed-rotation-'));
-afterAll(() => rmSync(base, { recursive: true, force: true }));
+afterAll(() => rmSync(base, { recursive: true, force: true, maxRetries: 5 }));
 let n = 0;
 const bytes = (s: string): Uint8Array => new TextEncoder().encode(s);
 const text = (b: Uint8Array | undefined): string | undefined => (b ? new TextDecoder().decode(b) : undefined);

@@ -8,7 +8,7 @@ import { segmentName } from '../../../src/storage/fs-packed/manifest.js';
 import { encodeRecord, placeRecord, scanSegment } from '../../../src/storage/fs-packed/record.js';
 
 const base = mkdtempSync(join(tmpdir(), 'savepoint-fs-packed-'));
-afterAll(() => rmSync(base, { recursive: true, force: true }));
+afterAll(() => rmSync(base, { recursive: true, force: true, maxRetries: 5 }));
 let n = 0;
 const bytes = (s: string): Uint8Array => new TextEncoder().encode(s);
 const text = (b: Uint8Array | undefined): string | undefined => (b ? new TextDecoder().decode(b) : undefined);

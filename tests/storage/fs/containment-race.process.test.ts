@@ -15,7 +15,7 @@ import { fsStorage } from 'savepoint/fs';
 import { FIXTURES } from './child.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'savepoint-fs-race-'));
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+afterAll(() => rmSync(scratch, { recursive: true, force: true, maxRetries: 5 }));
 const RACE_MS = Number(process.env.SAVEPOINT_RACE_MS ?? 3000);
 
 /** Starts the swapper on `a` and `b`; resolves once it has swapped them at least once. */

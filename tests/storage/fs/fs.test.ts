@@ -29,7 +29,7 @@ const text = (u: Uint8Array | undefined): string | undefined => (u ? Buffer.from
 const INTERNAL = '.sp\\';
 
 const scratch = mkdtempSync(join(tmpdir(), 'savepoint-fs-test-'));
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+afterAll(() => rmSync(scratch, { recursive: true, force: true, maxRetries: 5 }));
 let counter = 0;
 /** A fresh sandbox: `<sandbox>/store` for the store, `<sandbox>/outside` with a secret next to it. */
 function sandbox(): { base: string; dir: string; outside: string } {

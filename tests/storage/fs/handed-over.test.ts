@@ -12,7 +12,7 @@ import { fsStorage } from '../../../src/storage/fs/index.js';
 import { handOver } from '../../../src/storage/handed-over.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'savepoint-fs-handed-over-'));
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+afterAll(() => rmSync(scratch, { recursive: true, force: true, maxRetries: 5 }));
 afterEach(() => vi.restoreAllMocks());
 
 const big = (fill: number): Uint8Array => new Uint8Array(128 * 1024).fill(fill);

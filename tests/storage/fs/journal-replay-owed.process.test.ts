@@ -25,7 +25,7 @@ import { rejection } from '../../support/rejection.js';
 
 const bundled = bundledChildPerFile(join(import.meta.dirname, 'journal-owed-child.ts'), 'savepoint-fs-owed-');
 const root = mkdtempSync(join(tmpdir(), 'savepoint-fs-owed-store-'));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+afterAll(() => rmSync(root, { recursive: true, force: true, maxRetries: 5 }));
 
 const LOCK = '.sp\\lock-\\journal';
 const timing = { clock: systemClock, staleAfterMs: 60_000, lockTimeoutMs: 10_000 };

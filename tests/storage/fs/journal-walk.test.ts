@@ -14,7 +14,7 @@ import { realIo, type FsIo } from '../../../src/storage/fs/fd.js';
 import { createFsStorage } from '../../../src/storage/fs/index.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'savepoint-fs-journal-walk-'));
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+afterAll(() => rmSync(scratch, { recursive: true, force: true, maxRetries: 5 }));
 let counter = 0;
 
 /** The real calls, counting opens and mkdirs by the last component of their path. */

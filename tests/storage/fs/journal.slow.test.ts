@@ -24,7 +24,7 @@ import {
 } from '../../../src/storage/fs/journal/index.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'savepoint-fs-journal-'));
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+afterAll(() => rmSync(scratch, { recursive: true, force: true, maxRetries: 5 }));
 let counter = 0;
 const fresh = (): string => {
   const dir = join(scratch, `j${counter++}`);

@@ -8,7 +8,7 @@ import { fsStorage, type FsStorage } from 'savepoint/fs';
 import { runStorageConformance } from 'savepoint/testing';
 
 const base = mkdtempSync(join(tmpdir(), 'savepoint-fs-layout-conformance-'));
-afterAll(() => rmSync(base, { recursive: true, force: true }));
+afterAll(() => rmSync(base, { recursive: true, force: true, maxRetries: 5 }));
 let n = 0;
 
 runStorageConformance({

@@ -24,7 +24,7 @@ import { classifyInternal, HOST_TAG, newOwner, tempName, type Owner } from '../.
 import { sweepInternalFiles } from '../../../src/storage/fs/sweep.js';
 
 const base = mkdtempSync(join(tmpdir(), 'savepoint-fs-lock-claims-'));
-afterAll(() => rmSync(base, { recursive: true, force: true }));
+afterAll(() => rmSync(base, { recursive: true, force: true, maxRetries: 5 }));
 afterEach(() => vi.restoreAllMocks());
 
 const INTERNAL = '.sp\\';

@@ -16,7 +16,7 @@ beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'savepoint-git-'));
   git(['init', '-q']);
 });
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(() => rmSync(dir, { recursive: true, force: true, maxRetries: 5 }));
 
 describe('git object ids', () => {
   it('blob ids match git hash-object, in the emulator and in the adapter (WebCrypto)', async () => {
