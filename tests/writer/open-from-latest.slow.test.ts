@@ -52,12 +52,10 @@ async function indexedSequences(storage: StorageAdapter): Promise<number[]> {
 
 /** History entries the index does not list, and how many the writer may hold back (indexDeferral). */
 async function indexLag(storage: StorageAdapter): Promise<{ readonly unindexed: number; readonly allowed: number }> {
-  const obj = await storage.get(defaultProfile.layout.indexKey!('run'));
-  const index = obj ? decodeRunIndex(obj.bytes, 'index.json') : undefined;
-  const listed = new Set(index?.checkpoints.map((e) => e.sequence));
+  const listed = new Set(await indexedSequences(storage));
   const history = (await historyOf(storage, defaultProfile, 'run')).map((h) => h.sequence);
   const newest = Math.max(0, ...history);
-  return { unindexed: history.filter((n) => !listed.has(n)).length, allowed: indexDeferral(index?.checkpoint_count ?? 0, newest) };
+  return { unindexed: history.filter((n) => !listed.has(n)).length, allowed: indexDeferral(listed.size, newest) };
 }
 
 async function fill(storage: StorageAdapter, count: number): Promise<void> {
