@@ -3,18 +3,17 @@
  * real module file; a missing file, a module without a profile, and one that fails to load
  * are usage errors that say which.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createWriter, jsonProfile } from 'savepoint';
 import { fsStorage } from 'savepoint/fs';
 import { runCliCaptured } from '../support/cli-io.js';
+import { scratchFolder } from '../support/scratch.js';
 
 const src = fileURLToPath(new URL('../../src/index.ts', import.meta.url));
-const work = mkdtempSync(join(tmpdir(), 'savepoint-profile-module-'));
-afterAll(() => rmSync(work, { recursive: true, force: true, maxRetries: 5 }));
+const work = scratchFolder('profile-module');
 
 const cli = (args: string[]) => runCliCaptured(args);
 

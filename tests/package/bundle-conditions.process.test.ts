@@ -1,15 +1,14 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { scratchFolder } from '../support/scratch.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const dir = mkdtempSync(join(tmpdir(), 'savepoint-conditions-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true, maxRetries: 5 }));
+const dir = scratchFolder('conditions');
 
 /** A worker-style program: the root entry only, a checkpoint into memory, resumed. */
 const program = `

@@ -5,16 +5,13 @@
  * only. Read from esbuild's metafile (the modules a bundle holds), not timed. The size and
  * cold-import figures are in bench/package.bench.ts.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Metafile } from 'esbuild';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { scratchFolder } from '../support/scratch.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const dir = mkdtempSync(join(tmpdir(), 'savepoint-loads-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true, maxRetries: 5 }));
+const dir = scratchFolder('loads');
 
 const FIRST_USE = `
   import { createWriter, defaultProfile, memoryStorage, planResume, runRetention } from './src/index.ts';

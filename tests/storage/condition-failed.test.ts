@@ -1,13 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isCheckpointError, memoryStorage, type StorageAdapter } from 'savepoint';
 import { fsStorage } from 'savepoint/fs';
 import { createPackedFsStorage } from '../../src/storage/fs-packed/index.js';
+import { scratchFolder } from '../support/scratch.js';
 
-const base = mkdtempSync(join(tmpdir(), 'savepoint-condition-failed-'));
-afterAll(() => rmSync(base, { recursive: true, force: true, maxRetries: 5 }));
+const base = scratchFolder('condition-failed');
 
 const stores: readonly [string, () => StorageAdapter][] = [
   ['memory', () => memoryStorage()],

@@ -4,20 +4,18 @@
  * missing `latest` comes with the run's keys, and a run with no file but its lock is not read
  * further. What it recovers must be what the reads one by one recover, whatever the run holds.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createWriter, defaultProfile, type JsonValue, type StorageAdapter } from 'savepoint';
 import { fsStorage } from 'savepoint/fs';
 import { recoverRun } from '../../src/writer/sequence-recovery.js';
 import { utf8Encode } from '../../src/codec/utf8.js';
 import { manualClock } from '../support/clock.js';
 import { countingReads } from '../support/counting-storage.js';
+import { scratchFolder } from '../support/scratch.js';
 
-const base = mkdtempSync(join(tmpdir(), 'savepoint-recovery-linked-'));
-afterAll(() => rmSync(base, { recursive: true, force: true, maxRetries: 5 }));
+const base = scratchFolder('recovery-linked');
 let dirs = 0;
 
 /** The same store without its linked read: recovery reads `latest`, the index and the listing one by one. */

@@ -1,21 +1,20 @@
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createWriter, encryptedStorage, EncryptionKey } from 'savepoint';
 import { fsStorage } from 'savepoint/fs';
 import { runCli } from '../../../src/cli/run.js';
 import { captureIo } from '../../support/cli-io.js';
 import { ROOT } from '../../support/build.js';
 import Ajv2020Module from 'ajv/dist/2020.js';
+import { scratchFolder } from '../../support/scratch.js';
 
 const Ajv2020 = Ajv2020Module as unknown as typeof import('ajv').default;
 
 // The CLI on an encrypted fs store: --key-file and SAVEPOINT_KEY open it, verify without a key
 // checks what it can and says the rest is encrypted, `key` manages the keyring — and no key or
 // plaintext is ever printed.
-const base = mkdtempSync(join(tmpdir(), 'savepoint-encrypted-cli-'));
-afterAll(() => rmSync(base, { recursive: true, force: true, maxRetries: 5 }));
+const base = scratchFolder('encrypted-cli');
 const SECRET = 'tool-returned-credential-5a1f';
 
 async function cli(args: readonly string[], env: Record<string, string> = {}): Promise<{ code: number; out: string; err: string }> {

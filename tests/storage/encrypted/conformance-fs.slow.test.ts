@@ -1,15 +1,14 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { afterAll, describe, it } from 'vitest';
+import { describe, it } from 'vitest';
 import { encryptedStorage, EncryptionKey, type EncryptedStorage, type StorageAdapter } from 'savepoint';
 import { fsStorage, type FsStorage } from 'savepoint/fs';
 import { runStorageConformance } from 'savepoint/testing';
+import { scratchFolder } from '../../support/scratch.js';
 
 // encryptedStorage over fsStorage, direct and journaled: the same contract, every value ciphertext on disk.
-const base = mkdtempSync(join(tmpdir(), 'savepoint-encrypted-fs-conformance-'));
-afterAll(() => rmSync(base, { recursive: true, force: true, maxRetries: 5 }));
+const base = scratchFolder('encrypted-fs-conformance');
 const key = EncryptionKey.generate();
 let n = 0;
 

@@ -1,15 +1,13 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createWriter, encryptedStorage, EncryptionKey, isCheckpointError, listAll, planResume, type StorageAdapter } from 'savepoint';
 import { fsStorage } from 'savepoint/fs';
 import { faultyStorage, type FaultAction } from 'savepoint/testing';
+import { scratchFolder } from '../../support/scratch.js';
 
 // A failure or a crash at every storage operation of an encrypted fs store — while checkpoints
 // are written, and while the user's key is rotated — never leaves a checkpoint unreadable.
-const base = mkdtempSync(join(tmpdir(), 'savepoint-encrypted-faults-'));
-afterAll(() => rmSync(base, { recursive: true, force: true, maxRetries: 5 }));
+const base = scratchFolder('encrypted-faults');
 let n = 0;
 const ACTIONS: readonly FaultAction[] = ['fail', 'fail-after', 'crash', 'crash-after'];
 

@@ -1,18 +1,17 @@
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createWriter, defaultProfile, encryptedStorage, EncryptionKey, memoryStorage, planResume } from 'savepoint';
 import { fsStorage } from 'savepoint/fs';
 import { runIdOf } from 'savepoint/langgraph';
 import { phasedWorkflow } from 'savepoint/phased-workflow';
 import { RUN_ID_PATTERN } from '../../../src/contract/ids.js';
+import { scratchFolder } from '../../support/scratch.js';
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
-const base = mkdtempSync(join(tmpdir(), 'savepoint-hidden-run-id-'));
-afterAll(() => rmSync(base, { recursive: true, force: true, maxRetries: 5 }));
+const base = scratchFolder('hidden-run-id');
 
 describe('encryptedStorage.hiddenRunId', () => {
   it('property: a UUID v4 every profile accepts; the same name gives the same id with any key of the store, another name or another store another id', async () => {

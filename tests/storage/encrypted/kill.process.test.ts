@@ -1,18 +1,16 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createWriter, defaultProfile, encryptedStorage, EncryptionKey, isCheckpointError, listAll, planResume } from 'savepoint';
 import { fsStorage } from 'savepoint/fs';
 import { ROOT } from '../../support/build.js';
+import { scratchFolder } from '../../support/scratch.js';
 
 // Real SIGKILLs of a process writing checkpoints to an encrypted fs store (direct and journal),
 // and of a process rotating its key: after every kill each value opens (with the old key or the
 // new one, and always with both), and resume finds at least the last acknowledged checkpoint.
 const KILLS = Number(process.env.SAVEPOINT_ENCRYPTED_KILLS ?? 6);
-const base = mkdtempSync(join(tmpdir(), 'savepoint-encrypted-kill-'));
-afterAll(() => rmSync(base, { recursive: true, force: true, maxRetries: 5 }));
+const base = scratchFolder('encrypted-kill');
 const keyA = EncryptionKey.generate();
 const keyB = EncryptionKey.generate();
 

@@ -1,19 +1,18 @@
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Annotation, END, START, StateGraph } from '@langchain/langgraph';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { encryptedStorage, EncryptionKey, isCheckpointError, listAll, memoryStorage, type StorageAdapter } from 'savepoint';
 import { fsStorage } from 'savepoint/fs';
 import { runIdOf, SavepointSaver } from 'savepoint/langgraph';
+import { scratchFolder } from '../../support/scratch.js';
 
 // SavepointSaver on an encrypted store: a graph's checkpoints and pending writes round-trip
 // with the key (also through a new process's saver, here a new store instance), the directory
 // holds no plaintext fragment (also with content chunks, whose ids are keyed), and without the
 // key a read fails with the key id it needs, never the key or a plaintext.
-const base = mkdtempSync(join(tmpdir(), 'savepoint-encrypted-saver-'));
-afterAll(() => rmSync(base, { recursive: true, force: true, maxRetries: 5 }));
+const base = scratchFolder('encrypted-saver');
 
 const SECRET = 'tool-returned-api-token-9c4e';
 // Over the 16 KiB chunking threshold, so the saver's content chunks are written (keyed ids).

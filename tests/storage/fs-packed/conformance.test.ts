@@ -1,14 +1,13 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { afterAll, describe, it } from 'vitest';
+import { describe, it } from 'vitest';
 import type { StorageAdapter } from 'savepoint';
 import { runStorageConformance } from 'savepoint/testing';
 import { createPackedFsStorage, type PackedFsOptions, type PackedFsStorage } from '../../../src/storage/fs-packed/index.js';
+import { scratchFolder } from '../../support/scratch.js';
 
-const base = mkdtempSync(join(tmpdir(), 'savepoint-fs-packed-conformance-'));
-afterAll(() => rmSync(base, { recursive: true, force: true, maxRetries: 5 }));
+const base = scratchFolder('fs-packed-conformance');
 let n = 0;
 
 const flavours: readonly Omit<PackedFsOptions, 'dir'>[] = [

@@ -4,18 +4,18 @@
  * acknowledged is lost (value and version), a failed call is applied all or not at all, and a
  * version is never given twice.
  */
-import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { BatchOperation } from 'savepoint';
 import { storeContents } from '../../support/store-contents.js';
 import { createPackedFsStorage, type PackedFsOptions, type PackedFsStorage } from '../../../src/storage/fs-packed/index.js';
 import { realPackedIo, type PackedIo } from '../../../src/storage/fs-packed/io.js';
+import { scratchFolder } from '../../support/scratch.js';
 
-const base = mkdtempSync(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'savepoint-fs-packed-faults-'));
-afterAll(() => rmSync(base, { recursive: true, force: true, maxRetries: 5 }));
+const base = scratchFolder('fs-packed-faults', existsSync('/dev/shm') ? '/dev/shm' : tmpdir());
 let n = 0;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();

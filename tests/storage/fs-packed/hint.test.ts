@@ -1,15 +1,15 @@
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { BatchOperation } from 'savepoint';
 import { createPackedFsStorage, type PackedFsOptions, type PackedFsStorage } from '../../../src/storage/fs-packed/index.js';
 import { HINT_NAME } from '../../../src/storage/fs-packed/hint.js';
 import { realPackedIo, type PackedIo } from '../../../src/storage/fs-packed/io.js';
+import { scratchFolder } from '../../support/scratch.js';
 
-const base = mkdtempSync(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'savepoint-fs-packed-hint-'));
-afterAll(() => rmSync(base, { recursive: true, force: true, maxRetries: 5 }));
+const base = scratchFolder('fs-packed-hint', existsSync('/dev/shm') ? '/dev/shm' : tmpdir());
 let n = 0;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();

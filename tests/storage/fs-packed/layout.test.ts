@@ -1,12 +1,11 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, readdirSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createPackedFsStorage } from '../../../src/storage/fs-packed/index.js';
 import { MANIFEST_NAME, segmentName } from '../../../src/storage/fs-packed/manifest.js';
+import { scratchFolder } from '../../support/scratch.js';
 
-const base = mkdtempSync(join(tmpdir(), 'savepoint-fs-packed-layout-'));
-afterAll(() => rmSync(base, { recursive: true, force: true, maxRetries: 5 }));
+const base = scratchFolder('fs-packed-layout');
 let n = 0;
 const bytes = (s: string): Uint8Array => new TextEncoder().encode(s);
 const text = (b: Uint8Array | undefined): string | undefined => (b ? new TextDecoder().decode(b) : undefined);

@@ -4,11 +4,10 @@
  * on it, claimers killed with their claim, a stale lock that is a link of the taker's own token.
  * The orderings are made by hand (gated calls), as in lock-take-over.test.ts.
  */
-import fs, { existsSync, linkSync, lstatSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import fs, { existsSync, linkSync, lstatSync, mkdtempSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
 import fsp from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CheckpointError } from '../../../src/contract/errors.js';
 import type { LockToken } from '../../../src/storage/fs/lock.js';
 import { newOwner, tempName } from '../../../src/storage/fs/names.js';
@@ -16,9 +15,9 @@ import { claimPath, takeOverStale } from '../../../src/storage/fs/take-over.js';
 import { createPackedFsStorage } from '../../../src/storage/fs-packed/index.js';
 import { realPackedIo, type PackedIo } from '../../../src/storage/fs-packed/io.js';
 import { createPackedLock, dropSpare, letGoLock, LOCK_NAME, takeLock } from '../../../src/storage/fs-packed/lock.js';
+import { scratchFolder } from '../../support/scratch.js';
 
-const base = mkdtempSync(join(tmpdir(), 'savepoint-packed-claims-'));
-afterAll(() => rmSync(base, { recursive: true, force: true, maxRetries: 5 }));
+const base = scratchFolder('packed-claims');
 afterEach(() => vi.restoreAllMocks());
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

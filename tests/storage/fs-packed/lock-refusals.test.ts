@@ -1,15 +1,14 @@
 /** What the packed store's lock says when it refuses: the same words and details whatever builds them. */
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CheckpointError } from '../../../src/contract/errors.js';
 import { leaseLost } from '../../../src/storage/fs/journal/lease.js';
 import { realPackedIo } from '../../../src/storage/fs-packed/io.js';
 import { createPackedLock, dropSpare, leaseLostError, letGoLock, takeLock } from '../../../src/storage/fs-packed/lock.js';
+import { scratchFolder } from '../../support/scratch.js';
 
-const base = mkdtempSync(join(tmpdir(), 'savepoint-packed-lock-refusals-'));
-afterAll(() => rmSync(base, { recursive: true, force: true, maxRetries: 5 }));
+const base = scratchFolder('packed-lock-refusals');
 
 describe('the packed lock refuses', () => {
   it.each([

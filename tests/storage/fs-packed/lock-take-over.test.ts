@@ -5,10 +5,9 @@
  * and acts only once the first took it over; a third process links its token at the lock's name
  * whenever that name is renamed away (the moment a break that put the lock back left it free).
  */
-import fs, { lstatSync, mkdtempSync, readdirSync, rmSync, writeFileSync, linkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import fs, { lstatSync, mkdtempSync, readdirSync, writeFileSync, linkSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CheckpointError } from '../../../src/contract/errors.js';
 import { newOwner, tempName } from '../../../src/storage/fs/names.js';
 import { realPackedIo } from '../../../src/storage/fs-packed/io.js';
@@ -21,9 +20,9 @@ import {
   SEAL_OWED_NAME,
   takeLock,
 } from '../../../src/storage/fs-packed/lock.js';
+import { scratchFolder } from '../../support/scratch.js';
 
-const base = mkdtempSync(join(tmpdir(), 'savepoint-packed-take-over-'));
-afterAll(() => rmSync(base, { recursive: true, force: true, maxRetries: 5 }));
+const base = scratchFolder('packed-take-over');
 afterEach(() => vi.restoreAllMocks());
 
 /** A temp file named for `owner` in `dir` (a lock token as a process makes it). */

@@ -4,11 +4,10 @@
  * on the pool; a lone write that fails acknowledges nothing and the store goes on; and the sync a
  * store makes where the platform has no `O_DSYNC`.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { storeContents } from '../../support/store-contents.js';
 import { LONE_WRITE_MAX_BYTES } from '../../../src/storage/fs-packed/commit.js';
 import { createPackedFsStorage } from '../../../src/storage/fs-packed/index.js';
@@ -26,9 +25,9 @@ import {
   untimedLoneWrites,
 } from '../../../src/storage/fs-packed/lone.js';
 import { MAGIC } from '../../../src/storage/fs-packed/record.js';
+import { scratchFolder } from '../../support/scratch.js';
 
-const base = mkdtempSync(join(tmpdir(), 'savepoint-fs-packed-lone-'));
-afterAll(() => rmSync(base, { recursive: true, force: true, maxRetries: 5 }));
+const base = scratchFolder('fs-packed-lone');
 let n = 0;
 const encoder = new TextEncoder();
 

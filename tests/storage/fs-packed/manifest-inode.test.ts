@@ -7,18 +7,17 @@
  * wrote. The file system here reuses numbers as harshly as it may: a new manifest takes the number
  * of an earlier manifest whose file is gone (no name, no open descriptor).
  */
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BigIntStats } from 'node:fs';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createPackedFsStorage } from '../../../src/storage/fs-packed/index.js';
 import { realPackedIo, type PackedIo } from '../../../src/storage/fs-packed/io.js';
 import { LOCK_NAME, SEAL_OWED_NAME } from '../../../src/storage/fs-packed/lock.js';
 import { MANIFEST_NAME } from '../../../src/storage/fs-packed/manifest.js';
+import { scratchFolder } from '../../support/scratch.js';
 
-const base = mkdtempSync(join(tmpdir(), 'savepoint-packed-manifest-inode-'));
-afterAll(() => rmSync(base, { recursive: true, force: true, maxRetries: 5 }));
+const base = scratchFolder('packed-manifest-inode');
 
 const bytes = (s: string): Uint8Array => new TextEncoder().encode(s);
 const text = (b: Uint8Array | undefined): string | undefined => (b ? new TextDecoder().decode(b) : undefined);

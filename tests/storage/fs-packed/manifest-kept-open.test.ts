@@ -4,17 +4,16 @@
  * it opens) open; a read whose rebuild of the index from a new manifest failed half way must read
  * that manifest again next time, not trust the index it left.
  */
-import { constants, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { constants, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createPackedFsStorage } from '../../../src/storage/fs-packed/index.js';
 import { realPackedIo, type PackedIo } from '../../../src/storage/fs-packed/io.js';
 import { LOCK_NAME, SEAL_OWED_NAME } from '../../../src/storage/fs-packed/lock.js';
 import { MANIFEST_NAME } from '../../../src/storage/fs-packed/manifest.js';
+import { scratchFolder } from '../../support/scratch.js';
 
-const base = mkdtempSync(join(tmpdir(), 'savepoint-packed-manifest-kept-'));
-afterAll(() => rmSync(base, { recursive: true, force: true, maxRetries: 5 }));
+const base = scratchFolder('packed-manifest-kept');
 
 const bytes = (s: string): Uint8Array => new TextEncoder().encode(s);
 const text = (b: Uint8Array | undefined): string | undefined => (b ? new TextDecoder().decode(b) : undefined);

@@ -4,16 +4,15 @@
  * shorter (`packed_segment_shrunk`), not zeros that later records overwrite. The groups after
  * the recovery append past the file's end; the next segment gets zeros again.
  */
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createPackedFsStorage } from '../../../src/storage/fs-packed/index.js';
 import { realPackedIo, type PackedIo } from '../../../src/storage/fs-packed/io.js';
 import { segmentName } from '../../../src/storage/fs-packed/manifest.js';
+import { scratchFolder } from '../../support/scratch.js';
 
-const base = mkdtempSync(join(tmpdir(), 'savepoint-fs-packed-zeros-failure-'));
-afterAll(() => rmSync(base, { recursive: true, force: true, maxRetries: 5 }));
+const base = scratchFolder('fs-packed-zeros-failure');
 
 /** The real calls, with each write of zeros alone recorded (where it starts), and the next write of records failing once when `failNext` is set (with the default `O_DSYNC` file, the write is the sync). */
 function failingIo(): { io: PackedIo; zeroWrites: number[]; failNext: () => void } {

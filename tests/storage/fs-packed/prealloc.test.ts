@@ -4,18 +4,17 @@
  * length, and what a crash leaves past the end — a torn write, or a record that a power cut kept
  * while losing the bytes before it — is never read as a record, then or after later writes.
  */
-import { fstatSync, mkdtempSync, openSync, closeSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { fstatSync, openSync, closeSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createPackedFsStorage } from '../../../src/storage/fs-packed/index.js';
 import { realPackedIo, type PackedIo } from '../../../src/storage/fs-packed/io.js';
 import { MANIFEST_NAME, parseManifest, segmentName } from '../../../src/storage/fs-packed/manifest.js';
 import { encodeRecord, placeRecord, scanSegment } from '../../../src/storage/fs-packed/record.js';
+import { scratchFolder } from '../../support/scratch.js';
 
-const base = mkdtempSync(join(tmpdir(), 'savepoint-fs-packed-prealloc-'));
-afterAll(() => rmSync(base, { recursive: true, force: true, maxRetries: 5 }));
+const base = scratchFolder('fs-packed-prealloc');
 let n = 0;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();

@@ -3,19 +3,18 @@
  * (each store has its own index, hold of the lock and token, exactly as another process would).
  * Writes on either are decided against everything acknowledged on both; reads on either see it.
  */
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CheckpointError } from '../../../src/contract/errors.js';
 import { listAll } from '../../../src/contract/storage.js';
 import { createPackedFsStorage, type PackedFsStorage } from '../../../src/storage/fs-packed/index.js';
 import { realPackedIo, type PackedIo } from '../../../src/storage/fs-packed/io.js';
 import { LOCK_NAME } from '../../../src/storage/fs-packed/lock.js';
+import { scratchFolder } from '../../support/scratch.js';
 
-const base = mkdtempSync(join(tmpdir(), 'savepoint-fs-packed-procs-'));
-afterAll(() => rmSync(base, { recursive: true, force: true, maxRetries: 5 }));
+const base = scratchFolder('fs-packed-procs');
 let n = 0;
 
 const bytes = (s: string): Uint8Array => new TextEncoder().encode(s);

@@ -3,17 +3,16 @@
  * first call is the suite's own (a plain put, so the file layout, its capabilities read before
  * any is fixed), and one its consumer declared savepoint alone reads (the packed layout).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { afterAll, describe, it } from 'vitest';
+import { describe, it } from 'vitest';
 import type { StorageAdapter } from 'savepoint';
 import { fsStorage, type FsStorage } from 'savepoint/fs';
 import { runStorageConformance } from 'savepoint/testing';
+import { scratchFolder } from '../../support/scratch.js';
 
-const base = mkdtempSync(join(tmpdir(), 'savepoint-fs-auto-conformance-'));
-afterAll(() => rmSync(base, { recursive: true, force: true, maxRetries: 5 }));
+const base = scratchFolder('fs-auto-conformance');
 let n = 0;
 
 const destroy = async (adapter: StorageAdapter): Promise<void> => {

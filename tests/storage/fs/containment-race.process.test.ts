@@ -5,17 +5,16 @@
  * never create, replace or read a file outside its root. Linux only (renameat2, /proc).
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { utf8Encode } from '../../../src/codec/utf8.js';
 import { fsStorage } from 'savepoint/fs';
 import { FIXTURES } from './child.js';
+import { scratchFolder } from '../../support/scratch.js';
 
-const scratch = mkdtempSync(join(tmpdir(), 'savepoint-fs-race-'));
-afterAll(() => rmSync(scratch, { recursive: true, force: true, maxRetries: 5 }));
+const scratch = scratchFolder('fs-race');
 const RACE_MS = Number(process.env.SAVEPOINT_RACE_MS ?? 3000);
 
 /** Starts the swapper on `a` and `b`; resolves once it has swapped them at least once. */

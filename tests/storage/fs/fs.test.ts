@@ -3,7 +3,6 @@ import fs, {
   linkSync,
   lstatSync,
   mkdirSync,
-  mkdtempSync,
   readdirSync,
   readFileSync,
   readlinkSync,
@@ -13,23 +12,22 @@ import fs, {
   writeFileSync,
 } from 'node:fs';
 import fsp from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import fc from 'fast-check';
-import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { isCheckpointError, listAll, type CheckpointError, type Clock } from 'savepoint';
 import { utf8Encode } from '../../../src/codec/utf8.js';
 import { fsStorage, type FsStorage } from 'savepoint/fs';
 import { acquireLock, assertHeld, inspectLock, releaseLock } from '../../../src/storage/fs/lock.js';
 import { removeStale, takeOverStale } from '../../../src/storage/fs/take-over.js';
 import { HOST_TAG } from '../../../src/storage/fs/names.js';
+import { scratchFolder } from '../../support/scratch.js';
 
 const b = (s: string): Uint8Array => utf8Encode(s);
 const text = (u: Uint8Array | undefined): string | undefined => (u ? Buffer.from(u).toString('utf8') : undefined);
 const INTERNAL = '.sp\\';
 
-const scratch = mkdtempSync(join(tmpdir(), 'savepoint-fs-test-'));
-afterAll(() => rmSync(scratch, { recursive: true, force: true, maxRetries: 5 }));
+const scratch = scratchFolder('fs-test');
 let counter = 0;
 /** A fresh sandbox: `<sandbox>/store` for the store, `<sandbox>/outside` with a secret next to it. */
 function sandbox(): { base: string; dir: string; outside: string } {

@@ -4,15 +4,13 @@
  * one-document checkpoint on fs was held twice at the peak). Any other buffer is still
  * copied before put()/batch() return, so a caller reusing its buffer changes nothing stored.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { fsStorage } from '../../../src/storage/fs/index.js';
 import { handOver } from '../../../src/storage/handed-over.js';
+import { scratchFolder } from '../../support/scratch.js';
 
-const scratch = mkdtempSync(join(tmpdir(), 'savepoint-fs-handed-over-'));
-afterAll(() => rmSync(scratch, { recursive: true, force: true, maxRetries: 5 }));
+const scratch = scratchFolder('fs-handed-over');
 afterEach(() => vi.restoreAllMocks());
 
 const big = (fill: number): Uint8Array => new Uint8Array(128 * 1024).fill(fill);

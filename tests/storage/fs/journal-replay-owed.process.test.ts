@@ -8,11 +8,10 @@
  * checkpoint of the journal dropped those records).
  */
 import { spawn } from 'node:child_process';
-import { lstatSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { lstatSync, mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { fsStorage } from 'savepoint/fs';
 import { utf8Decode, utf8Encode } from '../../../src/codec/utf8.js';
 import { openRoot } from '../../../src/storage/fs/dir.js';
@@ -22,10 +21,10 @@ import { sweepInternalFiles } from '../../../src/storage/fs/sweep.js';
 import { systemClock } from '../../../src/contract/clock.js';
 import { bundledChildPerFile } from '../../support/bundle-child.js';
 import { rejection } from '../../support/rejection.js';
+import { scratchFolder } from '../../support/scratch.js';
 
 const bundled = bundledChildPerFile(join(import.meta.dirname, 'journal-owed-child.ts'), 'savepoint-fs-owed-');
-const root = mkdtempSync(join(tmpdir(), 'savepoint-fs-owed-store-'));
-afterAll(() => rmSync(root, { recursive: true, force: true, maxRetries: 5 }));
+const root = scratchFolder('fs-owed-store');
 
 const LOCK = '.sp\\lock-\\journal';
 const timing = { clock: systemClock, staleAfterMs: 60_000, lockTimeoutMs: 10_000 };

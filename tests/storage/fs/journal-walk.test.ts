@@ -5,16 +5,15 @@
  * superstep, often planned together — cost one open (and a mkdir) each instead of a walk from
  * the root each, and concurrent walks no longer race to make the same parent.
  */
-import { fstatSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { fstatSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import fc from 'fast-check';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { realIo, type FsIo } from '../../../src/storage/fs/fd.js';
 import { createFsStorage } from '../../../src/storage/fs/index.js';
+import { scratchFolder } from '../../support/scratch.js';
 
-const scratch = mkdtempSync(join(tmpdir(), 'savepoint-fs-journal-walk-'));
-afterAll(() => rmSync(scratch, { recursive: true, force: true, maxRetries: 5 }));
+const scratch = scratchFolder('fs-journal-walk');
 let counter = 0;
 
 /** The real calls, counting opens and mkdirs by the last component of their path. */

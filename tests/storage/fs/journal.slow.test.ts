@@ -4,11 +4,10 @@
  * recovery — after each, the spec's files hold the whole old state or the whole new one
  * (never a mix, never a torn file), and an acknowledged batch is never lost.
  */
-import { constants, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { constants, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { systemClock, type BatchOperation, type Clock } from 'savepoint';
 import { utf8Encode } from '../../../src/codec/utf8.js';
 import { fsStorage } from 'savepoint/fs';
@@ -22,9 +21,9 @@ import {
   replayOrder,
   type DecodedRecord,
 } from '../../../src/storage/fs/journal/index.js';
+import { scratchFolder } from '../../support/scratch.js';
 
-const scratch = mkdtempSync(join(tmpdir(), 'savepoint-fs-journal-'));
-afterAll(() => rmSync(scratch, { recursive: true, force: true, maxRetries: 5 }));
+const scratch = scratchFolder('fs-journal');
 let counter = 0;
 const fresh = (): string => {
   const dir = join(scratch, `j${counter++}`);

@@ -10,10 +10,9 @@
 import fs, { linkSync, lstatSync, mkdtempSync, readdirSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import fsp from 'node:fs/promises';
 import { spawnSync } from 'node:child_process';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { systemClock, type Clock } from '../../../src/contract/clock.js';
 import { listAll } from '../../../src/contract/storage.js';
 import { openRoot } from '../../../src/storage/fs/dir.js';
@@ -22,9 +21,9 @@ import { createFsStorage } from '../../../src/storage/fs/index.js';
 import { acquireLock, releaseLock, type LockTiming, type LockToken } from '../../../src/storage/fs/lock.js';
 import { classifyInternal, HOST_TAG, newOwner, tempName, type Owner } from '../../../src/storage/fs/names.js';
 import { sweepInternalFiles } from '../../../src/storage/fs/sweep.js';
+import { scratchFolder } from '../../support/scratch.js';
 
-const base = mkdtempSync(join(tmpdir(), 'savepoint-fs-lock-claims-'));
-afterAll(() => rmSync(base, { recursive: true, force: true, maxRetries: 5 }));
+const base = scratchFolder('fs-lock-claims');
 afterEach(() => vi.restoreAllMocks());
 
 const INTERNAL = '.sp\\';
