@@ -63,6 +63,10 @@ describe('fsStorage journal: descriptors stay within the budget whatever the bat
         fc.boolean(),
         async (batches, together) => {
           const dir = fresh();
+          // The process's counts, which other files' stores in this worker may hold part of:
+          // this store must give back all it took (its own descriptors are counted exactly below).
+          const keptBefore = keptDescriptors();
+          const tempsBefore = openTempDescriptors();
           const counting = countingIo();
           const storage = createFsStorage({ dir, journal: true }, { io: counting.io });
           const model = new Map<string, string>();
@@ -86,8 +90,8 @@ describe('fsStorage journal: descriptors stay within the budget whatever the bat
           await storage.close();
           expect(counting.most()).toBeLessThanOrEqual(BUDGET);
           expect(counting.open()).toBe(0);
-          expect(openTempDescriptors()).toBe(0);
-          expect(keptDescriptors()).toBe(0);
+          expect(openTempDescriptors()).toBeLessThanOrEqual(tempsBefore);
+          expect(keptDescriptors()).toBeLessThanOrEqual(keptBefore);
           for (const ops of batches)
             for (const op of ops) {
               const want = model.get(keyOf(op));
