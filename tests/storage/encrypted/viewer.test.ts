@@ -1,18 +1,18 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { request } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createWriter, defaultProfile, encryptedStorage, EncryptionKey, systemClock } from 'savepoint';
 import { fsStorage } from 'savepoint/fs';
 import { openEncrypted } from '../../../src/cli/encryption.js';
 import { startUiServer, type UiServer } from '../../../src/ui/server.js';
+import { scratchFolder } from '../../support/scratch.js';
 
 // The viewer on an encrypted store, opened as `savepoint ui` opens it (src/cli/encryption.ts):
 // with the key it shows the decrypted checkpoints; without it, every answer says the store is
 // encrypted and names the key id it needs, and no answer — API or page — holds the key or a
 // fragment of a plaintext.
-const base = mkdtempSync(join(tmpdir(), 'savepoint-encrypted-viewer-'));
+const base = scratchFolder('encrypted-viewer');
 const SECRET = 'conversation-with-credential-7d2b';
 const key = EncryptionKey.generate();
 const keyText = EncryptionKey.toText(key);
@@ -66,7 +66,6 @@ beforeAll(async () => {
   keyId = (await storage.keyring.list()).keys[0]!.keyId;
   await storage.close();
 });
-afterAll(() => rmSync(base, { recursive: true, force: true, maxRetries: 5 }));
 
 describe('the viewer on an encrypted store', () => {
   it('with the key: runs, timeline, snapshots, diff, verify and resume show the decrypted data; the key is in no answer', async () => {
