@@ -31,9 +31,10 @@ export async function ensureOpen<P>(state: WriterState<P>): Promise<void> {
   // that crashed may have held index entries back, and a chain of such writers would each add theirs.
   const fromLatest =
     !state.opened && !state.needsRecovery && created && opensFromLatest(state.config) ? await recoverFromLatest(state.config) : undefined;
-  // A run short enough that its first checkpoint rewrites the index is recovered in full at once.
+  // A run short enough that its first checkpoint rewrites the index is recovered in full at once,
+  // unless its index was read with `latest`.
   const n = fromLatest?.lastSequence ?? 0;
-  if (fromLatest && !(fromLatest.head && indexDue(state.config, { indexedCount: n, lastSequence: n }, 1)))
+  if (fromLatest && (fromLatest.index || !(fromLatest.head && indexDue(state.config, { indexedCount: n, lastSequence: n }, 1))))
     await openedFromLatest(state, fromLatest);
   else await recoverInFull(state);
   const first = !state.opened;
@@ -42,15 +43,20 @@ export async function ensureOpen<P>(state: WriterState<P>): Promise<void> {
   if (first) state.emitter.emit('opened', { runId, lastSequence: state.lastSequence, locked: lock?.held ?? false, tookOver });
 }
 
-/** The run as `latest` alone gives it: the stored index and the entries it lacks are read before the index's next rewrite. */
+/**
+ * The run as `latest` gives it: with its index, read with it (automatic retention: the history a
+ * prune needs), or without, the stored index and the entries it lacks then read before the
+ * index's next rewrite.
+ */
 async function openedFromLatest<P>(state: WriterState<P>, recovered: LatestRecovery<P>): Promise<void> {
   state.lastSequence = Math.max(recovered.lastSequence, state.inheritedClaims);
   state.nextSequence = state.lastSequence + 1;
-  state.index.doc = undefined;
-  state.index.version = undefined;
+  state.index.doc = recovered.index?.doc;
+  state.index.version = recovered.index?.version;
   state.unindexed = [];
   // A new run has no index to read: its first rewrite creates one.
-  state.indexUnread = recovered.head ? recovered.lastSequence : undefined;
+  state.indexUnread = recovered.head && !recovered.index ? recovered.lastSequence : undefined;
+  if (state.config.autoRetention) state.history = historyOf(recovered.index?.doc.checkpoints ?? [], [], state.config.latestKey);
   state.head = await headOf(state, recovered.head);
 }
 
@@ -70,7 +76,7 @@ async function recoverInFull<P>(state: WriterState<P>): Promise<void> {
   state.index.version = recovered.index.version;
   state.unindexed = recovered.unindexed;
   state.indexUnread = undefined;
-  if (autoRetention) state.history = historyOf(recovered, state.config.latestKey);
+  if (autoRetention) state.history = historyOf(recovered.index.doc?.checkpoints ?? [], recovered.unindexed, state.config.latestKey);
   state.head = await headOf(state, recovered.head);
 }
 
@@ -100,10 +106,9 @@ async function keepOrphanLatest<P>(
 export const openWithRetry = <P>(state: WriterState<P>): Promise<void> => withRetry(() => ensureOpen(state), state.retry);
 
 /** The run's history entries (indexed or not, `latest` left out), ascending by sequence. */
-function historyOf(recovered: RecoveredRun<unknown>, latestKey: string): RunIndexEntry[] {
+function historyOf(indexed: readonly RunIndexEntry[], unindexed: readonly RunIndexEntry[], latestKey: string): RunIndexEntry[] {
   const bySequence = new Map<number, RunIndexEntry>();
-  for (const e of [...(recovered.index.doc?.checkpoints ?? []), ...recovered.unindexed])
-    if (e.file_path !== latestKey) bySequence.set(e.sequence, Object.freeze({ ...e }));
+  for (const e of [...indexed, ...unindexed]) if (e.file_path !== latestKey) bySequence.set(e.sequence, Object.freeze({ ...e }));
   return [...bySequence.values()].sort((a, b) => a.sequence - b.sequence);
 }
 

@@ -80,7 +80,7 @@ export interface WriterState<P> {
   /** Index entries of durable snapshots the stored index does not list yet (see indexDeferral). */
   unindexed: readonly RunIndexEntry[];
   /**
-   * Set when the writer opened the run from `latest` alone (recovery-latest.ts): the run's length
+   * Set when the writer opened the run from `latest` alone, without its index (recovery-latest.ts): the run's length
    * then, standing in for the index's until the index is read. The stored index and the entries it
    * lacks are not read yet (`index` is empty, `unindexed` holds this writer's entries only); the
    * run is recovered in full before a group or a flush that rewrites the index.

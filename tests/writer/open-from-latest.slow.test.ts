@@ -11,10 +11,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createWriter, defaultProfile, type JsonValue, type StorageAdapter } from 'savepoint';
+import { createWriter, defaultProfile, type CheckpointResult, type JsonValue, type StorageAdapter } from 'savepoint';
 import { fsStorage } from 'savepoint/fs';
 import { decodeRunIndex, indexDeferral } from '../../src/codec/run-index.js';
 import { utf8Encode } from '../../src/codec/utf8.js';
+import type { LinkedRead, ReadLinks } from '../../src/contract/linked-read.js';
 import { recoverRun } from '../../src/writer/sequence-recovery.js';
 import { manualClock } from '../support/clock.js';
 import { countingReads } from '../support/counting-storage.js';
@@ -186,8 +187,8 @@ describe('a writer opening a run from latest alone', () => {
     expect(await indexedSequences(storage)).toEqual(Array.from({ length: 203 }, (_, i) => i + 1));
   });
 
-  it('recovers in full where latest alone does not suffice: latest gone or unreadable, a short run, automatic retention on, openFromLatest: false', async () => {
-    for (const change of ['gone', 'garbage', 'short', 'retention', 'option'] as const) {
+  it('recovers in full where latest alone does not suffice: latest gone or unreadable, a short run, openFromLatest: false', async () => {
+    for (const change of ['gone', 'garbage', 'short', 'option'] as const) {
       const storage = packed();
       await fill(storage, change === 'short' ? 20 : 60);
       const latestKey = defaultProfile.layout.latestKey('run');
@@ -202,11 +203,9 @@ describe('a writer opening a run from latest alone', () => {
         takeover: 'force',
       } as const;
       const w =
-        change === 'retention'
-          ? createWriter<JsonValue>(options)
-          : change === 'option'
-            ? createWriter<JsonValue>({ ...options, autoRetention: false, openFromLatest: false })
-            : writerOf(counted.store);
+        change === 'option'
+          ? createWriter<JsonValue>({ ...options, autoRetention: false, openFromLatest: false })
+          : writerOf(counted.store);
       const opened = await w.open();
       expect(opened, change).toMatchObject({ ok: true, lastSequence: change === 'short' ? 20 : 60 });
       expect(counted.reads(), change).toBeGreaterThan(0);
@@ -263,6 +262,156 @@ describe('a writer opening a run from latest alone', () => {
       createWriter<JsonValue>({ storage, profile: defaultProfile, runId: 'run', openFromLatest: 'yes' as unknown as boolean });
     expect(make).toThrow(
       expect.objectContaining({ reasonCode: 'checkpoint_config_invalid', message: expect.stringContaining('openFromLatest') }),
+    );
+  });
+});
+
+/** Keep-last 3 and the newest `failed`: prunes within a few checkpoints (bound 3 + slack 4). */
+const keepThree: typeof defaultProfile = {
+  ...defaultProfile,
+  retention: {
+    rules: [
+      { rule: 'keep-last', count: 3 },
+      { rule: 'keep-latest-status', status: 'failed' },
+    ],
+  },
+};
+
+/** `storage` with the links of each linked read recorded. */
+function askedLinks(storage: StorageAdapter): { readonly store: StorageAdapter; readonly asked: ReadLinks[] } {
+  const asked: ReadLinks[] = [];
+  const inner = storage as StorageAdapter & LinkedRead;
+  const store = Object.assign(Object.create(storage) as StorageAdapter, {
+    getLinked: (key: string, links: ReadLinks) => {
+      asked.push(links);
+      return inner.getLinked(key, links);
+    },
+  });
+  return { store, asked };
+}
+
+const retainingWriter = (storage: StorageAdapter, clock: ReturnType<typeof manualClock>, openFromLatest: boolean) =>
+  createWriter<JsonValue>({
+    storage,
+    profile: keepThree,
+    runId: 'run',
+    clock,
+    heartbeatIntervalMs: false,
+    takeover: 'force',
+    openFromLatest,
+  });
+
+const outcomeOf = (r: CheckpointResult<JsonValue>) => (r.ok ? { outcome: r.outcome, sequence: r.sequence } : { reasonCode: r.reasonCode });
+
+describe('a writer with automatic retention opening a run from latest and its index', () => {
+  it('property: after any sessions, closed or abandoned, it numbers, prunes and indexes as a writer reading every file does, and after a closed session reads no listing', async () => {
+    const session = fc.record({
+      checkpoints: fc.oneof(fc.nat(6), fc.nat(30)),
+      repeat: fc.integer({ min: 2, max: 5 }),
+      // Every `failed`-th checkpoint fails: the newest failed one is kept past the bound.
+      failed: fc.integer({ min: 3, max: 40 }),
+      close: fc.boolean(),
+    });
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 0, max: 30 }), fc.array(session, { minLength: 1, maxLength: 5 }), async (start, sessions) => {
+        const fromLatest = askedLinks(packed());
+        const inFull = packed();
+        const clock = manualClock();
+        try {
+          for (const storage of [fromLatest.store, inFull]) {
+            const w = retainingWriter(storage, clock, storage === inFull ? false : true);
+            for (let i = 1; i <= start; i++)
+              expect(await w.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { step: i } })).toMatchObject({
+                ok: true,
+              });
+            await w.close();
+          }
+          let last = start;
+          let closedBefore = true;
+          for (const s of sessions) {
+            const writers = [retainingWriter(fromLatest.store, clock, true), retainingWriter(inFull, clock, false)] as const;
+            fromLatest.asked.length = 0;
+            const opened = await Promise.all(writers.map((w) => w.open()));
+            expect(opened[0]).toEqual(opened[1]);
+            // A run the writer before closed is learned from latest and its index alone.
+            if (closedBefore) expect(fromLatest.asked.filter((links) => links.entries !== undefined)).toEqual([]);
+            for (let i = 0; i < s.checkpoints; i++) {
+              await clock.advance(1_000);
+              const step = i % s.repeat === s.repeat - 1 ? last : last + 1;
+              const status = i % s.failed === s.failed - 1 ? 'failed' : 'in_progress';
+              const results = await Promise.all(
+                writers.map((w) => w.checkpoint({ source: 'step_boundary', status, payload: { step, status } })),
+              );
+              const [own, reference] = results as [CheckpointResult<JsonValue>, CheckpointResult<JsonValue>];
+              // Ids are random: the same outcome and number.
+              expect(outcomeOf(own)).toEqual(outcomeOf(reference));
+              if (own.ok && own.outcome === 'written') last = own.sequence;
+            }
+            if (s.close) await Promise.all(writers.map((w) => w.close()));
+            closedBefore = s.close;
+            const [own, reference] = await Promise.all([fromLatest.store, inFull].map((st) => historyOf(st, keepThree, 'run')));
+            expect(own!.map((h) => h.sequence).sort((a, b) => a - b)).toEqual(reference!.map((h) => h.sequence).sort((a, b) => a - b));
+            expect(await indexedSequences(fromLatest.store)).toEqual(await indexedSequences(inFull));
+          }
+        } finally {
+          await fromLatest.store.close();
+          await inFull.close();
+        }
+      }),
+      { numRuns: 30 },
+    );
+  });
+
+  it('a run 60 long: open reads latest and the index, no listing; the run is kept within its bound from the first checkpoint', async () => {
+    const storage = packed();
+    const clock = manualClock();
+    const first = retainingWriter(storage, clock, true);
+    for (let i = 1; i <= 60; i++)
+      expect(await first.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { i } })).toMatchObject({ ok: true });
+    await first.close();
+    // Keep 3, slack 4: a group prunes to the newest 3 when the run holds more than 7 before it.
+    expect(await indexedSequences(storage)).toEqual([56, 57, 58, 59, 60]);
+    const counted = countingReads(storage);
+    const spied = askedLinks(counted.store);
+    const w = retainingWriter(spied.store, clock, true);
+    expect(await w.open()).toMatchObject({ ok: true, lastSequence: 60 });
+    expect(spied.asked).toEqual([{ keysIfAbsent: 'checkpoints/run/', first: { prefix: 'checkpoints/run/index.json', count: 1 } }]);
+    expect(counted.reads()).toBe(1); // the packed layout leaves the index to a plain read
+    const pruned: number[][] = [];
+    w.on('pruned', (e) => pruned.push([...e.sequences]));
+    for (let i = 61; i <= 64; i++)
+      expect(await w.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { i } })).toMatchObject({
+        ok: true,
+        sequence: i,
+      });
+    expect(pruned).toEqual([[56, 57, 58, 59, 60]]); // before 64: 56-63 is 8 entries, the oldest 5 go
+    expect(spied.asked).toHaveLength(1);
+    expect(counted.reads()).toBe(2); // and the preserved runs list, read before a prune
+    await w.close();
+    expect(await indexedSequences(storage)).toEqual([61, 62, 63, 64]);
+  });
+
+  it("recovers in full when the index lacks latest's number (a close whose index write failed)", async () => {
+    const storage = packed();
+    const clock = manualClock();
+    const indexKey = keepThree.layout.indexKey!('run');
+    const first = retainingWriter(storage, clock, true);
+    for (let i = 1; i <= 40; i++)
+      expect(await first.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { i } })).toMatchObject({ ok: true });
+    await first.close();
+    const before = await storage.get(indexKey);
+    const second = retainingWriter(storage, clock, true);
+    for (let i = 41; i <= 42; i++)
+      expect(await second.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { i } })).toMatchObject({ ok: true });
+    await second.close();
+    await storage.put(indexKey, before!.bytes); // the index as it was before the second session
+    const spied = askedLinks(storage);
+    const third = retainingWriter(spied.store, clock, true);
+    expect(await third.open()).toMatchObject({ ok: true, lastSequence: 42 });
+    expect(spied.asked.map((links) => links.entries)).toEqual([undefined, 'checkpoints/run/']);
+    await third.close();
+    expect(await indexedSequences(storage)).toEqual(
+      (await historyOf(storage, keepThree, 'run')).map((h) => h.sequence).sort((a, b) => a - b),
     );
   });
 });

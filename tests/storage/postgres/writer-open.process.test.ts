@@ -1,7 +1,8 @@
 /**
  * What a writer's `open()` sends PostgreSQL: the run lease, then the run's recovery in one
  * statement (the linked read of `latest` with the run's index and listing, or the run's keys in
- * its absence), where it was three (`latest`, the index, the listing).
+ * its absence), where it was three (`latest`, the index, the listing). A run the writer before
+ * closed is read from `latest` alone, with its index when the writer prunes as it goes.
  */
 import type pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -110,6 +111,44 @@ suite("a writer's open() on postgresStorage", () => {
     const index = await storage.get(defaultProfile.layout.indexKey!('long'));
     const listed = JSON.parse(new TextDecoder().decode(index!.bytes)) as { checkpoints: { sequence: number }[] };
     expect(listed.checkpoints.map((e) => e.sequence)).toEqual(Array.from({ length: 319 }, (_, i) => i + 1));
+  });
+
+  it('a run 300 long with automatic retention (the default): open reads latest and the index in one statement, no listing; the run stays within keep-last 50', async () => {
+    const storage = store();
+    const first = writerOf(storage, 'kept');
+    for (let i = 1; i <= 300; i++)
+      expect((await first.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { i } })).ok).toBe(true);
+    await first.close();
+    const asked: ReadLinks[] = [];
+    const getLinked = storage.getLinked.bind(storage);
+    const spied: PostgresStorage = Object.assign(Object.create(storage) as PostgresStorage, {
+      getLinked: (key: string, links: ReadLinks) => {
+        asked.push(links);
+        return getLinked(key, links);
+      },
+    });
+    const second = writerOf(spied, 'kept');
+    const before = storage.stats().roundTrips;
+    expect(await second.open()).toMatchObject({ ok: true, lastSequence: 300 });
+    expect(storage.stats().roundTrips - before).toBe(2);
+    // Regression: the full recovery's read, with the run's listing (`entries`).
+    expect(asked).toEqual([{ keysIfAbsent: 'checkpoints/kept/', first: { prefix: 'checkpoints/kept/index.json', count: 1 } }]);
+    for (let i = 301; i <= 320; i++)
+      expect(await second.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { i } })).toMatchObject({
+        ok: true,
+        sequence: i,
+      });
+    expect(asked).toHaveLength(1);
+    await second.close();
+    const index = await storage.get(defaultProfile.layout.indexKey!('kept'));
+    const indexed = (JSON.parse(new TextDecoder().decode(index!.bytes)) as { checkpoints: { sequence: number }[] }).checkpoints.map(
+      (e) => e.sequence,
+    );
+    const history: string[] = [];
+    for await (const e of storage.list('checkpoints/kept/history/')) history.push(e.key);
+    expect(history).toHaveLength(indexed.length);
+    expect(indexed.length).toBeLessThanOrEqual(60); // keep 50, slack 10
+    expect(indexed.slice(-50)).toEqual(Array.from({ length: 50 }, (_, i) => 271 + i));
   });
 
   it('a run whose latest is gone: its history found by the listing, numbering goes on after it', async () => {
