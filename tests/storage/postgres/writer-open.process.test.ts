@@ -28,6 +28,26 @@ afterEach(async () => {
   for (const p of pools.splice(0)) await p.end();
 });
 
+/** `storage` with the links of each linked read recorded. */
+function askedLinks(storage: PostgresStorage): { readonly spied: PostgresStorage; readonly asked: ReadLinks[] } {
+  const asked: ReadLinks[] = [];
+  const getLinked = storage.getLinked.bind(storage);
+  const spied: PostgresStorage = Object.assign(Object.create(storage) as PostgresStorage, {
+    getLinked: (key: string, links: ReadLinks) => {
+      asked.push(links);
+      return getLinked(key, links);
+    },
+  });
+  return { spied, asked };
+}
+
+/** `count` checkpoints by `writer`, then its close: a run another writer left. */
+async function fill(writer: ReturnType<typeof createWriter<JsonValue>>, count: number): Promise<void> {
+  for (let i = 1; i <= count; i++)
+    expect((await writer.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { i } })).ok).toBe(true);
+  await writer.close();
+}
+
 const writerOf = (storage: PostgresStorage, runId: string) =>
   createWriter<JsonValue>({ storage, profile: defaultProfile, runId, heartbeatIntervalMs: false });
 
@@ -66,17 +86,8 @@ suite("a writer's open() on postgresStorage", () => {
     const noRetention = (runId: string) =>
       createWriter<JsonValue>({ storage, profile: defaultProfile, runId, heartbeatIntervalMs: false, autoRetention: false });
     const first = noRetention('long');
-    for (let i = 1; i <= 300; i++)
-      expect((await first.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { i } })).ok).toBe(true);
-    await first.close();
-    const asked: ReadLinks[] = [];
-    const getLinked = storage.getLinked.bind(storage);
-    const spied: PostgresStorage = Object.assign(Object.create(storage) as PostgresStorage, {
-      getLinked: (key: string, links: ReadLinks) => {
-        asked.push(links);
-        return getLinked(key, links);
-      },
-    });
+    await fill(first, 300);
+    const { spied, asked } = askedLinks(storage);
     const second = createWriter<JsonValue>({
       storage: spied,
       profile: defaultProfile,
@@ -116,17 +127,8 @@ suite("a writer's open() on postgresStorage", () => {
   it('a run 300 long with automatic retention (the default): open reads latest and the index in one statement, no listing; the run stays within keep-last 50', async () => {
     const storage = store();
     const first = writerOf(storage, 'kept');
-    for (let i = 1; i <= 300; i++)
-      expect((await first.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { i } })).ok).toBe(true);
-    await first.close();
-    const asked: ReadLinks[] = [];
-    const getLinked = storage.getLinked.bind(storage);
-    const spied: PostgresStorage = Object.assign(Object.create(storage) as PostgresStorage, {
-      getLinked: (key: string, links: ReadLinks) => {
-        asked.push(links);
-        return getLinked(key, links);
-      },
-    });
+    await fill(first, 300);
+    const { spied, asked } = askedLinks(storage);
     const second = writerOf(spied, 'kept');
     const before = storage.stats().roundTrips;
     expect(await second.open()).toMatchObject({ ok: true, lastSequence: 300 });
