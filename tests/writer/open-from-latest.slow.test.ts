@@ -4,7 +4,8 @@
  * tests/storage/postgres/writer-open.process.test.ts), learns the run from `latest` alone: the
  * index and the run's listing are read before the index's next rewrite. Whatever the sessions
  * before it did (closed, or abandoned mid-run), it numbers as a full recovery would, and the index
- * a closed run leaves lists every snapshot.
+ * a closed run leaves lists every snapshot. With automatic retention it reads the index with
+ * `latest` (a prune needs the run's history), and prunes as a writer reading every file does.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -319,7 +320,7 @@ describe('a writer with automatic retention opening a run from latest and its in
         const clock = manualClock();
         try {
           for (const storage of [fromLatest.store, inFull]) {
-            const w = retainingWriter(storage, clock, storage === inFull ? false : true);
+            const w = retainingWriter(storage, clock, storage !== inFull);
             for (let i = 1; i <= start; i++)
               expect(await w.checkpoint({ source: 'step_boundary', status: 'in_progress', payload: { step: i } })).toMatchObject({
                 ok: true,
