@@ -2,7 +2,7 @@ import { isCheckpointError } from '../contract/errors.js';
 import { decodeRunIndexToKeep, type RunIndex } from '../codec/run-index.js';
 import { hasLinkedRead, isAbsentLinked, type LinkedValues } from '../contract/linked-read.js';
 import { decodeStoredSnapshotTolerant } from '../snapshot-io/read-snapshot.js';
-import { holdsRunFiles, runPrefix } from './recovery-scan.js';
+import { holdsRunFiles, indexOfAnswer, runPrefix } from './recovery-scan.js';
 import type { RecoveredHead } from './sequence-recovery.js';
 import type { WriterConfig } from './writer-config.js';
 
@@ -92,7 +92,7 @@ async function completeIndex<P>(
   answer: LinkedValues,
   last: number,
 ): Promise<LatestRecovery<P>['index']> {
-  const stored = answer.first ? answer.first.objects.find((o) => o.key === indexKey) : await config.storage.get(indexKey);
+  const stored = await indexOfAnswer(config.storage, indexKey, answer);
   if (!stored) return undefined;
   let doc: RunIndex;
   try {

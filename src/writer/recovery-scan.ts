@@ -5,8 +5,8 @@ import { decodeBatchFile } from '../snapshot-io/batch-file.js';
 import { decodeStoredSnapshotTolerant } from '../snapshot-io/read-snapshot.js';
 import type { KeyInfo } from '../contract/layout.js';
 import type { RunIndexEntry } from '../codec/run-index.js';
-import { hasLinkedRead, isAbsentLinked } from '../contract/linked-read.js';
-import type { StorageEntry, StoredObject } from '../contract/storage.js';
+import { hasLinkedRead, isAbsentLinked, type LinkedValues } from '../contract/linked-read.js';
+import type { StorageAdapter, StorageEntry, StoredObject } from '../contract/storage.js';
 import type { HeadLocation } from './sequence-recovery.js';
 import { numberByRunOrder, type RunOrderEntry } from '../snapshot-io/run-order.js';
 import { BATCH_NAME, batchMembers, commonDir, dirOf, entryOf, knownOf, see, type RunRecovery } from './recovery-evidence.js';
@@ -59,12 +59,23 @@ export async function readRunFiles<P>(r: RunRecovery<P>): Promise<void> {
     if (!holdsRunFiles(r, answer.absent.keys)) return;
   } else await takeLatest(r, answer?.value);
   const present = isAbsentLinked(answer) ? undefined : answer;
-  if (indexKey) {
-    const first = present?.first?.objects[0];
-    takeIndex(r, indexKey, present?.first ? (first?.key === indexKey ? first : undefined) : await r.storage.get(indexKey));
-  }
+  if (indexKey) takeIndex(r, indexKey, await indexOfAnswer(r.storage, indexKey, present));
   if (present?.entries) takeListing(r, present.entries.entries);
   else await listRunFiles(r);
+}
+
+/**
+ * The run's index as a linked read asked for it (`first` under the index's key), or by a plain
+ * read when the store left that part unread (or gave no answer). Undefined: absent.
+ */
+export async function indexOfAnswer(
+  storage: StorageAdapter,
+  indexKey: string,
+  answer: LinkedValues | undefined,
+): Promise<StoredObject | undefined> {
+  if (!answer?.first) return storage.get(indexKey);
+  const first = answer.first.objects[0];
+  return first?.key === indexKey ? first : undefined;
 }
 
 /** `latest` as read (undefined: absent): its number and snapshot, or a corrupt file. */
