@@ -1,3 +1,4 @@
+import type { LinkedRead, ReadLinks } from '../../src/contract/linked-read.js';
 import type { StorageAdapter } from '../../src/contract/storage.js';
 
 /**
@@ -37,4 +38,17 @@ export function countingReads(storage: StorageAdapter): { readonly store: Storag
     },
   });
   return { store, reads: () => reads };
+}
+
+/** `storage` with the links of each linked read recorded in `asked`; every other member is the store's own. */
+export function askedLinks<S extends StorageAdapter>(storage: S): { readonly store: S; readonly asked: ReadLinks[] } {
+  const asked: ReadLinks[] = [];
+  const getLinked = (storage as S & LinkedRead).getLinked.bind(storage);
+  const store = Object.assign(Object.create(storage) as S, {
+    getLinked: (key: string, links: ReadLinks) => {
+      asked.push(links);
+      return getLinked(key, links);
+    },
+  });
+  return { store, asked };
 }

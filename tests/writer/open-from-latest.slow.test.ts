@@ -16,10 +16,9 @@ import { createWriter, defaultProfile, type CheckpointResult, type JsonValue, ty
 import { fsStorage } from 'savepoint/fs';
 import { decodeRunIndex, indexDeferral } from '../../src/codec/run-index.js';
 import { utf8Encode } from '../../src/codec/utf8.js';
-import type { LinkedRead, ReadLinks } from '../../src/contract/linked-read.js';
 import { recoverRun } from '../../src/writer/sequence-recovery.js';
 import { manualClock } from '../support/clock.js';
-import { countingReads } from '../support/counting-storage.js';
+import { askedLinks, countingReads } from '../support/counting-storage.js';
 import { historyOf } from '../support/runs.js';
 
 const base = mkdtempSync(join(tmpdir(), 'savepoint-open-latest-'));
@@ -277,19 +276,6 @@ const keepThree: typeof defaultProfile = {
     ],
   },
 };
-
-/** `storage` with the links of each linked read recorded. */
-function askedLinks(storage: StorageAdapter): { readonly store: StorageAdapter; readonly asked: ReadLinks[] } {
-  const asked: ReadLinks[] = [];
-  const inner = storage as StorageAdapter & LinkedRead;
-  const store = Object.assign(Object.create(storage) as StorageAdapter, {
-    getLinked: (key: string, links: ReadLinks) => {
-      asked.push(links);
-      return inner.getLinked(key, links);
-    },
-  });
-  return { store, asked };
-}
 
 const retainingWriter = (storage: StorageAdapter, clock: ReturnType<typeof manualClock>, openFromLatest: boolean) =>
   createWriter<JsonValue>({

@@ -8,7 +8,7 @@ import type pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createWriter, defaultProfile, type JsonValue } from 'savepoint';
 import { postgresStorage, type PostgresStorage } from 'savepoint/postgres';
-import type { ReadLinks } from '../../../src/contract/linked-read.js';
+import { askedLinks } from '../../support/counting-storage.js';
 import { freshTable, hasPostgres, makePool, usePostgres } from '../../support/postgres-fixture.js';
 
 const { server } = usePostgres();
@@ -27,19 +27,6 @@ afterEach(async () => {
   for (const s of stores.splice(0)) await s.close();
   for (const p of pools.splice(0)) await p.end();
 });
-
-/** `storage` with the links of each linked read recorded. */
-function askedLinks(storage: PostgresStorage): { readonly spied: PostgresStorage; readonly asked: ReadLinks[] } {
-  const asked: ReadLinks[] = [];
-  const getLinked = storage.getLinked.bind(storage);
-  const spied: PostgresStorage = Object.assign(Object.create(storage) as PostgresStorage, {
-    getLinked: (key: string, links: ReadLinks) => {
-      asked.push(links);
-      return getLinked(key, links);
-    },
-  });
-  return { spied, asked };
-}
 
 /** `count` checkpoints by `writer`, then its close: a run another writer left. */
 async function fill(writer: ReturnType<typeof createWriter<JsonValue>>, count: number): Promise<void> {
@@ -87,7 +74,7 @@ suite("a writer's open() on postgresStorage", () => {
       createWriter<JsonValue>({ storage, profile: defaultProfile, runId, heartbeatIntervalMs: false, autoRetention: false });
     const first = noRetention('long');
     await fill(first, 300);
-    const { spied, asked } = askedLinks(storage);
+    const { store: spied, asked } = askedLinks(storage);
     const second = createWriter<JsonValue>({
       storage: spied,
       profile: defaultProfile,
@@ -128,7 +115,7 @@ suite("a writer's open() on postgresStorage", () => {
     const storage = store();
     const first = writerOf(storage, 'kept');
     await fill(first, 300);
-    const { spied, asked } = askedLinks(storage);
+    const { store: spied, asked } = askedLinks(storage);
     const second = writerOf(spied, 'kept');
     const before = storage.stats().roundTrips;
     expect(await second.open()).toMatchObject({ ok: true, lastSequence: 300 });
