@@ -34,8 +34,8 @@ export async function ensureOpen<P>(state: WriterState<P>): Promise<void> {
   // A run short enough that its first checkpoint rewrites the index is recovered in full at once,
   // unless its index was read with `latest`.
   const n = fromLatest?.lastSequence ?? 0;
-  if (fromLatest && (fromLatest.index || !(fromLatest.head && indexDue(state.config, { indexedCount: n, lastSequence: n }, 1))))
-    await openedFromLatest(state, fromLatest);
+  const shortRun = fromLatest?.head !== undefined && indexDue(state.config, { indexedCount: n, lastSequence: n }, 1);
+  if (fromLatest && (fromLatest.index || !shortRun)) await openedFromLatest(state, fromLatest);
   else await recoverInFull(state);
   const first = !state.opened;
   state.opened = true;
