@@ -9,6 +9,7 @@ import { toStoreError } from './errors.js';
 import { withReadyPool } from './migrate.js';
 import { orderKey } from './order-key.js';
 import { queryNamed } from './named-statement.js';
+import { setGroupAnswer, setGroupLength, setGroupParams, type SetGroupRow } from './set-group.js';
 import { ifAbsentOf, isCheckedPair, isPair } from './batch-shape.js';
 import { CONFLICT_SQLSTATE, DELETES_AS_PARAMETERS } from './sql.js';
 import type { CheckpointError } from '../../contract/errors.js';
@@ -115,24 +116,37 @@ function inWriteSlot<R, T>(state: PostgresStoreState, send: () => Promise<R>, ta
   );
 }
 
-/** Sends the waiting batches, as many statements as the free write slots let out. */
+/**
+ * Sends the waiting batches, as many statements as the free write slots let out (see
+ * {@link nextGroup}).
+ */
 function sendWaiting(state: PostgresStoreState): void {
   while (state.batchQueue.length > 0 && state.writeStatements < state.writeSlots) {
-    const group = state.batchQueue.splice(0, BATCHES_PER_STATEMENT);
+    const { group, set } = nextGroup(state.batchQueue);
     void inWriteSlot(
       state,
-      () => sendGroup(state, group),
+      () => sendGroup(state, group, set),
       () => undefined,
     );
   }
 }
 
+/**
+ * The batches the next statement takes from the front of `queue`: lone puts and pairs, each key
+ * named once, as one plain statement (`set`: set-group.ts), else up to
+ * {@link BATCHES_PER_STATEMENT} through the batches function.
+ */
+function nextGroup(queue: QueuedBatch[]): { group: QueuedBatch[]; set: boolean } {
+  const set = setGroupLength(queue, BATCHES_PER_STATEMENT);
+  return { group: queue.splice(0, set > 0 ? set : BATCHES_PER_STATEMENT), set: set > 0 };
+}
+
 /** What one statement answered a batch of its group: the batch's outcomes, or the error that refuses it. */
 type BatchAnswer = BatchOutcome[] | CheckpointError;
 
-/** One statement for waiting batches; each caller's promise settled by its answer. */
-async function sendGroup(state: PostgresStoreState, group: readonly QueuedBatch[]): Promise<void> {
-  const answers = await answerGroup(state, group);
+/** One statement for waiting batches (`set`: a set group); each caller's promise settled by its answer. */
+async function sendGroup(state: PostgresStoreState, group: readonly QueuedBatch[], set: boolean): Promise<void> {
+  const answers = await answerGroup(state, group, set);
   group.forEach((b, g) => {
     const answer = answers[g]!;
     if (Array.isArray(answer)) b.resolve(answer);
@@ -140,9 +154,9 @@ async function sendGroup(state: PostgresStoreState, group: readonly QueuedBatch[
   });
 }
 
-/** One statement for `group`: the batch function for a lone batch, the batches function for several; each batch's answer. */
-function answerGroup(state: PostgresStoreState, group: readonly PlannedBatch[]): Promise<BatchAnswer[]> {
-  return promiseOf(() => query(state, group)).then(
+/** One statement for `group`: the batch function for a lone batch, the batches function or a set group for several; each batch's answer. */
+function answerGroup(state: PostgresStoreState, group: readonly PlannedBatch[], set = false): Promise<BatchAnswer[]> {
+  return promiseOf(() => query(state, group, set)).then(
     (res) => answersOf(group, res.rows),
     (err: unknown) => {
       const e = err as { code?: unknown; message?: unknown };
@@ -165,14 +179,19 @@ function answersOf(group: readonly PlannedBatch[], rows: readonly BatchRow[]): B
   });
 }
 
-/** The statement of `group`, once the table is checked: a pair as its plain statement, else the batch or batches function. */
-function query(state: PostgresStoreState, group: readonly PlannedBatch[]): Promise<{ rows: BatchRow[] }> {
+/**
+ * The statement of `group`, once the table is checked: a pair as its plain statement, a set group
+ * (`set`) as its own where the table's layout has one, else the batch or batches function.
+ */
+function query(state: PostgresStoreState, group: readonly PlannedBatch[], set: boolean): Promise<{ rows: BatchRow[] }> {
   return withReadyPool(state, (p) =>
-    group.length === 1 && isPair(group[0]!.operations)
-      ? queryPair(state, p, group[0]!)
-      : group.length === 1 && isCheckedPair(group[0]!.operations)
-        ? queryCheckedPair(state, p, group[0]!)
-        : queryFunction(state, p, group),
+    set && state.puts.group
+      ? querySetGroup(state, p, group, state.puts.group)
+      : group.length === 1 && isPair(group[0]!.operations)
+        ? queryPair(state, p, group[0]!)
+        : group.length === 1 && isCheckedPair(group[0]!.operations)
+          ? queryCheckedPair(state, p, group[0]!)
+          : queryFunction(state, p, group),
   );
 }
 
@@ -193,6 +212,18 @@ function queryFunction(state: PostgresStoreState, p: PostgresPool, group: readon
   let end = 0;
   params.push(group.map((b) => (end += b.operations.length)));
   return queryNamed<BatchRow>(state, p, puts.batches, params);
+}
+
+/** A set group (set-group.ts) as its statement, answered as the batches function answers. */
+function querySetGroup(
+  state: PostgresStoreState,
+  p: PostgresPool,
+  group: readonly PlannedBatch[],
+  statement: (puts: number, deletes: number) => string,
+): Promise<{ rows: BatchRow[] }> {
+  const { params, puts, deletes } = setGroupParams(group, putMetadataParams);
+  state.roundTrips++;
+  return queryNamed<SetGroupRow>(state, p, statement(puts, deletes), params).then((res) => ({ rows: setGroupAnswer(group, res.rows) }));
 }
 
 /** Each operation's metadata (jsonb text) and whether it is given, as two arrays: null for deletes and checks. */

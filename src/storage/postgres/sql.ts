@@ -1,4 +1,5 @@
 import { CheckpointError } from '../../contract/errors.js';
+import { groupSql } from './group-sql.js';
 import { linkedReadSql } from './linked-read-sql.js';
 import { metadataIndexSql, metadataWrittenSql, OLD_SERVER, type MetadataIndexSql } from './metadata-index.js';
 
@@ -83,6 +84,11 @@ export interface PutSql {
   readonly batch: string;
   /** Several callers' batches in one statement (one transaction, one WAL flush), each applied or refused on its own; the groups' ends last. */
   readonly batches: string;
+  /**
+   * Several callers' lone puts and pairs as one plain statement, written for a count of put rows
+   * and of delete rows (group-sql.ts); undefined where the metadata column is computed by the server.
+   */
+  readonly group: ((puts: number, deletes: number) => string) | undefined;
 }
 
 /**
@@ -316,6 +322,18 @@ FROM ${metadata ? metaName(fns) : fns}($1, $2, $3, $4, $5, $6${given}, $${metada
       ? putStatements(t, givenShape(next, 4, 5), givenShape(next, 5, 6), 4, RETURNING_TEXT)
       : putStatements(t, computedShape(next), computedShape(next), 4, RETURNING_TEXT)),
     pair: pairStatements(t, next, metadata),
+    group: metadata ? groupStatements(t, next) : undefined,
+  };
+}
+
+/** The set group's statements by their row counts, each built at first use. */
+function groupStatements(t: string, next: string): (puts: number, deletes: number) => string {
+  const built = new Map<string, string>();
+  return (puts, deletes) => {
+    const shape = `${puts}:${deletes}`;
+    let text = built.get(shape);
+    if (text === undefined) built.set(shape, (text = groupSql(t, next, puts, deletes)));
+    return text;
   };
 }
 
