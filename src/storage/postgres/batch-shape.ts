@@ -2,8 +2,22 @@ import type { BatchOperation } from '../../contract/storage.js';
 
 /*
  * The shapes of batch that postgresStorage sends as a plain statement rather than through the batch
- * function (batch.ts): a LangGraph checkpoint's pair, a writer's checked pair.
+ * function (batch.ts): a LangGraph checkpoint's pair, a writer's checked pair; and the row every
+ * batch statement's answer is read as.
  */
+
+/**
+ * A row of what the batch functions answer, and what the plain statements' answers are read back
+ * as: an operation's outcome (`op`, 1-based in its batch, of batch `group` when several went
+ * together), or the batch's first failed condition (`failed`).
+ */
+export interface BatchRow {
+  group?: number;
+  op: number | null;
+  version: string | null;
+  existed: boolean | null;
+  failed?: number | null;
+}
 
 /** Whether `op` is a put or check conditioned on its key being absent. */
 export const ifAbsentOf = (op: BatchOperation): boolean => op.type !== 'delete' && op.ifAbsent === true;

@@ -10,18 +10,10 @@ import { withReadyPool } from './migrate.js';
 import { orderKey } from './order-key.js';
 import { queryNamed } from './named-statement.js';
 import { setGroupAnswer, setGroupLength, setGroupParams, type SetGroupRow } from './set-group.js';
-import { ifAbsentOf, isCheckedPair, isPair } from './batch-shape.js';
+import { ifAbsentOf, isCheckedPair, isPair, type BatchRow } from './batch-shape.js';
 import { CONFLICT_SQLSTATE, DELETES_AS_PARAMETERS } from './sql.js';
 import type { CheckpointError } from '../../contract/errors.js';
 import type { PlannedBatch, PostgresStoreState, QueuedBatch } from './store-state.js';
-
-interface BatchRow {
-  group?: number;
-  op: number | null;
-  version: string | null;
-  existed: boolean | null;
-  failed?: number | null;
-}
 
 /*
  * Group commit. A store keeps up to `state.writeSlots` write statements in flight (store-state.ts:

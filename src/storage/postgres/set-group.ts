@@ -1,5 +1,5 @@
 import type { BatchOperation } from '../../contract/storage.js';
-import { ifAbsentOf, isPair } from './batch-shape.js';
+import { ifAbsentOf, isPair, type BatchRow } from './batch-shape.js';
 import { CONDITION, DELETE_COLUMNS, groupRows, MAX_GROUP_DELETES, MAX_GROUP_PUTS, PUT_COLUMNS } from './group-sql.js';
 import { orderKey } from './order-key.js';
 import type { PlannedBatch } from './store-state.js';
@@ -12,7 +12,7 @@ import type { PlannedBatch } from './store-state.js';
  */
 
 /** A lone put or a pair: a batch the set group takes. */
-export function isGroupable(batch: PlannedBatch): boolean {
+function isGroupable(batch: PlannedBatch): boolean {
   const operations = batch.operations;
   return operations.length === 1 ? operations[0]!.type === 'put' : isPair(operations);
 }
@@ -89,20 +89,14 @@ export interface SetGroupRow {
   existed: boolean | null;
 }
 
-/** A batch's answer rows as the batches function gives them: `failed` at its first put when it did not write, else a row an operation. */
-export interface GroupBatchRow {
-  group: number;
-  op: number | null;
-  version: string | null;
-  existed: boolean | null;
-  failed: number | null;
-}
-
-/** The set group's answer as the batches function's rows. */
-export function setGroupAnswer(group: readonly PlannedBatch[], rows: readonly SetGroupRow[]): GroupBatchRow[] {
+/**
+ * The set group's answer as the batches function's rows: a batch whose first put did not write
+ * failed there, else a row an operation.
+ */
+export function setGroupAnswer(group: readonly PlannedBatch[], rows: readonly SetGroupRow[]): BatchRow[] {
   const found = new Map<string, SetGroupRow>();
   for (const row of rows) found.set(`${row.group}:${row.op}`, row);
-  const out: GroupBatchRow[] = [];
+  const out: BatchRow[] = [];
   group.forEach((batch, g) => {
     const place = g + 1;
     if (!found.has(`${place}:1`)) {
