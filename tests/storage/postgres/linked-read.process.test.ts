@@ -16,7 +16,7 @@ import { isAbsentLinked, linkedKey, linkedReadOf, readLinked, type ReadLinks } f
 import { LINKED_READ_LIMITS } from '../../../src/storage/postgres/linked-read-sql.js';
 import { linkedReadParams } from '../../../src/storage/postgres/linked-read.js';
 import { storeSql } from '../../../src/storage/postgres/sql.js';
-import { freshTable, hasPostgres, usePostgres } from '../../support/postgres-fixture.js';
+import { freshTable, hasPostgres, makePool, usePostgres } from '../../support/postgres-fixture.js';
 
 const { server } = usePostgres();
 const suite = hasPostgres ? describe : describe.skip;
@@ -289,6 +289,48 @@ suite('postgresStorage getLinked', () => {
       expect(plan.Plan['Actual Rows']).toBe(14);
     } finally {
       await client.end();
+    }
+  });
+
+  it('is planned once on a connection, whichever parts a call asks for (regression: the server planned it again at every call)', async () => {
+    const onePool = makePool(server().url, { max: 1 });
+    const table = freshTable('linked_plan');
+    const storage = postgresStorage({ pool: onePool, table });
+    try {
+      await storage.migrate();
+      // A table of many threads, as a service's is: on a handful of rows any plan is cheap.
+      await onePool.query(
+        `INSERT INTO "public"."${table}" (key_order, key, version, value) SELECT convert_to('other/' || i, 'UTF8'), 'other/' || i, i, '\\x00' FROM generate_series(1, 20000) AS i`,
+      );
+      await onePool.query(`ANALYZE "public"."${table}"`);
+      await storage.put('r/head.json', utf8('{"id":"c3","sequence":3}'));
+      for (let i = 1; i <= 3; i++) {
+        await storage.put(`r/doc/c${i}.json`, utf8(`{"n":${i}}`));
+        await storage.put(`r/parts/${i}/w`, utf8('writes'));
+      }
+      const head: ReadLinks = {
+        get: { member: 'id', before: 'r/doc/', after: '.json' },
+        list: { member: 'sequence', before: 'r/parts/', after: '/' },
+      };
+      // A saver's two reads of a thread's head: alone, and with the thread's keys and first documents when it meets the thread.
+      for (let i = 0; i < 12; i++) {
+        const linked = await linkedReadOf(storage)!(
+          'r/head.json',
+          i % 2 === 0 ? head : { ...head, keys: 'r/', first: { prefix: 'r/doc/', count: 2 } },
+        );
+        expect(linked?.got?.object).toBeDefined();
+        if (i % 2 === 1) expect(linked?.keys?.keys).toHaveLength(7);
+      }
+      const { rows } = await onePool.query<{ generic: string; custom: string }>(
+        "SELECT generic_plans::text AS generic, custom_plans::text AS custom FROM pg_prepared_statements WHERE statement LIKE '%0 AS part%'",
+      );
+      expect(rows).toHaveLength(1);
+      // The server tries custom plans first (five of them), then keeps the generic one: no call's parameters make a plan of their own cheaper.
+      expect(Number(rows[0]!.generic)).toBeGreaterThan(0);
+      expect(Number(rows[0]!.custom)).toBeLessThan(12);
+    } finally {
+      await storage.close();
+      await onePool.end();
     }
   });
 
