@@ -5,7 +5,7 @@ import { readChecked } from './migrate.js';
 import { LINKED_READ_LIMITS } from './linked-read-sql.js';
 import { queryNamed } from './named-statement.js';
 import { getObject } from './objects.js';
-import { keyOf, orderKey, prefixRange } from './order-key.js';
+import { keyOf, orderKey, packedKeysOf, prefixRange } from './order-key.js';
 import type { StorageEntry } from '../../contract/storage.js';
 import type { PostgresPool } from './driver.js';
 import type { PostgresStoreState } from './store-state.js';
@@ -108,8 +108,7 @@ function linkedValues(rows: readonly LinkedRow[], links: ReadLinks, read: PartsR
   if (!head || head.part !== 0) {
     const prefix = links.keysIfAbsent;
     if (!read.ifAbsent || prefix === undefined) return undefined;
-    const keys: string[] = [];
-    for (const row of rows) if (row.part === 5) keys.push(keyOf(row.key_order!));
+    const keys = packedPart(rows, 5, prefix);
     return keys.length > LINKED_READ_LIMITS.keys ? undefined : { absent: { prefix, keys } };
   }
   const value = { bytes: new Uint8Array(head.value!), version: head.version! };
@@ -132,14 +131,19 @@ function linkedValues(rows: readonly LinkedRow[], links: ReadLinks, read: PartsR
   return { value, ...(got ? { got } : {}), ...(listed ? { listed } : {}), ...under };
 }
 
+/** The keys of packed part `part` (3 or 5), under `prefix`: none when the part has no row (no key under it). */
+function packedPart(rows: readonly LinkedRow[], part: number, prefix: string): string[] {
+  const row = rows.find((r) => r.part === part);
+  return row?.value ? packedKeysOf(prefix, row.value) : [];
+}
+
 /** Parts 3, 4 and 6 of the rows: the keys under `links.keys`, the first rows under `links.first.prefix`, the entries under `links.entries`. */
 function underParts(rows: readonly LinkedRow[], links: ReadLinks, read: PartsRead): Pick<LinkedValues, 'keys' | 'entries' | 'first'> {
-  const keys: string[] = [];
+  const keys = links.keys === undefined ? [] : packedPart(rows, 3, links.keys);
   const first: ListedObject[] = [];
   const entries: StorageEntry[] = [];
   for (const row of rows) {
-    if (row.part === 3) keys.push(keyOf(row.key_order!));
-    else if (row.part === 4) first.push({ key: keyOf(row.key_order!), bytes: new Uint8Array(row.value!), version: row.version! });
+    if (row.part === 4) first.push({ key: keyOf(row.key_order!), bytes: new Uint8Array(row.value!), version: row.version! });
     else if (row.part === 6) entries.push({ key: keyOf(row.key_order!), version: row.version!, size: Number(row.size) });
   }
   const L = LINKED_READ_LIMITS;

@@ -19,6 +19,26 @@ export function keyOf(bytes: Uint8Array): string {
 }
 
 /**
+ * The keys packed in `packed` after `prefix`: each the stored form of what follows the prefix,
+ * as a 4-byte big-endian length in bytes then those bytes (linked-read-sql.ts's packedKeys).
+ * One copy of the whole value is made little-endian, where each key would be copied twice.
+ */
+export function packedKeysOf(prefix: string, packed: Uint8Array): string[] {
+  // swap16 swaps each length's two halves too: its bytes b0 b1 b2 b3 read as b1 b0 b3 b2.
+  const le = Buffer.from(packed).swap16();
+  const keys: string[] = [];
+  let at = 0;
+  while (at < le.length) {
+    const length = le[at + 1]! * 0x1000000 + le[at]! * 0x10000 + le[at + 3]! * 0x100 + le[at + 2]!;
+    at += 4;
+    if (at + length > le.length) throw new RangeError('packed keys: a length runs past the value');
+    keys.push(prefix + le.toString('utf16le', at, at + length));
+    at += length;
+  }
+  return keys;
+}
+
+/**
  * The bounds of "every key that starts with `prefix`" as a range on the stored form:
  * `lower <= key_order < upper` (no upper bound when the prefix is all 0xFF bytes, which no
  * valid key reaches). A range is what an index serves, and it treats `%`, `_` and every
