@@ -108,18 +108,12 @@ async function learnRun(
   known?: StoredHead,
   listed?: readonly string[],
 ): Promise<Learned> {
-  const ids: string[] = [];
-  const writes = new Map<number, Set<string>>();
+  const keys: RunKeys = { ids: [], writes: new Map(), hasHead: false };
   const prefix = `${runDir(runId)}/`;
-  let hasHead = false;
-  for await (const key of listed ?? keysUnder(storage, prefix)) {
-    const rest = key.slice(prefix.length - 1);
-    const id = idOfCheckpointKey(runId, key);
-    if (id !== undefined) ids.push(id);
-    const parts = rest.startsWith('/parts/') ? PARTS_SEQUENCE.exec(rest) : null;
-    if (parts) addWritesKey(writes, Number(parts[1]), key);
-    if (rest === '/head.json') hasHead = true;
-  }
+  // Keys read already are taken in one loop: `for await` over them cost a microtask a key.
+  if (listed) for (const key of listed) noteKey(keys, runId, prefix, key);
+  else for await (const key of keysUnder(storage, prefix)) noteKey(keys, runId, prefix, key);
+  const { ids, writes, hasHead } = keys;
   ids.sort(compareIds);
   const stored = !hasHead ? undefined : known && headCovers(known, ids, writes) ? known : await readHead(storage, runId);
   let newest: Learned['newest'];
@@ -138,6 +132,23 @@ async function learnRun(
       writes.delete(sequence);
     }
   return { ids, maxSequence, newest, headVersion: stored?.version, leftoverWrites, writes };
+}
+
+/** What a run's keys tell, as they are listed: its checkpoint ids, its writes keys by sequence, whether it has a head. */
+interface RunKeys {
+  readonly ids: string[];
+  readonly writes: Map<number, Set<string>>;
+  hasHead: boolean;
+}
+
+/** Takes one key under the run's folder (`prefix`) into what the run's keys tell. */
+function noteKey(keys: RunKeys, runId: string, prefix: string, key: string): void {
+  const rest = key.slice(prefix.length - 1);
+  const id = idOfCheckpointKey(runId, key);
+  if (id !== undefined) keys.ids.push(id);
+  const parts = rest.startsWith('/parts/') ? PARTS_SEQUENCE.exec(rest) : null;
+  if (parts) addWritesKey(keys.writes, Number(parts[1]), key);
+  if (rest === '/head.json') keys.hasHead = true;
 }
 
 async function* keysUnder(storage: StorageAdapter, prefix: string): AsyncGenerator<string> {
