@@ -66,7 +66,7 @@ const asciiOrderSql = (text: string): string =>
   `decode(regexp_replace(encode(convert_to(${text}, 'UTF8'), 'hex'), '(..)', '00\\1', 'g'), 'hex')`;
 
 /** One range part's rows: `s.key_order` and `columns` of `table` from `lower` (inclusive) to `upper`, when `when` holds, at most `limit` of them in key order. */
-function inRange(table: string, range: { columns: string; when: string; lower: string; upper: string; limit: number }): string {
+function inRange(table: string, range: { columns: string; when: string; lower: string; upper: string; limit: number | string }): string {
   return `SELECT s.key_order${range.columns} FROM ${table} AS s
   WHERE ${range.when}s.key_order >= ${range.lower} AND s.key_order < ${range.upper} ORDER BY s.key_order LIMIT ${range.limit}`;
 }
@@ -76,7 +76,12 @@ function inRange(table: string, range: { columns: string; when: string; lower: s
  * each key's stored form after `lower` (the prefix, which every key in the range starts with) as
  * a 4-byte big-endian length then those bytes, in key order; `size` is their count. A thread's
  * hundred keys as rows cost the client several µs each (the driver's row, a buffer and a decode
- * per key); packed, one value is parsed and the prefix is not sent a hundred times.
+ * per key); packed, one value is parsed and the prefix is not sent a hundred times. Its limit is
+ * given as a subquery: the planner then expects a tenth of the range's rows and reads the index
+ * in key order (an index-only scan) rather than a bitmap scan of the heap and a sort. A pruning
+ * saver's thread lets two rows go a superstep: a bitmap scan visited every row deleted since the
+ * last vacuum (500 index entries for a hundred keys, 0.4 ms), where an index scan marks the dead
+ * entries it meets and later scans pass them over (0.05 ms).
  */
 function packedKeys(part: number, range: string, lower: string): string {
   const skip = `octet_length(${lower})`;
@@ -137,7 +142,7 @@ SELECT 2, b.key_order, b.value, b.version::text, NULL, NULL, NULL FROM (
   ${inRange(table, { columns: ', s.value, s.version', when: '', lower: '(SELECT lower FROM k)', upper: '(SELECT upper FROM k)', limit: L.listed + 1 })}
 ) AS b
 UNION ALL
-${packedKeys(3, inRange(table, { columns: '', when: present, lower: '(SELECT $9::bytea)', upper: '(SELECT $10::bytea)', limit: L.keys + 1 }), '$9::bytea')}
+${packedKeys(3, inRange(table, { columns: '', when: present, lower: '(SELECT $9::bytea)', upper: '(SELECT $10::bytea)', limit: `(SELECT ${L.keys + 1})` }), '$9::bytea')}
 UNION ALL
 SELECT 4, f.key_order, f.value, f.version::text, NULL, NULL, NULL FROM (
   SELECT b.key_order, b.value, b.version FROM (
@@ -145,7 +150,7 @@ SELECT 4, f.key_order, f.value, f.version::text, NULL, NULL, NULL FROM (
   ) AS b ORDER BY b.key_order LIMIT (SELECT $13::int)
 ) AS f
 UNION ALL
-${packedKeys(5, inRange(table, { columns: '', when: 'NOT EXISTS (SELECT 1 FROM t) AND ', lower: '(SELECT $14::bytea)', upper: '(SELECT $15::bytea)', limit: L.keys + 1 }), '$14::bytea')}
+${packedKeys(5, inRange(table, { columns: '', when: 'NOT EXISTS (SELECT 1 FROM t) AND ', lower: '(SELECT $14::bytea)', upper: '(SELECT $15::bytea)', limit: `(SELECT ${L.keys + 1})` }), '$14::bytea')}
 UNION ALL
 SELECT 6, b.key_order, NULL, b.version::text, NULL, NULL, b.size FROM (
   ${inRange(table, { columns: ', s.version, octet_length(s.value) AS size', when: present, lower: '(SELECT $16::bytea)', upper: '(SELECT $17::bytea)', limit: L.entries + 1 })}
