@@ -108,12 +108,13 @@ function packedKeys(part: number, range: string, lower: string): string {
  * are read only when the value exists, part 5 only when it does not. Parts 2 and 6 hold at most
  * one row more than LINKED_READ_LIMITS allows, parts 3 and 5 at most one key more. Each range
  * part reads its bounds as values (a scalar subquery): its index scan then starts at the lower
- * bound in key order, where a join would scan the index from its start under a LIMIT. A parameter is read through a scalar subquery too (and
- * so is `first`'s count): the server plans a named statement for the values of its first five
- * calls, and keeps a plan for any values only if that costs no more. Given as values, a part not
- * asked for (NULL bounds) plans as empty, so every call's own plan was cheaper and the server
- * planned the statement again at every call (0.7–0.9 ms a call, more than the read itself);
- * through a subquery no call's plan knows the bounds, and the one plan is kept.
+ * bound in key order, where a join would scan the index from its start under a LIMIT. A bound
+ * given as a parameter is read through a scalar subquery too (and so is `first`'s count): the
+ * server plans a named statement for the values of its first five calls, and keeps a plan for
+ * any values only if that costs no more. Given as values, a part not asked for (NULL bounds)
+ * plans as empty, so every call's own plan was cheaper and the server planned the statement
+ * again at every call (0.7–0.9 ms a call, more than the read itself); through a subquery no
+ * call's plan knows the bounds, and the one plan is kept.
  */
 export function linkedReadSql(table: string): string {
   const L = LINKED_READ_LIMITS;

@@ -293,7 +293,6 @@ suite('postgresStorage getLinked', () => {
         'QUERY PLAN': [{ Plan: { 'Total Cost': number; 'Actual Rows': number }; JIT?: unknown }];
       }>(`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE lr(${args.join(', ')})`);
       const [plan] = explained.rows[0]!['QUERY PLAN'];
-
       const { rows } = await client.query<{ jit_above_cost: string }>('SHOW jit_above_cost');
       expect(plan.Plan['Total Cost']).toBeLessThan(Number(rows[0]!.jit_above_cost));
       expect(plan.JIT).toBeUndefined();
