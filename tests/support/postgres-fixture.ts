@@ -41,3 +41,15 @@ export function makePool(url: string, config: pg.PoolConfig = {}): pg.Pool {
   pool.on('error', () => undefined);
   return pool;
 }
+
+/**
+ * Fills the store's `table` (in `public`, migrated) with 20,000 rows of other keys and analyzes it:
+ * a table of many threads, as a service's is, where the planner's choices show (on a handful of
+ * rows any plan is cheap).
+ */
+export async function fillServiceSized(pool: pg.Pool, table: string): Promise<void> {
+  await pool.query(
+    `INSERT INTO "public"."${table}" (key_order, key, version, value) SELECT convert_to('other/' || i, 'UTF8'), 'other/' || i, i, '\\x00' FROM generate_series(1, 20000) AS i`,
+  );
+  await pool.query(`ANALYZE "public"."${table}"`);
+}

@@ -16,7 +16,7 @@ import { isAbsentLinked, linkedKey, linkedReadOf, readLinked, type ReadLinks } f
 import { LINKED_READ_LIMITS } from '../../../src/storage/postgres/linked-read-sql.js';
 import { linkedReadParams } from '../../../src/storage/postgres/linked-read.js';
 import { storeSql } from '../../../src/storage/postgres/sql.js';
-import { freshTable, hasPostgres, makePool, usePostgres } from '../../support/postgres-fixture.js';
+import { fillServiceSized, freshTable, hasPostgres, makePool, usePostgres } from '../../support/postgres-fixture.js';
 
 const { server } = usePostgres();
 const suite = hasPostgres ? describe : describe.skip;
@@ -309,11 +309,7 @@ suite('postgresStorage getLinked', () => {
     const storage = postgresStorage({ pool: onePool, table });
     try {
       await storage.migrate();
-      // A table of many threads, as a service's is: on a handful of rows any plan is cheap.
-      await onePool.query(
-        `INSERT INTO "public"."${table}" (key_order, key, version, value) SELECT convert_to('other/' || i, 'UTF8'), 'other/' || i, i, '\\x00' FROM generate_series(1, 20000) AS i`,
-      );
-      await onePool.query(`ANALYZE "public"."${table}"`);
+      await fillServiceSized(onePool, table);
       await storage.put('r/head.json', utf8('{"id":"c3","sequence":3}'));
       for (let i = 1; i <= 3; i++) {
         await storage.put(`r/doc/c${i}.json`, utf8(`{"n":${i}}`));

@@ -8,7 +8,7 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isCheckpointError, type BatchOperation } from 'savepoint';
 import { postgresStorage } from 'savepoint/postgres';
-import { freshTable, hasPostgres, makePool, usePostgres } from '../../support/postgres-fixture.js';
+import { fillServiceSized, freshTable, hasPostgres, makePool, usePostgres } from '../../support/postgres-fixture.js';
 
 const { server } = usePostgres();
 let pool: pg.Pool;
@@ -159,11 +159,7 @@ const holds = (c: Case): boolean =>
     const storage = postgresStorage({ pool: onePool, table });
     try {
       await storage.migrate();
-      // A table of many threads, as a service's is: on a handful of rows any plan is cheap.
-      await onePool.query(
-        `INSERT INTO "public"."${table}" (key_order, key, version, value) SELECT convert_to('other/' || i, 'UTF8'), 'other/' || i, i, '\\x00' FROM generate_series(1, 20000) AS i`,
-      );
-      await onePool.query(`ANALYZE "public"."${table}"`);
+      await fillServiceSized(onePool, table);
       const outcome = await storage.batch([
         { type: 'put', key: 'r/head.json', bytes: utf8('0'), ifAbsent: true },
         { type: 'put', key: 'r/0.json', bytes: utf8('zero') },
