@@ -18,10 +18,20 @@ const value: fc.Arbitrary<unknown> = fc.oneof(
   fc.constantFrom(2 ** 64 + 2 ** 12, 1e21, 5e-324, -0, 1e300),
   text,
 );
-/** Metadata as LangGraph hands it: its usual members, keys that sort otherwise than JSON.parse orders them, `lc`. */
+/** Whether `v` holds a `__proto__` key at any depth: savepoint refuses to store one (canonical-json.ts). */
+export function holdsProtoKey(v: unknown): boolean {
+  if (Array.isArray(v)) return v.some(holdsProtoKey);
+  if (typeof v !== 'object' || v === null) return false;
+  return Object.hasOwn(v, '__proto__') || Object.values(v).some(holdsProtoKey);
+}
+
+/**
+ * Metadata as LangGraph hands it: its usual members, keys that sort otherwise than JSON.parse
+ * orders them, `lc`. No `__proto__` key at any depth (`fc.jsonValue` draws one now and then).
+ */
 const metadata = fc
   .dictionary(fc.oneof(fc.constantFrom('source', 'step', 'parents', 'lc', '1', '10', 'user'), text), value, { maxKeys: 4 })
-  .filter((m) => !Object.hasOwn(m, '__proto__')) as fc.Arbitrary<JsonObject>;
+  .filter((m) => !holdsProtoKey(m)) as fc.Arbitrary<JsonObject>;
 
 /** A channel's stored text: short or sealed as a piece of its own, with any text and numbers. */
 const channel = fc

@@ -13,7 +13,7 @@ import { sealCheckpointDocument } from '../../src/langgraph/document.js';
 import { decodeHead, encodeHead } from '../../src/langgraph/head.js';
 import { sealWrites } from '../../src/langgraph/writes.js';
 import { clientMetadata } from '../../src/storage/postgres/client-metadata.js';
-import { checkpointPayload as payload, writesDocument } from './known-metadata-arbitraries.js';
+import { checkpointPayload as payload, holdsProtoKey, writesDocument } from './known-metadata-arbitraries.js';
 
 /** The same column: both unknown, or JSON texts `jsonb` reads as one value (key order aside). */
 const sameColumn = (a: string | null, b: string | null): boolean =>
@@ -29,6 +29,16 @@ function sortDeep(v: unknown): unknown {
 }
 
 describe('the metadata the saver hands down with a checkpoint document', () => {
+  it('the arbitraries never draw a `__proto__` key, which savepoint refuses to store (a seed that once drew one nested)', () => {
+    // This seed drew metadata {"": {"__proto__": []}} as its 15th payload: the property below
+    // then failed on the refusal rather than on what it checks.
+    fc.assert(
+      fc.property(payload, (p) => !holdsProtoKey(p.metadata)),
+      { seed: -642058624, numRuns: 300 },
+    );
+    fc.assert(fc.property(writesDocument, (d) => !holdsProtoKey(d)));
+  });
+
   it('property: where the document says its metadata, it is the column the store works out from the bytes', async () => {
     let said = 0;
     let checked = 0;
