@@ -2,6 +2,7 @@ import type { CheckpointError } from '../../contract/errors.js';
 import type { BatchOperation, BatchOutcome } from '../../contract/storage.js';
 import type { RepoContext } from './context.js';
 import { gitBlobSha } from './git-blob.js';
+import type { RestorePath } from './restore.js';
 
 /** What one commit writes or checks at one path. */
 export interface Prepared {
@@ -100,3 +101,22 @@ export const rewriteOf = (bad: readonly Prepared[]): Prepared[] =>
     ...(p.bytes ? { bytes: p.bytes, expected: p.expected! } : {}),
     existed: p.existed ?? false,
   }));
+
+/**
+ * What to put back when the batch fails after one of its commits landed: every path the landed
+ * commits changed, the puts that verified and the deletes as well as what GitHub stored otherwise
+ * (`bad`), each at what it held before the batch. A failed batch leaves nothing of itself: a
+ * delete left in place loses the file it removed (a checkpoint a batch file was to replace).
+ * `stored`: what a read-back found at the paths of `bad` (their `left`), when it was read.
+ */
+export function landedPaths(run: CommitRun, bad: readonly Prepared[], stored?: ReadonlyMap<string, string | null>): RestorePath[] {
+  const badPaths = new Set(bad.map((p) => p.path));
+  const paths: RestorePath[] = [];
+  for (const p of run.all) {
+    if (p.op.type === 'check' || !run.original.has(p.path)) continue;
+    const sha = run.original.get(p.path) ?? null;
+    if (!badPaths.has(p.path)) paths.push({ path: p.path, sha, left: p.op.type === 'put' ? (p.expected ?? null) : null });
+    else paths.push(stored ? { path: p.path, sha, left: stored.get(p.path) ?? null } : { path: p.path, sha });
+  }
+  return paths;
+}

@@ -1,6 +1,6 @@
 import { commitFiles, type CommitFile } from './commit-reads.js';
 import { verified, writesLanded, type TreeEntry, type TreePlan } from './commit-plan.js';
-import { rewriteOf, type CommitRun } from './commit-run.js';
+import { landedPaths, rewriteOf, type CommitRun } from './commit-run.js';
 import type { RepoContext } from './context.js';
 import type { KnownHead } from './head-state.js';
 import type { RestorePath } from './restore.js';
@@ -106,7 +106,7 @@ export async function settleEarlierAttempt(
       return true;
     }
     for (const [path, sha] of earlier.before) run.original.set(path, sha);
-    damage.paths = bad.map((p) => ({ path: p.path, sha: run.original.get(p.path) ?? null, left: files.get(p.path)?.sha ?? null }));
+    damage.paths = landedPaths(run, bad, new Map(bad.map((p) => [p.path, files.get(p.path)?.sha ?? null])));
     run.verifyFailures++;
     ctx.emit({ type: 'verify_retry', level: 'warn', attempt: run.verifyFailures, keys: bad.map((p) => p.op.key) });
     run.items = rewriteOf(bad);

@@ -1,7 +1,7 @@
 import { CheckpointError } from '../../contract/errors.js';
 import { readBackOf, type PathChange, type TreeEntry, type TreePlan } from './commit-plan.js';
 import { commitFiles, type CommitFile } from './commit-reads.js';
-import { rewriteOf, type CommitRun, type Prepared } from './commit-run.js';
+import { landedPaths, rewriteOf, type CommitRun, type Prepared } from './commit-run.js';
 import { beforeAttempt, rememberUnverified, wroteOf } from './commit-unverified.js';
 import { MAX_ATTEMPTS, rememberDamage } from './contents.js';
 import type { RepoContext } from './context.js';
@@ -59,22 +59,16 @@ export async function retryUnverified(
   bad: readonly Prepared[],
   changes: readonly PathChange[],
 ): Promise<void> {
-  // Put back if a later attempt fails otherwise (a lost race, a lost answer): only where the bad blob still is.
+  // Put back if a later attempt fails otherwise (a lost race, a lost answer): only where this batch's blob still is.
   const left = new Map(changes.map((c) => [c.path, c.sha]));
-  damage.paths = bad.map((p) => ({
-    path: p.path,
-    sha: run.original.get(p.path) ?? null,
-    ...(ctx.verify === 'read-back' ? { left: left.get(p.path) ?? null } : {}),
-  }));
+  damage.paths = landedPaths(run, bad, ctx.verify === 'read-back' ? left : undefined);
   if (++run.verifyFailures >= MAX_ATTEMPTS || run.sent >= ctx.maxWriteAttempts) {
     const damaged = damage.paths;
     damage.paths = []; // restored here, and the failure says whether it worked
     // Do not leave what GitHub mangled in place (a damaged latest.json would hide the good
-    // one): point the paths back at the blobs they held before this batch, by sha.
-    const restored = await restore(
-      ctx,
-      bad.map((p) => ({ path: p.path, sha: run.original.get(p.path) ?? null })),
-    );
+    // one), nor the rest of a batch that failed: point the paths back at the blobs they held
+    // before this batch, by sha.
+    const restored = await restore(ctx, landedPaths(run, bad));
     // Left in place (a rate limit, a head that kept moving): the caller's next write of these
     // paths replaces it, instead of conflicting with it (a create-only checkpoint file above all).
     if (!restored) rememberDamage(ctx, damaged);

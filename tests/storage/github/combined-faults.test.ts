@@ -3,11 +3,13 @@
  * deterministic example: the adapter must lose no acknowledged write and leave no corrupt
  * file as the newest truth.
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import type { BatchOperation } from 'savepoint';
 import { createWriter, planResume } from 'savepoint';
 import { initialPhasedPayload, phasedTriggers, phasedWorkflow } from 'savepoint/phased-workflow';
 import { newUuidV4 } from '../../../src/contract/ids.js';
-import { envPerTest, text, type Env } from '../../support/github.js';
+import { envPerTest, startEnv, text, type Env } from '../../support/github.js';
 
 const env = envPerTest({ storage: { emergencyQueue: 'memory' } });
 const decode = (b: Uint8Array | undefined): string | undefined => (b ? new TextDecoder().decode(b) : undefined);
@@ -160,5 +162,65 @@ describe('a write that landed corrupt, then hit the rate limit before it could r
     expect(outcomes.every((o) => o.type !== 'put' || o.pending === true)).toBe(true);
     e.gh.faults.clear();
     await expectSecondCheckpointStored(e);
+  });
+});
+
+describe('a batch whose commits never verify', () => {
+  it('is undone whole, its delete as well as its puts: the checkpoint a batch file was to replace stays (fault-matrix seed 1532380187)', async () => {
+    // Before: only the puts GitHub stored otherwise were put back. The delete of the checkpoint
+    // the batch file joined was left in place, and that checkpoint, acknowledged, was lost.
+    const e = await env();
+    await e.storage.batch([
+      { type: 'put', key: 'checkpoints/r/cp_002_iteration.json', bytes: text('{"sequence":2}'), ifAbsent: true },
+      { type: 'put', key: 'checkpoints/r/latest.json', bytes: text('{"sequence":2}') },
+    ]);
+    e.gh.faults.add({ fault: { kind: 'corrupt-write' }, operation: 'git/create-tree', times: 100 });
+    const failed = e.storage.batch([
+      { type: 'put', key: 'checkpoints/r/batch_2_3.json', bytes: text('{"checkpoints":[2,3]}'), ifAbsent: true },
+      { type: 'delete', key: 'checkpoints/r/cp_002_iteration.json' },
+      { type: 'put', key: 'checkpoints/r/latest.json', bytes: text('{"sequence":3}') },
+    ]);
+    await expect(failed).rejects.toMatchObject({
+      reasonCode: 'checkpoint_atomic_write_failed',
+      details: { attemptsExhausted: true, restored: true },
+    });
+    e.gh.faults.clear();
+    expect(decode(e.gh.state.readFile('checkpoints/r/cp_002_iteration.json'))).toBe('{"sequence":2}');
+    expect(e.gh.state.readFile('checkpoints/r/batch_2_3.json')).toBeUndefined();
+    expect(decode(e.gh.state.readFile('checkpoints/r/latest.json'))).toBe('{"sequence":2}');
+  });
+
+  it('property: whatever the batch puts and deletes, the repository holds after its failure what it held before', async () => {
+    const names = ['a', 'b', 'c', 'd', 'e'];
+    const op = fc.record({ name: fc.constantFrom(...names), del: fc.boolean(), body: fc.string({ maxLength: 12 }) });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.uniqueArray(fc.constantFrom(...names), { minLength: 1 }),
+        fc.uniqueArray(op, { selector: (o) => o.name, minLength: 1, maxLength: 5 }),
+        async (stored, ops) => {
+          const e = await startEnv({ storage: { emergencyQueue: 'memory' } });
+          try {
+            const key = (name: string): string => `checkpoints/r/${name}.json`;
+            await e.storage.batch(stored.map((name) => ({ type: 'put' as const, key: key(name), bytes: text(`old ${name}`) })));
+            const before = new Map(names.map((name) => [name, decode(e.gh.state.readFile(key(name)))]));
+            e.gh.faults.add({ fault: { kind: 'corrupt-write' }, operation: 'git/create-tree', times: 100 });
+            // A batch of deletes alone stores nothing GitHub could damage: it lands as sent.
+            const damageable = ops.some((o) => !o.del);
+            const batch = e.storage.batch(
+              ops.map((o): BatchOperation =>
+                o.del ? { type: 'delete', key: key(o.name) } : { type: 'put', key: key(o.name), bytes: text(`new ${o.body}`) },
+              ),
+            );
+            if (!damageable) return void (await batch);
+            await expect(batch).rejects.toMatchObject({ details: { attemptsExhausted: true, restored: true } });
+            e.gh.faults.clear();
+            for (const name of names) expect(decode(e.gh.state.readFile(key(name))), name).toBe(before.get(name));
+          } finally {
+            await e.close();
+          }
+        },
+      ),
+      { numRuns: 25 },
+    );
   });
 });

@@ -272,6 +272,15 @@ describe('fault matrix: zero lost, zero duplicated checkpoints', () => {
       checkpoints: 2,
       windowMs: 3_600_000,
     },
+    {
+      name: 'a batch file that replaces a queued checkpoint and never verifies is undone whole: the checkpoint its delete removed comes back (seed 1532380187)',
+      rules: [
+        { fault: { kind: 'corrupt-write' }, operation: 'git/create-tree', skip: 2, times: 3 },
+        { fault: { kind: 'primary-rate-limit', status: 429 }, operation: 'git/update-ref', skip: 0, times: 1 },
+      ],
+      checkpoints: 2,
+      windowMs: 3_600_000,
+    },
   ];
   for (const example of found) {
     it(example.name, async () => {
