@@ -10,17 +10,19 @@ import { describe, expect, it } from 'vitest';
 import { createWriter, defaultProfile, listAll, sweepChunks, type JsonValue, type StorageAdapter } from 'savepoint';
 import { readSnapshot } from 'savepoint/toolkit';
 import { fsStorage } from 'savepoint/fs';
+import { bundledChildPerFile } from '../support/bundle-child.js';
 import { watchLines } from '../support/line-child.js';
 import { scratchDirs } from '../support/scratch.js';
 import { CHUNK_PREFIX } from '../../src/codec/chunking.js';
 import { autoState } from '../fixtures/chunks/auto-state.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const CHILD = join(ROOT, 'tests', 'fixtures', 'chunks', 'child.ts');
+// One bundle for every start: a plain `node` start, where the tsx loader cost about a second of CPU each.
+const bundled = bundledChildPerFile(join(ROOT, 'tests', 'fixtures', 'chunks', 'child.ts'), 'savepoint-chunk-kill-');
 const newDir = scratchDirs('chunk-kill');
 
 function start(mode: 'sweep' | 'remember' | 'write' | 'auto', dir: string) {
-  const proc = spawn(process.execPath, ['--import', 'tsx', CHILD, mode, dir], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [bundled.bundle, mode, dir], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
   return watchLines(proc, { timeoutMs: 60_000 });
 }
 

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { createWriter, defaultProfile, encryptedStorage, EncryptionKey, isCheckpointError, listAll, planResume } from 'savepoint';
 import { fsStorage } from 'savepoint/fs';
 import { ROOT } from '../../support/build.js';
+import { bundledChildPerFile } from '../../support/bundle-child.js';
 import { scratchFolder } from '../../support/scratch.js';
 
 // Real SIGKILLs of a process writing checkpoints to an encrypted fs store (direct and journal),
@@ -13,11 +14,13 @@ const KILLS = Number(process.env.SAVEPOINT_ENCRYPTED_KILLS ?? 6);
 const base = scratchFolder('encrypted-kill');
 const keyA = EncryptionKey.generate();
 const keyB = EncryptionKey.generate();
+// One bundle for every start: a plain `node` start, where the tsx loader cost about a second of CPU each.
+const bundled = bundledChildPerFile(join(ROOT, 'tests/storage/encrypted/kill-child.ts'), 'savepoint-encrypted-kill-');
 
 /** Starts the child, SIGKILLs it after `afterLines` lines plus a random delay; resolves with the lines it printed. */
 function runAndKill(args: string[], afterLines: number): Promise<string[]> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'tests/storage/encrypted/kill-child.ts'), ...args], {
+    const child = spawn(process.execPath, [bundled.bundle, ...args], {
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'inherit'],
     });
