@@ -121,6 +121,9 @@ describe('progressProtocol end to end: writer → storage → planResume', () =>
     const again = await runCheckpointProtocol({ cwd: repo.dir, profile: 'automated', clock });
     expect(again.summary).toBe('Checkpoint complete: 2/2 steps succeeded.');
     expect((await planResume({ storage, profile, runId: 'CIA-123', clock })).snapshot.sequence).toBe(3);
+    // The directory itself: the journal applies acknowledged writes (the run lock's delete at
+    // close) to the files in the background, so wait for them before looking.
+    await storage.flush?.();
     expect(readdirSync(repo.dir).filter((f) => f.startsWith('.ccc-progress'))).toEqual(['.ccc-progress.md']);
   });
 });
