@@ -253,12 +253,15 @@ export function forget(run: RunState, id: string): void {
 
 /**
  * Deletes the oldest checkpoints of the run beyond `keepLast`, each with its pending writes
- * (document first, so none is left without its writes), one write step each.
+ * (document first, so none is left without its writes), one write step each. Never the
+ * checkpoint the head names (the newest put), even when its id is the lowest: a replica whose
+ * clock is behind makes such ids.
  */
 export async function prune(state: SaverState, run: RunState): Promise<void> {
   if (state.keepLast === false) return;
   while (run.ids.length > state.keepLast) {
-    const id = run.ids[0]!;
+    const at = run.ids[0] === run.headId ? 1 : 0;
+    const id = run.ids[at]!;
     const key = checkpointKey(run.runId, id);
     try {
       const sequence = run.sequences.get(id) ?? (await readCheckpoint(state, key).catch(() => undefined))?.sequence;
@@ -284,7 +287,7 @@ export async function prune(state: SaverState, run: RunState): Promise<void> {
         },
       );
     }
-    run.ids.shift();
+    run.ids.splice(at, 1);
     run.sequences.delete(id);
     noteLeaving(state, 1);
   }

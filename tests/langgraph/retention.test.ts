@@ -52,6 +52,9 @@ async function writeSteps(saver: SavepointSaver, threadId: string, n: number, ns
   return ids;
 }
 
+/** A checkpoint id that sorts by `n` (ids a test chooses, so some can be made to sort below others). */
+const stepId = (n: number): string => `1f0a0000-0000-6000-8000-${String(n).padStart(12, '0')}`;
+
 async function historyIds(storage: StorageAdapter, runId: string): Promise<string[]> {
   return (await listAll(storage, `langgraph/${runId}/history/`)).map((e) =>
     e.key
@@ -175,11 +178,11 @@ describe('SavepointSaver stores under savepoint retention, verify, ls and prune'
     expect(reads.slice(0, 3)).toEqual([8, 3, 3]);
   });
 
-  it('property: savers taking turns on a thread, new ones meeting it at any point, keep exactly keepLast checkpoints with their writes, and no writes without their checkpoint', async () => {
+  it('property: savers taking turns on a thread, new ones meeting it at any point, some with their clock behind, keep exactly keepLast checkpoints with their writes, and no writes without their checkpoint', async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.integer({ min: 1, max: 5 }),
-        fc.array(fc.record({ saver: fc.nat(2), fresh: fc.boolean(), steps: fc.integer({ min: 1, max: 4 }) }), {
+        fc.array(fc.record({ saver: fc.nat(2), fresh: fc.boolean(), behind: fc.boolean(), steps: fc.integer({ min: 1, max: 4 }) }), {
           minLength: 1,
           maxLength: 8,
         }),
@@ -187,30 +190,41 @@ describe('SavepointSaver stores under savepoint retention, verify, ls and prune'
           const storage = memoryStorage();
           const savers = [0, 1, 2].map(() => new SavepointSaver({ storage, keepLast: keep }));
           const thread = { configurable: { thread_id: 'p', checkpoint_ns: '' } };
-          const ids: string[] = [];
+          // The ids the thread holds as keepLast keeps them: the oldest leave, never the newest put.
+          const kept: string[] = [];
           let step = 0;
+          let top = 0;
           for (const turn of turns) {
             if (turn.fresh) savers[turn.saver] = new SavepointSaver({ storage, keepLast: keep });
             const saver = savers[turn.saver]!;
             // A turn as a service serves it: from the newest checkpoint, whose writes come first.
             const cursor: Cursor = { config: (await saver.getTuple(thread))?.config ?? thread, step };
             for (let i = 0; i < turn.steps; i++) {
-              await superstep(saver, cursor);
-              ids.push(cursor.config.configurable?.['checkpoint_id'] as string);
+              // A replica whose clock is behind makes an id below the greatest the thread has held (then ids above it).
+              const id = turn.behind && i === 0 && top > 0 ? `${stepId(top - 1)}-${cursor.step}` : stepId((top += 10));
+              await superstep(saver, cursor, id);
+              kept.push(id);
+              kept.sort();
+              while (kept.length > keep) kept.splice(kept[0] === id ? 1 : 0, 1);
             }
             step = cursor.step;
           }
           const runId = await runIdOf('p', '');
-          const kept = [...ids].sort().slice(-keep);
           expect(await historyIds(storage, runId)).toEqual(kept);
-          // Each kept checkpoint but the newest has its writes (the superstep after it); nothing else does.
+          // Each kept checkpoint but the newest put has its writes (the superstep after it); nothing else does.
+          const newest = (await new SavepointSaver({ storage, keepLast: keep }).getTuple(thread))?.checkpoint.id;
           const sequences = new Map<string, number>();
           for (const id of kept)
             sequences.set(id, (await readSnapshot(storage, langGraphProfile, `langgraph/${runId}/history/${id}.json`))!.sequence);
-          expect(await partDirs(storage, runId)).toEqual(kept.slice(0, -1).map((id) => sequences.get(id)!));
+          expect(await partDirs(storage, runId)).toEqual(
+            kept
+              .filter((id) => id !== newest)
+              .map((id) => sequences.get(id)!)
+              .sort((a, b) => a - b),
+          );
         },
       ),
-      { numRuns: 40 },
+      { numRuns: 60 },
     );
   });
 
@@ -333,5 +347,28 @@ describe('SavepointSaver stores under savepoint retention, verify, ls and prune'
     expect(await partDirs(storage, runId)).toEqual([4, 5]);
     const tuple = await saver.getTuple({ configurable: { thread_id: 'cli-thread' } });
     expect(tuple?.pendingWrites).toEqual([['task-4', 'count', 5]]);
+  });
+});
+
+describe('keepLast and a replica whose clock is behind', () => {
+  it('never deletes the checkpoint just put, even when its id is the lowest the thread holds', async () => {
+    const storage = memoryStorage();
+    const ahead = new SavepointSaver({ storage, keepLast: 1 });
+    const thread = { configurable: { thread_id: 'skew', checkpoint_ns: '' } };
+    const first = await ahead.put(
+      thread,
+      { ...checkpointAt(1), id: '1f0a0000-0000-6000-8000-000000000002' },
+      { source: 'loop', step: 1, parents: {} },
+      {},
+    );
+    // Another replica, its clock behind: its uuid6 id sorts below the one it follows.
+    const behind = new SavepointSaver({ storage, keepLast: 1 });
+    const lowId = '1f0a0000-0000-6000-8000-000000000001';
+    await behind.put(first, { ...checkpointAt(2), id: lowId }, { source: 'loop', step: 2, parents: {} }, { count: 3, log: 3 });
+    const runId = await runIdOf('skew', '');
+    expect(await historyIds(storage, runId)).toEqual([lowId]);
+    const tuple = await new SavepointSaver({ storage, keepLast: 1 }).getTuple(thread);
+    expect(tuple?.checkpoint.id).toBe(lowId);
+    expect(tuple?.checkpoint.channel_values).toEqual({ count: 2, log: 'step 2' });
   });
 });

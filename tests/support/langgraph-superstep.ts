@@ -8,14 +8,17 @@ export interface Cursor {
   step: number;
 }
 
-/** One superstep as LangGraph's loop sends it: the task's writes under the current checkpoint, then the next checkpoint. */
-export async function superstep(saver: SavepointSaver, cursor: Cursor): Promise<void> {
+/**
+ * One superstep as LangGraph's loop sends it: the task's writes under the current checkpoint, then
+ * the next checkpoint (`id`, else a uuid6 of now).
+ */
+export async function superstep(saver: SavepointSaver, cursor: Cursor, id?: string): Promise<void> {
   const step = ++cursor.step;
   if (cursor.config.configurable?.['checkpoint_id'] !== undefined)
     await saver.putWrites(cursor.config, [['note', `step ${step}`]], `task-${step}`);
   const checkpoint: Checkpoint = {
     ...emptyCheckpoint(),
-    id: uuid6(step),
+    id: id ?? uuid6(step),
     channel_values: { note: `step ${step}` },
     channel_versions: { note: step },
   };
