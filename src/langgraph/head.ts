@@ -20,6 +20,20 @@ export interface Head {
    * listing the run. Absent in heads written before it was kept: such a run is listed.
    */
   readonly topId?: string;
+  /** The run's in-order range (`in_order`): absent where the run's claims no longer sort by id (see in-order.ts). */
+  readonly inOrder?: InOrder;
+}
+
+/**
+ * A head's `in_order` member: the run's checkpoints from `from_id` on were each claimed at the
+ * sequence after the one before (`from_id` at `from_sequence`), with an id above every id the run
+ * had held, so they sort by id as they were claimed; `ids_hash` is the XOR of a hash of each of
+ * their ids still stored (see in-order.ts).
+ */
+export interface InOrder {
+  readonly fromId: string;
+  readonly fromSequence: number;
+  readonly idsHash: number;
 }
 
 /** A head as read from the store, with the version a replace is conditioned on. */
@@ -39,7 +53,12 @@ export const HEAD_METADATA_COLUMN = '{}';
 /** The head's JSON text (checkpoint ids are `[A-Za-z0-9-]`: no escaping). */
 function headText(head: Head): string {
   const top = head.topId === undefined ? '' : `,"top_id":"${head.topId}"`;
-  return `{"checkpoint_id":"${head.checkpointId}","sequence":${head.sequence}${top}}`;
+  const range = head.inOrder;
+  const inOrder =
+    range === undefined
+      ? ''
+      : `,"in_order":{"from_id":"${range.fromId}","from_sequence":${range.fromSequence},"ids_hash":"${range.idsHash.toString(16).padStart(8, '0')}"}`;
+  return `{"checkpoint_id":"${head.checkpointId}","sequence":${head.sequence}${top}${inOrder}}`;
 }
 
 /** The head's bytes. */
@@ -61,7 +80,12 @@ export function encodeHeadInto(head: Head, scratch: Uint8Array, from: number): U
 /** The head in `bytes`, or undefined when they do not hold one. */
 export function decodeHead(bytes: Uint8Array, where: string): Head | undefined {
   try {
-    const doc = parseJson(utf8Decode(bytes, where), where) as { checkpoint_id?: unknown; sequence?: unknown; top_id?: unknown };
+    const doc = parseJson(utf8Decode(bytes, where), where) as {
+      checkpoint_id?: unknown;
+      sequence?: unknown;
+      top_id?: unknown;
+      in_order?: unknown;
+    };
     const { checkpoint_id: checkpointId, sequence, top_id: topId } = doc ?? {};
     if (
       typeof checkpointId !== 'string' ||
@@ -72,12 +96,26 @@ export function decodeHead(bytes: Uint8Array, where: string): Head | undefined {
       return undefined;
     // A top id that is no checkpoint id (the next head's text carries it unescaped), or below the
     // head's own checkpoint (not an upper bound), is ignored: the run is listed.
-    return typeof topId === 'string' && CHECKPOINT_ID.test(topId) && topId >= checkpointId
-      ? { checkpointId, sequence: sequence as number, topId }
-      : { checkpointId, sequence: sequence as number };
+    if (typeof topId !== 'string' || !CHECKPOINT_ID.test(topId) || topId < checkpointId)
+      return { checkpointId, sequence: sequence as number };
+    const inOrder = decodeInOrder(doc.in_order, checkpointId, sequence as number);
+    return inOrder ? { checkpointId, sequence: sequence as number, topId, inOrder } : { checkpointId, sequence: sequence as number, topId };
   } catch {
     return undefined;
   }
+}
+
+/**
+ * A head's `in_order` member, or undefined when it is absent or not one this head can carry: its
+ * first checkpoint must be at or below the head's (id and sequence), as every claim in the range is.
+ */
+function decodeInOrder(value: unknown, checkpointId: string, sequence: number): InOrder | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { from_id: fromId, from_sequence: fromSequence, ids_hash: idsHash } = value as Record<string, unknown>;
+  if (typeof fromId !== 'string' || !CHECKPOINT_ID.test(fromId) || fromId > checkpointId) return undefined;
+  if (!Number.isSafeInteger(fromSequence) || (fromSequence as number) < 1 || (fromSequence as number) > sequence) return undefined;
+  if (typeof idsHash !== 'string' || !/^[0-9a-f]{8}$/.test(idsHash)) return undefined;
+  return { fromId, fromSequence: fromSequence as number, idsHash: Number.parseInt(idsHash, 16) };
 }
 
 /** The run's stored head, or undefined when it has none. */

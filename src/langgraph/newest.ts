@@ -4,8 +4,7 @@ import { decodeHead, type StoredHead } from './head.js';
 import { headKey, historyDir, runDir } from './keys.js';
 import type { LangGraphPayload } from './profile.js';
 import { refreshRunState, runStateFromHead, type RunState } from './run-state.js';
-import { adoptRun, runOf, type ReadWithHead } from './saver-runs.js';
-import { FIRST_SEQUENCE_WINDOW } from './saver-retention.js';
+import { adoptRun, runOf } from './saver-runs.js';
 import { checkpointFrom, readCheckpoint, type SaverState } from './saver-state.js';
 
 /** The writes folder of a run's newest checkpoint, read with it: the folder and each document's stored bytes. */
@@ -49,8 +48,9 @@ export async function readNewest(state: SaverState, runId: string): Promise<Newe
   const dir = runDir(runId);
   const key = headKey(runId);
   const met = state.runs.has(runId);
-  // A saver that prunes and meets the run: its keys and its oldest documents (those leaving next) in the same
-  // round trip, where the store reads them so (PostgreSQL); elsewhere the run is listed after, beside the graph's step.
+  // A saver that prunes and meets the run: its keys in the same round trip, where the store reads them so
+  // (PostgreSQL); elsewhere the run is listed after, beside the graph's step. With the head's in-order range
+  // they tell the sequences of the checkpoints leaving next, whose documents are then not read (in-order.ts).
   const meeting = state.keepLast !== false && !met;
   const read = await readLinked(
     state.storage,
@@ -58,17 +58,17 @@ export async function readNewest(state: SaverState, runId: string): Promise<Newe
     {
       get: { member: 'checkpoint_id', before: historyDir(runId), after: '.json' },
       list: { member: 'sequence', before: `${dir}/parts/`, after: '/' },
-      ...(meeting ? { keys: `${dir}/`, first: { prefix: historyDir(runId), count: FIRST_SEQUENCE_WINDOW } } : {}),
+      ...(meeting ? { keys: `${dir}/` } : {}),
       // Without a head the run is listed anyway (it may hold checkpoints stored before heads): in the same round trip where the store can.
       ...(met ? {} : { keysIfAbsent: `${dir}/` }),
     },
     false,
   );
-  if (isAbsentLinked(read)) return { run: runOf(state, runId, true, undefined, { keys: read.absent.keys, oldest: undefined }) };
+  if (isAbsentLinked(read)) return { run: runOf(state, runId, true, undefined, read.absent.keys) };
   if (!read) return undefined;
   const stored: StoredHead = { head: decodeHead(read.value.bytes, key), version: read.value.version };
   const snapshot = stored.head && read.got ? await checkpointFrom(state, read.got.key, read.got.object) : undefined;
-  await learnNewest(state, runId, stored, snapshot, read.keys && { keys: read.keys.keys, oldest: read.first?.objects });
+  await learnNewest(state, runId, stored, snapshot, read.keys?.keys);
   return { stored, snapshot, writes: read.listed };
 }
 
@@ -83,7 +83,7 @@ async function learnNewest(
   runId: string,
   stored: StoredHead,
   snapshot: Snapshot<LangGraphPayload> | undefined,
-  read: ReadWithHead | undefined,
+  keys: readonly string[] | undefined,
 ): Promise<void> {
   let run = state.loaded.get(runId);
   if (run) {
@@ -96,7 +96,7 @@ async function learnNewest(
     if (run) adoptRun(state, run);
   } else if (!state.runs.has(runId)) {
     // A saver that prunes lists the run (unless read with its head): started now, beside the graph's step, and the checkpoint just read is its last once listed.
-    runOf(state, runId, false, stored, read).then(
+    runOf(state, runId, false, stored, keys).then(
       (listed) => takeAsLast(listed, stored, snapshot),
       () => undefined,
     );

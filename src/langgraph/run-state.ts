@@ -1,5 +1,6 @@
 import type { StorageAdapter } from '../contract/storage.js';
-import { readHead, type StoredHead } from './head.js';
+import { readHead, type InOrder, type StoredHead } from './head.js';
+import { inOrderFirst } from './in-order.js';
 import { CHECKPOINT_ID, checkpointKey, idOfCheckpointKey, runDir } from './keys.js';
 import type { LangGraphPayload, StoredChannel } from './profile.js';
 import type { Snapshot } from '../contract/snapshot.js';
@@ -47,6 +48,13 @@ export interface RunState {
   headSequence: number;
   /** The checkpoint the head names (the newest put), or the newest listed in a run stored before heads. */
   headId: string | undefined;
+  /** The head's top id at that version (see head.ts). */
+  headTopId: string | undefined;
+  /**
+   * The head's in-order range at that version (see in-order.ts), the next claim's to extend; in a
+   * listed run, only when the listing fits it (else the next claim starts a new one).
+   */
+  headInOrder: InOrder | undefined;
   last?: LastCheckpoint;
   /**
    * Writes keys this saver stored, by checkpoint sequence: pruning deletes them without
@@ -90,6 +98,10 @@ interface Learned {
   readonly maxSequence: number;
   readonly newest: { readonly id: string; readonly sequence: number } | undefined;
   readonly headVersion: string | undefined;
+  readonly headTopId: string | undefined;
+  readonly headInOrder: InOrder | undefined;
+  /** Where the head's in-order range starts in `ids` (see `inOrderFirst`): the sequences of the ids from there on are known. */
+  readonly inOrderFrom?: number;
   readonly leftoverWrites: Set<number>;
   /** Writes keys of the stored checkpoints' sequences (at or below `maxSequence`), when listed. */
   readonly writes?: Map<number, Set<string>>;
@@ -131,7 +143,20 @@ async function learnRun(
       leftoverWrites.add(sequence);
       writes.delete(sequence);
     }
-  return { ids, maxSequence, newest, headVersion: stored?.version, leftoverWrites, writes };
+  const inOrderFrom = stored?.head ? inOrderFirst(ids, stored.head) : undefined;
+  const head = stored?.head;
+  const headInOrder = inOrderFrom === undefined ? undefined : head?.inOrder;
+  return {
+    ids,
+    maxSequence,
+    newest,
+    headVersion: stored?.version,
+    headTopId: head?.topId,
+    headInOrder,
+    inOrderFrom,
+    leftoverWrites,
+    writes,
+  };
 }
 
 /** What a run's keys tell, as they are listed: its checkpoint ids, its writes keys by sequence, whether it has a head. */
@@ -204,6 +229,9 @@ function learnedFromHead(stored: StoredHead | undefined): LearnedHead | undefine
     maxSequence: sequence,
     newest: { id, sequence },
     headVersion: stored.version,
+    headTopId: topId,
+    // Not checked against a listing (there is none): a saver that keeps every checkpoint only extends it.
+    headInOrder: stored.head.inOrder,
     leftoverWrites: new Set(),
     unlistedUpTo: topId,
   };
@@ -241,6 +269,7 @@ export function runStateFromHead(runId: string, stored: StoredHead): RunState | 
 function runStateFrom(runId: string, learned: Learned | LearnedHead): RunState {
   const sequences = new Map<string, number>();
   if (learned.newest) sequences.set(learned.newest.id, learned.newest.sequence);
+  inferSequences(sequences, learned);
   return {
     runId,
     ids: learned.ids,
@@ -251,6 +280,8 @@ function runStateFrom(runId: string, learned: Learned | LearnedHead): RunState {
     headVersion: learned.headVersion,
     headSequence: learned.maxSequence,
     headId: learned.newest?.id,
+    headTopId: learned.headTopId,
+    headInOrder: learned.headInOrder,
     writeKeys: new Map(),
     listedWrites: learned.writes ?? new Map(),
     writesListedUpTo: learned.writes ? learned.maxSequence : -1,
@@ -290,7 +321,27 @@ export async function refreshRunState(
   run.headVersion = learned.headVersion;
   run.headSequence = learned.maxSequence;
   run.headId = learned.newest?.id;
+  run.headTopId = learned.headTopId;
+  run.headInOrder = inferSequences(run.sequences, learned) ? learned.headInOrder : undefined;
   run.leftoverWrites = new Set([...learned.leftoverWrites].filter((sequence) => sequence > run.maxSequence));
+}
+
+/**
+ * Takes the sequences the head's in-order range gives the listed ids (see `inOrderFirst`) into
+ * `sequences`. Returns false, taking none, when one of them differs from a sequence already
+ * known: the range is then not trusted.
+ */
+function inferSequences(sequences: Map<string, number>, learned: Learned): boolean {
+  const first = learned.inOrderFrom;
+  const range = learned.headInOrder;
+  if (first === undefined || range === undefined) return true;
+  const { ids } = learned;
+  for (let i = first; i < ids.length; i++) {
+    const known = sequences.get(ids[i]!);
+    if (known !== undefined && known !== range.fromSequence + i - first) return false;
+  }
+  for (let i = first; i < ids.length; i++) sequences.set(ids[i]!, range.fromSequence + i - first);
+  return true;
 }
 
 /** Code-unit order, the order `list()` returns and LangGraph's ids sort in. */

@@ -8,7 +8,8 @@ import { handOver } from '../storage/handed-over.js';
 import { writeGroup } from '../writer/write-step.js';
 import { checkpointIdOf, configurableOf, namespaceOf, requireThreadId } from './config.js';
 import { sealCheckpointDocument, type SealedCheckpoint, type SealedMembers } from './document.js';
-import { encodeHead, encodeHeadInto, HEAD_METADATA_COLUMN, type Head } from './head.js';
+import { encodeHead, encodeHeadInto, HEAD_METADATA_COLUMN, type Head, type InOrder } from './head.js';
+import { claimedInOrder, withoutLeaving } from './in-order.js';
 import { checkpointKey, headKey } from './keys.js';
 import { dumpAll, plainJsonWithout, plainObjectCanonicalJson, type Dumped } from './plain-json.js';
 import { LANGGRAPH_SOURCES, type LangGraphPayload, type StoredChannel } from './profile.js';
@@ -326,7 +327,7 @@ function storeLearned(
       chunkFanout: chunkFanoutOf(state.storage),
     },
   ];
-  const head = claimed === undefined ? undefined : headPut(state, run, id, claimed, encoded.bytes);
+  const head = claimed === undefined ? undefined : headPut(state, run, id, claimed, encoded.bytes, leaving?.ids);
   const version = run.headVersion;
   // Written out member by member rather than spread (`{ ...head, ifVersion }`, `...(leaving ? … : {})`): no object copied or made for nothing, once a put.
   const plan: { -readonly [K in keyof WritePlan]: WritePlan[K] } = {
@@ -338,21 +339,46 @@ function storeLearned(
   if (leaving) plan.deletes = leaving.keys;
   const written = writeGroup(state.storage, plan, leaving !== undefined || (head !== undefined && oneCommit(state)));
   return written instanceof Promise
-    ? written.then((report) => stored(state, run, id, key, encoded, leaving?.ids, report, head && { key: head.key, sequence: claimed! }))
-    : stored(state, run, id, key, encoded, leaving?.ids, written, head && { key: head.key, sequence: claimed! });
+    ? written.then((report) => stored(state, run, id, key, encoded, leaving?.ids, report, head))
+    : stored(state, run, id, key, encoded, leaving?.ids, written, head);
 }
 
-/** The put of the run's head for checkpoint `id` claimed at `sequence`, with its metadata known. */
+/** The put of a run's head, with the head it stores. */
+interface HeadPut {
+  readonly key: string;
+  readonly bytes: Uint8Array;
+  readonly knownMetadata: KnownMetadata | undefined;
+  readonly head: Head;
+}
+
+/** The put of the run's head for checkpoint `id` claimed at `sequence` (with `leaving` deleted in its commit), with its metadata known. */
 function headPut(
   state: SaverState,
   run: RunState,
   id: string,
   sequence: number,
   document: Uint8Array,
-): { key: string; bytes: Uint8Array; knownMetadata: KnownMetadata | undefined } {
-  const head = { checkpointId: id, sequence, topId: topIdWith(run, id) };
+  leaving: readonly string[] | undefined,
+): HeadPut {
+  const head: Head = { checkpointId: id, sequence, topId: topIdWith(run, id), inOrder: inOrderOfClaim(run, id, sequence, leaving) };
   const bytes = headBytes(state, head, document);
-  return { key: headKey(run.runId), bytes, knownMetadata: indexesMetadata(state) ? { bytes, json: HEAD_METADATA_COLUMN } : undefined };
+  return {
+    key: headKey(run.runId),
+    bytes,
+    knownMetadata: indexesMetadata(state) ? { bytes, json: HEAD_METADATA_COLUMN } : undefined,
+    head,
+  };
+}
+
+/** The head's in-order range once checkpoint `id` is claimed at `sequence` and `leaving` (the run's oldest) are deleted (see in-order.ts). */
+function inOrderOfClaim(run: RunState, id: string, sequence: number, leaving: readonly string[] | undefined): InOrder | undefined {
+  const before = run.headVersion === undefined ? undefined : { sequence: run.headSequence, topId: run.headTopId, inOrder: run.headInOrder };
+  // Without a head the run was listed (it may hold checkpoints stored before heads): its ids are all known.
+  const range = claimedInOrder(before, run.ids.at(-1), id, sequence);
+  if (!leaving || leaving.length === 0) return range;
+  // The leaving checkpoints are the oldest, so the one that stays first is the next id (or this one).
+  const next = run.ids[leaving.length];
+  return withoutLeaving(range, leaving, next === undefined ? { id, sequence } : { id: next, sequence: run.sequences.get(next) });
 }
 
 /**
@@ -377,15 +403,18 @@ function stored(
   encoded: Encoded,
   left: readonly string[] | undefined,
   report: WriteReport,
-  claim: { readonly key: string; readonly sequence: number } | undefined,
+  claim: HeadPut | undefined,
 ): Promise<void> | undefined {
   keepWrittenCheckpoint(state, key, report, encoded);
   if (claim) {
+    const { head } = claim;
     run.headVersion = report.versions.get(claim.key);
-    run.headSequence = claim.sequence;
+    run.headSequence = head.sequence;
     run.headId = id;
+    run.headTopId = head.topId;
+    run.headInOrder = head.inOrder;
     // Its early writes' keys stay only for pruning: the checkpoint stored, they no longer move (see putTaskWrites).
-    if (state.keepLast === false) run.writeKeys.delete(claim.sequence);
+    if (state.keepLast === false) run.writeKeys.delete(head.sequence);
   }
   insertId(run, id);
   if (left) for (const old of left) forget(run, old);

@@ -1,5 +1,4 @@
 import { CheckpointError } from '../contract/errors.js';
-import type { ListedObject } from '../contract/linked-read.js';
 import { getManyOf, readMany, type StoredObject } from '../contract/storage.js';
 import { planKeepLast } from '../writer/auto-retention.js';
 import { noteDeleted, type AutoSweep, type AutoSweepOutcome } from '../writer/auto-sweep.js';
@@ -8,7 +7,8 @@ import { getBounded } from '../snapshot-io/bounded-read.js';
 import { sealedDocumentMembers } from '../snapshot-io/read-snapshot.js';
 import { mapLimit } from '../storage/map-limit.js';
 import { writeGroup } from '../writer/write-step.js';
-import { checkpointKey, idOfCheckpointKey, writesDir } from './keys.js';
+import { checkpointKey, writesDir } from './keys.js';
+import { withoutLeaving } from './in-order.js';
 import { hasId, type RunState } from './run-state.js';
 import { checkpointFrom, DOCUMENT_READ_LIMIT, readCheckpoint, type SaverState } from './saver-state.js';
 
@@ -77,7 +77,7 @@ const SEQUENCE_READS = 8;
  * and the next ones to leave, up to a window that starts small (a replica taking a short turn
  * reads few documents it will not prune) and doubles with each read of the run, up to its bound.
  */
-export const FIRST_SEQUENCE_WINDOW = 8;
+const FIRST_SEQUENCE_WINDOW = 8;
 const MAX_SEQUENCE_WINDOW = 64;
 /** Bytes of documents a window reads at most, by the size of those read so far: large checkpoints are read a few at a time. */
 const WINDOW_BYTES = 1024 * 1024;
@@ -104,22 +104,9 @@ function leavingReadsOf(run: RunState): LeavingReads {
 }
 
 /**
- * Takes documents read with the run's head (its oldest checkpoints', those leaving next) as read
- * ahead: the run's first puts learn their sequences from them, without a read of their own.
- * Documents of checkpoints the run does not hold, or whose sequence is known, are dropped.
- */
-export function takeReadAhead(run: RunState, objects: readonly ListedObject[]): void {
-  const reads = leavingReadsOf(run);
-  for (const object of objects) {
-    const id = idOfCheckpointKey(run.runId, object.key);
-    if (id !== undefined && hasId(run, id) && !run.sequences.has(id) && !reads.pending.has(id))
-      reads.ahead.set(id, { bytes: object.bytes, version: object.version });
-  }
-}
-
-/**
  * Learns the sequences of the checkpoints the run's next new put lets go (`keepLast`), where
- * the saver does not know them (a thread another saver wrote), by reading their documents: so
+ * the saver does not know them (a thread another saver wrote, whose head's in-order range did
+ * not tell them: see in-order.ts), by reading their documents: so
  * that put deletes them, and their writes, in its own batch rather than one delete at a time
  * after it. On a store with a multi-get, one read takes the documents of the next ones to leave
  * too (see {@link FIRST_SEQUENCE_WINDOW}): one statement for many supersteps instead of one each.
@@ -287,6 +274,11 @@ export async function prune(state: SaverState, run: RunState): Promise<void> {
         },
       );
     }
+    // Deleted without a claim: the stored head's in-order range still counts it (a saver meeting the run
+    // finds it does not fit), and this saver's next claim writes the range without it.
+    const next = run.ids[at + 1];
+    run.headInOrder =
+      next === undefined || at > 0 ? undefined : withoutLeaving(run.headInOrder, [id], { id: next, sequence: run.sequences.get(next) });
     run.ids.splice(at, 1);
     run.sequences.delete(id);
     noteLeaving(state, 1);

@@ -1,35 +1,33 @@
 import type { StoredHead } from './head.js';
 import { checkpointKey, runIdOf } from './keys.js';
 import { holdsId, insertId, loadRunState, reserveSequence, type RunState } from './run-state.js';
-import { learnLeaving, takeReadAhead } from './saver-retention.js';
-import type { ListedObject } from '../contract/linked-read.js';
+import { learnLeaving } from './saver-retention.js';
 import { readCheckpoint, type SaverState } from './saver-state.js';
-
-/** What the caller read of a run with its head, in the same statement: its keys, and its oldest documents (those leaving next). */
-export interface ReadWithHead {
-  readonly keys: readonly string[];
-  readonly oldest: readonly ListedObject[] | undefined;
-}
 
 /**
  * The state of run `runId`, loaded once (one listing) and shared by every call that waits for it.
  * `headAbsent`: the caller just read the run's head and found none, so it is not read again;
- * `known`: the head the caller just read (see `loadRunState`); `read`: what it read with it, so
- * the run is not listed, nor its oldest documents read, again.
+ * `known`: the head the caller just read (see `loadRunState`); `keys`: the run's keys read with
+ * it, so the run is not listed again.
  */
-export function runOf(state: SaverState, runId: string, headAbsent = false, known?: StoredHead, read?: ReadWithHead): Promise<RunState> {
+export function runOf(
+  state: SaverState,
+  runId: string,
+  headAbsent = false,
+  known?: StoredHead,
+  keys?: readonly string[],
+): Promise<RunState> {
   let run = state.runs.get(runId);
   if (!run) {
     // A saver that keeps every checkpoint learns a run from its head; one that prunes lists it (its ids are the ones to prune).
     const listIds = state.keepLast !== false || headAbsent;
-    const loading = loadRunState(state.storage, runId, (key) => readCheckpoint(state, key), listIds, known, read?.keys);
+    const loading = loadRunState(state.storage, runId, (key) => readCheckpoint(state, key), listIds, known, keys);
     run = loading;
     state.runs.set(runId, loading);
     loading.then(
       (loaded) => {
         if (state.runs.get(runId) !== loading) return;
         state.loaded.set(runId, loaded);
-        if (read?.oldest) takeReadAhead(loaded, read.oldest);
         // What the first put lets go is learned now, beside the calls before it, not once that put is under way.
         void learnLeaving(state, loaded);
       },

@@ -10,6 +10,12 @@ const id = fc.stringMatching(/^[A-Za-z0-9-]{1,40}$/);
 const head: fc.Arbitrary<Head> = fc.oneof(
   fc.record({ checkpointId: id, sequence: fc.integer({ min: 1, max: 2 ** 40 }) }),
   fc.record({ checkpointId: id, sequence: fc.integer({ min: 1, max: 2 ** 40 }), topId: id }),
+  fc.record({
+    checkpointId: id,
+    sequence: fc.integer({ min: 1, max: 2 ** 40 }),
+    topId: id,
+    inOrder: fc.record({ fromId: id, fromSequence: fc.integer({ min: 1, max: 2 ** 40 }), idsHash: fc.nat({ max: 2 ** 32 - 1 }) }),
+  }),
 );
 
 describe('a head encoded into the sealing buffer', () => {

@@ -55,6 +55,20 @@ async function writeSteps(saver: SavepointSaver, threadId: string, n: number, ns
 /** A checkpoint id that sorts by `n` (ids a test chooses, so some can be made to sort below others). */
 const stepId = (n: number): string => `1f0a0000-0000-6000-8000-${String(n).padStart(12, '0')}`;
 
+/** `inner` with its history gets and the sizes of its multi-gets counted. */
+function readCountingStorage(inner: StorageAdapter): { storage: StorageAdapter; reads: number[]; historyGets: string[] } {
+  const getMany = getManyOf(inner)!;
+  const historyGets: string[] = [];
+  const reads: number[] = [];
+  const storage: StorageAdapter = {
+    ...inner,
+    get: (key, options) => (key.includes('/history/') && historyGets.push(key), inner.get(key, options)),
+    list: (prefix) => inner.list(prefix),
+  };
+  Object.defineProperty(storage, 'getMany', { value: (keys: readonly string[]) => (reads.push(keys.length), getMany(keys)) });
+  return { storage, reads, historyGets };
+}
+
 async function historyIds(storage: StorageAdapter, runId: string): Promise<string[]> {
   return (await listAll(storage, `langgraph/${runId}/history/`)).map((e) =>
     e.key
@@ -134,27 +148,34 @@ describe('SavepointSaver stores under savepoint retention, verify, ls and prune'
     expect(calls.filter((c) => c.startsWith('batch:'))).toEqual(Array.from({ length: 5 }, () => 'batch:2'));
   });
 
-  it('on a store with a multi-get, a saver meeting a thread another saver wrote learns what leaves in a few reads of many documents, not one get a put', async () => {
+  it('a saver meeting a thread another saver wrote learns the sequences of what leaves from the head’s in-order range: no document of a leaving checkpoint read', async () => {
     const inner = memoryStorage();
     const first = await writeSteps(new SavepointSaver({ storage: inner, keepLast: 20 }), 't', 30);
-    const { storage: counting, calls } = countingStorage(inner);
-    const getMany = getManyOf(inner)!;
-    const historyGets: string[] = [];
-    const reads: number[] = [];
-    const storage: StorageAdapter = {
-      ...counting,
-      get: (key, options) => (key.includes('/history/') && historyGets.push(key), inner.get(key, options)),
-    };
-    Object.defineProperty(storage, 'getMany', { value: (keys: readonly string[]) => (reads.push(keys.length), getMany(keys)) });
+    const { storage, reads, historyGets } = readCountingStorage(inner);
     const second = await writeSteps(new SavepointSaver({ storage, keepLast: 20 }), 't', 12);
     const runId = await runIdOf('t', '');
     expect(await historyIds(inner, runId)).toEqual([...first, ...second].sort().slice(-20));
-    expect((await partDirs(inner, runId)).length).toBe(20);
-    // Every put lets one checkpoint go, with its writes, in its own batch.
-    expect(calls.filter((c) => c.startsWith('batch:'))).toEqual(Array.from({ length: 12 }, () => 'batch:2'));
+    expect(await partDirs(inner, runId)).toEqual(Array.from({ length: 20 }, (_, i) => 23 + i));
     expect(historyGets).toEqual([]);
-    // A window of 8, then up to 16: the 19 it did not know (the head named the newest) in two reads.
-    expect(reads).toEqual([8, 11]);
+    expect(reads).toEqual([]);
+  });
+
+  it('where the head’s range does not fit the thread (a checkpoint deleted by other means), on a store with a multi-get the documents of what leaves are read, many at once', async () => {
+    const inner = memoryStorage();
+    const first = await writeSteps(new SavepointSaver({ storage: inner, keepLast: 20 }), 't', 30);
+    const runId = await runIdOf('t', '');
+    // Deleted as a retention rule would: the document, then its writes.
+    const gone = first[15]!;
+    const goneSequence = (await readSnapshot(inner, langGraphProfile, `langgraph/${runId}/history/${gone}.json`))!.sequence;
+    await inner.delete(`langgraph/${runId}/history/${gone}.json`);
+    for (const e of await listAll(inner, `langgraph/${runId}/parts/${goneSequence}/`)) await inner.delete(e.key);
+    const { storage, reads, historyGets } = readCountingStorage(inner);
+    const second = await writeSteps(new SavepointSaver({ storage, keepLast: 20 }), 't', 12);
+    expect(await historyIds(inner, runId)).toEqual([...first.filter((id) => id !== gone), ...second].sort().slice(-20));
+    expect((await partDirs(inner, runId)).length).toBe(20);
+    expect(historyGets).toEqual([]);
+    // A window of 8, then up to 16: the 18 it did not know (the head named the newest) in two reads.
+    expect(reads).toEqual([8, 10]);
   });
 
   it('on a store with a multi-get, large checkpoints are read ahead a few at a time: a read takes about 1 MiB of documents', async () => {
@@ -174,7 +195,8 @@ describe('SavepointSaver stores under savepoint retention, verify, ls and prune'
     Object.defineProperty(storage, 'getMany', { value: (keys: readonly string[]) => (reads.push(keys.length), getMany(keys)) });
     await steps(new SavepointSaver({ storage, keepLast: 20, dedup: false }), 12, 30);
     expect(await historyIds(inner, await runIdOf('big', ''))).toHaveLength(20);
-    // The first window of 8, then 3 documents of 300 KB a read.
+    // The first window of 8, then 3 documents of 300 KB a read (without writes, the first saver let each
+    // checkpoint go after its put: its head's in-order range counts one gone and does not fit).
     expect(reads.slice(0, 3)).toEqual([8, 3, 3]);
   });
 
@@ -280,7 +302,7 @@ describe('SavepointSaver stores under savepoint retention, verify, ls and prune'
           expect(tuple?.pendingWrites).toEqual([[`task-${lost + extra - 1}`, 'count', lost + extra]]);
         },
       ),
-      { numRuns: 60 },
+      { numRuns: 600 },
     );
   });
 
@@ -370,5 +392,29 @@ describe('keepLast and a replica whose clock is behind', () => {
     const tuple = await new SavepointSaver({ storage, keepLast: 1 }).getTuple(thread);
     expect(tuple?.checkpoint.id).toBe(lowId);
     expect(tuple?.checkpoint.channel_values).toEqual({ count: 2, log: 'step 2' });
+  });
+});
+
+describe('keepLast on a thread whose checkpoints do not sort as they were stored', () => {
+  it('a saver meeting it after a replica whose clock is behind put one deletes each leaving checkpoint’s own writes', async () => {
+    const storage = memoryStorage();
+    const thread = { configurable: { thread_id: 'order', checkpoint_ns: '' } };
+    const cursor: Cursor = { config: thread, step: 0 };
+    for (const n of [10, 20, 30]) await superstep(new SavepointSaver({ storage, keepLast: 4 }), cursor, stepId(n));
+    // Another replica's first checkpoint sorts below the third (its clock is behind); its next above all.
+    const c = new SavepointSaver({ storage, keepLast: 4 });
+    await superstep(c, cursor, `${stepId(29)}-x`);
+    await superstep(c, cursor, stepId(40));
+    const b = new SavepointSaver({ storage, keepLast: 4 });
+    const met: Cursor = { config: (await b.getTuple(thread))!.config, step: cursor.step };
+    for (const n of [50, 60]) await superstep(b, met, stepId(n));
+    const runId = await runIdOf('order', '');
+    const kept = [stepId(30), stepId(40), stepId(50), stepId(60)];
+    expect(await historyIds(storage, runId)).toEqual(kept);
+    // Each kept checkpoint but the newest holds its writes; those of the ones that left went with them.
+    const sequences = await Promise.all(
+      kept.map(async (id) => (await readSnapshot(storage, langGraphProfile, `langgraph/${runId}/history/${id}.json`))!.sequence),
+    );
+    expect(await partDirs(storage, runId)).toEqual(sequences.slice(0, -1));
   });
 });
