@@ -103,7 +103,12 @@ function apply(model: Model, ops: readonly BatchOperation[], versions: readonly 
   });
 }
 
-const SMALL: Omit<PackedFsOptions, 'dir'> = { segmentBytes: 160, compactMinBytes: 0, compactLiveRatio: 0.5 };
+/**
+ * Small segments, so the plans rotate and compact. A short lease: a fault at the unlink that lets
+ * the lock go leaves the lock file, which the next group takes over once its lease ends (5 s by
+ * default, most of this file's time when it was the default).
+ */
+const SMALL: Omit<PackedFsOptions, 'dir'> = { segmentBytes: 160, compactMinBytes: 0, compactLiveRatio: 0.5, leaseMs: 500 };
 
 interface Run {
   readonly model: Model;
