@@ -105,8 +105,8 @@ function apply(model: Model, ops: readonly BatchOperation[], versions: readonly 
 
 /**
  * Small segments, so the plans rotate and compact. A short lease: a fault at the unlink that lets
- * the lock go leaves the lock file, which the next group takes over once its lease ends (5 s by
- * default, most of this file's time when it was the default).
+ * the lock go leaves the lock file, which the next group takes over once its lease ends (at the
+ * default 5 s, most of this file's time).
  */
 const SMALL: Omit<PackedFsOptions, 'dir'> = { segmentBytes: 160, compactMinBytes: 0, compactLiveRatio: 0.5, leaseMs: 500 };
 
