@@ -34,6 +34,8 @@ export default defineConfig([
   // The CLI (`bin`) is an ESM program with a shebang, built with the ESM entries so chunks are shared.
   // Each flavour gets its own declarations: an ESM `.d.ts` that re-exported the `.d.cts` made an
   // ESM app see the peers' CommonJS types (two `@langchain/core`s, so `compile()` refused the saver).
+  // The `.d.cts` files are the `.d.ts` ones with their relative imports renamed, written after
+  // tsup by scripts/cjs-declarations.mjs (`npm run build` runs both).
   { ...common, entry: { ...entry, cli: 'src/cli/main.ts' }, format: ['esm'], dts: { entry } },
-  { ...common, format: ['cjs'] },
+  { ...common, format: ['cjs'], dts: false },
 ]);

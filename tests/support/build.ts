@@ -58,7 +58,9 @@ export async function ensureBuilt(): Promise<void> {
       const fingerprint = sourceFingerprint();
       // tsup's configs run concurrently, so none of them cleans; stale files must not survive.
       rmSync(join(ROOT, 'dist'), { recursive: true, force: true });
+      // What `npm run build` runs, without npm.
       execFileSync(process.execPath, [join(ROOT, 'node_modules', 'tsup', 'dist', 'cli-default.js')], { cwd: ROOT, stdio: 'pipe' });
+      execFileSync(process.execPath, [join(ROOT, 'scripts', 'cjs-declarations.mjs')], { cwd: ROOT, stdio: 'pipe' });
       writeFileSync(STAMP, fingerprint);
       return;
     } finally {
