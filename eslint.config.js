@@ -22,7 +22,7 @@ export default tseslint.config(
     // A promise left unawaited is a race the tests only lose on a loaded machine (a manual clock's
     // advance, a rejection nobody handles): the one type-aware rule, on every TypeScript file.
     // One program from tsconfig.json, which includes every TypeScript file linted: the project
-    // service's programs cost about a fifth more CPU for the same answers.
+    // service's programs cost about a seventh more CPU (80 s against 70) for the same answers.
     files: ['**/*.ts'],
     languageOptions: { parserOptions: { project: './tsconfig.json', tsconfigRootDir: import.meta.dirname } },
     rules: { '@typescript-eslint/no-floating-promises': 'error' },
