@@ -234,12 +234,19 @@ async function release(l: PackedLock, h: Hold, keepToken: boolean, trusted: bool
   await keepOrDropToken(l, h.token, keepToken);
 }
 
-/** The release inside the trusted lease: one unlink (a failure leaves the lock to run out its lease). */
+/**
+ * The release inside the trusted lease: an unlink, tried a second time at once when the first
+ * fails (still adjacent to the lease check: nothing awaited between). A lock left behind is left
+ * to run out its lease, which this process too would wait out at its next write.
+ */
 function unlinkNow(l: PackedLock): void {
-  try {
-    l.io.unlinkSync(l.path);
-  } catch {
-    // Left to its lease.
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      l.io.unlinkSync(l.path);
+      return;
+    } catch (err) {
+      if (errnoOf(err) === 'ENOENT') return;
+    }
   }
 }
 
