@@ -37,7 +37,7 @@ import {
   type KeptToken,
   type LockTiming,
 } from '../fs/lock.js';
-import { releaseClaimed, takeOverStale } from '../fs/take-over.js';
+import { releaseClaimed, takeOverStale, unlinkLockNow } from '../fs/take-over.js';
 import type { PackedIo } from './io.js';
 import { PACKED_PREFIX } from './manifest.js';
 
@@ -234,19 +234,12 @@ async function release(l: PackedLock, h: Hold, keepToken: boolean, trusted: bool
   await keepOrDropToken(l, h.token, keepToken);
 }
 
-/**
- * The release inside the trusted lease: an unlink, tried a second time at once when the first
- * fails (still adjacent to the lease check: nothing awaited between). A lock left behind is left
- * to run out its lease, which this process too would wait out at its next write.
- */
+/** The release inside the trusted lease: the lock's unlink (tried twice, see `unlinkLockNow`); a lock still left runs out its lease. */
 function unlinkNow(l: PackedLock): void {
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      l.io.unlinkSync(l.path);
-      return;
-    } catch (err) {
-      if (errnoOf(err) === 'ENOENT') return;
-    }
+  try {
+    unlinkLockNow((path) => l.io.unlinkSync(path), l.path);
+  } catch {
+    // Left to its lease.
   }
 }
 

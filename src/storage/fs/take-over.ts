@@ -155,17 +155,29 @@ function dropClaimsNow(c: Claim): void {
   }
 }
 
+/**
+ * Removes a lock this process may remove now, by `unlink` (a synchronous unlink(2)): false when the
+ * name was gone. A failure is tried once more at once, still in the caller's synchronous step: a
+ * lock left behind would be waited out, one lease or stale bound, by every process, this one too.
+ * Throws the second failure.
+ */
+export function unlinkLockNow(unlink: (path: string) => void, path: string): boolean {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      unlink(path);
+      return true;
+    } catch (err) {
+      if (errnoOf(err) === 'ENOENT') return false;
+      if (attempt === 2) throw err;
+    }
+  }
+}
+
 /** Unlinks the lock at `path` if it holds inode `ino` (and is no directory), in one synchronous step (the caller checked right before that it may). */
 export function unlinkIfIno(path: string, ino: bigint): boolean {
   const st = fs.lstatSync(path, { bigint: true, throwIfNoEntry: false });
   if (st?.ino !== ino || st.isDirectory()) return false;
-  try {
-    fs.unlinkSync(path);
-    return true;
-  } catch (err) {
-    if (errnoOf(err) === 'ENOENT') return false;
-    throw err;
-  }
+  return unlinkLockNow(fs.unlinkSync, path);
 }
 
 /** How a stale lock is taken over. */

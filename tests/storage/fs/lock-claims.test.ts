@@ -169,6 +169,22 @@ describe("a key's lock, at a stale lock", () => {
     expect(inoOf(at.lockPath)).toBe(writer.ino);
   });
 
+  it('a holder whose unlink of its lock fails once still lets it go, so no one (itself included) waits out the stale bound', async () => {
+    const dir = mkdtempSync(join(base, 'key-unlink-fails-'));
+    const lockPath = join(dir, KEY_LOCK);
+    const realUnlinkSync = fs.unlinkSync;
+    // Unlinks of the lock: the first fails with EIO.
+    let unlinks = 0;
+    vi.spyOn(fs, 'unlinkSync').mockImplementation((path: fs.PathLike) => {
+      if (path === lockPath && unlinks++ === 0) throw Object.assign(new Error('injected EIO'), { code: 'EIO', syscall: 'unlink' });
+      realUnlinkSync(path);
+    });
+    const held = await acquireLock(lockPath, dir, 'k', tokenIn(dir), timing);
+    await releaseLock(held, timing);
+    expect(unlinks).toBe(2);
+    expect(inoOf(lockPath)).toBeUndefined();
+  });
+
   it('a writer letting its lock go after committing, while another waits, leaves the name to that one alone', async () => {
     const dir = mkdtempSync(join(base, 'key-release-'));
     const a = createFsStorage({ dir, journal: false });
