@@ -277,7 +277,22 @@ function queryPair(state: PostgresStoreState, p: PostgresPool, batch: PlannedBat
   }
   const text = version !== null ? sql.ifVersion : ifAbsentOf(first) ? sql.ifAbsent : sql.any;
   state.roundTrips++;
+  if (puts.pairRaises) return queryNamed<RaisingPairRow>(state, p, text, params).then((res) => pairRows(operations, pairRowOf(res.rows)));
   return queryNamed<PairRow>(state, p, text, params).then((res) => pairRows(operations, res.rows[0]!));
+}
+
+/** A row of a pair's statement that raises on a failed condition (raising-pair-sql.ts): a put's. */
+interface RaisingPairRow {
+  first: boolean;
+  version: string;
+  gone?: number[];
+}
+
+/** Those rows as the `WITH` form's one row (the statement answers only when the condition held). */
+function pairRowOf(rows: readonly RaisingPairRow[]): PairRow {
+  const [a, b] = rows as [RaisingPairRow, RaisingPairRow];
+  const [first, second] = a.first ? [a, b] : [b, a];
+  return { first: first.version, second: second.version, gone: a.gone };
 }
 
 /** A checked pair (see {@link isCheckedPair}) as one plain statement. */

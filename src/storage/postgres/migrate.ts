@@ -42,6 +42,7 @@ interface MarkerRow {
   function_marker: string | null;
   metadata_written: boolean;
   old_server: boolean;
+  conflict_function: boolean;
 }
 
 /** The pool, once the table is known to exist at the current layout (checked once per store). */
@@ -49,7 +50,7 @@ export function readyPool(state: PostgresStoreState): Promise<PostgresPool> {
   state.ready ??= (async () => {
     const sql = state.settings.sql;
     const p = await getPool(state);
-    const params = [sql.table, sql.metadata.functionSignature];
+    const params = [sql.table, sql.metadata.functionSignature, sql.conflictFunction];
     const marker = (await run<MarkerRow>(state, p, sql.readMarker, params, 'setup')).rows[0];
     const layoutCurrent = marker?.marker === SCHEMA_MARKER;
     if (!layoutCurrent && !state.settings.autoMigrate)
@@ -59,11 +60,17 @@ export function readyPool(state: PostgresStoreState): Promise<PostgresPool> {
     // (Before PostgreSQL 13 the column stays generated: the migration cannot change it.)
     const written = marker?.metadata_written === true;
     const oldServer = marker?.old_server === true;
-    const upToDate = isCurrentMetadataFunction(marker?.function_marker) && (written || oldServer);
+    const conflictFunction = marker?.conflict_function === true;
+    const upToDate = isCurrentMetadataFunction(marker?.function_marker) && (written || oldServer) && conflictFunction;
     const current = layoutCurrent && (upToDate || !state.settings.autoMigrate);
     if (!current) await migrateNow(state);
     // The statements that send the metadata only where the column takes it: a migration made it so, unless the server is older.
-    state.puts = (current ? written : !oldServer) ? sql.puts : sql.putsComputed;
+    // A table kept as it is without the conflict function (the store may not migrate) gets the pairs' `WITH` form.
+    state.puts = !(current ? written : !oldServer)
+      ? sql.putsComputed
+      : current && !conflictFunction
+        ? sql.putsWithoutConflictFunction
+        : sql.puts;
     state.checked = current ? 'current' : 'migrated';
     state.checkedPool = p;
     return p;

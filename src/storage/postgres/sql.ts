@@ -2,6 +2,7 @@ import { CheckpointError } from '../../contract/errors.js';
 import { groupSql } from './group-sql.js';
 import { linkedReadSql } from './linked-read-sql.js';
 import { metadataIndexSql, metadataWrittenSql, OLD_SERVER, type MetadataIndexSql } from './metadata-index.js';
+import { raisingPairSql, type FirstCondition } from './raising-pair-sql.js';
 
 /**
  * Every SQL text postgresStorage sends, built once per store from validated identifiers.
@@ -42,15 +43,21 @@ export interface StoreSql {
   readonly migrate: readonly string[];
   /**
    * The table's marker comment (`marker`), its metadata function's (`function_marker`): null when
-   * missing, whether the metadata column is written by the statements (`metadata_written`), and
-   * whether the server is older than PostgreSQL 13, where it stays generated (`old_server`).
+   * missing, whether the metadata column is written by the statements (`metadata_written`),
+   * whether the server is older than PostgreSQL 13, where it stays generated (`old_server`), and
+   * whether the conflict function exists (`conflict_function`). Parameters: the table, the
+   * metadata function's signature, the conflict function's.
    */
   readonly readMarker: string;
+  /** The conflict function's signature, for `readMarker`. */
+  readonly conflictFunction: string;
   readonly get: string;
   /** `getMany`: the rows of the keys in $1 (key_order[]), each with its 1-based place in $1 (`at`); absent keys give no row. */
   readonly getMany: string;
-  /** The puts of a table whose metadata column the statements write (see {@link PutSql}). */
+  /** The puts of a table whose metadata column the statements write and that has the conflict function (see {@link PutSql}). */
   readonly puts: PutSql;
+  /** The same for a table without the conflict function (an earlier release made it, and the store may not migrate): the pairs in their `WITH` form. */
+  readonly putsWithoutConflictFunction: PutSql;
   /** The puts of a table an older version made, whose column the server computes: their parameters lack the metadata. */
   readonly putsComputed: PutSql;
   readonly deleteAny: string;
@@ -78,8 +85,13 @@ export interface PutSql {
   readonly putAny: string;
   readonly putIfAbsent: string;
   readonly putIfVersion: string;
-  /** A two-put batch as one plain statement, by the first put's condition (see {@link pairStatements}). */
+  /** A two-put batch as one plain statement, by the first put's condition (see {@link PairSql}). */
   readonly pair: PairSql;
+  /**
+   * Whether the pair's statements raise `CONFLICT_SQLSTATE` when the first put's condition fails
+   * and answer a row a put (raising-pair-sql.ts), rather than the `WITH` form's one row.
+   */
+  readonly pairRaises: boolean;
   /** Any batch, through the batch function; with the metadata, each put's as two arrays after the six ($7, $8). */
   readonly batch: string;
   /** Several callers' batches in one statement (one transaction, one WAL flush), each applied or refused on its own; the groups' ends last. */
@@ -92,9 +104,11 @@ export interface PutSql {
 }
 
 /**
- * A batch of two puts to two keys, the second unconditional, as one plain statement: the
- * first put (by its condition), and the second only if the first wrote (so a failed
- * condition writes nothing). Parameters: the first key's order bytes, text and value ($1-$3),
+ * A batch of two puts to two keys, the second unconditional, as one plain statement that writes
+ * nothing when the first put's condition fails. Where the table has the conflict function, one
+ * insert of both rows whose failed condition raises (raising-pair-sql.ts, {@link PutSql.pairRaises});
+ * else the `WITH` form described here: the first put (by its condition), and the second only if
+ * the first wrote. Parameters: the first key's order bytes, text and value ($1-$3),
  * the second's ($4-$6), the first's `ifVersion` ($7); with the metadata, the first value's
  * metadata and flag ($7, $8) and the second's ($9, $10) come before the version ($11). One row: each put's new version, the
  * first NULL when its condition failed. No PL/pgSQL call and no array parameters: each value
@@ -212,7 +226,11 @@ function putStatements(
   };
 }
 
-function pairStatements(t: string, next: string, metadata: boolean): PairSql {
+/**
+ * The pair's statements: with `conflict` (the conflict function's quoted name; the metadata
+ * written) one insert whose failed condition raises (raising-pair-sql.ts), else the `WITH` form.
+ */
+function pairStatements(t: string, next: string, metadata: boolean, conflict: string | undefined): PairSql {
   const firstShape = metadata ? givenShape(next, 7, 8) : computedShape(next);
   const secondShape = metadata ? givenShape(next, 9, 10) : computedShape(next);
   const version = metadata ? 11 : 7;
@@ -220,7 +238,7 @@ function pairStatements(t: string, next: string, metadata: boolean): PairSql {
   const second = metadata
     ? `${secondShape.row(4, 5, 6)} WHERE EXISTS (SELECT 1 FROM first)`
     : `SELECT $4::bytea, $5::text, ${next}, $6::bytea WHERE EXISTS (SELECT 1 FROM first)`;
-  const pair = (first: string, deletes?: string): string => `WITH first AS (
+  const withForm = (first: string, deletes?: string): string => `WITH first AS (
   ${first}
 ), second AS (
   INSERT INTO ${t} AS s (key_order, key, version, value${secondShape.names}) ${second}
@@ -237,16 +255,15 @@ function pairStatements(t: string, next: string, metadata: boolean): PairSql {
 SELECT (SELECT version::text FROM first) AS first, (SELECT version::text FROM second) AS second${
     deletes === undefined ? '' : ', ARRAY(SELECT at::int FROM gone) AS gone'
   }`;
-  const {
-    putAny: any,
-    putIfAbsent: ifAbsent,
-    putIfVersion: ifVersion,
-  } = putStatements(t, firstShape, firstShape, version, RETURNING_BIGINT);
+  const firsts = putStatements(t, firstShape, firstShape, version, RETURNING_BIGINT);
+  const firstOf = { any: firsts.putAny, ifAbsent: firsts.putIfAbsent, ifVersion: firsts.putIfVersion };
+  const pair = (condition: FirstCondition, deletes?: string): string =>
+    conflict !== undefined ? raisingPairSql(t, next, conflict, condition, deletes) : withForm(firstOf[condition], deletes);
   const withDeletes = new Map<number, PairStatements>();
   return {
-    any: pair(any),
-    ifAbsent: pair(ifAbsent),
-    ifVersion: pair(ifVersion),
+    any: pair('any'),
+    ifAbsent: pair('ifAbsent'),
+    ifVersion: pair('ifVersion'),
     checked: checkedPairStatements(t, next, metadata),
     withDeletes: (count) => {
       // Counts beyond the bound share the array form: one entry for them all.
@@ -254,9 +271,9 @@ SELECT (SELECT version::text FROM first) AS first, (SELECT version::text FROM se
       let statements = withDeletes.get(form);
       if (!statements) {
         statements = {
-          any: pair(any, deletedKeys(version, form)),
-          ifAbsent: pair(ifAbsent, deletedKeys(version, form)),
-          ifVersion: pair(ifVersion, deletedKeys(version + 1, form)),
+          any: pair('any', deletedKeys(version, form)),
+          ifAbsent: pair('ifAbsent', deletedKeys(version, form)),
+          ifVersion: pair('ifVersion', deletedKeys(version + 1, form)),
         };
         withDeletes.set(form, statements);
       }
@@ -310,8 +327,11 @@ function deletedKeys(first: number, count: number): string {
   return `(VALUES ${rows.join(', ')})`;
 }
 
-/** The puts of a table whose metadata column the statements write (`metadata`), or of one whose column is computed. */
-function putSql(t: string, next: string, metadata: boolean, fn: string, fns: string): PutSql {
+/**
+ * The puts of a table whose metadata column the statements write (`metadata`), or of one whose
+ * column is computed; with `conflict`, the conflict function's quoted name, its pairs raise.
+ */
+function putSql(t: string, next: string, metadata: boolean, fn: string, fns: string, conflict?: string): PutSql {
   const given = metadata ? ', $7::jsonb[], $8::boolean[]' : '';
   return {
     sendsMetadata: metadata,
@@ -321,7 +341,8 @@ FROM ${metadata ? metaName(fns) : fns}($1, $2, $3, $4, $5, $6${given}, $${metada
     ...(metadata
       ? putStatements(t, givenShape(next, 4, 5), givenShape(next, 5, 6), 4, RETURNING_TEXT)
       : putStatements(t, computedShape(next), computedShape(next), 4, RETURNING_TEXT)),
-    pair: pairStatements(t, next, metadata),
+    pair: pairStatements(t, next, metadata, conflict),
+    pairRaises: conflict !== undefined,
     group: metadata ? groupStatements(t, next) : undefined,
   };
 }
@@ -476,6 +497,19 @@ $savepoint$`,
   ];
 }
 
+/**
+ * The conflict function: raises `CONFLICT_SQLSTATE` with the message `op` (an operation's 1-based
+ * place in its batch), as the batch function does, for the plain statements whose failed condition
+ * rolls them back whole (raising-pair-sql.ts). Called only when a condition fails.
+ */
+function conflictFunctionSql(fn: string): string {
+  return `CREATE OR REPLACE FUNCTION ${fn}(op integer) RETURNS boolean LANGUAGE plpgsql VOLATILE AS $savepoint$
+BEGIN
+  RAISE EXCEPTION USING ERRCODE = '${CONFLICT_SQLSTATE}', MESSAGE = op::text;
+END
+$savepoint$`;
+}
+
 /** Builds the statements of the store `schema`.`table`. */
 export function storeSql(schema: string, table: string): StoreSql {
   assertIdentifier(schema, 'schema');
@@ -485,6 +519,7 @@ export function storeSql(schema: string, table: string): StoreSql {
   const fn = `${quote(schema)}.${quote(`${table}_batch`)}`;
   const next = `nextval('${seq.replace(/'/g, "''")}')`;
   const fns = `${quote(schema)}.${quote(`${table}_batches`)}`;
+  const conflict = `${quote(schema)}.${quote(`${table}_conflict`)}`;
   const listCols = 'key_order, version::text AS version, octet_length(value) AS size';
   const metadata = metadataIndexSql(schema, table);
   return {
@@ -503,14 +538,17 @@ export function storeSql(schema: string, table: string): StoreSql {
       ...metadata.migrate,
       `ALTER SEQUENCE ${seq} OWNED BY ${t}.version`,
       ...batchFunctions(t, next, fn, fns),
+      conflictFunctionSql(conflict),
       `COMMENT ON TABLE ${t} IS '${SCHEMA_MARKER}'`,
     ],
     readMarker: `SELECT obj_description(to_regclass($1), 'pg_class') AS marker, obj_description(to_regprocedure($2), 'pg_proc') AS function_marker,
-  ${metadataWrittenSql(metadata.triggerName)} AS metadata_written, ${OLD_SERVER} AS old_server`,
+  ${metadataWrittenSql(metadata.triggerName)} AS metadata_written, ${OLD_SERVER} AS old_server, to_regprocedure($3) IS NOT NULL AS conflict_function`,
+    conflictFunction: `${conflict}(integer)`,
     get: `SELECT value, version::text AS version FROM ${t} WHERE key_order = $1`,
     getMany: `SELECT k.at::int AS at, s.value, s.version::text AS version
 FROM unnest($1::bytea[]) WITH ORDINALITY AS k(key_order, at) JOIN ${t} AS s ON s.key_order = k.key_order`,
-    puts: putSql(t, next, true, fn, fns),
+    puts: putSql(t, next, true, fn, fns, conflict),
+    putsWithoutConflictFunction: putSql(t, next, true, fn, fns),
     putsComputed: putSql(t, next, false, fn, fns),
     deleteAny: `DELETE FROM ${t} WHERE key_order = $1 RETURNING 1`,
     deleteIfVersion: `DELETE FROM ${t} WHERE key_order = $1 AND version = $2 RETURNING 1`,
@@ -529,6 +567,7 @@ SELECT (SELECT count(*) FROM moved)::int AS moved, EXISTS (SELECT 1 FROM ${t} WH
       `DROP FUNCTION IF EXISTS ${metaName(fns)}(text[], bytea[], text[], bytea[], bigint[], boolean[], jsonb[], boolean[], integer[])`,
       `DROP FUNCTION IF EXISTS ${fn}(text[], bytea[], text[], bytea[], bigint[], boolean[])`,
       `DROP FUNCTION IF EXISTS ${metaName(fn)}(text[], bytea[], text[], bytea[], bigint[], boolean[], jsonb[], boolean[])`,
+      `DROP FUNCTION IF EXISTS ${conflict}(integer)`,
       ...metadata.drop,
     ],
   };

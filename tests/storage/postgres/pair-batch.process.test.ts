@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isCheckpointError, type BatchOperation } from 'savepoint';
+import { isCheckpointError, type BatchOperation, type StorageAdapter } from 'savepoint';
 import { postgresStorage } from 'savepoint/postgres';
 import { fillServiceSized, freshTable, hasPostgres, makePool, usePostgres } from '../../support/postgres-fixture.js';
 
@@ -18,6 +18,28 @@ beforeAll(() => {
 afterAll(async () => {
   await pool?.end();
 });
+
+/** A table at the current layout whose conflict function an earlier release did not make. */
+async function withoutConflictFunction(table: string): Promise<void> {
+  const maker = postgresStorage({ pool, table });
+  await maker.migrate();
+  await maker.close();
+  await pool.query(`DROP FUNCTION "public"."${table}_conflict"(integer)`);
+}
+
+/** `p` with each statement's text recorded in `sent`. */
+function recording(p: pg.Pool, sent: string[]): pg.Pool {
+  const query = p.query.bind(p) as (...args: unknown[]) => unknown;
+  return new Proxy(p, {
+    get(target, prop, receiver) {
+      if (prop !== 'query') return Reflect.get(target, prop, receiver) as unknown;
+      return (config: unknown, ...rest: unknown[]) => {
+        sent.push(typeof config === 'string' ? config : (config as { text: string }).text);
+        return query(config, ...rest);
+      };
+    },
+  });
+}
 
 const utf8 = (s: string): Uint8Array => new TextEncoder().encode(s);
 const text = (b: Uint8Array | undefined): string | undefined => (b ? new TextDecoder().decode(b) : undefined);
@@ -47,10 +69,10 @@ const holds = (c: Case): boolean =>
   c.condition === 'none' || (c.condition === 'absent' && !c.headStored) || (c.condition === 'current' && c.headStored);
 
 (hasPostgres ? describe : describe.skip)('postgresStorage two-put batch', () => {
-  it('property: a conditional put and an unconditional one, then deletes, are applied whole or refused whole, as the batch function applies them', async () => {
-    const storage = postgresStorage({ pool, table: freshTable('pair') });
+  /** The property below on `storage`: each batch applied whole or refused whole. */
+  async function appliedWholeOrRefusedWhole(storage: StorageAdapter): Promise<void> {
     let n = 0;
-    try {
+    {
       await fc.assert(
         fc.asyncProperty(cases, async (c) => {
           const head = `runs/${++n}/head.json`;
@@ -69,7 +91,7 @@ const holds = (c: Case): boolean =>
                   ? { ...first, ifVersion: '9000000000' }
                   : first;
           const deletes = gone.map((key): BatchOperation => ({ type: 'delete', key }));
-          const result = await storage.batch([put, { type: 'put', key: document, bytes: utf8('document after') }, ...deletes]).then(
+          const result = await storage.batch!([put, { type: 'put', key: document, bytes: utf8('document after') }, ...deletes]).then(
             (outcomes) => ({ outcomes }),
             (error: unknown) => ({ error }),
           );
@@ -98,6 +120,55 @@ const holds = (c: Case): boolean =>
         }),
         { numRuns: 60 },
       );
+    }
+  }
+
+  it('property: a conditional put and an unconditional one, then deletes, are applied whole or refused whole, as the batch function applies them', async () => {
+    const storage = postgresStorage({ pool, table: freshTable('pair') });
+    try {
+      await appliedWholeOrRefusedWhole(storage);
+    } finally {
+      await storage.close();
+    }
+  });
+
+  it('property: the same on a table without the conflict function, kept as it is (autoMigrate false): the WITH form', async () => {
+    const table = freshTable('pair_with');
+    await withoutConflictFunction(table);
+    const sent: string[] = [];
+    const storage = postgresStorage({ pool: recording(pool, sent), table, autoMigrate: false });
+    try {
+      await appliedWholeOrRefusedWhole(storage);
+      expect(sent.some((text) => text.startsWith('WITH first AS ('))).toBe(true);
+      expect(sent.some((text) => text.includes('_conflict'))).toBe(false);
+    } finally {
+      await storage.close();
+    }
+  });
+
+  it('a store that may migrate gives a table without the conflict function the function, and then sends the pair as one insert', async () => {
+    const table = freshTable('pair_up');
+    await withoutConflictFunction(table);
+    const sent: string[] = [];
+    const storage = postgresStorage({ pool: recording(pool, sent), table });
+    try {
+      const [created] = await storage.batch([
+        { type: 'put', key: 'r/head.json', bytes: utf8('1'), ifAbsent: true },
+        { type: 'put', key: 'r/1.json', bytes: utf8('one') },
+      ]);
+      const { rows } = await pool.query<{ found: boolean }>(
+        `SELECT to_regprocedure('"public"."${table}_conflict"(integer)') IS NOT NULL AS found`,
+      );
+      expect(rows[0]!.found).toBe(true);
+      expect(sent.at(-1)).toMatch(/^INSERT INTO /);
+      // A stale version: the function raises, the statement is rolled back, the conflict names the head.
+      const refused = storage.batch([
+        { type: 'put', key: 'r/head.json', bytes: utf8('2'), ifVersion: '9000000000' },
+        { type: 'put', key: 'r/2.json', bytes: utf8('two') },
+      ]);
+      await expect(refused).rejects.toMatchObject({ reasonCode: 'checkpoint_conflict', details: { key: 'r/head.json' } });
+      expect(await storage.get('r/2.json')).toBeUndefined();
+      expect((await storage.get('r/head.json'))?.version).toBe((created as { version: string }).version);
     } finally {
       await storage.close();
     }

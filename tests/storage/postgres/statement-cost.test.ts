@@ -11,8 +11,20 @@ import { promisesMadeBy } from '../../support/promises.js';
 /** What each statement the store sends answers, by its text. */
 function answer(text: string): Record<string, unknown>[] {
   if (text.includes('obj_description'))
-    return [{ marker: SCHEMA_MARKER, function_marker: METADATA_FUNCTION_MARKER, metadata_written: true, old_server: false }];
-  if (text.startsWith('WITH first AS')) return [{ first: '11', second: '12' }];
+    return [
+      {
+        marker: SCHEMA_MARKER,
+        function_marker: METADATA_FUNCTION_MARKER,
+        metadata_written: true,
+        old_server: false,
+        conflict_function: true,
+      },
+    ];
+  if (text.includes(' AS first, s.version::text AS version'))
+    return [
+      { first: true, version: '11' },
+      { first: false, version: '12' },
+    ];
   return [{ version: '10' }];
 }
 
