@@ -2,14 +2,14 @@
  * A pair (batch-shape.ts, `isPair`) as one INSERT of its two rows, for a table whose statements
  * write the metadata column and that has the conflict function (sql.ts, `conflictFunctionSql`).
  * The first put's condition is checked where its row meets the key: in the `ON CONFLICT` clause
- * for a key that is there, in the `RETURNING` clause for one the insert created. A condition
- * that fails calls the conflict function, which raises `CONFLICT_SQLSTATE` with the message `1`
- * (the batch's first operation, as the batch function names it): the whole statement is rolled
- * back, its deletes included, and nothing is written.
+ * for a key that is there, in the `RETURNING` clause for one the insert created where `ifVersion`
+ * needed it to be there. A condition that fails calls the conflict function, which raises
+ * `CONFLICT_SQLSTATE` with the message `1` (the batch's first operation, as the batch function
+ * names it): the whole statement is rolled back, its deletes included, and nothing is written.
  *
  * Where the pair's `WITH` form (sql.ts, `pairStatements`) runs the first put, then the second
  * and the deletes only if the first wrote, each a node of the plan and the answer read through
- * subplans, this is one insert of two rows: about a sixth less of the server's CPU a statement
+ * subplans, this is one insert of two rows: about a tenth less of the server's CPU a statement
  * (bench/LOG.md). The `WITH` form stays for tables without the function (an earlier release made
  * them and the store may not migrate) and for those whose metadata the server computes.
  *
