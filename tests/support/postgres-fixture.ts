@@ -42,6 +42,21 @@ export function makePool(url: string, config: pg.PoolConfig = {}): pg.Pool {
   return pool;
 }
 
+/** `pool` with the text of every statement it is sent recorded (in `texts`). */
+export function recordingPool(pool: pg.Pool): { pool: pg.Pool; texts: string[] } {
+  const texts: string[] = [];
+  const wrapped = new Proxy(pool, {
+    get(target, prop, receiver) {
+      if (prop !== 'query') return Reflect.get(target, prop, receiver) as unknown;
+      return (config: string | { text: string }, values?: unknown[]) => {
+        texts.push(typeof config === 'string' ? config : config.text);
+        return (target.query as (c: unknown, v?: unknown[]) => Promise<unknown>)(config, values);
+      };
+    },
+  });
+  return { pool: wrapped, texts };
+}
+
 /**
  * Fills the store's `table` (in `public`, migrated) with 20,000 rows of other keys and analyzes it:
  * a table of many threads, as a service's is, where the planner's choices show (on a handful of

@@ -9,28 +9,13 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listAll, type BatchOperation, type CheckpointError } from 'savepoint';
 import { postgresStorage, type PostgresStorage } from 'savepoint/postgres';
-import { freshTable, hasPostgres, makePool, usePostgres } from '../../support/postgres-fixture.js';
+import { freshTable, hasPostgres, makePool, recordingPool, usePostgres } from '../../support/postgres-fixture.js';
 
 const { server } = usePostgres();
 const suite = hasPostgres ? describe : describe.skip;
 
 const utf8 = (s: string): Uint8Array => new TextEncoder().encode(s);
 const text = (b: Uint8Array | undefined): string | undefined => (b ? new TextDecoder().decode(b) : undefined);
-
-/** `pool` with the text of every statement it is sent recorded. */
-function recording(pool: pg.Pool): { pool: pg.Pool; texts: string[] } {
-  const texts: string[] = [];
-  const wrapped = new Proxy(pool, {
-    get(target, prop, receiver) {
-      if (prop !== 'query') return Reflect.get(target, prop, receiver) as unknown;
-      return (config: string | { text: string }, values?: unknown[]) => {
-        texts.push(typeof config === 'string' ? config : config.text);
-        return (target.query as (c: unknown, v?: unknown[]) => Promise<unknown>)(config, values);
-      };
-    },
-  });
-  return { pool: wrapped, texts };
-}
 
 /** What a store holds: each key's text, in key order. */
 async function contents(s: PostgresStorage): Promise<[string, string | undefined][]> {
@@ -60,7 +45,7 @@ suite("a writer's checkpoint batch as the pair's checked statement", () => {
 
   /** A store whose statements are recorded, holding a run's lease; `texts` emptied once it is set up. */
   async function watchedRun(): Promise<{ s: PostgresStorage; texts: string[]; lease: string }> {
-    const { pool: watched, texts } = recording(pool);
+    const { pool: watched, texts } = recordingPool(pool);
     const s = postgresStorage({ pool: watched, table: freshTable('chk') });
     await s.migrate();
     const lease = (await s.put('run/lock', utf8('mine'))).version;

@@ -8,7 +8,7 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isCheckpointError, type BatchOperation, type StorageAdapter } from 'savepoint';
 import { postgresStorage } from 'savepoint/postgres';
-import { fillServiceSized, freshTable, hasPostgres, makePool, usePostgres } from '../../support/postgres-fixture.js';
+import { fillServiceSized, freshTable, hasPostgres, makePool, recordingPool, usePostgres } from '../../support/postgres-fixture.js';
 
 const { server } = usePostgres();
 let pool: pg.Pool;
@@ -25,20 +25,6 @@ async function withoutConflictFunction(table: string): Promise<void> {
   await maker.migrate();
   await maker.close();
   await pool.query(`DROP FUNCTION "public"."${table}_conflict"(integer)`);
-}
-
-/** `p` with each statement's text recorded in `sent`. */
-function recording(p: pg.Pool, sent: string[]): pg.Pool {
-  const query = p.query.bind(p) as (...args: unknown[]) => unknown;
-  return new Proxy(p, {
-    get(target, prop, receiver) {
-      if (prop !== 'query') return Reflect.get(target, prop, receiver) as unknown;
-      return (config: unknown, ...rest: unknown[]) => {
-        sent.push(typeof config === 'string' ? config : (config as { text: string }).text);
-        return query(config, ...rest);
-      };
-    },
-  });
 }
 
 const utf8 = (s: string): Uint8Array => new TextEncoder().encode(s);
@@ -72,55 +58,53 @@ const holds = (c: Case): boolean =>
   /** The property below on `storage`: each batch applied whole or refused whole. */
   async function appliedWholeOrRefusedWhole(storage: StorageAdapter): Promise<void> {
     let n = 0;
-    {
-      await fc.assert(
-        fc.asyncProperty(cases, async (c) => {
-          const head = `runs/${++n}/head.json`;
-          const document = `runs/${n}/history/0001.json`;
-          const stored = c.headStored ? await storage.put(head, utf8('head before')) : undefined;
-          if (c.documentStored) await storage.put(document, utf8('document before'));
-          const gone = c.deletes.map((_, i) => `runs/${n}/parts/${i}/w.json`);
-          for (const [i, key] of gone.entries()) if (c.deletes[i]) await storage.put(key, utf8('old writes'));
-          const first: BatchOperation = { type: 'put', key: head, bytes: utf8('head after') };
-          const put =
-            c.condition === 'absent'
-              ? { ...first, ifAbsent: true }
-              : c.condition === 'current'
-                ? { ...first, ifVersion: stored?.version ?? '1' }
-                : c.condition === 'stale'
-                  ? { ...first, ifVersion: '9000000000' }
-                  : first;
-          const deletes = gone.map((key): BatchOperation => ({ type: 'delete', key }));
-          const result = await storage.batch!([put, { type: 'put', key: document, bytes: utf8('document after') }, ...deletes]).then(
-            (outcomes) => ({ outcomes }),
-            (error: unknown) => ({ error }),
-          );
-          const [headNow, documentNow] = await Promise.all([storage.get(head), storage.get(document)]);
-          const goneNow = await Promise.all(gone.map((key) => storage.get(key)));
-          if (holds(c)) {
-            expect('outcomes' in result).toBe(true);
-            const outcomes = (result as { outcomes: { key: string; version?: string; existed?: boolean }[] }).outcomes;
-            expect(outcomes.map((o) => o.key)).toEqual([head, document, ...gone]);
-            expect(outcomes.slice(2).map((o) => o.existed)).toEqual(c.deletes);
-            expect(goneNow.every((v) => v === undefined)).toBe(true);
-            expect(outcomes[0]!.version).toBe(headNow?.version);
-            expect(outcomes[1]!.version).toBe(documentNow?.version);
-            expect(headNow?.version).not.toBe(stored?.version);
-            expect(text(headNow?.bytes)).toBe('head after');
-            expect(text(documentNow?.bytes)).toBe('document after');
-          } else {
-            const error = (result as { error?: unknown }).error;
-            expect(isCheckpointError(error, 'checkpoint_conflict')).toBe(true);
-            expect((error as { details?: { key?: string } }).details?.key).toBe(head);
-            expect(headNow?.version).toBe(stored?.version);
-            expect(text(headNow?.bytes)).toBe(c.headStored ? 'head before' : undefined);
-            expect(text(documentNow?.bytes)).toBe(c.documentStored ? 'document before' : undefined);
-            expect(goneNow.map((v) => text(v?.bytes))).toEqual(c.deletes.map((stored) => (stored ? 'old writes' : undefined)));
-          }
-        }),
-        { numRuns: 60 },
-      );
-    }
+    await fc.assert(
+      fc.asyncProperty(cases, async (c) => {
+        const head = `runs/${++n}/head.json`;
+        const document = `runs/${n}/history/0001.json`;
+        const stored = c.headStored ? await storage.put(head, utf8('head before')) : undefined;
+        if (c.documentStored) await storage.put(document, utf8('document before'));
+        const gone = c.deletes.map((_, i) => `runs/${n}/parts/${i}/w.json`);
+        for (const [i, key] of gone.entries()) if (c.deletes[i]) await storage.put(key, utf8('old writes'));
+        const first: BatchOperation = { type: 'put', key: head, bytes: utf8('head after') };
+        const put =
+          c.condition === 'absent'
+            ? { ...first, ifAbsent: true }
+            : c.condition === 'current'
+              ? { ...first, ifVersion: stored?.version ?? '1' }
+              : c.condition === 'stale'
+                ? { ...first, ifVersion: '9000000000' }
+                : first;
+        const deletes = gone.map((key): BatchOperation => ({ type: 'delete', key }));
+        const result = await storage.batch!([put, { type: 'put', key: document, bytes: utf8('document after') }, ...deletes]).then(
+          (outcomes) => ({ outcomes }),
+          (error: unknown) => ({ error }),
+        );
+        const [headNow, documentNow] = await Promise.all([storage.get(head), storage.get(document)]);
+        const goneNow = await Promise.all(gone.map((key) => storage.get(key)));
+        if (holds(c)) {
+          expect('outcomes' in result).toBe(true);
+          const outcomes = (result as { outcomes: { key: string; version?: string; existed?: boolean }[] }).outcomes;
+          expect(outcomes.map((o) => o.key)).toEqual([head, document, ...gone]);
+          expect(outcomes.slice(2).map((o) => o.existed)).toEqual(c.deletes);
+          expect(goneNow.every((v) => v === undefined)).toBe(true);
+          expect(outcomes[0]!.version).toBe(headNow?.version);
+          expect(outcomes[1]!.version).toBe(documentNow?.version);
+          expect(headNow?.version).not.toBe(stored?.version);
+          expect(text(headNow?.bytes)).toBe('head after');
+          expect(text(documentNow?.bytes)).toBe('document after');
+        } else {
+          const error = (result as { error?: unknown }).error;
+          expect(isCheckpointError(error, 'checkpoint_conflict')).toBe(true);
+          expect((error as { details?: { key?: string } }).details?.key).toBe(head);
+          expect(headNow?.version).toBe(stored?.version);
+          expect(text(headNow?.bytes)).toBe(c.headStored ? 'head before' : undefined);
+          expect(text(documentNow?.bytes)).toBe(c.documentStored ? 'document before' : undefined);
+          expect(goneNow.map((v) => text(v?.bytes))).toEqual(c.deletes.map((stored) => (stored ? 'old writes' : undefined)));
+        }
+      }),
+      { numRuns: 60 },
+    );
   }
 
   it('property: a conditional put and an unconditional one, then deletes, are applied whole or refused whole, as the batch function applies them', async () => {
@@ -135,8 +119,8 @@ const holds = (c: Case): boolean =>
   it('property: the same on a table without the conflict function, kept as it is (autoMigrate false): the WITH form', async () => {
     const table = freshTable('pair_with');
     await withoutConflictFunction(table);
-    const sent: string[] = [];
-    const storage = postgresStorage({ pool: recording(pool, sent), table, autoMigrate: false });
+    const { pool: watched, texts: sent } = recordingPool(pool);
+    const storage = postgresStorage({ pool: watched, table, autoMigrate: false });
     try {
       await appliedWholeOrRefusedWhole(storage);
       expect(sent.some((text) => text.startsWith('WITH first AS ('))).toBe(true);
@@ -149,8 +133,8 @@ const holds = (c: Case): boolean =>
   it('a store that may migrate gives a table without the conflict function the function, and then sends the pair as one insert', async () => {
     const table = freshTable('pair_up');
     await withoutConflictFunction(table);
-    const sent: string[] = [];
-    const storage = postgresStorage({ pool: recording(pool, sent), table });
+    const { pool: watched, texts: sent } = recordingPool(pool);
+    const storage = postgresStorage({ pool: watched, table });
     try {
       const [created] = await storage.batch([
         { type: 'put', key: 'r/head.json', bytes: utf8('1'), ifAbsent: true },
