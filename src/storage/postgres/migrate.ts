@@ -65,12 +65,10 @@ export function readyPool(state: PostgresStoreState): Promise<PostgresPool> {
     const current = layoutCurrent && (upToDate || !state.settings.autoMigrate);
     if (!current) await migrateNow(state);
     // The statements that send the metadata only where the column takes it: a migration made it so, unless the server is older.
-    // A table kept as it is without the conflict function (the store may not migrate) gets the pairs' `WITH` form.
-    state.puts = !(current ? written : !oldServer)
-      ? sql.putsComputed
-      : current && !conflictFunction
-        ? sql.putsWithoutConflictFunction
-        : sql.puts;
+    const sendsMetadata = current ? written : !oldServer;
+    // A migration made the conflict function; a table kept as it is without it gets the pairs' `WITH` form.
+    const raises = !current || conflictFunction;
+    state.puts = !sendsMetadata ? sql.putsComputed : raises ? sql.puts : sql.putsWithoutConflictFunction;
     state.checked = current ? 'current' : 'migrated';
     state.checkedPool = p;
     return p;
