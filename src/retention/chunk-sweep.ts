@@ -3,7 +3,7 @@ import { systemClock, type Clock } from '../contract/clock.js';
 import { CheckpointError, isCheckpointError } from '../contract/errors.js';
 import type { StorageAdapter } from '../contract/storage.js';
 import { chunkKey } from '../codec/chunking.js';
-import { addVersions, markChunks, listStore, type ChunkListing } from '../snapshot-io/chunk-refs.js';
+import { addVersions, holdsChunks, markChunks, listStore, type ChunkListing } from '../snapshot-io/chunk-refs.js';
 import { canBatch, deleteInBatches, intactCopy, sweepInBatches } from './chunk-sweep-batches.js';
 import { moveSteps } from './chunk-sweep-move.js';
 import { eachLimit } from './each-limit.js';
@@ -110,8 +110,11 @@ export async function sweepChunks(storage: StorageAdapter, options: ChunkSweepOp
   if (!(Number.isFinite(graceMs) && graceMs >= 0))
     throw new CheckpointError('checkpoint_config_invalid', 'sweepChunks: graceMs must be a non-negative number of milliseconds');
   const nowMs = clock.now();
+  // A store whose documents are all too small to be chunked (the usual LangGraph thread) holds none:
+  // one listing of the chunks' prefix, not two of every key, tells (an automatic sweep runs every minute).
+  if (!(await holdsChunks(storage))) return nothingToSweep();
   const { chunks, documents } = await listStore(storage);
-  if (chunks.live.size === 0 && chunks.hidden.size === 0) return { referenced: 0, hidden: [], restored: [], deleted: [] };
+  if (chunks.live.size === 0 && chunks.hidden.size === 0) return nothingToSweep();
   const marks = await markChunks(storage, { remember: true, documents });
   const report = { referenced: marks.referenced.size, hidden: [] as string[], restored: [] as string[], deleted: [] as string[] };
   if (marks.unreadable.length > 0) {
@@ -164,6 +167,8 @@ async function applySweep(storage: StorageAdapter, plan: SweepPlan, nowMs: numbe
   else if (canBatch(storage)) await sweepInBatches(storage, plan, nowMs, out);
   else await sweepStepByStep(storage, plan, copySteps(storage, nowMs), out);
 }
+
+const nothingToSweep = (): ChunkSweepReport => ({ referenced: 0, hidden: [], restored: [], deleted: [] });
 
 /** What a sweep will do, decided from one listing and one marking (pure). */
 export interface SweepPlan {

@@ -45,6 +45,22 @@ export async function listChunks(storage: StorageAdapter): Promise<ChunkListing>
   return listing;
 }
 
+/**
+ * Whether `storage` holds any chunk key, live or hidden: the first key of a listing of the
+ * chunks' prefix alone (by name where the store lists names for less). A sweep of a store that holds none has nothing to free, and a listing
+ * of the whole store (every checkpoint's keys) would cost it far more than this one.
+ */
+export async function holdsChunks(storage: StorageAdapter): Promise<boolean> {
+  const listKeys = ownListKeysOf(storage);
+  const keys = listKeys ? listKeys(CHUNK_PREFIX) : keysOf(storage.list(CHUNK_PREFIX));
+  for await (const key of keys) if (key.startsWith(CHUNK_PREFIX)) return true;
+  return false;
+}
+
+async function* keysOf(entries: AsyncIterable<StorageEntry>): AsyncGenerator<string> {
+  for await (const entry of entries) yield entry.key;
+}
+
 /** A whole store as one listing saw it: its chunks, and the documents that may reference them. */
 export interface StoreListing {
   readonly chunks: ChunkListing;

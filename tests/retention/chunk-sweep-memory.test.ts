@@ -134,7 +134,8 @@ describe('chunk sweep: what it remembers between sweeps', () => {
     await sweepChunks(storage, { clock: manualClock(0), graceMs: GRACE });
     const chunks = [...storage.listed].filter(([key]) => key.startsWith(CHUNK_PREFIX));
     expect(chunks.length).toBeGreaterThan(4);
-    expect(chunks.filter(([, times]) => times > 1)).toEqual([]);
+    // Once more: the first chunk, which told the sweep that the store holds chunks at all.
+    expect(chunks.filter(([, times]) => times > 1)).toEqual([[chunks[0]![0], 2]]);
   });
 
   it('a checkpoint written while the listing walks from its documents to its chunks: its new chunks are not hidden', async () => {
@@ -159,6 +160,7 @@ describe('chunk sweep: what it remembers between sweeps', () => {
     for (let i = 0; i < 40; i++) await storage.put(`a${i}/note.json`, new TextEncoder().encode('{}'));
     storage.prefixes.length = 0;
     await sweepChunks(storage, { clock: manualClock(0), graceMs: GRACE });
-    expect(storage.prefixes.length).toBeLessThanOrEqual(2);
+    // `chunks/` alone first (does the store hold any?), then the whole store, then at most once more.
+    expect(storage.prefixes.length).toBeLessThanOrEqual(3);
   });
 });

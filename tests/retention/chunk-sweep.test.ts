@@ -237,4 +237,19 @@ describe('chunk sweep', () => {
     forgetChunks(storage);
     await world.check();
   });
+
+  it('lists only the chunks on a store that holds none, however many documents it holds', async () => {
+    const inner = memoryStorage();
+    for (let i = 0; i < 50; i++) await inner.put(`run-${i}/checkpoint.json`, new TextEncoder().encode(`{"n":${i}}`));
+    const prefixes: string[] = [];
+    const storage: StorageAdapter = { ...inner, list: (prefix) => (prefixes.push(prefix), inner.list(prefix)) };
+    expect(await sweepChunks(storage)).toEqual({ referenced: 0, hidden: [], restored: [], deleted: [] });
+    expect(prefixes).toEqual([CHUNK_PREFIX]);
+    // One chunk is enough for the whole store to be listed and marked.
+    const world = new World(storage);
+    await world.write('a', 1);
+    prefixes.length = 0;
+    expect((await sweepChunks(storage)).referenced).toBeGreaterThan(0);
+    expect(prefixes).toContain('');
+  });
 });
