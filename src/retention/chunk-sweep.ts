@@ -91,7 +91,8 @@ async function hide(storage: StorageAdapter, id: string, key: string, nowMs: num
  *
  * Crash safe at every step: a copy is durable before its chunk is removed, a chunk is put back
  * before its copy is removed, and nothing is deleted while any node of a chunk tree cannot be
- * read (`stopped`). One listing finds the chunks and the documents, and the documents sorting
+ * read (`stopped`). A store that holds no chunk at all is left after a listing of `chunks/`
+ * alone. Otherwise one listing finds the chunks and the documents, and the documents sorting
  * before the chunks are listed again after it (listStore), so a chunk written while the sweep
  * runs is listed only with the document it was written for (on a store whose batch is atomic).
  * A sweep run again over the same adapter reads only the documents whose version changed and

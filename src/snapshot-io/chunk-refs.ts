@@ -47,8 +47,8 @@ export async function listChunks(storage: StorageAdapter): Promise<ChunkListing>
 
 /**
  * Whether `storage` holds any chunk key, live or hidden: the first key of a listing of the
- * chunks' prefix alone (by name where the store lists names for less). A sweep of a store that holds none has nothing to free, and a listing
- * of the whole store (every checkpoint's keys) would cost it far more than this one.
+ * chunks' prefix alone (by name, where the store lists names for less). A sweep of a store that
+ * holds none has nothing to free, and a listing of the whole store would cost it far more.
  */
 export async function holdsChunks(storage: StorageAdapter): Promise<boolean> {
   const listKeys = ownListKeysOf(storage);
