@@ -1,5 +1,5 @@
 import { isCheckpointError } from '../contract/errors.js';
-import { ownListKeysOf, type StorageAdapter, type StorageEntry } from '../contract/storage.js';
+import { listKeysOf, ownListKeysOf, type StorageAdapter, type StorageEntry } from '../contract/storage.js';
 import { gunzip, isGzip } from '../codec/gzip.js';
 import { CHUNK_PREFIX, decodeEnvelope, decodeNode, ENVELOPE_MAX_BYTES, looksChunked } from '../codec/chunking.js';
 import { addressingOf, checkChunk, HIDDEN_INFIX, readChunk } from './chunk-store.js';
@@ -51,14 +51,8 @@ export async function listChunks(storage: StorageAdapter): Promise<ChunkListing>
  * holds none has nothing to free, and a listing of the whole store would cost it far more.
  */
 export async function holdsChunks(storage: StorageAdapter): Promise<boolean> {
-  const listKeys = ownListKeysOf(storage);
-  const keys = listKeys ? listKeys(CHUNK_PREFIX) : keysOf(storage.list(CHUNK_PREFIX));
-  for await (const key of keys) if (key.startsWith(CHUNK_PREFIX)) return true;
+  for await (const key of listKeysOf(storage, CHUNK_PREFIX)) if (key.startsWith(CHUNK_PREFIX)) return true;
   return false;
-}
-
-async function* keysOf(entries: AsyncIterable<StorageEntry>): AsyncGenerator<string> {
-  for await (const entry of entries) yield entry.key;
 }
 
 /** A whole store as one listing saw it: its chunks, and the documents that may reference them. */
