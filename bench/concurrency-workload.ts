@@ -118,16 +118,15 @@ export const WARM_UP_ROUNDS = Number(process.env.BENCH_LGC_WARMUP ?? 8);
 
 /**
  * Unmeasured rounds before a cell's measured rounds, where the rows are about a service in its
- * steady state: a process's first rounds measure V8 compiling the saver's code (a warm
+ * steady state. A process's first rounds measure V8 compiling the saver's code (a warm
  * superstep's CPU is about half a cold one's) and, on PostgreSQL, the server planning each pooled
- * connection's first reads afresh (a named statement is planned for its parameters five times on
- * a connection before the server keeps one plan: with 8 threads' loads a round over a pool of 10,
- * the first six or seven rounds; V8's part is the larger: plans forced generic from the first
- * read moved nothing). Measured from the first round, savepoint's client CPU a superstep settled
- * after seven or eight rounds, PostgresSaver's after three (bench/LOG.md). Each saver gets as
- * many. New threads are warmed on threads of their own; `long` threads (already written) on
- * themselves, since a new thread never takes their path (a thread at its `keepLast` bound lets a
- * checkpoint go each superstep; a new one of a round's length never reaches it).
+ * connection's first five linked reads for their parameters before it keeps one plan. V8's part
+ * is the larger: plans forced generic from the first read moved nothing. Measured from the first
+ * round, savepoint's client CPU a superstep settled after seven or eight rounds, PostgresSaver's
+ * after three (bench/LOG.md). Each saver gets as many. New threads are warmed on threads of their
+ * own; `long` threads (already written) on themselves, since a new thread never takes their path
+ * (a thread at its `keepLast` bound lets a checkpoint go each superstep; a new one of a round's
+ * length never reaches it).
  */
 export async function warmUp(
   makeSaver: () => BaseCheckpointSaver,
